@@ -1,0 +1,85 @@
+import type * as v from "valibot";
+
+/** A valibot schema, as docket's declarations accept it. */
+export type AnySchema = v.GenericSchema<any, any>;
+
+/** Severity of a diagnostic: a finding about the work, not about the run. */
+export type DiagnosticSeverity = "error" | "warning" | "info";
+
+/** One diagnostic as a handler reports it (SPEC §2.2). */
+export interface DiagnosticInput {
+  severity: DiagnosticSeverity;
+  message: string;
+  code?: string;
+  file?: string;
+  line?: number;
+  column?: number;
+}
+
+/** Log levels of `ctx.progress.log`. */
+export type LogLevel = "debug" | "info" | "warn" | "error";
+
+/** The reporting half of a handler's context. Every method is free to call outside an execution. */
+export interface ProgressReporter {
+  step(id: string, title: string): void;
+  stepDone(id: string, ok: boolean, message?: string): void;
+  progress(current: number, total?: number, message?: string): void;
+  log(message: string, level?: LogLevel): void;
+  stream(name: string, chunk: string): void;
+  diagnostic(diagnostic: DiagnosticInput): void;
+  /** True once cancellation (or a deadline) was requested. Cheap enough for a busy loop. */
+  cancelled(): boolean;
+  /** The error to throw when the handler stops because it was cancelled. */
+  cancellation(): Error;
+}
+
+/** Where a handler writes files that outlive it (SPEC §4.8). */
+export interface ArtifactWriter {
+  write(name: string, data: string | Uint8Array): Promise<{ name: string; bytes: number; sha256: string }>;
+}
+
+/** The identity of the execution a handler runs in; `null` in a direct call. */
+export interface ExecutionIdentity {
+  id: string;
+  run_id: string | null;
+  session_key: string | null;
+  attempt: number;
+}
+
+/** What `handler(input, ctx)` receives. */
+export interface CapabilityContext {
+  progress: ProgressReporter;
+  signal: AbortSignal;
+  /** The checkout this process serves. Read-only: no client can name another. */
+  root: string;
+  artifacts: ArtifactWriter;
+  execution: ExecutionIdentity | null;
+  /**
+   * The execution plane, given only to built-in plane capabilities (`execution: "never"`),
+   * which run in the main thread. Work capabilities and user files never receive it.
+   */
+  plane?: unknown;
+}
+
+/** What a user writes: one capability, declaration and handler together (SPEC §2.1). */
+export interface CapabilityDef<I extends AnySchema = AnySchema, O extends AnySchema = AnySchema> {
+  id: string;
+  title: string;
+  description: string;
+  effect: "read" | "write";
+  input: I;
+  output: O;
+  cancellable?: boolean;
+  timeout_ms?: number;
+  cache?: { ttl_ms: number };
+  execution?: "allowed" | "never";
+  examples?: Array<v.InferInput<I>>;
+  /** Codes this capability raises through `CapabilityError` (lower snake case). */
+  errors?: string[];
+  handler(input: v.InferOutput<I>, ctx: CapabilityContext): Promise<v.InferInput<O>> | v.InferInput<O>;
+}
+
+/** Declares a capability. An identity helper: it returns its argument, typed for inference. */
+export function capability<I extends AnySchema, O extends AnySchema>(def: CapabilityDef<I, O>): CapabilityDef<I, O> {
+  return def;
+}

@@ -1,0 +1,54 @@
+import type { CapabilityDef } from "./declaration.ts";
+
+/** A JSON Schema object as @valibot/to-json-schema emits it. */
+export type JsonSchema = Record<string, unknown>;
+
+/** Where a capability came from: bundled with docket, or a file of the checkout / --capabilities. */
+export type CapabilitySource = { kind: "builtin"; file: string } | { kind: "file"; file: string };
+
+/** One loaded capability as every projection reads it; schemas converted once, at load. */
+export interface RegisteredCapability {
+  id: string;
+  title: string;
+  description: string;
+  effect: "read" | "write";
+  cancellable: boolean;
+  timeout_ms: number | null;
+  cache: { ttl_ms: number } | null;
+  execution: "allowed" | "never";
+  examples: unknown[];
+  errors: string[];
+  input_schema: JsonSchema;
+  output_schema: JsonSchema;
+  source: CapabilitySource;
+  /** A built-in with `execution: "never"`: runs in the main thread and gets `ctx.plane`. */
+  plane: boolean;
+  def: CapabilityDef;
+}
+
+/** A capability file that did not load; it never stops the process (SPEC §2.3). */
+export interface LoadError {
+  file: string;
+  line: number | null;
+  column: number | null;
+  reason: string;
+}
+
+/** The public, JSON-safe description of a capability (capabilities.list / get, OpenAPI, MCP). */
+export function describeCapability(c: RegisteredCapability) {
+  return {
+    id: c.id,
+    title: c.title,
+    description: c.description,
+    effect: c.effect,
+    cancellable: c.cancellable,
+    timeout_ms: c.timeout_ms,
+    cache: c.cache,
+    execution: c.execution,
+    examples: c.examples,
+    errors: c.errors,
+    input_schema: c.input_schema,
+    output_schema: c.output_schema,
+    source: c.source.kind === "builtin" ? { kind: "builtin" as const } : c.source,
+  };
+}

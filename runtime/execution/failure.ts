@@ -1,0 +1,123 @@
+/** The engine's own error codes (SPEC §4.5); handlers add theirs through CapabilityError. */
+export const PLANE_ERROR_CODES = [
+  "invalid_input",
+  "not_found",
+  "not_runnable",
+  "run_id_conflict",
+  "capacity",
+  "cancelled",
+  "deadline_exceeded",
+  "unavailable",
+  "interrupted",
+  "internal",
+] as const;
+export type PlaneErrorCode = (typeof PLANE_ERROR_CODES)[number];
+
+export type FailureStage = "validate" | "admit" | "queue" | "run" | "report" | "complete";
+export type Retryability = "never" | "safe" | "after_delay" | "manual_reconcile" | "requires_confirmation";
+export type OutcomeCertainty = "not_applied" | "applied" | "unknown";
+
+/** The closed failure descriptor every surface projects and none rebuilds (SPEC §4.5). */
+export interface FailureDescriptor {
+  error_code: string;
+  stage: FailureStage;
+  message: string;
+  retryability: Retryability;
+  outcome_certainty: OutcomeCertainty;
+  correlation_id: string;
+  request_id: string;
+  trace_id: string;
+  suggestion: string;
+  context: Record<string, unknown>;
+}
+
+/** What the one builder needs; the rest has defaults that follow from the code. */
+export interface FailureOptions {
+  error_code: string;
+  stage: FailureStage;
+  message: string;
+  request_id: string;
+  trace_id: string;
+  retryability?: Retryability;
+  outcome_certainty?: OutcomeCertainty;
+  suggestion?: string;
+  context?: Record<string, unknown>;
+  correlation_id?: string;
+}
+
+const DEFAULT_RETRYABILITY: Record<PlaneErrorCode, Retryability> = {
+  invalid_input: "never",
+  not_found: "never",
+  not_runnable: "never",
+  run_id_conflict: "never",
+  capacity: "after_delay",
+  cancelled: "safe",
+  deadline_exceeded: "safe",
+  unavailable: "after_delay",
+  interrupted: "safe",
+  internal: "never",
+};
+
+const DEFAULT_SUGGESTION: Record<PlaneErrorCode, string> = {
+  invalid_input: "Correct the input as the message says and send it again.",
+  not_found: "Check the identifier; list what exists with capabilities.list or executions.list.",
+  not_runnable: "Call this capability directly instead of starting it as an execution.",
+  run_id_conflict: "Use a new run_id, or send the same input as the original execution.",
+  capacity: "Wait for running executions to finish, then try again.",
+  cancelled: "Start it again if the work is still wanted.",
+  deadline_exceeded: "Raise the deadline (deadline_ms) or make the work smaller.",
+  unavailable: "Check that the process doing the work is still running.",
+  interrupted: "The process stopped while this ran; start it again if the work is still wanted.",
+  internal: "This is a bug in the capability or in docket; the correlation id finds the details in the server's log.",
+};
+
+const MAX_CONTEXT_BYTES = 4096;
+
+/** A fresh correlation id: what a user quotes to find the stack on the server's stderr. */
+export function newCorrelationId(): string {
+  return `c-${crypto.randomUUID().replace(/-/g, "").slice(0, 16)}`;
+}
+
+function isPlaneCode(code: string): code is PlaneErrorCode {
+  return (PLANE_ERROR_CODES as readonly string[]).includes(code);
+}
+
+/** Keeps the context small: over the bound it becomes a note of its size, never a large blob. */
+function boundContext(context: Record<string, unknown> | undefined): Record<string, unknown> {
+  if (!context) return {};
+  const text = JSON.stringify(context) ?? "{}";
+  if (text.length <= MAX_CONTEXT_BYTES) return JSON.parse(text);
+  return { withheld: "too_large", bytes: text.length, limit: MAX_CONTEXT_BYTES };
+}
+
+/** Builds the descriptor: the one place where defaults for retryability and certainty are decided. */
+export function buildFailure(options: FailureOptions): FailureDescriptor {
+  const plane = isPlaneCode(options.error_code) ? options.error_code : null;
+  return {
+    error_code: options.error_code,
+    stage: options.stage,
+    message: options.message,
+    retryability: options.retryability ?? (plane ? DEFAULT_RETRYABILITY[plane] : "never"),
+    outcome_certainty: options.outcome_certainty ?? "not_applied",
+    correlation_id: options.correlation_id ?? newCorrelationId(),
+    request_id: options.request_id,
+    trace_id: options.trace_id,
+    suggestion: options.suggestion ?? (plane ? DEFAULT_SUGGESTION[plane] : "See the message; the capability's documentation lists its error codes."),
+    context: boundContext(options.context),
+  };
+}
+
+/** An expected failure travelling as an exception between layers; surfaces project `.failure`. */
+export class FailureError extends Error {
+  constructor(readonly failure: FailureDescriptor) {
+    super(failure.message);
+    this.name = "FailureError";
+  }
+}
+
+/** The descriptor for a run stopped by force (deadline, lost worker, lost server): §4.4. */
+export function forcedStopCertainty(effect: "read" | "write"): Pick<FailureDescriptor, "retryability" | "outcome_certainty"> {
+  return effect === "write"
+    ? { retryability: "manual_reconcile", outcome_certainty: "unknown" }
+    : { retryability: "safe", outcome_certainty: "not_applied" };
+}

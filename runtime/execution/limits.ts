@@ -1,0 +1,103 @@
+/** Every bound of SPEC §4.7, in one typed object. */
+export interface Limits {
+  max_concurrent: number;
+  max_queued: number;
+  executions_retained: number;
+  events_retained: number;
+  log_line_bytes: number;
+  diagnostics_retained: number;
+  log_tail_lines: number;
+  input_bytes: number;
+  frame_bytes: number;
+  subscriber_queue: number;
+  live_connections: number;
+  heartbeat_ms: number;
+  report_silence_ms: number;
+  run_identities: number;
+  artifacts_per_execution: number;
+  artifact_bytes: number;
+  artifacts_total_bytes: number;
+  details_retention_ms: number;
+  grace_ms: number;
+}
+
+interface LimitSpec {
+  default: number;
+  min: number;
+  max: number;
+  /** What the value means, for `--help` and errors. */
+  doc: string;
+}
+
+const DAY = 24 * 60 * 60 * 1000;
+const MIB = 1024 * 1024;
+
+/** Defaults, ranges and meaning of every limit. Flags and DOCKET_* variables derive from the keys. */
+export const LIMIT_SPECS: Record<keyof Limits, LimitSpec> = {
+  max_concurrent: { default: 2, min: 1, max: 8, doc: "executions running at once" },
+  max_queued: { default: 256, min: 0, max: 1_000_000, doc: "executions waiting to run" },
+  executions_retained: { default: 1000, min: 1, max: 10_000_000, doc: "executions kept (oldest terminal forgotten first)" },
+  events_retained: { default: 10_000, min: 10, max: 100_000_000, doc: "events kept per execution" },
+  log_line_bytes: { default: 4096, min: 64, max: MIB, doc: "bytes of one log line" },
+  diagnostics_retained: { default: 500, min: 1, max: 1_000_000, doc: "diagnostics in a snapshot" },
+  log_tail_lines: { default: 1000, min: 1, max: 1_000_000, doc: "log lines in a snapshot" },
+  input_bytes: { default: 8 * MIB, min: 1024, max: 1024 * MIB, doc: "bytes of one input" },
+  frame_bytes: { default: 256 * 1024, min: 1024, max: 64 * MIB, doc: "bytes of one live-channel frame" },
+  subscriber_queue: { default: 1024, min: 1, max: 1_000_000, doc: "frames queued for one live-channel client" },
+  live_connections: { default: 256, min: 1, max: 100_000, doc: "live-channel connections" },
+  heartbeat_ms: { default: 20_000, min: 10, max: 3_600_000, doc: "quiet time before a heartbeat" },
+  report_silence_ms: { default: 30_000, min: 10, max: 3_600_000, doc: "silence before a reported run fails unavailable" },
+  run_identities: { default: 100_000, min: 1, max: 100_000_000, doc: "run_id identities kept" },
+  artifacts_per_execution: { default: 64, min: 0, max: 100_000, doc: "artifact files per execution" },
+  artifact_bytes: { default: 8 * MIB, min: 0, max: 1024 * MIB, doc: "bytes of one artifact" },
+  artifacts_total_bytes: { default: 16 * MIB, min: 0, max: 4096 * MIB, doc: "bytes of all artifacts of one execution" },
+  details_retention_ms: { default: 7 * DAY, min: 1000, max: 3650 * DAY, doc: "how long terminal details are kept (durable store)" },
+  grace_ms: { default: 5000, min: 0, max: 3_600_000, doc: "time a cancelled handler gets before its worker is terminated" },
+};
+
+/** The defaults, as a fresh object. */
+export function defaultLimits(): Limits {
+  return Object.fromEntries(Object.entries(LIMIT_SPECS).map(([k, s]) => [k, s.default])) as unknown as Limits;
+}
+
+/** `max_concurrent` → `DOCKET_MAX_CONCURRENT`. */
+export function limitEnvName(key: keyof Limits): string {
+  return `DOCKET_${key.toUpperCase()}`;
+}
+
+/** `max_concurrent` → `max-concurrent` (the `serve` flag without its dashes). */
+export function limitFlagName(key: keyof Limits): string {
+  return key.replace(/_/g, "-");
+}
+
+/** Thrown for a limit value out of range or not a whole number; names the source and the range. */
+export class LimitsError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "LimitsError";
+  }
+}
+
+/**
+ * Resolves the limits in force: defaults, then `DOCKET_*` variables, then explicit overrides
+ * (flags). Every value is checked; the first bad one throws a LimitsError naming it.
+ */
+export function resolveLimits(options: { env?: Record<string, string | undefined>; overrides?: Partial<Record<keyof Limits, unknown>> } = {}): Limits {
+  const limits = defaultLimits();
+  for (const key of Object.keys(LIMIT_SPECS) as Array<keyof Limits>) {
+    const fromEnv = options.env?.[limitEnvName(key)];
+    if (fromEnv !== undefined && fromEnv !== "") limits[key] = checkLimit(key, fromEnv, limitEnvName(key));
+    const fromFlag = options.overrides?.[key];
+    if (fromFlag !== undefined) limits[key] = checkLimit(key, fromFlag, `--${limitFlagName(key)}`);
+  }
+  return limits;
+}
+
+function checkLimit(key: keyof Limits, raw: unknown, source: string): number {
+  const spec = LIMIT_SPECS[key];
+  const value = typeof raw === "number" ? raw : typeof raw === "string" && /^-?\d+$/.test(raw.trim()) ? Number(raw.trim()) : NaN;
+  if (!Number.isSafeInteger(value) || value < spec.min || value > spec.max) {
+    throw new LimitsError(`${source} (${spec.doc}) must be a whole number from ${spec.min} to ${spec.max}, got ${JSON.stringify(raw)}`);
+  }
+  return value;
+}

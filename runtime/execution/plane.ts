@@ -1,0 +1,56 @@
+import type { Actor, ExecutionEvent } from "./protocol.ts";
+import type { ExecutionSnapshot } from "./snapshot.ts";
+import type { Limits } from "./limits.ts";
+import type { ExecutionState } from "./state-machine.ts";
+import type { ExecutionStore } from "../store/store.ts";
+import type { LoadError, RegisteredCapability } from "../capability/registered.ts";
+
+/** Who asked, as the edge (HTTP, MCP, CLI, cockpit) established it. The engine never invents these. */
+export interface EdgeInfo {
+  actor: Actor;
+  request_id: string;
+  trace_id: string;
+}
+
+/** `executions.start`'s request. */
+export interface StartRequest {
+  capability: string;
+  input: unknown;
+  run_id?: string;
+  session_key?: string;
+  deadline_ms?: number;
+}
+
+export interface StartResult {
+  execution: ExecutionSnapshot;
+  deduplicated: boolean;
+}
+
+/** `executions.cancel`'s receipt: what is true now; the terminal state is observed, not promised. */
+export interface CancelReceipt {
+  id: string;
+  state: ExecutionState;
+  cancellable: boolean;
+  requested: boolean;
+  message: string;
+}
+
+/**
+ * The execution plane as projections and plane capabilities see it: the registry, the engine's
+ * operations and the store's read side. Nothing here hands out engine internals.
+ */
+export interface ExecutionPlane {
+  readonly root: string;
+  readonly limits: Limits;
+  readonly store: ExecutionStore;
+  capabilities(): RegisteredCapability[];
+  capability(id: string): RegisteredCapability | null;
+  loadErrors(): LoadError[];
+  /** Validates, redacts, admits and queues; answers at once. Throws FailureError. */
+  start(request: StartRequest, edge: EdgeInfo): StartResult;
+  cancel(id: string, edge: EdgeInfo): CancelReceipt;
+  /** A direct call: validated input → handler (worker lane for work capabilities) → validated output. Throws FailureError. */
+  call(capability: string, input: unknown, edge: EdgeInfo): Promise<unknown>;
+}
+
+export type { ExecutionEvent };

@@ -1,0 +1,68 @@
+import type { Actor } from "./protocol.ts";
+import type { ExecutionState } from "./state-machine.ts";
+import type { FailureDescriptor } from "./failure.ts";
+import type { DiagnosticInput, LogLevel } from "../capability/declaration.ts";
+
+/** One step as a snapshot shows it. */
+export interface StepSnapshot {
+  id: string;
+  title: string;
+  state: "running" | "succeeded" | "failed";
+  message: string | null;
+  started_at: string;
+  finished_at: string | null;
+}
+
+/** One log line kept in a snapshot's bounded tail. */
+export interface LogLineSnapshot {
+  sequence: number;
+  timestamp: string;
+  level: LogLevel;
+  message: string;
+  truncated?: boolean;
+}
+
+/** What reading one execution returns (SPEC §4.3). */
+export interface ExecutionSnapshot {
+  id: string;
+  capability: string;
+  state: ExecutionState;
+  actor: Actor;
+  repository: string;
+  run_id: string | null;
+  session_key: string | null;
+  request_id: string;
+  trace_id: string;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  duration_ms: number | null;
+  cancellable: boolean;
+  effect: "read" | "write";
+  input: unknown;
+  output?: unknown;
+  failure: FailureDescriptor | null;
+  steps: StepSnapshot[];
+  progress: { current: number; total: number | null; message: string | null } | null;
+  diagnostics: DiagnosticInput[];
+  diagnostics_dropped: number;
+  log: LogLineSnapshot[];
+  log_dropped: number;
+  last_sequence: number;
+  retained_from: number;
+  truncated: boolean;
+  /** True once the durable store dropped the details of a long-finished execution; identity stays. */
+  details_expired?: boolean;
+  links: { self: string; events: string; socket: string; cockpit: string };
+}
+
+/** The links every snapshot carries, relative to the server's origin. */
+export function executionLinks(id: string): ExecutionSnapshot["links"] {
+  const q = encodeURIComponent(id);
+  return {
+    self: `/api/v1/executions/get?id=${q}`,
+    events: `/api/v1/executions/events?id=${q}`,
+    socket: `/events?execution=${q}`,
+    cockpit: `/cockpit/executions/${q}`,
+  };
+}

@@ -1,0 +1,97 @@
+import type { Actor, EventDraft, ExecutionEvent } from "../execution/protocol.ts";
+import type { ExecutionSnapshot } from "../execution/snapshot.ts";
+import type { ExecutionState } from "../execution/state-machine.ts";
+
+/** What the engine (or a report) knows when it creates an execution; becomes `execution.created`. */
+export interface NewExecution {
+  id: string;
+  capability: string;
+  /** Already redacted: the store never sees a secret. */
+  input: unknown;
+  actor: Actor;
+  repository: string;
+  run_id: string | null;
+  session_key: string | null;
+  request_id: string;
+  trace_id: string;
+  cancellable: boolean;
+  effect: "read" | "write";
+  /** Canonical JSON hash of the (real) input, for run_id idempotency. */
+  input_hash: string;
+}
+
+/** A run identity, kept after the details are gone (SPEC §4.1, §4.9). */
+export interface RunIdentity {
+  run_id: string;
+  execution_id: string;
+  capability: string;
+  input_hash: string;
+}
+
+export interface ListFilter {
+  state?: ExecutionState;
+  capability?: string;
+  /** At most this many; default 50, at most 500. */
+  limit?: number;
+  /** Opaque, from a previous page's `next_cursor`. */
+  cursor?: string;
+}
+
+export interface ListPage {
+  items: ExecutionSnapshot[];
+  next_cursor: string | null;
+  /** How many executions the store holds in each state (all of them, not just this page). */
+  counts: Record<ExecutionState, number>;
+}
+
+export interface EventsPage {
+  events: ExecutionEvent[];
+  /** First retained sequence; events before it were dropped. */
+  retained_from: number;
+  /** True when events after the cursor were already dropped. */
+  truncated: boolean;
+  last_sequence: number;
+}
+
+/** Who a subscription follows: every execution, or some, each from a cursor. */
+export interface SubscribeOptions {
+  executions: "all" | string[];
+  /** Replay events with a sequence above this (per execution); absent = live only for "all", full history for named ones. */
+  after?: number;
+}
+
+export interface Subscription {
+  /** Events replayed before live delivery began. */
+  replayed: number;
+  /** True when a named execution's requested history was already dropped. */
+  truncated: boolean;
+  /** Named executions that do not exist. */
+  missing: string[];
+  unsubscribe(): void;
+}
+
+/** Receives each event once, with its JSON serialized once for every subscriber. */
+export type EventListener = (event: ExecutionEvent, json: string) => void;
+
+/**
+ * The execution store (SPEC §4.9): the only holder of execution state. Synchronous, so that
+ * subscribe-then-replay has no gap. Lifecycle events (`execution.started`,
+ * `execution.cancel_requested`, `execution.completed`) move the state; a move `mayMoveTo` refuses
+ * throws IllegalTransitionError and nothing of that call is applied.
+ */
+export interface ExecutionStore {
+  /** Creates the execution in `queued` and appends `execution.created` (sequence 1). */
+  create(execution: NewExecution): ExecutionSnapshot;
+  /** Numbers, stamps, bounds and applies events; returns them as stored. */
+  append(id: string, drafts: EventDraft[]): ExecutionEvent[];
+  get(id: string): ExecutionSnapshot | null;
+  list(filter?: ListFilter): ListPage;
+  events(id: string, after?: number, limit?: number): EventsPage | null;
+  subscribe(options: SubscribeOptions, listener: EventListener): Subscription;
+  /** Deletes what can be released of a terminal execution (artifacts are the caller's); identity stays. */
+  release(id: string): void;
+  findRun(run_id: string): RunIdentity | null;
+  /** Records a run identity; false when the identity limit is reached. */
+  recordRun(identity: RunIdentity): boolean;
+  close(): void;
+}

@@ -9,6 +9,7 @@ export type {
   LogLevel,
   ArtifactWriter,
   ExecutionIdentity,
+  HostFacts,
 } from "./capability/declaration.ts";
 export { CapabilityError } from "./capability/capability-error.ts";
 export type { CapabilityErrorOptions } from "./capability/capability-error.ts";

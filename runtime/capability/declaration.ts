@@ -46,6 +46,16 @@ export interface ExecutionIdentity {
   attempt: number;
 }
 
+/** What `ctx.host()` answers: the serving process as health checks see it. JSON-safe. */
+export interface HostFacts {
+  root: string;
+  runtime: { docket_version: string; bun: string | null; node: string; platform: string; arch: string; pid: number; uptime_ms: number };
+  capabilities: Array<{ id: string; effect: "read" | "write"; execution: "allowed" | "never"; source: string }>;
+  load_errors: Array<{ file: string; line: number | null; column: number | null; reason: string }>;
+  store: { kind: string; counts: Record<string, number> };
+  limits: Record<string, number>;
+}
+
 /** What `handler(input, ctx)` receives. */
 export interface CapabilityContext {
   progress: ProgressReporter;
@@ -54,6 +64,8 @@ export interface CapabilityContext {
   root: string;
   artifacts: ArtifactWriter;
   execution: ExecutionIdentity | null;
+  /** Facts about the process serving the checkout (capabilities, load errors, store, limits). */
+  host(): Promise<HostFacts>;
   /**
    * The execution plane, given only to built-in plane capabilities (`execution: "never"`),
    * which run in the main thread. Work capabilities and user files never receive it.

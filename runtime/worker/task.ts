@@ -1,0 +1,62 @@
+import type { CapabilitySource } from "../capability/registered.ts";
+import type { ExecutionIdentity, HostFacts } from "../capability/declaration.ts";
+import type { EventDraft } from "../execution/protocol.ts";
+
+/** One handler invocation, as the main thread hands it to the pool. Structured-clone safe. */
+export interface WorkerTask {
+  capability: string;
+  /** How the worker finds the declaration: the bundled built-ins map, or an absolute file path. */
+  source: CapabilitySource;
+  /** Already validated (and defaulted) by the input schema, in the main thread. The real values: no redaction. */
+  input: unknown;
+  execution: ExecutionIdentity | null;
+  root: string;
+  /** The managed artifact folder (`<root>/.docket/artifacts/<id>`), or null in a direct call. */
+  artifacts_dir: string | null;
+  artifact_limits: { files: number; bytes: number; total_bytes: number };
+}
+
+/** Why a handler did not return an output. */
+export type TaskError =
+  /** `throw new CapabilityError(code, …)` */
+  | { kind: "capability"; code: string; message: string; context: Record<string, unknown>; retryability?: string; suggestion?: string }
+  /** It threw `ctx.progress.cancellation()` (or an AbortError after cancel). */
+  | { kind: "cancelled"; message: string }
+  /** Anything else thrown or rejected; `stack` goes to stderr only, never to a client. */
+  | { kind: "internal"; message: string; stack: string | null }
+  /** The worker died (crash, process.exit, out of memory) while running it. */
+  | { kind: "worker_lost"; message: string }
+  /** The pool terminated the worker on request (deadline grace expired, forced stop). */
+  | { kind: "terminated"; message: string };
+
+export type TaskOutcome = { ok: true; output: unknown } | { ok: false; error: TaskError };
+
+/** A running task. */
+export interface TaskHandle {
+  readonly outcome: Promise<TaskOutcome>;
+  /** Cooperative cancel: `ctx.progress.cancelled()` turns true at once (even in a busy loop), `ctx.signal` aborts. */
+  cancel(): void;
+  /** Stops the handler by force: the worker is terminated and replaced; outcome resolves `terminated`. */
+  terminate(): void;
+}
+
+/** Two lanes so that direct calls never starve behind long executions (SPEC §3). */
+export type Lane = "execution" | "direct";
+
+export interface RunTaskOptions {
+  lane: Lane;
+  /** Receives the handler's events in order, in batches; may be called many times before the outcome. */
+  onEvents?: (drafts: EventDraft[]) => void;
+}
+
+/** The worker pool as the engine uses it. */
+export interface WorkerPool {
+  run(task: WorkerTask, options: RunTaskOptions): TaskHandle;
+  /** Spawns the workers now, so that the first call finds them warm. */
+  warm(): Promise<void>;
+  /** Terminates every worker; running tasks resolve `terminated`. */
+  close(): Promise<void>;
+  stats(): { execution_workers: number; direct_workers: number; busy: number; replaced: number };
+}
+
+export type { HostFacts };

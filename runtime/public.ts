@@ -14,3 +14,12 @@ export type {
 export { CapabilityError } from "./capability/capability-error.ts";
 export type { CapabilityErrorOptions } from "./capability/capability-error.ts";
 export { sensitive } from "./capability/sensitive.ts";
+export { planeOf } from "./capability/plane-of.ts";
+export { EXECUTION_ID_PATTERN, RUN_ID_PATTERN } from "./execution/execution-id.ts";
+export { EXECUTION_STATES } from "./execution/state-machine.ts";
+export type { PlaneHandle, StartRequest, StartResult, CancelReceipt, ArtifactInfo, EdgeInfo } from "./execution/plane.ts";
+export type { ExecutionSnapshot } from "./execution/snapshot.ts";
+export type { ExecutionEvent } from "./execution/protocol.ts";
+export { executionIdSchema, executionStateSchema, executionSnapshotSchema } from "./capability/schemas.ts";
+export { describeCapability } from "./capability/registered.ts";
+export type { RegisteredCapability, LoadError } from "./capability/registered.ts";

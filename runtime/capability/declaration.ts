@@ -1,4 +1,5 @@
 import type * as v from "valibot";
+import type { PlaneHandle } from "../execution/plane.ts";
 
 /** A valibot schema, as docket's declarations accept it. */
 export type AnySchema = v.GenericSchema<any, any>;
@@ -70,7 +71,7 @@ export interface CapabilityContext {
    * The execution plane, given only to built-in plane capabilities (`execution: "never"`),
    * which run in the main thread. Work capabilities and user files never receive it.
    */
-  plane?: unknown;
+  plane?: PlaneHandle;
 }
 
 /** What a user writes: one capability, declaration and handler together (SPEC §2.1). */

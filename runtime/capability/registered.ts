@@ -52,3 +52,10 @@ export function describeCapability(c: RegisteredCapability) {
     source: c.source.kind === "builtin" ? { kind: "builtin" as const } : c.source,
   };
 }
+
+/** The registry as the engine and projections read it. */
+export interface CapabilityCatalog {
+  list(): RegisteredCapability[];
+  get(id: string): RegisteredCapability | null;
+  loadErrors(): LoadError[];
+}

@@ -4,6 +4,7 @@ import type { Limits } from "./limits.ts";
 import type { ExecutionState } from "./state-machine.ts";
 import type { ExecutionStore } from "../store/store.ts";
 import type { LoadError, RegisteredCapability } from "../capability/registered.ts";
+import type { ProtocolDocument } from "./protocol-document.ts";
 
 /** Who asked, as the edge (HTTP, MCP, CLI, cockpit) established it. The engine never invents these. */
 export interface EdgeInfo {
@@ -51,6 +52,36 @@ export interface ExecutionPlane {
   cancel(id: string, edge: EdgeInfo): CancelReceipt;
   /** A direct call: validated input → handler (worker lane for work capabilities) → validated output. Throws FailureError. */
   call(capability: string, input: unknown, edge: EdgeInfo): Promise<unknown>;
+  /** The same plane bound to one caller, as plane capabilities receive it. */
+  handle(edge: EdgeInfo): PlaneHandle;
 }
 
 export type { ExecutionEvent };
+
+/** One artifact of an execution, as `executions.artifacts` lists it. */
+export interface ArtifactInfo {
+  name: string;
+  bytes: number;
+  sha256: string;
+}
+
+/**
+ * What a built-in plane capability gets as `ctx.plane`: the plane with the caller's edge already
+ * bound, so a handler cannot act as someone else.
+ */
+export interface PlaneHandle {
+  readonly root: string;
+  readonly limits: Limits;
+  readonly edge: EdgeInfo;
+  readonly store: ExecutionStore;
+  capabilities(): RegisteredCapability[];
+  capability(id: string): RegisteredCapability | null;
+  loadErrors(): LoadError[];
+  start(request: StartRequest): StartResult;
+  cancel(id: string): CancelReceipt;
+  /** The whole event contract: schemas derived from the valibot definitions, limits in force. */
+  protocol(): ProtocolDocument;
+  artifacts(id: string): ArtifactInfo[];
+  /** Deletes a terminal execution's artifacts; refused while running and for an unknown outcome. */
+  release(id: string): { id: string; released: number };
+}

@@ -87,7 +87,7 @@ export const ExecutionEventSchema = v.variant(
 );
 
 /** A numbered, stamped event as every reader sees it. */
-export interface ExecutionEvent<T extends EventType = EventType> {
+export type ExecutionEvent<T extends EventType = EventType> = {
   schema_version: typeof SCHEMA_VERSION;
   event_id: string;
   execution_id: string;
@@ -119,7 +119,7 @@ export const CONTROL_MESSAGES = {
 
 export const ControlMessageSchema = v.variant("type", Object.values(CONTROL_MESSAGES) as any);
 
-const jsonSchemaOf = (schema: v.GenericSchema) => toJsonSchema(schema, { errorMode: "throw", target: "draft-2020-12" });
+const jsonSchemaOf = (schema: v.GenericSchema) => toJsonSchema(schema, { errorMode: "throw", target: "draft-2020-12" }) as Record<string, unknown>;
 
 /** The JSON Schemas of the protocol, derived once from the valibot definitions above. */
 export function protocolSchemas() {

@@ -4,7 +4,7 @@ import type { FailureDescriptor } from "./failure.ts";
 import type { DiagnosticInput, LogLevel } from "../capability/declaration.ts";
 
 /** One step as a snapshot shows it. */
-export interface StepSnapshot {
+export type StepSnapshot = {
   id: string;
   title: string;
   state: "running" | "succeeded" | "failed";
@@ -14,7 +14,7 @@ export interface StepSnapshot {
 }
 
 /** One log line kept in a snapshot's bounded tail. */
-export interface LogLineSnapshot {
+export type LogLineSnapshot = {
   sequence: number;
   timestamp: string;
   level: LogLevel;
@@ -23,7 +23,7 @@ export interface LogLineSnapshot {
 }
 
 /** What reading one execution returns (SPEC §4.3). */
-export interface ExecutionSnapshot {
+export type ExecutionSnapshot = {
   id: string;
   capability: string;
   state: ExecutionState;

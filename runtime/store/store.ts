@@ -37,14 +37,14 @@ export interface ListFilter {
   cursor?: string;
 }
 
-export interface ListPage {
+export type ListPage = {
   items: ExecutionSnapshot[];
   next_cursor: string | null;
   /** How many executions the store holds in each state (all of them, not just this page). */
   counts: Record<ExecutionState, number>;
 }
 
-export interface EventsPage {
+export type EventsPage = {
   events: ExecutionEvent[];
   /** First retained sequence; events before it were dropped. */
   retained_from: number;

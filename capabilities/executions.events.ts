@@ -1,0 +1,26 @@
+import { capability, CapabilityError, executionIdSchema, planeOf } from "docket";
+import * as v from "valibot";
+
+export default capability({
+  id: "executions.events",
+  title: "Read an execution's events",
+  description: "Retained events of one execution after a cursor (a sequence number), in order; what a client reads to fill a gap.",
+  effect: "read",
+  execution: "never",
+  input: v.object({
+    id: executionIdSchema(),
+    after: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.description("Return events with a sequence above this.")), 0),
+    limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1000)), 500),
+  }),
+  output: v.object({
+    events: v.array(v.looseObject({ sequence: v.number(), type: v.string() })),
+    retained_from: v.number(),
+    truncated: v.boolean(),
+    last_sequence: v.number(),
+  }),
+  handler(input, ctx) {
+    const page = planeOf(ctx).store.events(input.id, input.after, input.limit);
+    if (!page) throw new CapabilityError("not_found", `No execution ${input.id}.`, { context: { id: input.id } });
+    return page;
+  },
+});

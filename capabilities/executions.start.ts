@@ -1,0 +1,21 @@
+import { capability, executionSnapshotSchema, planeOf } from "docket";
+import * as v from "valibot";
+
+export default capability({
+  id: "executions.start",
+  title: "Start an execution",
+  description: "Starts a capability as an execution and answers at once with the execution (queued) and its links; follow its events for the outcome.",
+  effect: "write",
+  execution: "never",
+  input: v.object({
+    capability: v.pipe(v.string(), v.minLength(1), v.description("The capability to run, like files.digest.")),
+    input: v.optional(v.unknown(), {}),
+    run_id: v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z0-9._:-]{1,128}$/, "must be 1-128 characters of A-Z a-z 0-9 . _ : -"), v.description("Idempotency key: the same run_id and input return the original execution."))),
+    session_key: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(256), v.description("Executions sharing it run one at a time, in order of admission."))),
+    deadline_ms: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.description("Deadline in milliseconds; overrides the capability's timeout_ms."))),
+  }),
+  output: v.object({ execution: executionSnapshotSchema(), deduplicated: v.boolean() }),
+  handler(input, ctx) {
+    return planeOf(ctx).start(input);
+  },
+});

@@ -1,0 +1,119 @@
+import type { RegisteredCapability } from "../capability/registered.ts";
+import type { TaskOutcome } from "../worker/task.ts";
+import type { EdgeInfo } from "./plane.ts";
+import { buildFailure, forcedStopCertainty, type FailureDescriptor, type Retryability } from "./failure.ts";
+import { checkValue, describeProblems } from "./validate.ts";
+
+/** How a run ended, before it is written as `execution.completed`. */
+export type Completion =
+  | { state: "succeeded"; output: unknown }
+  | { state: "failed" | "cancelled"; failure: FailureDescriptor; stack?: string | null };
+
+/** What the engine knows about why a run might have stopped. */
+export interface StopCircumstances {
+  cancelRequested: boolean;
+  deadlineExpired: boolean;
+  /** The worker was terminated by the engine (deadline grace over, or a forced stop). */
+  forced: boolean;
+  deadlineMs: number | null;
+}
+
+const RETRYABILITIES = new Set(["never", "safe", "after_delay", "manual_reconcile", "requires_confirmation"]);
+
+/**
+ * The one place where a handler's outcome becomes a completion: output checked against the
+ * output schema, CapabilityError codes kept, cancellation and deadlines told apart, and the
+ * certainty of a forced stop decided by the capability's effect (SPEC §4.4, §4.5).
+ */
+export function completionOf(capability: RegisteredCapability, outcome: TaskOutcome, stop: StopCircumstances, edge: EdgeInfo): Completion {
+  const ids = { request_id: edge.request_id, trace_id: edge.trace_id };
+  const forced = forcedStopCertainty(capability.effect);
+  if (outcome.ok) {
+    const checked = checkValue(capability.def.output, outcome.output, "output");
+    if (checked.ok) return { state: "succeeded", output: checked.value };
+    return {
+      state: "failed",
+      failure: buildFailure({
+        ...ids,
+        error_code: "internal",
+        stage: "complete",
+        message: `${capability.id} returned an output that does not match its output schema: ${describeProblems(checked.problems)}`,
+        outcome_certainty: capability.effect === "write" ? "unknown" : "not_applied",
+        suggestion: "Fix the handler so that it returns what its output schema declares.",
+        context: { problems: checked.problems.slice(0, 20) },
+      }),
+    };
+  }
+  const error = outcome.error;
+  if (stop.deadlineExpired && (error.kind !== "capability" || stop.forced)) {
+    return {
+      state: "failed",
+      failure: buildFailure({
+        ...ids,
+        error_code: "deadline_exceeded",
+        stage: "run",
+        message: stop.forced
+          ? `${capability.id} did not finish within its deadline of ${stop.deadlineMs} ms and did not stop when asked; its worker was terminated.`
+          : `${capability.id} did not finish within its deadline of ${stop.deadlineMs} ms and stopped when asked.`,
+        ...forced,
+        context: { deadline_ms: stop.deadlineMs, terminated: stop.forced },
+      }),
+    };
+  }
+  switch (error.kind) {
+    case "capability":
+      return {
+        state: "failed",
+        failure: buildFailure({
+          ...ids,
+          error_code: error.code,
+          stage: "run",
+          message: error.message,
+          retryability: RETRYABILITIES.has(error.retryability ?? "") ? (error.retryability as Retryability) : undefined,
+          outcome_certainty: capability.effect === "write" ? "unknown" : "not_applied",
+          suggestion: error.suggestion,
+          context: error.context,
+        }),
+      };
+    case "cancelled":
+    case "terminated":
+      if (stop.cancelRequested || error.kind === "cancelled") {
+        return {
+          state: "cancelled",
+          failure: buildFailure({
+            ...ids,
+            error_code: "cancelled",
+            stage: "run",
+            message: stop.forced ? `${capability.id} was stopped by force after cancellation was requested.` : `${capability.id} was cancelled and stopped when asked.`,
+            ...(stop.forced || capability.effect === "write" ? forced : { retryability: "safe", outcome_certainty: "not_applied" }),
+            context: { terminated: stop.forced },
+          }),
+        };
+      }
+      return internal(capability, ids, `${capability.id} was stopped: ${error.message}`, forced, null);
+    case "worker_lost":
+      return internal(capability, ids, `The worker running ${capability.id} stopped unexpectedly (${error.message}).`, forced, null);
+    case "internal":
+      return internal(capability, ids, `${capability.id} failed with an unexpected error: ${firstLine(error.message)}`, capability.effect === "write" ? forced : { retryability: "never", outcome_certainty: "not_applied" }, error.stack);
+  }
+}
+
+function internal(
+  capability: RegisteredCapability,
+  ids: { request_id: string; trace_id: string },
+  message: string,
+  certainty: Pick<FailureDescriptor, "retryability" | "outcome_certainty">,
+  stack: string | null,
+): Completion {
+  return {
+    state: "failed",
+    failure: buildFailure({ ...ids, error_code: "internal", stage: "run", message: `${message}`, ...certainty, context: { capability: capability.id } }),
+    stack: stack ?? message,
+  };
+}
+
+/** A handler's error message can be long or multi-line; a client gets its first line, bounded. */
+function firstLine(message: string): string {
+  const line = (message.split("\n")[0] ?? "").trim();
+  return line.length > 300 ? `${line.slice(0, 300)}…` : line || "(no message)";
+}

@@ -1,0 +1,116 @@
+import type { HostFacts } from "../capability/declaration.ts";
+import type { RegisteredCapability } from "../capability/registered.ts";
+import type { TaskOutcome, WorkerPool } from "../worker/task.ts";
+import type { Clock } from "./clock.ts";
+import type { Limits } from "./limits.ts";
+import type { EdgeInfo, PlaneHandle } from "./plane.ts";
+import { FailureError } from "./failure.ts";
+import { canonicalJson } from "./canonical-json.ts";
+import { completionOf, type StopCircumstances } from "./_completion.ts";
+import { mainThreadContext } from "./_main-context.ts";
+import { CapabilityError } from "../capability/capability-error.ts";
+
+/** What direct calls need from the engine. */
+export interface DirectCallsOptions {
+  pool: WorkerPool;
+  limits: Limits;
+  root: string;
+  clock: Clock;
+  log: (line: string) => void;
+  admitInput(id: string, input: unknown, edge: EdgeInfo, verb: string): { capability: RegisteredCapability; input: unknown };
+  handle(edge: EdgeInfo): PlaneHandle;
+  hostFacts(): HostFacts;
+}
+
+/** Bounded so that a cached capability called with ever-new inputs cannot grow memory without end. */
+const CACHE_ENTRIES = 1000;
+
+/**
+ * Direct calls (SPEC §3): no identity, no events. Plane capabilities run here in the main thread;
+ * work capabilities on the pool's direct lane, so they never wait behind long executions.
+ */
+export class DirectCalls {
+  private readonly cache = new Map<string, { expires: number; output: unknown }>();
+
+  constructor(private readonly options: DirectCallsOptions) {}
+
+  async call(id: string, rawInput: unknown, edge: EdgeInfo): Promise<unknown> {
+    const { capability, input } = this.options.admitInput(id, rawInput, edge, "call");
+    if (capability.plane) return this.callInMain(capability, input, edge);
+    const key = capability.cache ? `${capability.id}\n${canonicalJson(input)}` : null;
+    if (key) {
+      const hit = this.cache.get(key);
+      if (hit && hit.expires > this.options.clock.monotonic()) return structuredClone(hit.output);
+      this.cache.delete(key);
+    }
+    const output = await this.callOnWorker(capability, input, edge);
+    if (key && capability.cache) {
+      if (this.cache.size >= CACHE_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
+      this.cache.set(key, { expires: this.options.clock.monotonic() + capability.cache.ttl_ms, output: structuredClone(output) });
+    }
+    return output;
+  }
+
+  private async callInMain(capability: RegisteredCapability, input: unknown, edge: EdgeInfo): Promise<unknown> {
+    const abort = new AbortController();
+    const ctx = mainThreadContext(this.options.handle(edge), this.options.hostFacts, abort.signal);
+    let outcome: TaskOutcome;
+    try {
+      outcome = { ok: true, output: await capability.def.handler(input as never, ctx) };
+    } catch (error) {
+      if (error instanceof FailureError) throw error;
+      if (CapabilityError.is(error)) {
+        outcome = { ok: false, error: { kind: "capability", code: error.code, message: error.message, context: error.context, retryability: error.retryability, suggestion: error.suggestion } };
+      } else {
+        const e = error as Error;
+        outcome = { ok: false, error: { kind: "internal", message: e?.message ?? String(error), stack: e?.stack ?? null } };
+      }
+    }
+    return this.settle(capability, outcome, { cancelRequested: false, deadlineExpired: false, forced: false, deadlineMs: null }, edge);
+  }
+
+  private async callOnWorker(capability: RegisteredCapability, input: unknown, edge: EdgeInfo): Promise<unknown> {
+    const { pool, root, clock, limits } = this.options;
+    const handle = pool.run(
+      {
+        capability: capability.id,
+        source: capability.source,
+        input,
+        execution: null,
+        root,
+        artifacts_dir: null,
+        artifact_limits: { files: limits.artifacts_per_execution, bytes: limits.artifact_bytes, total_bytes: limits.artifacts_total_bytes },
+      },
+      { lane: "direct" },
+    );
+    const stop: StopCircumstances = { cancelRequested: false, deadlineExpired: false, forced: false, deadlineMs: capability.timeout_ms };
+    const timers: unknown[] = [];
+    if (capability.timeout_ms !== null) {
+      timers.push(
+        clock.setTimeout(() => {
+          stop.deadlineExpired = true;
+          handle.cancel();
+          timers.push(
+            clock.setTimeout(() => {
+              stop.forced = true;
+              handle.terminate();
+            }, limits.grace_ms),
+          );
+        }, capability.timeout_ms),
+      );
+    }
+    try {
+      return this.settle(capability, await handle.outcome, stop, edge);
+    } finally {
+      for (const timer of timers) clock.clearTimeout(timer);
+    }
+  }
+
+  /** Output checked, or the failure thrown: the same conversion as an execution's completion. */
+  private settle(capability: RegisteredCapability, outcome: TaskOutcome, stop: StopCircumstances, edge: EdgeInfo): unknown {
+    const completion = completionOf(capability, outcome, stop, edge);
+    if (completion.state === "succeeded") return completion.output;
+    if (completion.stack) this.options.log(`[docket] ${completion.failure.correlation_id} ${capability.id} (direct call): ${completion.stack}`);
+    throw new FailureError(completion.failure);
+  }
+}

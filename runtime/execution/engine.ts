@@ -1,0 +1,415 @@
+import type { CapabilityCatalog, RegisteredCapability } from "../capability/registered.ts";
+import type { HostFacts } from "../capability/declaration.ts";
+import type { ExecutionStore } from "../store/store.ts";
+import type { TaskHandle, WorkerPool, WorkerTask } from "../worker/task.ts";
+import type { EventDraft } from "./protocol.ts";
+import type { Limits } from "./limits.ts";
+import type { CancelReceipt, EdgeInfo, ExecutionPlane, PlaneHandle, StartRequest, StartResult } from "./plane.ts";
+import { systemClock, type Clock } from "./clock.ts";
+import { buildFailure, FailureError, type FailureDescriptor } from "./failure.ts";
+import { isExecutionId, newExecutionId, RUN_ID_PATTERN } from "./execution-id.ts";
+import { isTerminal } from "./state-machine.ts";
+import { canonicalHash } from "./canonical-json.ts";
+import { redact, hasSensitive } from "./redaction.ts";
+import { checkValue, describeProblems } from "./validate.ts";
+import { Scheduler } from "./_scheduler.ts";
+import { completionOf, type Completion, type StopCircumstances } from "./_completion.ts";
+import { DirectCalls } from "./_direct-calls.ts";
+import { artifactsDir, listArtifacts, removeArtifacts } from "./artifact-files.ts";
+import { protocolDocument, type ProtocolDocument } from "./protocol-document.ts";
+import { DOCKET_VERSION } from "../version.ts";
+
+/** What the engine is built from; everything is passed in (no module-level state). */
+export interface EngineOptions {
+  registry: CapabilityCatalog;
+  store: ExecutionStore;
+  pool: WorkerPool;
+  limits: Limits;
+  root: string;
+  /** Name of the store kind, for health facts ("memory", "sqlite"). */
+  storeKind: string;
+  clock?: Clock;
+  /** Where stacks and internal errors go: this process's stderr, never a client. */
+  log?: (line: string) => void;
+}
+
+/** One execution the engine admitted and has not finished. */
+interface Active {
+  id: string;
+  session_key: string | null;
+  capability: RegisteredCapability;
+  input: unknown;
+  edge: EdgeInfo;
+  run_id: string | null;
+  deadline_ms: number | null;
+  handle: TaskHandle | null;
+  started: number;
+  stop: StopCircumstances;
+  timers: unknown[];
+  completed: boolean;
+}
+
+/** The execution plane's engine: validate · redact · admit · queue · run on a worker · catch · complete. */
+export interface Engine extends ExecutionPlane {
+  /** Stops a running execution at once: its worker is terminated (a second Ctrl-C). */
+  forceStop(id: string): void;
+  /** Facts about this process, as `ctx.host()` answers them. */
+  hostFacts(): HostFacts;
+  close(): Promise<void>;
+}
+
+/** Creates the engine over a registry, a store and a worker pool. */
+export function createEngine(options: EngineOptions): Engine {
+  const { registry, store, pool, limits, root } = options;
+  const clock = options.clock ?? systemClock;
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const scheduler = new Scheduler<Active>(limits.max_concurrent);
+  const bootedAt = clock.monotonic();
+  let closed = false;
+
+  const failure = (edge: EdgeInfo, rest: Omit<Parameters<typeof buildFailure>[0], "request_id" | "trace_id">): FailureError =>
+    new FailureError(buildFailure({ ...rest, request_id: edge.request_id, trace_id: edge.trace_id }));
+
+  /** Shared by start and direct calls: the capability, its input checked and its size bounded. */
+  function admitInput(id: string, input: unknown, edge: EdgeInfo, verb: string): { capability: RegisteredCapability; input: unknown } {
+    const capability = registry.get(id);
+    if (!capability) {
+      throw failure(edge, {
+        error_code: "not_found",
+        stage: "validate",
+        message: `No capability "${id}" is loaded.`,
+        suggestion: "List the loaded capabilities with capabilities.list (docket capabilities list).",
+        context: { capability: id },
+      });
+    }
+    const bytes = Buffer.byteLength(JSON.stringify(input ?? null));
+    if (bytes > limits.input_bytes) {
+      throw failure(edge, {
+        error_code: "invalid_input",
+        stage: "validate",
+        message: `Cannot ${verb} ${id}: the input is ${bytes} bytes, more than the limit of ${limits.input_bytes}.`,
+        context: { reason: "too_large", bytes, limit: limits.input_bytes },
+      });
+    }
+    const checked = checkValue(capability.def.input, input ?? {}, "input");
+    if (!checked.ok) {
+      throw failure(edge, {
+        error_code: "invalid_input",
+        stage: "validate",
+        message: `Cannot ${verb} ${id}: ${describeProblems(checked.problems)}`,
+        context: { problems: checked.problems.slice(0, 50) },
+      });
+    }
+    return { capability, input: checked.value };
+  }
+
+  const redactInput = (capability: RegisteredCapability, input: unknown) =>
+    hasSensitive(capability.input_schema) ? redact(input, capability.input_schema) : input;
+
+  function start(request: StartRequest, edge: EdgeInfo): StartResult {
+    if (closed) throw failure(edge, { error_code: "unavailable", stage: "admit", message: "The engine is shutting down." });
+    const { capability, input } = admitInput(request.capability, request.input, edge, "start");
+    if (capability.execution === "never" || capability.plane) {
+      throw failure(edge, {
+        error_code: "not_runnable",
+        stage: "validate",
+        message: `${capability.id} cannot run as an execution (execution: "never"); call it directly.`,
+        context: { capability: capability.id },
+      });
+    }
+    const run_id = request.run_id ?? null;
+    const hash = canonicalHash(input);
+    if (run_id !== null) {
+      if (!RUN_ID_PATTERN.test(run_id)) {
+        throw failure(edge, { error_code: "invalid_input", stage: "validate", message: `run_id must match [A-Za-z0-9._:-]{1,128}, got ${JSON.stringify(run_id)}.` });
+      }
+      const known = store.findRun(run_id);
+      if (known) {
+        if (known.capability !== capability.id || known.input_hash !== hash) {
+          throw failure(edge, {
+            error_code: "run_id_conflict",
+            stage: "admit",
+            message: `run_id "${run_id}" was already used for ${known.execution_id} with ${known.capability === capability.id ? "a different input" : `capability ${known.capability}`}.`,
+            context: { run_id, execution_id: known.execution_id },
+          });
+        }
+        const original = store.get(known.execution_id);
+        return { execution: original ?? expiredIdentity(known.execution_id, capability.id, run_id), deduplicated: true };
+      }
+    }
+    // Items queued this tick may still take a free slot, so only the ones that will wait count.
+    const waiting = scheduler.queued - Math.max(0, limits.max_concurrent - scheduler.active);
+    if (waiting >= limits.max_queued) {
+      throw failure(edge, {
+        error_code: "capacity",
+        stage: "admit",
+        message: `Cannot start ${capability.id}: ${waiting} executions are already waiting (limit ${limits.max_queued}).`,
+        context: { queued: waiting, limit: limits.max_queued, retry_after_s: 1 },
+      });
+    }
+    const deadline = request.deadline_ms ?? capability.timeout_ms ?? null;
+    if (deadline !== null && (!Number.isSafeInteger(deadline) || deadline <= 0)) {
+      throw failure(edge, { error_code: "invalid_input", stage: "validate", message: `deadline_ms must be a positive whole number of milliseconds, got ${JSON.stringify(deadline)}.` });
+    }
+    const id = newExecutionId(clock.now());
+    if (run_id !== null && !store.recordRun({ run_id, execution_id: id, capability: capability.id, input_hash: hash })) {
+      throw failure(edge, {
+        error_code: "capacity",
+        stage: "admit",
+        message: `Cannot record run_id "${run_id}": the limit of ${limits.run_identities} run identities is reached. Start without a run_id, or raise DOCKET_RUN_IDENTITIES.`,
+        context: { limit: limits.run_identities },
+        retryability: "never",
+      });
+    }
+    const session_key = request.session_key ?? null;
+    const snapshot = store.create({
+      id,
+      capability: capability.id,
+      input: redactInput(capability, input),
+      actor: edge.actor,
+      repository: root,
+      run_id,
+      session_key,
+      request_id: edge.request_id,
+      trace_id: edge.trace_id,
+      cancellable: capability.cancellable,
+      effect: capability.effect,
+      input_hash: hash,
+    });
+    scheduler.enqueue({
+      id,
+      session_key,
+      capability,
+      input,
+      edge,
+      run_id,
+      deadline_ms: deadline,
+      handle: null,
+      started: 0,
+      stop: { cancelRequested: false, deadlineExpired: false, forced: false, deadlineMs: deadline },
+      timers: [],
+      completed: false,
+    });
+    // The answer is the truth at admission (queued); running starts right after, never before.
+    queueMicrotask(pump);
+    return { execution: snapshot, deduplicated: false };
+  }
+
+  function expiredIdentity(id: string, capability: string, run_id: string) {
+    return { id, capability, run_id, details_expired: true } as unknown as StartResult["execution"];
+  }
+
+  function pump(): void {
+    if (closed) return;
+    for (const active of scheduler.takeRunnable()) begin(active);
+  }
+
+  function begin(active: Active): void {
+    store.append(active.id, [{ type: "execution.started", data: {} }]);
+    active.started = clock.monotonic();
+    const task: WorkerTask = {
+      capability: active.capability.id,
+      source: active.capability.source,
+      input: active.input,
+      execution: { id: active.id, run_id: active.run_id, session_key: active.session_key, attempt: 1 },
+      root,
+      artifacts_dir: artifactsDir(root, active.id),
+      artifact_limits: { files: limits.artifacts_per_execution, bytes: limits.artifact_bytes, total_bytes: limits.artifacts_total_bytes },
+    };
+    active.handle = pool.run(task, { lane: "execution", onEvents: (drafts) => appendHandlerEvents(active, drafts) });
+    if (active.deadline_ms !== null) {
+      active.timers.push(
+        clock.setTimeout(() => {
+          if (active.completed) return;
+          active.stop.deadlineExpired = true;
+          active.handle?.cancel();
+          active.timers.push(
+            clock.setTimeout(() => {
+              if (active.completed) return;
+              active.stop.forced = true;
+              active.handle?.terminate();
+            }, limits.grace_ms),
+          );
+        }, active.deadline_ms),
+      );
+    }
+    active.handle.outcome.then(
+      (outcome) => complete(active, completionOf(active.capability, outcome, active.stop, active.edge)),
+      (error) => complete(active, completionOf(active.capability, { ok: false, error: { kind: "internal", message: String(error), stack: error?.stack ?? null } }, active.stop, active.edge)),
+    );
+  }
+
+  function appendHandlerEvents(active: Active, drafts: EventDraft[]): void {
+    if (active.completed) return;
+    try {
+      store.append(active.id, drafts);
+    } catch (error) {
+      log(`[docket] could not store events of ${active.id}: ${(error as Error).message}`);
+    }
+  }
+
+  function complete(active: Active, completion: Completion): void {
+    if (active.completed) return;
+    active.completed = true;
+    for (const timer of active.timers) clock.clearTimeout(timer);
+    if (completion.state !== "succeeded" && completion.stack) {
+      log(`[docket] ${completion.failure.correlation_id} ${active.capability.id} ${active.id}: ${completion.stack}`);
+    }
+    const duration_ms = Math.max(0, Math.round((clock.monotonic() - active.started) * 1000) / 1000);
+    writeCompleted(active.id, completion, duration_ms);
+    scheduler.finish(active.id);
+    pump();
+  }
+
+  function writeCompleted(id: string, completion: Completion, duration_ms: number): void {
+    const data =
+      completion.state === "succeeded"
+        ? { state: completion.state, output: completion.output, duration_ms }
+        : { state: completion.state, failure: completion.failure, duration_ms };
+    store.append(id, [{ type: "execution.completed", data } as EventDraft]);
+  }
+
+  function cancel(id: string, edge: EdgeInfo): CancelReceipt {
+    if (!isExecutionId(id)) {
+      throw failure(edge, { error_code: "invalid_input", stage: "validate", message: `"${id}" is not an execution id (x-<yyyymmddThhmmssZ>-<8 hex>).` });
+    }
+    const snapshot = store.get(id);
+    if (!snapshot) throw failure(edge, { error_code: "not_found", stage: "validate", message: `No execution ${id}.`, context: { id } });
+    const receipt = (requested: boolean, message: string): CancelReceipt => ({
+      id,
+      state: store.get(id)!.state,
+      cancellable: snapshot.cancellable,
+      requested,
+      message,
+    });
+    if (isTerminal(snapshot.state)) return receipt(false, `${id} is already ${snapshot.state}; nothing to cancel.`);
+    if (snapshot.state === "cancelling") return receipt(true, `Cancellation of ${id} was already requested; follow its events for the outcome.`);
+    const active = scheduler.get(id);
+    if (snapshot.state === "queued" && active && scheduler.remove(id)) {
+      active.completed = true;
+      const completion: Completion = {
+        state: "cancelled",
+        failure: buildFailure({
+          error_code: "cancelled",
+          stage: "queue",
+          message: `${id} was cancelled before it started.`,
+          retryability: "safe",
+          outcome_certainty: "not_applied",
+          request_id: edge.request_id,
+          trace_id: edge.trace_id,
+        }),
+      };
+      writeCompleted(id, completion, 0);
+      return receipt(true, `${id} was cancelled before it started.`);
+    }
+    if (!snapshot.cancellable) {
+      return receipt(false, `${snapshot.capability} is not cancellable: it does not check for cancellation, so ${id} runs to its end.`);
+    }
+    if (!active || !active.handle) {
+      // Not run by this engine (a run reported by another process): the store records the request.
+      store.append(id, [{ type: "execution.cancel_requested", data: { actor: edge.actor } }]);
+      return receipt(true, `Cancellation of ${id} was requested; the process running it will stop it.`);
+    }
+    active.stop.cancelRequested = true;
+    store.append(id, [{ type: "execution.cancel_requested", data: { actor: edge.actor } }]);
+    active.handle.cancel();
+    return receipt(true, `Cancellation of ${id} was requested; follow its events for the outcome.`);
+  }
+
+  function forceStop(id: string): void {
+    const active = scheduler.get(id);
+    if (!active || active.completed) return;
+    if (!active.handle) {
+      cancel(id, active.edge);
+      return;
+    }
+    active.stop.cancelRequested = true;
+    active.stop.forced = true;
+    active.handle.terminate();
+  }
+
+  function hostFacts(): HostFacts {
+    return {
+      root,
+      runtime: {
+        docket_version: DOCKET_VERSION,
+        bun: process.versions.bun ?? null,
+        node: process.versions.node,
+        platform: process.platform,
+        arch: process.arch,
+        pid: process.pid,
+        uptime_ms: Math.round(clock.monotonic() - bootedAt),
+      },
+      capabilities: registry.list().map((c) => ({ id: c.id, effect: c.effect, execution: c.execution, source: c.source.kind === "builtin" ? "builtin" : c.source.file })),
+      load_errors: registry.loadErrors(),
+      store: { kind: options.storeKind, counts: store.list({ limit: 1 }).counts },
+      limits: { ...limits },
+    };
+  }
+
+  let protocolCache: ProtocolDocument | null = null;
+
+  function handle(edge: EdgeInfo): PlaneHandle {
+    return {
+      root,
+      limits,
+      edge,
+      store,
+      capabilities: () => registry.list(),
+      capability: (id) => registry.get(id),
+      loadErrors: () => registry.loadErrors(),
+      start: (request) => start(request, edge),
+      cancel: (id) => cancel(id, edge),
+      protocol: () => (protocolCache ??= protocolDocument(limits)),
+      artifacts: (id) => {
+        requireExecution(id, edge);
+        return listArtifacts(root, id);
+      },
+      release: (id) => {
+        const snapshot = requireExecution(id, edge);
+        if (!isTerminal(snapshot.state)) {
+          throw failure(edge, { error_code: "invalid_input", stage: "admit", message: `${id} is ${snapshot.state}; its artifacts can be released once it is terminal.` });
+        }
+        if (snapshot.failure?.outcome_certainty === "unknown") {
+          throw failure(edge, {
+            error_code: "invalid_input",
+            stage: "admit",
+            message: `${id} ended with an unknown outcome; its artifacts are kept as evidence until the outcome is reconciled by hand.`,
+            retryability: "manual_reconcile",
+          });
+        }
+        return { id, released: removeArtifacts(root, id) };
+      },
+    };
+  }
+
+  function requireExecution(id: string, edge: EdgeInfo) {
+    if (!isExecutionId(id)) throw failure(edge, { error_code: "invalid_input", stage: "validate", message: `"${id}" is not an execution id.` });
+    const snapshot = store.get(id);
+    if (!snapshot) throw failure(edge, { error_code: "not_found", stage: "validate", message: `No execution ${id}.`, context: { id } });
+    return snapshot;
+  }
+
+  const direct = new DirectCalls({ pool, limits, root, clock, log, admitInput, handle, hostFacts });
+
+  return {
+    root,
+    limits,
+    store,
+    capabilities: () => registry.list(),
+    capability: (id) => registry.get(id),
+    loadErrors: () => registry.loadErrors(),
+    start,
+    cancel,
+    call: (id, input, edge) => direct.call(id, input, edge),
+    handle,
+    forceStop,
+    hostFacts,
+    async close() {
+      closed = true;
+      await pool.close();
+    },
+  };
+}
+
+export type { FailureDescriptor };

@@ -256,9 +256,19 @@ export function createEngine(options: EngineOptions): Engine {
       log(`[docket] ${completion.failure.correlation_id} ${active.capability.id} ${active.id}: ${completion.stack}`);
     }
     const duration_ms = Math.max(0, Math.round((clock.monotonic() - active.started) * 1000) / 1000);
-    writeCompleted(active.id, completion, duration_ms);
-    scheduler.finish(active.id);
-    pump();
+    try {
+      // A handler may stop as cancelled without anyone asking (it threw its own cancellation):
+      // the lifecycle still passes through cancelling, so the move is one mayMoveTo allows.
+      if (completion.state === "cancelled" && store.get(active.id)?.state === "running") {
+        store.append(active.id, [{ type: "execution.cancel_requested", data: { actor: active.edge.actor } }]);
+      }
+      writeCompleted(active.id, completion, duration_ms);
+    } catch (error) {
+      log(`[docket] could not complete ${active.id}: ${(error as Error).stack ?? error}`);
+    } finally {
+      scheduler.finish(active.id);
+      pump();
+    }
   }
 
   function writeCompleted(id: string, completion: Completion, duration_ms: number): void {
@@ -322,6 +332,9 @@ export function createEngine(options: EngineOptions): Engine {
     if (!active.handle) {
       cancel(id, active.edge);
       return;
+    }
+    if (!active.stop.cancelRequested && store.get(id)?.state === "running") {
+      store.append(id, [{ type: "execution.cancel_requested", data: { actor: active.edge.actor } }]);
     }
     active.stop.cancelRequested = true;
     active.stop.forced = true;

@@ -1,0 +1,78 @@
+import type { CapabilityCatalog } from "./capability/registered.ts";
+import type { ExecutionStore } from "./store/store.ts";
+import type { Limits } from "./execution/limits.ts";
+import type { Clock } from "./execution/clock.ts";
+import { findCheckoutRoot } from "./capability/checkout.ts";
+import { discoverCapabilities } from "./capability/discovery.ts";
+import { BUILTINS } from "./capability/builtins.ts";
+import { createMemoryStore } from "./store/memory-store.ts";
+import { createWorkerPool } from "./worker/pool.ts";
+import { createEngine, type Engine } from "./execution/engine.ts";
+
+/** How to assemble one execution plane. */
+export interface BootOptions {
+  /** Where the process was started; the checkout root is found from here like git does. */
+  cwd: string;
+  storeKind: "memory";
+  limits: Limits;
+  /** `--capabilities DIR`, repeatable. */
+  capabilityDirs?: string[];
+  /** Extra capability files (`docket run ./file.ts`). */
+  files?: string[];
+  /** Loads a user capability file; the Bun entry registers the virtual modules first. Default: `import()`. */
+  importFile?: (absPath: string) => Promise<unknown>;
+  /** The worker entry, when not the default (the Node bundle). */
+  workerUrl?: URL;
+  clock?: Clock;
+  log?: (line: string) => void;
+  /** Direct-lane workers (default 1). */
+  directWorkers?: number;
+}
+
+/** The assembled plane: registry → engine → store, with the pool under the engine. */
+export interface BootedPlane {
+  root: string;
+  engine: Engine;
+  registry: CapabilityCatalog;
+  store: ExecutionStore;
+  close(): Promise<void>;
+}
+
+/**
+ * Assembles the plane. The pool's workers start spawning first, while capability files load,
+ * since a warm worker is ~15 ms away and discovery takes about as long.
+ */
+export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
+  const root = findCheckoutRoot(options.cwd);
+  const { limits } = options;
+  let engine: Engine | null = null;
+  const pool = createWorkerPool({
+    executionWorkers: limits.max_concurrent,
+    directWorkers: options.directWorkers ?? 1,
+    hostFacts: () => engine!.hostFacts(),
+    workerUrl: options.workerUrl,
+    onWorkerError: options.log,
+  });
+  const warming = pool.warm();
+  const registry = await discoverCapabilities({
+    root,
+    dirs: options.capabilityDirs ?? [],
+    files: options.files ?? [],
+    builtins: BUILTINS,
+    importFile: options.importFile ?? ((path: string) => import(path)),
+  });
+  const store = createMemoryStore({ limits, clock: options.clock ? () => options.clock!.now() : undefined });
+  engine = createEngine({ registry, store, pool, limits, root, storeKind: options.storeKind, clock: options.clock, log: options.log });
+  await warming;
+  const booted = engine;
+  return {
+    root,
+    engine: booted,
+    registry,
+    store,
+    async close() {
+      await booted.close();
+      store.close();
+    },
+  };
+}

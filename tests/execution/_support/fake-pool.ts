@@ -1,0 +1,70 @@
+import type { EventDraft } from "../../../runtime/execution/protocol.ts";
+import type { RunTaskOptions, TaskHandle, TaskOutcome, WorkerPool, WorkerTask } from "../../../runtime/worker/task.ts";
+
+/** A task the test drives by hand: what the handler emits and how it ends. */
+export class FakeTask implements TaskHandle {
+  readonly outcome: Promise<TaskOutcome>;
+  cancelRequested = false;
+  terminated = false;
+  settled = false;
+  private resolve!: (outcome: TaskOutcome) => void;
+
+  constructor(readonly task: WorkerTask, private readonly options: RunTaskOptions) {
+    this.outcome = new Promise((resolve) => (this.resolve = resolve));
+  }
+
+  emit(...drafts: EventDraft[]): void {
+    if (!this.settled) this.options.onEvents?.(drafts);
+  }
+
+  end(outcome: TaskOutcome): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.resolve(outcome);
+  }
+
+  succeed(output: unknown): void {
+    this.end({ ok: true, output });
+  }
+
+  cancel(): void {
+    this.cancelRequested = true;
+  }
+
+  terminate(): void {
+    this.terminated = true;
+    this.end({ ok: false, error: { kind: "terminated", message: "terminated by the pool" } });
+  }
+}
+
+/** A pool whose tasks never run by themselves: every step is the test's decision. */
+export class FakePool implements WorkerPool {
+  readonly tasks: FakeTask[] = [];
+
+  run(task: WorkerTask, options: RunTaskOptions): TaskHandle {
+    const fake = new FakeTask(task, options);
+    this.tasks.push(fake);
+    return fake;
+  }
+
+  async warm(): Promise<void> {}
+
+  async close(): Promise<void> {
+    for (const task of this.tasks) task.terminate();
+  }
+
+  stats() {
+    return { execution_workers: 2, direct_workers: 1, busy: this.tasks.filter((t) => !t.settled).length, replaced: 0 };
+  }
+
+  /** The running task of an execution id. */
+  of(id: string): FakeTask | undefined {
+    return this.tasks.find((t) => t.task.execution?.id === id);
+  }
+}
+
+/** Lets queued microtasks (the engine's pump, outcome handlers) run. */
+export async function flush(): Promise<void> {
+  for (let i = 0; i < 5; i++) await Promise.resolve();
+  await new Promise((resolve) => setImmediate(resolve));
+}

@@ -1,0 +1,134 @@
+import * as v from "valibot";
+import { capability } from "../../../runtime/capability/declaration.ts";
+import { CapabilityError } from "../../../runtime/capability/capability-error.ts";
+import { sensitive } from "../../../runtime/capability/sensitive.ts";
+import { planeOf } from "../../../runtime/capability/plane-of.ts";
+import { createEngine, type Engine } from "../../../runtime/execution/engine.ts";
+import { resolveLimits, type Limits } from "../../../runtime/execution/limits.ts";
+import type { EdgeInfo } from "../../../runtime/execution/plane.ts";
+import { createMemoryStore } from "../../../runtime/store/memory-store.ts";
+import type { ExecutionStore } from "../../../runtime/store/store.ts";
+import { ManualClock } from "../../_support/manual-clock.ts";
+import { catalog, registered } from "../../_support/registered.ts";
+import { FakePool } from "./fake-pool.ts";
+
+/** The caller every engine test acts as. */
+export const EDGE: EdgeInfo = { actor: { kind: "http" }, request_id: "req-1", trace_id: "0af7651916cd43dd8448eb211c80319c" };
+
+const noop = async () => {
+  throw new Error("test capabilities run on the fake pool, never here");
+};
+
+/** Capabilities whose handlers the fake pool plays; only their declarations matter. */
+export const TEST_CAPABILITIES = {
+  read: registered(
+    capability({
+      id: "demo.read",
+      title: "Read",
+      description: "A cancellable read.",
+      effect: "read",
+      cancellable: true,
+      input: v.object({ n: v.optional(v.number(), 1) }),
+      output: v.object({ n: v.number() }),
+      handler: noop,
+    }),
+  ),
+  write: registered(
+    capability({
+      id: "demo.write",
+      title: "Write",
+      description: "A write that does not check cancellation.",
+      effect: "write",
+      input: v.object({}),
+      output: v.object({ ok: v.boolean() }),
+      handler: noop,
+    }),
+  ),
+  timed: registered(
+    capability({
+      id: "demo.timed",
+      title: "Timed",
+      description: "A cancellable write with a deadline.",
+      effect: "write",
+      cancellable: true,
+      timeout_ms: 1000,
+      input: v.object({}),
+      output: v.object({ ok: v.boolean() }),
+      handler: noop,
+    }),
+  ),
+  secret: registered(
+    capability({
+      id: "demo.secret",
+      title: "Secret",
+      description: "Input with secrets at several depths.",
+      effect: "read",
+      input: v.object({
+        user: v.string(),
+        auth: v.object({ token: sensitive(v.string()) }),
+        keys: v.array(v.object({ name: v.string(), key: sensitive(v.string()) })),
+        maybe: v.optional(v.nullable(sensitive(v.string()))),
+      }),
+      output: v.object({}),
+      handler: noop,
+    }),
+  ),
+  cached: registered(
+    capability({
+      id: "demo.cached",
+      title: "Cached",
+      description: "A read whose direct calls are cached.",
+      effect: "read",
+      cache: { ttl_ms: 1000 },
+      input: v.object({ q: v.string() }),
+      output: v.object({ q: v.string() }),
+      handler: noop,
+    }),
+  ),
+  plane: registered(
+    capability({
+      id: "plane.echo",
+      title: "Plane echo",
+      description: "A plane capability: runs in the main thread.",
+      effect: "read",
+      execution: "never",
+      input: v.object({ fail: v.optional(v.boolean(), false) }),
+      output: v.object({ root: v.string(), request_id: v.string() }),
+      handler(input, ctx) {
+        if (input.fail) throw new CapabilityError("not_found", "Nothing here.");
+        const plane = planeOf(ctx);
+        return { root: plane.root, request_id: plane.edge.request_id };
+      },
+    }),
+    { plane: true },
+  ),
+};
+
+export interface Harness {
+  engine: Engine;
+  store: ExecutionStore;
+  pool: FakePool;
+  clock: ManualClock;
+  limits: Limits;
+  logged: string[];
+}
+
+/** An engine over the memory store, a fake pool and a manual clock. */
+export function harness(overrides: Partial<Limits> = {}): Harness {
+  const limits = resolveLimits({ overrides });
+  const clock = new ManualClock();
+  const store = createMemoryStore({ limits, clock: () => clock.now() });
+  const pool = new FakePool();
+  const logged: string[] = [];
+  const engine = createEngine({
+    registry: catalog(Object.values(TEST_CAPABILITIES)),
+    store,
+    pool,
+    limits,
+    root: "/checkout",
+    storeKind: "memory",
+    clock,
+    log: (line) => logged.push(line),
+  });
+  return { engine, store, pool, clock, limits, logged };
+}

@@ -1,0 +1,369 @@
+import { describe, expect, test } from "bun:test";
+import { FailureError } from "../../runtime/execution/failure.ts";
+import { isExecutionId } from "../../runtime/execution/execution-id.ts";
+import { EDGE, harness } from "./_support/harness.ts";
+import { flush } from "./_support/fake-pool.ts";
+
+function failureOf(fn: () => unknown) {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof FailureError) return error.failure;
+    throw error;
+  }
+  throw new Error("expected a FailureError");
+}
+
+const types = (h: ReturnType<typeof harness>, id: string) => h.store.events(id, 0, 1000)!.events.map((e) => e.type);
+
+describe("engine.start", () => {
+  test("executions.start answers queued at once, then runs and completes with the output on the last event", async () => {
+    const h = harness();
+    const { execution, deduplicated } = h.engine.start({ capability: "demo.read", input: { n: 7 } }, EDGE);
+    expect(deduplicated).toBe(false);
+    expect(isExecutionId(execution.id)).toBe(true);
+    expect(execution.state).toBe("queued");
+    expect(execution.request_id).toBe("req-1");
+    expect(execution.trace_id).toBe(EDGE.trace_id);
+    expect(execution.repository).toBe("/checkout");
+    expect(h.pool.tasks).toHaveLength(0);
+    await flush();
+    const task = h.pool.of(execution.id)!;
+    expect(task.task.input).toEqual({ n: 7 });
+    expect(task.task.execution).toEqual({ id: execution.id, run_id: null, session_key: null, attempt: 1 });
+    expect(h.store.get(execution.id)!.state).toBe("running");
+    task.emit({ type: "execution.progress", data: { current: 1, total: 2 } });
+    task.succeed({ n: 7 });
+    await flush();
+    const done = h.store.get(execution.id)!;
+    expect(done.state).toBe("succeeded");
+    expect(done.output).toEqual({ n: 7 });
+    const events = h.store.events(execution.id)!.events;
+    expect(events.map((e) => e.type)).toEqual(["execution.created", "execution.started", "execution.progress", "execution.completed"]);
+    expect(events.map((e) => e.sequence)).toEqual([1, 2, 3, 4]);
+    expect(events.at(-1)!.data).toMatchObject({ state: "succeeded", output: { n: 7 } });
+  });
+
+  test("engine.start applies input defaults before the handler sees the input", async () => {
+    const h = harness();
+    const { execution } = h.engine.start({ capability: "demo.read", input: {} }, EDGE);
+    await flush();
+    expect(h.pool.of(execution.id)!.task.input).toEqual({ n: 1 });
+  });
+
+  test("engine.start refuses input that fails the schema, naming each path, and stores nothing", () => {
+    const h = harness();
+    const failure = failureOf(() => h.engine.start({ capability: "demo.read", input: { n: "ten" } }, EDGE));
+    expect(failure.error_code).toBe("invalid_input");
+    expect(failure.stage).toBe("validate");
+    expect(failure.message).toContain("input.n");
+    expect(failure.message).toContain('"ten"');
+    expect(failure.request_id).toBe("req-1");
+    expect(h.store.list().items).toHaveLength(0);
+  });
+
+  test("engine.start refuses an input larger than the limit", () => {
+    const h = harness({ input_bytes: 1024 });
+    const failure = failureOf(() => h.engine.start({ capability: "demo.secret", input: { user: "x".repeat(2000) } }, EDGE));
+    expect(failure.error_code).toBe("invalid_input");
+    expect(failure.context).toMatchObject({ reason: "too_large", limit: 1024 });
+  });
+
+  test("engine.start refuses an unknown capability with not_found and a plane capability with not_runnable", () => {
+    const h = harness();
+    expect(failureOf(() => h.engine.start({ capability: "nope.nothing", input: {} }, EDGE)).error_code).toBe("not_found");
+    expect(failureOf(() => h.engine.start({ capability: "plane.echo", input: {} }, EDGE)).error_code).toBe("not_runnable");
+  });
+
+  test("engine.start with the same run_id and input returns the original; different input is run_id_conflict", async () => {
+    const h = harness();
+    const first = h.engine.start({ capability: "demo.read", input: { n: 1 }, run_id: "build-42" }, EDGE);
+    const again = h.engine.start({ capability: "demo.read", input: { n: 1 }, run_id: "build-42" }, EDGE);
+    expect(again.deduplicated).toBe(true);
+    expect(again.execution.id).toBe(first.execution.id);
+    const conflict = failureOf(() => h.engine.start({ capability: "demo.read", input: { n: 2 }, run_id: "build-42" }, EDGE));
+    expect(conflict.error_code).toBe("run_id_conflict");
+    expect(conflict.context).toMatchObject({ run_id: "build-42", execution_id: first.execution.id });
+    expect(failureOf(() => h.engine.start({ capability: "demo.write", input: {}, run_id: "build-42" }, EDGE)).error_code).toBe("run_id_conflict");
+    expect(failureOf(() => h.engine.start({ capability: "demo.read", input: {}, run_id: "has space" }, EDGE)).error_code).toBe("invalid_input");
+    expect(h.store.list().items).toHaveLength(1);
+  });
+
+  test("engine.start refuses new run_ids once the identity limit is reached, while plain starts still work", () => {
+    const h = harness({ run_identities: 2 });
+    h.engine.start({ capability: "demo.read", input: {}, run_id: "a" }, EDGE);
+    h.engine.start({ capability: "demo.read", input: {}, run_id: "b" }, EDGE);
+    const refused = failureOf(() => h.engine.start({ capability: "demo.read", input: {}, run_id: "c" }, EDGE));
+    expect(refused.error_code).toBe("capacity");
+    expect(h.engine.start({ capability: "demo.read", input: {}, run_id: "a" }, EDGE).deduplicated).toBe(true);
+    expect(h.engine.start({ capability: "demo.read", input: {} }, EDGE).execution.state).toBe("queued");
+  });
+
+  test("engine.start refuses with capacity when the queue is full, and runs at most max_concurrent at once", async () => {
+    const h = harness({ max_concurrent: 1, max_queued: 2 });
+    const ids = [0, 1, 2].map(() => h.engine.start({ capability: "demo.read", input: {} }, EDGE).execution.id);
+    const refused = failureOf(() => h.engine.start({ capability: "demo.read", input: {} }, EDGE));
+    expect(refused.error_code).toBe("capacity");
+    expect(refused.retryability).toBe("after_delay");
+    expect(refused.stage).toBe("admit");
+    await flush();
+    expect(h.pool.tasks).toHaveLength(1);
+    expect(ids.map((id) => h.store.get(id)!.state)).toEqual(["running", "queued", "queued"]);
+    h.pool.of(ids[0]!)!.succeed({ n: 1 });
+    await flush();
+    expect(ids.map((id) => h.store.get(id)!.state)).toEqual(["succeeded", "running", "queued"]);
+    expect(h.engine.start({ capability: "demo.read", input: {} }, EDGE).execution.state).toBe("queued");
+  });
+
+  test("engine.start runs executions sharing a session_key one at a time in admission order", async () => {
+    const h = harness({ max_concurrent: 4 });
+    const a1 = h.engine.start({ capability: "demo.read", input: {}, session_key: "s" }, EDGE).execution.id;
+    const a2 = h.engine.start({ capability: "demo.read", input: {}, session_key: "s" }, EDGE).execution.id;
+    const b = h.engine.start({ capability: "demo.read", input: {}, session_key: "t" }, EDGE).execution.id;
+    await flush();
+    expect([a1, a2, b].map((id) => h.store.get(id)!.state)).toEqual(["running", "queued", "running"]);
+    h.pool.of(a1)!.succeed({ n: 1 });
+    await flush();
+    expect(h.store.get(a2)!.state).toBe("running");
+  });
+});
+
+describe("engine.cancel", () => {
+  test("engine.cancel of a queued execution cancels it at once, not_applied, and it never starts", async () => {
+    const h = harness({ max_concurrent: 1 });
+    h.engine.start({ capability: "demo.read", input: {} }, EDGE);
+    const queued = h.engine.start({ capability: "demo.read", input: {} }, EDGE).execution.id;
+    await flush();
+    const receipt = h.engine.cancel(queued, EDGE);
+    expect(receipt).toMatchObject({ id: queued, state: "cancelled", requested: true, cancellable: true });
+    const snapshot = h.store.get(queued)!;
+    expect(snapshot.failure).toMatchObject({ error_code: "cancelled", stage: "queue", outcome_certainty: "not_applied" });
+    expect(types(h, queued)).toEqual(["execution.created", "execution.completed"]);
+    h.pool.tasks[0]!.succeed({ n: 1 });
+    await flush();
+    expect(h.pool.of(queued)).toBeUndefined();
+  });
+
+  test("engine.cancel of a running cancellable execution moves it to cancelling and asks the handler", async () => {
+    const h = harness();
+    const id = h.engine.start({ capability: "demo.read", input: {} }, EDGE).execution.id;
+    await flush();
+    const receipt = h.engine.cancel(id, { ...EDGE, actor: { kind: "cockpit" } });
+    expect(receipt).toMatchObject({ state: "cancelling", requested: true });
+    const task = h.pool.of(id)!;
+    expect(task.cancelRequested).toBe(true);
+    expect(h.store.events(id)!.events.at(-1)).toMatchObject({ type: "execution.cancel_requested", data: { actor: { kind: "cockpit" } } });
+    expect(h.engine.cancel(id, EDGE)).toMatchObject({ state: "cancelling", requested: true });
+    task.end({ ok: false, error: { kind: "cancelled", message: "Cancelled" } });
+    await flush();
+    expect(h.store.get(id)).toMatchObject({ state: "cancelled", failure: { error_code: "cancelled", outcome_certainty: "not_applied", retryability: "safe" } });
+  });
+
+  test("engine.cancel of a cancelling execution that finishes before it noticed ends succeeded", async () => {
+    const h = harness();
+    const id = h.engine.start({ capability: "demo.read", input: {} }, EDGE).execution.id;
+    await flush();
+    h.engine.cancel(id, EDGE);
+    h.pool.of(id)!.succeed({ n: 5 });
+    await flush();
+    expect(h.store.get(id)).toMatchObject({ state: "succeeded", output: { n: 5 } });
+  });
+
+  test("engine.cancel of a running non-cancellable execution says so and changes nothing", async () => {
+    const h = harness();
+    const id = h.engine.start({ capability: "demo.write", input: {} }, EDGE).execution.id;
+    await flush();
+    const receipt = h.engine.cancel(id, EDGE);
+    expect(receipt).toMatchObject({ state: "running", cancellable: false, requested: false });
+    expect(receipt.message).toContain("not cancellable");
+    expect(h.pool.of(id)!.cancelRequested).toBe(false);
+    expect(types(h, id)).toEqual(["execution.created", "execution.started"]);
+  });
+
+  test("engine.cancel of a terminal execution answers what is true and changes nothing", async () => {
+    const h = harness();
+    const id = h.engine.start({ capability: "demo.read", input: {} }, EDGE).execution.id;
+    await flush();
+    h.pool.of(id)!.succeed({ n: 1 });
+    await flush();
+    const before = JSON.stringify(h.store.get(id));
+    expect(h.engine.cancel(id, EDGE)).toMatchObject({ state: "succeeded", requested: false });
+    expect(JSON.stringify(h.store.get(id))).toBe(before);
+  });
+
+  test("engine.cancel refuses a malformed id before any look-up and an unknown one with not_found", () => {
+    const h = harness();
+    expect(failureOf(() => h.engine.cancel("x-nope", EDGE)).error_code).toBe("invalid_input");
+    expect(failureOf(() => h.engine.cancel("x-20260908T010203Z-0a1b2c3d", EDGE)).error_code).toBe("not_found");
+  });
+
+  test("engine.forceStop terminates a running handler; the execution ends cancelled with the forced certainty", async () => {
+    const h = harness();
+    const id = h.engine.start({ capability: "demo.write", input: {} }, EDGE).execution.id;
+    await flush();
+    h.engine.forceStop(id);
+    await flush();
+    expect(h.pool.of(id)!.terminated).toBe(true);
+    expect(h.store.get(id)).toMatchObject({ state: "cancelled", failure: { outcome_certainty: "unknown", retryability: "manual_reconcile" } });
+  });
+});
+
+describe("engine deadlines", () => {
+  test("a write handler that ignores its deadline is terminated after grace and fails deadline_exceeded, unknown", async () => {
+    const h = harness({ grace_ms: 200 });
+    const id = h.engine.start({ capability: "demo.timed", input: {} }, EDGE).execution.id;
+    await flush();
+    const task = h.pool.of(id)!;
+    h.clock.advance(999);
+    expect(task.cancelRequested).toBe(false);
+    h.clock.advance(1);
+    expect(task.cancelRequested).toBe(true);
+    expect(task.terminated).toBe(false);
+    h.clock.advance(200);
+    expect(task.terminated).toBe(true);
+    await flush();
+    expect(h.store.get(id)).toMatchObject({
+      state: "failed",
+      failure: { error_code: "deadline_exceeded", outcome_certainty: "unknown", retryability: "manual_reconcile", context: { deadline_ms: 1000, terminated: true } },
+    });
+  });
+
+  test("a read handler past deadline_ms of the start request fails deadline_exceeded with a safe retry", async () => {
+    const h = harness({ grace_ms: 10 });
+    const id = h.engine.start({ capability: "demo.read", input: {}, deadline_ms: 50 }, EDGE).execution.id;
+    await flush();
+    h.clock.advance(50);
+    const task = h.pool.of(id)!;
+    task.end({ ok: false, error: { kind: "cancelled", message: "Cancelled" } });
+    await flush();
+    expect(task.terminated).toBe(false);
+    expect(h.store.get(id)).toMatchObject({ state: "failed", failure: { error_code: "deadline_exceeded", outcome_certainty: "not_applied", retryability: "safe", context: { terminated: false } } });
+    expect(h.clock.pending).toBe(0);
+  });
+
+  test("engine.start refuses a deadline_ms that is not a positive whole number", () => {
+    const h = harness();
+    expect(failureOf(() => h.engine.start({ capability: "demo.read", input: {}, deadline_ms: -5 }, EDGE)).error_code).toBe("invalid_input");
+  });
+});
+
+describe("engine completion", () => {
+  test("a handler returning the wrong shape fails internal at stage complete", async () => {
+    const h = harness();
+    const id = h.engine.start({ capability: "demo.read", input: {} }, EDGE).execution.id;
+    await flush();
+    h.pool.of(id)!.succeed({ n: "not a number" });
+    await flush();
+    const snapshot = h.store.get(id)!;
+    expect(snapshot.state).toBe("failed");
+    expect(snapshot.failure).toMatchObject({ error_code: "internal", stage: "complete" });
+    expect(snapshot.failure!.message).toContain("output.n");
+    expect(snapshot.output).toBeUndefined();
+  });
+
+  test("a CapabilityError keeps its code, message and context", async () => {
+    const h = harness();
+    const id = h.engine.start({ capability: "demo.read", input: {} }, EDGE).execution.id;
+    await flush();
+    h.pool.of(id)!.end({ ok: false, error: { kind: "capability", code: "verification_failed", message: "2 files differ", context: { mismatched: 2 } } });
+    await flush();
+    expect(h.store.get(id)!.failure).toMatchObject({ error_code: "verification_failed", message: "2 files differ", context: { mismatched: 2 }, stage: "run" });
+  });
+
+  test("a thrown error fails internal with a correlation id; the stack goes to the log, never to the store", async () => {
+    const h = harness();
+    const id = h.engine.start({ capability: "demo.read", input: {} }, EDGE).execution.id;
+    await flush();
+    h.pool.of(id)!.end({ ok: false, error: { kind: "internal", message: "boom\nsecond line", stack: "Error: boom\n    at handler (/runtime/inside.ts:1:1)" } });
+    await flush();
+    const failure = h.store.get(id)!.failure!;
+    expect(failure.error_code).toBe("internal");
+    expect(failure.correlation_id).toMatch(/^c-[0-9a-f]{16}$/);
+    expect(failure.suggestion.length).toBeGreaterThan(0);
+    const stored = JSON.stringify(h.store.events(id));
+    expect(stored).not.toContain("inside.ts");
+    expect(stored).not.toContain("second line");
+    expect(h.logged.join("\n")).toContain(failure.correlation_id);
+    expect(h.logged.join("\n")).toContain("inside.ts");
+  });
+
+  test("a lost worker fails internal with the forced-stop certainty of the effect", async () => {
+    const h = harness();
+    const id = h.engine.start({ capability: "demo.write", input: {} }, EDGE).execution.id;
+    await flush();
+    h.pool.of(id)!.end({ ok: false, error: { kind: "worker_lost", message: "exit code 1" } });
+    await flush();
+    expect(h.store.get(id)!.failure).toMatchObject({ error_code: "internal", outcome_certainty: "unknown", retryability: "manual_reconcile" });
+  });
+
+  test("handler events after completion are dropped, not stored", async () => {
+    const h = harness();
+    const id = h.engine.start({ capability: "demo.read", input: {} }, EDGE).execution.id;
+    await flush();
+    const task = h.pool.of(id)!;
+    task.succeed({ n: 1 });
+    await flush();
+    task.settled = false;
+    task.emit({ type: "execution.log", data: { level: "info", message: "late" } });
+    expect(types(h, id).at(-1)).toBe("execution.completed");
+  });
+});
+
+describe("engine.call (direct)", () => {
+  test("a plane capability runs in the main thread with the plane bound to the caller", async () => {
+    const h = harness();
+    expect(await h.engine.call("plane.echo", {}, EDGE)).toEqual({ root: "/checkout", request_id: "req-1" });
+    expect(h.pool.tasks).toHaveLength(0);
+    const failure = await h.engine.call("plane.echo", { fail: true }, EDGE).then(
+      () => null,
+      (e) => (e as FailureError).failure,
+    );
+    expect(failure).toMatchObject({ error_code: "not_found", message: "Nothing here." });
+  });
+
+  test("a work capability runs on the direct lane, with no identity and no store entry", async () => {
+    const h = harness();
+    const call = h.engine.call("demo.read", { n: 3 }, EDGE);
+    await flush();
+    const task = h.pool.tasks[0]!;
+    expect(task.task.execution).toBeNull();
+    expect(task.task.artifacts_dir).toBeNull();
+    task.succeed({ n: 3 });
+    expect(await call).toEqual({ n: 3 });
+    expect(h.store.list().items).toHaveLength(0);
+  });
+
+  test("a cached capability answers from the cache within its ttl and runs again after", async () => {
+    const h = harness();
+    const first = h.engine.call("demo.cached", { q: "a" }, EDGE);
+    await flush();
+    h.pool.tasks[0]!.succeed({ q: "a" });
+    expect(await first).toEqual({ q: "a" });
+    expect(await h.engine.call("demo.cached", { q: "a" }, EDGE)).toEqual({ q: "a" });
+    expect(h.pool.tasks).toHaveLength(1);
+    h.clock.advance(1001);
+    const third = h.engine.call("demo.cached", { q: "a" }, EDGE);
+    await flush();
+    expect(h.pool.tasks).toHaveLength(2);
+    h.pool.tasks[1]!.succeed({ q: "a" });
+    await third;
+  });
+
+  test("a cached capability started as an execution runs for real", async () => {
+    const h = harness();
+    h.engine.start({ capability: "demo.cached", input: { q: "a" } }, EDGE);
+    h.engine.start({ capability: "demo.cached", input: { q: "a" } }, EDGE);
+    await flush();
+    expect(h.pool.tasks).toHaveLength(2);
+  });
+
+  test("a direct call with bad input is invalid_input and runs nothing", async () => {
+    const h = harness();
+    const failure = await h.engine.call("demo.read", { n: "x" }, EDGE).then(
+      () => null,
+      (e) => (e as FailureError).failure,
+    );
+    expect(failure?.error_code).toBe("invalid_input");
+    expect(h.pool.tasks).toHaveLength(0);
+  });
+});

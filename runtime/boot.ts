@@ -3,7 +3,8 @@ import type { ExecutionStore } from "./store/store.ts";
 import type { Limits } from "./execution/limits.ts";
 import type { Clock } from "./execution/clock.ts";
 import { findCheckoutRoot } from "./capability/checkout.ts";
-import { discoverCapabilities } from "./capability/discovery.ts";
+import { discoverCapabilities, loadCapabilityFile } from "./capability/discovery.ts";
+import { resolve } from "node:path";
 import { BUILTINS } from "./capability/builtins.ts";
 import { createMemoryStore } from "./store/memory-store.ts";
 import { createWorkerPool } from "./worker/pool.ts";
@@ -35,6 +36,8 @@ export interface BootedPlane {
   engine: Engine;
   registry: CapabilityCatalog;
   store: ExecutionStore;
+  /** The ids of `options.files`, in order, for those that loaded. */
+  fileIds: string[];
   close(): Promise<void>;
 }
 
@@ -44,6 +47,7 @@ export interface BootedPlane {
  */
 export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
   const root = findCheckoutRoot(options.cwd);
+  const importFile = options.importFile ?? ((path: string) => import(path));
   const { limits } = options;
   let engine: Engine | null = null;
   const pool = createWorkerPool({
@@ -57,10 +61,22 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
   const registry = await discoverCapabilities({
     root,
     dirs: options.capabilityDirs ?? [],
-    files: options.files ?? [],
     builtins: BUILTINS,
-    importFile: options.importFile ?? ((path: string) => import(path)),
+    importFile,
   });
+  const fileIds: string[] = [];
+  for (const file of options.files ?? []) {
+    const path = resolve(options.cwd, file);
+    const loaded = await loadCapabilityFile(path, importFile);
+    if (!loaded.ok) {
+      for (const error of loaded.errors) registry.addLoadError(error);
+      continue;
+    }
+    const existing = registry.get(loaded.capability.id);
+    // `docket run ./capabilities/x.ts` names a file discovery already loaded: the same capability.
+    if (existing?.source.kind === "file" && resolve(existing.source.file) === path) fileIds.push(existing.id);
+    else if (registry.add(loaded.capability.def, { kind: "file", file: path })) fileIds.push(loaded.capability.id);
+  }
   const store = createMemoryStore({ limits, clock: options.clock ? () => options.clock!.now() : undefined });
   engine = createEngine({ registry, store, pool, limits, root, storeKind: options.storeKind, clock: options.clock, log: options.log });
   await warming;
@@ -70,6 +86,7 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
     engine: booted,
     registry,
     store,
+    fileIds,
     async close() {
       await booted.close();
       store.close();

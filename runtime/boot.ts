@@ -5,7 +5,7 @@ import type { Clock } from "./execution/clock.ts";
 import { findCheckoutRoot } from "./capability/checkout.ts";
 import { discoverCapabilities, loadCapabilityFile } from "./capability/discovery.ts";
 import { resolve } from "node:path";
-import { BUILTINS } from "./capability/builtins.ts";
+import { BUILTIN_DIR, BUILTINS } from "./capability/builtins.ts";
 import { createMemoryStore } from "./store/memory-store.ts";
 import { createWorkerPool } from "./worker/pool.ts";
 import { createEngine, type Engine } from "./execution/engine.ts";
@@ -62,6 +62,7 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
     root,
     dirs: options.capabilityDirs ?? [],
     builtins: BUILTINS,
+    builtinDir: BUILTIN_DIR,
     importFile,
   });
   const fileIds: string[] = [];

@@ -23,3 +23,6 @@ export type { ExecutionEvent } from "./execution/protocol.ts";
 export { executionIdSchema, executionStateSchema, executionSnapshotSchema } from "./capability/schemas.ts";
 export { describeCapability } from "./capability/registered.ts";
 export type { RegisteredCapability, LoadError } from "./capability/registered.ts";
+export { inspectCapabilityFile, listCapabilityFiles, type CapabilityFileReport, type CapabilityProblem } from "./capability/inspect.ts";
+export { resolveInside, type ResolveInsideOptions } from "./capability/resolve-inside.ts";
+export { globMatcher } from "./capability/glob.ts";

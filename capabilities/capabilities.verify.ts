@@ -1,0 +1,102 @@
+import { capability, CapabilityError, inspectCapabilityFile, listCapabilityFiles, resolveInside, type CapabilityFileReport } from "docket";
+import * as v from "valibot";
+import { realpath } from "node:fs/promises";
+import { join, relative, sep } from "node:path";
+
+export default capability({
+  id: "capabilities.verify",
+  title: "Verify capability files",
+  description:
+    "Loads every capability file of the checkout's capabilities/ folder (and of path, when given) on its own, fresh from disk, and checks its id, file name, schema conversion and examples, and that no two files share an id. One diagnostic per problem with file and line; fails with verification_failed when there is any. The CI step for a folder of capabilities.",
+  effect: "read",
+  cancellable: true,
+  errors: ["verification_failed"],
+  input: v.object({
+    path: v.optional(v.pipe(v.string(), v.minLength(1), v.description("Another folder of capability files, relative to the checkout root (as given to --capabilities)."))),
+  }),
+  output: v.object({
+    files: v.pipe(v.number(), v.description("Capability files checked.")),
+    capabilities: v.array(v.object({ file: v.string(), id: v.string() })),
+    ok: v.literal(true),
+  }),
+  examples: [{}, { path: "tools/capabilities" }],
+  async handler(input, ctx) {
+    const folders = [join(ctx.root, "capabilities")];
+    if (input.path !== undefined) folders.push(await resolveInside(ctx.root, input.path, { label: "input.path" }));
+
+    ctx.progress.step("list", "List capability files");
+    const files = await listFolders(folders, input.path);
+    ctx.progress.stepDone("list", true, `${files.length} files`);
+
+    ctx.progress.step("check", "Load and check each file");
+    const reports: CapabilityFileReport[] = [];
+    const firstById = new Map<string, string>();
+    let problems = 0;
+    for (let i = 0; i < files.length; i++) {
+      if (ctx.progress.cancelled()) throw ctx.progress.cancellation();
+      const file = files[i]!;
+      const shown = display(ctx.root, file);
+      const report = await inspectCapabilityFile(file, { fresh: true });
+      reports.push(report);
+      for (const problem of report.problems) {
+        problems++;
+        ctx.progress.diagnostic({
+          severity: "error",
+          code: problem.code,
+          file: shown,
+          message: problem.reason,
+          ...(problem.line !== null ? { line: problem.line } : {}),
+          ...(problem.column !== null ? { column: problem.column } : {}),
+        });
+      }
+      if (report.id !== null) {
+        const first = firstById.get(report.id);
+        if (first === undefined) firstById.set(report.id, shown);
+        else {
+          problems++;
+          ctx.progress.diagnostic({ severity: "error", code: "duplicate_id", file: shown, message: `id "${report.id}" is already declared by ${first}; only the first one loads. Give one of them another id.` });
+        }
+      }
+      ctx.progress.progress(i + 1, files.length, shown);
+    }
+    ctx.progress.stepDone("check", problems === 0, problems === 0 ? `${files.length} files are sound` : `${problems} problems`);
+
+    if (problems > 0) {
+      const bad = reports.filter((r) => r.problems.length > 0).length;
+      throw new CapabilityError("verification_failed", `${problems} problems in the capability files (${bad} of ${files.length} files do not load as they are); see the diagnostics`, {
+        context: { files: files.length, problems },
+        suggestion: "Fix each diagnostic at its file and line, then run capabilities.verify again.",
+      });
+    }
+    if (files.length === 0) ctx.progress.log(`No capability files found in ${folders.map((f) => display(ctx.root, f)).join(" or ")}`, "warn");
+    return {
+      files: files.length,
+      capabilities: reports.map((r) => ({ file: display(ctx.root, r.file), id: r.id! })),
+      ok: true as const,
+    };
+  },
+});
+
+/** The capability files of each folder, as discovery would load them; a folder met twice counts once. */
+async function listFolders(folders: string[], given: string | undefined): Promise<string[]> {
+  const files: string[] = [];
+  const seen = new Set<string>();
+  for (const [index, folder] of folders.entries()) {
+    const listed = await listCapabilityFiles(folder);
+    if (listed === null) {
+      // The checkout's own capabilities/ may be absent; a folder the caller named must exist.
+      if (index === 0) continue;
+      throw new CapabilityError("invalid_input", `input.path ${JSON.stringify(given)} is not a folder of the checkout; give the folder of your capability files, relative to the checkout root`, { context: { path: given } });
+    }
+    const real = await realpath(folder);
+    if (seen.has(real)) continue;
+    seen.add(real);
+    files.push(...listed);
+  }
+  return files;
+}
+
+function display(root: string, file: string): string {
+  const rel = relative(root, file);
+  return sep === "/" ? rel : rel.split(sep).join("/");
+}

@@ -1,0 +1,163 @@
+import { capability, CapabilityError, globMatcher, resolveInside, type CapabilityContext } from "docket";
+import * as v from "valibot";
+import { createHash } from "node:crypto";
+import { createReadStream } from "node:fs";
+import { readdir, realpath, stat } from "node:fs/promises";
+import { join, relative, sep } from "node:path";
+
+/** Folders no one wants in a manifest; met during the walk they are skipped (a `path` inside one is still digested). */
+const SKIPPED_FOLDERS = [".git", ".docket", "node_modules"];
+
+const MANIFEST_NAME = "manifest.sha256";
+
+export default capability({
+  id: "files.digest",
+  title: "Digest files",
+  description:
+    "SHA-256 of every file under a folder of the checkout, as a sha256sum manifest (paths relative to the checkout root, sorted), written as the artifact manifest.sha256. Check it later with files.verify or `sha256sum -c`.",
+  effect: "read",
+  cancellable: true,
+  errors: ["unreadable_files"],
+  input: v.object({
+    path: v.optional(v.pipe(v.string(), v.description("Folder (or one file) of the checkout to digest, relative to its root.")), "."),
+    include: v.optional(
+      v.pipe(
+        v.array(v.string()),
+        v.description("Globs of files to digest, relative to path; a pattern without / matches a name at any depth (\"*.ts\"). Default: every file."),
+      ),
+    ),
+    exclude: v.optional(
+      v.pipe(v.array(v.string()), v.description("Globs to leave out, matched like include; a matching folder is not walked. .git, .docket and node_modules are always left out.")),
+    ),
+  }),
+  output: v.object({
+    files: v.pipe(v.number(), v.description("Files in the manifest.")),
+    bytes: v.pipe(v.number(), v.description("Bytes hashed.")),
+    digest: v.pipe(v.string(), v.description("SHA-256 of the manifest text: one value that changes when any file does.")),
+    manifest_artifact: v.optional(v.pipe(v.string(), v.description("The artifact holding the manifest, in an execution."))),
+    manifest: v.optional(v.pipe(v.string(), v.description("The manifest itself, in a direct call (no artifact folder)."))),
+  }),
+  examples: [{ path: "." }, { path: "src", include: ["*.ts"], exclude: ["*.test.ts"] }],
+  async handler(input, ctx) {
+    const base = await resolveInside(ctx.root, input.path, { label: "input.path" });
+    const realRoot = await realpath(ctx.root);
+
+    ctx.progress.step("walk", `List files under ${input.path}`);
+    const files = await listFiles(base, realRoot, ctx, {
+      include: input.include && input.include.length > 0 ? globMatcher(input.include) : null,
+      exclude: globMatcher([...SKIPPED_FOLDERS, ...(input.exclude ?? [])]),
+    });
+    ctx.progress.stepDone("walk", true, `${files.length} files`);
+
+    ctx.progress.step("hash", "SHA-256 of each file");
+    const lines: string[] = [];
+    const unreadable: string[] = [];
+    let bytes = 0;
+    for (let i = 0; i < files.length; i++) {
+      if (ctx.progress.cancelled()) throw ctx.progress.cancellation();
+      const file = files[i]!;
+      try {
+        const hashed = await sha256File(file.abs, ctx);
+        bytes += hashed.bytes;
+        lines.push(manifestLine(hashed.hex, file.rel));
+      } catch (error) {
+        if (ctx.progress.cancelled()) throw ctx.progress.cancellation();
+        unreadable.push(file.rel);
+        ctx.progress.diagnostic({ severity: "error", code: "unreadable", file: file.rel, message: `Cannot read ${file.rel}: ${(error as Error).message}` });
+      }
+      ctx.progress.progress(i + 1, files.length, file.rel);
+    }
+    ctx.progress.stepDone("hash", unreadable.length === 0, `${lines.length} files, ${bytes} bytes`);
+    if (unreadable.length > 0) {
+      throw new CapabilityError("unreadable_files", `${unreadable.length} of ${files.length} files could not be read, so no manifest was written; see the diagnostics, fix the permissions or exclude them`, {
+        context: { unreadable: unreadable.length, first: unreadable.slice(0, 10) },
+      });
+    }
+
+    const manifest = lines.join("");
+    const digest = createHash("sha256").update(manifest).digest("hex");
+    if (ctx.execution === null) return { files: lines.length, bytes, digest, manifest };
+    const written = await ctx.artifacts.write(MANIFEST_NAME, manifest);
+    ctx.progress.log(`Wrote ${written.name} (${written.bytes} bytes)`);
+    return { files: lines.length, bytes, digest, manifest_artifact: written.name };
+  },
+});
+
+interface ListedFile {
+  abs: string;
+  /** Relative to the checkout root, `/`-separated: what the manifest names. */
+  rel: string;
+}
+
+interface Filters {
+  include: ((path: string) => boolean) | null;
+  exclude: (path: string) => boolean;
+}
+
+/** Every file under `base` that the filters keep, sorted by path (code unit order, as `sort` does). */
+async function listFiles(base: string, realRoot: string, ctx: CapabilityContext, filters: Filters): Promise<ListedFile[]> {
+  const root = ctx.root;
+  const out: ListedFile[] = [];
+  const info = await stat(base);
+  if (!info.isDirectory()) return [{ abs: base, rel: toPosix(relative(root, base)) }];
+  const pending = [base];
+  while (pending.length > 0) {
+    if (ctx.progress.cancelled()) throw ctx.progress.cancellation();
+    const dir = pending.pop()!;
+    for (const entry of await readdir(dir, { withFileTypes: true })) {
+      const abs = join(dir, entry.name);
+      const fromBase = toPosix(relative(base, abs));
+      if (filters.exclude(fromBase)) continue;
+      if (entry.isDirectory()) pending.push(abs);
+      else if (entry.isFile() || (entry.isSymbolicLink() && (await linkedFileInside(abs, realRoot, ctx)))) {
+        if (filters.include === null || filters.include(fromBase)) out.push({ abs, rel: toPosix(relative(root, abs)) });
+      }
+    }
+  }
+  return out.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
+}
+
+/** A symbolic link is digested when it leads to a file inside the checkout; links to folders are not walked (no cycles). */
+async function linkedFileInside(abs: string, realRoot: string, ctx: CapabilityContext): Promise<boolean> {
+  const rel = toPosix(relative(ctx.root, abs));
+  try {
+    const target = await realpath(abs);
+    const inside = target === realRoot || target.startsWith(realRoot + sep);
+    if (!inside) {
+      ctx.progress.diagnostic({ severity: "warning", code: "link_outside", file: rel, message: `Skipped ${rel}: a symbolic link leading outside the checkout` });
+      return false;
+    }
+    return (await stat(target)).isFile();
+  } catch {
+    ctx.progress.diagnostic({ severity: "warning", code: "broken_link", file: rel, message: `Skipped ${rel}: a broken symbolic link` });
+    return false;
+  }
+}
+
+/** Streams the file through SHA-256 so a large file never sits in memory; stops between chunks on cancel. */
+async function sha256File(path: string, ctx: CapabilityContext): Promise<{ hex: string; bytes: number }> {
+  const hash = createHash("sha256");
+  let bytes = 0;
+  const stream = createReadStream(path, { highWaterMark: 1 << 20 });
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      if (ctx.progress.cancelled()) throw ctx.progress.cancellation();
+      hash.update(chunk);
+      bytes += chunk.length;
+    }
+  } finally {
+    stream.destroy();
+  }
+  return { hex: hash.digest("hex"), bytes };
+}
+
+/** One `sha256sum` line; a name with `\`, CR or LF is escaped and the line marked with `\`, as GNU coreutils does. */
+function manifestLine(hex: string, name: string): string {
+  if (!/[\\\n\r]/.test(name)) return `${hex}  ${name}\n`;
+  const escaped = name.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/\r/g, "\\r");
+  return `\\${hex}  ${escaped}\n`;
+}
+
+function toPosix(path: string): string {
+  return sep === "/" ? path : path.split(sep).join("/");
+}

@@ -1,0 +1,144 @@
+import { capability, type CapabilityContext, type DiagnosticInput, type HostFacts } from "docket";
+import * as v from "valibot";
+import { constants } from "node:fs";
+import { access, stat } from "node:fs/promises";
+import { isAbsolute, join, relative } from "node:path";
+
+const check = v.object({
+  id: v.string(),
+  title: v.string(),
+  ok: v.boolean(),
+  message: v.string(),
+});
+
+export default capability({
+  id: "health.report",
+  title: "Health report",
+  description:
+    "The checkout this process serves, its runtime, the loaded capabilities and the files that failed to load, the store and the limits in force: one step per check, one diagnostic per problem.",
+  effect: "read",
+  input: v.object({}),
+  output: v.object({
+    ok: v.pipe(v.boolean(), v.description("No check found an error (warnings do not count).")),
+    root: v.string(),
+    checks: v.array(check),
+    capabilities: v.pipe(v.number(), v.description("Capabilities loaded.")),
+    load_errors: v.pipe(v.number(), v.description("Capability files that failed to load.")),
+    warnings: v.number(),
+    runtime: v.object({ docket_version: v.string(), bun: v.nullable(v.string()), node: v.string(), platform: v.string(), arch: v.string(), pid: v.number(), uptime_ms: v.number() }),
+    store: v.object({ kind: v.string(), counts: v.record(v.string(), v.number()) }),
+    limits: v.record(v.string(), v.number()),
+  }),
+  examples: [{}],
+  async handler(_input, ctx) {
+    const host = await ctx.host();
+    const checks: Array<v.InferOutput<typeof check>> = [];
+    let warnings = 0;
+    let errors = 0;
+    const run = async (id: string, title: string, body: () => Promise<{ message: string; problems: DiagnosticInput[] }>) => {
+      ctx.progress.step(id, title);
+      const { message, problems } = await body();
+      for (const problem of problems) {
+        ctx.progress.diagnostic(problem);
+        if (problem.severity === "error") errors++;
+        if (problem.severity === "warning") warnings++;
+      }
+      const ok = !problems.some((p) => p.severity === "error");
+      ctx.progress.stepDone(id, ok, message);
+      checks.push({ id, title, ok, message });
+    };
+
+    await run("checkout", "Checkout", () => checkCheckout(host.root));
+    await run("runtime", "Runtime", async () => ({ message: describeRuntime(host), problems: [] }));
+    await run("capabilities", "Capabilities", async () => checkCapabilities(host, ctx));
+    await run("store", "Execution store", async () => ({
+      message: `${host.store.kind} store: ${Object.entries(host.store.counts).filter(([, n]) => n > 0).map(([k, n]) => `${n} ${k}`).join(", ") || "empty"}`,
+      problems: [],
+    }));
+    await run("limits", "Limits in force", async () => checkLimits(host));
+
+    return {
+      ok: errors === 0,
+      root: host.root,
+      checks,
+      capabilities: host.capabilities.length,
+      load_errors: host.load_errors.length,
+      warnings,
+      runtime: host.runtime,
+      store: host.store,
+      limits: host.limits,
+    };
+  },
+});
+
+/** The root is a folder, is a git checkout (or docket fell back to the working directory), and `.docket` can be written. */
+async function checkCheckout(root: string): Promise<{ message: string; problems: DiagnosticInput[] }> {
+  const problems: DiagnosticInput[] = [];
+  try {
+    if (!(await stat(root)).isDirectory()) return { message: `${root} is not a folder`, problems: [{ severity: "error", code: "root_missing", message: `The checkout root ${root} is not a folder` }] };
+  } catch {
+    return { message: `${root} does not exist`, problems: [{ severity: "error", code: "root_missing", message: `The checkout root ${root} does not exist; start docket inside a checkout` }] };
+  }
+  const git = await exists(join(root, ".git"));
+  if (!git) {
+    problems.push({ severity: "warning", code: "not_a_checkout", message: `${root} has no .git: docket serves the working directory; start it inside a git checkout to serve the whole repository` });
+  }
+  const stateDir = (await exists(join(root, ".docket"))) ? join(root, ".docket") : root;
+  try {
+    await access(stateDir, constants.W_OK);
+  } catch {
+    problems.push({ severity: "warning", code: "read_only", message: `${stateDir} is not writable: artifacts and a durable store cannot be kept there` });
+  }
+  return { message: `${root}${git ? " (git checkout)" : " (working directory, no .git)"}`, problems };
+}
+
+function describeRuntime(host: HostFacts): string {
+  const r = host.runtime;
+  return `docket ${r.docket_version} on ${r.bun ? `Bun ${r.bun}` : `Node ${r.node}`}, ${r.platform}-${r.arch}, pid ${r.pid}`;
+}
+
+/** One error diagnostic per capability file that did not load, pointing at its file and line. */
+function checkCapabilities(host: HostFacts, ctx: CapabilityContext): { message: string; problems: DiagnosticInput[] } {
+  const problems: DiagnosticInput[] = host.load_errors.map((e) => ({
+    severity: "error",
+    code: "load_error",
+    message: `Cannot load ${displayPath(host.root, e.file)}: ${e.reason}`,
+    file: displayPath(host.root, e.file),
+    ...(e.line !== null ? { line: e.line } : {}),
+    ...(e.column !== null ? { column: e.column } : {}),
+  }));
+  const work = host.capabilities.filter((c) => c.execution === "allowed").length;
+  ctx.progress.log(`Capabilities: ${host.capabilities.map((c) => c.id).join(", ")}`, "debug");
+  const failed = host.load_errors.length > 0 ? `; ${host.load_errors.length} failed to load` : "";
+  return { message: `${host.capabilities.length} loaded (${work} runnable as executions)${failed}`, problems };
+}
+
+/** Limits that switch a feature off are worth a warning; the rest are reported as they are. */
+function checkLimits(host: HostFacts): { message: string; problems: DiagnosticInput[] } {
+  const problems: DiagnosticInput[] = [];
+  const l = host.limits;
+  if (l.artifacts_per_execution === 0 || l.artifact_bytes === 0 || l.artifacts_total_bytes === 0) {
+    problems.push({ severity: "warning", code: "artifacts_disabled", message: "Artifacts are switched off by the limits in force: files.digest cannot write its manifest" });
+  }
+  if (l.max_queued === 0) {
+    problems.push({ severity: "warning", code: "queue_disabled", message: "max_queued is 0: an execution started while others run is refused with capacity" });
+  }
+  const shown = ["max_concurrent", "max_queued", "events_retained", "input_bytes"].filter((k) => k in l).map((k) => `${k}=${l[k]}`);
+  return { message: shown.join(", ") || `${Object.keys(l).length} limits`, problems };
+}
+
+/** A path inside the checkout is shown relative to it, as editors and CI annotations expect. */
+function displayPath(root: string, file: string): string {
+  if (!isAbsolute(file)) return file;
+  const rel = relative(root, file);
+  return rel.startsWith("..") || isAbsolute(rel) ? file : rel;
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,102 @@
+import { relative, dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** Where and why a capability file failed to import, as a user can act on it. */
+export interface ImportFailure {
+  reason: string;
+  line: number | null;
+  column: number | null;
+}
+
+/** A Bun build message's location; Bun reports it 1-based (line and column). */
+interface BuildPosition {
+  file?: string;
+  line?: number;
+  column?: number;
+}
+
+/**
+ * Explains the error an import of `absPath` threw. Bun throws a `BuildMessage` for a syntax error
+ * (its `position` holds file, line and column), an `AggregateError` of them for some `.js` files,
+ * a `ResolveMessage` for an import it cannot find, and the thrown value for a top-level throw,
+ * whose stack frames name the file with line and column. Never includes a stack trace.
+ */
+export function describeImportFailure(error: unknown, absPath: string): ImportFailure {
+  const file = resolve(absPath);
+  const build = firstBuildMessage(error);
+  if (build) return fromBuildMessage(build.message, build.position, build.more, file);
+  if (isNamed(error, "ResolveMessage")) {
+    const specifier = String((error as { specifier?: unknown }).specifier ?? "");
+    const at = locationOf((error as { position?: BuildPosition }).position, file);
+    const bare = specifier !== "" && !specifier.startsWith(".") && !specifier.startsWith("/");
+    const advice = bare ? ' A capability file may import "docket", "valibot" and node built-ins; other packages need a node_modules beside it.' : "";
+    return { reason: `cannot resolve import ${JSON.stringify(specifier)}: ${messageOf(error)}.${advice}`, ...at };
+  }
+  if (error instanceof Error) {
+    const at = frameIn(error, file);
+    const kind = error.name && error.name !== "Error" ? `${error.name}: ` : "";
+    return { reason: `it threw while loading: ${kind}${error.message}`, ...at };
+  }
+  return { reason: `it threw while loading: ${String(error)}`, line: null, column: null };
+}
+
+function firstBuildMessage(error: unknown): { message: string; position: BuildPosition | undefined; more: number } | null {
+  if (isNamed(error, "BuildMessage")) {
+    return { message: messageOf(error), position: (error as { position?: BuildPosition }).position, more: 0 };
+  }
+  const nested = (error as { errors?: unknown[] } | null)?.errors;
+  if (Array.isArray(nested)) {
+    const builds = nested.filter((e) => isNamed(e, "BuildMessage"));
+    if (builds.length > 0) return { message: messageOf(builds[0]), position: (builds[0] as { position?: BuildPosition }).position, more: builds.length - 1 };
+  }
+  return null;
+}
+
+function fromBuildMessage(message: string, position: BuildPosition | undefined, more: number, file: string): ImportFailure {
+  const suffix = more > 0 ? ` (and ${more} more)` : "";
+  const at = locationOf(position, file);
+  if (at.line === null && position?.file && position.line) {
+    // The syntax error is in a module the capability imports: name that file, not the capability.
+    const other = relative(dirname(file), position.file);
+    return { reason: `syntax error in ${other} line ${position.line}: ${message}${suffix}`, line: null, column: null };
+  }
+  return { reason: `syntax error: ${message}${suffix}`, ...at };
+}
+
+/** The position if it points into `file`. */
+function locationOf(position: BuildPosition | undefined, file: string): { line: number | null; column: number | null } {
+  if (!position || !position.file || !position.line || samePath(position.file, file) === false) return { line: null, column: null };
+  return { line: position.line, column: position.column ?? null };
+}
+
+const FRAME = /(?:\(|\bat\s)((?:file:\/\/)?\/?[^\s()]*?)(?:\?[^\s():]*)?:(\d+):(\d+)\)?/g;
+
+/** The innermost stack frame inside `file` (query strings from cache-busting imports ignored). */
+function frameIn(error: Error, file: string): { line: number | null; column: number | null } {
+  for (const match of (error.stack ?? "").matchAll(FRAME)) {
+    if (samePath(match[1]!, file)) return { line: Number(match[2]), column: Number(match[3]) };
+  }
+  const own = error as Error & { sourceURL?: string; line?: number; column?: number };
+  if (own.sourceURL && samePath(own.sourceURL, file) && typeof own.line === "number") {
+    return { line: own.line, column: typeof own.column === "number" ? own.column : null };
+  }
+  return { line: null, column: null };
+}
+
+function samePath(candidate: string, file: string): boolean {
+  const bare = candidate.replace(/\?.*$/, "");
+  try {
+    return resolve(bare.startsWith("file:") ? fileURLToPath(bare) : bare) === file;
+  } catch {
+    return false;
+  }
+}
+
+function isNamed(error: unknown, name: string): boolean {
+  return typeof error === "object" && error !== null && ((error as { name?: unknown }).name === name || error.constructor?.name === name);
+}
+
+function messageOf(error: unknown): string {
+  const message = (error as { message?: unknown } | null)?.message;
+  return typeof message === "string" ? message : String(error);
+}

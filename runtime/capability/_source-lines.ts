@@ -1,0 +1,21 @@
+/** A 1-based line and column in a source file. */
+export interface SourceLocation {
+  line: number;
+  column: number;
+}
+
+/**
+ * Where a declaration property (`id:`, `examples:`) is written in a capability file's source, so a
+ * problem with it points at the line to edit. A text search, not a parse: the first match wins,
+ * and `null` when the property is not written literally (spread, computed).
+ */
+export function locateProperty(text: string | undefined, key: string): SourceLocation | null {
+  if (!text) return null;
+  const pattern = new RegExp(`(^|[\\s{,])(["']?)${key}\\2\\s*[:(]`);
+  const lines = text.split("\n");
+  for (let i = 0; i < lines.length; i++) {
+    const match = pattern.exec(lines[i]!);
+    if (match) return { line: i + 1, column: match.index + match[1]!.length + 1 };
+  }
+  return null;
+}

@@ -1,0 +1,90 @@
+import { existsSync } from "node:fs";
+import { realpath } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import type { CapabilityDef } from "./declaration.ts";
+import { importCapabilityFile, listCapabilityFiles } from "./inspect.ts";
+import { CapabilityRegistry } from "./registry.ts";
+import type { LoadError, RegisteredCapability } from "./registered.ts";
+
+/** How to import a module: `(p) => import(p)` from the CLI, after the `docket` module is registered. */
+export type ImportFile = (absPath: string) => Promise<unknown>;
+
+/** Options of `discoverCapabilities`. */
+export interface DiscoveryOptions {
+  /** The checkout root; `<root>/capabilities` is loaded when it exists. */
+  root: string;
+  /** `--capabilities DIR` folders, absolute or relative to the process's working directory. */
+  dirs: string[];
+  /** The bundled built-ins, keyed by file name (`files.digest.ts`). */
+  builtins: Record<string, CapabilityDef>;
+  importFile: ImportFile;
+  /**
+   * The folder the built-ins were bundled from, when it exists on disk. Met again as a checkout
+   * or `--capabilities` folder (docket serving its own checkout), it is not loaded twice.
+   */
+  builtinDir?: string | null;
+}
+
+/**
+ * Builds the registry (SPEC §2.3): the built-ins first, then `<root>/capabilities/*.ts|*.js`,
+ * then each `--capabilities DIR` in order; files sorted by name, folders not descended into.
+ * A file that fails to load becomes a LoadError; a missing `<root>/capabilities` is fine, a
+ * missing folder named explicitly is a LoadError.
+ */
+export async function discoverCapabilities(options: DiscoveryOptions): Promise<CapabilityRegistry> {
+  const registry = new CapabilityRegistry();
+  for (const name of Object.keys(options.builtins).sort()) {
+    registry.add(options.builtins[name], { kind: "builtin", file: name });
+  }
+  const seen = new Set<string>();
+  const builtinDir = await realpathOrNull(options.builtinDir ?? null);
+  if (builtinDir) seen.add(builtinDir);
+  const root = resolve(options.root);
+  // A fork of docket served from source (or its binary run inside it) has its built-ins here.
+  if (existsSync(join(root, "runtime", "capability", "builtins.ts"))) {
+    const own = await realpathOrNull(join(root, "capabilities"));
+    if (own) seen.add(own);
+  }
+
+  const folders = [{ dir: join(root, "capabilities"), explicit: false }, ...options.dirs.map((dir) => ({ dir: resolve(dir), explicit: true }))];
+  for (const { dir, explicit } of folders) {
+    const files = await listCapabilityFiles(dir);
+    const real = await realpathOrNull(dir);
+    if (files === null || real === null) {
+      if (explicit) registry.addLoadError({ file: dir, line: null, column: null, reason: `--capabilities ${dir} is not a folder; give an existing folder of capability files` });
+      continue;
+    }
+    if (seen.has(real)) continue;
+    seen.add(real);
+    for (const file of files) await loadInto(registry, file, options.importFile);
+  }
+  return registry;
+}
+
+/** What `docket run ./file.ts` gets: the capability, or why it did not load. */
+export type LoadedCapabilityFile = { ok: true; capability: RegisteredCapability } | { ok: false; errors: LoadError[] };
+
+/** Loads one capability file on its own, for `docket run ./path/to/file.ts`. */
+export async function loadCapabilityFile(absPath: string, importFile: ImportFile): Promise<LoadedCapabilityFile> {
+  const registry = new CapabilityRegistry();
+  const capability = await loadInto(registry, resolve(absPath), importFile);
+  return capability ? { ok: true, capability } : { ok: false, errors: registry.loadErrors() };
+}
+
+async function loadInto(registry: CapabilityRegistry, file: string, importFile: ImportFile): Promise<RegisteredCapability | null> {
+  const imported = await importCapabilityFile(file, { importFile });
+  if (!imported.ok) {
+    registry.addLoadError({ file, line: imported.problem.line, column: imported.problem.column, reason: imported.problem.reason });
+    return null;
+  }
+  return registry.add(imported.value, { kind: "file", file }, { text: imported.text });
+}
+
+async function realpathOrNull(path: string | null): Promise<string | null> {
+  if (path === null) return null;
+  try {
+    return await realpath(path);
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,234 @@
+import { readdir, readFile, stat } from "node:fs/promises";
+import { basename, join, resolve } from "node:path";
+import * as v from "valibot";
+import { describeImportFailure } from "./_import-failure.ts";
+import { locateProperty } from "./_source-lines.ts";
+import type { CapabilityDef } from "./declaration.ts";
+import { SchemaConversionError, toCapabilityJsonSchema, type SchemaSide } from "./json-schema.ts";
+import type { JsonSchema } from "./registered.ts";
+
+/** The id shape of SPEC §2.1: lower-case dotted, `namespace.verb`. */
+export const CAPABILITY_ID = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$/;
+
+const ERROR_CODE = /^[a-z][a-z0-9_]*$/;
+
+/** What kind of problem a capability file has; stable, for agents and CI annotations. */
+export type CapabilityProblemCode =
+  | "import_failed"
+  | "no_default_export"
+  | "not_a_capability"
+  | "bad_id"
+  | "file_name_mismatch"
+  | "bad_declaration"
+  | "schema_not_convertible"
+  | "bad_example"
+  | "duplicate_id";
+
+/** One thing wrong with a capability file, with the line to edit when it can be found. */
+export interface CapabilityProblem {
+  code: CapabilityProblemCode;
+  reason: string;
+  line: number | null;
+  column: number | null;
+}
+
+/** The verdict on one declaration: its problems, and its JSON Schemas when they convert. */
+export interface DeclarationCheck {
+  id: string | null;
+  problems: CapabilityProblem[];
+  input_schema: JsonSchema | null;
+  output_schema: JsonSchema | null;
+}
+
+/** Options of `checkDeclaration`. */
+export interface DeclarationCheckOptions {
+  /** The file's base name (`files.digest.ts`); when given it must be `<id>.ts` or `<id>.js`. */
+  fileName?: string;
+  /** The file's source text, to point problems at a line. */
+  text?: string;
+}
+
+/**
+ * Checks a declaration as the registry and `capabilities.verify` both need it (one implementation):
+ * id shape, file name, required fields, schemas (valibot, convertible), examples, error codes.
+ */
+export function checkDeclaration(value: unknown, options: DeclarationCheckOptions = {}): DeclarationCheck {
+  const problems: CapabilityProblem[] = [];
+  const report = (code: CapabilityProblemCode, key: string | null, reason: string) => {
+    const at = key === null ? null : locateProperty(options.text, key);
+    problems.push({ code, reason, line: at?.line ?? null, column: at?.column ?? null });
+  };
+  if (typeof value !== "object" || value === null || (!("id" in value) && !("handler" in value))) {
+    report("not_a_capability", null, `the default export is not a capability (got ${describe(value)}); write export default capability({ id, title, description, effect, input, output, handler })`);
+    return { id: null, problems, input_schema: null, output_schema: null };
+  }
+  const def = value as Partial<Record<keyof CapabilityDef, unknown>>;
+
+  const id = typeof def.id === "string" && CAPABILITY_ID.test(def.id) ? def.id : null;
+  if (def.id === undefined) report("bad_id", null, 'id is missing; declare one lower-case dotted like "files.digest"');
+  else if (id === null) report("bad_id", "id", `id ${describe(def.id)} must be lower-case dotted like "files.digest" (letters, digits and _ in each part)`);
+  else if (options.fileName !== undefined && options.fileName !== `${id}.ts` && options.fileName !== `${id}.js`) {
+    report("file_name_mismatch", "id", `the file is named "${options.fileName}" but declares id "${id}"; rename the file to "${id}.ts" or change the id`);
+  }
+
+  for (const key of ["title", "description"] as const) {
+    if (typeof def[key] !== "string" || (def[key] as string).trim() === "") report("bad_declaration", key, `${key} must be a non-empty string, got ${describe(def[key])}`);
+  }
+  if (def.effect !== "read" && def.effect !== "write") report("bad_declaration", "effect", `effect must be "read" or "write", got ${describe(def.effect)}`);
+  if (typeof def.handler !== "function") report("bad_declaration", "handler", `handler must be a function (input, ctx) => output, got ${describe(def.handler)}`);
+  if (def.cancellable !== undefined && typeof def.cancellable !== "boolean") report("bad_declaration", "cancellable", `cancellable must be true or false, got ${describe(def.cancellable)}`);
+  if (def.execution !== undefined && def.execution !== "allowed" && def.execution !== "never") {
+    report("bad_declaration", "execution", `execution must be "allowed" or "never", got ${describe(def.execution)}`);
+  }
+  if (def.timeout_ms !== undefined && !isPositiveInteger(def.timeout_ms)) report("bad_declaration", "timeout_ms", `timeout_ms must be a positive whole number of milliseconds, got ${describe(def.timeout_ms)}`);
+  if (def.cache !== undefined && !isPositiveInteger((def.cache as { ttl_ms?: unknown } | null)?.ttl_ms)) {
+    report("bad_declaration", "cache", `cache must be { ttl_ms: <positive whole number> }, got ${describe(def.cache)}`);
+  }
+  if (def.errors !== undefined) {
+    if (!Array.isArray(def.errors)) report("bad_declaration", "errors", `errors must be a list of error codes, got ${describe(def.errors)}`);
+    else for (const code of def.errors) {
+      if (typeof code !== "string" || !ERROR_CODE.test(code)) report("bad_declaration", "errors", `error code ${describe(code)} must be lower snake case like "verification_failed"`);
+    }
+  }
+
+  const input_schema = convert(def.input, "input", report);
+  const output_schema = convert(def.output, "output", report);
+  if (def.examples !== undefined) {
+    if (!Array.isArray(def.examples)) report("bad_example", "examples", `examples must be a list of inputs, got ${describe(def.examples)}`);
+    else if (isValibotSchema(def.input)) checkExamples(def.examples, def.input, report);
+  }
+  return { id, problems, input_schema, output_schema };
+}
+
+/** True for a valibot schema (sync or async), recognized by shape so that module copies agree. */
+export function isValibotSchema(value: unknown): value is v.GenericSchema {
+  const candidate = value as { kind?: unknown; "~run"?: unknown; "~standard"?: { vendor?: unknown } } | null;
+  return typeof value === "object" && value !== null && candidate!.kind === "schema" && typeof candidate!["~run"] === "function" && candidate!["~standard"]?.vendor === "valibot";
+}
+
+type Report = (code: CapabilityProblemCode, key: string | null, reason: string) => void;
+
+function convert(schema: unknown, side: SchemaSide, report: Report): JsonSchema | null {
+  if (!isValibotSchema(schema)) {
+    report("bad_declaration", side, `${side} must be a valibot schema like v.object({ … }), got ${describe(schema)}`);
+    return null;
+  }
+  try {
+    return toCapabilityJsonSchema(schema, side);
+  } catch (error) {
+    report("schema_not_convertible", side, error instanceof SchemaConversionError ? error.message : `the ${side} schema cannot be converted to JSON Schema: ${String(error)}`);
+    return null;
+  }
+}
+
+function checkExamples(examples: unknown[], input: v.GenericSchema, report: Report): void {
+  examples.forEach((example, i) => {
+    try {
+      const result = v.safeParse(input, example);
+      if (result.success) return;
+      const issue = result.issues[0];
+      const path = issue.path?.map((item) => String(item.key)).join(".");
+      report("bad_example", "examples", `examples[${i}] does not match the input schema: ${path ? `input.${path}: ` : ""}${issue.message}`);
+    } catch (error) {
+      report("bad_example", "examples", `examples[${i}] could not be checked: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  });
+}
+
+/** A file that imported, with its default export and its text; or the problem that stopped it. */
+export type ImportedCapabilityFile =
+  | { ok: true; value: unknown; text: string }
+  | { ok: false; problem: CapabilityProblem };
+
+/** Options of `importCapabilityFile` and `inspectCapabilityFile`. */
+export interface ImportCapabilityOptions {
+  /** How to import a module; defaults to the runtime's dynamic `import()`. */
+  importFile?: (specifier: string) => Promise<unknown>;
+  /** Import a fresh copy (a cache-busting query string), so an edited file is read again. */
+  fresh?: boolean;
+}
+
+/** Imports one capability file and takes its default export; an import failure becomes a problem. */
+export async function importCapabilityFile(absPath: string, options: ImportCapabilityOptions = {}): Promise<ImportedCapabilityFile> {
+  const file = resolve(absPath);
+  const importFile = options.importFile ?? ((specifier: string) => import(specifier));
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code === "ENOENT" ? "the file does not exist" : `the file cannot be read: ${(error as Error).message}`;
+    return { ok: false, problem: { code: "import_failed", reason, line: null, column: null } };
+  }
+  // A path, not a file:// URL: Bun 1.4 ignores the query of a file:// URL and returns the cached module.
+  const specifier = options.fresh ? `${file}?docket_fresh=${crypto.randomUUID()}` : file;
+  let module: unknown;
+  try {
+    module = await importFile(specifier);
+  } catch (error) {
+    return { ok: false, problem: { code: "import_failed", ...describeImportFailure(error, file) } };
+  }
+  const value = (module as { default?: unknown } | null)?.default;
+  if (value === undefined) {
+    return { ok: false, problem: { code: "no_default_export", reason: "the file has no default export; end it with export default capability({ … })", line: null, column: null } };
+  }
+  return { ok: true, value, text };
+}
+
+/** Everything `capabilities.verify` reports about one file, checked on its own. */
+export interface CapabilityFileReport {
+  file: string;
+  id: string | null;
+  problems: CapabilityProblem[];
+  input_schema: JsonSchema | null;
+  output_schema: JsonSchema | null;
+}
+
+/**
+ * Imports and checks one capability file in isolation: import, default export, declaration,
+ * schemas, examples. Never throws for a bad file; duplicates across files are the caller's to find.
+ */
+export async function inspectCapabilityFile(absPath: string, options: ImportCapabilityOptions = {}): Promise<CapabilityFileReport> {
+  const file = resolve(absPath);
+  const imported = await importCapabilityFile(file, options);
+  if (!imported.ok) return { file, id: null, problems: [imported.problem], input_schema: null, output_schema: null };
+  const check = checkDeclaration(imported.value, { fileName: basename(file), text: imported.text });
+  return { file, ...check };
+}
+
+/** File names loaded as capabilities: `.ts` / `.js`, except declarations and `_private` helpers. */
+export function isCapabilityFileName(name: string): boolean {
+  return /\.(ts|js)$/.test(name) && !name.endsWith(".d.ts") && !name.startsWith("_");
+}
+
+/**
+ * The capability files of one folder as discovery loads them: absolute paths, sorted by name,
+ * subfolders not descended into. `null` when the folder does not exist or is not a folder.
+ */
+export async function listCapabilityFiles(dir: string): Promise<string[] | null> {
+  const folder = resolve(dir);
+  try {
+    if (!(await stat(folder)).isDirectory()) return null;
+  } catch {
+    return null;
+  }
+  return (await readdir(folder, { withFileTypes: true }))
+    .filter((entry) => (entry.isFile() || entry.isSymbolicLink()) && isCapabilityFileName(entry.name))
+    .map((entry) => entry.name)
+    .sort()
+    .map((name) => join(folder, name));
+}
+
+function isPositiveInteger(value: unknown): boolean {
+  return typeof value === "number" && Number.isSafeInteger(value) && value > 0;
+}
+
+/** A short, safe rendering of a wrong value for an error message. */
+function describe(value: unknown): string {
+  if (value === undefined) return "nothing";
+  if (value === null) return "null";
+  if (typeof value === "function") return "a function";
+  if (typeof value === "string") return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value);
+  if (typeof value === "number" || typeof value === "boolean") return String(value);
+  if (Array.isArray(value)) return "a list";
+  return "an object";
+}

@@ -1,0 +1,135 @@
+import { toJsonSchema, type ConversionConfig } from "@valibot/to-json-schema";
+import type { AnySchema } from "./declaration.ts";
+import type { JsonSchema } from "./registered.ts";
+
+/** Which side of a capability a schema describes: what clients send, or what they receive. */
+export type SchemaSide = "input" | "output";
+
+/**
+ * Refinements that JSON Schema cannot express but whose absence only widens the published schema.
+ * Valibot still enforces them whenever it parses, so publishing the wider schema is honest.
+ */
+const WIDENING_ACTIONS = ["check", "check_items", "partial_check", "raw_check"];
+
+/** Sub-schemas visited at most while looking for the field at fault. */
+const MAX_WALK = 10_000;
+
+/** A schema with no JSON Schema form: names the side, the field path and the schema or action at fault. */
+export class SchemaConversionError extends Error {
+  constructor(
+    readonly side: SchemaSide,
+    /** Dotted path of the field at fault (`items[].when`), `null` for the schema itself. */
+    readonly path: string | null,
+    /** The valibot schema or action type the converter refused (`date`, `custom`, `transform`). */
+    readonly schemaType: string | null,
+    readonly detail: string,
+  ) {
+    const where = path === null ? `the ${side} schema` : path.startsWith("[") ? `${side}${path}` : `${side}.${path}`;
+    super(`${where} cannot be published as JSON Schema: ${detail}${hint(schemaType)}`);
+    this.name = "SchemaConversionError";
+  }
+}
+
+/** The converter settings for one side: draft 2020-12, and a refusal instead of a silent `{}`. */
+function configFor(side: SchemaSide): ConversionConfig {
+  return { target: "draft-2020-12", errorMode: "throw", typeMode: side, ignoreActions: WIDENING_ACTIONS };
+}
+
+/**
+ * Converts a capability's input or output schema to JSON Schema, once, at load (SPEC §2.1).
+ * Throws a SchemaConversionError naming the field and schema type when there is no JSON form.
+ */
+export function toCapabilityJsonSchema(schema: AnySchema, side: SchemaSide): JsonSchema {
+  const config = configFor(side);
+  try {
+    return toJsonSchema(schema as never, config) as JsonSchema;
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : String(error);
+    const culprit = locate(schema as SchemaNode, [], config, new Set());
+    const schemaType = /The "([a-z_0-9]+)" (?:schema|action)/.exec(culprit?.detail ?? detail)?.[1] ?? null;
+    const path = culprit && culprit.path.length > 0 ? culprit.path.join("").replace(/^\./, "") : null;
+    throw new SchemaConversionError(side, path, schemaType, culprit?.detail ?? detail);
+  }
+}
+
+/** What the walk needs of a valibot schema; read structurally so no internal type is imported. */
+interface SchemaNode {
+  type: string;
+  kind?: string;
+  pipe?: SchemaNode[];
+  entries?: Record<string, SchemaNode>;
+  item?: SchemaNode;
+  items?: SchemaNode[];
+  rest?: SchemaNode;
+  key?: SchemaNode;
+  value?: SchemaNode;
+  wrapped?: SchemaNode;
+  options?: unknown[];
+  getter?: (input: unknown) => SchemaNode;
+}
+
+/** The sub-schemas of a node with the path segment that leads to each. */
+function children(node: SchemaNode, config: ConversionConfig): Array<[string, SchemaNode]> {
+  const out: Array<[string, SchemaNode]> = [];
+  if (node.entries) for (const [key, entry] of Object.entries(node.entries)) out.push([`.${key}`, entry]);
+  if (node.item) out.push(["[]", node.item]);
+  if (Array.isArray(node.items)) node.items.forEach((item, i) => out.push([`[${i}]`, item]));
+  if (node.rest) out.push([node.type.includes("tuple") ? "[]" : ".*", node.rest]);
+  if (node.type === "record" && node.value) out.push([".*", node.value]);
+  if (node.wrapped) out.push(["", node.wrapped]);
+  if (Array.isArray(node.options) && ["union", "variant", "intersect"].includes(node.type)) {
+    for (const option of node.options) out.push(["", option as SchemaNode]);
+  }
+  if (node.type === "lazy" && node.getter) out.push(["", node.getter(undefined)]);
+  if (node.pipe) {
+    // Only the schemas the converter itself looks at: the first for input, the last for output.
+    const schemas = node.pipe.filter((item) => item.kind === "schema");
+    const looked = config.typeMode === "output" ? schemas.slice(-1) : schemas.slice(0, 1);
+    for (const schema of looked) if (schema !== node) out.push(["", schema]);
+  }
+  return out;
+}
+
+/** Finds the deepest sub-schema that still fails to convert on its own; that is the field to name. */
+function locate(node: SchemaNode, path: string[], config: ConversionConfig, seen: Set<SchemaNode>): { path: string[]; detail: string } | null {
+  // A lazy getter may build a fresh schema on every call: the depth bound ends such a walk.
+  if (seen.has(node) || seen.size > MAX_WALK) return null;
+  seen.add(node);
+  for (const [segment, child] of children(node, config)) {
+    const failure = tryConvert(child, config);
+    if (failure === null) continue;
+    return locate(child, segment ? [...path, segment] : path, config, seen) ?? { path: segment ? [...path, segment] : path, detail: failure };
+  }
+  const own = tryConvert(node, config);
+  return own === null ? null : { path, detail: own };
+}
+
+function tryConvert(node: SchemaNode, config: ConversionConfig): string | null {
+  try {
+    toJsonSchema(node as never, config);
+    return null;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+}
+
+/** A way out for the schema types users meet most often. */
+function hint(schemaType: string | null): string {
+  switch (schemaType) {
+    case "date":
+      return ' Use v.pipe(v.string(), v.isoDateTime()) and convert in the handler.';
+    case "bigint":
+      return " Use v.string() or v.number() and convert in the handler.";
+    case "undefined":
+    case "void":
+      return " Use v.optional(...) for a field that may be missing, or v.null().";
+    case "custom":
+    case "function":
+    case "instance":
+      return " Describe the value with JSON-compatible schemas (objects, strings, numbers, arrays).";
+    case "transform":
+      return " End the pipe with a schema for the transformed value (v.pipe(v.string(), v.transform(...), v.number())).";
+    default:
+      return "";
+  }
+}

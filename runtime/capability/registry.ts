@@ -1,0 +1,84 @@
+import { basename } from "node:path";
+import type { CapabilityDef } from "./declaration.ts";
+import { checkDeclaration } from "./inspect.ts";
+import type { CapabilityCatalog, CapabilitySource, LoadError, RegisteredCapability } from "./registered.ts";
+
+/** Options of `CapabilityRegistry.add`. */
+export interface AddCapabilityOptions {
+  /** The file's source text, so that a problem points at its line. */
+  text?: string;
+}
+
+/**
+ * The one list of capabilities every surface reads (SPEC §1). A bad declaration becomes a
+ * LoadError and the rest still load: nothing here throws for what a capability file says.
+ */
+export class CapabilityRegistry implements CapabilityCatalog {
+  readonly #byId = new Map<string, RegisteredCapability>();
+  readonly #errors: LoadError[] = [];
+
+  /** Checks and registers a declaration; returns it, or null when it became load errors. */
+  add(def: unknown, source: CapabilitySource, options: AddCapabilityOptions = {}): RegisteredCapability | null {
+    const check = checkDeclaration(def, { fileName: basename(source.file), text: options.text });
+    if (check.problems.length > 0 || check.id === null || !check.input_schema || !check.output_schema) {
+      for (const problem of check.problems) this.#errors.push({ file: source.file, line: problem.line, column: problem.column, reason: problem.reason });
+      return null;
+    }
+    const existing = this.#byId.get(check.id);
+    if (existing) {
+      // The first one stays: a checkout file can never shadow a built-in by loading later.
+      this.#errors.push({
+        file: source.file,
+        line: null,
+        column: null,
+        reason: `id "${check.id}" is already declared by ${describeSource(existing.source)}; this file is ignored. Give one of them another id.`,
+      });
+      return null;
+    }
+    const declared = def as CapabilityDef;
+    const execution = declared.execution ?? "allowed";
+    const registered: RegisteredCapability = {
+      id: check.id,
+      title: declared.title,
+      description: declared.description,
+      effect: declared.effect,
+      cancellable: declared.cancellable ?? false,
+      timeout_ms: declared.timeout_ms ?? null,
+      cache: declared.cache ? { ttl_ms: declared.cache.ttl_ms } : null,
+      execution,
+      examples: [...(declared.examples ?? [])],
+      errors: [...(declared.errors ?? [])],
+      input_schema: check.input_schema,
+      output_schema: check.output_schema,
+      source,
+      plane: source.kind === "builtin" && execution === "never",
+      def: declared,
+    };
+    this.#byId.set(registered.id, registered);
+    return registered;
+  }
+
+  /** Records a file that never reached `add` (it did not import, or exported nothing). */
+  addLoadError(error: LoadError): void {
+    this.#errors.push({ ...error });
+  }
+
+  /** Every registered capability, sorted by id. */
+  list(): RegisteredCapability[] {
+    return [...this.#byId.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  }
+
+  /** The capability with this id, or null. */
+  get(id: string): RegisteredCapability | null {
+    return this.#byId.get(id) ?? null;
+  }
+
+  /** The files that did not load, in the order they were met. */
+  loadErrors(): LoadError[] {
+    return this.#errors.map((e) => ({ ...e }));
+  }
+}
+
+function describeSource(source: CapabilitySource): string {
+  return source.kind === "builtin" ? `the built-in ${source.file}` : source.file;
+}

@@ -1,0 +1,180 @@
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { mkdtemp, realpath, symlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import digest from "../../capabilities/files.digest.ts";
+import { CapabilityError } from "../../runtime/capability/capability-error.ts";
+import { removeCheckout, tempCheckout, writeFiles } from "../_support/capability-fixtures.ts";
+import { createTestContext, runHandler, TestCancellation } from "../_support/test-context.ts";
+
+const sha = (text: string | Uint8Array) => createHash("sha256").update(text).digest("hex");
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error("expected the handler to fail");
+}
+
+let root: string;
+
+beforeEach(async () => {
+  root = await tempCheckout();
+  await writeFiles(root, {
+    "a.txt": "alpha\n",
+    "src/b.ts": "export const b = 1;\n",
+    "src/b.test.ts": "test\n",
+    "src/deep/c.md": "# c\n",
+    "node_modules/pkg/index.js": "skip me\n",
+    ".docket/artifacts/x": "skip me\n",
+    ".git/HEAD": "ref: refs/heads/main\n",
+  });
+});
+
+afterEach(async () => {
+  await removeCheckout(root);
+});
+
+describe("files.digest", () => {
+  test("files.digest returns a sorted sha256sum manifest of the checkout in a direct call", async () => {
+    const t = createTestContext({ root });
+    const output = await runHandler(digest, {}, t.ctx);
+    const expected = [
+      `${sha("alpha\n")}  a.txt\n`,
+      `${sha("test\n")}  src/b.test.ts\n`,
+      `${sha("export const b = 1;\n")}  src/b.ts\n`,
+      `${sha("# c\n")}  src/deep/c.md\n`,
+    ].join("");
+    expect(output).toEqual({ files: 4, bytes: 6 + 5 + 20 + 4, digest: sha(expected), manifest: expected });
+    expect(t.artifacts.size).toBe(0);
+  });
+
+  test("files.digest writes manifest.sha256 as an artifact in an execution", async () => {
+    const t = createTestContext({ root, execution: true });
+    const output = await runHandler(digest, {}, t.ctx);
+    expect(output.manifest_artifact).toBe("manifest.sha256");
+    expect(output.manifest).toBeUndefined();
+    const written = new TextDecoder().decode(t.artifacts.get("manifest.sha256"));
+    expect(output.digest).toBe(sha(written));
+    expect(written.split("\n").filter(Boolean)).toHaveLength(4);
+  });
+
+  test("files.digest reports progress per file and a step per phase", async () => {
+    const t = createTestContext({ root });
+    await runHandler(digest, {}, t.ctx);
+    expect(t.progress().map((p) => [p.current, p.total, p.message])).toEqual([
+      [1, 4, "a.txt"],
+      [2, 4, "src/b.test.ts"],
+      [3, 4, "src/b.ts"],
+      [4, 4, "src/deep/c.md"],
+    ]);
+    expect(t.steps().map((s) => [s.id, s.ok])).toEqual([
+      ["walk", true],
+      ["hash", true],
+    ]);
+  });
+
+  test("files.digest applies include and exclude globs relative to path, with paths still relative to the root", async () => {
+    const t = createTestContext({ root });
+    const output = await runHandler(digest, { path: "src", include: ["*.ts"], exclude: ["*.test.ts"] }, t.ctx);
+    expect(output.manifest).toBe(`${sha("export const b = 1;\n")}  src/b.ts\n`);
+  });
+
+  test("files.digest prunes an excluded folder", async () => {
+    const t = createTestContext({ root });
+    const output = await runHandler(digest, { exclude: ["deep"] }, t.ctx);
+    expect(output.manifest).not.toContain("c.md");
+    expect(output.files).toBe(3);
+  });
+
+  test("files.digest digests a single file given as path", async () => {
+    const t = createTestContext({ root });
+    const output = await runHandler(digest, { path: "src/b.ts" }, t.ctx);
+    expect(output.manifest).toBe(`${sha("export const b = 1;\n")}  src/b.ts\n`);
+  });
+
+  test("files.digest hashes a file larger than one read chunk correctly", async () => {
+    const big = new Uint8Array(3 * 1024 * 1024 + 17).map((_, i) => i % 251);
+    await writeFile(join(root, "big.bin"), big);
+    const t = createTestContext({ root });
+    const output = await runHandler(digest, { path: "big.bin" }, t.ctx);
+    expect(output.manifest).toBe(`${sha(big)}  big.bin\n`);
+    expect(output.bytes).toBe(big.length);
+  });
+
+  test("files.digest escapes a name with a backslash or newline as sha256sum does", async () => {
+    await writeFile(join(root, "odd\\na\nme.txt"), "x");
+    const t = createTestContext({ root });
+    const output = await runHandler(digest, { include: ["odd*"] }, t.ctx);
+    expect(output.manifest).toBe(`\\${sha("x")}  odd\\\\na\\nme.txt\n`);
+  });
+
+  test.skipIf(spawnSync("sha256sum", ["--version"]).status !== 0)("files.digest writes a manifest sha256sum -c accepts", async () => {
+    const t = createTestContext({ root });
+    const output = await runHandler(digest, {}, t.ctx);
+    await writeFile(join(root, "manifest.sha256"), output.manifest);
+    const check = spawnSync("sha256sum", ["-c", "manifest.sha256"], { cwd: root, encoding: "utf8" });
+    expect(check.stdout).toContain("src/b.ts: OK");
+    expect(check.status).toBe(0);
+  });
+
+  test("files.digest skips a symbolic link leading outside the checkout, with a warning", async () => {
+    const outside = await realpath(await mkdtemp(join(tmpdir(), "docket-outside-")));
+    try {
+      await writeFile(join(outside, "secret.txt"), "secret");
+      await symlink(join(outside, "secret.txt"), join(root, "link.txt"));
+      await symlink("a.txt", join(root, "inside-link.txt"));
+      const t = createTestContext({ root });
+      const output = await runHandler(digest, {}, t.ctx);
+      expect(output.manifest).not.toMatch(/  link\.txt\n/);
+      expect(output.manifest).toContain(`${sha("alpha\n")}  inside-link.txt\n`);
+      expect(t.diagnostics()).toEqual([expect.objectContaining({ severity: "warning", file: "link.txt" })]);
+    } finally {
+      await removeCheckout(outside);
+    }
+  });
+
+  for (const [name, path] of [
+    ["a .. escape", "../"],
+    ["an absolute path", "/etc"],
+    ["a path that climbs back out", "src/../../x"],
+  ] as const) {
+    test(`files.digest refuses ${name} as invalid_input naming the path`, async () => {
+      const t = createTestContext({ root });
+      const error = await rejection(runHandler(digest, { path }, t.ctx));
+      expect(CapabilityError.is(error)).toBe(true);
+      expect((error as CapabilityError).code).toBe("invalid_input");
+      expect((error as CapabilityError).message).toContain(`input.path ${JSON.stringify(path)}`);
+    });
+  }
+
+  test("files.digest refuses a path through a symbolic link leading outside", async () => {
+    const outside = await realpath(await mkdtemp(join(tmpdir(), "docket-outside-")));
+    try {
+      await symlink(outside, join(root, "out"));
+      const t = createTestContext({ root });
+      const error = (await rejection(runHandler(digest, { path: "out" }, t.ctx))) as CapabilityError;
+      expect(error.code).toBe("invalid_input");
+      expect(error.message).toContain("symbolic link");
+    } finally {
+      await removeCheckout(outside);
+    }
+  });
+
+  test("files.digest stops when cancelled mid-walk", async () => {
+    const t = createTestContext({ root, execution: true, cancelWhen: (e) => e.type === "progress" && e.current === 2 });
+    const error = await rejection(runHandler(digest, {}, t.ctx));
+    expect(error).toBeInstanceOf(TestCancellation);
+    expect(t.progress().length).toBe(2);
+    expect(t.artifacts.size).toBe(0);
+  });
+
+  test("files.digest declares that it can be cancelled", () => {
+    expect(digest.cancellable).toBe(true);
+    expect(digest.effect).toBe("read");
+  });
+});

@@ -1,0 +1,213 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdir, mkdtemp, realpath, symlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import * as v from "valibot";
+import { capability } from "../../runtime/capability/declaration.ts";
+import { discoverCapabilities, loadCapabilityFile } from "../../runtime/capability/discovery.ts";
+import { findCheckoutRoot } from "../../runtime/capability/checkout.ts";
+import { capabilitySource, removeCheckout, tempCheckout, useDocketModules, writeFiles } from "../_support/capability-fixtures.ts";
+
+const importFile = (path: string) => import(path);
+
+const builtin = capability({
+  id: "builtin.echo",
+  title: "Echo",
+  description: "Echoes.",
+  effect: "read",
+  input: v.object({}),
+  output: v.object({}),
+  handler: () => ({}),
+});
+
+let root: string;
+let other: string;
+
+beforeAll(async () => {
+  useDocketModules();
+  root = await tempCheckout();
+  other = await tempCheckout("docket-other-");
+  await writeFiles(root, {
+    "capabilities/good.one.ts": capabilitySource({ id: "good.one" }),
+    "capabilities/good.two.js": capabilitySource({ id: "good.two" }),
+    "capabilities/bad_id.ts": capabilitySource({ id: "Bad.Id" }),
+    "capabilities/wrong.name.ts": capabilitySource({ id: "right.name" }),
+    "capabilities/syntax.error.ts": 'import { capability } from "docket";\n\nexport default capability({\n  id: "syntax.error",\n  title: ,\n});\n',
+    "capabilities/top.throws.ts": 'import { capability } from "docket";\n\nconst ready = false;\nif (!ready) throw new Error("not configured: set TOKEN");\nexport default capability({});\n',
+    "capabilities/has.date.ts": capabilitySource({ id: "has.date", input: "v.object({ when: v.date() })" }),
+    "capabilities/bad.example.ts": capabilitySource({ id: "bad.example", extra: 'examples: [{ n: 2 }, { n: "two" }],' }),
+    "capabilities/no.default.ts": 'export const id = "no.default";\n',
+    "capabilities/not.capability.ts": "export default { hello: 1 };\n",
+    "capabilities/dup.first.ts": capabilitySource({ id: "dup.first" }),
+    "capabilities/_helper.ts": "export const helper = 1;\n",
+    "capabilities/types.d.ts": "export type T = 1;\n",
+    "capabilities/nested/deep.one.ts": capabilitySource({ id: "deep.one" }),
+  });
+  await writeFiles(other, {
+    "extra/dup.first.ts": capabilitySource({ id: "dup.first" }),
+    "extra/extra.one.ts": capabilitySource({ id: "extra.one" }),
+  });
+});
+
+afterAll(async () => {
+  await removeCheckout(root);
+  await removeCheckout(other);
+});
+
+function errorFor<E extends { file: string }>(errors: E[], name: string): E | undefined {
+  return errors.find((e) => e.file.endsWith(`/${name}`));
+}
+
+describe("discoverCapabilities", () => {
+  test("discoverCapabilities loads built-ins, the checkout's files and --capabilities folders, bad files as load errors", async () => {
+    const registry = await discoverCapabilities({ root, dirs: [join(other, "extra")], builtins: { "builtin.echo.ts": builtin }, importFile });
+    expect(registry.list().map((c) => c.id)).toEqual(["builtin.echo", "dup.first", "extra.one", "good.one", "good.two"]);
+    expect(registry.get("builtin.echo")!.source).toEqual({ kind: "builtin", file: "builtin.echo.ts" });
+    expect(registry.get("good.one")!.source).toEqual({ kind: "file", file: join(root, "capabilities/good.one.ts") });
+    expect(registry.get("dup.first")!.source.file).toBe(join(root, "capabilities/dup.first.ts"));
+
+    const errors = registry.loadErrors();
+    expect(errors.map((e) => e.file.slice(e.file.lastIndexOf("/") + 1)).sort()).toEqual(
+      ["bad.example.ts", "bad_id.ts", "dup.first.ts", "has.date.ts", "no.default.ts", "not.capability.ts", "syntax.error.ts", "top.throws.ts", "wrong.name.ts"].sort(),
+    );
+    for (const error of errors) expect(error.reason.length).toBeGreaterThan(10);
+  });
+
+  test("discoverCapabilities reports a syntax error with the line and column of the file", async () => {
+    const registry = await discoverCapabilities({ root, dirs: [], builtins: {}, importFile });
+    const error = errorFor(registry.loadErrors(), "syntax.error.ts")!;
+    expect(error).toMatchObject({ line: 5, column: 10 });
+    expect(error.reason).toStartWith("syntax error: Unexpected");
+  });
+
+  test("discoverCapabilities reports a top-level throw with its message and line", async () => {
+    const registry = await discoverCapabilities({ root, dirs: [], builtins: {}, importFile });
+    const error = errorFor(registry.loadErrors(), "top.throws.ts")!;
+    expect(error.line).toBe(4);
+    expect(error.reason).toBe("it threw while loading: not configured: set TOKEN");
+    expect(error.reason).not.toContain("    at ");
+  });
+
+  test("discoverCapabilities names the reason for each declaration problem", async () => {
+    const registry = await discoverCapabilities({ root, dirs: [join(other, "extra")], builtins: {}, importFile });
+    const errors = registry.loadErrors();
+    expect(errorFor(errors, "bad_id.ts")).toMatchObject({ line: 5, reason: expect.stringContaining('id "Bad.Id" must be lower-case dotted') });
+    expect(errorFor(errors, "wrong.name.ts")!.reason).toContain('named "wrong.name.ts" but declares id "right.name"');
+    expect(errorFor(errors, "has.date.ts")).toMatchObject({ line: 9, reason: expect.stringContaining('input.when cannot be published as JSON Schema: The "date" schema') });
+    expect(errorFor(errors, "bad.example.ts")!.reason).toContain("examples[1] does not match the input schema: input.n:");
+    expect(errorFor(errors, "no.default.ts")!.reason).toContain("no default export");
+    expect(errorFor(errors, "not.capability.ts")!.reason).toContain("not a capability");
+    const dup = errors.find((e) => e.file === join(other, "extra/dup.first.ts"))!;
+    expect(dup.reason).toContain(`already declared by ${join(root, "capabilities/dup.first.ts")}`);
+  });
+
+  test("discoverCapabilities skips helpers, declaration files and subfolders", async () => {
+    const registry = await discoverCapabilities({ root, dirs: [], builtins: {}, importFile });
+    const files = [...registry.list().map((c) => c.source.file), ...registry.loadErrors().map((e) => e.file)];
+    expect(files.some((f) => f.includes("_helper") || f.endsWith(".d.ts") || f.includes("nested"))).toBe(false);
+  });
+
+  test("discoverCapabilities accepts a checkout with no capabilities folder", async () => {
+    const empty = await tempCheckout();
+    try {
+      const registry = await discoverCapabilities({ root: empty, dirs: [], builtins: { "builtin.echo.ts": builtin }, importFile });
+      expect(registry.list().map((c) => c.id)).toEqual(["builtin.echo"]);
+      expect(registry.loadErrors()).toEqual([]);
+    } finally {
+      await removeCheckout(empty);
+    }
+  });
+
+  test("discoverCapabilities reports a missing --capabilities folder", async () => {
+    const registry = await discoverCapabilities({ root, dirs: [join(other, "nope")], builtins: {}, importFile });
+    expect(registry.loadErrors()).toContainEqual({ file: join(other, "nope"), line: null, column: null, reason: expect.stringContaining("is not a folder") });
+  });
+
+  test("discoverCapabilities loads a folder met twice (directly and through a link) once", async () => {
+    const link = join(other, "link-to-extra");
+    await symlink(join(other, "extra"), link);
+    const registry = await discoverCapabilities({ root, dirs: [join(other, "extra"), link], builtins: {}, importFile });
+    expect(registry.list().filter((c) => c.id === "extra.one")).toHaveLength(1);
+    expect(registry.loadErrors().filter((e) => e.file.includes("extra.one"))).toEqual([]);
+  });
+
+  test("discoverCapabilities does not load the built-in folder again when serving docket's own checkout", async () => {
+    const own = await tempCheckout();
+    try {
+      await writeFiles(own, { "capabilities/builtin.echo.ts": capabilitySource({ id: "builtin.echo" }) });
+      const registry = await discoverCapabilities({ root: own, dirs: [], builtins: { "builtin.echo.ts": builtin }, importFile, builtinDir: join(own, "capabilities") });
+      expect(registry.loadErrors()).toEqual([]);
+      expect(registry.get("builtin.echo")!.source.kind).toBe("builtin");
+    } finally {
+      await removeCheckout(own);
+    }
+  });
+
+  test("discoverCapabilities recognises docket's own checkout even without builtinDir (the binary run inside it)", async () => {
+    const own = await tempCheckout();
+    try {
+      await writeFiles(own, { "capabilities/builtin.echo.ts": capabilitySource({ id: "builtin.echo" }), "runtime/capability/builtins.ts": "export {};\n" });
+      const registry = await discoverCapabilities({ root: own, dirs: [], builtins: { "builtin.echo.ts": builtin }, importFile });
+      expect(registry.loadErrors()).toEqual([]);
+    } finally {
+      await removeCheckout(own);
+    }
+  });
+
+  test("discoverCapabilities keeps a built-in when a checkout file declares the same id", async () => {
+    const clash = await tempCheckout();
+    try {
+      await writeFiles(clash, { "capabilities/builtin.echo.ts": capabilitySource({ id: "builtin.echo" }) });
+      const registry = await discoverCapabilities({ root: clash, dirs: [], builtins: { "builtin.echo.ts": builtin }, importFile });
+      expect(registry.get("builtin.echo")!.source.kind).toBe("builtin");
+      expect(registry.loadErrors()[0]!.reason).toContain("already declared by the built-in builtin.echo.ts");
+    } finally {
+      await removeCheckout(clash);
+    }
+  });
+});
+
+describe("loadCapabilityFile", () => {
+  test("loadCapabilityFile returns the registered capability of a sound file", async () => {
+    const result = await loadCapabilityFile(join(root, "capabilities/good.one.ts"), importFile);
+    expect(result.ok).toBe(true);
+    if (result.ok) expect(result.capability).toMatchObject({ id: "good.one", source: { kind: "file", file: join(root, "capabilities/good.one.ts") } });
+  });
+
+  test("loadCapabilityFile returns the load errors of a bad file", async () => {
+    const result = await loadCapabilityFile(join(root, "capabilities/syntax.error.ts"), importFile);
+    expect(result).toEqual({ ok: false, errors: [{ file: join(root, "capabilities/syntax.error.ts"), line: 5, column: 10, reason: expect.stringContaining("syntax error") }] });
+  });
+
+  test("loadCapabilityFile reports a file that does not exist", async () => {
+    const result = await loadCapabilityFile(join(root, "capabilities/none.ts"), importFile);
+    expect(result).toEqual({ ok: false, errors: [expect.objectContaining({ reason: "the file does not exist" })] });
+  });
+
+  test("loadCapabilityFile names a syntax error in a module the file imports", async () => {
+    await mkdir(join(other, "lib"), { recursive: true });
+    await writeFile(join(other, "lib/broken.ts"), "export const x = ;\n");
+    await writeFile(join(other, "lib/uses.broken.ts"), 'import { x } from "./broken.ts";\nexport default x;\n');
+    const result = await loadCapabilityFile(join(other, "lib/uses.broken.ts"), importFile);
+    expect(result).toEqual({ ok: false, errors: [expect.objectContaining({ line: null, reason: expect.stringContaining("syntax error in broken.ts line 1") })] });
+  });
+});
+
+describe("findCheckoutRoot", () => {
+  test("findCheckoutRoot finds the nearest ancestor with .git, a folder or a file", async () => {
+    await mkdir(join(root, "a/b/c"), { recursive: true });
+    expect(findCheckoutRoot(join(root, "a/b/c"))).toBe(root);
+    await writeFile(join(root, "a/.git"), "gitdir: ../.git/worktrees/a\n");
+    expect(findCheckoutRoot(join(root, "a/b/c"))).toBe(join(root, "a"));
+  });
+
+  test("findCheckoutRoot falls back to the working directory", async () => {
+    const plain = await realpath(await mkdtemp(join(tmpdir(), "docket-plain-")));
+    try {
+      await mkdir(join(plain, "sub"));
+      expect(findCheckoutRoot(join(plain, "sub"))).toBe(join(plain, "sub"));
+    } finally {
+      await removeCheckout(plain);
+    }
+  });
+});

@@ -1,0 +1,82 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { checkDeclaration, inspectCapabilityFile, listCapabilityFiles } from "../../runtime/capability/inspect.ts";
+import { capabilitySource, removeCheckout, tempCheckout, useDocketModules, writeFiles } from "../_support/capability-fixtures.ts";
+
+let root: string;
+
+beforeAll(async () => {
+  useDocketModules();
+  root = await tempCheckout();
+  await writeFiles(root, {
+    "caps/top.throws.ts": 'import { capability } from "docket";\n\nfunction boot() {\n  throw new TypeError("TOKEN is not set");\n}\nboot();\nexport default capability({});\n',
+    "caps/bad.js": "export default {\n  a: 1\n  b: 2 };\n",
+    "caps/needs.pkg.ts": 'import left from "left-pad-nowhere";\nexport default left;\n',
+    "caps/throws.string.ts": 'throw "plain string";\n',
+    "caps/good.one.ts": capabilitySource({ id: "good.one" }),
+    "caps/_private.ts": "export {};\n",
+    "caps/sub/x.y.ts": "export {};\n",
+  });
+});
+
+afterAll(async () => {
+  await removeCheckout(root);
+});
+
+describe("inspectCapabilityFile", () => {
+  test("inspectCapabilityFile reports a sound file with its id and schemas", async () => {
+    const report = await inspectCapabilityFile(join(root, "caps/good.one.ts"), { fresh: true });
+    expect(report).toMatchObject({ id: "good.one", problems: [] });
+    expect(report.input_schema!.properties).toEqual({ n: { type: "number", default: 1 } });
+  });
+
+  test("inspectCapabilityFile points a top-level throw at the line in the file, also on a fresh import", async () => {
+    for (const fresh of [false, true]) {
+      const report = await inspectCapabilityFile(join(root, "caps/top.throws.ts"), { fresh });
+      expect(report.problems).toEqual([{ code: "import_failed", reason: "it threw while loading: TypeError: TOKEN is not set", line: 4, column: expect.any(Number) }]);
+    }
+  });
+
+  test("inspectCapabilityFile reports the first of several syntax errors in a .js file", async () => {
+    const report = await inspectCapabilityFile(join(root, "caps/bad.js"));
+    expect(report.problems[0]).toMatchObject({ code: "import_failed", line: 3, reason: expect.stringMatching(/^syntax error: .+ \(and \d+ more\)$/) });
+  });
+
+  test("inspectCapabilityFile explains an import that cannot be resolved", async () => {
+    const report = await inspectCapabilityFile(join(root, "caps/needs.pkg.ts"));
+    expect(report.problems[0]!.reason).toContain('cannot resolve import "left-pad-nowhere"');
+    expect(report.problems[0]!.reason).toContain('"docket", "valibot" and node built-ins');
+  });
+
+  test("inspectCapabilityFile reports a thrown value that is not an Error", async () => {
+    const report = await inspectCapabilityFile(join(root, "caps/throws.string.ts"));
+    expect(report.problems[0]!.reason).toBe("it threw while loading: plain string");
+  });
+});
+
+describe("checkDeclaration", () => {
+  test("checkDeclaration reports a missing id without a line", () => {
+    const check = checkDeclaration({ handler() {} });
+    expect(check.problems[0]).toEqual({ code: "bad_id", reason: expect.stringContaining("id is missing"), line: null, column: null });
+  });
+
+  test("checkDeclaration checks timeout_ms, cache, execution and cancellable", () => {
+    const check = checkDeclaration({ id: "a.b", timeout_ms: -1, cache: { ttl_ms: "x" }, execution: "sometimes", cancellable: "yes" });
+    const reasons = check.problems.map((p) => p.reason).join("\n");
+    expect(reasons).toContain("timeout_ms must be a positive whole number");
+    expect(reasons).toContain("cache must be { ttl_ms: <positive whole number> }");
+    expect(reasons).toContain('execution must be "allowed" or "never", got "sometimes"');
+    expect(reasons).toContain("cancellable must be true or false");
+  });
+});
+
+describe("listCapabilityFiles", () => {
+  test("listCapabilityFiles lists .ts and .js files sorted, without helpers or subfolders", async () => {
+    const files = await listCapabilityFiles(join(root, "caps"));
+    expect(files!.map((f) => f.slice(f.lastIndexOf("/") + 1))).toEqual(["bad.js", "good.one.ts", "needs.pkg.ts", "throws.string.ts", "top.throws.ts"]);
+  });
+
+  test("listCapabilityFiles answers null for a missing folder", async () => {
+    expect(await listCapabilityFiles(join(root, "nope"))).toBeNull();
+  });
+});

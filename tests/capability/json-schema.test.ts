@@ -1,0 +1,132 @@
+import { describe, expect, test } from "bun:test";
+import * as v from "valibot";
+import { SchemaConversionError, toCapabilityJsonSchema } from "../../runtime/capability/json-schema.ts";
+import { sensitive } from "../../runtime/capability/sensitive.ts";
+
+function conversionError(run: () => unknown): SchemaConversionError {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof SchemaConversionError) return error;
+    throw error;
+  }
+  throw new Error("expected a SchemaConversionError");
+}
+
+describe("toCapabilityJsonSchema", () => {
+  test("toCapabilityJsonSchema targets draft 2020-12", () => {
+    expect(toCapabilityJsonSchema(v.object({}), "input").$schema).toBe("https://json-schema.org/draft/2020-12/schema");
+  });
+
+  test("toCapabilityJsonSchema publishes an optional field's default and leaves it out of required", () => {
+    const schema = toCapabilityJsonSchema(v.object({ path: v.optional(v.string(), "."), limit: v.optional(v.number()), tags: v.optional(v.array(v.string()), () => ["a"]) }), "input");
+    expect(schema.properties).toEqual({
+      path: { type: "string", default: "." },
+      limit: { type: "number" },
+      tags: { type: "array", items: { type: "string" }, default: ["a"] },
+    });
+    expect(schema.required).toEqual([]);
+  });
+
+  test("toCapabilityJsonSchema writes nullable as anyOf with null, still required", () => {
+    const schema = toCapabilityJsonSchema(v.object({ a: v.nullable(v.string()), b: v.nullish(v.number()), c: v.nullable(v.string(), "x") }), "input");
+    expect(schema.properties).toEqual({
+      a: { anyOf: [{ type: "string" }, { type: "null" }] },
+      b: { anyOf: [{ type: "number" }, { type: "null" }] },
+      c: { anyOf: [{ type: "string" }, { type: "null" }], default: "x" },
+    });
+    expect(schema.required).toEqual(["a", "c"]);
+  });
+
+  test("toCapabilityJsonSchema converts union, literal and picklist", () => {
+    const schema = toCapabilityJsonSchema(v.object({ u: v.union([v.string(), v.number()]), l: v.literal("x"), p: v.picklist(["a", "b"]) }), "input");
+    expect(schema.properties).toEqual({
+      u: { anyOf: [{ type: "string" }, { type: "number" }] },
+      l: { const: "x" },
+      p: { enum: ["a", "b"], type: "string" },
+    });
+  });
+
+  test("toCapabilityJsonSchema carries pipe bounds, patterns, descriptions and metadata", () => {
+    const schema = toCapabilityJsonSchema(
+      v.object({
+        s: v.pipe(v.string(), v.minLength(1), v.maxLength(5), v.regex(/^a/), v.description("a short name")),
+        n: v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(10)),
+        m: v.pipe(v.string(), v.metadata({ title: "Title", "x-extra": 1 })),
+      }),
+      "input",
+    );
+    expect(schema.properties).toEqual({
+      s: { type: "string", minLength: 1, maxLength: 5, pattern: "^a", description: "a short name" },
+      n: { type: "integer", minimum: 0, maximum: 10 },
+      m: { type: "string", title: "Title", "x-extra": 1 },
+    });
+  });
+
+  test("toCapabilityJsonSchema marks sensitive() fields with x-docket-sensitive", () => {
+    const schema = toCapabilityJsonSchema(v.object({ token: sensitive(v.string()), maybe: v.optional(sensitive(v.string())) }), "input");
+    expect(schema.properties).toEqual({ token: { type: "string", "x-docket-sensitive": true }, maybe: { type: "string", "x-docket-sensitive": true } });
+  });
+
+  test("toCapabilityJsonSchema publishes the wider schema for v.check refinements", () => {
+    const schema = toCapabilityJsonSchema(v.pipe(v.object({ from: v.number(), to: v.number() }), v.check((i) => i.from < i.to, "from must be before to")), "input");
+    expect(schema.type).toBe("object");
+    expect(schema.required).toEqual(["from", "to"]);
+  });
+
+  test("toCapabilityJsonSchema reads the input side of a transform for input, the last schema for output", () => {
+    const piped = v.pipe(v.string(), v.transform((s) => s.length), v.number());
+    expect(toCapabilityJsonSchema(piped, "input").type).toBe("string");
+    expect(toCapabilityJsonSchema(piped, "output").type).toBe("number");
+  });
+
+  test("toCapabilityJsonSchema refuses v.date() naming the field and the schema type", () => {
+    const error = conversionError(() => toCapabilityJsonSchema(v.object({ name: v.string(), when: v.date() }), "input"));
+    expect(error.path).toBe("when");
+    expect(error.schemaType).toBe("date");
+    expect(error.message).toContain("input.when");
+    expect(error.message).toContain('"date"');
+    expect(error.message).toContain("v.isoDateTime()");
+  });
+
+  test("toCapabilityJsonSchema names a nested path through arrays, optionals and unions", () => {
+    const error = conversionError(() =>
+      toCapabilityJsonSchema(v.object({ items: v.optional(v.array(v.object({ at: v.union([v.string(), v.function()]) }))) }), "output"),
+    );
+    expect(error.path).toBe("items[].at");
+    expect(error.schemaType).toBe("function");
+    expect(error.message).toStartWith("output.items[].at cannot be published as JSON Schema");
+  });
+
+  test("toCapabilityJsonSchema refuses a custom schema", () => {
+    const error = conversionError(() => toCapabilityJsonSchema(v.object({ c: v.custom<string>((x) => typeof x === "string") }), "input"));
+    expect(error.path).toBe("c");
+    expect(error.schemaType).toBe("custom");
+  });
+
+  test("toCapabilityJsonSchema names the schema itself when the top level is at fault", () => {
+    const error = conversionError(() => toCapabilityJsonSchema(v.date(), "input"));
+    expect(error.path).toBeNull();
+    expect(error.message).toStartWith("the input schema cannot be published");
+  });
+
+  test("toCapabilityJsonSchema refuses an output transform with no schema after it", () => {
+    const error = conversionError(() => toCapabilityJsonSchema(v.object({ n: v.pipe(v.string(), v.transform((s) => s.length)) }), "output"));
+    expect(error.path).toBe("n");
+    expect(error.schemaType).toBe("transform");
+  });
+});
+
+describe("toCapabilityJsonSchema with recursion", () => {
+  test("toCapabilityJsonSchema converts a recursive lazy schema through $defs", () => {
+    const node: v.GenericSchema<{ name: string; children: unknown[] }> = v.object({ name: v.string(), children: v.array(v.lazy(() => node)) });
+    const schema = toCapabilityJsonSchema(node, "input");
+    expect(schema.$defs).toBeDefined();
+  });
+
+  test("toCapabilityJsonSchema names the field at fault inside a recursive schema", () => {
+    const node: v.GenericSchema<unknown> = v.object({ at: v.date(), children: v.array(v.lazy(() => node)) });
+    const error = conversionError(() => toCapabilityJsonSchema(node, "input"));
+    expect(error.path).toBe("at");
+  });
+});

@@ -1,0 +1,115 @@
+// Memory-store appends (the hot path: handler → engine → store → subscribers) beside a plain
+// loop doing the least any pipeline must: keep the event and hand it to one callback.
+import type { EventDraft } from "../runtime/execution/protocol.ts";
+import { defaultLimits } from "../runtime/execution/limits.ts";
+import { createMemoryStore } from "../runtime/store/index.ts";
+import type { NewExecution } from "../runtime/store/store.ts";
+
+const EVENTS = 200_000;
+const RUNS = 5;
+const ID = "x-20260908T010203Z-0a1b2c3d";
+
+const EXECUTION: NewExecution = {
+  id: ID,
+  capability: "bench.progress",
+  input: {},
+  actor: { kind: "cli", pid: 1 },
+  repository: "/bench",
+  run_id: null,
+  session_key: null,
+  request_id: "bench",
+  trace_id: "0af7651916cd43dd8448eb211c80319c",
+  cancellable: false,
+  effect: "read",
+  input_hash: "",
+};
+
+function drafts(): EventDraft[] {
+  return Array.from({ length: EVENTS }, (_, i) => ({ type: "execution.progress", data: { current: i + 1, total: EVENTS, message: `${i + 1} file(s) read` } }));
+}
+
+/** Median of RUNS timed runs (after one warm-up), in milliseconds. */
+function medianMs(run: () => void): number {
+  run();
+  const times: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    (globalThis as { Bun?: { gc(force: boolean): void } }).Bun?.gc(true);
+    const start = performance.now();
+    run();
+    times.push(performance.now() - start);
+  }
+  return times.sort((a, b) => a - b)[Math.floor(RUNS / 2)]!;
+}
+
+/** Appends every draft to a fresh memory store (default limits) with one subscriber, `batch` drafts a call. */
+function storeRun(all: EventDraft[], batch: number): () => void {
+  return () => {
+    const store = createMemoryStore({ limits: defaultLimits() });
+    store.create(EXECUTION);
+    let bytes = 0;
+    store.subscribe({ executions: [ID] }, (_event, json) => {
+      bytes += json.length;
+    });
+    store.append(ID, [{ type: "execution.started", data: {} }]);
+    if (batch === 1) for (const draft of all) store.append(ID, [draft]);
+    else for (let i = 0; i < all.length; i += batch) store.append(ID, all.slice(i, i + batch));
+    if (bytes === 0) throw new Error("the subscriber received nothing");
+    store.close();
+  };
+}
+
+/** Memory-store append throughput with one subscriber, beside plain-loop baselines, as rows for `bun run bench`. */
+export async function benchStoreAppend(): Promise<{ name: string; rows: Array<Record<string, unknown>> }> {
+  const all = drafts();
+  let sink = 0;
+  const baseline = medianMs(() => {
+    const kept: EventDraft[] = [];
+    const callback = (draft: EventDraft) => {
+      sink += draft.type.length;
+    };
+    for (const draft of all) {
+      kept.push(draft);
+      callback(draft);
+    }
+  });
+  // The least a serializing pipeline must do: build the envelope and stringify it once.
+  const serialized = medianMs(() => {
+    const kept: unknown[] = [];
+    const callback = (_event: unknown, json: string) => {
+      sink += json.length;
+    };
+    const timestamp = new Date().toISOString();
+    for (let i = 0; i < all.length; i++) {
+      const draft = all[i]!;
+      const event = { schema_version: "1", event_id: `${ID}#${i + 2}`, execution_id: ID, sequence: i + 2, timestamp, type: draft.type, data: draft.data };
+      kept.push(event);
+      callback(event, JSON.stringify(event));
+    }
+  });
+  if (sink === 0) throw new Error("the baseline did nothing");
+  const single = medianMs(storeRun(all, 1));
+  const batched = medianMs(storeRun(all, 100));
+  const row = (pipeline: string, ms: number) => ({
+    pipeline,
+    events: EVENTS,
+    ms,
+    events_per_s: Math.round(EVENTS / (ms / 1000)),
+    "× baseline": baseline / ms,
+    "× envelope+JSON baseline": serialized / ms,
+  });
+  return {
+    name: "store-append",
+    rows: [
+      row("baseline: array push + one callback", baseline),
+      row("baseline: envelope + JSON.stringify + array push + one callback", serialized),
+      row("memory store: append 1 event a call, one subscriber", single),
+      row("memory store: append 100 events a call, one subscriber", batched),
+    ],
+  };
+}
+
+if (import.meta.main) {
+  const { markdownTable } = await import("./run.ts");
+  const result = await benchStoreAppend();
+  console.log(`## ${result.name}\n\n${markdownTable(result.rows)}`);
+}

@@ -1,0 +1,204 @@
+import type { ExecutionEvent } from "../execution/protocol.ts";
+import type { EventListener, EventsPage, SubscribeOptions, Subscription } from "./store.ts";
+
+/** Where a subscription's replay reads history: the store's own `events` and the ids it holds. */
+export interface HistorySource {
+  events(id: string, after: number, limit: number): EventsPage | null;
+  ids(): Iterable<string>;
+}
+
+/** Options of {@link createFanOut}. */
+export interface FanOutOptions {
+  history: HistorySource;
+  /** Told about the first error each subscription's listener throws; default: one line on stderr. */
+  onListenerError?: (error: unknown, event: ExecutionEvent) => void;
+}
+
+/** The subscriber side of a store: delivery in order, subscribe-then-replay, unsubscribe. */
+export interface FanOut {
+  /** Hands freshly stored events to the subscribers; call right after storing them. */
+  publish(events: readonly ExecutionEvent[]): void;
+  subscribe(options: SubscribeOptions, listener: EventListener): Subscription;
+  /** Ends every subscription. */
+  close(): void;
+}
+
+interface Sub {
+  listener: EventListener;
+  active: boolean;
+  /** Events published up to here were stored before the subscription; the replay covers them. */
+  from: number;
+  /** Last sequence the replay delivered (or the cursor), per execution; live events at or below it are skipped. */
+  cursors: Map<string, number> | null;
+  errored: boolean;
+}
+
+const REPLAY_PAGE = 1000;
+
+/**
+ * Fan-out of stored events (SPEC §6 "Order and gaps"). Storage-agnostic: a store calls `publish`
+ * after each append and gives its history to read.
+ *
+ * Every subscriber sees each execution's events once, in sequence order, because
+ * - delivery is a trampoline: events appended by a listener are queued and delivered after the
+ *   current event has reached everyone, never in the middle (which would reorder them for the
+ *   listeners after it);
+ * - a subscription registers first, then replays history in pages until caught up, with
+ *   delivery held meanwhile; what the replay already delivered is skipped when the queue
+ *   reaches it (per-execution cursor), and what was stored before the subscription is never
+ *   delivered live (`from`: the count of events published so far).
+ */
+export function createFanOut(options: FanOutOptions): FanOut {
+  const { history } = options;
+  const report = options.onListenerError ?? ((error: unknown, event: ExecutionEvent) => {
+    console.error(`docket: an event listener threw on ${event.event_id} (${error instanceof Error ? error.message : String(error)}); further errors of this subscription are not reported`);
+  });
+  // Arrays are replaced, never changed in place, so a delivery loop in progress is unaffected by
+  // a subscribe or an unsubscribe made from inside a listener.
+  let allSubs: Sub[] = [];
+  const followers = new Map<string, Sub[]>();
+  let published = 0;
+  let delivering = false;
+  const queue: ExecutionEvent[] = [];
+  const queueOrdinals: number[] = [];
+
+  function send(sub: Sub, event: ExecutionEvent, json: string | undefined): string | undefined {
+    json ??= JSON.stringify(event);
+    try {
+      sub.listener(event, json);
+    } catch (error) {
+      if (!sub.errored) {
+        sub.errored = true;
+        try {
+          report(error, event);
+        } catch {
+          // A failing reporter must not break delivery either.
+        }
+      }
+    }
+    return json;
+  }
+
+  function deliver(event: ExecutionEvent, ordinal: number): void {
+    let json: string | undefined;
+    for (const sub of allSubs) {
+      if (!sub.active || ordinal <= sub.from) continue;
+      if (sub.cursors !== null && event.sequence <= (sub.cursors.get(event.execution_id) ?? 0)) continue;
+      json = send(sub, event, json);
+    }
+    const named = followers.get(event.execution_id);
+    if (named === undefined) return;
+    // A named subscription needs no `from`: its replay reached everything stored before it.
+    for (const sub of named) {
+      if (!sub.active || event.sequence <= sub.cursors!.get(event.execution_id)!) continue;
+      json = send(sub, event, json);
+    }
+  }
+
+  function drain(): void {
+    delivering = true;
+    try {
+      // The queue may grow while it is drained (a listener appends): read its length each turn.
+      for (let i = 0; i < queue.length; i++) deliver(queue[i]!, queueOrdinals[i]!);
+    } finally {
+      queue.length = 0;
+      queueOrdinals.length = 0;
+      delivering = false;
+    }
+  }
+
+  function publish(events: readonly ExecutionEvent[]): void {
+    for (const event of events) {
+      published++;
+      if (allSubs.length === 0 && !followers.has(event.execution_id)) continue;
+      queue.push(event);
+      queueOrdinals.push(published);
+    }
+    if (!delivering && queue.length > 0) drain();
+  }
+
+  /**
+   * Delivers history after the sub's cursor for `id`, a page at a time until caught up (a page
+   * read later sees what listeners appended meanwhile). False when the store does not hold `id`.
+   */
+  function replay(sub: Sub, id: string, result: { replayed: number; truncated: boolean }): boolean {
+    const cursors = sub.cursors!;
+    for (let first = true; ; first = false) {
+      const page = history.events(id, cursors.get(id) ?? 0, REPLAY_PAGE);
+      if (page === null) return !first;
+      if (page.truncated) result.truncated = true;
+      if (page.events.length === 0) return true;
+      for (const event of page.events) {
+        if (!sub.active) return true;
+        cursors.set(id, event.sequence);
+        result.replayed++;
+        send(sub, event, undefined);
+      }
+    }
+  }
+
+  function subscribe(subscribeOptions: SubscribeOptions, listener: EventListener): Subscription {
+    const { executions, after } = subscribeOptions;
+    const named = executions === "all" ? null : [...new Set(executions)];
+    const sub: Sub = { listener, active: true, from: published, cursors: named !== null || after !== undefined ? new Map() : null, errored: false };
+    const result = { replayed: 0, truncated: false };
+    const missing: string[] = [];
+
+    // Subscribe first …
+    if (named === null) allSubs = [...allSubs, sub];
+    else
+      for (const id of named) {
+        sub.cursors!.set(id, after ?? 0);
+        followers.set(id, [...(followers.get(id) ?? []), sub]);
+      }
+
+    // … then replay, holding live delivery until the replay is done. A named execution the store
+    // does not hold stays followed: if it appears later (a report from another process), its
+    // events arrive live.
+    const ids = named ?? (after === undefined ? [] : [...history.ids()]);
+    const wasDelivering = delivering;
+    delivering = true;
+    try {
+      for (const id of ids) {
+        if (!sub.active) break;
+        if (named === null) sub.cursors!.set(id, after!);
+        if (!replay(sub, id, result) && named !== null) missing.push(id);
+      }
+    } finally {
+      delivering = wasDelivering;
+    }
+    if (!delivering && queue.length > 0) drain();
+
+    return {
+      replayed: result.replayed,
+      truncated: result.truncated,
+      missing,
+      unsubscribe: () => unsubscribe(sub, named),
+    };
+  }
+
+  function unsubscribe(sub: Sub, named: string[] | null): void {
+    if (!sub.active) return;
+    sub.active = false;
+    if (named === null) {
+      allSubs = allSubs.filter((s) => s !== sub);
+      return;
+    }
+    for (const id of named) {
+      const rest = (followers.get(id) ?? []).filter((s) => s !== sub);
+      if (rest.length > 0) followers.set(id, rest);
+      else followers.delete(id);
+    }
+  }
+
+  function close(): void {
+    for (const sub of allSubs) sub.active = false;
+    for (const subs of followers.values()) for (const sub of subs) sub.active = false;
+    allSubs = [];
+    followers.clear();
+    queue.length = 0;
+    queueOrdinals.length = 0;
+  }
+
+  return { publish, subscribe, close };
+}

@@ -1,0 +1,299 @@
+import { SCHEMA_VERSION, type EventDraft, type ExecutionEvent } from "../execution/protocol.ts";
+import type { ExecutionSnapshot } from "../execution/snapshot.ts";
+import { EXECUTION_STATES, isTerminal, type ExecutionState } from "../execution/state-machine.ts";
+import type { Limits } from "../execution/limits.ts";
+import type { EventsPage, ExecutionStore, ListFilter, ListPage, NewExecution, RunIdentity } from "./store.ts";
+import { checkBatch, foldEvent, initialSnapshot } from "./_fold.ts";
+import { sanitizeDraft } from "./_sanitize.ts";
+import { EventRing } from "./_event-ring.ts";
+import { createFanOut } from "./_fan-out.ts";
+import { MinHeap } from "./_min-heap.ts";
+import { InvalidCursorError, decodeListCursor, encodeListCursor } from "./list-cursor.ts";
+
+/** Options of {@link createMemoryStore}. */
+export interface MemoryStoreOptions {
+  /** The bounds in force (SPEC §4.7). */
+  limits: Limits;
+  /** Stamps `created_at` and event timestamps; default the wall clock. */
+  clock?: () => Date;
+  /** Told about the first error each subscription's listener throws; default: one line on stderr. */
+  onListenerError?: (error: unknown, event: ExecutionEvent) => void;
+}
+
+interface Entry {
+  snapshot: ExecutionSnapshot;
+  events: EventRing;
+  /** Creation position, from 1: the list order and what a list cursor names. */
+  order: number;
+  forgotten: boolean;
+}
+
+const LIST_DEFAULT = 50;
+const LIST_MAX = 500;
+const EVENTS_MAX = 1000;
+
+function deepFreeze<T>(value: T): T {
+  if (value === null || typeof value !== "object" || Object.isFrozen(value)) return value;
+  Object.freeze(value);
+  for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key]);
+  return value;
+}
+
+/**
+ * The store's own read-only copy of a value it keeps for good (input, output, failure, actor):
+ * taken once through JSON, so it reads back exactly as a durable store's would and as clients
+ * see it, and shared by every read afterwards instead of being copied each time.
+ */
+function keep<T>(value: T): T {
+  return value === undefined ? value : deepFreeze(JSON.parse(JSON.stringify(value)) as T);
+}
+
+/** A copy a caller may change without touching the store; frozen members are shared. */
+function copySnapshot(s: ExecutionSnapshot): ExecutionSnapshot {
+  return {
+    ...s,
+    steps: s.steps.map((step) => ({ ...step })),
+    progress: s.progress && { ...s.progress },
+    diagnostics: s.diagnostics.map((d) => ({ ...d })),
+    log: s.log.map((line) => ({ ...line })),
+    links: { ...s.links },
+  };
+}
+
+function zeroCounts(): Record<ExecutionState, number> {
+  return Object.fromEntries(EXECUTION_STATES.map((s) => [s, 0])) as Record<ExecutionState, number>;
+}
+
+/**
+ * The in-memory execution store (SPEC §4.9): bounded as §4.7, history ends with the process.
+ *
+ * Input, output, failure and actors are kept as frozen copies. The payloads of the frequent
+ * events (progress, log, step, stream, diagnostic) are kept as given, not copied: the store
+ * takes ownership of a draft it is handed. Events handed to listeners and returned by
+ * `append`/`events` are the stored objects: read them, never change them. Snapshots from
+ * `create`, `get` and `list` are copies.
+ *
+ * Executions are forgotten only when one is created beyond `executions_retained`: the oldest
+ * terminal ones go first, active ones never (so the count may exceed the bound while that many
+ * are active). Finishing never forgets anything, so a result is not dropped the instant it exists.
+ */
+export function createMemoryStore(options: MemoryStoreOptions): ExecutionStore {
+  const { limits } = options;
+  const clock = options.clock ?? (() => new Date());
+  const entries = new Map<string, Entry>();
+  const runs = new Map<string, RunIdentity>();
+  const counts = zeroCounts();
+  // Creation order, for list pages: forgotten entries stay in place until they are half of it,
+  // then one filter compacts it (no splice per forgotten execution).
+  let byOrder: Entry[] = [];
+  let forgottenInOrder = 0;
+  // Terminal executions by creation order: the next one to forget is always on top.
+  const terminal = new MinHeap<Entry>((entry) => entry.order);
+  let nextOrder = 1;
+  let closed = false;
+  // The last timestamp and its ISO text: appends within one millisecond share the string
+  // (toISOString is a measurable part of a one-event append on the hot path).
+  let stampedMs = Number.NaN;
+  let stampedIso = "";
+
+  const fanOut = createFanOut({
+    history: { events, ids: () => entries.keys() },
+    onListenerError: options.onListenerError,
+  });
+
+  function stamp(): string {
+    const now = clock();
+    const ms = now.getTime();
+    if (ms !== stampedMs) {
+      stampedMs = ms;
+      stampedIso = now.toISOString();
+    }
+    return stampedIso;
+  }
+
+  function open(): void {
+    if (closed) throw new Error("The execution store is closed; create a new one to keep working.");
+  }
+
+  function entryOf(id: string, action: string): Entry {
+    const entry = entries.get(id);
+    if (entry === undefined) throw new Error(`Cannot ${action} execution ${id}: the store does not hold it (never created here, or forgotten after finishing; executions_retained is ${limits.executions_retained}).`);
+    return entry;
+  }
+
+  /** Forgets the oldest terminal executions until within the bound (or none is terminal). */
+  function evict(): void {
+    while (entries.size > limits.executions_retained && terminal.size > 0) {
+      const entry = terminal.pop()!;
+      entry.forgotten = true;
+      entries.delete(entry.snapshot.id);
+      counts[entry.snapshot.state]--;
+      if (++forgottenInOrder > byOrder.length / 2) {
+        byOrder = byOrder.filter((e) => !e.forgotten);
+        forgottenInOrder = 0;
+      }
+    }
+  }
+
+  function create(execution: NewExecution): ExecutionSnapshot {
+    open();
+    if (entries.has(execution.id)) throw new Error(`Cannot create execution ${execution.id}: the store already holds an execution with this id.`);
+    const created_at = stamp();
+    const snapshot = initialSnapshot({ ...execution, input: keep(execution.input), actor: keep(execution.actor) }, created_at);
+    const event: ExecutionEvent<"execution.created"> = {
+      schema_version: SCHEMA_VERSION,
+      event_id: `${execution.id}#1`,
+      execution_id: execution.id,
+      sequence: 1,
+      timestamp: created_at,
+      type: "execution.created",
+      data: { capability: execution.capability, input: snapshot.input, actor: snapshot.actor, run_id: execution.run_id, session_key: execution.session_key },
+    };
+    const entry: Entry = { snapshot, events: new EventRing(limits.events_retained), order: nextOrder++, forgotten: false };
+    entry.events.push(event);
+    entries.set(execution.id, entry);
+    byOrder.push(entry);
+    counts.queued++;
+    evict();
+    fanOut.publish([event]);
+    return copySnapshot(snapshot);
+  }
+
+  /** The draft as it is kept: sanitized, and the rare events that carry values kept as frozen copies. */
+  function prepare(given: EventDraft): EventDraft {
+    const draft = sanitizeDraft(given, limits.log_line_bytes);
+    if (draft.type === "execution.completed" || draft.type === "execution.cancel_requested") return { type: draft.type, data: keep(draft.data) } as EventDraft;
+    return draft;
+  }
+
+  function append(id: string, drafts: EventDraft[]): ExecutionEvent[] {
+    open();
+    const entry = entryOf(id, "append to");
+    const snapshot = entry.snapshot;
+    const before = snapshot.state;
+    // Everything that can throw (a refused move, a value JSON cannot hold) runs before anything
+    // is applied: a refused call leaves no trace.
+    checkBatch(snapshot, drafts);
+    const kept = drafts.map(prepare);
+    const timestamp = stamp();
+    const stored: ExecutionEvent[] = new Array(kept.length);
+    for (let i = 0; i < kept.length; i++) {
+      const draft = kept[i]!;
+      const sequence = snapshot.last_sequence + 1;
+      const event = { schema_version: SCHEMA_VERSION, event_id: `${id}#${sequence}`, execution_id: id, sequence, timestamp, type: draft.type, data: draft.data } as ExecutionEvent;
+      entry.events.push(event);
+      foldEvent(snapshot, event, limits);
+      stored[i] = event;
+    }
+    snapshot.retained_from = entry.events.first;
+    snapshot.truncated = snapshot.retained_from > 1;
+    if (snapshot.state !== before) {
+      counts[before]--;
+      counts[snapshot.state]++;
+      if (isTerminal(snapshot.state)) terminal.push(entry);
+    }
+    fanOut.publish(stored);
+    return stored;
+  }
+
+  function get(id: string): ExecutionSnapshot | null {
+    open();
+    const entry = entries.get(id);
+    return entry === undefined ? null : copySnapshot(entry.snapshot);
+  }
+
+  /** Index in byOrder of the first entry created at or after `order` (binary search). */
+  function indexAtOrder(order: number): number {
+    let lo = 0;
+    let hi = byOrder.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (byOrder[mid]!.order < order) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** The creation position a cursor names; a position never given out is as bad as garbage. */
+  function cursorOrder(cursor: string): number {
+    const order = decodeListCursor(cursor);
+    if (order >= nextOrder) throw new InvalidCursorError(cursor);
+    return order;
+  }
+
+  function list(filter: ListFilter = {}): ListPage {
+    open();
+    const limit = Math.min(LIST_MAX, Math.max(1, Math.floor(filter.limit ?? LIST_DEFAULT) || LIST_DEFAULT));
+    const start = filter.cursor === undefined ? byOrder.length - 1 : indexAtOrder(cursorOrder(filter.cursor)) - 1;
+    const matches = (e: Entry) => !e.forgotten && (filter.state === undefined || e.snapshot.state === filter.state) && (filter.capability === undefined || e.snapshot.capability === filter.capability);
+    const items: ExecutionSnapshot[] = [];
+    let next_cursor: string | null = null;
+    let last: Entry | null = null;
+    for (let i = start; i >= 0; i--) {
+      const entry = byOrder[i]!;
+      if (!matches(entry)) continue;
+      if (items.length === limit) {
+        next_cursor = encodeListCursor(last!.order);
+        break;
+      }
+      items.push(copySnapshot(entry.snapshot));
+      last = entry;
+    }
+    return { items, next_cursor, counts: { ...counts } };
+  }
+
+  function events(id: string, after = 0, limit = EVENTS_MAX): EventsPage | null {
+    open();
+    const entry = entries.get(id);
+    if (entry === undefined) return null;
+    const from = Math.max(0, Math.floor(after) || 0);
+    const count = Math.min(EVENTS_MAX, Math.max(1, Math.floor(limit) || EVENTS_MAX));
+    const retained_from = entry.events.first;
+    return { events: entry.events.slice(from, count), retained_from, truncated: from + 1 < retained_from, last_sequence: entry.snapshot.last_sequence };
+  }
+
+  function release(id: string): void {
+    open();
+    const { snapshot } = entryOf(id, "release");
+    // Nothing of a memory execution is released: artifacts are the caller's, and details end
+    // with the process. The check keeps the contract the same as a durable store's.
+    if (!isTerminal(snapshot.state)) throw new Error(`Cannot release execution ${id}: it is ${snapshot.state}; release is allowed once it has finished.`);
+  }
+
+  function findRun(run_id: string): RunIdentity | null {
+    open();
+    const identity = runs.get(run_id);
+    return identity === undefined ? null : { ...identity };
+  }
+
+  function recordRun(identity: RunIdentity): boolean {
+    open();
+    // An identity never changes once recorded: the first one stands.
+    if (runs.has(identity.run_id)) return true;
+    if (runs.size >= limits.run_identities) return false;
+    runs.set(identity.run_id, { ...identity });
+    return true;
+  }
+
+  function close(): void {
+    if (closed) return;
+    closed = true;
+    fanOut.close();
+  }
+
+  return {
+    create,
+    append,
+    get,
+    list,
+    events,
+    subscribe: (subscribeOptions, listener) => {
+      open();
+      return fanOut.subscribe(subscribeOptions, listener);
+    },
+    release,
+    findRun,
+    recordRun,
+    close,
+  };
+}

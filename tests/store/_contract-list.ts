@@ -1,0 +1,122 @@
+import { describe, expect, test } from "bun:test";
+import fc from "fast-check";
+import { EXECUTION_STATES, type ExecutionState } from "../../runtime/execution/state-machine.ts";
+import { InvalidCursorError, type ExecutionStore, type ListFilter } from "../../runtime/store/index.ts";
+import { idOf, newExecution, pathTo, type Fixture } from "./_fixtures.ts";
+
+const CAPABILITIES = ["demo.read", "demo.write", "files.digest"];
+
+/** Creates `n` executions, spreading capabilities and states; answers the ids newest first. */
+function populate(store: ExecutionStore, n: number): string[] {
+  for (let i = 1; i <= n; i++) {
+    store.create(newExecution(i, { capability: CAPABILITIES[i % 3]! }));
+    store.append(idOf(i), pathTo(EXECUTION_STATES[i % EXECUTION_STATES.length]!));
+  }
+  return Array.from({ length: n }, (_, i) => idOf(n - i));
+}
+
+/** Every id a walk over the pages answers, in order. */
+function walk(store: ExecutionStore, filter: ListFilter): { ids: string[]; pages: number } {
+  const ids: string[] = [];
+  let pages = 0;
+  for (let cursor = filter.cursor; ; ) {
+    const page = store.list({ ...filter, cursor });
+    pages++;
+    ids.push(...page.items.map((s) => s.id));
+    if (page.next_cursor === null) return { ids, pages };
+    expect(page.items).toHaveLength(filter.limit ?? 50);
+    cursor = page.next_cursor;
+  }
+}
+
+/** `list`: order, filters, pages, counts, cursors. */
+export function listCases(f: Fixture): void {
+  describe("list", () => {
+    test("store.list answers newest first, filtered by state and capability", () => {
+      const store = f.make();
+      const ids = populate(store, 12);
+      expect(store.list().items.map((s) => s.id)).toEqual(ids);
+      const running = store.list({ state: "running" }).items;
+      expect(running.map((s) => s.id)).toEqual(ids.filter((id) => store.get(id)!.state === "running"));
+      expect(running.length).toBeGreaterThan(0);
+      const writes = store.list({ capability: "demo.write" }).items;
+      expect(writes.map((s) => s.id)).toEqual(ids.filter((id) => store.get(id)!.capability === "demo.write"));
+      const both = store.list({ capability: "demo.write", state: "succeeded" }).items;
+      expect(both.every((s) => s.capability === "demo.write" && s.state === "succeeded")).toBe(true);
+      expect(store.list({ capability: "nope" }).items).toEqual([]);
+      expect(store.list({ capability: "nope" }).next_cursor).toBeNull();
+    });
+
+    test("store.list counts every execution held, per state, whatever the filter and page", () => {
+      const store = f.make();
+      populate(store, 13);
+      const expected = Object.fromEntries(EXECUTION_STATES.map((s) => [s, 0])) as Record<ExecutionState, number>;
+      for (let i = 1; i <= 13; i++) expected[store.get(idOf(i))!.state]++;
+      expect(store.list({ limit: 1 }).counts).toEqual(expected);
+      expect(store.list({ state: "queued", capability: "demo.read" }).counts).toEqual(expected);
+      expect(Object.values(expected).reduce((a, b) => a + b)).toBe(13);
+    });
+
+    test("store.list pages cover every matching execution exactly once, whatever the page size", () => {
+      const store = f.make();
+      const ids = populate(store, 23);
+      fc.assert(
+        fc.property(fc.integer({ min: 1, max: 30 }), fc.option(fc.constantFrom(...EXECUTION_STATES), { nil: undefined }), fc.option(fc.constantFrom(...CAPABILITIES), { nil: undefined }), (limit, state, capability) => {
+          const expected = ids.filter((id) => (state === undefined || store.get(id)!.state === state) && (capability === undefined || store.get(id)!.capability === capability));
+          const { ids: seen, pages } = walk(store, { limit, state, capability });
+          expect(seen).toEqual(expected);
+          expect(pages).toBe(Math.max(1, Math.ceil(expected.length / limit)));
+        }),
+        { numRuns: 60 },
+      );
+    });
+
+    test("store.list pages started before new executions were created still cover the older ones exactly once", () => {
+      const store = f.make();
+      const ids = populate(store, 10);
+      const first = store.list({ limit: 4 });
+      for (let i = 11; i <= 15; i++) store.create(newExecution(i));
+      const rest = walk(store, { limit: 4, cursor: first.next_cursor! } as ListFilter);
+      expect([...first.items.map((s) => s.id), ...rest.ids]).toEqual(ids);
+    });
+
+    test("store.list answers 50 by default and at most 500", () => {
+      const store = f.make();
+      for (let i = 1; i <= 501; i++) store.create(newExecution(i));
+      expect(store.list().items).toHaveLength(50);
+      const most = store.list({ limit: 10_000 });
+      expect(most.items).toHaveLength(500);
+      expect(most.items[0]!.id).toBe(idOf(501));
+      expect(store.list({ limit: 500, cursor: most.next_cursor! }).items.map((s) => s.id)).toEqual([idOf(1)]);
+    });
+
+    test("store.list refuses a cursor it did not make with InvalidCursorError (an invalid_input failure at the edge)", () => {
+      const store = f.make();
+      populate(store, 5);
+      const good = store.list({ limit: 2 }).next_cursor!;
+      for (const bad of ["", "!!!", "not-a-cursor", "eyJvIjoxfQ", btoa("o:-1"), btoa("o:abc"), "A".repeat(5000), good + "x"]) {
+        let error: unknown;
+        try {
+          store.list({ cursor: bad });
+        } catch (e) {
+          error = e;
+        }
+        expect(error).toBeInstanceOf(InvalidCursorError);
+        const failure = (error as InvalidCursorError).toFailure({ request_id: "req-9", trace_id: "t" });
+        expect(failure).toMatchObject({ error_code: "invalid_input", stage: "validate", request_id: "req-9", trace_id: "t", retryability: "never" });
+        expect(failure.message.length).toBeLessThan(300);
+      }
+      expect(store.list({ cursor: good }).items).toHaveLength(3);
+    });
+
+    test("store.list answers copies: changing an item changes nothing in the store", () => {
+      const store = f.make();
+      populate(store, 2);
+      const [item] = store.list().items;
+      item!.state = "failed";
+      item!.steps.push({ id: "x", title: "x", state: "running", message: null, started_at: "", finished_at: null });
+      expect(store.list().items[0]!.state).not.toBe("failed");
+      expect(store.list().items[0]!.steps).toEqual([]);
+    });
+  });
+}

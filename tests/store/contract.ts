@@ -1,0 +1,31 @@
+import { describe } from "bun:test";
+import type { Limits } from "../../runtime/execution/limits.ts";
+import type { ExecutionStore } from "../../runtime/store/store.ts";
+import { limitsWith, TestClock, type Fixture } from "./_fixtures.ts";
+import { lifecycleCases } from "./_contract-lifecycle.ts";
+import { boundsCases } from "./_contract-bounds.ts";
+import { listCases } from "./_contract-list.ts";
+import { subscribeCases } from "./_contract-subscribe.ts";
+import { propertyCases } from "./_contract-property.ts";
+
+/**
+ * The execution store contract (SPEC §4.9): every implementation runs this one suite. `makeStore`
+ * builds a fresh, empty store with the given limits and clock for each test.
+ */
+export function storeContract(name: string, makeStore: (limits: Limits, clock: () => Date) => ExecutionStore): void {
+  describe(`store contract: ${name}`, () => {
+    const f: Fixture = {
+      clock: new TestClock(),
+      make(overrides = {}) {
+        this.clock = new TestClock();
+        const clock = this.clock;
+        return makeStore(limitsWith(overrides), () => clock.now());
+      },
+    };
+    lifecycleCases(f);
+    boundsCases(f);
+    listCases(f);
+    subscribeCases(f);
+    propertyCases(f);
+  });
+}

@@ -1,0 +1,102 @@
+import { describe, expect, test } from "bun:test";
+import type { ExecutionEvent } from "../../runtime/execution/protocol.ts";
+import { createMemoryStore, type ExecutionStore } from "../../runtime/store/index.ts";
+import { storeContract } from "./contract.ts";
+import { draft, idOf, limitsWith, newExecution, pathTo } from "./_fixtures.ts";
+
+storeContract("memory", (limits, clock) => createMemoryStore({ limits, clock, onListenerError: () => {} }));
+
+/** Counts JSON.stringify calls made while `fn` runs. */
+function countStringify(fn: () => void): number {
+  const original = JSON.stringify;
+  let calls = 0;
+  JSON.stringify = ((...args: Parameters<typeof JSON.stringify>) => {
+    calls++;
+    return original(...args);
+  }) as typeof JSON.stringify;
+  try {
+    fn();
+  } finally {
+    JSON.stringify = original;
+  }
+  return calls;
+}
+
+describe("memory store", () => {
+  test("memory store serializes each event once for all its subscribers, and not at all without one", () => {
+    const store = createMemoryStore({ limits: limitsWith() });
+    store.create(newExecution(1));
+    store.create(newExecution(2));
+    expect(countStringify(() => store.append(idOf(1), [draft.started(), draft.progress(1)]))).toBe(0);
+    const strings: string[] = [];
+    store.subscribe({ executions: "all" }, (_e, json) => strings.push(json));
+    store.subscribe({ executions: [idOf(1)] }, (_e, json) => strings.push(json));
+    store.subscribe({ executions: [idOf(1)], after: 3 }, (_e, json) => strings.push(json));
+    strings.length = 0;
+    // Only subscribers of execution 1 here: execution 2's events cost nothing to serialize… but
+    // the "all" subscriber takes both, so: one string per event, shared.
+    expect(countStringify(() => store.append(idOf(1), [draft.progress(2), draft.progress(3)]))).toBe(2);
+    expect(strings).toHaveLength(6);
+    expect(strings[0]).toBe(strings[1]!);
+    expect(strings[1]).toBe(strings[2]!);
+  });
+
+  test("memory store reports the first error of each throwing listener once, to onListenerError", () => {
+    const reported: Array<{ error: unknown; event: ExecutionEvent }> = [];
+    const store = createMemoryStore({ limits: limitsWith(), onListenerError: (error, event) => reported.push({ error, event }) });
+    store.create(newExecution(1));
+    store.subscribe({ executions: "all" }, () => {
+      throw new Error("first");
+    });
+    store.subscribe({ executions: [idOf(1)] }, (event) => {
+      if (event.sequence >= 2) throw new Error("second");
+    });
+    store.append(idOf(1), [draft.started(), draft.progress(1), draft.progress(2)]);
+    expect(reported.map((r) => [(r.error as Error).message, r.event.sequence])).toEqual([
+      ["first", 2],
+      ["second", 2],
+    ]);
+  });
+
+  test("memory store keeps list pages right while thousands of executions come and go", () => {
+    const store: ExecutionStore = createMemoryStore({ limits: limitsWith({ executions_retained: 100 }) });
+    let cursor: string | null = null;
+    const walked: string[] = [];
+    for (let i = 1; i <= 5000; i++) {
+      store.create(newExecution(i));
+      // Every fifth one stays running: those are never forgotten.
+      store.append(idOf(i), pathTo(i % 5 === 0 ? "running" : "succeeded"));
+      if (i === 2500) {
+        const page = store.list({ limit: 10 });
+        walked.push(...page.items.map((s) => s.id));
+        cursor = page.next_cursor;
+      }
+    }
+    const counts = store.list().counts;
+    expect(counts.running).toBe(1000);
+    expect(counts.succeeded).toBe(0);
+    // A walk begun long ago goes on over what is still held, older than where it stopped.
+    for (; cursor !== null; ) {
+      const page = store.list({ limit: 7, cursor });
+      walked.push(...page.items.map((s) => s.id));
+      cursor = page.next_cursor;
+    }
+    // Only running ones are left of the first 2,500: the walk lists each of them once, newest first.
+    expect(walked).toEqual(Array.from({ length: 500 }, (_, i) => idOf(2500 - 5 * i)));
+  });
+
+  test("memory store hands out input and output as read-only values that a caller cannot change", () => {
+    const store = createMemoryStore({ limits: limitsWith() });
+    const input = { list: [1, 2] };
+    store.create(newExecution(1, { input }));
+    input.list.push(3);
+    expect(store.get(idOf(1))!.input).toEqual({ list: [1, 2] });
+    store.append(idOf(1), [draft.started(), draft.completed("succeeded", { out: { deep: true } })]);
+    const snapshot = store.get(idOf(1))!;
+    expect(() => {
+      (snapshot.output as { out: { deep: boolean } }).out.deep = false;
+    }).toThrow();
+    expect(Object.isFrozen(store.events(idOf(1))!.events[0]!.data)).toBe(false); // the envelope data of created is plain…
+    expect(Object.isFrozen((store.events(idOf(1))!.events[0]!.data as { input: object }).input)).toBe(true); // …its input is the frozen copy
+  });
+});

@@ -1,0 +1,146 @@
+// What citty 0.2 leaves to its caller: finding the command a command line names (to print its
+// help and run it), refusing flags nobody declared (citty parses with `strict: false`), and
+// repeatable flags (citty keeps the last value only).
+import type { ArgDef, ArgsDef, CommandDef, CommandMeta } from "citty";
+
+/** A command line a user can fix: exit 2 with the message and a pointer to `--help`. */
+export class UsageError extends Error {
+  /** False when `--help` would not help (another server already serves the checkout). */
+  readonly pointToHelp: boolean;
+  constructor(message: string, readonly command: string, options: { pointToHelp?: boolean } = {}) {
+    super(message);
+    this.name = "UsageError";
+    this.pointToHelp = options.pointToHelp ?? true;
+  }
+}
+
+/** docket's command metadata: citty's, plus examples that every `--help` shows. */
+export interface DocketCommandMeta extends CommandMeta {
+  examples?: string[];
+  /** Short facts printed after the examples (exit codes, environment variables). */
+  notes?: string[];
+}
+
+/** A command found by name, with its meta resolved. */
+export interface ResolvedCommand {
+  name: string;
+  cmd: CommandDef<any>;
+  meta: DocketCommandMeta;
+}
+
+type Resolvable<T> = T | Promise<T> | (() => T) | (() => Promise<T>);
+
+async function resolved<T>(value: Resolvable<T> | undefined): Promise<T | undefined> {
+  return typeof value === "function" ? await (value as () => T | Promise<T>)() : await value;
+}
+
+/** `deadline-ms` and `deadlineMs` name the same flag, as citty parses them. */
+function sameName(a: string, b: string): boolean {
+  const flat = (s: string) => s.replace(/[-_]/g, "").toLowerCase();
+  return flat(a) === flat(b);
+}
+
+function findArg(args: ArgsDef, token: string): [string, ArgDef] | null {
+  for (const [name, def] of Object.entries(args)) {
+    if (def.type === "positional") continue;
+    const aliases = (def as { alias?: string | string[] }).alias;
+    const names = [name, ...(Array.isArray(aliases) ? aliases : aliases ? [aliases] : [])];
+    if (names.some((n) => sameName(n, token))) return [name, def];
+  }
+  return null;
+}
+
+const takesValue = (def: ArgDef) => def.type === "string" || def.type === "enum";
+
+/**
+ * Follows the command line down the sub-commands it names: `capabilities show files.digest` →
+ * [docket, capabilities, show] and the tokens left for `show`. Stops at the first token that
+ * names no sub-command (the leaf's own argument, or a typo the caller reports).
+ */
+export async function resolveChain(root: CommandDef<any>, rawArgs: string[]): Promise<{ chain: ResolvedCommand[]; rest: string[] }> {
+  const chain: ResolvedCommand[] = [{ name: "", cmd: root, meta: (await resolved(root.meta)) ?? {} }];
+  chain[0]!.name = chain[0]!.meta.name ?? "docket";
+  let rest = rawArgs;
+  for (;;) {
+    const current = chain.at(-1)!.cmd;
+    const subCommands = await resolved(current.subCommands);
+    if (!subCommands) break;
+    const args = (await resolved(current.args)) ?? {};
+    const at = firstPositional(rest, args);
+    const name = at === -1 ? undefined : rest[at];
+    if (name === undefined || !(name in subCommands)) break;
+    const cmd = (await resolved(subCommands[name])) as CommandDef<any>;
+    chain.push({ name, cmd, meta: (await resolved(cmd.meta)) ?? {} });
+    rest = rest.slice(at + 1);
+  }
+  return { chain, rest };
+}
+
+function firstPositional(tokens: string[], args: ArgsDef): number {
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i]!;
+    if (token === "--") return -1;
+    if (token.startsWith("-") && token !== "-") {
+      const found = findArg(args, token.replace(/^--?/, "").split("=")[0]!);
+      if (found && takesValue(found[1]) && !token.includes("=")) i++;
+      continue;
+    }
+    return i;
+  }
+  return -1;
+}
+
+/** The full name of a command for messages and help: `docket capabilities show`. */
+export function commandPath(chain: ResolvedCommand[]): string {
+  return chain.map((c) => c.name).join(" ");
+}
+
+/**
+ * Refuses what citty would silently accept: an undeclared flag (which would also swallow the
+ * next token as a positional), a value flag without its value, and more positionals than declared.
+ */
+export function checkCommandLine(args: ArgsDef, tokens: string[], command: string): void {
+  const positionals = Object.values(args).filter((d) => d.type === "positional").length;
+  let seen = 0;
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i]!;
+    if (token === "--") {
+      seen += tokens.length - i - 1;
+      break;
+    }
+    if (token.startsWith("-") && token !== "-" && !/^-\d/.test(token)) {
+      const [flag, inline] = splitFlag(token);
+      const negated = flag.startsWith("no-") ? findArg(args, flag.slice(3)) : null;
+      const found = findArg(args, flag) ?? (negated && negated[1].type === "boolean" ? negated : null);
+      if (!found) throw new UsageError(`Unknown option ${token.split("=")[0]} for ${command}.`, command);
+      if (takesValue(found[1]) && inline === undefined) {
+        if (i + 1 >= tokens.length) throw new UsageError(`Option --${found[0]} of ${command} needs a value${found[1].valueHint ? ` (${found[1].valueHint})` : ""}.`, command);
+        i++;
+      }
+      continue;
+    }
+    seen++;
+    if (seen > positionals) throw new UsageError(`Unexpected argument ${JSON.stringify(token)} for ${command}${positionals === 0 ? ", which takes none" : ""}.`, command);
+  }
+}
+
+function splitFlag(token: string): [string, string | undefined] {
+  const body = token.replace(/^--?/, "");
+  const eq = body.indexOf("=");
+  return eq === -1 ? [body, undefined] : [body.slice(0, eq), body.slice(eq + 1)];
+}
+
+/** Every value of a repeatable flag, in order: `--capabilities a --capabilities=b` → [a, b]. */
+export function repeatedFlag(tokens: string[], name: string): string[] {
+  const values: string[] = [];
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i]!;
+    if (token === "--") break;
+    if (!token.startsWith("--")) continue;
+    const [flag, inline] = splitFlag(token);
+    if (!sameName(flag, name)) continue;
+    if (inline !== undefined) values.push(inline);
+    else if (i + 1 < tokens.length) values.push(tokens[++i]!);
+  }
+  return values;
+}

@@ -1,0 +1,30 @@
+/** What each Ctrl-C does; the count is what makes the second press different from the first. */
+export interface InterruptHandlers {
+  /** The first Ctrl-C: ask politely. */
+  first(): void;
+  /** The second: stop now. */
+  second(): void;
+  /** Any later one: the stop did not take; leave at once. */
+  later(): void;
+}
+
+/**
+ * Routes SIGINT (and SIGTERM, which asks the same politely) to the handlers by how many came.
+ * Installing a listener also turns off the runtime's default of dying on the spot, which would
+ * leave a running handler's worker unasked. Returns the function that uninstalls it.
+ */
+export function onInterrupts(handlers: InterruptHandlers): () => void {
+  let presses = 0;
+  const listener = () => {
+    presses++;
+    if (presses === 1) handlers.first();
+    else if (presses === 2) handlers.second();
+    else handlers.later();
+  };
+  process.on("SIGINT", listener);
+  process.on("SIGTERM", listener);
+  return () => {
+    process.off("SIGINT", listener);
+    process.off("SIGTERM", listener);
+  };
+}

@@ -1,0 +1,16 @@
+import { registerDocketModules } from "../adapter/bun-modules.ts";
+import { BUILTINS } from "../capability/builtins.ts";
+import { findCheckoutRoot } from "../capability/checkout.ts";
+import { discoverCapabilities } from "../capability/discovery.ts";
+import type { CapabilityCatalog } from "../capability/registered.ts";
+
+/**
+ * The registry alone, as `docket capabilities` reads it: the same discovery `bootPlane` runs, without
+ * the worker pool, store and engine that listing does not need (two workers would double its time).
+ */
+export async function loadRegistry(options: { cwd: string; capabilityDirs: string[] }): Promise<{ root: string; registry: CapabilityCatalog }> {
+  registerDocketModules();
+  const root = findCheckoutRoot(options.cwd);
+  const registry = await discoverCapabilities({ root, dirs: options.capabilityDirs, builtins: BUILTINS, importFile: (path) => import(path) });
+  return { root, registry };
+}

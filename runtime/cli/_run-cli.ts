@@ -1,0 +1,60 @@
+import { runCommand, type CommandDef } from "citty";
+import { checkCommandLine, commandPath, resolveChain, UsageError } from "./_command-line.ts";
+import { renderHelp } from "./_help.ts";
+import { wantsColor } from "./_terminal.ts";
+import { EXIT } from "./exit-code.ts";
+
+/** Writes to stdout and resolves once the text is handed to the OS, so an exit right after loses nothing. */
+export function writeStdout(text: string): Promise<void> {
+  return new Promise((resolve) => {
+    process.stdout.write(text, () => resolve());
+  });
+}
+
+/** Writes a line of the CLI's own (not a run's) to stderr. */
+function writeStderr(text: string): void {
+  process.stderr.write(text);
+}
+
+/**
+ * citty's `runMain`, with docket's exit codes: help and version like citty, a command line a
+ * user can fix → its message, a pointer to `--help` and exit 2 (citty exits 1 for those, which
+ * `docket run` keeps for "the capability failed"). A command's `run` answers its exit code.
+ */
+export async function runCli(root: CommandDef<any>, rawArgs: string[]): Promise<number> {
+  let command = "docket";
+  try {
+    const { chain, rest } = await resolveChain(root, rawArgs);
+    command = commandPath(chain);
+    const leaf = chain.at(-1)!;
+    const wantsHelp = rawArgs.includes("--help") || rawArgs.includes("-h");
+    if (wantsHelp) {
+      await writeStdout(await renderHelp(chain, wantsColor(process.stdout, process.env)));
+      return EXIT.succeeded;
+    }
+    if (rawArgs.length === 1 && (rawArgs[0] === "--version" || rawArgs[0] === "-v")) {
+      await writeStdout(`${chain[0]!.meta.version}\n`);
+      return EXIT.succeeded;
+    }
+    if (!leaf.cmd.run) {
+      // A group (`docket`, `docket capabilities`): name one of its commands.
+      writeStderr(await renderHelp(chain, wantsColor(process.stderr, process.env)));
+      const unknown = rest.find((t) => !t.startsWith("-"));
+      throw new UsageError(unknown ? `Unknown command ${JSON.stringify(unknown)} for ${command}.` : `${command} needs a command.`, command);
+    }
+    const args = typeof leaf.cmd.args === "function" ? await leaf.cmd.args() : await leaf.cmd.args;
+    checkCommandLine(args ?? {}, rest, command);
+    const { result } = await runCommand(leaf.cmd, { rawArgs: rest });
+    return typeof result === "number" ? result : EXIT.succeeded;
+  } catch (error) {
+    // citty's own parse errors (a missing positional, a value outside an enum) are CLIError.
+    if (error instanceof UsageError || (error instanceof Error && error.name === "CLIError")) {
+      const message = error.message.replace(/\u001b\[[0-9;]*m/g, "");
+      const help = error instanceof UsageError ? (error.pointToHelp ? `See ${error.command} --help.\n` : "") : `See ${command} --help.\n`;
+      writeStderr(`${message}\n${help}`);
+      return EXIT.usage;
+    }
+    writeStderr(`docket: unexpected error in ${command}: ${(error as Error)?.stack ?? String(error)}\n`);
+    return EXIT.failed;
+  }
+}

@@ -1,0 +1,59 @@
+import { defineCommand } from "citty";
+import { repeatedFlag, UsageError, type DocketCommandMeta } from "../_command-line.ts";
+import { readInput } from "../_input.ts";
+import { writeStdout } from "../_run-cli.ts";
+import { runLocally } from "../local-run.ts";
+
+const meta: DocketCommandMeta = {
+  name: "run",
+  description: "Run a capability as an execution in this process: progress on stderr, output on stdout.",
+  examples: [
+    `docket run files.digest --input '{"path":"src"}'`,
+    `docket run ./checks/release.check.ts --input @input.json --format json`,
+    `echo '{"steps":3}' | docket run executions.demonstrate --input - --deadline-ms 60000`,
+  ],
+  notes: [
+    "Exit codes: 0 succeeded, 1 failed, 2 usage or invalid input, 130 cancelled.",
+    "Ctrl-C asks the capability to stop; a second Ctrl-C stops it at once.",
+    "In GitHub Actions, steps become log groups, diagnostics annotations, and a summary goes to $GITHUB_STEP_SUMMARY.",
+    "Limits come from DOCKET_* variables (DOCKET_GRACE_MS, DOCKET_LOG_LINE_BYTES, …).",
+  ],
+};
+
+/** `docket run <capability|./file.ts>` (SPEC §9). */
+export default defineCommand({
+  meta,
+  args: {
+    target: { type: "positional", required: true, description: "A capability id (files.digest) or a capability file (./check.ts), run Deno-style", valueHint: "capability|./file.ts" },
+    input: { type: "string", description: "The input: inline JSON, @path to a JSON file, or - to read stdin", valueHint: "JSON|@file|-" },
+    format: { type: "enum", options: ["text", "json"], default: "text", description: "text: the output as readable text; json: one JSON document {execution, output|failure}" },
+    "run-id": { type: "string", description: "Idempotency key, [A-Za-z0-9._:-]{1,128}", valueHint: "ID" },
+    "deadline-ms": { type: "string", description: "Cancel after N ms; a handler that ignores it is stopped DOCKET_GRACE_MS later", valueHint: "N" },
+    capabilities: { type: "string", description: "Also load the capability files of DIR (repeatable)", valueHint: "DIR" },
+  },
+  async run({ args, rawArgs }) {
+    const command = "docket run";
+    const deadline = args["deadline-ms"];
+    if (deadline !== undefined && !/^\d+$/.test(deadline.trim())) {
+      throw new UsageError(`--deadline-ms must be a whole number of milliseconds, got ${JSON.stringify(deadline)}.`, command);
+    }
+    const input = await readInput(args.input, { cwd: process.cwd(), readStdin });
+    return runLocally({
+      cwd: process.cwd(),
+      env: process.env,
+      target: args.target,
+      input,
+      format: args.format === "json" ? "json" : "text",
+      runId: args["run-id"],
+      deadlineMs: deadline === undefined ? undefined : Number(deadline),
+      capabilityDirs: repeatedFlag(rawArgs, "capabilities"),
+      output: { stdout: writeStdout, stderr: (text) => void process.stderr.write(text), stderrIsTTY: process.stderr.isTTY === true },
+    });
+  },
+});
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : chunk);
+  return Buffer.concat(chunks).toString("utf8");
+}

@@ -1,0 +1,102 @@
+import { defineCommand, type ArgsDef } from "citty";
+import { registerDocketModules } from "../../adapter/bun-modules.ts";
+import { LIMIT_SPECS, limitFlagName, LimitsError, resolveLimits, type Limits } from "../../execution/limits.ts";
+import { installShutdown } from "../../server/shutdown.ts";
+import { ServerAlreadyRunningError, startServer } from "../../server/serve.ts";
+import { repeatedFlag, UsageError, type DocketCommandMeta } from "../_command-line.ts";
+
+const meta: DocketCommandMeta = {
+  name: "serve",
+  description: "Serve this checkout's capabilities: HTTP API, live channel (/events), cockpit and MCP, on one port.",
+  examples: ["docket serve", "docket serve --port 8080 --open", "docket serve --host 0.0.0.0 --token \"$DOCKET_TOKEN\" --max-concurrent 4"],
+};
+
+const LIMIT_KEYS = Object.keys(LIMIT_SPECS) as Array<keyof Limits>;
+
+/** One `--<limit>` flag per limit (`--max-concurrent`, `--heartbeat-ms`, …), documented from LIMIT_SPECS. */
+const limitArgs: ArgsDef = Object.fromEntries(
+  LIMIT_KEYS.map((key) => [limitFlagName(key), { type: "string", valueHint: "N", description: `${LIMIT_SPECS[key].doc} (default ${LIMIT_SPECS[key].default}, ${LIMIT_SPECS[key].min}..${LIMIT_SPECS[key].max})` }]),
+);
+
+const args = {
+  port: { type: "string", default: "4700", description: "Port to listen on (0 picks a free one)", valueHint: "N" },
+  host: { type: "string", default: "127.0.0.1", description: "Address to bind; anything but loopback requires a token", valueHint: "ADDRESS" },
+  store: { type: "enum", options: ["memory", "sqlite"], default: "memory", description: "Where executions are kept" },
+  capabilities: { type: "string", description: "Also load the capability files of DIR (repeatable)", valueHint: "DIR" },
+  "allow-host": { type: "string", description: "Accept this Host name besides addresses and localhost (repeatable)", valueHint: "NAME" },
+  token: { type: "string", description: "Require Authorization: Bearer TOKEN (generated when binding beyond loopback)", valueHint: "TOKEN" },
+  open: { type: "boolean", description: "Open the cockpit in a browser" },
+  ...limitArgs,
+} as const satisfies ArgsDef;
+
+/** `docket serve` (SPEC §9): runs until Ctrl-C or SIGTERM, which stop it cleanly. */
+export default defineCommand({
+  meta,
+  args,
+  async run({ args: parsed, rawArgs }) {
+    const command = "docket serve";
+    const port = String(parsed.port).trim();
+    if (!/^\d+$/.test(port) || Number(port) > 65535) throw new UsageError(`--port must be a whole number from 0 to 65535, got ${JSON.stringify(parsed.port)}.`, command);
+    if (parsed.store === "sqlite") throw new UsageError("--store sqlite is not available in this build yet; use --store memory.", command);
+    const overrides: Partial<Record<keyof Limits, unknown>> = {};
+    for (const key of LIMIT_KEYS) {
+      const value = (parsed as Record<string, unknown>)[limitFlagName(key)];
+      if (value !== undefined) overrides[key] = value;
+    }
+    let limits: Limits;
+    try {
+      limits = resolveLimits({ env: process.env, overrides });
+    } catch (error) {
+      if (error instanceof LimitsError) throw new UsageError(`${error.message}.`, command);
+      throw error;
+    }
+
+    registerDocketModules();
+    const log = (line: string) => void process.stderr.write(`${line}\n`);
+    let server;
+    try {
+      server = await startServer({
+        cwd: process.cwd(),
+        host: String(parsed.host),
+        port: Number(port),
+        storeKind: "memory",
+        limits,
+        capabilityDirs: repeatedFlag(rawArgs, "capabilities"),
+        allowedHosts: repeatedFlag(rawArgs, "allow-host"),
+        token: parsed.token ?? null,
+        runtime: "bun",
+        importFile: (path) => import(path),
+        log,
+      });
+    } catch (error) {
+      // Another server on this checkout, a bad token, a port in use: the operator fixes the command line.
+      if (error instanceof ServerAlreadyRunningError || error instanceof RangeError || isAddressInUse(error)) {
+        throw new UsageError(`Cannot serve: ${(error as Error).message}`, command, { pointToHelp: !(error instanceof ServerAlreadyRunningError) });
+      }
+      throw error;
+    }
+    installShutdown(server, { log });
+    if (parsed.open) void openBrowser(`${server.url}/cockpit`, log);
+    // Runs until a signal; installShutdown stops the server and exits the process.
+    return new Promise<number>(() => {});
+  },
+});
+
+function isAddressInUse(error: unknown): boolean {
+  const e = error as { code?: string; message?: string } | null;
+  return e?.code === "EADDRINUSE" || /address already in use|EADDRINUSE/i.test(e?.message ?? "");
+}
+
+/** Best effort: the URL is already printed, so a machine without a browser loses nothing. */
+async function openBrowser(url: string, log: (line: string) => void): Promise<void> {
+  const [command, ...rest] = process.platform === "darwin" ? ["open"] : process.platform === "win32" ? ["cmd", "/c", "start", ""] : ["xdg-open"];
+  try {
+    // Imported here: only --open needs it.
+    const { spawn } = await import("node:child_process");
+    const child = spawn(command!, [...rest, url], { stdio: "ignore", detached: true });
+    child.on("error", () => log(`Could not open a browser; open ${url} yourself.`));
+    child.unref();
+  } catch {
+    log(`Could not open a browser; open ${url} yourself.`);
+  }
+}

@@ -1,0 +1,10 @@
+// The CLI layer's public exports (SPEC §9). The binary's entry is main.ts; commands live in commands/.
+export { main } from "./main.ts";
+export { runLocally, isCapabilityPath, cliEdge, outputText } from "./local-run.ts";
+export type { LocalRunOptions, RunOutput } from "./local-run.ts";
+export { EXIT, exitCodeOf, failureText } from "./exit-code.ts";
+export type { RunEnd } from "./exit-code.ts";
+export { createRunReporter, plainPrinters, clockTime, formatDuration, location } from "./run-reporter.ts";
+export type { EventPrinter, EventPrinters, RunReporter, RunReporterOptions } from "./run-reporter.ts";
+export { annotation, appendStepSummary, escapeData, escapeProperty, gitHubPrinters, isGitHubActions, stepSummary } from "./github-actions.ts";
+export type { SummaryFacts } from "./github-actions.ts";

@@ -1,0 +1,227 @@
+import { relative, resolve } from "node:path";
+import { registerDocketModules } from "../adapter/bun-modules.ts";
+import { bootPlane, type BootedPlane } from "../boot.ts";
+import type { LoadError } from "../capability/registered.ts";
+import { buildFailure, FailureError, type FailureDescriptor } from "../execution/failure.ts";
+import { LimitsError, resolveLimits } from "../execution/limits.ts";
+import type { EdgeInfo } from "../execution/plane.ts";
+import type { ExecutionEvent } from "../execution/protocol.ts";
+import type { ExecutionSnapshot } from "../execution/snapshot.ts";
+import { newTraceId, requestIdFrom, traceIdFrom } from "../server/edge-ids.ts";
+import type { ParsedInput } from "./_input.ts";
+import { terminalStyle, type TerminalStyle } from "./_terminal.ts";
+import { onInterrupts } from "./_interrupts.ts";
+import { EXIT, exitCodeOf, failureText, type RunEnd } from "./exit-code.ts";
+import { annotation, appendStepSummary, gitHubPrinters, isGitHubActions, stepSummary } from "./github-actions.ts";
+import { createRunReporter, location, plainPrinters } from "./run-reporter.ts";
+
+/** Where a run writes; the CLI passes the process's streams, tests may pass buffers. */
+export interface RunOutput {
+  stdout(text: string): Promise<void>;
+  stderr(text: string): void;
+  /** Whether stderr is a terminal (colour). */
+  stderrIsTTY: boolean;
+}
+
+/** Everything `docket run` decided from its command line, already checked for shape. */
+export interface LocalRunOptions {
+  cwd: string;
+  env: Record<string, string | undefined>;
+  /** A capability id, or a path to a capability file. */
+  target: string;
+  /** The parsed `--input` (undefined lets the capability's defaults apply), or why it could not be read. */
+  input: ParsedInput;
+  format: "text" | "json";
+  runId?: string;
+  deadlineMs?: number;
+  capabilityDirs: string[];
+  output: RunOutput;
+}
+
+/** `./check.ts`, `/abs/check.ts`, `checks/x.ts`: a file to run Deno-style, not an id. */
+export function isCapabilityPath(target: string): boolean {
+  return target.startsWith(".") || target.startsWith("/") || /\.(ts|js|mts|mjs)$/.test(target);
+}
+
+/** The ids a CLI run carries from its edge (SPEC §4.1): a W3C `TRACEPARENT` from the caller is honoured. */
+export function cliEdge(env: Record<string, string | undefined>): EdgeInfo {
+  return {
+    actor: { kind: "cli", pid: process.pid },
+    request_id: requestIdFrom(undefined),
+    trace_id: traceIdFrom(env.TRACEPARENT) ?? newTraceId(),
+  };
+}
+
+/**
+ * `docket run`: boots a plane in this process (memory store, one execution worker), starts the
+ * capability as a local execution, prints its events on stderr as they come and its output on
+ * stdout, and answers the exit code. Ctrl-C asks cooperative cancel; a second one stops at once.
+ */
+export async function runLocally(options: LocalRunOptions): Promise<number> {
+  const { output, env } = options;
+  const style = terminalStyle({ isTTY: options.output.stderrIsTTY }, env);
+  const edge = cliEdge(env);
+  const gitHub = isGitHubActions(env);
+  const refuse = (message: string, context: Record<string, unknown> = {}) =>
+    finishRefused(options, style, buildFailure({ error_code: "invalid_input", stage: "validate", message, request_id: edge.request_id, trace_id: edge.trace_id, context }));
+
+  if (!options.input.ok) return refuse(`Cannot run ${options.target}: ${options.input.message}`);
+  const input = options.input.value;
+  let limits;
+  try {
+    // One execution worker: a CLI run runs one thing, and every worker costs start-up time.
+    limits = resolveLimits({ env, overrides: { max_concurrent: 1 } });
+  } catch (error) {
+    if (error instanceof LimitsError) return refuse(`Cannot run ${options.target}: ${error.message}.`);
+    throw error;
+  }
+
+  // Until an execution exists there is nothing to cancel: Ctrl-C leaves at once.
+  let interrupt: { first(): void; second(): void } = { first: () => process.exit(EXIT.cancelled), second: () => process.exit(EXIT.cancelled) };
+  const uninstall = onInterrupts({ first: () => interrupt.first(), second: () => interrupt.second(), later: () => process.exit(EXIT.cancelled) });
+
+  const file = isCapabilityPath(options.target) ? resolve(options.cwd, options.target) : null;
+  registerDocketModules();
+  let plane: BootedPlane;
+  try {
+    plane = await bootPlane({
+      cwd: options.cwd,
+      storeKind: "memory",
+      limits,
+      capabilityDirs: options.capabilityDirs,
+      files: file ? [file] : [],
+      importFile: (path) => import(path),
+      log: (line) => output.stderr(`${line}\n`),
+      // The pool allows no fewer; a run never makes a direct call, so this worker only idles.
+      directWorkers: 1,
+    });
+  } catch (error) {
+    // A worker that cannot start (a broken build, no threads left): the details, which name paths
+    // inside the binary, go to the log under the correlation id; the failure says what to do.
+    const failure = buildFailure({
+      error_code: "unavailable",
+      stage: "admit",
+      message: `docket could not start its worker threads, so ${options.target} did not run.`,
+      request_id: edge.request_id,
+      trace_id: edge.trace_id,
+      suggestion: "Run it again; if it keeps failing, reinstall docket (the binary may be damaged) and report the log above.",
+    });
+    output.stderr(`[docket] ${failure.correlation_id} could not start: ${(error as Error)?.stack ?? String(error)}\n`);
+    uninstall();
+    return finishRefused(options, style, failure);
+  }
+  try {
+    const { capabilityId, ownErrors, otherErrors } = locateTarget(plane, options.target, file);
+    reportLoadErrors(otherErrors, plane.root, gitHub, style, output);
+    if (capabilityId === null) {
+      const why = ownErrors.map((e) => `${e.line !== null ? `line ${e.line}${e.column !== null ? `:${e.column}` : ""}: ` : ""}${e.reason}`).join("; ");
+      return await refuse(`Cannot run ${options.target}: ${why || "the file declares no capability"}.`, { file, errors: ownErrors });
+    }
+
+    let started;
+    try {
+      started = plane.engine.start({ capability: capabilityId, input, run_id: options.runId, deadline_ms: options.deadlineMs }, edge);
+    } catch (error) {
+      if (error instanceof FailureError) return await finishRefused(options, style, error.failure, capabilityId);
+      throw error;
+    }
+    const id = started.execution.id;
+    interrupt = {
+      first() {
+        const receipt = plane.engine.cancel(id, edge);
+        const note = receipt.requested ? "cancelling…" : receipt.message;
+        output.stderr(`${style.yellow(note)} press Ctrl-C again to stop now\n`);
+      },
+      second() {
+        output.stderr(`${style.yellow("stopping now")}\n`);
+        plane.engine.forceStop(id);
+      },
+    };
+    const snapshot = await follow(plane, id, gitHub, style, output);
+    return await finishSettled(options, style, snapshot);
+  } finally {
+    uninstall();
+    // Not awaited: the process exits right after, which ends the workers as surely as terminating
+    // them one by one, and waiting for that would add tens of milliseconds to every run.
+    void plane.close().catch(() => undefined);
+  }
+}
+
+/** Prints an execution's events (its history, then live) until it is terminal; answers its final snapshot. */
+function follow(plane: BootedPlane, id: string, gitHub: boolean, style: TerminalStyle, output: RunOutput): Promise<ExecutionSnapshot> {
+  const plain = plainPrinters(style, { localTime: output.stderrIsTTY });
+  const reporter = createRunReporter({ write: output.stderr, printers: gitHub ? gitHubPrinters(plain.printers) : plain.printers, unknown: plain.unknown, flush: plain.flush });
+  return new Promise((resolveSnapshot) => {
+    let done = false;
+    const subscription = plane.store.subscribe({ executions: [id], after: 0 }, (event: ExecutionEvent) => {
+      if (done) return;
+      reporter.print(event);
+      if (event.type !== "execution.completed") return;
+      done = true;
+      queueMicrotask(() => subscription.unsubscribe());
+      resolveSnapshot(plane.store.get(id)!);
+    });
+  });
+}
+
+/** The capability a target names, and the load errors that belong to it versus the rest of the checkout. */
+function locateTarget(plane: BootedPlane, target: string, file: string | null): { capabilityId: string | null; ownErrors: LoadError[]; otherErrors: LoadError[] } {
+  const errors = plane.registry.loadErrors();
+  if (file === null) return { capabilityId: target, ownErrors: [], otherErrors: errors };
+  const capabilityId = plane.fileIds[0] ?? null;
+  const own = (e: LoadError) => e.file === file;
+  return { capabilityId, ownErrors: capabilityId ? [] : errors.filter(own), otherErrors: errors.filter((e) => !own(e)) };
+}
+
+/** The checkout's other broken capability files, said once: they do not stop this run (SPEC §2.3). */
+function reportLoadErrors(errors: LoadError[], root: string, gitHub: boolean, style: TerminalStyle, output: RunOutput): void {
+  if (errors.length === 0) return;
+  const shown = (file: string) => (file.startsWith(root) ? relative(root, file) || file : file);
+  const lines = errors.map((e) => {
+    const d = { severity: "warning" as const, message: `capability file did not load: ${e.reason}`, file: shown(e.file), line: e.line ?? undefined, column: e.column ?? undefined };
+    return gitHub ? annotation(d) : `${location(d)} ${e.reason}`;
+  });
+  const head = `${errors.length} capability file${errors.length === 1 ? "" : "s"} did not load (the run goes on without ${errors.length === 1 ? "it" : "them"}):`;
+  output.stderr(`${gitHub ? lines.join("\n") : [style.yellow(head), ...lines.map((l) => `  ${l}`)].join("\n")}\n`);
+}
+
+/** The end of a run that never became an execution: a refusal, exit 2 (or 1 for a refusal that is not the caller's). */
+async function finishRefused(options: LocalRunOptions, style: TerminalStyle, failure: FailureDescriptor, capability = options.target): Promise<number> {
+  const end: RunEnd = { state: null, failure };
+  if (options.format === "json") await options.output.stdout(`${JSON.stringify({ execution: null, failure }, null, 2)}\n`);
+  options.output.stderr(failureText(failure, style));
+  await writeSummary(options, { capability, execution: null, failure });
+  return exitCodeOf(end);
+}
+
+/** The end of an execution: output on stdout (or the one JSON document), the failure on stderr. */
+async function finishSettled(options: LocalRunOptions, style: TerminalStyle, snapshot: ExecutionSnapshot): Promise<number> {
+  const { output } = options;
+  if (options.format === "json") {
+    const document = snapshot.state === "succeeded" ? { execution: snapshot, output: snapshot.output } : { execution: snapshot, failure: snapshot.failure };
+    await output.stdout(`${JSON.stringify(document, null, 2)}\n`);
+  } else if (snapshot.state === "succeeded") {
+    const text = outputText(snapshot.output);
+    if (text !== "") await output.stdout(text);
+  }
+  if (snapshot.state !== "succeeded" && snapshot.failure) output.stderr(failureText(snapshot.failure, style));
+  await writeSummary(options, { capability: snapshot.capability, execution: snapshot, failure: snapshot.failure });
+  return exitCodeOf({ state: snapshot.state, failure: snapshot.failure });
+}
+
+/** An output as text: a string as it is, anything else as indented JSON. */
+export function outputText(value: unknown): string {
+  if (value === undefined) return "";
+  const text = typeof value === "string" ? value : JSON.stringify(value, null, 2);
+  return text.endsWith("\n") ? text : `${text}\n`;
+}
+
+async function writeSummary(options: LocalRunOptions, facts: Parameters<typeof stepSummary>[0]): Promise<void> {
+  const path = options.env.GITHUB_STEP_SUMMARY;
+  if (!isGitHubActions(options.env) || !path) return;
+  try {
+    await appendStepSummary(path, stepSummary(facts));
+  } catch (error) {
+    options.output.stderr(`warning: cannot write the step summary to ${path}: ${(error as Error).message}\n`);
+  }
+}

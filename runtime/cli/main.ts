@@ -1,0 +1,33 @@
+// The binary's entry: `docket <command>`. Sub-commands are imported on first use, so `docket run`
+// never evaluates the server's modules and `docket --version` evaluates almost nothing. (In a
+// bundle without code splitting, the node: built-ins every command imports still load up front.)
+import { defineCommand } from "citty";
+import { DOCKET_VERSION } from "../version.ts";
+import { runCli } from "./_run-cli.ts";
+import type { DocketCommandMeta } from "./_command-line.ts";
+
+const meta: DocketCommandMeta = {
+  name: "docket",
+  version: DOCKET_VERSION,
+  description: "Every capability is one file: run it here, serve it over HTTP, a live channel, a cockpit and MCP.",
+  examples: ["docket run health.report", "docket capabilities list", "docket new hello.greet", "docket serve --port 4700"],
+};
+
+/** The root command; each sub-command lives in its own file under commands/. */
+export const main = defineCommand({
+  meta,
+  subCommands: {
+    run: () => import("./commands/run.ts").then((m) => m.default),
+    capabilities: () => import("./commands/capabilities.ts").then((m) => m.default),
+    serve: () => import("./commands/serve.ts").then((m) => m.default),
+    new: () => import("./commands/new.ts").then((m) => m.default),
+  },
+});
+
+if (import.meta.main) {
+  const code = await runCli(main, process.argv.slice(2));
+  // Exit explicitly: an idle worker or a stray handle must not keep a finished command alive.
+  // stderr first drains: a pipe write may still be queued, and the last line is the verdict.
+  await new Promise<void>((resolve) => process.stderr.write("", () => resolve()));
+  process.exit(code);
+}

@@ -1,0 +1,84 @@
+// Capability files as a user writes them: they import only "docket" and "valibot".
+
+/** Greets; its input's name picks a way to fail (boom, typed, shape) so one file covers every ending. */
+export const GREET = `import { capability, CapabilityError } from "docket";
+import * as v from "valibot";
+
+export default capability({
+  id: "demo.greet",
+  title: "Greet someone",
+  description: "Greets by name, and fails on request.",
+  effect: "read",
+  errors: ["no_such_person"],
+  input: v.object({ name: v.pipe(v.string(), v.minLength(1)) }),
+  output: v.object({ greeting: v.string() }),
+  examples: [{ name: "Ada" }],
+  async handler(input, ctx) {
+    ctx.progress.step("compose", "Composing the greeting");
+    ctx.progress.progress(1, 2, "half way");
+    ctx.progress.log("about to greet", "warn");
+    ctx.progress.diagnostic({ severity: "error", message: "a finding, with a comma: and 100%", file: "src/a,b.ts", line: 3, column: 7, code: "demo_finding" });
+    ctx.progress.stepDone("compose", true, "composed");
+    if (input.name === "boom") throw new Error("kaboom from the handler");
+    if (input.name === "typed") throw new CapabilityError("no_such_person", "Nobody is called typed.", { suggestion: "Greet Ada instead." });
+    if (input.name === "shape") return { greeting: 42 } as never;
+    return { greeting: "Hello, " + input.name + "!" };
+  },
+});
+`;
+
+/** Returns its message as a plain string (printed as is in text mode). */
+export const ECHO = `import { capability } from "docket";
+import * as v from "valibot";
+
+export default capability({
+  id: "demo.echo",
+  title: "Echo",
+  description: "Returns its message.",
+  effect: "read",
+  input: v.object({ message: v.string() }),
+  output: v.string(),
+  handler(input) {
+    return input.message;
+  },
+});
+`;
+
+/** Runs until stopped; with cooperative: true it stops when asked, otherwise it ignores cancellation. */
+export const SPIN = `import { capability } from "docket";
+import * as v from "valibot";
+
+export default capability({
+  id: "demo.spin",
+  title: "Spin",
+  description: "Runs until cancelled (or, ignoring cancellation, until stopped by force).",
+  effect: "read",
+  cancellable: true,
+  input: v.object({ cooperative: v.optional(v.boolean(), true) }),
+  output: v.object({}),
+  async handler(input, ctx) {
+    ctx.progress.step("spin", "Spinning");
+    for (;;) {
+      if (input.cooperative && ctx.progress.cancelled()) throw ctx.progress.cancellation();
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  },
+});
+`;
+
+/** A no-op, for start-up measurements. */
+export const NOOP = `import { capability } from "docket";
+import * as v from "valibot";
+
+export default capability({
+  id: "demo.noop",
+  title: "Nothing",
+  description: "Does nothing.",
+  effect: "read",
+  input: v.object({}),
+  output: v.object({ ok: v.boolean() }),
+  handler() {
+    return { ok: true };
+  },
+});
+`;

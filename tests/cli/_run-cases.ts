@@ -1,0 +1,213 @@
+// `docket run` end to end, written once and run against the source entry and the compiled binary.
+import { beforeAll, expect, test } from "bun:test";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { ECHO, GREET, SPIN } from "./_fixtures.ts";
+import { docket, oneJsonDocument, spawnDocket, watchStream, tempCheckout, tempDir, writeFiles, type DocketRunner } from "./_harness.ts";
+
+/** Registers the run cases; `runner` is read when each test runs (the binary is built in a beforeAll). */
+export function defineRunCases(runner: () => DocketRunner): void {
+  // The user's capability files live outside the checkout and the repository, with no node_modules
+  // anywhere above them: "docket" and "valibot" can only come from docket itself.
+  let userDir = "";
+  let checkout = "";
+  beforeAll(() => {
+    userDir = tempDir("user");
+    writeFiles(userDir, { "demo.greet.ts": GREET, "demo.echo.ts": ECHO, "demo.spin.ts": SPIN, "input.json": '{"message":"from a file"}' });
+    checkout = tempCheckout();
+  });
+  const run = (args: string[], options: { env?: Record<string, string>; stdin?: string } = {}) => docket(runner(), ["run", ...args], { cwd: checkout, ...options });
+  const file = (name: string) => join(userDir, name);
+
+  test("docket run of a user file prints its output on stdout and its progress on stderr, exit 0", async () => {
+    const result = await run([file("demo.greet.ts"), "--input", '{"name":"Ada"}']);
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual({ greeting: "Hello, Ada!" });
+    expect(result.stderr).toMatch(/^\d\d:\d\d:\d\d ▸ step compose — Composing the greeting$/m);
+    expect(result.stderr).toMatch(/^\d\d:\d\d:\d\d \[1\/2\] half way$/m);
+    expect(result.stderr).toMatch(/^\d\d:\d\d:\d\d warn +about to greet$/m);
+    expect(result.stderr).toMatch(/^\d\d:\d\d:\d\d error src\/a,b\.ts:3:7 a finding, with a comma: and 100% \[demo_finding\]$/m);
+    expect(result.stderr).toMatch(/✔ succeeded in /);
+    // Nothing about servers yet (no executions.report in this build).
+    expect(result.stderr).not.toMatch(/server/i);
+  });
+
+  test("docket run of a CapabilityError exits 1 with its code, message and suggestion on stderr", async () => {
+    const result = await run([file("demo.greet.ts"), "--input", '{"name":"typed"}']);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toContain("error no_such_person: Nobody is called typed.");
+    expect(result.stderr).toContain("Greet Ada instead.");
+    expect(result.stderr).toMatch(/correlation id c-[0-9a-f]+/);
+  });
+
+  test("docket run of a handler that throws exits 1 with internal and a correlation id; the stack stays on stderr", async () => {
+    const result = await run([file("demo.greet.ts"), "--input", '{"name":"boom"}', "--format", "json"]);
+    expect(result.code).toBe(1);
+    const document = oneJsonDocument(result.stdout);
+    expect(document.failure.error_code).toBe("internal");
+    expect(document.failure.correlation_id).toMatch(/^c-[0-9a-f]+$/);
+    expect(document.execution.state).toBe("failed");
+    expect(result.stdout).not.toMatch(/\n\s+at /);
+    expect(result.stdout).not.toContain("worker-entry");
+    // The process log on stderr holds the stack, findable by the correlation id.
+    expect(result.stderr).toContain(document.failure.correlation_id);
+    expect(result.stderr).toMatch(/kaboom from the handler\n\s+at /);
+  });
+
+  test("docket run of a handler returning the wrong output shape exits 1", async () => {
+    const result = await run([file("demo.greet.ts"), "--input", '{"name":"shape"}']);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toMatch(/error internal: demo\.greet returned an output that does not match its output schema: output\.greeting/);
+  });
+
+  test("docket run with input failing the schema exits 2 and names the field", async () => {
+    const result = await run([file("demo.greet.ts"), "--input", '{"name":5}']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("Cannot start demo.greet: input.name");
+  });
+
+  test("docket run of an unknown capability exits 2 and says how to list them", async () => {
+    const result = await run(["no.such", "--format", "json"]);
+    expect(result.code).toBe(2);
+    const document = oneJsonDocument(result.stdout);
+    expect(document).toMatchObject({ execution: null, failure: { error_code: "not_found" } });
+    expect(result.stderr).toContain('No capability "no.such" is loaded.');
+    expect(result.stderr).toContain("docket capabilities list");
+  });
+
+  test("docket run with --input that is not JSON exits 2 and names the problem", async () => {
+    const result = await run([file("demo.greet.ts"), "--input", '{"name":ten}']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("--input is not valid JSON");
+    expect(result.stderr).toContain('"{\\"name\\":ten}"');
+  });
+
+  test("docket run --format json writes exactly one JSON document with the final snapshot and the output", async () => {
+    const result = await run([file("demo.greet.ts"), "--input", '{"name":"Ada"}', "--format", "json"]);
+    expect(result.code).toBe(0);
+    const document = oneJsonDocument(result.stdout);
+    expect(Object.keys(document).sort()).toEqual(["execution", "output"]);
+    expect(document.output).toEqual({ greeting: "Hello, Ada!" });
+    expect(document.execution).toMatchObject({ capability: "demo.greet", state: "succeeded", actor: { kind: "cli" }, repository: checkout });
+    expect(document.execution.id).toMatch(/^x-\d{8}T\d{6}Z-[0-9a-f]{8}$/);
+    expect(document.execution.request_id).toMatch(/^r-/);
+    expect(document.execution.trace_id).toMatch(/^[0-9a-f]{32}$/);
+  });
+
+  test("docket run --input @file reads the file, and a string output is printed as it is", async () => {
+    const result = await run([file("demo.echo.ts"), "--input", `@${file("input.json")}`]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe("from a file\n");
+  });
+
+  test("docket run --input - reads stdin", async () => {
+    const result = await run([file("demo.echo.ts"), "--input", "-"], { stdin: '{"message":"from stdin"}' });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe("from stdin\n");
+  });
+
+  test("docket run --input @missing exits 2 naming the file", async () => {
+    const result = await run([file("demo.echo.ts"), "--input", "@nowhere.json"]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("Cannot read --input @nowhere.json: the file does not exist");
+  });
+
+  test("docket run --run-id carries the run id into the execution", async () => {
+    const result = await run([file("demo.echo.ts"), "--input", '{"message":"x"}', "--run-id", "release-42", "--format", "json"]);
+    expect(result.code).toBe(0);
+    expect(oneJsonDocument(result.stdout).execution.run_id).toBe("release-42");
+  });
+
+  test("docket run --run-id of a bad shape exits 2", async () => {
+    const result = await run([file("demo.echo.ts"), "--input", '{"message":"x"}', "--run-id", "no spaces allowed"]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("run_id must match");
+  });
+
+  test("docket run --deadline-ms stops a handler that ignores cancellation: failed deadline_exceeded", async () => {
+    const result = await run([file("demo.spin.ts"), "--input", '{"cooperative":false}', "--deadline-ms", "100", "--format", "json"], { env: { DOCKET_GRACE_MS: "50" } });
+    expect(result.code).toBe(1);
+    const document = oneJsonDocument(result.stdout);
+    expect(document.execution.state).toBe("failed");
+    expect(document.failure).toMatchObject({ error_code: "deadline_exceeded", context: { deadline_ms: 100, terminated: true } });
+  });
+
+  test("docket run --deadline-ms that is not a number exits 2", async () => {
+    const result = await run([file("demo.spin.ts"), "--deadline-ms", "soon"]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('--deadline-ms must be a whole number of milliseconds, got "soon"');
+  });
+
+  test("docket run exits 130 when Ctrl-C cancels a cancellable run", async () => {
+    const child = spawnDocket(runner(), ["run", file("demo.spin.ts")], { cwd: checkout });
+    const stderr = watchStream(child.stderr);
+    await stderr.until(/step spin — Spinning/);
+    child.kill("SIGINT");
+    expect(await child.exited).toBe(130);
+    const text = await stderr.done;
+    expect(text).toContain("cancelling… press Ctrl-C again to stop now");
+    expect(text).toMatch(/■ cancelled in /);
+  });
+
+  test("docket run: a second Ctrl-C stops a handler that ignores the first, exit 130", async () => {
+    const child = spawnDocket(runner(), ["run", file("demo.spin.ts"), "--input", '{"cooperative":false}'], { cwd: checkout });
+    const stderr = watchStream(child.stderr);
+    await stderr.until(/step spin — Spinning/);
+    child.kill("SIGINT");
+    await stderr.until(/press Ctrl-C again/);
+    child.kill("SIGINT");
+    expect(await child.exited).toBe(130);
+    expect(await stderr.done).toContain("stopping now");
+  });
+
+  test("docket run in GitHub Actions writes groups, annotations and a step summary", async () => {
+    const summary = join(tempDir("summary"), "summary.md");
+    const result = await run([file("demo.greet.ts"), "--input", '{"name":"typed"}'], { env: { GITHUB_ACTIONS: "true", GITHUB_STEP_SUMMARY: summary } });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("::group::Composing the greeting (compose)");
+    expect(result.stderr).toContain("::endgroup::");
+    // `,` and `:` escaped in properties, `%` in the message (GitHub's workflow-command rules).
+    expect(result.stderr).toContain("::error file=src/a%2Cb.ts,line=3,col=7,title=demo_finding::a finding, with a comma: and 100%25");
+    expect(existsSync(summary)).toBe(true);
+    const markdown = readFileSync(summary, "utf8");
+    expect(markdown).toContain("docket run `demo.greet` — failed");
+    expect(markdown).toContain("| error | src/a,b.ts:3:7 | a finding, with a comma: and 100% | demo_finding |");
+    expect(markdown).toContain("**no_such_person**: Nobody is called typed.");
+  });
+
+  test("docket run by id loads the checkout's capabilities/ and reports its broken files once without stopping", async () => {
+    const repo = tempCheckout();
+    writeFiles(repo, { "capabilities/demo.echo.ts": ECHO, "capabilities/broken.one.ts": "export default 5;\n" });
+    const result = await docket(runner(), ["run", "demo.echo", "--input", '{"message":"by id"}'], { cwd: join(repo) });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe("by id\n");
+    expect(result.stderr.match(/broken\.one\.ts/g)?.length).toBe(1);
+    expect(result.stderr).toContain("1 capability file did not load");
+  });
+
+  test("docket run --capabilities DIR (repeatable) runs capabilities by id from folders outside the checkout", async () => {
+    const [first, second] = [tempDir("first"), tempDir("second")];
+    writeFiles(first, { "demo.echo.ts": ECHO });
+    writeFiles(second, { "demo.greet.ts": GREET });
+    const flags = ["--capabilities", first, `--capabilities=${second}`];
+    const echoed = await run(["demo.echo", ...flags, "--input", '{"message":"from the first"}']);
+    expect(echoed).toMatchObject({ code: 0, stdout: "from the first\n" });
+    const greeted = await run(["demo.greet", ...flags, "--input", '{"name":"Ada"}']);
+    expect(greeted.code).toBe(0);
+    expect(JSON.parse(greeted.stdout)).toEqual({ greeting: "Hello, Ada!" });
+    const missing = await run(["demo.echo", "--capabilities", join(first, "nowhere")]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain("is not a folder");
+  });
+
+  test("docket run of a file that does not load exits 2 with its line and reason", async () => {
+    const dir = tempDir("broken");
+    writeFiles(dir, { "demo.bad.ts": 'import { capability } from "docket";\nexport default capability({ id: "demo.bad",, });\n' });
+    const result = await run([join(dir, "demo.bad.ts")]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/Cannot run .*demo\.bad\.ts: line 2/);
+  });
+}
+

@@ -1,0 +1,167 @@
+// docket's other commands from source: help, version, capabilities, new, and command-line mistakes.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import pkg from "../../package.json" with { type: "json" };
+import { ECHO } from "./_fixtures.ts";
+import { docket, fromSource, removeTempDirs, tempCheckout, writeFiles } from "./_harness.ts";
+
+afterAll(removeTempDirs);
+
+let checkout = "";
+beforeAll(() => {
+  checkout = tempCheckout();
+  writeFiles(checkout, { "capabilities/demo.echo.ts": ECHO, "capabilities/broken.one.ts": "export default 5;\n" });
+});
+const cli = (args: string[], cwd = checkout) => docket(fromSource, args, { cwd });
+
+describe("docket --help and --version", () => {
+  test("docket --version prints package.json's version", async () => {
+    expect(await cli(["--version"])).toMatchObject({ code: 0, stdout: `${pkg.version}\n` });
+  });
+
+  for (const [command, example] of [
+    [[], "docket run health.report"],
+    [["run"], `docket run files.digest --input '{"path":"src"}'`],
+    [["capabilities"], "docket capabilities show health.report"],
+    [["capabilities", "list"], "docket capabilities list --format json"],
+    [["capabilities", "show"], "docket capabilities show files.digest --format json"],
+    [["serve"], "docket serve --port 8080 --open"],
+    [["new"], "docket new hello.greet"],
+  ] as Array<[string[], string]>) {
+    test(`docket ${command.join(" ")} --help names the command and shows an example`, async () => {
+      const result = await cli([...command, "--help"]);
+      expect(result.code).toBe(0);
+      expect(result.stdout).toContain(`USAGE docket${command.length ? ` ${command.join(" ")}` : ""}`);
+      expect(result.stdout).toMatch(/^EXAMPLES?$/m);
+      expect(result.stdout).toContain(example);
+      // NO_COLOR is set by the harness: no escapes in help.
+      expect(result.stdout).not.toContain("\u001b[");
+    });
+  }
+
+  test("docket run --help lists every flag and the exit codes", async () => {
+    const { stdout } = await cli(["run", "--help"]);
+    for (const flag of ["--input", "--format", "--run-id", "--deadline-ms", "--capabilities"]) expect(stdout).toContain(flag);
+    expect(stdout).toContain("Exit codes: 0 succeeded, 1 failed, 2 usage or invalid input, 130 cancelled.");
+  });
+
+  test("docket serve --help lists one flag per limit", async () => {
+    const { stdout } = await cli(["serve", "--help"]);
+    for (const flag of ["--max-concurrent", "--heartbeat-ms", "--grace-ms", "--allow-host", "--token", "--store"]) expect(stdout).toContain(flag);
+  });
+});
+
+describe("docket command-line mistakes exit 2", () => {
+  test("an unknown command", async () => {
+    const result = await cli(["launch"]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('Unknown command "launch" for docket.');
+  });
+
+  test("an unknown flag names itself and points at --help", async () => {
+    const result = await cli(["run", "demo.echo", "--inptu", "{}"]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("Unknown option --inptu for docket run.");
+    expect(result.stderr).toContain("See docket run --help.");
+  });
+
+  test("a missing positional", async () => {
+    const result = await cli(["run"]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/Missing required positional argument: TARGET/);
+  });
+
+  test("a --format outside text|json", async () => {
+    const result = await cli(["run", "demo.echo", "--format", "yaml"]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("--format");
+  });
+
+  test("a group without its command", async () => {
+    const result = await cli(["capabilities"]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("docket capabilities needs a command.");
+  });
+});
+
+describe("docket capabilities", () => {
+  test("list prints id, effect and title, then the files that did not load", async () => {
+    const result = await cli(["capabilities", "list"]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^ID +EFFECT +TITLE$/m);
+    expect(result.stdout).toMatch(/^demo\.echo +read +Echo$/m);
+    expect(result.stdout).toMatch(/^health\.report +read +/m);
+    expect(result.stdout).toContain("1 capability file did not load:");
+    expect(result.stdout).toMatch(/capabilities\/broken\.one\.ts .*not a capability/);
+  });
+
+  test("list --format json is one document: capabilities with schemas, and load errors", async () => {
+    const result = await cli(["capabilities", "list", "--format", "json"]);
+    expect(result.code).toBe(0);
+    const document = JSON.parse(result.stdout);
+    const echo = document.capabilities.find((c: { id: string }) => c.id === "demo.echo");
+    expect(echo).toMatchObject({ effect: "read", title: "Echo", output_schema: { type: "string" } });
+    expect(document.load_errors).toHaveLength(1);
+    expect(document.load_errors[0].file).toBe(join(checkout, "capabilities", "broken.one.ts"));
+  });
+
+  test("show prints the description, facts, schemas and runnable examples", async () => {
+    const result = await cli(["capabilities", "show", "executions.demonstrate"]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("executions.demonstrate — Demonstrate an execution");
+    expect(result.stdout).toContain("cancellable: yes");
+    expect(result.stdout).toContain("effect: read");
+    expect(result.stdout).toContain("input schema");
+    expect(result.stdout).toContain('"delay_ms"');
+    expect(result.stdout).toContain(`docket run executions.demonstrate --input '{"steps":5,"delay_ms":500}'`);
+  });
+
+  test("show --format json is the capability's public description", async () => {
+    const result = await cli(["capabilities", "show", "demo.echo", "--format", "json"]);
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ id: "demo.echo", cancellable: false, input_schema: { type: "object" }, source: { kind: "file" } });
+  });
+
+  test("show of an unknown id exits 2", async () => {
+    const result = await cli(["capabilities", "show", "demo.nothing"]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('No capability "demo.nothing" is loaded. Loaded in the same namespace: demo.echo.');
+  });
+});
+
+describe("docket new", () => {
+  test("scaffolds capabilities/<id>.ts that then runs", async () => {
+    const repo = tempCheckout();
+    const created = await cli(["new", "team.hello"], join(repo));
+    expect(created.code).toBe(0);
+    const file = join(repo, "capabilities", "team.hello.ts");
+    expect(created.stdout).toBe(`Created capabilities/team.hello.ts\nRun it:  docket run team.hello --input '{"name":"Ada"}'\n`);
+    const source = readFileSync(file, "utf8");
+    expect(source).toContain('import { capability, CapabilityError } from "docket";');
+    expect(source).toContain('import * as v from "valibot";');
+    expect(source).toContain('id: "team.hello"');
+
+    const ran = await cli(["run", "team.hello", "--input", '{"name":"Grace"}'], repo);
+    expect(ran.code).toBe(0);
+    expect(JSON.parse(ran.stdout)).toEqual({ greeting: "Hello, Grace!", letters: 5 });
+    const failed = await cli(["run", "team.hello", "--input", '{"name":"  "}'], repo);
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toContain("error empty_name:");
+  });
+
+  test("refuses an id of the wrong shape", async () => {
+    const repo = tempCheckout();
+    const result = await cli(["new", "Hello"], repo);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('"Hello" is not a capability id');
+    expect(existsSync(join(repo, "capabilities"))).toBe(false);
+  });
+
+  test("refuses to overwrite an existing file", async () => {
+    const result = await cli(["new", "demo.echo"]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("capabilities/demo.echo.ts already exists");
+    expect(readFileSync(join(checkout, "capabilities", "demo.echo.ts"), "utf8")).toBe(ECHO);
+  });
+});

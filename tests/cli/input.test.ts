@@ -1,0 +1,35 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { readInput } from "../../runtime/cli/_input.ts";
+import { removeTempDirs, tempDir, writeFiles } from "./_harness.ts";
+
+afterAll(removeTempDirs);
+
+const noStdin = async () => {
+  throw new Error("stdin must not be read");
+};
+
+describe("readInput", () => {
+  test("absent --input is undefined, so the capability's defaults apply", async () => {
+    expect(await readInput(undefined, { cwd: "/", readStdin: noStdin })).toEqual({ ok: true, value: undefined });
+  });
+
+  test("inline JSON, @file relative to cwd, and - for stdin", async () => {
+    const dir = tempDir("input");
+    writeFiles(dir, { "in.json": '{"a":1}' });
+    expect(await readInput('{"path":"src"}', { cwd: dir, readStdin: noStdin })).toEqual({ ok: true, value: { path: "src" } });
+    expect(await readInput("@in.json", { cwd: dir, readStdin: noStdin })).toEqual({ ok: true, value: { a: 1 } });
+    expect(await readInput(`@${join(dir, "in.json")}`, { cwd: "/", readStdin: noStdin })).toEqual({ ok: true, value: { a: 1 } });
+    expect(await readInput("-", { cwd: dir, readStdin: async () => "[1,2]" })).toEqual({ ok: true, value: [1, 2] });
+  });
+
+  test("bad JSON, an empty value and a missing file say what is wrong and how to give input", async () => {
+    const bad = await readInput('{"limit": ten}', { cwd: "/", readStdin: noStdin });
+    expect(bad.ok).toBe(false);
+    expect(!bad.ok && bad.message).toMatch(/^--input is not valid JSON \(.*ten.*\) in "\{\\"limit\\": ten\}"\. Give a JSON value, e\.g\. --input '\{"path":"src"\}'/);
+    const empty = await readInput("-", { cwd: "/", readStdin: async () => "  \n" });
+    expect(!empty.ok && empty.message).toStartWith("--input - (stdin) is empty;");
+    const missing = await readInput("@nope.json", { cwd: tempDir("input"), readStdin: noStdin });
+    expect(!missing.ok && missing.message).toStartWith("Cannot read --input @nope.json: the file does not exist");
+  });
+});

@@ -8,6 +8,8 @@ import { resolve } from "node:path";
 import { BUILTIN_DIR, BUILTINS } from "./capability/builtins.ts";
 import { createMemoryStore } from "./store/memory-store.ts";
 import { createWorkerPool } from "./worker/pool.ts";
+import type { WorkerPool } from "./worker/task.ts";
+import { realpathSync } from "node:fs";
 import { createEngine, type Engine } from "./execution/engine.ts";
 
 /** How to assemble one execution plane. */
@@ -28,6 +30,11 @@ export interface BootOptions {
   log?: (line: string) => void;
   /** Direct-lane workers (default 1). */
   directWorkers?: number;
+  /**
+   * A pool created earlier by the caller, so that workers spawn while arguments are parsed
+   * (`docket run`); its `hostFacts` should call `booted.engine.hostFacts()`. Closed with the plane.
+   */
+  pool?: WorkerPool;
 }
 
 /** The assembled plane: registry → engine → store, with the pool under the engine. */
@@ -50,13 +57,15 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
   const importFile = options.importFile ?? ((path: string) => import(path));
   const { limits } = options;
   let engine: Engine | null = null;
-  const pool = createWorkerPool({
-    executionWorkers: limits.max_concurrent,
-    directWorkers: options.directWorkers ?? 1,
-    hostFacts: () => engine!.hostFacts(),
-    workerUrl: options.workerUrl,
-    onWorkerError: options.log,
-  });
+  const pool =
+    options.pool ??
+    createWorkerPool({
+      executionWorkers: limits.max_concurrent,
+      directWorkers: options.directWorkers ?? 1,
+      hostFacts: () => engine!.hostFacts(),
+      workerUrl: options.workerUrl,
+      onWorkerError: options.log,
+    });
   const warming = pool.warm();
   const registry = await discoverCapabilities({
     root,
@@ -75,7 +84,7 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
     }
     const existing = registry.get(loaded.capability.id);
     // `docket run ./capabilities/x.ts` names a file discovery already loaded: the same capability.
-    if (existing?.source.kind === "file" && resolve(existing.source.file) === path) fileIds.push(existing.id);
+    if (existing?.source.kind === "file" && sameFile(existing.source.file, path)) fileIds.push(existing.id);
     else if (registry.add(loaded.capability.def, { kind: "file", file: path })) fileIds.push(loaded.capability.id);
   }
   const store = createMemoryStore({ limits, clock: options.clock ? () => options.clock!.now() : undefined });
@@ -93,4 +102,13 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
       store.close();
     },
   };
+}
+
+/** True when two paths name one file, through symlinks. */
+function sameFile(a: string, b: string): boolean {
+  try {
+    return realpathSync(a) === realpathSync(b);
+  } catch {
+    return resolve(a) === resolve(b);
+  }
 }

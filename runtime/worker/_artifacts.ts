@@ -1,0 +1,128 @@
+import { createHash } from "node:crypto";
+import { constants as fsConstants } from "node:fs";
+import { lstat, mkdir, open, writeFile } from "node:fs/promises";
+import { basename, join } from "node:path";
+import { CapabilityError } from "../capability/capability-error.ts";
+import type { ArtifactWriter } from "../capability/declaration.ts";
+import type { WorkerTask } from "./task.ts";
+
+/** The bytes of a name a file system accepts in one segment. */
+const MAX_NAME_BYTES = 255;
+
+// O_NOFOLLOW: the open itself refuses a symlink at the name (ELOOP), with no lstat-then-open race.
+// O_NONBLOCK: a FIFO planted at the name fails at once instead of blocking the handler forever.
+// No O_TRUNC: the file is truncated only after fstat proved it is a regular file.
+const OPEN_FLAGS = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK;
+
+/** Checks an artifact name: one path segment, no traversal, nothing a file system or a download would misread. */
+export function checkArtifactName(name: unknown): string {
+  const bad = (why: string): never => {
+    throw new CapabilityError("invalid_input", `Cannot write artifact ${JSON.stringify(name)}: ${why}.`, {
+      context: { name: typeof name === "string" ? name.slice(0, 300) : String(name) },
+      suggestion: 'Use a plain file name such as "report.json".',
+    });
+  };
+  if (typeof name !== "string") return bad("the name must be a string");
+  if (name === "" || name === "." || name === "..") return bad("the name must be a file name, not empty, \".\" or \"..\"");
+  if (name.includes("/") || name.includes("\\")) return bad("the name must be a single path segment, without / or \\");
+  if (/[\u0000-\u001f\u007f]/.test(name)) return bad("the name must not contain NUL or control characters");
+  if (Buffer.byteLength(name) > MAX_NAME_BYTES) return bad(`the name must be at most ${MAX_NAME_BYTES} bytes`);
+  return name;
+}
+
+/**
+ * `ctx.artifacts` for one task: writes into the execution's managed folder (SPEC §4.8), refuses
+ * symlinks, and enforces the files / bytes / total bytes limits of the task.
+ */
+export function createArtifactWriter(task: Pick<WorkerTask, "artifacts_dir" | "artifact_limits">): ArtifactWriter {
+  const dir = task.artifacts_dir;
+  const limits = task.artifact_limits;
+  // Bytes per name, reserved synchronously before any await, so concurrent writes cannot overshoot.
+  const written = new Map<string, number>();
+  let total = 0;
+  let folderReady: Promise<void> | null = null;
+
+  return {
+    async write(name, data) {
+      const checked = checkArtifactName(name);
+      if (dir === null) {
+        throw new CapabilityError("artifacts_unavailable", `Cannot write artifact "${checked}": a direct call has no artifact folder; artifacts exist only in an execution.`, {
+          context: { name: checked },
+          suggestion: "Start the capability as an execution (executions.start or docket run) to keep its artifacts.",
+        });
+      }
+      const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
+      if (!(bytes instanceof Uint8Array)) {
+        throw new CapabilityError("invalid_input", `Cannot write artifact "${checked}": data must be a string or a Uint8Array.`, { context: { name: checked } });
+      }
+      const previous = written.get(checked);
+      reserve(checked, bytes.byteLength, previous);
+      try {
+        // One preparation for all writes; a failed one is forgotten so that the next write retries.
+        folderReady ??= prepareFolder(dir).catch((error) => {
+          folderReady = null;
+          throw error;
+        });
+        await folderReady;
+        await writeRegularFile(join(dir, checked), bytes, checked);
+      } catch (error) {
+        // Give the reservation back: a refused or failed write does not count against the limits.
+        total -= bytes.byteLength - (previous ?? 0);
+        if (previous === undefined) written.delete(checked);
+        else written.set(checked, previous);
+        throw error;
+      }
+      return { name: checked, bytes: bytes.byteLength, sha256: createHash("sha256").update(bytes).digest("hex") };
+    },
+  };
+
+  function reserve(name: string, size: number, previous: number | undefined): void {
+    const limitError = (what: string, context: Record<string, unknown>) =>
+      new CapabilityError("artifact_limit", `Cannot write artifact "${name}": ${what}.`, {
+        context: { name, ...context },
+        suggestion: "Write fewer or smaller artifacts, or raise the artifact limits (--artifact-bytes, --artifacts-per-execution, --artifacts-total-bytes).",
+      });
+    if (size > limits.bytes) throw limitError(`${size} bytes is more than the ${limits.bytes} bytes allowed for one artifact`, { bytes: size, limit: limits.bytes });
+    if (previous === undefined && written.size >= limits.files) throw limitError(`this execution already has ${written.size} artifacts, the most allowed`, { files: written.size, limit: limits.files });
+    const next = total - (previous ?? 0) + size;
+    if (next > limits.total_bytes) throw limitError(`it would bring this execution's artifacts to ${next} bytes, more than the ${limits.total_bytes} allowed`, { total_bytes: next, limit: limits.total_bytes });
+    written.set(name, size);
+    total = next;
+  }
+}
+
+async function prepareFolder(dir: string): Promise<void> {
+  // 0700: artifacts can hold what a handler read from the checkout; nobody else needs to read them.
+  const firstCreated = await mkdir(dir, { recursive: true, mode: 0o700 });
+  // If this write is what brought `.docket/` into being, it gets the `.gitignore` it must always have.
+  if (firstCreated !== undefined && basename(firstCreated) === ".docket") {
+    await writeFile(join(firstCreated, ".gitignore"), "*\n", { flag: "wx" }).catch(() => {});
+  }
+  const info = await lstat(dir);
+  if (!info.isDirectory()) {
+    throw new CapabilityError("artifact_refused", "Cannot write artifacts: the execution's artifact folder is a symlink or not a folder.", {
+      suggestion: "Remove what stands at the execution's artifact folder under .docket/artifacts/ and run again.",
+    });
+  }
+}
+
+async function writeRegularFile(path: string, bytes: Uint8Array, name: string): Promise<void> {
+  const refused = (what: string) =>
+    new CapabilityError("artifact_refused", `Cannot write artifact "${name}": ${what}; artifacts are written only as regular files.`, { context: { name } });
+  let file;
+  try {
+    file = await open(path, OPEN_FLAGS, 0o600);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ELOOP") throw refused("a symlink stands at that name");
+    if (code === "ENXIO" || code === "EISDIR") throw refused("something other than a file stands at that name");
+    throw error;
+  }
+  try {
+    if (!(await file.stat()).isFile()) throw refused("something other than a file stands at that name");
+    await file.truncate(0);
+    await file.writeFile(bytes);
+  } finally {
+    await file.close();
+  }
+}

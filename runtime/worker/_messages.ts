@@ -1,0 +1,85 @@
+import type { HostFacts } from "../capability/declaration.ts";
+import type { TaskOutcome, WorkerTask } from "./task.ts";
+
+/** What the pool hands a new worker through `workerData`. Structured-clone safe. */
+export interface WorkerBoot {
+  lane: "execution" | "direct";
+  /**
+   * One Int32 shared with the main thread: the id of the task whose cancellation was requested.
+   * A handler in a synchronous busy loop reads it with `Atomics.load`, no event loop needed.
+   * Holding a task id (not a boolean) means the flag never has to be reset between tasks, so a
+   * cancel can never leak into the next task nor be lost to a reset.
+   */
+  cancel: SharedArrayBuffer;
+}
+
+/** Main thread → worker. */
+export type ToWorker =
+  /** Run one handler; `id` tags every message about this task. */
+  | { type: "run"; id: number; task: WorkerTask }
+  /** Cooperative cancel: aborts `ctx.signal` (the shared flag already turned `cancelled()` true). */
+  | { type: "cancel"; id: number }
+  /** The answer to a `host` request. */
+  | { type: "host"; request: number; facts: HostFacts | null; error: string | null };
+
+/** Worker → main thread. */
+export type FromWorker =
+  /** The worker registered its modules and listens: it is warm. */
+  | { type: "ready" }
+  /**
+   * A batch of the task's event drafts, serialized once as one JSON array: one message and one
+   * parse per batch is the fastest way across the boundary (see bench/worker-roundtrip.ts).
+   */
+  | { type: "events"; id: number; json: string }
+  /** The task's end. Always after its last `events` message on the same port, so order holds. */
+  | { type: "outcome"; id: number; outcome: TaskOutcome }
+  /** `ctx.host()`: ask the main thread for the serving process's facts. */
+  | { type: "host"; request: number }
+  /** Something went wrong outside any task (for the server log only). */
+  | { type: "problem"; message: string };
+
+/** Deeper than this, a value goes by structured clone (which also survives cycles). */
+const MAX_JSON_DEPTH = 64;
+
+/**
+ * A message as it crosses the thread boundary: one JSON string when JSON carries it without loss,
+ * else the object itself for structured clone. Bun copies a string far faster than an object
+ * graph (measured: ~1.3× the no-op round trips of the same pool posting objects), while a Date,
+ * Map, typed array, undefined or NaN that a valibot transform or a handler produced still arrives
+ * as it was sent.
+ */
+export function toWire<M extends ToWorker | FromWorker>(message: M): string | M {
+  // An events batch already is JSON: encoding it again would escape every quote of the batch.
+  if (message.type === "events") return message;
+  return isJsonPlain(message, 0) ? JSON.stringify(message) : message;
+}
+
+/** The message `toWire` sent. */
+export function fromWire<M extends ToWorker | FromWorker>(data: string | M): M {
+  return typeof data === "string" ? (JSON.parse(data) as M) : data;
+}
+
+/** True when `JSON.parse(JSON.stringify(value))` gives back an equal value. */
+function isJsonPlain(value: unknown, depth: number): boolean {
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return true;
+    case "number":
+      return Number.isFinite(value);
+    case "object": {
+      if (value === null) return true;
+      if (depth >= MAX_JSON_DEPTH) return false;
+      if (Array.isArray(value)) {
+        for (let i = 0; i < value.length; i++) if (!isJsonPlain(value[i], depth + 1)) return false;
+        return true;
+      }
+      const proto = Object.getPrototypeOf(value);
+      if (proto !== Object.prototype && proto !== null) return false;
+      for (const key in value) if (!isJsonPlain((value as Record<string, unknown>)[key], depth + 1)) return false;
+      return true;
+    }
+    default:
+      return false;
+  }
+}

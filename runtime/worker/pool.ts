@@ -1,0 +1,333 @@
+import { Worker } from "node:worker_threads";
+import type { EventDraft } from "../execution/protocol.ts";
+import { fromWire, toWire, type FromWorker, type ToWorker, type WorkerBoot } from "./_messages.ts";
+import type { HostFacts, Lane, RunTaskOptions, TaskError, TaskHandle, TaskOutcome, WorkerPool, WorkerTask } from "./task.ts";
+
+/**
+ * Where the worker entry is. From source this is the file beside this one. In the compiled binary
+ * `import.meta.url` is the binary's own path in Bun's embedded file system (`/$bunfs/root/docket`),
+ * and scripts/build.ts lays every entry point out flat beside it, so the same URL finds the bundled
+ * worker. It must stay a `new URL(…, import.meta.url)` object: Bun refuses a `file://` string.
+ */
+export const DEFAULT_WORKER_URL = new URL("./worker-entry.ts", import.meta.url);
+
+/** A worker that dies before it is ready this many times in a row is not started again: its script is broken. */
+const MAX_START_FAILURES = 3;
+
+/** Options of `createWorkerPool`. */
+export interface WorkerPoolOptions {
+  /** Workers of the execution lane, 1..8 (the engine runs at most `max_concurrent` executions). */
+  executionWorkers: number;
+  /** Workers of the direct-call lane, 1..8; default 1. */
+  directWorkers?: number;
+  /** Answers `ctx.host()` from any worker. */
+  hostFacts: () => HostFacts | Promise<HostFacts>;
+  /** The worker entry; default DEFAULT_WORKER_URL. */
+  workerUrl?: URL;
+  /** Problems of the pool itself (a worker lost or failing to start) for the server log on stderr. */
+  onWorkerError?: (message: string) => void;
+}
+
+interface Job {
+  id: number;
+  task: WorkerTask;
+  onEvents?: (drafts: EventDraft[]) => void;
+  slot: Slot | null;
+  cancelRequested: boolean;
+  settled: boolean;
+  resolve(outcome: TaskOutcome): void;
+}
+
+interface Slot {
+  lane: Lane;
+  worker: Worker;
+  /** Shared with the worker: the id of the task whose cancel was requested (see WorkerBoot). */
+  flag: Int32Array;
+  job: Job | null;
+  ready: Promise<void>;
+  markReady(): void;
+  failStart(error: Error): void;
+  isReady: boolean;
+  startFailures: number;
+  /** Given up after MAX_START_FAILURES; its lane runs on the other slots. */
+  dead: boolean;
+  lastError: string | null;
+}
+
+/** A warm pool of worker threads in two lanes; each lane queues FIFO when all its workers are busy. */
+export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
+  const executionWorkers = checkCount("executionWorkers", options.executionWorkers);
+  const directWorkers = checkCount("directWorkers", options.directWorkers ?? 1);
+  const workerUrl = options.workerUrl ?? DEFAULT_WORKER_URL;
+  const report = (message: string) => options.onWorkerError?.(message);
+
+  const lanes: Record<Lane, { slots: Slot[]; queue: Job[] }> = {
+    execution: { slots: [], queue: [] },
+    direct: { slots: [], queue: [] },
+  };
+  let nextId = 1;
+  let replaced = 0;
+  let closed = false;
+
+  for (let i = 0; i < executionWorkers; i++) lanes.execution.slots.push(newSlot("execution"));
+  for (let i = 0; i < directWorkers; i++) lanes.direct.slots.push(newSlot("direct"));
+
+  function newSlot(lane: Lane): Slot {
+    const slot = { lane, flag: new Int32Array(new SharedArrayBuffer(4)), job: null, startFailures: 0, dead: false } as unknown as Slot;
+    start(slot);
+    return slot;
+  }
+
+  /** Starts a worker in a slot (first or replacement); the shared flag stays the slot's own. */
+  function start(slot: Slot): void {
+    const boot: WorkerBoot = { lane: slot.lane, cancel: slot.flag.buffer as SharedArrayBuffer };
+    const worker = new Worker(workerUrl, { workerData: boot });
+    slot.worker = worker;
+    slot.isReady = false;
+    slot.lastError = null;
+    slot.ready = new Promise<void>((resolve, reject) => ((slot.markReady = resolve), (slot.failStart = reject)));
+    // warm() may reject; a pool nobody warms must not crash the process with an unhandled rejection.
+    slot.ready.catch(() => {});
+    // Every listener first checks that this worker is still the slot's: a replaced or terminated
+    // worker's late messages and exit must not touch the slot's next task.
+    worker.on("message", (data: string | FromWorker) => {
+      if (slot.worker === worker) onMessage(slot, fromWire(data));
+    });
+    worker.on("error", (error: Error) => {
+      if (slot.worker === worker) slot.lastError = error?.stack ?? String(error);
+    });
+    worker.on("exit", (code: number) => {
+      if (slot.worker === worker && !closed) onExit(slot, code);
+    });
+  }
+
+  function onMessage(slot: Slot, message: FromWorker): void {
+    const job = slot.job;
+    switch (message.type) {
+      case "ready":
+        slot.isReady = true;
+        slot.startFailures = 0;
+        // Referenced while starting or busy, so an awaited task keeps the process alive; idle
+        // workers are unreferenced, so a forgotten pool never holds the process open.
+        if (!job) slot.worker.unref();
+        slot.markReady();
+        break;
+      case "events":
+        if (job?.id === message.id && job.onEvents) {
+          try {
+            job.onEvents(JSON.parse(message.json) as EventDraft[]);
+          } catch (error) {
+            report(`onEvents failed for ${job.task.capability}: ${(error as Error)?.stack ?? error}`);
+          }
+        }
+        break;
+      case "outcome":
+        if (job?.id === message.id) release(slot, job, message.outcome);
+        break;
+      case "host":
+        void answerHost(slot.worker, message.request);
+        break;
+      case "problem":
+        report(message.message);
+        break;
+    }
+  }
+
+  async function answerHost(worker: Worker, request: number): Promise<void> {
+    let reply: ToWorker;
+    try {
+      reply = { type: "host", request, facts: await options.hostFacts(), error: null };
+    } catch (error) {
+      reply = { type: "host", request, facts: null, error: `ctx.host() failed in the main thread: ${(error as Error)?.message ?? error}` };
+    }
+    try {
+      worker.postMessage(toWire(reply));
+    } catch {
+      // The worker was terminated while the facts were gathered; nobody is waiting any more.
+    }
+  }
+
+  function onExit(slot: Slot, code: number): void {
+    const why = `exit code ${code}${slot.lastError ? `; ${slot.lastError}` : ""}`;
+    const job = slot.job;
+    slot.job = null;
+    if (job && !slot.isReady) {
+      // A worker posts "ready" before it reads any task, so this one never began the handler:
+      // the task goes back to the head of its queue rather than failing for a start-up problem.
+      job.slot = null;
+      lanes[slot.lane].queue.unshift(job);
+    } else if (job) {
+      report(`A ${slot.lane} worker stopped while running ${job.task.capability} (${why}); replacing it.`);
+      settle(job, { kind: "worker_lost", message: `The worker running ${job.task.capability} stopped (exit code ${code}) before the handler finished.` });
+    } else if (slot.isReady) {
+      report(`An idle ${slot.lane} worker stopped (${why}); replacing it.`);
+    }
+    if (!slot.isReady) {
+      slot.startFailures++;
+      slot.failStart(new Error(`A ${slot.lane} worker could not start from ${workerUrl.href} (${why}).`));
+      if (slot.startFailures >= MAX_START_FAILURES) {
+        slot.dead = true;
+        report(`A ${slot.lane} worker failed to start ${slot.startFailures} times in a row (${why}); not starting it again.`);
+        failQueueIfLaneDead(slot.lane);
+        dispatch(slot.lane);
+        return;
+      }
+    }
+    replace(slot);
+  }
+
+  function replace(slot: Slot): void {
+    start(slot);
+    replaced++;
+    dispatch(slot.lane);
+  }
+
+  /** Resolves once the slot's worker is ready, through restarts; rejects when it is given up. */
+  async function warmSlot(slot: Slot): Promise<void> {
+    for (;;) {
+      try {
+        return await slot.ready;
+      } catch (error) {
+        if (slot.dead || closed) throw error;
+      }
+    }
+  }
+
+  function dispatch(lane: Lane): void {
+    const { slots, queue } = lanes[lane];
+    for (const slot of slots) {
+      if (queue.length === 0) return;
+      if (slot.job || slot.dead) continue;
+      assign(slot, queue.shift()!);
+    }
+  }
+
+  function assign(slot: Slot, job: Job): void {
+    slot.job = job;
+    job.slot = slot;
+    slot.worker.ref();
+    try {
+      slot.worker.postMessage(toWire<ToWorker>({ type: "run", id: job.id, task: job.task }));
+    } catch (error) {
+      // Only a task that structured clone cannot copy gets here; the engine sends validated JSON.
+      release(slot, job, { ok: false, error: { kind: "internal", message: `The task could not be sent to a worker: ${(error as Error)?.message ?? error}`, stack: (error as Error)?.stack ?? null } });
+    }
+  }
+
+  function release(slot: Slot, job: Job, outcome: TaskOutcome): void {
+    slot.job = null;
+    if (slot.isReady) slot.worker.unref();
+    resolveJob(job, outcome);
+    dispatch(slot.lane);
+  }
+
+  function resolveJob(job: Job, outcome: TaskOutcome): void {
+    if (job.settled) return;
+    job.settled = true;
+    job.slot = null;
+    job.resolve(outcome);
+  }
+
+  function settle(job: Job, error: TaskError): void {
+    resolveJob(job, { ok: false, error });
+  }
+
+  function failQueueIfLaneDead(lane: Lane): void {
+    const { slots, queue } = lanes[lane];
+    if (!slots.every((s) => s.dead)) return;
+    for (const job of queue.splice(0)) settle(job, { kind: "worker_lost", message: `No ${lane} worker could start, so ${job.task.capability} did not run.` });
+  }
+
+  function unqueue(job: Job): boolean {
+    for (const lane of Object.values(lanes)) {
+      const at = lane.queue.indexOf(job);
+      if (at >= 0) {
+        lane.queue.splice(at, 1);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  return {
+    run(task: WorkerTask, runOptions: RunTaskOptions): TaskHandle {
+      const lane = lanes[runOptions.lane];
+      if (!lane) throw new TypeError(`Unknown lane ${JSON.stringify(runOptions.lane)}: use "execution" or "direct".`);
+      let resolve!: (outcome: TaskOutcome) => void;
+      const outcome = new Promise<TaskOutcome>((r) => (resolve = r));
+      const job: Job = { id: nextId, task, onEvents: runOptions.onEvents, slot: null, cancelRequested: false, settled: false, resolve };
+      // Ids are written into an Int32 shared flag; 0 means "no cancel", so they run 1..2^31-1.
+      nextId = nextId >= 0x7fffffff ? 1 : nextId + 1;
+
+      if (closed) settle(job, { kind: "terminated", message: "The worker pool is closed." });
+      else if (lane.slots.every((s) => s.dead)) settle(job, { kind: "worker_lost", message: `No ${runOptions.lane} worker could start, so ${task.capability} did not run.` });
+      else {
+        lane.queue.push(job);
+        dispatch(runOptions.lane);
+      }
+
+      return {
+        outcome,
+        cancel() {
+          if (job.settled || job.cancelRequested) return;
+          job.cancelRequested = true;
+          const slot = job.slot;
+          if (slot) {
+            // The store is what a busy-looping handler sees; the message aborts ctx.signal.
+            Atomics.store(slot.flag, 0, job.id);
+            slot.worker.postMessage(toWire<ToWorker>({ type: "cancel", id: job.id }));
+          } else if (unqueue(job)) {
+            settle(job, { kind: "cancelled", message: "Cancelled before the handler started." });
+          }
+        },
+        terminate() {
+          if (job.settled) return;
+          const slot = job.slot;
+          if (!slot) {
+            unqueue(job);
+            settle(job, { kind: "terminated", message: "Stopped before the handler started." });
+            return;
+          }
+          slot.job = null;
+          settle(job, { kind: "terminated", message: `The worker running ${task.capability} was terminated.` });
+          const old = slot.worker;
+          replace(slot);
+          void old.terminate();
+        },
+      };
+    },
+
+    async warm() {
+      await Promise.all([...lanes.execution.slots, ...lanes.direct.slots].map(warmSlot));
+    },
+
+    async close() {
+      if (closed) return;
+      closed = true;
+      const stopping: Array<Promise<unknown>> = [];
+      for (const lane of Object.values(lanes)) {
+        for (const job of lane.queue.splice(0)) settle(job, { kind: "terminated", message: "The worker pool closed before the handler started." });
+        for (const slot of lane.slots) {
+          if (slot.job) settle(slot.job, { kind: "terminated", message: `The worker pool closed while ${slot.job.task.capability} was running.` });
+          slot.job = null;
+          slot.failStart(new Error("The worker pool closed."));
+          stopping.push(slot.worker.terminate());
+        }
+      }
+      await Promise.all(stopping);
+    },
+
+    stats() {
+      const live = (lane: Lane) => lanes[lane].slots.filter((s) => !s.dead).length;
+      const busy = [...lanes.execution.slots, ...lanes.direct.slots].filter((s) => s.job).length;
+      return { execution_workers: live("execution"), direct_workers: live("direct"), busy, replaced };
+    },
+  };
+}
+
+function checkCount(name: string, value: unknown): number {
+  if (!Number.isInteger(value) || (value as number) < 1 || (value as number) > 8) {
+    throw new RangeError(`createWorkerPool: ${name} must be a whole number from 1 to 8, got ${JSON.stringify(value)}.`);
+  }
+  return value as number;
+}

@@ -1,0 +1,203 @@
+// The main of every pool worker: serves "docket" and "valibot", loads declarations, runs handlers.
+import { parentPort, workerData, type MessagePort } from "node:worker_threads";
+import { registerDocketModules } from "../adapter/bun-modules.ts";
+import { CapabilityError } from "../capability/capability-error.ts";
+import type { CapabilityDef, HostFacts } from "../capability/declaration.ts";
+import type { CapabilitySource } from "../capability/registered.ts";
+import { fromWire, toWire, type FromWorker, type ToWorker, type WorkerBoot } from "./_messages.ts";
+import { createWorkerContext, isCancellation, type WorkerContext } from "./_worker-context.ts";
+import type { TaskError, TaskOutcome, WorkerTask } from "./task.ts";
+
+// First, before any capability file is imported: their `import … from "docket"` must find us.
+registerDocketModules();
+
+if (parentPort) serve(parentPort, workerData as WorkerBoot);
+
+interface Running {
+  id: number;
+  context: WorkerContext;
+  done: boolean;
+}
+
+/** Answers the pool's messages on `port` until the worker is terminated. */
+function serve(port: MessagePort, boot: WorkerBoot): void {
+  const cancelFlag = new Int32Array(boot.cancel);
+  const definitions = createDefinitionCache();
+  const hostRequests = new Map<number, { resolve(facts: HostFacts): void; reject(error: Error): void }>();
+  let nextHostRequest = 1;
+  let current: Running | null = null;
+
+  const post = (message: FromWorker) => port.postMessage(toWire(message));
+  const host = () =>
+    new Promise<HostFacts>((resolve, reject) => {
+      const request = nextHostRequest++;
+      hostRequests.set(request, { resolve, reject });
+      post({ type: "host", request });
+    });
+
+  const finish = (run: Running, outcome: TaskOutcome) => {
+    if (run.done) return;
+    run.done = true;
+    run.context.close();
+    if (current === run) current = null;
+    try {
+      post({ type: "outcome", id: run.id, outcome });
+    } catch (error) {
+      // An output (or context) structured clone cannot copy: a function, a symbol, a class with private state.
+      post({ type: "outcome", id: run.id, outcome: { ok: false, error: internal(error, "The handler's result could not be sent to the main thread") } });
+    }
+  };
+
+  const runTask = async (id: number, task: WorkerTask) => {
+    const context = createWorkerContext({ id, task, cancelFlag, post, host });
+    const run: Running = { id, context, done: false };
+    current = run;
+    let outcome: TaskOutcome;
+    try {
+      // The warm path stays synchronous: a cached declaration and a handler that returns a plain
+      // value post their outcome in the same turn that received the task, with no promise hops.
+      const def = definitions.loaded(task) ?? (await definitions.load(task));
+      const result = def.handler(task.input as never, context.ctx);
+      outcome = { ok: true, output: isThenable(result) ? await result : result };
+    } catch (error) {
+      outcome = { ok: false, error: classify(error, context) };
+    }
+    finish(run, outcome);
+  };
+
+  port.on("message", (data: string | ToWorker) => {
+    const message = fromWire(data);
+    switch (message.type) {
+      case "run":
+        void runTask(message.id, message.task);
+        break;
+      case "cancel":
+        if (current?.id === message.id) current.context.cancel();
+        break;
+      case "host": {
+        const pending = hostRequests.get(message.request);
+        hostRequests.delete(message.request);
+        if (message.facts) pending?.resolve(message.facts);
+        else pending?.reject(new Error(message.error ?? "The main thread did not answer ctx.host()."));
+        break;
+      }
+    }
+  });
+
+  // A stray timer or promise of a handler must not kill the worker silently: it fails the task it
+  // belongs to (the one running), or is logged when no task runs.
+  const uncaught = (error: unknown) => {
+    if (current && !current.done) finish(current, { ok: false, error: internal(error, "The handler failed outside its own call (an uncaught error or unhandled rejection)") });
+    else post({ type: "problem", message: `A ${boot.lane} worker caught an error outside any task: ${describe(error)}` });
+  };
+  process.on("uncaughtException", uncaught);
+  process.on("unhandledRejection", uncaught);
+
+  post({ type: "ready" });
+}
+
+/**
+ * Declarations by source, imported once for the worker's life: a warm worker pays a capability's
+ * load once. Failed imports are not kept, so a fixed file loads on the next task.
+ */
+function createDefinitionCache() {
+  const loaded = new Map<string, CapabilityDef>();
+  const loading = new Map<string, Promise<CapabilityDef>>();
+  const keyOf = (task: WorkerTask) => `${task.source.kind}:${task.source.file}`;
+  const checked = (def: CapabilityDef, task: WorkerTask) => {
+    if (def.id !== task.capability) {
+      throw new Error(`${task.source.file} declares capability "${def.id}", but the task asked for "${task.capability}"; reload the capabilities.`);
+    }
+    return def;
+  };
+  return {
+    /** The declaration if it is already imported, without waiting. */
+    loaded(task: WorkerTask): CapabilityDef | undefined {
+      const def = loaded.get(keyOf(task));
+      return def && checked(def, task);
+    },
+    async load(task: WorkerTask): Promise<CapabilityDef> {
+      const key = keyOf(task);
+      let pending = loading.get(key);
+      if (!pending) {
+        pending = importDefinition(task.source);
+        loading.set(key, pending);
+      }
+      try {
+        const def = await pending;
+        loaded.set(key, def);
+        return checked(def, task);
+      } finally {
+        loading.delete(key);
+      }
+    },
+  };
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as PromiseLike<unknown> | null)?.then === "function";
+}
+
+async function importDefinition(source: CapabilitySource): Promise<CapabilityDef> {
+  let def: unknown;
+  if (source.kind === "builtin") {
+    // Lazy, so that a worker that only runs user files never evaluates every built-in; the
+    // specifier is a literal, so `bun build --compile` still bundles them all.
+    const { BUILTINS } = await import("../capability/builtins.ts");
+    def = BUILTINS[source.file];
+  } else {
+    def = ((await import(source.file)) as { default?: unknown }).default;
+  }
+  if (typeof def !== "object" || def === null || typeof (def as CapabilityDef).handler !== "function") {
+    throw new Error(`${source.file} does not export a capability as its default export (export default capability({ … })).`);
+  }
+  return def as CapabilityDef;
+}
+
+/** Turns whatever a handler threw into the closed TaskError the pool reports. */
+function classify(error: unknown, context: WorkerContext): TaskError {
+  if (CapabilityError.is(error)) {
+    return {
+      kind: "capability",
+      code: error.code,
+      message: String(error.message),
+      context: jsonSafe(error.context),
+      ...(error.retryability === undefined ? {} : { retryability: error.retryability }),
+      ...(error.suggestion === undefined ? {} : { suggestion: String(error.suggestion) }),
+    };
+  }
+  // An AbortError counts as cancellation only when cancel was requested: `fetch` given ctx.signal
+  // rejects with one then; an AbortError of the handler's own making is still a failure.
+  if (isCancellation(error) || (context.cancelRequested() && error instanceof Error && error.name === "AbortError")) {
+    return { kind: "cancelled", message: error instanceof Error && error.message ? error.message : "The execution was cancelled." };
+  }
+  return internal(error, null);
+}
+
+function internal(error: unknown, prefix: string | null): TaskError {
+  const message = error instanceof Error ? error.message : `A non-Error value was thrown: ${describe(error)}`;
+  return {
+    kind: "internal",
+    message: prefix ? `${prefix}: ${message}` : message,
+    stack: error instanceof Error && typeof error.stack === "string" ? error.stack : null,
+  };
+}
+
+/** A CapabilityError's context goes to clients as JSON: make it JSON now, where a failure is local. */
+function jsonSafe(context: unknown): Record<string, unknown> {
+  try {
+    const copy = JSON.parse(JSON.stringify(context ?? {}));
+    return typeof copy === "object" && copy !== null && !Array.isArray(copy) ? copy : {};
+  } catch {
+    return { unserializable: true };
+  }
+}
+
+function describe(value: unknown): string {
+  if (value instanceof Error) return value.stack ?? `${value.name}: ${value.message}`;
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}

@@ -1,0 +1,139 @@
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { createHash } from "node:crypto";
+import { lstat, mkdir, mkdtemp, readFile, readdir, rm, stat, symlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { CapabilityError } from "../../runtime/capability/capability-error.ts";
+import { checkArtifactName, createArtifactWriter } from "../../runtime/worker/_artifacts.ts";
+
+const LIMITS = { files: 3, bytes: 10, total_bytes: 20 };
+let root = "";
+let dir = "";
+
+beforeEach(async () => {
+  root = await mkdtemp(join(tmpdir(), "docket-artifacts-"));
+  dir = join(root, ".docket", "artifacts", "x-20260908T010203Z-0a1b2c3d");
+});
+afterEach(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+/** The CapabilityError a promise rejects with (fails the test if it resolves or throws something else). */
+async function failure(promise: Promise<unknown>): Promise<CapabilityError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (CapabilityError.is(error)) return error;
+    throw error;
+  }
+  throw new Error("expected a CapabilityError, but the write succeeded");
+}
+
+describe("ctx.artifacts.write", () => {
+  test("write creates the folder 0700, writes the file 0600, and answers name, bytes and sha256", async () => {
+    const writer = createArtifactWriter({ artifacts_dir: dir, artifact_limits: LIMITS });
+    const result = await writer.write("out.txt", "héllo");
+    const bytes = Buffer.from("héllo");
+    expect(result).toEqual({ name: "out.txt", bytes: bytes.length, sha256: createHash("sha256").update(bytes).digest("hex") });
+    expect(await readFile(join(dir, "out.txt"), "utf8")).toBe("héllo");
+    expect((await stat(dir)).mode & 0o777).toBe(0o700);
+    expect((await stat(join(dir, "out.txt"))).mode & 0o777).toBe(0o600);
+    expect(await readFile(join(root, ".docket", ".gitignore"), "utf8")).toBe("*\n");
+  });
+
+  test("write accepts a Uint8Array and replaces an artifact written twice", async () => {
+    const writer = createArtifactWriter({ artifacts_dir: dir, artifact_limits: LIMITS });
+    await writer.write("data.bin", "0123456789");
+    expect(await writer.write("data.bin", new Uint8Array([1, 2, 3]))).toMatchObject({ bytes: 3 });
+    expect([...(await readFile(join(dir, "data.bin")))]).toEqual([1, 2, 3]);
+  });
+
+  test("names that are not one plain path segment are refused as invalid_input", async () => {
+    const writer = createArtifactWriter({ artifacts_dir: dir, artifact_limits: LIMITS });
+    for (const name of ["", ".", "..", "../escape.txt", "a/b.txt", "a\\b.txt", "/etc/passwd", "nul\0.txt", "line\nbreak", "x".repeat(256)]) {
+      const error = await failure(writer.write(name, "x"));
+      expect(error.code).toBe("invalid_input");
+      expect(error.message).toContain("Cannot write artifact");
+    }
+    expect(() => checkArtifactName(42)).toThrow(/must be a string/);
+    // Nothing escaped, and a refused name does not even create the folder.
+    expect(await readdir(root)).toEqual([]);
+  });
+
+  test("a symlink at the artifact's name is refused and its target left untouched", async () => {
+    const writer = createArtifactWriter({ artifacts_dir: dir, artifact_limits: LIMITS });
+    await writer.write("first.txt", "1");
+    const target = join(root, "outside.txt");
+    await writeFile(target, "precious");
+    await symlink(target, join(dir, "link.txt"));
+    const error = await failure(writer.write("link.txt", "overwrite"));
+    expect(error.code).toBe("artifact_refused");
+    expect(await readFile(target, "utf8")).toBe("precious");
+    expect((await lstat(join(dir, "link.txt"))).isSymbolicLink()).toBe(true);
+  });
+
+  test("an artifact folder that is a symlink is refused", async () => {
+    const elsewhere = join(root, "elsewhere");
+    await mkdir(elsewhere);
+    await mkdir(join(root, ".docket", "artifacts"), { recursive: true });
+    await symlink(elsewhere, dir);
+    const error = await failure(createArtifactWriter({ artifacts_dir: dir, artifact_limits: LIMITS }).write("a.txt", "x"));
+    expect(error.code).toBe("artifact_refused");
+    expect(await readdir(elsewhere)).toEqual([]);
+  });
+
+  test("a folder standing at the artifact's name is refused", async () => {
+    const writer = createArtifactWriter({ artifacts_dir: dir, artifact_limits: LIMITS });
+    await mkdir(join(dir, "sub"), { recursive: true });
+    expect((await failure(writer.write("sub", "x"))).code).toBe("artifact_refused");
+  });
+
+  test("bytes per file: one byte over the limit is artifact_limit, the limit itself is fine", async () => {
+    const writer = createArtifactWriter({ artifacts_dir: dir, artifact_limits: LIMITS });
+    const error = await failure(writer.write("big.txt", "x".repeat(11)));
+    expect(error.code).toBe("artifact_limit");
+    expect(error.context).toMatchObject({ name: "big.txt", bytes: 11, limit: 10 });
+    expect(await writer.write("ok.txt", "x".repeat(10))).toMatchObject({ bytes: 10 });
+  });
+
+  test("files per execution: the one past the limit is artifact_limit; rewriting an existing name is not", async () => {
+    const writer = createArtifactWriter({ artifacts_dir: dir, artifact_limits: LIMITS });
+    for (const name of ["a", "b", "c"]) await writer.write(name, "1");
+    const error = await failure(writer.write("d", "1"));
+    expect(error.code).toBe("artifact_limit");
+    expect(error.context).toMatchObject({ files: 3, limit: 3 });
+    expect(await writer.write("a", "2")).toMatchObject({ bytes: 1 });
+    expect((await readdir(dir)).sort()).toEqual(["a", "b", "c"]);
+  });
+
+  test("total bytes: a write that would pass the total is artifact_limit; replacing frees the old size", async () => {
+    const writer = createArtifactWriter({ artifacts_dir: dir, artifact_limits: LIMITS });
+    await writer.write("a", "x".repeat(10));
+    await writer.write("b", "x".repeat(8));
+    const error = await failure(writer.write("c", "xxx"));
+    expect(error.code).toBe("artifact_limit");
+    expect(error.context).toMatchObject({ total_bytes: 21, limit: 20 });
+    await writer.write("a", "x".repeat(2)); // total 10 now
+    expect(await writer.write("c", "x".repeat(10))).toMatchObject({ bytes: 10 });
+  });
+
+  test("concurrent writes cannot overshoot the total between them", async () => {
+    const writer = createArtifactWriter({ artifacts_dir: dir, artifact_limits: LIMITS });
+    const results = await Promise.allSettled(["a", "b", "c"].map((name) => writer.write(name, "x".repeat(8))));
+    expect(results.map((r) => r.status)).toEqual(["fulfilled", "fulfilled", "rejected"]);
+  });
+
+  test("a refused write does not count against the limits", async () => {
+    const writer = createArtifactWriter({ artifacts_dir: dir, artifact_limits: LIMITS });
+    await mkdir(join(dir, "taken"), { recursive: true });
+    await failure(writer.write("taken", "x".repeat(10)));
+    await writer.write("a", "x".repeat(10));
+    expect(await writer.write("b", "x".repeat(10))).toMatchObject({ bytes: 10 });
+  });
+
+  test("in a direct call (no folder) write is artifacts_unavailable, with a message saying why", async () => {
+    const error = await failure(createArtifactWriter({ artifacts_dir: null, artifact_limits: LIMITS }).write("a.txt", "x"));
+    expect(error.code).toBe("artifacts_unavailable");
+    expect(error.message).toContain("a direct call has no artifact folder");
+  });
+});

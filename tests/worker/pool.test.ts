@@ -1,0 +1,398 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { HostFacts } from "../../runtime/capability/declaration.ts";
+import type { EventDraft } from "../../runtime/execution/protocol.ts";
+import { fromWire, toWire, type FromWorker, type ToWorker } from "../../runtime/worker/_messages.ts";
+import { createWorkerContext } from "../../runtime/worker/_worker-context.ts";
+import { createWorkerPool, type WorkerPool, type WorkerPoolOptions, type WorkerTask } from "../../runtime/worker/index.ts";
+
+const fixture = (name: string) => new URL(`./fixtures/${name}.ts`, import.meta.url).pathname;
+
+/** A task for one of the fixture capabilities (`fixture.<name>`, file fixtures/<file>.ts). */
+function task(file: string, id: string, input: unknown = {}, extra: Partial<WorkerTask> = {}): WorkerTask {
+  return {
+    capability: id,
+    source: { kind: "file", file: fixture(file) },
+    input,
+    execution: { id: "x-20260908T010203Z-0a1b2c3d", run_id: null, session_key: null, attempt: 1 },
+    root: "/checkout",
+    artifacts_dir: null,
+    artifact_limits: { files: 64, bytes: 1 << 20, total_bytes: 1 << 21 },
+    ...extra,
+  };
+}
+
+/** Collects a task's events and resolves `started` at the first one: the handler is running. */
+function watcher() {
+  const events: EventDraft[] = [];
+  let markStarted!: () => void;
+  const started = new Promise<void>((resolve) => (markStarted = resolve));
+  return {
+    events,
+    started,
+    onEvents(drafts: EventDraft[]) {
+      events.push(...drafts);
+      markStarted();
+    },
+  };
+}
+
+const HOST: HostFacts = {
+  root: "/checkout",
+  runtime: { docket_version: "0.1.0", bun: "1.4.5", node: "20", platform: "linux", arch: "x64", pid: 1, uptime_ms: 5 },
+  capabilities: [{ id: "fixture.host", effect: "read", execution: "allowed", source: "file" }],
+  load_errors: [],
+  store: { kind: "memory", counts: { running: 1 } },
+  limits: { max_concurrent: 2 },
+};
+
+let pool: WorkerPool | null = null;
+const problems: string[] = [];
+function makePool(options: Partial<WorkerPoolOptions> = {}): WorkerPool {
+  pool = createWorkerPool({ executionWorkers: 1, directWorkers: 1, hostFacts: () => HOST, onWorkerError: (m) => problems.push(m), ...options });
+  return pool;
+}
+afterEach(async () => {
+  await pool?.close();
+  pool = null;
+  problems.length = 0;
+});
+
+describe("createWorkerPool", () => {
+  test("createWorkerPool refuses worker counts outside 1..8", () => {
+    expect(() => createWorkerPool({ executionWorkers: 0, hostFacts: () => HOST })).toThrow(/executionWorkers must be a whole number from 1 to 8, got 0/);
+    expect(() => createWorkerPool({ executionWorkers: 2, directWorkers: 9, hostFacts: () => HOST })).toThrow(/directWorkers/);
+    expect(() => createWorkerPool({ executionWorkers: 1.5, hostFacts: () => HOST })).toThrow(/executionWorkers/);
+  });
+
+  test("warm starts every worker of both lanes", async () => {
+    const p = makePool({ executionWorkers: 2, directWorkers: 1 });
+    await p.warm();
+    expect(p.stats()).toEqual({ execution_workers: 2, direct_workers: 1, busy: 0, replaced: 0 });
+  });
+
+  test("run returns the handler's output, with ctx.execution and ctx.root from the task", async () => {
+    const p = makePool();
+    const outcome = await p.run(task("echo", "fixture.echo", { hello: [1, 2] }), { lane: "execution" }).outcome;
+    expect(outcome).toEqual({
+      ok: true,
+      output: { input: { hello: [1, 2] }, execution: { id: "x-20260908T010203Z-0a1b2c3d", run_id: null, session_key: null, attempt: 1 }, root: "/checkout" },
+    });
+  });
+
+  test("a CapabilityError keeps its code, message, context, retryability and suggestion", async () => {
+    const outcome = await makePool().run(task("capability-error", "fixture.capability_error"), { lane: "direct" }).outcome;
+    expect(outcome).toEqual({
+      ok: false,
+      error: {
+        kind: "capability",
+        code: "verification_failed",
+        message: "2 files differ from the manifest",
+        context: { mismatched: 2, files: ["a.txt", "b.txt"] },
+        retryability: "safe",
+        suggestion: "Update the manifest or restore the files.",
+      },
+    });
+  });
+
+  test("a thrown Error is internal, with its message and the stack for the server log", async () => {
+    const outcome = await makePool().run(task("throws", "fixture.throws"), { lane: "execution" }).outcome;
+    if (outcome.ok || outcome.error.kind !== "internal") throw new Error(`expected internal, got ${JSON.stringify(outcome)}`);
+    expect(outcome.error.message).toBe("kaboom");
+    expect(outcome.error.stack).toContain("deepInsideTheHandler");
+  });
+
+  // Under `bun test` a worker's own process.on("uncaughtException") never runs (oven-sh/bun PR
+  // #36445, open): the test runner takes every worker error. So this runs the pool as docket
+  // runs it, in a plain `bun` process, and reads the outcomes it prints.
+  test("a stray error of a handler's timer fails that task as internal, and the worker lives on", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "docket-stray-"));
+    try {
+      const script = join(dir, "stray.ts");
+      const poolModule = new URL("../../runtime/worker/pool.ts", import.meta.url).pathname;
+      await writeFile(
+        script,
+        `import { createWorkerPool } from ${JSON.stringify(poolModule)};
+const tasks = ${JSON.stringify([task("uncaught", "fixture.uncaught"), task("echo", "fixture.echo", 1)])};
+const pool = createWorkerPool({ executionWorkers: 1, hostFacts: () => ({}) });
+const outcomes = [];
+for (const t of tasks) outcomes.push(await pool.run(t, { lane: "execution" }).outcome);
+console.log(JSON.stringify({ outcomes, stats: pool.stats() }));
+await pool.close();
+`,
+      );
+      const child = Bun.spawn([process.execPath, script], { stdout: "pipe", stderr: "pipe" });
+      const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+      expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
+      const { outcomes, stats } = JSON.parse(stdout);
+      expect(outcomes[0]).toMatchObject({ ok: false, error: { kind: "internal", message: expect.stringContaining("stray timer") } });
+      expect(outcomes[0].error.stack).toContain("uncaught.ts");
+      expect(outcomes[1]).toMatchObject({ ok: true, output: { input: 1 } });
+      expect(stats.replaced).toBe(0);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("values JSON cannot carry (Date, Map, NaN) cross the boundary intact, both ways", async () => {
+    const outcome = await makePool().run(task("types", "fixture.types", { when: new Date(5), missing: undefined }), { lane: "direct" }).outcome;
+    expect(outcome).toEqual({ ok: true, output: { inputWasDate: true, missingKept: true, map: new Map([["a", 1]]), at: new Date(0), nan: NaN } });
+  });
+
+  test("messages go as JSON strings only when that is lossless", () => {
+    const plain: ToWorker = { type: "run", id: 1, task: task("echo", "fixture.echo", { a: [1, "x", null, { b: true }] }) };
+    expect(typeof toWire(plain)).toBe("string");
+    expect(fromWire(toWire(plain))).toEqual(plain);
+    for (const input of [new Date(0), { n: NaN }, { u: undefined }, new Uint8Array(2), new Map()]) {
+      const message: ToWorker = { type: "run", id: 2, task: task("echo", "fixture.echo", input) };
+      expect(toWire(message)).toBe(message);
+    }
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    expect(typeof toWire<ToWorker>({ type: "run", id: 3, task: task("echo", "fixture.echo", cyclic) })).toBe("object");
+    // An events batch is JSON already and goes as it is.
+    const events: FromWorker = { type: "events", id: 1, json: "[]" };
+    expect(toWire(events)).toBe(events);
+  });
+
+  test("a file that does not export a capability fails as internal, naming the file", async () => {
+    const outcome = await makePool().run(task("not-a-capability", "fixture.none"), { lane: "direct" }).outcome;
+    expect(outcome).toMatchObject({ ok: false, error: { kind: "internal", message: expect.stringContaining("not-a-capability.ts does not export a capability") } });
+  });
+
+  test("process.exit() in a handler is worker_lost; the worker is replaced and the next task runs", async () => {
+    const p = makePool();
+    await p.warm();
+    const outcome = await p.run(task("exits", "fixture.exits"), { lane: "execution" }).outcome;
+    expect(outcome).toMatchObject({ ok: false, error: { kind: "worker_lost" } });
+    expect(problems.join("\n")).toContain("exit code 3");
+    expect(await p.run(task("echo", "fixture.echo", "again"), { lane: "execution" }).outcome).toMatchObject({ ok: true, output: { input: "again" } });
+    expect(p.stats()).toMatchObject({ execution_workers: 1, replaced: 1, busy: 0 });
+  });
+
+  test("a hard crash (uncaught exception with no safety net) is worker_lost; the next task runs", async () => {
+    const p = makePool();
+    const outcome = await p.run(task("crashes", "fixture.crashes"), { lane: "execution" }).outcome;
+    expect(outcome).toMatchObject({ ok: false, error: { kind: "worker_lost" } });
+    expect((await p.run(task("echo", "fixture.echo", 2), { lane: "execution" }).outcome).ok).toBe(true);
+    expect(p.stats().replaced).toBe(1);
+  });
+
+  test("terminate stops a handler that never yields: terminated, replaced, and the next task runs", async () => {
+    const p = makePool();
+    const w = watcher();
+    const handle = p.run(task("busy", "fixture.busy", { check: false }), { lane: "execution", onEvents: w.onEvents });
+    await w.started;
+    handle.terminate();
+    expect(await handle.outcome).toMatchObject({ ok: false, error: { kind: "terminated" } });
+    expect(await p.run(task("echo", "fixture.echo", 3), { lane: "execution" }).outcome).toMatchObject({ ok: true });
+    expect(p.stats()).toMatchObject({ execution_workers: 1, replaced: 1 });
+  });
+
+  test("cancel reaches a synchronous busy loop through cancelled()", async () => {
+    const p = makePool();
+    const w = watcher();
+    const handle = p.run(task("busy", "fixture.busy", { check: true }), { lane: "execution", onEvents: w.onEvents });
+    await w.started;
+    handle.cancel();
+    expect(await handle.outcome).toEqual({ ok: false, error: { kind: "cancelled", message: "The execution was cancelled." } });
+    expect(p.stats().replaced).toBe(0);
+  });
+
+  test("cancel aborts ctx.signal for an async handler; an AbortError after cancel counts as cancelled", async () => {
+    const p = makePool();
+    for (const mode of ["reason", "abort_error"]) {
+      const w = watcher();
+      const handle = p.run(task("waits", "fixture.waits", { mode }), { lane: "execution", onEvents: w.onEvents });
+      await w.started;
+      handle.cancel();
+      expect(await handle.outcome).toMatchObject({ ok: false, error: { kind: "cancelled" } });
+    }
+  });
+
+  test("cancel of a queued task settles it at once without running it", async () => {
+    const p = makePool();
+    const w = watcher();
+    const busy = p.run(task("busy", "fixture.busy", { check: true }), { lane: "execution", onEvents: w.onEvents });
+    const queued = p.run(task("echo", "fixture.echo"), { lane: "execution" });
+    await w.started;
+    queued.cancel();
+    expect(await queued.outcome).toMatchObject({ ok: false, error: { kind: "cancelled" } });
+    busy.cancel();
+    expect(await busy.outcome).toMatchObject({ ok: false, error: { kind: "cancelled" } });
+  });
+
+  test("a lane queues FIFO when its workers are busy", async () => {
+    const p = makePool();
+    const w = watcher();
+    const busy = p.run(task("busy", "fixture.busy", { check: true }), { lane: "execution", onEvents: w.onEvents });
+    const finished: number[] = [];
+    const queued = [1, 2, 3, 4].map((n) => p.run(task("echo", "fixture.echo", n), { lane: "execution" }).outcome.then(() => finished.push(n)));
+    await w.started;
+    expect(p.stats().busy).toBe(1);
+    busy.cancel();
+    await Promise.all(queued);
+    expect(finished).toEqual([1, 2, 3, 4]);
+  });
+
+  test("a CPU-bound execution does not delay a direct call: the direct lane answers while it spins", async () => {
+    const p = makePool();
+    const w = watcher();
+    let executionSettled = false;
+    const execution = p.run(task("busy", "fixture.busy", { check: true }), { lane: "execution", onEvents: w.onEvents });
+    void execution.outcome.then(() => (executionSettled = true));
+    await w.started;
+    const direct = await p.run(task("echo", "fixture.echo", "direct"), { lane: "direct" }).outcome;
+    expect(direct).toMatchObject({ ok: true, output: { input: "direct" } });
+    expect(executionSettled).toBe(false);
+    execution.cancel();
+    expect(await execution.outcome).toMatchObject({ ok: false, error: { kind: "cancelled" } });
+  });
+
+  test("events arrive in order, every one before the outcome resolves", async () => {
+    const p = makePool();
+    const count = 20_000;
+    const events: EventDraft[] = [];
+    let batches = 0;
+    const handle = p.run(task("events", "fixture.events", { count }), {
+      lane: "execution",
+      onEvents(drafts) {
+        batches++;
+        events.push(...drafts);
+      },
+    });
+    const seenAtOutcome = await handle.outcome.then((outcome) => ({ outcome, events: events.length }));
+    expect(seenAtOutcome).toEqual({ outcome: { ok: true, output: { emitted: count } }, events: count + 5 });
+    expect(events[0]).toEqual({ type: "execution.step", data: { id: "emit", title: "Emitting" } });
+    const currents = events.filter((e) => e.type === "execution.progress").map((e) => (e.data as { current: number }).current);
+    expect(currents).toEqual(Array.from({ length: count }, (_, i) => i + 1));
+    expect(events.slice(-4)).toEqual([
+      { type: "execution.log", data: { level: "warn", message: "done" } },
+      { type: "execution.stream", data: { name: "stdout", chunk: "chunk\n" } },
+      { type: "execution.diagnostic", data: { severity: "warning", message: "a finding", file: "a.txt", line: 3 } },
+      { type: "execution.step_done", data: { id: "emit", ok: true } },
+    ]);
+    // Batched: far fewer messages than events.
+    expect(batches).toBeLessThan(count / 10);
+  });
+
+  test("progress methods work in a direct call (execution null); the events still reach onEvents", async () => {
+    const w = watcher();
+    const outcome = await makePool().run(task("echo", "fixture.echo", null, { execution: null }), { lane: "direct", onEvents: w.onEvents }).outcome;
+    expect(outcome).toMatchObject({ ok: true, output: { execution: null } });
+    expect(w.events).toEqual([{ type: "execution.log", data: { level: "info", message: "echo" } }]);
+  });
+
+  test("ctx.host() is answered by hostFacts in the main thread", async () => {
+    const outcome = await makePool().run(task("host", "fixture.host"), { lane: "direct" }).outcome;
+    expect(outcome).toEqual({ ok: true, output: HOST });
+  });
+
+  test("ctx.host() rejects in the handler when hostFacts throws", async () => {
+    const p = makePool({
+      hostFacts: () => {
+        throw new Error("store closed");
+      },
+    });
+    const outcome = await p.run(task("host", "fixture.host"), { lane: "direct" }).outcome;
+    expect(outcome).toMatchObject({ ok: false, error: { kind: "internal", message: expect.stringContaining("store closed") } });
+  });
+
+  test("ctx.artifacts.write works inside a worker; a direct call gets artifacts_unavailable", async () => {
+    const root = await mkdtemp(join(tmpdir(), "docket-pool-artifacts-"));
+    try {
+      const p = makePool();
+      const dir = join(root, ".docket", "artifacts", "x-20260908T010203Z-0a1b2c3d");
+      const files = [{ name: "a.txt", data: "alpha" }];
+      const outcome = await p.run(task("artifacts", "fixture.artifacts", { files }, { artifacts_dir: dir }), { lane: "execution" }).outcome;
+      expect(outcome).toMatchObject({ ok: true, output: [{ name: "a.txt", bytes: 5 }] });
+      expect(await readFile(join(dir, "a.txt"), "utf8")).toBe("alpha");
+      const direct = await p.run(task("artifacts", "fixture.artifacts", { files }, { execution: null }), { lane: "direct" }).outcome;
+      expect(direct).toMatchObject({ ok: false, error: { kind: "capability", code: "artifacts_unavailable" } });
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+
+  test("close terminates running and queued tasks; run after close is terminated", async () => {
+    const p = makePool();
+    const w = watcher();
+    const running = p.run(task("busy", "fixture.busy", { check: false }), { lane: "execution", onEvents: w.onEvents });
+    const queued = p.run(task("echo", "fixture.echo"), { lane: "execution" });
+    await w.started;
+    await p.close();
+    expect(await running.outcome).toMatchObject({ ok: false, error: { kind: "terminated" } });
+    expect(await queued.outcome).toMatchObject({ ok: false, error: { kind: "terminated" } });
+    expect(await p.run(task("echo", "fixture.echo"), { lane: "direct" }).outcome).toMatchObject({ ok: false, error: { kind: "terminated" } });
+  });
+
+  test("a worker script that cannot start makes warm reject and tasks worker_lost, without a restart loop", async () => {
+    const p = makePool({ workerUrl: new URL("file:///nonexistent/docket/worker-entry.ts") });
+    await expect(p.warm()).rejects.toThrow(/could not start/);
+    for (const lane of ["execution", "direct"] as const) {
+      expect(await p.run(task("echo", "fixture.echo"), { lane }).outcome).toMatchObject({ ok: false, error: { kind: "worker_lost" } });
+    }
+    expect(p.stats()).toMatchObject({ execution_workers: 0, direct_workers: 0 });
+    expect(problems.join("\n")).toContain("failed to start 3 times in a row");
+  });
+});
+
+describe("worker context", () => {
+  const context = (id = 7) => {
+    const posted: FromWorker[] = [];
+    const flag = new Int32Array(new SharedArrayBuffer(4));
+    const built = createWorkerContext({ id, task: task("echo", "fixture.echo"), cancelFlag: flag, post: (m) => posted.push(m), host: async () => HOST });
+    const drafts = () => posted.flatMap((m) => (m.type === "events" ? (JSON.parse(m.json) as EventDraft[]) : []));
+    return { ...built, flag, posted, drafts };
+  };
+
+  test("progress methods normalize what a handler passes into valid event drafts", () => {
+    const c = context();
+    c.ctx.progress.progress(NaN, null as unknown as number, "m");
+    c.ctx.progress.progress(2, Infinity);
+    c.ctx.progress.log({ toString: () => "an object" } as unknown as string, "loud" as never);
+    c.ctx.progress.diagnostic({ severity: "fatal" as never, message: "x", line: "12" as unknown as number });
+    c.flush();
+    expect(c.drafts()).toEqual([
+      { type: "execution.progress", data: { current: 0, total: null, message: "m" } },
+      { type: "execution.progress", data: { current: 2, total: null } },
+      { type: "execution.log", data: { level: "info", message: "an object" } },
+      { type: "execution.diagnostic", data: { severity: "error", message: "x", line: 12 } },
+    ]);
+  });
+
+  test("cancelled() reads the shared flag synchronously, only for its own task id", () => {
+    const c = context(7);
+    Atomics.store(c.flag, 0, 6);
+    expect(c.ctx.progress.cancelled()).toBe(false);
+    Atomics.store(c.flag, 0, 7);
+    expect(c.ctx.progress.cancelled()).toBe(true);
+    // ctx.signal, made after the flag was seen, starts aborted with the cancellation as its reason.
+    expect(c.ctx.signal.aborted).toBe(true);
+    expect(c.ctx.signal.reason).toMatchObject({ name: "CancelledError" });
+    expect(c.ctx.progress.cancellation().name).toBe("CancelledError");
+  });
+
+  test("the cancel message aborts a signal the handler already holds", () => {
+    const c = context();
+    const signal = c.ctx.signal;
+    expect(signal.aborted).toBe(false);
+    c.cancel();
+    expect(signal.aborted).toBe(true);
+    expect(c.ctx.progress.cancelled()).toBe(true);
+  });
+
+  test("events batch: a burst goes in few messages, and nothing is posted after close", () => {
+    const c = context();
+    for (let i = 0; i < 1000; i++) c.ctx.progress.progress(i);
+    c.close();
+    const batches = c.posted.length;
+    expect(c.drafts()).toHaveLength(1000);
+    expect(batches).toBeLessThanOrEqual(5);
+    c.ctx.progress.log("late");
+    c.flush();
+    expect(c.posted).toHaveLength(batches);
+  });
+});

@@ -18,7 +18,7 @@ const MAX_START_FAILURES = 3;
 export interface WorkerPoolOptions {
   /** Workers of the execution lane, 1..8 (the engine runs at most `max_concurrent` executions). */
   executionWorkers: number;
-  /** Workers of the direct-call lane, 1..8; default 1. */
+  /** Workers of the direct-call lane, 0..8 (0: direct calls share the execution lane); default 1. */
   directWorkers?: number;
   /** Answers `ctx.host()` from any worker. */
   hostFacts: () => HostFacts | Promise<HostFacts>;
@@ -57,7 +57,7 @@ interface Slot {
 /** A warm pool of worker threads in two lanes; each lane queues FIFO when all its workers are busy. */
 export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   const executionWorkers = checkCount("executionWorkers", options.executionWorkers);
-  const directWorkers = checkCount("directWorkers", options.directWorkers ?? 1);
+  const directWorkers = checkCount("directWorkers", options.directWorkers ?? 1, 0);
   const workerUrl = options.workerUrl ?? DEFAULT_WORKER_URL;
   const report = (message: string) => options.onWorkerError?.(message);
 
@@ -251,7 +251,10 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
 
   return {
     run(task: WorkerTask, runOptions: RunTaskOptions): TaskHandle {
-      const lane = lanes[runOptions.lane];
+      // A pool built without direct workers (`docket run`, which makes no direct calls) sends
+      // any direct call to the execution lane rather than letting it wait for ever.
+      const laneName: Lane = runOptions.lane === "direct" && lanes.direct.slots.length === 0 ? "execution" : runOptions.lane;
+      const lane = lanes[laneName];
       if (!lane) throw new TypeError(`Unknown lane ${JSON.stringify(runOptions.lane)}: use "execution" or "direct".`);
       let resolve!: (outcome: TaskOutcome) => void;
       const outcome = new Promise<TaskOutcome>((r) => (resolve = r));
@@ -260,10 +263,10 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       nextId = nextId >= 0x7fffffff ? 1 : nextId + 1;
 
       if (closed) settle(job, { kind: "terminated", message: "The worker pool is closed." });
-      else if (lane.slots.every((s) => s.dead)) settle(job, { kind: "worker_lost", message: `No ${runOptions.lane} worker could start, so ${task.capability} did not run.` });
+      else if (lane.slots.every((s) => s.dead)) settle(job, { kind: "worker_lost", message: `No ${laneName} worker could start, so ${task.capability} did not run.` });
       else {
         lane.queue.push(job);
-        dispatch(runOptions.lane);
+        dispatch(laneName);
       }
 
       return {
@@ -325,9 +328,9 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   };
 }
 
-function checkCount(name: string, value: unknown): number {
-  if (!Number.isInteger(value) || (value as number) < 1 || (value as number) > 8) {
-    throw new RangeError(`createWorkerPool: ${name} must be a whole number from 1 to 8, got ${JSON.stringify(value)}.`);
+function checkCount(name: string, value: unknown, min = 1): number {
+  if (!Number.isInteger(value) || (value as number) < min || (value as number) > 8) {
+    throw new RangeError(`createWorkerPool: ${name} must be a whole number from ${min} to 8, got ${JSON.stringify(value)}.`);
   }
   return value as number;
 }

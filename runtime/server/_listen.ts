@@ -1,0 +1,18 @@
+/** Where a server listens and how to stop it. */
+export interface RunningServer {
+  url: string;
+  port: number;
+  /** Stops accepting and closes every connection. */
+  stop(): Promise<void>;
+}
+
+/** Where to listen. */
+export interface ListenOptions {
+  host: string;
+  port: number;
+}
+
+/** The URL of a listening host and port (IPv6 literals bracketed). */
+export function listenUrl(host: string, port: number): string {
+  return `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+}

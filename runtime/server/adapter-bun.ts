@@ -1,0 +1,80 @@
+import type { Hono } from "hono";
+// hono/bun is marked deprecated for an @hono/bun package that is not published yet; this file
+// is the only one that imports it, so the swap is one line.
+import { upgradeWebSocket, websocket } from "hono/bun";
+import type { ServerWebSocket, WebSocketHandler } from "bun";
+import type { AppEnv, LiveUpgrade } from "./_app-env.ts";
+import type { LiveChannel } from "./live-channel.ts";
+import type { LiveSocket } from "./live-socket.ts";
+import { listenUrl, type ListenOptions, type RunningServer } from "./_listen.ts";
+
+// Bun drops (send → 0) past this many buffered bytes; the live channel stops writing at the first
+// backpressure (-1) anyway, so this only bounds a replay or a closing frame sent into a full socket.
+const BACKPRESSURE_LIMIT = 64 * 1024 * 1024;
+
+/**
+ * Maps Bun's ServerWebSocket onto LiveSocket. Hono's WSContext.send discards Bun's return value,
+ * so the raw socket is used: `sendText` → bytes written, -1 backpressure (buffered; wait for
+ * `drain`), 0 dropped.
+ */
+function bunSocket(raw: ServerWebSocket<unknown>): LiveSocket {
+  return {
+    send(text) {
+      const status = raw.sendText(text);
+      return status > 0 ? "ok" : status === -1 ? "backpressure" : "dropped";
+    },
+    bufferedAmount: () => raw.getBufferedAmount(),
+    ping: () => void raw.ping(),
+    cork: (fn) => void raw.cork(fn),
+    subscribe: (topic) => raw.subscribe(topic),
+    unsubscribe: (topic) => raw.unsubscribe(topic),
+    close: (code, reason) => raw.close(code, reason),
+  };
+}
+
+/**
+ * Serves the app with `Bun.serve` and `hono/bun` (what the compiled binary uses). Hono's Bun
+ * websocket handler has no `drain` and gives `onClose` a new WSContext, so live sockets are keyed
+ * by `ws.raw` and Bun's `drain` is added here.
+ */
+export function serveWithBun(app: Hono<AppEnv>, live: LiveChannel, options: ListenOptions): RunningServer {
+  const sockets = new WeakMap<object, LiveSocket>();
+  const upgrade: LiveUpgrade = (c, target) =>
+    upgradeWebSocket(c, {
+      onOpen(_event, ws) {
+        const raw = ws.raw as ServerWebSocket<unknown>;
+        const socket = bunSocket(raw);
+        sockets.set(raw, socket);
+        live.open(socket, target);
+      },
+      onClose(_event, ws) {
+        const socket = sockets.get(ws.raw as object);
+        if (socket) live.close(socket);
+      },
+    });
+  const handler = {
+    ...websocket,
+    drain(ws: ServerWebSocket<unknown>) {
+      const socket = sockets.get(ws);
+      if (socket) live.drain(socket);
+    },
+    backpressureLimit: BACKPRESSURE_LIMIT,
+    closeOnBackpressureLimit: false,
+  } as unknown as WebSocketHandler<unknown>;
+  const server = Bun.serve({
+    hostname: options.host,
+    port: options.port,
+    fetch: (request, bunServer) => app.fetch(request, { server: bunServer, docketUpgrade: upgrade }),
+    websocket: handler,
+  });
+  // Many watchers of the same thing get one publish per event instead of a send each.
+  live.useTopics({ publish: (topic, text) => void server.publish(topic, text) });
+  const port = server.port!;
+  return {
+    url: listenUrl(options.host, port),
+    port,
+    stop: async () => {
+      await server.stop(true);
+    },
+  };
+}

@@ -1,0 +1,101 @@
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Hono } from "hono";
+import { serve, upgradeWebSocket } from "@hono/node-server";
+import { WebSocketServer, type WebSocket } from "ws";
+import type { AppEnv, LiveUpgrade } from "./_app-env.ts";
+import type { LiveChannel } from "./live-channel.ts";
+import type { LiveSocket } from "./live-socket.ts";
+import { listenUrl, type ListenOptions, type RunningServer } from "./_listen.ts";
+
+// `ws` buffers without bound and has no backpressure return value: past this many bytes buffered
+// in the process (the kernel took no more) a send reports backpressure, and the write callback of
+// that frame is the drain signal. Bun reports backpressure at the first byte it must buffer; a
+// little more room here keeps the two close without a write callback on every frame.
+const HIGH_WATER_BYTES = 256 * 1024;
+
+/** What `ws` exposes beyond its types: the net.Socket under it, for corking writes. */
+type WithSocket = WebSocket & { _socket?: { cork?: () => void; uncork?: () => void } };
+
+/** Maps a `ws` socket onto LiveSocket. */
+function nodeSocket(raw: WebSocket, onDrain: () => void): LiveSocket {
+  let waiting = false;
+  const flushed = () => {
+    waiting = false;
+    onDrain();
+  };
+  return {
+    send(text) {
+      if (raw.readyState !== raw.OPEN) return "dropped";
+      // The frame that crosses the mark carries the callback: once it is written, all before it is too.
+      const full = raw.bufferedAmount + text.length > HIGH_WATER_BYTES;
+      if (full && !waiting) {
+        waiting = true;
+        raw.send(text, flushed);
+      } else raw.send(text);
+      return full ? "backpressure" : "ok";
+    },
+    bufferedAmount: () => raw.bufferedAmount,
+    ping: () => {
+      if (raw.readyState === raw.OPEN) raw.ping();
+    },
+    cork(fn) {
+      // net.Socket cork/uncork turns the frames written in between into one writev.
+      const socket = (raw as WithSocket)._socket;
+      socket?.cork?.();
+      try {
+        fn();
+      } finally {
+        socket?.uncork?.();
+      }
+    },
+    close: (code, reason) => raw.close(code, reason),
+  };
+}
+
+/**
+ * Serves the app on Node with `@hono/node-server` v2 and its built-in WebSocket support (a `ws`
+ * WebSocketServer in noServer mode). Resolves once listening.
+ */
+export function serveWithNode(app: Hono<AppEnv>, live: LiveChannel, options: ListenOptions): Promise<RunningServer> {
+  const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
+  const sockets = new WeakMap<object, LiveSocket>();
+  const upgrade: LiveUpgrade = (c, target) =>
+    upgradeWebSocket(c, {
+      onOpen(_event, ws) {
+        const raw = ws.raw as WebSocket;
+        const socket: LiveSocket = nodeSocket(raw, () => live.drain(socket));
+        sockets.set(raw, socket);
+        live.open(socket, target);
+      },
+      onClose(_event, ws) {
+        const socket = sockets.get(ws.raw as object);
+        if (socket) live.close(socket);
+      },
+    });
+  return new Promise((resolve, reject) => {
+    const server = serve(
+      {
+        // The env object is the one node-server keeps for this request's upgrade: extend it in place.
+        fetch: (request, env) => app.fetch(request, Object.assign(env, { docketUpgrade: upgrade })),
+        websocket: { server: wss },
+        hostname: options.host,
+        port: options.port,
+      },
+      (info: AddressInfo) => {
+        resolve({
+          url: listenUrl(options.host, info.port),
+          port: info.port,
+          stop: () =>
+            new Promise<void>((done) => {
+              for (const client of wss.clients) client.terminate();
+              const http = server as Server;
+              http.close(() => done());
+              http.closeAllConnections?.();
+            }),
+        });
+      },
+    ) as Server;
+    server.once("error", reject);
+  });
+}

@@ -1,0 +1,85 @@
+import { Hono, type Context } from "hono";
+import type { EdgeInfo, ExecutionPlane } from "../execution/plane.ts";
+import type { RegisteredCapability } from "../capability/registered.ts";
+import type { AppEnv } from "./_app-env.ts";
+import { edgeFailure } from "./errors.ts";
+import { readJsonBody } from "./json-body.ts";
+import { inputFromQuery } from "./query-input.ts";
+import { downloadArtifact } from "./artifact-download.ts";
+
+/** Where every capability's route lives: `a.b` → `/api/v1/a/b`. */
+export const API_PREFIX = "/api/v1";
+
+/** The route of a capability id (dots become slashes). */
+export function capabilityPath(id: string): string {
+  return `${API_PREFIX}/${id.split(".").join("/")}`;
+}
+
+/** The methods a capability answers: `read` → GET and POST, `write` → POST only (SPEC §2.1, §8). */
+export function methodsOf(capability: Pick<RegisteredCapability, "effect">): Array<"GET" | "POST"> {
+  return capability.effect === "read" ? ["GET", "POST"] : ["POST"];
+}
+
+const CAPABILITY_ID = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$/;
+
+/** The edge facts the engine needs, as the guards established them. */
+export function edgeOf(c: Context<AppEnv>): EdgeInfo {
+  return { actor: c.get("actor"), ...c.get("ids") };
+}
+
+/**
+ * The HTTP API as a projection of the registry: every capability at its path, looked up per
+ * request (so the routes and the registry can never disagree), plus the two aliases of SPEC §8.
+ */
+export function apiRoutes(plane: ExecutionPlane): Hono<AppEnv> {
+  const api = new Hono<AppEnv>();
+
+  /** Calls a capability with an input taken from the query (GET) or the JSON body (POST). */
+  const invoke = async (c: Context<AppEnv>, capability: RegisteredCapability): Promise<Response> => {
+    let input: unknown;
+    if (c.req.method === "POST") {
+      const body = await readJsonBody(c, plane.limits.input_bytes);
+      if (!body.ok) return body.response;
+      input = body.value;
+    } else {
+      input = inputFromQuery(new URL(c.req.url).searchParams, capability.input_schema);
+    }
+    const output = await plane.call(capability.id, input, edgeOf(c));
+    return c.json((output ?? null) as object, 200);
+  };
+
+  api.get("/executions", (c) => {
+    const list = plane.capability("executions.list");
+    return list ? invoke(c, list) : unknownCapability(c, "executions.list");
+  });
+  api.get("/executions/artifact", (c) => downloadArtifact(c, plane));
+
+  api.all("/*", (c) => {
+    const id = c.req.path.slice(API_PREFIX.length + 1).split("/").join(".");
+    const capability = CAPABILITY_ID.test(id) ? plane.capability(id) : null;
+    if (!capability) return unknownCapability(c, id);
+    const methods = methodsOf(capability);
+    const method = c.req.method === "HEAD" ? "GET" : c.req.method;
+    if (!methods.includes(method as "GET")) {
+      const why = capability.effect === "write" ? `${id} may change something (effect: write), so it is called with POST only.` : `${id} is called with GET or POST.`;
+      return edgeFailure(c, {
+        status: 405,
+        message: `${c.req.method} is not allowed on ${capabilityPath(id)}: ${why}`,
+        context: { reason: "method_not_allowed", allow: methods },
+        headers: { Allow: methods.join(", ") },
+      });
+    }
+    return invoke(c, capability);
+  });
+  return api;
+}
+
+function unknownCapability(c: Context<AppEnv>, id: string): Response {
+  return edgeFailure(c, {
+    status: 404,
+    error_code: "not_found",
+    message: `No capability "${id.slice(0, 128)}" is loaded, so ${API_PREFIX}/${id.split(".").join("/").slice(0, 128)} does not exist.`,
+    suggestion: `List the loaded capabilities at ${API_PREFIX}/capabilities/list.`,
+    context: { capability: id.slice(0, 128), capabilities: `${API_PREFIX}/capabilities/list` },
+  });
+}

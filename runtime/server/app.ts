@@ -1,0 +1,76 @@
+import { Hono } from "hono";
+import type { ExecutionPlane } from "../execution/plane.ts";
+import { DOCKET_VERSION } from "../version.ts";
+import type { AppEnv, ServerConfig } from "./_app-env.ts";
+import { accessGuard, requestIdentity } from "./guards.ts";
+import { apiRoutes, API_PREFIX } from "./api-routes.ts";
+import { edgeFailure, errorHandler, notFoundHandler } from "./errors.ts";
+import { openApiDocument } from "./openapi.ts";
+import type { LiveChannel } from "./live-channel.ts";
+
+/** Sub-apps mounted by other layers; until one is given its path answers a plain 404 descriptor. */
+export interface AppMounts {
+  cockpit?: Hono<any>;
+  mcp?: Hono<any>;
+}
+
+/** What the app is built from. */
+export interface AppOptions {
+  plane: ExecutionPlane;
+  live: LiveChannel;
+  config: ServerConfig;
+  mounts?: AppMounts;
+  /** Where stacks of unexpected errors go (stderr); never a client. */
+  log?: (line: string) => void;
+}
+
+/**
+ * The runtime-agnostic Hono app of `docket serve`: guards, the API projected from the registry,
+ * the OpenAPI document, the live channel's checks (the adapter performs the upgrade), and the
+ * mount points of the cockpit and MCP.
+ */
+export function createApp(options: AppOptions): Hono<AppEnv> {
+  const { plane, live, config } = options;
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const app = new Hono<AppEnv>();
+  app.use("*", requestIdentity());
+  app.use("*", accessGuard(config));
+
+  app.get("/healthz", (c) => c.json({ ok: true }));
+  app.get(`${API_PREFIX}/openapi.json`, (c) => c.json(openApiDocument(plane, { token: config.token !== null, origin: config.origin })));
+  // What `docket run` asks before reporting: does this server serve my checkout? Behind the token.
+  app.get(`${API_PREFIX}/plane`, (c) => c.json({ root: plane.root, pid: process.pid, version: DOCKET_VERSION }));
+  app.route(API_PREFIX, apiRoutes(plane));
+
+  app.get("/events", async (c) => {
+    const upgrade = (c.req.header("upgrade") ?? "").toLowerCase() === "websocket";
+    const verdict = live.check(new URL(c.req.url).searchParams, upgrade);
+    if (!verdict.ok) return edgeFailure(c, { status: verdict.status, error_code: verdict.error_code, message: verdict.message, context: verdict.context, headers: verdict.headers });
+    const open = c.env?.docketUpgrade;
+    if (!open) return edgeFailure(c, { status: 501, error_code: "unavailable", message: "This server was started without a WebSocket adapter, so the live channel is off.", context: { reason: "no_websocket" } });
+    try {
+      return await open(c, verdict.target);
+    } catch {
+      // The runtime refused the handshake itself (a malformed Sec-WebSocket-Key, say): the client's fault.
+      return edgeFailure(c, { status: 400, message: "The WebSocket handshake is malformed (RFC 6455 §4.1).", context: { reason: "bad_handshake" } });
+    }
+  });
+
+  mount(app, "/cockpit", options.mounts?.cockpit, "The cockpit is not part of this server build.");
+  mount(app, "/mcp", options.mounts?.mcp, "MCP over HTTP is not part of this server build; use `docket mcp` (stdio).");
+  app.get("/", (c) => c.redirect("/cockpit"));
+
+  app.onError(errorHandler(log));
+  app.notFound(notFoundHandler);
+  return app;
+}
+
+function mount(app: Hono<AppEnv>, path: string, sub: Hono<any> | undefined, absent: string): void {
+  if (sub) {
+    app.route(path, sub);
+    return;
+  }
+  const missing = (c: Parameters<typeof notFoundHandler>[0]) => edgeFailure(c, { status: 404, error_code: "not_found", message: absent, context: { path } });
+  app.all(path, missing);
+  app.all(`${path}/*`, missing);
+}

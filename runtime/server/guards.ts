@@ -1,0 +1,133 @@
+import { createHash, timingSafeEqual } from "node:crypto";
+import { isIP } from "node:net";
+import type { Context, MiddlewareHandler } from "hono";
+import type { AppEnv, ServerConfig } from "./_app-env.ts";
+import { edgeFailure } from "./errors.ts";
+import { newTraceId, requestIdFrom, traceIdFrom } from "./edge-ids.ts";
+
+/** The subprotocol prefix that carries the token on a WebSocket (browsers cannot set Authorization there). */
+export const TOKEN_SUBPROTOCOL_PREFIX = "docket.token.";
+
+/** The path that answers without a token: liveness only, no checkout details. */
+const OPEN_PATHS = new Set(["/healthz"]);
+
+/**
+ * Request and trace ids on every request: `X-Request-Id` is taken when it has a safe shape and
+ * echoed on every response, including errors; a valid W3C `traceparent` gives the trace id.
+ */
+export function requestIdentity(): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const request_id = requestIdFrom(c.req.header("x-request-id"));
+    const trace_id = traceIdFrom(c.req.header("traceparent")) ?? newTraceId();
+    c.set("ids", { request_id, trace_id });
+    c.set("actor", c.req.header("x-docket-actor") === "cockpit" ? { kind: "cockpit" } : { kind: "http" });
+    await next();
+    try {
+      c.res.headers.set("X-Request-Id", request_id);
+    } catch {
+      // Some responses (fetched, redirects) carry immutable headers: copy once to stamp the id.
+      c.res = new Response(c.res.body, c.res);
+      c.res.headers.set("X-Request-Id", request_id);
+    }
+  };
+}
+
+/** True for an IP literal, `localhost`, or an operator-configured name; a port may follow. */
+export function isAllowedHost(hostHeader: string | undefined, allowedHosts: readonly string[]): boolean {
+  if (!hostHeader) return false;
+  const bracketed = /^\[([0-9A-Fa-f:.]+)\](?::\d{1,5})?$/.exec(hostHeader);
+  if (bracketed) return isIP(bracketed[1]!) === 6;
+  const plain = /^([^:\s]+)(?::\d{1,5})?$/.exec(hostHeader);
+  if (!plain) return false;
+  const name = plain[1]!.toLowerCase();
+  return isIP(name) === 4 || name === "localhost" || allowedHosts.some((h) => h.toLowerCase() === name);
+}
+
+/**
+ * True when `origin` is this server's own origin: the configured one, or the same scheme and port
+ * on `localhost`, `127.0.0.1`, `[::1]` or an allowed host name. Never compared with the request
+ * URL, which a crafted request target can change.
+ */
+export function isOwnOrigin(origin: string, config: Pick<ServerConfig, "origin" | "allowedHosts">): boolean {
+  let url: URL;
+  let own: URL;
+  try {
+    url = new URL(origin);
+    own = new URL(config.origin);
+  } catch {
+    return false;
+  }
+  // A serialized origin is exactly scheme://host[:port]; anything else ("null", a path) is foreign.
+  if (url.origin !== origin) return false;
+  if (url.protocol !== own.protocol || url.port !== own.port) return false;
+  const host = url.hostname.toLowerCase();
+  const names = ["localhost", "127.0.0.1", "[::1]", own.hostname.toLowerCase(), ...config.allowedHosts.map((h) => h.toLowerCase())];
+  return names.includes(host);
+}
+
+/** Compares secrets in constant time (digests first, so different lengths leak nothing either). */
+export function sameSecret(given: string, expected: string): boolean {
+  const a = createHash("sha256").update(given).digest();
+  const b = createHash("sha256").update(expected).digest();
+  return timingSafeEqual(a, b);
+}
+
+/** The token a request presents: Bearer header, or on `/events` also `?token=` or the `docket.token.` subprotocol. */
+export function presentedTokens(c: Context<AppEnv>, isLiveChannel: boolean): string[] {
+  const tokens: string[] = [];
+  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header("authorization") ?? "");
+  if (bearer) tokens.push(bearer[1]!);
+  if (isLiveChannel) {
+    const query = c.req.query("token");
+    if (query) tokens.push(query);
+    for (const protocol of (c.req.header("sec-websocket-protocol") ?? "").split(",")) {
+      const p = protocol.trim();
+      if (p.startsWith(TOKEN_SUBPROTOCOL_PREFIX)) tokens.push(p.slice(TOKEN_SUBPROTOCOL_PREFIX.length));
+    }
+  }
+  return tokens;
+}
+
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+/**
+ * Host (DNS rebinding) on every route → 403; a foreign `Origin` on state-changing routes and the
+ * live channel → 403 (an absent Origin is a non-browser client and allowed); the token, when one
+ * is configured, on every route but `/healthz` → 401.
+ */
+export function accessGuard(config: ServerConfig): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const path = c.req.path;
+    const host = c.req.header("host");
+    if (!isAllowedHost(host, config.allowedHosts)) {
+      return edgeFailure(c, {
+        status: 403,
+        message: `Host ${JSON.stringify((host ?? "").slice(0, 100))} is not served here: use an IP address or localhost.`,
+        suggestion: "Start the server with --allow-host <name> if it is meant to answer to that name.",
+        context: { reason: "host_not_allowed" },
+      });
+    }
+    const isLiveChannel = path === "/events";
+    const origin = c.req.header("origin");
+    if (origin !== undefined && (isLiveChannel || !SAFE_METHODS.has(c.req.method)) && !isOwnOrigin(origin, config)) {
+      return edgeFailure(c, {
+        status: 403,
+        message: `Requests from origin ${JSON.stringify(origin.slice(0, 100))} are refused: only pages of ${config.origin} may change state or open the live channel.`,
+        context: { reason: "origin_not_allowed" },
+      });
+    }
+    if (config.token !== null && !OPEN_PATHS.has(path)) {
+      const tokens = presentedTokens(c, isLiveChannel);
+      if (!tokens.some((t) => sameSecret(t, config.token!))) {
+        return edgeFailure(c, {
+          status: 401,
+          message: tokens.length === 0 ? "This server requires a token: send Authorization: Bearer <token>." : "The token sent is not this server's token.",
+          suggestion: "The token was printed when the server started and is in .docket/lease.json of the checkout.",
+          context: { reason: "unauthorized" },
+          headers: { "WWW-Authenticate": 'Bearer realm="docket"' },
+        });
+      }
+    }
+    await next();
+  };
+}

@@ -1,0 +1,77 @@
+import type { Context } from "hono";
+import type { AppEnv } from "./_app-env.ts";
+import { edgeFailure } from "./errors.ts";
+
+/** A parsed body, or the refusal already shaped as a response. */
+export type BodyResult = { ok: true; value: unknown } | { ok: false; response: Response };
+
+const refuse = (response: Response): BodyResult => ({ ok: false, response });
+
+/**
+ * Reads a JSON request body: only `application/json` (415 otherwise), at most `limit` bytes
+ * (413, checked on Content-Length and again while reading, since a sender may lie or stream),
+ * malformed JSON → 400 naming the parse problem. An absent body is `{}`.
+ */
+export async function readJsonBody(c: Context<AppEnv>, limit: number): Promise<BodyResult> {
+  const declared = c.req.header("content-length");
+  const tooLarge = (bytes: number | null) =>
+    refuse(
+      edgeFailure(c, {
+        status: 413,
+        message: `The request body is ${bytes === null ? "more than" : `${bytes} bytes,`} over the input limit of ${limit} bytes.`,
+        suggestion: "Send a smaller input, or raise the limit with --input-bytes / DOCKET_INPUT_BYTES.",
+        context: { reason: "too_large", limit, ...(bytes === null ? {} : { bytes }) },
+      }),
+    );
+  if (declared !== undefined && Number(declared) > limit) return tooLarge(Number(declared));
+  const body = c.req.raw.body;
+  const type = c.req.header("content-type");
+  if (!body || declared === "0") {
+    if (type === undefined || isJson(type)) return { ok: true, value: {} };
+  }
+  if (type === undefined || !isJson(type)) {
+    return refuse(
+      edgeFailure(c, {
+        status: 415,
+        message: `The request body must be JSON (Content-Type: application/json), got ${JSON.stringify(type ?? "no Content-Type")}.`,
+        context: { reason: "unsupported_media_type" },
+      }),
+    );
+  }
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  const reader = body!.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > limit) {
+      await reader.cancel().catch(() => undefined);
+      return tooLarge(null);
+    }
+    chunks.push(value);
+  }
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(Buffer.concat(chunks));
+  } catch {
+    return refuse(edgeFailure(c, { status: 400, message: "The request body is not valid UTF-8.", context: { reason: "malformed_json" } }));
+  }
+  if (text.trim() === "") return { ok: true, value: {} };
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch (error) {
+    return refuse(
+      edgeFailure(c, {
+        status: 400,
+        message: `The request body is not valid JSON: ${(error as Error).message}`,
+        context: { reason: "malformed_json" },
+      }),
+    );
+  }
+}
+
+function isJson(contentType: string): boolean {
+  const essence = contentType.split(";")[0]!.trim().toLowerCase();
+  return essence === "application/json" || (essence.startsWith("application/") && essence.endsWith("+json"));
+}

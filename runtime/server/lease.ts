@@ -1,0 +1,111 @@
+import { existsSync, linkSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+/** What `.docket/lease.json` holds: which server serves this checkout (SPEC §7). */
+export interface Lease {
+  url: string;
+  pid: number;
+  root: string;
+  /** The bearer token when the server requires one, so `docket run` can report to it. */
+  token: string | null;
+  started_at: string;
+}
+
+/** The lease file of a checkout. */
+export function leasePath(root: string): string {
+  return join(root, ".docket", "lease.json");
+}
+
+/** Creates `<root>/.docket/` with a `.gitignore` holding `*`, so nothing in it is ever committed. */
+export function ensureDocketDir(root: string): string {
+  const dir = join(root, ".docket");
+  mkdirSync(dir, { recursive: true });
+  const ignore = join(dir, ".gitignore");
+  if (!existsSync(ignore)) writeFileSync(ignore, "*\n");
+  return dir;
+}
+
+/** The checkout's lease, or null when there is none or it is not a lease (a torn or foreign file). */
+export function readLease(root: string): Lease | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(readFileSync(leasePath(root), "utf8"));
+  } catch {
+    return null;
+  }
+  const l = value as Partial<Lease> | null;
+  if (!l || typeof l.url !== "string" || !Number.isSafeInteger(l.pid) || typeof l.root !== "string" || typeof l.started_at !== "string") return null;
+  return { url: l.url, pid: l.pid!, root: l.root, token: typeof l.token === "string" ? l.token : null, started_at: l.started_at };
+}
+
+/** True when a process with this pid exists (EPERM: it exists but belongs to someone else). */
+export function isProcessAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * True when the lease's holder is alive and serving: its pid exists AND the server at its URL
+ * answers `GET /api/v1/plane` with the same root (a recycled pid or another server on a reused
+ * port does not count). Bounded by `timeout_ms`.
+ */
+export async function isLeaseLive(lease: Lease, options: { timeout_ms?: number } = {}): Promise<boolean> {
+  if (!isProcessAlive(lease.pid)) return false;
+  try {
+    const response = await fetch(new URL("/api/v1/plane", lease.url), {
+      headers: lease.token ? { Authorization: `Bearer ${lease.token}` } : {},
+      signal: AbortSignal.timeout(options.timeout_ms ?? 1500),
+    });
+    if (!response.ok) return false;
+    const body = (await response.json()) as { root?: unknown };
+    return body.root === lease.root;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Writes the lease (mode 0600) unless a live server holds it; returns that holder instead.
+ * The file appears whole or not at all: written to a temporary name, then linked (fails if a
+ * lease exists, so two servers starting at once cannot both win) or, over a stale one, renamed.
+ */
+export async function acquireLease(lease: Lease): Promise<{ ok: true } | { ok: false; holder: Lease }> {
+  ensureDocketDir(lease.root);
+  const path = leasePath(lease.root);
+  const temporary = `${path}.${process.pid}.${Date.now()}.tmp`;
+  writeFileSync(temporary, `${JSON.stringify(lease, null, 2)}\n`, { mode: 0o600 });
+  try {
+    try {
+      linkSync(temporary, path);
+      return { ok: true };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    }
+    const holder = readLease(lease.root);
+    if (holder && (await isLeaseLive(holder))) return { ok: false, holder };
+    renameSync(temporary, path);
+    return { ok: true };
+  } finally {
+    try {
+      unlinkSync(temporary);
+    } catch {
+      // Already renamed into place.
+    }
+  }
+}
+
+/** Removes the lease only if it is still this one (same pid, url and start): never another server's. */
+export function releaseLease(lease: Lease): boolean {
+  const current = readLease(lease.root);
+  if (!current || current.pid !== lease.pid || current.url !== lease.url || current.started_at !== lease.started_at) return false;
+  try {
+    unlinkSync(leasePath(lease.root));
+    return true;
+  } catch {
+    return false;
+  }
+}

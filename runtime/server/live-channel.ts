@@ -1,0 +1,282 @@
+import type { ExecutionEvent } from "../execution/protocol.ts";
+import { SCHEMA_VERSION } from "../execution/protocol.ts";
+import type { Limits } from "../execution/limits.ts";
+import type { ExecutionStore } from "../store/store.ts";
+import { LiveClient } from "./_live-client.ts";
+import { LiveTopicGroups } from "./_live-topics.ts";
+import { boundFrame } from "./live-frame.ts";
+import { systemLiveClock, type LiveClock, type LiveSocket, type LiveTopics } from "./live-socket.ts";
+import type { LiveTarget } from "./live-target.ts";
+import { checkLiveRequest, type LiveCheck } from "./live-check.ts";
+
+export type { LiveCheck };
+
+/** What the live channel is built from; the clock is injected so heartbeat tests run in milliseconds. */
+export interface LiveChannelOptions {
+  store: ExecutionStore;
+  limits: Limits;
+  clock?: LiveClock;
+}
+
+// Frames sent in one corked write when the socket keeps up; also the most an append batch queues
+// before it is written, so a large batch never fills the queue of a healthy client.
+const WRITE_BATCH = 256;
+// The heartbeat tick is a quarter of heartbeat_ms: a connection quiet for 5 ticks (more than
+// heartbeat_ms, at most 1.25 × it) gets a heartbeat. One timer serves every connection.
+const TICKS_PER_HEARTBEAT = 4;
+
+/**
+ * The live channel (SPEC §6), runtime-agnostic: subscribes each connection through the store
+ * (subscribe-then-replay is the store's job), writes `stream.ready` first, then history, then live
+ * events. Each connection has a bounded queue; a slow one loses events alone and is told
+ * `stream.lagged`. The store's listener does O(1) work and the store's serialized JSON is shared.
+ */
+export class LiveChannel {
+  private readonly clients = new Map<LiveSocket, LiveClient>();
+  private readonly store: ExecutionStore;
+  private readonly limits: Limits;
+  private readonly clock: LiveClock;
+  private epoch = 0;
+  private timer: unknown = null;
+  private stopped = false;
+  // The frame of the event being fanned out: every subscriber of one append gets the same string.
+  private memoEvent: ExecutionEvent | null = null;
+  private memoFrame = "";
+  // Clients with frames to write. One microtask writes them all: fan-out of one append to many
+  // clients costs one scheduled task, not one per client.
+  private dirty: LiveClient[] = [];
+  private flushScheduled = false;
+  private readonly flushDirty = () => {
+    this.flushScheduled = false;
+    const clients = this.dirty;
+    this.dirty = [];
+    for (const client of clients) this.flush(client, true);
+  };
+  private topics: LiveTopicGroups | null = null;
+
+  constructor(options: LiveChannelOptions) {
+    this.store = options.store;
+    this.limits = options.limits;
+    this.clock = options.clock ?? systemLiveClock;
+  }
+
+  /** Open connections. */
+  get connections(): number {
+    return this.clients.size;
+  }
+
+  /**
+   * Lets caught-up connections that follow the same thing share one topic of the runtime's
+   * native fan-out (Bun). Without it (Node) every connection gets its own sends.
+   */
+  useTopics(topics: LiveTopics): void {
+    this.topics = new LiveTopicGroups(topics);
+  }
+
+  /** Checks a `/events` request before any upgrade: 400 by shape, 426 without an upgrade, 404 unknown execution, 503 full. */
+  check(params: URLSearchParams, upgrade: boolean): LiveCheck {
+    return checkLiveRequest(params, upgrade, { store: this.store, limits: this.limits, connections: this.clients.size, stopping: this.stopped });
+  }
+
+  /** Starts delivery on an upgraded socket: `stream.ready`, the replayed history, then live events. */
+  open(socket: LiveSocket, target: LiveTarget): void {
+    if (this.stopped || this.clients.size >= this.limits.live_connections) {
+      // Connections that raced past check() are still held to the limit.
+      socket.close(1013, this.stopped ? "server stopping" : "too many live connections");
+      return;
+    }
+    const client = new LiveClient(socket, this.topics?.groupFor(socket, target) ?? null);
+    this.clients.set(socket, client);
+    client.queue.push(""); // the ready frame's place: it must precede the replay that subscribe writes
+    let subscription;
+    try {
+      subscription = this.store.subscribe({ executions: target.executions, after: target.after }, (event, json) => this.deliver(client, event, json));
+    } catch (error) {
+      this.forget(client, true, 1011, "subscription failed");
+      throw error;
+    }
+    client.subscription = subscription;
+    client.queue[0] = JSON.stringify({
+      type: "stream.ready",
+      schema_version: SCHEMA_VERSION,
+      subscribed: target.executions,
+      replayed: subscription.replayed,
+      truncated: subscription.truncated,
+      heartbeat_ms: this.limits.heartbeat_ms,
+    });
+    client.replayEnd = client.queue.length;
+    client.opening = false;
+    client.seen = this.epoch;
+    this.flush(client, true);
+    this.armHeartbeat();
+  }
+
+  /** The adapter's drain signal: the socket can take more, so the queue is written. */
+  drain(socket: LiveSocket): void {
+    const client = this.clients.get(socket);
+    if (!client) return;
+    client.blocked = false;
+    this.flush(client, true);
+  }
+
+  /** The socket closed: forget it and its subscription. */
+  close(socket: LiveSocket): void {
+    const client = this.clients.get(socket);
+    if (client) this.forget(client, false);
+  }
+
+  /** Tells every connection `stream.closing` with the reason, then closes them all (shutdown). */
+  closeAll(reason: string): void {
+    this.stopped = true;
+    if (this.timer !== null) this.clock.clearTimeout(this.timer);
+    this.timer = null;
+    const frame = JSON.stringify({ type: "stream.closing", reason });
+    for (const client of [...this.clients.values()]) {
+      // Sent even when blocked: the socket buffers it behind what is queued there, and the close follows.
+      try {
+        client.socket.send(frame);
+      } catch {
+        // The socket is already gone; closing below is all that is left.
+      }
+      this.forget(client, true, 1001, reason);
+    }
+  }
+
+  /** The store's listener: O(1) per event, never waits for a socket. */
+  private deliver(client: LiveClient, event: ExecutionEvent, json: string): void {
+    if (client.closed) return;
+    const frame = event === this.memoEvent ? this.memoFrame : this.frameOf(event, json);
+    if (client.opening) {
+      client.queue.push(frame);
+      return;
+    }
+    if (client.fast) {
+      client.seen = this.epoch;
+      this.topics!.deliverFast(client, event, frame);
+      return;
+    }
+    if (client.lagFrom !== null || (client.blocked && client.liveWaiting >= this.limits.subscriber_queue)) {
+      this.drop(client, event);
+      return;
+    }
+    client.queue.push(frame);
+    if (client.blocked) return;
+    if (client.waiting >= Math.min(WRITE_BATCH, this.limits.subscriber_queue)) this.flush(client, false);
+    else if (!client.scheduled) {
+      client.scheduled = true;
+      this.dirty.push(client);
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        queueMicrotask(this.flushDirty);
+      }
+    }
+  }
+
+  private frameOf(event: ExecutionEvent, json: string): string {
+    this.memoEvent = event;
+    this.memoFrame = boundFrame(event, json, this.limits.frame_bytes);
+    return this.memoFrame;
+  }
+
+  private drop(client: LiveClient, event: ExecutionEvent): void {
+    client.dropped += 1;
+    client.lagFrom ??= new Map();
+    if (!client.lagFrom.has(event.execution_id)) client.lagFrom.set(event.execution_id, event.sequence - 1);
+  }
+
+  /**
+   * Writes waiting frames, corked, until the socket pushes back; then `stream.lagged` if events
+   * were dropped. A client that caught up joins its group's topic, but only between fan-outs
+   * (`mayJoin`): joining in the middle of one could deliver that event twice.
+   */
+  private flush(client: LiveClient, mayJoin: boolean): void {
+    client.scheduled = false;
+    if (client.closed || client.blocked || client.opening) return;
+    let lost = false;
+    const write = () => {
+      const { queue, socket } = client;
+      while (client.head < queue.length) {
+        const result = socket.send(queue[client.head++]!);
+        if (result === "ok") continue;
+        if (result === "dropped") lost = true;
+        else client.blocked = true;
+        return;
+      }
+    };
+    // Corking pays off from the second frame; a lone frame (the common case at low rates) goes straight out.
+    if (client.socket.cork && client.waiting > 1) client.socket.cork(write);
+    else write();
+    client.seen = this.epoch;
+    if (lost) return this.forget(client, true, 1011, "send failed");
+    client.compact();
+    if (client.waiting === 0 && client.lagFrom !== null && !client.blocked) this.sendLagged(client);
+    if (mayJoin && this.topics && client.waiting === 0 && client.lagFrom === null && !client.blocked && !client.closed) this.topics.join(client);
+  }
+
+  private sendLagged(client: LiveClient): void {
+    const frame = JSON.stringify({
+      type: "stream.lagged",
+      dropped: client.dropped,
+      last_sequence: Object.fromEntries(client.lagFrom!),
+      message: `This connection fell behind and ${client.dropped} event(s) were dropped for it alone; reload the snapshot and the history after last_sequence.`,
+    });
+    client.dropped = 0;
+    client.lagFrom = null;
+    const result = client.socket.send(frame);
+    if (result === "dropped") this.forget(client, true, 1011, "send failed");
+    else if (result === "backpressure") client.blocked = true;
+  }
+
+  private forget(client: LiveClient, closeSocket: boolean, code = 1000, reason = ""): void {
+    if (client.closed) return;
+    client.closed = true;
+    client.subscription?.unsubscribe();
+    this.clients.delete(client.socket);
+    this.topics?.release(client);
+    if (closeSocket) {
+      try {
+        client.socket.close(code, reason);
+      } catch {
+        // Closing a socket that already went away is not an error worth reporting.
+      }
+    }
+    if (this.clients.size === 0 && this.timer !== null) {
+      this.clock.clearTimeout(this.timer);
+      this.timer = null;
+    }
+  }
+
+  private armHeartbeat(): void {
+    if (this.timer !== null || this.stopped || this.clients.size === 0) return;
+    const tick = Math.max(1, Math.floor(this.limits.heartbeat_ms / TICKS_PER_HEARTBEAT));
+    this.timer = this.clock.setTimeout(() => {
+      this.timer = null;
+      this.heartbeat();
+      this.armHeartbeat();
+    }, tick);
+  }
+
+  /** One tick: a quiet connection gets a ping and a `stream.heartbeat`; a blocked one whose buffer emptied is drained. */
+  private heartbeat(): void {
+    this.epoch += 1;
+    let frame: string | null = null;
+    for (const client of [...this.clients.values()]) {
+      if (client.blocked) {
+        // A missed drain signal must not stall a connection forever.
+        if (client.socket.bufferedAmount() === 0) this.drain(client.socket);
+        continue;
+      }
+      if (this.epoch - client.seen <= TICKS_PER_HEARTBEAT || client.waiting > 0) continue;
+      frame ??= JSON.stringify({ type: "stream.heartbeat", timestamp: new Date(this.clock.now()).toISOString() });
+      client.seen = this.epoch;
+      try {
+        client.socket.ping();
+      } catch {
+        // The text frame below finds out whether the socket is still there.
+      }
+      const result = client.socket.send(frame);
+      if (result === "dropped") this.forget(client, true, 1011, "send failed");
+      else if (result === "backpressure") client.blocked = true;
+    }
+  }
+}

@@ -1,0 +1,54 @@
+import type { Limits } from "../execution/limits.ts";
+import type { ExecutionStore } from "../store/store.ts";
+import { parseLiveTarget, type LiveTarget } from "./live-target.ts";
+
+/** The verdict on a `/events` request before the upgrade: the subscription, or the refusal to answer. */
+export type LiveCheck =
+  | { ok: true; target: LiveTarget }
+  | { ok: false; status: 400 | 404 | 426 | 503; error_code: string; message: string; context: Record<string, unknown>; headers?: Record<string, string> };
+
+/** What admission looks at besides the request. */
+export interface LiveAdmission {
+  store: ExecutionStore;
+  limits: Limits;
+  connections: number;
+  stopping: boolean;
+}
+
+/**
+ * Admits a `/events` request before any upgrade (SPEC §6 "Refusals"): 400 by shape, 426 for a
+ * plain GET (naming the HTTP routes of the same events), 404 for an execution the store does not
+ * hold, 503 when `live_connections` are open or the server is stopping.
+ */
+export function checkLiveRequest(params: URLSearchParams, upgrade: boolean, admission: LiveAdmission): LiveCheck {
+  const parsed = parseLiveTarget(params);
+  if (!parsed.ok) return { ok: false, status: 400, error_code: "invalid_input", message: parsed.message, context: parsed.context };
+  const { target } = parsed;
+  if (!upgrade) {
+    const first = target.executions === "all" ? "<id>" : encodeURIComponent(target.executions[0]!);
+    const events = `/api/v1/executions/events?id=${first}${target.after === undefined ? "" : `&after=${target.after}`}`;
+    return {
+      ok: false,
+      status: 426,
+      error_code: "invalid_input",
+      message: `/events is a WebSocket (RFC 6455): connect with a WebSocket client. Over HTTP, read the same events from ${events} and list executions at /api/v1/executions.`,
+      context: { reason: "upgrade_required", events, executions: "/api/v1/executions" },
+      headers: { Upgrade: "websocket", Connection: "Upgrade" },
+    };
+  }
+  if (target.executions !== "all") {
+    const missing = target.executions.find((id) => admission.store.get(id) === null);
+    if (missing) return { ok: false, status: 404, error_code: "not_found", message: `No execution ${missing}.`, context: { id: missing } };
+  }
+  const { limits, connections, stopping } = admission;
+  if (stopping || connections >= limits.live_connections) {
+    return {
+      ok: false,
+      status: 503,
+      error_code: "unavailable",
+      message: stopping ? "The server is stopping." : `The live channel already has ${connections} connections (limit ${limits.live_connections}).`,
+      context: { limit: limits.live_connections, retry_after_s: 1 },
+    };
+  }
+  return { ok: true, target };
+}

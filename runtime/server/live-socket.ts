@@ -1,0 +1,50 @@
+/**
+ * What a send did: `ok` written (or buffered below the adapter's mark), `backpressure` accepted but
+ * the socket is full (stop and wait for `drain`), `dropped` not delivered (the socket is gone).
+ */
+export type SendResult = "ok" | "backpressure" | "dropped";
+
+/**
+ * One live-channel connection as a runtime adapter exposes it. The adapter maps Bun's
+ * `ServerWebSocket` or Node's `ws` socket onto this and calls `LiveChannel.drain(socket)` when a
+ * socket that reported backpressure can take more, and `LiveChannel.close(socket)` when it closed.
+ */
+export interface LiveSocket {
+  send(text: string): SendResult;
+  bufferedAmount(): number;
+  ping(): void;
+  /** Batches the sends made inside `fn` into as few writes as possible. */
+  cork?(fn: () => void): void;
+  /** Joins / leaves a topic of the runtime's native fan-out (see LiveTopics); only with it. */
+  subscribe?(topic: string): void;
+  unsubscribe?(topic: string): void;
+  close(code: number, reason: string): void;
+}
+
+/**
+ * A runtime's native fan-out (Bun's `server.publish`): one call writes a frame to every socket
+ * subscribed to a topic, ~10× cheaper than a send per socket when many watch the same thing.
+ */
+export interface LiveTopics {
+  publish(topic: string, text: string): void;
+}
+
+/** Time as the live channel sees it, injected so heartbeat tests run in milliseconds. */
+export interface LiveClock {
+  /** Wall-clock milliseconds since the epoch, for heartbeat timestamps. */
+  now(): number;
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+/** The real clock. */
+export const systemLiveClock: LiveClock = {
+  now: () => Date.now(),
+  setTimeout: (fn, ms) => {
+    const handle = setTimeout(fn, ms);
+    // A heartbeat must never keep a stopping process alive.
+    (handle as { unref?: () => void }).unref?.();
+    return handle;
+  },
+  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+};

@@ -1,0 +1,49 @@
+import { isExecutionId } from "../execution/execution-id.ts";
+
+/** What a live-channel connection follows: the request target is the whole subscription (SPEC §6). */
+export interface LiveTarget {
+  executions: "all" | string[];
+  /** Seeds every cursor; absent = live only for "all", full retained history for named executions. */
+  after?: number;
+}
+
+/** The result of reading a target: the subscription, or why the request is refused. */
+export type TargetResult = { ok: true; target: LiveTarget } | { ok: false; message: string; context: Record<string, unknown> };
+
+/** More named executions than this on one connection is refused: the URL is the subscription, keep it small. */
+export const MAX_NAMED_EXECUTIONS = 256;
+
+/**
+ * Reads `/events?execution=<id>&execution=<id>&after=<n>`: every `execution` must have the shape of
+ * an execution id and `after` must be a non-negative whole number. Checked by shape before any
+ * look-up; an execution named twice is followed once.
+ */
+export function parseLiveTarget(params: URLSearchParams): TargetResult {
+  const named = params.getAll("execution");
+  for (const id of named) {
+    if (!isExecutionId(id)) {
+      return {
+        ok: false,
+        message: `execution must be an execution id (x-<yyyymmddThhmmssZ>-<8 hex>), got ${JSON.stringify(String(id).slice(0, 80))}.`,
+        context: { parameter: "execution" },
+      };
+    }
+  }
+  const unique = [...new Set(named)];
+  if (unique.length > MAX_NAMED_EXECUTIONS) {
+    return { ok: false, message: `At most ${MAX_NAMED_EXECUTIONS} executions can be followed on one connection, got ${unique.length}.`, context: { parameter: "execution", limit: MAX_NAMED_EXECUTIONS } };
+  }
+  const afters = params.getAll("after");
+  if (afters.length > 1) return { ok: false, message: "after may be given once: one cursor seeds every followed execution.", context: { parameter: "after" } };
+  let after: number | undefined;
+  if (afters.length === 1) {
+    const raw = afters[0]!;
+    after = /^\d{1,15}$/.test(raw) ? Number(raw) : NaN;
+    if (!Number.isSafeInteger(after)) {
+      return { ok: false, message: `after must be a non-negative whole number (a sequence), got ${JSON.stringify(raw.slice(0, 80))}.`, context: { parameter: "after" } };
+    }
+  }
+  const target: LiveTarget = { executions: unique.length === 0 ? "all" : unique };
+  if (after !== undefined) target.after = after;
+  return { ok: true, target };
+}

@@ -1,0 +1,130 @@
+import type { ExecutionPlane } from "../execution/plane.ts";
+import type { JsonSchema, RegisteredCapability } from "../capability/registered.ts";
+import { protocolSchemas } from "../execution/protocol.ts";
+import { DOCKET_VERSION } from "../version.ts";
+import { API_PREFIX, capabilityPath, methodsOf } from "./api-routes.ts";
+
+type Doc = Record<string, unknown>;
+
+/**
+ * A JSON Schema made fit for an OpenAPI 3.1 document: `$schema` dropped (the dialect is the
+ * document's) and local `$defs` hoisted into components, since `#/...` refs resolve against the
+ * document root there.
+ */
+function embed(schema: JsonSchema, prefix: string, components: Record<string, unknown>): JsonSchema {
+  const defs = (schema.$defs ?? {}) as Record<string, JsonSchema>;
+  const rename = (name: string) => `${prefix}.${name}`;
+  const rewrite = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(rewrite);
+    if (!value || typeof value !== "object") return value;
+    const out: Record<string, unknown> = {};
+    for (const [key, v] of Object.entries(value)) {
+      if (key === "$schema" || key === "$defs") continue;
+      out[key] = key === "$ref" && typeof v === "string" && v.startsWith("#/$defs/") ? `#/components/schemas/${rename(v.slice(8))}` : rewrite(v);
+    }
+    return out;
+  };
+  for (const [name, def] of Object.entries(defs)) components[rename(name)] = rewrite(def);
+  return rewrite(schema) as JsonSchema;
+}
+
+/** The `{ error: FailureDescriptor }` schema, derived from the protocol's valibot failure schema. */
+function errorSchema(): JsonSchema {
+  const completed = protocolSchemas().payload_schemas["execution.completed"] as { properties: { failure: JsonSchema } };
+  const failure = { ...completed.properties.failure };
+  delete failure.$schema;
+  return { type: "object", properties: { error: failure }, required: ["error"] };
+}
+
+const errorResponses = {
+  "400": { $ref: "#/components/responses/Error" },
+  "404": { $ref: "#/components/responses/Error" },
+  default: { $ref: "#/components/responses/Error" },
+};
+
+function operation(capability: RegisteredCapability, method: "GET" | "POST", input: JsonSchema, output: JsonSchema): Doc {
+  const op: Doc = {
+    operationId: `${capability.id}${method === "GET" ? "" : ".post"}`,
+    summary: capability.title,
+    description: `${capability.description}\n\neffect: ${capability.effect}${capability.cancellable ? ", cancellable" : ""}`,
+    tags: [capability.id.split(".")[0]],
+    responses: { "200": { description: "The capability's output.", content: { "application/json": { schema: output } } }, ...errorResponses },
+  };
+  if (method === "POST") {
+    op.requestBody = { required: false, content: { "application/json": { schema: input } } };
+    return op;
+  }
+  const properties = (input.properties ?? {}) as Record<string, JsonSchema>;
+  const required = new Set((input.required ?? []) as string[]);
+  op.parameters = Object.entries(properties).map(([name, schema]) => {
+    const structured = schema.type === "object" || (Array.isArray(schema.anyOf) && !("type" in schema));
+    // Objects travel as JSON in one parameter; OpenAPI says so with `content` instead of `schema`.
+    return structured
+      ? { name, in: "query", required: required.has(name), content: { "application/json": { schema } } }
+      : { name, in: "query", required: required.has(name), schema, style: "form", explode: true };
+  });
+  return op;
+}
+
+/** OpenAPI 3.1 for every route, generated from the registry (`GET /api/v1/openapi.json`). */
+export function openApiDocument(plane: ExecutionPlane, options: { token: boolean; origin: string }): Doc {
+  const schemas: Record<string, unknown> = { Error: errorSchema() };
+  const paths: Record<string, Doc> = {};
+  for (const capability of [...plane.capabilities()].sort((a, b) => a.id.localeCompare(b.id))) {
+    const input = embed(capability.input_schema, capability.id, schemas);
+    const output = embed(capability.output_schema, capability.id, schemas);
+    const item: Doc = {};
+    for (const method of methodsOf(capability)) item[method.toLowerCase()] = operation(capability, method, input, output);
+    paths[capabilityPath(capability.id)] = item;
+    if (capability.id === "executions.list") paths[`${API_PREFIX}/executions`] = { get: { ...(item.get as Doc), operationId: "executions.list.alias" } };
+  }
+  paths[`${API_PREFIX}/executions/artifact`] = {
+    get: {
+      operationId: "executions.artifact",
+      summary: "Download one artifact file of an execution",
+      parameters: [
+        { name: "id", in: "query", required: true, schema: { type: "string", pattern: "^x-\\d{8}T\\d{6}Z-[0-9a-f]{8}$" } },
+        { name: "name", in: "query", required: true, schema: { type: "string" } },
+      ],
+      responses: { "200": { description: "The file.", content: { "application/octet-stream": { schema: { type: "string", contentMediaType: "application/octet-stream" } } } }, ...errorResponses },
+    },
+  };
+  paths[`${API_PREFIX}/openapi.json`] = { get: { operationId: "openapi", summary: "This document", responses: { "200": { description: "OpenAPI 3.1", content: { "application/json": { schema: { type: "object" } } } } } } };
+  paths[`${API_PREFIX}/plane`] = {
+    get: {
+      operationId: "plane",
+      summary: "Which checkout this server serves (what `docket run` asks before reporting)",
+      responses: { "200": { description: "The plane", content: { "application/json": { schema: { type: "object", properties: { root: { type: "string" }, pid: { type: "integer" }, version: { type: "string" } }, required: ["root", "pid", "version"] } } } } },
+    },
+  };
+  paths["/healthz"] = {
+    get: { operationId: "healthz", summary: "Liveness", security: [], responses: { "200": { description: "Alive", content: { "application/json": { schema: { type: "object", properties: { ok: { const: true } } } } } } } },
+  };
+  paths["/events"] = {
+    get: {
+      operationId: "events",
+      summary: "The live channel: a WebSocket (RFC 6455); one JSON document per text frame. See executions.protocol.",
+      parameters: [
+        { name: "execution", in: "query", required: false, schema: { type: "array", items: { type: "string" } }, style: "form", explode: true },
+        { name: "after", in: "query", required: false, schema: { type: "integer", minimum: 0 } },
+      ],
+      responses: { "101": { description: "Switching protocols" }, "426": { $ref: "#/components/responses/Error" }, default: { $ref: "#/components/responses/Error" } },
+    },
+  };
+  const components: Doc = {
+    schemas,
+    responses: { Error: { description: "A failure descriptor (SPEC §4.5).", content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } } },
+  };
+  const doc: Doc = {
+    openapi: "3.1.0",
+    info: { title: "docket", version: DOCKET_VERSION, description: "Every capability is one file; this API is generated from the registry." },
+    servers: [{ url: options.origin }],
+    paths,
+    components,
+  };
+  if (options.token) {
+    components.securitySchemes = { bearer: { type: "http", scheme: "bearer" } };
+    doc.security = [{ bearer: [] }];
+  }
+  return doc;
+}

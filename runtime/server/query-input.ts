@@ -1,0 +1,83 @@
+import type { JsonSchema } from "../capability/registered.ts";
+
+type JsonType = "string" | "number" | "integer" | "boolean" | "null" | "object" | "array";
+
+/** The JSON types a schema admits, looking through `anyOf`/`oneOf`/`allOf`, `const` and `enum`. */
+function typesOf(schema: JsonSchema | undefined, depth = 0): Set<JsonType> {
+  const types = new Set<JsonType>();
+  if (!schema || typeof schema !== "object" || depth > 8) return types;
+  const t = schema.type;
+  for (const one of Array.isArray(t) ? t : t === undefined ? [] : [t]) types.add(one as JsonType);
+  for (const key of ["anyOf", "oneOf", "allOf"] as const) {
+    const members = schema[key];
+    if (Array.isArray(members)) for (const m of members) for (const one of typesOf(m as JsonSchema, depth + 1)) types.add(one);
+  }
+  const values = "const" in schema ? [schema.const] : Array.isArray(schema.enum) ? schema.enum : [];
+  for (const value of values) types.add(value === null ? "null" : Array.isArray(value) ? "array" : (typeof value as JsonType));
+  return types;
+}
+
+/** The `items` schema of an array schema (first array member of a union when needed). */
+function itemsOf(schema: JsonSchema | undefined): JsonSchema | undefined {
+  if (!schema) return undefined;
+  if (schema.items && typeof schema.items === "object") return schema.items as JsonSchema;
+  for (const key of ["anyOf", "oneOf"] as const) {
+    const members = schema[key];
+    if (Array.isArray(members)) for (const m of members) if (itemsOf(m as JsonSchema)) return itemsOf(m as JsonSchema);
+  }
+  return undefined;
+}
+
+const NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
+
+/** One query string value turned into the JSON type its schema wants; left a string when it cannot be (validation names it). */
+function coerceScalar(raw: string, schema: JsonSchema | undefined): unknown {
+  const types = typesOf(schema);
+  if (types.size === 0 || types.has("string")) return raw;
+  if ((types.has("number") || types.has("integer")) && NUMBER.test(raw)) {
+    const n = Number(raw);
+    if (types.has("number") || Number.isInteger(n)) return n;
+  }
+  if (types.has("boolean")) {
+    if (raw === "true" || raw === "1") return true;
+    if (raw === "false" || raw === "0") return false;
+  }
+  if (types.has("null") && (raw === "null" || raw === "")) return null;
+  if (types.has("object") || types.has("array")) {
+    try {
+      return JSON.parse(raw);
+    } catch {
+      return raw;
+    }
+  }
+  return raw;
+}
+
+/**
+ * Builds a capability's input from GET query parameters, coerced by its input JSON Schema:
+ * numbers, integers and booleans from text; arrays from repeated keys or a comma list (or a JSON
+ * array); objects from JSON. A parameter the schema does not name stays a string.
+ */
+export function inputFromQuery(params: URLSearchParams, inputSchema: JsonSchema): Record<string, unknown> {
+  const properties = (inputSchema.properties ?? {}) as Record<string, JsonSchema>;
+  const input: Record<string, unknown> = {};
+  for (const key of new Set(params.keys())) {
+    const values = params.getAll(key);
+    const schema = Object.hasOwn(properties, key) ? properties[key] : undefined;
+    const types = typesOf(schema);
+    if (types.has("array") && !(types.has("string") && values.length === 1)) {
+      const items = itemsOf(schema);
+      const single = values.length === 1 ? values[0]! : null;
+      if (single !== null && single.trimStart().startsWith("[")) {
+        input[key] = coerceScalar(single, { type: "array" });
+        continue;
+      }
+      const parts = single === null ? values : single === "" ? [] : single.split(",");
+      input[key] = parts.map((part) => coerceScalar(part, items));
+      continue;
+    }
+    // A key repeated for a non-array stays an array, so validation names the mistake.
+    input[key] = values.length === 1 ? coerceScalar(values[0]!, schema) : values.map((value) => coerceScalar(value, schema));
+  }
+  return input;
+}

@@ -1,0 +1,154 @@
+import { randomBytes } from "node:crypto";
+import { isIP } from "node:net";
+import type { ExecutionPlane } from "../execution/plane.ts";
+import { bootPlane, type BootOptions } from "../boot.ts";
+import { findCheckoutRoot } from "../capability/checkout.ts";
+import type { Limits } from "../execution/limits.ts";
+import type { ServerConfig } from "./_app-env.ts";
+import type { RunningServer } from "./_listen.ts";
+import { createApp, type AppMounts } from "./app.ts";
+import { LiveChannel } from "./live-channel.ts";
+import type { LiveClock } from "./live-socket.ts";
+import { acquireLease, isLeaseLive, readLease, releaseLease, type Lease } from "./lease.ts";
+
+/** What the server needs of a booted plane (runtime/boot.ts's `bootPlane` gives more). */
+export interface ServedPlane {
+  root: string;
+  engine: ExecutionPlane;
+  close(): Promise<void>;
+}
+
+/** Options of {@link startServer}. */
+export interface ServeOptions {
+  cwd: string;
+  /** Default 127.0.0.1. Anything but a loopback address requires a token (generated when not given). */
+  host?: string;
+  /** Default 4700; 0 picks a free port. */
+  port?: number;
+  storeKind: "memory" | "sqlite";
+  limits: Limits;
+  capabilityDirs: string[];
+  /** Host names accepted besides IP literals and localhost (DNS-rebinding guard). */
+  allowedHosts?: string[];
+  token?: string | null;
+  runtime: "bun" | "node";
+  /** One line at a time, for stderr. */
+  log: (line: string) => void;
+  /** The worker entry for the pool; the Node bundle passes its bundled worker file. */
+  workerUrl?: URL;
+  /** Loads a user capability file (the Bun entry registers the "docket"/"valibot" modules first). */
+  importFile?: (absPath: string) => Promise<unknown>;
+  /** Boots the plane; default `bootPlane` of runtime/boot.ts. Tests may pass their own. */
+  boot?: (options: BootOptions) => Promise<ServedPlane>;
+  /** Builds the sub-apps mounted at /cockpit and /mcp once the plane is booted (they project it too). */
+  mounts?: (plane: ExecutionPlane, live: LiveChannel) => AppMounts;
+  liveClock?: LiveClock;
+}
+
+/** A running `docket serve`. */
+export interface DocketServer {
+  url: string;
+  token: string | null;
+  root: string;
+  live: LiveChannel;
+  /** Tells live clients `stream.closing`, stops accepting, closes the plane and removes the lease. Idempotent. */
+  stop(reason?: string): Promise<void>;
+}
+
+/** Thrown when another live server holds this checkout's lease; the CLI maps it to exit code 2. */
+export class ServerAlreadyRunningError extends Error {
+  readonly exitCode = 2;
+  constructor(readonly holder: Lease) {
+    super(`Another docket server (pid ${holder.pid}) already serves ${holder.root} at ${holder.url}; use it, or stop it first.`);
+    this.name = "ServerAlreadyRunningError";
+  }
+}
+
+/** True for 127.0.0.0/8, ::1 and localhost: the addresses no other machine can reach. */
+export function isLoopback(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, "").toLowerCase();
+  return h === "localhost" || h === "::1" || (isIP(h) === 4 && h.startsWith("127."));
+}
+
+/**
+ * The token a server on `host` requires: the one given, else a fresh one when the host is not a
+ * loopback address (another machine can reach it), else none. A given token must be 16–512
+ * visible ASCII characters.
+ */
+export function serverToken(host: string, given: string | null): { token: string | null; generated: boolean } {
+  if (given !== null) {
+    if (!/^[\x21-\x7e]{16,512}$/.test(given)) throw new RangeError("The token must be 16 to 512 visible ASCII characters (no spaces).");
+    return { token: given, generated: false };
+  }
+  if (isLoopback(host)) return { token: null, generated: false };
+  return { token: randomBytes(32).toString("base64url"), generated: true };
+}
+
+/** Starts `docket serve`: boots the plane, binds, writes the lease, prints one line with the URL. */
+export async function startServer(options: ServeOptions): Promise<DocketServer> {
+  const host = options.host ?? "127.0.0.1";
+  const port = options.port ?? 4700;
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new RangeError(`port must be a whole number from 0 to 65535, got ${port}`);
+  const { token, generated } = serverToken(host, options.token ?? null);
+
+  // Refused before anything is started: a live server already serves this checkout.
+  const holder = readLease(findCheckoutRoot(options.cwd));
+  if (holder && (await isLeaseLive(holder))) throw new ServerAlreadyRunningError(holder);
+
+  const boot = options.boot ?? bootPlane;
+  const booted = await boot({
+    cwd: options.cwd,
+    // Only the memory store exists so far; sqlite is the documented default once it lands.
+    storeKind: options.storeKind as "memory",
+    limits: options.limits,
+    capabilityDirs: options.capabilityDirs,
+    workerUrl: options.workerUrl,
+    importFile: options.importFile,
+    log: options.log,
+  });
+  const plane = booted.engine;
+  let running: RunningServer | null = null;
+  try {
+    const allowedHosts = [...(options.allowedHosts ?? [])];
+    if (isIP(host) === 0 && host !== "localhost") allowedHosts.push(host);
+    // port and origin are filled in as soon as the adapter has bound, before any request is answered.
+    const config: ServerConfig = { host, port, allowedHosts, token, origin: "" };
+    const live = new LiveChannel({ store: plane.store, limits: options.limits, clock: options.liveClock });
+    const app = createApp({ plane, live, config, mounts: options.mounts?.(plane, live), log: options.log });
+    running =
+      options.runtime === "bun"
+        ? (await import("./adapter-bun.ts")).serveWithBun(app, live, { host, port })
+        : await (await import("./adapter-node.ts")).serveWithNode(app, live, { host, port });
+    config.port = running.port;
+    config.origin = running.url;
+
+    const lease: Lease = { url: running.url, pid: process.pid, root: plane.root, token, started_at: new Date().toISOString() };
+    const acquired = await acquireLease(lease);
+    if (!acquired.ok) throw new ServerAlreadyRunningError(acquired.holder);
+
+    options.log(`docket serving ${plane.root} at ${running.url}${generated ? ` (token ${token}; also in .docket/lease.json)` : ""}`);
+    let stopping: Promise<void> | null = null;
+    const server = running;
+    return {
+      url: running.url,
+      token,
+      root: plane.root,
+      live,
+      stop: (reason = "server stopping") =>
+        (stopping ??= (async () => {
+          live.closeAll(reason);
+          try {
+            await server.stop();
+            await booted.close();
+          } finally {
+            // Whatever failed above, a lease left behind would only mislead `docket run`.
+            releaseLease(lease);
+          }
+        })()),
+    };
+  } catch (error) {
+    await running?.stop().catch(() => undefined);
+    await booted.close().catch(() => undefined);
+    throw error;
+  }
+}

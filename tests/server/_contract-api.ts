@@ -1,0 +1,191 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { compileErrors, validate } from "@readme/openapi-parser";
+import type { StartFn, StartedServer } from "./_support/servers.ts";
+import { client } from "./_support/http.ts";
+
+const isDescriptor = (body: any) => typeof body?.error?.error_code === "string" && typeof body.error.correlation_id === "string" && typeof body.error.request_id === "string";
+
+/** The HTTP API: every route form, coercion, refusals with their statuses, ids on every response. */
+export function apiContract(name: string, start: StartFn): void {
+  describe(`${name}: HTTP API`, () => {
+    let server: StartedServer;
+    let http: ReturnType<typeof client>;
+    beforeAll(async () => {
+      server = await start({ limits: { input_bytes: 4096 } });
+      http = client(server);
+    }, 30_000);
+    afterAll(() => server?.stop(), 15_000);
+
+    test("/healthz answers liveness without checkout details", async () => {
+      const response = await fetch(`${server.url}/healthz`);
+      expect(response.status).toBe(200);
+      const text = await response.text();
+      expect(JSON.parse(text)).toEqual({ ok: true });
+      expect(text).not.toContain(server.root);
+      expect(response.headers.get("x-request-id")).toMatch(/^[A-Za-z0-9._:-]{1,128}$/);
+    });
+
+    test("read capability answers GET with query and POST with a JSON body", async () => {
+      const list = (await (await http.get("/api/v1/capabilities/list")).json()) as any;
+      expect(list.capabilities.map((c: any) => c.id)).toContain("executions.demonstrate");
+      const viaGet = await http.get("/api/v1/capabilities/get?id=executions.demonstrate");
+      const viaPost = await http.post("/api/v1/capabilities/get", { id: "executions.demonstrate" });
+      expect(viaGet.status).toBe(200);
+      expect(viaPost.status).toBe(200);
+      expect(await viaGet.json()).toEqual(await viaPost.json());
+    });
+
+    test("query parameters are coerced by the input schema: integers, booleans", async () => {
+      const response = await http.get("/api/v1/executions/demonstrate?steps=2&delay_ms=0&events=3&fail=false");
+      expect(response.status).toBe(200);
+      expect(await response.json()).toMatchObject({ steps: 2, events: 3 });
+      const bad = await http.get("/api/v1/executions/demonstrate?steps=two");
+      expect(bad.status).toBe(400);
+      const body = (await bad.json()) as any;
+      expect(body.error.error_code).toBe("invalid_input");
+      expect(body.error.message).toContain("steps");
+    });
+
+    test("query parameters are coerced by the input schema: comma lists and repeated keys become arrays", async () => {
+      for (const file of ["a.txt", "b.txt", "c.txt"]) writeFileSync(join(server.root, file), file);
+      const comma = (await (await http.get("/api/v1/files/digest?include=a.txt,b.txt")).json()) as any;
+      expect(comma.files).toBe(2);
+      const repeated = (await (await http.get("/api/v1/files/digest?include=a.txt&include=b.txt&include=c.txt")).json()) as any;
+      expect(repeated.files).toBe(3);
+    });
+
+    test("a handler's CapabilityError is 422 with its own code", async () => {
+      const response = await http.get("/api/v1/executions/demonstrate?steps=0&delay_ms=0&fail=true");
+      expect(response.status).toBe(422);
+      expect(((await response.json()) as any).error.error_code).toBe("demonstration_failed");
+    });
+
+    test("write capability: POST works, GET is 405 with Allow and a descriptor", async () => {
+      const response = await http.get("/api/v1/executions/start?capability=executions.demonstrate");
+      expect(response.status).toBe(405);
+      expect(response.headers.get("allow")).toBe("POST");
+      const body = await response.json();
+      expect(isDescriptor(body)).toBe(true);
+      expect(response.headers.get("x-request-id")).toBe((body as any).error.request_id);
+      const id = await http.start("executions.demonstrate", { steps: 1, delay_ms: 0 });
+      expect(id).toMatch(/^x-\d{8}T\d{6}Z-[0-9a-f]{8}$/);
+    });
+
+    test("execution routes: start, get, events with a cursor, cancel, list alias, protocol", async () => {
+      const id = await http.start("executions.demonstrate", { steps: 2, delay_ms: 0 });
+      await http.completed(id);
+      const snapshot = (await (await http.get(`/api/v1/executions/get?id=${id}`)).json()) as any;
+      expect(snapshot).toMatchObject({ id, state: "succeeded", output: { steps: 2 } });
+      const page = (await (await http.get(`/api/v1/executions/events?id=${id}&after=1&limit=2`)).json()) as any;
+      expect(page.events.map((e: any) => e.sequence)).toEqual([2, 3]);
+      const receipt = (await (await http.post("/api/v1/executions/cancel", { id })).json()) as any;
+      expect(receipt).toMatchObject({ id, state: "succeeded", requested: false });
+      const listed = (await (await http.get("/api/v1/executions?state=succeeded&limit=50")).json()) as any;
+      expect(listed.items.map((e: any) => e.id)).toContain(id);
+      const protocol = (await (await http.get("/api/v1/executions/protocol")).json()) as any;
+      expect(protocol.event_schema).toBeDefined();
+      expect(protocol.control_schema).toBeDefined();
+    });
+
+    test("an id of the wrong shape is 400 before any look-up", async () => {
+      for (const path of ["/api/v1/executions/get?id=nope", "/api/v1/executions/artifact?id=nope&name=x"]) {
+        const response = await http.get(path);
+        expect(response.status).toBe(400);
+        expect(isDescriptor(await response.json())).toBe(true);
+      }
+    });
+
+    test("malformed JSON is 400 naming the parse problem, never 500", async () => {
+      const response = await http.post("/api/v1/executions/start", '{"capability": ');
+      expect(response.status).toBe(400);
+      expect(((await response.json()) as any).error.message).toContain("not valid JSON");
+    });
+
+    test("a body that is not JSON is 415", async () => {
+      const response = await http.send("/api/v1/executions/start", { method: "POST", headers: { "Content-Type": "text/plain" }, body: "capability=x" });
+      expect(response.status).toBe(415);
+      expect(((await response.json()) as any).error.error_code).toBe("invalid_input");
+    });
+
+    test("a body over input_bytes is 413, by Content-Length and while reading a chunked body", async () => {
+      const big = JSON.stringify({ capability: "executions.demonstrate", input: { pad: "x".repeat(5000) } });
+      const declared = await http.post("/api/v1/executions/start", big);
+      expect(declared.status).toBe(413);
+      const stream = new ReadableStream({
+        start(controller) {
+          for (let i = 0; i < 5; i++) controller.enqueue(new TextEncoder().encode("x".repeat(1000)));
+          controller.close();
+        },
+      });
+      const streamed = await http.send("/api/v1/executions/start", { method: "POST", headers: { "Content-Type": "application/json" }, body: stream, duplex: "half" } as RequestInit & { headers: Record<string, string> });
+      expect(streamed.status).toBe(413);
+      expect(((await streamed.json()) as any).error.error_code).toBe("invalid_input");
+    });
+
+    test("an unknown capability is 404 naming it and pointing at capabilities/list", async () => {
+      const response = await http.get("/api/v1/nothing/here");
+      expect(response.status).toBe(404);
+      const body = (await response.json()) as any;
+      expect(body.error.error_code).toBe("not_found");
+      expect(body.error.message).toContain("nothing.here");
+      expect(body.error.suggestion).toContain("/api/v1/capabilities/list");
+    });
+
+    test("X-Request-Id is echoed when well-formed and created otherwise, on successes and errors", async () => {
+      for (const path of ["/healthz", "/api/v1/capabilities/list", "/api/v1/nothing/here", "/api/v1/executions/start", "/nowhere"]) {
+        const echoed = await http.get(path, { "X-Request-Id": "req-42.a:b" });
+        expect(echoed.headers.get("x-request-id")).toBe("req-42.a:b");
+        const created = await http.get(path, { "X-Request-Id": "bad id with spaces" });
+        expect(created.headers.get("x-request-id")).toMatch(/^[A-Za-z0-9._:-]{1,128}$/);
+        expect(created.headers.get("x-request-id")).not.toBe("bad id with spaces");
+      }
+    });
+
+    test("traceparent's trace id and the request id land in the execution snapshot", async () => {
+      const trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+      const id = await http.start("executions.demonstrate", { steps: 0, delay_ms: 0 }, { traceparent: `00-${trace}-00f067aa0ba902b7-01`, "X-Request-Id": "trace-test-1" });
+      const snapshot = (await (await http.get(`/api/v1/executions/get?id=${id}`)).json()) as any;
+      expect(snapshot.trace_id).toBe(trace);
+      expect(snapshot.request_id).toBe("trace-test-1");
+      const fresh = await http.start("executions.demonstrate", { steps: 0, delay_ms: 0 }, { traceparent: `00-${"0".repeat(32)}-00f067aa0ba902b7-01` });
+      const other = (await (await http.get(`/api/v1/executions/get?id=${fresh}`)).json()) as any;
+      expect(other.trace_id).toMatch(/^[0-9a-f]{32}$/);
+      expect(other.trace_id).not.toBe("0".repeat(32));
+    });
+
+    test("executions/artifact downloads a file; absent is 404, a folder name is 400, no stack or path leaks", async () => {
+      const id = await http.start("files.digest", { path: "." });
+      await http.completed(id);
+      const listed = (await (await http.get(`/api/v1/executions/artifacts?id=${id}`)).json()) as any;
+      const manifest = listed.artifacts.find((a: any) => a.name === "manifest.sha256");
+      expect(manifest).toBeDefined();
+      const file = await http.get(`/api/v1/executions/artifact?id=${id}&name=manifest.sha256`);
+      expect(file.status).toBe(200);
+      expect(file.headers.get("content-type")).toBe("application/octet-stream");
+      expect(file.headers.get("content-disposition")).toContain("attachment");
+      const bytes = new Uint8Array(await file.arrayBuffer());
+      expect(new Bun.CryptoHasher("sha256").update(bytes).digest("hex")).toBe(manifest.sha256);
+      const absent = await http.get(`/api/v1/executions/artifact?id=${id}&name=nothing.txt`);
+      expect(absent.status).toBe(404);
+      const traversal = await http.get(`/api/v1/executions/artifact?id=${id}&name=${encodeURIComponent("../lease.json")}`);
+      expect(traversal.status).toBe(400);
+      expect(await traversal.text()).not.toContain(server.root);
+      symlinkSync(join(server.root, "a.txt"), join(server.root, ".docket", "artifacts", id, "link.txt"));
+      const link = await http.get(`/api/v1/executions/artifact?id=${id}&name=link.txt`);
+      expect(link.status).toBe(400);
+      expect(((await link.json()) as any).error.message).toContain("symbolic link");
+    });
+
+    test("OpenAPI 3.1 document is valid and lists every capability route with its methods", async () => {
+      const doc = (await (await http.get("/api/v1/openapi.json")).json()) as any;
+      expect(doc.openapi).toBe("3.1.0");
+      expect(Object.keys(doc.paths["/api/v1/executions/start"])).toEqual(["post"]);
+      expect(Object.keys(doc.paths["/api/v1/capabilities/list"]).sort()).toEqual(["get", "post"]);
+      expect(doc.paths["/api/v1/executions/demonstrate"].get.parameters.map((p: any) => p.name)).toContain("steps");
+      const result = await validate(structuredClone(doc));
+      expect(result.valid ? "" : compileErrors(result)).toBe("");
+    }, 20_000);
+  });
+}

@@ -1,0 +1,125 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { StartFn, StartedServer } from "./_support/servers.ts";
+import { client } from "./_support/http.ts";
+import { completedOf, openLive } from "./_support/live-client.ts";
+import { rawUpgrade } from "./_support/raw-ws.ts";
+import { startFastReader } from "./_support/fast-reader-process.ts";
+
+/** The live channel at the edges of its limits: history dropped, frames too large, heartbeats, slow readers, connections, stop. */
+export function limitsContract(name: string, start: StartFn, sink: any[]): void {
+  describe(`${name}: live channel at its limits`, () => {
+    let server: StartedServer;
+    let http: ReturnType<typeof client>;
+    beforeAll(async () => {
+      server = await start({ limits: { events_retained: 10, frame_bytes: 1024, heartbeat_ms: 50 } });
+      http = client(server);
+    }, 30_000);
+    afterAll(() => server?.stop(), 15_000);
+
+    test("history beyond events_retained is flagged truncated and replays what is left", async () => {
+      const id = await http.start("executions.demonstrate", { steps: 2, delay_ms: 0, events: 30 });
+      const done = await http.completed(id);
+      const live = await openLive(server.url, `execution=${id}`, { onFrame: (f) => sink.push(f) });
+      await live.waitFor(completedOf(id));
+      await live.close();
+      expect(live.frames[0]).toMatchObject({ type: "stream.ready", truncated: true, replayed: 10 });
+      const sequences = live.frames.filter((f) => f.execution_id === id).map((f) => f.sequence);
+      expect(sequences).toEqual(Array.from({ length: 10 }, (_, i) => done.sequence - 9 + i));
+    });
+
+    test("an output larger than frame_bytes is withheld on the channel, the connection stays open, the snapshot holds it", async () => {
+      const live = await openLive(server.url, "", { onFrame: (f) => sink.push(f) });
+      await live.waitFor((f) => f.type === "stream.ready");
+      const id = await http.start("health.report", {});
+      const done = await live.waitFor(completedOf(id));
+      expect(done.data.output).toMatchObject({ withheld: "too_large", limit: 1024, self: `/api/v1/executions/get?id=${id}` });
+      expect(done.data.output.bytes).toBeGreaterThan(1024);
+      // Still open: the next heartbeat arrives on the same connection.
+      const at = live.frames.length;
+      await live.waitFor((f) => f.type === "stream.heartbeat" && live.frames.indexOf(f) >= at);
+      await live.close();
+      const snapshot = (await (await http.get(`/api/v1/executions/get?id=${id}`)).json()) as any;
+      expect(snapshot.output.checks.length).toBeGreaterThan(0);
+      expect(JSON.stringify(snapshot.output).length).toBe(done.data.output.bytes);
+    });
+
+    test("a quiet connection gets a ping and a stream.heartbeat every heartbeat_ms", async () => {
+      const raw = await rawUpgrade(server.url, "/events");
+      expect(raw.status).toBe(101);
+      const beat = JSON.parse(await raw.waitFor((f) => f.includes('"stream.heartbeat"')));
+      expect(beat.type).toBe("stream.heartbeat");
+      expect(Number.isNaN(Date.parse(beat.timestamp))).toBe(false);
+      await raw.waitPing();
+      expect(raw.pings).toBeGreaterThan(0);
+      raw.close();
+    });
+  });
+
+  describe(`${name}: a slow reader`, () => {
+    let server: StartedServer;
+    let http: ReturnType<typeof client>;
+    beforeAll(async () => {
+      server = await start({ limits: { subscriber_queue: 4096 } });
+      http = client(server);
+    }, 30_000);
+    afterAll(() => server?.stop(), 15_000);
+
+    test(
+      "a client that stops reading gets stream.lagged; another receives everything; every execution completes",
+      async () => {
+        const slow = await rawUpgrade(server.url, "/events");
+        expect(slow.status).toBe(101);
+        slow.socket.pause();
+        const fast = startFastReader(server.url);
+        try {
+          expect(await fast.next()).toBe("ready");
+          // Bursts, so that the reader (sharing two cores with the server) catches up between them,
+          // while the stalled one falls ever further behind.
+          for (let i = 0; i < 20; i++) {
+            const id = await http.start("executions.demonstrate", { steps: 0, delay_ms: 0, events: 10_000 });
+            const seen = JSON.parse(await fast.next());
+            expect(seen).toEqual({ id, last: 10_008, in_order: true, state: "succeeded" });
+          }
+        } finally {
+          fast.stop();
+        }
+        slow.socket.resume();
+        const lagged = JSON.parse(await slow.waitFor((f) => f.includes('"stream.lagged"')));
+        sink.push(lagged);
+        expect(lagged.dropped).toBeGreaterThan(0);
+        expect(Object.keys(lagged.last_sequence).length).toBeGreaterThan(0);
+        slow.close();
+      },
+      60_000,
+    );
+  });
+
+  describe(`${name}: connections and stop`, () => {
+    let server: StartedServer;
+    beforeAll(async () => {
+      server = await start({ limits: { live_connections: 2 } });
+    }, 30_000);
+    afterAll(() => server?.stop(), 15_000);
+
+    test("beyond live_connections the upgrade is refused with 503", async () => {
+      const one = await openLive(server.url);
+      const two = await openLive(server.url);
+      await one.waitFor((f) => f.type === "stream.ready");
+      await two.waitFor((f) => f.type === "stream.ready");
+      const third = await rawUpgrade(server.url, "/events");
+      expect(third.status).toBe(503);
+      await one.close();
+      await two.close();
+    });
+
+    test("stopping the server sends stream.closing, then closes", async () => {
+      const live = await openLive(server.url, "", { onFrame: (f) => sink.push(f) });
+      await live.waitFor((f) => f.type === "stream.ready");
+      // The other connections of this server may still be closing: wait for this one's ready only.
+      await server.stop();
+      const closing = await live.waitFor((f) => f.type === "stream.closing");
+      expect(closing.reason).toContain("stopping");
+      expect(await live.closed).toBeGreaterThan(0);
+    });
+  });
+}

@@ -1,0 +1,118 @@
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import type { BunPlugin } from "bun";
+import { resolveLimits, limitEnvName, type Limits } from "../../../runtime/execution/limits.ts";
+import { startServer } from "../../../runtime/server/serve.ts";
+
+/** A server a contract test talks to. */
+export interface StartedServer {
+  url: string;
+  token: string | null;
+  root: string;
+  stop(): Promise<void>;
+}
+
+/** What a contract group asks of its server. */
+export interface StartOptions {
+  limits?: Partial<Record<keyof Limits, number>>;
+  token?: string;
+}
+
+export type StartFn = (options?: StartOptions) => Promise<StartedServer>;
+
+/** A fresh checkout in the temp folder (a `.git` entry makes it the root). */
+export function tempCheckout(): string {
+  const root = mkdtempSync(join(tmpdir(), "docket-server-"));
+  mkdirSync(join(root, ".git"));
+  return root;
+}
+
+/** The Bun adapter, in this process (what the compiled binary runs). */
+export const startBun: StartFn = async (options = {}) => {
+  const root = tempCheckout();
+  const server = await startServer({
+    cwd: root,
+    port: 0,
+    storeKind: "memory",
+    limits: resolveLimits({ overrides: options.limits }),
+    capabilityDirs: [],
+    token: options.token ?? null,
+    runtime: "bun",
+    log: () => undefined,
+  });
+  return {
+    url: server.url,
+    token: server.token,
+    root,
+    stop: async () => {
+      await server.stop();
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+};
+
+const NODE_ENTRY = fileURLToPath(new URL("./node-entry.ts", import.meta.url));
+const WORKER_ENTRY = fileURLToPath(new URL("../../../runtime/worker/worker-entry.ts", import.meta.url));
+
+// Node has no Bun.plugin: user capability files cannot load there, and the built-ins need no
+// virtual modules, so the registration becomes a no-op in the Node bundle.
+const withoutBunModules: BunPlugin = {
+  name: "no-bun-modules",
+  setup(build) {
+    build.onLoad({ filter: /runtime[\\/]adapter[\\/]bun-modules\.ts$/ }, () => ({ contents: "export function registerDocketModules() {}", loader: "ts" }));
+  },
+};
+
+/** Bundles the Node entry and the pool's worker entry for `node` (ESM, `.mjs`); returns the entry's path. */
+export async function buildNodeBundle(outdir: string): Promise<string> {
+  const result = await Bun.build({
+    entrypoints: [NODE_ENTRY, WORKER_ENTRY],
+    outdir,
+    target: "node",
+    format: "esm",
+    naming: "[name].mjs",
+    external: ["bufferutil", "utf-8-validate"],
+    plugins: [withoutBunModules],
+  });
+  if (!result.success) throw new AggregateError(result.logs, `Node bundle failed:\n${result.logs.map(String).join("\n")}`);
+  return join(outdir, "node-entry.mjs");
+}
+
+/** The Node adapter, in a child `node` process running the bundle; stopped with SIGTERM (the CLI's path). */
+export function nodeStarter(entry: string): StartFn {
+  return async (options = {}) => {
+    const root = tempCheckout();
+    const env: Record<string, string> = { ...(process.env as Record<string, string>), DOCKET_TEST_CWD: root };
+    for (const [key, value] of Object.entries(options.limits ?? {})) env[limitEnvName(key as keyof Limits)] = String(value);
+    if (options.token) env.DOCKET_TEST_TOKEN = options.token;
+    const child = spawn("node", [entry], { env, stdio: ["ignore", "pipe", "pipe"] });
+    let stderr = "";
+    child.stderr.on("data", (chunk) => (stderr += chunk));
+    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+    const first = await new Promise<string>((resolve, reject) => {
+      let out = "";
+      child.stdout.on("data", (chunk) => {
+        out += chunk;
+        const newline = out.indexOf("\n");
+        if (newline >= 0) resolve(out.slice(0, newline));
+      });
+      exited.then((code) => reject(new Error(`node server exited (${code}) before printing its URL:\n${stderr}`)));
+    });
+    const { url, token } = JSON.parse(first) as { url: string; token: string | null };
+    return {
+      url,
+      token,
+      root,
+      stop: async () => {
+        child.kill("SIGTERM");
+        const timer = setTimeout(() => child.kill("SIGKILL"), 5000);
+        await exited;
+        clearTimeout(timer);
+        rmSync(root, { recursive: true, force: true });
+      },
+    };
+  };
+}

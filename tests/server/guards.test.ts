@@ -1,0 +1,115 @@
+import { describe, expect, test } from "bun:test";
+import { createApp } from "../../runtime/server/app.ts";
+import type { ServerConfig } from "../../runtime/server/_app-env.ts";
+import { isAllowedHost, isOwnOrigin, sameSecret } from "../../runtime/server/guards.ts";
+import { requestIdFrom, traceIdFrom } from "../../runtime/server/edge-ids.ts";
+import { LiveChannel } from "../../runtime/server/live-channel.ts";
+import { stubPlane } from "./_support/stub-plane.ts";
+
+const ORIGIN = "http://127.0.0.1:4700";
+
+function appWith(config: Partial<ServerConfig> = {}) {
+  const { plane, calls } = stubPlane();
+  const logged: string[] = [];
+  const full: ServerConfig = { host: "127.0.0.1", port: 4700, allowedHosts: [], token: null, origin: ORIGIN, ...config };
+  const app = createApp({ plane, live: new LiveChannel({ store: plane.store, limits: plane.limits }), config: full, log: (line) => logged.push(line) });
+  const request = (path: string, init: RequestInit = {}) => app.request(`http://127.0.0.1:4700${path}`, { ...init, headers: { Host: "127.0.0.1:4700", ...(init.headers as Record<string, string>) } });
+  return { app, calls, logged, request };
+}
+
+describe("guards", () => {
+  test("isAllowedHost accepts IP literals and localhost with a port, and configured names only", () => {
+    for (const host of ["127.0.0.1", "127.0.0.1:4700", "localhost:4700", "LOCALHOST", "[::1]:4700", "[::1]", "10.0.0.7:80"]) expect(isAllowedHost(host, [])).toBe(true);
+    for (const host of [undefined, "", "evil.example", "evil.example:4700", "localhost.evil.example", "127.0.0.1.nip.io", "[evil]:1", "a b"]) expect(isAllowedHost(host, [])).toBe(false);
+    expect(isAllowedHost("docket.lan:4700", ["docket.lan"])).toBe(true);
+  });
+
+  test("isOwnOrigin compares with the configured origin and its loopback twins on the same port, never anything else", () => {
+    const config = { origin: ORIGIN, allowedHosts: ["docket.lan"] };
+    for (const origin of [ORIGIN, "http://localhost:4700", "http://[::1]:4700", "http://docket.lan:4700"]) expect(isOwnOrigin(origin, config)).toBe(true);
+    for (const origin of ["null", "http://127.0.0.1:4701", "https://127.0.0.1:4700", "http://evil.example:4700", "http://127.0.0.1:4700/path", ""]) expect(isOwnOrigin(origin, config)).toBe(false);
+  });
+
+  test("sameSecret compares in constant time whatever the lengths", () => {
+    expect(sameSecret("abc", "abc")).toBe(true);
+    expect(sameSecret("abc", "abd")).toBe(false);
+    expect(sameSecret("", "abc")).toBe(false);
+  });
+
+  test("request ids are kept when well-formed; traceparent version 00 with non-zero ids gives the trace id", () => {
+    expect(requestIdFrom("a.b:c-1_2")).toBe("a.b:c-1_2");
+    expect(requestIdFrom("x".repeat(129))).not.toBe("x".repeat(129));
+    expect(requestIdFrom("has space")).toMatch(/^r-[0-9a-f]{20}$/);
+    const trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+    expect(traceIdFrom(`00-${trace}-00f067aa0ba902b7-01`)).toBe(trace);
+    for (const bad of [`01-${trace}-00f067aa0ba902b7-01`, `00-${"0".repeat(32)}-00f067aa0ba902b7-01`, `00-${trace}-${"0".repeat(16)}-01`, `00-${trace.toUpperCase()}-00f067aa0ba902b7-01`, "garbage", undefined]) {
+      expect(traceIdFrom(bad)).toBeNull();
+    }
+  });
+});
+
+describe("app", () => {
+  test("an unexpected exception is a 500 internal descriptor with a correlation id; the stack goes to the log only", async () => {
+    const { request, logged } = appWith();
+    const response = await request("/api/v1/demo/crash");
+    expect(response.status).toBe(500);
+    const text = await response.text();
+    const { error } = JSON.parse(text);
+    expect(error.error_code).toBe("internal");
+    expect(error.correlation_id).toMatch(/^c-/);
+    expect(text).not.toContain("boom");
+    expect(text).not.toContain("/secret");
+    expect(logged.join("\n")).toContain(error.correlation_id);
+    expect(logged.join("\n")).toContain("boom");
+    expect(response.headers.get("x-request-id")).toBe(error.request_id);
+  });
+
+  test("the edge passes actor http, or cockpit when our pages say so, with the request and trace ids", async () => {
+    const { request, calls } = appWith();
+    await request("/api/v1/demo/echo?n=1", { headers: { "X-Request-Id": "abc" } });
+    await request("/api/v1/demo/echo", { method: "POST", headers: { "Content-Type": "application/json", "X-Docket-Actor": "cockpit" }, body: "{}" });
+    expect(calls[0]!.edge).toMatchObject({ actor: { kind: "http" }, request_id: "abc", trace_id: expect.stringMatching(/^[0-9a-f]{32}$/) });
+    expect(calls[1]!.edge.actor).toEqual({ kind: "cockpit" });
+  });
+
+  test("with a token, everything but /healthz needs it; on /events ?token= and the subprotocol count too", async () => {
+    const { request } = appWith({ token: "s3cret-s3cret-s3cret" });
+    expect((await request("/healthz")).status).toBe(200);
+    expect((await request("/api/v1/demo/echo")).status).toBe(401);
+    expect((await request("/api/v1/demo/echo?token=s3cret-s3cret-s3cret")).status).toBe(401);
+    expect((await request("/api/v1/demo/echo", { headers: { Authorization: "Bearer s3cret-s3cret-s3cret" } })).status).toBe(200);
+    const upgrade = { Upgrade: "websocket", Connection: "Upgrade" };
+    expect((await request("/events", { headers: upgrade })).status).toBe(401);
+    // Past the guard, this app has no WebSocket adapter: 501 proves the token was accepted.
+    expect((await request("/events?token=s3cret-s3cret-s3cret", { headers: upgrade })).status).toBe(501);
+    expect((await request("/events", { headers: { ...upgrade, "Sec-WebSocket-Protocol": "docket.v1, docket.token.s3cret-s3cret-s3cret" } })).status).toBe(501);
+  });
+
+  test("the cockpit and MCP mount points answer a 404 descriptor until mounted; / goes to the cockpit", async () => {
+    const { request } = appWith();
+    for (const path of ["/cockpit", "/cockpit/executions", "/mcp"]) {
+      const response = await request(path);
+      expect(response.status).toBe(404);
+      expect(((await response.json()) as any).error.error_code).toBe("not_found");
+    }
+    const root = await request("/");
+    expect(root.status).toBe(302);
+    expect(root.headers.get("location")).toBe("/cockpit");
+    expect(root.headers.get("x-request-id")).toBeTruthy();
+  });
+
+  test("a capacity failure is 429 with Retry-After from its context", async () => {
+    const { request } = appWith();
+    const response = await request("/api/v1/demo/echo?n=429");
+    expect(response.status).toBe(429);
+    expect(response.headers.get("retry-after")).toBe("3");
+    expect(((await response.json()) as any).error.error_code).toBe("capacity");
+  });
+
+  test("unsupported methods on a read capability are 405 with Allow: GET, POST", async () => {
+    const { request } = appWith();
+    const response = await request("/api/v1/demo/echo", { method: "DELETE" });
+    expect(response.status).toBe(405);
+    expect(response.headers.get("allow")).toBe("GET, POST");
+  });
+});

@@ -1,0 +1,107 @@
+import { describe, expect, test } from "bun:test";
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { spawnSync } from "node:child_process";
+import { acquireLease, isLeaseLive, leasePath, readLease, releaseLease, type Lease } from "../../runtime/server/lease.ts";
+import { isLoopback, serverToken, ServerAlreadyRunningError, startServer } from "../../runtime/server/serve.ts";
+import { resolveLimits } from "../../runtime/execution/limits.ts";
+import { tempCheckout } from "./_support/servers.ts";
+
+/** The pid of a process that has already exited. */
+function deadPid(): number {
+  return spawnSync(process.execPath, ["-e", "0"]).pid!;
+}
+
+const leaseIn = (root: string, overrides: Partial<Lease> = {}): Lease => ({ url: "http://127.0.0.1:1", pid: process.pid, root, token: null, started_at: new Date().toISOString(), ...overrides });
+
+const serve = (cwd: string, lines: string[] = []) =>
+  startServer({ cwd, port: 0, storeKind: "memory", limits: resolveLimits(), capabilityDirs: [], runtime: "bun", log: (line) => lines.push(line) });
+
+describe("lease", () => {
+  test("acquireLease writes .docket/lease.json with mode 0600 and a .gitignore holding *", async () => {
+    const root = tempCheckout();
+    const lease = leaseIn(root);
+    expect(await acquireLease(lease)).toEqual({ ok: true });
+    expect(statSync(leasePath(root)).mode & 0o777).toBe(0o600);
+    expect(readFileSync(join(root, ".docket", ".gitignore"), "utf8")).toBe("*\n");
+    expect(readLease(root)).toEqual(lease);
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  test("readLease ignores a file that is not a lease", () => {
+    const root = tempCheckout();
+    mkdirSync(join(root, ".docket"));
+    writeFileSync(leasePath(root), "{ torn");
+    expect(readLease(root)).toBeNull();
+    writeFileSync(leasePath(root), JSON.stringify({ url: 1 }));
+    expect(readLease(root)).toBeNull();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  test("a stale lease (dead pid, or a live pid whose URL does not answer for this root) is replaced", async () => {
+    const root = tempCheckout();
+    await acquireLease(leaseIn(root, { pid: deadPid() }));
+    expect(await isLeaseLive(readLease(root)!)).toBe(false);
+    const mine = leaseIn(root, { url: "http://127.0.0.1:9" });
+    expect(await acquireLease(mine)).toEqual({ ok: true });
+    expect(readLease(root)).toEqual(mine);
+    expect(await isLeaseLive(mine)).toBe(false);
+    expect(await acquireLease(leaseIn(root, { started_at: "later" }))).toEqual({ ok: true });
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  test("releaseLease removes only a lease that is still this one", async () => {
+    const root = tempCheckout();
+    const first = leaseIn(root, { started_at: "first" });
+    await acquireLease(first);
+    const second = leaseIn(root, { started_at: "second" });
+    await acquireLease(second);
+    expect(releaseLease(first)).toBe(false);
+    expect(existsSync(leasePath(root))).toBe(true);
+    expect(releaseLease(second)).toBe(true);
+    expect(existsSync(leasePath(root))).toBe(false);
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  test("startServer refuses a second server on a checkout a live one serves, naming its pid and url; stop removes the lease", async () => {
+    const root = tempCheckout();
+    const lines: string[] = [];
+    const first = await serve(root, lines);
+    try {
+      expect(lines).toEqual([`docket serving ${root} at ${first.url}`]);
+      const lease = readLease(root)!;
+      expect(lease).toMatchObject({ url: first.url, pid: process.pid, root, token: null });
+      expect(await isLeaseLive(lease)).toBe(true);
+      const refused = await serve(join(root)).then(
+        () => null,
+        (error) => error,
+      );
+      expect(refused).toBeInstanceOf(ServerAlreadyRunningError);
+      expect(refused.exitCode).toBe(2);
+      expect(refused.message).toContain(String(process.pid));
+      expect(refused.message).toContain(first.url);
+    } finally {
+      await first.stop();
+    }
+    expect(existsSync(leasePath(root))).toBe(false);
+    const again = await serve(root);
+    await again.stop();
+    rmSync(root, { recursive: true, force: true });
+  });
+});
+
+describe("serve options", () => {
+  test("a non-loopback host gets a generated token; loopback needs none; a given token is checked", () => {
+    expect(serverToken("127.0.0.1", null)).toEqual({ token: null, generated: false });
+    expect(serverToken("localhost", null)).toEqual({ token: null, generated: false });
+    expect(serverToken("::1", null)).toEqual({ token: null, generated: false });
+    const generated = serverToken("0.0.0.0", null);
+    expect(generated.generated).toBe(true);
+    expect(generated.token!.length).toBeGreaterThanOrEqual(32);
+    expect(serverToken("0.0.0.0", null).token).not.toBe(generated.token);
+    expect(serverToken("192.168.1.5", "a-given-token-of-length")).toEqual({ token: "a-given-token-of-length", generated: false });
+    expect(() => serverToken("127.0.0.1", "short")).toThrow(RangeError);
+    expect(isLoopback("127.8.9.10")).toBe(true);
+    expect(isLoopback("10.0.0.1")).toBe(false);
+  });
+});

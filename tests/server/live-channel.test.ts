@@ -1,0 +1,313 @@
+import { describe, expect, test } from "bun:test";
+import { LiveChannel } from "../../runtime/server/live-channel.ts";
+import fc from "fast-check";
+import { FakeLiveClock, FakeSocket, FakeTopics, idOf, settle, storeWith } from "./_support/fake-socket.ts";
+
+const params = (query: string) => new URLSearchParams(query);
+
+function setup(overrides: Parameters<typeof storeWith>[0] = {}) {
+  const fixture = storeWith(overrides);
+  const clock = new FakeLiveClock();
+  const live = new LiveChannel({ store: fixture.store, limits: fixture.limits, clock });
+  return { ...fixture, clock, live };
+}
+
+describe("LiveChannel.check", () => {
+  test("LiveChannel.check refuses wrong shapes with 400 before any look-up", () => {
+    const { live } = setup();
+    for (const query of ["execution=nope", "after=-1", "after=1.5", "after=1&after=2", `execution=${idOf(1)}&after=x`]) {
+      const verdict = live.check(params(query), true);
+      expect(verdict).toMatchObject({ ok: false, status: 400, error_code: "invalid_input" });
+    }
+  });
+
+  test("LiveChannel.check answers 426 without an upgrade, naming the HTTP routes", () => {
+    const { live } = setup();
+    const verdict = live.check(params(`execution=${idOf(7)}&after=4`), false);
+    expect(verdict.ok).toBe(false);
+    if (verdict.ok) return;
+    expect(verdict.status).toBe(426);
+    expect(verdict.message).toContain(`/api/v1/executions/events?id=${idOf(7)}&after=4`);
+    expect(verdict.message).toContain("/api/v1/executions");
+  });
+
+  test("LiveChannel.check dedupes named executions and refuses past live_connections with 503", () => {
+    const { live, create } = setup({ live_connections: 1 });
+    const id = create(1);
+    const verdict = live.check(params(`execution=${id}&execution=${id}`), true);
+    expect(verdict).toEqual({ ok: true, target: { executions: [id] } });
+    live.open(new FakeSocket(), { executions: "all" });
+    expect(live.check(params(""), true)).toMatchObject({ ok: false, status: 503 });
+  });
+});
+
+describe("LiveChannel delivery", () => {
+  test("stream.ready is the first frame even though subscribe replays first; then history, then live", async () => {
+    const { live, create, progress } = setup();
+    const id = create(1);
+    progress(id, 3);
+    const socket = new FakeSocket();
+    live.open(socket, { executions: [id] });
+    expect(socket.frames[0]).toMatchObject({ type: "stream.ready", subscribed: [id], replayed: 5, truncated: false, heartbeat_ms: 20_000 });
+    progress(id, 2);
+    await settle();
+    expect(socket.events().map((e) => e.sequence)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+  });
+
+  test("after seeds every cursor; an execution named twice is followed once", () => {
+    const { live, create, progress } = setup();
+    const a = create(1);
+    const b = create(2);
+    progress(a, 3);
+    progress(b, 1);
+    const socket = new FakeSocket();
+    const verdict = live.check(params(`execution=${a}&execution=${b}&execution=${a}&after=2`), true);
+    if (!verdict.ok) throw new Error("refused");
+    live.open(socket, verdict.target);
+    expect(socket.frames[0]).toMatchObject({ replayed: 4, subscribed: [a, b] });
+    expect(socket.events().map((e) => `${e.execution_id === a ? "a" : "b"}${e.sequence}`)).toEqual(["a3", "a4", "a5", "b3"]);
+  });
+
+  test("live events of one append are written in one corked batch", async () => {
+    const { live, create, progress } = setup();
+    const socket = new FakeSocket();
+    live.open(socket, { executions: "all" });
+    const corksBefore = socket.corks;
+    const id = create(1);
+    progress(id, 50);
+    await settle();
+    expect(socket.corks - corksBefore).toBe(1);
+    expect(socket.events()).toHaveLength(52);
+  });
+
+  test("a slow client queues up to subscriber_queue, loses the rest alone, and gets one stream.lagged on drain", async () => {
+    const { live, create, progress } = setup({ subscriber_queue: 4 });
+    const id = create(1);
+    const slow = new FakeSocket();
+    const fast = new FakeSocket();
+    live.open(slow, { executions: [id] });
+    live.open(fast, { executions: [id] });
+    slow.mode = "backpressure";
+    progress(id, 1); // accepted by the socket, which now reports backpressure
+    await settle();
+    progress(id, 20); // 4 queued, 16 dropped for the slow client only
+    await settle();
+    expect(slow.events().map((e) => e.sequence)).toEqual([1, 2, 3]);
+    slow.mode = "ok";
+    live.drain(slow);
+    expect(slow.events().map((e) => e.sequence)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    const lagged = slow.frames.filter((f) => f.type === "stream.lagged");
+    expect(lagged).toEqual([{ type: "stream.lagged", dropped: 16, last_sequence: { [id]: 7 }, message: expect.any(String) }]);
+    expect(slow.frames.at(-1).type).toBe("stream.lagged");
+    progress(id, 1);
+    await settle();
+    expect(slow.events().at(-1).sequence).toBe(24);
+    expect(fast.events().map((e) => e.sequence)).toEqual(Array.from({ length: 24 }, (_, i) => i + 1));
+    expect(slow.frames.filter((f) => f.type === "stream.lagged")).toHaveLength(1);
+  });
+
+  test("a blocked client costs the append path no sends: its events are queued or counted", async () => {
+    const { live, create, progress } = setup({ subscriber_queue: 8 });
+    const id = create(1);
+    const socket = new FakeSocket();
+    live.open(socket, { executions: [id] });
+    socket.mode = "backpressure";
+    progress(id, 1);
+    await settle();
+    const sent = socket.frames.length;
+    progress(id, 10_000);
+    await settle();
+    expect(socket.frames.length).toBe(sent);
+  });
+
+  test("replayed history is never dropped by the queue bound", () => {
+    const { live, create, progress } = setup({ subscriber_queue: 2 });
+    const id = create(1);
+    progress(id, 30);
+    const socket = new FakeSocket();
+    socket.mode = "backpressure";
+    live.open(socket, { executions: [id] });
+    socket.mode = "ok";
+    for (let i = 0; i < 40; i++) live.drain(socket);
+    expect(socket.events().map((e) => e.sequence)).toEqual(Array.from({ length: 32 }, (_, i) => i + 1));
+    expect(socket.types()).not.toContain("stream.lagged");
+  });
+
+  test("an event larger than frame_bytes is withheld, the connection stays open", async () => {
+    const { live, create, store, limits } = setup({ frame_bytes: 1024 });
+    const id = create(1);
+    const socket = new FakeSocket();
+    live.open(socket, { executions: [id] });
+    const output = { text: "é".repeat(2000) };
+    store.append(id, [{ type: "execution.completed", data: { state: "succeeded", output, duration_ms: 1 } }]);
+    await settle();
+    const completed = socket.frames.at(-1);
+    expect(completed.data.output).toEqual({ withheld: "too_large", bytes: Buffer.byteLength(JSON.stringify(output)), limit: limits.frame_bytes, self: `/api/v1/executions/get?id=${id}` });
+    expect(completed.data.state).toBe("succeeded");
+    expect(socket.closed).toBeNull();
+    expect(store.get(id)!.output).toEqual(output);
+  });
+
+  test("a socket whose send is dropped is forgotten and unsubscribed", async () => {
+    const { live, create, progress } = setup();
+    const id = create(1);
+    const socket = new FakeSocket();
+    live.open(socket, { executions: [id] });
+    socket.mode = "dropped";
+    progress(id, 1);
+    await settle();
+    expect(live.connections).toBe(0);
+    expect(socket.closed).not.toBeNull();
+  });
+});
+
+describe("LiveChannel heartbeat and closing", () => {
+  test("a connection quiet for heartbeat_ms gets a ping and a stream.heartbeat; a busy one does not", async () => {
+    const { live, clock, create, progress } = setup({ heartbeat_ms: 100 });
+    const quiet = new FakeSocket();
+    const busy = new FakeSocket();
+    const id = create(1);
+    const other = create(2);
+    const opened = clock.now();
+    live.open(quiet, { executions: [other] });
+    live.open(busy, { executions: [id] });
+    clock.advance(100);
+    expect(quiet.types()).not.toContain("stream.heartbeat");
+    for (let i = 0; i < 5; i++) {
+      progress(id, 1);
+      await settle();
+      clock.advance(25);
+    }
+    expect(quiet.types()).toContain("stream.heartbeat");
+    expect(quiet.pings).toBe(1);
+    expect(busy.types()).not.toContain("stream.heartbeat");
+    // Ticks are a quarter of heartbeat_ms: the first tick past 100 ms of quiet is at 125 ms.
+    expect(quiet.frames.find((f) => f.type === "stream.heartbeat").timestamp).toBe(new Date(opened + 125).toISOString());
+  });
+
+  test("the heartbeat notices a drained socket whose drain signal was missed", () => {
+    const { live, clock, create, progress } = setup({ heartbeat_ms: 100 });
+    const id = create(1);
+    const socket = new FakeSocket();
+    socket.mode = "backpressure";
+    live.open(socket, { executions: [id] });
+    progress(id, 3);
+    socket.mode = "ok";
+    clock.advance(25);
+    expect(socket.events().map((e) => e.sequence)).toEqual([1, 2, 3, 4, 5]);
+  });
+
+  test("closeAll sends stream.closing with the reason, closes every socket and stops the timer", () => {
+    const { live, clock } = setup();
+    const sockets = [new FakeSocket(), new FakeSocket()];
+    for (const s of sockets) live.open(s, { executions: "all" });
+    expect(clock.pending).toBe(1);
+    live.closeAll("server stopping");
+    for (const s of sockets) {
+      expect(s.frames.at(-1)).toEqual({ type: "stream.closing", reason: "server stopping" });
+      expect(s.closed).toEqual({ code: 1001, reason: "server stopping" });
+    }
+    expect(live.connections).toBe(0);
+    expect(clock.pending).toBe(0);
+    expect(live.check(params(""), true)).toMatchObject({ ok: false, status: 503 });
+  });
+});
+
+describe("LiveChannel topics (Bun's native fan-out)", () => {
+  function withTopics(overrides: Parameters<typeof storeWith>[0] = {}) {
+    const fixture = setup(overrides);
+    const hub = new FakeTopics();
+    fixture.live.useTopics(hub);
+    return { ...fixture, hub };
+  }
+
+  test("caught-up connections following the same thing share one publish per event", async () => {
+    const { live, create, progress, hub } = withTopics();
+    const id = create(1);
+    const sockets = [new FakeSocket(hub), new FakeSocket(hub), new FakeSocket(hub)];
+    for (const s of sockets) live.open(s, { executions: [id] });
+    // The first joined alone would gain nothing: it joins at its next write, once it has company.
+    expect(sockets.map((s) => s.topics.size)).toEqual([0, 1, 1]);
+    progress(id, 1);
+    await settle();
+    expect(sockets.map((s) => s.topics.size)).toEqual([1, 1, 1]);
+    const sendsBefore = sockets.map((s) => s.sent);
+    progress(id, 10);
+    await settle();
+    expect(hub.published).toBe(11);
+    for (const [i, s] of sockets.entries()) {
+      expect(s.events().map((e) => e.sequence)).toEqual(Array.from({ length: 13 }, (_, k) => k + 1));
+      expect(s.sent).toBe(sendsBefore[i]!);
+    }
+  });
+
+  test("a topic member whose buffer fills leaves the topic and lags alone; the others keep everything", async () => {
+    const { live, create, progress, hub } = withTopics({ subscriber_queue: 4 });
+    const id = create(1);
+    const slow = new FakeSocket(hub);
+    const fast = new FakeSocket(hub);
+    live.open(slow, { executions: [id] });
+    live.open(fast, { executions: [id] });
+    progress(id, 1);
+    await settle();
+    expect([slow.topics.size, fast.topics.size]).toEqual([1, 1]);
+    slow.buffered = 10 * 1024 * 1024;
+    progress(id, 1); // published to both; then slow is seen to be full
+    expect(slow.topics.size).toBe(0);
+    progress(id, 20);
+    await settle();
+    slow.buffered = 0;
+    live.drain(slow);
+    expect(slow.events().map((e) => e.sequence)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(slow.frames.at(-1)).toMatchObject({ type: "stream.lagged", dropped: 16, last_sequence: { [id]: 8 } });
+    expect(slow.topics.size).toBe(1);
+    expect(fast.events().map((e) => e.sequence)).toEqual(Array.from({ length: 24 }, (_, i) => i + 1));
+  });
+
+  test("random interleavings of appends, backpressure and drains never deliver an event twice or out of order", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.oneof(
+            fc.record({ op: fc.constant("append" as const), n: fc.integer({ min: 1, max: 300 }) }),
+            fc.record({ op: fc.constant("pressure" as const), who: fc.integer({ min: 0, max: 2 }), full: fc.boolean() }),
+            fc.record({ op: fc.constant("drain" as const), who: fc.integer({ min: 0, max: 2 }) }),
+            fc.record({ op: fc.constant("settle" as const) }),
+          ),
+          { maxLength: 30 },
+        ),
+        async (ops) => {
+          const { live, create, progress, hub } = withTopics({ subscriber_queue: 16 });
+          const id = create(1);
+          const sockets = [new FakeSocket(hub), new FakeSocket(hub), new FakeSocket()];
+          for (const s of sockets) live.open(s, { executions: [id] });
+          for (const op of ops) {
+            if (op.op === "append") progress(id, op.n);
+            else if (op.op === "settle") await settle();
+            else if (op.op === "drain") {
+              sockets[op.who]!.mode = "ok";
+              sockets[op.who]!.buffered = 0;
+              live.drain(sockets[op.who]!);
+            } else {
+              sockets[op.who]!.mode = op.full ? "backpressure" : "ok";
+              sockets[op.who]!.buffered = op.full ? 1 << 30 : 0;
+            }
+          }
+          for (const s of sockets) {
+            s.mode = "ok";
+            s.buffered = 0;
+            live.drain(s);
+          }
+          await settle();
+          for (const s of sockets) {
+            const sequences = s.events().map((e) => e.sequence);
+            for (let i = 1; i < sequences.length; i++) expect(sequences[i]!).toBeGreaterThan(sequences[i - 1]!);
+            // Whatever was not delivered was announced: contiguous unless a stream.lagged says otherwise.
+            if (!s.types().includes("stream.lagged")) expect(sequences).toEqual(Array.from({ length: sequences.length }, (_, i) => i + 1));
+          }
+        },
+      ),
+      { numRuns: 200 },
+    );
+  }, 20_000);
+});

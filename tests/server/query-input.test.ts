@@ -1,0 +1,68 @@
+import { describe, expect, test } from "bun:test";
+import { inputFromQuery } from "../../runtime/server/query-input.ts";
+import { statusOf } from "../../runtime/server/errors.ts";
+
+const schema = {
+  type: "object",
+  properties: {
+    n: { type: "number" },
+    i: { type: "integer" },
+    b: { type: "boolean" },
+    s: { type: "string" },
+    tags: { type: "array", items: { type: "string" } },
+    counts: { type: "array", items: { type: "integer" } },
+    options: { type: "object", properties: { deep: { type: "boolean" } } },
+    maybe: { anyOf: [{ type: "number" }, { type: "null" }] },
+    either: { anyOf: [{ type: "string" }, { type: "number" }] },
+    mode: { enum: ["fast", "slow"] },
+  },
+};
+
+const coerce = (query: string) => inputFromQuery(new URLSearchParams(query), schema);
+
+describe("inputFromQuery", () => {
+  test("inputFromQuery coerces numbers, integers and booleans by the schema", () => {
+    expect(coerce("n=1.5&i=42&b=true&s=7")).toEqual({ n: 1.5, i: 42, b: true, s: "7" });
+    expect(coerce("b=0&i=-3&n=1e3")).toEqual({ b: false, i: -3, n: 1000 });
+  });
+
+  test("inputFromQuery leaves what cannot be coerced as text, for validation to name", () => {
+    expect(coerce("n=ten&i=1.5&b=yes")).toEqual({ n: "ten", i: "1.5", b: "yes" });
+  });
+
+  test("inputFromQuery makes arrays from repeated keys, comma lists or a JSON array", () => {
+    expect(coerce("tags=a&tags=b")).toEqual({ tags: ["a", "b"] });
+    expect(coerce("tags=a,b,c")).toEqual({ tags: ["a", "b", "c"] });
+    expect(coerce("counts=1,2&tags=")).toEqual({ counts: [1, 2], tags: [] });
+    expect(coerce('counts=[3,4]')).toEqual({ counts: [3, 4] });
+  });
+
+  test("inputFromQuery reads objects as JSON, unions by their members, enums as text", () => {
+    expect(coerce('options={"deep":true}')).toEqual({ options: { deep: true } });
+    expect(coerce("maybe=null&either=5&mode=fast")).toEqual({ maybe: null, either: "5", mode: "fast" });
+    expect(coerce("maybe=2")).toEqual({ maybe: 2 });
+  });
+
+  test("inputFromQuery keeps a key the schema does not name as text, and a repeated scalar as an array", () => {
+    expect(coerce("other=1&s=a&s=b")).toEqual({ other: "1", s: ["a", "b"] });
+  });
+});
+
+describe("statusOf", () => {
+  test("statusOf projects every plane code onto its one HTTP status; handler codes are 422", () => {
+    const cases: Record<string, number> = {
+      invalid_input: 400,
+      not_runnable: 400,
+      not_found: 404,
+      run_id_conflict: 409,
+      cancelled: 409,
+      capacity: 429,
+      internal: 500,
+      unavailable: 503,
+      interrupted: 503,
+      deadline_exceeded: 504,
+      verification_failed: 422,
+    };
+    for (const [code, status] of Object.entries(cases)) expect(statusOf({ error_code: code })).toBe(status);
+  });
+});

@@ -15,7 +15,8 @@ const REGISTERED = Symbol.for("docket.modules.registered");
  */
 export function registerDocketModules(): void {
   const global = globalThis as { [REGISTERED]?: true };
-  if (global[REGISTERED]) return;
+  // Under Node (the Node adapter's bundle) there is no plugin API: only built-ins load there.
+  if (global[REGISTERED] || typeof Bun === "undefined") return;
   // Spread into plain objects once: the module namespace objects themselves are exotic and frozen.
   const docketExports: Record<string, unknown> = { ...docket };
   const valibotExports: Record<string, unknown> = { ...valibot };

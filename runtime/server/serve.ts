@@ -127,6 +127,11 @@ export async function startServer(options: ServeOptions): Promise<DocketServer> 
     if (!acquired.ok) throw new ServerAlreadyRunningError(acquired.holder);
 
     options.log(`docket serving ${plane.root} at ${running.url}${generated ? ` (token ${token}; also in .docket/lease.json)` : ""}`);
+    // A file that did not load never stops the server, but it is said once, at start (SPEC §2.3).
+    for (const error of plane.loadErrors()) {
+      const where = error.line !== null ? `:${error.line}${error.column !== null ? `:${error.column}` : ""}` : "";
+      options.log(`docket could not load ${error.file}${where}: ${error.reason}`);
+    }
     let stopping: Promise<void> | null = null;
     const server = running;
     return {

@@ -15,6 +15,11 @@ const MAX_DELAY_MS = 16;
 const LOG_LEVELS: ReadonlySet<string> = new Set(["debug", "info", "warn", "error"]);
 const SEVERITIES: ReadonlySet<string> = new Set(["error", "warning", "info"]);
 
+/** UTF-16 units per stream event: at most 48 KiB of UTF-8, well under a 256 KiB frame. */
+const STREAM_PIECE_UNITS = 16 * 1024;
+
+const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
+
 /** The error a handler throws when it stops because it was cancelled. */
 export class CancelledError extends Error {
   constructor(message = "The execution was cancelled.") {
@@ -118,7 +123,17 @@ export function createWorkerContext(options: WorkerContextOptions): WorkerContex
           },
         }),
       log: (message, level) => emit({ type: "execution.log", data: { level: LOG_LEVELS.has(level as string) ? (level as LogLevel) : "info", message: String(message) } }),
-      stream: (name, chunk) => emit({ type: "execution.stream", data: { name: String(name), chunk: String(chunk) } }),
+      stream: (name, chunk) => {
+        const text = String(chunk);
+        const streamName = String(name);
+        // A huge chunk becomes several events, so that no event outgrows a live-channel frame.
+        for (let at = 0; at < text.length; ) {
+          let end = Math.min(text.length, at + STREAM_PIECE_UNITS);
+          if (end < text.length && isHighSurrogate(text.charCodeAt(end - 1))) end--;
+          emit({ type: "execution.stream", data: { name: streamName, chunk: text.slice(at, end) } });
+          at = end;
+        }
+      },
       diagnostic: (d) => emit({ type: "execution.diagnostic", data: diagnosticData(d) }),
       cancelled: cancelRequested,
       cancellation: () => new CancelledError(),

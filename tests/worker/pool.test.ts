@@ -278,6 +278,18 @@ await pool.close();
     expect(batches).toBeLessThan(count / 10);
   });
 
+  test("ctx.progress.stream splits a huge chunk into pieces that fit a frame, never splitting a character", async () => {
+    const w = watcher();
+    const outcome = await makePool().run(task("big-stream", "fixture.big_stream", { units: 100_000 }), { lane: "execution", onEvents: w.onEvents }).outcome;
+    expect(outcome.ok).toBe(true);
+    const chunks = w.events.filter((e) => e.type === "execution.stream").map((e) => (e.data as { chunk: string }).chunk);
+    expect(chunks.length).toBe(7);
+    for (const chunk of chunks) expect(chunk.length).toBeLessThanOrEqual(16 * 1024);
+    expect(chunks[0]!.endsWith("a")).toBe(true);
+    expect(chunks[1]!.startsWith("😀")).toBe(true);
+    expect(chunks.join("")).toBe((outcome as { output: { chunk: string } }).output.chunk);
+  });
+
   test("progress methods work in a direct call (execution null); the events still reach onEvents", async () => {
     const w = watcher();
     const outcome = await makePool().run(task("echo", "fixture.echo", null, { execution: null }), { lane: "direct", onEvents: w.onEvents }).outcome;

@@ -8,7 +8,6 @@ import { resolve } from "node:path";
 import { BUILTIN_DIR, BUILTINS } from "./capability/builtins.ts";
 import { createMemoryStore } from "./store/memory-store.ts";
 import { createWorkerPool } from "./worker/pool.ts";
-import type { WorkerPool } from "./worker/task.ts";
 import { realpathSync } from "node:fs";
 import { createEngine, type Engine } from "./execution/engine.ts";
 
@@ -30,11 +29,6 @@ export interface BootOptions {
   log?: (line: string) => void;
   /** Direct-lane workers (default 1). */
   directWorkers?: number;
-  /**
-   * A pool created earlier by the caller, so that workers spawn while arguments are parsed
-   * (`docket run`); its `hostFacts` should call `booted.engine.hostFacts()`. Closed with the plane.
-   */
-  pool?: WorkerPool;
 }
 
 /** The assembled plane: registry → engine → store, with the pool under the engine. */
@@ -57,15 +51,13 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
   const importFile = options.importFile ?? ((path: string) => import(path));
   const { limits } = options;
   let engine: Engine | null = null;
-  const pool =
-    options.pool ??
-    createWorkerPool({
-      executionWorkers: limits.max_concurrent,
-      directWorkers: options.directWorkers ?? 1,
-      hostFacts: () => engine!.hostFacts(),
-      workerUrl: options.workerUrl,
-      onWorkerError: options.log,
-    });
+  const pool = createWorkerPool({
+    executionWorkers: limits.max_concurrent,
+    directWorkers: options.directWorkers ?? 1,
+    hostFacts: () => engine!.hostFacts(),
+    workerUrl: options.workerUrl,
+    onWorkerError: options.log,
+  });
   const warming = pool.warm();
   const registry = await discoverCapabilities({
     root,

@@ -39,6 +39,9 @@ export async function compileDocket(options: CompileOptions): Promise<{ outfile:
     format: "esm",
     bytecode: true,
     naming: { entry: "[name].[ext]" },
+    // Shared chunks load only when imported: without splitting, every node: built-in that any
+    // command imports loads at start. Measured here: --version 64 → 47 ms, a no-op run 124 → 112 ms.
+    splitting: true,
     plugins: options.plugins,
     compile: {
       outfile: options.outfile,

@@ -1,0 +1,46 @@
+import { describe, expect, test } from "bun:test";
+import { defaultLimits, LIMIT_SPECS, limitEnvName, limitFlagName, LimitsError, resolveLimits } from "../../runtime/execution/limits.ts";
+
+describe("limits", () => {
+  test("defaultLimits carries the SPEC §4.7 defaults", () => {
+    expect(defaultLimits()).toMatchObject({
+      max_concurrent: 2,
+      max_queued: 256,
+      executions_retained: 1000,
+      events_retained: 10_000,
+      log_line_bytes: 4096,
+      diagnostics_retained: 500,
+      log_tail_lines: 1000,
+      input_bytes: 8 * 1024 * 1024,
+      frame_bytes: 256 * 1024,
+      subscriber_queue: 1024,
+      live_connections: 256,
+      heartbeat_ms: 20_000,
+      report_silence_ms: 30_000,
+      run_identities: 100_000,
+      artifacts_per_execution: 64,
+    });
+  });
+
+  test("resolveLimits takes DOCKET_* variables, and flags over them", () => {
+    const limits = resolveLimits({ env: { DOCKET_HEARTBEAT_MS: "500", DOCKET_MAX_CONCURRENT: "4" }, overrides: { max_concurrent: 8 } });
+    expect(limits.heartbeat_ms).toBe(500);
+    expect(limits.max_concurrent).toBe(8);
+  });
+
+  test("resolveLimits refuses a value out of range or not whole, naming its source and range", () => {
+    expect(() => resolveLimits({ env: { DOCKET_MAX_CONCURRENT: "9" } })).toThrow(new LimitsError('DOCKET_MAX_CONCURRENT (executions running at once) must be a whole number from 1 to 8, got "9"'));
+    expect(() => resolveLimits({ overrides: { subscriber_queue: 1.5 } })).toThrow(/--subscriber-queue .* got 1.5/);
+    expect(() => resolveLimits({ env: { DOCKET_GRACE_MS: "ten" } })).toThrow(/DOCKET_GRACE_MS/);
+  });
+
+  test("every limit has one env name and one flag name derived from its key", () => {
+    for (const key of Object.keys(LIMIT_SPECS) as Array<keyof typeof LIMIT_SPECS>) {
+      expect(limitEnvName(key)).toBe(`DOCKET_${key.toUpperCase()}`);
+      expect(limitFlagName(key)).not.toContain("_");
+      const spec = LIMIT_SPECS[key];
+      expect(spec.min).toBeLessThanOrEqual(spec.default);
+      expect(spec.default).toBeLessThanOrEqual(spec.max);
+    }
+  });
+});

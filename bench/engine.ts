@@ -27,6 +27,18 @@ async function bareWorkerEvents(n: number): Promise<number> {
   return n / seconds;
 }
 
+/** A bare echo worker round trip, one message in flight at a time, `n` times: what one pool slot can do at best. */
+async function bareRoundTrips(n: number): Promise<number> {
+  const worker = new Worker(`require("node:worker_threads").parentPort.on("message", (m) => require("node:worker_threads").parentPort.postMessage(m));`, { eval: true });
+  const ask = (m: unknown) => new Promise((resolve) => { worker.once("message", resolve); worker.postMessage(m); });
+  for (let i = 0; i < 500; i++) await ask({ i });
+  const started = performance.now();
+  for (let i = 0; i < n; i++) await ask({ capability: "bench.noop", input: {}, i });
+  const rate = n / ((performance.now() - started) / 1000);
+  await worker.terminate();
+  return rate;
+}
+
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
@@ -52,6 +64,14 @@ export async function benchEngine(): Promise<BenchResult> {
     const pipelineRate = received / pipelineSeconds;
     const bareRate = await bareWorkerEvents(EVENTS);
     rows.push({ figure: "events handler → store (1 subscriber)", docket: Math.round(pipelineRate), baseline: Math.round(bareRate), baseline_is: "bare worker postMessage per object", ratio: pipelineRate / bareRate, goal: "≥ 0.5" });
+
+    // 1b. Direct-call overhead (issue 2): registry → validation → direct lane → output check.
+    for (let i = 0; i < 500; i++) await engine.call("bench.noop", {}, EDGE);
+    const t3 = performance.now();
+    for (let i = 0; i < 10_000; i++) await engine.call("bench.noop", {}, EDGE);
+    const directRate = 10_000 / ((performance.now() - t3) / 1000);
+    const bareRate1 = await bareRoundTrips(10_000);
+    rows.push({ figure: "direct calls of a no-op, one at a time (10,000)", docket: Math.round(directRate), baseline: Math.round(bareRate1), baseline_is: "bare worker_threads echo, one at a time", ratio: directRate / bareRate1, goal: "(reported)" });
 
     // 2. Per-execution overhead: no-op executions start → completed, vs direct calls.
     for (let i = 0; i < 200; i++) await settled(store, engine.start({ capability: "bench.noop", input: {} }, EDGE).execution.id);

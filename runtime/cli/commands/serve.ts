@@ -3,6 +3,7 @@ import { registerDocketModules } from "../../adapter/bun-modules.ts";
 import { LIMIT_SPECS, limitFlagName, LimitsError, resolveLimits, type Limits } from "../../execution/limits.ts";
 import { installShutdown } from "../../server/shutdown.ts";
 import { ServerAlreadyRunningError, startServer } from "../../server/serve.ts";
+import { defaultMounts } from "../../server/default-mounts.ts";
 import { repeatedFlag, UsageError, type DocketCommandMeta } from "../_command-line.ts";
 
 const meta: DocketCommandMeta = {
@@ -66,6 +67,7 @@ export default defineCommand({
         token: parsed.token ?? null,
         runtime: "bun",
         importFile: (path) => import(path),
+        mounts: defaultMounts,
         log,
       });
     } catch (error) {

@@ -1,0 +1,13 @@
+import type { ExecutionPlane } from "../execution/plane.ts";
+import type { AppMounts } from "./app.ts";
+import type { LiveChannel } from "./live-channel.ts";
+
+/**
+ * What `docket serve` mounts beside the API: each surface is another projection of the same
+ * plane, built once the plane is booted. One line per surface.
+ */
+export function defaultMounts(plane: ExecutionPlane, live: LiveChannel): AppMounts {
+  void plane;
+  void live;
+  return {};
+}

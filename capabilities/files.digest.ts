@@ -1,7 +1,6 @@
-import { capability, CapabilityError, globMatcher, resolveInside, type CapabilityContext } from "docket";
+import { capability, CapabilityError, globMatcher, resolveInside, sha256File, type CapabilityContext } from "docket";
 import * as v from "valibot";
 import { createHash } from "node:crypto";
-import { createReadStream } from "node:fs";
 import { readdir, realpath, stat } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
 
@@ -57,7 +56,7 @@ export default capability({
       if (ctx.progress.cancelled()) throw ctx.progress.cancellation();
       const file = files[i]!;
       try {
-        const hashed = await sha256File(file.abs, ctx);
+        const hashed = await sha256File(file.abs, ctx.progress);
         bytes += hashed.bytes;
         lines.push(manifestLine(hashed.hex, file.rel));
       } catch (error) {
@@ -132,23 +131,6 @@ async function linkedFileInside(abs: string, realRoot: string, ctx: CapabilityCo
     ctx.progress.diagnostic({ severity: "warning", code: "broken_link", file: rel, message: `Skipped ${rel}: a broken symbolic link` });
     return false;
   }
-}
-
-/** Streams the file through SHA-256 so a large file never sits in memory; stops between chunks on cancel. */
-async function sha256File(path: string, ctx: CapabilityContext): Promise<{ hex: string; bytes: number }> {
-  const hash = createHash("sha256");
-  let bytes = 0;
-  const stream = createReadStream(path, { highWaterMark: 1 << 20 });
-  try {
-    for await (const chunk of stream as AsyncIterable<Buffer>) {
-      if (ctx.progress.cancelled()) throw ctx.progress.cancellation();
-      hash.update(chunk);
-      bytes += chunk.length;
-    }
-  } finally {
-    stream.destroy();
-  }
-  return { hex: hash.digest("hex"), bytes };
 }
 
 /** One `sha256sum` line; a name with `\`, CR or LF is escaped and the line marked with `\`, as GNU coreutils does. */

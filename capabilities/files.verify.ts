@@ -1,7 +1,5 @@
-import { capability, CapabilityError, resolveInside, type CapabilityContext } from "docket";
+import { capability, CapabilityError, resolveInside, sha256File, type CapabilityContext } from "docket";
 import * as v from "valibot";
-import { createHash } from "node:crypto";
-import { createReadStream } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { relative, sep } from "node:path";
 
@@ -111,7 +109,7 @@ async function checkEntry(entry: Entry, manifestName: string, ctx: CapabilityCon
     return "refused";
   }
   try {
-    const actual = await sha256File(abs, ctx);
+    const actual = await sha256File(abs, ctx.progress);
     if (actual.hex === entry.hex) return { bytes: actual.bytes };
     ctx.progress.diagnostic({
       severity: "error",
@@ -143,23 +141,6 @@ async function readManifest(path: string, given: string): Promise<string> {
     }
     throw new CapabilityError("invalid_input", `Manifest ${JSON.stringify(given)} cannot be read: ${code === "EISDIR" ? "it is a folder" : (error as Error).message}`, { context: { manifest: given } });
   }
-}
-
-/** Streams the file through SHA-256 so a large file never sits in memory; stops between chunks on cancel. */
-async function sha256File(path: string, ctx: CapabilityContext): Promise<{ hex: string; bytes: number }> {
-  const hash = createHash("sha256");
-  let bytes = 0;
-  const stream = createReadStream(path, { highWaterMark: 1 << 20 });
-  try {
-    for await (const chunk of stream as AsyncIterable<Buffer>) {
-      if (ctx.progress.cancelled()) throw ctx.progress.cancellation();
-      hash.update(chunk);
-      bytes += chunk.length;
-    }
-  } finally {
-    stream.destroy();
-  }
-  return { hex: hash.digest("hex"), bytes };
 }
 
 function toPosix(path: string): string {

@@ -26,3 +26,4 @@ export type { RegisteredCapability, LoadError } from "./capability/registered.ts
 export { inspectCapabilityFile, listCapabilityFiles, type CapabilityFileReport, type CapabilityProblem } from "./capability/inspect.ts";
 export { resolveInside, type ResolveInsideOptions } from "./capability/resolve-inside.ts";
 export { globMatcher } from "./capability/glob.ts";
+export { sha256File } from "./capability/sha256-file.ts";

@@ -16,6 +16,8 @@ export interface StopCircumstances {
   /** The worker was terminated by the engine (deadline grace over, or a forced stop). */
   forced: boolean;
   deadlineMs: number | null;
+  /** The process is shutting down and stopped the handler: the run was interrupted. */
+  interrupted?: boolean;
 }
 
 const RETRYABILITIES = new Set(["never", "safe", "after_delay", "manual_reconcile", "requires_confirmation"]);
@@ -45,6 +47,19 @@ export function completionOf(capability: RegisteredCapability, outcome: TaskOutc
     };
   }
   const error = outcome.error;
+  if (stop.interrupted) {
+    return {
+      state: "failed",
+      failure: buildFailure({
+        ...ids,
+        error_code: "interrupted",
+        stage: "run",
+        message: `${capability.id} was stopped because the process running it shut down.`,
+        ...forced,
+        context: { capability: capability.id },
+      }),
+    };
+  }
   if (stop.deadlineExpired && (error.kind !== "capability" || stop.forced)) {
     return {
       state: "failed",

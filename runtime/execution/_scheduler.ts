@@ -60,6 +60,11 @@ export class Scheduler<T extends Schedulable> {
     if (item.session_key !== null) this.busySessions.delete(item.session_key);
   }
 
+  /** Everything admitted and not finished: what a shutdown must account for. */
+  pending(): { waiting: T[]; running: T[] } {
+    return { waiting: [...this.waiting], running: [...this.running.values()] };
+  }
+
   get(id: string): T | undefined {
     return this.running.get(id) ?? this.waiting.find((item) => item.id === id);
   }

@@ -47,6 +47,8 @@ interface Active {
   stop: StopCircumstances;
   timers: unknown[];
   completed: boolean;
+  /** Settles once `execution.completed` is written (or could not be). */
+  done: Promise<void> | null;
 }
 
 /** The execution plane's engine: validate · redact · admit · queue · run on a worker · catch · complete. */
@@ -189,6 +191,7 @@ export function createEngine(options: EngineOptions): Engine {
       stop: { cancelRequested: false, deadlineExpired: false, forced: false, deadlineMs: deadline },
       timers: [],
       completed: false,
+      done: null,
     });
     // The answer is the truth at admission (queued); running starts right after, never before.
     queueMicrotask(pump);
@@ -233,7 +236,7 @@ export function createEngine(options: EngineOptions): Engine {
         }, active.deadline_ms),
       );
     }
-    active.handle.outcome.then(
+    active.done = active.handle.outcome.then(
       (outcome) => complete(active, completionOf(active.capability, outcome, active.stop, active.edge)),
       (error) => complete(active, completionOf(active.capability, { ok: false, error: { kind: "internal", message: String(error), stack: error?.stack ?? null } }, active.stop, active.edge)),
     );
@@ -418,9 +421,31 @@ export function createEngine(options: EngineOptions): Engine {
     handle,
     forceStop,
     hostFacts,
+    /**
+     * Stops the engine: what waits is cancelled (nothing was applied), what runs is stopped and
+     * ends `interrupted` with the certainty of its effect — never silently success, never gone.
+     */
     async close() {
+      if (closed) return;
       closed = true;
+      const { waiting, running } = scheduler.pending();
+      for (const item of waiting) {
+        scheduler.remove(item.id);
+        item.completed = true;
+        const failure = buildFailure({
+          error_code: "cancelled",
+          stage: "queue",
+          message: `${item.id} did not start: the process running the engine shut down first.`,
+          retryability: "safe",
+          outcome_certainty: "not_applied",
+          request_id: item.edge.request_id,
+          trace_id: item.edge.trace_id,
+        });
+        writeCompleted(item.id, { state: "cancelled", failure }, 0);
+      }
+      for (const item of running) item.stop.interrupted = true;
       await pool.close();
+      await Promise.allSettled(running.map((item) => item.done));
     },
   };
 }

@@ -309,6 +309,23 @@ describe("engine completion", () => {
   });
 });
 
+describe("engine.close", () => {
+  test("engine.close cancels what waits (not_applied) and ends what runs interrupted, with the certainty of its effect", async () => {
+    const h = harness({ max_concurrent: 2 });
+    const write = h.engine.start({ capability: "demo.write", input: {} }, EDGE).execution.id;
+    const read = h.engine.start({ capability: "demo.read", input: {} }, EDGE).execution.id;
+    const waiting = h.engine.start({ capability: "demo.read", input: {} }, EDGE).execution.id;
+    await flush();
+    await h.engine.close();
+    expect(h.store.get(waiting)).toMatchObject({ state: "cancelled", failure: { error_code: "cancelled", stage: "queue", outcome_certainty: "not_applied" } });
+    expect(h.store.get(write)).toMatchObject({ state: "failed", failure: { error_code: "interrupted", outcome_certainty: "unknown", retryability: "manual_reconcile" } });
+    expect(h.store.get(read)).toMatchObject({ state: "failed", failure: { error_code: "interrupted", outcome_certainty: "not_applied", retryability: "safe" } });
+    expect(h.pool.of(waiting)).toBeUndefined();
+    const refused = failureOf(() => h.engine.start({ capability: "demo.read", input: {} }, EDGE));
+    expect(refused.error_code).toBe("unavailable");
+  });
+});
+
 describe("engine.call (direct)", () => {
   test("a plane capability runs in the main thread with the plane bound to the caller", async () => {
     const h = harness();

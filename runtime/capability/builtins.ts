@@ -11,6 +11,7 @@ import executionsGet from "../../capabilities/executions.get.ts";
 import executionsList from "../../capabilities/executions.list.ts";
 import executionsProtocol from "../../capabilities/executions.protocol.ts";
 import executionsRelease from "../../capabilities/executions.release.ts";
+import executionsReport from "../../capabilities/executions.report.ts";
 import executionsStart from "../../capabilities/executions.start.ts";
 import filesDigest from "../../capabilities/files.digest.ts";
 import filesVerify from "../../capabilities/files.verify.ts";
@@ -33,6 +34,7 @@ export const BUILTINS: Record<string, CapabilityDef> = {
   "executions.list.ts": executionsList as CapabilityDef,
   "executions.protocol.ts": executionsProtocol as CapabilityDef,
   "executions.release.ts": executionsRelease as CapabilityDef,
+  "executions.report.ts": executionsReport as CapabilityDef,
   "executions.start.ts": executionsStart as CapabilityDef,
   "files.digest.ts": filesDigest as CapabilityDef,
   "files.verify.ts": filesVerify as CapabilityDef,

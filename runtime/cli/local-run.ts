@@ -1,6 +1,7 @@
 import { relative, resolve } from "node:path";
 import { registerDocketModules } from "../adapter/bun-modules.ts";
 import { bootPlane, type BootedPlane } from "../boot.ts";
+import { findCheckoutRoot } from "../capability/checkout.ts";
 import type { LoadError } from "../capability/registered.ts";
 import { buildFailure, FailureError, type FailureDescriptor } from "../execution/failure.ts";
 import { LimitsError, resolveLimits } from "../execution/limits.ts";
@@ -14,6 +15,9 @@ import { onInterrupts } from "./_interrupts.ts";
 import { EXIT, exitCodeOf, failureText, type RunEnd } from "./exit-code.ts";
 import { annotation, appendStepSummary, gitHubPrinters, isGitHubActions, stepSummary } from "./github-actions.ts";
 import { createRunReporter, location, plainPrinters } from "./run-reporter.ts";
+import { findServer } from "./server-client.ts";
+import { reportToServer } from "./_reporter-to-server.ts";
+import type { ExecutionReporter } from "./_reporter.ts";
 
 /** Where a run writes; the CLI passes the process's streams, tests may pass buffers. */
 export interface RunOutput {
@@ -81,6 +85,8 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
   const uninstall = onInterrupts({ first: () => interrupt.first(), second: () => interrupt.second(), later: () => process.exit(EXIT.cancelled) });
 
   const file = isCapabilityPath(options.target) ? resolve(options.cwd, options.target) : null;
+  // Does a server serve this checkout (SPEC §7)? Asked while the plane boots, so it costs no time.
+  const serving = findServer(findCheckoutRoot(options.cwd)).catch(() => null);
   registerDocketModules();
   let plane: BootedPlane;
   try {
@@ -110,6 +116,7 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
     uninstall();
     return finishRefused(options, style, failure);
   }
+  let reporter: ExecutionReporter | null = null;
   try {
     const { capabilityId, ownErrors, otherErrors } = locateTarget(plane, options.target, file);
     reportLoadErrors(otherErrors, plane.root, gitHub, style, output);
@@ -118,6 +125,7 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
       return await refuse(`Cannot run ${options.target}: ${why || "the file declares no capability"}.`, { file, errors: ownErrors });
     }
 
+    const server = await serving;
     let started;
     try {
       started = plane.engine.start({ capability: capabilityId, input, run_id: options.runId, deadline_ms: options.deadlineMs }, edge);
@@ -126,6 +134,10 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
       throw error;
     }
     const id = started.execution.id;
+    // The work stays here either way; a server only gets to show it.
+    const say = (line: string) => output.stderr(`${style.dim(line)}\n`);
+    if (server) reporter = reportToServer({ server, plane: plane.engine, id, edge, say });
+    else say("no server serves this checkout, so this execution is visible to this process alone");
     interrupt = {
       first() {
         const receipt = plane.engine.cancel(id, edge);
@@ -138,9 +150,12 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
       },
     };
     const snapshot = await follow(plane, id, gitHub, style, output);
+    // The server holds the end too before the run says how it ended (a script may ask it next).
+    await reporter?.finish();
     return await finishSettled(options, style, snapshot);
   } finally {
     uninstall();
+    reporter?.stop();
     // Not awaited: the process exits right after, which ends the workers as surely as terminating
     // them one by one, and waiting for that would add tens of milliseconds to every run.
     void plane.close().catch(() => undefined);

@@ -17,6 +17,7 @@ import { completionOf, type Completion, type StopCircumstances } from "./_comple
 import { DirectCalls } from "./_direct-calls.ts";
 import { artifactsDir, listArtifacts, removeArtifacts } from "./artifact-files.ts";
 import { protocolDocument, type ProtocolDocument } from "./protocol-document.ts";
+import { createReportLedger } from "./report-ledger.ts";
 import { DOCKET_VERSION } from "../version.ts";
 
 /** What the engine is built from; everything is passed in (no module-level state). */
@@ -107,6 +108,19 @@ export function createEngine(options: EngineOptions): Engine {
 
   const redactInput = (capability: RegisteredCapability, input: unknown) =>
     hasSensitive(capability.input_schema) ? redact(input, capability.input_schema) : input;
+
+  // Runs of `docket run` reported by other processes (SPEC §7): kept in the store, never run here.
+  const reports = createReportLedger({
+    store,
+    limits,
+    root,
+    clock,
+    log,
+    redactInput: (id, input) => {
+      const capability = registry.get(id);
+      return capability ? redactInput(capability, input) : input;
+    },
+  });
 
   function start(request: StartRequest, edge: EdgeInfo): StartResult {
     if (closed) throw failure(edge, { error_code: "unavailable", stage: "admit", message: "The engine is shutting down." });
@@ -319,9 +333,15 @@ export function createEngine(options: EngineOptions): Engine {
       return receipt(false, `${snapshot.capability} is not cancellable: it does not check for cancellation, so ${id} runs to its end.`);
     }
     if (!active || !active.handle) {
-      // Not run by this engine (a run reported by another process): the store records the request.
-      store.append(id, [{ type: "execution.cancel_requested", data: { actor: edge.actor } }]);
-      return receipt(true, `Cancellation of ${id} was requested; the process running it will stop it.`);
+      // Not run by this engine: a run reported by another process (SPEC §7). The request reaches
+      // the run in its next report's answer, and the run records execution.cancel_requested itself,
+      // so this store and the run's keep the same sequences.
+      const reported = reports.requestCancel(id, edge.actor);
+      if (reported) {
+        return receipt(true, `Cancellation of ${id} was passed to docket run (pid ${reported.pid}), which runs it and stops it when its next report is answered; follow its events for the outcome.`);
+      }
+      // An event of this server's own would break the run's numbering, and no run is heard to ask.
+      return receipt(false, `${id} is not run by this server and no process reports it now, so there is nobody to ask to stop it.`);
     }
     active.stop.cancelRequested = true;
     store.append(id, [{ type: "execution.cancel_requested", data: { actor: edge.actor } }]);
@@ -376,6 +396,10 @@ export function createEngine(options: EngineOptions): Engine {
       loadErrors: () => registry.loadErrors(),
       start: (request) => start(request, edge),
       cancel: (id) => cancel(id, edge),
+      report: (report) => {
+        if (closed) throw failure(edge, { error_code: "unavailable", stage: "report", message: "The server is shutting down; the run goes on and keeps its own history." });
+        return reports.ingest(report, edge);
+      },
       protocol: () => (protocolCache ??= protocolDocument(limits)),
       artifacts: (id) => {
         requireExecution(id, edge);
@@ -428,6 +452,8 @@ export function createEngine(options: EngineOptions): Engine {
     async close() {
       if (closed) return;
       closed = true;
+      // Reported runs go on in their own processes; only their silence timers end here.
+      reports.close();
       const { waiting, running } = scheduler.pending();
       for (const item of waiting) {
         scheduler.remove(item.id);

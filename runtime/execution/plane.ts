@@ -5,6 +5,7 @@ import type { ExecutionState } from "./state-machine.ts";
 import type { ExecutionStore } from "../store/store.ts";
 import type { LoadError, RegisteredCapability } from "../capability/registered.ts";
 import type { ProtocolDocument } from "./protocol-document.ts";
+import type { ExecutionReport, ReportAnswer } from "./report-protocol.ts";
 
 /** Who asked, as the edge (HTTP, MCP, CLI, cockpit) established it. The engine never invents these. */
 export interface EdgeInfo {
@@ -79,6 +80,8 @@ export interface PlaneHandle {
   loadErrors(): LoadError[];
   start(request: StartRequest): StartResult;
   cancel(id: string): CancelReceipt;
+  /** Takes a `docket run`'s report (SPEC §7): its new events applied once and in order; throws FailureError. */
+  report(report: ExecutionReport): ReportAnswer;
   /** The whole event contract: schemas derived from the valibot definitions, limits in force. */
   protocol(): ProtocolDocument;
   artifacts(id: string): ArtifactInfo[];

@@ -28,8 +28,8 @@ export function defineRunCases(runner: () => DocketRunner): void {
     expect(result.stderr).toMatch(/^\d\d:\d\d:\d\d warn +about to greet$/m);
     expect(result.stderr).toMatch(/^\d\d:\d\d:\d\d error src\/a,b\.ts:3:7 a finding, with a comma: and 100% \[demo_finding\]$/m);
     expect(result.stderr).toMatch(/✔ succeeded in /);
-    // Nothing about servers yet (no executions.report in this build).
-    expect(result.stderr).not.toMatch(/server/i);
+    // No server serves this temporary checkout: said once, on stderr (SPEC §7).
+    expect(result.stderr.match(/no server serves this checkout, so this execution is visible to this process alone/g)).toHaveLength(1);
   });
 
   test("docket run of a CapabilityError exits 1 with its code, message and suggestion on stderr", async () => {

@@ -1,0 +1,46 @@
+import { capability, executionIdSchema, executionStateSchema, planeOf } from "docket";
+import * as v from "valibot";
+
+const actor = v.looseObject({ kind: v.string() });
+
+export default capability({
+  id: "executions.report",
+  title: "Report a run",
+  description:
+    "What `docket run` sends to the server serving its checkout: its execution's description, its pid, and its events after the last sequence the server took. Each event is applied once and in order; the answer says how far the server got (through) and whether a cancel was asked. Not for people or agents: no CLI command and no MCP tool.",
+  effect: "write",
+  execution: "never",
+  input: v.object({
+    id: executionIdSchema(),
+    pid: v.pipe(v.number(), v.integer(), v.minValue(1), v.description("The process of docket run doing the work.")),
+    capability: v.pipe(v.string(), v.regex(/^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$/, "must be a capability id like files.digest")),
+    input: v.optional(v.pipe(v.unknown(), v.description("The input, already redacted by the run; sent until the server holds the execution."))),
+    effect: v.picklist(["read", "write"]),
+    cancellable: v.boolean(),
+    run_id: v.optional(v.nullable(v.pipe(v.string(), v.regex(/^[A-Za-z0-9._:-]{1,128}$/, "must be 1-128 characters of A-Z a-z 0-9 . _ : -")))),
+    session_key: v.optional(v.nullable(v.pipe(v.string(), v.minLength(1), v.maxLength(256)))),
+    request_id: v.pipe(v.string(), v.regex(/^[A-Za-z0-9._:-]{1,128}$/, "must be 1-128 characters of A-Z a-z 0-9 . _ : -")),
+    trace_id: v.pipe(v.string(), v.regex(/^[0-9a-f]{32}$/, "must be 32 lower-case hex digits")),
+    events: v.pipe(
+      // Each event is checked against the protocol's event schema where it is applied, before anything is.
+      v.array(v.looseObject({ sequence: v.pipe(v.number(), v.integer(), v.minValue(1)), type: v.string() })),
+      v.maxLength(1000),
+      v.description("Events in order, dense, after the last sequence the server took (execution.created first when it holds none)."),
+    ),
+  }),
+  output: v.object({
+    id: v.string(),
+    through: v.pipe(v.number(), v.description("The last sequence the server holds; the next report starts after it.")),
+    applied: v.number(),
+    gap: v.pipe(v.boolean(), v.description("The report began after a gap and nothing was applied: send again from through + 1.")),
+    state: v.nullable(executionStateSchema()),
+    cancel_requested: v.pipe(v.boolean(), v.description("A cancel was asked of the server: the run cancels its own execution.")),
+    requested_by: v.nullable(actor),
+    ended: v.pipe(v.boolean(), v.description("The server holds the execution as terminal (for example failed after silence): a run still working stops reporting.")),
+    silence_ms: v.number(),
+    message: v.string(),
+  }),
+  handler(input, ctx) {
+    return planeOf(ctx).report(input);
+  },
+});

@@ -1,0 +1,293 @@
+import { defineCommand } from "citty";
+import { findCheckoutRoot } from "../../capability/checkout.ts";
+import { isExecutionId } from "../../execution/execution-id.ts";
+import { buildFailure, type FailureDescriptor } from "../../execution/failure.ts";
+import type { ExecutionEvent } from "../../execution/protocol.ts";
+import type { ExecutionSnapshot } from "../../execution/snapshot.ts";
+import { EXECUTION_STATES } from "../../execution/state-machine.ts";
+import { newTraceId, requestIdFrom } from "../../server/edge-ids.ts";
+import { UsageError, type DocketCommandMeta } from "../_command-line.ts";
+import { writeStdout } from "../_run-cli.ts";
+import { terminalStyle, type TerminalStyle } from "../_terminal.ts";
+import { EXIT, exitCodeOf, failureText } from "../exit-code.ts";
+import { createRunReporter, formatDuration, location, plainPrinters } from "../run-reporter.ts";
+import { findServer, followEvents, readEvents, ServerUnreachableError, type EventsOutcome, type ServerClient } from "../server-client.ts";
+
+const format = { type: "enum" as const, options: ["text", "json"], default: "text", description: "text: for a person; json: JSON (events: one event per line)" };
+const idArg = { type: "positional", required: true, description: "An execution id, like x-20260908T010203Z-0a1b2c3d", valueHint: "id" } as const;
+
+const NOTES = [
+  "These commands ask the server serving this checkout (its lease, .docket/lease.json, with its token).",
+  "Exit codes: 0 done, 1 no server serves the checkout or the server refused, 2 usage (a bad flag or id shape, an unknown execution).",
+];
+
+/** Where a command writes; colour follows each stream. */
+interface Out {
+  style: TerminalStyle;
+  errStyle: TerminalStyle;
+  json: boolean;
+  note(line: string): void;
+}
+
+function out(formatArg: string): Out {
+  const errStyle = terminalStyle(process.stderr, process.env);
+  return {
+    style: terminalStyle(process.stdout, process.env),
+    errStyle,
+    json: formatArg === "json",
+    note: (line) => void process.stderr.write(`${errStyle.dim(line)}\n`),
+  };
+}
+
+/** A refusal or a missing server, projected once: text on stderr, `{error}` on stdout for json, the exit code of its code. */
+async function fail(o: Out, failure: FailureDescriptor): Promise<number> {
+  if (o.json) await writeStdout(`${JSON.stringify({ error: failure }, null, 2)}\n`);
+  process.stderr.write(failureText(failure, o.errStyle));
+  return exitCodeOf({ state: null, failure });
+}
+
+/** The failure of "no server here", saying how to start one (SPEC §9). */
+function noServer(root: string, why: string): FailureDescriptor {
+  return buildFailure({
+    error_code: "unavailable",
+    stage: "admit",
+    message: `No docket server serves ${root}${why}, so there are no executions to ask about.`,
+    suggestion: "Start one in this checkout with `docket serve` (it serves until Ctrl-C), then run this again.",
+    request_id: requestIdFrom(undefined),
+    trace_id: newTraceId(),
+    context: { root },
+  });
+}
+
+/**
+ * Runs `body` against the server serving the checkout of the working directory; a missing or
+ * vanished server is the same failure, with how to start one.
+ */
+async function withServer(o: Out, body: (server: ServerClient) => Promise<number>): Promise<number> {
+  const root = findCheckoutRoot(process.cwd());
+  const server = await findServer(root);
+  if (!server) return fail(o, noServer(root, ""));
+  try {
+    return await body(server);
+  } catch (error) {
+    if (error instanceof ServerUnreachableError) return fail(o, noServer(root, ` any more (${error.reason})`));
+    throw error;
+  }
+}
+
+function checkId(id: string, command: string): void {
+  if (!isExecutionId(id)) throw new UsageError(`${JSON.stringify(id)} is not an execution id: ids look like x-20260908T010203Z-0a1b2c3d (docket executions list shows them).`, command);
+}
+
+/** A whole number flag in a range, checked before any request. */
+function wholeNumber(value: string | undefined, flag: string, min: number, max: number, command: string): number | undefined {
+  if (value === undefined) return undefined;
+  const n = /^\d+$/.test(value.trim()) ? Number(value.trim()) : NaN;
+  if (!Number.isSafeInteger(n) || n < min || n > max) throw new UsageError(`--${flag} must be a whole number from ${min} to ${max}, got ${JSON.stringify(value)}.`, command);
+  return n;
+}
+
+const listMeta: DocketCommandMeta = {
+  name: "list",
+  description: "List executions, newest first: what the server ran and what runs reported, with counts per state.",
+  examples: ["docket executions list", "docket executions list --state running --capability files.digest --limit 20 --format json"],
+  notes: NOTES,
+};
+
+const list = defineCommand({
+  meta: listMeta,
+  args: {
+    state: { type: "enum", options: [...EXECUTION_STATES], description: "Only executions in this state" },
+    capability: { type: "string", description: "Only executions of this capability", valueHint: "ID" },
+    limit: { type: "string", description: "At most N (1..500, default 50)", valueHint: "N" },
+    format,
+  },
+  async run({ args }) {
+    const limit = wholeNumber(args.limit, "limit", 1, 500, "docket executions list");
+    const o = out(args.format);
+    return withServer(o, async (server) => {
+      const page = await server.request("GET", "/api/v1/executions", { query: { state: args.state, capability: args.capability, limit } });
+      if (!page.ok) return fail(o, page.failure);
+      if (o.json) await writeStdout(`${JSON.stringify(page.body, null, 2)}\n`);
+      else await writeStdout(listText(page.body, o.style));
+      return EXIT.succeeded;
+    });
+  },
+});
+
+const showMeta: DocketCommandMeta = {
+  name: "show",
+  description: "Show one execution: state, who started it, steps, progress, diagnostics, log tail, output or failure.",
+  examples: ["docket executions show x-20260908T010203Z-0a1b2c3d", "docket executions show x-20260908T010203Z-0a1b2c3d --format json"],
+  notes: NOTES,
+};
+
+const show = defineCommand({
+  meta: showMeta,
+  args: { id: idArg, format },
+  async run({ args }) {
+    checkId(args.id, "docket executions show");
+    const o = out(args.format);
+    return withServer(o, async (server) => {
+      const got = await server.request("GET", "/api/v1/executions/get", { query: { id: args.id } });
+      if (!got.ok) return fail(o, got.failure);
+      await writeStdout(o.json ? `${JSON.stringify(got.body, null, 2)}\n` : showText(got.body, server.url, o.style));
+      return EXIT.succeeded;
+    });
+  },
+});
+
+const eventsMeta: DocketCommandMeta = {
+  name: "events",
+  description: "Print an execution's events after a sequence; with --follow, then live from the live channel until it completes.",
+  examples: ["docket executions events x-20260908T010203Z-0a1b2c3d", "docket executions events x-20260908T010203Z-0a1b2c3d --after 42 --follow --format json"],
+  notes: [...NOTES, "--format json prints one event per line (JSON Lines), as the live channel sends them."],
+};
+
+const events = defineCommand({
+  meta: eventsMeta,
+  args: {
+    id: idArg,
+    after: { type: "string", description: "Only events with a sequence above N (default 0)", valueHint: "N" },
+    follow: { type: "boolean", description: "Keep following live until the execution completes" },
+    format,
+  },
+  async run({ args }) {
+    const command = "docket executions events";
+    checkId(args.id, command);
+    const after = wholeNumber(args.after, "after", 0, Number.MAX_SAFE_INTEGER, command) ?? 0;
+    const o = out(args.format);
+    return withServer(o, async (server) => {
+      if (args.follow) {
+        // The live channel refuses an unknown execution before its handshake, without a reason a client can read: ask first.
+        const known = await server.request("GET", "/api/v1/executions/get", { query: { id: args.id } });
+        if (!known.ok) return fail(o, known.failure);
+      }
+      const plain = plainPrinters(o.style, { localTime: process.stdout.isTTY === true });
+      // Events are this command's output: stdout, one write per event so a pipe sees them live.
+      const printer = createRunReporter({ write: (text) => void process.stdout.write(text), printers: plain.printers, unknown: plain.unknown, flush: plain.flush });
+      const onEvent = (event: ExecutionEvent) => (o.json ? process.stdout.write(`${JSON.stringify(event)}\n`) : printer.print(event));
+      const options = { id: args.id, after, onEvent, onNote: o.note };
+      const outcome: EventsOutcome = args.follow ? await followEvents(server, options) : await readEvents(server, options);
+      if (!o.json) printer.flush();
+      await writeStdout("");
+      if (outcome.ok) return EXIT.succeeded;
+      if ("failure" in outcome) return fail(o, outcome.failure);
+      process.stderr.write(`${o.errStyle.red(`Stopped following ${args.id}: ${outcome.reason}.`)}\n`);
+      return EXIT.failed;
+    });
+  },
+});
+
+const cancelMeta: DocketCommandMeta = {
+  name: "cancel",
+  description: "Ask an execution to stop (also one that a docket run reports); prints the receipt. Follow its events for the outcome.",
+  examples: ["docket executions cancel x-20260908T010203Z-0a1b2c3d", "docket executions cancel x-20260908T010203Z-0a1b2c3d && docket executions events x-20260908T010203Z-0a1b2c3d --follow"],
+  notes: [...NOTES, "Exit code 1 also when the request was not made (the execution is not cancellable, or already ended)."],
+};
+
+const cancel = defineCommand({
+  meta: cancelMeta,
+  args: { id: idArg, format },
+  async run({ args }) {
+    checkId(args.id, "docket executions cancel");
+    const o = out(args.format);
+    return withServer(o, async (server) => {
+      const answer = await server.request("POST", "/api/v1/executions/cancel", { body: { id: args.id } });
+      if (!answer.ok) return fail(o, answer.failure);
+      const receipt = answer.body as { id: string; state: string; requested: boolean; message: string };
+      await writeStdout(o.json ? `${JSON.stringify(receipt, null, 2)}\n` : `${receipt.requested ? o.style.yellow("cancel requested") : o.style.dim("not requested")} — ${receipt.message} (state: ${receipt.state})\n`);
+      return receipt.requested ? EXIT.succeeded : EXIT.failed;
+    });
+  },
+});
+
+const protocolMeta: DocketCommandMeta = {
+  name: "protocol",
+  description: "The event contract of the server: schema version, event types, control messages, states and moves, limits in force.",
+  examples: ["docket executions protocol", "docket executions protocol --format json > protocol.json"],
+  notes: NOTES,
+};
+
+const protocol = defineCommand({
+  meta: protocolMeta,
+  args: { format },
+  async run({ args }) {
+    const o = out(args.format);
+    return withServer(o, async (server) => {
+      const doc = await server.request("GET", "/api/v1/executions/protocol");
+      if (!doc.ok) return fail(o, doc.failure);
+      await writeStdout(o.json ? `${JSON.stringify(doc.body, null, 2)}\n` : protocolText(doc.body, o.style));
+      return EXIT.succeeded;
+    });
+  },
+});
+
+const groupMeta: DocketCommandMeta = {
+  name: "executions",
+  description: "Read, follow and cancel the executions of the server serving this checkout (its own and those docket run reported).",
+  examples: ["docket executions list --state running", "docket executions events x-20260908T010203Z-0a1b2c3d --follow", "docket executions cancel x-20260908T010203Z-0a1b2c3d"],
+};
+
+/** `docket executions list|show|events|cancel|protocol` (SPEC §9): projections of the server's store, over its API. */
+export default defineCommand({ meta: groupMeta, subCommands: { list, show, events, cancel, protocol } });
+
+/** `2026-09-08 01:02:03` in UTC, as the snapshot's ISO stamp says it. */
+const when = (iso: string | null) => (iso ? iso.replace("T", " ").replace(/\.\d+Z$|Z$/, "") : "—");
+const actorText = (actor: ExecutionSnapshot["actor"]) => (actor.kind === "cli" ? `cli ${actor.pid}` : actor.kind === "mcp" && actor.client ? `mcp ${actor.client}` : actor.kind);
+
+/** id · state · capability · actor · created · duration, aligned, then the counts per state. */
+function listText(page: { items: ExecutionSnapshot[]; next_cursor: string | null; counts: Record<string, number> }, style: TerminalStyle): string {
+  const counts = Object.entries(page.counts).map(([state, n]) => `${state} ${n}`).join(" · ");
+  if (page.items.length === 0) return `No executions match.\n${style.dim(counts)}\n`;
+  const head = ["ID", "STATE", "CAPABILITY", "ACTOR", "CREATED (UTC)", "DURATION"];
+  const rows = page.items.map((e) => [e.id, e.state, e.capability, actorText(e.actor), when(e.created_at), e.duration_ms === null ? "—" : formatDuration(e.duration_ms)]);
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (r: string[]) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join("  ");
+  const more = page.next_cursor ? `\n${style.dim("More executions match; raise --limit (at most 500) or narrow with --state / --capability.")}` : "";
+  return `${style.bold(line(head))}\n${rows.map(line).join("\n")}\n${style.dim(counts)}${more}\n`;
+}
+
+/** One execution for a person: the facts, then what it did, then how it ended. */
+function showText(e: ExecutionSnapshot, url: string, style: TerminalStyle): string {
+  const lines = [`${style.bold(e.id)} — ${e.capability}`, ""];
+  lines.push(`state: ${e.state} · started by ${actorText(e.actor)} · effect ${e.effect}${e.cancellable ? " · cancellable" : ""}`);
+  lines.push(`created ${when(e.created_at)} · started ${when(e.started_at)} · finished ${when(e.finished_at)}${e.duration_ms === null ? "" : ` · took ${formatDuration(e.duration_ms)}`} (UTC)`);
+  if (e.run_id || e.session_key) lines.push([e.run_id && `run_id ${e.run_id}`, e.session_key && `session ${e.session_key}`].filter(Boolean).join(" · "));
+  lines.push(style.dim(`request ${e.request_id} · trace ${e.trace_id} · last sequence ${e.last_sequence}${e.truncated ? ` (events before ${e.retained_from} dropped)` : ""}`));
+  if (e.progress) lines.push(`progress: ${e.progress.current}${e.progress.total === null ? "" : `/${e.progress.total}`}${e.progress.message ? ` ${e.progress.message}` : ""}`);
+  if (e.steps.length > 0) {
+    lines.push("", style.bold("steps"));
+    for (const s of e.steps) lines.push(`  ${s.state === "succeeded" ? style.green("✔") : s.state === "failed" ? style.red("✖") : style.cyan("▸")} ${s.id} — ${s.title}${s.message ? ` (${s.message})` : ""}`);
+  }
+  if (e.diagnostics.length > 0) {
+    lines.push("", style.bold(`diagnostics${e.diagnostics_dropped ? ` (${e.diagnostics_dropped} older dropped)` : ""}`));
+    for (const d of e.diagnostics) lines.push(`  ${d.severity} ${location(d) ? `${location(d)} ` : ""}${d.message}${d.code ? ` [${d.code}]` : ""}`);
+  }
+  if (e.log.length > 0) {
+    const shown = e.log.slice(-20);
+    lines.push("", style.bold(`log (last ${shown.length} of ${e.log.length + e.log_dropped})`));
+    for (const l of shown) lines.push(`  ${l.level.padEnd(5)} ${l.message}`);
+  }
+  if (e.state === "succeeded") lines.push("", style.bold("output"), JSON.stringify(e.output ?? null, null, 2));
+  if (e.failure) lines.push("", failureText(e.failure, style).trimEnd());
+  lines.push("", style.dim(`cockpit: ${url}${e.links.cockpit}`));
+  return `${lines.join("\n")}\n`;
+}
+
+/** The contract at a glance; `--format json` has all of it. */
+function protocolText(doc: { schema_version: string; payload_schemas: Record<string, unknown>; control_schema: Record<string, Array<{ properties?: { type?: { const?: string } } }> | undefined>; transitions: Record<string, string[]>; limits: Record<string, number> }, style: TerminalStyle): string {
+  // A variant converts to oneOf (or anyOf): each branch names its type by a const.
+  const branches = doc.control_schema.oneOf ?? doc.control_schema.anyOf ?? [];
+  const controls = branches.map((s) => s.properties?.type?.const).filter(Boolean);
+  const lines = [
+    `${style.bold("schema_version")} ${doc.schema_version}`,
+    `${style.bold("event types")} ${Object.keys(doc.payload_schemas).join(", ")}`,
+    `${style.bold("control messages")} ${controls.join(", ")}`,
+    style.bold("states and moves"),
+    ...Object.entries(doc.transitions).map(([from, to]) => `  ${from} → ${to.length ? to.join(", ") : "(terminal)"}`),
+    style.bold("limits in force"),
+    ...Object.entries(doc.limits).map(([key, value]) => `  ${key} ${value}`),
+  ];
+  return `${lines.join("\n")}\n`;
+}

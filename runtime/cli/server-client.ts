@@ -1,0 +1,168 @@
+import type { FailureDescriptor } from "../execution/failure.ts";
+import type { ExecutionEvent } from "../execution/protocol.ts";
+import { isLeaseLive, readLease, type Lease } from "../server/lease.ts";
+
+/** What the API answered: its JSON body, or the failure descriptor of an error status. */
+export type ServerAnswer = { ok: true; status: number; body: any } | { ok: false; status: number; failure: FailureDescriptor };
+
+/** Options of one request. */
+export interface ServerRequestOptions {
+  /** Query parameters; undefined values are left out. */
+  query?: Record<string, string | number | undefined>;
+  /** A JSON body (POST). */
+  body?: unknown;
+  /** Give up after this long (default 10 s): a server that does not answer is as good as none. */
+  timeoutMs?: number;
+}
+
+/** The server serving this checkout, as its lease names it; every request carries its token. */
+export interface ServerClient {
+  readonly url: string;
+  readonly root: string;
+  readonly pid: number;
+  /** One request to the server. Throws ServerUnreachableError when nothing answers. */
+  request(method: "GET" | "POST", path: string, options?: ServerRequestOptions): Promise<ServerAnswer>;
+  /** The live channel's URL for `query` and the subprotocols that carry the token (SPEC §6, README "Access"). */
+  liveChannel(query: URLSearchParams): { url: string; protocols: string[] };
+}
+
+/** Nothing answered at the server's URL (refused, reset, timed out). */
+export class ServerUnreachableError extends Error {
+  constructor(readonly url: string, readonly reason: string) {
+    super(`nothing answers at ${url} (${reason})`);
+    this.name = "ServerUnreachableError";
+  }
+}
+
+/**
+ * The server serving `root`, or null: the checkout's lease must name this root, its process must
+ * be alive and its URL must answer for this root (`isLeaseLive`). A run never starts a server.
+ */
+export async function findServer(root: string, options: { timeout_ms?: number } = {}): Promise<ServerClient | null> {
+  const lease = readLease(root);
+  // A lease copied along with a checkout names the other checkout's server: not ours.
+  if (!lease || lease.root !== root) return null;
+  return (await isLeaseLive(lease, options)) ? serverClient(lease) : null;
+}
+
+/** A client of the server a lease names. */
+export function serverClient(lease: Lease): ServerClient {
+  const auth: Record<string, string> = lease.token ? { Authorization: `Bearer ${lease.token}` } : {};
+  return {
+    url: lease.url,
+    root: lease.root,
+    pid: lease.pid,
+    async request(method, path, options = {}) {
+      const url = new URL(path, lease.url);
+      for (const [key, value] of Object.entries(options.query ?? {})) if (value !== undefined) url.searchParams.set(key, String(value));
+      let response: Response;
+      try {
+        response = await fetch(url, {
+          method,
+          headers: options.body === undefined ? auth : { ...auth, "Content-Type": "application/json" },
+          body: options.body === undefined ? undefined : JSON.stringify(options.body),
+          signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
+        });
+      } catch (error) {
+        const e = error as Error;
+        throw new ServerUnreachableError(lease.url, e?.name === "TimeoutError" ? "no answer in time" : (e?.message ?? String(error)));
+      }
+      let body: any;
+      try {
+        body = await response.json();
+      } catch {
+        body = null;
+      }
+      if (response.ok) return { ok: true, status: response.status, body };
+      const failure = body?.error as FailureDescriptor | undefined;
+      if (failure && typeof failure.error_code === "string" && typeof failure.message === "string") return { ok: false, status: response.status, failure };
+      throw new ServerUnreachableError(lease.url, `HTTP ${response.status} without a failure descriptor`);
+    },
+    liveChannel(query) {
+      const url = new URL(`/events?${query}`, lease.url);
+      url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
+      // A WebSocket cannot carry an Authorization header from every client: the token rides as a subprotocol.
+      return { url: url.toString(), protocols: lease.token ? ["docket.v1", `docket.token.${lease.token}`] : [] };
+    },
+  };
+}
+
+/** How reading or following an execution's events ended. */
+export type EventsOutcome = { ok: true; last_sequence: number } | { ok: false; failure: FailureDescriptor } | { ok: false; reason: string };
+
+/** Options of {@link readEvents} and {@link followEvents}. */
+export interface EventsOptions {
+  id: string;
+  /** Events with a sequence above this. */
+  after: number;
+  onEvent(event: ExecutionEvent): void;
+  /** Something the reader should know (history already dropped), one line. */
+  onNote(line: string): void;
+}
+
+/** Reads an execution's retained events after a cursor over HTTP, page by page, until its last sequence. */
+export async function readEvents(server: ServerClient, options: EventsOptions): Promise<EventsOutcome> {
+  let after = options.after;
+  for (;;) {
+    const page = await server.request("GET", "/api/v1/executions/events", { query: { id: options.id, after, limit: 1000 } });
+    if (!page.ok) return { ok: false, failure: page.failure };
+    const { events, truncated, retained_from, last_sequence } = page.body as { events: ExecutionEvent[]; truncated: boolean; retained_from: number; last_sequence: number };
+    if (truncated) options.onNote(`events ${after + 1}–${retained_from - 1} of ${options.id} were already dropped (events_retained); showing what is kept`);
+    for (const event of events) if (event.sequence > after) options.onEvent(event);
+    after = Math.max(after, events.at(-1)?.sequence ?? after);
+    if (events.length === 0 || after >= last_sequence) return { ok: true, last_sequence: after };
+  }
+}
+
+/**
+ * Follows one execution over the live channel (`/events?execution=<id>&after=<n>`, the runtime's
+ * built-in WebSocket) until its `execution.completed`. Each event is handed on once, in order: an
+ * event at or below the last one seen is dropped, and a gap (a jump in sequence, `stream.lagged`)
+ * is read over HTTP before going on.
+ */
+export function followEvents(server: ServerClient, options: EventsOptions): Promise<EventsOutcome> {
+  const { url, protocols } = server.liveChannel(new URLSearchParams({ execution: options.id, after: String(options.after) }));
+  let last = options.after;
+  let done = false;
+  return new Promise((resolve) => {
+    const socket = new WebSocket(url, protocols);
+    const settle = (outcome: EventsOutcome) => {
+      if (done) return;
+      done = true;
+      socket.close();
+      resolve(outcome);
+    };
+    const deliver = (event: ExecutionEvent) => {
+      if (event.sequence <= last) return;
+      last = event.sequence;
+      options.onEvent(event);
+      if (event.type === "execution.completed") settle({ ok: true, last_sequence: last });
+    };
+    const fill = async () => {
+      const read = await readEvents(server, { ...options, after: last, onEvent: deliver });
+      if (!read.ok) settle(read);
+    };
+    // Frames are handled one after another: a gap read over HTTP finishes before the next frame.
+    let queue = Promise.resolve();
+    socket.onmessage = (message) => {
+      queue = queue.then(async () => {
+        if (done) return;
+        const frame = JSON.parse(String(message.data)) as { type: string; sequence?: number; reason?: string };
+        // stream.ready and stream.heartbeat need nothing: dropped history shows as a gap, read below.
+        if (frame.type === "stream.lagged") {
+          await fill();
+        } else if (frame.type === "stream.closing") {
+          settle({ ok: false, reason: `the server closed the live channel (${frame.reason ?? "no reason given"})` });
+        } else if (typeof frame.sequence === "number") {
+          if (frame.sequence > last + 1) await fill();
+          deliver(frame as unknown as ExecutionEvent);
+        }
+      }).catch((error) => settle({ ok: false, reason: (error as Error)?.message ?? String(error) }));
+    };
+    socket.onerror = () => settle({ ok: false, reason: `the live channel at ${server.url} could not be opened or broke` });
+    socket.onclose = (event) => {
+      // Frames still being handled come first: the close may only say the server went away after them.
+      void queue.then(() => settle({ ok: false, reason: `the live channel closed before ${options.id} ended (code ${event.code}${event.reason ? `, ${event.reason}` : ""})` }));
+    };
+  });
+}

@@ -1,0 +1,48 @@
+import type { Actor } from "./protocol.ts";
+import type { ExecutionState } from "./state-machine.ts";
+
+/**
+ * What `docket run` sends to the server serving its checkout (`executions.report`, SPEC §7): its
+ * description, its pid, and its events after the last sequence the server took. The same shape
+ * every time, so a report that was lost, cut or sent twice is mended by the next.
+ */
+export interface ExecutionReport {
+  /** The run's own execution id: the server keeps the execution under the same id. */
+  id: string;
+  pid: number;
+  capability: string;
+  /** Redacted by the run's engine; sent until the server holds the execution (the created event carries it too). */
+  input?: unknown;
+  effect: "read" | "write";
+  cancellable: boolean;
+  run_id?: string | null;
+  session_key?: string | null;
+  request_id: string;
+  trace_id: string;
+  /** Events in order, dense; checked against the event schema before anything is applied. */
+  events: unknown[];
+}
+
+/** The server's answer to one report: how far it got, and what the run must know. */
+export interface ReportAnswer {
+  id: string;
+  /** The last of the run's sequences the server holds; the next report starts after it. */
+  through: number;
+  /** Events of this report applied now (those at or below the previous `through` are skipped). */
+  applied: number;
+  /** True when the report began after a gap: nothing was applied; send again from `through + 1`. */
+  gap: boolean;
+  state: ExecutionState | null;
+  /** A cancel was asked of the server (cockpit, `executions.cancel`): the run cancels its execution. */
+  cancel_requested: boolean;
+  /** Who asked for the cancel, so the run's own `execution.cancel_requested` names them. */
+  requested_by: Actor | null;
+  /** The server holds the execution as terminal; a run that has not finished stops reporting. */
+  ended: boolean;
+  /** Silence after which the server ends an unheard run; the run reports well within it. */
+  silence_ms: number;
+  message: string;
+}
+
+/** The most events one report may carry (capabilities/executions.report.ts declares the same bound); a run further behind sends again at once. */
+export const REPORT_MAX_EVENTS = 1000;

@@ -1,0 +1,198 @@
+// `docket executions …` from source, against a live server serving the checkout and without one.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { DocketServer } from "../../runtime/server/serve.ts";
+import { docket, fromSource, oneJsonDocument, removeTempDirs, spawnDocket, tempCheckout, watchStream } from "./_harness.ts";
+import { api, pollUntil, serveCheckout } from "./_report-support.ts";
+
+const UNKNOWN = "x-20260908T010203Z-0a1b2c3d";
+
+describe("docket executions without a server", () => {
+  let checkout = "";
+  beforeAll(() => {
+    checkout = tempCheckout();
+  });
+  afterAll(removeTempDirs);
+  const cli = (args: string[]) => docket(fromSource, ["executions", ...args], { cwd: checkout });
+
+  test("docket executions list says no server serves the checkout and how to start one, exit 1", async () => {
+    const result = await cli(["list"]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toContain(`No docket server serves ${checkout}`);
+    expect(result.stderr).toContain("docket serve");
+  });
+
+  test("docket executions … --format json without a server prints one {error} document with unavailable", async () => {
+    for (const args of [["list"], ["show", UNKNOWN], ["events", UNKNOWN, "--follow"], ["cancel", UNKNOWN], ["protocol"]]) {
+      const result = await cli([...args, "--format", "json"]);
+      expect(result.code).toBe(1);
+      expect(oneJsonDocument(result.stdout)).toMatchObject({ error: { error_code: "unavailable", context: { root: checkout } } });
+    }
+  });
+
+  test("docket executions refuses a bad id shape or flag with exit 2 before asking anything", async () => {
+    for (const args of [["show", "nope"], ["events", "x-1"], ["cancel", "X-20260908T010203Z-0A1B2C3D"]]) {
+      const result = await cli(args);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain("is not an execution id");
+      // The shape is refused first: nothing was asked of a server (there is none to ask).
+      expect(result.stderr).not.toContain("No docket server");
+    }
+    expect((await cli(["list", "--limit", "0"])).stderr).toContain("--limit must be a whole number from 1 to 500");
+    expect((await cli(["events", UNKNOWN, "--after", "-1"])).code).toBe(2);
+    expect((await cli(["list", "--state", "sleeping"])).code).toBe(2);
+  });
+
+  for (const [command, example] of [
+    [["executions"], "docket executions list --state running"],
+    [["executions", "list"], "docket executions list --state running --capability files.digest --limit 20 --format json"],
+    [["executions", "show"], "docket executions show x-20260908T010203Z-0a1b2c3d"],
+    [["executions", "events"], "docket executions events x-20260908T010203Z-0a1b2c3d --after 42 --follow --format json"],
+    [["executions", "cancel"], "docket executions cancel x-20260908T010203Z-0a1b2c3d"],
+    [["executions", "protocol"], "docket executions protocol --format json > protocol.json"],
+  ] as Array<[string[], string]>) {
+    test(`docket ${command.join(" ")} --help names the command, an example and the exit codes`, async () => {
+      const result = await docket(fromSource, [...command, "--help"], { cwd: checkout });
+      expect(result.code).toBe(0);
+      expect(result.stdout).toContain(`USAGE docket ${command.join(" ")}`);
+      expect(result.stdout).toContain(example);
+      if (command.length > 1) expect(result.stdout).toContain("Exit codes: 0 done, 1 no server serves the checkout or the server refused, 2 usage");
+    });
+  }
+});
+
+describe("docket executions against the server serving the checkout", () => {
+  let checkout = "";
+  let server: DocketServer;
+  let http: ReturnType<typeof api>;
+  let own = "";
+  let reported = "";
+  let reporter = 0;
+
+  beforeAll(async () => {
+    checkout = tempCheckout();
+    server = await serveCheckout(checkout);
+    http = api(server.url);
+    // One execution the server ran itself, one a docket run reported.
+    const started = await http.post("/api/v1/executions/start", { capability: "executions.demonstrate", input: { steps: 1, delay_ms: 0 } });
+    own = started.body.execution.id;
+    const run = await docket(fromSource, ["run", "executions.demonstrate", "--input", '{"steps":2,"delay_ms":0}', "--format", "json"], { cwd: checkout });
+    const document = oneJsonDocument(run.stdout);
+    reported = document.execution.id;
+    reporter = document.execution.actor.pid;
+    await pollUntil(() => http.get(`/api/v1/executions/get?id=${own}`), (s) => s.state === "succeeded", "the server's own execution to finish");
+  });
+  afterAll(async () => {
+    await server.stop();
+    removeTempDirs();
+  });
+  const cli = (args: string[]) => docket(fromSource, ["executions", ...args], { cwd: checkout });
+
+  test("docket executions list shows the server's own executions and reported ones, with who started them", async () => {
+    const result = await cli(["list"]);
+    expect(result.code).toBe(0);
+    const lines = result.stdout.split("\n");
+    expect(lines[0]).toMatch(/^ID +STATE +CAPABILITY +ACTOR +CREATED \(UTC\) +DURATION$/);
+    expect(lines.find((l) => l.startsWith(reported))).toMatch(new RegExp(`succeeded +executions\\.demonstrate +cli ${reporter} `));
+    expect(lines.find((l) => l.startsWith(own))).toMatch(/succeeded +executions\.demonstrate +http /);
+    expect(result.stdout).toContain("succeeded 2");
+    const json = oneJsonDocument((await cli(["list", "--state", "succeeded", "--capability", "executions.demonstrate", "--limit", "1", "--format", "json"])).stdout);
+    expect(json.items).toHaveLength(1);
+    expect(json.next_cursor).not.toBeNull();
+    expect(oneJsonDocument((await cli(["list", "--state", "failed", "--format", "json"])).stdout).items).toEqual([]);
+  });
+
+  test("docket executions show prints the facts of one execution; --format json is the server's snapshot", async () => {
+    const text = await cli(["show", reported]);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain(`${reported} — executions.demonstrate`);
+    expect(text.stdout).toContain(`state: succeeded · started by cli ${reporter}`);
+    expect(text.stdout).toContain("✔ step-2 — Step 2 of 2");
+    expect(text.stdout).toContain('"message": "Completed 2 steps and 0 events"');
+    expect(text.stdout).toContain(`cockpit: ${server.url}/cockpit/executions/${reported}`);
+    const json = await cli(["show", reported, "--format", "json"]);
+    expect(oneJsonDocument(json.stdout)).toEqual(await http.get(`/api/v1/executions/get?id=${reported}`));
+  });
+
+  test("docket executions show, events (--follow) and cancel of an unknown execution exit 2 with not_found", async () => {
+    for (const args of [["show", UNKNOWN], ["events", UNKNOWN], ["events", UNKNOWN, "--follow"], ["cancel", UNKNOWN]]) {
+      const result = await cli(args);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain(`error not_found: No execution ${UNKNOWN}.`);
+    }
+  });
+
+  test("docket executions events prints the events after a cursor, as lines or one JSON event per line", async () => {
+    const text = await cli(["events", reported]);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(/^\d\d:\d\d:\d\d ▸ executions\.demonstrate x-/m);
+    expect(text.stdout).toMatch(/✔ succeeded in /);
+    const json = await cli(["events", reported, "--after", "3", "--format", "json"]);
+    const events = json.stdout.trimEnd().split("\n").map((line) => JSON.parse(line));
+    const { last_sequence } = await http.get(`/api/v1/executions/get?id=${reported}`);
+    expect(events.map((e) => e.sequence)).toEqual(Array.from({ length: last_sequence - 3 }, (_, i) => i + 4));
+  });
+
+  test("docket executions events --follow prints a running execution's events live and exits once it completed", async () => {
+    const started = await http.post("/api/v1/executions/start", { capability: "executions.demonstrate", input: { steps: 8, delay_ms: 150 } });
+    const id = started.body.execution.id;
+    const child = spawnDocket(fromSource, ["executions", "events", id, "--follow", "--format", "json"], { cwd: checkout });
+    try {
+      const stdout = watchStream(child.stdout);
+      // A line of the run appears before it ends: followed live, not read back afterwards.
+      await stdout.until(/"type":"execution\.step"/);
+      expect((await http.get(`/api/v1/executions/get?id=${id}`)).state).not.toBe("succeeded");
+      expect(await child.exited).toBe(0);
+      const events = (await stdout.done).trimEnd().split("\n").map((line) => JSON.parse(line));
+      expect(events.map((e) => e.sequence)).toEqual(Array.from({ length: events.length }, (_, i) => i + 1));
+      expect(events.at(-1)).toMatchObject({ type: "execution.completed", data: { state: "succeeded" } });
+    } finally {
+      child.kill("SIGKILL");
+    }
+  });
+
+  test("docket executions cancel asks a running execution to stop (exit 0); of a finished one it says why not (exit 1)", async () => {
+    const started = await http.post("/api/v1/executions/start", { capability: "executions.demonstrate", input: { steps: 100, delay_ms: 100 } });
+    const id = started.body.execution.id;
+    await pollUntil(() => http.get(`/api/v1/executions/get?id=${id}`), (s) => s.state === "running", "the execution to run");
+    const cancelled = await cli(["cancel", id]);
+    expect(cancelled.code).toBe(0);
+    expect(cancelled.stdout).toContain("cancel requested");
+    await pollUntil(() => http.get(`/api/v1/executions/get?id=${id}`), (s) => s.state === "cancelled", "the execution to stop");
+    const again = await cli(["cancel", reported, "--format", "json"]);
+    expect(again.code).toBe(1);
+    expect(oneJsonDocument(again.stdout)).toMatchObject({ id: reported, state: "succeeded", requested: false });
+  });
+
+  test("docket executions protocol prints the contract in force; --format json is the whole document", async () => {
+    const text = await cli(["protocol"]);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain("schema_version 1");
+    expect(text.stdout).toContain("execution.cancel_requested");
+    expect(text.stdout).toContain("stream.lagged");
+    expect(text.stdout).toContain("report_silence_ms 30000");
+    const json = oneJsonDocument((await cli(["protocol", "--format", "json"])).stdout);
+    expect(json).toEqual(await http.get("/api/v1/executions/protocol"));
+  });
+});
+
+describe("docket executions against a server that requires a token", () => {
+  test("docket executions takes the token from the lease: list, and events --follow over the live channel", async () => {
+    const checkout = tempCheckout();
+    const token = "an-executions-token-0123456789";
+    const server = await serveCheckout(checkout, { token });
+    try {
+      const started = await api(server.url, token).post("/api/v1/executions/start", { capability: "executions.demonstrate", input: { steps: 1, delay_ms: 0 } });
+      const id = started.body.execution.id;
+      const listed = await docket(fromSource, ["executions", "list", "--format", "json"], { cwd: checkout });
+      expect(listed.code).toBe(0);
+      expect(oneJsonDocument(listed.stdout).items.map((e: any) => e.id)).toEqual([id]);
+      const followed = await docket(fromSource, ["executions", "events", id, "--follow"], { cwd: checkout });
+      expect(followed.code).toBe(0);
+      expect(followed.stdout).toMatch(/✔ succeeded in /);
+    } finally {
+      await server.stop();
+      removeTempDirs();
+    }
+  });
+});

@@ -1,0 +1,161 @@
+// SPEC §7 end to end, with real processes: `docket run` reports to the server serving its checkout.
+import { afterAll, describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { ensureDocketDir, leasePath } from "../../runtime/server/lease.ts";
+import { completedOf, openLive } from "../server/_support/live-client.ts";
+import { docket, fromSource, oneJsonDocument, removeTempDirs, spawnDocket, tempCheckout, watchStream } from "./_harness.ts";
+import { aloneLines, api, pollUntil, reportedBy, serveCheckout } from "./_report-support.ts";
+
+afterAll(removeTempDirs);
+
+const DEMO = ["run", "executions.demonstrate", "--format", "json", "--input"];
+const stepsOf = (snapshot: any) => snapshot.steps.map((s: any) => [s.id, s.title, s.state, s.message]);
+
+describe("docket run and the server serving its checkout", () => {
+  test("docket run reports its execution: listed with actor cli and the run's pid, the same events, followed live", async () => {
+    const checkout = tempCheckout();
+    const server = await serveCheckout(checkout, { limits: { report_silence_ms: 5000 } });
+    const http = api(server.url);
+    const child = spawnDocket(fromSource, [...DEMO, '{"steps":5,"delay_ms":200}'], { cwd: checkout });
+    try {
+      const stdout = new Response(child.stdout).text();
+      const stderr = watchStream(child.stderr);
+      const listed = await reportedBy(http, child.pid);
+      // A follower of the one execution: its history, then live, until it completes.
+      const live = await openLive(server.url, `execution=${listed.id}`);
+      const completed = await live.waitFor(completedOf(listed.id));
+      await live.close();
+      expect(await child.exited).toBe(0);
+      const document = oneJsonDocument(await stdout);
+      const run = document.execution;
+      expect(run.id).toBe(listed.id);
+      expect(run.actor).toEqual({ kind: "cli", pid: child.pid });
+
+      const held = await http.get(`/api/v1/executions/get?id=${run.id}`);
+      expect(held).toMatchObject({ id: run.id, state: "succeeded", actor: { kind: "cli", pid: child.pid }, repository: checkout, output: document.output, last_sequence: run.last_sequence });
+      expect(stepsOf(held)).toEqual(stepsOf(run));
+      expect(held.log.map((l: any) => [l.sequence, l.level, l.message])).toEqual(run.log.map((l: any) => [l.sequence, l.level, l.message]));
+      expect(held.diagnostics).toEqual(run.diagnostics);
+      expect(held.input).toEqual(run.input);
+
+      const { events } = await http.get(`/api/v1/executions/events?id=${run.id}&limit=1000`);
+      expect(events.map((e: any) => e.sequence)).toEqual(Array.from({ length: run.last_sequence }, (_, i) => i + 1));
+      expect(events.at(-1)).toMatchObject({ type: "execution.completed", data: { state: "succeeded", output: document.output } });
+      const ready = live.frames[0];
+      expect(ready.type).toBe("stream.ready");
+      // Some events came after the follower connected: it watched the run live, not only its history.
+      expect(ready.replayed).toBeLessThan(run.last_sequence);
+      expect(live.frames.filter((f) => typeof f.sequence === "number").map((f) => f.sequence)).toEqual(events.map((e: any) => e.sequence));
+      expect(completed.data.output).toEqual(document.output);
+
+      const said = await stderr.done;
+      expect(said).toContain(`reported to the server at ${server.url}`);
+      expect(aloneLines(said)).toBe(0);
+    } finally {
+      child.kill("SIGKILL");
+      await server.stop();
+    }
+  });
+
+  test("docket run cancelled through the server's API stops its own execution and exits 130", async () => {
+    const checkout = tempCheckout();
+    const server = await serveCheckout(checkout);
+    const http = api(server.url);
+    const child = spawnDocket(fromSource, [...DEMO, '{"steps":100,"delay_ms":100}'], { cwd: checkout });
+    try {
+      const stdout = new Response(child.stdout).text();
+      const running = await reportedBy(http, child.pid, "running");
+      const receipt = await http.post("/api/v1/executions/cancel", { id: running.id });
+      expect(receipt.status).toBe(200);
+      expect(receipt.body).toMatchObject({ id: running.id, requested: true, cancellable: true });
+      expect(receipt.body.message).toContain(`pid ${child.pid}`);
+      expect(await child.exited).toBe(130);
+      const document = oneJsonDocument(await stdout);
+      expect(document.execution.state).toBe("cancelled");
+      const held = await http.get(`/api/v1/executions/get?id=${running.id}`);
+      expect(held).toMatchObject({ state: "cancelled", last_sequence: document.execution.last_sequence, failure: { error_code: "cancelled" } });
+      const { events } = await http.get(`/api/v1/executions/events?id=${running.id}&limit=1000`);
+      // The run records the cancel in the name of who asked the server.
+      expect(events.find((e: any) => e.type === "execution.cancel_requested").data).toEqual({ actor: { kind: "http" } });
+    } finally {
+      child.kill("SIGKILL");
+      await server.stop();
+    }
+  });
+
+  test("docket run killed mid-run is ended by the server after its report silence: failed unavailable, naming the pid", async () => {
+    const checkout = tempCheckout();
+    // A `docket serve` of its own, with the silence shortened through its environment variable.
+    const serve = spawnDocket(fromSource, ["serve", "--port", "0"], { cwd: checkout, env: { DOCKET_REPORT_SILENCE_MS: "500" } });
+    try {
+      const banner = await watchStream(serve.stderr).until(/docket serving .* at (http:\/\/127\.0\.0\.1:\d+)/);
+      const http = api(banner.match(/at (http:\/\/127\.0\.0\.1:\d+)/)![1]!);
+      const run = spawnDocket(fromSource, [...DEMO, '{"steps":100,"delay_ms":100}'], { cwd: checkout });
+      try {
+        const running = await reportedBy(http, run.pid, "running");
+        run.kill("SIGKILL");
+        await run.exited;
+        const failed = await pollUntil(() => http.get(`/api/v1/executions/get?id=${running.id}`), (s) => s.state === "failed", "the silent run to fail");
+        expect(failed.failure).toMatchObject({ error_code: "unavailable", stage: "report", outcome_certainty: "unknown", context: { pid: run.pid, silence_ms: 500 } });
+        expect(failed.failure.message).toContain(`pid ${run.pid}`);
+      } finally {
+        run.kill("SIGKILL");
+      }
+    } finally {
+      serve.kill("SIGINT");
+      await serve.exited;
+    }
+  });
+
+  test("docket run whose server stops mid-run says once that it is visible to this process alone, and still exits 0", async () => {
+    const checkout = tempCheckout();
+    const server = await serveCheckout(checkout);
+    const http = api(server.url);
+    const child = spawnDocket(fromSource, [...DEMO, '{"steps":8,"delay_ms":100}'], { cwd: checkout });
+    try {
+      const stdout = new Response(child.stdout).text();
+      const stderr = new Response(child.stderr).text();
+      await reportedBy(http, child.pid, "running");
+      await server.stop();
+      expect(await child.exited).toBe(0);
+      expect(oneJsonDocument(await stdout)).toMatchObject({ execution: { state: "succeeded" }, output: { steps: 8 } });
+      const said = await stderr;
+      expect(aloneLines(said)).toBe(1);
+      expect(said).toMatch(new RegExp(`the server at ${server.url} stopped answering \\(.+\\), so from now on this execution is visible to this process alone`));
+    } finally {
+      child.kill("SIGKILL");
+      await server.stop();
+    }
+  });
+
+  test("docket run with no server, or only a stale lease, says so once on stderr; --format json stdout stays one document", async () => {
+    const checkout = tempCheckout();
+    const fresh = await docket(fromSource, [...DEMO, '{"steps":1,"delay_ms":0}'], { cwd: checkout });
+    // A lease left by a server that is gone: its pid is not alive, nothing answers at its URL.
+    ensureDocketDir(checkout);
+    writeFileSync(leasePath(checkout), JSON.stringify({ url: "http://127.0.0.1:9", pid: 2 ** 22 + 7, root: checkout, token: null, started_at: new Date().toISOString() }));
+    const stale = await docket(fromSource, [...DEMO, '{"steps":1,"delay_ms":0}'], { cwd: checkout });
+    for (const result of [fresh, stale]) {
+      expect(result.code).toBe(0);
+      expect(oneJsonDocument(result.stdout)).toMatchObject({ execution: { state: "succeeded" } });
+      expect(result.stdout).not.toContain("visible");
+      expect(result.stderr.match(/^no server serves this checkout, so this execution is visible to this process alone$/gm)).toHaveLength(1);
+    }
+  });
+
+  test("docket run reports to a server that requires a token, with the token of its lease", async () => {
+    const checkout = tempCheckout();
+    const token = "a-token-for-report-tests-0123";
+    const server = await serveCheckout(checkout, { token });
+    try {
+      const result = await docket(fromSource, [...DEMO, '{"steps":1,"delay_ms":0}'], { cwd: checkout });
+      expect(result.code).toBe(0);
+      const { execution } = oneJsonDocument(result.stdout);
+      expect(aloneLines(result.stderr)).toBe(0);
+      const held = await api(server.url, token).get(`/api/v1/executions/get?id=${execution.id}`);
+      expect(held).toMatchObject({ state: "succeeded", actor: { kind: "cli" }, last_sequence: execution.last_sequence });
+    } finally {
+      await server.stop();
+    }
+  });
+});

@@ -1,0 +1,247 @@
+import { describe, expect, test } from "bun:test";
+import { FailureError } from "../../runtime/execution/failure.ts";
+import type { ExecutionEvent } from "../../runtime/execution/protocol.ts";
+import type { EdgeInfo } from "../../runtime/execution/plane.ts";
+import type { ExecutionReport } from "../../runtime/execution/report-protocol.ts";
+import { EDGE, harness, type Harness } from "./_support/harness.ts";
+import { flush } from "./_support/fake-pool.ts";
+
+const PID = 4242;
+const RUN_EDGE: EdgeInfo = { actor: { kind: "cli", pid: PID }, request_id: "r-run", trace_id: "0af7651916cd43dd8448eb211c80319c" };
+
+/**
+ * A real run: a second engine (the `docket run` process) starts demo.read, which emits a step,
+ * progress and a log, and succeeds. Its store's events are what the run reports.
+ */
+async function finishedRun(options: { capability?: string; input?: unknown; end?: "succeed" | "hold" } = {}) {
+  const run = harness();
+  const id = run.engine.start({ capability: options.capability ?? "demo.read", input: options.input ?? { n: 3 } }, RUN_EDGE).execution.id;
+  await flush();
+  const task = run.pool.of(id)!;
+  task.emit({ type: "execution.step", data: { id: "s", title: "Step" } });
+  task.emit({ type: "execution.progress", data: { current: 1, total: 2, message: "half" } });
+  task.emit({ type: "execution.log", data: { level: "info", message: "working" } });
+  task.emit({ type: "execution.step_done", data: { id: "s", ok: true } });
+  if (options.end !== "hold") {
+    task.succeed({ n: 3 });
+    await flush();
+  }
+  const events = run.store.events(id, 0, 1000)!.events;
+  return { run, id, events, task };
+}
+
+function reportOf(h: Harness, id: string, events: readonly ExecutionEvent[], extra: Partial<ExecutionReport> = {}): ExecutionReport {
+  const snapshot = h.store.get(id)!;
+  return {
+    id,
+    pid: PID,
+    capability: snapshot.capability,
+    input: snapshot.input,
+    effect: snapshot.effect,
+    cancellable: snapshot.cancellable,
+    run_id: snapshot.run_id,
+    session_key: snapshot.session_key,
+    request_id: snapshot.request_id,
+    trace_id: snapshot.trace_id,
+    events: [...events],
+    ...extra,
+  };
+}
+
+const send = (server: Harness, report: ExecutionReport, edge: EdgeInfo = EDGE) => server.engine.handle(edge).report(report);
+
+function failureOf(fn: () => unknown) {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof FailureError) return error.failure;
+    throw error;
+  }
+  throw new Error("expected a FailureError");
+}
+
+/** The events as the server holds them, without the stamps each side puts on its own copy. */
+const unstamped = (events: readonly ExecutionEvent[]) => events.map(({ timestamp, ...rest }) => (void timestamp, rest));
+
+describe("executions.report (engine)", () => {
+  test("report ingestion applies each event once and in order: the server holds the run's events under the run's id", async () => {
+    const { run, id, events } = await finishedRun();
+    const server = harness();
+    const first = send(server, reportOf(run, id, events.slice(0, 3)));
+    expect(first).toMatchObject({ id, through: 3, applied: 3, gap: false, state: "running", ended: false, cancel_requested: false });
+    // Overlapping the first: events at or below `through` are skipped, the rest applied once.
+    const second = send(server, reportOf(run, id, events.slice(1)));
+    expect(second).toMatchObject({ through: events.length, applied: events.length - 3, state: "succeeded", ended: true });
+    const held = server.store.events(id, 0, 1000)!.events;
+    expect(unstamped(held)).toEqual(unstamped(events));
+    const snapshot = server.store.get(id)!;
+    expect(snapshot).toMatchObject({ id, state: "succeeded", actor: { kind: "cli", pid: PID }, repository: "/checkout", output: { n: 3 }, request_id: "r-run" });
+    expect(snapshot.steps.map((s) => [s.id, s.state])).toEqual([["s", "succeeded"]]);
+    // The work never runs in the server.
+    expect(server.pool.tasks).toHaveLength(0);
+  });
+
+  test("report sent twice is applied once; the duplicate answers the same through", async () => {
+    const { run, id, events } = await finishedRun({ end: "hold" });
+    const server = harness();
+    const report = reportOf(run, id, events);
+    expect(send(server, report)).toMatchObject({ through: events.length, applied: events.length });
+    expect(send(server, report)).toMatchObject({ through: events.length, applied: 0, gap: false });
+    expect(server.store.get(id)!.last_sequence).toBe(events.length);
+    expect(server.store.get(id)!.log.map((l) => l.message)).toEqual(["working"]);
+  });
+
+  test("report cut short is mended by the next one, which starts after the answered through", async () => {
+    const { run, id, events } = await finishedRun();
+    const server = harness();
+    const cut = send(server, reportOf(run, id, events.slice(0, 2)));
+    expect(cut.through).toBe(2);
+    const next = send(server, reportOf(run, id, events.slice(cut.through)));
+    expect(next).toMatchObject({ through: events.length, state: "succeeded" });
+    expect(unstamped(server.store.events(id, 0, 1000)!.events)).toEqual(unstamped(events));
+  });
+
+  test("report that begins after a gap is refused whole, nothing applied, and answers through so the run resends", async () => {
+    const { run, id, events } = await finishedRun();
+    const server = harness();
+    // The server holds nothing yet: a report without the execution.created is a gap from 0.
+    expect(send(server, reportOf(run, id, events.slice(2)))).toMatchObject({ through: 0, applied: 0, gap: true, state: null });
+    expect(server.store.get(id)).toBeNull();
+    send(server, reportOf(run, id, events.slice(0, 2)));
+    const gap = send(server, reportOf(run, id, events.slice(3)));
+    expect(gap).toMatchObject({ through: 2, applied: 0, gap: true, state: "running" });
+    expect(gap.message).toContain("send again from 3");
+    expect(server.store.get(id)!.last_sequence).toBe(2);
+    expect(send(server, reportOf(run, id, events.slice(2)))).toMatchObject({ through: events.length, gap: false });
+  });
+
+  test("report from a second pid re-using a reported id is refused and changes nothing", async () => {
+    const { run, id, events } = await finishedRun({ end: "hold" });
+    const server = harness();
+    send(server, reportOf(run, id, events.slice(0, 2)));
+    const refused = failureOf(() => send(server, reportOf(run, id, events.slice(2), { pid: PID + 1 })));
+    expect(refused).toMatchObject({ error_code: "invalid_input", context: { reason: "reported_by_another_process", pid: PID } });
+    expect(refused.message).toContain(`pid ${PID + 1}`);
+    expect(server.store.get(id)!.last_sequence).toBe(2);
+  });
+
+  test("report under the id of one of the server's own executions is refused", async () => {
+    const server = harness();
+    const own = server.engine.start({ capability: "demo.read", input: {} }, EDGE).execution;
+    await flush();
+    const events = server.store.events(own.id)!.events;
+    const refused = failureOf(() => send(server, reportOf(server, own.id, events)));
+    expect(refused).toMatchObject({ error_code: "invalid_input", context: { reason: "id_in_use" } });
+    expect(server.store.get(own.id)!.actor).toEqual({ kind: "http" });
+  });
+
+  test("report silence ends the execution failed unavailable, outcome unknown, naming the pid (manual clock)", async () => {
+    const { run, id, events } = await finishedRun({ end: "hold" });
+    const server = harness({ report_silence_ms: 30_000 });
+    send(server, reportOf(run, id, events.slice(0, 3)));
+    server.clock.advance(29_999);
+    // Heard again (a report with nothing new still says the run is alive): silence counts from here.
+    expect(send(server, reportOf(run, id, []))).toMatchObject({ through: 3, applied: 0, gap: false, silence_ms: 30_000 });
+    server.clock.advance(29_999);
+    expect(server.store.get(id)!.state).toBe("running");
+    server.clock.advance(1);
+    const snapshot = server.store.get(id)!;
+    expect(snapshot.state).toBe("failed");
+    expect(snapshot.failure).toMatchObject({ error_code: "unavailable", stage: "report", outcome_certainty: "unknown", context: { pid: PID, silence_ms: 30_000 } });
+    expect(snapshot.failure!.message).toContain(`pid ${PID}`);
+    expect(server.logged.join("\n")).toContain(`pid ${PID}`);
+    expect(server.clock.pending).toBe(0);
+  });
+
+  test("report after the silence failure is answered as ended and applies nothing", async () => {
+    const { run, id, events } = await finishedRun({ end: "hold" });
+    const server = harness({ report_silence_ms: 1000 });
+    send(server, reportOf(run, id, events.slice(0, 3)));
+    server.clock.advance(1000);
+    const failedAt = server.store.get(id)!.last_sequence;
+    const late = send(server, reportOf(run, id, events.slice(3)));
+    expect(late).toMatchObject({ ended: true, state: "failed", applied: 0, through: failedAt });
+    expect(late.message).toContain("Nothing was heard");
+    expect(server.store.get(id)!.last_sequence).toBe(failedAt);
+  });
+
+  test("report silence of a run heard only up to its creation still ends it failed", async () => {
+    const { run, id, events } = await finishedRun({ end: "hold" });
+    const server = harness({ report_silence_ms: 1000 });
+    send(server, reportOf(run, id, events.slice(0, 1)));
+    expect(server.store.get(id)!.state).toBe("queued");
+    server.clock.advance(1000);
+    expect(server.store.get(id)).toMatchObject({ state: "failed", failure: { error_code: "unavailable" } });
+  });
+
+  test("cancel of a reported execution is passed to the run in its next report's answer; the run's own event moves it", async () => {
+    const { run, id, events, task } = await finishedRun({ end: "hold" });
+    const server = harness();
+    send(server, reportOf(run, id, events));
+    const receipt = server.engine.cancel(id, { ...EDGE, actor: { kind: "cockpit" } });
+    expect(receipt).toMatchObject({ id, requested: true, cancellable: true, state: "running" });
+    expect(receipt.message).toContain(`pid ${PID}`);
+    // Nothing of the server's own in the run's sequence space: the run numbers the cancel itself.
+    expect(server.store.get(id)!.last_sequence).toBe(events.length);
+    const answer = send(server, reportOf(run, id, []));
+    expect(answer).toMatchObject({ cancel_requested: true, requested_by: { kind: "cockpit" } });
+
+    // The run does what the answer says: it cancels its own execution, as the one who asked.
+    run.engine.cancel(id, { ...RUN_EDGE, actor: answer.requested_by! });
+    task.end({ ok: false, error: { kind: "cancelled", message: "Cancelled" } });
+    await flush();
+    const rest = run.store.events(id, answer.through, 1000)!.events;
+    const last = send(server, reportOf(run, id, rest));
+    expect(last).toMatchObject({ state: "cancelled", ended: true, cancel_requested: false });
+    expect(unstamped(server.store.events(id, 0, 1000)!.events)).toEqual(unstamped(run.store.events(id, 0, 1000)!.events));
+    expect(server.store.events(id, 0, 1000)!.events.find((e) => e.type === "execution.cancel_requested")!.data).toEqual({ actor: { kind: "cockpit" } });
+  });
+
+  test("cancel of a reported execution that is not cancellable is refused as for any other", async () => {
+    const { run, id, events } = await finishedRun({ capability: "demo.write", input: {}, end: "hold" });
+    const server = harness();
+    send(server, reportOf(run, id, events.slice(0, 2)));
+    expect(server.engine.cancel(id, EDGE)).toMatchObject({ requested: false, cancellable: false });
+    expect(send(server, reportOf(run, id, []))).toMatchObject({ cancel_requested: false });
+  });
+
+  test("malformed report is refused with invalid_input and nothing stored is lost", async () => {
+    const { run, id, events } = await finishedRun();
+    const server = harness();
+    send(server, reportOf(run, id, events.slice(0, 2)));
+    const refusals = [
+      [{ ...events[2]!, type: "execution.nonsense" }],
+      [{ ...events[2]!, data: { current: "half" } }],
+      [{ ...events[2]!, execution_id: "x-20260908T010203Z-ffffffff" }],
+      [events[2]!, events[4]!],
+      [{ ...events[2]!, type: "execution.created", data: events[0]!.data }],
+      ["not an event"],
+    ];
+    for (const bad of refusals) {
+      const failure = failureOf(() => send(server, reportOf(run, id, bad as ExecutionEvent[])));
+      expect(failure.error_code).toBe("invalid_input");
+      expect(failure.message).toContain(`Cannot take the report of ${id}`);
+    }
+    // A batch the lifecycle refuses (a second start) leaves no trace either.
+    const started = events.find((e) => e.type === "execution.started")!;
+    const illegal = failureOf(() => send(server, reportOf(run, id, [{ ...events[2]!, type: "execution.started", data: {} } as ExecutionEvent, events[3]!])));
+    expect(illegal).toMatchObject({ error_code: "invalid_input", context: { reason: "illegal_transition" } });
+    expect(started.sequence).toBe(2);
+    expect(server.store.get(id)!.last_sequence).toBe(2);
+    expect(send(server, reportOf(run, id, events.slice(2)))).toMatchObject({ through: events.length, state: "succeeded" });
+  });
+
+  test("report of a capability the server knows is redacted again by its schema; an unknown one is kept as the run sent it", async () => {
+    const { run, id, events } = await finishedRun({ end: "hold" });
+    const server = harness();
+    const secret = { user: "ada", auth: { token: "s3cret" }, keys: [] };
+    const created = { ...events[0]!, data: { ...events[0]!.data, capability: "demo.secret", input: secret } } as ExecutionEvent;
+    send(server, reportOf(run, id, [created], { capability: "demo.secret", input: secret }));
+    expect(server.store.get(id)!.input).toEqual({ user: "ada", auth: { token: "[redacted]" }, keys: [] });
+
+    const other = await finishedRun({ end: "hold" });
+    const file = { ...other.events[0]!, data: { ...other.events[0]!.data, capability: "team.deploy" } } as ExecutionEvent;
+    send(server, reportOf(other.run, other.id, [file], { capability: "team.deploy", input: { where: "staging" } }));
+    expect(server.store.get(other.id)).toMatchObject({ capability: "team.deploy", input: { where: "staging" }, state: "queued" });
+  });
+});

@@ -19,7 +19,9 @@ export const main = defineCommand({
   subCommands: {
     run: () => import("./commands/run.ts").then((m) => m.default),
     capabilities: () => import("./commands/capabilities.ts").then((m) => m.default),
+    executions: () => import("./commands/executions.ts").then((m) => m.default),
     serve: () => import("./commands/serve.ts").then((m) => m.default),
+    mcp: () => import("./commands/mcp.ts").then((m) => m.default),
     new: () => import("./commands/new.ts").then((m) => m.default),
   },
 });

@@ -1,0 +1,82 @@
+import { finished } from "node:stream/promises";
+import type { Writable } from "node:stream";
+import { defineCommand } from "citty";
+import { registerDocketModules } from "../../adapter/bun-modules.ts";
+import { bootPlane } from "../../boot.ts";
+import { findCheckoutRoot } from "../../capability/checkout.ts";
+import { LimitsError, resolveLimits, type Limits } from "../../execution/limits.ts";
+import { isLeaseLive, readLease } from "../../server/lease.ts";
+import { bridgeStdioToHttp } from "../../mcp/bridge.ts";
+import { untilHangUp } from "../../mcp/hang-up.ts";
+import { serveMcpOverStdio } from "../../mcp/stdio.ts";
+import { claimStdout } from "../../mcp/stdout-guard.ts";
+import { repeatedFlag, UsageError, type DocketCommandMeta } from "../_command-line.ts";
+import { EXIT } from "../exit-code.ts";
+
+const meta: DocketCommandMeta = {
+  name: "mcp",
+  description: "MCP over stdio for agents: this checkout's capabilities as tools, its executions as tools and resources.",
+  examples: [
+    "docket mcp",
+    "docket mcp --capabilities ./checks",
+    `{"mcpServers":{"docket":{"command":"docket","args":["mcp"],"cwd":"/path/to/checkout"}}}`,
+  ],
+  notes: [
+    "Stdout carries MCP messages only; everything else goes to stderr.",
+    "When `docket serve` serves this checkout, messages are forwarded to its /mcp, so the agent's executions show in its cockpit; otherwise a plane runs in this process and its executions are visible to it alone.",
+    "Limits come from DOCKET_* variables when the plane runs here.",
+  ],
+};
+
+/** `docket mcp` (SPEC §9, §11): forwards to the checkout's server, or serves a plane of its own. */
+export default defineCommand({
+  meta,
+  args: {
+    capabilities: { type: "string", description: "Also load the capability files of DIR (repeatable; when no server serves the checkout)", valueHint: "DIR" },
+  },
+  async run({ rawArgs }) {
+    const command = "docket mcp";
+    let limits: Limits;
+    try {
+      limits = resolveLimits({ env: process.env });
+    } catch (error) {
+      if (error instanceof LimitsError) throw new UsageError(`${error.message}.`, command);
+      throw error;
+    }
+    // First, before anything else can print: from here on stdout is the protocol's alone.
+    const stdout = claimStdout();
+    const log = (line: string) => void process.stderr.write(`${line}\n`);
+    const hangUp = untilHangUp(process.stdin);
+    const root = findCheckoutRoot(process.cwd());
+    const capabilityDirs = repeatedFlag(rawArgs, "capabilities");
+
+    const lease = readLease(root);
+    if (lease && (await isLeaseLive(lease))) {
+      log(`docket mcp: forwarding to the docket server at ${lease.url}, which serves ${root}; executions show in its cockpit.`);
+      if (capabilityDirs.length > 0) log("docket mcp: --capabilities is ignored: the server's own capabilities answer.");
+      await bridgeStdioToHttp({ url: new URL("/mcp", lease.url), token: lease.token, stdin: process.stdin, stdout, hangUp, log });
+      await flushed(stdout);
+      return EXIT.succeeded;
+    }
+
+    registerDocketModules();
+    const plane = await bootPlane({ cwd: process.cwd(), storeKind: "memory", limits, capabilityDirs, importFile: (path) => import(path), log });
+    for (const error of plane.registry.loadErrors()) {
+      log(`docket mcp: could not load ${error.file}${error.line !== null ? `:${error.line}` : ""}: ${error.reason}`);
+    }
+    log(`docket mcp: no docket server serves ${root}, so executions started here are visible to this process alone (start one with docket serve).`);
+    try {
+      await serveMcpOverStdio(plane.engine, { stdin: process.stdin, stdout, hangUp, log });
+    } finally {
+      await plane.close();
+    }
+    await flushed(stdout);
+    return EXIT.succeeded;
+  },
+});
+
+/** Resolves once the last answer left for stdout: the CLI exits right after. */
+async function flushed(stdout: Writable): Promise<void> {
+  stdout.end();
+  await finished(stdout).catch(() => undefined);
+}

@@ -1,0 +1,83 @@
+import type { Readable, Writable } from "node:stream";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { ErrorCode, isInitializeRequest, isJSONRPCRequest, isJSONRPCResultResponse, type JSONRPCMessage, type RequestId } from "@modelcontextprotocol/sdk/types.js";
+import type { HangUp } from "./hang-up.ts";
+import { PendingRequests } from "./pending-requests.ts";
+
+/** Options of {@link bridgeStdioToHttp}. */
+export interface BridgeOptions {
+  /** The server's MCP endpoint (`<lease url>/mcp`). */
+  url: URL;
+  /** The lease's token, sent as `Authorization: Bearer` when the server requires one. */
+  token: string | null;
+  stdin: Readable;
+  /** The only writer to stdout (see claimStdout). */
+  stdout: Writable;
+  /** Resolves when the agent hangs up (see untilHangUp). */
+  hangUp: Promise<HangUp>;
+  log: (line: string) => void;
+}
+
+/**
+ * `docket mcp` beside a running server: relays the agent's MCP messages from stdio to the
+ * server's Streamable HTTP endpoint and its answers back, unchanged, so that the server's own MCP
+ * server answers (its registry, its store: the agent's executions show in the cockpit). Both ends
+ * are SDK transports; the bridge adds only what a client would do itself: send the negotiated
+ * protocol version, keep the agent's order, and end the session when the agent hangs up.
+ */
+export async function bridgeStdioToHttp(options: BridgeOptions): Promise<void> {
+  const { log } = options;
+  const upstream = new StreamableHTTPClientTransport(options.url, {
+    requestInit: { headers: options.token ? { Authorization: `Bearer ${options.token}` } : {} },
+  });
+  const downstream = new StdioServerTransport(options.stdin, options.stdout);
+  const said = new Set<string>();
+  const sayOnce = (line: string) => {
+    if (said.has(line)) return;
+    said.add(line);
+    log(line);
+  };
+  const initializing = new Set<RequestId>();
+  const pending = new PendingRequests();
+  const answer = async (message: JSONRPCMessage) => {
+    await downstream.send(message);
+    pending.answered(message);
+  };
+
+  /** A request the server could not be asked: the agent gets an error instead of waiting forever. */
+  const refuse = async (message: JSONRPCMessage, error: unknown) => {
+    const reason = (error as Error)?.message ?? String(error);
+    sayOnce(`docket mcp: the docket server at ${options.url.origin} did not take a message: ${reason}`);
+    if (!isJSONRPCRequest(message)) return;
+    await answer({ jsonrpc: "2.0", id: message.id, error: { code: ErrorCode.ConnectionClosed, message: `The docket server at ${options.url.origin} did not answer: ${reason}. Restart docket mcp once it runs again.` } }).catch(() => undefined);
+  };
+
+  // One message at a time, in the agent's order: a cancel must not overtake the request it cancels.
+  let queue = Promise.resolve();
+  downstream.onmessage = (message) => {
+    pending.received(message);
+    if (isJSONRPCRequest(message) && isInitializeRequest(message)) initializing.add(message.id);
+    queue = queue.then(() => upstream.send(message).catch((error) => refuse(message, error)));
+  };
+  upstream.onmessage = (message) => {
+    if (isJSONRPCResultResponse(message) && initializing.delete(message.id)) {
+      // What the SDK client does after initialize: later requests carry MCP-Protocol-Version.
+      const version = (message.result as { protocolVersion?: unknown }).protocolVersion;
+      if (typeof version === "string") upstream.setProtocolVersion(version);
+    }
+    answer(message).catch((error) => sayOnce(`docket mcp: could not write to stdout: ${(error as Error)?.message ?? String(error)}`));
+  };
+  upstream.onerror = (error) => sayOnce(`docket mcp: ${error.message}`);
+  downstream.onerror = (error) => sayOnce(`docket mcp: ${error.message}`);
+
+  await upstream.start();
+  await downstream.start();
+  // At the end of stdin the requests already read are answered first; a signal stops at once.
+  if ((await options.hangUp) === "stdin") await pending.settled();
+  await queue;
+  // Ends the session on the server; a server already gone has nothing to end.
+  await upstream.terminateSession().catch(() => undefined);
+  await upstream.close();
+  await downstream.close();
+}

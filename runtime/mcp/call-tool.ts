@@ -1,0 +1,115 @@
+import { ErrorCode, McpError, type CallToolResult, type ProgressToken } from "@modelcontextprotocol/sdk/types.js";
+import { isObjectSchema } from "./_schemas.ts";
+import { buildFailure, FailureError } from "../execution/failure.ts";
+import type { EdgeInfo, ExecutionPlane, StartResult } from "../execution/plane.ts";
+import { failureOf, failureToolResult } from "./failure-result.ts";
+import { followExecution } from "./follow.ts";
+import { ProgressRelay, type ProgressParams } from "./progress-relay.ts";
+import { toolTargets, type ToolTarget } from "./tools.ts";
+
+/** Everything one tools/call needs besides the plane. */
+export interface ToolCallContext {
+  edge: EdgeInfo;
+  /** Aborted by `notifications/cancelled` for this request, or when the connection closes. */
+  signal: AbortSignal;
+  progressToken?: ProgressToken;
+  /** Sends one progress notification tied to this request. */
+  sendProgress(params: ProgressParams & { progressToken: ProgressToken }): Promise<void>;
+  /** True once the connection closed: an abort then means "the client went away", not "cancel". */
+  connectionClosed(): boolean;
+  log(line: string): void;
+}
+
+/**
+ * Answers tools/call: a plane tool through its plane capability, a work capability as a direct
+ * call, docket_execution_start as a start that, with `wait`, follows the execution to its end.
+ * An unknown tool is a protocol error (MCP: -32602); everything else that fails is a tool result
+ * carrying the failure descriptor.
+ */
+export async function callTool(plane: ExecutionPlane, name: string, args: Record<string, unknown> | undefined, context: ToolCallContext): Promise<CallToolResult> {
+  const target = toolTargets(plane).get(name);
+  if (!target) throw new McpError(ErrorCode.InvalidParams, `No tool ${JSON.stringify(name.slice(0, 128))}: tools/list names the tools of this server.`);
+  const input = args ?? {};
+  try {
+    if (target.kind === "start") return await start(plane, target, input, context);
+    if (target.kind === "plane") return success(target, await plane.call(target.capability.id, input, context.edge));
+    // A direct call cannot be stopped once on its worker: cancelling stops the wait, and the
+    // worker's answer is dropped. Work that should stop on cancel is started as an execution.
+    const value = isObjectSchema(target.capability.input_schema) ? input : input.input;
+    return success(target, await untilAborted(plane.call(target.capability.id, value, context.edge), context.signal));
+  } catch (error) {
+    // A cancelled request gets no answer (the SDK drops it); this only keeps the abort out of the log.
+    if (context.signal.aborted) return failureToolResult(cancelledFailure(name, context.edge));
+    return failureToolResult(failureOf(error, context.edge, context.log, `tools/call ${name}`));
+  }
+}
+
+function cancelledFailure(name: string, edge: EdgeInfo) {
+  return buildFailure({ error_code: "cancelled", stage: "run", message: `The client cancelled tools/call ${name}.`, request_id: edge.request_id, trace_id: edge.trace_id });
+}
+
+/** docket_execution_start: answers at once, or with `wait` follows the execution to its end. */
+async function start(plane: ExecutionPlane, target: ToolTarget, args: Record<string, unknown>, context: ToolCallContext): Promise<CallToolResult> {
+  const { wait = false, ...request } = args;
+  if (typeof wait !== "boolean") {
+    throw new FailureError(
+      buildFailure({
+        error_code: "invalid_input",
+        stage: "validate",
+        message: `Cannot start: wait must be true or false, got ${JSON.stringify(wait)?.slice(0, 100)}.`,
+        context: { problems: [{ path: "input.wait", message: "Invalid type: Expected boolean" }] },
+        request_id: context.edge.request_id,
+        trace_id: context.edge.trace_id,
+      }),
+    );
+  }
+  const started = (await plane.call(target.capability.id, request, context.edge)) as StartResult;
+  if (!wait) return success(target, started);
+
+  const { id } = started.execution;
+  const relay = context.progressToken === undefined ? null : new ProgressRelay((params) => context.sendProgress({ ...params, progressToken: context.progressToken! }));
+  const onAbort = () =>
+    // The SDK aborts every request when the connection closes, and calls onclose right after in
+    // the same turn: deciding a microtask later tells a client's cancel from a client gone away.
+    queueMicrotask(() => {
+      if (context.connectionClosed()) return;
+      try {
+        plane.cancel(id, context.edge);
+      } catch (error) {
+        context.log(`[docket] MCP could not cancel ${id}: ${(error as Error)?.message ?? String(error)}`);
+      }
+    });
+  context.signal.addEventListener("abort", onAbort, { once: true });
+  try {
+    const outcome = await followExecution(plane.store, id, { signal: context.signal, onEvent: relay ? (event) => relay.push(event) : undefined });
+    await relay?.drained();
+    // Aborted: the SDK sends no answer to a cancelled request; gone: the details were forgotten
+    // already, so what the start said is all there is.
+    return success(target, outcome.kind === "completed" ? { ...started, execution: outcome.snapshot } : started);
+  } finally {
+    if (!context.signal.aborted) context.signal.removeEventListener("abort", onAbort);
+  }
+}
+
+/** A successful result: the output as structured content when it is an object, and as JSON text. */
+function success(target: ToolTarget, output: unknown): CallToolResult {
+  const structured = isObjectSchema(target.capability.output_schema) && isRecord(output);
+  return {
+    content: [{ type: "text", text: JSON.stringify(output ?? null) }],
+    ...(structured ? { structuredContent: output as Record<string, unknown> } : {}),
+  };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** The call's answer, or a rejection as soon as the signal aborts (the call itself runs on). */
+function untilAborted<T>(call: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    call.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
+}

@@ -1,0 +1,79 @@
+import { randomUUID } from "node:crypto";
+import { Hono } from "hono";
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import type { ExecutionPlane } from "../execution/plane.ts";
+import { createDocketMcpServer } from "./server.ts";
+
+/** Options of {@link createMcpApp}. */
+export interface McpAppOptions {
+  /** Sessions kept at once; past it the least recently used one is closed (default 64). */
+  maxSessions?: number;
+  log?: (line: string) => void;
+}
+
+interface Session {
+  server: Server;
+  transport: WebStandardStreamableHTTPServerTransport;
+}
+
+// Bun closes a connection that sent nothing for 10 s (Bun.serve's default idleTimeout); an SSE
+// stream waiting on a long execution sends an SSE comment more often than that.
+const KEEP_ALIVE_MS = 5_000;
+// An input at the input limit, plus room for the JSON-RPC envelope around it.
+const ENVELOPE_BYTES = 64 * 1024;
+const DEFAULT_MAX_SESSIONS = 64;
+
+/**
+ * MCP Streamable HTTP at `/mcp` (mounted by `docket serve`; the app's guards apply first: Host,
+ * Origin on POST, token), with the SDK's web-standard transport, so it runs under Bun and Node alike.
+ *
+ * Sessions, not the stateless mode: `notifications/cancelled` arrives on a request of its own and
+ * must reach the server following the call it cancels, and the client's name (the actor of its
+ * executions) is only said at initialize. A session is one SDK `Server` over the plane; bounded,
+ * least recently used closed first, ended by the client's DELETE. Nothing of an execution lives in
+ * a session: an agent that lost one reads its executions from the store like anyone else.
+ */
+export function createMcpApp(plane: ExecutionPlane, options: McpAppOptions = {}): Hono {
+  const maxSessions = options.maxSessions ?? DEFAULT_MAX_SESSIONS;
+  // Insertion order is use order: the first entry is the least recently used.
+  const sessions = new Map<string, Session>();
+
+  const open = async (request: Request): Promise<Response> => {
+    const server = createDocketMcpServer(plane, { log: options.log });
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => {
+        sessions.set(id, { server, transport });
+        for (const [oldest, session] of sessions) {
+          if (sessions.size <= maxSessions) break;
+          sessions.delete(oldest);
+          void session.server.close();
+        }
+      },
+      keepAliveMs: KEEP_ALIVE_MS,
+      maxRequestBodySize: plane.limits.input_bytes + ENVELOPE_BYTES,
+    });
+    transport.onclose = () => {
+      if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
+    };
+    await server.connect(transport);
+    const response = await transport.handleRequest(request);
+    // Not an initialize (the transport refused it): there is no session to keep.
+    if (transport.sessionId === undefined) await server.close();
+    return response;
+  };
+
+  const app = new Hono();
+  app.all("/", async (c) => {
+    const id = c.req.header("mcp-session-id");
+    if (id === undefined) return open(c.req.raw);
+    const session = sessions.get(id);
+    // MCP: an unknown session is a 404, which tells the client to initialize a new one.
+    if (!session) return c.json({ jsonrpc: "2.0", id: null, error: { code: -32001, message: "Session not found: it ended, or the server restarted. Initialize a new session." } }, 404);
+    sessions.delete(id);
+    sessions.set(id, session);
+    return session.transport.handleRequest(c.req.raw);
+  });
+  return app;
+}

@@ -1,0 +1,25 @@
+// The MCP layer's public exports: the same registry and store, seen by agents (SPEC §11).
+export { createDocketMcpServer } from "./server.ts";
+export type { DocketMcpServerOptions } from "./server.ts";
+export { createMcpApp } from "./http.ts";
+export type { McpAppOptions } from "./http.ts";
+export { serveMcpOverStdio } from "./stdio.ts";
+export type { StdioServeOptions } from "./stdio.ts";
+export { bridgeStdioToHttp } from "./bridge.ts";
+export type { BridgeOptions } from "./bridge.ts";
+export { claimStdout } from "./stdout-guard.ts";
+export { untilHangUp } from "./hang-up.ts";
+export type { HangUp } from "./hang-up.ts";
+export { PendingRequests } from "./pending-requests.ts";
+export { PLANE_TOOLS, toolName, toolTargets, toolDefinition, listTools } from "./tools.ts";
+export type { PlaneToolName, ToolTarget } from "./tools.ts";
+export { callTool } from "./call-tool.ts";
+export type { ToolCallContext } from "./call-tool.ts";
+export { EXECUTION_TEMPLATE, listResources, readResource } from "./resources.ts";
+export { failureToolResult, failureRpcError, failureOf, RESOURCE_NOT_FOUND } from "./failure-result.ts";
+export { mcpEdge } from "./edge.ts";
+export type { McpRequestFacts } from "./edge.ts";
+export { followExecution } from "./follow.ts";
+export type { FollowOutcome, FollowOptions } from "./follow.ts";
+export { ProgressRelay, EVENT_META_KEY } from "./progress-relay.ts";
+export type { ProgressParams } from "./progress-relay.ts";

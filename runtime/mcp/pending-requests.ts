@@ -1,0 +1,38 @@
+import { isJSONRPCErrorResponse, isJSONRPCNotification, isJSONRPCRequest, isJSONRPCResultResponse, type JSONRPCMessage, type RequestId } from "@modelcontextprotocol/sdk/types.js";
+
+/**
+ * The agent's requests that have no answer yet, seen from the messages passing by. When stdin
+ * ends, `docket mcp` answers these before it exits (a client may half-close after its last
+ * request); a request the agent cancelled gets no answer, so it is no longer waited for.
+ */
+export class PendingRequests {
+  private readonly ids = new Set<RequestId>();
+  private waiters: Array<() => void> = [];
+
+  /** A message from the agent. */
+  received(message: JSONRPCMessage): void {
+    if (isJSONRPCRequest(message)) this.ids.add(message.id);
+    else if (isJSONRPCNotification(message) && message.method === "notifications/cancelled") {
+      const id = (message.params as { requestId?: RequestId } | undefined)?.requestId;
+      if (id !== undefined) this.settle(id);
+    }
+  }
+
+  /** A message to the agent, once written. */
+  answered(message: JSONRPCMessage): void {
+    if ((isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) && message.id !== undefined) this.settle(message.id);
+  }
+
+  /** Resolves once every request seen so far has its answer (at once when there is none). */
+  settled(): Promise<void> {
+    if (this.ids.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  private settle(id: RequestId): void {
+    if (!this.ids.delete(id) || this.ids.size > 0) return;
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const resolve of waiters) resolve();
+  }
+}

@@ -1,0 +1,66 @@
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import {
+  CallToolRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  ReadResourceRequestSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import type { ExecutionPlane } from "../execution/plane.ts";
+import { DOCKET_VERSION } from "../version.ts";
+import { failureJsonSchema } from "./_schemas.ts";
+import { callTool } from "./call-tool.ts";
+import { mcpEdge, type McpRequestFacts } from "./edge.ts";
+import { EXECUTION_TEMPLATE, listResources, readResource } from "./resources.ts";
+import { listTools } from "./tools.ts";
+
+/** Options of {@link createDocketMcpServer}. */
+export interface DocketMcpServerOptions {
+  /** Where stacks of unexpected errors go (stderr); never a client. */
+  log?: (line: string) => void;
+}
+
+/** What an agent reads first: how the tools fit together, in a few sentences. */
+const INSTRUCTIONS = [
+  "docket serves the capabilities of one checkout. Each work capability is a tool (files.digest is files_digest) that answers directly.",
+  "To run one as an execution you can follow, cancel and read later, call docket_execution_start with its id; pass wait: true to get its terminal snapshot (and progress notifications with a progressToken), or follow it with docket_execution_events using after = the last sequence seen.",
+  "A failure is a tool result with isError: true whose structured content is a descriptor: error_code, message, suggestion, retryability and outcome_certainty say what to do next.",
+].join(" ");
+
+/**
+ * An MCP server over one execution plane, with the low-level SDK `Server`: the tools are read from
+ * the registry on each request with the capabilities' own JSON Schemas (McpServer wants zod), and
+ * every answer comes from the plane and its store. One per connection (an HTTP session, stdio).
+ */
+export function createDocketMcpServer(plane: ExecutionPlane, options: DocketMcpServerOptions = {}): Server {
+  const log = options.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
+  const server = new Server(
+    { name: "docket", title: "docket", version: DOCKET_VERSION },
+    { capabilities: { tools: { listChanged: false }, resources: { listChanged: false } }, instructions: INSTRUCTIONS },
+  );
+  let closed = false;
+  server.onclose = () => {
+    closed = true;
+  };
+  // Derived from the protocol's definition once per server rather than on every tools/list.
+  const failureSchema = failureJsonSchema();
+  const edgeOf = (request: McpRequestFacts) => mcpEdge(server.getClientVersion()?.name, request);
+
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listTools(plane, failureSchema) }));
+  server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
+    callTool(plane, request.params.name, request.params.arguments, {
+      edge: edgeOf({ requestId: extra.requestId, _meta: request.params._meta }),
+      signal: extra.signal,
+      progressToken: request.params._meta?.progressToken,
+      sendProgress: (params) => extra.sendNotification({ method: "notifications/progress", params }),
+      connectionClosed: () => closed,
+      log,
+    }),
+  );
+  server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: listResources() }));
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: [EXECUTION_TEMPLATE] }));
+  server.setRequestHandler(ReadResourceRequestSchema, (request, extra) =>
+    readResource(plane, request.params.uri, edgeOf({ requestId: extra.requestId, _meta: request.params._meta }), log),
+  );
+  return server;
+}

@@ -1,0 +1,64 @@
+import type { Readable, Writable } from "node:stream";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import type { Transport, TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { JSONRPCMessage, MessageExtraInfo } from "@modelcontextprotocol/sdk/types.js";
+import type { ExecutionPlane } from "../execution/plane.ts";
+import type { HangUp } from "./hang-up.ts";
+import { PendingRequests } from "./pending-requests.ts";
+import { createDocketMcpServer } from "./server.ts";
+
+/** Options of {@link serveMcpOverStdio}. */
+export interface StdioServeOptions {
+  stdin: Readable;
+  /** The only writer to stdout (see claimStdout). */
+  stdout: Writable;
+  /** Resolves when the agent hangs up (see untilHangUp). */
+  hangUp: Promise<HangUp>;
+  log: (line: string) => void;
+}
+
+/**
+ * Serves one plane's MCP server on stdio until the agent hangs up: at a signal at once, at the
+ * end of stdin once the requests already read are answered.
+ */
+export async function serveMcpOverStdio(plane: ExecutionPlane, options: StdioServeOptions): Promise<void> {
+  const server = createDocketMcpServer(plane, { log: options.log });
+  const pending = new PendingRequests();
+  const transport = new ObservedTransport(new StdioServerTransport(options.stdin, options.stdout), pending);
+  transport.onerror = (error) => options.log(`docket mcp: ${error.message}`);
+  await server.connect(transport);
+  if ((await options.hangUp) === "stdin") await pending.settled();
+  await server.close();
+}
+
+/** The stdio transport, with every message in and out shown to the pending requests. */
+class ObservedTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void;
+
+  constructor(
+    private readonly inner: Transport,
+    private readonly pending: PendingRequests,
+  ) {
+    inner.onmessage = (message, extra) => {
+      pending.received(message);
+      this.onmessage?.(message, extra);
+    };
+    inner.onclose = () => this.onclose?.();
+    inner.onerror = (error) => this.onerror?.(error);
+  }
+
+  start(): Promise<void> {
+    return this.inner.start();
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+
+  async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    await this.inner.send(message, options);
+    this.pending.answered(message);
+  }
+}

@@ -1,0 +1,164 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
+import { Hono } from "hono";
+import type { BootedPlane } from "../../runtime/boot.ts";
+import { createMcpApp } from "../../runtime/mcp/http.ts";
+import type { DocketServer } from "../../runtime/server/serve.ts";
+import { EVENT_META_KEY } from "../../runtime/mcp/progress-relay.ts";
+import { rawRequest } from "../server/_support/http.ts";
+import { bootTestPlane, capabilityFile, completedOverLive, removeCheckout, serveCheckout, structured, tempCheckout, type SeenProgress } from "./_support.ts";
+
+let root: string;
+let server: DocketServer;
+const clients: Client[] = [];
+
+beforeAll(async () => {
+  root = tempCheckout({ "capabilities/team.greet.ts": capabilityFile("team.greet") });
+  server = await serveCheckout(root);
+});
+
+afterAll(async () => {
+  for (const client of clients) await client.close();
+  await server.stop();
+  removeCheckout(root);
+});
+
+/** An SDK client over Streamable HTTP to `/mcp` of the server. */
+async function connect(name: string, url = server.url, headers: Record<string, string> = {}): Promise<Client> {
+  const client = new Client({ name, version: "1.0.0" });
+  await client.connect(new StreamableHTTPClientTransport(new URL("/mcp", url), { requestInit: { headers } }));
+  clients.push(client);
+  return client;
+}
+
+const INITIALIZE = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: "raw", version: "1" } } });
+const MCP_HEADERS = { "Content-Type": "application/json", Accept: "application/json, text/event-stream" };
+
+describe("MCP over Streamable HTTP at /mcp", () => {
+  test("/mcp of docket serve lists the registry's tools, including a capability file of the checkout", async () => {
+    const client = await connect("http-agent");
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    expect(names.slice(0, 6)).toEqual(["docket_execution_start", "docket_executions", "docket_execution", "docket_execution_events", "docket_execution_cancel", "docket_execution_protocol"]);
+    expect(names).toContain("team_greet");
+    expect(structured(await client.callTool({ name: "team_greet", arguments: { name: "Grace" } }))).toEqual({ greeting: "Hello, Grace" });
+  });
+
+  test("/mcp: a waiting start streams progress, and the execution is in the server's API with actor mcp and the client's name", async () => {
+    const client = await connect("http-agent");
+    const seen: SeenProgress[] = [];
+    const result = await client.callTool(
+      { name: "docket_execution_start", arguments: { capability: "executions.demonstrate", input: { steps: 2, delay_ms: 5 }, wait: true } },
+      undefined,
+      { onprogress: (p) => void seen.push(p as SeenProgress) },
+    );
+    const { execution } = structured(result);
+    expect(execution.state).toBe("succeeded");
+    expect(seen.at(-1)).toMatchObject({ progress: 2, total: 2 });
+    const listed = (await (await fetch(`${server.url}/api/v1/executions?capability=executions.demonstrate`)).json()) as { items: Array<{ id: string; actor: unknown }> };
+    expect(listed.items.find((i) => i.id === execution.id)!.actor).toEqual({ kind: "mcp", client: "http-agent" });
+  });
+
+  test("/mcp: cancelling a waiting start cancels the execution on the server", async () => {
+    const client = await connect("http-agent");
+    const abort = new AbortController();
+    let id: string | null = null;
+    const call = client.callTool(
+      { name: "docket_execution_start", arguments: { capability: "executions.demonstrate", input: { steps: 100, delay_ms: 20 }, wait: true } },
+      undefined,
+      {
+        signal: abort.signal,
+        onprogress: (p) => {
+          id ??= (p as SeenProgress)._meta![EVENT_META_KEY].execution_id;
+          abort.abort();
+        },
+      },
+    );
+    await expect(call).rejects.toThrow();
+    const end = await completedOverLive(server.url, id!);
+    expect(end.data.state).toBe("cancelled");
+  });
+
+  test("/mcp: a session ended by the client (DELETE) is gone, and an unknown session is a 404", async () => {
+    const client = new Client({ name: "short-lived", version: "1.0.0" });
+    const transport = new StreamableHTTPClientTransport(new URL("/mcp", server.url));
+    await client.connect(transport);
+    const session = transport.sessionId!;
+    expect(session).toBeString();
+    await transport.terminateSession();
+    await client.close();
+    const after = await rawRequest(server.url, "POST", "/mcp", { ...MCP_HEADERS, "Mcp-Session-Id": session, "MCP-Protocol-Version": LATEST_PROTOCOL_VERSION }, JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }));
+    expect(after.status).toBe(404);
+    expect(JSON.parse(after.body).error.code).toBe(-32001);
+  });
+
+  test("/mcp refuses a foreign Origin and a Host that is not an address, like every route", async () => {
+    const port = new URL(server.url).port;
+    const foreign = await rawRequest(server.url, "POST", "/mcp", { ...MCP_HEADERS, Origin: "http://evil.example" }, INITIALIZE);
+    expect(foreign.status).toBe(403);
+    expect(JSON.parse(foreign.body).error.context.reason).toBe("origin_not_allowed");
+    const rebound = await rawRequest(server.url, "POST", "/mcp", { ...MCP_HEADERS, Host: `evil.example:${port}` }, INITIALIZE);
+    expect(rebound.status).toBe(403);
+    expect(JSON.parse(rebound.body).error.context.reason).toBe("host_not_allowed");
+    // The server's own origin (a page of the cockpit) is let through to the MCP transport.
+    const own = await rawRequest(server.url, "POST", "/mcp", { ...MCP_HEADERS, Origin: `http://localhost:${port}` }, INITIALIZE);
+    expect(own.status).toBe(200);
+    expect(own.headers["mcp-session-id"]).toBeString();
+  });
+});
+
+describe("MCP over Streamable HTTP with a token", () => {
+  let tokenRoot: string;
+  let guarded: DocketServer;
+  const token = "mcp-test-token-0123456789";
+
+  beforeAll(async () => {
+    tokenRoot = tempCheckout();
+    guarded = await serveCheckout(tokenRoot, { token });
+  });
+
+  afterAll(async () => {
+    await guarded.stop();
+    removeCheckout(tokenRoot);
+  });
+
+  test("/mcp requires the server's token as a Bearer header when the server has one", async () => {
+    await expect(connect("no-token", guarded.url)).rejects.toThrow(/401|token/i);
+    const client = await connect("with-token", guarded.url, { Authorization: `Bearer ${token}` });
+    expect((await client.listTools()).tools.length).toBeGreaterThan(6);
+  });
+});
+
+describe("createMcpApp sessions", () => {
+  let planeRoot: string;
+  let plane: BootedPlane;
+
+  beforeAll(async () => {
+    planeRoot = tempCheckout();
+    plane = await bootTestPlane(planeRoot);
+  });
+
+  afterAll(async () => {
+    await plane.close();
+    removeCheckout(planeRoot);
+  });
+
+  test("createMcpApp keeps at most maxSessions sessions and closes the least recently used first", async () => {
+    const app = new Hono().route("/mcp", createMcpApp(plane.engine, { maxSessions: 2 }));
+    // The SDK client's requests go straight to the app: no socket, the same Request/Response.
+    const fetchApp = async (url: string | URL, init?: RequestInit) => app.fetch(new Request(url, init));
+    const open = async (name: string) => {
+      const client = new Client({ name, version: "1.0.0" });
+      await client.connect(new StreamableHTTPClientTransport(new URL("http://127.0.0.1/mcp"), { fetch: fetchApp }));
+      clients.push(client);
+      return client;
+    };
+    const first = await open("first");
+    const second = await open("second");
+    await first.listTools(); // first is now the most recently used
+    await open("third");
+    expect((await first.listTools()).tools.length).toBeGreaterThan(6);
+    await expect(second.listTools()).rejects.toThrow(/404|Session not found/);
+  });
+});

@@ -1,0 +1,101 @@
+import { describe, expect, test } from "bun:test";
+import * as v from "valibot";
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
+import type { RegisteredCapability } from "../../runtime/capability/registered.ts";
+import { buildFailure } from "../../runtime/execution/failure.ts";
+import type { EdgeInfo, ExecutionPlane } from "../../runtime/execution/plane.ts";
+import { failureJsonSchema, toolInputSchema, toolOutputSchema } from "../../runtime/mcp/_schemas.ts";
+import { callTool, type ToolCallContext } from "../../runtime/mcp/call-tool.ts";
+import { listTools, toolTargets } from "../../runtime/mcp/tools.ts";
+import { registered } from "../_support/registered.ts";
+
+const EDGE: EdgeInfo = { actor: { kind: "mcp", client: "unit" }, request_id: "7", trace_id: "1".repeat(32) };
+
+/** A plane that only has a registry and records direct calls: enough for the tool projection. */
+function stubPlane(capabilities: RegisteredCapability[], answer: (id: string, input: unknown) => unknown = () => ({})) {
+  const calls: Array<{ id: string; input: unknown }> = [];
+  const plane = {
+    capabilities: () => capabilities,
+    capability: (id: string) => capabilities.find((c) => c.id === id) ?? null,
+    call: async (id: string, input: unknown) => {
+      calls.push({ id, input });
+      return answer(id, input);
+    },
+  } as unknown as ExecutionPlane;
+  return { plane, calls };
+}
+
+function context(): ToolCallContext {
+  return { edge: EDGE, signal: new AbortController().signal, sendProgress: async () => undefined, connectionClosed: () => false, log: () => undefined };
+}
+
+const work = (id: string, input: v.GenericSchema = v.object({}), output: v.GenericSchema = v.object({ ok: v.boolean() }), extra: Record<string, unknown> = {}) =>
+  registered({ id, title: id, description: `The ${id} capability.`, effect: "read", input, output, handler: () => ({ ok: true }), ...extra } as never);
+
+describe("tool schemas", () => {
+  test("toolOutputSchema admits both the output and a failure descriptor, as the SDK client validates either", () => {
+    const schema = toolOutputSchema(work("a.b").output_schema, failureJsonSchema())!;
+    const validate = new AjvJsonSchemaValidator().getValidator(schema);
+    expect(validate({ ok: true }).valid).toBe(true);
+    const failure = buildFailure({ error_code: "invalid_input", stage: "validate", message: "no", request_id: "1", trace_id: "2" });
+    expect(validate(failure).valid).toBe(true);
+    expect(validate({ ok: "yes" }).valid).toBe(false);
+  });
+
+  test("toolOutputSchema keeps $defs at the root, where the output's references point", () => {
+    const schema = toolOutputSchema(
+      { $schema: "https://json-schema.org/draft/2020-12/schema", $defs: { Name: { type: "string" } }, type: "object", properties: { name: { $ref: "#/$defs/Name" } }, required: ["name"] },
+      failureJsonSchema(),
+    )!;
+    expect(Object.keys(schema)).toEqual(["$schema", "$defs", "type", "anyOf"]);
+    const validate = new AjvJsonSchemaValidator().getValidator(schema);
+    expect(validate({ name: "x" }).valid).toBe(true);
+    expect(validate({ name: 3 }).valid).toBe(false);
+  });
+
+  test("toolInputSchema asks for a value that is not an object as { input }, and toolOutputSchema leaves a non-object output unpublished", () => {
+    expect(toolInputSchema({ type: "string" })).toEqual({ type: "object", properties: { input: { type: "string" } }, required: ["input"] });
+    expect(toolOutputSchema({ type: "array", items: {} }, failureJsonSchema())).toBeUndefined();
+  });
+});
+
+describe("tool projection", () => {
+  test("toolTargets lists plane tools only for the plane capabilities present, and the first of two ids that map to one name", () => {
+    const { plane } = stubPlane([work("a_b.c"), work("a.b_c"), work("team.greet")]);
+    const targets = toolTargets(plane);
+    expect([...targets.keys()]).toEqual(["a_b_c", "team_greet"]);
+    expect(targets.get("a_b_c")!.capability.id).toBe("a.b_c");
+  });
+
+  test("a capability that never runs as an execution is still a direct-call tool, without a pointer to docket_execution_start", () => {
+    const { plane } = stubPlane([work("team.lookup", v.object({}), v.object({ ok: v.boolean() }), { execution: "never" })]);
+    const [tool] = listTools(plane, failureJsonSchema());
+    expect(tool!.name).toBe("team_lookup");
+    expect(tool!.description).not.toContain("docket_execution_start");
+    const { plane: other } = stubPlane([work("team.digest")]);
+    expect(listTools(other, failureJsonSchema())[0]!.description).toContain('docket_execution_start {"capability":"team.digest"}');
+  });
+
+  test("a direct-call tool of a capability whose input is not an object unwraps { input }, and answers text without structured content for a non-object output", async () => {
+    const { plane, calls } = stubPlane([work("text.upper", v.string(), v.string())], (_id, input) => String(input).toUpperCase());
+    const result = await callTool(plane, "text_upper", { input: "shout" }, context());
+    expect(calls).toEqual([{ id: "text.upper", input: "shout" }]);
+    expect(result.structuredContent).toBeUndefined();
+    expect(result.content).toEqual([{ type: "text", text: '"SHOUT"' }]);
+  });
+
+  test("a tool call that throws something unexpected answers internal with a correlation id, its stack only in the log", async () => {
+    const lines: string[] = [];
+    const { plane } = stubPlane([work("team.boom")], () => {
+      throw new Error("kaboom at /secret/path.ts:1");
+    });
+    const result = await callTool(plane, "team_boom", {}, { ...context(), log: (line) => void lines.push(line) });
+    expect(result.isError).toBe(true);
+    const failure = result.structuredContent as { error_code: string; message: string; correlation_id: string; request_id: string };
+    expect(failure.error_code).toBe("internal");
+    expect(failure.request_id).toBe("7");
+    expect(JSON.stringify(result)).not.toContain("/secret/path.ts");
+    expect(lines.join("\n")).toContain(failure.correlation_id);
+    expect(lines.join("\n")).toContain("kaboom");
+  });
+});

@@ -1,6 +1,8 @@
 import type { ExecutionPlane } from "../execution/plane.ts";
 import type { AppMounts } from "./app.ts";
 import type { LiveChannel } from "./live-channel.ts";
+import { createMcpApp } from "../mcp/http.ts";
+import { createCockpit } from "../../cockpit/app.tsx";
 
 /**
  * What `docket serve` mounts beside the API: each surface is another projection of the same
@@ -9,5 +11,8 @@ import type { LiveChannel } from "./live-channel.ts";
 export function defaultMounts(plane: ExecutionPlane, live: LiveChannel): AppMounts {
   void plane;
   void live;
-  return {};
+  return {
+    cockpit: createCockpit({ plane, live }),
+    mcp: createMcpApp(plane),
+  };
 }

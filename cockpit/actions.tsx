@@ -1,0 +1,97 @@
+/** @jsxImportSource hono/jsx */
+import type { Context } from "hono";
+import { CapabilityError } from "../runtime/capability/capability-error.ts";
+import type { RegisteredCapability } from "../runtime/capability/registered.ts";
+import { isExecutionId } from "../runtime/execution/execution-id.ts";
+import { buildFailure, FailureError, type FailureDescriptor } from "../runtime/execution/failure.ts";
+import type { EdgeInfo, ExecutionPlane } from "../runtime/execution/plane.ts";
+import { requestIds, statusOf } from "../runtime/server/errors.ts";
+import { readFormBody } from "./form-body.ts";
+import { formShape } from "./form-fields.ts";
+import { inputFromForm } from "./form-input.ts";
+import { CONFIRM_CONTROL, MODE_CONTROL } from "./json-schema-form.tsx";
+import { CapabilityPage, type CallResult } from "./pages/capability.tsx";
+import { executionPagePath } from "./paths.ts";
+import { problemResponse } from "./problem-response.tsx";
+import { htmlPage } from "./render.ts";
+
+/** The edge of a cockpit action: the actor is the cockpit, the ids are the request's. */
+export function cockpitEdge(c: Context): EdgeInfo {
+  return { actor: { kind: "cockpit" }, ...requestIds(c as never) };
+}
+
+/** A thrown expected failure as its descriptor; anything else is rethrown (a 500 page). */
+function failureOf(c: Context, error: unknown): FailureDescriptor {
+  if (error instanceof FailureError) return error.failure;
+  if (CapabilityError.is(error)) {
+    return buildFailure({ error_code: error.code, stage: "run", message: error.message, context: error.context, suggestion: error.suggestion, retryability: error.retryability, ...requestIds(c as never) });
+  }
+  throw error;
+}
+
+/**
+ * POST `/cockpit/capabilities/<id>`: the generated form's two buttons. "Run as execution" starts
+ * it and answers 303 to the execution's page; "Run" calls it and shows the output (or the
+ * failure) on the capability page. A form that cannot be read is shown again with its problems,
+ * as a 400; a write that was not confirmed is not run.
+ */
+export async function runCapability(c: Context, plane: ExecutionPlane, capability: RegisteredCapability): Promise<Response> {
+  const body = await readFormBody(c, plane.limits.input_bytes);
+  if (!body.ok) return problemResponse(c, plane.root, { status: body.status, title: "The form could not be read", message: body.message });
+  const form = body.form;
+  const page = (status: number, extra: { errors?: Record<string, string>; problem?: string | null; result?: CallResult | null }) =>
+    htmlPage(c, <CapabilityPage root={plane.root} capability={capability} values={form} errors={extra.errors ?? {}} problem={extra.problem ?? null} result={extra.result ?? null} />, status);
+
+  const mode = form.get(MODE_CONTROL);
+  if (mode !== "call" && mode !== "start") return page(400, { problem: 'Choose "Run" or "Run as execution".' });
+  const reading = inputFromForm(formShape(capability.input_schema), form);
+  if (!reading.ok) return page(400, { errors: reading.errors, problem: reading.message });
+  if (capability.effect === "write" && !form.getAll(CONFIRM_CONTROL).includes("1")) {
+    const problem = `${capability.id} may change something (effect: write): confirm before it runs.`;
+    return page(400, { errors: { [CONFIRM_CONTROL]: problem }, problem });
+  }
+  const edge = cockpitEdge(c);
+  if (mode === "start") {
+    if (capability.execution !== "allowed") return page(400, { problem: `${capability.id} runs only as a direct call: use "Run".` });
+    try {
+      const started = plane.start({ capability: capability.id, input: reading.input }, edge);
+      return c.redirect(started.execution.links.cockpit, 303);
+    } catch (error) {
+      const failure = failureOf(c, error);
+      return page(statusOf(failure), { result: { kind: "failure", failure } });
+    }
+  }
+  try {
+    const output = await plane.call(capability.id, reading.input, edge);
+    return page(200, { result: { kind: "output", value: output } });
+  } catch (error) {
+    const failure = failureOf(c, error);
+    return page(statusOf(failure), { result: { kind: "failure", failure } });
+  }
+}
+
+/** What an execution page says after a cancel request, by the `notice` query parameter. */
+export const CANCEL_NOTICES = {
+  "cancel-requested": { kind: "success", text: "Cancel requested. The execution stops when its handler next checks; this page shows when it has." },
+  "cancel-refused": { kind: "error", text: "Cancel was not requested: the execution had already finished or cannot be cancelled." },
+} as const;
+
+/**
+ * POST `/cockpit/executions/<id>/cancel`: asks for cancellation. A script asking for JSON gets the
+ * receipt; a plain form post is sent back to the execution's page (303) with a notice.
+ */
+export function cancelExecution(c: Context, plane: ExecutionPlane, id: string): Response {
+  if (!isExecutionId(id)) {
+    return problemResponse(c, plane.root, { status: 400, title: "Not an execution id", message: `${JSON.stringify(String(id).slice(0, 80))} is not an execution id (x-<yyyymmddThhmmssZ>-<8 hex>).` });
+  }
+  let receipt;
+  try {
+    receipt = plane.cancel(id, cockpitEdge(c));
+  } catch (error) {
+    const failure = failureOf(c, error);
+    const status = statusOf(failure);
+    return problemResponse(c, plane.root, { status, title: status === 404 ? "No such execution" : "Cancel failed", message: failure.message, suggestion: failure.suggestion });
+  }
+  if ((c.req.header("accept") ?? "").includes("application/json")) return c.json(receipt);
+  return c.redirect(`${executionPagePath(id)}?notice=${receipt.requested ? "cancel-requested" : "cancel-refused"}`, 303);
+}

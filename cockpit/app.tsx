@@ -1,0 +1,170 @@
+/** @jsxImportSource hono/jsx */
+import { Hono, type Context } from "hono";
+import type { ExecutionPlane } from "../runtime/execution/plane.ts";
+import { isExecutionId } from "../runtime/execution/execution-id.ts";
+import { newCorrelationId } from "../runtime/execution/failure.ts";
+import { EXECUTION_STATES, type ExecutionState } from "../runtime/execution/state-machine.ts";
+import type { AppEnv } from "../runtime/server/_app-env.ts";
+import type { LiveChannel } from "../runtime/server/live-channel.ts";
+import { InvalidCursorError } from "../runtime/store/list-cursor.ts";
+import { CANCEL_NOTICES, cancelExecution, runCapability } from "./actions.tsx";
+import { serveAsset } from "./assets.ts";
+import { historyExtras, STREAM_TAIL_CHARS } from "./history-extras.ts";
+import { CapabilitiesPage } from "./pages/capabilities.tsx";
+import { CapabilityPage } from "./pages/capability.tsx";
+import { ExecutionPage } from "./pages/execution.tsx";
+import { ExecutionsPage } from "./pages/executions.tsx";
+import { OverviewPage } from "./pages/overview.tsx";
+import { problemResponse } from "./problem-response.tsx";
+import { htmlPage } from "./render.ts";
+import { securityHeaders } from "./security-headers.ts";
+
+/** What the cockpit is built from. */
+export interface CockpitOptions {
+  plane: ExecutionPlane;
+  /** The live channel the pages' scripts connect to (accepted for symmetry with the other mounts). */
+  live?: LiveChannel;
+  /** Where stacks of unexpected errors go (stderr); never a page. */
+  log?: (line: string) => void;
+}
+
+const CAPABILITY_ID = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$/;
+const RECENT = 20;
+const PAGE_SIZE = 50;
+
+/**
+ * The cockpit (SPEC §10): server-rendered pages over the registry and the store, mounted at
+ * `/cockpit`. Every page is complete HTML; its small scripts only make it live.
+ */
+export function createCockpit(options: CockpitOptions): Hono<AppEnv> {
+  const { plane } = options;
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const root = plane.root;
+  const app = new Hono<AppEnv>();
+  app.use("*", securityHeaders());
+
+  app.get("/assets/:name", (c) => serveAsset(c, c.req.param("name")));
+
+  app.get("/", (c) => {
+    const recent = plane.store.list({ limit: RECENT });
+    const active = (["running", "cancelling", "queued"] as const)
+      .flatMap((state) => plane.store.list({ state, limit: PAGE_SIZE }).items)
+      .sort((a, b) => b.created_at.localeCompare(a.created_at));
+    const page = (
+      <OverviewPage
+        root={root}
+        counts={recent.counts}
+        active={active}
+        recent={recent.items}
+        loadErrors={plane.loadErrors()}
+        capabilityCount={plane.capabilities().length}
+        heartbeatMs={plane.limits.heartbeat_ms}
+      />
+    );
+    return htmlPage(c, page);
+  });
+
+  app.get("/capabilities", (c) => htmlPage(c, <CapabilitiesPage root={root} capabilities={plane.capabilities()} loadErrors={plane.loadErrors()} />));
+
+  const capabilityOr = (c: Context, id: string) => {
+    if (!CAPABILITY_ID.test(id)) {
+      return problemResponse(c, root, { status: 400, title: "Not a capability id", message: `${JSON.stringify(id.slice(0, 80))} is not a capability id (lower-case dotted, like files.digest).` });
+    }
+    const capability = plane.capability(id);
+    if (!capability) return problemResponse(c, root, { status: 404, title: "No such capability", message: `No capability ${id} is loaded.`, suggestion: "The capabilities page lists every one this server loaded, and the files that did not load." });
+    return capability;
+  };
+
+  app.get("/capabilities/:id", (c) => {
+    const capability = capabilityOr(c, c.req.param("id"));
+    if (capability instanceof Response) return capability;
+    return htmlPage(c, <CapabilityPage root={root} capability={capability} values={null} errors={{}} problem={null} result={null} />);
+  });
+
+  app.post("/capabilities/:id", (c) => {
+    const capability = capabilityOr(c, c.req.param("id"));
+    if (capability instanceof Response) return capability;
+    return runCapability(c, plane, capability);
+  });
+
+  app.get("/executions", (c) => {
+    const state = c.req.query("state") || null;
+    if (state !== null && !(EXECUTION_STATES as readonly string[]).includes(state)) {
+      return problemResponse(c, root, { status: 400, title: "Unknown state", message: `state must be one of ${EXECUTION_STATES.join(", ")}, got ${JSON.stringify(state.slice(0, 40))}.` });
+    }
+    const capability = c.req.query("capability") || null;
+    if (capability !== null && capability.length > 128) return problemResponse(c, root, { status: 400, title: "Capability filter too long", message: "capability must be at most 128 characters." });
+    const cursor = c.req.query("cursor") || null;
+    let page;
+    try {
+      page = plane.store.list({ state: (state as ExecutionState | null) ?? undefined, capability: capability ?? undefined, cursor: cursor ?? undefined, limit: PAGE_SIZE });
+    } catch (error) {
+      if (error instanceof InvalidCursorError) return problemResponse(c, root, { status: 400, title: "Unknown cursor", message: error.message });
+      throw error;
+    }
+    return htmlPage(
+      c,
+      <ExecutionsPage
+        root={root}
+        items={page.items}
+        counts={page.counts}
+        nextCursor={page.next_cursor}
+        filter={{ state: state as ExecutionState | null, capability, cursor }}
+        capabilityIds={plane.capabilities().filter((x) => x.execution === "allowed").map((x) => x.id)}
+        heartbeatMs={plane.limits.heartbeat_ms}
+      />,
+    );
+  });
+
+  app.get("/executions/:id", (c) => {
+    const id = c.req.param("id");
+    if (!isExecutionId(id)) {
+      return problemResponse(c, root, { status: 400, title: "Not an execution id", message: `${JSON.stringify(String(id).slice(0, 80))} is not an execution id (x-<yyyymmddThhmmssZ>-<8 hex>).` });
+    }
+    const execution = plane.store.get(id);
+    if (!execution) {
+      return problemResponse(c, root, {
+        status: 404,
+        title: "No such execution",
+        message: `This server knows no execution ${id}.`,
+        suggestion: `It may have been forgotten: only the ${plane.limits.executions_retained} most recent are kept. The executions page lists those that are.`,
+      });
+    }
+    const noticeKey = c.req.query("notice");
+    const notice = noticeKey && Object.hasOwn(CANCEL_NOTICES, noticeKey) ? CANCEL_NOTICES[noticeKey as keyof typeof CANCEL_NOTICES] : null;
+    const page = (
+      <ExecutionPage
+        root={root}
+        execution={execution}
+        capability={plane.capability(execution.capability)}
+        extras={historyExtras(plane.store, id, execution.last_sequence)}
+        heartbeatMs={plane.limits.heartbeat_ms}
+        logLimit={plane.limits.log_tail_lines}
+        streamLimit={STREAM_TAIL_CHARS}
+        notice={notice}
+      />
+    );
+    return htmlPage(c, page);
+  });
+
+  app.post("/executions/:id/cancel", (c) => cancelExecution(c, plane, c.req.param("id")));
+
+  app.all("*", (c) => {
+    const path = new URL(c.req.url).pathname;
+    if (c.req.method === "GET" && path.length > 1 && path.endsWith("/")) return c.redirect(path.replace(/\/+$/, ""), 301);
+    return problemResponse(c, root, { status: 404, title: "Not found", message: `The cockpit has no page at ${path.slice(0, 200)}.` });
+  });
+
+  app.onError((error, c) => {
+    const correlation_id = newCorrelationId();
+    log(`[docket] ${correlation_id} cockpit ${c.req.method} ${new URL(c.req.url).pathname}: ${error?.stack ?? String(error)}`);
+    return problemResponse(c, root, {
+      status: 500,
+      title: "Something went wrong",
+      message: "The cockpit failed while answering this request.",
+      suggestion: "This is a bug in docket; the correlation id finds the details in the server's log.",
+      correlationId: correlation_id,
+    });
+  });
+  return app;
+}

@@ -1,0 +1,301 @@
+// execution.js — makes an execution page live: applies each event of the live channel to the
+// markup the server rendered (SPEC §10). Text reaches the page through textContent only; rows and
+// badges are cloned from <template>s the server rendered, so words and shapes are written once.
+// An event type this page does not know is listed under "Other events", never dropped.
+(function () {
+  "use strict";
+  var docket = (window.docket = window.docket || {});
+  /** Unknown-type events kept on the page. */
+  var OTHER_EVENTS_SHOWN = 200;
+
+  var format = docket.format;
+
+  /** The view of one execution page: `apply(event)` changes the markup as the event says. */
+  function executionView(root) {
+    function slot(name) {
+      return root.querySelector('[data-slot="' + name + '"]');
+    }
+    function section(name) {
+      return root.querySelector('[data-section="' + name + '"]');
+    }
+    function clone(name) {
+      var template = root.querySelector('template[data-template="' + name + '"]');
+      // A row's template wraps it in a table (a bare <tr> is not parsed inside <template> everywhere).
+      if (!template) return null;
+      var element = template.content.querySelector("[data-root]") || template.content.firstElementChild;
+      return element.cloneNode(true);
+    }
+    function field(element, name) {
+      return element.querySelector('[data-field="' + name + '"]');
+    }
+    function setFact(name, text) {
+      var element = root.querySelector('[data-fact="' + name + '"]');
+      if (element) element.textContent = text;
+    }
+    function hideEmpty(container) {
+      var empty = container.querySelector("[data-empty]");
+      if (empty) empty.hidden = true;
+    }
+    function notice(kind, text) {
+      var box = slot("notice");
+      if (!box) return;
+      box.hidden = false;
+      box.className = "notice notice-" + kind;
+      box.setAttribute("role", kind === "error" ? "alert" : "status");
+      box.textContent = text;
+    }
+
+    function setState(state) {
+      root.setAttribute("data-state", state);
+      var holder = slot("state");
+      var badge = clone("state-" + state);
+      if (holder && badge) holder.replaceChildren(badge);
+      var cancel = slot("cancel");
+      if (!cancel) return;
+      if (state === "succeeded" || state === "failed" || state === "cancelled") {
+        root.setAttribute("data-terminal", "true");
+        cancel.remove();
+      } else if (state === "cancelling") {
+        var button = cancel.querySelector("button");
+        if (button) {
+          button.disabled = true;
+          button.textContent = "Cancel requested";
+        }
+      }
+    }
+
+    function stepRows(id) {
+      var rows = slot("steps").querySelectorAll("tr[data-step-id]");
+      return Array.prototype.filter.call(rows, function (row) {
+        return row.getAttribute("data-step-id") === id;
+      });
+    }
+    function runningStep(id) {
+      var rows = stepRows(id);
+      for (var i = rows.length - 1; i >= 0; i--) {
+        if (rows[i].querySelector('[data-step-state="running"]')) return rows[i];
+      }
+      return null;
+    }
+    function newStep(id, title, timestamp) {
+      var body = slot("steps");
+      var row = clone("step");
+      row.setAttribute("data-step-id", id);
+      row.setAttribute("data-started", timestamp);
+      field(row, "title").textContent = title;
+      field(row, "id").textContent = id;
+      field(row, "state").replaceChildren(clone("step-running"));
+      var empty = body.querySelector("[data-empty]");
+      body.insertBefore(row, empty);
+      hideEmpty(body);
+      return row;
+    }
+
+    function appendLog(event) {
+      var list = slot("log");
+      var box = slot("log-box");
+      var atBottom = box.scrollTop + box.clientHeight >= box.scrollHeight - 8;
+      var line = clone("log-line");
+      line.setAttribute("data-level", event.data.level);
+      line.setAttribute("data-sequence", String(event.sequence));
+      var time = line.querySelector("time");
+      time.setAttribute("datetime", event.timestamp);
+      time.textContent = format.timeOfDay(event.timestamp);
+      line.querySelector(".log-level").textContent = event.data.level;
+      line.querySelector(".log-message").textContent = event.data.message;
+      if (event.data.truncated) {
+        var cut = document.createElement("span");
+        cut.className = "log-cut";
+        cut.textContent = "(cut)";
+        line.appendChild(cut);
+      }
+      list.appendChild(line);
+      slot("log-empty").hidden = true;
+      // The browser keeps the same bound as the server's snapshot, counting what it lets go.
+      var limit = Number(list.getAttribute("data-limit")) || 1000;
+      var dropped = Number(list.getAttribute("data-dropped")) || 0;
+      while (list.children.length > limit) {
+        list.removeChild(list.firstElementChild);
+        dropped += 1;
+      }
+      if (dropped > 0) {
+        list.setAttribute("data-dropped", String(dropped));
+        var note = slot("log-dropped");
+        note.hidden = false;
+        note.textContent = dropped + " earlier line(s) not shown.";
+      }
+      if (atBottom) box.scrollTop = box.scrollHeight;
+    }
+
+    function appendStream(event) {
+      var holder = slot("streams");
+      var name = String(event.data.name);
+      var block = Array.prototype.find.call(holder.querySelectorAll("[data-stream]"), function (element) {
+        return element.getAttribute("data-stream") === name;
+      });
+      if (!block) {
+        block = clone("stream");
+        block.setAttribute("data-stream", name);
+        block.querySelector("h3").textContent = name;
+        holder.appendChild(block);
+      }
+      var pre = block.querySelector("[data-stream-text]");
+      var limit = Number(holder.getAttribute("data-limit")) || 65536;
+      var text = pre.textContent + event.data.chunk;
+      pre.textContent = text.length > limit ? text.slice(text.length - limit) : text;
+      section("streams").hidden = false;
+    }
+
+    function appendDiagnostic(event) {
+      var d = event.data;
+      var body = slot("diagnostics");
+      var row = clone("diagnostic");
+      field(row, "severity").replaceChildren(clone("severity-" + d.severity) || clone("severity-info"));
+      field(row, "message").textContent = d.message;
+      var where = d.file ? d.file + (d.line !== undefined ? ":" + d.line + (d.column !== undefined ? ":" + d.column : "") : "") : "—";
+      field(row, "location").textContent = where;
+      field(row, "code").textContent = d.code || "—";
+      body.insertBefore(row, body.querySelector("[data-empty]"));
+      hideEmpty(body);
+    }
+
+    function appendOther(event) {
+      var list = slot("other-events");
+      var item = clone("other-event");
+      item.setAttribute("data-sequence", String(event.sequence));
+      field(item, "type").textContent = event.type;
+      field(item, "sequence").textContent = "#" + event.sequence;
+      field(item, "data").textContent = format.json(event.data);
+      list.appendChild(item);
+      while (list.children.length > OTHER_EVENTS_SHOWN) list.removeChild(list.firstElementChild);
+      section("other-events").hidden = false;
+    }
+
+    function complete(event) {
+      var data = event.data;
+      setState(data.state);
+      setFact("finished_at", format.time(event.timestamp));
+      setFact("duration", format.duration(data.duration_ms));
+      if (data.state === "succeeded") {
+        slot("output").textContent = format.json(data.output);
+        section("output").hidden = false;
+        if (data.output && data.output.withheld === "too_large") notice("info", "The output is too large for the live channel; reload the page to see it.");
+      }
+      if (data.failure) {
+        var fields = root.querySelectorAll("[data-failure-field]");
+        Array.prototype.forEach.call(fields, function (element) {
+          var key = element.getAttribute("data-failure-field");
+          var value = data.failure[key];
+          element.textContent = key === "context" ? format.json(value || {}) : value === undefined ? "—" : String(value);
+        });
+        section("failure").hidden = false;
+      }
+    }
+
+    var handlers = {
+      // Sequence 1 is part of every rendered page.
+      "execution.created": function () {},
+      "execution.started": function (event) {
+        setState("running");
+        setFact("started_at", format.time(event.timestamp));
+      },
+      "execution.step": function (event) {
+        var row = runningStep(event.data.id);
+        if (row) field(row, "title").textContent = event.data.title;
+        else newStep(event.data.id, event.data.title, event.timestamp);
+      },
+      "execution.step_done": function (event) {
+        var row = runningStep(event.data.id) || newStep(event.data.id, event.data.id, event.timestamp);
+        field(row, "state").replaceChildren(clone(event.data.ok ? "step-succeeded" : "step-failed"));
+        field(row, "message").textContent = event.data.message || "";
+        field(row, "duration").textContent = format.duration(Date.parse(event.timestamp) - Date.parse(row.getAttribute("data-started")));
+      },
+      "execution.progress": function (event) {
+        var p = { current: event.data.current, total: event.data.total === undefined ? null : event.data.total, message: event.data.message || null };
+        var bar = slot("progress");
+        if (p.total === null) {
+          bar.removeAttribute("value");
+        } else {
+          var max = p.total > 0 ? p.total : 1;
+          bar.setAttribute("max", String(max));
+          bar.setAttribute("value", String(Math.min(p.current, max)));
+        }
+        bar.textContent = format.progress(p);
+        slot("progress-text").textContent = format.progress(p);
+      },
+      "execution.log": appendLog,
+      "execution.stream": appendStream,
+      "execution.diagnostic": appendDiagnostic,
+      "execution.cancel_requested": function () {
+        setState("cancelling");
+      },
+      "execution.completed": complete,
+    };
+
+    return {
+      /** Applies one event, in sequence order (socket.js guarantees the order). */
+      apply: function (event) {
+        var handler = Object.prototype.hasOwnProperty.call(handlers, event.type) ? handlers[event.type] : appendOther;
+        handler(event);
+        var last = slot("last-sequence");
+        if (last) last.textContent = String(event.sequence);
+      },
+      /** Says that events from..to were dropped by the server before this page could read them. */
+      missed: function (from, to) {
+        notice("info", "Events " + from + " to " + to + " are no longer retained by the server, so this page skipped them.");
+      },
+      notice: notice,
+    };
+  }
+
+  /** The Cancel form posts in the background and reports the receipt; without a script it posts normally. */
+  function wireCancel(root, view) {
+    var form = root.querySelector('[data-slot="cancel"]');
+    if (!form) return;
+    var env = window.docketEnv || {};
+    var request =
+      env.fetch ||
+      function (url, init) {
+        return window.fetch(url, init);
+      };
+    form.addEventListener("submit", function (event) {
+      event.preventDefault();
+      var button = form.querySelector("button");
+      if (button) {
+        button.disabled = true;
+        button.textContent = "Cancel requested";
+      }
+      request(form.action, { method: "POST", headers: { Accept: "application/json" }, credentials: "same-origin" })
+        .then(function (response) {
+          return response.json().then(function (receipt) {
+            view.notice(response.ok && receipt.requested ? "success" : "error", receipt.message || (receipt.error && receipt.error.message) || "Cancel was not requested.");
+          });
+        })
+        .catch(function () {
+          form.submit();
+        });
+    });
+  }
+
+  function boot() {
+    var root = document.querySelector("[data-docket-execution]");
+    if (!root) return;
+    var view = executionView(root);
+    docket.executionView = view;
+    wireCancel(root, view);
+    // A finished execution takes no more events: nothing to follow.
+    if (root.getAttribute("data-terminal") === "true") return;
+    docket.channel = docket.openChannel({
+      url: root.getAttribute("data-socket"),
+      eventsUrl: root.getAttribute("data-events"),
+      after: Number(root.getAttribute("data-after")),
+      heartbeatMs: Number(root.getAttribute("data-heartbeat-ms")),
+      indicator: root.querySelector("[data-docket-connection]"),
+      onEvent: view.apply,
+      onMissed: view.missed,
+    });
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", boot);
+  else boot();
+})();

@@ -1,0 +1,335 @@
+// socket.js — the only place in the cockpit's browser code that opens a socket (SPEC §10).
+//
+// docket.openChannel(options) follows the live channel at a URL the server rendered into the page:
+// - reconnects with exponential backoff, capped, with jitter;
+// - resubscribes from the sequence the page was rendered at, then from the last one seen;
+// - drops an event at or below the last sequence seen;
+// - on a one-execution channel, an event beyond the next number reconnects with after=<last seen>,
+//   and the same gap a second time is read over HTTP (executions.events) instead;
+// - drops a channel that said nothing for 2.5 heartbeats, and reconnects;
+// - shows the connection by word and shape in the page's indicator.
+// Every URL comes from the options (the page's data attributes); none is written here.
+// `window.docketEnv` may supply WebSocket, fetch, setTimeout, clearTimeout and random (tests do).
+(function () {
+  "use strict";
+  var docket = (window.docket = window.docket || {});
+
+  /** The first retry waits about this long; each later one doubles. */
+  var BASE_MS = 500;
+  /** No retry waits longer than this. */
+  var CAP_MS = 15000;
+  /** A channel quiet for this many heartbeats is taken for dead. */
+  var SILENT_HEARTBEATS = 2.5;
+
+  /** The indicator's word and shape per connection state; the colour only repeats them. */
+  var LOOK = {
+    connecting: { shape: "◌", word: "Connecting…" },
+    live: { shape: "●", word: "Live" },
+    reconnecting: { shape: "↻", word: "Reconnecting" },
+    "catching-up": { shape: "⇣", word: "Catching up over HTTP" },
+    ended: { shape: "■", word: "Finished — nothing more to follow" },
+    closed: { shape: "■", word: "Not following" },
+  };
+
+  function environment() {
+    var given = window.docketEnv || {};
+    return {
+      WebSocket: given.WebSocket || window.WebSocket,
+      fetch:
+        given.fetch ||
+        function (url, init) {
+          return window.fetch(url, init);
+        },
+      setTimeout:
+        given.setTimeout ||
+        function (fn, ms) {
+          return window.setTimeout(fn, ms);
+        },
+      clearTimeout:
+        given.clearTimeout ||
+        function (handle) {
+          window.clearTimeout(handle);
+        },
+      random: given.random || Math.random,
+    };
+  }
+
+  /** Milliseconds before retry `attempt` (0-based): min(cap, base·2^attempt), jittered within its upper half. */
+  function backoffDelay(attempt, random) {
+    var ceiling = Math.min(CAP_MS, BASE_MS * Math.pow(2, attempt));
+    return Math.round(ceiling / 2 + random() * (ceiling / 2));
+  }
+
+  /** The rendered path as an absolute ws: / wss: URL of this page's origin, with `after` when given. */
+  function socketUrl(path, after) {
+    var url = new URL(path, window.location.href);
+    url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
+    if (after !== null) url.searchParams.set("after", String(after));
+    return url.href;
+  }
+
+  function isEvent(frame) {
+    return frame && typeof frame.sequence === "number" && typeof frame.execution_id === "string" && typeof frame.type === "string";
+  }
+
+  /**
+   * Opens and keeps open one live-channel subscription.
+   * options: url (rendered socket path), eventsUrl (rendered HTTP events URL: makes it a
+   * one-execution channel with gap mending), after (the rendered sequence), heartbeatMs,
+   * indicator (element), onEvent(event), onMissed(from, to) (history no longer retained),
+   * onResubscribed() (an every-execution channel came back: what it missed is not replayed).
+   */
+  function openChannel(options) {
+    var env = environment();
+    var single = Boolean(options.eventsUrl);
+    var lastSeen = single ? Number(options.after) || 0 : 0;
+    var seenBy = {};
+    var heartbeatMs = Number(options.heartbeatMs) || 20000;
+    var attempt = 0;
+    var socket = null;
+    var watchdog = null;
+    var retry = null;
+    var gapAt = null;
+    var filling = false;
+    var held = [];
+    var everReady = false;
+    var done = false;
+    var state = null;
+
+    function show(name, detail) {
+      state = name;
+      var el = options.indicator;
+      if (!el) return;
+      var look = LOOK[name];
+      el.setAttribute("data-state", name);
+      var shape = el.querySelector("[data-connection-shape]");
+      var word = el.querySelector("[data-connection-word]");
+      if (shape) shape.textContent = look.shape;
+      if (word) word.textContent = detail ? look.word + " " + detail : look.word;
+    }
+
+    function armWatchdog() {
+      if (watchdog !== null) env.clearTimeout(watchdog);
+      watchdog = env.setTimeout(function () {
+        watchdog = null;
+        drop();
+        schedule();
+      }, SILENT_HEARTBEATS * heartbeatMs);
+    }
+
+    /** Forgets the current socket: its late messages and close are ignored from now on. */
+    function drop() {
+      if (watchdog !== null) env.clearTimeout(watchdog);
+      watchdog = null;
+      var old = socket;
+      socket = null;
+      if (old) {
+        old.onopen = old.onmessage = old.onclose = old.onerror = null;
+        try {
+          old.close();
+        } catch (ignored) {
+          // Closing a socket that never opened may throw; it is gone either way.
+        }
+      }
+      // Frames held for an HTTP read belong to the dropped socket; the next one replays them.
+      filling = false;
+      held = [];
+    }
+
+    function connect() {
+      retry = null;
+      if (done) return;
+      show(attempt === 0 && !everReady ? "connecting" : "reconnecting");
+      var ws = new env.WebSocket(socketUrl(options.url, single ? lastSeen : null));
+      socket = ws;
+      ws.onmessage = function (message) {
+        if (ws !== socket) return;
+        armWatchdog();
+        var frame;
+        try {
+          frame = JSON.parse(String(message.data));
+        } catch (ignored) {
+          return;
+        }
+        receive(frame);
+      };
+      ws.onclose = function () {
+        if (ws !== socket) return;
+        drop();
+        schedule();
+      };
+      ws.onerror = function () {
+        // A close always follows an error; reconnecting is decided there.
+      };
+      armWatchdog();
+    }
+
+    /** Reconnects after the backoff delay of the next attempt. */
+    function schedule() {
+      if (done || retry !== null) return;
+      var delay = backoffDelay(attempt, env.random);
+      attempt += 1;
+      show("reconnecting", "in " + Math.max(1, Math.round(delay / 1000)) + " s");
+      retry = env.setTimeout(connect, delay);
+    }
+
+    /** Reconnects at once from the last sequence seen (a gap or lag, not a failure). */
+    function resubscribe() {
+      drop();
+      connect();
+    }
+
+    function receive(frame) {
+      if (!frame || typeof frame.type !== "string") return;
+      switch (frame.type) {
+        case "stream.ready":
+          if (typeof frame.heartbeat_ms === "number" && frame.heartbeat_ms > 0) heartbeatMs = frame.heartbeat_ms;
+          armWatchdog();
+          attempt = 0;
+          show("live");
+          if (everReady && !single && options.onResubscribed) options.onResubscribed();
+          everReady = true;
+          return;
+        case "stream.heartbeat":
+          return;
+        case "stream.lagged":
+          // Events were dropped for this client alone: a one-execution channel asks again from its cursor.
+          if (single) resubscribe();
+          else if (options.onResubscribed) options.onResubscribed();
+          return;
+        case "stream.closing":
+          drop();
+          schedule();
+          return;
+      }
+      if (!isEvent(frame)) return;
+      if (single) receiveOne(frame);
+      else receiveAny(frame);
+    }
+
+    function receiveAny(event) {
+      var last = seenBy[event.execution_id] || 0;
+      if (event.sequence <= last) return;
+      seenBy[event.execution_id] = event.sequence;
+      options.onEvent(event);
+    }
+
+    function receiveOne(event) {
+      if (filling) {
+        held.push(event);
+        return;
+      }
+      if (event.sequence <= lastSeen) return;
+      if (event.sequence === lastSeen + 1) {
+        deliver(event);
+        return;
+      }
+      if (gapAt === lastSeen) {
+        // The same gap twice: the channel cannot mend it, so read it over HTTP.
+        held.push(event);
+        fill(event.sequence);
+        return;
+      }
+      gapAt = lastSeen;
+      resubscribe();
+    }
+
+    function deliver(event) {
+      lastSeen = event.sequence;
+      options.onEvent(event);
+      if (event.type === "execution.completed") finish();
+    }
+
+    /** Delivers an event that HTTP could not supply the history before: that history is no longer retained. */
+    function deliverAfterRead(event) {
+      if (done || event.sequence <= lastSeen) return;
+      if (event.sequence > lastSeen + 1 && options.onMissed) options.onMissed(lastSeen + 1, event.sequence - 1);
+      deliver(event);
+    }
+
+    /** Reads the events after the last seen over HTTP until `target` is next, then releases what the socket held. */
+    function fill(target) {
+      filling = true;
+      var reading = socket;
+      show("catching-up");
+      function page() {
+        var url = new URL(options.eventsUrl, window.location.href);
+        url.searchParams.set("after", String(lastSeen));
+        env
+          .fetch(url.href, { headers: { Accept: "application/json" }, credentials: "same-origin" })
+          .then(function (response) {
+            if (!response.ok) throw new Error("HTTP " + response.status);
+            return response.json();
+          })
+          .then(function (body) {
+            if (done || socket !== reading || !filling) return;
+            var events = (body && body.events) || [];
+            for (var i = 0; i < events.length && !done; i++) deliverAfterRead(events[i]);
+            if (!done && events.length > 0 && lastSeen < target - 1 && lastSeen < body.last_sequence) return page();
+            release(target);
+          })
+          .catch(function () {
+            if (done || socket !== reading) return;
+            drop();
+            schedule();
+          });
+      }
+      page();
+    }
+
+    /**
+     * Hands on the frames held during a read, in order. One at or below `target` that still does
+     * not follow was not retained; a new gap beyond `target` is read over HTTP in turn.
+     */
+    function release(target) {
+      filling = false;
+      var frames = held;
+      held = [];
+      for (var i = 0; i < frames.length && !done; i++) {
+        var event = frames[i];
+        if (event.sequence <= lastSeen) continue;
+        if (event.sequence === lastSeen + 1 || event.sequence <= target) {
+          deliverAfterRead(event);
+          continue;
+        }
+        held = frames.slice(i);
+        fill(event.sequence);
+        return;
+      }
+      gapAt = null;
+      if (!done && socket) show("live");
+    }
+
+    function finish() {
+      done = true;
+      if (retry !== null) env.clearTimeout(retry);
+      retry = null;
+      drop();
+      show("ended");
+    }
+
+    connect();
+    return {
+      /** Stops following: no socket, no timer. */
+      close: function () {
+        if (done) return;
+        done = true;
+        if (retry !== null) env.clearTimeout(retry);
+        retry = null;
+        drop();
+        show("closed");
+      },
+      /** The last sequence delivered (one-execution channel). */
+      lastSeen: function () {
+        return lastSeen;
+      },
+      /** The connection state's name. */
+      state: function () {
+        return state;
+      },
+    };
+  }
+
+  docket.openChannel = openChannel;
+  docket.backoffDelay = backoffDelay;
+})();

@@ -1,0 +1,51 @@
+/** @jsxImportSource hono/jsx */
+import type { FailureDescriptor } from "../../runtime/execution/failure.ts";
+import { formatJson } from "../format.ts";
+
+/** Every member of the failure descriptor (SPEC §4.5), in the order a reader needs them. */
+export const FAILURE_FIELDS: Array<{ key: keyof FailureDescriptor; label: string }> = [
+  { key: "error_code", label: "Error code" },
+  { key: "message", label: "Message" },
+  { key: "suggestion", label: "Suggestion" },
+  { key: "stage", label: "Stage" },
+  { key: "retryability", label: "Retryability" },
+  { key: "outcome_certainty", label: "Outcome certainty" },
+  { key: "correlation_id", label: "Correlation id" },
+  { key: "request_id", label: "Request id" },
+  { key: "trace_id", label: "Trace id" },
+  { key: "context", label: "Context" },
+];
+
+/**
+ * A failure with every descriptor field. With `failure` null it renders empty and hidden: the
+ * execution page's script fills the `data-failure-field` slots when `execution.completed` says failed.
+ */
+export function FailurePanel(props: { failure: FailureDescriptor | null; title?: string }) {
+  const f = props.failure;
+  return (
+    <section class="panel failure" data-section="failure" hidden={!f} aria-labelledby="failure-heading">
+      <h2 id="failure-heading">
+        <span aria-hidden="true">✕ </span>
+        {props.title ?? "Failure"}
+      </h2>
+      <dl class="facts">
+        {FAILURE_FIELDS.map(({ key, label }) => (
+          <div class="fact">
+            <dt>{label}</dt>
+            <dd>
+              {key === "context" ? (
+                <pre class="json" data-failure-field={key}>
+                  {f ? formatJson(f.context) : ""}
+                </pre>
+              ) : (
+                <span class={key.endsWith("_id") || key === "error_code" ? "mono wrap-anywhere" : "wrap-anywhere"} data-failure-field={key}>
+                  {f ? String(f[key]) : ""}
+                </span>
+              )}
+            </dd>
+          </div>
+        ))}
+      </dl>
+    </section>
+  );
+}

@@ -1,0 +1,74 @@
+/** @jsxImportSource hono/jsx */
+import type { StepSnapshot } from "../../runtime/execution/snapshot.ts";
+import { between, formatDuration } from "../format.ts";
+import { StepBadge } from "./badges.tsx";
+
+/** One step as a row; `data-started` lets the script compute the duration when the step ends. */
+function StepRow(props: { step: StepSnapshot }) {
+  const s = props.step;
+  return (
+    <tr data-step-id={s.id} data-started={s.started_at}>
+      <td data-field="state">
+        <StepBadge state={s.state} />
+      </td>
+      <td>
+        <span data-field="title" class="wrap-anywhere">
+          {s.title}
+        </span>{" "}
+        <code class="muted" data-field="id">
+          {s.id}
+        </code>
+      </td>
+      <td data-field="message" class="wrap-anywhere">
+        {s.message ?? ""}
+      </td>
+      <td data-field="duration">{formatDuration(between(s.started_at, s.finished_at))}</td>
+    </tr>
+  );
+}
+
+/** The named steps, in the order they began; the template is what the script clones for a new one. */
+export function StepsTable(props: { steps: StepSnapshot[] }) {
+  return (
+    <section class="panel" aria-labelledby="steps-heading">
+      <h2 id="steps-heading">Steps</h2>
+      <div class="table-scroll">
+        <table class="table">
+          <caption class="visually-hidden">Steps of this execution</caption>
+          <thead>
+            <tr>
+              <th scope="col">State</th>
+              <th scope="col">Step</th>
+              <th scope="col">Message</th>
+              <th scope="col">Duration</th>
+            </tr>
+          </thead>
+          <tbody data-slot="steps">
+            {props.steps.map((step) => (
+              <StepRow step={step} />
+            ))}
+            <tr data-empty hidden={props.steps.length > 0}>
+              <td colspan={4} class="empty">
+                No steps reported.
+              </td>
+            </tr>
+          </tbody>
+        </table>
+      </div>
+      <template data-template="step">
+        <table>
+          <tbody>
+            <tr data-root data-step-id="" data-started="">
+              <td data-field="state"></td>
+              <td>
+                <span data-field="title" class="wrap-anywhere"></span> <code class="muted" data-field="id"></code>
+              </td>
+              <td data-field="message" class="wrap-anywhere"></td>
+              <td data-field="duration">—</td>
+            </tr>
+          </tbody>
+        </table>
+      </template>
+    </section>
+  );
+}

@@ -1,0 +1,27 @@
+import type { Context } from "hono";
+
+/** A submitted form, or why it could not be read (status and sentence). */
+export type FormBody = { ok: true; form: URLSearchParams } | { ok: false; status: 413 | 415; message: string };
+
+/**
+ * Reads a form post (`application/x-www-form-urlencoded`, or `multipart/form-data` without files)
+ * of at most `limit` bytes: the cockpit's forms hold an input, so the input limit bounds them.
+ */
+export async function readFormBody(c: Context, limit: number): Promise<FormBody> {
+  const type = (c.req.header("content-type") ?? "").toLowerCase();
+  const declared = Number(c.req.header("content-length") ?? "0");
+  const tooLarge = { ok: false as const, status: 413 as const, message: `The form is larger than ${limit} bytes (the input limit).` };
+  if (declared > limit) return tooLarge;
+  if (type.startsWith("application/x-www-form-urlencoded")) {
+    const bytes = await c.req.arrayBuffer();
+    if (bytes.byteLength > limit) return tooLarge;
+    return { ok: true, form: new URLSearchParams(new TextDecoder().decode(bytes)) };
+  }
+  if (type.startsWith("multipart/form-data")) {
+    const data = await c.req.formData();
+    const form = new URLSearchParams();
+    for (const [name, value] of data.entries()) if (typeof value === "string") form.append(name, value);
+    return { ok: true, form };
+  }
+  return { ok: false, status: 415, message: `A cockpit form is posted as application/x-www-form-urlencoded, got ${JSON.stringify(type.slice(0, 80) || "no content type")}.` };
+}

@@ -1,0 +1,54 @@
+import type { Actor } from "../runtime/execution/protocol.ts";
+
+/** An ISO timestamp as the cockpit shows it: `2026-09-08 01:02:03 UTC` (the server does not know the reader's zone). */
+export function formatTime(iso: string | null | undefined): string {
+  if (!iso) return "—";
+  return `${iso.replace("T", " ").slice(0, 19)} UTC`;
+}
+
+/** A duration a person reads at a glance: `250 ms`, `1.25 s`, `3 min 4 s`. */
+export function formatDuration(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined || !Number.isFinite(ms)) return "—";
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(2)} s`;
+  const minutes = Math.floor(ms / 60_000);
+  return `${minutes} min ${Math.round((ms % 60_000) / 1000)} s`;
+}
+
+/** Milliseconds between two ISO timestamps, or null while the second is missing. */
+export function between(from: string | null, to: string | null): number | null {
+  if (!from || !to) return null;
+  return Date.parse(to) - Date.parse(from);
+}
+
+/** A value as indented JSON text; `undefined` (nothing returned) reads as `null`. */
+export function formatJson(value: unknown): string {
+  return JSON.stringify(value === undefined ? null : value, null, 2) ?? "null";
+}
+
+/** Who started an execution, in words. */
+export function actorLabel(actor: Actor): string {
+  switch (actor.kind) {
+    case "cockpit":
+      return "cockpit";
+    case "http":
+      return "HTTP API";
+    case "mcp":
+      return actor.client ? `MCP (${actor.client})` : "MCP";
+    case "cli":
+      return `docket run (pid ${actor.pid})`;
+  }
+}
+
+/** A progress counter in words: `3 of 10 — step 3 done`, `17 so far` when the total is unknown. */
+export function progressText(progress: { current: number; total: number | null; message: string | null } | null): string {
+  if (!progress) return "No progress reported yet.";
+  const percent = progress.total ? ` (${Math.floor((100 * progress.current) / progress.total)}%)` : "";
+  const count = progress.total === null ? `${progress.current} so far (total unknown)` : `${progress.current} of ${progress.total}${percent}`;
+  return progress.message ? `${count} — ${progress.message}` : count;
+}
+
+/** The time of day of an ISO timestamp, to the millisecond (`01:02:03.456`), for log lines. */
+export function timeOfDay(iso: string): string {
+  return iso.slice(11, 23);
+}

@@ -1,0 +1,116 @@
+/** @jsxImportSource hono/jsx */
+import type { ExecutionSnapshot } from "../../runtime/execution/snapshot.ts";
+import { EXECUTION_STATES, type ExecutionState } from "../../runtime/execution/state-machine.ts";
+import { BadgeTemplates } from "../components/badges.tsx";
+import { ConnectionStatus } from "../components/connection-status.tsx";
+import { ExecutionTable } from "../components/execution-table.tsx";
+import { Layout } from "../components/layout.tsx";
+import { StateCounts } from "../components/state-counts.tsx";
+import { STATE_LOOK } from "../components/badges.tsx";
+import { apiExecutionsPath, EXECUTION_PAGE_TEMPLATE, executionsPath, ID_PLACEHOLDER, LIVE_CHANNEL_PATH } from "../paths.ts";
+
+/** What the executions list shows. */
+export interface ExecutionsProps {
+  root: string;
+  items: ExecutionSnapshot[];
+  counts: Record<ExecutionState, number>;
+  nextCursor: string | null;
+  filter: { state: ExecutionState | null; capability: string | null; cursor: string | null };
+  /** Capability ids to offer in the filter (the registry's, plus the filtered one). */
+  capabilityIds: string[];
+  heartbeatMs: number;
+}
+
+/**
+ * `/cockpit/executions`: everything this server ran or was told about, newest first, with counts
+ * per state, filters by state and capability and cursor paging. Rows shown update live.
+ */
+export function ExecutionsPage(props: ExecutionsProps) {
+  const { filter } = props;
+  const ids = [...new Set([...props.capabilityIds, ...(filter.capability ? [filter.capability] : [])])].sort();
+  const filtered = filter.state !== null || filter.capability !== null;
+  return (
+    <Layout title="Executions" section="executions" root={props.root} scripts={["socket.js", "format.js", "live-list.js"]}>
+      <div
+        class="page"
+        data-docket-list
+        data-mode="list"
+        data-socket={LIVE_CHANNEL_PATH}
+        data-heartbeat-ms={String(props.heartbeatMs)}
+        data-execution-url={EXECUTION_PAGE_TEMPLATE}
+        data-id-placeholder={ID_PLACEHOLDER}
+      >
+        <div class="page-head">
+          <div>
+            <h1>Executions</h1>
+            <p class="muted">
+              What this server ran and what <code>docket run</code> reported to it, newest first. Also as JSON: <a href={apiExecutionsPath()}>{apiExecutionsPath()}</a>
+            </p>
+          </div>
+          <ConnectionStatus finished={false} />
+        </div>
+
+        <section class="panel" aria-labelledby="counts-heading">
+          <h2 id="counts-heading">By state</h2>
+          <StateCounts counts={props.counts} current={filter.state} />
+        </section>
+
+        <section class="panel" aria-labelledby="list-heading">
+          <h2 id="list-heading" class="visually-hidden">
+            Executions
+          </h2>
+          <form method="get" action={executionsPath()} class="filters" role="search" aria-label="Filter executions">
+            <div class="field">
+              <label for="filter-state">State</label>
+              <select id="filter-state" name="state">
+                <option value="">Any state</option>
+                {EXECUTION_STATES.map((state) => (
+                  <option value={state} selected={filter.state === state}>
+                    {STATE_LOOK[state].word}
+                  </option>
+                ))}
+              </select>
+            </div>
+            <div class="field">
+              <label for="filter-capability">Capability</label>
+              <select id="filter-capability" name="capability">
+                <option value="">Any capability</option>
+                {ids.map((id) => (
+                  <option value={id} selected={filter.capability === id}>
+                    {id}
+                  </option>
+                ))}
+              </select>
+            </div>
+            <div class="actions">
+              <button type="submit" class="button">
+                Filter
+              </button>
+              {filtered ? <a href={executionsPath()}>Clear filters</a> : null}
+            </div>
+          </form>
+          <ExecutionTable name="list" items={props.items} empty={filtered ? "No execution matches these filters." : "No executions yet."} caption="Executions, newest first" />
+          <nav class="pager" aria-label="Pages">
+            {filter.cursor ? <a href={executionsPath({ state: filter.state ?? undefined, capability: filter.capability ?? undefined })}>← First page</a> : <span></span>}
+            {props.nextCursor ? (
+              <a href={executionsPath({ state: filter.state ?? undefined, capability: filter.capability ?? undefined, cursor: props.nextCursor })} rel="next" data-next-page>
+                Next page →
+              </a>
+            ) : (
+              <span class="muted">End of the list.</span>
+            )}
+          </nav>
+        </section>
+        <p class="notice notice-info" data-slot="resync" hidden role="status">
+          <span class="glyph" aria-hidden="true">
+            ℹ
+          </span>
+          <span>
+            New executions have started or the live connection dropped for a moment. <a href="" data-reload>Reload</a> to see everything.
+          </span>
+        </p>
+        <BadgeTemplates />
+      </div>
+    </Layout>
+  );
+}

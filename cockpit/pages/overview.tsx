@@ -1,0 +1,90 @@
+/** @jsxImportSource hono/jsx */
+import type { LoadError } from "../../runtime/capability/registered.ts";
+import type { ExecutionSnapshot } from "../../runtime/execution/snapshot.ts";
+import type { ExecutionState } from "../../runtime/execution/state-machine.ts";
+import { BadgeTemplates } from "../components/badges.tsx";
+import { ConnectionStatus } from "../components/connection-status.tsx";
+import { ExecutionRowTemplate, ExecutionTable } from "../components/execution-table.tsx";
+import { Layout } from "../components/layout.tsx";
+import { LoadErrors } from "../components/load-errors.tsx";
+import { StateCounts } from "../components/state-counts.tsx";
+import { capabilitiesPath, EXECUTION_PAGE_TEMPLATE, executionsPath, ID_PLACEHOLDER, LIVE_CHANNEL_PATH } from "../paths.ts";
+
+/** What the overview shows. */
+export interface OverviewProps {
+  root: string;
+  counts: Record<ExecutionState, number>;
+  /** Queued, running and cancelling executions, newest first. */
+  active: ExecutionSnapshot[];
+  recent: ExecutionSnapshot[];
+  loadErrors: LoadError[];
+  capabilityCount: number;
+  heartbeatMs: number;
+}
+
+/**
+ * `/cockpit`: what runs now, what ran recently, how many are in each state, and which capability
+ * files did not load. live-list.js keeps it current over the live channel (every execution).
+ */
+export function OverviewPage(props: OverviewProps) {
+  return (
+    <Layout title="Overview" section="overview" root={props.root} scripts={["socket.js", "format.js", "live-list.js"]}>
+      <div
+        class="page"
+        data-docket-list
+        data-mode="overview"
+        data-socket={LIVE_CHANNEL_PATH}
+        data-heartbeat-ms={String(props.heartbeatMs)}
+        data-execution-url={EXECUTION_PAGE_TEMPLATE}
+        data-id-placeholder={ID_PLACEHOLDER}
+        data-recent-limit={String(Math.max(props.recent.length, 20))}
+      >
+        <div class="page-head">
+          <div>
+            <h1>Overview</h1>
+            <p class="muted wrap-anywhere">
+              {props.capabilityCount} capabilities loaded from <code class="path">{props.root}</code>
+            </p>
+          </div>
+          <ConnectionStatus finished={false} />
+        </div>
+
+        <section class="panel" aria-labelledby="counts-heading">
+          <h2 id="counts-heading">Executions by state</h2>
+          <StateCounts counts={props.counts} />
+        </section>
+
+        <section class="panel" aria-labelledby="active-heading">
+          <h2 id="active-heading">Running now</h2>
+          <ExecutionTable name="active" items={props.active} empty="Nothing is running or queued." caption="Executions running, cancelling or queued" />
+        </section>
+
+        <section class="panel" aria-labelledby="recent-heading">
+          <div class="section-head">
+            <h2 id="recent-heading">Recent</h2>
+            <a href={executionsPath()}>All executions →</a>
+          </div>
+          <ExecutionTable name="recent" items={props.recent} empty="No executions yet. Start one from a capability's page." caption="Most recent executions" />
+        </section>
+
+        <section class="panel" aria-labelledby="load-heading">
+          <div class="section-head">
+            <h2 id="load-heading">Load errors</h2>
+            <a href={capabilitiesPath()}>Capabilities →</a>
+          </div>
+          <LoadErrors errors={props.loadErrors} />
+        </section>
+        <p class="notice notice-info" data-slot="resync" hidden role="status">
+          <span class="glyph" aria-hidden="true">
+            ℹ
+          </span>
+          <span>
+            The live connection dropped for a moment, so some changes may be missing here. <a href="" data-reload>Reload</a> to see everything.
+          </span>
+        </p>
+        <ExecutionRowTemplate />
+        <BadgeTemplates />
+      </div>
+    </Layout>
+  );
+}

@@ -1,0 +1,87 @@
+import { Window } from "happy-dom";
+import { ASSETS } from "../../../cockpit/assets.ts";
+import { ManualClock } from "../../_support/manual-clock.ts";
+import { fakeWebSockets, type FakeSocket } from "./fake-socket.ts";
+
+/** The page's origin in these tests; URLs the scripts build are resolved against it. */
+export const ORIGIN = "http://127.0.0.1:4700";
+
+/** A fetch the test answers: records each URL and hands it to `answer`. */
+export type FakeFetch = ((url: string, init?: unknown) => Promise<{ ok: boolean; status: number; json(): Promise<unknown> }>) & { urls: string[] };
+
+/** A fetch answering JSON from `answer(url)`. */
+export function fakeFetch(answer: (url: URL) => unknown): FakeFetch {
+  const urls: string[] = [];
+  const fn = (async (url: string) => {
+    urls.push(url);
+    const body = answer(new URL(url));
+    return { ok: true, status: 200, json: async () => body };
+  }) as FakeFetch;
+  fn.urls = urls;
+  return fn;
+}
+
+/** A served page loaded in happy-dom with the cockpit's scripts running against fakes. */
+export interface LoadedPage {
+  window: Window;
+  document: Document;
+  clock: ManualClock;
+  sockets: FakeSocket[];
+  /** The socket socket.js holds open now (the newest not closed). */
+  current(): FakeSocket | undefined;
+  confirms: string[];
+  /** Lets promise chains (fetch replies) run to their end. */
+  settle(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** What a page load may replace. */
+export interface LoadOptions {
+  path: string;
+  scripts: Array<"socket.js" | "format.js" | "execution.js" | "live-list.js" | "run-form.js">;
+  fetch?: FakeFetch;
+  /** What `Math.random` gives socket.js (the jitter); default 0.5. */
+  random?: () => number;
+  /** What `window.confirm` answers. */
+  confirm?: boolean;
+}
+
+/**
+ * Loads markup the server rendered into happy-dom, injects the fakes through `window.docketEnv`
+ * (the scripts' one seam) and evaluates the assets' exact text, as the browser would.
+ */
+export function loadPage(html: string, options: LoadOptions): LoadedPage {
+  const window = new Window({
+    url: ORIGIN + options.path,
+    settings: { enableJavaScriptEvaluation: true, suppressInsecureJavaScriptEnvironmentWarning: true, disableJavaScriptFileLoading: true, disableCSSFileLoading: true },
+  });
+  const clock = new ManualClock();
+  const fakes = fakeWebSockets();
+  const confirms: string[] = [];
+  const w = window as unknown as Record<string, unknown>;
+  w.docketEnv = {
+    WebSocket: fakes.WebSocket,
+    setTimeout: (fn: () => void, ms: number) => clock.setTimeout(fn, ms),
+    clearTimeout: (handle: unknown) => clock.clearTimeout(handle),
+    random: options.random ?? (() => 0.5),
+    fetch: options.fetch ?? fakeFetch(() => ({})),
+  };
+  w.confirm = (question: string) => {
+    confirms.push(question);
+    return options.confirm ?? true;
+  };
+  window.document.write(html);
+  for (const name of options.scripts) (window as unknown as { eval(code: string): unknown }).eval(ASSETS[name].body);
+  return {
+    window,
+    document: window.document as unknown as Document,
+    clock,
+    sockets: fakes.sockets,
+    current: fakes.current,
+    confirms,
+    async settle() {
+      for (let i = 0; i < 20; i++) await Promise.resolve();
+    },
+    close: () => window.happyDOM.close(),
+  };
+}

@@ -1,0 +1,100 @@
+import type { RegisteredCapability } from "../../../runtime/capability/registered.ts";
+import { executionLinks, type ExecutionSnapshot } from "../../../runtime/execution/snapshot.ts";
+import { ExecutionPage } from "../../../cockpit/pages/execution.tsx";
+import { OverviewPage } from "../../../cockpit/pages/overview.tsx";
+import { CapabilityPage } from "../../../cockpit/pages/capability.tsx";
+
+/** The execution the DOM tests follow. */
+export const ID = "x-20260908T010203Z-0a1b2c3d";
+
+const T0 = Date.UTC(2026, 8, 8, 1, 2, 3);
+
+/** The timestamp of sequence `n` in these fixtures: one millisecond apart. */
+export const stamp = (n: number) => new Date(T0 + n).toISOString();
+
+/** One numbered event of {@link ID} (or another execution), as the live channel sends it. */
+export function event(sequence: number, type: string, data: Record<string, unknown> = {}, execution = ID) {
+  return { schema_version: "1", event_id: `${execution}#${sequence}`, execution_id: execution, sequence, timestamp: stamp(sequence), type, data };
+}
+
+/** A running execution at sequence 2 (created, started), cancellable, with nothing reported yet. */
+export function runningSnapshot(overrides: Partial<ExecutionSnapshot> = {}): ExecutionSnapshot {
+  return {
+    id: ID,
+    capability: "executions.demonstrate",
+    state: "running",
+    actor: { kind: "cockpit" },
+    repository: "/work/checkout",
+    run_id: null,
+    session_key: null,
+    request_id: "r-1",
+    trace_id: "0".repeat(32),
+    created_at: stamp(1),
+    started_at: stamp(2),
+    finished_at: null,
+    duration_ms: null,
+    cancellable: true,
+    effect: "read",
+    input: { steps: 3 },
+    failure: null,
+    steps: [],
+    progress: null,
+    diagnostics: [],
+    diagnostics_dropped: 0,
+    log: [],
+    log_dropped: 0,
+    last_sequence: 2,
+    retained_from: 1,
+    truncated: false,
+    links: executionLinks(ID),
+    ...overrides,
+  };
+}
+
+/** The execution page as the server renders it for `snapshot`. */
+export function executionHtml(snapshot: ExecutionSnapshot, options: { logLimit?: number } = {}): string {
+  const page = ExecutionPage({
+    root: "/work/checkout",
+    execution: snapshot,
+    capability: null,
+    extras: { streams: new Map(), other: [] },
+    heartbeatMs: 20_000,
+    logLimit: options.logLimit ?? 1000,
+    streamLimit: 65_536,
+    notice: null,
+  });
+  return `<!doctype html>\n${String(page)}`;
+}
+
+/** The overview as the server renders it, with `active` running now and in recent. */
+export function overviewHtml(active: ExecutionSnapshot[]): string {
+  const counts = { queued: 0, running: active.length, cancelling: 0, succeeded: 4, failed: 0, cancelled: 0 };
+  const page = OverviewPage({ root: "/work/checkout", counts, active, recent: active, loadErrors: [], capabilityCount: 3, heartbeatMs: 20_000 });
+  return `<!doctype html>\n${String(page)}`;
+}
+
+/** A registered capability with this effect and a one-field input, for the form's script. */
+export function capabilityOf(effect: "read" | "write"): RegisteredCapability {
+  return {
+    id: effect === "write" ? "team.deploy" : "team.look",
+    title: "Fixture",
+    description: "A fixture.",
+    effect,
+    cancellable: false,
+    timeout_ms: null,
+    cache: null,
+    execution: "allowed",
+    examples: [],
+    errors: [],
+    input_schema: { type: "object", properties: { name: { type: "string" } }, required: [] },
+    output_schema: { type: "object", properties: {} },
+    source: { kind: "builtin", file: "fixture.ts" },
+    plane: false,
+    def: {} as RegisteredCapability["def"],
+  };
+}
+
+/** The capability page as the server renders it. */
+export function capabilityHtml(capability: RegisteredCapability): string {
+  return `<!doctype html>\n${String(CapabilityPage({ root: "/work/checkout", capability, values: null, errors: {}, problem: null, result: null }))}`;
+}

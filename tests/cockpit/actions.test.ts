@@ -1,0 +1,182 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { COCKPIT_CSP } from "../../cockpit/security-headers.ts";
+import { ASSETS, assetPath, type AssetName } from "../../cockpit/assets.ts";
+import { startCockpitServer, type CockpitServer } from "./_support/cockpit-server.ts";
+import { closeParsed, parseHtml, textOf } from "./_support/html.ts";
+
+let server: CockpitServer;
+
+beforeAll(async () => {
+  server = await startCockpitServer();
+});
+
+afterAll(async () => {
+  await closeParsed();
+  await server.stop();
+});
+
+const deployForm = (extra: Record<string, string | string[]> = {}) => ({ mode: "call", confirmed: ["", "1"], "input.target": '"production"', "input.token": "s3cret-value", ...extra });
+
+describe("cockpit forms", () => {
+  test("Run as execution starts the capability as the cockpit and answers 303 to the execution's page", async () => {
+    const response = await server.post("/cockpit/capabilities/executions.demonstrate", { mode: "start", "input.steps": "1", "input.delay_ms": "0", "input.events": "0" });
+    expect(response.status).toBe(303);
+    const location = response.headers.get("location")!;
+    expect(location).toMatch(/^\/cockpit\/executions\/x-\d{8}T\d{6}Z-[0-9a-f]{8}$/);
+    const id = location.split("/").pop()!;
+    const snapshot = (await (await fetch(`${server.url}/api/v1/executions/get?id=${id}`)).json()) as any;
+    expect(snapshot.actor).toEqual({ kind: "cockpit" });
+    expect(snapshot.input).toEqual({ steps: 1, delay_ms: 0, events: 0 });
+    await server.completed(id);
+  });
+
+  test("Run calls the capability directly and shows its output on the page; the secret is not written back", async () => {
+    const response = await server.post("/cockpit/capabilities/team.deploy", deployForm({ "input.tags": "a\n\n b \nc", "input.ports": "80\n443", "input.replicas": "3", "input.options": '{"region":"eu"}' }));
+    expect(response.status).toBe(200);
+    const html = await response.text();
+    const doc = parseHtml(html);
+    const output = JSON.parse(textOf(doc, '[data-slot="result"]')!);
+    expect(output).toEqual({ deployed: "production", token_length: 12, replicas: 3, tags: ["a", "b", "c"] });
+    expect(html).not.toContain("s3cret-value");
+    // The form comes back as submitted, for the next run.
+    expect(doc.querySelector('[name="input.replicas"]')?.getAttribute("value")).toBe("3");
+    expect(doc.querySelector('[name="input.target"] option[selected]')?.textContent).toBe("production");
+    expect(doc.querySelector('[name="input.dry_run"]')?.hasAttribute("checked")).toBe(false);
+  });
+
+  test("a write capability is not run until it is confirmed", async () => {
+    const before = (await (await fetch(`${server.url}/api/v1/executions?capability=team.deploy&limit=1`)).json()) as any;
+    const response = await server.post("/cockpit/capabilities/team.deploy", deployForm({ mode: "start", confirmed: "" }));
+    expect(response.status).toBe(400);
+    const doc = parseHtml(await response.text());
+    expect(textOf(doc, '[data-slot="problem"]')).toContain("team.deploy may change something (effect: write): confirm before it runs.");
+    const after = (await (await fetch(`${server.url}/api/v1/executions?capability=team.deploy&limit=1`)).json()) as any;
+    expect(after.items.map((x: any) => x.id)).toEqual(before.items.map((x: any) => x.id));
+  });
+
+  test("bad form input is shown as a clear error next to its field, never a 500", async () => {
+    const notANumber = await server.post("/cockpit/capabilities/team.deploy", deployForm({ "input.replicas": "ten", "input.ports": "80\nhttp" }));
+    expect(notANumber.status).toBe(400);
+    const doc = parseHtml(await notANumber.text());
+    expect(textOf(doc, '[data-field="replicas"] .field-error')).toBe('✕ replicas must be a number, got "ten".');
+    expect(doc.querySelector('[name="input.replicas"]')?.getAttribute("aria-invalid")).toBe("true");
+    expect(textOf(doc, '[data-field="ports"] .field-error')).toBe('✕ ports (line 2) must be a number, got "http".');
+
+    const outOfRange = await server.post("/cockpit/capabilities/team.deploy", deployForm({ "input.replicas": "11" }));
+    expect(outOfRange.status).toBe(400);
+    const failure = parseHtml(await outOfRange.text());
+    expect(textOf(failure, '[data-failure-field="error_code"]')).toBe("invalid_input");
+    expect(textOf(failure, '[data-failure-field="message"]')).toContain("replicas");
+
+    const cases: Array<[Record<string, string | string[]>, number, string]> = [
+      [deployForm({ "input.target": "" }), 400, "target is required."],
+      [deployForm({ "input.target": '"moon"' }), 400, 'target must be one of "staging", "production", got "\\"moon\\"".'],
+      [deployForm({ "input.options": "{region" }), 400, "options is not valid JSON"],
+      [deployForm({ raw_json: "{not json" }), 400, "The raw JSON input is not valid JSON"],
+      [deployForm({ mode: "launch" }), 400, 'Choose "Run" or "Run as execution".'],
+    ];
+    for (const [form, status, message] of cases) {
+      const response = await server.post("/cockpit/capabilities/team.deploy", form);
+      expect(response.status).toBe(status);
+      expect(textOf(parseHtml(await response.text()), '[data-slot="problem"]')).toContain(message);
+    }
+    const raw = await server.post("/cockpit/capabilities/team.deploy", deployForm({ raw_json: '{"target":"staging","token":"x"}' }));
+    expect(raw.status).toBe(200);
+    expect(JSON.parse(textOf(parseHtml(await raw.text()), '[data-slot="result"]')!).deployed).toBe("staging");
+
+    const notAForm = await fetch(`${server.url}/cockpit/capabilities/team.deploy`, { method: "POST", headers: { "content-type": "application/json", origin: server.url }, body: "{}" });
+    expect(notAForm.status).toBe(415);
+    expect(await notAForm.text()).toContain("application/x-www-form-urlencoded");
+    expect((await server.post("/cockpit/capabilities/no.such", { mode: "call" })).status).toBe(404);
+  });
+
+  test("a direct call that fails shows the failure descriptor on the capability page", async () => {
+    const response = await server.post("/cockpit/capabilities/executions.demonstrate", { mode: "call", "input.steps": "0", "input.delay_ms": "0", "input.fail": "true" });
+    expect(response.status).toBe(422);
+    const doc = parseHtml(await response.text());
+    expect(textOf(doc, '[data-failure-field="error_code"]')).toBe("demonstration_failed");
+    expect(textOf(doc, '[data-failure-field="suggestion"]')).toBe("Run it again without fail: true.");
+  });
+
+  test("Cancel from the page: a form post returns to the page with a notice; a script gets the receipt", async () => {
+    const first = await server.start("executions.demonstrate", { steps: 50, delay_ms: 60_000 });
+    const posted = await server.post(`/cockpit/executions/${first}/cancel`, {});
+    expect(posted.status).toBe(303);
+    expect(posted.headers.get("location")).toBe(`/cockpit/executions/${first}?notice=cancel-requested`);
+    await server.completed(first);
+    const page = parseHtml((await server.page(posted.headers.get("location")!)).html);
+    expect(textOf(page, '[data-slot="notice"]')).toContain("Cancel requested");
+
+    const second = await server.start("executions.demonstrate", { steps: 50, delay_ms: 60_000 });
+    const receipt = await server.post(`/cockpit/executions/${second}/cancel`, {}, { accept: "application/json" });
+    expect(receipt.status).toBe(200);
+    expect(await receipt.json()).toMatchObject({ id: second, requested: true, cancellable: true });
+    await server.completed(second);
+    const again = await server.post(`/cockpit/executions/${second}/cancel`, {});
+    expect(again.headers.get("location")).toBe(`/cockpit/executions/${second}?notice=cancel-refused`);
+
+    expect((await server.post("/cockpit/executions/x-20260101T000000Z-00000000/cancel", {})).status).toBe(404);
+    expect((await server.post("/cockpit/executions/nope/cancel", {})).status).toBe(400);
+  });
+
+  test("a form post from another origin is refused before it reaches the cockpit", async () => {
+    const response = await server.post("/cockpit/capabilities/executions.demonstrate", { mode: "start" }, { origin: "http://evil.example" });
+    expect(response.status).toBe(403);
+  });
+});
+
+describe("cockpit responses", () => {
+  test("every cockpit response carries the Content-Security-Policy", async () => {
+    const page = await server.page("/cockpit");
+    expect(page.headers.get("content-security-policy")).toBe(COCKPIT_CSP);
+    for (const directive of ["default-src 'self'", "script-src 'self'", "connect-src 'self'", "style-src 'self'", "img-src 'self' data:", "frame-ancestors 'none'"]) {
+      expect(COCKPIT_CSP).toContain(directive);
+    }
+    expect(page.headers.get("x-content-type-options")).toBe("nosniff");
+    expect(page.headers.get("cache-control")).toBe("no-store");
+    // No inline script or style anywhere: the CSP would block them.
+    expect(page.html).not.toMatch(/<script(?![^>]*\bsrc=)/);
+    expect(page.html).not.toMatch(/\sstyle=/);
+    expect(page.html).not.toMatch(/\son[a-z]+=/);
+  });
+
+  test("assets are served from the binary with their content type, an ETag and a year's caching when versioned", async () => {
+    const types: Record<AssetName, string> = {
+      "cockpit.css": "text/css",
+      "icon.svg": "image/svg+xml",
+      "socket.js": "text/javascript",
+      "format.js": "text/javascript",
+      "execution.js": "text/javascript",
+      "live-list.js": "text/javascript",
+      "run-form.js": "text/javascript",
+    };
+    for (const name of Object.keys(ASSETS) as AssetName[]) {
+      const response = await fetch(server.url + assetPath(name));
+      expect(response.status).toBe(200);
+      expect(response.headers.get("content-type")).toContain(types[name]);
+      expect(response.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
+      expect(response.headers.get("content-security-policy")).toBe(COCKPIT_CSP);
+      expect(await response.text()).toBe(ASSETS[name].body);
+      const etag = response.headers.get("etag")!;
+      const unversioned = await fetch(`${server.url}/cockpit/assets/${name}`, { headers: { "if-none-match": etag } });
+      expect(unversioned.status).toBe(304);
+      expect(unversioned.headers.get("cache-control")).toBe("no-cache");
+    }
+    expect((await fetch(`${server.url}/cockpit/assets/nope.js`)).status).toBe(404);
+    // Nothing is fetched from elsewhere: every URL in the assets and pages is relative to this origin.
+    const html = (await server.page("/cockpit/capabilities/team.deploy")).html;
+    for (const text of [html, ...Object.values(ASSETS).map((a) => a.body)]) expect(text).not.toMatch(/(?:src|href)=["']?(?:https?:)?\/\//);
+    expect(ASSETS["cockpit.css"].body).not.toContain("@import");
+    expect(ASSETS["cockpit.css"].body).not.toContain("url(");
+  });
+
+  test("browser code writes no path: every URL it uses comes from the markup", () => {
+    for (const name of ["socket.js", "format.js", "execution.js", "live-list.js", "run-form.js"] as const) {
+      const code = ASSETS[name].body.replace(/^\s*\/\/.*$/gm, "");
+      expect(code).not.toMatch(/["'`]\/(?:events|api|cockpit)/);
+      expect(code).not.toContain("innerHTML");
+    }
+    expect(ASSETS["socket.js"].body).toContain("new env.WebSocket(");
+    for (const name of ["format.js", "execution.js", "live-list.js", "run-form.js"] as const) expect(ASSETS[name].body).not.toMatch(/WebSocket\(/);
+  });
+});

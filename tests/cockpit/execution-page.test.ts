@@ -1,0 +1,199 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { FAILURE_FIELDS } from "../../cockpit/components/failure-panel.tsx";
+import { fakeFetch, loadPage, type LoadedPage } from "./_support/dom.ts";
+import { event, executionHtml, ID, runningSnapshot } from "./_support/fixtures.ts";
+import type { ExecutionSnapshot } from "../../runtime/execution/snapshot.ts";
+
+const pages: LoadedPage[] = [];
+
+afterEach(async () => {
+  await Promise.all(pages.splice(0).map((page) => page.close()));
+});
+
+/** The execution page, live: the fake socket is open and ready. */
+function live(snapshot: ExecutionSnapshot = runningSnapshot(), options: { logLimit?: number; fetch?: ReturnType<typeof fakeFetch> } = {}) {
+  const page = loadPage(executionHtml(snapshot, options), { path: `/cockpit/executions/${ID}`, scripts: ["socket.js", "format.js", "execution.js"], fetch: options.fetch });
+  pages.push(page);
+  const socket = page.sockets[0]!;
+  socket.open();
+  socket.receive({ type: "stream.ready", schema_version: "1", subscribed: [ID], replayed: 0, truncated: false, heartbeat_ms: 20_000 });
+  let next = snapshot.last_sequence + 1;
+  const doc = page.document;
+  return {
+    page,
+    doc,
+    /** Sends the next event of this type. */
+    send(type: string, data: Record<string, unknown> = {}) {
+      socket.receive(event(next++, type, data));
+    },
+    text: (selector: string) => (doc.querySelector(selector)?.textContent ?? "").replace(/\s+/g, " ").trim(),
+    hidden: (selector: string) => doc.querySelector(selector)!.hasAttribute("hidden"),
+  };
+}
+
+describe("execution.js", () => {
+  test("execution.js applies steps, progress, logs, streams, diagnostics and cancel requests to the page", () => {
+    const x = live(runningSnapshot({ state: "queued", started_at: null, last_sequence: 1 }));
+    expect(x.text('[data-slot="state"]')).toBe("○ Queued");
+    x.send("execution.started");
+    expect(x.text('[data-slot="state"]')).toBe("▶ Running");
+    expect(x.text('[data-fact="started_at"]')).toBe("2026-09-08 01:02:03 UTC");
+
+    x.send("execution.step", { id: "fetch", title: "Fetch things" });
+    expect(x.text('[data-slot="steps"] tr[data-step-id="fetch"] [data-field="title"]')).toBe("Fetch things");
+    expect(x.text('[data-slot="steps"] tr[data-step-id="fetch"] [data-field="state"]')).toBe("▶ Running");
+    expect(x.hidden('[data-slot="steps"] [data-empty]')).toBe(true);
+    x.send("execution.step_done", { id: "fetch", ok: false, message: "one was missing" });
+    expect(x.text('tr[data-step-id="fetch"] [data-field="state"]')).toBe("✕ Failed");
+    expect(x.text('tr[data-step-id="fetch"] [data-field="message"]')).toBe("one was missing");
+    expect(x.text('tr[data-step-id="fetch"] [data-field="duration"]')).toBe("1 ms");
+
+    x.send("execution.progress", { current: 3, total: 4, message: "three" });
+    const bar = x.doc.querySelector('progress[data-slot="progress"]')!;
+    expect([bar.getAttribute("value"), bar.getAttribute("max")]).toEqual(["3", "4"]);
+    expect(x.text('[data-slot="progress-text"]')).toBe("3 of 4 (75%) — three");
+    x.send("execution.progress", { current: 7 });
+    expect(bar.hasAttribute("value")).toBe(false);
+    expect(x.text('[data-slot="progress-text"]')).toBe("7 so far (total unknown)");
+
+    x.send("execution.log", { level: "warn", message: "careful", truncated: true });
+    const line = x.doc.querySelector('[data-slot="log"] .log-line')!;
+    expect(line.getAttribute("data-level")).toBe("warn");
+    expect(line.querySelector(".log-level")!.textContent).toBe("warn");
+    expect(line.querySelector(".log-cut")!.textContent).toBe("(cut)");
+    expect(x.hidden('[data-slot="log-empty"]')).toBe(true);
+
+    x.send("execution.stream", { name: "stdout", chunk: "hello " });
+    x.send("execution.stream", { name: "stdout", chunk: "world" });
+    expect(x.hidden('[data-section="streams"]')).toBe(false);
+    expect(x.text('[data-stream="stdout"] [data-stream-text]')).toBe("hello world");
+
+    x.send("execution.diagnostic", { severity: "error", message: "bad line", file: "a/b.ts", line: 3, column: 9, code: "e1" });
+    expect(x.text('[data-slot="diagnostics"] [data-field="severity"]')).toBe("✕ Error");
+    expect(x.text('[data-slot="diagnostics"] [data-field="location"]')).toBe("a/b.ts:3:9");
+    expect(x.text('[data-slot="diagnostics"] [data-field="code"]')).toBe("e1");
+
+    x.send("execution.cancel_requested", { actor: { kind: "cockpit" } });
+    expect(x.text('[data-slot="state"]')).toBe("◌ Cancelling");
+    const button = x.doc.querySelector('[data-slot="cancel"] button')!;
+    expect(button.hasAttribute("disabled")).toBe(true);
+    expect(button.textContent).toBe("Cancel requested");
+    expect(x.text('[data-slot="last-sequence"]')).toBe("11");
+  });
+
+  test("execution.js shows the output on success, and the Cancel button goes", () => {
+    const x = live();
+    expect(x.doc.querySelector('[data-slot="cancel"]')).not.toBeNull();
+    expect(x.hidden('[data-section="output"]')).toBe(true);
+    x.send("execution.completed", { state: "succeeded", output: { files: 3, digest: "abc" }, duration_ms: 1234 });
+    expect(x.text('[data-slot="state"]')).toBe("✓ Succeeded");
+    expect(x.hidden('[data-section="output"]')).toBe(false);
+    expect(JSON.parse(x.doc.querySelector('[data-slot="output"]')!.textContent!)).toEqual({ files: 3, digest: "abc" });
+    expect(x.text('[data-fact="duration"]')).toBe("1.23 s");
+    expect(x.text('[data-fact="finished_at"]')).toBe("2026-09-08 01:02:03 UTC");
+    expect(x.doc.querySelector('[data-slot="cancel"]')).toBeNull();
+    expect(x.doc.querySelector("[data-docket-execution]")!.getAttribute("data-terminal")).toBe("true");
+  });
+
+  test("execution.js fills every field of the failure panel when the execution fails", () => {
+    const x = live();
+    const failure = {
+      error_code: "verification_failed",
+      stage: "run",
+      message: "2 files differ",
+      retryability: "never",
+      outcome_certainty: "applied",
+      correlation_id: "c-0123456789abcdef",
+      request_id: "r-1",
+      trace_id: "f".repeat(32),
+      suggestion: "Fix the files.",
+      context: { mismatches: 2 },
+    };
+    x.send("execution.completed", { state: "failed", failure, duration_ms: 10 });
+    expect(x.text('[data-slot="state"]')).toBe("✕ Failed");
+    expect(x.hidden('[data-section="failure"]')).toBe(false);
+    expect(x.hidden('[data-section="output"]')).toBe(true);
+    for (const { key } of FAILURE_FIELDS) {
+      const shown = x.doc.querySelector(`[data-failure-field="${key}"]`)!.textContent!;
+      expect(key === "context" ? JSON.parse(shown) : shown).toEqual((failure as Record<string, unknown>)[key]);
+    }
+  });
+
+  test("execution.js shows an event type it does not know, with its type and data, instead of dropping it", () => {
+    const x = live();
+    expect(x.hidden('[data-section="other-events"]')).toBe(true);
+    x.send("execution.checkpoint", { label: "<b>halfway</b>", at: 50 });
+    expect(x.hidden('[data-section="other-events"]')).toBe(false);
+    const item = x.doc.querySelector('[data-slot="other-events"] li')!;
+    expect(item.querySelector('[data-field="type"]')!.textContent).toBe("execution.checkpoint");
+    expect(item.querySelector('[data-field="sequence"]')!.textContent).toBe("#3");
+    expect(JSON.parse(item.querySelector('[data-field="data"]')!.textContent!)).toEqual({ label: "<b>halfway</b>", at: 50 });
+    expect(item.querySelector("b")).toBeNull();
+    // The stream goes on after it.
+    x.send("execution.log", { level: "info", message: "after" });
+    expect(x.text('[data-slot="log"] .log-message')).toBe("after");
+  });
+
+  test("execution.js puts log lines in with textContent: injected markup stays text", () => {
+    const x = live();
+    const w = x.page.window as unknown as Record<string, unknown>;
+    const hostile = `<img src=x onerror="window.pwned = true"><script>window.pwned = true</script>`;
+    x.send("execution.log", { level: "error", message: hostile });
+    x.send("execution.step", { id: "s", title: hostile });
+    x.send("execution.diagnostic", { severity: "warning", message: hostile, file: hostile });
+    x.send("execution.stream", { name: hostile, chunk: hostile });
+    const main = x.doc.querySelector("[data-docket-execution]")!;
+    expect(main.querySelectorAll("img, script").length).toBe(0);
+    expect(x.doc.querySelector('[data-slot="log"] .log-message')!.textContent).toBe(hostile);
+    expect(x.doc.querySelector('tr[data-step-id="s"] [data-field="title"]')!.textContent).toBe(hostile);
+    expect(x.doc.querySelector('[data-slot="diagnostics"] [data-field="message"]')!.textContent).toBe(hostile);
+    expect(x.doc.querySelector('[data-slot="streams"] h3')!.textContent).toBe(hostile);
+    expect(w.pwned).toBeUndefined();
+  });
+
+  test("execution.js keeps the log bounded in the browser, counting the lines it lets go", () => {
+    const x = live(runningSnapshot(), { logLimit: 5 });
+    for (let i = 1; i <= 8; i++) x.send("execution.log", { level: "info", message: `line ${i}` });
+    const lines = [...x.doc.querySelectorAll('[data-slot="log"] .log-message')].map((e) => e.textContent);
+    expect(lines).toEqual(["line 4", "line 5", "line 6", "line 7", "line 8"]);
+    expect(x.hidden('[data-slot="log-dropped"]')).toBe(false);
+    expect(x.text('[data-slot="log-dropped"]')).toBe("3 earlier line(s) not shown.");
+  });
+
+  test("execution.js: Cancel posts to the rendered URL in the background and shows the receipt", async () => {
+    const fetch = fakeFetch(() => ({ id: ID, state: "cancelling", cancellable: true, requested: true, message: "Cancellation requested." }));
+    const x = live(runningSnapshot(), { fetch });
+    const form = x.doc.querySelector('[data-slot="cancel"]') as HTMLFormElement;
+    const submit = new (x.page.window as any).Event("submit", { cancelable: true });
+    expect(form.dispatchEvent(submit)).toBe(false);
+    await x.page.settle();
+    expect(fetch.urls).toEqual([`http://127.0.0.1:4700/cockpit/executions/${ID}/cancel`]);
+    expect(x.text('[data-slot="notice"]')).toBe("Cancellation requested.");
+    expect(x.doc.querySelector('[data-slot="cancel"] button')!.hasAttribute("disabled")).toBe(true);
+  });
+
+  test("execution.js follows nothing on a finished execution's page", () => {
+    const page = loadPage(executionHtml(runningSnapshot({ state: "succeeded", finished_at: runningSnapshot().started_at, output: {}, last_sequence: 3 })), {
+      path: `/cockpit/executions/${ID}`,
+      scripts: ["socket.js", "format.js", "execution.js"],
+    });
+    pages.push(page);
+    expect(page.sockets).toHaveLength(0);
+    expect(page.document.querySelector("[data-docket-connection]")!.getAttribute("data-state")).toBe("ended");
+  });
+
+  test("execution.js says when the server no longer retains events the page missed", async () => {
+    // The history over HTTP starts at 6: events 4 and 5 are gone.
+    const fetch = fakeFetch(() => ({ events: [event(6, "execution.log", { level: "info", message: "six" })], retained_from: 6, truncated: true, last_sequence: 6 }));
+    const x = live(runningSnapshot(), { fetch });
+    const socket = () => x.page.current()!;
+    socket().receive(event(3, "execution.log", { level: "info", message: "three" }));
+    socket().receive(event(7, "execution.log", { level: "info", message: "seven" }));
+    socket().open();
+    socket().receive({ type: "stream.ready", heartbeat_ms: 20_000 });
+    socket().receive(event(7, "execution.log", { level: "info", message: "seven" }));
+    await x.page.settle();
+    expect([...x.doc.querySelectorAll('[data-slot="log"] .log-message')].map((e) => e.textContent)).toEqual(["three", "six", "seven"]);
+    expect(x.text('[data-slot="notice"]')).toBe("Events 4 to 5 are no longer retained by the server, so this page skipped them.");
+  });
+});

@@ -1,9 +1,13 @@
 // Memory-store appends (the hot path: handler → engine → store → subscribers) beside a plain
-// loop doing the least any pipeline must: keep the event and hand it to one callback.
+// loop doing the least any pipeline must: keep the event and hand it to one callback; and the
+// sqlite store's appends, written to its file, beside the memory store's in the same run.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { EventDraft } from "../runtime/execution/protocol.ts";
 import { defaultLimits } from "../runtime/execution/limits.ts";
 import { createMemoryStore } from "../runtime/store/index.ts";
-import type { NewExecution } from "../runtime/store/store.ts";
+import type { ExecutionStore, NewExecution } from "../runtime/store/store.ts";
 
 const EVENTS = 200_000;
 const RUNS = 5;
@@ -41,21 +45,66 @@ function medianMs(run: () => void): number {
   return times.sort((a, b) => a - b)[Math.floor(RUNS / 2)]!;
 }
 
+/** Median of RUNS runs (after one warm-up) of a run that times itself, in milliseconds. */
+function medianOfTimed(run: () => number): number {
+  run();
+  const times: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    (globalThis as { Bun?: { gc(force: boolean): void } }).Bun?.gc(true);
+    times.push(run());
+  }
+  return times.sort((a, b) => a - b)[Math.floor(RUNS / 2)]!;
+}
+
+/** Appends every draft to the store with one subscriber, `batch` drafts a call. */
+function appendAll(store: ExecutionStore, all: EventDraft[], batch: number): void {
+  store.create(EXECUTION);
+  let bytes = 0;
+  store.subscribe({ executions: [ID] }, (_event, json) => {
+    bytes += json.length;
+  });
+  store.append(ID, [{ type: "execution.started", data: {} }]);
+  if (batch === 1) for (const draft of all) store.append(ID, [draft]);
+  else for (let i = 0; i < all.length; i += batch) store.append(ID, all.slice(i, i + batch));
+  if (bytes === 0) throw new Error("the subscriber received nothing");
+}
+
 /** Appends every draft to a fresh memory store (default limits) with one subscriber, `batch` drafts a call. */
 function storeRun(all: EventDraft[], batch: number): () => void {
   return () => {
     const store = createMemoryStore({ limits: defaultLimits() });
-    store.create(EXECUTION);
-    let bytes = 0;
-    store.subscribe({ executions: [ID] }, (_event, json) => {
-      bytes += json.length;
-    });
-    store.append(ID, [{ type: "execution.started", data: {} }]);
-    if (batch === 1) for (const draft of all) store.append(ID, [draft]);
-    else for (let i = 0; i < all.length; i += batch) store.append(ID, all.slice(i, i + batch));
-    if (bytes === 0) throw new Error("the subscriber received nothing");
+    appendAll(store, all, batch);
     store.close();
   };
+}
+
+/**
+ * The same on a fresh sqlite store file (default limits): opening it, the appends, and the write
+ * of everything to the file (`flush`) are timed. Closing — SQLite's checkpoint of its log into
+ * the database, with its fsyncs — is measured apart: a server pays it when it stops, or when the
+ * log reaches SQLite's checkpoint size, not per append.
+ */
+async function sqliteRuns(all: EventDraft[], batch: number): Promise<{ ms: number; closeMs: number }> {
+  const { createSqliteStore } = await import("../runtime/store/sqlite-store.ts");
+  const dir = mkdtempSync(join(tmpdir(), "docket-bench-sqlite-"));
+  const closes: number[] = [];
+  let n = 0;
+  try {
+    const ms = medianOfTimed(() => {
+      const start = performance.now();
+      const store = createSqliteStore({ path: join(dir, `${++n}.db`), limits: defaultLimits() });
+      appendAll(store, all, batch);
+      store.flush();
+      const ms = performance.now() - start;
+      const closing = performance.now();
+      store.close();
+      closes.push(performance.now() - closing);
+      return ms;
+    });
+    return { ms, closeMs: closes.sort((a, b) => a - b)[Math.floor(closes.length / 2)]! };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** Memory-store append throughput with one subscriber, beside plain-loop baselines, as rows for `bun run bench`. */
@@ -89,13 +138,17 @@ export async function benchStoreAppend(): Promise<{ name: string; rows: Array<Re
   if (sink === 0) throw new Error("the baseline did nothing");
   const single = medianMs(storeRun(all, 1));
   const batched = medianMs(storeRun(all, 100));
-  const row = (pipeline: string, ms: number) => ({
+  // Measured right after the memory store's, so that both see the same machine.
+  const sqliteSingle = await sqliteRuns(all, 1);
+  const sqliteBatched = await sqliteRuns(all, 100);
+  const row = (pipeline: string, ms: number, memoryMs?: number) => ({
     pipeline,
     events: EVENTS,
     ms,
     events_per_s: Math.round(EVENTS / (ms / 1000)),
     "× baseline": baseline / ms,
     "× envelope+JSON baseline": serialized / ms,
+    "× memory store (goal ≥ 0.5)": memoryMs === undefined ? "" : memoryMs / ms,
   });
   return {
     name: "store-append",
@@ -104,6 +157,9 @@ export async function benchStoreAppend(): Promise<{ name: string; rows: Array<Re
       row("baseline: envelope + JSON.stringify + array push + one callback", serialized),
       row("memory store: append 1 event a call, one subscriber", single),
       row("memory store: append 100 events a call, one subscriber", batched),
+      row("sqlite store: append 1 event a call, one subscriber, flushed to the file", sqliteSingle.ms, single),
+      row("sqlite store: append 100 events a call, one subscriber, flushed to the file", sqliteBatched.ms, batched),
+      { pipeline: "sqlite store: close after those appends (checkpoint of the log; not in the ratio)", ms: sqliteSingle.closeMs },
     ],
   };
 }

@@ -4,9 +4,10 @@ import type { Limits } from "./execution/limits.ts";
 import type { Clock } from "./execution/clock.ts";
 import { findCheckoutRoot } from "./capability/checkout.ts";
 import { discoverCapabilities, loadCapabilityFile } from "./capability/discovery.ts";
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { BUILTIN_DIR, BUILTINS } from "./capability/builtins.ts";
 import { createMemoryStore } from "./store/memory-store.ts";
+import { ensureDocketDir } from "./server/lease.ts";
 import { createWorkerPool } from "./worker/pool.ts";
 import { realpathSync } from "node:fs";
 import { createEngine, type Engine } from "./execution/engine.ts";
@@ -15,7 +16,8 @@ import { createEngine, type Engine } from "./execution/engine.ts";
 export interface BootOptions {
   /** Where the process was started; the checkout root is found from here like git does. */
   cwd: string;
-  storeKind: "memory";
+  /** "sqlite" keeps executions in `<root>/.docket/state.db` (bun:sqlite, so Bun only); "memory" for the process's life. */
+  storeKind: "memory" | "sqlite";
   limits: Limits;
   /** `--capabilities DIR`, repeatable. */
   capabilityDirs?: string[];
@@ -79,7 +81,16 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
     if (existing?.source.kind === "file" && sameFile(existing.source.file, path)) fileIds.push(existing.id);
     else if (registry.add(loaded.capability.def, { kind: "file", file: path })) fileIds.push(loaded.capability.id);
   }
-  const store = createMemoryStore({ limits, clock: options.clock ? () => options.clock!.now() : undefined });
+  let store: ExecutionStore;
+  try {
+    store = await openStore(options.storeKind, root, limits, options.clock, options.log);
+  } catch (error) {
+    // An unusable store file stops the boot; the workers already spawning must not outlive it
+    // (and their warm-up, which the close ends, is no longer awaited).
+    warming.catch(() => undefined);
+    await pool.close();
+    throw error;
+  }
   engine = createEngine({ registry, store, pool, limits, root, storeKind: options.storeKind, clock: options.clock, log: options.log });
   await warming;
   const booted = engine;
@@ -94,6 +105,23 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
       store.close();
     },
   };
+}
+
+/**
+ * The plane's store. The sqlite one is imported here, on demand, so that `docket run` and the Node
+ * adapter never load bun:sqlite; it says on the log what it found unfinished and ended (SPEC §4.9).
+ */
+async function openStore(kind: BootOptions["storeKind"], root: string, limits: Limits, clock: Clock | undefined, log: ((line: string) => void) | undefined): Promise<ExecutionStore> {
+  const now = clock ? () => clock.now() : undefined;
+  if (kind === "memory") return createMemoryStore({ limits, clock: now });
+  const { createSqliteStore } = await import("./store/sqlite-store.ts");
+  const store = createSqliteStore({ path: join(ensureDocketDir(root), "state.db"), limits, clock: now, onPersistError: log && ((error) => log(`docket could not write the execution store (${(error as Error)?.message ?? error}); retrying`)) });
+  if (store.recovered.length > 0) {
+    const failed = store.recovered.filter((r) => r.state === "failed").length;
+    const ended = [failed > 0 ? `${failed} running → failed (interrupted)` : "", failed < store.recovered.length ? `${store.recovered.length - failed} queued → cancelled` : ""];
+    log?.(`docket found ${store.recovered.length} execution(s) unfinished when this checkout's server last stopped: ${ended.filter(Boolean).join(", ")}.`);
+  }
+  return store;
 }
 
 /** True when two paths name one file, through symlinks. */

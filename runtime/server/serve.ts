@@ -98,8 +98,7 @@ export async function startServer(options: ServeOptions): Promise<DocketServer> 
   const boot = options.boot ?? bootPlane;
   const booted = await boot({
     cwd: options.cwd,
-    // Only the memory store exists so far; sqlite is the documented default once it lands.
-    storeKind: options.storeKind as "memory",
+    storeKind: options.storeKind,
     limits: options.limits,
     capabilityDirs: options.capabilityDirs,
     workerUrl: options.workerUrl,

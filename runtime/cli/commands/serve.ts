@@ -22,7 +22,7 @@ const limitArgs: ArgsDef = Object.fromEntries(
 const args = {
   port: { type: "string", default: "4700", description: "Port to listen on (0 picks a free one)", valueHint: "N" },
   host: { type: "string", default: "127.0.0.1", description: "Address to bind; anything but loopback requires a token", valueHint: "ADDRESS" },
-  store: { type: "enum", options: ["memory", "sqlite"], default: "memory", description: "Where executions are kept" },
+  store: { type: "enum", options: ["sqlite", "memory"], default: "sqlite", description: "Where executions are kept: sqlite (.docket/state.db, survives restarts) or memory" },
   capabilities: { type: "string", description: "Also load the capability files of DIR (repeatable)", valueHint: "DIR" },
   "allow-host": { type: "string", description: "Accept this Host name besides addresses and localhost (repeatable)", valueHint: "NAME" },
   token: { type: "string", description: "Require Authorization: Bearer TOKEN (generated when binding beyond loopback)", valueHint: "TOKEN" },
@@ -38,7 +38,6 @@ export default defineCommand({
     const command = "docket serve";
     const port = String(parsed.port).trim();
     if (!/^\d+$/.test(port) || Number(port) > 65535) throw new UsageError(`--port must be a whole number from 0 to 65535, got ${JSON.stringify(parsed.port)}.`, command);
-    if (parsed.store === "sqlite") throw new UsageError("--store sqlite is not available in this build yet; use --store memory.", command);
     const overrides: Partial<Record<keyof Limits, unknown>> = {};
     for (const key of LIMIT_KEYS) {
       const value = (parsed as Record<string, unknown>)[limitFlagName(key)];
@@ -60,7 +59,7 @@ export default defineCommand({
         cwd: process.cwd(),
         host: String(parsed.host),
         port: Number(port),
-        storeKind: "memory",
+        storeKind: parsed.store === "memory" ? "memory" : "sqlite",
         limits,
         capabilityDirs: repeatedFlag(rawArgs, "capabilities"),
         allowedHosts: repeatedFlag(rawArgs, "allow-host"),
@@ -71,8 +70,8 @@ export default defineCommand({
         log,
       });
     } catch (error) {
-      // Another server on this checkout, a bad token, a port in use: the operator fixes the command line.
-      if (error instanceof ServerAlreadyRunningError || error instanceof RangeError || isAddressInUse(error)) {
+      // Another server on this checkout, a bad token, a port in use, an unusable store file: the operator fixes it.
+      if (error instanceof ServerAlreadyRunningError || error instanceof RangeError || isAddressInUse(error) || (error as Error)?.name === "StoreFileError") {
         throw new UsageError(`Cannot serve: ${(error as Error).message}`, command, { pointToHelp: !(error instanceof ServerAlreadyRunningError) });
       }
       throw error;

@@ -1,0 +1,39 @@
+import type { ExecutionSnapshot } from "../execution/snapshot.ts";
+import type { ExecutionState } from "../execution/state-machine.ts";
+import { PendingEvents } from "./_sqlite-pending.ts";
+
+/** What the sqlite store keeps in memory of one execution; the file holds the rest. */
+export interface Entry {
+  id: string;
+  /** Creation position, from 1: the list order and what a list cursor names. */
+  order: number;
+  capability: string;
+  state: ExecutionState;
+  /** The live snapshot; null for a terminal execution once written (read back from the file). */
+  snapshot: ExecutionSnapshot | null;
+  lastSequence: number;
+  retainedFrom: number;
+  /** Events appended since the last write. */
+  pending: PendingEvents;
+  /** Waiting for the next write. */
+  dirty: boolean;
+  /** Dropped beyond executions_retained: its row goes with the next write. */
+  forgotten: boolean;
+  /** What the file holds of it: whether the row exists, its state, its snapshot's last sequence, its first kept event. */
+  stored: { exists: boolean; state: ExecutionState | null; snapshotSequence: number; retainedFrom: number };
+}
+
+/** An entry not (yet) in the file. */
+export function newEntry(fields: Pick<Entry, "id" | "order" | "capability" | "state" | "snapshot" | "lastSequence" | "retainedFrom">): Entry {
+  return { ...fields, pending: new PendingEvents(), dirty: false, forgotten: false, stored: { exists: false, state: null, snapshotSequence: 0, retainedFrom: 1 } };
+}
+
+/**
+ * True when the next write rewrites the snapshot too: a new row, a moved state, or `snapshotEvery`
+ * events since the last one. Between those only the counters move, and open folds the events
+ * after the written snapshot back in (a running execution's snapshot with a 1,000-line log tail
+ * is too large to rewrite every tick).
+ */
+export function needsSnapshot(entry: Entry, snapshotEvery: number): boolean {
+  return !entry.stored.exists || entry.state !== entry.stored.state || entry.lastSequence - entry.stored.snapshotSequence >= snapshotEvery;
+}

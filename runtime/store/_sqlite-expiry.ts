@@ -1,0 +1,51 @@
+import type { Database } from "bun:sqlite";
+import type { ExecutionSnapshot } from "../execution/snapshot.ts";
+import type { Entry } from "./_sqlite-entry.ts";
+import type { StoreTables } from "./_sqlite-tables.ts";
+
+/**
+ * A terminal execution's snapshot once its details expired (SPEC §4.7, `details_retention_ms`):
+ * the identity stays — id, capability, state, actor, times, run_id, request and trace ids, and
+ * the failure (small and bounded, and what every surface projects) — while the large fields go:
+ * input, output, steps, progress, log and diagnostics (the dropped lines are counted). Its events
+ * are gone too: `retained_from` moves past the last one.
+ */
+export function expiredSnapshot(snapshot: ExecutionSnapshot): ExecutionSnapshot {
+  const expired: ExecutionSnapshot = {
+    ...snapshot,
+    input: null,
+    steps: [],
+    progress: null,
+    diagnostics: [],
+    diagnostics_dropped: snapshot.diagnostics_dropped + snapshot.diagnostics.length,
+    log: [],
+    log_dropped: snapshot.log_dropped + snapshot.log.length,
+    retained_from: snapshot.last_sequence + 1,
+    truncated: true,
+    details_expired: true,
+  };
+  // A reader of "succeeded" always finds the member; it is null now, like a handler's nothing.
+  if (snapshot.state === "succeeded") expired.output = null;
+  else delete expired.output;
+  return expired;
+}
+
+/**
+ * Expires, in one transaction, the details of every written execution that finished before
+ * `cutoff` (ISO) and still has them; answers how many. The caller writes what is pending first.
+ */
+export function expireFinished(db: Database, tables: StoreTables, entries: ReadonlyMap<string, Entry>, cutoff: string): number {
+  const expired: Array<{ entry: Entry; snapshot: ExecutionSnapshot }> = [];
+  for (const id of tables.expiring(cutoff)) {
+    const entry = entries.get(id);
+    // A written, finished execution has no live snapshot: the file's is the one to shrink.
+    const written = entry !== undefined && entry.snapshot === null ? tables.readSnapshot<ExecutionSnapshot>(id) : null;
+    if (written !== null) expired.push({ entry: entry!, snapshot: expiredSnapshot(written) });
+  }
+  if (expired.length === 0) return 0;
+  db.transaction(() => {
+    for (const { entry, snapshot } of expired) tables.expire(entry.id, JSON.stringify(snapshot), snapshot.retained_from);
+  })();
+  for (const { entry, snapshot } of expired) entry.retainedFrom = entry.stored.retainedFrom = snapshot.retained_from;
+  return expired.length;
+}

@@ -1,0 +1,156 @@
+import type { Database } from "bun:sqlite";
+import { SCHEMA_VERSION, type ExecutionEvent } from "../execution/protocol.ts";
+import type { ExecutionState } from "../execution/state-machine.ts";
+import type { RunIdentity } from "./store.ts";
+import type { EventChunk } from "./_sqlite-pending.ts";
+
+/**
+ * The most events one chunk row holds: a read of a few events parses at most this many. Reads
+ * rely on it to bound their scan, so files written with a larger value need a schema migration.
+ */
+export const CHUNK_EVENTS = 256;
+/** The most bytes one chunk row holds, unless a single event is larger. */
+export const CHUNK_BYTES = 64 * 1024;
+
+/** The indexed columns of one execution row, as loaded on open. */
+export interface ExecutionRow {
+  ord: number;
+  id: string;
+  capability: string;
+  state: ExecutionState;
+  finished_at: string | null;
+  last_sequence: number;
+  retained_from: number;
+  details_expired: number;
+}
+
+/** What one execution row is written from. */
+export interface ExecutionWrite {
+  ord: number;
+  id: string;
+  capability: string;
+  state: ExecutionState;
+  finished_at: string | null;
+  last_sequence: number;
+  retained_from: number;
+  /** The snapshot as JSON; null keeps the one in the file (only the counters move). */
+  snapshot: string | null;
+}
+
+/** Which executions a list page reads. */
+export interface ListQuery {
+  /** Only executions created before this position. */
+  before: number;
+  state?: ExecutionState;
+  capability?: string;
+  limit: number;
+}
+
+/**
+ * The store's statements over the three tables, prepared once. Every method is one statement;
+ * transactions are the caller's (a flush writes everything of a tick in one).
+ */
+export function prepareTables(db: Database) {
+  const insertExecution = db.prepare<void, [number, string, string, string, string | null, number, number, string]>(
+    "INSERT INTO executions (ord, id, capability, state, finished_at, last_sequence, retained_from, snapshot) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+  );
+  const updateExecution = db.prepare<void, [string, string | null, number, number, string, string]>(
+    "UPDATE executions SET state = ?, finished_at = ?, last_sequence = ?, retained_from = ?, snapshot = ? WHERE id = ?",
+  );
+  const updateCounters = db.prepare<void, [number, number, string]>("UPDATE executions SET last_sequence = ?, retained_from = ? WHERE id = ?");
+  const insertChunk = db.prepare<void, [string, number, number, Uint8Array]>("INSERT INTO events (execution_id, sequence, first_sequence, json) VALUES (?, ?, ?, CAST(? AS TEXT))");
+  // A chunk ends at most CHUNK_EVENTS - 1 after it starts: the bound keeps the scan to the chunks wanted.
+  const selectChunks = db.prepare<{ json: string }, [string, number, number, number]>(
+    "SELECT json FROM events WHERE execution_id = ? AND sequence >= ? AND sequence < ? AND first_sequence <= ? ORDER BY sequence",
+  );
+  const deleteChunksBelow = db.prepare<void, [string, number]>("DELETE FROM events WHERE execution_id = ? AND sequence < ?");
+  const deleteEvents = db.prepare<void, [string]>("DELETE FROM events WHERE execution_id = ?");
+  const deleteExecution = db.prepare<void, [string]>("DELETE FROM executions WHERE id = ?");
+  const selectSnapshot = db.prepare<{ snapshot: string }, [string]>("SELECT snapshot FROM executions WHERE id = ?");
+  const selectRows = db.prepare<ExecutionRow, []>("SELECT ord, id, capability, state, finished_at, last_sequence, retained_from, details_expired FROM executions ORDER BY ord");
+  const selectExpiring = db.prepare<{ id: string }, [string]>("SELECT id FROM executions WHERE details_expired = 0 AND finished_at IS NOT NULL AND finished_at < ? ORDER BY ord");
+  const expireExecution = db.prepare<void, [string, number, string]>("UPDATE executions SET snapshot = ?, retained_from = ?, details_expired = 1 WHERE id = ?");
+  const insertRun = db.prepare<void, [string, string, string, string]>("INSERT OR IGNORE INTO run_identities (run_id, execution_id, capability, input_hash) VALUES (?, ?, ?, ?)");
+  const selectRun = db.prepare<RunIdentity, [string]>("SELECT run_id, execution_id, capability, input_hash FROM run_identities WHERE run_id = ?");
+  const countRuns = db.prepare<{ n: number }, []>("SELECT count(*) AS n FROM run_identities");
+  // One statement per filter shape, so that each can use its index.
+  const listBy = {
+    none: db.prepare<{ ord: number; id: string }, [number, number]>("SELECT ord, id FROM executions WHERE ord < ? ORDER BY ord DESC LIMIT ?"),
+    state: db.prepare<{ ord: number; id: string }, [number, string, number]>("SELECT ord, id FROM executions WHERE ord < ? AND state = ? ORDER BY ord DESC LIMIT ?"),
+    capability: db.prepare<{ ord: number; id: string }, [number, string, number]>("SELECT ord, id FROM executions WHERE ord < ? AND capability = ? ORDER BY ord DESC LIMIT ?"),
+    both: db.prepare<{ ord: number; id: string }, [number, string, string, number]>("SELECT ord, id FROM executions WHERE ord < ? AND state = ? AND capability = ? ORDER BY ord DESC LIMIT ?"),
+  };
+
+  return {
+    /** Writes an execution's row: inserted when new, else updated (with or without its snapshot). */
+    writeExecution(row: ExecutionWrite, isNew: boolean): void {
+      if (isNew) insertExecution.run(row.ord, row.id, row.capability, row.state, row.finished_at, row.last_sequence, row.retained_from, row.snapshot!);
+      else if (row.snapshot !== null) updateExecution.run(row.state, row.finished_at, row.last_sequence, row.retained_from, row.snapshot, row.id);
+      else updateCounters.run(row.last_sequence, row.retained_from, row.id);
+    },
+    /** Writes chunks of one execution's events. */
+    writeChunks(id: string, chunks: readonly EventChunk[]): void {
+      for (const chunk of chunks) insertChunk.run(id, chunk.last, chunk.first, chunk.json);
+    },
+    /** Appends the stored events `first..last` of one execution to `out`, in order, each rebuilt whole. */
+    readEvents(id: string, first: number, last: number, out: ExecutionEvent[]): void {
+      for (const { json } of selectChunks.iterate(id, first, last + CHUNK_EVENTS, last)) {
+        for (const e of JSON.parse(`[${json}]`) as ExecutionEvent[]) {
+          if (e.sequence < first || e.sequence > last) continue;
+          // The members the file leaves out (see PendingEvents), in the envelope's own order.
+          out.push({ schema_version: SCHEMA_VERSION, event_id: `${id}#${e.sequence}`, execution_id: id, sequence: e.sequence, timestamp: e.timestamp, type: e.type, data: e.data } as ExecutionEvent);
+        }
+      }
+    },
+    /** Deletes the chunks that hold only events below `retainedFrom`. */
+    dropEventsBelow(id: string, retainedFrom: number): void {
+      deleteChunksBelow.run(id, retainedFrom);
+    },
+    /** Deletes an execution and its events. */
+    forget(id: string): void {
+      deleteEvents.run(id);
+      deleteExecution.run(id);
+    },
+    /** The snapshot as written, parsed; null when the file does not hold the execution. */
+    readSnapshot<T>(id: string): T | null {
+      const row = selectSnapshot.get(id);
+      return row === null ? null : (JSON.parse(row.snapshot) as T);
+    },
+    /** Every execution's indexed columns, oldest first. */
+    rows(): ExecutionRow[] {
+      return selectRows.all();
+    },
+    /** Ids of terminal executions finished before `cutoff` (ISO) whose details are still kept. */
+    expiring(cutoff: string): string[] {
+      return selectExpiring.all(cutoff).map((row) => row.id);
+    },
+    /** Replaces an execution's snapshot with its expired form and deletes its events. */
+    expire(id: string, snapshot: string, retainedFrom: number): void {
+      deleteEvents.run(id);
+      expireExecution.run(snapshot, retainedFrom, id);
+    },
+    /** Records a run identity; the first one for a run_id stands. */
+    writeRun(identity: RunIdentity): void {
+      insertRun.run(identity.run_id, identity.execution_id, identity.capability, identity.input_hash);
+    },
+    /** The run identity of a run_id, as a fresh object; null when none is written. */
+    readRun(run_id: string): RunIdentity | null {
+      return selectRun.get(run_id);
+    },
+    /** How many run identities the file holds. */
+    runCount(): number {
+      return countRuns.get()!.n;
+    },
+    /** One list page's positions and ids, newest first. */
+    list(query: ListQuery): Array<{ ord: number; id: string }> {
+      const { before, state, capability, limit } = query;
+      if (state !== undefined && capability !== undefined) return listBy.both.all(before, state, capability, limit);
+      if (state !== undefined) return listBy.state.all(before, state, limit);
+      if (capability !== undefined) return listBy.capability.all(before, capability, limit);
+      return listBy.none.all(before, limit);
+    },
+  };
+}
+
+/** The store's statements (see {@link prepareTables}). */
+export type StoreTables = ReturnType<typeof prepareTables>;

@@ -1,0 +1,408 @@
+// The durable store's adapter: the only module that loads bun:sqlite. boot.ts imports it lazily,
+// so `docket run` and the Node adapter never do.
+import type { Database } from "bun:sqlite";
+import { SCHEMA_VERSION, type EventDraft, type ExecutionEvent } from "../execution/protocol.ts";
+import type { ExecutionSnapshot } from "../execution/snapshot.ts";
+import { EXECUTION_STATES, isTerminal, type ExecutionState } from "../execution/state-machine.ts";
+import type { Limits } from "../execution/limits.ts";
+import type { EventsPage, ExecutionStore, ListFilter, ListPage, NewExecution, RunIdentity } from "./store.ts";
+import { checkBatch, foldEvent, initialSnapshot } from "./_fold.ts";
+import { sanitizeDraft } from "./_sanitize.ts";
+import { createFanOut } from "./_fan-out.ts";
+import { MinHeap } from "./_min-heap.ts";
+import { InvalidCursorError, decodeListCursor, encodeListCursor } from "./list-cursor.ts";
+import { prepareSchema, StoreFileError } from "./_sqlite-schema.ts";
+import { prepareTables, type StoreTables } from "./_sqlite-tables.ts";
+import { newEntry, type Entry } from "./_sqlite-entry.ts";
+import { loadEntry, trimLowered } from "./_sqlite-load.ts";
+import { createWriteBehind, type WriteBehind } from "./_sqlite-writer.ts";
+import { recoverUnfinished, type RecoveredExecution } from "./_sqlite-recovery.ts";
+import { expireFinished } from "./_sqlite-expiry.ts";
+import { copySnapshot, keep } from "./_sqlite-copies.ts";
+
+export { StoreFileError } from "./_sqlite-schema.ts";
+export type { RecoveredExecution } from "./_sqlite-recovery.ts";
+
+/** Options of {@link createSqliteStore}. */
+export interface SqliteStoreOptions {
+  /** The database file, created when missing (`<root>/.docket/state.db` for `docket serve`). */
+  path: string;
+  /** The bounds in force (SPEC §4.7). */
+  limits: Limits;
+  /** Stamps `created_at` and event timestamps, and decides when details expire; default the wall clock. */
+  clock?: () => Date;
+  /** Told about the first error each subscription's listener throws; default: one line on stderr. */
+  onListenerError?: (error: unknown, event: ExecutionEvent) => void;
+  /** Told when writing to the file fails (the write is retried); default: one line on stderr. */
+  onPersistError?: (error: unknown) => void;
+  /** How often expired details are looked for after the check on open; default an hour. */
+  expiryIntervalMs?: number;
+}
+
+/** The durable execution store: an ExecutionStore, plus what only a file-backed one has. */
+export interface SqliteExecutionStore extends ExecutionStore {
+  readonly path: string;
+  /** The executions open found unfinished and ended (SPEC §4.9), oldest first. */
+  readonly recovered: readonly RecoveredExecution[];
+  /** Writes everything pending now; otherwise it is written once per tick, and by close. */
+  flush(): void;
+  /** Drops the details of executions finished more than `details_retention_ms` ago; answers how many. */
+  expireDetails(): number;
+}
+
+const HOUR = 3_600_000;
+const LIST_DEFAULT = 50;
+const LIST_MAX = 500;
+const EVENTS_MAX = 1000;
+
+/** The database, set up; any failure becomes a StoreFileError naming the file. */
+function openDatabase(path: string): Database {
+  // Loaded here, on first use: a static import would be hoisted to the top of a bundle that
+  // inlines this module (the Node bundle has no code splitting), and Node cannot load `bun:`.
+  let sqlite: typeof import("bun:sqlite");
+  try {
+    sqlite = require("bun:sqlite") as typeof import("bun:sqlite");
+  } catch {
+    throw new Error(`The sqlite execution store needs Bun (bun:sqlite), and this is ${process.versions.bun ? `Bun ${process.versions.bun} without it` : `Node.js ${process.versions.node}`}; use the memory store (--store memory) here.`);
+  }
+  let db: Database | null = null;
+  try {
+    db = new sqlite.Database(path, { create: true, readwrite: true, strict: true });
+    prepareSchema(db, path);
+    return db;
+  } catch (error) {
+    db?.close();
+    throw asFileError(path, error);
+  }
+}
+
+function asFileError(path: string, error: unknown): StoreFileError {
+  if (error instanceof StoreFileError) return error;
+  const code = (error as { code?: unknown } | null)?.code;
+  return new StoreFileError(path, `${error instanceof Error ? error.message : String(error)}${typeof code === "string" ? ` (${code})` : ""}`);
+}
+
+function zeroCounts(): Record<ExecutionState, number> {
+  return Object.fromEntries(EXECUTION_STATES.map((s) => [s, 0])) as Record<ExecutionState, number>;
+}
+
+/**
+ * The SQLite execution store (SPEC §4.9): bounded as §4.7 like the memory store, and durable.
+ *
+ * Memory holds the hot state — every execution's position, state and counters, the live snapshot
+ * of each unfinished one, and the events appended since the last write — so that appends and
+ * reads stay synchronous and subscribe-then-replay has no gap. The file is the durable copy,
+ * written behind (see createWriteBehind): what one tick appended is written in one transaction.
+ * Reads never wait for a write: an event is read from memory until it is written, and from the
+ * file afterwards. `list` writes what is pending first, then lets the file's indexes answer.
+ *
+ * On open, executions the file holds unfinished are ended (see recoverUnfinished), and details
+ * older than `details_retention_ms` expire; expiry runs again every `expiryIntervalMs`.
+ */
+export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionStore {
+  const { limits, path } = options;
+  const clock = options.clock ?? (() => new Date());
+  const reportPersistError =
+    options.onPersistError ?? ((error: unknown) => console.error(`docket: could not write the execution store ${path} (${error instanceof Error ? error.message : String(error)}); retrying`));
+  const db = openDatabase(path);
+  // Both are made in the guarded part of the open below.
+  let tables!: StoreTables;
+  let writer!: WriteBehind;
+  const entries = new Map<string, Entry>();
+  const counts = zeroCounts();
+  // Terminal executions by creation order: the next one to forget is always on top.
+  const terminal = new MinHeap<Entry>((entry) => entry.order);
+  let nextOrder = 1;
+  let runCount = 0;
+  let expiryTimer: ReturnType<typeof setInterval> | null = null;
+  let closed = false;
+  let stampedMs = Number.NaN;
+  let stampedIso = "";
+  const recovered: RecoveredExecution[] = [];
+
+  const fanOut = createFanOut({ history: { events, ids: () => entries.keys() }, onListenerError: options.onListenerError });
+  // The store follows its own events: the JSON the fan-out makes once per event for the live
+  // channel is the JSON the file keeps.
+  fanOut.subscribe({ executions: "all" }, (event, json) => entries.get(event.execution_id)?.pending.encode(event, json));
+
+  function stamp(): string {
+    const now = clock();
+    const ms = now.getTime();
+    if (ms !== stampedMs) {
+      stampedMs = ms;
+      stampedIso = now.toISOString();
+    }
+    return stampedIso;
+  }
+
+  function open(): void {
+    if (closed) throw new Error("The execution store is closed; create a new one to keep working.");
+  }
+
+  function entryOf(id: string, action: string): Entry {
+    const entry = entries.get(id);
+    if (entry === undefined) throw new Error(`Cannot ${action} execution ${id}: the store does not hold it (never created here, or forgotten after finishing; executions_retained is ${limits.executions_retained}).`);
+    return entry;
+  }
+
+  /** The snapshot as it is now: the live one, or the file's for a finished execution. */
+  function snapshotOf(entry: Entry): ExecutionSnapshot {
+    if (entry.snapshot !== null) return entry.snapshot;
+    const snapshot = tables.readSnapshot<ExecutionSnapshot>(entry.id);
+    if (snapshot === null) throw new StoreFileError(path, `the row of execution ${entry.id} disappeared while the store was open (another program changed the file)`);
+    // Retention may have been lowered since it was written.
+    snapshot.retained_from = entry.retainedFrom;
+    snapshot.truncated = entry.retainedFrom > 1;
+    return snapshot;
+  }
+
+  /** A copy for a reader: of the live snapshot, or a fresh parse of the file's. */
+  function readSnapshot(entry: Entry): ExecutionSnapshot {
+    return entry.snapshot !== null ? copySnapshot(entry.snapshot) : snapshotOf(entry);
+  }
+
+  function register(entry: Entry): Entry {
+    entries.set(entry.id, entry);
+    counts[entry.state]++;
+    if (isTerminal(entry.state)) terminal.push(entry);
+    return entry;
+  }
+
+  /** Forgets the oldest terminal executions until within the bound (or none is terminal). */
+  function evict(): void {
+    while (entries.size > limits.executions_retained && terminal.size > 0) {
+      const entry = terminal.pop()!;
+      entry.forgotten = true;
+      entries.delete(entry.id);
+      counts[entry.state]--;
+      writer.forget(entry.id);
+    }
+  }
+
+  function create(execution: NewExecution): ExecutionSnapshot {
+    open();
+    if (entries.has(execution.id)) throw new Error(`Cannot create execution ${execution.id}: the store already holds an execution with this id.`);
+    const created_at = stamp();
+    const snapshot = initialSnapshot({ ...execution, input: keep(execution.input), actor: keep(execution.actor) }, created_at);
+    const event: ExecutionEvent<"execution.created"> = {
+      schema_version: SCHEMA_VERSION,
+      event_id: `${execution.id}#1`,
+      execution_id: execution.id,
+      sequence: 1,
+      timestamp: created_at,
+      type: "execution.created",
+      data: { capability: execution.capability, input: snapshot.input, actor: snapshot.actor, run_id: execution.run_id, session_key: execution.session_key },
+    };
+    const entry = register(newEntry({ id: execution.id, order: nextOrder++, capability: execution.capability, state: "queued", snapshot, lastSequence: 1, retainedFrom: 1 }));
+    entry.pending.add(event);
+    writer.changed(entry, 1);
+    evict();
+    fanOut.publish([event]);
+    writer.flushIfLarge();
+    return copySnapshot(snapshot);
+  }
+
+  /** The draft as it is kept: sanitized, and the rare events that carry values kept as frozen copies. */
+  function prepare(given: EventDraft): EventDraft {
+    const draft = sanitizeDraft(given, limits.log_line_bytes);
+    if (draft.type === "execution.completed" || draft.type === "execution.cancel_requested") return { type: draft.type, data: keep(draft.data) } as EventDraft;
+    return draft;
+  }
+
+  function append(id: string, drafts: EventDraft[]): ExecutionEvent[] {
+    open();
+    const entry = entryOf(id, "append to");
+    // A finished execution has no live snapshot; checkBatch refuses any event for it all the same.
+    const snapshot = entry.snapshot ?? snapshotOf(entry);
+    const before = entry.state;
+    // Everything that can throw (a refused move, a value JSON cannot hold) runs before anything
+    // is applied: a refused call leaves no trace.
+    checkBatch(snapshot, drafts);
+    if (drafts.length === 0) return [];
+    const kept = drafts.map(prepare);
+    const timestamp = stamp();
+    const stored: ExecutionEvent[] = new Array(kept.length);
+    for (let i = 0; i < kept.length; i++) {
+      const draft = kept[i]!;
+      const sequence = snapshot.last_sequence + 1;
+      const event = { schema_version: SCHEMA_VERSION, event_id: `${id}#${sequence}`, execution_id: id, sequence, timestamp, type: draft.type, data: draft.data } as ExecutionEvent;
+      entry.pending.add(event);
+      foldEvent(snapshot, event, limits);
+      stored[i] = event;
+    }
+    entry.lastSequence = snapshot.last_sequence;
+    entry.retainedFrom = Math.max(entry.retainedFrom, entry.lastSequence - limits.events_retained + 1);
+    snapshot.retained_from = entry.retainedFrom;
+    snapshot.truncated = entry.retainedFrom > 1;
+    if (snapshot.state !== before) {
+      counts[before]--;
+      counts[snapshot.state]++;
+      entry.state = snapshot.state;
+      if (isTerminal(snapshot.state)) terminal.push(entry);
+    }
+    writer.changed(entry, stored.length);
+    fanOut.publish(stored);
+    writer.flushIfLarge();
+    return stored;
+  }
+
+  function get(id: string): ExecutionSnapshot | null {
+    open();
+    const entry = entries.get(id);
+    return entry === undefined ? null : readSnapshot(entry);
+  }
+
+  /** The creation position a cursor names; a position never given out is as bad as garbage. */
+  function cursorOrder(cursor: string): number {
+    const order = decodeListCursor(cursor);
+    if (order >= nextOrder) throw new InvalidCursorError(cursor);
+    return order;
+  }
+
+  function list(filter: ListFilter = {}): ListPage {
+    open();
+    const limit = Math.min(LIST_MAX, Math.max(1, Math.floor(filter.limit ?? LIST_DEFAULT) || LIST_DEFAULT));
+    const before = filter.cursor === undefined ? nextOrder : cursorOrder(filter.cursor);
+    // The file's indexes answer, so it must hold what memory holds: new executions, moved states.
+    writer.flushQuietly();
+    const rows = tables.list({ before, state: filter.state, capability: filter.capability, limit: limit + 1 });
+    const items: ExecutionSnapshot[] = [];
+    for (const row of rows.slice(0, limit)) {
+      const entry = entries.get(row.id);
+      if (entry !== undefined) items.push(readSnapshot(entry));
+    }
+    return { items, next_cursor: rows.length > limit ? encodeListCursor(rows[limit - 1]!.ord) : null, counts: { ...counts } };
+  }
+
+  function events(id: string, after = 0, limit = EVENTS_MAX): EventsPage | null {
+    open();
+    const entry = entries.get(id);
+    if (entry === undefined) return null;
+    const from = Math.max(0, Math.floor(after) || 0);
+    const count = Math.min(EVENTS_MAX, Math.max(1, Math.floor(limit) || EVENTS_MAX));
+    const first = Math.max(from + 1, entry.retainedFrom);
+    const last = Math.min(entry.lastSequence, first + count - 1);
+    const out: ExecutionEvent[] = [];
+    if (first <= last) {
+      // Written events come from the file, the rest from memory: together they are dense.
+      const pending = entry.pending;
+      const pendingFirst = pending.first;
+      if (first < pendingFirst) tables.readEvents(id, first, Math.min(last, pendingFirst - 1), out);
+      for (let s = Math.max(first, pendingFirst); s <= last; s++) out.push(pending.events[s - pendingFirst]!);
+    }
+    return { events: out, retained_from: entry.retainedFrom, truncated: from + 1 < entry.retainedFrom, last_sequence: entry.lastSequence };
+  }
+
+  function release(id: string): void {
+    open();
+    const entry = entryOf(id, "release");
+    // Artifacts are the caller's; details go by expiry. The check keeps the contract of both stores.
+    if (!isTerminal(entry.state)) throw new Error(`Cannot release execution ${id}: it is ${entry.state}; release is allowed once it has finished.`);
+  }
+
+  function findRun(run_id: string): RunIdentity | null {
+    open();
+    const identity = writer.pendingRun(run_id);
+    return identity !== undefined ? { ...identity } : tables.readRun(run_id);
+  }
+
+  function recordRun(identity: RunIdentity): boolean {
+    open();
+    // An identity never changes once recorded: the first one stands.
+    if (findRun(identity.run_id) !== null) return true;
+    if (runCount >= limits.run_identities) return false;
+    runCount++;
+    writer.recordRun(identity);
+    return true;
+  }
+
+  function expireDetails(): number {
+    open();
+    writer.flush();
+    return expireFinished(db, tables, entries, new Date(clock().getTime() - limits.details_retention_ms).toISOString());
+  }
+
+  function close(): void {
+    if (closed) return;
+    closed = true;
+    if (expiryTimer !== null) clearInterval(expiryTimer);
+    writer.stop();
+    fanOut.close();
+    let failure: unknown = null;
+    try {
+      writer.flush();
+    } catch (error) {
+      failure = error;
+    }
+    try {
+      // Finalizes the statements and closes at once; the last connection checkpoints the log.
+      db.close(true);
+    } catch {
+      db.close(false);
+    }
+    if (failure !== null) throw new Error(`The execution store ${path} could not write its last changes before closing (${failure instanceof Error ? failure.message : String(failure)}); what was appended in its last moment is lost.`);
+  }
+
+  try {
+    tables = prepareTables(db);
+    writer = createWriteBehind({
+      db,
+      tables,
+      // A running execution's snapshot is rewritten at least this often, so that the events
+      // open folds into it are always still retained.
+      snapshotEvery: Math.max(1, Math.floor(limits.events_retained / 2)),
+      onError: reportPersistError,
+    });
+    const lowered: Entry[] = [];
+    for (const row of tables.rows()) {
+      const entry = register(loadEntry(row, tables, limits));
+      if (entry.snapshot === null && entry.retainedFrom > entry.stored.retainedFrom) lowered.push(entry);
+      nextOrder = row.ord + 1;
+    }
+    runCount = tables.runCount();
+    trimLowered(db, tables, lowered);
+    recovered.push(...recoverUnfinished({ append, events }, entries.values()));
+    // A lowered executions_retained applies at once.
+    evict();
+    writer.flush();
+    expireDetails();
+  } catch (error) {
+    closed = true;
+    writer?.stop();
+    fanOut.close();
+    db.close(false);
+    throw asFileError(path, error);
+  }
+  expiryTimer = setInterval(() => {
+    try {
+      expireDetails();
+    } catch (error) {
+      reportPersistError(error);
+    }
+  }, options.expiryIntervalMs ?? Math.min(HOUR, limits.details_retention_ms));
+  // Expiry is housekeeping: it never keeps a process alive.
+  expiryTimer.unref?.();
+
+  return {
+    path,
+    recovered,
+    create,
+    append,
+    get,
+    list,
+    events,
+    subscribe: (subscribeOptions, listener) => {
+      open();
+      return fanOut.subscribe(subscribeOptions, listener);
+    },
+    release,
+    findRun,
+    recordRun,
+    flush: () => {
+      open();
+      writer.flush();
+    },
+    expireDetails,
+    close,
+  };
+}

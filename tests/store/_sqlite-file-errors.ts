@@ -1,0 +1,58 @@
+import { describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { StoreFileError } from "../../runtime/store/sqlite-store.ts";
+import { TestClock } from "./_fixtures.ts";
+import { openStore, tempDb } from "./_sqlite-support.ts";
+
+/** The error a store open throws, or a failure when it opens. */
+function openError(path: string): StoreFileError {
+  try {
+    openStore(path, new TestClock()).close();
+  } catch (error) {
+    expect(error).toBeInstanceOf(StoreFileError);
+    return error as StoreFileError;
+  }
+  throw new Error(`the store opened ${path}`);
+}
+
+/** A file the store cannot use is refused with a message naming it, never emptied. */
+export function fileErrorCases(): void {
+  describe("sqlite store file errors", () => {
+    test("sqlite store refuses a file that is not a database, naming it and what to do, and leaves it as it was", () => {
+      const path = tempDb();
+      const garbage = "this is not a database, but somebody's notes\n".repeat(200);
+      writeFileSync(path, garbage);
+      const error = openError(path);
+      expect(error.message).toContain(`Cannot open the execution store ${path}:`);
+      expect(error.message).toContain("not a database");
+      expect(error.message).toContain("Move the file aside");
+      expect(error.message).toContain("--store memory");
+      expect(readFileSync(path, "utf8")).toBe(garbage);
+    });
+
+    test("sqlite store refuses a database written by a newer docket, and one that is not a docket store", () => {
+      const newer = tempDb();
+      const db = new Database(newer);
+      db.run("PRAGMA user_version = 99");
+      db.close();
+      expect(openError(newer).message).toContain("written by a newer docket (store schema 99; this one reads up to 1)");
+
+      const foreign = tempDb();
+      const other = new Database(foreign);
+      other.run("CREATE TABLE notes (text TEXT)");
+      other.run("INSERT INTO notes VALUES ('keep me')");
+      other.close();
+      expect(openError(foreign).message).toContain("it is an SQLite database, but not a docket execution store");
+      const check = new Database(foreign, { readonly: true });
+      expect(check.query("SELECT text FROM notes").values()).toEqual([["keep me"]]);
+      check.close();
+    });
+
+    test("sqlite store refuses a path it cannot open as a file", () => {
+      const path = tempDb();
+      mkdirSync(path);
+      expect(openError(path).message).toContain(path);
+    });
+  });
+}

@@ -4,7 +4,7 @@ import type { ExecutionSnapshot } from "../execution/snapshot.ts";
 import { isTerminal } from "../execution/state-machine.ts";
 import type { Limits } from "../execution/limits.ts";
 import { foldEvent } from "./_fold.ts";
-import { deepFreeze } from "./_sqlite-copies.ts";
+import { deepFreeze } from "./_kept-values.ts";
 import { newEntry, type Entry } from "./_sqlite-entry.ts";
 import type { ExecutionRow, StoreTables } from "./_sqlite-tables.ts";
 

@@ -1,4 +1,5 @@
 import { SCHEMA_VERSION, type EventDraft, type ExecutionEvent } from "../execution/protocol.ts";
+import { copySnapshot, keep } from "./_kept-values.ts";
 import type { ExecutionSnapshot } from "../execution/snapshot.ts";
 import { EXECUTION_STATES, isTerminal, type ExecutionState } from "../execution/state-machine.ts";
 import type { Limits } from "../execution/limits.ts";
@@ -31,34 +32,6 @@ interface Entry {
 const LIST_DEFAULT = 50;
 const LIST_MAX = 500;
 const EVENTS_MAX = 1000;
-
-function deepFreeze<T>(value: T): T {
-  if (value === null || typeof value !== "object" || Object.isFrozen(value)) return value;
-  Object.freeze(value);
-  for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key]);
-  return value;
-}
-
-/**
- * The store's own read-only copy of a value it keeps for good (input, output, failure, actor):
- * taken once through JSON, so it reads back exactly as a durable store's would and as clients
- * see it, and shared by every read afterwards instead of being copied each time.
- */
-function keep<T>(value: T): T {
-  return value === undefined ? value : deepFreeze(JSON.parse(JSON.stringify(value)) as T);
-}
-
-/** A copy a caller may change without touching the store; frozen members are shared. */
-function copySnapshot(s: ExecutionSnapshot): ExecutionSnapshot {
-  return {
-    ...s,
-    steps: s.steps.map((step) => ({ ...step })),
-    progress: s.progress && { ...s.progress },
-    diagnostics: s.diagnostics.map((d) => ({ ...d })),
-    log: s.log.map((line) => ({ ...line })),
-    links: { ...s.links },
-  };
-}
 
 function zeroCounts(): Record<ExecutionState, number> {
   return Object.fromEntries(EXECUTION_STATES.map((s) => [s, 0])) as Record<ExecutionState, number>;

@@ -18,7 +18,7 @@ import { loadEntry, trimLowered } from "./_sqlite-load.ts";
 import { createWriteBehind, type WriteBehind } from "./_sqlite-writer.ts";
 import { recoverUnfinished, type RecoveredExecution } from "./_sqlite-recovery.ts";
 import { expireFinished } from "./_sqlite-expiry.ts";
-import { copySnapshot, keep } from "./_sqlite-copies.ts";
+import { copySnapshot, keep } from "./_kept-values.ts";
 
 export { StoreFileError } from "./_sqlite-schema.ts";
 export type { RecoveredExecution } from "./_sqlite-recovery.ts";

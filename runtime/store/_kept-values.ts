@@ -1,7 +1,7 @@
 import type { ExecutionSnapshot } from "../execution/snapshot.ts";
 
-// The same discipline as the memory store's (whose helpers are private to it): values kept for
-// good are frozen JSON copies shared by every read, and a read gets a snapshot it may change.
+// Shared by both stores: values kept for good are frozen JSON copies shared by every read, and a
+// read gets a snapshot it may change.
 
 /** Freezes a value and everything in it. */
 export function deepFreeze<T>(value: T): T {

@@ -1,3 +1,4 @@
+import { getCookie, setCookie } from "hono/cookie";
 import { createHash, timingSafeEqual } from "node:crypto";
 import { isIP } from "node:net";
 import type { Context, MiddlewareHandler } from "hono";
@@ -72,11 +73,22 @@ export function sameSecret(given: string, expected: string): boolean {
   return timingSafeEqual(a, b);
 }
 
-/** The token a request presents: Bearer header, or on `/events` also `?token=` or the `docket.token.` subprotocol. */
+/**
+ * The cookie a browser keeps the token in, once it opened `/cockpit?token=…`: a page cannot send
+ * `Authorization`. HttpOnly (no script reads it) and SameSite=Strict (no other site's page sends it).
+ */
+export const TOKEN_COOKIE = "docket_token";
+
+/**
+ * The token a request presents: Bearer header, the cockpit's cookie, or on `/events` also
+ * `?token=` or the `docket.token.` subprotocol.
+ */
 export function presentedTokens(c: Context<AppEnv>, isLiveChannel: boolean): string[] {
   const tokens: string[] = [];
   const bearer = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header("authorization") ?? "");
   if (bearer) tokens.push(bearer[1]!);
+  const cookie = getCookie(c, TOKEN_COOKIE);
+  if (cookie) tokens.push(cookie);
   if (isLiveChannel) {
     const query = c.req.query("token");
     if (query) tokens.push(query);
@@ -116,6 +128,9 @@ export function accessGuard(config: ServerConfig): MiddlewareHandler<AppEnv> {
         context: { reason: "origin_not_allowed" },
       });
     }
+    if (config.token !== null && c.req.method === "GET" && (path === "/cockpit" || path.startsWith("/cockpit/")) && c.req.query("token") !== undefined) {
+      return cockpitSignIn(c, config.token);
+    }
     if (config.token !== null && !OPEN_PATHS.has(path)) {
       const tokens = presentedTokens(c, isLiveChannel);
       if (!tokens.some((t) => sameSecret(t, config.token!))) {
@@ -130,4 +145,25 @@ export function accessGuard(config: ServerConfig): MiddlewareHandler<AppEnv> {
     }
     await next();
   };
+}
+
+/**
+ * `GET /cockpit…?token=<t>`: the link the server prints. With the right token, the browser gets
+ * the cookie and is sent to the same page without the token in its address (so it leaves no
+ * trace in history); with a wrong one, 401.
+ */
+function cockpitSignIn(c: Context<AppEnv>, token: string): Response {
+  const given = c.req.query("token") ?? "";
+  if (!sameSecret(given, token)) {
+    return edgeFailure(c, {
+      status: 401,
+      message: "The token in this link is not this server's token.",
+      suggestion: "Open the link the server printed when it started; the token is also in .docket/lease.json of the checkout.",
+      context: { reason: "unauthorized" },
+    });
+  }
+  const url = new URL(c.req.url);
+  url.searchParams.delete("token");
+  setCookie(c, TOKEN_COOKIE, token, { httpOnly: true, sameSite: "Strict", path: "/" });
+  return c.redirect(`${url.pathname}${url.search}`, 303);
 }

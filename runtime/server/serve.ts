@@ -126,6 +126,8 @@ export async function startServer(options: ServeOptions): Promise<DocketServer> 
     if (!acquired.ok) throw new ServerAlreadyRunningError(acquired.holder);
 
     options.log(`docket serving ${plane.root} at ${running.url}${generated ? ` (token ${token}; also in .docket/lease.json)` : ""}`);
+    // A browser cannot send a bearer token: this link signs it in once (see guards.ts cockpitSignIn).
+    if (generated) options.log(`cockpit: ${running.url}/cockpit?token=${token}`);
     // A file that did not load never stops the server, but it is said once, at start (SPEC §2.3).
     for (const error of plane.loadErrors()) {
       const where = error.line !== null ? `:${error.line}${error.column !== null ? `:${error.column}` : ""}` : "";

@@ -1,11 +1,11 @@
-import { SCHEMA_VERSION, type EventDraft, type ExecutionEvent } from "../execution/protocol.ts";
+import type { EventDraft, ExecutionEvent } from "../execution/protocol.ts";
+import { createdEvent, createStamper, numberEvents } from "./_numbering.ts";
 import { copySnapshot, keep } from "./_kept-values.ts";
 import type { ExecutionSnapshot } from "../execution/snapshot.ts";
 import { EXECUTION_STATES, isTerminal, type ExecutionState } from "../execution/state-machine.ts";
 import type { Limits } from "../execution/limits.ts";
 import type { EventsPage, ExecutionStore, ListFilter, ListPage, NewExecution, RunIdentity } from "./store.ts";
-import { checkBatch, foldEvent, initialSnapshot } from "./_fold.ts";
-import { sanitizeDraft } from "./_sanitize.ts";
+import { checkBatch, initialSnapshot } from "./_fold.ts";
 import { EventRing } from "./_event-ring.ts";
 import { createFanOut } from "./_fan-out.ts";
 import { MinHeap } from "./_min-heap.ts";
@@ -66,23 +66,12 @@ export function createMemoryStore(options: MemoryStoreOptions): ExecutionStore {
   let closed = false;
   // The last timestamp and its ISO text: appends within one millisecond share the string
   // (toISOString is a measurable part of a one-event append on the hot path).
-  let stampedMs = Number.NaN;
-  let stampedIso = "";
+  const stamp = createStamper(clock);
 
   const fanOut = createFanOut({
     history: { events, ids: () => entries.keys() },
     onListenerError: options.onListenerError,
   });
-
-  function stamp(): string {
-    const now = clock();
-    const ms = now.getTime();
-    if (ms !== stampedMs) {
-      stampedMs = ms;
-      stampedIso = now.toISOString();
-    }
-    return stampedIso;
-  }
 
   function open(): void {
     if (closed) throw new Error("The execution store is closed; create a new one to keep working.");
@@ -113,15 +102,7 @@ export function createMemoryStore(options: MemoryStoreOptions): ExecutionStore {
     if (entries.has(execution.id)) throw new Error(`Cannot create execution ${execution.id}: the store already holds an execution with this id.`);
     const created_at = stamp();
     const snapshot = initialSnapshot({ ...execution, input: keep(execution.input), actor: keep(execution.actor) }, created_at);
-    const event: ExecutionEvent<"execution.created"> = {
-      schema_version: SCHEMA_VERSION,
-      event_id: `${execution.id}#1`,
-      execution_id: execution.id,
-      sequence: 1,
-      timestamp: created_at,
-      type: "execution.created",
-      data: { capability: execution.capability, input: snapshot.input, actor: snapshot.actor, run_id: execution.run_id, session_key: execution.session_key },
-    };
+    const event = createdEvent(execution, snapshot);
     const entry: Entry = { snapshot, events: new EventRing(limits.events_retained), order: nextOrder++, forgotten: false };
     entry.events.push(event);
     entries.set(execution.id, entry);
@@ -132,13 +113,6 @@ export function createMemoryStore(options: MemoryStoreOptions): ExecutionStore {
     return copySnapshot(snapshot);
   }
 
-  /** The draft as it is kept: sanitized, and the rare events that carry values kept as frozen copies. */
-  function prepare(given: EventDraft): EventDraft {
-    const draft = sanitizeDraft(given, limits.log_line_bytes);
-    if (draft.type === "execution.completed" || draft.type === "execution.cancel_requested") return { type: draft.type, data: keep(draft.data) } as EventDraft;
-    return draft;
-  }
-
   function append(id: string, drafts: EventDraft[]): ExecutionEvent[] {
     open();
     const entry = entryOf(id, "append to");
@@ -147,17 +121,7 @@ export function createMemoryStore(options: MemoryStoreOptions): ExecutionStore {
     // Everything that can throw (a refused move, a value JSON cannot hold) runs before anything
     // is applied: a refused call leaves no trace.
     checkBatch(snapshot, drafts);
-    const kept = drafts.map(prepare);
-    const timestamp = stamp();
-    const stored: ExecutionEvent[] = new Array(kept.length);
-    for (let i = 0; i < kept.length; i++) {
-      const draft = kept[i]!;
-      const sequence = snapshot.last_sequence + 1;
-      const event = { schema_version: SCHEMA_VERSION, event_id: `${id}#${sequence}`, execution_id: id, sequence, timestamp, type: draft.type, data: draft.data } as ExecutionEvent;
-      entry.events.push(event);
-      foldEvent(snapshot, event, limits);
-      stored[i] = event;
-    }
+    const stored = numberEvents(id, snapshot, drafts, stamp(), limits, (event) => entry.events.push(event));
     snapshot.retained_from = entry.events.first;
     snapshot.truncated = snapshot.retained_from > 1;
     if (snapshot.state !== before) {

@@ -1,13 +1,13 @@
 // The durable store's adapter: the only module that loads bun:sqlite. boot.ts imports it lazily,
 // so `docket run` and the Node adapter never do.
 import type { Database } from "bun:sqlite";
-import { SCHEMA_VERSION, type EventDraft, type ExecutionEvent } from "../execution/protocol.ts";
+import { createdEvent, createStamper, numberEvents } from "./_numbering.ts";
+import type { EventDraft, ExecutionEvent } from "../execution/protocol.ts";
 import type { ExecutionSnapshot } from "../execution/snapshot.ts";
 import { EXECUTION_STATES, isTerminal, type ExecutionState } from "../execution/state-machine.ts";
 import type { Limits } from "../execution/limits.ts";
 import type { EventsPage, ExecutionStore, ListFilter, ListPage, NewExecution, RunIdentity } from "./store.ts";
-import { checkBatch, foldEvent, initialSnapshot } from "./_fold.ts";
-import { sanitizeDraft } from "./_sanitize.ts";
+import { checkBatch, initialSnapshot } from "./_fold.ts";
 import { createFanOut } from "./_fan-out.ts";
 import { MinHeap } from "./_min-heap.ts";
 import { InvalidCursorError, decodeListCursor, encodeListCursor } from "./list-cursor.ts";
@@ -116,24 +116,13 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
   let runCount = 0;
   let expiryTimer: ReturnType<typeof setInterval> | null = null;
   let closed = false;
-  let stampedMs = Number.NaN;
-  let stampedIso = "";
+  const stamp = createStamper(clock);
   const recovered: RecoveredExecution[] = [];
 
   const fanOut = createFanOut({ history: { events, ids: () => entries.keys() }, onListenerError: options.onListenerError });
   // The store follows its own events: the JSON the fan-out makes once per event for the live
   // channel is the JSON the file keeps.
   fanOut.subscribe({ executions: "all" }, (event, json) => entries.get(event.execution_id)?.pending.encode(event, json));
-
-  function stamp(): string {
-    const now = clock();
-    const ms = now.getTime();
-    if (ms !== stampedMs) {
-      stampedMs = ms;
-      stampedIso = now.toISOString();
-    }
-    return stampedIso;
-  }
 
   function open(): void {
     if (closed) throw new Error("The execution store is closed; create a new one to keep working.");
@@ -184,15 +173,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     if (entries.has(execution.id)) throw new Error(`Cannot create execution ${execution.id}: the store already holds an execution with this id.`);
     const created_at = stamp();
     const snapshot = initialSnapshot({ ...execution, input: keep(execution.input), actor: keep(execution.actor) }, created_at);
-    const event: ExecutionEvent<"execution.created"> = {
-      schema_version: SCHEMA_VERSION,
-      event_id: `${execution.id}#1`,
-      execution_id: execution.id,
-      sequence: 1,
-      timestamp: created_at,
-      type: "execution.created",
-      data: { capability: execution.capability, input: snapshot.input, actor: snapshot.actor, run_id: execution.run_id, session_key: execution.session_key },
-    };
+    const event = createdEvent(execution, snapshot);
     const entry = register(newEntry({ id: execution.id, order: nextOrder++, capability: execution.capability, state: "queued", snapshot, lastSequence: 1, retainedFrom: 1 }));
     entry.pending.add(event);
     writer.changed(entry, 1);
@@ -200,13 +181,6 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     fanOut.publish([event]);
     writer.flushIfLarge();
     return copySnapshot(snapshot);
-  }
-
-  /** The draft as it is kept: sanitized, and the rare events that carry values kept as frozen copies. */
-  function prepare(given: EventDraft): EventDraft {
-    const draft = sanitizeDraft(given, limits.log_line_bytes);
-    if (draft.type === "execution.completed" || draft.type === "execution.cancel_requested") return { type: draft.type, data: keep(draft.data) } as EventDraft;
-    return draft;
   }
 
   function append(id: string, drafts: EventDraft[]): ExecutionEvent[] {
@@ -219,17 +193,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     // is applied: a refused call leaves no trace.
     checkBatch(snapshot, drafts);
     if (drafts.length === 0) return [];
-    const kept = drafts.map(prepare);
-    const timestamp = stamp();
-    const stored: ExecutionEvent[] = new Array(kept.length);
-    for (let i = 0; i < kept.length; i++) {
-      const draft = kept[i]!;
-      const sequence = snapshot.last_sequence + 1;
-      const event = { schema_version: SCHEMA_VERSION, event_id: `${id}#${sequence}`, execution_id: id, sequence, timestamp, type: draft.type, data: draft.data } as ExecutionEvent;
-      entry.pending.add(event);
-      foldEvent(snapshot, event, limits);
-      stored[i] = event;
-    }
+    const stored = numberEvents(id, snapshot, drafts, stamp(), limits, (event) => entry.pending.add(event));
     entry.lastSequence = snapshot.last_sequence;
     entry.retainedFrom = Math.max(entry.retainedFrom, entry.lastSequence - limits.events_retained + 1);
     snapshot.retained_from = entry.retainedFrom;

@@ -28,7 +28,7 @@ export function installShutdown(server: Stoppable, options: ShutdownOptions = {}
       return;
     }
     stopping = true;
-    log(`docket: ${signal}, stopping (press Ctrl-C again to stop at once)`);
+    log(`docket: ${signal}, stopping${signal === "SIGINT" ? " (press Ctrl-C again to stop at once)" : ""}`);
     server.stop(`server stopping (${signal})`).then(
       () => exit(0),
       (error) => {

@@ -187,6 +187,24 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
     }
   }
 
+  /**
+   * Runs reported to an earlier server on this checkout and still unfinished in a durable store:
+   * their process may still be working, so each gets a fresh silence timer — a report resumes it,
+   * silence ends it `unavailable` as for any run.
+   */
+  function adoptUnfinished(): void {
+    for (const state of ["queued", "running", "cancelling"] as const) {
+      let cursor: string | undefined;
+      do {
+        const page = store.list({ state, limit: 500, cursor });
+        for (const snapshot of page.items) if (snapshot.actor.kind === "cli") touch(snapshot.id, snapshot.actor.pid);
+        cursor = page.next_cursor ?? undefined;
+      } while (cursor !== undefined);
+    }
+  }
+
+  adoptUnfinished();
+
   return {
     ingest,
     requestCancel(id, actor) {

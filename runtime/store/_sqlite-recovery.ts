@@ -65,7 +65,8 @@ export function recoveryCompletion(snapshot: ExecutionSnapshot, last: LastHeard)
 
 /**
  * Ends every unfinished execution of `entries` through the store's own `append` (so the move is
- * checked, numbered, folded and written like any other); answers what it did, in order.
+ * checked, numbered, folded and written like any other), except runs reported by another process;
+ * answers what it did, in order.
  */
 export function recoverUnfinished(store: Pick<ExecutionStore, "append" | "events">, entries: Iterable<Entry>): RecoveredExecution[] {
   const recovered: RecoveredExecution[] = [];
@@ -73,6 +74,9 @@ export function recoverUnfinished(store: Pick<ExecutionStore, "append" | "events
     if (isTerminal(entry.state)) continue;
     const found = entry.state as RecoveredExecution["found"];
     const snapshot = entry.snapshot!;
+    // A run reported by `docket run` works in its own process, which may well have outlived this
+    // server: the report ledger adopts it and ends it only if it stays silent (SPEC §7).
+    if (snapshot.actor.kind === "cli") continue;
     const [lastEvent] = store.events(entry.id, entry.lastSequence - 1, 1)!.events;
     const draft = recoveryCompletion(snapshot, { timestamp: lastEvent?.timestamp ?? snapshot.created_at, sequence: entry.lastSequence });
     if (draft === null) continue;

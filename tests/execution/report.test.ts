@@ -245,3 +245,42 @@ describe("executions.report (engine)", () => {
     expect(server.store.get(other.id)).toMatchObject({ capability: "team.deploy", input: { where: "staging" }, state: "queued" });
   });
 });
+
+describe("report ledger after a restart", () => {
+  test("an engine adopts reported runs its durable store holds unfinished: a report resumes one, silence ends another unavailable", async () => {
+    const { createEngine } = await import("../../runtime/execution/engine.ts");
+    const { createMemoryStore } = await import("../../runtime/store/memory-store.ts");
+    const { resolveLimits } = await import("../../runtime/execution/limits.ts");
+    const { ManualClock } = await import("../_support/manual-clock.ts");
+    const { catalog } = await import("../_support/registered.ts");
+    const { FakePool } = await import("./_support/fake-pool.ts");
+    const { TEST_CAPABILITIES } = await import("./_support/harness.ts");
+
+    // What an earlier server left in its file: two reported runs, both still running.
+    const heard = await finishedRun({ end: "hold" });
+    const silent = await finishedRun({ end: "hold" });
+    const limits = resolveLimits({ overrides: { report_silence_ms: 1000 } });
+    const clock = new ManualClock();
+    const store = createMemoryStore({ limits, clock: () => clock.now() });
+    const earlier = harness();
+    for (const run of [heard, silent]) {
+      send(earlier, reportOf(run.run, run.id, run.events));
+      for (const event of earlier.store.events(run.id, 0, 1000)!.events) {
+        if (event.type === "execution.created") {
+          const s = earlier.store.get(run.id)!;
+          store.create({ id: s.id, capability: s.capability, input: s.input, actor: s.actor, repository: s.repository, run_id: s.run_id, session_key: s.session_key, request_id: s.request_id, trace_id: s.trace_id, cancellable: s.cancellable, effect: s.effect, input_hash: "h" });
+        } else store.append(run.id, [{ type: event.type, data: event.data } as never]);
+      }
+    }
+
+    const server = createEngine({ registry: catalog(Object.values(TEST_CAPABILITIES)), store, pool: new FakePool(), limits, root: "/checkout", storeKind: "sqlite", clock, log: () => {} });
+    clock.advance(600);
+    heard.task.succeed({ n: 3 });
+    await flush();
+    const answer = server.handle(EDGE).report(reportOf(heard.run, heard.id, heard.run.store.events(heard.id, 0, 1000)!.events));
+    expect(answer).toMatchObject({ ended: true, state: "succeeded" });
+    clock.advance(400);
+    expect(store.get(silent.id)).toMatchObject({ state: "failed", failure: { error_code: "unavailable", outcome_certainty: "unknown", context: { pid: PID } } });
+    expect(store.get(heard.id)).toMatchObject({ state: "succeeded" });
+  });
+});

@@ -124,6 +124,24 @@ export function restartCases(): void {
       again.close();
     });
 
+    test("sqlite store recovery leaves a run reported by docket run unfinished: its own process may have outlived the server", () => {
+      const path = tempDb();
+      const clock = new TestClock();
+      const live = openStore(path, clock);
+      live.create(newExecution(1, { actor: { kind: "cli", pid: 4242 } }));
+      live.append(idOf(1), [draft.started(), draft.progress(1, 3)]);
+      live.create(newExecution(2));
+      live.append(idOf(2), [draft.started()]);
+      live.flush();
+      const crashed = copyOfFiles(path);
+      live.close();
+
+      const reopened = openStore(crashed, clock);
+      expect(reopened.recovered).toEqual([{ id: idOf(2), found: "running", state: "failed" }]);
+      expect(reopened.get(idOf(1))).toMatchObject({ state: "running", actor: { kind: "cli", pid: 4242 }, last_sequence: 3 });
+      reopened.close();
+    });
+
     test("sqlite store opened on the same file while another still has it open (never closed) recovers what that one left running", () => {
       const path = tempDb();
       const clock = new TestClock();

@@ -6,6 +6,7 @@ export interface Limits {
   events_retained: number;
   log_line_bytes: number;
   diagnostics_retained: number;
+  steps_retained: number;
   log_tail_lines: number;
   input_bytes: number;
   frame_bytes: number;
@@ -40,6 +41,7 @@ export const LIMIT_SPECS: Record<keyof Limits, LimitSpec> = {
   events_retained: { default: 10_000, min: 10, max: 100_000_000, doc: "events kept per execution" },
   log_line_bytes: { default: 4096, min: 64, max: MIB, doc: "bytes of one log line" },
   diagnostics_retained: { default: 500, min: 1, max: 1_000_000, doc: "diagnostics in a snapshot" },
+  steps_retained: { default: 1000, min: 1, max: 1_000_000, doc: "steps in a snapshot (oldest finished dropped first)" },
   log_tail_lines: { default: 1000, min: 1, max: 1_000_000, doc: "log lines in a snapshot" },
   input_bytes: { default: 8 * MIB, min: 1024, max: 1024 * MIB, doc: "bytes of one input" },
   frame_bytes: { default: 256 * 1024, min: 1024, max: 64 * MIB, doc: "bytes of one live-channel frame" },

@@ -46,6 +46,8 @@ export type ExecutionSnapshot = {
   progress: { current: number; total: number | null; message: string | null } | null;
   diagnostics: DiagnosticInput[];
   diagnostics_dropped: number;
+  /** Finished steps dropped from `steps` past the `steps_retained` bound, oldest first. */
+  steps_dropped: number;
   log: LogLineSnapshot[];
   log_dropped: number;
   last_sequence: number;

@@ -5,7 +5,7 @@ import type { Limits } from "../execution/limits.ts";
 import type { NewExecution } from "./store.ts";
 
 /** The bounds the fold applies to a snapshot. */
-export type FoldLimits = Pick<Limits, "diagnostics_retained" | "log_tail_lines">;
+export type FoldLimits = Pick<Limits, "diagnostics_retained" | "log_tail_lines" | "steps_retained">;
 
 /**
  * An event refused without a state move of its own: anything after `execution.completed`
@@ -44,6 +44,7 @@ export function initialSnapshot(execution: NewExecution, created_at: string): Ex
     progress: null,
     diagnostics: [],
     diagnostics_dropped: 0,
+    steps_dropped: 0,
     log: [],
     log_dropped: 0,
     last_sequence: 1,
@@ -83,6 +84,20 @@ export function checkBatch(snapshot: ExecutionSnapshot, drafts: readonly EventDr
   }
 }
 
+/**
+ * Keeps at most `bound` steps: the oldest finished ones go first (counted in `steps_dropped`);
+ * a step still running is never dropped, so a handler looping over steps cannot grow a snapshot
+ * without end, and what runs now stays visible.
+ */
+function boundSteps(snapshot: ExecutionSnapshot, bound: number): void {
+  while (snapshot.steps.length > bound) {
+    const oldestDone = snapshot.steps.findIndex((step) => step.state !== "running");
+    if (oldestDone < 0) return;
+    snapshot.steps.splice(oldestDone, 1);
+    snapshot.steps_dropped = (snapshot.steps_dropped ?? 0) + 1;
+  }
+}
+
 /** The latest step with this id, searched from the end (a step is usually the last one begun). */
 function findStep(steps: StepSnapshot[], id: string): StepSnapshot | undefined {
   for (let i = steps.length - 1; i >= 0; i--) if (steps[i]!.id === id) return steps[i];
@@ -118,7 +133,10 @@ export function foldEvent(snapshot: ExecutionSnapshot, event: ExecutionEvent, li
     case "execution.step": {
       const step = findStep(snapshot.steps, e.data.id);
       if (step && step.state === "running") step.title = e.data.title;
-      else snapshot.steps.push({ id: e.data.id, title: e.data.title, state: "running", message: null, started_at: event.timestamp, finished_at: null });
+      else {
+        snapshot.steps.push({ id: e.data.id, title: e.data.title, state: "running", message: null, started_at: event.timestamp, finished_at: null });
+        boundSteps(snapshot, limits.steps_retained);
+      }
       return;
     }
     case "execution.step_done": {
@@ -127,6 +145,7 @@ export function foldEvent(snapshot: ExecutionSnapshot, event: ExecutionEvent, li
         // Done without a begin: shown as a step that took no time, rather than lost.
         step = { id: e.data.id, title: e.data.id, state: "running", message: null, started_at: event.timestamp, finished_at: null };
         snapshot.steps.push(step);
+        boundSteps(snapshot, limits.steps_retained);
       }
       step.state = e.data.ok ? "succeeded" : "failed";
       step.message = e.data.message ?? null;

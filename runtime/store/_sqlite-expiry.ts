@@ -15,6 +15,7 @@ export function expiredSnapshot(snapshot: ExecutionSnapshot): ExecutionSnapshot 
     ...snapshot,
     input: null,
     steps: [],
+    steps_dropped: (snapshot.steps_dropped ?? 0) + snapshot.steps.length,
     progress: null,
     diagnostics: [],
     diagnostics_dropped: snapshot.diagnostics_dropped + snapshot.diagnostics.length,

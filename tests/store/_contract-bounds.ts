@@ -125,6 +125,22 @@ export function boundsCases(f: Fixture): void {
       expect(snapshot.log_dropped).toBe(7);
     });
 
+    test("store snapshot keeps at most steps_retained steps, dropping the oldest finished first and never a running one", () => {
+      const store = f.make({ steps_retained: 3 });
+      store.create(newExecution(1));
+      store.append(idOf(1), [draft.started(), draft.step("outer", "Outer")]);
+      for (let i = 0; i < 5; i++) store.append(idOf(1), [draft.step(`s${i}`), draft.stepDone(`s${i}`)]);
+      let snapshot = store.get(idOf(1))!;
+      expect(snapshot.steps.map((s) => s.id)).toEqual(["outer", "s3", "s4"]);
+      expect(snapshot.steps_dropped).toBe(3);
+      // Only running steps left beyond the bound: none is dropped.
+      store.append(idOf(1), [draft.step("a"), draft.step("b"), draft.step("c")]);
+      snapshot = store.get(idOf(1))!;
+      expect(snapshot.steps.map((s) => s.id)).toEqual(["outer", "a", "b", "c"]);
+      expect(snapshot.steps.every((s) => s.state === "running")).toBe(true);
+      expect(snapshot.steps_dropped).toBe(5);
+    });
+
     test("store forgets the oldest terminal execution first beyond executions_retained, and never an active one", () => {
       const store = f.make({ executions_retained: 3 });
       store.create(newExecution(1));

@@ -41,6 +41,7 @@ export function runningSnapshot(overrides: Partial<ExecutionSnapshot> = {}): Exe
     progress: null,
     diagnostics: [],
     diagnostics_dropped: 0,
+    steps_dropped: 0,
     log: [],
     log_dropped: 0,
     last_sequence: 2,

@@ -14,6 +14,7 @@ import { terminalStyle, type TerminalStyle } from "./_terminal.ts";
 import { onInterrupts } from "./_interrupts.ts";
 import { EXIT, exitCodeOf, failureText, type RunEnd } from "./exit-code.ts";
 import { annotation, appendStepSummary, gitHubPrinters, isGitHubActions, stepSummary } from "./github-actions.ts";
+import { createLiveView, wantsLiveView, type LiveView } from "./live-view.ts";
 import { createRunReporter, location, plainPrinters } from "./run-reporter.ts";
 import { findServer } from "./server-client.ts";
 import { reportToServer } from "./_reporter-to-server.ts";
@@ -117,6 +118,8 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
     return finishRefused(options, style, failure);
   }
   let reporter: ExecutionReporter | null = null;
+  // On a terminal that may animate, the live view draws the run; elsewhere plain lines (SPEC §9).
+  let live: LiveView | null = null;
   try {
     const { capabilityId, ownErrors, otherErrors } = locateTarget(plane, options.target, file);
     reportLoadErrors(otherErrors, plane.root, gitHub, style, output);
@@ -135,25 +138,30 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
     }
     const id = started.execution.id;
     // The work stays here either way; a server only gets to show it.
-    const say = (line: string) => output.stderr(`${style.dim(line)}\n`);
+    live = !gitHub && wantsLiveView({ isTTY: output.stderrIsTTY }, env) ? createLiveView({ write: output.stderr, style }) : null;
+    const say = (line: string) => (live ? live.above(style.dim(line)) : output.stderr(`${style.dim(line)}\n`));
     if (server) reporter = reportToServer({ server, plane: plane.engine, id, edge, say });
     else say("no server serves this checkout, so this execution is visible to this process alone");
     interrupt = {
       first() {
         const receipt = plane.engine.cancel(id, edge);
         const note = receipt.requested ? "cancelling…" : receipt.message;
-        output.stderr(`${style.yellow(note)} press Ctrl-C again to stop now\n`);
+        if (live) live.cancelling(`${note} press Ctrl-C again to stop now`);
+        else output.stderr(`${style.yellow(note)} press Ctrl-C again to stop now\n`);
       },
       second() {
-        output.stderr(`${style.yellow("stopping now")}\n`);
+        if (live) live.cancelling("stopping now…");
+        else output.stderr(`${style.yellow("stopping now")}\n`);
         plane.engine.forceStop(id);
       },
     };
-    const snapshot = await follow(plane, id, gitHub, style, output);
+    const snapshot = await follow(plane, id, gitHub, style, output, live);
     // The server holds the end too before the run says how it ended (a script may ask it next).
     await reporter?.finish();
     return await finishSettled(options, style, snapshot);
   } finally {
+    // The terminal gets its cursor back whatever happened (an exception included).
+    live?.stop();
     uninstall();
     reporter?.stop();
     // Not awaited: the process exits right after, which ends the workers as surely as terminating
@@ -163,9 +171,9 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
 }
 
 /** Prints an execution's events (its history, then live) until it is terminal; answers its final snapshot. */
-function follow(plane: BootedPlane, id: string, gitHub: boolean, style: TerminalStyle, output: RunOutput): Promise<ExecutionSnapshot> {
+function follow(plane: BootedPlane, id: string, gitHub: boolean, style: TerminalStyle, output: RunOutput, live: LiveView | null): Promise<ExecutionSnapshot> {
   const plain = plainPrinters(style, { localTime: output.stderrIsTTY });
-  const reporter = createRunReporter({ write: output.stderr, printers: gitHub ? gitHubPrinters(plain.printers) : plain.printers, unknown: plain.unknown, flush: plain.flush });
+  const reporter = live ?? createRunReporter({ write: output.stderr, printers: gitHub ? gitHubPrinters(plain.printers) : plain.printers, unknown: plain.unknown, flush: plain.flush });
   return new Promise((resolveSnapshot) => {
     let done = false;
     const subscription = plane.store.subscribe({ executions: [id], after: 0 }, (event: ExecutionEvent) => {

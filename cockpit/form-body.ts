@@ -1,7 +1,8 @@
 import type { Context } from "hono";
+import { readBounded } from "../runtime/server/read-bounded.ts";
 
 /** A submitted form, or why it could not be read (status and sentence). */
-export type FormBody = { ok: true; form: URLSearchParams } | { ok: false; status: 413 | 415; message: string };
+export type FormBody = { ok: true; form: URLSearchParams } | { ok: false; status: 400 | 413 | 415; message: string };
 
 /**
  * Reads a form post (`application/x-www-form-urlencoded`, or `multipart/form-data` without files)
@@ -13,12 +14,19 @@ export async function readFormBody(c: Context, limit: number): Promise<FormBody>
   const tooLarge = { ok: false as const, status: 413 as const, message: `The form is larger than ${limit} bytes (the input limit).` };
   if (declared > limit) return tooLarge;
   if (type.startsWith("application/x-www-form-urlencoded")) {
-    const bytes = await c.req.arrayBuffer();
-    if (bytes.byteLength > limit) return tooLarge;
+    const bytes = await readBounded(c.req.raw.body, limit);
+    if (bytes === null) return tooLarge;
     return { ok: true, form: new URLSearchParams(new TextDecoder().decode(bytes)) };
   }
   if (type.startsWith("multipart/form-data")) {
-    const data = await c.req.formData();
+    const bytes = await readBounded(c.req.raw.body, limit);
+    if (bytes === null) return tooLarge;
+    let data: FormData;
+    try {
+      data = await new Response(bytes as Uint8Array<ArrayBuffer>, { headers: { "content-type": c.req.header("content-type") ?? "" } }).formData();
+    } catch {
+      return { ok: false, status: 400, message: "The form could not be read: its multipart body is malformed (a missing or wrong boundary)." };
+    }
     const form = new URLSearchParams();
     for (const [name, value] of data.entries()) if (typeof value === "string") form.append(name, value);
     return { ok: true, form };

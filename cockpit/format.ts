@@ -23,8 +23,14 @@ export function between(from: string | null, to: string | null): number | null {
 
 /** A value as indented JSON text; `undefined` (nothing returned) reads as `null`. */
 export function formatJson(value: unknown): string {
-  return JSON.stringify(value === undefined ? null : value, null, 2) ?? "null";
+  const text = JSON.stringify(value === undefined ? null : value, null, 2) ?? "null";
+  if (text.length <= MAX_SHOWN_JSON) return text;
+  // A page is no place for megabytes: the API serves the whole value.
+  return `${text.slice(0, MAX_SHOWN_JSON)}\n… ${(text.length - MAX_SHOWN_JSON).toLocaleString("en-US")} more characters not shown; read the whole value from the API (the links on this page).`;
 }
+
+/** How much of one JSON value a page shows. */
+const MAX_SHOWN_JSON = 256 * 1024;
 
 /** Who started an execution, in words. */
 export function actorLabel(actor: Actor): string {

@@ -3,6 +3,7 @@ import type { TaskOutcome } from "../worker/task.ts";
 import type { EdgeInfo } from "./plane.ts";
 import { buildFailure, forcedStopCertainty, type FailureDescriptor, type Retryability } from "./failure.ts";
 import { checkValue, describeProblems } from "./validate.ts";
+import { MAX_INPUT_DEPTH, nestsDeeperThan } from "./json-depth.ts";
 
 /** How a run ended, before it is written as `execution.completed`. */
 export type Completion =
@@ -31,6 +32,20 @@ export function completionOf(capability: RegisteredCapability, outcome: TaskOutc
   const ids = { request_id: edge.request_id, trace_id: edge.trace_id };
   const forced = forcedStopCertainty(capability.effect);
   if (outcome.ok) {
+    if (nestsDeeperThan(outcome.output, MAX_INPUT_DEPTH)) {
+      return {
+        state: "failed",
+        failure: buildFailure({
+          ...ids,
+          error_code: "internal",
+          stage: "complete",
+          message: `${capability.id} returned an output that nests deeper than ${MAX_INPUT_DEPTH} levels; it cannot be stored or shown.`,
+          outcome_certainty: capability.effect === "write" ? "unknown" : "not_applied",
+          suggestion: "Return a flatter output.",
+          context: { limit: MAX_INPUT_DEPTH },
+        }),
+      };
+    }
     const checked = checkValue(capability.def.output, outcome.output, "output");
     if (checked.ok) return { state: "succeeded", output: checked.value };
     return {

@@ -12,6 +12,7 @@ import { isTerminal } from "./state-machine.ts";
 import { canonicalHash } from "./canonical-json.ts";
 import { redact, hasSensitive } from "./redaction.ts";
 import { checkValue, describeProblems } from "./validate.ts";
+import { MAX_INPUT_DEPTH, nestsDeeperThan } from "./json-depth.ts";
 import { Scheduler } from "./_scheduler.ts";
 import { completionOf, type Completion, type StopCircumstances } from "./_completion.ts";
 import { DirectCalls } from "./_direct-calls.ts";
@@ -85,6 +86,14 @@ export function createEngine(options: EngineOptions): Engine {
         context: { capability: id },
       });
     }
+    if (nestsDeeperThan(input, MAX_INPUT_DEPTH)) {
+      throw failure(edge, {
+        error_code: "invalid_input",
+        stage: "validate",
+        message: `Cannot ${verb} ${id}: the input nests deeper than ${MAX_INPUT_DEPTH} levels.`,
+        context: { reason: "too_deep", limit: MAX_INPUT_DEPTH },
+      });
+    }
     const bytes = Buffer.byteLength(JSON.stringify(input ?? null));
     if (bytes > limits.input_bytes) {
       throw failure(edge, {
@@ -94,7 +103,18 @@ export function createEngine(options: EngineOptions): Engine {
         context: { reason: "too_large", bytes, limit: limits.input_bytes },
       });
     }
-    const checked = checkValue(capability.def.input, input ?? {}, "input");
+    // Absent input is the empty object (a GET with no parameters); null or an array for an object
+    // schema is a mistake to name, not to paper over (valibot's object check lets arrays through).
+    const given = input === undefined ? {} : input;
+    if (capability.input_schema.type === "object" && (given === null || typeof given !== "object" || Array.isArray(given))) {
+      throw failure(edge, {
+        error_code: "invalid_input",
+        stage: "validate",
+        message: `Cannot ${verb} ${id}: input must be a JSON object, got ${given === null ? "null" : Array.isArray(given) ? "an array" : typeof given}.`,
+        context: { problems: [{ path: "input", message: "Expected an object" }] },
+      });
+    }
+    const checked = checkValue(capability.def.input, given, "input");
     if (!checked.ok) {
       throw failure(edge, {
         error_code: "invalid_input",

@@ -7,7 +7,7 @@ import type { ExecutionSnapshot } from "./snapshot.ts";
 import type { ExecutionReport, ReportAnswer } from "./report-protocol.ts";
 import { buildFailure, FailureError } from "./failure.ts";
 import { canonicalHash } from "./canonical-json.ts";
-import { IllegalTransitionError, isTerminal } from "./state-machine.ts";
+import { IllegalTransitionError, isTerminal, mayMoveTo, type ExecutionState } from "./state-machine.ts";
 import { checkReportEvents } from "./_report-events.ts";
 
 /** What the ledger is built from; the engine passes its own. */
@@ -77,6 +77,9 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
       if (existing) touch(report.id, report.pid);
       return answer(report.id, existing, 0, true);
     }
+    // The whole report is checked before anything of it is stored: a refused one leaves no trace.
+    const moveProblem = lifecycleProblem(existing?.state ?? "queued", fresh);
+    if (moveProblem !== null) throw refuse(`Cannot take the report of ${report.id}: ${moveProblem}.`, { reason: "illegal_transition" });
     if (!existing) create(report, fresh[0] as ExecutionEvent<"execution.created">, refuse);
     const drafts = fresh.filter((event) => event.type !== "execution.created").map((event) => ({ type: event.type, data: event.data }) as EventDraft);
     if (drafts.length > 0) {
@@ -218,6 +221,20 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
       sessions.clear();
     },
   };
+}
+
+/** The first lifecycle move of `events` that `mayMoveTo` refuses from `state`, in words; null when all are allowed. */
+function lifecycleProblem(state: ExecutionState, events: readonly ExecutionEvent[]): string | null {
+  let current = state;
+  for (const event of events) {
+    const next: ExecutionState | null =
+      event.type === "execution.started" ? "running" : event.type === "execution.cancel_requested" ? "cancelling" : event.type === "execution.completed" ? (event.data as { state: ExecutionState }).state : null;
+    if (isTerminal(current) && event.type !== "execution.created") return `event ${event.sequence} (${event.type}) comes after the execution ended ${current}`;
+    if (next === null) continue;
+    if (!mayMoveTo(current, next)) return `event ${event.sequence} would move the execution from ${current} to ${next}, which the lifecycle does not allow`;
+    current = next;
+  }
+  return null;
 }
 
 /** `30 s`, `1500 ms`: a bound as a person reads it. */

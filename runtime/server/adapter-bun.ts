@@ -1,3 +1,5 @@
+import { buildFailure } from "../execution/failure.ts";
+import { newTraceId, requestIdFrom } from "./edge-ids.ts";
 import type { Hono } from "hono";
 // hono/bun is marked deprecated for an @hono/bun package that is not published yet; this file
 // is the only one that imports it, so the swap is one line.
@@ -66,6 +68,15 @@ export function serveWithBun(app: Hono<AppEnv>, live: LiveChannel, options: List
     port: options.port,
     fetch: (request, bunServer) => app.fetch(request, { server: bunServer, docketUpgrade: upgrade }),
     websocket: handler,
+    // Never Bun's development error page (it shows stacks, source lines and paths): whatever
+    // escapes the app is a bare 500 whose details stay on stderr.
+    development: false,
+    error: (error) => {
+      const request_id = requestIdFrom(undefined);
+      const failure = buildFailure({ error_code: "internal", stage: "run", message: "The server failed while answering this request.", request_id, trace_id: newTraceId() });
+      process.stderr.write(`[docket] ${failure.correlation_id} unhandled server error: ${error?.stack ?? String(error)}\n`);
+      return new Response(JSON.stringify({ error: failure }), { status: 500, headers: { "content-type": "application/json", "x-request-id": request_id } });
+    },
   });
   // Many watchers of the same thing get one publish per event instead of a send each.
   live.useTopics({ publish: (topic, text) => void server.publish(topic, text) });

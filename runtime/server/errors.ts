@@ -98,7 +98,8 @@ export function errorHandler(log: (line: string) => void) {
       return failureResponse(c, failure);
     }
     const correlation_id = newCorrelationId();
-    log(`[docket] ${correlation_id} ${c.req.method} ${new URL(c.req.url).pathname}: ${error?.stack ?? String(error)}`);
+    // c.req.path, not new URL(c.req.url): the handler of last resort must not throw itself.
+    log(`[docket] ${correlation_id} ${c.req.method} ${safePath(c)}: ${error?.stack ?? String(error)}`);
     const failure = buildFailure({
       error_code: "internal",
       stage: "run",
@@ -110,9 +111,18 @@ export function errorHandler(log: (line: string) => void) {
   };
 }
 
+/** The request's path, or a placeholder when its URL cannot even be parsed. */
+function safePath(c: Context<AppEnv>): string {
+  try {
+    return c.req.path;
+  } catch {
+    return "(unparsable URL)";
+  }
+}
+
 /** Hono's `notFound`: a descriptor naming the path and where the routes are listed. */
 export function notFoundHandler(c: Context<AppEnv>): Response {
-  const path = new URL(c.req.url).pathname;
+  const path = safePath(c);
   return edgeFailure(c, {
     status: 404,
     error_code: "not_found",

@@ -36,12 +36,17 @@ export function requestIdentity(): MiddlewareHandler<AppEnv> {
 /** True for an IP literal, `localhost`, or an operator-configured name; a port may follow. */
 export function isAllowedHost(hostHeader: string | undefined, allowedHosts: readonly string[]): boolean {
   if (!hostHeader) return false;
-  const bracketed = /^\[([0-9A-Fa-f:.]+)\](?::\d{1,5})?$/.exec(hostHeader);
-  if (bracketed) return isIP(bracketed[1]!) === 6;
-  const plain = /^([^:\s]+)(?::\d{1,5})?$/.exec(hostHeader);
-  if (!plain) return false;
+  const bracketed = /^\[([0-9A-Fa-f:.]+)\](?::(\d{1,5}))?$/.exec(hostHeader);
+  if (bracketed) return isIP(bracketed[1]!) === 6 && isPort(bracketed[2]);
+  const plain = /^([^:\s]+)(?::(\d{1,5}))?$/.exec(hostHeader);
+  if (!plain || !isPort(plain[2])) return false;
   const name = plain[1]!.toLowerCase();
   return isIP(name) === 4 || name === "localhost" || allowedHosts.some((h) => h.toLowerCase() === name);
+}
+
+/** An absent port, or one a URL can hold (a Host of `x:99999` would make the request URL invalid). */
+function isPort(port: string | undefined): boolean {
+  return port === undefined || Number(port) <= 65535;
 }
 
 /**

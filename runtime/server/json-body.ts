@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import type { AppEnv } from "./_app-env.ts";
 import { edgeFailure } from "./errors.ts";
+import { readBounded } from "./read-bounded.ts";
 
 /** A parsed body, or the refusal already shaped as a response. */
 export type BodyResult = { ok: true; value: unknown } | { ok: false; response: Response };
@@ -38,22 +39,11 @@ export async function readJsonBody(c: Context<AppEnv>, limit: number): Promise<B
       }),
     );
   }
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  const reader = body!.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > limit) {
-      await reader.cancel().catch(() => undefined);
-      return tooLarge(null);
-    }
-    chunks.push(value);
-  }
+  const bytes = await readBounded(body, limit);
+  if (bytes === null) return tooLarge(null);
   let text: string;
   try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(Buffer.concat(chunks));
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
   } catch {
     return refuse(edgeFailure(c, { status: 400, message: "The request body is not valid UTF-8.", context: { reason: "malformed_json" } }));
   }

@@ -261,6 +261,17 @@ describe("engine completion", () => {
     expect(snapshot.output).toBeUndefined();
   });
 
+  test("an output nested deeper than the store can keep fails internal at stage complete instead of leaving the execution running", async () => {
+    const h = harness();
+    const id = h.engine.start({ capability: "demo.read", input: {} }, EDGE).execution.id;
+    await flush();
+    let deep: unknown = 1;
+    for (let i = 0; i < 20_000; i++) deep = { n: deep };
+    h.pool.of(id)!.succeed(deep);
+    await flush();
+    expect(h.store.get(id)!.failure).toMatchObject({ error_code: "internal", stage: "complete", context: { limit: 128 } });
+  });
+
   test("a CapabilityError keeps its code, message and context", async () => {
     const h = harness();
     const id = h.engine.start({ capability: "demo.read", input: {} }, EDGE).execution.id;

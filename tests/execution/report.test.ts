@@ -231,6 +231,17 @@ describe("executions.report (engine)", () => {
     expect(send(server, reportOf(run, id, events.slice(2)))).toMatchObject({ through: events.length, state: "succeeded" });
   });
 
+  test("a first report whose later events the lifecycle refuses creates nothing at all", async () => {
+    const { run, id, events } = await finishedRun({ end: "hold" });
+    const server = harness();
+    const created = events[0]!;
+    const completed = { ...events[1]!, type: "execution.completed", data: { state: "succeeded", output: { n: 1 }, duration_ms: 1 } } as ExecutionEvent;
+    const failure = failureOf(() => send(server, reportOf(run, id, [created, completed])));
+    expect(failure).toMatchObject({ error_code: "invalid_input", context: { reason: "illegal_transition" } });
+    expect(failure.message).toContain("from queued to succeeded");
+    expect(server.store.get(id)).toBeNull();
+  });
+
   test("report of a capability the server knows is redacted again by its schema; an unknown one is kept as the run sent it", async () => {
     const { run, id, events } = await finishedRun({ end: "hold" });
     const server = harness();

@@ -38,7 +38,8 @@ export interface LocalRunOptions {
   input: ParsedInput;
   format: "text" | "json";
   runId?: string;
-  deadlineMs?: number;
+  /** The `--deadline-ms` value, or why it is not one (refused like bad input, so `--format json` still prints one document). */
+  deadlineMs?: number | { problem: string };
   capabilityDirs: string[];
   output: RunOutput;
 }
@@ -71,6 +72,8 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
     finishRefused(options, style, buildFailure({ error_code: "invalid_input", stage: "validate", message, request_id: edge.request_id, trace_id: edge.trace_id, context }));
 
   if (!options.input.ok) return refuse(`Cannot run ${options.target}: ${options.input.message}`);
+  if (typeof options.deadlineMs === "object") return refuse(`Cannot run ${options.target}: ${options.deadlineMs.problem}`);
+  const deadlineMs = options.deadlineMs;
   const input = options.input.value;
   let limits;
   try {
@@ -131,7 +134,7 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
     const server = await serving;
     let started;
     try {
-      started = plane.engine.start({ capability: capabilityId, input, run_id: options.runId, deadline_ms: options.deadlineMs }, edge);
+      started = plane.engine.start({ capability: capabilityId, input, run_id: options.runId, deadline_ms: deadlineMs }, edge);
     } catch (error) {
       if (error instanceof FailureError) return await finishRefused(options, style, error.failure, capabilityId);
       throw error;

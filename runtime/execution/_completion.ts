@@ -46,6 +46,19 @@ export function completionOf(capability: RegisteredCapability, outcome: TaskOutc
         }),
       };
     }
+    if (!isJsonable(outcome.output)) {
+      return {
+        state: "failed",
+        failure: buildFailure({
+          ...ids,
+          error_code: "internal",
+          stage: "complete",
+          message: `${capability.id} returned an output that cannot be written as JSON (a BigInt, or a cycle).`,
+          outcome_certainty: capability.effect === "write" ? "unknown" : "not_applied",
+          suggestion: "Return plain JSON values: strings, numbers, booleans, null, arrays and objects.",
+        }),
+      };
+    }
     const checked = checkValue(capability.def.output, outcome.output, "output");
     if (checked.ok) return { state: "succeeded", output: checked.value };
     return {
@@ -146,4 +159,14 @@ function internal(
 function firstLine(message: string): string {
   const line = (message.split("\n")[0] ?? "").trim();
   return line.length > 300 ? `${line.slice(0, 300)}…` : line || "(no message)";
+}
+
+/** True when JSON can hold the value (JSON.stringify throws for a BigInt or a cycle). */
+function isJsonable(value: unknown): boolean {
+  try {
+    JSON.stringify(value);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -6,11 +6,11 @@ import type { EventDraft } from "./protocol.ts";
 import type { Limits } from "./limits.ts";
 import type { CancelReceipt, EdgeInfo, ExecutionPlane, PlaneHandle, StartRequest, StartResult } from "./plane.ts";
 import { systemClock, type Clock } from "./clock.ts";
-import { buildFailure, FailureError, type FailureDescriptor } from "./failure.ts";
+import { buildFailure, FailureError, forcedStopCertainty, newCorrelationId, type FailureDescriptor } from "./failure.ts";
 import { isExecutionId, newExecutionId, RUN_ID_PATTERN } from "./execution-id.ts";
 import { isTerminal } from "./state-machine.ts";
 import { canonicalHash } from "./canonical-json.ts";
-import { redact, hasSensitive } from "./redaction.ts";
+import { redact, hasSensitive, sensitivePaths } from "./redaction.ts";
 import { checkValue, describeProblems } from "./validate.ts";
 import { MAX_INPUT_DEPTH, nestsDeeperThan } from "./json-depth.ts";
 import { Scheduler } from "./_scheduler.ts";
@@ -61,6 +61,9 @@ export interface Engine extends ExecutionPlane {
   hostFacts(): HostFacts;
   close(): Promise<void>;
 }
+
+/** The longest deadline a timer can hold (2^31 − 1 ms); a longer one would fire at once. */
+export const MAX_DEADLINE_MS = 2_147_483_647;
 
 /** Creates the engine over a registry, a store and a worker pool. */
 export function createEngine(options: EngineOptions): Engine {
@@ -114,7 +117,7 @@ export function createEngine(options: EngineOptions): Engine {
         context: { problems: [{ path: "input", message: "Expected an object" }] },
       });
     }
-    const checked = checkValue(capability.def.input, given, "input");
+    const checked = checkValue(capability.def.input, given, "input", hasSensitive(capability.input_schema) ? sensitivePaths(given, capability.input_schema) : undefined);
     if (!checked.ok) {
       throw failure(edge, {
         error_code: "invalid_input",
@@ -184,8 +187,12 @@ export function createEngine(options: EngineOptions): Engine {
       });
     }
     const deadline = request.deadline_ms ?? capability.timeout_ms ?? null;
-    if (deadline !== null && (!Number.isSafeInteger(deadline) || deadline <= 0)) {
-      throw failure(edge, { error_code: "invalid_input", stage: "validate", message: `deadline_ms must be a positive whole number of milliseconds, got ${JSON.stringify(deadline)}.` });
+    if (deadline !== null && (!Number.isSafeInteger(deadline) || deadline <= 0 || deadline > MAX_DEADLINE_MS)) {
+      throw failure(edge, {
+        error_code: "invalid_input",
+        stage: "validate",
+        message: `deadline_ms must be a whole number of milliseconds from 1 to ${MAX_DEADLINE_MS} (about 24.8 days), got ${JSON.stringify(deadline)}${request.deadline_ms === undefined ? ` (the timeout_ms of ${capability.id})` : ""}.`,
+      });
     }
     const id = newExecutionId(clock.now());
     if (run_id !== null && !store.recordRun({ run_id, execution_id: id, capability: capability.id, input_hash: hash })) {
@@ -301,7 +308,23 @@ export function createEngine(options: EngineOptions): Engine {
       }
       writeCompleted(active.id, completion, duration_ms);
     } catch (error) {
-      log(`[docket] could not complete ${active.id}: ${(error as Error).stack ?? error}`);
+      // The completion itself could not be stored: the execution still ends, never a ghost.
+      const correlation = newCorrelationId();
+      log(`[docket] ${correlation} could not complete ${active.id}: ${(error as Error).stack ?? error}`);
+      try {
+        const fallback = buildFailure({
+          error_code: "internal",
+          stage: "complete",
+          message: `${active.capability.id} ended, but its result could not be stored.`,
+          correlation_id: correlation,
+          request_id: active.edge.request_id,
+          trace_id: active.edge.trace_id,
+          ...forcedStopCertainty(active.capability.effect),
+        });
+        writeCompleted(active.id, { state: "failed", failure: fallback }, duration_ms);
+      } catch (again) {
+        log(`[docket] ${correlation} could not end ${active.id} at all: ${(again as Error).message}`);
+      }
     } finally {
       scheduler.finish(active.id);
       pump();

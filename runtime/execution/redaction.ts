@@ -48,3 +48,21 @@ export function redact(value: unknown, schema: JsonSchema | undefined): unknown 
   }
   return result;
 }
+
+/**
+ * For a value and its schema, a test of whether a path leads to (or into) a value the schema marks
+ * sensitive: what validation messages use to avoid quoting a secret back.
+ */
+export function sensitivePaths(value: unknown, schema: JsonSchema): (path: Array<string | number>) => boolean {
+  const redacted = redact(value, schema);
+  return (path) => {
+    let current: unknown = redacted;
+    if (current === REDACTED) return true;
+    for (const key of path) {
+      if (current === null || typeof current !== "object") return false;
+      current = (current as Record<string | number, unknown>)[key];
+      if (current === REDACTED) return true;
+    }
+    return false;
+  };
+}

@@ -9,11 +9,28 @@ export interface ValueProblem {
 
 export type Checked<T> = { ok: true; value: T } | { ok: false; problems: ValueProblem[] };
 
-/** Parses `value` with a valibot schema and returns every problem with its path (no exception). */
-export function checkValue<T = unknown>(schema: AnySchema, value: unknown, root: string): Checked<T> {
+/** The keys from the root to a problem: property names and array indexes. */
+export type ValuePath = Array<string | number>;
+
+/**
+ * Parses `value` with a valibot schema and returns every problem with its path (no exception).
+ * `isSecret(path)` names the places whose received value must not be quoted back (SPEC §4.6).
+ */
+export function checkValue<T = unknown>(schema: AnySchema, value: unknown, root: string, isSecret?: (path: ValuePath) => boolean): Checked<T> {
   const result = v.safeParse(schema, value);
   if (result.success) return { ok: true, value: result.output as T };
-  return { ok: false, problems: result.issues.map((issue) => ({ path: pathOf(root, issue), message: messageOf(issue) })) };
+  return {
+    ok: false,
+    problems: result.issues.map((issue) => {
+      const keys = (issue.path ?? []).map((item) => (item as { key: string | number }).key);
+      return { path: pathOf(root, issue), message: isSecret?.(keys) ? withholdReceived(issue.message) : messageOf(issue) };
+    }),
+  };
+}
+
+/** valibot says "… but received <value>": for a sensitive field the value is not repeated. */
+function withholdReceived(message: string): string {
+  return message.replace(/\s*but received [\s\S]*$/, " (the value given is not shown: the field is sensitive)");
 }
 
 function pathOf(root: string, issue: v.BaseIssue<unknown>): string {

@@ -157,17 +157,17 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       job.slot = null;
       lanes[slot.lane].queue.unshift(job);
     } else if (job) {
-      report(`A ${slot.lane} worker stopped while running ${job.task.capability} (${why}); replacing it.`);
+      report(`${laneWorker(slot.lane)} stopped while running ${job.task.capability} (${why}); replacing it.`);
       settle(job, { kind: "worker_lost", message: `The worker running ${job.task.capability} stopped (exit code ${code}) before the handler finished.` });
     } else if (slot.isReady) {
       report(`An idle ${slot.lane} worker stopped (${why}); replacing it.`);
     }
     if (!slot.isReady) {
       slot.startFailures++;
-      slot.failStart(new Error(`A ${slot.lane} worker could not start from ${workerUrl.href} (${why}).`));
+      slot.failStart(new Error(`${laneWorker(slot.lane)} could not start from ${workerUrl.href} (${why}).`));
       if (slot.startFailures >= MAX_START_FAILURES) {
         slot.dead = true;
-        report(`A ${slot.lane} worker failed to start ${slot.startFailures} times in a row (${why}); not starting it again.`);
+        report(`${laneWorker(slot.lane)} failed to start ${slot.startFailures} times in a row (${why}); not starting it again.`);
         failQueueIfLaneDead(slot.lane);
         dispatch(slot.lane);
         return;
@@ -333,4 +333,9 @@ function checkCount(name: string, value: unknown, min = 1): number {
     throw new RangeError(`createWorkerPool: ${name} must be a whole number from ${min} to 8, got ${JSON.stringify(value)}.`);
   }
   return value as number;
+}
+
+/** "An execution worker" / "A direct worker", for the log. */
+function laneWorker(lane: Lane): string {
+  return lane === "execution" ? "An execution worker" : "A direct worker";
 }

@@ -34,9 +34,8 @@ export default defineCommand({
   async run({ args, rawArgs }) {
     const command = "docket run";
     const deadline = args["deadline-ms"];
-    if (deadline !== undefined && !/^\d+$/.test(deadline.trim())) {
-      throw new UsageError(`--deadline-ms must be a whole number of milliseconds, got ${JSON.stringify(deadline)}.`, command);
-    }
+    const deadlineMs =
+      deadline === undefined ? undefined : /^\d+$/.test(deadline.trim()) ? Number(deadline) : { problem: `--deadline-ms must be a whole number of milliseconds, got ${JSON.stringify(deadline)}.` };
     const input = await readInput(args.input, { cwd: process.cwd(), readStdin });
     return runLocally({
       cwd: process.cwd(),
@@ -45,7 +44,7 @@ export default defineCommand({
       input,
       format: args.format === "json" ? "json" : "text",
       runId: args["run-id"],
-      deadlineMs: deadline === undefined ? undefined : Number(deadline),
+      deadlineMs,
       capabilityDirs: repeatedFlag(rawArgs, "capabilities"),
       output: { stdout: writeStdout, stderr: (text) => void process.stderr.write(text), stderrIsTTY: process.stderr.isTTY === true },
     });

@@ -32,45 +32,18 @@ export function completionOf(capability: RegisteredCapability, outcome: TaskOutc
   const ids = { request_id: edge.request_id, trace_id: edge.trace_id };
   const forced = forcedStopCertainty(capability.effect);
   if (outcome.ok) {
-    if (nestsDeeperThan(outcome.output, MAX_INPUT_DEPTH)) {
-      return {
-        state: "failed",
-        failure: buildFailure({
-          ...ids,
-          error_code: "internal",
-          stage: "complete",
-          message: `${capability.id} returned an output that nests deeper than ${MAX_INPUT_DEPTH} levels; it cannot be stored or shown.`,
-          outcome_certainty: capability.effect === "write" ? "unknown" : "not_applied",
-          suggestion: "Return a flatter output.",
-          context: { limit: MAX_INPUT_DEPTH },
-        }),
-      };
-    }
-    if (!isJsonable(outcome.output)) {
-      return {
-        state: "failed",
-        failure: buildFailure({
-          ...ids,
-          error_code: "internal",
-          stage: "complete",
-          message: `${capability.id} returned an output that cannot be written as JSON (a BigInt, or a cycle).`,
-          outcome_certainty: capability.effect === "write" ? "unknown" : "not_applied",
-          suggestion: "Return plain JSON values: strings, numbers, booleans, null, arrays and objects.",
-        }),
-      };
-    }
-    const checked = checkValue(capability.def.output, outcome.output, "output");
-    if (checked.ok) return { state: "succeeded", output: checked.value };
+    const problem = outputProblem(capability, outcome.output);
+    if (problem.ok) return { state: "succeeded", output: problem.value };
     return {
       state: "failed",
       failure: buildFailure({
         ...ids,
         error_code: "internal",
         stage: "complete",
-        message: `${capability.id} returned an output that does not match its output schema: ${describeProblems(checked.problems)}`,
+        message: `${capability.id} returned an output that ${problem.message}`,
         outcome_certainty: capability.effect === "write" ? "unknown" : "not_applied",
-        suggestion: "Fix the handler so that it returns what its output schema declares.",
-        context: { problems: checked.problems.slice(0, 20) },
+        suggestion: problem.suggestion,
+        context: problem.context,
       }),
     };
   }
@@ -169,4 +142,25 @@ function isJsonable(value: unknown): boolean {
   } catch {
     return false;
   }
+}
+
+/** The output as checked by its schema, or what is wrong with it (a complete sentence's end). */
+function outputProblem(
+  capability: RegisteredCapability,
+  output: unknown,
+): { ok: true; value: unknown } | { ok: false; message: string; suggestion: string; context?: Record<string, unknown> } {
+  if (nestsDeeperThan(output, MAX_INPUT_DEPTH)) {
+    return { ok: false, message: `nests deeper than ${MAX_INPUT_DEPTH} levels; it cannot be stored or shown.`, suggestion: "Return a flatter output.", context: { limit: MAX_INPUT_DEPTH } };
+  }
+  if (!isJsonable(output)) {
+    return { ok: false, message: "cannot be written as JSON (a BigInt, or a cycle).", suggestion: "Return plain JSON values: strings, numbers, booleans, null, arrays and objects." };
+  }
+  const checked = checkValue(capability.def.output, output, "output");
+  if (checked.ok) return checked;
+  return {
+    ok: false,
+    message: `does not match its output schema: ${describeProblems(checked.problems)}`,
+    suggestion: "Fix the handler so that it returns what its output schema declares.",
+    context: { problems: checked.problems.slice(0, 20) },
+  };
 }

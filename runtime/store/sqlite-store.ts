@@ -1,6 +1,6 @@
-// The durable store's adapter: the only module that loads bun:sqlite. boot.ts imports it lazily,
-// so `docket run` and the Node adapter never do.
-import type { Database } from "bun:sqlite";
+// The durable store's adapter: with its private `_sqlite-*` helpers, the only module that loads
+// bun:sqlite (openStoreFile requires it on first use). boot.ts imports it lazily, so `docket run`
+// and the Node adapter never do.
 import { createdEvent, createStamper, numberEvents } from "./_numbering.ts";
 import type { EventDraft, ExecutionEvent } from "../execution/protocol.ts";
 import type { ExecutionSnapshot } from "../execution/snapshot.ts";
@@ -10,12 +10,11 @@ import type { EventsPage, ExecutionStore, ListFilter, ListPage, NewExecution, Ru
 import { checkBatch, initialSnapshot } from "./_fold.ts";
 import { createFanOut } from "./_fan-out.ts";
 import { MinHeap } from "./_min-heap.ts";
-import { InvalidCursorError, decodeListCursor, encodeListCursor } from "./list-cursor.ts";
-import { prepareSchema, StoreFileError } from "./_sqlite-schema.ts";
-import { prepareTables, type StoreTables } from "./_sqlite-tables.ts";
+import { InvalidCursorError, decodeListCursor } from "./list-cursor.ts";
 import { newEntry, type Entry } from "./_sqlite-entry.ts";
 import { loadEntry, trimLowered } from "./_sqlite-load.ts";
-import { createWriteBehind, type WriteBehind } from "./_sqlite-writer.ts";
+import { asFileError, openStoreFile, startExpiry } from "./_sqlite-open.ts";
+import { currentSnapshot, eventsPage, listItems, listLimit, readerSnapshot, type ReadSource } from "./_sqlite-reads.ts";
 import { recoverUnfinished, type RecoveredExecution } from "./_sqlite-recovery.ts";
 import { expireFinished } from "./_sqlite-expiry.ts";
 import { copySnapshot, keep } from "./_kept-values.ts";
@@ -50,38 +49,6 @@ export interface SqliteExecutionStore extends ExecutionStore {
   expireDetails(): number;
 }
 
-const HOUR = 3_600_000;
-const LIST_DEFAULT = 50;
-const LIST_MAX = 500;
-const EVENTS_MAX = 1000;
-
-/** The database, set up; any failure becomes a StoreFileError naming the file. */
-function openDatabase(path: string): Database {
-  // Loaded here, on first use: a static import would be hoisted to the top of a bundle that
-  // inlines this module (the Node bundle has no code splitting), and Node cannot load `bun:`.
-  let sqlite: typeof import("bun:sqlite");
-  try {
-    sqlite = require("bun:sqlite") as typeof import("bun:sqlite");
-  } catch {
-    throw new Error(`The sqlite execution store needs Bun (bun:sqlite), and this is ${process.versions.bun ? `Bun ${process.versions.bun} without it` : `Node.js ${process.versions.node}`}; use the memory store (--store memory) here.`);
-  }
-  let db: Database | null = null;
-  try {
-    db = new sqlite.Database(path, { create: true, readwrite: true, strict: true });
-    prepareSchema(db, path);
-    return db;
-  } catch (error) {
-    db?.close();
-    throw asFileError(path, error);
-  }
-}
-
-function asFileError(path: string, error: unknown): StoreFileError {
-  if (error instanceof StoreFileError) return error;
-  const code = (error as { code?: unknown } | null)?.code;
-  return new StoreFileError(path, `${error instanceof Error ? error.message : String(error)}${typeof code === "string" ? ` (${code})` : ""}`);
-}
-
 function zeroCounts(): Record<ExecutionState, number> {
   return Object.fromEntries(EXECUTION_STATES.map((s) => [s, 0])) as Record<ExecutionState, number>;
 }
@@ -104,11 +71,9 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
   const clock = options.clock ?? (() => new Date());
   const reportPersistError =
     options.onPersistError ?? ((error: unknown) => console.error(`docket: could not write the execution store ${path} (${error instanceof Error ? error.message : String(error)}); retrying`));
-  const db = openDatabase(path);
-  // Both are made in the guarded part of the open below.
-  let tables!: StoreTables;
-  let writer!: WriteBehind;
+  const { db, tables, writer } = openStoreFile({ path, limits, onPersistError: reportPersistError });
   const entries = new Map<string, Entry>();
+  const source: ReadSource = { path, tables, entries };
   const counts = zeroCounts();
   // Terminal executions by creation order: the next one to forget is always on top.
   const terminal = new MinHeap<Entry>((entry) => entry.order);
@@ -132,22 +97,6 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     const entry = entries.get(id);
     if (entry === undefined) throw new Error(`Cannot ${action} execution ${id}: the store does not hold it (never created here, or forgotten after finishing; executions_retained is ${limits.executions_retained}).`);
     return entry;
-  }
-
-  /** The snapshot as it is now: the live one, or the file's for a finished execution. */
-  function snapshotOf(entry: Entry): ExecutionSnapshot {
-    if (entry.snapshot !== null) return entry.snapshot;
-    const snapshot = tables.readSnapshot<ExecutionSnapshot>(entry.id);
-    if (snapshot === null) throw new StoreFileError(path, `the row of execution ${entry.id} disappeared while the store was open (another program changed the file)`);
-    // Retention may have been lowered since it was written.
-    snapshot.retained_from = entry.retainedFrom;
-    snapshot.truncated = entry.retainedFrom > 1;
-    return snapshot;
-  }
-
-  /** A copy for a reader: of the live snapshot, or a fresh parse of the file's. */
-  function readSnapshot(entry: Entry): ExecutionSnapshot {
-    return entry.snapshot !== null ? copySnapshot(entry.snapshot) : snapshotOf(entry);
   }
 
   function register(entry: Entry): Entry {
@@ -187,7 +136,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     open();
     const entry = entryOf(id, "append to");
     // A finished execution has no live snapshot; checkBatch refuses any event for it all the same.
-    const snapshot = entry.snapshot ?? snapshotOf(entry);
+    const snapshot = entry.snapshot ?? currentSnapshot(source, entry);
     const before = entry.state;
     // Everything that can throw (a refused move, a value JSON cannot hold) runs before anything
     // is applied: a refused call leaves no trace.
@@ -213,7 +162,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
   function get(id: string): ExecutionSnapshot | null {
     open();
     const entry = entries.get(id);
-    return entry === undefined ? null : readSnapshot(entry);
+    return entry === undefined ? null : readerSnapshot(source, entry);
   }
 
   /** The creation position a cursor names; a position never given out is as bad as garbage. */
@@ -225,36 +174,17 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
 
   function list(filter: ListFilter = {}): ListPage {
     open();
-    const limit = Math.min(LIST_MAX, Math.max(1, Math.floor(filter.limit ?? LIST_DEFAULT) || LIST_DEFAULT));
+    const limit = listLimit(filter.limit);
     const before = filter.cursor === undefined ? nextOrder : cursorOrder(filter.cursor);
     // The file's indexes answer, so it must hold what memory holds: new executions, moved states.
     writer.flushQuietly();
-    const rows = tables.list({ before, state: filter.state, capability: filter.capability, limit: limit + 1 });
-    const items: ExecutionSnapshot[] = [];
-    for (const row of rows.slice(0, limit)) {
-      const entry = entries.get(row.id);
-      if (entry !== undefined) items.push(readSnapshot(entry));
-    }
-    return { items, next_cursor: rows.length > limit ? encodeListCursor(rows[limit - 1]!.ord) : null, counts: { ...counts } };
+    const { items, next_cursor } = listItems(source, { before, state: filter.state, capability: filter.capability, limit });
+    return { items, next_cursor, counts: { ...counts } };
   }
 
-  function events(id: string, after = 0, limit = EVENTS_MAX): EventsPage | null {
+  function events(id: string, after?: number, limit?: number): EventsPage | null {
     open();
-    const entry = entries.get(id);
-    if (entry === undefined) return null;
-    const from = Math.max(0, Math.floor(after) || 0);
-    const count = Math.min(EVENTS_MAX, Math.max(1, Math.floor(limit) || EVENTS_MAX));
-    const first = Math.max(from + 1, entry.retainedFrom);
-    const last = Math.min(entry.lastSequence, first + count - 1);
-    const out: ExecutionEvent[] = [];
-    if (first <= last) {
-      // Written events come from the file, the rest from memory: together they are dense.
-      const pending = entry.pending;
-      const pendingFirst = pending.first;
-      if (first < pendingFirst) tables.readEvents(id, first, Math.min(last, pendingFirst - 1), out);
-      for (let s = Math.max(first, pendingFirst); s <= last; s++) out.push(pending.events[s - pendingFirst]!);
-    }
-    return { events: out, retained_from: entry.retainedFrom, truncated: from + 1 < entry.retainedFrom, last_sequence: entry.lastSequence };
+    return eventsPage(source, { id, after, limit });
   }
 
   function release(id: string): void {
@@ -308,15 +238,6 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
   }
 
   try {
-    tables = prepareTables(db);
-    writer = createWriteBehind({
-      db,
-      tables,
-      // A running execution's snapshot is rewritten at least this often, so that the events
-      // open folds into it are always still retained.
-      snapshotEvery: Math.max(1, Math.floor(limits.events_retained / 2)),
-      onError: reportPersistError,
-    });
     const lowered: Entry[] = [];
     for (const row of tables.rows()) {
       const entry = register(loadEntry(row, tables, limits));
@@ -332,20 +253,12 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     expireDetails();
   } catch (error) {
     closed = true;
-    writer?.stop();
+    writer.stop();
     fanOut.close();
     db.close(false);
     throw asFileError(path, error);
   }
-  expiryTimer = setInterval(() => {
-    try {
-      expireDetails();
-    } catch (error) {
-      reportPersistError(error);
-    }
-  }, options.expiryIntervalMs ?? Math.min(HOUR, limits.details_retention_ms));
-  // Expiry is housekeeping: it never keeps a process alive.
-  expiryTimer.unref?.();
+  expiryTimer = startExpiry(expireDetails, { everyMs: options.expiryIntervalMs, limits, onError: reportPersistError });
 
   return {
     path,

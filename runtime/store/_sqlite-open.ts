@@ -1,0 +1,86 @@
+import type { Database } from "bun:sqlite";
+import type { Limits } from "../execution/limits.ts";
+import { prepareSchema, StoreFileError } from "./_sqlite-schema.ts";
+import { prepareTables, type StoreTables } from "./_sqlite-tables.ts";
+import { createWriteBehind, type WriteBehind } from "./_sqlite-writer.ts";
+
+const HOUR = 3_600_000;
+
+/** The store's file, open: the connection, its statements, and the write-behind over them. */
+export interface OpenFile {
+  db: Database;
+  tables: StoreTables;
+  writer: WriteBehind;
+}
+
+/** Options of {@link openStoreFile}. */
+export interface OpenFileOptions {
+  path: string;
+  limits: Limits;
+  /** Told when a write nobody waits for fails; it is retried. */
+  onPersistError: (error: unknown) => void;
+}
+
+/**
+ * Opens the file (created when missing), brings it to the current schema and prepares the
+ * statements and the write-behind. It loads nothing: the store does that, with what this returns.
+ * Any failure closes the connection and becomes a StoreFileError naming the file.
+ */
+export function openStoreFile(options: OpenFileOptions): OpenFile {
+  const { path, limits } = options;
+  // Loaded here, on first use: a static import would be hoisted to the top of a bundle that
+  // inlines this module (the Node bundle has no code splitting), and Node cannot load `bun:`.
+  let sqlite: typeof import("bun:sqlite");
+  try {
+    sqlite = require("bun:sqlite") as typeof import("bun:sqlite");
+  } catch {
+    throw new Error(`The sqlite execution store needs Bun (bun:sqlite), and this is ${process.versions.bun ? `Bun ${process.versions.bun} without it` : `Node.js ${process.versions.node}`}; use the memory store (--store memory) here.`);
+  }
+  let db: Database | null = null;
+  try {
+    db = new sqlite.Database(path, { create: true, readwrite: true, strict: true });
+    prepareSchema(db, path);
+    const tables = prepareTables(db);
+    const writer = createWriteBehind({
+      db,
+      tables,
+      // A running execution's snapshot is rewritten at least this often, so that the events
+      // open folds into it are always still retained.
+      snapshotEvery: Math.max(1, Math.floor(limits.events_retained / 2)),
+      onError: options.onPersistError,
+    });
+    return { db, tables, writer };
+  } catch (error) {
+    db?.close(false);
+    throw asFileError(path, error);
+  }
+}
+
+/** Any error of opening or loading the file, as the StoreFileError that names it. */
+export function asFileError(path: string, error: unknown): StoreFileError {
+  if (error instanceof StoreFileError) return error;
+  const code = (error as { code?: unknown } | null)?.code;
+  return new StoreFileError(path, `${error instanceof Error ? error.message : String(error)}${typeof code === "string" ? ` (${code})` : ""}`);
+}
+
+/** Options of {@link startExpiry}. */
+export interface ExpiryOptions {
+  /** How often; default an hour, or `details_retention_ms` when that is shorter. */
+  everyMs?: number;
+  limits: Limits;
+  /** Told when a run of expiry fails; the next one tries again. */
+  onError: (error: unknown) => void;
+}
+
+/** Runs `expire` on a timer that never keeps the process alive (expiry is housekeeping); answers the timer, for close. */
+export function startExpiry(expire: () => void, options: ExpiryOptions): ReturnType<typeof setInterval> {
+  const timer = setInterval(() => {
+    try {
+      expire();
+    } catch (error) {
+      options.onError(error);
+    }
+  }, options.everyMs ?? Math.min(HOUR, options.limits.details_retention_ms));
+  timer.unref?.();
+  return timer;
+}

@@ -1,6 +1,7 @@
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
 import type { EventDraft } from "../execution/protocol.ts";
-import { fromWire, toWire, type FromWorker, type ToWorker, type WorkerBoot } from "./_messages.ts";
+import { toWire, type FromWorker, type ToWorker } from "./_messages.ts";
+import { laneWorker, WorkerSlot, type WorkerSlotOptions } from "./_worker-slot.ts";
 import type { HostFacts, Lane, RunTaskOptions, TaskError, TaskHandle, TaskOutcome, WorkerPool, WorkerTask } from "./task.ts";
 
 /**
@@ -10,9 +11,6 @@ import type { HostFacts, Lane, RunTaskOptions, TaskError, TaskHandle, TaskOutcom
  * worker. It must stay a `new URL(…, import.meta.url)` object: Bun refuses a `file://` string.
  */
 export const DEFAULT_WORKER_URL = new URL("./worker-entry.ts", import.meta.url);
-
-/** A worker that dies before it is ready this many times in a row is not started again: its script is broken. */
-const MAX_START_FAILURES = 3;
 
 /** Options of `createWorkerPool`. */
 export interface WorkerPoolOptions {
@@ -38,21 +36,7 @@ interface Job {
   resolve(outcome: TaskOutcome): void;
 }
 
-interface Slot {
-  lane: Lane;
-  worker: Worker;
-  /** Shared with the worker: the id of the task whose cancel was requested (see WorkerBoot). */
-  flag: Int32Array;
-  job: Job | null;
-  ready: Promise<void>;
-  markReady(): void;
-  failStart(error: Error): void;
-  isReady: boolean;
-  startFailures: number;
-  /** Given up after MAX_START_FAILURES; its lane runs on the other slots. */
-  dead: boolean;
-  lastError: string | null;
-}
+type Slot = WorkerSlot<Job>;
 
 /** A warm pool of worker threads in two lanes; each lane queues FIFO when all its workers are busy. */
 export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
@@ -69,49 +53,27 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   let replaced = 0;
   let closed = false;
 
-  for (let i = 0; i < executionWorkers; i++) lanes.execution.slots.push(newSlot("execution"));
-  for (let i = 0; i < directWorkers; i++) lanes.direct.slots.push(newSlot("direct"));
+  const slotOptions: WorkerSlotOptions<Job> = {
+    workerUrl,
+    report,
+    onMessage,
+    onExit,
+    onReplaced(slot) {
+      replaced++;
+      dispatch(slot.lane);
+    },
+    onGaveUp(slot) {
+      failQueueIfLaneDead(slot.lane);
+      dispatch(slot.lane);
+    },
+  };
+  for (let i = 0; i < executionWorkers; i++) lanes.execution.slots.push(new WorkerSlot("execution", slotOptions));
+  for (let i = 0; i < directWorkers; i++) lanes.direct.slots.push(new WorkerSlot("direct", slotOptions));
 
-  function newSlot(lane: Lane): Slot {
-    const slot = { lane, flag: new Int32Array(new SharedArrayBuffer(4)), job: null, startFailures: 0, dead: false } as unknown as Slot;
-    start(slot);
-    return slot;
-  }
-
-  /** Starts a worker in a slot (first or replacement); the shared flag stays the slot's own. */
-  function start(slot: Slot): void {
-    const boot: WorkerBoot = { lane: slot.lane, cancel: slot.flag.buffer as SharedArrayBuffer };
-    const worker = new Worker(workerUrl, { workerData: boot });
-    slot.worker = worker;
-    slot.isReady = false;
-    slot.lastError = null;
-    slot.ready = new Promise<void>((resolve, reject) => ((slot.markReady = resolve), (slot.failStart = reject)));
-    // warm() may reject; a pool nobody warms must not crash the process with an unhandled rejection.
-    slot.ready.catch(() => {});
-    // Every listener first checks that this worker is still the slot's: a replaced or terminated
-    // worker's late messages and exit must not touch the slot's next task.
-    worker.on("message", (data: string | FromWorker) => {
-      if (slot.worker === worker) onMessage(slot, fromWire(data));
-    });
-    worker.on("error", (error: Error) => {
-      if (slot.worker === worker) slot.lastError = error?.stack ?? String(error);
-    });
-    worker.on("exit", (code: number) => {
-      if (slot.worker === worker && !closed) onExit(slot, code);
-    });
-  }
-
+  /** Everything a worker says but "ready", which its slot handles. */
   function onMessage(slot: Slot, message: FromWorker): void {
     const job = slot.job;
     switch (message.type) {
-      case "ready":
-        slot.isReady = true;
-        slot.startFailures = 0;
-        // Referenced while starting or busy, so an awaited task keeps the process alive; idle
-        // workers are unreferenced, so a forgotten pool never holds the process open.
-        if (!job) slot.worker.unref();
-        slot.markReady();
-        break;
       case "events":
         if (job?.id === message.id && job.onEvents) {
           try {
@@ -147,8 +109,8 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     }
   }
 
-  function onExit(slot: Slot, code: number): void {
-    const why = `exit code ${code}${slot.lastError ? `; ${slot.lastError}` : ""}`;
+  /** The task of a worker that exited; the slot then replaces the worker or gives up on it. */
+  function onExit(slot: Slot, code: number, why: string): void {
     const job = slot.job;
     slot.job = null;
     if (job && !slot.isReady) {
@@ -161,35 +123,6 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       settle(job, { kind: "worker_lost", message: `The worker running ${job.task.capability} stopped (exit code ${code}) before the handler finished.` });
     } else if (slot.isReady) {
       report(`An idle ${slot.lane} worker stopped (${why}); replacing it.`);
-    }
-    if (!slot.isReady) {
-      slot.startFailures++;
-      slot.failStart(new Error(`${laneWorker(slot.lane)} could not start from ${workerUrl.href} (${why}).`));
-      if (slot.startFailures >= MAX_START_FAILURES) {
-        slot.dead = true;
-        report(`${laneWorker(slot.lane)} failed to start ${slot.startFailures} times in a row (${why}); not starting it again.`);
-        failQueueIfLaneDead(slot.lane);
-        dispatch(slot.lane);
-        return;
-      }
-    }
-    replace(slot);
-  }
-
-  function replace(slot: Slot): void {
-    start(slot);
-    replaced++;
-    dispatch(slot.lane);
-  }
-
-  /** Resolves once the slot's worker is ready, through restarts; rejects when it is given up. */
-  async function warmSlot(slot: Slot): Promise<void> {
-    for (;;) {
-      try {
-        return await slot.ready;
-      } catch (error) {
-        if (slot.dead || closed) throw error;
-      }
     }
   }
 
@@ -294,14 +227,14 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
           slot.job = null;
           settle(job, { kind: "terminated", message: `The worker running ${task.capability} was terminated.` });
           const old = slot.worker;
-          replace(slot);
+          slot.replace();
           void old.terminate();
         },
       };
     },
 
     async warm() {
-      await Promise.all([...lanes.execution.slots, ...lanes.direct.slots].map(warmSlot));
+      await Promise.all([...lanes.execution.slots, ...lanes.direct.slots].map((slot) => slot.warm()));
     },
 
     async close() {
@@ -313,8 +246,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
         for (const slot of lane.slots) {
           if (slot.job) settle(slot.job, { kind: "terminated", message: `The worker pool closed while ${slot.job.task.capability} was running.` });
           slot.job = null;
-          slot.failStart(new Error("The worker pool closed."));
-          stopping.push(slot.worker.terminate());
+          stopping.push(slot.stop());
         }
       }
       await Promise.all(stopping);
@@ -335,7 +267,3 @@ function checkCount(name: string, value: unknown, min = 1): number {
   return value as number;
 }
 
-/** "An execution worker" / "A direct worker", for the log. */
-function laneWorker(lane: Lane): string {
-  return lane === "execution" ? "An execution worker" : "A direct worker";
-}

@@ -1,0 +1,124 @@
+import { Worker } from "node:worker_threads";
+import { fromWire, type FromWorker, type WorkerBoot } from "./_messages.ts";
+import type { Lane } from "./task.ts";
+
+/** A worker that dies before it is ready this many times in a row is not started again: its script is broken. */
+const MAX_START_FAILURES = 3;
+
+/** What a slot needs from its pool. Every hook is called for the slot's current worker only, never after `stop()`. */
+export interface WorkerSlotOptions<J> {
+  workerUrl: URL;
+  /** Problems of the slot's worker, for the pool's log. */
+  report: (message: string) => void;
+  /** A message of the worker other than "ready", which the slot handles itself. */
+  onMessage: (slot: WorkerSlot<J>, message: FromWorker) => void;
+  /** The worker exited; runs before the slot counts a start failure and then replaces the worker or gives up. */
+  onExit: (slot: WorkerSlot<J>, code: number, why: string) => void;
+  /** A new worker was started in the slot (after an exit, or by `replace()`). */
+  onReplaced: (slot: WorkerSlot<J>) => void;
+  /** The slot is given up (`dead`): its worker failed to start MAX_START_FAILURES times in a row. */
+  onGaveUp: (slot: WorkerSlot<J>) => void;
+}
+
+/**
+ * One place of a lane where a worker runs, through its replacements: it starts the worker, knows
+ * when it is ready, routes its messages and exit to the pool, and gives up on a worker that cannot
+ * start. `job` is the pool's task running there; the slot only asks whether there is one.
+ */
+export class WorkerSlot<J> {
+  /** Shared with the worker: the id of the task whose cancel was requested (see WorkerBoot). */
+  readonly flag = new Int32Array(new SharedArrayBuffer(4));
+  job: J | null = null;
+  worker!: Worker;
+  ready!: Promise<void>;
+  isReady = false;
+  /** Given up after MAX_START_FAILURES; its lane runs on the other slots. */
+  dead = false;
+  private startFailures = 0;
+  private lastError: string | null = null;
+  private stopped = false;
+  private markReady!: () => void;
+  private failStart!: (error: Error) => void;
+
+  constructor(readonly lane: Lane, private readonly options: WorkerSlotOptions<J>) {
+    this.start();
+  }
+
+  /** Starts a new worker in the slot (the old one, if any, is the caller's to terminate) and tells the pool. */
+  replace(): void {
+    this.start();
+    this.options.onReplaced(this);
+  }
+
+  /** Resolves once the slot's worker is ready, through restarts; rejects when it is given up or stopped. */
+  async warm(): Promise<void> {
+    for (;;) {
+      try {
+        return await this.ready;
+      } catch (error) {
+        if (this.dead || this.stopped) throw error;
+      }
+    }
+  }
+
+  /** Terminates the worker for good (the pool is closing): a pending start fails and the exit is ignored. */
+  stop(): Promise<number> {
+    this.stopped = true;
+    this.failStart(new Error("The worker pool closed."));
+    return this.worker.terminate();
+  }
+
+  /** Starts a worker in the slot (first or replacement); the shared flag stays the slot's own. */
+  private start(): void {
+    const boot: WorkerBoot = { lane: this.lane, cancel: this.flag.buffer as SharedArrayBuffer };
+    const worker = new Worker(this.options.workerUrl, { workerData: boot });
+    this.worker = worker;
+    this.isReady = false;
+    this.lastError = null;
+    this.ready = new Promise<void>((resolve, reject) => ((this.markReady = resolve), (this.failStart = reject)));
+    // warm() may reject; a pool nobody warms must not crash the process with an unhandled rejection.
+    this.ready.catch(() => {});
+    // Every listener first checks that this worker is still the slot's: a replaced or terminated
+    // worker's late messages and exit must not touch the slot's next task.
+    worker.on("message", (data: string | FromWorker) => {
+      if (this.worker === worker) this.received(fromWire(data));
+    });
+    worker.on("error", (error: Error) => {
+      if (this.worker === worker) this.lastError = error?.stack ?? String(error);
+    });
+    worker.on("exit", (code: number) => {
+      if (this.worker === worker && !this.stopped) this.exited(code);
+    });
+  }
+
+  private received(message: FromWorker): void {
+    if (message.type !== "ready") return this.options.onMessage(this, message);
+    this.isReady = true;
+    this.startFailures = 0;
+    // Referenced while starting or busy, so an awaited task keeps the process alive; idle
+    // workers are unreferenced, so a forgotten pool never holds the process open.
+    if (!this.job) this.worker.unref();
+    this.markReady();
+  }
+
+  private exited(code: number): void {
+    const why = `exit code ${code}${this.lastError ? `; ${this.lastError}` : ""}`;
+    this.options.onExit(this, code, why);
+    if (!this.isReady) {
+      this.startFailures++;
+      this.failStart(new Error(`${laneWorker(this.lane)} could not start from ${this.options.workerUrl.href} (${why}).`));
+      if (this.startFailures >= MAX_START_FAILURES) {
+        this.dead = true;
+        this.options.report(`${laneWorker(this.lane)} failed to start ${this.startFailures} times in a row (${why}); not starting it again.`);
+        this.options.onGaveUp(this);
+        return;
+      }
+    }
+    this.replace();
+  }
+}
+
+/** "An execution worker" / "A direct worker", for the log. */
+export function laneWorker(lane: Lane): string {
+  return lane === "execution" ? "An execution worker" : "A direct worker";
+}

@@ -24,7 +24,6 @@ const frameOf = (n: number) =>
   JSON.stringify({ schema_version: "1", event_id: `x-20260908T010203Z-0a1b2c3d#${n}`, execution_id: "x-20260908T010203Z-0a1b2c3d", sequence: n, timestamp: new Date().toISOString(), type: "execution.progress", data: { current: n, total: EVENTS } });
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 
 /** A reader in its own process (so it does not share the server's thread); resolves each line it prints. */
 function reader(args: string[]) {

@@ -9,8 +9,6 @@ import { createCockpit } from "../../cockpit/app.tsx";
  * plane, built once the plane is booted. One line per surface.
  */
 export function defaultMounts(plane: ExecutionPlane, live: LiveChannel): AppMounts {
-  void plane;
-  void live;
   return {
     cockpit: createCockpit({ plane, live }),
     mcp: createMcpApp(plane),

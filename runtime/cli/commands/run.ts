@@ -1,5 +1,5 @@
 import { defineCommand } from "citty";
-import { repeatedFlag, UsageError, type DocketCommandMeta } from "../_command-line.ts";
+import { repeatedFlag, type DocketCommandMeta } from "../_command-line.ts";
 import { readInput } from "../_input.ts";
 import { writeStdout } from "../_run-cli.ts";
 import { runLocally } from "../local-run.ts";
@@ -32,7 +32,6 @@ export default defineCommand({
     capabilities: { type: "string", description: "Also load the capability files of DIR (repeatable)", valueHint: "DIR" },
   },
   async run({ args, rawArgs }) {
-    const command = "docket run";
     const deadline = args["deadline-ms"];
     const deadlineMs =
       deadline === undefined ? undefined : /^\d+$/.test(deadline.trim()) ? Number(deadline) : { problem: `--deadline-ms must be a whole number of milliseconds, got ${JSON.stringify(deadline)}.` };

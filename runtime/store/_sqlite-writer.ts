@@ -1,6 +1,6 @@
 import type { Database } from "bun:sqlite";
 import { isTerminal } from "../execution/state-machine.ts";
-import type { RunIdentity } from "./store.ts";
+import type { RunIdentity, StorageFault } from "./store.ts";
 import { needsSnapshot, type Entry } from "./_sqlite-entry.ts";
 import { CHUNK_BYTES, CHUNK_EVENTS, type StoreTables } from "./_sqlite-tables.ts";
 
@@ -36,6 +36,8 @@ export interface WriteBehind {
   flush(): void;
   /** Writes everything now; a failure is reported and retried instead of thrown. */
   flushQuietly(): void;
+  /** The fault of the current run of failed writes, or null once a write succeeds. */
+  fault(): StorageFault | null;
   /** Stops scheduling writes (the store writes its last ones with `flush`). */
   stop(): void;
 }
@@ -58,6 +60,7 @@ export function createWriteBehind(options: WriteBehindOptions): WriteBehind {
   let pendingEvents = 0;
   let scheduled = false;
   let failing = false;
+  let fault: StorageFault | null = null;
   let stopped = false;
   let retry: ReturnType<typeof setTimeout> | null = null;
   let checkpointTimer: ReturnType<typeof setTimeout> | null = null;
@@ -149,9 +152,11 @@ export function createWriteBehind(options: WriteBehindOptions): WriteBehind {
     try {
       flush();
       failing = false;
+      fault = null;
     } catch (error) {
       if (!failing) options.onError(error);
       failing = true;
+      fault ??= { reason: error instanceof Error ? error.message : String(error), since: new Date().toISOString() };
       retry ??= setTimeout(() => {
         retry = null;
         flushQuietly();
@@ -183,6 +188,7 @@ export function createWriteBehind(options: WriteBehindOptions): WriteBehind {
     },
     flush,
     flushQuietly,
+    fault: () => fault,
     stop() {
       stopped = true;
       if (retry !== null) clearTimeout(retry);

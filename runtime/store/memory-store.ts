@@ -231,6 +231,8 @@ export function createMemoryStore(options: MemoryStoreOptions): ExecutionStore {
     release,
     findRun,
     recordRun,
+    // Memory cannot fail to write: nothing is ever waiting for a disk.
+    storageFault: () => null,
     close,
   };
 }

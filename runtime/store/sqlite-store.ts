@@ -280,6 +280,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
       writer.flush();
     },
     expireDetails,
+    storageFault: () => writer.fault(),
     close,
   };
 }

@@ -70,6 +70,14 @@ export interface Subscription {
   unsubscribe(): void;
 }
 
+/** Why the store cannot write what it holds right now (disk full, I/O error), and since when. */
+export interface StorageFault {
+  /** The error's own words, for the server's log and health.report; never a client's answer. */
+  reason: string;
+  /** ISO timestamp of the first failed write of this run of failures. */
+  since: string;
+}
+
 /** Receives each event once, with its JSON serialized once for every subscriber. */
 export type EventListener = (event: ExecutionEvent, json: string) => void;
 
@@ -93,5 +101,7 @@ export interface ExecutionStore {
   findRun(run_id: string): RunIdentity | null;
   /** Records a run identity; false when the identity limit is reached. */
   recordRun(identity: RunIdentity): boolean;
+  /** The current write fault, or null while every accepted change can be written (always null in memory). */
+  storageFault(): StorageFault | null;
   close(): void;
 }

@@ -3,6 +3,7 @@ import { checkCommandLine, commandPath, resolveChain, UsageError } from "./_comm
 import { renderHelp } from "./_help.ts";
 import { wantsColor } from "./_terminal.ts";
 import { EXIT } from "./exit-code.ts";
+import { versionText } from "../version.ts";
 
 /** Writes to stdout and resolves once the text is handed to the OS, so an exit right after loses nothing. */
 export function writeStdout(text: string): Promise<void> {
@@ -33,7 +34,8 @@ export async function runCli(root: CommandDef<any>, rawArgs: string[]): Promise<
       return EXIT.succeeded;
     }
     if (rawArgs.length === 1 && (rawArgs[0] === "--version" || rawArgs[0] === "-v")) {
-      await writeStdout(`${chain[0]!.meta.version}\n`);
+      // The version, then the build (commit and target, or "from source"): docs/distribution.md.
+      await writeStdout(`${versionText()}\n`);
       return EXIT.succeeded;
     }
     if (!leaf.cmd.run) {

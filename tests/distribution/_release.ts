@@ -1,8 +1,13 @@
-// A release built for the tests (into a temporary folder, never over dist/), and a loopback HTTP
+// A release built for the tests (in the temporary folder, never over dist/), and a loopback HTTP
 // server that serves a release folder the way a release page does.
+import { createHash } from "node:crypto";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { gitCommit } from "../../scripts/build.ts";
 import { buildRelease, type ReleaseManifest } from "../../scripts/release.ts";
-import { tempDir } from "../cli/_harness.ts";
+import { REPO } from "../cli/_harness.ts";
+import { RELEASE_TARGETS } from "../../scripts/release-targets.ts";
 
 /** A built release: the folder of binaries and SHA256SUMS, the npm packages beside it. */
 export interface BuiltRelease {
@@ -12,29 +17,58 @@ export interface BuiltRelease {
   manifest: ReleaseManifest;
 }
 
-const built = new Map<string, Promise<BuiltRelease>>();
+/** The targets the suite builds: the two Linux ones, or all five with DOCKET_TEST_RELEASE=all (`npm run test:release`). */
+export const TEST_TARGETS: string[] = process.env.DOCKET_TEST_RELEASE === "all" ? RELEASE_TARGETS.map((t) => t.name) : ["linux-x64", "linux-arm64"];
+
+let shared: Promise<BuiltRelease> | null = null;
 
 /**
- * `npm run release` for the given targets, once per test file (its removeTempDirs deletes it):
- * the very function the script runs, so the tests check what users download.
+ * `npm run release` of TEST_TARGETS — the very function the script runs, so the tests check what
+ * users download. Built once and kept in the temporary folder under a key of this checkout, its
+ * commit, the sources the binary is built from and Bun's version: later runs (and every file of
+ * tests/distribution in one run) reuse it, and a new build removes this checkout's older ones.
  */
-export function releaseFor(targets: string[], options: { npm?: boolean } = {}): Promise<BuiltRelease> {
-  const key = `${targets.join(",")}|${options.npm !== false}`;
-  let release = built.get(key);
-  if (!release) {
-    release = (async () => {
-      const dist = tempDir("release");
-      const manifest = await buildRelease({ dist, targets, npm: options.npm });
-      return { dist, releaseDir: join(dist, "release"), npmDir: join(dist, "npm"), manifest };
-    })();
-    built.set(key, release);
-  }
-  return release;
+export function testRelease(): Promise<BuiltRelease> {
+  shared ??= (async () => {
+    const prefix = `docket-test-release-${digest(REPO).slice(0, 8)}-`;
+    const dist = join(realpathSync(tmpdir()), `${prefix}${releaseKey()}`);
+    if (!existsSync(join(dist, "release", "release.json"))) {
+      // Built beside, renamed into place: a run killed halfway never leaves a release to reuse.
+      const staging = mkdtempSync(`${dist}.partial-`);
+      try {
+        await buildRelease({ dist: staging, targets: TEST_TARGETS });
+        renameSync(staging, dist);
+      } catch (error) {
+        rmSync(staging, { recursive: true, force: true });
+        if (!existsSync(join(dist, "release", "release.json"))) throw error;
+      }
+      for (const old of readdirSync(tmpdir())) {
+        if (old.startsWith(prefix) && join(realpathSync(tmpdir()), old) !== dist && !old.includes(".partial-")) rmSync(join(tmpdir(), old), { recursive: true, force: true });
+      }
+    }
+    const manifest = JSON.parse(readFileSync(join(dist, "release", "release.json"), "utf8")) as ReleaseManifest;
+    return { dist, releaseDir: join(dist, "release"), npmDir: join(dist, "npm"), manifest };
+  })();
+  return shared;
 }
 
-/** Forgets the releases built so far (their folders go with removeTempDirs). */
-export function forgetReleases(): void {
-  built.clear();
+/** What the binaries depend on: the commit, every source file that is bundled, Bun, the targets. */
+function releaseKey(): string {
+  const hash = createHash("sha256").update(`${gitCommit()}\0${Bun.version}\0${TEST_TARGETS.join(",")}\0`);
+  const walk = (dir: string): void => {
+    for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else hash.update(`${path}\0`).update(readFileSync(path));
+    }
+  };
+  for (const dir of ["runtime", "capabilities", "cockpit", "scripts"]) if (existsSync(join(REPO, dir))) walk(join(REPO, dir));
+  for (const file of ["package.json", "package-lock.json", "tsconfig.json"]) if (existsSync(join(REPO, file))) hash.update(readFileSync(join(REPO, file)));
+  return hash.digest("hex").slice(0, 16);
+}
+
+function digest(text: string): string {
+  return createHash("sha256").update(text).digest("hex");
 }
 
 /** A static file server on 127.0.0.1 and the paths it was asked for. */

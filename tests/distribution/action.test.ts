@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { GREET } from "../cli/_fixtures.ts";
 import { REPO, cleanEnv, removeTempDirs, tempCheckout, tempDir, writeFiles } from "../cli/_harness.ts";
 import { parseOutputs, runComposite, type CompositeOptions } from "./_composite-runner.ts";
-import { forgetReleases, releaseFor, serveRelease, type BuiltRelease, type ReleaseServer } from "./_release.ts";
+import { testRelease, serveRelease, type BuiltRelease, type ReleaseServer } from "./_release.ts";
 
 const SLOW = 90_000;
 const ID = /^x-\d{8}T\d{6}Z-[0-9a-f]{8}$/;
@@ -15,7 +15,7 @@ let server: ReleaseServer;
 let workspace: string;
 
 beforeAll(async () => {
-  release = await releaseFor(["linux-x64"], { npm: false });
+  release = await testRelease();
   server = serveRelease(release.releaseDir);
   workspace = tempCheckout();
   writeFiles(workspace, { "capabilities/demo.greet.ts": GREET, "sub/.keep": "" });
@@ -23,7 +23,6 @@ beforeAll(async () => {
 
 afterAll(() => {
   server?.stop();
-  forgetReleases();
   removeTempDirs();
 });
 

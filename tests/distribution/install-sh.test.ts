@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, existsSync, linkSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { REPO, cleanEnv, removeTempDirs, tempDir } from "../cli/_harness.ts";
-import { forgetReleases, releaseFor, serveRelease, type BuiltRelease, type ReleaseServer } from "./_release.ts";
+import { testRelease, serveRelease, type BuiltRelease, type ReleaseServer } from "./_release.ts";
 
 const INSTALL_SH = join(REPO, "install.sh");
 // An install copies and hashes a ~110 MiB binary: seconds on a machine other suites load too.
@@ -12,13 +12,12 @@ let release: BuiltRelease;
 let server: ReleaseServer;
 
 beforeAll(async () => {
-  release = await releaseFor(["linux-x64"], { npm: false });
+  release = await testRelease();
   server = serveRelease(release.releaseDir);
 }, 180_000);
 
 afterAll(() => {
   server?.stop();
-  forgetReleases();
   removeTempDirs();
 });
 
@@ -28,7 +27,7 @@ async function install(args: string[], env: Record<string, string> = {}) {
     env: cleanEnv({ HOME: tempDir("home"), DOCKET_DOWNLOAD_URL: server.url, ...env }),
     stdout: "pipe",
     stderr: "pipe",
-  }, SLOW);
+  });
   const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
   return { code, stdout, stderr };
 }

@@ -18,6 +18,7 @@ import { currentSnapshot, eventsPage, listItems, listLimit, readerSnapshot, type
 import { recoverUnfinished, type RecoveredExecution } from "./_sqlite-recovery.ts";
 import { expireFinished } from "./_sqlite-expiry.ts";
 import { copySnapshot, keep } from "./_kept-values.ts";
+import { eventBytes, RetainedBytes } from "./_retained-bytes.ts";
 
 export { StoreFileError } from "./_sqlite-schema.ts";
 export type { RecoveredExecution } from "./_sqlite-recovery.ts";
@@ -83,6 +84,9 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
   let closed = false;
   const stamp = createStamper(clock);
   const recovered: RecoveredExecution[] = [];
+  // The sizes of the retained events of each unfinished execution, against events_retained_bytes;
+  // a finished one takes no more events and lets go of its sizes.
+  const retainedBytes = new Map<string, RetainedBytes>();
 
   const fanOut = createFanOut({ history: { events, ids: () => entries.keys() }, onListenerError: options.onListenerError });
   // The store follows its own events: the JSON the fan-out makes once per event for the live
@@ -125,6 +129,9 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     const event = createdEvent(execution, snapshot);
     const entry = register(newEntry({ id: execution.id, order: nextOrder++, capability: execution.capability, state: "queued", snapshot, lastSequence: 1, retainedFrom: 1 }));
     entry.pending.add(event);
+    const sizes = new RetainedBytes(limits.events_retained_bytes);
+    sizes.add(eventBytes(event), 1);
+    retainedBytes.set(entry.id, sizes);
     writer.changed(entry, 1);
     evict();
     fanOut.publish([event]);
@@ -142,16 +149,25 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     // is applied: a refused call leaves no trace.
     checkBatch(snapshot, drafts);
     if (drafts.length === 0) return [];
-    const stored = numberEvents(id, snapshot, drafts, stamp(), limits, (event) => entry.pending.add(event));
+    let sizes = retainedBytes.get(id);
+    if (sizes === undefined) retainedBytes.set(id, (sizes = new RetainedBytes(limits.events_retained_bytes, entry.retainedFrom, entry.lastSequence + 1)));
+    let retainedFrom = entry.retainedFrom;
+    const stored = numberEvents(id, snapshot, drafts, stamp(), limits, (event) => {
+      entry.pending.add(event);
+      retainedFrom = sizes.add(eventBytes(event), event.sequence - limits.events_retained + 1);
+    });
     entry.lastSequence = snapshot.last_sequence;
-    entry.retainedFrom = Math.max(entry.retainedFrom, entry.lastSequence - limits.events_retained + 1);
+    entry.retainedFrom = Math.max(entry.retainedFrom, retainedFrom);
     snapshot.retained_from = entry.retainedFrom;
     snapshot.truncated = entry.retainedFrom > 1;
     if (snapshot.state !== before) {
       counts[before]--;
       counts[snapshot.state]++;
       entry.state = snapshot.state;
-      if (isTerminal(snapshot.state)) terminal.push(entry);
+      if (isTerminal(snapshot.state)) {
+        terminal.push(entry);
+        retainedBytes.delete(id);
+      }
     }
     writer.changed(entry, stored.length);
     fanOut.publish(stored);

@@ -18,6 +18,7 @@ import { currentSnapshot, eventsPage, listItems, listLimit, readerSnapshot, type
 import { recoverUnfinished, type RecoveredExecution } from "./_sqlite-recovery.ts";
 import { expireFinished } from "./_sqlite-expiry.ts";
 import { copySnapshot, keep } from "./_kept-values.ts";
+import { mayExpire } from "../execution/retention.ts";
 import { eventBytes, RetainedBytes } from "./_retained-bytes.ts";
 
 export { StoreFileError } from "./_sqlite-schema.ts";
@@ -37,6 +38,8 @@ export interface SqliteStoreOptions {
   onPersistError?: (error: unknown) => void;
   /** How often expired details are looked for after the check on open; default an hour. */
   expiryIntervalMs?: number;
+  /** Whether an execution's artifact folder still holds files (they keep its details); default: never. */
+  artifactsHeld?: (id: string) => boolean;
 }
 
 /** The durable execution store: an ExecutionStore, plus what only a file-backed one has. */
@@ -48,6 +51,8 @@ export interface SqliteExecutionStore extends ExecutionStore {
   flush(): void;
   /** Drops the details of executions finished more than `details_retention_ms` ago; answers how many. */
   expireDetails(): number;
+  /** Bytes the file's data takes: its pages in use (pages freed by expiry or forgetting are reused, so they do not count). */
+  storedBytes(): number;
 }
 
 function zeroCounts(): Record<ExecutionState, number> {
@@ -229,7 +234,9 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
   function expireDetails(): number {
     open();
     writer.flush();
-    return expireFinished(db, tables, entries, new Date(clock().getTime() - limits.details_retention_ms).toISOString());
+    const artifactsHeld = options.artifactsHeld ?? (() => false);
+    const cutoff = new Date(clock().getTime() - limits.details_retention_ms).toISOString();
+    return expireFinished(db, tables, entries, cutoff, (snapshot) => mayExpire(snapshot, { artifactsHeld: artifactsHeld(snapshot.id) }));
   }
 
   function close(): void {
@@ -296,6 +303,11 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
       writer.flush();
     },
     expireDetails,
+    storedBytes: () => {
+      open();
+      const pragma = (name: string) => (db.query(`PRAGMA ${name}`).get() as Record<string, number>)[name]!;
+      return (pragma("page_count") - pragma("freelist_count")) * pragma("page_size");
+    },
     storageFault: () => writer.fault(),
     close,
   };

@@ -9,6 +9,7 @@ import { resolveLimits, type Limits } from "../../runtime/execution/limits.ts";
 import { MEASURE_EVERY_MS } from "../../runtime/execution/storage-gate.ts";
 import type { ExecutionReport } from "../../runtime/execution/report-protocol.ts";
 import { createMemoryStore } from "../../runtime/store/memory-store.ts";
+import { createSqliteStore } from "../../runtime/store/sqlite-store.ts";
 import type { StorageFault } from "../../runtime/store/store.ts";
 import executionsStart from "../../capabilities/executions.start.ts";
 import { ManualClock } from "../_support/manual-clock.ts";
@@ -179,5 +180,30 @@ describe("run identities outlive details", () => {
     expect(again.details_expired).toBeUndefined();
     expect(again.execution).toMatchObject({ id: first.execution.id, state: "queued" });
     expect(v.safeParse(executionsStart.output, again).success).toBe(true);
+  });
+
+  test("executions.start with the run_id of an execution whose details expired answers its expired snapshot, with details_expired", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "docket-identity-"));
+    roots.push(dir);
+    const limits = resolveLimits({ overrides: { details_retention_ms: 1000 } });
+    const clock = new ManualClock();
+    const store = createSqliteStore({ path: join(dir, "state.db"), limits, clock: () => clock.now() });
+    const pool = new FakePool();
+    const engine = createEngine({ registry: catalog(Object.values(TEST_CAPABILITIES)), store, pool, limits, root: dir, storeKind: "sqlite", clock, log: () => undefined });
+    try {
+      const first = engine.start({ capability: "demo.write", input: {}, run_id: "release-7" }, EDGE).execution.id;
+      await flush();
+      pool.of(first)!.succeed({ ok: true });
+      await flush();
+      clock.advance(2000);
+      expect(store.expireDetails()).toBe(1);
+      const again = engine.start({ capability: "demo.write", input: {}, run_id: "release-7" }, EDGE);
+      expect(again).toMatchObject({ deduplicated: true, details_expired: true, execution: { id: first, state: "succeeded", details_expired: true, run_id: "release-7" } });
+      expect(v.safeParse(executionsStart.output, again).success).toBe(true);
+      expect(store.list().items).toHaveLength(1);
+    } finally {
+      await engine.close();
+      store.close();
+    }
   });
 });

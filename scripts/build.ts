@@ -2,7 +2,9 @@
 import type { BunPlugin } from "bun";
 import { existsSync, statSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import pkg from "../package.json" with { type: "json" };
 import { hostTarget, type BuildStamp } from "../runtime/version.ts";
+import { declarationsDigest, generateDeclarations, type DeclarationFiles } from "./declarations.ts";
 
 /** The CLI's main, the binary's entry point. */
 export const CLI_ENTRY = fileURLToPath(new URL("../runtime/cli/main.ts", import.meta.url));
@@ -22,6 +24,8 @@ export interface CompileOptions {
   target?: { name: string; bun: Bun.Build.CompileTarget };
   /** What `docket --version` names; the repository's current commit when left out. */
   commit?: string;
+  /** The editor types to embed, when the caller made them already (a release compiles five binaries). */
+  declarations?: DeclarationFiles;
 }
 
 /** The checkout's commit, 12 hex digits, `+dirty` when tracked files changed; `unknown` outside git. */
@@ -45,6 +49,8 @@ export function gitCommit(cwd: string = fileURLToPath(new URL("..", import.meta.
 export async function compileDocket(options: CompileOptions): Promise<{ outfile: string; bytes: number; ms: number }> {
   const started = performance.now();
   const stamp: BuildStamp = { commit: options.commit ?? gitCommit(), target: options.target?.name ?? hostTarget() };
+  // The editor types `docket types` writes (runtime/cli/editor-types.ts) travel inside the binary.
+  const declarations = options.declarations ?? generateDeclarations();
   const result = await Bun.build({
     entrypoints: options.entrypoints,
     target: "bun",
@@ -57,8 +63,12 @@ export async function compileDocket(options: CompileOptions): Promise<{ outfile:
     // command imports loads at start. Measured here: --version 64 → 47 ms, a no-op run 124 → 112 ms.
     splitting: true,
     plugins: options.plugins,
-    // `docket --version` names the build (runtime/version.ts); from source the name is undeclared.
-    define: { __DOCKET_BUILD__: JSON.stringify(stamp) },
+    define: {
+      DOCKET_DECLARATIONS: JSON.stringify(declarations),
+      DOCKET_TYPES_STAMP: JSON.stringify(`docket ${pkg.version} ${declarationsDigest(declarations)}`),
+      // `docket --version` names the build (runtime/version.ts); from source the name is undeclared.
+      __DOCKET_BUILD__: JSON.stringify(stamp),
+    },
     compile: {
       target: options.target?.bun,
       outfile: options.outfile,
@@ -66,6 +76,10 @@ export async function compileDocket(options: CompileOptions): Promise<{ outfile:
       // are theirs, not docket's configuration.
       autoloadDotenv: false,
       autoloadBunfig: false,
+      // Capability files import the checkout's own packages (yaml, @octokit/rest, …). Bun ≥ 1.3.9
+      // compiles binaries that read no package.json at run time, so no package's `exports`/`main`
+      // resolves (oven-sh/bun#27058): turn that reading back on, as `bun run` does it.
+      autoloadPackageJson: true,
     },
   });
   if (!result.success) {

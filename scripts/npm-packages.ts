@@ -1,10 +1,11 @@
 // The npm packages of a release: `docket` (the launcher, the module's types) and one
 // `@docket/<os>-<arch>` per binary, which `docket` names as optional dependencies so that npm
 // installs only the one matching the machine (docs/distribution.md).
-import { chmodSync, copyFileSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { chmodSync, copyFileSync, existsSync, linkSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import rootPackage from "../package.json" with { type: "json" };
+import { generateDeclarations, type DeclarationFiles } from "./declarations.ts";
 import { releaseTarget } from "./release-targets.ts";
 import type { ReleaseManifest } from "./release.ts";
 
@@ -20,10 +21,12 @@ export interface NpmPackagesOptions {
   /** Where `docket/` and one folder per target are written. */
   npmDir: string;
   manifest: ReleaseManifest;
+  /** The declarations the binaries embed (made again when left out). */
+  declarations?: DeclarationFiles;
 }
 
 /** Writes `<npmDir>/docket/` and `<npmDir>/<target>/` for every binary of the manifest; each is ready for `npm pack`. */
-export async function writeNpmPackages(options: NpmPackagesOptions): Promise<void> {
+export function writeNpmPackages(options: NpmPackagesOptions): void {
   const { manifest, npmDir } = options;
   const common = { version: manifest.version, license: (rootPackage as { license?: string }).license ?? "UNLICENSED", repository: { type: "git", url: `git+${PROJECT_URL}.git` } };
   for (const artifact of manifest.artifacts) {
@@ -52,7 +55,7 @@ export async function writeNpmPackages(options: NpmPackagesOptions): Promise<voi
   const launcher = readFileSync(join(TEMPLATE, "bin", "docket.js"), "utf8").replace('["@TARGETS@"]', JSON.stringify(targets));
   writeFileSync(join(dir, "bin", "docket.js"), launcher, { mode: 0o755 });
   copyFileSync(join(TEMPLATE, "index.js"), join(dir, "index.js"));
-  await writeDeclarations(join(dir, "types"));
+  writeDeclarations(options.declarations ?? generateDeclarations(), join(dir, "types"));
   for (const extra of ["LICENSE", "README.md"]) if (existsSync(join(REPO, extra))) copyFileSync(join(REPO, extra), join(dir, extra));
   writeJson(join(dir, "package.json"), {
     name: "docket",
@@ -71,26 +74,18 @@ export async function writeNpmPackages(options: NpmPackagesOptions): Promise<voi
 }
 
 /**
- * The public API's declarations (runtime/public.ts and what it reaches), emitted by tsc. The
- * sources import each other with `.ts` extensions, which a consumer's tsc resolves only with
- * `allowImportingTsExtensions`; the emitted files import `.js`, which every resolution mode maps
- * to the `.d.ts` beside it.
+ * The public API's declarations, as `docket types` has them (scripts/declarations.ts), under
+ * `types/`. Their imports name `.ts` files, which a consumer's tsc resolves only with
+ * `allowImportingTsExtensions`; here they name `.js`, which every resolution mode maps to the
+ * `.d.ts` beside it. valibot's own types come with the valibot dependency.
  */
-async function writeDeclarations(outDir: string): Promise<void> {
-  const tsc = Bun.spawnSync([join(REPO, "node_modules", ".bin", "tsc"), "-p", join(REPO, "scripts", "tsconfig.types.json"), "--outDir", outDir], { cwd: REPO, stdout: "pipe", stderr: "pipe" });
-  if (tsc.exitCode !== 0) throw new Error(`tsc could not emit the docket module's declarations:\n${tsc.stdout}${tsc.stderr}`);
-  for (const file of walk(outDir)) {
-    if (!file.endsWith(".d.ts")) continue;
-    const text = readFileSync(file, "utf8");
-    writeFileSync(file, text.replace(/(from\s+|import\()(["'])(\.{1,2}\/[^"']+)\.ts\2/g, "$1$2$3.js$2"));
+function writeDeclarations(declarations: DeclarationFiles, outDir: string): void {
+  for (const [name, text] of Object.entries(declarations)) {
+    if (!name.startsWith("docket/")) continue;
+    const path = join(outDir, name.slice("docket/".length));
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, text.replace(/(from\s+|import\()(["'])(\.{1,2}\/[^"']+)\.ts\2/g, "$1$2$3.js$2"));
   }
-}
-
-function walk(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    return statSync(path).isDirectory() ? walk(path) : [path];
-  });
 }
 
 // A hard link: the binaries are ~100 MiB each, and the release folder already holds them.

@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import { sha256File } from "../runtime/capability/sha256-file.ts";
 import { DOCKET_VERSION } from "../runtime/version.ts";
 import { CLI_ENTRY, compileDocket, gitCommit, WORKER_ENTRY } from "./build.ts";
+import { generateDeclarations } from "./declarations.ts";
 import { writeNpmPackages } from "./npm-packages.ts";
 import { RELEASE_TARGETS, releaseFileName, releaseTarget, type ReleaseTarget } from "./release-targets.ts";
 
@@ -54,6 +55,7 @@ export async function buildRelease(options: ReleaseOptions = {}): Promise<Releas
   const targets = (options.targets ?? RELEASE_TARGETS.map((t) => t.name)).map(releaseTarget);
   const commit = gitCommit();
   const version = DOCKET_VERSION;
+  const declarations = generateDeclarations();
   const staging = join(dist, `.release-${process.pid}`);
   rmSync(staging, { recursive: true, force: true });
   const releaseDir = join(staging, "release");
@@ -62,7 +64,7 @@ export async function buildRelease(options: ReleaseOptions = {}): Promise<Releas
     const artifacts: ReleaseArtifact[] = [];
     for (const target of targets) {
       const file = releaseFileName(version, target);
-      const built = await compileDocket({ entrypoints: [CLI_ENTRY, WORKER_ENTRY], outfile: join(releaseDir, file), target, commit });
+      const built = await compileDocket({ entrypoints: [CLI_ENTRY, WORKER_ENTRY], outfile: join(releaseDir, file), target, commit, declarations });
       const { hex, bytes } = await sha256File(built.outfile);
       const artifact: ReleaseArtifact = { target: target.name, os: target.os, arch: target.arch, file, bytes, sha256: hex };
       artifacts.push(artifact);
@@ -71,7 +73,7 @@ export async function buildRelease(options: ReleaseOptions = {}): Promise<Releas
     const manifest: ReleaseManifest = { name: "docket", version, commit, bun: Bun.version, artifacts };
     writeFileSync(join(releaseDir, "SHA256SUMS"), artifacts.map((a) => `${a.sha256}  ${a.file}\n`).join(""));
     writeFileSync(join(releaseDir, "release.json"), `${JSON.stringify(manifest, null, 2)}\n`);
-    if (options.npm !== false) await writeNpmPackages({ releaseDir, npmDir: join(staging, "npm"), manifest });
+    if (options.npm !== false) writeNpmPackages({ releaseDir, npmDir: join(staging, "npm"), manifest, declarations });
     for (const part of ["release", "npm"]) {
       if (!existsSync(join(staging, part))) continue;
       rmSync(join(dist, part), { recursive: true, force: true });

@@ -70,7 +70,8 @@ export async function compileDocket(options: CompileOptions): Promise<{ outfile:
       __DOCKET_BUILD__: JSON.stringify(stamp),
     },
     compile: {
-      target: options.target?.bun,
+      // Bun refuses `target: undefined`: left out, it compiles for this machine.
+      ...(options.target ? { target: options.target.bun } : {}),
       outfile: options.outfile,
       // The binary runs in users' checkouts: their .env and bunfig.toml (which can preload code)
       // are theirs, not docket's configuration.

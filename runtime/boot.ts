@@ -79,7 +79,7 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
     const existing = registry.get(loaded.capability.id);
     // `docket run ./capabilities/x.ts` names a file discovery already loaded: the same capability.
     if (existing?.source.kind === "file" && sameFile(existing.source.file, path)) fileIds.push(existing.id);
-    else if (registry.add(loaded.capability.def, { kind: "file", file: path })) fileIds.push(loaded.capability.id);
+    else if (registry.add(loaded.capability.def, { kind: "file", file: path }, { version: loaded.capability.version })) fileIds.push(loaded.capability.id);
   }
   let store: ExecutionStore;
   try {

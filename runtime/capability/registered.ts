@@ -21,6 +21,8 @@ export interface RegisteredCapability {
   input_schema: JsonSchema;
   output_schema: JsonSchema;
   source: CapabilitySource;
+  /** A digest of the code (`sha256:…` of the file's text) or `docket@<version>` for a built-in. */
+  version: string;
   /** A built-in with `execution: "never"`: runs in the main thread and gets `ctx.plane`. */
   plane: boolean;
   def: CapabilityDef;
@@ -50,6 +52,7 @@ export function describeCapability(c: RegisteredCapability) {
     input_schema: c.input_schema,
     output_schema: c.output_schema,
     source: c.source.kind === "builtin" ? { kind: "builtin" as const } : c.source,
+    version: c.version,
   };
 }
 

@@ -37,7 +37,8 @@ export class DirectCalls {
   async call(id: string, rawInput: unknown, edge: EdgeInfo): Promise<unknown> {
     const { capability, input } = this.options.admitInput(id, rawInput, edge, "call");
     if (capability.plane) return this.callInMain(capability, input, edge);
-    const key = capability.cache ? `${capability.id}\n${canonicalJson(input)}` : null;
+    // The version is part of the key: an edited file's output is never served from its old code.
+    const key = capability.cache ? `${capability.id}\n${capability.version}\n${canonicalJson(input)}` : null;
     if (key) {
       const hit = this.cache.get(key);
       if (hit && hit.expires > this.options.clock.monotonic()) return structuredClone(hit.output);
@@ -75,6 +76,7 @@ export class DirectCalls {
       {
         capability: capability.id,
         source: capability.source,
+        version: capability.version,
         input,
         execution: null,
         root,

@@ -218,6 +218,7 @@ export function createEngine(options: EngineOptions): Engine {
       cancellable: capability.cancellable,
       effect: capability.effect,
       input_hash: hash,
+      capability_version: capability.version,
     });
     scheduler.enqueue({
       id,
@@ -254,6 +255,7 @@ export function createEngine(options: EngineOptions): Engine {
     const task: WorkerTask = {
       capability: active.capability.id,
       source: active.capability.source,
+      version: active.capability.version,
       input: active.input,
       execution: { id: active.id, run_id: active.run_id, session_key: active.session_key, attempt: 1 },
       root,

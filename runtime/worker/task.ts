@@ -7,6 +7,12 @@ export interface WorkerTask {
   capability: string;
   /** How the worker finds the declaration: the bundled built-ins map, or an absolute file path. */
   source: CapabilitySource;
+  /**
+   * The version the main thread registered (`sha256:…` of the file's text). The worker imports
+   * that version's own module, so an execution finishes on the code it started with while a newer
+   * version of the file runs beside it. Absent: the file as it is imported by plain path.
+   */
+  version?: string;
   /** Already validated (and defaulted) by the input schema, in the main thread. The real values: no redaction. */
   input: unknown;
   execution: ExecutionIdentity | null;

@@ -1,7 +1,9 @@
 // The main of every pool worker: serves "docket" and "valibot", loads declarations, runs handlers.
 import { parentPort, workerData, type MessagePort } from "node:worker_threads";
 import { registerDocketModules } from "../adapter/bun-modules.ts";
+import { readFile } from "node:fs/promises";
 import { CapabilityError } from "../capability/capability-error.ts";
+import { fileVersion, versionedSpecifier } from "../capability/capability-version.ts";
 import type { CapabilityDef, HostFacts } from "../capability/declaration.ts";
 import type { CapabilitySource } from "../capability/registered.ts";
 import { fromWire, toWire, type FromWorker, type ToWorker, type WorkerBoot } from "./_messages.ts";
@@ -103,7 +105,7 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
 function createDefinitionCache() {
   const loaded = new Map<string, CapabilityDef>();
   const loading = new Map<string, Promise<CapabilityDef>>();
-  const keyOf = (task: WorkerTask) => `${task.source.kind}:${task.source.file}`;
+  const keyOf = (task: WorkerTask) => `${task.source.kind}:${task.source.file}:${task.version ?? ""}`;
   const checked = (def: CapabilityDef, task: WorkerTask) => {
     if (def.id !== task.capability) {
       throw new Error(`${task.source.file} declares capability "${def.id}", but the task asked for "${task.capability}"; reload the capabilities.`);
@@ -120,7 +122,7 @@ function createDefinitionCache() {
       const key = keyOf(task);
       let pending = loading.get(key);
       if (!pending) {
-        pending = importDefinition(task.source);
+        pending = importDefinition(task.source, task.version);
         loading.set(key, pending);
       }
       try {
@@ -138,7 +140,7 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
   return typeof (value as PromiseLike<unknown> | null)?.then === "function";
 }
 
-async function importDefinition(source: CapabilitySource): Promise<CapabilityDef> {
+async function importDefinition(source: CapabilitySource, version: string | undefined): Promise<CapabilityDef> {
   let def: unknown;
   if (source.kind === "builtin") {
     // Lazy, so that a worker that only runs user files never evaluates every built-in; the
@@ -146,12 +148,31 @@ async function importDefinition(source: CapabilitySource): Promise<CapabilityDef
     const { BUILTINS } = await import("../capability/builtins.ts");
     def = BUILTINS[source.file];
   } else {
-    def = ((await import(source.file)) as { default?: unknown }).default;
+    def = ((await import(await specifierOf(source.file, version))) as { default?: unknown }).default;
   }
   if (typeof def !== "object" || def === null || typeof (def as CapabilityDef).handler !== "function") {
     throw new Error(`${source.file} does not export a capability as its default export (export default capability({ … })).`);
   }
   return def as CapabilityDef;
+}
+
+/**
+ * The specifier of the version the main thread registered. The file is read first: when it changed
+ * on disk since (an edit not yet reloaded), running it would record one version and run another,
+ * so the task fails and says to run again once the reload is done.
+ */
+async function specifierOf(file: string, version: string | undefined): Promise<string> {
+  if (version === undefined || !version.startsWith("sha256:")) return file;
+  const now = fileVersion(await readFile(file, "utf8"));
+  if (now !== version) {
+    // Before the handler ran: nothing was applied, and running again after the reload is safe.
+    throw new CapabilityError("capability_changed", `${file} changed on disk after docket loaded it (loaded ${version}, now ${now}), so that version can no longer run.`, {
+      retryability: "after_delay",
+      suggestion: "docket serve reloads the file within a second; run it again then.",
+      context: { loaded_version: version, file_version: now },
+    });
+  }
+  return versionedSpecifier(file, version);
 }
 
 /** Turns whatever a handler threw into the closed TaskError the pool reports. */

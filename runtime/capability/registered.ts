@@ -61,4 +61,6 @@ export interface CapabilityCatalog {
   list(): RegisteredCapability[];
   get(id: string): RegisteredCapability | null;
   loadErrors(): LoadError[];
+  /** Calls `listener` whenever the catalog is replaced (a live reload); returns the unsubscribe. */
+  subscribe?(listener: () => void): () => void;
 }

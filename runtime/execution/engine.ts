@@ -484,6 +484,7 @@ export function createEngine(options: EngineOptions): Engine {
     capabilities: () => registry.list(),
     capability: (id) => registry.get(id),
     loadErrors: () => registry.loadErrors(),
+    onCapabilitiesChanged: (listener) => registry.subscribe?.(listener) ?? (() => undefined),
     start,
     cancel,
     call: (id, input, edge) => direct.call(id, input, edge),

@@ -64,6 +64,8 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
     hostFacts: () => engine!.hostFacts(),
     workerUrl: options.workerUrl,
     onWorkerError: options.log,
+    // A forced stop already waited grace_ms for the handler; its children get half that again.
+    childGraceMs: Math.floor(limits.grace_ms / 2),
   });
   const warming = pool.warm();
   // Built again on every reload: files whose text did not change are not imported again, since a

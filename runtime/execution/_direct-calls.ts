@@ -82,6 +82,8 @@ export class DirectCalls {
         root,
         artifacts_dir: null,
         artifact_limits: { files: limits.artifacts_per_execution, bytes: limits.artifact_bytes, total_bytes: limits.artifacts_total_bytes },
+      // Half the handler's grace: a child is killed while the handler still has time to end on its own.
+      kill_grace_ms: Math.floor(limits.grace_ms / 2),
       },
       { lane: "direct" },
     );

@@ -261,6 +261,8 @@ export function createEngine(options: EngineOptions): Engine {
       root,
       artifacts_dir: artifactsDir(root, active.id),
       artifact_limits: { files: limits.artifacts_per_execution, bytes: limits.artifact_bytes, total_bytes: limits.artifacts_total_bytes },
+      // Half the handler's grace: a child is killed while the handler still has time to end on its own.
+      kill_grace_ms: Math.floor(limits.grace_ms / 2),
     };
     active.handle = pool.run(task, { lane: "execution", onEvents: (drafts) => appendHandlerEvents(active, drafts) });
     if (active.deadline_ms !== null) {

@@ -8,6 +8,7 @@ import type { CapabilityDef, HostFacts } from "../capability/declaration.ts";
 import type { CapabilitySource } from "../capability/registered.ts";
 import { fromWire, toWire, type FromWorker, type ToWorker, type WorkerBoot } from "./_messages.ts";
 import { createWorkerContext, isCancellation, type WorkerContext } from "./_worker-context.ts";
+import { spawnThroughMain } from "./_spawn-through-main.ts";
 import type { TaskError, TaskOutcome, WorkerTask } from "./task.ts";
 
 // First, before any capability file is imported: their `import … from "docket"` must find us.
@@ -30,6 +31,7 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
   let current: Running | null = null;
 
   const post = (message: FromWorker) => port.postMessage(toWire(message));
+  const children = spawnThroughMain(post);
   const host = () =>
     new Promise<HostFacts>((resolve, reject) => {
       const request = nextHostRequest++;
@@ -51,7 +53,7 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
   };
 
   const runTask = async (id: number, task: WorkerTask) => {
-    const context = createWorkerContext({ id, task, cancelFlag, post, host });
+    const context = createWorkerContext({ id, task, cancelFlag, post, host, spawn: children.spawn });
     const run: Running = { id, context, done: false };
     current = run;
     let outcome: TaskOutcome;
@@ -75,6 +77,12 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
         break;
       case "cancel":
         if (current?.id === message.id) current.context.cancel();
+        break;
+      case "spawned":
+      case "spawn_failed":
+      case "child_output":
+      case "child_exit":
+        children.receive(message);
         break;
       case "host": {
         const pending = hostRequests.get(message.request);

@@ -107,7 +107,7 @@ function checkCapabilities(host: HostFacts, ctx: CapabilityContext): { message: 
     ...(e.line !== null ? { line: e.line } : {}),
     ...(e.column !== null ? { column: e.column } : {}),
   }));
-  const work = host.capabilities.filter((c) => c.execution === "allowed").length;
+  const work = host.capabilities.filter((c) => c.execution !== "never").length;
   ctx.progress.log(`Capabilities: ${host.capabilities.map((c) => c.id).join(", ")}`, "debug");
   const failed = host.load_errors.length > 0 ? `; ${host.load_errors.length} failed to load` : "";
   return { message: `${host.capabilities.length} loaded (${work} runnable as executions)${failed}`, problems };

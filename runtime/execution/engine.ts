@@ -1,5 +1,6 @@
-import type { CapabilityCatalog, RegisteredCapability } from "../capability/registered.ts";
+import { runsAsExecution, type CapabilityCatalog, type RegisteredCapability } from "../capability/registered.ts";
 import type { HostFacts } from "../capability/declaration.ts";
+import { unknownCapabilityHint } from "../capability/unknown-capability.ts";
 import type { ExecutionStore } from "../store/store.ts";
 import type { TaskHandle, WorkerPool, WorkerTask } from "../worker/task.ts";
 import type { EventDraft } from "./protocol.ts";
@@ -85,7 +86,7 @@ export function createEngine(options: EngineOptions): Engine {
         error_code: "not_found",
         stage: "validate",
         message: `No capability "${id}" is loaded.`,
-        suggestion: "List the loaded capabilities with capabilities.list (docket capabilities list).",
+        suggestion: unknownCapabilityHint(id, registry),
         context: { capability: id },
       });
     }
@@ -148,7 +149,7 @@ export function createEngine(options: EngineOptions): Engine {
   function start(request: StartRequest, edge: EdgeInfo): StartResult {
     if (closed) throw failure(edge, { error_code: "unavailable", stage: "admit", message: "The engine is shutting down." });
     const { capability, input } = admitInput(request.capability, request.input, edge, "start");
-    if (capability.execution === "never" || capability.plane) {
+    if (!runsAsExecution(capability)) {
       throw failure(edge, {
         error_code: "not_runnable",
         stage: "validate",

@@ -1,9 +1,8 @@
 // The main of every pool worker: serves "docket" and "valibot", loads declarations, runs handlers.
 import { parentPort, workerData, type MessagePort } from "node:worker_threads";
 import { registerDocketModules } from "../adapter/bun-modules.ts";
-import { readFile } from "node:fs/promises";
 import { CapabilityError } from "../capability/capability-error.ts";
-import { fileVersion, versionedSpecifier } from "../capability/capability-version.ts";
+import { createVersionImporter } from "./_import-version.ts";
 import type { CapabilityDef, HostFacts } from "../capability/declaration.ts";
 import type { CapabilitySource } from "../capability/registered.ts";
 import { fromWire, toWire, type FromWorker, type ToWorker, type WorkerBoot } from "./_messages.ts";
@@ -113,6 +112,7 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
 function createDefinitionCache() {
   const loaded = new Map<string, CapabilityDef>();
   const loading = new Map<string, Promise<CapabilityDef>>();
+  const importVersion = createVersionImporter((specifier) => import(specifier));
   const keyOf = (task: WorkerTask) => `${task.source.kind}:${task.source.file}:${task.version ?? ""}`;
   const checked = (def: CapabilityDef, task: WorkerTask) => {
     if (def.id !== task.capability) {
@@ -130,7 +130,7 @@ function createDefinitionCache() {
       const key = keyOf(task);
       let pending = loading.get(key);
       if (!pending) {
-        pending = importDefinition(task.source, task.version);
+        pending = importDefinition(task.source, task.version, importVersion);
         loading.set(key, pending);
       }
       try {
@@ -148,7 +148,7 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
   return typeof (value as PromiseLike<unknown> | null)?.then === "function";
 }
 
-async function importDefinition(source: CapabilitySource, version: string | undefined): Promise<CapabilityDef> {
+async function importDefinition(source: CapabilitySource, version: string | undefined, importVersion: ReturnType<typeof createVersionImporter>): Promise<CapabilityDef> {
   let def: unknown;
   if (source.kind === "builtin") {
     // Lazy, so that a worker that only runs user files never evaluates every built-in; the
@@ -156,31 +156,12 @@ async function importDefinition(source: CapabilitySource, version: string | unde
     const { BUILTINS } = await import("../capability/builtins.ts");
     def = BUILTINS[source.file];
   } else {
-    def = ((await import(await specifierOf(source.file, version))) as { default?: unknown }).default;
+    def = ((await importVersion(source.file, version)) as { default?: unknown }).default;
   }
   if (typeof def !== "object" || def === null || typeof (def as CapabilityDef).handler !== "function") {
     throw new Error(`${source.file} does not export a capability as its default export (export default capability({ … })).`);
   }
   return def as CapabilityDef;
-}
-
-/**
- * The specifier of the version the main thread registered. The file is read first: when it changed
- * on disk since (an edit not yet reloaded), running it would record one version and run another,
- * so the task fails and says to run again once the reload is done.
- */
-async function specifierOf(file: string, version: string | undefined): Promise<string> {
-  if (version === undefined || !version.startsWith("sha256:")) return file;
-  const now = fileVersion(await readFile(file, "utf8"));
-  if (now !== version) {
-    // Before the handler ran: nothing was applied, and running again after the reload is safe.
-    throw new CapabilityError("capability_changed", `${file} changed on disk after docket loaded it (loaded ${version}, now ${now}), so that version can no longer run.`, {
-      retryability: "after_delay",
-      suggestion: "docket serve reloads the file within a second; run it again then.",
-      context: { loaded_version: version, file_version: now },
-    });
-  }
-  return versionedSpecifier(file, version);
 }
 
 /** Turns whatever a handler threw into the closed TaskError the pool reports. */

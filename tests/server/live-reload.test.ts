@@ -21,12 +21,12 @@ import { startServer, type DocketServer } from "../../runtime/server/serve.ts";
 /** A capability file whose handler answers `answer`; with `waitFor`, only once that file exists. */
 function greetFile(title: string, answer: string, waitFor?: string): string {
   const wait = waitFor
-    ? `await new Promise<void>((resolve) => { const t = setInterval(() => { if (existsSync(${JSON.stringify(waitFor)})) { clearInterval(t); resolve(); } }, 5); });`
+    ? `writeFileSync(${JSON.stringify(`${waitFor}.started`)}, ""); await new Promise<void>((resolve) => { const t = setInterval(() => { if (existsSync(${JSON.stringify(waitFor)})) { clearInterval(t); resolve(); } }, 5); });`
     : "";
   return [
     'import { capability } from "docket";',
     'import * as v from "valibot";',
-    'import { existsSync } from "node:fs";',
+    'import { existsSync, writeFileSync } from "node:fs";',
     "export default capability({",
     '  id: "team.greet",',
     `  title: ${JSON.stringify(title)},`,
@@ -116,7 +116,8 @@ describe("docket serve live reload", () => {
     const v1 = fileVersion(greetFile("Greet v1", "v1", join(root, "release-v1")));
     expect((await list()).capabilities.find((c) => c.id === "team.greet")).toMatchObject({ title: "Greet v1", version: v1 });
     const running = await start("team.greet");
-    await until("the v1 execution to run", async () => (await get(running)).state === "running");
+    // Its handler has begun (its worker holds v1's module), not only its execution.
+    await until("the v1 handler to begin", () => existsSync(join(root, "release-v1.started")));
 
     const v2Text = greetFile("Greet v2", "v2");
     writeFileSync(join(root, "capabilities", "team.greet.ts"), v2Text);

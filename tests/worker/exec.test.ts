@@ -60,11 +60,13 @@ process.exit(Number(code));
 
 /** Ignores TERM, starts a grandchild that ignores it too, writes both pids to argv[2], and waits. */
 const STUBBORN = `import { spawn } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { renameSync, writeFileSync } from "node:fs";
 process.on("SIGTERM", () => {});
 const grandchild = spawn(process.execPath, ["-e", "process.on('SIGTERM', () => {}); setInterval(() => {}, 1000);"], { stdio: "ignore" });
 await new Promise((r) => grandchild.once("spawn", r));
-writeFileSync(process.argv[2], JSON.stringify({ child: process.pid, grandchild: grandchild.pid }));
+// Written whole, then renamed: whoever sees the file reads both pids.
+writeFileSync(process.argv[2] + ".tmp", JSON.stringify({ child: process.pid, grandchild: grandchild.pid }));
+renameSync(process.argv[2] + ".tmp", process.argv[2]);
 console.log("ready");
 setInterval(() => {}, 1000);
 `;

@@ -53,7 +53,14 @@ export interface HostFacts {
   runtime: { docket_version: string; bun: string | null; node: string; platform: string; arch: string; pid: number; uptime_ms: number };
   capabilities: Array<{ id: string; effect: "read" | "write"; execution: "allowed" | "never" | "always"; source: string }>;
   load_errors: Array<{ file: string; line: number | null; column: number | null; reason: string }>;
-  store: { kind: string; counts: Record<string, number> };
+  store: {
+    kind: string;
+    counts: Record<string, number>;
+    /** Why the store cannot write now (its own words, may name a path), and since when; null when it can. */
+    fault?: { reason: string; since: string } | null;
+    /** `.docket/` against its storage budget, measured after expiry. */
+    storage?: { bytes: number; budget_bytes: number; over_budget: boolean };
+  };
   limits: Record<string, number>;
 }
 

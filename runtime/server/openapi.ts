@@ -100,7 +100,13 @@ export function openApiDocument(plane: ExecutionPlane, options: { token: boolean
     },
   };
   paths["/healthz"] = {
-    get: { operationId: "healthz", summary: "Liveness", security: [], responses: { "200": { description: "Alive", content: { "application/json": { schema: { type: "object", properties: { ok: { const: true } } } } } } } },
+    get: { operationId: "healthz", summary: "Liveness", security: [], responses: {
+        "200": { description: "Alive, and the store writes", content: { "application/json": { schema: { type: "object", properties: { ok: { const: true } } } } } },
+        "503": {
+          description: "Alive, but the execution store cannot write (new executions are refused until it can)",
+          content: { "application/json": { schema: { type: "object", properties: { ok: { const: false }, store: { type: "object", properties: { ok: { const: false }, reason: { type: "string" }, since: { type: "string" } } } } } } },
+        },
+      } },
   };
   paths["/events"] = {
     get: {

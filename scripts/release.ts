@@ -1,6 +1,6 @@
 // `npm run release`: the binary for every platform in dist/release/, with SHA256SUMS and a
 // manifest, and the npm packages in dist/npm/ (docs/distribution.md).
-import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { sha256File } from "../runtime/capability/sha256-file.ts";
@@ -9,6 +9,10 @@ import { CLI_ENTRY, compileDocket, gitCommit, WORKER_ENTRY } from "./build.ts";
 import { generateDeclarations } from "./declarations.ts";
 import { writeNpmPackages } from "./npm-packages.ts";
 import { RELEASE_TARGETS, releaseFileName, releaseTarget, type ReleaseTarget } from "./release-targets.ts";
+
+const REPO = fileURLToPath(new URL("..", import.meta.url));
+/** The install scripts a release carries beside its binaries. */
+export const INSTALLERS = ["install.sh", "install.ps1"];
 
 /** Where `npm run release` writes the binaries and the npm packages. */
 export const DIST = fileURLToPath(new URL("../dist", import.meta.url));
@@ -45,8 +49,8 @@ export interface ReleaseOptions {
 }
 
 /**
- * Compiles every target into `<dist>/release/`, writes `SHA256SUMS` (the `sha256sum` format that
- * `sha256sum -c` and files.verify read) and `release.json`, then the npm packages into `<dist>/npm/`.
+ * Compiles every target into `<dist>/release/`, copies install.sh and install.ps1 beside them,
+ * writes `SHA256SUMS` (the `sha256sum` format that `sha256sum -c` and files.verify read) and `release.json`, then the npm packages into `<dist>/npm/`.
  * Everything is written beside the old release first and swapped in at the end, so a release
  * killed halfway leaves the previous one whole, never a SHA256SUMS that lies about its files.
  */
@@ -71,7 +75,14 @@ export async function buildRelease(options: ReleaseOptions = {}): Promise<Releas
       options.onTarget?.(artifact, built.ms);
     }
     const manifest: ReleaseManifest = { name: "docket", version, commit, bun: Bun.version, artifacts };
-    writeFileSync(join(releaseDir, "SHA256SUMS"), artifacts.map((a) => `${a.sha256}  ${a.file}\n`).join(""));
+    // The installers travel with the release, so that `…/releases/latest/download/install.sh` is
+    // the one that knows this release's names; SHA256SUMS covers them too.
+    const installers: string[] = [];
+    for (const installer of INSTALLERS) {
+      copyFileSync(join(REPO, installer), join(releaseDir, installer));
+      installers.push(`${(await sha256File(join(releaseDir, installer))).hex}  ${installer}\n`);
+    }
+    writeFileSync(join(releaseDir, "SHA256SUMS"), [...artifacts.map((a) => `${a.sha256}  ${a.file}\n`), ...installers].join(""));
     writeFileSync(join(releaseDir, "release.json"), `${JSON.stringify(manifest, null, 2)}\n`);
     if (options.npm !== false) writeNpmPackages({ releaseDir, npmDir: join(staging, "npm"), manifest, declarations });
     for (const part of ["release", "npm"]) {

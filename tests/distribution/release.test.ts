@@ -35,15 +35,16 @@ function underQemu(path: string): DocketRunner {
 }
 
 describe("npm run release", () => {
-  test("npm run release names each binary docket-<version>-<os>-<arch>[.exe] and lists them, and only them, in SHA256SUMS and release.json", async () => {
+  test("npm run release names each binary docket-<version>-<os>-<arch>[.exe] and lists them with the installers in SHA256SUMS, and in release.json", async () => {
     const files = TARGETS.map((name) => releaseFileName(pkg.version, RELEASE_TARGETS.find((t) => t.name === name)!));
-    expect(readdirSync(release.releaseDir).sort()).toEqual([...files, "SHA256SUMS", "release.json"].sort());
+    expect(readdirSync(release.releaseDir).sort()).toEqual([...files, "SHA256SUMS", "install.ps1", "install.sh", "release.json"].sort());
     expect(readdirSync(release.npmDir).sort()).toEqual(["docket", ...TARGETS].sort());
     if (ALL) expect(files).toContain(`docket-${pkg.version}-windows-x64.exe`);
 
     const sums = readFileSync(join(release.releaseDir, "SHA256SUMS"), "utf8");
     const lines = sums.trimEnd().split("\n");
-    expect(lines).toHaveLength(files.length);
+    expect(lines).toHaveLength(files.length + 2);
+    expect(lines.slice(files.length).map((l) => l.split("  ")[1])).toEqual(["install.sh", "install.ps1"]);
     const manifest = JSON.parse(readFileSync(join(release.releaseDir, "release.json"), "utf8"));
     expect(manifest).toMatchObject({ name: "docket", version: pkg.version, commit: gitCommit(), bun: Bun.version });
     for (const [i, file] of files.entries()) {
@@ -66,7 +67,7 @@ describe("npm run release", () => {
     const verified = await docket(binary, ["run", "files.verify", "--input", '{"manifest":"SHA256SUMS"}', "--format", "json"], { cwd: release.releaseDir });
     expect(verified.stderr).not.toContain("malformed");
     expect(verified.code).toBe(0);
-    expect(JSON.parse(verified.stdout).output).toMatchObject({ files: TARGETS.length, ok: true });
+    expect(JSON.parse(verified.stdout).output).toMatchObject({ files: TARGETS.length + 2, ok: true });
   }, SLOW);
 
   const runnable: Array<[string, boolean, (path: string) => DocketRunner]> = [

@@ -15,6 +15,7 @@ function failureOf(fn: () => unknown) {
 }
 
 const types = (h: ReturnType<typeof harness>, id: string) => h.store.events(id, 0, 1000)!.events.map((e) => e.type);
+const stored = (h: ReturnType<typeof harness>, id: string) => JSON.stringify(h.store.events(id, 0, 1000));
 
 describe("engine.start", () => {
   test("executions.start answers queued at once, then runs and completes with the output on the last event", async () => {
@@ -285,15 +286,17 @@ describe("engine completion", () => {
     const h = harness();
     const id = h.engine.start({ capability: "demo.read", input: {} }, EDGE).execution.id;
     await flush();
-    h.pool.of(id)!.end({ ok: false, error: { kind: "internal", message: "boom\nsecond line", stack: "Error: boom\n    at handler (/runtime/inside.ts:1:1)" } });
+    h.pool.of(id)!.end({ ok: false, error: { kind: "internal", error_class: "TypeError", message: "boom\nsecond line", stack: "Error: boom\n    at handler (/runtime/inside.ts:1:1)" } });
     await flush();
     const failure = h.store.get(id)!.failure!;
     expect(failure.error_code).toBe("internal");
+    expect(failure.message).toBe("demo.read failed at stage run: its handler threw a TypeError.");
+    expect(failure.context).toMatchObject({ capability: "demo.read", stage: "run", error_class: "TypeError" });
+    expect(stored(h, id)).not.toContain("boom");
     expect(failure.correlation_id).toMatch(/^c-[0-9a-f]{16}$/);
     expect(failure.suggestion.length).toBeGreaterThan(0);
-    const stored = JSON.stringify(h.store.events(id));
-    expect(stored).not.toContain("inside.ts");
-    expect(stored).not.toContain("second line");
+    expect(stored(h, id)).not.toContain("inside.ts");
+    expect(stored(h, id)).not.toContain("second line");
     expect(h.logged.join("\n")).toContain(failure.correlation_id);
     expect(h.logged.join("\n")).toContain("inside.ts");
   });

@@ -28,17 +28,18 @@ export function sensitiveValues(input: unknown, schema: JsonSchema | undefined):
 function collect(value: unknown, schema: JsonSchema | undefined, out: Set<string>, inside: boolean, depth: number): void {
   if (depth > 64 || value === undefined || value === null) return;
   const secret = inside || isSensitiveSchema(schema);
-  if (typeof value === "string") {
-    if (secret) out.add(value);
-    return;
-  }
-  if (typeof value !== "object") return;
   if (schema && typeof schema === "object" && !secret) {
+    // A value that could match a sensitive branch is a secret: when in doubt, hide (as `redact`).
     for (const key of ["anyOf", "oneOf", "allOf"] as const) {
       const branches = schema[key];
       if (Array.isArray(branches)) for (const branch of branches) collect(value, branch as JsonSchema, out, false, depth + 1);
     }
   }
+  if (typeof value === "string") {
+    if (secret) out.add(value);
+    return;
+  }
+  if (typeof value !== "object") return;
   if (Array.isArray(value)) {
     const tuple = Array.isArray(schema?.prefixItems) ? (schema.prefixItems as JsonSchema[]) : Array.isArray(schema?.items) ? (schema.items as JsonSchema[]) : [];
     const items = schema?.items && typeof schema.items === "object" && !Array.isArray(schema.items) ? (schema.items as JsonSchema) : undefined;

@@ -14,7 +14,15 @@ export default capability({
     session_key: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(256), v.description("Executions sharing it run one at a time, in order of admission."))),
     deadline_ms: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.description("Deadline in milliseconds, counted from admission (queue time included), so it bounds the caller's wait. The capability's own timeout_ms still counts from the handler's start; the earlier one wins. Past it the handler is cancelled, and its worker terminated grace_ms later; an execution still queued then ends cancelled with deadline_exceeded and never starts."))),
   }),
-  output: v.object({ execution: executionSnapshotSchema(), deduplicated: v.boolean() }),
+  output: v.object({
+    execution: v.union([
+      executionSnapshotSchema(),
+      // A run_id whose execution is gone but for its identity: no state or details to show.
+      v.looseObject({ id: v.string(), capability: v.string(), run_id: v.string(), details_expired: v.literal(true), links: v.looseObject({ self: v.string() }) }),
+    ]),
+    deduplicated: v.boolean(),
+    details_expired: v.pipe(v.optional(v.literal(true)), v.description("A deduplicated start whose original execution's details expired: the run is the same, nothing was started.")),
+  }),
   handler(input, ctx) {
     return planeOf(ctx).start(input);
   },

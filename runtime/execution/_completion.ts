@@ -26,7 +26,7 @@ const RETRYABILITIES = new Set(["never", "safe", "after_delay", "manual_reconcil
 /**
  * The one place where a handler's outcome becomes a completion: output checked against the
  * output schema, CapabilityError codes kept, cancellation and deadlines told apart, and the
- * certainty of a forced stop decided by the capability's effect (SPEC §4.4, §4.5).
+ * certainty of a forced stop decided by the capability's effect (docs/protocol.md).
  */
 export function completionOf(capability: RegisteredCapability, outcome: TaskOutcome, stop: StopCircumstances, edge: EdgeInfo): Completion {
   const ids = { request_id: edge.request_id, trace_id: edge.trace_id };

@@ -57,6 +57,6 @@ describe("docs/", () => {
 
   test("the repository carries its licence and the docs the README points at", () => {
     expect(readFileSync(join(REPO, "LICENSE"), "utf8")).toContain("MIT License");
-    for (const doc of ["handler-api.md", "protocol.md", "architecture.md", "limits.md", "editor-types.md"]) expect(existsSync(join(REPO, "docs", doc))).toBe(true);
+    for (const doc of ["handler-api.md", "protocol.md", "architecture.md", "limits.md", "editor-types.md", "security.md"]) expect(existsSync(join(REPO, "docs", doc))).toBe(true);
   });
 });

@@ -1,6 +1,7 @@
 // The npm packages of a release, installed from their tarballs into a new project with no registry
 // to fall back on: `npx docket` runs the platform's binary, and `import … from "docket"` type-checks.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { spawn } from "node:child_process";
 import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
@@ -44,6 +45,20 @@ export default capability({
 });
 `;
 
+/** Runs until asked to stop, and stops when asked. */
+const SPIN = `import { capability } from "docket";
+import * as v from "valibot";
+export default capability({
+  id: "demo.spin", title: "Spin", description: "Spins until cancelled.", effect: "read", cancellable: true,
+  input: v.object({}), output: v.object({}),
+  async handler(_input, ctx) {
+    ctx.progress.step("spin", "Spinning");
+    while (!ctx.progress.cancelled()) await new Promise((r) => setTimeout(r, 10));
+    throw ctx.progress.cancellation();
+  },
+});
+`;
+
 beforeAll(async () => {
   release = await testRelease();
   const root = tempDir("npm");
@@ -69,7 +84,7 @@ beforeAll(async () => {
   const installed = sh(["npm", "install", "--offline", "--save-dev", ...tgz]);
   if (installed.code !== 0) throw new Error(`npm install failed:\n${installed.stdout}${installed.stderr}`);
   Bun.spawnSync(["git", "init", "-q", project]);
-  writeFiles(project, { "capabilities/hello.greet.ts": CAPABILITY });
+  writeFiles(project, { "capabilities/hello.greet.ts": CAPABILITY, "capabilities/demo.spin.ts": SPIN });
 }, 300_000);
 
 afterAll(() => {
@@ -127,6 +142,24 @@ describe("the docket npm package", () => {
     expect(result.code).toBe(3);
     expect(result.stderr).toContain("npx docket run");
   });
+
+  test("the launcher passes SIGTERM on, lets a Ctrl-C to the process group count once, and exits with docket's code", async () => {
+    for (const [signal, toGroup] of [["SIGTERM", false], ["SIGINT", true]] as const) {
+      // Its own process group, as a shell gives a foreground job: Ctrl-C signals the whole group.
+      const child = spawn("node", [join(project, "node_modules", "docket", "bin", "docket.js"), "run", "demo.spin"], { cwd: project, detached: true, env: cleanEnv(), stdio: ["ignore", "pipe", "pipe"] });
+      const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+      let stderr = "";
+      await new Promise<void>((resolve) => child.stderr!.on("data", (chunk: Buffer) => {
+        stderr += chunk.toString();
+        if (stderr.includes("step spin")) resolve();
+      }));
+      process.kill(toGroup ? -child.pid! : child.pid!, signal);
+      expect(await exited).toBe(130);
+      // One press: docket asked the handler to stop and it did; a second would have stopped it by force.
+      expect(stderr).toContain("cancelling… press Ctrl-C again to stop now");
+      expect(stderr).not.toContain("stopping now");
+    }
+  }, SLOW);
 
   test("the launcher says what to do when npm left out the platform's package", () => {
     const platformDir = join(project, "node_modules", "@docket", "linux-x64");

@@ -7,7 +7,10 @@ import { EXECUTION_STATES, type ExecutionState } from "../runtime/execution/stat
 import type { AppEnv } from "../runtime/server/_app-env.ts";
 import type { LiveChannel } from "../runtime/server/live-channel.ts";
 import { InvalidCursorError } from "../runtime/store/list-cursor.ts";
-import { CANCEL_NOTICES, cancelExecution, runCapability } from "./actions.tsx";
+import { CANCEL_NOTICES, cancelExecution, cockpitEdge, runCapability } from "./actions.tsx";
+import { RELEASE_NOTICES, releaseArtifacts } from "./release-action.tsx";
+import { againValues } from "./run-again.ts";
+import { logFilterOf } from "./log-filter.ts";
 import { serveAsset } from "./assets.ts";
 import { historyExtras, STREAM_TAIL_CHARS } from "./history-extras.ts";
 import { CapabilitiesPage } from "./pages/capabilities.tsx";
@@ -78,7 +81,10 @@ export function createCockpit(options: CockpitOptions): Hono<AppEnv> {
   app.get("/capabilities/:id", (c) => {
     const capability = capabilityOr(c, c.req.param("id"));
     if (capability instanceof Response) return capability;
-    return htmlPage(c, <CapabilityPage root={root} capability={capability} values={null} errors={{}} problem={null} result={null} />);
+    const again = againValues(plane.store, capability, c.req.query("again"));
+    if (again.kind === "refused") return problemResponse(c, root, again.problem);
+    const notice = again.kind === "filled" ? again.notice : null;
+    return htmlPage(c, <CapabilityPage root={root} capability={capability} values={again.kind === "filled" ? again.values : null} errors={{}} problem={null} result={null} notice={notice} />);
   });
 
   app.post("/capabilities/:id", (c) => {
@@ -131,7 +137,8 @@ export function createCockpit(options: CockpitOptions): Hono<AppEnv> {
       });
     }
     const noticeKey = c.req.query("notice");
-    const notice = noticeKey && Object.hasOwn(CANCEL_NOTICES, noticeKey) ? CANCEL_NOTICES[noticeKey as keyof typeof CANCEL_NOTICES] : null;
+    const notices = { ...CANCEL_NOTICES, ...RELEASE_NOTICES };
+    const notice = noticeKey && Object.hasOwn(notices, noticeKey) ? notices[noticeKey as keyof typeof notices] : null;
     const page = (
       <ExecutionPage
         root={root}
@@ -142,12 +149,16 @@ export function createCockpit(options: CockpitOptions): Hono<AppEnv> {
         logLimit={plane.limits.log_tail_lines}
         streamLimit={STREAM_TAIL_CHARS}
         notice={notice}
+        artifacts={plane.handle(cockpitEdge(c)).artifacts(id)}
+        logFilter={logFilterOf((name) => c.req.query(name))}
+        now={Date.now()}
       />
     );
     return htmlPage(c, page);
   });
 
   app.post("/executions/:id/cancel", (c) => cancelExecution(c, plane, c.req.param("id")));
+  app.post("/executions/:id/release", (c) => releaseArtifacts(c, plane, c.req.param("id")));
 
   app.all("*", (c) => {
     const path = new URL(c.req.url).pathname;

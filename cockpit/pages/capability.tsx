@@ -23,6 +23,8 @@ export interface CapabilityPageProps {
   /** A sentence about what was wrong with the submission, shown above the form. */
   problem: string | null;
   result: CallResult | null;
+  /** A sentence above the form (e.g. that it holds another execution's input); none by default. */
+  notice?: string | null;
 }
 
 /**
@@ -92,6 +94,11 @@ export function CapabilityPage(props: CapabilityPageProps) {
 
       <section class="panel" aria-labelledby="run-heading">
         <h2 id="run-heading">Run</h2>
+        {props.notice ? (
+          <Notice kind="info" slot="again">
+            {props.notice}
+          </Notice>
+        ) : null}
         {props.problem ? (
           <Notice kind="error" slot="problem">
             {props.problem}

@@ -1,5 +1,6 @@
 import stripAnsi from "strip-ansi";
 import type { EventDraft } from "../execution/protocol.ts";
+import { keepingColour, withoutDanglingEscape } from "../execution/text-colour.ts";
 
 // C0 controls except \t and \n, DEL, and the C1 controls (U+0080–U+009F, which hold the 8-bit
 // CSI U+009B). Every ANSI escape starts with ESC (U+001B) or a C1 introducer, so a string that
@@ -20,23 +21,24 @@ const CUT_MARK_BYTES = 3;
 const encoder = new TextEncoder();
 
 /**
- * Multi-line text (stream chunks, diagnostic messages) made safe to print: ANSI escapes and
- * control characters removed, `\n` and `\t` kept; `\r\n` and a lone `\r` become `\n`, so that a
+ * Multi-line text (stream chunks, diagnostic messages) made safe to print: ANSI escapes other than
+ * colour (SGR) and control characters removed, `\n` and `\t` kept; `\r\n` and a lone `\r` become `\n`, so that a
  * progress bar's carriage returns read as lines instead of text glued together.
  */
 export function sanitizeText(text: string): string {
   if (!HAS_CONTROL.test(text)) return text;
-  return stripAnsi(text).replace(LINE_BREAK, "\n").replace(CONTROL, "");
+  return keepingColour(text, (segment) => stripAnsi(segment).replace(LINE_BREAK, "\n").replace(CONTROL, ""));
 }
 
 /**
- * One log line made safe to print: ANSI escapes and control characters removed, `\t` kept,
+ * One log line made safe to print: ANSI escapes other than colour (SGR) and control characters
+ * removed, `\t` kept,
  * trailing line breaks dropped (`log("done\n")` is one line) and inner ones shown as
  * {@link LINE_BREAK_MARK}, so a line can never forge another line in a terminal or a CI log.
  */
 export function sanitizeLine(text: string): string {
   if (!HAS_CONTROL_OR_NEWLINE.test(text)) return text;
-  return stripAnsi(text).replace(TRAILING_BREAKS, "").replace(LINE_BREAK, LINE_BREAK_MARK).replace(CONTROL, "");
+  return keepingColour(text.replace(TRAILING_BREAKS, ""), (segment) => stripAnsi(segment).replace(LINE_BREAK, LINE_BREAK_MARK).replace(CONTROL, ""));
 }
 
 /** The longest prefix of `text` that is at most `maxBytes` UTF-8 bytes; never splits a code point. */
@@ -45,7 +47,7 @@ export function cutToBytes(text: string, maxBytes: number): string {
   if (text.length * 3 <= maxBytes) return text;
   // encodeInto stops before the first code point that does not fit, and says how far it read.
   const { read } = encoder.encodeInto(text, new Uint8Array(maxBytes));
-  return read === text.length ? text : text.slice(0, read);
+  return read === text.length ? text : withoutDanglingEscape(text.slice(0, read));
 }
 
 /**

@@ -149,6 +149,10 @@ describe("cockpit responses", () => {
       "execution.js": "text/javascript",
       "live-list.js": "text/javascript",
       "run-form.js": "text/javascript",
+      "anser.js": "text/javascript",
+      "ansi.js": "text/javascript",
+      "log-filter.js": "text/javascript",
+      "output-table.js": "text/javascript",
     };
     for (const name of Object.keys(ASSETS) as AssetName[]) {
       const response = await fetch(server.url + assetPath(name));

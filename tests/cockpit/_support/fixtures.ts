@@ -1,3 +1,5 @@
+import type { ArtifactInfo } from "../../../runtime/execution/plane.ts";
+import type { LogFilter } from "../../../cockpit/log-filter.ts";
 import type { RegisteredCapability } from "../../../runtime/capability/registered.ts";
 import { executionLinks, type ExecutionSnapshot } from "../../../runtime/execution/snapshot.ts";
 import { ExecutionPage } from "../../../cockpit/pages/execution.tsx";
@@ -53,7 +55,7 @@ export function runningSnapshot(overrides: Partial<ExecutionSnapshot> = {}): Exe
 }
 
 /** The execution page as the server renders it for `snapshot`. */
-export function executionHtml(snapshot: ExecutionSnapshot, options: { logLimit?: number } = {}): string {
+export function executionHtml(snapshot: ExecutionSnapshot, options: { logLimit?: number; artifacts?: ArtifactInfo[]; logFilter?: LogFilter; now?: number } = {}): string {
   const page = ExecutionPage({
     root: "/work/checkout",
     execution: snapshot,
@@ -63,6 +65,9 @@ export function executionHtml(snapshot: ExecutionSnapshot, options: { logLimit?:
     logLimit: options.logLimit ?? 1000,
     streamLimit: 65_536,
     notice: null,
+    artifacts: options.artifacts ?? [],
+    logFilter: options.logFilter ?? { level: "debug", query: "" },
+    now: options.now ?? Date.parse("2026-09-08T01:10:00.000Z"),
   });
   return `<!doctype html>\n${String(page)}`;
 }

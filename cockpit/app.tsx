@@ -11,6 +11,7 @@ import { CANCEL_NOTICES, cancelExecution, cockpitEdge, runCapability } from "./a
 import { RELEASE_NOTICES, releaseArtifacts } from "./release-action.tsx";
 import { againValues } from "./run-again.ts";
 import { logFilterOf } from "./log-filter.ts";
+import { capabilityHistory, stateBuckets } from "./chart-data.ts";
 import { serveAsset } from "./assets.ts";
 import { historyExtras, STREAM_TAIL_CHARS } from "./history-extras.ts";
 import { CapabilitiesPage } from "./pages/capabilities.tsx";
@@ -33,6 +34,8 @@ export interface CockpitOptions {
 
 const CAPABILITY_ID = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$/;
 const RECENT = 20;
+/** How far back the overview's chart looks. */
+const ACTIVITY_HOURS = 6;
 const PAGE_SIZE = 50;
 
 /**
@@ -62,6 +65,7 @@ export function createCockpit(options: CockpitOptions): Hono<AppEnv> {
         loadErrors={plane.loadErrors()}
         capabilityCount={plane.capabilities().length}
         heartbeatMs={plane.limits.heartbeat_ms}
+        activity={{ ...stateBuckets(plane.store, { now: Date.now(), spanMs: ACTIVITY_HOURS * 3600_000 }), spanHours: ACTIVITY_HOURS }}
       />
     );
     return htmlPage(c, page);
@@ -84,7 +88,7 @@ export function createCockpit(options: CockpitOptions): Hono<AppEnv> {
     const again = againValues(plane.store, capability, c.req.query("again"));
     if (again.kind === "refused") return problemResponse(c, root, again.problem);
     const notice = again.kind === "filled" ? again.notice : null;
-    return htmlPage(c, <CapabilityPage root={root} capability={capability} values={again.kind === "filled" ? again.values : null} errors={{}} problem={null} result={null} notice={notice} />);
+    return htmlPage(c, <CapabilityPage root={root} capability={capability} values={again.kind === "filled" ? again.values : null} errors={{}} problem={null} result={null} notice={notice} history={capabilityHistory(plane.store, capability.id)} />);
   });
 
   app.post("/capabilities/:id", (c) => {

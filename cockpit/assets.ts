@@ -10,6 +10,7 @@ import runForm from "./assets/run-form.js" with { type: "text" };
 import ansi from "./assets/ansi.js" with { type: "text" };
 import logFilter from "./assets/log-filter.js" with { type: "text" };
 import outputTable from "./assets/output-table.js" with { type: "text" };
+import refresh from "./assets/refresh.js" with { type: "text" };
 import anserSource from "anser/lib/index.js" with { type: "text" };
 import { COCKPIT_BASE } from "./paths.ts";
 
@@ -41,6 +42,7 @@ export const ASSETS = {
   "ansi.js": asset(ansi, JS),
   "log-filter.js": asset(logFilter, JS),
   "output-table.js": asset(outputTable, JS),
+  "refresh.js": asset(refresh, JS),
 } as const;
 
 /** The name of a served asset. */

@@ -43,56 +43,11 @@
       else element.textContent = text;
     }
 
-    /**
-     * Re-reads sections of this page from the server and puts them in place: the output shown
-     * by its shape, the artifacts and the timeline are drawn by the server alone, never twice.
-     */
-    var refreshing = null;
-    var refreshWanted = {};
-    function refresh(names) {
-      names.forEach(function (name) {
-        refreshWanted[name] = true;
-      });
-      if (refreshing) return;
-      var request = (window.docketEnv && window.docketEnv.fetch) || function (url, init) {
-        return window.fetch(url, init);
-      };
-      var page = root.getAttribute("data-page");
-      if (!page || typeof DOMParser === "undefined") return;
-      refreshing = request(page, { headers: { Accept: "text/html" }, credentials: "same-origin" })
-        .then(function (response) {
-          return response.ok ? response.text() : null;
-        })
-        .then(function (html) {
-          var wanted = Object.keys(refreshWanted);
-          refreshWanted = {};
-          if (!html) return;
-          var fresh = new DOMParser().parseFromString(html, "text/html");
-          wanted.forEach(function (name) {
-            var selector = '[data-section="' + name + '"]';
-            var next = fresh.querySelector(selector);
-            var current = root.querySelector(selector);
-            if (next && current) current.replaceWith(document.importNode(next, true));
-          });
-          if (docket.wireSortableTables) docket.wireSortableTables();
-        })
-        .catch(function () {})
-        .then(function () {
-          refreshing = null;
-          if (Object.keys(refreshWanted).length > 0) setTimeout(function () {
-            refresh([]);
-          }, 1000);
-        });
-    }
+    // The output by its shape, the artifacts and the timeline are drawn by the server alone.
+    var refresher = docket.sectionRefresher ? docket.sectionRefresher(root, root.getAttribute("data-page")) : { refresh: function () {}, throttled: function () { return function () {}; } };
+    var refresh = refresher.refresh;
     /** At most one timeline refresh a second while steps come and go. */
-    var timelineTimer = null;
-    function refreshTimelineSoon() {
-      if (timelineTimer !== null) return;
-      timelineTimer = setTimeout(function () {
-        timelineTimer = null;
-        refresh(["timeline"]);
-      }, 1000);
-    }
+    var refreshTimelineSoon = refresher.throttled(["timeline"], 1000);
 
     function notice(kind, text) {
       var box = slot("notice");

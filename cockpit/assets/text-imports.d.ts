@@ -45,3 +45,7 @@ declare module "anser/lib/index.js" {
   const text: string;
   export default text;
 }
+declare module "*/assets/refresh.js" {
+  const text: string;
+  export default text;
+}

@@ -8,6 +8,8 @@ import { Layout } from "../components/layout.tsx";
 import { Notice } from "../components/notice.tsx";
 import { formatDuration } from "../format.ts";
 import { SchemaForm } from "../json-schema-form.tsx";
+import { HistoryChart } from "../components/history-chart.tsx";
+import type { HistoryPoint } from "../chart-data.ts";
 import { capabilitiesPath, capabilityPagePath } from "../paths.ts";
 
 /** What a direct call from the form gave: its output, or its failure. */
@@ -25,6 +27,8 @@ export interface CapabilityPageProps {
   result: CallResult | null;
   /** A sentence above the form (e.g. that it holds another execution's input); none by default. */
   notice?: string | null;
+  /** Its latest executions, oldest first, for the history chart. */
+  history: HistoryPoint[];
 }
 
 /**
@@ -106,6 +110,8 @@ export function CapabilityPage(props: CapabilityPageProps) {
         ) : null}
         <SchemaForm capability={c} action={capabilityPagePath(c.id)} values={props.values} errors={props.errors} />
       </section>
+
+      {c.execution === "never" ? null : <HistoryChart points={props.history} />}
 
       {c.examples.length > 0 ? (
         <section class="panel" aria-labelledby="examples-heading">

@@ -98,7 +98,7 @@ export function ExecutionPage(props: ExecutionPageProps) {
   const title = props.capability?.title ?? x.capability;
   const cancelled = x.state === "cancelled";
   return (
-    <Layout title={`${x.capability} ${x.id}`} section="executions" root={props.root} scripts={["socket.js", "format.js", "anser.js", "ansi.js", "log-filter.js", "output-table.js", "execution.js"]}>
+    <Layout title={`${x.capability} ${x.id}`} section="executions" root={props.root} scripts={["socket.js", "format.js", "anser.js", "ansi.js", "log-filter.js", "output-table.js", "refresh.js", "execution.js"]}>
       <div
         class="page execution"
         data-docket-execution

@@ -153,6 +153,7 @@ describe("cockpit responses", () => {
       "ansi.js": "text/javascript",
       "log-filter.js": "text/javascript",
       "output-table.js": "text/javascript",
+      "refresh.js": "text/javascript",
     };
     for (const name of Object.keys(ASSETS) as AssetName[]) {
       const response = await fetch(server.url + assetPath(name));
@@ -175,12 +176,12 @@ describe("cockpit responses", () => {
   });
 
   test("browser code writes no path: every URL it uses comes from the markup", () => {
-    for (const name of ["socket.js", "format.js", "execution.js", "live-list.js", "run-form.js"] as const) {
+    for (const name of ["socket.js", "format.js", "execution.js", "live-list.js", "run-form.js", "ansi.js", "log-filter.js", "output-table.js", "refresh.js"] as const) {
       const code = ASSETS[name].body.replace(/^\s*\/\/.*$/gm, "");
       expect(code).not.toMatch(/["'`]\/(?:events|api|cockpit)/);
       expect(code).not.toContain("innerHTML");
     }
     expect(ASSETS["socket.js"].body).toContain("new env.WebSocket(");
-    for (const name of ["format.js", "execution.js", "live-list.js", "run-form.js"] as const) expect(ASSETS[name].body).not.toMatch(/WebSocket\(/);
+    for (const name of ["format.js", "execution.js", "live-list.js", "run-form.js", "ansi.js", "log-filter.js", "output-table.js", "refresh.js", "anser.js"] as const) expect(ASSETS[name].body).not.toMatch(/WebSocket\(/);
   });
 });

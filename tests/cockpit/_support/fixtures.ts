@@ -75,7 +75,7 @@ export function executionHtml(snapshot: ExecutionSnapshot, options: { logLimit?:
 /** The overview as the server renders it, with `active` running now and in recent. */
 export function overviewHtml(active: ExecutionSnapshot[]): string {
   const counts = { queued: 0, running: active.length, cancelling: 0, succeeded: 4, failed: 0, cancelled: 0 };
-  const page = OverviewPage({ root: "/work/checkout", counts, active, recent: active, loadErrors: [], capabilityCount: 3, heartbeatMs: 20_000 });
+  const page = OverviewPage({ root: "/work/checkout", counts, active, recent: active, loadErrors: [], capabilityCount: 3, heartbeatMs: 20_000, activity: { buckets: [], spanHours: 6, more: false } });
   return `<!doctype html>\n${String(page)}`;
 }
 
@@ -102,5 +102,5 @@ export function capabilityOf(effect: "read" | "write"): RegisteredCapability {
 
 /** The capability page as the server renders it. */
 export function capabilityHtml(capability: RegisteredCapability): string {
-  return `<!doctype html>\n${String(CapabilityPage({ root: "/work/checkout", capability, values: null, errors: {}, problem: null, result: null }))}`;
+  return `<!doctype html>\n${String(CapabilityPage({ root: "/work/checkout", capability, values: null, errors: {}, problem: null, result: null, history: [] }))}`;
 }

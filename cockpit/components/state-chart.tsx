@@ -90,7 +90,8 @@ export function StateChart(props: { buckets: Bucket[]; spanHours: number; more: 
           </li>
         ))}
       </ul>
-      <table class="visually-hidden">
+      <div class="visually-hidden">
+      <table>
         <caption>Executions per state and time slice</caption>
         <thead>
           <tr>
@@ -111,6 +112,7 @@ export function StateChart(props: { buckets: Bucket[]; spanHours: number; more: 
           ))}
         </tbody>
       </table>
+      </div>
     </section>
   );
 }

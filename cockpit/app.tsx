@@ -71,7 +71,7 @@ export function createCockpit(options: CockpitOptions): Hono<AppEnv> {
     return htmlPage(c, page);
   });
 
-  app.get("/capabilities", (c) => htmlPage(c, <CapabilitiesPage root={root} capabilities={plane.capabilities()} loadErrors={plane.loadErrors()} />));
+  app.get("/capabilities", (c) => htmlPage(c, <CapabilitiesPage root={root} capabilities={plane.capabilities()} loadErrors={plane.loadErrors()} query={(c.req.query("q") ?? "").slice(0, 200)} />));
 
   const capabilityOr = (c: Context, id: string) => {
     if (!CAPABILITY_ID.test(id)) {

@@ -82,3 +82,9 @@ export function relativeTime(iso: string, now: number): string {
   if (words === null) return "just now";
   return future ? `in ${words}` : `${words} ago`;
 }
+
+/** A file as the reader knows it: relative to the checkout when inside it (`capabilities/x.ts`), else as it is. */
+export function checkoutPath(file: string, root: string): string {
+  const prefix = root.endsWith("/") ? root : `${root}/`;
+  return file.startsWith(prefix) ? file.slice(prefix.length) : file;
+}

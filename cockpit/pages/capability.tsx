@@ -6,7 +6,8 @@ import { FailurePanel } from "../components/failure-panel.tsx";
 import { JsonBlock } from "../components/json-block.tsx";
 import { Layout } from "../components/layout.tsx";
 import { Notice } from "../components/notice.tsx";
-import { formatDuration } from "../format.ts";
+import { checkoutPath, formatDuration } from "../format.ts";
+import { MarkdownText } from "../components/markdown-text.tsx";
 import { SchemaForm } from "../json-schema-form.tsx";
 import { HistoryChart } from "../components/history-chart.tsx";
 import type { HistoryPoint } from "../chart-data.ts";
@@ -50,7 +51,7 @@ export function CapabilityPage(props: CapabilityPageProps) {
         </div>
         <EffectBadge effect={c.effect} />
       </div>
-      <p class="lead wrap-anywhere">{c.description}</p>
+      <MarkdownText text={c.description} class="lead wrap-anywhere" />
 
       <section class="panel" aria-labelledby="facts-heading">
         <h2 id="facts-heading">Facts</h2>
@@ -81,7 +82,9 @@ export function CapabilityPage(props: CapabilityPageProps) {
           </div>
           <div class="fact">
             <dt>Source</dt>
-            <dd class="mono wrap-anywhere">{c.source.kind === "builtin" ? "built-in" : c.source.file}</dd>
+            <dd class="mono wrap-anywhere" title={c.source.kind === "builtin" ? undefined : c.source.file}>
+              {c.source.kind === "builtin" ? "built-in" : checkoutPath(c.source.file, props.root)}
+            </dd>
           </div>
         </dl>
       </section>

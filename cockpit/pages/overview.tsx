@@ -79,7 +79,7 @@ export function OverviewPage(props: OverviewProps) {
             <h2 id="load-heading">Load errors</h2>
             <a href={capabilitiesPath()}>Capabilities →</a>
           </div>
-          <LoadErrors errors={props.loadErrors} />
+          <LoadErrors errors={props.loadErrors} root={props.root} />
         </section>
         <p class="notice notice-info" data-slot="resync" hidden role="status">
           <span class="glyph" aria-hidden="true">

@@ -95,7 +95,7 @@ describe("execution page without scripts", () => {
   });
 
   test("a finished execution with no progress shows no empty progress bar; cancelled reads as cancelled", () => {
-    const failure = { error_code: "cancelled", message: "Cancelled by the cockpit.", stage: "run", retryability: "safe", outcome_certainty: "not_applied", correlation_id: "c-1", request_id: "r-1", trace_id: "t", context: {} } as const;
+    const failure = { error_code: "cancelled", message: "Cancelled by the cockpit.", stage: "run", retryability: "safe", outcome_certainty: "not_applied", correlation_id: "c-1", request_id: "r-1", trace_id: "t", context: {}, suggestion: "Run it again when needed." } as const;
     const html = executionHtml(runningSnapshot({ state: "cancelled", finished_at: "2026-09-08T01:02:09.000Z", progress: null, failure, steps: [{ id: "a", title: "A", state: "running", message: null, started_at: "2026-09-08T01:02:04.000Z", finished_at: null }] }));
     const page = loadPage(html, { path: `/cockpit/executions/${ID}`, scripts: [] });
     pages.push(page);

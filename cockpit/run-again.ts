@@ -2,7 +2,7 @@ import type { RegisteredCapability } from "../runtime/capability/registered.ts";
 import { isExecutionId } from "../runtime/execution/execution-id.ts";
 import { hasSensitive } from "../runtime/execution/redaction.ts";
 import type { ExecutionStore } from "../runtime/store/store.ts";
-import { formShape, type FieldSpec } from "./form-fields.ts";
+import { formShape, rowFields, type FieldSpec } from "./form-fields.ts";
 import { optionValue, RAW_JSON_CONTROL } from "./form-input.ts";
 import type { ProblemProps } from "./pages/problem.tsx";
 
@@ -14,22 +14,53 @@ export type AgainValues =
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 
-/** One field's stored value as the form's control would have sent it; nothing for a secret. */
-function controlValues(field: FieldSpec, value: unknown): string[] {
-  if (field.sensitive || value === undefined) return [];
+/** Appends what a field's controls would have sent for a stored value; nothing for a secret. */
+function appendValues(values: URLSearchParams, field: FieldSpec, value: unknown): void {
+  if (field.sensitive || value === undefined) return;
+  const put = (text: string) => values.append(field.control, text);
   switch (field.kind) {
     case "boolean":
-      return value === true ? ["true"] : [];
+      if (value === true) put("true");
+      return;
     case "choice":
-      return [optionValue(value as never)];
+      return put(optionValue(value as never));
     case "choices":
-      return Array.isArray(value) ? value.map((item) => optionValue(item as never)) : [];
+      if (Array.isArray(value)) for (const item of value) put(optionValue(item as never));
+      return;
     case "list":
-      return Array.isArray(value) ? [value.map(String).join("\n")] : [];
+      if (Array.isArray(value)) put(value.map(String).join("\n"));
+      return;
     case "json":
-      return [JSON.stringify(value, null, 2)];
+      return put(JSON.stringify(value, null, 2));
+    case "object":
+      if (isObject(value)) for (const child of field.fields) appendValues(values, child, value[child.name]);
+      return;
+    case "rows":
+      if (Array.isArray(value)) {
+        value.forEach((item, index) => {
+          if (isObject(item)) for (const child of rowFields(field.fields, index, field.control)) appendValues(values, child, item[child.name]);
+        });
+      }
+      return;
+    case "record":
+      if (isObject(value)) {
+        Object.entries(value).forEach(([key, item], index) => {
+          const [keyField, valueField] = rowFields(field.fields, index, field.control) as [FieldSpec, FieldSpec];
+          appendValues(values, keyField, key);
+          appendValues(values, valueField, item);
+        });
+      }
+      return;
+    case "variant": {
+      if (!isObject(value)) return;
+      const k = field.variants.findIndex((v) => (v.constant ? value[v.constant.name] === v.constant.value : v.fields.every((f) => !f.required || f.name in value)));
+      if (k < 0) return;
+      values.set(`${field.control}.variant`, String(k));
+      for (const child of field.variants[k]!.fields) appendValues(values, child, value[child.name]);
+      return;
+    }
     default:
-      return value === null ? [] : [String(value)];
+      if (value !== null) put(String(value));
   }
 }
 
@@ -46,7 +77,7 @@ export function formValuesOf(capability: RegisteredCapability, input: unknown): 
     return { values, secrets: hasSensitive(capability.input_schema) ? ["the input"] : [] };
   }
   const fields = isObject(input) ? input : {};
-  for (const field of shape) for (const text of controlValues(field, fields[field.name])) values.append(field.control, text);
+  for (const field of shape) appendValues(values, field, fields[field.name]);
   return { values, secrets: shape.filter((f) => f.sensitive).map((f) => f.name) };
 }
 

@@ -142,13 +142,30 @@ describe.skipIf(!BROWSER_TESTS)("cockpit pages in headless Chromium", () => {
     await page.close();
   }, TEST_TIMEOUT);
 
+  test("a nested-object input sent through its generated sub-form reaches the handler intact", async () => {
+    const page = await wide.newPage();
+    await page.goto(`${server.url}/cockpit/capabilities/team.report`);
+    expect(await page.locator('fieldset[data-field="nested"] legend').textContent()).toContain("nested");
+    await page.fill('[name="input.label"]', "nested run");
+    await page.fill('[name="input.nested.depth"]', "3");
+    await page.fill('[name="input.nested.tag"]', "deep <b>tag</b>");
+    await page.click('button[value="start"]');
+    await page.waitForURL(/\/cockpit\/executions\/x-/, WAIT);
+    const id = decodeURIComponent(page.url().split("/").pop()!);
+    await server.completed(id);
+    const snapshot = (await (await fetch(`${server.url}/api/v1/executions/get?id=${id}`)).json()) as { input: unknown; output: { nested: unknown } };
+    expect(snapshot.input).toEqual({ label: "nested run", nested: { depth: 3, tag: "deep <b>tag</b>" } });
+    expect(snapshot.output.nested).toEqual({ depth: 3, tag: "deep <b>tag</b>" });
+    await page.close();
+  }, TEST_TIMEOUT);
+
   test("every page reads top-down at 390 px without scrolling sideways (screenshots at both widths)", async () => {
     const pages = ["/cockpit", "/cockpit/capabilities", "/cockpit/capabilities/team.report", "/cockpit/capabilities/team.deploy", "/cockpit/executions", `/cockpit/executions/${reportId}`];
     for (const [index, context] of [wide, narrow].entries()) {
       const page = await context.newPage();
       for (const path of pages) {
         await page.goto(server.url + path);
-        await page.waitForLoadState("networkidle");
+        await page.waitForLoadState("load");
         if (context === narrow) expect({ path, overflow: await horizontalOverflow(page) }).toEqual({ path, overflow: 0 });
         const name = `${WIDTHS[index]}-${path.replace(/^\/cockpit\/?/, "").replace(/[^a-z0-9.]+/gi, "_") || "overview"}.png`;
         await page.screenshot({ path: join(shots, name), fullPage: true });

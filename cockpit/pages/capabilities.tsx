@@ -11,7 +11,7 @@ import { capabilitiesPath, capabilityPagePath } from "../paths.ts";
 /** How a capability runs, in words. */
 function runsAs(c: RegisteredCapability): string {
   if (c.execution === "never") return "direct call only";
-  if ((c.execution as string) === "always") return "execution only";
+  if (c.execution === "always") return "execution only";
   return "call or execution";
 }
 

@@ -1,5 +1,5 @@
 /** @jsxImportSource hono/jsx */
-import type { RegisteredCapability } from "../../runtime/capability/registered.ts";
+import { runsAsText, type RegisteredCapability } from "../../runtime/capability/registered.ts";
 import type { FailureDescriptor } from "../../runtime/execution/failure.ts";
 import { EffectBadge } from "../components/badges.tsx";
 import { FailurePanel } from "../components/failure-panel.tsx";
@@ -62,7 +62,7 @@ export function CapabilityPage(props: CapabilityPageProps) {
           </div>
           <div class="fact">
             <dt>Runs as</dt>
-            <dd>{c.execution === "allowed" ? "a direct call or an execution" : "a direct call only"}</dd>
+            <dd>{runsAsText(c)}</dd>
           </div>
           <div class="fact">
             <dt>Cancellable</dt>
@@ -85,6 +85,10 @@ export function CapabilityPage(props: CapabilityPageProps) {
             <dd class="mono wrap-anywhere" title={c.source.kind === "builtin" ? undefined : c.source.file}>
               {c.source.kind === "builtin" ? "built-in" : checkoutPath(c.source.file, props.root)}
             </dd>
+          </div>
+          <div class="fact">
+            <dt>Code version</dt>
+            <dd class="mono">{c.version}</dd>
           </div>
         </dl>
       </section>

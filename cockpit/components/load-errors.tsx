@@ -2,7 +2,7 @@
 import type { LoadError } from "../../runtime/capability/registered.ts";
 import { checkoutPath } from "../format.ts";
 
-/** Capability files that did not load, with file (relative to the checkout), line and reason; says so when there are none. */
+/** Capability files that did not load, with file (relative to the checkout), line and reason (docs/architecture.md); says so when there are none. */
 export function LoadErrors(props: { errors: LoadError[]; root: string }) {
   if (props.errors.length === 0) return <p class="muted" data-load-errors="0">Every capability file loaded.</p>;
   return (

@@ -8,7 +8,7 @@ const CONTROL = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f]/;
 /** The text with its whole colour (SGR) sequences removed: the one escape the store keeps. */
 const withoutSgr = (text: string) => text.replace(/\u001b\[[0-9;:]{0,64}m/g, "");
 
-/** Every bound of SPEC §4.7 the store owns, at its edge. */
+/** Every bound of docs/limits.md the store owns, at its edge. */
 export function boundsCases(f: Fixture): void {
   describe("bounds", () => {
     test("store.append drops the oldest events beyond events_retained; retained_from moves and truncated is set", () => {

@@ -10,6 +10,7 @@ export type {
   ArtifactWriter,
   ExecutionIdentity,
   HostFacts,
+  ReconcileResult,
 } from "./capability/declaration.ts";
 export { CapabilityError } from "./capability/capability-error.ts";
 export type { CapabilityErrorOptions } from "./capability/capability-error.ts";
@@ -17,7 +18,7 @@ export { sensitive } from "./capability/sensitive.ts";
 export { planeOf } from "./capability/plane-of.ts";
 export { EXECUTION_ID_PATTERN, RUN_ID_PATTERN } from "./execution/execution-id.ts";
 export { EXECUTION_STATES } from "./execution/state-machine.ts";
-export type { PlaneHandle, StartRequest, StartResult, CancelReceipt, ArtifactInfo, EdgeInfo } from "./execution/plane.ts";
+export type { PlaneHandle, StartRequest, StartResult, CancelReceipt, ArtifactInfo, EdgeInfo, ReconcileRequest, ReconcileReceipt } from "./execution/plane.ts";
 export type { ExecutionSnapshot } from "./execution/snapshot.ts";
 export type { ExecutionEvent } from "./execution/protocol.ts";
 export { executionIdSchema, executionStateSchema, executionSnapshotSchema } from "./capability/schemas.ts";

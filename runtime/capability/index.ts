@@ -11,6 +11,7 @@ export type {
   HostFacts,
   LogLevel,
   ProgressReporter,
+  ReconcileResult,
 } from "./declaration.ts";
 export { CapabilityError } from "./capability-error.ts";
 export type { CapabilityErrorOptions } from "./capability-error.ts";

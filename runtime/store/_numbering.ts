@@ -40,7 +40,7 @@ export function createdEvent(execution: NewExecution, snapshot: ExecutionSnapsho
 /** The draft as it is kept: sanitized, and the rare events that carry values kept as frozen copies. */
 export function prepareDraft(given: EventDraft, limits: Pick<Limits, "log_line_bytes">): EventDraft {
   const draft = sanitizeDraft(given, limits.log_line_bytes);
-  if (draft.type === "execution.completed" || draft.type === "execution.cancel_requested") return { type: draft.type, data: keep(draft.data) } as EventDraft;
+  if (draft.type === "execution.completed" || draft.type === "execution.cancel_requested" || draft.type === "execution.reconciled") return { type: draft.type, data: keep(draft.data) } as EventDraft;
   return draft;
 }
 

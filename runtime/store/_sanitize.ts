@@ -80,6 +80,12 @@ export function sanitizeDraft(draft: EventDraft, logLineBytes: number): EventDra
       const chunk = sanitizeText(draft.data.chunk);
       return chunk === draft.data.chunk ? draft : { type: draft.type, data: { ...draft.data, chunk } };
     }
+    case "execution.reconciled": {
+      // A person's note: printed by the CLI and the cockpit, so as safe and bounded as a log line.
+      if (draft.data.note === undefined) return draft;
+      const note = cutToBytes(sanitizeText(draft.data.note), logLineBytes);
+      return note === draft.data.note ? draft : { type: draft.type, data: { ...draft.data, note } };
+    }
     default:
       return draft;
   }

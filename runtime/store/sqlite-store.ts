@@ -142,6 +142,8 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     // is applied: a refused call leaves no trace.
     checkBatch(snapshot, drafts);
     if (drafts.length === 0) return [];
+    // Only a reconciliation reaches a finished execution: its snapshot is live again until written.
+    if (entry.snapshot === null) entry.snapshot = snapshot;
     const stored = numberEvents(id, snapshot, drafts, stamp(), limits, (event) => entry.pending.add(event));
     entry.lastSequence = snapshot.last_sequence;
     entry.retainedFrom = Math.max(entry.retainedFrom, entry.lastSequence - limits.events_retained + 1);

@@ -14,6 +14,8 @@ export interface WorkerTask {
   /** The managed artifact folder (`<root>/.docket/artifacts/<id>`), or null in a direct call. */
   artifacts_dir: string | null;
   artifact_limits: { files: number; bytes: number; total_bytes: number };
+  /** Which function of the declaration runs: its handler (default), or its `reconcile` check. */
+  entry?: "handler" | "reconcile";
 }
 
 /** Why a handler did not return an output. */

@@ -17,7 +17,7 @@ export const reconciled = (outcome: "applied" | "not_applied" = "applied", note 
 export function reconcileCases(f: Fixture): void {
   describe("reconciliation", () => {
     test("store.append takes one execution.reconciled after an unknown completion: the state stays, the snapshot shows it", () => {
-      const store = f.make({ log_line_bytes: 64 });
+      const store = f.make({ diagnostic_message_bytes: 64 });
       store.create(newExecution(1, { effect: "write" }));
       store.append(idOf(1), [draft.started(), unknownEnd]);
       const ended = store.get(idOf(1))!;
@@ -27,8 +27,8 @@ export function reconcileCases(f: Fixture): void {
       expect(event!.sequence).toBe(4);
       const snapshot = store.get(idOf(1))!;
       expect(snapshot).toMatchObject({ state: "failed", failure: ended.failure, finished_at: ended.finished_at, duration_ms: 9, last_sequence: 4 });
-      expect(snapshot.reconciliation).toEqual({ outcome: "not_applied", method: "manual", actor: { kind: "cockpit" }, note: expect.stringMatching(/^nothing was pushed x+$/), at: f.clock.iso() });
-      // The note is as safe and as bounded as a log line.
+      expect(snapshot.reconciliation).toEqual({ outcome: "not_applied", method: "manual", actor: { kind: "cockpit" }, note: expect.stringMatching(/^nothing was pushed x+…$/), at: f.clock.iso() });
+      // The note is as safe and as bounded as a diagnostic's message.
       expect(new TextEncoder().encode(snapshot.reconciliation!.note!).length).toBeLessThanOrEqual(64);
       expect(allEvents(store, idOf(1)).map((e) => e.type)).toEqual(["execution.created", "execution.started", "execution.completed", "execution.reconciled"]);
       expect(store.list({ state: "failed" }).items[0]!.reconciliation!.outcome).toBe("not_applied");

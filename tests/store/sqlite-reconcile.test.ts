@@ -7,6 +7,8 @@ import { copyOfFiles, nextTick, openStore, removeDbDirs, tempDb } from "./_sqlit
 
 afterAll(removeDbDirs);
 
+const DAY = 24 * 60 * 60 * 1000;
+
 describe("sqlite store: reconciliation", () => {
   test("sqlite store keeps a reconciliation of a written, finished execution across a close and a crash", async () => {
     const path = tempDb();
@@ -34,6 +36,21 @@ describe("sqlite store: reconciliation", () => {
     expect(allEvents(reopened, idOf(1)).map((e) => e.type)).toEqual(["execution.created", "execution.started", "execution.log", "execution.completed", "execution.reconciled"]);
     expect(reopened.list({ state: "failed" }).items[0]!.reconciliation!.outcome).toBe("applied");
     reopened.close();
+  });
+
+  test("sqlite store keeps an unknown outcome's details past details_retention_ms until it is reconciled, then lets them expire", () => {
+    const clock = new TestClock();
+    const store = openStore(tempDb(), clock, { details_retention_ms: DAY });
+    store.create(newExecution(1, { effect: "write" }));
+    store.append(idOf(1), [draft.started(), draft.log("the evidence"), unknownEnd]);
+    clock.advance(30 * DAY);
+    expect(store.expireDetails()).toBe(0);
+    expect(store.get(idOf(1))!.log.map((l) => l.message)).toEqual(["the evidence"]);
+    store.append(idOf(1), [reconciled("applied")]);
+    expect(store.expireDetails()).toBe(1);
+    // Its identity stays, the reconciliation included: it is how the execution was settled.
+    expect(store.get(idOf(1))).toMatchObject({ details_expired: true, log: [], state: "failed", reconciliation: { outcome: "applied" } });
+    store.close();
   });
 
   test("sqlite store takes a reconciliation in the same tick as the completion it follows", () => {

@@ -9,6 +9,8 @@ export type {
   LogLevel,
   ArtifactWriter,
   ExecutionIdentity,
+  ExecOptions,
+  ExecResult,
   HostFacts,
   ReconcileResult,
 } from "./capability/declaration.ts";

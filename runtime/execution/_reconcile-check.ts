@@ -42,6 +42,8 @@ export async function runCheck(capability: RegisteredCapability, snapshot: Execu
     {
       capability: capability.id,
       source: capability.source,
+      // The code loaded now: a check of a reloaded file runs its current reconcile().
+      version: capability.version,
       input,
       execution: { id: snapshot.id, run_id: snapshot.run_id, session_key: snapshot.session_key, attempt: 1 },
       root: options.root,

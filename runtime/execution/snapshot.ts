@@ -37,7 +37,7 @@ export type ReconciliationSnapshot = {
   evidence?: unknown;
 }
 
-/** What reading one execution returns (SPEC §4.3). */
+/** What reading one execution returns (docs/protocol.md). */
 export type ExecutionSnapshot = {
   id: string;
   capability: string;

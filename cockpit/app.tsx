@@ -12,6 +12,7 @@ import type { LiveChannel } from "../runtime/server/live-channel.ts";
 import { InvalidCursorError } from "../runtime/store/list-cursor.ts";
 import { CANCEL_NOTICES, cancelExecution, cockpitEdge, runCapability } from "./actions.tsx";
 import { RELEASE_NOTICES, releaseArtifacts } from "./release-action.tsx";
+import { RECONCILE_NOTICES, reconcileExecution } from "./reconcile-action.tsx";
 import { againValues } from "./run-again.ts";
 import { logFilterOf } from "./log-filter.ts";
 import { capabilityHistory, stateBuckets } from "./chart-data.ts";
@@ -143,7 +144,7 @@ export function createCockpit(options: CockpitOptions): Hono<AppEnv> {
       });
     }
     const noticeKey = c.req.query("notice");
-    const notices = { ...CANCEL_NOTICES, ...RELEASE_NOTICES };
+    const notices = { ...CANCEL_NOTICES, ...RELEASE_NOTICES, ...RECONCILE_NOTICES };
     const notice = noticeKey && Object.hasOwn(notices, noticeKey) ? notices[noticeKey as keyof typeof notices] : null;
     const page = (
       <ExecutionPage
@@ -165,6 +166,7 @@ export function createCockpit(options: CockpitOptions): Hono<AppEnv> {
 
   app.post("/executions/:id/cancel", (c) => cancelExecution(c, plane, c.req.param("id")));
   app.post("/executions/:id/release", (c) => releaseArtifacts(c, plane, c.req.param("id")));
+  app.post("/executions/:id/reconcile", (c) => reconcileExecution(c, plane, c.req.param("id")));
 
   app.all("*", (c) => {
     const path = new URL(c.req.url).pathname;

@@ -6,9 +6,9 @@ import { formatBytes } from "../format.ts";
 import { artifactDownloadPath, releasePath } from "../paths.ts";
 
 /** Why the artifacts cannot be released now, in words; null when they can. The engine decides again on release. */
-export function releaseRefusal(x: Pick<ExecutionSnapshot, "state" | "failure">): string | null {
+export function releaseRefusal(x: Pick<ExecutionSnapshot, "state" | "failure" | "reconciliation">): string | null {
   if (!isTerminal(x.state)) return "They can be released once the execution has ended.";
-  if (x.failure?.outcome_certainty === "unknown" && !("reconciliation" in x && x.reconciliation)) {
+  if (x.failure?.outcome_certainty === "unknown" && !x.reconciliation) {
     return "The outcome is unknown, so they are kept as evidence until someone settles it.";
   }
   return null;

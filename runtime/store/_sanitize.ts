@@ -1,6 +1,6 @@
 import stripAnsi from "strip-ansi";
 import type { EventDraft } from "../execution/protocol.ts";
-import { keepingColour } from "../execution/text-colour.ts";
+import { keepingColour, withoutColour } from "../execution/text-colour.ts";
 
 // C0 controls except \t and \n, DEL, and the C1 controls (U+0080–U+009F, which hold the 8-bit
 // CSI U+009B). Every ANSI escape starts with ESC (U+001B) or a C1 introducer, so a string that
@@ -63,9 +63,10 @@ export function sanitizeDraft(draft: EventDraft): EventDraft {
       return chunk === draft.data.chunk ? draft : { type: draft.type, data: { ...draft.data, chunk } };
     }
     case "execution.reconciled": {
-      // A person's note: printed by the CLI and the cockpit, so as safe as a diagnostic.
+      // A person's note: printed by the CLI and the cockpit, so as safe as a diagnostic, and plain
+      // (colour is a handler's output's, not a person's).
       if (draft.data.note === undefined) return draft;
-      const note = sanitizeText(draft.data.note);
+      const note = withoutColour(sanitizeText(draft.data.note));
       return note === draft.data.note ? draft : { type: draft.type, data: { ...draft.data, note } };
     }
     default:

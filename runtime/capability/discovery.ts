@@ -23,6 +23,8 @@ export interface DiscoveryOptions {
    * or `--capabilities` folder (docket serving its own checkout), it is not loaded twice.
    */
   builtinDir?: string | null;
+  /** How long one file may take to load (`load_timeout_ms`); past it the file is a load error. */
+  loadTimeoutMs?: number;
 }
 
 /**
@@ -56,7 +58,7 @@ export async function discoverCapabilities(options: DiscoveryOptions): Promise<C
     }
     if (seen.has(real)) continue;
     seen.add(real);
-    for (const file of files) await loadInto(registry, file, options.importFile);
+    for (const file of files) await loadInto(registry, file, options.importFile, options.loadTimeoutMs);
   }
   return registry;
 }
@@ -65,14 +67,14 @@ export async function discoverCapabilities(options: DiscoveryOptions): Promise<C
 export type LoadedCapabilityFile = { ok: true; capability: RegisteredCapability } | { ok: false; errors: LoadError[] };
 
 /** Loads one capability file on its own, for `docket run ./path/to/file.ts`. */
-export async function loadCapabilityFile(absPath: string, importFile: ImportFile): Promise<LoadedCapabilityFile> {
+export async function loadCapabilityFile(absPath: string, importFile: ImportFile, loadTimeoutMs?: number): Promise<LoadedCapabilityFile> {
   const registry = new CapabilityRegistry();
-  const capability = await loadInto(registry, resolve(absPath), importFile);
+  const capability = await loadInto(registry, resolve(absPath), importFile, loadTimeoutMs);
   return capability ? { ok: true, capability } : { ok: false, errors: registry.loadErrors() };
 }
 
-async function loadInto(registry: CapabilityRegistry, file: string, importFile: ImportFile): Promise<RegisteredCapability | null> {
-  const imported = await importCapabilityFile(file, { importFile });
+async function loadInto(registry: CapabilityRegistry, file: string, importFile: ImportFile, timeoutMs: number | undefined): Promise<RegisteredCapability | null> {
+  const imported = await importCapabilityFile(file, { importFile, timeoutMs });
   if (!imported.ok) {
     registry.addLoadError({ file, line: imported.problem.line, column: imported.problem.column, reason: imported.problem.reason });
     return null;

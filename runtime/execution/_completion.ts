@@ -61,7 +61,7 @@ export function completionOf(capability: RegisteredCapability, outcome: TaskOutc
       }),
     };
   }
-  if (stop.deadlineExpired && (error.kind !== "capability" || stop.forced)) {
+  if (stop.deadlineExpired && error.kind !== "memory_exceeded" && (error.kind !== "capability" || stop.forced)) {
     return {
       state: "failed",
       failure: buildFailure({
@@ -77,6 +77,19 @@ export function completionOf(capability: RegisteredCapability, outcome: TaskOutc
     };
   }
   switch (error.kind) {
+    case "memory_exceeded":
+      // Whatever else was asked (a cancel, a deadline), the memory limit is what stopped it.
+      return {
+        state: "failed",
+        failure: buildFailure({
+          ...ids,
+          error_code: "memory_exceeded",
+          stage: "run",
+          message: `${capability.id} used more memory than its worker's limit of ${error.limit_mb} MiB (about ${error.used_mb} MiB when stopped); its worker was terminated.`,
+          ...(capability.effect === "write" ? forced : { outcome_certainty: "not_applied" as const }),
+          context: { capability: capability.id, limit_mb: error.limit_mb, used_mb: error.used_mb },
+        }),
+      };
     case "capability":
       return {
         state: "failed",

@@ -11,6 +11,7 @@ import { ensureDocketDir } from "./server/lease.ts";
 import { createWorkerPool } from "./worker/pool.ts";
 import { realpathSync } from "node:fs";
 import { createEngine, type Engine } from "./execution/engine.ts";
+import { hasArtifacts } from "./execution/artifact-files.ts";
 
 /** How to assemble one execution plane. */
 export interface BootOptions {
@@ -97,7 +98,19 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
     await pool.close();
     throw error;
   }
-  engine = createEngine({ registry, store, pool, limits, root, storeKind: options.storeKind, clock: options.clock, log: options.log });
+  const durable = "storedBytes" in store ? (store as import("./store/sqlite-store.ts").SqliteExecutionStore) : null;
+  engine = createEngine({
+    registry,
+    store,
+    pool,
+    limits,
+    root,
+    storeKind: options.storeKind,
+    clock: options.clock,
+    log: options.log,
+    storedBytes: durable ? () => durable.storedBytes() : undefined,
+    expireDetails: durable ? () => void durable.expireDetails() : undefined,
+  });
   await warming;
   const booted = engine;
   return {
@@ -121,7 +134,7 @@ async function openStore(kind: BootOptions["storeKind"], root: string, limits: L
   const now = clock ? () => clock.now() : undefined;
   if (kind === "memory") return createMemoryStore({ limits, clock: now });
   const { createSqliteStore } = await import("./store/sqlite-store.ts");
-  const store = createSqliteStore({ path: join(ensureDocketDir(root), "state.db"), limits, clock: now, onPersistError: log && ((error) => log(`docket could not write the execution store (${(error as Error)?.message ?? error}); retrying`)) });
+  const store = createSqliteStore({ path: join(ensureDocketDir(root), "state.db"), limits, clock: now, artifactsHeld: (id) => hasArtifacts(root, id), onPersistError: log && ((error) => log(`docket could not write the execution store (${(error as Error)?.message ?? error}); retrying`)) });
   if (store.recovered.length > 0) {
     const failed = store.recovered.filter((r) => r.state === "failed").length;
     const ended = [failed > 0 ? `${failed} running → failed (interrupted)` : "", failed < store.recovered.length ? `${store.recovered.length - failed} queued → cancelled` : ""];

@@ -49,6 +49,10 @@ export async function compileDocket(options: CompileOptions): Promise<{ outfile:
       // are theirs, not docket's configuration.
       autoloadDotenv: false,
       autoloadBunfig: false,
+      // Capability files import the checkout's own packages (yaml, @octokit/rest, …). Bun ≥ 1.3.9
+      // compiles binaries that read no package.json at run time, so no package's `exports`/`main`
+      // resolves (oven-sh/bun#27058): turn that reading back on, as `bun run` does it.
+      autoloadPackageJson: true,
     },
   });
   if (!result.success) {

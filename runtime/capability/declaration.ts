@@ -51,9 +51,16 @@ export interface ExecutionIdentity {
 export interface HostFacts {
   root: string;
   runtime: { docket_version: string; bun: string | null; node: string; platform: string; arch: string; pid: number; uptime_ms: number };
-  capabilities: Array<{ id: string; effect: "read" | "write"; execution: "allowed" | "never"; source: string }>;
+  capabilities: Array<{ id: string; effect: "read" | "write"; execution: "allowed" | "never" | "always"; source: string }>;
   load_errors: Array<{ file: string; line: number | null; column: number | null; reason: string }>;
-  store: { kind: string; counts: Record<string, number> };
+  store: {
+    kind: string;
+    counts: Record<string, number>;
+    /** Why the store cannot write now (its own words, may name a path), and since when; null when it can. */
+    fault?: { reason: string; since: string } | null;
+    /** `.docket/` against its storage budget, measured after expiry. */
+    storage?: { bytes: number; budget_bytes: number; over_budget: boolean };
+  };
   limits: Record<string, number>;
 }
 
@@ -85,7 +92,11 @@ export interface CapabilityDef<I extends AnySchema = AnySchema, O extends AnySch
   cancellable?: boolean;
   timeout_ms?: number;
   cache?: { ttl_ms: number };
-  execution?: "allowed" | "never";
+  /**
+   * How it may run: `allowed` (default) as a direct call or an execution; `always` only as an
+   * execution (no direct-call route, tool or Run button); `never` only directly (plane capabilities).
+   */
+  execution?: "allowed" | "never" | "always";
   examples?: Array<v.InferInput<I>>;
   /** Codes this capability raises through `CapabilityError` (lower snake case). */
   errors?: string[];

@@ -1,10 +1,10 @@
 import type { HostFacts } from "../capability/declaration.ts";
-import type { RegisteredCapability } from "../capability/registered.ts";
+import { callsDirectly, type RegisteredCapability } from "../capability/registered.ts";
 import type { TaskOutcome, WorkerPool } from "../worker/task.ts";
 import type { Clock } from "./clock.ts";
 import type { Limits } from "./limits.ts";
 import type { EdgeInfo, PlaneHandle } from "./plane.ts";
-import { FailureError } from "./failure.ts";
+import { buildFailure, FailureError } from "./failure.ts";
 import { canonicalJson } from "./canonical-json.ts";
 import { completionOf, type StopCircumstances } from "./_completion.ts";
 import { mainThreadContext } from "./_main-context.ts";
@@ -37,6 +37,19 @@ export class DirectCalls {
   /** Calls a capability; `signal` aborts when the caller went away, which cancels the call. */
   async call(id: string, rawInput: unknown, edge: EdgeInfo, signal?: AbortSignal): Promise<unknown> {
     const { capability, input } = this.options.admitInput(id, rawInput, edge, "call");
+    if (!callsDirectly(capability)) {
+      throw new FailureError(
+        buildFailure({
+          error_code: "not_runnable",
+          stage: "validate",
+          message: `${capability.id} runs only as an execution (execution: "always"); it has no direct call.`,
+          suggestion: `Start it as an execution: executions.start {"capability":"${capability.id}"} (docket run ${capability.id}).`,
+          context: { capability: capability.id },
+          request_id: edge.request_id,
+          trace_id: edge.trace_id,
+        }),
+      );
+    }
     if (capability.plane) return this.callInMain(capability, input, edge, signal);
     const key = capability.cache ? `${capability.id}\n${canonicalJson(input)}` : null;
     if (key) {

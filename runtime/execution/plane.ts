@@ -1,5 +1,5 @@
 import type { Actor, ExecutionEvent } from "./protocol.ts";
-import type { ExecutionSnapshot } from "./snapshot.ts";
+import type { ExecutionSnapshot, ExpiredExecution } from "./snapshot.ts";
 import type { Limits } from "./limits.ts";
 import type { ExecutionState } from "./state-machine.ts";
 import type { ExecutionStore } from "../store/store.ts";
@@ -29,9 +29,13 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
+/** `executions.start`'s answer. */
 export interface StartResult {
-  execution: ExecutionSnapshot;
+  /** The new execution (queued), or the original one of a known run_id — only its identity when its details are gone. */
+  execution: ExecutionSnapshot | ExpiredExecution;
   deduplicated: boolean;
+  /** Set on a deduplicated start whose original execution is known by its identity alone (docs/limits.md). */
+  details_expired?: true;
 }
 
 /** `executions.cancel`'s receipt: what is true now; the terminal state is observed, not promised. */

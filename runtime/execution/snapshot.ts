@@ -68,3 +68,20 @@ export function executionLinks(id: string): ExecutionSnapshot["links"] {
     cockpit: `/cockpit/executions/${q}`,
   };
 }
+
+/**
+ * What is left of an execution known only by its run identity: forgotten past
+ * `executions_retained`, so neither its state nor its details are kept (docs/limits.md).
+ */
+export type ExpiredExecution = {
+  id: string;
+  capability: string;
+  run_id: string;
+  details_expired: true;
+  links: ExecutionSnapshot["links"];
+}
+
+/** The identity-only answer for a run whose execution is gone. */
+export function expiredExecution(identity: { execution_id: string; capability: string; run_id: string }): ExpiredExecution {
+  return { id: identity.execution_id, capability: identity.capability, run_id: identity.run_id, details_expired: true, links: executionLinks(identity.execution_id) };
+}

@@ -156,6 +156,10 @@ describe("containment (compiled binary)", () => {
     expect(hanging.code).toBe(2);
     expect(hanging.stderr).toContain("did not finish loading within 300 ms");
 
+    const verify = await docket(runner, ["run", "capabilities.verify", "--format", "json"], { cwd: checkout, env: LIMITS });
+    expect(verify.code).toBe(1);
+    expect(JSON.parse(verify.stdout).execution.diagnostics).toContainEqual(expect.objectContaining({ code: "load_timeout", file: "capabilities/hostile.hang.ts" }));
+
     const hog = await docket(runner, ["run", "hostile.hog", "--format", "json"], { cwd: checkout, env: LIMITS });
     expect(hog.code).toBe(1);
     expect(JSON.parse(hog.stdout).execution.failure).toMatchObject({ error_code: "memory_exceeded", context: { limit_mb: 64 } });

@@ -31,6 +31,8 @@ export interface WorkerPoolOptions {
   memorySampleMs?: number;
   /** How long a worker waits for a capability file to load (`load_timeout_ms`); default 5000 ms. */
   loadTimeoutMs?: number;
+  /** TERM → KILL wait for `ctx.exec` children of a worker that was terminated or lost (default 2000). */
+  childGraceMs?: number;
 }
 
 interface Job {
@@ -84,6 +86,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     workerUrl,
     loadTimeoutMs: options.loadTimeoutMs ?? 5000,
     report,
+    childGraceMs: options.childGraceMs ?? 2000,
     onMessage,
     onExit,
     onReplaced(slot) {

@@ -12,6 +12,7 @@ import type { LiveChannel } from "../runtime/server/live-channel.ts";
 import { InvalidCursorError } from "../runtime/store/list-cursor.ts";
 import { CANCEL_NOTICES, cancelExecution, runCapability } from "./actions.tsx";
 import { serveAsset } from "./assets.ts";
+import { catalogSignature } from "./catalog-signature.ts";
 import { historyExtras, STREAM_TAIL_CHARS } from "./history-extras.ts";
 import { CapabilitiesPage } from "./pages/capabilities.tsx";
 import { CapabilityPage } from "./pages/capability.tsx";
@@ -47,6 +48,12 @@ export function createCockpit(options: CockpitOptions): Hono<AppEnv> {
 
   app.get("/assets/:name", (c) => serveAsset(c, c.req.param("name")));
 
+  // What pages poll to follow a live reload (catalog-watch.js): one short digest, never cached.
+  app.get("/catalog", (c) => {
+    c.header("Cache-Control", "no-store");
+    return c.json({ signature: catalogSignature(plane.capabilities(), plane.loadErrors()) });
+  });
+
   app.get("/", (c) => {
     const recent = plane.store.list({ limit: RECENT });
     const active = (["running", "cancelling", "queued"] as const)
@@ -60,6 +67,7 @@ export function createCockpit(options: CockpitOptions): Hono<AppEnv> {
         recent={recent.items}
         loadErrors={plane.loadErrors()}
         capabilityCount={plane.capabilities().length}
+        catalog={catalogSignature(plane.capabilities(), plane.loadErrors())}
         heartbeatMs={plane.limits.heartbeat_ms}
       />
     );

@@ -7,6 +7,7 @@ import format from "./assets/format.js" with { type: "text" };
 import execution from "./assets/execution.js" with { type: "text" };
 import liveList from "./assets/live-list.js" with { type: "text" };
 import runForm from "./assets/run-form.js" with { type: "text" };
+import catalogWatch from "./assets/catalog-watch.js" with { type: "text" };
 import { COCKPIT_BASE } from "./paths.ts";
 
 /** One file the cockpit serves, carried inside the binary as text. */
@@ -30,6 +31,7 @@ export const ASSETS = {
   "execution.js": asset(execution, JS),
   "live-list.js": asset(liveList, JS),
   "run-form.js": asset(runForm, JS),
+  "catalog-watch.js": asset(catalogWatch, JS),
 } as const;
 
 /** The name of a served asset. */

@@ -29,3 +29,7 @@ declare module "*/assets/run-form.js" {
   const text: string;
   export default text;
 }
+declare module "*/assets/catalog-watch.js" {
+  const text: string;
+  export default text;
+}

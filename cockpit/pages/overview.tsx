@@ -8,6 +8,7 @@ import { ExecutionRowTemplate, ExecutionTable } from "../components/execution-ta
 import { Layout } from "../components/layout.tsx";
 import { LoadErrors } from "../components/load-errors.tsx";
 import { StateCounts } from "../components/state-counts.tsx";
+import { CATALOG_PATH } from "../catalog-signature.ts";
 import { capabilitiesPath, EXECUTION_PAGE_TEMPLATE, executionsPath, ID_PLACEHOLDER, LIVE_CHANNEL_PATH } from "../paths.ts";
 
 /** What the overview shows. */
@@ -20,6 +21,8 @@ export interface OverviewProps {
   loadErrors: LoadError[];
   capabilityCount: number;
   heartbeatMs: number;
+  /** The registry's signature when rendered; catalog-watch.js swaps the parts marked data-catalog-slot when it changes. */
+  catalog?: string;
 }
 
 /**
@@ -28,7 +31,7 @@ export interface OverviewProps {
  */
 export function OverviewPage(props: OverviewProps) {
   return (
-    <Layout title="Overview" section="overview" root={props.root} scripts={["socket.js", "format.js", "live-list.js"]}>
+    <Layout title="Overview" section="overview" root={props.root} scripts={["socket.js", "format.js", "live-list.js", "catalog-watch.js"]}>
       <div
         class="page"
         data-docket-list
@@ -38,11 +41,13 @@ export function OverviewPage(props: OverviewProps) {
         data-execution-url={EXECUTION_PAGE_TEMPLATE}
         data-id-placeholder={ID_PLACEHOLDER}
         data-recent-limit={String(Math.max(props.recent.length, 20))}
+        data-catalog={props.catalog ?? ""}
+        data-catalog-url={CATALOG_PATH}
       >
         <div class="page-head">
           <div>
             <h1>Overview</h1>
-            <p class="muted wrap-anywhere">
+            <p class="muted wrap-anywhere" data-catalog-slot="count">
               {props.capabilityCount} capabilities loaded from <code class="path">{props.root}</code>
             </p>
           </div>
@@ -72,7 +77,9 @@ export function OverviewPage(props: OverviewProps) {
             <h2 id="load-heading">Load errors</h2>
             <a href={capabilitiesPath()}>Capabilities →</a>
           </div>
-          <LoadErrors errors={props.loadErrors} />
+          <div data-catalog-slot="load-errors">
+            <LoadErrors errors={props.loadErrors} />
+          </div>
         </section>
         <p class="notice notice-info" data-slot="resync" hidden role="status">
           <span class="glyph" aria-hidden="true">

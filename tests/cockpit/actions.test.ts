@@ -148,6 +148,7 @@ describe("cockpit responses", () => {
       "format.js": "text/javascript",
       "execution.js": "text/javascript",
       "live-list.js": "text/javascript",
+      "catalog-watch.js": "text/javascript",
       "run-form.js": "text/javascript",
     };
     for (const name of Object.keys(ASSETS) as AssetName[]) {

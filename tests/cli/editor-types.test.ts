@@ -86,6 +86,19 @@ describe("docket init and editor types", () => {
     expect(checked.output).toContain("capabilities/team.count.ts(11,3): error TS2322: Type '(input: { path: string; }, ctx: CapabilityContext) => { file: number; }' is not assignable");
   });
 
+  test("docket init in a checkout where .docket is a file says what it could not write, exit 1; other commands only warn", async () => {
+    const checkout = tempCheckout();
+    writeFileSync(join(checkout, ".docket"), "not a folder\n");
+    const init = await docket(binary, ["init"], { cwd: checkout });
+    expect(init.code).toBe(1);
+    expect(init.stderr).toContain(`Cannot set up ${checkout} for capability files: EEXIST`);
+    expect(init.stderr).toContain("Check that capabilities/ and .docket/ in the checkout are folders you can write to.");
+    expect(init.stderr).not.toContain("unexpected error");
+    const listed = await docket(binary, ["capabilities", "list"], { cwd: checkout });
+    expect(listed.code).toBe(0);
+    expect(listed.stderr).toContain("docket: Cannot refresh the editor types");
+  });
+
   test("every docket command restores types that are missing or from another docket; init keeps what exists", async () => {
     const checkout = await initialized();
     const types = join(checkout, ".docket", "types");

@@ -1,7 +1,7 @@
 // Editor types with no npm install: `docket init` in a checkout without node_modules, then this
 // repository's TypeScript type-checks its capability files against the declarations docket wrote.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { buildBinary, docket, fromBinary, REPO, removeTempDirs, tempCheckout, type DocketRunner } from "./_harness.ts";
 
@@ -57,6 +57,22 @@ describe("docket init and editor types", () => {
     expect(readFileSync(join(checkout, ".docket", "types", "valibot", "index.d.ts"), "utf8")).toContain("declare function object");
     expect(readFileSync(join(checkout, ".docket", ".gitignore"), "utf8")).toBe("*\n");
     expect(existsSync(join(checkout, "capabilities", "hello.greet.ts"))).toBe(true);
+  });
+
+  test("the declarations import nothing but each other and valibot, so a checkout with no node_modules resolves every type", async () => {
+    const checkout = await initialized();
+    const root = join(checkout, ".docket", "types", "docket");
+    const outside: string[] = [];
+    const walk = (dir: string): void => {
+      for (const entry of readdirSync(dir, { withFileTypes: true })) {
+        const path = join(dir, entry.name);
+        if (entry.isDirectory()) walk(path);
+        else for (const [, specifier] of readFileSync(path, "utf8").matchAll(/(?:from |import\()"([^"]+)"/g)) if (!specifier!.startsWith(".") && specifier !== "valibot") outside.push(`${entry.name}: ${specifier}`);
+      }
+    };
+    walk(root);
+    expect(outside).toEqual([]);
+    expect(readdirSync(root)).toContain("public.d.ts");
   });
 
   test("tsc --noEmit -p capabilities passes on the first capability and on what docket new writes", async () => {

@@ -9,7 +9,9 @@ import { Layout } from "../components/layout.tsx";
 import { LoadErrors } from "../components/load-errors.tsx";
 import { StateCounts } from "../components/state-counts.tsx";
 import { CATALOG_PATH } from "../catalog-signature.ts";
-import { capabilitiesPath, EXECUTION_PAGE_TEMPLATE, executionsPath, ID_PLACEHOLDER, LIVE_CHANNEL_PATH } from "../paths.ts";
+import { StateChart } from "../components/state-chart.tsx";
+import type { Bucket } from "../chart-data.ts";
+import { capabilitiesPath, EXECUTION_PAGE_TEMPLATE, executionsPath, ID_PLACEHOLDER, LIVE_CHANNEL_PATH, overviewPath } from "../paths.ts";
 
 /** What the overview shows. */
 export interface OverviewProps {
@@ -21,6 +23,8 @@ export interface OverviewProps {
   loadErrors: LoadError[];
   capabilityCount: number;
   heartbeatMs: number;
+  /** Executions per state over the last hours, for the chart. */
+  activity: { buckets: Bucket[]; spanHours: number; more: boolean };
   /** The registry's signature when rendered; catalog-watch.js swaps the parts marked data-catalog-slot when it changes. */
   catalog?: string;
 }
@@ -31,11 +35,12 @@ export interface OverviewProps {
  */
 export function OverviewPage(props: OverviewProps) {
   return (
-    <Layout title="Overview" section="overview" root={props.root} scripts={["socket.js", "format.js", "live-list.js", "catalog-watch.js"]}>
+    <Layout title="Overview" section="overview" root={props.root} scripts={["socket.js", "format.js", "refresh.js", "live-list.js", "catalog-watch.js"]}>
       <div
         class="page"
         data-docket-list
         data-mode="overview"
+        data-page={overviewPath()}
         data-socket={LIVE_CHANNEL_PATH}
         data-heartbeat-ms={String(props.heartbeatMs)}
         data-execution-url={EXECUTION_PAGE_TEMPLATE}
@@ -59,6 +64,8 @@ export function OverviewPage(props: OverviewProps) {
           <StateCounts counts={props.counts} />
         </section>
 
+        <StateChart buckets={props.activity.buckets} spanHours={props.activity.spanHours} more={props.activity.more} />
+
         <section class="panel" aria-labelledby="active-heading">
           <h2 id="active-heading">Running now</h2>
           <ExecutionTable name="active" items={props.active} empty="Nothing is running or queued." caption="Executions running, cancelling or queued" />
@@ -78,7 +85,7 @@ export function OverviewPage(props: OverviewProps) {
             <a href={capabilitiesPath()}>Capabilities →</a>
           </div>
           <div data-catalog-slot="load-errors">
-            <LoadErrors errors={props.loadErrors} />
+            <LoadErrors errors={props.loadErrors} root={props.root} />
           </div>
         </section>
         <p class="notice notice-info" data-slot="resync" hidden role="status">

@@ -28,6 +28,8 @@ export interface Limits {
   details_retention_ms: number;
   grace_ms: number;
   storage_budget_bytes: number;
+  log_files: number;
+  log_file_bytes: number;
 }
 
 interface LimitSpec {
@@ -71,6 +73,8 @@ export const LIMIT_SPECS: Record<keyof Limits, LimitSpec> = {
   details_retention_ms: { default: 7 * DAY, min: 1000, max: 3650 * DAY, doc: "how long terminal details are kept (durable store)" },
   grace_ms: { default: 5000, min: 0, max: 3_600_000, doc: "time a handler past its deadline gets to stop before its worker is terminated" },
   storage_budget_bytes: { default: 512 * MIB, min: MIB, max: 1024 * 1024 * MIB, doc: "bytes .docket/ may hold (state and artifacts) before new executions are refused" },
+  log_files: { default: 3, min: 1, max: 100, doc: "files of the server's log kept in .docket/logs (the one written included)" },
+  log_file_bytes: { default: 10 * MIB, min: 1024, max: 1024 * MIB, doc: "bytes of one server log file before it is rotated" },
 };
 
 /** The defaults, as a fresh object. */

@@ -10,6 +10,8 @@ export interface RunningServer {
 export interface ListenOptions {
   host: string;
   port: number;
+  /** Where an error that escaped the app goes with its stack: the server's log. */
+  log?: (line: string) => void;
 }
 
 /** The URL of a listening host and port (IPv6 literals bracketed). */

@@ -54,6 +54,8 @@ export interface ServeOptions {
   /** Builds the sub-apps mounted at /cockpit and /mcp once the plane is booted (they project it too). */
   mounts?: (plane: ExecutionPlane, live: LiveChannel, log: (line: string) => void) => AppMounts;
   liveClock?: LiveClock;
+  /** Seconds a silent connection stays open (Bun only; default Bun's 10 s). See ListenOptions. */
+  idleTimeoutSeconds?: number;
   /** Watch the capability folders and reload on a change (default true; `--no-watch`). */
   watch?: boolean;
   /** Options of the folder watch (debounce, clock), for tests. */
@@ -177,7 +179,7 @@ async function serveWithLog(options: ServeOptions, bind: { token: string | null;
     const app = createApp({ plane, live, config, mounts: options.mounts?.(plane, live, options.log), log: options.log });
     running =
       options.runtime === "bun"
-        ? (await import("./adapter-bun.ts")).serveWithBun(app, live, { host, port, log: options.log })
+        ? (await import("./adapter-bun.ts")).serveWithBun(app, live, { host, port, idleTimeoutSeconds: options.idleTimeoutSeconds, log: options.log })
         : await (await import("./adapter-node.ts")).serveWithNode(app, live, { host, port });
     config.port = running.port;
     config.origin = running.url;

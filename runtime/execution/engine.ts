@@ -218,7 +218,7 @@ export function createEngine(options: EngineOptions): Engine {
         context: { queued: waiting, limit: limits.max_queued, retry_after_s: 1 },
       });
     }
-    // Two bounds, the earlier wins (docs/protocol.md): deadline_ms from admission, so it bounds the
+    // Two bounds, the earlier wins (docs/security.md, Deadlines): deadline_ms from admission, so it bounds the
     // caller's wait, queue included; the declaration's timeout_ms from the handler's start.
     const deadline = request.deadline_ms ?? null;
     const timeout = capability.timeout_ms ?? null;

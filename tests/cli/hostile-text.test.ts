@@ -227,7 +227,7 @@ describe("docket serve with a hostile capability (compiled binary)", () => {
   test("the cockpit: a rejected form never renders the secret back, the raw JSON box included; Run shows the output masked", async () => {
     const form = (fields: Record<string, string>) =>
       fetch(`${url}/cockpit/capabilities/leak.text`, { method: "POST", headers: { "Content-Type": "application/x-www-form-urlencoded" }, body: new URLSearchParams(fields).toString() });
-    const rejected = [
+    const rejected: Array<Record<string, string>> = [
       { mode: "call", raw_json: `{"token": ${SECRET}, "mode": "ok"}` },
       { mode: "call", raw_json: JSON.stringify({ token: SECRET, mode: "no-such-mode" }) },
       { mode: "call", "input.token": SECRET, "input.mode": "" },

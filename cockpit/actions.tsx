@@ -6,6 +6,7 @@ import { isExecutionId } from "../runtime/execution/execution-id.ts";
 import { buildFailure, FailureError, type FailureDescriptor } from "../runtime/execution/failure.ts";
 import type { EdgeInfo, ExecutionPlane } from "../runtime/execution/plane.ts";
 import { requestIds, statusOf } from "../runtime/server/errors.ts";
+import { longRequest } from "../runtime/server/long-request.ts";
 import { readFormBody } from "./form-body.ts";
 import { hasSensitive } from "../runtime/execution/redaction.ts";
 import { formShape } from "./form-fields.ts";
@@ -64,7 +65,7 @@ export async function runCapability(c: Context, plane: ExecutionPlane, capabilit
   }
   if (!callsDirectly(capability)) return page(400, { problem: `${capability.id} runs only as an execution: use "Run as execution".` });
   try {
-    const output = await plane.call(capability.id, reading.input, edge);
+    const output = await plane.call(capability.id, reading.input, edge, { signal: longRequest(c) });
     return page(200, { result: { kind: "output", value: output } });
   } catch (error) {
     const failure = failureOf(c, error);

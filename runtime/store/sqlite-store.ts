@@ -18,7 +18,6 @@ import { currentSnapshot, eventsPage, listItems, listLimit, readerSnapshot, type
 import { recoverUnfinished, type RecoveredExecution } from "./_sqlite-recovery.ts";
 import { expireFinished } from "./_sqlite-expiry.ts";
 import { copySnapshot, keep } from "./_kept-values.ts";
-import { mayExpire } from "../execution/retention.ts";
 import { eventBytes, RetainedBytes } from "./_retained-bytes.ts";
 
 export { StoreFileError } from "./_sqlite-schema.ts";
@@ -234,9 +233,8 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
   function expireDetails(): number {
     open();
     writer.flush();
-    const artifactsHeld = options.artifactsHeld ?? (() => false);
     const cutoff = new Date(clock().getTime() - limits.details_retention_ms).toISOString();
-    return expireFinished(db, tables, entries, cutoff, (snapshot) => mayExpire(snapshot, { artifactsHeld: artifactsHeld(snapshot.id) }));
+    return expireFinished(db, tables, entries, cutoff, options.artifactsHeld ?? (() => false));
   }
 
   function close(): void {

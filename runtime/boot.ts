@@ -4,6 +4,7 @@ import type { Limits } from "./execution/limits.ts";
 import type { Clock } from "./execution/clock.ts";
 import { findCheckoutRoot } from "./capability/checkout.ts";
 import { discoverCapabilities, loadCapabilityFile } from "./capability/discovery.ts";
+import { LiveCatalog, type CatalogChange } from "./capability/live-catalog.ts";
 import { join, resolve } from "node:path";
 import { BUILTIN_DIR, BUILTINS } from "./capability/builtins.ts";
 import { createMemoryStore } from "./store/memory-store.ts";
@@ -42,6 +43,10 @@ export interface BootedPlane {
   store: ExecutionStore;
   /** The ids of `options.files`, in order, for those that loaded. */
   fileIds: string[];
+  /** Loads the capability folders again and swaps the registry whole (docs/authoring.md, "Live reload"). */
+  reload(): Promise<CatalogChange>;
+  /** The folders `reload` reads: `<root>/capabilities` and each `--capabilities DIR`. */
+  watchedFolders: string[];
   close(): Promise<void>;
 }
 
@@ -60,28 +65,60 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
     hostFacts: () => engine!.hostFacts(),
     workerUrl: options.workerUrl,
     onWorkerError: options.log,
+    // A forced stop already waited grace_ms for the handler; its children get half that again.
+    childGraceMs: Math.floor(limits.grace_ms / 2),
   });
   const warming = pool.warm();
-  const registry = await discoverCapabilities({
-    root,
-    dirs: options.capabilityDirs ?? [],
-    builtins: BUILTINS,
-    builtinDir: BUILTIN_DIR,
-    importFile,
-  });
-  const fileIds: string[] = [];
-  for (const file of options.files ?? []) {
-    const path = resolve(options.cwd, file);
-    const loaded = await loadCapabilityFile(path, importFile);
-    if (!loaded.ok) {
-      for (const error of loaded.errors) registry.addLoadError(error);
-      continue;
+  // Built again on every reload: files whose text did not change are not imported again, since a
+  // file's module is imported by its version (capability-version.ts).
+  const build = async () => {
+    const registry = await discoverCapabilities({
+      root,
+      dirs: options.capabilityDirs ?? [],
+      builtins: BUILTINS,
+      builtinDir: BUILTIN_DIR,
+      importFile,
+    });
+    const fileIds: string[] = [];
+    for (const file of options.files ?? []) {
+      const path = resolve(options.cwd, file);
+      const loaded = await loadCapabilityFile(path, importFile);
+      if (!loaded.ok) {
+        for (const error of loaded.errors) registry.addLoadError(error);
+        continue;
+      }
+      const existing = registry.get(loaded.capability.id);
+      // `docket run ./capabilities/x.ts` names a file discovery already loaded: the same capability.
+      if (existing?.source.kind === "file" && sameFile(existing.source.file, path)) fileIds.push(existing.id);
+      else if (registry.add(loaded.capability.def, { kind: "file", file: path }, { version: loaded.capability.version })) fileIds.push(loaded.capability.id);
     }
-    const existing = registry.get(loaded.capability.id);
-    // `docket run ./capabilities/x.ts` names a file discovery already loaded: the same capability.
-    if (existing?.source.kind === "file" && sameFile(existing.source.file, path)) fileIds.push(existing.id);
-    else if (registry.add(loaded.capability.def, { kind: "file", file: path })) fileIds.push(loaded.capability.id);
-  }
+    return { registry, fileIds };
+  };
+  const first = await build();
+  const registry = new LiveCatalog(first.registry);
+  const { fileIds } = first;
+  let reloading: Promise<CatalogChange> | null = null;
+  let again = false;
+  // One reload at a time; a change met during one is picked up by one more right after it.
+  const reload = async (): Promise<CatalogChange> => {
+    if (reloading) {
+      again = true;
+      return reloading;
+    }
+    reloading = (async () => {
+      let change: CatalogChange;
+      do {
+        again = false;
+        change = registry.swap((await build()).registry);
+      } while (again);
+      return change;
+    })();
+    try {
+      return await reloading;
+    } finally {
+      reloading = null;
+    }
+  };
   let store: ExecutionStore;
   try {
     store = await openStore(options.storeKind, root, limits, options.clock, options.log);
@@ -113,6 +150,8 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
     registry,
     store,
     fileIds,
+    reload,
+    watchedFolders: [join(root, "capabilities"), ...(options.capabilityDirs ?? []).map((dir) => resolve(dir))],
     async close() {
       await booted.close();
       store.close();

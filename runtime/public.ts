@@ -9,6 +9,8 @@ export type {
   LogLevel,
   ArtifactWriter,
   ExecutionIdentity,
+  ExecOptions,
+  ExecResult,
   HostFacts,
 } from "./capability/declaration.ts";
 export { CapabilityError } from "./capability/capability-error.ts";

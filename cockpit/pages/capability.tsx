@@ -77,6 +77,10 @@ export function CapabilityPage(props: CapabilityPageProps) {
             <dt>Source</dt>
             <dd class="mono wrap-anywhere">{c.source.kind === "builtin" ? "built-in" : c.source.file}</dd>
           </div>
+          <div class="fact">
+            <dt>Code version</dt>
+            <dd class="mono">{c.version}</dd>
+          </div>
         </dl>
       </section>
 

@@ -64,6 +64,37 @@ export interface HostFacts {
   limits: Record<string, number>;
 }
 
+/** Options of `ctx.exec` (docs/authoring.md, "Running a command"). */
+export interface ExecOptions {
+  /** A folder inside the checkout to run in (relative to it, or absolute inside it); default the checkout. */
+  cwd?: string;
+  /** Variables added to (or replacing those of) docket's own environment. */
+  env?: Record<string, string>;
+  /** Text written to the child's stdin, which is then closed; default: no stdin. */
+  stdin?: string;
+  /** Resolve with a non-zero exit instead of throwing `exec_failed`; default false. */
+  allowFailure?: boolean;
+  /** Stream stdout and stderr line by line as `ctx.progress.stream("stdout" | "stderr", …)`; default true. */
+  stream?: boolean;
+  /** Bytes of each of stdout and stderr kept in the result (the tail); default 256 KiB, at most 16 MiB. */
+  maxOutputBytes?: number;
+}
+
+/** What `ctx.exec` resolves with once the child has exited. */
+export interface ExecResult {
+  /** The exit code, or null when a signal ended the child. */
+  exitCode: number | null;
+  /** The signal that ended the child (`SIGKILL`…), or null. */
+  signal: string | null;
+  /** The tail of stdout, at most `maxOutputBytes` bytes. */
+  stdout: string;
+  stderr: string;
+  /** True when stdout or stderr was longer than what is kept. */
+  truncated: boolean;
+  durationMs: number;
+  pid: number;
+}
+
 /** What `handler(input, ctx)` receives. */
 export interface CapabilityContext {
   progress: ProgressReporter;
@@ -74,6 +105,12 @@ export interface CapabilityContext {
   execution: ExecutionIdentity | null;
   /** Facts about the process serving the checkout (capabilities, load errors, store, limits). */
   host(): Promise<HostFacts>;
+  /**
+   * Runs a program from an argv list (no shell) in the checkout, streaming its output line by
+   * line; resolves when it exits, throws `exec_failed` on a non-zero exit unless `allowFailure`.
+   * Cancel, deadline and a forced stop end its whole process group (docs/authoring.md).
+   */
+  exec(argv: readonly string[], options?: ExecOptions): Promise<ExecResult>;
   /**
    * The execution plane, given only to built-in plane capabilities (`execution: "never"`),
    * which run in the main thread. Work capabilities and user files never receive it.

@@ -82,7 +82,7 @@ async function loadInto(registry: CapabilityRegistry, file: string, importFile: 
     registry.addLoadError({ file, line: imported.problem.line, column: imported.problem.column, reason: imported.problem.reason });
     return null;
   }
-  return registry.add(imported.value, { kind: "file", file }, { text: imported.text });
+  return registry.add(imported.value, { kind: "file", file }, { text: imported.text, version: imported.version });
 }
 
 async function realpathOrNull(path: string | null): Promise<string | null> {

@@ -8,6 +8,8 @@ export type {
   DiagnosticInput,
   DiagnosticSeverity,
   ExecutionIdentity,
+  ExecOptions,
+  ExecResult,
   HostFacts,
   LogLevel,
   ProgressReporter,

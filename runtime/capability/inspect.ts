@@ -4,6 +4,7 @@ import * as v from "valibot";
 import { describeImportFailure } from "./_import-failure.ts";
 import { CAPABILITY_ID_PATTERN, CAPABILITY_ID_RULE } from "./capability-id.ts";
 import { locateProperty } from "./_source-lines.ts";
+import { fileVersion, versionedSpecifier } from "./capability-version.ts";
 import type { CapabilityDef } from "./declaration.ts";
 import { SchemaConversionError, toCapabilityJsonSchema, type SchemaSide } from "./json-schema.ts";
 import type { JsonSchema } from "./registered.ts";
@@ -138,7 +139,7 @@ function checkExamples(examples: unknown[], input: v.GenericSchema, report: Repo
 
 /** A file that imported, with its default export and its text; or the problem that stopped it. */
 export type ImportedCapabilityFile =
-  | { ok: true; value: unknown; text: string }
+  | { ok: true; value: unknown; text: string; version: string }
   | { ok: false; problem: CapabilityProblem };
 
 /** Options of `importCapabilityFile` and `inspectCapabilityFile`. */
@@ -160,8 +161,9 @@ export async function importCapabilityFile(absPath: string, options: ImportCapab
     const reason = (error as NodeJS.ErrnoException).code === "ENOENT" ? "the file does not exist" : `the file cannot be read: ${(error as Error).message}`;
     return { ok: false, problem: { code: "import_failed", reason, line: null, column: null } };
   }
+  const version = fileVersion(text);
   // A path, not a file:// URL: Bun 1.4 ignores the query of a file:// URL and returns the cached module.
-  const specifier = options.fresh ? `${file}?docket_fresh=${crypto.randomUUID()}` : file;
+  const specifier = options.fresh ? `${file}?docket_fresh=${crypto.randomUUID()}` : versionedSpecifier(file, version);
   let module: unknown;
   try {
     module = await importFile(specifier);
@@ -172,7 +174,7 @@ export async function importCapabilityFile(absPath: string, options: ImportCapab
   if (value === undefined) {
     return { ok: false, problem: { code: "no_default_export", reason: "the file has no default export; end it with export default capability({ … })", line: null, column: null } };
   }
-  return { ok: true, value, text };
+  return { ok: true, value, text, version };
 }
 
 /** Everything `capabilities.verify` reports about one file, checked on its own. */

@@ -42,6 +42,8 @@ export interface RegisteredCapability {
   input_schema: JsonSchema;
   output_schema: JsonSchema;
   source: CapabilitySource;
+  /** A digest of the code (`sha256:…` of the file's text) or `docket@<version>` for a built-in. */
+  version: string;
   /** A built-in with `execution: "never"`: runs in the main thread and gets `ctx.plane`. */
   plane: boolean;
   def: CapabilityDef;
@@ -71,6 +73,7 @@ export function describeCapability(c: RegisteredCapability) {
     input_schema: c.input_schema,
     output_schema: c.output_schema,
     source: c.source.kind === "builtin" ? { kind: "builtin" as const } : c.source,
+    version: c.version,
   };
 }
 
@@ -79,4 +82,6 @@ export interface CapabilityCatalog {
   list(): RegisteredCapability[];
   get(id: string): RegisteredCapability | null;
   loadErrors(): LoadError[];
+  /** Calls `listener` whenever the catalog is replaced (a live reload); returns the unsubscribe. */
+  subscribe?(listener: () => void): () => void;
 }

@@ -50,7 +50,8 @@ export class DirectCalls {
       );
     }
     if (capability.plane) return this.callInMain(capability, input, edge);
-    const key = capability.cache ? `${capability.id}\n${canonicalJson(input)}` : null;
+    // The version is part of the key: an edited file's output is never served from its old code.
+    const key = capability.cache ? `${capability.id}\n${capability.version}\n${canonicalJson(input)}` : null;
     if (key) {
       const hit = this.cache.get(key);
       if (hit && hit.expires > this.options.clock.monotonic()) return structuredClone(hit.output);
@@ -88,11 +89,14 @@ export class DirectCalls {
       {
         capability: capability.id,
         source: capability.source,
+        version: capability.version,
         input,
         execution: null,
         root,
         artifacts_dir: null,
         artifact_limits: { files: limits.artifacts_per_execution, bytes: limits.artifact_bytes, total_bytes: limits.artifacts_total_bytes },
+      // Half the handler's grace: a child is killed while the handler still has time to end on its own.
+      kill_grace_ms: Math.floor(limits.grace_ms / 2),
       },
       { lane: "direct" },
     );

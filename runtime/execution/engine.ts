@@ -241,6 +241,7 @@ export function createEngine(options: EngineOptions): Engine {
       cancellable: capability.cancellable,
       effect: capability.effect,
       input_hash: hash,
+      capability_version: capability.version,
     });
     scheduler.enqueue({
       id,
@@ -273,11 +274,14 @@ export function createEngine(options: EngineOptions): Engine {
     const task: WorkerTask = {
       capability: active.capability.id,
       source: active.capability.source,
+      version: active.capability.version,
       input: active.input,
       execution: { id: active.id, run_id: active.run_id, session_key: active.session_key, attempt: 1 },
       root,
       artifacts_dir: artifactsDir(root, active.id),
       artifact_limits: { files: limits.artifacts_per_execution, bytes: limits.artifact_bytes, total_bytes: limits.artifacts_total_bytes },
+      // Half the handler's grace: a child is killed while the handler still has time to end on its own.
+      kill_grace_ms: Math.floor(limits.grace_ms / 2),
     };
     active.handle = pool.run(task, { lane: "execution", onEvents: (drafts) => appendHandlerEvents(active, drafts) });
     if (active.deadline_ms !== null) {
@@ -501,6 +505,7 @@ export function createEngine(options: EngineOptions): Engine {
     capabilities: () => registry.list(),
     capability: (id) => registry.get(id),
     loadErrors: () => registry.loadErrors(),
+    onCapabilitiesChanged: (listener) => registry.subscribe?.(listener) ?? (() => undefined),
     start,
     cancel,
     call: (id, input, edge) => direct.call(id, input, edge),

@@ -52,6 +52,11 @@ export interface ExecutionPlane {
   capabilities(): RegisteredCapability[];
   capability(id: string): RegisteredCapability | null;
   loadErrors(): LoadError[];
+  /**
+   * Calls `listener` after the capabilities were reloaded (docs/authoring.md, "Live reload"), once
+   * every surface already reads the new ones; returns the unsubscribe. Absent: they never change.
+   */
+  onCapabilitiesChanged?(listener: () => void): () => void;
   /** Validates, redacts, admits and queues; answers at once. Throws FailureError. */
   start(request: StartRequest, edge: EdgeInfo): StartResult;
   cancel(id: string, edge: EdgeInfo): CancelReceipt;

@@ -34,6 +34,8 @@ export const EVENT_PAYLOADS = {
     actor: Actor,
     run_id: v.nullable(v.string()),
     session_key: v.nullable(v.string()),
+    // Optional: events written before versions were recorded, and older `docket run`s, lack it.
+    capability_version: v.optional(v.nullable(v.string())),
   }),
   "execution.started": v.object({}),
   "execution.step": v.object({ id: v.string(), title: v.string(), truncated: v.optional(v.boolean()) }),

@@ -125,6 +125,8 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
       effect: report.effect,
       // Never recorded as a run identity here: the real input stays with the run.
       input_hash: canonicalHash(input),
+      // The run's own word: the server may not know the capability, or know another version of it.
+      capability_version: created.data.capability_version ?? null,
     });
   }
 

@@ -40,6 +40,8 @@ export type ExecutionSnapshot = {
   cancellable: boolean;
   effect: "read" | "write";
   input: unknown;
+  /** A digest of the code that ran (`sha256:…`, `docket@<version>` for a built-in); null when not known. */
+  capability_version: string | null;
   output?: unknown;
   failure: FailureDescriptor | null;
   steps: StepSnapshot[];

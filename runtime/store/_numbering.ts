@@ -34,7 +34,14 @@ export function createdEvent(execution: NewExecution, snapshot: ExecutionSnapsho
     sequence: 1,
     timestamp: snapshot.created_at,
     type: "execution.created",
-    data: { capability: execution.capability, input: snapshot.input, actor: snapshot.actor, run_id: execution.run_id, session_key: execution.session_key },
+    data: {
+      capability: execution.capability,
+      input: snapshot.input,
+      actor: snapshot.actor,
+      run_id: execution.run_id,
+      session_key: execution.session_key,
+      capability_version: snapshot.capability_version,
+    },
   };
 }
 

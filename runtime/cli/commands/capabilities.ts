@@ -100,7 +100,7 @@ function capabilityText(c: RegisteredCapability, root: string, style: TerminalSt
     `runs as: ${runsAsText(c)}`,
     ...(c.timeout_ms !== null ? [`deadline: ${c.timeout_ms} ms`] : []),
     ...(c.errors.length > 0 ? [`error codes: ${c.errors.join(", ")}`] : []),
-    `source: ${source}`,
+    `source: ${source} (${c.version})`,
   ];
   const examples = c.examples.map((e) => `  docket run ${c.id} --input ${shellQuote(JSON.stringify(e))}`);
   return [

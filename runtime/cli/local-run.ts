@@ -13,7 +13,8 @@ import type { ParsedInput } from "./_input.ts";
 import { terminalStyle, type TerminalStyle } from "./_terminal.ts";
 import { onInterrupts } from "./_interrupts.ts";
 import { EXIT, exitCodeOf, failureText, type RunEnd } from "./exit-code.ts";
-import { annotation, appendStepSummary, gitHubPrinters, isGitHubActions, stepSummary } from "./github-actions.ts";
+import { annotation, appendStepSummary, gitHubPrinters, isGitHubActions, maskCommands, stepSummary } from "./github-actions.ts";
+import { MIN_MASKED_LENGTH, sensitiveValues } from "../execution/secret-mask.ts";
 import { createLiveView, wantsLiveView, type LiveView } from "./live-view.ts";
 import { createRunReporter, location, plainPrinters } from "./run-reporter.ts";
 import { findServer } from "./server-client.ts";
@@ -125,6 +126,9 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
   let live: LiveView | null = null;
   try {
     const { capabilityId, ownErrors, otherErrors } = locateTarget(plane, options.target, file);
+    // Before anything else is printed: the runner then blanks these values in every later line.
+    const declared = capabilityId === null ? null : plane.registry.get(capabilityId);
+    if (gitHub && declared) output.stderr(maskCommands(sensitiveValues(input, declared.input_schema), MIN_MASKED_LENGTH));
     reportLoadErrors(otherErrors, plane.root, gitHub, style, output);
     if (capabilityId === null) {
       const why = ownErrors.map((e) => `${e.line !== null ? `line ${e.line}${e.column !== null ? `:${e.column}` : ""}: ` : ""}${e.reason}`).join("; ");

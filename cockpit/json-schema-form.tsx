@@ -164,7 +164,7 @@ function Field(props: { field: FieldSpec; index: number; values: URLSearchParams
 }
 
 /**
- * The input form generated from a capability's input JSON Schema (SPEC §10), for both "Run" (a
+ * The input form generated from a capability's input JSON Schema (README.md), for both "Run" (a
  * direct call) and "Run as execution". It posts without JavaScript; for `effect: "write"` it asks
  * for confirmation (run-form.js's `confirm()`, or a box to tick when scripts are off).
  */

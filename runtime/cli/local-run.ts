@@ -50,7 +50,7 @@ export function isCapabilityPath(target: string): boolean {
   return target.startsWith(".") || target.startsWith("/") || /\.(ts|js|mts|mjs)$/.test(target);
 }
 
-/** The ids a CLI run carries from its edge (SPEC §4.1): a W3C `TRACEPARENT` from the caller is honoured. */
+/** The ids a CLI run carries from its edge (docs/protocol.md): a W3C `TRACEPARENT` from the caller is honoured. */
 export function cliEdge(env: Record<string, string | undefined>): EdgeInfo {
   return {
     actor: { kind: "cli", pid: process.pid },
@@ -90,7 +90,7 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
   const uninstall = onInterrupts({ first: () => interrupt.first(), second: () => interrupt.second(), later: () => process.exit(EXIT.cancelled) });
 
   const file = isCapabilityPath(options.target) ? resolve(options.cwd, options.target) : null;
-  // Does a server serve this checkout (SPEC §7)? Asked while the plane boots, so it costs no time.
+  // Does a server serve this checkout (docs/protocol.md)? Asked while the plane boots, so it costs no time.
   const serving = findServer(findCheckoutRoot(options.cwd)).catch(() => null);
   registerDocketModules();
   let plane: BootedPlane;
@@ -122,7 +122,7 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
     return finishRefused(options, style, failure);
   }
   let reporter: ExecutionReporter | null = null;
-  // On a terminal that may animate, the live view draws the run; elsewhere plain lines (SPEC §9).
+  // On a terminal that may animate, the live view draws the run; elsewhere plain lines (README.md).
   let live: LiveView | null = null;
   try {
     const { capabilityId, ownErrors, otherErrors } = locateTarget(plane, options.target, file);
@@ -203,7 +203,7 @@ function locateTarget(plane: BootedPlane, target: string, file: string | null): 
   return { capabilityId, ownErrors: capabilityId ? [] : errors.filter(own), otherErrors: errors.filter((e) => !own(e)) };
 }
 
-/** The checkout's other broken capability files, said once: they do not stop this run (SPEC §2.3). */
+/** The checkout's other broken capability files, said once: they do not stop this run (docs/architecture.md). */
 function reportLoadErrors(errors: LoadError[], root: string, gitHub: boolean, style: TerminalStyle, output: RunOutput): void {
   if (errors.length === 0) return;
   const shown = (file: string) => (file.startsWith(root) ? relative(root, file) || file : file);

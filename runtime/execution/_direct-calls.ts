@@ -28,7 +28,7 @@ export interface DirectCallsOptions {
 const CACHE_ENTRIES = 1000;
 
 /**
- * Direct calls (SPEC §3): no identity, no events. Plane capabilities run here in the main thread;
+ * Direct calls (docs/architecture.md): no identity, no events. Plane capabilities run here in the main thread;
  * work capabilities on the pool's direct lane, so they never wait behind long executions.
  */
 export class DirectCalls {

@@ -158,7 +158,7 @@ export function createEngine(options: EngineOptions): Engine {
     expire: options.expireDetails,
   });
 
-  // Runs of `docket run` reported by other processes (SPEC §7): kept in the store, never run here.
+  // Runs of `docket run` reported by other processes (docs/protocol.md): kept in the store, never run here.
   const reports = createReportLedger({
     storageRefusal: (verb) => storage.refusal(verb),
     store,
@@ -449,7 +449,7 @@ export function createEngine(options: EngineOptions): Engine {
       return receipt(false, `${snapshot.capability} is not cancellable: it does not check for cancellation, so ${id} runs to its end.`);
     }
     if (!active || !active.handle) {
-      // Not run by this engine: a run reported by another process (SPEC §7). The request reaches
+      // Not run by this engine: a run reported by another process (docs/protocol.md). The request reaches
       // the run in its next report's answer, and the run records execution.cancel_requested itself,
       // so this store and the run's keep the same sequences.
       const reported = reports.requestCancel(id, edge.actor);

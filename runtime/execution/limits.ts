@@ -1,4 +1,4 @@
-/** Every bound of SPEC §4.7, in one typed object. */
+/** Every bound of docs/limits.md, in one typed object. */
 export interface Limits {
   max_concurrent: number;
   max_queued: number;

@@ -89,7 +89,7 @@ export interface PlaneHandle {
   loadErrors(): LoadError[];
   start(request: StartRequest): StartResult;
   cancel(id: string): CancelReceipt;
-  /** Takes a `docket run`'s report (SPEC §7): its new events applied once and in order; throws FailureError. */
+  /** Takes a `docket run`'s report (docs/protocol.md): its new events applied once and in order; throws FailureError. */
   report(report: ExecutionReport): ReportAnswer;
   /** The whole event contract: schemas derived from the valibot definitions, limits in force. */
   protocol(): ProtocolDocument;

@@ -36,7 +36,7 @@ interface Sub {
 const REPLAY_PAGE = 1000;
 
 /**
- * Fan-out of stored events (SPEC §6 "Order and gaps"). Storage-agnostic: a store calls `publish`
+ * Fan-out of stored events (docs/protocol.md "Order and gaps"). Storage-agnostic: a store calls `publish`
  * after each append and gives its history to read.
  *
  * Every subscriber sees each execution's events once, in sequence order, because

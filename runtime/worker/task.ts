@@ -54,7 +54,7 @@ export interface TaskHandle {
   terminate(): void;
 }
 
-/** Two lanes so that direct calls never starve behind long executions (SPEC §3). */
+/** Two lanes so that direct calls never starve behind long executions (docs/architecture.md). */
 export type Lane = "execution" | "direct";
 
 export interface RunTaskOptions {

@@ -22,7 +22,7 @@ const meta: DocketCommandMeta = {
   ],
 };
 
-/** `docket run <capability|./file.ts>` (SPEC §9). */
+/** `docket run <capability|./file.ts>` (README.md). */
 export default defineCommand({
   meta,
   args: {

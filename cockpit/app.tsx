@@ -11,6 +11,7 @@ import type { AppEnv } from "../runtime/server/_app-env.ts";
 import type { LiveChannel } from "../runtime/server/live-channel.ts";
 import { InvalidCursorError } from "../runtime/store/list-cursor.ts";
 import { CANCEL_NOTICES, cancelExecution, runCapability } from "./actions.tsx";
+import { RECONCILE_NOTICES, reconcileExecution } from "./reconcile-action.tsx";
 import { serveAsset } from "./assets.ts";
 import { historyExtras, STREAM_TAIL_CHARS } from "./history-extras.ts";
 import { CapabilitiesPage } from "./pages/capabilities.tsx";
@@ -133,7 +134,8 @@ export function createCockpit(options: CockpitOptions): Hono<AppEnv> {
       });
     }
     const noticeKey = c.req.query("notice");
-    const notice = noticeKey && Object.hasOwn(CANCEL_NOTICES, noticeKey) ? CANCEL_NOTICES[noticeKey as keyof typeof CANCEL_NOTICES] : null;
+    const notices = { ...CANCEL_NOTICES, ...RECONCILE_NOTICES };
+    const notice = noticeKey && Object.hasOwn(notices, noticeKey) ? notices[noticeKey as keyof typeof notices] : null;
     const page = (
       <ExecutionPage
         root={root}
@@ -150,6 +152,7 @@ export function createCockpit(options: CockpitOptions): Hono<AppEnv> {
   });
 
   app.post("/executions/:id/cancel", (c) => cancelExecution(c, plane, c.req.param("id")));
+  app.post("/executions/:id/reconcile", (c) => reconcileExecution(c, plane, c.req.param("id")));
 
   app.all("*", (c) => {
     const path = new URL(c.req.url).pathname;

@@ -32,6 +32,9 @@ export const executionPagePath = (id: string): string => `${COCKPIT_BASE}/execut
 /** Where an execution page's Cancel form posts. */
 export const cancelPath = (id: string): string => `${executionPagePath(id)}/cancel`;
 
+/** Where an execution page's reconcile form posts. */
+export const reconcilePath = (id: string): string => `${executionPagePath(id)}/reconcile`;
+
 /** An execution page's URL with the id left as a placeholder, rendered for scripts that add rows live. */
 export const EXECUTION_PAGE_TEMPLATE = `${COCKPIT_BASE}/executions/${ID_PLACEHOLDER}`;
 

@@ -12,6 +12,7 @@ import { LogBox } from "../components/log-box.tsx";
 import { Notice } from "../components/notice.tsx";
 import { OtherEvents } from "../components/other-events.tsx";
 import { ProgressBar } from "../components/progress-bar.tsx";
+import { ReconciliationPanel } from "../components/reconciliation-panel.tsx";
 import { StepsTable } from "../components/steps-table.tsx";
 import { Streams } from "../components/streams.tsx";
 import { actorLabel, formatDuration, formatTime } from "../format.ts";
@@ -67,7 +68,7 @@ export function ExecutionPage(props: ExecutionPageProps) {
   const terminal = isTerminal(x.state);
   const title = props.capability?.title ?? x.capability;
   return (
-    <Layout title={`${x.capability} ${x.id}`} section="executions" root={props.root} scripts={["socket.js", "format.js", "execution.js"]}>
+    <Layout title={`${x.capability} ${x.id}`} section="executions" root={props.root} scripts={["socket.js", "format.js", "execution.js", "run-form.js"]}>
       <div
         class="page execution"
         data-docket-execution
@@ -135,6 +136,7 @@ export function ExecutionPage(props: ExecutionPageProps) {
 
         <ProgressBar progress={x.progress} />
         <FailurePanel failure={x.failure} />
+        <ReconciliationPanel execution={x} canCheck={typeof props.capability?.def.reconcile === "function"} />
         <section class="panel output" data-section="output" hidden={x.state !== "succeeded"} aria-labelledby="output-heading">
           <h2 id="output-heading">
             <span aria-hidden="true">✓ </span>Output

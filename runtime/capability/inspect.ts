@@ -78,6 +78,9 @@ export function checkDeclaration(value: unknown, options: DeclarationCheckOption
   }
   if (def.effect !== "read" && def.effect !== "write") report("bad_declaration", "effect", `effect must be "read" or "write", got ${describe(def.effect)}`);
   if (typeof def.handler !== "function") report("bad_declaration", "handler", `handler must be a function (input, ctx) => output, got ${describe(def.handler)}`);
+  if (def.reconcile !== undefined && typeof def.reconcile !== "function") {
+    report("bad_declaration", "reconcile", `reconcile must be a function (input, ctx) => ({ outcome, evidence?, note? }), got ${describe(def.reconcile)}`);
+  }
   if (def.cancellable !== undefined && typeof def.cancellable !== "boolean") report("bad_declaration", "cancellable", `cancellable must be true or false, got ${describe(def.cancellable)}`);
   if (def.execution !== undefined && def.execution !== "allowed" && def.execution !== "never" && def.execution !== "always") {
     report("bad_declaration", "execution", `execution must be "allowed", "always" or "never", got ${describe(def.execution)}`);

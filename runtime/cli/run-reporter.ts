@@ -86,6 +86,11 @@ export function plainPrinters(style: TerminalStyle, options: { localTime?: boole
       if (e.data.state === "cancelled") return [stamp(e, `${style.yellow("■")} cancelled ${took}`)];
       return [stamp(e, `${style.red("✖")} failed ${took}${e.data.failure ? ` — ${e.data.failure.error_code}` : ""}`)];
     },
+    "execution.reconciled": (e) => {
+      const by = e.data.actor.kind === "cli" ? `docket run (pid ${e.data.actor.pid})` : e.data.actor.kind;
+      const how = e.data.method === "check" ? "by its capability's check" : e.data.method === "run" ? "by the run's own end" : "by hand";
+      return [stamp(e, `${style.cyan("◆")} reconciled as ${e.data.outcome} ${how} (${by})${e.data.note ? ` — ${e.data.note}` : ""}`)];
+    },
   };
   return {
     printers,

@@ -1,5 +1,5 @@
 import type { Actor, ExecutionEvent } from "./protocol.ts";
-import type { ExecutionSnapshot, ExpiredExecution } from "./snapshot.ts";
+import type { ExecutionSnapshot, ExpiredExecution, ReconciliationSnapshot } from "./snapshot.ts";
 import type { Limits } from "./limits.ts";
 import type { ExecutionState } from "./state-machine.ts";
 import type { ExecutionStore } from "../store/store.ts";
@@ -38,6 +38,26 @@ export interface CancelReceipt {
   state: ExecutionState;
   cancellable: boolean;
   requested: boolean;
+  message: string;
+}
+
+/** `executions.reconcile`'s request: with `outcome` a person settles it; without, the capability's `reconcile()` checks. */
+export interface ReconcileRequest {
+  id: string;
+  outcome?: "applied" | "not_applied";
+  note?: string;
+}
+
+/** What `executions.reconcile` answers: whether it is settled now, and how. */
+export interface ReconcileReceipt {
+  id: string;
+  state: ExecutionState;
+  /** True when this call recorded `execution.reconciled`. */
+  reconciled: boolean;
+  /** The reconciliation the execution holds now (this call's, or none when the check could not tell). */
+  reconciliation: ReconciliationSnapshot | null;
+  /** What the capability's check found, also when it could not tell (`outcome: "unknown"`). */
+  check: { outcome: "applied" | "not_applied" | "unknown"; evidence?: unknown; note?: string } | null;
   message: string;
 }
 
@@ -94,6 +114,8 @@ export interface PlaneHandle {
   /** The whole event contract: schemas derived from the valibot definitions, limits in force. */
   protocol(): ProtocolDocument;
   artifacts(id: string): ArtifactInfo[];
-  /** Deletes a terminal execution's artifacts; refused while running and for an unknown outcome. */
+  /** Deletes a terminal execution's artifacts; refused while running and for an unknown outcome not yet reconciled. */
   release(id: string): { id: string; released: number };
+  /** Settles an unknown outcome (docs/reconciliation.md); throws FailureError for anything else. */
+  reconcile(request: ReconcileRequest): Promise<ReconcileReceipt>;
 }

@@ -97,6 +97,12 @@ export function boundDraftTexts(draft: EventDraft, limits: TextLimits): EventDra
       if (!message.cut && !suggestion.cut) return draft;
       return { type: draft.type, data: { ...draft.data, failure: { ...failure, message: message.text, suggestion: suggestion.text } } };
     }
+    case "execution.reconciled": {
+      // A reconciliation's note is bounded like a diagnostic's message: a sentence or a paragraph.
+      if (draft.data.note === undefined) return draft;
+      const note = cutText(draft.data.note, limits.diagnostic_message_bytes);
+      return note.cut ? { type: draft.type, data: { ...draft.data, note: note.text } } : draft;
+    }
     default:
       return draft;
   }

@@ -60,6 +60,12 @@ export function sanitizeDraft(draft: EventDraft): EventDraft {
       const chunk = sanitizeText(draft.data.chunk);
       return chunk === draft.data.chunk ? draft : { type: draft.type, data: { ...draft.data, chunk } };
     }
+    case "execution.reconciled": {
+      // A person's note: printed by the CLI and the cockpit, so as safe as a diagnostic.
+      if (draft.data.note === undefined) return draft;
+      const note = sanitizeText(draft.data.note);
+      return note === draft.data.note ? draft : { type: draft.type, data: { ...draft.data, note } };
+    }
     default:
       return draft;
   }

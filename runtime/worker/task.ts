@@ -22,6 +22,8 @@ export interface WorkerTask {
   /** The managed artifact folder (`<root>/.docket/artifacts/<id>`), or null in a direct call. */
   artifacts_dir: string | null;
   artifact_limits: { files: number; bytes: number; total_bytes: number };
+  /** Which function of the declaration runs: its handler (default), or its `reconcile` check. */
+  entry?: "handler" | "reconcile";
   /** How long a child of `ctx.exec` gets between TERM and KILL once the task is cancelled (default 2000). */
   kill_grace_ms?: number;
 }

@@ -61,7 +61,7 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
       // The warm path stays synchronous: a cached declaration and a handler that returns a plain
       // value post their outcome in the same turn that received the task, with no promise hops.
       const def = definitions.loaded(task) ?? (await definitions.load(task));
-      const result = def.handler(task.input as never, context.ctx);
+      const result = task.entry === "reconcile" ? reconcileOf(def)(task.input as never, context.ctx) : def.handler(task.input as never, context.ctx);
       outcome = { ok: true, output: isThenable(result) ? await result : result };
     } catch (error) {
       outcome = { ok: false, error: classify(error, context) };
@@ -143,6 +143,12 @@ function createDefinitionCache() {
       }
     },
   };
+}
+
+/** The declaration's reconcile check; the engine asks only for one it declares, but a reloaded file may have dropped it. */
+function reconcileOf(def: CapabilityDef): NonNullable<CapabilityDef["reconcile"]> {
+  if (typeof def.reconcile !== "function") throw new Error(`${def.id} declares no reconcile(input, ctx) function (any more).`);
+  return def.reconcile.bind(def);
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {

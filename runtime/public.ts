@@ -31,3 +31,4 @@ export { inspectCapabilityFile, listCapabilityFiles, type CapabilityFileReport, 
 export { resolveInside, type ResolveInsideOptions } from "./capability/resolve-inside.ts";
 export { globMatcher } from "./capability/glob.ts";
 export { sha256File } from "./capability/sha256-file.ts";
+export { openRegularFile, type OpenRegularFileOptions } from "./capability/open-regular-file.ts";

@@ -476,6 +476,15 @@ export function createEngine(options: EngineOptions): Engine {
     active.stop.cancelRequested = true;
     store.append(id, [{ type: "execution.cancel_requested", data: { actor: edge.actor } }]);
     active.handle.cancel();
+    // A handler that cannot notice (blocked in a read, or never checking) does not keep the
+    // execution cancelling for ever: grace_ms later its worker is terminated and replaced.
+    active.timers.push(
+      clock.setTimeout(() => {
+        if (active.completed) return;
+        active.stop.forced = true;
+        active.handle?.terminate();
+      }, limits.grace_ms),
+    );
     return receipt(true, `Cancellation of ${id} was requested; follow its events for the outcome.`);
   }
 
@@ -577,7 +586,7 @@ export function createEngine(options: EngineOptions): Engine {
     onCapabilitiesChanged: (listener) => registry.subscribe?.(listener) ?? (() => undefined),
     start,
     cancel,
-    call: (id, input, edge) => direct.call(id, input, edge),
+    call: (id, input, edge, callOptions) => direct.call(id, input, edge, callOptions?.signal),
     handle,
     forceStop,
     hostFacts,

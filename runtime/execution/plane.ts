@@ -23,6 +23,12 @@ export interface StartRequest {
   deadline_ms?: number;
 }
 
+/** Options of a direct call. */
+export interface CallOptions {
+  /** Aborted when the caller went away (HTTP client disconnected, MCP request cancelled): the call is cancelled. */
+  signal?: AbortSignal;
+}
+
 /** `executions.start`'s answer. */
 export interface StartResult {
   /** The new execution (queued), or the original one of a known run_id — only its identity when its details are gone. */
@@ -80,8 +86,11 @@ export interface ExecutionPlane {
   /** Validates, redacts, admits and queues; answers at once. Throws FailureError. */
   start(request: StartRequest, edge: EdgeInfo): StartResult;
   cancel(id: string, edge: EdgeInfo): CancelReceipt;
-  /** A direct call: validated input → handler (worker lane for work capabilities) → validated output. Throws FailureError. */
-  call(capability: string, input: unknown, edge: EdgeInfo): Promise<unknown>;
+  /**
+   * A direct call: validated input → handler (worker lane for work capabilities) → validated
+   * output, within `direct_deadline_ms`. Throws FailureError.
+   */
+  call(capability: string, input: unknown, edge: EdgeInfo, options?: CallOptions): Promise<unknown>;
   /** The same plane bound to one caller, as plane capabilities receive it. */
   handle(edge: EdgeInfo): PlaneHandle;
 }

@@ -43,7 +43,9 @@ export type TaskError =
   /** The worker died (crash, process.exit, out of memory) while running it. */
   | { kind: "worker_lost"; message: string }
   /** The pool terminated the worker on request (deadline grace expired, forced stop). */
-  | { kind: "terminated"; message: string };
+  | { kind: "terminated"; message: string }
+  /** The pool terminated the worker because the handler outgrew its memory limit (docs/containment.md). */
+  | { kind: "memory_exceeded"; message: string; limit_mb: number; used_mb: number };
 
 export type TaskOutcome = { ok: true; output: unknown } | { ok: false; error: TaskError };
 
@@ -72,7 +74,7 @@ export interface WorkerPool {
   warm(): Promise<void>;
   /** Terminates every worker; running tasks resolve `terminated`. */
   close(): Promise<void>;
-  stats(): { execution_workers: number; direct_workers: number; busy: number; replaced: number };
+  stats(): { execution_workers: number; direct_workers: number; busy: number; replaced: number; memory_stops: number };
 }
 
 export type { HostFacts };

@@ -170,11 +170,10 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
       counts[before]--;
       counts[snapshot.state]++;
       entry.state = snapshot.state;
-      if (isTerminal(snapshot.state)) {
-        terminal.push(entry);
-        retainedBytes.delete(id);
-      }
+      if (isTerminal(snapshot.state)) terminal.push(entry);
     }
+    // A finished execution takes few events more (a reconciliation): its sizes are let go after each.
+    if (isTerminal(entry.state)) retainedBytes.delete(id);
     writer.changed(entry, stored.length);
     fanOut.publish(stored);
     writer.flushIfLarge();

@@ -13,6 +13,7 @@ import { formShape } from "./form-fields.ts";
 import { inputFromForm } from "./form-input.ts";
 import { CONFIRM_CONTROL, MODE_CONTROL } from "./json-schema-form.tsx";
 import { CapabilityPage, type CallResult } from "./pages/capability.tsx";
+import { capabilityHistory } from "./chart-data.ts";
 import { executionPagePath } from "./paths.ts";
 import { problemResponse } from "./problem-response.tsx";
 import { htmlPage } from "./render.ts";
@@ -42,7 +43,7 @@ export async function runCapability(c: Context, plane: ExecutionPlane, capabilit
   if (!body.ok) return problemResponse(c, plane.root, { status: body.status, title: "The form could not be read", message: body.message });
   const form = body.form;
   const page = (status: number, extra: { errors?: Record<string, string>; problem?: string | null; result?: CallResult | null }) =>
-    htmlPage(c, <CapabilityPage root={plane.root} capability={capability} values={form} errors={extra.errors ?? {}} problem={extra.problem ?? null} result={extra.result ?? null} />, status);
+    htmlPage(c, <CapabilityPage root={plane.root} capability={capability} values={form} errors={extra.errors ?? {}} problem={extra.problem ?? null} result={extra.result ?? null} history={capabilityHistory(plane.store, capability.id)} />, status);
 
   const mode = form.get(MODE_CONTROL);
   if (mode !== "call" && mode !== "start") return page(400, { problem: 'Choose "Run" or "Run as execution".' });

@@ -40,3 +40,12 @@ export const EXECUTION_PAGE_TEMPLATE = `${COCKPIT_BASE}/executions/${ID_PLACEHOL
 
 /** The HTTP API's `executions.list`, linked from the executions page for machine readers. */
 export const apiExecutionsPath = (): string => `${API_PREFIX}/executions`;
+
+/** Where an execution page's Release form posts. */
+export const releasePath = (id: string): string => `${executionPagePath(id)}/release`;
+
+/** The capability page with its form filled from an execution's input ("Run again"). */
+export const runAgainPath = (capability: string, id: string): string => `${capabilityPagePath(capability)}?again=${encodeURIComponent(id)}`;
+
+/** Where one artifact downloads (the API route, which the cockpit's session may read). */
+export const artifactDownloadPath = (id: string, name: string): string => `${API_PREFIX}/executions/artifact?id=${encodeURIComponent(id)}&name=${encodeURIComponent(name)}`;

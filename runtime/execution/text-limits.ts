@@ -1,5 +1,6 @@
 import type { EventDraft } from "./protocol.ts";
 import type { Limits } from "./limits.ts";
+import { withoutDanglingEscape } from "./text-colour.ts";
 
 /** Ends every text (but a log line) that was cut at its byte limit; a log line says so by `truncated` alone. */
 export const CUT_MARK = "…";
@@ -25,7 +26,8 @@ export function cutToBytes(text: string, maxBytes: number): string {
   const bytes = new Uint8Array(Math.max(0, maxBytes));
   // encodeInto stops before the first code point that does not fit, and says how far it read.
   const { read, written } = encoder.encodeInto(text, bytes);
-  return read === text.length ? text : decoder.decode(bytes.subarray(0, written));
+  // A colour sequence cut in half would leave a stray escape: it goes with the rest that did not fit.
+  return read === text.length ? text : withoutDanglingEscape(decoder.decode(bytes.subarray(0, written)));
 }
 
 /**

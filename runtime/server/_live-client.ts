@@ -15,6 +15,8 @@ export class LiveGroup {
  * One connection's delivery state. The queue holds shared frame strings (never copies); frames
  * `[head, length)` are waiting. The first `replayEnd` entries are replayed history, which the
  * subscriber queue bound does not count: a reconnect must get every retained event after its cursor.
+ * Live frames are counted by their bytes (`liveBytes`, as UTF-16 length: exact for ASCII JSON,
+ * an undercount only for text outside it), which is what the bound limits.
  */
 export class LiveClient {
   readonly queue: string[] = [];
@@ -42,9 +44,21 @@ export class LiveClient {
 
   constructor(readonly socket: LiveSocket, readonly group: LiveGroup | null) {}
 
-  /** Frames waiting that count against the subscriber queue bound (live ones, not replay). */
-  get liveWaiting(): number {
-    return this.queue.length - Math.max(this.head, this.replayEnd);
+  /** Length of the live frames waiting (not replay): what `subscriber_queue_bytes` bounds. */
+  liveBytes = 0;
+
+  /** Queues a live frame, counting its bytes against the bound. */
+  pushLive(frame: string): void {
+    this.queue.push(frame);
+    this.liveBytes += frame.length;
+  }
+
+  /** Takes the next waiting frame to send, uncounting it if it was live. */
+  next(): string {
+    const index = this.head++;
+    const frame = this.queue[index]!;
+    if (index >= this.replayEnd) this.liveBytes -= frame.length;
+    return frame;
   }
 
   get waiting(): number {
@@ -57,6 +71,7 @@ export class LiveClient {
       this.queue.length = 0;
       this.head = 0;
       this.replayEnd = 0;
+      this.liveBytes = 0;
     } else if (this.head >= 4096 && this.head * 2 >= this.queue.length) {
       this.queue.splice(0, this.head);
       this.replayEnd = Math.max(0, this.replayEnd - this.head);

@@ -19,7 +19,7 @@ export interface LiveChannelOptions {
 }
 
 // Frames sent in one corked write when the socket keeps up; also the most an append batch queues
-// before it is written, so a large batch never fills the queue of a healthy client.
+// before it is written, so a large batch is written as it comes instead of piling up.
 const WRITE_BATCH = 256;
 // The heartbeat tick is a quarter of heartbeat_ms: a connection quiet for 5 ticks (more than
 // heartbeat_ms, at most 1.25 × it) gets a heartbeat. One timer serves every connection.
@@ -28,7 +28,7 @@ const TICKS_PER_HEARTBEAT = 4;
 /**
  * The live channel (docs/protocol.md), runtime-agnostic: subscribes each connection through the store
  * (subscribe-then-replay is the store's job), writes `stream.ready` first, then history, then live
- * events. Each connection has a bounded queue; a slow one loses events alone and is told
+ * events. Each connection has a queue bounded in bytes (subscriber_queue_bytes); a slow one loses events alone and is told
  * `stream.lagged`. The store's listener does O(1) work and the store's serialized JSON is shared.
  */
 export class LiveChannel {
@@ -155,13 +155,13 @@ export class LiveChannel {
       this.topics!.deliverFast(client, event, frame);
       return;
     }
-    if (client.lagFrom !== null || (client.blocked && client.liveWaiting >= this.limits.subscriber_queue)) {
+    if (client.lagFrom !== null || (client.blocked && client.liveBytes + frame.length > this.limits.subscriber_queue_bytes)) {
       this.drop(client, event);
       return;
     }
-    client.queue.push(frame);
+    client.pushLive(frame);
     if (client.blocked) return;
-    if (client.waiting >= Math.min(WRITE_BATCH, this.limits.subscriber_queue)) this.flush(client, false);
+    if (client.waiting >= WRITE_BATCH) this.flush(client, false);
     else if (!client.scheduled) {
       client.scheduled = true;
       this.dirty.push(client);
@@ -196,7 +196,7 @@ export class LiveChannel {
     const write = () => {
       const { queue, socket } = client;
       while (client.head < queue.length) {
-        const result = socket.send(queue[client.head++]!);
+        const result = socket.send(client.next());
         if (result === "ok") continue;
         if (result === "dropped") lost = true;
         else client.blocked = true;

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { LiveChannel } from "../../runtime/server/live-channel.ts";
 import fc from "fast-check";
-import { FakeLiveClock, FakeSocket, FakeTopics, idOf, settle, storeWith } from "./_support/fake-socket.ts";
+import { FakeLiveClock, FakeSocket, FakeTopics, idOf, queueBytesFor, settle, storeWith } from "./_support/fake-socket.ts";
 
 const params = (query: string) => new URLSearchParams(query);
 
@@ -80,8 +80,8 @@ describe("LiveChannel delivery", () => {
     expect(socket.events()).toHaveLength(52);
   });
 
-  test("a slow client queues up to subscriber_queue, loses the rest alone, and gets one stream.lagged on drain", async () => {
-    const { live, create, progress } = setup({ subscriber_queue: 4 });
+  test("a slow client queues up to subscriber_queue_bytes, loses the rest alone, and gets one stream.lagged on drain", async () => {
+    const { live, create, progress } = setup({ subscriber_queue_bytes: queueBytesFor(4) });
     const id = create(1);
     const slow = new FakeSocket();
     const fast = new FakeSocket();
@@ -107,7 +107,7 @@ describe("LiveChannel delivery", () => {
   });
 
   test("a blocked client costs the append path no sends: its events are queued or counted", async () => {
-    const { live, create, progress } = setup({ subscriber_queue: 8 });
+    const { live, create, progress } = setup({ subscriber_queue_bytes: queueBytesFor(8) });
     const id = create(1);
     const socket = new FakeSocket();
     live.open(socket, { executions: [id] });
@@ -121,7 +121,7 @@ describe("LiveChannel delivery", () => {
   });
 
   test("replayed history is never dropped by the queue bound", () => {
-    const { live, create, progress } = setup({ subscriber_queue: 2 });
+    const { live, create, progress } = setup({ subscriber_queue_bytes: queueBytesFor(2) });
     const id = create(1);
     progress(id, 30);
     const socket = new FakeSocket();
@@ -242,7 +242,7 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
   });
 
   test("a topic member whose buffer fills leaves the topic and lags alone; the others keep everything", async () => {
-    const { live, create, progress, hub } = withTopics({ subscriber_queue: 4 });
+    const { live, create, progress, hub } = withTopics({ subscriber_queue_bytes: queueBytesFor(4) });
     const id = create(1);
     const slow = new FakeSocket(hub);
     const fast = new FakeSocket(hub);
@@ -277,7 +277,7 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
           { maxLength: 30 },
         ),
         async (ops) => {
-          const { live, create, progress, hub } = withTopics({ subscriber_queue: 16 });
+          const { live, create, progress, hub } = withTopics({ subscriber_queue_bytes: queueBytesFor(16) });
           const id = create(1);
           const sockets = [new FakeSocket(hub), new FakeSocket(hub), new FakeSocket()];
           for (const s of sockets) live.open(s, { executions: [id] });

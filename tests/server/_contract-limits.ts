@@ -84,7 +84,8 @@ export function limitsContract(name: string, start: StartFn, sink: any[]): void 
     let server: StartedServer;
     let http: ReturnType<typeof client>;
     beforeAll(async () => {
-      server = await start({ limits: { subscriber_queue_bytes: 1024 * 1024 } });
+      // Far less than the 20 bursts (about 50 MB of frames), far more than one burst (about 2.5 MB).
+      server = await start({ limits: { subscriber_queue_bytes: 8 * 1024 * 1024 } });
       http = client(server);
     }, 30_000);
     afterAll(() => server?.stop(), 15_000);

@@ -138,8 +138,10 @@ export function storeWith(overrides: Partial<Limits> = {}) {
   return { store, limits, create, progress };
 }
 
-/** Lets the channel's batched flush run: it was queued as a microtask before this await's continuation. */
-export const settle = () => Promise.resolve();
+/** Lets the channel's writer run: it writes on its own turns of the event loop (setImmediate), in slices. */
+export async function settle(): Promise<void> {
+  for (let i = 0; i < 8; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+}
 
 /**
  * The subscriber_queue_bytes that holds exactly `frames` live progress frames of storeWith's

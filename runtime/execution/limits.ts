@@ -31,6 +31,8 @@ export interface Limits {
   direct_deadline_ms: number;
   worker_memory_mb: number;
   load_timeout_ms: number;
+  log_files: number;
+  log_file_bytes: number;
 }
 
 interface LimitSpec {
@@ -78,6 +80,8 @@ export const LIMIT_SPECS: Record<keyof Limits, LimitSpec> = {
   direct_deadline_ms: { default: 60_000, min: 10, max: 3_600_000, doc: "deadline of a direct call (a capability's own timeout_ms wins when shorter)" },
   worker_memory_mb: { default: 1024, min: 16, max: 1_048_576, doc: "MiB a running handler may add to the process before its worker is terminated" },
   load_timeout_ms: { default: 5000, min: 10, max: 600_000, doc: "time a capability file gets to finish loading" },
+  log_files: { default: 3, min: 1, max: 100, doc: "files of the server's log kept in .docket/logs (the one written included)" },
+  log_file_bytes: { default: 10 * MIB, min: 1024, max: 1024 * MIB, doc: "bytes of one server log file before it is rotated" },
 };
 
 /** The defaults, as a fresh object. */

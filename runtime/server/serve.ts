@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { isIP } from "node:net";
+import { join } from "node:path";
 import type { ExecutionPlane } from "../execution/plane.ts";
 import { bootPlane, type BootOptions } from "../boot.ts";
 import { findCheckoutRoot } from "../capability/checkout.ts";
@@ -12,7 +13,8 @@ import type { RunningServer } from "./_listen.ts";
 import { createApp, type AppMounts } from "./app.ts";
 import { LiveChannel } from "./live-channel.ts";
 import type { LiveClock } from "./live-socket.ts";
-import { acquireLease, isLeaseLive, readLease, releaseLease, type Lease } from "./lease.ts";
+import { acquireLease, ensureDocketDir, isLeaseLive, readLease, releaseLease, type Lease } from "./lease.ts";
+import { openLogFile, teeLog, type LogFile } from "./log-file.ts";
 
 /** What the server needs of a booted plane (runtime/boot.ts's `bootPlane` gives more). */
 export interface ServedPlane {
@@ -41,6 +43,8 @@ export interface ServeOptions {
   runtime: "bun" | "node";
   /** One line at a time, for stderr. */
   log: (line: string) => void;
+  /** Also keep every line of `log` in `<root>/.docket/logs/server.log`, rotated (docs/logging.md); default true. */
+  logFile?: boolean;
   /** The worker entry for the pool; the Node bundle passes its bundled worker file. */
   workerUrl?: URL;
   /** Loads a user capability file (the Bun entry registers the "docket"/"valibot" modules first). */
@@ -48,7 +52,7 @@ export interface ServeOptions {
   /** Boots the plane; default `bootPlane` of runtime/boot.ts. Tests may pass their own. */
   boot?: (options: BootOptions) => Promise<ServedPlane>;
   /** Builds the sub-apps mounted at /cockpit and /mcp once the plane is booted (they project it too). */
-  mounts?: (plane: ExecutionPlane, live: LiveChannel) => AppMounts;
+  mounts?: (plane: ExecutionPlane, live: LiveChannel, log: (line: string) => void) => AppMounts;
   liveClock?: LiveClock;
   /** Seconds a silent connection stays open (Bun only; default Bun's 10 s). See ListenOptions. */
   idleTimeoutSeconds?: number;
@@ -64,6 +68,8 @@ export interface DocketServer {
   token: string | null;
   root: string;
   live: LiveChannel;
+  /** The server's log: stderr, and its log file while it runs (docs/logging.md). */
+  log: (line: string) => void;
   /** Tells live clients `stream.closing`, stops accepting, closes the plane and removes the lease. Idempotent. */
   stop(reason?: string): Promise<void>;
 }
@@ -136,8 +142,21 @@ export async function startServer(options: ServeOptions): Promise<DocketServer> 
   const { token, generated } = serverToken(host, options.token ?? null);
 
   // Refused before anything is started: a live server already serves this checkout.
-  const holder = readLease(findCheckoutRoot(options.cwd));
+  const root = findCheckoutRoot(options.cwd);
+  const holder = readLease(root);
   if (holder && (await isLeaseLive(holder))) throw new ServerAlreadyRunningError(holder);
+  const logFile = options.logFile === false ? null : openLogFile({ dir: join(ensureDocketDir(root), "logs"), files: options.limits.log_files, fileBytes: options.limits.log_file_bytes, onError: options.log });
+  try {
+    return await serveWithLog({ ...options, log: logFile ? teeLog(options.log, logFile) : options.log }, { token, generated, host, port }, logFile);
+  } catch (error) {
+    logFile?.close();
+    throw error;
+  }
+}
+
+/** The rest of startServer, with every line of `options.log` also in the log file. */
+async function serveWithLog(options: ServeOptions, bind: { token: string | null; generated: boolean; host: string; port: number }, logFile: LogFile | null): Promise<DocketServer> {
+  const { token, generated, host, port } = bind;
 
   const boot = options.boot ?? bootPlane;
   const booted = await boot({
@@ -157,10 +176,10 @@ export async function startServer(options: ServeOptions): Promise<DocketServer> 
     // port and origin are filled in as soon as the adapter has bound, before any request is answered.
     const config: ServerConfig = { host, port, allowedHosts, token, origin: "" };
     const live = new LiveChannel({ store: plane.store, limits: options.limits, clock: options.liveClock });
-    const app = createApp({ plane, live, config, mounts: options.mounts?.(plane, live), log: options.log });
+    const app = createApp({ plane, live, config, mounts: options.mounts?.(plane, live, options.log), log: options.log });
     running =
       options.runtime === "bun"
-        ? (await import("./adapter-bun.ts")).serveWithBun(app, live, { host, port, idleTimeoutSeconds: options.idleTimeoutSeconds })
+        ? (await import("./adapter-bun.ts")).serveWithBun(app, live, { host, port, idleTimeoutSeconds: options.idleTimeoutSeconds, log: options.log })
         : await (await import("./adapter-node.ts")).serveWithNode(app, live, { host, port });
     config.port = running.port;
     config.origin = running.url;
@@ -182,6 +201,7 @@ export async function startServer(options: ServeOptions): Promise<DocketServer> 
       token,
       root: plane.root,
       live,
+      log: options.log,
       stop: (reason = "server stopping") =>
         (stopping ??= (async () => {
           watching?.close();
@@ -192,6 +212,7 @@ export async function startServer(options: ServeOptions): Promise<DocketServer> 
           } finally {
             // Whatever failed above, a lease left behind would only mislead `docket run`.
             releaseLease(lease);
+            logFile?.close();
           }
         })()),
     };

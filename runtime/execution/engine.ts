@@ -172,7 +172,7 @@ export function createEngine(options: EngineOptions): Engine {
             context: { run_id, execution_id: known.execution_id },
           });
         }
-        const original = store.get(known.execution_id);
+        const original = store.current(known.execution_id);
         return { execution: original ?? expiredIdentity(known.execution_id, capability.id, run_id), deduplicated: true };
       }
     }
@@ -303,7 +303,7 @@ export function createEngine(options: EngineOptions): Engine {
     try {
       // A handler may stop as cancelled without anyone asking (it threw its own cancellation):
       // the lifecycle still passes through cancelling, so the move is one mayMoveTo allows.
-      if (completion.state === "cancelled" && store.get(active.id)?.state === "running") {
+      if (completion.state === "cancelled" && store.current(active.id)?.state === "running") {
         store.append(active.id, [{ type: "execution.cancel_requested", data: { actor: active.edge.actor } }]);
       }
       writeCompleted(active.id, completion, duration_ms);
@@ -343,11 +343,11 @@ export function createEngine(options: EngineOptions): Engine {
     if (!isExecutionId(id)) {
       throw failure(edge, { error_code: "invalid_input", stage: "validate", message: `"${id}" is not an execution id (x-<yyyymmddThhmmssZ>-<8 hex>).` });
     }
-    const snapshot = store.get(id);
+    const snapshot = store.current(id);
     if (!snapshot) throw failure(edge, { error_code: "not_found", stage: "validate", message: `No execution ${id}.`, context: { id } });
     const receipt = (requested: boolean, message: string): CancelReceipt => ({
       id,
-      state: store.get(id)!.state,
+      state: store.current(id)!.state,
       cancellable: snapshot.cancellable,
       requested,
       message,
@@ -399,7 +399,7 @@ export function createEngine(options: EngineOptions): Engine {
       cancel(id, active.edge);
       return;
     }
-    if (!active.stop.cancelRequested && store.get(id)?.state === "running") {
+    if (!active.stop.cancelRequested && store.current(id)?.state === "running") {
       store.append(id, [{ type: "execution.cancel_requested", data: { actor: active.edge.actor } }]);
     }
     active.stop.cancelRequested = true;
@@ -437,11 +437,12 @@ export function createEngine(options: EngineOptions): Engine {
       capabilities: () => registry.list(),
       capability: (id) => registry.get(id),
       loadErrors: () => registry.loadErrors(),
-      start: (request) => start(request, edge),
-      cancel: (id) => cancel(id, edge),
+      // What these answers acknowledge is committed before they are sent (docs/durability.md).
+      start: (request) => acknowledged(start(request, edge)),
+      cancel: (id) => acknowledged(cancel(id, edge)),
       report: (report) => {
         if (closed) throw failure(edge, { error_code: "unavailable", stage: "report", message: "The server is shutting down; the run goes on and keeps its own history." });
-        return reports.ingest(report, edge);
+        return acknowledged(reports.ingest(report, edge));
       },
       protocol: () => (protocolCache ??= protocolDocument(limits)),
       artifacts: (id) => {
@@ -464,6 +465,12 @@ export function createEngine(options: EngineOptions): Engine {
         return { id, released: removeArtifacts(root, id) };
       },
     };
+  }
+
+  /** The answer, once everything stored so far (what it acknowledges included) is committed. */
+  async function acknowledged<T>(answer: T): Promise<T> {
+    await store.durable();
+    return answer;
   }
 
   function requireExecution(id: string, edge: EdgeInfo) {

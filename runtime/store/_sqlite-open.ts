@@ -2,7 +2,7 @@ import type { Database } from "bun:sqlite";
 import type { Limits } from "../execution/limits.ts";
 import { prepareSchema, StoreFileError } from "./_sqlite-schema.ts";
 import { prepareTables, type StoreTables } from "./_sqlite-tables.ts";
-import { createWriteBehind, type WriteBehind } from "./_sqlite-writer.ts";
+import { createWriteBehind, type WriteBehind, type WriteBehindOptions } from "./_sqlite-writer.ts";
 
 const HOUR = 3_600_000;
 
@@ -19,6 +19,8 @@ export interface OpenFileOptions {
   limits: Limits;
   /** Told when a write nobody waits for fails; it is retried. */
   onPersistError: (error: unknown) => void;
+  onCommit: WriteBehindOptions["onCommit"];
+  onUnwritable: WriteBehindOptions["onUnwritable"];
 }
 
 /**
@@ -48,6 +50,8 @@ export function openStoreFile(options: OpenFileOptions): OpenFile {
       // open folds into it are always still retained.
       snapshotEvery: Math.max(1, Math.floor(limits.events_retained / 2)),
       onError: options.onPersistError,
+      onCommit: options.onCommit,
+      onUnwritable: options.onUnwritable,
     });
     return { db, tables, writer };
   } catch (error) {

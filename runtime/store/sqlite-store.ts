@@ -14,7 +14,8 @@ import { InvalidCursorError, decodeListCursor } from "./list-cursor.ts";
 import { newEntry, type Entry } from "./_sqlite-entry.ts";
 import { loadEntry, trimLowered } from "./_sqlite-load.ts";
 import { asFileError, openStoreFile, startExpiry } from "./_sqlite-open.ts";
-import { currentSnapshot, eventsPage, listItems, listLimit, readerSnapshot, type ReadSource } from "./_sqlite-reads.ts";
+import { committedSnapshot, currentSnapshot, eventsPage, listItems, listLimit, liveSnapshot, readerSnapshot, type ReadSource } from "./_sqlite-reads.ts";
+import { unwritableCompletion } from "./_sqlite-unwritable.ts";
 import { recoverUnfinished, type RecoveredExecution } from "./_sqlite-recovery.ts";
 import { expireFinished } from "./_sqlite-expiry.ts";
 import { copySnapshot, keep } from "./_kept-values.ts";
@@ -34,6 +35,13 @@ export interface SqliteStoreOptions {
   onListenerError?: (error: unknown, event: ExecutionEvent) => void;
   /** Told when writing to the file fails (the write is retried); default: one line on stderr. */
   onPersistError?: (error: unknown) => void;
+  /** Told when an execution's changes could not be written at all and it was failed instead; default: one line on stderr. */
+  onUnwritable?: (id: string, error: unknown) => void;
+  /**
+   * Hands events to subscribers as soon as they are stored instead of once committed: the store
+   * as it was before docs/durability.md, kept only so that bench/ can measure the difference.
+   */
+  publishBeforeCommit?: boolean;
   /** How often expired details are looked for after the check on open; default an hour. */
   expiryIntervalMs?: number;
 }
@@ -71,9 +79,21 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
   const clock = options.clock ?? (() => new Date());
   const reportPersistError =
     options.onPersistError ?? ((error: unknown) => console.error(`docket: could not write the execution store ${path} (${error instanceof Error ? error.message : String(error)}); retrying`));
-  const { db, tables, writer } = openStoreFile({ path, limits, onPersistError: reportPersistError });
+  const reportUnwritable =
+    options.onUnwritable ?? ((id: string, error: unknown) => console.error(`docket: execution ${id} could not be written to ${path} (${error instanceof Error ? error.message : String(error)}); it was failed instead, and the other executions go on`));
+  const early = options.publishBeforeCommit === true;
+  const { db, tables, writer } = openStoreFile({
+    path,
+    limits,
+    onPersistError: reportPersistError,
+    // Subscribers hear of events once a crash can no longer take them back.
+    onCommit: (committed) => {
+      if (!early) fanOut.publish(committed.events, committed.jsons);
+    },
+    onUnwritable: (entry, error) => failUnwritable(entry, error),
+  });
   const entries = new Map<string, Entry>();
-  const source: ReadSource = { path, tables, entries };
+  const source: ReadSource = { path, tables, entries, limits };
   const counts = zeroCounts();
   // Terminal executions by creation order: the next one to forget is always on top.
   const terminal = new MinHeap<Entry>((entry) => entry.order);
@@ -84,10 +104,8 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
   const stamp = createStamper(clock);
   const recovered: RecoveredExecution[] = [];
 
-  const fanOut = createFanOut({ history: { events, ids: () => entries.keys() }, onListenerError: options.onListenerError });
-  // The store follows its own events: the JSON the fan-out makes once per event for the live
-  // channel is the JSON the file keeps.
-  fanOut.subscribe({ executions: "all" }, (event, json) => entries.get(event.execution_id)?.pending.encode(event, json));
+  // A subscription replays what is committed (without writing first), then hears each commit.
+  const fanOut = createFanOut({ history: { events: (id, after, limit) => eventsPage(source, { id, after, limit }), ids: () => entries.keys() }, onListenerError: options.onListenerError });
 
   function open(): void {
     if (closed) throw new Error("The execution store is closed; create a new one to keep working.");
@@ -110,6 +128,8 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
   function evict(): void {
     while (entries.size > limits.executions_retained && terminal.size > 0) {
       const entry = terminal.pop()!;
+      // Failed as unwritable, an entry may be in the heap twice (see failUnwritable).
+      if (entry.forgotten || !isTerminal(entry.state)) continue;
       entry.forgotten = true;
       entries.delete(entry.id);
       counts[entry.state]--;
@@ -127,7 +147,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     entry.pending.add(event);
     writer.changed(entry, 1);
     evict();
-    fanOut.publish([event]);
+    if (early) fanOut.publish([event]);
     writer.flushIfLarge();
     return copySnapshot(snapshot);
   }
@@ -154,15 +174,49 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
       if (isTerminal(snapshot.state)) terminal.push(entry);
     }
     writer.changed(entry, stored.length);
-    fanOut.publish(stored);
+    if (early) fanOut.publish(stored);
     writer.flushIfLarge();
     return stored;
+  }
+
+  /**
+   * An execution whose changes the file refuses whatever the moment (see createWriteBehind): what
+   * was not written is taken back — nobody saw it, readers and subscribers see only what is
+   * committed — and the execution ends `failed` (`internal`, stage `complete`) from its committed
+   * state. One never written at all starts again from its `execution.created`.
+   */
+  function failUnwritable(entry: Entry, error: unknown): void {
+    reportUnwritable(entry.id, error);
+    const live = entry.snapshot ?? currentSnapshot(source, entry);
+    const snapshot = entry.stored.exists ? committedSnapshot(source, entry) : initialSnapshot({ ...live, input_hash: "" }, live.created_at);
+    counts[entry.state]--;
+    entry.state = snapshot.state;
+    counts[entry.state]++;
+    entry.snapshot = snapshot;
+    entry.lastSequence = snapshot.last_sequence;
+    entry.retainedFrom = entry.stored.exists ? entry.stored.retainedFrom : 1;
+    if (!entry.stored.exists) entry.pending.add(createdEvent({ ...live, input_hash: "" }, snapshot));
+    if (isTerminal(entry.state)) return;
+    try {
+      append(entry.id, unwritableCompletion(snapshot, error));
+    } catch (again) {
+      reportPersistError(again);
+    }
   }
 
   function get(id: string): ExecutionSnapshot | null {
     open();
     const entry = entries.get(id);
-    return entry === undefined ? null : readerSnapshot(source, entry);
+    if (entry === undefined) return null;
+    // A read is served what is committed: pending changes are written first, when the file takes them.
+    writer.flushQuietly();
+    return readerSnapshot(source, entry);
+  }
+
+  function current(id: string): ExecutionSnapshot | null {
+    open();
+    const entry = entries.get(id);
+    return entry === undefined ? null : liveSnapshot(source, entry);
   }
 
   /** The creation position a cursor names; a position never given out is as bad as garbage. */
@@ -176,14 +230,15 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     open();
     const limit = listLimit(filter.limit);
     const before = filter.cursor === undefined ? nextOrder : cursorOrder(filter.cursor);
-    // The file's indexes answer, so it must hold what memory holds: new executions, moved states.
+    // The file's indexes answer, and readers see what is committed: pending changes go first.
     writer.flushQuietly();
     const { items, next_cursor } = listItems(source, { before, state: filter.state, capability: filter.capability, limit });
-    return { items, next_cursor, counts: { ...counts } };
+    return { items, next_cursor, counts: writer.idle() ? { ...counts } : { ...zeroCounts(), ...tables.countStates() } };
   }
 
   function events(id: string, after?: number, limit?: number): EventsPage | null {
     open();
+    writer.flushQuietly();
     return eventsPage(source, { id, after, limit });
   }
 
@@ -220,14 +275,14 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     if (closed) return;
     closed = true;
     if (expiryTimer !== null) clearInterval(expiryTimer);
-    writer.stop();
-    fanOut.close();
     let failure: unknown = null;
     try {
       writer.flush();
     } catch (error) {
       failure = error;
     }
+    writer.stop(new Error(`The execution store ${path} closed before it could write this.`));
+    fanOut.close();
     try {
       // Finalizes the statements and closes at once; the last connection checkpoints the log.
       db.close(true);
@@ -253,7 +308,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     expireDetails();
   } catch (error) {
     closed = true;
-    writer.stop();
+    writer.stop(new Error(`The execution store ${path} could not be opened.`));
     fanOut.close();
     db.close(false);
     throw asFileError(path, error);
@@ -266,10 +321,13 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     create,
     append,
     get,
+    current,
     list,
     events,
     subscribe: (subscribeOptions, listener) => {
       open();
+      // The replay is what is committed: pending changes are written first, when the file takes them.
+      writer.flushQuietly();
       return fanOut.subscribe(subscribeOptions, listener);
     },
     release,
@@ -281,6 +339,10 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     },
     expireDetails,
     storageFault: () => writer.fault(),
+    durable: () => {
+      open();
+      return writer.durable();
+    },
     close,
   };
 }

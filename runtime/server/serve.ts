@@ -10,6 +10,7 @@ import { createApp, type AppMounts } from "./app.ts";
 import { LiveChannel } from "./live-channel.ts";
 import type { LiveClock } from "./live-socket.ts";
 import { acquireLease, isLeaseLive, readLease, releaseLease, type Lease } from "./lease.ts";
+import { lockCheckout } from "./checkout-lock.ts";
 
 /** What the server needs of a booted plane (runtime/boot.ts's `bootPlane` gives more). */
 export interface ServedPlane {
@@ -55,11 +56,18 @@ export interface DocketServer {
   stop(reason?: string): Promise<void>;
 }
 
-/** Thrown when another live server holds this checkout's lease; the CLI maps it to exit code 2. */
+/**
+ * Thrown when another server holds this checkout (its lock, or a lease that answers); the CLI maps
+ * it to exit code 2. `holder` is its lease, null while it has not written one yet (still starting).
+ */
 export class ServerAlreadyRunningError extends Error {
   readonly exitCode = 2;
-  constructor(readonly holder: Lease) {
-    super(`Another docket server (pid ${holder.pid}) already serves ${holder.root} at ${holder.url}; use it, or stop it first.`);
+  constructor(readonly holder: Lease | null, root = holder?.root ?? "") {
+    super(
+      holder !== null
+        ? `Another docket server (pid ${holder.pid}) already serves ${holder.root} at ${holder.url}; use it, or stop it first.`
+        : `Another docket server holds ${root} (its lock, .docket/serve.lock) and has not written its lease yet: it is starting, or stopped without answering; use it once it serves, or stop it first.`,
+    );
     this.name = "ServerAlreadyRunningError";
   }
 }
@@ -91,9 +99,18 @@ export async function startServer(options: ServeOptions): Promise<DocketServer> 
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new RangeError(`port must be a whole number from 0 to 65535, got ${port}`);
   const { token, generated } = serverToken(host, options.token ?? null);
 
-  // Refused before anything is started: a live server already serves this checkout.
-  const holder = readLease(findCheckoutRoot(options.cwd));
-  if (holder && (await isLeaseLive(holder))) throw new ServerAlreadyRunningError(holder);
+  // One writer per checkout (docs/durability.md): the lock is taken before anything of the
+  // checkout is opened or recovered, and held for the server's life. Whatever the holder is doing
+  // — serving, starting, frozen — a second server is refused here and touches nothing.
+  const root = findCheckoutRoot(options.cwd);
+  const lock = lockCheckout(root);
+  if (lock === null) throw new ServerAlreadyRunningError(readLease(root), root);
+  // A server that takes no lock (the Node build) is kept away by its lease, when it answers.
+  const holder = readLease(root);
+  if (holder && (await isLeaseLive(holder))) {
+    lock.release();
+    throw new ServerAlreadyRunningError(holder);
+  }
 
   const boot = options.boot ?? bootPlane;
   const booted = await boot({
@@ -104,6 +121,9 @@ export async function startServer(options: ServeOptions): Promise<DocketServer> 
     workerUrl: options.workerUrl,
     importFile: options.importFile,
     log: options.log,
+  }).catch((error: unknown) => {
+    lock.release();
+    throw error;
   });
   const plane = booted.engine;
   let running: RunningServer | null = null;
@@ -149,12 +169,14 @@ export async function startServer(options: ServeOptions): Promise<DocketServer> 
           } finally {
             // Whatever failed above, a lease left behind would only mislead `docket run`.
             releaseLease(lease);
+            lock.release();
           }
         })()),
     };
   } catch (error) {
     await running?.stop().catch(() => undefined);
     await booted.close().catch(() => undefined);
+    lock.release();
     throw error;
   }
 }

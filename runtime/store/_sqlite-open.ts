@@ -1,4 +1,5 @@
 import type { Database } from "bun:sqlite";
+import { chmodSync, closeSync, openSync, statSync } from "node:fs";
 import type { Limits } from "../execution/limits.ts";
 import { prepareSchema, StoreFileError } from "./_sqlite-schema.ts";
 import { prepareTables, type StoreTables } from "./_sqlite-tables.ts";
@@ -40,6 +41,9 @@ export function openStoreFile(options: OpenFileOptions): OpenFile {
   }
   let db: Database | null = null;
   try {
+    // Created private before SQLite opens it (SQLite creates 0644, and gives its log the file's mode).
+    closeSync(openSync(path, "a", 0o600));
+    if ((statSync(path).mode & 0o077) !== 0) chmodSync(path, 0o600);
     db = new sqlite.Database(path, { create: true, readwrite: true, strict: true });
     prepareSchema(db, path);
     const tables = prepareTables(db);

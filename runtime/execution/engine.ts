@@ -288,6 +288,12 @@ export function createEngine(options: EngineOptions): Engine {
     try {
       store.append(active.id, drafts);
     } catch (error) {
+      // Ended by the store (what it reported could not be written: docs/durability.md): the
+      // handler's work is no longer recorded anywhere, so it is stopped.
+      if (isTerminal(store.current(active.id)?.state ?? "running")) {
+        active.handle?.terminate();
+        return;
+      }
       log(`[docket] could not store events of ${active.id}: ${(error as Error).message}`);
     }
   }
@@ -301,6 +307,8 @@ export function createEngine(options: EngineOptions): Engine {
     }
     const duration_ms = Math.max(0, Math.round((clock.monotonic() - active.started) * 1000) / 1000);
     try {
+      // Already ended by the store (see appendHandlerEvents): its end stands.
+      if (isTerminal(store.current(active.id)?.state ?? "running")) return;
       // A handler may stop as cancelled without anyone asking (it threw its own cancellation):
       // the lifecycle still passes through cancelling, so the move is one mayMoveTo allows.
       if (completion.state === "cancelled" && store.current(active.id)?.state === "running") {

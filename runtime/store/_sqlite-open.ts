@@ -21,6 +21,7 @@ export interface OpenFileOptions {
   /** Told when a write nobody waits for fails; it is retried. */
   onPersistError: (error: unknown) => void;
   onCommit: WriteBehindOptions["onCommit"];
+  maxSnapshotChars: number;
   onUnwritable: WriteBehindOptions["onUnwritable"];
 }
 
@@ -55,6 +56,7 @@ export function openStoreFile(options: OpenFileOptions): OpenFile {
       snapshotEvery: Math.max(1, Math.floor(limits.events_retained / 2)),
       onError: options.onPersistError,
       onCommit: options.onCommit,
+      maxSnapshotChars: options.maxSnapshotChars,
       onUnwritable: options.onUnwritable,
     });
     return { db, tables, writer };

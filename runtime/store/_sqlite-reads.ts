@@ -54,8 +54,8 @@ export function liveSnapshot(source: ReadSource, entry: Entry): ExecutionSnapsho
  * file's with the written events after it folded in); null when nothing of it is committed yet.
  */
 export function readerSnapshot(source: ReadSource, entry: Entry): ExecutionSnapshot | null {
-  if (!ahead(entry)) return liveSnapshot(source, entry);
-  return entry.stored.exists ? committedSnapshot(source, entry) : null;
+  if (!entry.stored.exists) return null;
+  return ahead(entry) ? committedSnapshot(source, entry) : liveSnapshot(source, entry);
 }
 
 /** What the file holds of an entry's snapshot: its written snapshot, with the written events after it folded in. */
@@ -119,8 +119,8 @@ export function eventsPage(source: ReadSource, query: EventsQuery): EventsPage |
   const { id, after = 0, limit = EVENTS_MAX } = query;
   const entry = source.entries.get(id);
   if (entry === undefined) return null;
+  if (!entry.stored.exists) return null;
   const pending = ahead(entry);
-  if (pending && !entry.stored.exists) return null;
   const top = pending ? entry.stored.lastSequence : entry.lastSequence;
   const kept = pending ? entry.stored.retainedFrom : entry.retainedFrom;
   const from = Math.max(0, Math.floor(after) || 0);

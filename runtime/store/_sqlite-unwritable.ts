@@ -3,6 +3,32 @@ import type { ExecutionSnapshot } from "../execution/snapshot.ts";
 import { buildFailure, forcedStopCertainty } from "../execution/failure.ts";
 
 /**
+ * The snapshot an unwritable execution ends from: its committed one without the bulky parts that
+ * made it too big to write — steps, progress, diagnostics and log (each counted as dropped). Its
+ * events keep them: whatever was committed of them is still read back whole.
+ */
+export function slimmed(snapshot: ExecutionSnapshot): ExecutionSnapshot {
+  return {
+    ...snapshot,
+    steps: [],
+    steps_dropped: (snapshot.steps_dropped ?? 0) + snapshot.steps.length,
+    progress: null,
+    diagnostics: [],
+    diagnostics_dropped: snapshot.diagnostics_dropped + snapshot.diagnostics.length,
+    log: [],
+    log_dropped: snapshot.log_dropped + snapshot.log.length,
+  };
+}
+
+/** Thrown by the writer for a snapshot over its bound: a value no later try can write. */
+export class UnwritableValueError extends Error {
+  constructor(id: string, chars: number, bound: number) {
+    super(`the snapshot of ${id} is ${chars} characters of JSON, over the store's bound of ${bound}`);
+    this.name = "UnwritableValueError";
+  }
+}
+
+/**
  * The events that end an execution the file refused to hold (a value too big for it, whatever
  * the moment): `failed`, `internal`, stage `complete`, from its committed state. Its handler may
  * have acted (a write: outcome unknown). A queued one is marked started first, the only way to

@@ -3,6 +3,7 @@ import { isTerminal } from "../execution/state-machine.ts";
 import type { ExecutionEvent } from "../execution/protocol.ts";
 import type { RunIdentity, StorageFault } from "./store.ts";
 import { needsSnapshot, type Entry } from "./_sqlite-entry.ts";
+import { UnwritableValueError } from "./_sqlite-unwritable.ts";
 import { CHUNK_BYTES, CHUNK_EVENTS, type StoreTables } from "./_sqlite-tables.ts";
 
 /** A write happens once this many events are pending, whatever the tick: it bounds memory and what a crash loses. */
@@ -23,6 +24,8 @@ export interface WriteBehindOptions {
   tables: StoreTables;
   /** See needsSnapshot. */
   snapshotEvery: number;
+  /** A snapshot whose JSON is longer is not written: its execution is unwritable (see onUnwritable). */
+  maxSnapshotChars: number;
   /** Told when a write nobody waits for fails (once per run of failures); it is retried. */
   onError: (error: unknown) => void;
   /** Called after every commit with what it made durable, before anyone waiting is told. */
@@ -94,6 +97,8 @@ export function createWriteBehind(options: WriteBehindOptions): WriteBehind {
   function writeEntry(entry: Entry): void {
     // A dirty entry still has its live snapshot: it is dropped only after this write.
     const snapshot = entry.snapshot!;
+    const json = needsSnapshot(entry, snapshotEvery) ? JSON.stringify(snapshot) : null;
+    if (json !== null && json.length > options.maxSnapshotChars) throw new UnwritableValueError(entry.id, json.length, options.maxSnapshotChars);
     tables.writeExecution(
       {
         ord: entry.order,
@@ -103,7 +108,7 @@ export function createWriteBehind(options: WriteBehindOptions): WriteBehind {
         finished_at: snapshot.finished_at,
         last_sequence: entry.lastSequence,
         retained_from: entry.retainedFrom,
-        snapshot: needsSnapshot(entry, snapshotEvery) ? JSON.stringify(snapshot) : null,
+        snapshot: json,
       },
       !entry.stored.exists,
     );
@@ -279,7 +284,8 @@ export function createWriteBehind(options: WriteBehindOptions): WriteBehind {
     },
     flush,
     flushQuietly() {
-      if (!failing && !idle()) flushQuietly();
+      // Twice at most: an execution failed as unwritable makes one more change, its end.
+      for (let i = 0; i < 2 && !failing && !idle(); i++) flushQuietly();
     },
     idle,
     durable() {

@@ -15,7 +15,7 @@ import { newEntry, type Entry } from "./_sqlite-entry.ts";
 import { loadEntry, trimLowered } from "./_sqlite-load.ts";
 import { asFileError, openStoreFile, startExpiry } from "./_sqlite-open.ts";
 import { committedSnapshot, currentSnapshot, eventsPage, listItems, listLimit, liveSnapshot, readerSnapshot, type ReadSource } from "./_sqlite-reads.ts";
-import { unwritableCompletion } from "./_sqlite-unwritable.ts";
+import { slimmed, unwritableCompletion } from "./_sqlite-unwritable.ts";
 import { recoverUnfinished, type RecoveredExecution } from "./_sqlite-recovery.ts";
 import { expireFinished } from "./_sqlite-expiry.ts";
 import { copySnapshot, keep } from "./_kept-values.ts";
@@ -37,6 +37,11 @@ export interface SqliteStoreOptions {
   onPersistError?: (error: unknown) => void;
   /** Told when an execution's changes could not be written at all and it was failed instead; default: one line on stderr. */
   onUnwritable?: (id: string, error: unknown) => void;
+  /**
+   * A snapshot whose JSON is longer is not written, and its execution fails as unwritable (see
+   * docs/durability.md); default 256 Mi characters, well below what SQLite and a string can hold.
+   */
+  maxSnapshotChars?: number;
   /**
    * Hands events to subscribers as soon as they are stored instead of once committed: the store
    * as it was before docs/durability.md, kept only so that bench/ can measure the difference.
@@ -86,6 +91,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     path,
     limits,
     onPersistError: reportPersistError,
+    maxSnapshotChars: options.maxSnapshotChars ?? 256 * 1024 * 1024,
     // Subscribers hear of events once a crash can no longer take them back.
     onCommit: (committed) => {
       if (!early) fanOut.publish(committed.events, committed.jsons);
@@ -188,14 +194,23 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
   function failUnwritable(entry: Entry, error: unknown): void {
     reportUnwritable(entry.id, error);
     const live = entry.snapshot ?? currentSnapshot(source, entry);
-    const snapshot = entry.stored.exists ? committedSnapshot(source, entry) : initialSnapshot({ ...live, input_hash: "" }, live.created_at);
+    const committed = entry.stored.exists ? committedSnapshot(source, entry) : initialSnapshot({ ...live, input_hash: "" }, live.created_at);
+    // Failed once and refused again: it stays as committed (running, for the next start to
+    // recover as interrupted) rather than be tried forever.
+    const gaveUp = entry.unwritable;
+    entry.unwritable = true;
+    const snapshot = gaveUp ? committed : slimmed(committed);
     counts[entry.state]--;
     entry.state = snapshot.state;
     counts[entry.state]++;
     entry.snapshot = snapshot;
     entry.lastSequence = snapshot.last_sequence;
     entry.retainedFrom = entry.stored.exists ? entry.stored.retainedFrom : 1;
-    if (!entry.stored.exists) entry.pending.add(createdEvent({ ...live, input_hash: "" }, snapshot));
+    if (gaveUp) return;
+    if (!entry.stored.exists) {
+      entry.pending.add(createdEvent({ ...live, input_hash: "" }, snapshot));
+      writer.changed(entry, 1);
+    }
     if (isTerminal(entry.state)) return;
     try {
       append(entry.id, unwritableCompletion(snapshot, error));

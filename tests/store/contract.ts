@@ -7,6 +7,7 @@ import { boundsCases } from "./_contract-bounds.ts";
 import { listCases } from "./_contract-list.ts";
 import { subscribeCases } from "./_contract-subscribe.ts";
 import { propertyCases } from "./_contract-property.ts";
+import { durableCases } from "./_contract-durable.ts";
 
 /**
  * The execution store contract (SPEC §4.9): every implementation runs this one suite. `makeStore`
@@ -27,5 +28,6 @@ export function storeContract(name: string, makeStore: (limits: Limits, clock: (
     listCases(f);
     subscribeCases(f);
     propertyCases(f);
+    durableCases(f);
   });
 }

@@ -51,6 +51,8 @@ interface Active {
   completed: boolean;
   /** Settles once `execution.completed` is written (or could not be). */
   done: Promise<void> | null;
+  /** True once its creation (and run identity) is committed: only then may its handler act. */
+  durable: boolean;
 }
 
 /** The execution plane's engine: validate · redact · admit · queue · run on a worker · catch · complete. */
@@ -233,6 +235,7 @@ export function createEngine(options: EngineOptions): Engine {
       timers: [],
       completed: false,
       done: null,
+      durable: false,
     });
     // The answer is the truth at admission (queued); running starts right after, never before.
     queueMicrotask(pump);
@@ -248,7 +251,25 @@ export function createEngine(options: EngineOptions): Engine {
     for (const active of scheduler.takeRunnable()) begin(active);
   }
 
+  /**
+   * Starts a taken execution — once its creation and run identity are committed (docs/durability.md):
+   * a handler that acted for an execution a crash then took back would act again when its
+   * run_id is sent again.
+   */
   function begin(active: Active): void {
+    if (active.durable) return dispatch(active);
+    store.durable().then(
+      () => {
+        active.durable = true;
+        if (!closed && !active.completed) dispatch(active);
+      },
+      () => {
+        // The store closed first: the engine is closing too, and the execution never ran.
+      },
+    );
+  }
+
+  function dispatch(active: Active): void {
     store.append(active.id, [{ type: "execution.started", data: {} }]);
     active.started = clock.monotonic();
     const task: WorkerTask = {
@@ -513,8 +534,11 @@ export function createEngine(options: EngineOptions): Engine {
       // Reported runs go on in their own processes; only their silence timers end here.
       reports.close();
       const { waiting, running } = scheduler.pending();
-      for (const item of waiting) {
+      // Taken but not dispatched yet (its creation was not committed): it never ran either.
+      const held = running.filter((item) => item.handle === null && !item.completed);
+      for (const item of [...waiting, ...held]) {
         scheduler.remove(item.id);
+        scheduler.finish(item.id);
         item.completed = true;
         const failure = buildFailure({
           error_code: "cancelled",

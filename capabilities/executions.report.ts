@@ -1,4 +1,4 @@
-import { capability, executionIdSchema, executionStateSchema, planeOf } from "docket";
+import { capability, CAPABILITY_ID_PATTERN, executionIdSchema, executionStateSchema, planeOf } from "docket";
 import * as v from "valibot";
 
 const actor = v.looseObject({ kind: v.string() });
@@ -13,7 +13,7 @@ export default capability({
   input: v.object({
     id: executionIdSchema(),
     pid: v.pipe(v.number(), v.integer(), v.minValue(1), v.description("The process of docket run doing the work.")),
-    capability: v.pipe(v.string(), v.regex(/^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$/, "must be a capability id like files.digest")),
+    capability: v.pipe(v.string(), v.regex(CAPABILITY_ID_PATTERN, "must be a capability id like files.digest")),
     input: v.optional(v.pipe(v.unknown(), v.description("The input, already redacted by the run; sent until the server holds the execution."))),
     effect: v.picklist(["read", "write"]),
     cancellable: v.boolean(),

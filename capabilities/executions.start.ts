@@ -14,7 +14,15 @@ export default capability({
     session_key: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(256), v.description("Executions sharing it run one at a time, in order of admission."))),
     deadline_ms: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.description("Deadline in milliseconds; overrides the capability's timeout_ms."))),
   }),
-  output: v.object({ execution: executionSnapshotSchema(), deduplicated: v.boolean() }),
+  output: v.object({
+    execution: v.union([
+      executionSnapshotSchema(),
+      // A run_id whose execution is gone but for its identity: no state or details to show.
+      v.looseObject({ id: v.string(), capability: v.string(), run_id: v.string(), details_expired: v.literal(true), links: v.looseObject({ self: v.string() }) }),
+    ]),
+    deduplicated: v.boolean(),
+    details_expired: v.pipe(v.optional(v.literal(true)), v.description("A deduplicated start whose original execution's details expired: the run is the same, nothing was started.")),
+  }),
   handler(input, ctx) {
     return planeOf(ctx).start(input);
   },

@@ -26,7 +26,12 @@ export default capability({
     load_errors: v.pipe(v.number(), v.description("Capability files that failed to load.")),
     warnings: v.number(),
     runtime: v.object({ docket_version: v.string(), bun: v.nullable(v.string()), node: v.string(), platform: v.string(), arch: v.string(), pid: v.number(), uptime_ms: v.number() }),
-    store: v.object({ kind: v.string(), counts: v.record(v.string(), v.number()) }),
+    store: v.object({
+      kind: v.string(),
+      counts: v.record(v.string(), v.number()),
+      fault: v.optional(v.nullable(v.object({ reason: v.string(), since: v.string() })), null),
+      storage: v.optional(v.object({ bytes: v.number(), budget_bytes: v.number(), over_budget: v.boolean() })),
+    }),
     limits: v.record(v.string(), v.number()),
   }),
   examples: [{}],
@@ -51,10 +56,7 @@ export default capability({
     await run("checkout", "Checkout", () => checkCheckout(host.root));
     await run("runtime", "Runtime", async () => ({ message: describeRuntime(host), problems: [] }));
     await run("capabilities", "Capabilities", async () => checkCapabilities(host, ctx));
-    await run("store", "Execution store", async () => ({
-      message: `${host.store.kind} store: ${Object.entries(host.store.counts).filter(([, n]) => n > 0).map(([k, n]) => `${n} ${k}`).join(", ") || "empty"}`,
-      problems: [],
-    }));
+    await run("store", "Execution store", async () => checkStore(host));
     await run("limits", "Limits in force", async () => checkLimits(host));
 
     return {
@@ -107,10 +109,37 @@ function checkCapabilities(host: HostFacts, ctx: CapabilityContext): { message: 
     ...(e.line !== null ? { line: e.line } : {}),
     ...(e.column !== null ? { column: e.column } : {}),
   }));
-  const work = host.capabilities.filter((c) => c.execution === "allowed").length;
+  const work = host.capabilities.filter((c) => c.execution !== "never").length;
   ctx.progress.log(`Capabilities: ${host.capabilities.map((c) => c.id).join(", ")}`, "debug");
   const failed = host.load_errors.length > 0 ? `; ${host.load_errors.length} failed to load` : "";
   return { message: `${host.capabilities.length} loaded (${work} runnable as executions)${failed}`, problems };
+}
+
+/** The store writes, and `.docket/` is within its storage budget; either failing refuses new executions. */
+function checkStore(host: HostFacts): { message: string; problems: DiagnosticInput[] } {
+  const { kind, counts, fault, storage } = host.store;
+  const problems: DiagnosticInput[] = [];
+  if (fault) {
+    problems.push({
+      severity: "error",
+      code: "store_fault",
+      message: `The execution store cannot write since ${fault.since} (${fault.reason}): new executions are refused until a write succeeds; free disk space and it resumes by itself`,
+    });
+  }
+  if (storage?.over_budget) {
+    problems.push({
+      severity: "error",
+      code: "storage_budget",
+      message: `.docket/ holds ${mib(storage.bytes)}, over its storage budget of ${mib(storage.budget_bytes)}: new executions are refused with capacity; release artifacts of finished executions (executions.release) or raise storage_budget_bytes`,
+    });
+  }
+  const held = Object.entries(counts).filter(([, n]) => n > 0).map(([k, n]) => `${n} ${k}`).join(", ") || "empty";
+  const used = storage ? `; ${mib(storage.bytes)} of ${mib(storage.budget_bytes)} in use` : "";
+  return { message: `${kind} store${fault ? " (cannot write)" : ""}: ${held}${used}`, problems };
+}
+
+function mib(bytes: number): string {
+  return `${(bytes / 1048576).toFixed(1)} MiB`;
 }
 
 /** Limits that switch a feature off are worth a warning; the rest are reported as they are. */

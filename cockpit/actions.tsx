@@ -1,7 +1,7 @@
 /** @jsxImportSource hono/jsx */
 import type { Context } from "hono";
 import { CapabilityError } from "../runtime/capability/capability-error.ts";
-import type { RegisteredCapability } from "../runtime/capability/registered.ts";
+import { callsDirectly, runsAsExecution, type RegisteredCapability } from "../runtime/capability/registered.ts";
 import { isExecutionId } from "../runtime/execution/execution-id.ts";
 import { buildFailure, FailureError, type FailureDescriptor } from "../runtime/execution/failure.ts";
 import type { EdgeInfo, ExecutionPlane } from "../runtime/execution/plane.ts";
@@ -52,7 +52,7 @@ export async function runCapability(c: Context, plane: ExecutionPlane, capabilit
   }
   const edge = cockpitEdge(c);
   if (mode === "start") {
-    if (capability.execution !== "allowed") return page(400, { problem: `${capability.id} runs only as a direct call: use "Run".` });
+    if (!runsAsExecution(capability)) return page(400, { problem: `${capability.id} runs only as a direct call: use "Run".` });
     try {
       const started = plane.start({ capability: capability.id, input: reading.input }, edge);
       return c.redirect(started.execution.links.cockpit, 303);
@@ -61,6 +61,7 @@ export async function runCapability(c: Context, plane: ExecutionPlane, capabilit
       return page(statusOf(failure), { result: { kind: "failure", failure } });
     }
   }
+  if (!callsDirectly(capability)) return page(400, { problem: `${capability.id} runs only as an execution: use "Run as execution".` });
   try {
     const output = await plane.call(capability.id, reading.input, edge);
     return page(200, { result: { kind: "output", value: output } });

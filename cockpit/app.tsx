@@ -1,5 +1,8 @@
 /** @jsxImportSource hono/jsx */
 import { Hono, type Context } from "hono";
+import { isCapabilityId } from "../runtime/capability/capability-id.ts";
+import { runsAsExecution } from "../runtime/capability/registered.ts";
+import { didYouMeanText } from "../runtime/capability/did-you-mean.ts";
 import type { ExecutionPlane } from "../runtime/execution/plane.ts";
 import { isExecutionId } from "../runtime/execution/execution-id.ts";
 import { newCorrelationId } from "../runtime/execution/failure.ts";
@@ -28,7 +31,6 @@ export interface CockpitOptions {
   log?: (line: string) => void;
 }
 
-const CAPABILITY_ID = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$/;
 const RECENT = 20;
 const PAGE_SIZE = 50;
 
@@ -67,11 +69,11 @@ export function createCockpit(options: CockpitOptions): Hono<AppEnv> {
   app.get("/capabilities", (c) => htmlPage(c, <CapabilitiesPage root={root} capabilities={plane.capabilities()} loadErrors={plane.loadErrors()} />));
 
   const capabilityOr = (c: Context, id: string) => {
-    if (!CAPABILITY_ID.test(id)) {
+    if (!isCapabilityId(id)) {
       return problemResponse(c, root, { status: 400, title: "Not a capability id", message: `${JSON.stringify(id.slice(0, 80))} is not a capability id (lower-case dotted, like files.digest).` });
     }
     const capability = plane.capability(id);
-    if (!capability) return problemResponse(c, root, { status: 404, title: "No such capability", message: `No capability ${id} is loaded.`, suggestion: "The capabilities page lists every one this server loaded, and the files that did not load." });
+    if (!capability) return problemResponse(c, root, { status: 404, title: "No such capability", message: `No capability ${id} is loaded.`, suggestion: `${didYouMeanText(id, plane.capabilities().map((x) => x.id))} The capabilities page lists every one this server loaded, and the files that did not load.`.trim() });
     return capability;
   };
 
@@ -110,7 +112,7 @@ export function createCockpit(options: CockpitOptions): Hono<AppEnv> {
         counts={page.counts}
         nextCursor={page.next_cursor}
         filter={{ state: state as ExecutionState | null, capability, cursor }}
-        capabilityIds={plane.capabilities().filter((x) => x.execution === "allowed").map((x) => x.id)}
+        capabilityIds={plane.capabilities().filter(runsAsExecution).map((x) => x.id)}
         heartbeatMs={plane.limits.heartbeat_ms}
       />,
     );

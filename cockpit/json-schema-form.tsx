@@ -1,5 +1,5 @@
 /** @jsxImportSource hono/jsx */
-import type { RegisteredCapability } from "../runtime/capability/registered.ts";
+import { callsDirectly, runsAsExecution, type RegisteredCapability } from "../runtime/capability/registered.ts";
 import { formShape, type FieldSpec } from "./form-fields.ts";
 import { optionValue, RAW_JSON_CONTROL } from "./form-input.ts";
 
@@ -214,16 +214,19 @@ export function SchemaForm(props: SchemaFormProps) {
         </>
       ) : null}
       <div class="actions">
-        <button type="submit" name={MODE_CONTROL} value="call" class="button">
-          Run
-        </button>
-        {capability.execution === "allowed" ? (
+        {callsDirectly(capability) ? (
+          <button type="submit" name={MODE_CONTROL} value="call" class="button">
+            Run
+          </button>
+        ) : null}
+        {runsAsExecution(capability) ? (
           <button type="submit" name={MODE_CONTROL} value="start" class="button button-primary">
             Run as execution
           </button>
         ) : (
           <span class="muted">This capability runs only as a direct call.</span>
         )}
+        {callsDirectly(capability) ? null : <span class="muted">This capability runs only as an execution.</span>}
       </div>
     </form>
   );

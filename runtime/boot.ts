@@ -4,6 +4,7 @@ import type { Limits } from "./execution/limits.ts";
 import type { Clock } from "./execution/clock.ts";
 import { findCheckoutRoot } from "./capability/checkout.ts";
 import { discoverCapabilities, loadCapabilityFile } from "./capability/discovery.ts";
+import { LiveCatalog, type CatalogChange } from "./capability/live-catalog.ts";
 import { join, resolve } from "node:path";
 import { BUILTIN_DIR, BUILTINS } from "./capability/builtins.ts";
 import { createMemoryStore } from "./store/memory-store.ts";
@@ -11,6 +12,7 @@ import { ensureDocketDir } from "./server/lease.ts";
 import { createWorkerPool } from "./worker/pool.ts";
 import { realpathSync } from "node:fs";
 import { createEngine, type Engine } from "./execution/engine.ts";
+import { hasArtifacts } from "./execution/artifact-files.ts";
 
 /** How to assemble one execution plane. */
 export interface BootOptions {
@@ -41,6 +43,10 @@ export interface BootedPlane {
   store: ExecutionStore;
   /** The ids of `options.files`, in order, for those that loaded. */
   fileIds: string[];
+  /** Loads the capability folders again and swaps the registry whole (docs/authoring.md, "Live reload"). */
+  reload(): Promise<CatalogChange>;
+  /** The folders `reload` reads: `<root>/capabilities` and each `--capabilities DIR`. */
+  watchedFolders: string[];
   close(): Promise<void>;
 }
 
@@ -59,28 +65,60 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
     hostFacts: () => engine!.hostFacts(),
     workerUrl: options.workerUrl,
     onWorkerError: options.log,
+    // A forced stop already waited grace_ms for the handler; its children get half that again.
+    childGraceMs: Math.floor(limits.grace_ms / 2),
   });
   const warming = pool.warm();
-  const registry = await discoverCapabilities({
-    root,
-    dirs: options.capabilityDirs ?? [],
-    builtins: BUILTINS,
-    builtinDir: BUILTIN_DIR,
-    importFile,
-  });
-  const fileIds: string[] = [];
-  for (const file of options.files ?? []) {
-    const path = resolve(options.cwd, file);
-    const loaded = await loadCapabilityFile(path, importFile);
-    if (!loaded.ok) {
-      for (const error of loaded.errors) registry.addLoadError(error);
-      continue;
+  // Built again on every reload: files whose text did not change are not imported again, since a
+  // file's module is imported by its version (capability-version.ts).
+  const build = async () => {
+    const registry = await discoverCapabilities({
+      root,
+      dirs: options.capabilityDirs ?? [],
+      builtins: BUILTINS,
+      builtinDir: BUILTIN_DIR,
+      importFile,
+    });
+    const fileIds: string[] = [];
+    for (const file of options.files ?? []) {
+      const path = resolve(options.cwd, file);
+      const loaded = await loadCapabilityFile(path, importFile);
+      if (!loaded.ok) {
+        for (const error of loaded.errors) registry.addLoadError(error);
+        continue;
+      }
+      const existing = registry.get(loaded.capability.id);
+      // `docket run ./capabilities/x.ts` names a file discovery already loaded: the same capability.
+      if (existing?.source.kind === "file" && sameFile(existing.source.file, path)) fileIds.push(existing.id);
+      else if (registry.add(loaded.capability.def, { kind: "file", file: path }, { version: loaded.capability.version })) fileIds.push(loaded.capability.id);
     }
-    const existing = registry.get(loaded.capability.id);
-    // `docket run ./capabilities/x.ts` names a file discovery already loaded: the same capability.
-    if (existing?.source.kind === "file" && sameFile(existing.source.file, path)) fileIds.push(existing.id);
-    else if (registry.add(loaded.capability.def, { kind: "file", file: path })) fileIds.push(loaded.capability.id);
-  }
+    return { registry, fileIds };
+  };
+  const first = await build();
+  const registry = new LiveCatalog(first.registry);
+  const { fileIds } = first;
+  let reloading: Promise<CatalogChange> | null = null;
+  let again = false;
+  // One reload at a time; a change met during one is picked up by one more right after it.
+  const reload = async (): Promise<CatalogChange> => {
+    if (reloading) {
+      again = true;
+      return reloading;
+    }
+    reloading = (async () => {
+      let change: CatalogChange;
+      do {
+        again = false;
+        change = registry.swap((await build()).registry);
+      } while (again);
+      return change;
+    })();
+    try {
+      return await reloading;
+    } finally {
+      reloading = null;
+    }
+  };
   let store: ExecutionStore;
   try {
     store = await openStore(options.storeKind, root, limits, options.clock, options.log);
@@ -91,7 +129,19 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
     await pool.close();
     throw error;
   }
-  engine = createEngine({ registry, store, pool, limits, root, storeKind: options.storeKind, clock: options.clock, log: options.log });
+  const durable = "storedBytes" in store ? (store as import("./store/sqlite-store.ts").SqliteExecutionStore) : null;
+  engine = createEngine({
+    registry,
+    store,
+    pool,
+    limits,
+    root,
+    storeKind: options.storeKind,
+    clock: options.clock,
+    log: options.log,
+    storedBytes: durable ? () => durable.storedBytes() : undefined,
+    expireDetails: durable ? () => void durable.expireDetails() : undefined,
+  });
   await warming;
   const booted = engine;
   return {
@@ -100,6 +150,8 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
     registry,
     store,
     fileIds,
+    reload,
+    watchedFolders: [join(root, "capabilities"), ...(options.capabilityDirs ?? []).map((dir) => resolve(dir))],
     async close() {
       await booted.close();
       store.close();
@@ -115,7 +167,7 @@ async function openStore(kind: BootOptions["storeKind"], root: string, limits: L
   const now = clock ? () => clock.now() : undefined;
   if (kind === "memory") return createMemoryStore({ limits, clock: now });
   const { createSqliteStore } = await import("./store/sqlite-store.ts");
-  const store = createSqliteStore({ path: join(ensureDocketDir(root), "state.db"), limits, clock: now, onPersistError: log && ((error) => log(`docket could not write the execution store (${(error as Error)?.message ?? error}); retrying`)) });
+  const store = createSqliteStore({ path: join(ensureDocketDir(root), "state.db"), limits, clock: now, artifactsHeld: (id) => hasArtifacts(root, id), onPersistError: log && ((error) => log(`docket could not write the execution store (${(error as Error)?.message ?? error}); retrying`)) });
   if (store.recovered.length > 0) {
     const failed = store.recovered.filter((r) => r.state === "failed").length;
     const ended = [failed > 0 ? `${failed} running → failed (interrupted)` : "", failed < store.recovered.length ? `${store.recovered.length - failed} queued → cancelled` : ""];

@@ -9,6 +9,8 @@ export type {
   LogLevel,
   ArtifactWriter,
   ExecutionIdentity,
+  ExecOptions,
+  ExecResult,
   HostFacts,
 } from "./capability/declaration.ts";
 export { CapabilityError } from "./capability/capability-error.ts";
@@ -16,6 +18,7 @@ export type { CapabilityErrorOptions } from "./capability/capability-error.ts";
 export { sensitive } from "./capability/sensitive.ts";
 export { planeOf } from "./capability/plane-of.ts";
 export { EXECUTION_ID_PATTERN, RUN_ID_PATTERN } from "./execution/execution-id.ts";
+export { CAPABILITY_ID_PATTERN } from "./capability/capability-id.ts";
 export { EXECUTION_STATES } from "./execution/state-machine.ts";
 export type { PlaneHandle, StartRequest, StartResult, CancelReceipt, ArtifactInfo, EdgeInfo } from "./execution/plane.ts";
 export type { ExecutionSnapshot } from "./execution/snapshot.ts";

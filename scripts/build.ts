@@ -2,6 +2,8 @@
 import type { BunPlugin } from "bun";
 import { existsSync, statSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import pkg from "../package.json" with { type: "json" };
+import { declarationsDigest, generateDeclarations } from "./declarations.ts";
 
 /** The CLI's main, the binary's entry point. */
 export const CLI_ENTRY = fileURLToPath(new URL("../runtime/cli/main.ts", import.meta.url));
@@ -31,6 +33,8 @@ export interface CompileOptions {
  */
 export async function compileDocket(options: CompileOptions): Promise<{ outfile: string; bytes: number; ms: number }> {
   const started = performance.now();
+  // The editor types `docket types` writes (runtime/cli/editor-types.ts) travel inside the binary.
+  const declarations = generateDeclarations();
   const result = await Bun.build({
     entrypoints: options.entrypoints,
     target: "bun",
@@ -43,12 +47,20 @@ export async function compileDocket(options: CompileOptions): Promise<{ outfile:
     // command imports loads at start. Measured here: --version 64 → 47 ms, a no-op run 124 → 112 ms.
     splitting: true,
     plugins: options.plugins,
+    define: {
+      DOCKET_DECLARATIONS: JSON.stringify(declarations),
+      DOCKET_TYPES_STAMP: JSON.stringify(`docket ${pkg.version} ${declarationsDigest(declarations)}`),
+    },
     compile: {
       outfile: options.outfile,
       // The binary runs in users' checkouts: their .env and bunfig.toml (which can preload code)
       // are theirs, not docket's configuration.
       autoloadDotenv: false,
       autoloadBunfig: false,
+      // Capability files import the checkout's own packages (yaml, @octokit/rest, …). Bun ≥ 1.3.9
+      // compiles binaries that read no package.json at run time, so no package's `exports`/`main`
+      // resolves (oven-sh/bun#27058): turn that reading back on, as `bun run` does it.
+      autoloadPackageJson: true,
     },
   });
   if (!result.success) {

@@ -45,7 +45,7 @@ export function CapabilitiesPage(props: { root: string; capabilities: Registered
                   <td>
                     <EffectBadge effect={c.effect} />
                   </td>
-                  <td>{c.execution === "allowed" ? "call or execution" : "direct call only"}</td>
+                  <td>{c.execution === "allowed" ? "call or execution" : c.execution === "always" ? "execution only" : "direct call only"}</td>
                   <td>{c.cancellable ? "yes" : "no"}</td>
                   <td class="mono wrap-anywhere small">{c.source.kind === "builtin" ? "built-in" : c.source.file}</td>
                 </tr>

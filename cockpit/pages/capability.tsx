@@ -1,5 +1,5 @@
 /** @jsxImportSource hono/jsx */
-import type { RegisteredCapability } from "../../runtime/capability/registered.ts";
+import { runsAsText, type RegisteredCapability } from "../../runtime/capability/registered.ts";
 import type { FailureDescriptor } from "../../runtime/execution/failure.ts";
 import { EffectBadge } from "../components/badges.tsx";
 import { FailurePanel } from "../components/failure-panel.tsx";
@@ -55,7 +55,7 @@ export function CapabilityPage(props: CapabilityPageProps) {
           </div>
           <div class="fact">
             <dt>Runs as</dt>
-            <dd>{c.execution === "allowed" ? "a direct call or an execution" : "a direct call only"}</dd>
+            <dd>{runsAsText(c)}</dd>
           </div>
           <div class="fact">
             <dt>Cancellable</dt>
@@ -76,6 +76,10 @@ export function CapabilityPage(props: CapabilityPageProps) {
           <div class="fact">
             <dt>Source</dt>
             <dd class="mono wrap-anywhere">{c.source.kind === "builtin" ? "built-in" : c.source.file}</dd>
+          </div>
+          <div class="fact">
+            <dt>Code version</dt>
+            <dd class="mono">{c.version}</dd>
           </div>
         </dl>
       </section>

@@ -124,6 +124,7 @@ export function ExecutionPage(props: ExecutionPageProps) {
             <Fact label="Finished" value={formatTime(x.finished_at)} slot="finished_at" />
             <Fact label="Duration" value={formatDuration(x.duration_ms)} slot="duration" />
             <Fact label="Cancellable" value={x.cancellable ? "yes" : "no"} />
+            <Fact label="Code version" value={x.capability_version ?? "—"} mono />
             <Fact label="Run id" value={x.run_id ?? "—"} mono />
             <Fact label="Session key" value={x.session_key ?? "—"} mono />
             <Fact label="Request id" value={x.request_id} mono />

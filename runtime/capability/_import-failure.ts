@@ -1,5 +1,7 @@
 import { relative, dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { explainUnresolvedPackage } from "./_missing-package.ts";
+import { locateSpecifier } from "./_source-lines.ts";
 
 /** Where and why a capability file failed to import, as a user can act on it. */
 export interface ImportFailure {
@@ -18,19 +20,23 @@ interface BuildPosition {
 /**
  * Explains the error an import of `absPath` threw. Bun throws a `BuildMessage` for a syntax error
  * (its `position` holds file, line and column), an `AggregateError` of them for some `.js` files,
- * a `ResolveMessage` for an import it cannot find, and the thrown value for a top-level throw,
+ * a `ResolveMessage` for an import it cannot find (a missing package is named with the command that
+ * installs it, `text` finds the line that imports it), and the thrown value for a top-level throw,
  * whose stack frames name the file with line and column. Never includes a stack trace.
  */
-export function describeImportFailure(error: unknown, absPath: string): ImportFailure {
+export function describeImportFailure(error: unknown, absPath: string, text?: string): ImportFailure {
   const file = resolve(absPath);
   const build = firstBuildMessage(error);
   if (build) return fromBuildMessage(build.message, build.position, build.more, file);
   if (isNamed(error, "ResolveMessage")) {
     const specifier = String((error as { specifier?: unknown }).specifier ?? "");
+    const importer = String((error as { referrer?: unknown }).referrer ?? "") || file;
     const at = locationOf((error as { position?: BuildPosition }).position, file);
-    const bare = specifier !== "" && !specifier.startsWith(".") && !specifier.startsWith("/");
-    const advice = bare ? ' A capability file may import "docket", "valibot" and node built-ins; other packages need a node_modules beside it.' : "";
-    return { reason: `cannot resolve import ${JSON.stringify(specifier)}: ${messageOf(error)}.${advice}`, ...at };
+    // Bun 1.4 gives no position for an unresolved import: find the line that names it.
+    const where = at.line === null && samePath(importer, file) ? (locateSpecifier(text, specifier) ?? at) : at;
+    const inOther = samePath(importer, file) ? "" : ` (imported by ${relative(dirname(file), importer)})`;
+    const reason = explainUnresolvedPackage(specifier, importer, messageOf(error)) ?? `cannot resolve import ${JSON.stringify(specifier)}: ${messageOf(error)}.`;
+    return { reason: `${reason}${inOther}`, ...where };
   }
   if (error instanceof Error) {
     const at = frameIn(error, file);

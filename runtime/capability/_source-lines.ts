@@ -19,3 +19,16 @@ export function locateProperty(text: string | undefined, key: string): SourceLoc
   }
   return null;
 }
+
+/** The first line that imports `specifier` (quoted either way), for an import Bun gives no position. */
+export function locateSpecifier(text: string | undefined, specifier: string): SourceLocation | null {
+  if (!text || specifier === "") return null;
+  const lines = text.split("\n");
+  for (let i = 0; i < lines.length; i++) {
+    for (const quote of ['"', "'", "`"]) {
+      const column = lines[i]!.indexOf(`${quote}${specifier}${quote}`);
+      if (column !== -1) return { line: i + 1, column: column + 1 };
+    }
+  }
+  return null;
+}

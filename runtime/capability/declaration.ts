@@ -51,10 +51,48 @@ export interface ExecutionIdentity {
 export interface HostFacts {
   root: string;
   runtime: { docket_version: string; bun: string | null; node: string; platform: string; arch: string; pid: number; uptime_ms: number };
-  capabilities: Array<{ id: string; effect: "read" | "write"; execution: "allowed" | "never"; source: string }>;
+  capabilities: Array<{ id: string; effect: "read" | "write"; execution: "allowed" | "never" | "always"; source: string }>;
   load_errors: Array<{ file: string; line: number | null; column: number | null; reason: string }>;
-  store: { kind: string; counts: Record<string, number> };
+  store: {
+    kind: string;
+    counts: Record<string, number>;
+    /** Why the store cannot write now (its own words, may name a path), and since when; null when it can. */
+    fault?: { reason: string; since: string } | null;
+    /** `.docket/` against its storage budget, measured after expiry. */
+    storage?: { bytes: number; budget_bytes: number; over_budget: boolean };
+  };
   limits: Record<string, number>;
+}
+
+/** Options of `ctx.exec` (docs/authoring.md, "Running a command"). */
+export interface ExecOptions {
+  /** A folder inside the checkout to run in (relative to it, or absolute inside it); default the checkout. */
+  cwd?: string;
+  /** Variables added to (or replacing those of) docket's own environment. */
+  env?: Record<string, string>;
+  /** Text written to the child's stdin, which is then closed; default: no stdin. */
+  stdin?: string;
+  /** Resolve with a non-zero exit instead of throwing `exec_failed`; default false. */
+  allowFailure?: boolean;
+  /** Stream stdout and stderr line by line as `ctx.progress.stream("stdout" | "stderr", …)`; default true. */
+  stream?: boolean;
+  /** Bytes of each of stdout and stderr kept in the result (the tail); default 256 KiB, at most 16 MiB. */
+  maxOutputBytes?: number;
+}
+
+/** What `ctx.exec` resolves with once the child has exited. */
+export interface ExecResult {
+  /** The exit code, or null when a signal ended the child. */
+  exitCode: number | null;
+  /** The signal that ended the child (`SIGKILL`…), or null. */
+  signal: string | null;
+  /** The tail of stdout, at most `maxOutputBytes` bytes. */
+  stdout: string;
+  stderr: string;
+  /** True when stdout or stderr was longer than what is kept. */
+  truncated: boolean;
+  durationMs: number;
+  pid: number;
 }
 
 /** What `handler(input, ctx)` receives. */
@@ -67,6 +105,12 @@ export interface CapabilityContext {
   execution: ExecutionIdentity | null;
   /** Facts about the process serving the checkout (capabilities, load errors, store, limits). */
   host(): Promise<HostFacts>;
+  /**
+   * Runs a program from an argv list (no shell) in the checkout, streaming its output line by
+   * line; resolves when it exits, throws `exec_failed` on a non-zero exit unless `allowFailure`.
+   * Cancel, deadline and a forced stop end its whole process group (docs/authoring.md).
+   */
+  exec(argv: readonly string[], options?: ExecOptions): Promise<ExecResult>;
   /**
    * The execution plane, given only to built-in plane capabilities (`execution: "never"`),
    * which run in the main thread. Work capabilities and user files never receive it.
@@ -85,7 +129,11 @@ export interface CapabilityDef<I extends AnySchema = AnySchema, O extends AnySch
   cancellable?: boolean;
   timeout_ms?: number;
   cache?: { ttl_ms: number };
-  execution?: "allowed" | "never";
+  /**
+   * How it may run: `allowed` (default) as a direct call or an execution; `always` only as an
+   * execution (no direct-call route, tool or Run button); `never` only directly (plane capabilities).
+   */
+  execution?: "allowed" | "never" | "always";
   examples?: Array<v.InferInput<I>>;
   /** Codes this capability raises through `CapabilityError` (lower snake case). */
   errors?: string[];

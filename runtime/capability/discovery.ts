@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { realpath } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { basename, join, resolve } from "node:path";
 import type { CapabilityDef } from "./declaration.ts";
 import { importCapabilityFile, listCapabilityFiles } from "./inspect.ts";
 import { CapabilityRegistry } from "./registry.ts";
@@ -20,13 +20,14 @@ export interface DiscoveryOptions {
   importFile: ImportFile;
   /**
    * The folder the built-ins were bundled from, when it exists on disk. Met again as a checkout
-   * or `--capabilities` folder (docket serving its own checkout), it is not loaded twice.
+   * or `--capabilities` folder (docket serving its own checkout), its built-in files are not
+   * loaded twice; its other files load as checkout files.
    */
   builtinDir?: string | null;
 }
 
 /**
- * Builds the registry (SPEC §2.3): the built-ins first, then `<root>/capabilities/*.ts|*.js`,
+ * Builds the registry (docs/architecture.md): the built-ins first, then `<root>/capabilities/*.ts|*.js`,
  * then each `--capabilities DIR` in order; files sorted by name, folders not descended into.
  * A file that fails to load becomes a LoadError; a missing `<root>/capabilities` is fine, a
  * missing folder named explicitly is a LoadError.
@@ -36,16 +37,19 @@ export async function discoverCapabilities(options: DiscoveryOptions): Promise<C
   for (const name of Object.keys(options.builtins).sort()) {
     registry.add(options.builtins[name], { kind: "builtin", file: name });
   }
-  const seen = new Set<string>();
+  // The folder the built-ins come from (met again when docket serves its own checkout, or a fork
+  // of it): its files that are built-ins are not loaded twice, and any other file in it (a
+  // `docket new hello.greet` inside this repository) loads like every checkout file.
+  const builtinFolders = new Set<string>();
   const builtinDir = await realpathOrNull(options.builtinDir ?? null);
-  if (builtinDir) seen.add(builtinDir);
+  if (builtinDir) builtinFolders.add(builtinDir);
   const root = resolve(options.root);
-  // A fork of docket served from source (or its binary run inside it) has its built-ins here.
   if (existsSync(join(root, "runtime", "capability", "builtins.ts"))) {
     const own = await realpathOrNull(join(root, "capabilities"));
-    if (own) seen.add(own);
+    if (own) builtinFolders.add(own);
   }
 
+  const seen = new Set<string>();
   const folders = [{ dir: join(root, "capabilities"), explicit: false }, ...options.dirs.map((dir) => ({ dir: resolve(dir), explicit: true }))];
   for (const { dir, explicit } of folders) {
     const files = await listCapabilityFiles(dir);
@@ -56,7 +60,8 @@ export async function discoverCapabilities(options: DiscoveryOptions): Promise<C
     }
     if (seen.has(real)) continue;
     seen.add(real);
-    for (const file of files) await loadInto(registry, file, options.importFile);
+    const skip = builtinFolders.has(real) ? (file: string) => basename(file) in options.builtins : () => false;
+    for (const file of files) if (!skip(file)) await loadInto(registry, file, options.importFile);
   }
   return registry;
 }
@@ -77,7 +82,7 @@ async function loadInto(registry: CapabilityRegistry, file: string, importFile: 
     registry.addLoadError({ file, line: imported.problem.line, column: imported.problem.column, reason: imported.problem.reason });
     return null;
   }
-  return registry.add(imported.value, { kind: "file", file }, { text: imported.text });
+  return registry.add(imported.value, { kind: "file", file }, { text: imported.text, version: imported.version });
 }
 
 async function realpathOrNull(path: string | null): Promise<string | null> {

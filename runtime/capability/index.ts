@@ -8,15 +8,20 @@ export type {
   DiagnosticInput,
   DiagnosticSeverity,
   ExecutionIdentity,
+  ExecOptions,
+  ExecResult,
   HostFacts,
   LogLevel,
   ProgressReporter,
 } from "./declaration.ts";
+export { CAPABILITY_ID_PATTERN, CAPABILITY_ID_RULE, isCapabilityId } from "./capability-id.ts";
 export { CapabilityError } from "./capability-error.ts";
+export { didYouMean, didYouMeanText } from "./did-you-mean.ts";
+export { unknownCapabilityHint } from "./unknown-capability.ts";
 export type { CapabilityErrorOptions } from "./capability-error.ts";
 export { SENSITIVE_MARK, sensitive } from "./sensitive.ts";
-export { describeCapability } from "./registered.ts";
-export type { CapabilityCatalog, CapabilitySource, JsonSchema, LoadError, RegisteredCapability } from "./registered.ts";
+export { callsDirectly, describeCapability, runsAsExecution, runsAsText } from "./registered.ts";
+export type { CapabilityCatalog, CapabilitySource, ExecutionMode, JsonSchema, LoadError, RegisteredCapability } from "./registered.ts";
 export { SchemaConversionError, toCapabilityJsonSchema } from "./json-schema.ts";
 export type { SchemaSide } from "./json-schema.ts";
 export { CAPABILITY_ID, checkDeclaration, importCapabilityFile, inspectCapabilityFile, isCapabilityFileName, isValibotSchema, listCapabilityFiles } from "./inspect.ts";

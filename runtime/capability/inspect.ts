@@ -2,13 +2,15 @@ import { readdir, readFile, stat } from "node:fs/promises";
 import { basename, join, resolve } from "node:path";
 import * as v from "valibot";
 import { describeImportFailure } from "./_import-failure.ts";
+import { CAPABILITY_ID_PATTERN, CAPABILITY_ID_RULE } from "./capability-id.ts";
 import { locateProperty } from "./_source-lines.ts";
+import { fileVersion, versionedSpecifier } from "./capability-version.ts";
 import type { CapabilityDef } from "./declaration.ts";
 import { SchemaConversionError, toCapabilityJsonSchema, type SchemaSide } from "./json-schema.ts";
 import type { JsonSchema } from "./registered.ts";
 
-/** The id shape of SPEC §2.1: lower-case dotted, `namespace.verb`. */
-export const CAPABILITY_ID = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$/;
+/** The id shape: lower-case dotted, `namespace.verb` (capability-id.ts). */
+export const CAPABILITY_ID = CAPABILITY_ID_PATTERN;
 
 const ERROR_CODE = /^[a-z][a-z0-9_]*$/;
 
@@ -66,7 +68,7 @@ export function checkDeclaration(value: unknown, options: DeclarationCheckOption
 
   const id = typeof def.id === "string" && CAPABILITY_ID.test(def.id) ? def.id : null;
   if (def.id === undefined) report("bad_id", null, 'id is missing; declare one lower-case dotted like "files.digest"');
-  else if (id === null) report("bad_id", "id", `id ${describe(def.id)} must be lower-case dotted like "files.digest" (letters, digits and _ in each part)`);
+  else if (id === null) report("bad_id", "id", `id ${describe(def.id)} must be lower-case dotted like "files.digest" or "repo.lint-check": ${CAPABILITY_ID_RULE}`);
   else if (options.fileName !== undefined && options.fileName !== `${id}.ts` && options.fileName !== `${id}.js`) {
     report("file_name_mismatch", "id", `the file is named "${options.fileName}" but declares id "${id}"; rename the file to "${id}.ts" or change the id`);
   }
@@ -77,8 +79,8 @@ export function checkDeclaration(value: unknown, options: DeclarationCheckOption
   if (def.effect !== "read" && def.effect !== "write") report("bad_declaration", "effect", `effect must be "read" or "write", got ${describe(def.effect)}`);
   if (typeof def.handler !== "function") report("bad_declaration", "handler", `handler must be a function (input, ctx) => output, got ${describe(def.handler)}`);
   if (def.cancellable !== undefined && typeof def.cancellable !== "boolean") report("bad_declaration", "cancellable", `cancellable must be true or false, got ${describe(def.cancellable)}`);
-  if (def.execution !== undefined && def.execution !== "allowed" && def.execution !== "never") {
-    report("bad_declaration", "execution", `execution must be "allowed" or "never", got ${describe(def.execution)}`);
+  if (def.execution !== undefined && def.execution !== "allowed" && def.execution !== "never" && def.execution !== "always") {
+    report("bad_declaration", "execution", `execution must be "allowed", "always" or "never", got ${describe(def.execution)}`);
   }
   if (def.timeout_ms !== undefined && !isPositiveInteger(def.timeout_ms)) report("bad_declaration", "timeout_ms", `timeout_ms must be a positive whole number of milliseconds, got ${describe(def.timeout_ms)}`);
   if (def.cache !== undefined && !isPositiveInteger((def.cache as { ttl_ms?: unknown } | null)?.ttl_ms)) {
@@ -137,7 +139,7 @@ function checkExamples(examples: unknown[], input: v.GenericSchema, report: Repo
 
 /** A file that imported, with its default export and its text; or the problem that stopped it. */
 export type ImportedCapabilityFile =
-  | { ok: true; value: unknown; text: string }
+  | { ok: true; value: unknown; text: string; version: string }
   | { ok: false; problem: CapabilityProblem };
 
 /** Options of `importCapabilityFile` and `inspectCapabilityFile`. */
@@ -159,19 +161,20 @@ export async function importCapabilityFile(absPath: string, options: ImportCapab
     const reason = (error as NodeJS.ErrnoException).code === "ENOENT" ? "the file does not exist" : `the file cannot be read: ${(error as Error).message}`;
     return { ok: false, problem: { code: "import_failed", reason, line: null, column: null } };
   }
+  const version = fileVersion(text);
   // A path, not a file:// URL: Bun 1.4 ignores the query of a file:// URL and returns the cached module.
-  const specifier = options.fresh ? `${file}?docket_fresh=${crypto.randomUUID()}` : file;
+  const specifier = options.fresh ? `${file}?docket_fresh=${crypto.randomUUID()}` : versionedSpecifier(file, version);
   let module: unknown;
   try {
     module = await importFile(specifier);
   } catch (error) {
-    return { ok: false, problem: { code: "import_failed", ...describeImportFailure(error, file) } };
+    return { ok: false, problem: { code: "import_failed", ...describeImportFailure(error, file, text) } };
   }
   const value = (module as { default?: unknown } | null)?.default;
   if (value === undefined) {
     return { ok: false, problem: { code: "no_default_export", reason: "the file has no default export; end it with export default capability({ … })", line: null, column: null } };
   }
-  return { ok: true, value, text };
+  return { ok: true, value, text, version };
 }
 
 /** Everything `capabilities.verify` reports about one file, checked on its own. */

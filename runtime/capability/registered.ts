@@ -6,6 +6,27 @@ export type JsonSchema = Record<string, unknown>;
 /** Where a capability came from: bundled with docket, or a file of the checkout / --capabilities. */
 export type CapabilitySource = { kind: "builtin"; file: string } | { kind: "file"; file: string };
 
+/**
+ * How a capability may run: `allowed` as a direct call or an execution; `never` as an execution
+ * (plane capabilities); `always` as an execution only (work that writes artifacts, long runs).
+ */
+export type ExecutionMode = "allowed" | "never" | "always";
+
+/** True when the capability answers direct calls (HTTP route, MCP tool, the cockpit's Run). */
+export function callsDirectly(c: Pick<RegisteredCapability, "execution">): boolean {
+  return c.execution !== "always";
+}
+
+/** True when the capability can be started as an execution. */
+export function runsAsExecution(c: Pick<RegisteredCapability, "execution" | "plane">): boolean {
+  return c.execution !== "never" && !c.plane;
+}
+
+/** How a person reads the execution mode: "a direct call or an execution", … */
+export function runsAsText(c: Pick<RegisteredCapability, "execution">): string {
+  return c.execution === "never" ? "a direct call only" : c.execution === "always" ? "an execution only" : "a direct call or an execution";
+}
+
 /** One loaded capability as every projection reads it; schemas converted once, at load. */
 export interface RegisteredCapability {
   id: string;
@@ -15,12 +36,14 @@ export interface RegisteredCapability {
   cancellable: boolean;
   timeout_ms: number | null;
   cache: { ttl_ms: number } | null;
-  execution: "allowed" | "never";
+  execution: ExecutionMode;
   examples: unknown[];
   errors: string[];
   input_schema: JsonSchema;
   output_schema: JsonSchema;
   source: CapabilitySource;
+  /** A digest of the code (`sha256:…` of the file's text) or `docket@<version>` for a built-in. */
+  version: string;
   /** A built-in with `execution: "never"`: runs in the main thread and gets `ctx.plane`. */
   plane: boolean;
   def: CapabilityDef;
@@ -50,6 +73,7 @@ export function describeCapability(c: RegisteredCapability) {
     input_schema: c.input_schema,
     output_schema: c.output_schema,
     source: c.source.kind === "builtin" ? { kind: "builtin" as const } : c.source,
+    version: c.version,
   };
 }
 
@@ -58,4 +82,6 @@ export interface CapabilityCatalog {
   list(): RegisteredCapability[];
   get(id: string): RegisteredCapability | null;
   loadErrors(): LoadError[];
+  /** Calls `listener` whenever the catalog is replaced (a live reload); returns the unsubscribe. */
+  subscribe?(listener: () => void): () => void;
 }

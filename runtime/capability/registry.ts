@@ -1,12 +1,15 @@
 import { basename } from "node:path";
+import { builtinVersion, fileVersion } from "./capability-version.ts";
 import type { CapabilityDef } from "./declaration.ts";
 import { checkDeclaration } from "./inspect.ts";
 import type { CapabilityCatalog, CapabilitySource, LoadError, RegisteredCapability } from "./registered.ts";
 
 /** Options of `CapabilityRegistry.add`. */
 export interface AddCapabilityOptions {
-  /** The file's source text, so that a problem points at its line. */
+  /** The file's source text, so that a problem points at its line (and its version is its digest). */
   text?: string;
+  /** The version of the code, when the caller already knows it (docs/authoring.md, "Versions"). */
+  version?: string;
 }
 
 /**
@@ -51,6 +54,7 @@ export class CapabilityRegistry implements CapabilityCatalog {
       input_schema: check.input_schema,
       output_schema: check.output_schema,
       source,
+      version: options.version ?? versionOf(source, options.text),
       plane: source.kind === "builtin" && execution === "never",
       def: declared,
     };
@@ -77,6 +81,12 @@ export class CapabilityRegistry implements CapabilityCatalog {
   loadErrors(): LoadError[] {
     return this.#errors.map((e) => ({ ...e }));
   }
+}
+
+/** A built-in is its docket release; a file is the digest of its text, or "unknown" when none was read. */
+function versionOf(source: CapabilitySource, text: string | undefined): string {
+  if (text !== undefined) return fileVersion(text);
+  return source.kind === "builtin" ? builtinVersion() : "unknown";
 }
 
 function describeSource(source: CapabilitySource): string {

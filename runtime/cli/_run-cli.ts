@@ -1,5 +1,6 @@
 import { runCommand, type CommandDef } from "citty";
 import { checkCommandLine, commandPath, resolveChain, UsageError } from "./_command-line.ts";
+import { didYouMeanText } from "../capability/did-you-mean.ts";
 import { renderHelp } from "./_help.ts";
 import { wantsColor } from "./_terminal.ts";
 import { EXIT } from "./exit-code.ts";
@@ -40,7 +41,10 @@ export async function runCli(root: CommandDef<any>, rawArgs: string[]): Promise<
       // A group (`docket`, `docket capabilities`): name one of its commands.
       writeStderr(await renderHelp(chain, wantsColor(process.stderr, process.env)));
       const unknown = rest.find((t) => !t.startsWith("-"));
-      throw new UsageError(unknown ? `Unknown command ${JSON.stringify(unknown)} for ${command}.` : `${command} needs a command.`, command);
+      if (!unknown) throw new UsageError(`${command} needs a command.`, command);
+      const names = Object.keys((typeof leaf.cmd.subCommands === "function" ? await leaf.cmd.subCommands() : await leaf.cmd.subCommands) ?? {});
+      const close = didYouMeanText(unknown, names, (name) => `${command} ${name}`);
+      throw new UsageError(`Unknown command ${JSON.stringify(unknown)} for ${command}.${close ? ` ${close}` : ""}`, command);
     }
     const args = typeof leaf.cmd.args === "function" ? await leaf.cmd.args() : await leaf.cmd.args;
     checkCommandLine(args ?? {}, rest, command);

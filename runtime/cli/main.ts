@@ -1,7 +1,10 @@
 // The binary's entry: `docket <command>`. Sub-commands are imported on first use, so `docket run`
 // never evaluates the server's modules and `docket --version` evaluates almost nothing. (In a
 // bundle without code splitting, the node: built-ins every command imports still load up front.)
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { defineCommand } from "citty";
+import { findCheckoutRoot } from "../capability/checkout.ts";
 import { DOCKET_VERSION } from "../version.ts";
 import { runCli } from "./_run-cli.ts";
 import type { DocketCommandMeta } from "./_command-line.ts";
@@ -10,7 +13,7 @@ const meta: DocketCommandMeta = {
   name: "docket",
   version: DOCKET_VERSION,
   description: "Every capability is one file: run it here, serve it over HTTP, a live channel, a cockpit and MCP.",
-  examples: ["docket run health.report", "docket capabilities list", "docket new hello.greet", "docket serve --port 4700"],
+  examples: ["docket init", "docket run health.report", "docket capabilities list", "docket new hello.greet", "docket serve --port 4700"],
 };
 
 /** The root command; each sub-command lives in its own file under commands/. */
@@ -23,11 +26,19 @@ export const main = defineCommand({
     serve: () => import("./commands/serve.ts").then((m) => m.default),
     mcp: () => import("./commands/mcp.ts").then((m) => m.default),
     new: () => import("./commands/new.ts").then((m) => m.default),
+    init: () => import("./commands/init.ts").then((m) => m.default),
+    types: () => import("./commands/types.ts").then((m) => m.default),
   },
 });
 
 if (import.meta.main) {
-  const code = await runCli(main, process.argv.slice(2));
+  const args = process.argv.slice(2);
+  // A checkout set up by `docket init` gets this build's editor types before any command runs.
+  const root = findCheckoutRoot(process.cwd());
+  if (args[0] !== "init" && args[0] !== "types" && existsSync(join(root, "capabilities", "tsconfig.json"))) {
+    await (await import("./editor-types.ts")).refreshEditorTypes(root, (line) => process.stderr.write(`${line}\n`));
+  }
+  const code = await runCli(main, args);
   // Exit explicitly: an idle worker or a stray handle must not keep a finished command alive.
   // stderr first drains: a pipe write may still be queued, and the last line is the verdict.
   await new Promise<void>((resolve) => process.stderr.write("", () => resolve()));

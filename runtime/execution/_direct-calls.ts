@@ -1,10 +1,10 @@
 import type { HostFacts } from "../capability/declaration.ts";
-import type { RegisteredCapability } from "../capability/registered.ts";
+import { callsDirectly, type RegisteredCapability } from "../capability/registered.ts";
 import type { TaskOutcome, WorkerPool } from "../worker/task.ts";
 import type { Clock } from "./clock.ts";
 import type { Limits } from "./limits.ts";
 import type { EdgeInfo, PlaneHandle } from "./plane.ts";
-import { FailureError } from "./failure.ts";
+import { buildFailure, FailureError } from "./failure.ts";
 import { canonicalJson } from "./canonical-json.ts";
 import { completionOf, type StopCircumstances } from "./_completion.ts";
 import { mainThreadContext } from "./_main-context.ts";
@@ -36,8 +36,22 @@ export class DirectCalls {
 
   async call(id: string, rawInput: unknown, edge: EdgeInfo): Promise<unknown> {
     const { capability, input } = this.options.admitInput(id, rawInput, edge, "call");
+    if (!callsDirectly(capability)) {
+      throw new FailureError(
+        buildFailure({
+          error_code: "not_runnable",
+          stage: "validate",
+          message: `${capability.id} runs only as an execution (execution: "always"); it has no direct call.`,
+          suggestion: `Start it as an execution: executions.start {"capability":"${capability.id}"} (docket run ${capability.id}).`,
+          context: { capability: capability.id },
+          request_id: edge.request_id,
+          trace_id: edge.trace_id,
+        }),
+      );
+    }
     if (capability.plane) return this.callInMain(capability, input, edge);
-    const key = capability.cache ? `${capability.id}\n${canonicalJson(input)}` : null;
+    // The version is part of the key: an edited file's output is never served from its old code.
+    const key = capability.cache ? `${capability.id}\n${capability.version}\n${canonicalJson(input)}` : null;
     if (key) {
       const hit = this.cache.get(key);
       if (hit && hit.expires > this.options.clock.monotonic()) return structuredClone(hit.output);
@@ -75,11 +89,14 @@ export class DirectCalls {
       {
         capability: capability.id,
         source: capability.source,
+        version: capability.version,
         input,
         execution: null,
         root,
         artifacts_dir: null,
         artifact_limits: { files: limits.artifacts_per_execution, bytes: limits.artifact_bytes, total_bytes: limits.artifacts_total_bytes },
+      // Half the handler's grace: a child is killed while the handler still has time to end on its own.
+      kill_grace_ms: Math.floor(limits.grace_ms / 2),
       },
       { lane: "direct" },
     );

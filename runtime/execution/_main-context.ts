@@ -1,4 +1,6 @@
-import type { CapabilityContext, HostFacts } from "../capability/declaration.ts";
+import type { CapabilityContext, HostFacts, ProgressReporter } from "../capability/declaration.ts";
+import { createExec } from "../worker/exec.ts";
+import { spawnHere } from "../worker/spawn-child.ts";
 import { CapabilityError } from "../capability/capability-error.ts";
 import type { PlaneHandle } from "./plane.ts";
 
@@ -8,17 +10,18 @@ import type { PlaneHandle } from "./plane.ts";
  */
 export function mainThreadContext(plane: PlaneHandle, host: () => HostFacts, signal: AbortSignal): CapabilityContext {
   const cancellation = () => Object.assign(new Error("Cancelled"), { name: "CancelledError" });
+  const progress: ProgressReporter = {
+    step() {},
+    stepDone() {},
+    progress() {},
+    log() {},
+    stream() {},
+    diagnostic() {},
+    cancelled: () => signal.aborted,
+    cancellation,
+  };
   return {
-    progress: {
-      step() {},
-      stepDone() {},
-      progress() {},
-      log() {},
-      stream() {},
-      diagnostic() {},
-      cancelled: () => signal.aborted,
-      cancellation,
-    },
+    progress,
     signal,
     root: plane.root,
     artifacts: {
@@ -28,6 +31,7 @@ export function mainThreadContext(plane: PlaneHandle, host: () => HostFacts, sig
     },
     execution: null,
     host: async () => host(),
+    exec: createExec({ root: plane.root, progress, signal: () => signal, killGraceMs: plane.limits.grace_ms, spawn: spawnHere }).exec,
     plane,
   };
 }

@@ -27,6 +27,15 @@ export function listArtifacts(root: string, id: string): ArtifactInfo[] {
   return files;
 }
 
+/** True when an execution's artifact folder holds anything: its artifacts are not released. Cheap (one readdir). */
+export function hasArtifacts(root: string, id: string): boolean {
+  try {
+    return readdirSync(artifactsDir(root, id)).length > 0;
+  } catch {
+    return false;
+  }
+}
+
 /** Deletes an execution's artifact folder; returns how many files it held. */
 export function removeArtifacts(root: string, id: string): number {
   const count = listArtifacts(root, id).length;

@@ -1,5 +1,6 @@
-import type { CapabilityCatalog, RegisteredCapability } from "../capability/registered.ts";
+import { runsAsExecution, type CapabilityCatalog, type RegisteredCapability } from "../capability/registered.ts";
 import type { HostFacts } from "../capability/declaration.ts";
+import { unknownCapabilityHint } from "../capability/unknown-capability.ts";
 import type { ExecutionStore } from "../store/store.ts";
 import type { TaskHandle, WorkerPool, WorkerTask } from "../worker/task.ts";
 import type { EventDraft } from "./protocol.ts";
@@ -9,6 +10,7 @@ import { systemClock, type Clock } from "./clock.ts";
 import { buildFailure, FailureError, forcedStopCertainty, newCorrelationId, type FailureDescriptor } from "./failure.ts";
 import { isExecutionId, newExecutionId, RUN_ID_PATTERN } from "./execution-id.ts";
 import { isTerminal } from "./state-machine.ts";
+import { expiredExecution } from "./snapshot.ts";
 import { canonicalHash } from "./canonical-json.ts";
 import { redact, hasSensitive, sensitivePaths } from "./redaction.ts";
 import { checkValue, describeProblems } from "./validate.ts";
@@ -19,6 +21,7 @@ import { DirectCalls } from "./_direct-calls.ts";
 import { artifactsDir, listArtifacts, removeArtifacts } from "./artifact-files.ts";
 import { protocolDocument, type ProtocolDocument } from "./protocol-document.ts";
 import { createReportLedger } from "./report-ledger.ts";
+import { createStorageGate } from "./storage-gate.ts";
 import { DOCKET_VERSION } from "../version.ts";
 
 /** What the engine is built from; everything is passed in (no module-level state). */
@@ -33,6 +36,10 @@ export interface EngineOptions {
   clock?: Clock;
   /** Where stacks and internal errors go: this process's stderr, never a client. */
   log?: (line: string) => void;
+  /** Bytes of state the store keeps under `.docket/` (the sqlite file's pages in use); default 0, as in memory. */
+  storedBytes?: () => number;
+  /** Expires what may expire in the store before the storage budget is judged (the durable store's details). */
+  expireDetails?: () => void;
 }
 
 /** One execution the engine admitted and has not finished. */
@@ -87,7 +94,7 @@ export function createEngine(options: EngineOptions): Engine {
         error_code: "not_found",
         stage: "validate",
         message: `No capability "${id}" is loaded.`,
-        suggestion: "List the loaded capabilities with capabilities.list (docket capabilities list).",
+        suggestion: unknownCapabilityHint(id, registry),
         context: { capability: id },
       });
     }
@@ -134,8 +141,19 @@ export function createEngine(options: EngineOptions): Engine {
   const redactInput = (capability: RegisteredCapability, input: unknown) =>
     hasSensitive(capability.input_schema) ? redact(input, capability.input_schema) : input;
 
+  // A store that cannot write, or a .docket/ over its budget, refuses new executions (docs/limits.md).
+  const storage = createStorageGate({
+    root,
+    limits,
+    clock,
+    fault: () => store.storageFault(),
+    stateBytes: options.storedBytes ?? (() => 0),
+    expire: options.expireDetails,
+  });
+
   // Runs of `docket run` reported by other processes (SPEC §7): kept in the store, never run here.
   const reports = createReportLedger({
+    storageRefusal: (verb) => storage.refusal(verb),
     store,
     limits,
     root,
@@ -150,7 +168,7 @@ export function createEngine(options: EngineOptions): Engine {
   function start(request: StartRequest, edge: EdgeInfo): StartResult {
     if (closed) throw failure(edge, { error_code: "unavailable", stage: "admit", message: "The engine is shutting down." });
     const { capability, input } = admitInput(request.capability, request.input, edge, "start");
-    if (capability.execution === "never" || capability.plane) {
+    if (!runsAsExecution(capability)) {
       throw failure(edge, {
         error_code: "not_runnable",
         stage: "validate",
@@ -174,10 +192,16 @@ export function createEngine(options: EngineOptions): Engine {
             context: { run_id, execution_id: known.execution_id },
           });
         }
+        // The original may be long gone (forgotten past executions_retained) or only its identity
+        // left (details expired): still the same run, never a second one. Its current state (the
+        // answer waits until it is committed: docs/durability.md).
         const original = store.current(known.execution_id);
-        return { execution: original ?? expiredIdentity(known.execution_id, capability.id, run_id), deduplicated: true };
+        if (original !== null && !original.details_expired) return { execution: original, deduplicated: true };
+        return { execution: original ?? expiredExecution(known), deduplicated: true, details_expired: true };
       }
     }
+    const refused = storage.refusal(`start ${capability.id}`);
+    if (refused) throw failure(edge, { ...refused, stage: "admit" });
     // Items queued this tick may still take a free slot, so only the ones that will wait count.
     const waiting = scheduler.queued - Math.max(0, limits.max_concurrent - scheduler.active);
     if (waiting >= limits.max_queued) {
@@ -220,6 +244,7 @@ export function createEngine(options: EngineOptions): Engine {
       cancellable: capability.cancellable,
       effect: capability.effect,
       input_hash: hash,
+      capability_version: capability.version,
     });
     scheduler.enqueue({
       id,
@@ -240,10 +265,6 @@ export function createEngine(options: EngineOptions): Engine {
     // The answer is the truth at admission (queued); running starts right after, never before.
     queueMicrotask(pump);
     return { execution: snapshot, deduplicated: false };
-  }
-
-  function expiredIdentity(id: string, capability: string, run_id: string) {
-    return { id, capability, run_id, details_expired: true } as unknown as StartResult["execution"];
   }
 
   function pump(): void {
@@ -275,11 +296,14 @@ export function createEngine(options: EngineOptions): Engine {
     const task: WorkerTask = {
       capability: active.capability.id,
       source: active.capability.source,
+      version: active.capability.version,
       input: active.input,
       execution: { id: active.id, run_id: active.run_id, session_key: active.session_key, attempt: 1 },
       root,
       artifacts_dir: artifactsDir(root, active.id),
       artifact_limits: { files: limits.artifacts_per_execution, bytes: limits.artifact_bytes, total_bytes: limits.artifacts_total_bytes },
+      // Half the handler's grace: a child is killed while the handler still has time to end on its own.
+      kill_grace_ms: Math.floor(limits.grace_ms / 2),
     };
     active.handle = pool.run(task, { lane: "execution", onEvents: (drafts) => appendHandlerEvents(active, drafts) });
     if (active.deadline_ms !== null) {
@@ -450,7 +474,7 @@ export function createEngine(options: EngineOptions): Engine {
       },
       capabilities: registry.list().map((c) => ({ id: c.id, effect: c.effect, execution: c.execution, source: c.source.kind === "builtin" ? "builtin" : c.source.file })),
       load_errors: registry.loadErrors(),
-      store: { kind: options.storeKind, counts: store.list({ limit: 1 }).counts },
+      store: { kind: options.storeKind, counts: store.list({ limit: 1 }).counts, fault: storage.fault(), storage: storage.usage() },
       limits: { ...limits },
     };
   }
@@ -518,6 +542,7 @@ export function createEngine(options: EngineOptions): Engine {
     capabilities: () => registry.list(),
     capability: (id) => registry.get(id),
     loadErrors: () => registry.loadErrors(),
+    onCapabilitiesChanged: (listener) => registry.subscribe?.(listener) ?? (() => undefined),
     start,
     cancel,
     call: (id, input, edge) => direct.call(id, input, edge),

@@ -5,6 +5,13 @@ export interface Limits {
   executions_retained: number;
   events_retained: number;
   log_line_bytes: number;
+  step_title_bytes: number;
+  step_message_bytes: number;
+  progress_message_bytes: number;
+  diagnostic_message_bytes: number;
+  failure_message_bytes: number;
+  stream_chunk_bytes: number;
+  events_retained_bytes: number;
   diagnostics_retained: number;
   steps_retained: number;
   log_tail_lines: number;
@@ -20,6 +27,7 @@ export interface Limits {
   artifacts_total_bytes: number;
   details_retention_ms: number;
   grace_ms: number;
+  storage_budget_bytes: number;
 }
 
 interface LimitSpec {
@@ -40,6 +48,13 @@ export const LIMIT_SPECS: Record<keyof Limits, LimitSpec> = {
   executions_retained: { default: 1000, min: 1, max: 10_000_000, doc: "executions kept (oldest terminal forgotten first)" },
   events_retained: { default: 10_000, min: 10, max: 100_000_000, doc: "events kept per execution" },
   log_line_bytes: { default: 4096, min: 64, max: MIB, doc: "bytes of one log line" },
+  step_title_bytes: { default: 1024, min: 64, max: MIB, doc: "bytes of one step title (and of a step id, a stream name, a diagnostic's code and file)" },
+  step_message_bytes: { default: 4096, min: 64, max: MIB, doc: "bytes of one step's closing message" },
+  progress_message_bytes: { default: 1024, min: 64, max: MIB, doc: "bytes of one progress message" },
+  diagnostic_message_bytes: { default: 4096, min: 64, max: MIB, doc: "bytes of one diagnostic message" },
+  failure_message_bytes: { default: 4096, min: 64, max: MIB, doc: "bytes of one failure message" },
+  stream_chunk_bytes: { default: 64 * 1024, min: 64, max: 16 * MIB, doc: "bytes of one stream chunk" },
+  events_retained_bytes: { default: 32 * MIB, min: 64 * 1024, max: 4096 * MIB, doc: "bytes of events kept per execution (oldest dropped first)" },
   diagnostics_retained: { default: 500, min: 1, max: 1_000_000, doc: "diagnostics in a snapshot" },
   steps_retained: { default: 1000, min: 1, max: 1_000_000, doc: "steps in a snapshot (oldest finished dropped first)" },
   log_tail_lines: { default: 1000, min: 1, max: 1_000_000, doc: "log lines in a snapshot" },
@@ -55,6 +70,7 @@ export const LIMIT_SPECS: Record<keyof Limits, LimitSpec> = {
   artifacts_total_bytes: { default: 16 * MIB, min: 0, max: 4096 * MIB, doc: "bytes of all artifacts of one execution" },
   details_retention_ms: { default: 7 * DAY, min: 1000, max: 3650 * DAY, doc: "how long terminal details are kept (durable store)" },
   grace_ms: { default: 5000, min: 0, max: 3_600_000, doc: "time a cancelled handler gets before its worker is terminated" },
+  storage_budget_bytes: { default: 512 * MIB, min: MIB, max: 1024 * 1024 * MIB, doc: "bytes .docket/ may hold (state and artifacts) before new executions are refused" },
 };
 
 /** The defaults, as a fresh object. */

@@ -1,5 +1,5 @@
 import type { Actor, ExecutionEvent } from "./protocol.ts";
-import type { ExecutionSnapshot } from "./snapshot.ts";
+import type { ExecutionSnapshot, ExpiredExecution } from "./snapshot.ts";
 import type { Limits } from "./limits.ts";
 import type { ExecutionState } from "./state-machine.ts";
 import type { ExecutionStore } from "../store/store.ts";
@@ -23,9 +23,13 @@ export interface StartRequest {
   deadline_ms?: number;
 }
 
+/** `executions.start`'s answer. */
 export interface StartResult {
-  execution: ExecutionSnapshot;
+  /** The new execution (queued), or the original one of a known run_id — only its identity when its details are gone. */
+  execution: ExecutionSnapshot | ExpiredExecution;
   deduplicated: boolean;
+  /** Set on a deduplicated start whose original execution is known by its identity alone (docs/limits.md). */
+  details_expired?: true;
 }
 
 /** `executions.cancel`'s receipt: what is true now; the terminal state is observed, not promised. */
@@ -48,6 +52,11 @@ export interface ExecutionPlane {
   capabilities(): RegisteredCapability[];
   capability(id: string): RegisteredCapability | null;
   loadErrors(): LoadError[];
+  /**
+   * Calls `listener` after the capabilities were reloaded (docs/authoring.md, "Live reload"), once
+   * every surface already reads the new ones; returns the unsubscribe. Absent: they never change.
+   */
+  onCapabilitiesChanged?(listener: () => void): () => void;
   /** Validates, redacts, admits and queues; answers at once. Throws FailureError. */
   start(request: StartRequest, edge: EdgeInfo): StartResult;
   cancel(id: string, edge: EdgeInfo): CancelReceipt;

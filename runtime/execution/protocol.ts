@@ -34,13 +34,15 @@ export const EVENT_PAYLOADS = {
     actor: Actor,
     run_id: v.nullable(v.string()),
     session_key: v.nullable(v.string()),
+    // Optional: events written before versions were recorded, and older `docket run`s, lack it.
+    capability_version: v.optional(v.nullable(v.string())),
   }),
   "execution.started": v.object({}),
-  "execution.step": v.object({ id: v.string(), title: v.string() }),
-  "execution.step_done": v.object({ id: v.string(), ok: v.boolean(), message: v.optional(v.string()) }),
-  "execution.progress": v.object({ current: v.number(), total: v.optional(v.nullable(v.number())), message: v.optional(v.string()) }),
+  "execution.step": v.object({ id: v.string(), title: v.string(), truncated: v.optional(v.boolean()) }),
+  "execution.step_done": v.object({ id: v.string(), ok: v.boolean(), message: v.optional(v.string()), truncated: v.optional(v.boolean()) }),
+  "execution.progress": v.object({ current: v.number(), total: v.optional(v.nullable(v.number())), message: v.optional(v.string()), truncated: v.optional(v.boolean()) }),
   "execution.log": v.object({ level: v.picklist(["debug", "info", "warn", "error"]), message: v.string(), truncated: v.optional(v.boolean()) }),
-  "execution.stream": v.object({ name: v.string(), chunk: v.string() }),
+  "execution.stream": v.object({ name: v.string(), chunk: v.string(), truncated: v.optional(v.boolean()) }),
   "execution.diagnostic": v.object({
     severity: v.picklist(["error", "warning", "info"]),
     message: v.string(),
@@ -48,6 +50,7 @@ export const EVENT_PAYLOADS = {
     file: v.optional(v.string()),
     line: v.optional(v.number()),
     column: v.optional(v.number()),
+    truncated: v.optional(v.boolean()),
   }),
   "execution.cancel_requested": v.object({ actor: Actor }),
   "execution.completed": v.object({

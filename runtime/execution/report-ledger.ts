@@ -1,5 +1,6 @@
 import type { ExecutionStore } from "../store/store.ts";
 import type { Clock } from "./clock.ts";
+import type { StorageRefusal } from "./storage-gate.ts";
 import type { Limits } from "./limits.ts";
 import type { EdgeInfo } from "./plane.ts";
 import type { Actor, EventDraft, ExecutionEvent } from "./protocol.ts";
@@ -23,6 +24,8 @@ export interface ReportLedgerOptions {
    * it already; the second pass costs little and hides what an older or broken run forgot.
    */
   redactInput(capability: string, input: unknown): unknown;
+  /** Why a new run may not be admitted now (a store that cannot write, storage over budget); null when it may. */
+  storageRefusal?: (verb: string) => StorageRefusal | null;
 }
 
 /** The server's side of SPEC §7: reported runs kept in the store, heard or ended for silence. */
@@ -80,7 +83,13 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
     // The whole report is checked before anything of it is stored: a refused one leaves no trace.
     const moveProblem = lifecycleProblem(existing?.state ?? "queued", fresh);
     if (moveProblem !== null) throw refuse(`Cannot take the report of ${report.id}: ${moveProblem}.`, { reason: "illegal_transition" });
-    if (!existing) create(report, fresh[0] as ExecutionEvent<"execution.created">, refuse);
+    if (!existing) {
+      // A new run is a new admission: refused like a start while the store cannot take it. A run
+      // already here goes on being heard, so that what it already showed is not cut off.
+      const refused = options.storageRefusal?.(`take the report of ${report.id}`);
+      if (refused) throw new FailureError(buildFailure({ ...refused, stage: "admit", request_id: edge.request_id, trace_id: edge.trace_id }));
+      create(report, fresh[0] as ExecutionEvent<"execution.created">, refuse);
+    }
     const drafts = fresh.filter((event) => event.type !== "execution.created").map((event) => ({ type: event.type, data: event.data }) as EventDraft);
     if (drafts.length > 0) {
       try {
@@ -116,6 +125,8 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
       effect: report.effect,
       // Never recorded as a run identity here: the real input stays with the run.
       input_hash: canonicalHash(input),
+      // The run's own word: the server may not know the capability, or know another version of it.
+      capability_version: created.data.capability_version ?? null,
     });
   }
 

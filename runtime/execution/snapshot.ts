@@ -40,6 +40,8 @@ export type ExecutionSnapshot = {
   cancellable: boolean;
   effect: "read" | "write";
   input: unknown;
+  /** A digest of the code that ran (`sha256:…`, `docket@<version>` for a built-in); null when not known. */
+  capability_version: string | null;
   output?: unknown;
   failure: FailureDescriptor | null;
   steps: StepSnapshot[];
@@ -67,4 +69,21 @@ export function executionLinks(id: string): ExecutionSnapshot["links"] {
     socket: `/events?execution=${q}`,
     cockpit: `/cockpit/executions/${q}`,
   };
+}
+
+/**
+ * What is left of an execution known only by its run identity: forgotten past
+ * `executions_retained`, so neither its state nor its details are kept (docs/limits.md).
+ */
+export type ExpiredExecution = {
+  id: string;
+  capability: string;
+  run_id: string;
+  details_expired: true;
+  links: ExecutionSnapshot["links"];
+}
+
+/** The identity-only answer for a run whose execution is gone. */
+export function expiredExecution(identity: { execution_id: string; capability: string; run_id: string }): ExpiredExecution {
+  return { id: identity.execution_id, capability: identity.capability, run_id: identity.run_id, details_expired: true, links: executionLinks(identity.execution_id) };
 }

@@ -36,11 +36,16 @@ export function createDocketMcpServer(plane: ExecutionPlane, options: DocketMcpS
   const log = options.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
   const server = new Server(
     { name: "docket", title: "docket", version: DOCKET_VERSION },
-    { capabilities: { tools: { listChanged: false }, resources: { listChanged: false } }, instructions: INSTRUCTIONS },
+    { capabilities: { tools: { listChanged: plane.onCapabilitiesChanged !== undefined }, resources: { listChanged: false } }, instructions: INSTRUCTIONS },
   );
   let closed = false;
+  // A live reload changes the tools: the client is told to list them again (notifications/tools/list_changed).
+  const unsubscribe = plane.onCapabilitiesChanged?.(() => {
+    if (!closed) server.sendToolListChanged().catch(() => undefined);
+  });
   server.onclose = () => {
     closed = true;
+    unsubscribe?.();
   };
   // Derived from the protocol's definition once per server rather than on every tools/list.
   const failureSchema = failureJsonSchema();

@@ -1,5 +1,5 @@
 import type { Tool, ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
-import type { JsonSchema, RegisteredCapability } from "../capability/registered.ts";
+import { callsDirectly, type JsonSchema, type RegisteredCapability } from "../capability/registered.ts";
 import type { ExecutionPlane } from "../execution/plane.ts";
 import { isObjectSchema, toolInputSchema, toolOutputSchema } from "./_schemas.ts";
 
@@ -72,7 +72,7 @@ export function toolTargets(plane: Pick<ExecutionPlane, "capabilities" | "capabi
     const capability = plane.capability(id);
     if (capability) targets.set(name, { name, capability, kind: name === "docket_execution_start" ? "start" : "plane" });
   }
-  const work = plane.capabilities().filter((c) => !c.plane).sort((a, b) => (a.id < b.id ? -1 : 1));
+  const work = plane.capabilities().filter((c) => !c.plane && callsDirectly(c)).sort((a, b) => (a.id < b.id ? -1 : 1));
   for (const capability of work) {
     const name = toolName(capability.id);
     if (!targets.has(name)) targets.set(name, { name, capability, kind: "direct" });

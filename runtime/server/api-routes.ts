@@ -1,5 +1,8 @@
 import { Hono, type Context } from "hono";
 import type { EdgeInfo, ExecutionPlane } from "../execution/plane.ts";
+import { isCapabilityId } from "../capability/capability-id.ts";
+import { didYouMean } from "../capability/did-you-mean.ts";
+import { callsDirectly } from "../capability/registered.ts";
 import type { RegisteredCapability } from "../capability/registered.ts";
 import type { AppEnv } from "./_app-env.ts";
 import { edgeFailure } from "./errors.ts";
@@ -20,7 +23,6 @@ export function methodsOf(capability: Pick<RegisteredCapability, "effect">): Arr
   return capability.effect === "read" ? ["GET", "POST"] : ["POST"];
 }
 
-const CAPABILITY_ID = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$/;
 
 /** The edge facts the engine needs, as the guards established them. */
 export function edgeOf(c: Context<AppEnv>): EdgeInfo {
@@ -50,14 +52,14 @@ export function apiRoutes(plane: ExecutionPlane): Hono<AppEnv> {
 
   api.get("/executions", (c) => {
     const list = plane.capability("executions.list");
-    return list ? invoke(c, list) : unknownCapability(c, "executions.list");
+    return list ? invoke(c, list) : unknownCapability(c, plane, "executions.list");
   });
   api.get("/executions/artifact", (c) => downloadArtifact(c, plane));
 
   api.all("/*", (c) => {
     const id = c.req.path.slice(API_PREFIX.length + 1).split("/").join(".");
-    const capability = CAPABILITY_ID.test(id) ? plane.capability(id) : null;
-    if (!capability) return unknownCapability(c, id);
+    const capability = isCapabilityId(id) ? plane.capability(id) : null;
+    if (!capability) return unknownCapability(c, plane, id);
     const methods = methodsOf(capability);
     const method = c.req.method === "HEAD" ? "GET" : c.req.method;
     if (!methods.includes(method as "GET")) {
@@ -74,12 +76,13 @@ export function apiRoutes(plane: ExecutionPlane): Hono<AppEnv> {
   return api;
 }
 
-function unknownCapability(c: Context<AppEnv>, id: string): Response {
+function unknownCapability(c: Context<AppEnv>, plane: ExecutionPlane, id: string): Response {
+  const close = didYouMean(id.slice(0, 128), plane.capabilities().filter(callsDirectly).map((x) => x.id)).map(capabilityPath);
   return edgeFailure(c, {
     status: 404,
     error_code: "not_found",
     message: `No capability "${id.slice(0, 128)}" is loaded, so ${API_PREFIX}/${id.split(".").join("/").slice(0, 128)} does not exist.`,
-    suggestion: `List the loaded capabilities at ${API_PREFIX}/capabilities/list.`,
+    suggestion: `${close.length > 0 ? `Did you mean ${close.join(" or ")}? ` : ""}List the loaded capabilities at ${API_PREFIX}/capabilities/list.`,
     context: { capability: id.slice(0, 128), capabilities: `${API_PREFIX}/capabilities/list` },
   });
 }

@@ -1,5 +1,5 @@
 import type { ExecutionPlane } from "../execution/plane.ts";
-import type { JsonSchema, RegisteredCapability } from "../capability/registered.ts";
+import { callsDirectly, type JsonSchema, type RegisteredCapability } from "../capability/registered.ts";
 import { protocolSchemas } from "../execution/protocol.ts";
 import { DOCKET_VERSION } from "../version.ts";
 import { API_PREFIX, capabilityPath, methodsOf } from "./api-routes.ts";
@@ -71,6 +71,8 @@ export function openApiDocument(plane: ExecutionPlane, options: { token: boolean
   const schemas: Record<string, unknown> = { Error: errorSchema() };
   const paths: Record<string, Doc> = {};
   for (const capability of [...plane.capabilities()].sort((a, b) => a.id.localeCompare(b.id))) {
+    // An execution-only capability has no route of its own: executions.start runs it.
+    if (!callsDirectly(capability)) continue;
     const input = embed(capability.input_schema, capability.id, schemas);
     const output = embed(capability.output_schema, capability.id, schemas);
     const item: Doc = {};
@@ -98,7 +100,13 @@ export function openApiDocument(plane: ExecutionPlane, options: { token: boolean
     },
   };
   paths["/healthz"] = {
-    get: { operationId: "healthz", summary: "Liveness", security: [], responses: { "200": { description: "Alive", content: { "application/json": { schema: { type: "object", properties: { ok: { const: true } } } } } } } },
+    get: { operationId: "healthz", summary: "Liveness", security: [], responses: {
+        "200": { description: "Alive, and the store writes", content: { "application/json": { schema: { type: "object", properties: { ok: { const: true } } } } } },
+        "503": {
+          description: "Alive, but the execution store cannot write (new executions are refused until it can)",
+          content: { "application/json": { schema: { type: "object", properties: { ok: { const: false }, store: { type: "object", properties: { ok: { const: false }, reason: { type: "string" }, since: { type: "string" } } } } } } },
+        },
+      } },
   };
   paths["/events"] = {
     get: {

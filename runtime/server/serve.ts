@@ -4,6 +4,9 @@ import type { ExecutionPlane } from "../execution/plane.ts";
 import { bootPlane, type BootOptions } from "../boot.ts";
 import { findCheckoutRoot } from "../capability/checkout.ts";
 import type { Limits } from "../execution/limits.ts";
+import type { LoadError } from "../capability/registered.ts";
+import { isEmptyChange, type CatalogChange } from "../capability/live-catalog.ts";
+import { watchFolders, type FolderWatch, type WatchFoldersOptions } from "../capability/watch-folders.ts";
 import type { ServerConfig } from "./_app-env.ts";
 import type { RunningServer } from "./_listen.ts";
 import { createApp, type AppMounts } from "./app.ts";
@@ -17,6 +20,10 @@ export interface ServedPlane {
   root: string;
   engine: ExecutionPlane;
   close(): Promise<void>;
+  /** Loads the capability folders again and swaps the registry whole; absent: no live reload. */
+  reload?(): Promise<CatalogChange>;
+  /** The folders to watch for `reload`. */
+  watchedFolders?: string[];
 }
 
 /** Options of {@link startServer}. */
@@ -44,6 +51,10 @@ export interface ServeOptions {
   /** Builds the sub-apps mounted at /cockpit and /mcp once the plane is booted (they project it too). */
   mounts?: (plane: ExecutionPlane, live: LiveChannel) => AppMounts;
   liveClock?: LiveClock;
+  /** Watch the capability folders and reload on a change (default true; `--no-watch`). */
+  watch?: boolean;
+  /** Options of the folder watch (debounce, clock), for tests. */
+  watchOptions?: WatchFoldersOptions;
 }
 
 /** A running `docket serve`. */
@@ -90,6 +101,37 @@ export function serverToken(host: string, given: string | null): { token: string
   }
   if (isLoopback(host)) return { token: null, generated: false };
   return { token: randomBytes(32).toString("base64url"), generated: true };
+}
+
+/** One line for stderr about a file that did not load, with its place when known. */
+function loadErrorLine(error: LoadError): string {
+  const where = error.line !== null ? `:${error.line}${error.column !== null ? `:${error.column}` : ""}` : "";
+  return `docket could not load ${error.file}${where}: ${error.reason}`;
+}
+
+/**
+ * Reloads the capabilities after a change in their folders, and says on stderr what changed and
+ * which files now fail to load (docs/authoring.md, "Live reload"). Null when the plane cannot reload.
+ */
+function watchCapabilities(booted: ServedPlane, options: ServeOptions): FolderWatch | null {
+  const reload = booted.reload?.bind(booted);
+  if (!reload || !booted.watchedFolders) return null;
+  const onChange = () => {
+    reload().then(
+      (change) => {
+        if (isEmptyChange(change)) return;
+        const parts = [
+          change.added.length > 0 ? `added ${change.added.join(", ")}` : "",
+          change.changed.length > 0 ? `changed ${change.changed.join(", ")}` : "",
+          change.removed.length > 0 ? `removed ${change.removed.join(", ")}` : "",
+        ].filter(Boolean);
+        if (parts.length > 0) options.log(`docket reloaded capabilities: ${parts.join("; ")}`);
+        for (const error of change.newErrors) options.log(loadErrorLine(error));
+      },
+      (error) => options.log(`docket could not reload the capabilities: ${(error as Error)?.stack ?? error}`),
+    );
+  };
+  return watchFolders(booted.watchedFolders, onChange, { onProblem: options.log, ...options.watchOptions });
 }
 
 /** Starts `docket serve`: boots the plane, binds, writes the lease, prints one line with the URL. */
@@ -149,10 +191,8 @@ export async function startServer(options: ServeOptions): Promise<DocketServer> 
     // A browser cannot send a bearer token: this link signs it in once (see guards.ts cockpitSignIn).
     if (generated) options.log(`cockpit: ${running.url}/cockpit?token=${token}`);
     // A file that did not load never stops the server, but it is said once, at start (SPEC §2.3).
-    for (const error of plane.loadErrors()) {
-      const where = error.line !== null ? `:${error.line}${error.column !== null ? `:${error.column}` : ""}` : "";
-      options.log(`docket could not load ${error.file}${where}: ${error.reason}`);
-    }
+    for (const error of plane.loadErrors()) options.log(loadErrorLine(error));
+    const watching = options.watch !== false ? watchCapabilities(booted, options) : null;
     let stopping: Promise<void> | null = null;
     const server = running;
     return {
@@ -162,6 +202,7 @@ export async function startServer(options: ServeOptions): Promise<DocketServer> 
       live,
       stop: (reason = "server stopping") =>
         (stopping ??= (async () => {
+          watching?.close();
           live.closeAll(reason);
           try {
             await server.stop();

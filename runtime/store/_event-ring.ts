@@ -1,27 +1,40 @@
 import type { ExecutionEvent } from "../execution/protocol.ts";
+import { eventBytes, RetainedBytes } from "./_retained-bytes.ts";
 
 /**
- * The last `capacity` events of one execution, addressed by sequence. Sequences are dense from 1,
- * so event `s` lives at index `(s - 1) % capacity`: the array grows by `push` until it holds
- * `capacity` events, then each new event overwrites the oldest. No shifting, no copying, and an
- * execution that emits ten events holds ten slots, not `capacity`.
+ * The last events of one execution, addressed by sequence: at most `capacity` of them and at most
+ * `budgetBytes` of their JSON (about; see eventBytes), the oldest dropped first. Sequences are
+ * dense from 1, so event `s` lives at index `(s - 1) % capacity`: the array grows by `push` until
+ * it holds `capacity` events, then each new event overwrites the oldest. No shifting, no copying,
+ * and an execution that emits ten events holds ten slots, not `capacity`. Events dropped for
+ * bytes leave their slot empty, so their memory goes at once.
  */
 export class EventRing {
-  private readonly slots: ExecutionEvent[] = [];
+  private readonly slots: Array<ExecutionEvent | undefined> = [];
   private last = 0;
+  private readonly bytes: RetainedBytes;
 
-  constructor(private readonly capacity: number) {}
+  constructor(
+    private readonly capacity: number,
+    budgetBytes: number,
+  ) {
+    this.bytes = new RetainedBytes(budgetBytes);
+  }
 
   /** Keeps the next event; its sequence must be the last one plus 1. */
   push(event: ExecutionEvent): void {
     if (this.slots.length < this.capacity) this.slots.push(event);
     else this.slots[(event.sequence - 1) % this.capacity] = event;
     this.last = event.sequence;
+    const before = this.bytes.first;
+    const first = this.bytes.add(eventBytes(event), this.last > this.capacity ? this.last - this.capacity + 1 : 1);
+    // Slots below the count's bound were overwritten already; the ones the bytes dropped are emptied.
+    for (let s = Math.max(before, this.last - this.capacity + 1); s < first; s++) this.slots[(s - 1) % this.capacity] = undefined;
   }
 
   /** The first retained sequence (1 until something was dropped). */
   get first(): number {
-    return this.last > this.capacity ? this.last - this.capacity + 1 : 1;
+    return this.bytes.first;
   }
 
   /** The sequence of the newest event, 0 when empty. */

@@ -39,6 +39,7 @@ export function initialSnapshot(execution: NewExecution, created_at: string): Ex
     cancellable: execution.cancellable,
     effect: execution.effect,
     input: execution.input,
+    capability_version: execution.capability_version ?? null,
     failure: null,
     steps: [],
     progress: null,

@@ -5,6 +5,7 @@ import type { NewExecution } from "./store.ts";
 import { foldEvent } from "./_fold.ts";
 import { keep } from "./_kept-values.ts";
 import { sanitizeDraft } from "./_sanitize.ts";
+import { boundDraftTexts, type TextLimits } from "../execution/text-limits.ts";
 
 // How every store turns drafts into stored events: one implementation, so both stores number,
 // stamp, sanitize and fold alike.
@@ -33,13 +34,23 @@ export function createdEvent(execution: NewExecution, snapshot: ExecutionSnapsho
     sequence: 1,
     timestamp: snapshot.created_at,
     type: "execution.created",
-    data: { capability: execution.capability, input: snapshot.input, actor: snapshot.actor, run_id: execution.run_id, session_key: execution.session_key },
+    data: {
+      capability: execution.capability,
+      input: snapshot.input,
+      actor: snapshot.actor,
+      run_id: execution.run_id,
+      session_key: execution.session_key,
+      capability_version: snapshot.capability_version,
+    },
   };
 }
 
-/** The draft as it is kept: sanitized, and the rare events that carry values kept as frozen copies. */
-export function prepareDraft(given: EventDraft, limits: Pick<Limits, "log_line_bytes">): EventDraft {
-  const draft = sanitizeDraft(given, limits.log_line_bytes);
+/**
+ * The draft as it is kept: sanitized, every text within its byte limit (cut last, so that what is
+ * masked before is masked whole), and the rare events that carry values kept as frozen copies.
+ */
+export function prepareDraft(given: EventDraft, limits: TextLimits): EventDraft {
+  const draft = boundDraftTexts(sanitizeDraft(given), limits);
   if (draft.type === "execution.completed" || draft.type === "execution.cancel_requested") return { type: draft.type, data: keep(draft.data) } as EventDraft;
   return draft;
 }

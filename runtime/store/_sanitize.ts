@@ -13,12 +13,6 @@ const TRAILING_BREAKS = /(?:\r\n|\r|\n)+$/;
 /** What a line break inside one log line becomes: a log line stays one line on every surface. */
 export const LINE_BREAK_MARK = " ⏎ ";
 
-/** Marks a diagnostic message that was cut (diagnostics have no `truncated` flag). */
-const CUT_MARK = "…";
-const CUT_MARK_BYTES = 3;
-
-const encoder = new TextEncoder();
-
 /**
  * Multi-line text (stream chunks, diagnostic messages) made safe to print: ANSI escapes and
  * control characters removed, `\n` and `\t` kept; `\r\n` and a lone `\r` become `\n`, so that a
@@ -39,39 +33,25 @@ export function sanitizeLine(text: string): string {
   return stripAnsi(text).replace(TRAILING_BREAKS, "").replace(LINE_BREAK, LINE_BREAK_MARK).replace(CONTROL, "");
 }
 
-/** The longest prefix of `text` that is at most `maxBytes` UTF-8 bytes; never splits a code point. */
-export function cutToBytes(text: string, maxBytes: number): string {
-  // A UTF-16 code unit is at most 3 UTF-8 bytes (a surrogate pair is 4 for 2 units).
-  if (text.length * 3 <= maxBytes) return text;
-  // encodeInto stops before the first code point that does not fit, and says how far it read.
-  const { read } = encoder.encodeInto(text, new Uint8Array(maxBytes));
-  return read === text.length ? text : text.slice(0, read);
-}
-
 /**
- * The draft as the store keeps it: log messages sanitized as one line and cut at `logLineBytes`
- * (marked `truncated: true`); diagnostic messages sanitized as text and cut at the same bound
- * (ending in "…"), their `code` and `file` as one line; stream chunks sanitized as text.
- * Other drafts, and drafts with nothing to change, come back as the same object.
+ * The draft as the store keeps it before its texts are cut (see boundDraftTexts): log messages
+ * sanitized as one line; diagnostic messages sanitized as text, their `code` and `file` as one
+ * line; stream chunks sanitized as text. Other drafts, and drafts with nothing to change, come
+ * back as the same object.
  */
-export function sanitizeDraft(draft: EventDraft, logLineBytes: number): EventDraft {
+export function sanitizeDraft(draft: EventDraft): EventDraft {
   switch (draft.type) {
     case "execution.log": {
-      const clean = sanitizeLine(draft.data.message);
-      const message = cutToBytes(clean, logLineBytes);
-      if (message === draft.data.message) return draft;
-      const truncated = message.length < clean.length || draft.data.truncated === true;
-      return { type: draft.type, data: { ...draft.data, message, ...(truncated ? { truncated: true } : {}) } };
+      const message = sanitizeLine(draft.data.message);
+      return message === draft.data.message ? draft : { type: draft.type, data: { ...draft.data, message } };
     }
     case "execution.diagnostic": {
       const { message, code, file } = draft.data;
       const clean = sanitizeText(message);
-      let cut = cutToBytes(clean, logLineBytes);
-      if (cut.length < clean.length) cut = cutToBytes(clean, logLineBytes - CUT_MARK_BYTES) + CUT_MARK;
       const cleanCode = code === undefined ? code : sanitizeLine(code);
       const cleanFile = file === undefined ? file : sanitizeLine(file);
-      if (cut === message && cleanCode === code && cleanFile === file) return draft;
-      const data = { ...draft.data, message: cut };
+      if (clean === message && cleanCode === code && cleanFile === file) return draft;
+      const data = { ...draft.data, message: clean };
       if (cleanCode !== undefined) data.code = cleanCode;
       if (cleanFile !== undefined) data.file = cleanFile;
       return { type: draft.type, data };

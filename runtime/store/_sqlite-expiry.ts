@@ -33,15 +33,16 @@ export function expiredSnapshot(snapshot: ExecutionSnapshot): ExecutionSnapshot 
 
 /**
  * Expires, in one transaction, the details of every written execution that finished before
- * `cutoff` (ISO) and still has them; answers how many. The caller writes what is pending first.
+ * `cutoff` (ISO), still has them and `mayExpire` lets go (see retention.ts); answers how many.
+ * The caller writes what is pending first.
  */
-export function expireFinished(db: Database, tables: StoreTables, entries: ReadonlyMap<string, Entry>, cutoff: string): number {
+export function expireFinished(db: Database, tables: StoreTables, entries: ReadonlyMap<string, Entry>, cutoff: string, mayExpire: (snapshot: ExecutionSnapshot) => boolean): number {
   const expired: Array<{ entry: Entry; snapshot: ExecutionSnapshot }> = [];
   for (const id of tables.expiring(cutoff)) {
     const entry = entries.get(id);
     // A written, finished execution has no live snapshot: the file's is the one to shrink.
     const written = entry !== undefined && entry.snapshot === null ? tables.readSnapshot<ExecutionSnapshot>(id) : null;
-    if (written !== null) expired.push({ entry: entry!, snapshot: expiredSnapshot(written) });
+    if (written !== null && mayExpire(written)) expired.push({ entry: entry!, snapshot: expiredSnapshot(written) });
   }
   if (expired.length === 0) return 0;
   db.transaction(() => {

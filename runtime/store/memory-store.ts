@@ -103,7 +103,7 @@ export function createMemoryStore(options: MemoryStoreOptions): ExecutionStore {
     const created_at = stamp();
     const snapshot = initialSnapshot({ ...execution, input: keep(execution.input), actor: keep(execution.actor) }, created_at);
     const event = createdEvent(execution, snapshot);
-    const entry: Entry = { snapshot, events: new EventRing(limits.events_retained), order: nextOrder++, forgotten: false };
+    const entry: Entry = { snapshot, events: new EventRing(limits.events_retained, limits.events_retained_bytes), order: nextOrder++, forgotten: false };
     entry.events.push(event);
     entries.set(execution.id, entry);
     byOrder.push(entry);

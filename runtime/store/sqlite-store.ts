@@ -19,6 +19,8 @@ import { slimmed, unwritableCompletion } from "./_sqlite-unwritable.ts";
 import { recoverUnfinished, type RecoveredExecution } from "./_sqlite-recovery.ts";
 import { expireFinished } from "./_sqlite-expiry.ts";
 import { copySnapshot, keep } from "./_kept-values.ts";
+import { mayExpire } from "../execution/retention.ts";
+import { eventBytes, RetainedBytes } from "./_retained-bytes.ts";
 
 export { StoreFileError } from "./_sqlite-schema.ts";
 export type { RecoveredExecution } from "./_sqlite-recovery.ts";
@@ -49,6 +51,8 @@ export interface SqliteStoreOptions {
   publishBeforeCommit?: boolean;
   /** How often expired details are looked for after the check on open; default an hour. */
   expiryIntervalMs?: number;
+  /** Whether an execution's artifact folder still holds files (they keep its details); default: never. */
+  artifactsHeld?: (id: string) => boolean;
 }
 
 /** The durable execution store: an ExecutionStore, plus what only a file-backed one has. */
@@ -60,6 +64,8 @@ export interface SqliteExecutionStore extends ExecutionStore {
   flush(): void;
   /** Drops the details of executions finished more than `details_retention_ms` ago; answers how many. */
   expireDetails(): number;
+  /** Bytes the file's data takes: its pages in use (pages freed by expiry or forgetting are reused, so they do not count). */
+  storedBytes(): number;
 }
 
 function zeroCounts(): Record<ExecutionState, number> {
@@ -109,6 +115,9 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
   let closed = false;
   const stamp = createStamper(clock);
   const recovered: RecoveredExecution[] = [];
+  // The sizes of the retained events of each unfinished execution, against events_retained_bytes;
+  // a finished one takes no more events and lets go of its sizes.
+  const retainedBytes = new Map<string, RetainedBytes>();
 
   // A subscription replays what is committed (without writing first), then hears each commit.
   const fanOut = createFanOut({ history: { events: (id, after, limit) => eventsPage(source, { id, after, limit }), ids: () => entries.keys() }, onListenerError: options.onListenerError });
@@ -151,6 +160,9 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     const event = createdEvent(execution, snapshot);
     const entry = register(newEntry({ id: execution.id, order: nextOrder++, capability: execution.capability, state: "queued", snapshot, lastSequence: 1, retainedFrom: 1 }));
     entry.pending.add(event);
+    const sizes = new RetainedBytes(limits.events_retained_bytes);
+    sizes.add(eventBytes(event), 1);
+    retainedBytes.set(entry.id, sizes);
     writer.changed(entry, 1);
     evict();
     if (early) fanOut.publish([event]);
@@ -168,16 +180,25 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     // is applied: a refused call leaves no trace.
     checkBatch(snapshot, drafts);
     if (drafts.length === 0) return [];
-    const stored = numberEvents(id, snapshot, drafts, stamp(), limits, (event) => entry.pending.add(event));
+    let sizes = retainedBytes.get(id);
+    if (sizes === undefined) retainedBytes.set(id, (sizes = new RetainedBytes(limits.events_retained_bytes, entry.retainedFrom, entry.lastSequence + 1)));
+    let retainedFrom = entry.retainedFrom;
+    const stored = numberEvents(id, snapshot, drafts, stamp(), limits, (event) => {
+      entry.pending.add(event);
+      retainedFrom = sizes.add(eventBytes(event), event.sequence - limits.events_retained + 1);
+    });
     entry.lastSequence = snapshot.last_sequence;
-    entry.retainedFrom = Math.max(entry.retainedFrom, entry.lastSequence - limits.events_retained + 1);
+    entry.retainedFrom = Math.max(entry.retainedFrom, retainedFrom);
     snapshot.retained_from = entry.retainedFrom;
     snapshot.truncated = entry.retainedFrom > 1;
     if (snapshot.state !== before) {
       counts[before]--;
       counts[snapshot.state]++;
       entry.state = snapshot.state;
-      if (isTerminal(snapshot.state)) terminal.push(entry);
+      if (isTerminal(snapshot.state)) {
+        terminal.push(entry);
+        retainedBytes.delete(id);
+      }
     }
     writer.changed(entry, stored.length);
     if (early) fanOut.publish(stored);
@@ -283,7 +304,9 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
   function expireDetails(): number {
     open();
     writer.flush();
-    return expireFinished(db, tables, entries, new Date(clock().getTime() - limits.details_retention_ms).toISOString());
+    const artifactsHeld = options.artifactsHeld ?? (() => false);
+    const cutoff = new Date(clock().getTime() - limits.details_retention_ms).toISOString();
+    return expireFinished(db, tables, entries, cutoff, (snapshot) => mayExpire(snapshot, { artifactsHeld: artifactsHeld(snapshot.id) }));
   }
 
   function close(): void {
@@ -353,6 +376,11 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
       writer.flush();
     },
     expireDetails,
+    storedBytes: () => {
+      open();
+      const pragma = (name: string) => (db.query(`PRAGMA ${name}`).get() as Record<string, number>)[name]!;
+      return (pragma("page_count") - pragma("freelist_count")) * pragma("page_size");
+    },
     storageFault: () => writer.fault(),
     durable: () => {
       open();

@@ -18,6 +18,8 @@ export interface NewExecution {
   effect: "read" | "write";
   /** Canonical JSON hash of the (real) input, for run_id idempotency. */
   input_hash: string;
+  /** The version of the code that runs it (docs/authoring.md, "Versions"); null when unknown. */
+  capability_version?: string | null;
 }
 
 /** A run identity, kept after the details are gone (SPEC §4.1, §4.9). */

@@ -1,5 +1,6 @@
 import type { HostFacts } from "../capability/declaration.ts";
 import type { TaskOutcome, WorkerTask } from "./task.ts";
+import type { SpawnRequest } from "./spawn-child.ts";
 
 /** What the pool hands a new worker through `workerData`. Structured-clone safe. */
 export interface WorkerBoot {
@@ -20,7 +21,15 @@ export type ToWorker =
   /** Cooperative cancel: aborts `ctx.signal` (the shared flag already turned `cancelled()` true). */
   | { type: "cancel"; id: number }
   /** The answer to a `host` request. */
-  | { type: "host"; request: number; facts: HostFacts | null; error: string | null };
+  | { type: "host"; request: number; facts: HostFacts | null; error: string | null }
+  /** The child of a `spawn` started, with this pid (also its process group's id). */
+  | { type: "spawned"; ref: number; pid: number }
+  /** The child of a `spawn` could not start. */
+  | { type: "spawn_failed"; ref: number; code: string | null; message: string }
+  /** Bytes the child wrote, in order. */
+  | { type: "child_output"; ref: number; stream: "stdout" | "stderr"; chunk: Uint8Array }
+  /** The child ended; always after its last output. */
+  | { type: "child_exit"; ref: number; code: number | null; signal: NodeJS.Signals | null };
 
 /** Worker → main thread. */
 export type FromWorker =
@@ -35,6 +44,11 @@ export type FromWorker =
   | { type: "outcome"; id: number; outcome: TaskOutcome }
   /** `ctx.host()`: ask the main thread for the serving process's facts. */
   | { type: "host"; request: number }
+  /**
+   * Start a child for `ctx.exec`. The main thread starts it (and so reaps it), and ends its process
+   * group if this worker is terminated or crashes, which can then run no code (_worker-children.ts).
+   */
+  | { type: "spawn"; ref: number; request: SpawnRequest }
   /** Something went wrong outside any task (for the server log only). */
   | { type: "problem"; message: string };
 

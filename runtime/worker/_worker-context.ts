@@ -2,6 +2,8 @@ import type { CapabilityContext, DiagnosticInput, HostFacts, LogLevel } from "..
 import type { EventDraft, EventPayload } from "../execution/protocol.ts";
 import type { FromWorker } from "./_messages.ts";
 import { createArtifactWriter } from "./_artifacts.ts";
+import { createExec } from "./exec.ts";
+import { spawnHere, type Spawner } from "./spawn-child.ts";
 import type { WorkerTask } from "./task.ts";
 
 // Batching: of one object per event, an array of objects per batch, an array of JSON strings per
@@ -41,7 +43,12 @@ export interface WorkerContextOptions {
   cancelFlag: Int32Array;
   post(message: FromWorker): void;
   host(): Promise<HostFacts>;
+  /** Starts a `ctx.exec` child; a worker's go through the main thread (default: in this thread). */
+  spawn?: Spawner;
 }
+
+/** A child's TERM → KILL wait when none is given: short, so that a cancelled handler still ends on its own. */
+const DEFAULT_KILL_GRACE_MS = 2000;
 
 /** A handler's context inside a worker, with the controls the worker entry keeps for itself. */
 export interface WorkerContext {
@@ -107,6 +114,17 @@ export function createWorkerContext(options: WorkerContextOptions): WorkerContex
     return true;
   };
 
+  // A worker's children are started by the main thread, so that one terminated or lost leaves none behind.
+  const children = createExec({
+    root: task.root,
+    get progress() {
+      return ctx.progress;
+    },
+    signal,
+    killGraceMs: task.kill_grace_ms ?? DEFAULT_KILL_GRACE_MS,
+    spawn: options.spawn ?? spawnHere,
+  });
+
   const ctx: CapabilityContext = {
     progress: {
       step: (stepId, title) => emit({ type: "execution.step", data: { id: String(stepId), title: String(title) } }),
@@ -145,6 +163,7 @@ export function createWorkerContext(options: WorkerContextOptions): WorkerContex
     artifacts: createArtifactWriter(task),
     execution: task.execution,
     host: options.host,
+    exec: (argv, execOptions) => children.exec(argv, execOptions),
   };
 
   return {
@@ -153,6 +172,7 @@ export function createWorkerContext(options: WorkerContextOptions): WorkerContex
     cancel: abort,
     cancelRequested,
     close() {
+      children.endAll();
       flush();
       closed = true;
     },

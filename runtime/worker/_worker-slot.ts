@@ -1,5 +1,6 @@
 import { Worker } from "node:worker_threads";
 import { fromWire, type FromWorker, type WorkerBoot } from "./_messages.ts";
+import { workerChildren } from "./_worker-children.ts";
 import type { Lane } from "./task.ts";
 
 /** A worker that dies before it is ready this many times in a row is not started again: its script is broken. */
@@ -18,6 +19,8 @@ export interface WorkerSlotOptions<J> {
   onReplaced: (slot: WorkerSlot<J>) => void;
   /** The slot is given up (`dead`): its worker failed to start MAX_START_FAILURES times in a row. */
   onGaveUp: (slot: WorkerSlot<J>) => void;
+  /** TERM → KILL wait for the process groups of `ctx.exec` children a worker leaves behind. */
+  childGraceMs: number;
 }
 
 /**
@@ -37,6 +40,8 @@ export class WorkerSlot<J> {
   private startFailures = 0;
   private lastError: string | null = null;
   private stopped = false;
+  /** Ending the process groups that exited workers left behind; `stop()` waits for them. */
+  private readonly endings = new Set<Promise<void>>();
   private markReady!: () => void;
   private failStart!: (error: Error) => void;
 
@@ -62,10 +67,11 @@ export class WorkerSlot<J> {
   }
 
   /** Terminates the worker for good (the pool is closing): a pending start fails and the exit is ignored. */
-  stop(): Promise<number> {
+  async stop(): Promise<void> {
     this.stopped = true;
     this.failStart(new Error("The worker pool closed."));
-    return this.worker.terminate();
+    await this.worker.terminate();
+    await Promise.all(this.endings);
   }
 
   /** Starts a worker in the slot (first or replacement); the shared flag stays the slot's own. */
@@ -80,13 +86,22 @@ export class WorkerSlot<J> {
     this.ready.catch(() => {});
     // Every listener first checks that this worker is still the slot's: a replaced or terminated
     // worker's late messages and exit must not touch the slot's next task.
+    // This worker's `ctx.exec` children, served even after it is replaced: a terminated worker's
+    // children are exactly the ones to end.
+    const children = workerChildren(worker);
     worker.on("message", (data: string | FromWorker) => {
-      if (this.worker === worker) this.received(fromWire(data));
+      const message = fromWire(data);
+      if (message.type === "spawn") children.spawn(message.ref, message.request);
+      else if (this.worker === worker) this.received(message);
     });
     worker.on("error", (error: Error) => {
       if (this.worker === worker) this.lastError = error?.stack ?? String(error);
     });
     worker.on("exit", (code: number) => {
+      // Terminated, crashed or closed: the worker can no longer end its children; the main thread does.
+      const ending = children.end(this.options.childGraceMs);
+      this.endings.add(ending);
+      void ending.finally(() => this.endings.delete(ending));
       if (this.worker === worker && !this.stopped) this.exited(code);
     });
   }

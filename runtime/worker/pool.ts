@@ -24,6 +24,8 @@ export interface WorkerPoolOptions {
   workerUrl?: URL;
   /** Problems of the pool itself (a worker lost or failing to start) for the server log on stderr. */
   onWorkerError?: (message: string) => void;
+  /** TERM → KILL wait for `ctx.exec` children of a worker that was terminated or lost (default 2000). */
+  childGraceMs?: number;
 }
 
 interface Job {
@@ -56,6 +58,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   const slotOptions: WorkerSlotOptions<Job> = {
     workerUrl,
     report,
+    childGraceMs: options.childGraceMs ?? 2000,
     onMessage,
     onExit,
     onReplaced(slot) {

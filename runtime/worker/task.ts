@@ -7,6 +7,12 @@ export interface WorkerTask {
   capability: string;
   /** How the worker finds the declaration: the bundled built-ins map, or an absolute file path. */
   source: CapabilitySource;
+  /**
+   * The version the main thread registered (`sha256:…` of the file's text). The worker imports
+   * that version's own module, so an execution finishes on the code it started with while a newer
+   * version of the file runs beside it. Absent: the file as it is imported by plain path.
+   */
+  version?: string;
   /** Already validated (and defaulted) by the input schema, in the main thread. The real values: no redaction. */
   input: unknown;
   execution: ExecutionIdentity | null;
@@ -14,6 +20,8 @@ export interface WorkerTask {
   /** The managed artifact folder (`<root>/.docket/artifacts/<id>`), or null in a direct call. */
   artifacts_dir: string | null;
   artifact_limits: { files: number; bytes: number; total_bytes: number };
+  /** How long a child of `ctx.exec` gets between TERM and KILL once the task is cancelled (default 2000). */
+  kill_grace_ms?: number;
 }
 
 /** Why a handler did not return an output. */

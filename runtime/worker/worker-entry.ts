@@ -2,10 +2,12 @@
 import { parentPort, workerData, type MessagePort } from "node:worker_threads";
 import { registerDocketModules } from "../adapter/bun-modules.ts";
 import { CapabilityError } from "../capability/capability-error.ts";
+import { createVersionImporter } from "./_import-version.ts";
 import type { CapabilityDef, HostFacts } from "../capability/declaration.ts";
 import type { CapabilitySource } from "../capability/registered.ts";
 import { fromWire, toWire, type FromWorker, type ToWorker, type WorkerBoot } from "./_messages.ts";
 import { createWorkerContext, isCancellation, type WorkerContext } from "./_worker-context.ts";
+import { spawnThroughMain } from "./_spawn-through-main.ts";
 import type { TaskError, TaskOutcome, WorkerTask } from "./task.ts";
 
 // First, before any capability file is imported: their `import … from "docket"` must find us.
@@ -28,6 +30,7 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
   let current: Running | null = null;
 
   const post = (message: FromWorker) => port.postMessage(toWire(message));
+  const children = spawnThroughMain(post);
   const host = () =>
     new Promise<HostFacts>((resolve, reject) => {
       const request = nextHostRequest++;
@@ -49,7 +52,7 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
   };
 
   const runTask = async (id: number, task: WorkerTask) => {
-    const context = createWorkerContext({ id, task, cancelFlag, post, host });
+    const context = createWorkerContext({ id, task, cancelFlag, post, host, spawn: children.spawn });
     const run: Running = { id, context, done: false };
     current = run;
     let outcome: TaskOutcome;
@@ -73,6 +76,12 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
         break;
       case "cancel":
         if (current?.id === message.id) current.context.cancel();
+        break;
+      case "spawned":
+      case "spawn_failed":
+      case "child_output":
+      case "child_exit":
+        children.receive(message);
         break;
       case "host": {
         const pending = hostRequests.get(message.request);
@@ -103,7 +112,8 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
 function createDefinitionCache() {
   const loaded = new Map<string, CapabilityDef>();
   const loading = new Map<string, Promise<CapabilityDef>>();
-  const keyOf = (task: WorkerTask) => `${task.source.kind}:${task.source.file}`;
+  const importVersion = createVersionImporter((specifier) => import(specifier));
+  const keyOf = (task: WorkerTask) => `${task.source.kind}:${task.source.file}:${task.version ?? ""}`;
   const checked = (def: CapabilityDef, task: WorkerTask) => {
     if (def.id !== task.capability) {
       throw new Error(`${task.source.file} declares capability "${def.id}", but the task asked for "${task.capability}"; reload the capabilities.`);
@@ -120,7 +130,7 @@ function createDefinitionCache() {
       const key = keyOf(task);
       let pending = loading.get(key);
       if (!pending) {
-        pending = importDefinition(task.source);
+        pending = importDefinition(task.source, task.version, importVersion);
         loading.set(key, pending);
       }
       try {
@@ -138,7 +148,7 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
   return typeof (value as PromiseLike<unknown> | null)?.then === "function";
 }
 
-async function importDefinition(source: CapabilitySource): Promise<CapabilityDef> {
+async function importDefinition(source: CapabilitySource, version: string | undefined, importVersion: ReturnType<typeof createVersionImporter>): Promise<CapabilityDef> {
   let def: unknown;
   if (source.kind === "builtin") {
     // Lazy, so that a worker that only runs user files never evaluates every built-in; the
@@ -146,7 +156,7 @@ async function importDefinition(source: CapabilitySource): Promise<CapabilityDef
     const { BUILTINS } = await import("../capability/builtins.ts");
     def = BUILTINS[source.file];
   } else {
-    def = ((await import(source.file)) as { default?: unknown }).default;
+    def = ((await importVersion(source.file, version)) as { default?: unknown }).default;
   }
   if (typeof def !== "object" || def === null || typeof (def as CapabilityDef).handler !== "function") {
     throw new Error(`${source.file} does not export a capability as its default export (export default capability({ … })).`);

@@ -18,6 +18,7 @@ export function registered(def: CapabilityDef<any, any>, options: { plane?: bool
     input_schema: toCapabilityJsonSchema(def.input, "input"),
     output_schema: toCapabilityJsonSchema(def.output, "output"),
     source: options.file ? { kind: "file", file: options.file } : { kind: "builtin", file: `${def.id}.ts` },
+    version: options.file ? "unknown" : "docket@test",
     plane: options.plane ?? false,
     def: def as CapabilityDef,
   };

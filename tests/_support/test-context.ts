@@ -1,4 +1,6 @@
 import { createHash } from "node:crypto";
+import { createExec } from "../../runtime/worker/exec.ts";
+import { spawnHere } from "../../runtime/worker/spawn-child.ts";
 import * as v from "valibot";
 import type { CapabilityContext, CapabilityDef, DiagnosticInput, HostFacts, LogLevel } from "../../runtime/capability/declaration.ts";
 
@@ -95,6 +97,9 @@ export function createTestContext(options: TestContextOptions): TestContext {
     },
     execution: options.execution ? { id: "x-20260101T000000Z-0a1b2c3d", run_id: null, session_key: null, attempt: 1 } : null,
     host: async () => ({ ...defaultHostFacts(options.root), ...options.host }),
+    // The real one: its lines land in `events` as streams, like an execution's.
+    exec: (argv, execOptions) =>
+      createExec({ root: options.root, progress: ctx.progress, signal: () => controller.signal, killGraceMs: 500, spawn: spawnHere }).exec(argv, execOptions),
   };
   const of = <T extends RecordedEvent["type"]>(type: T) => events.filter((e): e is Extract<RecordedEvent, { type: T }> => e.type === type);
   return {

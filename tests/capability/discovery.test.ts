@@ -143,6 +143,23 @@ describe("discoverCapabilities", () => {
     }
   });
 
+  test("discoverCapabilities loads a new file in docket's own capabilities folder (the README tour inside this repository)", async () => {
+    const own = await tempCheckout();
+    try {
+      await writeFiles(own, {
+        "capabilities/builtin.echo.ts": capabilitySource({ id: "builtin.echo" }),
+        "capabilities/hello.greet.ts": capabilitySource({ id: "hello.greet" }),
+        "runtime/capability/builtins.ts": "export {};\n",
+      });
+      const registry = await discoverCapabilities({ root: own, dirs: [], builtins: { "builtin.echo.ts": builtin }, importFile });
+      expect(registry.loadErrors()).toEqual([]);
+      expect(registry.get("builtin.echo")!.source.kind).toBe("builtin");
+      expect(registry.get("hello.greet")!.source).toEqual({ kind: "file", file: join(own, "capabilities/hello.greet.ts") });
+    } finally {
+      await removeCheckout(own);
+    }
+  });
+
   test("discoverCapabilities recognises docket's own checkout even without builtinDir (the binary run inside it)", async () => {
     const own = await tempCheckout();
     try {

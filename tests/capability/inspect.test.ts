@@ -45,7 +45,8 @@ describe("inspectCapabilityFile", () => {
   test("inspectCapabilityFile explains an import that cannot be resolved", async () => {
     const report = await inspectCapabilityFile(join(root, "caps/needs.pkg.ts"));
     expect(report.problems[0]!.reason).toContain('cannot resolve import "left-pad-nowhere"');
-    expect(report.problems[0]!.reason).toContain('"docket", "valibot" and node built-ins');
+    expect(report.problems[0]!.reason).toContain('the package "left-pad-nowhere" is not installed. Install it with `npm install left-pad-nowhere`');
+    expect(report.problems[0]).toMatchObject({ line: 1, column: 18 });
   });
 
   test("inspectCapabilityFile reports a thrown value that is not an Error", async () => {
@@ -55,6 +56,14 @@ describe("inspectCapabilityFile", () => {
 });
 
 describe("checkDeclaration", () => {
+  test("checkDeclaration accepts a - inside a segment of an id, and refuses what is not lower-case dotted", () => {
+    const ids = (id: string) => checkDeclaration({ id }).problems.filter((p) => p.code === "bad_id");
+    for (const good of ["repo.lint-check", "files.digest", "a1.b_c-d.e"]) expect(ids(good)).toEqual([]);
+    for (const bad of ["repo", "Repo.x", "repo.-x", "repo.lint-check.", "-repo.x", "repo..x", "repo.x y"]) {
+      expect(ids(bad)[0]?.reason).toContain("must be lower-case dotted");
+    }
+  });
+
   test("checkDeclaration reports a missing id without a line", () => {
     const check = checkDeclaration({ handler() {} });
     expect(check.problems[0]).toEqual({ code: "bad_id", reason: expect.stringContaining("id is missing"), line: null, column: null });
@@ -65,7 +74,7 @@ describe("checkDeclaration", () => {
     const reasons = check.problems.map((p) => p.reason).join("\n");
     expect(reasons).toContain("timeout_ms must be a positive whole number");
     expect(reasons).toContain("cache must be { ttl_ms: <positive whole number> }");
-    expect(reasons).toContain('execution must be "allowed" or "never", got "sometimes"');
+    expect(reasons).toContain('execution must be "allowed", "always" or "never", got "sometimes"');
     expect(reasons).toContain("cancellable must be true or false");
   });
 });

@@ -1,6 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { FailureError } from "../../runtime/execution/failure.ts";
 import { isExecutionId } from "../../runtime/execution/execution-id.ts";
+import type { StartResult } from "../../runtime/execution/plane.ts";
+import type { ExecutionSnapshot } from "../../runtime/execution/snapshot.ts";
 import { EDGE, harness } from "./_support/harness.ts";
 import { flush } from "./_support/fake-pool.ts";
 
@@ -14,12 +16,19 @@ function failureOf(fn: () => unknown) {
   throw new Error("expected a FailureError");
 }
 
+/** The snapshot of a start's answer; fails the test when only an expired identity came back. */
+const snapshotOf = (result: StartResult): ExecutionSnapshot => {
+  if (!("state" in result.execution)) throw new Error(`expected a snapshot, got the identity of ${result.execution.id}`);
+  return result.execution;
+};
+
 const types = (h: ReturnType<typeof harness>, id: string) => h.store.events(id, 0, 1000)!.events.map((e) => e.type);
 
 describe("engine.start", () => {
   test("executions.start answers queued at once, then runs and completes with the output on the last event", async () => {
     const h = harness();
-    const { execution, deduplicated } = h.engine.start({ capability: "demo.read", input: { n: 7 } }, EDGE);
+    const started = h.engine.start({ capability: "demo.read", input: { n: 7 } }, EDGE);
+    const { execution, deduplicated } = { execution: snapshotOf(started), deduplicated: started.deduplicated };
     expect(deduplicated).toBe(false);
     expect(isExecutionId(execution.id)).toBe(true);
     expect(execution.state).toBe("queued");
@@ -96,7 +105,7 @@ describe("engine.start", () => {
     const refused = failureOf(() => h.engine.start({ capability: "demo.read", input: {}, run_id: "c" }, EDGE));
     expect(refused.error_code).toBe("capacity");
     expect(h.engine.start({ capability: "demo.read", input: {}, run_id: "a" }, EDGE).deduplicated).toBe(true);
-    expect(h.engine.start({ capability: "demo.read", input: {} }, EDGE).execution.state).toBe("queued");
+    expect(snapshotOf(h.engine.start({ capability: "demo.read", input: {} }, EDGE)).state).toBe("queued");
   });
 
   test("engine.start refuses with capacity when the queue is full, and runs at most max_concurrent at once", async () => {
@@ -112,7 +121,7 @@ describe("engine.start", () => {
     h.pool.of(ids[0]!)!.succeed({ n: 1 });
     await flush();
     expect(ids.map((id) => h.store.get(id)!.state)).toEqual(["succeeded", "running", "queued"]);
-    expect(h.engine.start({ capability: "demo.read", input: {} }, EDGE).execution.state).toBe("queued");
+    expect(snapshotOf(h.engine.start({ capability: "demo.read", input: {} }, EDGE)).state).toBe("queued");
   });
 
   test("engine.start runs executions sharing a session_key one at a time in admission order", async () => {

@@ -43,4 +43,20 @@ describe("limits", () => {
       expect(spec.default).toBeLessThanOrEqual(spec.max);
     }
   });
+
+  test("defaultLimits bounds every text and budgets each execution's events and the storage of .docket/", () => {
+    const MIB = 1024 * 1024;
+    expect(defaultLimits()).toMatchObject({
+      step_title_bytes: 1024,
+      step_message_bytes: 4096,
+      progress_message_bytes: 1024,
+      diagnostic_message_bytes: 4096,
+      failure_message_bytes: 4096,
+      stream_chunk_bytes: 64 * 1024,
+      events_retained_bytes: 32 * MIB,
+      storage_budget_bytes: 512 * MIB,
+    });
+    expect(resolveLimits({ env: { DOCKET_STORAGE_BUDGET_BYTES: String(MIB) }, overrides: { step_title_bytes: 64 } })).toMatchObject({ storage_budget_bytes: MIB, step_title_bytes: 64 });
+    expect(() => resolveLimits({ overrides: { step_title_bytes: 10 } })).toThrow(/--step-title-bytes .* from 64 /);
+  });
 });

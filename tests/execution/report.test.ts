@@ -257,6 +257,17 @@ describe("executions.report (engine)", () => {
   });
 });
 
+describe("executions.report and capability_version", () => {
+  test("report keeps the run's capability_version from its execution.created, whatever the server has loaded", async () => {
+    const { run, id, events } = await finishedRun({ end: "hold" });
+    const server = harness();
+    const created = { ...events[0]!, data: { ...events[0]!.data, capability: "team.deploy", capability_version: "sha256:00112233aabbccdd" } } as ExecutionEvent;
+    send(server, reportOf(run, id, [created], { capability: "team.deploy", input: {} }));
+    expect(server.store.get(id)).toMatchObject({ capability: "team.deploy", capability_version: "sha256:00112233aabbccdd" });
+    expect((server.store.events(id)!.events[0]!.data as { capability_version?: string }).capability_version).toBe("sha256:00112233aabbccdd");
+  });
+});
+
 describe("report ledger after a restart", () => {
   test("an engine adopts reported runs its durable store holds unfinished: a report resumes one, silence ends another unavailable", async () => {
     const { createEngine } = await import("../../runtime/execution/engine.ts");

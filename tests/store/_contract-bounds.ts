@@ -95,7 +95,7 @@ export function boundsCases(f: Fixture): void {
     });
 
     test("store.append sanitizes diagnostic messages and stream chunks, keeping their line breaks", () => {
-      const store = f.make({ log_line_bytes: 64 });
+      const store = f.make({ diagnostic_message_bytes: 64 });
       store.create(newExecution(1));
       const [diagnostic, long, stream] = store.append(idOf(1), [
         draft.diagnostic("\u001b[33mwarning\u001b[0m: unused\r\n  at line 3\u0008"),

@@ -7,12 +7,12 @@ export function lifecycleCases(f: Fixture): void {
   describe("lifecycle", () => {
     test("store.create answers a queued snapshot and stores execution.created at sequence 1", () => {
       const store = f.make();
-      const snapshot = store.create(newExecution(1, { run_id: "run-1", session_key: "s" }));
-      expect(snapshot).toMatchObject({ id: idOf(1), capability: "demo.read", state: "queued", actor: { kind: "http" }, repository: "/repo", run_id: "run-1", session_key: "s", request_id: "req-1", created_at: f.clock.iso(), started_at: null, finished_at: null, duration_ms: null, cancellable: true, effect: "read", input: { n: 1 }, failure: null, steps: [], progress: null, diagnostics: [], diagnostics_dropped: 0, log: [], log_dropped: 0, last_sequence: 1, retained_from: 1, truncated: false });
+      const snapshot = store.create(newExecution(1, { run_id: "run-1", session_key: "s", capability_version: "sha256:0123456789abcdef" }));
+      expect(snapshot).toMatchObject({ id: idOf(1), capability: "demo.read", capability_version: "sha256:0123456789abcdef", state: "queued", actor: { kind: "http" }, repository: "/repo", run_id: "run-1", session_key: "s", request_id: "req-1", created_at: f.clock.iso(), started_at: null, finished_at: null, duration_ms: null, cancellable: true, effect: "read", input: { n: 1 }, failure: null, steps: [], progress: null, diagnostics: [], diagnostics_dropped: 0, log: [], log_dropped: 0, last_sequence: 1, retained_from: 1, truncated: false });
       expect(snapshot.links.self).toBe(`/api/v1/executions/get?id=${idOf(1)}`);
       expect("output" in snapshot).toBe(false);
       const [created] = store.events(idOf(1))!.events;
-      expect(created).toEqual({ schema_version: "1", event_id: `${idOf(1)}#1`, execution_id: idOf(1), sequence: 1, timestamp: f.clock.iso(), type: "execution.created", data: { capability: "demo.read", input: { n: 1 }, actor: { kind: "http" }, run_id: "run-1", session_key: "s" } });
+      expect(created).toEqual({ schema_version: "1", event_id: `${idOf(1)}#1`, execution_id: idOf(1), sequence: 1, timestamp: f.clock.iso(), type: "execution.created", data: { capability: "demo.read", input: { n: 1 }, actor: { kind: "http" }, run_id: "run-1", session_key: "s", capability_version: "sha256:0123456789abcdef" } });
       expect(store.get(idOf(1))).toEqual(snapshot);
     });
 

@@ -1,6 +1,10 @@
 import { describe, expect, test } from "bun:test";
 import { draft, idOf, newExecution, pathTo, TestClock } from "./_fixtures.ts";
 import { openStore, tempDb } from "./_sqlite-support.ts";
+import { limitsWith } from "./_fixtures.ts";
+import { createSqliteStore } from "../../runtime/store/sqlite-store.ts";
+import { buildFailure } from "../../runtime/execution/failure.ts";
+import { mayExpire } from "../../runtime/execution/retention.ts";
 
 const DAY = 24 * 60 * 60 * 1000;
 
@@ -74,6 +78,44 @@ export function expiryCases(): void {
       expect(reopened.get(idOf(4))).toMatchObject({ state: "failed", failure: { error_code: "interrupted" } });
       expect(reopened.get(idOf(4))!.details_expired).toBeUndefined();
       reopened.close();
+    });
+  
+    test("sqlite store keeps the details of an unknown outcome, and of executions whose artifacts are held, past details_retention_ms", () => {
+      const clock = new TestClock();
+      const held = new Set<string>([idOf(2)]);
+      const store = createSqliteStore({ path: tempDb(), limits: limitsWith({ details_retention_ms: DAY }), clock: clock.now, onListenerError: () => {}, artifactsHeld: (id) => held.has(id) });
+      const unknown = buildFailure({ error_code: "interrupted", stage: "run", message: "stopped", request_id: "r", trace_id: "t", retryability: "manual_reconcile", outcome_certainty: "unknown" });
+      store.create(newExecution(1, { effect: "write" }));
+      store.append(idOf(1), [draft.started(), draft.log("evidence"), { type: "execution.completed", data: { state: "failed", failure: unknown, duration_ms: 1 } }]);
+      store.create(newExecution(2));
+      store.append(idOf(2), [draft.started(), draft.log("with artifacts"), draft.completed("succeeded")]);
+      store.create(newExecution(3));
+      store.append(idOf(3), [draft.started(), draft.log("plain"), draft.completed("succeeded")]);
+      const unknownBefore = store.get(idOf(1))!;
+      const heldBefore = store.get(idOf(2))!;
+      clock.advance(30 * DAY);
+      expect(store.expireDetails()).toBe(1);
+      expect(store.get(idOf(3))!.details_expired).toBe(true);
+      expect(store.get(idOf(1))).toEqual(unknownBefore);
+      expect(store.get(idOf(1))!.log.map((l) => l.message)).toEqual(["evidence"]);
+      expect(store.events(idOf(1))!.events).toHaveLength(4);
+      expect(store.get(idOf(2))).toEqual(heldBefore);
+      // Released: the next expiry lets its details go; the unknown outcome still keeps them.
+      held.delete(idOf(2));
+      expect(store.expireDetails()).toBe(1);
+      expect(store.get(idOf(2))).toMatchObject({ details_expired: true, log: [], state: "succeeded" });
+      expect(store.get(idOf(1))).toEqual(unknownBefore);
+      store.close();
+    });
+
+    test("mayExpire lets go only of terminal executions with released (or no) artifacts and a known outcome", () => {
+      const failure = (outcome_certainty: "unknown" | "applied" | "not_applied") => buildFailure({ error_code: "interrupted", stage: "run", message: "m", request_id: "r", trace_id: "t", outcome_certainty });
+      expect(mayExpire({ state: "succeeded", failure: null }, { artifactsHeld: false })).toBe(true);
+      expect(mayExpire({ state: "succeeded", failure: null }, { artifactsHeld: true })).toBe(false);
+      expect(mayExpire({ state: "running", failure: null }, { artifactsHeld: false })).toBe(false);
+      expect(mayExpire({ state: "failed", failure: failure("unknown") }, { artifactsHeld: false })).toBe(false);
+      expect(mayExpire({ state: "failed", failure: failure("applied") }, { artifactsHeld: false })).toBe(true);
+      expect(mayExpire({ state: "cancelled", failure: failure("not_applied") }, { artifactsHeld: false })).toBe(true);
     });
   });
 }

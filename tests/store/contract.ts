@@ -8,6 +8,7 @@ import { listCases } from "./_contract-list.ts";
 import { subscribeCases } from "./_contract-subscribe.ts";
 import { propertyCases } from "./_contract-property.ts";
 import { durableCases } from "./_contract-durable.ts";
+import { textLimitCases } from "./_contract-text-limits.ts";
 
 /**
  * The execution store contract (SPEC §4.9): every implementation runs this one suite. `makeStore`
@@ -25,6 +26,7 @@ export function storeContract(name: string, makeStore: (limits: Limits, clock: (
     };
     lifecycleCases(f);
     boundsCases(f);
+    textLimitCases(f);
     listCases(f);
     subscribeCases(f);
     propertyCases(f);

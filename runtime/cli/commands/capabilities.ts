@@ -1,6 +1,7 @@
 import { relative } from "node:path";
 import { defineCommand } from "citty";
-import { describeCapability, type LoadError, type RegisteredCapability } from "../../capability/registered.ts";
+import { unknownCapabilityHint } from "../../capability/unknown-capability.ts";
+import { describeCapability, runsAsText, type LoadError, type RegisteredCapability } from "../../capability/registered.ts";
 import { repeatedFlag, UsageError, type DocketCommandMeta } from "../_command-line.ts";
 import { loadRegistry } from "../_load-registry.ts";
 import { writeStdout } from "../_run-cli.ts";
@@ -51,7 +52,7 @@ const show = defineCommand({
     if (!found) {
       const near = registry.list().filter((c) => c.id.split(".")[0] === args.id.split(".")[0]).map((c) => c.id);
       const hint = near.length > 0 ? ` Loaded in the same namespace: ${near.join(", ")}.` : "";
-      throw new UsageError(`No capability "${args.id}" is loaded.${hint} List them with docket capabilities list.`, "docket capabilities show");
+      throw new UsageError(`No capability "${args.id}" is loaded.${hint} ${unknownCapabilityHint(args.id, registry).replace("capabilities.list (docket capabilities list)", "docket capabilities list")}`, "docket capabilities show");
     }
     if (args.format === "json") {
       await writeStdout(`${JSON.stringify(describeCapability(found), null, 2)}\n`);
@@ -73,7 +74,7 @@ export default defineCommand({ meta: groupMeta, subCommands: { list, show } });
 
 /** id · effect · title, aligned: the registry at a glance. */
 function capabilityTable(capabilities: RegisteredCapability[], style: TerminalStyle): string {
-  const rows = capabilities.map((c) => [c.id, c.execution === "never" ? `${c.effect}, direct` : c.effect, c.title]);
+  const rows = capabilities.map((c) => [c.id, c.execution === "never" ? `${c.effect}, direct` : c.execution === "always" ? `${c.effect}, execution` : c.effect, c.title]);
   const width = (i: number) => Math.max(...[["ID", "EFFECT"][i]!.length, ...rows.map((r) => r[i]!.length)]);
   const [idWidth, effectWidth] = [width(0), width(1)];
   const line = (r: string[]) => `${r[0]!.padEnd(idWidth)}  ${r[1]!.padEnd(effectWidth)}  ${r[2]}`;
@@ -96,10 +97,10 @@ function capabilityText(c: RegisteredCapability, root: string, style: TerminalSt
   const facts = [
     `effect: ${c.effect}${c.effect === "write" ? " (may change something)" : ""}`,
     `cancellable: ${c.cancellable ? "yes" : "no"}`,
-    `runs as an execution: ${c.execution === "never" ? "no (direct calls only)" : "yes"}`,
+    `runs as: ${runsAsText(c)}`,
     ...(c.timeout_ms !== null ? [`deadline: ${c.timeout_ms} ms`] : []),
     ...(c.errors.length > 0 ? [`error codes: ${c.errors.join(", ")}`] : []),
-    `source: ${source}`,
+    `source: ${source} (${c.version})`,
   ];
   const examples = c.examples.map((e) => `  docket run ${c.id} --input ${shellQuote(JSON.stringify(e))}`);
   return [

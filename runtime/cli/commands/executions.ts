@@ -252,6 +252,8 @@ function listText(page: { items: ExecutionSnapshot[]; next_cursor: string | null
 function showText(e: ExecutionSnapshot, url: string, style: TerminalStyle): string {
   const lines = [`${style.bold(e.id)} — ${e.capability}`, ""];
   lines.push(`state: ${e.state} · started by ${actorText(e.actor)} · effect ${e.effect}${e.cancellable ? " · cancellable" : ""}`);
+  // Absent from executions stored before versions were recorded.
+  if (e.capability_version) lines.push(`code version: ${e.capability_version}`);
   lines.push(`created ${when(e.created_at)} · started ${when(e.started_at)} · finished ${when(e.finished_at)}${e.duration_ms === null ? "" : ` · took ${formatDuration(e.duration_ms)}`} (UTC)`);
   if (e.run_id || e.session_key) lines.push([e.run_id && `run_id ${e.run_id}`, e.session_key && `session ${e.session_key}`].filter(Boolean).join(" · "));
   lines.push(style.dim(`request ${e.request_id} · trace ${e.trace_id} · last sequence ${e.last_sequence}${e.truncated ? ` (events before ${e.retained_from} dropped)` : ""}`));

@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { defineCommand } from "citty";
 import { findCheckoutRoot } from "../../capability/checkout.ts";
+import { CAPABILITY_ID_RULE } from "../../capability/capability-id.ts";
 import { CAPABILITY_ID } from "../../capability/inspect.ts";
 import { UsageError, type DocketCommandMeta } from "../_command-line.ts";
 import { writeStdout } from "../_run-cli.ts";
@@ -20,7 +21,7 @@ export default defineCommand({
   async run({ args }) {
     const command = "docket new";
     if (!CAPABILITY_ID.test(args.id)) {
-      throw new UsageError(`${JSON.stringify(args.id)} is not a capability id: use lower-case dotted namespace.verb, letters, digits and _ in each part (like hello.greet).`, command);
+      throw new UsageError(`${JSON.stringify(args.id)} is not a capability id: use lower-case dotted ${CAPABILITY_ID_RULE} (like hello.greet or repo.lint-check).`, command);
     }
     const root = findCheckoutRoot(process.cwd());
     const folder = join(root, "capabilities");

@@ -27,6 +27,7 @@ const args = {
   "allow-host": { type: "string", description: "Accept this Host name besides addresses and localhost (repeatable)", valueHint: "NAME" },
   token: { type: "string", description: "Require Authorization: Bearer TOKEN (generated when binding beyond loopback)", valueHint: "TOKEN" },
   open: { type: "boolean", description: "Open the cockpit in a browser" },
+  watch: { type: "boolean", default: true, description: "Reload capability files within a second of a change (--no-watch: load them once)" },
   ...limitArgs,
 } as const satisfies ArgsDef;
 
@@ -67,6 +68,7 @@ export default defineCommand({
         runtime: "bun",
         importFile: (path) => import(path),
         mounts: defaultMounts,
+        watch: parsed.watch !== false,
         log,
       });
     } catch (error) {

@@ -36,6 +36,7 @@ export function runningSnapshot(overrides: Partial<ExecutionSnapshot> = {}): Exe
     cancellable: true,
     effect: "read",
     input: { steps: 3 },
+    capability_version: "docket@test",
     failure: null,
     steps: [],
     progress: null,
@@ -90,6 +91,7 @@ export function capabilityOf(effect: "read" | "write"): RegisteredCapability {
     input_schema: { type: "object", properties: { name: { type: "string" } }, required: [] },
     output_schema: { type: "object", properties: {} },
     source: { kind: "builtin", file: "fixture.ts" },
+    version: "docket@test",
     plane: false,
     def: {} as RegisteredCapability["def"],
   };

@@ -1,0 +1,84 @@
+import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { findCheckoutRoot } from "./checkout.ts";
+
+/** The modules every capability file gets from docket itself, whatever node_modules holds. */
+export const SERVED_MODULES = ["docket", "valibot"] as const;
+
+/**
+ * The package a bare specifier names: `yaml` → `yaml`, `@octokit/rest/dist` → `@octokit/rest`,
+ * `lodash/fp` → `lodash`. `null` for what no package manager installs: relative and absolute
+ * paths, URLs and runtime schemes (`node:`, `bun:`).
+ */
+export function packageOf(specifier: string): string | null {
+  if (specifier === "" || specifier.startsWith(".") || specifier.startsWith("/") || specifier.includes(":")) return null;
+  const parts = specifier.split("/");
+  if (specifier.startsWith("@")) return parts.length >= 2 && parts[1] !== "" ? `${parts[0]}/${parts[1]}` : null;
+  return parts[0]!;
+}
+
+/** The lockfiles a checkout may hold, nearest first wins, and the command each one implies. */
+const LOCKFILES: Array<[file: string, add: string]> = [
+  ["bun.lock", "bun add"],
+  ["bun.lockb", "bun add"],
+  ["pnpm-lock.yaml", "pnpm add"],
+  ["yarn.lock", "yarn add"],
+  ["package-lock.json", "npm install"],
+  ["npm-shrinkwrap.json", "npm install"],
+];
+
+/** Where to install a package for `fromDir`, and with which command. */
+export interface InstallAdvice {
+  /** `npm install yaml`, `bun add yaml`, … as the checkout's lockfile implies (npm without one). */
+  command: string;
+  /** The folder to run it in: the nearest one with a package.json, else the checkout root. */
+  dir: string;
+}
+
+/**
+ * How a user installs `pkg` so that a file in `fromDir` resolves it: the package manager is read
+ * from the nearest lockfile upwards (stopping at the checkout root), the folder from the nearest
+ * package.json. Node resolution searches `node_modules` from the file's folder upwards, so a
+ * package installed there is found.
+ */
+export function installAdvice(pkg: string, fromDir: string): InstallAdvice {
+  const root = findCheckoutRoot(fromDir);
+  let manifestDir: string | null = null;
+  let add: string | null = null;
+  for (let dir = fromDir; ; dir = dirname(dir)) {
+    if (manifestDir === null && existsSync(join(dir, "package.json"))) manifestDir = dir;
+    if (add === null) add = LOCKFILES.find(([file]) => existsSync(join(dir, file)))?.[1] ?? null;
+    if ((manifestDir !== null && add !== null) || dir === root || dirname(dir) === dir) break;
+  }
+  return { command: `${add ?? "npm install"} ${pkg}`, dir: manifestDir ?? root };
+}
+
+/** The folder of `pkg` in a `node_modules` above `fromDir`, when one holds it. */
+export function installedPackageDir(pkg: string, fromDir: string): string | null {
+  for (let dir = fromDir; ; dir = dirname(dir)) {
+    const candidate = join(dir, "node_modules", pkg);
+    if (existsSync(join(candidate, "package.json"))) return candidate;
+    if (dirname(dir) === dir) return null;
+  }
+}
+
+/**
+ * Explains an import that named a package which could not be resolved from `importer`. Three
+ * cases a user acts on differently: a subpath of a module docket serves, a package that is not
+ * installed (the command that installs it), and a package that is installed but does not export
+ * what was asked for.
+ */
+export function explainUnresolvedPackage(specifier: string, importer: string, runtimeMessage: string): string | null {
+  const pkg = packageOf(specifier);
+  if (pkg === null) return null;
+  if ((SERVED_MODULES as readonly string[]).includes(pkg)) {
+    return `cannot resolve import ${JSON.stringify(specifier)}: docket serves "${pkg}" itself, as one module; import it as "${pkg}", not a path inside it.`;
+  }
+  const fromDir = dirname(importer);
+  const installed = installedPackageDir(pkg, fromDir);
+  if (installed !== null) {
+    return `cannot resolve import ${JSON.stringify(specifier)}: the package "${pkg}" is installed (${installed}) but does not provide it: ${runtimeMessage}. Check the path against the package's "exports".`;
+  }
+  const advice = installAdvice(pkg, fromDir);
+  return `cannot resolve import ${JSON.stringify(specifier)}: the package "${pkg}" is not installed. Install it with \`${advice.command}\` in ${advice.dir}.`;
+}

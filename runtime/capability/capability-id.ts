@@ -1,0 +1,13 @@
+/**
+ * The shape of a capability id: lower-case dotted, `namespace.verb`, at least two segments; a `-`
+ * or `_` inside a segment is fine (`repo.lint-check`, `files.digest_all`). See docs/handler-api.md.
+ */
+export const CAPABILITY_ID_PATTERN = /^[a-z][a-z0-9_-]*(\.[a-z][a-z0-9_-]*)+$/;
+
+/** True when `value` has the shape of a capability id; every surface checks it before a look-up. */
+export function isCapabilityId(value: unknown): boolean {
+  return typeof value === "string" && CAPABILITY_ID_PATTERN.test(value);
+}
+
+/** What to tell a user whose id does not have the shape. */
+export const CAPABILITY_ID_RULE = "namespace.verb, at least two parts, each a lower-case letter followed by lower-case letters, digits, _ or -";

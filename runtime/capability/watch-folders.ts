@@ -1,0 +1,90 @@
+import { existsSync, watch, type FSWatcher } from "node:fs";
+import { basename, dirname } from "node:path";
+import { systemClock, type Clock } from "../execution/clock.ts";
+
+/** Options of {@link watchFolders}. */
+export interface WatchFoldersOptions {
+  /** Quiet time after the last change before `onChange` runs: an editor's save is several events. */
+  debounceMs?: number;
+  clock?: Pick<Clock, "setTimeout" | "clearTimeout">;
+  /** A folder that cannot be watched (for the server log); watching the others goes on. */
+  onProblem?: (message: string) => void;
+}
+
+/** A running watch; `close()` stops it and cancels a pending `onChange`. */
+export interface FolderWatch {
+  close(): void;
+  /** Re-checks which folders exist now and watches each where it can (called after every change). */
+  rearm(): void;
+}
+
+/** Long enough to gather an editor's write-rename-chmod burst, short enough to stay well under a second. */
+export const DEFAULT_DEBOUNCE_MS = 150;
+
+/**
+ * Calls `onChange` once the capability folders have been quiet for `debounceMs` after any change
+ * in them (docs/authoring.md, "Live reload"). Every event counts, whatever its file name: on Linux
+ * an atomic save may name only the temporary file, and a spurious reload costs a folder read, since
+ * unchanged files are not imported again. A folder that does not exist (yet) is watched through its
+ * parent, so creating `capabilities/` is seen too; a watched folder that is removed falls back to
+ * its parent the same way. Folders are not descended into, as discovery does not.
+ */
+export function watchFolders(folders: string[], onChange: () => void, options: WatchFoldersOptions = {}): FolderWatch {
+  const debounceMs = options.debounceMs ?? DEFAULT_DEBOUNCE_MS;
+  const clock = options.clock ?? systemClock;
+  const watchers = new Map<string, { target: string; watcher: FSWatcher }>();
+  let timer: unknown = null;
+  let closed = false;
+
+  const changed = () => {
+    if (closed) return;
+    if (timer !== null) clock.clearTimeout(timer);
+    timer = clock.setTimeout(() => {
+      timer = null;
+      if (closed) return;
+      rearm();
+      onChange();
+    }, debounceMs);
+  };
+
+  const watchOne = (folder: string) => {
+    // The folder itself when it exists, else its parent for the folder's own name only.
+    const target = existsSync(folder) ? folder : dirname(folder);
+    const current = watchers.get(folder);
+    if (current?.target === target) return;
+    current?.watcher.close();
+    watchers.delete(folder);
+    if (!existsSync(target)) return;
+    try {
+      const own = target === folder;
+      const watcher = watch(target, { persistent: false }, (_event, name) => {
+        if (own || name === null || name === undefined || String(name) === basename(folder)) changed();
+      });
+      watcher.on("error", () => {
+        // The folder went away under the watcher: watch it through its parent again.
+        watcher.close();
+        if (watchers.get(folder)?.watcher === watcher) watchers.delete(folder);
+        changed();
+      });
+      watchers.set(folder, { target, watcher });
+    } catch (error) {
+      options.onProblem?.(`docket cannot watch ${target} for changes (${(error as Error).message}); restart docket serve to pick up edits there.`);
+    }
+  };
+
+  function rearm(): void {
+    if (closed) return;
+    for (const folder of folders) watchOne(folder);
+  }
+
+  rearm();
+  return {
+    rearm,
+    close() {
+      closed = true;
+      if (timer !== null) clock.clearTimeout(timer);
+      for (const { watcher } of watchers.values()) watcher.close();
+      watchers.clear();
+    },
+  };
+}

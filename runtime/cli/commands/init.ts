@@ -1,0 +1,50 @@
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { join, relative } from "node:path";
+import { defineCommand } from "citty";
+import { findCheckoutRoot } from "../../capability/checkout.ts";
+import { listCapabilityFiles } from "../../capability/inspect.ts";
+import type { DocketCommandMeta } from "../_command-line.ts";
+import { writeStdout } from "../_run-cli.ts";
+import { editorTsconfig, writeEditorTypes } from "../editor-types.ts";
+import { EXIT } from "../exit-code.ts";
+import { capabilityTemplate } from "./new.ts";
+
+const meta: DocketCommandMeta = {
+  name: "init",
+  description: "Set up this checkout for capability files: capabilities/, its tsconfig.json (strict, editor types with no npm install) and a first capability.",
+  examples: ["docket init && docket run hello.greet"],
+  notes: ["Nothing that exists is overwritten; run it again at any time.", "Commit capabilities/ (tsconfig.json included); .docket/ ignores itself."],
+};
+
+/** The first capability `docket init` writes when capabilities/ holds none. */
+const FIRST_ID = "hello.greet";
+
+/** `docket init` (docs/editor-types.md). */
+export default defineCommand({
+  meta,
+  args: {},
+  async run() {
+    const root = findCheckoutRoot(process.cwd());
+    const shown = (path: string) => relative(process.cwd(), path) || path;
+    const folder = join(root, "capabilities");
+    const done: string[] = [];
+    if (!existsSync(folder)) {
+      mkdirSync(folder, { recursive: true });
+      done.push(`Created ${shown(folder)}/`);
+    }
+    const tsconfig = join(folder, "tsconfig.json");
+    if (existsSync(tsconfig)) done.push(`Kept ${shown(tsconfig)} (it exists; its paths should map docket and valibot to ../.docket/types/)`);
+    else {
+      writeFileSync(tsconfig, editorTsconfig(), { flag: "wx" });
+      done.push(`Created ${shown(tsconfig)}`);
+    }
+    done.push(`Wrote ${shown(await writeEditorTypes(root))}/ (the types of "docket" and "valibot")`);
+    const first = join(folder, `${FIRST_ID}.ts`);
+    if (((await listCapabilityFiles(folder)) ?? []).length === 0) {
+      writeFileSync(first, capabilityTemplate(FIRST_ID), { flag: "wx" });
+      done.push(`Created ${shown(first)}`);
+    }
+    await writeStdout(`${done.join("\n")}\nNext:    docket run ${FIRST_ID} --input '{"name":"Ada"}'   ·   docket new <namespace.verb>   ·   docket serve\n`);
+    return EXIT.succeeded;
+  },
+});

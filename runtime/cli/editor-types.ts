@@ -1,0 +1,115 @@
+// Editor types with no npm install (docs/editor-types.md): `.docket/types/` holds the declaration
+// files of "docket" and "valibot", and `capabilities/tsconfig.json` maps both names to them.
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { ensureDocketDir } from "../server/lease.ts";
+import { DOCKET_VERSION } from "../version.ts";
+
+// Both are defined by the build (scripts/build.ts); running from source they are not.
+declare const DOCKET_DECLARATIONS: Record<string, string> | undefined;
+declare const DOCKET_TYPES_STAMP: string | undefined;
+
+/** Where the declaration files live, relative to the checkout root. */
+export const TYPES_DIR = join(".docket", "types");
+/** The file naming the build the declaration files came from. */
+const STAMP_FILE = "VERSION";
+
+/**
+ * What `.docket/types/VERSION` holds when the files are this build's: the version and a digest of
+ * the files themselves. Running from source the digest is unknown without making the files, so
+ * the stamp says "source": `docket types` refreshes them after an edit of the public API.
+ */
+export function typesStamp(): string {
+  return typeof DOCKET_TYPES_STAMP === "string" ? DOCKET_TYPES_STAMP : `docket ${DOCKET_VERSION} (source)`;
+}
+
+/** The declaration files, by path under `.docket/types/`: embedded in the binary, or made from source. */
+export async function declarationFiles(): Promise<Record<string, string>> {
+  if (typeof DOCKET_DECLARATIONS !== "undefined") return DOCKET_DECLARATIONS;
+  // Running from source: make them with this repository's TypeScript. The specifier is a
+  // variable so that the build never bundles the build tooling into the binary.
+  const script = "../../scripts/declarations.ts";
+  const { generateDeclarations } = (await import(script)) as { generateDeclarations(): Record<string, string> };
+  return generateDeclarations();
+}
+
+/** True when `<root>/.docket/types/` holds this build's declaration files. */
+export function typesAreCurrent(root: string): boolean {
+  try {
+    return readFileSync(join(root, TYPES_DIR, STAMP_FILE), "utf8").trim() === typesStamp();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * (Re)writes `<root>/.docket/types/` whole: into a fresh folder first, then swapped in by rename,
+ * so an editor (or a second docket writing at the same moment) never reads half a tree. The
+ * stamp is written last. Returns the folder.
+ */
+export async function writeEditorTypes(root: string): Promise<string> {
+  const files = await declarationFiles();
+  ensureDocketDir(root);
+  const target = join(root, TYPES_DIR);
+  const fresh = `${target}.new-${process.pid}-${Date.now()}`;
+  try {
+    for (const [name, text] of Object.entries(files)) {
+      const path = join(fresh, name);
+      mkdirSync(dirname(path), { recursive: true });
+      writeFileSync(path, text);
+    }
+    writeFileSync(join(fresh, STAMP_FILE), `${typesStamp()}\n`);
+    const old = `${target}.old-${process.pid}-${Date.now()}`;
+    if (existsSync(target)) renameSync(target, old);
+    try {
+      renameSync(fresh, target);
+    } catch (error) {
+      // Another docket swapped its own copy in first: the same files, keep that one.
+      if (!existsSync(target)) throw error;
+    }
+    rmSync(old, { recursive: true, force: true });
+  } finally {
+    rmSync(fresh, { recursive: true, force: true });
+  }
+  return target;
+}
+
+/** The `capabilities/tsconfig.json` that `docket init` writes: strict, and no node_modules needed. */
+export function editorTsconfig(): string {
+  const config = {
+    compilerOptions: {
+      target: "ES2023",
+      module: "ESNext",
+      moduleResolution: "bundler",
+      // The web platform's globals (fetch, AbortSignal, console, URL, TextEncoder) without @types/node;
+      // a file that imports node: modules needs `npm install -D @types/node` as usual.
+      lib: ["ES2023", "DOM"],
+      strict: true,
+      noEmit: true,
+      skipLibCheck: true,
+      allowImportingTsExtensions: true,
+      // Written by `docket types` (every docket command refreshes them when missing or stale).
+      paths: {
+        docket: ["../.docket/types/docket/public.d.ts"],
+        valibot: ["../.docket/types/valibot/index.d.ts"],
+      },
+    },
+    include: ["**/*.ts"],
+  };
+  return `${JSON.stringify(config, null, 2)}\n`;
+}
+
+/**
+ * What every docket command does first: a checkout set up by `docket init` (it has
+ * `capabilities/tsconfig.json`) whose types are missing or from another docket gets this build's,
+ * so a teammate who cloned it and ran anything has types. Never fails the command: a checkout it
+ * cannot write to gets one line on stderr.
+ */
+export async function refreshEditorTypes(root: string, warn: (line: string) => void): Promise<void> {
+  if (!existsSync(join(root, "capabilities", "tsconfig.json")) || typesAreCurrent(root)) return;
+  try {
+    await writeEditorTypes(root);
+  } catch (error) {
+    warn(`docket: could not refresh the editor types in ${join(root, TYPES_DIR)} (${(error as Error).message}); run docket types to try again.`);
+  }
+}

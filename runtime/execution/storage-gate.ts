@@ -1,0 +1,138 @@
+import { lstatSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import type { StorageFault } from "../store/store.ts";
+import type { Clock } from "./clock.ts";
+import type { Limits } from "./limits.ts";
+
+/** How long one measurement of `.docket/` answers admissions before the next one is taken. */
+export const MEASURE_EVERY_MS = 5000;
+/** What `Retry-After` says while the store cannot write: the writer retries every second. */
+const FAULT_RETRY_S = 5;
+/** What `Retry-After` says over the budget: space comes back by a person's release, not by waiting. */
+const BUDGET_RETRY_S = 60;
+
+/** How much `.docket/` holds against its budget, as health and refusals state it. */
+export interface StorageUsage {
+  /** Bytes in use: the store's live state (sqlite: pages in use) and every artifact file. */
+  bytes: number;
+  budget_bytes: number;
+  over_budget: boolean;
+}
+
+/** Why a new admission is refused now: the parts of its failure descriptor. */
+export interface StorageRefusal {
+  error_code: "unavailable" | "capacity";
+  message: string;
+  suggestion: string;
+  context: Record<string, unknown>;
+}
+
+/** Options of {@link createStorageGate}. */
+export interface StorageGateOptions {
+  root: string;
+  limits: Pick<Limits, "storage_budget_bytes">;
+  /** The store's current write fault (ExecutionStore.storageFault). */
+  fault: () => StorageFault | null;
+  /** Bytes of state the store keeps on disk; 0 for a store that keeps nothing there. */
+  stateBytes: () => number;
+  /** Expires what may expire (a durable store's details), before a measure counts them as over. */
+  expire?: () => void;
+  clock: Pick<Clock, "monotonic">;
+}
+
+/** What admission and health ask about storage (docs/limits.md, "Storage faults and budget"). */
+export interface StorageGate {
+  /** Null when a new execution may be admitted; else why not. Cheap: the measure is cached. */
+  refusal(verb: string): StorageRefusal | null;
+  /** The current fault of the store, if any. */
+  fault(): StorageFault | null;
+  /** The last measure of `.docket/` (taken now when it is older than MEASURE_EVERY_MS). */
+  usage(): StorageUsage;
+}
+
+/**
+ * The storage side of admission: a store that cannot write refuses new executions at once
+ * (`unavailable`, until its writer succeeds again — nothing to reset by hand); `.docket/` over its
+ * soft budget refuses them with `capacity`, measured after what may expire has expired. Nothing is
+ * ever deleted to get under the budget: a person releases artifacts or raises the budget.
+ */
+export function createStorageGate(options: StorageGateOptions): StorageGate {
+  const { root, limits, clock } = options;
+  let measured: StorageUsage | null = null;
+  let measuredAt = -Infinity;
+
+  function measure(): StorageUsage {
+    const bytes = options.stateBytes() + artifactBytes(join(root, ".docket", "artifacts"));
+    return { bytes, budget_bytes: limits.storage_budget_bytes, over_budget: bytes > limits.storage_budget_bytes };
+  }
+
+  function usage(): StorageUsage {
+    const now = clock.monotonic();
+    if (measured === null || now - measuredAt >= MEASURE_EVERY_MS) {
+      measured = measure();
+      if (measured.over_budget && options.expire) {
+        options.expire();
+        measured = measure();
+      }
+      measuredAt = now;
+    }
+    return measured;
+  }
+
+  function refusal(verb: string): StorageRefusal | null {
+    const fault = options.fault();
+    if (fault !== null) {
+      return {
+        error_code: "unavailable",
+        message: `Cannot ${verb}: the execution store cannot write to disk (since ${fault.since}), so no new execution is admitted until it can; what was accepted before is kept and written once it can.`,
+        suggestion: "Free disk space under the checkout's .docket/ folder (or fix the disk); admissions resume by themselves once a write succeeds. health.report says what the store reports.",
+        context: { reason: "storage_fault", since: fault.since, retry_after_s: FAULT_RETRY_S },
+      };
+    }
+    const now = usage();
+    if (!now.over_budget) return null;
+    return {
+      error_code: "capacity",
+      message: `Cannot ${verb}: .docket/ holds ${formatBytes(now.bytes)}, over its storage budget of ${formatBytes(now.budget_bytes)} (storage_budget_bytes).`,
+      suggestion: "Release the artifacts of finished executions (executions.release: POST /api/v1/executions/release with the id), or raise the budget with --storage-budget-bytes or DOCKET_STORAGE_BUDGET_BYTES; nothing is deleted on its own.",
+      context: { reason: "storage_budget", bytes: now.bytes, limit: now.budget_bytes, retry_after_s: BUDGET_RETRY_S },
+    };
+  }
+
+  return { refusal, fault: options.fault, usage };
+}
+
+/** Bytes of the regular files under `dir`, recursively; 0 when it does not exist. Symlinks are not followed. */
+export function artifactBytes(dir: string): number {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return 0;
+  }
+  let total = 0;
+  for (const name of names) {
+    const path = join(dir, name);
+    try {
+      const stat = lstatSync(path);
+      if (stat.isDirectory()) total += artifactBytes(path);
+      else if (stat.isFile()) total += stat.size;
+    } catch {
+      // Released while measured: it no longer counts.
+    }
+  }
+  return total;
+}
+
+/** 536870912 → "512 MiB"; bytes under 1 KiB as they are. */
+export function formatBytes(bytes: number): string {
+  const units = ["KiB", "MiB", "GiB", "TiB"];
+  let value = bytes;
+  let unit = "bytes";
+  for (const next of units) {
+    if (value < 1024) break;
+    value /= 1024;
+    unit = next;
+  }
+  return unit === "bytes" ? `${bytes} bytes` : `${Number.isInteger(value) ? value : value.toFixed(1)} ${unit}`;
+}

@@ -1,0 +1,103 @@
+import type { EventDraft } from "./protocol.ts";
+import type { Limits } from "./limits.ts";
+
+/** Ends every text (but a log line) that was cut at its byte limit; a log line says so by `truncated` alone. */
+export const CUT_MARK = "…";
+const CUT_MARK_BYTES = 3;
+
+/** The limits {@link boundDraftTexts} applies, one per kind of text (docs/limits.md). */
+export type TextLimits = Pick<
+  Limits,
+  "log_line_bytes" | "step_title_bytes" | "step_message_bytes" | "progress_message_bytes" | "diagnostic_message_bytes" | "failure_message_bytes" | "stream_chunk_bytes"
+>;
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/**
+ * The longest prefix of `text` that is at most `maxBytes` UTF-8 bytes; never splits a code point.
+ * A prefix that is shorter than the text is a fresh string: a slice could keep a huge original
+ * (a 1 MB step title) alive for as long as the short text is kept.
+ */
+export function cutToBytes(text: string, maxBytes: number): string {
+  // A UTF-16 code unit is at most 3 UTF-8 bytes (a surrogate pair is 4 for 2 units).
+  if (text.length * 3 <= maxBytes) return text;
+  const bytes = new Uint8Array(Math.max(0, maxBytes));
+  // encodeInto stops before the first code point that does not fit, and says how far it read.
+  const { read, written } = encoder.encodeInto(text, bytes);
+  return read === text.length ? text : decoder.decode(bytes.subarray(0, written));
+}
+
+/**
+ * `text` within `maxBytes` UTF-8 bytes, and whether it was cut: as it is when it fits, else its
+ * longest prefix that fits together with {@link CUT_MARK}, marked so.
+ */
+export function cutText(text: string, maxBytes: number): { text: string; cut: boolean } {
+  const whole = cutToBytes(text, maxBytes);
+  if (whole.length === text.length) return { text, cut: false };
+  return { text: cutToBytes(text, maxBytes - CUT_MARK_BYTES) + CUT_MARK, cut: true };
+}
+
+/**
+ * The draft with every text it carries within its own byte limit — the one place texts are cut.
+ * A cut text ends in {@link CUT_MARK} and its payload says `truncated: true`; a log line is cut
+ * without the mark (its `truncated` tells), as it always was. Ids and names (a step's id, a
+ * stream's name, a diagnostic's code and file) are cut at `step_title_bytes` like a title.
+ * A draft with nothing to cut comes back as the same object.
+ *
+ * Call it on text that is final but for its length: after sanitizing and after masking secrets —
+ * a secret cut in half before masking would no longer match its value, and half of it would leak.
+ */
+export function boundDraftTexts(draft: EventDraft, limits: TextLimits): EventDraft {
+  switch (draft.type) {
+    case "execution.log": {
+      const message = cutToBytes(draft.data.message, limits.log_line_bytes);
+      if (message.length === draft.data.message.length) return draft;
+      return { type: draft.type, data: { ...draft.data, message, truncated: true } };
+    }
+    case "execution.step": {
+      const id = cutText(draft.data.id, limits.step_title_bytes);
+      const title = cutText(draft.data.title, limits.step_title_bytes);
+      if (!id.cut && !title.cut) return draft;
+      return { type: draft.type, data: { ...draft.data, id: id.text, title: title.text, truncated: true } };
+    }
+    case "execution.step_done": {
+      const id = cutText(draft.data.id, limits.step_title_bytes);
+      const message = draft.data.message === undefined ? null : cutText(draft.data.message, limits.step_message_bytes);
+      if (!id.cut && !message?.cut) return draft;
+      return { type: draft.type, data: { ...draft.data, id: id.text, ...(message ? { message: message.text } : {}), truncated: true } };
+    }
+    case "execution.progress": {
+      if (draft.data.message === undefined) return draft;
+      const message = cutText(draft.data.message, limits.progress_message_bytes);
+      return message.cut ? { type: draft.type, data: { ...draft.data, message: message.text, truncated: true } } : draft;
+    }
+    case "execution.stream": {
+      const name = cutText(draft.data.name, limits.step_title_bytes);
+      const chunk = cutText(draft.data.chunk, limits.stream_chunk_bytes);
+      if (!name.cut && !chunk.cut) return draft;
+      return { type: draft.type, data: { ...draft.data, name: name.text, chunk: chunk.text, truncated: true } };
+    }
+    case "execution.diagnostic": {
+      const { code, file } = draft.data;
+      const message = cutText(draft.data.message, limits.diagnostic_message_bytes);
+      const cutCode = code === undefined ? null : cutText(code, limits.step_title_bytes);
+      const cutFile = file === undefined ? null : cutText(file, limits.step_title_bytes);
+      if (!message.cut && !cutCode?.cut && !cutFile?.cut) return draft;
+      const data = { ...draft.data, message: message.text, truncated: true };
+      if (cutCode) data.code = cutCode.text;
+      if (cutFile) data.file = cutFile.text;
+      return { type: draft.type, data };
+    }
+    case "execution.completed": {
+      const failure = draft.data.failure;
+      if (failure === undefined) return draft;
+      const message = cutText(failure.message, limits.failure_message_bytes);
+      const suggestion = cutText(failure.suggestion, limits.failure_message_bytes);
+      if (!message.cut && !suggestion.cut) return draft;
+      return { type: draft.type, data: { ...draft.data, failure: { ...failure, message: message.text, suggestion: suggestion.text } } };
+    }
+    default:
+      return draft;
+  }
+}

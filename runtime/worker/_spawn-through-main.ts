@@ -1,0 +1,64 @@
+import type { FromWorker, ToWorker } from "./_messages.ts";
+import { SpawnError, type ChildExit, type OnOutput, type Spawner } from "./spawn-child.ts";
+
+type ChildMessage = Extract<ToWorker, { type: "spawned" | "spawn_failed" | "child_output" | "child_exit" }>;
+
+/** A worker's Spawner, and where the main thread's answers about its children are handed in. */
+export interface ThroughMain {
+  spawn: Spawner;
+  receive(message: ChildMessage): void;
+}
+
+/**
+ * The worker's side of `ctx.exec`: each child is started by the main thread (_worker-children.ts),
+ * which then posts its pid, its output and its end, in that order, on the worker's port.
+ */
+export function spawnThroughMain(post: (message: FromWorker) => void): ThroughMain {
+  interface Pending {
+    onOutput: OnOutput;
+    started(pid: number): void;
+    failed(error: SpawnError): void;
+    exited(exit: ChildExit): void;
+  }
+  const pending = new Map<number, Pending>();
+  let nextRef = 1;
+  return {
+    spawn: (request, onOutput) =>
+      new Promise((resolve, reject) => {
+        const ref = nextRef++;
+        let exited!: (exit: ChildExit) => void;
+        const end = new Promise<ChildExit>((done) => (exited = done));
+        pending.set(ref, {
+          onOutput,
+          started: (pid) => resolve({ pid, exited: end }),
+          failed: (error) => {
+            pending.delete(ref);
+            reject(error);
+          },
+          exited: (exit) => {
+            pending.delete(ref);
+            exited(exit);
+          },
+        });
+        post({ type: "spawn", ref, request });
+      }),
+    receive(message) {
+      const child = pending.get(message.ref);
+      if (!child) return;
+      switch (message.type) {
+        case "spawned":
+          child.started(message.pid);
+          break;
+        case "spawn_failed":
+          child.failed(new SpawnError(message.code, message.message));
+          break;
+        case "child_output":
+          child.onOutput(message.stream, message.chunk);
+          break;
+        case "child_exit":
+          child.exited({ code: message.code, signal: message.signal });
+          break;
+      }
+    },
+  };
+}

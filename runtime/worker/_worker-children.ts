@@ -1,0 +1,56 @@
+import type { Worker } from "node:worker_threads";
+import { toWire, type ToWorker } from "./_messages.ts";
+import { endProcessGroups, signalGroup } from "./process-groups.ts";
+import { SpawnError, spawnHere, type SpawnRequest } from "./spawn-child.ts";
+
+/** The children of one worker's `ctx.exec` calls, started and reaped by the main thread. */
+export interface WorkerChildren {
+  /** Starts a child the worker asked for; its pid, output and end are posted back under `ref`. */
+  spawn(ref: number, request: SpawnRequest): void;
+  /** The worker is gone (terminated, crashed, closed): ends every group it left, TERM then KILL after `graceMs`. */
+  end(graceMs: number): Promise<void>;
+}
+
+/**
+ * Serves a worker's children from the main thread. A worker cannot run code once terminated, and
+ * the thread that starts a child is the one that reaps it: started here, a child of a worker that
+ * was terminated or crashed is still ended and reaped, never left running or as a zombie.
+ */
+export function workerChildren(worker: Worker): WorkerChildren {
+  const groups = new Set<number>();
+  let ended = false;
+  const post = (message: ToWorker) => {
+    if (ended) return;
+    try {
+      worker.postMessage(toWire(message));
+    } catch {
+      // The worker is being terminated; its end() ends the child.
+    }
+  };
+  return {
+    spawn(ref, request) {
+      spawnHere(request, (stream, chunk) => post({ type: "child_output", ref, stream, chunk }))
+        .then((child) => {
+          if (ended) {
+            // The worker went away while the child was starting.
+            signalGroup(child.pid, "SIGKILL");
+            return;
+          }
+          groups.add(child.pid);
+          post({ type: "spawned", ref, pid: child.pid });
+          void child.exited.then((exit) => {
+            groups.delete(child.pid);
+            post({ type: "child_exit", ref, code: exit.code, signal: exit.signal });
+          });
+        })
+        .catch((error: unknown) => {
+          const e = error instanceof SpawnError ? error : new SpawnError(null, String((error as Error)?.message ?? error));
+          post({ type: "spawn_failed", ref, code: e.code, message: e.message });
+        });
+    },
+    end(graceMs) {
+      ended = true;
+      return groups.size === 0 ? Promise.resolve() : endProcessGroups(groups, graceMs);
+    },
+  };
+}

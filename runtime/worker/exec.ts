@@ -1,0 +1,231 @@
+import { isAbsolute, relative } from "node:path";
+import { StringDecoder } from "node:string_decoder";
+import { CapabilityError } from "../capability/capability-error.ts";
+import type { ExecOptions, ExecResult, ProgressReporter } from "../capability/declaration.ts";
+import { resolveInside } from "../capability/resolve-inside.ts";
+import { signalGroup } from "./process-groups.ts";
+import { SpawnError, type SpawnedChild, type SpawnRequest, type Spawner } from "./spawn-child.ts";
+
+/** Bytes of each stream a result keeps by default (its tail), and the most a handler may ask for. */
+export const EXEC_OUTPUT_BYTES = 256 * 1024;
+const MAX_OUTPUT_BYTES = 16 * 1024 * 1024;
+/** A line longer than this is streamed in pieces, so that a child that never writes "\n" is still seen. */
+const LINE_PIECE_CHARS = 16 * 1024;
+/** How much of the command an error message or log line shows. */
+const COMMAND_CHARS = 200;
+
+/** What `ctx.exec` needs from the task it runs in. */
+export interface ExecHost {
+  root: string;
+  progress: ProgressReporter;
+  /** Aborts on cancel or deadline; read lazily, since most handlers never spawn. */
+  signal(): AbortSignal;
+  /** TERM → KILL wait for a child's process group when the task is cancelled. */
+  killGraceMs: number;
+  /** Starts the child: here, or in the main thread for a worker (spawn-child.ts). */
+  spawn: Spawner;
+}
+
+/** `ctx.exec` for one task, and the way to end its children when the task ends. */
+export interface Exec {
+  exec(argv: readonly string[], options?: ExecOptions): Promise<ExecResult>;
+  /** The task ended: any child still running (a handler that did not await it) is ended too. */
+  endAll(): void;
+}
+
+/**
+ * Runs children for one task (docs/authoring.md, "Running a command"): argv only, no shell; each
+ * child leads a process group of its own, so that cancel, deadline and task end reach everything
+ * it started (TERM, then KILL after the grace); stdout and stderr are streamed line by line and
+ * their tails kept, bounded.
+ */
+export function createExec(host: ExecHost): Exec {
+  const running = new Set<number>();
+
+  async function exec(argv: readonly string[], options: ExecOptions = {}): Promise<ExecResult> {
+    checkArgv(argv);
+    const command = describeCommand(argv);
+    const maxBytes = checkMaxBytes(options.maxOutputBytes);
+    const cwd = await resolveCwd(host.root, options.cwd);
+    const signal = host.signal();
+    if (signal.aborted) throw host.progress.cancellation();
+
+    const started = performance.now();
+    const stdout = new Capture("stdout", maxBytes, options.stream === false ? null : host.progress);
+    const stderr = new Capture("stderr", maxBytes, options.stream === false ? null : host.progress);
+    const request: SpawnRequest = { argv: [...argv], cwd, env: options.env ? { ...options.env } : null, stdin: options.stdin ?? null };
+    let child: SpawnedChild;
+    try {
+      child = await host.spawn(request, (name, chunk) => (name === "stdout" ? stdout : stderr).push(chunk));
+    } catch (error) {
+      throw spawnFailure(command, error);
+    }
+    const { pid } = child;
+    running.add(pid);
+    host.progress.log(`exec: ${command} started (pid ${pid}${cwd === host.root ? "" : `, in ${relative(host.root, cwd) || "."}`})`);
+
+    let stopping: ReturnType<typeof setTimeout> | null = null;
+    const stop = () => {
+      signalGroup(pid, "SIGTERM");
+      stopping = setTimeout(() => signalGroup(pid, "SIGKILL"), host.killGraceMs);
+    };
+    if (signal.aborted) stop();
+    else signal.addEventListener("abort", stop, { once: true });
+
+    const { code, signal: signalName } = await child.exited;
+    signal.removeEventListener("abort", stop);
+    if (stopping !== null) clearTimeout(stopping);
+    running.delete(pid);
+    stdout.end();
+    stderr.end();
+    const durationMs = Math.round(performance.now() - started);
+    const ended = code !== null ? `exited ${code}` : `was ended by ${signalName}`;
+    const failed = code !== 0;
+    host.progress.log(`exec: ${command} ${ended} after ${durationMs} ms (pid ${pid})`, failed ? (options.allowFailure ? "warn" : "error") : "info");
+
+    if (signal.aborted) throw host.progress.cancellation();
+    const result: ExecResult = {
+      exitCode: code,
+      signal: signalName,
+      stdout: stdout.text(),
+      stderr: stderr.text(),
+      truncated: stdout.truncated || stderr.truncated,
+      durationMs,
+      pid,
+    };
+    if (failed && !options.allowFailure) {
+      // The output is not in the message: it may hold secrets. It is in the execution's streams.
+      throw new CapabilityError("exec_failed", `${command} ${ended}.`, {
+        context: { command: argv[0], exit_code: code, signal: signalName, duration_ms: durationMs },
+        suggestion: "Its output is in the execution's stdout and stderr streams; pass { allowFailure: true } to handle a non-zero exit yourself.",
+      });
+    }
+    return result;
+  }
+
+  return {
+    exec,
+    endAll() {
+      for (const pid of running) {
+        signalGroup(pid, "SIGTERM");
+        setTimeout(() => signalGroup(pid, "SIGKILL"), host.killGraceMs).unref?.();
+      }
+    },
+  };
+}
+
+/**
+ * One output stream of a child: split into lines as it comes (each streamed with its "\n"), and
+ * its last `maxBytes` bytes kept for the result. The tail, not the head: a test runner's verdict
+ * is at its end.
+ */
+class Capture {
+  truncated = false;
+  private readonly decoder = new StringDecoder("utf8");
+  private readonly kept: Buffer[] = [];
+  private keptBytes = 0;
+  private partial = "";
+
+  constructor(private readonly name: string, private readonly maxBytes: number, private readonly progress: ProgressReporter | null) {}
+
+  push(bytes: Uint8Array): void {
+    // A view, not a copy: a chunk that crossed from the main thread arrives as a plain Uint8Array.
+    const chunk = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    this.keep(chunk);
+    if (!this.progress) return;
+    this.partial += this.decoder.write(chunk);
+    let newline = this.partial.indexOf("\n");
+    while (newline >= 0) {
+      this.progress.stream(this.name, this.partial.slice(0, newline + 1));
+      this.partial = this.partial.slice(newline + 1);
+      newline = this.partial.indexOf("\n");
+    }
+    if (this.partial.length >= LINE_PIECE_CHARS) {
+      this.progress.stream(this.name, this.partial);
+      this.partial = "";
+    }
+  }
+
+  end(): void {
+    if (!this.progress) return;
+    this.partial += this.decoder.end();
+    if (this.partial !== "") this.progress.stream(this.name, this.partial);
+    this.partial = "";
+  }
+
+  text(): string {
+    const all = Buffer.concat(this.kept);
+    // Cut at a character boundary: skip UTF-8 continuation bytes at the start of the tail.
+    let at = 0;
+    while (this.truncated && at < all.length && (all[at]! & 0xc0) === 0x80) at++;
+    return all.subarray(at).toString("utf8");
+  }
+
+  private keep(chunk: Buffer): void {
+    this.kept.push(chunk);
+    this.keptBytes += chunk.length;
+    while (this.keptBytes > this.maxBytes) {
+      this.truncated = true;
+      const first = this.kept[0]!;
+      const over = this.keptBytes - this.maxBytes;
+      if (first.length <= over) {
+        this.kept.shift();
+        this.keptBytes -= first.length;
+      } else {
+        this.kept[0] = first.subarray(over);
+        this.keptBytes -= over;
+      }
+    }
+  }
+}
+
+function checkArgv(argv: readonly string[]): void {
+  if (!Array.isArray(argv) || argv.length === 0 || !argv.every((a) => typeof a === "string")) {
+    throw new TypeError(`ctx.exec takes the command as a list of strings, like ["git", "log", "--oneline"], got ${describeValue(argv)}. No shell runs it.`);
+  }
+  if (argv[0] === "") throw new TypeError("ctx.exec: the program (argv[0]) is empty; name a program, like \"git\".");
+  if (argv.some((a) => a.includes("\0"))) throw new TypeError("ctx.exec: an argument contains a NUL byte, which no program can receive.");
+}
+
+function checkMaxBytes(value: unknown): number {
+  if (value === undefined) return EXEC_OUTPUT_BYTES;
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0 || value > MAX_OUTPUT_BYTES) {
+    throw new TypeError(`ctx.exec: maxOutputBytes must be a whole number of bytes from 0 to ${MAX_OUTPUT_BYTES}, got ${describeValue(value)}.`);
+  }
+  return value;
+}
+
+/** The folder the child runs in: the checkout, or a folder inside it (relative, or absolute inside). */
+async function resolveCwd(root: string, cwd: string | undefined): Promise<string> {
+  if (cwd === undefined) return root;
+  if (typeof cwd !== "string") throw new TypeError(`ctx.exec: cwd must be a folder inside the checkout, got ${describeValue(cwd)}.`);
+  const inside = isAbsolute(cwd) ? relative(root, cwd) : cwd;
+  return resolveInside(root, inside === "" ? "." : inside, { label: "ctx.exec cwd" }).catch((error) => {
+    if (isAbsolute(cwd) && CapabilityError.is(error)) {
+      throw new CapabilityError("invalid_input", `ctx.exec cwd ${JSON.stringify(cwd)} is outside the checkout ${root}; a child runs in the checkout or a folder inside it.`, { context: { cwd } });
+    }
+    throw error;
+  });
+}
+
+function spawnFailure(command: string, error: unknown): CapabilityError {
+  const code = error instanceof SpawnError ? error.code : (error as NodeJS.ErrnoException)?.code;
+  const why = code === "ENOENT" ? "the program was not found (is it installed and on PATH?)" : code === "EACCES" ? "the program is not executable" : (error as Error)?.message ?? String(error);
+  return new CapabilityError("exec_failed", `${command} could not start: ${why}.`, { context: { command: command.split(" ")[0], reason: code ?? "spawn_failed" } });
+}
+
+/** The command as a person reads it: arguments with spaces or quotes quoted, bounded. */
+export function describeCommand(argv: readonly string[]): string {
+  const text = argv.map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : JSON.stringify(a))).join(" ");
+  return text.length > COMMAND_CHARS ? `${text.slice(0, COMMAND_CHARS)}…` : text;
+}
+
+function describeValue(value: unknown): string {
+  if (value === undefined) return "nothing";
+  try {
+    const text = JSON.stringify(value);
+    return text.length > 60 ? `${text.slice(0, 60)}…` : text;
+  } catch {
+    return typeof value;
+  }
+}

@@ -1,0 +1,29 @@
+/** How often a stopping group is checked for being empty before its grace is over. */
+const POLL_MS = 20;
+
+/** Sends `signal` to every process of the group `pgid` leads; false when none is left (ESRCH). */
+export function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
+  if (!Number.isSafeInteger(pgid) || pgid <= 1) return false;
+  try {
+    process.kill(-pgid, signal);
+    return true;
+  } catch (error) {
+    // EPERM: the group holds a process of another user, which a child of ours cannot have started.
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * Ends process groups the way docs/authoring.md says a child ends: TERM now, KILL to whatever is
+ * left after `graceMs`. Resolves once every group is gone (or was sent KILL). Used by the main
+ * thread for the children of a worker that was terminated or crashed, which can run no code.
+ */
+export async function endProcessGroups(pgids: Iterable<number>, graceMs: number): Promise<void> {
+  let left = [...pgids].filter((pgid) => signalGroup(pgid, "SIGTERM"));
+  const until = performance.now() + graceMs;
+  while (left.length > 0 && performance.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, Math.min(POLL_MS, Math.max(1, until - performance.now()))));
+    left = left.filter((pgid) => signalGroup(pgid, 0));
+  }
+  for (const pgid of left) signalGroup(pgid, "SIGKILL");
+}

@@ -1,0 +1,79 @@
+import { spawn } from "node:child_process";
+import { signalGroup } from "./process-groups.ts";
+
+/** A child to start, as `ctx.exec` asks for it. Structured-clone safe: it may cross to the main thread. */
+export interface SpawnRequest {
+  argv: string[];
+  /** Absolute, already checked to be inside the checkout. */
+  cwd: string;
+  /** Added to the environment of the process; null: the environment as it is. */
+  env: Record<string, string> | null;
+  /** Written to stdin, which is then closed; null: no stdin. */
+  stdin: string | null;
+}
+
+/** How a child ended. */
+export interface ChildExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/** A started child: its pid (also its process group's id) and its end, after all its output. */
+export interface SpawnedChild {
+  pid: number;
+  exited: Promise<ChildExit>;
+}
+
+/** Why a child did not start: the errno code (`ENOENT`, `EACCES`) and the runtime's message. */
+export class SpawnError extends Error {
+  constructor(readonly code: string | null, message: string) {
+    super(message);
+    this.name = "SpawnError";
+  }
+}
+
+/** Where output goes as it comes: raw bytes of stdout or stderr. */
+export type OnOutput = (stream: "stdout" | "stderr", chunk: Uint8Array) => void;
+
+/** Starts a child: in this thread, or (from a worker) in the main thread. Rejects with SpawnError. */
+export type Spawner = (request: SpawnRequest, onOutput: OnOutput) => Promise<SpawnedChild>;
+
+/**
+ * Starts a child in this thread as the leader of a process group of its own (setsid), no shell.
+ * The thread that starts a child is the one that reaps it: a worker's children are started by the
+ * main thread (spawnThroughMain), so that one terminated never leaves a zombie behind.
+ */
+export const spawnHere: Spawner = (request, onOutput) =>
+  new Promise((resolve, reject) => {
+    let child;
+    try {
+      child = spawn(request.argv[0]!, request.argv.slice(1), {
+        cwd: request.cwd,
+        env: request.env ? { ...process.env, ...request.env } : process.env,
+        detached: true,
+        stdio: [request.stdin === null ? "ignore" : "pipe", "pipe", "pipe"],
+        shell: false,
+      });
+    } catch (error) {
+      reject(new SpawnError((error as NodeJS.ErrnoException).code ?? null, (error as Error).message));
+      return;
+    }
+    // Every listener is attached before anything is awaited: a fast child may exit at once.
+    child.stdout!.on("data", (chunk: Buffer) => onOutput("stdout", chunk));
+    child.stderr!.on("data", (chunk: Buffer) => onOutput("stderr", chunk));
+    child.stdin?.on("error", () => undefined);
+    const closed = new Promise<void>((done) => child.once("close", () => done()));
+    const exited = new Promise<ChildExit>((done) =>
+      child.once("exit", (code, signal) => {
+        // The leader is gone; what it left in its group (a background grandchild) goes with it,
+        // which also closes the pipes such a grandchild would otherwise hold open for ever.
+        signalGroup(child.pid!, "SIGKILL");
+        void closed.then(() => done({ code, signal }));
+      }),
+    );
+    child.once("spawn", () => {
+      if (request.stdin !== null) child.stdin!.end(request.stdin);
+      resolve({ pid: child.pid!, exited });
+    });
+    child.once("error", (error: NodeJS.ErrnoException) => reject(new SpawnError(error.code ?? null, error.message)));
+  });

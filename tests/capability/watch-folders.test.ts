@@ -1,0 +1,60 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { watchFolders, type FolderWatch } from "../../runtime/capability/watch-folders.ts";
+import { ManualClock } from "../_support/manual-clock.ts";
+
+let base: string;
+let watch: FolderWatch | null = null;
+
+afterEach(() => {
+  watch?.close();
+  watch = null;
+  rmSync(base, { recursive: true, force: true });
+});
+
+/** Resolves when `check` holds, asking every few ms; fails after a generous bound. */
+async function until(what: string, check: () => boolean): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    if (check()) return;
+    await Bun.sleep(10);
+  }
+  throw new Error(`gave up waiting for ${what}`);
+}
+
+describe("watchFolders", () => {
+  test("watchFolders calls onChange once for a burst of changes, after the quiet time of its clock", async () => {
+    base = realpathSync(mkdtempSync(join(tmpdir(), "docket-watch-")));
+    const clock = new ManualClock();
+    let calls = 0;
+    watch = watchFolders([base], () => void calls++, { debounceMs: 100, clock });
+    writeFileSync(join(base, "a.b.ts"), "1");
+    writeFileSync(join(base, "a.b.ts"), "2");
+    writeFileSync(join(base, "c.d.ts"), "3");
+    await until("a pending reload", () => clock.pending > 0);
+    // The burst's later events may still be on their way; each one only moves the quiet time on.
+    await Bun.sleep(50);
+    clock.advance(99);
+    expect(calls).toBe(0);
+    clock.advance(1);
+    expect(calls).toBe(1);
+  });
+
+  test("watchFolders sees a folder that does not exist yet once it is created, and files written in it", async () => {
+    base = realpathSync(mkdtempSync(join(tmpdir(), "docket-watch-")));
+    const folder = join(base, "capabilities");
+    let calls = 0;
+    watch = watchFolders([folder], () => void calls++, { debounceMs: 10 });
+    mkdirSync(folder);
+    await until("the folder's creation", () => calls === 1);
+    writeFileSync(join(folder, "a.b.ts"), "1");
+    await until("a file in the new folder", () => calls === 2);
+    rmSync(folder, { recursive: true });
+    await until("the folder's removal", () => calls >= 3);
+    const seen = calls;
+    mkdirSync(folder);
+    writeFileSync(join(folder, "a.b.ts"), "2");
+    await until("the folder made again", () => calls > seen);
+  });
+});

@@ -1,0 +1,111 @@
+// Editor types with no npm install: `docket init` in a checkout without node_modules, then this
+// repository's TypeScript type-checks its capability files against the declarations docket wrote.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { buildBinary, docket, fromBinary, REPO, removeTempDirs, tempCheckout, type DocketRunner } from "./_harness.ts";
+
+let binary: DocketRunner;
+
+beforeAll(async () => {
+  binary = fromBinary(await buildBinary());
+}, 180_000);
+
+afterAll(removeTempDirs);
+
+const TSC = join(REPO, "node_modules", ".bin", "tsc");
+
+/** `tsc --noEmit -p capabilities` in the checkout, as an editor or a CI step would run it. */
+function typeCheck(checkout: string): { code: number; output: string } {
+  const run = Bun.spawnSync([TSC, "--noEmit", "-p", "capabilities"], { cwd: checkout, stdout: "pipe", stderr: "pipe" });
+  return { code: run.exitCode, output: run.stdout.toString() + run.stderr.toString() };
+}
+
+/** A checkout after `docket init`, with no node_modules anywhere above it. */
+async function initialized(): Promise<string> {
+  const checkout = tempCheckout();
+  const init = await docket(binary, ["init"], { cwd: checkout });
+  expect(init.code).toBe(0);
+  expect(existsSync(join(checkout, "node_modules"))).toBe(false);
+  return checkout;
+}
+
+const BAD_FIELD = `import { capability } from "docket";
+import * as v from "valibot";
+
+export default capability({
+  id: "team.count",
+  title: "Count",
+  description: "Reads a field its input schema lacks.",
+  effect: "read",
+  input: v.object({ path: v.string() }),
+  output: v.object({ files: v.number() }),
+  handler(input, ctx) {
+    ctx.progress.log(input.path);
+    return { files: input.limit };
+  },
+});
+`;
+
+describe("docket init and editor types", () => {
+  test("docket init writes capabilities/tsconfig.json (strict, paths to .docket/types), the declarations and a first capability", async () => {
+    const checkout = await initialized();
+    const tsconfig = JSON.parse(readFileSync(join(checkout, "capabilities", "tsconfig.json"), "utf8"));
+    expect(tsconfig.compilerOptions.strict).toBe(true);
+    expect(tsconfig.compilerOptions.paths).toEqual({ docket: ["../.docket/types/docket/public.d.ts"], valibot: ["../.docket/types/valibot/index.d.ts"] });
+    expect(readFileSync(join(checkout, ".docket", "types", "docket", "public.d.ts"), "utf8")).toContain("export { capability }");
+    expect(readFileSync(join(checkout, ".docket", "types", "valibot", "index.d.ts"), "utf8")).toContain("declare function object");
+    expect(readFileSync(join(checkout, ".docket", ".gitignore"), "utf8")).toBe("*\n");
+    expect(existsSync(join(checkout, "capabilities", "hello.greet.ts"))).toBe(true);
+  });
+
+  test("tsc --noEmit -p capabilities passes on the first capability and on what docket new writes", async () => {
+    const checkout = await initialized();
+    expect((await docket(binary, ["new", "repo.lint-check"], { cwd: checkout })).code).toBe(0);
+    const checked = typeCheck(checkout);
+    expect(checked.output).toBe("");
+    expect(checked.code).toBe(0);
+  });
+
+  test("tsc fails on a file that reads a field its input schema lacks, naming the file and line", async () => {
+    const checkout = await initialized();
+    writeFileSync(join(checkout, "capabilities", "team.count.ts"), BAD_FIELD);
+    const checked = typeCheck(checkout);
+    expect(checked.code).not.toBe(0);
+    expect(checked.output).toContain("capabilities/team.count.ts(13,27): error TS2339: Property 'limit' does not exist on type '{ path: string; }'.");
+    // Only that file is wrong: the first capability still checks.
+    expect(checked.output).not.toContain("hello.greet.ts");
+  });
+
+  test("tsc fails on a handler whose return does not match the output schema, or a ctx member that does not exist", async () => {
+    const checkout = await initialized();
+    const source = BAD_FIELD.replace("{ files: input.limit }", '{ file: input.path.length }').replace("ctx.progress.log(input.path)", 'ctx.progress.stepp("a", "b")');
+    writeFileSync(join(checkout, "capabilities", "team.count.ts"), source);
+    const checked = typeCheck(checkout);
+    expect(checked.output).toContain("capabilities/team.count.ts(12,18): error TS2551: Property 'stepp' does not exist on type 'ProgressReporter'. Did you mean 'step'?");
+    expect(checked.output).toContain("capabilities/team.count.ts(11,3): error TS2322: Type '(input: { path: string; }, ctx: CapabilityContext) => { file: number; }' is not assignable");
+  });
+
+  test("every docket command restores types that are missing or from another docket; init keeps what exists", async () => {
+    const checkout = await initialized();
+    const types = join(checkout, ".docket", "types");
+    const stamp = readFileSync(join(types, "VERSION"), "utf8");
+    expect(stamp).toMatch(/^docket \d+\.\d+\.\d+\S* [0-9a-f]{16}\n$/);
+
+    rmSync(join(types, "valibot"), { recursive: true });
+    writeFileSync(join(types, "VERSION"), "docket 0.0.1 0123456789abcdef\n");
+    expect((await docket(binary, ["capabilities", "list"], { cwd: checkout })).code).toBe(0);
+    expect(readFileSync(join(types, "VERSION"), "utf8")).toBe(stamp);
+    expect(existsSync(join(types, "valibot", "index.d.ts"))).toBe(true);
+
+    // A teammate's clone: capabilities/ committed, .docket/ not.
+    rmSync(join(checkout, ".docket"), { recursive: true });
+    expect((await docket(binary, ["run", "hello.greet"], { cwd: checkout })).code).toBe(0);
+    expect(typeCheck(checkout).code).toBe(0);
+
+    writeFileSync(join(checkout, "capabilities", "tsconfig.json"), '{ "compilerOptions": { "strict": true } }\n');
+    const again = await docket(binary, ["init"], { cwd: checkout });
+    expect(again.stdout).toContain("Kept capabilities/tsconfig.json");
+    expect(readFileSync(join(checkout, "capabilities", "tsconfig.json"), "utf8")).toBe('{ "compilerOptions": { "strict": true } }\n');
+  });
+});

@@ -1,0 +1,137 @@
+// A capability file imports the checkout's own npm packages: through the compiled binary, in a
+// temporary checkout outside this repository, whose node_modules holds copies of real packages
+// taken from this repository's node_modules (no network in tests).
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { cpSync } from "node:fs";
+import { join } from "node:path";
+import { buildBinary, docket, fromBinary, REPO, removeTempDirs, spawnDocket, tempCheckout, watchStream, writeFiles, type DocketRunner } from "./_harness.ts";
+
+let binary: DocketRunner;
+
+beforeAll(async () => {
+  binary = fromBinary(await buildBinary());
+}, 180_000);
+
+afterAll(removeTempDirs);
+
+/** js-yaml is ES modules with an `exports` map; debug is CommonJS and requires its own dependency, ms. */
+const PACKAGES = ["js-yaml", "argparse", "debug", "ms"];
+
+/** A checkout whose package.json and node_modules hold js-yaml and debug, as `npm install` leaves them. */
+function checkoutWithPackages(): string {
+  const checkout = tempCheckout();
+  for (const name of PACKAGES) cpSync(join(REPO, "node_modules", name), join(checkout, "node_modules", name), { recursive: true });
+  writeFiles(checkout, {
+    "package.json": JSON.stringify({ name: "team-automation", private: true, dependencies: { "js-yaml": "^4", debug: "^4" } }),
+    "package-lock.json": "{}\n",
+    "capabilities/config.summary.ts": `import { capability } from "docket";
+import * as v from "valibot";
+import { load } from "js-yaml";
+import createDebug from "debug";
+
+const debug = createDebug("config");
+
+export default capability({
+  id: "config.summary",
+  title: "Summarize a YAML config",
+  description: "Parses YAML with the checkout's js-yaml and counts its top-level keys.",
+  effect: "read",
+  input: v.object({ text: v.string() }),
+  output: v.object({ keys: v.array(v.string()), debug: v.string() }),
+  handler(input) {
+    const parsed = load(input.text) as Record<string, unknown>;
+    return { keys: Object.keys(parsed), debug: typeof debug };
+  },
+});
+`,
+  });
+  return checkout;
+}
+
+describe("npm packages in capability files (compiled binary)", () => {
+  test("a capability importing packages from the checkout's node_modules runs with docket run", async () => {
+    const checkout = checkoutWithPackages();
+    const result = await docket(binary, ["run", "config.summary", "--input", JSON.stringify({ text: "name: docket\nport: 4700\n" }), "--format", "json"], { cwd: checkout });
+    expect(result.stderr).not.toContain("did not load");
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout).output).toEqual({ keys: ["name", "port"], debug: "function" });
+  });
+
+  test("the same capability runs on docket serve's workers: a direct call and an execution", async () => {
+    const checkout = checkoutWithPackages();
+    const child = spawnDocket(binary, ["serve", "--port", "0", "--store", "memory"], { cwd: checkout });
+    const stderr = watchStream(child.stderr);
+    try {
+      const banner = await stderr.until(/docket serving .* at http:\/\/127\.0\.0\.1:\d+/);
+      const url = banner.match(/at (http:\/\/127\.0\.0\.1:\d+)/)![1]!;
+      const post = (path: string, body: unknown) => fetch(`${url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+
+      const direct = await post("/api/v1/config/summary", { text: "a: 1\nb: 2\nc: 3\n" });
+      expect(direct.status).toBe(200);
+      expect(await direct.json()).toEqual({ keys: ["a", "b", "c"], debug: "function" });
+
+      const started = await post("/api/v1/executions/start", { capability: "config.summary", input: { text: "only: true\n" } });
+      expect(started.status).toBe(200);
+      const { execution } = (await started.json()) as { execution: { id: string } };
+      // `executions events --follow` ends when the execution completes (it follows the live channel).
+      const followed = await docket(binary, ["executions", "events", execution.id, "--follow"], { cwd: checkout });
+      expect(followed.code).toBe(0);
+      const snapshot = await (await fetch(`${url}/api/v1/executions/get?id=${execution.id}`)).json();
+      expect(snapshot).toMatchObject({ state: "succeeded", output: { keys: ["only"], debug: "function" } });
+    } finally {
+      child.kill("SIGINT");
+      await child.exited;
+    }
+    expect(await stderr.done).not.toContain("did not load");
+  });
+
+  test("a package that is not installed is a load error naming it and the command that installs it", async () => {
+    const checkout = tempCheckout();
+    writeFiles(checkout, {
+      "package.json": JSON.stringify({ name: "team-automation", private: true }),
+      "bun.lock": "{}\n",
+      "capabilities/report.weekly.ts": `import { capability } from "docket";
+import * as v from "valibot";
+import { Octokit } from "@octokit/rest";
+
+export default capability({
+  id: "report.weekly",
+  title: "Weekly report",
+  description: "Needs @octokit/rest, which this checkout has not installed.",
+  effect: "read",
+  input: v.object({}),
+  output: v.object({ ok: v.boolean() }),
+  handler: () => ({ ok: typeof Octokit === "function" }),
+});
+`,
+    });
+    const listed = await docket(binary, ["capabilities", "list"], { cwd: checkout });
+    expect(listed.stdout + listed.stderr).toContain(
+      `capabilities/report.weekly.ts:3:25 cannot resolve import "@octokit/rest": the package "@octokit/rest" is not installed. Install it with \`bun add @octokit/rest\` in ${checkout}.`,
+    );
+    const ran = await docket(binary, ["run", "report.weekly"], { cwd: checkout });
+    expect(ran.code).toBe(2);
+    expect(ran.stderr).toContain(`${join(checkout, "capabilities/report.weekly.ts")}:3 did not load: cannot resolve import "@octokit/rest"`);
+  });
+
+  test('"docket" and "valibot" are docket\'s own even when the checkout installs other copies', async () => {
+    const checkout = tempCheckout();
+    writeFiles(checkout, {
+      "node_modules/valibot/package.json": JSON.stringify({ name: "valibot", version: "0.0.1", type: "module", exports: "./index.js" }),
+      "node_modules/valibot/index.js": 'throw new Error("the checkout\'s valibot was loaded");\n',
+      "node_modules/docket/package.json": JSON.stringify({ name: "docket", version: "0.0.1", type: "module", exports: "./index.js" }),
+      "node_modules/docket/index.js": 'throw new Error("the checkout\'s docket was loaded");\n',
+      "capabilities/hello.plain.ts": `import { capability } from "docket";
+import * as v from "valibot";
+export default capability({
+  id: "hello.plain", title: "Hello", description: "Uses docket's own modules.", effect: "read",
+  input: v.object({}), output: v.object({ ok: v.boolean() }),
+  handler: () => ({ ok: true }),
+});
+`,
+    });
+    const ran = await docket(binary, ["run", "hello.plain", "--format", "json"], { cwd: checkout });
+    expect(ran.stderr).not.toContain("was loaded");
+    expect(JSON.parse(ran.stdout).output).toEqual({ ok: true });
+  });
+});

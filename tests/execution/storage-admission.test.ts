@@ -1,0 +1,209 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import * as v from "valibot";
+import { createEngine } from "../../runtime/execution/engine.ts";
+import { FailureError } from "../../runtime/execution/failure.ts";
+import { resolveLimits, type Limits } from "../../runtime/execution/limits.ts";
+import { MEASURE_EVERY_MS } from "../../runtime/execution/storage-gate.ts";
+import type { ExecutionReport } from "../../runtime/execution/report-protocol.ts";
+import { createMemoryStore } from "../../runtime/store/memory-store.ts";
+import { createSqliteStore } from "../../runtime/store/sqlite-store.ts";
+import type { StorageFault } from "../../runtime/store/store.ts";
+import executionsStart from "../../capabilities/executions.start.ts";
+import { ManualClock } from "../_support/manual-clock.ts";
+import { catalog } from "../_support/registered.ts";
+import { EDGE, harness, TEST_CAPABILITIES } from "./_support/harness.ts";
+import { FakePool, flush } from "./_support/fake-pool.ts";
+
+const MIB = 1024 * 1024;
+const roots: string[] = [];
+afterAll(() => {
+  for (const root of roots) rmSync(root, { recursive: true, force: true });
+});
+
+/** An engine over a memory store whose storage fault the test sets, in a checkout of its own. */
+function faultable(overrides: Partial<Limits> = {}, storedBytes = () => 0) {
+  const root = mkdtempSync(join(tmpdir(), "docket-storage-"));
+  roots.push(root);
+  const limits = resolveLimits({ overrides });
+  const clock = new ManualClock();
+  const memory = createMemoryStore({ limits, clock: () => clock.now() });
+  let fault: StorageFault | null = null;
+  const store = { ...memory, storageFault: () => fault };
+  const pool = new FakePool();
+  let expired = 0;
+  const engine = createEngine({
+    registry: catalog(Object.values(TEST_CAPABILITIES)),
+    store,
+    pool,
+    limits,
+    root,
+    storeKind: "memory",
+    clock,
+    log: () => undefined,
+    storedBytes,
+    expireDetails: () => void expired++,
+  });
+  return {
+    engine,
+    store,
+    pool,
+    clock,
+    root,
+    expiries: () => expired,
+    setFault: (next: StorageFault | null) => (fault = next),
+  };
+}
+
+function failureOf(fn: () => unknown) {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof FailureError) return error.failure;
+    throw error;
+  }
+  throw new Error("expected a FailureError");
+}
+
+const FAULT: StorageFault = { reason: "database or disk is full", since: "2026-12-01T05:00:00.000Z" };
+
+describe("storage admission", () => {
+  test("executions.start is refused unavailable while the store cannot write, and admitted again once it can", async () => {
+    const h = faultable();
+    const before = h.engine.start({ capability: "demo.write", input: {} }, EDGE).execution.id;
+    h.setFault(FAULT);
+    const refused = failureOf(() => h.engine.start({ capability: "demo.read", input: {} }, EDGE));
+    expect(refused).toMatchObject({ error_code: "unavailable", stage: "admit", retryability: "after_delay", context: { reason: "storage_fault", since: FAULT.since } });
+    expect(refused.context.retry_after_s).toBeGreaterThan(0);
+    expect(refused.message).toContain("Cannot start demo.read: the execution store cannot write");
+    // The store's own words may name a path: they go to health.report, never into an answer.
+    expect(JSON.stringify(refused)).not.toContain(FAULT.reason);
+    // Refused before anything is kept: no execution, no run identity.
+    expect(failureOf(() => h.engine.start({ capability: "demo.read", input: {}, run_id: "r-1" }, EDGE)).error_code).toBe("unavailable");
+    expect(h.store.findRun("r-1")).toBeNull();
+    expect(h.store.list().items.map((s) => s.id)).toEqual([before]);
+    // What was accepted before goes on.
+    await flush();
+    h.pool.of(before)!.succeed({ ok: true });
+    await flush();
+    expect(h.store.get(before)!.state).toBe("succeeded");
+    expect(h.engine.hostFacts().store.fault).toEqual(FAULT);
+
+    h.setFault(null);
+    expect(h.engine.start({ capability: "demo.read", input: {}, run_id: "r-1" }, EDGE).deduplicated).toBe(false);
+    expect(h.engine.hostFacts().store.fault).toBeNull();
+  });
+
+  test("executions.report refuses a new run while the store cannot write, and still hears a run it already holds", async () => {
+    const run = harness();
+    const edge = { actor: { kind: "cli" as const, pid: 77 }, request_id: "r", trace_id: "0af7651916cd43dd8448eb211c80319c" };
+    const a = run.engine.start({ capability: "demo.read", input: {} }, edge).execution.id;
+    const b = run.engine.start({ capability: "demo.read", input: {} }, edge).execution.id;
+    const reportOf = (id: string): ExecutionReport => {
+      const s = run.store.get(id)!;
+      return { id, pid: 77, capability: s.capability, input: s.input, effect: s.effect, cancellable: s.cancellable, run_id: null, session_key: null, request_id: s.request_id, trace_id: s.trace_id, events: run.store.events(id, 0, 1000)!.events };
+    };
+    const h = faultable();
+    h.engine.handle(EDGE).report(reportOf(a));
+    await flush();
+    run.pool.of(a)!.succeed({ n: 1 });
+    await flush();
+    h.setFault(FAULT);
+    expect(h.engine.handle(EDGE).report(reportOf(a))).toMatchObject({ state: "succeeded" });
+    const refused = failureOf(() => h.engine.handle(EDGE).report(reportOf(b)));
+    expect(refused).toMatchObject({ error_code: "unavailable", stage: "admit", context: { reason: "storage_fault" } });
+    expect(h.store.get(b)).toBeNull();
+    h.setFault(null);
+    expect(h.engine.handle(EDGE).report(reportOf(b))).toMatchObject({ id: b, applied: 2, state: "running" });
+  });
+
+  test("executions.start over the storage budget is refused with capacity naming the budget, after expiry, until space is released", () => {
+    let state = 0;
+    const h = faultable({ storage_budget_bytes: 2 * MIB }, () => state);
+    const dir = join(h.root, ".docket", "artifacts", "x-20261201T050000Z-0000000a");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, "big.bin"), Buffer.alloc(MIB / 2));
+    state = MIB;
+    expect(h.engine.start({ capability: "demo.read", input: {} }, EDGE).deduplicated).toBe(false);
+    expect(h.expiries()).toBe(0);
+    // The measure is kept for a few seconds: a new one only once they passed.
+    writeFileSync(join(dir, "more.bin"), Buffer.alloc(MIB));
+    expect(h.engine.start({ capability: "demo.read", input: {} }, EDGE).deduplicated).toBe(false);
+    h.clock.advance(MEASURE_EVERY_MS);
+    const refused = failureOf(() => h.engine.start({ capability: "demo.read", input: {} }, EDGE));
+    expect(refused).toMatchObject({ error_code: "capacity", stage: "admit", context: { reason: "storage_budget", bytes: 2.5 * MIB, limit: 2 * MIB } });
+    expect(refused.message).toBe(`Cannot start demo.read: .docket/ holds 2.5 MiB, over its storage budget of 2 MiB (storage_budget_bytes).`);
+    expect(refused.suggestion).toContain("executions.release");
+    expect(refused.suggestion).toContain("DOCKET_STORAGE_BUDGET_BYTES");
+    // Over the budget, what may expire expired before the measure that refused.
+    expect(h.expiries()).toBe(1);
+    expect(h.engine.hostFacts().store.storage).toEqual({ bytes: 2.5 * MIB, budget_bytes: 2 * MIB, over_budget: true });
+    expect(h.store.list().items).toHaveLength(2);
+
+    rmSync(join(dir, "more.bin"));
+    h.clock.advance(MEASURE_EVERY_MS);
+    expect(h.engine.start({ capability: "demo.read", input: {} }, EDGE).deduplicated).toBe(false);
+    expect(h.engine.hostFacts().store.storage).toMatchObject({ bytes: 1.5 * MIB, over_budget: false });
+  });
+});
+
+describe("run identities outlive details", () => {
+  test("executions.start with the run_id of a forgotten execution answers a deduplicated start with details_expired, never a second run", async () => {
+    const h = harness({ executions_retained: 1, max_queued: 10 });
+    const first = h.engine.start({ capability: "demo.write", input: {}, run_id: "deploy-1" }, EDGE).execution.id;
+    await flush();
+    h.pool.of(first)!.succeed({ ok: true });
+    await flush();
+    h.engine.start({ capability: "demo.read", input: {} }, EDGE);
+    expect(h.store.get(first)).toBeNull();
+
+    const again = h.engine.start({ capability: "demo.write", input: {}, run_id: "deploy-1" }, EDGE);
+    expect(again).toEqual({
+      execution: { id: first, capability: "demo.write", run_id: "deploy-1", details_expired: true, links: expect.objectContaining({ self: `/api/v1/executions/get?id=${first}` }) },
+      deduplicated: true,
+      details_expired: true,
+    });
+    // What executions.start declares it answers: the answer validates against its output schema.
+    expect(v.safeParse(executionsStart.output, again).success).toBe(true);
+    expect(h.store.list().items).toHaveLength(1);
+    // Another input under the same run_id is still a conflict.
+    expect(failureOf(() => h.engine.start({ capability: "demo.read", input: {}, run_id: "deploy-1" }, EDGE)).error_code).toBe("run_id_conflict");
+  });
+
+  test("executions.start with the run_id of a held execution answers it whole, without details_expired", () => {
+    const h = harness();
+    const first = h.engine.start({ capability: "demo.write", input: {}, run_id: "deploy-2" }, EDGE);
+    const again = h.engine.start({ capability: "demo.write", input: {}, run_id: "deploy-2" }, EDGE);
+    expect(again.deduplicated).toBe(true);
+    expect(again.details_expired).toBeUndefined();
+    expect(again.execution).toMatchObject({ id: first.execution.id, state: "queued" });
+    expect(v.safeParse(executionsStart.output, again).success).toBe(true);
+  });
+
+  test("executions.start with the run_id of an execution whose details expired answers its expired snapshot, with details_expired", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "docket-identity-"));
+    roots.push(dir);
+    const limits = resolveLimits({ overrides: { details_retention_ms: 1000 } });
+    const clock = new ManualClock();
+    const store = createSqliteStore({ path: join(dir, "state.db"), limits, clock: () => clock.now() });
+    const pool = new FakePool();
+    const engine = createEngine({ registry: catalog(Object.values(TEST_CAPABILITIES)), store, pool, limits, root: dir, storeKind: "sqlite", clock, log: () => undefined });
+    try {
+      const first = engine.start({ capability: "demo.write", input: {}, run_id: "release-7" }, EDGE).execution.id;
+      await flush();
+      pool.of(first)!.succeed({ ok: true });
+      await flush();
+      clock.advance(2000);
+      expect(store.expireDetails()).toBe(1);
+      const again = engine.start({ capability: "demo.write", input: {}, run_id: "release-7" }, EDGE);
+      expect(again).toMatchObject({ deduplicated: true, details_expired: true, execution: { id: first, state: "succeeded", details_expired: true, run_id: "release-7" } });
+      expect(v.safeParse(executionsStart.output, again).success).toBe(true);
+      expect(store.list().items).toHaveLength(1);
+    } finally {
+      await engine.close();
+      store.close();
+    }
+  });
+});

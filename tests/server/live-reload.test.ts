@@ -1,0 +1,186 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import { registerDocketModules } from "../../runtime/adapter/bun-modules.ts";
+import { bootPlane, type BootedPlane } from "../../runtime/boot.ts";
+import { createDocketMcpServer } from "../../runtime/mcp/server.ts";
+import { fileVersion } from "../../runtime/capability/capability-version.ts";
+import { resolveLimits } from "../../runtime/execution/limits.ts";
+import { defaultMounts } from "../../runtime/server/default-mounts.ts";
+import { startServer, type DocketServer } from "../../runtime/server/serve.ts";
+
+// Live reload against a running server (docs/authoring.md, "Live reload"): add, change, break and
+// remove a capability file; after each, every surface shows the same registry, and an execution
+// that was running when its file changed finishes on the code it started with.
+
+/** A capability file whose handler answers `answer`; with `waitFor`, only once that file exists. */
+function greetFile(title: string, answer: string, waitFor?: string): string {
+  const wait = waitFor
+    ? `writeFileSync(${JSON.stringify(`${waitFor}.started`)}, ""); await new Promise<void>((resolve) => { const t = setInterval(() => { if (existsSync(${JSON.stringify(waitFor)})) { clearInterval(t); resolve(); } }, 5); });`
+    : "";
+  return [
+    'import { capability } from "docket";',
+    'import * as v from "valibot";',
+    'import { existsSync, writeFileSync } from "node:fs";',
+    "export default capability({",
+    '  id: "team.greet",',
+    `  title: ${JSON.stringify(title)},`,
+    '  description: "Answers which version of it ran.",',
+    '  effect: "read",',
+    "  input: v.object({}),",
+    "  output: v.object({ answer: v.string() }),",
+    "  async handler() {",
+    `    ${wait}`,
+    `    return { answer: ${JSON.stringify(answer)} };`,
+    "  },",
+    "});",
+    "",
+  ].join("\n");
+}
+
+const EXTRA = [
+  'import { capability } from "docket";',
+  'import * as v from "valibot";',
+  'export default capability({ id: "team.extra", title: "Extra", description: "Added while serving.", effect: "read", input: v.object({}), output: v.object({}), handler: () => ({}) });',
+  "",
+].join("\n");
+
+let root: string;
+let server: DocketServer;
+let client: Client;
+const logLines: string[] = [];
+let listChanged = 0;
+let notified: Client;
+let plane: BootedPlane | null = null;
+
+/** Resolves once `check` is true, asking again every few ms; fails after a bound far above the debounce. */
+async function until(what: string, check: () => Promise<boolean> | boolean): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    if (await check()) return;
+    await Bun.sleep(20);
+  }
+  throw new Error(`gave up waiting for ${what}`);
+}
+
+const api = async (path: string, init?: RequestInit) => fetch(`${server.url}/api/v1/${path}`, { ...init, headers: { "Content-Type": "application/json" } });
+const list = async () => (await (await api("capabilities/list")).json()) as { capabilities: Array<{ id: string; title: string; version: string }>; load_errors: Array<{ file: string; reason: string }> };
+const start = async (capability: string) => ((await (await api("executions/start", { method: "POST", body: JSON.stringify({ capability, input: {} }) })).json()) as { execution: { id: string } }).execution.id;
+const get = async (id: string) => (await (await api(`executions/get?id=${id}`)).json()) as { state: string; output?: { answer: string }; capability_version: string };
+const toolNames = async () => (await client.listTools()).tools.map((t) => t.name);
+const openApiIds = async () => Object.values(((await (await api("openapi.json")).json()) as { paths: Record<string, Record<string, { operationId: string; summary?: string }>> }).paths).flatMap((p) => Object.values(p).map((op) => `${op.operationId}|${op.summary ?? ""}`));
+const cockpit = async (path = "") => (await fetch(`${server.url}/cockpit${path}`)).text();
+
+beforeAll(async () => {
+  registerDocketModules();
+  root = realpathSync(mkdtempSync(join(tmpdir(), "docket-reload-")));
+  mkdirSync(join(root, ".git"));
+  mkdirSync(join(root, "capabilities"));
+  writeFileSync(join(root, "capabilities", "team.greet.ts"), greetFile("Greet v1", "v1", join(root, "release-v1")));
+  server = await startServer({
+    cwd: root,
+    port: 0,
+    storeKind: "memory",
+    limits: resolveLimits(),
+    capabilityDirs: [],
+    runtime: "bun",
+    importFile: (path) => import(path),
+    mounts: defaultMounts,
+    log: (line) => logLines.push(line),
+    boot: async (options) => (plane = await bootPlane(options)),
+    watchOptions: { debounceMs: 30 },
+  });
+  client = new Client({ name: "reload-test", version: "1.0.0" });
+  await client.connect(new StreamableHTTPClientTransport(new URL("/mcp", server.url)));
+  // notifications/tools/list_changed, from an MCP session of its own over the same plane: over HTTP
+  // it travels on the standalone SSE stream, whose opening a client cannot observe.
+  notified = new Client({ name: "reload-notified", version: "1.0.0" });
+  notified.setNotificationHandler(ToolListChangedNotificationSchema, () => void listChanged++);
+  const [serverSide, clientSide] = InMemoryTransport.createLinkedPair();
+  await Promise.all([createDocketMcpServer(plane!.engine, { log: () => undefined }).connect(serverSide), notified.connect(clientSide)]);
+});
+
+afterAll(async () => {
+  await client?.close().catch(() => undefined);
+  await notified?.close().catch(() => undefined);
+  await server?.stop();
+  rmSync(root, { recursive: true, force: true });
+});
+
+describe("docket serve live reload", () => {
+  test("live reload: a changed file is served by every surface while a running execution finishes on its old code", async () => {
+    const v1 = fileVersion(greetFile("Greet v1", "v1", join(root, "release-v1")));
+    expect((await list()).capabilities.find((c) => c.id === "team.greet")).toMatchObject({ title: "Greet v1", version: v1 });
+    const running = await start("team.greet");
+    // Its handler has begun (its worker holds v1's module), not only its execution.
+    await until("the v1 handler to begin", () => existsSync(join(root, "release-v1.started")));
+
+    const v2Text = greetFile("Greet v2", "v2");
+    writeFileSync(join(root, "capabilities", "team.greet.ts"), v2Text);
+    const v2 = fileVersion(v2Text);
+    await until("the v2 title on capabilities.list", async () => (await list()).capabilities.find((c) => c.id === "team.greet")?.title === "Greet v2");
+
+    expect((await list()).capabilities.find((c) => c.id === "team.greet")!.version).toBe(v2);
+    expect(await openApiIds()).toContain("team.greet|Greet v2");
+    expect(JSON.stringify((await client.listTools()).tools.find((t) => t.name === "team_greet"))).toContain("Greet v2");
+    expect(await cockpit("/capabilities/team.greet")).toContain("Greet v2");
+    expect(await (await api("team/greet")).json()).toEqual({ answer: "v2" });
+    await until("notifications/tools/list_changed", () => listChanged >= 1);
+
+    // A new execution runs v2 at once; the one started before the edit is still on v1.
+    const fresh = await start("team.greet");
+    await until("the v2 execution to end", async () => (await get(fresh)).state === "succeeded");
+    expect(await get(fresh)).toMatchObject({ output: { answer: "v2" }, capability_version: v2 });
+    expect((await get(running)).state).toBe("running");
+    writeFileSync(join(root, "release-v1"), "");
+    await until("the v1 execution to end", async () => (await get(running)).state === "succeeded");
+    expect(await get(running)).toMatchObject({ output: { answer: "v1" }, capability_version: v1 });
+    expect(logLines.some((line) => line.includes("docket reloaded capabilities: changed team.greet"))).toBe(true);
+  });
+
+  test("live reload: an added file appears on every surface, and a removed one leaves every surface", async () => {
+    const before = listChanged;
+    writeFileSync(join(root, "capabilities", "team.extra.ts"), EXTRA);
+    await until("team.extra on capabilities.list", async () => (await list()).capabilities.some((c) => c.id === "team.extra"));
+    expect(await toolNames()).toContain("team_extra");
+    expect(await openApiIds()).toContain("team.extra|Extra");
+    expect((await api("team/extra")).status).toBe(200);
+    expect(await cockpit("/capabilities")).toContain("team.extra");
+    await until("a second list_changed", () => listChanged > before);
+
+    rmSync(join(root, "capabilities", "team.extra.ts"));
+    await until("team.extra gone from capabilities.list", async () => !(await list()).capabilities.some((c) => c.id === "team.extra"));
+    expect(await toolNames()).not.toContain("team_extra");
+    expect((await openApiIds()).some((id) => id.startsWith("team.extra"))).toBe(false);
+    expect((await api("team/extra")).status).toBe(404);
+    expect(await cockpit("/capabilities")).not.toContain("team.extra");
+    expect(logLines.some((line) => line.includes("removed team.extra"))).toBe(true);
+  });
+
+  test("live reload: a file that breaks is a load error everywhere and its last good version is not kept", async () => {
+    const file = join(root, "capabilities", "team.greet.ts");
+    writeFileSync(file, 'import { capability } from "docket";\nexport default capability({ id: "team.greet",\n  oops oops\n});\n');
+    await until("the load error on capabilities.list", async () => (await list()).load_errors.some((e) => e.file === file));
+    expect((await list()).capabilities.some((c) => c.id === "team.greet")).toBe(false);
+    expect((await api("team/greet")).status).toBe(404);
+    expect(await toolNames()).not.toContain("team_greet");
+    const health = (await (await api("health/report")).json()) as { load_errors: number };
+    expect(health.load_errors).toBe(1);
+    expect(await cockpit()).toContain("team.greet.ts");
+    expect(logLines.some((line) => line.startsWith(`docket could not load ${file}:3`))).toBe(true);
+    const refused = await api("executions/start", { method: "POST", body: JSON.stringify({ capability: "team.greet", input: {} }) });
+    expect(refused.status).toBe(404);
+
+    // Fixed again: it is back, with the version of the fixed text.
+    const fixed = greetFile("Greet v3", "v3");
+    writeFileSync(file, fixed);
+    await until("team.greet back", async () => (await list()).capabilities.some((c) => c.id === "team.greet" && c.version === fileVersion(fixed)));
+    expect((await list()).load_errors).toEqual([]);
+    expect(await (await api("team/greet")).json()).toEqual({ answer: "v3" });
+    expect(existsSync(file)).toBe(true);
+  });
+});

@@ -1,0 +1,108 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, statfsSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { resolveLimits } from "../../runtime/execution/limits.ts";
+import { defaultMounts } from "../../runtime/server/default-mounts.ts";
+import { startServer, type DocketServer } from "../../runtime/server/serve.ts";
+import { withoutPaths } from "../../runtime/server/app.ts";
+
+// A real full disk: the checkout lives on a small tmpfs (root may mount one here; elsewhere the
+// test is skipped and the engine's storage tests, with an injected fault, still run).
+const mountPoint = mkdtempSync(join(tmpdir(), "docket-full-disk-"));
+const mounted = (() => {
+  try {
+    execFileSync("mount", ["-t", "tmpfs", "-o", "size=24m", "tmpfs", mountPoint], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+afterAll(() => {
+  if (mounted) execFileSync("umount", ["-l", mountPoint], { stdio: "ignore" });
+  rmSync(mountPoint, { recursive: true, force: true });
+});
+
+/** Asks `probe` again (every 50 ms, at most `ms`) until it answers true: a store's retry runs on its own timer. */
+async function until(probe: () => Promise<boolean>, what: string, ms = 20_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await probe())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await Bun.sleep(50);
+  }
+}
+
+const post = (server: DocketServer, path: string, body: unknown) =>
+  fetch(server.url + path, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+
+describe("a full disk under the sqlite store", () => {
+  test.skipIf(!mounted)("a full disk refuses new executions (503, Retry-After; MCP too), health and /healthz say so, and admissions resume once space returns", async () => {
+    const root = join(mountPoint, "checkout");
+    mkdirSync(join(root, ".git"), { recursive: true });
+    const logged: string[] = [];
+    const server = await startServer({ cwd: root, port: 0, storeKind: "sqlite", limits: resolveLimits(), capabilityDirs: [], runtime: "bun", mounts: defaultMounts, log: (line) => logged.push(line) });
+    const filler = join(mountPoint, "filler");
+    try {
+      const accepted = (await (await post(server, "/api/v1/executions/start", { capability: "executions.demonstrate", input: { steps: 0, delay_ms: 0 } })).json()) as any;
+      await until(async () => ((await (await fetch(`${server.url}/api/v1/executions/get?id=${accepted.execution.id}`)).json()) as any).state === "succeeded", "the first execution");
+
+      // Leave 256 KiB, then have an execution write far more than that.
+      const { bavail, bsize } = statfsSync(mountPoint);
+      writeFileSync(filler, Buffer.alloc(Math.max(0, bavail * bsize - 256 * 1024)));
+      const flood = await post(server, "/api/v1/executions/start", { capability: "executions.demonstrate", input: { steps: 0, delay_ms: 0, events: 100_000 } });
+      expect(flood.status).toBe(200);
+      const floodId = ((await flood.json()) as any).execution.id as string;
+      await until(async () => (await fetch(`${server.url}/healthz`)).status === 503, "the store fault");
+
+      const health = (await (await fetch(`${server.url}/healthz`)).json()) as any;
+      expect(health).toMatchObject({ ok: false, store: { ok: false } });
+      expect(typeof health.store.reason).toBe("string");
+      expect(health.store.since).toMatch(/^\d{4}-\d\d-\d\dT/);
+      expect(JSON.stringify(health)).not.toContain(root);
+
+      const refused = await post(server, "/api/v1/executions/start", { capability: "executions.demonstrate", input: { steps: 0, delay_ms: 0 } });
+      expect(refused.status).toBe(503);
+      expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+      const error = ((await refused.json()) as any).error;
+      expect(error).toMatchObject({ error_code: "unavailable", stage: "admit", context: { reason: "storage_fault" } });
+      expect(JSON.stringify(error)).not.toContain(root);
+
+      const mcp = new Client({ name: "full-disk", version: "1.0.0" });
+      await mcp.connect(new StreamableHTTPClientTransport(new URL("/mcp", server.url)));
+      const tool = (await mcp.callTool({ name: "docket_execution_start", arguments: { capability: "executions.demonstrate", input: { steps: 0, delay_ms: 0 } } })) as any;
+      expect(tool.isError).toBe(true);
+      expect(JSON.stringify(tool.content)).toContain("unavailable");
+      await mcp.close();
+
+      // health.report, called directly (admission is closed), names the fault.
+      const report = (await (await post(server, "/api/v1/health/report", {})).json()) as any;
+      expect(report.ok).toBe(false);
+      expect(report.store.fault).toMatchObject({ since: health.store.since });
+      expect(report.checks.find((c: any) => c.id === "store")).toMatchObject({ ok: false });
+
+      rmSync(filler);
+      await until(async () => (await fetch(`${server.url}/healthz`)).status === 200, "the store to write again");
+      const resumed = await post(server, "/api/v1/executions/start", { capability: "executions.demonstrate", input: { steps: 0, delay_ms: 0 } });
+      expect(resumed.status).toBe(200);
+      // Nothing accepted before the fault is lost.
+      await until(async () => ((await (await fetch(`${server.url}/api/v1/executions/get?id=${floodId}`)).json()) as any).state === "succeeded", "the flood to finish");
+      expect(((await (await fetch(`${server.url}/api/v1/executions/get?id=${accepted.execution.id}`)).json()) as any).state).toBe("succeeded");
+    } finally {
+      rmSync(filler, { force: true });
+      await server.stop();
+    }
+  }, 90_000);
+});
+
+describe("/healthz", () => {
+  test("withoutPaths hides every absolute path of a store's error, and keeps its words", () => {
+    expect(withoutPaths("unable to open database file /home/me/repo/.docket/state.db")).toBe("unable to open database file <path>");
+    expect(withoutPaths("disk I/O error")).toBe("disk I/O error");
+    expect(withoutPaths('ENOSPC: no space left on device, write "C:\\Users\\me\\repo\\x"')).toBe('ENOSPC: no space left on device, write "<path>"');
+    expect(withoutPaths("x".repeat(500))).toHaveLength(200);
+  });
+});

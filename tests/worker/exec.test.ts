@@ -1,0 +1,203 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { registerDocketModules } from "../../runtime/adapter/bun-modules.ts";
+import { bootPlane, type BootedPlane } from "../../runtime/boot.ts";
+import { resolveLimits } from "../../runtime/execution/limits.ts";
+import type { ExecutionEvent } from "../../runtime/execution/protocol.ts";
+import type { ExecutionSnapshot } from "../../runtime/execution/snapshot.ts";
+
+// ctx.exec through the real engine and worker pool (docs/authoring.md, "Running a command"):
+// lines streamed in order, a non-zero exit that names the command and not its output, and no
+// process of a child's group left after a cancel, a forced stop or a worker crash.
+
+const EDGE = { actor: { kind: "http" as const }, request_id: "r-exec", trace_id: "0".repeat(32) };
+
+/** Runs `input.argv` through ctx.exec and answers its result; a cancellable execution. */
+const RUNNER = `import { capability } from "docket";
+import * as v from "valibot";
+export default capability({
+  id: "test.exec",
+  title: "Run a command",
+  description: "Runs input.argv through ctx.exec.",
+  effect: "read",
+  cancellable: true,
+  input: v.object({ argv: v.array(v.string()), allowFailure: v.optional(v.boolean()), cwd: v.optional(v.string()), maxOutputBytes: v.optional(v.number()) }),
+  output: v.looseObject({ exitCode: v.nullable(v.number()), stdout: v.string(), stderr: v.string(), truncated: v.boolean() }),
+  async handler(input, ctx) {
+    return await ctx.exec(input.argv, { allowFailure: input.allowFailure, cwd: input.cwd, maxOutputBytes: input.maxOutputBytes });
+  },
+});
+`;
+
+/** Starts input.argv without awaiting it, waits for the child's pid file, then takes its worker down. */
+const CRASHER = `import { capability } from "docket";
+import * as v from "valibot";
+import { existsSync } from "node:fs";
+export default capability({
+  id: "test.crash",
+  title: "Crash beside a child",
+  description: "Leaves a child running and exits its worker.",
+  effect: "read",
+  input: v.object({ argv: v.array(v.string()), pidFile: v.string() }),
+  output: v.object({}),
+  async handler(input, ctx) {
+    ctx.exec(input.argv).catch(() => undefined);
+    for (let i = 0; i < 1000 && !existsSync(input.pidFile); i++) await new Promise((r) => setTimeout(r, 5));
+    process.exit(1);
+  },
+});
+`;
+
+/** Prints five numbered lines on stdout and one on stderr, a little apart, then `exit` code. */
+const LINES = `const [, , code = "0"] = process.argv;
+for (let i = 1; i <= 5; i++) { console.log("line " + i); await new Promise((r) => setTimeout(r, 2)); }
+console.error("to stderr");
+console.log("SECRET-VALUE-42");
+process.exit(Number(code));
+`;
+
+/** Ignores TERM, starts a grandchild that ignores it too, writes both pids to argv[2], and waits. */
+const STUBBORN = `import { spawn } from "node:child_process";
+import { renameSync, writeFileSync } from "node:fs";
+process.on("SIGTERM", () => {});
+const grandchild = spawn(process.execPath, ["-e", "process.on('SIGTERM', () => {}); setInterval(() => {}, 1000);"], { stdio: "ignore" });
+await new Promise((r) => grandchild.once("spawn", r));
+// Written whole, then renamed: whoever sees the file reads both pids.
+writeFileSync(process.argv[2] + ".tmp", JSON.stringify({ child: process.pid, grandchild: grandchild.pid }));
+renameSync(process.argv[2] + ".tmp", process.argv[2]);
+console.log("ready");
+setInterval(() => {}, 1000);
+`;
+
+let root: string;
+let plane: BootedPlane;
+const bun = process.execPath;
+
+beforeAll(async () => {
+  registerDocketModules();
+  root = realpathSync(mkdtempSync(join(tmpdir(), "docket-exec-")));
+  mkdirSync(join(root, ".git"));
+  mkdirSync(join(root, "capabilities"));
+  mkdirSync(join(root, "scripts"));
+  writeFileSync(join(root, "capabilities", "test.exec.ts"), RUNNER);
+  writeFileSync(join(root, "capabilities", "test.crash.ts"), CRASHER);
+  writeFileSync(join(root, "scripts", "lines.mjs"), LINES);
+  writeFileSync(join(root, "scripts", "stubborn.mjs"), STUBBORN);
+  // grace_ms 600: a child gets 300 ms between TERM and KILL.
+  plane = await bootPlane({ cwd: root, storeKind: "memory", limits: resolveLimits({ overrides: { grace_ms: 600 } }), importFile: (path) => import(path), log: () => undefined });
+});
+
+afterAll(async () => {
+  await plane?.close();
+  rmSync(root, { recursive: true, force: true });
+});
+
+function terminal(id: string): Promise<ExecutionSnapshot> {
+  return new Promise((resolve) => {
+    const subscription = plane.store.subscribe({ executions: [id], after: 0 }, (event) => {
+      if (event.type !== "execution.completed") return;
+      queueMicrotask(() => subscription.unsubscribe());
+      resolve(plane.store.get(id)!);
+    });
+  });
+}
+
+const events = (id: string) => plane.store.events(id, 0, 10_000)!.events as ExecutionEvent[];
+const streamed = (id: string, name: string) => events(id).filter((e) => e.type === "execution.stream" && (e.data as { name: string }).name === name).map((e) => (e.data as { chunk: string }).chunk);
+const logs = (id: string) => events(id).filter((e) => e.type === "execution.log").map((e) => (e.data as { message: string }).message);
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Resolves once `check` holds; fails after a bound far above any grace used here. */
+async function until(what: string, check: () => boolean): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    if (check()) return;
+    await Bun.sleep(20);
+  }
+  throw new Error(`gave up waiting for ${what}`);
+}
+
+function start(capability: string, input: Record<string, unknown>): string {
+  return plane.engine.start({ capability, input }, EDGE).execution.id;
+}
+
+describe("ctx.exec", () => {
+  test("ctx.exec streams stdout and stderr line by line, in order, and logs the child's start and exit", async () => {
+    const id = start("test.exec", { argv: [bun, "scripts/lines.mjs"] });
+    const done = await terminal(id);
+    expect(done.state).toBe("succeeded");
+    expect(streamed(id, "stdout")).toEqual(["line 1\n", "line 2\n", "line 3\n", "line 4\n", "line 5\n", "SECRET-VALUE-42\n"]);
+    expect(streamed(id, "stderr")).toEqual(["to stderr\n"]);
+    expect(done.output).toMatchObject({ exitCode: 0, stdout: "line 1\nline 2\nline 3\nline 4\nline 5\nSECRET-VALUE-42\n", stderr: "to stderr\n", truncated: false });
+    const [started, ended] = logs(id);
+    expect(started).toMatch(/^exec: \S+ scripts\/lines\.mjs started \(pid \d+\)$/);
+    expect(ended).toMatch(/^exec: \S+ scripts\/lines\.mjs exited 0 after \d+ ms \(pid \d+\)$/);
+  });
+
+  test("ctx.exec: a non-zero exit fails exec_failed naming the command and code, never the output; allowFailure returns it", async () => {
+    const failed = await terminal(start("test.exec", { argv: [bun, "scripts/lines.mjs", "3"] }));
+    expect(failed.state).toBe("failed");
+    expect(failed.failure).toMatchObject({ error_code: "exec_failed", context: { exit_code: 3 } });
+    expect(failed.failure!.message).toContain("scripts/lines.mjs 3 exited 3.");
+    expect(JSON.stringify(failed.failure)).not.toContain("SECRET-VALUE-42");
+
+    const allowed = await terminal(start("test.exec", { argv: [bun, "scripts/lines.mjs", "3"], allowFailure: true }));
+    expect(allowed.state).toBe("succeeded");
+    expect(allowed.output).toMatchObject({ exitCode: 3 });
+  });
+
+  test("ctx.exec keeps the tail of a long output, marked truncated, and refuses a cwd outside the checkout or a missing program", async () => {
+    const cut = await terminal(start("test.exec", { argv: [bun, "scripts/lines.mjs"], maxOutputBytes: 14 }));
+    expect(cut.output).toMatchObject({ stdout: "SECRET-VALUE-42\n".slice(-14), truncated: true });
+    const outside = await terminal(start("test.exec", { argv: ["ls"], cwd: "../" }));
+    expect(outside.failure).toMatchObject({ error_code: "invalid_input" });
+    expect(outside.failure!.message).toContain("outside the checkout");
+    const missing = await terminal(start("test.exec", { argv: ["docket-no-such-program-xyz"] }));
+    expect(missing.failure).toMatchObject({ error_code: "exec_failed" });
+    expect(missing.failure!.message).toContain("not found");
+  });
+
+  test("ctx.exec: cancel ends the child's group, and a child ignoring TERM is killed after the grace", async () => {
+    const pidFile = join(root, "cancel-pids.json");
+    const id = start("test.exec", { argv: [bun, "scripts/stubborn.mjs", pidFile] });
+    await until("the child's pid file", () => existsSync(pidFile));
+    const { child, grandchild } = JSON.parse(readFileSync(pidFile, "utf8")) as { child: number; grandchild: number };
+    expect(alive(child) && alive(grandchild)).toBe(true);
+    plane.engine.cancel(id, EDGE);
+    const done = await terminal(id);
+    expect(done.state).toBe("cancelled");
+    // The handler ended on its own (the child was killed within its grace), not by a terminated worker.
+    expect(done.failure?.context).toMatchObject({ terminated: false });
+    expect(alive(child)).toBe(false);
+    await until("the grandchild to be gone", () => !alive(grandchild));
+    expect(logs(id).some((line) => /exec: .* was ended by SIGKILL/.test(line))).toBe(true);
+  });
+
+  test("ctx.exec: after a forced stop no process of the child's group remains", async () => {
+    const pidFile = join(root, "force-pids.json");
+    const id = start("test.exec", { argv: [bun, "scripts/stubborn.mjs", pidFile] });
+    await until("the child's pid file", () => existsSync(pidFile));
+    const { child, grandchild } = JSON.parse(readFileSync(pidFile, "utf8")) as { child: number; grandchild: number };
+    plane.engine.forceStop(id);
+    expect((await terminal(id)).state).toBe("cancelled");
+    await until("the child's group to be gone", () => !alive(child) && !alive(grandchild));
+  });
+
+  test("ctx.exec: after a worker crash no process of the child's group remains", async () => {
+    const pidFile = join(root, "crash-pids.json");
+    const id = start("test.crash", { argv: [bun, "scripts/stubborn.mjs", pidFile], pidFile });
+    const done = await terminal(id);
+    expect(done.state).toBe("failed");
+    const { child, grandchild } = JSON.parse(readFileSync(pidFile, "utf8")) as { child: number; grandchild: number };
+    await until("the child's group to be gone", () => !alive(child) && !alive(grandchild));
+  });
+});

@@ -139,7 +139,7 @@ export function durabilityCases(): void {
       const path = tempDb();
       const clock = new TestClock();
       const unwritable: string[] = [];
-      let store = createSqliteStore({ path, limits: limitsWith({}), clock: clock.now, maxSnapshotChars: 100_000, onUnwritable: (id) => unwritable.push(id) });
+      let store = createSqliteStore({ path, limits: limitsWith({ step_title_bytes: 1 << 20 }), clock: clock.now, maxSnapshotChars: 100_000, onUnwritable: (id) => unwritable.push(id) });
       const heard: ExecutionEvent[] = [];
       store.subscribe({ executions: "all" }, (event) => heard.push(event));
       store.create(newExecution(1, { effect: "write" }));
@@ -182,7 +182,7 @@ export function durabilityCases(): void {
 
     test("sqlite store fails an execution unwritable from its creation on: it starts again from execution.created and ends failed", async () => {
       const path = tempDb();
-      const store = createSqliteStore({ path, limits: limitsWith({}), clock: new TestClock().now, maxSnapshotChars: 50_000, onUnwritable: () => {} });
+      const store = createSqliteStore({ path, limits: limitsWith({ step_title_bytes: 1 << 20 }), clock: new TestClock().now, maxSnapshotChars: 50_000, onUnwritable: () => {} });
       store.create(newExecution(1));
       store.append(idOf(1), [draft.started(), ...Array.from({ length: 20 }, (_, i) => draft.step(`s${i}`, "u".repeat(5_000)))]);
       expect(store.get(idOf(1))).toMatchObject({ state: "failed", last_sequence: 3, failure: { error_code: "internal", stage: "complete" } });

@@ -1,4 +1,4 @@
-import { capability, executionSnapshotSchema, executionStateSchema, planeOf } from "docket";
+import { capability, CapabilityError, executionSnapshotSchema, executionStateSchema, planeOf } from "docket";
 import * as v from "valibot";
 
 export default capability({
@@ -19,6 +19,12 @@ export default capability({
     counts: v.record(v.string(), v.number()),
   }),
   handler(input, ctx) {
-    return planeOf(ctx).store.list(input);
+    try {
+      return planeOf(ctx).store.list(input);
+    } catch (error) {
+      // A cursor this server did not give out is the client's mistake: 400 naming the field.
+      if ((error as Error)?.name !== "InvalidCursorError") throw error;
+      throw new CapabilityError("invalid_input", (error as Error).message, { context: { field: "cursor", problems: [{ path: "input.cursor", message: "Not a cursor this server gave out" }] } });
+    }
   },
 });

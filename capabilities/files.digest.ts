@@ -40,6 +40,7 @@ export default capability({
   async handler(input, ctx) {
     const base = await resolveInside(ctx.root, input.path, { label: "input.path" });
     const realRoot = await realpath(ctx.root);
+    await mustExist(base, input.path);
 
     ctx.progress.step("walk", `List files under ${input.path}`);
     const files = await listFiles(base, realRoot, ctx, {
@@ -81,6 +82,20 @@ export default capability({
     return { files: lines.length, bytes, digest, manifest_artifact: written.name };
   },
 });
+
+/** A path the client named that is not there is the client's mistake (not_found, 404), not a bug. */
+async function mustExist(abs: string, given: string): Promise<void> {
+  try {
+    await stat(abs);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException)?.code;
+    if (code !== "ENOENT" && code !== "ENOTDIR") throw error;
+    throw new CapabilityError("not_found", `input.path ${JSON.stringify(given)} does not exist in the checkout; give a folder or file relative to the checkout root, like "src" or "."`, {
+      context: { field: "path", path: given },
+      suggestion: "List the checkout's folders, or leave path out to digest the whole checkout.",
+    });
+  }
+}
 
 interface ListedFile {
   abs: string;

@@ -7,6 +7,7 @@ import { buildFailure, FailureError, type FailureDescriptor } from "../runtime/e
 import type { EdgeInfo, ExecutionPlane } from "../runtime/execution/plane.ts";
 import { requestIds, statusOf } from "../runtime/server/errors.ts";
 import { readFormBody } from "./form-body.ts";
+import { hasSensitive } from "../runtime/execution/redaction.ts";
 import { formShape } from "./form-fields.ts";
 import { inputFromForm } from "./form-input.ts";
 import { CONFIRM_CONTROL, MODE_CONTROL } from "./json-schema-form.tsx";
@@ -44,7 +45,7 @@ export async function runCapability(c: Context, plane: ExecutionPlane, capabilit
 
   const mode = form.get(MODE_CONTROL);
   if (mode !== "call" && mode !== "start") return page(400, { problem: 'Choose "Run" or "Run as execution".' });
-  const reading = inputFromForm(formShape(capability.input_schema), form);
+  const reading = inputFromForm(formShape(capability.input_schema), form, { secrets: hasSensitive(capability.input_schema) });
   if (!reading.ok) return page(400, { errors: reading.errors, problem: reading.message });
   if (capability.effect === "write" && !form.getAll(CONFIRM_CONTROL).includes("1")) {
     const problem = `${capability.id} may change something (effect: write): confirm before it runs.`;

@@ -35,7 +35,7 @@ const RECENT = 20;
 const PAGE_SIZE = 50;
 
 /**
- * The cockpit (SPEC §10): server-rendered pages over the registry and the store, mounted at
+ * The cockpit (README.md): server-rendered pages over the registry and the store, mounted at
  * `/cockpit`. Every page is complete HTML; its small scripts only make it live.
  */
 export function createCockpit(options: CockpitOptions): Hono<AppEnv> {

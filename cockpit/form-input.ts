@@ -11,13 +11,16 @@ export const optionValue = (option: Scalar): string => JSON.stringify(option);
 
 const quote = (text: string) => JSON.stringify(text.length > 80 ? `${text.slice(0, 80)}…` : text);
 
+/** What a problem says about the value typed: quoted, unless the field is or holds a secret (docs/security.md). */
+const shown = (field: FieldSpec, text: string) => (field.sensitive ? "a value that is not shown (the field holds a secret)" : quote(text));
+
 type Read = { value: unknown } | { omit: true } | { error: string };
 
 function readNumber(field: FieldSpec, text: string, integer: boolean, what = field.name): Read {
   const trimmed = text.trim();
   const value = trimmed === "" ? NaN : Number(trimmed);
-  if (!Number.isFinite(value)) return { error: `${what} must be a number, got ${quote(text)}.` };
-  if (integer && !Number.isInteger(value)) return { error: `${what} must be a whole number, got ${quote(text)}.` };
+  if (!Number.isFinite(value)) return { error: `${what} must be a number, got ${shown(field, text)}.` };
+  if (integer && !Number.isInteger(value)) return { error: `${what} must be a whole number, got ${shown(field, text)}.` };
   return { value };
 }
 
@@ -44,7 +47,7 @@ function readField(field: FieldSpec, form: URLSearchParams): Read {
     case "choice": {
       if (text === "") return empty(field);
       const found = field.options.find((option) => optionValue(option) === text);
-      return found === undefined ? { error: `${field.name} must be one of ${field.options.map((o) => JSON.stringify(o)).join(", ")}, got ${quote(text)}.` } : { value: found };
+      return found === undefined ? { error: `${field.name} must be one of ${field.options.map((o) => JSON.stringify(o)).join(", ")}, got ${shown(field, text)}.` } : { value: found };
     }
     case "choices": {
       const chosen = form.getAll(field.control).filter((v) => v !== "");
@@ -52,7 +55,7 @@ function readField(field: FieldSpec, form: URLSearchParams): Read {
       const values: Scalar[] = [];
       for (const text of chosen) {
         const found = field.options.find((option) => optionValue(option) === text);
-        if (found === undefined) return { error: `${field.name} must hold only ${field.options.map((o) => JSON.stringify(o)).join(", ")}, got ${quote(text)}.` };
+        if (found === undefined) return { error: `${field.name} must hold only ${field.options.map((o) => JSON.stringify(o)).join(", ")}, got ${shown(field, text)}.` };
         values.push(found);
       }
       return { value: values };
@@ -74,7 +77,8 @@ function readField(field: FieldSpec, form: URLSearchParams): Read {
       try {
         return { value: JSON.parse(text) };
       } catch (error) {
-        return { error: `${field.name} is not valid JSON: ${(error as Error).message}` };
+        // The parser quotes the text it stumbled on: never for a field that holds a secret.
+        return { error: field.sensitive ? `${field.name} is not valid JSON.` : `${field.name} is not valid JSON: ${(error as Error).message}` };
       }
     }
   }
@@ -85,13 +89,16 @@ function readField(field: FieldSpec, form: URLSearchParams): Read {
  * JSON control, when filled, is the whole input instead. Problems are reported per field, in
  * sentences that name the field and the value; the schema itself is checked by the plane after.
  */
-export function inputFromForm(shape: FormShape, form: URLSearchParams): FormReading {
+export function inputFromForm(shape: FormShape, form: URLSearchParams, options: { secrets?: boolean } = {}): FormReading {
   const raw = (form.get(RAW_JSON_CONTROL) ?? "").trim();
   if (raw !== "") {
     try {
       return { ok: true, input: JSON.parse(raw) };
     } catch (error) {
-      const message = `The raw JSON input is not valid JSON: ${(error as Error).message}`;
+      // The parser's message quotes the text it stumbled on, which may be a secret.
+      const message = options.secrets
+        ? "The raw JSON input is not valid JSON (the parser's detail is not shown: this input holds secrets). Check quotes, commas and brackets."
+        : `The raw JSON input is not valid JSON: ${(error as Error).message}`;
       return { ok: false, errors: { [RAW_JSON_CONTROL]: message }, message };
     }
   }

@@ -17,7 +17,7 @@ export interface HistoryExtras {
 
 /**
  * Reads the retained history once, a page at a time, for the parts the snapshot leaves out
- * (SPEC §4.3 keeps no streams). Bounded: each stream keeps its last {@link STREAM_TAIL_CHARS}.
+ * (the snapshot of docs/protocol.md keeps no streams). Bounded: each stream keeps its last {@link STREAM_TAIL_CHARS}.
  */
 export function historyExtras(store: ExecutionStore, id: string, through: number): HistoryExtras {
   const streams = new Map<string, string>();

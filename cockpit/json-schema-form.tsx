@@ -1,6 +1,7 @@
 /** @jsxImportSource hono/jsx */
 import { callsDirectly, runsAsExecution, type RegisteredCapability } from "../runtime/capability/registered.ts";
 import { formShape, type FieldSpec } from "./form-fields.ts";
+import { hasSensitive } from "../runtime/execution/redaction.ts";
 import { optionValue, RAW_JSON_CONTROL } from "./form-input.ts";
 
 /** The control that marks a write as confirmed: set by run-form.js after `confirm()`, or ticked without JavaScript. */
@@ -163,14 +164,16 @@ function Field(props: { field: FieldSpec; index: number; values: URLSearchParams
 }
 
 /**
- * The input form generated from a capability's input JSON Schema (SPEC §10), for both "Run" (a
+ * The input form generated from a capability's input JSON Schema (README.md), for both "Run" (a
  * direct call) and "Run as execution". It posts without JavaScript; for `effect: "write"` it asks
  * for confirmation (run-form.js's `confirm()`, or a box to tick when scripts are off).
  */
 export function SchemaForm(props: SchemaFormProps) {
   const { capability, values, errors } = props;
   const shape = formShape(capability.input_schema);
-  const raw = values?.get(RAW_JSON_CONTROL) ?? "";
+  // The raw JSON box is never filled again when the input holds a secret: it would carry it back.
+  const secrets = hasSensitive(capability.input_schema);
+  const raw = secrets ? "" : (values?.get(RAW_JSON_CONTROL) ?? "");
   const write = capability.effect === "write";
   return (
     <form method="post" action={props.action} class="run-form" data-docket-run data-confirm={write ? confirmQuestion(capability) : undefined}>
@@ -187,6 +190,7 @@ export function SchemaForm(props: SchemaFormProps) {
       <details class="raw-json" open={shape === null || raw.trim() !== "" || Boolean(errors[RAW_JSON_CONTROL])}>
         <summary>{shape === null ? "Input as JSON" : "Send raw JSON instead"}</summary>
         <label for="raw-json">{shape === null ? "The whole input, as JSON (this schema has no form)." : "The whole input as JSON; when filled it replaces the fields above."}</label>
+        {secrets && values?.get(RAW_JSON_CONTROL)?.trim() ? <p class="help">This input holds secrets, so the JSON you sent is not filled in again: paste it once more.</p> : null}
         <textarea id="raw-json" name={RAW_JSON_CONTROL} rows={6} class="mono" spellcheck={false} aria-describedby={errors[RAW_JSON_CONTROL] ? "raw-json-error" : undefined}>
           {raw}
         </textarea>

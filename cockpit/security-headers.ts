@@ -1,7 +1,7 @@
 import type { MiddlewareHandler } from "hono";
 
 /**
- * The cockpit's Content-Security-Policy (SPEC §10): scripts, styles and connections to this origin
+ * The cockpit's Content-Security-Policy (README.md): scripts, styles and connections to this origin
  * only (`connect-src 'self'` covers the same-origin ws: URL in CSP Level 3 browsers), images from
  * here or `data:`, never framed. No inline script or style attribute is ever needed.
  */

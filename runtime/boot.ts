@@ -161,7 +161,7 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
 
 /**
  * The plane's store. The sqlite one is imported here, on demand, so that `docket run` and the Node
- * adapter never load bun:sqlite; it says on the log what it found unfinished and ended (SPEC §4.9).
+ * adapter never load bun:sqlite; it says on the log what it found unfinished and ended (docs/architecture.md).
  */
 async function openStore(kind: BootOptions["storeKind"], root: string, limits: Limits, clock: Clock | undefined, log: ((line: string) => void) | undefined): Promise<ExecutionStore> {
   const now = clock ? () => clock.now() : undefined;

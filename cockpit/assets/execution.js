@@ -1,5 +1,5 @@
 // execution.js — makes an execution page live: applies each event of the live channel to the
-// markup the server rendered (SPEC §10). Text reaches the page through textContent only; rows and
+// markup the server rendered (README.md). Text reaches the page through textContent only; rows and
 // badges are cloned from <template>s the server rendered, so words and shapes are written once.
 // An event type this page does not know is listed under "Other events", never dropped.
 (function () {

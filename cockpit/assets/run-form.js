@@ -1,4 +1,4 @@
-// run-form.js — the capability form's confirmation (SPEC §10): a form the server marked with
+// run-form.js — the capability form's confirmation (README.md): a form the server marked with
 // data-confirm (effect: write, and only then) asks before it is sent, and says it was confirmed.
 // Without this script the form carries a box to tick instead (inside <noscript>).
 (function () {

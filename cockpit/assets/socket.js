@@ -1,4 +1,4 @@
-// socket.js — the only place in the cockpit's browser code that opens a socket (SPEC §10).
+// socket.js — the only place in the cockpit's browser code that opens a socket (README.md).
 //
 // docket.openChannel(options) follows the live channel at a URL the server rendered into the page:
 // - reconnects with exponential backoff, capped, with jitter;

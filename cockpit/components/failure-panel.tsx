@@ -2,7 +2,7 @@
 import type { FailureDescriptor } from "../../runtime/execution/failure.ts";
 import { formatJson } from "../format.ts";
 
-/** Every member of the failure descriptor (SPEC §4.5), in the order a reader needs them. */
+/** Every member of the failure descriptor (docs/protocol.md), in the order a reader needs them. */
 export const FAILURE_FIELDS: Array<{ key: keyof FailureDescriptor; label: string }> = [
   { key: "error_code", label: "Error code" },
   { key: "message", label: "Message" },

@@ -1,7 +1,7 @@
 /** @jsxImportSource hono/jsx */
 import type { LoadError } from "../../runtime/capability/registered.ts";
 
-/** Capability files that did not load, with file, line and reason (SPEC §2.3); says so when there are none. */
+/** Capability files that did not load, with file, line and reason (docs/architecture.md); says so when there are none. */
 export function LoadErrors(props: { errors: LoadError[] }) {
   if (props.errors.length === 0) return <p class="muted" data-load-errors="0">Every capability file loaded.</p>;
   return (

@@ -3,7 +3,7 @@ import type { ExecutionEvent } from "../../runtime/execution/protocol.ts";
 import { formatJson } from "../format.ts";
 
 /**
- * Events of a type this cockpit does not know (SPEC §5: shown, not dropped): the type, the
+ * Events of a type this cockpit does not know (docs/protocol.md: shown, not dropped): the type, the
  * sequence and the data as JSON.
  */
 export function OtherEvents(props: { events: ExecutionEvent[] }) {

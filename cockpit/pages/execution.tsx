@@ -43,7 +43,7 @@ function Fact(props: { label: string; value: string; mono?: boolean; slot?: stri
   );
 }
 
-/** The Cancel form: only for a cancellable execution that has not finished (SPEC §10). */
+/** The Cancel form: only for a cancellable execution that has not finished (README.md). */
 function CancelControl(props: { execution: ExecutionSnapshot }) {
   const x = props.execution;
   if (isTerminal(x.state)) return null;

@@ -6,7 +6,7 @@ import * as docket from "../public.ts";
 const REGISTERED = Symbol.for("docket.modules.registered");
 
 /**
- * Serves `"docket"` and `"valibot"` to capability files from this process itself (SPEC §2.3), so a
+ * Serves `"docket"` and `"valibot"` to capability files from this process itself (docs/architecture.md), so a
  * user's file anywhere on disk loads with no node_modules. Call it in the main thread and in every
  * worker before the first capability file is imported. Idempotent.
  *

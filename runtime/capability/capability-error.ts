@@ -4,16 +4,26 @@ export interface CapabilityErrorOptions {
   context?: Record<string, unknown>;
   retryability?: "never" | "safe" | "after_delay" | "manual_reconcile" | "requires_confirmation";
   suggestion?: string;
+  /**
+   * What the handler knows of its effect: `applied` (the change was made before it failed) or
+   * `not_applied` (certainly nothing changed). Honoured for `effect: "write"`; left out, a write's
+   * failure is `unknown`, and a read's is always `not_applied` (a read changes nothing).
+   */
+  outcome_certainty?: "applied" | "not_applied";
 }
 
 const CODE_SHAPE = /^[a-z][a-z0-9_]*$/;
 
-/** A failure a handler raises on purpose: its code, message and context reach the client as they are. */
+/**
+ * A failure a handler raises on purpose: its code, message and context reach the client, with the
+ * input's secret values masked (docs/security.md).
+ */
 export class CapabilityError extends Error {
   readonly code: string;
   readonly context: Record<string, unknown>;
   readonly retryability?: CapabilityErrorOptions["retryability"];
   readonly suggestion?: string;
+  readonly outcome_certainty?: CapabilityErrorOptions["outcome_certainty"];
 
   constructor(code: string, message: string, options: CapabilityErrorOptions = {}) {
     super(message);
@@ -25,6 +35,10 @@ export class CapabilityError extends Error {
     this.context = options.context ?? {};
     this.retryability = options.retryability;
     this.suggestion = options.suggestion;
+    if (options.outcome_certainty !== undefined && options.outcome_certainty !== "applied" && options.outcome_certainty !== "not_applied") {
+      throw new TypeError(`CapabilityError outcome_certainty must be "applied" or "not_applied" (leave it out when unknown), got ${JSON.stringify(options.outcome_certainty)}`);
+    }
+    this.outcome_certainty = options.outcome_certainty;
   }
 
   /** Recognizes a CapabilityError across module copies and worker boundaries. */

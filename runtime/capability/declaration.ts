@@ -7,7 +7,7 @@ export type AnySchema = v.GenericSchema<any, any>;
 /** Severity of a diagnostic: a finding about the work, not about the run. */
 export type DiagnosticSeverity = "error" | "warning" | "info";
 
-/** One diagnostic as a handler reports it (SPEC §2.2). */
+/** One diagnostic as a handler reports it (docs/handler-api.md). */
 export interface DiagnosticInput {
   severity: DiagnosticSeverity;
   message: string;
@@ -34,7 +34,7 @@ export interface ProgressReporter {
   cancellation(): Error;
 }
 
-/** Where a handler writes files that outlive it (SPEC §4.8). */
+/** Where a handler writes files that outlive it (docs/handler-api.md). */
 export interface ArtifactWriter {
   write(name: string, data: string | Uint8Array): Promise<{ name: string; bytes: number; sha256: string }>;
 }
@@ -118,7 +118,7 @@ export interface CapabilityContext {
   plane?: PlaneHandle;
 }
 
-/** What a user writes: one capability, declaration and handler together (SPEC §2.1). */
+/** What a user writes: one capability, declaration and handler together (docs/handler-api.md). */
 export interface CapabilityDef<I extends AnySchema = AnySchema, O extends AnySchema = AnySchema> {
   id: string;
   title: string;

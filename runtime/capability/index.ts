@@ -1,4 +1,4 @@
-// The capability layer's public exports, by name (SPEC §2): declaration → registry.
+// The capability layer's public exports, by name (docs/handler-api.md): declaration → registry.
 export { capability } from "./declaration.ts";
 export type {
   AnySchema,

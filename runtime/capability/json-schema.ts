@@ -36,7 +36,7 @@ function configFor(side: SchemaSide): ConversionConfig {
 }
 
 /**
- * Converts a capability's input or output schema to JSON Schema, once, at load (SPEC §2.1).
+ * Converts a capability's input or output schema to JSON Schema, once, at load (docs/handler-api.md).
  * Throws a SchemaConversionError naming the field and schema type when there is no JSON form.
  */
 export function toCapabilityJsonSchema(schema: AnySchema, side: SchemaSide): JsonSchema {

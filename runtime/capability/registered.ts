@@ -49,7 +49,7 @@ export interface RegisteredCapability {
   def: CapabilityDef;
 }
 
-/** A capability file that did not load; it never stops the process (SPEC §2.3). */
+/** A capability file that did not load; it never stops the process (docs/architecture.md). */
 export interface LoadError {
   file: string;
   line: number | null;

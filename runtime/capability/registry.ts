@@ -13,7 +13,7 @@ export interface AddCapabilityOptions {
 }
 
 /**
- * The one list of capabilities every surface reads (SPEC §1). A bad declaration becomes a
+ * The one list of capabilities every surface reads (docs/architecture.md). A bad declaration becomes a
  * LoadError and the rest still load: nothing here throws for what a capability file says.
  */
 export class CapabilityRegistry implements CapabilityCatalog {

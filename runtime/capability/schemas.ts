@@ -2,7 +2,7 @@ import * as v from "valibot";
 import { EXECUTION_ID_PATTERN } from "../execution/execution-id.ts";
 import { EXECUTION_STATES } from "../execution/state-machine.ts";
 
-/** An execution id, checked by shape before any look-up (SPEC §4.1). */
+/** An execution id, checked by shape before any look-up (docs/protocol.md). */
 export function executionIdSchema() {
   return v.pipe(
     v.string(),
@@ -16,7 +16,7 @@ export function executionStateSchema() {
   return v.picklist(EXECUTION_STATES);
 }
 
-/** The snapshot as published in schemas: the fields clients rely on, others allowed (SPEC §4.3). */
+/** The snapshot as published in schemas: the fields clients rely on, others allowed (docs/protocol.md). */
 export function executionSnapshotSchema() {
   return v.looseObject({
     id: v.string(),

@@ -1,6 +1,6 @@
 import * as v from "valibot";
 
-/** The JSON Schema mark that makes the engine redact a value before it is stored (SPEC §4.6). */
+/** The JSON Schema mark that makes the engine redact a value before it is stored (docs/handler-api.md). */
 export const SENSITIVE_MARK = "x-docket-sensitive";
 
 /** Marks a schema's value as a secret: redacted everywhere, still given to the handler. */

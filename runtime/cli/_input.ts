@@ -55,3 +55,28 @@ function quote(text: string): string {
   const flat = text.trim().replace(/\s+/g, " ");
   return JSON.stringify(flat.length > 80 ? `${flat.slice(0, 80)}…` : flat);
 }
+
+const INPUT_ENV = /^([A-Za-z_][A-Za-z0-9_.-]*)=([A-Za-z_][A-Za-z0-9_]*)$/;
+
+/**
+ * `--input-env field=VAR` (repeatable): the input's top-level `field` is the environment
+ * variable's value, so a secret never stands on the command line (where `ps` shows it). Applied
+ * over `--input`; a missing variable is a usage error that names it, and never prints a value.
+ */
+export function applyInputEnv(parsed: ParsedInput, pairs: string[], env: Record<string, string | undefined>): ParsedInput {
+  if (!parsed.ok || pairs.length === 0) return parsed;
+  const base = parsed.value === undefined ? {} : parsed.value;
+  if (base === null || typeof base !== "object" || Array.isArray(base)) {
+    return { ok: false, message: "--input-env fills fields of an object input, but --input is not a JSON object." };
+  }
+  const input: Record<string, unknown> = { ...(base as Record<string, unknown>) };
+  for (const pair of pairs) {
+    const match = INPUT_ENV.exec(pair);
+    if (!match) return { ok: false, message: `--input-env takes field=VARIABLE, like --input-env token=GITHUB_TOKEN, got ${JSON.stringify(pair.slice(0, 80))}.` };
+    const [, field, variable] = match;
+    const value = env[variable!];
+    if (value === undefined) return { ok: false, message: `--input-env ${field}=${variable}: the environment variable ${variable} is not set; set it, or give ${field} another way.` };
+    input[field!] = value;
+  }
+  return { ok: true, value: input };
+}

@@ -16,7 +16,7 @@ export type Batch = { ok: true; events: ExecutionEvent[]; full: boolean } | { ok
 
 /** Options of {@link nextBatch}. */
 export interface BatchOptions {
-  /** A larger event travels with its input/output withheld (SPEC §6 "Too large", §7). */
+  /** A larger event travels with its input/output withheld (docs/protocol.md, "Too large" and the reports of docket run). */
   frameBytes: number;
   pid: number;
   /** Default REPORT_MAX_EVENTS. */

@@ -20,7 +20,7 @@ export interface ReportToServerOptions {
 }
 
 /**
- * Starts reporting a `docket run`'s execution to the server serving its checkout (SPEC §7), with
+ * Starts reporting a `docket run`'s execution to the server serving its checkout (docs/protocol.md), with
  * `executions.report` over HTTP and the lease's token. The work stays in this process.
  */
 export function reportToServer(options: ReportToServerOptions): ExecutionReporter {

@@ -36,11 +36,11 @@ export interface ExecutionReporter {
   stop(): void;
 }
 
-/** Failed reports in a row, after one succeeded, that make the run stop reporting (SPEC §7). */
+/** Failed reports in a row, after one succeeded, that make the run stop reporting (docs/protocol.md). */
 const FAILURES_TO_STOP = 3;
 
 /**
- * Creates the reporter of SPEC §7. One report at a time; each carries the events after the
+ * Creates the reporter of docs/protocol.md. One report at a time; each carries the events after the
  * `through` of the last answer, so a lost, cut or twice-sent report is mended by the next. A
  * report goes soon after anything happens and at the latest `everyMs` after the last one, so a
  * quiet run is still heard. The first failed report, or three in a row after a success, end

@@ -2,7 +2,7 @@ import type { FailureDescriptor } from "../execution/failure.ts";
 import type { ExecutionState } from "../execution/state-machine.ts";
 import type { TerminalStyle } from "./_terminal.ts";
 
-/** The CLI's exit codes (SPEC §9). */
+/** The CLI's exit codes (README.md). */
 export const EXIT = {
   succeeded: 0,
   failed: 1,

@@ -22,6 +22,21 @@ export function escapeProperty(text: string): string {
   return escapeData(text).replace(/:/g, "%3A").replace(/,/g, "%2C");
 }
 
+/**
+ * `::add-mask::` for each secret value, so the runner blanks it in every later line of the job's
+ * log, whoever prints it. The runner masks line by line, so a multi-line value is announced line
+ * by line as well; lines shorter than the masking minimum are left out, as docket leaves them.
+ */
+export function maskCommands(values: readonly string[], minimum: number): string {
+  const lines = new Set<string>();
+  for (const value of values) {
+    if (value.length < minimum) continue;
+    lines.add(value);
+    for (const line of value.split(/\r?\n/)) if (line.trim().length >= minimum) lines.add(line);
+  }
+  return [...lines].map((line) => `::add-mask::${escapeData(line)}\n`).join("");
+}
+
 const COMMAND_OF = { error: "error", warning: "warning", info: "notice" } as const;
 
 /** `::error file=src/a.ts,line=3,col=7,title=bad_id::message` for one diagnostic. */

@@ -1,4 +1,4 @@
-// The CLI layer's public exports (SPEC §9). The binary's entry is main.ts; commands live in commands/.
+// The CLI layer's public exports (README.md). The binary's entry is main.ts; commands live in commands/.
 export { main } from "./main.ts";
 export { runLocally, isCapabilityPath, cliEdge, outputText } from "./local-run.ts";
 export type { LocalRunOptions, RunOutput } from "./local-run.ts";

@@ -1,4 +1,4 @@
-// The TTY live view of `docket run` (SPEC §9): the run's steps, progress bar and latest log lines,
+// The TTY live view of `docket run` (README.md): the run's steps, progress bar and latest log lines,
 // redrawn in place on a timer; log lines, diagnostics and stream output print above it for good.
 import type { ExecutionEvent } from "../execution/protocol.ts";
 import { isGitHubActions } from "./github-actions.ts";

@@ -13,7 +13,8 @@ import type { ParsedInput } from "./_input.ts";
 import { terminalStyle, type TerminalStyle } from "./_terminal.ts";
 import { onInterrupts } from "./_interrupts.ts";
 import { EXIT, exitCodeOf, failureText, type RunEnd } from "./exit-code.ts";
-import { annotation, appendStepSummary, gitHubPrinters, isGitHubActions, stepSummary } from "./github-actions.ts";
+import { annotation, appendStepSummary, gitHubPrinters, isGitHubActions, maskCommands, stepSummary } from "./github-actions.ts";
+import { MIN_MASKED_LENGTH, sensitiveValues } from "../execution/secret-mask.ts";
 import { createLiveView, wantsLiveView, type LiveView } from "./live-view.ts";
 import { createRunReporter, location, plainPrinters } from "./run-reporter.ts";
 import { findServer } from "./server-client.ts";
@@ -49,7 +50,7 @@ export function isCapabilityPath(target: string): boolean {
   return target.startsWith(".") || target.startsWith("/") || /\.(ts|js|mts|mjs)$/.test(target);
 }
 
-/** The ids a CLI run carries from its edge (SPEC §4.1): a W3C `TRACEPARENT` from the caller is honoured. */
+/** The ids a CLI run carries from its edge (docs/protocol.md): a W3C `TRACEPARENT` from the caller is honoured. */
 export function cliEdge(env: Record<string, string | undefined>): EdgeInfo {
   return {
     actor: { kind: "cli", pid: process.pid },
@@ -89,7 +90,7 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
   const uninstall = onInterrupts({ first: () => interrupt.first(), second: () => interrupt.second(), later: () => process.exit(EXIT.cancelled) });
 
   const file = isCapabilityPath(options.target) ? resolve(options.cwd, options.target) : null;
-  // Does a server serve this checkout (SPEC §7)? Asked while the plane boots, so it costs no time.
+  // Does a server serve this checkout (docs/protocol.md)? Asked while the plane boots, so it costs no time.
   const serving = findServer(findCheckoutRoot(options.cwd)).catch(() => null);
   registerDocketModules();
   let plane: BootedPlane;
@@ -121,10 +122,13 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
     return finishRefused(options, style, failure);
   }
   let reporter: ExecutionReporter | null = null;
-  // On a terminal that may animate, the live view draws the run; elsewhere plain lines (SPEC §9).
+  // On a terminal that may animate, the live view draws the run; elsewhere plain lines (README.md).
   let live: LiveView | null = null;
   try {
     const { capabilityId, ownErrors, otherErrors } = locateTarget(plane, options.target, file);
+    // Before anything else is printed: the runner then blanks these values in every later line.
+    const declared = capabilityId === null ? null : plane.registry.get(capabilityId);
+    if (gitHub && declared) output.stderr(maskCommands(sensitiveValues(input, declared.input_schema), MIN_MASKED_LENGTH));
     reportLoadErrors(otherErrors, plane.root, gitHub, style, output);
     if (capabilityId === null) {
       const why = ownErrors.map((e) => `${e.line !== null ? `line ${e.line}${e.column !== null ? `:${e.column}` : ""}: ` : ""}${e.reason}`).join("; ");
@@ -199,7 +203,7 @@ function locateTarget(plane: BootedPlane, target: string, file: string | null): 
   return { capabilityId, ownErrors: capabilityId ? [] : errors.filter(own), otherErrors: errors.filter((e) => !own(e)) };
 }
 
-/** The checkout's other broken capability files, said once: they do not stop this run (SPEC §2.3). */
+/** The checkout's other broken capability files, said once: they do not stop this run (docs/architecture.md). */
 function reportLoadErrors(errors: LoadError[], root: string, gitHub: boolean, style: TerminalStyle, output: RunOutput): void {
   if (errors.length === 0) return;
   const shown = (file: string) => (file.startsWith(root) ? relative(root, file) || file : file);

@@ -4,7 +4,7 @@ import type { TerminalStyle } from "./_terminal.ts";
 /** Turns one event into the lines it prints (without newlines); an empty list prints nothing. */
 export type EventPrinter<T extends EventType = EventType> = (event: ExecutionEvent<T>) => string[];
 
-/** One printer per event type; a type missing here is shown by the fallback, never dropped (SPEC §5). */
+/** One printer per event type; a type missing here is shown by the fallback, never dropped (docs/protocol.md). */
 export type EventPrinters = { [T in EventType]?: EventPrinter<T> };
 
 /** What a run reporter writes to: stderr in the CLI, a buffer in tests. */
@@ -43,7 +43,7 @@ export function location(d: { file?: string; line?: number; column?: number }): 
 }
 
 /**
- * The plain, timestamped lines of SPEC §9 for CI logs and pipes: one function per event type.
+ * The plain, timestamped lines of README.md for CI logs and pipes: one function per event type.
  * A stream's chunks are joined into whole lines, so a child's output is not cut mid-line.
  */
 export function plainPrinters(style: TerminalStyle, options: { localTime?: boolean } = {}): { printers: Required<EventPrinters>; unknown: EventPrinter; flush(): string[] } {
@@ -89,7 +89,7 @@ export function plainPrinters(style: TerminalStyle, options: { localTime?: boole
   };
   return {
     printers,
-    // A type this CLI does not know: shown with its data, never dropped (SPEC §5).
+    // A type this CLI does not know: shown with its data, never dropped (docs/protocol.md).
     unknown: (e) => [stamp(e, `${style.dim("·")} ${e.type} ${JSON.stringify(e.data)}`)],
     flush() {
       const rest = [...partial].filter(([, text]) => text !== "").map(([name, text]) => streamLine(name, text));

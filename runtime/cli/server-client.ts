@@ -22,7 +22,7 @@ export interface ServerClient {
   readonly pid: number;
   /** One request to the server. Throws ServerUnreachableError when nothing answers. */
   request(method: "GET" | "POST", path: string, options?: ServerRequestOptions): Promise<ServerAnswer>;
-  /** The live channel's URL for `query` and the subprotocols that carry the token (SPEC §6, README "Access"). */
+  /** The live channel's URL for `query` and the subprotocols that carry the token (docs/protocol.md, README "Access"). */
   liveChannel(query: URLSearchParams): { url: string; protocols: string[] };
 }
 

@@ -4,6 +4,7 @@ import type { EdgeInfo } from "./plane.ts";
 import { buildFailure, forcedStopCertainty, type FailureDescriptor, type Retryability } from "./failure.ts";
 import { checkValue, describeProblems } from "./validate.ts";
 import { MAX_INPUT_DEPTH, nestsDeeperThan } from "./json-depth.ts";
+import { NO_MASK, type SecretMask } from "./secret-mask.ts";
 
 /** How a run ended, before it is written as `execution.completed`. */
 export type Completion =
@@ -17,6 +18,8 @@ export interface StopCircumstances {
   /** The worker was terminated by the engine (deadline grace over, or a forced stop). */
   forced: boolean;
   deadlineMs: number | null;
+  /** Which bound `deadlineMs` is: the start request's `deadline_ms` (from admission) or the declaration's `timeout_ms` (from the start). */
+  deadlineSource?: "deadline_ms" | "timeout_ms";
   /** The process is shutting down and stopped the handler: the run was interrupted. */
   interrupted?: boolean;
 }
@@ -25,10 +28,23 @@ const RETRYABILITIES = new Set(["never", "safe", "after_delay", "manual_reconcil
 
 /**
  * The one place where a handler's outcome becomes a completion: output checked against the
- * output schema, CapabilityError codes kept, cancellation and deadlines told apart, and the
- * certainty of a forced stop decided by the capability's effect (SPEC §4.4, §4.5).
+ * output schema, CapabilityError codes kept, cancellation and deadlines told apart, the
+ * certainty of a forced stop decided by the capability's effect, and the input's secret values
+ * masked in everything a client will read (docs/security.md).
  */
-export function completionOf(capability: RegisteredCapability, outcome: TaskOutcome, stop: StopCircumstances, edge: EdgeInfo): Completion {
+export function completionOf(capability: RegisteredCapability, outcome: TaskOutcome, stop: StopCircumstances, edge: EdgeInfo, mask: SecretMask = NO_MASK): Completion {
+  const completion = unmasked(capability, outcome, stop, edge);
+  if (mask === NO_MASK) return completion;
+  if (completion.state === "succeeded") return { state: "succeeded", output: mask.value(completion.output) };
+  const { failure } = completion;
+  return {
+    ...completion,
+    failure: { ...failure, message: mask.text(failure.message), suggestion: mask.text(failure.suggestion), context: mask.value(failure.context) },
+    stack: completion.stack ? mask.text(completion.stack) : completion.stack,
+  };
+}
+
+function unmasked(capability: RegisteredCapability, outcome: TaskOutcome, stop: StopCircumstances, edge: EdgeInfo): Completion {
   const ids = { request_id: edge.request_id, trace_id: edge.trace_id };
   const forced = forcedStopCertainty(capability.effect);
   if (outcome.ok) {
@@ -68,11 +84,9 @@ export function completionOf(capability: RegisteredCapability, outcome: TaskOutc
         ...ids,
         error_code: "deadline_exceeded",
         stage: "run",
-        message: stop.forced
-          ? `${capability.id} did not finish within its deadline of ${stop.deadlineMs} ms and did not stop when asked; its worker was terminated.`
-          : `${capability.id} did not finish within its deadline of ${stop.deadlineMs} ms and stopped when asked.`,
+        message: `${capability.id} did not finish within ${deadlineText(stop)} and ${stop.forced ? "did not stop when asked; its worker was terminated." : "stopped when asked."}`,
         ...forced,
-        context: { deadline_ms: stop.deadlineMs, terminated: stop.forced },
+        context: { deadline_ms: stop.deadlineMs, terminated: stop.forced, ...(stop.deadlineSource ? { bound: stop.deadlineSource } : {}) },
       }),
     };
   }
@@ -86,7 +100,8 @@ export function completionOf(capability: RegisteredCapability, outcome: TaskOutc
           stage: "run",
           message: error.message,
           retryability: RETRYABILITIES.has(error.retryability ?? "") ? (error.retryability as Retryability) : undefined,
-          outcome_certainty: capability.effect === "write" ? "unknown" : "not_applied",
+          // The handler may know its write's fate; a read changes nothing whatever it says.
+          outcome_certainty: capability.effect === "read" ? "not_applied" : error.outcome_certainty === "applied" || error.outcome_certainty === "not_applied" ? error.outcome_certainty : "unknown",
           suggestion: error.suggestion,
           context: error.context,
         }),
@@ -110,8 +125,28 @@ export function completionOf(capability: RegisteredCapability, outcome: TaskOutc
     case "worker_lost":
       return internal(capability, ids, `The worker running ${capability.id} stopped unexpectedly (${error.message}).`, forced, null);
     case "internal":
-      return internal(capability, ids, `${capability.id} failed with an unexpected error: ${firstLine(error.message)}`, capability.effect === "write" ? forced : { retryability: "never", outcome_certainty: "not_applied" }, error.stack);
+      // The class only: the thrown message, cause and stack go to the log (docs/security.md).
+      return internal(
+        capability,
+        ids,
+        `${capability.id} failed at stage run: ${error.note ? `${error.note}; ` : ""}its handler threw ${articled(error.error_class)}.`,
+        capability.effect === "write" ? forced : { retryability: "never", outcome_certainty: "not_applied" },
+        error.stack ?? error.message,
+        { error_class: error.error_class },
+      );
   }
+}
+
+/** "a TypeError", "an Error ENOENT", and the class descriptions that already carry their article. */
+function articled(errorClass: string): string {
+  if (/^(a|an) /.test(errorClass) || errorClass === "null" || errorClass === "undefined") return errorClass;
+  return `${/^[AEIOU]/.test(errorClass) ? "an" : "a"} ${errorClass}`;
+}
+
+function deadlineText(stop: StopCircumstances): string {
+  if (stop.deadlineSource === "deadline_ms") return `its deadline_ms of ${stop.deadlineMs} ms (counted from admission, queue time included)`;
+  if (stop.deadlineSource === "timeout_ms") return `its timeout_ms of ${stop.deadlineMs} ms`;
+  return `its deadline of ${stop.deadlineMs} ms`;
 }
 
 function internal(
@@ -120,18 +155,13 @@ function internal(
   message: string,
   certainty: Pick<FailureDescriptor, "retryability" | "outcome_certainty">,
   stack: string | null,
+  context: Record<string, unknown> = {},
 ): Completion {
   return {
     state: "failed",
-    failure: buildFailure({ ...ids, error_code: "internal", stage: "run", message: `${message}`, ...certainty, context: { capability: capability.id } }),
+    failure: buildFailure({ ...ids, error_code: "internal", stage: "run", message, ...certainty, context: { capability: capability.id, stage: "run", ...context } }),
     stack: stack ?? message,
   };
-}
-
-/** A handler's error message can be long or multi-line; a client gets its first line, bounded. */
-function firstLine(message: string): string {
-  const line = (message.split("\n")[0] ?? "").trim();
-  return line.length > 300 ? `${line.slice(0, 300)}…` : line || "(no message)";
 }
 
 /** True when JSON can hold the value (JSON.stringify throws for a BigInt or a cycle). */

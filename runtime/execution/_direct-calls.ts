@@ -9,6 +9,8 @@ import { canonicalJson } from "./canonical-json.ts";
 import { completionOf, type StopCircumstances } from "./_completion.ts";
 import { mainThreadContext } from "./_main-context.ts";
 import { CapabilityError } from "../capability/capability-error.ts";
+import { maskForInput, type SecretMask } from "./secret-mask.ts";
+import { thrownClass, thrownDetail } from "./thrown.ts";
 
 /** What direct calls need from the engine. */
 export interface DirectCallsOptions {
@@ -26,7 +28,7 @@ export interface DirectCallsOptions {
 const CACHE_ENTRIES = 1000;
 
 /**
- * Direct calls (SPEC §3): no identity, no events. Plane capabilities run here in the main thread;
+ * Direct calls (docs/architecture.md): no identity, no events. Plane capabilities run here in the main thread;
  * work capabilities on the pool's direct lane, so they never wait behind long executions.
  */
 export class DirectCalls {
@@ -49,7 +51,8 @@ export class DirectCalls {
         }),
       );
     }
-    if (capability.plane) return this.callInMain(capability, input, edge);
+    const { mask, secrets } = maskForInput(capability.input_schema, input);
+    if (capability.plane) return this.callInMain(capability, input, edge, mask);
     // The version is part of the key: an edited file's output is never served from its old code.
     const key = capability.cache ? `${capability.id}\n${capability.version}\n${canonicalJson(input)}` : null;
     if (key) {
@@ -57,7 +60,7 @@ export class DirectCalls {
       if (hit && hit.expires > this.options.clock.monotonic()) return structuredClone(hit.output);
       this.cache.delete(key);
     }
-    const output = await this.callOnWorker(capability, input, edge);
+    const output = await this.callOnWorker(capability, input, edge, mask, secrets);
     if (key && capability.cache) {
       if (this.cache.size >= CACHE_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
       this.cache.set(key, { expires: this.options.clock.monotonic() + capability.cache.ttl_ms, output: structuredClone(output) });
@@ -65,7 +68,7 @@ export class DirectCalls {
     return output;
   }
 
-  private async callInMain(capability: RegisteredCapability, input: unknown, edge: EdgeInfo): Promise<unknown> {
+  private async callInMain(capability: RegisteredCapability, input: unknown, edge: EdgeInfo, mask: SecretMask): Promise<unknown> {
     const abort = new AbortController();
     const ctx = mainThreadContext(this.options.handle(edge), this.options.hostFacts, abort.signal);
     let outcome: TaskOutcome;
@@ -74,16 +77,16 @@ export class DirectCalls {
     } catch (error) {
       if (error instanceof FailureError) throw error;
       if (CapabilityError.is(error)) {
-        outcome = { ok: false, error: { kind: "capability", code: error.code, message: error.message, context: error.context, retryability: error.retryability, suggestion: error.suggestion } };
+        const { code, message, context, retryability, suggestion, outcome_certainty } = error;
+        outcome = { ok: false, error: { kind: "capability", code, message, context, retryability, suggestion, outcome_certainty } };
       } else {
-        const e = error as Error;
-        outcome = { ok: false, error: { kind: "internal", message: e?.message ?? String(error), stack: e?.stack ?? null } };
+        outcome = { ok: false, error: { kind: "internal", error_class: thrownClass(error), message: thrownDetail(error), stack: null } };
       }
     }
-    return this.settle(capability, outcome, { cancelRequested: false, deadlineExpired: false, forced: false, deadlineMs: null }, edge);
+    return this.settle(capability, outcome, { cancelRequested: false, deadlineExpired: false, forced: false, deadlineMs: null }, edge, mask);
   }
 
-  private async callOnWorker(capability: RegisteredCapability, input: unknown, edge: EdgeInfo): Promise<unknown> {
+  private async callOnWorker(capability: RegisteredCapability, input: unknown, edge: EdgeInfo, mask: SecretMask, secrets: string[]): Promise<unknown> {
     const { pool, root, clock, limits } = this.options;
     const handle = pool.run(
       {
@@ -91,6 +94,7 @@ export class DirectCalls {
         source: capability.source,
         version: capability.version,
         input,
+        secrets,
         execution: null,
         root,
         artifacts_dir: null,
@@ -100,7 +104,7 @@ export class DirectCalls {
       },
       { lane: "direct" },
     );
-    const stop: StopCircumstances = { cancelRequested: false, deadlineExpired: false, forced: false, deadlineMs: capability.timeout_ms };
+    const stop: StopCircumstances = { cancelRequested: false, deadlineExpired: false, forced: false, deadlineMs: capability.timeout_ms, deadlineSource: "timeout_ms" };
     const timers: unknown[] = [];
     if (capability.timeout_ms !== null) {
       timers.push(
@@ -117,15 +121,15 @@ export class DirectCalls {
       );
     }
     try {
-      return this.settle(capability, await handle.outcome, stop, edge);
+      return this.settle(capability, await handle.outcome, stop, edge, mask);
     } finally {
       for (const timer of timers) clock.clearTimeout(timer);
     }
   }
 
   /** Output checked, or the failure thrown: the same conversion as an execution's completion. */
-  private settle(capability: RegisteredCapability, outcome: TaskOutcome, stop: StopCircumstances, edge: EdgeInfo): unknown {
-    const completion = completionOf(capability, outcome, stop, edge);
+  private settle(capability: RegisteredCapability, outcome: TaskOutcome, stop: StopCircumstances, edge: EdgeInfo, mask: SecretMask): unknown {
+    const completion = completionOf(capability, outcome, stop, edge, mask);
     if (completion.state === "succeeded") return completion.output;
     if (completion.stack) this.options.log(`[docket] ${completion.failure.correlation_id} ${capability.id} (direct call): ${completion.stack}`);
     throw new FailureError(completion.failure);

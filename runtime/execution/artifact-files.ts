@@ -3,7 +3,7 @@ import { lstatSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { ArtifactInfo } from "./plane.ts";
 
-/** The managed output folder of one execution (SPEC §4.8). */
+/** The managed output folder of one execution (docs/handler-api.md). */
 export function artifactsDir(root: string, id: string): string {
   return join(root, ".docket", "artifacts", id);
 }

@@ -13,6 +13,8 @@ import { isTerminal } from "./state-machine.ts";
 import { expiredExecution } from "./snapshot.ts";
 import { canonicalHash } from "./canonical-json.ts";
 import { redact, hasSensitive, sensitivePaths } from "./redaction.ts";
+import { maskForInput, type SecretMask } from "./secret-mask.ts";
+import { thrownClass, thrownDetail } from "./thrown.ts";
 import { checkValue, describeProblems } from "./validate.ts";
 import { MAX_INPUT_DEPTH, nestsDeeperThan } from "./json-depth.ts";
 import { Scheduler } from "./_scheduler.ts";
@@ -50,8 +52,15 @@ interface Active {
   input: unknown;
   edge: EdgeInfo;
   run_id: string | null;
+  /** The start request's deadline, counted from `admitted` (queue time included). */
   deadline_ms: number | null;
+  /** The declaration's `timeout_ms`, counted from `started`. */
+  timeout_ms: number | null;
+  /** The input's sensitive values, masked in every text the run produces (docs/security.md). */
+  mask: SecretMask;
+  secrets: string[];
   handle: TaskHandle | null;
+  admitted: number;
   started: number;
   stop: StopCircumstances;
   timers: unknown[];
@@ -151,7 +160,7 @@ export function createEngine(options: EngineOptions): Engine {
     expire: options.expireDetails,
   });
 
-  // Runs of `docket run` reported by other processes (SPEC §7): kept in the store, never run here.
+  // Runs of `docket run` reported by other processes (docs/protocol.md): kept in the store, never run here.
   const reports = createReportLedger({
     storageRefusal: (verb) => storage.refusal(verb),
     store,
@@ -212,13 +221,19 @@ export function createEngine(options: EngineOptions): Engine {
         context: { queued: waiting, limit: limits.max_queued, retry_after_s: 1 },
       });
     }
-    const deadline = request.deadline_ms ?? capability.timeout_ms ?? null;
-    if (deadline !== null && (!Number.isSafeInteger(deadline) || deadline <= 0 || deadline > MAX_DEADLINE_MS)) {
-      throw failure(edge, {
-        error_code: "invalid_input",
-        stage: "validate",
-        message: `deadline_ms must be a whole number of milliseconds from 1 to ${MAX_DEADLINE_MS} (about 24.8 days), got ${JSON.stringify(deadline)}${request.deadline_ms === undefined ? ` (the timeout_ms of ${capability.id})` : ""}.`,
-      });
+    // Two bounds, the earlier wins (docs/protocol.md): deadline_ms from admission, so it bounds the
+    // caller's wait, queue included; the declaration's timeout_ms from the handler's start.
+    const deadline = request.deadline_ms ?? null;
+    const timeout = capability.timeout_ms ?? null;
+    for (const [bound, value] of [["deadline_ms", deadline], ["timeout_ms", timeout]] as const) {
+      if (value !== null && (!Number.isSafeInteger(value) || value <= 0 || value > MAX_DEADLINE_MS)) {
+        throw failure(edge, {
+          error_code: "invalid_input",
+          stage: "validate",
+          message: `${bound} must be a whole number of milliseconds from 1 to ${MAX_DEADLINE_MS} (about 24.8 days), got ${JSON.stringify(value)}${bound === "timeout_ms" ? ` (the timeout_ms of ${capability.id})` : ""}.`,
+          context: { field: bound },
+        });
+      }
     }
     const id = newExecutionId(clock.now());
     if (run_id !== null && !store.recordRun({ run_id, execution_id: id, capability: capability.id, input_hash: hash })) {
@@ -246,7 +261,8 @@ export function createEngine(options: EngineOptions): Engine {
       input_hash: hash,
       capability_version: capability.version,
     });
-    scheduler.enqueue({
+    const { mask, secrets } = maskForInput(capability.input_schema, input);
+    const active: Active = {
       id,
       session_key,
       capability,
@@ -254,14 +270,20 @@ export function createEngine(options: EngineOptions): Engine {
       edge,
       run_id,
       deadline_ms: deadline,
+      timeout_ms: timeout,
+      mask,
+      secrets,
       handle: null,
+      admitted: clock.monotonic(),
       started: 0,
-      stop: { cancelRequested: false, deadlineExpired: false, forced: false, deadlineMs: deadline },
+      stop: { cancelRequested: false, deadlineExpired: false, forced: false, deadlineMs: deadline ?? timeout },
       timers: [],
       completed: false,
       done: null,
       durable: false,
-    });
+    };
+    scheduler.enqueue(active);
+    if (deadline !== null) active.timers.push(clock.setTimeout(() => expire(active, "deadline_ms"), deadline));
     // The answer is the truth at admission (queued); running starts right after, never before.
     queueMicrotask(pump);
     return { execution: snapshot, deduplicated: false };
@@ -298,6 +320,7 @@ export function createEngine(options: EngineOptions): Engine {
       source: active.capability.source,
       version: active.capability.version,
       input: active.input,
+      secrets: active.secrets,
       execution: { id: active.id, run_id: active.run_id, session_key: active.session_key, attempt: 1 },
       root,
       artifacts_dir: artifactsDir(root, active.id),
@@ -306,28 +329,60 @@ export function createEngine(options: EngineOptions): Engine {
       kill_grace_ms: Math.floor(limits.grace_ms / 2),
     };
     active.handle = pool.run(task, { lane: "execution", onEvents: (drafts) => appendHandlerEvents(active, drafts) });
-    if (active.deadline_ms !== null) {
-      active.timers.push(
-        clock.setTimeout(() => {
-          if (active.completed) return;
-          active.stop.deadlineExpired = true;
-          active.handle?.cancel();
-          active.timers.push(
-            clock.setTimeout(() => {
-              if (active.completed) return;
-              active.stop.forced = true;
-              active.handle?.terminate();
-            }, limits.grace_ms),
-          );
-        }, active.deadline_ms),
-      );
-    }
+    if (active.timeout_ms !== null) active.timers.push(clock.setTimeout(() => expire(active, "timeout_ms"), active.timeout_ms));
     active.done = active.handle.outcome.then(
-      (outcome) => complete(active, completionOf(active.capability, outcome, active.stop, active.edge)),
-      (error) => complete(active, completionOf(active.capability, { ok: false, error: { kind: "internal", message: String(error), stack: error?.stack ?? null } }, active.stop, active.edge)),
+      (outcome) => complete(active, completionOf(active.capability, outcome, active.stop, active.edge, active.mask)),
+      (error) =>
+        complete(active, completionOf(active.capability, { ok: false, error: { kind: "internal", error_class: thrownClass(error), message: thrownDetail(error), stack: null } }, active.stop, active.edge, active.mask)),
     );
   }
 
+  /**
+   * A bound ran out. Still queued: the execution never starts and ends `cancelled` with
+   * `deadline_exceeded` (nothing ran, so nothing was applied; queued → failed is no move of the
+   * lifecycle). Running: cancelled cooperatively, and its worker terminated `grace_ms` later.
+   */
+  function expire(active: Active, bound: "deadline_ms" | "timeout_ms"): void {
+    if (active.completed || active.stop.deadlineExpired) return;
+    const ms = bound === "deadline_ms" ? active.deadline_ms : active.timeout_ms;
+    active.stop.deadlineExpired = true;
+    active.stop.deadlineMs = ms;
+    active.stop.deadlineSource = bound;
+    if (!active.handle) {
+      // Queued, or taken and held until its creation is committed (see begin): it never ran.
+      const held = !scheduler.remove(active.id);
+      if (held && scheduler.get(active.id) === undefined) return;
+      if (held) {
+        scheduler.finish(active.id);
+        queueMicrotask(pump);
+      }
+      active.completed = true;
+      for (const timer of active.timers) clock.clearTimeout(timer);
+      const failure = buildFailure({
+        error_code: "deadline_exceeded",
+        stage: "queue",
+        message: `${active.id} did not start within its deadline_ms of ${ms} ms (counted from admission): it waited in the queue the whole time, so nothing ran.`,
+        retryability: "safe",
+        outcome_certainty: "not_applied",
+        suggestion: "Start it again with a longer deadline_ms, or when fewer executions are running.",
+        context: { deadline_ms: ms, bound, terminated: false },
+        request_id: active.edge.request_id,
+        trace_id: active.edge.trace_id,
+      });
+      writeCompleted(active.id, { state: "cancelled", failure }, 0);
+      return;
+    }
+    active.handle.cancel();
+    active.timers.push(
+      clock.setTimeout(() => {
+        if (active.completed) return;
+        active.stop.forced = true;
+        active.handle?.terminate();
+      }, limits.grace_ms),
+    );
+  }
+
+  // The worker masked these already (worker/_worker-context.ts); this is where they enter the store.
   function appendHandlerEvents(active: Active, drafts: EventDraft[]): void {
     if (active.completed) return;
     try {
@@ -410,6 +465,7 @@ export function createEngine(options: EngineOptions): Engine {
     const active = scheduler.get(id);
     if (snapshot.state === "queued" && active && scheduler.remove(id)) {
       active.completed = true;
+      for (const timer of active.timers) clock.clearTimeout(timer);
       const completion: Completion = {
         state: "cancelled",
         failure: buildFailure({
@@ -429,7 +485,7 @@ export function createEngine(options: EngineOptions): Engine {
       return receipt(false, `${snapshot.capability} is not cancellable: it does not check for cancellation, so ${id} runs to its end.`);
     }
     if (!active || !active.handle) {
-      // Not run by this engine: a run reported by another process (SPEC §7). The request reaches
+      // Not run by this engine: a run reported by another process (docs/protocol.md). The request reaches
       // the run in its next report's answer, and the run records execution.cancel_requested itself,
       // so this store and the run's keep the same sequences.
       const reported = reports.requestCancel(id, edge.actor);
@@ -565,6 +621,7 @@ export function createEngine(options: EngineOptions): Engine {
         scheduler.remove(item.id);
         scheduler.finish(item.id);
         item.completed = true;
+        for (const timer of item.timers) clock.clearTimeout(timer);
         const failure = buildFailure({
           error_code: "cancelled",
           stage: "queue",

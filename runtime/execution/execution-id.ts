@@ -1,4 +1,4 @@
-/** The shape of an execution id: `x-<UTC yyyymmddThhmmssZ>-<8 lower hex>` (SPEC §4.1). */
+/** The shape of an execution id: `x-<UTC yyyymmddThhmmssZ>-<8 lower hex>` (docs/protocol.md). */
 export const EXECUTION_ID_PATTERN = /^x-\d{8}T\d{6}Z-[0-9a-f]{8}$/;
 
 /** True when `value` has the shape of an execution id. Every surface checks this before any look-up. */

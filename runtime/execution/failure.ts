@@ -1,4 +1,4 @@
-/** The engine's own error codes (SPEC §4.5); handlers add theirs through CapabilityError. */
+/** The engine's own error codes (docs/protocol.md); handlers add theirs through CapabilityError. */
 export const PLANE_ERROR_CODES = [
   "invalid_input",
   "not_found",
@@ -17,7 +17,7 @@ export type FailureStage = "validate" | "admit" | "queue" | "run" | "report" | "
 export type Retryability = "never" | "safe" | "after_delay" | "manual_reconcile" | "requires_confirmation";
 export type OutcomeCertainty = "not_applied" | "applied" | "unknown";
 
-/** The closed failure descriptor every surface projects and none rebuilds (SPEC §4.5). */
+/** The closed failure descriptor every surface projects and none rebuilds (docs/protocol.md). */
 export interface FailureDescriptor {
   error_code: string;
   stage: FailureStage;
@@ -115,7 +115,7 @@ export class FailureError extends Error {
   }
 }
 
-/** The descriptor for a run stopped by force (deadline, lost worker, lost server): §4.4. */
+/** The descriptor for a run stopped by force (deadline, lost worker, lost server): docs/protocol.md. */
 export function forcedStopCertainty(effect: "read" | "write"): Pick<FailureDescriptor, "retryability" | "outcome_certainty"> {
   return effect === "write"
     ? { retryability: "manual_reconcile", outcome_certainty: "unknown" }

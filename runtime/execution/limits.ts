@@ -1,4 +1,4 @@
-/** Every bound of SPEC §4.7, in one typed object. */
+/** Every bound of docs/limits.md, in one typed object. */
 export interface Limits {
   max_concurrent: number;
   max_queued: number;
@@ -69,7 +69,7 @@ export const LIMIT_SPECS: Record<keyof Limits, LimitSpec> = {
   artifact_bytes: { default: 8 * MIB, min: 0, max: 1024 * MIB, doc: "bytes of one artifact" },
   artifacts_total_bytes: { default: 16 * MIB, min: 0, max: 4096 * MIB, doc: "bytes of all artifacts of one execution" },
   details_retention_ms: { default: 7 * DAY, min: 1000, max: 3650 * DAY, doc: "how long terminal details are kept (durable store)" },
-  grace_ms: { default: 5000, min: 0, max: 3_600_000, doc: "time a cancelled handler gets before its worker is terminated" },
+  grace_ms: { default: 5000, min: 0, max: 3_600_000, doc: "time a handler past its deadline gets to stop before its worker is terminated" },
   storage_budget_bytes: { default: 512 * MIB, min: MIB, max: 1024 * 1024 * MIB, doc: "bytes .docket/ may hold (state and artifacts) before new executions are refused" },
 };
 

@@ -21,6 +21,11 @@ export function protocolDocument(limits: Limits) {
       frame_bytes: limits.frame_bytes,
       subscriber_queue: limits.subscriber_queue,
     },
+    deadlines: {
+      deadline_ms: "The start request's deadline, counted from admission: queue time included, so it bounds the caller's wait.",
+      timeout_ms: "The capability's own timeout (its declaration), counted from the handler's start. When both are set, the earlier one wins.",
+      on_expiry: `The handler is cancelled cooperatively; if it has not finished grace_ms (${limits.grace_ms}) later, its worker is terminated and replaced, and the execution fails deadline_exceeded. An execution still queued when its deadline_ms passes never starts: it ends cancelled with deadline_exceeded (stage queue, not_applied).`,
+    },
     limits: { ...limits },
     compatibility: "Clients ignore event types they do not know; schema_version moves only for a change a version-1 client could not safely ignore.",
   };

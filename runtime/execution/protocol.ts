@@ -2,7 +2,7 @@ import * as v from "valibot";
 import { toJsonSchema } from "@valibot/to-json-schema";
 import { EXECUTION_STATES } from "./state-machine.ts";
 
-/** Moves only for a change a version-1 client could not safely ignore (SPEC §5). */
+/** Moves only for a change a version-1 client could not safely ignore (docs/protocol.md). */
 export const SCHEMA_VERSION = "1";
 
 const Actor = v.variant("kind", [
@@ -100,7 +100,7 @@ export type ExecutionEvent<T extends EventType = EventType> = {
   data: EventPayload<T>;
 }
 
-/** The four control messages of the live channel (SPEC §6). */
+/** The four control messages of the live channel (docs/protocol.md). */
 export const CONTROL_MESSAGES = {
   "stream.ready": v.object({
     type: v.literal("stream.ready"),

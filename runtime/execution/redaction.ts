@@ -1,6 +1,6 @@
 import type { JsonSchema } from "../capability/registered.ts";
 
-/** What replaces a sensitive value everywhere but in the handler's hands (SPEC §4.6). */
+/** What replaces a sensitive value everywhere but in the handler's hands (docs/handler-api.md). */
 export const REDACTED = "[redacted]";
 
 /** True when the schema itself marks its value a secret. Never decided by a field's name. */

@@ -28,7 +28,7 @@ export interface ReportLedgerOptions {
   storageRefusal?: (verb: string) => StorageRefusal | null;
 }
 
-/** The server's side of SPEC §7: reported runs kept in the store, heard or ended for silence. */
+/** The server's side of docs/protocol.md: reported runs kept in the store, heard or ended for silence. */
 export interface ReportLedger {
   /** Applies a report's new events once and in order; throws FailureError (invalid_input) for a report it refuses. */
   ingest(report: ExecutionReport, edge: EdgeInfo): ReportAnswer;

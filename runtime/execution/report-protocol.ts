@@ -2,7 +2,7 @@ import type { Actor } from "./protocol.ts";
 import type { ExecutionState } from "./state-machine.ts";
 
 /**
- * What `docket run` sends to the server serving its checkout (`executions.report`, SPEC §7): its
+ * What `docket run` sends to the server serving its checkout (`executions.report`, docs/protocol.md): its
  * description, its pid, and its events after the last sequence the server took. The same shape
  * every time, so a report that was lost, cut or sent twice is mended by the next.
  */

@@ -22,7 +22,7 @@ export type LogLineSnapshot = {
   truncated?: boolean;
 }
 
-/** What reading one execution returns (SPEC §4.3). */
+/** What reading one execution returns (docs/protocol.md). */
 export type ExecutionSnapshot = {
   id: string;
   capability: string;

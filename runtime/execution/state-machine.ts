@@ -1,4 +1,4 @@
-/** Every state an execution can be in (SPEC §4.2). */
+/** Every state an execution can be in (docs/protocol.md). */
 export const EXECUTION_STATES = ["queued", "running", "cancelling", "succeeded", "failed", "cancelled"] as const;
 export type ExecutionState = (typeof EXECUTION_STATES)[number];
 

@@ -14,7 +14,7 @@ export type ValuePath = Array<string | number>;
 
 /**
  * Parses `value` with a valibot schema and returns every problem with its path (no exception).
- * `isSecret(path)` names the places whose received value must not be quoted back (SPEC §4.6).
+ * `isSecret(path)` names the places whose received value must not be quoted back (docs/handler-api.md).
  */
 export function checkValue<T = unknown>(schema: AnySchema, value: unknown, root: string, isSecret?: (path: ValuePath) => boolean): Checked<T> {
   const result = v.safeParse(schema, value);

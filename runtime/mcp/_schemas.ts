@@ -4,7 +4,7 @@ import { protocolSchemas } from "../execution/protocol.ts";
 /** MCP's tool schemas must be objects at the root; a capability's may be anything. */
 type ObjectSchema = JsonSchema & { type: "object" };
 
-/** The JSON Schema of a failure descriptor (SPEC §4.5), taken from the event protocol that defines it once. */
+/** The JSON Schema of a failure descriptor (docs/protocol.md), taken from the event protocol that defines it once. */
 export function failureJsonSchema(): JsonSchema {
   const completed = protocolSchemas().payload_schemas["execution.completed"] as { properties: { failure: JsonSchema } };
   return completed.properties.failure;
@@ -27,7 +27,7 @@ export function toolInputSchema(schema: JsonSchema): ObjectSchema {
 
 /**
  * A tool's `outputSchema`: the capability's output OR a failure descriptor. A failure travels as
- * structured content with `isError: true` (SPEC §11), and MCP SDK 1.x clients validate an error's
+ * structured content with `isError: true` (README.md), and MCP SDK 1.x clients validate an error's
  * structured content against the output schema too (typescript-sdk issue 2748), so the schema has
  * to admit both. `$defs` stay at the root, where the output's `#/$defs/…` references point.
  * Undefined when the output is not an object: MCP structured content must be one.

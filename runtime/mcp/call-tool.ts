@@ -85,7 +85,15 @@ async function start(plane: ExecutionPlane, target: ToolTarget, args: Record<str
     await relay?.drained();
     // Aborted: the SDK sends no answer to a cancelled request; gone: the details were forgotten
     // already, so what the start said is all there is.
-    return success(target, outcome.kind === "completed" ? { ...started, execution: outcome.snapshot } : started);
+    if (outcome.kind !== "completed") return success(target, started);
+    // An execution that ended failed or cancelled is a failed tool call: the descriptor, isError.
+    const { snapshot } = outcome;
+    if (snapshot.state !== "succeeded" && snapshot.failure) {
+      const result = failureToolResult(snapshot.failure);
+      // The execution itself rides along as text, so an agent still learns its id and its end.
+      return { ...result, content: [...result.content, { type: "text", text: JSON.stringify({ ...started, execution: snapshot }) }] };
+    }
+    return success(target, { ...started, execution: snapshot });
   } finally {
     if (!context.signal.aborted) context.signal.removeEventListener("abort", onAbort);
   }

@@ -13,7 +13,7 @@ export interface McpRequestFacts {
 const CLIENT_NAME_LIMIT = 128;
 
 /**
- * The edge of one MCP request (SPEC §4.1): actor `{kind:"mcp", client}` from the client's
+ * The edge of one MCP request (docs/protocol.md): actor `{kind:"mcp", client}` from the client's
  * `clientInfo.name`, the request id from the JSON-RPC id (a fresh one when it has no safe shape),
  * the trace id from a W3C `traceparent` in `_meta` when given, else a fresh one.
  */

@@ -6,7 +6,7 @@ import type { EdgeInfo } from "../execution/plane.ts";
 export const RESOURCE_NOT_FOUND = -32002;
 
 /**
- * The one projection of a failure onto a tool result (SPEC §11): the descriptor itself as
+ * The one projection of a failure onto a tool result (README.md): the descriptor itself as
  * structured content, `isError: true`, and a short text for clients that read text only.
  */
 export function failureToolResult(failure: FailureDescriptor): CallToolResult {
@@ -25,7 +25,7 @@ export function failureRpcError(failure: FailureDescriptor, data: Record<string,
 
 /**
  * The descriptor of anything a call threw: a FailureError's own, or `internal` with a correlation
- * id whose stack goes to this process's log, never to the client (SPEC §3).
+ * id whose stack goes to this process's log, never to the client (docs/architecture.md).
  */
 export function failureOf(error: unknown, edge: EdgeInfo, log: (line: string) => void, what: string): FailureDescriptor {
   if (error instanceof FailureError) return error.failure;

@@ -1,4 +1,4 @@
-// The MCP layer's public exports: the same registry and store, seen by agents (SPEC §11).
+// The MCP layer's public exports: the same registry and store, seen by agents (README.md).
 export { createDocketMcpServer } from "./server.ts";
 export type { DocketMcpServerOptions } from "./server.ts";
 export { createMcpApp } from "./http.ts";

@@ -6,7 +6,7 @@ import { failureOf, failureRpcError } from "./failure-result.ts";
 
 const JSON_TYPE = "application/json";
 
-/** The fixed resources (SPEC §11), each read through the plane capability that answers it over HTTP too. */
+/** The fixed resources (README.md), each read through the plane capability that answers it over HTTP too. */
 const FIXED: Array<Resource & { capability: string }> = [
   {
     uri: "docket://executions",

@@ -4,7 +4,7 @@ import type { ExecutionPlane } from "../execution/plane.ts";
 import { isObjectSchema, toolInputSchema, toolOutputSchema } from "./_schemas.ts";
 
 /**
- * The plane tools of SPEC §11, each the MCP face of one plane capability: its schemas and its
+ * The plane tools of README.md, each the MCP face of one plane capability: its schemas and its
  * description come from the registry, only the name and the notes below are MCP's own. The other
  * plane capabilities (capabilities.*, executions.report, artifacts, release) have no tool:
  * tools/list is the agent's capability list, and a report is what `docket run` sends.

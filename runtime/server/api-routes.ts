@@ -18,7 +18,7 @@ export function capabilityPath(id: string): string {
   return `${API_PREFIX}/${id.split(".").join("/")}`;
 }
 
-/** The methods a capability answers: `read` → GET and POST, `write` → POST only (SPEC §2.1, §8). */
+/** The methods a capability answers: `read` → GET and POST, `write` → POST only (docs/handler-api.md and README.md). */
 export function methodsOf(capability: Pick<RegisteredCapability, "effect">): Array<"GET" | "POST"> {
   return capability.effect === "read" ? ["GET", "POST"] : ["POST"];
 }
@@ -31,7 +31,7 @@ export function edgeOf(c: Context<AppEnv>): EdgeInfo {
 
 /**
  * The HTTP API as a projection of the registry: every capability at its path, looked up per
- * request (so the routes and the registry can never disagree), plus the two aliases of SPEC §8.
+ * request (so the routes and the registry can never disagree), plus the two aliases of README.md.
  */
 export function apiRoutes(plane: ExecutionPlane): Hono<AppEnv> {
   const api = new Hono<AppEnv>();

@@ -4,7 +4,7 @@ import { buildFailure, FailureError, newCorrelationId, type FailureDescriptor, t
 import { CapabilityError } from "../capability/capability-error.ts";
 
 /**
- * The one projection of a failure onto an HTTP status (SPEC §8).
+ * The one projection of a failure onto an HTTP status (README.md).
  * - `not_runnable` → 400: the request names something that can never run as an execution; no
  *   change of server state will make it succeed, so it is a client error, not a conflict.
  * - `cancelled` → 409: the call was stopped by a cancel (the standard code closest to "the

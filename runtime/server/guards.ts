@@ -21,7 +21,9 @@ export function requestIdentity(): MiddlewareHandler<AppEnv> {
     const request_id = requestIdFrom(c.req.header("x-request-id"));
     const trace_id = traceIdFrom(c.req.header("traceparent")) ?? newTraceId();
     c.set("ids", { request_id, trace_id });
-    c.set("actor", c.req.header("x-docket-actor") === "cockpit" ? { kind: "cockpit" } : { kind: "http" });
+    // What the edge established, never what a request claims: the cockpit's own routes act as
+    // the cockpit (cockpit/actions.tsx); a header any HTTP client can set claims nothing.
+    c.set("actor", { kind: "http" });
     await next();
     try {
       c.res.headers.set("X-Request-Id", request_id);

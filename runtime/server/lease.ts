@@ -1,7 +1,7 @@
 import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
-/** What `.docket/lease.json` holds: which server serves this checkout (SPEC §7). */
+/** What `.docket/lease.json` holds: which server serves this checkout (docs/protocol.md). */
 export interface Lease {
   url: string;
   pid: number;

@@ -26,7 +26,7 @@ const WRITE_BATCH = 256;
 const TICKS_PER_HEARTBEAT = 4;
 
 /**
- * The live channel (SPEC §6), runtime-agnostic: subscribes each connection through the store
+ * The live channel (docs/protocol.md), runtime-agnostic: subscribes each connection through the store
  * (subscribe-then-replay is the store's job), writes `stream.ready` first, then history, then live
  * events. Each connection has a bounded queue; a slow one loses events alone and is told
  * `stream.lagged`. The store's listener does O(1) work and the store's serialized JSON is shared.

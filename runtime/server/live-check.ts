@@ -16,7 +16,7 @@ export interface LiveAdmission {
 }
 
 /**
- * Admits a `/events` request before any upgrade (SPEC §6 "Refusals"): 400 by shape, 426 for a
+ * Admits a `/events` request before any upgrade (docs/protocol.md "Refusals"): 400 by shape, 426 for a
  * plain GET (naming the HTTP routes of the same events), 404 for an execution the store does not
  * hold, 503 when `live_connections` are open or the server is stopping.
  */

@@ -1,7 +1,7 @@
 import type { ExecutionEvent } from "../execution/protocol.ts";
 import { executionLinks } from "../execution/snapshot.ts";
 
-/** What stands in for a value too large for one live-channel frame (SPEC §6). */
+/** What stands in for a value too large for one live-channel frame (docs/protocol.md). */
 export interface WithheldValue {
   withheld: "too_large";
   bytes: number;

@@ -1,6 +1,6 @@
 import { isExecutionId } from "../execution/execution-id.ts";
 
-/** What a live-channel connection follows: the request target is the whole subscription (SPEC §6). */
+/** What a live-channel connection follows: the request target is the whole subscription (docs/protocol.md). */
 export interface LiveTarget {
   executions: "all" | string[];
   /** Seeds every cursor; absent = live only for "all", full retained history for named executions. */

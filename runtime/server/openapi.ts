@@ -121,7 +121,7 @@ export function openApiDocument(plane: ExecutionPlane, options: { token: boolean
   };
   const components: Doc = {
     schemas,
-    responses: { Error: { description: "A failure descriptor (SPEC §4.5).", content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } } },
+    responses: { Error: { description: "A failure descriptor (docs/protocol.md).", content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } } },
   };
   const doc: Doc = {
     openapi: "3.1.0",

@@ -190,7 +190,7 @@ export async function startServer(options: ServeOptions): Promise<DocketServer> 
     options.log(`docket serving ${plane.root} at ${running.url}${generated ? ` (token ${token}; also in .docket/lease.json)` : ""}`);
     // A browser cannot send a bearer token: this link signs it in once (see guards.ts cockpitSignIn).
     if (generated) options.log(`cockpit: ${running.url}/cockpit?token=${token}`);
-    // A file that did not load never stops the server, but it is said once, at start (SPEC §2.3).
+    // A file that did not load never stops the server, but it is said once, at start (docs/architecture.md).
     for (const error of plane.loadErrors()) options.log(loadErrorLine(error));
     const watching = options.watch !== false ? watchCapabilities(booted, options) : null;
     let stopping: Promise<void> | null = null;

@@ -39,7 +39,7 @@ interface Sub {
 const REPLAY_PAGE = 1000;
 
 /**
- * Fan-out of stored events (docs/durability.md). Storage-agnostic: a store calls `publish` with
+ * Fan-out of stored events (docs/protocol.md "Order and gaps", docs/durability.md). Storage-agnostic: a store calls `publish` with
  * what a reader may see (at once in memory, once committed in sqlite) and gives its history to
  * read — the same view, so that replay and live delivery meet without a gap.
  *

@@ -4,7 +4,7 @@ import type { Entry } from "./_sqlite-entry.ts";
 import type { StoreTables } from "./_sqlite-tables.ts";
 
 /**
- * A terminal execution's snapshot once its details expired (SPEC §4.7, `details_retention_ms`):
+ * A terminal execution's snapshot once its details expired (docs/limits.md, `details_retention_ms`):
  * the identity stays — id, capability, state, actor, times, run_id, request and trace ids, and
  * the failure (small and bounded, and what every surface projects) — while the large fields go:
  * input, output, steps, progress, log and diagnostics (the dropped lines are counted). Its events

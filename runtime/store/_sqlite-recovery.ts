@@ -21,10 +21,10 @@ export interface LastHeard {
 }
 
 /**
- * The event that ends an execution the server stopped under (SPEC §4.9): found `queued`, it never
+ * The event that ends an execution the server stopped under (docs/architecture.md): found `queued`, it never
  * ran, so it is `cancelled` with nothing applied; found `running` or `cancelling`, its handler was
  * stopped by the server's end, so it is `failed` `interrupted` with the certainty of its effect
- * (§4.4: a write may have acted — `unknown`, reconcile by hand; a read changed nothing — `safe`).
+ * (docs/protocol.md: a write may have acted — `unknown`, reconcile by hand; a read changed nothing — `safe`).
  * Never success, never gone. Null for an execution that already finished.
  *
  * No `execution.cancel_requested` is needed on the way: queued → cancelled, running → failed and
@@ -75,7 +75,7 @@ export function recoverUnfinished(store: Pick<ExecutionStore, "append" | "events
     const found = entry.state as RecoveredExecution["found"];
     const snapshot = entry.snapshot!;
     // A run reported by `docket run` works in its own process, which may well have outlived this
-    // server: the report ledger adopts it and ends it only if it stays silent (SPEC §7).
+    // server: the report ledger adopts it and ends it only if it stays silent (docs/protocol.md).
     if (snapshot.actor.kind === "cli") continue;
     const [lastEvent] = store.events(entry.id, entry.lastSequence - 1, 1)!.events;
     const draft = recoveryCompletion(snapshot, { timestamp: lastEvent?.timestamp ?? snapshot.created_at, sequence: entry.lastSequence });

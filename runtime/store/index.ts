@@ -1,4 +1,4 @@
-/** The execution store (SPEC §4.9): the interface, the memory and sqlite implementations, the list cursor error. */
+/** The execution store (docs/architecture.md): the interface, the memory and sqlite implementations, the list cursor error. */
 export type { EventListener, EventsPage, ExecutionStore, ListFilter, ListPage, NewExecution, RunIdentity, StorageFault, SubscribeOptions, Subscription } from "./store.ts";
 export { createMemoryStore, type MemoryStoreOptions } from "./memory-store.ts";
 export { InvalidCursorError } from "./list-cursor.ts";

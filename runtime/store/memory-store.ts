@@ -13,7 +13,7 @@ import { InvalidCursorError, decodeListCursor, encodeListCursor } from "./list-c
 
 /** Options of {@link createMemoryStore}. */
 export interface MemoryStoreOptions {
-  /** The bounds in force (SPEC §4.7). */
+  /** The bounds in force (docs/limits.md). */
   limits: Limits;
   /** Stamps `created_at` and event timestamps; default the wall clock. */
   clock?: () => Date;
@@ -38,7 +38,7 @@ function zeroCounts(): Record<ExecutionState, number> {
 }
 
 /**
- * The in-memory execution store (SPEC §4.9): bounded as §4.7, history ends with the process.
+ * The in-memory execution store (docs/architecture.md): bounded as docs/limits.md says, history ends with the process.
  *
  * Input, output, failure and actors are kept as frozen copies. The payloads of the frequent
  * events (progress, log, step, stream, diagnostic) are kept as given, not copied: the store

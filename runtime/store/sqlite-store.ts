@@ -29,7 +29,7 @@ export type { RecoveredExecution } from "./_sqlite-recovery.ts";
 export interface SqliteStoreOptions {
   /** The database file, created when missing (`<root>/.docket/state.db` for `docket serve`). */
   path: string;
-  /** The bounds in force (SPEC §4.7). */
+  /** The bounds in force (docs/limits.md). */
   limits: Limits;
   /** Stamps `created_at` and event timestamps, and decides when details expire; default the wall clock. */
   clock?: () => Date;
@@ -58,7 +58,7 @@ export interface SqliteStoreOptions {
 /** The durable execution store: an ExecutionStore, plus what only a file-backed one has. */
 export interface SqliteExecutionStore extends ExecutionStore {
   readonly path: string;
-  /** The executions open found unfinished and ended (SPEC §4.9), oldest first. */
+  /** The executions open found unfinished and ended (docs/architecture.md), oldest first. */
   readonly recovered: readonly RecoveredExecution[];
   /** Writes everything pending now; otherwise it is written once per tick, and by close. */
   flush(): void;
@@ -73,7 +73,7 @@ function zeroCounts(): Record<ExecutionState, number> {
 }
 
 /**
- * The SQLite execution store (SPEC §4.9): bounded as §4.7 like the memory store, and durable.
+ * The SQLite execution store (docs/architecture.md): bounded as docs/limits.md says, like the memory store, and durable.
  *
  * Memory holds the hot state — every execution's position, state and counters, the live snapshot
  * of each unfinished one, and the events appended since the last write — so that appends and

@@ -22,7 +22,7 @@ export interface NewExecution {
   capability_version?: string | null;
 }
 
-/** A run identity, kept after the details are gone (SPEC §4.1, §4.9). */
+/** A run identity, kept after the details are gone (docs/protocol.md and docs/architecture.md). */
 export interface RunIdentity {
   run_id: string;
   execution_id: string;
@@ -84,7 +84,7 @@ export interface StorageFault {
 export type EventListener = (event: ExecutionEvent, json: string) => void;
 
 /**
- * The execution store: the only holder of execution state. Synchronous, so that
+ * The execution store (docs/architecture.md): the only holder of execution state. Synchronous, so that
  * subscribe-then-replay has no gap. Lifecycle events (`execution.started`,
  * `execution.cancel_requested`, `execution.completed`) move the state; a move `mayMoveTo` refuses
  * throws IllegalTransitionError and nothing of that call is applied.

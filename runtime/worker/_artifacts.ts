@@ -31,7 +31,7 @@ export function checkArtifactName(name: unknown): string {
 }
 
 /**
- * `ctx.artifacts` for one task: writes into the execution's managed folder (SPEC §4.8), refuses
+ * `ctx.artifacts` for one task: writes into the execution's managed folder (docs/handler-api.md), refuses
  * symlinks, and enforces the files / bytes / total bytes limits of the task.
  */
 export function createArtifactWriter(task: Pick<WorkerTask, "artifacts_dir" | "artifact_limits">): ArtifactWriter {

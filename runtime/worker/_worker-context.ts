@@ -5,6 +5,7 @@ import { createArtifactWriter } from "./_artifacts.ts";
 import { createExec } from "./exec.ts";
 import { spawnHere, type Spawner } from "./spawn-child.ts";
 import type { WorkerTask } from "./task.ts";
+import { createSecretMask } from "../execution/secret-mask.ts";
 
 // Batching: of one object per event, an array of objects per batch, an array of JSON strings per
 // batch and one JSON string per batch, the last was fastest end to end (parse included); through
@@ -66,6 +67,10 @@ export interface WorkerContext {
 /** Builds `ctx` for one task: progress methods batch event drafts, `cancelled()` reads shared memory. */
 export function createWorkerContext(options: WorkerContextOptions): WorkerContext {
   const { id, task, cancelFlag, post } = options;
+  // Masked here, as each text is made and before anything cuts it: no event leaves the worker
+  // holding a secret of the input, whoever stores or forwards it next (docs/security.md).
+  const mask = createSecretMask(task.secrets ?? []);
+  const text = (value: unknown) => mask.text(String(value));
   let pending: EventDraft[] = [];
   let scheduled = false;
   let lastFlush = 0;
@@ -127,9 +132,9 @@ export function createWorkerContext(options: WorkerContextOptions): WorkerContex
 
   const ctx: CapabilityContext = {
     progress: {
-      step: (stepId, title) => emit({ type: "execution.step", data: { id: String(stepId), title: String(title) } }),
+      step: (stepId, title) => emit({ type: "execution.step", data: { id: text(stepId), title: text(title) } }),
       stepDone: (stepId, ok, message) =>
-        emit({ type: "execution.step_done", data: { id: String(stepId), ok: Boolean(ok), ...(message === undefined ? {} : { message: String(message) }) } }),
+        emit({ type: "execution.step_done", data: { id: text(stepId), ok: Boolean(ok), ...(message === undefined ? {} : { message: text(message) }) } }),
       progress: (current, total, message) =>
         emit({
           type: "execution.progress",
@@ -137,22 +142,23 @@ export function createWorkerContext(options: WorkerContextOptions): WorkerContex
             current: finite(current) ?? 0,
             // null (or NaN) is "total unknown", which the protocol allows.
             ...(total === undefined ? {} : { total: total === null ? null : finite(total) }),
-            ...(message === undefined ? {} : { message: String(message) }),
+            ...(message === undefined ? {} : { message: text(message) }),
           },
         }),
-      log: (message, level) => emit({ type: "execution.log", data: { level: LOG_LEVELS.has(level as string) ? (level as LogLevel) : "info", message: String(message) } }),
+      log: (message, level) => emit({ type: "execution.log", data: { level: LOG_LEVELS.has(level as string) ? (level as LogLevel) : "info", message: text(message) } }),
       stream: (name, chunk) => {
-        const text = String(chunk);
-        const streamName = String(name);
+        // The whole chunk is masked before it is cut into pieces, so no piece holds half a secret.
+        const whole = text(chunk);
+        const streamName = text(name);
         // A huge chunk becomes several events, so that no event outgrows a live-channel frame.
-        for (let at = 0; at < text.length; ) {
-          let end = Math.min(text.length, at + STREAM_PIECE_UNITS);
-          if (end < text.length && isHighSurrogate(text.charCodeAt(end - 1))) end--;
-          emit({ type: "execution.stream", data: { name: streamName, chunk: text.slice(at, end) } });
+        for (let at = 0; at < whole.length; ) {
+          let end = Math.min(whole.length, at + STREAM_PIECE_UNITS);
+          if (end < whole.length && isHighSurrogate(whole.charCodeAt(end - 1))) end--;
+          emit({ type: "execution.stream", data: { name: streamName, chunk: whole.slice(at, end) } });
           at = end;
         }
       },
-      diagnostic: (d) => emit({ type: "execution.diagnostic", data: diagnosticData(d) }),
+      diagnostic: (d) => emit({ type: "execution.diagnostic", data: diagnosticData(d, text) }),
       cancelled: cancelRequested,
       cancellation: () => new CancelledError(),
     },
@@ -185,13 +191,13 @@ function finite(value: unknown): number | null {
   return Number.isFinite(n) ? n : null;
 }
 
-function diagnosticData(d: DiagnosticInput): EventPayload<"execution.diagnostic"> {
+function diagnosticData(d: DiagnosticInput, text: (value: unknown) => string): EventPayload<"execution.diagnostic"> {
   const data: EventPayload<"execution.diagnostic"> = {
     severity: SEVERITIES.has(d?.severity) ? d.severity : "error",
-    message: String(d?.message ?? ""),
+    message: text(d?.message ?? ""),
   };
-  if (d?.code !== undefined) data.code = String(d.code);
-  if (d?.file !== undefined) data.file = String(d.file);
+  if (d?.code !== undefined) data.code = text(d.code);
+  if (d?.file !== undefined) data.file = text(d.file);
   const line = d?.line === undefined ? null : finite(d.line);
   const column = d?.column === undefined ? null : finite(d.column);
   if (line !== null) data.line = line;

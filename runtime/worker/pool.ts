@@ -1,6 +1,7 @@
 import type { Worker } from "node:worker_threads";
 import type { EventDraft } from "../execution/protocol.ts";
 import { toWire, type FromWorker, type ToWorker } from "./_messages.ts";
+import { thrownClass, thrownDetail } from "../execution/thrown.ts";
 import { laneWorker, WorkerSlot, type WorkerSlotOptions } from "./_worker-slot.ts";
 import type { HostFacts, Lane, RunTaskOptions, TaskError, TaskHandle, TaskOutcome, WorkerPool, WorkerTask } from "./task.ts";
 
@@ -146,7 +147,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       slot.worker.postMessage(toWire<ToWorker>({ type: "run", id: job.id, task: job.task }));
     } catch (error) {
       // Only a task that structured clone cannot copy gets here; the engine sends validated JSON.
-      release(slot, job, { ok: false, error: { kind: "internal", message: `The task could not be sent to a worker: ${(error as Error)?.message ?? error}`, stack: (error as Error)?.stack ?? null } });
+      release(slot, job, { ok: false, error: { kind: "internal", error_class: thrownClass(error), note: "its task could not be sent to a worker", message: thrownDetail(error), stack: null } });
     }
   }
 

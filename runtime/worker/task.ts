@@ -15,6 +15,8 @@ export interface WorkerTask {
   version?: string;
   /** Already validated (and defaulted) by the input schema, in the main thread. The real values: no redaction. */
   input: unknown;
+  /** The input's sensitive string values: the worker masks them in every event text before posting it (docs/security.md). */
+  secrets?: string[];
   execution: ExecutionIdentity | null;
   root: string;
   /** The managed artifact folder (`<root>/.docket/artifacts/<id>`), or null in a direct call. */
@@ -27,11 +29,15 @@ export interface WorkerTask {
 /** Why a handler did not return an output. */
 export type TaskError =
   /** `throw new CapabilityError(code, …)` */
-  | { kind: "capability"; code: string; message: string; context: Record<string, unknown>; retryability?: string; suggestion?: string }
+  | { kind: "capability"; code: string; message: string; context: Record<string, unknown>; retryability?: string; suggestion?: string; outcome_certainty?: string }
   /** It threw `ctx.progress.cancellation()` (or an AbortError after cancel). */
   | { kind: "cancelled"; message: string }
-  /** Anything else thrown or rejected; `stack` goes to stderr only, never to a client. */
-  | { kind: "internal"; message: string; stack: string | null }
+  /**
+   * Anything else thrown or rejected. A client learns `error_class` only ("TypeError", "Error
+   * ENOENT", see execution/thrown.ts) and docket's own `note` on where it happened; `message` and
+   * `stack` go to the process's log, never further.
+   */
+  | { kind: "internal"; error_class: string; message: string; stack: string | null; note?: string }
   /** The worker died (crash, process.exit, out of memory) while running it. */
   | { kind: "worker_lost"; message: string }
   /** The pool terminated the worker on request (deadline grace expired, forced stop). */
@@ -48,7 +54,7 @@ export interface TaskHandle {
   terminate(): void;
 }
 
-/** Two lanes so that direct calls never starve behind long executions (SPEC §3). */
+/** Two lanes so that direct calls never starve behind long executions (docs/architecture.md). */
 export type Lane = "execution" | "direct";
 
 export interface RunTaskOptions {

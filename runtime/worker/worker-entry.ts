@@ -9,6 +9,7 @@ import { fromWire, toWire, type FromWorker, type ToWorker, type WorkerBoot } fro
 import { createWorkerContext, isCancellation, type WorkerContext } from "./_worker-context.ts";
 import { spawnThroughMain } from "./_spawn-through-main.ts";
 import type { TaskError, TaskOutcome, WorkerTask } from "./task.ts";
+import { thrownClass, thrownDetail, thrownMessage } from "../execution/thrown.ts";
 
 // First, before any capability file is imported: their `import … from "docket"` must find us.
 registerDocketModules();
@@ -47,7 +48,7 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
       post({ type: "outcome", id: run.id, outcome });
     } catch (error) {
       // An output (or context) structured clone cannot copy: a function, a symbol, a class with private state.
-      post({ type: "outcome", id: run.id, outcome: { ok: false, error: internal(error, "The handler's result could not be sent to the main thread") } });
+      post({ type: "outcome", id: run.id, outcome: { ok: false, error: internal(error, "its result could not be sent to the main thread") } });
     }
   };
 
@@ -96,8 +97,8 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
   // A stray timer or promise of a handler must not kill the worker silently: it fails the task it
   // belongs to (the one running), or is logged when no task runs.
   const uncaught = (error: unknown) => {
-    if (current && !current.done) finish(current, { ok: false, error: internal(error, "The handler failed outside its own call (an uncaught error or unhandled rejection)") });
-    else post({ type: "problem", message: `A ${boot.lane} worker caught an error outside any task: ${describe(error)}` });
+    if (current && !current.done) finish(current, { ok: false, error: internal(error, "it failed outside its own call (an uncaught error or unhandled rejection)") });
+    else post({ type: "problem", message: `A ${boot.lane} worker caught an error outside any task: ${thrownDetail(error)}` });
   };
   process.on("uncaughtException", uncaught);
   process.on("unhandledRejection", uncaught);
@@ -164,33 +165,39 @@ async function importDefinition(source: CapabilitySource, version: string | unde
   return def as CapabilityDef;
 }
 
-/** Turns whatever a handler threw into the closed TaskError the pool reports. */
+/**
+ * Turns whatever a handler threw into the closed TaskError the pool reports. Total: a thrown Proxy
+ * or an object whose getters throw is still classified (as internal), never a second throw.
+ */
 function classify(error: unknown, context: WorkerContext): TaskError {
-  if (CapabilityError.is(error)) {
-    return {
-      kind: "capability",
-      code: error.code,
-      message: String(error.message),
-      context: jsonSafe(error.context),
-      ...(error.retryability === undefined ? {} : { retryability: error.retryability }),
-      ...(error.suggestion === undefined ? {} : { suggestion: String(error.suggestion) }),
-    };
-  }
-  // An AbortError counts as cancellation only when cancel was requested: `fetch` given ctx.signal
-  // rejects with one then; an AbortError of the handler's own making is still a failure.
-  if (isCancellation(error) || (context.cancelRequested() && error instanceof Error && error.name === "AbortError")) {
-    return { kind: "cancelled", message: error instanceof Error && error.message ? error.message : "The execution was cancelled." };
+  try {
+    if (CapabilityError.is(error)) {
+      const certainty = error.outcome_certainty;
+      return {
+        kind: "capability",
+        code: error.code,
+        message: String(error.message),
+        context: jsonSafe(error.context),
+        ...(error.retryability === undefined ? {} : { retryability: error.retryability }),
+        ...(error.suggestion === undefined ? {} : { suggestion: String(error.suggestion) }),
+        ...(certainty === "applied" || certainty === "not_applied" ? { outcome_certainty: certainty } : {}),
+      };
+    }
+    // An AbortError counts as cancellation only when cancel was requested: `fetch` given ctx.signal
+    // rejects with one then; an AbortError of the handler's own making is still a failure.
+    if (isCancellation(error) || (context.cancelRequested() && error instanceof Error && error.name === "AbortError")) {
+      return { kind: "cancelled", message: "The execution was cancelled." };
+    }
+  } catch {
+    // Fall through: what cannot be inspected is an internal failure like any other.
   }
   return internal(error, null);
 }
 
-function internal(error: unknown, prefix: string | null): TaskError {
-  const message = error instanceof Error ? error.message : `A non-Error value was thrown: ${describe(error)}`;
-  return {
-    kind: "internal",
-    message: prefix ? `${prefix}: ${message}` : message,
-    stack: error instanceof Error && typeof error.stack === "string" ? error.stack : null,
-  };
+/** An internal failure: its class for the client, its message and stack for the log (execution/thrown.ts). */
+function internal(error: unknown, note: string | null): TaskError {
+  const message = thrownMessage(error);
+  return { kind: "internal", error_class: thrownClass(error), message: note ? `${note}: ${message}` : message, stack: thrownDetail(error), ...(note ? { note } : {}) };
 }
 
 /** A CapabilityError's context goes to clients as JSON: make it JSON now, where a failure is local. */
@@ -200,14 +207,5 @@ function jsonSafe(context: unknown): Record<string, unknown> {
     return typeof copy === "object" && copy !== null && !Array.isArray(copy) ? copy : {};
   } catch {
     return { unserializable: true };
-  }
-}
-
-function describe(value: unknown): string {
-  if (value instanceof Error) return value.stack ?? `${value.name}: ${value.message}`;
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return String(value);
   }
 }

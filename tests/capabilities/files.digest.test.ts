@@ -152,6 +152,17 @@ describe("files.digest", () => {
     });
   }
 
+  test("files.digest of a path that does not exist is not_found naming the field, not an internal failure", async () => {
+    const t = createTestContext({ root });
+    for (const path of ["missing", "a.txt/below"]) {
+      const error = (await rejection(runHandler(digest, { path }, t.ctx))) as CapabilityError;
+      expect(CapabilityError.is(error)).toBe(true);
+      expect(error.code).toBe("not_found");
+      expect(error.message).toContain(`input.path ${JSON.stringify(path)} does not exist`);
+      expect(error.context).toEqual({ field: "path", path });
+    }
+  });
+
   test("files.digest refuses a path through a symbolic link leading outside", async () => {
     const outside = await realpath(await mkdtemp(join(tmpdir(), "docket-outside-")));
     try {

@@ -1,4 +1,4 @@
-// What the end-to-end tests of SPEC §7 share: a server on a temporary checkout, its API, and bounded polls.
+// What the end-to-end tests of docs/protocol.md share: a server on a temporary checkout, its API, and bounded polls.
 import { resolveLimits, type Limits } from "../../runtime/execution/limits.ts";
 import { startServer, type DocketServer } from "../../runtime/server/serve.ts";
 

@@ -28,7 +28,7 @@ export function defineRunCases(runner: () => DocketRunner): void {
     expect(result.stderr).toMatch(/^\d\d:\d\d:\d\d warn +about to greet$/m);
     expect(result.stderr).toMatch(/^\d\d:\d\d:\d\d error src\/a,b\.ts:3:7 a finding, with a comma: and 100% \[demo_finding\]$/m);
     expect(result.stderr).toMatch(/✔ succeeded in /);
-    // No server serves this temporary checkout: said once, on stderr (SPEC §7).
+    // No server serves this temporary checkout: said once, on stderr (docs/protocol.md).
     expect(result.stderr.match(/no server serves this checkout, so this execution is visible to this process alone/g)).toHaveLength(1);
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { annotation, escapeData, escapeProperty, gitHubPrinters, isGitHubActions, stepSummary } from "../../runtime/cli/github-actions.ts";
+import { annotation, escapeData, escapeProperty, gitHubPrinters, isGitHubActions, maskCommands, stepSummary } from "../../runtime/cli/github-actions.ts";
 import { plainPrinters } from "../../runtime/cli/run-reporter.ts";
 import { terminalStyle } from "../../runtime/cli/_terminal.ts";
 import type { ExecutionEvent } from "../../runtime/execution/protocol.ts";
@@ -12,6 +12,13 @@ describe("github-actions", () => {
     expect(isGitHubActions({ GITHUB_ACTIONS: "true" })).toBe(true);
     expect(isGitHubActions({ GITHUB_ACTIONS: "1" })).toBe(false);
     expect(isGitHubActions({})).toBe(false);
+  });
+
+  test("maskCommands announces each secret (and each line of a multi-line one) once, skipping short ones", () => {
+    expect(maskCommands(["tok-1234", "abc", "tok-1234", "line-one\nline-two\nx"], 4)).toBe(
+      "::add-mask::tok-1234\n::add-mask::line-one%0Aline-two%0Ax\n::add-mask::line-one\n::add-mask::line-two\n",
+    );
+    expect(maskCommands([], 4)).toBe("");
   });
 
   test("escapeData escapes %, CR and LF; escapeProperty also : and ,", () => {

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { readInput } from "../../runtime/cli/_input.ts";
+import { applyInputEnv, readInput } from "../../runtime/cli/_input.ts";
 import { removeTempDirs, tempDir, writeFiles } from "./_harness.ts";
 
 afterAll(removeTempDirs);
@@ -31,5 +31,22 @@ describe("readInput", () => {
     expect(!empty.ok && empty.message).toStartWith("--input - (stdin) is empty;");
     const missing = await readInput("@nope.json", { cwd: tempDir("input"), readStdin: noStdin });
     expect(!missing.ok && missing.message).toStartWith("Cannot read --input @nope.json: the file does not exist");
+  });
+});
+
+describe("applyInputEnv", () => {
+  const env = { SLACK_TOKEN: "xoxb-secret-value", EMPTY: "" };
+
+  test("--input-env field=VAR fills the field from the environment, over --input", () => {
+    expect(applyInputEnv({ ok: true, value: { channel: "ops", token: "x" } }, ["token=SLACK_TOKEN"], env)).toEqual({ ok: true, value: { channel: "ops", token: "xoxb-secret-value" } });
+    expect(applyInputEnv({ ok: true, value: undefined }, ["token=SLACK_TOKEN", "note=EMPTY"], env)).toEqual({ ok: true, value: { token: "xoxb-secret-value", note: "" } });
+  });
+
+  test("a missing variable, a malformed pair or an input that is not an object is refused by name, never with a value", () => {
+    const missing = applyInputEnv({ ok: true, value: {} }, ["token=NOT_SET_ANYWHERE"], env);
+    expect(missing).toEqual({ ok: false, message: "--input-env token=NOT_SET_ANYWHERE: the environment variable NOT_SET_ANYWHERE is not set; set it, or give token another way." });
+    expect(applyInputEnv({ ok: true, value: {} }, ["token"], env)).toMatchObject({ ok: false, message: expect.stringContaining("field=VARIABLE") });
+    expect(applyInputEnv({ ok: true, value: [1] }, ["token=SLACK_TOKEN"], env)).toMatchObject({ ok: false, message: expect.stringContaining("not a JSON object") });
+    for (const result of [missing]) expect(JSON.stringify(result)).not.toContain("xoxb");
   });
 });

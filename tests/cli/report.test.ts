@@ -1,4 +1,4 @@
-// SPEC §7 end to end, with real processes: `docket run` reports to the server serving its checkout.
+// docs/protocol.md end to end, with real processes: `docket run` reports to the server serving its checkout.
 import { afterAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { ensureDocketDir, leasePath } from "../../runtime/server/lease.ts";

@@ -15,7 +15,7 @@ function collect(color = false) {
 }
 
 describe("run reporter", () => {
-  test("prints one timestamped plain line per event, in the shapes of SPEC §9", () => {
+  test("prints one timestamped plain line per event, in the shapes of README.md", () => {
     const { reporter, text } = collect();
     reporter.print(event("execution.step", { id: "scan", title: "Scanning files" }));
     reporter.print(event("execution.progress", { current: 17, total: 42, message: "137 file(s) read" }));

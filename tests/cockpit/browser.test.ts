@@ -3,7 +3,7 @@ import { existsSync } from "node:fs";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { startCockpitServer, type CockpitServer } from "./_support/cockpit-server.ts";
 
-// The cockpit in a real headless Chromium against a running server (SPEC §10). Debian's chromium
+// The cockpit in a real headless Chromium against a running server (README.md). Debian's chromium
 // is what .ci/run installs; without it the test is skipped locally and fails in CI.
 const CHROMIUM = process.env.DOCKET_CHROMIUM ?? "/usr/bin/chromium";
 const available = existsSync(CHROMIUM);

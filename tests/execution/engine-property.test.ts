@@ -92,7 +92,7 @@ describe("engine (property)", () => {
                 taskOf(o.pick)?.succeed({ wrong: true });
                 break;
               case "throw":
-                taskOf(o.pick)?.end({ ok: false, error: { kind: "internal", message: "boom", stack: "Error: boom" } });
+                taskOf(o.pick)?.end({ ok: false, error: { kind: "internal", error_class: "Error", message: "boom", stack: "Error: boom" } });
                 break;
               case "stopCancelled":
                 taskOf(o.pick)?.end({ ok: false, error: { kind: "cancelled", message: "Cancelled" } });

@@ -23,6 +23,7 @@ const snapshotOf = (result: StartResult): ExecutionSnapshot => {
 };
 
 const types = (h: ReturnType<typeof harness>, id: string) => h.store.events(id, 0, 1000)!.events.map((e) => e.type);
+const stored = (h: ReturnType<typeof harness>, id: string) => JSON.stringify(h.store.events(id, 0, 1000));
 
 describe("engine.start", () => {
   test("executions.start answers queued at once, then runs and completes with the output on the last event", async () => {
@@ -250,9 +251,105 @@ describe("engine deadlines", () => {
     expect(h.clock.pending).toBe(0);
   });
 
+  test("deadline_ms counts from admission: an execution still queued when it passes ends cancelled, deadline_exceeded, and never runs", async () => {
+    const h = harness({ max_concurrent: 1 });
+    const first = h.engine.start({ capability: "demo.read", input: {} }, EDGE).execution.id;
+    const second = h.engine.start({ capability: "demo.read", input: {}, deadline_ms: 100 }, EDGE).execution.id;
+    await flush();
+    h.clock.advance(100);
+    await flush();
+    expect(h.pool.of(second)).toBeUndefined();
+    expect(h.store.get(second)).toMatchObject({
+      state: "cancelled",
+      failure: { error_code: "deadline_exceeded", stage: "queue", outcome_certainty: "not_applied", retryability: "safe", context: { deadline_ms: 100, bound: "deadline_ms" } },
+    });
+    expect(h.store.get(second)!.failure!.message).toContain("counted from admission");
+    h.pool.of(first)!.succeed({ n: 1 });
+    await flush();
+    expect(h.pool.tasks.length).toBe(1);
+  });
+
+  test("deadline_ms counts the time queued: what is left of it bounds the run", async () => {
+    const h = harness({ max_concurrent: 1, grace_ms: 10 });
+    const first = h.engine.start({ capability: "demo.read", input: {} }, EDGE).execution.id;
+    const second = h.engine.start({ capability: "demo.read", input: {}, deadline_ms: 100 }, EDGE).execution.id;
+    await flush();
+    h.clock.advance(60);
+    h.pool.of(first)!.succeed({ n: 1 });
+    await flush();
+    const task = h.pool.of(second)!;
+    h.clock.advance(39);
+    expect(task.cancelRequested).toBe(false);
+    h.clock.advance(1);
+    expect(task.cancelRequested).toBe(true);
+    task.end({ ok: false, error: { kind: "cancelled", message: "Cancelled" } });
+    await flush();
+    expect(h.store.get(second)).toMatchObject({ state: "failed", failure: { error_code: "deadline_exceeded", stage: "run", context: { bound: "deadline_ms", deadline_ms: 100 } } });
+  });
+
+  test("a capability's timeout_ms counts from its start, not its admission; the earlier bound wins", async () => {
+    const h = harness({ max_concurrent: 1, grace_ms: 10 });
+    const first = h.engine.start({ capability: "demo.read", input: {} }, EDGE).execution.id;
+    const timed = h.engine.start({ capability: "demo.timed", input: {}, deadline_ms: 5000 }, EDGE).execution.id;
+    await flush();
+    h.clock.advance(500);
+    h.pool.of(first)!.succeed({ n: 1 });
+    await flush();
+    const task = h.pool.of(timed)!;
+    h.clock.advance(999);
+    expect(task.cancelRequested).toBe(false);
+    h.clock.advance(1);
+    expect(task.cancelRequested).toBe(true);
+    h.clock.advance(10);
+    await flush();
+    expect(h.store.get(timed)).toMatchObject({ state: "failed", failure: { error_code: "deadline_exceeded", context: { bound: "timeout_ms", deadline_ms: 1000, terminated: true } } });
+    expect(h.store.get(timed)!.failure!.message).toContain("timeout_ms of 1000 ms");
+  });
+
   test("engine.start refuses a deadline_ms that is not a positive whole number", () => {
     const h = harness();
     expect(failureOf(() => h.engine.start({ capability: "demo.read", input: {}, deadline_ms: -5 }, EDGE)).error_code).toBe("invalid_input");
+  });
+});
+
+describe("engine failure text", () => {
+  test("a CapabilityError's outcome_certainty is honoured for a write, and a read stays not_applied whatever it says", async () => {
+    const h = harness();
+    const write = h.engine.start({ capability: "demo.write", input: {} }, EDGE).execution.id;
+    const plain = h.engine.start({ capability: "demo.write", input: {} }, EDGE).execution.id;
+    await flush();
+    h.pool.of(write)!.end({ ok: false, error: { kind: "capability", code: "half_done", message: "sent, then failed", context: {}, outcome_certainty: "applied" } });
+    h.pool.of(plain)!.end({ ok: false, error: { kind: "capability", code: "half_done", message: "?", context: {} } });
+    await flush();
+    expect(h.store.get(write)!.failure).toMatchObject({ error_code: "half_done", outcome_certainty: "applied" });
+    expect(h.store.get(plain)!.failure).toMatchObject({ outcome_certainty: "unknown" });
+    const read = h.engine.start({ capability: "demo.read", input: {} }, EDGE).execution.id;
+    await flush();
+    h.pool.of(read)!.end({ ok: false, error: { kind: "capability", code: "odd", message: "?", context: {}, outcome_certainty: "applied" } });
+    await flush();
+    expect(h.store.get(read)!.failure).toMatchObject({ outcome_certainty: "not_applied" });
+  });
+
+  test("the input's secret values go to the worker to mask, and are masked in a CapabilityError's message and context and in the log", async () => {
+    const h = harness();
+    const input = { user: "ada", auth: { token: "tok-123456789" }, keys: [{ name: "k", key: "key-abcdefgh" }] };
+    const id = h.engine.start({ capability: "demo.secret", input }, EDGE).execution.id;
+    await flush();
+    const task = h.pool.of(id)!;
+    expect(task.task.secrets!.sort()).toEqual(["key-abcdefgh", "tok-123456789"]);
+    task.end({ ok: false, error: { kind: "capability", code: "refused", message: "refused tok-123456789", context: { url: "https://u:key-abcdefgh@host" }, suggestion: "rotate tok-123456789" } });
+    await flush();
+    const text = stored(h, id) + JSON.stringify(h.store.get(id));
+    expect(text).not.toContain("tok-123456789");
+    expect(text).not.toContain("key-abcdefgh");
+    expect(h.store.get(id)!.failure).toMatchObject({ message: "refused [redacted]", context: { url: "https://u:[redacted]@host" }, suggestion: "rotate [redacted]" });
+
+    const thrown = h.engine.start({ capability: "demo.secret", input }, EDGE).execution.id;
+    await flush();
+    h.pool.of(thrown)!.end({ ok: false, error: { kind: "internal", error_class: "Error", message: "connect key=tok-123456789", stack: "Error: connect key=tok-123456789\n    at x" } });
+    await flush();
+    expect(h.logged.join("\n")).toContain("connect key=[redacted]");
+    expect(h.logged.join("\n")).not.toContain("tok-123456789");
   });
 });
 
@@ -294,15 +391,17 @@ describe("engine completion", () => {
     const h = harness();
     const id = h.engine.start({ capability: "demo.read", input: {} }, EDGE).execution.id;
     await flush();
-    h.pool.of(id)!.end({ ok: false, error: { kind: "internal", message: "boom\nsecond line", stack: "Error: boom\n    at handler (/runtime/inside.ts:1:1)" } });
+    h.pool.of(id)!.end({ ok: false, error: { kind: "internal", error_class: "TypeError", message: "boom\nsecond line", stack: "Error: boom\n    at handler (/runtime/inside.ts:1:1)" } });
     await flush();
     const failure = h.store.get(id)!.failure!;
     expect(failure.error_code).toBe("internal");
+    expect(failure.message).toBe("demo.read failed at stage run: its handler threw a TypeError.");
+    expect(failure.context).toMatchObject({ capability: "demo.read", stage: "run", error_class: "TypeError" });
+    expect(stored(h, id)).not.toContain("boom");
     expect(failure.correlation_id).toMatch(/^c-[0-9a-f]{16}$/);
     expect(failure.suggestion.length).toBeGreaterThan(0);
-    const stored = JSON.stringify(h.store.events(id));
-    expect(stored).not.toContain("inside.ts");
-    expect(stored).not.toContain("second line");
+    expect(stored(h, id)).not.toContain("inside.ts");
+    expect(stored(h, id)).not.toContain("second line");
     expect(h.logged.join("\n")).toContain(failure.correlation_id);
     expect(h.logged.join("\n")).toContain("inside.ts");
   });

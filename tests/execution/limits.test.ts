@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { defaultLimits, LIMIT_SPECS, limitEnvName, limitFlagName, LimitsError, resolveLimits } from "../../runtime/execution/limits.ts";
 
 describe("limits", () => {
-  test("defaultLimits carries the SPEC §4.7 defaults", () => {
+  test("defaultLimits carries the docs/limits.md defaults", () => {
     expect(defaultLimits()).toMatchObject({
       max_concurrent: 2,
       max_queued: 256,

@@ -117,6 +117,12 @@ export function structured(result: unknown): any {
   return (result as { structuredContent?: unknown }).structuredContent;
 }
 
+/** The execution a waited docket_execution_start that ended failed or cancelled carries as its last text. */
+export function waitedExecution(result: unknown): any {
+  const content = (result as { content: Array<{ type: string; text: string }> }).content;
+  return JSON.parse(content.at(-1)!.text).execution;
+}
+
 /** A progress notification as the SDK client hands it to `onprogress`. */
 export interface SeenProgress {
   progress: number;

@@ -210,12 +210,29 @@ describe("docket_execution_start with wait", () => {
     expect(seen.at(-1)).toMatchObject({ progress: 5002, total: 5002 });
   });
 
-  test("docket_execution_start with wait answers a failed execution's snapshot, its failure inside", async () => {
+  test("docket_execution_start with wait answers a failed execution with isError and its descriptor; the snapshot rides as text", async () => {
     const result = await client.callTool({ name: "docket_execution_start", arguments: { capability: "executions.demonstrate", input: { steps: 1, delay_ms: 0, fail: true }, wait: true } });
-    expect(result.isError).toBeUndefined();
-    const { execution } = structured(result);
+    expect(result.isError).toBe(true);
+    expect(result.structuredContent).toMatchObject({ error_code: "demonstration_failed", stage: "run", correlation_id: expect.stringMatching(/^c-/) });
+    const texts = (result.content as Array<{ type: string; text: string }>).map((c) => c.text);
+    const { execution } = JSON.parse(texts.at(-1)!);
     expect(execution.state).toBe("failed");
     expect(execution.failure.error_code).toBe("demonstration_failed");
+  });
+
+  test("docket_execution_start with wait answers a cancelled execution with isError too", async () => {
+    const result = await client.callTool(
+      { name: "docket_execution_start", arguments: { capability: "executions.demonstrate", input: { steps: 100, delay_ms: 20 }, wait: true } },
+      undefined,
+      {
+        onprogress: (p) => {
+          const id = (p as SeenProgress)._meta![EVENT_META_KEY].execution_id;
+          if (plane.store.get(id)!.state === "running") plane.engine.cancel(id, { actor: { kind: "http" }, request_id: "test", trace_id: "0".repeat(31) + "1" });
+        },
+      },
+    );
+    expect(result.isError).toBe(true);
+    expect(result.structuredContent).toMatchObject({ error_code: "cancelled" });
   });
 
   test("cancelling a waiting docket_execution_start (notifications/cancelled) cancels the execution", async () => {

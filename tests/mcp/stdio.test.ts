@@ -6,7 +6,7 @@ import { JSONRPCMessageSchema, LATEST_PROTOCOL_VERSION, type JSONRPCMessage } fr
 import { isProcessAlive } from "../../runtime/server/lease.ts";
 import type { DocketServer } from "../../runtime/server/serve.ts";
 import { EVENT_META_KEY } from "../../runtime/mcp/progress-relay.ts";
-import { BUN, MAIN, capabilityFile, completedOverLive, removeCheckout, serveCheckout, structured, tempCheckout, type SeenProgress } from "./_support.ts";
+import { BUN, MAIN, capabilityFile, completedOverLive, removeCheckout, serveCheckout, structured, tempCheckout, waitedExecution, type SeenProgress } from "./_support.ts";
 
 /** `docket mcp` as an agent runs it: a child on stdio, with what it says on stderr and every client error kept. */
 interface Agent {
@@ -80,7 +80,10 @@ describe("docket mcp without a server", () => {
         },
       },
     );
-    expect(structured(result).execution).toMatchObject({ state: "cancelled", actor: { kind: "mcp", client: "stdio-agent" } });
+    // A cancelled execution is a failed tool call: isError, the descriptor, and the execution as text.
+    expect(result.isError).toBe(true);
+    expect(structured(result)).toMatchObject({ error_code: "cancelled" });
+    expect(waitedExecution(result)).toMatchObject({ state: "cancelled", actor: { kind: "mcp", client: "stdio-agent" } });
     expect(seen[0]).toMatchObject({ progress: 1, total: 100, message: "step 1 done" });
     for (let i = 1; i < seen.length; i++) expect(seen[i]!.progress).toBeGreaterThan(seen[i - 1]!.progress);
 

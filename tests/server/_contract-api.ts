@@ -97,6 +97,30 @@ export function apiContract(name: string, start: StartFn): void {
       }
     });
 
+    test("client mistakes are 4xx naming the field: a list cursor this server never gave out, files.digest of a missing path", async () => {
+      for (const path of ["/api/v1/executions?cursor=not-a-cursor", "/api/v1/executions/list?cursor=bm90LW91cnM"]) {
+        const response = await http.get(path);
+        expect(response.status).toBe(400);
+        const { error } = (await response.json()) as any;
+        expect(error).toMatchObject({ error_code: "invalid_input", context: { field: "cursor" } });
+      }
+      const missing = await http.get("/api/v1/files/digest?path=no-such-folder");
+      expect(missing.status).toBe(404);
+      const { error } = (await missing.json()) as any;
+      expect(error).toMatchObject({ error_code: "not_found", context: { field: "path" } });
+      expect(error.message).not.toContain("bug");
+    });
+
+    test("an X-Docket-Actor header claims nothing: the execution's actor is what the edge established", async () => {
+      const response = await http.send("/api/v1/executions/start", {
+        method: "POST",
+        headers: { "Content-Type": "application/json", "X-Docket-Actor": "cockpit" },
+        body: JSON.stringify({ capability: "executions.demonstrate", input: { steps: 1, delay_ms: 0 } }),
+      });
+      expect(response.status).toBe(200);
+      expect(((await response.json()) as any).execution.actor).toEqual({ kind: "http" });
+    });
+
     test("malformed JSON is 400 naming the parse problem, never 500", async () => {
       const response = await http.post("/api/v1/executions/start", '{"capability": ');
       expect(response.status).toBe(400);

@@ -31,7 +31,7 @@ async function readSome(url: string, id: string, after: number, take: number, si
   return { sequences, done };
 }
 
-/** The live channel (SPEC §6): order, cursors, several executions, reconnects, refusals by shape. */
+/** The live channel (docs/protocol.md): order, cursors, several executions, reconnects, refusals by shape. */
 export function liveContract(name: string, start: StartFn, sink: any[]): void {
   describe(`${name}: live channel`, () => {
     let server: StartedServer;

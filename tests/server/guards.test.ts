@@ -64,12 +64,12 @@ describe("app", () => {
     expect(response.headers.get("x-request-id")).toBe(error.request_id);
   });
 
-  test("the edge passes actor http, or cockpit when our pages say so, with the request and trace ids", async () => {
+  test("the edge passes actor http (an X-Docket-Actor header claims nothing), with the request and trace ids", async () => {
     const { request, calls } = appWith();
     await request("/api/v1/demo/echo?n=1", { headers: { "X-Request-Id": "abc" } });
     await request("/api/v1/demo/echo", { method: "POST", headers: { "Content-Type": "application/json", "X-Docket-Actor": "cockpit" }, body: "{}" });
     expect(calls[0]!.edge).toMatchObject({ actor: { kind: "http" }, request_id: "abc", trace_id: expect.stringMatching(/^[0-9a-f]{32}$/) });
-    expect(calls[1]!.edge.actor).toEqual({ kind: "cockpit" });
+    expect(calls[1]!.edge.actor).toEqual({ kind: "http" });
   });
 
   test("with a token, everything but /healthz needs it; on /events ?token= and the subprotocol count too", async () => {

@@ -6,7 +6,7 @@ import { allEvents, bytes, draft, idOf, newExecution, pathTo, type Fixture } fro
 // Every control character but \t and \n (C0, DEL, C1), and ESC in particular.
 const CONTROL = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f]/;
 
-/** Every bound of SPEC §4.7 the store owns, at its edge. */
+/** Every bound of docs/limits.md the store owns, at its edge. */
 export function boundsCases(f: Fixture): void {
   describe("bounds", () => {
     test("store.append drops the oldest events beyond events_retained; retained_from moves and truncated is set", () => {

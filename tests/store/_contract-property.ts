@@ -130,7 +130,7 @@ async function run(store: ExecutionStore, commands: Command[]): Promise<void> {
   }
 }
 
-/** The property every store must hold under random interleavings (SPEC §6 "Order and gaps"). */
+/** The property every store must hold under random interleavings (docs/protocol.md "Order and gaps"). */
 export function propertyCases(f: Fixture): void {
   describe("property", () => {
     test("store.subscribe under random interleavings of appends, subscribes and unsubscribes, nested or not, delivers every sequence once, in order, from each subscription point", async () => {

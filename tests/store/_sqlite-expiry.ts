@@ -8,7 +8,7 @@ import { mayExpire } from "../../runtime/execution/retention.ts";
 
 const DAY = 24 * 60 * 60 * 1000;
 
-/** Terminal details expire after `details_retention_ms`; identities stay (SPEC §4.7, §4.9). */
+/** Terminal details expire after `details_retention_ms`; identities stay (docs/limits.md and docs/architecture.md). */
 export function expiryCases(): void {
   describe("sqlite store expiry", () => {
     test("sqlite store drops the details of executions finished longer than details_retention_ms ago and keeps their identity", () => {

@@ -27,7 +27,7 @@ function expectWholeHistory(store: SqliteExecutionStore, id: string): void {
   expect(store.get(id)!.last_sequence).toBe(events.length);
 }
 
-/** Restarts: a closed store reopens whole; a crashed one is recovered (SPEC §4.9). */
+/** Restarts: a closed store reopens whole; a crashed one is recovered (docs/architecture.md). */
 export function restartCases(): void {
   describe("sqlite store across restarts", () => {
     test("sqlite store reopened after close holds every execution, event, run identity and list cursor as before", () => {

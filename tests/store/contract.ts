@@ -11,7 +11,7 @@ import { durableCases } from "./_contract-durable.ts";
 import { textLimitCases } from "./_contract-text-limits.ts";
 
 /**
- * The execution store contract (SPEC §4.9): every implementation runs this one suite. `makeStore`
+ * The execution store contract (docs/architecture.md): every implementation runs this one suite. `makeStore`
  * builds a fresh, empty store with the given limits and clock for each test.
  */
 export function storeContract(name: string, makeStore: (limits: Limits, clock: () => Date) => ExecutionStore): void {

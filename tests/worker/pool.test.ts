@@ -352,10 +352,10 @@ await pool.close();
 });
 
 describe("worker context", () => {
-  const context = (id = 7) => {
+  const context = (id = 7, secrets: string[] = []) => {
     const posted: FromWorker[] = [];
     const flag = new Int32Array(new SharedArrayBuffer(4));
-    const built = createWorkerContext({ id, task: task("echo", "fixture.echo"), cancelFlag: flag, post: (m) => posted.push(m), host: async () => HOST });
+    const built = createWorkerContext({ id, task: task("echo", "fixture.echo", {}, { secrets }), cancelFlag: flag, post: (m) => posted.push(m), host: async () => HOST });
     const drafts = () => posted.flatMap((m) => (m.type === "events" ? (JSON.parse(m.json) as EventDraft[]) : []));
     return { ...built, flag, posted, drafts };
   };
@@ -373,6 +373,28 @@ describe("worker context", () => {
       { type: "execution.log", data: { level: "info", message: "an object" } },
       { type: "execution.diagnostic", data: { severity: "error", message: "x", line: 12 } },
     ]);
+  });
+
+  test("every text a handler emits has the input's secret values masked before it leaves the worker", () => {
+    const secret = "tok-9f8e7d6c5b4a";
+    const c = context(7, [secret]);
+    const p = c.ctx.progress;
+    p.step(`s-${secret}`, `Title ${secret}`);
+    p.stepDone(`s-${secret}`, false, `done ${secret}`);
+    p.progress(1, 2, `at ${secret}`);
+    p.log(`using ${secret}`, "warn");
+    p.diagnostic({ severity: "warning", code: secret, file: `src/${secret}.ts`, message: `bad ${secret}` });
+    // A chunk longer than one stream piece, with the secret straddling the cut: no half survives.
+    p.stream("stdout", `${"x".repeat(16 * 1024 - 5)}${secret}${"y".repeat(10)}`);
+    c.flush();
+    const text = JSON.stringify(c.drafts());
+    expect(text).not.toContain(secret);
+    expect(text).not.toContain(secret.slice(0, 5));
+    expect(text).not.toContain(secret.slice(-5));
+    expect(text.match(/\[redacted\]/g)!.length).toBeGreaterThanOrEqual(9);
+    const chunks = c.drafts().flatMap((d) => (d.type === "execution.stream" ? [(d.data as { chunk: string }).chunk] : []));
+    expect(chunks.length).toBe(2);
+    expect(chunks.join("")).toBe(`${"x".repeat(16 * 1024 - 5)}[redacted]${"y".repeat(10)}`);
   });
 
   test("cancelled() reads the shared flag synchronously, only for its own task id", () => {

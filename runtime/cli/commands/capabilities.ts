@@ -69,7 +69,7 @@ const groupMeta: DocketCommandMeta = {
   examples: ["docket capabilities list", "docket capabilities show health.report"],
 };
 
-/** `docket capabilities list|show <id>` (SPEC §9): projections of the registry. */
+/** `docket capabilities list|show <id>` (README.md): projections of the registry. */
 export default defineCommand({ meta: groupMeta, subCommands: { list, show } });
 
 /** id · effect · title, aligned: the registry at a glance. */

@@ -46,7 +46,7 @@ async function fail(o: Out, failure: FailureDescriptor): Promise<number> {
   return exitCodeOf({ state: null, failure });
 }
 
-/** The failure of "no server here", saying how to start one (SPEC §9). */
+/** The failure of "no server here", saying how to start one (README.md). */
 function noServer(root: string, why: string): FailureDescriptor {
   return buildFailure({
     error_code: "unavailable",
@@ -229,7 +229,7 @@ const groupMeta: DocketCommandMeta = {
   examples: ["docket executions list --state running", "docket executions events x-20260908T010203Z-0a1b2c3d --follow", "docket executions cancel x-20260908T010203Z-0a1b2c3d"],
 };
 
-/** `docket executions list|show|events|cancel|protocol` (SPEC §9): projections of the server's store, over its API. */
+/** `docket executions list|show|events|cancel|protocol` (README.md): projections of the server's store, over its API. */
 export default defineCommand({ meta: groupMeta, subCommands: { list, show, events, cancel, protocol } });
 
 /** `2026-09-08 01:02:03` in UTC, as the snapshot's ISO stamp says it. */

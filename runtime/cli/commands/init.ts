@@ -26,6 +26,11 @@ export default defineCommand({
   async run() {
     const root = findCheckoutRoot(process.cwd());
     const shown = (path: string) => relative(process.cwd(), path) || path;
+    if (existsSync(join(root, "runtime", "capability", "builtins.ts"))) {
+      // docket's own checkout: its root tsconfig.json already types capabilities/ from source.
+      await writeStdout(`${root} is a checkout of docket itself: its tsconfig.json already types capabilities/. Nothing to set up; try docket new hello.greet.\n`);
+      return EXIT.succeeded;
+    }
     const folder = join(root, "capabilities");
     const done: string[] = [];
     if (!existsSync(folder)) {

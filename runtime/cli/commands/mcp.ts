@@ -28,7 +28,7 @@ const meta: DocketCommandMeta = {
   ],
 };
 
-/** `docket mcp` (SPEC §9, §11): forwards to the checkout's server, or serves a plane of its own. */
+/** `docket mcp` (README.md): forwards to the checkout's server, or serves a plane of its own. */
 export default defineCommand({
   meta,
   args: {

@@ -14,7 +14,7 @@ const meta: DocketCommandMeta = {
   examples: [`docket new hello.greet && docket run hello.greet --input '{"name":"Ada"}'`],
 };
 
-/** `docket new <id>` (SPEC §9). */
+/** `docket new <id>` (README.md). */
 export default defineCommand({
   meta,
   args: { id: { type: "positional", required: true, description: "Lower-case dotted, namespace.verb (like hello.greet)", valueHint: "id" } },

@@ -1,6 +1,6 @@
 import { defineCommand } from "citty";
 import { repeatedFlag, type DocketCommandMeta } from "../_command-line.ts";
-import { readInput } from "../_input.ts";
+import { applyInputEnv, readInput } from "../_input.ts";
 import { writeStdout } from "../_run-cli.ts";
 import { runLocally } from "../local-run.ts";
 
@@ -11,31 +11,34 @@ const meta: DocketCommandMeta = {
     `docket run files.digest --input '{"path":"src"}'`,
     `docket run ./checks/release.check.ts --input @input.json --format json`,
     `echo '{"steps":3}' | docket run executions.demonstrate --input - --deadline-ms 60000`,
+    `docket run deploy.notify --input '{"channel":"ops"}' --input-env token=SLACK_TOKEN`,
   ],
   notes: [
     "Exit codes: 0 succeeded, 1 failed, 2 usage or invalid input, 130 cancelled.",
     "Ctrl-C asks the capability to stop; a second Ctrl-C stops it at once.",
-    "In GitHub Actions, steps become log groups, diagnostics annotations, and a summary goes to $GITHUB_STEP_SUMMARY.",
+    "In GitHub Actions, steps become log groups, diagnostics annotations, and a summary goes to $GITHUB_STEP_SUMMARY; every sensitive input value is announced with ::add-mask:: before anything else.",
+    "A sensitive value is masked as [redacted] in everything the run prints and reports; pass it with --input-env so it is not on the command line either.",
     "Limits come from DOCKET_* variables (DOCKET_GRACE_MS, DOCKET_LOG_LINE_BYTES, …).",
   ],
 };
 
-/** `docket run <capability|./file.ts>` (SPEC §9). */
+/** `docket run <capability|./file.ts>` (README.md). */
 export default defineCommand({
   meta,
   args: {
     target: { type: "positional", required: true, description: "A capability id (files.digest) or a capability file (./check.ts), run Deno-style", valueHint: "capability|./file.ts" },
     input: { type: "string", description: "The input: inline JSON, @path to a JSON file, or - to read stdin", valueHint: "JSON|@file|-" },
+    "input-env": { type: "string", description: "Fill the input's field from the environment variable VAR (repeatable), so a secret never appears in ps", valueHint: "field=VAR" },
     format: { type: "enum", options: ["text", "json"], default: "text", description: "text: the output as readable text; json: one JSON document {execution, output|failure}" },
     "run-id": { type: "string", description: "Idempotency key, [A-Za-z0-9._:-]{1,128}", valueHint: "ID" },
-    "deadline-ms": { type: "string", description: "Cancel after N ms; a handler that ignores it is stopped DOCKET_GRACE_MS later", valueHint: "N" },
+    "deadline-ms": { type: "string", description: "Cancel after N ms, counted from now (queue time included); a handler still running DOCKET_GRACE_MS later has its worker terminated and the run fails deadline_exceeded", valueHint: "N" },
     capabilities: { type: "string", description: "Also load the capability files of DIR (repeatable)", valueHint: "DIR" },
   },
   async run({ args, rawArgs }) {
     const deadline = args["deadline-ms"];
     const deadlineMs =
       deadline === undefined ? undefined : /^\d+$/.test(deadline.trim()) ? Number(deadline) : { problem: `--deadline-ms must be a whole number of milliseconds, got ${JSON.stringify(deadline)}.` };
-    const input = await readInput(args.input, { cwd: process.cwd(), readStdin });
+    const input = applyInputEnv(await readInput(args.input, { cwd: process.cwd(), readStdin }), repeatedFlag(rawArgs, "input-env"), process.env);
     return runLocally({
       cwd: process.cwd(),
       env: process.env,

@@ -31,7 +31,7 @@ const args = {
   ...limitArgs,
 } as const satisfies ArgsDef;
 
-/** `docket serve` (SPEC §9): runs until Ctrl-C or SIGTERM, which stop it cleanly. */
+/** `docket serve` (README.md): runs until Ctrl-C or SIGTERM, which stop it cleanly. */
 export default defineCommand({
   meta,
   args,

@@ -1,0 +1,123 @@
+import type { JsonSchema } from "../capability/registered.ts";
+import { hasSensitive, isSensitiveSchema, REDACTED } from "./redaction.ts";
+
+/** Shorter values are not masked by value: "abc" would blank every word that holds it (docs/security.md). */
+export const MIN_MASKED_LENGTH = 4;
+
+/** Replaces an execution's secret values wherever they appear in a text it produces. */
+export interface SecretMask {
+  /** The literal values masked (and their JSON- and URL-encoded forms), longest first; empty when there is nothing to hide. */
+  readonly secrets: readonly string[];
+  /** `text` with every occurrence of a secret replaced by `[redacted]`. */
+  text(text: string): string;
+  /** A copy of a JSON-like value with every string (and object key) masked; the value itself when nothing needs masking. */
+  value<T>(value: T): T;
+}
+
+/**
+ * The string values of `input` that its schema marks sensitive (format password, writeOnly,
+ * x-docket-sensitive), at any depth, including every string inside a sensitive object or array.
+ * Walks the schema as `redact` does, so the two agree on what is a secret.
+ */
+export function sensitiveValues(input: unknown, schema: JsonSchema | undefined): string[] {
+  const found = new Set<string>();
+  collect(input, schema, found, false, 0);
+  return [...found];
+}
+
+function collect(value: unknown, schema: JsonSchema | undefined, out: Set<string>, inside: boolean, depth: number): void {
+  if (depth > 64 || value === undefined || value === null) return;
+  const secret = inside || isSensitiveSchema(schema);
+  if (schema && typeof schema === "object" && !secret) {
+    // A value that could match a sensitive branch is a secret: when in doubt, hide (as `redact`).
+    for (const key of ["anyOf", "oneOf", "allOf"] as const) {
+      const branches = schema[key];
+      if (Array.isArray(branches)) for (const branch of branches) collect(value, branch as JsonSchema, out, false, depth + 1);
+    }
+  }
+  if (typeof value === "string") {
+    if (secret) out.add(value);
+    return;
+  }
+  if (typeof value !== "object") return;
+  if (Array.isArray(value)) {
+    const tuple = Array.isArray(schema?.prefixItems) ? (schema.prefixItems as JsonSchema[]) : Array.isArray(schema?.items) ? (schema.items as JsonSchema[]) : [];
+    const items = schema?.items && typeof schema.items === "object" && !Array.isArray(schema.items) ? (schema.items as JsonSchema) : undefined;
+    value.forEach((item, i) => collect(item, tuple[i] ?? items, out, secret, depth + 1));
+    return;
+  }
+  const properties = (schema?.properties ?? {}) as Record<string, JsonSchema>;
+  const extra = schema?.additionalProperties && typeof schema.additionalProperties === "object" ? (schema.additionalProperties as JsonSchema) : undefined;
+  for (const [key, child] of Object.entries(value as Record<string, unknown>)) collect(child, properties[key] ?? extra, out, secret, depth + 1);
+}
+
+/** The mask that changes nothing: an execution whose input holds no secret. */
+export const NO_MASK: SecretMask = { secrets: [], text: (text) => text, value: (value) => value };
+
+/**
+ * A mask for these secret values. Values shorter than MIN_MASKED_LENGTH are left alone; each
+ * remaining value is also masked as it appears JSON-escaped (a handler that logs
+ * `JSON.stringify(input)`) and URL-encoded (a credential put into a URL).
+ */
+export function createSecretMask(values: Iterable<string>): SecretMask {
+  const secrets = new Set<string>();
+  for (const value of values) {
+    if (value.length < MIN_MASKED_LENGTH) continue;
+    secrets.add(value);
+    secrets.add(JSON.stringify(value).slice(1, -1));
+    try {
+      secrets.add(encodeURIComponent(value));
+    } catch {
+      // A lone surrogate cannot be URL-encoded, so it cannot appear URL-encoded either.
+    }
+  }
+  if (secrets.size === 0) return NO_MASK;
+  const list = [...secrets].sort((a, b) => b.length - a.length);
+  const text = (input: string) => maskText(input, list);
+  return { secrets: list, text, value: (value) => maskValue(value, text, 0) };
+}
+
+/**
+ * Every occurrence of every secret, overlapping ones included, becomes one `[redacted]`: the
+ * covered ranges are merged first, so two secrets that overlap leave no piece of either behind.
+ */
+function maskText(input: string, secrets: readonly string[]): string {
+  let ranges: Array<[number, number]> | null = null;
+  for (const secret of secrets) {
+    for (let at = input.indexOf(secret); at !== -1; at = input.indexOf(secret, at + 1)) (ranges ??= []).push([at, at + secret.length]);
+  }
+  if (ranges === null) return input;
+  ranges.sort((a, b) => a[0] - b[0]);
+  let out = "";
+  let copied = 0;
+  let [start, end] = ranges[0]!;
+  for (const [a, b] of ranges) {
+    if (a <= end) {
+      end = Math.max(end, b);
+      continue;
+    }
+    out += input.slice(copied, start) + REDACTED;
+    copied = end;
+    [start, end] = [a, b];
+  }
+  return out + input.slice(copied, start) + REDACTED + input.slice(end);
+}
+
+function maskValue<T>(value: T, text: (input: string) => string, depth: number): T {
+  if (typeof value === "string") return text(value) as T;
+  if (value === null || typeof value !== "object" || depth > 256) return value;
+  if (Array.isArray(value)) return value.map((item) => maskValue(item, text, depth + 1)) as T;
+  const proto = Object.getPrototypeOf(value);
+  // A Date, Map or typed array a transform produced carries no text a client reads as such.
+  if (proto !== Object.prototype && proto !== null) return value;
+  const copy: Record<string, unknown> = {};
+  for (const [key, child] of Object.entries(value as Record<string, unknown>)) copy[text(key)] = maskValue(child, text, depth + 1);
+  return copy as T;
+}
+
+/** The mask of one call or execution: the sensitive values of its validated input, by its input schema. */
+export function maskForInput(schema: JsonSchema, input: unknown): { mask: SecretMask; secrets: string[] } {
+  if (!hasSensitive(schema)) return { mask: NO_MASK, secrets: [] };
+  const secrets = sensitiveValues(input, schema);
+  return { mask: createSecretMask(secrets), secrets };
+}

@@ -1,0 +1,102 @@
+// What docket may say about a value a handler threw. A client learns its class only ("TypeError",
+// "Error ENOENT", "a thrown string"); the message, cause and stack go to the process's log under
+// the failure's correlation id (docs/security.md). Both functions are total: a thrown Proxy, an
+// object whose getters or toString throw, or a revoked Proxy never make them throw.
+
+const IDENTIFIER = /^[A-Za-z_$][\w$]{0,63}$/;
+const ERROR_CODE = /^[A-Z][A-Z0-9_]{1,39}$/;
+const MAX_DETAIL = 16 * 1024;
+
+/** Reads a property without running into a throwing getter or Proxy trap. */
+function read(value: object, key: string): unknown {
+  try {
+    return (value as Record<string, unknown>)[key];
+  } catch {
+    return undefined;
+  }
+}
+
+function isError(value: unknown): value is Error {
+  try {
+    return value instanceof Error || Object.prototype.toString.call(value) === "[object Error]";
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The class of a thrown value, safe to show any client: an identifier-shaped name (the error's
+ * `name`, or its constructor's for a subclass that kept "Error"), followed by a system error code
+ * like ENOENT when it has one. Never any text the value carries beyond those two shapes.
+ */
+export function thrownClass(value: unknown): string {
+  if (value === null) return "null";
+  switch (typeof value) {
+    case "string":
+      return "a thrown string";
+    case "undefined":
+      return "undefined";
+    case "object":
+    case "function":
+      break;
+    default:
+      return `a thrown ${typeof value}`;
+  }
+  const error = isError(value);
+  const name = read(value as object, "name");
+  let ctor: unknown;
+  try {
+    ctor = read(read(value as object, "constructor") as object, "name");
+  } catch {
+    ctor = undefined;
+  }
+  const shaped = (candidate: unknown) => (typeof candidate === "string" && IDENTIFIER.test(candidate) ? candidate : null);
+  let label = shaped(name) !== null && name !== "Error" ? (name as string) : (shaped(ctor) ?? (error ? "Error" : null));
+  if (label === null || (!error && label === "Object")) label = error ? "Error" : "a thrown object";
+  const code = read(value as object, "code");
+  return typeof code === "string" && ERROR_CODE.test(code) ? `${label} ${code}` : label;
+}
+
+/** The thrown value's own message (or the value as text), for the process's log only. Total. */
+export function thrownMessage(value: unknown): string {
+  if (value !== null && (typeof value === "object" || typeof value === "function")) {
+    const message = read(value, "message");
+    if (typeof message === "string") return message;
+  }
+  return describe(value);
+}
+
+/**
+ * Everything known about a thrown value, for the process's log only: its stack (or name and
+ * message), then its causes. Bounded, and total like {@link thrownClass}.
+ */
+export function thrownDetail(value: unknown): string {
+  const parts: string[] = [];
+  let current: unknown = value;
+  for (let depth = 0; depth < 4 && (depth === 0 || current !== undefined); depth++) {
+    parts.push((depth === 0 ? "" : "caused by: ") + describe(current));
+    current = current !== null && typeof current === "object" ? read(current, "cause") : undefined;
+  }
+  const text = parts.join("\n");
+  return text.length > MAX_DETAIL ? `${text.slice(0, MAX_DETAIL)}…` : text;
+}
+
+function describe(value: unknown): string {
+  if (typeof value === "string") return `(a thrown string) ${value}`;
+  if (value === null || (typeof value !== "object" && typeof value !== "function")) return `(a thrown ${value === null ? "null" : typeof value}) ${String(value)}`;
+  const stack = read(value, "stack");
+  if (typeof stack === "string" && stack !== "") return stack;
+  const message = read(value, "message");
+  if (typeof message === "string") return `${thrownClass(value)}: ${message}`;
+  try {
+    const json = JSON.stringify(value);
+    if (json !== undefined) return `${thrownClass(value)} ${json.slice(0, MAX_DETAIL)}`;
+  } catch {
+    // A cycle, a BigInt, a throwing getter or Proxy trap: the class is all there is.
+  }
+  try {
+    return `${thrownClass(value)} ${String(value)}`;
+  } catch {
+    return `${thrownClass(value)} (cannot be written as text)`;
+  }
+}

@@ -1,0 +1,51 @@
+import { describe, expect, test } from "bun:test";
+import { createSecretMask, maskForInput, NO_MASK, sensitiveValues } from "../../runtime/execution/secret-mask.ts";
+
+const schema = {
+  type: "object",
+  properties: {
+    user: { type: "string" },
+    token: { type: "string", "x-docket-sensitive": true },
+    auth: { type: "object", properties: { password: { type: "string", format: "password" } } },
+    keys: { type: "array", items: { type: "object", properties: { key: { type: "string", writeOnly: true } } } },
+    vault: { type: "object", "x-docket-sensitive": true },
+    either: { anyOf: [{ type: "number" }, { type: "string", "x-docket-sensitive": true }] },
+  },
+};
+
+describe("sensitiveValues", () => {
+  test("sensitiveValues collects every string the schema marks, at any depth, and everything inside a sensitive object", () => {
+    const input = { user: "ada", token: "tok-1111", auth: { password: "pw-2222" }, keys: [{ key: "k-3333" }, { key: "k-4444" }], vault: { a: "v-5555", b: ["v-6666"] }, either: "e-7777" };
+    expect(sensitiveValues(input, schema).sort()).toEqual(["e-7777", "k-3333", "k-4444", "pw-2222", "tok-1111", "v-5555", "v-6666"]);
+  });
+
+  test("sensitiveValues never takes a value by its field's name", () => {
+    expect(sensitiveValues({ user: "password-looking" }, { type: "object", properties: { user: { type: "string" } } })).toEqual([]);
+    expect(maskForInput({ type: "object", properties: { password: { type: "string" } } }, { password: "plain-text" }).mask).toBe(NO_MASK);
+  });
+});
+
+describe("createSecretMask", () => {
+  test("a mask replaces every occurrence, and its JSON-escaped and URL-encoded forms", () => {
+    const mask = createSecretMask(['se"cret/value 1']);
+    expect(mask.text('a se"cret/value 1 b')).toBe("a [redacted] b");
+    expect(mask.text(JSON.stringify({ token: 'se"cret/value 1' }))).toBe('{"token":"[redacted]"}');
+    expect(mask.text(`https://api/x?key=${encodeURIComponent('se"cret/value 1')}`)).toBe("https://api/x?key=[redacted]");
+  });
+
+  test("overlapping secrets leave no piece of either behind", () => {
+    const mask = createSecretMask(["abcdef", "defghi"]);
+    expect(mask.text("xxabcdefghiyy abcdef")).toBe("xx[redacted]yy [redacted]");
+  });
+
+  test("values shorter than 4 characters are not masked (they would blank ordinary words)", () => {
+    expect(createSecretMask(["abc", ""])).toBe(NO_MASK);
+    expect(createSecretMask(["abc", "abcd"]).text("abc abcd")).toBe("abc [redacted]");
+  });
+
+  test("mask.value masks strings and keys at any depth and leaves other values alone", () => {
+    const mask = createSecretMask(["hunter22"]);
+    expect(mask.value<unknown>({ a: ["x hunter22 y", 3, null, true], hunter22: { b: "hunter22" } })).toEqual({ a: ["x [redacted] y", 3, null, true], "[redacted]": { b: "[redacted]" } });
+    expect(mask.value("hunter22")).toBe("[redacted]");
+  });
+});

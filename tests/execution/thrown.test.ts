@@ -1,0 +1,62 @@
+import { describe, expect, test } from "bun:test";
+import { readFile } from "node:fs/promises";
+import { thrownClass, thrownDetail, thrownMessage } from "../../runtime/execution/thrown.ts";
+
+const SECRET = "key=s3cr3t-value";
+
+async function fsError(): Promise<unknown> {
+  try {
+    await readFile(`/nonexistent-docket/credentials/${SECRET}.txt`);
+  } catch (error) {
+    return error;
+  }
+}
+
+describe("thrownClass", () => {
+  test("thrownClass names the class and a system code, never the message", async () => {
+    class UpstreamError extends Error {}
+    expect(thrownClass(new TypeError(SECRET))).toBe("TypeError");
+    expect(thrownClass(await fsError())).toBe("Error ENOENT");
+    expect(thrownClass(new UpstreamError(SECRET))).toBe("UpstreamError");
+    expect(thrownClass(SECRET)).toBe("a thrown string");
+    expect(thrownClass(null)).toBe("null");
+    expect(thrownClass(undefined)).toBe("undefined");
+    expect(thrownClass(42)).toBe("a thrown number");
+    expect(thrownClass({ message: SECRET })).toBe("a thrown object");
+  });
+
+  test("thrownClass refuses names and codes that are not identifier-shaped (they could carry text)", () => {
+    expect(thrownClass(Object.assign(new Error("x"), { name: `connect ${SECRET}` }))).toBe("Error");
+    expect(thrownClass(Object.assign(new Error("x"), { code: SECRET }))).toBe("Error");
+  });
+
+  test("thrownClass and thrownDetail never throw: a hostile Proxy, a revoked one, an object whose toString throws", () => {
+    const trap = () => {
+      throw new Error(`trap ${SECRET}`);
+    };
+    const hostile = new Proxy({}, { get: trap, getPrototypeOf: trap, ownKeys: trap, has: trap, getOwnPropertyDescriptor: trap });
+    const { proxy: revoked, revoke } = Proxy.revocable({}, {});
+    revoke();
+    const badString = {
+      toString() {
+        throw new Error("no");
+      },
+      toJSON() {
+        throw new Error("no");
+      },
+    };
+    for (const value of [hostile, revoked, badString, Object.create(null)]) {
+      expect(thrownClass(value)).toBe("a thrown object");
+      expect(typeof thrownDetail(value)).toBe("string");
+      expect(typeof thrownMessage(value)).toBe("string");
+      expect(thrownClass(value)).not.toContain(SECRET);
+    }
+  });
+
+  test("thrownDetail keeps the message, stack and causes for the log", () => {
+    const detail = thrownDetail(new Error("outer", { cause: new Error(`inner ${SECRET}`) }));
+    expect(detail).toContain("outer");
+    expect(detail).toContain(`caused by: Error: inner ${SECRET}`);
+    expect(thrownDetail(SECRET)).toContain(SECRET);
+  });
+});

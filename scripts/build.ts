@@ -3,7 +3,8 @@ import type { BunPlugin } from "bun";
 import { existsSync, statSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import pkg from "../package.json" with { type: "json" };
-import { declarationsDigest, generateDeclarations } from "./declarations.ts";
+import { hostTarget, type BuildStamp } from "../runtime/version.ts";
+import { declarationsDigest, generateDeclarations, type DeclarationFiles } from "./declarations.ts";
 
 /** The CLI's main, the binary's entry point. */
 export const CLI_ENTRY = fileURLToPath(new URL("../runtime/cli/main.ts", import.meta.url));
@@ -19,6 +20,20 @@ export interface CompileOptions {
   outfile: string;
   /** Bundler plugins, e.g. a test's stand-in for a module. */
   plugins?: BunPlugin[];
+  /** Another platform to compile for (scripts/release.ts); this machine's when left out. */
+  target?: { name: string; bun: Bun.Build.CompileTarget };
+  /** What `docket --version` names; the repository's current commit when left out. */
+  commit?: string;
+  /** The editor types to embed, when the caller made them already (a release compiles five binaries). */
+  declarations?: DeclarationFiles;
+}
+
+/** The checkout's commit, 12 hex digits, `+dirty` when tracked files changed; `unknown` outside git. */
+export function gitCommit(cwd: string = fileURLToPath(new URL("..", import.meta.url))): string {
+  const head = Bun.spawnSync(["git", "rev-parse", "--short=12", "HEAD"], { cwd, stdout: "pipe", stderr: "ignore" });
+  if (head.exitCode !== 0) return "unknown";
+  const dirty = Bun.spawnSync(["git", "diff", "--quiet", "HEAD", "--"], { cwd, stdout: "ignore", stderr: "ignore" }).exitCode !== 0;
+  return `${head.stdout.toString().trim()}${dirty ? "+dirty" : ""}`;
 }
 
 /**
@@ -33,8 +48,9 @@ export interface CompileOptions {
  */
 export async function compileDocket(options: CompileOptions): Promise<{ outfile: string; bytes: number; ms: number }> {
   const started = performance.now();
+  const stamp: BuildStamp = { commit: options.commit ?? gitCommit(), target: options.target?.name ?? hostTarget() };
   // The editor types `docket types` writes (runtime/cli/editor-types.ts) travel inside the binary.
-  const declarations = generateDeclarations();
+  const declarations = options.declarations ?? generateDeclarations();
   const result = await Bun.build({
     entrypoints: options.entrypoints,
     target: "bun",
@@ -50,8 +66,12 @@ export async function compileDocket(options: CompileOptions): Promise<{ outfile:
     define: {
       DOCKET_DECLARATIONS: JSON.stringify(declarations),
       DOCKET_TYPES_STAMP: JSON.stringify(`docket ${pkg.version} ${declarationsDigest(declarations)}`),
+      // `docket --version` names the build (runtime/version.ts); from source the name is undeclared.
+      __DOCKET_BUILD__: JSON.stringify(stamp),
     },
     compile: {
+      // Bun refuses `target: undefined`: left out, it compiles for this machine.
+      ...(options.target ? { target: options.target.bun } : {}),
       outfile: options.outfile,
       // The binary runs in users' checkouts: their .env and bunfig.toml (which can preload code)
       // are theirs, not docket's configuration.

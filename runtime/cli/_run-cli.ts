@@ -4,6 +4,7 @@ import { didYouMeanText } from "../capability/did-you-mean.ts";
 import { renderHelp } from "./_help.ts";
 import { wantsColor } from "./_terminal.ts";
 import { EXIT } from "./exit-code.ts";
+import { versionText } from "../version.ts";
 
 /** Writes to stdout and resolves once the text is handed to the OS, so an exit right after loses nothing. */
 export function writeStdout(text: string): Promise<void> {
@@ -34,7 +35,8 @@ export async function runCli(root: CommandDef<any>, rawArgs: string[]): Promise<
       return EXIT.succeeded;
     }
     if (rawArgs.length === 1 && (rawArgs[0] === "--version" || rawArgs[0] === "-v")) {
-      await writeStdout(`${chain[0]!.meta.version}\n`);
+      // The version, then the build (commit and target, or "from source"): docs/distribution.md.
+      await writeStdout(`${versionText()}\n`);
       return EXIT.succeeded;
     }
     if (!leaf.cmd.run) {

@@ -1,5 +1,6 @@
 // GitHub Actions' view of a run: workflow commands for steps and diagnostics, and a step summary.
 // Command syntax and escaping follow @actions/core (toolkit/packages/core/src/command.ts).
+import { randomUUID } from "node:crypto";
 import { appendFile } from "node:fs/promises";
 import type { DiagnosticInput } from "../capability/declaration.ts";
 import type { ExecutionSnapshot } from "../execution/snapshot.ts";
@@ -78,6 +79,16 @@ export function gitHubPrinters(plain: Required<EventPrinters>): EventPrinters {
 /** Appends the run's Markdown summary to the file GitHub renders on the job's page. */
 export async function appendStepSummary(path: string, markdown: string): Promise<void> {
   await appendFile(path, markdown.endsWith("\n") ? markdown : `${markdown}\n`, "utf8");
+}
+
+/**
+ * Sets a step's outputs through the `$GITHUB_OUTPUT` file, in the heredoc form of @actions/core
+ * (`name<<delimiter`), so that no value can end its own line and forge another output.
+ */
+export async function appendStepOutputs(path: string, outputs: Record<string, string>): Promise<void> {
+  const delimiter = `ghadelimiter_${randomUUID()}`;
+  const text = Object.entries(outputs).map(([name, value]) => `${name}<<${delimiter}\n${value}\n${delimiter}\n`).join("");
+  await appendFile(path, text, "utf8");
 }
 
 // GitHub limits a step summary to 1 MiB; an output bigger than this points at --format json instead.

@@ -13,7 +13,8 @@ import type { ParsedInput } from "./_input.ts";
 import { terminalStyle, type TerminalStyle } from "./_terminal.ts";
 import { onInterrupts } from "./_interrupts.ts";
 import { EXIT, exitCodeOf, failureText, type RunEnd } from "./exit-code.ts";
-import { annotation, appendStepSummary, gitHubPrinters, isGitHubActions, maskCommands, stepSummary } from "./github-actions.ts";
+import { annotation, appendStepOutputs, appendStepSummary, gitHubPrinters, isGitHubActions, maskCommands, stepSummary } from "./github-actions.ts";
+import { writeFile } from "node:fs/promises";
 import { MIN_MASKED_LENGTH, sensitiveValues } from "../execution/secret-mask.ts";
 import { createLiveView, wantsLiveView, type LiveView } from "./live-view.ts";
 import { createRunReporter, location, plainPrinters } from "./run-reporter.ts";
@@ -42,6 +43,8 @@ export interface LocalRunOptions {
   /** The `--deadline-ms` value, or why it is not one (refused like bad input, so `--format json` still prints one document). */
   deadlineMs?: number | { problem: string };
   capabilityDirs: string[];
+  /** `--result-file`: where the one JSON document is also written, whatever the format. */
+  resultFile?: string;
   output: RunOutput;
 }
 
@@ -218,25 +221,53 @@ function reportLoadErrors(errors: LoadError[], root: string, gitHub: boolean, st
 /** The end of a run that never became an execution: a refusal, exit 2 (or 1 for a refusal that is not the caller's). */
 async function finishRefused(options: LocalRunOptions, style: TerminalStyle, failure: FailureDescriptor, capability = options.target): Promise<number> {
   const end: RunEnd = { state: null, failure };
-  if (options.format === "json") await options.output.stdout(`${JSON.stringify({ execution: null, failure }, null, 2)}\n`);
+  const document = `${JSON.stringify({ execution: null, failure }, null, 2)}\n`;
+  if (options.format === "json") await options.output.stdout(document);
   options.output.stderr(failureText(failure, style));
   await writeSummary(options, { capability, execution: null, failure });
-  return exitCodeOf(end);
+  return await deliverDocument(options, document, null, exitCodeOf(end));
 }
 
 /** The end of an execution: output on stdout (or the one JSON document), the failure on stderr. */
 async function finishSettled(options: LocalRunOptions, style: TerminalStyle, snapshot: ExecutionSnapshot): Promise<number> {
   const { output } = options;
+  const document = `${JSON.stringify(snapshot.state === "succeeded" ? { execution: snapshot, output: snapshot.output } : { execution: snapshot, failure: snapshot.failure }, null, 2)}\n`;
   if (options.format === "json") {
-    const document = snapshot.state === "succeeded" ? { execution: snapshot, output: snapshot.output } : { execution: snapshot, failure: snapshot.failure };
-    await output.stdout(`${JSON.stringify(document, null, 2)}\n`);
+    await output.stdout(document);
   } else if (snapshot.state === "succeeded") {
     const text = outputText(snapshot.output);
     if (text !== "") await output.stdout(text);
   }
   if (snapshot.state !== "succeeded" && snapshot.failure) output.stderr(failureText(snapshot.failure, style));
   await writeSummary(options, { capability: snapshot.capability, execution: snapshot, failure: snapshot.failure });
-  return exitCodeOf({ state: snapshot.state, failure: snapshot.failure });
+  return await deliverDocument(options, document, snapshot, exitCodeOf({ state: snapshot.state, failure: snapshot.failure }));
+}
+
+/**
+ * The run's JSON document to `--result-file`, and in GitHub Actions the step's outputs
+ * `execution-id`, `state` and `result-file` (docs/distribution.md). A result file that cannot be
+ * written fails a run that had succeeded: a later step would read a stale or missing file.
+ */
+async function deliverDocument(options: LocalRunOptions, document: string, snapshot: ExecutionSnapshot | null, code: number): Promise<number> {
+  let written = false;
+  if (options.resultFile !== undefined) {
+    try {
+      await writeFile(options.resultFile, document, "utf8");
+      written = true;
+    } catch (error) {
+      options.output.stderr(`docket: cannot write --result-file ${options.resultFile}: ${(error as Error).message}\n`);
+      if (code === EXIT.succeeded) code = EXIT.failed;
+    }
+  }
+  const outputs = options.env.GITHUB_OUTPUT;
+  if (isGitHubActions(options.env) && outputs) {
+    try {
+      await appendStepOutputs(outputs, { "execution-id": snapshot?.id ?? "", state: snapshot?.state ?? "refused", "result-file": written ? resolve(options.cwd, options.resultFile!) : "" });
+    } catch (error) {
+      options.output.stderr(`warning: cannot write the step outputs to ${outputs}: ${(error as Error).message}\n`);
+    }
+  }
+  return code;
 }
 
 /** An output as text: a string as it is, anything else as indented JSON. */

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
+import { gitCommit } from "../../scripts/build.ts";
 import { defineRunCases } from "./_run-cases.ts";
 import { buildBinary, docket, fromBinary, removeTempDirs, tempCheckout, type DocketRunner } from "./_harness.ts";
 
@@ -19,9 +20,9 @@ describe("docket run (compiled binary)", () => {
 });
 
 describe("the compiled binary", () => {
-  test("docket --version prints package.json's version", async () => {
+  test("docket --version prints package.json's version, the commit built and the target", async () => {
     const result = await docket(binary, ["--version"], { cwd: tempCheckout() });
-    expect(result).toMatchObject({ code: 0, stdout: `${pkg.version}\n` });
+    expect(result).toMatchObject({ code: 0, stdout: `docket ${pkg.version} (commit ${gitCommit()}, ${process.platform}-${process.arch})\n` });
   });
 
   test("a new user's flow: git init, docket new hello.greet, docket run hello.greet, with the binary alone", async () => {

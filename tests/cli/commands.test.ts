@@ -16,8 +16,9 @@ beforeAll(() => {
 const cli = (args: string[], cwd = checkout) => docket(fromSource, args, { cwd });
 
 describe("docket --help and --version", () => {
-  test("docket --version prints package.json's version", async () => {
-    expect(await cli(["--version"])).toMatchObject({ code: 0, stdout: `${pkg.version}\n` });
+  test("docket --version prints package.json's version and says it runs from source", async () => {
+    const platform = `${process.platform === "win32" ? "windows" : process.platform}-${process.arch}`;
+    expect(await cli(["--version"])).toMatchObject({ code: 0, stdout: `docket ${pkg.version} (from source, ${platform}, bun ${Bun.version})\n` });
   });
 
   for (const [command, example] of [

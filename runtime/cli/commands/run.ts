@@ -1,5 +1,7 @@
 import { defineCommand } from "citty";
-import { repeatedFlag, type DocketCommandMeta } from "../_command-line.ts";
+import { existsSync, statSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { repeatedFlag, UsageError, type DocketCommandMeta } from "../_command-line.ts";
 import { applyInputEnv, readInput } from "../_input.ts";
 import { writeStdout } from "../_run-cli.ts";
 import { runLocally } from "../local-run.ts";
@@ -16,7 +18,7 @@ const meta: DocketCommandMeta = {
   notes: [
     "Exit codes: 0 succeeded, 1 failed, 2 usage or invalid input, 130 cancelled.",
     "Ctrl-C asks the capability to stop; a second Ctrl-C stops it at once.",
-    "In GitHub Actions, steps become log groups, diagnostics annotations, and a summary goes to $GITHUB_STEP_SUMMARY; every sensitive input value is announced with ::add-mask:: before anything else.",
+    "In GitHub Actions, steps become log groups, diagnostics annotations, and a summary goes to $GITHUB_STEP_SUMMARY; every sensitive input value is announced with ::add-mask:: before anything else; the step's outputs are execution-id, state and result-file.",
     "A sensitive value is masked as [redacted] in everything the run prints and reports; pass it with --input-env so it is not on the command line either.",
     "Limits come from DOCKET_* variables (DOCKET_GRACE_MS, DOCKET_LOG_LINE_BYTES, …).",
   ],
@@ -33,6 +35,7 @@ export default defineCommand({
     "run-id": { type: "string", description: "Idempotency key, [A-Za-z0-9._:-]{1,128}", valueHint: "ID" },
     "deadline-ms": { type: "string", description: "Cancel after N ms, counted from now (queue time included); a handler still running DOCKET_GRACE_MS later has its worker terminated and the run fails deadline_exceeded", valueHint: "N" },
     capabilities: { type: "string", description: "Also load the capability files of DIR (repeatable)", valueHint: "DIR" },
+    "result-file": { type: "string", description: "Also write the JSON document {execution, output|failure} to PATH, whatever --format", valueHint: "PATH" },
   },
   async run({ args, rawArgs }) {
     const deadline = args["deadline-ms"];
@@ -48,10 +51,21 @@ export default defineCommand({
       runId: args["run-id"],
       deadlineMs,
       capabilityDirs: repeatedFlag(rawArgs, "capabilities"),
+      resultFile: resultFile(args["result-file"]),
       output: { stdout: writeStdout, stderr: (text) => void process.stderr.write(text), stderrIsTTY: process.stderr.isTTY === true },
     });
   },
 });
+
+/** The `--result-file` path, refused before anything runs when its folder does not exist. */
+function resultFile(path: string | undefined): string | undefined {
+  if (path === undefined) return undefined;
+  const full = resolve(process.cwd(), path);
+  if (path.trim() === "" || !existsSync(dirname(full)) || (existsSync(full) && statSync(full).isDirectory())) {
+    throw new UsageError(`--result-file ${JSON.stringify(path)} cannot be written: give a file path in a folder that exists.`, "docket run");
+  }
+  return full;
+}
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];

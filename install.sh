@@ -1,0 +1,189 @@
+#!/bin/sh
+# docket's checked install (docs/distribution.md):
+#
+#   curl -fsSL https://github.com/docket-dev/docket/releases/latest/download/install.sh | sh
+#   curl -fsSL …/install.sh | sh -s -- --version 0.1.0 --dir /usr/local/bin
+#
+# Picks this machine's binary, downloads it and SHA256SUMS, refuses it unless its SHA-256 is the
+# one SHA256SUMS lists, and installs it as `docket` into ~/.local/bin (or --dir).
+#
+# Environment: DOCKET_DOWNLOAD_URL  the folder holding SHA256SUMS and the binaries (a mirror, or
+#                                   a local release: http://127.0.0.1:8000); default: the release
+#                                   page of --version
+#              DOCKET_VERSION       the version to install (default: latest); --version wins
+#              DOCKET_INSTALL_DIR   where to install (default: ~/.local/bin); --dir wins
+set -eu
+
+RELEASES="https://github.com/docket-dev/docket/releases"
+
+version="${DOCKET_VERSION:-latest}"
+dir="${DOCKET_INSTALL_DIR:-}"
+resolve_only=0
+
+die() {
+  printf 'docket install: %s\n' "$*" >&2
+  exit 1
+}
+
+usage() {
+  cat <<'EOF'
+Usage: install.sh [--version VERSION] [--dir DIR] [--resolve]
+
+  --version VERSION  install this release (0.1.0); default: the latest
+  --dir DIR          install into DIR (default: ~/.local/bin)
+  --resolve          print the version that would be installed, and install nothing
+
+DOCKET_DOWNLOAD_URL names the folder to download from (default: the project's release page).
+EOF
+}
+
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --version) [ $# -ge 2 ] || die "--version needs a value, e.g. --version 0.1.0"; version="$2"; shift 2 ;;
+    --version=*) version="${1#*=}"; shift ;;
+    --dir) [ $# -ge 2 ] || die "--dir needs a folder, e.g. --dir ~/.local/bin"; dir="$2"; shift 2 ;;
+    --dir=*) dir="${1#*=}"; shift ;;
+    --resolve) resolve_only=1; shift ;;
+    -h | --help) usage; exit 0 ;;
+    *) usage >&2; die "unknown argument \"$1\"" ;;
+  esac
+done
+
+version="${version#v}"
+case "$version" in
+  "" | *[!0-9A-Za-z.+-]*) die "\"$version\" is not a version; give one like 0.1.0, or latest" ;;
+esac
+if [ -z "$dir" ]; then
+  [ -n "${HOME:-}" ] || die "HOME is not set; name the folder to install into with --dir"
+  dir="$HOME/.local/bin"
+fi
+
+# --- which binary --------------------------------------------------------------------------------
+uname_s=$(uname -s 2>/dev/null || echo unknown)
+uname_m=$(uname -m 2>/dev/null || echo unknown)
+suffix=""
+case "$uname_s" in
+  Linux) os=linux ;;
+  Darwin) os=darwin ;;
+  MINGW* | MSYS* | CYGWIN* | Windows_NT) os=windows; suffix=".exe" ;;
+  *) die "docket has no binary for the operating system \"$uname_s\" (uname -s); it is released for Linux, macOS and Windows. See $RELEASES" ;;
+esac
+case "$uname_m" in
+  x86_64 | amd64) arch=x64 ;;
+  aarch64 | arm64) arch=arm64 ;;
+  *) die "docket has no binary for the processor \"$uname_m\" (uname -m); it is released for x86_64 and arm64. See $RELEASES" ;;
+esac
+# An x64 shell on Apple silicon runs under Rosetta: the arm64 binary is the native one.
+if [ "$os" = darwin ] && [ "$arch" = x64 ] && [ "$(sysctl -n sysctl.proc_translated 2>/dev/null || echo 0)" = 1 ]; then
+  arch=arm64
+fi
+target="$os-$arch"
+case "$target" in
+  linux-x64 | linux-arm64 | darwin-x64 | darwin-arm64 | windows-x64) ;;
+  *) die "docket has no binary for $target; it is released for linux-x64, linux-arm64, darwin-x64, darwin-arm64 and windows-x64. See $RELEASES" ;;
+esac
+if [ "$os" = linux ] && { [ -f /etc/alpine-release ] || (ldd --version 2>&1 | grep -qi musl); }; then
+  die "docket's Linux binaries need glibc, and this system uses musl (Alpine); use a glibc-based system or image (Debian, Ubuntu, Fedora…)"
+fi
+
+# --- where from ----------------------------------------------------------------------------------
+if [ -n "${DOCKET_DOWNLOAD_URL:-}" ]; then
+  base="${DOCKET_DOWNLOAD_URL%/}"
+elif [ "$version" = latest ]; then
+  base="$RELEASES/latest/download"
+else
+  base="$RELEASES/download/v$version"
+fi
+
+download() { # url file
+  if command -v curl >/dev/null 2>&1; then
+    curl -fsSL --retry 2 -o "$2" "$1"
+  elif command -v wget >/dev/null 2>&1; then
+    wget -q -O "$2" "$1"
+  else
+    die "neither curl nor wget is installed; install one and run this again"
+  fi
+}
+
+sha256() { # file → hex digest
+  if command -v sha256sum >/dev/null 2>&1; then
+    sha256sum "$1" | awk '{ print $1 }'
+  elif command -v shasum >/dev/null 2>&1; then
+    shasum -a 256 "$1" | awk '{ print $1 }'
+  elif command -v openssl >/dev/null 2>&1; then
+    openssl dgst -sha256 -r "$1" | awk '{ print $1 }'
+  else
+    die "no sha256sum, shasum or openssl to check the download with; install one (coreutils) and run this again"
+  fi
+}
+
+tmp=$(mktemp -d 2>/dev/null || mktemp -d -t docket)
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+download "$base/SHA256SUMS" "$tmp/SHA256SUMS" || die "cannot download $base/SHA256SUMS; check the version ($version) and the address (DOCKET_DOWNLOAD_URL), or see $RELEASES"
+
+# The line of this target: "<sha256>  docket-<version>-<target>[.exe]" (a "*" before the name is
+# sha256sum's binary mode). For latest, the version is whichever SHA256SUMS lists.
+if [ "$version" = latest ]; then
+  line=$(awk -v tail="-$target$suffix" '{ f = $2; sub(/^\*/, "", f); if (f ~ /^docket-/ && length(f) > length(tail) + 7 && substr(f, length(f) - length(tail) + 1) == tail) { print $1, f; exit } }' "$tmp/SHA256SUMS")
+else
+  line=$(awk -v want="docket-$version-$target$suffix" '{ f = $2; sub(/^\*/, "", f); if (f == want) { print $1, f; exit } }' "$tmp/SHA256SUMS")
+fi
+[ -n "$line" ] || die "$base/SHA256SUMS lists no docket binary for $target (version $version); see $RELEASES for what was released"
+expected=$(printf '%s' "${line%% *}" | tr 'A-F' 'a-f')
+name="${line#* }"
+case "$expected" in
+  *[!0-9a-f]*) die "$base/SHA256SUMS is malformed: \"$expected\" is not a SHA-256 digest" ;;
+esac
+[ ${#expected} -eq 64 ] || die "$base/SHA256SUMS is malformed: \"$expected\" is not a SHA-256 digest"
+found="${name#docket-}"
+found="${found%-"$target$suffix"}"
+
+if [ "$resolve_only" = 1 ]; then
+  printf '%s\n' "$found"
+  exit 0
+fi
+
+# --- download and check --------------------------------------------------------------------------
+printf 'Downloading docket %s for %s from %s\n' "$found" "$target" "$base"
+download "$base/$name" "$tmp/$name" || die "cannot download $base/$name"
+actual=$(sha256 "$tmp/$name")
+if [ "$actual" != "$expected" ]; then
+  die "checksum mismatch for $name: SHA256SUMS says $expected, the download is $actual. Nothing was installed: the download is damaged or was tampered with. Try again; if it happens again, report it at $RELEASES"
+fi
+
+# --- install -------------------------------------------------------------------------------------
+mkdir -p "$dir" 2>/dev/null || die "cannot create $dir; name a folder you can write with --dir"
+exe="docket$suffix"
+partial="$dir/.$exe.partial.$$"
+cp "$tmp/$name" "$partial" 2>/dev/null || die "cannot write into $dir; name a folder you can write with --dir"
+chmod 755 "$partial"
+# Run it before it replaces anything: a binary that cannot start (a noexec folder, too old a
+# glibc) leaves the previous docket in place.
+if ! ran=$("$partial" --version 2>&1); then
+  rm -f "$partial"
+  die "the downloaded docket does not run here: $ran"
+fi
+mv -f "$partial" "$dir/$exe" || { rm -f "$partial"; die "cannot replace $dir/$exe"; }
+printf 'Installed %s: %s\n' "$dir/$exe" "$ran"
+
+case ":${PATH:-}:" in
+  *":$dir:"*) ;;
+  *)
+    case "${SHELL:-}" in
+      */zsh) rc="$HOME/.zshrc" ;;
+      */bash) rc="$HOME/.bashrc" ;;
+      *) rc="$HOME/.profile" ;;
+    esac
+    printf '\n%s is not on your PATH. To run docket by name, add it:\n' "$dir"
+    if [ "${SHELL##*/}" = fish ]; then
+      printf '  fish_add_path %s\n' "$dir"
+    else
+      # shellcheck disable=SC2016 # $PATH is for the user's shell to expand, not this one.
+      printf '  echo '\''export PATH="%s:$PATH"'\'' >> %s\n' "$dir" "$rc"
+    fi
+    printf 'then open a new terminal. Until then: %s --help\n' "$dir/$exe"
+    ;;
+esac

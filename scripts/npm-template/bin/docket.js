@@ -1,0 +1,77 @@
+#!/usr/bin/env node
+// The `docket` command of the npm package: runs the compiled binary that npm installed for this
+// machine as the optional dependency @docket/<os>-<arch> (the layout of esbuild and Biome).
+// Plain Node, no dependencies: it must run wherever `npx docket` does.
+import { spawn } from "node:child_process";
+import { accessSync, chmodSync, constants } from "node:fs";
+import { createRequire } from "node:module";
+
+// Replaced by scripts/npm-packages.ts with the targets of the release this package belongs to.
+const TARGETS = ["@TARGETS@"];
+
+const require = createRequire(import.meta.url);
+const target = `${process.platform === "win32" ? "windows" : process.platform}-${process.arch}`;
+const binary = findBinary();
+const args = process.argv.slice(2);
+
+if (typeof process.execve === "function" && process.platform !== "win32") {
+  // Node ≥ 22.15 replaces this process with the binary: signals, the terminal and the exit code
+  // are docket's own, with no Node process left waiting.
+  process.execve(binary, [binary, ...args], process.env);
+}
+
+const child = spawn(binary, args, { stdio: "inherit" });
+// Ctrl-C reaches docket directly (same process group); passing it on as well would count as a
+// second press, which stops a run at once instead of asking it to cancel. Other signals are sent
+// to this process alone, so they are passed on.
+process.on("SIGINT", () => {});
+for (const signal of ["SIGTERM", "SIGHUP", "SIGQUIT"]) {
+  process.on(signal, () => child.kill(signal));
+}
+child.on("error", (error) => {
+  console.error(`docket: cannot start ${binary}: ${error.message}`);
+  process.exit(1);
+});
+child.on("exit", (code, signal) => {
+  if (signal) {
+    // Leave the way docket did, so a shell sees the same signal (130 after SIGINT, …).
+    process.removeAllListeners(signal);
+    process.kill(process.pid, signal);
+  }
+  process.exit(code ?? 1);
+});
+
+function findBinary() {
+  const name = `@docket/${target}/bin/docket${process.platform === "win32" ? ".exe" : ""}`;
+  let path;
+  try {
+    path = require.resolve(name);
+  } catch {
+    if (!TARGETS.includes(target)) {
+      fail(`docket has no binary for ${target}; it is released for ${TARGETS.join(", ")}.`);
+    }
+    fail(
+      `The package @docket/${target}, which holds docket's binary for this machine, is not installed.\n` +
+        "npm skips it when optional dependencies are left out (--omit=optional, --no-optional) or when the\n" +
+        "lockfile was made on another platform. Install it again with: npm install --include=optional docket",
+    );
+  }
+  if (process.platform !== "win32") {
+    try {
+      accessSync(path, constants.X_OK);
+    } catch {
+      // Some package managers drop the executable bit on files that are not a package's `bin`.
+      try {
+        chmodSync(path, 0o755);
+      } catch (error) {
+        fail(`${path} is not executable and cannot be made so (${error.message}); run: chmod +x "${path}"`);
+      }
+    }
+  }
+  return path;
+}
+
+function fail(message) {
+  console.error(`docket: ${message}`);
+  process.exit(1);
+}

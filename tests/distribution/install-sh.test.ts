@@ -1,0 +1,137 @@
+// install.sh against a release folder served on 127.0.0.1: the checked install a user runs.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { chmodSync, existsSync, linkSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { REPO, cleanEnv, removeTempDirs, tempDir } from "../cli/_harness.ts";
+import { testRelease, serveRelease, type BuiltRelease, type ReleaseServer } from "./_release.ts";
+
+const INSTALL_SH = join(REPO, "install.sh");
+// An install copies and hashes a ~110 MiB binary: seconds on a machine other suites load too.
+const SLOW = 60_000;
+let release: BuiltRelease;
+let server: ReleaseServer;
+
+beforeAll(async () => {
+  release = await testRelease();
+  server = serveRelease(release.releaseDir);
+}, 180_000);
+
+afterAll(() => {
+  server?.stop();
+  removeTempDirs();
+});
+
+/** Runs install.sh with `sh`, HOME in a temporary folder and only the variables given. */
+async function install(args: string[], env: Record<string, string> = {}) {
+  const child = Bun.spawn(["sh", INSTALL_SH, ...args], {
+    env: cleanEnv({ HOME: tempDir("home"), DOCKET_DOWNLOAD_URL: server.url, ...env }),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+  return { code, stdout, stderr };
+}
+
+/** A folder whose `uname` says what a test wants, put first on PATH. */
+function fakeUname(system: string, machine: string): string {
+  const dir = tempDir("uname");
+  writeFileSync(join(dir, "uname"), `#!/bin/sh\ncase "$1" in -s) echo ${system} ;; -m) echo ${machine} ;; *) echo ${system} ;; esac\n`);
+  chmodSync(join(dir, "uname"), 0o755);
+  return `${dir}:${process.env.PATH}`;
+}
+
+describe("install.sh", () => {
+  test("install.sh installs the checked binary into --dir, runs it, and says how to put it on PATH", async () => {
+    const dir = join(tempDir("bin"), "nested", "bin");
+    const result = await install(["--dir", dir]);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain(`Downloading docket ${release.manifest.version} for linux-x64 from ${server.url}`);
+    expect(result.stdout).toContain(`Installed ${dir}/docket: docket ${release.manifest.version} (commit ${release.manifest.commit}, linux-x64)`);
+    expect(result.stdout).toContain(`${dir} is not on your PATH`);
+    expect(result.stdout).toContain(`export PATH="${dir}:$PATH"`);
+    expect(readdirSync(dir)).toEqual(["docket"]);
+    const ran = Bun.spawnSync([join(dir, "docket"), "--version"]);
+    expect(ran.stdout.toString()).toBe(`docket ${release.manifest.version} (commit ${release.manifest.commit}, linux-x64)\n`);
+  }, SLOW);
+
+  test("install.sh defaults to ~/.local/bin and stays quiet about PATH when the folder is on it", async () => {
+    const home = tempDir("home");
+    const result = await install([], { HOME: home, PATH: `${home}/.local/bin:${process.env.PATH}` });
+    expect(result.code).toBe(0);
+    expect(existsSync(join(home, ".local", "bin", "docket"))).toBe(true);
+    expect(result.stdout).not.toContain("not on your PATH");
+  }, SLOW);
+
+  test("install.sh --version pins a release, --resolve names it, and an unreleased version is refused", async () => {
+    const dir = tempDir("bin");
+    expect((await install(["--version", `v${release.manifest.version}`, "--dir", dir])).code).toBe(0);
+    expect(await install(["--resolve"])).toMatchObject({ code: 0, stdout: `${release.manifest.version}\n` });
+    const refused = await install(["--version", "9.9.9", "--dir", tempDir("bin")]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`${server.url}/SHA256SUMS lists no docket binary for linux-x64 (version 9.9.9)`);
+    const odd = await install(["--version", "1.0;rm -rf /"]);
+    expect(odd.code).toBe(1);
+    expect(odd.stderr).toContain("is not a version");
+  }, SLOW);
+
+  test("install.sh refuses a tampered binary and leaves the docket already installed in place", async () => {
+    const dir = tempDir("bin");
+    expect((await install(["--dir", dir])).code).toBe(0);
+    const before = readFileSync(join(dir, "docket"));
+
+    // The release page serves another file under the binary's name; SHA256SUMS is the real one.
+    const tampered = tempDir("tampered");
+    linkSync(join(release.releaseDir, "SHA256SUMS"), join(tampered, "SHA256SUMS"));
+    writeFileSync(join(tampered, release.manifest.artifacts[0]!.file), "#!/bin/sh\necho pwned\n");
+    const evil = serveRelease(tampered);
+    try {
+      const result = await install(["--dir", dir], { DOCKET_DOWNLOAD_URL: evil.url });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain(`checksum mismatch for ${release.manifest.artifacts[0]!.file}: SHA256SUMS says ${release.manifest.artifacts[0]!.sha256}`);
+      expect(result.stderr).toContain("Nothing was installed");
+    } finally {
+      evil.stop();
+    }
+    expect(readdirSync(dir)).toEqual(["docket"]);
+    expect(readFileSync(join(dir, "docket")).equals(before)).toBe(true);
+  }, SLOW);
+
+  test("install.sh refuses an unknown operating system or processor before downloading anything", async () => {
+    const asked = server.requests.length;
+    const bsd = await install(["--dir", tempDir("bin")], { PATH: fakeUname("FreeBSD", "amd64") });
+    expect(bsd.code).toBe(1);
+    expect(bsd.stderr).toContain('docket has no binary for the operating system "FreeBSD" (uname -s)');
+    const riscv = await install(["--dir", tempDir("bin")], { PATH: fakeUname("Linux", "riscv64") });
+    expect(riscv.code).toBe(1);
+    expect(riscv.stderr).toContain('docket has no binary for the processor "riscv64" (uname -m)');
+    expect(server.requests.length).toBe(asked);
+  }, SLOW);
+
+  test("install.sh names the platform's file: macOS arm64 is looked up as darwin-arm64, and a missing one is refused", async () => {
+    const mac = await install(["--dir", tempDir("bin")], { PATH: fakeUname("Darwin", "arm64") });
+    expect(mac.code).toBe(1);
+    expect(mac.stderr).toContain("lists no docket binary for darwin-arm64");
+  }, SLOW);
+
+  test("install.sh says which address failed when the release cannot be downloaded", async () => {
+    const gone = serveRelease(tempDir("empty"));
+    gone.stop();
+    const result = await install(["--dir", tempDir("bin")], { DOCKET_DOWNLOAD_URL: `${gone.url}/` });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`cannot download ${gone.url}/SHA256SUMS`);
+  }, SLOW);
+
+  test("install.sh refuses an unknown argument with its usage", async () => {
+    const result = await install(["--frobnicate"]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("Usage: install.sh");
+    expect(result.stderr).toContain('unknown argument "--frobnicate"');
+  }, SLOW);
+
+  test.skipIf(Bun.which("shellcheck") === null)("install.sh is shellcheck-clean as POSIX sh", () => {
+    const result = Bun.spawnSync(["shellcheck", "--shell=sh", INSTALL_SH]);
+    expect(result.stdout.toString()).toBe("");
+    expect(result.exitCode).toBe(0);
+  }, SLOW);
+});

@@ -28,6 +28,8 @@ export default capability({
     const files = await listFolders(folders, input.path);
     ctx.progress.stepDone("list", true, `${files.length} files`);
 
+    // A file whose top level never settles is a problem of its own, not a verify that hangs.
+    const timeoutMs = (await ctx.host()).limits.load_timeout_ms;
     ctx.progress.step("check", "Load and check each file");
     const reports: CapabilityFileReport[] = [];
     const firstById = new Map<string, string>();
@@ -36,7 +38,7 @@ export default capability({
       if (ctx.progress.cancelled()) throw ctx.progress.cancellation();
       const file = files[i]!;
       const shown = display(ctx.root, file);
-      const report = await inspectCapabilityFile(file, { fresh: true });
+      const report = await inspectCapabilityFile(file, { fresh: true, timeoutMs });
       reports.push(report);
       for (const problem of report.problems) {
         problems++;

@@ -1,4 +1,4 @@
-import { capability, CapabilityError, globMatcher, resolveInside, sha256File, type CapabilityContext } from "docket";
+import { capability, CapabilityError, globMatcher, openRegularFile, resolveInside, sha256File, type CapabilityContext } from "docket";
 import * as v from "valibot";
 import { createHash } from "node:crypto";
 import { readdir, realpath, stat } from "node:fs/promises";
@@ -113,7 +113,11 @@ async function listFiles(base: string, realRoot: string, ctx: CapabilityContext,
   const root = ctx.root;
   const out: ListedFile[] = [];
   const info = await stat(base);
-  if (!info.isDirectory()) return [{ abs: base, rel: toPosix(relative(root, base)) }];
+  if (!info.isDirectory()) {
+    // A FIFO or a device given as the path is refused here, before anything waits on it.
+    if (!info.isFile()) await (await openRegularFile(base, { label: `input.path ${JSON.stringify(toPosix(relative(root, base)))}` })).close();
+    return [{ abs: base, rel: toPosix(relative(root, base)) }];
+  }
   const pending = [base];
   while (pending.length > 0) {
     if (ctx.progress.cancelled()) throw ctx.progress.cancellation();

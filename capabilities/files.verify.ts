@@ -1,6 +1,5 @@
-import { capability, CapabilityError, resolveInside, sha256File, type CapabilityContext } from "docket";
+import { capability, CapabilityError, openRegularFile, resolveInside, sha256File, type CapabilityContext } from "docket";
 import * as v from "valibot";
-import { readFile } from "node:fs/promises";
 import { relative, sep } from "node:path";
 
 export default capability({
@@ -133,8 +132,15 @@ async function checkEntry(entry: Entry, manifestName: string, ctx: CapabilityCon
 
 async function readManifest(path: string, given: string): Promise<string> {
   try {
-    return await readFile(path, "utf8");
+    // Not readFile: a manifest path naming a FIFO or a device would wait or read for ever.
+    const handle = await openRegularFile(path, { label: `Manifest ${JSON.stringify(given)}` });
+    try {
+      return await handle.readFile("utf8");
+    } finally {
+      await handle.close();
+    }
   } catch (error) {
+    if (CapabilityError.is(error)) throw error;
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ENOENT" || code === "ENOTDIR") {
       throw new CapabilityError("not_found", `Manifest ${JSON.stringify(given)} does not exist in the checkout; write one with files.digest or give its path relative to the checkout root`, { context: { manifest: given } });

@@ -6,12 +6,14 @@ import { isExecutionId } from "../runtime/execution/execution-id.ts";
 import { buildFailure, FailureError, type FailureDescriptor } from "../runtime/execution/failure.ts";
 import type { EdgeInfo, ExecutionPlane } from "../runtime/execution/plane.ts";
 import { requestIds, statusOf } from "../runtime/server/errors.ts";
+import { longRequest } from "../runtime/server/long-request.ts";
 import { readFormBody } from "./form-body.ts";
 import { hasSensitive } from "../runtime/execution/redaction.ts";
 import { formShape } from "./form-fields.ts";
 import { inputFromForm } from "./form-input.ts";
 import { CONFIRM_CONTROL, MODE_CONTROL } from "./json-schema-form.tsx";
 import { CapabilityPage, type CallResult } from "./pages/capability.tsx";
+import { capabilityHistory } from "./chart-data.ts";
 import { executionPagePath } from "./paths.ts";
 import { problemResponse } from "./problem-response.tsx";
 import { htmlPage } from "./render.ts";
@@ -41,7 +43,7 @@ export async function runCapability(c: Context, plane: ExecutionPlane, capabilit
   if (!body.ok) return problemResponse(c, plane.root, { status: body.status, title: "The form could not be read", message: body.message });
   const form = body.form;
   const page = (status: number, extra: { errors?: Record<string, string>; problem?: string | null; result?: CallResult | null }) =>
-    htmlPage(c, <CapabilityPage root={plane.root} capability={capability} values={form} errors={extra.errors ?? {}} problem={extra.problem ?? null} result={extra.result ?? null} />, status);
+    htmlPage(c, <CapabilityPage root={plane.root} capability={capability} values={form} errors={extra.errors ?? {}} problem={extra.problem ?? null} result={extra.result ?? null} history={capabilityHistory(plane.store, capability.id)} />, status);
 
   const mode = form.get(MODE_CONTROL);
   if (mode !== "call" && mode !== "start") return page(400, { problem: 'Choose "Run" or "Run as execution".' });
@@ -64,7 +66,7 @@ export async function runCapability(c: Context, plane: ExecutionPlane, capabilit
   }
   if (!callsDirectly(capability)) return page(400, { problem: `${capability.id} runs only as an execution: use "Run as execution".` });
   try {
-    const output = await plane.call(capability.id, reading.input, edge);
+    const output = await plane.call(capability.id, reading.input, edge, { signal: longRequest(c) });
     return page(200, { result: { kind: "output", value: output } });
   } catch (error) {
     const failure = failureOf(c, error);

@@ -10,7 +10,12 @@ import { EXECUTION_STATES, type ExecutionState } from "../runtime/execution/stat
 import type { AppEnv } from "../runtime/server/_app-env.ts";
 import type { LiveChannel } from "../runtime/server/live-channel.ts";
 import { InvalidCursorError } from "../runtime/store/list-cursor.ts";
-import { CANCEL_NOTICES, cancelExecution, runCapability } from "./actions.tsx";
+import { CANCEL_NOTICES, cancelExecution, cockpitEdge, runCapability } from "./actions.tsx";
+import { RELEASE_NOTICES, releaseArtifacts } from "./release-action.tsx";
+import { RECONCILE_NOTICES, reconcileExecution } from "./reconcile-action.tsx";
+import { againValues } from "./run-again.ts";
+import { logFilterOf } from "./log-filter.ts";
+import { capabilityHistory, stateBuckets } from "./chart-data.ts";
 import { serveAsset } from "./assets.ts";
 import { historyExtras, STREAM_TAIL_CHARS } from "./history-extras.ts";
 import { CapabilitiesPage } from "./pages/capabilities.tsx";
@@ -32,6 +37,8 @@ export interface CockpitOptions {
 }
 
 const RECENT = 20;
+/** How far back the overview's chart looks. */
+const ACTIVITY_HOURS = 6;
 const PAGE_SIZE = 50;
 
 /**
@@ -61,12 +68,13 @@ export function createCockpit(options: CockpitOptions): Hono<AppEnv> {
         loadErrors={plane.loadErrors()}
         capabilityCount={plane.capabilities().length}
         heartbeatMs={plane.limits.heartbeat_ms}
+        activity={{ ...stateBuckets(plane.store, { now: Date.now(), spanMs: ACTIVITY_HOURS * 3600_000 }), spanHours: ACTIVITY_HOURS }}
       />
     );
     return htmlPage(c, page);
   });
 
-  app.get("/capabilities", (c) => htmlPage(c, <CapabilitiesPage root={root} capabilities={plane.capabilities()} loadErrors={plane.loadErrors()} />));
+  app.get("/capabilities", (c) => htmlPage(c, <CapabilitiesPage root={root} capabilities={plane.capabilities()} loadErrors={plane.loadErrors()} query={(c.req.query("q") ?? "").slice(0, 200)} />));
 
   const capabilityOr = (c: Context, id: string) => {
     if (!isCapabilityId(id)) {
@@ -80,7 +88,10 @@ export function createCockpit(options: CockpitOptions): Hono<AppEnv> {
   app.get("/capabilities/:id", (c) => {
     const capability = capabilityOr(c, c.req.param("id"));
     if (capability instanceof Response) return capability;
-    return htmlPage(c, <CapabilityPage root={root} capability={capability} values={null} errors={{}} problem={null} result={null} />);
+    const again = againValues(plane.store, capability, c.req.query("again"));
+    if (again.kind === "refused") return problemResponse(c, root, again.problem);
+    const notice = again.kind === "filled" ? again.notice : null;
+    return htmlPage(c, <CapabilityPage root={root} capability={capability} values={again.kind === "filled" ? again.values : null} errors={{}} problem={null} result={null} notice={notice} history={capabilityHistory(plane.store, capability.id)} />);
   });
 
   app.post("/capabilities/:id", (c) => {
@@ -133,7 +144,8 @@ export function createCockpit(options: CockpitOptions): Hono<AppEnv> {
       });
     }
     const noticeKey = c.req.query("notice");
-    const notice = noticeKey && Object.hasOwn(CANCEL_NOTICES, noticeKey) ? CANCEL_NOTICES[noticeKey as keyof typeof CANCEL_NOTICES] : null;
+    const notices = { ...CANCEL_NOTICES, ...RELEASE_NOTICES, ...RECONCILE_NOTICES };
+    const notice = noticeKey && Object.hasOwn(notices, noticeKey) ? notices[noticeKey as keyof typeof notices] : null;
     const page = (
       <ExecutionPage
         root={root}
@@ -144,12 +156,17 @@ export function createCockpit(options: CockpitOptions): Hono<AppEnv> {
         logLimit={plane.limits.log_tail_lines}
         streamLimit={STREAM_TAIL_CHARS}
         notice={notice}
+        artifacts={plane.handle(cockpitEdge(c)).artifacts(id)}
+        logFilter={logFilterOf((name) => c.req.query(name))}
+        now={Date.now()}
       />
     );
     return htmlPage(c, page);
   });
 
   app.post("/executions/:id/cancel", (c) => cancelExecution(c, plane, c.req.param("id")));
+  app.post("/executions/:id/release", (c) => releaseArtifacts(c, plane, c.req.param("id")));
+  app.post("/executions/:id/reconcile", (c) => reconcileExecution(c, plane, c.req.param("id")));
 
   app.all("*", (c) => {
     const path = new URL(c.req.url).pathname;

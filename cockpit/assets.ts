@@ -7,6 +7,11 @@ import format from "./assets/format.js" with { type: "text" };
 import execution from "./assets/execution.js" with { type: "text" };
 import liveList from "./assets/live-list.js" with { type: "text" };
 import runForm from "./assets/run-form.js" with { type: "text" };
+import ansi from "./assets/ansi.js" with { type: "text" };
+import logFilter from "./assets/log-filter.js" with { type: "text" };
+import outputTable from "./assets/output-table.js" with { type: "text" };
+import refresh from "./assets/refresh.js" with { type: "text" };
+import anserSource from "anser/lib/index.js" with { type: "text" };
 import { COCKPIT_BASE } from "./paths.ts";
 
 /** One file the cockpit serves, carried inside the binary as text. */
@@ -21,6 +26,9 @@ const asset = (body: string, type: string): Asset => ({ body, type, hash: create
 
 const JS = "text/javascript; charset=utf-8";
 
+/** anser's CommonJS build, wrapped so that it defines `docket.Anser` in the page and nothing else. */
+const anserScript = `(function () {\nvar module = { exports: {} };\nvar exports = module.exports;\n${anserSource}\nwindow.docket = window.docket || {};\nwindow.docket.Anser = module.exports;\n})();\n`;
+
 /** Every asset by name: the stylesheet, the icon and the browser scripts (socket.js alone opens a socket). */
 export const ASSETS = {
   "cockpit.css": asset(css, "text/css; charset=utf-8"),
@@ -30,6 +38,11 @@ export const ASSETS = {
   "execution.js": asset(execution, JS),
   "live-list.js": asset(liveList, JS),
   "run-form.js": asset(runForm, JS),
+  "anser.js": asset(anserScript, JS),
+  "ansi.js": asset(ansi, JS),
+  "log-filter.js": asset(logFilter, JS),
+  "output-table.js": asset(outputTable, JS),
+  "refresh.js": asset(refresh, JS),
 } as const;
 
 /** The name of a served asset. */

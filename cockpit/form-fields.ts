@@ -1,8 +1,12 @@
 import type { JsonSchema } from "../runtime/capability/registered.ts";
 import { hasSensitive, isSensitiveSchema } from "../runtime/execution/redaction.ts";
 
-/** How one input property is entered; `json` is the fallback for anything a plain control cannot express. */
-export type FieldKind = "text" | "password" | "number" | "integer" | "boolean" | "choice" | "choices" | "list" | "json";
+/**
+ * How one input property is entered; `json` is the fallback for anything no control expresses.
+ * `object` is a fieldset of its own fields, `rows` a repeatable row of fields per array item,
+ * `record` key/value rows, `variant` a chooser between object shapes.
+ */
+export type FieldKind = "text" | "password" | "number" | "integer" | "boolean" | "choice" | "choices" | "list" | "date" | "datetime" | "object" | "rows" | "record" | "variant" | "json";
 
 /** A scalar an enum or a list holds. */
 export type Scalar = string | number | boolean | null;
@@ -33,7 +37,25 @@ export interface FieldSpec {
   secret: boolean;
   /** The value is or holds a secret: never written back into a re-rendered form. */
   sensitive: boolean;
+  /** `object`: its fields; `rows`: the fields of one row (controls hold {@link ROW_INDEX}); `record`: `key` and `value`. */
+  fields: FieldSpec[];
+  /** `variant`: each shape the value may take, with the constant that tells them apart, if any. */
+  variants: VariantSpec[];
 }
+
+/** One shape of a `variant` field: its label, its fields, and the discriminating constant it sets. */
+export interface VariantSpec {
+  label: string;
+  fields: FieldSpec[];
+  /** A property every shape has as a constant (`kind: "a"`): set by choosing, not typed. */
+  constant: { name: string; value: Scalar } | null;
+}
+
+/** Stands for a row's index in the controls of a `rows` or `record` field's fields (`input.items.__row__.name`). */
+export const ROW_INDEX = "__row__";
+
+/** How deep fieldsets nest before a value falls back to a JSON box. */
+const MAX_DEPTH = 3;
 
 /** The controls of an input form, or null when the input is not an object of named properties (raw JSON only). */
 export type FormShape = FieldSpec[] | null;
@@ -70,64 +92,143 @@ function enumValues(schema: JsonSchema): Scalar[] | null {
 
 const num = (value: unknown): number | null => (typeof value === "number" && Number.isFinite(value) ? value : null);
 
+/** `{type: "object", properties}` and nothing that a form could not express next to it. */
+const isPlainObjectSchema = (s: JsonSchema) => s.type === "object" && isObject(s.properties) && !isObject(s.additionalProperties);
+
+/** The object branches of an anyOf/oneOf of two or more object shapes, or null. */
+function objectBranches(schema: JsonSchema): JsonSchema[] | null {
+  const branches = Array.isArray(schema.anyOf) ? schema.anyOf : Array.isArray(schema.oneOf) ? schema.oneOf : null;
+  if (!branches || branches.length < 2 || !branches.every((b) => isObject(b) && isPlainObjectSchema(b))) return null;
+  return branches as JsonSchema[];
+}
+
+/** The property every branch holds as a distinct constant (a discriminated union's tag), if any. */
+function discriminator(branches: JsonSchema[]): string | null {
+  const first = branches[0]!.properties as Record<string, JsonSchema>;
+  for (const name of Object.keys(first)) {
+    const values = branches.map((b) => ((b.properties as Record<string, unknown>)[name] as JsonSchema | undefined)?.const);
+    if (values.every(isScalar) && new Set(values.map((v) => JSON.stringify(v))).size === branches.length) return name;
+  }
+  return null;
+}
+
 /** Which control enters a value of this schema. */
-function kindOf(schema: JsonSchema): Pick<FieldSpec, "kind" | "options" | "item"> {
+function kindOf(schema: JsonSchema, control: string, depth: number): Pick<FieldSpec, "kind" | "options" | "item" | "fields" | "variants"> {
+  const none = { options: [], item: "string" as const, fields: [], variants: [] };
   const options = enumValues(schema);
-  if (options) return { kind: "choice", options, item: "string" };
+  if (options) return { ...none, kind: "choice", options };
+  const nested = depth < MAX_DEPTH && !isSensitiveSchema(schema);
+  if (nested && isPlainObjectSchema(schema)) return { ...none, kind: "object", fields: fieldsOf(schema, control, depth + 1) };
+  const branches = nested ? objectBranches(schema) : null;
+  if (branches) {
+    const tag = discriminator(branches);
+    return {
+      ...none,
+      kind: "variant",
+      variants: branches.map((branch, k) => {
+        const constant = tag === null ? null : { name: tag, value: (branch.properties as Record<string, JsonSchema>)[tag]!.const as Scalar };
+        const fields = fieldsOf(branch, `${control}.v${k}`, depth + 1).filter((f) => f.name !== tag);
+        const label = typeof branch.title === "string" ? branch.title : constant ? String(constant.value) : `Shape ${k + 1}`;
+        return { label, fields, constant };
+      }),
+    };
+  }
   switch (schema.type) {
     case "string":
-      return { kind: isSensitiveSchema(schema) ? "password" : "text", options: [], item: "string" };
+      if (schema.format === "date") return { ...none, kind: "date" };
+      if (schema.format === "date-time") return { ...none, kind: "datetime" };
+      return { ...none, kind: isSensitiveSchema(schema) ? "password" : "text" };
     case "integer":
-      return { kind: "integer", options: [], item: "string" };
+      return { ...none, kind: "integer" };
     case "number":
-      return { kind: "number", options: [], item: "string" };
+      return { ...none, kind: "number" };
     case "boolean":
-      return { kind: "boolean", options: [], item: "string" };
+      return { ...none, kind: "boolean" };
     case "array": {
       const items = isObject(schema.items) ? unwrapNullable(schema.items).schema : null;
       if (!items || hasSensitive(items)) break;
       const itemOptions = enumValues(items);
-      if (itemOptions) return { kind: "choices", options: itemOptions, item: "string" };
-      if (items.type === "string" || items.type === "number" || items.type === "integer") return { kind: "list", options: [], item: items.type };
+      if (itemOptions) return { ...none, kind: "choices", options: itemOptions };
+      if (items.type === "string" || items.type === "number" || items.type === "integer") return { ...none, kind: "list", item: items.type };
+      if (nested && isPlainObjectSchema(items)) return { ...none, kind: "rows", fields: fieldsOf(items, `${control}.${ROW_INDEX}`, depth + 1) };
+      break;
+    }
+    case "object": {
+      const value = isObject(schema.additionalProperties) ? unwrapNullable(schema.additionalProperties).schema : null;
+      if (!nested || isObject(schema.properties) || !value || hasSensitive(value)) break;
+      if (["string", "number", "integer", "boolean"].includes(value.type as string) || enumValues(value)) {
+        const row = `${control}.${ROW_INDEX}`;
+        return {
+          ...none,
+          kind: "record",
+          fields: [fieldOf("key", `${row}.key`, { type: "string", description: "The key." }, true, depth + 1), fieldOf("value", `${row}.value`, value, true, depth + 1)],
+        };
+      }
       break;
     }
   }
-  return { kind: "json", options: [], item: "string" };
+  return { ...none, kind: "json" };
+}
+
+/** One field for one property: its control, its kind, and what the schema says about it. */
+function fieldOf(name: string, control: string, raw: unknown, required: boolean, depth: number): FieldSpec {
+  const original = isObject(raw) ? raw : {};
+  const { schema: s, nullable } = unwrapNullable(original);
+  const secret = isSensitiveSchema(original) || isSensitiveSchema(s);
+  const shape = kindOf(s, control, depth);
+  const kind = secret && shape.kind === "text" ? "password" : shape.kind;
+  // A container's secrets are its own fields' business; the container itself is no secret.
+  const container = kind === "object" || kind === "rows" || kind === "record" || kind === "variant";
+  return {
+    name,
+    control,
+    kind,
+    required,
+    description: typeof s.description === "string" ? s.description : typeof s.title === "string" ? s.title : null,
+    hasDefault: "default" in s,
+    default: s.default,
+    options: shape.options,
+    item: shape.item,
+    minimum: num(s.minimum) ?? num(s.exclusiveMinimum),
+    maximum: num(s.maximum) ?? num(s.exclusiveMaximum),
+    minLength: num(s.minLength),
+    maxLength: num(s.maxLength),
+    pattern: typeof s.pattern === "string" ? s.pattern : null,
+    nullable,
+    secret,
+    sensitive: container ? false : secret || hasSensitive(original),
+    fields: shape.fields,
+    variants: shape.variants,
+  };
+}
+
+/** The fields of an object schema's properties, in declaration order, under `prefix`. */
+function fieldsOf(schema: JsonSchema, prefix: string, depth: number): FieldSpec[] {
+  const required = new Set(Array.isArray(schema.required) ? (schema.required as string[]) : []);
+  return Object.entries(schema.properties as Record<string, unknown>).map(([name, raw]) => fieldOf(name, `${prefix}.${name}`, raw, required.has(name), depth));
 }
 
 /**
  * The form for an input JSON Schema: one field per property of an object schema, in declaration
- * order. Strings, numbers and integers (with their bounds), booleans, enums, arrays of scalars
- * and secrets get their own controls; any other property is a JSON text field. Null when the
- * schema is not an object with properties: the form is then raw JSON alone.
+ * order. Strings, numbers and integers (with their bounds), booleans, enums, dates, arrays of
+ * scalars and secrets get their own controls; nested objects are fieldsets, arrays of objects
+ * repeatable rows, records key/value rows, unions of object shapes a chooser — three levels deep,
+ * then a JSON box. Null when the schema is not an object with properties: raw JSON alone.
  */
 export function formShape(schema: JsonSchema): FormShape {
   if (schema.type !== "object" || !isObject(schema.properties)) return null;
-  const required = new Set(Array.isArray(schema.required) ? (schema.required as string[]) : []);
-  return Object.entries(schema.properties).map(([name, raw]): FieldSpec => {
-    const original = isObject(raw) ? raw : {};
-    const { schema: s, nullable } = unwrapNullable(original);
-    const secret = isSensitiveSchema(original) || isSensitiveSchema(s);
-    const shape = kindOf(s);
-    const kind = secret && shape.kind === "text" ? "password" : shape.kind;
-    return {
-      name,
-      control: `input.${name}`,
-      kind,
-      required: required.has(name),
-      description: typeof s.description === "string" ? s.description : typeof s.title === "string" ? s.title : null,
-      hasDefault: "default" in s,
-      default: s.default,
-      options: shape.options,
-      item: shape.item,
-      minimum: num(s.minimum) ?? num(s.exclusiveMinimum),
-      maximum: num(s.maximum) ?? num(s.exclusiveMaximum),
-      minLength: num(s.minLength),
-      maxLength: num(s.maxLength),
-      pattern: typeof s.pattern === "string" ? s.pattern : null,
-      nullable,
-      secret,
-      sensitive: secret || hasSensitive(original),
-    };
+  return fieldsOf(schema, "input", 0);
+}
+
+/** A row's fields with its index in their controls (`input.items.__row__.name` → `input.items.2.name`), nested rows included. */
+export function rowFields(fields: FieldSpec[], index: number, rowControl: string): FieldSpec[] {
+  const from = `${rowControl}.${ROW_INDEX}`;
+  const to = `${rowControl}.${index}`;
+  const rename = (field: FieldSpec): FieldSpec => ({
+    ...field,
+    control: field.control.startsWith(from) ? to + field.control.slice(from.length) : field.control,
+    fields: field.fields.map(rename),
+    variants: field.variants.map((v) => ({ ...v, fields: v.fields.map(rename) })),
   });
+  return fields.map(rename);
 }

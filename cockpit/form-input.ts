@@ -1,4 +1,4 @@
-import type { FieldSpec, FormShape, Scalar } from "./form-fields.ts";
+import { rowFields, type FieldSpec, type FormShape, type Scalar } from "./form-fields.ts";
 
 /** The form control that holds the whole input as JSON; when not empty it replaces the fields. */
 export const RAW_JSON_CONTROL = "raw_json";
@@ -31,7 +31,7 @@ function empty(field: FieldSpec): Read {
   return { error: `${field.name} is required.` };
 }
 
-function readField(field: FieldSpec, form: URLSearchParams): Read {
+function readField(field: FieldSpec, form: URLSearchParams, errors: Errors): Read {
   const text = form.get(field.control) ?? "";
   switch (field.kind) {
     case "text":
@@ -72,6 +72,20 @@ function readField(field: FieldSpec, form: URLSearchParams): Read {
       }
       return { value: values };
     }
+    case "date":
+      if (text === "") return empty(field);
+      return /^\d{4}-\d{2}-\d{2}$/.test(text) ? { value: text } : { error: `${field.name} must be a date (yyyy-mm-dd), got ${quote(text)}.` };
+    case "datetime":
+      if (text === "") return empty(field);
+      return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/.test(text) ? { value: text } : { error: `${field.name} must be a date and time (yyyy-mm-ddThh:mm), got ${quote(text)}.` };
+    case "object":
+      return readObject(field, field.fields, form, errors);
+    case "rows":
+      return readRows(field, form, errors);
+    case "record":
+      return readRecord(field, form, errors);
+    case "variant":
+      return readVariant(field, form, errors);
     case "json": {
       if (text.trim() === "") return empty(field);
       try {
@@ -82,6 +96,89 @@ function readField(field: FieldSpec, form: URLSearchParams): Read {
       }
     }
   }
+}
+
+/** Problems by control: a nested read records its fields' problems here, and says its own. */
+type Errors = Record<string, string>;
+
+/** Reads fields into an object; every problem is recorded under its own control. Absent when nothing was filled and it may be. */
+function readFields(fields: FieldSpec[], form: URLSearchParams, errors: Errors): { value: Record<string, unknown>; filled: boolean; failed: boolean } {
+  const value: Record<string, unknown> = {};
+  let failed = false;
+  for (const child of fields) {
+    const read = readField(child, form, errors);
+    if ("error" in read) {
+      errors[child.control] = read.error;
+      failed = true;
+    } else if ("value" in read) value[child.name] = read.value;
+  }
+  return { value, filled: fields.some((f) => isFilled(f, form)), failed };
+}
+
+/** Whether any control of this field (or of its fields) holds something. */
+function isFilled(field: FieldSpec, form: URLSearchParams): boolean {
+  for (const [name, text] of form) if ((name === field.control || name.startsWith(`${field.control}.`)) && text !== "" && !name.endsWith(".variant")) return true;
+  return false;
+}
+
+function readObject(field: FieldSpec, fields: FieldSpec[], form: URLSearchParams, errors: Errors): Read {
+  if (!field.required && !isFilled(field, form)) return { omit: true };
+  const read = readFields(fields, form, errors);
+  return read.failed ? { error: `${field.name} has problems in its fields.` } : { value: read.value };
+}
+
+/** Row indexes present in the form for a rows/record field (`input.items.3.name` → 3), ascending, at most 1,000. */
+function rowIndexes(field: FieldSpec, form: URLSearchParams): number[] {
+  const prefix = `${field.control}.`;
+  const seen = new Set<number>();
+  for (const name of form.keys()) {
+    if (!name.startsWith(prefix)) continue;
+    const index = Number(name.slice(prefix.length).split(".", 1)[0]);
+    if (Number.isInteger(index) && index >= 0 && index < 1000) seen.add(index);
+  }
+  return [...seen].sort((a, b) => a - b);
+}
+
+function readRows(field: FieldSpec, form: URLSearchParams, errors: Errors): Read {
+  const items: unknown[] = [];
+  let failed = false;
+  for (const index of rowIndexes(field, form)) {
+    const fields = rowFields(field.fields, index, field.control);
+    // A row left empty (the spare one the page always offers) is no item.
+    if (!fields.some((f) => isFilled(f, form))) continue;
+    const read = readFields(fields, form, errors);
+    if (read.failed) failed = true;
+    else items.push(read.value);
+  }
+  if (failed) return { error: `${field.name} has problems in its rows.` };
+  if (items.length === 0) return field.required ? { value: [] } : { omit: true };
+  return { value: items };
+}
+
+function readRecord(field: FieldSpec, form: URLSearchParams, errors: Errors): Read {
+  const record: Record<string, unknown> = {};
+  for (const index of rowIndexes(field, form)) {
+    const [keyField, valueField] = rowFields(field.fields, index, field.control) as [FieldSpec, FieldSpec];
+    const key = (form.get(keyField.control) ?? "").trim();
+    if (key === "" && !isFilled(valueField, form)) continue;
+    if (key === "") return { error: `${field.name} has a value without a key (row ${index + 1}).` };
+    if (Object.hasOwn(record, key)) return { error: `${field.name} has the key ${quote(key)} twice.` };
+    const value = readField(valueField, form, errors);
+    if ("error" in value) return { error: `${field.name}[${quote(key)}]: ${value.error}` };
+    record[key] = "value" in value ? value.value : null;
+  }
+  if (Object.keys(record).length === 0) return field.required ? { value: {} } : { omit: true };
+  return { value: record };
+}
+
+function readVariant(field: FieldSpec, form: URLSearchParams, errors: Errors): Read {
+  const chosen = form.get(`${field.control}.variant`) ?? "";
+  if (chosen === "") return field.required ? { error: `${field.name}: choose one of ${field.variants.map((v) => v.label).join(", ")}.` } : { omit: true };
+  const variant = field.variants[Number(chosen)];
+  if (!variant || !/^\d+$/.test(chosen)) return { error: `${field.name}: no shape ${quote(chosen)}; choose one of ${field.variants.map((v) => v.label).join(", ")}.` };
+  const read = readFields(variant.fields, form, errors);
+  if (read.failed) return { error: `${field.name} (${variant.label}) has problems in its fields.` };
+  return { value: variant.constant ? { [variant.constant.name]: variant.constant.value, ...read.value } : read.value };
 }
 
 /**
@@ -106,7 +203,7 @@ export function inputFromForm(shape: FormShape, form: URLSearchParams, options: 
   const input: Record<string, unknown> = {};
   const errors: Record<string, string> = {};
   for (const field of shape) {
-    const read = readField(field, form);
+    const read = readField(field, form, errors);
     if ("error" in read) errors[field.control] = read.error;
     else if ("value" in read) input[field.name] = read.value;
   }

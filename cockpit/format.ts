@@ -58,3 +58,33 @@ export function progressText(progress: { current: number; total: number | null; 
 export function timeOfDay(iso: string): string {
   return iso.slice(11, 23);
 }
+
+/** A size a person reads at a glance: `812 B`, `4.2 KiB`, `16.0 MiB`. */
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  const units = ["KiB", "MiB", "GiB"];
+  let value = bytes / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return `${value.toFixed(1)} ${units[unit]}`;
+}
+
+/** How long ago an instant was, in words: `just now`, `42 s ago`, `5 min ago`, `3 h ago`, `2 days ago` (or `in …`). */
+export function relativeTime(iso: string, now: number): string {
+  const ms = now - Date.parse(iso);
+  if (!Number.isFinite(ms)) return "—";
+  const future = ms < 0;
+  const s = Math.abs(ms) / 1000;
+  const words = s < 5 ? null : s < 60 ? `${Math.floor(s)} s` : s < 3600 ? `${Math.floor(s / 60)} min` : s < 86_400 ? `${Math.floor(s / 3600)} h` : `${Math.floor(s / 86_400)} day${s < 172_800 ? "" : "s"}`;
+  if (words === null) return "just now";
+  return future ? `in ${words}` : `${words} ago`;
+}
+
+/** A file as the reader knows it: relative to the checkout when inside it (`capabilities/x.ts`), else as it is. */
+export function checkoutPath(file: string, root: string): string {
+  const prefix = root.endsWith("/") ? root : `${root}/`;
+  return file.startsWith(prefix) ? file.slice(prefix.length) : file;
+}

@@ -1,6 +1,6 @@
 /** @jsxImportSource hono/jsx */
 import { callsDirectly, runsAsExecution, type RegisteredCapability } from "../runtime/capability/registered.ts";
-import { formShape, type FieldSpec } from "./form-fields.ts";
+import { formShape, ROW_INDEX, rowFields, type FieldSpec } from "./form-fields.ts";
 import { hasSensitive } from "../runtime/execution/redaction.ts";
 import { optionValue, RAW_JSON_CONTROL } from "./form-input.ts";
 
@@ -44,7 +44,10 @@ function helpText(field: FieldSpec): string {
   if (length && (field.kind === "text" || field.kind === "password")) parts.push(`${length[0]!.toUpperCase()}${length.slice(1)}.`);
   if (field.pattern) parts.push(`Must match ${field.pattern}.`);
   if (field.kind === "list") parts.push(`One ${field.item === "string" ? "value" : field.item === "integer" ? "whole number" : "number"} per line.`);
-  if (field.kind === "choices") parts.push("Select any number.");
+  if (field.kind === "choices") parts.push("Tick any number.");
+  if (field.kind === "date") parts.push("A date.");
+  if (field.kind === "datetime") parts.push("A date and time, as typed (no time zone is added).");
+  if (field.kind === "variant") parts.push("Choose its shape, then fill that shape's fields.");
   if (field.kind === "json") parts.push("JSON.");
   if (field.nullable) parts.push("May be null.");
   if (field.hasDefault) parts.push(`Default: ${JSON.stringify(field.default)}.`);
@@ -69,7 +72,7 @@ function selected(field: FieldSpec, values: URLSearchParams | null): string[] {
 }
 
 /** The control for one field, by its kind. */
-function Control(props: { field: FieldSpec; id: string; values: URLSearchParams | null; describedBy: string; invalid: boolean }) {
+function Control(props: { field: FieldSpec; id: string; values: URLSearchParams | null; describedBy: string; invalid: boolean; inGroup?: boolean }) {
   const { field, id, values } = props;
   const common = { id, name: field.control, "aria-describedby": props.describedBy || undefined, "aria-invalid": props.invalid ? "true" : undefined };
   const text = initialText(field, values);
@@ -78,12 +81,28 @@ function Control(props: { field: FieldSpec; id: string; values: URLSearchParams 
       const checked = values ? values.has(field.control) : field.default === true;
       return <input type="checkbox" value="true" checked={checked} {...common} />;
     }
-    case "choice":
     case "choices": {
+      // Checkboxes, not a multiple select: no ctrl-click to learn, every option visible.
       const chosen = selected(field, values);
-      const many = field.kind === "choices";
       return (
-        <select {...common} multiple={many} required={field.required && !many}>
+        <div class="checkbox-group" role="group" id={id} aria-describedby={common["aria-describedby"]}>
+          {field.options.map((option, k) => (
+            <label class="checkbox">
+              <input type="checkbox" name={field.control} value={optionValue(option)} checked={chosen.includes(optionValue(option))} id={`${id}-${k}`} />
+              <span>{String(option)}</span>
+            </label>
+          ))}
+        </div>
+      );
+    }
+    case "date":
+    case "datetime":
+      return <input type={field.kind === "date" ? "date" : "datetime-local"} value={text} required={props.inGroup ? undefined : field.required} {...common} />;
+    case "choice": {
+      const chosen = selected(field, values);
+      const many = false;
+      return (
+        <select {...common} required={field.required && !props.inGroup}>
           {!many && !(field.required && field.hasDefault) ? <option value="">{field.required ? "— choose —" : "— not set —"}</option> : null}
           {field.options.map((option) => (
             <option value={optionValue(option)} selected={chosen.includes(optionValue(option))}>
@@ -95,9 +114,9 @@ function Control(props: { field: FieldSpec; id: string; values: URLSearchParams 
     }
     case "list":
     case "json":
-      if (field.secret) return <input type="password" autocomplete="off" spellcheck={false} required={field.required} {...common} />;
+      if (field.secret) return <input type="password" autocomplete="off" spellcheck={false} required={field.required && !props.inGroup} {...common} />;
       return (
-        <textarea rows={field.kind === "list" ? 4 : 5} spellcheck={false} required={field.required} class={field.kind === "json" ? "mono" : undefined} {...common}>
+        <textarea rows={field.kind === "list" ? 4 : 5} spellcheck={false} required={field.required && !props.inGroup} class={field.kind === "json" ? "mono" : undefined} {...common}>
           {text}
         </textarea>
       );
@@ -111,54 +130,171 @@ function Control(props: { field: FieldSpec; id: string; values: URLSearchParams 
           min={field.minimum === null ? undefined : String(field.minimum)}
           max={field.maximum === null ? undefined : String(field.maximum)}
           value={text}
-          required={field.required}
+          required={field.required && !props.inGroup}
           autocomplete={field.secret ? "off" : undefined}
           {...common}
         />
       );
     case "password":
-      return <input type="password" autocomplete="new-password" required={field.required} minlength={field.minLength ?? undefined} maxlength={field.maxLength ?? undefined} {...common} />;
+      return <input type="password" autocomplete="new-password" required={field.required && !props.inGroup} minlength={field.minLength ?? undefined} maxlength={field.maxLength ?? undefined} {...common} />;
     case "text":
       // No `pattern` attribute: browsers read it with their own regex flavour; the server checks the schema's.
-      return <input type="text" value={text} required={field.required} minlength={field.minLength ?? undefined} maxlength={field.maxLength ?? undefined} spellcheck={false} {...common} />;
+      return <input type="text" value={text} required={field.required && !props.inGroup} minlength={field.minLength ?? undefined} maxlength={field.maxLength ?? undefined} spellcheck={false} {...common} />;
   }
 }
 
-/** One labelled field with its help and its problem, if any. */
-function Field(props: { field: FieldSpec; index: number; values: URLSearchParams | null; error: string | undefined }) {
-  const { field } = props;
-  const id = `field-${props.index}`;
-  const help = helpText(field);
-  const describedBy = [help ? `${id}-help` : "", props.error ? `${id}-error` : ""].filter(Boolean).join(" ");
-  const label = (
-    <label for={id}>
-      <span class="field-name mono">{field.name}</span> <span class={field.required ? "tag tag-required" : "tag"}>{field.required ? "required" : "optional"}</span>
-    </label>
-  );
+/** A control's id, from its name: unique in the form, nested fields included. */
+const idOf = (control: string) => `field-${control.replace(/[^A-Za-z0-9_-]/g, "-")}`;
+
+/** The problem of a field and of its own fields, shown under it. */
+function FieldError(props: { id: string; error: string | undefined }) {
+  if (!props.error) return null;
   return (
-    <div class={`field field-${field.kind}${props.error ? " has-error" : ""}`} data-field={field.name} data-kind={field.kind}>
+    <p class="field-error" id={`${props.id}-error`}>
+      <span aria-hidden="true">✕ </span>
+      {props.error}
+    </p>
+  );
+}
+
+/** What a field takes as props; `inGroup` marks fields inside rows, variants or optional groups (no `required` attribute there: the server checks). */
+interface FieldProps {
+  field: FieldSpec;
+  values: URLSearchParams | null;
+  errors: Record<string, string>;
+  inGroup?: boolean;
+}
+
+/** How many rows a rows/record field shows: those submitted (or the default's), plus one spare for a new item. */
+function rowCount(field: FieldSpec, values: URLSearchParams | null): number {
+  if (values) {
+    const prefix = `${field.control}.`;
+    let max = -1;
+    for (const name of values.keys()) {
+      if (!name.startsWith(prefix)) continue;
+      const index = Number(name.slice(prefix.length).split(".", 1)[0]);
+      if (Number.isInteger(index) && index >= 0 && index < 1000) max = Math.max(max, index);
+    }
+    return max + 2;
+  }
+  return 1;
+}
+
+/** Repeatable rows: one fieldset per item, a spare empty row, and a template run-form.js clones for "Add a row". */
+function RowsGroup(props: FieldProps) {
+  const { field } = props;
+  const count = rowCount(field, props.values);
+  const label = field.kind === "record" ? "entry" : "row";
+  return (
+    <div class="rows" data-rows={field.control} data-next-row={String(count)}>
+      <ol class="row-list">
+        {Array.from({ length: count }, (_, index) => (
+          <li class="row" data-row={String(index)}>
+            {rowFields(field.fields, index, field.control).map((child) => (
+              <Field field={child} values={props.values} errors={props.errors} inGroup />
+            ))}
+          </li>
+        ))}
+      </ol>
+      <template data-row-template={field.control} data-row-index={ROW_INDEX}>
+        <li class="row" data-row="">
+          {field.fields.map((child) => (
+            <Field field={child} values={null} errors={{}} inGroup />
+          ))}
+        </li>
+      </template>
+      <button type="button" class="button" data-add-row={field.control} hidden>
+        {`Add ${label === "entry" ? "an entry" : "a row"}`}
+      </button>
+      <p class="help">{`Empty ${label}s are left out.${count > 1 ? "" : " Without JavaScript, send the form to get another empty " + label + "."}`}</p>
+    </div>
+  );
+}
+
+/** A chooser between object shapes, then the fields of each shape; run-form.js shows only the chosen one. */
+function VariantGroup(props: FieldProps) {
+  const { field, values } = props;
+  const chosen = values?.get(`${field.control}.variant`) ?? "";
+  return (
+    <div class="variants" data-variants={field.control}>
+      <div class="variant-choice" role="radiogroup" aria-label={`Shape of ${field.name}`}>
+        {field.variants.map((variant, k) => (
+          <label class="checkbox">
+            <input type="radio" name={`${field.control}.variant`} value={String(k)} checked={chosen === String(k)} data-variant-choice={String(k)} />
+            <span>{variant.label}</span>
+          </label>
+        ))}
+      </div>
+      {field.variants.map((variant, k) => (
+        <fieldset class="subfields variant" data-variant={String(k)}>
+          <legend>{variant.label}</legend>
+          {variant.fields.length === 0 ? <p class="muted small">No more fields.</p> : variant.fields.map((child) => <Field field={child} values={values} errors={props.errors} inGroup />)}
+        </fieldset>
+      ))}
+    </div>
+  );
+}
+
+/** The heading of a field: its name and whether it is required. */
+function FieldLabel(props: { field: FieldSpec; for?: string }) {
+  const { field } = props;
+  const content = (
+    <>
+      <span class="field-name mono">{field.name}</span> <span class={field.required ? "tag tag-required" : "tag"}>{field.required ? "required" : "optional"}</span>
+    </>
+  );
+  return props.for ? <label for={props.for}>{content}</label> : <legend>{content}</legend>;
+}
+
+/** One labelled field with its help and its problem, if any; a group of fields for objects, rows, records and variants. */
+function Field(props: FieldProps) {
+  const { field } = props;
+  const id = idOf(field.control);
+  const help = helpText(field);
+  const error = props.errors[field.control];
+  const describedBy = [help ? `${id}-help` : "", error ? `${id}-error` : ""].filter(Boolean).join(" ");
+  const helpLine = help ? (
+    <p class="help" id={`${id}-help`}>
+      {help}
+    </p>
+  ) : null;
+  const group = field.kind === "object" || field.kind === "rows" || field.kind === "record" || field.kind === "variant";
+  if (group) {
+    // An optional group may be left empty: its fields are then no more required than it is.
+    const inGroup = props.inGroup || !field.required || field.kind !== "object";
+    return (
+      <fieldset class={`field subfields field-${field.kind}${error ? " has-error" : ""}`} data-field={field.name} data-kind={field.kind} id={id} aria-describedby={describedBy || undefined}>
+        <FieldLabel field={field} />
+        {helpLine}
+        {field.kind === "object" ? field.fields.map((child) => <Field field={child} values={props.values} errors={props.errors} inGroup={inGroup} />) : null}
+        {field.kind === "rows" || field.kind === "record" ? <RowsGroup {...props} /> : null}
+        {field.kind === "variant" ? <VariantGroup {...props} /> : null}
+        <FieldError id={id} error={error} />
+      </fieldset>
+    );
+  }
+  const label = <FieldLabel field={field} for={field.kind === "choices" ? undefined : id} />;
+  const control = <Control field={field} id={id} values={props.values} describedBy={describedBy} invalid={Boolean(error)} inGroup={props.inGroup} />;
+  return (
+    <div class={`field field-${field.kind}${error ? " has-error" : ""}`} data-field={field.name} data-kind={field.kind}>
       {field.kind === "boolean" ? (
         <div class="checkbox-row">
-          <Control field={field} id={id} values={props.values} describedBy={describedBy} invalid={Boolean(props.error)} />
+          {control}
           {label}
         </div>
+      ) : field.kind === "choices" ? (
+        <fieldset class="subfields plain">
+          {label}
+          {control}
+        </fieldset>
       ) : (
         <>
           {label}
-          <Control field={field} id={id} values={props.values} describedBy={describedBy} invalid={Boolean(props.error)} />
+          {control}
         </>
       )}
-      {help ? (
-        <p class="help" id={`${id}-help`}>
-          {help}
-        </p>
-      ) : null}
-      {props.error ? (
-        <p class="field-error" id={`${id}-error`}>
-          <span aria-hidden="true">✕ </span>
-          {props.error}
-        </p>
-      ) : null}
+      {helpLine}
+      <FieldError id={id} error={error} />
     </div>
   );
 }
@@ -182,8 +318,8 @@ export function SchemaForm(props: SchemaFormProps) {
       ) : (
         <fieldset class="fields">
           <legend>Input</legend>
-          {shape.map((field, index) => (
-            <Field field={field} index={index} values={values} error={errors[field.control]} />
+          {shape.map((field) => (
+            <Field field={field} values={values} errors={errors} />
           ))}
         </fieldset>
       )}

@@ -32,8 +32,20 @@ export const executionPagePath = (id: string): string => `${COCKPIT_BASE}/execut
 /** Where an execution page's Cancel form posts. */
 export const cancelPath = (id: string): string => `${executionPagePath(id)}/cancel`;
 
+/** Where an execution page's reconcile form posts. */
+export const reconcilePath = (id: string): string => `${executionPagePath(id)}/reconcile`;
+
 /** An execution page's URL with the id left as a placeholder, rendered for scripts that add rows live. */
 export const EXECUTION_PAGE_TEMPLATE = `${COCKPIT_BASE}/executions/${ID_PLACEHOLDER}`;
 
 /** The HTTP API's `executions.list`, linked from the executions page for machine readers. */
 export const apiExecutionsPath = (): string => `${API_PREFIX}/executions`;
+
+/** Where an execution page's Release form posts. */
+export const releasePath = (id: string): string => `${executionPagePath(id)}/release`;
+
+/** The capability page with its form filled from an execution's input ("Run again"). */
+export const runAgainPath = (capability: string, id: string): string => `${capabilityPagePath(capability)}?again=${encodeURIComponent(id)}`;
+
+/** Where one artifact downloads (the API route, which the cockpit's session may read). */
+export const artifactDownloadPath = (id: string, name: string): string => `${API_PREFIX}/executions/artifact?id=${encodeURIComponent(id)}&name=${encodeURIComponent(name)}`;

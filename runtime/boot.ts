@@ -65,6 +65,8 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
     hostFacts: () => engine!.hostFacts(),
     workerUrl: options.workerUrl,
     onWorkerError: options.log,
+    memoryLimitMb: limits.worker_memory_mb,
+    loadTimeoutMs: limits.load_timeout_ms,
     // A forced stop already waited grace_ms for the handler; its children get half that again.
     childGraceMs: Math.floor(limits.grace_ms / 2),
   });
@@ -78,11 +80,15 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
       builtins: BUILTINS,
       builtinDir: BUILTIN_DIR,
       importFile,
+      loadTimeoutMs: limits.load_timeout_ms,
     });
     const fileIds: string[] = [];
     for (const file of options.files ?? []) {
       const path = resolve(options.cwd, file);
-      const loaded = await loadCapabilityFile(path, importFile);
+      // A file of the checkout's capabilities/ that failed there already: its errors stand, and a
+      // second import (of a file that never finishes loading, say) would only wait as long again.
+      if (registry.loadErrors().some((error) => sameFile(error.file, path))) continue;
+      const loaded = await loadCapabilityFile(path, importFile, limits.load_timeout_ms);
       if (!loaded.ok) {
         for (const error of loaded.errors) registry.addLoadError(error);
         continue;

@@ -12,6 +12,7 @@ export type {
   ExecOptions,
   ExecResult,
   HostFacts,
+  ReconcileResult,
 } from "./capability/declaration.ts";
 export { CapabilityError } from "./capability/capability-error.ts";
 export type { CapabilityErrorOptions } from "./capability/capability-error.ts";
@@ -20,7 +21,7 @@ export { planeOf } from "./capability/plane-of.ts";
 export { EXECUTION_ID_PATTERN, RUN_ID_PATTERN } from "./execution/execution-id.ts";
 export { CAPABILITY_ID_PATTERN } from "./capability/capability-id.ts";
 export { EXECUTION_STATES } from "./execution/state-machine.ts";
-export type { PlaneHandle, StartRequest, StartResult, CancelReceipt, ArtifactInfo, EdgeInfo } from "./execution/plane.ts";
+export type { PlaneHandle, StartRequest, StartResult, CancelReceipt, ArtifactInfo, EdgeInfo, ReconcileRequest, ReconcileReceipt } from "./execution/plane.ts";
 export type { ExecutionSnapshot } from "./execution/snapshot.ts";
 export type { ExecutionEvent } from "./execution/protocol.ts";
 export { executionIdSchema, executionStateSchema, executionSnapshotSchema } from "./capability/schemas.ts";
@@ -30,3 +31,4 @@ export { inspectCapabilityFile, listCapabilityFiles, type CapabilityFileReport, 
 export { resolveInside, type ResolveInsideOptions } from "./capability/resolve-inside.ts";
 export { globMatcher } from "./capability/glob.ts";
 export { sha256File } from "./capability/sha256-file.ts";
+export { openRegularFile, type OpenRegularFileOptions } from "./capability/open-regular-file.ts";

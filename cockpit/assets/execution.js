@@ -36,6 +36,19 @@
       var empty = container.querySelector("[data-empty]");
       if (empty) empty.hidden = true;
     }
+    /** Raw text of each stream as received, colour codes included (the page shows it painted). */
+    var streamText = new Map();
+    function paint(element, text) {
+      if (docket.renderColoured) docket.renderColoured(element, text);
+      else element.textContent = text;
+    }
+
+    // The output by its shape, the artifacts and the timeline are drawn by the server alone.
+    var refresher = docket.sectionRefresher ? docket.sectionRefresher(root, root.getAttribute("data-page")) : { refresh: function () {}, throttled: function () { return function () {}; } };
+    var refresh = refresher.refresh;
+    /** At most one timeline refresh a second while steps come and go. */
+    var refreshTimelineSoon = refresher.throttled(["timeline"], 1000);
+
     function notice(kind, text) {
       var box = slot("notice");
       if (!box) return;
@@ -47,6 +60,7 @@
 
     function setState(state) {
       root.setAttribute("data-state", state);
+      if (state === "succeeded" || state === "failed" || state === "cancelled") stopRunningSteps();
       var holder = slot("state");
       var badge = clone("state-" + state);
       if (holder && badge) holder.replaceChildren(badge);
@@ -62,6 +76,15 @@
           button.textContent = "Cancel requested";
         }
       }
+    }
+
+    /** A step still running when its execution ended will never finish: it reads "Stopped". */
+    function stopRunningSteps() {
+      var running = slot("steps") ? slot("steps").querySelectorAll('[data-step-state="running"]') : [];
+      Array.prototype.forEach.call(running, function (badge) {
+        var stopped = clone("step-stopped");
+        if (stopped) badge.replaceWith(stopped);
+      });
     }
 
     function stepRows(id) {
@@ -102,7 +125,7 @@
       time.setAttribute("datetime", event.timestamp);
       time.textContent = format.timeOfDay(event.timestamp);
       line.querySelector(".log-level").textContent = event.data.level;
-      line.querySelector(".log-message").textContent = event.data.message;
+      paint(line.querySelector(".log-message"), event.data.message);
       if (event.data.truncated) {
         var cut = document.createElement("span");
         cut.className = "log-cut";
@@ -110,6 +133,7 @@
         line.appendChild(cut);
       }
       list.appendChild(line);
+      if (docket.logFilter) docket.logFilter.apply(line);
       slot("log-empty").hidden = true;
       // The browser keeps the same bound as the server's snapshot, counting what it lets go.
       var limit = Number(list.getAttribute("data-limit")) || 1000;
@@ -141,8 +165,11 @@
       }
       var pre = block.querySelector("[data-stream-text]");
       var limit = Number(holder.getAttribute("data-limit")) || 65536;
-      var text = pre.textContent + event.data.chunk;
-      pre.textContent = text.length > limit ? text.slice(text.length - limit) : text;
+      // The raw text (colour codes included) is kept aside: the page shows it painted.
+      var text = (streamText.has(name) ? streamText.get(name) : pre.textContent) + event.data.chunk;
+      if (text.length > limit) text = text.slice(text.length - limit);
+      streamText.set(name, text);
+      paint(pre, text);
       section("streams").hidden = false;
     }
 
@@ -176,6 +203,7 @@
       setState(data.state);
       setFact("finished_at", format.time(event.timestamp));
       setFact("duration", format.duration(data.duration_ms));
+      refresh(["output", "failure", "artifacts", "timeline"]);
       if (data.state === "succeeded") {
         slot("output").textContent = format.json(data.output);
         section("output").hidden = false;
@@ -203,12 +231,14 @@
         var row = runningStep(event.data.id);
         if (row) field(row, "title").textContent = event.data.title;
         else newStep(event.data.id, event.data.title, event.timestamp);
+        refreshTimelineSoon();
       },
       "execution.step_done": function (event) {
         var row = runningStep(event.data.id) || newStep(event.data.id, event.data.id, event.timestamp);
         field(row, "state").replaceChildren(clone(event.data.ok ? "step-succeeded" : "step-failed"));
         field(row, "message").textContent = event.data.message || "";
         field(row, "duration").textContent = format.duration(Date.parse(event.timestamp) - Date.parse(row.getAttribute("data-started")));
+        refreshTimelineSoon();
       },
       "execution.progress": function (event) {
         var p = { current: event.data.current, total: event.data.total === undefined ? null : event.data.total, message: event.data.message || null };

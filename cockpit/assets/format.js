@@ -35,9 +35,35 @@
       if (actor.kind === "cli") return "docket run (pid " + actor.pid + ")";
       return String(actor.kind);
     },
+    /** `2026-09-08 03:02:03 (Europe/Prague)`: an instant in the reader's own zone. */
+    localTime: function (iso) {
+      var date = new Date(iso);
+      if (isNaN(date.getTime())) return "—";
+      var pad = function (n) {
+        return String(n).padStart(2, "0");
+      };
+      var zone = "";
+      try {
+        zone = Intl.DateTimeFormat().resolvedOptions().timeZone || "";
+      } catch (e) {
+        zone = "";
+      }
+      var text = date.getFullYear() + "-" + pad(date.getMonth() + 1) + "-" + pad(date.getDate()) + " " + pad(date.getHours()) + ":" + pad(date.getMinutes()) + ":" + pad(date.getSeconds());
+      return zone ? text + " (" + zone + ")" : text + " (local time)";
+    },
     /** A value as indented JSON; nothing reads as null. */
     json: function (value) {
       return JSON.stringify(value === undefined ? null : value, null, 2);
     },
   };
+
+  // Every <time data-local-time> the server rendered says its absolute time in the reader's zone on hover.
+  function localiseTimes() {
+    Array.prototype.forEach.call(document.querySelectorAll("time[data-local-time]"), function (element) {
+      var utc = element.getAttribute("title") || "";
+      element.setAttribute("title", docket.format.localTime(element.getAttribute("datetime")) + (utc ? " · " + utc : ""));
+    });
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", localiseTimes);
+  else localiseTimes();
 })();

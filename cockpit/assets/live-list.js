@@ -87,9 +87,14 @@
       });
     }
 
+    // The overview's chart is the server's drawing: re-read at most every 2 s while executions come and go.
+    var refresher = overview && docket.sectionRefresher ? docket.sectionRefresher(root, root.getAttribute("data-page")) : null;
+    var refreshChart = refresher ? refresher.throttled(["activity"], 2000) : function () {};
+
     return {
       apply: function (event) {
         var id = event.execution_id;
+        if (event.type === "execution.created" || event.type === "execution.completed") refreshChart();
         switch (event.type) {
           case "execution.created":
             known[id] = "queued";

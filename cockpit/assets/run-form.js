@@ -1,6 +1,8 @@
-// run-form.js — the capability form's confirmation (README.md): a form the server marked with
-// data-confirm (effect: write, and only then) asks before it is sent, and says it was confirmed.
-// Without this script the form carries a box to tick instead (inside <noscript>).
+// run-form.js — the capability form's confirmation: a form the server marked with data-confirm
+// (effect: write, and only then) asks before it is sent, and says it was confirmed (without this
+// script the form carries a box to tick instead, inside <noscript>). It also adds rows to
+// repeatable groups and shows only the chosen shape of a variant; without it, every row the
+// server rendered and every shape are there, and the chooser alone decides what is read.
 (function () {
   "use strict";
 
@@ -20,8 +22,67 @@
     });
   }
 
+  /** The id the server gives a control (cockpit/json-schema-form.tsx idOf). */
+  function idOf(control) {
+    return "field-" + control.replace(/[^A-Za-z0-9_-]/g, "-");
+  }
+
+  /** "Add a row": clones the row template with the next index in every name, id and reference. */
+  function wireRows(group) {
+    var control = group.getAttribute("data-rows");
+    var template = group.querySelector('template[data-row-template="' + control + '"]');
+    var button = group.querySelector('[data-add-row="' + control + '"]');
+    var list = group.querySelector(".row-list");
+    if (!template || !button || !list) return;
+    var placeholder = template.getAttribute("data-row-index");
+    button.hidden = false;
+    button.addEventListener("click", function () {
+      var index = Number(group.getAttribute("data-next-row")) || list.children.length;
+      group.setAttribute("data-next-row", String(index + 1));
+      var row = template.content.firstElementChild.cloneNode(true);
+      var names = [control + "." + placeholder, control + "." + index];
+      var ids = [idOf(control + "." + placeholder), idOf(control + "." + index)];
+      row.setAttribute("data-row", String(index));
+      Array.prototype.forEach.call(row.querySelectorAll("*"), function (element) {
+        ["name", "id", "for", "aria-describedby", "data-rows", "data-row-template", "data-add-row"].forEach(function (attribute) {
+          var value = element.getAttribute(attribute);
+          if (value === null) return;
+          element.setAttribute(attribute, value.split(names[0]).join(names[1]).split(ids[0]).join(ids[1]));
+        });
+      });
+      list.appendChild(row);
+      Array.prototype.forEach.call(row.querySelectorAll("[data-rows]"), wireRows);
+      Array.prototype.forEach.call(row.querySelectorAll("[data-variants]"), wireVariants);
+      var first = row.querySelector("input, select, textarea");
+      if (first) first.focus();
+    });
+  }
+
+  /** A variant chooser shows only the chosen shape's fields, and sends only those. */
+  function wireVariants(group) {
+    var control = group.getAttribute("data-variants");
+    function show() {
+      var chosen = group.querySelector('input[name="' + control + '.variant"]:checked');
+      var value = chosen ? chosen.value : null;
+      Array.prototype.forEach.call(group.children, function (child) {
+        if (!child.hasAttribute("data-variant")) return;
+        var on = child.getAttribute("data-variant") === value;
+        child.hidden = !on;
+        child.disabled = !on;
+      });
+    }
+    Array.prototype.forEach.call(group.querySelectorAll('input[name="' + control + '.variant"]'), function (radio) {
+      radio.addEventListener("change", show);
+    });
+    show();
+  }
+
   function boot() {
-    Array.prototype.forEach.call(document.querySelectorAll("form[data-docket-run]"), wire);
+    Array.prototype.forEach.call(document.querySelectorAll("form[data-docket-run]"), function (form) {
+      wire(form);
+      Array.prototype.forEach.call(form.querySelectorAll("[data-rows]"), wireRows);
+      Array.prototype.forEach.call(form.querySelectorAll("[data-variants]"), wireVariants);
+    });
   }
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", boot);

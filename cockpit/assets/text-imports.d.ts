@@ -29,3 +29,23 @@ declare module "*/assets/run-form.js" {
   const text: string;
   export default text;
 }
+declare module "*/assets/ansi.js" {
+  const text: string;
+  export default text;
+}
+declare module "*/assets/log-filter.js" {
+  const text: string;
+  export default text;
+}
+declare module "*/assets/output-table.js" {
+  const text: string;
+  export default text;
+}
+declare module "anser/lib/index.js" {
+  const text: string;
+  export default text;
+}
+declare module "*/assets/refresh.js" {
+  const text: string;
+  export default text;
+}

@@ -15,6 +15,8 @@ const STEP_LOOK = {
   running: { glyph: "▶", word: "Running" },
   succeeded: { glyph: "✓", word: "Done" },
   failed: { glyph: "✕", word: "Failed" },
+  // Still running when its execution ended (cancelled, or failed around it): it will never finish.
+  stopped: { glyph: "■", word: "Stopped" },
 } as const;
 
 const SEVERITY_LOOK = {

@@ -1,11 +1,12 @@
 /** @jsxImportSource hono/jsx */
 import type { ExecutionSnapshot } from "../../runtime/execution/snapshot.ts";
-import { actorLabel, formatDuration, formatTime, progressText } from "../format.ts";
+import { actorLabel, formatDuration, progressText } from "../format.ts";
 import { capabilityPagePath, executionPagePath } from "../paths.ts";
 import { StateBadge } from "./badges.tsx";
+import { When } from "./when.tsx";
 
 /** One execution as a row; the `data-cell` slots are what live-list.js updates. */
-function ExecutionRow(props: { execution: ExecutionSnapshot }) {
+function ExecutionRow(props: { execution: ExecutionSnapshot; now: number }) {
   const x = props.execution;
   return (
     <tr data-execution-row={x.id} data-state={x.state}>
@@ -23,7 +24,9 @@ function ExecutionRow(props: { execution: ExecutionSnapshot }) {
         </a>
       </td>
       <td data-cell="actor">{actorLabel(x.actor)}</td>
-      <td data-cell="created" class="nowrap">{formatTime(x.created_at)}</td>
+      <td data-cell="created" class="nowrap">
+        <When iso={x.created_at} now={props.now} />
+      </td>
       <td data-cell="duration" class="nowrap">{formatDuration(x.duration_ms)}</td>
       <td data-cell="progress" class="wrap-anywhere">
         {x.progress ? progressText(x.progress) : "—"}
@@ -33,7 +36,8 @@ function ExecutionRow(props: { execution: ExecutionSnapshot }) {
 }
 
 /** Executions as a table, newest first; `name` tells live-list.js which table this is. */
-export function ExecutionTable(props: { name: string; items: ExecutionSnapshot[]; empty: string; caption: string }) {
+export function ExecutionTable(props: { name: string; items: ExecutionSnapshot[]; empty: string; caption: string; now?: number }) {
+  const now = props.now ?? Date.now();
   return (
     <div class="table-scroll">
       <table class="table" data-execution-table={props.name}>
@@ -51,7 +55,7 @@ export function ExecutionTable(props: { name: string; items: ExecutionSnapshot[]
         </thead>
         <tbody>
           {props.items.map((x) => (
-            <ExecutionRow execution={x} />
+            <ExecutionRow execution={x} now={now} />
           ))}
           <tr data-empty hidden={props.items.length > 0}>
             <td colspan={7} class="empty">

@@ -17,16 +17,19 @@ export const FAILURE_FIELDS: Array<{ key: keyof FailureDescriptor; label: string
 ];
 
 /**
- * A failure with every descriptor field. With `failure` null it renders empty and hidden: the
+ * A failure with every descriptor field; a cancellation is drawn as one (neutral, "Cancelled"), not as a failure. With `failure` null it renders empty and hidden: the
  * execution page's script fills the `data-failure-field` slots when `execution.completed` says failed.
  */
-export function FailurePanel(props: { failure: FailureDescriptor | null; title?: string }) {
+export function FailurePanel(props: { failure: FailureDescriptor | null; title?: string; tone?: "failed" | "cancelled" }) {
   const f = props.failure;
+  const cancelled = props.tone === "cancelled";
   return (
-    <section class="panel failure" data-section="failure" hidden={!f} aria-labelledby="failure-heading">
+    <section class={`panel failure${cancelled ? " failure-cancelled" : ""}`} data-section="failure" hidden={!f} aria-labelledby="failure-heading">
       <h2 id="failure-heading">
-        <span aria-hidden="true">✕ </span>
-        {props.title ?? "Failure"}
+        <span aria-hidden="true" data-slot="failure-glyph">
+          {cancelled ? "⊘ " : "✕ "}
+        </span>
+        <span data-slot="failure-title">{props.title ?? "Failure"}</span>
       </h2>
       <dl class="facts">
         {FAILURE_FIELDS.map(({ key, label }) => (

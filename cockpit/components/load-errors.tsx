@@ -1,8 +1,9 @@
 /** @jsxImportSource hono/jsx */
 import type { LoadError } from "../../runtime/capability/registered.ts";
+import { checkoutPath } from "../format.ts";
 
-/** Capability files that did not load, with file, line and reason (docs/architecture.md); says so when there are none. */
-export function LoadErrors(props: { errors: LoadError[] }) {
+/** Capability files that did not load, with file (relative to the checkout), line and reason (docs/architecture.md); says so when there are none. */
+export function LoadErrors(props: { errors: LoadError[]; root: string }) {
   if (props.errors.length === 0) return <p class="muted" data-load-errors="0">Every capability file loaded.</p>;
   return (
     <div class="table-scroll">
@@ -18,7 +19,9 @@ export function LoadErrors(props: { errors: LoadError[] }) {
         <tbody>
           {props.errors.map((error) => (
             <tr data-load-error>
-              <td class="mono wrap-anywhere">{error.file}</td>
+              <td class="mono wrap-anywhere" title={error.file}>
+                {checkoutPath(error.file, props.root)}
+              </td>
               <td class="mono">{error.line === null ? "—" : error.column === null ? String(error.line) : `${error.line}:${error.column}`}</td>
               <td class="wrap-anywhere pre-line">{error.reason}</td>
             </tr>

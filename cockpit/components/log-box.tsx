@@ -1,37 +1,78 @@
 /** @jsxImportSource hono/jsx */
 import type { LogLineSnapshot } from "../../runtime/execution/snapshot.ts";
 import { timeOfDay } from "../format.ts";
+import { LOG_LEVELS, logLineMatches, type LogFilter } from "../log-filter.ts";
+import { ColouredText } from "./coloured-text.tsx";
 
-/** One log line: time, level by word, the message (already sanitized by the server), a mark when cut. */
-function LogLine(props: { line: LogLineSnapshot }) {
+/** One log line: time, level by word, the message in its colours (classes, never markup), a mark when cut. */
+function LogLine(props: { line: LogLineSnapshot; hidden: boolean }) {
   const l = props.line;
   return (
-    <li class="log-line" data-level={l.level} data-sequence={String(l.sequence)}>
+    <li class="log-line" data-level={l.level} data-sequence={String(l.sequence)} hidden={props.hidden}>
       <time class="log-time" datetime={l.timestamp}>
         {timeOfDay(l.timestamp)}
       </time>
       <span class="log-level">{l.level}</span>
-      <span class="log-message">{l.message}</span>
+      <span class="log-message">
+        <ColouredText text={l.message} />
+      </span>
       {l.truncated ? <span class="log-cut">(cut)</span> : null}
     </li>
   );
 }
 
 /**
- * The log tail in its own scrolling box. `limit` is the server's bound (log_tail_lines); the
- * script keeps the browser to the same bound, counting what it drops.
+ * The level filter and the search. Without JavaScript the form reloads the page with `log_level`
+ * and `log_q` and the server filters; log-filter.js applies the same rule in place, to new lines too.
  */
-export function LogBox(props: { lines: LogLineSnapshot[]; dropped: number; limit: number }) {
+function LogFilterForm(props: { filter: LogFilter; action: string }) {
   return (
-    <section class="panel" aria-labelledby="log-heading">
-      <h2 id="log-heading">Log</h2>
-      <p class="muted" data-slot="log-dropped" hidden={props.dropped === 0}>
+    <form method="get" action={props.action} class="log-filter" data-slot="log-filter" role="search" aria-label="Filter the log">
+      <label>
+        <span>Level</span>
+        <select name="log_level">
+          {LOG_LEVELS.map((level) => (
+            <option value={level} selected={level === props.filter.level}>
+              {level === "debug" ? "all" : `${level} and above`}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label class="log-search">
+        <span>Search</span>
+        <input type="search" name="log_q" value={props.filter.query} maxlength={200} placeholder="text in the log" />
+      </label>
+      <button type="submit" class="button">
+        Filter
+      </button>
+    </form>
+  );
+}
+
+/**
+ * The log tail in its own scrolling box. `limit` is the server's bound (log_tail_lines); the
+ * script keeps the browser to the same bound, counting what it drops. Lines the filter hides are
+ * still in the page (hidden), so clearing the filter needs no round trip.
+ */
+export function LogBox(props: { lines: LogLineSnapshot[]; dropped: number; limit: number; filter: LogFilter; action: string }) {
+  const shown = props.lines.filter((line) => logLineMatches(line, props.filter)).length;
+  const filtering = props.filter.level !== "debug" || props.filter.query !== "";
+  return (
+    <section class="panel" aria-labelledby="log-heading" data-section="log">
+      <div class="panel-head">
+        <h2 id="log-heading">Log</h2>
+        <LogFilterForm filter={props.filter} action={props.action} />
+      </div>
+      <p class="muted small" data-slot="log-dropped" hidden={props.dropped === 0}>
         {`${props.dropped} earlier line(s) not shown.`}
+      </p>
+      <p class="muted small" data-slot="log-matches" role="status" hidden={!filtering}>
+        {`${shown} of ${props.lines.length} line(s) match.`}
       </p>
       <div class="log-box" tabindex={0} aria-labelledby="log-heading" data-slot="log-box">
         <ol class="log" data-slot="log" data-limit={String(props.limit)} data-dropped={String(props.dropped)}>
           {props.lines.map((line) => (
-            <LogLine line={line} />
+            <LogLine line={line} hidden={!logLineMatches(line, props.filter)} />
           ))}
         </ol>
         <p class="empty" data-slot="log-empty" hidden={props.lines.length > 0}>

@@ -4,12 +4,13 @@ import { between, formatDuration } from "../format.ts";
 import { StepBadge } from "./badges.tsx";
 
 /** One step as a row; `data-started` lets the script compute the duration when the step ends. */
-function StepRow(props: { step: StepSnapshot }) {
+function StepRow(props: { step: StepSnapshot; ended: boolean }) {
   const s = props.step;
+  const state = s.state === "running" && props.ended ? "stopped" : s.state;
   return (
     <tr data-step-id={s.id} data-started={s.started_at}>
       <td data-field="state">
-        <StepBadge state={s.state} />
+        <StepBadge state={state} />
       </td>
       <td>
         <span data-field="title" class="wrap-anywhere">
@@ -27,8 +28,8 @@ function StepRow(props: { step: StepSnapshot }) {
   );
 }
 
-/** The named steps, in the order they began; the template is what the script clones for a new one. */
-export function StepsTable(props: { steps: StepSnapshot[] }) {
+/** The named steps, in the order they began (a step left running by an ended execution reads "Stopped"); the template is what the script clones for a new one. */
+export function StepsTable(props: { steps: StepSnapshot[]; ended: boolean }) {
   return (
     <section class="panel" aria-labelledby="steps-heading">
       <h2 id="steps-heading">Steps</h2>
@@ -45,7 +46,7 @@ export function StepsTable(props: { steps: StepSnapshot[] }) {
           </thead>
           <tbody data-slot="steps">
             {props.steps.map((step) => (
-              <StepRow step={step} />
+              <StepRow step={step} ended={props.ended} />
             ))}
             <tr data-empty hidden={props.steps.length > 0}>
               <td colspan={4} class="empty">

@@ -1,5 +1,7 @@
 /** @jsxImportSource hono/jsx */
-/** The tail of each named text stream (`ctx.progress.stream`), bounded to `limit` characters each. */
+import { ColouredText } from "./coloured-text.tsx";
+
+/** The tail of each named text stream (`ctx.progress.stream`), bounded to `limit` characters each, in its colours. */
 export function Streams(props: { streams: Map<string, string>; limit: number }) {
   const named = [...props.streams.entries()];
   return (
@@ -10,7 +12,7 @@ export function Streams(props: { streams: Map<string, string>; limit: number }) 
           <div class="stream" data-stream={name}>
             <h3 class="mono wrap-anywhere">{name}</h3>
             <pre class="stream-text" tabindex={0} data-stream-text>
-              {text}
+              <ColouredText text={text} />
             </pre>
           </div>
         ))}

@@ -6,8 +6,11 @@ import { FailurePanel } from "../components/failure-panel.tsx";
 import { JsonBlock } from "../components/json-block.tsx";
 import { Layout } from "../components/layout.tsx";
 import { Notice } from "../components/notice.tsx";
-import { formatDuration } from "../format.ts";
+import { checkoutPath, formatDuration } from "../format.ts";
+import { MarkdownText } from "../components/markdown-text.tsx";
 import { SchemaForm } from "../json-schema-form.tsx";
+import { HistoryChart } from "../components/history-chart.tsx";
+import type { HistoryPoint } from "../chart-data.ts";
 import { capabilitiesPath, capabilityPagePath } from "../paths.ts";
 
 /** What a direct call from the form gave: its output, or its failure. */
@@ -23,6 +26,10 @@ export interface CapabilityPageProps {
   /** A sentence about what was wrong with the submission, shown above the form. */
   problem: string | null;
   result: CallResult | null;
+  /** A sentence above the form (e.g. that it holds another execution's input); none by default. */
+  notice?: string | null;
+  /** Its latest executions, oldest first, for the history chart. */
+  history: HistoryPoint[];
 }
 
 /**
@@ -44,7 +51,7 @@ export function CapabilityPage(props: CapabilityPageProps) {
         </div>
         <EffectBadge effect={c.effect} />
       </div>
-      <p class="lead wrap-anywhere">{c.description}</p>
+      <MarkdownText text={c.description} class="lead wrap-anywhere" />
 
       <section class="panel" aria-labelledby="facts-heading">
         <h2 id="facts-heading">Facts</h2>
@@ -75,7 +82,9 @@ export function CapabilityPage(props: CapabilityPageProps) {
           </div>
           <div class="fact">
             <dt>Source</dt>
-            <dd class="mono wrap-anywhere">{c.source.kind === "builtin" ? "built-in" : c.source.file}</dd>
+            <dd class="mono wrap-anywhere" title={c.source.kind === "builtin" ? undefined : c.source.file}>
+              {c.source.kind === "builtin" ? "built-in" : checkoutPath(c.source.file, props.root)}
+            </dd>
           </div>
           <div class="fact">
             <dt>Code version</dt>
@@ -96,6 +105,11 @@ export function CapabilityPage(props: CapabilityPageProps) {
 
       <section class="panel" aria-labelledby="run-heading">
         <h2 id="run-heading">Run</h2>
+        {props.notice ? (
+          <Notice kind="info" slot="again">
+            {props.notice}
+          </Notice>
+        ) : null}
         {props.problem ? (
           <Notice kind="error" slot="problem">
             {props.problem}
@@ -103,6 +117,8 @@ export function CapabilityPage(props: CapabilityPageProps) {
         ) : null}
         <SchemaForm capability={c} action={capabilityPagePath(c.id)} values={props.values} errors={props.errors} />
       </section>
+
+      {c.execution === "never" ? null : <HistoryChart points={props.history} />}
 
       {c.examples.length > 0 ? (
         <section class="panel" aria-labelledby="examples-heading">

@@ -7,16 +7,23 @@ import { ConnectionStatus } from "../components/connection-status.tsx";
 import { DiagnosticsTable } from "../components/diagnostics-table.tsx";
 import { FailurePanel } from "../components/failure-panel.tsx";
 import { JsonBlock } from "../components/json-block.tsx";
+import { ArtifactsPanel } from "../components/artifacts-panel.tsx";
+import { OutputView } from "../components/output-view.tsx";
+import { StepTimeline } from "../components/step-timeline.tsx";
+import { When } from "../components/when.tsx";
+import type { ArtifactInfo } from "../../runtime/execution/plane.ts";
+import type { LogFilter } from "../log-filter.ts";
 import { Layout } from "../components/layout.tsx";
 import { LogBox } from "../components/log-box.tsx";
 import { Notice } from "../components/notice.tsx";
 import { OtherEvents } from "../components/other-events.tsx";
 import { ProgressBar } from "../components/progress-bar.tsx";
+import { ReconciliationPanel } from "../components/reconciliation-panel.tsx";
 import { StepsTable } from "../components/steps-table.tsx";
 import { Streams } from "../components/streams.tsx";
 import { actorLabel, formatDuration, formatTime } from "../format.ts";
 import type { HistoryExtras } from "../history-extras.ts";
-import { cancelPath, capabilityPagePath, executionsPath } from "../paths.ts";
+import { cancelPath, capabilityPagePath, executionPagePath, executionsPath, runAgainPath } from "../paths.ts";
 
 /** What the execution page shows. */
 export interface ExecutionPageProps {
@@ -30,6 +37,12 @@ export interface ExecutionPageProps {
   streamLimit: number;
   /** A message after an action (a cancel request), already in words. */
   notice: { kind: "info" | "error" | "success"; text: string } | null;
+  /** The files in its managed output folder. */
+  artifacts: ArtifactInfo[];
+  /** What the log box shows (the page's `log_level` and `log_q`). */
+  logFilter: LogFilter;
+  /** The server's clock when rendering: relative times and a running timeline's end. */
+  now: number;
 }
 
 function Fact(props: { label: string; value: string; mono?: boolean; slot?: string }) {
@@ -58,16 +71,35 @@ function CancelControl(props: { execution: ExecutionSnapshot }) {
   );
 }
 
+/** "Run again": the capability's form, filled with this input; secrets must be typed again there. */
+function RunAgain(props: { execution: ExecutionSnapshot; capability: RegisteredCapability | null }) {
+  const c = props.capability;
+  if (!c || c.execution === "never") return null;
+  return (
+    <a class="button" href={runAgainPath(c.id, props.execution.id)} data-slot="run-again">
+      Run again
+    </a>
+  );
+}
+
+/** The repository as the reader knows it: "this checkout" when it is the one served. */
+function repositoryText(repository: string, root: string): string {
+  return repository === root ? `this checkout (${root})` : repository;
+}
+
 /**
- * `/cockpit/executions/<id>`: one execution at a stable URL, complete as served. execution.js
- * follows it over the live channel from `data-after` (the sequence it was rendered at).
+ * `/cockpit/executions/<id>`: one execution at a stable URL, complete as served. What a reader
+ * asks first comes first (state, progress, failure, output, the timeline), the identifiers are
+ * folded. execution.js follows it over the live channel from `data-after` (the sequence it was
+ * rendered at).
  */
 export function ExecutionPage(props: ExecutionPageProps) {
   const x = props.execution;
   const terminal = isTerminal(x.state);
   const title = props.capability?.title ?? x.capability;
+  const cancelled = x.state === "cancelled";
   return (
-    <Layout title={`${x.capability} ${x.id}`} section="executions" root={props.root} scripts={["socket.js", "format.js", "execution.js"]}>
+    <Layout title={`${x.capability} ${x.id}`} section="executions" root={props.root} scripts={["socket.js", "format.js", "anser.js", "ansi.js", "log-filter.js", "output-table.js", "refresh.js", "execution.js", "run-form.js"]}>
       <div
         class="page execution"
         data-docket-execution
@@ -76,6 +108,7 @@ export function ExecutionPage(props: ExecutionPageProps) {
         data-terminal={terminal ? "true" : "false"}
         data-socket={x.links.socket}
         data-events={x.links.events}
+        data-page={executionPagePath(x.id)}
         data-after={String(x.last_sequence)}
         data-heartbeat-ms={String(props.heartbeatMs)}
       >
@@ -85,14 +118,22 @@ export function ExecutionPage(props: ExecutionPageProps) {
         <div class="page-head">
           <div>
             <h1 class="wrap-anywhere">{title}</h1>
-            <p class="mono muted wrap-anywhere">{x.id}</p>
+            <p class="muted small">
+              <a href={capabilityPagePath(x.capability)} class="mono">
+                {x.capability}
+              </a>{" "}
+              <EffectBadge effect={x.effect} />
+            </p>
           </div>
           <div class="head-status">
             <div data-slot="state">
               <StateBadge state={x.state} large />
             </div>
             <ConnectionStatus finished={terminal} />
-            <CancelControl execution={x} />
+            <div class="head-actions">
+              <CancelControl execution={x} />
+              <RunAgain execution={x} capability={props.capability} />
+            </div>
           </div>
         </div>
         {props.notice ? (
@@ -104,46 +145,55 @@ export function ExecutionPage(props: ExecutionPageProps) {
         )}
         {x.details_expired ? <Notice kind="info">The details of this long-finished execution have expired; its identity and outcome remain.</Notice> : null}
 
-        <section class="panel" aria-labelledby="summary-heading">
+        <section class="panel summary" aria-labelledby="summary-heading">
           <h2 id="summary-heading" class="visually-hidden">
             Summary
           </h2>
-          <dl class="facts facts-grid">
+          <dl class="facts facts-inline">
             <div class="fact">
-              <dt>Capability</dt>
+              <dt>Started by</dt>
+              <dd>{actorLabel(x.actor)}</dd>
+            </div>
+            <div class="fact">
+              <dt>Created</dt>
               <dd>
-                <a href={capabilityPagePath(x.capability)} class="mono">
-                  {x.capability}
-                </a>{" "}
-                <EffectBadge effect={x.effect} />
+                <When iso={x.created_at} now={props.now} />
               </dd>
             </div>
-            <Fact label="Started by" value={actorLabel(x.actor)} />
-            <Fact label="Created" value={formatTime(x.created_at)} />
-            <Fact label="Started" value={formatTime(x.started_at)} slot="started_at" />
-            <Fact label="Finished" value={formatTime(x.finished_at)} slot="finished_at" />
             <Fact label="Duration" value={formatDuration(x.duration_ms)} slot="duration" />
-            <Fact label="Cancellable" value={x.cancellable ? "yes" : "no"} />
-            <Fact label="Code version" value={x.capability_version ?? "—"} mono />
-            <Fact label="Run id" value={x.run_id ?? "—"} mono />
-            <Fact label="Session key" value={x.session_key ?? "—"} mono />
-            <Fact label="Request id" value={x.request_id} mono />
-            <Fact label="Trace id" value={x.trace_id} mono />
-            <Fact label="Repository" value={x.repository} mono />
           </dl>
+          <details class="more-facts">
+            <summary>Identifiers and times</summary>
+            <dl class="facts facts-grid">
+              <Fact label="Execution id" value={x.id} mono />
+              <Fact label="Created" value={formatTime(x.created_at)} />
+              <Fact label="Started" value={formatTime(x.started_at)} slot="started_at" />
+              <Fact label="Finished" value={formatTime(x.finished_at)} slot="finished_at" />
+              <Fact label="Cancellable" value={x.cancellable ? "yes" : "no"} />
+              <Fact label="Code version" value={x.capability_version ?? "—"} mono />
+              <Fact label="Run id" value={x.run_id ?? "—"} mono />
+              <Fact label="Session key" value={x.session_key ?? "—"} mono />
+              <Fact label="Request id" value={x.request_id} mono />
+              <Fact label="Trace id" value={x.trace_id} mono />
+              <Fact label="Repository" value={repositoryText(x.repository, props.root)} mono />
+            </dl>
+          </details>
         </section>
 
-        <ProgressBar progress={x.progress} />
-        <FailurePanel failure={x.failure} />
+        {terminal && x.progress === null ? null : <ProgressBar progress={x.progress} />}
+        <FailurePanel failure={x.failure} title={cancelled ? "Cancelled" : "Failure"} tone={cancelled ? "cancelled" : "failed"} />
+        <ReconciliationPanel execution={x} canCheck={typeof props.capability?.def.reconcile === "function"} />
         <section class="panel output" data-section="output" hidden={x.state !== "succeeded"} aria-labelledby="output-heading">
           <h2 id="output-heading">
             <span aria-hidden="true">✓ </span>Output
           </h2>
-          <JsonBlock value={x.output} slot="output" label="Output" />
+          <OutputView value={x.output} slot="output" label="Output" />
         </section>
-        <StepsTable steps={x.steps} />
+        <StepTimeline steps={x.steps} execution={x} now={props.now} />
+        <StepsTable steps={x.steps} ended={terminal} />
         <DiagnosticsTable diagnostics={x.diagnostics} dropped={x.diagnostics_dropped} />
-        <LogBox lines={x.log} dropped={x.log_dropped} limit={props.logLimit} />
+        <ArtifactsPanel execution={x} artifacts={props.artifacts} />
+        <LogBox lines={x.log} dropped={x.log_dropped} limit={props.logLimit} filter={props.logFilter} action={executionPagePath(x.id)} />
         <Streams streams={props.extras.streams} limit={props.streamLimit} />
         <OtherEvents events={props.extras.other} />
 

@@ -8,7 +8,9 @@ import { ExecutionRowTemplate, ExecutionTable } from "../components/execution-ta
 import { Layout } from "../components/layout.tsx";
 import { LoadErrors } from "../components/load-errors.tsx";
 import { StateCounts } from "../components/state-counts.tsx";
-import { capabilitiesPath, EXECUTION_PAGE_TEMPLATE, executionsPath, ID_PLACEHOLDER, LIVE_CHANNEL_PATH } from "../paths.ts";
+import { StateChart } from "../components/state-chart.tsx";
+import type { Bucket } from "../chart-data.ts";
+import { capabilitiesPath, EXECUTION_PAGE_TEMPLATE, executionsPath, ID_PLACEHOLDER, LIVE_CHANNEL_PATH, overviewPath } from "../paths.ts";
 
 /** What the overview shows. */
 export interface OverviewProps {
@@ -20,6 +22,8 @@ export interface OverviewProps {
   loadErrors: LoadError[];
   capabilityCount: number;
   heartbeatMs: number;
+  /** Executions per state over the last hours, for the chart. */
+  activity: { buckets: Bucket[]; spanHours: number; more: boolean };
 }
 
 /**
@@ -28,11 +32,12 @@ export interface OverviewProps {
  */
 export function OverviewPage(props: OverviewProps) {
   return (
-    <Layout title="Overview" section="overview" root={props.root} scripts={["socket.js", "format.js", "live-list.js"]}>
+    <Layout title="Overview" section="overview" root={props.root} scripts={["socket.js", "format.js", "refresh.js", "live-list.js"]}>
       <div
         class="page"
         data-docket-list
         data-mode="overview"
+        data-page={overviewPath()}
         data-socket={LIVE_CHANNEL_PATH}
         data-heartbeat-ms={String(props.heartbeatMs)}
         data-execution-url={EXECUTION_PAGE_TEMPLATE}
@@ -54,6 +59,8 @@ export function OverviewPage(props: OverviewProps) {
           <StateCounts counts={props.counts} />
         </section>
 
+        <StateChart buckets={props.activity.buckets} spanHours={props.activity.spanHours} more={props.activity.more} />
+
         <section class="panel" aria-labelledby="active-heading">
           <h2 id="active-heading">Running now</h2>
           <ExecutionTable name="active" items={props.active} empty="Nothing is running or queued." caption="Executions running, cancelling or queued" />
@@ -72,7 +79,7 @@ export function OverviewPage(props: OverviewProps) {
             <h2 id="load-heading">Load errors</h2>
             <a href={capabilitiesPath()}>Capabilities →</a>
           </div>
-          <LoadErrors errors={props.loadErrors} />
+          <LoadErrors errors={props.loadErrors} root={props.root} />
         </section>
         <p class="notice notice-info" data-slot="resync" hidden role="status">
           <span class="glyph" aria-hidden="true">

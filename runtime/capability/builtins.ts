@@ -10,6 +10,7 @@ import executionsEvents from "../../capabilities/executions.events.ts";
 import executionsGet from "../../capabilities/executions.get.ts";
 import executionsList from "../../capabilities/executions.list.ts";
 import executionsProtocol from "../../capabilities/executions.protocol.ts";
+import executionsReconcile from "../../capabilities/executions.reconcile.ts";
 import executionsRelease from "../../capabilities/executions.release.ts";
 import executionsReport from "../../capabilities/executions.report.ts";
 import executionsStart from "../../capabilities/executions.start.ts";
@@ -33,6 +34,7 @@ export const BUILTINS: Record<string, CapabilityDef> = {
   "executions.get.ts": executionsGet as CapabilityDef,
   "executions.list.ts": executionsList as CapabilityDef,
   "executions.protocol.ts": executionsProtocol as CapabilityDef,
+  "executions.reconcile.ts": executionsReconcile as CapabilityDef,
   "executions.release.ts": executionsRelease as CapabilityDef,
   "executions.report.ts": executionsReport as CapabilityDef,
   "executions.start.ts": executionsStart as CapabilityDef,

@@ -118,6 +118,19 @@ export interface CapabilityContext {
   plane?: PlaneHandle;
 }
 
+/**
+ * What a capability's `reconcile(input, ctx)` answers after checking the world
+ * (docs/reconciliation.md): whether the interrupted work took effect, and what it saw.
+ * `unknown` records nothing: the execution stays unsettled, for a person to decide.
+ */
+export interface ReconcileResult {
+  outcome: "applied" | "not_applied" | "unknown";
+  /** What the check saw, recorded with the reconciliation: small JSON (a few KiB). */
+  evidence?: unknown;
+  /** One sentence for the people reading the execution later. */
+  note?: string;
+}
+
 /** What a user writes: one capability, declaration and handler together (docs/handler-api.md). */
 export interface CapabilityDef<I extends AnySchema = AnySchema, O extends AnySchema = AnySchema> {
   id: string;
@@ -138,6 +151,12 @@ export interface CapabilityDef<I extends AnySchema = AnySchema, O extends AnySch
   /** Codes this capability raises through `CapabilityError` (lower snake case). */
   errors?: string[];
   handler(input: v.InferOutput<I>, ctx: CapabilityContext): Promise<v.InferInput<O>> | v.InferInput<O>;
+  /**
+   * Checks whether an execution whose outcome is unknown took effect, given the input it ran
+   * with and `ctx.execution` naming it; runs on a worker when `executions.reconcile` is asked
+   * without an outcome. It reads the world and changes nothing.
+   */
+  reconcile?(input: v.InferOutput<I>, ctx: CapabilityContext): Promise<ReconcileResult> | ReconcileResult;
 }
 
 /** Declares a capability. An identity helper: it returns its argument, typed for inference. */

@@ -24,6 +24,8 @@ export interface DiscoveryOptions {
    * loaded twice; its other files load as checkout files.
    */
   builtinDir?: string | null;
+  /** How long one file may take to load (`load_timeout_ms`); past it the file is a load error. */
+  loadTimeoutMs?: number;
 }
 
 /**
@@ -61,7 +63,7 @@ export async function discoverCapabilities(options: DiscoveryOptions): Promise<C
     if (seen.has(real)) continue;
     seen.add(real);
     const skip = builtinFolders.has(real) ? (file: string) => basename(file) in options.builtins : () => false;
-    for (const file of files) if (!skip(file)) await loadInto(registry, file, options.importFile);
+    for (const file of files) if (!skip(file)) await loadInto(registry, file, options.importFile, options.loadTimeoutMs);
   }
   return registry;
 }
@@ -70,14 +72,14 @@ export async function discoverCapabilities(options: DiscoveryOptions): Promise<C
 export type LoadedCapabilityFile = { ok: true; capability: RegisteredCapability } | { ok: false; errors: LoadError[] };
 
 /** Loads one capability file on its own, for `docket run ./path/to/file.ts`. */
-export async function loadCapabilityFile(absPath: string, importFile: ImportFile): Promise<LoadedCapabilityFile> {
+export async function loadCapabilityFile(absPath: string, importFile: ImportFile, loadTimeoutMs?: number): Promise<LoadedCapabilityFile> {
   const registry = new CapabilityRegistry();
-  const capability = await loadInto(registry, resolve(absPath), importFile);
+  const capability = await loadInto(registry, resolve(absPath), importFile, loadTimeoutMs);
   return capability ? { ok: true, capability } : { ok: false, errors: registry.loadErrors() };
 }
 
-async function loadInto(registry: CapabilityRegistry, file: string, importFile: ImportFile): Promise<RegisteredCapability | null> {
-  const imported = await importCapabilityFile(file, { importFile });
+async function loadInto(registry: CapabilityRegistry, file: string, importFile: ImportFile, timeoutMs: number | undefined): Promise<RegisteredCapability | null> {
+  const imported = await importCapabilityFile(file, { importFile, timeoutMs });
   if (!imported.ok) {
     registry.addLoadError({ file, line: imported.problem.line, column: imported.problem.column, reason: imported.problem.reason });
     return null;

@@ -13,6 +13,7 @@ export type {
   HostFacts,
   LogLevel,
   ProgressReporter,
+  ReconcileResult,
 } from "./declaration.ts";
 export { CAPABILITY_ID_PATTERN, CAPABILITY_ID_RULE, isCapabilityId } from "./capability-id.ts";
 export { CapabilityError } from "./capability-error.ts";

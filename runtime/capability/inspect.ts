@@ -17,6 +17,7 @@ const ERROR_CODE = /^[a-z][a-z0-9_]*$/;
 /** What kind of problem a capability file has; stable, for agents and CI annotations. */
 export type CapabilityProblemCode =
   | "import_failed"
+  | "load_timeout"
   | "no_default_export"
   | "not_a_capability"
   | "bad_id"
@@ -78,6 +79,9 @@ export function checkDeclaration(value: unknown, options: DeclarationCheckOption
   }
   if (def.effect !== "read" && def.effect !== "write") report("bad_declaration", "effect", `effect must be "read" or "write", got ${describe(def.effect)}`);
   if (typeof def.handler !== "function") report("bad_declaration", "handler", `handler must be a function (input, ctx) => output, got ${describe(def.handler)}`);
+  if (def.reconcile !== undefined && typeof def.reconcile !== "function") {
+    report("bad_declaration", "reconcile", `reconcile must be a function (input, ctx) => ({ outcome, evidence?, note? }), got ${describe(def.reconcile)}`);
+  }
   if (def.cancellable !== undefined && typeof def.cancellable !== "boolean") report("bad_declaration", "cancellable", `cancellable must be true or false, got ${describe(def.cancellable)}`);
   if (def.execution !== undefined && def.execution !== "allowed" && def.execution !== "never" && def.execution !== "always") {
     report("bad_declaration", "execution", `execution must be "allowed", "always" or "never", got ${describe(def.execution)}`);
@@ -148,7 +152,12 @@ export interface ImportCapabilityOptions {
   importFile?: (specifier: string) => Promise<unknown>;
   /** Import a fresh copy (a cache-busting query string), so an edited file is read again. */
   fresh?: boolean;
+  /** How long the import may take (`load_timeout_ms`); default DEFAULT_LOAD_TIMEOUT_MS. */
+  timeoutMs?: number;
 }
+
+/** The default of the `load_timeout_ms` limit, for callers that have no limits in hand. */
+export const DEFAULT_LOAD_TIMEOUT_MS = 5000;
 
 /** Imports one capability file and takes its default export; an import failure becomes a problem. */
 export async function importCapabilityFile(absPath: string, options: ImportCapabilityOptions = {}): Promise<ImportedCapabilityFile> {
@@ -165,8 +174,21 @@ export async function importCapabilityFile(absPath: string, options: ImportCapab
   // A path, not a file:// URL: Bun 1.4 ignores the query of a file:// URL and returns the cached module.
   const specifier = options.fresh ? `${file}?docket_fresh=${crypto.randomUUID()}` : versionedSpecifier(file, version);
   let module: unknown;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_LOAD_TIMEOUT_MS;
   try {
-    module = await importFile(specifier);
+    const loaded = await withinTime(importFile(specifier), timeoutMs);
+    if (!loaded.settled) {
+      return {
+        ok: false,
+        problem: {
+          code: "load_timeout",
+          reason: `the file did not finish loading within ${timeoutMs} ms (a top-level await that never settles, or slow work when it is imported); make its top level quick, or raise DOCKET_LOAD_TIMEOUT_MS`,
+          line: null,
+          column: null,
+        },
+      };
+    }
+    module = loaded.value;
   } catch (error) {
     return { ok: false, problem: { code: "import_failed", ...describeImportFailure(error, file, text) } };
   }
@@ -175,6 +197,23 @@ export async function importCapabilityFile(absPath: string, options: ImportCapab
     return { ok: false, problem: { code: "no_default_export", reason: "the file has no default export; end it with export default capability({ … })", line: null, column: null } };
   }
   return { ok: true, value, text, version };
+}
+
+/**
+ * The promise's value, or `settled: false` once `ms` passed. The import that never settles is
+ * left pending: nothing can stop a module's evaluation, but nothing waits on it any more either,
+ * and it does not hold the process open (docs/containment.md).
+ */
+async function withinTime<T>(promise: Promise<T>, ms: number): Promise<{ settled: true; value: T } | { settled: false }> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<{ settled: false }>((resolve) => {
+    timer = setTimeout(() => resolve({ settled: false }), ms);
+  });
+  try {
+    return await Promise.race([promise.then((value) => ({ settled: true as const, value })), late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Everything `capabilities.verify` reports about one file, checked on its own. */

@@ -3,6 +3,7 @@ import { BUILTINS } from "../capability/builtins.ts";
 import { findCheckoutRoot } from "../capability/checkout.ts";
 import { discoverCapabilities } from "../capability/discovery.ts";
 import type { CapabilityCatalog } from "../capability/registered.ts";
+import { resolveLimits } from "../execution/limits.ts";
 
 /**
  * The registry alone, as `docket capabilities` reads it: the same discovery `bootPlane` runs, without
@@ -11,6 +12,14 @@ import type { CapabilityCatalog } from "../capability/registered.ts";
 export async function loadRegistry(options: { cwd: string; capabilityDirs: string[] }): Promise<{ root: string; registry: CapabilityCatalog }> {
   registerDocketModules();
   const root = findCheckoutRoot(options.cwd);
-  const registry = await discoverCapabilities({ root, dirs: options.capabilityDirs, builtins: BUILTINS, importFile: (path) => import(path) });
+  // Only the load time limit matters here; a bad DOCKET_LOAD_TIMEOUT_MS falls back to its default
+  // rather than stopping a listing (serve and run refuse it with the limit named).
+  let loadTimeoutMs: number | undefined;
+  try {
+    loadTimeoutMs = resolveLimits({ env: process.env }).load_timeout_ms;
+  } catch {
+    loadTimeoutMs = undefined;
+  }
+  const registry = await discoverCapabilities({ root, dirs: options.capabilityDirs, builtins: BUILTINS, importFile: (path) => import(path), loadTimeoutMs });
   return { root, registry };
 }

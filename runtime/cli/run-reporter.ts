@@ -1,4 +1,5 @@
 import type { EventType, ExecutionEvent } from "../execution/protocol.ts";
+import { withoutColour } from "../execution/text-colour.ts";
 import type { TerminalStyle } from "./_terminal.ts";
 
 /** Turns one event into the lines it prints (without newlines); an empty list prints nothing. */
@@ -49,7 +50,10 @@ export function location(d: { file?: string; line?: number; column?: number }): 
 export function plainPrinters(style: TerminalStyle, options: { localTime?: boolean } = {}): { printers: Required<EventPrinters>; unknown: EventPrinter; flush(): string[] } {
   const partial = new Map<string, string>();
   const stamp = (event: ExecutionEvent, text: string) => `${style.dim(clockTime(event.timestamp, options.localTime))} ${text}`;
-  const streamLine = (name: string, text: string) => `${style.dim(`${name} │`)} ${text}`;
+  const streamLine = (name: string, text: string) => `${style.dim(`${name} │`)} ${painted(text)}`;
+  // Events keep a handler's colours (docs/protocol.md): shown on a colour terminal, ended with a
+  // reset so they never leak into the next line, and stripped everywhere else.
+  const painted = (text: string) => (!style.color ? withoutColour(text) : text.includes("\u001b[") ? `${text}\u001b[0m` : text);
   const printers: Required<EventPrinters> = {
     "execution.created": (e) => [stamp(e, `${style.cyan("▸")} ${style.bold(e.data.capability)} ${style.dim(e.execution_id)}`)],
     "execution.started": () => [],
@@ -65,7 +69,7 @@ export function plainPrinters(style: TerminalStyle, options: { localTime?: boole
     },
     "execution.log": (e) => {
       const paint = e.data.level === "error" ? style.red : e.data.level === "warn" ? style.yellow : style.dim;
-      return [stamp(e, `${paint(e.data.level.padEnd(5))} ${e.data.message}${e.data.truncated ? style.dim(" (truncated)") : ""}`)];
+      return [stamp(e, `${paint(e.data.level.padEnd(5))} ${painted(e.data.message)}${e.data.truncated ? style.dim(" (truncated)") : ""}`)];
     },
     "execution.stream": (e) => {
       const text = (partial.get(e.data.name) ?? "") + e.data.chunk;
@@ -77,7 +81,7 @@ export function plainPrinters(style: TerminalStyle, options: { localTime?: boole
       const paint = e.data.severity === "error" ? style.red : e.data.severity === "warning" ? style.yellow : style.cyan;
       const where = location(e.data);
       const code = e.data.code ? style.dim(` [${e.data.code}]`) : "";
-      return [stamp(e, `${paint(e.data.severity)} ${where ? `${where} ` : ""}${e.data.message}${code}`)];
+      return [stamp(e, `${paint(e.data.severity)} ${where ? `${where} ` : ""}${painted(e.data.message)}${code}`)];
     },
     "execution.cancel_requested": (e) => [stamp(e, `${style.yellow("■")} cancellation requested`)],
     "execution.completed": (e) => {
@@ -85,6 +89,11 @@ export function plainPrinters(style: TerminalStyle, options: { localTime?: boole
       if (e.data.state === "succeeded") return [stamp(e, `${style.green("✔")} succeeded ${took}`)];
       if (e.data.state === "cancelled") return [stamp(e, `${style.yellow("■")} cancelled ${took}`)];
       return [stamp(e, `${style.red("✖")} failed ${took}${e.data.failure ? ` — ${e.data.failure.error_code}` : ""}`)];
+    },
+    "execution.reconciled": (e) => {
+      const by = e.data.actor.kind === "cli" ? `docket run (pid ${e.data.actor.pid})` : e.data.actor.kind;
+      const how = e.data.method === "check" ? "by its capability's check" : e.data.method === "run" ? "by the run's own end" : "by hand";
+      return [stamp(e, `${style.cyan("◆")} reconciled as ${e.data.outcome} ${how} (${by})${e.data.note ? ` — ${e.data.note}` : ""}`)];
     },
   };
   return {

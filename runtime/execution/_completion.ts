@@ -18,8 +18,11 @@ export interface StopCircumstances {
   /** The worker was terminated by the engine (deadline grace over, or a forced stop). */
   forced: boolean;
   deadlineMs: number | null;
-  /** Which bound `deadlineMs` is: the start request's `deadline_ms` (from admission) or the declaration's `timeout_ms` (from the start). */
-  deadlineSource?: "deadline_ms" | "timeout_ms";
+  /**
+   * Which bound `deadlineMs` is: the start request's `deadline_ms` (from admission), the
+   * declaration's `timeout_ms` (from the start), or the `direct_deadline_ms` limit of a direct call.
+   */
+  deadlineSource?: "deadline_ms" | "timeout_ms" | "direct_deadline_ms";
   /** The process is shutting down and stopped the handler: the run was interrupted. */
   interrupted?: boolean;
 }
@@ -77,7 +80,7 @@ function unmasked(capability: RegisteredCapability, outcome: TaskOutcome, stop: 
       }),
     };
   }
-  if (stop.deadlineExpired && (error.kind !== "capability" || stop.forced)) {
+  if (stop.deadlineExpired && error.kind !== "memory_exceeded" && (error.kind !== "capability" || stop.forced)) {
     return {
       state: "failed",
       failure: buildFailure({
@@ -91,6 +94,19 @@ function unmasked(capability: RegisteredCapability, outcome: TaskOutcome, stop: 
     };
   }
   switch (error.kind) {
+    case "memory_exceeded":
+      // Whatever else was asked (a cancel, a deadline), the memory limit is what stopped it.
+      return {
+        state: "failed",
+        failure: buildFailure({
+          ...ids,
+          error_code: "memory_exceeded",
+          stage: "run",
+          message: `${capability.id} used more memory than its worker's limit of ${error.limit_mb} MiB (about ${error.used_mb} MiB when stopped); its worker was terminated.`,
+          ...(capability.effect === "write" ? forced : { outcome_certainty: "not_applied" as const }),
+          context: { capability: capability.id, limit_mb: error.limit_mb, used_mb: error.used_mb },
+        }),
+      };
     case "capability":
       return {
         state: "failed",
@@ -146,6 +162,7 @@ function articled(errorClass: string): string {
 function deadlineText(stop: StopCircumstances): string {
   if (stop.deadlineSource === "deadline_ms") return `its deadline_ms of ${stop.deadlineMs} ms (counted from admission, queue time included)`;
   if (stop.deadlineSource === "timeout_ms") return `its timeout_ms of ${stop.deadlineMs} ms`;
+  if (stop.deadlineSource === "direct_deadline_ms") return `the direct-call deadline of ${stop.deadlineMs} ms (direct_deadline_ms)`;
   return `its deadline of ${stop.deadlineMs} ms`;
 }
 

@@ -36,7 +36,8 @@ export class DirectCalls {
 
   constructor(private readonly options: DirectCallsOptions) {}
 
-  async call(id: string, rawInput: unknown, edge: EdgeInfo): Promise<unknown> {
+  /** Calls a capability; `signal` aborts when the caller went away, which cancels the call. */
+  async call(id: string, rawInput: unknown, edge: EdgeInfo, signal?: AbortSignal): Promise<unknown> {
     const { capability, input } = this.options.admitInput(id, rawInput, edge, "call");
     if (!callsDirectly(capability)) {
       throw new FailureError(
@@ -52,7 +53,7 @@ export class DirectCalls {
       );
     }
     const { mask, secrets } = maskForInput(capability.input_schema, input);
-    if (capability.plane) return this.callInMain(capability, input, edge, mask);
+    if (capability.plane) return this.callInMain(capability, input, edge, mask, signal);
     // The version is part of the key: an edited file's output is never served from its old code.
     const key = capability.cache ? `${capability.id}\n${capability.version}\n${canonicalJson(input)}` : null;
     if (key) {
@@ -60,7 +61,7 @@ export class DirectCalls {
       if (hit && hit.expires > this.options.clock.monotonic()) return structuredClone(hit.output);
       this.cache.delete(key);
     }
-    const output = await this.callOnWorker(capability, input, edge, mask, secrets);
+    const output = await this.callOnWorker(capability, input, edge, mask, secrets, signal);
     if (key && capability.cache) {
       if (this.cache.size >= CACHE_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
       this.cache.set(key, { expires: this.options.clock.monotonic() + capability.cache.ttl_ms, output: structuredClone(output) });
@@ -68,8 +69,13 @@ export class DirectCalls {
     return output;
   }
 
-  private async callInMain(capability: RegisteredCapability, input: unknown, edge: EdgeInfo, mask: SecretMask): Promise<unknown> {
+  private async callInMain(capability: RegisteredCapability, input: unknown, edge: EdgeInfo, mask: SecretMask, signal?: AbortSignal): Promise<unknown> {
     const abort = new AbortController();
+    // A plane handler runs in the main thread and cannot be stopped by force; it is told, that is all.
+    if (signal) {
+      if (signal.aborted) abort.abort();
+      else signal.addEventListener("abort", () => abort.abort(), { once: true, signal: abort.signal });
+    }
     const ctx = mainThreadContext(this.options.handle(edge), this.options.hostFacts, abort.signal);
     let outcome: TaskOutcome;
     try {
@@ -86,7 +92,13 @@ export class DirectCalls {
     return this.settle(capability, outcome, { cancelRequested: false, deadlineExpired: false, forced: false, deadlineMs: null }, edge, mask);
   }
 
-  private async callOnWorker(capability: RegisteredCapability, input: unknown, edge: EdgeInfo, mask: SecretMask, secrets: string[]): Promise<unknown> {
+  /**
+   * A work capability on the direct lane, bounded like an execution (docs/containment.md): past
+   * its deadline (the capability's `timeout_ms` or `direct_deadline_ms`, the shorter), or once its
+   * caller went away, it is cancelled; `grace_ms` later its worker is terminated and replaced, so
+   * a handler that never returns cannot hold the lane.
+   */
+  private async callOnWorker(capability: RegisteredCapability, input: unknown, edge: EdgeInfo, mask: SecretMask, secrets: string[], signal?: AbortSignal): Promise<unknown> {
     const { pool, root, clock, limits } = this.options;
     const handle = pool.run(
       {
@@ -104,26 +116,40 @@ export class DirectCalls {
       },
       { lane: "direct" },
     );
-    const stop: StopCircumstances = { cancelRequested: false, deadlineExpired: false, forced: false, deadlineMs: capability.timeout_ms, deadlineSource: "timeout_ms" };
+    // The capability's own timeout_ms wins when it is the shorter bound.
+    const own = capability.timeout_ms !== null && capability.timeout_ms <= limits.direct_deadline_ms;
+    const deadlineMs = own ? capability.timeout_ms! : limits.direct_deadline_ms;
+    const stop: StopCircumstances = { cancelRequested: false, deadlineExpired: false, forced: false, deadlineMs, deadlineSource: own ? "timeout_ms" : "direct_deadline_ms" };
     const timers: unknown[] = [];
-    if (capability.timeout_ms !== null) {
+    let stopping = false;
+    const stopHandler = () => {
+      handle.cancel();
+      if (stopping) return;
+      stopping = true;
       timers.push(
         clock.setTimeout(() => {
-          stop.deadlineExpired = true;
-          handle.cancel();
-          timers.push(
-            clock.setTimeout(() => {
-              stop.forced = true;
-              handle.terminate();
-            }, limits.grace_ms),
-          );
-        }, capability.timeout_ms),
+          stop.forced = true;
+          handle.terminate();
+        }, limits.grace_ms),
       );
-    }
+    };
+    timers.push(
+      clock.setTimeout(() => {
+        stop.deadlineExpired = true;
+        stopHandler();
+      }, deadlineMs),
+    );
+    const callerGone = () => {
+      stop.cancelRequested = true;
+      stopHandler();
+    };
+    if (signal?.aborted) callerGone();
+    else signal?.addEventListener("abort", callerGone, { once: true });
     try {
       return this.settle(capability, await handle.outcome, stop, edge, mask);
     } finally {
       for (const timer of timers) clock.clearTimeout(timer);
+      signal?.removeEventListener("abort", callerGone);
     }
   }
 

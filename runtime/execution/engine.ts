@@ -23,6 +23,7 @@ import { DirectCalls } from "./_direct-calls.ts";
 import { artifactsDir, listArtifacts, removeArtifacts } from "./artifact-files.ts";
 import { protocolDocument, type ProtocolDocument } from "./protocol-document.ts";
 import { createReportLedger } from "./report-ledger.ts";
+import { createReconciler } from "./reconciliation.ts";
 import { createStorageGate } from "./storage-gate.ts";
 import { DOCKET_VERSION } from "../version.ts";
 
@@ -173,6 +174,9 @@ export function createEngine(options: EngineOptions): Engine {
       return capability ? redactInput(capability, input) : input;
     },
   });
+
+  // Settles unknown outcomes (docs/reconciliation.md): by a person, or by the capability's own check.
+  const reconciler = createReconciler({ store, registry, pool, limits, root, clock, log });
 
   function start(request: StartRequest, edge: EdgeInfo): StartResult {
     if (closed) throw failure(edge, { error_code: "unavailable", stage: "admit", message: "The engine is shutting down." });
@@ -415,6 +419,7 @@ export function createEngine(options: EngineOptions): Engine {
         store.append(active.id, [{ type: "execution.cancel_requested", data: { actor: active.edge.actor } }]);
       }
       writeCompleted(active.id, completion, duration_ms);
+      rememberForCheck(active, completion);
     } catch (error) {
       // The completion itself could not be stored: the execution still ends, never a ghost.
       const correlation = newCorrelationId();
@@ -437,6 +442,15 @@ export function createEngine(options: EngineOptions): Engine {
       scheduler.finish(active.id);
       pump();
     }
+  }
+
+  /**
+   * An unknown outcome that its capability can check: the real input stays in this process for
+   * that check when the stored one lost its sensitive fields (docs/reconciliation.md).
+   */
+  function rememberForCheck(active: Active, completion: Completion): void {
+    if (completion.state === "succeeded" || completion.failure.outcome_certainty !== "unknown") return;
+    if (typeof active.capability.def.reconcile === "function" && hasSensitive(active.capability.input_schema)) reconciler.remember(active.id, active.input);
   }
 
   function writeCompleted(id: string, completion: Completion, duration_ms: number): void {
@@ -498,6 +512,15 @@ export function createEngine(options: EngineOptions): Engine {
     active.stop.cancelRequested = true;
     store.append(id, [{ type: "execution.cancel_requested", data: { actor: edge.actor } }]);
     active.handle.cancel();
+    // A handler that cannot notice (blocked in a read, or never checking) does not keep the
+    // execution cancelling for ever: grace_ms later its worker is terminated and replaced.
+    active.timers.push(
+      clock.setTimeout(() => {
+        if (active.completed) return;
+        active.stop.forced = true;
+        active.handle?.terminate();
+      }, limits.grace_ms),
+    );
     return receipt(true, `Cancellation of ${id} was requested; follow its events for the outcome.`);
   }
 
@@ -563,15 +586,20 @@ export function createEngine(options: EngineOptions): Engine {
         if (!isTerminal(snapshot.state)) {
           throw failure(edge, { error_code: "invalid_input", stage: "admit", message: `${id} is ${snapshot.state}; its artifacts can be released once it is terminal.` });
         }
-        if (snapshot.failure?.outcome_certainty === "unknown") {
+        if (snapshot.failure?.outcome_certainty === "unknown" && !snapshot.reconciliation) {
           throw failure(edge, {
             error_code: "invalid_input",
             stage: "admit",
-            message: `${id} ended with an unknown outcome; its artifacts are kept as evidence until the outcome is reconciled by hand.`,
+            message: `${id} ended with an unknown outcome; its artifacts are kept as evidence until the outcome is reconciled (executions.reconcile).`,
             retryability: "manual_reconcile",
+            suggestion: `Settle it first: docket executions reconcile ${id} --applied|--not-applied --note "what you found", or without an outcome to run the capability's own check.`,
           });
         }
         return { id, released: removeArtifacts(root, id) };
+      },
+      reconcile: (request) => {
+        if (closed) return Promise.reject(failure(edge, { error_code: "unavailable", stage: "admit", message: "The engine is shutting down." }));
+        return reconciler.reconcile(request, edge).then(acknowledged);
       },
     };
   }
@@ -601,7 +629,7 @@ export function createEngine(options: EngineOptions): Engine {
     onCapabilitiesChanged: (listener) => registry.subscribe?.(listener) ?? (() => undefined),
     start,
     cancel,
-    call: (id, input, edge) => direct.call(id, input, edge),
+    call: (id, input, edge, callOptions) => direct.call(id, input, edge, callOptions?.signal),
     handle,
     forceStop,
     hostFacts,

@@ -1,5 +1,5 @@
 import type { Actor, ExecutionEvent } from "./protocol.ts";
-import type { ExecutionSnapshot, ExpiredExecution } from "./snapshot.ts";
+import type { ExecutionSnapshot, ExpiredExecution, ReconciliationSnapshot } from "./snapshot.ts";
 import type { Limits } from "./limits.ts";
 import type { ExecutionState } from "./state-machine.ts";
 import type { ExecutionStore } from "../store/store.ts";
@@ -23,6 +23,12 @@ export interface StartRequest {
   deadline_ms?: number;
 }
 
+/** Options of a direct call. */
+export interface CallOptions {
+  /** Aborted when the caller went away (HTTP client disconnected, MCP request cancelled): the call is cancelled. */
+  signal?: AbortSignal;
+}
+
 /** `executions.start`'s answer. */
 export interface StartResult {
   /** The new execution (queued), or the original one of a known run_id — only its identity when its details are gone. */
@@ -38,6 +44,26 @@ export interface CancelReceipt {
   state: ExecutionState;
   cancellable: boolean;
   requested: boolean;
+  message: string;
+}
+
+/** `executions.reconcile`'s request: with `outcome` a person settles it; without, the capability's `reconcile()` checks. */
+export interface ReconcileRequest {
+  id: string;
+  outcome?: "applied" | "not_applied";
+  note?: string;
+}
+
+/** What `executions.reconcile` answers: whether it is settled now, and how. */
+export interface ReconcileReceipt {
+  id: string;
+  state: ExecutionState;
+  /** True when this call recorded `execution.reconciled`. */
+  reconciled: boolean;
+  /** The reconciliation the execution holds now (this call's, or none when the check could not tell). */
+  reconciliation: ReconciliationSnapshot | null;
+  /** What the capability's check found, also when it could not tell (`outcome: "unknown"`). */
+  check: { outcome: "applied" | "not_applied" | "unknown"; evidence?: unknown; note?: string } | null;
   message: string;
 }
 
@@ -60,8 +86,11 @@ export interface ExecutionPlane {
   /** Validates, redacts, admits and queues; answers at once. Throws FailureError. */
   start(request: StartRequest, edge: EdgeInfo): StartResult;
   cancel(id: string, edge: EdgeInfo): CancelReceipt;
-  /** A direct call: validated input → handler (worker lane for work capabilities) → validated output. Throws FailureError. */
-  call(capability: string, input: unknown, edge: EdgeInfo): Promise<unknown>;
+  /**
+   * A direct call: validated input → handler (worker lane for work capabilities) → validated
+   * output, within `direct_deadline_ms`. Throws FailureError.
+   */
+  call(capability: string, input: unknown, edge: EdgeInfo, options?: CallOptions): Promise<unknown>;
   /** The same plane bound to one caller, as plane capabilities receive it. */
   handle(edge: EdgeInfo): PlaneHandle;
 }
@@ -95,6 +124,8 @@ export interface PlaneHandle {
   /** The whole event contract: schemas derived from the valibot definitions, limits in force. */
   protocol(): ProtocolDocument;
   artifacts(id: string): ArtifactInfo[];
-  /** Deletes a terminal execution's artifacts; refused while running and for an unknown outcome. */
+  /** Deletes a terminal execution's artifacts; refused while running and for an unknown outcome not yet reconciled. */
   release(id: string): { id: string; released: number };
+  /** Settles an unknown outcome (docs/reconciliation.md); throws FailureError for anything else. */
+  reconcile(request: ReconcileRequest): Promise<ReconcileReceipt>;
 }

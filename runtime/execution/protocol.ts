@@ -59,6 +59,15 @@ export const EVENT_PAYLOADS = {
     failure: v.optional(FailureSchema),
     duration_ms: v.number(),
   }),
+  // The one event that may follow `execution.completed`, once: what settled an unknown outcome
+  // (docs/reconciliation.md). The terminal state does not move.
+  "execution.reconciled": v.object({
+    outcome: v.picklist(["applied", "not_applied"]),
+    method: v.picklist(["manual", "check", "run"]),
+    actor: Actor,
+    note: v.optional(v.string()),
+    evidence: v.optional(v.unknown()),
+  }),
 } as const;
 
 export type EventType = keyof typeof EVENT_PAYLOADS;

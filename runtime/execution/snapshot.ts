@@ -22,6 +22,21 @@ export type LogLineSnapshot = {
   truncated?: boolean;
 }
 
+/**
+ * How an unknown outcome was settled (docs/reconciliation.md): by a person (`manual`), by the
+ * capability's own `reconcile()` (`check`), or by the run that came back (`run`).
+ */
+export type ReconciliationSnapshot = {
+  outcome: "applied" | "not_applied";
+  method: "manual" | "check" | "run";
+  actor: Actor;
+  note: string | null;
+  /** When it was settled: the timestamp of its `execution.reconciled` event. */
+  at: string;
+  /** What the check or the run found, as they said it (bounded JSON). */
+  evidence?: unknown;
+}
+
 /** What reading one execution returns (docs/protocol.md). */
 export type ExecutionSnapshot = {
   id: string;
@@ -55,6 +70,8 @@ export type ExecutionSnapshot = {
   last_sequence: number;
   retained_from: number;
   truncated: boolean;
+  /** Present once an unknown outcome was settled; the state itself never moves after completion. */
+  reconciliation?: ReconciliationSnapshot;
   /** True once the durable store dropped the details of a long-finished execution; identity stays. */
   details_expired?: boolean;
   links: { self: string; events: string; socket: string; cockpit: string };

@@ -1,5 +1,6 @@
 import type { EventDraft } from "./protocol.ts";
 import type { Limits } from "./limits.ts";
+import { withoutDanglingEscape } from "./text-colour.ts";
 
 /** Ends every text (but a log line) that was cut at its byte limit; a log line says so by `truncated` alone. */
 export const CUT_MARK = "…";
@@ -25,7 +26,8 @@ export function cutToBytes(text: string, maxBytes: number): string {
   const bytes = new Uint8Array(Math.max(0, maxBytes));
   // encodeInto stops before the first code point that does not fit, and says how far it read.
   const { read, written } = encoder.encodeInto(text, bytes);
-  return read === text.length ? text : decoder.decode(bytes.subarray(0, written));
+  // A colour sequence cut in half would leave a stray escape: it goes with the rest that did not fit.
+  return read === text.length ? text : withoutDanglingEscape(decoder.decode(bytes.subarray(0, written)));
 }
 
 /**
@@ -96,6 +98,12 @@ export function boundDraftTexts(draft: EventDraft, limits: TextLimits): EventDra
       const suggestion = cutText(failure.suggestion, limits.failure_message_bytes);
       if (!message.cut && !suggestion.cut) return draft;
       return { type: draft.type, data: { ...draft.data, failure: { ...failure, message: message.text, suggestion: suggestion.text } } };
+    }
+    case "execution.reconciled": {
+      // A reconciliation's note is bounded like a diagnostic's message: a sentence or a paragraph.
+      if (draft.data.note === undefined) return draft;
+      const note = cutText(draft.data.note, limits.diagnostic_message_bytes);
+      return note.cut ? { type: draft.type, data: { ...draft.data, note: note.text } } : draft;
     }
     default:
       return draft;

@@ -33,10 +33,10 @@ export async function callTool(plane: ExecutionPlane, name: string, args: Record
   try {
     if (target.kind === "start") return await start(plane, target, input, context);
     if (target.kind === "plane") return success(target, await plane.call(target.capability.id, input, context.edge));
-    // A direct call cannot be stopped once on its worker: cancelling stops the wait, and the
-    // worker's answer is dropped. Work that should stop on cancel is started as an execution.
+    // A cancelled request (or a client gone) cancels the direct call: its handler is asked to stop
+    // and, grace_ms later, its worker is terminated. The answer is not awaited past the abort.
     const value = isObjectSchema(target.capability.input_schema) ? input : input.input;
-    return success(target, await untilAborted(plane.call(target.capability.id, value, context.edge), context.signal));
+    return success(target, await untilAborted(plane.call(target.capability.id, value, context.edge, { signal: context.signal }), context.signal));
   } catch (error) {
     // A cancelled request gets no answer (the SDK drops it); this only keeps the abort out of the log.
     if (context.signal.aborted) return failureToolResult(cancelledFailure(name, context.edge));

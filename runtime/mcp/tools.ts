@@ -16,6 +16,7 @@ export const PLANE_TOOLS = {
   docket_execution_events: "executions.events",
   docket_execution_cancel: "executions.cancel",
   docket_execution_protocol: "executions.protocol",
+  docket_execution_reconcile: "executions.reconcile",
 } as const;
 
 export type PlaneToolName = keyof typeof PLANE_TOOLS;
@@ -33,6 +34,9 @@ const PLANE_NOTES: Record<PlaneToolName, string> = {
   docket_execution_events: "Call again with after = the last sequence you saw to follow an execution without gaps. Effect: read.",
   docket_execution_cancel: "Only a cancellable execution (cancellable: true in its snapshot) stops early; the receipt says whether the request was made. Effect: write, it stops work.",
   docket_execution_protocol: "Effect: read. The same document is the resource docket://executions/protocol.",
+  docket_execution_reconcile:
+    "Only for an execution whose failure has outcome_certainty unknown and no reconciliation yet. Give an outcome only for what you verified yourself, with a note saying how; " +
+    "without an outcome the capability's own check runs (when it declares one) and its evidence is recorded. Effect: write, it records a decision that is never replaced.",
 };
 
 /** Hints that differ from what a plane capability's effect alone suggests. */

@@ -23,7 +23,8 @@ export type LiveUpgrade = (c: Context, target: LiveTarget) => Response | Promise
 
 /** Hono environment of the docket app. */
 export interface AppEnv {
-  Bindings: { docketUpgrade?: LiveUpgrade };
+  /** `docketKeepOpen`: lifts the runtime's idle timer for one long request (see long-request.ts). */
+  Bindings: { docketUpgrade?: LiveUpgrade; docketKeepOpen?: (request: Request) => void };
   Variables: {
     ids: { request_id: string; trace_id: string };
     actor: Actor;

@@ -10,6 +10,11 @@ export interface RunningServer {
 export interface ListenOptions {
   host: string;
   port: number;
+  /**
+   * Seconds a connection may stay silent (Bun's `idleTimeout`, default 10; the Node adapter has no
+   * such timer). A direct call lifts it for its own request (long-request.ts); tests shorten it.
+   */
+  idleTimeoutSeconds?: number;
 }
 
 /** The URL of a listening host and port (IPv6 literals bracketed). */

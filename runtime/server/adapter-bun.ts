@@ -66,7 +66,9 @@ export function serveWithBun(app: Hono<AppEnv>, live: LiveChannel, options: List
   const server = Bun.serve({
     hostname: options.host,
     port: options.port,
-    fetch: (request, bunServer) => app.fetch(request, { server: bunServer, docketUpgrade: upgrade }),
+    ...(options.idleTimeoutSeconds === undefined ? {} : { idleTimeout: options.idleTimeoutSeconds }),
+    // A direct call lifts the idle timer for its own request: its deadline bounds it (long-request.ts).
+    fetch: (request, bunServer) => app.fetch(request, { server: bunServer, docketUpgrade: upgrade, docketKeepOpen: (long: Request) => bunServer.timeout(long, 0) }),
     websocket: handler,
     // Never Bun's development error page (it shows stacks, source lines and paths): whatever
     // escapes the app is a bare 500 whose details stay on stderr.

@@ -9,6 +9,7 @@ import { edgeFailure } from "./errors.ts";
 import { readJsonBody } from "./json-body.ts";
 import { inputFromQuery } from "./query-input.ts";
 import { downloadArtifact } from "./artifact-download.ts";
+import { longRequest } from "./long-request.ts";
 
 /** Where every capability's route lives: `a.b` → `/api/v1/a/b`. */
 export const API_PREFIX = "/api/v1";
@@ -46,7 +47,8 @@ export function apiRoutes(plane: ExecutionPlane): Hono<AppEnv> {
     } else {
       input = inputFromQuery(new URL(c.req.url).searchParams, capability.input_schema);
     }
-    const output = await plane.call(capability.id, input, edgeOf(c));
+    // The call is bounded by its own deadline; a client that leaves cancels it.
+    const output = await plane.call(capability.id, input, edgeOf(c), { signal: longRequest(c) });
     return c.json((output ?? null) as object, 200);
   };
 

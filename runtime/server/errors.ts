@@ -10,6 +10,8 @@ import { CapabilityError } from "../capability/capability-error.ts";
  * - `cancelled` → 409: the call was stopped by a cancel (the standard code closest to "the
  *   resource's state ended this"); 499 is an nginx convention many clients do not know.
  * - `interrupted` → 503: the process doing the work went away.
+ * - `memory_exceeded` → 500: the handler failed on the server's side; no change of the request
+ *   alone makes it succeed, and it is not the server's unavailability (503) either.
  * - any handler code raised through CapabilityError → 422: the request was understood and valid,
  *   and the capability refused it for a reason of its own.
  */
@@ -26,6 +28,7 @@ export function statusOf(failure: Pick<FailureDescriptor, "error_code">): number
     case "capacity":
       return 429;
     case "internal":
+    case "memory_exceeded":
       return 500;
     case "unavailable":
     case "interrupted":

@@ -51,6 +51,8 @@ export interface ServeOptions {
   /** Builds the sub-apps mounted at /cockpit and /mcp once the plane is booted (they project it too). */
   mounts?: (plane: ExecutionPlane, live: LiveChannel) => AppMounts;
   liveClock?: LiveClock;
+  /** Seconds a silent connection stays open (Bun only; default Bun's 10 s). See ListenOptions. */
+  idleTimeoutSeconds?: number;
   /** Watch the capability folders and reload on a change (default true; `--no-watch`). */
   watch?: boolean;
   /** Options of the folder watch (debounce, clock), for tests. */
@@ -178,7 +180,7 @@ export async function startServer(options: ServeOptions): Promise<DocketServer> 
     const app = createApp({ plane, live, config, mounts: options.mounts?.(plane, live), log: options.log });
     running =
       options.runtime === "bun"
-        ? (await import("./adapter-bun.ts")).serveWithBun(app, live, { host, port })
+        ? (await import("./adapter-bun.ts")).serveWithBun(app, live, { host, port, idleTimeoutSeconds: options.idleTimeoutSeconds })
         : await (await import("./adapter-node.ts")).serveWithNode(app, live, { host, port });
     config.port = running.port;
     config.origin = running.url;

@@ -8,8 +8,9 @@ import type { NewExecution } from "./store.ts";
 export type FoldLimits = Pick<Limits, "diagnostics_retained" | "log_tail_lines" | "steps_retained">;
 
 /**
- * An event refused without a state move of its own: anything after `execution.completed`
- * (a terminal snapshot never changes), or a second `execution.created`. A subclass, so that a
+ * An event refused without a state move of its own: anything after `execution.completed` but
+ * one `execution.reconciled` of an unknown outcome (the terminal state never changes), or a
+ * second `execution.created`. A subclass, so that a
  * caller catching IllegalTransitionError catches every refusal of the store.
  */
 export class EventRefusedError extends IllegalTransitionError {
@@ -75,8 +76,19 @@ function targetState(draft: EventDraft): ExecutionState | null {
  */
 export function checkBatch(snapshot: ExecutionSnapshot, drafts: readonly EventDraft[]): void {
   let state = snapshot.state;
+  let certainty = snapshot.failure?.outcome_certainty ?? null;
+  let reconciled = snapshot.reconciliation !== undefined;
   for (const draft of drafts) {
+    if (draft.type === "execution.reconciled") {
+      // The one event after completion, once, and only where the outcome is unknown (docs/reconciliation.md).
+      if (!isTerminal(state)) throw new EventRefusedError(snapshot.id, state, draft.type, `it is still ${state}; only a finished execution can be reconciled`);
+      if (reconciled) throw new EventRefusedError(snapshot.id, state, draft.type, "it was already reconciled, and a reconciliation is never replaced");
+      if (certainty !== "unknown") throw new EventRefusedError(snapshot.id, state, draft.type, `its outcome is ${certainty ?? "known"} (${state}), not unknown: there is nothing to settle`);
+      reconciled = true;
+      continue;
+    }
     if (isTerminal(state)) throw new EventRefusedError(snapshot.id, state, draft.type, `it is already ${state}, and a terminal execution takes no more events`);
+    if (draft.type === "execution.completed") certainty = draft.data.failure?.outcome_certainty ?? null;
     if (draft.type === "execution.created") throw new EventRefusedError(snapshot.id, state, draft.type, "execution.created is written once, by create");
     const to = targetState(draft);
     if (to === null) continue;
@@ -130,6 +142,16 @@ export function foldEvent(snapshot: ExecutionSnapshot, event: ExecutionEvent, li
       // reader of "succeeded" always finds the member.
       if (e.data.state === "succeeded") snapshot.output = e.data.output === undefined ? null : e.data.output;
       else delete snapshot.output;
+      return;
+    case "execution.reconciled":
+      snapshot.reconciliation = {
+        outcome: e.data.outcome,
+        method: e.data.method,
+        actor: e.data.actor,
+        note: e.data.note ?? null,
+        at: event.timestamp,
+        ...(e.data.evidence === undefined ? {} : { evidence: e.data.evidence }),
+      };
       return;
     case "execution.step": {
       const step = findStep(snapshot.steps, e.data.id);

@@ -51,7 +51,7 @@ export function createdEvent(execution: NewExecution, snapshot: ExecutionSnapsho
  */
 export function prepareDraft(given: EventDraft, limits: TextLimits): EventDraft {
   const draft = boundDraftTexts(sanitizeDraft(given), limits);
-  if (draft.type === "execution.completed" || draft.type === "execution.cancel_requested") return { type: draft.type, data: keep(draft.data) } as EventDraft;
+  if (draft.type === "execution.completed" || draft.type === "execution.cancel_requested" || draft.type === "execution.reconciled") return { type: draft.type, data: keep(draft.data) } as EventDraft;
   return draft;
 }
 

@@ -1,5 +1,6 @@
 import stripAnsi from "strip-ansi";
 import type { EventDraft } from "../execution/protocol.ts";
+import { keepingColour, withoutColour } from "../execution/text-colour.ts";
 
 // C0 controls except \t and \n, DEL, and the C1 controls (U+0080–U+009F, which hold the 8-bit
 // CSI U+009B). Every ANSI escape starts with ESC (U+001B) or a C1 introducer, so a string that
@@ -14,23 +15,24 @@ const TRAILING_BREAKS = /(?:\r\n|\r|\n)+$/;
 export const LINE_BREAK_MARK = " ⏎ ";
 
 /**
- * Multi-line text (stream chunks, diagnostic messages) made safe to print: ANSI escapes and
- * control characters removed, `\n` and `\t` kept; `\r\n` and a lone `\r` become `\n`, so that a
+ * Multi-line text (stream chunks, diagnostic messages) made safe to print: ANSI escapes other than
+ * colour (SGR) and control characters removed, `\n` and `\t` kept; `\r\n` and a lone `\r` become `\n`, so that a
  * progress bar's carriage returns read as lines instead of text glued together.
  */
 export function sanitizeText(text: string): string {
   if (!HAS_CONTROL.test(text)) return text;
-  return stripAnsi(text).replace(LINE_BREAK, "\n").replace(CONTROL, "");
+  return keepingColour(text, (segment) => stripAnsi(segment).replace(LINE_BREAK, "\n").replace(CONTROL, ""));
 }
 
 /**
- * One log line made safe to print: ANSI escapes and control characters removed, `\t` kept,
+ * One log line made safe to print: ANSI escapes other than colour (SGR) and control characters
+ * removed, `\t` kept,
  * trailing line breaks dropped (`log("done\n")` is one line) and inner ones shown as
  * {@link LINE_BREAK_MARK}, so a line can never forge another line in a terminal or a CI log.
  */
 export function sanitizeLine(text: string): string {
   if (!HAS_CONTROL_OR_NEWLINE.test(text)) return text;
-  return stripAnsi(text).replace(TRAILING_BREAKS, "").replace(LINE_BREAK, LINE_BREAK_MARK).replace(CONTROL, "");
+  return keepingColour(text.replace(TRAILING_BREAKS, ""), (segment) => stripAnsi(segment).replace(LINE_BREAK, LINE_BREAK_MARK).replace(CONTROL, ""));
 }
 
 /**
@@ -59,6 +61,13 @@ export function sanitizeDraft(draft: EventDraft): EventDraft {
     case "execution.stream": {
       const chunk = sanitizeText(draft.data.chunk);
       return chunk === draft.data.chunk ? draft : { type: draft.type, data: { ...draft.data, chunk } };
+    }
+    case "execution.reconciled": {
+      // A person's note: printed by the CLI and the cockpit, so as safe as a diagnostic, and plain
+      // (colour is a handler's output's, not a person's).
+      if (draft.data.note === undefined) return draft;
+      const note = withoutColour(sanitizeText(draft.data.note));
+      return note === draft.data.note ? draft : { type: draft.type, data: { ...draft.data, note } };
     }
     default:
       return draft;

@@ -1,5 +1,5 @@
 import type { ExecutionSnapshot } from "../execution/snapshot.ts";
-import type { ExecutionState } from "../execution/state-machine.ts";
+import { isTerminal, type ExecutionState } from "../execution/state-machine.ts";
 import { PendingEvents } from "./_sqlite-pending.ts";
 
 /** What the sqlite store keeps in memory of one execution; the file holds the rest. */
@@ -40,5 +40,8 @@ export function newEntry(fields: Pick<Entry, "id" | "order" | "capability" | "st
  * is too large to rewrite every tick).
  */
 export function needsSnapshot(entry: Entry, snapshotEvery: number): boolean {
+  // A finished execution's reads come from its written snapshot alone, so anything that changes
+  // it after completion (its one `execution.reconciled`) rewrites it whole.
+  if (isTerminal(entry.state) && entry.lastSequence !== entry.stored.snapshotSequence) return true;
   return !entry.stored.exists || entry.state !== entry.stored.state || entry.lastSequence - entry.stored.snapshotSequence >= snapshotEvery;
 }

@@ -180,6 +180,8 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     // is applied: a refused call leaves no trace.
     checkBatch(snapshot, drafts);
     if (drafts.length === 0) return [];
+    // Only a reconciliation reaches a finished execution: its snapshot is live again until written.
+    if (entry.snapshot === null) entry.snapshot = snapshot;
     let sizes = retainedBytes.get(id);
     if (sizes === undefined) retainedBytes.set(id, (sizes = new RetainedBytes(limits.events_retained_bytes, entry.retainedFrom, entry.lastSequence + 1)));
     let retainedFrom = entry.retainedFrom;

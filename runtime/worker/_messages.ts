@@ -12,6 +12,8 @@ export interface WorkerBoot {
    * cancel can never leak into the next task nor be lost to a reset.
    */
   cancel: SharedArrayBuffer;
+  /** How long importing a capability file may take before the task fails (docs/containment.md). */
+  load_timeout_ms: number;
 }
 
 /** Main thread → worker. */
@@ -33,8 +35,11 @@ export type ToWorker =
 
 /** Worker → main thread. */
 export type FromWorker =
-  /** The worker registered its modules and listens: it is warm. */
-  | { type: "ready" }
+  /**
+   * The worker registered its modules and listens: it is warm. `thread` is the OS thread it runs
+   * on (`<pid>/task/<tid>` under /proc, Linux only), so the memory watchdog can read its counters.
+   */
+  | { type: "ready"; thread: string | null }
   /**
    * A batch of the task's event drafts, serialized once as one JSON array: one message and one
    * parse per batch is the fastest way across the boundary (see bench/worker-roundtrip.ts).

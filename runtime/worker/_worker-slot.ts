@@ -9,6 +9,8 @@ const MAX_START_FAILURES = 3;
 /** What a slot needs from its pool. Every hook is called for the slot's current worker only, never after `stop()`. */
 export interface WorkerSlotOptions<J> {
   workerUrl: URL;
+  /** How long a worker waits for a capability file to load (WorkerBoot). */
+  loadTimeoutMs: number;
   /** Problems of the slot's worker, for the pool's log. */
   report: (message: string) => void;
   /** A message of the worker other than "ready", which the slot handles itself. */
@@ -35,6 +37,8 @@ export class WorkerSlot<J> {
   worker!: Worker;
   ready!: Promise<void>;
   isReady = false;
+  /** The worker's OS thread under /proc, once ready (null off Linux): what the memory watchdog reads. */
+  thread: string | null = null;
   /** Given up after MAX_START_FAILURES; its lane runs on the other slots. */
   dead = false;
   private startFailures = 0;
@@ -76,10 +80,11 @@ export class WorkerSlot<J> {
 
   /** Starts a worker in the slot (first or replacement); the shared flag stays the slot's own. */
   private start(): void {
-    const boot: WorkerBoot = { lane: this.lane, cancel: this.flag.buffer as SharedArrayBuffer };
+    const boot: WorkerBoot = { lane: this.lane, cancel: this.flag.buffer as SharedArrayBuffer, load_timeout_ms: this.options.loadTimeoutMs };
     const worker = new Worker(this.options.workerUrl, { workerData: boot });
     this.worker = worker;
     this.isReady = false;
+    this.thread = null;
     this.lastError = null;
     this.ready = new Promise<void>((resolve, reject) => ((this.markReady = resolve), (this.failStart = reject)));
     // warm() may reject; a pool nobody warms must not crash the process with an unhandled rejection.
@@ -109,6 +114,7 @@ export class WorkerSlot<J> {
   private received(message: FromWorker): void {
     if (message.type !== "ready") return this.options.onMessage(this, message);
     this.isReady = true;
+    this.thread = message.thread ?? null;
     this.startFailures = 0;
     // Referenced while starting or busy, so an awaited task keeps the process alive; idle
     // workers are unreferenced, so a forgotten pool never holds the process open.

@@ -3,6 +3,7 @@ import type { EventDraft } from "../execution/protocol.ts";
 import { toWire, type FromWorker, type ToWorker } from "./_messages.ts";
 import { thrownClass, thrownDetail } from "../execution/thrown.ts";
 import { laneWorker, WorkerSlot, type WorkerSlotOptions } from "./_worker-slot.ts";
+import { MemoryWatchdog } from "./memory-watchdog.ts";
 import type { HostFacts, Lane, RunTaskOptions, TaskError, TaskHandle, TaskOutcome, WorkerPool, WorkerTask } from "./task.ts";
 
 /**
@@ -25,6 +26,12 @@ export interface WorkerPoolOptions {
   workerUrl?: URL;
   /** Problems of the pool itself (a worker lost or failing to start) for the server log on stderr. */
   onWorkerError?: (message: string) => void;
+  /** MiB a running handler may add to the process before its worker is terminated (`worker_memory_mb`); default 1024. */
+  memoryLimitMb?: number;
+  /** How often the memory watchdog samples while a handler runs; default 100 ms. */
+  memorySampleMs?: number;
+  /** How long a worker waits for a capability file to load (`load_timeout_ms`); default 5000 ms. */
+  loadTimeoutMs?: number;
   /** TERM → KILL wait for `ctx.exec` children of a worker that was terminated or lost (default 2000). */
   childGraceMs?: number;
 }
@@ -54,10 +61,31 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   };
   let nextId = 1;
   let replaced = 0;
+  let memoryStops = 0;
   let closed = false;
+  const jobs = new Map<number, Job>();
+  const memoryLimitMb = options.memoryLimitMb ?? 1024;
+  const watchdog = new MemoryWatchdog({
+    limitMb: memoryLimitMb,
+    intervalMs: options.memorySampleMs,
+    onExceeded(id, usedMb) {
+      const job = jobs.get(id);
+      const slot = job?.slot;
+      if (!job || !slot || job.settled) return;
+      memoryStops++;
+      report(`${laneWorker(slot.lane)} running ${job.task.capability} grew past the memory limit of ${memoryLimitMb} MiB (about ${usedMb} MiB); terminating and replacing it.`);
+      stopBy(slot, job, {
+        kind: "memory_exceeded",
+        message: `${job.task.capability} used more memory than its worker's limit of ${memoryLimitMb} MiB.`,
+        limit_mb: memoryLimitMb,
+        used_mb: usedMb,
+      });
+    },
+  });
 
   const slotOptions: WorkerSlotOptions<Job> = {
     workerUrl,
+    loadTimeoutMs: options.loadTimeoutMs ?? 5000,
     report,
     childGraceMs: options.childGraceMs ?? 2000,
     onMessage,
@@ -142,6 +170,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   function assign(slot: Slot, job: Job): void {
     slot.job = job;
     job.slot = slot;
+    watchdog.watch(job.id, () => (job.slot === slot ? slot.thread : null));
     slot.worker.ref();
     try {
       slot.worker.postMessage(toWire<ToWorker>({ type: "run", id: job.id, task: job.task }));
@@ -162,11 +191,28 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     if (job.settled) return;
     job.settled = true;
     job.slot = null;
+    jobs.delete(job.id);
+    watchdog.unwatch(job.id);
     job.resolve(outcome);
   }
 
   function settle(job: Job, error: TaskError): void {
     resolveJob(job, { ok: false, error });
+  }
+
+  /**
+   * Ends a running job by force: a new worker takes the slot at once and the old one is told to
+   * terminate without being waited for, so a thread stuck in a blocking system call (which no
+   * termination can interrupt) never holds its lane (docs/containment.md).
+   */
+  function stopBy(slot: Slot, job: Job, error: TaskError): void {
+    slot.job = null;
+    settle(job, error);
+    const old = slot.worker;
+    slot.replace();
+    // Unreferenced: a thread that cannot be terminated must not keep the process from exiting.
+    old.unref();
+    void old.terminate().catch(() => undefined);
   }
 
   function failQueueIfLaneDead(lane: Lane): void {
@@ -196,6 +242,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       let resolve!: (outcome: TaskOutcome) => void;
       const outcome = new Promise<TaskOutcome>((r) => (resolve = r));
       const job: Job = { id: nextId, task, onEvents: runOptions.onEvents, slot: null, cancelRequested: false, settled: false, resolve };
+      jobs.set(job.id, job);
       // Ids are written into an Int32 shared flag; 0 means "no cancel", so they run 1..2^31-1.
       nextId = nextId >= 0x7fffffff ? 1 : nextId + 1;
 
@@ -228,11 +275,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
             settle(job, { kind: "terminated", message: "Stopped before the handler started." });
             return;
           }
-          slot.job = null;
-          settle(job, { kind: "terminated", message: `The worker running ${task.capability} was terminated.` });
-          const old = slot.worker;
-          slot.replace();
-          void old.terminate();
+          stopBy(slot, job, { kind: "terminated", message: `The worker running ${task.capability} was terminated.` });
         },
       };
     },
@@ -244,6 +287,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     async close() {
       if (closed) return;
       closed = true;
+      watchdog.close();
       const stopping: Array<Promise<unknown>> = [];
       for (const lane of Object.values(lanes)) {
         for (const job of lane.queue.splice(0)) settle(job, { kind: "terminated", message: "The worker pool closed before the handler started." });
@@ -259,7 +303,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     stats() {
       const live = (lane: Lane) => lanes[lane].slots.filter((s) => !s.dead).length;
       const busy = [...lanes.execution.slots, ...lanes.direct.slots].filter((s) => s.job).length;
-      return { execution_workers: live("execution"), direct_workers: live("direct"), busy, replaced };
+      return { execution_workers: live("execution"), direct_workers: live("direct"), busy, replaced, memory_stops: memoryStops };
     },
   };
 }

@@ -22,6 +22,8 @@ export interface WorkerTask {
   /** The managed artifact folder (`<root>/.docket/artifacts/<id>`), or null in a direct call. */
   artifacts_dir: string | null;
   artifact_limits: { files: number; bytes: number; total_bytes: number };
+  /** Which function of the declaration runs: its handler (default), or its `reconcile` check. */
+  entry?: "handler" | "reconcile";
   /** How long a child of `ctx.exec` gets between TERM and KILL once the task is cancelled (default 2000). */
   kill_grace_ms?: number;
 }
@@ -41,7 +43,9 @@ export type TaskError =
   /** The worker died (crash, process.exit, out of memory) while running it. */
   | { kind: "worker_lost"; message: string }
   /** The pool terminated the worker on request (deadline grace expired, forced stop). */
-  | { kind: "terminated"; message: string };
+  | { kind: "terminated"; message: string }
+  /** The pool terminated the worker because the handler outgrew its memory limit (docs/containment.md). */
+  | { kind: "memory_exceeded"; message: string; limit_mb: number; used_mb: number };
 
 export type TaskOutcome = { ok: true; output: unknown } | { ok: false; error: TaskError };
 
@@ -70,7 +74,7 @@ export interface WorkerPool {
   warm(): Promise<void>;
   /** Terminates every worker; running tasks resolve `terminated`. */
   close(): Promise<void>;
-  stats(): { execution_workers: number; direct_workers: number; busy: number; replaced: number };
+  stats(): { execution_workers: number; direct_workers: number; busy: number; replaced: number; memory_stops: number };
 }
 
 export type { HostFacts };

@@ -10,6 +10,7 @@ import { createWorkerContext, isCancellation, type WorkerContext } from "./_work
 import { spawnThroughMain } from "./_spawn-through-main.ts";
 import type { TaskError, TaskOutcome, WorkerTask } from "./task.ts";
 import { thrownClass, thrownDetail, thrownMessage } from "../execution/thrown.ts";
+import { currentThread } from "./memory-watchdog.ts";
 
 // First, before any capability file is imported: their `import … from "docket"` must find us.
 registerDocketModules();
@@ -25,7 +26,7 @@ interface Running {
 /** Answers the pool's messages on `port` until the worker is terminated. */
 function serve(port: MessagePort, boot: WorkerBoot): void {
   const cancelFlag = new Int32Array(boot.cancel);
-  const definitions = createDefinitionCache();
+  const definitions = createDefinitionCache(boot.load_timeout_ms);
   const hostRequests = new Map<number, { resolve(facts: HostFacts): void; reject(error: Error): void }>();
   let nextHostRequest = 1;
   let current: Running | null = null;
@@ -61,7 +62,7 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
       // The warm path stays synchronous: a cached declaration and a handler that returns a plain
       // value post their outcome in the same turn that received the task, with no promise hops.
       const def = definitions.loaded(task) ?? (await definitions.load(task));
-      const result = def.handler(task.input as never, context.ctx);
+      const result = task.entry === "reconcile" ? reconcileOf(def)(task.input as never, context.ctx) : def.handler(task.input as never, context.ctx);
       outcome = { ok: true, output: isThenable(result) ? await result : result };
     } catch (error) {
       outcome = { ok: false, error: classify(error, context) };
@@ -103,14 +104,14 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
   process.on("uncaughtException", uncaught);
   process.on("unhandledRejection", uncaught);
 
-  post({ type: "ready" });
+  post({ type: "ready", thread: currentThread() });
 }
 
 /**
  * Declarations by source, imported once for the worker's life: a warm worker pays a capability's
  * load once. Failed imports are not kept, so a fixed file loads on the next task.
  */
-function createDefinitionCache() {
+function createDefinitionCache(loadTimeoutMs: number) {
   const loaded = new Map<string, CapabilityDef>();
   const loading = new Map<string, Promise<CapabilityDef>>();
   const importVersion = createVersionImporter((specifier) => import(specifier));
@@ -131,7 +132,7 @@ function createDefinitionCache() {
       const key = keyOf(task);
       let pending = loading.get(key);
       if (!pending) {
-        pending = importDefinition(task.source, task.version, importVersion);
+        pending = withinLoadTime(importDefinition(task.source, task.version, importVersion), task.source.file, loadTimeoutMs);
         loading.set(key, pending);
       }
       try {
@@ -143,6 +144,24 @@ function createDefinitionCache() {
       }
     },
   };
+}
+
+/**
+ * A file whose top-level `await` never settles would hold every task of it for ever: past the
+ * load time the task fails, and the next one tries again (docs/containment.md).
+ */
+function withinLoadTime<T>(loading: Promise<T>, file: string, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${file} did not finish loading within ${ms} ms (a top-level await that never settles, or slow work when it is imported).`)), ms);
+  });
+  return Promise.race([loading, late]).finally(() => clearTimeout(timer));
+}
+
+/** The declaration's reconcile check; the engine asks only for one it declares, but a reloaded file may have dropped it. */
+function reconcileOf(def: CapabilityDef): NonNullable<CapabilityDef["reconcile"]> {
+  if (typeof def.reconcile !== "function") throw new Error(`${def.id} declares no reconcile(input, ctx) function (any more).`);
+  return def.reconcile.bind(def);
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {

@@ -66,3 +66,21 @@ describe("run reporter", () => {
     expect(formatDuration(245_000)).toBe("4 min 05 s");
   });
 });
+
+describe("run reporter and a handler's colours", () => {
+  test("strips colour codes of log lines, diagnostics and streams where no colour is shown", () => {
+    const { reporter, text } = collect(false);
+    reporter.print(event("execution.log", { level: "info", message: "\u001b[32mok\u001b[0m done" }));
+    reporter.print(event("execution.diagnostic", { severity: "error", message: "\u001b[1mbad\u001b[0m" }));
+    reporter.print(event("execution.stream", { name: "out", chunk: "\u001b[33mwarn\u001b[0m line\n" }));
+    expect(text()).not.toContain("\u001b");
+    expect(text()).toContain("info  ok done");
+    expect(text()).toContain("out │ warn line");
+  });
+
+  test("keeps them on a colour terminal, ending each painted line with a reset", () => {
+    const { reporter, text } = collect(true);
+    reporter.print(event("execution.log", { level: "info", message: "\u001b[32mok" }));
+    expect(text()).toContain("\u001b[32mok\u001b[0m");
+  });
+});

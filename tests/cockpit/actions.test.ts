@@ -31,7 +31,7 @@ describe("cockpit forms", () => {
   });
 
   test("Run calls the capability directly and shows its output on the page; the secret is not written back", async () => {
-    const response = await server.post("/cockpit/capabilities/team.deploy", deployForm({ "input.tags": "a\n\n b \nc", "input.ports": "80\n443", "input.replicas": "3", "input.options": '{"region":"eu"}' }));
+    const response = await server.post("/cockpit/capabilities/team.deploy", deployForm({ "input.tags": "a\n\n b \nc", "input.ports": "80\n443", "input.replicas": "3", "input.options.region": "eu" }));
     expect(response.status).toBe(200);
     const html = await response.text();
     const doc = parseHtml(html);
@@ -71,7 +71,6 @@ describe("cockpit forms", () => {
     const cases: Array<[Record<string, string | string[]>, number, string]> = [
       [deployForm({ "input.target": "" }), 400, "target is required."],
       [deployForm({ "input.target": '"moon"' }), 400, 'target must be one of "staging", "production", got "\\"moon\\"".'],
-      [deployForm({ "input.options": "{region" }), 400, "options is not valid JSON"],
       [deployForm({ raw_json: "{not json" }), 400, "The raw JSON input is not valid JSON"],
       [deployForm({ mode: "launch" }), 400, 'Choose "Run" or "Run as execution".'],
     ];
@@ -149,6 +148,11 @@ describe("cockpit responses", () => {
       "execution.js": "text/javascript",
       "live-list.js": "text/javascript",
       "run-form.js": "text/javascript",
+      "anser.js": "text/javascript",
+      "ansi.js": "text/javascript",
+      "log-filter.js": "text/javascript",
+      "output-table.js": "text/javascript",
+      "refresh.js": "text/javascript",
     };
     for (const name of Object.keys(ASSETS) as AssetName[]) {
       const response = await fetch(server.url + assetPath(name));
@@ -171,12 +175,12 @@ describe("cockpit responses", () => {
   });
 
   test("browser code writes no path: every URL it uses comes from the markup", () => {
-    for (const name of ["socket.js", "format.js", "execution.js", "live-list.js", "run-form.js"] as const) {
+    for (const name of ["socket.js", "format.js", "execution.js", "live-list.js", "run-form.js", "ansi.js", "log-filter.js", "output-table.js", "refresh.js"] as const) {
       const code = ASSETS[name].body.replace(/^\s*\/\/.*$/gm, "");
       expect(code).not.toMatch(/["'`]\/(?:events|api|cockpit)/);
       expect(code).not.toContain("innerHTML");
     }
     expect(ASSETS["socket.js"].body).toContain("new env.WebSocket(");
-    for (const name of ["format.js", "execution.js", "live-list.js", "run-form.js"] as const) expect(ASSETS[name].body).not.toMatch(/WebSocket\(/);
+    for (const name of ["format.js", "execution.js", "live-list.js", "run-form.js", "ansi.js", "log-filter.js", "output-table.js", "refresh.js", "anser.js"] as const) expect(ASSETS[name].body).not.toMatch(/WebSocket\(/);
   });
 });

@@ -35,7 +35,7 @@ describe("formShape", () => {
       note: "text",
       flags: "choices",
       scores: "list",
-      nested: "json",
+      nested: "object",
       either: "json",
       on: "boolean",
     });
@@ -71,7 +71,7 @@ describe("inputFromForm", () => {
         ["input.flags", optionValue("b")],
         ["input.flags", optionValue("a")],
         ["input.scores", "1.5\n\n2"],
-        ["input.nested", '{"x": 1}'],
+        ["input.nested.x", "1"],
         ["input.either", "7"],
       ]),
     );
@@ -82,7 +82,7 @@ describe("inputFromForm", () => {
   });
 
   test("inputFromForm names each field it cannot read and what was wrong", () => {
-    const result = inputFromForm(shape, form([["input.pin", "12.5"], ["input.level", "9"], ["input.scores", "1\nlots"], ["input.nested", "{"]]));
+    const result = inputFromForm(shape, form([["input.pin", "12.5"], ["input.level", "9"], ["input.scores", "1\nlots"], ["input.nested.x", "many"]]));
     expect(result.ok).toBe(false);
     if (result.ok) return;
     expect(result.errors).toEqual({
@@ -91,9 +91,10 @@ describe("inputFromForm", () => {
       "input.pin": "pin must be a whole number, got a value that is not shown (the field holds a secret).",
       "input.level": 'level must be one of 1, 2, 3, got "9".',
       "input.scores": 'scores (line 2) must be a number, got "lots".',
-      "input.nested": expect.stringContaining("nested is not valid JSON"),
+      "input.nested.x": 'x must be a number, got "many".',
+      "input.nested": "nested has problems in its fields.",
     });
-    expect(result.message).toStartWith("The input has 5 problems:");
+    expect(result.message).toStartWith("The input has 6 problems:");
   });
 
   test("inputFromForm takes the raw JSON control as the whole input when it is filled", () => {
@@ -101,5 +102,110 @@ describe("inputFromForm", () => {
     expect(inputFromForm(null, form([]))).toEqual({ ok: true, input: {} });
     const bad = inputFromForm(null, form([["raw_json", "[1,"]]));
     expect(bad.ok).toBe(false);
+  });
+});
+
+describe("generated forms for structured input", () => {
+  const structured = {
+    type: "object",
+    properties: {
+      owner: { type: "object", properties: { name: { type: "string" }, email: { type: "string" } }, required: ["name"] },
+      rows: { type: "array", items: { type: "object", properties: { path: { type: "string" }, weight: { type: "integer" } }, required: ["path"] } },
+      labels: { type: "object", propertyNames: { type: "string" }, additionalProperties: { type: "number" } },
+      target: {
+        oneOf: [
+          { type: "object", properties: { kind: { const: "branch" }, name: { type: "string" } }, required: ["kind", "name"] },
+          { type: "object", properties: { kind: { const: "tag" }, version: { type: "string" }, signed: { type: "boolean" } }, required: ["kind", "version"] },
+        ],
+      },
+      day: { type: "string", format: "date" },
+      at: { type: "string", format: "date-time" },
+      colours: { type: "array", items: { enum: ["red", "green", "blue"], type: "string" } },
+    },
+    required: ["owner", "target"],
+  };
+  const shape = formShape(structured)!;
+  const byName = Object.fromEntries(shape.map((f) => [f.name, f]));
+
+  test("formShape makes fieldsets, rows, key/value rows, a variant chooser, date inputs and checkboxes", () => {
+    expect(shape.map((f) => f.kind)).toEqual(["object", "rows", "record", "variant", "date", "datetime", "choices"]);
+    expect(byName.owner!.fields.map((f) => [f.control, f.kind, f.required])).toEqual([
+      ["input.owner.name", "text", true],
+      ["input.owner.email", "text", false],
+    ]);
+    expect(byName.rows!.fields.map((f) => f.control)).toEqual(["input.rows.__row__.path", "input.rows.__row__.weight"]);
+    expect(byName.labels!.fields.map((f) => [f.name, f.kind])).toEqual([
+      ["key", "text"],
+      ["value", "number"],
+    ]);
+    expect(byName.target!.variants.map((v) => [v.label, v.constant, v.fields.map((f) => f.control)])).toEqual([
+      ["branch", { name: "kind", value: "branch" }, ["input.target.v0.name"]],
+      ["tag", { name: "kind", value: "tag" }, ["input.target.v1.version", "input.target.v1.signed"]],
+    ]);
+  });
+
+  test("inputFromForm reads nested groups, rows (skipping empty ones), records and the chosen variant", () => {
+    const result = inputFromForm(
+      shape,
+      new URLSearchParams([
+        ["input.owner.name", "Ada"],
+        ["input.rows.0.path", "src"],
+        ["input.rows.0.weight", "2"],
+        ["input.rows.1.path", ""],
+        ["input.rows.1.weight", ""],
+        ["input.rows.2.path", "docs"],
+        ["input.labels.0.key", "speed"],
+        ["input.labels.0.value", "1.5"],
+        ["input.labels.1.key", ""],
+        ["input.labels.1.value", ""],
+        ["input.target.variant", "1"],
+        ["input.target.v0.name", "ignored: not the chosen shape"],
+        ["input.target.v1.version", "v2.0"],
+        ["input.target.v1.signed", "true"],
+        ["input.day", "2026-12-01"],
+        ["input.at", "2026-12-01T09:30"],
+        ["input.colours", optionValue("red")],
+        ["input.colours", optionValue("blue")],
+      ]),
+    );
+    expect(result).toEqual({
+      ok: true,
+      input: {
+        owner: { name: "Ada" },
+        rows: [{ path: "src", weight: 2 }, { path: "docs" }],
+        labels: { speed: 1.5 },
+        target: { kind: "tag", version: "v2.0", signed: true },
+        day: "2026-12-01",
+        at: "2026-12-01T09:30",
+        colours: ["red", "blue"],
+      },
+    });
+  });
+
+  test("inputFromForm names the nested control that is wrong, and refuses a record's duplicate key", () => {
+    const result = inputFromForm(
+      shape,
+      new URLSearchParams([
+        ["input.owner.email", "a@b"],
+        ["input.rows.0.weight", "heavy"],
+        ["input.labels.0.key", "x"],
+        ["input.labels.0.value", "1"],
+        ["input.labels.1.key", "x"],
+        ["input.labels.1.value", "2"],
+        ["input.day", "tomorrow"],
+      ]),
+    );
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.errors).toEqual({
+      "input.owner.name": "name is required.",
+      "input.owner": "owner has problems in its fields.",
+      "input.rows.0.path": "path is required.",
+      "input.rows.0.weight": 'weight must be a number, got "heavy".',
+      "input.rows": "rows has problems in its rows.",
+      "input.labels": 'labels has the key "x" twice.',
+      "input.target": "target: choose one of branch, tag.",
+      "input.day": 'day must be a date (yyyy-mm-dd), got "tomorrow".',
+    });
   });
 });

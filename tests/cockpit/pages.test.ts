@@ -92,12 +92,16 @@ describe("cockpit pages", () => {
     expect(control("replicas").getAttribute("value")).toBe("2");
     expect(control("replicas").hasAttribute("required")).toBe(false);
     expect(control("ratio").getAttribute("step")).toBe("any");
-    // arrays of scalars → one per line; a boolean → a checkbox with its default; an object → JSON
+    // arrays of scalars → one per line; a boolean → a checkbox with its default; an object → its own fieldset
     expect(control("tags").tagName).toBe("TEXTAREA");
     expect(form.querySelector('[data-field="ports"]')?.getAttribute("data-kind")).toBe("list");
     expect(control("dry_run").getAttribute("type")).toBe("checkbox");
     expect(control("dry_run").hasAttribute("checked")).toBe(true);
-    expect(form.querySelector('[data-field="options"]')?.getAttribute("data-kind")).toBe("json");
+    expect(form.querySelector('[data-field="options"]')?.getAttribute("data-kind")).toBe("object");
+    expect(form.querySelector('[data-field="options"]')?.tagName).toBe("FIELDSET");
+    expect(control("options.region").getAttribute("type")).toBe("text");
+    // The group is optional, so its required field is not required of the browser: the server checks.
+    expect(control("options.region").hasAttribute("required")).toBe(false);
     expect(control("note").getAttribute("type")).toBe("text");
     // optional vs required, descriptions and bounds as help text
     expect(textOf(form, '[data-field="target"] label')).toContain("required");

@@ -44,8 +44,13 @@ describe("executions.protocol", () => {
     h.pool.of(failed)!.end({ ok: false, error: { kind: "capability", code: "verification_failed", message: "no", context: {} } });
     const queued = h.engine.start({ capability: "demo.read", input: {} }, EDGE).execution.id;
     h.engine.cancel(queued, EDGE);
+    // A write stopped by force ends unknown, and a person settles it: execution.reconciled.
+    const unknown = h.engine.start({ capability: "demo.write", input: {} }, EDGE).execution.id;
     await flush();
-    const events = [ok, failed, queued].flatMap((id) => h.store.events(id, 0, 1000)!.events);
+    h.pool.of(unknown)!.end({ ok: false, error: { kind: "worker_lost", message: "gone" } });
+    await flush();
+    await h.engine.handle(EDGE).reconcile({ id: unknown, outcome: "applied", note: "the file is there" });
+    const events = [ok, failed, queued, unknown].flatMap((id) => h.store.events(id, 0, 1000)!.events);
     expect(new Set(events.map((e) => e.type)).size).toBe(EVENT_TYPES.length);
     for (const event of events) {
       const valid = validate(JSON.parse(JSON.stringify(event)));

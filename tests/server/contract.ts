@@ -3,6 +3,7 @@ import { apiContract } from "./_contract-api.ts";
 import { liveContract } from "./_contract-live.ts";
 import { limitsContract } from "./_contract-limits.ts";
 import { securityContract } from "./_contract-security.ts";
+import { containmentContract } from "./_contract-containment.ts";
 
 /**
  * The server contract, run against every adapter (Bun in-process, Node in a child process): one
@@ -15,4 +16,5 @@ export function serverContract(name: string, start: StartFn): void {
   securityContract(name, start);
   limitsContract(name, start, frames);
   liveContract(name, start, frames);
+  containmentContract(name, start);
 }

@@ -5,6 +5,8 @@ import { allEvents, bytes, draft, idOf, newExecution, pathTo, type Fixture } fro
 
 // Every control character but \t and \n (C0, DEL, C1), and ESC in particular.
 const CONTROL = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f]/;
+/** The text with its whole colour (SGR) sequences removed: the one escape the store keeps. */
+const withoutSgr = (text: string) => text.replace(/\u001b\[[0-9;:]{0,64}m/g, "");
 
 /** Every bound of docs/limits.md the store owns, at its edge. */
 export function boundsCases(f: Fixture): void {
@@ -47,7 +49,7 @@ export function boundsCases(f: Fixture): void {
       expect(store.get(idOf(2))).toBeNull();
     });
 
-    test("store.append cuts a log line at log_line_bytes without splitting a code point, strips ANSI and control characters", () => {
+    test("store.append cuts a log line at log_line_bytes without splitting a code point, keeps colour and strips every other escape and control character", () => {
       const store = f.make({ log_line_bytes: 64 });
       store.create(newExecution(1));
       store.append(idOf(1), [draft.started()]);
@@ -57,8 +59,8 @@ export function boundsCases(f: Fixture): void {
       expect(event!.data.truncated).toBe(true);
       expect(bytes(text)).toBeLessThanOrEqual(64);
       expect(text.isWellFormed()).toBe(true);
-      expect(text.startsWith("ERROR\tdisk full ⏎ next line ")).toBe(true);
-      expect(CONTROL.test(text)).toBe(false);
+      expect(text.startsWith("\u001b[1;31mERROR\u001b[0m\tdisk full ⏎ next line ")).toBe(true);
+      expect(CONTROL.test(withoutSgr(text))).toBe(false);
       // Cut at a code point boundary: the next whole character would not have fitted.
       expect(bytes(text) + 3).toBeGreaterThan(64);
       const [line] = store.get(idOf(1))!.log;
@@ -86,7 +88,8 @@ export function boundsCases(f: Fixture): void {
           const [event] = store.append(idOf(1), [draft.log(message)]) as ExecutionEvent<"execution.log">[];
           const text = event!.data.message;
           expect(bytes(text)).toBeLessThanOrEqual(64);
-          expect(CONTROL.test(text)).toBe(false);
+          // Only whole colour sequences may remain: nothing that moves a cursor or retitles a window.
+          expect(CONTROL.test(withoutSgr(text))).toBe(false);
           expect(text.isWellFormed()).toBe(true);
           if (bytes(message) <= 64 && !CONTROL.test(message)) expect(event!.data).toEqual({ level: "info", message });
         }),
@@ -102,12 +105,12 @@ export function boundsCases(f: Fixture): void {
         draft.diagnostic("y".repeat(100)),
         draft.stream("50%\r100%\n\u001b[2Kdone\u0000"),
       ]) as ExecutionEvent<"execution.diagnostic" | "execution.stream">[];
-      expect((diagnostic!.data as { message: string }).message).toBe("warning: unused\n  at line 3");
+      expect((diagnostic!.data as { message: string }).message).toBe("\u001b[33mwarning\u001b[0m: unused\n  at line 3");
       const cut = (long!.data as { message: string }).message;
       expect(bytes(cut)).toBeLessThanOrEqual(64);
       expect(cut.startsWith("yyyy")).toBe(true);
       expect((stream!.data as { chunk: string }).chunk).toBe("50%\n100%\ndone");
-      expect(store.get(idOf(1))!.diagnostics[0]!.message).toBe("warning: unused\n  at line 3");
+      expect(store.get(idOf(1))!.diagnostics[0]!.message).toBe("\u001b[33mwarning\u001b[0m: unused\n  at line 3");
     });
 
     test("store snapshot keeps the newest diagnostics and log lines within their bounds and counts the dropped", () => {

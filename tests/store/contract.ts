@@ -8,6 +8,7 @@ import { listCases } from "./_contract-list.ts";
 import { subscribeCases } from "./_contract-subscribe.ts";
 import { propertyCases } from "./_contract-property.ts";
 import { durableCases } from "./_contract-durable.ts";
+import { reconcileCases } from "./_contract-reconcile.ts";
 import { textLimitCases } from "./_contract-text-limits.ts";
 
 /**
@@ -31,5 +32,6 @@ export function storeContract(name: string, makeStore: (limits: Limits, clock: (
     subscribeCases(f);
     propertyCases(f);
     durableCases(f);
+    reconcileCases(f);
   });
 }

@@ -70,7 +70,7 @@ describe("createWorkerPool", () => {
   test("warm starts every worker of both lanes", async () => {
     const p = makePool({ executionWorkers: 2, directWorkers: 1 });
     await p.warm();
-    expect(p.stats()).toEqual({ execution_workers: 2, direct_workers: 1, busy: 0, replaced: 0 });
+    expect(p.stats()).toEqual({ execution_workers: 2, direct_workers: 1, busy: 0, replaced: 0, memory_stops: 0 });
   });
 
   test("run returns the handler's output, with ctx.execution and ctx.root from the task", async () => {

@@ -3,7 +3,8 @@ import { findCheckoutRoot } from "../../capability/checkout.ts";
 import { isExecutionId } from "../../execution/execution-id.ts";
 import { buildFailure, type FailureDescriptor } from "../../execution/failure.ts";
 import type { ExecutionEvent } from "../../execution/protocol.ts";
-import type { ExecutionSnapshot } from "../../execution/snapshot.ts";
+import type { ExecutionSnapshot, ReconciliationSnapshot } from "../../execution/snapshot.ts";
+import type { ReconcileReceipt } from "../../execution/plane.ts";
 import { EXECUTION_STATES } from "../../execution/state-machine.ts";
 import { newTraceId, requestIdFrom } from "../../server/edge-ids.ts";
 import { UsageError, type DocketCommandMeta } from "../_command-line.ts";
@@ -202,6 +203,51 @@ const cancel = defineCommand({
   },
 });
 
+const reconcileMeta: DocketCommandMeta = {
+  name: "reconcile",
+  description: "Settle an execution whose outcome is unknown: record what you found (--applied / --not-applied, with --note), or without either let its capability's reconcile() check.",
+  examples: [
+    'docket executions reconcile x-20260908T010203Z-0a1b2c3d --applied --note "the tag v1.2 exists on the remote"',
+    "docket executions reconcile x-20260908T010203Z-0a1b2c3d --not-applied --note \"nothing was deployed\"",
+    "docket executions reconcile x-20260908T010203Z-0a1b2c3d",
+  ],
+  notes: [
+    ...NOTES,
+    "Only an execution that ended with outcome_certainty unknown, not yet reconciled, can be settled; its state never changes, and its artifacts may be released afterwards.",
+    "Exit code 1 also when the capability's check could not tell (nothing is recorded then).",
+  ],
+};
+
+const reconcile = defineCommand({
+  meta: reconcileMeta,
+  args: {
+    id: idArg,
+    applied: { type: "boolean", description: "It took effect (you checked)" },
+    "not-applied": { type: "boolean", description: "It did not take effect (you checked)" },
+    note: { type: "string", description: "What you checked and what you saw (at most 4096 characters)", valueHint: "TEXT" },
+    format,
+  },
+  async run({ args }) {
+    const command = "docket executions reconcile";
+    checkId(args.id, command);
+    const applied = args.applied === true;
+    const notApplied = (args as Record<string, unknown>)["not-applied"] === true || (args as Record<string, unknown>).notApplied === true;
+    if (applied && notApplied) throw new UsageError("--applied and --not-applied contradict each other: give the one you verified, or neither to run the capability's own check.", command);
+    const note = args.note === undefined ? undefined : String(args.note);
+    if (note !== undefined && note.trim() === "") throw new UsageError("--note must say something: what you checked and what you saw.", command);
+    const outcome = applied ? "applied" : notApplied ? "not_applied" : undefined;
+    const o = out(args.format);
+    return withServer(o, async (server) => {
+      // A capability's check may take as long as its deadline allows: the request waits for it.
+      const answer = await server.request("POST", "/api/v1/executions/reconcile", { body: { id: args.id, outcome, note }, timeoutMs: 60 * 60 * 1000 });
+      if (!answer.ok) return fail(o, answer.failure);
+      const receipt = answer.body as ReconcileReceipt;
+      await writeStdout(o.json ? `${JSON.stringify(receipt, null, 2)}\n` : reconcileText(receipt, o.style));
+      return receipt.reconciled ? EXIT.succeeded : EXIT.failed;
+    });
+  },
+});
+
 const protocolMeta: DocketCommandMeta = {
   name: "protocol",
   description: "The event contract of the server: schema version, event types, control messages, states and moves, limits in force.",
@@ -225,12 +271,12 @@ const protocol = defineCommand({
 
 const groupMeta: DocketCommandMeta = {
   name: "executions",
-  description: "Read, follow and cancel the executions of the server serving this checkout (its own and those docket run reported).",
+  description: "Read, follow, cancel and reconcile the executions of the server serving this checkout (its own and those docket run reported).",
   examples: ["docket executions list --state running", "docket executions events x-20260908T010203Z-0a1b2c3d --follow", "docket executions cancel x-20260908T010203Z-0a1b2c3d"],
 };
 
-/** `docket executions list|show|events|cancel|protocol` (README.md): projections of the server's store, over its API. */
-export default defineCommand({ meta: groupMeta, subCommands: { list, show, events, cancel, protocol } });
+/** `docket executions list|show|events|cancel|reconcile|protocol` (README.md): projections of the server's store, over its API. */
+export default defineCommand({ meta: groupMeta, subCommands: { list, show, events, cancel, reconcile, protocol } });
 
 /** `2026-09-08 01:02:03` in UTC, as the snapshot's ISO stamp says it. */
 const when = (iso: string | null) => (iso ? iso.replace("T", " ").replace(/\.\d+Z$|Z$/, "") : "—");
@@ -273,7 +319,26 @@ function showText(e: ExecutionSnapshot, url: string, style: TerminalStyle): stri
   }
   if (e.state === "succeeded") lines.push("", style.bold("output"), JSON.stringify(e.output ?? null, null, 2));
   if (e.failure) lines.push("", failureText(e.failure, style).trimEnd());
+  if (e.reconciliation) lines.push("", ...reconciliationLines(e.reconciliation, style));
+  else if (e.failure?.outcome_certainty === "unknown") lines.push("", style.yellow(`outcome unknown, not reconciled: settle it with docket executions reconcile ${e.id} --applied|--not-applied --note "…"`));
   lines.push("", style.dim(`cockpit: ${url}${e.links.cockpit}`));
+  return `${lines.join("\n")}\n`;
+}
+
+/** How an unknown outcome was settled, for `show` and `reconcile`. */
+function reconciliationLines(r: ReconciliationSnapshot, style: TerminalStyle): string[] {
+  const how = r.method === "check" ? "by its capability's check" : r.method === "run" ? "by the run's own end" : "by hand";
+  const lines = [`${style.bold("reconciled")} as ${r.outcome} ${how}, by ${actorText(r.actor)} at ${when(r.at)} (UTC)`];
+  if (r.note) lines.push(`  note: ${r.note}`);
+  if (r.evidence !== undefined) lines.push(`  evidence: ${JSON.stringify(r.evidence)}`);
+  return lines;
+}
+
+/** A reconcile receipt for a person: what was recorded, or what the check found. */
+function reconcileText(receipt: ReconcileReceipt, style: TerminalStyle): string {
+  const lines = [`${receipt.reconciled ? style.green("reconciled") : style.yellow("not reconciled")} — ${receipt.message}`];
+  if (receipt.reconciliation) lines.push(...reconciliationLines(receipt.reconciliation, style));
+  else if (receipt.check?.evidence !== undefined) lines.push(`  evidence: ${JSON.stringify(receipt.check.evidence)}`);
   return `${lines.join("\n")}\n`;
 }
 

@@ -97,6 +97,35 @@ export default capability({
 });
 `;
 
+/**
+ * A report: coloured log lines (and one that tries to be markup), two timed steps, an artifact,
+ * and an output with a table, a long text and plain fields: the execution page's shapes.
+ */
+export const REPORT_CSV = "name,size\nalpha,3\nbeta,12\ngamma,7\n";
+const REPORT = `import { capability } from "docket";
+import * as v from "valibot";
+import { setTimeout as delay } from "node:timers/promises";
+export default capability({
+  id: "team.report", title: "Sizes report", description: "Measures **three** things and writes a CSV.", effect: "read",
+  input: v.object({ label: v.optional(v.string(), "sizes"), nested: v.optional(v.object({ depth: v.number(), tag: v.string() })) }),
+  output: v.object({ label: v.string(), total: v.number(), rows: v.array(v.object({ name: v.string(), size: v.number() })), notes: v.string(), nested: v.optional(v.any()) }),
+  async handler(input, ctx) {
+    ctx.progress.step("measure", "Measure the things");
+    ctx.progress.log("\u001b[1;31mERROR\u001b[0m something red and \u001b[32mgreen\u001b[0m", "error");
+    ctx.progress.log("<script>window.__pwned = 1</script><b>not bold</b>", "info");
+    ctx.progress.log("a quiet detail", "debug");
+    await delay(30);
+    ctx.progress.stepDone("measure", true, "3 measured");
+    ctx.progress.step("write", "Write the CSV");
+    await ctx.artifacts.write("sizes.csv", ${JSON.stringify(REPORT_CSV)});
+    await delay(20);
+    ctx.progress.stepDone("write", true);
+    const rows = [{ name: "alpha", size: 3 }, { name: "beta", size: 12 }, { name: "gamma", size: 7 }];
+    return { label: input.label, total: 22, rows, notes: "All three things were measured with the same ruler, twice, and the larger reading was kept.\\nSecond line.", nested: input.nested };
+  },
+});
+`;
+
 /** A file that does not load (a syntax error on line 3): the overview and registry must say so. */
 const BROKEN = 'import { capability } from "docket";\nexport default capability({ id: "team.broken",\n  oops oops\n});\n';
 
@@ -126,6 +155,7 @@ export async function startCockpitServer(limits: Partial<Record<keyof Limits, nu
   writeFileSync(join(root, "capabilities", "team.echo.ts"), ECHO);
   writeFileSync(join(root, "capabilities", "team.sleep.ts"), SLEEP);
   writeFileSync(join(root, "capabilities", "team.gate.ts"), GATE);
+  writeFileSync(join(root, "capabilities", "team.report.ts"), REPORT);
   writeFileSync(join(root, "capabilities", "team.broken.ts"), BROKEN);
   const server = await startServer({
     cwd: root,

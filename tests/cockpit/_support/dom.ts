@@ -1,5 +1,5 @@
 import { Window } from "happy-dom";
-import { ASSETS } from "../../../cockpit/assets.ts";
+import { ASSETS, type AssetName } from "../../../cockpit/assets.ts";
 import { ManualClock } from "../../_support/manual-clock.ts";
 import { fakeWebSockets, type FakeSocket } from "./fake-socket.ts";
 
@@ -38,7 +38,7 @@ export interface LoadedPage {
 /** What a page load may replace. */
 export interface LoadOptions {
   path: string;
-  scripts: Array<"socket.js" | "format.js" | "execution.js" | "live-list.js" | "run-form.js">;
+  scripts: AssetName[];
   fetch?: FakeFetch;
   /** What `Math.random` gives socket.js (the jitter); default 0.5. */
   random?: () => number;

@@ -1,3 +1,5 @@
+import type { ArtifactInfo } from "../../../runtime/execution/plane.ts";
+import type { LogFilter } from "../../../cockpit/log-filter.ts";
 import type { RegisteredCapability } from "../../../runtime/capability/registered.ts";
 import { executionLinks, type ExecutionSnapshot } from "../../../runtime/execution/snapshot.ts";
 import { ExecutionPage } from "../../../cockpit/pages/execution.tsx";
@@ -54,7 +56,7 @@ export function runningSnapshot(overrides: Partial<ExecutionSnapshot> = {}): Exe
 }
 
 /** The execution page as the server renders it for `snapshot`. */
-export function executionHtml(snapshot: ExecutionSnapshot, options: { logLimit?: number } = {}): string {
+export function executionHtml(snapshot: ExecutionSnapshot, options: { logLimit?: number; artifacts?: ArtifactInfo[]; logFilter?: LogFilter; now?: number } = {}): string {
   const page = ExecutionPage({
     root: "/work/checkout",
     execution: snapshot,
@@ -64,6 +66,9 @@ export function executionHtml(snapshot: ExecutionSnapshot, options: { logLimit?:
     logLimit: options.logLimit ?? 1000,
     streamLimit: 65_536,
     notice: null,
+    artifacts: options.artifacts ?? [],
+    logFilter: options.logFilter ?? { level: "debug", query: "" },
+    now: options.now ?? Date.parse("2026-09-08T01:10:00.000Z"),
   });
   return `<!doctype html>\n${String(page)}`;
 }
@@ -71,7 +76,7 @@ export function executionHtml(snapshot: ExecutionSnapshot, options: { logLimit?:
 /** The overview as the server renders it, with `active` running now and in recent. */
 export function overviewHtml(active: ExecutionSnapshot[]): string {
   const counts = { queued: 0, running: active.length, cancelling: 0, succeeded: 4, failed: 0, cancelled: 0 };
-  const page = OverviewPage({ root: "/work/checkout", counts, active, recent: active, loadErrors: [], capabilityCount: 3, heartbeatMs: 20_000 });
+  const page = OverviewPage({ root: "/work/checkout", counts, active, recent: active, loadErrors: [], capabilityCount: 3, heartbeatMs: 20_000, activity: { buckets: [], spanHours: 6, more: false } });
   return `<!doctype html>\n${String(page)}`;
 }
 
@@ -99,5 +104,5 @@ export function capabilityOf(effect: "read" | "write"): RegisteredCapability {
 
 /** The capability page as the server renders it. */
 export function capabilityHtml(capability: RegisteredCapability): string {
-  return `<!doctype html>\n${String(CapabilityPage({ root: "/work/checkout", capability, values: null, errors: {}, problem: null, result: null }))}`;
+  return `<!doctype html>\n${String(CapabilityPage({ root: "/work/checkout", capability, values: null, errors: {}, problem: null, result: null, history: [] }))}`;
 }

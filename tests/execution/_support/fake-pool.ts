@@ -54,7 +54,7 @@ export class FakePool implements WorkerPool {
   }
 
   stats() {
-    return { execution_workers: 2, direct_workers: 1, busy: this.tasks.filter((t) => !t.settled).length, replaced: 0 };
+    return { execution_workers: 2, direct_workers: 1, busy: this.tasks.filter((t) => !t.settled).length, replaced: 0, memory_stops: 0 };
   }
 
   /** The running task of an execution id. */

@@ -19,6 +19,8 @@ export interface StartedServer {
 export interface StartOptions {
   limits?: Partial<Record<keyof Limits, number>>;
   token?: string;
+  /** Bun's idle timeout in seconds (the Node adapter has none); default Bun's 10. */
+  idleTimeoutSeconds?: number;
 }
 
 export type StartFn = (options?: StartOptions) => Promise<StartedServer>;
@@ -42,6 +44,7 @@ export const startBun: StartFn = async (options = {}) => {
     token: options.token ?? null,
     runtime: "bun",
     log: () => undefined,
+    idleTimeoutSeconds: options.idleTimeoutSeconds,
   });
   return {
     url: server.url,

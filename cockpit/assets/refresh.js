@@ -1,0 +1,64 @@
+// refresh.js — re-reads named sections of the current page from the server and puts them in
+// place (`data-section="…"`). What only the server draws (an output by its shape, a timeline, a
+// chart) is then never drawn twice, in TypeScript and again in the browser. Requests are
+// coalesced: while one is on its way, later asks wait for it and go out once, a second later.
+(function () {
+  "use strict";
+  var docket = (window.docket = window.docket || {});
+
+  /** A refresher for `root` reading `pageUrl`; `refresh(names)` asks for those sections. */
+  docket.sectionRefresher = function (root, pageUrl) {
+    var inFlight = false;
+    var wanted = {};
+    function request(url, init) {
+      var env = window.docketEnv || {};
+      return env.fetch ? env.fetch(url, init) : window.fetch(url, init);
+    }
+    function refresh(names) {
+      names.forEach(function (name) {
+        wanted[name] = true;
+      });
+      if (inFlight || !pageUrl || typeof DOMParser === "undefined") return;
+      var asked = Object.keys(wanted);
+      if (asked.length === 0) return;
+      wanted = {};
+      inFlight = true;
+      request(pageUrl, { headers: { Accept: "text/html" }, credentials: "same-origin" })
+        .then(function (response) {
+          return response.ok ? response.text() : null;
+        })
+        .then(function (html) {
+          if (!html) return;
+          var fresh = new DOMParser().parseFromString(html, "text/html");
+          asked.forEach(function (name) {
+            var selector = '[data-section="' + name + '"]';
+            var next = fresh.querySelector(selector);
+            var current = root.querySelector(selector);
+            if (next && current) current.replaceWith(document.importNode(next, true));
+          });
+          if (docket.wireSortableTables) docket.wireSortableTables();
+        })
+        .catch(function () {})
+        .then(function () {
+          inFlight = false;
+          if (Object.keys(wanted).length > 0) {
+            setTimeout(function () {
+              refresh([]);
+            }, 1000);
+          }
+        });
+    }
+    /** Asks for `names` at most once per `ms`, however often called. */
+    function throttled(names, ms) {
+      var timer = null;
+      return function () {
+        if (timer !== null) return;
+        timer = setTimeout(function () {
+          timer = null;
+          refresh(names);
+        }, ms);
+      };
+    }
+    return { refresh: refresh, throttled: throttled };
+  };
+})();

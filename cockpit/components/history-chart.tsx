@@ -1,0 +1,99 @@
+/** @jsxImportSource hono/jsx */
+import { STATE_LOOK } from "./badges.tsx";
+import { historySummary, type HistoryPoint } from "../chart-data.ts";
+import { formatDuration, formatTime } from "../format.ts";
+import { executionPagePath } from "../paths.ts";
+
+const W = 600;
+const H = 180;
+const PAD = { left: 56, right: 12, top: 12, bottom: 28 };
+
+/** A marker per outcome, each its own shape, so the chart reads without colour. */
+function Marker(props: { point: HistoryPoint; x: number; y: number }) {
+  const { x, y } = props;
+  const state = props.point.state;
+  const cls = `marker marker-${state}`;
+  if (state === "succeeded") return <circle class={cls} cx={x.toFixed(1)} cy={y.toFixed(1)} r="4.5" />;
+  if (state === "failed") return <path class={cls} d={`M${x - 4.5} ${y - 4.5}L${x + 4.5} ${y + 4.5}M${x - 4.5} ${y + 4.5}L${x + 4.5} ${y - 4.5}`} />;
+  if (state === "cancelled") return <rect class={cls} x={(x - 4).toFixed(1)} y={(y - 4).toFixed(1)} width="8" height="8" />;
+  return <circle class={`${cls} marker-open`} cx={x.toFixed(1)} cy={y.toFixed(1)} r="4.5" />;
+}
+
+/** A round number at or above `ms` for the top of the axis. */
+function niceTop(ms: number): number {
+  const steps = [10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000, 20_000, 30_000, 60_000, 120_000, 300_000, 600_000, 1_800_000, 3_600_000];
+  return steps.find((s) => s >= ms) ?? Math.ceil(ms / 3_600_000) * 3_600_000;
+}
+
+/**
+ * A capability's recent executions as a chart (server-rendered SVG, no script): one marker per
+ * execution, left to right in the order they were created, its height the duration, its shape
+ * the outcome; each marker links to its execution and names it on hover. Summary in words above.
+ */
+export function HistoryChart(props: { points: HistoryPoint[] }) {
+  const points = props.points;
+  const summary = historySummary(points);
+  const finished = points.filter((p) => p.duration_ms !== null);
+  const top = niceTop(Math.max(1, ...finished.map((p) => p.duration_ms!)));
+  const plotW = W - PAD.left - PAD.right;
+  const plotH = H - PAD.top - PAD.bottom;
+  const xOf = (i: number) => PAD.left + (points.length === 1 ? plotW / 2 : (i / (points.length - 1)) * plotW);
+  const yOf = (ms: number | null) => PAD.top + plotH - (ms === null ? plotH : (Math.min(ms, top) / top) * plotH);
+  const counts = (["succeeded", "failed", "cancelled"] as const).filter((s) => summary.counts[s]).map((s) => `${summary.counts[s]} ${s}`);
+  const active = (summary.counts.running ?? 0) + (summary.counts.queued ?? 0) + (summary.counts.cancelling ?? 0);
+  return (
+    <section class="panel" aria-labelledby="history-heading" data-section="history">
+      <h2 id="history-heading">History</h2>
+      {points.length === 0 ? (
+        <p class="empty">No executions of this capability yet: the chart fills in as it runs.</p>
+      ) : (
+        <>
+          <p class="muted small" data-slot="history-summary">
+            {`Last ${points.length}: ${[...counts, ...(active ? [`${active} not finished`] : [])].join(", ")}.`}
+            {summary.medianMs !== null ? ` Median ${formatDuration(summary.medianMs)}, 90th percentile ${formatDuration(summary.p90Ms)}.` : ""}
+          </p>
+          <svg class="chart" viewBox={`0 0 ${W} ${H}`} role="img" aria-labelledby="history-heading" data-chart="history">
+            <line class="chart-axis" x1={PAD.left} y1={PAD.top + plotH} x2={W - PAD.right} y2={PAD.top + plotH} />
+            <line class="chart-axis" x1={PAD.left} y1={PAD.top} x2={PAD.left} y2={PAD.top + plotH} />
+            <line class="chart-grid" x1={PAD.left} y1={PAD.top + plotH / 2} x2={W - PAD.right} y2={PAD.top + plotH / 2} />
+            <text class="chart-label" x={PAD.left - 6} y={PAD.top + 4} text-anchor="end">
+              {formatDuration(top)}
+            </text>
+            <text class="chart-label" x={PAD.left - 6} y={PAD.top + plotH / 2 + 4} text-anchor="end">
+              {formatDuration(top / 2)}
+            </text>
+            <text class="chart-label" x={PAD.left - 6} y={PAD.top + plotH + 4} text-anchor="end">
+              0
+            </text>
+            <text class="chart-label" x={PAD.left} y={H - 8}>
+              {formatTime(points[0]!.created_at)}
+            </text>
+            <text class="chart-label" x={W - PAD.right} y={H - 8} text-anchor="end">
+              {formatTime(points[points.length - 1]!.created_at)}
+            </text>
+            {points.map((point, i) => (
+              <a href={executionPagePath(point.id)}>
+                <title>{`${point.id}: ${STATE_LOOK[point.state].word.toLowerCase()}${point.duration_ms !== null ? ` in ${formatDuration(point.duration_ms)}` : ""}, created ${formatTime(point.created_at)}`}</title>
+                <Marker point={point} x={xOf(i)} y={yOf(point.duration_ms)} />
+              </a>
+            ))}
+          </svg>
+          <ul class="chart-legend" aria-label="Legend">
+            <li>
+              <span class="legend-shape" aria-hidden="true">●</span> succeeded
+            </li>
+            <li>
+              <span class="legend-shape" aria-hidden="true">✕</span> failed
+            </li>
+            <li>
+              <span class="legend-shape" aria-hidden="true">■</span> cancelled
+            </li>
+            <li>
+              <span class="legend-shape" aria-hidden="true">○</span> not finished (drawn at the top)
+            </li>
+          </ul>
+        </>
+      )}
+    </section>
+  );
+}

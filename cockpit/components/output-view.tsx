@@ -1,0 +1,92 @@
+/** @jsxImportSource hono/jsx */
+import { outputShape, type OutputShape, type TableShape } from "../output-shape.ts";
+import { JsonBlock } from "./json-block.tsx";
+
+/** Rows and columns; output-table.js sorts by a column when its header is pressed. */
+function OutputTable(props: { table: TableShape; label: string }) {
+  const t = props.table;
+  return (
+    <div class="output-table">
+      <div class="table-scroll" tabindex={0}>
+        <table class="table" data-sortable>
+          <caption class="visually-hidden">{props.label}</caption>
+          <thead>
+            <tr>
+              {t.columns.map((column, index) => (
+                <th scope="col" data-column={String(index)}>
+                  {column}
+                </th>
+              ))}
+            </tr>
+          </thead>
+          <tbody>
+            {t.rows.map((row) => (
+              <tr>
+                {row.map((cell, index) => (
+                  <td class="wrap-anywhere" data-label={t.columns[index]}>{cell}</td>
+                ))}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <p class="muted small">
+        {`${t.rows.length + t.more} row(s)`}
+        {t.more > 0 ? `; the first ${t.rows.length} are shown, the JSON view has every one` : ""}
+        {t.moreColumns > 0 ? `; ${t.moreColumns} more column(s) in the JSON view` : ""}.
+      </p>
+    </div>
+  );
+}
+
+/** One shape, as markup. */
+function Shape(props: { shape: OutputShape; label: string }) {
+  const s = props.shape;
+  switch (s.kind) {
+    case "nothing":
+      return <p class="muted">Nothing (null).</p>;
+    case "scalar":
+      return <p class="output-scalar wrap-anywhere">{s.text}</p>;
+    case "text":
+      return (
+        <pre class="output-text" tabindex={0}>
+          {s.text}
+        </pre>
+      );
+    case "table":
+      return <OutputTable table={s.table} label={props.label} />;
+    case "json":
+      return <JsonBlock value={s.value} label={props.label} />;
+    case "record":
+      return (
+        <dl class="output-record">
+          {s.fields.map((field) => (
+            <div class={`output-field output-field-${field.shape.kind}`}>
+              <dt class="mono">{field.name}</dt>
+              <dd>
+                <Shape shape={field.shape} label={field.name} />
+              </dd>
+            </div>
+          ))}
+        </dl>
+      );
+  }
+}
+
+/**
+ * A value shown by its shape (tables, text blocks, fields), with the exact JSON one click away.
+ * `slot` names the JSON block the execution page's script fills when the output arrives live.
+ */
+export function OutputView(props: { value: unknown; label: string; slot?: string }) {
+  const shape = outputShape(props.value);
+  const plainJson = shape.kind === "json";
+  return (
+    <div class="output-view" data-slot={props.slot ? `${props.slot}-view` : undefined}>
+      {plainJson ? null : <Shape shape={shape} label={props.label} />}
+      <details class="json-view" open={plainJson}>
+        <summary>JSON</summary>
+        <JsonBlock value={props.value} slot={props.slot} label={props.label} />
+      </details>
+    </div>
+  );
+}

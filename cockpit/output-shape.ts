@@ -1,0 +1,72 @@
+/** How the cockpit shows a value: by what it is, not as one JSON text. */
+export type OutputShape =
+  | { kind: "nothing" }
+  | { kind: "scalar"; text: string }
+  | { kind: "text"; text: string }
+  | { kind: "table"; table: TableShape }
+  | { kind: "record"; fields: Array<{ name: string; shape: OutputShape }> }
+  | { kind: "json"; value: unknown };
+
+/** An array of objects as rows and columns, bounded. */
+export interface TableShape {
+  columns: string[];
+  rows: string[][];
+  /** Rows of the array not in `rows` (the JSON view has them all). */
+  more: number;
+  /** Columns seen but not shown (past MAX_COLUMNS). */
+  moreColumns: number;
+}
+
+/** Rows a table shows; the JSON view, a click away, has every row. */
+export const MAX_ROWS = 500;
+const MAX_COLUMNS = 20;
+const MAX_CELL = 200;
+/** A string longer than this, or with a line break, reads better as a block than inline. */
+const LONG_TEXT = 80;
+const MAX_FIELDS = 50;
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
+
+/** A cell's text: scalars as they are, anything else as compact JSON, cut at MAX_CELL characters. */
+function cellText(value: unknown): string {
+  const text = value === undefined ? "" : typeof value === "string" ? value : JSON.stringify(value) ?? "";
+  return text.length > MAX_CELL ? `${text.slice(0, MAX_CELL - 1)}…` : text;
+}
+
+/** A non-empty array whose every item is an object: a table. */
+function tableOf(items: unknown[]): TableShape | null {
+  if (items.length === 0 || !items.every(isPlainObject)) return null;
+  const seen: string[] = [];
+  const known = new Set<string>();
+  for (const item of items.slice(0, MAX_ROWS)) {
+    for (const key of Object.keys(item)) {
+      if (!known.has(key)) {
+        known.add(key);
+        seen.push(key);
+      }
+    }
+  }
+  const columns = seen.slice(0, MAX_COLUMNS);
+  const rows = items.slice(0, MAX_ROWS).map((item) => columns.map((column) => cellText((item as Record<string, unknown>)[column])));
+  return { columns, rows, more: Math.max(0, items.length - MAX_ROWS), moreColumns: seen.length - columns.length };
+}
+
+/**
+ * The shape a value is shown in: an array of objects is a table, a long string a text block, a
+ * scalar itself, an object one level of named parts (each by its own shape), anything else JSON.
+ */
+export function outputShape(value: unknown, depth = 0): OutputShape {
+  if (value === undefined || value === null) return { kind: "nothing" };
+  if (typeof value === "string") return value.length > LONG_TEXT || value.includes("\n") ? { kind: "text", text: value } : { kind: "scalar", text: value };
+  if (typeof value === "number" || typeof value === "boolean") return { kind: "scalar", text: String(value) };
+  if (Array.isArray(value)) {
+    const table = tableOf(value);
+    return table ? { kind: "table", table } : { kind: "json", value };
+  }
+  if (isPlainObject(value) && depth === 0) {
+    const entries = Object.entries(value);
+    if (entries.length === 0 || entries.length > MAX_FIELDS) return { kind: "json", value };
+    return { kind: "record", fields: entries.map(([name, field]) => ({ name, shape: outputShape(field, depth + 1) })) };
+  }
+  return { kind: "json", value };
+}

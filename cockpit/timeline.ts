@@ -1,0 +1,44 @@
+import type { StepSnapshot } from "../runtime/execution/snapshot.ts";
+
+/** One step as a bar: where it starts and how long it is, in percent of the execution's span. */
+export interface TimelineBar {
+  id: string;
+  title: string;
+  /** `stopped`: still running when the execution ended (cancelled or failed around it). */
+  state: StepSnapshot["state"] | "stopped";
+  left: number;
+  width: number;
+  durationMs: number;
+}
+
+/** The smallest bar drawn, in percent, so an instant step is still seen. */
+const MIN_WIDTH = 0.6;
+
+/**
+ * The steps as bars on one time axis, from the execution's start (or its first step) to its end
+ * (or `now` while it runs). A step still running is drawn to the axis' end; once the execution
+ * has ended it is "stopped", never "running".
+ */
+export function timelineBars(steps: StepSnapshot[], execution: { started_at: string | null; finished_at: string | null }, now: number): { bars: TimelineBar[]; spanMs: number } {
+  if (steps.length === 0) return { bars: [], spanMs: 0 };
+  const starts = steps.map((s) => Date.parse(s.started_at));
+  const from = Math.min(execution.started_at ? Date.parse(execution.started_at) : Infinity, ...starts);
+  const ended = execution.finished_at ? Date.parse(execution.finished_at) : null;
+  const to = Math.max(ended ?? now, ...steps.map((s) => (s.finished_at ? Date.parse(s.finished_at) : (ended ?? now))));
+  const span = Math.max(1, to - from);
+  const bars = steps.map((step, i): TimelineBar => {
+    const start = starts[i]!;
+    const end = step.finished_at ? Date.parse(step.finished_at) : (ended ?? now);
+    const left = ((start - from) / span) * 100;
+    const width = Math.max(MIN_WIDTH, ((end - start) / span) * 100);
+    return {
+      id: step.id,
+      title: step.title,
+      state: step.state === "running" && ended !== null ? "stopped" : step.state,
+      left: Math.min(left, 100 - MIN_WIDTH),
+      width: Math.min(width, 100 - Math.min(left, 100 - MIN_WIDTH)),
+      durationMs: Math.max(0, end - start),
+    };
+  });
+  return { bars, spanMs: span };
+}

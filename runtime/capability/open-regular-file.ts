@@ -1,0 +1,54 @@
+import { constants } from "node:fs";
+import { open, type FileHandle } from "node:fs/promises";
+import type { Stats } from "node:fs";
+import { CapabilityError } from "./capability-error.ts";
+
+/** Options of `openRegularFile`. */
+export interface OpenRegularFileOptions {
+  /** What the path is, for the error message (`input.path`, `manifest.sha256`). */
+  label?: string;
+}
+
+/**
+ * Opens a file for reading only when it is a regular file. A FIFO, a device or a socket is
+ * refused with `CapabilityError("invalid_input")` naming the path and what it is: reading one can
+ * block for ever (a FIFO with no writer, a terminal) or never end (/dev/zero), and no thread
+ * blocked in a system call can be stopped, not even by terminating its worker (docs/containment.md).
+ *
+ * The file is opened non-blocking and checked on the open descriptor, so nothing can swap it
+ * between the check and the read, and opening a FIFO with no writer returns at once instead of
+ * waiting for one. For a regular file the flag changes nothing.
+ */
+export async function openRegularFile(path: string, options: OpenRegularFileOptions = {}): Promise<FileHandle> {
+  // O_NONBLOCK is not defined on Windows, where opening does not block on these files anyway.
+  const handle = await open(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+  let info: Stats;
+  try {
+    info = await handle.stat();
+  } catch (error) {
+    await handle.close();
+    throw error;
+  }
+  if (info.isFile()) return handle;
+  await handle.close();
+  const label = options.label ?? path;
+  throw new CapabilityError("invalid_input", `${label} is ${kindOf(info)}, not a regular file; only regular files are read, since reading this could block or never end`, {
+    context: { kind: kindName(info) },
+    suggestion: "Give the path of a regular file (or a folder), or leave this one out.",
+  });
+}
+
+/** What a non-regular file is, with its article, for a message. */
+export function kindOf(info: Stats): string {
+  const name = kindName(info);
+  return name === "folder" ? "a folder" : `a ${name}`;
+}
+
+function kindName(info: Stats): string {
+  if (info.isDirectory()) return "folder";
+  if (info.isFIFO()) return "FIFO (named pipe)";
+  if (info.isCharacterDevice()) return "character device";
+  if (info.isBlockDevice()) return "block device";
+  if (info.isSocket()) return "socket";
+  return "special file";
+}

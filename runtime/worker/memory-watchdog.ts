@@ -1,0 +1,152 @@
+import { readFileSync, readlinkSync } from "node:fs";
+
+/**
+ * Bun (1.4) ignores `resourceLimits` of `node:worker_threads`, so a worker's heap cannot be
+ * bounded by the runtime, and a handler that allocates without end would grow the process until
+ * the OS kills it. This watchdog bounds it from outside instead (docs/containment.md):
+ *
+ * - the process's resident memory says whether there is anything to stop: it must have grown by
+ *   more than the limit since the first running handler began;
+ * - each worker thread's minor page faults since its handler began say who grew it: a thread that
+ *   touches fresh memory faults it in page by page, while one that computes without allocating
+ *   does not, so the culprit is found even when several handlers run at once.
+ *
+ * Page faults over-count memory that a handler frees and allocates again, so they never stop a
+ * handler alone: the process must have grown too. When per-thread counters are missing (not
+ * Linux), every running handler counts the whole growth, and all of them are stopped.
+ */
+export interface MemoryWatchdogOptions {
+  /** MiB a running handler may add to the process (`worker_memory_mb`). */
+  limitMb: number;
+  /** Called once per watched task that went over; the caller terminates its worker. */
+  onExceeded: (key: number, usedMb: number) => void;
+  /** How often to sample while a handler runs; default 100 ms. */
+  intervalMs?: number;
+  /** The process's resident bytes; default `process.memoryUsage.rss()`. */
+  rss?: () => number;
+  /** Minor page faults of one thread (`<pid>/task/<tid>`), or null when unknown; default from /proc. */
+  faults?: (thread: string) => number | null;
+  /** Whether threads have counters at all; default: this thread has one (Linux). */
+  perThread?: boolean;
+}
+
+interface Watched {
+  /** Read again until known: a task may be handed to a worker still starting. */
+  thread: () => string | null;
+  faultsAtStart: number | null;
+}
+
+const MIB = 1024 * 1024;
+/** The page size of x86-64 and most arm64 kernels; a larger page only makes the estimate low, and the growth check still holds. */
+const PAGE_BYTES = 4096;
+
+/** Samples memory while handlers run and names the one that outgrew the limit. */
+export class MemoryWatchdog {
+  private readonly watched = new Map<number, Watched>();
+  private readonly rss: () => number;
+  private readonly faults: (thread: string) => number | null;
+  private readonly perThread: boolean;
+  private baseline = 0;
+  private timer: ReturnType<typeof setInterval> | null = null;
+
+  constructor(private readonly options: MemoryWatchdogOptions) {
+    this.rss = options.rss ?? (() => process.memoryUsage.rss());
+    this.faults = options.faults ?? threadMinorFaults;
+    this.perThread = options.perThread ?? currentThread() !== null;
+  }
+
+  /** A handler began on a worker whose thread `thread()` names (null: not known yet, or no /proc). */
+  watch(key: number, thread: () => string | null): void {
+    // The baseline is what the process held while nothing ran: growth past it is the handlers'.
+    if (this.watched.size === 0) this.baseline = this.rss();
+    const watched: Watched = { thread, faultsAtStart: null };
+    this.startCounting(watched);
+    this.watched.set(key, watched);
+    if (this.timer === null) {
+      this.timer = setInterval(() => this.sample(), this.options.intervalMs ?? 100);
+      // Never what keeps the process alive: the busy worker is.
+      (this.timer as { unref?: () => void }).unref?.();
+    }
+  }
+
+  /** The handler ended (or its worker was stopped). */
+  unwatch(key: number): void {
+    this.watched.delete(key);
+    if (this.watched.size === 0 && this.timer !== null) {
+      clearInterval(this.timer);
+      this.timer = null;
+    }
+  }
+
+  /** One look: every watched handler over the limit is reported (and no longer watched). */
+  sample(): void {
+    for (const w of this.watched.values()) if (w.faultsAtStart === null) this.startCounting(w);
+    const { limitMb } = this.options;
+    const rss = this.rss();
+    // Memory given back (a stopped worker wound down, a collection) lowers the line growth counts from.
+    if (rss < this.baseline) this.baseline = rss;
+    const grownMb = (rss - this.baseline) / MIB;
+    if (grownMb <= limitMb) return;
+    const estimates = [...this.watched].map(([key, w]) => ({ key, mb: this.estimate(w, grownMb) }));
+    const over = estimates.filter((e) => e.mb > limitMb);
+    // Page faults can under-count (huge pages, a larger page size): when the process holds more
+    // than every running handler's allowance together, the one that faulted most is stopped anyway.
+    if (over.length === 0 && grownMb > limitMb * (this.watched.size + 1) && estimates.length > 0) {
+      over.push(estimates.reduce((a, b) => (b.mb > a.mb ? b : a)));
+    }
+    for (const { key, mb } of over) {
+      this.unwatch(key);
+      this.options.onExceeded(key, Math.round(Math.max(mb, limitMb)));
+    }
+    // What a stopped worker held is given back only as its thread winds down: until then it
+    // must not count as the growth of the handlers still running. So growth counts from here.
+    if (over.length > 0) this.baseline = this.rss();
+  }
+
+  /** Stops sampling for good (the pool closed). */
+  close(): void {
+    this.watched.clear();
+    if (this.timer !== null) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  private startCounting(w: Watched): void {
+    const thread = w.thread();
+    w.faultsAtStart = thread === null ? null : this.faults(thread);
+  }
+
+  private estimate(w: Watched, grownMb: number): number {
+    const thread = w.thread();
+    // Where threads have counters, one not known yet is a worker still starting: it posts "ready"
+    // (with its thread) before it reads a task, so no handler has run there to grow anything.
+    if (thread === null) return this.perThread ? 0 : grownMb;
+    if (w.faultsAtStart === null) return grownMb;
+    const now = this.faults(thread);
+    if (now === null) return grownMb;
+    return ((now - w.faultsAtStart) * PAGE_BYTES) / MIB;
+  }
+}
+
+/** This thread's name under /proc (`<pid>/task/<tid>`), or null where there is no /proc. */
+export function currentThread(): string | null {
+  try {
+    // `/proc/thread-self` links to `<pid>/task/<tid>` of the thread that reads it.
+    const target = readlinkSync("/proc/thread-self");
+    return /^\d+\/task\/\d+$/.test(target) ? target : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Minor page faults of a thread: field 10 of `/proc/<pid>/task/<tid>/stat`. */
+export function threadMinorFaults(thread: string): number | null {
+  try {
+    const stat = readFileSync(`/proc/${thread}/stat`, "utf8");
+    // The command name (field 2) may hold spaces and parentheses: count from its closing one.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const minflt = Number(fields[7]);
+    return Number.isFinite(minflt) ? minflt : null;
+  } catch {
+    return null;
+  }
+}

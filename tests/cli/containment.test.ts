@@ -1,0 +1,167 @@
+// Hostile capability files against the compiled binary (docs/containment.md): a handler that
+// spins, blocks on a FIFO, allocates without end or never finishes loading does not take the
+// server, the direct lane or the other executions with it.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { buildBinary, docket, fromBinary, removeTempDirs, spawnDocket, tempCheckout, watchStream, writeFiles, type DocketRunner } from "./_harness.ts";
+
+const header = (id: string, rest: string) => `import { capability } from "docket";
+import * as v from "valibot";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+export default capability({ id: "${id}", title: "${id}", description: "A hostile handler.", ${rest} });
+`;
+
+const HOSTILE = {
+  // A busy loop that never looks at cancellation: only terminating its worker stops it.
+  "capabilities/hostile.spin.ts": header("hostile.spin", `effect: "read", input: v.object({}), output: v.object({}), handler() { for (;;) {} }`),
+  // Allocates without end, as careless code does.
+  "capabilities/hostile.hog.ts": header(
+    "hostile.hog",
+    `effect: "read", input: v.object({}), output: v.object({}), handler() { const a: number[][] = []; while (true) a.push(new Array(1e6).fill(1)); }`,
+  ),
+  // Waits for its cancellation and leaves a mark when it comes.
+  "capabilities/hostile.wait.ts": header(
+    "hostile.wait",
+    `effect: "read", cancellable: true, input: v.object({}), output: v.object({}),
+     async handler(_input, ctx) {
+       writeFileSync(join(ctx.root, "started.mark"), "");
+       await new Promise((resolve) => ctx.signal.addEventListener("abort", resolve));
+       writeFileSync(join(ctx.root, "cancelled.mark"), "");
+       throw ctx.progress.cancellation();
+     }`,
+  ),
+  // Reads a FIFO no one writes to: blocked in the kernel, synchronously or on a pool thread.
+  "capabilities/hostile.pipe.ts": header(
+    "hostile.pipe",
+    `effect: "read", cancellable: true, input: v.object({ sync: v.boolean() }), output: v.object({ bytes: v.number() }),
+     async handler(input, ctx) {
+       const path = join(ctx.root, "data", "pipe");
+       const text = input.sync ? readFileSync(path, "utf8") : await Bun.file(path).text();
+       return { bytes: text.length };
+     }`,
+  ),
+  // Its top-level await never settles.
+  "capabilities/hostile.hang.ts": `await new Promise(() => {});\n${header("hostile.hang", `effect: "read", input: v.object({}), output: v.object({}), handler: () => ({})`)}`,
+  "data/a.txt": "a\n",
+};
+
+const LIMITS = { DOCKET_LOAD_TIMEOUT_MS: "300", DOCKET_DIRECT_DEADLINE_MS: "2000", DOCKET_GRACE_MS: "200", DOCKET_WORKER_MEMORY_MB: "64" };
+
+let runner: DocketRunner;
+let checkout: string;
+
+beforeAll(async () => {
+  runner = fromBinary(await buildBinary());
+  checkout = tempCheckout();
+  writeFiles(checkout, HOSTILE);
+  expect(Bun.spawnSync(["mkfifo", join(checkout, "data", "pipe")]).exitCode).toBe(0);
+}, 120_000);
+
+afterAll(removeTempDirs);
+
+/** Waits for a condition the server makes true, looking every 25 ms, at most `tries` times. */
+async function until<T>(look: () => Promise<T | null | undefined | false>, what: string, tries = 800): Promise<T> {
+  for (let i = 0; i < tries; i++) {
+    const seen = await look();
+    if (seen) return seen;
+    await Bun.sleep(25);
+  }
+  throw new Error(`Gave up waiting for ${what}`);
+}
+
+describe("containment (compiled binary)", () => {
+  test("serve starts despite a never-settling file; the direct lane, other executions and the server survive spinning, blocking, vanishing and allocating handlers", async () => {
+    const child = spawnDocket(runner, ["serve", "--port", "0", "--max-concurrent", "2"], { cwd: checkout, env: LIMITS });
+    const stderr = watchStream(child.stderr);
+    const url = (await stderr.until(/docket serving .* at http:\/\/127\.0\.0\.1:\d+/)).match(/at (http:\/\/127\.0\.0\.1:\d+)/)![1]!;
+    const api = `${url}/api/v1`;
+    const post = (path: string, body: unknown, init: RequestInit = {}) =>
+      fetch(`${api}/${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body), ...init });
+    const start = async (capability: string, input: unknown = {}) => ((await (await post("executions/start", { capability, input })).json()) as any).execution.id as string;
+    const terminal = (id: string) =>
+      until(async () => {
+        const snapshot = (await (await fetch(`${api}/executions/get?id=${id}`)).json()) as any;
+        return ["succeeded", "failed", "cancelled"].includes(snapshot.state) ? snapshot : null;
+      }, `${id} to end`);
+    const healthy = async () => {
+      const health = await fetch(`${api}/health/report`);
+      expect(health.status).toBe(200);
+      return (await health.json()) as any;
+    };
+    try {
+      // The file that never finishes loading is a load error with its file; everything else started.
+      await stderr.until(/hostile\.hang\.ts.*did not finish loading within 300 ms/);
+      expect((await healthy()).load_errors).toBe(1);
+
+      // A busy loop on the direct lane, by GET and by POST: 504 once the deadline and the grace
+      // are over, and the direct lane answers the next call at once.
+      for (const call of [() => fetch(`${api}/hostile/spin`), () => post("hostile/spin", {})]) {
+        const stuck = await call();
+        expect(stuck.status).toBe(504);
+        expect(((await stuck.json()) as any).error).toMatchObject({ error_code: "deadline_exceeded", context: { deadline_ms: 2000, terminated: true } });
+        await healthy();
+      }
+
+      // A client that goes away cancels its direct call.
+      const leaving = new AbortController();
+      const abandoned = fetch(`${api}/hostile/wait`, { signal: leaving.signal }).catch(() => "aborted");
+      await until(async () => existsSync(join(checkout, "started.mark")), "the direct call to start");
+      leaving.abort();
+      expect(await abandoned).toBe("aborted");
+      await until(async () => existsSync(join(checkout, "cancelled.mark")), "the abandoned direct call to be cancelled");
+      await healthy();
+
+      // Built-ins refuse a FIFO before reading it, naming the path.
+      const digest = await fetch(`${api}/files/digest?path=data/pipe`);
+      expect(digest.status).toBe(400);
+      expect(((await digest.json()) as any).error.message).toContain('input.path "data/pipe" is a FIFO (named pipe), not a regular file');
+      const verify = await post("files/verify", { manifest: "data/pipe" });
+      expect(verify.status).toBe(400);
+      expect(((await verify.json()) as any).error.message).toContain('Manifest "data/pipe" is a FIFO (named pipe)');
+      expect((await terminal(await start("files.digest", { path: "data/pipe" }))).failure.error_code).toBe("invalid_input");
+
+      // A handler blocked on the FIFO (on a pool thread, or in the kernel on its own thread) does
+      // not stay cancelling: grace_ms after the cancel its worker is terminated.
+      for (const sync of [false, true]) {
+        const id = await start("hostile.pipe", { sync });
+        await until(async () => ((await (await fetch(`${api}/executions/get?id=${id}`)).json()) as any).state === "running", `${id} to run`);
+        expect(((await (await post("executions/cancel", { id })).json()) as any).requested).toBe(true);
+        expect(await terminal(id)).toMatchObject({ state: "cancelled", failure: { error_code: "cancelled", context: { terminated: true } } });
+      }
+
+      // A handler allocating without end fails its own execution; the one beside it finishes.
+      const hog = await start("hostile.hog");
+      const beside = await start("executions.demonstrate", { steps: 3, delay_ms: 200 });
+      expect(await terminal(hog)).toMatchObject({ state: "failed", failure: { error_code: "memory_exceeded", context: { limit_mb: 64 } } });
+      expect(await terminal(beside)).toMatchObject({ state: "succeeded", failure: null });
+      expect((await terminal(await start("files.digest", { path: "data/a.txt" }))).state).toBe("succeeded");
+      await healthy();
+      await stderr.until(/hostile\.hog grew past the memory limit of 64 MiB/);
+    } finally {
+      child.kill("SIGINT");
+    }
+    expect(await child.exited).toBe(0);
+  }, 90_000);
+
+  test("run starts despite a never-settling file, refuses that file by name, and fails an allocating handler with memory_exceeded", async () => {
+    const builtin = await docket(runner, ["run", "files.digest", "--input", '{"path":"data/a.txt"}', "--format", "json"], { cwd: checkout, env: LIMITS });
+    expect(builtin.code).toBe(0);
+    expect(JSON.parse(builtin.stdout).execution.state).toBe("succeeded");
+    expect(builtin.stderr).toContain("hostile.hang.ts");
+    expect(builtin.stderr).toContain("did not finish loading within 300 ms");
+
+    const hanging = await docket(runner, ["run", "./capabilities/hostile.hang.ts"], { cwd: checkout, env: LIMITS });
+    expect(hanging.code).toBe(2);
+    expect(hanging.stderr).toContain("did not finish loading within 300 ms");
+
+    const verify = await docket(runner, ["run", "capabilities.verify", "--format", "json"], { cwd: checkout, env: LIMITS });
+    expect(verify.code).toBe(1);
+    expect(JSON.parse(verify.stdout).execution.diagnostics).toContainEqual(expect.objectContaining({ code: "load_timeout", file: "capabilities/hostile.hang.ts" }));
+
+    const hog = await docket(runner, ["run", "hostile.hog", "--format", "json"], { cwd: checkout, env: LIMITS });
+    expect(hog.code).toBe(1);
+    expect(JSON.parse(hog.stdout).execution.failure).toMatchObject({ error_code: "memory_exceeded", context: { limit_mb: 64 } });
+  }, 60_000);
+});

@@ -1,0 +1,188 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createHash } from "node:crypto";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Browser, BrowserContext } from "playwright-core";
+import { REPORT_CSV, startCockpitServer, type CockpitServer } from "./_support/cockpit-server.ts";
+import { BROWSER_TESTS, horizontalOverflow, launchChromium, watchedContext } from "./_support/browser.ts";
+
+// The execution page's shapes, pictures, artifacts and Run again, in a real headless Chromium
+// against a running server, at a desktop width and a phone's.
+const TEST_TIMEOUT = 60_000;
+const WAIT = { timeout: 20_000 };
+const WIDTHS = [1280, 390] as const;
+
+let server: CockpitServer;
+let browser: Browser;
+let wide: BrowserContext;
+let narrow: BrowserContext;
+const problems: string[] = [];
+/** Screenshots of every page at both widths, for a person to look at. */
+const shots = mkdtempSync(join(tmpdir(), "docket-cockpit-shots-"));
+let reportId = "";
+
+describe.skipIf(!BROWSER_TESTS)("cockpit pages in headless Chromium", () => {
+  beforeAll(async () => {
+    server = await startCockpitServer();
+    browser = await launchChromium();
+    wide = await watchedContext(browser, problems, { width: WIDTHS[0], height: 900 });
+    narrow = await watchedContext(browser, problems, { width: WIDTHS[1], height: 844 });
+    reportId = await server.start("team.report", { label: "sizes" });
+    await server.completed(reportId);
+    console.log(`cockpit screenshots: ${shots}`);
+  }, TEST_TIMEOUT);
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+  }, TEST_TIMEOUT);
+
+  test("an execution page lists its artifacts, and the download has the SHA-256 it shows", async () => {
+    const page = await wide.newPage();
+    await page.goto(`${server.url}/cockpit/executions/${reportId}`);
+    const row = page.locator('[data-section="artifacts"] tr[data-artifact="sizes.csv"]');
+    await row.waitFor(WAIT);
+    const expected = createHash("sha256").update(REPORT_CSV).digest("hex");
+    expect((await row.locator('[data-field="sha256"]').textContent())!.trim()).toBe(expected);
+    const href = await row.locator("a").getAttribute("href");
+    const download = await page.request.get(server.url + href);
+    expect(download.status()).toBe(200);
+    expect(createHash("sha256").update(await download.body()).digest("hex")).toBe(expected);
+    // Release asks for an explicit confirmation in the form itself.
+    expect(await page.locator('[data-slot="release"] input[name="confirmed"][required]').count()).toBe(1);
+    await page.close();
+  }, TEST_TIMEOUT);
+
+  test("an array-of-objects output is a table that sorts by a column, with the JSON a click away", async () => {
+    const page = await wide.newPage();
+    await page.goto(`${server.url}/cockpit/executions/${reportId}`);
+    const table = page.locator('[data-section="output"] table[data-sortable]');
+    await table.waitFor(WAIT);
+    const names = () => table.locator("tbody tr td:first-child").allTextContents();
+    expect(await names()).toEqual(["alpha", "beta", "gamma"]);
+    await table.locator('th:has-text("size") button').click();
+    expect(await names()).toEqual(["alpha", "gamma", "beta"]);
+    await table.locator('th:has-text("size") button').click();
+    expect(await names()).toEqual(["beta", "gamma", "alpha"]);
+    expect(await page.getAttribute('[data-section="output"] th:has-text("size")', "aria-sort")).toBe("descending");
+    // The long text is a text block, the short fields read as values, and the exact JSON is there.
+    expect(await page.locator('[data-section="output"] pre.output-text').textContent()).toContain("Second line.");
+    await page.click('[data-section="output"] details.json-view summary');
+    expect(JSON.parse((await page.textContent('[data-slot="output"]'))!).total).toBe(22);
+    await page.close();
+  }, TEST_TIMEOUT);
+
+  test("log colours are styled text, markup in a log line stays text, and the filter hides lines in place", async () => {
+    const page = await wide.newPage();
+    await page.goto(`${server.url}/cockpit/executions/${reportId}`);
+    const red = page.locator(".log-message .ansi-red-fg");
+    await red.first().waitFor(WAIT);
+    expect(await red.first().textContent()).toBe("ERROR");
+    expect(await page.evaluate(() => getComputedStyle(document.querySelector(".log-message .ansi-red-fg")!).fontWeight)).toBe("700");
+    expect(await page.locator(".log-message .ansi-green-fg").textContent()).toBe("green");
+    expect(await page.locator(".log-message", { hasText: "<script>" }).textContent()).toBe("<script>window.__pwned = 1</script><b>not bold</b>");
+    expect(await page.locator(".log-message script, .log-message b").count()).toBe(0);
+    expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+    // The level filter and the search act at once, without a reload.
+    const visible = () => page.locator(".log-line:visible").count();
+    expect(await visible()).toBe(3);
+    await page.selectOption('[name="log_level"]', "error");
+    expect(await visible()).toBe(1);
+    await page.selectOption('[name="log_level"]', "debug");
+    await page.fill('[name="log_q"]', "QUIET");
+    expect(await visible()).toBe(1);
+    expect(await page.textContent('[data-slot="log-matches"]')).toBe("1 of 3 line(s) match.");
+    await page.close();
+  }, TEST_TIMEOUT);
+
+  test("the step timeline and the charts are drawn by the server and render in the browser", async () => {
+    const execution = await server.page(`/cockpit/executions/${reportId}`);
+    expect(execution.html).toMatch(/data-section="timeline"[^>]*>[\s\S]*<svg class="timeline-track"/);
+    expect((execution.html.match(/class="timeline-bar timeline-bar-succeeded"/g) ?? []).length).toBe(2);
+    const capability = await server.page("/cockpit/capabilities/team.report");
+    expect(capability.html).toContain('data-chart="history"');
+    expect(capability.html).toMatch(/<title>x-[^<]*: succeeded in/);
+    const overview = await server.page("/cockpit");
+    expect(overview.html).toContain('data-chart="activity"');
+    const page = await wide.newPage();
+    await page.goto(`${server.url}/cockpit/executions/${reportId}`);
+    expect(await page.locator(".timeline-row").count()).toBe(2);
+    const bar = await page.locator(".timeline-bar").first().boundingBox();
+    expect(bar!.width).toBeGreaterThan(0);
+    await page.goto(`${server.url}/cockpit/capabilities/team.report`);
+    expect(await page.locator('[data-chart="history"] circle.marker-succeeded').count()).toBeGreaterThanOrEqual(1);
+    await page.goto(`${server.url}/cockpit`);
+    expect(await page.locator('[data-chart="activity"] rect.bar-succeeded').count()).toBeGreaterThanOrEqual(1);
+    await page.close();
+  }, TEST_TIMEOUT);
+
+  test("Run again fills the form with the same input, asks for the secret again, and starts a new execution", async () => {
+    const first = await server.start("team.deploy", { target: "staging", token: "s3cret-token", replicas: 3, tags: ["a", "b"] });
+    await server.completed(first);
+    const page = await wide.newPage();
+    await page.goto(`${server.url}/cockpit/executions/${first}`);
+    await page.click('[data-slot="run-again"]');
+    await page.waitForURL(/\/cockpit\/capabilities\/team\.deploy\?again=/, WAIT);
+    expect(await page.inputValue('[name="input.target"]')).toBe('"staging"');
+    expect(await page.inputValue('[name="input.replicas"]')).toBe("3");
+    expect(await page.inputValue('[name="input.tags"]')).toBe("a\nb");
+    expect(await page.inputValue('[name="input.token"]')).toBe("");
+    expect(await page.textContent('[data-slot="again"]')).toContain("Type token again");
+    await page.fill('[name="input.token"]', "another-token");
+    page.once("dialog", (dialog) => dialog.accept());
+    await page.click('button[value="start"]');
+    await page.waitForURL(/\/cockpit\/executions\/x-/, WAIT);
+    const second = decodeURIComponent(page.url().split("/").pop()!);
+    expect(second).not.toBe(first);
+    await server.completed(second);
+    const snapshot = (await (await fetch(`${server.url}/api/v1/executions/get?id=${second}`)).json()) as { input: Record<string, unknown>; actor: { kind: string } };
+    expect(snapshot.input).toEqual({ target: "staging", token: "[redacted]", replicas: 3, tags: ["a", "b"], dry_run: true });
+    expect(snapshot.actor.kind).toBe("cockpit");
+    await page.close();
+  }, TEST_TIMEOUT);
+
+  test("a nested-object input sent through its generated sub-form reaches the handler intact", async () => {
+    const page = await wide.newPage();
+    await page.goto(`${server.url}/cockpit/capabilities/team.report`);
+    expect(await page.locator('fieldset[data-field="nested"] legend').textContent()).toContain("nested");
+    await page.fill('[name="input.label"]', "nested run");
+    await page.fill('[name="input.nested.depth"]', "3");
+    await page.fill('[name="input.nested.tag"]', "deep <b>tag</b>");
+    await page.click('button[value="start"]');
+    await page.waitForURL(/\/cockpit\/executions\/x-/, WAIT);
+    const id = decodeURIComponent(page.url().split("/").pop()!);
+    await server.completed(id);
+    const snapshot = (await (await fetch(`${server.url}/api/v1/executions/get?id=${id}`)).json()) as { input: unknown; output: { nested: unknown } };
+    expect(snapshot.input).toEqual({ label: "nested run", nested: { depth: 3, tag: "deep <b>tag</b>" } });
+    expect(snapshot.output.nested).toEqual({ depth: 3, tag: "deep <b>tag</b>" });
+    await page.close();
+  }, TEST_TIMEOUT);
+
+  test("every page reads top-down at 390 px without scrolling sideways (screenshots at both widths)", async () => {
+    const pages = ["/cockpit", "/cockpit/capabilities", "/cockpit/capabilities/team.report", "/cockpit/capabilities/team.deploy", "/cockpit/executions", `/cockpit/executions/${reportId}`];
+    for (const [index, context] of [wide, narrow].entries()) {
+      const page = await context.newPage();
+      for (const path of pages) {
+        await page.goto(server.url + path);
+        await page.waitForLoadState("load");
+        if (context === narrow) expect({ path, overflow: await horizontalOverflow(page) }).toEqual({ path, overflow: 0 });
+        const name = `${WIDTHS[index]}-${path.replace(/^\/cockpit\/?/, "").replace(/[^a-z0-9.]+/gi, "_") || "overview"}.png`;
+        await page.screenshot({ path: join(shots, name), fullPage: true });
+      }
+      await page.close();
+    }
+    // A log line keeps its time, level and message on one line where they fit.
+    const phone = await narrow.newPage();
+    await phone.goto(`${server.url}/cockpit/executions/${reportId}`);
+    const line = phone.locator(".log-line", { hasText: "a quiet detail" });
+    const [time, level, message] = await Promise.all([line.locator(".log-time").boundingBox(), line.locator(".log-level").boundingBox(), line.locator(".log-message").boundingBox()]);
+    expect(Math.abs(time!.y - message!.y)).toBeLessThan(4);
+    expect(Math.abs(level!.y - message!.y)).toBeLessThan(4);
+    await phone.close();
+  }, TEST_TIMEOUT);
+
+  test("no page logged an error or violated the Content-Security-Policy", () => {
+    expect(problems).toEqual([]);
+  });
+});

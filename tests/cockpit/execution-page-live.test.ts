@@ -1,0 +1,109 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import fc from "fast-check";
+import { colourSpans } from "../../cockpit/ansi.ts";
+import { loadPage, type LoadedPage } from "./_support/dom.ts";
+import { event, executionHtml, ID, runningSnapshot } from "./_support/fixtures.ts";
+
+const pages: LoadedPage[] = [];
+
+afterEach(async () => {
+  await Promise.all(pages.splice(0).map((page) => page.close()));
+});
+
+const SCRIPTS = ["socket.js", "format.js", "anser.js", "ansi.js", "log-filter.js", "output-table.js", "refresh.js", "execution.js"] as const;
+
+/** The execution page with every one of its scripts, live on a fake socket. */
+function live(query = "") {
+  const page = loadPage(executionHtml(runningSnapshot()), { path: `/cockpit/executions/${ID}${query}`, scripts: [...SCRIPTS] });
+  pages.push(page);
+  const socket = page.sockets[0]!;
+  socket.open();
+  socket.receive({ type: "stream.ready", schema_version: "1", subscribed: [ID], replayed: 0, truncated: false, heartbeat_ms: 20_000 });
+  let next = runningSnapshot().last_sequence + 1;
+  return {
+    doc: page.document,
+    window: page.window as unknown as { docket: { colourSpans(text: string): unknown } },
+    send(type: string, data: Record<string, unknown>) {
+      socket.receive(event(next++, type, data));
+    },
+  };
+}
+
+describe("execution page scripts: colour and filter", () => {
+  test("the browser's colour runs are the server's, for any mix of text and colour codes (property)", () => {
+    const { window } = live();
+    const piece = fc.oneof(
+      fc.string({ maxLength: 12 }),
+      fc.constantFrom("\u001b[31m", "\u001b[1;32m", "\u001b[0m", "\u001b[7m", "\u001b[44m", "\u001b[2m", "\u001b[38;5;200m", "\u001b[38;2;1;2;3m", "\u001b[9m", "\u001b[91m", "<b>", "&amp;"),
+    );
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 10 }), (pieces) => {
+        const text = pieces.join("");
+        expect(window.docket.colourSpans(text)).toEqual(colourSpans(text));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  test("a live log line is painted in its colours as text, and obeys the filter already chosen", () => {
+    const x = live();
+    x.send("execution.log", { level: "error", message: "\u001b[31mboom\u001b[0m <i>x</i>" });
+    const lines = () => [...x.doc.querySelectorAll(".log-line")] as HTMLElement[];
+    const line = lines().at(-1)!;
+    expect(line.querySelector(".ansi-red-fg")!.textContent).toBe("boom");
+    expect(line.querySelector(".log-message")!.textContent).toBe("boom <i>x</i>");
+    expect(line.querySelector("i")).toBeNull();
+    // Filter to errors: a new info line arrives hidden, a new error line visible.
+    const level = x.doc.querySelector('[name="log_level"]') as HTMLSelectElement;
+    level.value = "error";
+    level.dispatchEvent(new (x.doc.defaultView as unknown as { Event: typeof Event }).Event("change"));
+    x.send("execution.log", { level: "info", message: "chatter" });
+    x.send("execution.log", { level: "error", message: "another failure" });
+    const [chatter, failure] = lines().slice(-2);
+    expect(chatter!.textContent).toContain("chatter");
+    expect(chatter!.hidden).toBe(true);
+    expect(failure!.hidden).toBe(false);
+  });
+
+  test("a step still running when the execution is cancelled reads Stopped, not Running", () => {
+    const x = live();
+    x.send("execution.step", { id: "slow", title: "Slow step" });
+    expect(x.doc.querySelector('tr[data-step-id="slow"] [data-step-state="running"]')).not.toBeNull();
+    x.send("execution.cancel_requested", { actor: { kind: "http" } });
+    x.send("execution.completed", { state: "cancelled", duration_ms: 12, failure: { error_code: "cancelled", message: "Cancelled.", stage: "run", retryability: "safe", outcome_certainty: "not_applied", correlation_id: "c-1", request_id: "r-1", trace_id: "t", context: {} } });
+    expect(x.doc.querySelector('tr[data-step-id="slow"] [data-step-state="running"]')).toBeNull();
+    expect(x.doc.querySelector('tr[data-step-id="slow"] [data-step-state="stopped"]')!.textContent).toContain("Stopped");
+  });
+});
+
+describe("execution page without scripts", () => {
+  test("the log filter in the query is applied by the server: hidden lines, a count, the form filled", () => {
+    const snapshot = runningSnapshot({
+      log: [
+        { sequence: 3, timestamp: "2026-09-08T01:02:04.000Z", level: "info", message: "fetching \u001b[1mindex\u001b[0m" },
+        { sequence: 4, timestamp: "2026-09-08T01:02:05.000Z", level: "warn", message: "slow mirror" },
+        { sequence: 5, timestamp: "2026-09-08T01:02:06.000Z", level: "error", message: "index failed" },
+      ],
+    });
+    const page = loadPage(executionHtml(snapshot, { logFilter: { level: "warn", query: "INDEX" } }), { path: `/cockpit/executions/${ID}`, scripts: [] });
+    pages.push(page);
+    const shown = [...page.document.querySelectorAll(".log-line")].filter((line) => !(line as HTMLElement).hidden).map((line) => line.getAttribute("data-sequence"));
+    expect(shown).toEqual(["5"]);
+    expect(page.document.querySelector('[data-slot="log-matches"]')!.textContent).toBe("1 of 3 line(s) match.");
+    expect((page.document.querySelector('[name="log_q"]') as HTMLInputElement).value).toBe("INDEX");
+    expect(page.document.querySelector(".log-line[data-sequence='3'] .ansi-bold")!.textContent).toBe("index");
+  });
+
+  test("a finished execution with no progress shows no empty progress bar; cancelled reads as cancelled", () => {
+    const failure = { error_code: "cancelled", message: "Cancelled by the cockpit.", stage: "run", retryability: "safe", outcome_certainty: "not_applied", correlation_id: "c-1", request_id: "r-1", trace_id: "t", context: {}, suggestion: "Run it again when needed." } as const;
+    const html = executionHtml(runningSnapshot({ state: "cancelled", finished_at: "2026-09-08T01:02:09.000Z", progress: null, failure, steps: [{ id: "a", title: "A", state: "running", message: null, started_at: "2026-09-08T01:02:04.000Z", finished_at: null }] }));
+    const page = loadPage(html, { path: `/cockpit/executions/${ID}`, scripts: [] });
+    pages.push(page);
+    const doc = page.document;
+    expect(doc.querySelector('[data-slot="progress"]')).toBeNull();
+    expect(doc.querySelector('[data-slot="failure-title"]')!.textContent).toBe("Cancelled");
+    expect(doc.querySelector('[data-section="failure"]')!.classList.contains("failure-cancelled")).toBe(true);
+    expect(doc.querySelector('tr[data-step-id="a"] [data-step-state="stopped"]')).not.toBeNull();
+    expect(doc.querySelector('.timeline-row[data-step-state="stopped"]')).not.toBeNull();
+  });
+});

@@ -1,0 +1,78 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { loadPage, type LoadedPage } from "./_support/dom.ts";
+import { capabilityHtml, capabilityOf } from "./_support/fixtures.ts";
+import { formShape } from "../../cockpit/form-fields.ts";
+import { inputFromForm } from "../../cockpit/form-input.ts";
+
+const pages: LoadedPage[] = [];
+afterEach(async () => {
+  await Promise.all(pages.splice(0).map((page) => page.close()));
+});
+
+const SCHEMA = {
+  type: "object",
+  properties: {
+    rows: { type: "array", items: { type: "object", properties: { path: { type: "string" } }, required: ["path"] } },
+    target: {
+      oneOf: [
+        { type: "object", properties: { kind: { const: "branch" }, name: { type: "string" } }, required: ["kind", "name"] },
+        { type: "object", properties: { kind: { const: "tag" }, version: { type: "string" } }, required: ["kind", "version"] },
+      ],
+    },
+  },
+  required: ["target"],
+};
+
+function page() {
+  const capability = { ...capabilityOf("read"), input_schema: SCHEMA };
+  const loaded = loadPage(capabilityHtml(capability), { path: "/cockpit/capabilities/team.look", scripts: ["run-form.js"] });
+  pages.push(loaded);
+  return loaded.document;
+}
+
+/** What the form would send now, as the server reads it. */
+function sent(doc: Document): unknown {
+  const form = doc.querySelector("form[data-docket-run]") as HTMLFormElement;
+  const values = new URLSearchParams();
+  for (const element of form.querySelectorAll("input, select, textarea")) {
+    const control = element as HTMLInputElement;
+    if (!control.name || control.disabled || control.closest("template") || control.closest("fieldset[disabled]")) continue;
+    if ((control.type === "radio" || control.type === "checkbox") && !control.checked) continue;
+    values.append(control.name, control.value);
+  }
+  return inputFromForm(formShape(SCHEMA), values);
+}
+
+describe("run-form.js: rows and variants", () => {
+  test("Add a row clones the row template with the next index, and the new row is read", () => {
+    const doc = page();
+    const add = doc.querySelector('[data-add-row="input.rows"]') as HTMLButtonElement;
+    expect(add.hidden).toBe(false);
+    (doc.querySelector('[name="input.rows.0.path"]') as HTMLInputElement).value = "src";
+    add.click();
+    add.click();
+    expect([...doc.querySelectorAll(".row-list > .row")].map((row) => row.getAttribute("data-row"))).toEqual(["0", "1", "2"]);
+    const third = doc.querySelector('[name="input.rows.2.path"]') as HTMLInputElement;
+    expect(third.id).toBe("field-input-rows-2-path");
+    expect(doc.querySelector('label[for="field-input-rows-2-path"]')).not.toBeNull();
+    third.value = "docs";
+    const branch = doc.querySelector('[name="input.target.variant"][value="0"]') as HTMLInputElement;
+    branch.checked = true;
+    branch.dispatchEvent(new (doc.defaultView as unknown as { Event: typeof Event }).Event("change"));
+    (doc.querySelector('[name="input.target.v0.name"]') as HTMLInputElement).value = "main";
+    expect(sent(doc)).toEqual({ ok: true, input: { rows: [{ path: "src" }, { path: "docs" }], target: { kind: "branch", name: "main" } } });
+  });
+
+  test("the variant chooser shows only the chosen shape and disables the others", () => {
+    const doc = page();
+    const shapes = () => [...doc.querySelectorAll("fieldset[data-variant]")].map((f) => (f as HTMLFieldSetElement).hidden);
+    expect(shapes()).toEqual([true, true]);
+    const tag = doc.querySelector('[name="input.target.variant"][value="1"]') as HTMLInputElement;
+    tag.checked = true;
+    tag.dispatchEvent(new (doc.defaultView as unknown as { Event: typeof Event }).Event("change"));
+    expect(shapes()).toEqual([true, false]);
+    expect((doc.querySelector('fieldset[data-variant="0"]') as HTMLFieldSetElement).disabled).toBe(true);
+    (doc.querySelector('[name="input.target.v1.version"]') as HTMLInputElement).value = "v1";
+    expect(sent(doc)).toEqual({ ok: true, input: { target: { kind: "tag", version: "v1" } } });
+  });
+});

@@ -1,0 +1,69 @@
+import { describe, expect, test } from "bun:test";
+import type { EventDraft } from "../../runtime/execution/protocol.ts";
+import { buildFailure } from "../../runtime/execution/failure.ts";
+import { IllegalTransitionError } from "../../runtime/execution/state-machine.ts";
+import { allEvents, draft, expectValidEvent, idOf, newExecution, type Fixture } from "./_fixtures.ts";
+
+/** A write stopped by force: failed, outcome unknown (docs/reconciliation.md). */
+export const unknownEnd: EventDraft = {
+  type: "execution.completed",
+  data: { state: "failed", failure: buildFailure({ error_code: "deadline_exceeded", stage: "run", message: "too slow", retryability: "manual_reconcile", outcome_certainty: "unknown", request_id: "r", trace_id: "t" }), duration_ms: 9 },
+};
+
+/** A reconciliation draft. */
+export const reconciled = (outcome: "applied" | "not_applied" = "applied", note = "checked"): EventDraft => ({ type: "execution.reconciled", data: { outcome, method: "manual", actor: { kind: "cockpit" }, note } });
+
+/** The one event after completion: `execution.reconciled`, once, only for an unknown outcome. */
+export function reconcileCases(f: Fixture): void {
+  describe("reconciliation", () => {
+    test("store.append takes one execution.reconciled after an unknown completion: the state stays, the snapshot shows it", () => {
+      const store = f.make({ diagnostic_message_bytes: 64 });
+      store.create(newExecution(1, { effect: "write" }));
+      store.append(idOf(1), [draft.started(), unknownEnd]);
+      const ended = store.get(idOf(1))!;
+      f.clock.advance(5000);
+      const [event] = store.append(idOf(1), [reconciled("not_applied", `nothing was pushed\u001b[31m ${"x".repeat(100)}`)]);
+      expectValidEvent(event);
+      expect(event!.sequence).toBe(4);
+      const snapshot = store.get(idOf(1))!;
+      expect(snapshot).toMatchObject({ state: "failed", failure: ended.failure, finished_at: ended.finished_at, duration_ms: 9, last_sequence: 4 });
+      expect(snapshot.reconciliation).toEqual({ outcome: "not_applied", method: "manual", actor: { kind: "cockpit" }, note: expect.stringMatching(/^nothing was pushed x+…$/), at: f.clock.iso() });
+      // The note is as safe and as bounded as a diagnostic's message.
+      expect(new TextEncoder().encode(snapshot.reconciliation!.note!).length).toBeLessThanOrEqual(64);
+      expect(allEvents(store, idOf(1)).map((e) => e.type)).toEqual(["execution.created", "execution.started", "execution.completed", "execution.reconciled"]);
+      expect(store.list({ state: "failed" }).items[0]!.reconciliation!.outcome).toBe("not_applied");
+    });
+
+    test("store.append refuses execution.reconciled before completion, twice, or for a known outcome, leaving no trace", () => {
+      const store = f.make();
+      store.create(newExecution(1, { effect: "write" }));
+      expect(() => store.append(idOf(1), [reconciled()])).toThrow(IllegalTransitionError);
+      store.append(idOf(1), [draft.started()]);
+      expect(() => store.append(idOf(1), [reconciled()])).toThrow(/still running/);
+      store.append(idOf(1), [unknownEnd, reconciled()]);
+      expect(() => store.append(idOf(1), [reconciled("not_applied")])).toThrow(/already reconciled/);
+      expect(() => store.append(idOf(1), [draft.log("late")])).toThrow(/terminal execution takes no more events/);
+      expect(store.get(idOf(1))).toMatchObject({ last_sequence: 4, reconciliation: { outcome: "applied" } });
+
+      store.create(newExecution(2));
+      store.append(idOf(2), [draft.started(), draft.completed("succeeded")]);
+      expect(() => store.append(idOf(2), [reconciled()])).toThrow(/not unknown/);
+      store.create(newExecution(3));
+      store.append(idOf(3), [draft.started(), draft.completed("failed")]);
+      expect(() => store.append(idOf(3), [reconciled()])).toThrow(/not unknown/);
+      expect(store.get(idOf(3))!.last_sequence).toBe(3);
+      expect(store.get(idOf(3))!.reconciliation).toBeUndefined();
+    });
+
+    test("store.subscribe delivers execution.reconciled to a follower of the execution, after its completion", () => {
+      const store = f.make();
+      store.create(newExecution(1, { effect: "write" }));
+      store.append(idOf(1), [draft.started(), unknownEnd]);
+      const seen: string[] = [];
+      const subscription = store.subscribe({ executions: [idOf(1)], after: 3 }, (event) => seen.push(`${event.sequence} ${event.type}`));
+      store.append(idOf(1), [reconciled()]);
+      subscription.unsubscribe();
+      expect(seen).toEqual(["4 execution.reconciled"]);
+    });
+  });
+}

@@ -1,0 +1,145 @@
+import { describe, expect, test } from "bun:test";
+import { currentThread, MemoryWatchdog, threadMinorFaults } from "../../runtime/worker/memory-watchdog.ts";
+
+const MIB = 1024 * 1024;
+const PAGES_PER_MIB = MIB / 4096;
+
+/** A watchdog over a process whose memory and per-thread faults the test sets by hand. */
+function rig(limitMb: number, perThread = true) {
+  const state = { rssMb: 100, faults: new Map<string, number>() };
+  const exceeded: Array<[number, number]> = [];
+  const watchdog = new MemoryWatchdog({
+    limitMb,
+    intervalMs: 60_000,
+    rss: () => state.rssMb * MIB,
+    faults: (thread) => state.faults.get(thread) ?? null,
+    onExceeded: (key, mb) => exceeded.push([key, mb]),
+    perThread,
+  });
+  /** Thread `t` touches `mb` fresh MiB, and the process grows as much. */
+  const grow = (t: string, mb: number) => {
+    state.faults.set(t, (state.faults.get(t) ?? 0) + mb * PAGES_PER_MIB);
+    state.rssMb += mb;
+  };
+  return { state, exceeded, watchdog, grow };
+}
+
+describe("MemoryWatchdog", () => {
+  test("MemoryWatchdog names the handler whose thread grew past the limit, not the one beside it", () => {
+    const { state, exceeded, watchdog, grow } = rig(64);
+    state.faults.set("1/task/11", 500).set("1/task/12", 900);
+    watchdog.watch(1, () => "1/task/11");
+    watchdog.watch(2, () => "1/task/12");
+    grow("1/task/12", 30);
+    watchdog.sample();
+    expect(exceeded).toEqual([]);
+    grow("1/task/11", 80);
+    watchdog.sample();
+    expect(exceeded).toEqual([[1, 80]]);
+    // Reported once: it is no longer watched.
+    watchdog.sample();
+    expect(exceeded).toHaveLength(1);
+    watchdog.close();
+  });
+
+  test("MemoryWatchdog never stops a handler for page faults alone: the process must have grown too", () => {
+    const { state, exceeded, watchdog } = rig(64);
+    state.faults.set("1/task/11", 0);
+    watchdog.watch(1, () => "1/task/11");
+    // Allocating and freeing over and over faults pages in again and again without holding them.
+    state.faults.set("1/task/11", 10_000 * PAGES_PER_MIB);
+    state.rssMb += 10;
+    watchdog.sample();
+    expect(exceeded).toEqual([]);
+    watchdog.close();
+  });
+
+  test("MemoryWatchdog counts from when the handler began, on a worker whose thread was not known yet", () => {
+    const { state, exceeded, watchdog, grow } = rig(64);
+    let thread: string | null = null;
+    state.faults.set("1/task/11", 5_000 * PAGES_PER_MIB).set("1/task/12", 0);
+    watchdog.watch(1, () => thread);
+    watchdog.watch(2, () => "1/task/12");
+    // The process grows by the other handler while this worker is still starting: not charged to it.
+    grow("1/task/12", 100);
+    watchdog.sample();
+    expect(exceeded).toEqual([[2, 100]]);
+    // Its worker terminated, the memory it held is given back.
+    state.rssMb -= 100;
+    exceeded.length = 0;
+    thread = "1/task/11";
+    watchdog.sample();
+    grow("1/task/11", 50);
+    watchdog.sample();
+    expect(exceeded).toEqual([]);
+    grow("1/task/11", 20);
+    watchdog.sample();
+    expect(exceeded).toEqual([[1, 70]]);
+    watchdog.close();
+  });
+
+  test("MemoryWatchdog without per-thread counters stops every running handler once the process outgrew the limit", () => {
+    const { state, exceeded, watchdog } = rig(64, false);
+    watchdog.watch(1, () => null);
+    watchdog.watch(2, () => null);
+    state.rssMb += 65;
+    watchdog.sample();
+    expect(exceeded.map(([key]) => key).sort()).toEqual([1, 2]);
+    watchdog.close();
+  });
+
+  test("MemoryWatchdog stops the largest when faults under-count but the process holds more than every allowance", () => {
+    const { state, exceeded, watchdog } = rig(64);
+    state.faults.set("1/task/11", 0).set("1/task/12", 0);
+    watchdog.watch(1, () => "1/task/11");
+    watchdog.watch(2, () => "1/task/12");
+    // Huge pages: one fault maps 2 MiB, so the counters say little while the process grew a lot.
+    state.faults.set("1/task/11", 10 * PAGES_PER_MIB).set("1/task/12", 2);
+    state.rssMb += 64 * 3 + 1;
+    watchdog.sample();
+    expect(exceeded).toEqual([[1, 64]]);
+    watchdog.close();
+  });
+
+  test("MemoryWatchdog does not charge the handlers still running with what a stopped worker has not given back yet", () => {
+    const { state, exceeded, watchdog, grow } = rig(64);
+    state.faults.set("1/task/11", 0).set("1/task/12", 0);
+    watchdog.watch(1, () => "1/task/11");
+    watchdog.watch(2, () => "1/task/12");
+    grow("1/task/11", 300);
+    grow("1/task/12", 10);
+    watchdog.sample();
+    expect(exceeded).toEqual([[1, 300]]);
+    // The stopped worker's 300 MiB are still resident; the one beside it grew 10 more.
+    grow("1/task/12", 10);
+    watchdog.sample();
+    expect(exceeded).toEqual([[1, 300]]);
+    watchdog.close();
+  });
+
+  test("MemoryWatchdog takes its baseline when the first handler begins, so memory held before is not charged", () => {
+    const { state, exceeded, watchdog, grow } = rig(64);
+    state.rssMb = 900;
+    state.faults.set("1/task/11", 0);
+    watchdog.watch(1, () => "1/task/11");
+    grow("1/task/11", 60);
+    watchdog.sample();
+    expect(exceeded).toEqual([]);
+    watchdog.unwatch(1);
+    watchdog.close();
+  });
+
+  test("threadMinorFaults reads this thread's counter and grows when it touches fresh memory (Linux)", () => {
+    const thread = currentThread();
+    if (process.platform !== "linux") {
+      expect(thread).toBeNull();
+      return;
+    }
+    expect(thread).toMatch(/^\d+\/task\/\d+$/);
+    const before = threadMinorFaults(thread!)!;
+    const block = new Uint8Array(16 * MIB);
+    for (let i = 0; i < block.length; i += 4096) block[i] = 1;
+    expect(threadMinorFaults(thread!)! - before).toBeGreaterThan(1000);
+    expect(threadMinorFaults("0/task/0")).toBeNull();
+  });
+});

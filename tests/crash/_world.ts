@@ -16,7 +16,7 @@ export default capability({
   description: "Records that it ran, then reports as many events as asked, a little at a time.",
   effect: "write",
   cancellable: true,
-  input: v.object({ events: v.number(), tag: v.string() }),
+  input: v.object({ events: v.number(), tag: v.string(), hold_ms: v.optional(v.number(), 0) }),
   output: v.object({ events: v.number() }),
   async handler(input, ctx) {
     appendFileSync(join(ctx.root, "runs.log"), (ctx.execution?.id ?? "-") + " " + (ctx.execution?.run_id ?? "-") + "\\n");
@@ -27,7 +27,33 @@ export default capability({
         if (ctx.progress.cancelled()) throw ctx.progress.cancellation();
       }
     }
+    for (let waited = 0; waited < input.hold_ms; waited += 10) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      if (ctx.progress.cancelled()) throw ctx.progress.cancellation();
+    }
     return { events: input.events };
+  },
+});
+`;
+
+/** Reports 1,000 steps whose titles are 1 MB each: an execution far larger than any bound. */
+export const CRASH_BIG = `import { capability } from "docket";
+import * as v from "valibot";
+
+export default capability({
+  id: "crash.big",
+  title: "Crash big",
+  description: "Reports 1,000 steps titled with 1 MB each.",
+  effect: "write",
+  input: v.object({}),
+  output: v.object({ steps: v.number() }),
+  async handler(_input, ctx) {
+    const title = "t".repeat(1024 * 1024);
+    for (let i = 0; i < 1000; i++) {
+      ctx.progress.step("s" + i, i + " " + title);
+      if (i % 50 === 49) await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    return { steps: 1000 };
   },
 });
 `;
@@ -73,9 +99,11 @@ export interface Served {
 
 /** A checkout with the crash capability, served and killed and served again by one binary. */
 export class World {
-  readonly root = tempCheckout();
-  constructor(readonly binary: string) {
-    writeFiles(this.root, { "capabilities/crash.write.ts": CRASH_WRITE });
+  readonly root: string;
+  /** `root`: where the checkout is made (a small disk); default a fresh temporary one. */
+  constructor(readonly binary: string, root?: string) {
+    this.root = root ?? tempCheckout();
+    writeFiles(this.root, { "capabilities/crash.write.ts": CRASH_WRITE, "capabilities/crash.big.ts": CRASH_BIG });
   }
 
   /** Starts `docket serve` on the sqlite store; resolves once it serves. */

@@ -1,7 +1,7 @@
 // Editor types with no npm install (docs/editor-types.md): `.docket/types/` holds the declaration
 // files of "docket" and "valibot", and `capabilities/tsconfig.json` maps both names to them.
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { ensureDocketDir } from "../server/lease.ts";
 import { DOCKET_VERSION } from "../version.ts";
 
@@ -51,6 +51,7 @@ export async function writeEditorTypes(root: string): Promise<string> {
   const files = await declarationFiles();
   ensureDocketDir(root);
   const target = join(root, TYPES_DIR);
+  removeLeftovers(target);
   const fresh = `${target}.new-${process.pid}-${Date.now()}`;
   try {
     for (const [name, text] of Object.entries(files)) {
@@ -60,7 +61,12 @@ export async function writeEditorTypes(root: string): Promise<string> {
     }
     writeFileSync(join(fresh, STAMP_FILE), `${typesStamp()}\n`);
     const old = `${target}.old-${process.pid}-${Date.now()}`;
-    if (existsSync(target)) renameSync(target, old);
+    try {
+      renameSync(target, old);
+    } catch (error) {
+      // Nothing there yet, or another docket moved it away a moment ago: either way, ours goes in.
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    }
     try {
       renameSync(fresh, target);
     } catch (error) {
@@ -72,6 +78,21 @@ export async function writeEditorTypes(root: string): Promise<string> {
     rmSync(fresh, { recursive: true, force: true });
   }
   return target;
+}
+
+/** A writer killed mid-way leaves `types.new-*` / `types.old-*` beside the folder; a minute later they are litter. */
+function removeLeftovers(target: string): void {
+  const folder = dirname(target);
+  const prefix = `${basename(target)}.`;
+  for (const name of readdirSync(folder)) {
+    if (!name.startsWith(`${prefix}new-`) && !name.startsWith(`${prefix}old-`)) continue;
+    const path = join(folder, name);
+    try {
+      if (Date.now() - statSync(path).mtimeMs > 60_000) rmSync(path, { recursive: true, force: true });
+    } catch {
+      // Another docket removed it first.
+    }
+  }
 }
 
 /** The `capabilities/tsconfig.json` that `docket init` writes: strict, and no node_modules needed. */
@@ -99,6 +120,12 @@ export function editorTsconfig(): string {
   return `${JSON.stringify(config, null, 2)}\n`;
 }
 
+/** The sentence a user reads when the types (or init's files) cannot be written: the error and what to check. */
+export function cannotWrite(what: string, error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return `Cannot ${what}: ${message}. Check that capabilities/ and .docket/ in the checkout are folders you can write to.`;
+}
+
 /**
  * What every docket command does first: a checkout set up by `docket init` (it has
  * `capabilities/tsconfig.json`) whose types are missing or from another docket gets this build's,
@@ -110,6 +137,6 @@ export async function refreshEditorTypes(root: string, warn: (line: string) => v
   try {
     await writeEditorTypes(root);
   } catch (error) {
-    warn(`docket: could not refresh the editor types in ${join(root, TYPES_DIR)} (${(error as Error).message}); run docket types to try again.`);
+    warn(`docket: ${cannotWrite(`refresh the editor types in ${join(root, TYPES_DIR)}`, error)} Then run docket types.`);
   }
 }

@@ -13,7 +13,7 @@ import { isTerminal } from "./state-machine.ts";
 import { expiredExecution } from "./snapshot.ts";
 import { canonicalHash } from "./canonical-json.ts";
 import { redact, hasSensitive, sensitivePaths } from "./redaction.ts";
-import { maskForInput, type SecretMask } from "./secret-mask.ts";
+import { MAX_SENSITIVE_VALUES, maskForInput, sensitiveValues, type SecretMask } from "./secret-mask.ts";
 import { thrownClass, thrownDetail } from "./thrown.ts";
 import { checkValue, describeProblems } from "./validate.ts";
 import { MAX_INPUT_DEPTH, nestsDeeperThan } from "./json-depth.ts";
@@ -145,6 +145,16 @@ export function createEngine(options: EngineOptions): Engine {
         context: { problems: checked.problems.slice(0, 50) },
       });
     }
+    const secrets = hasSensitive(capability.input_schema) ? new Set(sensitiveValues(checked.value, capability.input_schema)).size : 0;
+    if (secrets > MAX_SENSITIVE_VALUES) {
+      throw failure(edge, {
+        error_code: "invalid_input",
+        stage: "validate",
+        message: `Cannot ${verb} ${id}: the input holds ${secrets} sensitive values, more than the ${MAX_SENSITIVE_VALUES} docket masks in what a run prints.`,
+        suggestion: "Pass fewer secrets in one input (one credential per field), or split the work.",
+        context: { reason: "too_many_secrets", count: secrets, limit: MAX_SENSITIVE_VALUES },
+      });
+    }
     return { capability, input: checked.value };
   }
 
@@ -225,7 +235,7 @@ export function createEngine(options: EngineOptions): Engine {
         context: { queued: waiting, limit: limits.max_queued, retry_after_s: 1 },
       });
     }
-    // Two bounds, the earlier wins (docs/protocol.md): deadline_ms from admission, so it bounds the
+    // Two bounds, the earlier wins (docs/security.md, Deadlines): deadline_ms from admission, so it bounds the
     // caller's wait, queue included; the declaration's timeout_ms from the handler's start.
     const deadline = request.deadline_ms ?? null;
     const timeout = capability.timeout_ms ?? null;

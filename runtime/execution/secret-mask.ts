@@ -4,6 +4,13 @@ import { hasSensitive, isSensitiveSchema, REDACTED } from "./redaction.ts";
 /** Shorter values are not masked by value: "abc" would blank every word that holds it (docs/security.md). */
 export const MIN_MASKED_LENGTH = 4;
 
+/**
+ * The most distinct sensitive values one input may hold. Each is searched for in every text the
+ * run produces (~0.6 ms per MiB per value, the output on the main thread), so an input with
+ * thousands would stall the server; more is refused as invalid input rather than left unmasked.
+ */
+export const MAX_SENSITIVE_VALUES = 100;
+
 /** Replaces an execution's secret values wherever they appear in a text it produces. */
 export interface SecretMask {
   /** The literal values masked (and their JSON- and URL-encoded forms), longest first; empty when there is nothing to hide. */
@@ -84,7 +91,13 @@ export function createSecretMask(values: Iterable<string>): SecretMask {
 function maskText(input: string, secrets: readonly string[]): string {
   let ranges: Array<[number, number]> | null = null;
   for (const secret of secrets) {
-    for (let at = input.indexOf(secret); at !== -1; at = input.indexOf(secret, at + 1)) (ranges ??= []).push([at, at + secret.length]);
+    let last: [number, number] | null = null;
+    for (let at = input.indexOf(secret); at !== -1; at = input.indexOf(secret, at + 1)) {
+      // Back-to-back or overlapping occurrences of one secret make one range, so a text that
+      // repeats it a million times stays one range to sort, not a million.
+      if (last !== null && at <= last[1]) last[1] = at + secret.length;
+      else (ranges ??= []).push((last = [at, at + secret.length]));
+    }
   }
   if (ranges === null) return input;
   ranges.sort((a, b) => a[0] - b[0]);

@@ -1,7 +1,7 @@
 // Editor types with no npm install: `docket init` in a checkout without node_modules, then this
 // repository's TypeScript type-checks its capability files against the declarations docket wrote.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { buildBinary, docket, fromBinary, REPO, removeTempDirs, tempCheckout, type DocketRunner } from "./_harness.ts";
 
@@ -59,6 +59,22 @@ describe("docket init and editor types", () => {
     expect(existsSync(join(checkout, "capabilities", "hello.greet.ts"))).toBe(true);
   });
 
+  test("the declarations import nothing but each other and valibot, so a checkout with no node_modules resolves every type", async () => {
+    const checkout = await initialized();
+    const root = join(checkout, ".docket", "types", "docket");
+    const outside: string[] = [];
+    const walk = (dir: string): void => {
+      for (const entry of readdirSync(dir, { withFileTypes: true })) {
+        const path = join(dir, entry.name);
+        if (entry.isDirectory()) walk(path);
+        else for (const [, specifier] of readFileSync(path, "utf8").matchAll(/(?:from |import\()"([^"]+)"/g)) if (!specifier!.startsWith(".") && specifier !== "valibot") outside.push(`${entry.name}: ${specifier}`);
+      }
+    };
+    walk(root);
+    expect(outside).toEqual([]);
+    expect(readdirSync(root)).toContain("public.d.ts");
+  });
+
   test("tsc --noEmit -p capabilities passes on the first capability and on what docket new writes", async () => {
     const checkout = await initialized();
     expect((await docket(binary, ["new", "repo.lint-check"], { cwd: checkout })).code).toBe(0);
@@ -84,6 +100,19 @@ describe("docket init and editor types", () => {
     const checked = typeCheck(checkout);
     expect(checked.output).toContain("capabilities/team.count.ts(12,18): error TS2551: Property 'stepp' does not exist on type 'ProgressReporter'. Did you mean 'step'?");
     expect(checked.output).toContain("capabilities/team.count.ts(11,3): error TS2322: Type '(input: { path: string; }, ctx: CapabilityContext) => { file: number; }' is not assignable");
+  });
+
+  test("docket init in a checkout where .docket is a file says what it could not write, exit 1; other commands only warn", async () => {
+    const checkout = tempCheckout();
+    writeFileSync(join(checkout, ".docket"), "not a folder\n");
+    const init = await docket(binary, ["init"], { cwd: checkout });
+    expect(init.code).toBe(1);
+    expect(init.stderr).toContain(`Cannot set up ${checkout} for capability files: EEXIST`);
+    expect(init.stderr).toContain("Check that capabilities/ and .docket/ in the checkout are folders you can write to.");
+    expect(init.stderr).not.toContain("unexpected error");
+    const listed = await docket(binary, ["capabilities", "list"], { cwd: checkout });
+    expect(listed.code).toBe(0);
+    expect(listed.stderr).toContain("docket: Cannot refresh the editor types");
   });
 
   test("every docket command restores types that are missing or from another docket; init keeps what exists", async () => {

@@ -353,6 +353,17 @@ describe("engine failure text", () => {
   });
 });
 
+describe("engine secrets", () => {
+  test("an input holding more sensitive values than docket masks is refused, naming the limit", () => {
+    const h = harness();
+    const keys = Array.from({ length: 101 }, (_, i) => ({ name: `k${i}`, key: `key-value-${i}` }));
+    const failure = failureOf(() => h.engine.start({ capability: "demo.secret", input: { user: "ada", auth: { token: "tok-1" }, keys } }, EDGE));
+    expect(failure).toMatchObject({ error_code: "invalid_input", context: { reason: "too_many_secrets", count: 102, limit: 100 } });
+    expect(JSON.stringify(failure)).not.toContain("key-value-");
+    expect(h.engine.start({ capability: "demo.secret", input: { user: "ada", auth: { token: "tok-1" }, keys: keys.slice(0, 99) } }, EDGE).execution).toMatchObject({ state: "queued" });
+  });
+});
+
 describe("engine completion", () => {
   test("a handler returning the wrong shape fails internal at stage complete", async () => {
     const h = harness();

@@ -5,7 +5,7 @@ import { findCheckoutRoot } from "../../capability/checkout.ts";
 import { listCapabilityFiles } from "../../capability/inspect.ts";
 import type { DocketCommandMeta } from "../_command-line.ts";
 import { writeStdout } from "../_run-cli.ts";
-import { editorTsconfig, writeEditorTypes } from "../editor-types.ts";
+import { cannotWrite, editorTsconfig, writeEditorTypes } from "../editor-types.ts";
 import { EXIT } from "../exit-code.ts";
 import { capabilityTemplate } from "./new.ts";
 
@@ -33,23 +33,30 @@ export default defineCommand({
     }
     const folder = join(root, "capabilities");
     const done: string[] = [];
-    if (!existsSync(folder)) {
-      mkdirSync(folder, { recursive: true });
-      done.push(`Created ${shown(folder)}/`);
+    let first: string | null = null;
+    try {
+      if (!existsSync(folder)) {
+        mkdirSync(folder, { recursive: true });
+        done.push(`Created ${shown(folder)}/`);
+      }
+      const tsconfig = join(folder, "tsconfig.json");
+      if (existsSync(tsconfig)) done.push(`Kept ${shown(tsconfig)} (it exists; its paths should map docket and valibot to ../.docket/types/)`);
+      else {
+        writeFileSync(tsconfig, editorTsconfig(), { flag: "wx" });
+        done.push(`Created ${shown(tsconfig)}`);
+      }
+      done.push(`Wrote ${shown(await writeEditorTypes(root))}/ (the types of "docket" and "valibot")`);
+      if (((await listCapabilityFiles(folder)) ?? []).length === 0) {
+        first = join(folder, `${FIRST_ID}.ts`);
+        writeFileSync(first, capabilityTemplate(FIRST_ID), { flag: "wx" });
+        done.push(`Created ${shown(first)}`);
+      }
+    } catch (error) {
+      process.stderr.write(`${done.map((line) => `${line}\n`).join("")}${cannotWrite(`set up ${root} for capability files`, error)}\n`);
+      return EXIT.failed;
     }
-    const tsconfig = join(folder, "tsconfig.json");
-    if (existsSync(tsconfig)) done.push(`Kept ${shown(tsconfig)} (it exists; its paths should map docket and valibot to ../.docket/types/)`);
-    else {
-      writeFileSync(tsconfig, editorTsconfig(), { flag: "wx" });
-      done.push(`Created ${shown(tsconfig)}`);
-    }
-    done.push(`Wrote ${shown(await writeEditorTypes(root))}/ (the types of "docket" and "valibot")`);
-    const first = join(folder, `${FIRST_ID}.ts`);
-    if (((await listCapabilityFiles(folder)) ?? []).length === 0) {
-      writeFileSync(first, capabilityTemplate(FIRST_ID), { flag: "wx" });
-      done.push(`Created ${shown(first)}`);
-    }
-    await writeStdout(`${done.join("\n")}\nNext:    docket run ${FIRST_ID} --input '{"name":"Ada"}'   ·   docket new <namespace.verb>   ·   docket serve\n`);
+    const next = first ? `docket run ${FIRST_ID} --input '{"name":"Ada"}'` : "docket capabilities list";
+    await writeStdout(`${done.join("\n")}\nNext:    ${next}   ·   docket new <namespace.verb>   ·   npx tsc --noEmit -p ${shown(folder)}\n`);
     return EXIT.succeeded;
   },
 });

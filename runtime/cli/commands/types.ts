@@ -3,7 +3,7 @@ import { defineCommand } from "citty";
 import { findCheckoutRoot } from "../../capability/checkout.ts";
 import type { DocketCommandMeta } from "../_command-line.ts";
 import { writeStdout } from "../_run-cli.ts";
-import { writeEditorTypes } from "../editor-types.ts";
+import { cannotWrite, writeEditorTypes } from "../editor-types.ts";
 import { EXIT } from "../exit-code.ts";
 
 const meta: DocketCommandMeta = {
@@ -19,7 +19,13 @@ export default defineCommand({
   args: {},
   async run() {
     const root = findCheckoutRoot(process.cwd());
-    const dir = await writeEditorTypes(root);
+    let dir: string;
+    try {
+      dir = await writeEditorTypes(root);
+    } catch (error) {
+      process.stderr.write(`${cannotWrite(`write the editor types in ${root}`, error)}\n`);
+      return EXIT.failed;
+    }
     await writeStdout(`Wrote ${relative(process.cwd(), dir) || dir} (the types of "docket" and "valibot").\n`);
     return EXIT.succeeded;
   },

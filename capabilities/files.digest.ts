@@ -57,7 +57,7 @@ export default capability({
       if (ctx.progress.cancelled()) throw ctx.progress.cancellation();
       const file = files[i]!;
       try {
-        const hashed = await sha256File(file.abs, ctx.progress);
+        const hashed = await sha256File(file.abs, ctx.progress, { label: file.rel });
         bytes += hashed.bytes;
         lines.push(manifestLine(hashed.hex, file.rel));
       } catch (error) {

@@ -108,7 +108,7 @@ async function checkEntry(entry: Entry, manifestName: string, ctx: CapabilityCon
     return "refused";
   }
   try {
-    const actual = await sha256File(abs, ctx.progress);
+    const actual = await sha256File(abs, ctx.progress, { label: entry.path });
     if (actual.hex === entry.hex) return { bytes: actual.bytes };
     ctx.progress.diagnostic({
       severity: "error",
@@ -133,11 +133,11 @@ async function checkEntry(entry: Entry, manifestName: string, ctx: CapabilityCon
 async function readManifest(path: string, given: string): Promise<string> {
   try {
     // Not readFile: a manifest path naming a FIFO or a device would wait or read for ever.
-    const handle = await openRegularFile(path, { label: `Manifest ${JSON.stringify(given)}` });
+    const file = await openRegularFile(path, { label: `Manifest ${JSON.stringify(given)}` });
     try {
-      return await handle.readFile("utf8");
+      return await file.readText();
     } finally {
-      await handle.close();
+      await file.close();
     }
   } catch (error) {
     if (CapabilityError.is(error)) throw error;

@@ -17,6 +17,7 @@ import { againValues } from "./run-again.ts";
 import { logFilterOf } from "./log-filter.ts";
 import { capabilityHistory, stateBuckets } from "./chart-data.ts";
 import { serveAsset } from "./assets.ts";
+import { catalogSignature } from "./catalog-signature.ts";
 import { historyExtras, STREAM_TAIL_CHARS } from "./history-extras.ts";
 import { CapabilitiesPage } from "./pages/capabilities.tsx";
 import { CapabilityPage } from "./pages/capability.tsx";
@@ -54,6 +55,12 @@ export function createCockpit(options: CockpitOptions): Hono<AppEnv> {
 
   app.get("/assets/:name", (c) => serveAsset(c, c.req.param("name")));
 
+  // What pages poll to follow a live reload (catalog-watch.js): one short digest, never cached.
+  app.get("/catalog", (c) => {
+    c.header("Cache-Control", "no-store");
+    return c.json({ signature: catalogSignature(plane.capabilities(), plane.loadErrors()) });
+  });
+
   app.get("/", (c) => {
     const recent = plane.store.list({ limit: RECENT });
     const active = (["running", "cancelling", "queued"] as const)
@@ -67,6 +74,7 @@ export function createCockpit(options: CockpitOptions): Hono<AppEnv> {
         recent={recent.items}
         loadErrors={plane.loadErrors()}
         capabilityCount={plane.capabilities().length}
+        catalog={catalogSignature(plane.capabilities(), plane.loadErrors())}
         heartbeatMs={plane.limits.heartbeat_ms}
         activity={{ ...stateBuckets(plane.store, { now: Date.now(), spanMs: ACTIVITY_HOURS * 3600_000 }), spanHours: ACTIVITY_HOURS }}
       />

@@ -12,6 +12,7 @@ import logFilter from "./assets/log-filter.js" with { type: "text" };
 import outputTable from "./assets/output-table.js" with { type: "text" };
 import refresh from "./assets/refresh.js" with { type: "text" };
 import anserSource from "anser/lib/index.js" with { type: "text" };
+import catalogWatch from "./assets/catalog-watch.js" with { type: "text" };
 import { COCKPIT_BASE } from "./paths.ts";
 
 /** One file the cockpit serves, carried inside the binary as text. */
@@ -43,6 +44,7 @@ export const ASSETS = {
   "log-filter.js": asset(logFilter, JS),
   "output-table.js": asset(outputTable, JS),
   "refresh.js": asset(refresh, JS),
+  "catalog-watch.js": asset(catalogWatch, JS),
 } as const;
 
 /** The name of a served asset. */

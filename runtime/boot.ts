@@ -171,9 +171,11 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
  */
 async function openStore(kind: BootOptions["storeKind"], root: string, limits: Limits, clock: Clock | undefined, log: ((line: string) => void) | undefined): Promise<ExecutionStore> {
   const now = clock ? () => clock.now() : undefined;
-  if (kind === "memory") return createMemoryStore({ limits, clock: now });
+  // A listener that throws is a bug worth its stack in the server's log (and log file).
+  const onListenerError = log && ((error: unknown, event: { event_id: string }) => log(`docket: an event listener threw on ${event.event_id}; further errors of this subscription are not reported: ${(error as Error)?.stack ?? String(error)}`));
+  if (kind === "memory") return createMemoryStore({ limits, clock: now, onListenerError });
   const { createSqliteStore } = await import("./store/sqlite-store.ts");
-  const store = createSqliteStore({ path: join(ensureDocketDir(root), "state.db"), limits, clock: now, artifactsHeld: (id) => hasArtifacts(root, id), onPersistError: log && ((error) => log(`docket could not write the execution store (${(error as Error)?.message ?? error}); retrying`)) });
+  const store = createSqliteStore({ path: join(ensureDocketDir(root), "state.db"), limits, clock: now, onListenerError, artifactsHeld: (id) => hasArtifacts(root, id), onPersistError: log && ((error) => log(`docket could not write the execution store (${(error as Error)?.message ?? error}); retrying`)) });
   if (store.recovered.length > 0) {
     const failed = store.recovered.filter((r) => r.state === "failed").length;
     const ended = [failed > 0 ? `${failed} running → failed (interrupted)` : "", failed < store.recovered.length ? `${store.recovered.length - failed} queued → cancelled` : ""];

@@ -30,5 +30,5 @@ export type { RegisteredCapability, LoadError } from "./capability/registered.ts
 export { inspectCapabilityFile, listCapabilityFiles, type CapabilityFileReport, type CapabilityProblem } from "./capability/inspect.ts";
 export { resolveInside, type ResolveInsideOptions } from "./capability/resolve-inside.ts";
 export { globMatcher } from "./capability/glob.ts";
-export { sha256File } from "./capability/sha256-file.ts";
-export { openRegularFile, type OpenRegularFileOptions } from "./capability/open-regular-file.ts";
+export { sha256File, type Sha256FileOptions } from "./capability/sha256-file.ts";
+export { openRegularFile, type OpenRegularFileOptions, type RegularFile } from "./capability/open-regular-file.ts";

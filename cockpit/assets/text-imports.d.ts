@@ -29,6 +29,10 @@ declare module "*/assets/run-form.js" {
   const text: string;
   export default text;
 }
+declare module "*/assets/catalog-watch.js" {
+  const text: string;
+  export default text;
+}
 declare module "*/assets/ansi.js" {
   const text: string;
   export default text;

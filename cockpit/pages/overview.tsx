@@ -8,6 +8,7 @@ import { ExecutionRowTemplate, ExecutionTable } from "../components/execution-ta
 import { Layout } from "../components/layout.tsx";
 import { LoadErrors } from "../components/load-errors.tsx";
 import { StateCounts } from "../components/state-counts.tsx";
+import { CATALOG_PATH } from "../catalog-signature.ts";
 import { StateChart } from "../components/state-chart.tsx";
 import type { Bucket } from "../chart-data.ts";
 import { capabilitiesPath, EXECUTION_PAGE_TEMPLATE, executionsPath, ID_PLACEHOLDER, LIVE_CHANNEL_PATH, overviewPath } from "../paths.ts";
@@ -24,6 +25,8 @@ export interface OverviewProps {
   heartbeatMs: number;
   /** Executions per state over the last hours, for the chart. */
   activity: { buckets: Bucket[]; spanHours: number; more: boolean };
+  /** The registry's signature when rendered; catalog-watch.js swaps the parts marked data-catalog-slot when it changes. */
+  catalog?: string;
 }
 
 /**
@@ -32,7 +35,7 @@ export interface OverviewProps {
  */
 export function OverviewPage(props: OverviewProps) {
   return (
-    <Layout title="Overview" section="overview" root={props.root} scripts={["socket.js", "format.js", "refresh.js", "live-list.js"]}>
+    <Layout title="Overview" section="overview" root={props.root} scripts={["socket.js", "format.js", "refresh.js", "live-list.js", "catalog-watch.js"]}>
       <div
         class="page"
         data-docket-list
@@ -43,11 +46,13 @@ export function OverviewPage(props: OverviewProps) {
         data-execution-url={EXECUTION_PAGE_TEMPLATE}
         data-id-placeholder={ID_PLACEHOLDER}
         data-recent-limit={String(Math.max(props.recent.length, 20))}
+        data-catalog={props.catalog ?? ""}
+        data-catalog-url={CATALOG_PATH}
       >
         <div class="page-head">
           <div>
             <h1>Overview</h1>
-            <p class="muted wrap-anywhere">
+            <p class="muted wrap-anywhere" data-catalog-slot="count">
               {props.capabilityCount} capabilities loaded from <code class="path">{props.root}</code>
             </p>
           </div>
@@ -79,7 +84,9 @@ export function OverviewPage(props: OverviewProps) {
             <h2 id="load-heading">Load errors</h2>
             <a href={capabilitiesPath()}>Capabilities →</a>
           </div>
-          <LoadErrors errors={props.loadErrors} root={props.root} />
+          <div data-catalog-slot="load-errors">
+            <LoadErrors errors={props.loadErrors} root={props.root} />
+          </div>
         </section>
         <p class="notice notice-info" data-slot="resync" hidden role="status">
           <span class="glyph" aria-hidden="true">

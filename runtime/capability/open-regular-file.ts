@@ -1,7 +1,18 @@
-import { constants } from "node:fs";
-import { open, type FileHandle } from "node:fs/promises";
-import type { Stats } from "node:fs";
+import { constants, type Stats } from "node:fs";
+import { open } from "node:fs/promises";
 import { CapabilityError } from "./capability-error.ts";
+
+/**
+ * A regular file open for reading. Its own small shape rather than Node's FileHandle, so that the
+ * public API's declarations need no Node types in a checkout (docs/editor-types.md).
+ */
+export interface RegularFile {
+  /** The rest of the file, as UTF-8 text. */
+  readText(): Promise<string>;
+  /** The rest of the file in pieces of at most `size` bytes (default 1 MiB). */
+  chunks(size?: number): AsyncIterable<Uint8Array>;
+  close(): Promise<void>;
+}
 
 /** Options of `openRegularFile`. */
 export interface OpenRegularFileOptions {
@@ -19,7 +30,7 @@ export interface OpenRegularFileOptions {
  * between the check and the read, and opening a FIFO with no writer returns at once instead of
  * waiting for one. For a regular file the flag changes nothing.
  */
-export async function openRegularFile(path: string, options: OpenRegularFileOptions = {}): Promise<FileHandle> {
+export async function openRegularFile(path: string, options: OpenRegularFileOptions = {}): Promise<RegularFile> {
   // O_NONBLOCK is not defined on Windows, where opening does not block on these files anyway.
   const handle = await open(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
   let info: Stats;
@@ -29,7 +40,21 @@ export async function openRegularFile(path: string, options: OpenRegularFileOpti
     await handle.close();
     throw error;
   }
-  if (info.isFile()) return handle;
+  if (info.isFile()) {
+    return {
+      readText: () => handle.readFile("utf8"),
+      async *chunks(size = 1 << 20) {
+        for (;;) {
+          // A fresh buffer per piece: a caller may keep a piece past the next read.
+          const buffer = Buffer.allocUnsafe(size);
+          const { bytesRead } = await handle.read(buffer, 0, size, null);
+          if (bytesRead === 0) return;
+          yield buffer.subarray(0, bytesRead);
+        }
+      },
+      close: () => handle.close(),
+    };
+  }
   await handle.close();
   const label = options.label ?? path;
   throw new CapabilityError("invalid_input", `${label} is ${kindOf(info)}, not a regular file; only regular files are read, since reading this could block or never end`, {
@@ -39,7 +64,7 @@ export async function openRegularFile(path: string, options: OpenRegularFileOpti
 }
 
 /** What a non-regular file is, with its article, for a message. */
-export function kindOf(info: Stats): string {
+function kindOf(info: Stats): string {
   const name = kindName(info);
   return name === "folder" ? "a folder" : `a ${name}`;
 }

@@ -2,25 +2,29 @@ import { createHash } from "node:crypto";
 import type { ProgressReporter } from "./declaration.ts";
 import { openRegularFile } from "./open-regular-file.ts";
 
+/** Options of `sha256File`. */
+export interface Sha256FileOptions {
+  /** How a refusal names the file (`data/pipe`); default the path given. */
+  label?: string;
+}
+
 /**
  * SHA-256 of a file, streamed so a large file never sits in memory. Given a handler's progress
  * reporter, it stops between chunks when cancellation is requested (throwing its cancellation).
  * Anything but a regular file (a FIFO, a device) is refused before a byte is read (openRegularFile).
  */
-export async function sha256File(path: string, progress?: Pick<ProgressReporter, "cancelled" | "cancellation">): Promise<{ hex: string; bytes: number }> {
+export async function sha256File(path: string, progress?: Pick<ProgressReporter, "cancelled" | "cancellation">, options: Sha256FileOptions = {}): Promise<{ hex: string; bytes: number }> {
   const hash = createHash("sha256");
   let bytes = 0;
-  const handle = await openRegularFile(path);
-  const stream = handle.createReadStream({ highWaterMark: 1 << 20 });
+  const file = await openRegularFile(path, { label: options.label });
   try {
-    for await (const chunk of stream as AsyncIterable<Buffer>) {
+    for await (const chunk of file.chunks()) {
       if (progress?.cancelled()) throw progress.cancellation();
       hash.update(chunk);
       bytes += chunk.length;
     }
   } finally {
-    stream.destroy();
-    await handle.close().catch(() => undefined);
+    await file.close().catch(() => undefined);
   }
   return { hex: hash.digest("hex"), bytes };
 }

@@ -31,6 +31,8 @@ export interface Limits {
   direct_deadline_ms: number;
   worker_memory_mb: number;
   load_timeout_ms: number;
+  log_files: number;
+  log_file_bytes: number;
 }
 
 interface LimitSpec {
@@ -72,12 +74,14 @@ export const LIMIT_SPECS: Record<keyof Limits, LimitSpec> = {
   artifact_bytes: { default: 8 * MIB, min: 0, max: 1024 * MIB, doc: "bytes of one artifact" },
   artifacts_total_bytes: { default: 16 * MIB, min: 0, max: 4096 * MIB, doc: "bytes of all artifacts of one execution" },
   details_retention_ms: { default: 7 * DAY, min: 1000, max: 3650 * DAY, doc: "how long terminal details are kept (durable store)" },
-  grace_ms: { default: 5000, min: 0, max: 3_600_000, doc: "time a handler past its deadline gets to stop before its worker is terminated" },
+  grace_ms: { default: 5000, min: 0, max: 3_600_000, doc: "time a handler asked to stop (a cancel, a deadline, a caller gone) gets before its worker is terminated" },
   storage_budget_bytes: { default: 512 * MIB, min: MIB, max: 1024 * 1024 * MIB, doc: "bytes .docket/ may hold (state and artifacts) before new executions are refused" },
   // Containment (docs/containment.md): what keeps the server up whatever a handler does.
   direct_deadline_ms: { default: 60_000, min: 10, max: 3_600_000, doc: "deadline of a direct call (a capability's own timeout_ms wins when shorter)" },
   worker_memory_mb: { default: 1024, min: 16, max: 1_048_576, doc: "MiB a running handler may add to the process before its worker is terminated" },
   load_timeout_ms: { default: 5000, min: 10, max: 600_000, doc: "time a capability file gets to finish loading" },
+  log_files: { default: 3, min: 1, max: 100, doc: "files of the server's log kept in .docket/logs (the one written included)" },
+  log_file_bytes: { default: 10 * MIB, min: 1024, max: 1024 * MIB, doc: "bytes of one server log file before it is rotated" },
 };
 
 /** The defaults, as a fresh object. */

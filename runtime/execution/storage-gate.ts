@@ -71,8 +71,12 @@ export function createStorageGate(options: StorageGateOptions): StorageGate {
     if (measured === null || now - measuredAt >= MEASURE_EVERY_MS) {
       measured = measure();
       if (measured.over_budget && options.expire) {
-        options.expire();
-        measured = measure();
+        try {
+          options.expire();
+          measured = measure();
+        } catch {
+          // Expiry could not run now (its write failed: the store's fault says so); the measure stands.
+        }
       }
       measuredAt = now;
     }

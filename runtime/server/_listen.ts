@@ -15,6 +15,8 @@ export interface ListenOptions {
    * such timer). A direct call lifts it for its own request (long-request.ts); tests shorten it.
    */
   idleTimeoutSeconds?: number;
+  /** Where an error that escaped the app goes with its stack: the server's log. */
+  log?: (line: string) => void;
 }
 
 /** The URL of a listening host and port (IPv6 literals bracketed). */

@@ -76,7 +76,9 @@ export function serveWithBun(app: Hono<AppEnv>, live: LiveChannel, options: List
     error: (error) => {
       const request_id = requestIdFrom(undefined);
       const failure = buildFailure({ error_code: "internal", stage: "run", message: "The server failed while answering this request.", request_id, trace_id: newTraceId() });
-      process.stderr.write(`[docket] ${failure.correlation_id} unhandled server error: ${error?.stack ?? String(error)}\n`);
+      const line = `[docket] ${failure.correlation_id} unhandled server error: ${error?.stack ?? String(error)}`;
+      if (options.log) options.log(line);
+      else process.stderr.write(`${line}\n`);
       return new Response(JSON.stringify({ error: failure }), { status: 500, headers: { "content-type": "application/json", "x-request-id": request_id } });
     },
   });

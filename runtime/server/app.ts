@@ -7,6 +7,7 @@ import { apiRoutes, API_PREFIX } from "./api-routes.ts";
 import { edgeFailure, errorHandler, notFoundHandler } from "./errors.ts";
 import { openApiDocument } from "./openapi.ts";
 import type { LiveChannel } from "./live-channel.ts";
+import { healthz } from "./healthz.ts";
 
 /** Sub-apps mounted by other layers; until one is given its path answers a plain 404 descriptor. */
 export interface AppMounts {
@@ -37,10 +38,8 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
   app.use("*", accessGuard(config));
 
   app.get("/healthz", (c) => {
-    const fault = plane.store.storageFault();
-    if (fault === null) return c.json({ ok: true });
-    // Alive, but not well: a probe sees why without the checkout's paths (health.report has them).
-    return c.json({ ok: false, store: { ok: false, reason: withoutPaths(fault.reason), since: fault.since } }, 503);
+    const { status, body } = healthz(plane.store);
+    return c.json(body, status);
   });
   app.get(`${API_PREFIX}/openapi.json`, (c) => c.json(openApiDocument(plane, { token: config.token !== null, origin: config.origin })));
   // What `docket run` asks before reporting: does this server serve my checkout? Behind the token.
@@ -68,11 +67,6 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
   app.onError(errorHandler(log));
   app.notFound(notFoundHandler);
   return app;
-}
-
-/** An error's words with every absolute path in them replaced, cut to 200 characters: /healthz is open to anyone who can reach the port. */
-export function withoutPaths(reason: string): string {
-  return reason.replace(/(^|[\s'"(=])(?:[A-Za-z]:)?[\\/][^\s'"()]*/g, "$1<path>").slice(0, 200);
 }
 
 function mount(app: Hono<AppEnv>, path: string, sub: Hono<any> | undefined, absent: string): void {

@@ -8,9 +8,9 @@ import { createCockpit } from "../../cockpit/app.tsx";
  * What `docket serve` mounts beside the API: each surface is another projection of the same
  * plane, built once the plane is booted. One line per surface.
  */
-export function defaultMounts(plane: ExecutionPlane, live: LiveChannel): AppMounts {
+export function defaultMounts(plane: ExecutionPlane, live: LiveChannel, log?: (line: string) => void): AppMounts {
   return {
-    cockpit: createCockpit({ plane, live }),
-    mcp: createMcpApp(plane),
+    cockpit: createCockpit({ plane, live, log }),
+    mcp: createMcpApp(plane, { log }),
   };
 }

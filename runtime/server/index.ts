@@ -7,6 +7,8 @@ export { accessGuard, requestIdentity, isAllowedHost, isOwnOrigin, sameSecret, T
 export { apiRoutes, capabilityPath, methodsOf, API_PREFIX } from "./api-routes.ts";
 export { statusOf, failureResponse, edgeFailure, errorHandler, notFoundHandler } from "./errors.ts";
 export { openApiDocument } from "./openapi.ts";
+export { healthz, withoutPaths } from "./healthz.ts";
+export type { HealthzAnswer } from "./healthz.ts";
 export { LiveChannel } from "./live-channel.ts";
 export type { LiveChannelOptions } from "./live-channel.ts";
 export { checkLiveRequest } from "./live-check.ts";

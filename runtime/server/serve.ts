@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { isIP } from "node:net";
+import { join } from "node:path";
 import type { ExecutionPlane } from "../execution/plane.ts";
 import { bootPlane, type BootOptions } from "../boot.ts";
 import { findCheckoutRoot } from "../capability/checkout.ts";
@@ -12,8 +13,9 @@ import type { RunningServer } from "./_listen.ts";
 import { createApp, type AppMounts } from "./app.ts";
 import { LiveChannel } from "./live-channel.ts";
 import type { LiveClock } from "./live-socket.ts";
-import { acquireLease, isLeaseLive, readLease, releaseLease, type Lease } from "./lease.ts";
-import { lockCheckout } from "./checkout-lock.ts";
+import { acquireLease, ensureDocketDir, isLeaseLive, readLease, releaseLease, type Lease } from "./lease.ts";
+import { openLogFile, teeLog, type LogFile } from "./log-file.ts";
+import { lockCheckout, type CheckoutLock } from "./checkout-lock.ts";
 
 /** What the server needs of a booted plane (runtime/boot.ts's `bootPlane` gives more). */
 export interface ServedPlane {
@@ -42,6 +44,8 @@ export interface ServeOptions {
   runtime: "bun" | "node";
   /** One line at a time, for stderr. */
   log: (line: string) => void;
+  /** Also keep every line of `log` in `<root>/.docket/logs/server.log`, rotated (docs/logging.md); default true. */
+  logFile?: boolean;
   /** The worker entry for the pool; the Node bundle passes its bundled worker file. */
   workerUrl?: URL;
   /** Loads a user capability file (the Bun entry registers the "docket"/"valibot" modules first). */
@@ -49,7 +53,7 @@ export interface ServeOptions {
   /** Boots the plane; default `bootPlane` of runtime/boot.ts. Tests may pass their own. */
   boot?: (options: BootOptions) => Promise<ServedPlane>;
   /** Builds the sub-apps mounted at /cockpit and /mcp once the plane is booted (they project it too). */
-  mounts?: (plane: ExecutionPlane, live: LiveChannel) => AppMounts;
+  mounts?: (plane: ExecutionPlane, live: LiveChannel, log: (line: string) => void) => AppMounts;
   liveClock?: LiveClock;
   /** Seconds a silent connection stays open (Bun only; default Bun's 10 s). See ListenOptions. */
   idleTimeoutSeconds?: number;
@@ -65,6 +69,8 @@ export interface DocketServer {
   token: string | null;
   root: string;
   live: LiveChannel;
+  /** The server's log: stderr, and its log file while it runs (docs/logging.md). */
+  log: (line: string) => void;
   /** Tells live clients `stream.closing`, stops accepting, closes the plane and removes the lease. Idempotent. */
   stop(reason?: string): Promise<void>;
 }
@@ -155,6 +161,20 @@ export async function startServer(options: ServeOptions): Promise<DocketServer> 
     lock.release();
     throw new ServerAlreadyRunningError(holder);
   }
+  let logFile: LogFile | null = null;
+  try {
+    logFile = options.logFile === false ? null : openLogFile({ dir: join(ensureDocketDir(root), "logs"), files: options.limits.log_files, fileBytes: options.limits.log_file_bytes, onError: options.log });
+    return await serveWithLog({ ...options, log: logFile ? teeLog(options.log, logFile) : options.log }, { token, generated, host, port }, logFile, lock);
+  } catch (error) {
+    logFile?.close();
+    lock.release();
+    throw error;
+  }
+}
+
+/** The rest of startServer, with every line of `options.log` also in the log file; `lock` is let go by stop. */
+async function serveWithLog(options: ServeOptions, bind: { token: string | null; generated: boolean; host: string; port: number }, logFile: LogFile | null, lock: CheckoutLock): Promise<DocketServer> {
+  const { token, generated, host, port } = bind;
 
   const boot = options.boot ?? bootPlane;
   const booted = await boot({
@@ -165,9 +185,6 @@ export async function startServer(options: ServeOptions): Promise<DocketServer> 
     workerUrl: options.workerUrl,
     importFile: options.importFile,
     log: options.log,
-  }).catch((error: unknown) => {
-    lock.release();
-    throw error;
   });
   const plane = booted.engine;
   let running: RunningServer | null = null;
@@ -177,10 +194,10 @@ export async function startServer(options: ServeOptions): Promise<DocketServer> 
     // port and origin are filled in as soon as the adapter has bound, before any request is answered.
     const config: ServerConfig = { host, port, allowedHosts, token, origin: "" };
     const live = new LiveChannel({ store: plane.store, limits: options.limits, clock: options.liveClock });
-    const app = createApp({ plane, live, config, mounts: options.mounts?.(plane, live), log: options.log });
+    const app = createApp({ plane, live, config, mounts: options.mounts?.(plane, live, options.log), log: options.log });
     running =
       options.runtime === "bun"
-        ? (await import("./adapter-bun.ts")).serveWithBun(app, live, { host, port, idleTimeoutSeconds: options.idleTimeoutSeconds })
+        ? (await import("./adapter-bun.ts")).serveWithBun(app, live, { host, port, idleTimeoutSeconds: options.idleTimeoutSeconds, log: options.log })
         : await (await import("./adapter-node.ts")).serveWithNode(app, live, { host, port });
     config.port = running.port;
     config.origin = running.url;
@@ -202,6 +219,7 @@ export async function startServer(options: ServeOptions): Promise<DocketServer> 
       token,
       root: plane.root,
       live,
+      log: options.log,
       stop: (reason = "server stopping") =>
         (stopping ??= (async () => {
           watching?.close();
@@ -212,6 +230,7 @@ export async function startServer(options: ServeOptions): Promise<DocketServer> 
           } finally {
             // Whatever failed above, a lease left behind would only mislead `docket run`.
             releaseLease(lease);
+            logFile?.close();
             lock.release();
           }
         })()),
@@ -219,7 +238,6 @@ export async function startServer(options: ServeOptions): Promise<DocketServer> 
   } catch (error) {
     await running?.stop().catch(() => undefined);
     await booted.close().catch(() => undefined);
-    lock.release();
     throw error;
   }
 }

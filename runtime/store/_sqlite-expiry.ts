@@ -2,6 +2,7 @@ import type { Database } from "bun:sqlite";
 import type { ExecutionSnapshot } from "../execution/snapshot.ts";
 import type { Entry } from "./_sqlite-entry.ts";
 import type { StoreTables } from "./_sqlite-tables.ts";
+import { mayExpire } from "../execution/retention.ts";
 
 /**
  * A terminal execution's snapshot once its details expired (docs/limits.md, `details_retention_ms`):
@@ -33,16 +34,18 @@ export function expiredSnapshot(snapshot: ExecutionSnapshot): ExecutionSnapshot 
 
 /**
  * Expires, in one transaction, the details of every written execution that finished before
- * `cutoff` (ISO), still has them and `mayExpire` lets go (see retention.ts); answers how many.
- * The caller writes what is pending first.
+ * `cutoff` (ISO), still has them, and may lose them (mayExpire, retention.ts); answers how many.
+ * One whose artifacts are held is passed over before its snapshot is read: most kept ones are
+ * those, and each pass looks at them again. The caller writes what is pending first.
  */
-export function expireFinished(db: Database, tables: StoreTables, entries: ReadonlyMap<string, Entry>, cutoff: string, mayExpire: (snapshot: ExecutionSnapshot) => boolean): number {
+export function expireFinished(db: Database, tables: StoreTables, entries: ReadonlyMap<string, Entry>, cutoff: string, artifactsHeld: (id: string) => boolean): number {
   const expired: Array<{ entry: Entry; snapshot: ExecutionSnapshot }> = [];
   for (const id of tables.expiring(cutoff)) {
     const entry = entries.get(id);
     // A written, finished execution has no live snapshot: the file's is the one to shrink.
-    const written = entry !== undefined && entry.snapshot === null ? tables.readSnapshot<ExecutionSnapshot>(id) : null;
-    if (written !== null && mayExpire(written)) expired.push({ entry: entry!, snapshot: expiredSnapshot(written) });
+    if (entry === undefined || entry.snapshot !== null || artifactsHeld(id)) continue;
+    const written = tables.readSnapshot<ExecutionSnapshot>(id);
+    if (written !== null && mayExpire(written, { artifactsHeld: false })) expired.push({ entry, snapshot: expiredSnapshot(written) });
   }
   if (expired.length === 0) return 0;
   db.transaction(() => {

@@ -19,7 +19,6 @@ import { slimmed, unwritableCompletion } from "./_sqlite-unwritable.ts";
 import { recoverUnfinished, type RecoveredExecution } from "./_sqlite-recovery.ts";
 import { expireFinished } from "./_sqlite-expiry.ts";
 import { copySnapshot, keep } from "./_kept-values.ts";
-import { mayExpire } from "../execution/retention.ts";
 import { eventBytes, RetainedBytes } from "./_retained-bytes.ts";
 
 export { StoreFileError } from "./_sqlite-schema.ts";
@@ -197,11 +196,10 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
       counts[before]--;
       counts[snapshot.state]++;
       entry.state = snapshot.state;
-      if (isTerminal(snapshot.state)) {
-        terminal.push(entry);
-        retainedBytes.delete(id);
-      }
+      if (isTerminal(snapshot.state)) terminal.push(entry);
     }
+    // A finished execution takes few events more (a reconciliation): its sizes are let go after each.
+    if (isTerminal(entry.state)) retainedBytes.delete(id);
     writer.changed(entry, stored.length);
     if (early) fanOut.publish(stored);
     writer.flushIfLarge();
@@ -306,9 +304,8 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
   function expireDetails(): number {
     open();
     writer.flush();
-    const artifactsHeld = options.artifactsHeld ?? (() => false);
     const cutoff = new Date(clock().getTime() - limits.details_retention_ms).toISOString();
-    return expireFinished(db, tables, entries, cutoff, (snapshot) => mayExpire(snapshot, { artifactsHeld: artifactsHeld(snapshot.id) }));
+    return expireFinished(db, tables, entries, cutoff, options.artifactsHeld ?? (() => false));
   }
 
   function close(): void {

@@ -147,6 +147,7 @@ describe("cockpit responses", () => {
       "format.js": "text/javascript",
       "execution.js": "text/javascript",
       "live-list.js": "text/javascript",
+      "catalog-watch.js": "text/javascript",
       "run-form.js": "text/javascript",
       "anser.js": "text/javascript",
       "ansi.js": "text/javascript",

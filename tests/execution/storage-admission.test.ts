@@ -24,7 +24,7 @@ afterAll(() => {
 });
 
 /** An engine over a memory store whose storage fault the test sets, in a checkout of its own. */
-function faultable(overrides: Partial<Limits> = {}, storedBytes = () => 0) {
+function faultable(overrides: Partial<Limits> = {}, storedBytes = () => 0, expireFails = false) {
   const root = mkdtempSync(join(tmpdir(), "docket-storage-"));
   roots.push(root);
   const limits = resolveLimits({ overrides });
@@ -44,7 +44,10 @@ function faultable(overrides: Partial<Limits> = {}, storedBytes = () => 0) {
     clock,
     log: () => undefined,
     storedBytes,
-    expireDetails: () => void expired++,
+    expireDetails: () => {
+      expired++;
+      if (expireFails) throw new Error("database or disk is full");
+    },
   });
   return {
     engine,
@@ -146,6 +149,15 @@ describe("storage admission", () => {
     h.clock.advance(MEASURE_EVERY_MS);
     expect(h.engine.start({ capability: "demo.read", input: {} }, EDGE).deduplicated).toBe(false);
     expect(h.engine.hostFacts().store.storage).toMatchObject({ bytes: 1.5 * MIB, over_budget: false });
+  });
+});
+
+describe("storage admission when expiry itself fails", () => {
+  test("executions.start over the budget is still refused with capacity when the expiry before the measure cannot write", () => {
+    const h = faultable({ storage_budget_bytes: 1024 * 1024 }, () => 2 * MIB, true);
+    const refused = failureOf(() => h.engine.start({ capability: "demo.read", input: {} }, EDGE));
+    expect(refused).toMatchObject({ error_code: "capacity", context: { reason: "storage_budget", bytes: 2 * MIB } });
+    expect(h.expiries()).toBe(1);
   });
 });
 

@@ -8,7 +8,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { resolveLimits } from "../../runtime/execution/limits.ts";
 import { defaultMounts } from "../../runtime/server/default-mounts.ts";
 import { startServer, type DocketServer } from "../../runtime/server/serve.ts";
-import { withoutPaths } from "../../runtime/server/app.ts";
+import { withoutPaths } from "../../runtime/server/healthz.ts";
 
 // A real full disk: the checkout lives on a small tmpfs (root may mount one here; elsewhere the
 // test is skipped and the engine's storage tests, with an injected fault, still run).

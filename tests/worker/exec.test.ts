@@ -182,6 +182,23 @@ describe("ctx.exec", () => {
     expect(logs(id).some((line) => /exec: .* was ended by SIGKILL/.test(line))).toBe(true);
   });
 
+  test("ctx.exec: a deadline ends the child's group the same way, and the execution fails deadline_exceeded", async () => {
+    const pidFile = join(root, "deadline-pids.json");
+    const id = plane.engine.start({ capability: "test.exec", input: { argv: [bun, "scripts/stubborn.mjs", pidFile] }, deadline_ms: 1500 }, EDGE).execution.id;
+    await until("the child's pid file", () => existsSync(pidFile));
+    const { child, grandchild } = JSON.parse(readFileSync(pidFile, "utf8")) as { child: number; grandchild: number };
+    const done = await terminal(id);
+    expect(done.failure).toMatchObject({ error_code: "deadline_exceeded", context: { terminated: false } });
+    expect(alive(child)).toBe(false);
+    await until("the grandchild to be gone", () => !alive(grandchild));
+  });
+
+  test("ctx.exec works in a direct call, on the direct lane", async () => {
+    const output = (await plane.engine.call("test.exec", { argv: [bun, "scripts/lines.mjs"] }, EDGE)) as { exitCode: number; stdout: string };
+    expect(output.exitCode).toBe(0);
+    expect(output.stdout).toContain("line 5\n");
+  });
+
   test("ctx.exec: after a forced stop no process of the child's group remains", async () => {
     const pidFile = join(root, "force-pids.json");
     const id = start("test.exec", { argv: [bun, "scripts/stubborn.mjs", pidFile] });

@@ -17,7 +17,7 @@ const meta: DocketCommandMeta = {
   ],
   notes: [
     "Exit codes: 0 succeeded, 1 failed, 2 usage or invalid input, 130 cancelled.",
-    "Ctrl-C asks the capability to stop; a second Ctrl-C stops it at once.",
+    "Ctrl-C asks the capability to stop, and stops it DOCKET_GRACE_MS later if it has not; a second Ctrl-C stops it at once.",
     "In GitHub Actions, steps become log groups, diagnostics annotations, and a summary goes to $GITHUB_STEP_SUMMARY; every sensitive input value is announced with ::add-mask:: before anything else; the step's outputs are execution-id, state and result-file.",
     "A sensitive value is masked as [redacted] in everything the run prints and reports; pass it with --input-env so it is not on the command line either.",
     "Limits come from DOCKET_* variables (DOCKET_GRACE_MS, DOCKET_LOG_LINE_BYTES, …).",

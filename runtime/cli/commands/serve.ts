@@ -78,8 +78,8 @@ export default defineCommand({
       }
       throw error;
     }
-    installShutdown(server, { log });
-    if (parsed.open) void openBrowser(`${server.url}/cockpit`, log);
+    installShutdown(server, { log: server.log });
+    if (parsed.open) void openBrowser(`${server.url}/cockpit`, server.log);
     // Runs until a signal; installShutdown stops the server and exits the process.
     return new Promise<number>(() => {});
   },

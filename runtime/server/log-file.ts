@@ -1,0 +1,123 @@
+import { chmodSync, closeSync, fchmodSync, fstatSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import { join } from "node:path";
+
+/** Options of {@link openLogFile}. */
+export interface LogFileOptions {
+  /** The folder of the files (`<root>/.docket/logs`); created 0700 when missing. */
+  dir: string;
+  /** Files kept in all, the one written included (`server.log`, `server.log.1`, …); at least 1. */
+  files: number;
+  /** Bytes of one file before it is rotated; a longer line is cut to fit. */
+  fileBytes: number;
+  /** Stamps each line; default the wall clock. */
+  now?: () => Date;
+  /** Told once per run of failed writes (a full disk, a removed folder); the caller's stderr. */
+  onError?: (message: string) => void;
+}
+
+/** The server's log file: what it writes to stderr, kept and rotated (docs/logging.md). */
+export interface LogFile {
+  /** The file written now. */
+  readonly path: string;
+  /** Appends one line (a timestamp before it); never throws. */
+  write(line: string): void;
+  close(): void;
+}
+
+/** The name of the file written now; older ones carry `.1`, `.2`, … (the highest is the oldest). */
+export const LOG_FILE_NAME = "server.log";
+
+/**
+ * Opens (or creates) `<dir>/server.log` for appending, 0600 in a 0700 folder. Writes are
+ * synchronous: a log line is small and rare, and a line written before a crash is the one that
+ * explains it. Once the file would pass `fileBytes` it is rotated: `server.log` becomes
+ * `server.log.1`, `.1` becomes `.2`, and so on, the oldest beyond `files` deleted. A write that
+ * fails is reported once and tried again with the next line, so the log recovers by itself when
+ * space returns; the server never stops for its log.
+ */
+export function openLogFile(options: LogFileOptions): LogFile {
+  const { dir } = options;
+  const files = Math.max(1, Math.floor(options.files));
+  const fileBytes = Math.max(64, Math.floor(options.fileBytes));
+  const now = options.now ?? (() => new Date());
+  const path = join(dir, LOG_FILE_NAME);
+  const rotated = (n: number) => (n === 0 ? path : `${path}.${n}`);
+  let fd: number | null = null;
+  let size = 0;
+  let failing = false;
+  let closed = false;
+
+  function open(): number {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    // A folder made by an older docket (or by hand) is narrowed too: the log names executions and paths.
+    chmodSync(dir, 0o700);
+    const opened = openSync(path, "a", 0o600);
+    fchmodSync(opened, 0o600);
+    size = fstatSync(opened).size;
+    return opened;
+  }
+
+  function rotate(): void {
+    if (fd !== null) closeSync(fd);
+    fd = null;
+    rmSync(rotated(files - 1), { force: true });
+    for (let n = files - 2; n >= 0; n--) {
+      try {
+        renameSync(rotated(n), rotated(n + 1));
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+      }
+    }
+  }
+
+  function write(line: string): void {
+    if (closed) return;
+    let text = `${now().toISOString()} ${line}\n`;
+    let bytes = Buffer.byteLength(text);
+    if (bytes > fileBytes) {
+      text = `${Buffer.from(text).subarray(0, fileBytes - 16).toString("utf8").replace(/\uFFFD$/, "")} …(cut)\n`;
+      bytes = Buffer.byteLength(text);
+    }
+    try {
+      fd ??= open();
+      if (size > 0 && size + bytes > fileBytes) {
+        rotate();
+        fd = open();
+      }
+      writeSync(fd, text);
+      size += bytes;
+      failing = false;
+    } catch (error) {
+      // The next line tries again from a fresh open: the folder may have been removed, the disk freed.
+      if (fd !== null) {
+        try {
+          closeSync(fd);
+        } catch {
+          // Already unusable.
+        }
+      }
+      fd = null;
+      if (!failing) options.onError?.(`docket could not write its log file ${path} (${(error as Error)?.message ?? error}); it goes on logging to stderr and tries again with the next line`);
+      failing = true;
+    }
+  }
+
+  return {
+    path,
+    write,
+    close() {
+      if (closed) return;
+      closed = true;
+      if (fd !== null) closeSync(fd);
+      fd = null;
+    },
+  };
+}
+
+/** A log that writes each line to `stderr` (as before) and to the file. */
+export function teeLog(stderr: (line: string) => void, file: LogFile): (line: string) => void {
+  return (line) => {
+    stderr(line);
+    file.write(line);
+  };
+}

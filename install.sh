@@ -117,8 +117,13 @@ sha256() { # file → hex digest
   fi
 }
 
+partial=""
+cleanup() {
+  rm -rf "$tmp"
+  if [ -n "$partial" ]; then rm -f "$partial"; fi
+}
 tmp=$(mktemp -d 2>/dev/null || mktemp -d -t docket)
-trap 'rm -rf "$tmp"' EXIT
+trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
@@ -127,9 +132,9 @@ download "$base/SHA256SUMS" "$tmp/SHA256SUMS" || die "cannot download $base/SHA2
 # The line of this target: "<sha256>  docket-<version>-<target>[.exe]" (a "*" before the name is
 # sha256sum's binary mode). For latest, the version is whichever SHA256SUMS lists.
 if [ "$version" = latest ]; then
-  line=$(awk -v tail="-$target$suffix" '{ f = $2; sub(/^\*/, "", f); if (f ~ /^docket-/ && length(f) > length(tail) + 7 && substr(f, length(f) - length(tail) + 1) == tail) { print $1, f; exit } }' "$tmp/SHA256SUMS")
+  line=$(awk -v tail="-$target$suffix" '{ sub(/\r$/, ""); f = $2; sub(/^\*/, "", f); if (f ~ /^docket-/ && length(f) > length(tail) + 7 && substr(f, length(f) - length(tail) + 1) == tail) { print $1, f; exit } }' "$tmp/SHA256SUMS")
 else
-  line=$(awk -v want="docket-$version-$target$suffix" '{ f = $2; sub(/^\*/, "", f); if (f == want) { print $1, f; exit } }' "$tmp/SHA256SUMS")
+  line=$(awk -v want="docket-$version-$target$suffix" '{ sub(/\r$/, ""); f = $2; sub(/^\*/, "", f); if (f == want) { print $1, f; exit } }' "$tmp/SHA256SUMS")
 fi
 [ -n "$line" ] || die "$base/SHA256SUMS lists no docket binary for $target (version $version); see $RELEASES for what was released"
 expected=$(printf '%s' "${line%% *}" | tr 'A-F' 'a-f')
@@ -157,16 +162,15 @@ fi
 # --- install -------------------------------------------------------------------------------------
 mkdir -p "$dir" 2>/dev/null || die "cannot create $dir; name a folder you can write with --dir"
 exe="docket$suffix"
+# Copied under a temporary name that the EXIT trap removes, whatever stops the script.
 partial="$dir/.$exe.partial.$$"
-cp "$tmp/$name" "$partial" 2>/dev/null || die "cannot write into $dir; name a folder you can write with --dir"
+cp "$tmp/$name" "$partial" 2>/dev/null || die "cannot write into $dir (full, or not yours?); name a folder you can write with --dir"
 chmod 755 "$partial"
 # Run it before it replaces anything: a binary that cannot start (a noexec folder, too old a
 # glibc) leaves the previous docket in place.
-if ! ran=$("$partial" --version 2>&1); then
-  rm -f "$partial"
-  die "the downloaded docket does not run here: $ran"
-fi
-mv -f "$partial" "$dir/$exe" || { rm -f "$partial"; die "cannot replace $dir/$exe"; }
+ran=$("$partial" --version 2>&1) || die "the downloaded docket does not run here: $ran"
+mv -f "$partial" "$dir/$exe" || die "cannot replace $dir/$exe"
+partial=""
 printf 'Installed %s: %s\n' "$dir/$exe" "$ran"
 
 case ":${PATH:-}:" in

@@ -18,7 +18,7 @@ const EVENTS = 200_000;
 const RATE_SECONDS = 3;
 const CLIENT_DEADLINE_MS = 60_000;
 // Throughput is measured without drops: the queue is made large enough that none happen.
-const THROUGHPUT_LIMITS = { subscriber_queue: 1_000_000 };
+const THROUGHPUT_LIMITS = { subscriber_queue_bytes: 4096 * 1024 * 1024 };
 
 const frameOf = (n: number) =>
   JSON.stringify({ schema_version: "1", event_id: `x-20260908T010203Z-0a1b2c3d#${n}`, execution_id: "x-20260908T010203Z-0a1b2c3d", sequence: n, timestamp: new Date().toISOString(), type: "execution.progress", data: { current: n, total: EVENTS } });

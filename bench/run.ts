@@ -15,6 +15,7 @@ const BENCHES: Array<[string, () => Promise<BenchResult>]> = [
   ["engine", async () => (await import("./engine.ts")).benchEngine()],
   ["live-channel", async () => (await import("./live-channel.ts")).benchLiveChannel()],
   ["cold-start", async () => (await import("./cold-start.ts")).benchColdStart()],
+  ["release-binaries", async () => (await import("./release-binaries.ts")).benchReleaseBinaries()],
 ];
 
 /** The machine the figures came from: they mean nothing without it. */

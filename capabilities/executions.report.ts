@@ -37,6 +37,10 @@ export default capability({
     cancel_requested: v.pipe(v.boolean(), v.description("A cancel was asked of the server: the run cancels its own execution.")),
     requested_by: v.nullable(actor),
     ended: v.pipe(v.boolean(), v.description("The server holds the execution as terminal (for example failed after silence): a run still working stops reporting.")),
+    takes_end: v.pipe(
+      v.boolean(),
+      v.description("The server ended the execution for silence and has not settled it: the run reports its own execution.completed when it ends, recorded as a reconciliation."),
+    ),
     silence_ms: v.number(),
     message: v.string(),
   }),

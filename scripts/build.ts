@@ -26,6 +26,8 @@ export interface CompileOptions {
   commit?: string;
   /** The editor types to embed, when the caller made them already (a release compiles five binaries). */
   declarations?: DeclarationFiles;
+  /** Settings other than the shipped ones, for bench/release-binaries.ts to compare (bench/RESULTS.md). */
+  tuning?: { bytecode?: boolean; minify?: boolean };
 }
 
 /** The checkout's commit, 12 hex digits, `+dirty` when tracked files changed; `unknown` outside git. */
@@ -57,7 +59,8 @@ export async function compileDocket(options: CompileOptions): Promise<{ outfile:
     // Precompiled bytecode cut `docket --version` from ~128 to ~79 ms and a `docket run` by
     // 25–40% here; bytecode needs ESM output to keep the CLI's top-level await.
     format: "esm",
-    bytecode: true,
+    bytecode: options.tuning?.bytecode ?? true,
+    minify: options.tuning?.minify ?? false,
     naming: { entry: "[name].[ext]" },
     // Shared chunks load only when imported: without splitting, every node: built-in that any
     // command imports loads at start. Measured here: --version 64 → 47 ms, a no-op run 124 → 112 ms.

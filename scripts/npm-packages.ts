@@ -67,7 +67,8 @@ export function writeNpmPackages(options: NpmPackagesOptions): void {
     exports: { ".": { types: "./types/public.d.ts", default: "./index.js" }, "./package.json": "./package.json" },
     files: ["bin", "index.js", "types"],
     // The types of a capability's schemas are valibot's: the very version the binary serves.
-    dependencies: { valibot: installedVersion("valibot") },
+    // "*" takes whichever @types/node the project has: two copies would clash on Node's globals.
+    dependencies: { valibot: installedVersion("valibot"), "@types/node": "*" },
     optionalDependencies: Object.fromEntries(targets.map((t) => [`@docket/${t}`, manifest.version])),
     engines: { node: ">=18" },
   });
@@ -77,14 +78,17 @@ export function writeNpmPackages(options: NpmPackagesOptions): void {
  * The public API's declarations, as `docket types` has them (scripts/declarations.ts), under
  * `types/`. Their imports name `.ts` files, which a consumer's tsc resolves only with
  * `allowImportingTsExtensions`; here they name `.js`, which every resolution mode maps to the
- * `.d.ts` beside it. valibot's own types come with the valibot dependency.
+ * `.d.ts` beside it. valibot's own types come with the valibot dependency, Node's with @types/node.
  */
 function writeDeclarations(declarations: DeclarationFiles, outDir: string): void {
   for (const [name, text] of Object.entries(declarations)) {
     if (!name.startsWith("docket/")) continue;
     const path = join(outDir, name.slice("docket/".length));
     mkdirSync(dirname(path), { recursive: true });
-    writeFileSync(path, text.replace(/(from\s+|import\()(["'])(\.{1,2}\/[^"']+)\.ts\2/g, "$1$2$3.js$2"));
+    const rewritten = text.replace(/(from\s+|import\()(["'])(\.{1,2}\/[^"']+)\.ts\2/g, "$1$2$3.js$2");
+    // A declaration naming Node's types (openRegularFile's FileHandle) pulls them in itself, so it
+    // checks under a tsconfig whose `types` leaves Node out.
+    writeFileSync(path, /(from\s+|import\()["']node:/.test(rewritten) ? `/// <reference types="node" />\n${rewritten}` : rewritten);
   }
 }
 

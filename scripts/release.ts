@@ -1,6 +1,6 @@
 // `npm run release`: the binary for every platform in dist/release/, with SHA256SUMS and a
 // manifest, and the npm packages in dist/npm/ (docs/distribution.md).
-import { copyFileSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { sha256File } from "../runtime/capability/sha256-file.ts";
@@ -61,7 +61,7 @@ export async function buildRelease(options: ReleaseOptions = {}): Promise<Releas
   const version = DOCKET_VERSION;
   const declarations = generateDeclarations();
   const staging = join(dist, `.release-${process.pid}`);
-  rmSync(staging, { recursive: true, force: true });
+  removeAbandonedStaging(dist);
   const releaseDir = join(staging, "release");
   mkdirSync(releaseDir, { recursive: true });
   try {
@@ -96,6 +96,22 @@ export async function buildRelease(options: ReleaseOptions = {}): Promise<Releas
   }
 }
 
+/** Staging folders of releases that were killed (their process is gone): ~0.5 GiB each. */
+function removeAbandonedStaging(dist: string): void {
+  if (!existsSync(dist)) return;
+  for (const name of readdirSync(dist)) {
+    const pid = /^\.release-(\d+)$/.exec(name)?.[1];
+    if (pid === undefined) continue;
+    let alive = Number(pid) !== process.pid;
+    try {
+      if (alive) process.kill(Number(pid), 0);
+    } catch (error) {
+      alive = (error as NodeJS.ErrnoException).code === "EPERM";
+    }
+    if (!alive) rmSync(join(dist, name), { recursive: true, force: true });
+  }
+}
+
 if (import.meta.main) {
   const only = process.argv.slice(2).filter((a) => !a.startsWith("-"));
   try {
@@ -109,5 +125,5 @@ if (import.meta.main) {
     targets: only.length > 0 ? only : undefined,
     onTarget: (a, ms) => console.log(`  ${a.file.padEnd(36)} ${(a.bytes / 2 ** 20).toFixed(1).padStart(6)} MiB  ${(ms / 1000).toFixed(1)} s`),
   });
-  console.log(`docket ${manifest.version} (commit ${manifest.commit}): ${manifest.artifacts.length} binaries, SHA256SUMS and release.json in dist/release/, npm packages in dist/npm/ — ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  console.log(`docket ${manifest.version} (commit ${manifest.commit}): ${manifest.artifacts.length} ${manifest.artifacts.length === 1 ? "binary" : "binaries"}, SHA256SUMS and release.json in dist/release/, npm packages in dist/npm/ — ${((performance.now() - started) / 1000).toFixed(1)} s`);
 }

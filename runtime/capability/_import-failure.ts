@@ -2,6 +2,7 @@ import { relative, dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { explainUnresolvedPackage } from "./_missing-package.ts";
 import { locateSpecifier } from "./_source-lines.ts";
+import { thrownClass } from "../execution/thrown.ts";
 
 /** Where and why a capability file failed to import, as a user can act on it. */
 export interface ImportFailure {
@@ -25,6 +26,16 @@ interface BuildPosition {
  * whose stack frames name the file with line and column. Never includes a stack trace.
  */
 export function describeImportFailure(error: unknown, absPath: string, text?: string): ImportFailure {
+  try {
+    return describe(error, absPath, text);
+  } catch {
+    // A thrown Proxy or an object whose getters or toString throw: its class is all that is safe
+    // to read, and a careless file must never take discovery (and the server) down with it.
+    return { reason: `it threw while loading: ${thrownClass(error)}`, line: null, column: null };
+  }
+}
+
+function describe(error: unknown, absPath: string, text?: string): ImportFailure {
   const file = resolve(absPath);
   const build = firstBuildMessage(error);
   if (build) return fromBuildMessage(build.message, build.position, build.more, file);

@@ -1,8 +1,8 @@
 import type { ExecutionPlane, EdgeInfo } from "../execution/plane.ts";
 import type { ReportAnswer } from "../execution/report-protocol.ts";
 import { systemClock } from "../execution/clock.ts";
-import { createExecutionReporter, type ExecutionReporter } from "./_reporter.ts";
-import { ServerUnreachableError, type ServerClient } from "./server-client.ts";
+import { createExecutionReporter, ReportRefusedError, type ExecutionReporter } from "./_reporter.ts";
+import { findServer, ServerUnreachableError, type ServerClient } from "./server-client.ts";
 
 /** One report waits at most this long: a local server answers in milliseconds, a hung one must not hold the run. */
 const REPORT_TIMEOUT_MS = 3000;
@@ -17,6 +17,8 @@ export interface ReportToServerOptions {
   edge: EdgeInfo;
   /** One line for stderr, already styled by the caller. */
   say(line: string): void;
+  /** Finds the checkout's server again after it stopped answering; default the lease (findServer). */
+  findServer?: typeof findServer;
 }
 
 /**
@@ -24,7 +26,11 @@ export interface ReportToServerOptions {
  * `executions.report` over HTTP and the lease's token. The work stays in this process.
  */
 export function reportToServer(options: ReportToServerOptions): ExecutionReporter {
-  const { server, plane, id, edge } = options;
+  const { plane, id, edge } = options;
+  let server = options.server;
+  // After a failed report, the lease is read again first: a server restarted on this checkout
+  // (another port, another token) is the one to report to (docs/reconciliation.md).
+  let lost = false;
   return createExecutionReporter({
     store: plane.store,
     id,
@@ -33,15 +39,23 @@ export function reportToServer(options: ReportToServerOptions): ExecutionReporte
     serverUrl: server.url,
     clock: systemClock,
     async send(report) {
+      if (lost) {
+        const found = await (options.findServer ?? findServer)(server.root, { timeout_ms: REPORT_TIMEOUT_MS });
+        if (found) server = found;
+      }
       let answer;
       try {
         answer = await server.request("POST", "/api/v1/executions/report", { body: report, timeoutMs: REPORT_TIMEOUT_MS });
       } catch (error) {
+        lost = true;
         // The run names the server already; the reason alone completes its sentence.
         throw error instanceof ServerUnreachableError ? new Error(error.reason) : error;
       }
-      if (!answer.ok) throw new Error(`HTTP ${answer.status} ${answer.failure.error_code}: ${answer.failure.message}`);
-      return answer.body as ReportAnswer;
+      lost = false;
+      const refusal = answer.ok ? null : `HTTP ${answer.status} ${answer.failure.error_code}: ${answer.failure.message}`;
+      // A server that answers and refuses would refuse again; one going away (503) may come back.
+      if (refusal !== null) throw answer.status >= 400 && answer.status < 500 && answer.status !== 429 ? new ReportRefusedError(refusal) : new Error(refusal);
+      return (answer as { body: ReportAnswer }).body;
     },
     cancel(requestedBy) {
       plane.cancel(id, { ...edge, actor: requestedBy ?? edge.actor });

@@ -26,6 +26,22 @@ export interface ExecutionReporterOptions {
   soonMs?: number;
   /** The longest time between two reports; default 2 s (less when the server's silence limit asks). */
   everyMs?: number;
+  /** The longest wait between two tries while the server does not answer; default 5 s. */
+  maxBackoffMs?: number;
+  /**
+   * How long a run that has ended keeps trying to report its end to a server that does not answer;
+   * default 3 s: enough for a server that restarts, short enough that a job whose server is gone
+   * does not hang on it.
+   */
+  finishWaitMs?: number;
+}
+
+/** The server answered and refused the report (a 4xx): trying again would only be refused again. */
+export class ReportRefusedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ReportRefusedError";
+  }
 }
 
 /** Reports one execution to the server serving the checkout, while it runs and once it ended. */
@@ -36,19 +52,27 @@ export interface ExecutionReporter {
   stop(): void;
 }
 
-/** Failed reports in a row, after one succeeded, that make the run stop reporting (docs/protocol.md). */
-const FAILURES_TO_STOP = 3;
+/** Failed reports in a row, after one succeeded, before the run says the server does not answer (docs/protocol.md). */
+const FAILURES_TO_WARN = 3;
 
 /**
  * Creates the reporter of docs/protocol.md. One report at a time; each carries the events after the
  * `through` of the last answer, so a lost, cut or twice-sent report is mended by the next. A
  * report goes soon after anything happens and at the latest `everyMs` after the last one, so a
- * quiet run is still heard. The first failed report, or three in a row after a success, end
- * reporting with one line on stderr; the run goes on either way.
+ * quiet run is still heard.
+ *
+ * A server that stops answering (the first failed report, or three in a row after a success) is
+ * said once on stderr; the run goes on and keeps trying, backing off to `maxBackoffMs`, and says
+ * so again when the server answers. If the server ended the execution for silence meanwhile, the
+ * run reports its real end when it has one, which the server records as a reconciliation
+ * (docs/reconciliation.md). A run that has ended stops trying `finishWaitMs` after its end.
  */
 export function createExecutionReporter(options: ExecutionReporterOptions): ExecutionReporter {
   const { store, id, pid, clock, say } = options;
   const soonMs = options.soonMs ?? 100;
+  const maxBackoffMs = options.maxBackoffMs ?? 5000;
+  const finishWaitMs = options.finishWaitMs ?? 3000;
+  const server = options.serverUrl;
   let everyMs = options.everyMs ?? 2000;
   const created = store.get(id)!;
   const description: Omit<ExecutionReport, "events"> = {
@@ -71,8 +95,13 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
   let stopped = false;
   let heard = false;
   let failures = 0;
+  let warned = false;
   let cancelPassed = false;
   let finishing = false;
+  let finishingSince = 0;
+  /** The server ended the execution for silence: only the run's own end is reported now. */
+  let awaitingEnd = false;
+  let endSent = false;
   let resolveFinished!: () => void;
   const finished = new Promise<void>((resolve) => (resolveFinished = resolve));
   let subscription: Subscription | null = null;
@@ -91,14 +120,32 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
     }, ms);
   }
 
+  /** The run's own `execution.completed`, fit for a report; null while it has not ended. */
+  function ownEnd(): ExecutionReport["events"] | null {
+    const local = store.get(id);
+    if (local === null || !isTerminal(local.state)) return null;
+    const batch = nextBatch(store, id, local.last_sequence - 1, { frameBytes: options.frameBytes, pid, maxEvents: 1 });
+    return batch.ok ? batch.events : null;
+  }
+
   async function report(): Promise<void> {
     if (stopped || inFlight) return;
-    const batch = nextBatch(store, id, through, { frameBytes: options.frameBytes, pid });
-    if (!batch.ok) {
-      return end(`events of ${id} after ${through} were dropped from this process before the server at ${options.serverUrl} took them, so from now on this execution is visible to this process alone`);
+    let body: ExecutionReport;
+    let full = false;
+    if (awaitingEnd) {
+      const events = ownEnd();
+      // Still working: nothing to say until the end (the store's next event wakes this again).
+      if (events === null) return;
+      body = { ...description, input: undefined, events };
+    } else {
+      const batch = nextBatch(store, id, through, { frameBytes: options.frameBytes, pid });
+      if (!batch.ok) {
+        return end(`events of ${id} after ${through} were dropped from this process before the server at ${server} took them, so from now on this execution is visible to this process alone`);
+      }
+      full = batch.full;
+      // The input travels until the server holds the execution; after that it would only weigh.
+      body = { ...description, input: through === 0 ? description.input : undefined, events: batch.events };
     }
-    // The input travels until the server holds the execution; after that it would only weigh.
-    const body: ExecutionReport = { ...description, input: through === 0 ? description.input : undefined, events: batch.events };
     inFlight = true;
     let answer: ReportAnswer;
     try {
@@ -112,8 +159,13 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
     failures = 0;
     if (!heard) {
       heard = true;
-      say(`reported to the server at ${options.serverUrl}: ${options.serverUrl}/cockpit/executions/${id}`);
+      say(`reported to the server at ${server}: ${server}/cockpit/executions/${id}`);
     }
+    if (warned) {
+      warned = false;
+      say(`the server at ${server} answers again; reporting ${id} resumed`);
+    }
+    if (awaitingEnd) endSent = true;
     through = answer.through;
     // Reports come well within the server's silence limit, whatever it is set to.
     everyMs = Math.max(10, Math.min(everyMs, Math.floor(answer.silence_ms / 3)));
@@ -123,7 +175,7 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
     }
     if (answer.ended) return ended(answer);
     const last = store.events(id, through, 1)?.last_sequence ?? through;
-    if (last > through) wake(batch.full || answer.gap || finishing ? 0 : soonMs);
+    if (last > through) wake(full || answer.gap || finishing ? 0 : soonMs);
     else if (finishing) end(null);
     else wake(everyMs);
   }
@@ -131,18 +183,40 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
   /** The server holds the execution as terminal: the end of reporting, silent when it is the run's own end. */
   function ended(answer: ReportAnswer): void {
     const local = store.get(id);
-    const same = local !== null && isTerminal(local.state) && answer.through >= local.last_sequence && answer.state === local.state;
-    end(same ? null : `the server at ${options.serverUrl} ended ${id} as ${answer.state} (${answer.message}), so from now on this execution is visible to this process alone`);
+    const done = local !== null && isTerminal(local.state);
+    if (answer.takes_end === true && !endSent) {
+      // Ended for silence while this run could not be heard: its real end settles it, once it has one.
+      if (!awaitingEnd) {
+        awaitingEnd = true;
+        if (!done) say(`the server at ${server} ended ${id} as ${answer.state} while it could not hear this run (${answer.message}); the run goes on and reports its real end when it finishes`);
+      }
+      if (done) wake(0);
+      return;
+    }
+    if (awaitingEnd) {
+      end(answer.takes_end === true ? `the server at ${server} could not settle ${id} from this run's end (its outcome is unknown too); settle it by hand: docket executions reconcile ${id}` : `the server at ${server} holds ${id} as ${answer.state} and recorded this run's real end: ${answer.message}`);
+      return;
+    }
+    const same = done && answer.through >= local!.last_sequence && answer.state === local!.state;
+    if (same) return end(null);
+    if (done) return end(`the server at ${server} holds ${id} as ${answer.state}: ${answer.message}`);
+    end(`the server at ${server} ended ${id} as ${answer.state} (${answer.message}), so from now on this execution is visible to this process alone`);
   }
 
   function failed(error: unknown): void {
+    const reason = (error as Error)?.message ?? String(error);
+    if (error instanceof ReportRefusedError) return end(`the server at ${server} refused the report of ${id} (${reason}), so from now on this execution is visible to this process alone`);
     failures++;
-    if (!heard || failures >= FAILURES_TO_STOP) {
-      const reason = (error as Error)?.message ?? String(error);
-      end(`the server at ${options.serverUrl} stopped answering (${reason}), so from now on this execution is visible to this process alone`);
-      return;
+    if (!warned && (!heard || failures >= FAILURES_TO_WARN)) {
+      warned = true;
+      say(`the server at ${server} does not answer (${reason}); this run goes on and keeps trying to report to it`);
     }
-    wake(Math.min(everyMs, soonMs * 2 ** failures));
+    if (finishing) {
+      const left = finishWaitMs - (clock.monotonic() - finishingSince);
+      if (left <= 0) return end(`the server at ${server} did not answer within ${Math.round(finishWaitMs / 1000)} s of this run's end, so the end of ${id} was not reported to it`);
+      return wake(Math.min(left, maxBackoffMs, soonMs * 2 ** failures));
+    }
+    wake(Math.min(maxBackoffMs, soonMs * 2 ** failures));
   }
 
   function end(line: string | null): void {
@@ -162,7 +236,10 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
 
   return {
     finish() {
-      finishing = true;
+      if (!finishing) {
+        finishing = true;
+        finishingSince = clock.monotonic();
+      }
       wake(0);
       return finished;
     },

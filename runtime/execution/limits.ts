@@ -17,7 +17,7 @@ export interface Limits {
   log_tail_lines: number;
   input_bytes: number;
   frame_bytes: number;
-  subscriber_queue: number;
+  subscriber_queue_bytes: number;
   live_connections: number;
   heartbeat_ms: number;
   report_silence_ms: number;
@@ -65,7 +65,8 @@ export const LIMIT_SPECS: Record<keyof Limits, LimitSpec> = {
   log_tail_lines: { default: 1000, min: 1, max: 1_000_000, doc: "log lines in a snapshot" },
   input_bytes: { default: 8 * MIB, min: 1024, max: 1024 * MIB, doc: "bytes of one input" },
   frame_bytes: { default: 256 * 1024, min: 1024, max: 64 * MIB, doc: "bytes of one live-channel frame" },
-  subscriber_queue: { default: 1024, min: 1, max: 1_000_000, doc: "frames queued for one live-channel client" },
+  // Sized for a loopback client reading as fast as it can through a 200k-event burst (bench/RESULTS.md).
+  subscriber_queue_bytes: { default: 64 * MIB, min: 256, max: 4096 * MIB, doc: "bytes of frames queued for one live-channel client that reads slower than events come" },
   live_connections: { default: 256, min: 1, max: 100_000, doc: "live-channel connections" },
   heartbeat_ms: { default: 20_000, min: 10, max: 3_600_000, doc: "quiet time before a heartbeat" },
   report_silence_ms: { default: 30_000, min: 10, max: 3_600_000, doc: "silence before a reported run fails unavailable" },

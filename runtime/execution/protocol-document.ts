@@ -19,7 +19,7 @@ export function protocolDocument(limits: Limits) {
       forms: ["/events", "/events?execution=<id>", "/events?execution=<id>&after=<sequence>", "/events?execution=<a>&execution=<b>"],
       heartbeat_ms: limits.heartbeat_ms,
       frame_bytes: limits.frame_bytes,
-      subscriber_queue: limits.subscriber_queue,
+      subscriber_queue_bytes: limits.subscriber_queue_bytes,
     },
     deadlines: {
       deadline_ms: "The start request's deadline, counted from admission: queue time included, so it bounds the caller's wait.",

@@ -10,6 +10,7 @@ import { buildFailure, FailureError } from "./failure.ts";
 import { canonicalHash } from "./canonical-json.ts";
 import { IllegalTransitionError, isTerminal, mayMoveTo, type ExecutionState } from "./state-machine.ts";
 import { checkReportEvents } from "./_report-events.ts";
+import { endedForSilence, runReconciliation } from "./_run-reconciliation.ts";
 
 /** What the ledger is built from; the engine passes its own. */
 export interface ReportLedgerOptions {
@@ -71,7 +72,7 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
       if (existing.actor.pid !== report.pid) {
         throw refuse(`Cannot take the report of ${report.id} from pid ${report.pid}: process ${existing.actor.pid} reports that execution.`, { reason: "reported_by_another_process", pid: existing.actor.pid });
       }
-      if (isTerminal(existing.state)) return answer(report.id, existing, 0, false);
+      if (isTerminal(existing.state)) return answer(report.id, settleFromRun(existing, checked.events, report.pid), 0, false);
     }
     const through = existing?.last_sequence ?? 0;
     const fresh = checked.events.filter((event) => event.sequence > through);
@@ -130,12 +131,36 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
     });
   }
 
+  /**
+   * A run that comes back after this server ended it for silence reports its real end: its
+   * `execution.completed` becomes the reconciliation of the execution (the terminal state here
+   * does not move). Answers the snapshot as it is now.
+   */
+  function settleFromRun(existing: ExecutionSnapshot, events: readonly ExecutionEvent[], pid: number): ExecutionSnapshot {
+    const end = events.find((event): event is ExecutionEvent<"execution.completed"> => event.type === "execution.completed");
+    if (!end || !endedForSilence(existing)) return existing;
+    const data = runReconciliation(end, pid);
+    if (data === null) {
+      log(`[docket] ${existing.id}: docket run (pid ${pid}) came back and reported its end, ${end.data.state} with an unknown outcome too; it stays unsettled for a person to reconcile.`);
+      return existing;
+    }
+    try {
+      store.append(existing.id, [{ type: "execution.reconciled", data }]);
+      log(`[docket] ${existing.id} (${existing.capability}) reconciled as ${data.outcome} (run) by docket run (pid ${pid}), which came back and reported its real end: ${end.data.state}.`);
+    } catch (error) {
+      // Settled by someone else in the meantime: the first reconciliation stands.
+      if (!(error instanceof IllegalTransitionError)) throw error;
+    }
+    return store.get(existing.id) ?? existing;
+  }
+
   function answer(id: string, snapshot: ExecutionSnapshot | null, applied: number, gap: boolean): ReportAnswer {
     const through = snapshot?.last_sequence ?? 0;
     const session = sessions.get(id);
     const ended = snapshot !== null && isTerminal(snapshot.state);
     let message: string;
-    if (ended) message = `${id} is ${snapshot!.state}${snapshot!.failure ? `: ${snapshot!.failure.message}` : ""}`;
+    if (ended && snapshot!.reconciliation?.method === "run") message = `${id} is ${snapshot!.state}: ${snapshot!.failure?.message ?? ""} This run's own end was recorded as its reconciliation (${snapshot!.reconciliation.outcome}).`;
+    else if (ended) message = `${id} is ${snapshot!.state}${snapshot!.failure ? `: ${snapshot!.failure.message}` : ""}`;
     else if (gap) message = `Events after sequence ${through} are missing from this report; send again from ${through + 1}.`;
     else message = `Took ${applied} event(s); this server holds ${id} through sequence ${through}.`;
     return {
@@ -147,6 +172,7 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
       cancel_requested: !ended && (session?.cancelBy ?? null) !== null,
       requested_by: ended ? null : (session?.cancelBy ?? null),
       ended,
+      takes_end: ended && endedForSilence(snapshot!),
       silence_ms: limits.report_silence_ms,
       message,
     };

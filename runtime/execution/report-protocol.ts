@@ -39,6 +39,12 @@ export interface ReportAnswer {
   requested_by: Actor | null;
   /** The server holds the execution as terminal; a run that has not finished stops reporting. */
   ended: boolean;
+  /**
+   * The server ended the execution for silence (`unavailable`) and nobody settled it yet: the run
+   * reports its own `execution.completed` when it ends, and the server records it as a
+   * reconciliation (docs/reconciliation.md, "Runs that come back").
+   */
+  takes_end: boolean;
   /** Silence after which the server ends an unheard run; the run reports well within it. */
   silence_ms: number;
   message: string;

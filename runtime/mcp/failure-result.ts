@@ -1,6 +1,7 @@
 import { ErrorCode, McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { buildFailure, FailureError, newCorrelationId, type FailureDescriptor } from "../execution/failure.ts";
 import type { EdgeInfo } from "../execution/plane.ts";
+import { thrownDetail } from "../execution/thrown.ts";
 
 /** MCP's code for a resource that does not exist (2025-11-25 spec, resources: error handling). */
 export const RESOURCE_NOT_FOUND = -32002;
@@ -30,7 +31,7 @@ export function failureRpcError(failure: FailureDescriptor, data: Record<string,
 export function failureOf(error: unknown, edge: EdgeInfo, log: (line: string) => void, what: string): FailureDescriptor {
   if (error instanceof FailureError) return error.failure;
   const correlation_id = newCorrelationId();
-  log(`[docket] ${correlation_id} MCP ${what}: ${(error as Error)?.stack ?? String(error)}`);
+  log(`[docket] ${correlation_id} MCP ${what}: ${thrownDetail(error)}`);
   return buildFailure({
     error_code: "internal",
     stage: "run",

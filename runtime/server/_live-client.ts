@@ -1,20 +1,58 @@
 import type { Subscription } from "../store/store.ts";
 import type { ExecutionEvent } from "../execution/protocol.ts";
 import type { LiveSocket } from "./live-socket.ts";
+import type { LiveTarget } from "./live-target.ts";
 
 /** Connections that follow the same thing, sharing one topic of the runtime's native fan-out. */
 export class LiveGroup {
   /** Connections of the group (fast or not); the group is dropped at zero. */
   members = 0;
-  /** The last event published to the topic: each event is published once, by the first fast member it reaches. */
+  /** The last event queued for the topic: each event is published once, by the first fast member it reaches. */
   last: ExecutionEvent | null = null;
-  constructor(readonly key: string, readonly topic: string) {}
+  /** Frames for the topic not published yet (`[published, length)`): the channel's writer publishes them in slices. */
+  readonly outbox: string[] = [];
+  /** The event of each outbox frame: where a member resumes if the topic has to give up (see overflow). */
+  readonly outboxEvents: ExecutionEvent[] = [];
+  published = 0;
+  /** Length of the frames not published yet: bounded by subscriber_queue_bytes like a client's queue. */
+  pendingBytes = 0;
+  /** Per execution, the last sequence published to the topic. */
+  readonly lastPublished = new Map<string, number>();
+  /** Listed for the writer's next slice. */
+  scheduled = false;
+  /** The heartbeat epoch of the last event for the topic. */
+  seen = 0;
+  /** Members subscribed to the topic now: the writer checks their buffers after it publishes. */
+  readonly fast = new Set<LiveClient>();
+  /**
+   * The group's one store subscription, held while it has fast members: each event costs the
+   * append path one call for the whole group instead of one per watcher.
+   */
+  subscription: Subscription | null = null;
+  constructor(readonly key: string, readonly target: LiveTarget, readonly topic: string) {}
+
+  /** Frames queued for the topic and not yet published. */
+  get pending(): number {
+    return this.outbox.length - this.published;
+  }
+
+  /** Forgets published frames once the outbox emptied. */
+  compact(): void {
+    if (this.published === this.outbox.length) {
+      this.outbox.length = 0;
+      this.outboxEvents.length = 0;
+      this.published = 0;
+      this.pendingBytes = 0;
+    }
+  }
 }
 
 /**
  * One connection's delivery state. The queue holds shared frame strings (never copies); frames
  * `[head, length)` are waiting. The first `replayEnd` entries are replayed history, which the
  * subscriber queue bound does not count: a reconnect must get every retained event after its cursor.
+ * Live frames are counted by their bytes (`liveBytes`, as UTF-16 length: exact for ASCII JSON,
+ * an undercount only for text outside it), which is what the bound limits.
  */
 export class LiveClient {
   readonly queue: string[] = [];
@@ -22,6 +60,8 @@ export class LiveClient {
   replayEnd = 0;
   /** True while `store.subscribe` replays: frames are only collected, behind the ready frame. */
   opening = true;
+  /** True while it subscribes again after leaving its topic: the replay repeats what it has, and is ignored. */
+  resubscribing = false;
   /** The socket said backpressure; nothing is sent until it drains. */
   blocked = false;
   /** Listed for the channel's next microtask flush. */
@@ -42,9 +82,21 @@ export class LiveClient {
 
   constructor(readonly socket: LiveSocket, readonly group: LiveGroup | null) {}
 
-  /** Frames waiting that count against the subscriber queue bound (live ones, not replay). */
-  get liveWaiting(): number {
-    return this.queue.length - Math.max(this.head, this.replayEnd);
+  /** Length of the live frames waiting (not replay): what `subscriber_queue_bytes` bounds. */
+  liveBytes = 0;
+
+  /** Queues a live frame, counting its bytes against the bound. */
+  pushLive(frame: string): void {
+    this.queue.push(frame);
+    this.liveBytes += frame.length;
+  }
+
+  /** Takes the next waiting frame to send, uncounting it if it was live. */
+  next(): string {
+    const index = this.head++;
+    const frame = this.queue[index]!;
+    if (index >= this.replayEnd) this.liveBytes -= frame.length;
+    return frame;
   }
 
   get waiting(): number {
@@ -57,6 +109,7 @@ export class LiveClient {
       this.queue.length = 0;
       this.head = 0;
       this.replayEnd = 0;
+      this.liveBytes = 0;
     } else if (this.head >= 4096 && this.head * 2 >= this.queue.length) {
       this.queue.splice(0, this.head);
       this.replayEnd = Math.max(0, this.replayEnd - this.head);

@@ -1,8 +1,17 @@
 import type { ExecutionEvent } from "../execution/protocol.ts";
 import type { LiveClient } from "./_live-client.ts";
 import { LiveGroup } from "./_live-client.ts";
+import type { Subscription } from "../store/store.ts";
 import type { LiveSocket, LiveTopics } from "./live-socket.ts";
 import type { LiveTarget } from "./live-target.ts";
+
+/** How a topic group reaches the store: one subscription for the group, one for a client leaving it. */
+export interface TopicSubscriptions {
+  /** The group's live-only subscription, feeding its topic; made when its first member joins. */
+  group(group: LiveGroup): Subscription;
+  /** A client's own live-only subscription again, once it left the topic. */
+  client(client: LiveClient): Subscription;
+}
 
 // A fast (topic) client whose socket buffers more than this has fallen behind: it leaves the topic
 // and goes back to its own bounded queue, where lag is counted exactly.
@@ -11,13 +20,21 @@ const FAST_BUFFER_BYTES = 256 * 1024;
 /**
  * The live channel's use of a runtime's native fan-out (Bun topics): connections that follow the
  * same target form a group; its caught-up ("fast") members are subscribed to one topic, and each
- * event is published once for all of them instead of sent to each.
+ * event is published once for all of them instead of sent to each. A fast member drops its own
+ * store subscription: the group holds one for all of its fast members, so a hundred watchers of
+ * one execution cost its producer one listener call per event, not a hundred.
  */
 export class LiveTopicGroups {
   private readonly groups = new Map<string, LiveGroup>();
   private nextTopic = 1;
+  private subscriptions: TopicSubscriptions | null = null;
 
   constructor(private readonly topics: LiveTopics) {}
+
+  /** How groups and leaving clients subscribe to the store (the channel's listeners). */
+  useSubscriptions(subscriptions: TopicSubscriptions): void {
+    this.subscriptions = subscriptions;
+  }
 
   /** The group of a new connection, or null when its socket cannot join topics. */
   groupFor(socket: LiveSocket, target: LiveTarget): LiveGroup | null {
@@ -25,47 +42,119 @@ export class LiveTopicGroups {
     // `after` only shapes the replay: once caught up, the same target means the same live events.
     const key = target.executions === "all" ? "*" : [...target.executions].sort().join(",");
     let group = this.groups.get(key);
-    if (!group) this.groups.set(key, (group = new LiveGroup(key, `docket.live.${this.nextTopic++}`)));
+    if (!group) this.groups.set(key, (group = new LiveGroup(key, target, `docket.live.${this.nextTopic++}`)));
     group.members++;
     return group;
   }
 
   /**
-   * Delivers an event to a fast client: published once per group (by the first member it reaches),
-   * then the client leaves the topic if its buffer shows it fell behind.
+   * Queues an event for a group's topic, for the channel's writer to publish. True when the group
+   * has just got something to publish. O(1): no socket is asked anything on the append path.
    */
-  deliverFast(client: LiveClient, event: ExecutionEvent, frame: string): void {
-    const group = client.group!;
-    if (group.last !== event) {
-      group.last = event;
-      this.topics.publish(group.topic, frame);
+  deliverToGroup(group: LiveGroup, event: ExecutionEvent, frame: string): boolean {
+    if (group.last === event) return false;
+    group.last = event;
+    group.outbox.push(frame);
+    group.outboxEvents.push(event);
+    group.pendingBytes += frame.length;
+    return group.pending === 1;
+  }
+
+  /**
+   * The topic fell further behind than one client may (its unpublished frames would pass
+   * `limitBytes`): every member leaves it lagging, resuming after the last event the topic
+   * published, and the unpublished frames are dropped for them, as for any client past its bound.
+   */
+  overflow(group: LiveGroup): void {
+    const dropped = group.pending + 1;
+    const resume = new Map(group.lastPublished);
+    for (let i = group.published; i < group.outbox.length; i++) {
+      const event = group.outboxEvents[i]!;
+      if (!resume.has(event.execution_id)) resume.set(event.execution_id, event.sequence - 1);
     }
-    if (client.socket.bufferedAmount() > FAST_BUFFER_BYTES) this.leave(client, true);
+    group.published = group.outbox.length;
+    group.compact();
+    for (const client of [...group.fast]) {
+      this.leave(client, false);
+      client.dropped += dropped;
+      client.lagFrom = new Map(resume);
+    }
+  }
+
+  /**
+   * Publishes a group's waiting frames until `until` (performance.now()); then, given `left`, any
+   * member whose buffer shows it fell behind leaves the topic for its own bounded queue. Only the
+   * writer passes `left`: a member must never leave in the middle of the store delivering a batch,
+   * or its new subscription would miss the rest of that batch. True when none is left to publish.
+   */
+  publishPending(group: LiveGroup, until: number, left: ((client: LiveClient) => void) | null): boolean {
+    while (group.published < group.outbox.length) {
+      const frame = group.outbox[group.published]!;
+      const event = group.outboxEvents[group.published++]!;
+      this.topics.publish(group.topic, frame);
+      group.pendingBytes -= frame.length;
+      group.lastPublished.set(event.execution_id, event.sequence);
+      if ((group.published & 63) === 0 && performance.now() > until) break;
+    }
+    for (const client of left === null ? [] : group.fast) {
+      if (client.socket.bufferedAmount() > FAST_BUFFER_BYTES) {
+        this.leave(client, true);
+        left!(client);
+      }
+    }
+    group.compact();
+    return group.pending === 0;
   }
 
   /**
    * A caught-up client joins its group's topic. A lone watcher is served as well by its own
-   * corked sends, so topics start from two members.
+   * corked sends, so topics start from two members. Never while the topic has frames waiting to
+   * be published: the client already has those events in its own queue, and would get them twice.
    */
   join(client: LiveClient): void {
-    if (!client.group || client.group.members < 2) return;
+    const group = client.group;
+    if (!group || group.members < 2 || group.pending > 0 || !this.subscriptions) return;
     try {
-      client.socket.subscribe!(client.group.topic);
-      client.fast = true;
+      client.socket.subscribe!(group.topic);
     } catch {
       // A socket closing under us stays on its own sends; its close handler forgets it.
+      return;
     }
+    // Caught up, so everything stored so far is written: from here on the group's subscription
+    // (made now if this is its first fast member) brings what comes next, and its own goes.
+    group.subscription ??= this.subscriptions.group(group);
+    client.subscription?.unsubscribe();
+    client.subscription = null;
+    client.fast = true;
+    group.fast.add(client);
   }
 
-  /** Back to the client's own queue: its buffer filled (blocked until drain) or it is going away. */
+  /**
+   * Back to the client's own queue: its buffer filled (blocked until drain) or it is going away.
+   * What the topic has not published yet was meant for it too: it moves to the client's queue first.
+   */
   leave(client: LiveClient, blocked: boolean): void {
     client.fast = false;
     client.blocked = blocked;
+    const group = client.group!;
+    group.fast.delete(client);
+    for (let i = group.published; i < group.outbox.length; i++) client.pushLive(group.outbox[i]!);
     try {
-      client.socket.unsubscribe!(client.group!.topic);
+      client.socket.unsubscribe!(group.topic);
     } catch {
       // A closed socket has left every topic already.
     }
+    // Nobody left on the topic: the group stops listening and forgets what it had not published.
+    if (group.fast.size === 0) {
+      group.subscription?.unsubscribe();
+      group.subscription = null;
+      group.published = group.outbox.length;
+      group.compact();
+      group.last = null;
+      group.lastPublished.clear();
+    }
+    // Back on its own subscription, live from this instant: everything before it is written or queued.
+    if (!client.closed) client.subscription = this.subscriptions!.client(client);
   }
 
   /** A client is gone: out of its topic and group; an empty group is dropped. */

@@ -2,6 +2,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "./_app-env.ts";
 import { buildFailure, FailureError, newCorrelationId, type FailureDescriptor, type FailureStage } from "../execution/failure.ts";
 import { CapabilityError } from "../capability/capability-error.ts";
+import { thrownDetail } from "../execution/thrown.ts";
 
 /**
  * The one projection of a failure onto an HTTP status (README.md).
@@ -102,7 +103,7 @@ export function errorHandler(log: (line: string) => void) {
     }
     const correlation_id = newCorrelationId();
     // c.req.path, not new URL(c.req.url): the handler of last resort must not throw itself.
-    log(`[docket] ${correlation_id} ${c.req.method} ${safePath(c)}: ${error?.stack ?? String(error)}`);
+    log(`[docket] ${correlation_id} ${c.req.method} ${safePath(c)}: ${thrownDetail(error)}`);
     const failure = buildFailure({
       error_code: "internal",
       stage: "run",

@@ -2,7 +2,7 @@ import type { ExecutionEvent } from "../execution/protocol.ts";
 import { SCHEMA_VERSION } from "../execution/protocol.ts";
 import type { Limits } from "../execution/limits.ts";
 import type { ExecutionStore } from "../store/store.ts";
-import { LiveClient } from "./_live-client.ts";
+import { LiveClient, type LiveGroup } from "./_live-client.ts";
 import { LiveTopicGroups } from "./_live-topics.ts";
 import { boundFrame } from "./live-frame.ts";
 import { systemLiveClock, type LiveClock, type LiveSocket, type LiveTopics } from "./live-socket.ts";
@@ -18,9 +18,16 @@ export interface LiveChannelOptions {
   clock?: LiveClock;
 }
 
-// Frames sent in one corked write when the socket keeps up; also the most an append batch queues
-// before it is written, so a large batch never fills the queue of a healthy client.
+// Frames one client gets in one corked write; the writer then moves on to the next client, so
+// one busy connection cannot hold the others back.
 const WRITE_BATCH = 256;
+// The writer's slice: it writes for at most this long, then yields to the event loop (worker
+// messages, HTTP), so that however many watchers there are, the work they watch is never kept
+// waiting behind their sends (docs/protocol.md, "Backpressure").
+const SLICE_MS = 1;
+// Past this share of subscriber_queue_bytes, a backlog the writer has not reached is written on
+// the append path after all: watchers then slow a flood rather than lose events while healthy.
+const HELP_AT = 0.5;
 // The heartbeat tick is a quarter of heartbeat_ms: a connection quiet for 5 ticks (more than
 // heartbeat_ms, at most 1.25 × it) gets a heartbeat. One timer serves every connection.
 const TICKS_PER_HEARTBEAT = 4;
@@ -28,7 +35,7 @@ const TICKS_PER_HEARTBEAT = 4;
 /**
  * The live channel (docs/protocol.md), runtime-agnostic: subscribes each connection through the store
  * (subscribe-then-replay is the store's job), writes `stream.ready` first, then history, then live
- * events. Each connection has a bounded queue; a slow one loses events alone and is told
+ * events. Each connection has a queue bounded in bytes (subscriber_queue_bytes); a slow one loses events alone and is told
  * `stream.lagged`. The store's listener does O(1) work and the store's serialized JSON is shared.
  */
 export class LiveChannel {
@@ -42,15 +49,35 @@ export class LiveChannel {
   // The frame of the event being fanned out: every subscriber of one append gets the same string.
   private memoEvent: ExecutionEvent | null = null;
   private memoFrame = "";
-  // Clients with frames to write. One microtask writes them all: fan-out of one append to many
-  // clients costs one scheduled task, not one per client.
+  // Clients and topic groups with frames to write. The store's listener only queues; the writer
+  // sends in slices of SLICE_MS on their own turn of the event loop (setImmediate), never on the
+  // append path: fan-out to many clients costs the producer one scheduled task, not the sends.
   private dirty: LiveClient[] = [];
-  private flushScheduled = false;
-  private readonly flushDirty = () => {
-    this.flushScheduled = false;
+  private outboxes: LiveGroup[] = [];
+  private writeScheduled = false;
+  private readonly writeSlice = () => {
+    this.writeScheduled = false;
+    const until = performance.now() + SLICE_MS;
+    // Topics first: one publish serves every caught-up member of a group.
+    while (this.outboxes.length > 0) {
+      const group = this.outboxes[0]!;
+      if (!this.topics!.publishPending(group, until, this.leftTopic)) break;
+      group.scheduled = false;
+      this.outboxes.shift();
+    }
     const clients = this.dirty;
     this.dirty = [];
-    for (const client of clients) this.flush(client, true);
+    let i = 0;
+    for (; i < clients.length && performance.now() <= until; i++) {
+      const client = clients[i]!;
+      client.scheduled = false;
+      this.flush(client, true, WRITE_BATCH);
+      // Still frames to write and nothing in the way: back in line behind the others.
+      if (!client.closed && !client.blocked && !client.opening && client.waiting > 0) this.markDirty(client);
+    }
+    // Those the slice did not reach keep their place at the front (still marked scheduled).
+    if (i < clients.length) this.dirty = [...clients.slice(i), ...this.dirty];
+    if (this.dirty.length > 0 || this.outboxes.length > 0) this.scheduleWrite();
   };
   private topics: LiveTopicGroups | null = null;
 
@@ -58,6 +85,11 @@ export class LiveChannel {
     this.store = options.store;
     this.limits = options.limits;
     this.clock = options.clock ?? systemLiveClock;
+  }
+
+  /** True while the writer has frames left to send or publish (tests wait on it; nothing else should). */
+  get writing(): boolean {
+    return this.dirty.length > 0 || this.outboxes.length > 0;
   }
 
   /** Open connections. */
@@ -71,6 +103,26 @@ export class LiveChannel {
    */
   useTopics(topics: LiveTopics): void {
     this.topics = new LiveTopicGroups(topics);
+    this.topics.useSubscriptions({
+      // "all" subscribes live-only; named executions replay their history first, which the group
+      // ignores (its members already have it): only what is appended from now on is published.
+      group: (group) => {
+        let replaying = true;
+        const subscription = this.store.subscribe({ executions: group.target.executions }, (event, json) => {
+          if (!replaying) this.deliverGroup(group, event, json);
+        });
+        replaying = false;
+        return subscription;
+      },
+      client: (client) => {
+        client.resubscribing = true;
+        try {
+          return this.store.subscribe({ executions: client.group!.target.executions }, (event, json) => this.deliver(client, event, json));
+        } finally {
+          client.resubscribing = false;
+        }
+      },
+    });
   }
 
   /** Checks a `/events` request before any upgrade: 400 by shape, 426 without an upgrade, 404 unknown execution, 503 full. */
@@ -142,34 +194,67 @@ export class LiveChannel {
     }
   }
 
-  /** The store's listener: O(1) per event, never waits for a socket. */
+  /** A topic group's store listener: O(1) per event for all of its fast members together. */
+  private deliverGroup(group: LiveGroup, event: ExecutionEvent, json: string): void {
+    const frame = event === this.memoEvent ? this.memoFrame : this.frameOf(event, json);
+    // A busy topic is no quiet connection: its members get no heartbeat (see heartbeat()).
+    group.seen = this.epoch;
+    if (group.pendingBytes + frame.length > this.limits.subscriber_queue_bytes) {
+      // Even the producer's help did not keep it under the bound (a bound smaller than a few
+      // frames): its members lag, each on its own from here.
+      const members = [...group.fast];
+      this.topics!.overflow(group);
+      for (const client of members) this.markDirty(client);
+      return;
+    }
+    if (this.topics!.deliverToGroup(group, event, frame) && !group.scheduled) {
+      group.scheduled = true;
+      this.outboxes.push(group);
+      this.scheduleWrite();
+    }
+    // A backlog past HELP_AT of the bound is published here and now: a sustained flood then
+    // costs its producer the sends rather than costing healthy watchers their events.
+    if (group.pendingBytes > this.limits.subscriber_queue_bytes * HELP_AT) this.topics!.publishPending(group, Number.POSITIVE_INFINITY, null);
+  }
+
+  /** A client's own store listener: O(1) per event, never waits for a socket. */
   private deliver(client: LiveClient, event: ExecutionEvent, json: string): void {
-    if (client.closed) return;
+    if (client.closed || client.resubscribing) return;
     const frame = event === this.memoEvent ? this.memoFrame : this.frameOf(event, json);
     if (client.opening) {
       client.queue.push(frame);
       return;
     }
-    if (client.fast) {
-      client.seen = this.epoch;
-      this.topics!.deliverFast(client, event, frame);
-      return;
-    }
-    if (client.lagFrom !== null || (client.blocked && client.liveWaiting >= this.limits.subscriber_queue)) {
+    // Frames wait while the socket pushes back or the writer has not reached this client yet:
+    // both count against the bound, so a client the writer cannot keep up with lags alone.
+    if (client.lagFrom !== null || client.liveBytes + frame.length > this.limits.subscriber_queue_bytes) {
       this.drop(client, event);
       return;
     }
-    client.queue.push(frame);
+    client.pushLive(frame);
     if (client.blocked) return;
-    if (client.waiting >= Math.min(WRITE_BATCH, this.limits.subscriber_queue)) this.flush(client, false);
-    else if (!client.scheduled) {
-      client.scheduled = true;
-      this.dirty.push(client);
-      if (!this.flushScheduled) {
-        this.flushScheduled = true;
-        queueMicrotask(this.flushDirty);
-      }
-    }
+    this.markDirty(client);
+    // As for a topic: a backlog the writer has not reached past HELP_AT of the bound is written now.
+    if (client.liveBytes > this.limits.subscriber_queue_bytes * HELP_AT) this.flush(client, false);
+  }
+
+  /** A member whose buffer filled left its topic: what the topic still owed it waits in its own queue, written on drain. */
+  private readonly leftTopic = (client: LiveClient) => {
+    if (!client.blocked) this.markDirty(client);
+  };
+
+  /** Lists a client for the writer's next slice. */
+  private markDirty(client: LiveClient): void {
+    if (client.scheduled) return;
+    client.scheduled = true;
+    this.dirty.push(client);
+    this.scheduleWrite();
+  }
+
+  private scheduleWrite(): void {
+    if (this.writeScheduled || this.stopped) return;
+    this.writeScheduled = true;
+    setImmediate(this.writeSlice);
   }
 
   private frameOf(event: ExecutionEvent, json: string): string {
@@ -189,14 +274,14 @@ export class LiveChannel {
    * were dropped. A client that caught up joins its group's topic, but only between fan-outs
    * (`mayJoin`): joining in the middle of one could deliver that event twice.
    */
-  private flush(client: LiveClient, mayJoin: boolean): void {
-    client.scheduled = false;
+  private flush(client: LiveClient, mayJoin: boolean, maxFrames = Number.POSITIVE_INFINITY): void {
     if (client.closed || client.blocked || client.opening) return;
     let lost = false;
     const write = () => {
       const { queue, socket } = client;
-      while (client.head < queue.length) {
-        const result = socket.send(queue[client.head++]!);
+      const end = Math.min(queue.length, client.head + maxFrames);
+      while (client.head < end) {
+        const result = socket.send(client.next());
         if (result === "ok") continue;
         if (result === "dropped") lost = true;
         else client.blocked = true;
@@ -266,7 +351,8 @@ export class LiveChannel {
         if (client.socket.bufferedAmount() === 0) this.drain(client.socket);
         continue;
       }
-      if (this.epoch - client.seen <= TICKS_PER_HEARTBEAT || client.waiting > 0) continue;
+      const seen = client.fast ? Math.max(client.seen, client.group!.seen) : client.seen;
+      if (this.epoch - seen <= TICKS_PER_HEARTBEAT || client.waiting > 0) continue;
       frame ??= JSON.stringify({ type: "stream.heartbeat", timestamp: new Date(this.clock.now()).toISOString() });
       client.seen = this.epoch;
       try {

@@ -190,7 +190,8 @@ async function importDefinition(source: CapabilitySource, version: string | unde
  */
 function classify(error: unknown, context: WorkerContext): TaskError {
   try {
-    if (CapabilityError.is(error)) {
+    // A look-alike whose code is not lower snake case is no CapabilityError: its code would be shown as is.
+    if (CapabilityError.is(error) && /^[a-z][a-z0-9_]{0,63}$/.test(error.code)) {
       const certainty = error.outcome_certainty;
       return {
         kind: "capability",

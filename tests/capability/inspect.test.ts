@@ -13,6 +13,8 @@ beforeAll(async () => {
     "caps/bad.js": "export default {\n  a: 1\n  b: 2 };\n",
     "caps/needs.pkg.ts": 'import left from "left-pad-nowhere";\nexport default left;\n',
     "caps/throws.string.ts": 'throw "plain string";\n',
+    "caps/throws.trap.ts": 'throw { toString() { throw new Error("toString trap"); } };\n',
+    "caps/throws.proxy.ts": 'const trap = () => { throw new Error("trap"); };\nthrow new Proxy({}, { get: trap, getPrototypeOf: trap, has: trap, ownKeys: trap, getOwnPropertyDescriptor: trap });\n',
     "caps/good.one.ts": capabilitySource({ id: "good.one" }),
     "caps/_private.ts": "export {};\n",
     "caps/sub/x.y.ts": "export {};\n",
@@ -53,6 +55,13 @@ describe("inspectCapabilityFile", () => {
     const report = await inspectCapabilityFile(join(root, "caps/throws.string.ts"));
     expect(report.problems[0]!.reason).toBe("it threw while loading: plain string");
   });
+
+  test("inspectCapabilityFile survives a thrown object whose toString throws, and a hostile Proxy: its class is the reason", async () => {
+    for (const file of ["caps/throws.trap.ts", "caps/throws.proxy.ts"]) {
+      const report = await inspectCapabilityFile(join(root, file));
+      expect(report.problems[0]).toMatchObject({ code: "import_failed", reason: "it threw while loading: a thrown object" });
+    }
+  });
 });
 
 describe("checkDeclaration", () => {
@@ -82,7 +91,7 @@ describe("checkDeclaration", () => {
 describe("listCapabilityFiles", () => {
   test("listCapabilityFiles lists .ts and .js files sorted, without helpers or subfolders", async () => {
     const files = await listCapabilityFiles(join(root, "caps"));
-    expect(files!.map((f) => f.slice(f.lastIndexOf("/") + 1))).toEqual(["bad.js", "good.one.ts", "needs.pkg.ts", "throws.string.ts", "top.throws.ts"]);
+    expect(files!.map((f) => f.slice(f.lastIndexOf("/") + 1))).toEqual(["bad.js", "good.one.ts", "needs.pkg.ts", "throws.proxy.ts", "throws.string.ts", "throws.trap.ts", "top.throws.ts"]);
   });
 
   test("listCapabilityFiles answers null for a missing folder", async () => {

@@ -3,7 +3,7 @@ import { resolveLimits } from "../../runtime/execution/limits.ts";
 import type { ExecutionReport, ReportAnswer } from "../../runtime/execution/report-protocol.ts";
 import { createMemoryStore } from "../../runtime/store/memory-store.ts";
 import type { ExecutionStore } from "../../runtime/store/store.ts";
-import { createExecutionReporter } from "../../runtime/cli/_reporter.ts";
+import { createExecutionReporter, ReportRefusedError } from "../../runtime/cli/_reporter.ts";
 import { ManualClock } from "../_support/manual-clock.ts";
 
 const ID = "x-20260908T010203Z-0a1b2c3d";
@@ -31,7 +31,7 @@ function setup(options: { frameBytes?: number } = {}) {
   const took = (report: ExecutionReport, extra: Partial<ReportAnswer> = {}): ReportAnswer => {
     const events = report.events as Array<{ sequence: number }>;
     if (events.length > 0 && events[0]!.sequence <= held + 1) held = Math.max(held, events.at(-1)!.sequence);
-    return { id: ID, through: held, applied: 0, gap: false, state: "running", cancel_requested: false, requested_by: null, ended: false, silence_ms: 30_000, message: "", ...extra };
+    return { id: ID, through: held, applied: 0, gap: false, state: "running", cancel_requested: false, requested_by: null, ended: false, takes_end: false, silence_ms: 30_000, message: "", ...extra };
   };
   const reporter = createExecutionReporter({
     store,
@@ -120,18 +120,30 @@ describe("the run's reporter", () => {
     expect(sequences(t.sent[2]!)).toEqual([1, 2, 3]);
   });
 
-  test("reporter stops at the first failed report when the server never answered, saying so once", async () => {
+  test("reporter says at the first failed report that the server does not answer, then keeps trying with a bounded backoff", async () => {
     const t = setup();
     t.answerWith(() => new Error("ECONNREFUSED"));
     await t.tick(0);
-    expect(alone(t.said)).toEqual([`the server at ${URL} stopped answering (ECONNREFUSED), so from now on this execution is visible to this process alone`]);
+    expect(t.said).toEqual([`the server at ${URL} does not answer (ECONNREFUSED); this run goes on and keeps trying to report to it`]);
+    // 200, 400, 800, 1600, 3200 ms, then never more than 5 s apart.
+    for (const wait of [200, 400, 800, 1600, 3200, 5000, 5000]) {
+      const before = t.sent.length;
+      await t.tick(wait - 1);
+      expect(t.sent).toHaveLength(before);
+      await t.tick(1);
+      expect(t.sent).toHaveLength(before + 1);
+    }
+    expect(t.said).toHaveLength(1);
+    // It answers again: everything is reported from the start, and the run says so once.
+    t.answerWith((report) => t.took(report));
     progress(t.store, 1);
     await t.tick(5000);
-    expect(t.sent).toHaveLength(1);
-    await t.reporter.finish();
+    expect(sequences(t.sent.at(-1)!)).toEqual([1, 2, 3]);
+    expect(t.sent.at(-1)!.input).toEqual({ n: 1 });
+    expect(t.said.slice(1)).toEqual([`reported to the server at ${URL}: ${URL}/cockpit/executions/${ID}`, `the server at ${URL} answers again; reporting ${ID} resumed`]);
   });
 
-  test("reporter forgives two failed reports after a success, and stops at the third in a row", async () => {
+  test("reporter forgives two failed reports after a success, says so at the third in a row, and resumes where the server stopped", async () => {
     const t = setup();
     await t.tick(0);
     t.answerWith(() => new Error("timed out"));
@@ -139,7 +151,7 @@ describe("the run's reporter", () => {
     await t.tick(100);
     await t.tick(200);
     expect(t.sent).toHaveLength(3);
-    expect(alone(t.said)).toEqual([]);
+    expect(t.said.filter((l) => l.includes("does not answer"))).toEqual([]);
     // A success in between starts the count again.
     t.answerWith((report) => t.took(report));
     await t.tick(400);
@@ -149,12 +161,68 @@ describe("the run's reporter", () => {
     progress(t.store, 2);
     await t.tick(100);
     await t.tick(200);
-    expect(alone(t.said)).toEqual([]);
+    expect(t.said.filter((l) => l.includes("does not answer"))).toEqual([]);
     await t.tick(400);
     expect(t.sent).toHaveLength(7);
-    expect(alone(t.said)).toHaveLength(1);
+    expect(t.said.filter((l) => l.includes("does not answer"))).toEqual([`the server at ${URL} does not answer (timed out); this run goes on and keeps trying to report to it`]);
+    progress(t.store, 3);
+    t.answerWith((report) => t.took(report));
+    await t.tick(800);
+    // Nothing was lost meanwhile: the report carries what the server has not taken.
+    expect(sequences(t.sent.at(-1)!)).toEqual([4, 5]);
+    expect(alone(t.said)).toEqual([]);
+    expect(t.said.at(-1)).toBe(`the server at ${URL} answers again; reporting ${ID} resumed`);
+  });
+
+  test("reporter stops at once, saying so, when the server answers and refuses the report", async () => {
+    const t = setup();
+    t.answerWith(() => new ReportRefusedError("HTTP 400 invalid_input: process 17 reports that execution"));
+    await t.tick(0);
+    expect(alone(t.said)).toEqual([`the server at ${URL} refused the report of ${ID} (HTTP 400 invalid_input: process 17 reports that execution), so from now on this execution is visible to this process alone`]);
+    progress(t.store, 1);
     await t.tick(10_000);
-    expect(t.sent).toHaveLength(7);
+    expect(t.sent).toHaveLength(1);
+    await t.reporter.finish();
+  });
+
+  test("reporter of a run that ended gives up on a server that does not answer finishWaitMs after the end", async () => {
+    const t = setup();
+    await t.tick(0);
+    t.answerWith(() => new Error("ECONNREFUSED"));
+    t.store.append(ID, [{ type: "execution.completed", data: { state: "succeeded", output: { n: 1 }, duration_ms: 5 } }]);
+    let done = false;
+    const finished = t.reporter.finish().then(() => (done = true));
+    await t.tick(0);
+    await t.tick(2999);
+    expect(done).toBe(false);
+    await t.tick(1);
+    await finished;
+    expect(t.said.at(-1)).toBe(`the server at ${URL} did not answer within 3 s of this run's end, so the end of ${ID} was not reported to it`);
+  });
+
+  test("reporter of a run the server ended for silence goes on, and reports its own end once it has one", async () => {
+    const t = setup();
+    await t.tick(0);
+    // The server ended it while it could not hear the run; it takes the run's end.
+    t.answerWith(() => ({ ...t.took({ events: [] } as unknown as ExecutionReport), through: 3, state: "failed", ended: true, takes_end: true, message: "Nothing was heard from docket run (pid 4242) for 30 s" }));
+    progress(t.store, 1);
+    await t.tick(100);
+    expect(t.said.at(-1)).toBe(`the server at ${URL} ended ${ID} as failed while it could not hear this run (Nothing was heard from docket run (pid 4242) for 30 s); the run goes on and reports its real end when it finishes`);
+    const sent = t.sent.length;
+    progress(t.store, 2);
+    await t.tick(10_000);
+    // Nothing more to say until the end.
+    expect(t.sent).toHaveLength(sent);
+    t.answerWith(() => ({ ...t.took({ events: [] } as unknown as ExecutionReport), through: 4, state: "failed", ended: true, takes_end: false, message: "its own end was recorded as its reconciliation (applied)" }));
+    t.store.append(ID, [{ type: "execution.completed", data: { state: "succeeded", output: { n: 1 }, duration_ms: 5 } }]);
+    const finished = t.reporter.finish();
+    await t.tick(0);
+    await finished;
+    const last = t.sent.at(-1)!;
+    expect(last.events).toHaveLength(1);
+    expect(last.events[0]).toMatchObject({ type: "execution.completed", sequence: 5, data: { state: "succeeded" } });
+    expect(t.sent).toHaveLength(sent + 1);
+    expect(t.said.at(-1)).toBe(`the server at ${URL} holds ${ID} as failed and recorded this run's real end: its own end was recorded as its reconciliation (applied)`);
   });
 
   test("reporter passes a cancel asked of the server to the run once, in the name of who asked", async () => {

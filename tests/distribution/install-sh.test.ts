@@ -1,6 +1,8 @@
 // install.sh against a release folder served on 127.0.0.1: the checked install a user runs.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { chmodSync, existsSync, linkSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { chmodSync, existsSync, linkSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { REPO, cleanEnv, removeTempDirs, tempDir } from "../cli/_harness.ts";
 import { testRelease, serveRelease, type BuiltRelease, type ReleaseServer } from "./_release.ts";
@@ -8,6 +10,17 @@ import { testRelease, serveRelease, type BuiltRelease, type ReleaseServer } from
 const INSTALL_SH = join(REPO, "install.sh");
 // An install copies and hashes a ~110 MiB binary: seconds on a machine other suites load too.
 const SLOW = 60_000;
+// A real full disk: a 4 MiB tmpfs (root may mount one here; elsewhere the test is skipped).
+const FULL_DISK = (() => {
+  const dir = mkdtempSync(join(tmpdir(), "docket-install-full-"));
+  try {
+    execFileSync("mount", ["-t", "tmpfs", "-o", "size=4m", "tmpfs", dir], { stdio: "ignore" });
+    return dir;
+  } catch {
+    rmSync(dir, { recursive: true, force: true });
+    return null;
+  }
+})();
 let release: BuiltRelease;
 let server: ReleaseServer;
 
@@ -18,6 +31,10 @@ beforeAll(async () => {
 
 afterAll(() => {
   server?.stop();
+  if (FULL_DISK) {
+    execFileSync("umount", ["-l", FULL_DISK], { stdio: "ignore" });
+    rmSync(FULL_DISK, { recursive: true, force: true });
+  }
   removeTempDirs();
 });
 
@@ -95,6 +112,32 @@ describe("install.sh", () => {
     }
     expect(readdirSync(dir)).toEqual(["docket"]);
     expect(readFileSync(join(dir, "docket")).equals(before)).toBe(true);
+  }, SLOW);
+
+  test("install.sh reads a SHA256SUMS written with CRLF line ends and sha256sum's binary-mode star", async () => {
+    const crlf = tempDir("crlf");
+    const artifact = release.manifest.artifacts[0]!;
+    linkSync(join(release.releaseDir, artifact.file), join(crlf, artifact.file));
+    writeFileSync(join(crlf, "SHA256SUMS"), `${artifact.sha256.toUpperCase()} *${artifact.file}\r\n`);
+    const mirror = serveRelease(crlf);
+    try {
+      const dir = tempDir("bin");
+      const result = await install(["--dir", dir], { DOCKET_DOWNLOAD_URL: mirror.url });
+      expect(result.stderr).toBe("");
+      expect(readdirSync(dir)).toEqual(["docket"]);
+    } finally {
+      mirror.stop();
+    }
+  }, SLOW);
+
+  test.skipIf(!FULL_DISK)("install.sh on a full disk says it cannot write, leaves no partial file and keeps the docket already there", async () => {
+    const before = "#!/bin/sh\necho the docket installed before\n";
+    writeFileSync(join(FULL_DISK!, "docket"), before, { mode: 0o755 });
+    const result = await install(["--dir", FULL_DISK!]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`cannot write into ${FULL_DISK}`);
+    expect(readdirSync(FULL_DISK!)).toEqual(["docket"]);
+    expect(readFileSync(join(FULL_DISK!, "docket"), "utf8")).toBe(before);
   }, SLOW);
 
   test("install.sh refuses an unknown operating system or processor before downloading anything", async () => {

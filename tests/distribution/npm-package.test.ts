@@ -1,7 +1,8 @@
 // The npm packages of a release, installed from their tarballs into a new project with no registry
 // to fall back on: `npx docket` runs the platform's binary, and `import … from "docket"` type-checks.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
 import { REPO, cleanEnv, removeTempDirs, tempDir, writeFiles } from "../cli/_harness.ts";
@@ -44,6 +45,20 @@ export default capability({
 });
 `;
 
+/** Runs until asked to stop, and stops when asked. */
+const SPIN = `import { capability } from "docket";
+import * as v from "valibot";
+export default capability({
+  id: "demo.spin", title: "Spin", description: "Spins until cancelled.", effect: "read", cancellable: true,
+  input: v.object({}), output: v.object({}),
+  async handler(_input, ctx) {
+    ctx.progress.step("spin", "Spinning");
+    while (!ctx.progress.cancelled()) await new Promise((r) => setTimeout(r, 10));
+    throw ctx.progress.cancellation();
+  },
+});
+`;
+
 beforeAll(async () => {
   release = await testRelease();
   const root = tempDir("npm");
@@ -60,16 +75,18 @@ beforeAll(async () => {
       ? sh(["npm", "pack", platform, "--pack-destination", tarballs], root)
       : sh(["sh", "-c", `tar -C "$0" --transform 's,^\\.,package,' -cf - . | gzip -1 > "$1"`, platform, platformTarball], root);
   if (packPlatform.code !== 0) throw new Error(`packing @docket/linux-x64 failed: ${packPlatform.stderr}`);
-  const pack = sh(["npm", "pack", join(release.npmDir, "docket"), join(REPO, "node_modules", "valibot"), "--pack-destination", tarballs, "--json"], root);
+  // docket's dependencies come from this repository's node_modules, packed: no registry is asked.
+  const dependencies = ["valibot", "@types/node", "undici-types"].map((name) => join(REPO, "node_modules", name));
+  const pack = sh(["npm", "pack", join(release.npmDir, "docket"), ...dependencies, "--pack-destination", tarballs, "--json"], root);
   if (pack.code !== 0) throw new Error(`npm pack failed: ${pack.stderr}`);
   packed = JSON.parse(pack.stdout);
-  if (packed.length !== 2) throw new Error(`npm pack made ${packed.length} tarballs, not 2: ${pack.stdout}`);
+  if (packed.length !== 4) throw new Error(`npm pack made ${packed.length} tarballs, not 4: ${pack.stdout}`);
   writeFileSync(join(project, "package.json"), JSON.stringify({ name: "a-team-repo", version: "1.0.0", private: true }));
   const tgz = Bun.spawnSync(["sh", "-c", `ls "${tarballs}"/*.tgz`]).stdout.toString().trim().split("\n");
   const installed = sh(["npm", "install", "--offline", "--save-dev", ...tgz]);
   if (installed.code !== 0) throw new Error(`npm install failed:\n${installed.stdout}${installed.stderr}`);
   Bun.spawnSync(["git", "init", "-q", project]);
-  writeFiles(project, { "capabilities/hello.greet.ts": CAPABILITY });
+  writeFiles(project, { "capabilities/hello.greet.ts": CAPABILITY, "capabilities/demo.spin.ts": SPIN });
 }, 300_000);
 
 afterAll(() => {
@@ -103,22 +120,27 @@ describe("the docket npm package", () => {
   }, SLOW);
 
   test("the package's types check a capability file with tsc, and catch a wrong one", () => {
-    // skipLibCheck off once: the package's own declarations must check too.
-    for (const [module, resolution, skipLibCheck] of [["nodenext", "nodenext", false], ["esnext", "bundler", true]] as const) {
-      const tsconfig = (skip: boolean) =>
-        writeFileSync(
-          join(project, "tsconfig.json"),
-          JSON.stringify({ compilerOptions: { strict: true, module, moduleResolution: resolution, target: "es2022", noEmit: true, skipLibCheck: skip, types: [] }, include: ["capabilities"] }),
-        );
-      tsconfig(skipLibCheck);
-      const ok = sh([TSC, "-p", "."]);
-      expect(`${resolution}: ${ok.stdout}${ok.stderr}`).toBe(`${resolution}: `);
-      if (!skipLibCheck) continue;
-      writeFiles(project, { "capabilities/broken.check.ts": CAPABILITY.replace('id: "hello.greet"', 'id: "broken.check"').replace("return { greeting:", "return { greeting: 42, nope:") });
+    const tsconfig = (module: string, moduleResolution: string, skipLibCheck: boolean) =>
+      writeFileSync(
+        join(project, "tsconfig.json"),
+        JSON.stringify({ compilerOptions: { strict: true, module, moduleResolution, target: "es2022", noEmit: true, skipLibCheck, types: [] }, include: ["capabilities"] }),
+      );
+    // skipLibCheck off: the package's own declarations must check too, with no Node types asked for.
+    tsconfig("nodenext", "nodenext", false);
+    const ok = sh([TSC, "-p", "."]);
+    expect(`${ok.stdout}${ok.stderr}`).toBe("");
+    expect(ok.code).toBe(0);
+    // A bundler project; a capability returning the wrong output is an error, in its file only.
+    tsconfig("esnext", "bundler", true);
+    writeFiles(project, { "capabilities/broken.check.ts": CAPABILITY.replace('id: "hello.greet"', 'id: "broken.check"').replace("return { greeting:", "return { greeting: 42, nope:") });
+    try {
       const broken = sh([TSC, "-p", "."]);
       expect(broken.code).not.toBe(0);
-      expect(broken.stdout).toContain("capabilities/broken.check.ts");
-      Bun.spawnSync(["rm", join(project, "capabilities", "broken.check.ts")]);
+      const errors = broken.stdout.trim().split("\n").filter((line) => line.includes("error TS"));
+      expect(errors.length).toBeGreaterThan(0);
+      expect(errors.every((line) => line.startsWith("capabilities/broken.check.ts"))).toBe(true);
+    } finally {
+      rmSync(join(project, "capabilities", "broken.check.ts"));
     }
   }, SLOW);
 
@@ -127,6 +149,24 @@ describe("the docket npm package", () => {
     expect(result.code).toBe(3);
     expect(result.stderr).toContain("npx docket run");
   });
+
+  test("the launcher passes SIGTERM on, lets a Ctrl-C to the process group count once, and exits with docket's code", async () => {
+    for (const [signal, toGroup] of [["SIGTERM", false], ["SIGINT", true]] as const) {
+      // Its own process group, as a shell gives a foreground job: Ctrl-C signals the whole group.
+      const child = spawn("node", [join(project, "node_modules", "docket", "bin", "docket.js"), "run", "demo.spin"], { cwd: project, detached: true, env: cleanEnv(), stdio: ["ignore", "pipe", "pipe"] });
+      const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+      let stderr = "";
+      await new Promise<void>((resolve) => child.stderr!.on("data", (chunk: Buffer) => {
+        stderr += chunk.toString();
+        if (stderr.includes("step spin")) resolve();
+      }));
+      process.kill(toGroup ? -child.pid! : child.pid!, signal);
+      expect(await exited).toBe(130);
+      // One press: docket asked the handler to stop and it did; a second would have stopped it by force.
+      expect(stderr).toContain("cancelling… press Ctrl-C again to stop now");
+      expect(stderr).not.toContain("stopping now");
+    }
+  }, SLOW);
 
   test("the launcher says what to do when npm left out the platform's package", () => {
     const platformDir = join(project, "node_modules", "@docket", "linux-x64");

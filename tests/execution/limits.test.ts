@@ -13,7 +13,7 @@ describe("limits", () => {
       log_tail_lines: 1000,
       input_bytes: 8 * 1024 * 1024,
       frame_bytes: 256 * 1024,
-      subscriber_queue: 1024,
+      subscriber_queue_bytes: 64 * 1024 * 1024,
       live_connections: 256,
       heartbeat_ms: 20_000,
       report_silence_ms: 30_000,
@@ -30,7 +30,7 @@ describe("limits", () => {
 
   test("resolveLimits refuses a value out of range or not whole, naming its source and range", () => {
     expect(() => resolveLimits({ env: { DOCKET_MAX_CONCURRENT: "9" } })).toThrow(new LimitsError('DOCKET_MAX_CONCURRENT (executions running at once) must be a whole number from 1 to 8, got "9"'));
-    expect(() => resolveLimits({ overrides: { subscriber_queue: 1.5 } })).toThrow(/--subscriber-queue .* got 1.5/);
+    expect(() => resolveLimits({ overrides: { subscriber_queue_bytes: 1.5 } })).toThrow(/--subscriber-queue-bytes .* got 1.5/);
     expect(() => resolveLimits({ env: { DOCKET_GRACE_MS: "ten" } })).toThrow(/DOCKET_GRACE_MS/);
   });
 

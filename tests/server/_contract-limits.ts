@@ -55,11 +55,37 @@ export function limitsContract(name: string, start: StartFn, sink: any[]): void 
     });
   });
 
+  describe(`${name}: a healthy reader under a burst`, () => {
+    let server: StartedServer;
+    beforeAll(async () => {
+      // The default limits: what a user gets.
+      server = await start({});
+    }, 30_000);
+    afterAll(() => server?.stop(), 15_000);
+
+    test(
+      "a client reading as fast as it can follows a 200,000-event burst with the default limits, losing nothing",
+      async () => {
+        const fast = startFastReader(server.url);
+        try {
+          expect(await fast.next()).toBe("ready");
+          const id = await client(server).start("executions.demonstrate", { steps: 0, delay_ms: 0, events: 200_000 });
+          // The reader prints {lagged} the moment it is told it fell behind: the next line must be the end.
+          expect(JSON.parse(await fast.next())).toEqual({ id, last: 200_008, in_order: true, state: "succeeded" });
+        } finally {
+          fast.stop();
+        }
+      },
+      120_000,
+    );
+  });
+
   describe(`${name}: a slow reader`, () => {
     let server: StartedServer;
     let http: ReturnType<typeof client>;
     beforeAll(async () => {
-      server = await start({ limits: { subscriber_queue: 4096 } });
+      // Far less than the 20 bursts (about 50 MB of frames), far more than one burst (about 2.5 MB).
+      server = await start({ limits: { subscriber_queue_bytes: 8 * 1024 * 1024 } });
       http = client(server);
     }, 30_000);
     afterAll(() => server?.stop(), 15_000);

@@ -138,5 +138,25 @@ export function storeWith(overrides: Partial<Limits> = {}) {
   return { store, limits, create, progress };
 }
 
-/** Lets the channel's batched flush run: it was queued as a microtask before this await's continuation. */
-export const settle = () => Promise.resolve();
+/** Lets the channel's writer run: it writes on its own turns of the event loop (setImmediate), in slices. */
+export async function settle(): Promise<void> {
+  for (let i = 0; i < 8; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+}
+
+/**
+ * The subscriber_queue_bytes that holds exactly `frames` live progress frames of storeWith's
+ * executions: `frames` times the longest such frame (sequence and current of two digits). Frames
+ * differ by a few characters only, so one more never fits.
+ */
+export function queueBytesFor(frames: number): number {
+  const { store, create, progress } = storeWith();
+  const id = create(1);
+  progress(id, 8);
+  let longest = 0;
+  const subscription = store.subscribe({ executions: [id], after: 0 }, (event, json) => {
+    if (event.type === "execution.progress") longest = Math.max(longest, json.length);
+  });
+  subscription.unsubscribe();
+  store.close();
+  return frames * (longest + 2);
+}

@@ -1,0 +1,107 @@
+// Watchers never slow the work (docs/protocol.md, "Backpressure"): one execution flooding progress
+// events, timed by the engine (its snapshot's duration_ms), with no watcher and with WATCHERS
+// live clients following it from another process. Default flags, memory store, loopback only;
+// bounded in count and time.
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { resolveLimits } from "../runtime/execution/limits.ts";
+import { startServer } from "../runtime/server/serve.ts";
+import type { BenchResult } from "./run.ts";
+
+const EVENTS = Number(process.env.DOCKET_BENCH_WATCHER_EVENTS ?? 50_000);
+const WATCHERS = Number(process.env.DOCKET_BENCH_WATCHERS ?? 250);
+const DEADLINE_MS = 120_000;
+
+/** Child side: opens `count` sockets to `url`, prints "ready" once all are, then counts frames and lagged notices until told to stop. */
+async function runWatchers(url: string, count: number): Promise<void> {
+  setTimeout(() => process.exit(3), DEADLINE_MS);
+  let ready = 0;
+  let frames = 0;
+  let lagged = 0;
+  for (let i = 0; i < count; i++) {
+    const socket = new WebSocket(url);
+    socket.onmessage = (message) => {
+      const text = String(message.data);
+      if (text.startsWith('{"type":"stream.ready"')) {
+        if (++ready === count) console.log("ready");
+      } else if (text.startsWith('{"type":"stream.lagged"')) lagged++;
+      else frames++;
+    };
+  }
+  process.stdin.on("data", () => {
+    console.log(JSON.stringify({ frames, lagged }));
+    process.exit(0);
+  });
+}
+
+/** One flooding execution's own duration (engine time, start → completed), with `watchers` clients following everything. */
+async function floodWith(watchers: number): Promise<{ ms: number; frames: number; lagged: number }> {
+  const root = mkdtempSync(join(tmpdir(), "docket-bench-watchers-"));
+  const server = await startServer({ cwd: root, port: 0, storeKind: "memory", limits: resolveLimits(), capabilityDirs: [], runtime: "bun", log: () => {} });
+  const child = watchers > 0 ? spawn(process.execPath, [import.meta.path, "--watchers", `${server.url.replace(/^http/, "ws")}/events`, String(watchers)], { stdio: ["pipe", "pipe", "inherit"] }) : null;
+  const lines: string[] = [];
+  let wake: (() => void) | null = null;
+  child?.stdout!.on("data", (chunk) => {
+    lines.push(...String(chunk).split("\n").filter(Boolean));
+    wake?.();
+  });
+  const nextLine = async () => {
+    while (lines.length === 0) await new Promise<void>((r) => (wake = r));
+    return lines.shift()!;
+  };
+  try {
+    if (child && (await nextLine()) !== "ready") throw new Error("watchers not ready");
+    const started = await fetch(`${server.url}/api/v1/executions/start`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ capability: "executions.demonstrate", input: { steps: 0, delay_ms: 0, events: EVENTS } }) });
+    const { execution } = (await started.json()) as { execution: { id: string } };
+    const until = Date.now() + DEADLINE_MS;
+    for (;;) {
+      const snapshot = (await (await fetch(`${server.url}/api/v1/executions/get?id=${execution.id}`)).json()) as { state: string; duration_ms: number | null };
+      if (snapshot.duration_ms !== null && ["succeeded", "failed", "cancelled"].includes(snapshot.state)) {
+        let seen = { frames: 0, lagged: 0 };
+        if (child) {
+          child.stdin!.write("stop\n");
+          seen = JSON.parse(await nextLine());
+        }
+        return { ms: snapshot.duration_ms, ...seen };
+      }
+      if (Date.now() > until) throw new Error("the flooding execution did not finish in time");
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  } finally {
+    child?.kill("SIGKILL");
+    await server.stop();
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+/** The bench: the same flood with none and with WATCHERS watchers, median of 3 each, as a ratio. */
+export async function benchWatchers(): Promise<BenchResult> {
+  const none: number[] = [];
+  const many: number[] = [];
+  let seen = { frames: 0, lagged: 0 };
+  for (let i = 0; i < 3; i++) {
+    none.push((await floodWith(0)).ms);
+    const watched = await floodWith(WATCHERS);
+    many.push(watched.ms);
+    seen = watched;
+  }
+  const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
+  return {
+    name: "watchers",
+    rows: [
+      {
+        pipeline: `one execution emitting ${EVENTS.toLocaleString("en-US")} events, engine time (default flags, memory store)`,
+        "no watcher ms": median(none),
+        [`${WATCHERS} watchers ms`]: median(many),
+        "ratio (goal ≤ 2)": median(many) / median(none),
+        "frames seen by the watchers (last run)": seen.frames,
+        "lagged notices (last run)": seen.lagged,
+      },
+    ],
+  };
+}
+
+if (process.argv[2] === "--watchers") await runWatchers(process.argv[3]!, Number(process.argv[4]));
+else if (import.meta.main) console.log(JSON.stringify(await benchWatchers(), null, 2));

@@ -73,8 +73,11 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
   const warming = pool.warm();
   // Built again on every reload: files whose text did not change are not imported again, since a
   // file's module is imported by its version (capability-version.ts).
+  // A file whose import never finishes is waited for once, not on every reload after it.
+  const hung = new Set<string>();
   const build = async () => {
     const registry = await discoverCapabilities({
+      hung,
       root,
       dirs: options.capabilityDirs ?? [],
       builtins: BUILTINS,

@@ -26,6 +26,8 @@ export interface DiscoveryOptions {
   builtinDir?: string | null;
   /** How long one file may take to load (`load_timeout_ms`); past it the file is a load error. */
   loadTimeoutMs?: number;
+  /** Imports that did not finish in time on an earlier load, kept across reloads (inspect.ts `hung`). */
+  hung?: Set<string>;
 }
 
 /**
@@ -63,7 +65,7 @@ export async function discoverCapabilities(options: DiscoveryOptions): Promise<C
     if (seen.has(real)) continue;
     seen.add(real);
     const skip = builtinFolders.has(real) ? (file: string) => basename(file) in options.builtins : () => false;
-    for (const file of files) if (!skip(file)) await loadInto(registry, file, options.importFile, options.loadTimeoutMs);
+    for (const file of files) if (!skip(file)) await loadInto(registry, file, options.importFile, options.loadTimeoutMs, options.hung);
   }
   return registry;
 }
@@ -78,8 +80,8 @@ export async function loadCapabilityFile(absPath: string, importFile: ImportFile
   return capability ? { ok: true, capability } : { ok: false, errors: registry.loadErrors() };
 }
 
-async function loadInto(registry: CapabilityRegistry, file: string, importFile: ImportFile, timeoutMs: number | undefined): Promise<RegisteredCapability | null> {
-  const imported = await importCapabilityFile(file, { importFile, timeoutMs });
+async function loadInto(registry: CapabilityRegistry, file: string, importFile: ImportFile, timeoutMs: number | undefined, hung?: Set<string>): Promise<RegisteredCapability | null> {
+  const imported = await importCapabilityFile(file, { importFile, timeoutMs, hung });
   if (!imported.ok) {
     registry.addLoadError({ file, line: imported.problem.line, column: imported.problem.column, reason: imported.problem.reason });
     return null;

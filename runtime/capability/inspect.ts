@@ -154,6 +154,12 @@ export interface ImportCapabilityOptions {
   fresh?: boolean;
   /** How long the import may take (`load_timeout_ms`); default DEFAULT_LOAD_TIMEOUT_MS. */
   timeoutMs?: number;
+  /**
+   * Specifiers (file + version) whose import did not finish in time before, kept across reloads:
+   * met again, the file is load_timeout at once instead of holding every reload up once more.
+   * Filled in here; a specifier leaves it when its import finally settles.
+   */
+  hung?: Set<string>;
 }
 
 /** The default of the `load_timeout_ms` limit, for callers that have no limits in hand. */
@@ -175,9 +181,27 @@ export async function importCapabilityFile(absPath: string, options: ImportCapab
   const specifier = options.fresh ? `${file}?docket_fresh=${crypto.randomUUID()}` : versionedSpecifier(file, version);
   let module: unknown;
   const timeoutMs = options.timeoutMs ?? DEFAULT_LOAD_TIMEOUT_MS;
+  const hung = options.hung;
+  if (hung?.has(specifier)) {
+    return {
+      ok: false,
+      problem: {
+        code: "load_timeout",
+        reason: `the file has not finished loading since it first took longer than ${timeoutMs} ms, and its text has not changed (a top-level await that never settles, or slow work when it is imported); make its top level quick and save it again`,
+        line: null,
+        column: null,
+      },
+    };
+  }
   try {
-    const loaded = await withinTime(importFile(specifier), timeoutMs);
+    const importing = importFile(specifier);
+    const loaded = await withinTime(importing, timeoutMs);
     if (!loaded.settled) {
+      if (hung) {
+        hung.add(specifier);
+        const settled = () => void hung.delete(specifier);
+        importing.then(settled, settled);
+      }
       return {
         ok: false,
         problem: {

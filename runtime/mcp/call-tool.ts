@@ -5,7 +5,9 @@ import type { EdgeInfo, ExecutionPlane, StartResult } from "../execution/plane.t
 import { failureOf, failureToolResult } from "./failure-result.ts";
 import { followExecution } from "./follow.ts";
 import { ProgressRelay, type ProgressParams } from "./progress-relay.ts";
-import { toolTargets, type ToolTarget } from "./tools.ts";
+import { toolName, toolTargets, type ToolTarget } from "./tools.ts";
+import { didYouMeanText } from "../capability/did-you-mean.ts";
+import { callsDirectly } from "../capability/registered.ts";
 
 /** Everything one tools/call needs besides the plane. */
 export interface ToolCallContext {
@@ -27,8 +29,9 @@ export interface ToolCallContext {
  * carrying the failure descriptor.
  */
 export async function callTool(plane: ExecutionPlane, name: string, args: Record<string, unknown> | undefined, context: ToolCallContext): Promise<CallToolResult> {
-  const target = toolTargets(plane).get(name);
-  if (!target) throw new McpError(ErrorCode.InvalidParams, `No tool ${JSON.stringify(name.slice(0, 128))}: tools/list names the tools of this server.`);
+  const targets = toolTargets(plane);
+  const target = targets.get(name);
+  if (!target) throw new McpError(ErrorCode.InvalidParams, `No tool ${JSON.stringify(name.slice(0, 128))}.${unknownToolHint(plane, name, targets.keys())} tools/list names the tools of this server.`);
   const input = args ?? {};
   try {
     if (target.kind === "start") return await start(plane, target, input, context);
@@ -42,6 +45,14 @@ export async function callTool(plane: ExecutionPlane, name: string, args: Record
     if (context.signal.aborted) return failureToolResult(cancelledFailure(name, context.edge));
     return failureToolResult(failureOf(error, context.edge, context.log, `tools/call ${name}`));
   }
+}
+
+/** What an agent should call instead: the start tool for an execution-only capability, else the closest names. */
+function unknownToolHint(plane: ExecutionPlane, name: string, names: Iterable<string>): string {
+  const executionOnly = plane.capabilities().find((c) => toolName(c.id) === name && !callsDirectly(c));
+  if (executionOnly) return ` ${executionOnly.id} runs only as an execution: call docket_execution_start with {"capability":"${executionOnly.id}"}.`;
+  const close = didYouMeanText(name.slice(0, 128), names);
+  return close ? ` ${close}` : "";
 }
 
 function cancelledFailure(name: string, edge: EdgeInfo) {

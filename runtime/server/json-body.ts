@@ -54,7 +54,8 @@ export async function readJsonBody(c: Context<AppEnv>, limit: number): Promise<B
     return refuse(
       edgeFailure(c, {
         status: 400,
-        message: `The request body is not valid JSON: ${(error as Error).message}`,
+        // The parser quotes the token it stumbled on, which may be a secret: its kind is enough.
+        message: `The request body is not valid JSON: ${(error as Error).message.replace(/\s*"[^"]*"?/g, "")}. Check quotes, commas and brackets.`,
         context: { reason: "malformed_json" },
       }),
     );

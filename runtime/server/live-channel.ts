@@ -28,6 +28,9 @@ const SLICE_MS = 1;
 // Past this share of subscriber_queue_bytes, a backlog the writer has not reached is written on
 // the append path after all: watchers then slow a flood rather than lose events while healthy.
 const HELP_AT = 0.5;
+// At most this many frames queued since the writer last ran, and it runs as a microtask (right
+// after the append that queued them) instead of on a turn of its own.
+const TRICKLE = 16;
 // The heartbeat tick is a quarter of heartbeat_ms: a connection quiet for 5 ticks (more than
 // heartbeat_ms, at most 1.25 × it) gets a heartbeat. One timer serves every connection.
 const TICKS_PER_HEARTBEAT = 4;
@@ -55,8 +58,17 @@ export class LiveChannel {
   private dirty: LiveClient[] = [];
   private outboxes: LiveGroup[] = [];
   private writeScheduled = false;
+  private queuedSinceWrite = 0;
+  /** The trickle path: a microtask that writes only if what came since is still a trickle. */
+  private readonly writeTrickle = () => {
+    if (this.queuedSinceWrite <= TRICKLE) return this.writeSlice();
+    // A flood arrived in the same tick (a worker's batch): it gets a turn of its own instead.
+    setImmediate(this.writeSlice);
+  };
   private readonly writeSlice = () => {
-    this.writeScheduled = false;
+    // Held while the slice runs: a client put back in line below must not schedule a write of its own.
+    this.writeScheduled = true;
+    this.queuedSinceWrite = 0;
     const until = performance.now() + SLICE_MS;
     // Topics first: one publish serves every caught-up member of a group.
     while (this.outboxes.length > 0) {
@@ -77,7 +89,10 @@ export class LiveChannel {
     }
     // Those the slice did not reach keep their place at the front (still marked scheduled).
     if (i < clients.length) this.dirty = [...clients.slice(i), ...this.dirty];
-    if (this.dirty.length > 0 || this.outboxes.length > 0) this.scheduleWrite();
+    // What is left waits for a turn of its own, never another microtask: a flood must not be
+    // written in one go on the producer's path.
+    if ((this.dirty.length > 0 || this.outboxes.length > 0) && !this.stopped) setImmediate(this.writeSlice);
+    else this.writeScheduled = false;
   };
   private topics: LiveTopicGroups | null = null;
 
@@ -207,6 +222,7 @@ export class LiveChannel {
       for (const client of members) this.markDirty(client);
       return;
     }
+    this.queuedSinceWrite += 1;
     if (this.topics!.deliverToGroup(group, event, frame) && !group.scheduled) {
       group.scheduled = true;
       this.outboxes.push(group);
@@ -233,6 +249,7 @@ export class LiveChannel {
     }
     client.pushLive(frame);
     if (client.blocked) return;
+    this.queuedSinceWrite += 1;
     this.markDirty(client);
     // As for a topic: a backlog the writer has not reached past HELP_AT of the bound is written now.
     if (client.liveBytes > this.limits.subscriber_queue_bytes * HELP_AT) this.flush(client, false);
@@ -254,7 +271,11 @@ export class LiveChannel {
   private scheduleWrite(): void {
     if (this.writeScheduled || this.stopped) return;
     this.writeScheduled = true;
-    setImmediate(this.writeSlice);
+    // A trickle (a few frames since the last write) goes out at once, as a microtask: a watcher
+    // of a quiet execution sees each event within microseconds. A flood is written on turns of
+    // its own, so that it never holds up the producer.
+    if (this.queuedSinceWrite <= TRICKLE) queueMicrotask(this.writeTrickle);
+    else setImmediate(this.writeSlice);
   }
 
   private frameOf(event: ExecutionEvent, json: string): string {

@@ -40,40 +40,45 @@ const MIB = 1024 * 1024;
 /** The page size of x86-64 and most arm64 kernels; a larger page only makes the estimate low, and the growth check still holds. */
 const PAGE_BYTES = 4096;
 
+/**
+ * A handler shorter than this never costs a sample: the first look (baseline and fault counters,
+ * ~40 µs each) is taken this long after the first handler began, so no-op calls, which take
+ * ~40 µs in all, stay as fast as without the watchdog. What a handler allocates before it is
+ * missed by its counter, never by the process's growth.
+ */
+const ARM_MS = 5;
+
 /** Samples memory while handlers run and names the one that outgrew the limit. */
 export class MemoryWatchdog {
   private readonly watched = new Map<number, Watched>();
   private readonly rss: () => number;
   private readonly faults: (thread: string) => number | null;
   private readonly perThread: boolean;
-  private baseline = 0;
-  private timer: ReturnType<typeof setInterval> | null = null;
+  private readonly intervalMs: number;
+  /** Resident bytes growth counts from; null until the first look after a quiet spell. */
+  private baseline: number | null = null;
+  private timer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(private readonly options: MemoryWatchdogOptions) {
     this.rss = options.rss ?? (() => process.memoryUsage.rss());
     this.faults = options.faults ?? threadMinorFaults;
     this.perThread = options.perThread ?? currentThread() !== null;
+    this.intervalMs = options.intervalMs ?? 100;
   }
 
-  /** A handler began on a worker whose thread `thread()` names (null: not known yet, or no /proc). */
+  /** A handler began on a worker whose thread `thread()` names (null: not known yet, or no /proc). Costs no system call. */
   watch(key: number, thread: () => string | null): void {
     // The baseline is what the process held while nothing ran: growth past it is the handlers'.
-    if (this.watched.size === 0) this.baseline = this.rss();
-    const watched: Watched = { thread, faultsAtStart: null };
-    this.startCounting(watched);
-    this.watched.set(key, watched);
-    if (this.timer === null) {
-      this.timer = setInterval(() => this.sample(), this.options.intervalMs ?? 100);
-      // Never what keeps the process alive: the busy worker is.
-      (this.timer as { unref?: () => void }).unref?.();
-    }
+    if (this.watched.size === 0) this.baseline = null;
+    this.watched.set(key, { thread, faultsAtStart: null });
+    if (this.timer === null) this.schedule(ARM_MS);
   }
 
   /** The handler ended (or its worker was stopped). */
   unwatch(key: number): void {
     this.watched.delete(key);
     if (this.watched.size === 0 && this.timer !== null) {
-      clearInterval(this.timer);
+      clearTimeout(this.timer);
       this.timer = null;
     }
   }
@@ -84,7 +89,7 @@ export class MemoryWatchdog {
     const { limitMb } = this.options;
     const rss = this.rss();
     // Memory given back (a stopped worker wound down, a collection) lowers the line growth counts from.
-    if (rss < this.baseline) this.baseline = rss;
+    if (this.baseline === null || rss < this.baseline) this.baseline = rss;
     const grownMb = (rss - this.baseline) / MIB;
     if (grownMb <= limitMb) return;
     const estimates = [...this.watched].map(([key, w]) => ({ key, mb: this.estimate(w, grownMb) }));
@@ -106,8 +111,18 @@ export class MemoryWatchdog {
   /** Stops sampling for good (the pool closed). */
   close(): void {
     this.watched.clear();
-    if (this.timer !== null) clearInterval(this.timer);
+    if (this.timer !== null) clearTimeout(this.timer);
     this.timer = null;
+  }
+
+  private schedule(ms: number): void {
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.sample();
+      if (this.watched.size > 0 && this.timer === null) this.schedule(this.intervalMs);
+    }, ms);
+    // Never what keeps the process alive: the busy worker is.
+    (this.timer as { unref?: () => void }).unref?.();
   }
 
   private startCounting(w: Watched): void {

@@ -121,6 +121,14 @@ export function apiContract(name: string, start: StartFn): void {
       expect(((await response.json()) as any).execution.actor).toEqual({ kind: "http" });
     });
 
+    test("malformed JSON is answered without quoting the text it stumbled on (it may be a secret)", async () => {
+      const response = await http.post("/api/v1/executions/start", '{"capability": "x", "input": {"token": tok-unquoted-s3cr3t}}');
+      expect(response.status).toBe(400);
+      const text = await response.text();
+      expect(text).toContain("not valid JSON");
+      expect(text).not.toContain("s3cr3t");
+    });
+
     test("malformed JSON is 400 naming the parse problem, never 500", async () => {
       const response = await http.post("/api/v1/executions/start", '{"capability": ');
       expect(response.status).toBe(400);

@@ -107,6 +107,11 @@ describe("MCP tools", () => {
       expect(names).toContain("docket_execution_start");
       expect(names).toContain("files_digest");
       expect(names).not.toContain("report_archive-notes");
+      // Called anyway (an agent guessing the name), the refusal names the tool to use instead.
+      const refused = await mcp.callTool({ name: "report_archive-notes", arguments: {} }).catch((error: Error) => error);
+      expect(String((refused as Error).message)).toContain('report.archive-notes runs only as an execution: call docket_execution_start with {"capability":"report.archive-notes"}');
+      const typo = await mcp.callTool({ name: "files_digets", arguments: {} }).catch((error: Error) => error);
+      expect(String((typo as Error).message)).toContain('Did you mean "files_digest"?');
     } finally {
       await mcp.close();
     }

@@ -85,7 +85,8 @@ beforeAll(async () => {
     cwd: root,
     port: 0,
     storeKind: "memory",
-    limits: resolveLimits(),
+    // A file that never finishes loading is a load error after 300 ms.
+    limits: resolveLimits({ overrides: { load_timeout_ms: 300 } }),
     capabilityDirs: [],
     runtime: "bun",
     importFile: (path) => import(path),
@@ -182,5 +183,21 @@ describe("docket serve live reload", () => {
     expect((await list()).load_errors).toEqual([]);
     expect(await (await api("team/greet")).json()).toEqual({ answer: "v3" });
     expect(existsSync(file)).toBe(true);
+  });
+
+  test("live reload: a file that never finishes loading is a load error once, and later reloads do not wait for it again", async () => {
+    const hang = join(root, "capabilities", "team.hang.ts");
+    writeFileSync(hang, 'import { capability } from "docket";\nawait new Promise(() => {});\nexport default capability({});\n');
+    await until("the hung file's load error", async () => (await list()).load_errors.some((e) => e.file === hang));
+    expect((await list()).load_errors.find((e) => e.file === hang)!.reason).toContain("did not finish loading within 300 ms");
+
+    // Another change reloads everything: the hung file is said to be still loading, not waited for again.
+    writeFileSync(join(root, "capabilities", "team.extra.ts"), EXTRA);
+    await until("team.extra after the hung file", async () => (await list()).capabilities.some((c) => c.id === "team.extra"));
+    expect((await list()).load_errors.find((e) => e.file === hang)!.reason).toContain("has not finished loading since it first took longer than 300 ms");
+
+    rmSync(hang);
+    rmSync(join(root, "capabilities", "team.extra.ts"));
+    await until("the hung file gone", async () => !(await list()).load_errors.some((e) => e.file === hang));
   });
 });

@@ -30,6 +30,8 @@ describe("MemoryWatchdog", () => {
     state.faults.set("1/task/11", 500).set("1/task/12", 900);
     watchdog.watch(1, () => "1/task/11");
     watchdog.watch(2, () => "1/task/12");
+    // The first look, as the watchdog takes it a few ms after the first handler began.
+    watchdog.sample();
     grow("1/task/12", 30);
     watchdog.sample();
     expect(exceeded).toEqual([]);
@@ -46,6 +48,8 @@ describe("MemoryWatchdog", () => {
     const { state, exceeded, watchdog } = rig(64);
     state.faults.set("1/task/11", 0);
     watchdog.watch(1, () => "1/task/11");
+    // The first look, as the watchdog takes it a few ms after the first handler began.
+    watchdog.sample();
     // Allocating and freeing over and over faults pages in again and again without holding them.
     state.faults.set("1/task/11", 10_000 * PAGES_PER_MIB);
     state.rssMb += 10;
@@ -60,6 +64,8 @@ describe("MemoryWatchdog", () => {
     state.faults.set("1/task/11", 5_000 * PAGES_PER_MIB).set("1/task/12", 0);
     watchdog.watch(1, () => thread);
     watchdog.watch(2, () => "1/task/12");
+    // The first look, as the watchdog takes it a few ms after the first handler began.
+    watchdog.sample();
     // The process grows by the other handler while this worker is still starting: not charged to it.
     grow("1/task/12", 100);
     watchdog.sample();
@@ -82,6 +88,8 @@ describe("MemoryWatchdog", () => {
     const { state, exceeded, watchdog } = rig(64, false);
     watchdog.watch(1, () => null);
     watchdog.watch(2, () => null);
+    // The first look, as the watchdog takes it a few ms after the first handler began.
+    watchdog.sample();
     state.rssMb += 65;
     watchdog.sample();
     expect(exceeded.map(([key]) => key).sort()).toEqual([1, 2]);
@@ -93,6 +101,8 @@ describe("MemoryWatchdog", () => {
     state.faults.set("1/task/11", 0).set("1/task/12", 0);
     watchdog.watch(1, () => "1/task/11");
     watchdog.watch(2, () => "1/task/12");
+    // The first look, as the watchdog takes it a few ms after the first handler began.
+    watchdog.sample();
     // Huge pages: one fault maps 2 MiB, so the counters say little while the process grew a lot.
     state.faults.set("1/task/11", 10 * PAGES_PER_MIB).set("1/task/12", 2);
     state.rssMb += 64 * 3 + 1;
@@ -106,6 +116,8 @@ describe("MemoryWatchdog", () => {
     state.faults.set("1/task/11", 0).set("1/task/12", 0);
     watchdog.watch(1, () => "1/task/11");
     watchdog.watch(2, () => "1/task/12");
+    // The first look, as the watchdog takes it a few ms after the first handler began.
+    watchdog.sample();
     grow("1/task/11", 300);
     grow("1/task/12", 10);
     watchdog.sample();
@@ -122,10 +134,29 @@ describe("MemoryWatchdog", () => {
     state.rssMb = 900;
     state.faults.set("1/task/11", 0);
     watchdog.watch(1, () => "1/task/11");
+    // The first look, as the watchdog takes it a few ms after the first handler began.
+    watchdog.sample();
     grow("1/task/11", 60);
     watchdog.sample();
     expect(exceeded).toEqual([]);
     watchdog.unwatch(1);
+    watchdog.close();
+  });
+
+  test("MemoryWatchdog.watch costs no system call: a handler over before the first look is never measured", () => {
+    let reads = 0;
+    const watchdog = new MemoryWatchdog({
+      limitMb: 64,
+      rss: () => (reads++, 0),
+      faults: () => (reads++, 0),
+      perThread: true,
+      onExceeded: () => undefined,
+    });
+    for (let key = 1; key <= 1000; key++) {
+      watchdog.watch(key, () => "1/task/11");
+      watchdog.unwatch(key);
+    }
+    expect(reads).toBe(0);
     watchdog.close();
   });
 

@@ -8,9 +8,7 @@ import type { EdgeInfo } from "./plane.ts";
 import type { ExecutionSnapshot } from "./snapshot.ts";
 import { buildFailure, FailureError, newCorrelationId } from "./failure.ts";
 import { artifactsDir } from "./artifact-files.ts";
-
-/** A check that declares no deadline of its own gets this long: it reads the world, it should not take long. */
-export const CHECK_DEADLINE_MS = 60_000;
+import { maskForInput } from "./secret-mask.ts";
 
 /** The most bytes of evidence kept with a reconciliation; more is recorded as its size only. */
 export const EVIDENCE_BYTES = 16 * 1024;
@@ -24,7 +22,7 @@ const ResultSchema = v.object({
 /** What running one check needs. */
 export interface CheckOptions {
   pool: WorkerPool;
-  limits: Pick<Limits, "grace_ms" | "artifacts_per_execution" | "artifact_bytes" | "artifacts_total_bytes">;
+  limits: Pick<Limits, "grace_ms" | "direct_deadline_ms">;
   root: string;
   clock: Clock;
   log: (line: string) => void;
@@ -32,8 +30,8 @@ export interface CheckOptions {
 
 /**
  * Runs a capability's `reconcile(input, ctx)` for one execution on the pool's direct lane, with
- * the execution's identity in `ctx.execution`, bounded by the capability's `timeout_ms` (or
- * CHECK_DEADLINE_MS) plus the grace. Answers what it found, its evidence bounded; throws
+ * the execution's identity in `ctx.execution`, bounded like a direct call: by the capability's
+ * `timeout_ms` or `direct_deadline_ms`, the shorter, plus the grace. Answers what it found, its evidence bounded; throws
  * FailureError when the check itself failed.
  */
 export async function runCheck(capability: RegisteredCapability, snapshot: ExecutionSnapshot, input: unknown, edge: EdgeInfo, options: CheckOptions): Promise<ReconcileResult> {
@@ -54,7 +52,7 @@ export async function runCheck(capability: RegisteredCapability, snapshot: Execu
     },
     { lane: "direct" },
   );
-  const deadline = capability.timeout_ms ?? CHECK_DEADLINE_MS;
+  const deadline = Math.min(capability.timeout_ms ?? limits.direct_deadline_ms, limits.direct_deadline_ms);
   let expired = false;
   const timers: unknown[] = [
     clock.setTimeout(() => {
@@ -69,8 +67,10 @@ export async function runCheck(capability: RegisteredCapability, snapshot: Execu
   } finally {
     for (const timer of timers) clock.clearTimeout(timer);
   }
-  if (!outcome.ok) throw new FailureError(checkFailure(capability, snapshot, outcome.error, expired, deadline, edge, options.log));
-  const parsed = v.safeParse(ResultSchema, outcome.output);
+  // What the check says is stored, shown and logged: a secret of its input never is, wherever it appears (docs/security.md).
+  const { mask } = maskForInput(capability.input_schema, input);
+  if (!outcome.ok) throw new FailureError(mask.value(checkFailure(capability, snapshot, outcome.error, expired, deadline, edge, (line) => options.log(mask.text(line)))));
+  const parsed = v.safeParse(ResultSchema, mask.value(outcome.output));
   if (!parsed.success) {
     const issue = parsed.issues[0];
     const where = issue.path?.map((item) => String(item.key)).join(".") ?? "";
@@ -108,7 +108,10 @@ export function boundedEvidence(evidence: unknown): unknown {
 function checkFailure(capability: RegisteredCapability, snapshot: ExecutionSnapshot, error: TaskError, expired: boolean, deadline: number, edge: EdgeInfo, log: (line: string) => void) {
   const ids = { request_id: edge.request_id, trace_id: edge.trace_id };
   const byHand = `Settle ${snapshot.id} by hand: executions.reconcile with outcome "applied" or "not_applied".`;
-  if (expired || error.kind === "terminated") {
+  if (!expired && error.kind === "terminated") {
+    return buildFailure({ ...ids, error_code: "unavailable", stage: "run", message: `${capability.id}'s reconcile() was stopped: the server is shutting down.`, suggestion: `Ask again once the server is back. ${byHand}` });
+  }
+  if (expired) {
     return buildFailure({ ...ids, error_code: "deadline_exceeded", stage: "run", message: `${capability.id}'s reconcile() did not answer within ${deadline} ms.`, suggestion: byHand, context: { deadline_ms: deadline } });
   }
   if (error.kind === "capability") {
@@ -117,7 +120,7 @@ function checkFailure(capability: RegisteredCapability, snapshot: ExecutionSnaps
   const correlation_id = newCorrelationId();
   const detail = error.kind === "internal" ? (error.stack ?? error.message) : error.message;
   log(`[docket] ${correlation_id} ${capability.id} reconcile() of ${snapshot.id}: ${detail}`);
-  return buildFailure({ ...ids, correlation_id, error_code: "internal", stage: "run", message: `${capability.id}'s reconcile() failed (${error.kind === "internal" ? "it threw" : error.kind.replace("_", " ")}).`, suggestion: `${byHand} The correlation id finds the details in the server's log.` });
+  return buildFailure({ ...ids, correlation_id, error_code: "internal", stage: "run", message: `${capability.id}'s reconcile() failed (${error.kind === "internal" ? `it threw ${error.error_class}` : error.kind.replace("_", " ")}).`, suggestion: `${byHand} The correlation id finds the details in the server's log.` });
 }
 
 function describe(value: unknown): string {

@@ -1,4 +1,4 @@
-import { chmodSync, closeSync, fchmodSync, fstatSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import { chmodSync, closeSync, constants, fchmodSync, fstatSync, lstatSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
 
 /** Options of {@link openLogFile}. */
@@ -49,9 +49,11 @@ export function openLogFile(options: LogFileOptions): LogFile {
 
   function open(): number {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
+    // The log is written where docket put it, never through a link planted in its place.
+    if (lstatSync(dir).isSymbolicLink()) throw new Error(`${dir} is a symbolic link; remove it and docket makes the folder again`);
     // A folder made by an older docket (or by hand) is narrowed too: the log names executions and paths.
     chmodSync(dir, 0o700);
-    const opened = openSync(path, "a", 0o600);
+    const opened = openSync(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | (constants.O_NOFOLLOW ?? 0), 0o600);
     fchmodSync(opened, 0o600);
     size = fstatSync(opened).size;
     return opened;

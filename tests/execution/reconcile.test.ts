@@ -193,8 +193,18 @@ describe("executions.reconcile (engine)", () => {
     const pending = t.plane().reconcile({ id });
     await flush();
     expect(checkTask(t).task.input).toEqual({ repo: "docket", token: "s3cret-token" });
-    checkTask(t).succeed({ outcome: "unknown" });
-    await pending;
+    // A check that echoes the secret: it is masked before anything keeps or shows it.
+    checkTask(t).succeed({ outcome: "unknown", evidence: { tried: "https://x:s3cret-token@host/docket" }, note: "token s3cret-token refused" });
+    const unsure = await pending;
+    expect(JSON.stringify(unsure)).not.toContain("s3cret-token");
+    expect(unsure.check).toEqual({ outcome: "unknown", evidence: { tried: "https://x:[redacted]@host/docket" }, note: "token [redacted] refused" });
+    const failing = t.plane().reconcile({ id });
+    await flush();
+    checkTask(t).end({ ok: false, error: { kind: "internal", error_class: "Error", message: "login with s3cret-token failed", stack: "Error: login with s3cret-token failed\n    at check" } });
+    const failure = await refusal(failing);
+    expect(JSON.stringify(failure)).not.toContain("s3cret-token");
+    expect(t.logged.join("\n")).not.toContain("s3cret-token");
+    expect(t.logged.join("\n")).toContain(failure.correlation_id);
 
     // Another process over the same store (a restart): the secret was never stored.
     const restarted = setup(t.store);

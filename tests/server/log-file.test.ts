@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { registerDocketModules } from "../../runtime/adapter/bun-modules.ts";
@@ -82,6 +82,28 @@ describe("the server's log file", () => {
     log.write("back");
     log.close();
     expect(readFileSync(join(dir, "server.log"), "utf8")).toBe("2026-12-01T04:00:00.000Z back\n");
+  });
+
+  test("openLogFile never writes through a symbolic link planted as the folder or the file", () => {
+    const dir = tempLogDir();
+    const elsewhere = tempLogDir();
+    mkdirSync(elsewhere, { recursive: true });
+    symlinkSync(elsewhere, dir);
+    const problems: string[] = [];
+    const log = openLogFile({ dir, files: 2, fileBytes: 1024, onError: (line) => problems.push(line) });
+    log.write("where does this go");
+    log.close();
+    expect(readdirSync(elsewhere)).toEqual([]);
+    expect(problems[0]).toContain("is a symbolic link");
+
+    const real = tempLogDir();
+    mkdirSync(real, { recursive: true });
+    symlinkSync(join(elsewhere, "target"), join(real, "server.log"));
+    const again = openLogFile({ dir: real, files: 2, fileBytes: 1024, onError: (line) => problems.push(line) });
+    again.write("nor this");
+    again.close();
+    expect(existsSync(join(elsewhere, "target"))).toBe(false);
+    expect(problems).toHaveLength(2);
   });
 
   test("docket serve keeps what it says on stderr in .docket/logs/server.log: its start, and a handler's stack under its correlation id", async () => {

@@ -55,7 +55,7 @@ export function writeNpmPackages(options: NpmPackagesOptions): void {
   const launcher = readFileSync(join(TEMPLATE, "bin", "docket.js"), "utf8").replace('["@TARGETS@"]', JSON.stringify(targets));
   writeFileSync(join(dir, "bin", "docket.js"), launcher, { mode: 0o755 });
   copyFileSync(join(TEMPLATE, "index.js"), join(dir, "index.js"));
-  writeDeclarations(options.declarations ?? generateDeclarations(), join(dir, "types"));
+  const namesNode = writeDeclarations(options.declarations ?? generateDeclarations(), join(dir, "types"));
   for (const extra of ["LICENSE", "README.md"]) if (existsSync(join(REPO, extra))) copyFileSync(join(REPO, extra), join(dir, extra));
   writeJson(join(dir, "package.json"), {
     name: "docket",
@@ -67,8 +67,9 @@ export function writeNpmPackages(options: NpmPackagesOptions): void {
     exports: { ".": { types: "./types/public.d.ts", default: "./index.js" }, "./package.json": "./package.json" },
     files: ["bin", "index.js", "types"],
     // The types of a capability's schemas are valibot's: the very version the binary serves.
-    // "*" takes whichever @types/node the project has: two copies would clash on Node's globals.
-    dependencies: { valibot: installedVersion("valibot"), "@types/node": "*" },
+    // @types/node only when a declaration names Node's types; "*" takes whichever the project
+    // has, since two copies would clash on Node's globals.
+    dependencies: { valibot: installedVersion("valibot"), ...(namesNode ? { "@types/node": "*" } : {}) },
     optionalDependencies: Object.fromEntries(targets.map((t) => [`@docket/${t}`, manifest.version])),
     engines: { node: ">=18" },
   });
@@ -78,9 +79,11 @@ export function writeNpmPackages(options: NpmPackagesOptions): void {
  * The public API's declarations, as `docket types` has them (scripts/declarations.ts), under
  * `types/`. Their imports name `.ts` files, which a consumer's tsc resolves only with
  * `allowImportingTsExtensions`; here they name `.js`, which every resolution mode maps to the
- * `.d.ts` beside it. valibot's own types come with the valibot dependency, Node's with @types/node.
+ * `.d.ts` beside it. valibot's own types come with the valibot dependency; Node's with @types/node,
+ * a dependency only while some declaration names them. Answers whether one does.
  */
-function writeDeclarations(declarations: DeclarationFiles, outDir: string): void {
+function writeDeclarations(declarations: DeclarationFiles, outDir: string): boolean {
+  let namesNode = false;
   for (const [name, text] of Object.entries(declarations)) {
     if (!name.startsWith("docket/")) continue;
     const path = join(outDir, name.slice("docket/".length));
@@ -88,8 +91,11 @@ function writeDeclarations(declarations: DeclarationFiles, outDir: string): void
     const rewritten = text.replace(/(from\s+|import\()(["'])(\.{1,2}\/[^"']+)\.ts\2/g, "$1$2$3.js$2");
     // A declaration naming Node's types (openRegularFile's FileHandle) pulls them in itself, so it
     // checks under a tsconfig whose `types` leaves Node out.
-    writeFileSync(path, /(from\s+|import\()["']node:/.test(rewritten) ? `/// <reference types="node" />\n${rewritten}` : rewritten);
+    const node = /(from\s+|import\()["']node:/.test(rewritten);
+    namesNode ||= node;
+    writeFileSync(path, node ? `/// <reference types="node" />\n${rewritten}` : rewritten);
   }
+  return namesNode;
 }
 
 // A hard link: the binaries are ~100 MiB each, and the release folder already holds them.

@@ -3,7 +3,7 @@
 #   irm https://github.com/docket-dev/docket/releases/latest/download/install.ps1 | iex
 #   & ([scriptblock]::Create((irm .../install.ps1))) -Version 0.1.0 -Dir C:\tools
 #
-# Downloads the windows-x64 binary and SHA256SUMS, refuses the binary unless its SHA-256 is the one
+# Downloads the windows-x64 (or windows-arm64) binary and SHA256SUMS, refuses the binary unless its SHA-256 is the one
 # SHA256SUMS lists, and installs it as docket.exe into %LOCALAPPDATA%\docket\bin (or -Dir).
 #
 # Environment: DOCKET_DOWNLOAD_URL (the folder holding SHA256SUMS and the binaries; default: the
@@ -34,8 +34,8 @@ $arch = $env:PROCESSOR_ARCHITEW6432
 if (-not $arch) { $arch = $env:PROCESSOR_ARCHITECTURE }
 switch ($arch) {
   "AMD64" { $target = "windows-x64" }
-  "ARM64" { Fail "docket has no windows-arm64 binary yet; the windows-x64 one runs under Windows' x64 emulation: run this again with `$env:PROCESSOR_ARCHITECTURE='AMD64'" }
-  default { Fail "docket has no binary for the processor `"$arch`"; it is released for windows-x64. See $Releases" }
+  "ARM64" { $target = "windows-arm64" }
+  default { Fail "docket has no binary for the processor `"$arch`"; it is released for windows-x64 and windows-arm64. See $Releases" }
 }
 
 # --- where from ----------------------------------------------------------------------------------
@@ -43,6 +43,7 @@ if ($env:DOCKET_DOWNLOAD_URL) { $base = $env:DOCKET_DOWNLOAD_URL.TrimEnd("/") }
 elseif ($Version -eq "latest") { $base = "$Releases/latest/download" }
 else { $base = "$Releases/download/v$Version" }
 
+$partial = $null
 $tmp = Join-Path ([System.IO.Path]::GetTempPath()) ("docket-" + [System.Guid]::NewGuid().ToString("N"))
 New-Item -ItemType Directory -Path $tmp | Out-Null
 try {
@@ -83,13 +84,15 @@ try {
 
   # --- install -------------------------------------------------------------------------------------
   try { New-Item -ItemType Directory -Force -Path $Dir | Out-Null } catch { Fail "cannot create $Dir; name a folder you can write with -Dir" }
-  $partial = Join-Path $Dir ".docket.exe.partial"
+  # Still an .exe: PowerShell runs a file by its extension, and would open anything else instead.
+  $partial = Join-Path $Dir ".docket-partial-$PID.exe"
   Copy-Item -Force $download $partial
   # Run it before it replaces anything: a binary that cannot start leaves the previous docket in place.
   $ran = & $partial --version 2>&1
-  if ($LASTEXITCODE -ne 0) { Remove-Item -Force $partial; Fail "the downloaded docket does not run here: $ran" }
+  if ($LASTEXITCODE -ne 0) { Fail "the downloaded docket does not run here: $ran" }
   $exe = Join-Path $Dir "docket.exe"
-  Move-Item -Force $partial $exe
+  try { Move-Item -Force $partial $exe } catch { Fail "cannot replace $exe ($($_.Exception.Message)); is docket running? Stop it and run this again" }
+  $partial = $null
   Write-Host "Installed ${exe}: $ran"
 
   $userPath = [Environment]::GetEnvironmentVariable("Path", "User")
@@ -102,4 +105,6 @@ try {
   }
 } finally {
   Remove-Item -Recurse -Force -ErrorAction SilentlyContinue $tmp
+  # A copy that never became docket.exe (a failed check, a stop halfway) is not left behind.
+  if ($partial) { Remove-Item -Force -ErrorAction SilentlyContinue $partial }
 }

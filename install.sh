@@ -79,8 +79,8 @@ if [ "$os" = darwin ] && [ "$arch" = x64 ] && [ "$(sysctl -n sysctl.proc_transla
 fi
 target="$os-$arch"
 case "$target" in
-  linux-x64 | linux-arm64 | darwin-x64 | darwin-arm64 | windows-x64) ;;
-  *) die "docket has no binary for $target; it is released for linux-x64, linux-arm64, darwin-x64, darwin-arm64 and windows-x64. See $RELEASES" ;;
+  linux-x64 | linux-arm64 | darwin-x64 | darwin-arm64 | windows-x64 | windows-arm64) ;;
+  *) die "docket has no binary for $target; it is released for linux-x64, linux-arm64, darwin-x64, darwin-arm64, windows-x64 and windows-arm64. See $RELEASES" ;;
 esac
 if [ "$os" = linux ] && { [ -f /etc/alpine-release ] || (ldd --version 2>&1 | grep -qi musl); }; then
   die "docket's Linux binaries need glibc, and this system uses musl (Alpine); use a glibc-based system or image (Debian, Ubuntu, Fedora…)"
@@ -163,7 +163,8 @@ fi
 mkdir -p "$dir" 2>/dev/null || die "cannot create $dir; name a folder you can write with --dir"
 exe="docket$suffix"
 # Copied under a temporary name that the EXIT trap removes, whatever stops the script.
-partial="$dir/.$exe.partial.$$"
+# It keeps the .exe on Windows, which runs nothing without it.
+partial="$dir/.docket-partial-$$$suffix"
 cp "$tmp/$name" "$partial" 2>/dev/null || die "cannot write into $dir (full, or not yours?); name a folder you can write with --dir"
 chmod 755 "$partial"
 # Run it before it replaces anything: a binary that cannot start (a noexec folder, too old a

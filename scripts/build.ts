@@ -24,7 +24,7 @@ export interface CompileOptions {
   target?: { name: string; bun: Bun.Build.CompileTarget };
   /** What `docket --version` names; the repository's current commit when left out. */
   commit?: string;
-  /** The editor types to embed, when the caller made them already (a release compiles five binaries). */
+  /** The editor types to embed, when the caller made them already (a release compiles one per platform). */
   declarations?: DeclarationFiles;
   /** Settings other than the shipped ones, for bench/release-binaries.ts to compare (bench/RESULTS.md). */
   tuning?: { bytecode?: boolean; minify?: boolean };

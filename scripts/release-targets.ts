@@ -27,6 +27,7 @@ export const RELEASE_TARGETS: readonly ReleaseTarget[] = [
   { name: "darwin-x64", os: "darwin", arch: "x64", bun: "bun-darwin-x64-baseline", suffix: "", npmOs: "darwin", npmCpu: "x64", format: /Mach-O 64-bit x86_64 executable/ },
   { name: "darwin-arm64", os: "darwin", arch: "arm64", bun: "bun-darwin-arm64", suffix: "", npmOs: "darwin", npmCpu: "arm64", format: /Mach-O 64-bit arm64 executable/ },
   { name: "windows-x64", os: "windows", arch: "x64", bun: "bun-windows-x64-baseline", suffix: ".exe", npmOs: "win32", npmCpu: "x64", format: /PE32\+ executable \(console\) x86-64/ },
+  { name: "windows-arm64", os: "windows", arch: "arm64", bun: "bun-windows-arm64", suffix: ".exe", npmOs: "win32", npmCpu: "arm64", format: /PE32\+ executable \(console\) Aarch64/ },
 ];
 
 /** The target of a name, or an error listing the names there are. */

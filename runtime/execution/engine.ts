@@ -68,6 +68,8 @@ interface Active {
   completed: boolean;
   /** Settles once `execution.completed` is written (or could not be). */
   done: Promise<void> | null;
+  /** True once its creation (and run identity) is committed: only then may its handler act. */
+  durable: boolean;
 }
 
 /** The execution plane's engine: validate · redact · admit · queue · run on a worker · catch · complete. */
@@ -214,8 +216,9 @@ export function createEngine(options: EngineOptions): Engine {
           });
         }
         // The original may be long gone (forgotten past executions_retained) or only its identity
-        // left (details expired): still the same run, never a second one.
-        const original = store.get(known.execution_id);
+        // left (details expired): still the same run, never a second one. Its current state (the
+        // answer waits until it is committed: docs/durability.md).
+        const original = store.current(known.execution_id);
         if (original !== null && !original.details_expired) return { execution: original, deduplicated: true };
         return { execution: original ?? expiredExecution(known), deduplicated: true, details_expired: true };
       }
@@ -291,6 +294,7 @@ export function createEngine(options: EngineOptions): Engine {
       timers: [],
       completed: false,
       done: null,
+      durable: false,
     };
     scheduler.enqueue(active);
     if (deadline !== null) active.timers.push(clock.setTimeout(() => expire(active, "deadline_ms"), deadline));
@@ -304,7 +308,25 @@ export function createEngine(options: EngineOptions): Engine {
     for (const active of scheduler.takeRunnable()) begin(active);
   }
 
+  /**
+   * Starts a taken execution — once its creation and run identity are committed (docs/durability.md):
+   * a handler that acted for an execution a crash then took back would act again when its
+   * run_id is sent again.
+   */
   function begin(active: Active): void {
+    if (active.durable) return dispatch(active);
+    store.durable().then(
+      () => {
+        active.durable = true;
+        if (!closed && !active.completed) dispatch(active);
+      },
+      () => {
+        // The store closed first: the engine is closing too, and the execution never ran.
+      },
+    );
+  }
+
+  function dispatch(active: Active): void {
     store.append(active.id, [{ type: "execution.started", data: {} }]);
     active.started = clock.monotonic();
     const task: WorkerTask = {
@@ -341,7 +363,13 @@ export function createEngine(options: EngineOptions): Engine {
     active.stop.deadlineMs = ms;
     active.stop.deadlineSource = bound;
     if (!active.handle) {
-      if (!scheduler.remove(active.id)) return;
+      // Queued, or taken and held until its creation is committed (see begin): it never ran.
+      const held = !scheduler.remove(active.id);
+      if (held && scheduler.get(active.id) === undefined) return;
+      if (held) {
+        scheduler.finish(active.id);
+        queueMicrotask(pump);
+      }
       active.completed = true;
       for (const timer of active.timers) clock.clearTimeout(timer);
       const failure = buildFailure({
@@ -374,6 +402,12 @@ export function createEngine(options: EngineOptions): Engine {
     try {
       store.append(active.id, drafts);
     } catch (error) {
+      // Ended by the store (what it reported could not be written: docs/durability.md): the
+      // handler's work is no longer recorded anywhere, so it is stopped.
+      if (isTerminal(store.current(active.id)?.state ?? "running")) {
+        active.handle?.terminate();
+        return;
+      }
       log(`[docket] could not store events of ${active.id}: ${(error as Error).message}`);
     }
   }
@@ -387,9 +421,11 @@ export function createEngine(options: EngineOptions): Engine {
     }
     const duration_ms = Math.max(0, Math.round((clock.monotonic() - active.started) * 1000) / 1000);
     try {
+      // Already ended by the store (see appendHandlerEvents): its end stands.
+      if (isTerminal(store.current(active.id)?.state ?? "running")) return;
       // A handler may stop as cancelled without anyone asking (it threw its own cancellation):
       // the lifecycle still passes through cancelling, so the move is one mayMoveTo allows.
-      if (completion.state === "cancelled" && store.get(active.id)?.state === "running") {
+      if (completion.state === "cancelled" && store.current(active.id)?.state === "running") {
         store.append(active.id, [{ type: "execution.cancel_requested", data: { actor: active.edge.actor } }]);
       }
       writeCompleted(active.id, completion, duration_ms);
@@ -439,11 +475,11 @@ export function createEngine(options: EngineOptions): Engine {
     if (!isExecutionId(id)) {
       throw failure(edge, { error_code: "invalid_input", stage: "validate", message: `"${id}" is not an execution id (x-<yyyymmddThhmmssZ>-<8 hex>).` });
     }
-    const snapshot = store.get(id);
+    const snapshot = store.current(id);
     if (!snapshot) throw failure(edge, { error_code: "not_found", stage: "validate", message: `No execution ${id}.`, context: { id } });
     const receipt = (requested: boolean, message: string): CancelReceipt => ({
       id,
-      state: store.get(id)!.state,
+      state: store.current(id)!.state,
       cancellable: snapshot.cancellable,
       requested,
       message,
@@ -505,7 +541,7 @@ export function createEngine(options: EngineOptions): Engine {
       cancel(id, active.edge);
       return;
     }
-    if (!active.stop.cancelRequested && store.get(id)?.state === "running") {
+    if (!active.stop.cancelRequested && store.current(id)?.state === "running") {
       store.append(id, [{ type: "execution.cancel_requested", data: { actor: active.edge.actor } }]);
     }
     active.stop.cancelRequested = true;
@@ -543,11 +579,12 @@ export function createEngine(options: EngineOptions): Engine {
       capabilities: () => registry.list(),
       capability: (id) => registry.get(id),
       loadErrors: () => registry.loadErrors(),
-      start: (request) => start(request, edge),
-      cancel: (id) => cancel(id, edge),
+      // What these answers acknowledge is committed before they are sent (docs/durability.md).
+      start: (request) => acknowledged(start(request, edge)),
+      cancel: (id) => acknowledged(cancel(id, edge)),
       report: (report) => {
         if (closed) throw failure(edge, { error_code: "unavailable", stage: "report", message: "The server is shutting down; the run goes on and keeps its own history." });
-        return reports.ingest(report, edge);
+        return acknowledged(reports.ingest(report, edge));
       },
       protocol: () => (protocolCache ??= protocolDocument(limits)),
       artifacts: (id) => {
@@ -572,9 +609,15 @@ export function createEngine(options: EngineOptions): Engine {
       },
       reconcile: (request) => {
         if (closed) return Promise.reject(failure(edge, { error_code: "unavailable", stage: "admit", message: "The engine is shutting down." }));
-        return reconciler.reconcile(request, edge);
+        return reconciler.reconcile(request, edge).then(acknowledged);
       },
     };
+  }
+
+  /** The answer, once everything stored so far (what it acknowledges included) is committed. */
+  async function acknowledged<T>(answer: T): Promise<T> {
+    await store.durable();
+    return answer;
   }
 
   function requireExecution(id: string, edge: EdgeInfo) {
@@ -610,8 +653,11 @@ export function createEngine(options: EngineOptions): Engine {
       // Reported runs go on in their own processes; only their silence timers end here.
       reports.close();
       const { waiting, running } = scheduler.pending();
-      for (const item of waiting) {
+      // Taken but not dispatched yet (its creation was not committed): it never ran either.
+      const held = running.filter((item) => item.handle === null && !item.completed);
+      for (const item of [...waiting, ...held]) {
         scheduler.remove(item.id);
+        scheduler.finish(item.id);
         item.completed = true;
         for (const timer of item.timers) clock.clearTimeout(timer);
         const failure = buildFailure({

@@ -116,10 +116,11 @@ export interface PlaneHandle {
   capabilities(): RegisteredCapability[];
   capability(id: string): RegisteredCapability | null;
   loadErrors(): LoadError[];
-  start(request: StartRequest): StartResult;
-  cancel(id: string): CancelReceipt;
+  /** Answers once what it acknowledges is committed (docs/durability.md); so do cancel and report. */
+  start(request: StartRequest): Promise<StartResult>;
+  cancel(id: string): Promise<CancelReceipt>;
   /** Takes a `docket run`'s report (docs/protocol.md): its new events applied once and in order; throws FailureError. */
-  report(report: ExecutionReport): ReportAnswer;
+  report(report: ExecutionReport): Promise<ReportAnswer>;
   /** The whole event contract: schemas derived from the valibot definitions, limits in force. */
   protocol(): ProtocolDocument;
   artifacts(id: string): ArtifactInfo[];

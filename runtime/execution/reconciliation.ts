@@ -57,7 +57,8 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
   /** The execution, if it is one whose outcome may be settled now; a clear refusal otherwise. */
   function settleable(id: string, edge: EdgeInfo): ExecutionSnapshot {
     if (!isExecutionId(id)) throw failure(edge, { error_code: "invalid_input", stage: "validate", message: `"${id}" is not an execution id (x-<yyyymmddThhmmssZ>-<8 hex>).` });
-    const snapshot = store.get(id);
+    // Decided on the live view; the answer waits until it is committed (docs/durability.md).
+    const snapshot = store.current(id);
     if (!snapshot) throw failure(edge, { error_code: "not_found", stage: "validate", message: `No execution ${id}.`, context: { id } });
     const refuse = (reason: string, message: string) => failure(edge, { error_code: "invalid_input", stage: "admit", message, context: { id, reason, state: snapshot.state } });
     if (!isTerminal(snapshot.state)) throw refuse("not_finished", `${id} is still ${snapshot.state}; only an execution that ended with an unknown outcome can be reconciled.`);
@@ -82,7 +83,7 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
     }
     forget(snapshot.id);
     log(`[docket] ${snapshot.id} (${snapshot.capability}) reconciled as ${data.outcome} (${data.method}) by ${describeActor(data.actor)}${data.note ? `: ${data.note}` : ""}`);
-    return store.get(snapshot.id)?.reconciliation ?? null;
+    return store.current(snapshot.id)?.reconciliation ?? null;
   }
 
   /** The input the check runs with: the real one this process kept, else the stored one when nothing in it was redacted. */

@@ -64,7 +64,7 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
       new FailureError(buildFailure({ error_code: "invalid_input", stage: "validate", message, context, request_id: edge.request_id, trace_id: edge.trace_id }));
     const checked = checkReportEvents(report.id, report.events);
     if (!checked.ok) throw refuse(`Cannot take the report of ${report.id}: ${checked.problem.message}`, checked.problem.context);
-    const existing = store.get(report.id);
+    const existing = store.current(report.id);
     if (existing) {
       if (existing.actor.kind !== "cli") {
         throw refuse(`Cannot take the report of ${report.id}: this server runs an execution with that id itself (started by ${existing.actor.kind}).`, { reason: "id_in_use" });
@@ -101,7 +101,7 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
         throw error;
       }
     }
-    const now = store.get(report.id)!;
+    const now = store.current(report.id)!;
     if (isTerminal(now.state)) end(report.id);
     else touch(report.id, report.pid);
     return answer(report.id, now, fresh.length, false);
@@ -200,7 +200,7 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
   function silence(id: string): void {
     const session = sessions.get(id);
     sessions.delete(id);
-    const snapshot = store.get(id);
+    const snapshot = store.current(id);
     if (!session || !snapshot || isTerminal(snapshot.state)) return;
     const silent = describeMs(limits.report_silence_ms);
     const failure = buildFailure({

@@ -1,4 +1,4 @@
-import { existsSync, linkSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 /** What `.docket/lease.json` holds: which server serves this checkout (docs/protocol.md). */
@@ -16,12 +16,21 @@ export function leasePath(root: string): string {
   return join(root, ".docket", "lease.json");
 }
 
-/** Creates `<root>/.docket/` with a `.gitignore` holding `*`, so nothing in it is ever committed. */
+/**
+ * Creates `<root>/.docket/` (0700: it holds the token, the store and artifacts) with a
+ * `.gitignore` holding `*`, so nothing in it is ever committed. A folder made wider by an older
+ * version is narrowed.
+ */
 export function ensureDocketDir(root: string): string {
   const dir = join(root, ".docket");
-  mkdirSync(dir, { recursive: true });
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  try {
+    if ((statSync(dir).mode & 0o077) !== 0) chmodSync(dir, 0o700);
+  } catch {
+    // Not ours to change (another user's checkout): what is created inside is private anyway.
+  }
   const ignore = join(dir, ".gitignore");
-  if (!existsSync(ignore)) writeFileSync(ignore, "*\n");
+  if (!existsSync(ignore)) writeFileSync(ignore, "*\n", { mode: 0o600 });
   return dir;
 }
 

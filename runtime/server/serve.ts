@@ -15,6 +15,7 @@ import { LiveChannel } from "./live-channel.ts";
 import type { LiveClock } from "./live-socket.ts";
 import { acquireLease, ensureDocketDir, isLeaseLive, readLease, releaseLease, type Lease } from "./lease.ts";
 import { openLogFile, teeLog, type LogFile } from "./log-file.ts";
+import { lockCheckout, type CheckoutLock } from "./checkout-lock.ts";
 
 /** What the server needs of a booted plane (runtime/boot.ts's `bootPlane` gives more). */
 export interface ServedPlane {
@@ -74,11 +75,18 @@ export interface DocketServer {
   stop(reason?: string): Promise<void>;
 }
 
-/** Thrown when another live server holds this checkout's lease; the CLI maps it to exit code 2. */
+/**
+ * Thrown when another server holds this checkout (its lock, or a lease that answers); the CLI maps
+ * it to exit code 2. `holder` is its lease, null while it has not written one yet (still starting).
+ */
 export class ServerAlreadyRunningError extends Error {
   readonly exitCode = 2;
-  constructor(readonly holder: Lease) {
-    super(`Another docket server (pid ${holder.pid}) already serves ${holder.root} at ${holder.url}; use it, or stop it first.`);
+  constructor(readonly holder: Lease | null, root = holder?.root ?? "") {
+    super(
+      holder !== null
+        ? `Another docket server (pid ${holder.pid}) already serves ${holder.root} at ${holder.url}; use it, or stop it first.`
+        : `Another docket server holds ${root} (its lock, .docket/serve.lock) and has not written its lease yet: it is starting, or stopped without answering; use it once it serves, or stop it first.`,
+    );
     this.name = "ServerAlreadyRunningError";
   }
 }
@@ -141,21 +149,31 @@ export async function startServer(options: ServeOptions): Promise<DocketServer> 
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new RangeError(`port must be a whole number from 0 to 65535, got ${port}`);
   const { token, generated } = serverToken(host, options.token ?? null);
 
-  // Refused before anything is started: a live server already serves this checkout.
+  // One writer per checkout (docs/durability.md): the lock is taken before anything of the
+  // checkout is opened or recovered, and held for the server's life. Whatever the holder is doing
+  // — serving, starting, frozen — a second server is refused here and touches nothing.
   const root = findCheckoutRoot(options.cwd);
+  const lock = lockCheckout(root);
+  if (lock === null) throw new ServerAlreadyRunningError(readLease(root), root);
+  // A server that takes no lock (the Node build) is kept away by its lease, when it answers.
   const holder = readLease(root);
-  if (holder && (await isLeaseLive(holder))) throw new ServerAlreadyRunningError(holder);
-  const logFile = options.logFile === false ? null : openLogFile({ dir: join(ensureDocketDir(root), "logs"), files: options.limits.log_files, fileBytes: options.limits.log_file_bytes, onError: options.log });
+  if (holder && (await isLeaseLive(holder))) {
+    lock.release();
+    throw new ServerAlreadyRunningError(holder);
+  }
+  let logFile: LogFile | null = null;
   try {
-    return await serveWithLog({ ...options, log: logFile ? teeLog(options.log, logFile) : options.log }, { token, generated, host, port }, logFile);
+    logFile = options.logFile === false ? null : openLogFile({ dir: join(ensureDocketDir(root), "logs"), files: options.limits.log_files, fileBytes: options.limits.log_file_bytes, onError: options.log });
+    return await serveWithLog({ ...options, log: logFile ? teeLog(options.log, logFile) : options.log }, { token, generated, host, port }, logFile, lock);
   } catch (error) {
     logFile?.close();
+    lock.release();
     throw error;
   }
 }
 
-/** The rest of startServer, with every line of `options.log` also in the log file. */
-async function serveWithLog(options: ServeOptions, bind: { token: string | null; generated: boolean; host: string; port: number }, logFile: LogFile | null): Promise<DocketServer> {
+/** The rest of startServer, with every line of `options.log` also in the log file; `lock` is let go by stop. */
+async function serveWithLog(options: ServeOptions, bind: { token: string | null; generated: boolean; host: string; port: number }, logFile: LogFile | null, lock: CheckoutLock): Promise<DocketServer> {
   const { token, generated, host, port } = bind;
 
   const boot = options.boot ?? bootPlane;
@@ -213,6 +231,7 @@ async function serveWithLog(options: ServeOptions, bind: { token: string | null;
             // Whatever failed above, a lease left behind would only mislead `docket run`.
             releaseLease(lease);
             logFile?.close();
+            lock.release();
           }
         })()),
     };

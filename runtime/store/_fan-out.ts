@@ -16,8 +16,11 @@ export interface FanOutOptions {
 
 /** The subscriber side of a store: delivery in order, subscribe-then-replay, unsubscribe. */
 export interface FanOut {
-  /** Hands freshly stored events to the subscribers; call right after storing them. */
-  publish(events: readonly ExecutionEvent[]): void;
+  /**
+   * Hands stored events to the subscribers: right after storing them (memory), or once their
+   * write committed (sqlite). `jsons[i]`, when given, is events[i] serialized already.
+   */
+  publish(events: readonly ExecutionEvent[], jsons?: readonly string[]): void;
   subscribe(options: SubscribeOptions, listener: EventListener): Subscription;
   /** Ends every subscription. */
   close(): void;
@@ -36,8 +39,9 @@ interface Sub {
 const REPLAY_PAGE = 1000;
 
 /**
- * Fan-out of stored events (docs/protocol.md "Order and gaps"). Storage-agnostic: a store calls `publish`
- * after each append and gives its history to read.
+ * Fan-out of stored events (docs/protocol.md "Order and gaps", docs/durability.md). Storage-agnostic: a store calls `publish` with
+ * what a reader may see (at once in memory, once committed in sqlite) and gives its history to
+ * read — the same view, so that replay and live delivery meet without a gap.
  *
  * Every subscriber sees each execution's events once, in sequence order, because
  * - delivery is a trampoline: events appended by a listener are queued and delivered after the
@@ -61,6 +65,7 @@ export function createFanOut(options: FanOutOptions): FanOut {
   let delivering = false;
   const queue: ExecutionEvent[] = [];
   const queueOrdinals: number[] = [];
+  const queueJsons: Array<string | undefined> = [];
 
   function send(sub: Sub, event: ExecutionEvent, json: string | undefined): string | undefined {
     json ??= JSON.stringify(event);
@@ -79,8 +84,7 @@ export function createFanOut(options: FanOutOptions): FanOut {
     return json;
   }
 
-  function deliver(event: ExecutionEvent, ordinal: number): void {
-    let json: string | undefined;
+  function deliver(event: ExecutionEvent, ordinal: number, json: string | undefined): void {
     for (const sub of allSubs) {
       if (!sub.active || ordinal <= sub.from) continue;
       if (sub.cursors !== null && event.sequence <= (sub.cursors.get(event.execution_id) ?? 0)) continue;
@@ -99,20 +103,23 @@ export function createFanOut(options: FanOutOptions): FanOut {
     delivering = true;
     try {
       // The queue may grow while it is drained (a listener appends): read its length each turn.
-      for (let i = 0; i < queue.length; i++) deliver(queue[i]!, queueOrdinals[i]!);
+      for (let i = 0; i < queue.length; i++) deliver(queue[i]!, queueOrdinals[i]!, queueJsons[i]);
     } finally {
       queue.length = 0;
       queueOrdinals.length = 0;
+      queueJsons.length = 0;
       delivering = false;
     }
   }
 
-  function publish(events: readonly ExecutionEvent[]): void {
-    for (const event of events) {
+  function publish(events: readonly ExecutionEvent[], jsons?: readonly string[]): void {
+    for (let i = 0; i < events.length; i++) {
+      const event = events[i]!;
       published++;
       if (allSubs.length === 0 && !followers.has(event.execution_id)) continue;
       queue.push(event);
       queueOrdinals.push(published);
+      queueJsons.push(jsons?.[i]);
     }
     if (!delivering && queue.length > 0) drain();
   }
@@ -198,6 +205,7 @@ export function createFanOut(options: FanOutOptions): FanOut {
     followers.clear();
     queue.length = 0;
     queueOrdinals.length = 0;
+    queueJsons.length = 0;
   }
 
   return { publish, subscribe, close };

@@ -19,13 +19,18 @@ export interface Entry {
   dirty: boolean;
   /** Dropped beyond executions_retained: its row goes with the next write. */
   forgotten: boolean;
-  /** What the file holds of it: whether the row exists, its state, its snapshot's last sequence, its first kept event. */
-  stored: { exists: boolean; state: ExecutionState | null; snapshotSequence: number; retainedFrom: number };
+  /** Its changes were refused by the file once already and it was failed (see failUnwritable). */
+  unwritable: boolean;
+  /**
+   * What the file holds of it — whether the row exists, its state, its last event (the committed
+   * watermark readers are served up to), its snapshot's last sequence, its first kept event.
+   */
+  stored: { exists: boolean; state: ExecutionState | null; lastSequence: number; snapshotSequence: number; retainedFrom: number };
 }
 
 /** An entry not (yet) in the file. */
 export function newEntry(fields: Pick<Entry, "id" | "order" | "capability" | "state" | "snapshot" | "lastSequence" | "retainedFrom">): Entry {
-  return { ...fields, pending: new PendingEvents(), dirty: false, forgotten: false, stored: { exists: false, state: null, snapshotSequence: 0, retainedFrom: 1 } };
+  return { ...fields, pending: new PendingEvents(), dirty: false, forgotten: false, unwritable: false, stored: { exists: false, state: null, lastSequence: 0, snapshotSequence: 0, retainedFrom: 1 } };
 }
 
 /**

@@ -19,7 +19,7 @@ export function loadEntry(row: ExecutionRow, tables: StoreTables, limits: Limits
   const fields = { id: row.id, order: row.ord, capability: row.capability, state: row.state, lastSequence: row.last_sequence, retainedFrom };
   if (isTerminal(row.state)) {
     const entry = newEntry({ ...fields, snapshot: null });
-    entry.stored = { exists: true, state: row.state, snapshotSequence: row.last_sequence, retainedFrom: row.retained_from };
+    entry.stored = { exists: true, state: row.state, lastSequence: row.last_sequence, snapshotSequence: row.last_sequence, retainedFrom: row.retained_from };
     return entry;
   }
   const snapshot = tables.readSnapshot<ExecutionSnapshot>(row.id);
@@ -35,7 +35,7 @@ export function loadEntry(row: ExecutionRow, tables: StoreTables, limits: Limits
   deepFreeze(snapshot.input);
   deepFreeze(snapshot.actor);
   const entry = newEntry({ ...fields, state: snapshot.state, snapshot });
-  entry.stored = { exists: true, state: row.state, snapshotSequence, retainedFrom: row.retained_from };
+  entry.stored = { exists: true, state: row.state, lastSequence: row.last_sequence, snapshotSequence, retainedFrom: row.retained_from };
   return entry;
 }
 

@@ -1,8 +1,9 @@
 import type { Database } from "bun:sqlite";
+import { chmodSync, closeSync, openSync, statSync } from "node:fs";
 import type { Limits } from "../execution/limits.ts";
 import { prepareSchema, StoreFileError } from "./_sqlite-schema.ts";
 import { prepareTables, type StoreTables } from "./_sqlite-tables.ts";
-import { createWriteBehind, type WriteBehind } from "./_sqlite-writer.ts";
+import { createWriteBehind, type WriteBehind, type WriteBehindOptions } from "./_sqlite-writer.ts";
 
 const HOUR = 3_600_000;
 
@@ -19,6 +20,9 @@ export interface OpenFileOptions {
   limits: Limits;
   /** Told when a write nobody waits for fails; it is retried. */
   onPersistError: (error: unknown) => void;
+  onCommit: WriteBehindOptions["onCommit"];
+  maxSnapshotChars: number;
+  onUnwritable: WriteBehindOptions["onUnwritable"];
 }
 
 /**
@@ -38,6 +42,9 @@ export function openStoreFile(options: OpenFileOptions): OpenFile {
   }
   let db: Database | null = null;
   try {
+    // Created private before SQLite opens it (SQLite creates 0644, and gives its log the file's mode).
+    closeSync(openSync(path, "a", 0o600));
+    if ((statSync(path).mode & 0o077) !== 0) chmodSync(path, 0o600);
     db = new sqlite.Database(path, { create: true, readwrite: true, strict: true });
     prepareSchema(db, path);
     const tables = prepareTables(db);
@@ -48,6 +55,9 @@ export function openStoreFile(options: OpenFileOptions): OpenFile {
       // open folds into it are always still retained.
       snapshotEvery: Math.max(1, Math.floor(limits.events_retained / 2)),
       onError: options.onPersistError,
+      onCommit: options.onCommit,
+      maxSnapshotChars: options.maxSnapshotChars,
+      onUnwritable: options.onUnwritable,
     });
     return { db, tables, writer };
   } catch (error) {

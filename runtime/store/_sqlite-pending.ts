@@ -29,15 +29,17 @@ const KEEP_BYTES = 8 << 20;
  * The events of one execution appended since the last flush: the event objects, which reads are
  * served from until they are written, and their JSON as UTF-8 bytes, which the next flush writes.
  *
- * The JSON is the string the fan-out made for its subscribers (the store subscribes too), so an
- * event is serialized once for the live channel and the file alike. Encoding it to UTF-8 right
+ * The JSON is made when the events are written, and handed to the fan-out with them once the
+ * write committed, so an event is serialized once for the file and the live channel alike. Encoding it to UTF-8 right
  * away means a flush copies nothing (a chunk is a view of the bytes): joining thousands of
  * strings costs more than writing them to the file (measured), and `Buffer.write` is the
  * cheapest encoder Bun has for this.
  */
 export class PendingEvents {
   /** Appended and not yet written, oldest first; their sequences are dense. */
-  readonly events: ExecutionEvent[] = [];
+  events: ExecutionEvent[] = [];
+  /** `jsons[i]`: event i's JSON, made when it is written and handed to the subscribers after the commit. */
+  private jsons: string[] = [];
   private bytes: Buffer = EMPTY;
   private used = 0;
   /** `ends[i]`: where event i's JSON ends in `bytes`; each one is preceded by a comma. */
@@ -51,14 +53,6 @@ export class PendingEvents {
   /** Takes a just-stored event. */
   add(event: ExecutionEvent): void {
     this.events.push(event);
-  }
-
-  /**
-   * Keeps the JSON of the next pending event that has none yet. Anything else is ignored: an
-   * event a flush already wrote (it serialized it itself), or one of another store's execution.
-   */
-  encode(event: ExecutionEvent, json: string): void {
-    if (this.events[this.ends.length] === event) this.write(event, json);
   }
 
   /**
@@ -87,12 +81,14 @@ export class PendingEvents {
       this.used += this.bytes.write(body, this.used, "utf8");
     }
     this.ends.push(this.used);
+    this.jsons.push(json);
   }
 
   /**
    * The pending events from sequence `from` on, as chunks of at most `maxEvents` events and
-   * (unless one event alone is larger) `maxBytes` bytes. Serializes what the fan-out has not
-   * handed over yet. Changes nothing else: the caller writes the chunks, then clears.
+   * (unless one event alone is larger) `maxBytes` bytes. Serializes what was not serialized yet
+   * (an earlier write that failed did some). Changes nothing else: the caller writes the chunks,
+   * then takes the events.
    */
   chunks(from: number, maxEvents: number, maxBytes: number): EventChunk[] {
     const { events, ends } = this;
@@ -110,13 +106,17 @@ export class PendingEvents {
   }
 
   /**
-   * Forgets every pending event (they were written, or are gone with their execution). The
-   * buffer is kept for the next events of a running execution; a finished one lets it go.
+   * Hands over every pending event with its JSON (they were written: the subscribers get them
+   * now; or they are gone with their execution). The buffer is kept for the next events of a
+   * running execution; a finished one lets it go.
    */
-  clear(keepBuffer: boolean): void {
-    this.events.length = 0;
+  take(keepBuffer: boolean): { events: ExecutionEvent[]; jsons: string[] } {
+    const taken = { events: this.events, jsons: this.jsons };
+    this.events = [];
+    this.jsons = [];
     this.ends.length = 0;
     this.used = 0;
     if (!keepBuffer || this.bytes.length > KEEP_BYTES) this.bytes = EMPTY;
+    return taken;
   }
 }

@@ -5,6 +5,8 @@ import type { EventsPage, ListPage } from "./store.ts";
 import { copySnapshot } from "./_kept-values.ts";
 import { encodeListCursor } from "./list-cursor.ts";
 import type { Entry } from "./_sqlite-entry.ts";
+import type { Limits } from "../execution/limits.ts";
+import { foldEvent } from "./_fold.ts";
 import { StoreFileError } from "./_sqlite-schema.ts";
 import type { StoreTables } from "./_sqlite-tables.ts";
 
@@ -15,12 +17,20 @@ const EVENTS_MAX = 1000;
 /**
  * Where the sqlite store's reads look: memory's entries first, and the file for what memory no
  * longer holds (a finished execution's snapshot, events written since they were appended).
+ * A reader is served what is committed only (docs/durability.md): while an entry has changes not
+ * written yet, its snapshot and events come from the file, up to its committed watermark.
  */
 export interface ReadSource {
   /** The file, for the error when a row vanished under the store. */
   path: string;
   tables: StoreTables;
   entries: ReadonlyMap<string, Entry>;
+  limits: Limits;
+}
+
+/** True when the entry has changes the file does not hold yet, which no reader may see. */
+function ahead(entry: Entry): boolean {
+  return entry.pending.events.length > 0;
 }
 
 /** The snapshot as it is now: the live one, or the file's for a finished execution. */
@@ -34,9 +44,34 @@ export function currentSnapshot(source: ReadSource, entry: Entry): ExecutionSnap
   return snapshot;
 }
 
-/** A copy for a reader: of the live snapshot, or a fresh parse of the file's. */
-export function readerSnapshot(source: ReadSource, entry: Entry): ExecutionSnapshot {
+/** A copy of the snapshot as it is now, committed or not: for the engine's own decisions. */
+export function liveSnapshot(source: ReadSource, entry: Entry): ExecutionSnapshot {
   return entry.snapshot !== null ? copySnapshot(entry.snapshot) : currentSnapshot(source, entry);
+}
+
+/**
+ * The snapshot a reader may see: as committed (the live one when nothing is pending, else the
+ * file's with the written events after it folded in); null when nothing of it is committed yet.
+ */
+export function readerSnapshot(source: ReadSource, entry: Entry): ExecutionSnapshot | null {
+  if (!entry.stored.exists) return null;
+  return ahead(entry) ? committedSnapshot(source, entry) : liveSnapshot(source, entry);
+}
+
+/** What the file holds of an entry's snapshot: its written snapshot, with the written events after it folded in. */
+export function committedSnapshot(source: ReadSource, entry: Entry): ExecutionSnapshot {
+  const snapshot = source.tables.readSnapshot<ExecutionSnapshot>(entry.id);
+  if (snapshot === null) throw new StoreFileError(source.path, `the row of execution ${entry.id} disappeared while the store was open (another program changed the file)`);
+  const { lastSequence, retainedFrom } = entry.stored;
+  if (snapshot.last_sequence < lastSequence) {
+    const later: ExecutionEvent[] = [];
+    source.tables.readEvents(entry.id, snapshot.last_sequence + 1, lastSequence, later);
+    for (const event of later) foldEvent(snapshot, event, source.limits);
+  }
+  snapshot.last_sequence = lastSequence;
+  snapshot.retained_from = retainedFrom;
+  snapshot.truncated = retainedFrom > 1;
+  return snapshot;
 }
 
 /** A list page's size: `limit` within 1..LIST_MAX, LIST_DEFAULT when not a number. */
@@ -63,7 +98,8 @@ export function listItems(source: ReadSource, query: ListItemsQuery): Pick<ListP
   const items: ExecutionSnapshot[] = [];
   for (const row of rows.slice(0, limit)) {
     const entry = source.entries.get(row.id);
-    if (entry !== undefined) items.push(readerSnapshot(source, entry));
+    const snapshot = entry === undefined ? null : readerSnapshot(source, entry);
+    if (snapshot !== null) items.push(snapshot);
   }
   return { items, next_cursor: rows.length > limit ? encodeListCursor(rows[limit - 1]!.ord) : null };
 }
@@ -75,22 +111,23 @@ export interface EventsQuery {
   limit?: number;
 }
 
-/** An events page; null when the store does not hold the execution. */
+/**
+ * An events page, up to the committed watermark: every event in it comes from the file. Null when
+ * the store does not hold the execution, or nothing of it is committed yet.
+ */
 export function eventsPage(source: ReadSource, query: EventsQuery): EventsPage | null {
   const { id, after = 0, limit = EVENTS_MAX } = query;
   const entry = source.entries.get(id);
   if (entry === undefined) return null;
+  if (!entry.stored.exists) return null;
+  const pending = ahead(entry);
+  const top = pending ? entry.stored.lastSequence : entry.lastSequence;
+  const kept = pending ? entry.stored.retainedFrom : entry.retainedFrom;
   const from = Math.max(0, Math.floor(after) || 0);
   const count = Math.min(EVENTS_MAX, Math.max(1, Math.floor(limit) || EVENTS_MAX));
-  const first = Math.max(from + 1, entry.retainedFrom);
-  const last = Math.min(entry.lastSequence, first + count - 1);
+  const first = Math.max(from + 1, kept);
+  const last = Math.min(top, first + count - 1);
   const out: ExecutionEvent[] = [];
-  if (first <= last) {
-    // Written events come from the file, the rest from memory: together they are dense.
-    const pending = entry.pending;
-    const pendingFirst = pending.first;
-    if (first < pendingFirst) source.tables.readEvents(id, first, Math.min(last, pendingFirst - 1), out);
-    for (let s = Math.max(first, pendingFirst); s <= last; s++) out.push(pending.events[s - pendingFirst]!);
-  }
-  return { events: out, retained_from: entry.retainedFrom, truncated: from + 1 < entry.retainedFrom, last_sequence: entry.lastSequence };
+  if (first <= last) source.tables.readEvents(id, first, last, out);
+  return { events: out, retained_from: kept, truncated: from + 1 < kept, last_sequence: top };
 }

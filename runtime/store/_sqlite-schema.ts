@@ -58,6 +58,12 @@ export class StoreFileError extends Error {
   }
 }
 
+/** True for SQLite's "the file is locked by someone else". */
+function isLocked(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" && (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED"));
+}
+
 /** The value of a single-valued pragma. */
 function pragma(db: Database, name: string): unknown {
   const row = db.query(`PRAGMA ${name}`).values()[0];
@@ -71,13 +77,23 @@ function pragma(db: Database, name: string): unknown {
  * something else, is refused rather than touched.
  */
 export function prepareSchema(db: Database, path: string): void {
-  // Checked before anything writes: a foreign or newer file must stay as it was.
-  const version = Number(pragma(db, "user_version"));
+  // One writer (docs/durability.md): the connection holds the file exclusively for its life, an
+  // OS lock no other process gets while this one lives, frozen or not. Set before the first
+  // access, it also keeps the log's index in memory (no -shm file). Refused at once, not after a wait.
+  db.run("PRAGMA locking_mode = EXCLUSIVE");
+  db.run("PRAGMA busy_timeout = 0");
+  let version: number;
+  try {
+    // Checked before anything writes: a foreign or newer file must stay as it was.
+    version = Number(pragma(db, "user_version"));
+  } catch (error) {
+    if (isLocked(error)) throw new StoreFileError(path, "another process holds it (another docket serve on this checkout?); stop that one first, or use it");
+    throw error;
+  }
   if (version > STORE_SCHEMA_VERSION) throw new StoreFileError(path, `it was written by a newer docket (store schema ${version}; this one reads up to ${STORE_SCHEMA_VERSION}); use that version, or a new file`);
   if (version === 0 && Number(db.query("SELECT count(*) FROM sqlite_schema").values()[0]![0]) > 0) {
     throw new StoreFileError(path, "it is an SQLite database, but not a docket execution store");
   }
-  db.run("PRAGMA busy_timeout = 5000");
   // A new file gets 16 KiB pages (fixed once the file is initialized): an event chunk of up to
   // 64 KiB then spans 4 overflow pages instead of 16, and the file takes fewer, larger writes
   // (measured: ~15 % less time per appended event than 4 KiB pages).
@@ -85,6 +101,14 @@ export function prepareSchema(db: Database, path: string): void {
   const mode = String(pragma(db, "journal_mode = WAL")).toLowerCase();
   if (mode !== "wal") throw new StoreFileError(path, `SQLite would not switch it to write-ahead logging (journal mode stays ${mode})`);
   db.run("PRAGMA synchronous = NORMAL");
+  // The first write takes the exclusive lock, and the locking mode keeps it until close.
+  try {
+    db.run("BEGIN EXCLUSIVE");
+    db.run("COMMIT");
+  } catch (error) {
+    if (isLocked(error)) throw new StoreFileError(path, "another process holds it (another docket serve on this checkout?); stop that one first, or use it");
+    throw error;
+  }
   // The store checkpoints when writes pause (createWriteBehind); SQLite's own checkpoint, which
   // runs inside the commit that crosses the mark and syncs the disk twice, is only the backstop
   // for a store that never pauses: at 4,096 pages (64 MiB of log) instead of 1,000.

@@ -73,6 +73,7 @@ export function prepareTables(db: Database) {
   const insertRun = db.prepare<void, [string, string, string, string]>("INSERT OR IGNORE INTO run_identities (run_id, execution_id, capability, input_hash) VALUES (?, ?, ?, ?)");
   const selectRun = db.prepare<RunIdentity, [string]>("SELECT run_id, execution_id, capability, input_hash FROM run_identities WHERE run_id = ?");
   const countRuns = db.prepare<{ n: number }, []>("SELECT count(*) AS n FROM run_identities");
+  const countByState = db.prepare<{ state: ExecutionState; n: number }, []>("SELECT state, count(*) AS n FROM executions GROUP BY state");
   // One statement per filter shape, so that each can use its index.
   const listBy = {
     none: db.prepare<{ ord: number; id: string }, [number, number]>("SELECT ord, id FROM executions WHERE ord < ? ORDER BY ord DESC LIMIT ?"),
@@ -136,6 +137,10 @@ export function prepareTables(db: Database) {
     /** The run identity of a run_id, as a fresh object; null when none is written. */
     readRun(run_id: string): RunIdentity | null {
       return selectRun.get(run_id);
+    },
+    /** How many executions the file holds in each state (states it holds none in are left out). */
+    countStates(): Partial<Record<ExecutionState, number>> {
+      return Object.fromEntries(countByState.all().map((row) => [row.state, row.n]));
     },
     /** How many run identities the file holds. */
     runCount(): number {

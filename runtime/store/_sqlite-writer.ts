@@ -1,7 +1,9 @@
 import type { Database } from "bun:sqlite";
 import { isTerminal } from "../execution/state-machine.ts";
+import type { ExecutionEvent } from "../execution/protocol.ts";
 import type { RunIdentity, StorageFault } from "./store.ts";
 import { needsSnapshot, type Entry } from "./_sqlite-entry.ts";
+import { UnwritableValueError } from "./_sqlite-unwritable.ts";
 import { CHUNK_BYTES, CHUNK_EVENTS, type StoreTables } from "./_sqlite-tables.ts";
 
 /** A write happens once this many events are pending, whatever the tick: it bounds memory and what a crash loses. */
@@ -10,14 +12,29 @@ const RETRY_MS = 1000;
 /** Writes pausing this long is when the log is checkpointed into the database. */
 const QUIET_MS = 1000;
 
+/** What one commit made readable: its events in order, each with its JSON, for the subscribers. */
+export interface Committed {
+  events: ExecutionEvent[];
+  jsons: string[];
+}
+
 /** Options of {@link createWriteBehind}. */
 export interface WriteBehindOptions {
   db: Database;
   tables: StoreTables;
   /** See needsSnapshot. */
   snapshotEvery: number;
+  /** A snapshot whose JSON is longer is not written: its execution is unwritable (see onUnwritable). */
+  maxSnapshotChars: number;
   /** Told when a write nobody waits for fails (once per run of failures); it is retried. */
   onError: (error: unknown) => void;
+  /** Called after every commit with what it made durable, before anyone waiting is told. */
+  onCommit: (committed: Committed) => void;
+  /**
+   * Called for an execution whose changes the file refuses whatever the moment (a value too big
+   * for it): its pending events are taken back already; the store ends it in a form it can write.
+   */
+  onUnwritable: (entry: Entry, error: unknown) => void;
 }
 
 /** What the store changed and the file does not hold yet, and when it gets written. */
@@ -34,19 +51,29 @@ export interface WriteBehind {
   flushIfLarge(): void;
   /** Writes everything now, in one transaction; throws on failure, with everything still pending. */
   flush(): void;
-  /** Writes everything now; a failure is reported and retried instead of thrown. */
+  /** Writes everything now unless writes are failing (the retry does it); a failure is reported and retried, never thrown. */
   flushQuietly(): void;
+  /** True when nothing waits to be written. */
+  idle(): boolean;
+  /** Resolves once everything changed before the call is committed (or ended as unwritable). */
+  durable(): Promise<void>;
   /** The fault of the current run of failed writes, or null once a write succeeds. */
   fault(): StorageFault | null;
-  /** Stops scheduling writes (the store writes its last ones with `flush`). */
-  stop(): void;
+  /** Stops scheduling writes and fails whoever waits with `error` (the store writes its last ones with `flush`). */
+  stop(error?: Error): void;
 }
 
 /**
  * The store's write-behind: everything changed in one tick is written in one transaction on the
- * next `setImmediate` (or at once past FLUSH_EVENTS). A failed write leaves everything pending
- * (the transaction rolls back), is reported once, and is retried every RETRY_MS; appends go on
- * meanwhile and reads are served from memory.
+ * next `setImmediate` (or at once past FLUSH_EVENTS), and only then handed to `onCommit` — what
+ * readers and subscribers may see is what a crash cannot take back (docs/durability.md).
+ *
+ * A write that fails for the moment (disk full, I/O error: see isTransient) leaves everything
+ * pending (the transaction rolls back), is reported once and as `fault()`, and is retried every
+ * RETRY_MS until it succeeds; appends go on in memory meanwhile. Any other failure is a value the
+ * file refuses whatever the moment: the batch is written again one execution per transaction,
+ * and each execution that still fails goes to `onUnwritable`, so that it never holds up anyone
+ * else's writes.
  *
  * Once writes pause for QUIET_MS, the log is checkpointed into the database (PASSIVE: it never
  * waits for a reader). A checkpoint syncs the disk twice; done inside a busy run's commits it
@@ -65,32 +92,93 @@ export function createWriteBehind(options: WriteBehindOptions): WriteBehind {
   let retry: ReturnType<typeof setTimeout> | null = null;
   let checkpointTimer: ReturnType<typeof setTimeout> | null = null;
   let lastWrite = 0;
+  let waiters: Array<{ resolve: () => void; reject: (error: Error) => void }> = [];
 
-  const writeAll = db.transaction(() => {
+  function writeEntry(entry: Entry): void {
+    // A dirty entry still has its live snapshot: it is dropped only after this write.
+    const snapshot = entry.snapshot!;
+    const json = needsSnapshot(entry, snapshotEvery) ? JSON.stringify(snapshot) : null;
+    if (json !== null && json.length > options.maxSnapshotChars) throw new UnwritableValueError(entry.id, json.length, options.maxSnapshotChars);
+    tables.writeExecution(
+      {
+        ord: entry.order,
+        id: entry.id,
+        capability: entry.capability,
+        state: entry.state,
+        finished_at: snapshot.finished_at,
+        last_sequence: entry.lastSequence,
+        retained_from: entry.retainedFrom,
+        snapshot: json,
+      },
+      !entry.stored.exists,
+    );
+    tables.writeChunks(entry.id, entry.pending.chunks(entry.retainedFrom, CHUNK_EVENTS, CHUNK_BYTES));
+    if (entry.retainedFrom > entry.stored.retainedFrom) tables.dropEventsBelow(entry.id, entry.retainedFrom);
+  }
+
+  function writeRest(): void {
     // Forgotten rows first: an id forgotten and created again in one tick is a new row.
     for (const id of forgotten) tables.forget(id);
     for (const identity of runs.values()) tables.writeRun(identity);
-    for (const entry of dirty) {
-      if (entry.forgotten) continue;
-      // A dirty entry still has its live snapshot: it is dropped only after this write.
-      const snapshot = entry.snapshot!;
-      tables.writeExecution(
-        {
-          ord: entry.order,
-          id: entry.id,
-          capability: entry.capability,
-          state: entry.state,
-          finished_at: snapshot.finished_at,
-          last_sequence: entry.lastSequence,
-          retained_from: entry.retainedFrom,
-          snapshot: needsSnapshot(entry, snapshotEvery) ? JSON.stringify(snapshot) : null,
-        },
-        !entry.stored.exists,
-      );
-      tables.writeChunks(entry.id, entry.pending.chunks(entry.retainedFrom, CHUNK_EVENTS, CHUNK_BYTES));
-      if (entry.retainedFrom > entry.stored.retainedFrom) tables.dropEventsBelow(entry.id, entry.retainedFrom);
-    }
+  }
+  const writeOthers = db.transaction(writeRest);
+  const writeAll = db.transaction(() => {
+    writeRest();
+    for (const entry of dirty) if (!entry.forgotten) writeEntry(entry);
   });
+  const writeOne = db.transaction(writeEntry);
+
+  /** After an entry's write committed: the file holds it, its events go to the subscribers. */
+  function committed(entry: Entry, out: Committed): void {
+    entry.dirty = false;
+    const done = isTerminal(entry.state);
+    const taken = entry.pending.take(!done);
+    if (entry.forgotten) return;
+    for (let i = 0; i < taken.events.length; i++) {
+      out.events.push(taken.events[i]!);
+      out.jsons.push(taken.jsons[i]!);
+    }
+    entry.stored = {
+      exists: true,
+      state: entry.state,
+      lastSequence: entry.lastSequence,
+      snapshotSequence: needsSnapshot(entry, snapshotEvery) ? entry.lastSequence : entry.stored.snapshotSequence,
+      retainedFrom: entry.retainedFrom,
+    };
+    // A finished execution's snapshot never changes again: the file's copy serves its reads.
+    if (done) entry.snapshot = null;
+  }
+
+  /**
+   * After a failure that is not of the moment: the same batch, one execution per transaction.
+   * Throws a failure of the moment (what is not written yet stays pending).
+   */
+  function writeApart(out: Committed): void {
+    writeOthers();
+    forgotten = [];
+    runs.clear();
+    const batch = dirty;
+    const refused: Array<{ entry: Entry; error: unknown }> = [];
+    for (let i = 0; i < batch.length; i++) {
+      const entry = batch[i]!;
+      try {
+        if (!entry.forgotten) writeOne(entry);
+        committed(entry, out);
+      } catch (error) {
+        if (isTransient(error)) {
+          dirty = [...refused.map((r) => r.entry), ...batch.slice(i)];
+          throw error;
+        }
+        refused.push({ entry, error });
+      }
+    }
+    dirty = [];
+    for (const { entry, error } of refused) {
+      entry.dirty = false;
+      entry.pending.take(false);
+      options.onUnwritable(entry, error);
+    }
+  }
 
   /** After a write: arms the checkpoint for when writes pause. */
   function wrote(): void {
@@ -122,28 +210,38 @@ export function createWriteBehind(options: WriteBehindOptions): WriteBehind {
     setImmediate(flushQuietly);
   }
 
+  function idle(): boolean {
+    return dirty.length === 0 && forgotten.length === 0 && runs.size === 0;
+  }
+
   function flush(): void {
-    if (dirty.length === 0 && forgotten.length === 0 && runs.size === 0) return;
-    writeAll();
-    for (const entry of dirty) {
-      entry.dirty = false;
-      const done = isTerminal(entry.state);
-      entry.pending.clear(!done);
-      if (entry.forgotten) continue;
-      entry.stored = {
-        exists: true,
-        state: entry.state,
-        snapshotSequence: needsSnapshot(entry, snapshotEvery) ? entry.lastSequence : entry.stored.snapshotSequence,
-        retainedFrom: entry.retainedFrom,
-      };
-      // A finished execution's snapshot never changes again: the file's copy serves its reads.
-      if (done) entry.snapshot = null;
+    if (idle()) return;
+    // Whoever waits now waits for this write: what they wait for is pending at this moment.
+    const told = waiters;
+    waiters = [];
+    const out: Committed = { events: [], jsons: [] };
+    try {
+      try {
+        writeAll();
+        for (const entry of dirty) committed(entry, out);
+        dirty = [];
+        forgotten = [];
+        runs.clear();
+      } catch (error) {
+        if (isTransient(error)) throw error;
+        writeApart(out);
+      }
+    } catch (error) {
+      waiters = [...told, ...waiters];
+      if (out.events.length > 0) options.onCommit(out);
+      throw error;
     }
-    dirty = [];
-    forgotten = [];
-    runs.clear();
     pendingEvents = 0;
+    failing = false;
+    fault = null;
     wrote();
+    if (out.events.length > 0) options.onCommit(out);
+    for (const waiter of told) waiter.resolve();
   }
 
   function flushQuietly(): void {
@@ -151,8 +249,6 @@ export function createWriteBehind(options: WriteBehindOptions): WriteBehind {
     if (stopped) return;
     try {
       flush();
-      failing = false;
-      fault = null;
     } catch (error) {
       if (!failing) options.onError(error);
       failing = true;
@@ -187,12 +283,36 @@ export function createWriteBehind(options: WriteBehindOptions): WriteBehind {
       if (pendingEvents >= FLUSH_EVENTS && !failing) flushQuietly();
     },
     flush,
-    flushQuietly,
+    flushQuietly() {
+      // Twice at most: an execution failed as unwritable makes one more change, its end.
+      for (let i = 0; i < 2 && !failing && !idle(); i++) flushQuietly();
+    },
+    idle,
+    durable() {
+      if (idle()) return Promise.resolve();
+      if (stopped) return Promise.reject(new Error("The execution store is closed."));
+      return new Promise((resolve, reject) => waiters.push({ resolve, reject }));
+    },
     fault: () => fault,
-    stop() {
+    stop(error) {
       stopped = true;
       if (retry !== null) clearTimeout(retry);
       if (checkpointTimer !== null) clearTimeout(checkpointTimer);
+      if (error === undefined) return;
+      const told = waiters;
+      waiters = [];
+      for (const waiter of told) waiter.reject(error);
     },
   };
+}
+
+/**
+ * True for a failure of the moment, which a later try of the same write may not meet: the disk
+ * full, an I/O error, the file busy or locked, memory short. Anything else (a value too big, a
+ * broken constraint, a string JSON cannot make) fails again however often it is tried.
+ */
+export function isTransient(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== "string") return false;
+  return /^SQLITE_(FULL|IOERR|BUSY|LOCKED|NOMEM|CANTOPEN|PROTOCOL|READONLY)/.test(code);
 }

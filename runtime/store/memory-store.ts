@@ -222,6 +222,7 @@ export function createMemoryStore(options: MemoryStoreOptions): ExecutionStore {
     create,
     append,
     get,
+    current: get,
     list,
     events,
     subscribe: (subscribeOptions, listener) => {
@@ -233,6 +234,8 @@ export function createMemoryStore(options: MemoryStoreOptions): ExecutionStore {
     recordRun,
     // Memory cannot fail to write: nothing is ever waiting for a disk.
     storageFault: () => null,
+    // Nothing to wait for: memory is all there is.
+    durable: () => Promise.resolve(),
     close,
   };
 }

@@ -14,7 +14,8 @@ import { InvalidCursorError, decodeListCursor } from "./list-cursor.ts";
 import { newEntry, type Entry } from "./_sqlite-entry.ts";
 import { loadEntry, trimLowered } from "./_sqlite-load.ts";
 import { asFileError, openStoreFile, startExpiry } from "./_sqlite-open.ts";
-import { currentSnapshot, eventsPage, listItems, listLimit, readerSnapshot, type ReadSource } from "./_sqlite-reads.ts";
+import { committedSnapshot, currentSnapshot, eventsPage, listItems, listLimit, liveSnapshot, readerSnapshot, type ReadSource } from "./_sqlite-reads.ts";
+import { slimmed, unwritableCompletion } from "./_sqlite-unwritable.ts";
 import { recoverUnfinished, type RecoveredExecution } from "./_sqlite-recovery.ts";
 import { expireFinished } from "./_sqlite-expiry.ts";
 import { copySnapshot, keep } from "./_kept-values.ts";
@@ -35,6 +36,18 @@ export interface SqliteStoreOptions {
   onListenerError?: (error: unknown, event: ExecutionEvent) => void;
   /** Told when writing to the file fails (the write is retried); default: one line on stderr. */
   onPersistError?: (error: unknown) => void;
+  /** Told when an execution's changes could not be written at all and it was failed instead; default: one line on stderr. */
+  onUnwritable?: (id: string, error: unknown) => void;
+  /**
+   * A snapshot whose JSON is longer is not written, and its execution fails as unwritable (see
+   * docs/durability.md); default 256 Mi characters, well below what SQLite and a string can hold.
+   */
+  maxSnapshotChars?: number;
+  /**
+   * Hands events to subscribers as soon as they are stored instead of once committed: the store
+   * as it was before docs/durability.md, kept only so that bench/ can measure the difference.
+   */
+  publishBeforeCommit?: boolean;
   /** How often expired details are looked for after the check on open; default an hour. */
   expiryIntervalMs?: number;
   /** Whether an execution's artifact folder still holds files (they keep its details); default: never. */
@@ -76,9 +89,22 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
   const clock = options.clock ?? (() => new Date());
   const reportPersistError =
     options.onPersistError ?? ((error: unknown) => console.error(`docket: could not write the execution store ${path} (${error instanceof Error ? error.message : String(error)}); retrying`));
-  const { db, tables, writer } = openStoreFile({ path, limits, onPersistError: reportPersistError });
+  const reportUnwritable =
+    options.onUnwritable ?? ((id: string, error: unknown) => console.error(`docket: execution ${id} could not be written to ${path} (${error instanceof Error ? error.message : String(error)}); it was failed instead, and the other executions go on`));
+  const early = options.publishBeforeCommit === true;
+  const { db, tables, writer } = openStoreFile({
+    path,
+    limits,
+    onPersistError: reportPersistError,
+    maxSnapshotChars: options.maxSnapshotChars ?? 256 * 1024 * 1024,
+    // Subscribers hear of events once a crash can no longer take them back.
+    onCommit: (committed) => {
+      if (!early) fanOut.publish(committed.events, committed.jsons);
+    },
+    onUnwritable: (entry, error) => failUnwritable(entry, error),
+  });
   const entries = new Map<string, Entry>();
-  const source: ReadSource = { path, tables, entries };
+  const source: ReadSource = { path, tables, entries, limits };
   const counts = zeroCounts();
   // Terminal executions by creation order: the next one to forget is always on top.
   const terminal = new MinHeap<Entry>((entry) => entry.order);
@@ -92,10 +118,8 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
   // a finished one takes no more events and lets go of its sizes.
   const retainedBytes = new Map<string, RetainedBytes>();
 
-  const fanOut = createFanOut({ history: { events, ids: () => entries.keys() }, onListenerError: options.onListenerError });
-  // The store follows its own events: the JSON the fan-out makes once per event for the live
-  // channel is the JSON the file keeps.
-  fanOut.subscribe({ executions: "all" }, (event, json) => entries.get(event.execution_id)?.pending.encode(event, json));
+  // A subscription replays what is committed (without writing first), then hears each commit.
+  const fanOut = createFanOut({ history: { events: (id, after, limit) => eventsPage(source, { id, after, limit }), ids: () => entries.keys() }, onListenerError: options.onListenerError });
 
   function open(): void {
     if (closed) throw new Error("The execution store is closed; create a new one to keep working.");
@@ -118,6 +142,8 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
   function evict(): void {
     while (entries.size > limits.executions_retained && terminal.size > 0) {
       const entry = terminal.pop()!;
+      // Failed as unwritable, an entry may be in the heap twice (see failUnwritable).
+      if (entry.forgotten || !isTerminal(entry.state)) continue;
       entry.forgotten = true;
       entries.delete(entry.id);
       counts[entry.state]--;
@@ -138,7 +164,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     retainedBytes.set(entry.id, sizes);
     writer.changed(entry, 1);
     evict();
-    fanOut.publish([event]);
+    if (early) fanOut.publish([event]);
     writer.flushIfLarge();
     return copySnapshot(snapshot);
   }
@@ -175,15 +201,58 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     // A finished execution takes few events more (a reconciliation): its sizes are let go after each.
     if (isTerminal(entry.state)) retainedBytes.delete(id);
     writer.changed(entry, stored.length);
-    fanOut.publish(stored);
+    if (early) fanOut.publish(stored);
     writer.flushIfLarge();
     return stored;
+  }
+
+  /**
+   * An execution whose changes the file refuses whatever the moment (see createWriteBehind): what
+   * was not written is taken back — nobody saw it, readers and subscribers see only what is
+   * committed — and the execution ends `failed` (`internal`, stage `complete`) from its committed
+   * state. One never written at all starts again from its `execution.created`.
+   */
+  function failUnwritable(entry: Entry, error: unknown): void {
+    reportUnwritable(entry.id, error);
+    const live = entry.snapshot ?? currentSnapshot(source, entry);
+    const committed = entry.stored.exists ? committedSnapshot(source, entry) : initialSnapshot({ ...live, input_hash: "" }, live.created_at);
+    // Failed once and refused again: it stays as committed (running, for the next start to
+    // recover as interrupted) rather than be tried forever.
+    const gaveUp = entry.unwritable;
+    entry.unwritable = true;
+    const snapshot = gaveUp ? committed : slimmed(committed);
+    counts[entry.state]--;
+    entry.state = snapshot.state;
+    counts[entry.state]++;
+    entry.snapshot = snapshot;
+    entry.lastSequence = snapshot.last_sequence;
+    entry.retainedFrom = entry.stored.exists ? entry.stored.retainedFrom : 1;
+    if (gaveUp) return;
+    if (!entry.stored.exists) {
+      entry.pending.add(createdEvent({ ...live, input_hash: "" }, snapshot));
+      writer.changed(entry, 1);
+    }
+    if (isTerminal(entry.state)) return;
+    try {
+      append(entry.id, unwritableCompletion(snapshot, error));
+    } catch (again) {
+      reportPersistError(again);
+    }
   }
 
   function get(id: string): ExecutionSnapshot | null {
     open();
     const entry = entries.get(id);
-    return entry === undefined ? null : readerSnapshot(source, entry);
+    if (entry === undefined) return null;
+    // A read is served what is committed: pending changes are written first, when the file takes them.
+    writer.flushQuietly();
+    return readerSnapshot(source, entry);
+  }
+
+  function current(id: string): ExecutionSnapshot | null {
+    open();
+    const entry = entries.get(id);
+    return entry === undefined ? null : liveSnapshot(source, entry);
   }
 
   /** The creation position a cursor names; a position never given out is as bad as garbage. */
@@ -197,14 +266,15 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     open();
     const limit = listLimit(filter.limit);
     const before = filter.cursor === undefined ? nextOrder : cursorOrder(filter.cursor);
-    // The file's indexes answer, so it must hold what memory holds: new executions, moved states.
+    // The file's indexes answer, and readers see what is committed: pending changes go first.
     writer.flushQuietly();
     const { items, next_cursor } = listItems(source, { before, state: filter.state, capability: filter.capability, limit });
-    return { items, next_cursor, counts: { ...counts } };
+    return { items, next_cursor, counts: writer.idle() ? { ...counts } : { ...zeroCounts(), ...tables.countStates() } };
   }
 
   function events(id: string, after?: number, limit?: number): EventsPage | null {
     open();
+    writer.flushQuietly();
     return eventsPage(source, { id, after, limit });
   }
 
@@ -242,14 +312,14 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     if (closed) return;
     closed = true;
     if (expiryTimer !== null) clearInterval(expiryTimer);
-    writer.stop();
-    fanOut.close();
     let failure: unknown = null;
     try {
       writer.flush();
     } catch (error) {
       failure = error;
     }
+    writer.stop(new Error(`The execution store ${path} closed before it could write this.`));
+    fanOut.close();
     try {
       // Finalizes the statements and closes at once; the last connection checkpoints the log.
       db.close(true);
@@ -275,7 +345,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     expireDetails();
   } catch (error) {
     closed = true;
-    writer.stop();
+    writer.stop(new Error(`The execution store ${path} could not be opened.`));
     fanOut.close();
     db.close(false);
     throw asFileError(path, error);
@@ -288,10 +358,13 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     create,
     append,
     get,
+    current,
     list,
     events,
     subscribe: (subscribeOptions, listener) => {
       open();
+      // The replay is what is committed: pending changes are written first, when the file takes them.
+      writer.flushQuietly();
       return fanOut.subscribe(subscribeOptions, listener);
     },
     release,
@@ -308,6 +381,10 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
       return (pragma("page_count") - pragma("freelist_count")) * pragma("page_size");
     },
     storageFault: () => writer.fault(),
+    durable: () => {
+      open();
+      return writer.durable();
+    },
     close,
   };
 }

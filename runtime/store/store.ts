@@ -88,13 +88,20 @@ export type EventListener = (event: ExecutionEvent, json: string) => void;
  * subscribe-then-replay has no gap. Lifecycle events (`execution.started`,
  * `execution.cancel_requested`, `execution.completed`) move the state; a move `mayMoveTo` refuses
  * throws IllegalTransitionError and nothing of that call is applied.
+ *
+ * Durability (docs/durability.md): readers (`get`, `list`, `events`) and subscribers see only what
+ * is committed — what a crash cannot take back. `current` is the engine's own view, changes not
+ * committed yet included; an answer that acknowledges a change is sent after `durable()`.
  */
 export interface ExecutionStore {
   /** Creates the execution in `queued` and appends `execution.created` (sequence 1). */
   create(execution: NewExecution): ExecutionSnapshot;
   /** Numbers, stamps, bounds and applies events; returns them as stored. */
   append(id: string, drafts: EventDraft[]): ExecutionEvent[];
+  /** The snapshot as committed; null when the store does not hold it (or nothing of it is committed yet). */
   get(id: string): ExecutionSnapshot | null;
+  /** The snapshot as it is now, committed or not: for the engine's decisions, never shown before `durable()`. */
+  current(id: string): ExecutionSnapshot | null;
   list(filter?: ListFilter): ListPage;
   events(id: string, after?: number, limit?: number): EventsPage | null;
   subscribe(options: SubscribeOptions, listener: EventListener): Subscription;
@@ -105,5 +112,10 @@ export interface ExecutionStore {
   recordRun(identity: RunIdentity): boolean;
   /** The current write fault, or null while every accepted change can be written (always null in memory). */
   storageFault(): StorageFault | null;
+  /**
+   * Resolves once every change made before the call is committed (at once in memory); waits out a
+   * storage fault; rejects when the store closes first.
+   */
+  durable(): Promise<void>;
   close(): void;
 }

@@ -17,7 +17,7 @@ export interface BuiltRelease {
   manifest: ReleaseManifest;
 }
 
-/** The targets the suite builds: the two Linux ones, or all five with DOCKET_TEST_RELEASE=all (`npm run test:release`). */
+/** The targets the suite builds: the two Linux ones, or every released one with DOCKET_TEST_RELEASE=all (`npm run test:release`). */
 export const TEST_TARGETS: string[] = process.env.DOCKET_TEST_RELEASE === "all" ? RELEASE_TARGETS.map((t) => t.name) : ["linux-x64", "linux-arm64"];
 
 let shared: Promise<BuiltRelease> | null = null;

@@ -151,10 +151,12 @@ describe("install.sh", () => {
     expect(server.requests.length).toBe(asked);
   }, SLOW);
 
-  test("install.sh names the platform's file: macOS arm64 is looked up as darwin-arm64, and a missing one is refused", async () => {
+  test("install.sh names the platform's file: macOS arm64 is darwin-arm64, Git Bash on arm64 windows-arm64, and a missing one is refused", async () => {
     const mac = await install(["--dir", tempDir("bin")], { PATH: fakeUname("Darwin", "arm64") });
     expect(mac.code).toBe(1);
     expect(mac.stderr).toContain("lists no docket binary for darwin-arm64");
+    const gitBash = await install(["--dir", tempDir("bin")], { PATH: fakeUname("MINGW64_NT-10.0-26100", "aarch64") });
+    expect(gitBash.stderr).toContain("lists no docket binary for windows-arm64");
   }, SLOW);
 
   test("install.sh says which address failed when the release cannot be downloaded", async () => {

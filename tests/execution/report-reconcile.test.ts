@@ -32,7 +32,7 @@ const send = (server: Harness, report: ExecutionReport) => server.engine.handle(
 async function silenced() {
   const r = await runOf();
   const server = harness({ report_silence_ms: 1000 });
-  send(server, reportOf(r.run, r.id, r.events()));
+  await send(server, reportOf(r.run, r.id, r.events()));
   server.clock.advance(1000);
   const ended = server.store.get(r.id)!;
   expect(ended).toMatchObject({ state: "failed", failure: { error_code: "unavailable", outcome_certainty: "unknown" } });
@@ -43,14 +43,14 @@ describe("runs that come back", () => {
   test("report of a run the server ended for silence answers takes_end; its real end becomes the reconciliation, the state stays", async () => {
     const { run, id, task, server, ended, events } = await silenced();
     // Heard again while still working: the server says it takes the run's end.
-    const again = send(server, reportOf(run, id, events()));
+    const again = await send(server, reportOf(run, id, events()));
     expect(again).toMatchObject({ ended: true, takes_end: true, state: "failed", applied: 0 });
 
     task.succeed({ ok: true });
     await flush();
     const end = events().at(-1)!;
     expect(end.type).toBe("execution.completed");
-    const answer = send(server, reportOf(run, id, [end]));
+    const answer = await send(server, reportOf(run, id, [end]));
     expect(answer).toMatchObject({ ended: true, takes_end: false, state: "failed" });
     expect(answer.message).toContain("recorded as its reconciliation (applied)");
 
@@ -68,7 +68,7 @@ describe("runs that come back", () => {
     expect(types.slice(-2)).toEqual(["execution.completed", "execution.reconciled"]);
     expect(server.logged.some((l) => l.includes(`${id} (demo.write) reconciled as applied (run)`))).toBe(true);
     // Sent again (a lost answer): nothing more is recorded.
-    expect(send(server, reportOf(run, id, [end]))).toMatchObject({ ended: true, takes_end: false });
+    expect(await send(server, reportOf(run, id, [end]))).toMatchObject({ ended: true, takes_end: false });
     expect(server.store.events(id, 0, 1000)!.events.filter((e) => e.type === "execution.reconciled")).toHaveLength(1);
     // Release is possible now.
     expect(server.engine.handle(EDGE).release(id)).toEqual({ id, released: 0 });
@@ -79,7 +79,7 @@ describe("runs that come back", () => {
     failedKnown.task.end({ ok: false, error: { kind: "capability", code: "rejected", message: "the remote refused the push", context: {} } });
     await flush();
     // A CapabilityError of a write is unknown by default: the run's end does not settle it.
-    send(failedKnown.server, reportOf(failedKnown.run, failedKnown.id, [failedKnown.events().at(-1)!]));
+    await send(failedKnown.server, reportOf(failedKnown.run, failedKnown.id, [failedKnown.events().at(-1)!]));
     expect(failedKnown.server.store.get(failedKnown.id)!.reconciliation).toBeUndefined();
     expect(failedKnown.server.logged.some((l) => l.includes("stays unsettled for a person to reconcile"))).toBe(true);
     // A person still can.
@@ -91,7 +91,7 @@ describe("runs that come back", () => {
     await flush();
     const end = refused.events().at(-1)! as ExecutionEvent<"execution.completed">;
     expect(end.data.failure!.outcome_certainty).toBe("not_applied");
-    send(refused.server, reportOf(refused.run, refused.id, [end]));
+    await send(refused.server, reportOf(refused.run, refused.id, [end]));
     expect(refused.server.store.get(refused.id)!.reconciliation).toMatchObject({
       outcome: "not_applied",
       method: "run",
@@ -104,7 +104,7 @@ describe("runs that come back", () => {
     await server.engine.handle(EDGE).reconcile({ id, outcome: "not_applied", note: "checked by hand" });
     task.succeed({ ok: true });
     await flush();
-    const answer = send(server, reportOf(run, id, [events().at(-1)!]));
+    const answer = await send(server, reportOf(run, id, [events().at(-1)!]));
     expect(answer).toMatchObject({ ended: true, takes_end: false });
     expect(server.store.get(id)!.reconciliation).toMatchObject({ outcome: "not_applied", method: "manual" });
     expect(() => send(server, { ...reportOf(run, id, [events().at(-1)!]), pid: PID + 1 })).toThrow(/process 4242 reports that execution/);

@@ -67,10 +67,10 @@ describe("executions.report (engine)", () => {
   test("report ingestion applies each event once and in order: the server holds the run's events under the run's id", async () => {
     const { run, id, events } = await finishedRun();
     const server = harness();
-    const first = send(server, reportOf(run, id, events.slice(0, 3)));
+    const first = await send(server, reportOf(run, id, events.slice(0, 3)));
     expect(first).toMatchObject({ id, through: 3, applied: 3, gap: false, state: "running", ended: false, cancel_requested: false });
     // Overlapping the first: events at or below `through` are skipped, the rest applied once.
-    const second = send(server, reportOf(run, id, events.slice(1)));
+    const second = await send(server, reportOf(run, id, events.slice(1)));
     expect(second).toMatchObject({ through: events.length, applied: events.length - 3, state: "succeeded", ended: true });
     const held = server.store.events(id, 0, 1000)!.events;
     expect(unstamped(held)).toEqual(unstamped(events));
@@ -85,8 +85,8 @@ describe("executions.report (engine)", () => {
     const { run, id, events } = await finishedRun({ end: "hold" });
     const server = harness();
     const report = reportOf(run, id, events);
-    expect(send(server, report)).toMatchObject({ through: events.length, applied: events.length });
-    expect(send(server, report)).toMatchObject({ through: events.length, applied: 0, gap: false });
+    expect(await send(server, report)).toMatchObject({ through: events.length, applied: events.length });
+    expect(await send(server, report)).toMatchObject({ through: events.length, applied: 0, gap: false });
     expect(server.store.get(id)!.last_sequence).toBe(events.length);
     expect(server.store.get(id)!.log.map((l) => l.message)).toEqual(["working"]);
   });
@@ -94,9 +94,9 @@ describe("executions.report (engine)", () => {
   test("report cut short is mended by the next one, which starts after the answered through", async () => {
     const { run, id, events } = await finishedRun();
     const server = harness();
-    const cut = send(server, reportOf(run, id, events.slice(0, 2)));
+    const cut = await send(server, reportOf(run, id, events.slice(0, 2)));
     expect(cut.through).toBe(2);
-    const next = send(server, reportOf(run, id, events.slice(cut.through)));
+    const next = await send(server, reportOf(run, id, events.slice(cut.through)));
     expect(next).toMatchObject({ through: events.length, state: "succeeded" });
     expect(unstamped(server.store.events(id, 0, 1000)!.events)).toEqual(unstamped(events));
   });
@@ -105,20 +105,20 @@ describe("executions.report (engine)", () => {
     const { run, id, events } = await finishedRun();
     const server = harness();
     // The server holds nothing yet: a report without the execution.created is a gap from 0.
-    expect(send(server, reportOf(run, id, events.slice(2)))).toMatchObject({ through: 0, applied: 0, gap: true, state: null });
+    expect(await send(server, reportOf(run, id, events.slice(2)))).toMatchObject({ through: 0, applied: 0, gap: true, state: null });
     expect(server.store.get(id)).toBeNull();
-    send(server, reportOf(run, id, events.slice(0, 2)));
-    const gap = send(server, reportOf(run, id, events.slice(3)));
+    await send(server, reportOf(run, id, events.slice(0, 2)));
+    const gap = await send(server, reportOf(run, id, events.slice(3)));
     expect(gap).toMatchObject({ through: 2, applied: 0, gap: true, state: "running" });
     expect(gap.message).toContain("send again from 3");
     expect(server.store.get(id)!.last_sequence).toBe(2);
-    expect(send(server, reportOf(run, id, events.slice(2)))).toMatchObject({ through: events.length, gap: false });
+    expect(await send(server, reportOf(run, id, events.slice(2)))).toMatchObject({ through: events.length, gap: false });
   });
 
   test("report from a second pid re-using a reported id is refused and changes nothing", async () => {
     const { run, id, events } = await finishedRun({ end: "hold" });
     const server = harness();
-    send(server, reportOf(run, id, events.slice(0, 2)));
+    await send(server, reportOf(run, id, events.slice(0, 2)));
     const refused = failureOf(() => send(server, reportOf(run, id, events.slice(2), { pid: PID + 1 })));
     expect(refused).toMatchObject({ error_code: "invalid_input", context: { reason: "reported_by_another_process", pid: PID } });
     expect(refused.message).toContain(`pid ${PID + 1}`);
@@ -138,10 +138,10 @@ describe("executions.report (engine)", () => {
   test("report silence ends the execution failed unavailable, outcome unknown, naming the pid (manual clock)", async () => {
     const { run, id, events } = await finishedRun({ end: "hold" });
     const server = harness({ report_silence_ms: 30_000 });
-    send(server, reportOf(run, id, events.slice(0, 3)));
+    await send(server, reportOf(run, id, events.slice(0, 3)));
     server.clock.advance(29_999);
     // Heard again (a report with nothing new still says the run is alive): silence counts from here.
-    expect(send(server, reportOf(run, id, []))).toMatchObject({ through: 3, applied: 0, gap: false, silence_ms: 30_000 });
+    expect(await send(server, reportOf(run, id, []))).toMatchObject({ through: 3, applied: 0, gap: false, silence_ms: 30_000 });
     server.clock.advance(29_999);
     expect(server.store.get(id)!.state).toBe("running");
     server.clock.advance(1);
@@ -156,10 +156,10 @@ describe("executions.report (engine)", () => {
   test("report after the silence failure is answered as ended and applies nothing", async () => {
     const { run, id, events } = await finishedRun({ end: "hold" });
     const server = harness({ report_silence_ms: 1000 });
-    send(server, reportOf(run, id, events.slice(0, 3)));
+    await send(server, reportOf(run, id, events.slice(0, 3)));
     server.clock.advance(1000);
     const failedAt = server.store.get(id)!.last_sequence;
-    const late = send(server, reportOf(run, id, events.slice(3)));
+    const late = await send(server, reportOf(run, id, events.slice(3)));
     expect(late).toMatchObject({ ended: true, state: "failed", applied: 0, through: failedAt });
     expect(late.message).toContain("Nothing was heard");
     expect(server.store.get(id)!.last_sequence).toBe(failedAt);
@@ -168,7 +168,7 @@ describe("executions.report (engine)", () => {
   test("report silence of a run heard only up to its creation still ends it failed", async () => {
     const { run, id, events } = await finishedRun({ end: "hold" });
     const server = harness({ report_silence_ms: 1000 });
-    send(server, reportOf(run, id, events.slice(0, 1)));
+    await send(server, reportOf(run, id, events.slice(0, 1)));
     expect(server.store.get(id)!.state).toBe("queued");
     server.clock.advance(1000);
     expect(server.store.get(id)).toMatchObject({ state: "failed", failure: { error_code: "unavailable" } });
@@ -177,13 +177,13 @@ describe("executions.report (engine)", () => {
   test("cancel of a reported execution is passed to the run in its next report's answer; the run's own event moves it", async () => {
     const { run, id, events, task } = await finishedRun({ end: "hold" });
     const server = harness();
-    send(server, reportOf(run, id, events));
+    await send(server, reportOf(run, id, events));
     const receipt = server.engine.cancel(id, { ...EDGE, actor: { kind: "cockpit" } });
     expect(receipt).toMatchObject({ id, requested: true, cancellable: true, state: "running" });
     expect(receipt.message).toContain(`pid ${PID}`);
     // Nothing of the server's own in the run's sequence space: the run numbers the cancel itself.
     expect(server.store.get(id)!.last_sequence).toBe(events.length);
-    const answer = send(server, reportOf(run, id, []));
+    const answer = await send(server, reportOf(run, id, []));
     expect(answer).toMatchObject({ cancel_requested: true, requested_by: { kind: "cockpit" } });
 
     // The run does what the answer says: it cancels its own execution, as the one who asked.
@@ -191,7 +191,7 @@ describe("executions.report (engine)", () => {
     task.end({ ok: false, error: { kind: "cancelled", message: "Cancelled" } });
     await flush();
     const rest = run.store.events(id, answer.through, 1000)!.events;
-    const last = send(server, reportOf(run, id, rest));
+    const last = await send(server, reportOf(run, id, rest));
     expect(last).toMatchObject({ state: "cancelled", ended: true, cancel_requested: false });
     expect(unstamped(server.store.events(id, 0, 1000)!.events)).toEqual(unstamped(run.store.events(id, 0, 1000)!.events));
     expect(server.store.events(id, 0, 1000)!.events.find((e) => e.type === "execution.cancel_requested")!.data).toEqual({ actor: { kind: "cockpit" } });
@@ -200,15 +200,15 @@ describe("executions.report (engine)", () => {
   test("cancel of a reported execution that is not cancellable is refused as for any other", async () => {
     const { run, id, events } = await finishedRun({ capability: "demo.write", input: {}, end: "hold" });
     const server = harness();
-    send(server, reportOf(run, id, events.slice(0, 2)));
+    await send(server, reportOf(run, id, events.slice(0, 2)));
     expect(server.engine.cancel(id, EDGE)).toMatchObject({ requested: false, cancellable: false });
-    expect(send(server, reportOf(run, id, []))).toMatchObject({ cancel_requested: false });
+    expect(await send(server, reportOf(run, id, []))).toMatchObject({ cancel_requested: false });
   });
 
   test("malformed report is refused with invalid_input and nothing stored is lost", async () => {
     const { run, id, events } = await finishedRun();
     const server = harness();
-    send(server, reportOf(run, id, events.slice(0, 2)));
+    await send(server, reportOf(run, id, events.slice(0, 2)));
     const refusals = [
       [{ ...events[2]!, type: "execution.nonsense" }],
       [{ ...events[2]!, data: { current: "half" } }],
@@ -228,7 +228,7 @@ describe("executions.report (engine)", () => {
     expect(illegal).toMatchObject({ error_code: "invalid_input", context: { reason: "illegal_transition" } });
     expect(started.sequence).toBe(2);
     expect(server.store.get(id)!.last_sequence).toBe(2);
-    expect(send(server, reportOf(run, id, events.slice(2)))).toMatchObject({ through: events.length, state: "succeeded" });
+    expect(await send(server, reportOf(run, id, events.slice(2)))).toMatchObject({ through: events.length, state: "succeeded" });
   });
 
   test("a first report whose later events the lifecycle refuses creates nothing at all", async () => {
@@ -247,12 +247,12 @@ describe("executions.report (engine)", () => {
     const server = harness();
     const secret = { user: "ada", auth: { token: "s3cret" }, keys: [] };
     const created = { ...events[0]!, data: { ...events[0]!.data, capability: "demo.secret", input: secret } } as ExecutionEvent;
-    send(server, reportOf(run, id, [created], { capability: "demo.secret", input: secret }));
+    await send(server, reportOf(run, id, [created], { capability: "demo.secret", input: secret }));
     expect(server.store.get(id)!.input).toEqual({ user: "ada", auth: { token: "[redacted]" }, keys: [] });
 
     const other = await finishedRun({ end: "hold" });
     const file = { ...other.events[0]!, data: { ...other.events[0]!.data, capability: "team.deploy" } } as ExecutionEvent;
-    send(server, reportOf(other.run, other.id, [file], { capability: "team.deploy", input: { where: "staging" } }));
+    await send(server, reportOf(other.run, other.id, [file], { capability: "team.deploy", input: { where: "staging" } }));
     expect(server.store.get(other.id)).toMatchObject({ capability: "team.deploy", input: { where: "staging" }, state: "queued" });
   });
 });
@@ -286,7 +286,7 @@ describe("report ledger after a restart", () => {
     const store = createMemoryStore({ limits, clock: () => clock.now() });
     const earlier = harness();
     for (const run of [heard, silent]) {
-      send(earlier, reportOf(run.run, run.id, run.events));
+      await send(earlier, reportOf(run.run, run.id, run.events));
       for (const event of earlier.store.events(run.id, 0, 1000)!.events) {
         if (event.type === "execution.created") {
           const s = earlier.store.get(run.id)!;
@@ -299,7 +299,7 @@ describe("report ledger after a restart", () => {
     clock.advance(600);
     heard.task.succeed({ n: 3 });
     await flush();
-    const answer = server.handle(EDGE).report(reportOf(heard.run, heard.id, heard.run.store.events(heard.id, 0, 1000)!.events));
+    const answer = await server.handle(EDGE).report(reportOf(heard.run, heard.id, heard.run.store.events(heard.id, 0, 1000)!.events));
     expect(answer).toMatchObject({ ended: true, state: "succeeded" });
     clock.advance(400);
     expect(store.get(silent.id)).toMatchObject({ state: "failed", failure: { error_code: "unavailable", outcome_certainty: "unknown", context: { pid: PID } } });

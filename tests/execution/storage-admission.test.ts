@@ -109,17 +109,17 @@ describe("storage admission", () => {
       return { id, pid: 77, capability: s.capability, input: s.input, effect: s.effect, cancellable: s.cancellable, run_id: null, session_key: null, request_id: s.request_id, trace_id: s.trace_id, events: run.store.events(id, 0, 1000)!.events };
     };
     const h = faultable();
-    h.engine.handle(EDGE).report(reportOf(a));
+    await h.engine.handle(EDGE).report(reportOf(a));
     await flush();
     run.pool.of(a)!.succeed({ n: 1 });
     await flush();
     h.setFault(FAULT);
-    expect(h.engine.handle(EDGE).report(reportOf(a))).toMatchObject({ state: "succeeded" });
+    expect(await h.engine.handle(EDGE).report(reportOf(a))).toMatchObject({ state: "succeeded" });
     const refused = failureOf(() => h.engine.handle(EDGE).report(reportOf(b)));
     expect(refused).toMatchObject({ error_code: "unavailable", stage: "admit", context: { reason: "storage_fault" } });
     expect(h.store.get(b)).toBeNull();
     h.setFault(null);
-    expect(h.engine.handle(EDGE).report(reportOf(b))).toMatchObject({ id: b, applied: 2, state: "running" });
+    expect(await h.engine.handle(EDGE).report(reportOf(b))).toMatchObject({ id: b, applied: 2, state: "running" });
   });
 
   test("executions.start over the storage budget is refused with capacity naming the budget, after expiry, until space is released", () => {

@@ -55,13 +55,15 @@ export function reconcileCases(f: Fixture): void {
       expect(store.get(idOf(3))!.reconciliation).toBeUndefined();
     });
 
-    test("store.subscribe delivers execution.reconciled to a follower of the execution, after its completion", () => {
+    test("store.subscribe delivers execution.reconciled to a follower of the execution, after its completion", async () => {
       const store = f.make();
       store.create(newExecution(1, { effect: "write" }));
       store.append(idOf(1), [draft.started(), unknownEnd]);
       const seen: string[] = [];
       const subscription = store.subscribe({ executions: [idOf(1)], after: 3 }, (event) => seen.push(`${event.sequence} ${event.type}`));
       store.append(idOf(1), [reconciled()]);
+      // Delivered once committed (docs/durability.md): at once in memory, a tick later in sqlite.
+      await store.durable();
       subscription.unsubscribe();
       expect(seen).toEqual(["4 execution.reconciled"]);
     });

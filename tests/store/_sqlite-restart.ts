@@ -142,40 +142,44 @@ export function restartCases(): void {
       reopened.close();
     });
 
-    test("sqlite store opened on the same file while another still has it open (never closed) recovers what that one left running", () => {
+    test("sqlite store refuses a file another store holds open (one writer), touching nothing; once let go, the next one recovers what it left running", () => {
       const path = tempDb();
       const clock = new TestClock();
-      const abandoned = openStore(path, clock);
-      abandoned.create(newExecution(1, { effect: "write" }));
-      abandoned.append(idOf(1), [draft.started(), ...Array.from({ length: 3000 }, (_, i) => draft.progress(i))]);
-      abandoned.flush();
+      const holder = openStore(path, clock);
+      holder.create(newExecution(1, { effect: "write" }));
+      holder.append(idOf(1), [draft.started(), ...Array.from({ length: 3000 }, (_, i) => draft.progress(i))]);
+      holder.flush();
+      expect(() => openStore(path, clock)).toThrow(/another process holds it/);
+      // The holder was not disturbed: it goes on writing.
+      holder.append(idOf(1), [draft.progress(1)]);
+      holder.close();
       const successor = openStore(path, clock);
       expect(successor.recovered).toEqual([{ id: idOf(1), found: "running", state: "failed" }]);
       expectWholeHistory(successor, idOf(1));
-      expect(successor.get(idOf(1))).toMatchObject({ last_sequence: 3003, failure: { error_code: "interrupted", outcome_certainty: "unknown" } });
+      expect(successor.get(idOf(1))).toMatchObject({ last_sequence: 3004, failure: { error_code: "interrupted", outcome_certainty: "unknown" } });
       successor.close();
-      // The abandoned one has nothing left to write.
-      abandoned.close();
     });
 
-    test("sqlite store writes what a tick appended in one transaction on the next tick, or at once for a large batch; reads never wait", async () => {
+    test("sqlite store commits what a tick appended in one transaction on the next tick, or at once for a large batch; subscribers hear of it only then", async () => {
       const path = tempDb();
       const store = openStore(path, new TestClock());
-      const reader = new Database(path, { readonly: true });
-      const stored = () => reader.query("SELECT (SELECT count(*) FROM executions) AS executions, coalesce((SELECT sum(sequence - first_sequence + 1) FROM events), 0) AS events, (SELECT count(*) FROM events) AS chunks").get() as { executions: number; events: number; chunks: number };
+      const heard: number[] = [];
+      store.subscribe({ executions: "all" }, (event) => heard.push(event.sequence));
       store.create(newExecution(1));
       store.append(idOf(1), [draft.started()]);
       for (let i = 0; i < 10; i++) store.append(idOf(1), [draft.progress(i)]);
-      expect(stored()).toEqual({ executions: 0, events: 0, chunks: 0 });
-      expect(store.events(idOf(1))!.events).toHaveLength(12);
+      expect(heard).toEqual([]);
       await nextTick();
-      expect(stored()).toEqual({ executions: 1, events: 12, chunks: 1 });
+      expect(heard).toHaveLength(12);
       // Past the batch size the store writes inside the call, without waiting for the tick.
       store.append(idOf(1), Array.from({ length: 5000 }, (_, i) => draft.progress(i)));
-      expect(stored().events).toBe(5012);
+      expect(heard).toHaveLength(5012);
       expect(store.events(idOf(1), 5000)!.events.map((e) => e.sequence)).toEqual(Array.from({ length: 12 }, (_, i) => 5001 + i));
-      reader.close();
       store.close();
+      // The first tick's twelve events are one chunk: one transaction wrote them.
+      const file = new Database(path, { readonly: true });
+      expect(file.query("SELECT first_sequence AS first, sequence AS last FROM events ORDER BY sequence LIMIT 1").get()).toEqual({ first: 1, last: 12 });
+      file.close();
     });
 
     test("sqlite store reopened with lower limits applies them: fewer events kept per execution, fewer executions kept", () => {

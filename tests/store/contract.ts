@@ -7,6 +7,7 @@ import { boundsCases } from "./_contract-bounds.ts";
 import { listCases } from "./_contract-list.ts";
 import { subscribeCases } from "./_contract-subscribe.ts";
 import { propertyCases } from "./_contract-property.ts";
+import { durableCases } from "./_contract-durable.ts";
 import { reconcileCases } from "./_contract-reconcile.ts";
 import { textLimitCases } from "./_contract-text-limits.ts";
 
@@ -30,6 +31,7 @@ export function storeContract(name: string, makeStore: (limits: Limits, clock: (
     listCases(f);
     subscribeCases(f);
     propertyCases(f);
+    durableCases(f);
     reconcileCases(f);
   });
 }

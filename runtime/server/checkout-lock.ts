@@ -1,0 +1,63 @@
+import { closeSync, openSync } from "node:fs";
+import { join } from "node:path";
+import type { Database } from "bun:sqlite";
+import { ensureDocketDir } from "./lease.ts";
+
+/** The lock of one checkout's server, held for the server's life (see lockCheckout). */
+export interface CheckoutLock {
+  /** The lock file, `<root>/.docket/serve.lock`. */
+  readonly path: string;
+  /** Lets the lock go (the process ending does too, however it ends). */
+  release(): void;
+}
+
+/**
+ * Takes the checkout's one-writer lock (docs/durability.md), before anything of the checkout is
+ * opened: `.docket/serve.lock`, held in SQLite's exclusive locking mode, which is an OS lock on
+ * the file for as long as this process holds the connection. A second process cannot take it
+ * while the first lives — frozen (SIGSTOP) or not — and the kernel lets it go when the holder
+ * dies, however it dies. Answers null when another process holds it.
+ *
+ * Where bun:sqlite is missing (the Node build), there is no lock: the lease alone keeps a second
+ * server away, and only from a holder that answers (docs/durability.md says so).
+ */
+export function lockCheckout(root: string): CheckoutLock | null {
+  const path = join(ensureDocketDir(root), "serve.lock");
+  let sqlite: typeof import("bun:sqlite");
+  try {
+    sqlite = require("bun:sqlite") as typeof import("bun:sqlite");
+  } catch {
+    return { path, release: () => {} };
+  }
+  // Created private before SQLite opens it: SQLite would create it world-readable.
+  closeSync(openSync(path, "a", 0o600));
+  let db: Database | null = null;
+  try {
+    db = new sqlite.Database(path, { create: true, readwrite: true });
+    db.run("PRAGMA busy_timeout = 0");
+    db.run("PRAGMA locking_mode = EXCLUSIVE");
+    // The first write takes the exclusive lock; the locking mode keeps it until close.
+    db.run("BEGIN EXCLUSIVE");
+    db.run("COMMIT");
+  } catch (error) {
+    db?.close(false);
+    if (isBusy(error)) return null;
+    throw new Error(`Cannot take the lock of ${root} (${path}): ${error instanceof Error ? error.message : String(error)}. Check that .docket/ is writable.`);
+  }
+  const held = db;
+  let released = false;
+  return {
+    path,
+    release() {
+      if (released) return;
+      released = true;
+      held.close(false);
+    },
+  };
+}
+
+/** True for SQLite's "the file is locked by someone else". */
+export function isBusy(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" && (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED"));
+}

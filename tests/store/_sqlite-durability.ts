@@ -1,0 +1,214 @@
+import { describe, expect, test } from "bun:test";
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { ExecutionEvent } from "../../runtime/execution/protocol.ts";
+import { createSqliteStore, type SqliteExecutionStore } from "../../runtime/store/sqlite-store.ts";
+import { draft, idOf, limitsWith, newExecution, TestClock } from "./_fixtures.ts";
+import { tempDb } from "./_sqlite-support.ts";
+
+/** A small tmpfs of `size`, so that a write meets a real full disk; null where mounting is not allowed. */
+export function smallDisk(size: string): { dir: string; unmount(): void } | null {
+  const dir = mkdtempSync(join(tmpdir(), "docket-full-"));
+  const mounted = spawnSync("mount", ["-t", "tmpfs", "-o", `size=${size}`, "tmpfs", dir], { stdio: "ignore" });
+  if (mounted.status !== 0) {
+    rmSync(dir, { recursive: true, force: true });
+    return null;
+  }
+  return {
+    dir,
+    unmount() {
+      spawnSync("umount", ["-l", dir], { stdio: "ignore" });
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Writes a file that takes every byte left on the disk of `dir`; answers its path. */
+export function fillDisk(dir: string): string {
+  const path = join(dir, "filler");
+  const block = Buffer.alloc(64 * 1024, 1);
+  writeFileSync(path, "");
+  for (;;) {
+    try {
+      writeFileSync(path, block, { flag: "a" });
+    } catch {
+      // A last smaller write gets the bytes a whole block no longer fits in.
+      try {
+        writeFileSync(path, block.subarray(0, 4096), { flag: "a" });
+        continue;
+      } catch {
+        return path;
+      }
+    }
+  }
+}
+
+/** True when `promise` has settled by the time the next few ticks ran. */
+async function settledSoon(promise: Promise<unknown>): Promise<boolean> {
+  let done = false;
+  void promise.then(
+    () => (done = true),
+    () => (done = true),
+  );
+  for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+  return done;
+}
+
+function sequences(events: ExecutionEvent[]): number[] {
+  return events.map((e) => e.sequence);
+}
+
+/** docs/durability.md: acknowledge after durable, writer faults, unwritable values, private files. */
+export function durabilityCases(): void {
+  describe("sqlite store durability", () => {
+    test("sqlite store on a full disk keeps everything accepted in memory, shows readers only what is committed, says so in storageFault, and writes it all once space returns", async () => {
+      const disk = smallDisk("8m");
+      if (disk === null) {
+        console.warn("skipped: mounting a small tmpfs is not allowed here (not root)");
+        return;
+      }
+      const errors: unknown[] = [];
+      let failed: () => void = () => {};
+      const firstFailure = new Promise<void>((resolve) => (failed = resolve));
+      const path = join(disk.dir, "state.db");
+      const clock = new TestClock();
+      let store: SqliteExecutionStore | null = createSqliteStore({
+        path,
+        limits: limitsWith({}),
+        clock: clock.now,
+        onPersistError: (error) => {
+          errors.push(error);
+          failed();
+        },
+      });
+      try {
+        const heard: string[] = [];
+        store.subscribe({ executions: "all" }, (event) => heard.push(`${event.execution_id.slice(-1)}:${event.sequence}`));
+        store.create(newExecution(1));
+        store.append(idOf(1), [draft.started()]);
+        await store.durable();
+        expect(store.storageFault()).toBeNull();
+        const filler = fillDisk(disk.dir);
+
+        // Accepted while the disk is full: in memory, not shown to anyone.
+        const big = "x".repeat(20_000);
+        store.append(idOf(1), Array.from({ length: 200 }, (_, i) => draft.log(`${i} ${big}`)));
+        store.create(newExecution(2));
+        const acknowledged = store.durable();
+        await firstFailure;
+        expect(store.storageFault()).toMatchObject({ reason: expect.any(String), since: expect.any(String) });
+        expect(String((errors[0] as { code?: string }).code)).toMatch(/SQLITE_FULL|SQLITE_IOERR/);
+        expect(await settledSoon(acknowledged)).toBe(false);
+        expect(store.get(idOf(1))).toMatchObject({ state: "running", last_sequence: 2 });
+        expect(store.events(idOf(1))).toMatchObject({ last_sequence: 2 });
+        expect(sequences(store.events(idOf(1))!.events)).toEqual([1, 2]);
+        expect(store.get(idOf(2))).toBeNull();
+        expect(store.list().items.map((s) => s.id)).toEqual([idOf(1)]);
+        expect(store.current(idOf(1))).toMatchObject({ last_sequence: 202 });
+        expect(heard).toEqual(["1:1", "1:2"]);
+        // Appends go on meanwhile.
+        store.append(idOf(1), [draft.completed("succeeded")]);
+
+        unlinkSync(filler);
+        await acknowledged;
+        await store.durable();
+        expect(store.storageFault()).toBeNull();
+        expect(store.get(idOf(1))).toMatchObject({ state: "succeeded", last_sequence: 203 });
+        expect(store.get(idOf(2))).toMatchObject({ state: "queued" });
+        expect(heard).toEqual([...Array.from({ length: 203 }, (_, i) => `1:${i + 1}`), "2:1"].sort(byExecution(heard)));
+        store.close();
+        store = createSqliteStore({ path, limits: limitsWith({}), clock: clock.now });
+        const events: ExecutionEvent[] = [];
+        for (let after = 0; ; ) {
+          const page = store.events(idOf(1), after)!.events;
+          if (page.length === 0) break;
+          events.push(...page);
+          after = page.at(-1)!.sequence;
+        }
+        expect(sequences(events)).toEqual(Array.from({ length: 203 }, (_, i) => i + 1));
+        expect(store.get(idOf(2))).toMatchObject({ state: "cancelled" });
+      } finally {
+        store?.close();
+        disk.unmount();
+      }
+    });
+
+    test("sqlite store fails an execution it cannot write (internal, stage complete) alone: the others of the same writes are committed, and later ones too", async () => {
+      const path = tempDb();
+      const clock = new TestClock();
+      const unwritable: string[] = [];
+      let store = createSqliteStore({ path, limits: limitsWith({ step_title_bytes: 1 << 20 }), clock: clock.now, maxSnapshotChars: 100_000, onUnwritable: (id) => unwritable.push(id) });
+      const heard: ExecutionEvent[] = [];
+      store.subscribe({ executions: "all" }, (event) => heard.push(event));
+      store.create(newExecution(1, { effect: "write" }));
+      store.append(idOf(1), [draft.started()]);
+      await store.durable();
+      // One tick: the big one's 50 steps of 5,000 characters, and two others created and finished.
+      const title = "t".repeat(5_000);
+      store.append(idOf(1), Array.from({ length: 50 }, (_, i) => draft.step(`s${i}`, `${i} ${title}`)));
+      store.append(idOf(1), [draft.completed("succeeded")]);
+      for (const n of [2, 3]) {
+        store.create(newExecution(n));
+        store.append(idOf(n), [draft.started(), draft.completed("succeeded")]);
+      }
+      await store.durable();
+      await store.durable();
+      expect(unwritable).toEqual([idOf(1)]);
+      expect(store.get(idOf(1))).toMatchObject({
+        state: "failed",
+        last_sequence: 3,
+        steps: [],
+        failure: { error_code: "internal", stage: "complete", outcome_certainty: "unknown", retryability: "manual_reconcile" },
+      });
+      expect(store.get(idOf(1))!.failure!.message).toContain("more than the execution store can write");
+      for (const n of [2, 3]) expect(store.get(idOf(n))).toMatchObject({ state: "succeeded", last_sequence: 3 });
+      // Nobody was shown what was taken back: the big one's events end at its failure, dense.
+      expect(sequences(heard.filter((e) => e.execution_id === idOf(1)))).toEqual([1, 2, 3]);
+      expect(heard.find((e) => e.execution_id === idOf(1) && e.sequence === 3)!.type).toBe("execution.completed");
+      // Later writes go on.
+      store.create(newExecution(4));
+      await store.durable();
+      store.close();
+      store = createSqliteStore({ path, limits: limitsWith({}), clock: clock.now });
+      // Only the one still queued at close needed recovering.
+      expect(store.recovered.map((r) => r.id)).toEqual([idOf(4)]);
+      expect(store.get(idOf(1))).toMatchObject({ state: "failed", failure: { error_code: "internal", stage: "complete" } });
+      for (const n of [2, 3]) expect(store.get(idOf(n))).toMatchObject({ state: "succeeded" });
+      expect(store.get(idOf(4))).toMatchObject({ state: "cancelled" });
+      store.close();
+    });
+
+    test("sqlite store fails an execution unwritable from its creation on: it starts again from execution.created and ends failed", async () => {
+      const path = tempDb();
+      const store = createSqliteStore({ path, limits: limitsWith({ step_title_bytes: 1 << 20 }), clock: new TestClock().now, maxSnapshotChars: 50_000, onUnwritable: () => {} });
+      store.create(newExecution(1));
+      store.append(idOf(1), [draft.started(), ...Array.from({ length: 20 }, (_, i) => draft.step(`s${i}`, "u".repeat(5_000)))]);
+      expect(store.get(idOf(1))).toMatchObject({ state: "failed", last_sequence: 3, failure: { error_code: "internal", stage: "complete" } });
+      expect(sequences(store.events(idOf(1))!.events)).toEqual([1, 2, 3]);
+      store.close();
+    });
+
+    test("sqlite store files are private: the folder it makes is 0700 and state.db 0600, with no shared-memory file", async () => {
+      const dir = mkdtempSync(join(tmpdir(), "docket-mode-"));
+      const folder = join(dir, ".docket");
+      mkdirSync(folder, { mode: 0o700 });
+      const path = join(folder, "state.db");
+      const store = createSqliteStore({ path, limits: limitsWith({}) });
+      store.create(newExecution(1));
+      await store.durable();
+      expect(statSync(path).mode & 0o777).toBe(0o600);
+      expect(statSync(`${path}-wal`).mode & 0o777).toBe(0o600);
+      expect(() => statSync(`${path}-shm`)).toThrow();
+      store.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+  });
+}
+
+/** Sorts `n:seq` labels as the store delivered them: per execution in order, executions as first heard. */
+function byExecution(heard: string[]): (a: string, b: string) => number {
+  const first = (label: string) => heard.findIndex((h) => h.split(":")[0] === label.split(":")[0]);
+  return (a, b) => first(a) - first(b) || Number(a.split(":")[1]) - Number(b.split(":")[1]);
+}

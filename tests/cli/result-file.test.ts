@@ -1,0 +1,51 @@
+// docket run --result-file, and the step outputs a run sets in GitHub Actions (docs/distribution.md).
+import { afterAll, describe, expect, test } from "bun:test";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { parseOutputs } from "../distribution/_composite-runner.ts";
+import { GREET } from "./_fixtures.ts";
+import { docket, fromSource, removeTempDirs, tempCheckout, tempDir, writeFiles } from "./_harness.ts";
+
+afterAll(removeTempDirs);
+
+function checkout(): string {
+  const dir = tempCheckout();
+  writeFiles(dir, { "capabilities/demo.greet.ts": GREET });
+  return dir;
+}
+
+describe("docket run --result-file", () => {
+  test("--result-file writes the JSON document while stdout keeps the text output", async () => {
+    const cwd = checkout();
+    const result = await docket(fromSource, ["run", "demo.greet", "--input", '{"name":"Ada"}', "--result-file", "out/../result.json"], { cwd });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe('{\n  "greeting": "Hello, Ada!"\n}\n');
+    const document = JSON.parse(readFileSync(join(cwd, "result.json"), "utf8"));
+    expect(document.execution.state).toBe("succeeded");
+    expect(document.output).toEqual({ greeting: "Hello, Ada!" });
+  });
+
+  test("--result-file in a folder that does not exist is refused with exit 2 before anything runs", async () => {
+    const cwd = checkout();
+    const result = await docket(fromSource, ["run", "demo.greet", "--input", '{"name":"Ada"}', "--result-file", "missing/result.json"], { cwd });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('--result-file "missing/result.json" cannot be written: give a file path in a folder that exists.');
+    expect(result.stderr).not.toContain("demo.greet x-");
+  });
+
+  test("in GitHub Actions a run sets the outputs execution-id, state and result-file, refusals included", async () => {
+    const cwd = checkout();
+    const outputs = join(tempDir("gh"), "output");
+    writeFileSync(outputs, "");
+    const env = { GITHUB_ACTIONS: "true", GITHUB_OUTPUT: outputs };
+    const failed = await docket(fromSource, ["run", "demo.greet", "--input", '{"name":"typed"}', "--result-file", "r.json"], { cwd, env });
+    expect(failed.code).toBe(1);
+    const first = parseOutputs(readFileSync(outputs, "utf8"));
+    expect(first).toEqual({ "execution-id": expect.stringMatching(/^x-/), state: "failed", "result-file": join(cwd, "r.json") });
+    writeFileSync(outputs, "");
+    const refused = await docket(fromSource, ["run", "no.such.capability"], { cwd, env });
+    expect(refused.code).toBe(2);
+    expect(parseOutputs(readFileSync(outputs, "utf8"))).toEqual({ "execution-id": "", state: "refused", "result-file": "" });
+    expect(existsSync(join(cwd, "r.json"))).toBe(true);
+  });
+});

@@ -203,7 +203,7 @@
       setState(data.state);
       setFact("finished_at", format.time(event.timestamp));
       setFact("duration", format.duration(data.duration_ms));
-      refresh(["output", "failure", "artifacts", "timeline"]);
+      refresh(["output", "failure", "artifacts", "timeline", "reconciliation"]);
       if (data.state === "succeeded") {
         slot("output").textContent = format.json(data.output);
         section("output").hidden = false;
@@ -260,6 +260,10 @@
         setState("cancelling");
       },
       "execution.completed": complete,
+      // How an unknown outcome was settled: drawn by the server (docs/reconciliation.md).
+      "execution.reconciled": function () {
+        refresh(["reconciliation"]);
+      },
     };
 
     return {

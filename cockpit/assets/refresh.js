@@ -37,6 +37,7 @@
             if (next && current) current.replaceWith(document.importNode(next, true));
           });
           if (docket.wireSortableTables) docket.wireSortableTables();
+          if (docket.wireForms) docket.wireForms(root);
         })
         .catch(function () {})
         .then(function () {

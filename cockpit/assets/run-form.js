@@ -77,12 +77,22 @@
     show();
   }
 
-  function boot() {
-    Array.prototype.forEach.call(document.querySelectorAll("form[data-docket-run]"), function (form) {
+  /** Wires the forms under `scope` not wired yet: at load, and for a section the page re-read from the server (refresh.js). */
+  function wireForms(scope) {
+    Array.prototype.forEach.call(scope.querySelectorAll("form[data-docket-run]"), function (form) {
+      if (form.hasAttribute("data-wired")) return;
+      form.setAttribute("data-wired", "");
       wire(form);
       Array.prototype.forEach.call(form.querySelectorAll("[data-rows]"), wireRows);
       Array.prototype.forEach.call(form.querySelectorAll("[data-variants]"), wireVariants);
     });
+  }
+
+  var docket = (window.docket = window.docket || {});
+  docket.wireForms = wireForms;
+
+  function boot() {
+    wireForms(document);
   }
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", boot);

@@ -16,8 +16,8 @@ const METHOD_TEXT = { manual: "by hand", check: "by its capability's check", run
 /**
  * How an unknown outcome was settled, or the form that settles it (docs/reconciliation.md): shown
  * only for a finished execution whose outcome is unknown. The form asks for confirmation like
- * every write (run-form.js, or a box to tick without scripts); "Check" appears only when the
- * capability declares `reconcile()`.
+ * every write (run-form.js, or a box to tick without scripts: unticked, the server refuses it);
+ * "Check" appears only when the capability declares `reconcile()`.
  */
 export function ReconciliationPanel(props: { execution: ExecutionSnapshot; canCheck: boolean }) {
   const x = props.execution;
@@ -55,7 +55,8 @@ export function ReconciliationPanel(props: { execution: ExecutionSnapshot; canCh
       </section>
     );
   }
-  if (!isTerminal(x.state) || x.failure?.outcome_certainty !== "unknown") return null;
+  // An empty, hidden section still: execution.js re-reads it from the server when the execution ends.
+  if (!isTerminal(x.state) || x.failure?.outcome_certainty !== "unknown") return <section class="panel reconciliation" data-section="reconciliation" hidden></section>;
   const question = `Record a reconciliation of ${x.id}? It is written once and never replaced.`;
   return (
     <section class="panel reconciliation" data-section="reconciliation" aria-labelledby="reconciliation-heading">
@@ -69,7 +70,7 @@ export function ReconciliationPanel(props: { execution: ExecutionSnapshot; canCh
         <input type="hidden" name={CONFIRM_CONTROL} value="" data-confirmed />
         <noscript>
           <label class="confirm-box">
-            <input type="checkbox" name={CONFIRM_CONTROL} value="1" required /> I checked, and this reconciliation is written once and never replaced.
+            <input type="checkbox" name={CONFIRM_CONTROL} value="1" /> I checked, and this reconciliation is written once and never replaced.
           </label>
         </noscript>
         <div class="actions">

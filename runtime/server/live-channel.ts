@@ -77,18 +77,24 @@ export class LiveChannel {
       group.scheduled = false;
       this.outboxes.shift();
     }
-    const clients = this.dirty;
-    this.dirty = [];
-    let i = 0;
-    for (; i < clients.length && performance.now() <= until; i++) {
-      const client = clients[i]!;
-      client.scheduled = false;
-      this.flush(client, true, WRITE_BATCH);
-      // Still frames to write and nothing in the way: back in line behind the others.
-      if (!client.closed && !client.blocked && !client.opening && client.waiting > 0) this.markDirty(client);
+    // Round after round over the waiting clients, WRITE_BATCH frames each, until the slice is used.
+    while (this.dirty.length > 0 && performance.now() <= until) {
+      const clients = this.dirty;
+      this.dirty = [];
+      let i = 0;
+      for (; i < clients.length && performance.now() <= until; i++) {
+        const client = clients[i]!;
+        client.scheduled = false;
+        this.flush(client, true, WRITE_BATCH);
+        // Still frames to write and nothing in the way: back in line behind the others.
+        if (!client.closed && !client.blocked && !client.opening && client.waiting > 0) this.markDirty(client);
+      }
+      // Those the slice did not reach keep their place at the front (still marked scheduled).
+      if (i < clients.length) {
+        this.dirty = [...clients.slice(i), ...this.dirty];
+        break;
+      }
     }
-    // Those the slice did not reach keep their place at the front (still marked scheduled).
-    if (i < clients.length) this.dirty = [...clients.slice(i), ...this.dirty];
     // What is left waits for a turn of its own, never another microtask: a flood must not be
     // written in one go on the producer's path.
     if ((this.dirty.length > 0 || this.outboxes.length > 0) && !this.stopped) setImmediate(this.writeSlice);

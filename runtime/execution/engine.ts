@@ -387,6 +387,11 @@ export function createEngine(options: EngineOptions): Engine {
       return;
     }
     active.handle.cancel();
+    terminateAfterGrace(active);
+  }
+
+  /** A handler that does not stop within grace_ms of being asked has its worker terminated (and replaced). */
+  function terminateAfterGrace(active: Active): void {
     active.timers.push(
       clock.setTimeout(() => {
         if (active.completed) return;
@@ -524,13 +529,7 @@ export function createEngine(options: EngineOptions): Engine {
     active.handle.cancel();
     // A handler that cannot notice (blocked in a read, or never checking) does not keep the
     // execution cancelling for ever: grace_ms later its worker is terminated and replaced.
-    active.timers.push(
-      clock.setTimeout(() => {
-        if (active.completed) return;
-        active.stop.forced = true;
-        active.handle?.terminate();
-      }, limits.grace_ms),
-    );
+    terminateAfterGrace(active);
     return receipt(true, `Cancellation of ${id} was requested; follow its events for the outcome.`);
   }
 

@@ -3,6 +3,7 @@ import type { ExecutionSnapshot } from "../execution/snapshot.ts";
 import type { Entry } from "./_sqlite-entry.ts";
 import type { StoreTables } from "./_sqlite-tables.ts";
 import { mayExpire } from "../execution/retention.ts";
+import { slimmed } from "./_sqlite-unwritable.ts";
 
 /**
  * A terminal execution's snapshot once its details expired (docs/limits.md, `details_retention_ms`):
@@ -13,15 +14,8 @@ import { mayExpire } from "../execution/retention.ts";
  */
 export function expiredSnapshot(snapshot: ExecutionSnapshot): ExecutionSnapshot {
   const expired: ExecutionSnapshot = {
-    ...snapshot,
+    ...slimmed(snapshot),
     input: null,
-    steps: [],
-    steps_dropped: (snapshot.steps_dropped ?? 0) + snapshot.steps.length,
-    progress: null,
-    diagnostics: [],
-    diagnostics_dropped: snapshot.diagnostics_dropped + snapshot.diagnostics.length,
-    log: [],
-    log_dropped: snapshot.log_dropped + snapshot.log.length,
     retained_from: snapshot.last_sequence + 1,
     truncated: true,
     details_expired: true,

@@ -177,13 +177,16 @@ printf 'Installed %s: %s\n' "$dir/$exe" "$ran"
 case ":${PATH:-}:" in
   *":$dir:"*) ;;
   *)
-    case "${SHELL:-}" in
-      */zsh) rc="$HOME/.zshrc" ;;
-      */bash) rc="$HOME/.bashrc" ;;
-      *) rc="$HOME/.profile" ;;
+    # SHELL may be unset (a CI job, cron, a container): set -u would stop on a bare ${SHELL}.
+    login_shell="${SHELL:-}"
+    login_shell="${login_shell##*/}"
+    case "$login_shell" in
+      zsh) rc="${HOME:-~}/.zshrc" ;;
+      bash) rc="${HOME:-~}/.bashrc" ;;
+      *) rc="${HOME:-~}/.profile" ;;
     esac
     printf '\n%s is not on your PATH. To run docket by name, add it:\n' "$dir"
-    if [ "${SHELL##*/}" = fish ]; then
+    if [ "$login_shell" = fish ]; then
       printf '  fish_add_path %s\n' "$dir"
     else
       # shellcheck disable=SC2016 # $PATH is for the user's shell to expand, not this one.

@@ -5,6 +5,7 @@ import type { ExecutionStore } from "../store/store.ts";
 import type { TaskHandle, WorkerPool, WorkerTask } from "../worker/task.ts";
 import type { EventDraft } from "./protocol.ts";
 import type { Limits } from "./limits.ts";
+import { textLimitsOf } from "./text-limits.ts";
 import type { CancelReceipt, EdgeInfo, ExecutionPlane, PlaneHandle, StartRequest, StartResult } from "./plane.ts";
 import { systemClock, type Clock } from "./clock.ts";
 import { buildFailure, FailureError, forcedStopCertainty, newCorrelationId, type FailureDescriptor } from "./failure.ts";
@@ -90,6 +91,7 @@ export function createEngine(options: EngineOptions): Engine {
   const clock = options.clock ?? systemClock;
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const scheduler = new Scheduler<Active>(limits.max_concurrent);
+  const textLimits = textLimitsOf(limits);
   const bootedAt = clock.monotonic();
   let closed = false;
 
@@ -341,6 +343,7 @@ export function createEngine(options: EngineOptions): Engine {
       artifact_limits: { files: limits.artifacts_per_execution, bytes: limits.artifact_bytes, total_bytes: limits.artifacts_total_bytes },
       // Half the handler's grace: a child is killed while the handler still has time to end on its own.
       kill_grace_ms: Math.floor(limits.grace_ms / 2),
+      text_limits: textLimits,
     };
     active.handle = pool.run(task, { lane: "execution", onEvents: (drafts) => appendHandlerEvents(active, drafts) });
     if (active.timeout_ms !== null) active.timers.push(clock.setTimeout(() => expire(active, "timeout_ms"), active.timeout_ms));

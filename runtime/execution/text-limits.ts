@@ -12,6 +12,12 @@ export type TextLimits = Pick<
   "log_line_bytes" | "step_title_bytes" | "step_message_bytes" | "progress_message_bytes" | "diagnostic_message_bytes" | "failure_message_bytes" | "stream_chunk_bytes"
 >;
 
+/** Only the text limits of `limits`: what a worker needs to cut texts as the store would. */
+export function textLimitsOf(limits: TextLimits): TextLimits {
+  const { log_line_bytes, step_title_bytes, step_message_bytes, progress_message_bytes, diagnostic_message_bytes, failure_message_bytes, stream_chunk_bytes } = limits;
+  return { log_line_bytes, step_title_bytes, step_message_bytes, progress_message_bytes, diagnostic_message_bytes, failure_message_bytes, stream_chunk_bytes };
+}
+
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 

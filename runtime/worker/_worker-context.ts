@@ -6,6 +6,7 @@ import { createExec } from "./exec.ts";
 import { spawnHere, type Spawner } from "./spawn-child.ts";
 import type { WorkerTask } from "./task.ts";
 import { createSecretMask } from "../execution/secret-mask.ts";
+import { boundDraftTexts } from "../execution/text-limits.ts";
 
 // Batching: of one object per event, an array of objects per batch, an array of JSON strings per
 // batch and one JSON string per batch, the last was fastest end to end (parse included); through
@@ -87,9 +88,12 @@ export function createWorkerContext(options: WorkerContextOptions): WorkerContex
     scheduled = false;
     if (!closed) flush();
   };
+  const limits = task.text_limits;
   const emit = (draft: EventDraft) => {
     if (closed) return;
-    pending.push(draft);
+    // Cut here, after masking, as the store would cut it: a 1 MB title is 1 MB to copy, parse and
+    // hold in flight between threads, and a handler can make a thousand of those a second.
+    pending.push(limits === undefined ? draft : boundDraftTexts(draft, limits));
     // The time check covers a synchronous loop, in which setImmediate would not run until it ends.
     if (pending.length >= BATCH_SIZE || performance.now() - lastFlush >= MAX_DELAY_MS) flush();
     else if (!scheduled) {

@@ -1,6 +1,7 @@
 import type { CapabilitySource } from "../capability/registered.ts";
 import type { ExecutionIdentity, HostFacts } from "../capability/declaration.ts";
 import type { EventDraft } from "../execution/protocol.ts";
+import type { TextLimits } from "../execution/text-limits.ts";
 
 /** One handler invocation, as the main thread hands it to the pool. Structured-clone safe. */
 export interface WorkerTask {
@@ -26,6 +27,12 @@ export interface WorkerTask {
   entry?: "handler" | "reconcile";
   /** How long a child of `ctx.exec` gets between TERM and KILL once the task is cancelled (default 2000). */
   kill_grace_ms?: number;
+  /**
+   * The byte limits of event texts: the worker cuts each text to them once it is masked, so that
+   * a handler that emits megabytes per step never pushes them through the process (docs/limits.md).
+   * Absent: texts leave the worker whole and only the store cuts them.
+   */
+  text_limits?: TextLimits;
 }
 
 /** Why a handler did not return an output. */

@@ -38,10 +38,16 @@ afterAll(() => {
   removeTempDirs();
 });
 
-/** Runs install.sh with `sh`, HOME in a temporary folder and only the variables given. */
-async function install(args: string[], env: Record<string, string> = {}) {
+/**
+ * Runs install.sh with `sh`, HOME in a temporary folder and only the variables given. SHELL is
+ * unset unless given, as in a CI job or a container; `unset` names others to leave out.
+ */
+async function install(args: string[], env: Record<string, string> = {}, unset: string[] = []) {
+  const vars = cleanEnv({ HOME: tempDir("home"), DOCKET_DOWNLOAD_URL: server.url, ...env });
+  if (env.SHELL === undefined) delete vars.SHELL;
+  for (const name of unset) delete vars[name];
   const child = Bun.spawn(["sh", INSTALL_SH, ...args], {
-    env: cleanEnv({ HOME: tempDir("home"), DOCKET_DOWNLOAD_URL: server.url, ...env }),
+    env: vars,
     stdout: "pipe",
     stderr: "pipe",
   });
@@ -78,6 +84,21 @@ describe("install.sh", () => {
     expect(result.code).toBe(0);
     expect(existsSync(join(home, ".local", "bin", "docket"))).toBe(true);
     expect(result.stdout).not.toContain("not on your PATH");
+  }, SLOW);
+
+  test("install.sh names the rc file of the user's shell, and needs neither SHELL nor HOME with --dir", async () => {
+    const home = tempDir("home");
+    const zsh = await install(["--dir", tempDir("bin")], { HOME: home, SHELL: "/usr/bin/zsh" });
+    expect(zsh.code).toBe(0);
+    expect(zsh.stdout).toContain(`>> ${home}/.zshrc`);
+    const bash = await install(["--dir", tempDir("bin")], { HOME: home, SHELL: "/bin/bash" });
+    expect(bash.stdout).toContain(`>> ${home}/.bashrc`);
+    const fish = await install(["--dir", tempDir("bin")], { SHELL: "/usr/local/bin/fish" });
+    expect(fish.stdout).toMatch(/fish_add_path \S+/);
+    const bare = await install(["--dir", tempDir("bin")], {}, ["HOME"]);
+    expect(bare.stderr).toBe("");
+    expect(bare.code).toBe(0);
+    expect(bare.stdout).toContain(">> ~/.profile");
   }, SLOW);
 
   test("install.sh --version pins a release, --resolve names it, and an unreleased version is refused", async () => {

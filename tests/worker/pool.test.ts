@@ -6,6 +6,8 @@ import type { HostFacts } from "../../runtime/capability/declaration.ts";
 import type { EventDraft } from "../../runtime/execution/protocol.ts";
 import { fromWire, toWire, type FromWorker, type ToWorker } from "../../runtime/worker/_messages.ts";
 import { createWorkerContext } from "../../runtime/worker/_worker-context.ts";
+import { defaultLimits } from "../../runtime/execution/limits.ts";
+import { textLimitsOf } from "../../runtime/execution/text-limits.ts";
 import { createWorkerPool, type WorkerPool, type WorkerPoolOptions, type WorkerTask } from "../../runtime/worker/index.ts";
 
 const fixture = (name: string) => new URL(`./fixtures/${name}.ts`, import.meta.url).pathname;
@@ -352,10 +354,10 @@ await pool.close();
 });
 
 describe("worker context", () => {
-  const context = (id = 7, secrets: string[] = []) => {
+  const context = (id = 7, secrets: string[] = [], extra: Partial<WorkerTask> = {}) => {
     const posted: FromWorker[] = [];
     const flag = new Int32Array(new SharedArrayBuffer(4));
-    const built = createWorkerContext({ id, task: task("echo", "fixture.echo", {}, { secrets }), cancelFlag: flag, post: (m) => posted.push(m), host: async () => HOST });
+    const built = createWorkerContext({ id, task: task("echo", "fixture.echo", {}, { secrets, ...extra }), cancelFlag: flag, post: (m) => posted.push(m), host: async () => HOST });
     const drafts = () => posted.flatMap((m) => (m.type === "events" ? (JSON.parse(m.json) as EventDraft[]) : []));
     return { ...built, flag, posted, drafts };
   };
@@ -395,6 +397,29 @@ describe("worker context", () => {
     const chunks = c.drafts().flatMap((d) => (d.type === "execution.stream" ? [(d.data as { chunk: string }).chunk] : []));
     expect(chunks.length).toBe(2);
     expect(chunks.join("")).toBe(`${"x".repeat(16 * 1024 - 5)}[redacted]${"y".repeat(10)}`);
+  });
+
+  test("texts are cut to the task's byte limits in the worker, after masking: a 1 MB title never leaves it", () => {
+    const secret = "tok-9f8e7d6c5b4a";
+    const text_limits = { ...textLimitsOf(defaultLimits()), step_title_bytes: 64, log_line_bytes: 32 };
+    const c = context(7, [secret], { text_limits });
+    // The secret straddles the cut: masked first, so no half of it survives the cut.
+    c.ctx.progress.step("s1", `${"t".repeat(50)}${secret}${"t".repeat(1024 * 1024)}`);
+    c.ctx.progress.log(`${"l".repeat(25)}${secret}`);
+    c.ctx.progress.log("short");
+    c.flush();
+    const [step, long, short] = c.drafts() as any[];
+    expect(new TextEncoder().encode(step.data.title).length).toBeLessThanOrEqual(64);
+    expect(step.data).toMatchObject({ id: "s1", truncated: true });
+    expect(step.data.title).toBe(`${"t".repeat(50)}[redacted]t…`);
+    expect(long.data).toEqual({ level: "info", message: `${"l".repeat(25)}[redact`, truncated: true });
+    expect(short.data).toEqual({ level: "info", message: "short" });
+    expect(JSON.stringify(c.drafts())).not.toContain(secret.slice(0, 5));
+    // Without limits (a direct call has no events to store), texts leave whole.
+    const whole = context(8);
+    whole.ctx.progress.step("s1", "t".repeat(100_000));
+    whole.flush();
+    expect((whole.drafts()[0] as any).data.title).toHaveLength(100_000);
   });
 
   test("cancelled() reads the shared flag synchronously, only for its own task id", () => {

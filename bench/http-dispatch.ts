@@ -4,7 +4,7 @@
 // in the same run: the same engine in-process (bootPlane, the baseline) and BullMQ on a private
 // Redis (queue.add → completed). Loopback only; every loop bounded in count and time.
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { bootPlane } from "../runtime/boot.ts";
@@ -32,6 +32,22 @@ interface Run {
   latencies: number[];
   timedOut: boolean;
 }
+
+/** CPU seconds (user + system) a process of ours has used so far, from /proc (Linux); NaN elsewhere. */
+function cpuSeconds(pid: number): number {
+  try {
+    // Fields 14 and 15 after the command name (which may hold spaces, hence the split at ")").
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return NaN;
+  }
+}
+
+const ownCpuSeconds = () => {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1e6;
+};
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 
@@ -215,8 +231,13 @@ export async function benchHttpDispatch(): Promise<BenchResult> {
     rows.push({ path: `in-process engine, ${store} store: engine.start → settled`, flags: `bootPlane, default limits, ${store} store (${store === "sqlite" ? "temp .docket/state.db" : "in memory"})`, ...engine, vs_engine: 1, goal: "" });
     const server = await serveChild(store);
     let http: ReturnType<typeof figures>;
+    let cpu = "";
     try {
+      const [server0, load0] = [cpuSeconds(server.child.pid!), ownCpuSeconds()];
       http = figures(await driveHttp(server.url, EXECUTIONS));
+      // Per execution, warm-up included: what each side costs, less sensitive to a busy machine than rates.
+      const per = (seconds: number) => Math.round((seconds * 1e6) / (EXECUTIONS + WARMUP));
+      cpu = `server ${per(cpuSeconds(server.child.pid!) - server0)} µs, load generator ${per(ownCpuSeconds() - load0)} µs`;
     } finally {
       await server.stop();
     }
@@ -225,6 +246,7 @@ export async function benchHttpDispatch(): Promise<BenchResult> {
       flags: `docket serve --port 0 --store ${store} (defaults otherwise), its own process; load generator (fetch + one WebSocket) in the bench process`,
       ...http,
       vs_engine: http.per_second / engine.per_second,
+      cpu_per_execution: cpu,
       goal: peer ? `≥ 0.5 × engine; ≥ BullMQ ${peer.per_second}/s with p99 < ${peer.p99_ms.toFixed(1)} ms: ${http.per_second >= peer.per_second && http.p99_ms < peer.p99_ms ? "met" : "not met"}` : "≥ 0.5 × engine",
     });
   }

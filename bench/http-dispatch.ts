@@ -219,14 +219,19 @@ async function bullmq(): Promise<Run> {
   }
 }
 
-/** Every row of the HTTP dispatch comparison, in one run. */
-export async function benchHttpDispatch(): Promise<BenchResult> {
+/**
+ * Every row of the HTTP dispatch comparison, in one run. `only` (run directly: `bun
+ * bench/http-dispatch.ts sqlite`) keeps the rows of those stores and, with "bullmq", the peer.
+ */
+export async function benchHttpDispatch(only: string[] = []): Promise<BenchResult> {
   const rows: BenchResult["rows"] = [];
-  const missing = redisMissing();
+  const wanted = (part: string) => only.length === 0 || only.includes(part);
+  const missing = wanted("bullmq") ? redisMissing() : "not asked for";
   const peer = missing ? null : figures(await bullmq());
   if (peer) rows.push({ path: "BullMQ on Redis: queue.add → QueueEvents completed", flags: "bullmq@5, worker concurrency 2 in its own process, producer + QueueEvents in the bench process; redis-server 127.0.0.1, no persistence; default job options", ...peer, vs_engine: "", goal: "" });
   else rows.push({ path: "BullMQ on Redis", flags: missing, per_second: "", p50_ms: "", p99_ms: "", done: "skipped", vs_engine: "", goal: "" });
   for (const store of ["memory", "sqlite"] as const) {
+    if (!wanted(store)) continue;
     const engine = figures(await inProcess(store));
     rows.push({ path: `in-process engine, ${store} store: engine.start → settled`, flags: `bootPlane, default limits, ${store} store (${store === "sqlite" ? "temp .docket/state.db" : "in memory"})`, ...engine, vs_engine: 1, goal: "" });
     const server = await serveChild(store);
@@ -257,7 +262,7 @@ if (import.meta.main) {
   if (process.argv[2] === "--bullmq-worker") await bullmqWorker(Number(process.argv[3]));
   else {
     const { markdownTable } = await import("./run.ts");
-    console.log(markdownTable((await benchHttpDispatch()).rows));
+    console.log(markdownTable((await benchHttpDispatch(process.argv.slice(2))).rows));
     process.exit(0);
   }
 }

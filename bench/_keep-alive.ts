@@ -18,7 +18,7 @@ interface Waiting {
 
 /** One keep-alive connection to `host:port`. */
 export class KeepAliveConnection {
-  private buffer = Buffer.alloc(0);
+  private buffer: Buffer = Buffer.alloc(0);
   private waiting: Waiting | null = null;
   private socket: Socket<undefined> | null = null;
 

@@ -47,6 +47,8 @@ export interface WorkerContextOptions {
   host(): Promise<HostFacts>;
   /** Starts a `ctx.exec` child; a worker's go through the main thread (default: in this thread). */
   spawn?: Spawner;
+  /** Milliseconds for the batching delay (default `performance.now`); tests hold it still. */
+  now?: () => number;
 }
 
 /** A child's TERM → KILL wait when none is given: short, so that a cancelled handler still ends on its own. */
@@ -68,6 +70,7 @@ export interface WorkerContext {
 /** Builds `ctx` for one task: progress methods batch event drafts, `cancelled()` reads shared memory. */
 export function createWorkerContext(options: WorkerContextOptions): WorkerContext {
   const { id, task, cancelFlag, post } = options;
+  const now = options.now ?? (() => performance.now());
   // Masked here, as each text is made and before anything cuts it: no event leaves the worker
   // holding a secret of the input, whoever stores or forwards it next (docs/security.md).
   const mask = createSecretMask(task.secrets ?? []);
@@ -81,7 +84,7 @@ export function createWorkerContext(options: WorkerContextOptions): WorkerContex
     if (pending.length === 0) return;
     const json = JSON.stringify(pending);
     pending = [];
-    lastFlush = performance.now();
+    lastFlush = now();
     post({ type: "events", id, json });
   };
   const flushLater = () => {
@@ -95,7 +98,7 @@ export function createWorkerContext(options: WorkerContextOptions): WorkerContex
     // hold in flight between threads, and a handler can make a thousand of those a second.
     pending.push(limits === undefined ? draft : boundDraftTexts(draft, limits));
     // The time check covers a synchronous loop, in which setImmediate would not run until it ends.
-    if (pending.length >= BATCH_SIZE || performance.now() - lastFlush >= MAX_DELAY_MS) flush();
+    if (pending.length >= BATCH_SIZE || now() - lastFlush >= MAX_DELAY_MS) flush();
     else if (!scheduled) {
       scheduled = true;
       setImmediate(flushLater);

@@ -342,6 +342,46 @@ await pool.close();
     expect(await p.run(task("echo", "fixture.echo"), { lane: "direct" }).outcome).toMatchObject({ ok: false, error: { kind: "terminated" } });
   });
 
+  test("a handler that floods events waits for the main thread instead of queueing them without end; none is lost", async () => {
+    const p = makePool();
+    let received = 0;
+    let unblockedAt = 0;
+    // 20,000 lines of 2 KB (~40 MiB of JSON, ten times the backlog bound) in one synchronous loop,
+    // while the main thread is busy for 300 ms with the first batch it gets.
+    const handle = p.run(task("flood", "fixture.flood", { lines: 20_000, bytes: 2048 }), {
+      lane: "execution",
+      onEvents(drafts) {
+        if (received === 0) {
+          Bun.sleepSync(300);
+          unblockedAt = Date.now();
+        }
+        received += drafts.length;
+      },
+    });
+    const outcome = await handle.outcome;
+    expect(outcome).toMatchObject({ ok: true });
+    // It could not finish while the main thread held its first batch: the rest waited for it.
+    expect((outcome as { output: { finished_at: number } }).output.finished_at).toBeGreaterThanOrEqual(unblockedAt);
+    expect(received).toBe(20_000);
+  });
+
+  test("a flooding handler blocked on the main thread is still terminated on request, and its replacement runs", async () => {
+    const p = makePool();
+    let first = true;
+    const handle = p.run(task("flood", "fixture.flood", { lines: 1_000_000, bytes: 2048 }), {
+      lane: "execution",
+      onEvents() {
+        if (first) {
+          first = false;
+          Bun.sleepSync(100);
+          handle.terminate();
+        }
+      },
+    });
+    expect(await handle.outcome).toMatchObject({ ok: false, error: { kind: "terminated" } });
+    expect(await p.run(task("echo", "fixture.echo", 5), { lane: "execution" }).outcome).toMatchObject({ ok: true, output: { input: 5 } });
+  });
+
   test("a worker script that cannot start makes warm reject and tasks worker_lost, without a restart loop", async () => {
     const p = makePool({ workerUrl: new URL("file:///nonexistent/docket/worker-entry.ts") });
     await expect(p.warm()).rejects.toThrow(/could not start/);

@@ -7,6 +7,7 @@ import { spawnHere, type Spawner } from "./spawn-child.ts";
 import type { WorkerTask } from "./task.ts";
 import { createSecretMask } from "../execution/secret-mask.ts";
 import { boundDraftTexts } from "../execution/text-limits.ts";
+import { posted } from "./event-backlog.ts";
 
 // Batching: of one object per event, an array of objects per batch, an array of JSON strings per
 // batch and one JSON string per batch, the last was fastest end to end (parse included); through
@@ -43,10 +44,14 @@ export interface WorkerContextOptions {
   task: WorkerTask;
   /** The worker's shared cancel flag: holds the id of the task whose cancel was requested. */
   cancelFlag: Int32Array;
+  /** Event JSON posted and not yet received by the main thread (event-backlog.ts); absent: never waits. */
+  backlog?: Int32Array;
   post(message: FromWorker): void;
   host(): Promise<HostFacts>;
   /** Starts a `ctx.exec` child; a worker's go through the main thread (default: in this thread). */
   spawn?: Spawner;
+  /** Milliseconds for the batching delay (default `performance.now`); tests hold it still. */
+  now?: () => number;
 }
 
 /** A child's TERM → KILL wait when none is given: short, so that a cancelled handler still ends on its own. */
@@ -67,7 +72,8 @@ export interface WorkerContext {
 
 /** Builds `ctx` for one task: progress methods batch event drafts, `cancelled()` reads shared memory. */
 export function createWorkerContext(options: WorkerContextOptions): WorkerContext {
-  const { id, task, cancelFlag, post } = options;
+  const { id, task, cancelFlag, backlog, post } = options;
+  const now = options.now ?? (() => performance.now());
   // Masked here, as each text is made and before anything cuts it: no event leaves the worker
   // holding a secret of the input, whoever stores or forwards it next (docs/security.md).
   const mask = createSecretMask(task.secrets ?? []);
@@ -81,8 +87,10 @@ export function createWorkerContext(options: WorkerContextOptions): WorkerContex
     if (pending.length === 0) return;
     const json = JSON.stringify(pending);
     pending = [];
-    lastFlush = performance.now();
+    lastFlush = now();
     post({ type: "events", id, json });
+    // Past the bound the handler's thread waits here for the main thread: a flood is slowed, never queued without end.
+    if (backlog !== undefined) posted(backlog, json.length);
   };
   const flushLater = () => {
     scheduled = false;
@@ -95,7 +103,7 @@ export function createWorkerContext(options: WorkerContextOptions): WorkerContex
     // hold in flight between threads, and a handler can make a thousand of those a second.
     pending.push(limits === undefined ? draft : boundDraftTexts(draft, limits));
     // The time check covers a synchronous loop, in which setImmediate would not run until it ends.
-    if (pending.length >= BATCH_SIZE || performance.now() - lastFlush >= MAX_DELAY_MS) flush();
+    if (pending.length >= BATCH_SIZE || now() - lastFlush >= MAX_DELAY_MS) flush();
     else if (!scheduled) {
       scheduled = true;
       setImmediate(flushLater);

@@ -8,6 +8,7 @@ import type { WorkerTask } from "./task.ts";
 import { createSecretMask } from "../execution/secret-mask.ts";
 import { boundDraftTexts } from "../execution/text-limits.ts";
 import { posted } from "./event-backlog.ts";
+import { sanitizeLine, sanitizeText } from "../execution/text-sanitize.ts";
 
 // Batching: of one object per event, an array of objects per batch, an array of JSON strings per
 // batch and one JSON string per batch, the last was fastest end to end (parse included); through
@@ -24,6 +25,8 @@ const SEVERITIES: ReadonlySet<string> = new Set(["error", "warning", "info"]);
 const STREAM_PIECE_UNITS = 16 * 1024;
 
 const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
+/** The longest colour (SGR) sequence a stream piece keeps whole: ESC [ and some 60 parameters. */
+const MAX_COLOUR_UNITS = 64;
 
 /** The error a handler throws when it stops because it was cancelled. */
 export class CancelledError extends Error {
@@ -74,10 +77,15 @@ export interface WorkerContext {
 export function createWorkerContext(options: WorkerContextOptions): WorkerContext {
   const { id, task, cancelFlag, backlog, post } = options;
   const now = options.now ?? (() => performance.now());
-  // Masked here, as each text is made and before anything cuts it: no event leaves the worker
-  // holding a secret of the input, whoever stores or forwards it next (docs/security.md).
+  // Each text is made safe to print, then masked, then cut (in emit), here as it is made: no
+  // event leaves the worker holding a secret of the input, whoever stores or forwards it next
+  // (docs/security.md). Control characters go first, so that one inside a secret cannot keep it
+  // from the mask only for the store to strip it and join the secret again; cutting goes last, so
+  // that it never splits a secret or an escape sequence. `line` is for one-line texts, `block`
+  // for multi-line ones (stream chunks, diagnostic messages), as the store sanitizes them.
   const mask = createSecretMask(task.secrets ?? []);
-  const text = (value: unknown) => mask.text(String(value));
+  const line = (value: unknown) => mask.text(sanitizeLine(String(value)));
+  const block = (value: unknown) => mask.text(sanitizeText(String(value)));
   let pending: EventDraft[] = [];
   let scheduled = false;
   let lastFlush = 0;
@@ -144,9 +152,9 @@ export function createWorkerContext(options: WorkerContextOptions): WorkerContex
 
   const ctx: CapabilityContext = {
     progress: {
-      step: (stepId, title) => emit({ type: "execution.step", data: { id: text(stepId), title: text(title) } }),
+      step: (stepId, title) => emit({ type: "execution.step", data: { id: line(stepId), title: line(title) } }),
       stepDone: (stepId, ok, message) =>
-        emit({ type: "execution.step_done", data: { id: text(stepId), ok: Boolean(ok), ...(message === undefined ? {} : { message: text(message) }) } }),
+        emit({ type: "execution.step_done", data: { id: line(stepId), ok: Boolean(ok), ...(message === undefined ? {} : { message: line(message) }) } }),
       progress: (current, total, message) =>
         emit({
           type: "execution.progress",
@@ -154,23 +162,22 @@ export function createWorkerContext(options: WorkerContextOptions): WorkerContex
             current: finite(current) ?? 0,
             // null (or NaN) is "total unknown", which the protocol allows.
             ...(total === undefined ? {} : { total: total === null ? null : finite(total) }),
-            ...(message === undefined ? {} : { message: text(message) }),
+            ...(message === undefined ? {} : { message: line(message) }),
           },
         }),
-      log: (message, level) => emit({ type: "execution.log", data: { level: LOG_LEVELS.has(level as string) ? (level as LogLevel) : "info", message: text(message) } }),
+      log: (message, level) => emit({ type: "execution.log", data: { level: LOG_LEVELS.has(level as string) ? (level as LogLevel) : "info", message: line(message) } }),
       stream: (name, chunk) => {
         // The whole chunk is masked before it is cut into pieces, so no piece holds half a secret.
-        const whole = text(chunk);
-        const streamName = text(name);
+        const whole = block(chunk);
+        const streamName = line(name);
         // A huge chunk becomes several events, so that no event outgrows a live-channel frame.
         for (let at = 0; at < whole.length; ) {
-          let end = Math.min(whole.length, at + STREAM_PIECE_UNITS);
-          if (end < whole.length && isHighSurrogate(whole.charCodeAt(end - 1))) end--;
+          const end = pieceEnd(whole, at);
           emit({ type: "execution.stream", data: { name: streamName, chunk: whole.slice(at, end) } });
           at = end;
         }
       },
-      diagnostic: (d) => emit({ type: "execution.diagnostic", data: diagnosticData(d, text) }),
+      diagnostic: (d) => emit({ type: "execution.diagnostic", data: diagnosticData(d, line, block) }),
       cancelled: cancelRequested,
       cancellation: () => new CancelledError(),
     },
@@ -203,13 +210,28 @@ function finite(value: unknown): number | null {
   return Number.isFinite(n) ? n : null;
 }
 
-function diagnosticData(d: DiagnosticInput, text: (value: unknown) => string): EventPayload<"execution.diagnostic"> {
+/**
+ * Where the stream piece that starts at `at` ends: at most STREAM_PIECE_UNITS on, never between
+ * the halves of a surrogate pair nor inside a colour sequence (the only escapes left after
+ * sanitizing), which would reach a terminal as stray text.
+ */
+function pieceEnd(text: string, at: number): number {
+  let end = Math.min(text.length, at + STREAM_PIECE_UNITS);
+  if (end === text.length) return end;
+  if (isHighSurrogate(text.charCodeAt(end - 1))) end--;
+  const escape = text.lastIndexOf("\u001b", end - 1);
+  // A colour sequence is short: an escape further back than this has ended.
+  if (escape > at && end - escape <= MAX_COLOUR_UNITS && text.indexOf("m", escape) >= end) end = escape;
+  return end;
+}
+
+function diagnosticData(d: DiagnosticInput, oneLine: (value: unknown) => string, block: (value: unknown) => string): EventPayload<"execution.diagnostic"> {
   const data: EventPayload<"execution.diagnostic"> = {
     severity: SEVERITIES.has(d?.severity) ? d.severity : "error",
-    message: text(d?.message ?? ""),
+    message: block(d?.message ?? ""),
   };
-  if (d?.code !== undefined) data.code = text(d.code);
-  if (d?.file !== undefined) data.file = text(d.file);
+  if (d?.code !== undefined) data.code = oneLine(d.code);
+  if (d?.file !== undefined) data.file = oneLine(d.file);
   const line = d?.line === undefined ? null : finite(d.line);
   const column = d?.column === undefined ? null : finite(d.column);
   if (line !== null) data.line = line;

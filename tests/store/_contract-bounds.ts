@@ -113,6 +113,20 @@ export function boundsCases(f: Fixture): void {
       expect(store.get(idOf(1))!.diagnostics[0]!.message).toBe("\u001b[33mwarning\u001b[0m: unused\n  at line 3");
     });
 
+    test("store.append makes step ids, titles and messages and progress messages one printable line, as a log line", () => {
+      const store = f.make();
+      store.create(newExecution(1));
+      const [step, done, progress] = store.append(idOf(1), [
+        { type: "execution.step", data: { id: "s\u00071", title: "\u001b]0;pwned\u0007\u001b[2JBuild\nall" } },
+        { type: "execution.step_done", data: { id: "s\u00071", ok: true, message: "ok\u001b[1A\r\n" } },
+        { type: "execution.progress", data: { current: 1, message: "\u001b]52;c;Zm9v\u0007half" } },
+      ]) as ExecutionEvent[];
+      expect(step!.data).toEqual({ id: "s1", title: "Build ⏎ all" });
+      expect(done!.data).toEqual({ id: "s1", ok: true, message: "ok" });
+      expect(progress!.data).toEqual({ current: 1, message: "half" });
+      expect(store.get(idOf(1))!.steps[0]).toMatchObject({ id: "s1", title: "Build ⏎ all" });
+    });
+
     test("store snapshot keeps the newest diagnostics and log lines within their bounds and counts the dropped", () => {
       const store = f.make({ diagnostics_retained: 3, log_tail_lines: 5 });
       store.create(newExecution(1));

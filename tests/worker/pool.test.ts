@@ -471,6 +471,45 @@ describe("worker context", () => {
     expect((whole.drafts()[0] as any).data.title).toHaveLength(100_000);
   });
 
+  test("texts are made safe before they are masked and cut: control characters cannot hide a secret, nor fill a cut line", () => {
+    const secret = "SECRETtoken12345";
+    const text_limits = { ...textLimitsOf(defaultLimits()), log_line_bytes: 64, step_title_bytes: 64, stream_chunk_bytes: 64 };
+    const c = context(7, [secret], { text_limits });
+    const p = c.ctx.progress;
+    // Stripped by the store after masking, these used to join the secret again.
+    p.log("SECRET\u0000token12345");
+    p.log("SECRET\u001b[2Ktoken12345");
+    p.stream("stdout", "SECRET\u0007token12345\n");
+    p.diagnostic({ severity: "error", message: `${"a".repeat(50)}SECRET\u001b[2Ktoken12345` });
+    // Cut after stripping: the visible text survives, not the bells.
+    p.log(`${"\u0007".repeat(100)}hello`);
+    p.log(`${"\u001b[2K".repeat(30)}visible text`);
+    // A step's title is one line like a log line: no terminal control reaches a title.
+    p.step("s1", "\u001b]0;pwned\u0007\u001b[2Jtitle\u001b]52;c;Zm9v\u0007");
+    c.flush();
+    const drafts = c.drafts() as any[];
+    const text = JSON.stringify(drafts);
+    expect(text).not.toContain("SECRET");
+    expect(text).not.toContain("token12345");
+    expect(drafts.slice(0, 2).map((d) => d.data.message)).toEqual(["[redacted]", "[redacted]"]);
+    expect(drafts[2].data.chunk).toBe("[redacted]\n");
+    expect(drafts[4].data).toEqual({ level: "info", message: "hello" });
+    expect(drafts[5].data).toEqual({ level: "info", message: "visible text" });
+    expect(drafts[6].data.title).toBe("title");
+  });
+
+  test("a long stream chunk is split into pieces between colour sequences, never inside one", () => {
+    const c = context();
+    const red = "\u001b[31mred\u001b[0m";
+    // The first piece boundary (16 Ki units) falls inside the first colour sequence.
+    c.ctx.progress.stream("stdout", `${"a".repeat(16 * 1024 - 2)}${red}${"b".repeat(10)}`);
+    c.flush();
+    const chunks = c.drafts().map((d) => (d.data as { chunk: string }).chunk);
+    expect(chunks).toHaveLength(2);
+    expect(chunks[0]).toBe("a".repeat(16 * 1024 - 2));
+    expect(chunks[1]).toBe(`${red}${"b".repeat(10)}`);
+  });
+
   test("events batch: a handler that never yields still posts what it emitted once 16 ms have passed", () => {
     const c = context();
     c.ctx.progress.log("first");

@@ -17,6 +17,9 @@ import { sanitizeLine, sanitizeText } from "../execution/text-sanitize.ts";
 // measured no better); 16 ms bounds how long a busy synchronous handler holds an event.
 const BATCH_SIZE = 256;
 const MAX_DELAY_MS = 16;
+// And at most about this many UTF-16 units of text: with raised text limits, 256 events of 1 MiB
+// each would be one 256 MiB message, far past the backlog bound that is checked between batches.
+const BATCH_UNITS = 1024 * 1024;
 
 const LOG_LEVELS: ReadonlySet<string> = new Set(["debug", "info", "warn", "error"]);
 const SEVERITIES: ReadonlySet<string> = new Set(["error", "warning", "info"]);
@@ -87,6 +90,7 @@ export function createWorkerContext(options: WorkerContextOptions): WorkerContex
   const line = (value: unknown) => mask.text(sanitizeLine(String(value)));
   const block = (value: unknown) => mask.text(sanitizeText(String(value)));
   let pending: EventDraft[] = [];
+  let pendingUnits = 0;
   let scheduled = false;
   let lastFlush = 0;
   let closed = false;
@@ -95,6 +99,7 @@ export function createWorkerContext(options: WorkerContextOptions): WorkerContex
     if (pending.length === 0) return;
     const json = JSON.stringify(pending);
     pending = [];
+    pendingUnits = 0;
     lastFlush = now();
     post({ type: "events", id, json });
     // Past the bound the handler's thread waits here for the main thread: a flood is slowed, never queued without end.
@@ -109,9 +114,11 @@ export function createWorkerContext(options: WorkerContextOptions): WorkerContex
     if (closed) return;
     // Cut here, after masking, as the store would cut it: a 1 MB title is 1 MB to copy, parse and
     // hold in flight between threads, and a handler can make a thousand of those a second.
-    pending.push(limits === undefined ? draft : boundDraftTexts(draft, limits));
+    const bounded = limits === undefined ? draft : boundDraftTexts(draft, limits);
+    pending.push(bounded);
+    pendingUnits += textUnits(bounded);
     // The time check covers a synchronous loop, in which setImmediate would not run until it ends.
-    if (pending.length >= BATCH_SIZE || now() - lastFlush >= MAX_DELAY_MS) flush();
+    if (pending.length >= BATCH_SIZE || pendingUnits >= BATCH_UNITS || now() - lastFlush >= MAX_DELAY_MS) flush();
     else if (!scheduled) {
       scheduled = true;
       setImmediate(flushLater);
@@ -202,6 +209,16 @@ export function createWorkerContext(options: WorkerContextOptions): WorkerContex
       closed = true;
     },
   };
+}
+
+/** About how many UTF-16 units a draft's texts hold: what makes one event large. */
+function textUnits(draft: EventDraft): number {
+  const data = draft.data as { message?: unknown; title?: unknown; chunk?: unknown };
+  let units = 64;
+  if (typeof data.message === "string") units += data.message.length;
+  if (typeof data.title === "string") units += data.title.length;
+  if (typeof data.chunk === "string") units += data.chunk.length;
+  return units;
 }
 
 /** A number that JSON can carry, or null ("unknown") for NaN, Infinity and non-numbers. */

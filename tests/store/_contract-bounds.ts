@@ -142,7 +142,7 @@ export function boundsCases(f: Fixture): void {
       expect(snapshot.log_dropped).toBe(7);
     });
 
-    test("store snapshot keeps at most steps_retained steps, dropping the oldest finished first and never a running one", () => {
+    test("store snapshot keeps at most steps_retained steps, dropping the oldest finished first, and the oldest running only when all are running", () => {
       const store = f.make({ steps_retained: 3 });
       store.create(newExecution(1));
       store.append(idOf(1), [draft.started(), draft.step("outer", "Outer")]);
@@ -150,12 +150,19 @@ export function boundsCases(f: Fixture): void {
       let snapshot = store.get(idOf(1))!;
       expect(snapshot.steps.map((s) => s.id)).toEqual(["outer", "s3", "s4"]);
       expect(snapshot.steps_dropped).toBe(3);
-      // Only running steps left beyond the bound: none is dropped.
+      // The finished ones go first; once only running steps are left, the oldest of them goes.
       store.append(idOf(1), [draft.step("a"), draft.step("b"), draft.step("c")]);
       snapshot = store.get(idOf(1))!;
-      expect(snapshot.steps.map((s) => s.id)).toEqual(["outer", "a", "b", "c"]);
+      expect(snapshot.steps.map((s) => s.id)).toEqual(["a", "b", "c"]);
       expect(snapshot.steps.every((s) => s.state === "running")).toBe(true);
-      expect(snapshot.steps_dropped).toBe(5);
+      expect(snapshot.steps_dropped).toBe(6);
+      // A handler beginning steps without end keeps a snapshot of steps_retained steps.
+      for (let i = 0; i < 1000; i++) store.append(idOf(1), [draft.step(`open${i}`)]);
+      snapshot = store.get(idOf(1))!;
+      expect(snapshot.steps.map((s) => s.id)).toEqual(["open997", "open998", "open999"]);
+      // The dropped step's end still shows, as a step that took no time.
+      store.append(idOf(1), [draft.stepDone("outer")]);
+      expect(store.get(idOf(1))!.steps.at(-1)).toMatchObject({ id: "outer", state: "succeeded" });
     });
 
     test("store forgets the oldest terminal execution first beyond executions_retained, and never an active one", () => {

@@ -510,6 +510,16 @@ describe("worker context", () => {
     expect(chunks[1]).toBe(`${red}${"b".repeat(10)}`);
   });
 
+  test("events batch: large events go in batches of about 1 Mi units of text, not 256 at a time", () => {
+    const c = context();
+    c.ctx.progress.log("first");
+    for (let i = 0; i < 100; i++) c.ctx.progress.log("x".repeat(100_000));
+    c.close();
+    const sizes = c.posted.map((m) => (m.type === "events" ? (JSON.parse(m.json) as unknown[]).length : 0));
+    expect(sizes).toEqual([1, 11, 11, 11, 11, 11, 11, 11, 11, 11, 1]);
+    for (const m of c.posted) if (m.type === "events") expect(m.json.length).toBeLessThan(1.2 * 1024 * 1024);
+  });
+
   test("events batch: a handler that never yields still posts what it emitted once 16 ms have passed", () => {
     const c = context();
     c.ctx.progress.log("first");

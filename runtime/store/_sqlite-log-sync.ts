@@ -1,7 +1,11 @@
 import { close, fdatasync, openSync } from "node:fs";
 
-/** How often, at most, the log is synced while writes go on. */
-const SYNC_EVERY_MS = 25;
+/**
+ * How often, at most, the log is synced while writes go on. What is written after the last sync
+ * is what the checkpoint still has to sync itself: every 5 ms measured a third less time in the
+ * slow commits than every 25 ms, and every 1 ms no better than 5.
+ */
+const SYNC_EVERY_MS = 5;
 
 /** Options of {@link createLogSync}. */
 export interface LogSyncOptions {

@@ -14,6 +14,7 @@ const BENCHES: Array<[string, () => Promise<BenchResult>]> = [
   ["worker-roundtrip", async () => (await import("./worker-roundtrip.ts")).benchWorkerRoundtrip()],
   ["engine", async () => (await import("./engine.ts")).benchEngine()],
   ["live-channel", async () => (await import("./live-channel.ts")).benchLiveChannel()],
+  ["memory", async () => (await import("./memory.ts")).benchMemory()],
   ["durable", async () => (await import("./durable.ts")).benchDurable()],
   ["watchers", async () => (await import("./watchers.ts")).benchWatchers()],
   ["cold-start", async () => (await import("./cold-start.ts")).benchColdStart()],

@@ -7,6 +7,7 @@
 // (and jobs) are retained; `DOCKET_BENCH_MEMORY_PROFILE=1` adds the object types whose counts grew
 // the most (bun:jsc heapStats) to each docket row.
 import { spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -38,14 +39,15 @@ async function measureInChild(storeKind: "memory" | "sqlite", count: number): Pr
   const { resolveLimits } = await import("../runtime/execution/limits.ts");
   const { settled } = await import("../runtime/execution/settled.ts");
   const { heapStats } = await import("bun:jsc");
-  const edge = { actor: { kind: "cli", pid: process.pid }, request_id: "bench", trace_id: "0af7651916cd43dd8448eb211c80319c" } as const;
+  // Each start with ids of its own, as an HTTP request has (a request id, a W3C trace id).
+  const edge = () => ({ actor: { kind: "cli", pid: process.pid } as const, request_id: `r-${randomBytes(10).toString("hex")}`, trace_id: randomBytes(16).toString("hex") });
   // The sqlite store writes .docket/state.db under its checkout: a folder of its own, removed after.
   const cwd = mkdtempSync(join(tmpdir(), "docket-bench-memory-"));
   const plane = await bootPlane({ cwd, storeKind, limits: resolveLimits({ overrides: LIMIT_OVERRIDES }), files: [FIXTURE], log: () => {} });
   const { engine, store } = plane;
   const runAll = async (n: number) => {
     for (let done = 0; done < n; done += IN_FLIGHT) {
-      const wave = Array.from({ length: Math.min(IN_FLIGHT, n - done) }, () => settled(store, engine.start({ capability: "bench.twenty", input: INPUT }, edge).execution.id));
+      const wave = Array.from({ length: Math.min(IN_FLIGHT, n - done) }, () => settled(store, engine.start({ capability: "bench.twenty", input: INPUT }, edge()).execution.id));
       for (const snapshot of await Promise.all(wave)) if (snapshot.state !== "succeeded") throw new Error(`bench.twenty ended ${snapshot.state}: ${snapshot.failure?.message}`);
     }
   };

@@ -1,0 +1,147 @@
+import { SCHEMA_VERSION, type EventType, type ExecutionEvent } from "../execution/protocol.ts";
+import { executionLinks, type ExecutionSnapshot } from "../execution/snapshot.ts";
+import type { FoldLimits } from "./_fold.ts";
+import { foldEvent, initialSnapshot } from "./_fold.ts";
+import { deepFreeze } from "./_kept-values.ts";
+import type { RecordShapes, SealedRecord } from "./_sealed-records.ts";
+
+/**
+ * Longer histories are not sealed: sealing costs about 0.5 µs an event, all at once on the append
+ * that finishes the execution, and a longer pause would hold up every client of the process.
+ */
+export const SEAL_MAX_EVENTS = 4096;
+
+/** Events per chunk of text: a page read parses the chunks it covers, not the whole history. */
+const CHUNK_EVENTS = 256;
+
+/**
+ * Up to this many events, a sealed snapshot is rebuilt from its events on each read instead of
+ * being kept: it repeats them (input, output, steps, log tail, progress), and folding this many
+ * costs tens of microseconds. Longer histories keep their snapshot, so a read never folds more.
+ */
+const REBUILD_MAX_EVENTS = 100;
+
+/** The snapshot's fields that no event holds, in this order: the head of the first chunk. */
+type Origin = [repository: string, request_id: string, trace_id: string, cancellable: boolean, effect: "read" | "write"];
+
+/** Freezes what the store kept as frozen copies in an event's data (see `keep`). */
+function freezeKept(type: EventType, data: ExecutionEvent["data"]): void {
+  if (type === "execution.created") {
+    const created = data as ExecutionEvent<"execution.created">["data"];
+    deepFreeze(created.input);
+    deepFreeze(created.actor);
+  } else if (type === "execution.completed" || type === "execution.cancel_requested" || type === "execution.reconciled") deepFreeze(data);
+}
+
+/**
+ * A finished execution of the memory store, kept as text: its retained events as JSON chunks of
+ * records (see RecordShapes: no envelope, since the execution id, event ids and schema version
+ * are derived; no member names; timestamps as milliseconds after the event before) and, for a
+ * long or truncated history, its snapshot. A retained execution of 20 events holds about
+ * 1.5 KiB this way, against 6.6 KiB as objects (docs/architecture.md, "Memory per retained
+ * execution").
+ *
+ * Reads answer exactly what the live form answered: events carry the same envelope, timestamps
+ * and data, with the same members frozen; a snapshot is a fresh copy, its kept values frozen.
+ */
+export class SealedExecution {
+  private constructor(
+    /** First retained sequence. */
+    readonly first: number,
+    /** Last sequence. */
+    readonly last: number,
+    /** The timestamp of the first retained event, in milliseconds. */
+    private readonly baseMs: number,
+    /** JSON arrays of records, CHUNK_EVENTS each; the first one begins with the Origin. */
+    private readonly chunks: readonly string[],
+    /** The snapshot's JSON (its links left out) when the events cannot rebuild it. */
+    private readonly snapshotText: string | null,
+  ) {}
+
+  /** Seals a finished execution's snapshot and retained events (oldest first, at least one). */
+  static seal(snapshot: ExecutionSnapshot, events: readonly ExecutionEvent[], shapes: RecordShapes): SealedExecution {
+    const first = events[0]!.sequence;
+    const baseMs = Date.parse(events[0]!.timestamp);
+    const origin: Origin = [snapshot.repository, snapshot.request_id, snapshot.trace_id, snapshot.cancellable, snapshot.effect];
+    // Events of one batch share their timestamp string: parse each string once.
+    let lastText = "";
+    let lastMs = 0;
+    const chunks: string[] = [];
+    for (let at = 0; at < events.length; at += CHUNK_EVENTS) {
+      const records: unknown[] = at === 0 ? [origin] : [];
+      let previousMs = baseMs;
+      for (let i = at; i < Math.min(events.length, at + CHUNK_EVENTS); i++) {
+        const event = events[i]!;
+        if (event.timestamp !== lastText) {
+          lastText = event.timestamp;
+          lastMs = Date.parse(lastText);
+        }
+        records.push(shapes.encode(event.type, event.data, lastMs - previousMs));
+        previousMs = lastMs;
+      }
+      chunks.push(JSON.stringify(records));
+    }
+    const rebuildable = first === 1 && events.length <= REBUILD_MAX_EVENTS;
+    // `links` is derived from the id; 0 keeps its place among the keys.
+    return new SealedExecution(first, snapshot.last_sequence, baseMs, chunks, rebuildable ? null : JSON.stringify({ ...snapshot, links: 0 }));
+  }
+
+  /** Retained events with a sequence above `after`, at most `limit` of them, oldest first. */
+  events(id: string, after: number, limit: number, shapes: RecordShapes): ExecutionEvent[] {
+    const from = Math.max(after + 1, this.first);
+    const to = Math.min(this.last, from + limit - 1);
+    const out: ExecutionEvent[] = [];
+    for (let c = Math.floor((from - this.first) / CHUNK_EVENTS); from + out.length <= to && c < this.chunks.length; c++) this.decodeChunk(id, c, JSON.parse(this.chunks[c]!), from, to, shapes, out);
+    return out;
+  }
+
+  /** Appends the events `from..to` of chunk `c` (its parsed records) to `out`. */
+  private decodeChunk(id: string, c: number, records: unknown[], from: number, to: number, shapes: RecordShapes, out: ExecutionEvent[]): void {
+    const head = c === 0 ? 1 : 0;
+    const chunkFirst = this.first + c * CHUNK_EVENTS;
+    let ms = this.baseMs;
+    let iso = "";
+    let isoMs = Number.NaN;
+    for (let i = 0; head + i < records.length && chunkFirst + i <= to; i++) {
+      const record = records[head + i] as SealedRecord;
+      // Offsets add up from the chunk's start, so every record before `from` is read too.
+      ms += record[1];
+      const sequence = chunkFirst + i;
+      if (sequence < from) continue;
+      if (ms !== isoMs) {
+        isoMs = ms;
+        iso = new Date(ms).toISOString();
+      }
+      const { type, data } = shapes.decode(record);
+      freezeKept(type, data);
+      out.push({ schema_version: SCHEMA_VERSION, event_id: `${id}#${sequence}`, execution_id: id, sequence, timestamp: iso, type, data } as ExecutionEvent);
+    }
+  }
+
+  /** A fresh snapshot, as it was when sealed; `limits` are the store's, which folded it first. */
+  snapshot(id: string, limits: FoldLimits, shapes: RecordShapes): ExecutionSnapshot {
+    if (this.snapshotText !== null) {
+      const snapshot = JSON.parse(this.snapshotText) as ExecutionSnapshot;
+      snapshot.links = executionLinks(id);
+      deepFreeze(snapshot.input);
+      deepFreeze(snapshot.actor);
+      deepFreeze(snapshot.output);
+      deepFreeze(snapshot.failure);
+      if (snapshot.reconciliation !== undefined) {
+        deepFreeze(snapshot.reconciliation.actor);
+        deepFreeze(snapshot.reconciliation.evidence);
+      }
+      return snapshot;
+    }
+    // A rebuildable history is one chunk from sequence 1, its Origin first.
+    const records = JSON.parse(this.chunks[0]!) as unknown[];
+    const [repository, request_id, trace_id, cancellable, effect] = records[0] as Origin;
+    const events: ExecutionEvent[] = [];
+    this.decodeChunk(id, 0, records, 1, this.last, shapes, events);
+    const [created, ...later] = events;
+    const data = (created as ExecutionEvent<"execution.created">).data;
+    const snapshot = initialSnapshot({ id, ...data, repository, request_id, trace_id, cancellable, effect, input_hash: "" }, created!.timestamp);
+    for (const event of later) foldEvent(snapshot, event, limits);
+    return snapshot;
+  }
+}

@@ -4,6 +4,7 @@ import type { FoldLimits } from "./_fold.ts";
 import { foldEvent, initialSnapshot } from "./_fold.ts";
 import { deepFreeze } from "./_kept-values.ts";
 import type { RecordShapes, SealedRecord } from "./_sealed-records.ts";
+import type { TextSlabs } from "./_text-slabs.ts";
 
 /**
  * Longer histories are not sealed: sealing costs about 0.5 µs an event, all at once on the append
@@ -24,6 +25,12 @@ const REBUILD_MAX_EVENTS = 100;
 /** The snapshot's fields that no event holds, in this order: the head of the first chunk. */
 type Origin = [repository: string, request_id: string, trace_id: string, cancellable: boolean, effect: "read" | "write"];
 
+/** What a store shares among its sealed executions: the shapes of their records, the slabs of their text. */
+export interface SealedStorage {
+  shapes: RecordShapes;
+  texts: TextSlabs;
+}
+
 /** Freezes what the store kept as frozen copies in an event's data (see `keep`). */
 function freezeKept(type: EventType, data: ExecutionEvent["data"]): void {
   if (type === "execution.created") {
@@ -34,8 +41,8 @@ function freezeKept(type: EventType, data: ExecutionEvent["data"]): void {
 }
 
 /**
- * A finished execution of the memory store, kept as text: its retained events as JSON chunks of
- * records (see RecordShapes: no envelope, since the execution id, event ids and schema version
+ * A finished execution of the memory store, kept as text in shared slabs (TextSlabs): its
+ * retained events as JSON chunks of records (see RecordShapes: no envelope, since the execution id, event ids and schema version
  * are derived; no member names; timestamps as milliseconds after the event before) and, for a
  * long or truncated history, its snapshot. A retained execution of 20 events holds about
  * 1.5 KiB this way, against 6.6 KiB as objects (docs/architecture.md, "Memory per retained
@@ -52,21 +59,24 @@ export class SealedExecution {
     readonly last: number,
     /** The timestamp of the first retained event, in milliseconds. */
     private readonly baseMs: number,
-    /** JSON arrays of records, CHUNK_EVENTS each; the first one begins with the Origin. */
-    private readonly chunks: readonly string[],
-    /** The snapshot's JSON (its links left out) when the events cannot rebuild it. */
-    private readonly snapshotText: string | null,
+    /**
+     * Refs (TextSlabs) to JSON arrays of records, CHUNK_EVENTS each, the first one beginning with
+     * the Origin; a history of one chunk keeps its ref alone (an array is two more objects to keep).
+     */
+    private readonly chunks: number | readonly number[],
+    /** Ref to the snapshot's JSON (its links left out) when the events cannot rebuild it; else -1. */
+    private readonly snapshotText: number,
   ) {}
 
   /** Seals a finished execution's snapshot and retained events (oldest first, at least one). */
-  static seal(snapshot: ExecutionSnapshot, events: readonly ExecutionEvent[], shapes: RecordShapes): SealedExecution {
+  static seal(snapshot: ExecutionSnapshot, events: readonly ExecutionEvent[], { shapes, texts }: SealedStorage): SealedExecution {
     const first = events[0]!.sequence;
     const baseMs = Date.parse(events[0]!.timestamp);
     const origin: Origin = [snapshot.repository, snapshot.request_id, snapshot.trace_id, snapshot.cancellable, snapshot.effect];
     // Events of one batch share their timestamp string: parse each string once.
     let lastText = "";
     let lastMs = 0;
-    const chunks: string[] = [];
+    const chunks: number[] = [];
     for (let at = 0; at < events.length; at += CHUNK_EVENTS) {
       const records: unknown[] = at === 0 ? [origin] : [];
       let previousMs = baseMs;
@@ -79,20 +89,32 @@ export class SealedExecution {
         records.push(shapes.encode(event.type, event.data, lastMs - previousMs));
         previousMs = lastMs;
       }
-      chunks.push(JSON.stringify(records));
+      chunks.push(texts.put(JSON.stringify(records)));
     }
     const rebuildable = first === 1 && events.length <= REBUILD_MAX_EVENTS;
     // `links` is derived from the id; 0 keeps its place among the keys.
-    return new SealedExecution(first, snapshot.last_sequence, baseMs, chunks, rebuildable ? null : JSON.stringify({ ...snapshot, links: 0 }));
+    return new SealedExecution(first, snapshot.last_sequence, baseMs, chunks.length === 1 ? chunks[0]! : chunks, rebuildable ? -1 : texts.put(JSON.stringify({ ...snapshot, links: 0 })));
   }
 
   /** Retained events with a sequence above `after`, at most `limit` of them, oldest first. */
-  events(id: string, after: number, limit: number, shapes: RecordShapes): ExecutionEvent[] {
+  events(id: string, after: number, limit: number, storage: SealedStorage): ExecutionEvent[] {
     const from = Math.max(after + 1, this.first);
     const to = Math.min(this.last, from + limit - 1);
     const out: ExecutionEvent[] = [];
-    for (let c = Math.floor((from - this.first) / CHUNK_EVENTS); from + out.length <= to && c < this.chunks.length; c++) this.decodeChunk(id, c, JSON.parse(this.chunks[c]!), from, to, shapes, out);
+    const count = typeof this.chunks === "number" ? 1 : this.chunks.length;
+    for (let c = Math.floor((from - this.first) / CHUNK_EVENTS); from + out.length <= to && c < count; c++) this.decodeChunk(id, c, JSON.parse(storage.texts.get(this.chunk(c))), from, to, storage.shapes, out);
     return out;
+  }
+
+  /** Gives up its texts: the store forgot the execution, or sealed it anew. */
+  release({ texts }: SealedStorage): void {
+    for (let c = 0; c < (typeof this.chunks === "number" ? 1 : this.chunks.length); c++) texts.release(this.chunk(c));
+    if (this.snapshotText >= 0) texts.release(this.snapshotText);
+  }
+
+  /** The ref of chunk `c`. */
+  private chunk(c: number): number {
+    return typeof this.chunks === "number" ? this.chunks : this.chunks[c]!;
   }
 
   /** Appends the events `from..to` of chunk `c` (its parsed records) to `out`. */
@@ -119,9 +141,9 @@ export class SealedExecution {
   }
 
   /** A fresh snapshot, as it was when sealed; `limits` are the store's, which folded it first. */
-  snapshot(id: string, limits: FoldLimits, shapes: RecordShapes): ExecutionSnapshot {
-    if (this.snapshotText !== null) {
-      const snapshot = JSON.parse(this.snapshotText) as ExecutionSnapshot;
+  snapshot(id: string, limits: FoldLimits, storage: SealedStorage): ExecutionSnapshot {
+    if (this.snapshotText >= 0) {
+      const snapshot = JSON.parse(storage.texts.get(this.snapshotText)) as ExecutionSnapshot;
       snapshot.links = executionLinks(id);
       deepFreeze(snapshot.input);
       deepFreeze(snapshot.actor);
@@ -134,10 +156,10 @@ export class SealedExecution {
       return snapshot;
     }
     // A rebuildable history is one chunk from sequence 1, its Origin first.
-    const records = JSON.parse(this.chunks[0]!) as unknown[];
+    const records = JSON.parse(storage.texts.get(this.chunk(0))) as unknown[];
     const [repository, request_id, trace_id, cancellable, effect] = records[0] as Origin;
     const events: ExecutionEvent[] = [];
-    this.decodeChunk(id, 0, records, 1, this.last, shapes, events);
+    this.decodeChunk(id, 0, records, 1, this.last, storage.shapes, events);
     const [created, ...later] = events;
     const data = (created as ExecutionEvent<"execution.created">).data;
     const snapshot = initialSnapshot({ id, ...data, repository, request_id, trace_id, cancellable, effect, input_hash: "" }, created!.timestamp);

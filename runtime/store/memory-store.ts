@@ -9,6 +9,7 @@ import { checkBatch, initialSnapshot } from "./_fold.ts";
 import { EventRing } from "./_event-ring.ts";
 import { SEAL_MAX_EVENTS, SealedExecution } from "./_sealed-execution.ts";
 import { RecordShapes } from "./_sealed-records.ts";
+import { TextSlabs } from "./_text-slabs.ts";
 import { createFanOut } from "./_fan-out.ts";
 import { MinHeap } from "./_min-heap.ts";
 import { InvalidCursorError, decodeListCursor, encodeListCursor } from "./list-cursor.ts";
@@ -83,8 +84,8 @@ export function createMemoryStore(options: MemoryStoreOptions): ExecutionStore {
   // The last timestamp and its ISO text: appends within one millisecond share the string
   // (toISOString is a measurable part of a one-event append on the hot path).
   const stamp = createStamper(clock);
-  // The data shapes of sealed events, named once for the whole store.
-  const shapes = new RecordShapes();
+  // What sealed executions share: their data shapes, named once, and the slabs of their text.
+  const sealing = { shapes: new RecordShapes(), texts: new TextSlabs() };
 
   const fanOut = createFanOut({
     history: { events, ids: () => entries.keys() },
@@ -107,6 +108,8 @@ export function createMemoryStore(options: MemoryStoreOptions): ExecutionStore {
       const entry = terminal.pop()!;
       entry.forgotten = true;
       entries.delete(entry.id);
+      entry.sealed?.release(sealing);
+      entry.sealed = null;
       counts[entry.state]--;
       if (++forgottenInOrder > byOrder.length / 2) {
         byOrder = byOrder.filter((e) => !e.forgotten);
@@ -153,7 +156,8 @@ export function createMemoryStore(options: MemoryStoreOptions): ExecutionStore {
     }
     // Set on every append, since a reconciliation may unseal a history it makes too long to seal again.
     const seal = isTerminal(snapshot.state) && events.lastSequence - events.first < SEAL_MAX_EVENTS;
-    entry.sealed = seal ? SealedExecution.seal(snapshot, events.all(), shapes) : null;
+    entry.sealed?.release(sealing);
+    entry.sealed = seal ? SealedExecution.seal(snapshot, events.all(), sealing) : null;
     entry.live = seal ? null : live;
     fanOut.publish(stored);
     return stored;
@@ -163,13 +167,13 @@ export function createMemoryStore(options: MemoryStoreOptions): ExecutionStore {
   function unseal(entry: Entry): { snapshot: ExecutionSnapshot; events: EventRing } {
     const sealed = entry.sealed!;
     const events = new EventRing(limits.events_retained, limits.events_retained_bytes, sealed.first);
-    for (const event of sealed.events(entry.id, 0, sealed.last, shapes)) events.push(event);
-    return { snapshot: sealed.snapshot(entry.id, limits, shapes), events };
+    for (const event of sealed.events(entry.id, 0, sealed.last, sealing)) events.push(event);
+    return { snapshot: sealed.snapshot(entry.id, limits, sealing), events };
   }
 
   /** A snapshot the caller may change: a copy of the live one, or one read from the sealed text. */
   function snapshotOf(entry: Entry): ExecutionSnapshot {
-    return entry.live !== null ? copySnapshot(entry.live.snapshot) : entry.sealed!.snapshot(entry.id, limits, shapes);
+    return entry.live !== null ? copySnapshot(entry.live.snapshot) : entry.sealed!.snapshot(entry.id, limits, sealing);
   }
 
   function get(id: string): ExecutionSnapshot | null {
@@ -226,7 +230,7 @@ export function createMemoryStore(options: MemoryStoreOptions): ExecutionStore {
     const count = Math.min(EVENTS_MAX, Math.max(1, Math.floor(limit) || EVENTS_MAX));
     if (entry.live === null) {
       const sealed = entry.sealed!;
-      return { events: sealed.events(id, from, count, shapes), retained_from: sealed.first, truncated: from + 1 < sealed.first, last_sequence: sealed.last };
+      return { events: sealed.events(id, from, count, sealing), retained_from: sealed.first, truncated: from + 1 < sealed.first, last_sequence: sealed.last };
     }
     const { snapshot, events: ring } = entry.live;
     return { events: ring.slice(from, count), retained_from: ring.first, truncated: from + 1 < ring.first, last_sequence: snapshot.last_sequence };

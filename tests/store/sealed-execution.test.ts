@@ -6,6 +6,7 @@ import { keep } from "../../runtime/store/_kept-values.ts";
 import { createdEvent, numberEvents } from "../../runtime/store/_numbering.ts";
 import { SEAL_MAX_EVENTS, SealedExecution } from "../../runtime/store/_sealed-execution.ts";
 import { RecordShapes } from "../../runtime/store/_sealed-records.ts";
+import { TextSlabs } from "../../runtime/store/_text-slabs.ts";
 import { createMemoryStore } from "../../runtime/store/index.ts";
 import { unknownEnd, reconciled } from "./_contract-reconcile.ts";
 import { allEvents, draft, idOf, limitsWith, newExecution } from "./_fixtures.ts";
@@ -33,13 +34,13 @@ const VARIED: EventDraft[][] = [
 
 describe("SealedExecution", () => {
   test("SealedExecution reads back a finished execution's events and snapshot exactly: members in order, timestamps, frozen values", () => {
-    const shapes = new RecordShapes();
+    const storage = { shapes: new RecordShapes(), texts: new TextSlabs() };
     const { snapshot, events } = liveExecution(VARIED);
-    const sealed = SealedExecution.seal(snapshot, events, shapes);
-    const read = sealed.events(idOf(1), 0, 1000, shapes);
+    const sealed = SealedExecution.seal(snapshot, events, storage);
+    const read = sealed.events(idOf(1), 0, 1000, storage);
     expect(read.map((e) => JSON.stringify(e))).toEqual(events.map((e) => JSON.stringify(e)));
     expect(read).toEqual(events);
-    const rebuilt = sealed.snapshot(idOf(1), limits, shapes);
+    const rebuilt = sealed.snapshot(idOf(1), limits, storage);
     expect(JSON.stringify(rebuilt)).toBe(JSON.stringify(snapshot));
     expect(rebuilt).toEqual(snapshot);
     // What the store kept frozen reads back frozen; everything else is the reader's to change.
@@ -49,33 +50,33 @@ describe("SealedExecution", () => {
     expect(Object.isFrozen((read[0]!.data as { input: object }).input)).toBe(true);
     expect(Object.isFrozen(read.at(-1)!.data)).toBe(true);
     rebuilt.steps.pop();
-    expect(sealed.snapshot(idOf(1), limits, shapes).steps).toHaveLength(2);
+    expect(sealed.snapshot(idOf(1), limits, storage).steps).toHaveLength(2);
   });
 
   test("SealedExecution pages across its chunks: any cursor and limit answers the live events' slice", () => {
-    const shapes = new RecordShapes();
+    const storage = { shapes: new RecordShapes(), texts: new TextSlabs() };
     const many = Array.from({ length: 9 }, (_, b) => Array.from({ length: 80 }, (_, i): EventDraft => (i % 3 === 0 ? draft.log(`line ${b}.${i}`) : draft.progress(b * 80 + i, 720))));
     const { snapshot, events } = liveExecution([[draft.started()], ...many, [draft.completed("succeeded", { n: 1 })]], 1);
-    const sealed = SealedExecution.seal(snapshot, events, shapes);
+    const sealed = SealedExecution.seal(snapshot, events, storage);
     expect(sealed.last).toBe(events.length);
     for (const [after, limit] of [[0, 1000], [0, 1], [255, 2], [256, 1], [300, 300], [511, 100], [events.length - 1, 10], [events.length, 10]] as const) {
       const expected = events.slice(after, after + limit);
-      expect(sealed.events(idOf(1), after, limit, shapes).map((e) => JSON.stringify(e))).toEqual(expected.map((e) => JSON.stringify(e)));
+      expect(sealed.events(idOf(1), after, limit, storage).map((e) => JSON.stringify(e))).toEqual(expected.map((e) => JSON.stringify(e)));
     }
     // Longer than a rebuild is worth: the snapshot is kept, and reads back the same.
-    expect(JSON.stringify(sealed.snapshot(idOf(1), limits, shapes))).toBe(JSON.stringify(snapshot));
+    expect(JSON.stringify(sealed.snapshot(idOf(1), limits, storage))).toBe(JSON.stringify(snapshot));
   });
 
   test("SealedExecution of a history that lost its oldest events starts at the first retained one and keeps its snapshot", () => {
-    const shapes = new RecordShapes();
+    const storage = { shapes: new RecordShapes(), texts: new TextSlabs() };
     const { snapshot, events } = liveExecution(VARIED);
     snapshot.retained_from = 6;
     snapshot.truncated = true;
-    const sealed = SealedExecution.seal(snapshot, events.slice(5), shapes);
+    const sealed = SealedExecution.seal(snapshot, events.slice(5), storage);
     expect(sealed.first).toBe(6);
-    expect(sealed.events(idOf(1), 0, 3, shapes).map((e) => e.sequence)).toEqual([6, 7, 8]);
-    expect(sealed.events(idOf(1), 0, 1000, shapes)).toEqual(events.slice(5));
-    expect(JSON.stringify(sealed.snapshot(idOf(1), limits, shapes))).toBe(JSON.stringify(snapshot));
+    expect(sealed.events(idOf(1), 0, 3, storage).map((e) => e.sequence)).toEqual([6, 7, 8]);
+    expect(sealed.events(idOf(1), 0, 1000, storage)).toEqual(events.slice(5));
+    expect(JSON.stringify(sealed.snapshot(idOf(1), limits, storage))).toBe(JSON.stringify(snapshot));
   });
 
   test("RecordShapes names a bounded number of shapes, and data of any other shape reads back as it was", () => {
@@ -85,6 +86,31 @@ describe("SealedExecution", () => {
     expect(records[0]).toEqual([0, 0, 0, "text"]);
     expect(records[1099]![0]).toBeLessThan(0);
     for (let i = 0; i < data.length; i++) expect(shapes.decode(JSON.parse(JSON.stringify(records[i])))).toEqual({ type: "execution.stream", data: data[i]! });
+  });
+});
+
+describe("TextSlabs", () => {
+  test("TextSlabs reads back every text it keeps, across slabs, whatever its characters or size", () => {
+    const texts = new TextSlabs();
+    const kept = Array.from({ length: 400 }, (_, i) => (i % 50 === 7 ? "ü✓😀".repeat(30_000) : `[${i},"text ${i} ${"x".repeat(i * 3)}"]`));
+    const refs = kept.map((text) => texts.put(text));
+    expect(texts.slabCount).toBeGreaterThan(1);
+    refs.forEach((ref, i) => expect(texts.get(ref)).toBe(kept[i]!));
+  });
+
+  test("TextSlabs drops a slab once every text in it is released, and only then", () => {
+    const texts = new TextSlabs();
+    const refs = Array.from({ length: 600 }, (_, i) => texts.put(`${i}`.padEnd(1000, ".")));
+    const held = texts.slabCount;
+    expect(held).toBeGreaterThanOrEqual(3);
+    // Releasing all but the last text of the first slab keeps it; the last one drops it.
+    const firstSlab = refs.filter((ref) => Math.floor(ref / 2 ** 32) === Math.floor(refs[0]! / 2 ** 32));
+    for (const ref of firstSlab.slice(0, -1)) texts.release(ref);
+    expect(texts.slabCount).toBe(held);
+    texts.release(firstSlab.at(-1)!);
+    expect(texts.slabCount).toBe(held - 1);
+    expect(texts.get(refs.at(-1)!)).toBe("599".padEnd(1000, "."));
+    expect(() => texts.get(refs[0]!)).toThrow(/released already/);
   });
 });
 
@@ -126,6 +152,18 @@ describe("memory store, sealed executions", () => {
     const [event] = store.append(idOf(1), [reconciled("not_applied")]);
     expect(store.events(idOf(1), SEAL_MAX_EVENTS - 1, 10)!.events).toEqual([allEvents(store, idOf(1)).at(-2)!, event!]);
     expect(store.get(idOf(1))).toMatchObject({ last_sequence: SEAL_MAX_EVENTS + 1, reconciliation: { outcome: "not_applied" } });
+  });
+
+  test("memory store forgets finished executions with their text, and reads back the ones it keeps", () => {
+    const store = createMemoryStore({ limits: limitsWith({ executions_retained: 10 }) });
+    const drafts = Array.from({ length: 200 }, (_, i) => draft.log(`line ${i} `.padEnd(200, "-")));
+    for (let i = 1; i <= 2000; i++) {
+      store.create(newExecution(i));
+      store.append(idOf(i), [draft.started(), ...drafts, draft.completed("succeeded")]);
+    }
+    expect(store.list().items).toHaveLength(10);
+    expect(allEvents(store, idOf(2000))).toHaveLength(203);
+    expect(store.events(idOf(1990), 0, 1)).toBeNull();
   });
 
   test(`memory store keeps a history longer than ${SEAL_MAX_EVENTS} events as it is, and reads it the same`, () => {

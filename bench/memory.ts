@@ -14,7 +14,14 @@ import { join } from "node:path";
 import type { BenchResult } from "./run.ts";
 import { redisMissing, startRedis } from "./_redis.ts";
 
-const N = Number(process.env.DOCKET_BENCH_MEMORY_N ?? 20_000);
+const N = Number(process.env.DOCKET_BENCH_MEMORY_N ?? 40_000);
+/**
+ * What settles first (worker heaps, allocator pools, the JIT) is not what one more execution
+ * costs: a quarter of N runs before the first point; the rest runs in SLICES slices, measured
+ * after each, and the cost per execution is the least-squares slope through those points (RSS
+ * grows in steps of whole arenas: two points would catch a step or miss it).
+ */
+const SLICES = 6;
 const IN_FLIGHT = 64;
 const WARM = 200;
 const FIXTURE = join(import.meta.dir, "fixtures", "bench.twenty.ts");
@@ -22,6 +29,25 @@ const INPUT = { path: "src/modules", pattern: "**/*.ts" };
 /** The limits that keep every execution: none is forgotten while the N finish. */
 const LIMIT_OVERRIDES = { max_queued: 100_000, executions_retained: 1_000_000 };
 const FLAGS = "--executions-retained 1000000 --max-queued 100000, other limits default";
+
+/** The least-squares slope of the points' y over their x. */
+function slope(points: ReadonlyArray<readonly [number, number]>): number {
+  const mx = points.reduce((sum, [x]) => sum + x, 0) / points.length;
+  const my = points.reduce((sum, [, y]) => sum + y, 0) / points.length;
+  const sxy = points.reduce((sum, [x, y]) => sum + (x - mx) * (y - my), 0);
+  const sxx = points.reduce((sum, [x]) => sum + (x - mx) ** 2, 0);
+  return sxy / sxx;
+}
+
+/** Runs `slices` slices of `perSlice` through `run`, measuring before the first and after each. */
+async function measuredSlices<T>(perSlice: number, run: (n: number) => Promise<void>, measure: () => Promise<T>): Promise<Array<[number, T]>> {
+  const points: Array<[number, T]> = [[0, await measure()]];
+  for (let k = 1; k <= SLICES; k++) {
+    await run(perSlice);
+    points.push([k * perSlice, await measure()]);
+  }
+  return points;
+}
 
 /** What a child reports: bytes added per retained execution, and where they went. */
 interface ChildFigures {
@@ -62,18 +88,14 @@ async function measureInChild(storeKind: "memory" | "sqlite", count: number): Pr
     return { rss: process.memoryUsage().rss, heap: stats.heapSize, types: stats.objectTypeCounts as Record<string, number> };
   };
   try {
-    // Warm: the pool's workers, the JIT, the store's first allocations are not what is measured;
-    // nor is what settles in the first half (worker heaps, allocator pools): the second half's
-    // growth is what one more retained execution costs.
-    await runAll(WARM);
-    await runAll(count / 2);
-    const before = await measure();
-    await runAll(count / 2);
-    const after = await measure();
+    await runAll(WARM + count / 4);
+    const perSlice = Math.floor((count * 3) / 4 / SLICES);
+    const points = await measuredSlices(perSlice, runAll, measure);
     const last = store.list({ limit: 1 }).items[0]!;
-    const figures: ChildFigures = { events: last.last_sequence, rssPerExecution: (after.rss - before.rss) / (count / 2), heapPerExecution: (after.heap - before.heap) / (count / 2) };
+    const figures: ChildFigures = { events: last.last_sequence, rssPerExecution: slope(points.map(([x, m]) => [x, m.rss])), heapPerExecution: slope(points.map(([x, m]) => [x, m.heap])) };
     if (process.env.DOCKET_BENCH_MEMORY_PROFILE === "1") {
-      const grown = Object.entries(after.types).map(([type, n]) => [type, (n - (before.types[type] ?? 0)) / (count / 2)] as const);
+      const [[, before], [span, after]] = [points[0]!, points.at(-1)!];
+      const grown = Object.entries(after.types).map(([type, n]) => [type, (n - (before.types[type] ?? 0)) / span] as const);
       figures.grownTypes = grown.filter(([, n]) => n >= 0.5).sort((a, b) => b[1] - a[1]).slice(0, 16).map(([type, n]) => `${type} ${n.toFixed(1)}`).join(", ");
     }
     console.log(JSON.stringify(figures));
@@ -103,7 +125,6 @@ async function bullmqPerJob(count: number): Promise<{ perJob: number; rssPerJob:
   const connection = { host: redis.host, port: redis.port, maxRetriesPerRequest: null };
   const queue = new Queue("bench-memory", { connection, defaultJobOptions: { removeOnComplete: false, removeOnFail: false } });
   let completed = 0;
-  const total = WARM + count;
   const worker = new Worker(
     "bench-memory",
     async (job) => {
@@ -136,18 +157,21 @@ async function bullmqPerJob(count: number): Promise<{ perJob: number; rssPerJob:
     };
     const client = (await queue.client) as unknown as { info(section: string): Promise<string> };
     const rss = async () => Number(/used_memory_rss:(\d+)/.exec(await client.info("memory"))?.[1] ?? Number.NaN);
-    // As on docket's side: warm, a first half, then the second half's growth.
-    await add(WARM + count / 2);
-    await waitFor(WARM + count / 2);
-    const before = { used: await redis.usedMemory(), rss: await rss() };
-    await add(count / 2);
-    await waitFor(total);
-    const after = { used: await redis.usedMemory(), rss: await rss() };
+    // As on docket's side: warm and a first quarter, then the slope through the slices.
+    await add(WARM + count / 4);
+    await waitFor(WARM + count / 4);
+    const perSlice = Math.floor((count * 3) / 4 / SLICES);
+    const run = async (n: number) => {
+      const target = completed + n;
+      await add(n);
+      await waitFor(target);
+    };
+    const points = await measuredSlices(perSlice, run, async () => ({ used: await redis.usedMemory(), rss: await rss() }));
     // The peer does the same work: every report of the last job is there to read.
     const [lastJob] = await queue.getCompleted(0, 0);
     const logs = await queue.getJobLogs(lastJob!.id!);
     if (logs.count !== 17 || lastJob!.returnvalue?.files !== 12) throw new Error(`a BullMQ job kept ${logs.count} log lines of 17 and returned ${JSON.stringify(lastJob!.returnvalue)}`);
-    return { perJob: (after.used - before.used) / (count / 2), rssPerJob: (after.rss - before.rss) / (count / 2) };
+    return { perJob: slope(points.map(([x, m]) => [x, m.used])), rssPerJob: slope(points.map(([x, m]) => [x, m.rss])) };
   } finally {
     await worker.close();
     await queue.close();
@@ -166,7 +190,7 @@ export async function benchMemory(): Promise<BenchResult> {
   const missing = redisMissing();
   const redis = missing === null ? await bullmqPerJob(N) : null;
   const row = (store: string, figures: ChildFigures, goal: string) => ({
-    figure: `${store} store: per retained finished execution (${figures.events} events; growth over the second ${(N / 2).toLocaleString("en-US")} of ${N.toLocaleString("en-US")} retained)`,
+    figure: `${store} store: per retained finished execution (${figures.events} events; slope over the last ${((N * 3) / 4).toLocaleString("en-US")} of ${N.toLocaleString("en-US")} retained)`,
     heap: kib(figures.heapPerExecution),
     redis_used: redis === null ? missing : kib(redis.perJob),
     ratio_in_use: redis === null ? "" : figures.heapPerExecution / redis.perJob,

@@ -42,11 +42,11 @@ function freezeKept(type: EventType, data: ExecutionEvent["data"]): void {
 
 /**
  * A finished execution of the memory store, kept as text in shared slabs (TextSlabs): its
- * retained events as JSON chunks of records (see RecordShapes: no envelope, since the execution id, event ids and schema version
- * are derived; no member names; timestamps as milliseconds after the event before) and, for a
- * long or truncated history, its snapshot. A retained execution of 20 events holds about
- * 1.5 KiB this way, against 6.6 KiB as objects (docs/architecture.md, "Memory per retained
- * execution").
+ * retained events as JSON chunks of records (see RecordShapes: no envelope, since the execution
+ * id, event ids and schema version are derived; no member names; timestamps as milliseconds
+ * after the event before) and, for a long or truncated history, its snapshot. A retained
+ * execution of 20 events holds about 1.4 KiB this way, against 6.6 KiB as objects
+ * (docs/limits.md, "Memory per retained execution").
  *
  * Reads answer exactly what the live form answered: events carry the same envelope, timestamps
  * and data, with the same members frozen; a snapshot is a fresh copy, its kept values frozen.
@@ -101,15 +101,18 @@ export class SealedExecution {
     const from = Math.max(after + 1, this.first);
     const to = Math.min(this.last, from + limit - 1);
     const out: ExecutionEvent[] = [];
-    const count = typeof this.chunks === "number" ? 1 : this.chunks.length;
-    for (let c = Math.floor((from - this.first) / CHUNK_EVENTS); from + out.length <= to && c < count; c++) this.decodeChunk(id, c, JSON.parse(storage.texts.get(this.chunk(c))), from, to, storage.shapes, out);
+    for (let c = Math.floor((from - this.first) / CHUNK_EVENTS); from + out.length <= to && c < this.chunkCount; c++) this.decodeChunk(id, c, JSON.parse(storage.texts.get(this.chunk(c))), from, to, storage.shapes, out);
     return out;
   }
 
   /** Gives up its texts: the store forgot the execution, or sealed it anew. */
   release({ texts }: SealedStorage): void {
-    for (let c = 0; c < (typeof this.chunks === "number" ? 1 : this.chunks.length); c++) texts.release(this.chunk(c));
+    for (let c = 0; c < this.chunkCount; c++) texts.release(this.chunk(c));
     if (this.snapshotText >= 0) texts.release(this.snapshotText);
+  }
+
+  private get chunkCount(): number {
+    return typeof this.chunks === "number" ? 1 : this.chunks.length;
   }
 
   /** The ref of chunk `c`. */

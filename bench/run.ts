@@ -13,6 +13,7 @@ const BENCHES: Array<[string, () => Promise<BenchResult>]> = [
   ["store-append", async () => (await import("./store-append.ts")).benchStoreAppend()],
   ["worker-roundtrip", async () => (await import("./worker-roundtrip.ts")).benchWorkerRoundtrip()],
   ["engine", async () => (await import("./engine.ts")).benchEngine()],
+  ["http-dispatch", async () => (await import("./http-dispatch.ts")).benchHttpDispatch()],
   ["live-channel", async () => (await import("./live-channel.ts")).benchLiveChannel()],
   ["memory", async () => (await import("./memory.ts")).benchMemory()],
   ["durable", async () => (await import("./durable.ts")).benchDurable()],

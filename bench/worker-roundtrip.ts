@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { Worker } from "node:worker_threads";
 import { createWorkerPool } from "../runtime/worker/pool.ts";
 import type { WorkerPool, WorkerTask } from "../runtime/worker/task.ts";
+import { PISCINA_CONFIG, startPiscina } from "./peers/piscina.ts";
 
 /** One measured figure against its baseline from the same run (a type, so it is a plain record for bench/run.ts). */
 export type BenchRow = {
@@ -13,8 +14,10 @@ export type BenchRow = {
   docket: number;
   baseline: number;
   baseline_name: string;
-  /** docket / baseline: above 1 docket is faster. */
+  /** For rates docket / baseline, for times baseline / docket: above 1 docket is faster. */
   ratio: number;
+  /** docket's settings for this row. */
+  flags: string;
 };
 
 /** Options of `benchWorkerRoundtrip`; the defaults are the figures bench/RESULTS.md quotes. */
@@ -53,6 +56,9 @@ export default capability({
 /** Events per message of the hand-batched bare baseline: the same size docket's worker batches at. */
 const BARE_BATCH = 256;
 
+/** Calls per run of the one-at-a-time round-trip times (pool and piscina alike). */
+const ONE_AT_A_TIME = 1_000;
+
 // The bare baselines: an echo; one posted object per event (the naive design); and hand-made
 // batches of JSON (the best a bare worker can do, what docket's batching should come close to).
 const BARE_WORKER = `
@@ -81,6 +87,7 @@ export async function benchWorkerRoundtrip(options: WorkerBenchOptions = {}): Pr
   const dir = await mkdtemp(join(tmpdir(), "docket-bench-worker-"));
   const pool = createWorkerPool({ executionWorkers: workers, hostFacts: () => ({}) as never });
   const bare = Array.from({ length: workers }, () => new Worker(BARE_WORKER, { eval: true }));
+  const piscina = await startPiscina(workers);
   try {
     await writeFile(join(dir, "bench.noop.ts"), NOOP_CAPABILITY);
     await writeFile(join(dir, "bench.events.ts"), EVENTS_CAPABILITY);
@@ -97,36 +104,50 @@ export async function benchWorkerRoundtrip(options: WorkerBenchOptions = {}): Pr
 
     // Interleaved (A B C, A B C, …) so that load from elsewhere on the machine hits every
     // figure alike; each figure is then the median of its runs.
-    const samples: number[][] = [[], [], [], [], [], []];
+    const samples: number[][] = [[], [], [], [], [], [], []];
+    const poolTimes: number[] = [];
+    const piscinaTimes: number[] = [];
     for (let i = 0; i < runs; i++) {
       samples[0]!.push(await poolCalls(pool, noop, calls, inFlight));
       samples[1]!.push(await bareCalls(bare, calls, inFlight));
       samples[2]!.push(await bareCalls(bare, calls, workers));
+      samples[6]!.push(await piscina.rate(calls, inFlight));
+      poolTimes.push(...(await poolLatencies(pool, noop, ONE_AT_A_TIME)));
+      piscinaTimes.push(...(await piscina.latencies(ONE_AT_A_TIME)));
       samples[3]!.push(await poolEvents(pool, emitter));
       samples[4]!.push(await bareEvents(bare[0]!, events, false));
       samples[5]!.push(await bareEvents(bare[0]!, events, true));
     }
-    const [poolRate, pipelined, lockstep, poolEventRate, bareEventRate, bareBatchedRate] = samples.map(median) as [number, number, number, number, number, number];
+    const [poolRate, pipelined, lockstep, poolEventRate, bareEventRate, bareBatchedRate, piscinaRate] = samples.map(median) as [number, number, number, number, number, number, number];
+    poolTimes.sort((a, b) => a - b);
+    piscinaTimes.sort((a, b) => a - b);
 
+    const flags = `createWorkerPool, ${workers} execution workers (docket's default max_concurrent)`;
     const row = (metric: string, unit: string, docket: number, baseline: number, baseline_name: string): BenchRow => ({
       metric,
       unit,
-      docket: Math.round(docket),
-      baseline: Math.round(baseline),
+      docket: unit === "ms" ? Math.round(docket * 1000) / 1000 : Math.round(docket),
+      baseline: unit === "ms" ? Math.round(baseline * 1000) / 1000 : Math.round(baseline),
       baseline_name,
-      ratio: Math.round((docket / baseline) * 100) / 100,
+      ratio: Math.round((unit === "ms" ? baseline / docket : docket / baseline) * 100) / 100,
+      flags,
     });
+    const oneAtATime = `no-op task round trip, one at a time (${runs} × ${ONE_AT_A_TIME.toLocaleString("en-US")})`;
     return {
       name: "worker-roundtrip",
       rows: [
         row(`no-op task round trips (${workers} workers, ${inFlight} in flight)`, "calls/s", poolRate, pipelined, `bare echo, ${inFlight} in flight (pipelined)`),
         row(`no-op task round trips (${workers} workers, ${inFlight} in flight)`, "calls/s", poolRate, lockstep, "bare echo, one in flight per worker (as a pool runs)"),
+        row(`no-op task round trips (${workers} workers, ${inFlight} in flight)`, "calls/s", poolRate, piscinaRate, `peer: ${PISCINA_CONFIG}`),
+        row(`${oneAtATime}, p50`, "ms", percentile(poolTimes, 50), percentile(piscinaTimes, 50), `peer: ${PISCINA_CONFIG}`),
+        row(`${oneAtATime}, p99`, "ms", percentile(poolTimes, 99), percentile(piscinaTimes, 99), `peer: ${PISCINA_CONFIG}`),
         row(`progress events of one handler (${events})`, "events/s", poolEventRate, bareEventRate, "bare worker, one postMessage per event"),
         row(`progress events of one handler (${events})`, "events/s", poolEventRate, bareBatchedRate, `bare worker, one JSON string per ${BARE_BATCH} events`),
       ],
     };
   } finally {
     await pool.close();
+    await piscina.close();
     await Promise.all(bare.map((w) => w.terminate()));
     await rm(dir, { recursive: true, force: true });
   }
@@ -157,6 +178,18 @@ async function poolCalls(pool: WorkerPool, task: WorkerTask, calls: number, inFl
   };
   await Promise.all(Array.from({ length: inFlight }, lane));
   return calls / ((performance.now() - began) / 1000);
+}
+
+/** Round-trip times in ms through the pool, one call at a time. */
+async function poolLatencies(pool: WorkerPool, task: WorkerTask, calls: number): Promise<number[]> {
+  const times: number[] = [];
+  for (let i = 0; i < calls; i++) {
+    const began = performance.now();
+    const outcome = await pool.run(task, { lane: "execution" }).outcome;
+    if (!outcome.ok) throw new Error(`bench task failed: ${JSON.stringify(outcome.error)}`);
+    times.push(performance.now() - began);
+  }
+  return times;
 }
 
 /** Calls per second of a bare echo, round-robin over the workers, `inFlight` outstanding. */
@@ -216,6 +249,10 @@ async function bareEvents(worker: Worker, count: number, batched: boolean): Prom
   return received / ((performance.now() - began) / 1000);
 }
 
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)]!;
@@ -224,5 +261,5 @@ function median(values: number[]): number {
 if (import.meta.main) {
   const { name, rows } = await benchWorkerRoundtrip();
   console.log(name);
-  console.table(rows.map((r) => ({ metric: r.metric, docket: `${r.docket.toLocaleString("en")} ${r.unit}`, baseline: `${r.baseline.toLocaleString("en")} ${r.unit}`, "against": r.baseline_name, ratio: r.ratio })));
+  console.table(rows.map((r) => ({ metric: r.metric, docket: `${r.docket.toLocaleString("en")} ${r.unit}`, baseline: `${r.baseline.toLocaleString("en")} ${r.unit}`, "against": r.baseline_name, ratio: r.ratio, flags: r.flags })));
 }

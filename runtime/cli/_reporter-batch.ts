@@ -32,7 +32,7 @@ const byteLength = (text: string) => Buffer.byteLength(text, "utf8");
  * The events of `id` after `through`, bounded in count and bytes (at least one, whatever its
  * size), each fit for a frame. `full` says more are waiting, so the run sends again at once.
  */
-export function nextBatch(store: ExecutionStore, id: string, through: number, options: BatchOptions): Batch {
+export function nextBatch(store: Pick<ExecutionStore, "events">, id: string, through: number, options: BatchOptions): Batch {
   const maxEvents = options.maxEvents ?? REPORT_MAX_EVENTS;
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
   const page = store.events(id, through, maxEvents);

@@ -4,10 +4,11 @@ import type { ExecutionReport, ReportAnswer } from "../execution/report-protocol
 import { isTerminal } from "../execution/state-machine.ts";
 import type { ExecutionStore, Subscription } from "../store/store.ts";
 import { nextBatch, withheldIfLarge } from "./_reporter-batch.ts";
+import { ReporterOutbox } from "./_reporter-outbox.ts";
 
 /** What a run's reporter is built from. */
 export interface ExecutionReporterOptions {
-  /** The run's own store: the reporter reads the events from it, nothing else keeps a copy. */
+  /** The run's own store: the reporter follows the execution there and keeps what it has not reported in its outbox. */
   store: ExecutionStore;
   id: string;
   pid: number;
@@ -26,6 +27,8 @@ export interface ExecutionReporterOptions {
   soonMs?: number;
   /** The longest time between two reports; default 2 s (less when the server's silence limit asks). */
   everyMs?: number;
+  /** Event JSON (UTF-16 units) kept for a server that has not taken it yet; default OUTBOX_UNITS (64 Mi). */
+  outboxUnits?: number;
   /** The longest wait between two tries while the server does not answer; default 5 s. */
   maxBackoffMs?: number;
   /**
@@ -105,6 +108,9 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
   let resolveFinished!: () => void;
   const finished = new Promise<void>((resolve) => (resolveFinished = resolve));
   let subscription: Subscription | null = null;
+  // What the server has not taken yet, kept apart from the store, which drops its oldest events.
+  const outbox = new ReporterOutbox(options.outboxUnits);
+  const unsent: Pick<ExecutionStore, "events"> = { events: (_id, after = 0, limit = 1000) => outbox.page(after, limit) ?? store.events(id, after, limit) };
 
   /** Sends a report in `ms` unless one is due sooner; while one is in flight, the answer decides. */
   function wake(ms: number): void {
@@ -138,7 +144,7 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
       if (events === null) return;
       body = { ...description, input: undefined, events };
     } else {
-      const batch = nextBatch(store, id, through, { frameBytes: options.frameBytes, pid });
+      const batch = nextBatch(unsent, id, through, { frameBytes: options.frameBytes, pid });
       if (!batch.ok) {
         return end(`events of ${id} after ${through} were dropped from this process before the server at ${server} took them, so from now on this execution is visible to this process alone`);
       }
@@ -167,6 +173,7 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
     }
     if (awaitingEnd) endSent = true;
     through = answer.through;
+    outbox.acknowledged(through);
     // Reports come well within the server's silence limit, whatever it is set to.
     everyMs = Math.max(10, Math.min(everyMs, Math.floor(answer.silence_ms / 3)));
     if (answer.cancel_requested && !cancelPassed) {
@@ -174,7 +181,7 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
       options.cancel(answer.requested_by);
     }
     if (answer.ended) return ended(answer);
-    const last = store.events(id, through, 1)?.last_sequence ?? through;
+    const last = unsent.events(id, through, 0)?.last_sequence ?? through;
     if (last > through) wake(full || answer.gap || finishing ? 0 : soonMs);
     else if (finishing) end(null);
     else wake(everyMs);
@@ -229,8 +236,11 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
     resolveFinished();
   }
 
-  // Any event of the execution wakes the reporter; the events themselves are read from the store.
-  subscription = store.subscribe({ executions: [id], after: created.last_sequence }, () => wake(soonMs));
+  // Every event of the execution, its history first, goes to the outbox and wakes the reporter.
+  subscription = store.subscribe({ executions: [id], after: 0 }, (event) => {
+    outbox.add(event);
+    wake(soonMs);
+  });
   // The first report goes at once: the server shows the execution from its start.
   wake(0);
 

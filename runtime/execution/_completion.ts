@@ -191,17 +191,27 @@ function isJsonable(value: unknown): boolean {
   }
 }
 
-/** The output as checked by its schema, or what is wrong with it (a complete sentence's end). */
-function outputProblem(
-  capability: RegisteredCapability,
-  output: unknown,
-): { ok: true; value: unknown } | { ok: false; message: string; suggestion: string; context?: Record<string, unknown> } {
+/** The output as checked, or what is wrong with it (a complete sentence's end). */
+type OutputCheck = { ok: true; value: unknown } | { ok: false; message: string; suggestion: string; context?: Record<string, unknown> };
+
+/** The output as checked by its schema, or what is wrong with it. */
+function outputProblem(capability: RegisteredCapability, output: unknown): OutputCheck {
+  // A plane capability answers with what the engine and the store made, JSON by construction and
+  // nested as deep as what they took in (bounded at the edge) plus their own envelope: walking and
+  // serializing it again cost ~7 % of an HTTP start. Its schema is still checked: that shapes
+  // what clients see.
+  if (capability.plane) return schemaProblem(capability, output);
   if (nestsDeeperThan(output, MAX_INPUT_DEPTH)) {
     return { ok: false, message: `nests deeper than ${MAX_INPUT_DEPTH} levels; it cannot be stored or shown.`, suggestion: "Return a flatter output.", context: { limit: MAX_INPUT_DEPTH } };
   }
   if (!isJsonable(output)) {
     return { ok: false, message: "cannot be written as JSON (a BigInt, or a cycle).", suggestion: "Return plain JSON values: strings, numbers, booleans, null, arrays and objects." };
   }
+  return schemaProblem(capability, output);
+}
+
+/** The output as its schema checks it, or what is wrong with it. */
+function schemaProblem(capability: RegisteredCapability, output: unknown): OutputCheck {
   const checked = checkValue(capability.def.output, output, "output");
   if (checked.ok) return checked;
   return {

@@ -61,7 +61,7 @@ export const LIMIT_SPECS: Record<keyof Limits, LimitSpec> = {
   stream_chunk_bytes: { default: 64 * 1024, min: 64, max: 16 * MIB, doc: "bytes of one stream chunk" },
   events_retained_bytes: { default: 32 * MIB, min: 64 * 1024, max: 4096 * MIB, doc: "bytes of events kept per execution (oldest dropped first)" },
   diagnostics_retained: { default: 500, min: 1, max: 1_000_000, doc: "diagnostics in a snapshot" },
-  steps_retained: { default: 1000, min: 1, max: 1_000_000, doc: "steps in a snapshot (oldest finished dropped first)" },
+  steps_retained: { default: 1000, min: 1, max: 1_000_000, doc: "steps in a snapshot (oldest finished dropped first, then oldest running)" },
   log_tail_lines: { default: 1000, min: 1, max: 1_000_000, doc: "log lines in a snapshot" },
   input_bytes: { default: 8 * MIB, min: 1024, max: 1024 * MIB, doc: "bytes of one input" },
   frame_bytes: { default: 256 * 1024, min: 1024, max: 64 * MIB, doc: "bytes of one live-channel frame" },

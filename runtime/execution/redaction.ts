@@ -9,11 +9,19 @@ export function isSensitiveSchema(schema: JsonSchema | undefined): boolean {
   return schema.format === "password" || schema.writeOnly === true || schema["x-docket-sensitive"] === true;
 }
 
+// What hasSensitive found for each schema it walked. A registered schema is never changed once
+// built, so the answer stands for its life; without this, every start and call walked its
+// capability's whole input schema (and executions.start's) several times.
+const sensitiveBySchema = new WeakMap<object, boolean>();
+
 /** True when the schema or anything under it marks a secret (then `redact` must walk the value). */
 export function hasSensitive(schema: unknown): boolean {
   if (!schema || typeof schema !== "object") return false;
-  if (isSensitiveSchema(schema as JsonSchema)) return true;
-  return Object.values(schema as object).some((child) => hasSensitive(child));
+  const known = sensitiveBySchema.get(schema);
+  if (known !== undefined) return known;
+  const found = isSensitiveSchema(schema as JsonSchema) || Object.values(schema as object).some((child) => hasSensitive(child));
+  sensitiveBySchema.set(schema, found);
+  return found;
 }
 
 /**

@@ -63,7 +63,7 @@ export type ExecutionSnapshot = {
   progress: { current: number; total: number | null; message: string | null } | null;
   diagnostics: DiagnosticInput[];
   diagnostics_dropped: number;
-  /** Finished steps dropped from `steps` past the `steps_retained` bound, oldest first. */
+  /** Steps dropped from `steps` past the `steps_retained` bound: the oldest finished first, the oldest running once none is finished. */
   steps_dropped: number;
   log: LogLineSnapshot[];
   log_dropped: number;

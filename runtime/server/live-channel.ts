@@ -31,6 +31,11 @@ const HELP_AT = 0.5;
 // At most this many frames queued since the writer last ran, and it runs as a microtask (right
 // after the append that queued them) instead of on a turn of its own.
 const TRICKLE = 16;
+// ...unless the writer ran less than this long ago: then frames are arriving steadily (many
+// executions at once, each a trickle), and one turn of the event loop gathers them into one
+// corked write per client instead of a send (a system call) per frame. A quiet watcher still
+// gets each event at once.
+const STEADY_MS = 0.5;
 // The heartbeat tick is a quarter of heartbeat_ms: a connection quiet for 5 ticks (more than
 // heartbeat_ms, at most 1.25 × it) gets a heartbeat. One timer serves every connection.
 const TICKS_PER_HEARTBEAT = 4;
@@ -59,6 +64,7 @@ export class LiveChannel {
   private outboxes: LiveGroup[] = [];
   private writeScheduled = false;
   private queuedSinceWrite = 0;
+  private lastWrite = Number.NEGATIVE_INFINITY;
   /** The trickle path: a microtask that writes only if what came since is still a trickle. */
   private readonly writeTrickle = () => {
     if (this.queuedSinceWrite <= TRICKLE) return this.writeSlice();
@@ -69,6 +75,7 @@ export class LiveChannel {
     // Held while the slice runs: a client put back in line below must not schedule a write of its own.
     this.writeScheduled = true;
     this.queuedSinceWrite = 0;
+    this.lastWrite = this.monotonic();
     const until = performance.now() + SLICE_MS;
     // Topics first: one publish serves every caught-up member of a group.
     while (this.outboxes.length > 0) {
@@ -101,11 +108,13 @@ export class LiveChannel {
     else this.writeScheduled = false;
   };
   private topics: LiveTopicGroups | null = null;
+  private readonly monotonic: () => number;
 
   constructor(options: LiveChannelOptions) {
     this.store = options.store;
     this.limits = options.limits;
     this.clock = options.clock ?? systemLiveClock;
+    this.monotonic = this.clock.monotonic?.bind(this.clock) ?? (() => performance.now());
   }
 
   /** True while the writer has frames left to send or publish (tests wait on it; nothing else should). */
@@ -278,9 +287,10 @@ export class LiveChannel {
     if (this.writeScheduled || this.stopped) return;
     this.writeScheduled = true;
     // A trickle (a few frames since the last write) goes out at once, as a microtask: a watcher
-    // of a quiet execution sees each event within microseconds. A flood is written on turns of
-    // its own, so that it never holds up the producer.
-    if (this.queuedSinceWrite <= TRICKLE) queueMicrotask(this.writeTrickle);
+    // of a quiet execution sees each event within microseconds. A flood, or frames arriving
+    // steadily (STEADY_MS), is written on turns of its own, so that it never holds up the
+    // producer and goes out corked.
+    if (this.queuedSinceWrite <= TRICKLE && this.monotonic() - this.lastWrite > STEADY_MS) queueMicrotask(this.writeTrickle);
     else setImmediate(this.writeSlice);
   }
 

@@ -33,6 +33,8 @@ export interface LiveTopics {
 export interface LiveClock {
   /** Wall-clock milliseconds since the epoch, for heartbeat timestamps. */
   now(): number;
+  /** Milliseconds from any fixed point, with fractions, for intervals; default `performance.now()`. */
+  monotonic?(): number;
   setTimeout(fn: () => void, ms: number): unknown;
   clearTimeout(handle: unknown): void;
 }
@@ -40,6 +42,7 @@ export interface LiveClock {
 /** The real clock. */
 export const systemLiveClock: LiveClock = {
   now: () => Date.now(),
+  monotonic: () => performance.now(),
   setTimeout: (fn, ms) => {
     const handle = setTimeout(fn, ms);
     // A heartbeat must never keep a stopping process alive.

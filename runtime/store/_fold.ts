@@ -105,8 +105,10 @@ export function checkBatch(snapshot: ExecutionSnapshot, drafts: readonly EventDr
 function boundSteps(snapshot: ExecutionSnapshot, bound: number): void {
   while (snapshot.steps.length > bound) {
     const oldestDone = snapshot.steps.findIndex((step) => step.state !== "running");
-    if (oldestDone < 0) return;
-    snapshot.steps.splice(oldestDone, 1);
+    // Only running steps left: the oldest of them goes too. A handler that begins steps without
+    // end must not grow the snapshot without end; a late step_done of a dropped one shows it as
+    // a step that took no time (below).
+    snapshot.steps.splice(oldestDone < 0 ? 0 : oldestDone, 1);
     snapshot.steps_dropped = (snapshot.steps_dropped ?? 0) + 1;
   }
 }

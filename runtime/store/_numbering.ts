@@ -4,7 +4,7 @@ import type { Limits } from "../execution/limits.ts";
 import type { NewExecution } from "./store.ts";
 import { foldEvent } from "./_fold.ts";
 import { keep } from "./_kept-values.ts";
-import { sanitizeDraft } from "./_sanitize.ts";
+import { sanitizeDraft } from "../execution/text-sanitize.ts";
 import { boundDraftTexts, type TextLimits } from "../execution/text-limits.ts";
 
 // How every store turns drafts into stored events: one implementation, so both stores number,

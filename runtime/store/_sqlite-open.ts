@@ -4,6 +4,7 @@ import type { Limits } from "../execution/limits.ts";
 import { prepareSchema, StoreFileError } from "./_sqlite-schema.ts";
 import { prepareTables, type StoreTables } from "./_sqlite-tables.ts";
 import { createWriteBehind, type WriteBehind, type WriteBehindOptions } from "./_sqlite-writer.ts";
+import { createLogSync } from "./_sqlite-log-sync.ts";
 
 const HOUR = 3_600_000;
 
@@ -58,6 +59,7 @@ export function openStoreFile(options: OpenFileOptions): OpenFile {
       onCommit: options.onCommit,
       maxSnapshotChars: options.maxSnapshotChars,
       onUnwritable: options.onUnwritable,
+      logSync: createLogSync(`${path}-wal`),
     });
     return { db, tables, writer };
   } catch (error) {

@@ -5,6 +5,7 @@ import type { RunIdentity, StorageFault } from "./store.ts";
 import { needsSnapshot, type Entry } from "./_sqlite-entry.ts";
 import { UnwritableValueError } from "./_sqlite-unwritable.ts";
 import { CHUNK_BYTES, CHUNK_EVENTS, type StoreTables } from "./_sqlite-tables.ts";
+import type { LogSync } from "./_sqlite-log-sync.ts";
 
 /** A write happens once this many events are pending, whatever the tick: it bounds memory and what a crash loses. */
 export const FLUSH_EVENTS = 4096;
@@ -35,6 +36,8 @@ export interface WriteBehindOptions {
    * for it): its pending events are taken back already; the store ends it in a form it can write.
    */
   onUnwritable: (entry: Entry, error: unknown) => void;
+  /** Told of every commit, to keep the log on disk off the main thread; stopped with the writer. */
+  logSync?: LogSync;
 }
 
 /** What the store changed and the file does not hold yet, and when it gets written. */
@@ -78,6 +81,8 @@ export interface WriteBehind {
  * Once writes pause for QUIET_MS, the log is checkpointed into the database (PASSIVE: it never
  * waits for a reader). A checkpoint syncs the disk twice; done inside a busy run's commits it
  * measured ~15 % of the store's time per appended event, done in a pause it costs a run nothing.
+ * A store that never pauses checkpoints inside the commit that crosses wal_autocheckpoint; the
+ * log sync (`logSync`) has by then written most of the log back, off the main thread.
  */
 export function createWriteBehind(options: WriteBehindOptions): WriteBehind {
   const { db, tables, snapshotEvery } = options;
@@ -183,6 +188,7 @@ export function createWriteBehind(options: WriteBehindOptions): WriteBehind {
   /** After a write: arms the checkpoint for when writes pause. */
   function wrote(): void {
     lastWrite = performance.now();
+    options.logSync?.wrote();
     if (checkpointTimer === null && !stopped) armCheckpoint(QUIET_MS);
   }
 
@@ -296,6 +302,7 @@ export function createWriteBehind(options: WriteBehindOptions): WriteBehind {
     fault: () => fault,
     stop(error) {
       stopped = true;
+      options.logSync?.stop();
       if (retry !== null) clearTimeout(retry);
       if (checkpointTimer !== null) clearTimeout(checkpointTimer);
       if (error === undefined) return;

@@ -12,6 +12,13 @@ export interface WorkerBoot {
    * cancel can never leak into the next task nor be lost to a reset.
    */
   cancel: SharedArrayBuffer;
+  /**
+   * One Int32 shared with the main thread: the UTF-16 units of event JSON this worker posted that
+   * the main thread has not received yet. The worker adds, the main thread subtracts on receipt;
+   * past a bound the handler waits (worker/event-backlog.ts). One per worker, never reused, so a
+   * terminated worker's unreceived batches cannot hold up the next one.
+   */
+  backlog: SharedArrayBuffer;
   /** How long importing a capability file may take before the task fails (docs/containment.md). */
   load_timeout_ms: number;
 }

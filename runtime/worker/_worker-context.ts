@@ -7,6 +7,8 @@ import { spawnHere, type Spawner } from "./spawn-child.ts";
 import type { WorkerTask } from "./task.ts";
 import { createSecretMask } from "../execution/secret-mask.ts";
 import { boundDraftTexts } from "../execution/text-limits.ts";
+import { posted } from "./event-backlog.ts";
+import { sanitizeLine, sanitizeText } from "../execution/text-sanitize.ts";
 
 // Batching: of one object per event, an array of objects per batch, an array of JSON strings per
 // batch and one JSON string per batch, the last was fastest end to end (parse included); through
@@ -15,6 +17,9 @@ import { boundDraftTexts } from "../execution/text-limits.ts";
 // measured no better); 16 ms bounds how long a busy synchronous handler holds an event.
 const BATCH_SIZE = 256;
 const MAX_DELAY_MS = 16;
+// And at most about this many UTF-16 units of text: with raised text limits, 256 events of 1 MiB
+// each would be one 256 MiB message, far past the backlog bound that is checked between batches.
+const BATCH_UNITS = 1024 * 1024;
 
 const LOG_LEVELS: ReadonlySet<string> = new Set(["debug", "info", "warn", "error"]);
 const SEVERITIES: ReadonlySet<string> = new Set(["error", "warning", "info"]);
@@ -23,6 +28,8 @@ const SEVERITIES: ReadonlySet<string> = new Set(["error", "warning", "info"]);
 const STREAM_PIECE_UNITS = 16 * 1024;
 
 const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
+/** The longest colour (SGR) sequence a stream piece keeps whole: ESC [ and some 60 parameters. */
+const MAX_COLOUR_UNITS = 64;
 
 /** The error a handler throws when it stops because it was cancelled. */
 export class CancelledError extends Error {
@@ -43,10 +50,14 @@ export interface WorkerContextOptions {
   task: WorkerTask;
   /** The worker's shared cancel flag: holds the id of the task whose cancel was requested. */
   cancelFlag: Int32Array;
+  /** Event JSON posted and not yet received by the main thread (event-backlog.ts); absent: never waits. */
+  backlog?: Int32Array;
   post(message: FromWorker): void;
   host(): Promise<HostFacts>;
   /** Starts a `ctx.exec` child; a worker's go through the main thread (default: in this thread). */
   spawn?: Spawner;
+  /** Milliseconds for the batching delay (default `performance.now`); tests hold it still. */
+  now?: () => number;
 }
 
 /** A child's TERM → KILL wait when none is given: short, so that a cancelled handler still ends on its own. */
@@ -67,12 +78,19 @@ export interface WorkerContext {
 
 /** Builds `ctx` for one task: progress methods batch event drafts, `cancelled()` reads shared memory. */
 export function createWorkerContext(options: WorkerContextOptions): WorkerContext {
-  const { id, task, cancelFlag, post } = options;
-  // Masked here, as each text is made and before anything cuts it: no event leaves the worker
-  // holding a secret of the input, whoever stores or forwards it next (docs/security.md).
+  const { id, task, cancelFlag, backlog, post } = options;
+  const now = options.now ?? (() => performance.now());
+  // Each text is made safe to print, then masked, then cut (in emit), here as it is made: no
+  // event leaves the worker holding a secret of the input, whoever stores or forwards it next
+  // (docs/security.md). Control characters go first, so that one inside a secret cannot keep it
+  // from the mask only for the store to strip it and join the secret again; cutting goes last, so
+  // that it never splits a secret or an escape sequence. `line` is for one-line texts, `block`
+  // for multi-line ones (stream chunks, diagnostic messages), as the store sanitizes them.
   const mask = createSecretMask(task.secrets ?? []);
-  const text = (value: unknown) => mask.text(String(value));
+  const line = (value: unknown) => mask.text(sanitizeLine(String(value)));
+  const block = (value: unknown) => mask.text(sanitizeText(String(value)));
   let pending: EventDraft[] = [];
+  let pendingUnits = 0;
   let scheduled = false;
   let lastFlush = 0;
   let closed = false;
@@ -81,8 +99,11 @@ export function createWorkerContext(options: WorkerContextOptions): WorkerContex
     if (pending.length === 0) return;
     const json = JSON.stringify(pending);
     pending = [];
-    lastFlush = performance.now();
+    pendingUnits = 0;
+    lastFlush = now();
     post({ type: "events", id, json });
+    // Past the bound the handler's thread waits here for the main thread: a flood is slowed, never queued without end.
+    if (backlog !== undefined) posted(backlog, json.length);
   };
   const flushLater = () => {
     scheduled = false;
@@ -93,9 +114,11 @@ export function createWorkerContext(options: WorkerContextOptions): WorkerContex
     if (closed) return;
     // Cut here, after masking, as the store would cut it: a 1 MB title is 1 MB to copy, parse and
     // hold in flight between threads, and a handler can make a thousand of those a second.
-    pending.push(limits === undefined ? draft : boundDraftTexts(draft, limits));
+    const bounded = limits === undefined ? draft : boundDraftTexts(draft, limits);
+    pending.push(bounded);
+    pendingUnits += textUnits(bounded);
     // The time check covers a synchronous loop, in which setImmediate would not run until it ends.
-    if (pending.length >= BATCH_SIZE || performance.now() - lastFlush >= MAX_DELAY_MS) flush();
+    if (pending.length >= BATCH_SIZE || pendingUnits >= BATCH_UNITS || now() - lastFlush >= MAX_DELAY_MS) flush();
     else if (!scheduled) {
       scheduled = true;
       setImmediate(flushLater);
@@ -136,9 +159,9 @@ export function createWorkerContext(options: WorkerContextOptions): WorkerContex
 
   const ctx: CapabilityContext = {
     progress: {
-      step: (stepId, title) => emit({ type: "execution.step", data: { id: text(stepId), title: text(title) } }),
+      step: (stepId, title) => emit({ type: "execution.step", data: { id: line(stepId), title: line(title) } }),
       stepDone: (stepId, ok, message) =>
-        emit({ type: "execution.step_done", data: { id: text(stepId), ok: Boolean(ok), ...(message === undefined ? {} : { message: text(message) }) } }),
+        emit({ type: "execution.step_done", data: { id: line(stepId), ok: Boolean(ok), ...(message === undefined ? {} : { message: line(message) }) } }),
       progress: (current, total, message) =>
         emit({
           type: "execution.progress",
@@ -146,23 +169,22 @@ export function createWorkerContext(options: WorkerContextOptions): WorkerContex
             current: finite(current) ?? 0,
             // null (or NaN) is "total unknown", which the protocol allows.
             ...(total === undefined ? {} : { total: total === null ? null : finite(total) }),
-            ...(message === undefined ? {} : { message: text(message) }),
+            ...(message === undefined ? {} : { message: line(message) }),
           },
         }),
-      log: (message, level) => emit({ type: "execution.log", data: { level: LOG_LEVELS.has(level as string) ? (level as LogLevel) : "info", message: text(message) } }),
+      log: (message, level) => emit({ type: "execution.log", data: { level: LOG_LEVELS.has(level as string) ? (level as LogLevel) : "info", message: line(message) } }),
       stream: (name, chunk) => {
         // The whole chunk is masked before it is cut into pieces, so no piece holds half a secret.
-        const whole = text(chunk);
-        const streamName = text(name);
+        const whole = block(chunk);
+        const streamName = line(name);
         // A huge chunk becomes several events, so that no event outgrows a live-channel frame.
         for (let at = 0; at < whole.length; ) {
-          let end = Math.min(whole.length, at + STREAM_PIECE_UNITS);
-          if (end < whole.length && isHighSurrogate(whole.charCodeAt(end - 1))) end--;
+          const end = pieceEnd(whole, at);
           emit({ type: "execution.stream", data: { name: streamName, chunk: whole.slice(at, end) } });
           at = end;
         }
       },
-      diagnostic: (d) => emit({ type: "execution.diagnostic", data: diagnosticData(d, text) }),
+      diagnostic: (d) => emit({ type: "execution.diagnostic", data: diagnosticData(d, line, block) }),
       cancelled: cancelRequested,
       cancellation: () => new CancelledError(),
     },
@@ -189,19 +211,44 @@ export function createWorkerContext(options: WorkerContextOptions): WorkerContex
   };
 }
 
+/** About how many UTF-16 units a draft's texts hold: what makes one event large. */
+function textUnits(draft: EventDraft): number {
+  const data = draft.data as { message?: unknown; title?: unknown; chunk?: unknown };
+  let units = 64;
+  if (typeof data.message === "string") units += data.message.length;
+  if (typeof data.title === "string") units += data.title.length;
+  if (typeof data.chunk === "string") units += data.chunk.length;
+  return units;
+}
+
 /** A number that JSON can carry, or null ("unknown") for NaN, Infinity and non-numbers. */
 function finite(value: unknown): number | null {
   const n = typeof value === "number" ? value : Number(value);
   return Number.isFinite(n) ? n : null;
 }
 
-function diagnosticData(d: DiagnosticInput, text: (value: unknown) => string): EventPayload<"execution.diagnostic"> {
+/**
+ * Where the stream piece that starts at `at` ends: at most STREAM_PIECE_UNITS on, never between
+ * the halves of a surrogate pair nor inside a colour sequence (the only escapes left after
+ * sanitizing), which would reach a terminal as stray text.
+ */
+function pieceEnd(text: string, at: number): number {
+  let end = Math.min(text.length, at + STREAM_PIECE_UNITS);
+  if (end === text.length) return end;
+  if (isHighSurrogate(text.charCodeAt(end - 1))) end--;
+  const escape = text.lastIndexOf("\u001b", end - 1);
+  // A colour sequence is short: an escape further back than this has ended.
+  if (escape > at && end - escape <= MAX_COLOUR_UNITS && text.indexOf("m", escape) >= end) end = escape;
+  return end;
+}
+
+function diagnosticData(d: DiagnosticInput, oneLine: (value: unknown) => string, block: (value: unknown) => string): EventPayload<"execution.diagnostic"> {
   const data: EventPayload<"execution.diagnostic"> = {
     severity: SEVERITIES.has(d?.severity) ? d.severity : "error",
-    message: text(d?.message ?? ""),
+    message: block(d?.message ?? ""),
   };
-  if (d?.code !== undefined) data.code = text(d.code);
-  if (d?.file !== undefined) data.file = text(d.file);
+  if (d?.code !== undefined) data.code = oneLine(d.code);
+  if (d?.file !== undefined) data.file = oneLine(d.file);
   const line = d?.line === undefined ? null : finite(d.line);
   const column = d?.column === undefined ? null : finite(d.column);
   if (line !== null) data.line = line;

@@ -2,6 +2,7 @@ import { Worker } from "node:worker_threads";
 import { fromWire, type FromWorker, type WorkerBoot } from "./_messages.ts";
 import { workerChildren } from "./_worker-children.ts";
 import type { Lane } from "./task.ts";
+import { createBacklog, received } from "./event-backlog.ts";
 
 /** A worker that dies before it is ready this many times in a row is not started again: its script is broken. */
 const MAX_START_FAILURES = 3;
@@ -80,7 +81,14 @@ export class WorkerSlot<J> {
 
   /** Starts a worker in the slot (first or replacement); the shared flag stays the slot's own. */
   private start(): void {
-    const boot: WorkerBoot = { lane: this.lane, cancel: this.flag.buffer as SharedArrayBuffer, load_timeout_ms: this.options.loadTimeoutMs };
+    // The backlog is this worker's alone: a terminated one's unreceived batches must not hold up its replacement.
+    const backlog = createBacklog();
+    const boot: WorkerBoot = {
+      lane: this.lane,
+      cancel: this.flag.buffer as SharedArrayBuffer,
+      backlog: backlog.buffer as SharedArrayBuffer,
+      load_timeout_ms: this.options.loadTimeoutMs,
+    };
     const worker = new Worker(this.options.workerUrl, { workerData: boot });
     this.worker = worker;
     this.isReady = false;
@@ -96,6 +104,7 @@ export class WorkerSlot<J> {
     const children = workerChildren(worker);
     worker.on("message", (data: string | FromWorker) => {
       const message = fromWire(data);
+      if (message.type === "events") received(backlog, message.json.length);
       if (message.type === "spawn") children.spawn(message.ref, message.request);
       else if (this.worker === worker) this.received(message);
     });

@@ -26,6 +26,7 @@ interface Running {
 /** Answers the pool's messages on `port` until the worker is terminated. */
 function serve(port: MessagePort, boot: WorkerBoot): void {
   const cancelFlag = new Int32Array(boot.cancel);
+  const backlog = new Int32Array(boot.backlog);
   const definitions = createDefinitionCache(boot.load_timeout_ms);
   const hostRequests = new Map<number, { resolve(facts: HostFacts): void; reject(error: Error): void }>();
   let nextHostRequest = 1;
@@ -54,7 +55,7 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
   };
 
   const runTask = async (id: number, task: WorkerTask) => {
-    const context = createWorkerContext({ id, task, cancelFlag, post, host, spawn: children.spawn });
+    const context = createWorkerContext({ id, task, cancelFlag, backlog, post, host, spawn: children.spawn });
     const run: Running = { id, context, done: false };
     current = run;
     let outcome: TaskOutcome;

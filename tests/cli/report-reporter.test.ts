@@ -16,8 +16,8 @@ const settle = async () => {
 };
 
 /** A run's store with its execution created and started, and a fake server that answers as the test says. */
-function setup(options: { frameBytes?: number } = {}) {
-  const limits = resolveLimits();
+function setup(options: { frameBytes?: number; limits?: Parameters<typeof resolveLimits>[0]; outboxUnits?: number } = {}) {
+  const limits = resolveLimits(options.limits);
   const store: ExecutionStore = createMemoryStore({ limits });
   store.create({ id: ID, capability: "demo.read", input: { n: 1 }, actor: { kind: "cli", pid: PID }, repository: "/checkout", run_id: null, session_key: null, request_id: "r-1", trace_id: "0af7651916cd43dd8448eb211c80319c", cancellable: true, effect: "read", input_hash: "h" });
   store.append(ID, [{ type: "execution.started", data: {} }]);
@@ -48,6 +48,7 @@ function setup(options: { frameBytes?: number } = {}) {
     },
     cancel: (by) => cancels.push(by),
     say: (line) => said.push(line),
+    outboxUnits: options.outboxUnits,
   });
   return {
     store,
@@ -118,6 +119,33 @@ describe("the run's reporter", () => {
     expect(sequences(t.sent[1]!)).toEqual([3]);
     await t.tick(0);
     expect(sequences(t.sent[2]!)).toEqual([1, 2, 3]);
+  });
+
+  test("reporter keeps what the server has not taken although the run's store dropped it (events_retained): the server gets every event", async () => {
+    const t = setup({ limits: { overrides: { events_retained: 10 } } });
+    await t.tick(0);
+    // The server stops answering while the handler logs far more than the run's store keeps.
+    t.answerWith(() => new Error("ECONNREFUSED"));
+    for (let i = 1; i <= 200; i++) progress(t.store, i);
+    await t.tick(100);
+    expect(t.store.events(ID, 2, 1)!.truncated).toBe(true);
+    t.answerWith((report) => t.took(report));
+    for (let i = 0; i < 20 && t.sent.at(-1)!.events.length > 0; i++) await t.tick(5000);
+    const delivered = t.sent.flatMap((report) => sequences(report));
+    expect(new Set(delivered)).toEqual(new Set(Array.from({ length: 202 }, (_, i) => i + 1)));
+    expect(t.said.join("\n")).not.toContain("dropped");
+  });
+
+  test("reporter whose outbox overflowed says the server will not get this run's events, and stops", async () => {
+    const t = setup({ limits: { overrides: { events_retained: 10 } }, outboxUnits: 2000 });
+    await t.tick(0);
+    t.answerWith(() => new Error("ECONNREFUSED"));
+    for (let i = 1; i <= 200; i++) progress(t.store, i);
+    await t.tick(100);
+    t.answerWith((report) => t.took(report));
+    await t.tick(5000);
+    await t.tick(5000);
+    expect(t.said.join("\n")).toContain("were dropped from this process before the server");
   });
 
   test("reporter says at the first failed report that the server does not answer, then keeps trying with a bounded backoff", async () => {

@@ -468,6 +468,17 @@ describe("engine.call (direct)", () => {
     expect(failure).toMatchObject({ error_code: "not_found", message: "Nothing here." });
   });
 
+  test("a plane capability's output is still shaped by its output schema: unknown members dropped, a wrong type an internal failure", async () => {
+    const h = harness();
+    expect(await h.engine.call("plane.echo", { answer: "extra_member" }, EDGE)).toEqual({ root: "/checkout", request_id: "req-1" });
+    const failure = await h.engine.call("plane.echo", { answer: "wrong_type" }, EDGE).then(
+      () => null,
+      (e) => (e as FailureError).failure,
+    );
+    expect(failure).toMatchObject({ error_code: "internal", stage: "complete" });
+    expect(failure!.message).toContain("plane.echo returned an output that does not match its output schema");
+  });
+
   test("a work capability runs on the direct lane, with no identity and no store entry", async () => {
     const h = harness();
     const call = h.engine.call("demo.read", { n: 3 }, EDGE);

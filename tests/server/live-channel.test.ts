@@ -80,6 +80,38 @@ describe("LiveChannel delivery", () => {
     expect(socket.events()).toHaveLength(52);
   });
 
+  test("a quiet watcher is written each event within the same turn, without waiting for the next one", async () => {
+    const { live, create, progress, clock } = setup();
+    const socket = new FakeSocket();
+    live.open(socket, { executions: "all" });
+    const id = create(1);
+    await settle();
+    clock.advance(1_000);
+    progress(id, 1);
+    // A microtask later, no turn of the event loop in between.
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(socket.events().map((e) => e.sequence)).toEqual([1, 2, 3]);
+  });
+
+  test("single events arriving steadily (many executions at once) are gathered into one corked write per turn", async () => {
+    const { live, create, progress } = setup();
+    const socket = new FakeSocket();
+    live.open(socket, { executions: "all" });
+    const ids = [create(1), create(2), create(3)];
+    await settle();
+    // The clock stands still: the writer just ran, so the next appends are a steady stream.
+    const [corks, sent] = [socket.corks, socket.sent];
+    for (const id of ids) {
+      progress(id, 1);
+      await Promise.resolve();
+    }
+    await settle();
+    expect(socket.corks - corks).toBe(1);
+    expect(socket.sent - sent).toBe(3);
+    expect(socket.events().filter((e) => e.type === "execution.progress").map((e) => e.execution_id)).toEqual(ids);
+  });
+
   test("a slow client queues up to subscriber_queue_bytes, loses the rest alone, and gets one stream.lagged on drain", async () => {
     const { live, create, progress } = setup({ subscriber_queue_bytes: queueBytesFor(4) });
     const id = create(1);

@@ -113,6 +113,20 @@ export function boundsCases(f: Fixture): void {
       expect(store.get(idOf(1))!.diagnostics[0]!.message).toBe("\u001b[33mwarning\u001b[0m: unused\n  at line 3");
     });
 
+    test("store.append makes step ids, titles and messages and progress messages one printable line, as a log line", () => {
+      const store = f.make();
+      store.create(newExecution(1));
+      const [step, done, progress] = store.append(idOf(1), [
+        { type: "execution.step", data: { id: "s\u00071", title: "\u001b]0;pwned\u0007\u001b[2JBuild\nall" } },
+        { type: "execution.step_done", data: { id: "s\u00071", ok: true, message: "ok\u001b[1A\r\n" } },
+        { type: "execution.progress", data: { current: 1, message: "\u001b]52;c;Zm9v\u0007half" } },
+      ]) as ExecutionEvent[];
+      expect(step!.data).toEqual({ id: "s1", title: "Build ⏎ all" });
+      expect(done!.data).toEqual({ id: "s1", ok: true, message: "ok" });
+      expect(progress!.data).toEqual({ current: 1, message: "half" });
+      expect(store.get(idOf(1))!.steps[0]).toMatchObject({ id: "s1", title: "Build ⏎ all" });
+    });
+
     test("store snapshot keeps the newest diagnostics and log lines within their bounds and counts the dropped", () => {
       const store = f.make({ diagnostics_retained: 3, log_tail_lines: 5 });
       store.create(newExecution(1));
@@ -128,7 +142,7 @@ export function boundsCases(f: Fixture): void {
       expect(snapshot.log_dropped).toBe(7);
     });
 
-    test("store snapshot keeps at most steps_retained steps, dropping the oldest finished first and never a running one", () => {
+    test("store snapshot keeps at most steps_retained steps, dropping the oldest finished first, and the oldest running only when all are running", () => {
       const store = f.make({ steps_retained: 3 });
       store.create(newExecution(1));
       store.append(idOf(1), [draft.started(), draft.step("outer", "Outer")]);
@@ -136,12 +150,19 @@ export function boundsCases(f: Fixture): void {
       let snapshot = store.get(idOf(1))!;
       expect(snapshot.steps.map((s) => s.id)).toEqual(["outer", "s3", "s4"]);
       expect(snapshot.steps_dropped).toBe(3);
-      // Only running steps left beyond the bound: none is dropped.
+      // The finished ones go first; once only running steps are left, the oldest of them goes.
       store.append(idOf(1), [draft.step("a"), draft.step("b"), draft.step("c")]);
       snapshot = store.get(idOf(1))!;
-      expect(snapshot.steps.map((s) => s.id)).toEqual(["outer", "a", "b", "c"]);
+      expect(snapshot.steps.map((s) => s.id)).toEqual(["a", "b", "c"]);
       expect(snapshot.steps.every((s) => s.state === "running")).toBe(true);
-      expect(snapshot.steps_dropped).toBe(5);
+      expect(snapshot.steps_dropped).toBe(6);
+      // A handler beginning steps without end keeps a snapshot of steps_retained steps.
+      for (let i = 0; i < 1000; i++) store.append(idOf(1), [draft.step(`open${i}`)]);
+      snapshot = store.get(idOf(1))!;
+      expect(snapshot.steps.map((s) => s.id)).toEqual(["open997", "open998", "open999"]);
+      // The dropped step's end still shows, as a step that took no time.
+      store.append(idOf(1), [draft.stepDone("outer")]);
+      expect(store.get(idOf(1))!.steps.at(-1)).toMatchObject({ id: "outer", state: "succeeded" });
     });
 
     test("store forgets the oldest terminal execution first beyond executions_retained, and never an active one", () => {

@@ -12,6 +12,7 @@ import { fileErrorCases } from "./_sqlite-file-errors.ts";
 import { serveCases } from "./_sqlite-serve.ts";
 import { chunkCases } from "./_sqlite-chunks.ts";
 import { durabilityCases } from "./_sqlite-durability.ts";
+import { logSyncCases } from "./_sqlite-log-sync.ts";
 
 // Every contract test opens a new database file, and creating one costs SQLite a sync or two to
 // the disk (~5–15 ms here): the property test's 300 stores need more than the default 5 s.
@@ -59,3 +60,4 @@ expiryCases();
 fileErrorCases();
 serveCases();
 durabilityCases();
+logSyncCases();

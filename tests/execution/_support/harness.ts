@@ -92,11 +92,14 @@ export const TEST_CAPABILITIES = {
       description: "A plane capability: runs in the main thread.",
       effect: "read",
       execution: "never",
-      input: v.object({ fail: v.optional(v.boolean(), false) }),
+      input: v.object({ fail: v.optional(v.boolean(), false), answer: v.optional(v.picklist(["extra_member", "wrong_type"])) }),
       output: v.object({ root: v.string(), request_id: v.string() }),
       handler(input, ctx) {
         if (input.fail) throw new CapabilityError("not_found", "Nothing here.");
         const plane = planeOf(ctx);
+        // Outputs off their schema, to show that a plane capability's is still checked.
+        if (input.answer === "extra_member") return { root: plane.root, request_id: plane.edge.request_id, internal: 1 } as never;
+        if (input.answer === "wrong_type") return { root: 1, request_id: plane.edge.request_id } as never;
         return { root: plane.root, request_id: plane.edge.request_id };
       },
     }),

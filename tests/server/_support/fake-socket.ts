@@ -79,6 +79,9 @@ export class FakeLiveClock implements LiveClock {
   now(): number {
     return this.time;
   }
+  monotonic(): number {
+    return this.time;
+  }
   setTimeout(fn: () => void, ms: number): unknown {
     const handle = this.next++;
     this.timers.set(handle, { at: this.time + ms, fn });

@@ -1,6 +1,6 @@
 import stripAnsi from "strip-ansi";
-import type { EventDraft } from "../execution/protocol.ts";
-import { keepingColour, withoutColour } from "../execution/text-colour.ts";
+import type { EventDraft } from "./protocol.ts";
+import { keepingColour, withoutColour } from "./text-colour.ts";
 
 // C0 controls except \t and \n, DEL, and the C1 controls (U+0080–U+009F, which hold the 8-bit
 // CSI U+009B). Every ANSI escape starts with ESC (U+001B) or a C1 introducer, so a string that
@@ -36,13 +36,31 @@ export function sanitizeLine(text: string): string {
 }
 
 /**
- * The draft as the store keeps it before its texts are cut (see boundDraftTexts): log messages
- * sanitized as one line; diagnostic messages sanitized as text, their `code` and `file` as one
- * line; stream chunks sanitized as text. Other drafts, and drafts with nothing to change, come
- * back as the same object.
+ * The draft as the store keeps it before its texts are cut (see boundDraftTexts): log messages,
+ * step ids and titles, step and progress messages and stream names sanitized as one line;
+ * diagnostic messages sanitized as text, their `code` and `file` as one line; stream chunks
+ * sanitized as text. Other drafts, and drafts with nothing to change, come back as the same
+ * object. A handler's worker applies the same rules before it masks secrets (worker/_worker-context.ts),
+ * so a control character inside a secret cannot hide it from the mask; here they change nothing more.
  */
 export function sanitizeDraft(draft: EventDraft): EventDraft {
   switch (draft.type) {
+    case "execution.step": {
+      const id = sanitizeLine(draft.data.id);
+      const title = sanitizeLine(draft.data.title);
+      return id === draft.data.id && title === draft.data.title ? draft : { type: draft.type, data: { ...draft.data, id, title } };
+    }
+    case "execution.step_done": {
+      const id = sanitizeLine(draft.data.id);
+      const message = draft.data.message === undefined ? undefined : sanitizeLine(draft.data.message);
+      if (id === draft.data.id && message === draft.data.message) return draft;
+      return { type: draft.type, data: { ...draft.data, id, ...(message === undefined ? {} : { message }) } };
+    }
+    case "execution.progress": {
+      if (draft.data.message === undefined) return draft;
+      const message = sanitizeLine(draft.data.message);
+      return message === draft.data.message ? draft : { type: draft.type, data: { ...draft.data, message } };
+    }
     case "execution.log": {
       const message = sanitizeLine(draft.data.message);
       return message === draft.data.message ? draft : { type: draft.type, data: { ...draft.data, message } };
@@ -59,8 +77,9 @@ export function sanitizeDraft(draft: EventDraft): EventDraft {
       return { type: draft.type, data };
     }
     case "execution.stream": {
+      const name = sanitizeLine(draft.data.name);
       const chunk = sanitizeText(draft.data.chunk);
-      return chunk === draft.data.chunk ? draft : { type: draft.type, data: { ...draft.data, chunk } };
+      return name === draft.data.name && chunk === draft.data.chunk ? draft : { type: draft.type, data: { ...draft.data, name, chunk } };
     }
     case "execution.reconciled": {
       // A person's note: printed by the CLI and the cockpit, so as safe as a diagnostic, and plain

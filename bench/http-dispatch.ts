@@ -1,0 +1,310 @@
+// The user's path for executions (PERFORMANCE.md, issue 11): no-op executions started with
+// `POST /api/v1/executions/start` and seen `execution.completed` on `/events`, 64 in flight, against
+// a real `docket serve` with its default flags in a process of its own, once per store. Beside it,
+// in the same run: the same engine in-process (bootPlane, the baseline) and BullMQ on a private
+// Redis (queue.add → completed). Loopback only; every loop bounded in count and time.
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { bootPlane } from "../runtime/boot.ts";
+import { resolveLimits } from "../runtime/execution/limits.ts";
+import { settled } from "../runtime/execution/settled.ts";
+import type { EdgeInfo } from "../runtime/execution/plane.ts";
+import { KeepAliveConnection } from "./_keep-alive.ts";
+import { redisMissing, startRedis } from "./_redis.ts";
+import type { BenchResult } from "./run.ts";
+
+const EXECUTIONS = 5_000;
+const WARMUP = 300;
+const IN_FLIGHT = 64;
+/** Rounds of every part, in turn; each row is the median round. */
+const ROUNDS = 3;
+/** Each measured loop gives up after this long, and says so in its row. */
+const DEADLINE_MS = 60_000;
+const FIXTURES = join(import.meta.dir, "fixtures");
+const MAIN = join(import.meta.dir, "..", "runtime", "cli", "main.ts");
+const EDGE: EdgeInfo = { actor: { kind: "cli", pid: process.pid }, request_id: "bench", trace_id: "0af7651916cd43dd8448eb211c80319c" };
+
+type Store = "memory" | "sqlite";
+
+/** What one measured loop gives: its rate and its start → completed latencies. */
+interface Run {
+  done: number;
+  seconds: number;
+  latencies: number[];
+  timedOut: boolean;
+}
+
+/** CPU seconds (user + system) a process of ours has used so far, from /proc (Linux); NaN elsewhere. */
+function cpuSeconds(pid: number): number {
+  try {
+    // Fields 14 and 15 after the command name (which may hold spaces, hence the split at ")").
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return NaN;
+  }
+}
+
+const ownCpuSeconds = () => {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1e6;
+};
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+
+/**
+ * Runs `count` jobs with `inFlight` at a time (a sliding window, not waves), each `job` resolving
+ * when its unit is completed; stops early at `deadlineMs`.
+ */
+async function window(count: number, inFlight: number, deadlineMs: number, job: (lane: number) => Promise<void>): Promise<Run> {
+  const latencies: number[] = [];
+  let next = 0;
+  let timedOut = false;
+  const started = performance.now();
+  const deadline = started + deadlineMs;
+  const lane = async (_: unknown, index: number) => {
+    while (next < count) {
+      if (performance.now() > deadline) return void (timedOut = true);
+      next++;
+      const began = performance.now();
+      await job(index);
+      latencies.push(performance.now() - began);
+    }
+  };
+  await Promise.all(Array.from({ length: inFlight }, lane));
+  const seconds = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  return { done: latencies.length, seconds, latencies, timedOut };
+}
+
+/** A row's figures: rate, p50 and p99. */
+function figures(run: Run) {
+  return {
+    per_second: Math.round(run.done / run.seconds),
+    p50_ms: percentile(run.latencies, 50),
+    p99_ms: percentile(run.latencies, 99),
+    done: `${run.done}${run.timedOut ? ` (deadline ${DEADLINE_MS / 1000} s hit)` : ""}`,
+  };
+}
+
+/** `docket serve --port 0 --store <store>` from the CLI entry, in a fresh checkout; resolves once it prints its URL. */
+async function serveChild(store: Store): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
+  const dir = mkdtempSync(join(tmpdir(), "docket-bench-http-"));
+  const profile = process.env.DOCKET_BENCH_CPU_PROF;
+  const flags = profile ? ["--cpu-prof", `--cpu-prof-dir=${profile}`, `--cpu-prof-name=serve-${store}.cpuprofile`] : [];
+  const child = spawn(process.execPath, [...flags, MAIN, "serve", "--port", "0", "--store", store, "--capabilities", FIXTURES], { cwd: dir, stdio: ["ignore", "ignore", "pipe"] });
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((r) => child.once("exit", r));
+      child.kill("SIGTERM");
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    }
+    rmSync(dir, { recursive: true, force: true });
+  };
+  let said = "";
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`docket serve did not start within 30 s: ${said}`)), 30_000);
+    child.stderr!.on("data", (chunk) => {
+      said += chunk;
+      const serving = / at (http:\/\/127\.0\.0\.1:\d+)/.exec(said);
+      if (serving) (clearTimeout(timer), resolve(serving[1]!));
+    });
+    child.once("exit", (code) => (clearTimeout(timer), reject(new Error(`docket serve exited ${code}: ${said}`))));
+  }).catch(async (error) => {
+    await stop();
+    throw error;
+  });
+  return { url, child, stop };
+}
+
+/**
+ * The load generator (in the bench process; the server is a child): one `/events` socket for every
+ * execution, and IN_FLIGHT keep-alive connections, each POSTing a start and waiting for that id's
+ * `execution.completed`.
+ */
+async function driveHttp(url: string, count: number): Promise<Run> {
+  const { hostname, port } = new URL(url);
+  const connections = await Promise.all(Array.from({ length: IN_FLIGHT }, () => KeepAliveConnection.open(hostname, Number(port))));
+  const socket = new WebSocket(`${url.replace(/^http/, "ws")}/events`);
+  const waiting = new Map<string, () => void>();
+  // A completion may arrive before its start's answer does: kept until the answer names it.
+  const early = new Set<string>();
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error("/events sent no stream.ready within 10 s")), 10_000);
+    socket.onerror = () => (clearTimeout(timer), reject(new Error("/events failed to open")));
+    socket.onmessage = (message) => {
+      const text = message.data as string;
+      if (text.includes('"stream.ready"')) (clearTimeout(timer), resolve());
+      if (!text.includes('"execution.completed"')) return;
+      const id = /"execution_id":"([^"]+)"/.exec(text)![1]!;
+      const wake = waiting.get(id);
+      if (wake) (waiting.delete(id), wake());
+      else early.add(id);
+    };
+  });
+  const body = JSON.stringify({ capability: "bench.noop", input: {} });
+  const start = async (lane: number) => {
+    const answer = await connections[lane]!.post("/api/v1/executions/start", body);
+    if (answer.status !== 200) throw new Error(`executions.start answered ${answer.status}: ${answer.body}`);
+    // The id is the snapshot's first member (a regex costs the client less than parsing it all).
+    const id = /^\{"execution":\{"id":"([^"]+)"/.exec(answer.body)?.[1];
+    if (!id) throw new Error(`executions.start answered without an execution id: ${answer.body.slice(0, 200)}`);
+    if (early.delete(id)) return;
+    await new Promise<void>((resolve) => waiting.set(id, resolve));
+  };
+  try {
+    await window(WARMUP, IN_FLIGHT, DEADLINE_MS, start);
+    return await window(count, IN_FLIGHT, DEADLINE_MS, start);
+  } finally {
+    socket.close();
+    for (const connection of connections) connection.close();
+  }
+}
+
+/** The same engine in this process: `engine.start` → the store's settled state, same window. */
+async function inProcess(store: Store): Promise<Run> {
+  const dir = mkdtempSync(join(tmpdir(), "docket-bench-engine-"));
+  const plane = await bootPlane({ cwd: dir, storeKind: store, limits: resolveLimits(), files: [join(FIXTURES, "bench.noop.ts")], log: () => {} });
+  const { engine } = plane;
+  const start = async () => {
+    const { execution } = engine.start({ capability: "bench.noop", input: {} }, EDGE);
+    await plane.store.durable();
+    await settled(plane.store, execution.id);
+  };
+  try {
+    await window(WARMUP, IN_FLIGHT, DEADLINE_MS, start);
+    return await window(EXECUTIONS, IN_FLIGHT, DEADLINE_MS, start);
+  } finally {
+    await plane.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Child side of the BullMQ row: a worker of concurrency 2 completing every job at once. */
+async function bullmqWorker(port: number): Promise<void> {
+  const { Worker } = await import("bullmq");
+  const worker = new Worker("bench", async () => ({ ok: true }), { connection: { host: "127.0.0.1", port }, concurrency: 2 });
+  await worker.waitUntilReady();
+  console.log("ready");
+  setTimeout(() => process.exit(3), 5 * DEADLINE_MS);
+}
+
+/** BullMQ: `queue.add` → the `completed` of QueueEvents, the worker in a process of its own. */
+async function bullmq(): Promise<Run> {
+  const { Queue, QueueEvents } = await import("bullmq");
+  const redis = await startRedis();
+  const connection = { host: redis.host, port: redis.port };
+  const worker = spawn(process.execPath, [import.meta.path, "--bullmq-worker", String(redis.port)], { stdio: ["ignore", "pipe", "inherit"] });
+  const queue = new Queue("bench", { connection });
+  const events = new QueueEvents("bench", { connection });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error("the BullMQ worker was not ready within 10 s")), 10_000);
+      worker.stdout!.on("data", (chunk) => String(chunk).includes("ready") && (clearTimeout(timer), resolve()));
+    });
+    await events.waitUntilReady();
+    const waiting = new Map<string, () => void>();
+    const early = new Set<string>();
+    events.on("completed", ({ jobId }) => {
+      const wake = waiting.get(jobId);
+      if (wake) (waiting.delete(jobId), wake());
+      else early.add(jobId);
+    });
+    const add = async () => {
+      const job = await queue.add("noop", {});
+      if (early.delete(job.id!)) return;
+      await new Promise<void>((resolve) => waiting.set(job.id!, resolve));
+    };
+    await window(WARMUP, IN_FLIGHT, DEADLINE_MS, add);
+    return await window(EXECUTIONS, IN_FLIGHT, DEADLINE_MS, add);
+  } finally {
+    worker.kill("SIGKILL");
+    await events.close();
+    await queue.close();
+    await redis.stop();
+  }
+}
+
+type Figures = ReturnType<typeof figures> & { cpu_per_execution?: string };
+
+/** The same engine in this process, with its CPU per execution. */
+async function engineFigures(store: Store): Promise<Figures> {
+  const cpu0 = ownCpuSeconds();
+  const run = figures(await inProcess(store));
+  return { ...run, cpu_per_execution: `${Math.round(((ownCpuSeconds() - cpu0) * 1e6) / (EXECUTIONS + WARMUP))} µs (boot included)` };
+}
+
+/** A `docket serve` of `store` driven over HTTP, with the CPU each side spent per execution. */
+async function httpFigures(store: Store): Promise<Figures> {
+  const server = await serveChild(store);
+  try {
+    const [server0, load0] = [cpuSeconds(server.child.pid!), ownCpuSeconds()];
+    const run = figures(await driveHttp(server.url, EXECUTIONS));
+    // Per execution, warm-up included: what each side costs, less sensitive to a busy machine than rates.
+    const per = (seconds: number) => Math.round((seconds * 1e6) / (EXECUTIONS + WARMUP));
+    return { ...run, cpu_per_execution: `server ${per(cpuSeconds(server.child.pid!) - server0)} µs, load generator ${per(ownCpuSeconds() - load0)} µs` };
+  } finally {
+    await server.stop();
+  }
+}
+
+/** The round of median rate among `runs` (its p50 and p99 with it: they belong together). */
+function median(runs: Figures[]): Figures {
+  return [...runs].sort((a, b) => a.per_second - b.per_second)[runs.length >> 1]!;
+}
+
+/**
+ * Every row of the HTTP dispatch comparison: ROUNDS rounds, each running every part once in turn
+ * (so a busy moment of the shared machine falls on all of them), each row the median round.
+ * `only` (run directly: `bun bench/http-dispatch.ts sqlite`) keeps the rows of those stores and,
+ * with "bullmq", the peer.
+ */
+export async function benchHttpDispatch(only: string[] = []): Promise<BenchResult> {
+  const wanted = (part: string) => only.length === 0 || only.includes(part);
+  const missing = wanted("bullmq") ? redisMissing() : "not asked for";
+  const stores = (["memory", "sqlite"] as const).filter(wanted);
+  const runs = new Map<string, Figures[]>();
+  const record = (key: string, run: Figures) => {
+    // Every round on stderr, for whoever wants the spread behind the medians.
+    process.stderr.write(`http-dispatch round: ${key} ${run.per_second}/s p50 ${run.p50_ms.toFixed(1)} ms p99 ${run.p99_ms.toFixed(1)} ms ${run.cpu_per_execution ?? ""}\n`);
+    runs.set(key, [...(runs.get(key) ?? []), run]);
+  };
+  for (let round = 0; round < ROUNDS; round++) {
+    if (!missing) record("bullmq", figures(await bullmq()));
+    for (const store of stores) {
+      record(`engine ${store}`, await engineFigures(store));
+      record(`http ${store}`, await httpFigures(store));
+    }
+  }
+  const rounds = `median of ${ROUNDS} rounds`;
+  const rows: BenchResult["rows"] = [];
+  const peer = missing ? null : median(runs.get("bullmq")!);
+  if (peer) rows.push({ path: "BullMQ on Redis: queue.add → QueueEvents completed", flags: `bullmq@5, worker concurrency 2 in its own process (on Bun), producer + QueueEvents in the bench process; redis-server 127.0.0.1, no persistence; default job options; ${rounds}`, ...peer, vs_engine: "", goal: "" });
+  else rows.push({ path: "BullMQ on Redis", flags: missing, per_second: "", p50_ms: "", p99_ms: "", done: "skipped", vs_engine: "", goal: "" });
+  for (const store of stores) {
+    const engine = median(runs.get(`engine ${store}`)!);
+    const http = median(runs.get(`http ${store}`)!);
+    rows.push({ path: `in-process engine, ${store} store: engine.start → settled`, flags: `bootPlane, default limits, ${store} store (${store === "sqlite" ? "temp .docket/state.db" : "in memory"}); ${rounds}`, ...engine, vs_engine: 1, goal: "" });
+    const beatsPeer = peer !== null && http.per_second >= peer.per_second && http.p99_ms < peer.p99_ms;
+    rows.push({
+      path: `HTTP: POST executions.start → execution.completed on /events, ${store} store`,
+      flags: `docket serve --port 0 --store ${store} (defaults otherwise), its own process; load generator in the bench process: ${IN_FLIGHT} keep-alive HTTP/1.1 connections (Bun TCP, one request at a time each) + one WebSocket; ${rounds}`,
+      ...http,
+      vs_engine: http.per_second / engine.per_second,
+      goal: `≥ 0.5 × engine: ${http.per_second >= engine.per_second / 2 ? "met" : "not met"}${peer ? `; ≥ BullMQ ${peer.per_second}/s with p99 < ${peer.p99_ms.toFixed(1)} ms: ${beatsPeer ? "met" : "not met"}` : ""}`,
+    });
+  }
+  return { name: "http-dispatch", rows: rows.map((r) => ({ ...r, in_flight: IN_FLIGHT })) };
+}
+
+if (import.meta.main) {
+  if (process.argv[2] === "--bullmq-worker") await bullmqWorker(Number(process.argv[3]));
+  else {
+    const { markdownTable } = await import("./run.ts");
+    console.log(markdownTable((await benchHttpDispatch(process.argv.slice(2))).rows));
+    process.exit(0);
+  }
+}

@@ -3,7 +3,7 @@
 // a real `docket serve` with its default flags in a process of its own, once per store. Beside it,
 // in the same run: the same engine in-process (bootPlane, the baseline) and BullMQ on a private
 // Redis (queue.add → completed). Loopback only; every loop bounded in count and time.
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -183,21 +183,13 @@ async function inProcess(store: Store): Promise<Run> {
   }
 }
 
-/** Child side of the BullMQ row: a worker of concurrency 2 completing every job at once. */
-async function bullmqWorker(port: number): Promise<void> {
-  const { Worker } = await import("bullmq");
-  const worker = new Worker("bench", async () => ({ ok: true }), { connection: { host: "127.0.0.1", port }, concurrency: 2 });
-  await worker.waitUntilReady();
-  console.log("ready");
-  setTimeout(() => process.exit(3), 5 * DEADLINE_MS);
-}
-
 /** BullMQ: `queue.add` → the `completed` of QueueEvents, the worker in a process of its own. */
 async function bullmq(): Promise<Run> {
   const { Queue, QueueEvents } = await import("bullmq");
   const redis = await startRedis();
   const connection = { host: redis.host, port: redis.port };
-  const worker = spawn(process.execPath, [import.meta.path, "--bullmq-worker", String(redis.port)], { stdio: ["ignore", "pipe", "inherit"] });
+  // BullMQ's own runtime, as the other peers run (bench/peers/).
+  const worker = spawn("node", [join(import.meta.dir, "peers", "bullmq-worker.mjs"), String(redis.port)], { stdio: ["ignore", "pipe", "inherit"] });
   const queue = new Queue("bench", { connection });
   const events = new QueueEvents("bench", { connection });
   try {
@@ -264,7 +256,8 @@ function median(runs: Figures[]): Figures {
  */
 export async function benchHttpDispatch(only: string[] = []): Promise<BenchResult> {
   const wanted = (part: string) => only.length === 0 || only.includes(part);
-  const missing = wanted("bullmq") ? redisMissing() : "not asked for";
+  const nodeMissing = () => (spawnSync("node", ["--version"]).status === 0 ? null : "node is not on PATH (the BullMQ worker runs on Node); BullMQ rows skipped");
+  const missing = wanted("bullmq") ? (redisMissing() ?? nodeMissing()) : "not asked for";
   const stores = (["memory", "sqlite"] as const).filter(wanted);
   const runs = new Map<string, Figures[]>();
   const record = (key: string, run: Figures) => {
@@ -282,7 +275,7 @@ export async function benchHttpDispatch(only: string[] = []): Promise<BenchResul
   const rounds = `median of ${ROUNDS} rounds`;
   const rows: BenchResult["rows"] = [];
   const peer = missing ? null : median(runs.get("bullmq")!);
-  if (peer) rows.push({ path: "BullMQ on Redis: queue.add → QueueEvents completed", flags: `bullmq@5, worker concurrency 2 in its own process (on Bun), producer + QueueEvents in the bench process; redis-server 127.0.0.1, no persistence; default job options; ${rounds}`, ...peer, vs_engine: "", goal: "" });
+  if (peer) rows.push({ path: "BullMQ on Redis: queue.add → QueueEvents completed", flags: `bullmq@5, worker concurrency 2 in its own process on Node (bench/peers/bullmq-worker.mjs), producer + QueueEvents in the bench process (Bun); redis-server 127.0.0.1, no persistence; default job options; ${rounds}`, ...peer, vs_engine: "", goal: "" });
   else rows.push({ path: "BullMQ on Redis", flags: missing, per_second: "", p50_ms: "", p99_ms: "", done: "skipped", vs_engine: "", goal: "" });
   for (const store of stores) {
     const engine = median(runs.get(`engine ${store}`)!);
@@ -301,10 +294,7 @@ export async function benchHttpDispatch(only: string[] = []): Promise<BenchResul
 }
 
 if (import.meta.main) {
-  if (process.argv[2] === "--bullmq-worker") await bullmqWorker(Number(process.argv[3]));
-  else {
-    const { markdownTable } = await import("./run.ts");
-    console.log(markdownTable((await benchHttpDispatch(process.argv.slice(2))).rows));
-    process.exit(0);
-  }
+  const { markdownTable } = await import("./run.ts");
+  console.log(markdownTable((await benchHttpDispatch(process.argv.slice(2))).rows));
+  process.exit(0);
 }

@@ -13,6 +13,7 @@ import { serveCases } from "./_sqlite-serve.ts";
 import { chunkCases } from "./_sqlite-chunks.ts";
 import { durabilityCases } from "./_sqlite-durability.ts";
 import { logSyncCases } from "./_sqlite-log-sync.ts";
+import { forgetCases } from "./_sqlite-forget.ts";
 
 // Every contract test opens a new database file, and creating one costs SQLite a sync or two to
 // the disk (~5–15 ms here): the property test's 300 stores need more than the default 5 s.
@@ -61,3 +62,4 @@ fileErrorCases();
 serveCases();
 durabilityCases();
 logSyncCases();
+forgetCases();

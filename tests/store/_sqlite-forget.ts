@@ -1,0 +1,83 @@
+import { describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import type { SqliteExecutionStore } from "../../runtime/store/sqlite-store.ts";
+import { FORGET_BATCH } from "../../runtime/store/_sqlite-writer.ts";
+import { draft, idOf, newExecution, TestClock } from "./_fixtures.ts";
+import { copyOfFiles, nextTick, openStore, tempDb } from "./_sqlite-support.ts";
+
+/** Executions 1..n, each finished before the next is created, one tick apart (a busy store's writes). */
+async function finishOneByOne(store: SqliteExecutionStore, from: number, to: number): Promise<void> {
+  for (let n = from; n <= to; n++) {
+    store.create(newExecution(n));
+    store.append(idOf(n), [draft.started(), draft.completed("succeeded")]);
+    await nextTick();
+  }
+}
+
+/** Rows of executions in a copy of the store's files (what a crash at this moment leaves). */
+function rowsInFile(path: string): string[] {
+  const file = new Database(copyOfFiles(path), { readonly: true });
+  try {
+    return (file.query("SELECT id FROM executions ORDER BY ord").all() as Array<{ id: string }>).map((row) => row.id);
+  } finally {
+    file.close();
+  }
+}
+
+/** Forgotten executions' rows, deleted in batches by a busy store (runtime/store/_sqlite-writer.ts). */
+export function forgetCases(): void {
+  describe("sqlite store forgetting in batches", () => {
+    test("sqlite store leaves forgotten rows in the file while busy, below FORGET_BATCH; readers never see them; a crash then forgets them again on open", async () => {
+      const path = tempDb();
+      const clock = new TestClock();
+      const store = openStore(path, clock, { executions_retained: 3 });
+      await finishOneByOne(store, 1, 10);
+      // Seven forgotten, not yet deleted: the busy writes left them for a batch.
+      expect(rowsInFile(path)).toHaveLength(10);
+      const crashed = copyOfFiles(path);
+      // Reads write everything first: the file then holds exactly what memory holds.
+      expect(store.get(idOf(1))).toBeNull();
+      const page = store.list();
+      expect(page.items.map((s) => s.id)).toEqual([idOf(10), idOf(9), idOf(8)]);
+      expect(page.counts).toMatchObject({ succeeded: 3 });
+      expect(rowsInFile(path)).toEqual([idOf(8), idOf(9), idOf(10)]);
+      store.close();
+      const reopened = openStore(crashed, clock, { executions_retained: 3 });
+      expect(reopened.list().items.map((s) => s.id)).toEqual([idOf(10), idOf(9), idOf(8)]);
+      expect(reopened.get(idOf(7))).toBeNull();
+      reopened.close();
+      expect(rowsInFile(crashed)).toEqual([idOf(8), idOf(9), idOf(10)]);
+    });
+
+    test("sqlite store deletes forgotten rows once FORGET_BATCH are due, and the rest when writes pause or at close", async () => {
+      const path = tempDb();
+      const store = openStore(path, new TestClock(), { executions_retained: 3 });
+      await finishOneByOne(store, 1, 3 + FORGET_BATCH);
+      // The batch went with the writes of a busy store.
+      expect(rowsInFile(path)).toHaveLength(3);
+      await finishOneByOne(store, 4 + FORGET_BATCH, 5 + FORGET_BATCH);
+      expect(rowsInFile(path)).toHaveLength(5);
+      store.close();
+      const file = new Database(path, { readonly: true });
+      expect(file.query("SELECT count(*) AS n FROM executions").get()).toEqual({ n: 3 });
+      expect(file.query("SELECT count(DISTINCT execution_id) AS n FROM events").get()).toEqual({ n: 3 });
+      file.close();
+    });
+
+    test("sqlite store reusing a forgotten id before its row is deleted writes the new execution, not a conflict", async () => {
+      const path = tempDb();
+      const clock = new TestClock();
+      const store = openStore(path, clock, { executions_retained: 2 });
+      await finishOneByOne(store, 1, 3);
+      // idOf(1) is forgotten, its row still in the file; the same id comes again.
+      store.create(newExecution(1));
+      await store.durable();
+      expect(store.get(idOf(1))).toMatchObject({ state: "queued", last_sequence: 1 });
+      store.close();
+      // The file holds the new one (queued when the store closed, so ended cancelled), not the old success.
+      const reopened = openStore(path, clock, { executions_retained: 2 });
+      expect(reopened.get(idOf(1))).toMatchObject({ state: "cancelled" });
+      reopened.close();
+    });
+  });
+}

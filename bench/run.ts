@@ -15,6 +15,7 @@ const BENCHES: Array<[string, () => Promise<BenchResult>]> = [
   ["engine", async () => (await import("./engine.ts")).benchEngine()],
   ["http-dispatch", async () => (await import("./http-dispatch.ts")).benchHttpDispatch()],
   ["live-channel", async () => (await import("./live-channel.ts")).benchLiveChannel()],
+  ["memory", async () => (await import("./memory.ts")).benchMemory()],
   ["durable", async () => (await import("./durable.ts")).benchDurable()],
   ["watchers", async () => (await import("./watchers.ts")).benchWatchers()],
   ["cold-start", async () => (await import("./cold-start.ts")).benchColdStart()],

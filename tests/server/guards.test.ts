@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { createApp } from "../../runtime/server/app.ts";
 import type { ServerConfig } from "../../runtime/server/_app-env.ts";
 import { isAllowedHost, isOwnOrigin, sameSecret } from "../../runtime/server/guards.ts";
-import { requestIdFrom, traceIdFrom } from "../../runtime/server/edge-ids.ts";
+import { edgeIdSource, requestIdFrom, traceIdFrom } from "../../runtime/server/edge-ids.ts";
 import { LiveChannel } from "../../runtime/server/live-channel.ts";
 import { stubPlane } from "./_support/stub-plane.ts";
 
@@ -46,6 +46,23 @@ describe("guards", () => {
       expect(traceIdFrom(bad)).toBeNull();
     }
   });
+
+  test("edgeIdSource keeps well-formed ids and makes fresh ones of the same shapes, never twice the same, across refills of its pool", () => {
+    const ids = edgeIdSource();
+    const trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+    expect(ids.requestId("a.b:c-1_2")).toBe("a.b:c-1_2");
+    expect(ids.traceId(`00-${trace}-00f067aa0ba902b7-01`)).toBe(trace);
+    const seen = new Set<string>();
+    // 26 bytes a request against a 1 KiB pool: 200 requests refill it several times.
+    for (let i = 0; i < 200; i++) {
+      const request = ids.requestId(i % 2 ? undefined : "has space");
+      const traced = ids.traceId(i % 2 ? undefined : "garbage");
+      expect(request).toMatch(/^r-[0-9a-f]{20}$/);
+      expect(traced).toMatch(/^[0-9a-f]{32}$/);
+      seen.add(request).add(traced);
+    }
+    expect(seen.size).toBe(400);
+  });
 });
 
 describe("app", () => {
@@ -62,6 +79,17 @@ describe("app", () => {
     expect(logged.join("\n")).toContain(error.correlation_id);
     expect(logged.join("\n")).toContain("boom");
     expect(response.headers.get("x-request-id")).toBe(error.request_id);
+  });
+
+  test("the Host check holds for every request: an allowed Host remembered does not let a different one through", async () => {
+    const { request } = appWith({ allowedHosts: ["docket.lan"] });
+    const host = (name: string) => request("/api/v1/demo/echo", { headers: { Host: name } });
+    expect((await host("127.0.0.1:4700")).status).toBe(200);
+    expect((await host("evil.example:4700")).status).toBe(403);
+    expect((await host("127.0.0.1:4700")).status).toBe(200);
+    expect((await host("docket.lan:4700")).status).toBe(200);
+    expect((await host("evil.example")).status).toBe(403);
+    expect((await host("docket.lan:4700")).status).toBe(200);
   });
 
   test("the edge passes actor http (an X-Docket-Actor header claims nothing), with the request and trace ids", async () => {

@@ -24,6 +24,9 @@ export interface DirectCallsOptions {
   hostFacts(): HostFacts;
 }
 
+/** The signal of a call without a caller that can leave; nothing ever aborts it. */
+const NEVER_ABORTED = new AbortController().signal;
+
 /** Bounded so that a cached capability called with ever-new inputs cannot grow memory without end. */
 const CACHE_ENTRIES = 1000;
 
@@ -70,13 +73,9 @@ export class DirectCalls {
   }
 
   private async callInMain(capability: RegisteredCapability, input: unknown, edge: EdgeInfo, mask: SecretMask, signal?: AbortSignal): Promise<unknown> {
-    const abort = new AbortController();
-    // A plane handler runs in the main thread and cannot be stopped by force; it is told, that is all.
-    if (signal) {
-      if (signal.aborted) abort.abort();
-      else signal.addEventListener("abort", () => abort.abort(), { once: true, signal: abort.signal });
-    }
-    const ctx = mainThreadContext(this.options.handle(edge), this.options.hostFacts, abort.signal);
+    // A plane handler runs in the main thread and cannot be stopped by force; it is told, that is
+    // all: the caller's own signal says it (a mirror of it cost a controller and a listener per call).
+    const ctx = mainThreadContext(this.options.handle(edge), this.options.hostFacts, signal ?? NEVER_ABORTED);
     let outcome: TaskOutcome;
     try {
       outcome = { ok: true, output: await capability.def.handler(input as never, ctx) };

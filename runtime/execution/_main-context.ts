@@ -20,6 +20,7 @@ export function mainThreadContext(plane: PlaneHandle, host: () => HostFacts, sig
     cancelled: () => signal.aborted,
     cancellation,
   };
+  let exec: CapabilityContext["exec"] | undefined;
   return {
     progress,
     signal,
@@ -31,7 +32,8 @@ export function mainThreadContext(plane: PlaneHandle, host: () => HostFacts, sig
     },
     execution: null,
     host: async () => host(),
-    exec: createExec({ root: plane.root, progress, signal: () => signal, killGraceMs: plane.limits.grace_ms, spawn: spawnHere }).exec,
+    // Made on first use: most plane handlers never run a command, and every direct call builds a context.
+    exec: (...args) => (exec ??= createExec({ root: plane.root, progress, signal: () => signal, killGraceMs: plane.limits.grace_ms, spawn: spawnHere }).exec)(...args),
     plane,
   };
 }

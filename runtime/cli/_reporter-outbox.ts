@@ -23,12 +23,11 @@ export class ReporterOutbox {
 
   constructor(private readonly bound = OUTBOX_UNITS) {}
 
-  /** An event of the run, in order. */
-  add(event: ExecutionEvent): void {
+  /** An event of the run, in order, with the length of the JSON the store made of it. */
+  add(event: ExecutionEvent, size: number): void {
     if (event.sequence <= this.lastSequence) return;
     this.lastSequence = event.sequence;
     if (this.lostFrom !== 0) return;
-    const size = JSON.stringify(event).length;
     if (this.units + size > this.bound && this.head < this.events.length) {
       this.lostFrom = event.sequence;
       return;

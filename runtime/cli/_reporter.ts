@@ -237,8 +237,8 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
   }
 
   // Every event of the execution, its history first, goes to the outbox and wakes the reporter.
-  subscription = store.subscribe({ executions: [id], after: 0 }, (event) => {
-    outbox.add(event);
+  subscription = store.subscribe({ executions: [id], after: 0 }, (event, json) => {
+    outbox.add(event, json.length);
     wake(soonMs);
   });
   // The first report goes at once: the server shows the execution from its start.

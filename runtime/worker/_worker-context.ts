@@ -7,7 +7,7 @@ import { spawnHere, type Spawner } from "./spawn-child.ts";
 import type { WorkerTask } from "./task.ts";
 import { createSecretMask } from "../execution/secret-mask.ts";
 import { boundDraftTexts } from "../execution/text-limits.ts";
-import { posted } from "./event-backlog.ts";
+import { postedEvents } from "./event-backlog.ts";
 import { sanitizeLine, sanitizeText } from "../execution/text-sanitize.ts";
 
 // Batching: of one object per event, an array of objects per batch, an array of JSON strings per
@@ -103,7 +103,7 @@ export function createWorkerContext(options: WorkerContextOptions): WorkerContex
     lastFlush = now();
     post({ type: "events", id, json });
     // Past the bound the handler's thread waits here for the main thread: a flood is slowed, never queued without end.
-    if (backlog !== undefined) posted(backlog, json.length);
+    if (backlog !== undefined) postedEvents(backlog, json.length);
   };
   const flushLater = () => {
     scheduled = false;

@@ -11,7 +11,7 @@
  */
 
 /** UTF-16 units of event JSON (a few MiB) a worker may post before its handler waits for the main thread. */
-export const BACKLOG_UNITS = 4 * 1024 * 1024;
+const BACKLOG_UNITS = 4 * 1024 * 1024;
 /** How long one wait lasts before the worker looks again: a termination takes effect between waits. */
 const WAIT_SLICE_MS = 50;
 
@@ -20,17 +20,15 @@ export function createBacklog(): Int32Array {
   return new Int32Array(new SharedArrayBuffer(4));
 }
 
-/** Worker side: `units` were posted; waits while the main thread is too far behind. Answers how long it waited (ms). */
-export function posted(backlog: Int32Array, units: number, bound = BACKLOG_UNITS): number {
-  if (Atomics.add(backlog, 0, units) + units <= bound) return 0;
-  const began = performance.now();
-  for (let ahead = Atomics.load(backlog, 0); ahead > bound / 2; ahead = Atomics.load(backlog, 0)) {
+/** Worker side: `units` were posted; waits while the main thread is more than BACKLOG_UNITS behind, until it is down to half. */
+export function postedEvents(backlog: Int32Array, units: number): void {
+  if (Atomics.add(backlog, 0, units) + units <= BACKLOG_UNITS) return;
+  for (let ahead = Atomics.load(backlog, 0); ahead > BACKLOG_UNITS / 2; ahead = Atomics.load(backlog, 0)) {
     Atomics.wait(backlog, 0, ahead, WAIT_SLICE_MS);
   }
-  return performance.now() - began;
 }
 
 /** Main thread side: `units` were received; wakes a waiting worker once it may go on. */
-export function received(backlog: Int32Array, units: number, bound = BACKLOG_UNITS): void {
-  if (Atomics.sub(backlog, 0, units) - units <= bound / 2) Atomics.notify(backlog, 0);
+export function receivedEvents(backlog: Int32Array, units: number): void {
+  if (Atomics.sub(backlog, 0, units) - units <= BACKLOG_UNITS / 2) Atomics.notify(backlog, 0);
 }

@@ -38,12 +38,12 @@ export function expireFinished(db: Database, tables: StoreTables, entries: Reado
     const entry = entries.get(id);
     // A written, finished execution has no live snapshot: the file's is the one to shrink.
     if (entry === undefined || entry.snapshot !== null || artifactsHeld(id)) continue;
-    const written = tables.readSnapshot<ExecutionSnapshot>(id);
+    const written = tables.readSnapshot<ExecutionSnapshot>(entry.order);
     if (written !== null && mayExpire(written, { artifactsHeld: false })) expired.push({ entry, snapshot: expiredSnapshot(written) });
   }
   if (expired.length === 0) return 0;
   db.transaction(() => {
-    for (const { entry, snapshot } of expired) tables.expire(entry.id, JSON.stringify(snapshot), snapshot.retained_from);
+    for (const { entry, snapshot } of expired) tables.expire(entry.order, JSON.stringify(snapshot), snapshot.retained_from);
   })();
   for (const { entry, snapshot } of expired) entry.retainedFrom = entry.stored.retainedFrom = snapshot.retained_from;
   return expired.length;

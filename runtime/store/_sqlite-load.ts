@@ -19,6 +19,7 @@ export function loadEntry(row: ExecutionRow, tables: StoreTables, limits: Limits
   const fields = { id: row.id, order: row.ord, capability: row.capability, state: row.state, lastSequence: row.last_sequence, retainedFrom };
   if (isTerminal(row.state)) {
     const entry = newEntry({ ...fields, snapshot: null });
+    entry.finishedAt = row.details_expired === 0 ? row.finished_at : null;
     entry.stored = { exists: true, state: row.state, lastSequence: row.last_sequence, snapshotSequence: row.last_sequence, retainedFrom: row.retained_from };
     return entry;
   }

@@ -23,9 +23,10 @@ const AUTOCHECKPOINT_PAGES = 4096;
 // pages, forgotten ones leave from the first. Keyed by the random id (schema 1), each execution's
 // events landed on a page of their own, and the id, state and capability indexes each added a
 // page or two to every commit: ~9 pages of 16 KiB per commit, for one or two executions. Memory
-// holds every retained execution's id, state and capability, so nothing looks them up in the
-// file; a list filtered by state or capability scans back from its cursor, as the memory store
-// does. Only the expiry's index stays: it is appended to at the end, once per finished execution.
+// holds every retained execution's id, state, capability and finish time, so nothing looks them
+// up in the file: a list filtered by state or capability walks back from its cursor, as the
+// memory store's does, and expiry finds what finished when in memory (no index at all: the one
+// on `finished_at` alone was a page of nearly every commit).
 const EXECUTIONS_V2 = `
 CREATE TABLE executions (
   ord             INTEGER PRIMARY KEY,
@@ -46,7 +47,6 @@ CREATE TABLE events (
   PRIMARY KEY (execution_ord, sequence)
 ) WITHOUT ROWID;
 `;
-const EXPIRING_INDEX = "CREATE INDEX executions_expiring ON executions (finished_at) WHERE details_expired = 0 AND finished_at IS NOT NULL;";
 const RUN_IDENTITIES = `
 CREATE TABLE run_identities (
   run_id       TEXT PRIMARY KEY,
@@ -71,7 +71,6 @@ INSERT INTO events (execution_ord, sequence, first_sequence, json)
   SELECT x.ord, e.sequence, e.first_sequence, e.json FROM events_v1 e JOIN executions_v1 x ON x.id = e.execution_id ORDER BY x.ord, e.sequence;
 DROP TABLE events_v1;
 DROP TABLE executions_v1;
-${EXPIRING_INDEX}
 `;
 
 /**
@@ -152,7 +151,7 @@ export function prepareSchema(db: Database, path: string): void {
   // its own transaction (a failed step leaves the file as the last step did).
   if (version === 0) {
     db.transaction(() => {
-      db.run(EXECUTIONS_V2 + EXPIRING_INDEX + RUN_IDENTITIES);
+      db.run(EXECUTIONS_V2 + RUN_IDENTITIES);
       db.run(`PRAGMA user_version = ${STORE_SCHEMA_VERSION}`);
     })();
     return;

@@ -68,7 +68,6 @@ export function prepareTables(db: Database) {
   const deleteExecution = db.prepare<void, [number]>("DELETE FROM executions WHERE ord = ?");
   const selectSnapshot = db.prepare<{ snapshot: string }, [number]>("SELECT snapshot FROM executions WHERE ord = ?");
   const selectRows = db.prepare<ExecutionRow, []>("SELECT ord, id, capability, state, finished_at, last_sequence, retained_from, details_expired FROM executions ORDER BY ord");
-  const selectExpiring = db.prepare<{ id: string }, [string]>("SELECT id FROM executions WHERE details_expired = 0 AND finished_at IS NOT NULL AND finished_at < ? ORDER BY ord");
   const expireExecution = db.prepare<void, [string, number, number]>("UPDATE executions SET snapshot = ?, retained_from = ?, details_expired = 1 WHERE ord = ?");
   const insertRun = db.prepare<void, [string, string, string, string]>("INSERT OR IGNORE INTO run_identities (run_id, execution_id, capability, input_hash) VALUES (?, ?, ?, ?)");
   const selectRun = db.prepare<RunIdentity, [string]>("SELECT run_id, execution_id, capability, input_hash FROM run_identities WHERE run_id = ?");
@@ -121,10 +120,6 @@ export function prepareTables(db: Database) {
     /** Every execution's indexed columns, oldest first. */
     rows(): ExecutionRow[] {
       return selectRows.all();
-    },
-    /** Ids of terminal executions finished before `cutoff` (ISO) whose details are still kept. */
-    expiring(cutoff: string): string[] {
-      return selectExpiring.all(cutoff).map((row) => row.id);
     },
     /** Replaces the snapshot of the execution at `ord` with its expired form and deletes its events. */
     expire(ord: number, snapshot: string, retainedFrom: number): void {

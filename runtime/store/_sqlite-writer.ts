@@ -158,6 +158,7 @@ export function createWriteBehind(options: WriteBehindOptions): WriteBehind {
       snapshotSequence: needsSnapshot(entry, snapshotEvery) ? entry.lastSequence : entry.stored.snapshotSequence,
       retainedFrom: entry.retainedFrom,
     };
+    if (done && entry.snapshot !== null) entry.finishedAt = entry.snapshot.details_expired === true ? null : entry.snapshot.finished_at;
     // A finished execution's snapshot never changes again: the file's copy serves its reads.
     if (done) entry.snapshot = null;
   }

@@ -116,7 +116,7 @@ export function migrationCases(): void {
       const schemaOf = (db: Database) => db.query("SELECT type, name, sql FROM sqlite_schema ORDER BY name").all();
       const freshFile = new Database(freshPath, { readonly: true });
       expect(schemaOf(file)).toEqual(schemaOf(freshFile));
-      expect(schemaOf(file).map((row) => (row as { name: string }).name)).toEqual(["events", "executions", "executions_expiring", "run_identities"]);
+      expect(schemaOf(file).map((row) => (row as { name: string }).name)).toEqual(["events", "executions", "run_identities"]);
       freshFile.close();
       file.close();
       const third = openStore(path, clock, { events_retained: 20 });

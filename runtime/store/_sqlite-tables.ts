@@ -37,14 +37,6 @@ export interface ExecutionWrite {
   snapshot: string | null;
 }
 
-/** Which executions a list page reads. */
-export interface ListQuery {
-  /** Only executions created before this position. */
-  before: number;
-  state?: ExecutionState;
-  capability?: string;
-  limit: number;
-}
 
 /**
  * The store's statements over the three tables, prepared once. Every method is one statement;
@@ -73,14 +65,7 @@ export function prepareTables(db: Database) {
   const selectRun = db.prepare<RunIdentity, [string]>("SELECT run_id, execution_id, capability, input_hash FROM run_identities WHERE run_id = ?");
   const countRuns = db.prepare<{ n: number }, []>("SELECT count(*) AS n FROM run_identities");
   const countByState = db.prepare<{ state: ExecutionState; n: number }, []>("SELECT state, count(*) AS n FROM executions GROUP BY state");
-  // One statement per filter shape; each walks back from the cursor by `ord` (no index on state or
-  // capability: see the schema), as the memory store's list does.
-  const listBy = {
-    none: db.prepare<{ ord: number; id: string }, [number, number]>("SELECT ord, id FROM executions WHERE ord < ? ORDER BY ord DESC LIMIT ?"),
-    state: db.prepare<{ ord: number; id: string }, [number, string, number]>("SELECT ord, id FROM executions WHERE ord < ? AND state = ? ORDER BY ord DESC LIMIT ?"),
-    capability: db.prepare<{ ord: number; id: string }, [number, string, number]>("SELECT ord, id FROM executions WHERE ord < ? AND capability = ? ORDER BY ord DESC LIMIT ?"),
-    both: db.prepare<{ ord: number; id: string }, [number, string, string, number]>("SELECT ord, id FROM executions WHERE ord < ? AND state = ? AND capability = ? ORDER BY ord DESC LIMIT ?"),
-  };
+  const listBefore = db.prepare<{ ord: number; id: string }, [number, number]>("SELECT ord, id FROM executions WHERE ord < ? ORDER BY ord DESC LIMIT ?");
 
   return {
     /** Writes an execution's row: inserted when new, else updated (with or without its snapshot). */
@@ -142,13 +127,9 @@ export function prepareTables(db: Database) {
     runCount(): number {
       return countRuns.get()!.n;
     },
-    /** One list page's positions and ids, newest first. */
-    list(query: ListQuery): Array<{ ord: number; id: string }> {
-      const { before, state, capability, limit } = query;
-      if (state !== undefined && capability !== undefined) return listBy.both.all(before, state, capability, limit);
-      if (state !== undefined) return listBy.state.all(before, state, limit);
-      if (capability !== undefined) return listBy.capability.all(before, capability, limit);
-      return listBy.none.all(before, limit);
+    /** The positions and ids of the `limit` executions created last before `before`, newest first. */
+    list(before: number, limit: number): Array<{ ord: number; id: string }> {
+      return listBefore.all(before, limit);
     },
   };
 }

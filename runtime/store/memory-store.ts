@@ -58,8 +58,9 @@ function zeroCounts(): Record<ExecutionState, number> {
  *
  * A finished execution is sealed as it finishes (the append that completes it): its events and
  * snapshot become compact text, read back as the same events and snapshot (SealedExecution;
- * longer histories than SEAL_MAX_EVENTS stay as they are). The one event a finished execution
- * may still take, `execution.reconciled`, unseals it for that append.
+ * longer histories than SEAL_MAX_EVENTS stay as they are), and the execution is no object any
+ * more: a row of typed columns (ExecutionRows) and a slot in a table of ids (IdHash). The one
+ * event a finished execution may still take, `execution.reconciled`, unseals it for that append.
  *
  * Executions are forgotten only when one is created beyond `executions_retained`: the oldest
  * terminal ones go first, active ones never (so the count may exceed the bound while that many

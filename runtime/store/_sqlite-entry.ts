@@ -30,12 +30,14 @@ export interface Entry {
    * What the file holds of it — whether the row exists, its state, its last event (the committed
    * watermark readers are served up to), its snapshot's last sequence, its first kept event.
    */
-  stored: { exists: boolean; state: ExecutionState | null; lastSequence: number; snapshotSequence: number; retainedFrom: number };
+  stored: { exists: boolean; state: ExecutionState | null; lastSequence: number; snapshotSequence: number; retainedFrom: number; headLast: number; headBytes: number };
+  /** What the write in progress appends to the row's head (see HEAD_BYTES): made `stored` once it commits. */
+  headWrite: { last: number; bytes: number } | null;
 }
 
 /** An entry not (yet) in the file. */
 export function newEntry(fields: Pick<Entry, "id" | "order" | "capability" | "state" | "snapshot" | "lastSequence" | "retainedFrom">): Entry {
-  return { ...fields, pending: new PendingEvents(), dirty: false, forgotten: false, unwritable: false, finishedAt: null, stored: { exists: false, state: null, lastSequence: 0, snapshotSequence: 0, retainedFrom: 1 } };
+  return { ...fields, pending: new PendingEvents(), dirty: false, forgotten: false, unwritable: false, finishedAt: null, stored: { exists: false, state: null, lastSequence: 0, snapshotSequence: 0, retainedFrom: 1, headLast: 0, headBytes: 0 }, headWrite: null };
 }
 
 /**

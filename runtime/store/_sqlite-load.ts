@@ -20,7 +20,7 @@ export function loadEntry(row: ExecutionRow, tables: StoreTables, limits: Limits
   if (isTerminal(row.state)) {
     const entry = newEntry({ ...fields, snapshot: null });
     entry.finishedAt = row.details_expired === 0 ? row.finished_at : null;
-    entry.stored = { exists: true, state: row.state, lastSequence: row.last_sequence, snapshotSequence: row.last_sequence, retainedFrom: row.retained_from };
+    entry.stored = { exists: true, state: row.state, lastSequence: row.last_sequence, snapshotSequence: row.last_sequence, retainedFrom: row.retained_from, headLast: row.head_last, headBytes: row.head_bytes };
     return entry;
   }
   const snapshot = tables.readSnapshot<ExecutionSnapshot>(row.ord);
@@ -36,7 +36,7 @@ export function loadEntry(row: ExecutionRow, tables: StoreTables, limits: Limits
   deepFreeze(snapshot.input);
   deepFreeze(snapshot.actor);
   const entry = newEntry({ ...fields, state: snapshot.state, snapshot });
-  entry.stored = { exists: true, state: row.state, lastSequence: row.last_sequence, snapshotSequence, retainedFrom: row.retained_from };
+  entry.stored = { exists: true, state: row.state, lastSequence: row.last_sequence, snapshotSequence, retainedFrom: row.retained_from, headLast: row.head_last, headBytes: row.head_bytes };
   return entry;
 }
 
@@ -45,7 +45,7 @@ export function trimLowered(db: Database, tables: StoreTables, entries: readonly
   db.transaction(() => {
     for (const entry of entries) {
       tables.dropEventsBelow(entry.order, entry.retainedFrom);
-      tables.writeExecution({ ord: entry.order, id: entry.id, capability: entry.capability, state: entry.state, finished_at: null, last_sequence: entry.lastSequence, retained_from: entry.retainedFrom, snapshot: null }, false);
+      tables.writeExecution({ ord: entry.order, id: entry.id, capability: entry.capability, state: entry.state, finished_at: null, last_sequence: entry.lastSequence, retained_from: entry.retainedFrom, snapshot: null, head: null, head_last: entry.stored.headLast }, false);
       entry.stored.retainedFrom = entry.retainedFrom;
     }
   })();

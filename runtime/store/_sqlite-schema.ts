@@ -1,7 +1,7 @@
 import type { Database } from "bun:sqlite";
 
 /** The schema this version writes and reads; `PRAGMA user_version` holds it in the file. */
-export const STORE_SCHEMA_VERSION = 2;
+export const STORE_SCHEMA_VERSION = 3;
 const PAGE_SIZE = 16 * 1024;
 const AUTOCHECKPOINT_PAGES = 4096;
 
@@ -71,6 +71,14 @@ INSERT INTO events (execution_ord, sequence, first_sequence, json)
   SELECT x.ord, e.sequence, e.first_sequence, e.json FROM events_v1 e JOIN executions_v1 x ON x.id = e.execution_id ORDER BY x.ord, e.sequence;
 DROP TABLE events_v1;
 DROP TABLE executions_v1;
+`;
+
+// Schema 2 → 3: an execution's first events in its own row (`head`, events 1..`head_last`; the
+// events rows hold only later ones; see HEAD_BYTES): a commit of a short execution then writes one
+// table instead of two. Rows of schema 2 keep their events where they are (`head_last` 0).
+const MIGRATE_2_TO_3 = `
+ALTER TABLE executions ADD COLUMN head TEXT;
+ALTER TABLE executions ADD COLUMN head_last INTEGER NOT NULL DEFAULT 0;
 `;
 
 /**
@@ -147,11 +155,11 @@ export function prepareSchema(db: Database, path: string): void {
   // (a huge snapshot) would leave the file that large for good: past it, the file is cut back.
   db.run(`PRAGMA journal_size_limit = ${AUTOCHECKPOINT_PAGES * PAGE_SIZE}`);
   if (version === STORE_SCHEMA_VERSION) return;
-  // A new file gets the current schema; an older one migrates one step at a time, each step in
-  // its own transaction (a failed step leaves the file as the last step did).
+  // A new file gets schema 2 and the steps after it; an older one migrates one step at a time,
+  // each step in its own transaction (a failed step leaves the file as the last step did).
   if (version === 0) {
     db.transaction(() => {
-      db.run(EXECUTIONS_V2 + RUN_IDENTITIES);
+      db.run(EXECUTIONS_V2 + RUN_IDENTITIES + MIGRATE_2_TO_3);
       db.run(`PRAGMA user_version = ${STORE_SCHEMA_VERSION}`);
     })();
     return;
@@ -162,4 +170,8 @@ export function prepareSchema(db: Database, path: string): void {
       db.run("PRAGMA user_version = 2");
     })();
   }
+  db.transaction(() => {
+    db.run(MIGRATE_2_TO_3);
+    db.run("PRAGMA user_version = 3");
+  })();
 }

@@ -4,7 +4,8 @@ import type { ExecutionEvent } from "../execution/protocol.ts";
 import type { RunIdentity, StorageFault } from "./store.ts";
 import { needsSnapshot, type Entry } from "./_sqlite-entry.ts";
 import { UnwritableValueError } from "./_sqlite-unwritable.ts";
-import { CHUNK_BYTES, CHUNK_EVENTS, type StoreTables } from "./_sqlite-tables.ts";
+import { CHUNK_BYTES, CHUNK_EVENTS, HEAD_BYTES, type StoreTables } from "./_sqlite-tables.ts";
+import type { EventChunk } from "./_sqlite-pending.ts";
 import type { LogSync } from "./_sqlite-log-sync.ts";
 
 /** A write happens once this many events are pending, whatever the tick: it bounds memory and what a crash loses. */
@@ -112,6 +113,9 @@ export function createWriteBehind(options: WriteBehindOptions): WriteBehind {
     const snapshot = entry.snapshot!;
     const json = needsSnapshot(entry, snapshotEvery) ? JSON.stringify(snapshot) : null;
     if (json !== null && json.length > options.maxSnapshotChars) throw new UnwritableValueError(entry.id, json.length, options.maxSnapshotChars);
+    const head = headPiece(entry);
+    const { headLast, headBytes } = entry.stored;
+    entry.headWrite = head === null ? null : { last: head.last, bytes: headBytes + (headBytes > 0 ? 1 : 0) + head.json.length };
     tables.writeExecution(
       {
         ord: entry.order,
@@ -122,11 +126,27 @@ export function createWriteBehind(options: WriteBehindOptions): WriteBehind {
         last_sequence: entry.lastSequence,
         retained_from: entry.retainedFrom,
         snapshot: json,
+        head: head?.json ?? null,
+        head_last: head?.last ?? headLast,
       },
       !entry.stored.exists,
     );
-    tables.writeChunks(entry.order, entry.pending.chunks(entry.retainedFrom, CHUNK_EVENTS, CHUNK_BYTES));
+    if (head === null) tables.writeChunks(entry.order, entry.pending.chunks(entry.retainedFrom, CHUNK_EVENTS, CHUNK_BYTES));
     if (entry.retainedFrom > entry.stored.retainedFrom) tables.dropEventsBelow(entry.order, entry.retainedFrom);
+  }
+
+  /**
+   * The pending events as one piece for the row's head (see HEAD_BYTES), or null when they go to
+   * the events rows: the head only ever holds an execution's first events, all of them kept, so it
+   * grows while every event stored so far is in it and the whole fits.
+   */
+  function headPiece(entry: Entry): EventChunk | null {
+    const { headLast, headBytes, lastSequence } = entry.stored;
+    if (entry.retainedFrom !== 1 || headLast !== lastSequence || entry.pending.events.length === 0) return null;
+    const room = HEAD_BYTES - headBytes - (headBytes > 0 ? 1 : 0);
+    if (room <= 0) return null;
+    const pieces = entry.pending.chunks(1, Number.MAX_SAFE_INTEGER, room);
+    return pieces.length === 1 && pieces[0]!.json.length <= room ? pieces[0]! : null;
   }
 
   function writeRest(forgets: boolean): void {
@@ -157,7 +177,10 @@ export function createWriteBehind(options: WriteBehindOptions): WriteBehind {
       lastSequence: entry.lastSequence,
       snapshotSequence: needsSnapshot(entry, snapshotEvery) ? entry.lastSequence : entry.stored.snapshotSequence,
       retainedFrom: entry.retainedFrom,
+      headLast: entry.headWrite?.last ?? entry.stored.headLast,
+      headBytes: entry.headWrite?.bytes ?? entry.stored.headBytes,
     };
+    entry.headWrite = null;
     if (done && entry.snapshot !== null) entry.finishedAt = entry.snapshot.details_expired === true ? null : entry.snapshot.finished_at;
     // A finished execution's snapshot never changes again: the file's copy serves its reads.
     if (done) entry.snapshot = null;

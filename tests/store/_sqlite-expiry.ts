@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
 import { draft, idOf, newExecution, pathTo, TestClock } from "./_fixtures.ts";
 import { openStore, tempDb } from "./_sqlite-support.ts";
 import { limitsWith } from "./_fixtures.ts";
@@ -80,6 +81,11 @@ export function expiryCases(): void {
       // What expired, before or on open, is not expired again.
       expect(reopened.expireDetails()).toBe(0);
       reopened.close();
+      // The expired ones' events are gone from the file, those in a row's head too; the recovered one's stay.
+      const file = new Database(path, { readonly: true });
+      expect(file.query("SELECT ord FROM executions WHERE head IS NOT NULL").values()).toEqual([[4]]);
+      expect(file.query("SELECT count(*) FROM events").values()).toEqual([[0]]);
+      file.close();
     });
   
     test("sqlite store keeps the details of an unknown outcome, and of executions whose artifacts are held, past details_retention_ms", () => {

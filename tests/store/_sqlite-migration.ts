@@ -34,10 +34,27 @@ CREATE INDEX executions_expiring ON executions (finished_at) WHERE details_expir
 `;
 
 /**
+ * Rewrites a closed store's file into schema 2, row for row: what a file written by the docket
+ * before schema 3 holds with the same executions, events and run identities (each row's head
+ * becomes the events row it was before).
+ */
+function downgradeToSchema2(path: string): void {
+  const db = new Database(path);
+  db.transaction(() => {
+    db.run("INSERT INTO events (execution_ord, sequence, first_sequence, json) SELECT ord, head_last, 1, head FROM executions WHERE head IS NOT NULL");
+    db.run("ALTER TABLE executions DROP COLUMN head");
+    db.run("ALTER TABLE executions DROP COLUMN head_last");
+    db.run("PRAGMA user_version = 2");
+  })();
+  db.close();
+}
+
+/**
  * Rewrites a closed store's file into schema 1, row for row: what a file written by the docket
  * before schema 2 holds with the same executions, events and run identities.
  */
 function downgradeToSchema1(path: string): void {
+  downgradeToSchema2(path);
   const db = new Database(path);
   db.transaction(() => {
     db.run(SCHEMA_1);
@@ -68,7 +85,7 @@ function everything(store: SqliteExecutionStore) {
 /** Schema migrations: a file an older docket wrote opens with everything it held. */
 export function migrationCases(): void {
   describe("sqlite store schema migration", () => {
-    test("sqlite store opens a schema 1 file with every execution, event, run identity, cursor and filter as before, and writes on in schema 2", () => {
+    test.each([1, 2])("sqlite store opens a schema %d file with every execution, event, run identity, cursor and filter as before, and writes on in the current schema", (version) => {
       const path = tempDb();
       const clock = new TestClock();
       const first = openStore(path, clock, { events_retained: 20 });
@@ -87,7 +104,8 @@ export function migrationCases(): void {
       first.flush();
       const page = first.list({ limit: 3 });
       first.close();
-      downgradeToSchema1(path);
+      if (version === 1) downgradeToSchema1(path);
+      else downgradeToSchema2(path);
 
       const reopened = openStore(path, clock, { events_retained: 20 });
       expect(reopened.recovered.map((r) => r.id)).toEqual([idOf(10)]);

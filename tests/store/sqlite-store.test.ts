@@ -15,6 +15,7 @@ import { durabilityCases } from "./_sqlite-durability.ts";
 import { logSyncCases } from "./_sqlite-log-sync.ts";
 import { forgetCases } from "./_sqlite-forget.ts";
 import { migrationCases } from "./_sqlite-migration.ts";
+import { headCases } from "./_sqlite-head.ts";
 
 // Every contract test opens a new database file, and creating one costs SQLite a sync or two to
 // the disk (~5–15 ms here): the property test's 300 stores need more than the default 5 s.
@@ -65,3 +66,4 @@ durabilityCases();
 logSyncCases();
 forgetCases();
 migrationCases();
+headCases();

@@ -14,14 +14,25 @@ import { join } from "node:path";
 import type { BenchResult } from "./run.ts";
 import { redisMissing, startRedis } from "./_redis.ts";
 
-const N = Number(process.env.DOCKET_BENCH_MEMORY_N ?? 40_000);
+const N = Number(process.env.DOCKET_BENCH_MEMORY_N ?? 60_000);
 /**
  * What settles first (worker heaps, allocator pools, the JIT) is not what one more execution
  * costs: a quarter of N runs before the first point; the rest runs in SLICES slices, measured
- * after each, and the cost per execution is the least-squares slope through those points (RSS
- * grows in steps of whole arenas: two points would catch a step or miss it).
+ * after each, and the cost per execution is the Theil–Sen slope through those points (the median
+ * of the slopes between every two of them: one point caught in a step of RSS does not move it).
  */
-const SLICES = 6;
+const SLICES = 10;
+/**
+ * Resident memory right after a burst of work still holds its garbage: free pages the allocators
+ * give back a moment later, worker heaps that collect when idle (measured: 30–70 MB more than a
+ * second later, varying from run to run, which made the RSS slope swing 0.6–1.6× Redis's). Each
+ * point waits until RSS stops falling (by less than SETTLED_FRACTION over SETTLE_POLL_MS, at most
+ * SETTLE_MAX_MS), then takes the median of SAMPLES readings. Redis is measured the same way.
+ */
+const SETTLE_POLL_MS = 250;
+const SETTLED_FRACTION = 0.002;
+const SETTLE_MAX_MS = 5000;
+const SAMPLES = 5;
 const IN_FLIGHT = 64;
 const WARM = 200;
 const FIXTURE = join(import.meta.dir, "fixtures", "bench.twenty.ts");
@@ -30,13 +41,36 @@ const INPUT = { path: "src/modules", pattern: "**/*.ts" };
 const LIMIT_OVERRIDES = { max_queued: 100_000, executions_retained: 1_000_000 };
 const FLAGS = "--executions-retained 1000000 --max-queued 100000, other limits default";
 
-/** The least-squares slope of the points' y over their x. */
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/** The Theil–Sen slope of the points' y over their x: the median of the slopes of every pair. */
 function slope(points: ReadonlyArray<readonly [number, number]>): number {
-  const mx = points.reduce((sum, [x]) => sum + x, 0) / points.length;
-  const my = points.reduce((sum, [, y]) => sum + y, 0) / points.length;
-  const sxy = points.reduce((sum, [x, y]) => sum + (x - mx) * (y - my), 0);
-  const sxx = points.reduce((sum, [x]) => sum + (x - mx) ** 2, 0);
-  return sxy / sxx;
+  const slopes: number[] = [];
+  for (let i = 0; i < points.length; i++) for (let j = i + 1; j < points.length; j++) slopes.push((points[j]![1] - points[i]![1]) / (points[j]![0] - points[i]![0]));
+  return median(slopes);
+}
+
+/** Resident memory once settled (see SETTLE_POLL_MS): the median of SAMPLES readings of `read`. */
+async function settledReading(read: () => Promise<number>): Promise<number> {
+  const deadline = Date.now() + SETTLE_MAX_MS;
+  let before = await read();
+  for (;;) {
+    await Bun.sleep(SETTLE_POLL_MS);
+    const now = await read();
+    const settled = now > before * (1 - SETTLED_FRACTION);
+    before = now;
+    if (settled || Date.now() > deadline) break;
+  }
+  const samples = [before];
+  while (samples.length < SAMPLES) {
+    await Bun.sleep(100);
+    samples.push(await read());
+  }
+  return median(samples);
 }
 
 /** Runs `slices` slices of `perSlice` through `run`, measuring before the first and after each. */
@@ -84,8 +118,9 @@ async function measureInChild(storeKind: "memory" | "sqlite", count: number): Pr
     Bun.gc(true);
     // Gives the allocator's free pages back, as Redis's used_memory leaves them out.
     Bun.shrink();
+    const rss = await settledReading(async () => process.memoryUsage().rss);
     const stats = heapStats();
-    return { rss: process.memoryUsage().rss, heap: stats.heapSize, types: stats.objectTypeCounts as Record<string, number> };
+    return { rss, heap: stats.heapSize, types: stats.objectTypeCounts as Record<string, number> };
   };
   try {
     await runAll(WARM + count / 4);
@@ -166,7 +201,7 @@ async function bullmqPerJob(count: number): Promise<{ perJob: number; rssPerJob:
       await add(n);
       await waitFor(target);
     };
-    const points = await measuredSlices(perSlice, run, async () => ({ used: await redis.usedMemory(), rss: await rss() }));
+    const points = await measuredSlices(perSlice, run, async () => ({ rss: await settledReading(rss), used: await redis.usedMemory() }));
     // The peer does the same work: every report of the last job is there to read.
     const [lastJob] = await queue.getCompleted(0, 0);
     const logs = await queue.getJobLogs(lastJob!.id!);

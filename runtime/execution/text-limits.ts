@@ -21,8 +21,32 @@ export function textLimitsOf(limits: TextLimits): TextLimits {
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
+// Made on the first cut: texts that fit never pay for it.
+let graphemes: Intl.Segmenter | undefined;
+
 /**
- * The longest prefix of `text` that is at most `maxBytes` UTF-8 bytes; never splits a code point.
+ * Where a cut at UTF-16 offset `at` of `text` should fall so that it does not split a grapheme
+ * (a letter and its combining accents, an emoji sequence joined by ZWJ, a flag): the last
+ * grapheme boundary at or before `at`. Only a window around the cut is segmented; a cluster
+ * longer than the window (text built to be one), or one that alone does not fit, is cut inside.
+ */
+function graphemeBoundary(text: string, at: number): number {
+  if (at >= text.length || at === 0) return at;
+  const from = Math.max(0, at - 64);
+  graphemes ??= new Intl.Segmenter(undefined, { granularity: "grapheme" });
+  let boundary = from;
+  for (const { index } of graphemes.segment(text.slice(from, Math.min(text.length, at + 64)))) {
+    if (from + index > at) break;
+    boundary = from + index;
+  }
+  // No boundary inside the window: one cluster longer than it, or too long to fit at all. Cutting
+  // inside it keeps the text that fits rather than none.
+  return boundary > from ? boundary : at;
+}
+
+/**
+ * The longest prefix of `text` that is at most `maxBytes` UTF-8 bytes; never splits a code point,
+ * nor a grapheme (an accent stays with its letter).
  * A prefix that is shorter than the text is a fresh string: a slice could keep a huge original
  * (a 1 MB step title) alive for as long as the short text is kept.
  */
@@ -32,8 +56,11 @@ export function cutToBytes(text: string, maxBytes: number): string {
   const bytes = new Uint8Array(Math.max(0, maxBytes));
   // encodeInto stops before the first code point that does not fit, and says how far it read.
   const { read, written } = encoder.encodeInto(text, bytes);
+  if (read === text.length) return text;
+  const end = graphemeBoundary(text, read);
+  const kept = end === read ? written : encoder.encodeInto(text.slice(0, end), bytes).written;
   // A colour sequence cut in half would leave a stray escape: it goes with the rest that did not fit.
-  return read === text.length ? text : withoutDanglingEscape(decoder.decode(bytes.subarray(0, written)));
+  return withoutDanglingEscape(decoder.decode(bytes.subarray(0, kept)));
 }
 
 /**

@@ -4,11 +4,18 @@ import type { Hono } from "hono";
 // hono/bun is marked deprecated for an @hono/bun package that is not published yet; this file
 // is the only one that imports it, so the swap is one line.
 import { upgradeWebSocket, websocket } from "hono/bun";
-import type { ServerWebSocket, WebSocketHandler } from "bun";
+import type { Server, ServerWebSocket, WebSocketHandler } from "bun";
 import type { AppEnv, LiveUpgrade } from "./_app-env.ts";
 import type { LiveChannel } from "./live-channel.ts";
 import type { LiveSocket } from "./live-socket.ts";
 import { listenUrl, type ListenOptions, type RunningServer } from "./_listen.ts";
+import { API_PREFIX } from "./api-routes.ts";
+import type { CapabilityPostEnv } from "./capability-post.ts";
+
+/** Bun's listen options: `capabilityPost` (capability-post.ts) serves capability calls by POST. */
+export interface BunListenOptions extends ListenOptions {
+  capabilityPost?: (request: Request, env: CapabilityPostEnv) => Promise<Response>;
+}
 
 // Bun drops (send → 0) past this many buffered bytes; the live channel stops writing at the first
 // backpressure (-1) anyway, so this only bounds a replay or a closing frame sent into a full socket.
@@ -39,7 +46,7 @@ function bunSocket(raw: ServerWebSocket<unknown>): LiveSocket {
  * websocket handler has no `drain` and gives `onClose` a new WSContext, so live sockets are keyed
  * by `ws.raw` and Bun's `drain` is added here.
  */
-export function serveWithBun(app: Hono<AppEnv>, live: LiveChannel, options: ListenOptions): RunningServer {
+export function serveWithBun(app: Hono<AppEnv>, live: LiveChannel, options: BunListenOptions): RunningServer {
   const sockets = new WeakMap<object, LiveSocket>();
   const upgrade: LiveUpgrade = (c, target) =>
     upgradeWebSocket(c, {
@@ -63,12 +70,17 @@ export function serveWithBun(app: Hono<AppEnv>, live: LiveChannel, options: List
     backpressureLimit: BACKPRESSURE_LIMIT,
     closeOnBackpressureLimit: false,
   } as unknown as WebSocketHandler<unknown>;
+  // A direct call lifts the idle timer for its own request: its deadline bounds it (long-request.ts).
+  const fetch = (request: Request, bunServer: Server<unknown>) => app.fetch(request, { server: bunServer, docketUpgrade: upgrade, docketKeepOpen: (long: Request) => bunServer.timeout(long, 0) });
+  const post = options.capabilityPost;
   const server = Bun.serve({
     hostname: options.host,
     port: options.port,
     ...(options.idleTimeoutSeconds === undefined ? {} : { idleTimeout: options.idleTimeoutSeconds }),
-    // A direct call lifts the idle timer for its own request: its deadline bounds it (long-request.ts).
-    fetch: (request, bunServer) => app.fetch(request, { server: bunServer, docketUpgrade: upgrade, docketKeepOpen: (long: Request) => bunServer.timeout(long, 0) }),
+    // Capability calls by POST skip Hono's per-request work when every guard admits them as they
+    // stand; the route hands anything else to the app (capability-post.ts).
+    ...(post ? { routes: { [`${API_PREFIX}/*`]: { POST: (request: Request, bunServer: Server<unknown>) => post(request, { app: (again) => fetch(again, bunServer), keepOpen: (long) => bunServer.timeout(long, 0) }) } } } : {}),
+    fetch,
     websocket: handler,
     // Never Bun's development error page (it shows stacks, source lines and paths): whatever
     // escapes the app is a bare 500 whose details stay on stderr.

@@ -55,12 +55,21 @@ export function requestIds(c: Context<AppEnv>): RequestIds {
 
 /** Answers `{ error: descriptor }` with its status; `capacity` carries `Retry-After`. */
 export function failureResponse(c: Context<AppEnv>, failure: FailureDescriptor, status = statusOf(failure)): Response {
-  const headers: Record<string, string> = { "X-Request-Id": failure.request_id || requestIds(c).request_id };
+  return c.json({ error: failure }, status as 400, failureHeaders(failure, requestIds(c).request_id, status));
+}
+
+/** `failureResponse` without a Hono context (the direct route of capability-post.ts). */
+export function failureAnswer(failure: FailureDescriptor, requestId: string, status = statusOf(failure)): Response {
+  return new Response(JSON.stringify({ error: failure }), { status, headers: { "Content-Type": "application/json", ...failureHeaders(failure, requestId, status) } });
+}
+
+function failureHeaders(failure: FailureDescriptor, requestId: string, status: number): Record<string, string> {
+  const headers: Record<string, string> = { "X-Request-Id": failure.request_id || requestId };
   if (status === 429 || status === 503) {
     const after = Number(failure.context.retry_after_s);
     headers["Retry-After"] = String(Number.isFinite(after) && after > 0 ? Math.ceil(after) : 1);
   }
-  return c.json({ error: failure }, status as 400, headers);
+  return headers;
 }
 
 /** What an edge refusal states; the status is chosen by the caller (401, 403, 405, 413, 415, 426…). */
@@ -95,24 +104,19 @@ export function edgeFailure(c: Context<AppEnv>, refusal: EdgeRefusal): Response 
 
 /** Hono's `onError`: expected failures are projected; anything else is a 500 whose stack goes to stderr only. */
 export function errorHandler(log: (line: string) => void) {
-  return (error: Error, c: Context<AppEnv>): Response => {
-    if (error instanceof FailureError) return failureResponse(c, error.failure);
-    if (CapabilityError.is(error)) {
-      const failure = buildFailure({ error_code: error.code, stage: "run", message: error.message, context: error.context, suggestion: error.suggestion, retryability: error.retryability, ...requestIds(c) });
-      return failureResponse(c, failure);
-    }
-    const correlation_id = newCorrelationId();
-    // c.req.path, not new URL(c.req.url): the handler of last resort must not throw itself.
-    log(`[docket] ${correlation_id} ${c.req.method} ${safePath(c)}: ${thrownDetail(error)}`);
-    const failure = buildFailure({
-      error_code: "internal",
-      stage: "run",
-      message: "The server failed while answering this request.",
-      correlation_id,
-      ...requestIds(c),
-    });
-    return failureResponse(c, failure);
-  };
+  // c.req.path, not new URL(c.req.url): the handler of last resort must not throw itself.
+  return (error: Error, c: Context<AppEnv>): Response => failureResponse(c, failureOfThrown(error, requestIds(c), () => `${c.req.method} ${safePath(c)}`, log));
+}
+
+/** The descriptor of what a request's handling threw; an unexpected error's detail goes to `log` only. */
+export function failureOfThrown(error: unknown, ids: RequestIds, where: () => string, log: (line: string) => void): FailureDescriptor {
+  if (error instanceof FailureError) return error.failure;
+  if (CapabilityError.is(error)) {
+    return buildFailure({ error_code: error.code, stage: "run", message: error.message, context: error.context, suggestion: error.suggestion, retryability: error.retryability, ...ids });
+  }
+  const correlation_id = newCorrelationId();
+  log(`[docket] ${correlation_id} ${where()}: ${thrownDetail(error)}`);
+  return buildFailure({ error_code: "internal", stage: "run", message: "The server failed while answering this request.", correlation_id, ...ids });
 }
 
 /** The request's path, or a placeholder when its URL cannot even be parsed. */

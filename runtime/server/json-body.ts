@@ -69,7 +69,8 @@ export async function readJsonBody(c: Context<AppEnv>, limit: number): Promise<B
   }
 }
 
-function isJson(contentType: string): boolean {
+/** True for `application/json` and `application/*+json`, parameters aside. */
+export function isJson(contentType: string): boolean {
   const essence = contentType.split(";")[0]!.trim().toLowerCase();
   return essence === "application/json" || (essence.startsWith("application/") && essence.endsWith("+json"));
 }

@@ -16,6 +16,7 @@ import type { LiveClock } from "./live-socket.ts";
 import { acquireLease, ensureDocketDir, isLeaseLive, readLease, releaseLease, type Lease } from "./lease.ts";
 import { openLogFile, teeLog, type LogFile } from "./log-file.ts";
 import { lockCheckout, type CheckoutLock } from "./checkout-lock.ts";
+import { capabilityPost } from "./capability-post.ts";
 
 /** What the server needs of a booted plane (runtime/boot.ts's `bootPlane` gives more). */
 export interface ServedPlane {
@@ -197,7 +198,7 @@ async function serveWithLog(options: ServeOptions, bind: { token: string | null;
     const app = createApp({ plane, live, config, mounts: options.mounts?.(plane, live, options.log), log: options.log });
     running =
       options.runtime === "bun"
-        ? (await import("./adapter-bun.ts")).serveWithBun(app, live, { host, port, idleTimeoutSeconds: options.idleTimeoutSeconds, log: options.log })
+        ? (await import("./adapter-bun.ts")).serveWithBun(app, live, { host, port, idleTimeoutSeconds: options.idleTimeoutSeconds, log: options.log, capabilityPost: capabilityPost({ plane, config, log: options.log }) })
         : await (await import("./adapter-node.ts")).serveWithNode(app, live, { host, port });
     config.port = running.port;
     config.origin = running.url;

@@ -52,20 +52,21 @@ function freezeKept(type: EventType, data: ExecutionEvent["data"]): void {
  * and data, with the same members frozen; a snapshot is a fresh copy, its kept values frozen.
  */
 export class SealedExecution {
-  private constructor(
+  /** A handle on texts sealed before (see `seal`, which makes the first). */
+  constructor(
     /** First retained sequence. */
     readonly first: number,
     /** Last sequence. */
     readonly last: number,
     /** The timestamp of the first retained event, in milliseconds. */
-    private readonly baseMs: number,
+    readonly baseMs: number,
     /**
      * Refs (TextSlabs) to JSON arrays of records, CHUNK_EVENTS each, the first one beginning with
      * the Origin; a history of one chunk keeps its ref alone (an array is two more objects to keep).
      */
-    private readonly chunks: number | readonly number[],
+    readonly chunks: number | readonly number[],
     /** Ref to the snapshot's JSON (its links left out) when the events cannot rebuild it; else -1. */
-    private readonly snapshotText: number,
+    readonly snapshotText: number,
   ) {}
 
   /** Seals a finished execution's snapshot and retained events (oldest first, at least one). */

@@ -22,6 +22,11 @@ export interface Entry {
   /** Its changes were refused by the file once already and it was failed (see failUnwritable). */
   unwritable: boolean;
   /**
+   * When it finished, as the file holds it, while its details are kept: what expiry looks at
+   * (null while unfinished, and once its details expired).
+   */
+  finishedAt: string | null;
+  /**
    * What the file holds of it — whether the row exists, its state, its last event (the committed
    * watermark readers are served up to), its snapshot's last sequence, its first kept event.
    */
@@ -30,7 +35,7 @@ export interface Entry {
 
 /** An entry not (yet) in the file. */
 export function newEntry(fields: Pick<Entry, "id" | "order" | "capability" | "state" | "snapshot" | "lastSequence" | "retainedFrom">): Entry {
-  return { ...fields, pending: new PendingEvents(), dirty: false, forgotten: false, unwritable: false, stored: { exists: false, state: null, lastSequence: 0, snapshotSequence: 0, retainedFrom: 1 } };
+  return { ...fields, pending: new PendingEvents(), dirty: false, forgotten: false, unwritable: false, finishedAt: null, stored: { exists: false, state: null, lastSequence: 0, snapshotSequence: 0, retainedFrom: 1 } };
 }
 
 /**

@@ -31,20 +31,26 @@ export function expiredSnapshot(snapshot: ExecutionSnapshot): ExecutionSnapshot 
  * `cutoff` (ISO), still has them, and may lose them (mayExpire, retention.ts); answers how many.
  * One whose artifacts are held is passed over before its snapshot is read: most kept ones are
  * those, and each pass looks at them again. The caller writes what is pending first.
+ *
+ * Memory's entries say which finished when (`finishedAt`), oldest first: the file keeps no index
+ * for it, which every commit of a busy store would write a page of (see the schema). A pass
+ * looks at every retained execution, once an hour by default.
  */
 export function expireFinished(db: Database, tables: StoreTables, entries: ReadonlyMap<string, Entry>, cutoff: string, artifactsHeld: (id: string) => boolean): number {
   const expired: Array<{ entry: Entry; snapshot: ExecutionSnapshot }> = [];
-  for (const id of tables.expiring(cutoff)) {
-    const entry = entries.get(id);
+  for (const entry of entries.values()) {
     // A written, finished execution has no live snapshot: the file's is the one to shrink.
-    if (entry === undefined || entry.snapshot !== null || artifactsHeld(id)) continue;
-    const written = tables.readSnapshot<ExecutionSnapshot>(id);
+    if (entry.finishedAt === null || entry.finishedAt >= cutoff || entry.snapshot !== null || artifactsHeld(entry.id)) continue;
+    const written = tables.readSnapshot<ExecutionSnapshot>(entry.order);
     if (written !== null && mayExpire(written, { artifactsHeld: false })) expired.push({ entry, snapshot: expiredSnapshot(written) });
   }
   if (expired.length === 0) return 0;
   db.transaction(() => {
-    for (const { entry, snapshot } of expired) tables.expire(entry.id, JSON.stringify(snapshot), snapshot.retained_from);
+    for (const { entry, snapshot } of expired) tables.expire(entry.order, JSON.stringify(snapshot), snapshot.retained_from);
   })();
-  for (const { entry, snapshot } of expired) entry.retainedFrom = entry.stored.retainedFrom = snapshot.retained_from;
+  for (const { entry, snapshot } of expired) {
+    entry.retainedFrom = entry.stored.retainedFrom = snapshot.retained_from;
+    entry.finishedAt = null;
+  }
   return expired.length;
 }

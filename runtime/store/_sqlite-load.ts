@@ -19,14 +19,15 @@ export function loadEntry(row: ExecutionRow, tables: StoreTables, limits: Limits
   const fields = { id: row.id, order: row.ord, capability: row.capability, state: row.state, lastSequence: row.last_sequence, retainedFrom };
   if (isTerminal(row.state)) {
     const entry = newEntry({ ...fields, snapshot: null });
+    entry.finishedAt = row.details_expired === 0 ? row.finished_at : null;
     entry.stored = { exists: true, state: row.state, lastSequence: row.last_sequence, snapshotSequence: row.last_sequence, retainedFrom: row.retained_from };
     return entry;
   }
-  const snapshot = tables.readSnapshot<ExecutionSnapshot>(row.id);
+  const snapshot = tables.readSnapshot<ExecutionSnapshot>(row.ord);
   if (snapshot === null) throw new Error(`the row of execution ${row.id} has no snapshot`);
   const snapshotSequence = snapshot.last_sequence;
   const later: ExecutionEvent[] = [];
-  tables.readEvents(row.id, snapshotSequence + 1, row.last_sequence, later);
+  tables.readEvents(row.ord, row.id, snapshotSequence + 1, row.last_sequence, later);
   for (const event of later) foldEvent(snapshot, event, limits);
   snapshot.last_sequence = row.last_sequence;
   snapshot.retained_from = retainedFrom;
@@ -43,7 +44,7 @@ export function loadEntry(row: ExecutionRow, tables: StoreTables, limits: Limits
 export function trimLowered(db: Database, tables: StoreTables, entries: readonly Entry[]): void {
   db.transaction(() => {
     for (const entry of entries) {
-      tables.dropEventsBelow(entry.id, entry.retainedFrom);
+      tables.dropEventsBelow(entry.order, entry.retainedFrom);
       tables.writeExecution({ ord: entry.order, id: entry.id, capability: entry.capability, state: entry.state, finished_at: null, last_sequence: entry.lastSequence, retained_from: entry.retainedFrom, snapshot: null }, false);
       entry.stored.retainedFrom = entry.retainedFrom;
     }

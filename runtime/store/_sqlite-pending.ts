@@ -19,6 +19,12 @@ const ENVELOPE_HEAD = 55;
 const SEQUENCE_KEY = '"sequence":';
 const EMPTY = Buffer.alloc(0);
 /**
+ * A new execution's first buffer: small enough for Buffer's shared pool (under 4 KiB), so that it
+ * is a slice of memory already touched. At 16 KiB each execution's buffer was fresh memory, a
+ * page fault per 4 KiB (measured: ~11 µs of the server's time per no-op execution over HTTP).
+ */
+const FIRST_BYTES = 2 * 1024;
+/**
  * A buffer grown past this by a burst is let go after the flush instead of kept for the next.
  * Kept below it, a running execution's buffer is allocated once: fresh memory costs a page
  * fault per 4 KiB on first touch, which measured more than the write of the bytes to the file.
@@ -70,7 +76,7 @@ export class PendingEvents {
     // A UTF-16 code unit is at most 3 UTF-8 bytes: with this much room, write never stops short.
     const need = this.used + 2 + json.length * 3;
     if (need > this.bytes.length) {
-      const grown = Buffer.allocUnsafe(Math.max(need, this.bytes.length * 2, 16 * 1024));
+      const grown = Buffer.allocUnsafe(Math.max(need, this.bytes.length * 2, FIRST_BYTES));
       this.bytes.copy(grown, 0, 0, this.used);
       this.bytes = grown;
     }

@@ -36,7 +36,7 @@ function ahead(entry: Entry): boolean {
 /** The snapshot as it is now: the live one, or the file's for a finished execution. */
 export function currentSnapshot(source: ReadSource, entry: Entry): ExecutionSnapshot {
   if (entry.snapshot !== null) return entry.snapshot;
-  const snapshot = source.tables.readSnapshot<ExecutionSnapshot>(entry.id);
+  const snapshot = source.tables.readSnapshot<ExecutionSnapshot>(entry.order);
   if (snapshot === null) throw new StoreFileError(source.path, `the row of execution ${entry.id} disappeared while the store was open (another program changed the file)`);
   // Retention may have been lowered since it was written.
   snapshot.retained_from = entry.retainedFrom;
@@ -60,12 +60,12 @@ export function readerSnapshot(source: ReadSource, entry: Entry): ExecutionSnaps
 
 /** What the file holds of an entry's snapshot: its written snapshot, with the written events after it folded in. */
 export function committedSnapshot(source: ReadSource, entry: Entry): ExecutionSnapshot {
-  const snapshot = source.tables.readSnapshot<ExecutionSnapshot>(entry.id);
+  const snapshot = source.tables.readSnapshot<ExecutionSnapshot>(entry.order);
   if (snapshot === null) throw new StoreFileError(source.path, `the row of execution ${entry.id} disappeared while the store was open (another program changed the file)`);
   const { lastSequence, retainedFrom } = entry.stored;
   if (snapshot.last_sequence < lastSequence) {
     const later: ExecutionEvent[] = [];
-    source.tables.readEvents(entry.id, snapshot.last_sequence + 1, lastSequence, later);
+    source.tables.readEvents(entry.order, entry.id, snapshot.last_sequence + 1, lastSequence, later);
     for (const event of later) foldEvent(snapshot, event, source.limits);
   }
   snapshot.last_sequence = lastSequence;
@@ -128,6 +128,6 @@ export function eventsPage(source: ReadSource, query: EventsQuery): EventsPage |
   const first = Math.max(from + 1, kept);
   const last = Math.min(top, first + count - 1);
   const out: ExecutionEvent[] = [];
-  if (first <= last) source.tables.readEvents(id, first, last, out);
+  if (first <= last) source.tables.readEvents(entry.order, id, first, last, out);
   return { events: out, retained_from: kept, truncated: from + 1 < kept, last_sequence: top };
 }

@@ -1,24 +1,36 @@
 import type { Database } from "bun:sqlite";
 
 /** The schema this version writes and reads; `PRAGMA user_version` holds it in the file. */
-export const STORE_SCHEMA_VERSION = 1;
+export const STORE_SCHEMA_VERSION = 2;
 const PAGE_SIZE = 16 * 1024;
 const AUTOCHECKPOINT_PAGES = 4096;
 
-// One row per execution: the columns the store indexes, filters and loads on open, and the
-// snapshot as JSON (current as of the snapshot's own `last_sequence`; the events after it are
-// folded in on open). `ord` is the creation order: the list order and what a list cursor names,
-// so cursors keep working across restarts. `finished_at` is ISO 8601 UTC from toISOString, which
-// orders as text.
+// One row per execution: the columns the store filters and loads on open, and the snapshot as
+// JSON (current as of the snapshot's own `last_sequence`; the events after it are folded in on
+// open). `ord` is the creation order: the list order, what a list cursor names (so cursors keep
+// working across restarts), and the key every statement finds a row by. `finished_at` is ISO 8601
+// UTC from toISOString, which orders as text.
 //
 // Events are kept in chunks: one row holds a run of consecutive events of one execution (their
-// JSON separated by commas: a JSON array without its brackets), keyed by the last sequence in it. A row per event costs SQLite more than the whole
-// memory-store append does (measured: ~1.5–2 µs a row against ~1 µs an append), a chunk costs
-// about one copy of the bytes the fan-out already serialized.
-const SCHEMA_V1 = `
+// JSON separated by commas: a JSON array without its brackets), keyed by the execution's `ord` and
+// the last sequence in it. A row per event costs SQLite more than the whole memory-store append
+// does (measured: ~1.5–2 µs a row against ~1 µs an append), a chunk costs about one copy of the
+// bytes the fan-out already serialized.
+//
+// Every page a commit changes is written whole to the log, and the bytes written are what a
+// commit costs (measured: the kernel's write path was half the store's time). So the rows a busy
+// store writes sit together: keyed by `ord`, new executions and their events go to the last
+// pages, forgotten ones leave from the first. Keyed by the random id (schema 1), each execution's
+// events landed on a page of their own, and the id, state and capability indexes each added a
+// page or two to every commit: ~9 pages of 16 KiB per commit, for one or two executions. Memory
+// holds every retained execution's id, state, capability and finish time, so nothing looks them
+// up in the file: a list filtered by state or capability walks back from its cursor, as the
+// memory store's does, and expiry finds what finished when in memory (no index at all: the one
+// on `finished_at` alone was a page of nearly every commit).
+const EXECUTIONS_V2 = `
 CREATE TABLE executions (
   ord             INTEGER PRIMARY KEY,
-  id              TEXT    NOT NULL UNIQUE,
+  id              TEXT    NOT NULL,
   capability      TEXT    NOT NULL,
   state           TEXT    NOT NULL,
   finished_at     TEXT,
@@ -27,22 +39,38 @@ CREATE TABLE executions (
   details_expired INTEGER NOT NULL DEFAULT 0,
   snapshot        TEXT    NOT NULL
 );
-CREATE INDEX executions_by_state ON executions (state);
-CREATE INDEX executions_by_capability ON executions (capability);
-CREATE INDEX executions_expiring ON executions (finished_at) WHERE details_expired = 0 AND finished_at IS NOT NULL;
 CREATE TABLE events (
-  execution_id   TEXT    NOT NULL,
+  execution_ord  INTEGER NOT NULL,
   sequence       INTEGER NOT NULL,
   first_sequence INTEGER NOT NULL,
   json           TEXT    NOT NULL,
-  PRIMARY KEY (execution_id, sequence)
+  PRIMARY KEY (execution_ord, sequence)
 ) WITHOUT ROWID;
+`;
+const RUN_IDENTITIES = `
 CREATE TABLE run_identities (
   run_id       TEXT PRIMARY KEY,
   execution_id TEXT NOT NULL,
   capability   TEXT NOT NULL,
   input_hash   TEXT NOT NULL
 ) WITHOUT ROWID;
+`;
+
+// Schema 1 → 2: the same rows, keyed by `ord` (see above). The tables are copied, since SQLite
+// cannot drop a UNIQUE constraint or change a primary key in place; run_identities stays as it is.
+const MIGRATE_1_TO_2 = `
+DROP INDEX executions_by_state;
+DROP INDEX executions_by_capability;
+DROP INDEX executions_expiring;
+ALTER TABLE executions RENAME TO executions_v1;
+ALTER TABLE events RENAME TO events_v1;
+${EXECUTIONS_V2}
+INSERT INTO executions (ord, id, capability, state, finished_at, last_sequence, retained_from, details_expired, snapshot)
+  SELECT ord, id, capability, state, finished_at, last_sequence, retained_from, details_expired, snapshot FROM executions_v1 ORDER BY ord;
+INSERT INTO events (execution_ord, sequence, first_sequence, json)
+  SELECT x.ord, e.sequence, e.first_sequence, e.json FROM events_v1 e JOIN executions_v1 x ON x.id = e.execution_id ORDER BY x.ord, e.sequence;
+DROP TABLE events_v1;
+DROP TABLE executions_v1;
 `;
 
 /**
@@ -119,9 +147,19 @@ export function prepareSchema(db: Database, path: string): void {
   // (a huge snapshot) would leave the file that large for good: past it, the file is cut back.
   db.run(`PRAGMA journal_size_limit = ${AUTOCHECKPOINT_PAGES * PAGE_SIZE}`);
   if (version === STORE_SCHEMA_VERSION) return;
-  // Later schema versions migrate here, one step at a time, each in its own transaction.
-  db.transaction(() => {
-    db.run(SCHEMA_V1);
-    db.run(`PRAGMA user_version = ${STORE_SCHEMA_VERSION}`);
-  })();
+  // A new file gets the current schema; an older one migrates one step at a time, each step in
+  // its own transaction (a failed step leaves the file as the last step did).
+  if (version === 0) {
+    db.transaction(() => {
+      db.run(EXECUTIONS_V2 + RUN_IDENTITIES);
+      db.run(`PRAGMA user_version = ${STORE_SCHEMA_VERSION}`);
+    })();
+    return;
+  }
+  if (version === 1) {
+    db.transaction(() => {
+      db.run(MIGRATE_1_TO_2);
+      db.run("PRAGMA user_version = 2");
+    })();
+  }
 }

@@ -54,27 +54,27 @@ export function prepareTables(db: Database) {
   const insertExecution = db.prepare<void, [number, string, string, string, string | null, number, number, string]>(
     "INSERT INTO executions (ord, id, capability, state, finished_at, last_sequence, retained_from, snapshot) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
   );
-  const updateExecution = db.prepare<void, [string, string | null, number, number, string, string]>(
-    "UPDATE executions SET state = ?, finished_at = ?, last_sequence = ?, retained_from = ?, snapshot = ? WHERE id = ?",
+  const updateExecution = db.prepare<void, [string, string | null, number, number, string, number]>(
+    "UPDATE executions SET state = ?, finished_at = ?, last_sequence = ?, retained_from = ?, snapshot = ? WHERE ord = ?",
   );
-  const updateCounters = db.prepare<void, [number, number, string]>("UPDATE executions SET last_sequence = ?, retained_from = ? WHERE id = ?");
-  const insertChunk = db.prepare<void, [string, number, number, Uint8Array]>("INSERT INTO events (execution_id, sequence, first_sequence, json) VALUES (?, ?, ?, CAST(? AS TEXT))");
+  const updateCounters = db.prepare<void, [number, number, number]>("UPDATE executions SET last_sequence = ?, retained_from = ? WHERE ord = ?");
+  const insertChunk = db.prepare<void, [number, number, number, Uint8Array]>("INSERT INTO events (execution_ord, sequence, first_sequence, json) VALUES (?, ?, ?, CAST(? AS TEXT))");
   // A chunk ends at most CHUNK_EVENTS - 1 after it starts: the bound keeps the scan to the chunks wanted.
-  const selectChunks = db.prepare<{ json: string }, [string, number, number, number]>(
-    "SELECT json FROM events WHERE execution_id = ? AND sequence >= ? AND sequence < ? AND first_sequence <= ? ORDER BY sequence",
+  const selectChunks = db.prepare<{ json: string }, [number, number, number, number]>(
+    "SELECT json FROM events WHERE execution_ord = ? AND sequence >= ? AND sequence < ? AND first_sequence <= ? ORDER BY sequence",
   );
-  const deleteChunksBelow = db.prepare<void, [string, number]>("DELETE FROM events WHERE execution_id = ? AND sequence < ?");
-  const deleteEvents = db.prepare<void, [string]>("DELETE FROM events WHERE execution_id = ?");
-  const deleteExecution = db.prepare<void, [string]>("DELETE FROM executions WHERE id = ?");
-  const selectSnapshot = db.prepare<{ snapshot: string }, [string]>("SELECT snapshot FROM executions WHERE id = ?");
+  const deleteChunksBelow = db.prepare<void, [number, number]>("DELETE FROM events WHERE execution_ord = ? AND sequence < ?");
+  const deleteEvents = db.prepare<void, [number]>("DELETE FROM events WHERE execution_ord = ?");
+  const deleteExecution = db.prepare<void, [number]>("DELETE FROM executions WHERE ord = ?");
+  const selectSnapshot = db.prepare<{ snapshot: string }, [number]>("SELECT snapshot FROM executions WHERE ord = ?");
   const selectRows = db.prepare<ExecutionRow, []>("SELECT ord, id, capability, state, finished_at, last_sequence, retained_from, details_expired FROM executions ORDER BY ord");
-  const selectExpiring = db.prepare<{ id: string }, [string]>("SELECT id FROM executions WHERE details_expired = 0 AND finished_at IS NOT NULL AND finished_at < ? ORDER BY ord");
-  const expireExecution = db.prepare<void, [string, number, string]>("UPDATE executions SET snapshot = ?, retained_from = ?, details_expired = 1 WHERE id = ?");
+  const expireExecution = db.prepare<void, [string, number, number]>("UPDATE executions SET snapshot = ?, retained_from = ?, details_expired = 1 WHERE ord = ?");
   const insertRun = db.prepare<void, [string, string, string, string]>("INSERT OR IGNORE INTO run_identities (run_id, execution_id, capability, input_hash) VALUES (?, ?, ?, ?)");
   const selectRun = db.prepare<RunIdentity, [string]>("SELECT run_id, execution_id, capability, input_hash FROM run_identities WHERE run_id = ?");
   const countRuns = db.prepare<{ n: number }, []>("SELECT count(*) AS n FROM run_identities");
   const countByState = db.prepare<{ state: ExecutionState; n: number }, []>("SELECT state, count(*) AS n FROM executions GROUP BY state");
-  // One statement per filter shape, so that each can use its index.
+  // One statement per filter shape; each walks back from the cursor by `ord` (no index on state or
+  // capability: see the schema), as the memory store's list does.
   const listBy = {
     none: db.prepare<{ ord: number; id: string }, [number, number]>("SELECT ord, id FROM executions WHERE ord < ? ORDER BY ord DESC LIMIT ?"),
     state: db.prepare<{ ord: number; id: string }, [number, string, number]>("SELECT ord, id FROM executions WHERE ord < ? AND state = ? ORDER BY ord DESC LIMIT ?"),
@@ -86,16 +86,16 @@ export function prepareTables(db: Database) {
     /** Writes an execution's row: inserted when new, else updated (with or without its snapshot). */
     writeExecution(row: ExecutionWrite, isNew: boolean): void {
       if (isNew) insertExecution.run(row.ord, row.id, row.capability, row.state, row.finished_at, row.last_sequence, row.retained_from, row.snapshot!);
-      else if (row.snapshot !== null) updateExecution.run(row.state, row.finished_at, row.last_sequence, row.retained_from, row.snapshot, row.id);
-      else updateCounters.run(row.last_sequence, row.retained_from, row.id);
+      else if (row.snapshot !== null) updateExecution.run(row.state, row.finished_at, row.last_sequence, row.retained_from, row.snapshot, row.ord);
+      else updateCounters.run(row.last_sequence, row.retained_from, row.ord);
     },
-    /** Writes chunks of one execution's events. */
-    writeChunks(id: string, chunks: readonly EventChunk[]): void {
-      for (const chunk of chunks) insertChunk.run(id, chunk.last, chunk.first, chunk.json);
+    /** Writes chunks of the events of the execution at `ord`. */
+    writeChunks(ord: number, chunks: readonly EventChunk[]): void {
+      for (const chunk of chunks) insertChunk.run(ord, chunk.last, chunk.first, chunk.json);
     },
-    /** Appends the stored events `first..last` of one execution to `out`, in order, each rebuilt whole. */
-    readEvents(id: string, first: number, last: number, out: ExecutionEvent[]): void {
-      for (const { json } of selectChunks.iterate(id, first, last + CHUNK_EVENTS, last)) {
+    /** Appends the stored events `first..last` of the execution `id` at `ord` to `out`, in order, each rebuilt whole. */
+    readEvents(ord: number, id: string, first: number, last: number, out: ExecutionEvent[]): void {
+      for (const { json } of selectChunks.iterate(ord, first, last + CHUNK_EVENTS, last)) {
         for (const e of JSON.parse(`[${json}]`) as ExecutionEvent[]) {
           if (e.sequence < first || e.sequence > last) continue;
           // The members the file leaves out (see PendingEvents), in the envelope's own order.
@@ -104,31 +104,27 @@ export function prepareTables(db: Database) {
       }
     },
     /** Deletes the chunks that hold only events below `retainedFrom`. */
-    dropEventsBelow(id: string, retainedFrom: number): void {
-      deleteChunksBelow.run(id, retainedFrom);
+    dropEventsBelow(ord: number, retainedFrom: number): void {
+      deleteChunksBelow.run(ord, retainedFrom);
     },
-    /** Deletes an execution and its events. */
-    forget(id: string): void {
-      deleteEvents.run(id);
-      deleteExecution.run(id);
+    /** Deletes the execution at `ord` and its events. */
+    forget(ord: number): void {
+      deleteEvents.run(ord);
+      deleteExecution.run(ord);
     },
-    /** The snapshot as written, parsed; null when the file does not hold the execution. */
-    readSnapshot<T>(id: string): T | null {
-      const row = selectSnapshot.get(id);
+    /** The snapshot of the execution at `ord` as written, parsed; null when the file does not hold it. */
+    readSnapshot<T>(ord: number): T | null {
+      const row = selectSnapshot.get(ord);
       return row === null ? null : (JSON.parse(row.snapshot) as T);
     },
     /** Every execution's indexed columns, oldest first. */
     rows(): ExecutionRow[] {
       return selectRows.all();
     },
-    /** Ids of terminal executions finished before `cutoff` (ISO) whose details are still kept. */
-    expiring(cutoff: string): string[] {
-      return selectExpiring.all(cutoff).map((row) => row.id);
-    },
-    /** Replaces an execution's snapshot with its expired form and deletes its events. */
-    expire(id: string, snapshot: string, retainedFrom: number): void {
-      deleteEvents.run(id);
-      expireExecution.run(snapshot, retainedFrom, id);
+    /** Replaces the snapshot of the execution at `ord` with its expired form and deletes its events. */
+    expire(ord: number, snapshot: string, retainedFrom: number): void {
+      deleteEvents.run(ord);
+      expireExecution.run(snapshot, retainedFrom, ord);
     },
     /** Records a run identity; the first one for a run_id stands. */
     writeRun(identity: RunIdentity): void {

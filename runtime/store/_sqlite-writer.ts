@@ -52,7 +52,7 @@ export interface WriteBehind {
   /** Notes that an entry changed (created, or `events` more appended); its write is scheduled. */
   changed(entry: Entry, events: number): void;
   /** Notes that a forgotten execution's rows go. */
-  forget(id: string): void;
+  forget(entry: Entry): void;
   /** Notes a new run identity. */
   recordRun(identity: RunIdentity): void;
   /** A run identity recorded and not written yet. */
@@ -94,7 +94,8 @@ export interface WriteBehind {
 export function createWriteBehind(options: WriteBehindOptions): WriteBehind {
   const { db, tables, snapshotEvery } = options;
   let dirty: Entry[] = [];
-  let forgotten = new Set<string>();
+  // Forgotten executions' ids, by position (an id may come back, under a new position).
+  let forgotten = new Map<number, string>();
   const runs = new Map<string, RunIdentity>();
   let pendingEvents = 0;
   let scheduled = false;
@@ -124,13 +125,13 @@ export function createWriteBehind(options: WriteBehindOptions): WriteBehind {
       },
       !entry.stored.exists,
     );
-    tables.writeChunks(entry.id, entry.pending.chunks(entry.retainedFrom, CHUNK_EVENTS, CHUNK_BYTES));
-    if (entry.retainedFrom > entry.stored.retainedFrom) tables.dropEventsBelow(entry.id, entry.retainedFrom);
+    tables.writeChunks(entry.order, entry.pending.chunks(entry.retainedFrom, CHUNK_EVENTS, CHUNK_BYTES));
+    if (entry.retainedFrom > entry.stored.retainedFrom) tables.dropEventsBelow(entry.order, entry.retainedFrom);
   }
 
   function writeRest(forgets: boolean): void {
     // Forgotten rows first: an id forgotten and created again in one tick is a new row.
-    if (forgets) for (const id of forgotten) tables.forget(id);
+    if (forgets) for (const order of forgotten.keys()) tables.forget(order);
     for (const identity of runs.values()) tables.writeRun(identity);
   }
   const writeOthers = db.transaction(() => writeRest(true));
@@ -157,6 +158,7 @@ export function createWriteBehind(options: WriteBehindOptions): WriteBehind {
       snapshotSequence: needsSnapshot(entry, snapshotEvery) ? entry.lastSequence : entry.stored.snapshotSequence,
       retainedFrom: entry.retainedFrom,
     };
+    if (done && entry.snapshot !== null) entry.finishedAt = entry.snapshot.details_expired === true ? null : entry.snapshot.finished_at;
     // A finished execution's snapshot never changes again: the file's copy serves its reads.
     if (done) entry.snapshot = null;
   }
@@ -167,7 +169,7 @@ export function createWriteBehind(options: WriteBehindOptions): WriteBehind {
    */
   function writeApart(out: Committed): void {
     writeOthers();
-    forgotten = new Set();
+    forgotten = new Map();
     runs.clear();
     const batch = dirty;
     const refused: Array<{ entry: Entry; error: unknown }> = [];
@@ -246,7 +248,8 @@ export function createWriteBehind(options: WriteBehindOptions): WriteBehind {
   function forgetsDue(): boolean {
     if (forgotten.size >= FORGET_BATCH) return true;
     if (forgotten.size === 0) return false;
-    return dirty.some((entry) => !entry.stored.exists && forgotten.has(entry.id));
+    const ids = new Set(forgotten.values());
+    return dirty.some((entry) => !entry.stored.exists && ids.has(entry.id));
   }
 
   /**
@@ -266,7 +269,7 @@ export function createWriteBehind(options: WriteBehindOptions): WriteBehind {
         writeAll(forgets);
         for (const entry of dirty) committed(entry, out);
         dirty = [];
-        if (forgets) forgotten = new Set();
+        if (forgets) forgotten = new Map();
         runs.clear();
       } catch (error) {
         if (isTransient(error)) throw error;
@@ -311,8 +314,8 @@ export function createWriteBehind(options: WriteBehindOptions): WriteBehind {
       pendingEvents += events;
       schedule();
     },
-    forget(id) {
-      forgotten.add(id);
+    forget(entry) {
+      forgotten.set(entry.order, entry.id);
       if (forgotten.size >= FORGET_BATCH) schedule();
     },
     recordRun(identity) {

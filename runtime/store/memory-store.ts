@@ -8,6 +8,8 @@ import type { EventsPage, ExecutionStore, ListFilter, ListPage, NewExecution, Ru
 import { checkBatch, initialSnapshot } from "./_fold.ts";
 import { EventRing } from "./_event-ring.ts";
 import { SEAL_MAX_EVENTS, SealedExecution } from "./_sealed-execution.ts";
+import { ExecutionRows } from "./_execution-rows.ts";
+import { IdHash } from "./_id-hash.ts";
 import { RecordShapes } from "./_sealed-records.ts";
 import { TextSlabs } from "./_text-slabs.ts";
 import { createFanOut } from "./_fan-out.ts";
@@ -25,19 +27,15 @@ export interface MemoryStoreOptions {
 }
 
 /**
- * One execution. While it may change, its snapshot and events are objects (`live`); once it has
- * finished they are sealed into text (`sealed`, see SealedExecution), which holds a quarter of the
- * memory. `state` and `capability` stay at hand for counts and list filters.
+ * An execution held as objects: one that may still change, or a finished one whose history is
+ * too long to seal. A sealed one is no object at all, only its row (ExecutionRows).
  */
 interface Entry {
   id: string;
-  capability: string;
-  state: ExecutionState;
-  /** Creation position, from 1: the list order and what a list cursor names. */
+  /** Creation position, from 1: the list order, what a list cursor names, the row's key. */
   order: number;
-  forgotten: boolean;
-  live: { snapshot: ExecutionSnapshot; events: EventRing } | null;
-  sealed: SealedExecution | null;
+  snapshot: ExecutionSnapshot;
+  events: EventRing;
 }
 
 const LIST_DEFAULT = 50;
@@ -60,8 +58,9 @@ function zeroCounts(): Record<ExecutionState, number> {
  *
  * A finished execution is sealed as it finishes (the append that completes it): its events and
  * snapshot become compact text, read back as the same events and snapshot (SealedExecution;
- * longer histories than SEAL_MAX_EVENTS stay as they are). The one event a finished execution
- * may still take, `execution.reconciled`, unseals it for that append.
+ * longer histories than SEAL_MAX_EVENTS stay as they are), and the execution is no object any
+ * more: a row of typed columns (ExecutionRows) and a slot in a table of ids (IdHash). The one
+ * event a finished execution may still take, `execution.reconciled`, unseals it for that append.
  *
  * Executions are forgotten only when one is created beyond `executions_retained`: the oldest
  * terminal ones go first, active ones never (so the count may exceed the bound while that many
@@ -70,25 +69,26 @@ function zeroCounts(): Record<ExecutionState, number> {
 export function createMemoryStore(options: MemoryStoreOptions): ExecutionStore {
   const { limits } = options;
   const clock = options.clock ?? (() => new Date());
-  const entries = new Map<string, Entry>();
   const runs = new Map<string, RunIdentity>();
   const counts = zeroCounts();
-  // Creation order, for list pages: forgotten entries stay in place until they are half of it,
-  // then one filter compacts it (no splice per forgotten execution).
-  let byOrder: Entry[] = [];
-  let forgottenInOrder = 0;
-  // Terminal executions by creation order: the next one to forget is always on top.
-  const terminal = new MinHeap<Entry>((entry) => entry.order);
+  // What sealed executions share: their data shapes, named once, and the slabs of their text.
+  const sealing = { shapes: new RecordShapes(), texts: new TextSlabs() };
+  // Every execution held, a row each in creation order (list pages, filters, sealed ones' texts);
+  // the ones held as objects also by id and by order, the sealed ones by id in a table of orders.
+  const rows = new ExecutionRows();
+  const live = new Map<string, Entry>();
+  const liveByOrder = new Map<number, Entry>();
+  const sealedIds = new IdHash((order) => sealing.texts.get(rows.idRef(rows.rowOf(order))));
+  // Terminal executions' orders: the next one to forget is always on top.
+  const terminal = new MinHeap<number>((order) => order);
   let nextOrder = 1;
   let closed = false;
   // The last timestamp and its ISO text: appends within one millisecond share the string
   // (toISOString is a measurable part of a one-event append on the hot path).
   const stamp = createStamper(clock);
-  // What sealed executions share: their data shapes, named once, and the slabs of their text.
-  const sealing = { shapes: new RecordShapes(), texts: new TextSlabs() };
 
   const fanOut = createFanOut({
-    history: { events, ids: () => entries.keys() },
+    history: { events, ids: heldIds },
     onListenerError: options.onListenerError,
   });
 
@@ -96,39 +96,61 @@ export function createMemoryStore(options: MemoryStoreOptions): ExecutionStore {
     if (closed) throw new Error("The execution store is closed; create a new one to keep working.");
   }
 
-  function entryOf(id: string, action: string): Entry {
-    const entry = entries.get(id);
-    if (entry === undefined) throw new Error(`Cannot ${action} execution ${id}: the store does not hold it (never created here, or forgotten after finishing; executions_retained is ${limits.executions_retained}).`);
-    return entry;
+  function notHeld(id: string, action: string): Error {
+    return new Error(`Cannot ${action} execution ${id}: the store does not hold it (never created here, or forgotten after finishing; executions_retained is ${limits.executions_retained}).`);
+  }
+
+  /** The row of a sealed execution, or -1. */
+  function sealedRow(id: string): number {
+    const order = sealedIds.find(id);
+    return order < 0 ? -1 : rows.rowOf(order);
+  }
+
+  /** The ids held, in creation order. */
+  function* heldIds(): Iterable<string> {
+    for (let row = 0; row < rows.length; row++) {
+      if (rows.state(row) === undefined) continue;
+      yield rows.isSealed(row) ? sealing.texts.get(rows.idRef(row)) : liveByOrder.get(rows.order(row))!.id;
+    }
+  }
+
+  /** Gives up what a sealed row holds: its texts and its place in the id table. */
+  function dropSealed(row: number, id: string): void {
+    rows.sealed(row).release(sealing);
+    sealedIds.remove(id, rows.order(row));
+    sealing.texts.release(rows.idRef(row));
+    rows.unseal(row);
   }
 
   /** Forgets the oldest terminal executions until within the bound (or none is terminal). */
   function evict(): void {
-    while (entries.size > limits.executions_retained && terminal.size > 0) {
-      const entry = terminal.pop()!;
-      entry.forgotten = true;
-      entries.delete(entry.id);
-      entry.sealed?.release(sealing);
-      entry.sealed = null;
-      counts[entry.state]--;
-      if (++forgottenInOrder > byOrder.length / 2) {
-        byOrder = byOrder.filter((e) => !e.forgotten);
-        forgottenInOrder = 0;
+    while (live.size + sealedIds.size > limits.executions_retained && terminal.size > 0) {
+      const order = terminal.pop()!;
+      const row = rows.rowOf(order);
+      // Forgotten already (an execution that became terminal twice is on the heap twice).
+      if (row < 0) continue;
+      const entry = liveByOrder.get(order);
+      if (entry === undefined) dropSealed(row, sealing.texts.get(rows.idRef(row)));
+      else {
+        live.delete(entry.id);
+        liveByOrder.delete(order);
       }
+      counts[rows.state(row)!]--;
+      rows.forget(row);
     }
   }
 
   function create(execution: NewExecution): ExecutionSnapshot {
     open();
-    if (entries.has(execution.id)) throw new Error(`Cannot create execution ${execution.id}: the store already holds an execution with this id.`);
+    if (live.has(execution.id) || sealedIds.find(execution.id) >= 0) throw new Error(`Cannot create execution ${execution.id}: the store already holds an execution with this id.`);
     const created_at = stamp();
     const snapshot = initialSnapshot({ ...execution, input: keep(execution.input), actor: keep(execution.actor) }, created_at);
     const event = createdEvent(execution, snapshot);
-    const live = { snapshot, events: new EventRing(limits.events_retained, limits.events_retained_bytes) };
-    const entry: Entry = { id: execution.id, capability: execution.capability, state: "queued", order: nextOrder++, forgotten: false, live, sealed: null };
-    live.events.push(event);
-    entries.set(execution.id, entry);
-    byOrder.push(entry);
+    const entry: Entry = { id: execution.id, order: nextOrder++, snapshot, events: new EventRing(limits.events_retained, limits.events_retained_bytes) };
+    entry.events.push(event);
+    live.set(entry.id, entry);
+    liveByOrder.set(entry.order, entry);
+    rows.add(entry.order, "queued", execution.capability);
     counts.queued++;
     evict();
     fanOut.publish([event]);
@@ -137,10 +159,10 @@ export function createMemoryStore(options: MemoryStoreOptions): ExecutionStore {
 
   function append(id: string, drafts: EventDraft[]): ExecutionEvent[] {
     open();
-    const entry = entryOf(id, "append to");
+    const held = live.get(id);
     // A sealed execution is finished: only a reconciliation can follow, rare enough to unseal for.
-    const live = entry.live ?? unseal(entry);
-    const { snapshot, events } = live;
+    const entry = held ?? unseal(id);
+    const { snapshot, events } = entry;
     const before = snapshot.state;
     // Everything that can throw (a refused move, a value JSON cannot hold) runs before anything
     // is applied: a refused call leaves no trace.
@@ -148,50 +170,54 @@ export function createMemoryStore(options: MemoryStoreOptions): ExecutionStore {
     const stored = numberEvents(id, snapshot, drafts, stamp(), limits, (event) => events.push(event));
     snapshot.retained_from = events.first;
     snapshot.truncated = snapshot.retained_from > 1;
+    const row = rows.rowOf(entry.order);
+    // Unsealed for this append: the texts go, the execution is kept anew below.
+    if (held === undefined) dropSealed(row, id);
     if (snapshot.state !== before) {
       counts[before]--;
       counts[snapshot.state]++;
-      entry.state = snapshot.state;
-      if (isTerminal(snapshot.state)) terminal.push(entry);
+      rows.setState(row, snapshot.state);
+      if (isTerminal(snapshot.state)) terminal.push(entry.order);
     }
-    // Set on every append, since a reconciliation may unseal a history it makes too long to seal again.
-    const seal = isTerminal(snapshot.state) && events.lastSequence - events.first < SEAL_MAX_EVENTS;
-    entry.sealed?.release(sealing);
-    entry.sealed = seal ? SealedExecution.seal(snapshot, events.all(), sealing) : null;
-    entry.live = seal ? null : live;
+    // Decided on every append, since a reconciliation may unseal a history it makes too long to seal again.
+    if (isTerminal(snapshot.state) && events.lastSequence - events.first < SEAL_MAX_EVENTS) {
+      rows.seal(row, SealedExecution.seal(snapshot, events.all(), sealing), sealing.texts.put(id));
+      sealedIds.add(id, entry.order);
+      live.delete(id);
+      liveByOrder.delete(entry.order);
+    } else if (held === undefined) {
+      live.set(id, entry);
+      liveByOrder.set(entry.order, entry);
+    }
     fanOut.publish(stored);
     return stored;
   }
 
-  /** The live form of a sealed execution: its snapshot and a ring holding its retained events. */
-  function unseal(entry: Entry): { snapshot: ExecutionSnapshot; events: EventRing } {
-    const sealed = entry.sealed!;
+  /**
+   * The object form of a sealed execution: its snapshot and a ring holding its retained events.
+   * The row stays sealed until the caller keeps the entry (nothing changes if the append is refused).
+   */
+  function unseal(id: string): Entry {
+    const row = sealedRow(id);
+    if (row < 0) throw notHeld(id, "append to");
+    const sealed = rows.sealed(row);
     const events = new EventRing(limits.events_retained, limits.events_retained_bytes, sealed.first);
-    for (const event of sealed.events(entry.id, 0, sealed.last, sealing)) events.push(event);
-    return { snapshot: sealed.snapshot(entry.id, limits, sealing), events };
+    for (const event of sealed.events(id, 0, sealed.last, sealing)) events.push(event);
+    return { id, order: rows.order(row), snapshot: sealed.snapshot(id, limits, sealing), events };
   }
 
   /** A snapshot the caller may change: a copy of the live one, or one read from the sealed text. */
-  function snapshotOf(entry: Entry): ExecutionSnapshot {
-    return entry.live !== null ? copySnapshot(entry.live.snapshot) : entry.sealed!.snapshot(entry.id, limits, sealing);
+  function snapshotAt(row: number, id?: string): ExecutionSnapshot {
+    const entry = rows.isSealed(row) ? undefined : liveByOrder.get(rows.order(row))!;
+    return entry !== undefined ? copySnapshot(entry.snapshot) : rows.sealed(row).snapshot(id ?? sealing.texts.get(rows.idRef(row)), limits, sealing);
   }
 
   function get(id: string): ExecutionSnapshot | null {
     open();
-    const entry = entries.get(id);
-    return entry === undefined ? null : snapshotOf(entry);
-  }
-
-  /** Index in byOrder of the first entry created at or after `order` (binary search). */
-  function indexAtOrder(order: number): number {
-    let lo = 0;
-    let hi = byOrder.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (byOrder[mid]!.order < order) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
+    const entry = live.get(id);
+    if (entry !== undefined) return copySnapshot(entry.snapshot);
+    const row = sealedRow(id);
+    return row < 0 ? null : snapshotAt(row, id);
   }
 
   /** The creation position a cursor names; a position never given out is as bad as garbage. */
@@ -204,41 +230,47 @@ export function createMemoryStore(options: MemoryStoreOptions): ExecutionStore {
   function list(filter: ListFilter = {}): ListPage {
     open();
     const limit = Math.min(LIST_MAX, Math.max(1, Math.floor(filter.limit ?? LIST_DEFAULT) || LIST_DEFAULT));
-    const start = filter.cursor === undefined ? byOrder.length - 1 : indexAtOrder(cursorOrder(filter.cursor)) - 1;
-    const matches = (e: Entry) => !e.forgotten && (filter.state === undefined || e.state === filter.state) && (filter.capability === undefined || e.capability === filter.capability);
+    const start = filter.cursor === undefined ? rows.length - 1 : rows.indexAtOrder(cursorOrder(filter.cursor)) - 1;
+    const matches = (row: number) => {
+      const state = rows.state(row);
+      return state !== undefined && (filter.state === undefined || state === filter.state) && (filter.capability === undefined || rows.hasCapability(row, filter.capability));
+    };
     const items: ExecutionSnapshot[] = [];
     let next_cursor: string | null = null;
-    let last: Entry | null = null;
-    for (let i = start; i >= 0; i--) {
-      const entry = byOrder[i]!;
-      if (!matches(entry)) continue;
+    let lastOrder = 0;
+    for (let row = start; row >= 0; row--) {
+      if (!matches(row)) continue;
       if (items.length === limit) {
-        next_cursor = encodeListCursor(last!.order);
+        next_cursor = encodeListCursor(lastOrder);
         break;
       }
-      items.push(snapshotOf(entry));
-      last = entry;
+      items.push(snapshotAt(row));
+      lastOrder = rows.order(row);
     }
     return { items, next_cursor, counts: { ...counts } };
   }
 
   function events(id: string, after = 0, limit = EVENTS_MAX): EventsPage | null {
     open();
-    const entry = entries.get(id);
-    if (entry === undefined) return null;
+    const entry = live.get(id);
+    const row = entry === undefined ? sealedRow(id) : -1;
+    if (entry === undefined && row < 0) return null;
     const from = Math.max(0, Math.floor(after) || 0);
     const count = Math.min(EVENTS_MAX, Math.max(1, Math.floor(limit) || EVENTS_MAX));
-    if (entry.live === null) {
-      const sealed = entry.sealed!;
+    if (entry === undefined) {
+      const sealed = rows.sealed(row);
       return { events: sealed.events(id, from, count, sealing), retained_from: sealed.first, truncated: from + 1 < sealed.first, last_sequence: sealed.last };
     }
-    const { snapshot, events: ring } = entry.live;
+    const { snapshot, events: ring } = entry;
     return { events: ring.slice(from, count), retained_from: ring.first, truncated: from + 1 < ring.first, last_sequence: snapshot.last_sequence };
   }
 
   function release(id: string): void {
     open();
-    const { state } = entryOf(id, "release");
+    const entry = live.get(id);
+    const row = entry === undefined ? sealedRow(id) : -1;
+    if (entry === undefined && row < 0) throw notHeld(id, "release");
+    const state = entry?.snapshot.state ?? rows.state(row)!;
     // Nothing of a memory execution is released: artifacts are the caller's, and details end
     // with the process. The check keeps the contract the same as a durable store's.
     if (!isTerminal(state)) throw new Error(`Cannot release execution ${id}: it is ${state}; release is allowed once it has finished.`);

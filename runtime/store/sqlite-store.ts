@@ -147,7 +147,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
       entry.forgotten = true;
       entries.delete(entry.id);
       counts[entry.state]--;
-      writer.forget(entry.id);
+      writer.forget(entry);
     }
   }
 

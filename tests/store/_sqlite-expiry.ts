@@ -77,6 +77,8 @@ export function expiryCases(): void {
       expect(reopened.get(idOf(3))).toMatchObject({ details_expired: true, input: null, output: null });
       expect(reopened.get(idOf(4))).toMatchObject({ state: "failed", failure: { error_code: "interrupted" } });
       expect(reopened.get(idOf(4))!.details_expired).toBeUndefined();
+      // What expired, before or on open, is not expired again.
+      expect(reopened.expireDetails()).toBe(0);
       reopened.close();
     });
   

@@ -36,7 +36,7 @@ export function fileErrorCases(): void {
       const db = new Database(newer);
       db.run("PRAGMA user_version = 99");
       db.close();
-      expect(openError(newer).message).toContain("written by a newer docket (store schema 99; this one reads up to 1)");
+      expect(openError(newer).message).toContain("written by a newer docket (store schema 99; this one reads up to 2)");
 
       const foreign = tempDb();
       const other = new Database(foreign);

@@ -60,7 +60,8 @@ export function forgetCases(): void {
       store.close();
       const file = new Database(path, { readonly: true });
       expect(file.query("SELECT count(*) AS n FROM executions").get()).toEqual({ n: 3 });
-      expect(file.query("SELECT count(DISTINCT execution_id) AS n FROM events").get()).toEqual({ n: 3 });
+      expect(file.query("SELECT count(DISTINCT execution_ord) AS n FROM events").get()).toEqual({ n: 3 });
+      expect(file.query("SELECT count(*) AS n FROM events WHERE execution_ord NOT IN (SELECT ord FROM executions)").get()).toEqual({ n: 0 });
       file.close();
     });
 

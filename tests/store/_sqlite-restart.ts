@@ -200,9 +200,10 @@ export function restartCases(): void {
       second.close();
       // The rows of what was dropped went too.
       const file = new Database(path, { readonly: true });
-      expect(file.query("SELECT min(first_sequence) AS first FROM events WHERE execution_id = ?").get(idOf(5))).toEqual({ first: expect.any(Number) });
-      expect((file.query("SELECT min(sequence) AS last FROM events WHERE execution_id = ?").get(idOf(5)) as { last: number }).last).toBeGreaterThanOrEqual(91);
-      expect(file.query("SELECT count(*) AS n FROM events WHERE execution_id = ?").get(idOf(1))).toEqual({ n: 0 });
+      expect(file.query("SELECT min(first_sequence) AS first FROM events WHERE execution_ord = (SELECT ord FROM executions WHERE id = ?)").get(idOf(5))).toEqual({ first: expect.any(Number) });
+      expect((file.query("SELECT min(sequence) AS last FROM events WHERE execution_ord = (SELECT ord FROM executions WHERE id = ?)").get(idOf(5)) as { last: number }).last).toBeGreaterThanOrEqual(91);
+      expect(file.query("SELECT count(*) AS n FROM executions WHERE id = ?").get(idOf(1))).toEqual({ n: 0 });
+      expect(file.query("SELECT count(*) AS n FROM events WHERE execution_ord NOT IN (SELECT ord FROM executions)").get()).toEqual({ n: 0 });
       file.close();
     });
 

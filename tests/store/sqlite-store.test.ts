@@ -14,6 +14,7 @@ import { chunkCases } from "./_sqlite-chunks.ts";
 import { durabilityCases } from "./_sqlite-durability.ts";
 import { logSyncCases } from "./_sqlite-log-sync.ts";
 import { forgetCases } from "./_sqlite-forget.ts";
+import { migrationCases } from "./_sqlite-migration.ts";
 
 // Every contract test opens a new database file, and creating one costs SQLite a sync or two to
 // the disk (~5–15 ms here): the property test's 300 stores need more than the default 5 s.
@@ -63,3 +64,4 @@ serveCases();
 durabilityCases();
 logSyncCases();
 forgetCases();
+migrationCases();

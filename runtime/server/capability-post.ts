@@ -1,0 +1,99 @@
+import type { ExecutionPlane } from "../execution/plane.ts";
+import { isCapabilityId } from "../capability/capability-id.ts";
+import type { ServerConfig } from "./_app-env.ts";
+import { API_PREFIX, methodsOf } from "./api-routes.ts";
+import { edgeIdSource } from "./edge-ids.ts";
+import { failureAnswer, failureOfThrown } from "./errors.ts";
+import { isAllowedHost, isOwnOrigin, sameSecret } from "./guards.ts";
+import { isJson } from "./json-body.ts";
+
+/** What the direct route needs besides the request: the app for everything it does not take, and the runtime's keep-open. */
+export interface CapabilityPostEnv {
+  /** The Hono app, which answers a request this route hands on exactly as if it had come to it first. */
+  app(request: Request): Response | Promise<Response>;
+  /** Lifts the runtime's idle timer for this request (see long-request.ts); absent where there is none. */
+  keepOpen?(request: Request): void;
+}
+
+/** What the route is built from. */
+export interface CapabilityPostOptions {
+  plane: ExecutionPlane;
+  config: ServerConfig;
+  /** Where the detail of an unexpected error goes (stderr); never a client. */
+  log: (line: string) => void;
+}
+
+const PREFIX = `${API_PREFIX}/`;
+const UTF8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * `POST /api/v1/<capability>` without Hono's per-request machinery (context, middleware chain,
+ * router): on the HTTP start path of no-op executions that machinery was ~20 µs of the main
+ * thread's ~85 µs per execution (bench/http-dispatch.ts). It takes only a request that every
+ * guard of guards.ts admits as it stands — allowed Host, no foreign Origin, the token as a Bearer
+ * header when one is configured — with a JSON body of a declared length within input_bytes, for
+ * a loaded capability; anything else (a refusal, a cookie, a chunked body, a query string,
+ * malformed JSON…) goes to the app unchanged, which answers it as it always did. What it answers
+ * itself is what the app would: the call's output or its failure, with X-Request-Id.
+ */
+export function capabilityPost(options: CapabilityPostOptions): (request: Request, env: CapabilityPostEnv) => Promise<Response> {
+  const { plane, config, log } = options;
+  const ids = edgeIdSource();
+  // The last Host header found allowed, as accessGuard keeps it: the config does not change.
+  let allowedHost: string | null = null;
+
+  /** The capability a request may be answered for here, or null to hand it to the app. */
+  const admitted = (request: Request): string | null => {
+    const url = request.url;
+    const start = url.indexOf("/", url.indexOf("//") + 2);
+    // Percent-escapes and queries are the app's to decode (Hono's getPath).
+    if (start < 0 || !url.startsWith(PREFIX, start) || url.includes("%", start) || url.includes("?", start)) return null;
+    const id = url.slice(start + PREFIX.length).split("/").join(".");
+    const capability = isCapabilityId(id) ? plane.capability(id) : null;
+    if (!capability || !methodsOf(capability).includes("POST")) return null;
+    const headers = request.headers;
+    const host = headers.get("host");
+    if (host === null || (host !== allowedHost && !isAllowedHost(host, config.allowedHosts))) return null;
+    allowedHost = host;
+    const origin = headers.get("origin");
+    if (origin !== null && !isOwnOrigin(origin, config)) return null;
+    if (config.token !== null) {
+      const bearer = /^Bearer\s+(\S+)\s*$/i.exec(headers.get("authorization") ?? "");
+      if (!bearer || !sameSecret(bearer[1]!, config.token)) return null;
+    }
+    const declared = headers.get("content-length");
+    const type = headers.get("content-type");
+    if (declared === null || !/^\d+$/.test(declared) || Number(declared) === 0 || Number(declared) > plane.limits.input_bytes) return null;
+    if (type === null || !isJson(type)) return null;
+    return capability.id;
+  };
+
+  return async (request, env) => {
+    const id = admitted(request);
+    if (id === null) return env.app(request);
+    // With a declared length the runtime delivers exactly that many bytes (as in json-body.ts).
+    const bytes = new Uint8Array(await request.arrayBuffer());
+    let input: unknown;
+    try {
+      if (bytes.byteLength > plane.limits.input_bytes) throw new RangeError("over input_bytes");
+      const text = UTF8.decode(bytes);
+      input = text.trim() === "" ? {} : JSON.parse(text);
+    } catch {
+      // Too long, not UTF-8 or not JSON: the app says what is wrong with it, from the same bytes.
+      return env.app(new Request(request.url, { method: "POST", headers: request.headers, body: bytes }));
+    }
+    const edge = { actor: { kind: "http" as const }, request_id: ids.requestId(request.headers.get("x-request-id") ?? undefined), trace_id: ids.traceId(request.headers.get("traceparent") ?? undefined) };
+    try {
+      env.keepOpen?.(request);
+    } catch {
+      // A request the server no longer knows (its client already left): the signal says so.
+    }
+    try {
+      // Bounded by the call's own deadline; a client that leaves cancels it (long-request.ts).
+      const output = await plane.call(id, input, edge, { signal: request.signal });
+      return new Response(JSON.stringify(output ?? null), { status: 200, headers: { "Content-Type": "application/json", "X-Request-Id": edge.request_id } });
+    } catch (error) {
+      return failureAnswer(failureOfThrown(error, edge, () => `POST ${new URL(request.url).pathname}`, log), edge.request_id);
+    }
+  };
+}

@@ -1,0 +1,82 @@
+// The direct route of capability calls by POST (runtime/server/capability-post.ts): what it takes
+// itself and what it hands to the app must be answered as the app answers them, guards included.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { connect } from "node:net";
+import { startBun, type StartedServer } from "./_support/servers.ts";
+
+const TOKEN = "a-token-of-twenty-characters";
+let open: StartedServer;
+let guarded: StartedServer;
+
+beforeAll(async () => {
+  open = await startBun({ limits: { input_bytes: 1024 } });
+  guarded = await startBun({ token: TOKEN });
+});
+afterAll(async () => {
+  await open.stop();
+  await guarded.stop();
+});
+
+const post = (server: StartedServer, path: string, body: string, headers: Record<string, string> = {}) =>
+  fetch(`${server.url}/api/v1/${path}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body });
+
+/** One raw HTTP/1.1 request (fetch always sends its own Host), answered as status and head. */
+function raw(server: StartedServer, request: string): Promise<string> {
+  const { hostname, port } = new URL(server.url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.end(request));
+    let said = "";
+    socket.on("data", (chunk) => (said += chunk));
+    socket.on("end", () => resolve(said));
+    socket.on("error", reject);
+    setTimeout(() => (socket.destroy(), resolve(said)), 5000);
+  });
+}
+
+describe("capability POST route", () => {
+  test("capability POST route answers a call with its output and echoes X-Request-Id", async () => {
+    const answer = await post(open, "capabilities/list", "{}", { "x-request-id": "req-42" });
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get("x-request-id")).toBe("req-42");
+    expect(answer.headers.get("content-type")).toBe("application/json");
+    const body = (await answer.json()) as { capabilities: Array<{ id: string }> };
+    expect(body.capabilities.map((c) => c.id)).toContain("executions.start");
+  });
+
+  test("capability POST route projects a failure of the call as the app does (status and descriptor)", async () => {
+    const answer = await post(open, "executions/start", JSON.stringify({ capability: "no.such.thing" }));
+    expect(answer.status).toBe(404);
+    const body = (await answer.json()) as { error: { error_code: string; request_id: string } };
+    expect(body.error.error_code).toBe("not_found");
+    expect(answer.headers.get("x-request-id")).toBe(body.error.request_id);
+  });
+
+  test("capability POST route hands malformed JSON, an oversized body and a foreign Origin to the app's refusals", async () => {
+    const malformed = await post(open, "capabilities/list", "{nope");
+    expect(malformed.status).toBe(400);
+    expect(((await malformed.json()) as { error: { context: { reason: string } } }).error.context.reason).toBe("malformed_json");
+    const large = await post(open, "capabilities/list", JSON.stringify({ pad: "x".repeat(2000) }));
+    expect(large.status).toBe(413);
+    const foreign = await post(open, "capabilities/list", "{}", { origin: "https://evil.example" });
+    expect(foreign.status).toBe(403);
+    const text = await post(open, "capabilities/list", "{}", { "content-type": "text/plain" });
+    expect(text.status).toBe(415);
+  });
+
+  test("capability POST route hands a request with a name the server does not answer to to the Host guard", async () => {
+    const head = await raw(open, `POST /api/v1/capabilities/list HTTP/1.1\r\nHost: evil.example\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`);
+    expect(head.split("\r\n")[0]).toBe("HTTP/1.1 403 Forbidden");
+  });
+
+  test("capability POST route takes the token as Bearer or hands it to the app (cookie), and refuses a wrong one", async () => {
+    expect((await post(guarded, "capabilities/list", "{}", { authorization: `Bearer ${TOKEN}` })).status).toBe(200);
+    expect((await post(guarded, "capabilities/list", "{}", { cookie: `docket_token=${TOKEN}` })).status).toBe(200);
+    expect((await post(guarded, "capabilities/list", "{}", { authorization: "Bearer wrong-token-of-twenty-chars" })).status).toBe(401);
+    expect((await post(guarded, "capabilities/list", "{}")).status).toBe(401);
+  });
+
+  test("capability POST route leaves an unknown capability and a query string to the app", async () => {
+    expect((await post(open, "no/such", "{}")).status).toBe(404);
+    expect((await post(open, "capabilities/list?x=1", "{}")).status).toBe(200);
+  });
+});

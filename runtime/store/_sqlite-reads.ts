@@ -89,12 +89,14 @@ export interface ListItemsQuery {
 }
 
 /**
- * A list page without its counts: the file's indexes choose the rows, memory's entries give the
- * snapshots. The caller writes what is pending first, so that the file holds what memory holds.
+ * A list page without its counts: the file's rows by position when unfiltered, memory's entries
+ * (as committed) when filtered; memory's entries give the snapshots. The caller writes what is
+ * pending first, so that the file holds what memory holds.
  */
 export function listItems(source: ReadSource, query: ListItemsQuery): Pick<ListPage, "items" | "next_cursor"> {
   const { limit } = query;
-  const rows = source.tables.list({ before: query.before, state: query.state, capability: query.capability, limit: limit + 1 });
+  const filtered = query.state !== undefined || query.capability !== undefined;
+  const rows = filtered ? matchingRows(source.entries, query, limit + 1) : source.tables.list(query.before, limit + 1);
   const items: ExecutionSnapshot[] = [];
   for (const row of rows.slice(0, limit)) {
     const entry = source.entries.get(row.id);
@@ -102,6 +104,33 @@ export function listItems(source: ReadSource, query: ListItemsQuery): Pick<ListP
     if (snapshot !== null) items.push(snapshot);
   }
   return { items, next_cursor: rows.length > limit ? encodeListCursor(rows[limit - 1]!.ord) : null };
+}
+
+/**
+ * The last `count` committed executions before `query.before` of the state and capability asked
+ * for, newest first. The file has no index on either (see the schema): memory holds both for
+ * every retained execution, in creation order, and a walk of it costs what the memory store's
+ * filtered list costs, where a scan of the file would read every row's snapshot with it.
+ */
+function matchingRows(entries: ReadonlyMap<string, Entry>, query: ListItemsQuery, count: number): Array<{ ord: number; id: string }> {
+  // The entries are in creation order (loaded by it, created in it): the last matches are kept in a ring.
+  const ring: Entry[] = [];
+  let seen = 0;
+  for (const entry of entries.values()) {
+    if (entry.order >= query.before) break;
+    // A reader sees what is committed: the state the file holds, of rows the file holds.
+    if (!entry.stored.exists) continue;
+    if (query.state !== undefined && entry.stored.state !== query.state) continue;
+    if (query.capability !== undefined && entry.capability !== query.capability) continue;
+    ring[seen % count] = entry;
+    seen++;
+  }
+  const rows: Array<{ ord: number; id: string }> = [];
+  for (let i = seen - 1; i >= Math.max(0, seen - count); i--) {
+    const entry = ring[i % count]!;
+    rows.push({ ord: entry.order, id: entry.id });
+  }
+  return rows;
 }
 
 /** Which events of which execution an events page holds (ExecutionStore.events). */

@@ -24,8 +24,8 @@ const AUTOCHECKPOINT_PAGES = 4096;
 // events landed on a page of their own, and the id, state and capability indexes each added a
 // page or two to every commit: ~9 pages of 16 KiB per commit, for one or two executions. Memory
 // holds every retained execution's id, state, capability and finish time, so nothing looks them
-// up in the file: a list filtered by state or capability walks back from its cursor, as the
-// memory store's does, and expiry finds what finished when in memory (no index at all: the one
+// up in the file: a list filtered by state or capability walks memory's entries, as the memory
+// store's list does, and expiry finds what finished when in memory (no index at all: the one
 // on `finished_at` alone was a page of nearly every commit).
 const EXECUTIONS_V2 = `
 CREATE TABLE executions (

@@ -22,6 +22,8 @@ export interface ExecutionRow {
   last_sequence: number;
   retained_from: number;
   details_expired: number;
+  /** 1 when it finished with an `unknown` outcome nobody reconciled yet (retention.ts outcomeUnknown). */
+  unsettled: number;
 }
 
 /** What one execution row is written from. */
@@ -37,19 +39,18 @@ export interface ExecutionWrite {
   snapshot: string | null;
 }
 
-/** Which executions a list page reads. */
-export interface ListQuery {
-  /** Only executions created before this position. */
-  before: number;
-  state?: ExecutionState;
-  capability?: string;
-  limit: number;
-}
 
 /**
  * The store's statements over the three tables, prepared once. Every method is one statement;
  * transactions are the caller's (a flush writes everything of a tick in one).
  */
+/**
+ * Whether a row finished with an `unknown` outcome nobody reconciled (retention.ts outcomeUnknown),
+ * read from its snapshot once, when the store opens. The text search first spares the JSON parse
+ * of every other row's snapshot.
+ */
+const UNSETTLED = `(instr(snapshot, '"outcome_certainty":"unknown"') > 0 AND json_extract(snapshot, '$.failure.outcome_certainty') = 'unknown' AND json_extract(snapshot, '$.reconciliation') IS NULL)`;
+
 export function prepareTables(db: Database) {
   const insertExecution = db.prepare<void, [number, string, string, string, string | null, number, number, string]>(
     "INSERT INTO executions (ord, id, capability, state, finished_at, last_sequence, retained_from, snapshot) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -67,20 +68,13 @@ export function prepareTables(db: Database) {
   const deleteEvents = db.prepare<void, [number]>("DELETE FROM events WHERE execution_ord = ?");
   const deleteExecution = db.prepare<void, [number]>("DELETE FROM executions WHERE ord = ?");
   const selectSnapshot = db.prepare<{ snapshot: string }, [number]>("SELECT snapshot FROM executions WHERE ord = ?");
-  const selectRows = db.prepare<ExecutionRow, []>("SELECT ord, id, capability, state, finished_at, last_sequence, retained_from, details_expired FROM executions ORDER BY ord");
+  const selectRows = db.prepare<ExecutionRow, []>(`SELECT ord, id, capability, state, finished_at, last_sequence, retained_from, details_expired, ${UNSETTLED} AS unsettled FROM executions ORDER BY ord`);
   const expireExecution = db.prepare<void, [string, number, number]>("UPDATE executions SET snapshot = ?, retained_from = ?, details_expired = 1 WHERE ord = ?");
   const insertRun = db.prepare<void, [string, string, string, string]>("INSERT OR IGNORE INTO run_identities (run_id, execution_id, capability, input_hash) VALUES (?, ?, ?, ?)");
   const selectRun = db.prepare<RunIdentity, [string]>("SELECT run_id, execution_id, capability, input_hash FROM run_identities WHERE run_id = ?");
   const countRuns = db.prepare<{ n: number }, []>("SELECT count(*) AS n FROM run_identities");
   const countByState = db.prepare<{ state: ExecutionState; n: number }, []>("SELECT state, count(*) AS n FROM executions GROUP BY state");
-  // One statement per filter shape; each walks back from the cursor by `ord` (no index on state or
-  // capability: see the schema), as the memory store's list does.
-  const listBy = {
-    none: db.prepare<{ ord: number; id: string }, [number, number]>("SELECT ord, id FROM executions WHERE ord < ? ORDER BY ord DESC LIMIT ?"),
-    state: db.prepare<{ ord: number; id: string }, [number, string, number]>("SELECT ord, id FROM executions WHERE ord < ? AND state = ? ORDER BY ord DESC LIMIT ?"),
-    capability: db.prepare<{ ord: number; id: string }, [number, string, number]>("SELECT ord, id FROM executions WHERE ord < ? AND capability = ? ORDER BY ord DESC LIMIT ?"),
-    both: db.prepare<{ ord: number; id: string }, [number, string, string, number]>("SELECT ord, id FROM executions WHERE ord < ? AND state = ? AND capability = ? ORDER BY ord DESC LIMIT ?"),
-  };
+  const listBefore = db.prepare<{ ord: number; id: string }, [number, number]>("SELECT ord, id FROM executions WHERE ord < ? ORDER BY ord DESC LIMIT ?");
 
   return {
     /** Writes an execution's row: inserted when new, else updated (with or without its snapshot). */
@@ -142,13 +136,9 @@ export function prepareTables(db: Database) {
     runCount(): number {
       return countRuns.get()!.n;
     },
-    /** One list page's positions and ids, newest first. */
-    list(query: ListQuery): Array<{ ord: number; id: string }> {
-      const { before, state, capability, limit } = query;
-      if (state !== undefined && capability !== undefined) return listBy.both.all(before, state, capability, limit);
-      if (state !== undefined) return listBy.state.all(before, state, limit);
-      if (capability !== undefined) return listBy.capability.all(before, capability, limit);
-      return listBy.none.all(before, limit);
+    /** The positions and ids of the `limit` executions created last before `before`, newest first. */
+    list(before: number, limit: number): Array<{ ord: number; id: string }> {
+      return listBefore.all(before, limit);
     },
   };
 }

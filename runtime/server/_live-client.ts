@@ -20,6 +20,8 @@ export class LiveGroup {
   readonly lastPublished = new Map<string, number>();
   /** Listed for the writer's next slice. */
   scheduled = false;
+  /** A member's buffer filled during a publish on the append path: only the writer publishes until it took that member off. */
+  held = false;
   /** The heartbeat epoch of the last event for the topic. */
   seen = 0;
   /** Members subscribed to the topic now: the writer checks their buffers after it publishes. */

@@ -16,6 +16,10 @@ export interface TopicSubscriptions {
 // A fast (topic) client whose socket buffers more than this has fallen behind: it leaves the topic
 // and goes back to its own bounded queue, where lag is counted exactly.
 const FAST_BUFFER_BYTES = 256 * 1024;
+// Bytes published to a topic between two looks at its members' buffers: a member that stopped
+// reading holds at most FAST_BUFFER_BYTES + CHECK_BYTES (+ one frame) in its socket before it is
+// seen and leaves, whatever the flood (docs/protocol.md, "Backpressure").
+const CHECK_BYTES = 64 * 1024;
 
 /**
  * The live channel's use of a runtime's native fan-out (Bun topics): connections that follow the
@@ -82,28 +86,52 @@ export class LiveTopicGroups {
   }
 
   /**
-   * Publishes a group's waiting frames until `until` (performance.now()); then, given `left`, any
-   * member whose buffer shows it fell behind leaves the topic for its own bounded queue. Only the
-   * writer passes `left`: a member must never leave in the middle of the store delivering a batch,
-   * or its new subscription would miss the rest of that batch. True when none is left to publish.
+   * Publishes a group's waiting frames until `until` (performance.now()), looking at the members'
+   * buffers every CHECK_BYTES: Bun writes a publish into each member's socket at once, so a member
+   * that stopped reading would otherwise take in everything published in one go (tens of MB on the
+   * append path during a flood). Given `left` (the writer), a member whose buffer shows it fell
+   * behind leaves the topic for its own bounded queue and publishing goes on. Without it (the append
+   * path, where a member must never leave in the middle of the store delivering a batch, or its new
+   * subscription would miss the rest of that batch) publishing stops and the group is `held` until
+   * the writer took that member off. True when none is left to publish.
    */
   publishPending(group: LiveGroup, until: number, left: ((client: LiveClient) => void) | null): boolean {
+    if (group.held && left === null) return false;
+    let unchecked = CHECK_BYTES;
     while (group.published < group.outbox.length) {
+      if (unchecked >= CHECK_BYTES) {
+        unchecked = 0;
+        if (this.takeOffFull(group, left)) return false;
+        // The last member may have left: then the group forgot its outbox (see leave).
+        continue;
+      }
       const frame = group.outbox[group.published]!;
       const event = group.outboxEvents[group.published++]!;
       this.topics.publish(group.topic, frame);
+      unchecked += frame.length;
       group.pendingBytes -= frame.length;
       group.lastPublished.set(event.execution_id, event.sequence);
       if ((group.published & 63) === 0 && performance.now() > until) break;
     }
-    for (const client of left === null ? [] : group.fast) {
-      if (client.socket.bufferedAmount() > FAST_BUFFER_BYTES) {
-        this.leave(client, true);
-        left!(client);
-      }
-    }
+    // No look after the last frame: what went in since the last look is less than CHECK_BYTES, and
+    // the next publish looks first (one pass over the members per trickled event, not two).
     group.compact();
     return group.pending === 0;
+  }
+
+  /**
+   * Members whose socket holds more than FAST_BUFFER_BYTES leave the topic (`left` given), or, on
+   * the append path, hold the group's publishing until the writer can take them off: true then.
+   */
+  private takeOffFull(group: LiveGroup, left: ((client: LiveClient) => void) | null): boolean {
+    for (const client of group.fast) {
+      if (client.socket.bufferedAmount() <= FAST_BUFFER_BYTES) continue;
+      if (left === null) return (group.held = true);
+      this.leave(client, true);
+      left(client);
+    }
+    group.held = false;
+    return false;
   }
 
   /**

@@ -30,6 +30,8 @@ export interface ExecutionRow {
   last_sequence: number;
   retained_from: number;
   details_expired: number;
+  /** 1 when it finished with an `unknown` outcome nobody reconciled yet (retention.ts outcomeUnknown). */
+  unsettled: number;
   /** The last event `head` holds (0: none); the events rows hold only later ones. */
   head_last: number;
   /** The bytes of `head` (0 when it holds none, or they were dropped). */
@@ -58,6 +60,13 @@ export interface ExecutionWrite {
  * The store's statements over the three tables, prepared once. Every method is one statement;
  * transactions are the caller's (a flush writes everything of a tick in one).
  */
+/**
+ * Whether a row finished with an `unknown` outcome nobody reconciled (retention.ts outcomeUnknown),
+ * read from its snapshot once, when the store opens. The text search first spares the JSON parse
+ * of every other row's snapshot.
+ */
+const UNSETTLED = `(instr(snapshot, '"outcome_certainty":"unknown"') > 0 AND json_extract(snapshot, '$.failure.outcome_certainty') = 'unknown' AND json_extract(snapshot, '$.reconciliation') IS NULL)`;
+
 export function prepareTables(db: Database) {
   // `head`: the piece of JSON a write appends to the execution's first events (see HEAD_BYTES), or null.
   const insertExecution = db.prepare<void, [number, string, string, string, string | null, number, number, string, Uint8Array | null, number]>(
@@ -80,7 +89,7 @@ export function prepareTables(db: Database) {
   const deleteExecution = db.prepare<void, [number]>("DELETE FROM executions WHERE ord = ?");
   const selectSnapshot = db.prepare<{ snapshot: string }, [number]>("SELECT snapshot FROM executions WHERE ord = ?");
   const selectRows = db.prepare<ExecutionRow, []>(
-    "SELECT ord, id, capability, state, finished_at, last_sequence, retained_from, details_expired, head_last, coalesce(length(CAST(head AS BLOB)), 0) AS head_bytes FROM executions ORDER BY ord",
+    `SELECT ord, id, capability, state, finished_at, last_sequence, retained_from, details_expired, ${UNSETTLED} AS unsettled, head_last, coalesce(length(CAST(head AS BLOB)), 0) AS head_bytes FROM executions ORDER BY ord`,
   );
   const expireExecution = db.prepare<void, [string, number, number]>("UPDATE executions SET snapshot = ?, retained_from = ?, details_expired = 1, head = NULL WHERE ord = ?");
   const insertRun = db.prepare<void, [string, string, string, string]>("INSERT OR IGNORE INTO run_identities (run_id, execution_id, capability, input_hash) VALUES (?, ?, ?, ?)");

@@ -3,6 +3,7 @@ import { createdEvent, createStamper, numberEvents } from "./_numbering.ts";
 import { copySnapshot, keep } from "./_kept-values.ts";
 import type { ExecutionSnapshot } from "../execution/snapshot.ts";
 import { EXECUTION_STATES, isTerminal, type ExecutionState } from "../execution/state-machine.ts";
+import { outcomeUnknown } from "../execution/retention.ts";
 import type { Limits } from "../execution/limits.ts";
 import type { EventsPage, ExecutionStore, ListFilter, ListPage, NewExecution, RunIdentity } from "./store.ts";
 import { checkBatch, initialSnapshot } from "./_fold.ts";
@@ -13,7 +14,7 @@ import { IdHash } from "./_id-hash.ts";
 import { RecordShapes } from "./_sealed-records.ts";
 import { TextSlabs } from "./_text-slabs.ts";
 import { createFanOut } from "./_fan-out.ts";
-import { MinHeap } from "./_min-heap.ts";
+import { ForgetOrder } from "./_forget-order.ts";
 import { InvalidCursorError, decodeListCursor, encodeListCursor } from "./list-cursor.ts";
 
 /** Options of {@link createMemoryStore}. */
@@ -63,8 +64,8 @@ function zeroCounts(): Record<ExecutionState, number> {
  * event a finished execution may still take, `execution.reconciled`, unseals it for that append.
  *
  * Executions are forgotten only when one is created beyond `executions_retained`: the oldest
- * terminal ones go first, active ones never (so the count may exceed the bound while that many
- * are active). Finishing never forgets anything, so a result is not dropped the instant it exists.
+ * terminal ones go first, active ones never, unreconciled `unknown` outcomes only past the bound
+ * themselves (ForgetOrder; so the count may exceed the bound while that many are active). Finishing never forgets anything, so a result is not dropped the instant it exists.
  */
 export function createMemoryStore(options: MemoryStoreOptions): ExecutionStore {
   const { limits } = options;
@@ -79,8 +80,8 @@ export function createMemoryStore(options: MemoryStoreOptions): ExecutionStore {
   const live = new Map<string, Entry>();
   const liveByOrder = new Map<number, Entry>();
   const sealedIds = new IdHash((order) => sealing.texts.get(rows.idRef(rows.rowOf(order))));
-  // Terminal executions' orders: the next one to forget is always on top.
-  const terminal = new MinHeap<number>((order) => order);
+  // Terminal executions' orders, in the order they are forgotten past executions_retained.
+  const finished = new ForgetOrder<number>((order) => order);
   let nextOrder = 1;
   let closed = false;
   // The last timestamp and its ISO text: appends within one millisecond share the string
@@ -122,10 +123,11 @@ export function createMemoryStore(options: MemoryStoreOptions): ExecutionStore {
     rows.unseal(row);
   }
 
-  /** Forgets the oldest terminal executions until within the bound (or none is terminal). */
+  /** Forgets finished executions, oldest first, until within the bound or none may go (ForgetOrder). */
   function evict(): void {
-    while (live.size + sealedIds.size > limits.executions_retained && terminal.size > 0) {
-      const order = terminal.pop()!;
+    while (live.size + sealedIds.size > limits.executions_retained) {
+      const order = finished.next(limits.executions_retained);
+      if (order === undefined) return;
       const row = rows.rowOf(order);
       // Forgotten already (an execution that became terminal twice is on the heap twice).
       if (row < 0) continue;
@@ -164,6 +166,7 @@ export function createMemoryStore(options: MemoryStoreOptions): ExecutionStore {
     const entry = held ?? unseal(id);
     const { snapshot, events } = entry;
     const before = snapshot.state;
+    const wasUnsettled = finished.isUnsettled(entry.order);
     // Everything that can throw (a refused move, a value JSON cannot hold) runs before anything
     // is applied: a refused call leaves no trace.
     checkBatch(snapshot, drafts);
@@ -177,8 +180,8 @@ export function createMemoryStore(options: MemoryStoreOptions): ExecutionStore {
       counts[before]--;
       counts[snapshot.state]++;
       rows.setState(row, snapshot.state);
-      if (isTerminal(snapshot.state)) terminal.push(entry.order);
-    }
+      if (isTerminal(snapshot.state)) finished.finished(entry.order, outcomeUnknown(snapshot));
+    } else if (wasUnsettled && !outcomeUnknown(snapshot)) finished.settled(entry.order);
     // Decided on every append, since a reconciliation may unseal a history it makes too long to seal again.
     if (isTerminal(snapshot.state) && events.lastSequence - events.first < SEAL_MAX_EVENTS) {
       rows.seal(row, SealedExecution.seal(snapshot, events.all(), sealing), sealing.texts.put(id));

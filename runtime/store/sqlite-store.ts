@@ -9,7 +9,8 @@ import type { Limits } from "../execution/limits.ts";
 import type { EventsPage, ExecutionStore, ListFilter, ListPage, NewExecution, RunIdentity } from "./store.ts";
 import { checkBatch, initialSnapshot } from "./_fold.ts";
 import { createFanOut } from "./_fan-out.ts";
-import { MinHeap } from "./_min-heap.ts";
+import { ForgetOrder } from "./_forget-order.ts";
+import { outcomeUnknown } from "../execution/retention.ts";
 import { InvalidCursorError, decodeListCursor } from "./list-cursor.ts";
 import { newEntry, type Entry } from "./_sqlite-entry.ts";
 import { loadEntry, trimLowered } from "./_sqlite-load.ts";
@@ -106,8 +107,8 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
   const entries = new Map<string, Entry>();
   const source: ReadSource = { path, tables, entries, limits };
   const counts = zeroCounts();
-  // Terminal executions by creation order: the next one to forget is always on top.
-  const terminal = new MinHeap<Entry>((entry) => entry.order);
+  // Terminal executions, in the order they are forgotten past executions_retained.
+  const finished = new ForgetOrder<Entry>((entry) => entry.order);
   let nextOrder = 1;
   let runCount = 0;
   let expiryTimer: ReturnType<typeof setInterval> | null = null;
@@ -131,17 +132,19 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     return entry;
   }
 
-  function register(entry: Entry): Entry {
+  /** `unsettled`: a finished execution whose outcome is unknown and not reconciled (as loaded). */
+  function register(entry: Entry, unsettled = false): Entry {
     entries.set(entry.id, entry);
     counts[entry.state]++;
-    if (isTerminal(entry.state)) terminal.push(entry);
+    if (isTerminal(entry.state)) finished.finished(entry, unsettled);
     return entry;
   }
 
-  /** Forgets the oldest terminal executions until within the bound (or none is terminal). */
+  /** Forgets finished executions, oldest first, until within the bound or none may go (ForgetOrder). */
   function evict(): void {
-    while (entries.size > limits.executions_retained && terminal.size > 0) {
-      const entry = terminal.pop()!;
+    while (entries.size > limits.executions_retained) {
+      const entry = finished.next(limits.executions_retained);
+      if (entry === undefined) return;
       // Failed as unwritable, an entry may be in the heap twice (see failUnwritable).
       if (entry.forgotten || !isTerminal(entry.state)) continue;
       entry.forgotten = true;
@@ -175,6 +178,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     // A finished execution has no live snapshot; checkBatch refuses any event for it all the same.
     const snapshot = entry.snapshot ?? currentSnapshot(source, entry);
     const before = entry.state;
+    const wasUnsettled = finished.isUnsettled(entry);
     // Everything that can throw (a refused move, a value JSON cannot hold) runs before anything
     // is applied: a refused call leaves no trace.
     checkBatch(snapshot, drafts);
@@ -196,8 +200,8 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
       counts[before]--;
       counts[snapshot.state]++;
       entry.state = snapshot.state;
-      if (isTerminal(snapshot.state)) terminal.push(entry);
-    }
+      if (isTerminal(snapshot.state)) finished.finished(entry, outcomeUnknown(snapshot));
+    } else if (wasUnsettled && !outcomeUnknown(snapshot)) finished.settled(entry);
     // A finished execution takes few events more (a reconciliation): its sizes are let go after each.
     if (isTerminal(entry.state)) retainedBytes.delete(id);
     writer.changed(entry, stored.length);
@@ -332,7 +336,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
   try {
     const lowered: Entry[] = [];
     for (const row of tables.rows()) {
-      const entry = register(loadEntry(row, tables, limits));
+      const entry = register(loadEntry(row, tables, limits), row.unsettled === 1);
       if (entry.snapshot === null && entry.retainedFrom > entry.stored.retainedFrom) lowered.push(entry);
       nextOrder = row.ord + 1;
     }

@@ -2,7 +2,7 @@ import { Worker } from "node:worker_threads";
 import { fromWire, type FromWorker, type WorkerBoot } from "./_messages.ts";
 import { workerChildren } from "./_worker-children.ts";
 import type { Lane } from "./task.ts";
-import { createBacklog, receivedEvents } from "./event-backlog.ts";
+import { createBacklog, turnBoundReceiver } from "./event-backlog.ts";
 
 /** A worker that dies before it is ready this many times in a row is not started again: its script is broken. */
 const MAX_START_FAILURES = 3;
@@ -83,6 +83,7 @@ export class WorkerSlot<J> {
   private start(): void {
     // The backlog is this worker's alone: a terminated one's unreceived batches must not hold up its replacement.
     const backlog = createBacklog();
+    const received = turnBoundReceiver(backlog);
     const boot: WorkerBoot = {
       lane: this.lane,
       cancel: this.flag.buffer as SharedArrayBuffer,
@@ -104,7 +105,7 @@ export class WorkerSlot<J> {
     const children = workerChildren(worker);
     worker.on("message", (data: string | FromWorker) => {
       const message = fromWire(data);
-      if (message.type === "events") receivedEvents(backlog, message.json.length);
+      if (message.type === "events") received(message.json.length);
       if (message.type === "spawn") children.spawn(message.ref, message.request);
       else if (this.worker === worker) this.received(message);
     });

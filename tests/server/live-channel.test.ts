@@ -360,7 +360,9 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
     await settle();
     expect([slow.topics.size, fast.topics.size]).toEqual([1, 1]);
     slow.buffered = 10 * 1024 * 1024;
-    progress(id, 1); // published to both; then the writer sees slow is full and takes it off the topic
+    // The writer looks at the members' buffers before it publishes: slow is taken off the topic
+    // first, and this event waits in its own queue (a stalled member takes in nothing more).
+    progress(id, 1);
     await settle();
     expect(slow.topics.size).toBe(0);
     for (let i = 0; i < 5; i++) {
@@ -369,10 +371,36 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
     }
     slow.buffered = 0;
     live.drain(slow);
-    expect(slow.events().map((e) => e.sequence)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
-    expect(slow.frames.at(-1)).toMatchObject({ type: "stream.lagged", dropped: 16, last_sequence: { [id]: 8 } });
+    expect(slow.events().map((e) => e.sequence)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(slow.frames.at(-1)).toMatchObject({ type: "stream.lagged", dropped: 17, last_sequence: { [id]: 7 } });
     expect(slow.topics.size).toBe(1);
     expect(fast.events().map((e) => e.sequence)).toEqual(Array.from({ length: 24 }, (_, i) => i + 1));
+  });
+
+  test("a topic member that stopped reading takes in nothing more, even from a flood published on the append path", async () => {
+    const { live, create, progress, hub } = withTopics({ subscriber_queue_bytes: queueBytesFor(400) });
+    const id = create(1);
+    const stalled = new FakeSocket(hub);
+    const healthy = new FakeSocket(hub);
+    live.open(stalled, { executions: [id] });
+    live.open(healthy, { executions: [id] });
+    progress(id, 1);
+    await settle();
+    expect([stalled.topics.size, healthy.topics.size]).toEqual([1, 1]);
+    const before = stalled.frames.length;
+    stalled.buffered = 10 * 1024 * 1024;
+    // One batch past half the bound: the append path publishes it (HELP_AT), but it looks at the
+    // members' buffers first and leaves the rest to the writer, which takes the stalled one off.
+    progress(id, 300);
+    expect(stalled.frames.length).toBe(before);
+    await settle();
+    expect(stalled.topics.size).toBe(0);
+    expect(stalled.frames.length).toBe(before);
+    expect(healthy.events().map((e) => e.sequence)).toEqual(Array.from({ length: 303 }, (_, i) => i + 1));
+    expect(healthy.types()).not.toContain("stream.lagged");
+    stalled.buffered = 0;
+    live.drain(stalled);
+    expect(stalled.events().map((e) => e.sequence)).toEqual(Array.from({ length: 303 }, (_, i) => i + 1));
   });
 
   test("random interleavings of appends, backpressure and drains never deliver an event twice or out of order", async () => {

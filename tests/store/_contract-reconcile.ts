@@ -67,5 +67,36 @@ export function reconcileCases(f: Fixture): void {
       subscription.unsubscribe();
       expect(seen).toEqual(["4 execution.reconciled"]);
     });
+
+    test("store keeps an unreconciled unknown outcome past executions_retained, forgets it once reconciled, and the oldest unsettled only when they alone exceed the bound", () => {
+      const store = f.make({ executions_retained: 2 });
+      store.create(newExecution(1, { effect: "write" }));
+      store.append(idOf(1), [draft.started(), unknownEnd]);
+      for (let n = 2; n <= 5; n++) {
+        store.create(newExecution(n));
+        store.append(idOf(n), [draft.started(), draft.completed("succeeded")]);
+      }
+      // The known outcomes went oldest first; the unknown one, older than all of them, stays.
+      expect(store.get(idOf(1))).toMatchObject({ state: "failed", failure: { outcome_certainty: "unknown" } });
+      expect(store.get(idOf(2))).toBeNull();
+      expect(store.list().items.map((s) => s.id)).toEqual([idOf(5), idOf(1)]);
+      // Settled, it is the oldest finished execution again, and goes first.
+      store.append(idOf(1), [reconciled()]);
+      store.create(newExecution(6));
+      expect(store.get(idOf(1))).toBeNull();
+      expect(store.list().items.map((s) => s.id)).toEqual([idOf(6), idOf(5)]);
+      // Bounded all the same: once three unsettled ones outnumber a bound of two, the next
+      // creation forgets the oldest of them (6 stays queued: an active one never goes).
+      for (let n = 7; n <= 9; n++) {
+        store.create(newExecution(n, { effect: "write" }));
+        store.append(idOf(n), [draft.started(), unknownEnd]);
+      }
+      expect(store.get(idOf(5))).toBeNull();
+      expect(store.get(idOf(7))).not.toBeNull();
+      store.create(newExecution(10));
+      expect(store.get(idOf(7))).toBeNull();
+      expect([8, 9].map((n) => store.get(idOf(n))?.failure?.outcome_certainty)).toEqual(["unknown", "unknown"]);
+      expect(store.list().items.map((s) => s.id)).toEqual([idOf(10), idOf(9), idOf(8), idOf(6)]);
+    });
   });
 }

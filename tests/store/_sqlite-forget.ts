@@ -4,6 +4,7 @@ import type { SqliteExecutionStore } from "../../runtime/store/sqlite-store.ts";
 import { FORGET_BATCH } from "../../runtime/store/_sqlite-writer.ts";
 import { draft, idOf, newExecution, TestClock } from "./_fixtures.ts";
 import { copyOfFiles, nextTick, openStore, tempDb } from "./_sqlite-support.ts";
+import { reconciled, unknownEnd } from "./_contract-reconcile.ts";
 
 /** Executions 1..n, each finished before the next is created, one tick apart (a busy store's writes). */
 async function finishOneByOne(store: SqliteExecutionStore, from: number, to: number): Promise<void> {
@@ -64,6 +65,29 @@ export function forgetCases(): void {
       expect(file.query("SELECT count(*) AS n FROM executions WHERE head IS NOT NULL").get()).toEqual({ n: 3 });
       expect(file.query("SELECT count(*) AS n FROM events WHERE execution_ord NOT IN (SELECT ord FROM executions)").get()).toEqual({ n: 0 });
       file.close();
+    });
+
+    test("sqlite store reopened keeps an unreconciled unknown outcome past executions_retained, and forgets it once reconciled", async () => {
+      const path = tempDb();
+      const clock = new TestClock();
+      const store = openStore(path, clock, { executions_retained: 2 });
+      store.create(newExecution(1, { effect: "write" }));
+      store.append(idOf(1), [draft.started(), unknownEnd]);
+      await finishOneByOne(store, 2, 3);
+      store.close();
+      // What the store knew of it in memory is read back from its snapshot in the file.
+      const reopened = openStore(path, clock, { executions_retained: 2 });
+      await finishOneByOne(reopened, 4, 5);
+      expect(reopened.get(idOf(1))).toMatchObject({ state: "failed", failure: { outcome_certainty: "unknown" } });
+      expect(reopened.list().items.map((s) => s.id)).toEqual([idOf(5), idOf(1)]);
+      reopened.append(idOf(1), [reconciled()]);
+      await reopened.durable();
+      reopened.close();
+      // Settled in the file, it is an ordinary finished execution on the next open.
+      const again = openStore(path, clock, { executions_retained: 2 });
+      await finishOneByOne(again, 6, 6);
+      expect(again.get(idOf(1))).toBeNull();
+      again.close();
     });
 
     test("sqlite store reusing a forgotten id before its row is deleted writes the new execution, not a conflict", async () => {

@@ -365,6 +365,36 @@ await pool.close();
     expect(received).toBe(20_000);
   });
 
+  test("a flooding handler's batches reach the main thread over many turns of its event loop, so timers and requests are served between them", async () => {
+    const p = makePool();
+    // Loop turns, counted by an immediate that schedules itself (one per turn).
+    let turn = 0;
+    let flooding = true;
+    const count = () => {
+      turn++;
+      if (flooding) setImmediate(count);
+    };
+    setImmediate(count);
+    const turns = new Set<number>();
+    let received = 0;
+    // 10,000 lines of 2 KB: ~20 Mi UTF-16 units of JSON, ten times what a worker may have in flight.
+    const handle = p.run(task("flood", "fixture.flood", { lines: 10_000, bytes: 2048 }), {
+      lane: "execution",
+      onEvents(drafts) {
+        turns.add(turn);
+        received += drafts.length;
+        // Storing is slower than emitting: the handler gets ahead of the main thread.
+        Bun.sleepSync(2);
+      },
+    });
+    expect(await handle.outcome).toMatchObject({ ok: true });
+    flooding = false;
+    expect(received).toBe(10_000);
+    // A turn takes at most what the worker may have in flight (and one batch more): the flood
+    // cannot arrive in fewer than about eight. Counted off on arrival, it came in two.
+    expect(turns.size).toBeGreaterThanOrEqual(5);
+  });
+
   test("a flooding handler blocked on the main thread is still terminated on request, and its replacement runs", async () => {
     const p = makePool();
     let first = true;

@@ -1,0 +1,134 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { spawn, type ChildProcess } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { startFastReader } from "./_support/fast-reader-process.ts";
+import { completedOf, openLive } from "./_support/live-client.ts";
+import { rawUpgrade, type RawUpgrade } from "./_support/raw-ws.ts";
+
+// What a client that stops reading `/events` costs the server (docs/protocol.md, "Backpressure"):
+// its queue, bounded by subscriber_queue_bytes, and a socket buffer that stays small however much
+// is published meanwhile. The server runs in a process of its own so that its memory is its own;
+// the bound is small (4 MiB) against the flood (about 70 MB of frames), so a stalled client that
+// took in the flood would be far over the test's bound, and one held to its queue far under it.
+const QUEUE_BYTES = 4 * 1024 * 1024;
+const FLOOD_EVENTS = 300_000;
+// Half follow everything, half the flooding execution: two topic groups.
+const STALLED = 8;
+// Each burst is less than the bound: a healthy reader that catches up between bursts never lags.
+const BURSTS = 10;
+const BURST_EVENTS = 10_000;
+// Per stalled client: its queue (frames partly shared with the others, plus the runtime's own cost
+// per string) and its socket buffer. Generous: twice the bound and 2 MiB of slack; a client that
+// took in what was published to it (as one did before) cost 10 × the bound and more.
+const BOUND_PER_CLIENT = 2 * QUEUE_BYTES + 2 * 1024 * 1024;
+const SERVER = fileURLToPath(new URL("./_support/measured-server.ts", import.meta.url));
+
+/** The measured server's stdout, a JSON line at a time. */
+function startMeasured(limits: Record<string, number>) {
+  const child: ChildProcess = spawn(process.execPath, [SERVER, JSON.stringify(limits)], { stdio: ["pipe", "pipe", "inherit"] });
+  const lines: string[] = [];
+  let wake: (() => void) | null = null;
+  let buffered = "";
+  child.stdout!.on("data", (chunk) => {
+    buffered += chunk;
+    const parts = buffered.split("\n");
+    buffered = parts.pop()!;
+    lines.push(...parts.filter(Boolean));
+    wake?.();
+  });
+  const next = async (): Promise<any> => {
+    while (lines.length === 0) {
+      if (child.exitCode !== null) throw new Error("the measured server exited");
+      await new Promise<void>((resolve) => (wake = resolve));
+    }
+    return JSON.parse(lines.shift()!);
+  };
+  return {
+    next,
+    /** RSS after a full collection in the server. */
+    async rss(): Promise<number> {
+      child.stdin!.write("memory\n");
+      return (await next()).rss as number;
+    },
+    stop: () => {
+      child.stdin!.end();
+      setTimeout(() => child.exitCode === null && child.kill("SIGKILL"), 5_000).unref();
+    },
+  };
+}
+
+describe("live channel: stalled clients", () => {
+  let server: ReturnType<typeof startMeasured>;
+  let url: string;
+  beforeAll(async () => {
+    // Few events retained per execution: the store's own memory stays flat from burst to burst.
+    server = startMeasured({ subscriber_queue_bytes: QUEUE_BYTES, events_retained: 100 });
+    url = (await server.next()).url;
+  }, 30_000);
+  afterAll(() => server?.stop());
+
+  const start = async (input: object): Promise<string> => {
+    const response = await fetch(`${url}/api/v1/executions/start`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ capability: "executions.demonstrate", input }),
+    });
+    expect(response.status).toBe(200);
+    return ((await response.json()) as any).execution.id;
+  };
+  /**
+   * Resolves when a flood of `events` ended. Its end comes after the cursor, but a connection that
+   * joins the flood's topic gets the flood too and may lag: then it asks again from the cursor.
+   */
+  const ended = async (id: string, events: number) => {
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const tail = await openLive(url, `execution=${id}&after=${events}`);
+      const frame = await tail.waitFor((f) => completedOf(id)(f) || f.type === "stream.lagged");
+      await tail.close();
+      if (frame.type !== "stream.lagged") return;
+    }
+    throw new Error(`execution ${id} did not end`);
+  };
+
+  test(
+    "clients that stop reading cost the server a bounded amount of memory each, lag alone, and a healthy client beside them gets every event",
+    async () => {
+      // The same flood with nobody stalled first: what the server grows by anyway.
+      const warmUp = await start({ steps: 0, delay_ms: 0, events: FLOOD_EVENTS });
+      await ended(warmUp, FLOOD_EVENTS);
+      const before = await server.rss();
+      // One step first: time for the stalled clients to subscribe to the flooding execution.
+      const flood = await start({ steps: 1, delay_ms: 500, events: FLOOD_EVENTS });
+      const stalled: RawUpgrade[] = [];
+      for (let i = 0; i < STALLED; i++) {
+        const raw = await rawUpgrade(url, i % 2 === 0 ? "/events" : `/events?execution=${flood}`);
+        expect(raw.status).toBe(101);
+        raw.socket.pause();
+        stalled.push(raw);
+      }
+      await ended(flood, FLOOD_EVENTS);
+      const growth = (await server.rss()) - before;
+      expect(growth / STALLED).toBeLessThan(BOUND_PER_CLIENT);
+
+      // A healthy reader beside them (in the same topic group as half of them) gets every event.
+      const reader = startFastReader(url);
+      try {
+        expect(await reader.next()).toBe("ready");
+        for (let i = 0; i < BURSTS; i++) {
+          const id = await start({ steps: 0, delay_ms: 0, events: BURST_EVENTS });
+          expect(JSON.parse(await reader.next())).toEqual({ id, last: BURST_EVENTS + 8, in_order: true, state: "succeeded" });
+        }
+      } finally {
+        reader.stop();
+      }
+      // Each stalled client, once it reads again, gets what was queued for it and then stream.lagged.
+      for (const raw of stalled) {
+        raw.socket.resume();
+        const lagged = JSON.parse(await raw.waitFor((f) => f.includes('"stream.lagged"')));
+        expect(lagged.dropped).toBeGreaterThan(0);
+        raw.close();
+      }
+    },
+    120_000,
+  );
+});

@@ -58,6 +58,12 @@ export class LiveGroup {
  */
 export class LiveClient {
   readonly queue: string[] = [];
+  /**
+   * Executions whose cursor (`after`) is past what the store held when the connection opened:
+   * its own subscription skips their events up to the cursor, a topic would not, so the client
+   * joins none until each has delivered an event to it (null once none is left).
+   */
+  cursorsAhead: Set<string> | null = null;
   head = 0;
   replayEnd = 0;
   /** True while `store.subscribe` replays: frames are only collected, behind the ready frame. */

@@ -168,6 +168,7 @@ export class LiveChannel {
       return;
     }
     const client = new LiveClient(socket, this.topics?.groupFor(socket, target) ?? null);
+    client.cursorsAhead = this.cursorsAhead(target);
     this.clients.set(socket, client);
     client.queue.push(""); // the ready frame's place: it must precede the replay that subscribe writes
     let subscription;
@@ -248,9 +249,19 @@ export class LiveChannel {
     if (group.pendingBytes > this.limits.subscriber_queue_bytes * HELP_AT) this.topics!.publishPending(group, Number.POSITIVE_INFINITY, null);
   }
 
+  /** The named executions whose stored history ends before `after` (see LiveClient.cursorsAhead); null when none. */
+  private cursorsAhead(target: LiveTarget): Set<string> | null {
+    if (target.after === undefined || target.after === 0) return null;
+    // Every execution's sequences start at 1: for all of them, a cursor past 0 may be ahead.
+    if (target.executions === "all") return new Set(["*"]);
+    const ahead = target.executions.filter((id) => (this.store.get(id)?.last_sequence ?? 0) < target.after!);
+    return ahead.length === 0 ? null : new Set(ahead);
+  }
+
   /** A client's own store listener: O(1) per event, never waits for a socket. */
   private deliver(client: LiveClient, event: ExecutionEvent, json: string): void {
     if (client.closed || client.resubscribing) return;
+    if (client.cursorsAhead?.delete(event.execution_id) && client.cursorsAhead.size === 0) client.cursorsAhead = null;
     const frame = event === this.memoEvent ? this.memoFrame : this.frameOf(event, json);
     if (client.opening) {
       client.queue.push(frame);
@@ -332,7 +343,7 @@ export class LiveChannel {
     if (lost) return this.forget(client, true, 1011, "send failed");
     client.compact();
     if (client.waiting === 0 && client.lagFrom !== null && !client.blocked) this.sendLagged(client);
-    if (mayJoin && this.topics && client.waiting === 0 && client.lagFrom === null && !client.blocked && !client.closed) this.topics.join(client);
+    if (mayJoin && this.topics && client.waiting === 0 && client.lagFrom === null && client.cursorsAhead === null && !client.blocked && !client.closed) this.topics.join(client);
   }
 
   private sendLagged(client: LiveClient): void {

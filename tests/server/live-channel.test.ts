@@ -289,6 +289,26 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
     }
   });
 
+  test("a cursor ahead of what is stored joins no topic until it is passed: nothing at or below it is written", async () => {
+    const { live, create, progress, hub } = withTopics();
+    const id = create(1);
+    progress(id, 2);
+    await settle();
+    // Stored: sequences 1..4. Two watchers from the start, one whose cursor is 6 (it claims more).
+    const sockets = [new FakeSocket(hub), new FakeSocket(hub), new FakeSocket(hub)];
+    live.open(sockets[0]!, { executions: [id] });
+    live.open(sockets[1]!, { executions: [id] });
+    live.open(sockets[2]!, { executions: [id], after: 6 });
+    for (let i = 0; i < 6; i++) {
+      progress(id, 1);
+      await settle();
+    }
+    expect(sockets[0]!.events().map((e) => e.sequence)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(sockets[2]!.events().map((e) => e.sequence)).toEqual([7, 8, 9, 10]);
+    // Past its cursor, it shares the topic like the others.
+    expect(sockets.map((s) => s.topics.size)).toEqual([1, 1, 1]);
+  });
+
   test("a topic's fast members cost the append path one listener for the whole group, not one each", async () => {
     const fixture = storeWith();
     // The channel sees a store whose listeners are counted.

@@ -85,6 +85,10 @@ export function serveWithBun(app: Hono<AppEnv>, live: LiveChannel, options: BunL
     // Never Bun's development error page (it shows stacks, source lines and paths): whatever
     // escapes the app is a bare 500 whose details stay on stderr.
     development: false,
+    // A port another process listens on is refused (EADDRINUSE), never shared: with
+    // `development: false`, Bun 1.4 otherwise binds with SO_REUSEPORT and a second server — of
+    // another checkout, say — took some of the first one's connections.
+    reusePort: false,
     error: (error) => {
       const request_id = requestIdFrom(undefined);
       const failure = buildFailure({ error_code: "internal", stage: "run", message: "The server failed while answering this request.", request_id, trace_id: newTraceId() });

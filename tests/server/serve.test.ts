@@ -17,6 +17,26 @@ afterEach(async () => {
 });
 
 describe("startServer", () => {
+  test("startServer refuses a port another server already listens on, instead of sharing it", async () => {
+    registerDocketModules();
+    root = tempCheckout();
+    server = await startServer({ cwd: root, port: 0, storeKind: "memory", limits: resolveLimits(), capabilityDirs: [], runtime: "bun", log: () => undefined });
+    const port = Number(new URL(server.url).port);
+    const other = tempCheckout();
+    try {
+      // A second checkout's server on the same port would otherwise take some of the first one's connections.
+      const second = startServer({ cwd: other, port, storeKind: "memory", limits: resolveLimits(), capabilityDirs: [], runtime: "bun", log: () => undefined });
+      void second.then((wrong) => wrong.stop(), () => undefined);
+      await expect(second).rejects.toThrow(/in use|EADDRINUSE/i);
+      for (let i = 0; i < 5; i++) {
+        const plane = (await (await fetch(`${server.url}/api/v1/plane`)).json()) as { root: string };
+        expect(plane.root).toBe(server.root);
+      }
+    } finally {
+      rmSync(other, { recursive: true, force: true });
+    }
+  });
+
   test("startServer says once on its log which capability files did not load, and serves the rest", async () => {
     registerDocketModules();
     root = tempCheckout();

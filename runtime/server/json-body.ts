@@ -22,7 +22,7 @@ export async function readJsonBody(c: Context<AppEnv>, limit: number): Promise<B
     refuse(
       edgeFailure(c, {
         status: 413,
-        message: `The request body is ${bytes === null ? "more than" : `${bytes} bytes,`} over the input limit of ${limit} bytes.`,
+        message: bytes === null ? `The request body is over the input limit of ${limit} bytes.` : `The request body is ${bytes} bytes, over the input limit of ${limit} bytes.`,
         suggestion: "Send a smaller input, or raise the limit with --input-bytes / DOCKET_INPUT_BYTES.",
         context: { reason: "too_large", limit, ...(bytes === null ? {} : { bytes }) },
       }),

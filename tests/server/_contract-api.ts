@@ -145,6 +145,7 @@ export function apiContract(name: string, start: StartFn): void {
       const big = JSON.stringify({ capability: "executions.demonstrate", input: { pad: "x".repeat(5000) } });
       const declared = await http.post("/api/v1/executions/start", big);
       expect(declared.status).toBe(413);
+      expect(((await declared.json()) as any).error.message).toMatch(/^The request body is \d+ bytes, over the input limit of \d+ bytes\.$/);
       const stream = new ReadableStream({
         start(controller) {
           for (let i = 0; i < 5; i++) controller.enqueue(new TextEncoder().encode("x".repeat(1000)));
@@ -153,7 +154,9 @@ export function apiContract(name: string, start: StartFn): void {
       });
       const streamed = await http.send("/api/v1/executions/start", { method: "POST", headers: { "Content-Type": "application/json" }, body: stream, duplex: "half" } as RequestInit & { headers: Record<string, string> });
       expect(streamed.status).toBe(413);
-      expect(((await streamed.json()) as any).error.error_code).toBe("invalid_input");
+      const refused = ((await streamed.json()) as any).error;
+      expect(refused.error_code).toBe("invalid_input");
+      expect(refused.message).toMatch(/^The request body is over the input limit of \d+ bytes\.$/);
     });
 
     test("an unknown capability is 404 naming it and pointing at capabilities/list", async () => {

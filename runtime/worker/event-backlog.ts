@@ -29,7 +29,7 @@ export function postedEvents(backlog: Int32Array, units: number): void {
 }
 
 /** Main thread side: `units` were taken off the counter; wakes a waiting worker once it may go on. */
-export function receivedEvents(backlog: Int32Array, units: number): void {
+function receivedEvents(backlog: Int32Array, units: number): void {
   if (Atomics.sub(backlog, 0, units) - units <= BACKLOG_UNITS / 2) Atomics.notify(backlog, 0);
 }
 

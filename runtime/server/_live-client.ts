@@ -68,8 +68,6 @@ export class LiveClient {
   replayEnd = 0;
   /** True while `store.subscribe` replays: frames are only collected, behind the ready frame. */
   opening = true;
-  /** True while it subscribes again after leaving its topic: the replay repeats what it has, and is ignored. */
-  resubscribing = false;
   /** The socket said backpressure; nothing is sent until it drains. */
   blocked = false;
   /** Listed for the channel's next microtask flush. */

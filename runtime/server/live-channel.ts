@@ -134,24 +134,12 @@ export class LiveChannel {
   useTopics(topics: LiveTopics): void {
     this.topics = new LiveTopicGroups(topics);
     this.topics.useSubscriptions({
-      // "all" subscribes live-only; named executions replay their history first, which the group
-      // ignores (its members already have it): only what is appended from now on is published.
-      group: (group) => {
-        let replaying = true;
-        const subscription = this.store.subscribe({ executions: group.target.executions }, (event, json) => {
-          if (!replaying) this.deliverGroup(group, event, json);
-        });
-        replaying = false;
-        return subscription;
-      },
-      client: (client) => {
-        client.resubscribing = true;
-        try {
-          return this.store.subscribe({ executions: client.group!.target.executions }, (event, json) => this.deliver(client, event, json));
-        } finally {
-          client.resubscribing = false;
-        }
-      },
+      // Live subscriptions, both: whoever moves between a topic and its own subscription has
+      // everything handed out so far (written, queued, or in the group's outbox it takes along), and
+      // must get everything after it exactly once — a replay would repeat, and a write made first
+      // (the sqlite store's) would hand a batch to neither of them.
+      group: (group) => this.store.subscribe({ executions: group.target.executions, live: true }, (event, json) => this.deliverGroup(group, event, json)),
+      client: (client) => this.store.subscribe({ executions: client.group!.target.executions, live: true }, (event, json) => this.deliver(client, event, json)),
     });
   }
 
@@ -260,7 +248,7 @@ export class LiveChannel {
 
   /** A client's own store listener: O(1) per event, never waits for a socket. */
   private deliver(client: LiveClient, event: ExecutionEvent, json: string): void {
-    if (client.closed || client.resubscribing) return;
+    if (client.closed) return;
     if (client.cursorsAhead?.delete(event.execution_id) && client.cursorsAhead.size === 0) client.cursorsAhead = null;
     const frame = event === this.memoEvent ? this.memoFrame : this.frameOf(event, json);
     if (client.opening) {

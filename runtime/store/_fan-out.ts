@@ -29,7 +29,7 @@ export interface FanOut {
 interface Sub {
   listener: EventListener;
   active: boolean;
-  /** Events published up to here were stored before the subscription; the replay covers them. */
+  /** Events published up to here were stored before the subscription; the replay covers them (a live subscription has them already). */
   from: number;
   /** Last sequence the replay delivered (or the cursor), per execution; live events at or below it are skipped. */
   cursors: Map<string, number> | null;
@@ -62,6 +62,9 @@ export function createFanOut(options: FanOutOptions): FanOut {
   let allSubs: Sub[] = [];
   const followers = new Map<string, Sub[]>();
   let published = 0;
+  // The ordinal of the event being handed out now (while `delivering`): a live subscription made
+  // from inside a listener takes the rest of the queue, which nobody before it had.
+  let handing = 0;
   let delivering = false;
   const queue: ExecutionEvent[] = [];
   const queueOrdinals: number[] = [];
@@ -85,6 +88,7 @@ export function createFanOut(options: FanOutOptions): FanOut {
   }
 
   function deliver(event: ExecutionEvent, ordinal: number, json: string | undefined): void {
+    handing = ordinal;
     for (const sub of allSubs) {
       if (!sub.active || ordinal <= sub.from) continue;
       if (sub.cursors !== null && event.sequence <= (sub.cursors.get(event.execution_id) ?? 0)) continue;
@@ -92,9 +96,10 @@ export function createFanOut(options: FanOutOptions): FanOut {
     }
     const named = followers.get(event.execution_id);
     if (named === undefined) return;
-    // A named subscription needs no `from`: its replay reached everything stored before it.
+    // A replaying subscription's `from` is 0 (its cursors skip what its replay reached); a live
+    // one, which replays nothing, is held to its `from` like the subscriptions to all.
     for (const sub of named) {
-      if (!sub.active || event.sequence <= sub.cursors!.get(event.execution_id)!) continue;
+      if (!sub.active || ordinal <= sub.from || event.sequence <= sub.cursors!.get(event.execution_id)!) continue;
       json = send(sub, event, json);
     }
   }
@@ -145,9 +150,13 @@ export function createFanOut(options: FanOutOptions): FanOut {
   }
 
   function subscribe(subscribeOptions: SubscribeOptions, listener: EventListener): Subscription {
-    const { executions, after } = subscribeOptions;
+    const { executions, after, live = false } = subscribeOptions;
     const named = executions === "all" ? null : [...new Set(executions)];
-    const sub: Sub = { listener, active: true, from: published, cursors: named !== null || after !== undefined ? new Map() : null, errored: false };
+    // A live subscription takes what is handed out after it: the rest of the queue when made from
+    // inside a listener. A replaying named one needs no `from` (its replay reached everything stored
+    // before it, and its cursors skip that); "all" takes what is published from now.
+    const from = live ? (delivering ? handing : published) : named !== null ? 0 : published;
+    const sub: Sub = { listener, active: true, from, cursors: named !== null || after !== undefined ? new Map() : null, errored: false };
     const result = { replayed: 0, truncated: false };
     const missing: string[] = [];
 
@@ -162,7 +171,7 @@ export function createFanOut(options: FanOutOptions): FanOut {
     // … then replay, holding live delivery until the replay is done. A named execution the store
     // does not hold stays followed: if it appears later (a report from another process), its
     // events arrive live.
-    const ids = named ?? (after === undefined ? [] : [...history.ids()]);
+    const ids = live ? [] : (named ?? (after === undefined ? [] : [...history.ids()]));
     const wasDelivering = delivering;
     delivering = true;
     try {

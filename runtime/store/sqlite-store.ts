@@ -368,7 +368,8 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     subscribe: (subscribeOptions, listener) => {
       open();
       // The replay is what is committed: pending changes are written first, when the file takes them.
-      writer.flushQuietly();
+      // A live subscription replays nothing, and gets pending changes as they commit.
+      if (!subscribeOptions.live) writer.flushQuietly();
       return fanOut.subscribe(subscribeOptions, listener);
     },
     release,

@@ -60,6 +60,14 @@ export interface SubscribeOptions {
   executions: "all" | string[];
   /** Replay events with a sequence above this (per execution); absent = live only for "all", full history for named ones. */
   after?: number;
+  /**
+   * Only what is handed to subscribers from now on: no replay, and nothing pending is written
+   * first. For a subscriber that already has everything up to this instant — a live connection
+   * moving between a shared topic and a subscription of its own — so that what the store hands out
+   * while it subscribes (a write its subscribe would otherwise make, the rest of a batch being
+   * delivered) reaches it exactly once.
+   */
+  live?: boolean;
 }
 
 export interface Subscription {

@@ -213,6 +213,50 @@ export function subscribeCases(f: Fixture): void {
       expect(late.seen).toEqual(["1:5"]);
     });
 
+    test("store.subscribe live replays nothing, writes nothing first, and gets each event handed out after it once", async () => {
+      const store = f.make();
+      withEvents(store, 1, 3);
+      await settled(store);
+      const other = recorder();
+      store.subscribe({ executions: [idOf(1)] }, other.listener);
+      // Handed out at once (memory), or once committed on a turn of its own (sqlite).
+      store.append(idOf(1), [draft.progress(4)]);
+      const handedOut = other.seen.includes("1:5");
+      const r = recorder();
+      const sub = store.subscribe({ executions: [idOf(1)], live: true }, r.listener);
+      expect(sub).toMatchObject({ replayed: 0, truncated: false, missing: [] });
+      store.append(idOf(1), [draft.progress(5)]);
+      await settled(store);
+      // Not written first: what was not handed out yet (sqlite) comes once committed, after it.
+      expect(r.seen).toEqual(handedOut ? ["1:6"] : ["1:5", "1:6"]);
+      expect(other.seen).toEqual(range(1, 1, 6));
+    });
+
+    test("store.subscribe live made inside a listener gets the rest of the batch being handed out, once", async () => {
+      const store = f.make();
+      withEvents(store, 1, 1);
+      await settled(store);
+      const moved = recorder();
+      let subscribed = false;
+      const first = store.subscribe({ executions: [idOf(1)] }, (event) => {
+        // What a live connection does when it leaves a shared topic in the middle of a batch.
+        if (event.sequence === 4 && !subscribed) {
+          subscribed = true;
+          first.unsubscribe();
+          store.subscribe({ executions: [idOf(1)], live: true }, moved.listener);
+        }
+      });
+      store.append(idOf(1), [draft.progress(3), draft.progress(4), draft.progress(5), draft.progress(6)]);
+      await settled(store);
+      expect(moved.seen).toEqual(["1:5", "1:6"]);
+      const all = recorder();
+      store.subscribe({ executions: "all", live: true }, all.listener);
+      store.append(idOf(1), [draft.progress(7)]);
+      await settled(store);
+      expect(all.seen).toEqual(["1:7"]);
+      expect(moved.seen).toEqual(["1:5", "1:6", "1:7"]);
+    });
+
     test("store.unsubscribe inside a listener stops delivery at once, even within one batch", async () => {
       const store = f.make();
       withEvents(store, 1, 1);

@@ -1,5 +1,9 @@
 import type { LiveClock, LiveSocket, LiveTopics, SendResult } from "../../../runtime/server/live-socket.ts";
 import { createMemoryStore } from "../../../runtime/store/memory-store.ts";
+import { createSqliteStore } from "../../../runtime/store/sqlite-store.ts";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { defaultLimits, type Limits } from "../../../runtime/execution/limits.ts";
 import type { ExecutionStore, NewExecution } from "../../../runtime/store/store.ts";
 
@@ -111,9 +115,12 @@ export class FakeLiveClock implements LiveClock {
 export const idOf = (n: number) => `x-20260908T010203Z-${n.toString(16).padStart(8, "0")}`;
 
 /** A memory store with test limits, and a helper that creates an execution with `events` progress events. */
-export function storeWith(overrides: Partial<Limits> = {}) {
+export function storeWith(overrides: Partial<Limits> = {}, kind: "memory" | "sqlite" = "memory") {
   const limits = { ...defaultLimits(), ...overrides };
-  const store: ExecutionStore = createMemoryStore({ limits });
+  // The sqlite store commits on a turn of its own and hands subscribers each batch once written:
+  // what a live connection's moves between topic and own subscription must not lose events to.
+  const store: ExecutionStore =
+    kind === "memory" ? createMemoryStore({ limits }) : createSqliteStore({ path: join(mkdtempSync(join(tmpdir(), "docket-live-sqlite-")), "state.db"), limits });
   const create = (n: number): string => {
     const execution: NewExecution = {
       id: idOf(n),

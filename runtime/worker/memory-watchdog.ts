@@ -12,7 +12,8 @@ import { readFileSync, readlinkSync } from "node:fs";
  *   does not, so the culprit is found even when several handlers run at once.
  *
  * Page faults over-count memory that a handler frees and allocates again, so they never stop a
- * handler alone: the process must have grown too. When per-thread counters are missing (not
+ * handler alone: the process must have grown too, by more than the main thread's own faults
+ * explain (it stores what handlers emit: a flood grows it while the handler holds nothing). When per-thread counters are missing (not
  * Linux), every running handler counts the whole growth, and all of them are stopped.
  */
 export interface MemoryWatchdogOptions {
@@ -28,6 +29,8 @@ export interface MemoryWatchdogOptions {
   faults?: (thread: string) => number | null;
   /** Whether threads have counters at all; default: this thread has one (Linux). */
   perThread?: boolean;
+  /** The thread that stores what handlers emit (`<pid>/task/<tid>`); default: the one that makes the watchdog. */
+  mainThread?: string | null;
 }
 
 interface Watched {
@@ -57,6 +60,9 @@ export class MemoryWatchdog {
   private readonly intervalMs: number;
   /** Resident bytes growth counts from; null until the first look after a quiet spell. */
   private baseline: number | null = null;
+  private readonly mainThread: string | null;
+  /** The main thread's faults when the baseline was taken (null: unknown). */
+  private mainFaultsAtBaseline: number | null = null;
   private timer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(private readonly options: MemoryWatchdogOptions) {
@@ -64,6 +70,7 @@ export class MemoryWatchdog {
     this.faults = options.faults ?? threadMinorFaults;
     this.perThread = options.perThread ?? currentThread() !== null;
     this.intervalMs = options.intervalMs ?? 100;
+    this.mainThread = options.mainThread === undefined ? currentThread() : options.mainThread;
   }
 
   /** A handler began on a worker whose thread `thread()` names (null: not known yet, or no /proc). Costs no system call. */
@@ -89,14 +96,18 @@ export class MemoryWatchdog {
     const { limitMb } = this.options;
     const rss = this.rss();
     // Memory given back (a stopped worker wound down, a collection) lowers the line growth counts from.
-    if (this.baseline === null || rss < this.baseline) this.baseline = rss;
-    const grownMb = (rss - this.baseline) / MIB;
+    if (this.baseline === null || rss < this.baseline) this.takeBaseline(rss);
+    const grownMb = (rss - this.baseline!) / MIB;
     if (grownMb <= limitMb) return;
     const estimates = [...this.watched].map(([key, w]) => ({ key, mb: this.estimate(w, grownMb) }));
-    const over = estimates.filter((e) => e.mb > limitMb);
+    // What the main thread faulted in meanwhile (storing a flood of events, serving clients) is
+    // growth no handler made: a handler that only churns — allocating and freeing as it emits —
+    // faults past the limit without holding anything, and the process grows all the same.
+    const handlersGrewMb = grownMb - this.mainGrownMb();
+    const over = handlersGrewMb > limitMb ? estimates.filter((e) => e.mb > limitMb) : [];
     // Page faults can under-count (huge pages, a larger page size): when the process holds more
     // than every running handler's allowance together, the one that faulted most is stopped anyway.
-    if (over.length === 0 && grownMb > limitMb * (this.watched.size + 1) && estimates.length > 0) {
+    if (over.length === 0 && handlersGrewMb > limitMb * (this.watched.size + 1) && estimates.length > 0) {
       over.push(estimates.reduce((a, b) => (b.mb > a.mb ? b : a)));
     }
     for (const { key, mb } of over) {
@@ -105,7 +116,19 @@ export class MemoryWatchdog {
     }
     // What a stopped worker held is given back only as its thread winds down: until then it
     // must not count as the growth of the handlers still running. So growth counts from here.
-    if (over.length > 0) this.baseline = this.rss();
+    if (over.length > 0) this.takeBaseline(this.rss());
+  }
+
+  private takeBaseline(rss: number): void {
+    this.baseline = rss;
+    this.mainFaultsAtBaseline = this.mainThread === null ? null : this.faults(this.mainThread);
+  }
+
+  /** MiB the main thread faulted in since the baseline; 0 when unknown (then handlers count it all). */
+  private mainGrownMb(): number {
+    if (this.mainThread === null || this.mainFaultsAtBaseline === null) return 0;
+    const now = this.faults(this.mainThread);
+    return now === null ? 0 : ((now - this.mainFaultsAtBaseline) * PAGE_BYTES) / MIB;
   }
 
   /** Stops sampling for good (the pool closed). */

@@ -6,7 +6,7 @@ const PAGES_PER_MIB = MIB / 4096;
 
 /** A watchdog over a process whose memory and per-thread faults the test sets by hand. */
 function rig(limitMb: number, perThread = true) {
-  const state = { rssMb: 100, faults: new Map<string, number>() };
+  const state = { rssMb: 100, faults: new Map<string, number>([["1/task/1", 0]]) };
   const exceeded: Array<[number, number]> = [];
   const watchdog = new MemoryWatchdog({
     limitMb,
@@ -15,6 +15,7 @@ function rig(limitMb: number, perThread = true) {
     faults: (thread) => state.faults.get(thread) ?? null,
     onExceeded: (key, mb) => exceeded.push([key, mb]),
     perThread,
+    mainThread: "1/task/1",
   });
   /** Thread `t` touches `mb` fresh MiB, and the process grows as much. */
   const grow = (t: string, mb: number) => {
@@ -25,6 +26,24 @@ function rig(limitMb: number, perThread = true) {
 }
 
 describe("MemoryWatchdog", () => {
+  test("MemoryWatchdog stops no handler for growth the main thread made: a flood that churns but holds nothing runs on", () => {
+    const { state, exceeded, watchdog, grow } = rig(64);
+    watchdog.watch(1, () => "1/task/11");
+    watchdog.sample();
+    // The handler allocates and frees as it emits (its faults pass the limit over and over); the
+    // main thread stores what it emits and grows the process by 150 MiB, past twice the limit.
+    for (let i = 0; i < 10; i++) {
+      state.faults.set("1/task/11", (state.faults.get("1/task/11") ?? 0) + 50 * PAGES_PER_MIB);
+      grow("1/task/1", 15);
+      watchdog.sample();
+    }
+    expect(exceeded).toEqual([]);
+    // A handler that holds what it allocates is still stopped, main thread busy or not.
+    grow("1/task/11", 80);
+    watchdog.sample();
+    expect(exceeded.map(([key]) => key)).toEqual([1]);
+  });
+
   test("MemoryWatchdog names the handler whose thread grew past the limit, not the one beside it", () => {
     const { state, exceeded, watchdog, grow } = rig(64);
     state.faults.set("1/task/11", 500).set("1/task/12", 900);

@@ -74,6 +74,13 @@ export class LiveClient {
   scheduled = false;
   closed = false;
   subscription: Subscription | null = null;
+  /**
+   * Per execution, the last sequence handed to this client: queued on its own path, or published
+   * to its topic while it was a member. What `stream.lagged` names as where it resumes.
+   */
+  readonly got = new Map<string, number>();
+  /** Its group's last published sequences when it joined the topic (null off the topic). */
+  topicFrom: Map<string, number> | null = null;
   /** Events dropped in the current lag episode. */
   dropped = 0;
   /** Per execution, the last sequence before its first dropped event: where the client resumes. */

@@ -81,7 +81,9 @@ export class LiveTopicGroups {
     for (const client of [...group.fast]) {
       this.leave(client, false);
       client.dropped += dropped;
-      client.lagFrom = new Map(resume);
+      // Each resumes after what it got itself: a member that joined late missed what the topic
+      // published before it (dropped for it then, and announced).
+      client.lagFrom = new Map([...resume.keys()].map((id) => [id, client.got.get(id) ?? 0]));
     }
   }
 
@@ -154,6 +156,7 @@ export class LiveTopicGroups {
     client.subscription?.unsubscribe();
     client.subscription = null;
     client.fast = true;
+    client.topicFrom = new Map(group.lastPublished);
     group.fast.add(client);
   }
 
@@ -166,7 +169,14 @@ export class LiveTopicGroups {
     client.blocked = blocked;
     const group = client.group!;
     group.fast.delete(client);
-    for (let i = group.published; i < group.outbox.length; i++) client.pushLive(group.outbox[i]!);
+    // What the topic published while it was a member reached it; what it had not published yet
+    // is queued for it now.
+    for (const [id, sequence] of group.lastPublished) if (client.topicFrom?.get(id) !== sequence) client.got.set(id, sequence);
+    client.topicFrom = null;
+    for (let i = group.published; i < group.outbox.length; i++) {
+      client.pushLive(group.outbox[i]!);
+      client.got.set(group.outboxEvents[i]!.execution_id, group.outboxEvents[i]!.sequence);
+    }
     try {
       client.socket.unsubscribe!(group.topic);
     } catch {

@@ -253,6 +253,7 @@ export class LiveChannel {
     const frame = event === this.memoEvent ? this.memoFrame : this.frameOf(event, json);
     if (client.opening) {
       client.queue.push(frame);
+      client.got.set(event.execution_id, event.sequence);
       return;
     }
     // Frames wait while the socket pushes back or the writer has not reached this client yet:
@@ -262,6 +263,7 @@ export class LiveChannel {
       return;
     }
     client.pushLive(frame);
+    client.got.set(event.execution_id, event.sequence);
     if (client.blocked) return;
     this.queuedSinceWrite += 1;
     this.markDirty(client);
@@ -302,7 +304,7 @@ export class LiveChannel {
   private drop(client: LiveClient, event: ExecutionEvent): void {
     client.dropped += 1;
     client.lagFrom ??= new Map();
-    if (!client.lagFrom.has(event.execution_id)) client.lagFrom.set(event.execution_id, event.sequence - 1);
+    if (!client.lagFrom.has(event.execution_id)) client.lagFrom.set(event.execution_id, client.got.get(event.execution_id) ?? 0);
   }
 
   /**

@@ -496,9 +496,15 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
             let expected = 1;
             // In order, each event once; a gap only right after a stream.lagged that names where it
             // begins; and, unless the last frame is such a notice, everything up to the last event.
+            let got = 0;
             for (const frame of s.frames) {
-              if (frame.type === "stream.lagged") expected = -1;
+              if (frame.type === "stream.lagged") {
+                expected = -1;
+                // It names the last sequence this client got, never one it did not.
+                expect(frame.last_sequence[id]).toBe(got);
+              }
               if (typeof frame.sequence !== "number") continue;
+              got = frame.sequence;
               if (expected !== -1) expect(frame.sequence).toBe(expected);
               expected = frame.sequence + 1;
             }

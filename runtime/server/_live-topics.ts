@@ -143,7 +143,8 @@ export class LiveTopicGroups {
    */
   join(client: LiveClient): void {
     const group = client.group;
-    if (!group || group.members < 2 || group.pending > 0 || !this.subscriptions) return;
+    // A member already (a drain reaches fast members too): its place on the topic stands.
+    if (client.fast || !group || group.members < 2 || group.pending > 0 || !this.subscriptions) return;
     try {
       client.socket.subscribe!(group.topic);
     } catch {

@@ -66,16 +66,14 @@ export class LiveTopicGroups {
 
   /**
    * The topic fell further behind than one client may (its unpublished frames would pass
-   * `limitBytes`): every member leaves it lagging, resuming after the last event the topic
-   * published, and the unpublished frames are dropped for them, as for any client past its bound.
+   * `limitBytes`): every member leaves it lagging, each resuming after the last event it got, and
+   * the unpublished frames are dropped for them, as for any client past its bound.
    */
   overflow(group: LiveGroup): void {
     const dropped = group.pending + 1;
-    const resume = new Map(group.lastPublished);
-    for (let i = group.published; i < group.outbox.length; i++) {
-      const event = group.outboxEvents[i]!;
-      if (!resume.has(event.execution_id)) resume.set(event.execution_id, event.sequence - 1);
-    }
+    // The executions the notice names: those the topic published, and those of the dropped frames.
+    const named = new Set(group.lastPublished.keys());
+    for (let i = group.published; i < group.outbox.length; i++) named.add(group.outboxEvents[i]!.execution_id);
     group.published = group.outbox.length;
     group.compact();
     for (const client of [...group.fast]) {
@@ -83,7 +81,7 @@ export class LiveTopicGroups {
       client.dropped += dropped;
       // Each resumes after what it got itself: a member that joined late missed what the topic
       // published before it (dropped for it then, and announced).
-      client.lagFrom = new Map([...resume.keys()].map((id) => [id, client.got.get(id) ?? 0]));
+      client.lagFrom = new Map([...named].map((id) => [id, client.got.get(id) ?? 0]));
     }
   }
 
@@ -93,9 +91,8 @@ export class LiveTopicGroups {
    * that stopped reading would otherwise take in everything published in one go (tens of MB on the
    * append path during a flood). Given `left` (the writer), a member whose buffer shows it fell
    * behind leaves the topic for its own bounded queue and publishing goes on. Without it (the append
-   * path, where a member must never leave in the middle of the store delivering a batch, or its new
-   * subscription would miss the rest of that batch) publishing stops and the group is `held` until
-   * the writer took that member off. True when none is left to publish.
+   * path) publishing stops and the group is `held` until the writer took that member off: members
+   * move between subscriptions only on the writer's turns. True when none is left to publish.
    */
   publishPending(group: LiveGroup, until: number, left: ((client: LiveClient) => void) | null): boolean {
     if (group.held && left === null) return false;

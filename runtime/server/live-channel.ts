@@ -3,7 +3,7 @@ import { SCHEMA_VERSION } from "../execution/protocol.ts";
 import type { Limits } from "../execution/limits.ts";
 import type { ExecutionStore } from "../store/store.ts";
 import { LiveClient, type LiveGroup } from "./_live-client.ts";
-import { LiveTopicGroups } from "./_live-topics.ts";
+import { LiveGroups, signedSequence } from "./_live-groups.ts";
 import { boundFrame } from "./live-frame.ts";
 import { systemLiveClock, type LiveClock, type LiveSocket, type LiveTopics } from "./live-socket.ts";
 import type { LiveTarget } from "./live-target.ts";
@@ -25,9 +25,18 @@ const WRITE_BATCH = 256;
 // messages, HTTP), so that however many watchers there are, the work they watch is never kept
 // waiting behind their sends (docs/protocol.md, "Backpressure").
 const SLICE_MS = 1;
-// Past this share of subscriber_queue_bytes, a backlog the writer has not reached is written on
-// the append path after all: watchers then slow a flood rather than lose events while healthy.
-const HELP_AT = 0.5;
+// The writer's share while a flood keeps the loop from turning (a worker's batches arrive one after
+// another, docs/containment.md): once frames have waited this long, the append path writes one
+// slice itself. Watchers then get at most SLICE_MS of every WRITER_GAP_MS + SLICE_MS of the main
+// thread during a flood — the work they watch is slowed by a fifth at most, however many they are —
+// and a healthy client still keeps up rather than lose events.
+const WRITER_GAP_MS = 4;
+// Under a flood, every slice (on its own turn or on the append path) is held to this share of
+// the time since the last one ended: the writer's work — sends, publishes, and the drains of
+// sockets that were full — stays a bounded part of the main thread's.
+const SHARE = 0.25;
+// Appends between two looks at the clock on the append path.
+const LOOK_EVERY = 64;
 // At most this many frames queued since the writer last ran, and it runs as a microtask (right
 // after the append that queued them) instead of on a turn of its own.
 const TRICKLE = 16;
@@ -62,9 +71,17 @@ export class LiveChannel {
   // append path: fan-out to many clients costs the producer one scheduled task, not the sends.
   private dirty: LiveClient[] = [];
   private outboxes: LiveGroup[] = [];
+  // Groups whose log grew while they had members writing from it: the writer lists those members.
+  private listed: LiveGroup[] = [];
   private writeScheduled = false;
   private queuedSinceWrite = 0;
   private lastWrite = Number.NEGATIVE_INFINITY;
+  // When the writer last ran or, if later, when frames began to wait for it (see share()).
+  private waitingSince = 0;
+  // True while a slice runs: a slice written from the append path must not start another.
+  private inSlice = false;
+  // performance.now() when the last slice ended (see slice's budget).
+  private sliceEnded = 0;
   /** The trickle path: a microtask that writes only if what came since is still a trickle. */
   private readonly writeTrickle = () => {
     if (this.queuedSinceWrite <= TRICKLE) return this.writeSlice();
@@ -74,16 +91,41 @@ export class LiveChannel {
   private readonly writeSlice = () => {
     // Held while the slice runs: a client put back in line below must not schedule a write of its own.
     this.writeScheduled = true;
+    this.slice(true);
+    // What is left waits for a turn of its own, never another microtask: a flood must not be
+    // written in one go on the producer's path.
+    if ((this.dirty.length > 0 || this.outboxes.length > 0 || this.listed.length > 0) && !this.stopped) setImmediate(this.writeSlice);
+    else this.writeScheduled = false;
+  };
+
+  /**
+   * Writes for at most SLICE_MS: topics first, then round after round over the waiting clients.
+   * `mayMove` is false on the append path (see share): a client moves from its own subscription
+   * to its group's log only between fan-outs.
+   */
+  private slice(mayMove: boolean): void {
+    this.inSlice = true;
+    const started = performance.now();
+    // Frames arriving faster than a trickle: the producer is busy, and the slice gets its share.
+    const budget = this.queuedSinceWrite <= TRICKLE ? SLICE_MS : Math.min(SLICE_MS, Math.max(SLICE_MS / 20, (started - this.sliceEnded) * SHARE));
+    const until = started + budget;
     this.queuedSinceWrite = 0;
-    this.lastWrite = this.monotonic();
-    const until = performance.now() + SLICE_MS;
+    this.lastWrite = this.waitingSince = this.monotonic();
     // Topics first: one publish serves every caught-up member of a group.
     while (this.outboxes.length > 0) {
       const group = this.outboxes[0]!;
-      if (!this.topics!.publishPending(group, until, this.leftTopic)) break;
+      if (!this.groups.publishPending(group, until, this.leftTopic)) break;
       group.scheduled = false;
       this.outboxes.shift();
     }
+    // Members behind in a log that grew: in line for their sends (O(members) per turn, not per event).
+    const touched = new Set<LiveGroup>(this.listed);
+    for (const group of this.listed) {
+      group.listed = false;
+      for (const client of group.behind) if (!client.blocked && client.hasFrames) this.markDirty(client);
+      for (const client of group.lagging) if (!client.blocked) this.markDirty(client);
+    }
+    this.listed = [];
     // Round after round over the waiting clients, WRITE_BATCH frames each, until the slice is used.
     while (this.dirty.length > 0 && performance.now() <= until) {
       const clients = this.dirty;
@@ -92,9 +134,10 @@ export class LiveChannel {
       for (; i < clients.length && performance.now() <= until; i++) {
         const client = clients[i]!;
         client.scheduled = false;
-        this.flush(client, true, WRITE_BATCH);
+        this.flush(client, mayMove, WRITE_BATCH);
+        if (client.inLog) touched.add(client.group);
         // Still frames to write and nothing in the way: back in line behind the others.
-        if (!client.closed && !client.blocked && !client.opening && client.waiting > 0) this.markDirty(client);
+        if (!client.closed && !client.blocked && !client.opening && client.hasFrames) this.markDirty(client);
       }
       // Those the slice did not reach keep their place at the front (still marked scheduled).
       if (i < clients.length) {
@@ -102,12 +145,21 @@ export class LiveChannel {
         break;
       }
     }
-    // What is left waits for a turn of its own, never another microtask: a flood must not be
-    // written in one go on the producer's path.
-    if ((this.dirty.length > 0 || this.outboxes.length > 0) && !this.stopped) setImmediate(this.writeSlice);
-    else this.writeScheduled = false;
-  };
-  private topics: LiveTopicGroups | null = null;
+    // Frames every member of a group has written need not be held any longer.
+    for (const group of touched) if (group.members > 0) this.groups.trim(group);
+    this.inSlice = false;
+    this.sliceEnded = performance.now();
+  }
+
+  /**
+   * The append path's look at the writer, every LOOK_EVERY frames: when frames have waited more
+   * than WRITER_GAP_MS (the loop has not turned: a flood), one slice is written here and now.
+   */
+  private share(): void {
+    if ((++this.queuedSinceWrite & (LOOK_EVERY - 1)) !== 0 || this.inSlice || this.stopped) return;
+    if (this.monotonic() - this.waitingSince > WRITER_GAP_MS) this.slice(false);
+  }
+  private readonly groups: LiveGroups;
   private readonly monotonic: () => number;
 
   constructor(options: LiveChannelOptions) {
@@ -115,11 +167,17 @@ export class LiveChannel {
     this.limits = options.limits;
     this.clock = options.clock ?? systemLiveClock;
     this.monotonic = this.clock.monotonic?.bind(this.clock) ?? (() => performance.now());
+    // A group's subscription is live: it takes what is handed out from now on, and each member
+    // replays its own history before it reads from the log (see open and flush).
+    this.groups = new LiveGroups(
+      (group) => this.store.subscribe({ executions: group.target.executions, live: true }, (event, json) => this.deliverGroup(group, event, json)),
+      this.limits.subscriber_queue_bytes,
+    );
   }
 
   /** True while the writer has frames left to send or publish (tests wait on it; nothing else should). */
   get writing(): boolean {
-    return this.dirty.length > 0 || this.outboxes.length > 0;
+    return this.dirty.length > 0 || this.outboxes.length > 0 || this.listed.length > 0;
   }
 
   /** Open connections. */
@@ -132,15 +190,7 @@ export class LiveChannel {
    * native fan-out (Bun). Without it (Node) every connection gets its own sends.
    */
   useTopics(topics: LiveTopics): void {
-    this.topics = new LiveTopicGroups(topics);
-    this.topics.useSubscriptions({
-      // Live subscriptions, both: whoever moves between a topic and its own subscription has
-      // everything handed out so far (written, queued, or in the group's outbox it takes along), and
-      // must get everything after it exactly once — a replay would repeat, and a write made first
-      // (the sqlite store's) would hand a batch to neither of them.
-      group: (group) => this.store.subscribe({ executions: group.target.executions, live: true }, (event, json) => this.deliverGroup(group, event, json)),
-      client: (client) => this.store.subscribe({ executions: client.group!.target.executions, live: true }, (event, json) => this.deliver(client, event, json)),
-    });
+    this.groups.useTopics(topics);
   }
 
   /** Checks a `/events` request before any upgrade: 400 by shape, 426 without an upgrade, 404 unknown execution, 503 full. */
@@ -155,7 +205,9 @@ export class LiveChannel {
       socket.close(1013, this.stopped ? "server stopping" : "too many live connections");
       return;
     }
-    const client = new LiveClient(socket, this.topics?.groupFor(socket, target) ?? null);
+    // The group (and its subscription) first: the client's own subscription, made next, replays
+    // everything the group's log began after.
+    const client = new LiveClient(socket, this.groups.groupFor(target));
     client.cursorsAhead = this.cursorsAhead(target);
     this.clients.set(socket, client);
     client.queue.push(""); // the ready frame's place: it must precede the replay that subscribe writes
@@ -187,7 +239,9 @@ export class LiveChannel {
     const client = this.clients.get(socket);
     if (!client) return;
     client.blocked = false;
-    this.flush(client, true);
+    // Quiet: written at once. During a flood, in the writer's slices, like every other send.
+    if (this.queuedSinceWrite <= TRICKLE && !this.inSlice) this.flush(client, true);
+    else this.markDirty(client);
   }
 
   /** The socket closed: forget it and its subscription. */
@@ -213,28 +267,23 @@ export class LiveChannel {
     }
   }
 
-  /** A topic group's store listener: O(1) per event for all of its fast members together. */
+  /** A group's store listener: O(1) per event for all of its members, however far behind. */
   private deliverGroup(group: LiveGroup, event: ExecutionEvent, json: string): void {
     const frame = event === this.memoEvent ? this.memoFrame : this.frameOf(event, json);
     // A busy topic is no quiet connection: its members get no heartbeat (see heartbeat()).
     group.seen = this.epoch;
-    if (group.pendingBytes + frame.length > this.limits.subscriber_queue_bytes) {
-      // Even the producer's help did not keep it under the bound (a bound smaller than a few
-      // frames): its members lag, each on its own from here.
-      const members = [...group.fast];
-      this.topics!.overflow(group);
-      for (const client of members) this.markDirty(client);
-      return;
-    }
-    this.queuedSinceWrite += 1;
-    if (this.topics!.deliverToGroup(group, event, frame) && !group.scheduled) {
+    this.groups.append(group, event, frame);
+    if (group.pending > 0 && !group.scheduled) {
       group.scheduled = true;
       this.outboxes.push(group);
       this.scheduleWrite();
     }
-    // A backlog past HELP_AT of the bound is published here and now: a sustained flood then
-    // costs its producer the sends rather than costing healthy watchers their events.
-    if (group.pendingBytes > this.limits.subscriber_queue_bytes * HELP_AT) this.topics!.publishPending(group, Number.POSITIVE_INFINITY, null);
+    if ((group.behind.size > 0 || group.lagging.size > 0) && !group.listed) {
+      group.listed = true;
+      this.listed.push(group);
+      this.scheduleWrite();
+    }
+    this.share();
   }
 
   /** The named executions whose stored history ends before `after` (see LiveClient.cursorsAhead); null when none. */
@@ -246,14 +295,14 @@ export class LiveChannel {
     return ahead.length === 0 ? null : new Set(ahead);
   }
 
-  /** A client's own store listener: O(1) per event, never waits for a socket. */
+  /** A client's own store listener (until it reads from its group's log): O(1) per event, never waits for a socket. */
   private deliver(client: LiveClient, event: ExecutionEvent, json: string): void {
-    if (client.closed) return;
+    if (client.closed || client.inLog) return;
     if (client.cursorsAhead?.delete(event.execution_id) && client.cursorsAhead.size === 0) client.cursorsAhead = null;
     const frame = event === this.memoEvent ? this.memoFrame : this.frameOf(event, json);
     if (client.opening) {
       client.queue.push(frame);
-      client.got.set(event.execution_id, event.sequence);
+      client.handed(event.execution_id, signedSequence(event));
       return;
     }
     // Frames wait while the socket pushes back or the writer has not reached this client yet:
@@ -263,15 +312,13 @@ export class LiveChannel {
       return;
     }
     client.pushLive(frame);
-    client.got.set(event.execution_id, event.sequence);
+    client.handed(event.execution_id, signedSequence(event));
     if (client.blocked) return;
-    this.queuedSinceWrite += 1;
     this.markDirty(client);
-    // As for a topic: a backlog the writer has not reached past HELP_AT of the bound is written now.
-    if (client.liveBytes > this.limits.subscriber_queue_bytes * HELP_AT) this.flush(client, false);
+    this.share();
   }
 
-  /** A member whose buffer filled left its topic: what the topic still owed it waits in its own queue, written on drain. */
+  /** A member whose buffer filled left its topic: it is written from the log once its socket drained. */
   private readonly leftTopic = (client: LiveClient) => {
     if (!client.blocked) this.markDirty(client);
   };
@@ -287,6 +334,7 @@ export class LiveChannel {
   private scheduleWrite(): void {
     if (this.writeScheduled || this.stopped) return;
     this.writeScheduled = true;
+    this.waitingSince = this.monotonic();
     // A trickle (a few frames since the last write) goes out at once, as a microtask: a watcher
     // of a quiet execution sees each event within microseconds. A flood, or frames arriving
     // steadily (STEADY_MS), is written on turns of its own, so that it never holds up the
@@ -304,47 +352,85 @@ export class LiveChannel {
   private drop(client: LiveClient, event: ExecutionEvent): void {
     client.dropped += 1;
     client.lagFrom ??= new Map();
-    if (!client.lagFrom.has(event.execution_id)) client.lagFrom.set(event.execution_id, client.got.get(event.execution_id) ?? 0);
+    if (!client.lagFrom.has(event.execution_id)) client.lagFrom.set(event.execution_id, client.gotOf(event.execution_id));
   }
 
   /**
-   * Writes waiting frames, corked, until the socket pushes back; then `stream.lagged` if events
-   * were dropped. A client that caught up joins its group's topic, but only between fan-outs
-   * (`mayJoin`): joining in the middle of one could deliver that event twice.
+   * Writes waiting frames, corked, until the socket pushes back: its own queue, then the log from
+   * its position (or what it kept of it); then `stream.lagged` if events were lost for it. A client
+   * whose own queue is written moves to its group's log, and a caught-up log member joins the
+   * group's topic — both only between fan-outs (`mayJoin`): moving in the middle of one could
+   * deliver that event twice.
    */
   private flush(client: LiveClient, mayJoin: boolean, maxFrames = Number.POSITIVE_INFINITY): void {
     if (client.closed || client.blocked || client.opening) return;
     let lost = false;
+    let budget = maxFrames;
     const write = () => {
       const { queue, socket } = client;
-      const end = Math.min(queue.length, client.head + maxFrames);
-      while (client.head < end) {
+      while (client.head < queue.length) {
+        if (budget-- <= 0) return;
         const result = socket.send(client.next());
         if (result === "ok") continue;
         if (result === "dropped") lost = true;
         else client.blocked = true;
         return;
       }
+      if (!client.inLog || client.fast) return;
+      const source = client.source;
+      const end = client.sourceEnd;
+      while (client.cursor < end) {
+        // A run of entries from one chunk at a time.
+        const chunk = source.chunkAt(client.cursor);
+        const stop = Math.min(end, chunk.start + chunk.frames.length);
+        for (let i = client.cursor - chunk.start; client.cursor < stop; i++) {
+          if (budget-- <= 0) return;
+          client.cursor++;
+          client.handed(chunk.ids[i]!, chunk.sequences[i]!);
+          const result = socket.send(chunk.frames[i]!);
+          if (result === "ok") continue;
+          if (result === "dropped") lost = true;
+          else client.blocked = true;
+          return;
+        }
+      }
     };
+    const frames = client.waiting + (client.inLog && !client.fast ? client.sourceEnd - client.cursor : 0);
     // Corking pays off from the second frame; a lone frame (the common case at low rates) goes straight out.
-    if (client.socket.cork && client.waiting > 1) client.socket.cork(write);
+    if (client.socket.cork && frames > 1 && budget > 1) client.socket.cork(write);
     else write();
     client.seen = this.epoch;
     if (lost) return this.forget(client, true, 1011, "send failed");
     client.compact();
-    if (client.waiting === 0 && client.lagFrom !== null && !client.blocked) this.sendLagged(client);
-    if (mayJoin && this.topics && client.waiting === 0 && client.lagFrom === null && client.cursorsAhead === null && !client.blocked && !client.closed) this.topics.join(client);
+    if (client.blocked || client.closed || client.waiting > 0) return;
+    if (client.lagFrom !== null) this.sendLagged(client);
+    else if (client.view !== null && client.cursor >= client.view.end) this.sendResumed(client);
+    if (!mayJoin || client.blocked || client.closed || client.lagFrom !== null || client.cursorsAhead !== null) return;
+    if (!client.inLog) this.groups.enterLog(client);
+    if (client.view === null) this.groups.join(client);
+  }
+
+  /** A log member that wrote everything it kept is told what it lost, and resumes at the log's end. */
+  private sendResumed(client: LiveClient): void {
+    const { dropped, lastSequence } = this.groups.resume(client);
+    this.sendNotice(client, dropped, lastSequence);
   }
 
   private sendLagged(client: LiveClient): void {
-    const frame = JSON.stringify({
-      type: "stream.lagged",
-      dropped: client.dropped,
-      last_sequence: Object.fromEntries(client.lagFrom!),
-      message: `This connection fell behind and ${client.dropped} event(s) were dropped for it alone; reload the snapshot and the history after last_sequence.`,
-    });
+    const dropped = client.dropped;
+    const lastSequence = Object.fromEntries(client.lagFrom!);
     client.dropped = 0;
     client.lagFrom = null;
+    this.sendNotice(client, dropped, lastSequence);
+  }
+
+  private sendNotice(client: LiveClient, dropped: number, lastSequence: Record<string, number>): void {
+    const frame = JSON.stringify({
+      type: "stream.lagged",
+      dropped,
+      last_sequence: lastSequence,
+      message: `This connection fell behind and ${dropped} event(s) were dropped for it alone; reload the snapshot and the history after last_sequence.`,
+    });
     const result = client.socket.send(frame);
     if (result === "dropped") this.forget(client, true, 1011, "send failed");
     else if (result === "backpressure") client.blocked = true;
@@ -355,7 +441,7 @@ export class LiveChannel {
     client.closed = true;
     client.subscription?.unsubscribe();
     this.clients.delete(client.socket);
-    this.topics?.release(client);
+    this.groups.release(client);
     if (closeSocket) {
       try {
         client.socket.close(code, reason);
@@ -389,8 +475,8 @@ export class LiveChannel {
         if (client.socket.bufferedAmount() === 0) this.drain(client.socket);
         continue;
       }
-      const seen = client.fast ? Math.max(client.seen, client.group!.seen) : client.seen;
-      if (this.epoch - seen <= TICKS_PER_HEARTBEAT || client.waiting > 0) continue;
+      const seen = client.fast ? Math.max(client.seen, client.group.seen) : client.seen;
+      if (this.epoch - seen <= TICKS_PER_HEARTBEAT || client.hasFrames) continue;
       frame ??= JSON.stringify({ type: "stream.heartbeat", timestamp: new Date(this.clock.now()).toISOString() });
       client.seen = this.epoch;
       try {

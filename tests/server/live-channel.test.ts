@@ -280,13 +280,40 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
     await settle();
     expect(sockets.map((s) => s.topics.size)).toEqual([1, 1, 1]);
     const sendsBefore = sockets.map((s) => s.sent);
-    progress(id, 10);
-    await settle();
+    // A trickle: a few events at a time.
+    for (let i = 0; i < 5; i++) {
+      progress(id, 2);
+      await settle();
+    }
     expect(hub.published).toBe(11);
     for (const [i, s] of sockets.entries()) {
       expect(s.events().map((e) => e.sequence)).toEqual(Array.from({ length: 13 }, (_, k) => k + 1));
       expect(s.sent).toBe(sendsBefore[i]!);
     }
+  });
+
+  test("a flood is written to each member in corked batches off the topic (a publish is a write per member per frame); caught up, they share the topic again", async () => {
+    const { live, create, progress, hub } = withTopics();
+    const id = create(1);
+    const sockets = [new FakeSocket(hub), new FakeSocket(hub), new FakeSocket(hub)];
+    for (const s of sockets) live.open(s, { executions: [id] });
+    progress(id, 1);
+    await settle();
+    expect(sockets.map((s) => s.topics.size)).toEqual([1, 1, 1]);
+    const published = hub.published;
+    const corks = sockets.map((s) => s.corks);
+    progress(id, 500);
+    await settle();
+    // No frame of the flood went by publish; each member got it in a few corked writes of its own.
+    expect(hub.published).toBe(published);
+    for (const [i, s] of sockets.entries()) {
+      expect(s.events().map((e) => e.sequence)).toEqual(Array.from({ length: 503 }, (_, k) => k + 1));
+      expect(s.corks - corks[i]!).toBeLessThanOrEqual(4);
+      expect(s.topics.size).toBe(1);
+    }
+    progress(id, 1);
+    await settle();
+    expect(hub.published).toBe(published + 1);
   });
 
   test("a cursor ahead of what is stored joins no topic until it is passed: nothing at or below it is written", async () => {
@@ -358,22 +385,33 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
     for (const socket of sockets) expect(socket.events().at(-1)!.sequence).toBe(13);
   });
 
-  test("a backlog past half of subscriber_queue_bytes is published on the append path: healthy members lose nothing", async () => {
-    const { live, create, progress, hub } = withTopics({ subscriber_queue_bytes: queueBytesFor(4) });
+  test("a flood that keeps the loop from turning still gets the writer a bounded share on the append path", async () => {
+    const { live, create, progress, clock } = setup();
     const id = create(1);
-    const sockets = [new FakeSocket(hub), new FakeSocket(hub)];
-    for (const s of sockets) live.open(s, { executions: [id] });
-    progress(id, 1);
-    await settle();
-    const before = hub.published;
-    progress(id, 10);
-    // No writer turn yet, yet most of the ten are out already: the producer helped.
-    expect(hub.published - before).toBeGreaterThanOrEqual(8);
-    await settle();
-    for (const s of sockets) {
-      expect(s.events().map((e) => e.sequence)).toEqual(Array.from({ length: 13 }, (_, i) => i + 1));
-      expect(s.types()).not.toContain("stream.lagged");
+    const socket = new FakeSocket();
+    live.open(socket, { executions: [id] });
+    const before = socket.events().length;
+    // Appends with time passing and no turn of the loop in between (a worker's batches).
+    for (let i = 0; i < 20; i++) {
+      progress(id, 64);
+      clock.advance(1);
     }
+    // The writer got slices on the append path: most of the flood is out before any turn.
+    const written = socket.events().length - before;
+    expect(written).toBeGreaterThan(0);
+    await settle();
+    expect(socket.events().map((e) => e.sequence)).toEqual(Array.from({ length: 1282 }, (_, k) => k + 1));
+    expect(socket.types()).not.toContain("stream.lagged");
+  });
+
+  test("without time passing, appends write nothing: the share is taken only from a flood that holds the loop", () => {
+    const { live, create, progress } = setup();
+    const id = create(1);
+    const socket = new FakeSocket();
+    live.open(socket, { executions: [id] });
+    const before = socket.frames.length;
+    for (let i = 0; i < 20; i++) progress(id, 64);
+    expect(socket.frames.length).toBe(before);
   });
 
   test("a frame larger than subscriber_queue_bytes makes a topic's members lag alone, resuming after what was published", async () => {
@@ -425,7 +463,7 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
     expect(fast.events().map((e) => e.sequence)).toEqual(Array.from({ length: 24 }, (_, i) => i + 1));
   });
 
-  test("a topic member that stopped reading takes in nothing more, even from a flood published on the append path", async () => {
+  test("a topic member that stopped reading takes in nothing more, from a trickle published or a flood sent", async () => {
     const { live, create, progress, hub } = withTopics({ subscriber_queue_bytes: queueBytesFor(400) });
     const id = create(1);
     const stalled = new FakeSocket(hub);
@@ -437,19 +475,100 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
     expect([stalled.topics.size, healthy.topics.size]).toEqual([1, 1]);
     const before = stalled.frames.length;
     stalled.buffered = 10 * 1024 * 1024;
-    // One batch past half the bound: the append path publishes it (HELP_AT), but it looks at the
-    // members' buffers first and leaves the rest to the writer, which takes the stalled one off.
-    progress(id, 300);
-    expect(stalled.frames.length).toBe(before);
+    stalled.mode = "backpressure";
+    // A trickle is published, but the members' buffers are looked at first: the stalled one is
+    // taken off the topic and takes in nothing of it.
+    progress(id, 2);
     await settle();
     expect(stalled.topics.size).toBe(0);
     expect(stalled.frames.length).toBe(before);
-    expect(healthy.events().map((e) => e.sequence)).toEqual(Array.from({ length: 303 }, (_, i) => i + 1));
+    // A flood goes out by each member's own sends: the stalled one is blocked, the healthy one gets it all.
+    progress(id, 300);
+    await settle();
+    expect(stalled.frames.length).toBe(before);
+    expect(healthy.events().map((e) => e.sequence)).toEqual(Array.from({ length: 305 }, (_, i) => i + 1));
     expect(healthy.types()).not.toContain("stream.lagged");
     stalled.buffered = 0;
+    stalled.mode = "ok";
     live.drain(stalled);
-    expect(stalled.events().map((e) => e.sequence)).toEqual(Array.from({ length: 303 }, (_, i) => i + 1));
+    await settle();
+    expect(stalled.events().map((e) => e.sequence)).toEqual(Array.from({ length: 305 }, (_, i) => i + 1));
   });
+
+  test.each(["memory", "sqlite"] as const)("following all of several executions, random floods and stalls: per execution in order and once, every gap announced by a notice that names what the client got, and dropped counts that add up (%s store)", async (kind) => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.oneof(
+            fc.record({ op: fc.constant("append" as const), which: fc.integer({ min: 0, max: 2 }), n: fc.integer({ min: 1, max: 200 }) }),
+            fc.record({ op: fc.constant("pressure" as const), who: fc.integer({ min: 0, max: 2 }), full: fc.boolean() }),
+            fc.record({ op: fc.constant("drain" as const), who: fc.integer({ min: 0, max: 2 }) }),
+            fc.record({ op: fc.constant("settle" as const) }),
+            fc.record({ op: fc.constant("turn" as const) }),
+          ),
+          { maxLength: 30 },
+        ),
+        async (ops) => {
+          const { live, create, progress, hub, store } = withTopics({ subscriber_queue_bytes: queueBytesFor(24) }, kind);
+          const ids = [create(1), create(2), create(3)];
+          await store.durable();
+          const before = new Map(ids.map((id) => [id, store.get(id)!.last_sequence]));
+          const sockets = [new FakeSocket(hub), new FakeSocket(hub), new FakeSocket()];
+          for (const s of sockets) live.open(s, { executions: "all" });
+          for (const op of ops) {
+            if (op.op === "append") progress(ids[op.which]!, op.n);
+            else if (op.op === "settle") await settle();
+            else if (op.op === "turn") await new Promise((resolve) => setImmediate(resolve));
+            else if (op.op === "drain") {
+              sockets[op.who]!.mode = "ok";
+              sockets[op.who]!.buffered = 0;
+              live.drain(sockets[op.who]!);
+            } else {
+              sockets[op.who]!.mode = op.full ? "backpressure" : "ok";
+              sockets[op.who]!.buffered = op.full ? 1 << 30 : 0;
+            }
+          }
+          for (const s of sockets) {
+            s.mode = "ok";
+            s.buffered = 0;
+            live.drain(s);
+          }
+          await settle();
+          await store.durable();
+          await settle();
+          for (const s of sockets) {
+            // What each execution had stored before the client opened is not sent (no cursor, no replay).
+            const got = new Map(before);
+            const announced = new Set<string>();
+            let dropped = 0;
+            let received = 0;
+            for (const frame of s.frames) {
+              if (frame.type === "stream.lagged") {
+                for (const [id, sequence] of Object.entries(frame.last_sequence)) {
+                  // Names the last sequence this client got of it (0: none since it opened).
+                  expect(sequence).toBe(got.get(id) === before.get(id) ? 0 : got.get(id));
+                  announced.add(id);
+                }
+                dropped += frame.dropped;
+              }
+              if (typeof frame.sequence !== "number") continue;
+              const id = frame.execution_id as string;
+              received++;
+              if (announced.delete(id)) expect(frame.sequence).toBeGreaterThan(got.get(id)!);
+              else expect(frame.sequence).toBe(got.get(id)! + 1);
+              got.set(id, frame.sequence);
+            }
+            // What it never got is exactly what the notices counted, and every unfinished gap was announced.
+            const stored = ids.reduce((sum, id) => sum + store.get(id)!.last_sequence - before.get(id)!, 0);
+            expect(received + dropped).toBe(stored);
+            for (const id of ids) if (got.get(id) !== store.get(id)!.last_sequence) expect(announced.has(id)).toBe(true);
+          }
+          store.close();
+        },
+      ),
+      { numRuns: 150 },
+    );
+  }, 30_000);
 
   test.each(["memory", "sqlite"] as const)("random interleavings of appends, backpressure and drains never deliver an event twice or out of order, nor lose one unannounced (%s store)", async (kind) => {
     await fc.assert(

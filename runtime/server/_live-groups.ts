@@ -1,0 +1,238 @@
+import type { ExecutionEvent } from "../execution/protocol.ts";
+import { LiveClient, LiveGroup } from "./_live-client.ts";
+import type { Subscription } from "../store/store.ts";
+import type { LiveSocket, LiveTopics } from "./live-socket.ts";
+import type { LiveTarget } from "./live-target.ts";
+
+// A fast (topic) member whose socket buffers more than this has fallen behind: it leaves the topic
+// and is written from the log by its own sends, at its own pace.
+const FAST_BUFFER_BYTES = 256 * 1024;
+// Bytes published to a topic between two looks at its members' buffers: a member that stopped
+// reading holds at most FAST_BUFFER_BYTES + CHECK_BYTES (+ one frame) in its socket before it is
+// seen and leaves, whatever the flood (docs/protocol.md, "Backpressure").
+const CHECK_BYTES = 64 * 1024;
+// More frames than this waiting for a topic is a flood, not a trickle: a publish writes to each
+// member's socket at once (a system call each, per frame), while a member's own corked sends
+// write a batch of frames in one. So the members leave the topic and are written from the log in
+// batches; they join it again once caught up.
+const TOPIC_BURST = 8;
+// Appends between two looks for what the log may let go of.
+const TRIM_EVERY = 1024;
+
+/** The sequence a log records for an event: negative for an execution's last event. */
+export function signedSequence(event: ExecutionEvent): number {
+  return event.type === "execution.completed" ? -event.sequence : event.sequence;
+}
+
+/**
+ * The live channel's groups (docs/protocol.md, "Backpressure"): connections following the same
+ * target share one store subscription and one log of frames. The append path costs a group one
+ * push per event however many members it has and however far behind they are; members are
+ * written from the log on the channel's writer turns. A member more than subscriber_queue_bytes
+ * behind keeps what it had (a view of the log's chunks, not a copy) and lags alone; a
+ * runtime's native fan-out (Bun topics) serves the caught-up members with one publish each.
+ */
+export class LiveGroups {
+  private readonly groups = new Map<string, LiveGroup>();
+  private nextTopic = 1;
+  private topics: LiveTopics | null = null;
+
+  /**
+   * @param subscribe the group's live store subscription, made with the group (its listener
+   *   appends to the log, see append)
+   * @param bound subscriber_queue_bytes: how far behind the log end a member may fall
+   */
+  constructor(
+    private readonly subscribe: (group: LiveGroup) => Subscription,
+    private readonly bound: number,
+  ) {}
+
+  /** Lets caught-up members of a group share one topic of the runtime's native fan-out. */
+  useTopics(topics: LiveTopics): void {
+    this.topics = topics;
+  }
+
+  /** The group of a new connection: made, with its store subscription, for the first. */
+  groupFor(target: LiveTarget): LiveGroup {
+    // `after` only shapes the replay: once caught up, the same target means the same live events.
+    const key = target.executions === "all" ? "*" : [...target.executions].sort().join(",");
+    let group = this.groups.get(key);
+    if (!group) {
+      group = new LiveGroup(key, target, `docket.live.${this.nextTopic++}`);
+      this.groups.set(key, group);
+      group.subscription = this.subscribe(group);
+    }
+    group.members++;
+    return group;
+  }
+
+  /**
+   * Appends an event's frame to the group's log: O(1), but when a member would fall more than
+   * the bound behind — then each such member is made to lag (at most once per lag episode each).
+   */
+  append(group: LiveGroup, event: ExecutionEvent, frame: string): void {
+    const { log } = group;
+    if (log.bytesFrom(group.lowest) + frame.length > this.bound) this.lagBeyond(group, frame.length);
+    log.append(event, frame);
+    if (log.end % TRIM_EVERY === 0) this.trim(group);
+  }
+
+  /** Members whose backlog with `incoming` would pass the bound keep what they have and lag from here. */
+  private lagBeyond(group: LiveGroup, incoming: number): void {
+    const { log } = group;
+    if (group.fast.size > 0 && log.bytesFrom(group.published) + incoming > this.bound) {
+      // The topic itself fell that far behind (the writer and the producer's help could not keep
+      // up, or one frame is larger than the bound): its members lag, each keeping what is unpublished.
+      for (const client of [...group.fast]) this.leave(client, client.blocked);
+    }
+    for (const client of [...group.behind]) {
+      if (log.bytesFrom(client.cursor) + incoming <= this.bound) continue;
+      group.behind.delete(client);
+      group.lagging.add(client);
+      client.view = log.view(client.cursor);
+      client.lag = log.startLag();
+    }
+    this.trim(group);
+  }
+
+  /** Lets go of the log before the lowest position a member still reads. */
+  trim(group: LiveGroup): void {
+    let lowest = group.log.end;
+    if (group.fast.size > 0) lowest = Math.min(lowest, group.published);
+    for (const client of group.behind) if (client.cursor < lowest) lowest = client.cursor;
+    group.lowest = lowest;
+    group.log.trim(lowest);
+  }
+
+  /** A client whose own queue is written moves to its group's log, at its end. */
+  enterLog(client: LiveClient): void {
+    client.subscription?.unsubscribe();
+    client.subscription = null;
+    client.inLog = true;
+    client.cursor = client.group.log.end;
+    client.group.behind.add(client);
+  }
+
+  /**
+   * A lagging member that wrote everything it kept: it resumes at the log's end. Returns what its
+   * notice says: how many events it lost, and for each execution it lost events of, the last
+   * sequence it got.
+   */
+  resume(client: LiveClient): { dropped: number; lastSequence: Record<string, number> } {
+    const group = client.group;
+    const { dropped, firstLost } = group.log.endLag(client.lag!);
+    const lastSequence: Record<string, number> = {};
+    for (const id of firstLost.keys()) lastSequence[id] = client.gotOf(id);
+    client.view = null;
+    client.lag = null;
+    group.lagging.delete(client);
+    client.cursor = group.log.end;
+    group.behind.add(client);
+    return { dropped, lastSequence };
+  }
+
+  /**
+   * Publishes a group's waiting frames until `until` (performance.now()), looking at the members'
+   * buffers every CHECK_BYTES: Bun writes a publish into each member's socket at once, so a member
+   * that stopped reading would otherwise take in everything published in one go (tens of MB
+   * during a flood). A member whose buffer shows it fell behind leaves the topic for its own
+   * sends from the log (`left` is told) and publishing goes on. True when none is left to publish.
+   */
+  publishPending(group: LiveGroup, until: number, left: (client: LiveClient) => void): boolean {
+    const { log } = group;
+    if (group.pending > TOPIC_BURST) {
+      for (const client of [...group.fast]) {
+        this.leave(client, false);
+        left(client);
+      }
+      return true;
+    }
+    let unchecked = CHECK_BYTES;
+    while (group.published < log.end && group.fast.size > 0) {
+      if (unchecked >= CHECK_BYTES) {
+        unchecked = 0;
+        this.takeOffFull(group, left);
+        continue;
+      }
+      const position = group.published++;
+      const frame = log.frame(position);
+      this.topics!.publish(group.topic, frame);
+      unchecked += frame.length;
+      const sequence = log.sequence(position);
+      if (sequence < 0) group.lastPublished.delete(log.execution(position));
+      else group.lastPublished.set(log.execution(position), sequence);
+      // A publish costs a write per member: a large group looks at the clock after each.
+      if (group.fast.size >= 16 && performance.now() > until) break;
+    }
+    // No look after the last frame: what went in since the last look is less than CHECK_BYTES, and
+    // the next publish looks first (one pass over the members per trickled event, not two).
+    return group.pending === 0;
+  }
+
+  /** Members whose socket holds more than FAST_BUFFER_BYTES leave the topic, blocked until it drains. */
+  private takeOffFull(group: LiveGroup, left: (client: LiveClient) => void): void {
+    for (const client of group.fast) {
+      if (client.socket.bufferedAmount() <= FAST_BUFFER_BYTES) continue;
+      this.leave(client, true);
+      left(client);
+    }
+  }
+
+  /**
+   * A caught-up log member joins its group's topic. A lone watcher is served as well by its own
+   * corked sends, so topics start from two members. Never while the topic has frames waiting to
+   * be published: the client has those already, and would get them twice.
+   */
+  join(client: LiveClient): void {
+    const group = client.group;
+    if (client.fast || !this.topics || !client.socket.subscribe || client.cursor !== group.log.end || group.pending > 0) return;
+    if (group.behind.size + group.fast.size < 2) return;
+    try {
+      client.socket.subscribe(group.topic);
+    } catch {
+      // A socket closing under us stays on its own sends; its close handler forgets it.
+      return;
+    }
+    if (group.fast.size === 0) group.published = group.log.end;
+    group.behind.delete(client);
+    group.fast.add(client);
+    client.fast = true;
+    client.topicFrom = new Map(group.lastPublished);
+  }
+
+  /** Off the topic, back to its own sends from where the topic had brought it: its buffer filled, or it is going away. */
+  leave(client: LiveClient, blocked: boolean): void {
+    const group = client.group;
+    client.fast = false;
+    client.blocked = blocked;
+    group.fast.delete(client);
+    // What the topic published while it was a member reached it.
+    for (const [id, sequence] of group.lastPublished) if (client.topicFrom!.get(id) !== sequence) client.handed(id, sequence);
+    for (const id of client.topicFrom!.keys()) if (!group.lastPublished.has(id)) client.handed(id, -1);
+    client.topicFrom = null;
+    client.cursor = group.published;
+    group.behind.add(client);
+    try {
+      client.socket.unsubscribe!(group.topic);
+    } catch {
+      // A closed socket has left every topic already.
+    }
+    if (group.fast.size === 0) group.lastPublished.clear();
+  }
+
+  /** A client is gone: out of its group's sets; an empty group stops listening and is dropped. */
+  release(client: LiveClient): void {
+    const group = client.group;
+    if (client.fast) this.leave(client, false);
+    group.behind.delete(client);
+    if (client.lag !== null) group.log.releaseLag(client.lag);
+    group.lagging.delete(client);
+    client.view = null;
+    client.lag = null;
+    if (--group.members === 0) {
+      group.subscription?.unsubscribe();
+      group.subscription = null;
+      this.groups.delete(group.key);
+    } else this.trim(group);
+  }
+}

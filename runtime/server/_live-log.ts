@@ -1,0 +1,213 @@
+import type { ExecutionEvent } from "../execution/protocol.ts";
+
+// Entries per chunk. Chunks (but the first) start at multiples of CHUNK, so a position finds its
+// chunk by a shift; a member that falls too far behind keeps the chunks it still needs, not copies.
+const CHUNK_BITS = 10;
+const CHUNK = 1 << CHUNK_BITS;
+// Lag epochs held at once before the oldest two are merged: a member that stopped reading holds
+// its epoch for as long as its connection lasts, and each lag of another member begins one more.
+const MAX_EPOCHS = 32;
+
+/** A run of consecutive entries of a group's log: entry i is at position `start + i`. */
+export class LogChunk {
+  readonly frames: Array<string | undefined> = [];
+  readonly ids: string[] = [];
+  /** Each entry's sequence; negative for an execution's last event (`execution.completed`). */
+  readonly sequences: number[] = [];
+  /** Bytes of the log before each entry (UTF-16 length, as subscriber_queue_bytes counts them). */
+  readonly before: number[] = [];
+  /** Frames before this index were let go (nobody needs them any more). */
+  cleared = 0;
+  /** A member's view holds it: its frames stay until the chunk itself goes. */
+  viewed = false;
+  constructor(readonly start: number) {}
+}
+
+/** Where a span of positions is read from: the log itself, or what a member that fell behind kept of it. */
+export interface LogEntries {
+  /** The chunk holding `position`: a writer reads a run of entries from it without a look-up each. */
+  chunkAt(position: number): LogChunk;
+  frame(position: number): string;
+  execution(position: number): string;
+  /** The sequence at `position`, negative when it is its execution's last event. */
+  sequence(position: number): number;
+}
+
+function chunkOf(chunks: readonly LogChunk[], position: number): LogChunk {
+  return chunks[(position >> CHUNK_BITS) - (chunks[0]!.start >> CHUNK_BITS)]!;
+}
+
+/** Entries `[from, end)` a member kept when it fell too far behind for the log to hold them for it. */
+export class LogView implements LogEntries {
+  constructor(private readonly chunks: readonly LogChunk[], readonly end: number) {}
+  chunkAt(position: number): LogChunk {
+    return chunkOf(this.chunks, position);
+  }
+  frame(position: number): string {
+    const chunk = chunkOf(this.chunks, position);
+    return chunk.frames[position - chunk.start]!;
+  }
+  execution(position: number): string {
+    const chunk = chunkOf(this.chunks, position);
+    return chunk.ids[position - chunk.start]!;
+  }
+  sequence(position: number): number {
+    const chunk = chunkOf(this.chunks, position);
+    return chunk.sequences[position - chunk.start]!;
+  }
+}
+
+/**
+ * Where a member's lag began (see LiveLog.startLag): the first sequence of each execution whose
+ * events were appended from `at` on, until the next epoch began.
+ */
+export interface LagEpoch {
+  readonly at: number;
+  readonly firsts: Map<string, number>;
+  holders: number;
+  /** Merged into an older epoch (see startLag): its holders read that one. */
+  into: LagEpoch | null;
+}
+
+/** The epoch that stands for `epoch` now. */
+function resolved(epoch: LagEpoch): LagEpoch {
+  while (epoch.into !== null) epoch = epoch.into;
+  return epoch;
+}
+
+/**
+ * The frames of one live group, in the order the store handed them out, each once for all of the
+ * group's members (docs/protocol.md, "Backpressure"). Positions count from 0 for the group's life;
+ * entries `[start, end)` are held. A member is a position in it: appending costs the group one
+ * push however many members are behind, and a member behind is written from the log on the
+ * channel's writer turns, never on the append path.
+ */
+export class LiveLog implements LogEntries {
+  private chunks: LogChunk[] = [];
+  /** The position the next append takes. */
+  end = 0;
+  /** Bytes appended in all (bytes before `end`). */
+  bytes = 0;
+  /**
+   * Lag epochs begun and not yet let go, oldest first: while any is held, each append records
+   * the first sequence of its execution in the newest, so a lagging member's notice can name
+   * every execution it lost events of (see endLag), at O(1) per append however many lag.
+   */
+  private readonly epochs: LagEpoch[] = [];
+
+  /** The first position still held. */
+  get start(): number {
+    return this.chunks.length === 0 ? this.end : Math.max(this.chunks[0]!.start, this.chunks[0]!.start + this.chunks[0]!.cleared);
+  }
+
+  append(event: ExecutionEvent, frame: string): void {
+    const position = this.end;
+    let chunk = this.chunks.at(-1);
+    if (chunk === undefined || (position & (CHUNK - 1)) === 0) this.chunks.push((chunk = new LogChunk(position)));
+    chunk.frames.push(frame);
+    chunk.ids.push(event.execution_id);
+    chunk.sequences.push(event.type === "execution.completed" ? -event.sequence : event.sequence);
+    chunk.before.push(this.bytes);
+    this.bytes += frame.length;
+    this.end = position + 1;
+    const epoch = this.epochs.at(-1);
+    if (epoch !== undefined && !epoch.firsts.has(event.execution_id)) epoch.firsts.set(event.execution_id, event.sequence);
+  }
+
+  chunkAt(position: number): LogChunk {
+    return chunkOf(this.chunks, position);
+  }
+
+  frame(position: number): string {
+    const chunk = chunkOf(this.chunks, position);
+    return chunk.frames[position - chunk.start]!;
+  }
+
+  execution(position: number): string {
+    const chunk = chunkOf(this.chunks, position);
+    return chunk.ids[position - chunk.start]!;
+  }
+
+  sequence(position: number): number {
+    const chunk = chunkOf(this.chunks, position);
+    return chunk.sequences[position - chunk.start]!;
+  }
+
+  /** Bytes of the frames from `position` (held, or `end`) to the end: a member's backlog. */
+  bytesFrom(position: number): number {
+    if (position >= this.end) return 0;
+    const chunk = chunkOf(this.chunks, position);
+    return this.bytes - chunk.before[position - chunk.start]!;
+  }
+
+  /** What a member at `from` still needs, up to the end, kept apart from the log. */
+  view(from: number): LogView {
+    if (from >= this.end || this.chunks.length === 0) return new LogView([], from);
+    const first = (from >> CHUNK_BITS) - (this.chunks[0]!.start >> CHUNK_BITS);
+    const chunks = this.chunks.slice(first);
+    for (const chunk of chunks) chunk.viewed = true;
+    return new LogView(chunks, this.end);
+  }
+
+  /** Lets go of every entry before `position` (no member needs them); views keep what they hold. */
+  trim(position: number): void {
+    if (position >= this.end) {
+      this.chunks = [];
+      return;
+    }
+    let drop = 0;
+    while (drop < this.chunks.length - 1 && this.chunks[drop + 1]!.start <= position) drop++;
+    if (drop > 0) this.chunks = this.chunks.slice(drop);
+    const chunk = this.chunks[0]!;
+    // In the chunk a member still reads, frames behind every member are let go one by one: a
+    // chunk holds up to CHUNK frames of up to frame_bytes each. Not in one a view holds.
+    if (chunk.viewed) return;
+    for (let i = chunk.cleared; i < position - chunk.start; i++) chunk.frames[i] = undefined;
+    chunk.cleared = Math.max(chunk.cleared, position - chunk.start);
+  }
+
+  /**
+   * A member lags from the end of the log on: the epoch it holds until its notice (endLag). Past
+   * MAX_EPOCHS held, the oldest two become one: the holders of the younger may then name an
+   * execution they lost nothing of (with what they got of it, so nothing is reloaded twice), but
+   * what is held stays bounded whatever a stalled connection does.
+   */
+  startLag(): LagEpoch {
+    let epoch = this.epochs.at(-1);
+    if (epoch === undefined || epoch.at !== this.end) this.epochs.push((epoch = { at: this.end, firsts: new Map(), holders: 0, into: null }));
+    epoch.holders++;
+    if (this.epochs.length > MAX_EPOCHS) {
+      const [older, younger] = this.epochs as [LagEpoch, LagEpoch];
+      for (const [id, sequence] of younger.firsts) if (!older.firsts.has(id)) older.firsts.set(id, sequence);
+      older.holders += younger.holders;
+      younger.into = older;
+      this.epochs.splice(1, 1);
+    }
+    return epoch;
+  }
+
+  /**
+   * A lagging member resumes at the end: how many events it lost (everything appended since its
+   * epoch began) and, for each execution among them, the first sequence it lost.
+   */
+  endLag(held: LagEpoch): { dropped: number; firstLost: Map<string, number> } {
+    const firstLost = new Map<string, number>();
+    for (let i = this.epochs.indexOf(resolved(held)); i >= 0 && i < this.epochs.length; i++) {
+      for (const [id, sequence] of this.epochs[i]!.firsts) if (!firstLost.has(id)) firstLost.set(id, sequence);
+    }
+    this.releaseLag(held);
+    // Counted from where this member's lag began (a merged epoch may begin earlier).
+    return { dropped: this.end - held.at, firstLost };
+  }
+
+  /** A lagging member went away: its epoch is let go without a notice. */
+  releaseLag(held: LagEpoch): void {
+    resolved(held).holders--;
+    while (this.epochs.length > 0 && this.epochs[0]!.holders === 0) this.epochs.shift();
+  }
+
+  /** Lag epochs held now (for tests of the bound). */
+  get epochsHeld(): number {
+    return this.epochs.length;
+  }
+}

@@ -1,0 +1,92 @@
+import { describe, expect, test } from "bun:test";
+import { LiveLog } from "../../runtime/server/_live-log.ts";
+import type { ExecutionEvent } from "../../runtime/execution/protocol.ts";
+
+/** An event of execution `id` at `sequence` (only what the log reads of it). */
+const event = (id: string, sequence: number, type = "execution.progress") => ({ execution_id: id, sequence, type }) as unknown as ExecutionEvent;
+
+/** A log holding `count` frames of execution "a", frame i being "f<i>". */
+function logOf(count: number): LiveLog {
+  const log = new LiveLog();
+  for (let i = 0; i < count; i++) log.append(event("a", i + 1), `f${i}`);
+  return log;
+}
+
+describe("LiveLog", () => {
+  test("positions run across chunks; a backlog is the bytes from a position to the end", () => {
+    const log = logOf(3000);
+    expect(log.end).toBe(3000);
+    expect([log.frame(0), log.frame(1023), log.frame(1024), log.frame(2999)]).toEqual(["f0", "f1023", "f1024", "f2999"]);
+    expect(log.execution(2048)).toBe("a");
+    expect(log.sequence(2048)).toBe(2049);
+    expect(log.bytesFrom(2990)).toBe(10 * 5);
+    expect(log.bytesFrom(3000)).toBe(0);
+    expect(log.bytesFrom(0)).toBe(log.bytes);
+  });
+
+  test("an execution's last event is recorded with a negative sequence", () => {
+    const log = new LiveLog();
+    log.append(event("a", 7, "execution.completed"), "x");
+    expect(log.sequence(0)).toBe(-7);
+  });
+
+  test("trim lets go of whole chunks and of frames before the position in the first one; a view keeps what it holds", () => {
+    const log = logOf(3000);
+    const view = log.view(1500);
+    log.trim(2100);
+    expect(log.start).toBe(2048);
+    // The view still reads everything it was given, up to its end, though the log let go of it.
+    expect(view.end).toBe(3000);
+    expect([view.frame(1500), view.frame(2047), view.frame(2999)]).toEqual(["f1500", "f2047", "f2999"]);
+    const log2 = logOf(3000);
+    log2.trim(2100);
+    expect(log2.start).toBe(2100);
+    expect(log2.frame(2100)).toBe("f2100");
+  });
+
+  test("after letting go of everything, appends start a chunk where the log ends, off the chunk grid", () => {
+    const log = logOf(1500);
+    log.trim(1500);
+    expect(log.start).toBe(1500);
+    for (let i = 1500; i < 2600; i++) log.append(event("a", i + 1), `f${i}`);
+    expect([log.frame(1500), log.frame(2047), log.frame(2048), log.frame(2599)]).toEqual(["f1500", "f2047", "f2048", "f2599"]);
+    expect(log.bytesFrom(2590)).toBe(10 * 5);
+  });
+
+  test("a lag names the first sequence lost of each execution appended after it began, and counts them", () => {
+    const log = new LiveLog();
+    log.append(event("a", 1), "x");
+    const early = log.startLag();
+    log.append(event("a", 2), "x");
+    log.append(event("b", 5), "x");
+    const late = log.startLag();
+    log.append(event("b", 6), "x");
+    log.append(event("c", 1), "x");
+    expect(log.endLag(late)).toEqual({ dropped: 2, firstLost: new Map([["b", 6], ["c", 1]]) });
+    expect(log.endLag(early)).toEqual({ dropped: 4, firstLost: new Map([["a", 2], ["b", 5], ["c", 1]]) });
+    expect(log.epochsHeld).toBe(0);
+  });
+
+  test("a lag held for ever (a stalled connection) keeps the epochs bounded: older ones merge, counts stay each member's own", () => {
+    const log = new LiveLog();
+    const stalled = log.startLag();
+    let last = null;
+    for (let i = 0; i < 200; i++) {
+      log.append(event(`x${i}`, 1), "x");
+      if (last !== null) log.endLag(last);
+      last = log.startLag();
+      // Two holders at once, so an epoch is never released before the next begins.
+      log.startLag();
+    }
+    expect(log.epochsHeld).toBeLessThanOrEqual(33);
+    log.append(event("z", 3), "x");
+    const { dropped, firstLost } = log.endLag(last!);
+    expect(dropped).toBe(1);
+    // A merged epoch may name more than was lost, never less.
+    expect(firstLost.get("z")).toBe(3);
+    const all = log.endLag(stalled);
+    expect(all.dropped).toBe(201);
+    expect(all.firstLost.size).toBe(201);
+    expect(all.firstLost.get("x0")).toBe(1);
+  });
+});

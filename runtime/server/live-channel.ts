@@ -27,14 +27,13 @@ const WRITE_BATCH = 256;
 const SLICE_MS = 1;
 // The writer's share while a flood keeps the loop from turning (a worker's batches arrive one after
 // another, docs/containment.md): once frames have waited this long, the append path writes one
-// slice itself. Watchers then get at most SLICE_MS of every WRITER_GAP_MS + SLICE_MS of the main
-// thread during a flood — the work they watch is slowed by a fifth at most, however many they are —
-// and a healthy client still keeps up rather than lose events.
-const WRITER_GAP_MS = 4;
-// Under a flood, every slice (on its own turn or on the append path) is held to this share of
-// the time since the last one ended: the writer's work — sends, publishes, and the drains of
-// sockets that were full — stays a bounded part of the main thread's.
-const SHARE = 0.25;
+// slice itself, so that a healthy client keeps up rather than loses events.
+const WRITER_GAP_MS = 6;
+// Under a flood, every slice (on its own turn or on the append path) is held to this share of the
+// time since the last one ended: the writer's work — sends, publishes, and the drains of sockets
+// that were full — stays a bounded part of the main thread's however many watchers there are (the
+// work they watch slowed by about an eighth of the main thread at most; they lag instead).
+const SHARE = 0.15;
 // Appends between two looks at the clock on the append path.
 const LOOK_EVERY = 64;
 // At most this many frames queued since the writer last ran, and it runs as a microtask (right

@@ -5,7 +5,7 @@ import type { ExecutionStore } from "../store/store.ts";
 import { LiveClient, type LiveGroup } from "./_live-client.ts";
 import { LiveGroups, signedSequence } from "./_live-groups.ts";
 import { boundFrame } from "./live-frame.ts";
-import { systemLiveClock, type LiveClock, type LiveSocket, type LiveTopics } from "./live-socket.ts";
+import { systemLiveClock, type LiveClock, type LiveSocket, type LiveTopics, type SendResult } from "./live-socket.ts";
 import type { LiveTarget } from "./live-target.ts";
 import { checkLiveRequest, type LiveCheck } from "./live-check.ts";
 
@@ -44,6 +44,12 @@ const TRICKLE = 16;
 // corked write per client instead of a send (a system call) per frame. A quiet watcher still
 // gets each event at once.
 const STEADY_MS = 0.5;
+// On shutdown, a socket still holding frames it has not sent is given this long to send them and
+// the `stream.closing` notice queued behind them before it is closed (closing at once would
+// discard both, and a client that fell behind would see the connection just end).
+const CLOSE_DRAIN_MS = 1000;
+// How often the sockets still draining on shutdown are looked at.
+const CLOSE_POLL_MS = 10;
 // The heartbeat tick is a quarter of heartbeat_ms: a connection quiet for 5 ticks (more than
 // heartbeat_ms, at most 1.25 × it) gets a heartbeat. One timer serves every connection.
 const TICKS_PER_HEARTBEAT = 4;
@@ -249,21 +255,45 @@ export class LiveChannel {
     if (client) this.forget(client, false);
   }
 
-  /** Tells every connection `stream.closing` with the reason, then closes them all (shutdown). */
-  closeAll(reason: string): void {
+  /**
+   * Shutdown: every connection gets no more events, is told `stream.closing` with the reason, and
+   * is closed once its socket has sent what it holds — at once for most, after at most
+   * CLOSE_DRAIN_MS for one that fell behind. Resolves when every socket is closed.
+   */
+  closeAll(reason: string): Promise<void> {
     this.stopped = true;
     if (this.timer !== null) this.clock.clearTimeout(this.timer);
     this.timer = null;
     const frame = JSON.stringify({ type: "stream.closing", reason });
+    const draining: LiveSocket[] = [];
     for (const client of [...this.clients.values()]) {
-      // Sent even when blocked: the socket buffers it behind what is queued there, and the close follows.
+      // Nothing more is written to it; what it missed is stored, for a reconnect with `after`.
+      this.forget(client, false);
+      let result: SendResult = "dropped";
       try {
-        client.socket.send(frame);
+        // Buffered behind whatever the socket still holds, if it is full.
+        result = client.socket.send(frame);
       } catch {
         // The socket is already gone; closing below is all that is left.
       }
-      this.forget(client, true, 1001, reason);
+      if (result !== "dropped" && client.socket.bufferedAmount() > 0) draining.push(client.socket);
+      else closeSocket(client.socket, reason);
     }
+    if (draining.length === 0) return Promise.resolve();
+    const deadline = this.monotonic() + CLOSE_DRAIN_MS;
+    return new Promise((resolve) => {
+      const look = () => {
+        const late = this.monotonic() >= deadline;
+        for (let i = draining.length - 1; i >= 0; i--) {
+          if (!late && draining[i]!.bufferedAmount() > 0) continue;
+          closeSocket(draining[i]!, reason);
+          draining.splice(i, 1);
+        }
+        if (draining.length === 0) resolve();
+        else this.clock.setTimeout(look, CLOSE_POLL_MS);
+      };
+      this.clock.setTimeout(look, CLOSE_POLL_MS);
+    });
   }
 
   /** A group's store listener: O(1) per event for all of its members, however far behind. */
@@ -487,5 +517,14 @@ export class LiveChannel {
       if (result === "dropped") this.forget(client, true, 1011, "send failed");
       else if (result === "backpressure") client.blocked = true;
     }
+  }
+}
+
+/** Closes a socket on shutdown (1001, going away); one that already went away is no error. */
+function closeSocket(socket: LiveSocket, reason: string): void {
+  try {
+    socket.close(1001, reason);
+  } catch {
+    // Closing a socket that already went away is not an error worth reporting.
   }
 }

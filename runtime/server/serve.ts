@@ -224,7 +224,8 @@ async function serveWithLog(options: ServeOptions, bind: { token: string | null;
       stop: (reason = "server stopping") =>
         (stopping ??= (async () => {
           watching?.close();
-          live.closeAll(reason);
+          // Live clients first: each is told why, and given a moment to read what it was sent.
+          await live.closeAll(reason);
           try {
             await server.stop();
             await booted.close();

@@ -245,12 +245,12 @@ describe("LiveChannel heartbeat and closing", () => {
     expect(socket.events().map((e) => e.sequence)).toEqual([1, 2, 3, 4, 5]);
   });
 
-  test("closeAll sends stream.closing with the reason, closes every socket and stops the timer", () => {
+  test("closeAll sends stream.closing with the reason, closes every socket and stops the timer", async () => {
     const { live, clock } = setup();
     const sockets = [new FakeSocket(), new FakeSocket()];
     for (const s of sockets) live.open(s, { executions: "all" });
     expect(clock.pending).toBe(1);
-    live.closeAll("server stopping");
+    await live.closeAll("server stopping");
     for (const s of sockets) {
       expect(s.frames.at(-1)).toEqual({ type: "stream.closing", reason: "server stopping" });
       expect(s.closed).toEqual({ code: 1001, reason: "server stopping" });
@@ -258,6 +258,31 @@ describe("LiveChannel heartbeat and closing", () => {
     expect(live.connections).toBe(0);
     expect(clock.pending).toBe(0);
     expect(live.check(params(""), true)).toMatchObject({ ok: false, status: 503 });
+  });
+
+  test("closeAll closes a socket that still holds frames once it sent them, and one that never does after a second", async () => {
+    const { live, clock } = setup();
+    const [idle, behind, stuck] = [new FakeSocket(), new FakeSocket(), new FakeSocket()];
+    for (const s of [idle, behind, stuck]) live.open(s, { executions: "all" });
+    behind.buffered = 5000;
+    stuck.buffered = 5000;
+    let done = false;
+    const closing = live.closeAll("server stopping").then(() => (done = true));
+    // The notice is queued behind what each holds; only the drained one is closed at once.
+    for (const s of [idle, behind, stuck]) expect(s.frames.at(-1)).toEqual({ type: "stream.closing", reason: "server stopping" });
+    expect([idle.closed !== null, behind.closed !== null, stuck.closed !== null]).toEqual([true, false, false]);
+    clock.advance(100);
+    expect(behind.closed).toBeNull();
+    behind.buffered = 0;
+    clock.advance(10);
+    expect(behind.closed).toEqual({ code: 1001, reason: "server stopping" });
+    expect(stuck.closed).toBeNull();
+    await Promise.resolve();
+    expect(done).toBe(false);
+    clock.advance(1000);
+    expect(stuck.closed).toEqual({ code: 1001, reason: "server stopping" });
+    await closing;
+    expect(done).toBe(true);
   });
 });
 

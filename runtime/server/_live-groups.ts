@@ -1,5 +1,6 @@
 import type { ExecutionEvent } from "../execution/protocol.ts";
 import { LiveClient, LiveGroup } from "./_live-client.ts";
+import { executionAt, frameAt, sequenceAt } from "./_live-log.ts";
 import type { Subscription } from "../store/store.ts";
 import type { LiveSocket, LiveTopics } from "./live-socket.ts";
 import type { LiveTarget } from "./live-target.ts";
@@ -155,12 +156,12 @@ export class LiveGroups {
         continue;
       }
       const position = group.published++;
-      const frame = log.frame(position);
+      const frame = frameAt(log, position);
       this.topics!.publish(group.topic, frame);
       unchecked += frame.length;
-      const sequence = log.sequence(position);
-      if (sequence < 0) group.lastPublished.delete(log.execution(position));
-      else group.lastPublished.set(log.execution(position), sequence);
+      const sequence = sequenceAt(log, position);
+      if (sequence < 0) group.lastPublished.delete(executionAt(log, position));
+      else group.lastPublished.set(executionAt(log, position), sequence);
       // A publish costs a write per member: a large group looks at the clock after each.
       if (group.fast.size >= 16 && performance.now() > until) break;
     }

@@ -27,10 +27,24 @@ export class LogChunk {
 export interface LogEntries {
   /** The chunk holding `position`: a writer reads a run of entries from it without a look-up each. */
   chunkAt(position: number): LogChunk;
-  frame(position: number): string;
-  execution(position: number): string;
-  /** The sequence at `position`, negative when it is its execution's last event. */
-  sequence(position: number): number;
+}
+
+/** The frame at `position`. */
+export function frameAt(entries: LogEntries, position: number): string {
+  const chunk = entries.chunkAt(position);
+  return chunk.frames[position - chunk.start]!;
+}
+
+/** The execution of the event at `position`. */
+export function executionAt(entries: LogEntries, position: number): string {
+  const chunk = entries.chunkAt(position);
+  return chunk.ids[position - chunk.start]!;
+}
+
+/** The sequence at `position`, negative when it is its execution's last event. */
+export function sequenceAt(entries: LogEntries, position: number): number {
+  const chunk = entries.chunkAt(position);
+  return chunk.sequences[position - chunk.start]!;
 }
 
 function chunkOf(chunks: readonly LogChunk[], position: number): LogChunk {
@@ -42,18 +56,6 @@ export class LogView implements LogEntries {
   constructor(private readonly chunks: readonly LogChunk[], readonly end: number) {}
   chunkAt(position: number): LogChunk {
     return chunkOf(this.chunks, position);
-  }
-  frame(position: number): string {
-    const chunk = chunkOf(this.chunks, position);
-    return chunk.frames[position - chunk.start]!;
-  }
-  execution(position: number): string {
-    const chunk = chunkOf(this.chunks, position);
-    return chunk.ids[position - chunk.start]!;
-  }
-  sequence(position: number): number {
-    const chunk = chunkOf(this.chunks, position);
-    return chunk.sequences[position - chunk.start]!;
   }
 }
 
@@ -116,21 +118,6 @@ export class LiveLog implements LogEntries {
 
   chunkAt(position: number): LogChunk {
     return chunkOf(this.chunks, position);
-  }
-
-  frame(position: number): string {
-    const chunk = chunkOf(this.chunks, position);
-    return chunk.frames[position - chunk.start]!;
-  }
-
-  execution(position: number): string {
-    const chunk = chunkOf(this.chunks, position);
-    return chunk.ids[position - chunk.start]!;
-  }
-
-  sequence(position: number): number {
-    const chunk = chunkOf(this.chunks, position);
-    return chunk.sequences[position - chunk.start]!;
   }
 
   /** Bytes of the frames from `position` (held, or `end`) to the end: a member's backlog. */

@@ -286,6 +286,55 @@ describe("LiveChannel heartbeat and closing", () => {
   });
 });
 
+/** One step of the random interleavings below: an append, backpressure on or off, a drain, or turns of the loop. */
+type Op =
+  | { op: "append"; n: number; which?: number }
+  | { op: "pressure"; who: number; full: boolean }
+  | { op: "drain"; who: number }
+  | { op: "settle" }
+  | { op: "turn" };
+
+/** Random interleavings: appends of up to `most` events to one of `executions`, pressure and drains on one of `sockets`, turns of the loop. */
+function opsOf(shape: { executions: number; sockets: number; most: number }): fc.Arbitrary<Op[]> {
+  return fc.array(
+    fc.oneof(
+      fc.record({ op: fc.constant("append" as const), which: fc.integer({ min: 0, max: shape.executions - 1 }), n: fc.integer({ min: 1, max: shape.most }) }),
+      fc.record({ op: fc.constant("pressure" as const), who: fc.integer({ min: 0, max: shape.sockets - 1 }), full: fc.boolean() }),
+      fc.record({ op: fc.constant("drain" as const), who: fc.integer({ min: 0, max: shape.sockets - 1 }) }),
+      fc.record({ op: fc.constant("settle" as const) }),
+      // One turn of the loop: a store's commit and the channel's writer may then be due in either order.
+      fc.record({ op: fc.constant("turn" as const) }),
+    ),
+    { maxLength: 30 },
+  );
+}
+
+/** Plays `ops` against the channel, then lets every socket read again and everything be written. */
+async function play(ops: Op[], world: { live: LiveChannel; store: { durable(): Promise<void> }; sockets: FakeSocket[]; append: (op: Op & { op: "append" }) => void }): Promise<void> {
+  const { live, store, sockets } = world;
+  for (const op of ops) {
+    if (op.op === "append") world.append(op);
+    else if (op.op === "settle") await settle();
+    else if (op.op === "turn") await new Promise((resolve) => setImmediate(resolve));
+    else if (op.op === "drain") {
+      sockets[op.who]!.mode = "ok";
+      sockets[op.who]!.buffered = 0;
+      live.drain(sockets[op.who]!);
+    } else {
+      sockets[op.who]!.mode = op.full ? "backpressure" : "ok";
+      sockets[op.who]!.buffered = op.full ? 1 << 30 : 0;
+    }
+  }
+  for (const s of sockets) {
+    s.mode = "ok";
+    s.buffered = 0;
+    live.drain(s);
+  }
+  await settle();
+  await store.durable();
+  await settle();
+}
+
 describe("LiveChannel topics (Bun's native fan-out)", () => {
   function withTopics(overrides: Parameters<typeof storeWith>[0] = {}, kind: Parameters<typeof storeWith>[1] = "memory") {
     const fixture = setup(overrides, kind);
@@ -523,16 +572,7 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
   test.each(["memory", "sqlite"] as const)("following all of several executions, random floods and stalls: per execution in order and once, every gap announced by a notice that names what the client got, and dropped counts that add up (%s store)", async (kind) => {
     await fc.assert(
       fc.asyncProperty(
-        fc.array(
-          fc.oneof(
-            fc.record({ op: fc.constant("append" as const), which: fc.integer({ min: 0, max: 2 }), n: fc.integer({ min: 1, max: 200 }) }),
-            fc.record({ op: fc.constant("pressure" as const), who: fc.integer({ min: 0, max: 2 }), full: fc.boolean() }),
-            fc.record({ op: fc.constant("drain" as const), who: fc.integer({ min: 0, max: 2 }) }),
-            fc.record({ op: fc.constant("settle" as const) }),
-            fc.record({ op: fc.constant("turn" as const) }),
-          ),
-          { maxLength: 30 },
-        ),
+        opsOf({ executions: 3, sockets: 3, most: 200 }),
         async (ops) => {
           const { live, create, progress, hub, store } = withTopics({ subscriber_queue_bytes: queueBytesFor(24) }, kind);
           const ids = [create(1), create(2), create(3)];
@@ -540,27 +580,7 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
           const before = new Map(ids.map((id) => [id, store.get(id)!.last_sequence]));
           const sockets = [new FakeSocket(hub), new FakeSocket(hub), new FakeSocket()];
           for (const s of sockets) live.open(s, { executions: "all" });
-          for (const op of ops) {
-            if (op.op === "append") progress(ids[op.which]!, op.n);
-            else if (op.op === "settle") await settle();
-            else if (op.op === "turn") await new Promise((resolve) => setImmediate(resolve));
-            else if (op.op === "drain") {
-              sockets[op.who]!.mode = "ok";
-              sockets[op.who]!.buffered = 0;
-              live.drain(sockets[op.who]!);
-            } else {
-              sockets[op.who]!.mode = op.full ? "backpressure" : "ok";
-              sockets[op.who]!.buffered = op.full ? 1 << 30 : 0;
-            }
-          }
-          for (const s of sockets) {
-            s.mode = "ok";
-            s.buffered = 0;
-            live.drain(s);
-          }
-          await settle();
-          await store.durable();
-          await settle();
+          await play(ops, { live, store, sockets, append: (op) => progress(ids[op.which ?? 0]!, op.n) });
           for (const s of sockets) {
             // What each execution had stored before the client opened is not sent (no cursor, no replay).
             const got = new Map(before);
@@ -598,43 +618,13 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
   test.each(["memory", "sqlite"] as const)("random interleavings of appends, backpressure and drains never deliver an event twice or out of order, nor lose one unannounced (%s store)", async (kind) => {
     await fc.assert(
       fc.asyncProperty(
-        fc.array(
-          fc.oneof(
-            fc.record({ op: fc.constant("append" as const), n: fc.integer({ min: 1, max: 300 }) }),
-            fc.record({ op: fc.constant("pressure" as const), who: fc.integer({ min: 0, max: 3 }), full: fc.boolean() }),
-            fc.record({ op: fc.constant("drain" as const), who: fc.integer({ min: 0, max: 3 }) }),
-            fc.record({ op: fc.constant("settle" as const) }),
-            // One turn of the loop: a store's commit and the channel's writer may then be due in either order.
-            fc.record({ op: fc.constant("turn" as const) }),
-          ),
-          { maxLength: 30 },
-        ),
+        opsOf({ executions: 1, sockets: 4, most: 300 }),
         async (ops) => {
           const { live, create, progress, hub, store } = withTopics({ subscriber_queue_bytes: queueBytesFor(16) }, kind);
           const id = create(1);
           const sockets = [new FakeSocket(hub), new FakeSocket(hub), new FakeSocket(hub), new FakeSocket()];
           for (const s of sockets) live.open(s, { executions: [id] });
-          for (const op of ops) {
-            if (op.op === "append") progress(id, op.n);
-            else if (op.op === "settle") await settle();
-            else if (op.op === "turn") await new Promise((resolve) => setImmediate(resolve));
-            else if (op.op === "drain") {
-              sockets[op.who]!.mode = "ok";
-              sockets[op.who]!.buffered = 0;
-              live.drain(sockets[op.who]!);
-            } else {
-              sockets[op.who]!.mode = op.full ? "backpressure" : "ok";
-              sockets[op.who]!.buffered = op.full ? 1 << 30 : 0;
-            }
-          }
-          for (const s of sockets) {
-            s.mode = "ok";
-            s.buffered = 0;
-            live.drain(s);
-          }
-          await settle();
-          await store.durable();
-          await settle();
+          await play(ops, { live, store, sockets, append: (op) => progress(id, op.n) });
           const last = store.get(id)!.last_sequence;
           for (const s of sockets) {
             let expected = 1;

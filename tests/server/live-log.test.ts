@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { LiveLog } from "../../runtime/server/_live-log.ts";
+import { executionAt, frameAt, LiveLog, sequenceAt } from "../../runtime/server/_live-log.ts";
 import type { ExecutionEvent } from "../../runtime/execution/protocol.ts";
 
 /** An event of execution `id` at `sequence` (only what the log reads of it). */
@@ -16,9 +16,9 @@ describe("LiveLog", () => {
   test("positions run across chunks; a backlog is the bytes from a position to the end", () => {
     const log = logOf(3000);
     expect(log.end).toBe(3000);
-    expect([log.frame(0), log.frame(1023), log.frame(1024), log.frame(2999)]).toEqual(["f0", "f1023", "f1024", "f2999"]);
-    expect(log.execution(2048)).toBe("a");
-    expect(log.sequence(2048)).toBe(2049);
+    expect([frameAt(log, 0), frameAt(log, 1023), frameAt(log, 1024), frameAt(log, 2999)]).toEqual(["f0", "f1023", "f1024", "f2999"]);
+    expect(executionAt(log, 2048)).toBe("a");
+    expect(sequenceAt(log, 2048)).toBe(2049);
     expect(log.bytesFrom(2990)).toBe(10 * 5);
     expect(log.bytesFrom(3000)).toBe(0);
     expect(log.bytesFrom(0)).toBe(log.bytes);
@@ -27,7 +27,7 @@ describe("LiveLog", () => {
   test("an execution's last event is recorded with a negative sequence", () => {
     const log = new LiveLog();
     log.append(event("a", 7, "execution.completed"), "x");
-    expect(log.sequence(0)).toBe(-7);
+    expect(sequenceAt(log, 0)).toBe(-7);
   });
 
   test("trim lets go of whole chunks and of frames before the position in the first one; a view keeps what it holds", () => {
@@ -37,11 +37,11 @@ describe("LiveLog", () => {
     expect(log.start).toBe(2048);
     // The view still reads everything it was given, up to its end, though the log let go of it.
     expect(view.end).toBe(3000);
-    expect([view.frame(1500), view.frame(2047), view.frame(2999)]).toEqual(["f1500", "f2047", "f2999"]);
+    expect([frameAt(view, 1500), frameAt(view, 2047), frameAt(view, 2999)]).toEqual(["f1500", "f2047", "f2999"]);
     const log2 = logOf(3000);
     log2.trim(2100);
     expect(log2.start).toBe(2100);
-    expect(log2.frame(2100)).toBe("f2100");
+    expect(frameAt(log2, 2100)).toBe("f2100");
   });
 
   test("after letting go of everything, appends start a chunk where the log ends, off the chunk grid", () => {
@@ -49,7 +49,7 @@ describe("LiveLog", () => {
     log.trim(1500);
     expect(log.start).toBe(1500);
     for (let i = 1500; i < 2600; i++) log.append(event("a", i + 1), `f${i}`);
-    expect([log.frame(1500), log.frame(2047), log.frame(2048), log.frame(2599)]).toEqual(["f1500", "f2047", "f2048", "f2599"]);
+    expect([frameAt(log, 1500), frameAt(log, 2047), frameAt(log, 2048), frameAt(log, 2599)]).toEqual(["f1500", "f2047", "f2048", "f2599"]);
     expect(log.bytesFrom(2590)).toBe(10 * 5);
   });
 

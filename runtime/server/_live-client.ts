@@ -1,4 +1,5 @@
 import type { Subscription } from "../store/store.ts";
+import type { ReplayRange } from "./_live-replay.ts";
 import type { LiveSocket } from "./live-socket.ts";
 import type { LiveTarget } from "./live-target.ts";
 import { LiveLog, type LagEpoch, type LogEntries, type LogView } from "./_live-log.ts";
@@ -42,36 +43,33 @@ export class LiveGroup {
 }
 
 /**
- * One connection's delivery state. It starts on its own store subscription ("own" mode): the
- * queue holds the ready frame, the replayed history and live frames (shared strings, never
- * copies), frames `[head, length)` waiting; the first `replayEnd` are replay, which the
- * subscriber queue bound does not count (a reconnect must get every retained event after its
- * cursor). Once its queue is written it moves to its group's log ("log" mode), where it is a
- * position (`cursor`), on the group's topic (`fast`), or, having fallen too far behind, reading
- * what it kept (`view`) before it is told `stream.lagged`.
+ * One connection's delivery state. From the moment it opens it is a position in its group's log
+ * (`cursor`); first it is sent its queue (the ready frame, then its history, a page at a time from
+ * `replay`), then the log from that position — on the group's topic once caught up (`fast`), or,
+ * having fallen too far behind, what it kept (`view`) before it is told `stream.lagged`.
  */
 export class LiveClient {
+  /** Frames to send before the log: `stream.ready`, a page of history, a notice. `[head, length)` wait. */
   readonly queue: string[] = [];
-  /**
-   * Executions whose cursor (`after`) is past what the store held when the connection opened:
-   * its own subscription skips their events up to the cursor, the group's log does not, so the
-   * client stays on its own until each has delivered an event to it (null once none is left).
-   */
-  cursorsAhead: Set<string> | null = null;
   head = 0;
-  replayEnd = 0;
-  /** True while `store.subscribe` replays: frames are only collected, behind the ready frame. */
-  opening = true;
+  /** History still owed, oldest execution first (see _live-replay.ts). */
+  replay: ReplayRange[] = [];
+  /**
+   * Executions whose cursor (`after`) is past what was stored when it opened: their log frames up
+   * to the cursor are not sent (the client says it has them). Null once none is left.
+   */
+  skip: Map<string, number> | null = null;
+  /**
+   * Log frames before `until` that its history already holds (something was stored while it was
+   * read, see LiveChannel.open): per execution, the last sequence the history holds.
+   */
+  overlap: { until: number; through: Map<string, number> } | null = null;
   /** The socket said backpressure; nothing is sent until it drains. */
   blocked = false;
   /** Listed for the channel's next write. */
   scheduled = false;
   closed = false;
-  /** Its own store subscription, in "own" mode only. */
-  subscription: Subscription | null = null;
-  /** Reads from its group's log (after its own queue was written). */
-  inLog = false;
-  /** Its next position in the log (or in its view): behind or lagging members. */
+  /** Its next position in the log (or in its view). */
   cursor = 0;
   /** On the group's topic. */
   fast = false;
@@ -81,40 +79,20 @@ export class LiveClient {
   /**
    * Per execution, the last sequence handed to this client: what `stream.lagged` names as where
    * it resumes. An execution's last event removes it (nothing of it can be lost after that). The
-   * execution of the latest frame written from the log is kept apart (lastId) and only moved into
-   * the map when another execution's frame follows: a flood of one execution costs no map write.
+   * execution of the latest frame is kept apart (lastId) and only moved into the map when another
+   * execution's frame follows: a flood of one execution costs no map write.
    */
   readonly got = new Map<string, number>();
   lastId: string | null = null;
   lastSequence = 0;
   /** Its group's last published sequences when it joined the topic (null off the topic). */
   topicFrom: Map<string, number> | null = null;
-  /** Events dropped in the current lag episode ("own" mode). */
-  dropped = 0;
-  /** Per execution, the last sequence before its first dropped event ("own" mode). */
-  lagFrom: Map<string, number> | null = null;
   /** The heartbeat epoch of the last frame written (see LiveChannel's tick). */
   seen = 0;
-  /** Length of the live frames waiting in its own queue (not replay): what `subscriber_queue_bytes` bounds there. */
-  liveBytes = 0;
 
   constructor(readonly socket: LiveSocket, readonly group: LiveGroup) {}
 
-  /** Queues a live frame, counting its bytes against the bound. */
-  pushLive(frame: string): void {
-    this.queue.push(frame);
-    this.liveBytes += frame.length;
-  }
-
-  /** Takes the next waiting frame to send, uncounting it if it was live. */
-  next(): string {
-    const index = this.head++;
-    const frame = this.queue[index]!;
-    if (index >= this.replayEnd) this.liveBytes -= frame.length;
-    return frame;
-  }
-
-  /** Frames waiting in its own queue. */
+  /** Frames waiting in its queue. */
   get waiting(): number {
     return this.queue.length - this.head;
   }
@@ -128,9 +106,9 @@ export class LiveClient {
     return this.view === null ? this.group.log.end : this.view.end;
   }
 
-  /** Something left to write by its own sends (its queue, or log frames a topic does not bring it). */
+  /** Something left to write by its own sends (its queue, its history, or log frames a topic does not bring it). */
   get hasFrames(): boolean {
-    return this.waiting > 0 || (this.inLog && !this.fast && (this.cursor < this.sourceEnd || this.view !== null));
+    return this.waiting > 0 || this.replay.length > 0 || (!this.fast && (this.cursor < this.sourceEnd || this.view !== null));
   }
 
   /** Records that a frame of `id` at `sequence` (negative: its last) was handed to it. */
@@ -152,16 +130,32 @@ export class LiveClient {
     return id === this.lastId ? this.lastSequence : (this.got.get(id) ?? 0);
   }
 
+  /**
+   * True when the log frame of `id` at `sequence` (at `position`) is one it has already: at or
+   * below its cursor, or in its history. Forgets what no later frame can match.
+   */
+  has(position: number, id: string, sequence: number): boolean {
+    const at = sequence < 0 ? -sequence : sequence;
+    if (this.overlap !== null) {
+      if (position >= this.overlap.until) this.overlap = null;
+      else if (at <= (this.overlap.through.get(id) ?? 0)) return true;
+    }
+    if (this.skip === null) return false;
+    const after = this.skip.get(id);
+    if (after === undefined) return false;
+    if (at <= after) return true;
+    this.skip.delete(id);
+    if (this.skip.size === 0) this.skip = null;
+    return false;
+  }
+
   /** Forgets sent frames: all of them when the queue emptied, else in large steps to keep pushes cheap. */
   compact(): void {
     if (this.head === this.queue.length) {
       this.queue.length = 0;
       this.head = 0;
-      this.replayEnd = 0;
-      this.liveBytes = 0;
     } else if (this.head >= 4096 && this.head * 2 >= this.queue.length) {
       this.queue.splice(0, this.head);
-      this.replayEnd = Math.max(0, this.replayEnd - this.head);
       this.head = 0;
     }
   }

@@ -105,12 +105,9 @@ export class LiveGroups {
     group.log.trim(lowest);
   }
 
-  /** A client whose own queue is written moves to its group's log, at its end. */
-  enterLog(client: LiveClient): void {
-    client.subscription?.unsubscribe();
-    client.subscription = null;
-    client.inLog = true;
-    client.cursor = client.group.log.end;
+  /** A new connection takes its place in its group's log: `position`, what its history ends before. */
+  enter(client: LiveClient, position: number): void {
+    client.cursor = position;
     client.group.behind.add(client);
   }
 
@@ -187,6 +184,8 @@ export class LiveGroups {
   join(client: LiveClient): void {
     const group = client.group;
     if (client.fast || !this.topics || !client.socket.subscribe || client.cursor !== group.log.end || group.pending > 0) return;
+    // A topic cannot leave out what one member already has.
+    if (client.skip !== null || client.overlap !== null) return;
     if (group.behind.size + group.fast.size < 2) return;
     try {
       client.socket.subscribe(group.topic);

@@ -4,6 +4,7 @@ import type { Limits } from "../execution/limits.ts";
 import type { ExecutionStore } from "../store/store.ts";
 import { LiveClient, type LiveGroup } from "./_live-client.ts";
 import { LiveGroups, signedSequence } from "./_live-groups.ts";
+import { planReplay } from "./_live-replay.ts";
 import { boundFrame } from "./live-frame.ts";
 import { systemLiveClock, type LiveClock, type LiveSocket, type LiveTopics, type SendResult } from "./live-socket.ts";
 import type { LiveTarget } from "./live-target.ts";
@@ -50,6 +51,10 @@ const STEADY_MS = 0.5;
 const CLOSE_DRAIN_MS = 1000;
 // How often the sockets still draining on shutdown are looked at.
 const CLOSE_POLL_MS = 10;
+// History is read for a connection a page at a time, as its socket takes it: at most this many
+// events, and a page stops once it holds this many bytes of frames.
+const REPLAY_PAGE = 256;
+const REPLAY_BYTES = 1024 * 1024;
 // The heartbeat tick is a quarter of heartbeat_ms: a connection quiet for 5 ticks (more than
 // heartbeat_ms, at most 1.25 × it) gets a heartbeat. One timer serves every connection.
 const TICKS_PER_HEARTBEAT = 4;
@@ -96,19 +101,15 @@ export class LiveChannel {
   private readonly writeSlice = () => {
     // Held while the slice runs: a client put back in line below must not schedule a write of its own.
     this.writeScheduled = true;
-    this.slice(true);
+    this.slice();
     // What is left waits for a turn of its own, never another microtask: a flood must not be
     // written in one go on the producer's path.
     if ((this.dirty.length > 0 || this.outboxes.length > 0 || this.listed.length > 0) && !this.stopped) setImmediate(this.writeSlice);
     else this.writeScheduled = false;
   };
 
-  /**
-   * Writes for at most SLICE_MS: topics first, then round after round over the waiting clients.
-   * `mayMove` is false on the append path (see share): a client moves from its own subscription
-   * to its group's log only between fan-outs.
-   */
-  private slice(mayMove: boolean): void {
+  /** Writes for at most SLICE_MS (less under a flood): topics first, then round after round over the waiting clients. */
+  private slice(): void {
     this.inSlice = true;
     const started = performance.now();
     // Frames arriving faster than a trickle: the producer is busy, and the slice gets its share.
@@ -139,10 +140,10 @@ export class LiveChannel {
       for (; i < clients.length && performance.now() <= until; i++) {
         const client = clients[i]!;
         client.scheduled = false;
-        this.flush(client, mayMove, WRITE_BATCH);
-        if (client.inLog) touched.add(client.group);
+        this.flush(client, WRITE_BATCH);
+        touched.add(client.group);
         // Still frames to write and nothing in the way: back in line behind the others.
-        if (!client.closed && !client.blocked && !client.opening && client.hasFrames) this.markDirty(client);
+        if (!client.closed && !client.blocked && client.hasFrames) this.markDirty(client);
       }
       // Those the slice did not reach keep their place at the front (still marked scheduled).
       if (i < clients.length) {
@@ -162,7 +163,7 @@ export class LiveChannel {
    */
   private share(): void {
     if ((++this.queuedSinceWrite & (LOOK_EVERY - 1)) !== 0 || this.inSlice || this.stopped) return;
-    if (this.monotonic() - this.waitingSince > WRITER_GAP_MS) this.slice(false);
+    if (this.monotonic() - this.waitingSince > WRITER_GAP_MS) this.slice();
   }
   private readonly groups: LiveGroups;
   private readonly monotonic: () => number;
@@ -173,7 +174,7 @@ export class LiveChannel {
     this.clock = options.clock ?? systemLiveClock;
     this.monotonic = this.clock.monotonic?.bind(this.clock) ?? (() => performance.now());
     // A group's subscription is live: it takes what is handed out from now on, and each member
-    // replays its own history before it reads from the log (see open and flush).
+    // is sent its own history before it reads from the log (see open and flush).
     this.groups = new LiveGroups(
       (group) => this.store.subscribe({ executions: group.target.executions, live: true }, (event, json) => this.deliverGroup(group, event, json)),
       this.limits.subscriber_queue_bytes,
@@ -203,39 +204,57 @@ export class LiveChannel {
     return checkLiveRequest(params, upgrade, { store: this.store, limits: this.limits, connections: this.clients.size, stopping: this.stopped });
   }
 
-  /** Starts delivery on an upgraded socket: `stream.ready`, the replayed history, then live events. */
+  /**
+   * Starts delivery on an upgraded socket: `stream.ready`, the history it asked for, then live
+   * events. It takes its place in its group's log at once; its history (everything stored up to
+   * that place, see _live-replay.ts) is read a page at a time as its socket takes it, so a
+   * connection asking for a lot of history costs neither a long stall nor its whole history in memory.
+   */
   open(socket: LiveSocket, target: LiveTarget): void {
     if (this.stopped || this.clients.size >= this.limits.live_connections) {
       // Connections that raced past check() are still held to the limit.
       socket.close(1013, this.stopped ? "server stopping" : "too many live connections");
       return;
     }
-    // The group (and its subscription) first: the client's own subscription, made next, replays
-    // everything the group's log began after.
     const client = new LiveClient(socket, this.groups.groupFor(target));
-    client.cursorsAhead = this.cursorsAhead(target);
     this.clients.set(socket, client);
-    client.queue.push(""); // the ready frame's place: it must precede the replay that subscribe writes
-    let subscription;
+    const { log } = client.group;
+    const start = log.end;
+    // In the log before its history is read (the log keeps what it needs from here), but held
+    // back until the history is planned: it is written nothing before that.
+    client.blocked = true;
+    this.groups.enter(client, start);
+    let plan;
     try {
-      subscription = this.store.subscribe({ executions: target.executions, after: target.after }, (event, json) => this.deliver(client, event, json));
+      plan = planReplay(this.store, target);
     } catch (error) {
-      this.forget(client, true, 1011, "subscription failed");
+      this.forget(client, true, 1011, "history unreadable");
       throw error;
     }
-    client.subscription = subscription;
-    client.queue[0] = JSON.stringify({
-      type: "stream.ready",
-      schema_version: SCHEMA_VERSION,
-      subscribed: target.executions,
-      replayed: subscription.replayed,
-      truncated: subscription.truncated,
-      heartbeat_ms: this.limits.heartbeat_ms,
-    });
-    client.replayEnd = client.queue.length;
-    client.opening = false;
+    client.blocked = false;
+    client.replay = plan.ranges;
+    client.skip = plan.skip;
+    // What it says it has: a loss before it got anything more is announced from its cursor.
+    if (target.after) {
+      for (const range of plan.ranges) client.handed(range.id, range.after);
+      for (const id of plan.skip?.keys() ?? []) client.handed(id, target.after);
+    }
+    // Reading a store that commits on its own turns (sqlite) writes what was pending first, which
+    // reaches the log while the history is read: what the history holds of it is not sent twice.
+    if (log.end !== start) client.overlap = { until: log.end, through: plan.read };
+    client.queue.push(
+      JSON.stringify({
+        type: "stream.ready",
+        schema_version: SCHEMA_VERSION,
+        subscribed: target.executions,
+        replayed: plan.replayed,
+        truncated: plan.truncated,
+        heartbeat_ms: this.limits.heartbeat_ms,
+      }),
+    );
     client.seen = this.epoch;
-    this.flush(client, true);
+    this.flush(client, WRITE_BATCH);
+    if (!client.closed && !client.blocked && client.hasFrames) this.markDirty(client);
     this.armHeartbeat();
   }
 
@@ -244,9 +263,9 @@ export class LiveChannel {
     const client = this.clients.get(socket);
     if (!client) return;
     client.blocked = false;
-    // Quiet: written at once. During a flood, in the writer's slices, like every other send.
-    if (this.queuedSinceWrite <= TRICKLE && !this.inSlice) this.flush(client, true);
-    else this.markDirty(client);
+    // Quiet: written at once (a batch; the writer goes on). During a flood, in the writer's slices.
+    if (this.queuedSinceWrite <= TRICKLE && !this.inSlice) this.flush(client, WRITE_BATCH);
+    if (!client.closed && !client.blocked && client.hasFrames) this.markDirty(client);
   }
 
   /** The socket closed: forget it and its subscription. */
@@ -315,38 +334,6 @@ export class LiveChannel {
     this.share();
   }
 
-  /** The named executions whose stored history ends before `after` (see LiveClient.cursorsAhead); null when none. */
-  private cursorsAhead(target: LiveTarget): Set<string> | null {
-    if (target.after === undefined || target.after === 0) return null;
-    // Every execution's sequences start at 1: for all of them, a cursor past 0 may be ahead.
-    if (target.executions === "all") return new Set(["*"]);
-    const ahead = target.executions.filter((id) => (this.store.get(id)?.last_sequence ?? 0) < target.after!);
-    return ahead.length === 0 ? null : new Set(ahead);
-  }
-
-  /** A client's own store listener (until it reads from its group's log): O(1) per event, never waits for a socket. */
-  private deliver(client: LiveClient, event: ExecutionEvent, json: string): void {
-    if (client.closed || client.inLog) return;
-    if (client.cursorsAhead?.delete(event.execution_id) && client.cursorsAhead.size === 0) client.cursorsAhead = null;
-    const frame = event === this.memoEvent ? this.memoFrame : this.frameOf(event, json);
-    if (client.opening) {
-      client.queue.push(frame);
-      client.handed(event.execution_id, signedSequence(event));
-      return;
-    }
-    // Frames wait while the socket pushes back or the writer has not reached this client yet:
-    // both count against the bound, so a client the writer cannot keep up with lags alone.
-    if (client.lagFrom !== null || client.liveBytes + frame.length > this.limits.subscriber_queue_bytes) {
-      this.drop(client, event);
-      return;
-    }
-    client.pushLive(frame);
-    client.handed(event.execution_id, signedSequence(event));
-    if (client.blocked) return;
-    this.markDirty(client);
-    this.share();
-  }
-
   /** A member whose buffer filled left its topic: it is written from the log once its socket drained. */
   private readonly leftTopic = (client: LiveClient) => {
     if (!client.blocked) this.markDirty(client);
@@ -378,34 +365,34 @@ export class LiveChannel {
     return this.memoFrame;
   }
 
-  private drop(client: LiveClient, event: ExecutionEvent): void {
-    client.dropped += 1;
-    client.lagFrom ??= new Map();
-    if (!client.lagFrom.has(event.execution_id)) client.lagFrom.set(event.execution_id, client.gotOf(event.execution_id));
-  }
-
   /**
-   * Writes waiting frames, corked, until the socket pushes back: its own queue, then the log from
-   * its position (or what it kept of it); then `stream.lagged` if events were lost for it. A client
-   * whose own queue is written moves to its group's log, and a caught-up log member joins the
-   * group's topic — both only between fan-outs (`mayJoin`): moving in the middle of one could
-   * deliver that event twice.
+   * Writes, corked, until the socket pushes back or `maxFrames` went out: its queue (refilled from
+   * its history until that is sent), then the log from its position (or what it kept of it); then
+   * `stream.lagged` if it lost events. A caught-up member joins its group's topic.
    */
-  private flush(client: LiveClient, mayJoin: boolean, maxFrames = Number.POSITIVE_INFINITY): void {
-    if (client.closed || client.blocked || client.opening) return;
+  private flush(client: LiveClient, maxFrames = Number.POSITIVE_INFINITY): void {
+    if (client.closed || client.blocked) return;
     let lost = false;
     let budget = maxFrames;
+    /** Sends one frame; false when writing must stop (backpressure, a lost socket, the budget). */
+    const send = (frame: string): boolean => {
+      budget--;
+      const result = client.socket.send(frame);
+      if (result === "ok") return budget > 0;
+      if (result === "dropped") lost = true;
+      else client.blocked = true;
+      return false;
+    };
     const write = () => {
-      const { queue, socket } = client;
-      while (client.head < queue.length) {
-        if (budget-- <= 0) return;
-        const result = socket.send(client.next());
-        if (result === "ok") continue;
-        if (result === "dropped") lost = true;
-        else client.blocked = true;
-        return;
+      for (;;) {
+        while (client.head < client.queue.length) {
+          const frame = client.queue[client.head++]!;
+          if (!send(frame)) return;
+        }
+        if (client.replay.length === 0) break;
+        this.pageOfHistory(client);
       }
-      if (!client.inLog || client.fast) return;
+      if (client.fast) return;
       const source = client.source;
       const end = client.sourceEnd;
       while (client.cursor < end) {
@@ -413,30 +400,52 @@ export class LiveChannel {
         const chunk = source.chunkAt(client.cursor);
         const stop = Math.min(end, chunk.start + chunk.frames.length);
         for (let i = client.cursor - chunk.start; client.cursor < stop; i++) {
-          if (budget-- <= 0) return;
-          client.cursor++;
-          client.handed(chunk.ids[i]!, chunk.sequences[i]!);
-          const result = socket.send(chunk.frames[i]!);
-          if (result === "ok") continue;
-          if (result === "dropped") lost = true;
-          else client.blocked = true;
-          return;
+          const position = client.cursor++;
+          const id = chunk.ids[i]!;
+          const sequence = chunk.sequences[i]!;
+          if ((client.skip !== null || client.overlap !== null) && client.has(position, id, sequence)) continue;
+          client.handed(id, sequence);
+          if (!send(chunk.frames[i]!)) return;
         }
       }
     };
-    const frames = client.waiting + (client.inLog && !client.fast ? client.sourceEnd - client.cursor : 0);
+    const frames = client.waiting + (client.replay.length > 0 ? 2 : 0) + (client.fast ? 0 : client.sourceEnd - client.cursor);
     // Corking pays off from the second frame; a lone frame (the common case at low rates) goes straight out.
     if (client.socket.cork && frames > 1 && budget > 1) client.socket.cork(write);
     else write();
     client.seen = this.epoch;
     if (lost) return this.forget(client, true, 1011, "send failed");
     client.compact();
-    if (client.blocked || client.closed || client.waiting > 0) return;
-    if (client.lagFrom !== null) this.sendLagged(client);
-    else if (client.view !== null && client.cursor >= client.view.end) this.sendResumed(client);
-    if (!mayJoin || client.blocked || client.closed || client.lagFrom !== null || client.cursorsAhead !== null) return;
-    if (!client.inLog) this.groups.enterLog(client);
-    if (client.view === null) this.groups.join(client);
+    if (client.overlap !== null && client.cursor >= client.overlap.until) client.overlap = null;
+    if (client.blocked || client.closed || client.waiting > 0 || client.replay.length > 0) return;
+    if (client.view !== null && client.cursor >= client.view.end) this.sendResumed(client);
+    if (!client.blocked && !client.closed && client.view === null) this.groups.join(client);
+  }
+
+  /**
+   * Queues the next page of a client's history (at most REPLAY_PAGE events, about REPLAY_BYTES).
+   * History the store dropped since the connection opened (a retention bound reached while it
+   * waited) is lost to it: it is told so in order, by a `stream.lagged` where the gap is.
+   */
+  private pageOfHistory(client: LiveClient): void {
+    const range = client.replay[0]!;
+    const page = this.store.events(range.id, range.after, REPLAY_PAGE);
+    const from = Math.min(range.through + 1, page === null ? Number.POSITIVE_INFINITY : Math.max(range.after + 1, page.retained_from));
+    if (from > range.after + 1) {
+      client.queue.push(lagNotice(from - 1 - range.after, { [range.id]: client.gotOf(range.id) }));
+      range.after = from - 1;
+    }
+    let bytes = 0;
+    for (const event of page?.events ?? []) {
+      if (event.sequence <= range.after) continue;
+      if (event.sequence > range.through || bytes > REPLAY_BYTES) break;
+      const frame = boundFrame(event, JSON.stringify(event), this.limits.frame_bytes);
+      client.queue.push(frame);
+      client.handed(event.execution_id, signedSequence(event));
+      range.after = event.sequence;
+      bytes += frame.length;
+    }
+    if (range.after >= range.through || page === null || page.events.length === 0) client.replay.shift();
   }
 
   /** A log member that wrote everything it kept is told what it lost, and resumes at the log's end. */
@@ -445,22 +454,8 @@ export class LiveChannel {
     this.sendNotice(client, dropped, lastSequence);
   }
 
-  private sendLagged(client: LiveClient): void {
-    const dropped = client.dropped;
-    const lastSequence = Object.fromEntries(client.lagFrom!);
-    client.dropped = 0;
-    client.lagFrom = null;
-    this.sendNotice(client, dropped, lastSequence);
-  }
-
   private sendNotice(client: LiveClient, dropped: number, lastSequence: Record<string, number>): void {
-    const frame = JSON.stringify({
-      type: "stream.lagged",
-      dropped,
-      last_sequence: lastSequence,
-      message: `This connection fell behind and ${dropped} event(s) were dropped for it alone; reload the snapshot and the history after last_sequence.`,
-    });
-    const result = client.socket.send(frame);
+    const result = client.socket.send(lagNotice(dropped, lastSequence));
     if (result === "dropped") this.forget(client, true, 1011, "send failed");
     else if (result === "backpressure") client.blocked = true;
   }
@@ -468,7 +463,6 @@ export class LiveChannel {
   private forget(client: LiveClient, closeSocket: boolean, code = 1000, reason = ""): void {
     if (client.closed) return;
     client.closed = true;
-    client.subscription?.unsubscribe();
     this.clients.delete(client.socket);
     this.groups.release(client);
     if (closeSocket) {
@@ -527,4 +521,14 @@ function closeSocket(socket: LiveSocket, reason: string): void {
   } catch {
     // Closing a socket that already went away is not an error worth reporting.
   }
+}
+
+/** A `stream.lagged` notice: how many events the connection lost, and per execution the last sequence it got. */
+function lagNotice(dropped: number, lastSequence: Record<string, number>): string {
+  return JSON.stringify({
+    type: "stream.lagged",
+    dropped,
+    last_sequence: lastSequence,
+    message: `This connection fell behind and ${dropped} event(s) were dropped for it alone; reload the snapshot and the history after last_sequence.`,
+  });
 }

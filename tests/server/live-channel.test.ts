@@ -615,6 +615,69 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
     );
   }, 30_000);
 
+  test.each(["memory", "sqlite"] as const)("connections opened mid-flood with a cursor get their history a page at a time, then live: in order, once, every gap announced (%s store)", async (kind) => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.oneof(
+            fc.record({ op: fc.constant("append" as const), n: fc.integer({ min: 1, max: 600 }) }),
+            fc.record({ op: fc.constant("open" as const), after: fc.integer({ min: 0, max: 2000 }), full: fc.boolean() }),
+            fc.record({ op: fc.constant("drain" as const), who: fc.integer({ min: 0, max: 5 }) }),
+            fc.record({ op: fc.constant("turn" as const) }),
+          ),
+          { maxLength: 25 },
+        ),
+        async (ops) => {
+          // Few events retained: history can be dropped while a connection is still being sent it.
+          const { live, create, progress, hub, store } = withTopics({ subscriber_queue_bytes: queueBytesFor(400), events_retained: 700 }, kind);
+          const id = create(1);
+          const opened: Array<{ socket: FakeSocket; after: number }> = [];
+          for (const op of ops) {
+            if (op.op === "append") progress(id, op.n);
+            else if (op.op === "turn") await new Promise((resolve) => setImmediate(resolve));
+            else if (op.op === "open") {
+              const socket = new FakeSocket(hub);
+              if (op.full) socket.mode = "backpressure";
+              live.open(socket, { executions: [id], after: op.after });
+              opened.push({ socket, after: op.after });
+            } else if (opened[op.who]) {
+              opened[op.who]!.socket.mode = "ok";
+              live.drain(opened[op.who]!.socket);
+            }
+          }
+          for (const { socket } of opened) {
+            socket.mode = "ok";
+            live.drain(socket);
+          }
+          for (let i = 0; i < 20 && live.writing; i++) await settle();
+          await store.durable();
+          await settle();
+          const last = store.get(id)!.last_sequence;
+          for (const { socket, after } of opened) {
+            let got = after;
+            let lagged = false;
+            for (const frame of socket.frames) {
+              if (frame.type === "stream.lagged") {
+                // What it got, counting its cursor as got.
+                expect(frame.last_sequence[id]).toBe(got);
+                lagged = true;
+              }
+              if (typeof frame.sequence !== "number") continue;
+              if (lagged) expect(frame.sequence).toBeGreaterThan(got);
+              else expect(frame.sequence).toBe(got + 1);
+              lagged = false;
+              got = frame.sequence;
+            }
+            // Everything up to the last event, unless the connection was told it lost the end.
+            if (!lagged && after < last) expect(got).toBe(last);
+          }
+          store.close();
+        },
+      ),
+      { numRuns: 100 },
+    );
+  }, 30_000);
+
   test.each(["memory", "sqlite"] as const)("random interleavings of appends, backpressure and drains never deliver an event twice or out of order, nor lose one unannounced (%s store)", async (kind) => {
     await fc.assert(
       fc.asyncProperty(

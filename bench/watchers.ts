@@ -36,11 +36,11 @@ async function runWatchers(url: string, count: number): Promise<void> {
   });
 }
 
-/** One flooding execution's own duration (engine time, start → completed) emitting `events`, with `watchers` clients following everything. */
-async function floodWith(watchers: number, events: number): Promise<{ ms: number; frames: number; lagged: number }> {
+/** One flooding execution's own duration (engine time, start → completed) emitting `events`, with `watchers` clients following everything (`query`: how they connect). */
+async function floodWith(watchers: number, events: number, query = ""): Promise<{ ms: number; frames: number; lagged: number }> {
   const root = mkdtempSync(join(tmpdir(), "docket-bench-watchers-"));
   const server = await startServer({ cwd: root, port: 0, storeKind: "memory", limits: resolveLimits(), capabilityDirs: [], runtime: "bun", log: () => {} });
-  const child = watchers > 0 ? spawn(process.execPath, [import.meta.path, "--watchers", `${server.url.replace(/^http/, "ws")}/events`, String(watchers)], { stdio: ["pipe", "pipe", "inherit"] }) : null;
+  const child = watchers > 0 ? spawn(process.execPath, [import.meta.path, "--watchers", `${server.url.replace(/^http/, "ws")}/events${query}`, String(watchers)], { stdio: ["pipe", "pipe", "inherit"] }) : null;
   const lines: string[] = [];
   let wake: (() => void) | null = null;
   child?.stdout!.on("data", (chunk) => {
@@ -84,19 +84,21 @@ async function floodWith(watchers: number, events: number): Promise<{ ms: number
  */
 export async function benchWatchers(): Promise<BenchResult> {
   const rows: BenchResult["rows"] = [];
-  for (const events of [EVENTS, EVENTS * 4]) {
+  // The same flood again with watchers that connected as a reconnect does (`?after=`): they once
+  // kept a store subscription each for their whole life.
+  for (const [events, query] of [[EVENTS, ""], [EVENTS * 4, ""], [EVENTS * 4, "?after=1"]] as const) {
     const none: number[] = [];
     const many: number[] = [];
     let seen = { frames: 0, lagged: 0 };
     for (let i = 0; i < 3; i++) {
       none.push((await floodWith(0, events)).ms);
-      const watched = await floodWith(WATCHERS, events);
+      const watched = await floodWith(WATCHERS, events, query);
       many.push(watched.ms);
       seen = watched;
     }
     const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
     rows.push({
-      pipeline: `one execution emitting ${events.toLocaleString("en-US")} events, engine time (default flags, memory store)`,
+      pipeline: `one execution emitting ${events.toLocaleString("en-US")} events, engine time (default flags, memory store)${query ? `, watchers on /events${query}` : ""}`,
       "no watcher ms": median(none),
       [`${WATCHERS} watchers ms`]: median(many),
       "ratio (goal ≤ 2)": median(many) / median(none),

@@ -20,11 +20,6 @@ const TOPIC_BURST = 8;
 // Appends between two looks for what the log may let go of.
 const TRIM_EVERY = 1024;
 
-/** The sequence a log records for an event: negative for an execution's last event. */
-export function signedSequence(event: ExecutionEvent): number {
-  return event.type === "execution.completed" ? -event.sequence : event.sequence;
-}
-
 /**
  * The live channel's groups (docs/protocol.md, "Backpressure"): connections following the same
  * target share one store subscription and one log of frames. The append path costs a group one
@@ -118,9 +113,20 @@ export class LiveGroups {
    */
   resume(client: LiveClient): { dropped: number; lastSequence: Record<string, number> } {
     const group = client.group;
-    const { dropped, firstLost } = group.log.endLag(client.lag!);
+    let { dropped, lost } = group.log.endLag(client.lag!);
     const lastSequence: Record<string, number> = {};
-    for (const id of firstLost.keys()) lastSequence[id] = client.gotOf(id);
+    for (const [id, { first, last }] of lost) {
+      // What is at or below its cursor it has, and was not lost (see LiveClient.skip).
+      const after = client.skip?.get(id);
+      if (after !== undefined) {
+        const had = Math.max(0, Math.min(after, last) - first + 1);
+        dropped -= had;
+        if (last <= after) continue;
+        client.skip!.delete(id);
+        if (client.skip!.size === 0) client.skip = null;
+      }
+      lastSequence[id] = client.gotOf(id);
+    }
     client.view = null;
     client.lag = null;
     group.lagging.delete(client);

@@ -8,6 +8,18 @@ const CHUNK = 1 << CHUNK_BITS;
 // its epoch for as long as its connection lasts, and each lag of another member begins one more.
 const MAX_EPOCHS = 32;
 
+/**
+ * The sequence the log records for an event: negative for an execution's last event — its
+ * completion, unless its outcome is unknown (then a reconciliation may still follow), or that
+ * reconciliation.
+ */
+export function signedSequence(event: ExecutionEvent): number {
+  if (event.type === "execution.reconciled") return -event.sequence;
+  if (event.type !== "execution.completed") return event.sequence;
+  const data = event.data as { failure?: { outcome_certainty?: string } };
+  return data.failure?.outcome_certainty === "unknown" ? event.sequence : -event.sequence;
+}
+
 /** A run of consecutive entries of a group's log: entry i is at position `start + i`. */
 export class LogChunk {
   readonly frames: Array<string | undefined> = [];
@@ -66,6 +78,8 @@ export class LogView implements LogEntries {
 export interface LagEpoch {
   readonly at: number;
   readonly firsts: Map<string, number>;
+  /** The last sequence of each execution appended in the epoch. */
+  readonly lasts: Map<string, number>;
   holders: number;
   /** Merged into an older epoch (see startLag): its holders read that one. */
   into: LagEpoch | null;
@@ -108,12 +122,15 @@ export class LiveLog implements LogEntries {
     if (chunk === undefined || (position & (CHUNK - 1)) === 0) this.chunks.push((chunk = new LogChunk(position)));
     chunk.frames.push(frame);
     chunk.ids.push(event.execution_id);
-    chunk.sequences.push(event.type === "execution.completed" ? -event.sequence : event.sequence);
+    chunk.sequences.push(signedSequence(event));
     chunk.before.push(this.bytes);
     this.bytes += frame.length;
     this.end = position + 1;
     const epoch = this.epochs.at(-1);
-    if (epoch !== undefined && !epoch.firsts.has(event.execution_id)) epoch.firsts.set(event.execution_id, event.sequence);
+    if (epoch !== undefined) {
+      if (!epoch.firsts.has(event.execution_id)) epoch.firsts.set(event.execution_id, event.sequence);
+      epoch.lasts.set(event.execution_id, event.sequence);
+    }
   }
 
   chunkAt(position: number): LogChunk {
@@ -161,11 +178,12 @@ export class LiveLog implements LogEntries {
    */
   startLag(): LagEpoch {
     let epoch = this.epochs.at(-1);
-    if (epoch === undefined || epoch.at !== this.end) this.epochs.push((epoch = { at: this.end, firsts: new Map(), holders: 0, into: null }));
+    if (epoch === undefined || epoch.at !== this.end) this.epochs.push((epoch = { at: this.end, firsts: new Map(), lasts: new Map(), holders: 0, into: null }));
     epoch.holders++;
     if (this.epochs.length > MAX_EPOCHS) {
       const [older, younger] = this.epochs as [LagEpoch, LagEpoch];
       for (const [id, sequence] of younger.firsts) if (!older.firsts.has(id)) older.firsts.set(id, sequence);
+      for (const [id, sequence] of younger.lasts) older.lasts.set(id, sequence);
       older.holders += younger.holders;
       younger.into = older;
       this.epochs.splice(1, 1);
@@ -175,16 +193,22 @@ export class LiveLog implements LogEntries {
 
   /**
    * A lagging member resumes at the end: how many events it lost (everything appended since its
-   * epoch began) and, for each execution among them, the first sequence it lost.
+   * epoch began) and, for each execution among them, the first and the last sequence it lost
+   * (an execution's events are appended in order, each once: it lost every one between).
    */
-  endLag(held: LagEpoch): { dropped: number; firstLost: Map<string, number> } {
-    const firstLost = new Map<string, number>();
+  endLag(held: LagEpoch): { dropped: number; lost: Map<string, { first: number; last: number }> } {
+    const lost = new Map<string, { first: number; last: number }>();
     for (let i = this.epochs.indexOf(resolved(held)); i >= 0 && i < this.epochs.length; i++) {
-      for (const [id, sequence] of this.epochs[i]!.firsts) if (!firstLost.has(id)) firstLost.set(id, sequence);
+      const epoch = this.epochs[i]!;
+      for (const [id, first] of epoch.firsts) {
+        const span = lost.get(id);
+        if (span === undefined) lost.set(id, { first, last: epoch.lasts.get(id)! });
+        else span.last = epoch.lasts.get(id)!;
+      }
     }
     this.releaseLag(held);
     // Counted from where this member's lag began (a merged epoch may begin earlier).
-    return { dropped: this.end - held.at, firstLost };
+    return { dropped: this.end - held.at, lost };
   }
 
   /** A lagging member went away: its epoch is let go without a notice. */

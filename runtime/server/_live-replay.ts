@@ -1,3 +1,4 @@
+import type { ExecutionSnapshot } from "../execution/snapshot.ts";
 import type { ExecutionStore } from "../store/store.ts";
 import { isTerminal } from "../execution/state-machine.ts";
 import type { LiveTarget } from "./live-target.ts";
@@ -5,6 +6,9 @@ import type { LiveTarget } from "./live-target.ts";
 /** History of one execution a connection is owed: the events after `after`, up to `through`. */
 export interface ReplayRange {
   readonly id: string;
+  /** The connection's cursor: what it says it has. */
+  readonly cursor: number;
+  /** Sent up to here: the cursor, or where the history retained begins when the rest was already dropped. */
   after: number;
   readonly through: number;
 }
@@ -25,6 +29,11 @@ export interface ReplayPlan {
   read: Map<string, number>;
 }
 
+/** True while an execution may still get events: until it finished, or, with an unknown outcome, until that is reconciled. */
+function mayGetEvents(snapshot: ExecutionSnapshot): boolean {
+  return !isTerminal(snapshot.state) || (snapshot.failure?.outcome_certainty === "unknown" && !snapshot.reconciliation);
+}
+
 /** Executions listed per page while planning the history of a connection to all of them. */
 const LIST_PAGE = 500;
 
@@ -43,15 +52,16 @@ export function planReplay(store: ExecutionStore, target: LiveTarget): ReplayPla
   const owe = (id: string, last: number, ongoing: boolean) => {
     plan.read.set(id, Math.max(after, last));
     if (last < after) {
-      // A cursor past what is stored. For all executions, only one that may still have events
-      // (a finished one gets none but a reconciliation's) is remembered.
+      // A cursor past what is stored. For all executions, only one that may still get events
+      // is remembered (one that finished gets none, but a reconciliation of an unknown outcome).
       if (ongoing) (plan.skip ??= new Map()).set(id, after);
       return;
     }
     if (last === after) return;
     const page = store.events(id, after, 1);
     if (page === null) return;
-    plan.ranges.push({ id, after, through: last });
+    // History already dropped is said once, by `truncated` in stream.ready.
+    plan.ranges.push({ id, cursor: after, after: Math.max(after, page.retained_from - 1), through: last });
     plan.replayed += last - Math.max(after, page.retained_from - 1);
     if (page.truncated) plan.truncated = true;
   };
@@ -63,7 +73,7 @@ export function planReplay(store: ExecutionStore, target: LiveTarget): ReplayPla
   if (target.after === undefined) return plan;
   for (let cursor: string | undefined, first = true; first || cursor !== undefined; first = false) {
     const page = store.list({ limit: LIST_PAGE, cursor });
-    for (const snapshot of page.items) owe(snapshot.id, snapshot.last_sequence, !isTerminal(snapshot.state));
+    for (const snapshot of page.items) owe(snapshot.id, snapshot.last_sequence, mayGetEvents(snapshot));
     cursor = page.next_cursor ?? undefined;
   }
   return plan;

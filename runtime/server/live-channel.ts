@@ -3,7 +3,8 @@ import { SCHEMA_VERSION } from "../execution/protocol.ts";
 import type { Limits } from "../execution/limits.ts";
 import type { ExecutionStore } from "../store/store.ts";
 import { LiveClient, type LiveGroup } from "./_live-client.ts";
-import { LiveGroups, signedSequence } from "./_live-groups.ts";
+import { LiveGroups } from "./_live-groups.ts";
+import { signedSequence } from "./_live-log.ts";
 import { planReplay } from "./_live-replay.ts";
 import { boundFrame } from "./live-frame.ts";
 import { systemLiveClock, type LiveClock, type LiveSocket, type LiveTopics, type SendResult } from "./live-socket.ts";
@@ -92,6 +93,8 @@ export class LiveChannel {
   private inSlice = false;
   // performance.now() when the last slice ended (see slice's budget).
   private sliceEnded = 0;
+  // True while a client is written (see flush).
+  private flushing = false;
   /** The trickle path: a microtask that writes only if what came since is still a trickle. */
   private readonly writeTrickle = () => {
     if (this.queuedSinceWrite <= TRICKLE) return this.writeSlice();
@@ -162,7 +165,7 @@ export class LiveChannel {
    * than WRITER_GAP_MS (the loop has not turned: a flood), one slice is written here and now.
    */
   private share(): void {
-    if ((++this.queuedSinceWrite & (LOOK_EVERY - 1)) !== 0 || this.inSlice || this.stopped) return;
+    if ((++this.queuedSinceWrite & (LOOK_EVERY - 1)) !== 0 || this.inSlice || this.flushing || this.stopped) return;
     if (this.monotonic() - this.waitingSince > WRITER_GAP_MS) this.slice();
   }
   private readonly groups: LiveGroups;
@@ -236,7 +239,7 @@ export class LiveChannel {
     client.skip = plan.skip;
     // What it says it has: a loss before it got anything more is announced from its cursor.
     if (target.after) {
-      for (const range of plan.ranges) client.handed(range.id, range.after);
+      for (const range of plan.ranges) client.handed(range.id, range.cursor);
       for (const id of plan.skip?.keys() ?? []) client.handed(id, target.after);
     }
     // Reading a store that commits on its own turns (sqlite) writes what was pending first, which
@@ -372,6 +375,18 @@ export class LiveChannel {
    */
   private flush(client: LiveClient, maxFrames = Number.POSITIVE_INFINITY): void {
     if (client.closed || client.blocked) return;
+    // Reading history from a store that commits on its own turns (sqlite) hands out what was
+    // pending, which appends to logs: no slice may start from there and write to this client again.
+    const outer = this.flushing;
+    this.flushing = true;
+    try {
+      this.flushNow(client, maxFrames);
+    } finally {
+      this.flushing = outer;
+    }
+  }
+
+  private flushNow(client: LiveClient, maxFrames: number): void {
     let lost = false;
     let budget = maxFrames;
     /** Sends one frame; false when writing must stop (backpressure, a lost socket, the budget). */
@@ -451,7 +466,8 @@ export class LiveChannel {
   /** A log member that wrote everything it kept is told what it lost, and resumes at the log's end. */
   private sendResumed(client: LiveClient): void {
     const { dropped, lastSequence } = this.groups.resume(client);
-    this.sendNotice(client, dropped, lastSequence);
+    // Nothing it lacks (all it missed was at or below its cursor): it just goes on.
+    if (dropped > 0) this.sendNotice(client, dropped, lastSequence);
   }
 
   private sendNotice(client: LiveClient, dropped: number, lastSequence: Record<string, number>): void {

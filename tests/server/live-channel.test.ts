@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { LiveChannel } from "../../runtime/server/live-channel.ts";
 import fc from "fast-check";
 import { FakeLiveClock, FakeSocket, FakeTopics, idOf, queueBytesFor, settle, storeWith } from "./_support/fake-socket.ts";
+import { reconciled, unknownEnd } from "../store/_contract-reconcile.ts";
 
 const params = (query: string) => new URLSearchParams(query);
 
@@ -459,6 +460,111 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
     for (const socket of sockets) expect(socket.events().at(-1)!.sequence).toBe(13);
   });
 
+  test("a drain whose history read commits pending writes (sqlite) writes that client once, in order: no slice starts inside it", async () => {
+    const { live, create, progress, store, clock } = setup({}, "sqlite");
+    // The sqlite store's own commit, at once (it commits on a turn of its own otherwise).
+    const commit = () => (store as unknown as { flush(): void }).flush();
+    const early = create(1);
+    progress(early, 100);
+    const busy = create(2);
+    progress(busy, 400);
+    commit();
+    await settle();
+    const socket = new FakeSocket();
+    socket.mode = "backpressure";
+    live.open(socket, { executions: [early, busy] });
+    // A live event committed (the writer waits for its turn), then writes not committed yet, and
+    // time passes: the history read commits them, and their delivery would start a slice of its own.
+    progress(busy, 1);
+    commit();
+    progress(busy, 200);
+    clock.advance(10);
+    socket.mode = "ok";
+    live.drain(socket);
+    for (let i = 0; i < 10 && live.writing; i++) await settle();
+    await store.durable();
+    await settle();
+    for (const id of [early, busy]) {
+      const sequences = socket.events().filter((e) => e.execution_id === id).map((e) => e.sequence);
+      expect(sequences).toEqual(Array.from({ length: store.get(id)!.last_sequence }, (_, i) => i + 1));
+    }
+    expect(socket.types()).not.toContain("stream.lagged");
+    store.close();
+  });
+
+  test("a cursor past what is stored, then a lag: what it lost at or below its cursor is neither counted nor announced", async () => {
+    const { live, create, progress, store } = setup({ subscriber_queue_bytes: queueBytesFor(16) });
+    const id = create(1);
+    const after = store.get(id)!.last_sequence + 50;
+    const socket = new FakeSocket();
+    live.open(socket, { executions: [id], after });
+    socket.mode = "backpressure";
+    // 40 events at or below its cursor and 60 above, while it does not read.
+    progress(id, 1);
+    await settle();
+    progress(id, 99);
+    await settle();
+    socket.mode = "ok";
+    live.drain(socket);
+    await settle();
+    progress(id, 1);
+    await settle();
+    const events = socket.events().map((e) => e.sequence);
+    expect(events.every((sequence) => sequence > after)).toBe(true);
+    const notices = socket.frames.filter((f) => f.type === "stream.lagged");
+    expect(notices).toHaveLength(1);
+    const last = store.get(id)!.last_sequence;
+    expect(events.length + notices[0].dropped).toBe(last - after);
+    expect(notices[0].last_sequence).toEqual({ [id]: after });
+  });
+
+  test("a reconciliation lost in a lag is announced from the completion the client got", async () => {
+    const { live, create, progress, store } = setup({ subscriber_queue_bytes: queueBytesFor(16) });
+    const settled = create(1);
+    const busy = create(2);
+    const socket = new FakeSocket();
+    live.open(socket, { executions: [settled, busy] });
+    store.append(settled, [unknownEnd]);
+    await settle();
+    const completed = store.get(settled)!.last_sequence;
+    expect(socket.events().at(-1)).toMatchObject({ execution_id: settled, sequence: completed });
+    socket.mode = "backpressure";
+    progress(busy, 1);
+    await settle();
+    progress(busy, 100);
+    store.append(settled, [reconciled()]);
+    await settle();
+    socket.mode = "ok";
+    live.drain(socket);
+    await settle();
+    const notice = socket.frames.find((f) => f.type === "stream.lagged");
+    expect(notice.last_sequence[settled]).toBe(completed);
+  });
+
+  test("following all from a cursor: a finished execution whose outcome is unknown is held to the cursor too", async () => {
+    const { live, create, store } = setup();
+    const id = create(1);
+    store.append(id, [unknownEnd]);
+    const socket = new FakeSocket();
+    live.open(socket, { executions: "all", after: 10 });
+    store.append(id, [reconciled()]);
+    await settle();
+    expect(store.get(id)!.last_sequence).toBeLessThanOrEqual(10);
+    expect(socket.events()).toEqual([]);
+  });
+
+  test("history already dropped is said once, by stream.ready's truncated, not again by a notice", async () => {
+    const { live, create, progress } = setup({ events_retained: 20 });
+    const id = create(1);
+    progress(id, 100);
+    const socket = new FakeSocket();
+    live.open(socket, { executions: [id] });
+    await settle();
+    expect(socket.frames[0]).toMatchObject({ type: "stream.ready", truncated: true, replayed: 20 });
+    expect(socket.types()).not.toContain("stream.lagged");
+    expect(socket.events()).toHaveLength(20);
+  });
+
   test("a flood that keeps the loop from turning still gets the writer a bounded share on the append path", async () => {
     const { live, create, progress, clock } = setup();
     const id = create(1);
@@ -655,7 +761,8 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
           const last = store.get(id)!.last_sequence;
           for (const { socket, after } of opened) {
             let got = after;
-            let lagged = false;
+            // History dropped before it opened is announced by stream.ready's truncated.
+            let lagged = socket.frames[0].truncated === true;
             for (const frame of socket.frames) {
               if (frame.type === "stream.lagged") {
                 // What it got, counting its cursor as got.

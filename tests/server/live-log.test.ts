@@ -24,10 +24,14 @@ describe("LiveLog", () => {
     expect(log.bytesFrom(0)).toBe(log.bytes);
   });
 
-  test("an execution's last event is recorded with a negative sequence", () => {
+  test("an execution's last event is recorded with a negative sequence: its completion, or the reconciliation an unknown outcome awaits", () => {
     const log = new LiveLog();
-    log.append(event("a", 7, "execution.completed"), "x");
-    expect(sequenceAt(log, 0)).toBe(-7);
+    const completed = (id: string, sequence: number, outcome_certainty: string) =>
+      ({ execution_id: id, sequence, type: "execution.completed", data: { state: "failed", failure: { outcome_certainty } } }) as unknown as ExecutionEvent;
+    log.append(completed("a", 7, "not_applied"), "x");
+    log.append(completed("b", 4, "unknown"), "x");
+    log.append(event("b", 5, "execution.reconciled"), "x");
+    expect([sequenceAt(log, 0), sequenceAt(log, 1), sequenceAt(log, 2)]).toEqual([-7, 4, -5]);
   });
 
   test("trim lets go of whole chunks and of frames before the position in the first one; a view keeps what it holds", () => {
@@ -53,7 +57,7 @@ describe("LiveLog", () => {
     expect(log.bytesFrom(2590)).toBe(10 * 5);
   });
 
-  test("a lag names the first sequence lost of each execution appended after it began, and counts them", () => {
+  test("a lag names the first and last sequence lost of each execution appended after it began, and counts them", () => {
     const log = new LiveLog();
     log.append(event("a", 1), "x");
     const early = log.startLag();
@@ -62,8 +66,9 @@ describe("LiveLog", () => {
     const late = log.startLag();
     log.append(event("b", 6), "x");
     log.append(event("c", 1), "x");
-    expect(log.endLag(late)).toEqual({ dropped: 2, firstLost: new Map([["b", 6], ["c", 1]]) });
-    expect(log.endLag(early)).toEqual({ dropped: 4, firstLost: new Map([["a", 2], ["b", 5], ["c", 1]]) });
+    log.append(event("b", 7), "x");
+    expect(log.endLag(late)).toEqual({ dropped: 3, lost: new Map([["b", { first: 6, last: 7 }], ["c", { first: 1, last: 1 }]]) });
+    expect(log.endLag(early)).toEqual({ dropped: 5, lost: new Map([["a", { first: 2, last: 2 }], ["b", { first: 5, last: 7 }], ["c", { first: 1, last: 1 }]]) });
     expect(log.epochsHeld).toBe(0);
   });
 
@@ -80,13 +85,13 @@ describe("LiveLog", () => {
     }
     expect(log.epochsHeld).toBeLessThanOrEqual(33);
     log.append(event("z", 3), "x");
-    const { dropped, firstLost } = log.endLag(last!);
+    const { dropped, lost } = log.endLag(last!);
     expect(dropped).toBe(1);
     // A merged epoch may name more than was lost, never less.
-    expect(firstLost.get("z")).toBe(3);
+    expect(lost.get("z")).toEqual({ first: 3, last: 3 });
     const all = log.endLag(stalled);
     expect(all.dropped).toBe(201);
-    expect(all.firstLost.size).toBe(201);
-    expect(all.firstLost.get("x0")).toBe(1);
+    expect(all.lost.size).toBe(201);
+    expect(all.lost.get("x0")).toEqual({ first: 1, last: 1 });
   });
 });

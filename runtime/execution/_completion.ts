@@ -3,6 +3,7 @@ import type { TaskOutcome } from "../worker/task.ts";
 import type { EdgeInfo } from "./plane.ts";
 import { buildFailure, forcedStopCertainty, type FailureDescriptor, type Retryability } from "./failure.ts";
 import { checkValue, describeProblems } from "./validate.ts";
+import { parsesUnchanged } from "./_parses-unchanged.ts";
 import { MAX_INPUT_DEPTH, nestsDeeperThan } from "./json-depth.ts";
 import { NO_MASK, type SecretMask } from "./secret-mask.ts";
 
@@ -212,6 +213,8 @@ function outputProblem(capability: RegisteredCapability, output: unknown): Outpu
 
 /** The output as its schema checks it, or what is wrong with it. */
 function schemaProblem(capability: RegisteredCapability, output: unknown): OutputCheck {
+  // What the parse would give back unchanged needs no parse (a new copy of every object it walks).
+  if (parsesUnchanged(capability.def.output, output)) return { ok: true, value: output };
   const checked = checkValue(capability.def.output, output, "output");
   if (checked.ok) return checked;
   return {

@@ -21,19 +21,26 @@ export class EventRefusedError extends IllegalTransitionError {
   }
 }
 
-/** The snapshot of a just-created execution: `queued`, sequence 1 (its `execution.created`). */
+/**
+ * The snapshot of a just-created execution: `queued`, sequence 1 (its `execution.created`). Its
+ * first members are those of the published snapshot schema, in its order (capability/schemas.ts):
+ * an answer that holds a snapshot is then already what the output check would make of it, and
+ * goes out without being copied (execution/_parses-unchanged.ts).
+ */
 export function initialSnapshot(execution: NewExecution, created_at: string): ExecutionSnapshot {
   return {
     id: execution.id,
     capability: execution.capability,
     state: "queued",
+    created_at,
+    last_sequence: 1,
+    links: executionLinks(execution.id),
     actor: execution.actor,
     repository: execution.repository,
     run_id: execution.run_id,
     session_key: execution.session_key,
     request_id: execution.request_id,
     trace_id: execution.trace_id,
-    created_at,
     started_at: null,
     finished_at: null,
     duration_ms: null,
@@ -49,10 +56,8 @@ export function initialSnapshot(execution: NewExecution, created_at: string): Ex
     steps_dropped: 0,
     log: [],
     log_dropped: 0,
-    last_sequence: 1,
     retained_from: 1,
     truncated: false,
-    links: executionLinks(execution.id),
   };
 }
 

@@ -4,6 +4,7 @@ import * as v from "valibot";
 import { parsesUnchanged } from "../../runtime/execution/_parses-unchanged.ts";
 import { BUILTINS } from "../../runtime/capability/builtins.ts";
 import type { AnySchema } from "../../runtime/capability/declaration.ts";
+import { initialSnapshot } from "../../runtime/store/_fold.ts";
 
 /** The promise: whenever parsesUnchanged says so, valibot passes and gives back an equal value, members in the same order. */
 function agrees(schema: AnySchema, value: unknown): void {
@@ -14,26 +15,46 @@ function agrees(schema: AnySchema, value: unknown): void {
   expect(JSON.stringify(parsed.output)).toBe(JSON.stringify(value));
 }
 
-const snapshot = () => ({
-  id: "x-20261201T133404Z-347556fd",
-  capability: "bench.noop",
-  state: "queued",
-  created_at: "2026-12-01T13:34:04.495Z",
-  last_sequence: 1,
-  links: { self: "/s", events: "/e", socket: "/w", cockpit: "/c" },
-  actor: { kind: "http" },
-  input: {},
-  failure: null,
-  steps: [],
-});
+// The snapshot as the stores make it: its first members in the published schema's order.
+const snapshot = () =>
+  initialSnapshot(
+    {
+      id: "x-20261201T133404Z-347556fd",
+      capability: "bench.noop",
+      actor: { kind: "http" },
+      repository: "/checkout",
+      run_id: null,
+      session_key: null,
+      request_id: "r-1",
+      trace_id: "0af7651916cd43dd8448eb211c80319c",
+      cancellable: false,
+      effect: "read",
+      input: {},
+      input_hash: "",
+      capability_version: "sha256:e131839e40a85588",
+    },
+    "2026-12-01T13:34:04.495Z",
+  ) as unknown as Record<string, unknown>;
 
 describe("parsesUnchanged", () => {
   const start = BUILTINS["executions.start.ts"]!.output;
 
-  test("parsesUnchanged passes executions.start's answer as the engine makes it", () => {
+  test("parsesUnchanged passes executions.start's answer as the stores make it, so it goes out uncopied", () => {
     const answer = { execution: snapshot(), deduplicated: false };
     expect(parsesUnchanged(start, answer)).toBe(true);
     agrees(start, answer);
+  });
+
+  test("parsesUnchanged passes executions.start's request as clients send it, and leaves a bad one to valibot", () => {
+    const input = BUILTINS["executions.start.ts"]!.input;
+    expect(parsesUnchanged(input, { capability: "bench.noop", input: {} })).toBe(true);
+    expect(parsesUnchanged(input, { capability: "files.digest", input: { path: "a" }, run_id: "r-1", deadline_ms: 5000 })).toBe(true);
+    // The default of `input`, an empty capability, a bad run_id, a fractional deadline: valibot says.
+    expect(parsesUnchanged(input, { capability: "bench.noop" })).toBe(false);
+    expect(parsesUnchanged(input, { capability: "", input: {} })).toBe(false);
+    expect(parsesUnchanged(input, { capability: "x", input: {}, run_id: "a b" })).toBe(false);
+    expect(parsesUnchanged(input, { capability: "x", input: {}, deadline_ms: 1.5 })).toBe(false);
+    agrees(input, { capability: "files.digest", input: { path: "a" }, run_id: "r-1", deadline_ms: 5000 });
   });
 
   test("parsesUnchanged leaves to valibot what it would change or refuse", () => {
@@ -45,7 +66,8 @@ describe("parsesUnchanged", () => {
     const { id: _, ...withoutId } = snapshot();
     expect(parsesUnchanged(start, { execution: { ...withoutId, id: "x" }, deduplicated: false })).toBe(false);
     expect(parsesUnchanged(v.object({ a: v.optional(v.number(), 1) }), {})).toBe(false);
-    expect(parsesUnchanged(v.object({ a: v.pipe(v.string(), v.minLength(2)) }), { a: "abc" })).toBe(false);
+    expect(parsesUnchanged(v.object({ a: v.pipe(v.string(), v.minLength(2)) }), { a: "a" })).toBe(false);
+    expect(parsesUnchanged(v.object({ a: v.pipe(v.string(), v.trim()) }), { a: "abc" })).toBe(false);
     expect(parsesUnchanged(v.object({ a: v.pipe(v.string(), v.description("A.")) }), { a: "abc" })).toBe(true);
     expect(parsesUnchanged(v.looseObject({ a: v.string() }), JSON.parse('{"a":"x","__proto__":1}'))).toBe(false);
     expect(parsesUnchanged(v.array(v.number()), [1, , 3])).toBe(false);
@@ -63,6 +85,14 @@ describe("parsesUnchanged", () => {
         tie("schema").map((s) => v.nullable(s)),
         tie("schema").map((s) => v.array(s)),
         tie("schema").map((s) => v.pipe(s as never, v.description("d")) as unknown as AnySchema),
+        fc.constantFrom<AnySchema>(
+          v.pipe(v.string(), v.minLength(1), v.maxLength(2)),
+          v.pipe(v.string(), v.regex(/^[ab]+$/)),
+          v.pipe(v.string(), v.regex(/a/g)),
+          v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(1)),
+          v.pipe(v.array(v.unknown()), v.minLength(1)),
+          v.pipe(v.string(), v.transform((x) => x)),
+        ),
         fc.tuple(tie("schema"), tie("schema")).map(([a, b]) => v.union([a, b] as never)),
         fc.dictionary(fc.constantFrom("a", "b", "c"), tie("schema"), { maxKeys: 3 }).map((e) => v.object(e)),
         fc.dictionary(fc.constantFrom("a", "b", "c"), tie("schema"), { maxKeys: 3 }).map((e) => v.looseObject(e)),
@@ -71,7 +101,7 @@ describe("parsesUnchanged", () => {
     const value = fc.letrec<{ value: unknown }>((tie) => ({
       value: fc.oneof(
         { depthSize: "small", withCrossShrink: true },
-        fc.constantFrom("a", "b", 1, 0, Number.NaN, true, null, undefined, "d"),
+        fc.constantFrom("a", "b", "ab", "", 1, 0, 0.5, -1, Number.NaN, true, null, undefined, "d"),
         fc.array(tie("value"), { maxLength: 3 }),
         fc.dictionary(fc.constantFrom("a", "b", "c", "d"), tie("value"), { maxKeys: 4 }),
       ),

@@ -14,7 +14,7 @@ type Verdict = (typeof Verdict)[keyof typeof Verdict];
 /** The schema fields this file reads; every valibot schema has `type`, the rest depend on it. */
 interface SchemaShape {
   type: string;
-  pipe?: ReadonlyArray<{ kind: string }>;
+  pipe?: ReadonlyArray<PipeItem>;
   fallback?: unknown;
   default?: unknown;
   wrapped?: SchemaShape;
@@ -22,6 +22,13 @@ interface SchemaShape {
   item?: SchemaShape;
   options?: readonly unknown[];
   literal?: unknown;
+}
+
+/** An item of a pipe: its first schema, then actions (`requirement` as valibot's checks hold it). */
+interface PipeItem {
+  kind: string;
+  type: string;
+  requirement?: unknown;
 }
 
 /** The declared member names of an object schema, in order and as a set; schemas never change. */
@@ -43,12 +50,7 @@ export function parsesUnchanged(schema: AnySchema, value: unknown): boolean {
 
 function verdict(schema: SchemaShape, value: unknown): Verdict {
   if (schema.fallback !== undefined) return Verdict.Unsure;
-  if (schema.pipe !== undefined) {
-    // A pipe is its first schema followed by actions; only descriptions and titles change nothing.
-    for (let i = 1; i < schema.pipe.length; i++) if (schema.pipe[i]!.kind !== "metadata") return Verdict.Unsure;
-    const first = schema.pipe[0] as unknown as SchemaShape | undefined;
-    return first === undefined || first === schema ? Verdict.Unsure : verdict(first, value);
-  }
+  if (schema.pipe !== undefined) return pipeVerdict(schema.pipe, value);
   switch (schema.type) {
     case "string":
       return typeof value === "string" ? Verdict.Unchanged : Verdict.Rejected;
@@ -85,6 +87,50 @@ function verdict(schema: SchemaShape, value: unknown): Verdict {
       return Verdict.Rejected;
     default:
       return Verdict.Unsure;
+  }
+}
+
+/**
+ * A pipe is its first schema, then actions run in order. Descriptions and titles change nothing;
+ * the checks mirrored here only add an issue (valibot 1.x: min_length, max_length, regex without
+ * a g or y flag, integer, min_value, max_value). Any other action may change the value: Unsure.
+ */
+function pipeVerdict(pipe: ReadonlyArray<PipeItem>, value: unknown): Verdict {
+  const first = pipe[0] as unknown as SchemaShape | undefined;
+  if (first === undefined || first.pipe !== undefined) return Verdict.Unsure;
+  const found = verdict(first, value);
+  if (found !== Verdict.Unchanged) return found;
+  for (let i = 1; i < pipe.length; i++) {
+    const item = pipe[i]!;
+    if (item.kind === "metadata") continue;
+    if (item.kind !== "validation") return Verdict.Unsure;
+    const passes = checkPasses(item, value);
+    if (passes === null) return Verdict.Unsure;
+    if (!passes) return Verdict.Rejected;
+  }
+  return Verdict.Unchanged;
+}
+
+/** Whether a validation action lets a typed value through, as valibot runs it; null for one not mirrored. */
+function checkPasses(action: PipeItem, value: unknown): boolean | null {
+  const requirement = action.requirement;
+  switch (action.type) {
+    case "min_length":
+      return !((value as { length: number }).length < (requirement as number));
+    case "max_length":
+      return !((value as { length: number }).length > (requirement as number));
+    case "regex":
+      // A global or sticky expression keeps state between tests: valibot's own run must be the only one.
+      if (!(requirement instanceof RegExp) || requirement.global || requirement.sticky) return null;
+      return requirement.test(value as string);
+    case "integer":
+      return Number.isInteger(value);
+    case "min_value":
+      return typeof requirement === "number" && typeof value === "number" ? value >= requirement : null;
+    case "max_value":
+      return typeof requirement === "number" && typeof value === "number" ? value <= requirement : null;
+    default:
+      return null;
   }
 }
 

@@ -16,7 +16,8 @@ import { canonicalHash } from "./canonical-json.ts";
 import { redact, hasSensitive, sensitivePaths } from "./redaction.ts";
 import { MAX_SENSITIVE_VALUES, maskForInput, sensitiveValues, type SecretMask } from "./secret-mask.ts";
 import { thrownClass, thrownDetail } from "./thrown.ts";
-import { checkValue, describeProblems } from "./validate.ts";
+import { checkValue, describeProblems, type Checked } from "./validate.ts";
+import { parsesUnchanged } from "./_parses-unchanged.ts";
 import { MAX_INPUT_DEPTH, nestsDeeperThan } from "./json-depth.ts";
 import { Scheduler } from "./_scheduler.ts";
 import { completionOf, type Completion, type StopCircumstances } from "./_completion.ts";
@@ -138,7 +139,13 @@ export function createEngine(options: EngineOptions): Engine {
         context: { problems: [{ path: "input", message: "Expected an object" }] },
       });
     }
-    const checked = checkValue(capability.def.input, given, "input", hasSensitive(capability.input_schema) ? sensitivePaths(given, capability.input_schema) : undefined);
+    // A plane handler gets its input as given when the parse would give it back unchanged: its
+    // callers (HTTP, MCP) hand over values they parsed themselves, and the parse is the largest
+    // part of an HTTP executions.start beyond the engine's own work.
+    const checked: Checked<unknown> =
+      capability.plane && parsesUnchanged(capability.def.input, given)
+        ? { ok: true, value: given }
+        : checkValue(capability.def.input, given, "input", hasSensitive(capability.input_schema) ? sensitivePaths(given, capability.input_schema) : undefined);
     if (!checked.ok) {
       throw failure(edge, {
         error_code: "invalid_input",

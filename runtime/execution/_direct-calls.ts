@@ -27,6 +27,17 @@ export interface DirectCallsOptions {
 /** The signal of a call without a caller that can leave; nothing ever aborts it. */
 const NEVER_ABORTED = new AbortController().signal;
 
+/** What `admit` found: the capability, its checked input, and the mask of its secrets. */
+interface Admitted {
+  capability: RegisteredCapability;
+  input: unknown;
+  mask: SecretMask;
+  secrets: string[];
+}
+
+/** How a plane call stopped: never by the engine (see callInMain). */
+const NOT_STOPPED: StopCircumstances = Object.freeze({ cancelRequested: false, deadlineExpired: false, forced: false, deadlineMs: null });
+
 /** Bounded so that a cached capability called with ever-new inputs cannot grow memory without end. */
 const CACHE_ENTRIES = 1000;
 
@@ -39,8 +50,25 @@ export class DirectCalls {
 
   constructor(private readonly options: DirectCallsOptions) {}
 
-  /** Calls a capability; `signal` aborts when the caller went away, which cancels the call. */
-  async call(id: string, rawInput: unknown, edge: EdgeInfo, signal?: AbortSignal): Promise<unknown> {
+  /**
+   * Calls a capability; `signal` aborts when the caller went away, which cancels the call. Not an
+   * async function: a plane call (an HTTP `executions.start`) settles in as few promise turns as
+   * its handler needs; every failure is still a rejection, never a throw.
+   */
+  call(id: string, rawInput: unknown, edge: EdgeInfo, signal?: AbortSignal): Promise<unknown> {
+    let admitted: Admitted;
+    try {
+      admitted = this.admit(id, rawInput, edge);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const { capability, input, mask, secrets } = admitted;
+    if (capability.plane) return this.callInMain(capability, input, edge, mask, signal);
+    return this.callWork(capability, input, edge, mask, secrets, signal);
+  }
+
+  /** The capability, its checked input and the mask of its secrets; throws what refuses the call. */
+  private admit(id: string, rawInput: unknown, edge: EdgeInfo): Admitted {
     const { capability, input } = this.options.admitInput(id, rawInput, edge, "call");
     if (!callsDirectly(capability)) {
       throw new FailureError(
@@ -55,8 +83,11 @@ export class DirectCalls {
         }),
       );
     }
-    const { mask, secrets } = maskForInput(capability.input_schema, input);
-    if (capability.plane) return this.callInMain(capability, input, edge, mask, signal);
+    return { capability, input, ...maskForInput(capability.input_schema, input) };
+  }
+
+  /** A work capability: from the cache when its declaration allows, else on the direct lane. */
+  private async callWork(capability: RegisteredCapability, input: unknown, edge: EdgeInfo, mask: SecretMask, secrets: string[], signal?: AbortSignal): Promise<unknown> {
     // The version is part of the key: an edited file's output is never served from its old code.
     const key = capability.cache ? `${capability.id}\n${capability.version}\n${canonicalJson(input)}` : null;
     if (key) {
@@ -72,23 +103,26 @@ export class DirectCalls {
     return output;
   }
 
-  private async callInMain(capability: RegisteredCapability, input: unknown, edge: EdgeInfo, mask: SecretMask, signal?: AbortSignal): Promise<unknown> {
-    // A plane handler runs in the main thread and cannot be stopped by force; it is told, that is
-    // all: the caller's own signal says it (a mirror of it cost a controller and a listener per call).
-    const ctx = mainThreadContext(this.options.handle(edge), this.options.hostFacts, signal ?? NEVER_ABORTED);
-    let outcome: TaskOutcome;
+  /**
+   * A plane capability, in the main thread. Its answer is settled in the turn its handler's promise
+   * settles (a synchronous handler's at once): the async functions that wrapped it cost an HTTP
+   * start promise turns and allocations, and code the JIT had to warm up in every new server.
+   */
+  private callInMain(capability: RegisteredCapability, input: unknown, edge: EdgeInfo, mask: SecretMask, signal?: AbortSignal): Promise<unknown> {
+    const settled = (outcome: TaskOutcome) => this.settle(capability, outcome, NOT_STOPPED, edge, mask);
+    let result: unknown;
     try {
-      outcome = { ok: true, output: await capability.def.handler(input as never, ctx) };
+      // A plane handler runs in the main thread and cannot be stopped by force; it is told, that is
+      // all: the caller's own signal says it (a mirror of it cost a controller and a listener per call).
+      result = capability.def.handler(input as never, mainThreadContext(this.options.handle(edge), this.options.hostFacts, signal ?? NEVER_ABORTED));
     } catch (error) {
-      if (error instanceof FailureError) throw error;
-      if (CapabilityError.is(error)) {
-        const { code, message, context, retryability, suggestion, outcome_certainty } = error;
-        outcome = { ok: false, error: { kind: "capability", code, message, context, retryability, suggestion, outcome_certainty } };
-      } else {
-        outcome = { ok: false, error: { kind: "internal", error_class: thrownClass(error), message: thrownDetail(error), stack: null } };
-      }
+      return settledPromise(() => settled(outcomeOfThrown(error)));
     }
-    return this.settle(capability, outcome, { cancelRequested: false, deadlineExpired: false, forced: false, deadlineMs: null }, edge, mask);
+    if (!isThenable(result)) return settledPromise(() => settled({ ok: true, output: result }));
+    return Promise.resolve(result).then(
+      (output) => settled({ ok: true, output }),
+      (error) => settled(outcomeOfThrown(error)),
+    );
   }
 
   /**
@@ -159,4 +193,27 @@ export class DirectCalls {
     if (completion.stack) this.options.log(`[docket] ${completion.failure.correlation_id} ${capability.id} (direct call): ${completion.stack}`);
     throw new FailureError(completion.failure);
   }
+}
+
+/** What a plane handler threw, as an outcome; a FailureError is the answer itself and is thrown on. */
+function outcomeOfThrown(error: unknown): TaskOutcome {
+  if (error instanceof FailureError) throw error;
+  if (CapabilityError.is(error)) {
+    const { code, message, context, retryability, suggestion, outcome_certainty } = error;
+    return { ok: false, error: { kind: "capability", code, message, context, retryability, suggestion, outcome_certainty } };
+  }
+  return { ok: false, error: { kind: "internal", error_class: thrownClass(error), message: thrownDetail(error), stack: null } };
+}
+
+/** `value()` as a promise: resolved with what it returns, rejected with what it throws. */
+function settledPromise<T>(value: () => T): Promise<T> {
+  try {
+    return Promise.resolve(value());
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as PromiseLike<unknown> | null)?.then === "function";
 }

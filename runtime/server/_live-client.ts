@@ -1,5 +1,5 @@
 import type { Subscription } from "../store/store.ts";
-import type { ReplayRange } from "./_live-replay.ts";
+import type { ReplayPlanner, ReplayRange } from "./_live-replay.ts";
 import type { LiveSocket } from "./live-socket.ts";
 import type { LiveTarget } from "./live-target.ts";
 import { LiveLog, type LagEpoch, type LogEntries, type LogView } from "./_live-log.ts";
@@ -54,6 +54,8 @@ export class LiveClient {
   head = 0;
   /** History still owed, oldest execution first (see _live-replay.ts). */
   replay: ReplayRange[] = [];
+  /** Its history still being looked for, from its place in the log at `start`: nothing is written to it until then. */
+  planning: { planner: ReplayPlanner; start: number } | null = null;
   /**
    * Executions whose cursor (`after`) is past what was stored when it opened: their log frames up
    * to the cursor are not sent (the client says it has them). Null once none is left.
@@ -108,6 +110,7 @@ export class LiveClient {
 
   /** Something left to write by its own sends (its queue, its history, or log frames a topic does not bring it). */
   get hasFrames(): boolean {
+    if (this.planning !== null) return false;
     return this.waiting > 0 || this.replay.length > 0 || (!this.fast && (this.cursor < this.sourceEnd || this.view !== null));
   }
 

@@ -35,21 +35,49 @@ function mayGetEvents(snapshot: ExecutionSnapshot): boolean {
 }
 
 /** Executions listed per page while planning the history of a connection to all of them. */
-const LIST_PAGE = 500;
+const LIST_PAGE = 100;
 
 /**
- * The history a connection to `target` is owed (docs/protocol.md, "No gap, no repeat"), read when
- * it opens and sent page by page on the writer's turns: named executions from `after` (0 when
- * absent); all executions only with `after`, from it, each held one. Everything up to each
- * execution's last stored sequence is history; the group's log, which the connection reads from
- * the moment it opens, brings everything after. The store hands each event to subscribers once
- * stored (at once in memory, on commit in sqlite), so what is stored when the connection opens is
- * exactly what its log position has behind it.
+ * The history a connection to `target` is owed (docs/protocol.md, "No gap, no repeat"): named
+ * executions from `after` (0 when absent); all executions only with `after`, from it, each held
+ * one. Everything up to each execution's last stored sequence when it is looked at is history;
+ * the group's log, which the connection reads from the moment it opens, brings everything after
+ * (and what it brings twice, stored while the history was looked at, is left out: see `read`).
+ * Looking at every execution held takes a while with many held: it is done a list page at a
+ * time (`step`), one per turn of the writer, so that no open holds the server for long.
  */
-export function planReplay(store: ExecutionStore, target: LiveTarget): ReplayPlan {
-  const plan: ReplayPlan = { ranges: [], replayed: 0, truncated: false, skip: null, read: new Map() };
-  const after = target.after ?? 0;
-  const owe = (id: string, last: number, ongoing: boolean) => {
+export class ReplayPlanner {
+  readonly plan: ReplayPlan = { ranges: [], replayed: 0, truncated: false, skip: null, read: new Map() };
+  /** The connection's cursor (0 without one). */
+  readonly after: number;
+  /** The list's next page (all executions); undefined for the first, null once done. */
+  private cursor: string | null | undefined;
+
+  constructor(
+    private readonly store: ExecutionStore,
+    private readonly target: LiveTarget,
+  ) {
+    this.after = target.after ?? 0;
+    this.cursor = target.executions === "all" && target.after !== undefined ? undefined : null;
+    // Named: each from its cursor; one the store does not hold (yet) is followed from the cursor.
+    if (target.executions !== "all") for (const id of target.executions) this.owe(id, store.get(id)?.last_sequence ?? 0, true);
+  }
+
+  get done(): boolean {
+    return this.cursor === null;
+  }
+
+  /** Looks at the next page of executions held (a connection to all of them); true once every one was. */
+  step(): boolean {
+    if (this.cursor === null) return true;
+    const page = this.store.list({ limit: LIST_PAGE, cursor: this.cursor });
+    for (const snapshot of page.items) this.owe(snapshot.id, snapshot.last_sequence, mayGetEvents(snapshot));
+    this.cursor = page.next_cursor;
+    return this.cursor === null;
+  }
+
+  private owe(id: string, last: number, ongoing: boolean): void {
+    const { plan, after } = this;
     plan.read.set(id, Math.max(after, last));
     if (last < after) {
       // A cursor past what is stored. For all executions, only one that may still get events
@@ -58,23 +86,11 @@ export function planReplay(store: ExecutionStore, target: LiveTarget): ReplayPla
       return;
     }
     if (last === after) return;
-    const page = store.events(id, after, 1);
+    const page = this.store.events(id, after, 1);
     if (page === null) return;
     // History already dropped is said once, by `truncated` in stream.ready.
     plan.ranges.push({ id, cursor: after, after: Math.max(after, page.retained_from - 1), through: last });
     plan.replayed += last - Math.max(after, page.retained_from - 1);
     if (page.truncated) plan.truncated = true;
-  };
-  if (target.executions !== "all") {
-    // Named: each from its cursor; one the store does not hold (yet) is followed from the cursor.
-    for (const id of target.executions) owe(id, store.get(id)?.last_sequence ?? 0, true);
-    return plan;
   }
-  if (target.after === undefined) return plan;
-  for (let cursor: string | undefined, first = true; first || cursor !== undefined; first = false) {
-    const page = store.list({ limit: LIST_PAGE, cursor });
-    for (const snapshot of page.items) owe(snapshot.id, snapshot.last_sequence, mayGetEvents(snapshot));
-    cursor = page.next_cursor ?? undefined;
-  }
-  return plan;
 }

@@ -5,7 +5,7 @@ import type { ExecutionStore } from "../store/store.ts";
 import { LiveClient, type LiveGroup } from "./_live-client.ts";
 import { LiveGroups } from "./_live-groups.ts";
 import { signedSequence } from "./_live-log.ts";
-import { planReplay } from "./_live-replay.ts";
+import { ReplayPlanner } from "./_live-replay.ts";
 import { boundFrame } from "./live-frame.ts";
 import { systemLiveClock, type LiveClock, type LiveSocket, type LiveTopics, type SendResult } from "./live-socket.ts";
 import type { LiveTarget } from "./live-target.ts";
@@ -84,6 +84,8 @@ export class LiveChannel {
   private outboxes: LiveGroup[] = [];
   // Groups whose log grew while they had members writing from it: the writer lists those members.
   private listed: LiveGroup[] = [];
+  // Connections whose history is still being looked for (see plan()).
+  private planning: LiveClient[] = [];
   private writeScheduled = false;
   private queuedSinceWrite = 0;
   private lastWrite = Number.NEGATIVE_INFINITY;
@@ -107,7 +109,7 @@ export class LiveChannel {
     this.slice();
     // What is left waits for a turn of its own, never another microtask: a flood must not be
     // written in one go on the producer's path.
-    if ((this.dirty.length > 0 || this.outboxes.length > 0 || this.listed.length > 0) && !this.stopped) setImmediate(this.writeSlice);
+    if ((this.dirty.length > 0 || this.outboxes.length > 0 || this.listed.length > 0 || this.planning.length > 0) && !this.stopped) setImmediate(this.writeSlice);
     else this.writeScheduled = false;
   };
 
@@ -120,6 +122,13 @@ export class LiveChannel {
     const until = started + budget;
     this.queuedSinceWrite = 0;
     this.lastWrite = this.waitingSince = this.monotonic();
+    // Connections looking for their history: a step each, at least one per slice, while it lasts.
+    for (let i = 0; i < this.planning.length && (i === 0 || performance.now() <= until); i++) {
+      const client = this.planning.shift()!;
+      if (client.closed) continue;
+      this.plan(client);
+      if (client.planning !== null && !client.closed) this.planning.push(client);
+    }
     // Topics first: one publish serves every caught-up member of a group.
     while (this.outboxes.length > 0) {
       const group = this.outboxes[0]!;
@@ -186,7 +195,7 @@ export class LiveChannel {
 
   /** True while the writer has frames left to send or publish (tests wait on it; nothing else should). */
   get writing(): boolean {
-    return this.dirty.length > 0 || this.outboxes.length > 0 || this.listed.length > 0;
+    return this.dirty.length > 0 || this.outboxes.length > 0 || this.listed.length > 0 || this.planning.length > 0;
   }
 
   /** Open connections. */
@@ -221,30 +230,49 @@ export class LiveChannel {
     }
     const client = new LiveClient(socket, this.groups.groupFor(target));
     this.clients.set(socket, client);
-    const { log } = client.group;
-    const start = log.end;
-    // In the log before its history is read (the log keeps what it needs from here), but held
-    // back until the history is planned: it is written nothing before that.
-    client.blocked = true;
+    // In the log before its history is looked for (the log keeps what it needs from here), but
+    // written nothing until its history is planned.
+    const start = client.group.log.end;
     this.groups.enter(client, start);
-    let plan;
     try {
-      plan = planReplay(this.store, target);
+      client.planning = { planner: new ReplayPlanner(this.store, target), start };
     } catch (error) {
       this.forget(client, true, 1011, "history unreadable");
       throw error;
     }
-    client.blocked = false;
+    client.seen = this.epoch;
+    this.armHeartbeat();
+    this.plan(client);
+    // Many executions to look at (all of them, from a cursor): the rest on the writer's turns.
+    if (client.planning !== null && !client.closed) {
+      this.planning.push(client);
+      this.scheduleWrite();
+    }
+  }
+
+  /** One step of a connection's planning (see ReplayPlanner); once it is done, `stream.ready` and its history go out. */
+  private plan(client: LiveClient): void {
+    const { planner, start } = client.planning!;
+    try {
+      if (!planner.step()) return;
+    } catch (error) {
+      this.forget(client, true, 1011, "history unreadable");
+      throw error;
+    }
+    client.planning = null;
+    const { plan } = planner;
+    const target = client.group.target;
+    const after = planner.after;
     client.replay = plan.ranges;
     client.skip = plan.skip;
     // What it says it has: a loss before it got anything more is announced from its cursor.
-    if (target.after) {
+    if (after > 0) {
       for (const range of plan.ranges) client.handed(range.id, range.cursor);
-      for (const id of plan.skip?.keys() ?? []) client.handed(id, target.after);
+      for (const id of plan.skip?.keys() ?? []) client.handed(id, after);
     }
     // Reading a store that commits on its own turns (sqlite) writes what was pending first, which
     // reaches the log while the history is read: what the history holds of it is not sent twice.
-    if (log.end !== start) client.overlap = { until: log.end, through: plan.read };
+    if (client.group.log.end !== start) client.overlap = { until: client.group.log.end, through: plan.read };
     client.queue.push(
       JSON.stringify({
         type: "stream.ready",
@@ -255,10 +283,8 @@ export class LiveChannel {
         heartbeat_ms: this.limits.heartbeat_ms,
       }),
     );
-    client.seen = this.epoch;
     this.flush(client, WRITE_BATCH);
     if (!client.closed && !client.blocked && client.hasFrames) this.markDirty(client);
-    this.armHeartbeat();
   }
 
   /** The adapter's drain signal: the socket can take more, so the queue is written. */
@@ -374,7 +400,7 @@ export class LiveChannel {
    * `stream.lagged` if it lost events. A caught-up member joins its group's topic.
    */
   private flush(client: LiveClient, maxFrames = Number.POSITIVE_INFINITY): void {
-    if (client.closed || client.blocked) return;
+    if (client.closed || client.blocked || client.planning !== null) return;
     // Reading history from a store that commits on its own turns (sqlite) hands out what was
     // pending, which appends to logs: no slice may start from there and write to this client again.
     const outer = this.flushing;
@@ -509,6 +535,8 @@ export class LiveChannel {
     this.epoch += 1;
     let frame: string | null = null;
     for (const client of [...this.clients.values()]) {
+      // Nothing before its stream.ready.
+      if (client.planning !== null) continue;
       if (client.blocked) {
         // A missed drain signal must not stall a connection forever.
         if (client.socket.bufferedAmount() === 0) this.drain(client.socket);

@@ -565,6 +565,29 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
     expect(socket.events()).toHaveLength(20);
   });
 
+  test.each(["memory", "sqlite"] as const)("following all from a cursor with many executions held: they are looked at over several turns, then stream.ready, then every one's history once (%s store)", async (kind) => {
+    const { live, create, progress, store } = setup({}, kind);
+    const ids = Array.from({ length: 250 }, (_, i) => create(i + 1));
+    for (const id of ids.slice(0, 10)) progress(id, 3);
+    await store.durable();
+    const socket = new FakeSocket();
+    live.open(socket, { executions: "all", after: 0 });
+    // Not all in one go: nothing is written before every execution was looked at.
+    expect(socket.frames).toEqual([]);
+    // Appends while it looks: each arrives once, after that execution's history.
+    progress(ids[0]!, 2);
+    progress(ids[249]!, 2);
+    for (let i = 0; i < 20 && live.writing; i++) await settle();
+    await store.durable();
+    await settle();
+    expect(socket.frames[0]).toMatchObject({ type: "stream.ready" });
+    for (const id of ids) {
+      const sequences = socket.events().filter((e) => e.execution_id === id).map((e) => e.sequence);
+      expect(sequences).toEqual(Array.from({ length: store.get(id)!.last_sequence }, (_, i) => i + 1));
+    }
+    store.close();
+  });
+
   test("a flood that keeps the loop from turning still gets the writer a bounded share on the append path", async () => {
     const { live, create, progress, clock } = setup();
     const id = create(1);

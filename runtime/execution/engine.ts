@@ -258,7 +258,10 @@ export function createEngine(options: EngineOptions): Engine {
         });
       }
     }
-    const id = newExecutionId(clock.now());
+    // 32 random bits per second of the stamp: at 10k starts a second, two ids of one second meet
+    // about every 90 s, and the store refuses the second one (its client got a 500).
+    let id = newExecutionId(clock.now());
+    while (store.current(id) !== null) id = newExecutionId(clock.now());
     if (run_id !== null && !store.recordRun({ run_id, execution_id: id, capability: capability.id, input_hash: hash })) {
       throw failure(edge, {
         error_code: "capacity",

@@ -1,4 +1,4 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, spyOn, test } from "bun:test";
 import { FailureError } from "../../runtime/execution/failure.ts";
 import { isExecutionId } from "../../runtime/execution/execution-id.ts";
 import type { StartResult } from "../../runtime/execution/plane.ts";
@@ -453,6 +453,28 @@ describe("engine.close", () => {
     expect(h.pool.of(waiting)).toBeUndefined();
     const refused = failureOf(() => h.engine.start({ capability: "demo.read", input: {} }, EDGE));
     expect(refused.error_code).toBe("unavailable");
+  });
+});
+
+describe("execution ids", () => {
+  test("engine.start draws another id when the one it drew is taken (32 random bits a second meet under load)", () => {
+    const h = harness();
+    const first = h.engine.start({ capability: "demo.read", input: { n: 1 } }, EDGE).execution.id;
+    // The clock stands still, so the same random bits give the same id again.
+    const taken = Number.parseInt(first.slice(-8), 16);
+    let draws = 0;
+    const spy = spyOn(crypto, "getRandomValues").mockImplementation(<T extends ArrayBufferView | null>(array: T): T => {
+      (array as unknown as Uint32Array)[0] = draws++ === 0 ? taken : taken ^ 1;
+      return array;
+    });
+    try {
+      const second = h.engine.start({ capability: "demo.read", input: { n: 2 } }, EDGE).execution.id;
+      expect(draws).toBe(2);
+      expect(second).not.toBe(first);
+      expect(isExecutionId(second)).toBe(true);
+    } finally {
+      spy.mockRestore();
+    }
   });
 });
 

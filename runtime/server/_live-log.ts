@@ -113,7 +113,7 @@ export class LiveLog implements LogEntries {
 
   /** The first position still held. */
   get start(): number {
-    return this.chunks.length === 0 ? this.end : Math.max(this.chunks[0]!.start, this.chunks[0]!.start + this.chunks[0]!.cleared);
+    return this.chunks.length === 0 ? this.end : this.chunks[0]!.start + this.chunks[0]!.cleared;
   }
 
   append(event: ExecutionEvent, frame: string): void {

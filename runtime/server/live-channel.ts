@@ -61,10 +61,12 @@ const REPLAY_BYTES = 1024 * 1024;
 const TICKS_PER_HEARTBEAT = 4;
 
 /**
- * The live channel (docs/protocol.md), runtime-agnostic: subscribes each connection through the store
- * (subscribe-then-replay is the store's job), writes `stream.ready` first, then history, then live
- * events. Each connection has a queue bounded in bytes (subscriber_queue_bytes); a slow one loses events alone and is told
- * `stream.lagged`. The store's listener does O(1) work and the store's serialized JSON is shared.
+ * The live channel (docs/protocol.md), runtime-agnostic. Connections that follow the same thing
+ * share a group: one store subscription and one log of frames (_live-groups.ts), each connection a
+ * place in it. A connection gets `stream.ready`, then its history a page at a time
+ * (_live-replay.ts), then the log from its place; one more than subscriber_queue_bytes behind loses
+ * events alone and is told `stream.lagged`. The store's listener does O(1) work per group; the
+ * writer sends on turns of its own, and takes a bounded share of a main thread a flood holds.
  */
 export class LiveChannel {
   private readonly clients = new Map<LiveSocket, LiveClient>();

@@ -5,6 +5,7 @@ import { parsesUnchanged } from "../../runtime/execution/_parses-unchanged.ts";
 import { BUILTINS } from "../../runtime/capability/builtins.ts";
 import type { AnySchema } from "../../runtime/capability/declaration.ts";
 import { initialSnapshot } from "../../runtime/store/_fold.ts";
+import { newExecution } from "../store/_fixtures.ts";
 
 /** The promise: whenever parsesUnchanged says so, valibot passes and gives back an equal value, members in the same order. */
 function agrees(schema: AnySchema, value: unknown): void {
@@ -17,24 +18,7 @@ function agrees(schema: AnySchema, value: unknown): void {
 
 // The snapshot as the stores make it: its first members in the published schema's order.
 const snapshot = () =>
-  initialSnapshot(
-    {
-      id: "x-20261201T133404Z-347556fd",
-      capability: "bench.noop",
-      actor: { kind: "http" },
-      repository: "/checkout",
-      run_id: null,
-      session_key: null,
-      request_id: "r-1",
-      trace_id: "0af7651916cd43dd8448eb211c80319c",
-      cancellable: false,
-      effect: "read",
-      input: {},
-      input_hash: "",
-      capability_version: "sha256:e131839e40a85588",
-    },
-    "2026-12-01T13:34:04.495Z",
-  ) as unknown as Record<string, unknown>;
+  initialSnapshot({ ...newExecution(1, { capability: "bench.noop" }), capability_version: "sha256:e131839e40a85588" }, "2026-12-01T13:34:04.495Z") as unknown as Record<string, unknown>;
 
 describe("parsesUnchanged", () => {
   const start = BUILTINS["executions.start.ts"]!.output;

@@ -344,6 +344,18 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
     return { ...fixture, hub };
   }
 
+  /** `count` connections following one execution, caught up and sharing its topic. */
+  async function onTopic(count: number, overrides: Parameters<typeof storeWith>[0] = {}, kind: Parameters<typeof storeWith>[1] = "memory") {
+    const fixture = withTopics(overrides, kind);
+    const id = fixture.create(1);
+    const sockets = Array.from({ length: count }, () => new FakeSocket(fixture.hub));
+    for (const s of sockets) fixture.live.open(s, { executions: [id] });
+    fixture.progress(id, 1);
+    await settle();
+    expect(sockets.map((s) => s.topics.size)).toEqual(sockets.map(() => 1));
+    return { ...fixture, id, sockets };
+  }
+
   test("caught-up connections following the same thing share one publish per event", async () => {
     const { live, create, progress, hub } = withTopics();
     const id = create(1);
@@ -368,13 +380,7 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
   });
 
   test("a flood is written to each member in corked batches off the topic (a publish is a write per member per frame); caught up, they share the topic again", async () => {
-    const { live, create, progress, hub } = withTopics();
-    const id = create(1);
-    const sockets = [new FakeSocket(hub), new FakeSocket(hub), new FakeSocket(hub)];
-    for (const s of sockets) live.open(s, { executions: [id] });
-    progress(id, 1);
-    await settle();
-    expect(sockets.map((s) => s.topics.size)).toEqual([1, 1, 1]);
+    const { progress, hub, id, sockets } = await onTopic(3);
     const published = hub.published;
     const corks = sockets.map((s) => s.corks);
     progress(id, 500);
@@ -412,13 +418,7 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
   });
 
   test("a member that leaves its topic while the sqlite store holds a write not yet committed gets that write too", async () => {
-    const { live, create, progress, hub, store } = withTopics({}, "sqlite");
-    const id = create(1);
-    const sockets = [new FakeSocket(hub), new FakeSocket(hub), new FakeSocket(hub)];
-    for (const s of sockets) live.open(s, { executions: [id] });
-    progress(id, 1);
-    await settle();
-    expect(sockets.map((s) => s.topics.size)).toEqual([1, 1, 1]);
+    const { live, progress, store, id, sockets } = await onTopic(3, {}, "sqlite");
     // A batch the writer will publish on its next turn, then a write the store has not committed.
     progress(id, 300);
     await new Promise((resolve) => setImmediate(resolve));
@@ -618,13 +618,7 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
   });
 
   test("a frame larger than subscriber_queue_bytes makes a topic's members lag alone, resuming after what was published", async () => {
-    const { live, create, progress, hub, store } = withTopics({ subscriber_queue_bytes: 512 });
-    const id = create(1);
-    const sockets = [new FakeSocket(hub), new FakeSocket(hub)];
-    for (const s of sockets) live.open(s, { executions: [id] });
-    progress(id, 1);
-    await settle();
-    expect(sockets.map((s) => s.topics.size)).toEqual([1, 1]);
+    const { progress, store, id, sockets } = await onTopic(2, { subscriber_queue_bytes: 512 });
     store.append(id, [{ type: "execution.log", data: { level: "info", message: "x".repeat(600) } }]);
     for (const s of sockets) expect(s.topics.size).toBe(0);
     await settle();
@@ -639,15 +633,12 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
   });
 
   test("a topic member whose buffer fills leaves the topic and lags alone; the others keep everything", async () => {
-    const { live, create, progress, hub } = withTopics({ subscriber_queue_bytes: queueBytesFor(4) });
-    const id = create(1);
-    const slow = new FakeSocket(hub);
-    const fast = new FakeSocket(hub);
-    live.open(slow, { executions: [id] });
-    live.open(fast, { executions: [id] });
-    progress(id, 1);
-    await settle();
-    expect([slow.topics.size, fast.topics.size]).toEqual([1, 1]);
+    const {
+      live,
+      progress,
+      id,
+      sockets: [slow, fast],
+    } = await onTopic(2, { subscriber_queue_bytes: queueBytesFor(4) });
     slow.buffered = 10 * 1024 * 1024;
     // The writer looks at the members' buffers before it publishes: slow is taken off the topic
     // first, and this event waits in its own queue (a stalled member takes in nothing more).
@@ -667,15 +658,12 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
   });
 
   test("a topic member that stopped reading takes in nothing more, from a trickle published or a flood sent", async () => {
-    const { live, create, progress, hub } = withTopics({ subscriber_queue_bytes: queueBytesFor(400) });
-    const id = create(1);
-    const stalled = new FakeSocket(hub);
-    const healthy = new FakeSocket(hub);
-    live.open(stalled, { executions: [id] });
-    live.open(healthy, { executions: [id] });
-    progress(id, 1);
-    await settle();
-    expect([stalled.topics.size, healthy.topics.size]).toEqual([1, 1]);
+    const {
+      live,
+      progress,
+      id,
+      sockets: [stalled, healthy],
+    } = await onTopic(2, { subscriber_queue_bytes: queueBytesFor(400) });
     const before = stalled.frames.length;
     stalled.buffered = 10 * 1024 * 1024;
     stalled.mode = "backpressure";

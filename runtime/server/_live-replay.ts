@@ -63,10 +63,6 @@ export class ReplayPlanner {
     if (target.executions !== "all") for (const id of target.executions) this.owe(id, store.get(id)?.last_sequence ?? 0, true);
   }
 
-  get done(): boolean {
-    return this.cursor === null;
-  }
-
   /** Looks at the next page of executions held (a connection to all of them); true once every one was. */
   step(): boolean {
     if (this.cursor === null) return true;

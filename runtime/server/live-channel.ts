@@ -111,7 +111,7 @@ export class LiveChannel {
     this.slice();
     // What is left waits for a turn of its own, never another microtask: a flood must not be
     // written in one go on the producer's path.
-    if ((this.dirty.length > 0 || this.outboxes.length > 0 || this.listed.length > 0 || this.planning.length > 0) && !this.stopped) setImmediate(this.writeSlice);
+    if (this.writing && !this.stopped) setImmediate(this.writeSlice);
     else this.writeScheduled = false;
   };
 
@@ -195,7 +195,7 @@ export class LiveChannel {
     );
   }
 
-  /** True while the writer has frames left to send or publish (tests wait on it; nothing else should). */
+  /** True while the writer has work left: frames to send or publish, connections still planning (tests wait on it too). */
   get writing(): boolean {
     return this.dirty.length > 0 || this.outboxes.length > 0 || this.listed.length > 0 || this.planning.length > 0;
   }

@@ -60,8 +60,9 @@ function medianOfTimed(run: () => number): number {
 function appendAll(store: ExecutionStore, all: EventDraft[], batch: number): void {
   store.create(EXECUTION);
   let bytes = 0;
-  store.subscribe({ executions: [ID] }, (_event, json) => {
-    bytes += json.length;
+  // A subscriber that needs each event's JSON (the live channel's, once it writes it).
+  store.subscribe({ executions: [ID] }, (event, json) => {
+    bytes += (json ?? JSON.stringify(event)).length;
   });
   store.append(ID, [{ type: "execution.started", data: {} }]);
   if (batch === 1) for (const draft of all) store.append(ID, [draft]);

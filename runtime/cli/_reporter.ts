@@ -238,7 +238,7 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
 
   // Every event of the execution, its history first, goes to the outbox and wakes the reporter.
   subscription = store.subscribe({ executions: [id], after: 0 }, (event, json) => {
-    outbox.add(event, json.length);
+    outbox.add(event, (json ?? JSON.stringify(event)).length);
     wake(soonMs);
   });
   // The first report goes at once: the server shows the execution from its start.

@@ -2,7 +2,7 @@ import type { Subscription } from "../store/store.ts";
 import type { ReplayPlanner, ReplayRange } from "./_live-replay.ts";
 import type { LiveSocket } from "./live-socket.ts";
 import type { LiveTarget } from "./live-target.ts";
-import { LiveLog, type LagEpoch, type LogEntries, type LogView } from "./_live-log.ts";
+import { LiveLog, type FrameMaker, type LagEpoch, type LogEntries, type LogView } from "./_live-log.ts";
 
 /**
  * Connections that follow the same thing. The group holds one store subscription and one log of
@@ -13,7 +13,7 @@ import { LiveLog, type LagEpoch, type LogEntries, type LogView } from "./_live-l
 export class LiveGroup {
   /** Connections of the group, in any state; the group is dropped at zero. */
   members = 0;
-  readonly log = new LiveLog();
+  readonly log: LiveLog;
   /** The group's live store subscription, feeding its log: made with the group, gone with it. */
   subscription: Subscription | null = null;
   /** Members written from the log by their own sends: behind the end, or caught up without a topic. */
@@ -34,7 +34,14 @@ export class LiveGroup {
   listed = false;
   /** The heartbeat epoch of the last event for the group. */
   seen = 0;
-  constructor(readonly key: string, readonly target: LiveTarget, readonly topic: string) {}
+  constructor(
+    readonly key: string,
+    readonly target: LiveTarget,
+    readonly topic: string,
+    makeFrame?: FrameMaker,
+  ) {
+    this.log = new LiveLog(makeFrame);
+  }
 
   /** Frames appended and not yet published to the topic. */
   get pending(): number {

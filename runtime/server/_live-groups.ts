@@ -1,6 +1,7 @@
 import type { ExecutionEvent } from "../execution/protocol.ts";
 import { LiveClient, LiveGroup } from "./_live-client.ts";
-import { executionAt, frameAt, sequenceAt } from "./_live-log.ts";
+import { executionAt, frameAt, sequenceAt, type FrameMaker } from "./_live-log.ts";
+import { estimatedFrameBytes } from "./live-frame.ts";
 import type { Subscription } from "../store/store.ts";
 import type { LiveSocket, LiveTopics } from "./live-socket.ts";
 import type { LiveTarget } from "./live-target.ts";
@@ -37,10 +38,12 @@ export class LiveGroups {
    * @param subscribe the group's live store subscription, made with the group (its listener
    *   appends to the log, see append)
    * @param bound subscriber_queue_bytes: how far behind the log end a member may fall
+   * @param makeFrame makes an event's frame for the groups' logs
    */
   constructor(
     private readonly subscribe: (group: LiveGroup) => Subscription,
     private readonly bound: number,
+    private readonly makeFrame?: FrameMaker,
   ) {}
 
   /** Lets caught-up members of a group share one topic of the runtime's native fan-out. */
@@ -54,7 +57,7 @@ export class LiveGroups {
     const key = target.executions === "all" ? "*" : [...target.executions].sort().join(",");
     let group = this.groups.get(key);
     if (!group) {
-      group = new LiveGroup(key, target, `docket.live.${this.nextTopic++}`);
+      group = new LiveGroup(key, target, `docket.live.${this.nextTopic++}`, this.makeFrame);
       this.groups.set(key, group);
       group.subscription = this.subscribe(group);
     }
@@ -63,13 +66,16 @@ export class LiveGroups {
   }
 
   /**
-   * Appends an event's frame to the group's log: O(1), but when a member would fall more than
-   * the bound behind — then each such member is made to lag (at most once per lag episode each).
+   * Appends an event to the group's log, with its frame if the store serialized it already:
+   * O(1), but when a member would fall more than the bound behind — then each such member is made
+   * to lag (at most once per lag episode each). Frames count by their estimated length, made or
+   * not, so the bound means the same whichever store and whenever the frame is made.
    */
-  append(group: LiveGroup, event: ExecutionEvent, frame: string): void {
+  append(group: LiveGroup, event: ExecutionEvent, frame: string | undefined): void {
     const { log } = group;
-    if (log.bytesFrom(group.lowest) + frame.length > this.bound) this.lagBeyond(group, frame.length);
-    log.append(event, frame);
+    const length = estimatedFrameBytes(event);
+    if (log.bytesFrom(group.lowest) + length > this.bound) this.lagBeyond(group, length);
+    log.append(event, frame, length);
     if (log.end % TRIM_EVERY === 0) this.trim(group);
   }
 

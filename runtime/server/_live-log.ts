@@ -20,19 +20,44 @@ export function signedSequence(event: ExecutionEvent): number {
   return data.failure?.outcome_certainty === "unknown" ? event.sequence : -event.sequence;
 }
 
+/** Makes an event's frame: called once per entry, by the first member it is written to. */
+export type FrameMaker = (event: ExecutionEvent) => string;
+
 /** A run of consecutive entries of a group's log: entry i is at position `start + i`. */
 export class LogChunk {
-  readonly frames: Array<string | undefined> = [];
-  readonly ids: string[] = [];
+  /**
+   * Each entry's frame, made when it is first written to a member (see frame): storing an event
+   * costs no serialization, which is done on the writer's turns, within its share of the main
+   * thread (docs/protocol.md, "Backpressure"), and never for an event nobody is sent.
+   */
+  readonly frames: Array<string | undefined> = new Array(CHUNK);
+  /** The events whose frames are not made yet; let go with their frames. */
+  readonly events: Array<ExecutionEvent | undefined> = new Array(CHUNK);
+  readonly ids: string[] = new Array(CHUNK);
   /** Each entry's sequence; negative for an execution's last event (`execution.completed`). */
-  readonly sequences: number[] = [];
-  /** Bytes of the log before each entry (UTF-16 length, as subscriber_queue_bytes counts them). */
-  readonly before: number[] = [];
+  readonly sequences = new Float64Array(CHUNK);
+  /** Bytes of the log before each entry, as subscriber_queue_bytes counts them (see LiveLog.append). */
+  readonly before = new Float64Array(CHUNK);
+  /** Entries held: `[0, size)`. */
+  size = 0;
   /** Frames before this index were let go (nobody needs them any more). */
   cleared = 0;
   /** A member's view holds it: its frames stay until the chunk itself goes. */
   viewed = false;
-  constructor(readonly start: number) {}
+  constructor(
+    readonly start: number,
+    private readonly make: FrameMaker,
+  ) {}
+
+  /** Entry i's frame, made now if no member was written it yet. */
+  frame(i: number): string {
+    let frame = this.frames[i];
+    if (frame === undefined) {
+      frame = this.frames[i] = this.make(this.events[i]!);
+      this.events[i] = undefined;
+    }
+    return frame;
+  }
 }
 
 /** Where a span of positions is read from: the log itself, or what a member that fell behind kept of it. */
@@ -44,7 +69,7 @@ export interface LogEntries {
 /** The frame at `position`. */
 export function frameAt(entries: LogEntries, position: number): string {
   const chunk = entries.chunkAt(position);
-  return chunk.frames[position - chunk.start]!;
+  return chunk.frame(position - chunk.start);
 }
 
 /** The execution of the event at `position`. */
@@ -100,6 +125,8 @@ function resolved(epoch: LagEpoch): LagEpoch {
  */
 export class LiveLog implements LogEntries {
   private chunks: LogChunk[] = [];
+  /** @param make makes an entry's frame, when a member is first written it (default: the event's JSON) */
+  constructor(private readonly make: FrameMaker = (event) => JSON.stringify(event)) {}
   /** The position the next append takes. */
   end = 0;
   /** Bytes appended in all (bytes before `end`). */
@@ -116,15 +143,21 @@ export class LiveLog implements LogEntries {
     return this.chunks.length === 0 ? this.end : this.chunks[0]!.start + this.chunks[0]!.cleared;
   }
 
-  append(event: ExecutionEvent, frame: string): void {
+  /**
+   * Appends an event: its frame when made already (a store that serialized it), else it is made
+   * when first written; `length` is what it counts for in the members' backlogs.
+   */
+  append(event: ExecutionEvent, frame: string | undefined, length: number): void {
     const position = this.end;
     let chunk = this.chunks.at(-1);
-    if (chunk === undefined || (position & (CHUNK - 1)) === 0) this.chunks.push((chunk = new LogChunk(position)));
-    chunk.frames.push(frame);
-    chunk.ids.push(event.execution_id);
-    chunk.sequences.push(signedSequence(event));
-    chunk.before.push(this.bytes);
-    this.bytes += frame.length;
+    if (chunk === undefined || (position & (CHUNK - 1)) === 0) this.chunks.push((chunk = new LogChunk(position, this.make)));
+    const i = chunk.size++;
+    if (frame === undefined) chunk.events[i] = event;
+    else chunk.frames[i] = frame;
+    chunk.ids[i] = event.execution_id;
+    chunk.sequences[i] = signedSequence(event);
+    chunk.before[i] = this.bytes;
+    this.bytes += length;
     this.end = position + 1;
     const epoch = this.epochs.at(-1);
     if (epoch !== undefined) {
@@ -137,7 +170,7 @@ export class LiveLog implements LogEntries {
     return chunkOf(this.chunks, position);
   }
 
-  /** Bytes of the frames from `position` (held, or `end`) to the end: a member's backlog. */
+  /** Bytes of the frames from `position` (held, or `end`) to the end, as counted on append: a member's backlog. */
   bytesFrom(position: number): number {
     if (position >= this.end) return 0;
     const chunk = chunkOf(this.chunks, position);
@@ -166,7 +199,7 @@ export class LiveLog implements LogEntries {
     // In the chunk a member still reads, frames behind every member are let go one by one: a
     // chunk holds up to CHUNK frames of up to frame_bytes each. Not in one a view holds.
     if (chunk.viewed) return;
-    for (let i = chunk.cleared; i < position - chunk.start; i++) chunk.frames[i] = undefined;
+    for (let i = chunk.cleared; i < position - chunk.start; i++) chunk.frames[i] = chunk.events[i] = undefined;
     chunk.cleared = Math.max(chunk.cleared, position - chunk.start);
   }
 

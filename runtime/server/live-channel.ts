@@ -76,7 +76,7 @@ export class LiveChannel {
   private epoch = 0;
   private timer: unknown = null;
   private stopped = false;
-  // The frame of the event being fanned out: every subscriber of one append gets the same string.
+  // The last frame made: groups that get the same event share the same string.
   private memoEvent: ExecutionEvent | null = null;
   private memoFrame = "";
   // Clients and topic groups with frames to write. The store's listener only queues; the writer
@@ -192,6 +192,7 @@ export class LiveChannel {
     this.groups = new LiveGroups(
       (group) => this.store.subscribe({ executions: group.target.executions, live: true }, (event, json) => this.deliverGroup(group, event, json)),
       this.limits.subscriber_queue_bytes,
+      this.makeFrame,
     );
   }
 
@@ -346,12 +347,15 @@ export class LiveChannel {
     });
   }
 
-  /** A group's store listener: O(1) per event for all of its members, however far behind. */
-  private deliverGroup(group: LiveGroup, event: ExecutionEvent, json: string): void {
-    const frame = event === this.memoEvent ? this.memoFrame : this.frameOf(event, json);
+  /**
+   * A group's store listener: O(1) per event for all of its members, however far behind. The
+   * event is serialized on the writer's turns, when first sent (see makeFrame), unless the store
+   * serialized it already (sqlite does, for its file).
+   */
+  private deliverGroup(group: LiveGroup, event: ExecutionEvent, json: string | undefined): void {
     // A busy topic is no quiet connection: its members get no heartbeat (see heartbeat()).
     group.seen = this.epoch;
-    this.groups.append(group, event, frame);
+    this.groups.append(group, event, json === undefined ? undefined : this.frameOf(event, json));
     if (group.pending > 0 && !group.scheduled) {
       group.scheduled = true;
       this.outboxes.push(group);
@@ -390,11 +394,16 @@ export class LiveChannel {
     else setImmediate(this.writeSlice);
   }
 
+  /** An event's frame from its JSON; the last one is kept, for the other groups that get the same event. */
   private frameOf(event: ExecutionEvent, json: string): string {
+    if (event === this.memoEvent) return this.memoFrame;
     this.memoEvent = event;
     this.memoFrame = boundFrame(event, json, this.limits.frame_bytes);
     return this.memoFrame;
   }
+
+  /** Makes the frame of an event the store did not serialize, when a log first writes it. */
+  private readonly makeFrame = (event: ExecutionEvent): string => (event === this.memoEvent ? this.memoFrame : this.frameOf(event, JSON.stringify(event)));
 
   /**
    * Writes, corked, until the socket pushes back or `maxFrames` went out: its queue (refilled from
@@ -441,14 +450,14 @@ export class LiveChannel {
       while (client.cursor < end) {
         // A run of entries from one chunk at a time.
         const chunk = source.chunkAt(client.cursor);
-        const stop = Math.min(end, chunk.start + chunk.frames.length);
+        const stop = Math.min(end, chunk.start + chunk.size);
         for (let i = client.cursor - chunk.start; client.cursor < stop; i++) {
           const position = client.cursor++;
           const id = chunk.ids[i]!;
           const sequence = chunk.sequences[i]!;
           if ((client.skip !== null || client.overlap !== null) && client.has(position, id, sequence)) continue;
           client.handed(id, sequence);
-          if (!send(chunk.frames[i]!)) return;
+          if (!send(chunk.frame(i))) return;
         }
       }
     };

@@ -1,4 +1,5 @@
 import type { ExecutionEvent } from "../execution/protocol.ts";
+import { eventBytes } from "../execution/event-bytes.ts";
 import { executionLinks } from "../execution/snapshot.ts";
 
 /** What stands in for a value too large for one live-channel frame (docs/protocol.md). */
@@ -13,6 +14,15 @@ const byteLength = (text: string): number => Buffer.byteLength(text, "utf8");
 
 /** Values smaller than this are never withheld in the fallback pass: they cannot be what made the frame large. */
 const SMALL_VALUE_BYTES = 1024;
+
+/**
+ * About how many bytes an event's frame holds, before it is made: the event's size estimate plus
+ * the execution id its envelope holds twice (within a fifth of the frame's UTF-8 bytes for the
+ * events handlers emit, tests/server/live-frame.test.ts).
+ */
+export function estimatedFrameBytes(event: ExecutionEvent): number {
+  return eventBytes(event) + 2 * event.execution_id.length + 20;
+}
 
 /**
  * The frame for an event: its shared JSON when it fits in `limit` bytes, else the event

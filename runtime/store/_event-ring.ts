@@ -1,5 +1,6 @@
 import type { ExecutionEvent } from "../execution/protocol.ts";
-import { eventBytes, RetainedBytes } from "./_retained-bytes.ts";
+import { eventBytes } from "../execution/event-bytes.ts";
+import { RetainedBytes } from "./_retained-bytes.ts";
 
 /**
  * The last events of one execution, addressed by sequence: at most `capacity` of them and at most

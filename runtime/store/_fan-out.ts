@@ -70,8 +70,7 @@ export function createFanOut(options: FanOutOptions): FanOut {
   const queueOrdinals: number[] = [];
   const queueJsons: Array<string | undefined> = [];
 
-  function send(sub: Sub, event: ExecutionEvent, json: string | undefined): string | undefined {
-    json ??= JSON.stringify(event);
+  function send(sub: Sub, event: ExecutionEvent, json: string | undefined): void {
     try {
       sub.listener(event, json);
     } catch (error) {
@@ -84,7 +83,6 @@ export function createFanOut(options: FanOutOptions): FanOut {
         }
       }
     }
-    return json;
   }
 
   function deliver(event: ExecutionEvent, ordinal: number, json: string | undefined): void {
@@ -92,7 +90,7 @@ export function createFanOut(options: FanOutOptions): FanOut {
     for (const sub of allSubs) {
       if (!sub.active || ordinal <= sub.from) continue;
       if (sub.cursors !== null && event.sequence <= (sub.cursors.get(event.execution_id) ?? 0)) continue;
-      json = send(sub, event, json);
+      send(sub, event, json);
     }
     const named = followers.get(event.execution_id);
     if (named === undefined) return;
@@ -100,7 +98,7 @@ export function createFanOut(options: FanOutOptions): FanOut {
     // one, which replays nothing, is held to its `from` like the subscriptions to all.
     for (const sub of named) {
       if (!sub.active || ordinal <= sub.from || event.sequence <= sub.cursors!.get(event.execution_id)!) continue;
-      json = send(sub, event, json);
+      send(sub, event, json);
     }
   }
 

@@ -20,7 +20,8 @@ import { slimmed, unwritableCompletion } from "./_sqlite-unwritable.ts";
 import { recoverUnfinished, type RecoveredExecution } from "./_sqlite-recovery.ts";
 import { expireFinished } from "./_sqlite-expiry.ts";
 import { copySnapshot, keep } from "./_kept-values.ts";
-import { eventBytes, RetainedBytes } from "./_retained-bytes.ts";
+import { eventBytes } from "../execution/event-bytes.ts";
+import { RetainedBytes } from "./_retained-bytes.ts";
 
 export { StoreFileError } from "./_sqlite-schema.ts";
 export type { RecoveredExecution } from "./_sqlite-recovery.ts";

@@ -88,8 +88,12 @@ export interface StorageFault {
   since: string;
 }
 
-/** Receives each event once, with its JSON serialized once for every subscriber. */
-export type EventListener = (event: ExecutionEvent, json: string) => void;
+/**
+ * Receives each event once, with its JSON when the store made it already (sqlite does, for its
+ * file; then every subscriber gets the same string), else undefined: a listener that needs the
+ * JSON serializes the event itself, and one that does not costs no serialization.
+ */
+export type EventListener = (event: ExecutionEvent, json: string | undefined) => void;
 
 /**
  * The execution store (docs/architecture.md): the only holder of execution state. Synchronous, so that

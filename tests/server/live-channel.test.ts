@@ -3,6 +3,7 @@ import { LiveChannel } from "../../runtime/server/live-channel.ts";
 import fc from "fast-check";
 import { FakeLiveClock, FakeSocket, FakeTopics, idOf, queueBytesFor, settle, storeWith } from "./_support/fake-socket.ts";
 import { reconciled, unknownEnd } from "../store/_contract-reconcile.ts";
+import { countStringify } from "../_support/count-stringify.ts";
 
 const params = (query: string) => new URLSearchParams(query);
 
@@ -167,6 +168,45 @@ describe("LiveChannel delivery", () => {
     progress(id, 10_000);
     await settle();
     expect(socket.frames.length).toBe(sent);
+  });
+
+  test("storing an event costs its watchers no serialization: its frame is made on the writer's turn, once for all of them", async () => {
+    const { live, create, progress } = setup();
+    const id = create(1);
+    const watchers = [new FakeSocket(), new FakeSocket(), new FakeSocket()];
+    for (const socket of watchers) live.open(socket, { executions: [id] });
+    await settle();
+    expect(await countStringify(() => progress(id, 100))).toBe(0);
+    const made = await countStringify(async () => {
+      for (let turns = 0; live.writing && turns < 1000; turns++) await settle();
+    });
+    expect(made).toBe(100);
+    for (const socket of watchers) expect(socket.events().map((e) => e.sequence)).toEqual(Array.from({ length: 102 }, (_, i) => i + 1));
+  });
+
+  test("the frame of an event a stalled watcher loses is never made", async () => {
+    const { live, create, progress } = setup({ subscriber_queue_bytes: queueBytesFor(8) });
+    const id = create(1);
+    const socket = new FakeSocket();
+    live.open(socket, { executions: [id] });
+    await settle();
+    socket.mode = "backpressure";
+    progress(id, 1);
+    await settle();
+    const made = await countStringify(async () => {
+      for (let i = 0; i < 100; i++) {
+        progress(id, 100);
+        await settle();
+      }
+      socket.mode = "ok";
+      live.drain(socket);
+      for (let turns = 0; live.writing && turns < 1000; turns++) await settle();
+    });
+    // What it kept (at most 8 frames) and its notice, of 10,000 events stored.
+    expect(made).toBeLessThanOrEqual(10);
+    const lagged = socket.frames.filter((f) => f.type === "stream.lagged");
+    expect(lagged).toHaveLength(1);
+    expect(socket.events().length + lagged[0].dropped).toBe(10_003);
   });
 
   test("replayed history is never dropped by the queue bound", () => {

@@ -8,7 +8,7 @@ const event = (id: string, sequence: number, type = "execution.progress") => ({ 
 /** A log holding `count` frames of execution "a", frame i being "f<i>". */
 function logOf(count: number): LiveLog {
   const log = new LiveLog();
-  for (let i = 0; i < count; i++) log.append(event("a", i + 1), `f${i}`);
+  for (let i = 0; i < count; i++) log.append(event("a", i + 1), `f${i}`, `f${i}`.length);
   return log;
 }
 
@@ -28,9 +28,9 @@ describe("LiveLog", () => {
     const log = new LiveLog();
     const completed = (id: string, sequence: number, outcome_certainty: string) =>
       ({ execution_id: id, sequence, type: "execution.completed", data: { state: "failed", failure: { outcome_certainty } } }) as unknown as ExecutionEvent;
-    log.append(completed("a", 7, "not_applied"), "x");
-    log.append(completed("b", 4, "unknown"), "x");
-    log.append(event("b", 5, "execution.reconciled"), "x");
+    log.append(completed("a", 7, "not_applied"), "x", 1);
+    log.append(completed("b", 4, "unknown"), "x", 1);
+    log.append(event("b", 5, "execution.reconciled"), "x", 1);
     expect([sequenceAt(log, 0), sequenceAt(log, 1), sequenceAt(log, 2)]).toEqual([-7, 4, -5]);
   });
 
@@ -52,21 +52,21 @@ describe("LiveLog", () => {
     const log = logOf(1500);
     log.trim(1500);
     expect(log.start).toBe(1500);
-    for (let i = 1500; i < 2600; i++) log.append(event("a", i + 1), `f${i}`);
+    for (let i = 1500; i < 2600; i++) log.append(event("a", i + 1), `f${i}`, `f${i}`.length);
     expect([frameAt(log, 1500), frameAt(log, 2047), frameAt(log, 2048), frameAt(log, 2599)]).toEqual(["f1500", "f2047", "f2048", "f2599"]);
     expect(log.bytesFrom(2590)).toBe(10 * 5);
   });
 
   test("a lag names the first and last sequence lost of each execution appended after it began, and counts them", () => {
     const log = new LiveLog();
-    log.append(event("a", 1), "x");
+    log.append(event("a", 1), "x", 1);
     const early = log.startLag();
-    log.append(event("a", 2), "x");
-    log.append(event("b", 5), "x");
+    log.append(event("a", 2), "x", 1);
+    log.append(event("b", 5), "x", 1);
     const late = log.startLag();
-    log.append(event("b", 6), "x");
-    log.append(event("c", 1), "x");
-    log.append(event("b", 7), "x");
+    log.append(event("b", 6), "x", 1);
+    log.append(event("c", 1), "x", 1);
+    log.append(event("b", 7), "x", 1);
     expect(log.endLag(late)).toEqual({ dropped: 3, lost: new Map([["b", { first: 6, last: 7 }], ["c", { first: 1, last: 1 }]]) });
     expect(log.endLag(early)).toEqual({ dropped: 5, lost: new Map([["a", { first: 2, last: 2 }], ["b", { first: 5, last: 7 }], ["c", { first: 1, last: 1 }]]) });
     expect(log.epochsHeld).toBe(0);
@@ -77,14 +77,14 @@ describe("LiveLog", () => {
     const stalled = log.startLag();
     let last = null;
     for (let i = 0; i < 200; i++) {
-      log.append(event(`x${i}`, 1), "x");
+      log.append(event(`x${i}`, 1), "x", 1);
       if (last !== null) log.endLag(last);
       last = log.startLag();
       // Two holders at once, so an epoch is never released before the next begins.
       log.startLag();
     }
     expect(log.epochsHeld).toBeLessThanOrEqual(33);
-    log.append(event("z", 3), "x");
+    log.append(event("z", 3), "x", 1);
     const { dropped, lost } = log.endLag(last!);
     expect(dropped).toBe(1);
     // A merged epoch may name more than was lost, never less.

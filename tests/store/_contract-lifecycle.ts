@@ -204,7 +204,7 @@ export function lifecycleCases(f: Fixture): void {
     test("store events all validate against the protocol's ExecutionEventSchema", () => {
       const store = f.make({ log_line_bytes: 64 });
       const delivered: unknown[] = [];
-      store.subscribe({ executions: "all" }, (_event, json) => delivered.push(JSON.parse(json)));
+      store.subscribe({ executions: "all" }, (event, json) => delivered.push(JSON.parse(json ?? JSON.stringify(event))));
       store.create(newExecution(1, { run_id: "r", session_key: "k", actor: { kind: "mcp", client: "agent" } }));
       store.append(idOf(1), [draft.started(), draft.step("s"), draft.progress(1), draft.progress(2, 3), draft.log("\u001b[31mred\u001b[0m\n" + "é".repeat(80)), draft.stream("a\rb\u0007"), draft.diagnostic("x".repeat(200)), draft.stepDone("s", false, "no"), draft.cancelRequested()]);
       store.append(idOf(1), [draft.completed("failed")]);

@@ -118,7 +118,7 @@ describe("memory store, sealed executions", () => {
   test("memory store answers a finished execution's events exactly as they were delivered live, page by page", () => {
     const store = createMemoryStore({ limits: limitsWith() });
     const delivered: string[] = [];
-    store.subscribe({ executions: "all" }, (_event, json) => delivered.push(json));
+    store.subscribe({ executions: "all" }, (event) => delivered.push(JSON.stringify(event)));
     store.create(newExecution(1));
     store.append(idOf(1), [draft.started()]);
     for (let i = 1; i <= 600; i++) store.append(idOf(1), [i % 5 === 0 ? draft.log(`line ${i}`) : draft.progress(i, 600)]);

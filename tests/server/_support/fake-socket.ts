@@ -1,3 +1,4 @@
+import { estimatedFrameBytes } from "../../../runtime/server/live-frame.ts";
 import type { LiveClock, LiveSocket, LiveTopics, SendResult } from "../../../runtime/server/live-socket.ts";
 import { createMemoryStore } from "../../../runtime/store/memory-store.ts";
 import { createSqliteStore } from "../../../runtime/store/sqlite-store.ts";
@@ -155,18 +156,18 @@ export async function settle(): Promise<void> {
 
 /**
  * The subscriber_queue_bytes that holds exactly `frames` live progress frames of storeWith's
- * executions: `frames` times the longest such frame (sequence and current of two digits). Frames
- * differ by a few characters only, so one more never fits.
+ * executions: `frames` times what such a frame counts for (its estimated length, the same for
+ * every progress event without a message), so one more never fits.
  */
 export function queueBytesFor(frames: number): number {
   const { store, create, progress } = storeWith();
   const id = create(1);
   progress(id, 8);
-  let longest = 0;
-  const subscription = store.subscribe({ executions: [id], after: 0 }, (event, json) => {
-    if (event.type === "execution.progress") longest = Math.max(longest, json.length);
+  let counted = 0;
+  const subscription = store.subscribe({ executions: [id], after: 0 }, (event) => {
+    if (event.type === "execution.progress") counted = Math.max(counted, estimatedFrameBytes(event));
   });
   subscription.unsubscribe();
   store.close();
-  return frames * (longest + 2);
+  return frames * counted + 1;
 }

@@ -142,13 +142,13 @@ export class LiveGroups {
   }
 
   /**
-   * Publishes a group's waiting frames until `until` (performance.now()), looking at the members'
+   * Publishes a group's waiting frames until `now()` passes `until`, looking at the members'
    * buffers every CHECK_BYTES: Bun writes a publish into each member's socket at once, so a member
    * that stopped reading would otherwise take in everything published in one go (tens of MB
    * during a flood). A member whose buffer shows it fell behind leaves the topic for its own
    * sends from the log (`left` is told) and publishing goes on. True when none is left to publish.
    */
-  publishPending(group: LiveGroup, until: number, left: (client: LiveClient) => void): boolean {
+  publishPending(group: LiveGroup, until: number, now: () => number, left: (client: LiveClient) => void): boolean {
     const { log } = group;
     if (group.pending > TOPIC_BURST) {
       for (const client of [...group.fast]) {
@@ -172,7 +172,7 @@ export class LiveGroups {
       if (sequence < 0) group.lastPublished.delete(executionAt(log, position));
       else group.lastPublished.set(executionAt(log, position), sequence);
       // A publish costs a write per member: a large group looks at the clock after each.
-      if (group.fast.size >= 16 && performance.now() > until) break;
+      if (group.fast.size >= 16 && now() > until) break;
     }
     // No look after the last frame: what went in since the last look is less than CHECK_BYTES, and
     // the next publish looks first (one pass over the members per trickled event, not two).

@@ -31,10 +31,10 @@ const SLICE_MS = 1;
 // another, docs/containment.md): once frames have waited this long, the append path writes one
 // slice itself, so that a healthy client keeps up rather than loses events.
 const WRITER_GAP_MS = 6;
-// Under a flood, every slice (on its own turn or on the append path) is held to this share of the
-// time since the last one ended: the writer's work — sends, publishes, and the drains of sockets
-// that were full — stays a bounded part of the main thread's however many watchers there are (the
-// work they watch slowed by about an eighth of the main thread at most; they lag instead).
+// Under a flood the writer earns this share of the time it does not write, and spends it (see
+// slice): its work — serializing, sends, publishes, and the drains of sockets that were full —
+// stays a bounded part of the main thread however many watchers there are (the work they watch
+// slowed by about an eighth of the main thread at most; they lag instead).
 const SHARE = 0.15;
 // Appends between two looks at the clock on the append path.
 const LOOK_EVERY = 64;
@@ -95,8 +95,11 @@ export class LiveChannel {
   private waitingSince = 0;
   // True while a slice runs: a slice written from the append path must not start another.
   private inSlice = false;
-  // performance.now() when the last slice ended (see slice's budget).
-  private sliceEnded = 0;
+  // Under a flood, the milliseconds of writing the writer has earned and not spent (see slice):
+  // negative after a slice that ran over, which the next ones pay back by waiting.
+  private credit = SLICE_MS;
+  // When credit was last earned (monotonic).
+  private earned = 0;
   // True while a client is written (see flush).
   private flushing = false;
   /** The trickle path: a microtask that writes only if what came since is still a trickle. */
@@ -115,17 +118,27 @@ export class LiveChannel {
     else this.writeScheduled = false;
   };
 
-  /** Writes for at most SLICE_MS (less under a flood): topics first, then round after round over the waiting clients. */
+  /**
+   * Writes for at most SLICE_MS: topics first, then round after round over the waiting clients.
+   * Under a flood (frames arriving faster than a trickle: the producer is busy), only for what it
+   * has earned: SHARE of the time since it last wrote, up to SLICE_MS. A slice runs over by up to
+   * one client's batch; the time it took is charged in full, and the writer skips its turns until
+   * it has earned it back, so that its share holds however small the slices are.
+   */
   private slice(): void {
-    this.inSlice = true;
-    const started = performance.now();
-    // Frames arriving faster than a trickle: the producer is busy, and the slice gets its share.
-    const budget = this.queuedSinceWrite <= TRICKLE ? SLICE_MS : Math.min(SLICE_MS, Math.max(SLICE_MS / 20, (started - this.sliceEnded) * SHARE));
-    const until = started + budget;
+    const started = this.monotonic();
+    const flood = this.queuedSinceWrite > TRICKLE;
     this.queuedSinceWrite = 0;
+    if (flood) {
+      this.credit = Math.min(SLICE_MS, this.credit + (started - this.earned) * SHARE);
+      this.earned = started;
+      if (this.credit <= 0) return;
+    }
+    this.inSlice = true;
+    const until = started + (flood ? this.credit : SLICE_MS);
     this.lastWrite = this.waitingSince = this.monotonic();
     // Connections looking for their history: a step each, at least one per slice, while it lasts.
-    for (let i = 0; i < this.planning.length && (i === 0 || performance.now() <= until); i++) {
+    for (let i = 0; i < this.planning.length && (i === 0 || this.monotonic() <= until); i++) {
       const client = this.planning.shift()!;
       if (client.closed) continue;
       this.plan(client);
@@ -134,7 +147,7 @@ export class LiveChannel {
     // Topics first: one publish serves every caught-up member of a group.
     while (this.outboxes.length > 0) {
       const group = this.outboxes[0]!;
-      if (!this.groups.publishPending(group, until, this.leftTopic)) break;
+      if (!this.groups.publishPending(group, until, this.monotonic, this.leftTopic)) break;
       group.scheduled = false;
       this.outboxes.shift();
     }
@@ -147,11 +160,11 @@ export class LiveChannel {
     }
     this.listed = [];
     // Round after round over the waiting clients, WRITE_BATCH frames each, until the slice is used.
-    while (this.dirty.length > 0 && performance.now() <= until) {
+    while (this.dirty.length > 0 && this.monotonic() <= until) {
       const clients = this.dirty;
       this.dirty = [];
       let i = 0;
-      for (; i < clients.length && performance.now() <= until; i++) {
+      for (; i < clients.length && this.monotonic() <= until; i++) {
         const client = clients[i]!;
         client.scheduled = false;
         this.flush(client, WRITE_BATCH);
@@ -168,7 +181,11 @@ export class LiveChannel {
     // Frames every member of a group has written need not be held any longer.
     for (const group of touched) if (group.members > 0) this.groups.trim(group);
     this.inSlice = false;
-    this.sliceEnded = performance.now();
+    const ended = this.monotonic();
+    if (flood) this.credit -= ended - started;
+    else this.credit = SLICE_MS;
+    // Time spent writing earns nothing.
+    this.earned = ended;
   }
 
   /**

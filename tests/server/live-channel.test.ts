@@ -647,6 +647,35 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
     expect(socket.types()).not.toContain("stream.lagged");
   });
 
+  test("under a flood the writer's share holds even when each of its batches takes longer than its slice: the overrun is paid back", async () => {
+    const { live, create, progress, clock } = setup();
+    const id = create(1);
+    const watchers = Array.from({ length: 4 }, () => new FakeSocket());
+    for (const socket of watchers) live.open(socket, { executions: [id] });
+    await settle();
+    // A send costs 20 µs: one batch of 256 frames to one watcher is 5 ms, five slices' worth.
+    let sending = 0;
+    for (const socket of watchers) {
+      socket.onSend = () => {
+        sending += 0.02;
+        clock.advance(0.02);
+      };
+    }
+    // 200 ms of the producer's own work, 64 events each millisecond, the loop never turning.
+    for (let i = 0; i < 200; i++) {
+      progress(id, 64);
+      clock.advance(1);
+    }
+    // About SHARE (0.15) of the producer's 200 ms, give or take one batch; not the 30 % and more a
+    // batch per gap would take.
+    expect(sending).toBeGreaterThan(0);
+    expect(sending).toBeLessThanOrEqual(0.15 * 200 + 5);
+    // The rest goes out once the loop turns, all of it.
+    for (const socket of watchers) socket.onSend = null;
+    for (let turns = 0; live.writing && turns < 1000; turns++) await settle();
+    for (const socket of watchers) expect(socket.events()).toHaveLength(2 + 200 * 64);
+  });
+
   test("without time passing, appends write nothing: the share is taken only from a flood that holds the loop", () => {
     const { live, create, progress } = setup();
     const id = create(1);

@@ -38,9 +38,13 @@ export class FakeSocket implements LiveSocket {
   /** Frames written by the socket's own sends (not by a publish). */
   sent = 0;
 
+  /** Called on each send: a test's clock can take the time a send costs. */
+  onSend: (() => void) | null = null;
+
   send(text: string): SendResult {
     if (this.closed || this.mode === "dropped") return "dropped";
     this.sent++;
+    this.onSend?.();
     this.frames.push(JSON.parse(text));
     return this.mode;
   }

@@ -188,7 +188,11 @@ export class LiveLog implements LogEntries {
 
   /** Lets go of every entry before `position` (no member needs them); views keep what they hold. */
   trim(position: number): void {
-    if (position >= this.end) {
+    if (this.chunks.length === 0) return;
+    // Everything let go: the last chunk is kept all the same (emptied), for the appends to come —
+    // a caught-up member trims after every write, and a chunk is made for CHUNK entries. Not one
+    // a view holds (the view keeps it).
+    if (position >= this.end && this.chunks.at(-1)!.viewed) {
       this.chunks = [];
       return;
     }
@@ -199,8 +203,9 @@ export class LiveLog implements LogEntries {
     // In the chunk a member still reads, frames behind every member are let go one by one: a
     // chunk holds up to CHUNK frames of up to frame_bytes each. Not in one a view holds.
     if (chunk.viewed) return;
-    for (let i = chunk.cleared; i < position - chunk.start; i++) chunk.frames[i] = chunk.events[i] = undefined;
-    chunk.cleared = Math.max(chunk.cleared, position - chunk.start);
+    const behind = Math.min(position, this.end) - chunk.start;
+    for (let i = chunk.cleared; i < behind; i++) chunk.frames[i] = chunk.events[i] = undefined;
+    chunk.cleared = Math.max(chunk.cleared, behind);
   }
 
   /**

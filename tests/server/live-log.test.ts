@@ -48,7 +48,21 @@ describe("LiveLog", () => {
     expect(frameAt(log2, 2100)).toBe("f2100");
   });
 
-  test("after letting go of everything, appends start a chunk where the log ends, off the chunk grid", () => {
+  test("a caught-up member trimming after every append keeps filling one chunk: no chunk is made per event", () => {
+    const log = new LiveLog();
+    const chunks = new Set<unknown>();
+    for (let i = 0; i < 1000; i++) {
+      log.append(event("a", i + 1), `f${i}`, `f${i}`.length);
+      chunks.add(log.chunkAt(i));
+      expect(frameAt(log, i)).toBe(`f${i}`);
+      log.trim(log.end);
+      expect(log.start).toBe(log.end);
+      expect(log.bytesFrom(log.end)).toBe(0);
+    }
+    expect(chunks.size).toBe(1);
+  });
+
+  test("after letting go of everything, appends go on where the log ends, across the chunk grid", () => {
     const log = logOf(1500);
     log.trim(1500);
     expect(log.start).toBe(1500);

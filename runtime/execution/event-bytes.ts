@@ -6,10 +6,18 @@ import type { EventDraft, ExecutionEvent } from "./protocol.ts";
 /** What an event costs beyond its texts: the envelope (ids, sequence, timestamp, type) and the payload's keys. */
 const EVENT_OVERHEAD = 160;
 
-/** A text's UTF-8 bytes: measured when long (where the budget matters), its length when short (cheap). */
+// Printable ASCII but for the two characters JSON escapes: a unit of such a text is a byte of JSON.
+const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
+/**
+ * The bytes a text takes in an event's JSON, in UTF-8, escapes included: its length for plain
+ * ASCII (the common case, one native scan), else measured from its JSON — a character a handler
+ * chose can take up to six bytes there (a control character or a lone surrogate is `\uXXXX`), and
+ * a count of units would let such texts hold several times what a budget says.
+ */
 function textBytes(text: string | undefined): number {
   if (text === undefined) return 0;
-  return text.length < 256 ? text.length : Buffer.byteLength(text);
+  return PLAIN.test(text) ? text.length : Buffer.byteLength(JSON.stringify(text)) - 2;
 }
 
 /**
@@ -35,6 +43,6 @@ export function eventBytes(event: ExecutionEvent): number {
     case "execution.started":
       return EVENT_OVERHEAD;
     default:
-      return EVENT_OVERHEAD + (JSON.stringify(e.data)?.length ?? 0);
+      return EVENT_OVERHEAD + Buffer.byteLength(JSON.stringify(e.data) ?? "");
   }
 }

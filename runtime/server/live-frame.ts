@@ -12,9 +12,6 @@ export interface WithheldValue {
 
 const byteLength = (text: string): number => Buffer.byteLength(text, "utf8");
 
-/** Values smaller than this are never withheld in the fallback pass: they cannot be what made the frame large. */
-const SMALL_VALUE_BYTES = 1024;
-
 /**
  * About how many bytes an event's frame holds, before it is made: the event's size estimate plus
  * the execution id its envelope holds twice (within a fifth of the frame's UTF-8 bytes for the
@@ -24,10 +21,14 @@ export function estimatedFrameBytes(event: ExecutionEvent): number {
   return eventBytes(event) + 2 * event.execution_id.length + 20;
 }
 
+/** A value whose JSON is at most this many bytes is never withheld: its marker would be about as large. */
+const MARKER_BYTES = 256;
+
 /**
  * The frame for an event: its shared JSON when it fits in `limit` bytes, else the event
  * re-serialized with `data.output` / `data.input` replaced by a `withheld` marker pointing at the
- * snapshot. If that is still too large, every other large field of `data` is withheld too.
+ * snapshot. If that is still too large, the other large values of `data` are withheld too,
+ * largest first, until it fits; and if many small values still make it too large, `data` as a whole.
  */
 export function boundFrame(event: ExecutionEvent, json: string, limit: number): string {
   // A UTF-16 code unit is at most 3 UTF-8 bytes: most frames are proven small without counting.
@@ -38,9 +39,15 @@ export function boundFrame(event: ExecutionEvent, json: string, limit: number): 
   for (const key of ["output", "input"]) if (key in data) data[key] = withheld(data[key]);
   let frame = JSON.stringify({ ...event, data });
   if (byteLength(frame) <= limit) return frame;
-  for (const [key, value] of Object.entries(data)) {
-    if (byteLength(JSON.stringify(value) ?? "") > SMALL_VALUE_BYTES) data[key] = withheld(value);
+  const large = Object.entries(data)
+    .map(([key, value]) => ({ key, bytes: byteLength(JSON.stringify(value) ?? "") }))
+    .filter(({ bytes }) => bytes > MARKER_BYTES)
+    .sort((a, b) => b.bytes - a.bytes);
+  for (const { key } of large) {
+    data[key] = withheld(data[key]);
+    frame = JSON.stringify({ ...event, data });
+    if (byteLength(frame) <= limit) return frame;
   }
-  frame = JSON.stringify({ ...event, data });
-  return frame;
+  // The envelope and a marker fit in frame_bytes' smallest value (1 KiB).
+  return JSON.stringify({ ...event, data: withheld(event.data) });
 }

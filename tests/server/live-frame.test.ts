@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { estimatedFrameBytes } from "../../runtime/server/live-frame.ts";
+import { boundFrame, estimatedFrameBytes } from "../../runtime/server/live-frame.ts";
+import type { ExecutionEvent } from "../../runtime/execution/protocol.ts";
 import { allEvents, draft, idOf, limitsWith, newExecution } from "../store/_fixtures.ts";
 import { createMemoryStore } from "../../runtime/store/index.ts";
 
@@ -15,5 +16,53 @@ describe("estimatedFrameBytes", () => {
       const ratio = estimatedFrameBytes(event) / frame;
       expect({ type: event.type, frame, close: ratio >= 0.8 && ratio <= 1.25 }).toEqual({ type: event.type, frame, close: true });
     }
+  });
+
+  test("estimatedFrameBytes counts what a text takes in JSON: escapes, lone surrogates, control and non-ASCII characters a handler chose", () => {
+    const store = createMemoryStore({ limits: limitsWith() });
+    store.create(newExecution(1));
+    // Each kind of text takes 1 to 6 bytes of JSON per unit; all of them survive the store's sanitizing.
+    const texts = ["\ud800".repeat(255), "中".repeat(255), "\u001b[m".repeat(85), '"\\'.repeat(127), "😀".repeat(120), "é".repeat(200), "\u001b[m".repeat(1365)];
+    store.append(idOf(1), [draft.started(), ...texts.map((text) => draft.log(text)), ...texts.map((text) => draft.step(text.slice(0, 100)))]);
+    const events = allEvents(store, idOf(1)).filter((event) => event.type === "execution.log" || event.type === "execution.step");
+    expect(events).toHaveLength(texts.length * 2);
+    for (const event of events) {
+      const frame = Buffer.byteLength(JSON.stringify(event));
+      const ratio = estimatedFrameBytes(event) / frame;
+      expect({ frame, close: ratio >= 0.9 && ratio <= 1.1 }).toEqual({ frame, close: true });
+    }
+  });
+});
+
+describe("boundFrame", () => {
+  const id = idOf(1);
+  const eventWith = (type: string, data: Record<string, unknown>) => ({ schema_version: "1", event_id: `${id}#7`, execution_id: id, sequence: 7, timestamp: "2026-12-01T00:00:00.000Z", type, data }) as unknown as ExecutionEvent;
+  const bytes = (text: string) => Buffer.byteLength(text);
+
+  test("boundFrame withholds the largest values first, until the frame fits frame_bytes, keeping the small ones", () => {
+    const event = eventWith("execution.diagnostic", { severity: "error", message: "m".repeat(1000), code: "c".repeat(900), file: "f".repeat(400), line: 3 });
+    const frame = boundFrame(event, JSON.stringify(event), 1024);
+    expect(bytes(frame)).toBeLessThanOrEqual(1024);
+    const { data } = JSON.parse(frame);
+    expect(data.severity).toBe("error");
+    expect(data.line).toBe(3);
+    expect(data.message).toEqual({ withheld: "too_large", bytes: 1002, limit: 1024, self: `/api/v1/executions/get?id=${id}` });
+    // Only as many as it takes: the largest two, and the file stays.
+    expect(data.code).toMatchObject({ withheld: "too_large", bytes: 902 });
+    expect(data.file).toBe("f".repeat(400));
+  });
+
+  test("boundFrame withholds the whole payload when many small values make the frame too large", () => {
+    const data = Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`k${i}`, "v".repeat(200)]));
+    const event = eventWith("execution.step", data);
+    const frame = boundFrame(event, JSON.stringify(event), 1024);
+    expect(bytes(frame)).toBeLessThanOrEqual(1024);
+    expect(JSON.parse(frame)).toMatchObject({ sequence: 7, type: "execution.step", data: { withheld: "too_large", limit: 1024 } });
+  });
+
+  test("boundFrame leaves a frame that fits as it is, the very same string", () => {
+    const event = eventWith("execution.log", { level: "info", message: "hello" });
+    const json = JSON.stringify(event);
+    expect(boundFrame(event, json, 1024)).toBe(json);
   });
 });

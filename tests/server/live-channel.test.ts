@@ -676,6 +676,57 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
     for (const socket of watchers) expect(socket.events()).toHaveLength(2 + 200 * 64);
   });
 
+  test("a flood that arrives a few events a turn is held to the writer's share too: every slice is charged", async () => {
+    const { live, create, progress, clock } = setup();
+    const id = create(1);
+    const watchers = Array.from({ length: 4 }, () => new FakeSocket());
+    for (const socket of watchers) live.open(socket, { executions: [id] });
+    await settle();
+    let sending = 0;
+    for (const socket of watchers) {
+      socket.onSend = () => {
+        sending += 0.02;
+        clock.advance(0.02);
+      };
+    }
+    // 100 ms of the producer's own work, 10 events every 0.1 ms, the loop turning in between:
+    // each turn sees a trickle, the whole is a flood (feeding it all would take 80 % of the time).
+    let producing = 0;
+    for (let i = 0; i < 1000; i++) {
+      progress(id, 10);
+      clock.advance(0.1);
+      producing += 0.1;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+    expect(sending).toBeGreaterThan(0);
+    expect(sending).toBeLessThanOrEqual(0.15 * producing + 2);
+    for (const socket of watchers) socket.onSend = null;
+    for (let turns = 0; live.writing && turns < 1000; turns++) await settle();
+    for (const socket of watchers) expect(socket.events()).toHaveLength(2 + 10_000);
+  });
+
+  test("under a flood, watchers share its rate: frames sent over all of them stay near the events stored, and all arrive once it ends", async () => {
+    const { live, create, progress, clock } = setup();
+    const id = create(1);
+    const watchers = Array.from({ length: 10 }, () => new FakeSocket());
+    for (const socket of watchers) live.open(socket, { executions: [id] });
+    await settle();
+    const sent = () => watchers.reduce((total, socket) => total + socket.sent, 0);
+    const before = sent();
+    // Sends cost no time here: only the frame budget holds the writer back.
+    for (let i = 0; i < 200; i++) {
+      progress(id, 64);
+      clock.advance(1);
+    }
+    const during = sent() - before;
+    expect(during).toBeGreaterThan(0);
+    // 12,800 events: each slice may send one per event since the last, or one client's batch of 256
+    // (a slice every ~6 ms); without the budget it is 10 × 12,800.
+    expect(during).toBeLessThanOrEqual(12_800 + 256 * 40);
+    for (let turns = 0; live.writing && turns < 1000; turns++) await settle();
+    for (const socket of watchers) expect(socket.events()).toHaveLength(2 + 200 * 64);
+  });
+
   test("without time passing, appends write nothing: the share is taken only from a flood that holds the loop", () => {
     const { live, create, progress } = setup();
     const id = create(1);

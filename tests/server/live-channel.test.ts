@@ -14,6 +14,38 @@ function setup(overrides: Parameters<typeof storeWith>[0] = {}, kind: Parameters
   return { ...fixture, clock, live };
 }
 
+/**
+ * A channel with `count` caught-up watchers of one execution, on a fake clock where each send
+ * takes `sendMs`; `sending()` is the time spent in sends so far, `drain()` lets the writer finish
+ * (sends free again) and checks every watcher got `events` events.
+ */
+async function watchedFlood(count: number, sendMs: number) {
+  const fixture = setup();
+  const id = fixture.create(1);
+  const watchers = Array.from({ length: count }, () => new FakeSocket());
+  for (const socket of watchers) fixture.live.open(socket, { executions: [id] });
+  await settle();
+  let sending = 0;
+  for (const socket of watchers) {
+    socket.onSend = () => {
+      sending += sendMs;
+      fixture.clock.advance(sendMs);
+    };
+  }
+  return {
+    ...fixture,
+    id,
+    watchers,
+    sending: () => sending,
+    sent: () => watchers.reduce((total, socket) => total + socket.sent, 0),
+    async drain(events: number) {
+      for (const socket of watchers) socket.onSend = null;
+      for (let turns = 0; fixture.live.writing && turns < 1000; turns++) await settle();
+      for (const socket of watchers) expect(socket.events()).toHaveLength(events);
+    },
+  };
+}
+
 describe("LiveChannel.check", () => {
   test("LiveChannel.check refuses wrong shapes with 400 before any look-up", () => {
     const { live } = setup();
@@ -648,19 +680,8 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
   });
 
   test("under a flood the writer's share holds even when each of its batches takes longer than its slice: the overrun is paid back", async () => {
-    const { live, create, progress, clock } = setup();
-    const id = create(1);
-    const watchers = Array.from({ length: 4 }, () => new FakeSocket());
-    for (const socket of watchers) live.open(socket, { executions: [id] });
-    await settle();
     // A send costs 20 µs: one batch of 256 frames to one watcher is 5 ms, five slices' worth.
-    let sending = 0;
-    for (const socket of watchers) {
-      socket.onSend = () => {
-        sending += 0.02;
-        clock.advance(0.02);
-      };
-    }
+    const { id, progress, clock, sending, drain } = await watchedFlood(4, 0.02);
     // 200 ms of the producer's own work, 64 events each millisecond, the loop never turning.
     for (let i = 0; i < 200; i++) {
       progress(id, 64);
@@ -668,27 +689,14 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
     }
     // About SHARE (0.15) of the producer's 200 ms, give or take one batch; not the 30 % and more a
     // batch per gap would take.
-    expect(sending).toBeGreaterThan(0);
-    expect(sending).toBeLessThanOrEqual(0.15 * 200 + 5);
+    expect(sending()).toBeGreaterThan(0);
+    expect(sending()).toBeLessThanOrEqual(0.15 * 200 + 5);
     // The rest goes out once the loop turns, all of it.
-    for (const socket of watchers) socket.onSend = null;
-    for (let turns = 0; live.writing && turns < 1000; turns++) await settle();
-    for (const socket of watchers) expect(socket.events()).toHaveLength(2 + 200 * 64);
+    await drain(2 + 200 * 64);
   });
 
   test("a flood that arrives a few events a turn is held to the writer's share too: every slice is charged", async () => {
-    const { live, create, progress, clock } = setup();
-    const id = create(1);
-    const watchers = Array.from({ length: 4 }, () => new FakeSocket());
-    for (const socket of watchers) live.open(socket, { executions: [id] });
-    await settle();
-    let sending = 0;
-    for (const socket of watchers) {
-      socket.onSend = () => {
-        sending += 0.02;
-        clock.advance(0.02);
-      };
-    }
+    const { id, progress, clock, sending, drain } = await watchedFlood(4, 0.02);
     // 100 ms of the producer's own work, 10 events every 0.1 ms, the loop turning in between:
     // each turn sees a trickle, the whole is a flood (feeding it all would take 80 % of the time).
     let producing = 0;
@@ -698,22 +706,15 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
       producing += 0.1;
       await new Promise<void>((resolve) => setImmediate(resolve));
     }
-    expect(sending).toBeGreaterThan(0);
-    expect(sending).toBeLessThanOrEqual(0.15 * producing + 2);
-    for (const socket of watchers) socket.onSend = null;
-    for (let turns = 0; live.writing && turns < 1000; turns++) await settle();
-    for (const socket of watchers) expect(socket.events()).toHaveLength(2 + 10_000);
+    expect(sending()).toBeGreaterThan(0);
+    expect(sending()).toBeLessThanOrEqual(0.15 * producing + 2);
+    await drain(2 + 10_000);
   });
 
   test("under a flood, watchers share its rate: frames sent over all of them stay near the events stored, and all arrive once it ends", async () => {
-    const { live, create, progress, clock } = setup();
-    const id = create(1);
-    const watchers = Array.from({ length: 10 }, () => new FakeSocket());
-    for (const socket of watchers) live.open(socket, { executions: [id] });
-    await settle();
-    const sent = () => watchers.reduce((total, socket) => total + socket.sent, 0);
-    const before = sent();
     // Sends cost no time here: only the frame budget holds the writer back.
+    const { id, progress, clock, sent, drain } = await watchedFlood(10, 0);
+    const before = sent();
     for (let i = 0; i < 200; i++) {
       progress(id, 64);
       clock.advance(1);
@@ -723,8 +724,7 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
     // 12,800 events: each slice may send one per event since the last, or one client's batch of 256
     // (a slice every ~6 ms); without the budget it is 10 × 12,800.
     expect(during).toBeLessThanOrEqual(12_800 + 256 * 40);
-    for (let turns = 0; live.writing && turns < 1000; turns++) await settle();
-    for (const socket of watchers) expect(socket.events()).toHaveLength(2 + 200 * 64);
+    await drain(2 + 200 * 64);
   });
 
   test("without time passing, appends write nothing: the share is taken only from a flood that holds the loop", () => {

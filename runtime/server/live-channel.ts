@@ -36,12 +36,6 @@ const WRITER_GAP_MS = 6;
 // stays a bounded part of the main thread however many watchers there are (the work they watch
 // slowed by about an eighth of the main thread at most; they lag instead).
 const SHARE = 0.15;
-// Under a flood a slice also sends at most this many frames (over all connections) per event
-// stored since the last one, or one client's batch: watchers of a flood share its rate instead of
-// each taking all of it, so that what they cost to feed — their own processes reading every frame
-// usually run on the same machine — grows with the flood, not with the flood times the watchers.
-// A lone watcher can still keep pace.
-const FLOOD_FRAMES_PER_EVENT = 1;
 // Appends between two looks at the clock on the append path.
 const LOOK_EVERY = 64;
 // At most this many frames queued since the writer last ran, and it runs as a microtask (right
@@ -127,7 +121,7 @@ export class LiveChannel {
   /**
    * Writes for at most SLICE_MS: topics first, then round after round over the waiting clients.
    * Under a flood (frames arriving faster than a trickle: the producer is busy), only for what it
-   * has earned: SHARE of the time since it last wrote, up to SLICE_MS, and FLOOD_FRAMES_PER_EVENT.
+   * has earned: SHARE of the time since it last wrote, up to SLICE_MS.
    * A slice runs over by up to one client's batch; every slice's time is charged in full, and the
    * writer skips its turns until it has earned it back, so that its share holds however small the
    * slices are.
@@ -145,7 +139,6 @@ export class LiveChannel {
     if (held && this.credit <= 0) return;
     this.inSlice = true;
     const until = started + (held ? this.credit : SLICE_MS);
-    let frames = held ? Math.max(WRITE_BATCH, queued * FLOOD_FRAMES_PER_EVENT) : Number.POSITIVE_INFINITY;
     this.lastWrite = this.waitingSince = this.monotonic();
     // Connections looking for their history: a step each, at least one per slice, while it lasts.
     for (let i = 0; i < this.planning.length && (i === 0 || this.monotonic() <= until); i++) {
@@ -170,14 +163,14 @@ export class LiveChannel {
     }
     this.listed = [];
     // Round after round over the waiting clients, WRITE_BATCH frames each, until the slice is used.
-    while (this.dirty.length > 0 && frames > 0 && this.monotonic() <= until) {
+    while (this.dirty.length > 0 && this.monotonic() <= until) {
       const clients = this.dirty;
       this.dirty = [];
       let i = 0;
-      for (; i < clients.length && frames > 0 && this.monotonic() <= until; i++) {
+      for (; i < clients.length && this.monotonic() <= until; i++) {
         const client = clients[i]!;
         client.scheduled = false;
-        frames -= this.flush(client, Math.min(WRITE_BATCH, frames));
+        this.flush(client, WRITE_BATCH);
         touched.add(client.group);
         // Still frames to write and nothing in the way: back in line behind the others.
         if (!client.closed && !client.blocked && client.hasFrames) this.markDirty(client);
@@ -436,27 +429,25 @@ export class LiveChannel {
    * its history until that is sent), then the log from its position (or what it kept of it); then
    * `stream.lagged` if it lost events. A caught-up member joins its group's topic.
    */
-  private flush(client: LiveClient, maxFrames = Number.POSITIVE_INFINITY): number {
-    if (client.closed || client.blocked || client.planning !== null) return 0;
+  private flush(client: LiveClient, maxFrames = Number.POSITIVE_INFINITY): void {
+    if (client.closed || client.blocked || client.planning !== null) return;
     // Reading history from a store that commits on its own turns (sqlite) hands out what was
     // pending, which appends to logs: no slice may start from there and write to this client again.
     const outer = this.flushing;
     this.flushing = true;
     try {
-      return this.flushNow(client, maxFrames);
+      this.flushNow(client, maxFrames);
     } finally {
       this.flushing = outer;
     }
   }
 
-  private flushNow(client: LiveClient, maxFrames: number): number {
+  private flushNow(client: LiveClient, maxFrames: number): void {
     let lost = false;
     let budget = maxFrames;
-    let sent = 0;
     /** Sends one frame; false when writing must stop (backpressure, a lost socket, the budget). */
     const send = (frame: string): boolean => {
       budget--;
-      sent++;
       const result = client.socket.send(frame);
       if (result === "ok") return budget > 0;
       if (result === "dropped") lost = true;
@@ -494,16 +485,12 @@ export class LiveChannel {
     if (client.socket.cork && frames > 1 && budget > 1) client.socket.cork(write);
     else write();
     client.seen = this.epoch;
-    if (lost) {
-      this.forget(client, true, 1011, "send failed");
-      return sent;
-    }
+    if (lost) return this.forget(client, true, 1011, "send failed");
     client.compact();
     if (client.overlap !== null && client.cursor >= client.overlap.until) client.overlap = null;
-    if (client.blocked || client.closed || client.waiting > 0 || client.replay.length > 0) return sent;
+    if (client.blocked || client.closed || client.waiting > 0 || client.replay.length > 0) return;
     if (client.view !== null && client.cursor >= client.view.end) this.sendResumed(client);
     if (!client.blocked && !client.closed && client.view === null) this.groups.join(client);
-    return sent;
   }
 
   /**

@@ -95,8 +95,8 @@ export class LiveChannel {
   private waitingSince = 0;
   // True while a slice runs: a slice written from the append path must not start another.
   private inSlice = false;
-  // Under a flood, the milliseconds of writing the writer has earned and not spent (see slice):
-  // negative after a slice that ran over, which the next ones pay back by waiting.
+  // The milliseconds of writing the writer has earned and not spent (see slice): negative after a
+  // slice that ran over, which the next ones pay back by waiting while events keep coming.
   private credit = SLICE_MS;
   // When credit was last earned (monotonic).
   private earned = 0;
@@ -121,10 +121,9 @@ export class LiveChannel {
   /**
    * Writes for at most SLICE_MS: topics first, then round after round over the waiting clients.
    * Under a flood (frames arriving faster than a trickle: the producer is busy), only for what it
-   * has earned: SHARE of the time since it last wrote, up to SLICE_MS.
-   * A slice runs over by up to one client's batch; every slice's time is charged in full, and the
-   * writer skips its turns until it has earned it back, so that its share holds however small the
-   * slices are.
+   * has earned: SHARE of the time since it last wrote, up to SLICE_MS. A slice runs over by up to
+   * one client's batch; every slice's time is charged in full, and the writer skips its turns
+   * until it has earned it back, so that its share holds however small the slices are.
    */
   private slice(): void {
     const started = this.monotonic();

@@ -420,7 +420,7 @@ export class LiveChannel {
     return this.memoFrame;
   }
 
-  /** Makes the frame of an event the store did not serialize, when a log first writes it. */
+  /** Makes the frame of an event the store did not serialize: when a log first writes it, and for history. */
   private readonly makeFrame = (event: ExecutionEvent): string => (event === this.memoEvent ? this.memoFrame : this.frameOf(event, JSON.stringify(event)));
 
   /**
@@ -509,7 +509,7 @@ export class LiveChannel {
     for (const event of page?.events ?? []) {
       if (event.sequence <= range.after) continue;
       if (event.sequence > range.through || bytes > REPLAY_BYTES) break;
-      const frame = boundFrame(event, JSON.stringify(event), this.limits.frame_bytes);
+      const frame = this.makeFrame(event);
       client.queue.push(frame);
       client.handed(event.execution_id, signedSequence(event));
       range.after = event.sequence;

@@ -20,6 +20,13 @@ function textBytes(text: string | undefined): number {
   return PLAIN.test(text) ? text.length : Buffer.byteLength(JSON.stringify(text)) - 2;
 }
 
+// The last event measured by serializing it, and its size: storing an event and handing it to the
+// live channel measure the same object one after the other (the store's retention, then the
+// channel's queue bound), and an `execution.created` or `.completed` is serialized once, not twice.
+// Events are never changed once stored, so the object is its size's key.
+let lastSerialized: ExecutionEvent | null = null;
+let lastSerializedBytes = 0;
+
 /**
  * About how many bytes an event's JSON holds: its texts (see textBytes) plus a fixed overhead.
  * The frequent events (progress, log, step, stream, diagnostic) are measured from their texts
@@ -43,6 +50,10 @@ export function eventBytes(event: ExecutionEvent): number {
     case "execution.started":
       return EVENT_OVERHEAD;
     default:
-      return EVENT_OVERHEAD + Buffer.byteLength(JSON.stringify(e.data) ?? "");
+      if (event !== lastSerialized) {
+        lastSerializedBytes = EVENT_OVERHEAD + Buffer.byteLength(JSON.stringify(e.data) ?? "");
+        lastSerialized = event;
+      }
+      return lastSerializedBytes;
   }
 }

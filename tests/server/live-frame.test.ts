@@ -3,6 +3,7 @@ import { boundFrame, estimatedFrameBytes } from "../../runtime/server/live-frame
 import type { ExecutionEvent } from "../../runtime/execution/protocol.ts";
 import { allEvents, draft, idOf, limitsWith, newExecution } from "../store/_fixtures.ts";
 import { createMemoryStore } from "../../runtime/store/index.ts";
+import { countStringify } from "../_support/count-stringify.ts";
 
 describe("estimatedFrameBytes", () => {
   test("estimatedFrameBytes is within a fifth of the frame's UTF-8 bytes for every kind of event a handler emits, short or long, ASCII or not", () => {
@@ -31,6 +32,19 @@ describe("estimatedFrameBytes", () => {
       const ratio = estimatedFrameBytes(event) / frame;
       expect({ frame, close: ratio >= 0.9 && ratio <= 1.1 }).toEqual({ frame, close: true });
     }
+  });
+
+  test("an event that carries values is serialized once for the store's retention and the live channel's estimate, and an equal copy is measured anew", async () => {
+    const store = createMemoryStore({ limits: limitsWith() });
+    const watched: ExecutionEvent[] = [];
+    store.subscribe({ executions: "all", live: true }, (event) => void watched.push(event));
+    // Storing measured the created event (its retention); the channel's estimate comes right after.
+    store.create(newExecution(1, { input: { files: ["a.ts", "b.ts"], depth: 3 } }));
+    expect(watched.map((event) => event.type)).toEqual(["execution.created"]);
+    expect(await countStringify(() => estimatedFrameBytes(watched[0]!))).toBe(0);
+    // The size belongs to that object: a copy with other data is measured from its own data.
+    const copy = { ...watched[0]!, data: { ...(watched[0]!.data as object), input: { files: ["x".repeat(5000)] } } } as ExecutionEvent;
+    expect(estimatedFrameBytes(copy) - estimatedFrameBytes(watched[0]!)).toBeGreaterThan(4900);
   });
 });
 

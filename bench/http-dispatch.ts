@@ -22,8 +22,8 @@ const EXECUTIONS = 5_000;
 // the comparison was a cold server against a warm engine; now both are what a running one is.
 const WARMUP = 20_000;
 const IN_FLIGHT = 64;
-/** Rounds of every part, in turn; each row is the median round. */
-const ROUNDS = 5;
+/** Rounds of every part, in turn; each row is the median round (DOCKET_BENCH_ROUNDS for a quick look). */
+const ROUNDS = Number(process.env.DOCKET_BENCH_ROUNDS ?? 5);
 /** Each measured loop gives up after this long, and says so in its row. */
 const DEADLINE_MS = 60_000;
 const FIXTURES = join(import.meta.dir, "fixtures");

@@ -10,6 +10,9 @@ import { join } from "node:path";
 import { bootPlane } from "../runtime/boot.ts";
 import { resolveLimits } from "../runtime/execution/limits.ts";
 import type { EdgeInfo } from "../runtime/execution/plane.ts";
+import { capabilityPost } from "../runtime/server/capability-post.ts";
+import { LiveChannel } from "../runtime/server/live-channel.ts";
+import type { LiveSocket } from "../runtime/server/live-socket.ts";
 import { KeepAliveConnection } from "./_keep-alive.ts";
 import { redisMissing, startRedis } from "./_redis.ts";
 import type { BenchResult } from "./run.ts";
@@ -186,14 +189,40 @@ async function driveHttp(url: string, count: number, warm: () => void = () => {}
 }
 
 /**
+ * How much of the HTTP path the in-process engine runs: `engine` alone (the baseline), `live` with
+ * the live channel writing every event to one `/events` reader (a socket that takes every frame
+ * at once: no native send), `route` starting each execution through the `POST` route of the
+ * server (capability-post.ts) with `Request`s built here (no network). The breakdown rows.
+ */
+type InProcessParts = "engine" | "live" | "route";
+
+/** A live-channel socket that takes every frame at once (the breakdown's `/events` reader). */
+const takingSocket: LiveSocket = { send: () => "ok", bufferedAmount: () => 0, ping() {}, cork: (fn) => fn(), close() {} };
+
+/**
  * The same engine in this process, followed the way the HTTP path is: one subscriber for every
  * execution (what `/events` is), each start acknowledged (`durable()`, as the HTTP answer waits)
- * and then waiting for its `execution.completed`. Same window.
+ * and then waiting for its `execution.completed`. Same window. `parts`: see InProcessParts.
  */
-async function inProcess(store: Store, warm: () => void = () => {}): Promise<Run> {
+async function inProcess(store: Store, warm: () => void = () => {}, parts: InProcessParts = "engine"): Promise<Run> {
   const dir = mkdtempSync(join(tmpdir(), "docket-bench-engine-"));
-  const plane = await bootPlane({ cwd: dir, storeKind: store, limits: resolveLimits(), files: [join(FIXTURES, "bench.noop.ts")], log: () => {} });
+  const limits = resolveLimits();
+  const plane = await bootPlane({ cwd: dir, storeKind: store, limits, files: [join(FIXTURES, "bench.noop.ts")], log: () => {} });
   const { engine } = plane;
+  const live = parts === "engine" ? null : new LiveChannel({ store: plane.store, limits });
+  live?.open(takingSocket, { executions: "all" });
+  const route = parts === "route" ? capabilityPost({ plane: engine, config: { host: "127.0.0.1", port: 4700, allowedHosts: [], token: null, origin: "http://127.0.0.1:4700" }, log: (line) => process.stderr.write(`${line}\n`) }) : null;
+  const body = JSON.stringify({ capability: "bench.noop", input: {} });
+  const headers = { host: "127.0.0.1:4700", "content-type": "application/json", "content-length": String(body.length) };
+  const noApp = { app: () => new Response("the bench's route handed a request on", { status: 500 }) };
+  /** Starts one execution through the route; its id, from the answer as the HTTP client reads it. */
+  const startByRoute = async (): Promise<string> => {
+    const answer = await route!(new Request("http://127.0.0.1:4700/api/v1/executions/start", { method: "POST", headers, body }), noApp);
+    const text = await answer.text();
+    const id = /^\{"execution":\{"id":"([^"]+)"/.exec(text)?.[1];
+    if (answer.status !== 200 || !id) throw new Error(`the route answered ${answer.status}: ${text.slice(0, 200)}`);
+    return id;
+  };
   const waiting = new Map<string, () => void>();
   const early = new Set<string>();
   const subscription = plane.store.subscribe({ executions: "all" }, (event) => {
@@ -203,16 +232,21 @@ async function inProcess(store: Store, warm: () => void = () => {}): Promise<Run
     else early.add(event.execution_id);
   });
   const start = async () => {
-    const { execution } = engine.start({ capability: "bench.noop", input: {} }, EDGE);
-    await plane.store.durable();
-    if (early.delete(execution.id)) return;
-    await new Promise<void>((resolve) => waiting.set(execution.id, resolve));
+    let id: string;
+    if (route) id = await startByRoute();
+    else {
+      id = engine.start({ capability: "bench.noop", input: {} }, EDGE).execution.id;
+      await plane.store.durable();
+    }
+    if (early.delete(id)) return;
+    await new Promise<void>((resolve) => waiting.set(id, resolve));
   };
   try {
     await window(WARMUP, IN_FLIGHT, DEADLINE_MS, start);
     warm();
     return await window(EXECUTIONS, IN_FLIGHT, DEADLINE_MS, start);
   } finally {
+    await live?.closeAll("the bench is over");
     subscription.unsubscribe();
     await plane.close();
     rmSync(dir, { recursive: true, force: true });
@@ -258,10 +292,10 @@ async function bullmq(): Promise<Run> {
 
 type Figures = ReturnType<typeof figures> & { cpu_per_execution?: string };
 
-/** The same engine in this process, with its CPU per execution. */
-async function engineFigures(store: Store): Promise<Figures> {
+/** The same engine in this process (or more of the HTTP path: `parts`), with its CPU per execution. */
+async function engineFigures(store: Store, parts: InProcessParts = "engine"): Promise<Figures> {
   let [cpu0, main0, wait0] = [0, 0, 0];
-  const run = figures(await inProcess(store, () => ([cpu0, main0, wait0] = [ownCpuSeconds(), cpuSeconds(process.pid, process.pid), waitingSeconds(process.pid)])));
+  const run = figures(await inProcess(store, () => ([cpu0, main0, wait0] = [ownCpuSeconds(), cpuSeconds(process.pid, process.pid), waitingSeconds(process.pid)]), parts));
   const per = (seconds: number) => Math.round((seconds * 1e6) / EXECUTIONS);
   return { ...run, cpu_per_execution: `${per(ownCpuSeconds() - cpu0)} µs (main thread ${per(cpuSeconds(process.pid, process.pid) - main0)}, waiting for a CPU ${per(waitingSeconds(process.pid) - wait0)})` };
 }
@@ -298,6 +332,8 @@ export async function benchHttpDispatch(only: string[] = []): Promise<BenchResul
   const nodeMissing = () => (spawnSync("node", ["--version"]).status === 0 ? null : "node is not on PATH (the BullMQ worker runs on Node); BullMQ rows skipped");
   const missing = wanted("bullmq") ? (redisMissing() ?? nodeMissing()) : "not asked for";
   const stores = (["memory", "sqlite"] as const).filter(wanted);
+  // Where the HTTP path's time goes, in-process (memory store): with the live channel, then the route too.
+  const breakdown = stores.includes("memory") && wanted("breakdown");
   const runs = new Map<string, Figures[]>();
   const record = (key: string, run: Figures) => {
     // Every round on stderr, for whoever wants the spread behind the medians.
@@ -309,6 +345,10 @@ export async function benchHttpDispatch(only: string[] = []): Promise<BenchResul
     for (const store of stores) {
       record(`engine ${store}`, await engineFigures(store));
       record(`http ${store}`, await httpFigures(store));
+    }
+    if (breakdown) {
+      record("engine memory + live", await engineFigures("memory", "live"));
+      record("engine memory + live + route", await engineFigures("memory", "route"));
     }
   }
   const rounds = `median of ${ROUNDS} rounds, each side measured after ${WARMUP.toLocaleString("en-US")} of its own`;
@@ -328,6 +368,17 @@ export async function benchHttpDispatch(only: string[] = []): Promise<BenchResul
       vs_engine: http.per_second / engine.per_second,
       goal: `≥ 0.5 × engine: ${http.per_second >= engine.per_second / 2 ? "met" : "not met"}${peer ? `; ≥ BullMQ ${peer.per_second}/s with p99 < ${peer.p99_ms.toFixed(1)} ms: ${beatsPeer ? "met" : "not met"}` : ""}`,
     });
+  }
+  if (breakdown) {
+    const engine = median(runs.get("engine memory")!);
+    const parts = [
+      ["engine memory + live", "in-process, memory store: + the live channel writing every event to one /events reader (a socket that takes every frame at once: no native send)"],
+      ["engine memory + live + route", "in-process, memory store: + each start through the POST executions.start route (capability-post.ts; Requests built in-process, no network)"],
+    ] as const;
+    for (const [key, path] of parts) {
+      const part = median(runs.get(key)!);
+      rows.push({ path, flags: `breakdown of the HTTP path (not a goal): bootPlane, default limits; ${rounds}`, ...part, vs_engine: part.per_second / engine.per_second, goal: "" });
+    }
   }
   return { name: "http-dispatch", rows: rows.map((r) => ({ ...r, in_flight: IN_FLIGHT })) };
 }

@@ -34,7 +34,7 @@ describe("estimatedFrameBytes", () => {
     }
   });
 
-  test("an event that carries values is serialized once for the store's retention and the live channel's estimate, and an equal copy is measured anew", async () => {
+  test("an event that carries values is serialized once for the store's retention and the live channel's estimate, and a copy with other data is measured from its own", async () => {
     const store = createMemoryStore({ limits: limitsWith() });
     const watched: ExecutionEvent[] = [];
     store.subscribe({ executions: "all", live: true }, (event) => void watched.push(event));

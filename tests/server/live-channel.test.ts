@@ -14,6 +14,11 @@ function setup(overrides: Parameters<typeof storeWith>[0] = {}, kind: Parameters
   return { ...fixture, clock, live };
 }
 
+/** Lets the writer run its turns until it has nothing left to write (at most `turns` of them). */
+async function untilWritten(live: LiveChannel, turns = 1000): Promise<void> {
+  for (let turn = 0; live.writing && turn < turns; turn++) await settle();
+}
+
 /**
  * A channel with `count` caught-up watchers of one execution, on a fake clock where each send
  * takes `sendMs`; `sending()` is the time spent in sends so far, `drain()` lets the writer finish
@@ -39,7 +44,7 @@ async function watchedFlood(count: number, sendMs: number) {
     sending: () => sending,
     async drain(events: number) {
       for (const socket of watchers) socket.onSend = null;
-      for (let turns = 0; fixture.live.writing && turns < 1000; turns++) await settle();
+      await untilWritten(fixture.live);
       for (const socket of watchers) expect(socket.events()).toHaveLength(events);
     },
   };
@@ -183,7 +188,7 @@ describe("LiveChannel delivery", () => {
     const before = watchers.map((socket) => socket.frames.length);
     progress(id, 100);
     expect(watchers.map((socket) => socket.frames.length)).toEqual(before);
-    for (let turns = 0; live.writing && turns < 10_000; turns++) await settle();
+    await untilWritten(live, 10_000);
     for (const socket of watchers) expect(socket.events().map((e) => e.sequence)).toEqual(Array.from({ length: 102 }, (_, i) => i + 1));
   });
 
@@ -209,7 +214,7 @@ describe("LiveChannel delivery", () => {
     await settle();
     expect(await countStringify(() => progress(id, 100))).toBe(0);
     const made = await countStringify(async () => {
-      for (let turns = 0; live.writing && turns < 1000; turns++) await settle();
+      await untilWritten(live);
     });
     expect(made).toBe(100);
     for (const socket of watchers) expect(socket.events().map((e) => e.sequence)).toEqual(Array.from({ length: 102 }, (_, i) => i + 1));
@@ -231,7 +236,7 @@ describe("LiveChannel delivery", () => {
       }
       socket.mode = "ok";
       live.drain(socket);
-      for (let turns = 0; live.writing && turns < 1000; turns++) await settle();
+      await untilWritten(live);
     });
     // What it kept (at most 8 frames) and its notice, of 10,000 events stored.
     expect(made).toBeLessThanOrEqual(10);
@@ -722,7 +727,7 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
       fixture.progress(id, 64);
       fixture.clock.advance(1);
     }
-    for (let turns = 0; fixture.live.writing && turns < 1000; turns++) await settle();
+    await untilWritten(fixture.live);
     for (const socket of watchers) {
       expect(socket.types()).not.toContain("stream.lagged");
       expect(socket.events()).toHaveLength(2 + 200 * 64);

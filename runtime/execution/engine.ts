@@ -326,7 +326,8 @@ export function createEngine(options: EngineOptions): Engine {
    * run_id is sent again.
    */
   function begin(active: Active): void {
-    if (active.durable) return dispatch(active);
+    // Usually committed long ago, while it waited its turn: then it starts now, not a write later.
+    if (active.durable || store.creationCommitted(active.id)) return dispatch(active);
     store.durable().then(
       () => {
         active.durable = true;

@@ -24,6 +24,7 @@ export interface OpenFileOptions {
   onCommit: WriteBehindOptions["onCommit"];
   maxSnapshotChars: number;
   onUnwritable: WriteBehindOptions["onUnwritable"];
+  cadence?: WriteBehindOptions["cadence"];
 }
 
 /**
@@ -60,6 +61,7 @@ export function openStoreFile(options: OpenFileOptions): OpenFile {
       maxSnapshotChars: options.maxSnapshotChars,
       onUnwritable: options.onUnwritable,
       logSync: createLogSync(`${path}-wal`),
+      cadence: options.cadence,
     });
     return { db, tables, writer };
   } catch (error) {

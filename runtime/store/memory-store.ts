@@ -318,6 +318,7 @@ export function createMemoryStore(options: MemoryStoreOptions): ExecutionStore {
     storageFault: () => null,
     // Nothing to wait for: memory is all there is.
     durable: () => Promise.resolve(),
+    creationCommitted: (id) => live.has(id),
     close,
   };
 }

@@ -15,6 +15,7 @@ import { InvalidCursorError, decodeListCursor } from "./list-cursor.ts";
 import { newEntry, type Entry } from "./_sqlite-entry.ts";
 import { loadEntry, trimLowered } from "./_sqlite-load.ts";
 import { asFileError, openStoreFile, startExpiry } from "./_sqlite-open.ts";
+import type { WriteCadence } from "./_sqlite-writer.ts";
 import { committedSnapshot, currentSnapshot, eventsPage, listItems, listLimit, liveSnapshot, readerSnapshot, type ReadSource } from "./_sqlite-reads.ts";
 import { slimmed, unwritableCompletion } from "./_sqlite-unwritable.ts";
 import { recoverUnfinished, type RecoveredExecution } from "./_sqlite-recovery.ts";
@@ -50,6 +51,8 @@ export interface SqliteStoreOptions {
    * as it was before docs/durability.md, kept only so that bench/ can measure the difference.
    */
   publishBeforeCommit?: boolean;
+  /** Time for when a busy store writes and a quiet one checkpoints (_sqlite-writer.ts); default the system clock. */
+  cadence?: WriteCadence;
   /** How often expired details are looked for after the check on open; default an hour. */
   expiryIntervalMs?: number;
   /** Whether an execution's artifact folder still holds files (they keep its details); default: never. */
@@ -99,6 +102,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     limits,
     onPersistError: reportPersistError,
     maxSnapshotChars: options.maxSnapshotChars ?? 256 * 1024 * 1024,
+    cadence: options.cadence,
     // Subscribers hear of events once a crash can no longer take them back.
     onCommit: (committed) => {
       if (!early) fanOut.publish(committed.events, committed.jsons);
@@ -391,6 +395,8 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
       open();
       return writer.durable();
     },
+    // Written with its run identity (the engine records it first, in the same tick): see _sqlite-writer.ts.
+    creationCommitted: (id) => entries.get(id)?.stored.exists === true,
     close,
   };
 }

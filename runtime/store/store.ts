@@ -129,5 +129,11 @@ export interface ExecutionStore {
    * storage fault; rejects when the store closes first.
    */
   durable(): Promise<void>;
+  /**
+   * True once the execution's creation, and the run identity recorded before it, are committed
+   * (at once in memory): the engine runs its handler no sooner, and no later than it must — a
+   * queued execution created several writes ago starts without waiting for the next one.
+   */
+  creationCommitted(id: string): boolean;
   close(): void;
 }

@@ -19,6 +19,19 @@ export function durableCases(f: Fixture): void {
       expect(store.storageFault()).toBeNull();
     });
 
+    test("store.creationCommitted is true once the creation is committed, stays true as the execution goes on, and is false for an id the store never held", async () => {
+      const store = f.make();
+      expect(store.creationCommitted(idOf(1))).toBe(false);
+      store.create(newExecution(1));
+      await store.durable();
+      expect(store.creationCommitted(idOf(1))).toBe(true);
+      // Later changes pending take nothing back from the creation.
+      store.append(idOf(1), [draft.started()]);
+      expect(store.creationCommitted(idOf(1))).toBe(true);
+      await store.durable();
+      expect(store.creationCommitted(idOf(2))).toBe(false);
+    });
+
     test("store.durable with nothing pending resolves at once, and a reader is never shown more than current", async () => {
       const store = f.make();
       await store.durable();

@@ -3,15 +3,15 @@ import { Database } from "bun:sqlite";
 import type { SqliteExecutionStore } from "../../runtime/store/sqlite-store.ts";
 import { FORGET_BATCH } from "../../runtime/store/_sqlite-writer.ts";
 import { draft, idOf, newExecution, TestClock } from "./_fixtures.ts";
-import { copyOfFiles, nextTick, openStore, tempDb } from "./_sqlite-support.ts";
+import { copyOfFiles, openStore, tempDb } from "./_sqlite-support.ts";
 import { reconciled, unknownEnd } from "./_contract-reconcile.ts";
 
-/** Executions 1..n, each finished before the next is created, one tick apart (a busy store's writes). */
+/** Executions 1..n, each finished before the next is created, each in a write of its own (a busy store's writes). */
 async function finishOneByOne(store: SqliteExecutionStore, from: number, to: number): Promise<void> {
   for (let n = from; n <= to; n++) {
     store.create(newExecution(n));
     store.append(idOf(n), [draft.started(), draft.completed("succeeded")]);
-    await nextTick();
+    await store.durable();
   }
 }
 

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { HEAD_BYTES } from "../../runtime/store/_sqlite-tables.ts";
 import { allEvents, draft, idOf, newExecution, pathTo, TestClock } from "./_fixtures.ts";
-import { nextTick, openStore, tempDb } from "./_sqlite-support.ts";
+import { openStore, tempDb } from "./_sqlite-support.ts";
 
 /** The head column of each row, and where the events rows start, as the file holds them. */
 function layout(path: string) {
@@ -20,15 +20,15 @@ export function headCases(): void {
       const path = tempDb();
       const clock = new TestClock();
       const store = openStore(path, clock);
-      // 1: grows its head over three ticks, then a large event does not fit: it and every later one go to the events rows.
+      // 1: grows its head over three writes, then a large event does not fit: it and every later one go to the events rows.
       store.create(newExecution(1));
-      await nextTick();
+      await store.durable();
       store.append(idOf(1), [draft.started(), draft.log("one")]);
-      await nextTick();
+      await store.durable();
       store.append(idOf(1), [draft.progress(1, 3)]);
-      await nextTick();
+      await store.durable();
       store.append(idOf(1), [draft.log("x".repeat(HEAD_BYTES))]);
-      await nextTick();
+      await store.durable();
       store.append(idOf(1), [draft.log("two"), draft.progress(2, 3), draft.completed("succeeded", { ok: true })]);
       // 2: all of it in its head, written in one tick; 3: left running, its head folded back on open.
       store.create(newExecution(2));

@@ -2,8 +2,11 @@ import { describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import type { ExecutionSnapshot } from "../../runtime/execution/snapshot.ts";
 import type { SqliteExecutionStore } from "../../runtime/store/sqlite-store.ts";
-import { allEvents, draft, expectValidEvent, idOf, newExecution, pathTo, TestClock } from "./_fixtures.ts";
-import { copyOfFiles, nextTick, openStore, tempDb } from "./_sqlite-support.ts";
+import { allEvents, draft, expectValidEvent, idOf, limitsWith, newExecution, pathTo, TestClock } from "./_fixtures.ts";
+import { copyOfFiles, openStore, tempDb } from "./_sqlite-support.ts";
+import { createSqliteStore } from "../../runtime/store/sqlite-store.ts";
+import { COMMIT_GAP_MS } from "../../runtime/store/_sqlite-writer.ts";
+import { ManualClock } from "../_support/manual-clock.ts";
 
 /** Every execution the store holds, with all its events, read through the interface. */
 function everything(store: SqliteExecutionStore) {
@@ -169,7 +172,7 @@ export function restartCases(): void {
       store.append(idOf(1), [draft.started()]);
       for (let i = 0; i < 10; i++) store.append(idOf(1), [draft.progress(i)]);
       expect(heard).toEqual([]);
-      await nextTick();
+      await store.durable();
       expect(heard).toHaveLength(12);
       // Past the batch size the store writes inside the call, without waiting for the tick.
       store.append(idOf(1), Array.from({ length: 5000 }, (_, i) => draft.progress(i)));
@@ -182,6 +185,47 @@ export function restartCases(): void {
       expect(file.query("SELECT head_last FROM executions").get()).toEqual({ head_last: 12 });
       expect(file.query("SELECT first_sequence AS first FROM events ORDER BY sequence LIMIT 1").get()).toEqual({ first: 13 });
       file.close();
+    });
+
+    test("sqlite store writes at most once per COMMIT_GAP_MS while busy: what changes within the gap goes in one transaction once it is over; one execution at a time, or after a pause, on the next turn", async () => {
+      const time = new ManualClock();
+      const store = createSqliteStore({ path: tempDb(), limits: limitsWith({}), clock: () => time.now(), cadence: time, onListenerError: () => {} });
+      const heard: string[] = [];
+      store.subscribe({ executions: "all" }, (event) => heard.push(`${event.execution_id === idOf(1) ? 1 : 2}:${event.sequence}`));
+      const turn = () => new Promise((resolve) => setImmediate(resolve));
+      // One execution changing at a time (one client, one after another): every turn writes.
+      store.create(newExecution(1));
+      await turn();
+      store.append(idOf(1), [draft.started()]);
+      await turn();
+      expect(heard).toEqual(["1:1", "1:2"]);
+      expect(time.pending).toBe(0);
+      // A write of two executions' changes: the store is busy.
+      store.create(newExecution(2));
+      store.append(idOf(1), [draft.progress(1)]);
+      await turn();
+      expect(heard).toEqual(["1:1", "1:2", "2:1", "1:3"]);
+      // Within the gap: turns go by, the changes wait together for the gap's end.
+      store.append(idOf(1), [draft.progress(2)]);
+      await turn();
+      store.append(idOf(2), [draft.started()]);
+      await turn();
+      expect(heard).toHaveLength(4);
+      expect(time.pending).toBe(1);
+      time.advance(COMMIT_GAP_MS);
+      expect(heard.slice(4)).toEqual(["1:4", "2:2"]);
+      // A pause as long as the gap: the next change is written on the next turn again.
+      time.advance(COMMIT_GAP_MS);
+      store.append(idOf(1), [draft.progress(3)]);
+      store.append(idOf(2), [draft.progress(1)]);
+      await turn();
+      expect(heard.slice(6)).toEqual(["1:5", "2:3"]);
+      // A reader never waits for the gap: it writes what is pending first.
+      store.append(idOf(1), [draft.progress(4)]);
+      expect(time.pending).toBe(1);
+      expect(store.get(idOf(1))!.last_sequence).toBe(6);
+      expect(heard.slice(8)).toEqual(["1:6"]);
+      store.close();
     });
 
     test("sqlite store reopened with lower limits applies them: fewer events kept per execution, fewer executions kept", () => {

@@ -37,7 +37,3 @@ export function copyOfFiles(path: string): string {
   return copy;
 }
 
-/** Resolves after the tick in which the store's pending writes happen (its setImmediate). */
-export function nextTick(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
-}

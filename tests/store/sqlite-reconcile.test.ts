@@ -3,7 +3,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { allEvents, draft, idOf, newExecution, TestClock } from "./_fixtures.ts";
 import { reconciled, unknownEnd } from "./_contract-reconcile.ts";
-import { copyOfFiles, nextTick, openStore, removeDbDirs, tempDb } from "./_sqlite-support.ts";
+import { copyOfFiles, openStore, removeDbDirs, tempDb } from "./_sqlite-support.ts";
 
 afterAll(removeDbDirs);
 
@@ -22,7 +22,7 @@ describe("sqlite store: reconciliation", () => {
     store.append(idOf(1), [reconciled("applied", "the tag is on the remote")]);
     const live = store.get(idOf(1))!;
     expect(live.reconciliation).toMatchObject({ outcome: "applied", note: "the tag is on the remote", at: clock.iso() });
-    await nextTick();
+    await store.durable();
     // What a crash right now leaves.
     const crashed = openStore(copyOfFiles(path), clock);
     expect(crashed.get(idOf(1))).toEqual(live);

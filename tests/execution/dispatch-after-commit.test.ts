@@ -1,0 +1,84 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createEngine } from "../../runtime/execution/engine.ts";
+import { resolveLimits } from "../../runtime/execution/limits.ts";
+import { createSqliteStore } from "../../runtime/store/sqlite-store.ts";
+import { COMMIT_GAP_MS } from "../../runtime/store/_sqlite-writer.ts";
+import { ManualClock } from "../_support/manual-clock.ts";
+import { catalog } from "../_support/registered.ts";
+import { EDGE, TEST_CAPABILITIES } from "./_support/harness.ts";
+import { FakePool, flush } from "./_support/fake-pool.ts";
+
+const roots: string[] = [];
+afterAll(() => {
+  for (const root of roots) rmSync(root, { recursive: true, force: true });
+});
+
+/**
+ * An engine over a sqlite store whose write cadence the test moves by hand: after a write, the
+ * next one waits for COMMIT_GAP_MS of this clock, which never passes unless the test says so.
+ */
+function engineOnFile(max_concurrent: number) {
+  const root = mkdtempSync(join(tmpdir(), "docket-dispatch-"));
+  roots.push(root);
+  const limits = resolveLimits({ overrides: { max_concurrent } });
+  const clock = new ManualClock();
+  const store = createSqliteStore({ path: join(root, "state.db"), limits, clock: () => clock.now(), cadence: clock, onListenerError: () => {} });
+  const pool = new FakePool();
+  const engine = createEngine({ registry: catalog(Object.values(TEST_CAPABILITIES)), store, pool, limits, root, storeKind: "sqlite", clock, log: () => undefined });
+  const close = async () => {
+    await engine.close();
+    store.close();
+  };
+  return { engine, store, pool, clock, close };
+}
+
+/** Runs microtasks only: no turn of the event loop, so nothing the store schedules is written. */
+async function microtasks(): Promise<void> {
+  for (let i = 0; i < 10; i++) await Promise.resolve();
+}
+
+describe("dispatch after commit (docs/durability.md)", () => {
+  test("a handler starts only once its execution's creation is committed", async () => {
+    const h = engineOnFile(2);
+    try {
+      const id = h.engine.start({ capability: "demo.write", input: {} }, EDGE).execution.id;
+      await microtasks();
+      expect(h.store.creationCommitted(id)).toBe(false);
+      expect(h.pool.of(id)).toBeUndefined();
+      // The store's first write comes on the next turn; the handler right after it.
+      await flush();
+      expect(h.store.creationCommitted(id)).toBe(true);
+      expect(h.pool.of(id)).toBeDefined();
+    } finally {
+      await h.close();
+    }
+  });
+
+  test("a queued execution created in an earlier write starts as soon as a slot frees, without waiting for the store's next write", async () => {
+    const h = engineOnFile(1);
+    try {
+      // What is committed (a read would write what is pending first): subscribers hear only that.
+      const committed: string[] = [];
+      h.store.subscribe({ executions: "all" }, (event) => committed.push(`${event.execution_id === first ? "first" : "second"} ${event.type}`));
+      const first = h.engine.start({ capability: "demo.read", input: {} }, EDGE).execution.id;
+      const second = h.engine.start({ capability: "demo.read", input: {} }, EDGE).execution.id;
+      await flush();
+      // One write held both creations; the first took the only slot.
+      expect(h.store.creationCommitted(second)).toBe(true);
+      expect(h.pool.of(second)).toBeUndefined();
+      h.pool.of(first)!.succeed({ n: 1 });
+      await flush();
+      // The first's start and end wait for the write the cadence holds back; the second needs nothing of it.
+      expect(committed).toEqual(["first execution.created", "second execution.created"]);
+      expect(h.pool.of(second)).toBeDefined();
+      expect(h.store.current(second)!.state).toBe("running");
+      h.clock.advance(COMMIT_GAP_MS);
+      expect(committed.slice(2)).toEqual(["first execution.started", "first execution.completed", "second execution.started"]);
+    } finally {
+      await h.close();
+    }
+  });
+});

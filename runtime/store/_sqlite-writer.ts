@@ -18,8 +18,8 @@ const QUIET_MS = 1000;
  * A busy store writes at most once per this many milliseconds; any other change is written on the
  * next turn. Every commit writes whole 16 KiB pages for however few rows it changed: written every
  * turn, a store starting no-op executions over HTTP committed ~3,000 times a second with ~3
- * executions' changes each, 30 KB and ~6 write calls per execution; once a millisecond, 10 KB and
- * a third less of the main thread (bench/RESULTS.md, "Group commit").
+ * executions' changes each, 30 KB and ~6 write calls per execution; once a millisecond, ~530 times
+ * with ~40 each, 10 KB and a third less of the main thread (bench/RESULTS.md, "Group commit").
  */
 export const COMMIT_GAP_MS = 1;
 /**

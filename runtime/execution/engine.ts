@@ -323,15 +323,23 @@ export function createEngine(options: EngineOptions): Engine {
   /**
    * Starts a taken execution — once its creation and run identity are committed (docs/durability.md):
    * a handler that acted for an execution a crash then took back would act again when its
-   * run_id is sent again.
+   * run_id is sent again. Usually they were committed long ago, while it waited its turn: then it
+   * starts now, not a write later — unless the store cannot write at the moment, when nothing
+   * starts that the store could not record (it waits the fault out instead).
+   *
+   * The store notes each start before the handler is posted (`starting`), so a crash before its
+   * `execution.started` is committed is never passed off as an execution that did not run.
    */
   function begin(active: Active): void {
-    // Usually committed long ago, while it waited its turn: then it starts now, not a write later.
-    if (active.durable || store.creationCommitted(active.id)) return dispatch(active);
+    const committed = active.durable || (store.storageFault() === null && store.creationCommitted(active.id));
+    if (committed && store.starting(active.id)) return dispatch(active);
     store.durable().then(
       () => {
         active.durable = true;
-        if (!closed && !active.completed) dispatch(active);
+        if (closed || active.completed) return;
+        // A note the store could not write even now: the start goes on, as it did before notes.
+        store.starting(active.id);
+        dispatch(active);
       },
       () => {
         // The store closed first: the engine is closing too, and the execution never ran.

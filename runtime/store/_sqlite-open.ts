@@ -25,6 +25,7 @@ export interface OpenFileOptions {
   maxSnapshotChars: number;
   onUnwritable: WriteBehindOptions["onUnwritable"];
   cadence?: WriteBehindOptions["cadence"];
+  onWritten?: WriteBehindOptions["onWritten"];
 }
 
 /**
@@ -62,6 +63,7 @@ export function openStoreFile(options: OpenFileOptions): OpenFile {
       onUnwritable: options.onUnwritable,
       logSync: createLogSync(`${path}-wal`),
       cadence: options.cadence,
+      onWritten: options.onWritten,
     });
     return { db, tables, writer };
   } catch (error) {

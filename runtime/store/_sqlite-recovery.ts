@@ -25,14 +25,16 @@ export interface LastHeard {
  * ran, so it is `cancelled` with nothing applied; found `running` or `cancelling`, its handler was
  * stopped by the server's end, so it is `failed` `interrupted` with the certainty of its effect
  * (docs/protocol.md: a write may have acted — `unknown`, reconcile by hand; a read changed nothing — `safe`).
+ * Found `queued` but `begun` (its handler was handed to a worker before its start was written:
+ * _sqlite-starting.ts), it is ended as a running one, after an `execution.started`.
  * Never success, never gone. Null for an execution that already finished.
  *
  * No `execution.cancel_requested` is needed on the way: queued → cancelled, running → failed and
  * cancelling → failed are all moves `mayMoveTo` allows (and the store checks them like any other).
  */
-export function recoveryCompletion(snapshot: ExecutionSnapshot, last: LastHeard): EventDraft | null {
+export function recoveryCompletion(snapshot: ExecutionSnapshot, last: LastHeard, begun = false): EventDraft | null {
   const ids = { request_id: snapshot.request_id, trace_id: snapshot.trace_id };
-  if (snapshot.state === "queued") {
+  if (snapshot.state === "queued" && !begun) {
     const failure = buildFailure({
       ...ids,
       error_code: "cancelled",
@@ -44,14 +46,16 @@ export function recoveryCompletion(snapshot: ExecutionSnapshot, last: LastHeard)
     });
     return { type: "execution.completed", data: { state: "cancelled", failure, duration_ms: 0 } };
   }
-  if (snapshot.state !== "running" && snapshot.state !== "cancelling") return null;
+  if (snapshot.state !== "queued" && snapshot.state !== "running" && snapshot.state !== "cancelling") return null;
   const certainty = forcedStopCertainty(snapshot.effect);
   const write = snapshot.effect === "write";
+  // Queued in the file but handed to a worker (_sqlite-starting.ts): its start was not written yet.
+  const when = snapshot.state === "queued" ? "as it started (its handler had been handed to a worker)" : `while it ran (last heard from at ${last.timestamp}, event ${last.sequence})`;
   const failure = buildFailure({
     ...ids,
     error_code: "interrupted",
     stage: "run",
-    message: `${snapshot.capability} was interrupted: the server stopped while it ran (last heard from at ${last.timestamp}, event ${last.sequence}).${write ? " It may have changed something before it stopped." : ""}`,
+    message: `${snapshot.capability} was interrupted: the server stopped ${when}.${write ? " It may have changed something before it stopped." : ""}`,
     ...certainty,
     suggestion: write
       ? "Check what it changed before starting it again: it is a write, and its outcome is unknown."
@@ -68,7 +72,7 @@ export function recoveryCompletion(snapshot: ExecutionSnapshot, last: LastHeard)
  * checked, numbered, folded and written like any other), except runs reported by another process;
  * answers what it did, in order.
  */
-export function recoverUnfinished(store: Pick<ExecutionStore, "append" | "events">, entries: Iterable<Entry>): RecoveredExecution[] {
+export function recoverUnfinished(store: Pick<ExecutionStore, "append" | "events">, entries: Iterable<Entry>, begun: ReadonlySet<string> = new Set()): RecoveredExecution[] {
   const recovered: RecoveredExecution[] = [];
   for (const entry of [...entries]) {
     if (isTerminal(entry.state)) continue;
@@ -78,9 +82,10 @@ export function recoverUnfinished(store: Pick<ExecutionStore, "append" | "events
     // server: the report ledger adopts it and ends it only if it stays silent (docs/protocol.md).
     if (snapshot.actor.kind === "cli") continue;
     const [lastEvent] = store.events(entry.id, entry.lastSequence - 1, 1)!.events;
-    const draft = recoveryCompletion(snapshot, { timestamp: lastEvent?.timestamp ?? snapshot.created_at, sequence: entry.lastSequence });
+    const draft = recoveryCompletion(snapshot, { timestamp: lastEvent?.timestamp ?? snapshot.created_at, sequence: entry.lastSequence }, begun.has(entry.id));
     if (draft === null) continue;
-    store.append(entry.id, [draft]);
+    // Handed to a worker before its start was written: it started, then the server stopped.
+    store.append(entry.id, entry.state === "queued" && begun.has(entry.id) ? [{ type: "execution.started", data: {} }, draft] : [draft]);
     recovered.push({ id: entry.id, found, state: entry.state as RecoveredExecution["state"] });
   }
   return recovered;

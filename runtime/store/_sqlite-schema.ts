@@ -88,7 +88,7 @@ ALTER TABLE executions ADD COLUMN head_last INTEGER NOT NULL DEFAULT 0;
 export class StoreFileError extends Error {
   constructor(readonly path: string, reason: string) {
     super(
-      `Cannot open the execution store ${path}: ${reason}. Move the file aside (with ${path}-wal and ${path}-shm, if present) to start with an empty history, or start with --store memory; docket never deletes or empties it.`,
+      `Cannot open the execution store ${path}: ${reason}. Move the file aside (with ${path}-wal, ${path}-shm and ${path}-starting, if present) to start with an empty history, or start with --store memory; docket never deletes or empties it.`,
     );
     this.name = "StoreFileError";
   }

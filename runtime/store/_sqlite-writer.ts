@@ -23,11 +23,12 @@ const QUIET_MS = 1000;
  */
 export const COMMIT_GAP_MS = 1;
 /**
- * A store whose last write changed this many executions or more is busy. One client starting one
- * execution after another changes one at a time: its writes (and so its answers) never wait for
- * the gap, since nothing would come to share them.
+ * A store whose last write created this many executions or more is busy: that many starts were
+ * waiting for their answers at once. One client starting one execution after another (or two)
+ * creates one a write, since it waits for each answer: its writes never wait for the gap, which
+ * nothing would come to share.
  */
-export const BUSY_WRITE = 2;
+export const BUSY_CREATIONS = 3;
 /**
  * Forgotten executions' rows are deleted this many at a time by the writes of a busy store. One
  * at a time, each commit rewrote the old pages of four tables and indexes for one row (measured:
@@ -63,6 +64,8 @@ export interface WriteBehindOptions {
   logSync?: LogSync;
   /** Time for COMMIT_GAP_MS (when a busy store's next write comes) and QUIET_MS; default the system clock. */
   cadence?: WriteCadence;
+  /** Called after a write that committed everything pending, nothing refused (see _sqlite-starting.ts). */
+  onWritten?: () => void;
 }
 
 /** What the writer needs of a clock (execution/clock.ts): tests move it by hand. */
@@ -96,7 +99,7 @@ export interface WriteBehind {
 
 /**
  * The store's write-behind: everything changed in one tick is written in one transaction on the
- * next `setImmediate` — or, when busy (BUSY_WRITE) within COMMIT_GAP_MS of the last write, once
+ * next `setImmediate` — or, when busy (BUSY_CREATIONS) within COMMIT_GAP_MS of the last write, once
  * that gap is over, with whatever else changed meanwhile; at once past FLUSH_EVENTS — and only
  * then handed to `onCommit`: what readers and subscribers may see is what a crash cannot take
  * back (docs/durability.md).
@@ -133,8 +136,8 @@ export function createWriteBehind(options: WriteBehindOptions): WriteBehind {
   let retry: ReturnType<typeof setTimeout> | null = null;
   let checkpointTimer: ReturnType<typeof setTimeout> | null = null;
   let lastWrite = Number.NEGATIVE_INFINITY;
-  /** Executions the last write changed (see BUSY_WRITE). */
-  let lastWriteSize = 0;
+  /** Executions the last write created (see BUSY_CREATIONS). */
+  let lastWriteCreations = 0;
   let waiters: Array<{ resolve: () => void; reject: (error: Error) => void }> = [];
 
   function writeEntry(entry: Entry): void {
@@ -281,7 +284,7 @@ export function createWriteBehind(options: WriteBehindOptions): WriteBehind {
     if (scheduled || failing || stopped) return;
     scheduled = true;
     const since = monotonic() - lastWrite;
-    if (lastWriteSize >= BUSY_WRITE && since < COMMIT_GAP_MS) cadence.setTimeout(flushBusy, COMMIT_GAP_MS - since);
+    if (lastWriteCreations >= BUSY_CREATIONS && since < COMMIT_GAP_MS) cadence.setTimeout(flushBusy, COMMIT_GAP_MS - since);
     else setImmediate(flushBusy);
   }
 
@@ -318,7 +321,9 @@ export function createWriteBehind(options: WriteBehindOptions): WriteBehind {
     const told = waiters;
     waiters = [];
     const out: Committed = { events: [], jsons: [] };
-    const size = dirty.length;
+    let creations = 0;
+    for (const entry of dirty) if (!entry.stored.exists) creations++;
+    let whole = true;
     try {
       try {
         writeAll(forgets);
@@ -331,6 +336,7 @@ export function createWriteBehind(options: WriteBehindOptions): WriteBehind {
         runs.clear();
       } catch (error) {
         if (isTransient(error)) throw error;
+        whole = false;
         writeApart(out);
       }
     } catch (error) {
@@ -341,8 +347,9 @@ export function createWriteBehind(options: WriteBehindOptions): WriteBehind {
     pendingEvents = 0;
     failing = false;
     fault = null;
-    lastWriteSize = size;
+    lastWriteCreations = creations;
     wrote();
+    if (whole) options.onWritten?.();
     if (out.events.length > 0) options.onCommit(out);
     for (const waiter of told) waiter.resolve();
   }

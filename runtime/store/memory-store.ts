@@ -319,6 +319,8 @@ export function createMemoryStore(options: MemoryStoreOptions): ExecutionStore {
     // Nothing to wait for: memory is all there is.
     durable: () => Promise.resolve(),
     creationCommitted: (id) => live.has(id),
+    // Nothing outlives the process to tell apart.
+    starting: () => true,
     close,
   };
 }

@@ -19,6 +19,7 @@ import type { WriteCadence } from "./_sqlite-writer.ts";
 import { committedSnapshot, currentSnapshot, eventsPage, listItems, listLimit, liveSnapshot, readerSnapshot, type ReadSource } from "./_sqlite-reads.ts";
 import { slimmed, unwritableCompletion } from "./_sqlite-unwritable.ts";
 import { recoverUnfinished, type RecoveredExecution } from "./_sqlite-recovery.ts";
+import { openStartingJournal, type StartingJournal } from "./_sqlite-starting.ts";
 import { expireFinished } from "./_sqlite-expiry.ts";
 import { copySnapshot, keep } from "./_kept-values.ts";
 import { eventBytes } from "../execution/event-bytes.ts";
@@ -97,6 +98,8 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
   const reportUnwritable =
     options.onUnwritable ?? ((id: string, error: unknown) => console.error(`docket: execution ${id} could not be written to ${path} (${error instanceof Error ? error.message : String(error)}); it was failed instead, and the other executions go on`));
   const early = options.publishBeforeCommit === true;
+  // Handlers handed to a worker before their start is committed: read once, by the recovery below.
+  let starting: StartingJournal | null = null;
   const { db, tables, writer } = openStoreFile({
     path,
     limits,
@@ -108,6 +111,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
       if (!early) fanOut.publish(committed.events, committed.jsons);
     },
     onUnwritable: (entry, error) => failUnwritable(entry, error),
+    onWritten: () => starting?.settled(),
   });
   const entries = new Map<string, Entry>();
   const source: ReadSource = { path, tables, entries, limits };
@@ -329,6 +333,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     }
     writer.stop(new Error(`The execution store ${path} closed before it could write this.`));
     fanOut.close();
+    starting?.close();
     try {
       // Finalizes the statements and closes at once; the last connection checkpoints the log.
       db.close(true);
@@ -339,6 +344,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
   }
 
   try {
+    starting = openStartingJournal(path);
     const lowered: Entry[] = [];
     for (const row of tables.rows()) {
       const entry = register(loadEntry(row, tables, limits), row.unsettled === 1);
@@ -347,7 +353,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     }
     runCount = tables.runCount();
     trimLowered(db, tables, lowered);
-    recovered.push(...recoverUnfinished({ append, events }, entries.values()));
+    recovered.push(...recoverUnfinished({ append, events }, entries.values(), starting.left));
     // A lowered executions_retained applies at once.
     evict();
     writer.flush();
@@ -356,6 +362,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     closed = true;
     writer.stop(new Error(`The execution store ${path} could not be opened.`));
     fanOut.close();
+    starting?.close();
     db.close(false);
     throw asFileError(path, error);
   }
@@ -397,6 +404,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     },
     // Written with its run identity (the engine records it first, in the same tick): see _sqlite-writer.ts.
     creationCommitted: (id) => entries.get(id)?.stored.exists === true,
+    starting: (id) => starting!.note(id),
     close,
   };
 }

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { createEngine } from "../../runtime/execution/engine.ts";
 import { resolveLimits } from "../../runtime/execution/limits.ts";
 import { createSqliteStore } from "../../runtime/store/sqlite-store.ts";
+import type { StorageFault } from "../../runtime/store/store.ts";
 import { COMMIT_GAP_MS } from "../../runtime/store/_sqlite-writer.ts";
 import { ManualClock } from "../_support/manual-clock.ts";
 import { catalog } from "../_support/registered.ts";
@@ -25,14 +26,24 @@ function engineOnFile(max_concurrent: number) {
   roots.push(root);
   const limits = resolveLimits({ overrides: { max_concurrent } });
   const clock = new ManualClock();
-  const store = createSqliteStore({ path: join(root, "state.db"), limits, clock: () => clock.now(), cadence: clock, onListenerError: () => {} });
+  const file = createSqliteStore({ path: join(root, "state.db"), limits, clock: () => clock.now(), cadence: clock, onListenerError: () => {} });
+  // What the engine tells the store and the pool, in order; and a write fault the test sets.
+  const told: string[] = [];
+  let fault: StorageFault | null = null;
+  const store = {
+    ...file,
+    storageFault: () => fault ?? file.storageFault(),
+    starting: (id: string) => (told.push(`starting ${id}`), file.starting(id)),
+  };
   const pool = new FakePool();
+  const run = pool.run.bind(pool);
+  pool.run = (task, options) => (told.push(`run ${task.execution?.id}`), run(task, options));
   const engine = createEngine({ registry: catalog(Object.values(TEST_CAPABILITIES)), store, pool, limits, root, storeKind: "sqlite", clock, log: () => undefined });
   const close = async () => {
     await engine.close();
-    store.close();
+    file.close();
   };
-  return { engine, store, pool, clock, close };
+  return { engine, store, pool, clock, told, close, setFault: (next: StorageFault | null) => (fault = next) };
 }
 
 /** Runs microtasks only: no turn of the event loop, so nothing the store schedules is written. */
@@ -62,21 +73,46 @@ describe("dispatch after commit (docs/durability.md)", () => {
     try {
       // What is committed (a read would write what is pending first): subscribers hear only that.
       const committed: string[] = [];
-      h.store.subscribe({ executions: "all" }, (event) => committed.push(`${event.execution_id === first ? "first" : "second"} ${event.type}`));
+      const names = new Map<string, string>();
+      h.store.subscribe({ executions: "all" }, (event) => committed.push(`${names.get(event.execution_id)} ${event.type}`));
+      // Three starts answered by one write (BUSY_CREATIONS): the store's next write waits for the gap.
+      for (const name of ["first", "second", "third"]) names.set(h.engine.start({ capability: "demo.read", input: {} }, EDGE).execution.id, name);
+      const [first, second] = [...names.keys()];
+      await flush();
+      // One write held the creations; the first took the only slot.
+      expect(h.store.creationCommitted(second!)).toBe(true);
+      expect(h.pool.of(second!)).toBeUndefined();
+      h.pool.of(first!)!.succeed({ n: 1 });
+      await flush();
+      // The first's start and end wait for the write the gap holds back; the second needs nothing of it.
+      expect(committed).toEqual(["first execution.created", "second execution.created", "third execution.created"]);
+      expect(h.pool.of(second!)).toBeDefined();
+      expect(h.store.current(second!)!.state).toBe("running");
+      h.clock.advance(COMMIT_GAP_MS);
+      expect(committed.slice(3)).toEqual(["first execution.started", "first execution.completed", "second execution.started"]);
+      // Every handler was noted as starting before it was posted (a crash in between: _sqlite-starting.ts).
+      expect(h.told).toEqual([`starting ${first}`, `run ${first}`, `starting ${second}`, `run ${second}`]);
+    } finally {
+      await h.close();
+    }
+  });
+
+  test("while the store cannot write, a queued execution does not start at once, however long ago it was created: it waits for the store's next write", async () => {
+    const h = engineOnFile(1);
+    try {
       const first = h.engine.start({ capability: "demo.read", input: {} }, EDGE).execution.id;
       const second = h.engine.start({ capability: "demo.read", input: {} }, EDGE).execution.id;
       await flush();
-      // One write held both creations; the first took the only slot.
       expect(h.store.creationCommitted(second)).toBe(true);
-      expect(h.pool.of(second)).toBeUndefined();
+      h.setFault({ reason: "database or disk is full", since: "2026-12-01T05:00:00.000Z" });
       h.pool.of(first)!.succeed({ n: 1 });
+      await microtasks();
+      // Its handler would run with nothing of it written: it waits for the store's next write instead
+      // (durable(), which waits a real fault out; this one is the test's, so the write comes).
+      expect(h.pool.of(second)).toBeUndefined();
+      expect(h.store.current(second)!.state).toBe("queued");
       await flush();
-      // The first's start and end wait for the write the cadence holds back; the second needs nothing of it.
-      expect(committed).toEqual(["first execution.created", "second execution.created"]);
       expect(h.pool.of(second)).toBeDefined();
-      expect(h.store.current(second)!.state).toBe("running");
-      h.clock.advance(COMMIT_GAP_MS);
-      expect(committed.slice(2)).toEqual(["first execution.started", "first execution.completed", "second execution.started"]);
     } finally {
       await h.close();
     }

@@ -200,6 +200,7 @@ export function durabilityCases(): void {
       await store.durable();
       expect(statSync(path).mode & 0o777).toBe(0o600);
       expect(statSync(`${path}-wal`).mode & 0o777).toBe(0o600);
+      expect(statSync(`${path}-starting`).mode & 0o777).toBe(0o600);
       expect(() => statSync(`${path}-shm`)).toThrow();
       store.close();
       rmSync(dir, { recursive: true, force: true });

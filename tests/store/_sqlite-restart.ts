@@ -1,11 +1,12 @@
 import { describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
+import { readFileSync } from "node:fs";
 import type { ExecutionSnapshot } from "../../runtime/execution/snapshot.ts";
 import type { SqliteExecutionStore } from "../../runtime/store/sqlite-store.ts";
 import { allEvents, draft, expectValidEvent, idOf, limitsWith, newExecution, pathTo, TestClock } from "./_fixtures.ts";
 import { copyOfFiles, openStore, tempDb } from "./_sqlite-support.ts";
 import { createSqliteStore } from "../../runtime/store/sqlite-store.ts";
-import { COMMIT_GAP_MS } from "../../runtime/store/_sqlite-writer.ts";
+import { BUSY_CREATIONS, COMMIT_GAP_MS } from "../../runtime/store/_sqlite-writer.ts";
 import { ManualClock } from "../_support/manual-clock.ts";
 
 /** Every execution the store holds, with all its events, read through the interface. */
@@ -67,6 +68,45 @@ export function restartCases(): void {
       expect(second.list({ limit: 1 }).items[0]!.id).toBe(idOf(31));
       expect(() => second.create(newExecution(5))).toThrow(/already holds/);
       second.close();
+    });
+
+    test("sqlite store opened after a crash ends an execution still queued in the file but noted as starting failed interrupted, after a start, never cancelled as not run", async () => {
+      const path = tempDb();
+      const clock = new TestClock();
+      const live = openStore(path, clock);
+      for (const n of [1, 2, 3]) live.create(newExecution(n, { effect: n === 3 ? "read" : "write" }));
+      await live.durable();
+      // 1 and 3 handed to a worker, their starts not written yet; 2 still waits its turn.
+      for (const n of [1, 3]) {
+        expect(live.starting(idOf(n))).toBe(true);
+        live.append(idOf(n), [draft.started()]);
+      }
+      expect(readFileSync(`${path}-starting`, "utf8")).toBe(`${idOf(1)}\n${idOf(3)}\n`);
+      const copy = copyOfFiles(path);
+      const crashed = openStore(copy, clock);
+      expect(crashed.recovered).toEqual([
+        { id: idOf(1), found: "queued", state: "failed" },
+        { id: idOf(2), found: "queued", state: "cancelled" },
+        { id: idOf(3), found: "queued", state: "failed" },
+      ]);
+      expect(crashed.get(idOf(1))).toMatchObject({ state: "failed", failure: { error_code: "interrupted", outcome_certainty: "unknown" } });
+      expect(crashed.get(idOf(1))!.started_at).not.toBeNull();
+      expect(crashed.events(idOf(1))!.events.map((e) => e.type)).toEqual(["execution.created", "execution.started", "execution.completed"]);
+      expect(crashed.get(idOf(2))).toMatchObject({ state: "cancelled", failure: { error_code: "cancelled", outcome_certainty: "not_applied" } });
+      expect(crashed.get(idOf(3))).toMatchObject({ state: "failed", failure: { error_code: "interrupted", retryability: "safe" } });
+      // The recovery's own write settled the notes: opened again, nothing is ended twice.
+      expect(readFileSync(`${copy}-starting`, "utf8")).toBe("");
+      crashed.close();
+      expect(openStore(copy, clock).recovered).toEqual([]);
+      // The live store's next write commits the starts and empties its notes: a crash then finds them running.
+      await live.durable();
+      expect(readFileSync(`${path}-starting`, "utf8")).toBe("");
+      expect(openStore(copyOfFiles(path), clock).recovered).toEqual([
+        { id: idOf(1), found: "running", state: "failed" },
+        { id: idOf(2), found: "queued", state: "cancelled" },
+        { id: idOf(3), found: "running", state: "failed" },
+      ]);
+      live.close();
     });
 
     test("sqlite store opened on the files of a crashed one ends queued executions cancelled and running ones failed interrupted, with the certainty of their effect", () => {
@@ -187,44 +227,56 @@ export function restartCases(): void {
       file.close();
     });
 
-    test("sqlite store writes at most once per COMMIT_GAP_MS while busy: what changes within the gap goes in one transaction once it is over; one execution at a time, or after a pause, on the next turn", async () => {
+    test("sqlite store writes at most once per COMMIT_GAP_MS once a write created BUSY_CREATIONS executions: what changes within the gap goes in one transaction once it is over; otherwise, or after a pause, on the next turn", async () => {
       const time = new ManualClock();
       const store = createSqliteStore({ path: tempDb(), limits: limitsWith({}), clock: () => time.now(), cadence: time, onListenerError: () => {} });
       const heard: string[] = [];
-      store.subscribe({ executions: "all" }, (event) => heard.push(`${event.execution_id === idOf(1) ? 1 : 2}:${event.sequence}`));
+      store.subscribe({ executions: "all" }, (event) => heard.push(`${Number.parseInt(event.execution_id.slice(-8), 16)}:${event.sequence}`));
       const turn = () => new Promise((resolve) => setImmediate(resolve));
-      // One execution changing at a time (one client, one after another): every turn writes.
+      // One client, one start after another (the last one's events with each): every turn writes.
       store.create(newExecution(1));
       await turn();
       store.append(idOf(1), [draft.started()]);
-      await turn();
-      expect(heard).toEqual(["1:1", "1:2"]);
-      expect(time.pending).toBe(0);
-      // A write of two executions' changes: the store is busy.
       store.create(newExecution(2));
-      store.append(idOf(1), [draft.progress(1)]);
-      await turn();
-      expect(heard).toEqual(["1:1", "1:2", "2:1", "1:3"]);
-      // Within the gap: turns go by, the changes wait together for the gap's end.
-      store.append(idOf(1), [draft.progress(2)]);
       await turn();
       store.append(idOf(2), [draft.started()]);
+      store.create(newExecution(3));
       await turn();
-      expect(heard).toHaveLength(4);
+      expect(heard).toEqual(["1:1", "1:2", "2:1", "2:2", "3:1"]);
+      expect(time.pending).toBe(0);
+      // BUSY_CREATIONS starts answered by one write: the store is busy.
+      expect(BUSY_CREATIONS).toBe(3);
+      for (const n of [4, 5, 6]) store.create(newExecution(n));
+      await turn();
+      expect(heard.slice(5)).toEqual(["4:1", "5:1", "6:1"]);
+      // Within the gap: turns go by, the changes wait together for the gap's end.
+      store.append(idOf(4), [draft.started()]);
+      await turn();
+      store.append(idOf(5), [draft.started()]);
+      await turn();
+      expect(heard).toHaveLength(8);
       expect(time.pending).toBe(1);
       time.advance(COMMIT_GAP_MS);
-      expect(heard.slice(4)).toEqual(["1:4", "2:2"]);
-      // A pause as long as the gap: the next change is written on the next turn again.
-      time.advance(COMMIT_GAP_MS);
-      store.append(idOf(1), [draft.progress(3)]);
-      store.append(idOf(2), [draft.progress(1)]);
+      expect(heard.slice(8)).toEqual(["4:2", "5:2"]);
+      // That write created nothing: the next change is written on the next turn again.
+      store.append(idOf(6), [draft.started()]);
       await turn();
-      expect(heard.slice(6)).toEqual(["1:5", "2:3"]);
+      expect(heard.slice(10)).toEqual(["6:2"]);
+      expect(time.pending).toBe(0);
+      // Busy again; a pause as long as the gap: on the next turn too.
+      for (const n of [7, 8, 9]) store.create(newExecution(n));
+      await turn();
+      time.advance(COMMIT_GAP_MS);
+      store.append(idOf(7), [draft.started()]);
+      await turn();
+      expect(heard.slice(11)).toEqual(["7:1", "8:1", "9:1", "7:2"]);
       // A reader never waits for the gap: it writes what is pending first.
-      store.append(idOf(1), [draft.progress(4)]);
+      for (const n of [10, 11, 12]) store.create(newExecution(n));
+      await turn();
+      store.append(idOf(10), [draft.started()]);
       expect(time.pending).toBe(1);
-      expect(store.get(idOf(1))!.last_sequence).toBe(6);
-      expect(heard.slice(8)).toEqual(["1:6"]);
+      expect(store.get(idOf(10))!.last_sequence).toBe(2);
+      expect(heard.slice(-1)).toEqual(["10:2"]);
       store.close();
     });
 

@@ -34,6 +34,7 @@ export function copyOfFiles(path: string): string {
   const copy = tempDb();
   copyFileSync(path, copy);
   if (existsSync(`${path}-wal`)) copyFileSync(`${path}-wal`, `${copy}-wal`);
+  if (existsSync(`${path}-starting`)) copyFileSync(`${path}-starting`, `${copy}-starting`);
   return copy;
 }
 

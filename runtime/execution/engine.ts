@@ -86,6 +86,9 @@ export interface Engine extends ExecutionPlane {
 /** The longest deadline a timer can hold (2^31 − 1 ms); a longer one would fire at once. */
 export const MAX_DEADLINE_MS = 2_147_483_647;
 
+/** How often a start the store could not note is tried again (see begin). */
+export const NOTE_RETRY_MS = 1000;
+
 /** Creates the engine over a registry, a store and a worker pool. */
 export function createEngine(options: EngineOptions): Engine {
   const { registry, store, pool, limits, root } = options;
@@ -328,23 +331,34 @@ export function createEngine(options: EngineOptions): Engine {
    * starts that the store could not record (it waits the fault out instead).
    *
    * The store notes each start before the handler is posted (`starting`), so a crash before its
-   * `execution.started` is committed is never passed off as an execution that did not run.
+   * `execution.started` is committed is never passed off as an execution that did not run. A
+   * note the store cannot take (a disk too full for it) holds the execution, still queued, and is
+   * tried again every NOTE_RETRY_MS.
    */
   function begin(active: Active): void {
-    const committed = active.durable || (store.storageFault() === null && store.creationCommitted(active.id));
-    if (committed && store.starting(active.id)) return dispatch(active);
+    if (closed || active.completed) return;
+    if (active.durable || (store.storageFault() === null && store.creationCommitted(active.id))) {
+      if (store.starting(active.id)) return dispatch(active);
+      active.timers.push(clock.setTimeout(() => begin(active), NOTE_RETRY_MS));
+      return;
+    }
     store.durable().then(
       () => {
         active.durable = true;
-        if (closed || active.completed) return;
-        // A note the store could not write even now: the start goes on, as it did before notes.
-        store.starting(active.id);
-        dispatch(active);
+        begin(active);
       },
       () => {
         // The store closed first: the engine is closing too, and the execution never ran.
       },
     );
+  }
+
+  /** A taken execution held before its handler (see begin) gives its slot back; false when it holds none. */
+  function letGo(active: Active): boolean {
+    if (scheduler.get(active.id) === undefined) return false;
+    scheduler.finish(active.id);
+    queueMicrotask(pump);
+    return true;
   }
 
   function dispatch(active: Active): void {
@@ -385,13 +399,8 @@ export function createEngine(options: EngineOptions): Engine {
     active.stop.deadlineMs = ms;
     active.stop.deadlineSource = bound;
     if (!active.handle) {
-      // Queued, or taken and held until its creation is committed (see begin): it never ran.
-      const held = !scheduler.remove(active.id);
-      if (held && scheduler.get(active.id) === undefined) return;
-      if (held) {
-        scheduler.finish(active.id);
-        queueMicrotask(pump);
-      }
+      // Queued, or taken and held before its handler (see begin): it never ran.
+      if (!scheduler.remove(active.id) && !letGo(active)) return;
       active.completed = true;
       for (const timer of active.timers) clock.clearTimeout(timer);
       const failure = buildFailure({
@@ -514,7 +523,8 @@ export function createEngine(options: EngineOptions): Engine {
     if (isTerminal(snapshot.state)) return receipt(false, `${id} is already ${snapshot.state}; nothing to cancel.`);
     if (snapshot.state === "cancelling") return receipt(true, `Cancellation of ${id} was already requested; follow its events for the outcome.`);
     const active = scheduler.get(id);
-    if (snapshot.state === "queued" && active && scheduler.remove(id)) {
+    // Queued, or taken and held before its handler (see begin): it never ran.
+    if (snapshot.state === "queued" && active && !active.handle && (scheduler.remove(id) || letGo(active))) {
       active.completed = true;
       for (const timer of active.timers) clock.clearTimeout(timer);
       const completion: Completion = {

@@ -1,55 +1,105 @@
-import { closeSync, existsSync, fchmodSync, fstatSync, ftruncateSync, openSync, readFileSync, writeSync } from "node:fs";
+import { closeSync, constants, fchmodSync, fstatSync, ftruncateSync, openSync, readSync, writeSync } from "node:fs";
 
 /**
  * The handlers handed to a worker whose `execution.started` may not be committed yet
- * (docs/durability.md, "Handlers start after their record"): one execution id a line, in
- * `<database>-starting`, appended before the handler is posted and emptied by the next write that
- * commits them all. A handler never waits for a write to begin, and a crash in between can still
- * be told apart from an execution that never started: the next open ends those as interrupted.
+ * (docs/durability.md, "A start is noted before the handler begins"): one execution id a line, in
+ * `<database>-starting`, appended before the handler is posted. A handler never waits for a write
+ * to begin, and a crash in between can still be told apart from an execution that never started:
+ * the next open ends those as interrupted.
  *
  * A line is one `write` to a file opened for appending: the kernel has it once the call returns,
  * so it outlives the process however it dies — the promise the store's commits make too
- * (`synchronous = NORMAL`: against crashes of docket, not of the machine).
+ * (`synchronous = NORMAL`: against crashes of docket, not of the machine). A line not written
+ * whole (a full disk) is a note not taken: the caller holds the handler.
+ *
+ * A line whose execution is committed as started means nothing any more (the open only looks at
+ * executions it finds `queued`), so the file is emptied only now and then: after a write that
+ * committed everything pending, once it holds SETTLE_LINES — a truncation per write measured as
+ * much as the note itself.
  */
 export interface StartingJournal {
-  /** Notes that `id`'s handler begins; false when the line could not be written. */
+  /** Notes that `id`'s handler begins; false when the whole line could not be written. */
   note(id: string): boolean;
-  /** After a write that committed everything pending: the lines so far are settled. */
+  /** After a write that committed everything pending: the lines so far mean nothing any more. */
   settled(): void;
-  /** The ids the file held when it was opened (what the last process left). */
-  readonly left: ReadonlySet<string>;
+  /** Empties the file now (after the open's recovery committed). */
+  empty(): void;
+  /** The ids of the file's whole lines for which `keep` is true (what the last process left). */
+  left(keep: (id: string) => boolean): Set<string>;
   close(): void;
 }
 
-/** Opens (creates, private) the journal beside the database at `databasePath`. */
+/** Lines the file holds before a settled write empties it. */
+export const SETTLE_LINES = 4096;
+const READ_CHUNK = 1024 * 1024;
+/** Longer lines are no execution id (the file was written by something else): skipped. */
+const MAX_LINE = 256;
+
+/** Opens (creates, private; never through a symbolic link) the journal beside the database at `databasePath`. */
 export function openStartingJournal(databasePath: string): StartingJournal {
   const path = `${databasePath}-starting`;
-  const left = new Set(existsSync(path) ? readFileSync(path, "utf8").split("\n").filter((line) => line !== "") : []);
-  const fd = openSync(path, "a", 0o600);
+  const fd = openSync(path, constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
   // Private like the database (one left wider by hand is narrowed, as the database is).
   if ((fstatSync(fd).mode & 0o077) !== 0) fchmodSync(fd, 0o600);
-  let lines = left.size;
+  let lines = 0;
+  // A line written in part: every note fails until the file is emptied.
+  let broken = false;
   let open = true;
+  const truncate = () => {
+    try {
+      ftruncateSync(fd, 0);
+      lines = 0;
+      broken = false;
+    } catch {
+      // Kept as it is: the next settled write tries again; a broken file keeps refusing notes.
+    }
+  };
   return {
-    left,
     note(id) {
-      if (!open) return false;
+      if (!open || broken) return false;
+      const line = `${id}\n`;
       try {
-        writeSync(fd, `${id}\n`);
-        lines++;
-        return true;
+        const written = writeSync(fd, line);
+        if (written !== Buffer.byteLength(line)) {
+          broken = true;
+          return false;
+        }
       } catch {
+        // Nothing was written (write(2) writes some bytes or fails): the file is as it was.
         return false;
       }
+      lines++;
+      return true;
     },
     settled() {
-      if (!open || lines === 0) return;
-      try {
-        ftruncateSync(fd, 0);
-        lines = 0;
-      } catch {
-        // Kept: a line whose execution is committed as started is ignored on open anyway.
+      if (open && (broken || lines >= SETTLE_LINES)) truncate();
+    },
+    empty() {
+      if (open) truncate();
+    },
+    left(keep) {
+      const found = new Set<string>();
+      const buffer = Buffer.alloc(READ_CHUNK);
+      let carry = "";
+      // Inside a line too long to be an execution id: skipped to its end.
+      let skipping = false;
+      for (let position = 0; ; ) {
+        const read = readSync(fd, buffer, 0, READ_CHUNK, position);
+        if (read === 0) break;
+        position += read;
+        let text = buffer.toString("latin1", 0, read);
+        if (skipping) {
+          const next = text.indexOf("\n");
+          if (next < 0) continue;
+          text = text.slice(next + 1);
+          skipping = false;
+        } else text = carry + text;
+        const end = text.lastIndexOf("\n");
+        carry = text.slice(end + 1);
+        if (carry.length > MAX_LINE) [carry, skipping] = ["", true];
+        for (const id of text.slice(0, Math.max(0, end)).split("\n")) if (id !== "" && id.length <= MAX_LINE && keep(id)) found.add(id);
       }
+      return found;
     },
     close() {
       if (!open) return;

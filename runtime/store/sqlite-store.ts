@@ -353,10 +353,13 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     }
     runCount = tables.runCount();
     trimLowered(db, tables, lowered);
-    recovered.push(...recoverUnfinished({ append, events }, entries.values(), starting.left));
+    const begun = starting.left((id) => entries.get(id)?.state === "queued");
+    recovered.push(...recoverUnfinished({ append, events }, entries.values(), begun));
     // A lowered executions_retained applies at once.
     evict();
     writer.flush();
+    // What it noted is recovered and committed: the notes of the next run start afresh.
+    starting.empty();
     expireDetails();
   } catch (error) {
     closed = true;

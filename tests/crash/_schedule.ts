@@ -217,6 +217,17 @@ export async function check(world: World, served: Served, shown: Shown): Promise
     for (const event of back.events) passed.add((state = next(state, event)));
     if (!passed.has(s.state)) problems.push(`${s.id} was shown ${s.state} in a cancel receipt; its events never pass through it`);
   }
+  // Every execution whose handler ran (runs.log) is told as one that ran: never `cancelled` by the
+  // restart as if it had not started (docs/durability.md, "A start is noted before the handler begins").
+  for (const id of world.runCounts().byExecution.keys()) {
+    if (world.settledRuns.has(id)) continue;
+    const back = held.get(id) ?? (await readBack(served.url, id));
+    if (back === null) continue;
+    if (back.snapshot.state === "cancelled" && back.snapshot.failure?.context?.recovered === true) {
+      problems.push(`${id} ran (runs.log), and the restart ended it as one that did not start: ${back.snapshot.failure.message}`);
+    }
+    if (TERMINAL.has(back.snapshot.state)) world.settledRuns.add(id);
+  }
   // Every run_id again: an answered one is the same execution, deduplicated; none runs twice.
   for (const [runId, input] of shown.sent) {
     const answer = await post(served.url, "executions.start", { capability: "crash.write", input, run_id: runId });

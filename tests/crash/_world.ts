@@ -100,6 +100,8 @@ export interface Served {
 /** A checkout with the crash capability, served and killed and served again by one binary. */
 export class World {
   readonly root: string;
+  /** Executions that ran and were read back finished (see check): they cannot change any more. */
+  readonly settledRuns = new Set<string>();
   /** `root`: where the checkout is made (a small disk); default a fresh temporary one. */
   constructor(readonly binary: string, root?: string) {
     this.root = root ?? tempCheckout();

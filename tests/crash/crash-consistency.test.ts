@@ -1,7 +1,8 @@
 // The crash-consistency suite (docs/durability.md): random schedules of starts (with and without
 // run_id), event floods, cancels, live clients and HTTP readers against the compiled binary on
 // the sqlite store, each ended by SIGKILL at a random moment; after the restart, everything any
-// client was shown is still there, unchanged, and no run_id ran twice.
+// client was shown is still there, unchanged, no run_id ran twice, and no handler that ran is
+// ended as one that did not start.
 import { afterAll, expect, test } from "bun:test";
 import { buildBinary, removeTempDirs } from "../cli/_harness.ts";
 import { runCrashSchedules } from "./_run.ts";

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createEngine } from "../../runtime/execution/engine.ts";
+import { createEngine, NOTE_RETRY_MS } from "../../runtime/execution/engine.ts";
 import { resolveLimits } from "../../runtime/execution/limits.ts";
 import { createSqliteStore } from "../../runtime/store/sqlite-store.ts";
 import type { StorageFault } from "../../runtime/store/store.ts";
@@ -30,10 +30,11 @@ function engineOnFile(max_concurrent: number) {
   // What the engine tells the store and the pool, in order; and a write fault the test sets.
   const told: string[] = [];
   let fault: StorageFault | null = null;
+  let notes = true;
   const store = {
     ...file,
     storageFault: () => fault ?? file.storageFault(),
-    starting: (id: string) => (told.push(`starting ${id}`), file.starting(id)),
+    starting: (id: string) => (told.push(`starting ${id}`), notes && file.starting(id)),
   };
   const pool = new FakePool();
   const run = pool.run.bind(pool);
@@ -43,7 +44,7 @@ function engineOnFile(max_concurrent: number) {
     await engine.close();
     file.close();
   };
-  return { engine, store, pool, clock, told, close, setFault: (next: StorageFault | null) => (fault = next) };
+  return { engine, store, pool, clock, told, close, setFault: (next: StorageFault | null) => (fault = next), setNotes: (taken: boolean) => (notes = taken) };
 }
 
 /** Runs microtasks only: no turn of the event loop, so nothing the store schedules is written. */
@@ -113,6 +114,44 @@ describe("dispatch after commit (docs/durability.md)", () => {
       expect(h.store.current(second)!.state).toBe("queued");
       await flush();
       expect(h.pool.of(second)).toBeDefined();
+    } finally {
+      await h.close();
+    }
+  });
+
+  test("a start the store cannot note is held, still queued, and tried again every NOTE_RETRY_MS; cancelled meanwhile, it never runs and its slot goes to the next", async () => {
+    const h = engineOnFile(1);
+    try {
+      h.setNotes(false);
+      const first = h.engine.start({ capability: "demo.write", input: {} }, EDGE).execution.id;
+      const second = h.engine.start({ capability: "demo.write", input: {} }, EDGE).execution.id;
+      await flush();
+      expect(h.told).toEqual([`starting ${first}`]);
+      expect(h.pool.of(first)).toBeUndefined();
+      expect(h.store.current(first)!.state).toBe("queued");
+      h.clock.advance(NOTE_RETRY_MS);
+      expect(h.told).toEqual([`starting ${first}`, `starting ${first}`]);
+      h.setNotes(true);
+      h.clock.advance(NOTE_RETRY_MS);
+      expect(h.pool.of(first)).toBeDefined();
+      h.pool.of(first)!.succeed({ ok: true });
+      // The second is held in turn; cancelled there, it ends as never started and runs nowhere.
+      h.setNotes(false);
+      await flush();
+      expect(h.told.at(-1)).toBe(`starting ${second}`);
+      const receipt = h.engine.cancel(second, EDGE);
+      expect(receipt).toMatchObject({ requested: true, state: "cancelled" });
+      expect(h.store.current(second)).toMatchObject({ state: "cancelled", failure: { outcome_certainty: "not_applied" } });
+      h.setNotes(true);
+      h.clock.advance(NOTE_RETRY_MS * 3);
+      await flush();
+      expect(h.pool.of(second)).toBeUndefined();
+      // Its slot went back: the next one runs.
+      const third = h.engine.start({ capability: "demo.write", input: {} }, EDGE).execution.id;
+      await flush();
+      h.clock.advance(2);
+      await flush();
+      expect(h.pool.of(third)).toBeDefined();
     } finally {
       await h.close();
     }

@@ -1,0 +1,62 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openStartingJournal, SETTLE_LINES } from "../../runtime/store/_sqlite-starting.ts";
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+function databasePath(): string {
+  const dir = mkdtempSync(join(tmpdir(), "docket-starting-"));
+  dirs.push(dir);
+  return join(dir, "state.db");
+}
+
+describe("the starting journal (runtime/store/_sqlite-starting.ts)", () => {
+  test("notes are whole lines in a private file; a settled write empties it only once it holds SETTLE_LINES; empty() at once", () => {
+    const path = databasePath();
+    const journal = openStartingJournal(path);
+    expect(statSync(`${path}-starting`).mode & 0o777).toBe(0o600);
+    expect(journal.note("x-1")).toBe(true);
+    expect(journal.note("x-2")).toBe(true);
+    journal.settled();
+    expect(readFileSync(`${path}-starting`, "utf8")).toBe("x-1\nx-2\n");
+    for (let i = 2; i < SETTLE_LINES; i++) journal.note(`x-${i + 1}`);
+    journal.settled();
+    expect(readFileSync(`${path}-starting`, "utf8")).toBe("");
+    journal.note("x-9");
+    journal.empty();
+    expect(readFileSync(`${path}-starting`, "utf8")).toBe("");
+    // Appends go on at the end after a truncation.
+    journal.note("x-10");
+    expect(readFileSync(`${path}-starting`, "utf8")).toBe("x-10\n");
+    journal.close();
+    expect(journal.note("x-11")).toBe(false);
+  });
+
+  test("what the last process left: whole lines only, those the caller keeps, whatever the file's size or garbage", () => {
+    const path = databasePath();
+    // A garbage line longer than the read chunk, ids around it, and a line cut short at the end.
+    writeFileSync(`${path}-starting`, `x-1\n${"g".repeat(3 * 1024 * 1024)}\nx-2\nx-3\n`);
+    appendFileSync(`${path}-starting`, "x-4");
+    const journal = openStartingJournal(path);
+    expect(journal.left((id) => id !== "x-3")).toEqual(new Set(["x-1", "x-2"]));
+    journal.close();
+  });
+
+  test("a file wider than private is narrowed; a symbolic link in its place is refused", () => {
+    const path = databasePath();
+    writeFileSync(`${path}-starting`, "", { mode: 0o644 });
+    openStartingJournal(path).close();
+    expect(statSync(`${path}-starting`).mode & 0o777).toBe(0o600);
+    const other = databasePath();
+    const target = join(other, "..", "elsewhere");
+    writeFileSync(target, "kept\n");
+    symlinkSync(target, `${other}-starting`);
+    expect(() => openStartingJournal(other)).toThrow(/ELOOP|symbolic/);
+    expect(readFileSync(target, "utf8")).toBe("kept\n");
+  });
+});

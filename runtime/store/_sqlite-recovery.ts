@@ -82,10 +82,11 @@ export function recoverUnfinished(store: Pick<ExecutionStore, "append" | "events
     // server: the report ledger adopts it and ends it only if it stays silent (docs/protocol.md).
     if (snapshot.actor.kind === "cli") continue;
     const [lastEvent] = store.events(entry.id, entry.lastSequence - 1, 1)!.events;
-    const draft = recoveryCompletion(snapshot, { timestamp: lastEvent?.timestamp ?? snapshot.created_at, sequence: entry.lastSequence }, begun.has(entry.id));
-    if (draft === null) continue;
     // Handed to a worker before its start was written: it started, then the server stopped.
-    store.append(entry.id, entry.state === "queued" && begun.has(entry.id) ? [{ type: "execution.started", data: {} }, draft] : [draft]);
+    const started = found === "queued" && begun.has(entry.id);
+    const draft = recoveryCompletion(snapshot, { timestamp: lastEvent?.timestamp ?? snapshot.created_at, sequence: entry.lastSequence }, started);
+    if (draft === null) continue;
+    store.append(entry.id, started ? [{ type: "execution.started", data: {} }, draft] : [draft]);
     recovered.push({ id: entry.id, found, state: entry.state as RecoveredExecution["state"] });
   }
   return recovered;

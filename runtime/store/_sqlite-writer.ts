@@ -120,7 +120,6 @@ export interface WriteBehind {
 export function createWriteBehind(options: WriteBehindOptions): WriteBehind {
   const { db, tables, snapshotEvery } = options;
   const cadence = options.cadence ?? systemClock;
-  const monotonic = () => cadence.monotonic();
   let dirty: Entry[] = [];
   // Forgotten executions' positions, and their ids (an id may come back, under a new position).
   // The ids are kept as they come: a set made at every write of a busy store measured ~1 % of
@@ -252,7 +251,7 @@ export function createWriteBehind(options: WriteBehindOptions): WriteBehind {
 
   /** After a write: arms the checkpoint for when writes pause. */
   function wrote(): void {
-    lastWrite = monotonic();
+    lastWrite = cadence.monotonic();
     options.logSync?.wrote();
     if (checkpointTimer === null && !stopped) armCheckpoint(QUIET_MS);
   }
@@ -266,7 +265,7 @@ export function createWriteBehind(options: WriteBehindOptions): WriteBehind {
   function checkpointWhenQuiet(): void {
     checkpointTimer = null;
     if (stopped) return;
-    const quiet = monotonic() - lastWrite;
+    const quiet = cadence.monotonic() - lastWrite;
     if (quiet < QUIET_MS) return armCheckpoint(QUIET_MS - quiet);
     // The rows forgotten since the last batch go now: a pause is when a write costs nobody.
     if (forgotten.size > 0 && !failing) {
@@ -283,7 +282,7 @@ export function createWriteBehind(options: WriteBehindOptions): WriteBehind {
   function schedule(): void {
     if (scheduled || failing || stopped) return;
     scheduled = true;
-    const since = monotonic() - lastWrite;
+    const since = cadence.monotonic() - lastWrite;
     if (lastWriteCreations >= BUSY_CREATIONS && since < COMMIT_GAP_MS) cadence.setTimeout(flushBusy, COMMIT_GAP_MS - since);
     else setImmediate(flushBusy);
   }

@@ -339,7 +339,11 @@ export function createEngine(options: EngineOptions): Engine {
     if (closed || active.completed) return;
     if (active.durable || (store.storageFault() === null && store.creationCommitted(active.id))) {
       if (store.starting(active.id)) return dispatch(active);
-      active.timers.push(clock.setTimeout(() => begin(active), NOTE_RETRY_MS));
+      const retry = clock.setTimeout(() => {
+        active.timers.splice(active.timers.indexOf(retry), 1);
+        begin(active);
+      }, NOTE_RETRY_MS);
+      active.timers.push(retry);
       return;
     }
     store.durable().then(

@@ -10,7 +10,8 @@ import { closeSync, constants, fchmodSync, fstatSync, ftruncateSync, openSync, r
  * A line is one `write` to a file opened for appending: the kernel has it once the call returns,
  * so it outlives the process however it dies — the promise the store's commits make too
  * (`synchronous = NORMAL`: against crashes of docket, not of the machine). A line not written
- * whole (a full disk) is a note not taken: the caller holds the handler.
+ * whole (a full disk) is a note not taken: the caller holds the handler, and the next note ends
+ * the fragment first.
  *
  * A line whose execution is committed as started means nothing any more (the open only looks at
  * executions it finds `queued`), so the file is emptied only now and then: after a write that
@@ -20,6 +21,8 @@ import { closeSync, constants, fchmodSync, fstatSync, ftruncateSync, openSync, r
 export interface StartingJournal {
   /** Notes that `id`'s handler begins; false when the whole line could not be written. */
   note(id: string): boolean;
+  /** Whether a note can be written now: ends a fragment, or writes an empty line (skipped on open). */
+  writable(): boolean;
   /** After a write that committed everything pending: the lines so far mean nothing any more. */
   settled(): void;
   /** Empties the file now (after the open's recovery committed). */
@@ -35,31 +38,46 @@ const READ_CHUNK = 1024 * 1024;
 /** Longer lines are no execution id (the file was written by something else): skipped. */
 const MAX_LINE = 256;
 
+/** How a line reaches the file: `writeSync` (tests give one that fails, or writes in part). */
+export type WriteLine = (fd: number, text: string) => number;
+
 /** Opens (creates, private; never through a symbolic link) the journal beside the database at `databasePath`. */
-export function openStartingJournal(databasePath: string): StartingJournal {
+export function openStartingJournal(databasePath: string, write: WriteLine = writeSync): StartingJournal {
   const path = `${databasePath}-starting`;
   const fd = openSync(path, constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
   // Private like the database (one left wider by hand is narrowed, as the database is).
   if ((fstatSync(fd).mode & 0o077) !== 0) fchmodSync(fd, 0o600);
   let lines = 0;
-  // A line written in part: every note fails until the file is emptied.
+  // A line written in part: the next note ends it first.
   let broken = false;
   let open = true;
+  /** Writes one newline; true when it was written. */
+  const newline = (): boolean => {
+    try {
+      if (write(fd, "\n") !== 1) return false;
+    } catch {
+      return false;
+    }
+    broken = false;
+    return true;
+  };
   const truncate = () => {
     try {
       ftruncateSync(fd, 0);
       lines = 0;
       broken = false;
     } catch {
-      // Kept as it is: the next settled write tries again; a broken file keeps refusing notes.
+      // Kept as it is: the next settled write tries again.
     }
   };
   return {
     note(id) {
-      if (!open || broken) return false;
+      // A fragment ends as a line of its own, which matches no id (every id is as long): the
+      // earlier lines stay, since their starts may not be committed yet.
+      if (!open || (broken && !newline())) return false;
       const line = `${id}\n`;
       try {
-        const written = writeSync(fd, line);
+        const written = write(fd, line);
         if (written !== Buffer.byteLength(line)) {
           broken = true;
           return false;
@@ -70,6 +88,9 @@ export function openStartingJournal(databasePath: string): StartingJournal {
       }
       lines++;
       return true;
+    },
+    writable() {
+      return open && newline();
     },
     settled() {
       if (open && (broken || lines >= SETTLE_LINES)) truncate();

@@ -6,7 +6,7 @@ import type { EventDraft, ExecutionEvent } from "../execution/protocol.ts";
 import type { ExecutionSnapshot } from "../execution/snapshot.ts";
 import { EXECUTION_STATES, isTerminal, type ExecutionState } from "../execution/state-machine.ts";
 import type { Limits } from "../execution/limits.ts";
-import type { EventsPage, ExecutionStore, ListFilter, ListPage, NewExecution, RunIdentity } from "./store.ts";
+import type { EventsPage, ExecutionStore, ListFilter, ListPage, NewExecution, RunIdentity, StorageFault } from "./store.ts";
 import { checkBatch, initialSnapshot } from "./_fold.ts";
 import { createFanOut } from "./_fan-out.ts";
 import { ForgetOrder } from "./_forget-order.ts";
@@ -19,7 +19,7 @@ import type { WriteCadence } from "./_sqlite-writer.ts";
 import { committedSnapshot, currentSnapshot, eventsPage, listItems, listLimit, liveSnapshot, readerSnapshot, type ReadSource } from "./_sqlite-reads.ts";
 import { slimmed, unwritableCompletion } from "./_sqlite-unwritable.ts";
 import { recoverUnfinished, type RecoveredExecution } from "./_sqlite-recovery.ts";
-import { openStartingJournal, type StartingJournal } from "./_sqlite-starting.ts";
+import { openStartingJournal, type StartingJournal, type WriteLine } from "./_sqlite-starting.ts";
 import { expireFinished } from "./_sqlite-expiry.ts";
 import { copySnapshot, keep } from "./_kept-values.ts";
 import { eventBytes } from "../execution/event-bytes.ts";
@@ -54,6 +54,8 @@ export interface SqliteStoreOptions {
   publishBeforeCommit?: boolean;
   /** Time for when a busy store writes and a quiet one checkpoints (_sqlite-writer.ts); default the system clock. */
   cadence?: WriteCadence;
+  /** How the start journal writes its lines (_sqlite-starting.ts); default `writeSync` — tests give one that fails. */
+  journalWrite?: WriteLine;
   /** How often expired details are looked for after the check on open; default an hour. */
   expiryIntervalMs?: number;
   /** Whether an execution's artifact folder still holds files (they keep its details); default: never. */
@@ -100,6 +102,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
   const early = options.publishBeforeCommit === true;
   // Handlers handed to a worker before their start is committed: read once, by the recovery below.
   let starting: StartingJournal | null = null;
+  let noteFault: StorageFault | null = null;
   const { db, tables, writer } = openStoreFile({
     path,
     limits,
@@ -321,6 +324,29 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     return expireFinished(db, tables, entries, cutoff, options.artifactsHeld ?? (() => false));
   }
 
+  /**
+   * A start noted (see _sqlite-starting.ts). A note refused is a fault like a failed write (a disk
+   * too full for one line, which SQLite may not feel yet): reported once, refusing admissions and
+   * in health until a note is taken again.
+   */
+  function noteStart(id: string): boolean {
+    if (starting!.note(id)) {
+      noteFault = null;
+      return true;
+    }
+    if (noteFault === null) {
+      noteFault = { reason: `cannot note a start in ${path}-starting (the disk may be full); starts wait until it can`, since: clock().toISOString() };
+      reportPersistError(new Error(noteFault.reason));
+    }
+    return false;
+  }
+
+  /** The fault of refused notes, until one can be written again (tried here: nobody may be left to note). */
+  function noteFaultNow(): StorageFault | null {
+    if (noteFault !== null && starting!.writable()) noteFault = null;
+    return noteFault;
+  }
+
   function close(): void {
     if (closed) return;
     closed = true;
@@ -344,7 +370,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
   }
 
   try {
-    starting = openStartingJournal(path);
+    starting = openStartingJournal(path, options.journalWrite);
     const lowered: Entry[] = [];
     for (const row of tables.rows()) {
       const entry = register(loadEntry(row, tables, limits), row.unsettled === 1);
@@ -400,14 +426,14 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
       const pragma = (name: string) => (db.query(`PRAGMA ${name}`).get() as Record<string, number>)[name]!;
       return (pragma("page_count") - pragma("freelist_count")) * pragma("page_size");
     },
-    storageFault: () => writer.fault(),
+    storageFault: () => writer.fault() ?? noteFaultNow(),
     durable: () => {
       open();
       return writer.durable();
     },
     // Written with its run identity (the engine records it first, in the same tick): see _sqlite-writer.ts.
     creationCommitted: (id) => entries.get(id)?.stored.exists === true,
-    starting: (id) => starting!.note(id),
+    starting: noteStart,
     close,
   };
 }

@@ -2,7 +2,24 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { appendFileSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openStartingJournal, SETTLE_LINES } from "../../runtime/store/_sqlite-starting.ts";
+import { writeSync } from "node:fs";
+import { openStartingJournal, SETTLE_LINES, type WriteLine } from "../../runtime/store/_sqlite-starting.ts";
+import { createSqliteStore } from "../../runtime/store/sqlite-store.ts";
+import { limitsWith, newExecution, idOf } from "./_fixtures.ts";
+
+/** A disk the test fills and frees: "full" refuses every write, "part" takes 6 bytes of the next one. */
+function disk() {
+  let state: "free" | "full" | "part" = "free";
+  const write: WriteLine = (fd, text) => {
+    if (state === "full") throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
+    if (state === "part") {
+      state = "full";
+      return writeSync(fd, text.slice(0, 6));
+    }
+    return writeSync(fd, text);
+  };
+  return { write, set: (next: typeof state) => (state = next) };
+}
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -58,5 +75,41 @@ describe("the starting journal (runtime/store/_sqlite-starting.ts)", () => {
     symlinkSync(target, `${other}-starting`);
     expect(() => openStartingJournal(other)).toThrow(/ELOOP|symbolic/);
     expect(readFileSync(target, "utf8")).toBe("kept\n");
+  });
+
+  test("a line written in part is no note; the next note ends the fragment first, and the open skips it", () => {
+    const path = databasePath();
+    const d = disk();
+    const journal = openStartingJournal(path, d.write);
+    expect(journal.note(idOf(1))).toBe(true);
+    d.set("part");
+    expect(journal.note(idOf(2))).toBe(false);
+    expect(journal.note(idOf(3))).toBe(false);
+    d.set("free");
+    expect(journal.note(idOf(3))).toBe(true);
+    expect(readFileSync(`${path}-starting`, "utf8")).toBe(`${idOf(1)}\n${idOf(2).slice(0, 6)}\n${idOf(3)}\n`);
+    journal.close();
+    const again = openStartingJournal(path);
+    // What the open asks for (the queued executions' ids): the fragment matches none, 2 was never noted.
+    expect(again.left((id) => [idOf(1), idOf(2), idOf(3)].includes(id))).toEqual(new Set([idOf(1), idOf(3)]));
+    again.close();
+  });
+
+  test("a store whose notes are refused reports it once as its storage fault, and clears it by itself once a note could be written, with nobody left to note", async () => {
+    const path = databasePath();
+    const d = disk();
+    const reported: string[] = [];
+    const store = createSqliteStore({ path, limits: limitsWith({}), journalWrite: d.write, onPersistError: (error) => reported.push((error as Error).message) });
+    store.create(newExecution(1));
+    await store.durable();
+    d.set("full");
+    expect(store.starting(idOf(1))).toBe(false);
+    expect(store.starting(idOf(1))).toBe(false);
+    expect(store.storageFault()?.reason).toMatch(/cannot note a start in .*state\.db-starting/);
+    expect(reported).toHaveLength(1);
+    d.set("free");
+    expect(store.storageFault()).toBeNull();
+    expect(store.starting(idOf(1))).toBe(true);
+    store.close();
   });
 });

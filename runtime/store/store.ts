@@ -138,8 +138,8 @@ export interface ExecutionStore {
   /**
    * Notes, where a crash must be able to tell (a durable store's file), that `id`'s handler begins
    * now, before its `execution.started` is committed: the next open then ends it as interrupted,
-   * never as an execution that did not start. False when that could not be noted (the caller
-   * waits for `durable()` instead). True at once in memory.
+   * never as an execution that did not start. False when that could not be noted: the caller
+   * holds the handler and asks again later. True at once in memory.
    */
   starting(id: string): boolean;
   close(): void;

@@ -1,8 +1,9 @@
 // The user's path for executions (PERFORMANCE.md, issue 11): no-op executions started with
 // `POST /api/v1/executions/start` and seen `execution.completed` on `/events`, 64 in flight, against
 // a real `docket serve` with its default flags in a process of its own, once per store. Beside it,
-// in the same run: the same engine in-process (bootPlane, the baseline) and BullMQ on a private
-// Redis (queue.add → completed). Loopback only; every loop bounded in count and time.
+// in the same run: the same engine in-process (bootPlane, the baseline), BullMQ on a private
+// Redis (queue.add → completed), and the floor: a bare Bun.serve doing the same I/O with nothing of
+// docket (bench/peers/http-floor.ts). Loopback only; every loop bounded in count and time.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -31,6 +32,7 @@ const ROUNDS = Number(process.env.DOCKET_BENCH_ROUNDS ?? 5);
 const DEADLINE_MS = 60_000;
 const FIXTURES = join(import.meta.dir, "fixtures");
 const MAIN = join(import.meta.dir, "..", "runtime", "cli", "main.ts");
+const FLOOR = join(import.meta.dir, "peers", "http-floor.ts");
 const EDGE: EdgeInfo = { actor: { kind: "cli", pid: process.pid }, request_id: "bench", trace_id: "0af7651916cd43dd8448eb211c80319c" };
 
 type Store = "memory" | "sqlite";
@@ -112,12 +114,16 @@ function figures(run: Run) {
   };
 }
 
-/** `docket serve --port 0 --store <store>` from the CLI entry, in a fresh checkout; resolves once it prints its URL. */
-async function serveChild(store: Store): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
+/**
+ * `docket serve --port 0 --store <store>` from the CLI entry (or, for "floor", bench/peers/http-floor.ts)
+ * in a fresh checkout; resolves once it prints its URL.
+ */
+async function serveChild(store: Store | "floor"): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), "docket-bench-http-"));
   const profile = process.env.DOCKET_BENCH_CPU_PROF;
   const flags = profile ? ["--cpu-prof", `--cpu-prof-dir=${profile}`, `--cpu-prof-name=serve-${store}.cpuprofile`] : [];
-  const child = spawn(process.execPath, [...flags, MAIN, "serve", "--port", "0", "--store", store, "--capabilities", FIXTURES], { cwd: dir, stdio: ["ignore", "ignore", "pipe"] });
+  const command = store === "floor" ? [FLOOR] : [MAIN, "serve", "--port", "0", "--store", store, "--capabilities", FIXTURES];
+  const child = spawn(process.execPath, [...flags, ...command], { cwd: dir, stdio: ["ignore", "ignore", "pipe"] });
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) {
       const exited = new Promise((r) => child.once("exit", r));
@@ -300,8 +306,8 @@ async function engineFigures(store: Store, parts: InProcessParts = "engine"): Pr
   return { ...run, cpu_per_execution: `${per(ownCpuSeconds() - cpu0)} µs (main thread ${per(cpuSeconds(process.pid, process.pid) - main0)}, waiting for a CPU ${per(waitingSeconds(process.pid) - wait0)})` };
 }
 
-/** A `docket serve` of `store` driven over HTTP, with the CPU each side spent per execution. */
-async function httpFigures(store: Store): Promise<Figures> {
+/** A `docket serve` of `store` (or the floor) driven over HTTP, with the CPU each side spent per execution. */
+async function httpFigures(store: Store | "floor"): Promise<Figures> {
   const server = await serveChild(store);
   try {
     const pid = server.child.pid!;
@@ -334,6 +340,8 @@ export async function benchHttpDispatch(only: string[] = []): Promise<BenchResul
   const stores = (["memory", "sqlite"] as const).filter(wanted);
   // Where the HTTP path's time goes, in-process (memory store): with the live channel, then the route too.
   const breakdown = stores.includes("memory") && wanted("breakdown");
+  // What the platform does with the same I/O and nothing of docket: the HTTP path's floor here.
+  const floor = wanted("floor");
   const runs = new Map<string, Figures[]>();
   const record = (key: string, run: Figures) => {
     // Every round on stderr, for whoever wants the spread behind the medians.
@@ -346,6 +354,7 @@ export async function benchHttpDispatch(only: string[] = []): Promise<BenchResul
       record(`engine ${store}`, await engineFigures(store));
       record(`http ${store}`, await httpFigures(store));
     }
+    if (floor) record("floor", await httpFigures("floor"));
     if (breakdown) {
       record("engine memory + live", await engineFigures("memory", "live"));
       record("engine memory + live + route", await engineFigures("memory", "route"));
@@ -356,6 +365,17 @@ export async function benchHttpDispatch(only: string[] = []): Promise<BenchResul
   const peer = missing ? null : median(runs.get("bullmq")!);
   if (peer) rows.push({ path: "BullMQ on Redis: queue.add → QueueEvents completed", flags: `bullmq@5, worker concurrency 2 in its own process on Node (bench/peers/bullmq-worker.mjs), producer + QueueEvents in the bench process (Bun); redis-server 127.0.0.1, no persistence; default job options; ${rounds}`, ...peer, vs_engine: "", goal: "" });
   else rows.push({ path: "BullMQ on Redis", flags: missing, per_second: "", p50_ms: "", p99_ms: "", done: "skipped", vs_engine: "", goal: "" });
+  const bare = floor ? median(runs.get("floor")!) : null;
+  const engineMemory = stores.includes("memory") ? median(runs.get("engine memory")!) : null;
+  if (bare) {
+    rows.push({
+      path: "floor: bare Bun.serve doing the same I/O, nothing of docket (POST → JSON body parsed, a 0.9 KB answer; a worker round trip, one task per worker; 3 frames of docket's size to /events, corked per turn)",
+      flags: `bench/peers/http-floor.ts, its own process, 2 workers; the same load generator; ${rounds}`,
+      ...bare,
+      vs_engine: engineMemory ? bare.per_second / engineMemory.per_second : "",
+      goal: "",
+    });
+  }
   for (const store of stores) {
     const engine = median(runs.get(`engine ${store}`)!);
     const http = median(runs.get(`http ${store}`)!);
@@ -366,6 +386,7 @@ export async function benchHttpDispatch(only: string[] = []): Promise<BenchResul
       flags: `docket serve --port 0 --store ${store} (defaults otherwise), its own process; load generator in the bench process: ${IN_FLIGHT} keep-alive HTTP/1.1 connections (Bun TCP, one request at a time each) + one WebSocket; ${rounds}`,
       ...http,
       vs_engine: http.per_second / engine.per_second,
+      vs_floor: bare ? http.per_second / bare.per_second : "",
       goal: `≥ 0.5 × engine: ${http.per_second >= engine.per_second / 2 ? "met" : "not met"}${peer ? `; ≥ BullMQ ${peer.per_second}/s with p99 < ${peer.p99_ms.toFixed(1)} ms: ${beatsPeer ? "met" : "not met"}` : ""}`,
     });
   }

@@ -89,6 +89,11 @@ export function serveWithBun(app: Hono<AppEnv>, live: LiveChannel, options: BunL
     // `development: false`, Bun 1.4 otherwise binds with SO_REUSEPORT and a second server — of
     // another checkout, say — took some of the first one's connections.
     reusePort: false,
+    // Bun refuses a body over this itself (128 MiB by default), with a bare 413: the limit that
+    // counts is input_bytes (up to 1 GiB), which the app checks from Content-Length before reading
+    // and again while reading, and refuses with its own descriptor (json-body.ts). Nothing is
+    // buffered for a declared length: a body is read only by a handler that asks for it.
+    maxRequestBodySize: Number.MAX_SAFE_INTEGER,
     error: (error) => {
       const request_id = requestIdFrom(undefined);
       const failure = buildFailure({ error_code: "internal", stage: "run", message: "The server failed while answering this request.", request_id, trace_id: newTraceId() });

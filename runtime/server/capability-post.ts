@@ -5,7 +5,8 @@ import { API_PREFIX, methodsOf } from "./api-routes.ts";
 import { edgeIdSource } from "./edge-ids.ts";
 import { failureAnswer, failureOfThrown } from "./errors.ts";
 import { isAllowedHost, isOwnOrigin, sameSecret } from "./guards.ts";
-import { isJson } from "./json-body.ts";
+import { INCOMPLETE_BODY, isJson } from "./json-body.ts";
+import { buildFailure } from "../execution/failure.ts";
 
 /** What the direct route needs besides the request: the app for everything it does not take, and the runtime's keep-open. */
 export interface CapabilityPostEnv {
@@ -38,7 +39,9 @@ const UTF8 = new TextDecoder("utf-8", { fatal: true });
  */
 export function capabilityPost(options: CapabilityPostOptions): (request: Request, env: CapabilityPostEnv) => Promise<Response> {
   const { plane, config, log } = options;
-  const ids = edgeIdSource();
+  const idSource = edgeIdSource();
+  /** The request and trace ids of a request, as requestIdentity (guards.ts) takes them. */
+  const idsOf = (request: Request) => ({ request_id: idSource.requestId(request.headers.get("x-request-id") ?? undefined), trace_id: idSource.traceId(request.headers.get("traceparent") ?? undefined) });
   // The last Host header found allowed, as accessGuard keeps it: the config does not change.
   let allowedHost: string | null = null;
 
@@ -72,7 +75,14 @@ export function capabilityPost(options: CapabilityPostOptions): (request: Reques
     const id = admitted(request);
     if (id === null) return env.app(request);
     // With a declared length the runtime delivers exactly that many bytes (as in json-body.ts).
-    const bytes = new Uint8Array(await request.arrayBuffer());
+    let bytes: Uint8Array<ArrayBuffer>;
+    try {
+      bytes = new Uint8Array(await request.arrayBuffer());
+    } catch {
+      // The client left before its whole body came: the app's answer, which nobody reads, and no log line.
+      const ids = idsOf(request);
+      return failureAnswer(buildFailure({ error_code: "invalid_input", stage: "validate", message: INCOMPLETE_BODY.message, suggestion: INCOMPLETE_BODY.suggestion, context: { ...INCOMPLETE_BODY.context }, ...ids }), ids.request_id, INCOMPLETE_BODY.status);
+    }
     let input: unknown;
     try {
       if (bytes.byteLength > plane.limits.input_bytes) throw new RangeError("over input_bytes");
@@ -82,7 +92,7 @@ export function capabilityPost(options: CapabilityPostOptions): (request: Reques
       // Too long, not UTF-8 or not JSON: the app says what is wrong with it, from the same bytes.
       return env.app(new Request(request.url, { method: "POST", headers: request.headers, body: bytes }));
     }
-    const edge = { actor: { kind: "http" as const }, request_id: ids.requestId(request.headers.get("x-request-id") ?? undefined), trace_id: ids.traceId(request.headers.get("traceparent") ?? undefined) };
+    const edge = { actor: { kind: "http" as const }, ...idsOf(request) };
     try {
       env.keepOpen?.(request);
     } catch {

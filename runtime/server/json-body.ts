@@ -8,6 +8,14 @@ export type BodyResult = { ok: true; value: unknown } | { ok: false; response: R
 
 const refuse = (response: Response): BodyResult => ({ ok: false, response });
 
+/** The refusal of a body whose client closed the connection before all of it came. */
+export const INCOMPLETE_BODY = {
+  status: 400,
+  message: "The request body ended before all of it arrived (the connection closed before its Content-Length was sent).",
+  suggestion: "Send the whole body in one request.",
+  context: { reason: "incomplete_body" },
+} as const;
+
 // Stateless for whole-buffer decodes, so one serves every request.
 const UTF8 = new TextDecoder("utf-8", { fatal: true });
 
@@ -46,7 +54,14 @@ export async function readJsonBody(c: Context<AppEnv>, limit: number): Promise<B
       }),
     );
   }
-  const bytes = sized ? new Uint8Array(await c.req.raw.arrayBuffer()) : await readBounded(body, limit);
+  let bytes: Uint8Array | null;
+  try {
+    bytes = sized ? new Uint8Array(await c.req.raw.arrayBuffer()) : await readBounded(body, limit);
+  } catch {
+    // The client closed the connection before the whole body came: nobody reads this answer, and
+    // it is not a server fault to log (errors.ts logs only those).
+    return refuse(edgeFailure(c, INCOMPLETE_BODY));
+  }
   if (bytes === null || bytes.byteLength > limit) return tooLarge(null);
   let text: string;
   try {

@@ -75,8 +75,47 @@ describe("capability POST route", () => {
     expect((await post(guarded, "capabilities/list", "{}")).status).toBe(401);
   });
 
+  test("capability POST route: a declared body over Bun's own 128 MiB cap gets the app's 413 descriptor, not the runtime's bare one", async () => {
+    const head = await raw(open, `POST /api/v1/executions/start HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${200 * 1024 * 1024}\r\n\r\n{}`);
+    expect(head.split("\r\n")[0]).toBe("HTTP/1.1 413 Payload Too Large");
+    expect(head.toLowerCase()).toContain("x-request-id:");
+    expect(head).toContain('"reason":"too_large"');
+  });
+
   test("capability POST route leaves an unknown capability and a query string to the app", async () => {
     expect((await post(open, "no/such", "{}")).status).toBe(404);
     expect((await post(open, "capabilities/list?x=1", "{}")).status).toBe(200);
+  });
+});
+
+describe("capability POST route, a client that leaves mid-body", () => {
+  test("capability POST route and the app both take a body cut short by its client as the client's doing: no server error logged", async () => {
+    const { startServer } = await import("../../runtime/server/serve.ts");
+    const { resolveLimits } = await import("../../runtime/execution/limits.ts");
+    const { tempCheckout } = await import("./_support/servers.ts");
+    const { rmSync } = await import("node:fs");
+    const root = tempCheckout();
+    const lines: string[] = [];
+    const server = await startServer({ cwd: root, port: 0, storeKind: "memory", limits: resolveLimits(), capabilityDirs: [], token: null, runtime: "bun", log: (line: string) => lines.push(line) });
+    try {
+      const { hostname, port } = new URL(server.url);
+      // The fast path, then the app (a query string hands the request to it).
+      for (const path of ["/api/v1/executions/start", "/api/v1/executions/start?"]) {
+        await new Promise<void>((resolve) => {
+          const socket = connect(Number(port), hostname, () => {
+            socket.write(`POST ${path} HTTP/1.1\r\nHost: ${hostname}:${port}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"capability":`, () => setTimeout(() => (socket.destroy(), resolve()), 100));
+          });
+          socket.on("error", () => resolve());
+        });
+      }
+      // Whatever the server does with the cut request happens on its own turns: a call after it is answered after it.
+      await Bun.sleep(200);
+      const after = await fetch(`${server.url}/api/v1/capabilities/list`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+      expect(after.status).toBe(200);
+      expect(lines.filter((line) => line.includes("[docket]"))).toEqual([]);
+    } finally {
+      await server.stop();
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });

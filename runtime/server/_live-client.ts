@@ -1,21 +1,18 @@
-import type { Subscription } from "../store/store.ts";
 import type { ReplayPlanner, ReplayRange } from "./_live-replay.ts";
 import type { LiveSocket } from "./live-socket.ts";
 import type { LiveTarget } from "./live-target.ts";
-import { LiveLog, type FrameMaker, type LagEpoch, type LogEntries, type LogView } from "./_live-log.ts";
+import type { LagEpoch, LiveLog, LogEntries, LogView } from "./_live-log.ts";
 
 /**
- * Connections that follow the same thing. The group holds one store subscription and one log of
- * frames for all of them; each member that reads from the log is a position in it. Caught-up
- * ("fast") members of a runtime with native fan-out (Bun) share one topic, published from the
- * log once for all of them.
+ * Connections that follow the same thing. They read the channel's one log of frames (each one a
+ * position in it, taking the entries of what the group follows); caught-up ("fast") members of a
+ * runtime with native fan-out (Bun) share one topic, published from the log once for all of them.
  */
 export class LiveGroup {
   /** Connections of the group, in any state; the group is dropped at zero. */
   members = 0;
-  readonly log: LiveLog;
-  /** The group's live store subscription, feeding its log: made with the group, gone with it. */
-  subscription: Subscription | null = null;
+  /** The executions it follows; null for all of them. */
+  readonly ids: ReadonlySet<string> | null;
   /** Members written from the log by their own sends: behind the end, or caught up without a topic. */
   readonly behind = new Set<LiveClient>();
   /** Members subscribed to the topic: they have every frame before `published`, and get the rest by publish. */
@@ -26,21 +23,23 @@ export class LiveGroup {
   published = 0;
   /** Per execution, the last sequence published to the topic (what a member leaving it got from it). */
   readonly lastPublished = new Map<string, number>();
-  /** The lowest position a member still reads from the log (stale-low between looks, never above). */
-  lowest = 0;
   /** Listed for the writer to publish the topic's waiting frames. */
   scheduled = false;
-  /** Listed for the writer to write its behind members. */
-  listed = false;
-  /** The heartbeat epoch of the last event for the group. */
+  /** The heartbeat epoch of the last frame published to its topic. */
   seen = 0;
   constructor(
     readonly key: string,
     readonly target: LiveTarget,
     readonly topic: string,
-    makeFrame?: FrameMaker,
+    /** The channel's log, shared by every group. */
+    readonly log: LiveLog,
   ) {
-    this.log = new LiveLog(makeFrame);
+    this.ids = target.executions === "all" ? null : new Set(target.executions);
+  }
+
+  /** True when the group follows the execution `id`. */
+  follows(id: string): boolean {
+    return this.ids === null || this.ids.has(id);
   }
 
   /** Frames appended and not yet published to the topic. */

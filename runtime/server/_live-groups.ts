@@ -1,6 +1,6 @@
 import type { ExecutionEvent } from "../execution/protocol.ts";
 import { LiveClient, LiveGroup } from "./_live-client.ts";
-import { executionAt, frameAt, sequenceAt, type FrameMaker } from "./_live-log.ts";
+import { executionAt, frameAt, LiveLog, sequenceAt, type FrameMaker } from "./_live-log.ts";
 import { estimatedFrameBytes } from "./live-frame.ts";
 import type { Subscription } from "../store/store.ts";
 import type { LiveSocket, LiveTopics } from "./live-socket.ts";
@@ -23,87 +23,116 @@ const TRIM_EVERY = 1024;
 
 /**
  * The live channel's groups (docs/protocol.md, "Backpressure"): connections following the same
- * target share one store subscription and one log of frames. The append path costs a group one
- * push per event however many members it has and however far behind they are; members are
- * written from the log on the channel's writer turns. A member more than subscriber_queue_bytes
- * behind keeps what it had (a view of the log's chunks, not a copy) and lags alone; a
- * runtime's native fan-out (Bun topics) serves the caught-up members with one publish each.
+ * target. Every connection, whatever it follows, reads one log of frames fed by one store
+ * subscription: storing an event costs the channel one push, however many connections there are,
+ * however many different things they follow and however far behind they are; members are
+ * written from the log on the channel's writer turns, each taking the entries of what its group
+ * follows. A member more than subscriber_queue_bytes behind keeps what it had (a view of the
+ * log's chunks, not a copy) and lags alone; a runtime's native fan-out (Bun topics) serves the
+ * caught-up members of a group with one publish each.
  */
 export class LiveGroups {
   private readonly groups = new Map<string, LiveGroup>();
   private nextTopic = 1;
   private topics: LiveTopics | null = null;
+  /** The channel's log: every followed event, once. */
+  readonly log: LiveLog;
+  /** The store subscription feeding the log, while there is a group. */
+  private subscription: Subscription | null = null;
+  /** Groups following every execution, and for each named execution how many groups follow it. */
+  private followingAll = 0;
+  private readonly followers = new Map<string, number>();
+  /** The lowest position a member still reads from the log (stale-low between looks, never above). */
+  private lowest = 0;
 
   /**
-   * @param subscribe the group's live store subscription, made with the group (its listener
-   *   appends to the log, see append)
+   * @param subscribe the channel's live store subscription to every execution, made with the first
+   *   group (its listener appends to the log, see append)
    * @param bound subscriber_queue_bytes: how far behind the log end a member may fall
-   * @param makeFrame makes an event's frame for the groups' logs
+   * @param makeFrame makes an event's frame for the log
    */
   constructor(
-    private readonly subscribe: (group: LiveGroup) => Subscription,
+    private readonly subscribe: () => Subscription,
     private readonly bound: number,
-    private readonly makeFrame?: FrameMaker,
-  ) {}
+    makeFrame?: FrameMaker,
+  ) {
+    this.log = new LiveLog(makeFrame);
+  }
 
   /** Lets caught-up members of a group share one topic of the runtime's native fan-out. */
   useTopics(topics: LiveTopics): void {
     this.topics = topics;
   }
 
-  /** The group of a new connection: made, with its store subscription, for the first. */
+  /** Every group, for the writer's look at who has something to write. */
+  all(): Iterable<LiveGroup> {
+    return this.groups.values();
+  }
+
+  /** The group of a new connection: made for the first (the store subscription with the first of all). */
   groupFor(target: LiveTarget): LiveGroup {
     // `after` only shapes the replay: once caught up, the same target means the same live events.
     const key = target.executions === "all" ? "*" : [...target.executions].sort().join(",");
     let group = this.groups.get(key);
     if (!group) {
-      group = new LiveGroup(key, target, `docket.live.${this.nextTopic++}`, this.makeFrame);
+      group = new LiveGroup(key, target, `docket.live.${this.nextTopic++}`, this.log);
       this.groups.set(key, group);
-      group.subscription = this.subscribe(group);
+      if (group.ids === null) this.followingAll++;
+      else for (const id of group.ids) this.followers.set(id, (this.followers.get(id) ?? 0) + 1);
+      this.subscription ??= this.subscribe();
     }
     group.members++;
     return group;
   }
 
+  /** True when some group follows the execution `id`: only its events go into the log. */
+  follows(id: string): boolean {
+    return this.followingAll > 0 || this.followers.has(id);
+  }
+
   /**
-   * Appends an event to the group's log, with its frame if the store serialized it already:
-   * O(1), but when a member would fall more than the bound behind — then each such member is made
-   * to lag (at most once per lag episode each). Frames count by their estimated length, made or
-   * not, so the bound means the same whichever store and whenever the frame is made.
+   * Appends an event to the log, with its frame if the store serialized it already: O(1), but
+   * when a member would fall more than the bound behind — then each such member is made to lag
+   * (at most once per lag episode each). Frames count by their estimated length, made or not, so
+   * the bound means the same whichever store and whenever the frame is made.
    */
-  append(group: LiveGroup, event: ExecutionEvent, frame: string | undefined): void {
-    const { log } = group;
+  append(event: ExecutionEvent, frame: string | undefined): void {
+    const { log } = this;
     const length = estimatedFrameBytes(event);
-    if (log.bytesFrom(group.lowest) + length > this.bound) this.lagBeyond(group, length);
+    if (log.bytesFrom(this.lowest) + length > this.bound) this.lagBeyond(length);
     log.append(event, frame, length);
-    if (log.end % TRIM_EVERY === 0) this.trim(group);
+    if (log.end % TRIM_EVERY === 0) this.trim();
   }
 
   /** Members whose backlog with `incoming` would pass the bound keep what they have and lag from here. */
-  private lagBeyond(group: LiveGroup, incoming: number): void {
-    const { log } = group;
-    if (group.fast.size > 0 && log.bytesFrom(group.published) + incoming > this.bound) {
-      // The topic itself fell that far behind (the writer and the producer's help could not keep
-      // up, or one frame is larger than the bound): its members lag, each keeping what is unpublished.
-      for (const client of [...group.fast]) this.leave(client, client.blocked);
+  private lagBeyond(incoming: number): void {
+    const { log } = this;
+    for (const group of this.groups.values()) {
+      if (group.fast.size > 0 && log.bytesFrom(group.published) + incoming > this.bound) {
+        // The topic itself fell that far behind (the writer and the producer's help could not keep
+        // up, or one frame is larger than the bound): its members lag, each keeping what is unpublished.
+        for (const client of [...group.fast]) this.leave(client, client.blocked);
+      }
+      for (const client of [...group.behind]) {
+        if (log.bytesFrom(client.cursor) + incoming <= this.bound) continue;
+        group.behind.delete(client);
+        group.lagging.add(client);
+        client.view = log.view(client.cursor);
+        client.lag = log.startLag();
+      }
     }
-    for (const client of [...group.behind]) {
-      if (log.bytesFrom(client.cursor) + incoming <= this.bound) continue;
-      group.behind.delete(client);
-      group.lagging.add(client);
-      client.view = log.view(client.cursor);
-      client.lag = log.startLag();
-    }
-    this.trim(group);
+    this.trim();
   }
 
   /** Lets go of the log before the lowest position a member still reads. */
-  trim(group: LiveGroup): void {
-    let lowest = group.log.end;
-    if (group.fast.size > 0) lowest = Math.min(lowest, group.published);
-    for (const client of group.behind) if (client.cursor < lowest) lowest = client.cursor;
-    group.lowest = lowest;
-    group.log.trim(lowest);
+  trim(): void {
+    let lowest = this.log.end;
+    for (const group of this.groups.values()) {
+      if (group.fast.size > 0) lowest = Math.min(lowest, group.published);
+      for (const client of group.behind) if (client.cursor < lowest) lowest = client.cursor;
+    }
+    this.lowest = lowest;
+    this.log.trim(lowest);
   }
 
   /** A new connection takes its place in its group's log: `position`, what its history ends before. */
@@ -120,6 +149,15 @@ export class LiveGroups {
   resume(client: LiveClient): { dropped: number; lastSequence: Record<string, number> } {
     const group = client.group;
     let { dropped, lost } = group.log.endLag(client.lag!);
+    if (group.ids !== null) {
+      // The log holds what other groups follow too: what it lost is what it follows. An
+      // execution's events are appended in order, each once, so a span is its count.
+      dropped = 0;
+      for (const [id, { first, last }] of lost) {
+        if (group.follows(id)) dropped += last - first + 1;
+        else lost.delete(id);
+      }
+    }
     const lastSequence: Record<string, number> = {};
     for (const [id, { first, last }] of lost) {
       // What is at or below its cursor it has, and was not lost (see LiveClient.skip).
@@ -148,8 +186,9 @@ export class LiveGroups {
    * during a flood). A member whose buffer shows it fell behind leaves the topic for its own
    * sends from the log (`left` is told) and publishing goes on. True when none is left to publish.
    */
-  publishPending(group: LiveGroup, until: number, now: () => number, left: (client: LiveClient) => void): boolean {
+  publishPending(group: LiveGroup, until: number, now: () => number, left: (client: LiveClient) => void, seen: number): boolean {
     const { log } = group;
+    let published = false;
     if (group.pending > TOPIC_BURST) {
       for (const client of [...group.fast]) {
         this.leave(client, false);
@@ -165,15 +204,20 @@ export class LiveGroups {
         continue;
       }
       const position = group.published++;
+      const id = executionAt(log, position);
+      if (!group.follows(id)) continue;
       const frame = frameAt(log, position);
       this.topics!.publish(group.topic, frame);
+      published = true;
       unchecked += frame.length;
       const sequence = sequenceAt(log, position);
-      if (sequence < 0) group.lastPublished.delete(executionAt(log, position));
-      else group.lastPublished.set(executionAt(log, position), sequence);
+      if (sequence < 0) group.lastPublished.delete(id);
+      else group.lastPublished.set(id, sequence);
       // A publish costs a write per member: a large group looks at the clock after each.
       if (group.fast.size >= 16 && now() > until) break;
     }
+    // A busy topic is no quiet connection: its members get no heartbeat (see LiveChannel's heartbeat).
+    if (published) group.seen = seen;
     // No look after the last frame: what went in since the last look is less than CHECK_BYTES, and
     // the next publish looks first (one pass over the members per trickled event, not two).
     return group.pending === 0;
@@ -242,9 +286,20 @@ export class LiveGroups {
     client.view = null;
     client.lag = null;
     if (--group.members === 0) {
-      group.subscription?.unsubscribe();
-      group.subscription = null;
       this.groups.delete(group.key);
-    } else this.trim(group);
+      if (group.ids === null) this.followingAll--;
+      else {
+        for (const id of group.ids) {
+          const left = this.followers.get(id)! - 1;
+          if (left === 0) this.followers.delete(id);
+          else this.followers.set(id, left);
+        }
+      }
+      if (this.groups.size === 0) {
+        this.subscription?.unsubscribe();
+        this.subscription = null;
+      }
+    }
+    this.trim();
   }
 }

@@ -44,6 +44,11 @@ export class LogChunk {
   cleared = 0;
   /** A member's view holds it: its frames stay until the chunk itself goes. */
   viewed = false;
+  /**
+   * The one execution every entry so far is of, or null once two are: a member following other
+   * executions passes a chunk of a flood in one step (see LiveGroup.follows).
+   */
+  single: string | null | undefined = undefined;
   constructor(
     readonly start: number,
     private readonly make: FrameMaker,
@@ -117,11 +122,12 @@ function resolved(epoch: LagEpoch): LagEpoch {
 }
 
 /**
- * The frames of one live group, in the order the store handed them out, each once for all of the
- * group's members (docs/protocol.md, "Backpressure"). Positions count from 0 for the group's life;
- * entries `[start, end)` are held. A member is a position in it: appending costs the group one
- * push however many members are behind, and a member behind is written from the log on the
- * channel's writer turns, never on the append path.
+ * The frames of the live channel, in the order the store handed them out, each once for every
+ * connection (docs/protocol.md, "Backpressure"). Positions count from 0 for the channel's life;
+ * entries `[start, end)` are held. A connection is a position in it, reading the entries of what
+ * it follows: appending costs one push however many connections there are and whatever they
+ * follow, and a connection behind is written from the log on the channel's writer turns, never
+ * on the append path.
  */
 export class LiveLog implements LogEntries {
   private chunks: LogChunk[] = [];
@@ -155,6 +161,8 @@ export class LiveLog implements LogEntries {
     if (frame === undefined) chunk.events[i] = event;
     else chunk.frames[i] = frame;
     chunk.ids[i] = event.execution_id;
+    if (chunk.single === undefined) chunk.single = event.execution_id;
+    else if (chunk.single !== event.execution_id) chunk.single = null;
     chunk.sequences[i] = signedSequence(event);
     chunk.before[i] = this.bytes;
     this.bytes += length;

@@ -84,8 +84,9 @@ export class LiveChannel {
   // append path: fan-out to many clients costs the producer one scheduled task, not the sends.
   private dirty: LiveClient[] = [];
   private outboxes: LiveGroup[] = [];
-  // Groups whose log grew while they had members writing from it: the writer lists those members.
-  private listed: LiveGroup[] = [];
+  // The log grew since the writer last looked: it looks at every group once (O(groups) per slice,
+  // never per event) for topics to publish and members to write.
+  private grown = false;
   // Connections whose history is still being looked for (see plan()).
   private planning: LiveClient[] = [];
   private writeScheduled = false;
@@ -146,21 +147,27 @@ export class LiveChannel {
       this.plan(client);
       if (client.planning !== null && !client.closed) this.planning.push(client);
     }
+    // The log grew: topics with frames to publish, and members behind, in line for their sends
+    // (O(groups + members) per turn, not per event).
+    let touched = this.grown;
+    if (this.grown) {
+      this.grown = false;
+      for (const group of this.groups.all()) {
+        if (group.pending > 0 && !group.scheduled) {
+          group.scheduled = true;
+          this.outboxes.push(group);
+        }
+        for (const client of group.behind) if (!client.blocked && client.hasFrames) this.markDirty(client);
+        for (const client of group.lagging) if (!client.blocked) this.markDirty(client);
+      }
+    }
     // Topics first: one publish serves every caught-up member of a group.
     while (this.outboxes.length > 0) {
       const group = this.outboxes[0]!;
-      if (!this.groups.publishPending(group, until, this.monotonic, this.leftTopic)) break;
+      if (!this.groups.publishPending(group, until, this.monotonic, this.leftTopic, this.epoch)) break;
       group.scheduled = false;
       this.outboxes.shift();
     }
-    // Members behind in a log that grew: in line for their sends (O(members) per turn, not per event).
-    const touched = new Set<LiveGroup>(this.listed);
-    for (const group of this.listed) {
-      group.listed = false;
-      for (const client of group.behind) if (!client.blocked && client.hasFrames) this.markDirty(client);
-      for (const client of group.lagging) if (!client.blocked) this.markDirty(client);
-    }
-    this.listed = [];
     // Round after round over the waiting clients, WRITE_BATCH frames each, until the slice is used.
     while (this.dirty.length > 0 && this.monotonic() <= until) {
       const clients = this.dirty;
@@ -170,7 +177,7 @@ export class LiveChannel {
         const client = clients[i]!;
         client.scheduled = false;
         this.flush(client, WRITE_BATCH);
-        touched.add(client.group);
+        touched = true;
         // Still frames to write and nothing in the way: back in line behind the others.
         if (!client.closed && !client.blocked && client.hasFrames) this.markDirty(client);
       }
@@ -181,7 +188,7 @@ export class LiveChannel {
       }
     }
     // Frames every member of a group has written need not be held any longer.
-    for (const group of touched) if (group.members > 0) this.groups.trim(group);
+    if (touched) this.groups.trim();
     this.inSlice = false;
     // Every slice is charged, held or not; time spent writing earns nothing.
     const ended = this.monotonic();
@@ -208,7 +215,7 @@ export class LiveChannel {
     // A group's subscription is live: it takes what is handed out from now on, and each member
     // is sent its own history before it reads from the log (see open and flush).
     this.groups = new LiveGroups(
-      (group) => this.store.subscribe({ executions: group.target.executions, live: true }, (event, json) => this.deliverGroup(group, event, json)),
+      () => this.store.subscribe({ executions: "all", live: true }, (event, json) => this.deliver(event, json)),
       this.limits.subscriber_queue_bytes,
       this.makeFrame,
     );
@@ -216,7 +223,7 @@ export class LiveChannel {
 
   /** True while the writer has work left: frames to send or publish, connections still planning (tests wait on it too). */
   get writing(): boolean {
-    return this.dirty.length > 0 || this.outboxes.length > 0 || this.listed.length > 0 || this.planning.length > 0;
+    return this.dirty.length > 0 || this.outboxes.length > 0 || this.grown || this.planning.length > 0;
   }
 
   /** Open connections. */
@@ -366,22 +373,16 @@ export class LiveChannel {
   }
 
   /**
-   * A group's store listener: O(1) per event for all of its members, however far behind. The
-   * event is serialized on the writer's turns, when first sent (see makeFrame), unless the store
+   * The channel's store listener: O(1) per event however many connections there are and whatever
+   * they follow — one push to the log, or nothing for an event no connection follows. The event
+   * is serialized on the writer's turns, when first sent (see makeFrame), unless the store
    * serialized it already (sqlite does, for its file).
    */
-  private deliverGroup(group: LiveGroup, event: ExecutionEvent, json: string | undefined): void {
-    // A busy topic is no quiet connection: its members get no heartbeat (see heartbeat()).
-    group.seen = this.epoch;
-    this.groups.append(group, event, json === undefined ? undefined : this.frameOf(event, json));
-    if (group.pending > 0 && !group.scheduled) {
-      group.scheduled = true;
-      this.outboxes.push(group);
-      this.scheduleWrite();
-    }
-    if ((group.behind.size > 0 || group.lagging.size > 0) && !group.listed) {
-      group.listed = true;
-      this.listed.push(group);
+  private deliver(event: ExecutionEvent, json: string | undefined): void {
+    if (!this.groups.follows(event.execution_id)) return;
+    this.groups.append(event, json === undefined ? undefined : this.frameOf(event, json));
+    if (!this.grown) {
+      this.grown = true;
       this.scheduleWrite();
     }
     this.share();
@@ -465,13 +466,20 @@ export class LiveChannel {
       if (client.fast) return;
       const source = client.source;
       const end = client.sourceEnd;
+      const ids = client.group.ids;
       while (client.cursor < end) {
         // A run of entries from one chunk at a time.
         const chunk = source.chunkAt(client.cursor);
         const stop = Math.min(end, chunk.start + chunk.size);
+        // A chunk of one execution it does not follow (another's flood) is passed in one step.
+        if (ids !== null && typeof chunk.single === "string" && !ids.has(chunk.single)) {
+          client.cursor = stop;
+          continue;
+        }
         for (let i = client.cursor - chunk.start; client.cursor < stop; i++) {
           const position = client.cursor++;
           const id = chunk.ids[i]!;
+          if (ids !== null && !ids.has(id)) continue;
           const sequence = chunk.sequences[i]!;
           if ((client.skip !== null || client.overlap !== null) && client.has(position, id, sequence)) continue;
           client.handed(id, sequence);
@@ -483,7 +491,8 @@ export class LiveChannel {
     // Corking pays off from the second frame; a lone frame (the common case at low rates) goes straight out.
     if (client.socket.cork && frames > 1 && budget > 1) client.socket.cork(write);
     else write();
-    client.seen = this.epoch;
+    // Only what it was sent makes it busy: passing entries of what it does not follow is not news to it.
+    if (budget < maxFrames) client.seen = this.epoch;
     if (lost) return this.forget(client, true, 1011, "send failed");
     client.compact();
     if (client.overlap !== null && client.cursor >= client.overlap.until) client.overlap = null;

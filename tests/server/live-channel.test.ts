@@ -536,6 +536,37 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
     for (const socket of sockets) expect(socket.events().at(-1)!.sequence).toBe(13);
   });
 
+  test("watchers of many different targets sharing one execution cost the append path one listener, not one per target", async () => {
+    const fixture = storeWith();
+    let calls = 0;
+    const counted = { ...fixture.store, subscribe: (options: any, listener: any) => fixture.store.subscribe(options, (e: any, j: any) => (calls++, listener(e, j))) };
+    const live = new LiveChannel({ store: counted, limits: fixture.limits, clock: new FakeLiveClock() });
+    const flood = fixture.create(1);
+    // Each watcher follows the flood and one execution of its own: 40 different targets (groups).
+    const own = Array.from({ length: 40 }, (_, i) => fixture.create(2 + i));
+    const sockets = own.map(() => new FakeSocket());
+    own.forEach((id, i) => live.open(sockets[i]!, { executions: [flood, id] }));
+    const quiet = new FakeSocket();
+    live.open(quiet, { executions: [own[0]!] });
+    await untilWritten(live);
+    calls = 0;
+    fixture.progress(flood, 50);
+    expect(calls).toBe(50);
+    fixture.progress(own[3]!, 2);
+    await untilWritten(live);
+    const stored = (id: string) => fixture.store.events(id, 0, 1000)!.events.map((e) => e.sequence);
+    for (const [i, socket] of sockets.entries()) {
+      const events = socket.events();
+      // Every event of the flood and of its own execution, each once, in order: nothing of the others.
+      expect(events.filter((e) => e.execution_id === flood).map((e) => e.sequence)).toEqual(stored(flood));
+      expect(events.filter((e) => e.execution_id === own[i]).map((e) => e.sequence)).toEqual(stored(own[i]!));
+      expect(events.every((e) => e.execution_id === flood || e.execution_id === own[i])).toBe(true);
+    }
+    expect(stored(flood).length).toBe(52);
+    // A watcher of a quiet execution is written nothing of the flood.
+    expect(quiet.events().every((e) => e.execution_id === own[0])).toBe(true);
+  });
+
   test("a drain whose history read commits pending writes (sqlite) writes that client once, in order: no slice starts inside it", async () => {
     const { live, create, progress, store, clock } = setup({}, "sqlite");
     // The sqlite store's own commit, at once (it commits on a turn of its own otherwise).

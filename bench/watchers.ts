@@ -18,14 +18,18 @@ const DEADLINE_MS = 120_000;
 // compiles the live channel's paths only once they run (cold, the watched flood paid for it alone).
 const WARM_EVENTS = 50_000;
 
-/** Child side: opens `count` sockets to `url`, prints "ready" once all are, then counts frames and lagged notices until told to stop. */
-async function runWatchers(url: string, count: number): Promise<void> {
+/**
+ * Child side: opens `count` sockets to `url` (each with `&execution=<own[i]>` added when `own` is
+ * given: a target of its own), prints "ready" once all are, then counts frames and lagged notices
+ * until told to stop.
+ */
+async function runWatchers(url: string, count: number, own: string[] = []): Promise<void> {
   setTimeout(() => process.exit(3), DEADLINE_MS);
   let ready = 0;
   let frames = 0;
   let lagged = 0;
   for (let i = 0; i < count; i++) {
-    const socket = new WebSocket(url);
+    const socket = new WebSocket(own.length > 0 ? `${url}&execution=${own[i]}` : url);
     socket.onmessage = (message) => {
       const text = String(message.data);
       if (text.startsWith('{"type":"stream.ready"')) {
@@ -63,12 +67,35 @@ async function warmUp(url: string): Promise<void> {
   }
 }
 
-/** One flooding execution's own duration (engine time, start → completed) emitting `events`, with `watchers` clients following everything (`query`: how they connect). */
-async function floodWith(watchers: number, events: number, query = ""): Promise<{ ms: number; frames: number; lagged: number }> {
+/** Starts `input` of executions.demonstrate on the server; its id. */
+async function demonstrate(url: string, input: Record<string, unknown>, session_key?: string): Promise<string> {
+  const answer = await fetch(`${url}/api/v1/executions/start`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ capability: "executions.demonstrate", input, ...(session_key ? { session_key } : {}) }) });
+  if (answer.status !== 200) throw new Error(`executions.start answered ${answer.status}: ${await answer.text()}`);
+  return ((await answer.json()) as { execution: { id: string } }).execution.id;
+}
+
+/**
+ * One flooding execution's own duration (engine time, start → completed) emitting `events`, with
+ * `watchers` clients following everything (`query`: how they connect) — or, `distinct`, each
+ * following the flood and an execution of its own: as many different targets as watchers. The
+ * flood then waits in its session behind a pause until they are connected (its duration counts
+ * from its start, not its wait), with or without watchers alike.
+ */
+async function floodWith(watchers: number, events: number, query = "", distinct = false): Promise<{ ms: number; frames: number; lagged: number }> {
   const root = mkdtempSync(join(tmpdir(), "docket-bench-watchers-"));
   const server = await startServer({ cwd: root, port: 0, storeKind: "memory", limits: resolveLimits(), capabilityDirs: [], runtime: "bun", log: () => {} });
   await warmUp(server.url);
-  const child = watchers > 0 ? spawn(process.execPath, [import.meta.path, "--watchers", `${server.url.replace(/^http/, "ws")}/events${query}`, String(watchers)], { stdio: ["pipe", "pipe", "inherit"] }) : null;
+  const flood = { steps: 0, delay_ms: 0, events };
+  let floodId: string | null = null;
+  let pause: string | null = null;
+  const own: string[] = [];
+  if (distinct) {
+    for (let i = 0; i < watchers; i++) own.push(await demonstrate(server.url, { steps: 0, delay_ms: 0 }));
+    pause = await demonstrate(server.url, { steps: 1, delay_ms: 60_000 }, "bench-watchers");
+    floodId = await demonstrate(server.url, flood, "bench-watchers");
+  }
+  const target = distinct ? `/events?execution=${floodId}` : `/events${query}`;
+  const child = watchers > 0 ? spawn(process.execPath, [import.meta.path, "--watchers", `${server.url.replace(/^http/, "ws")}${target}`, String(watchers), own.join(",")], { stdio: ["pipe", "pipe", "inherit"] }) : null;
   const lines: string[] = [];
   let wake: (() => void) | null = null;
   child?.stdout!.on("data", (chunk) => {
@@ -81,8 +108,11 @@ async function floodWith(watchers: number, events: number, query = ""): Promise<
   };
   try {
     if (child && (await nextLine()) !== "ready") throw new Error("watchers not ready");
-    const started = await fetch(`${server.url}/api/v1/executions/start`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ capability: "executions.demonstrate", input: { steps: 0, delay_ms: 0, events } }) });
-    const { execution } = (await started.json()) as { execution: { id: string } };
+    if (pause !== null) {
+      const cancelled = await fetch(`${server.url}/api/v1/executions/cancel`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ id: pause }) });
+      if (cancelled.status !== 200) throw new Error(`executions.cancel answered ${cancelled.status}`);
+    }
+    const execution = { id: floodId ?? (await demonstrate(server.url, flood)) };
     const until = Date.now() + DEADLINE_MS;
     for (;;) {
       const snapshot = (await (await fetch(`${server.url}/api/v1/executions/get?id=${execution.id}`)).json()) as { state: string; duration_ms: number | null };
@@ -114,19 +144,22 @@ export async function benchWatchers(): Promise<BenchResult> {
   const rows: BenchResult["rows"] = [];
   // The same flood again with watchers that connected as a reconnect does (`?after=`): they once
   // kept a store subscription each for their whole life.
-  for (const [events, query] of [[EVENTS, ""], [EVENTS * 4, ""], [EVENTS * 4, "?after=1"]] as const) {
+  // And with each watcher following something of its own besides the flood: as many different
+  // targets as watchers, which once cost the producer a step per target.
+  for (const [events, query] of [[EVENTS, ""], [EVENTS * 4, ""], [EVENTS * 4, "?after=1"], [EVENTS * 4, "distinct"]] as const) {
     const none: number[] = [];
     const many: number[] = [];
     let seen = { frames: 0, lagged: 0 };
     for (let i = 0; i < 3; i++) {
-      none.push((await floodWith(0, events)).ms);
-      const watched = await floodWith(WATCHERS, events, query);
+      const distinct = query === "distinct";
+      none.push((await floodWith(0, events, "", distinct)).ms);
+      const watched = await floodWith(WATCHERS, events, distinct ? "" : query, distinct);
       many.push(watched.ms);
       seen = watched;
     }
     const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
     rows.push({
-      pipeline: `one execution emitting ${events.toLocaleString("en-US")} events, engine time (default flags, memory store; each server warmed by a ${WARM_EVENTS.toLocaleString("en-US")}-event flood with one watcher)${query ? `, watchers on /events${query}` : ""}`,
+      pipeline: `one execution emitting ${events.toLocaleString("en-US")} events, engine time (default flags, memory store; each server warmed by a ${WARM_EVENTS.toLocaleString("en-US")}-event flood with one watcher)${query === "distinct" ? ", each watcher on /events?execution=<the flood>&execution=<one of its own>: 250 different targets" : query ? `, watchers on /events${query}` : ""}`,
       "no watcher ms": median(none),
       [`${WATCHERS} watchers ms`]: median(many),
       "ratio (goal ≤ 2)": median(many) / median(none),
@@ -137,5 +170,5 @@ export async function benchWatchers(): Promise<BenchResult> {
   return { name: "watchers", rows };
 }
 
-if (process.argv[2] === "--watchers") await runWatchers(process.argv[3]!, Number(process.argv[4]));
+if (process.argv[2] === "--watchers") await runWatchers(process.argv[3]!, Number(process.argv[4]), process.argv[5] ? process.argv[5].split(",") : []);
 else if (import.meta.main) console.log(JSON.stringify(await benchWatchers(), null, 2));

@@ -890,6 +890,58 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
     );
   }, 30_000);
 
+  test.each(["memory", "sqlite"] as const)("following different sets of executions, random floods and stalls: each gets only what it follows, per execution in order and once, every gap announced, dropped counts that add up (%s store)", async (kind) => {
+    await fc.assert(
+      fc.asyncProperty(
+        opsOf({ executions: 3, sockets: 4, most: 200 }),
+        async (ops) => {
+          const { live, create, progress, hub, store } = withTopics({ subscriber_queue_bytes: queueBytesFor(24) }, kind);
+          const ids = [create(1), create(2), create(3)];
+          await store.durable();
+          const before = new Map(ids.map((id) => [id, store.get(id)!.last_sequence]));
+          // Two different targets sharing an execution, one execution alone off any topic, and everything.
+          const targets = [[ids[0]!, ids[1]!], [ids[1]!, ids[2]!], [ids[0]!], ids];
+          const sockets = [new FakeSocket(hub), new FakeSocket(hub), new FakeSocket(), new FakeSocket(hub)];
+          sockets.forEach((socket, i) => live.open(socket, { executions: i === 3 ? "all" : targets[i]! }));
+          await play(ops, { live, store, sockets, append: (op) => progress(ids[op.which ?? 0]!, op.n) });
+          sockets.forEach((s, i) => {
+            const follows = new Set(targets[i]!);
+            // Following named executions without a cursor replays their history first; following all does not.
+            const from = new Map(ids.map((id) => [id, i === 3 ? before.get(id)! : 0]));
+            const got = new Map(from);
+            const announced = new Set<string>();
+            let dropped = 0;
+            let received = 0;
+            for (const frame of s.frames) {
+              if (frame.type === "stream.lagged") {
+                for (const [id, sequence] of Object.entries(frame.last_sequence)) {
+                  expect(follows.has(id)).toBe(true);
+                  expect(sequence).toBe(got.get(id) === from.get(id) ? 0 : got.get(id));
+                  announced.add(id);
+                }
+                expect(frame.dropped).toBeGreaterThan(0);
+                dropped += frame.dropped;
+              }
+              if (typeof frame.sequence !== "number") continue;
+              const id = frame.execution_id as string;
+              // Nothing of what it does not follow.
+              expect(follows.has(id)).toBe(true);
+              received++;
+              if (announced.delete(id)) expect(frame.sequence).toBeGreaterThan(got.get(id)!);
+              else expect(frame.sequence).toBe(got.get(id)! + 1);
+              got.set(id, frame.sequence);
+            }
+            const stored = [...follows].reduce((sum, id) => sum + store.get(id)!.last_sequence - from.get(id)!, 0);
+            expect(received + dropped).toBe(stored);
+            for (const id of follows) if (got.get(id) !== store.get(id)!.last_sequence) expect(announced.has(id)).toBe(true);
+          });
+          store.close();
+        },
+      ),
+      { numRuns: 60 },
+    );
+  }, 30_000);
+
   test.each(["memory", "sqlite"] as const)("connections opened mid-flood with a cursor get their history a page at a time, then live: in order, once, every gap announced (%s store)", async (kind) => {
     await fc.assert(
       fc.asyncProperty(

@@ -97,6 +97,8 @@ export class LiveClient {
   topicFrom: Map<string, number> | null = null;
   /** The heartbeat epoch of the last frame written (see LiveChannel's tick). */
   seen = 0;
+  /** The heartbeat epoch of the oldest ping not answered yet; null when every ping was. */
+  unanswered: number | null = null;
 
   constructor(readonly socket: LiveSocket, readonly group: LiveGroup) {}
 

@@ -34,6 +34,7 @@ function bunSocket(raw: ServerWebSocket<unknown>): LiveSocket {
     },
     bufferedAmount: () => raw.getBufferedAmount(),
     ping: () => void raw.ping(),
+    answersPings: true,
     cork: (fn) => void raw.cork(fn),
     subscribe: (topic) => raw.subscribe(topic),
     unsubscribe: (topic) => raw.unsubscribe(topic),
@@ -66,6 +67,10 @@ export function serveWithBun(app: Hono<AppEnv>, live: LiveChannel, options: BunL
     drain(ws: ServerWebSocket<unknown>) {
       const socket = sockets.get(ws);
       if (socket) live.drain(socket);
+    },
+    pong(ws: ServerWebSocket<unknown>) {
+      const socket = sockets.get(ws);
+      if (socket) live.pong(socket);
     },
     backpressureLimit: BACKPRESSURE_LIMIT,
     closeOnBackpressureLimit: false,

@@ -39,6 +39,7 @@ function nodeSocket(raw: WebSocket, onDrain: () => void): LiveSocket {
     ping: () => {
       if (raw.readyState === raw.OPEN) raw.ping();
     },
+    answersPings: true,
     cork(fn) {
       // net.Socket cork/uncork turns the frames written in between into one writev.
       const socket = (raw as WithSocket)._socket;
@@ -66,6 +67,7 @@ export function serveWithNode(app: Hono<AppEnv>, live: LiveChannel, options: Lis
         const raw = ws.raw as WebSocket;
         const socket: LiveSocket = nodeSocket(raw, () => live.drain(socket));
         sockets.set(raw, socket);
+        raw.on("pong", () => live.pong(socket));
         live.open(socket, target);
       },
       onClose(_event, ws) {

@@ -59,6 +59,10 @@ const REPLAY_BYTES = 1024 * 1024;
 // The heartbeat tick is a quarter of heartbeat_ms: a connection quiet for 5 ticks (more than
 // heartbeat_ms, at most 1.25 × it) gets a heartbeat. One timer serves every connection.
 const TICKS_PER_HEARTBEAT = 4;
+// A quiet connection whose ping stays unanswered this many ticks (two heartbeats) is closed: its
+// peer is gone without a word (a half-open TCP connection) or does not speak WebSocket, and it
+// held a connection slot for nothing (the runtime's own idle timeout comes minutes later).
+const UNANSWERED_TICKS = 2 * TICKS_PER_HEARTBEAT;
 
 /**
  * The live channel (docs/protocol.md), runtime-agnostic. Connections that follow the same thing
@@ -325,6 +329,12 @@ export class LiveChannel {
     if (!client.closed && !client.blocked && client.hasFrames) this.markDirty(client);
   }
 
+  /** The adapter's pong signal: the connection's peer is there. */
+  pong(socket: LiveSocket): void {
+    const client = this.clients.get(socket);
+    if (client) client.unanswered = null;
+  }
+
   /** The socket closed: forget it and its subscription. */
   close(socket: LiveSocket): void {
     const client = this.clients.get(socket);
@@ -582,8 +592,13 @@ export class LiveChannel {
       }
       const seen = client.fast ? Math.max(client.seen, client.group.seen) : client.seen;
       if (this.epoch - seen <= TICKS_PER_HEARTBEAT || client.hasFrames) continue;
+      if (client.socket.answersPings && client.unanswered !== null && this.epoch - client.unanswered >= UNANSWERED_TICKS) {
+        this.forget(client, true, 1001, "no answer to ping");
+        continue;
+      }
       frame ??= JSON.stringify({ type: "stream.heartbeat", timestamp: new Date(this.clock.now()).toISOString() });
       client.seen = this.epoch;
+      client.unanswered ??= this.epoch;
       try {
         client.socket.ping();
       } catch {

@@ -13,6 +13,11 @@ export interface LiveSocket {
   send(text: string): SendResult;
   bufferedAmount(): number;
   ping(): void;
+  /**
+   * True when the adapter tells the channel of every pong (LiveChannel.pong): a quiet connection
+   * that leaves its pings unanswered is then closed (docs/protocol.md, "Heartbeats").
+   */
+  answersPings?: boolean;
   /** Batches the sends made inside `fn` into as few writes as possible. */
   cork?(fn: () => void): void;
   /** Joins / leaves a topic of the runtime's native fan-out (see LiveTopics); only with it. */

@@ -53,6 +53,21 @@ export function limitsContract(name: string, start: StartFn, sink: any[]): void 
       expect(raw.pings).toBeGreaterThan(0);
       raw.close();
     });
+
+    test("a quiet connection whose peer answers pings stays open; one that never answers is closed after two heartbeats", async () => {
+      const answering = await openLive(server.url, "", { onFrame: (f) => sink.push(f) });
+      const silent = await rawUpgrade(server.url, "/events");
+      expect(silent.status).toBe(101);
+      // 50 ms heartbeats: closed once a ping stayed unanswered for two of them.
+      const closed = await silent.closing;
+      expect(closed).toEqual({ code: 1001, reason: "no answer to ping" });
+      silent.close();
+      // The client that answers (a WebSocket client does) is still there, and still gets heartbeats.
+      const at = answering.frames.length;
+      await answering.waitFor((f) => f.type === "stream.heartbeat" && answering.frames.indexOf(f) >= at);
+      await answering.waitFor((f) => f.type === "stream.heartbeat" && answering.frames.indexOf(f) >= at + 3);
+      await answering.close();
+    });
   });
 
   describe(`${name}: a healthy reader under a burst`, () => {

@@ -14,6 +14,8 @@ export interface RawUpgrade {
   pings: number;
   /** Resolves once a ping has arrived. */
   waitPing(): Promise<void>;
+  /** Resolves with the server's close frame (this client never answers a ping, nor a close). */
+  closing: Promise<{ code: number; reason: string }>;
   /** Resolves when a frame matching `predicate` has arrived. */
   waitFor(predicate: (frame: string) => boolean): Promise<string>;
   close(): void;
@@ -45,6 +47,8 @@ export function rawUpgrade(baseUrl: string, path: string, headers: Record<string
     let upgraded: RawUpgrade | null = null;
     const waiters: Array<{ predicate: (f: string) => boolean; resolve: (f: string) => void }> = [];
     const pingWaiters: Array<() => void> = [];
+    let closed!: (frame: { code: number; reason: string }) => void;
+    const closing = new Promise<{ code: number; reason: string }>((r) => (closed = r));
     const onFrame = (text: string) => {
       upgraded!.frames.push(text);
       for (const w of [...waiters]) if (w.predicate(text)) {
@@ -73,6 +77,7 @@ export function rawUpgrade(baseUrl: string, path: string, headers: Record<string
           frames: [],
           socket,
           pings: 0,
+          closing,
           waitPing: () => (upgraded!.pings > 0 ? Promise.resolve() : new Promise<void>((r) => pingWaiters.push(r))),
           waitFor: (predicate) => {
             const found = upgraded!.frames.find(predicate);
@@ -113,6 +118,7 @@ export function rawUpgrade(baseUrl: string, path: string, headers: Record<string
         const payload = buffer.subarray(offset, offset + length);
         buffer = buffer.subarray(offset + length);
         if (opcode === 1) onFrame(payload.toString("utf8"));
+        if (opcode === 8) closed({ code: payload.length >= 2 ? payload.readUInt16BE(0) : 1005, reason: payload.subarray(2).toString("utf8") });
         if (opcode === 9) {
           upgraded.pings++;
           for (const resolvePing of pingWaiters.splice(0)) resolvePing();

@@ -59,10 +59,11 @@ const REPLAY_BYTES = 1024 * 1024;
 // The heartbeat tick is a quarter of heartbeat_ms: a connection quiet for 5 ticks (more than
 // heartbeat_ms, at most 1.25 × it) gets a heartbeat. One timer serves every connection.
 const TICKS_PER_HEARTBEAT = 4;
-// A quiet connection whose ping stays unanswered this many ticks (two heartbeats) is closed: its
+// A connection whose ping stays unanswered this many ticks (a heartbeat and a tick) is closed: its
 // peer is gone without a word (a half-open TCP connection) or does not speak WebSocket, and it
-// held a connection slot for nothing (the runtime's own idle timeout comes minutes later).
-const UNANSWERED_TICKS = 2 * TICKS_PER_HEARTBEAT;
+// held a connection slot for nothing (the runtime's own idle timeout comes minutes later). A
+// WebSocket client answers at once, and a ping waits behind at most the frames its socket holds.
+const UNANSWERED_TICKS = TICKS_PER_HEARTBEAT + 1;
 
 /**
  * The live channel (docs/protocol.md), runtime-agnostic. Connections that follow the same thing
@@ -590,12 +591,12 @@ export class LiveChannel {
         if (client.socket.bufferedAmount() === 0) this.drain(client.socket);
         continue;
       }
-      const seen = client.fast ? Math.max(client.seen, client.group.seen) : client.seen;
-      if (this.epoch - seen <= TICKS_PER_HEARTBEAT || client.hasFrames) continue;
       if (client.socket.answersPings && client.unanswered !== null && this.epoch - client.unanswered >= UNANSWERED_TICKS) {
         this.forget(client, true, 1001, "no answer to ping");
         continue;
       }
+      const seen = client.fast ? Math.max(client.seen, client.group.seen) : client.seen;
+      if (this.epoch - seen <= TICKS_PER_HEARTBEAT || client.hasFrames) continue;
       frame ??= JSON.stringify({ type: "stream.heartbeat", timestamp: new Date(this.clock.now()).toISOString() });
       client.seen = this.epoch;
       client.unanswered ??= this.epoch;

@@ -84,6 +84,8 @@ export class LiveClient {
   /** What it kept of the log when it fell too far behind, and where its lag began. */
   view: LogView | null = null;
   lag: LagEpoch | null = null;
+  /** A member of named executions that lags: for each, the last sequence appended when its lag began. */
+  lagFrom: Map<string, number> | null = null;
   /**
    * Per execution, the last sequence handed to this client: what `stream.lagged` names as where
    * it resumes. An execution's last event removes it (nothing of it can be lost after that). The

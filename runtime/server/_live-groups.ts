@@ -42,6 +42,8 @@ export class LiveGroups {
   /** Groups following every execution, and for each named execution how many groups follow it. */
   private followingAll = 0;
   private readonly followers = new Map<string, number>();
+  /** For each execution a group names, the last sequence appended (what a lag of its members is counted from). */
+  private readonly lastAppended = new Map<string, number>();
   /** The lowest position a member still reads from the log (stale-low between looks, never above). */
   private lowest = 0;
 
@@ -101,6 +103,7 @@ export class LiveGroups {
     const length = estimatedFrameBytes(event);
     if (log.bytesFrom(this.lowest) + length > this.bound) this.lagBeyond(length);
     log.append(event, frame, length);
+    if (this.followers.has(event.execution_id)) this.lastAppended.set(event.execution_id, event.sequence);
     if (log.end % TRIM_EVERY === 0) this.trim();
   }
 
@@ -119,6 +122,8 @@ export class LiveGroups {
         group.lagging.add(client);
         client.view = log.view(client.cursor);
         client.lag = log.startLag();
+        // A member of named executions counts what it loses from what was appended of each so far.
+        if (group.ids !== null) client.lagFrom = new Map([...group.ids].map((id) => [id, this.lastAppended.get(id) ?? 0]));
       }
     }
     this.trim();
@@ -149,14 +154,23 @@ export class LiveGroups {
   resume(client: LiveClient): { dropped: number; lastSequence: Record<string, number> } {
     const group = client.group;
     let { dropped, lost } = group.log.endLag(client.lag!);
-    if (group.ids !== null) {
-      // The log holds what other groups follow too: what it lost is what it follows. An
-      // execution's events are appended in order, each once, so a span is its count.
+    if (client.lagFrom !== null) {
+      // The log holds what other groups follow too, and an epoch merged into an older one (see
+      // LiveLog.startLag) names firsts from before this member's lag: what a member of named
+      // executions lost is, for each, what was appended after its lag began (an execution's events
+      // are appended in order, each once).
+      lost = new Map();
       dropped = 0;
-      for (const [id, { first, last }] of lost) {
-        if (group.follows(id)) dropped += last - first + 1;
-        else lost.delete(id);
+      for (const [id, appended] of client.lagFrom) {
+        // What it has of it: what was appended before its lag (its view held it), or what its
+        // history or its cursor gave it of an execution nothing was appended of yet.
+        const from = Math.max(appended, client.gotOf(id));
+        const last = this.lastAppended.get(id) ?? from;
+        if (last <= from) continue;
+        lost.set(id, { first: from + 1, last });
+        dropped += last - from;
       }
+      client.lagFrom = null;
     }
     const lastSequence: Record<string, number> = {};
     for (const [id, { first, last }] of lost) {
@@ -282,6 +296,7 @@ export class LiveGroups {
     if (client.fast) this.leave(client, false);
     group.behind.delete(client);
     if (client.lag !== null) group.log.releaseLag(client.lag);
+    client.lagFrom = null;
     group.lagging.delete(client);
     client.view = null;
     client.lag = null;
@@ -291,8 +306,11 @@ export class LiveGroups {
       else {
         for (const id of group.ids) {
           const left = this.followers.get(id)! - 1;
-          if (left === 0) this.followers.delete(id);
-          else this.followers.set(id, left);
+          if (left > 0) this.followers.set(id, left);
+          else {
+            this.followers.delete(id);
+            this.lastAppended.delete(id);
+          }
         }
       }
       if (this.groups.size === 0) {

@@ -25,6 +25,8 @@ export interface ReplayPlan {
    * sent (the client says it has them). Null when there is none.
    */
   skip: Map<string, number> | null;
+  /** Executions whose cursor is their last stored sequence: nothing is owed, and the cursor is what the connection has of them. */
+  level: string[];
   /** Per execution looked at, what the connection has of it once its history is sent: the later of its cursor and the last sequence read. */
   read: Map<string, number>;
 }
@@ -47,7 +49,7 @@ const LIST_PAGE = 100;
  * time (`step`), one per turn of the writer, so that no open holds the server for long.
  */
 export class ReplayPlanner {
-  readonly plan: ReplayPlan = { ranges: [], replayed: 0, truncated: false, skip: null, read: new Map() };
+  readonly plan: ReplayPlan = { ranges: [], replayed: 0, truncated: false, skip: null, level: [], read: new Map() };
   /** The connection's cursor (0 without one). */
   readonly after: number;
   /** The list's next page (all executions); undefined for the first, null once done. */
@@ -81,7 +83,10 @@ export class ReplayPlanner {
       if (ongoing) (plan.skip ??= new Map()).set(id, after);
       return;
     }
-    if (last === after) return;
+    if (last === after) {
+      if (after > 0) plan.level.push(id);
+      return;
+    }
     const page = this.store.events(id, after, 1);
     if (page === null) return;
     // History already dropped is said once, by `truncated` in stream.ready.

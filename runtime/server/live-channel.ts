@@ -302,6 +302,7 @@ export class LiveChannel {
     if (after > 0) {
       for (const range of plan.ranges) client.handed(range.id, range.cursor);
       for (const id of plan.skip?.keys() ?? []) client.handed(id, after);
+      for (const id of plan.level) client.handed(id, after);
     }
     // Reading a store that commits on its own turns (sqlite) writes what was pending first, which
     // reaches the log while the history is read: what the history holds of it is not sent twice.

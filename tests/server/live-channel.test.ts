@@ -890,6 +890,56 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
     );
   }, 30_000);
 
+  test("a cursor at an execution's last stored sequence, then a lag: the notice names the cursor as what it got", async () => {
+    const { live, create, progress, store } = setup({ subscriber_queue_bytes: queueBytesFor(24) });
+    const quiet = create(1);
+    const flood = create(2);
+    progress(quiet, 1);
+    const cursor = store.get(quiet)!.last_sequence;
+    const socket = new FakeSocket();
+    live.open(socket, { executions: [quiet, flood], after: cursor });
+    await untilWritten(live);
+    socket.mode = "backpressure";
+    progress(flood, 100);
+    progress(quiet, 3);
+    await untilWritten(live);
+    socket.mode = "ok";
+    live.drain(socket);
+    await untilWritten(live);
+    const notice = socket.frames.find((f) => f.type === "stream.lagged");
+    expect(notice.last_sequence[quiet]).toBe(cursor);
+    store.close();
+  });
+
+  test("more lags held at once than the log keeps epochs for: each member of named executions is told exactly what it lost", async () => {
+    const { live, create, progress, hub, store } = withTopics({ subscriber_queue_bytes: queueBytesFor(24) });
+    const flood = create(1);
+    const other = create(2);
+    // 40 members, each stalling at its own moment of the flood and staying stalled: 40 lags held, past the 32 epochs kept.
+    const sockets = Array.from({ length: 40 }, () => new FakeSocket(hub));
+    for (const socket of sockets) live.open(socket, { executions: [flood, other] });
+    await untilWritten(live);
+    for (const socket of sockets) {
+      socket.mode = "backpressure";
+      socket.buffered = 1 << 30;
+      progress(flood, 30);
+      progress(other, 3);
+      await untilWritten(live);
+    }
+    for (const socket of sockets) {
+      socket.mode = "ok";
+      socket.buffered = 0;
+      live.drain(socket);
+    }
+    await untilWritten(live);
+    const stored = store.get(flood)!.last_sequence + store.get(other)!.last_sequence;
+    for (const socket of sockets) {
+      const dropped = socket.frames.filter((f) => f.type === "stream.lagged").reduce((sum, f) => sum + f.dropped, 0);
+      expect(socket.events().length + dropped).toBe(stored);
+    }
+    store.close();
+  });
+
   test.each(["memory", "sqlite"] as const)("following different sets of executions, random floods and stalls: each gets only what it follows, per execution in order and once, every gap announced, dropped counts that add up (%s store)", async (kind) => {
     await fc.assert(
       fc.asyncProperty(

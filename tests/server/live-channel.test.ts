@@ -372,6 +372,40 @@ type Op =
   | { op: "turn" };
 
 /** Random interleavings: appends of up to `most` events to one of `executions`, pressure and drains on one of `sockets`, turns of the loop. */
+/**
+ * Checks what one connection was sent against the store: of each execution it follows, the events
+ * after `from` (what it had when it opened) in order and once, every gap announced by a notice
+ * naming only what it follows and the last sequence it got (0: none since it opened), and what it
+ * never got exactly what the notices counted.
+ */
+function expectFollowed(socket: FakeSocket, follows: ReadonlySet<string>, from: ReadonlyMap<string, number>, store: { get(id: string): { last_sequence: number } | null }): void {
+  const got = new Map(from);
+  const announced = new Set<string>();
+  let dropped = 0;
+  let received = 0;
+  for (const frame of socket.frames) {
+    if (frame.type === "stream.lagged") {
+      for (const [id, sequence] of Object.entries(frame.last_sequence)) {
+        expect(follows.has(id)).toBe(true);
+        expect(sequence).toBe(got.get(id) === from.get(id) ? 0 : got.get(id));
+        announced.add(id);
+      }
+      expect(frame.dropped).toBeGreaterThan(0);
+      dropped += frame.dropped;
+    }
+    if (typeof frame.sequence !== "number") continue;
+    const id = frame.execution_id as string;
+    expect(follows.has(id)).toBe(true);
+    received++;
+    if (announced.delete(id)) expect(frame.sequence).toBeGreaterThan(got.get(id)!);
+    else expect(frame.sequence).toBe(got.get(id)! + 1);
+    got.set(id, frame.sequence);
+  }
+  const stored = [...follows].reduce((sum, id) => sum + store.get(id)!.last_sequence - from.get(id)!, 0);
+  expect(received + dropped).toBe(stored);
+  for (const id of follows) if (got.get(id) !== store.get(id)!.last_sequence) expect(announced.has(id)).toBe(true);
+}
+
 function opsOf(shape: { executions: number; sockets: number; most: number }): fc.Arbitrary<Op[]> {
   return fc.array(
     fc.oneof(
@@ -856,33 +890,8 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
           const sockets = [new FakeSocket(hub), new FakeSocket(hub), new FakeSocket()];
           for (const s of sockets) live.open(s, { executions: "all" });
           await play(ops, { live, store, sockets, append: (op) => progress(ids[op.which ?? 0]!, op.n) });
-          for (const s of sockets) {
-            // What each execution had stored before the client opened is not sent (no cursor, no replay).
-            const got = new Map(before);
-            const announced = new Set<string>();
-            let dropped = 0;
-            let received = 0;
-            for (const frame of s.frames) {
-              if (frame.type === "stream.lagged") {
-                for (const [id, sequence] of Object.entries(frame.last_sequence)) {
-                  // Names the last sequence this client got of it (0: none since it opened).
-                  expect(sequence).toBe(got.get(id) === before.get(id) ? 0 : got.get(id));
-                  announced.add(id);
-                }
-                dropped += frame.dropped;
-              }
-              if (typeof frame.sequence !== "number") continue;
-              const id = frame.execution_id as string;
-              received++;
-              if (announced.delete(id)) expect(frame.sequence).toBeGreaterThan(got.get(id)!);
-              else expect(frame.sequence).toBe(got.get(id)! + 1);
-              got.set(id, frame.sequence);
-            }
-            // What it never got is exactly what the notices counted, and every unfinished gap was announced.
-            const stored = ids.reduce((sum, id) => sum + store.get(id)!.last_sequence - before.get(id)!, 0);
-            expect(received + dropped).toBe(stored);
-            for (const id of ids) if (got.get(id) !== store.get(id)!.last_sequence) expect(announced.has(id)).toBe(true);
-          }
+          // What each execution had stored before the client opened is not sent (no cursor, no replay).
+          for (const s of sockets) expectFollowed(s, new Set(ids), before, store);
           store.close();
         },
       ),
@@ -954,37 +963,8 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
           const sockets = [new FakeSocket(hub), new FakeSocket(hub), new FakeSocket(), new FakeSocket(hub)];
           sockets.forEach((socket, i) => live.open(socket, { executions: i === 3 ? "all" : targets[i]! }));
           await play(ops, { live, store, sockets, append: (op) => progress(ids[op.which ?? 0]!, op.n) });
-          sockets.forEach((s, i) => {
-            const follows = new Set(targets[i]!);
-            // Following named executions without a cursor replays their history first; following all does not.
-            const from = new Map(ids.map((id) => [id, i === 3 ? before.get(id)! : 0]));
-            const got = new Map(from);
-            const announced = new Set<string>();
-            let dropped = 0;
-            let received = 0;
-            for (const frame of s.frames) {
-              if (frame.type === "stream.lagged") {
-                for (const [id, sequence] of Object.entries(frame.last_sequence)) {
-                  expect(follows.has(id)).toBe(true);
-                  expect(sequence).toBe(got.get(id) === from.get(id) ? 0 : got.get(id));
-                  announced.add(id);
-                }
-                expect(frame.dropped).toBeGreaterThan(0);
-                dropped += frame.dropped;
-              }
-              if (typeof frame.sequence !== "number") continue;
-              const id = frame.execution_id as string;
-              // Nothing of what it does not follow.
-              expect(follows.has(id)).toBe(true);
-              received++;
-              if (announced.delete(id)) expect(frame.sequence).toBeGreaterThan(got.get(id)!);
-              else expect(frame.sequence).toBe(got.get(id)! + 1);
-              got.set(id, frame.sequence);
-            }
-            const stored = [...follows].reduce((sum, id) => sum + store.get(id)!.last_sequence - from.get(id)!, 0);
-            expect(received + dropped).toBe(stored);
-            for (const id of follows) if (got.get(id) !== store.get(id)!.last_sequence) expect(announced.has(id)).toBe(true);
-          });
+          // Following named executions without a cursor replays their history first; following all does not.
+          sockets.forEach((s, i) => expectFollowed(s, new Set(targets[i]!), new Map(ids.map((id) => [id, i === 3 ? before.get(id)! : 0])), store));
           store.close();
         },
       ),

@@ -140,7 +140,7 @@ export class LiveGroups {
     this.log.trim(lowest);
   }
 
-  /** A new connection takes its place in its group's log: `position`, what its history ends before. */
+  /** A new connection takes its place in the channel's log: `position`, what its history ends before. */
   enter(client: LiveClient, position: number): void {
     client.cursor = position;
     client.group.behind.add(client);

@@ -23,7 +23,7 @@ export function signedSequence(event: ExecutionEvent): number {
 /** Makes an event's frame: called once per entry, by the first member it is written to. */
 export type FrameMaker = (event: ExecutionEvent) => string;
 
-/** A run of consecutive entries of a group's log: entry i is at position `start + i`. */
+/** A run of consecutive entries of the channel's log: entry i is at position `start + i`. */
 export class LogChunk {
   /**
    * Each entry's frame, made when it is first written to a member (see frame): storing an event

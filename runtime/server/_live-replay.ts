@@ -13,7 +13,7 @@ export interface ReplayRange {
   readonly through: number;
 }
 
-/** What a new connection is owed before its group's log: the history it asked for, and the cursors past it. */
+/** What a new connection is owed before the channel's log: the history it asked for, and the cursors past it. */
 export interface ReplayPlan {
   ranges: ReplayRange[];
   /** Events the ranges hold now (what `stream.ready` says was replayed). */
@@ -43,7 +43,7 @@ const LIST_PAGE = 100;
  * The history a connection to `target` is owed (docs/protocol.md, "No gap, no repeat"): named
  * executions from `after` (0 when absent); all executions only with `after`, from it, each held
  * one. Everything up to each execution's last stored sequence when it is looked at is history;
- * the group's log, which the connection reads from the moment it opens, brings everything after
+ * the channel's log, which the connection reads from the moment it opens, brings everything after
  * (and what it brings twice, stored while the history was looked at, is left out: see `read`).
  * Looking at every execution held takes a while with many held: it is done a list page at a
  * time (`step`), one per turn of the writer, so that no open holds the server for long.

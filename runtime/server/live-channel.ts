@@ -66,12 +66,13 @@ const TICKS_PER_HEARTBEAT = 4;
 const UNANSWERED_TICKS = TICKS_PER_HEARTBEAT + 1;
 
 /**
- * The live channel (docs/protocol.md), runtime-agnostic. Connections that follow the same thing
- * share a group: one store subscription and one log of frames (_live-groups.ts), each connection a
- * place in it. A connection gets `stream.ready`, then its history a page at a time
- * (_live-replay.ts), then the log from its place; one more than subscriber_queue_bytes behind loses
- * events alone and is told `stream.lagged`. The store's listener does O(1) work per group; the
- * writer sends on turns of its own, and takes a bounded share of a main thread a flood holds.
+ * The live channel (docs/protocol.md), runtime-agnostic. Every connection reads one log of frames
+ * fed by one store subscription (_live-groups.ts), each a place in it taking what it follows;
+ * connections that follow the same thing form a group, which may share a topic. A connection gets
+ * `stream.ready`, then its history a page at a time (_live-replay.ts), then the log from its place;
+ * one more than subscriber_queue_bytes behind loses events alone and is told `stream.lagged`. The
+ * store's listener does O(1) work per event; the writer sends on turns of its own, and takes a
+ * bounded share of a main thread a flood holds.
  */
 export class LiveChannel {
   private readonly clients = new Map<LiveSocket, LiveClient>();
@@ -217,8 +218,8 @@ export class LiveChannel {
     this.limits = options.limits;
     this.clock = options.clock ?? systemLiveClock;
     this.monotonic = this.clock.monotonic?.bind(this.clock) ?? (() => performance.now());
-    // A group's subscription is live: it takes what is handed out from now on, and each member
-    // is sent its own history before it reads from the log (see open and flush).
+    // The channel's subscription is live: it takes what is handed out from now on, and each
+    // connection is sent its own history before it reads from the log (see open and flush).
     this.groups = new LiveGroups(
       () => this.store.subscribe({ executions: "all", live: true }, (event, json) => this.deliver(event, json)),
       this.limits.subscriber_queue_bytes,
@@ -251,7 +252,7 @@ export class LiveChannel {
 
   /**
    * Starts delivery on an upgraded socket: `stream.ready`, the history it asked for, then live
-   * events. It takes its place in its group's log at once; its history (everything stored up to
+   * events. It takes its place in the channel's log at once; its history (everything stored up to
    * that place, see _live-replay.ts) is read a page at a time as its socket takes it, so a
    * connection asking for a lot of history costs neither a long stall nor its whole history in memory.
    */

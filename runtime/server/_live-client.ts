@@ -81,7 +81,7 @@ export class LiveClient {
   cursor = 0;
   /** On the group's topic. */
   fast = false;
-  /** What it kept of the log when it fell too far behind, and where its lag began. */
+  /** What it kept of the log when it fell too far behind, and (following everything) the lag epoch it holds. */
   view: LogView | null = null;
   lag: LagEpoch | null = null;
   /** A member of named executions that lags: for each, the last sequence appended when its lag began. */

@@ -121,9 +121,10 @@ export class LiveGroups {
         group.behind.delete(client);
         group.lagging.add(client);
         client.view = log.view(client.cursor);
-        client.lag = log.startLag();
-        // A member of named executions counts what it loses from what was appended of each so far.
-        if (group.ids !== null) client.lagFrom = new Map([...group.ids].map((id) => [id, this.lastAppended.get(id) ?? 0]));
+        // What it loses is counted by the log's lag epochs when it follows everything; following
+        // named executions, from what was appended of each so far (exact however many lag at once).
+        if (group.ids === null) client.lag = log.startLag();
+        else client.lagFrom = new Map([...group.ids].map((id) => [id, this.lastAppended.get(id) ?? 0]));
       }
     }
     this.trim();
@@ -153,12 +154,13 @@ export class LiveGroups {
    */
   resume(client: LiveClient): { dropped: number; lastSequence: Record<string, number> } {
     const group = client.group;
-    let { dropped, lost } = group.log.endLag(client.lag!);
-    if (client.lagFrom !== null) {
-      // The log holds what other groups follow too, and an epoch merged into an older one (see
-      // LiveLog.startLag) names firsts from before this member's lag: what a member of named
-      // executions lost is, for each, what was appended after its lag began (an execution's events
-      // are appended in order, each once).
+    let dropped: number;
+    let lost: Map<string, { first: number; last: number }>;
+    if (client.lagFrom === null) ({ dropped, lost } = group.log.endLag(client.lag!));
+    else {
+      // The log holds what other groups follow too (and an epoch merged into an older one, see
+      // LiveLog.startLag, names firsts from before a lag): what a member of named executions lost
+      // is, for each, what was appended after its lag began (its events are appended in order, each once).
       lost = new Map();
       dropped = 0;
       for (const [id, appended] of client.lagFrom) {

@@ -18,6 +18,7 @@ export interface Limits {
   input_bytes: number;
   frame_bytes: number;
   subscriber_queue_bytes: number;
+  lagging_kept_bytes: number;
   live_connections: number;
   heartbeat_ms: number;
   report_silence_ms: number;
@@ -67,6 +68,8 @@ export const LIMIT_SPECS: Record<keyof Limits, LimitSpec> = {
   frame_bytes: { default: 256 * 1024, min: 1024, max: 64 * MIB, doc: "bytes of one live-channel frame" },
   // Sized for a loopback client reading as fast as it can through a 200k-event burst (bench/RESULTS.md).
   subscriber_queue_bytes: { default: 64 * MIB, min: 256, max: 4096 * MIB, doc: "bytes of frames queued for one live-channel client that reads slower than events come" },
+  // What clients that fell past subscriber_queue_bytes keep, all together: stalled clients cost at most this.
+  lagging_kept_bytes: { default: 128 * MIB, min: 0, max: 4096 * MIB, doc: "bytes of frames kept, all together, for live-channel clients that fell more than subscriber_queue_bytes behind (the oldest stretch goes first)" },
   live_connections: { default: 256, min: 1, max: 100_000, doc: "live-channel connections" },
   heartbeat_ms: { default: 20_000, min: 10, max: 3_600_000, doc: "quiet time before a heartbeat" },
   report_silence_ms: { default: 30_000, min: 10, max: 3_600_000, doc: "silence before a reported run fails unavailable" },

@@ -20,6 +20,7 @@ export function protocolDocument(limits: Limits) {
       heartbeat_ms: limits.heartbeat_ms,
       frame_bytes: limits.frame_bytes,
       subscriber_queue_bytes: limits.subscriber_queue_bytes,
+      lagging_kept_bytes: limits.lagging_kept_bytes,
     },
     deadlines: {
       deadline_ms: "The start request's deadline, counted from admission: queue time included, so it bounds the caller's wait.",

@@ -86,6 +86,14 @@ export class LiveClient {
   lag: LagEpoch | null = null;
   /** A member of named executions that lags: for each, the last sequence appended when its lag began. */
   lagFrom: Map<string, number> | null = null;
+  /** Bytes its view counts for in what lagging members keep, all together (see LiveGroups.keep). */
+  keptBytes = 0;
+  /**
+   * A member of every execution whose view was given up before it was written (see
+   * LiveGroups.giveUp): how many events of it were lost, and for each execution the first and
+   * last sequence lost. Its notice adds them to what its lag epoch counts.
+   */
+  lostBefore: { dropped: number; spans: Map<string, { first: number; last: number }> } | null = null;
   /**
    * Per execution, the last sequence handed to this client: what `stream.lagged` names as where
    * it resumes. An execution's last event removes it (nothing of it can be lost after that). The

@@ -1,6 +1,6 @@
 import type { ExecutionEvent } from "../execution/protocol.ts";
 import { LiveClient, LiveGroup } from "./_live-client.ts";
-import { executionAt, frameAt, LiveLog, sequenceAt, type FrameMaker } from "./_live-log.ts";
+import { executionAt, frameAt, LiveLog, LogView, sequenceAt, type FrameMaker } from "./_live-log.ts";
 import { estimatedFrameBytes } from "./live-frame.ts";
 import type { Subscription } from "../store/store.ts";
 import type { LiveSocket, LiveTopics } from "./live-socket.ts";
@@ -28,8 +28,9 @@ const TRIM_EVERY = 1024;
  * however many different things they follow and however far behind they are; members are
  * written from the log on the channel's writer turns, each taking the entries of what its group
  * follows. A member more than subscriber_queue_bytes behind keeps what it had (a view of the
- * log's chunks, not a copy) and lags alone; a runtime's native fan-out (Bun topics) serves the
- * caught-up members of a group with one publish each.
+ * log's chunks, not a copy) and lags alone, and what all such members keep is bounded in its
+ * turn (lagging_kept_bytes): the stretch kept longest goes first. A runtime's native fan-out (Bun
+ * topics) serves the caught-up members of a group with one publish each.
  */
 export class LiveGroups {
   private readonly groups = new Map<string, LiveGroup>();
@@ -46,16 +47,21 @@ export class LiveGroups {
   private readonly lastAppended = new Map<string, number>();
   /** The lowest position a member still reads from the log (stale-low between looks, never above). */
   private lowest = 0;
+  /** Members that keep a view, the longest-kept first, and the bytes their views count for together. */
+  private readonly keeping = new Set<LiveClient>();
+  private keptBytes = 0;
 
   /**
    * @param subscribe the channel's live store subscription to every execution, made with the first
    *   group (its listener appends to the log, see append)
    * @param bound subscriber_queue_bytes: how far behind the log end a member may fall
+   * @param keptBound lagging_kept_bytes: what the members that fell further keep, all together
    * @param makeFrame makes an event's frame for the log
    */
   constructor(
     private readonly subscribe: () => Subscription,
     private readonly bound: number,
+    private readonly keptBound: number,
     makeFrame?: FrameMaker,
   ) {
     this.log = new LiveLog(makeFrame);
@@ -120,14 +126,72 @@ export class LiveGroups {
         if (log.bytesFrom(client.cursor) + incoming <= this.bound) continue;
         group.behind.delete(client);
         group.lagging.add(client);
+        const kept = log.bytesFrom(client.cursor);
         client.view = log.view(client.cursor);
         // What it loses is counted by the log's lag epochs when it follows everything; following
         // named executions, from what was appended of each so far (exact however many lag at once).
         if (group.ids === null) client.lag = log.startLag();
         else client.lagFrom = new Map([...group.ids].map((id) => [id, this.lastAppended.get(id) ?? 0]));
+        this.keep(client, kept);
       }
     }
     this.trim();
+  }
+
+  /**
+   * Counts a new view in what lagging members keep: past lagging_kept_bytes, views are given up,
+   * the longest-kept first (most likely a client that stopped reading long ago), this one last.
+   * A view counts for the bytes it held when made, until its member resumes or goes.
+   */
+  private keep(client: LiveClient, bytes: number): void {
+    client.keptBytes = bytes;
+    this.keeping.add(client);
+    this.keptBytes += bytes;
+    for (const oldest of this.keeping) {
+      if (this.keptBytes <= this.keptBound) break;
+      this.giveUp(oldest);
+    }
+  }
+
+  /** A member's view no longer counts (it resumed, went, or was given up). */
+  private unkeep(client: LiveClient): void {
+    if (!this.keeping.delete(client)) return;
+    this.keptBytes -= client.keptBytes;
+    client.keptBytes = 0;
+  }
+
+  /**
+   * Gives up what a lagging member kept and has not been written: it loses those events too, as
+   * if they had come after its lag began, and is told so in the same notice once it reads again.
+   * Its entries are passed as its writes would pass them (what it does not follow, what it has).
+   */
+  private giveUp(client: LiveClient): void {
+    const view = client.view!;
+    const ids = client.group.ids;
+    const spans = client.lostBefore?.spans ?? new Map<string, { first: number; last: number }>();
+    let dropped = client.lostBefore?.dropped ?? 0;
+    while (client.cursor < view.end) {
+      const chunk = view.chunkAt(client.cursor);
+      const stop = Math.min(view.end, chunk.start + chunk.size);
+      for (let i = client.cursor - chunk.start; client.cursor < stop; i++) {
+        const position = client.cursor++;
+        const id = chunk.ids[i]!;
+        if (ids !== null && !ids.has(id)) continue;
+        const sequence = chunk.sequences[i]!;
+        if ((client.skip !== null || client.overlap !== null) && client.has(position, id, sequence)) continue;
+        const at = Math.abs(sequence);
+        const span = spans.get(id);
+        if (span === undefined) spans.set(id, { first: at, last: at });
+        else span.last = at;
+        dropped++;
+      }
+    }
+    if (client.lagFrom !== null) {
+      // A member of named executions counts its loss from where it has each up to.
+      for (const [id, { first }] of spans) client.lagFrom.set(id, Math.min(client.lagFrom.get(id) ?? 0, first - 1));
+    } else if (spans.size > 0) client.lostBefore = { dropped, spans };
+    client.view = new LogView([], view.end);
+    this.unkeep(client);
   }
 
   /** Lets go of the log before the lowest position a member still reads. */
@@ -156,8 +220,18 @@ export class LiveGroups {
     const group = client.group;
     let dropped: number;
     let lost: Map<string, { first: number; last: number }>;
-    if (client.lagFrom === null) ({ dropped, lost } = group.log.endLag(client.lag!));
-    else {
+    if (client.lagFrom === null) {
+      ({ dropped, lost } = group.log.endLag(client.lag!));
+      // What it kept and was given up before it was written (see giveUp) came before all that.
+      if (client.lostBefore !== null) {
+        dropped += client.lostBefore.dropped;
+        for (const [id, span] of client.lostBefore.spans) {
+          const after = lost.get(id);
+          lost.set(id, after === undefined ? span : { first: span.first, last: after.last });
+        }
+        client.lostBefore = null;
+      }
+    } else {
       // The log holds what other groups follow too (and an epoch merged into an older one, see
       // LiveLog.startLag, names firsts from before a lag): what a member of named executions lost
       // is, for each, what was appended after its lag began (its events are appended in order, each once).
@@ -189,6 +263,7 @@ export class LiveGroups {
     }
     client.view = null;
     client.lag = null;
+    this.unkeep(client);
     group.lagging.delete(client);
     client.cursor = group.log.end;
     group.behind.add(client);
@@ -299,7 +374,9 @@ export class LiveGroups {
     group.behind.delete(client);
     if (client.lag !== null) group.log.releaseLag(client.lag);
     client.lagFrom = null;
+    client.lostBefore = null;
     group.lagging.delete(client);
+    this.unkeep(client);
     client.view = null;
     client.lag = null;
     if (--group.members === 0) {

@@ -223,6 +223,7 @@ export class LiveChannel {
     this.groups = new LiveGroups(
       () => this.store.subscribe({ executions: "all", live: true }, (event, json) => this.deliver(event, json)),
       this.limits.subscriber_queue_bytes,
+      this.limits.lagging_kept_bytes,
       this.makeFrame,
     );
   }

@@ -406,6 +406,12 @@ function expectFollowed(socket: FakeSocket, follows: ReadonlySet<string>, from: 
   for (const id of follows) if (got.get(id) !== store.get(id)!.last_sequence) expect(announced.has(id)).toBe(true);
 }
 
+/**
+ * What lagging members may keep, all together: nothing, less than one member's queue, a few
+ * queues, or the default (never reached here) — views given up at every moment of a lag.
+ */
+const keptBounds = fc.constantFrom(0, queueBytesFor(6), queueBytesFor(40), 128 * 1024 * 1024);
+
 function opsOf(shape: { executions: number; sockets: number; most: number }): fc.Arbitrary<Op[]> {
   return fc.array(
     fc.oneof(
@@ -882,8 +888,9 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
     await fc.assert(
       fc.asyncProperty(
         opsOf({ executions: 3, sockets: 3, most: 200 }),
-        async (ops) => {
-          const { live, create, progress, hub, store } = withTopics({ subscriber_queue_bytes: queueBytesFor(24) }, kind);
+        keptBounds,
+        async (ops, kept) => {
+          const { live, create, progress, hub, store } = withTopics({ subscriber_queue_bytes: queueBytesFor(24), lagging_kept_bytes: kept }, kind);
           const ids = [create(1), create(2), create(3)];
           await store.durable();
           const before = new Map(ids.map((id) => [id, store.get(id)!.last_sequence]));
@@ -949,12 +956,65 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
     store.close();
   });
 
+  test("what stalled members keep is bounded all together: the longest-kept stretch goes first, and its member is told exactly what it lost", async () => {
+    // Each member may fall 24 frames behind; all of them together keep at most about 60 frames.
+    const { live, create, progress, hub, store } = withTopics({ subscriber_queue_bytes: queueBytesFor(24), lagging_kept_bytes: queueBytesFor(60) });
+    const flood = create(1);
+    const other = create(2);
+    await store.durable();
+    const before = new Map([flood, other].map((id) => [id, store.get(id)!.last_sequence]));
+    const everything = Array.from({ length: 3 }, () => new FakeSocket(hub));
+    const named = Array.from({ length: 3 }, () => new FakeSocket(hub));
+    const stallers = [everything[0]!, named[0]!, everything[1]!, named[1]!, everything[2]!, named[2]!];
+    for (const socket of everything) live.open(socket, { executions: "all" });
+    for (const socket of named) live.open(socket, { executions: [flood, other] });
+    const healthy = new FakeSocket();
+    live.open(healthy, { executions: "all" });
+    await untilWritten(live);
+    const held = () => stallers.map((s) => (live as any).clients.get(s).view?.end > (live as any).clients.get(s).cursor);
+    // Six members stall one after the other, each past its queue: each keeps about 24 frames,
+    // the newest views are kept while the total allows and the oldest are given up.
+    const framesAtStall: number[] = [];
+    for (const socket of stallers) {
+      framesAtStall.push(socket.frames.length);
+      socket.mode = "backpressure";
+      socket.buffered = 1 << 30;
+      // In steps the writer keeps up with: only the stalled member falls behind.
+      for (let step = 0; step < 4; step++) {
+        progress(flood, 10);
+        await untilWritten(live);
+      }
+      progress(other, 2);
+      await untilWritten(live);
+    }
+    expect(held()).toEqual([false, false, false, false, true, true]);
+    for (const socket of stallers) {
+      socket.mode = "ok";
+      socket.buffered = 0;
+      live.drain(socket);
+    }
+    progress(other, 1);
+    await untilWritten(live);
+    // Following named executions replays their history; following all begins at what is stored then.
+    for (const socket of [...named]) expectFollowed(socket, new Set([flood, other]), new Map([[flood, 0], [other, 0]]), store);
+    for (const socket of [...everything, healthy]) expectFollowed(socket, new Set([flood, other]), before, store);
+    expect(healthy.frames.some((f) => f.type === "stream.lagged")).toBe(false);
+    for (const socket of stallers) expect(socket.frames.filter((f) => f.type === "stream.lagged")).toHaveLength(1);
+    // The two that kept their stretch were written it before the notice; the others lost theirs
+    // (but the one frame their socket took as it filled).
+    const keptThenNotice = stallers.map((socket, i) => socket.frames.findIndex((f) => f.type === "stream.lagged") - framesAtStall[i]!);
+    expect(keptThenNotice.map((n) => n > 20)).toEqual([false, false, false, false, true, true]);
+    expect(keptThenNotice.slice(0, 4).every((n) => n <= 1)).toBe(true);
+    store.close();
+  });
+
   test.each(["memory", "sqlite"] as const)("following different sets of executions, random floods and stalls: each gets only what it follows, per execution in order and once, every gap announced, dropped counts that add up (%s store)", async (kind) => {
     await fc.assert(
       fc.asyncProperty(
         opsOf({ executions: 3, sockets: 4, most: 200 }),
-        async (ops) => {
-          const { live, create, progress, hub, store } = withTopics({ subscriber_queue_bytes: queueBytesFor(24) }, kind);
+        keptBounds,
+        async (ops, kept) => {
+          const { live, create, progress, hub, store } = withTopics({ subscriber_queue_bytes: queueBytesFor(24), lagging_kept_bytes: kept }, kind);
           const ids = [create(1), create(2), create(3)];
           await store.durable();
           const before = new Map(ids.map((id) => [id, store.get(id)!.last_sequence]));
@@ -984,9 +1044,10 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
           ),
           { maxLength: 25 },
         ),
-        async (ops) => {
+        fc.constantFrom(0, queueBytesFor(300), queueBytesFor(1000), 128 * 1024 * 1024),
+        async (ops, kept) => {
           // Few events retained: history can be dropped while a connection is still being sent it.
-          const { live, create, progress, hub, store } = withTopics({ subscriber_queue_bytes: queueBytesFor(400), events_retained: 700 }, kind);
+          const { live, create, progress, hub, store } = withTopics({ subscriber_queue_bytes: queueBytesFor(400), events_retained: 700, lagging_kept_bytes: kept }, kind);
           const id = create(1);
           const opened: Array<{ socket: FakeSocket; after: number }> = [];
           for (const op of ops) {
@@ -1040,8 +1101,9 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
     await fc.assert(
       fc.asyncProperty(
         opsOf({ executions: 1, sockets: 4, most: 300 }),
-        async (ops) => {
-          const { live, create, progress, hub, store } = withTopics({ subscriber_queue_bytes: queueBytesFor(16) }, kind);
+        keptBounds,
+        async (ops, kept) => {
+          const { live, create, progress, hub, store } = withTopics({ subscriber_queue_bytes: queueBytesFor(16), lagging_kept_bytes: kept }, kind);
           const id = create(1);
           const sockets = [new FakeSocket(hub), new FakeSocket(hub), new FakeSocket(hub), new FakeSocket()];
           for (const s of sockets) live.open(s, { executions: [id] });

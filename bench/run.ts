@@ -18,6 +18,7 @@ const BENCHES: Array<[string, () => Promise<BenchResult>]> = [
   ["memory", async () => (await import("./memory.ts")).benchMemory()],
   ["durable", async () => (await import("./durable.ts")).benchDurable()],
   ["watchers", async () => (await import("./watchers.ts")).benchWatchers()],
+  ["stalled", async () => (await import("./stalled.ts")).benchStalled()],
   ["cold-start", async () => (await import("./cold-start.ts")).benchColdStart()],
   ["release-binaries", async () => (await import("./release-binaries.ts")).benchReleaseBinaries()],
 ];

@@ -173,6 +173,19 @@ export class LiveGroups {
     while (client.cursor < view.end) {
       const chunk = view.chunkAt(client.cursor);
       const stop = Math.min(view.end, chunk.start + chunk.size);
+      // A chunk of one execution's flood is passed in one step: followed or not, its sequences run on.
+      if (typeof chunk.single === "string" && client.skip === null && client.overlap === null) {
+        if (ids === null || ids.has(chunk.single)) {
+          const first = Math.abs(chunk.sequences[client.cursor - chunk.start]!);
+          const last = Math.abs(chunk.sequences[stop - 1 - chunk.start]!);
+          const span = spans.get(chunk.single);
+          if (span === undefined) spans.set(chunk.single, { first, last });
+          else span.last = last;
+          dropped += stop - client.cursor;
+        }
+        client.cursor = stop;
+        continue;
+      }
       for (let i = client.cursor - chunk.start; client.cursor < stop; i++) {
         const position = client.cursor++;
         const id = chunk.ids[i]!;

@@ -86,6 +86,11 @@ export class LiveClient {
   lag: LagEpoch | null = null;
   /** A member of named executions that lags: for each, the last sequence appended when its lag began. */
   lagFrom: Map<string, number> | null = null;
+  /**
+   * Per execution, the last sequence a notice of its history already announced as lost (history
+   * the store dropped while it was being sent): a later lag counts its loss from past it.
+   */
+  announced: Map<string, number> | null = null;
   /** Bytes its view counts for in what lagging members keep, all together (see LiveGroups.keep). */
   keptBytes = 0;
   /**
@@ -144,6 +149,11 @@ export class LiveClient {
       this.lastId = id;
     }
     this.lastSequence = sequence;
+  }
+
+  /** The last sequence of `id` a history notice announced as lost, 0 for none. */
+  announcedOf(id: string): number {
+    return this.announced?.get(id) ?? 0;
   }
 
   /** The last sequence of `id` handed to it, 0 for none. */

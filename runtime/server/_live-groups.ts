@@ -252,8 +252,9 @@ export class LiveGroups {
       dropped = 0;
       for (const [id, appended] of client.lagFrom) {
         // What it has of it: what was appended before its lag (its view held it), or what its
-        // history or its cursor gave it of an execution nothing was appended of yet.
-        const from = Math.max(appended, client.gotOf(id));
+        // history or its cursor gave it of an execution nothing was appended of yet, or what a
+        // notice of its history already announced as lost.
+        const from = Math.max(appended, client.gotOf(id), client.announcedOf(id));
         const last = this.lastAppended.get(id) ?? from;
         if (last <= from) continue;
         lost.set(id, { first: from + 1, last });

@@ -526,6 +526,7 @@ export class LiveChannel {
     const from = Math.min(range.through + 1, page === null ? Number.POSITIVE_INFINITY : Math.max(range.after + 1, page.retained_from));
     if (from > range.after + 1) {
       client.queue.push(lagNotice(from - 1 - range.after, { [range.id]: client.gotOf(range.id) }));
+      (client.announced ??= new Map()).set(range.id, from - 1);
       range.after = from - 1;
     }
     let bytes = 0;

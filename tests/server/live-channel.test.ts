@@ -956,6 +956,40 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
     store.close();
   });
 
+  test("history the store drops while it is sent, and a lag that began before its execution's next event: the second notice does not count again what the first announced", async () => {
+    const { live, create, progress, store } = withTopics({ subscriber_queue_bytes: queueBytesFor(24), events_retained: 50 });
+    const flood = create(1);
+    const followed = create(2);
+    progress(followed, 30);
+    await store.durable();
+    // It asks for the history of `followed` and reads nothing yet. Another execution's flood puts
+    // it past its queue before `followed` stores anything more; then `followed` stores enough for
+    // the store to drop the history it has not been sent.
+    const socket = new FakeSocket();
+    socket.mode = "backpressure";
+    socket.buffered = 1 << 30;
+    live.open(socket, { executions: [followed] });
+    // Someone else follows the flood: the channel's one log holds it.
+    live.open(new FakeSocket(), { executions: [flood] });
+    await untilWritten(live);
+    for (let i = 0; i < 4; i++) {
+      progress(flood, 10);
+      await untilWritten(live);
+    }
+    for (let i = 0; i < 10; i++) {
+      progress(followed, 10);
+      await untilWritten(live);
+    }
+    socket.mode = "ok";
+    socket.buffered = 0;
+    live.drain(socket);
+    progress(followed, 1);
+    await untilWritten(live);
+    expect(socket.frames.filter((f) => f.type === "stream.lagged").length).toBeGreaterThanOrEqual(2);
+    expectFollowed(socket, new Set([followed]), new Map([[followed, 0]]), store);
+    store.close();
+  });
+
   test("what stalled members keep is bounded all together: the longest-kept stretch goes first, and its member is told exactly what it lost", async () => {
     // Each member may fall 24 frames behind; all of them together keep at most about 60 frames.
     const { live, create, progress, hub, store } = withTopics({ subscriber_queue_bytes: queueBytesFor(24), lagging_kept_bytes: queueBytesFor(60) });

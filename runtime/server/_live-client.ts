@@ -162,6 +162,17 @@ export class LiveClient {
   }
 
   /**
+   * True when the log entry of `id` at `sequence` (at `position`) is one it is to be written: of
+   * what its group follows, and not one it has already (see has). What its writes send, and what
+   * a stretch given up before they did counts as lost (LiveGroups.giveUp).
+   */
+  takes(position: number, id: string, sequence: number): boolean {
+    const ids = this.group.ids;
+    if (ids !== null && !ids.has(id)) return false;
+    return (this.skip === null && this.overlap === null) || !this.has(position, id, sequence);
+  }
+
+  /**
    * True when the log frame of `id` at `sequence` (at `position`) is one it has already: at or
    * below its cursor, or in its history. Forgets what no later frame can match.
    */

@@ -163,7 +163,7 @@ export class LiveGroups {
   /**
    * Gives up what a lagging member kept and has not been written: it loses those events too, as
    * if they had come after its lag began, and is told so in the same notice once it reads again.
-   * Its entries are passed as its writes would pass them (what it does not follow, what it has).
+   * Its entries are passed as its writes would pass them (LiveClient.takes).
    */
   private giveUp(client: LiveClient): void {
     const view = client.view!;
@@ -189,9 +189,8 @@ export class LiveGroups {
       for (let i = client.cursor - chunk.start; client.cursor < stop; i++) {
         const position = client.cursor++;
         const id = chunk.ids[i]!;
-        if (ids !== null && !ids.has(id)) continue;
         const sequence = chunk.sequences[i]!;
-        if ((client.skip !== null || client.overlap !== null) && client.has(position, id, sequence)) continue;
+        if (!client.takes(position, id, sequence)) continue;
         const at = Math.abs(sequence);
         const span = spans.get(id);
         if (span === undefined) spans.set(id, { first: at, last: at });

@@ -493,9 +493,8 @@ export class LiveChannel {
         for (let i = client.cursor - chunk.start; client.cursor < stop; i++) {
           const position = client.cursor++;
           const id = chunk.ids[i]!;
-          if (ids !== null && !ids.has(id)) continue;
           const sequence = chunk.sequences[i]!;
-          if ((client.skip !== null || client.overlap !== null) && client.has(position, id, sequence)) continue;
+          if (!client.takes(position, id, sequence)) continue;
           client.handed(id, sequence);
           if (!send(chunk.frame(i))) return;
         }

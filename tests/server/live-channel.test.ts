@@ -460,6 +460,18 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
     return { ...fixture, hub };
   }
 
+  /**
+   * The property tests' world: three executions stored, members allowed 24 frames behind and
+   * `kept` for all that lag, and what each execution had stored before any connection opened.
+   */
+  async function threeFlooding(kept: number, kind: Parameters<typeof storeWith>[1]) {
+    const fixture = withTopics({ subscriber_queue_bytes: queueBytesFor(24), lagging_kept_bytes: kept }, kind);
+    const ids = [fixture.create(1), fixture.create(2), fixture.create(3)];
+    await fixture.store.durable();
+    const before = new Map(ids.map((id) => [id, fixture.store.get(id)!.last_sequence]));
+    return { ...fixture, ids, before };
+  }
+
   /** `count` connections following one execution, caught up and sharing its topic. */
   async function onTopic(count: number, overrides: Parameters<typeof storeWith>[0] = {}, kind: Parameters<typeof storeWith>[1] = "memory") {
     const fixture = withTopics(overrides, kind);
@@ -890,10 +902,7 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
         opsOf({ executions: 3, sockets: 3, most: 200 }),
         keptBounds,
         async (ops, kept) => {
-          const { live, create, progress, hub, store } = withTopics({ subscriber_queue_bytes: queueBytesFor(24), lagging_kept_bytes: kept }, kind);
-          const ids = [create(1), create(2), create(3)];
-          await store.durable();
-          const before = new Map(ids.map((id) => [id, store.get(id)!.last_sequence]));
+          const { live, progress, hub, store, ids, before } = await threeFlooding(kept, kind);
           const sockets = [new FakeSocket(hub), new FakeSocket(hub), new FakeSocket()];
           for (const s of sockets) live.open(s, { executions: "all" });
           await play(ops, { live, store, sockets, append: (op) => progress(ids[op.which ?? 0]!, op.n) });
@@ -1048,10 +1057,7 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
         opsOf({ executions: 3, sockets: 4, most: 200 }),
         keptBounds,
         async (ops, kept) => {
-          const { live, create, progress, hub, store } = withTopics({ subscriber_queue_bytes: queueBytesFor(24), lagging_kept_bytes: kept }, kind);
-          const ids = [create(1), create(2), create(3)];
-          await store.durable();
-          const before = new Map(ids.map((id) => [id, store.get(id)!.last_sequence]));
+          const { live, progress, hub, store, ids, before } = await threeFlooding(kept, kind);
           // Two different targets sharing an execution, one execution alone off any topic, and everything.
           const targets = [[ids[0]!, ids[1]!], [ids[1]!, ids[2]!], [ids[0]!], ids];
           const sockets = [new FakeSocket(hub), new FakeSocket(hub), new FakeSocket(), new FakeSocket(hub)];

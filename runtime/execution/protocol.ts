@@ -117,6 +117,8 @@ export const CONTROL_MESSAGES = {
     subscribed: v.union([v.literal("all"), v.array(v.string())]),
     replayed: v.number(),
     truncated: v.boolean(),
+    /** How many events of the history asked for were already dropped (0 unless truncated). */
+    dropped: v.number(),
     heartbeat_ms: v.number(),
   }),
   "stream.heartbeat": v.object({ type: v.literal("stream.heartbeat"), timestamp: v.pipe(v.string(), v.isoTimestamp()) }),

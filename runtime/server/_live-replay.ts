@@ -20,6 +20,8 @@ export interface ReplayPlan {
   replayed: number;
   /** Some of the history asked for was already dropped. */
   truncated: boolean;
+  /** How many events of the history asked for were already dropped (what `truncated` is about). */
+  dropped: number;
   /**
    * Executions whose cursor is past what is stored: their live events up to the cursor are not
    * sent (the client says it has them). Null when there is none.
@@ -49,7 +51,7 @@ const LIST_PAGE = 100;
  * time (`step`), one per turn of the writer, so that no open holds the server for long.
  */
 export class ReplayPlanner {
-  readonly plan: ReplayPlan = { ranges: [], replayed: 0, truncated: false, skip: null, level: [], read: new Map() };
+  readonly plan: ReplayPlan = { ranges: [], replayed: 0, truncated: false, dropped: 0, skip: null, level: [], read: new Map() };
   /** The connection's cursor (0 without one). */
   readonly after: number;
   /** The list's next page (all executions); undefined for the first, null once done. */
@@ -89,7 +91,8 @@ export class ReplayPlanner {
     }
     const page = this.store.events(id, after, 1);
     if (page === null) return;
-    // History already dropped is said once, by `truncated` in stream.ready.
+    // History already dropped is said once, by `truncated` and `dropped` in stream.ready.
+    plan.dropped += Math.max(0, page.retained_from - 1 - after);
     plan.ranges.push({ id, cursor: after, after: Math.max(after, page.retained_from - 1), through: last });
     plan.replayed += last - Math.max(after, page.retained_from - 1);
     if (page.truncated) plan.truncated = true;

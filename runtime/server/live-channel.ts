@@ -316,6 +316,7 @@ export class LiveChannel {
         subscribed: target.executions,
         replayed: plan.replayed,
         truncated: plan.truncated,
+        dropped: plan.dropped,
         heartbeat_ms: this.limits.heartbeat_ms,
       }),
     );

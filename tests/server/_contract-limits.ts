@@ -22,7 +22,7 @@ export function limitsContract(name: string, start: StartFn, sink: any[]): void 
       const live = await openLive(server.url, `execution=${id}`, { onFrame: (f) => sink.push(f) });
       await live.waitFor(completedOf(id));
       await live.close();
-      expect(live.frames[0]).toMatchObject({ type: "stream.ready", truncated: true, replayed: 10 });
+      expect(live.frames[0]).toMatchObject({ type: "stream.ready", truncated: true, dropped: done.sequence - 10, replayed: 10 });
       const sequences = live.frames.filter((f) => f.execution_id === id).map((f) => f.sequence);
       expect(sequences).toEqual(Array.from({ length: 10 }, (_, i) => done.sequence - 9 + i));
     });

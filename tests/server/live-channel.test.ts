@@ -712,14 +712,14 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
     expect(socket.events()).toEqual([]);
   });
 
-  test("history already dropped is said once, by stream.ready's truncated, not again by a notice", async () => {
-    const { live, create, progress } = setup({ events_retained: 20 });
+  test("history already dropped is said once, by stream.ready's truncated and how many, not again by a notice", async () => {
+    const { live, create, progress, store } = setup({ events_retained: 20 });
     const id = create(1);
     progress(id, 100);
     const socket = new FakeSocket();
     live.open(socket, { executions: [id] });
     await settle();
-    expect(socket.frames[0]).toMatchObject({ type: "stream.ready", truncated: true, replayed: 20 });
+    expect(socket.frames[0]).toMatchObject({ type: "stream.ready", truncated: true, dropped: store.get(id)!.last_sequence - 20, replayed: 20 });
     expect(socket.types()).not.toContain("stream.lagged");
     expect(socket.events()).toHaveLength(20);
   });
@@ -1112,6 +1112,9 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
           await settle();
           const last = store.get(id)!.last_sequence;
           for (const { socket, after } of opened) {
+            // Every event after its cursor was received or counted lost, by stream.ready or a notice.
+            const lost = socket.frames.reduce((sum, f) => sum + (f.type === "stream.lagged" || f.type === "stream.ready" ? f.dropped : 0), 0);
+            expect(socket.events().length + lost).toBe(Math.max(0, last - after));
             let got = after;
             // History dropped before it opened is announced by stream.ready's truncated.
             let lagged = socket.frames[0].truncated === true;

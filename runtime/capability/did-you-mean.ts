@@ -5,6 +5,9 @@
  * the other (`greet` → `hello.greet`). Best first, at most `max`.
  */
 export function didYouMean(name: string, candidates: Iterable<string>, max = 3): string[] {
+  // Every name it is asked about comes from a client (an id in a request body may be megabytes
+  // long): the distance costs its length times each candidate's, on the main thread.
+  if (name.length > MAX_NAME_UNITS) return [];
   const wanted = name.toLowerCase();
   const scored: Array<{ candidate: string; score: number }> = [];
   for (const candidate of new Set(candidates)) {
@@ -30,17 +33,29 @@ export function didYouMeanText(name: string, candidates: Iterable<string>, quote
   return `Did you mean ${listed.length === 1 ? listed[0] : `${listed.slice(0, -1).join(", ")} or ${listed.at(-1)}`}?`;
 }
 
-/** Optimal string alignment distance: insertions, deletions, substitutions and adjacent swaps. */
+/**
+ * Names longer than this get no suggestion: nothing that long is close to a command or a
+ * capability id, and the distance to each candidate costs the product of their lengths.
+ */
+export const MAX_NAME_UNITS = 256;
+
+/**
+ * Optimal string alignment distance: insertions, deletions, substitutions and adjacent swaps.
+ * Three rows (the two before the one being filled) are all it needs.
+ */
 function editDistance(a: string, b: string): number {
-  const rows = a.length + 1;
   const cols = b.length + 1;
-  const d: number[][] = Array.from({ length: rows }, (_, i) => Array.from({ length: cols }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
-  for (let i = 1; i < rows; i++) {
+  let before = new Uint32Array(cols);
+  let previous = Uint32Array.from({ length: cols }, (_, j) => j);
+  let row = new Uint32Array(cols);
+  for (let i = 1; i <= a.length; i++) {
+    row[0] = i;
     for (let j = 1; j < cols; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i]![j] = Math.min(d[i]![j]!, d[i - 2]![j - 2]! + 1);
+      row[j] = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) row[j] = Math.min(row[j]!, before[j - 2]! + 1);
     }
+    [before, previous, row] = [previous, row, before];
   }
-  return d[a.length]![b.length]!;
+  return previous[b.length]!;
 }

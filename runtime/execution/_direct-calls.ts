@@ -4,13 +4,14 @@ import type { TaskOutcome, WorkerPool } from "../worker/task.ts";
 import type { Clock } from "./clock.ts";
 import type { Limits } from "./limits.ts";
 import type { EdgeInfo, PlaneHandle } from "./plane.ts";
-import { buildFailure, FailureError } from "./failure.ts";
+import { buildFailure, FailureError, type FailureDescriptor } from "./failure.ts";
 import { canonicalJson } from "./canonical-json.ts";
 import { completionOf, type StopCircumstances } from "./_completion.ts";
 import { mainThreadContext } from "./_main-context.ts";
 import { CapabilityError } from "../capability/capability-error.ts";
 import { maskForInput, type SecretMask } from "./secret-mask.ts";
 import { thrownClass, thrownDetail } from "./thrown.ts";
+import { boundFailureTexts } from "./text-limits.ts";
 
 /** What direct calls need from the engine. */
 export interface DirectCallsOptions {
@@ -60,7 +61,7 @@ export class DirectCalls {
     try {
       admitted = this.admit(id, rawInput, edge);
     } catch (error) {
-      return Promise.reject(error);
+      return Promise.reject(error instanceof FailureError ? this.bounded(error.failure) : error);
     }
     const { capability, input, mask, secrets } = admitted;
     if (capability.plane) return this.callInMain(capability, input, edge, mask, signal);
@@ -191,8 +192,13 @@ export class DirectCalls {
     const completion = completionOf(capability, outcome, stop, edge, mask);
     if (completion.state === "succeeded") return completion.output;
     if (completion.stack) this.options.log(`[docket] ${completion.failure.correlation_id} ${capability.id} (direct call): ${completion.stack}`);
-    throw new FailureError(completion.failure);
+    throw this.bounded(completion.failure);
   }
+  /** A call's failure as it leaves the plane: its texts within failure_message_bytes, as an execution's are. */
+  private bounded(failure: FailureDescriptor): FailureError {
+    return new FailureError(boundFailureTexts(failure, this.options.limits.failure_message_bytes));
+  }
+
 }
 
 /** What a plane handler threw, as an outcome; a FailureError is the answer itself and is thrown on. */

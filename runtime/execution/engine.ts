@@ -5,7 +5,7 @@ import type { ExecutionStore } from "../store/store.ts";
 import type { TaskHandle, WorkerPool, WorkerTask } from "../worker/task.ts";
 import type { EventDraft } from "./protocol.ts";
 import type { Limits } from "./limits.ts";
-import { textLimitsOf } from "./text-limits.ts";
+import { boundFailureTexts, textLimitsOf } from "./text-limits.ts";
 import type { CancelReceipt, EdgeInfo, ExecutionPlane, PlaneHandle, StartRequest, StartResult } from "./plane.ts";
 import { systemClock, type Clock } from "./clock.ts";
 import { buildFailure, FailureError, forcedStopCertainty, newCorrelationId, type FailureDescriptor } from "./failure.ts";
@@ -99,8 +99,9 @@ export function createEngine(options: EngineOptions): Engine {
   const bootedAt = clock.monotonic();
   let closed = false;
 
+  // What the engine refuses may quote what the caller sent (an id of megabytes): cut as any failure message is.
   const failure = (edge: EdgeInfo, rest: Omit<Parameters<typeof buildFailure>[0], "request_id" | "trace_id">): FailureError =>
-    new FailureError(buildFailure({ ...rest, request_id: edge.request_id, trace_id: edge.trace_id }));
+    new FailureError(boundFailureTexts(buildFailure({ ...rest, request_id: edge.request_id, trace_id: edge.trace_id }), limits.failure_message_bytes));
 
   /** Shared by start and direct calls: the capability, its input checked and its size bounded. */
   function admitInput(id: string, input: unknown, edge: EdgeInfo, verb: string): { capability: RegisteredCapability; input: unknown } {

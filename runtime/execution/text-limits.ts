@@ -1,4 +1,5 @@
 import type { EventDraft } from "./protocol.ts";
+import type { FailureDescriptor } from "./failure.ts";
 import type { Limits } from "./limits.ts";
 import { withoutDanglingEscape } from "./text-colour.ts";
 
@@ -127,10 +128,8 @@ export function boundDraftTexts(draft: EventDraft, limits: TextLimits): EventDra
     case "execution.completed": {
       const failure = draft.data.failure;
       if (failure === undefined) return draft;
-      const message = cutText(failure.message, limits.failure_message_bytes);
-      const suggestion = cutText(failure.suggestion, limits.failure_message_bytes);
-      if (!message.cut && !suggestion.cut) return draft;
-      return { type: draft.type, data: { ...draft.data, failure: { ...failure, message: message.text, suggestion: suggestion.text } } };
+      const bounded = boundFailureTexts(failure, limits.failure_message_bytes);
+      return bounded === failure ? draft : { type: draft.type, data: { ...draft.data, failure: bounded } };
     }
     case "execution.reconciled": {
       // A reconciliation's note is bounded like a diagnostic's message: a sentence or a paragraph.
@@ -141,4 +140,17 @@ export function boundDraftTexts(draft: EventDraft, limits: TextLimits): EventDra
     default:
       return draft;
   }
+}
+
+/**
+ * A failure with its message and suggestion each within `maxBytes` (`failure_message_bytes`), cut
+ * ones ending in {@link CUT_MARK}; the same object when both fit. Executions' failures are cut
+ * where their event is stored; a call's failure where it leaves the plane, since its message may
+ * quote what the caller sent (an unknown id of megabytes).
+ */
+export function boundFailureTexts<F extends Pick<FailureDescriptor, "message" | "suggestion">>(failure: F, maxBytes: number): F {
+  const message = cutText(failure.message, maxBytes);
+  const suggestion = cutText(failure.suggestion, maxBytes);
+  if (!message.cut && !suggestion.cut) return failure;
+  return { ...failure, message: message.text, suggestion: suggestion.text };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { didYouMean, didYouMeanText } from "../../runtime/capability/did-you-mean.ts";
+import { didYouMean, didYouMeanText, MAX_NAME_UNITS } from "../../runtime/capability/did-you-mean.ts";
 import { unknownCapabilityHint } from "../../runtime/capability/unknown-capability.ts";
 import { catalog, registered } from "../_support/registered.ts";
 import * as v from "valibot";
@@ -20,6 +20,14 @@ describe("didYouMean", () => {
   test("didYouMean suggests nothing for a name far from every candidate, or the name itself", () => {
     expect(didYouMean("deploy.production", IDS)).toEqual([]);
     expect(didYouMean("files.digest", ["files.digest"])).toEqual([]);
+  });
+
+  test("didYouMean suggests nothing for a name longer than any id, without measuring it (a client may send megabytes)", () => {
+    expect(didYouMean(`files.digest${"x".repeat(MAX_NAME_UNITS)}`, IDS)).toEqual([]);
+    expect(didYouMean("x".repeat(5_000_000), IDS)).toEqual([]);
+    // At the bound it still measures: a long name one letter off a long id.
+    const long = `files.${"d".repeat(MAX_NAME_UNITS - 7)}`;
+    expect(didYouMean(`${long}x`.slice(0, MAX_NAME_UNITS), [long])).toEqual([long]);
   });
 
   test("didYouMeanText lists several as a sentence", () => {

@@ -72,6 +72,29 @@ describe("hardening", () => {
     }
   });
 
+  test("an id or input of megabytes is refused at once, each failure text within failure_message_bytes and marked cut", async () => {
+    const { failure_message_bytes } = resolveLimits();
+    const bytesOf = (text: string) => Buffer.byteLength(text);
+    const cases: Array<[string, string, number]> = [
+      // A "did you mean" over a 3 MB id once held the main thread for ~20 s and took ~3 GB.
+      ["/api/v1/executions/start", JSON.stringify({ capability: `${"a".repeat(3_000_000)}.b`, input: {} }), 404],
+      ["/api/v1/capabilities/get", JSON.stringify({ id: "A".repeat(1_000_000) }), 404],
+      ["/api/v1/executions/get", JSON.stringify({ id: `x-${"0".repeat(1_000_000)}` }), 400],
+      ["/api/v1/executions/list", JSON.stringify({ cursor: "c".repeat(1_000_000) }), 400],
+      ["/api/v1/executions/demonstrate", JSON.stringify({ steps: "A".repeat(1_000_000) }), 400],
+    ];
+    for (const [path, body, status] of cases) {
+      const response = await postJson(path, body);
+      const { error } = (await response.json()) as any;
+      expect({ path, status: response.status }).toEqual({ path, status });
+      expect({ path, message: bytesOf(error.message) <= failure_message_bytes, suggestion: bytesOf(error.suggestion) <= failure_message_bytes }).toEqual({ path, message: true, suggestion: true });
+    }
+    // What was cut says so; the server meanwhile answers everyone else.
+    const { error } = (await (await postJson("/api/v1/capabilities/get", JSON.stringify({ id: "A".repeat(1_000_000) }))).json()) as any;
+    expect(error.message.endsWith("…")).toBe(true);
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+  });
+
   test("a malformed multipart cockpit form is a 400 page, not a 500", async () => {
     const response = await fetch(`${server.url}/cockpit/capabilities/executions.demonstrate`, { method: "POST", headers: { "content-type": "multipart/form-data; boundary=XX" }, body: "garbage" });
     expect(response.status).toBe(400);

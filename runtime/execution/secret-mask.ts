@@ -1,5 +1,6 @@
 import type { JsonSchema } from "../capability/registered.ts";
 import { hasSensitive, isSensitiveSchema, REDACTED } from "./redaction.ts";
+import { sanitizeLine, sanitizeText } from "./text-sanitize.ts";
 
 /** Shorter values are not masked by value: "abc" would blank every word that holds it (docs/security.md). */
 export const MIN_MASKED_LENGTH = 4;
@@ -69,13 +70,18 @@ export const NO_MASK: SecretMask = { secrets: [], text: (text) => text, value: (
 export function createSecretMask(values: Iterable<string>): SecretMask {
   const secrets = new Set<string>();
   for (const value of values) {
-    if (value.length < MIN_MASKED_LENGTH) continue;
-    secrets.add(value);
-    secrets.add(JSON.stringify(value).slice(1, -1));
-    try {
-      secrets.add(encodeURIComponent(value));
-    } catch {
-      // A lone surrogate cannot be URL-encoded, so it cannot appear URL-encoded either.
+    // Texts are made safe to print before they are masked (docs/security.md), so a secret holding
+    // a line break or a control character (a token read from a file with its newline, a PEM key)
+    // appears in them as it does made safe: each form is masked.
+    for (const form of new Set([value, sanitizeLine(value), sanitizeText(value)])) {
+      if (form.length < MIN_MASKED_LENGTH) continue;
+      secrets.add(form);
+      secrets.add(JSON.stringify(form).slice(1, -1));
+      try {
+        secrets.add(encodeURIComponent(form));
+      } catch {
+        // A lone surrogate cannot be URL-encoded, so it cannot appear URL-encoded either.
+      }
     }
   }
   if (secrets.size === 0) return NO_MASK;
@@ -120,6 +126,8 @@ function maskValue<T>(value: T, text: (input: string) => string, depth: number):
   if (typeof value === "string") return text(value) as T;
   if (value === null || typeof value !== "object" || depth > 256) return value;
   if (Array.isArray(value)) return value.map((item) => maskValue(item, text, depth + 1)) as T;
+  // A String object crosses from a worker as one, and JSON writes its text: it is that text.
+  if (Object.prototype.toString.call(value) === "[object String]") return text(String(value)) as T;
   const proto = Object.getPrototypeOf(value);
   // A Date, Map or typed array a transform produced carries no text a client reads as such.
   if (proto !== Object.prototype && proto !== null) return value;

@@ -48,4 +48,20 @@ describe("createSecretMask", () => {
     expect(mask.value<unknown>({ a: ["x hunter22 y", 3, null, true], hunter22: { b: "hunter22" } })).toEqual({ a: ["x [redacted] y", 3, null, true], "[redacted]": { b: "[redacted]" } });
     expect(mask.value("hunter22")).toBe("[redacted]");
   });
+
+  test("mask.value masks a String object as the text JSON writes for it", () => {
+    const mask = createSecretMask(["hunter22"]);
+    const boxed = structuredClone({ echoed: new String("x hunter22 y"), list: [new String("hunter22")] });
+    expect(JSON.stringify(mask.value(boxed))).toBe('{"echoed":"x [redacted] y","list":["[redacted]"]}');
+  });
+
+  test("a secret is masked in each form a text made safe to print gives it: its line breaks and control characters changed", () => {
+    const mask = createSecretMask(["LINE1abc\nLINE2abc", "TRAILING42\n", "CR1abcd\r\nCR2abcd", "BEL\u0007abcd"]);
+    expect(mask.text("a LINE1abc ⏎ LINE2abc b")).toBe("a [redacted] b");
+    expect(mask.text("a TRAILING42 ⏎  b")).toBe("a [redacted] ⏎  b");
+    expect(mask.text("a CR1abcd\nCR2abcd b")).toBe("a [redacted] b");
+    expect(mask.text("a BELabcd b")).toBe("a [redacted] b");
+    // Forms shorter than 4 characters once made safe are not masked by value.
+    expect(createSecretMask(["\u0007ab\u0007"]).text("ab")).toBe("ab");
+  });
 });

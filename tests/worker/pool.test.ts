@@ -528,6 +528,24 @@ describe("worker context", () => {
     expect(drafts[6].data.title).toBe("title");
   });
 
+  test("a secret that holds a line break or a control character is masked as it appears once made safe to print", () => {
+    // A token read from a file keeps its newline; a PEM key spans lines; a value may hold a bell.
+    const secrets = ["FILEtoken42\n", "KEYline1\nKEYline2", "CRLFpart1\r\nCRLFpart2", "BELL\u0007secret9"];
+    const c = context(7, secrets);
+    const p = c.ctx.progress;
+    for (const secret of secrets) {
+      p.log(`key=${secret} end`);
+      p.step(`id-${secret}`, `title ${secret}`);
+      p.progress(1, 2, `at ${secret}`);
+      p.stream("stdout", `out ${secret} end\n`);
+      p.diagnostic({ severity: "error", code: secret, file: secret, message: `msg ${secret} end` });
+    }
+    c.flush();
+    const text = JSON.stringify(c.drafts());
+    for (const piece of ["FILEtoken42", "KEYline1", "KEYline2", "CRLFpart1", "CRLFpart2", "BELL", "secret9"]) expect({ piece, leaked: text.includes(piece) }).toEqual({ piece, leaked: false });
+    expect(text.match(/\[redacted\]/g)!.length).toBeGreaterThanOrEqual(secrets.length * 6);
+  });
+
   test("a long stream chunk is split into pieces between colour sequences, never inside one", () => {
     const c = context();
     const red = "\u001b[31mred\u001b[0m";

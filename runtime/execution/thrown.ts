@@ -68,16 +68,17 @@ export function thrownMessage(value: unknown): string {
 
 /**
  * Everything known about a thrown value, for the process's log only: its stack (or name and
- * message), then its causes. Bounded, and total like {@link thrownClass}.
+ * message), then its causes. Bounded, and total like {@link thrownClass}. `mask` (the task's
+ * secrets, docs/security.md) runs before the cut, so that the cut never leaves half a secret.
  */
-export function thrownDetail(value: unknown): string {
+export function thrownDetail(value: unknown, mask: (text: string) => string = (text) => text): string {
   const parts: string[] = [];
   let current: unknown = value;
   for (let depth = 0; depth < 4 && (depth === 0 || current !== undefined); depth++) {
     parts.push((depth === 0 ? "" : "caused by: ") + describe(current));
     current = current !== null && typeof current === "object" ? read(current, "cause") : undefined;
   }
-  const text = parts.join("\n");
+  const text = mask(parts.join("\n"));
   return text.length > MAX_DETAIL ? `${text.slice(0, MAX_DETAIL)}…` : text;
 }
 
@@ -90,7 +91,8 @@ function describe(value: unknown): string {
   if (typeof message === "string") return `${thrownClass(value)}: ${message}`;
   try {
     const json = JSON.stringify(value);
-    if (json !== undefined) return `${thrownClass(value)} ${json.slice(0, MAX_DETAIL)}`;
+    // Cut far past MAX_DETAIL (where thrownDetail cuts, after masking): no half secret is left at this cut.
+    if (json !== undefined) return `${thrownClass(value)} ${json.slice(0, 4 * MAX_DETAIL)}`;
   } catch {
     // A cycle, a BigInt, a throwing getter or Proxy trap: the class is all there is.
   }

@@ -74,6 +74,8 @@ export interface WorkerContext {
   cancelRequested(): boolean;
   /** The task ended: later calls from a stray callback are dropped instead of posted. */
   close(): void;
+  /** `text` with the task's secret values masked (what a thrown value's detail gets before it is cut). */
+  mask(text: string): string;
 }
 
 /** Builds `ctx` for one task: progress methods batch event drafts, `cancelled()` reads shared memory. */
@@ -155,6 +157,8 @@ export function createWorkerContext(options: WorkerContextOptions): WorkerContex
     signal,
     killGraceMs: task.kill_grace_ms ?? DEFAULT_KILL_GRACE_MS,
     spawn: options.spawn ?? spawnHere,
+    // The longest form of a secret masked comes first.
+    holdBack: Math.max(0, (mask.secrets[0]?.length ?? 0) - 1),
   });
 
   const ctx: CapabilityContext = {
@@ -208,6 +212,7 @@ export function createWorkerContext(options: WorkerContextOptions): WorkerContex
       flush();
       closed = true;
     },
+    mask: mask.text,
   };
 }
 

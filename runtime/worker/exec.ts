@@ -24,6 +24,12 @@ export interface ExecHost {
   killGraceMs: number;
   /** Starts the child: here, or in the main thread for a worker (spawn-child.ts). */
   spawn: Spawner;
+  /**
+   * Characters a long line's piece holds back for the next one: one less than the longest secret
+   * masked (0 without secrets), so that no secret is split between two streamed pieces, each
+   * masked alone (docs/security.md).
+   */
+  holdBack?: number;
 }
 
 /** `ctx.exec` for one task, and the way to end its children when the task ends. */
@@ -51,8 +57,8 @@ export function createExec(host: ExecHost): Exec {
     if (signal.aborted) throw host.progress.cancellation();
 
     const started = performance.now();
-    const stdout = new Capture("stdout", maxBytes, options.stream === false ? null : host.progress);
-    const stderr = new Capture("stderr", maxBytes, options.stream === false ? null : host.progress);
+    const stdout = new Capture("stdout", maxBytes, options.stream === false ? null : host.progress, host.holdBack ?? 0);
+    const stderr = new Capture("stderr", maxBytes, options.stream === false ? null : host.progress, host.holdBack ?? 0);
     const request: SpawnRequest = { argv: [...argv], cwd, env: options.env ? { ...options.env } : null, stdin: options.stdin ?? null };
     let child: SpawnedChild;
     try {
@@ -126,7 +132,12 @@ class Capture {
   private keptBytes = 0;
   private partial = "";
 
-  constructor(private readonly name: string, private readonly maxBytes: number, private readonly progress: ProgressReporter | null) {}
+  constructor(
+    private readonly name: string,
+    private readonly maxBytes: number,
+    private readonly progress: ProgressReporter | null,
+    private readonly holdBack: number,
+  ) {}
 
   push(bytes: Uint8Array): void {
     // A view, not a copy: a chunk that crossed from the main thread arrives as a plain Uint8Array.
@@ -140,9 +151,13 @@ class Capture {
       this.partial = this.partial.slice(newline + 1);
       newline = this.partial.indexOf("\n");
     }
-    if (this.partial.length >= LINE_PIECE_CHARS) {
-      this.progress.stream(this.name, this.partial);
-      this.partial = "";
+    if (this.partial.length >= LINE_PIECE_CHARS + this.holdBack) {
+      // The held-back tail starts the next piece: a secret written across the cut stays whole in one.
+      let cut = this.partial.length - this.holdBack;
+      const unit = this.partial.charCodeAt(cut - 1);
+      if (unit >= 0xd800 && unit <= 0xdbff) cut--;
+      this.progress.stream(this.name, this.partial.slice(0, cut));
+      this.partial = this.partial.slice(cut);
     }
   }
 

@@ -50,7 +50,7 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
       post({ type: "outcome", id: run.id, outcome });
     } catch (error) {
       // An output (or context) structured clone cannot copy: a function, a symbol, a class with private state.
-      post({ type: "outcome", id: run.id, outcome: { ok: false, error: internal(error, "its result could not be sent to the main thread") } });
+      post({ type: "outcome", id: run.id, outcome: { ok: false, error: internal(error, "its result could not be sent to the main thread", run.context.mask) } });
     }
   };
 
@@ -99,7 +99,7 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
   // A stray timer or promise of a handler must not kill the worker silently: it fails the task it
   // belongs to (the one running), or is logged when no task runs.
   const uncaught = (error: unknown) => {
-    if (current && !current.done) finish(current, { ok: false, error: internal(error, "it failed outside its own call (an uncaught error or unhandled rejection)") });
+    if (current && !current.done) finish(current, { ok: false, error: internal(error, "it failed outside its own call (an uncaught error or unhandled rejection)", current.context.mask) });
     else post({ type: "problem", message: `A ${boot.lane} worker caught an error outside any task: ${thrownDetail(error)}` });
   };
   process.on("uncaughtException", uncaught);
@@ -212,13 +212,13 @@ function classify(error: unknown, context: WorkerContext): TaskError {
   } catch {
     // Fall through: what cannot be inspected is an internal failure like any other.
   }
-  return internal(error, null);
+  return internal(error, null, context.mask);
 }
 
 /** An internal failure: its class for the client, its message and stack for the log (execution/thrown.ts). */
-function internal(error: unknown, note: string | null): TaskError {
+function internal(error: unknown, note: string | null, mask?: (text: string) => string): TaskError {
   const message = thrownMessage(error);
-  return { kind: "internal", error_class: thrownClass(error), message: note ? `${note}: ${message}` : message, stack: thrownDetail(error), ...(note ? { note } : {}) };
+  return { kind: "internal", error_class: thrownClass(error), message: note ? `${note}: ${message}` : message, stack: thrownDetail(error, mask), ...(note ? { note } : {}) };
 }
 
 /** A CapabilityError's context goes to clients as JSON: make it JSON now, where a failure is local. */

@@ -31,6 +31,14 @@ export default capability({
 });
 `;
 
+/** test.exec with a secret in its input: the child is given it. */
+const SECRET_RUNNER = RUNNER.replace('id: "test.exec"', 'id: "test.exec-secret"').replace("input: v.object({ argv: v.array(v.string()),", "input: v.object({ token: sensitive(v.string()), argv: v.array(v.string()),").replace('import { capability } from "docket";', 'import { capability, sensitive } from "docket";');
+/** Writes one line longer than a streamed piece in two writes, the secret argv[2] across the piece's end. */
+const SPLIT = `const token = process.argv[2];
+process.stdout.write("x".repeat(16 * 1024 - 5) + token.slice(0, 5));
+await new Promise((r) => setTimeout(r, 50));
+process.stdout.write(token.slice(5) + " end\\n");
+`;
 /** Starts input.argv without awaiting it, waits for the child's pid file, then takes its worker down. */
 const CRASHER = `import { capability } from "docket";
 import * as v from "valibot";
@@ -82,6 +90,8 @@ beforeAll(async () => {
   mkdirSync(join(root, "capabilities"));
   mkdirSync(join(root, "scripts"));
   writeFileSync(join(root, "capabilities", "test.exec.ts"), RUNNER);
+  writeFileSync(join(root, "capabilities", "test.exec-secret.ts"), SECRET_RUNNER);
+  writeFileSync(join(root, "scripts", "split.mjs"), SPLIT);
   writeFileSync(join(root, "capabilities", "test.crash.ts"), CRASHER);
   writeFileSync(join(root, "scripts", "lines.mjs"), LINES);
   writeFileSync(join(root, "scripts", "stubborn.mjs"), STUBBORN);
@@ -141,6 +151,15 @@ describe("ctx.exec", () => {
     const [started, ended] = logs(id);
     expect(started).toMatch(/^exec: \S+ scripts\/lines\.mjs started \(pid \d+\)$/);
     expect(ended).toMatch(/^exec: \S+ scripts\/lines\.mjs exited 0 after \d+ ms \(pid \d+\)$/);
+  });
+
+  test("ctx.exec: a secret a child writes across the end of a long line's piece is masked whole, in no piece half", async () => {
+    const token = "EXECsecret99token";
+    const id = start("test.exec-secret", { token, argv: [bun, "scripts/split.mjs", token] });
+    expect((await terminal(id)).state).toBe("succeeded");
+    const chunks = streamed(id, "stdout");
+    expect(chunks.join("")).toBe(`${"x".repeat(16 * 1024 - 5)}[redacted] end\n`);
+    for (const chunk of chunks) expect(chunk).not.toContain("EXECs");
   });
 
   test("ctx.exec: a non-zero exit fails exec_failed naming the command and code, never the output; allowFailure returns it", async () => {

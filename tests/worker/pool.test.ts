@@ -106,6 +106,16 @@ describe("createWorkerPool", () => {
     expect(outcome.error.stack).toContain("deepInsideTheHandler");
   });
 
+  test("a thrown value's detail is masked before it is cut for the log: the cut never leaves half a secret", async () => {
+    const token = "THROWNsecret77";
+    // "Error: " and then the message: the token straddles the 16 KiB the detail keeps.
+    const input = { pad: 16 * 1024 - "Error: ".length - 6, token };
+    const outcome = await makePool().run(task("throws-long", "fixture.throws-long", input, { secrets: [token] }), { lane: "execution" }).outcome;
+    if (outcome.ok || outcome.error.kind !== "internal") throw new Error(`expected internal, got ${JSON.stringify(outcome).slice(0, 300)}`);
+    expect(outcome.error.stack).not.toContain(token.slice(0, 6));
+    expect(outcome.error.stack).toContain("[redacted]".slice(0, 6));
+  });
+
   // Under `bun test` a worker's own process.on("uncaughtException") never runs (oven-sh/bun PR
   // #36445, open): the test runner takes every worker error. So this runs the pool as docket
   // runs it, in a plain `bun` process, and reads the outcomes it prints.

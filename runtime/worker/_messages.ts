@@ -19,6 +19,13 @@ export interface WorkerBoot {
    * terminated worker's unreceived batches cannot hold up the next one.
    */
   backlog: SharedArrayBuffer;
+  /**
+   * One Int32 shared with the main thread: the id of the task handed to this worker and not begun
+   * yet. The worker swaps it for its negation as it begins the task; the main thread swaps it for
+   * 0 to take a task back that a worker still busy with a previous handler's leftovers never began
+   * (pool.ts). Whichever swap comes first wins, so a task is never both begun and taken back.
+   */
+  claim: SharedArrayBuffer;
   /** How long importing a capability file may take before the task fails (docs/containment.md). */
   load_timeout_ms: number;
 }

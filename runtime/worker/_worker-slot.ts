@@ -34,6 +34,15 @@ export interface WorkerSlotOptions<J> {
 export class WorkerSlot<J> {
   /** Shared with the worker: the id of the task whose cancel was requested (see WorkerBoot). */
   readonly flag = new Int32Array(new SharedArrayBuffer(4));
+  /**
+   * Shared with the current worker: the task handed to it and not begun yet (see WorkerBoot). Each
+   * worker has its own: one replaced while stuck must never claim a task handed to its successor.
+   */
+  claim!: Int32Array;
+  /** When the current worker said it was ready (performance.now); 0 before. */
+  readyAt = 0;
+  /** The capability of the last task that ended here: what left work behind, if the worker stays busy. */
+  lastCapability: string | null = null;
   job: J | null = null;
   worker!: Worker;
   ready!: Promise<void>;
@@ -84,10 +93,12 @@ export class WorkerSlot<J> {
     // The backlog is this worker's alone: a terminated one's unreceived batches must not hold up its replacement.
     const backlog = createBacklog();
     const received = turnBoundReceiver(backlog);
+    this.claim = new Int32Array(new SharedArrayBuffer(4));
     const boot: WorkerBoot = {
       lane: this.lane,
       cancel: this.flag.buffer as SharedArrayBuffer,
       backlog: backlog.buffer as SharedArrayBuffer,
+      claim: this.claim.buffer as SharedArrayBuffer,
       load_timeout_ms: this.options.loadTimeoutMs,
     };
     const worker = new Worker(this.options.workerUrl, { workerData: boot });
@@ -124,6 +135,7 @@ export class WorkerSlot<J> {
   private received(message: FromWorker): void {
     if (message.type !== "ready") return this.options.onMessage(this, message);
     this.isReady = true;
+    this.readyAt = performance.now();
     this.thread = message.thread ?? null;
     this.startFailures = 0;
     // Referenced while starting or busy, so an awaited task keeps the process alive; idle

@@ -34,11 +34,26 @@ export interface WorkerPoolOptions {
   loadTimeoutMs?: number;
   /** TERM → KILL wait for `ctx.exec` children of a worker that was terminated or lost (default 2000). */
   childGraceMs?: number;
+  /**
+   * How long a ready worker may leave a task handed to it unbegun before it counts as stuck on
+   * work a previous handler left behind (a timer or callback that outlived it): the task is taken
+   * back and runs on a new worker (default START_TIMEOUT_MS).
+   */
+  startTimeoutMs?: number;
 }
+
+/**
+ * A ready worker begins a task within microseconds of being handed it, unless its thread is busy:
+ * between tasks only what a previous handler left running (a timer looping, a callback that
+ * blocks) can keep it so. Past this, the worker is replaced and the task taken back.
+ */
+export const START_TIMEOUT_MS = 1000;
 
 interface Job {
   id: number;
   task: WorkerTask;
+  /** When it was handed to its slot's worker (performance.now). */
+  assignedAt: number;
   onEvents?: (drafts: EventDraft[]) => void;
   slot: Slot | null;
   cancelRequested: boolean;
@@ -64,6 +79,9 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   let memoryStops = 0;
   let closed = false;
   const jobs = new Map<number, Job>();
+  const startTimeoutMs = options.startTimeoutMs ?? START_TIMEOUT_MS;
+  /** Looks for tasks handed to a worker and not begun (checkStarts); armed while any may be. */
+  let startCheck: ReturnType<typeof setTimeout> | null = null;
   const memoryLimitMb = options.memoryLimitMb ?? 1024;
   const watchdog = new MemoryWatchdog({
     limitMb: memoryLimitMb,
@@ -170,6 +188,10 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   function assign(slot: Slot, job: Job): void {
     slot.job = job;
     job.slot = slot;
+    job.assignedAt = performance.now();
+    // Before the message: the worker begins only a task it can claim (see WorkerBoot).
+    Atomics.store(slot.claim, 0, job.id);
+    if (startCheck === null) armStartCheck();
     watchdog.watch(job.id, () => (job.slot === slot ? slot.thread : null));
     slot.worker.ref();
     try {
@@ -182,6 +204,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
 
   function release(slot: Slot, job: Job, outcome: TaskOutcome): void {
     slot.job = null;
+    slot.lastCapability = job.task.capability;
     if (slot.isReady) slot.worker.unref();
     resolveJob(job, outcome);
     dispatch(slot.lane);
@@ -215,6 +238,51 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     void old.terminate().catch(() => undefined);
   }
 
+  function armStartCheck(): void {
+    if (closed) return;
+    startCheck = setTimeout(checkStarts, Math.max(1, startTimeoutMs / 2));
+    startCheck.unref?.();
+  }
+
+  /**
+   * Every task handed to a ready worker that has not begun it within startTimeoutMs is taken back
+   * — unless the worker claims it in the same instant (an atomic swap decides) — and its worker,
+   * busy with what a previous handler left running, is replaced; the task runs on the next free
+   * worker. Re-armed while some task is still waiting to begin.
+   */
+  function checkStarts(): void {
+    startCheck = null;
+    const now = performance.now();
+    let waiting = false;
+    for (const lane of Object.values(lanes)) {
+      for (const slot of lane.slots) {
+        const job = slot.job;
+        if (!job || Atomics.load(slot.claim, 0) !== job.id) continue;
+        waiting = true;
+        // A worker still starting is not stuck: the wait counts from when it was ready.
+        if (!slot.isReady || now - Math.max(job.assignedAt, slot.readyAt) < startTimeoutMs) continue;
+        if (Atomics.compareExchange(slot.claim, 0, job.id, 0) !== job.id) continue;
+        takeBack(slot, job, now - Math.max(job.assignedAt, slot.readyAt));
+      }
+    }
+    if (waiting && startCheck === null) armStartCheck();
+  }
+
+  function takeBack(slot: Slot, job: Job, waitedMs: number): void {
+    const culprit = slot.lastCapability === null ? "a previous handler" : slot.lastCapability;
+    report(
+      `${laneWorker(slot.lane)} had not begun ${job.task.capability} ${Math.round(waitedMs)} ms after it was handed the task: its thread is still busy with work ${culprit} left running after it returned (a timer or a callback). It is replaced, and ${job.task.capability} runs on the next free worker.`,
+    );
+    watchdog.unwatch(job.id);
+    slot.job = null;
+    job.slot = null;
+    lanes[slot.lane].queue.unshift(job);
+    const old = slot.worker;
+    slot.replace();
+    old.unref();
+    void old.terminate().catch(() => undefined);
+  }
+
   function failQueueIfLaneDead(lane: Lane): void {
     const { slots, queue } = lanes[lane];
     if (!slots.every((s) => s.dead)) return;
@@ -241,7 +309,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       if (!lane) throw new TypeError(`Unknown lane ${JSON.stringify(runOptions.lane)}: use "execution" or "direct".`);
       let resolve!: (outcome: TaskOutcome) => void;
       const outcome = new Promise<TaskOutcome>((r) => (resolve = r));
-      const job: Job = { id: nextId, task, onEvents: runOptions.onEvents, slot: null, cancelRequested: false, settled: false, resolve };
+      const job: Job = { id: nextId, task, assignedAt: 0, onEvents: runOptions.onEvents, slot: null, cancelRequested: false, settled: false, resolve };
       jobs.set(job.id, job);
       // Ids are written into an Int32 shared flag; 0 means "no cancel", so they run 1..2^31-1.
       nextId = nextId >= 0x7fffffff ? 1 : nextId + 1;
@@ -288,6 +356,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       if (closed) return;
       closed = true;
       watchdog.close();
+      if (startCheck !== null) clearTimeout(startCheck);
       const stopping: Array<Promise<unknown>> = [];
       for (const lane of Object.values(lanes)) {
         for (const job of lane.queue.splice(0)) settle(job, { kind: "terminated", message: "The worker pool closed before the handler started." });

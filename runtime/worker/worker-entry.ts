@@ -26,6 +26,7 @@ interface Running {
 /** Answers the pool's messages on `port` until the worker is terminated. */
 function serve(port: MessagePort, boot: WorkerBoot): void {
   const cancelFlag = new Int32Array(boot.cancel);
+  const claim = new Int32Array(boot.claim);
   const backlog = new Int32Array(boot.backlog);
   const definitions = createDefinitionCache(boot.load_timeout_ms);
   const hostRequests = new Map<number, { resolve(facts: HostFacts): void; reject(error: Error): void }>();
@@ -55,6 +56,8 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
   };
 
   const runTask = async (id: number, task: WorkerTask) => {
+    // Taken back while this thread was busy with a previous handler's leftovers: another worker runs it.
+    if (Atomics.compareExchange(claim, 0, id, -id) !== id) return;
     const context = createWorkerContext({ id, task, cancelFlag, backlog, post, host, spawn: children.spawn });
     const run: Running = { id, context, done: false };
     current = run;

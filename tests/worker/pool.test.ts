@@ -106,6 +106,30 @@ describe("createWorkerPool", () => {
     expect(outcome.error.stack).toContain("deepInsideTheHandler");
   });
 
+  test("a task handed to a worker still busy with what a previous handler left running is taken back and runs on a new worker", async () => {
+    const p = makePool({ startTimeoutMs: 150 });
+    const left = await p.run(task("leaves-busy", "fixture.leaves-busy", { ms: 60_000 }), { lane: "execution" }).outcome;
+    expect(left).toEqual({ ok: true, output: {} });
+    // Its timer fires meanwhile, and its worker spins for a minute: without the take-back the next task waited that long.
+    await Bun.sleep(100);
+    const next = await p.run(task("echo", "fixture.echo", { n: 1 }), { lane: "execution" }).outcome;
+    expect(next).toMatchObject({ ok: true, output: { input: { n: 1 } } });
+    expect(p.stats().replaced).toBe(1);
+    expect(problems.join("\n")).toMatch(/had not begun fixture\.echo \d+ ms after it was handed the task: its thread is still busy with work fixture\.leaves-busy left running/);
+  });
+
+  test("a task its worker began is never taken back, however long it runs: a synchronous loop, a wait", async () => {
+    const p = makePool({ startTimeoutMs: 50 });
+    const busy = p.run(task("busy", "fixture.busy", { check: true }), { lane: "execution" });
+    await Bun.sleep(300);
+    busy.cancel();
+    expect(await busy.outcome).toMatchObject({ ok: false, error: { kind: "cancelled" } });
+    const after = await p.run(task("echo", "fixture.echo", { n: 2 }), { lane: "execution" }).outcome;
+    expect(after).toMatchObject({ ok: true });
+    expect(p.stats().replaced).toBe(0);
+    expect(problems).toEqual([]);
+  });
+
   test("a thrown value's detail is masked before it is cut for the log: the cut never leaves half a secret", async () => {
     const token = "THROWNsecret77";
     // "Error: " and then the message: the token straddles the 16 KiB the detail keeps.

@@ -11,9 +11,12 @@ import { spawnThroughMain } from "./_spawn-through-main.ts";
 import type { TaskError, TaskOutcome, WorkerTask } from "./task.ts";
 import { thrownClass, thrownDetail, thrownMessage } from "../execution/thrown.ts";
 import { currentThread } from "./memory-watchdog.ts";
+import { guardOwnProcess } from "./_own-process.ts";
 
-// First, before any capability file is imported: their `import … from "docket"` must find us.
+// First, before any capability file is imported: their `import … from "docket"` must find us,
+// and none may signal the process every execution runs in.
 registerDocketModules();
+guardOwnProcess();
 
 if (parentPort) serve(parentPort, workerData as WorkerBoot);
 

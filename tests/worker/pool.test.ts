@@ -130,6 +130,24 @@ describe("createWorkerPool", () => {
     expect(problems).toEqual([]);
   });
 
+  test("a handler cannot signal the process it runs in (nor its group); other processes and signal 0 are its own business", async () => {
+    const p = makePool();
+    // SIGCONT: harmless if it got through, so a guard that failed would show here and not kill the test run.
+    const own = await p.run(task("signals", "fixture.signals", { pids: ["self", "zero", "minus-self"], signal: "SIGCONT" }), { lane: "execution" }).outcome;
+    if (!own.ok) throw new Error(JSON.stringify(own));
+    for (const result of (own.output as { results: string[] }).results) expect(result).toMatch(/^EPERM: process\.kill\(-?\d+, "SIGCONT"\) would signal the docket process/);
+    const sleeper = Bun.spawn(["sleep", "30"]);
+    try {
+      const other = await p.run(task("signals", "fixture.signals", { pids: ["self", sleeper.pid], signal: 0 }), { lane: "execution" }).outcome;
+      expect(other).toEqual({ ok: true, output: { results: ["sent", "sent"] } });
+      const term = await p.run(task("signals", "fixture.signals", { pids: [sleeper.pid], signal: "SIGTERM" }), { lane: "execution" }).outcome;
+      expect(term).toEqual({ ok: true, output: { results: ["sent"] } });
+      expect(await sleeper.exited).not.toBe(0);
+    } finally {
+      sleeper.kill();
+    }
+  });
+
   test("a thrown value's detail is masked before it is cut for the log: the cut never leaves half a secret", async () => {
     const token = "THROWNsecret77";
     // "Error: " and then the message: the token straddles the 16 KiB the detail keeps.

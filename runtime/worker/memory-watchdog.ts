@@ -141,7 +141,12 @@ export class MemoryWatchdog {
   private schedule(ms: number): void {
     this.timer = setTimeout(() => {
       this.timer = null;
-      this.sample();
+      try {
+        this.sample();
+      } catch {
+        // The system could not be read (with every file descriptor taken, Bun's resident-memory
+        // read throws): that look is skipped, never thrown at the server; the next one tries again.
+      }
       if (this.watched.size > 0 && this.timer === null) this.schedule(this.intervalMs);
     }, ms);
     // Never what keeps the process alive: the busy worker is.

@@ -26,6 +26,36 @@ function rig(limitMb: number, perThread = true) {
 }
 
 describe("MemoryWatchdog", () => {
+  test("MemoryWatchdog skips a look the system cannot give (no file descriptor left) and goes on sampling", async () => {
+    let failing = true;
+    let rssMb = 100;
+    const exceeded: number[] = [];
+    const watchdog = new MemoryWatchdog({
+      limitMb: 64,
+      intervalMs: 5,
+      rss: () => {
+        if (failing) throw new Error("Failed to get memory usage");
+        return rssMb * MIB;
+      },
+      faults: () => null,
+      onExceeded: (key) => exceeded.push(key),
+      perThread: false,
+      mainThread: null,
+    });
+    try {
+      watchdog.watch(7, () => null);
+      // Several looks fail: none may escape (a timer's throw is the server's uncaught error).
+      await Bun.sleep(60);
+      failing = false;
+      await Bun.sleep(30);
+      rssMb += 200;
+      for (let i = 0; i < 100 && exceeded.length === 0; i++) await Bun.sleep(5);
+      expect(exceeded).toEqual([7]);
+    } finally {
+      watchdog.close();
+    }
+  });
+
   test("MemoryWatchdog stops no handler for growth the main thread made: a flood that churns but holds nothing runs on", () => {
     const { state, exceeded, watchdog, grow } = rig(64);
     watchdog.watch(1, () => "1/task/11");

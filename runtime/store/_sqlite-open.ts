@@ -1,7 +1,7 @@
 import type { Database } from "bun:sqlite";
 import { chmodSync, closeSync, openSync, statSync } from "node:fs";
 import type { Limits } from "../execution/limits.ts";
-import { prepareSchema, StoreFileError } from "./_sqlite-schema.ts";
+import { FULL_DISK_REMEDY, prepareSchema, StoreFileError } from "./_sqlite-schema.ts";
 import { prepareTables, type StoreTables } from "./_sqlite-tables.ts";
 import { createWriteBehind, type WriteBehind, type WriteBehindOptions } from "./_sqlite-writer.ts";
 import { createLogSync } from "./_sqlite-log-sync.ts";
@@ -76,7 +76,9 @@ export function openStoreFile(options: OpenFileOptions): OpenFile {
 export function asFileError(path: string, error: unknown): StoreFileError {
   if (error instanceof StoreFileError) return error;
   const code = (error as { code?: unknown } | null)?.code;
-  return new StoreFileError(path, `${error instanceof Error ? error.message : String(error)}${typeof code === "string" ? ` (${code})` : ""}`);
+  const message = error instanceof Error ? error.message : String(error);
+  const full = (typeof code === "string" && (code.startsWith("SQLITE_FULL") || code === "ENOSPC")) || /\bENOSPC\b|disk is full|No space left/i.test(message);
+  return new StoreFileError(path, `${message}${typeof code === "string" ? ` (${code})` : ""}`, full ? FULL_DISK_REMEDY : undefined);
 }
 
 /** Options of {@link startExpiry}. */

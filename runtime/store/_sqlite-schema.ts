@@ -86,13 +86,18 @@ ALTER TABLE executions ADD COLUMN head_last INTEGER NOT NULL DEFAULT 0;
  * to do; the file is never emptied or replaced to get past it (that would be silent data loss).
  */
 export class StoreFileError extends Error {
-  constructor(readonly path: string, reason: string) {
+  /** `remedy`: what to do, when moving the file aside is not it (a full disk: nothing is wrong with the file). */
+  constructor(readonly path: string, reason: string, remedy?: string) {
     super(
-      `Cannot open the execution store ${path}: ${reason}. Move the file aside (with ${path}-wal, ${path}-shm and ${path}-starting, if present) to start with an empty history, or start with --store memory; docket never deletes or empties it.`,
+      `Cannot open the execution store ${path}: ${reason}. ${remedy ?? `Move the file aside (with ${path}-wal, ${path}-shm and ${path}-starting, if present) to start with an empty history, or start with --store memory; docket never deletes or empties it.`}`,
     );
     this.name = "StoreFileError";
   }
 }
+
+/** What to do when the store cannot be opened for want of space: its history is whole. */
+export const FULL_DISK_REMEDY =
+  "The disk (or the folder's quota) is full: free some space and start again — nothing in the file is lost, and moving it aside would only hide its history.";
 
 /** True for SQLite's "the file is locked by someone else". */
 function isLocked(error: unknown): boolean {

@@ -4,6 +4,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { StoreFileError } from "../../runtime/store/sqlite-store.ts";
 import { TestClock } from "./_fixtures.ts";
 import { openStore, tempDb } from "./_sqlite-support.ts";
+import { asFileError } from "../../runtime/store/_sqlite-open.ts";
 
 /** The error a store open throws, or a failure when it opens. */
 function openError(path: string): StoreFileError {
@@ -47,6 +48,17 @@ export function fileErrorCases(): void {
       const check = new Database(foreign, { readonly: true });
       expect(check.query("SELECT text FROM notes").values()).toEqual([["keep me"]]);
       check.close();
+    });
+
+    test("sqlite store that cannot open for want of space says to free space, not to move its history aside", () => {
+      const path = tempDb();
+      for (const error of [Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" }), Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" })]) {
+        const refused = asFileError(path, error);
+        expect(refused.message).toContain(`Cannot open the execution store ${path}: ${error.message}`);
+        expect(refused.message).toContain("free some space and start again");
+        expect(refused.message).not.toContain("Move the file aside");
+      }
+      expect(asFileError(path, Object.assign(new Error("file is not a database"), { code: "SQLITE_NOTADB" })).message).toContain("Move the file aside");
     });
 
     test("sqlite store refuses a path it cannot open as a file", () => {

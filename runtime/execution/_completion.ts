@@ -81,6 +81,37 @@ function unmasked(capability: RegisteredCapability, outcome: TaskOutcome, stop: 
       }),
     };
   }
+  // Stopped before its handler began: nothing ran, whatever the capability writes.
+  const neverBegan = error.kind === "cancelled" && error.never_began === true;
+  if (neverBegan && stop.deadlineExpired) {
+    return {
+      state: "failed",
+      failure: buildFailure({
+        ...ids,
+        error_code: "deadline_exceeded",
+        stage: "queue",
+        message: `${capability.id} did not begin within ${deadlineText(stop)}, so nothing ran.`,
+        retryability: "safe",
+        outcome_certainty: "not_applied",
+        suggestion: "Start it again with a longer deadline, or when fewer executions are running.",
+        context: { deadline_ms: stop.deadlineMs, terminated: false, ...(stop.deadlineSource ? { bound: stop.deadlineSource } : {}) },
+      }),
+    };
+  }
+  if (neverBegan) {
+    return {
+      state: "cancelled",
+      failure: buildFailure({
+        ...ids,
+        error_code: "cancelled",
+        stage: "queue",
+        message: `${capability.id} was cancelled before its handler began, so nothing ran.`,
+        retryability: "safe",
+        outcome_certainty: "not_applied",
+        context: { terminated: false },
+      }),
+    };
+  }
   if (stop.deadlineExpired && error.kind !== "memory_exceeded" && (error.kind !== "capability" || stop.forced)) {
     return {
       state: "failed",

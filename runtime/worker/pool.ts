@@ -276,7 +276,10 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     watchdog.unwatch(job.id);
     slot.job = null;
     job.slot = null;
-    lanes[slot.lane].queue.unshift(job);
+    // A cancel (or a deadline's) sent while it waited went to the stuck worker, which never began
+    // it: it ends here, not begun, rather than running blind on the next worker.
+    if (job.cancelRequested) settle(job, { kind: "cancelled", message: "Cancelled before the handler started.", never_began: true });
+    else lanes[slot.lane].queue.unshift(job);
     const old = slot.worker;
     slot.replace();
     old.unref();
@@ -332,7 +335,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
             Atomics.store(slot.flag, 0, job.id);
             slot.worker.postMessage(toWire<ToWorker>({ type: "cancel", id: job.id }));
           } else if (unqueue(job)) {
-            settle(job, { kind: "cancelled", message: "Cancelled before the handler started." });
+            settle(job, { kind: "cancelled", message: "Cancelled before the handler started.", never_began: true });
           }
         },
         terminate() {

@@ -39,8 +39,11 @@ export interface WorkerTask {
 export type TaskError =
   /** `throw new CapabilityError(code, …)` */
   | { kind: "capability"; code: string; message: string; context: Record<string, unknown>; retryability?: string; suggestion?: string; outcome_certainty?: string }
-  /** It threw `ctx.progress.cancellation()` (or an AbortError after cancel). */
-  | { kind: "cancelled"; message: string }
+  /**
+   * It threw `ctx.progress.cancellation()` (or an AbortError after cancel) — or, `never_began`,
+   * the cancel came before its handler began, which then never ran: nothing can have been applied.
+   */
+  | { kind: "cancelled"; message: string; never_began?: true }
   /**
    * Anything else thrown or rejected. A client learns `error_class` only ("TypeError", "Error
    * ENOENT", see execution/thrown.ts) and docket's own `note` on where it happened; `message` and

@@ -276,10 +276,8 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     watchdog.unwatch(job.id);
     slot.job = null;
     job.slot = null;
-    // A cancel (or a deadline's) sent while it waited went to the stuck worker, which never began
-    // it: it ends here, not begun, rather than running blind on the next worker.
-    if (job.cancelRequested) settle(job, { kind: "cancelled", message: "Cancelled before the handler started.", never_began: true });
-    else lanes[slot.lane].queue.unshift(job);
+    // Never cancelled: a cancel of a task not begun takes it back at once (see cancel()).
+    lanes[slot.lane].queue.unshift(job);
     const old = slot.worker;
     slot.replace();
     old.unref();
@@ -330,7 +328,15 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
           if (job.settled || job.cancelRequested) return;
           job.cancelRequested = true;
           const slot = job.slot;
-          if (slot) {
+          if (slot && Atomics.compareExchange(slot.claim, 0, job.id, 0) === job.id) {
+            // Handed to its worker and not begun (it may be busy with a leftover): now it never will be.
+            watchdog.unwatch(job.id);
+            slot.job = null;
+            job.slot = null;
+            if (slot.isReady) slot.worker.unref();
+            settle(job, { kind: "cancelled", message: "Cancelled before the handler started.", never_began: true });
+            dispatch(slot.lane);
+          } else if (slot) {
             // The store is what a busy-looping handler sees; the message aborts ctx.signal.
             Atomics.store(slot.flag, 0, job.id);
             slot.worker.postMessage(toWire<ToWorker>({ type: "cancel", id: job.id }));

@@ -118,6 +118,17 @@ describe("createWorkerPool", () => {
     expect(problems.join("\n")).toMatch(/had not begun fixture\.echo \d+ ms after it was handed the task: its thread is still busy with work fixture\.leaves-busy left running/);
   });
 
+  test("a cancel of a task handed to a worker but not begun takes it back at once: it never runs, nothing is applied", async () => {
+    // A take-back only after a minute: the cancel must not wait for it.
+    const p = makePool({ startTimeoutMs: 60_000 });
+    await p.run(task("leaves-busy", "fixture.leaves-busy", { ms: 60_000 }), { lane: "execution" }).outcome;
+    await Bun.sleep(100);
+    const waiting = p.run(task("echo", "fixture.echo", { n: 3 }), { lane: "execution" });
+    waiting.cancel();
+    expect(await waiting.outcome).toEqual({ ok: false, error: { kind: "cancelled", message: "Cancelled before the handler started.", never_began: true } });
+    expect(problems).toEqual([]);
+  });
+
   test("a task its worker began is never taken back, however long it runs: a synchronous loop, a wait", async () => {
     const p = makePool({ startTimeoutMs: 50 });
     const busy = p.run(task("busy", "fixture.busy", { check: true }), { lane: "execution" });

@@ -7,6 +7,7 @@ import { bootPlane, type BootedPlane } from "../../runtime/boot.ts";
 import { resolveLimits } from "../../runtime/execution/limits.ts";
 import type { ExecutionEvent } from "../../runtime/execution/protocol.ts";
 import type { ExecutionSnapshot } from "../../runtime/execution/snapshot.ts";
+import { terminalSnapshot } from "../_support/terminal.ts";
 
 // ctx.exec through the real engine and worker pool (docs/authoring.md, "Running a command"):
 // lines streamed in order, a non-zero exit that names the command and not its output, and no
@@ -104,15 +105,7 @@ afterAll(async () => {
   rmSync(root, { recursive: true, force: true });
 });
 
-function terminal(id: string): Promise<ExecutionSnapshot> {
-  return new Promise((resolve) => {
-    const subscription = plane.store.subscribe({ executions: [id], after: 0 }, (event) => {
-      if (event.type !== "execution.completed") return;
-      queueMicrotask(() => subscription.unsubscribe());
-      resolve(plane.store.get(id)!);
-    });
-  });
-}
+const terminal = (id: string): Promise<ExecutionSnapshot> => terminalSnapshot(plane.store, id);
 
 const events = (id: string) => plane.store.events(id, 0, 10_000)!.events as ExecutionEvent[];
 const streamed = (id: string, name: string) => events(id).filter((e) => e.type === "execution.stream" && (e.data as { name: string }).name === name).map((e) => (e.data as { chunk: string }).chunk);

@@ -6,6 +6,7 @@ import { registerDocketModules } from "../../runtime/adapter/bun-modules.ts";
 import { bootPlane, type BootedPlane } from "../../runtime/boot.ts";
 import { resolveLimits } from "../../runtime/execution/limits.ts";
 import type { ExecutionSnapshot } from "../../runtime/execution/snapshot.ts";
+import { terminalSnapshot } from "../_support/terminal.ts";
 
 // A task handed to a worker still busy with what a previous handler left running is taken back
 // (docs/containment.md, "Take back what was never begun"), through the real engine: it runs once
@@ -69,15 +70,7 @@ afterAll(async () => {
   rmSync(root, { recursive: true, force: true });
 });
 
-function terminal(id: string): Promise<ExecutionSnapshot> {
-  return new Promise((resolve) => {
-    const subscription = plane.store.subscribe({ executions: [id], after: 0 }, (event) => {
-      if (event.type !== "execution.completed") return;
-      queueMicrotask(() => subscription.unsubscribe());
-      resolve(plane.store.get(id)!);
-    });
-  });
-}
+const terminal = (id: string): Promise<ExecutionSnapshot> => terminalSnapshot(plane.store, id);
 
 const marks = () => (existsSync(join(root, "marks.txt")) ? readFileSync(join(root, "marks.txt"), "utf8").trim().split("\n") : []);
 

@@ -127,11 +127,12 @@ export function defineRunCases(runner: () => DocketRunner): void {
   });
 
   test("docket run --deadline-ms stops a handler that ignores cancellation: failed deadline_exceeded", async () => {
-    const result = await run([file("demo.spin.ts"), "--input", '{"cooperative":false}', "--deadline-ms", "100", "--format", "json"], { env: { DOCKET_GRACE_MS: "50" } });
+    // Long enough for the handler to begin on a busy machine: one not begun by its deadline never runs (stage queue).
+    const result = await run([file("demo.spin.ts"), "--input", '{"cooperative":false}', "--deadline-ms", "500", "--format", "json"], { env: { DOCKET_GRACE_MS: "50" } });
     expect(result.code).toBe(1);
     const document = oneJsonDocument(result.stdout);
     expect(document.execution.state).toBe("failed");
-    expect(document.failure).toMatchObject({ error_code: "deadline_exceeded", context: { deadline_ms: 100, terminated: true } });
+    expect(document.failure).toMatchObject({ error_code: "deadline_exceeded", stage: "run", context: { deadline_ms: 500, terminated: true } });
   });
 
   test("docket run --deadline-ms that is not a number exits 2", async () => {

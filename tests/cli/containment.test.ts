@@ -38,6 +38,7 @@ const HOSTILE = {
     `effect: "read", cancellable: true, input: v.object({ sync: v.boolean() }), output: v.object({ bytes: v.number() }),
      async handler(input, ctx) {
        const path = join(ctx.root, "data", "pipe");
+       writeFileSync(join(ctx.root, "pipe-" + input.sync + ".began"), "");
        const text = input.sync ? readFileSync(path, "utf8") : await Bun.file(path).text();
        return { bytes: text.length };
      }`,
@@ -126,7 +127,8 @@ describe("containment (compiled binary)", () => {
       // not stay cancelling: grace_ms after the cancel its worker is terminated.
       for (const sync of [false, true]) {
         const id = await start("hostile.pipe", { sync });
-        await until(async () => ((await (await fetch(`${api}/executions/get?id=${id}`)).json()) as any).state === "running", `${id} to run`);
+        // Begun, not only dispatched: a cancel before its handler begins ends it without running it.
+        await until(async () => existsSync(join(checkout, `pipe-${sync}.began`)), `${id}'s handler to begin`);
         expect(((await (await post("executions/cancel", { id })).json()) as any).requested).toBe(true);
         expect(await terminal(id)).toMatchObject({ state: "cancelled", failure: { error_code: "cancelled", context: { terminated: true } } });
       }

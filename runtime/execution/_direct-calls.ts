@@ -194,11 +194,11 @@ export class DirectCalls {
     if (completion.stack) this.options.log(`[docket] ${completion.failure.correlation_id} ${capability.id} (direct call): ${completion.stack}`);
     throw this.bounded(completion.failure);
   }
+
   /** A call's failure as it leaves the plane: its texts within failure_message_bytes, as an execution's are. */
   private bounded(failure: FailureDescriptor): FailureError {
     return new FailureError(boundFailureTexts(failure, this.options.limits.failure_message_bytes));
   }
-
 }
 
 /** What a plane handler threw, as an outcome; a FailureError is the answer itself and is thrown on. */

@@ -59,7 +59,8 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
   };
 
   const runTask = async (id: number, task: WorkerTask) => {
-    // Taken back while this thread was busy with a previous handler's leftovers: another worker runs it.
+    // Taken back before this thread got to it (cancelled, or this thread was busy with a previous
+    // handler's leftovers and another worker runs it): not this worker's to begin.
     if (Atomics.compareExchange(claim, 0, id, -id) !== id) return;
     const context = createWorkerContext({ id, task, cancelFlag, backlog, post, host, spawn: children.spawn });
     const run: Running = { id, context, done: false };

@@ -260,9 +260,10 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
         if (!job || Atomics.load(slot.claim, 0) !== job.id) continue;
         waiting = true;
         // A worker still starting is not stuck: the wait counts from when it was ready.
-        if (!slot.isReady || now - Math.max(job.assignedAt, slot.readyAt) < startTimeoutMs) continue;
+        const waited = now - Math.max(job.assignedAt, slot.readyAt);
+        if (!slot.isReady || waited < startTimeoutMs) continue;
         if (Atomics.compareExchange(slot.claim, 0, job.id, 0) !== job.id) continue;
-        takeBack(slot, job, now - Math.max(job.assignedAt, slot.readyAt));
+        takeBack(slot, job, waited);
       }
     }
     if (waiting && startCheck === null) armStartCheck();
@@ -329,10 +330,9 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
           job.cancelRequested = true;
           const slot = job.slot;
           if (slot && Atomics.compareExchange(slot.claim, 0, job.id, 0) === job.id) {
-            // Handed to its worker and not begun (it may be busy with a leftover): now it never will be.
-            watchdog.unwatch(job.id);
+            // Handed to its worker and not begun (it may be busy with a leftover): now it never will
+            // be. Settling unwatches it and clears its slot; the slot's own record is cleared here.
             slot.job = null;
-            job.slot = null;
             if (slot.isReady) slot.worker.unref();
             settle(job, { kind: "cancelled", message: "Cancelled before the handler started.", never_began: true });
             dispatch(slot.lane);

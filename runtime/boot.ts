@@ -9,7 +9,8 @@ import { join, resolve } from "node:path";
 import { BUILTIN_DIR, BUILTINS } from "./capability/builtins.ts";
 import { createMemoryStore } from "./store/memory-store.ts";
 import { ensureDocketDir } from "./server/lease.ts";
-import { createWorkerPool } from "./worker/pool.ts";
+import { createWorkerPool, DEFAULT_WORKER_URL } from "./worker/pool.ts";
+import { createLoadProbe } from "./worker/load-probe.ts";
 import { realpathSync } from "node:fs";
 import { createEngine, type Engine } from "./execution/engine.ts";
 import { hasArtifacts } from "./execution/artifact-files.ts";
@@ -33,6 +34,12 @@ export interface BootOptions {
   log?: (line: string) => void;
   /** Direct-lane workers (default 1). */
   directWorkers?: number;
+  /**
+   * Try every capability file in a worker before importing it on the main thread (worker/load-probe.ts):
+   * a server's main thread serves everyone, so a file whose top level never ends must not reach
+   * it. `docket run` leaves it off: its process is the user's own, and Ctrl-C ends it.
+   */
+  trialLoads?: boolean;
 }
 
 /** The assembled plane: registry → engine → store, with the pool under the engine. */
@@ -75,7 +82,17 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
   // file's module is imported by its version (capability-version.ts).
   // A file whose import never finishes is waited for once, not on every reload after it.
   const hung = new Set<string>();
+  const probe = options.trialLoads ? createLoadProbe({ workerUrl: options.workerUrl ?? DEFAULT_WORKER_URL, timeoutMs: limits.load_timeout_ms, report: options.log }) : null;
+  const check = probe ? (file: string, version: string) => probe.check(file, version) : undefined;
   const build = async () => {
+    try {
+      return await buildOnce();
+    } finally {
+      // What the files' top levels left running in the trial worker ends with it.
+      await probe?.idle();
+    }
+  };
+  const buildOnce = async () => {
     const registry = await discoverCapabilities({
       hung,
       root,
@@ -84,6 +101,7 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
       builtinDir: BUILTIN_DIR,
       importFile,
       loadTimeoutMs: limits.load_timeout_ms,
+      probe: check,
     });
     const fileIds: string[] = [];
     for (const file of options.files ?? []) {
@@ -91,7 +109,7 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
       // A file of the checkout's capabilities/ that failed there already: its errors stand, and a
       // second import (of a file that never finishes loading, say) would only wait as long again.
       if (registry.loadErrors().some((error) => sameFile(error.file, path))) continue;
-      const loaded = await loadCapabilityFile(path, importFile, limits.load_timeout_ms);
+      const loaded = await loadCapabilityFile(path, importFile, limits.load_timeout_ms, check);
       if (!loaded.ok) {
         for (const error of loaded.errors) registry.addLoadError(error);
         continue;
@@ -135,7 +153,7 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
     // An unusable store file stops the boot; the workers already spawning must not outlive it
     // (and their warm-up, which the close ends, is no longer awaited).
     warming.catch(() => undefined);
-    await pool.close();
+    await Promise.all([pool.close(), probe?.close()]);
     throw error;
   }
   const durable = "storedBytes" in store ? (store as import("./store/sqlite-store.ts").SqliteExecutionStore) : null;
@@ -162,7 +180,7 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
     reload,
     watchedFolders: [join(root, "capabilities"), ...(options.capabilityDirs ?? []).map((dir) => resolve(dir))],
     async close() {
-      await booted.close();
+      await Promise.all([booted.close(), probe?.close()]);
       store.close();
     },
   };

@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { realpath } from "node:fs/promises";
 import { basename, join, resolve } from "node:path";
 import type { CapabilityDef } from "./declaration.ts";
-import { importCapabilityFile, listCapabilityFiles } from "./inspect.ts";
+import { importCapabilityFile, listCapabilityFiles, type ImportCapabilityOptions } from "./inspect.ts";
 import { CapabilityRegistry } from "./registry.ts";
 import type { LoadError, RegisteredCapability } from "./registered.ts";
 
@@ -28,6 +28,8 @@ export interface DiscoveryOptions {
   loadTimeoutMs?: number;
   /** Imports that did not finish in time on an earlier load, kept across reloads (inspect.ts `hung`). */
   hung?: Set<string>;
+  /** Tries each file in a worker before importing it here (inspect.ts `probe`); the server passes one. */
+  probe?: (file: string, version: string) => Promise<string | null>;
 }
 
 /**
@@ -65,7 +67,7 @@ export async function discoverCapabilities(options: DiscoveryOptions): Promise<C
     if (seen.has(real)) continue;
     seen.add(real);
     const skip = builtinFolders.has(real) ? (file: string) => basename(file) in options.builtins : () => false;
-    for (const file of files) if (!skip(file)) await loadInto(registry, file, options.importFile, options.loadTimeoutMs, options.hung);
+    for (const file of files) if (!skip(file)) await loadInto(registry, file, { importFile: options.importFile, timeoutMs: options.loadTimeoutMs, hung: options.hung, probe: options.probe });
   }
   return registry;
 }
@@ -74,14 +76,14 @@ export async function discoverCapabilities(options: DiscoveryOptions): Promise<C
 export type LoadedCapabilityFile = { ok: true; capability: RegisteredCapability } | { ok: false; errors: LoadError[] };
 
 /** Loads one capability file on its own, for `docket run ./path/to/file.ts`. */
-export async function loadCapabilityFile(absPath: string, importFile: ImportFile, loadTimeoutMs?: number): Promise<LoadedCapabilityFile> {
+export async function loadCapabilityFile(absPath: string, importFile: ImportFile, loadTimeoutMs?: number, probe?: DiscoveryOptions["probe"]): Promise<LoadedCapabilityFile> {
   const registry = new CapabilityRegistry();
-  const capability = await loadInto(registry, resolve(absPath), importFile, loadTimeoutMs);
+  const capability = await loadInto(registry, resolve(absPath), { importFile, timeoutMs: loadTimeoutMs, probe });
   return capability ? { ok: true, capability } : { ok: false, errors: registry.loadErrors() };
 }
 
-async function loadInto(registry: CapabilityRegistry, file: string, importFile: ImportFile, timeoutMs: number | undefined, hung?: Set<string>): Promise<RegisteredCapability | null> {
-  const imported = await importCapabilityFile(file, { importFile, timeoutMs, hung });
+async function loadInto(registry: CapabilityRegistry, file: string, options: ImportCapabilityOptions): Promise<RegisteredCapability | null> {
+  const imported = await importCapabilityFile(file, options);
   if (!imported.ok) {
     registry.addLoadError({ file, line: imported.problem.line, column: imported.problem.column, reason: imported.problem.reason });
     return null;

@@ -160,6 +160,12 @@ export interface ImportCapabilityOptions {
    * Filled in here; a specifier leaves it when its import finally settles.
    */
   hung?: Set<string>;
+  /**
+   * Tries the file in a worker first (worker/load-probe.ts): a reason is why it must not be imported
+   * here (its top level did not finish in time, or ended its thread), null to import it. The server
+   * passes one, so that a synchronous loop at a file's top level never holds its main thread.
+   */
+  probe?: (file: string, version: string) => Promise<string | null>;
 }
 
 /** The default of the `load_timeout_ms` limit, for callers that have no limits in hand. */
@@ -192,6 +198,10 @@ export async function importCapabilityFile(absPath: string, options: ImportCapab
         column: null,
       },
     };
+  }
+  if (options.probe && !options.fresh) {
+    const reason = await options.probe(file, version);
+    if (reason !== null) return { ok: false, problem: { code: "load_timeout", reason, line: null, column: null } };
   }
   try {
     const importing = importFile(specifier);

@@ -186,6 +186,7 @@ async function serveWithLog(options: ServeOptions, bind: { token: string | null;
     workerUrl: options.workerUrl,
     importFile: options.importFile,
     log: options.log,
+    trialLoads: true,
   });
   const plane = booted.engine;
   let running: RunningServer | null = null;

@@ -23,8 +23,12 @@ export interface WorkerTask {
   /** The managed artifact folder (`<root>/.docket/artifacts/<id>`), or null in a direct call. */
   artifacts_dir: string | null;
   artifact_limits: { files: number; bytes: number; total_bytes: number };
-  /** Which function of the declaration runs: its handler (default), or its `reconcile` check. */
-  entry?: "handler" | "reconcile";
+  /**
+   * Which function of the declaration runs: its handler (default), or its `reconcile` check; or
+   * `load`: none, the file is only imported (a trial load before the main thread imports it,
+   * worker/load-probe.ts), whatever capability it declares.
+   */
+  entry?: "handler" | "reconcile" | "load";
   /** How long a child of `ctx.exec` gets between TERM and KILL once the task is cancelled (default 2000). */
   kill_grace_ms?: number;
   /**

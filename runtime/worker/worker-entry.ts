@@ -70,7 +70,7 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
       // The warm path stays synchronous: a cached declaration and a handler that returns a plain
       // value post their outcome in the same turn that received the task, with no promise hops.
       const def = definitions.loaded(task) ?? (await definitions.load(task));
-      const result = task.entry === "reconcile" ? reconcileOf(def)(task.input as never, context.ctx) : def.handler(task.input as never, context.ctx);
+      const result = task.entry === "load" ? null : task.entry === "reconcile" ? reconcileOf(def)(task.input as never, context.ctx) : def.handler(task.input as never, context.ctx);
       outcome = { ok: true, output: isThenable(result) ? await result : result };
     } catch (error) {
       outcome = { ok: false, error: classify(error, context) };
@@ -125,7 +125,8 @@ function createDefinitionCache(loadTimeoutMs: number) {
   const importVersion = createVersionImporter((specifier) => import(specifier));
   const keyOf = (task: WorkerTask) => `${task.source.kind}:${task.source.file}:${task.version ?? ""}`;
   const checked = (def: CapabilityDef, task: WorkerTask) => {
-    if (def.id !== task.capability) {
+    // A trial load asks for the file, whatever it declares.
+    if (task.entry !== "load" && def.id !== task.capability) {
       throw new Error(`${task.source.file} declares capability "${def.id}", but the task asked for "${task.capability}"; reload the capabilities.`);
     }
     return def;

@@ -45,6 +45,9 @@ const HOSTILE = {
   ),
   // Its top-level await never settles.
   "capabilities/hostile.hang.ts": `await new Promise(() => {});\n${header("hostile.hang", `effect: "read", input: v.object({}), output: v.object({}), handler: () => ({})`)}`,
+  // Its top level never returns. Only the server has it (--capabilities served-only): the server
+  // tries every file in a worker first, while `docket run` imports on its own thread.
+  "served-only/hostile.loops.ts": `for (;;) {}\n${header("hostile.loops", `effect: "read", input: v.object({}), output: v.object({}), handler: () => ({})`)}`,
   "data/a.txt": "a\n",
 };
 
@@ -73,8 +76,8 @@ async function until<T>(look: () => Promise<T | null | undefined | false>, what:
 }
 
 describe("containment (compiled binary)", () => {
-  test("serve starts despite a never-settling file; the direct lane, other executions and the server survive spinning, blocking, vanishing and allocating handlers", async () => {
-    const child = spawnDocket(runner, ["serve", "--port", "0", "--max-concurrent", "2"], { cwd: checkout, env: LIMITS });
+  test("serve starts despite a never-settling file and one whose top level never returns; the direct lane, other executions and the server survive spinning, blocking, vanishing and allocating handlers", async () => {
+    const child = spawnDocket(runner, ["serve", "--port", "0", "--max-concurrent", "2", "--capabilities", "served-only"], { cwd: checkout, env: LIMITS });
     const stderr = watchStream(child.stderr);
     const url = (await stderr.until(/docket serving .* at http:\/\/127\.0\.0\.1:\d+/)).match(/at (http:\/\/127\.0\.0\.1:\d+)/)![1]!;
     const api = `${url}/api/v1`;
@@ -94,7 +97,8 @@ describe("containment (compiled binary)", () => {
     try {
       // The file that never finishes loading is a load error with its file; everything else started.
       await stderr.until(/hostile\.hang\.ts.*did not finish loading within 300 ms/);
-      expect((await healthy()).load_errors).toBe(1);
+      await stderr.until(/hostile\.loops\.ts.*did not finish loading within 300 ms when docket tried it in a worker first/);
+      expect((await healthy()).load_errors).toBe(2);
 
       // A busy loop on the direct lane, by GET and by POST: 504 once the deadline and the grace
       // are over, and the direct lane answers the next call at once.

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -191,13 +191,48 @@ describe("docket serve live reload", () => {
     await until("the hung file's load error", async () => (await list()).load_errors.some((e) => e.file === hang));
     expect((await list()).load_errors.find((e) => e.file === hang)!.reason).toContain("did not finish loading within 300 ms");
 
-    // Another change reloads everything: the hung file is said to be still loading, not waited for again.
+    // Another change reloads everything: the hung text keeps its verdict, not tried or waited for again.
     writeFileSync(join(root, "capabilities", "team.extra.ts"), EXTRA);
     await until("team.extra after the hung file", async () => (await list()).capabilities.some((c) => c.id === "team.extra"));
-    expect((await list()).load_errors.find((e) => e.file === hang)!.reason).toContain("has not finished loading since it first took longer than 300 ms");
+    expect((await list()).load_errors.find((e) => e.file === hang)!.reason).toContain("did not finish loading within 300 ms when docket tried it in a worker first");
 
     rmSync(hang);
     rmSync(join(root, "capabilities", "team.extra.ts"));
     await until("the hung file gone", async () => !(await list()).load_errors.some((e) => e.file === hang));
+  });
+
+  test("live reload: a file whose top level never ends, or ends the process, is tried in a worker first and never holds or stops the server", async () => {
+    const loops = join(root, "capabilities", "team.loops.ts");
+    const exits = join(root, "capabilities", "team.exits.ts");
+    const marks = join(root, "loop-began");
+    // Its top level says it began, then never returns: on the main thread it would hold everything.
+    writeFileSync(loops, `import { capability } from "docket";\nimport { appendFileSync } from "node:fs";\nappendFileSync(${JSON.stringify(marks)}, "x");\nfor (;;) {}\nexport default capability({});\n`);
+    // The server answers while the file is being tried (it began, and no error is reported yet).
+    await until("the looping file's trial to begin", () => existsSync(marks));
+    const during = await api("health/report");
+    expect(during.status).toBe(200);
+    await until("the looping file's load error", async () => (await list()).load_errors.some((e) => e.file === loops));
+    expect((await list()).load_errors.find((e) => e.file === loops)!.reason).toContain("did not finish loading within 300 ms when docket tried it in a worker first");
+    expect(logLines.some((line) => line.startsWith(`docket could not load ${loops}`))).toBe(true);
+
+    // process.exit() at the top level ends the trial's thread, not the server.
+    writeFileSync(exits, 'import { capability } from "docket";\nprocess.exit(7);\nexport default capability({});\n');
+    await until("the exiting file's load error", async () => (await list()).load_errors.some((e) => e.file === exits));
+    expect((await list()).load_errors.find((e) => e.file === exits)!.reason).toContain("ended its thread (exit code 7)");
+
+    // A later reload neither tries the looping text again nor runs it: it began exactly once.
+    writeFileSync(join(root, "capabilities", "team.extra.ts"), EXTRA);
+    await until("team.extra beside the broken files", async () => (await list()).capabilities.some((c) => c.id === "team.extra"));
+    expect((await list()).load_errors.find((e) => e.file === loops)!.reason).toContain("did not finish loading within 300 ms when docket tried it in a worker first");
+    expect((await list()).load_errors.find((e) => e.file === exits)!.reason).toContain("ended its thread (exit code 7)");
+    expect(readFileSync(marks, "utf8")).toBe("x");
+    expect(await (await api("team/extra", { method: "POST", body: "{}" })).json()).toEqual({});
+
+    // Fixed, the file loads like any other.
+    writeFileSync(loops, greetFile("Loops no more", "fixed").replace('"team.greet"', '"team.loops"'));
+    await until("team.loops fixed", async () => (await list()).capabilities.some((c) => c.id === "team.loops"));
+    expect(await (await api("team/loops", { method: "POST", body: "{}" })).json()).toEqual({ answer: "fixed" });
+    for (const file of [loops, exits, join(root, "capabilities", "team.extra.ts")]) rmSync(file);
+    await until("the broken files gone", async () => (await list()).load_errors.length === 0 && !(await list()).capabilities.some((c) => c.id === "team.loops"));
   });
 });

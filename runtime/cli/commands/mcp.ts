@@ -60,7 +60,7 @@ export default defineCommand({
     }
 
     registerDocketModules();
-    const plane = await bootPlane({ cwd: process.cwd(), storeKind: "memory", limits, capabilityDirs, importFile: (path) => import(path), log });
+    const plane = await bootPlane({ cwd: process.cwd(), storeKind: "memory", limits, capabilityDirs, importFile: (path) => import(path), log, trialLoads: true });
     for (const error of plane.registry.loadErrors()) {
       log(`docket mcp: could not load ${error.file}${error.line !== null ? `:${error.line}` : ""}: ${error.reason}`);
     }

@@ -43,6 +43,8 @@ export class WorkerSlot<J> {
   readyAt = 0;
   /** The capability of the last task that ended here: what left work behind, if the worker stays busy. */
   lastCapability: string | null = null;
+  /** Tasks that ended here, through replacements (the idle watch compares its looks by it). */
+  tasksEnded = 0;
   job: J | null = null;
   worker!: Worker;
   ready!: Promise<void>;

@@ -4,6 +4,7 @@ import { toWire, type FromWorker, type ToWorker } from "./_messages.ts";
 import { thrownClass, thrownDetail } from "../execution/thrown.ts";
 import { laneWorker, WorkerSlot, type WorkerSlotOptions } from "./_worker-slot.ts";
 import { MemoryWatchdog } from "./memory-watchdog.ts";
+import { IdleWatch } from "./_idle-watch.ts";
 import type { HostFacts, Lane, RunTaskOptions, TaskError, TaskHandle, TaskOutcome, WorkerPool, WorkerTask } from "./task.ts";
 
 /**
@@ -40,6 +41,8 @@ export interface WorkerPoolOptions {
    * back and runs on a new worker (default START_TIMEOUT_MS).
    */
   startTimeoutMs?: number;
+  /** How often idle workers are looked at after a task ended, for work a handler left running (_idle-watch.ts); default 1000 ms. */
+  idleCheckMs?: number;
 }
 
 /**
@@ -98,6 +101,24 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
         limit_mb: memoryLimitMb,
         used_mb: usedMb,
       });
+    },
+  });
+
+  // A worker whose thread stays busy with no task (what a handler left running) is replaced.
+  const idleWatch = new IdleWatch<Slot>({
+    intervalMs: options.idleCheckMs,
+    *idle() {
+      for (const lane of Object.values(lanes)) for (const slot of lane.slots) if (slot.isReady && !slot.job && !slot.dead) yield slot;
+    },
+    onBusy(slot, busyMs) {
+      const culprit = slot.lastCapability === null ? "a previous handler" : slot.lastCapability;
+      report(
+        `${laneWorker(slot.lane)} kept its thread busy for about ${Math.round(busyMs / 1000)} s with no task to run: work ${culprit} left running after it returned (a timer or a callback). It is replaced.`,
+      );
+      const old = slot.worker;
+      slot.replace();
+      old.unref();
+      void old.terminate().catch(() => undefined);
     },
   });
 
@@ -205,6 +226,8 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   function release(slot: Slot, job: Job, outcome: TaskOutcome): void {
     slot.job = null;
     slot.lastCapability = job.task.capability;
+    slot.tasksEnded++;
+    idleWatch.taskEnded();
     if (slot.isReady) slot.worker.unref();
     resolveJob(job, outcome);
     dispatch(slot.lane);
@@ -365,6 +388,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       if (closed) return;
       closed = true;
       watchdog.close();
+      idleWatch.close();
       if (startCheck !== null) clearTimeout(startCheck);
       const stopping: Array<Promise<unknown>> = [];
       for (const lane of Object.values(lanes)) {

@@ -118,6 +118,30 @@ describe("createWorkerPool", () => {
     expect(problems.join("\n")).toMatch(/had not begun fixture\.echo \d+ ms after it was handed the task: its thread is still busy with work fixture\.leaves-busy left running/);
   });
 
+  test("a worker left spinning with no task to run is replaced after a few looks, naming what left the work; the spin ends with it", async () => {
+    const p = makePool({ idleCheckMs: 100 });
+    const left = await p.run(task("leaves-busy", "fixture.leaves-busy", { ms: 60_000 }), { lane: "execution" }).outcome;
+    expect(left).toEqual({ ok: true, output: {} });
+    for (let i = 0; i < 100 && p.stats().replaced === 0; i++) await Bun.sleep(50);
+    expect(p.stats().replaced).toBe(1);
+    expect(problems.join("\n")).toMatch(/An execution worker kept its thread busy for about \d+ s with no task to run: work fixture\.leaves-busy left running after it returned/);
+    // The terminated thread no longer spins: this process is all but idle now.
+    const before = process.cpuUsage();
+    await Bun.sleep(500);
+    const used = process.cpuUsage(before);
+    expect((used.user + used.system) / 1000).toBeLessThan(250);
+    expect(await p.run(task("echo", "fixture.echo", { n: 4 }), { lane: "execution" }).outcome).toMatchObject({ ok: true });
+  });
+
+  test("an idle worker is left alone when what its handler left ends soon, or when nothing was left", async () => {
+    const p = makePool({ idleCheckMs: 100 });
+    expect(await p.run(task("leaves-busy", "fixture.leaves-busy", { ms: 80 }), { lane: "execution" }).outcome).toEqual({ ok: true, output: {} });
+    expect(await p.run(task("echo", "fixture.echo", { n: 5 }), { lane: "direct" }).outcome).toMatchObject({ ok: true });
+    await Bun.sleep(800);
+    expect(p.stats().replaced).toBe(0);
+    expect(problems).toEqual([]);
+  });
+
   test("a cancel of a task handed to a worker but not begun takes it back at once: it never runs, nothing is applied", async () => {
     // A take-back only after a minute: the cancel must not wait for it.
     const p = makePool({ startTimeoutMs: 60_000 });

@@ -1,0 +1,120 @@
+import { readFileSync } from "node:fs";
+import type { Worker } from "node:worker_threads";
+
+/**
+ * A handler can return and leave work running on its worker's thread: a timer that loops, a
+ * callback that computes. The next task handed to that worker finds it busy and is taken back
+ * (pool.ts), but with no next task the thread would hold a core for as long as the work lasts.
+ * This watch looks at idle workers' threads (their CPU time under /proc, Linux only) once a
+ * period after a task ended, and names one that stayed busy — most of each of `strikes` periods
+ * in a row, with no task to run — so the pool can replace it (docs/containment.md).
+ */
+export interface IdleWatchOptions<S extends IdleSlot> {
+  /** The workers to look at: ready, with no task. */
+  idle: () => Iterable<S>;
+  /** A worker that kept busy with no task; the pool replaces it. */
+  onBusy: (slot: S, busyMs: number) => void;
+  /** How often to look while any worker may be busy; default 1000 ms. */
+  intervalMs?: number;
+  /** The share of a period a thread must have run to count as busy; default 0.5. */
+  busyShare?: number;
+  /** Busy periods in a row before `onBusy`; default 2. */
+  strikes?: number;
+  /** CPU time of a thread (`<pid>/task/<tid>`) in milliseconds, or null when unknown; default from /proc. */
+  cpuMs?: (thread: string) => number | null;
+}
+
+/** What the watch reads of a pool's slot. */
+export interface IdleSlot {
+  worker: Worker;
+  /** The worker's OS thread under /proc, or null (not known, or not Linux). */
+  thread: string | null;
+  /** Tasks that ended on the slot: a look spanning one is not an idle period. */
+  tasksEnded: number;
+}
+
+interface Look {
+  worker: Worker;
+  tasksEnded: number;
+  cpuMs: number;
+  at: number;
+  strikes: number;
+}
+
+export class IdleWatch<S extends IdleSlot> {
+  private readonly looks = new WeakMap<S, Look>();
+  private readonly intervalMs: number;
+  private readonly busyShare: number;
+  private readonly strikes: number;
+  private readonly cpuMs: (thread: string) => number | null;
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  /** A task ended since the last look: some worker may have been left busy. */
+  private ended = false;
+  private closed = false;
+
+  constructor(private readonly options: IdleWatchOptions<S>) {
+    this.intervalMs = options.intervalMs ?? 1000;
+    this.busyShare = options.busyShare ?? 0.5;
+    this.strikes = options.strikes ?? 2;
+    this.cpuMs = options.cpuMs ?? threadCpuMs;
+  }
+
+  /** A task ended on some worker: look at the idle ones next period. No system call (the hot path). */
+  taskEnded(): void {
+    this.ended = true;
+    if (this.timer === null && !this.closed) this.arm();
+  }
+
+  close(): void {
+    this.closed = true;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  private arm(): void {
+    this.timer = setTimeout(() => this.look(), this.intervalMs);
+    this.timer.unref?.();
+  }
+
+  /** One look at every idle worker; armed again while one may still be busy or a task ended meanwhile. */
+  private look(): void {
+    this.timer = null;
+    let again = this.ended;
+    this.ended = false;
+    const now = performance.now();
+    for (const slot of this.options.idle()) {
+      if (slot.thread === null) continue;
+      const cpuMs = this.cpuMs(slot.thread);
+      if (cpuMs === null) continue;
+      const before = this.looks.get(slot);
+      const comparable = before !== undefined && before.worker === slot.worker && before.tasksEnded === slot.tasksEnded;
+      const busy = comparable && cpuMs - before.cpuMs >= this.busyShare * (now - before.at);
+      const strikes = busy ? before.strikes + 1 : 0;
+      if (strikes >= this.strikes) {
+        this.looks.delete(slot);
+        this.options.onBusy(slot, strikes * (now - before!.at));
+        continue;
+      }
+      // A first look, or a busy one, needs another; a quiet one after a quiet one does not.
+      if (!comparable || busy) again = true;
+      this.looks.set(slot, { worker: slot.worker, tasksEnded: slot.tasksEnded, cpuMs, at: now, strikes });
+    }
+    if (again && !this.closed) this.arm();
+  }
+}
+
+/** Clock ticks per second of /proc's CPU times (USER_HZ: 100 on every Linux docket runs on). */
+const TICKS_PER_SECOND = 100;
+
+/** User + system CPU time of a thread from /proc/<pid>/task/<tid>/stat, in milliseconds; null when unreadable. */
+function threadCpuMs(thread: string): number | null {
+  try {
+    const stat = readFileSync(`/proc/${thread}/stat`, "utf8");
+    // Fields 14 and 15; the command name (field 2) may hold spaces and parentheses: count from its closing one.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    return Number.isFinite(ticks) ? (ticks * 1000) / TICKS_PER_SECOND : null;
+  } catch {
+    return null;
+  }
+}

@@ -1,13 +1,15 @@
 import { readFileSync } from "node:fs";
 import type { Worker } from "node:worker_threads";
+import { threadMinorFaults } from "./memory-watchdog.ts";
 
 /**
  * A handler can return and leave work running on its worker's thread: a timer that loops, a
- * callback that computes. The next task handed to that worker finds it busy and is taken back
+ * callback that computes or allocates. The next task handed to that worker finds it busy and is taken back
  * (pool.ts), but with no next task the thread would hold a core for as long as the work lasts.
  * This watch looks at idle workers' threads (their CPU time under /proc, Linux only) once a
  * period after a task ended, and names one that stayed busy — most of each of `strikes` periods
- * in a row, with no task to run — so the pool can replace it (docs/containment.md).
+ * in a row, with no task to run — or one that grew the process past the memory limit since its
+ * task ended, so the pool can replace it (docs/containment.md).
  */
 export interface IdleWatchOptions<S extends IdleSlot> {
   /** The workers to look at: ready, with no task. */
@@ -22,6 +24,17 @@ export interface IdleWatchOptions<S extends IdleSlot> {
   strikes?: number;
   /** CPU time of a thread (`<pid>/task/<tid>`) in milliseconds, or null when unknown; default from /proc. */
   cpuMs?: (thread: string) => number | null;
+  /**
+   * MiB an idle worker may grow the process by (`worker_memory_mb`): past it — its thread faulted
+   * in that much since its task ended, and the process grew by as much — `onGrew` (the pool
+   * replaces it). Absent: memory is not looked at.
+   */
+  limitMb?: number;
+  onGrew?: (slot: S, grownMb: number) => void;
+  /** Minor page faults of a thread; default from /proc (memory-watchdog.ts). */
+  faults?: (thread: string) => number | null;
+  /** The process's resident bytes; default `process.memoryUsage.rss()`. */
+  rss?: () => number;
 }
 
 /** What the watch reads of a pool's slot. */
@@ -39,7 +52,17 @@ interface Look {
   cpuMs: number;
   at: number;
   strikes: number;
+  /** Page faults of its thread at this look, and when its idle spell began (null: unknown). */
+  faults: number | null;
+  faultsAtIdle: number | null;
+  /** The process's resident bytes when its idle spell began. */
+  rssAtIdle: number;
 }
+
+const MIB = 1024 * 1024;
+const PAGE_BYTES = 4096;
+/** Faulting in less than this between two looks is quiet: nothing is growing there. */
+const QUIET_FAULT_PAGES = 256;
 
 export class IdleWatch<S extends IdleSlot> {
   private readonly looks = new WeakMap<S, Look>();
@@ -47,6 +70,8 @@ export class IdleWatch<S extends IdleSlot> {
   private readonly busyShare: number;
   private readonly strikes: number;
   private readonly cpuMs: (thread: string) => number | null;
+  private readonly faults: (thread: string) => number | null;
+  private readonly rss: () => number;
   private timer: ReturnType<typeof setTimeout> | null = null;
   /** A task ended since the last look: some worker may have been left busy. */
   private ended = false;
@@ -57,6 +82,8 @@ export class IdleWatch<S extends IdleSlot> {
     this.busyShare = options.busyShare ?? 0.5;
     this.strikes = options.strikes ?? 2;
     this.cpuMs = options.cpuMs ?? threadCpuMs;
+    this.faults = options.limitMb === undefined ? () => null : (options.faults ?? threadMinorFaults);
+    this.rss = options.rss ?? (() => process.memoryUsage.rss());
   }
 
   /** A task ended on some worker: look at the idle ones next period. No system call (the hot path). */
@@ -76,30 +103,58 @@ export class IdleWatch<S extends IdleSlot> {
     this.timer.unref?.();
   }
 
-  /** One look at every idle worker; armed again while one may still be busy or a task ended meanwhile. */
+  /** One look at every idle worker; armed again while one may still be busy or growing, or a task ended meanwhile. */
   private look(): void {
     this.timer = null;
     let again = this.ended;
     this.ended = false;
+    try {
+      again = this.lookAtEach() || again;
+    } catch {
+      // The system could not be read (every file descriptor taken): this look is skipped, the next one tries again.
+      again = true;
+    }
+    if (again && !this.closed) this.arm();
+  }
+
+  /** True when another look is needed. */
+  private lookAtEach(): boolean {
+    let again = false;
     const now = performance.now();
+    const { limitMb } = this.options;
+    let rss: number | null = null;
     for (const slot of this.options.idle()) {
       if (slot.thread === null) continue;
       const cpuMs = this.cpuMs(slot.thread);
       if (cpuMs === null) continue;
+      const faults = this.faults(slot.thread);
+      rss ??= limitMb === undefined ? 0 : this.rss();
       const before = this.looks.get(slot);
       const comparable = before !== undefined && before.worker === slot.worker && before.tasksEnded === slot.tasksEnded;
-      const busy = comparable && cpuMs - before.cpuMs >= this.busyShare * (now - before.at);
+      if (!comparable) {
+        again = true;
+        this.looks.set(slot, { worker: slot.worker, tasksEnded: slot.tasksEnded, cpuMs, at: now, strikes: 0, faults, faultsAtIdle: faults, rssAtIdle: rss });
+        continue;
+      }
+      const grownMb = faults === null || before.faultsAtIdle === null ? 0 : ((faults - before.faultsAtIdle) * PAGE_BYTES) / MIB;
+      if (limitMb !== undefined && grownMb > limitMb && (rss - before.rssAtIdle) / MIB > limitMb) {
+        this.looks.delete(slot);
+        this.options.onGrew?.(slot, grownMb);
+        continue;
+      }
+      const busy = cpuMs - before.cpuMs >= this.busyShare * (now - before.at);
       const strikes = busy ? before.strikes + 1 : 0;
       if (strikes >= this.strikes) {
         this.looks.delete(slot);
-        this.options.onBusy(slot, strikes * (now - before!.at));
+        this.options.onBusy(slot, strikes * (now - before.at));
         continue;
       }
-      // A first look, or a busy one, needs another; a quiet one after a quiet one does not.
-      if (!comparable || busy) again = true;
-      this.looks.set(slot, { worker: slot.worker, tasksEnded: slot.tasksEnded, cpuMs, at: now, strikes });
+      // A busy or growing one needs another look; one quiet after a quiet one does not.
+      const growing = faults !== null && before.faults !== null && faults - before.faults >= QUIET_FAULT_PAGES;
+      if (busy || growing) again = true;
+      this.looks.set(slot, { ...before, cpuMs, at: now, strikes, faults });
     }
-    if (again && !this.closed) this.arm();
+    return again;
   }
 }
 

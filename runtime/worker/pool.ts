@@ -107,20 +107,27 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   // A worker whose thread stays busy with no task (what a handler left running) is replaced.
   const idleWatch = new IdleWatch<Slot>({
     intervalMs: options.idleCheckMs,
+    limitMb: memoryLimitMb,
     *idle() {
       for (const lane of Object.values(lanes)) for (const slot of lane.slots) if (slot.isReady && !slot.job && !slot.dead) yield slot;
     },
     onBusy(slot, busyMs) {
-      const culprit = slot.lastCapability === null ? "a previous handler" : slot.lastCapability;
-      report(
-        `${laneWorker(slot.lane)} kept its thread busy for about ${Math.round(busyMs / 1000)} s with no task to run: work ${culprit} left running after it returned (a timer or a callback). It is replaced.`,
-      );
-      const old = slot.worker;
-      slot.replace();
-      old.unref();
-      void old.terminate().catch(() => undefined);
+      report(`${laneWorker(slot.lane)} kept its thread busy for about ${Math.round(busyMs / 1000)} s with no task to run: work ${culpritOf(slot)} left running after it returned (a timer or a callback). It is replaced.`);
+      replaceIdle(slot);
+    },
+    onGrew(slot, grownMb) {
+      memoryStops++;
+      report(`${laneWorker(slot.lane)} grew past the memory limit of ${memoryLimitMb} MiB (about ${Math.round(grownMb)} MiB) with no task to run: work ${culpritOf(slot)} left running after it returned. It is replaced.`);
+      replaceIdle(slot);
     },
   });
+  const culpritOf = (slot: Slot) => (slot.lastCapability === null ? "a previous handler" : slot.lastCapability);
+  function replaceIdle(slot: Slot): void {
+    const old = slot.worker;
+    slot.replace();
+    old.unref();
+    void old.terminate().catch(() => undefined);
+  }
 
   const slotOptions: WorkerSlotOptions<Job> = {
     workerUrl,

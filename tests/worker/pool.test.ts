@@ -133,6 +133,15 @@ describe("createWorkerPool", () => {
     expect(await p.run(task("echo", "fixture.echo", { n: 4 }), { lane: "execution" }).outcome).toMatchObject({ ok: true });
   });
 
+  test("a worker left allocating with no task to run is replaced once it grew the process past the memory limit", async () => {
+    const p = makePool({ idleCheckMs: 100, memoryLimitMb: 64 });
+    expect(await p.run(task("leaves-hog", "fixture.leaves-hog"), { lane: "execution" }).outcome).toEqual({ ok: true, output: {} });
+    for (let i = 0; i < 100 && p.stats().replaced === 0; i++) await Bun.sleep(50);
+    expect(p.stats()).toMatchObject({ replaced: 1, memory_stops: 1 });
+    expect(problems.join("\n")).toMatch(/An execution worker grew past the memory limit of 64 MiB \(about \d+ MiB\) with no task to run: work fixture\.leaves-hog left running after it returned/);
+    expect(await p.run(task("echo", "fixture.echo", { n: 6 }), { lane: "execution" }).outcome).toMatchObject({ ok: true });
+  });
+
   test("an idle worker is left alone when what its handler left ends soon, or when nothing was left", async () => {
     const p = makePool({ idleCheckMs: 100 });
     expect(await p.run(task("leaves-busy", "fixture.leaves-busy", { ms: 80 }), { lane: "execution" }).outcome).toEqual({ ok: true, output: {} });

@@ -1,7 +1,7 @@
 import { Worker } from "node:worker_threads";
 import { fromWire, type FromWorker, type WorkerBoot } from "./_messages.ts";
 import { workerChildren } from "./_worker-children.ts";
-import type { Lane } from "./task.ts";
+import { laneWorker, type Lane } from "./task.ts";
 import { createBacklog, turnBoundReceiver } from "./event-backlog.ts";
 
 /** A worker that dies before it is ready this many times in a row is not started again: its script is broken. */
@@ -161,9 +161,4 @@ export class WorkerSlot<J> {
     }
     this.replace();
   }
-}
-
-/** "An execution worker" / "A direct worker", for the log. */
-export function laneWorker(lane: Lane): string {
-  return lane === "execution" ? "An execution worker" : "A direct worker";
 }

@@ -2,10 +2,10 @@ import type { Worker } from "node:worker_threads";
 import type { EventDraft } from "../execution/protocol.ts";
 import { toWire, type FromWorker, type ToWorker } from "./_messages.ts";
 import { thrownClass, thrownDetail } from "../execution/thrown.ts";
-import { laneWorker, WorkerSlot, type WorkerSlotOptions } from "./_worker-slot.ts";
+import { WorkerSlot, type WorkerSlotOptions } from "./_worker-slot.ts";
 import { MemoryWatchdog } from "./memory-watchdog.ts";
 import { IdleWatch } from "./_idle-watch.ts";
-import type { HostFacts, Lane, RunTaskOptions, TaskError, TaskHandle, TaskOutcome, WorkerPool, WorkerTask } from "./task.ts";
+import { laneWorker, type HostFacts, type Lane, type RunTaskOptions, type TaskError, type TaskHandle, type TaskOutcome, type WorkerPool, type WorkerTask } from "./task.ts";
 
 /**
  * Where the worker entry is. From source this is the file beside this one. In the compiled binary

@@ -75,6 +75,11 @@ export interface TaskHandle {
 /** Two lanes so that direct calls never starve behind long executions (docs/architecture.md). */
 export type Lane = "execution" | "direct";
 
+/** "An execution worker" / "A direct worker", for the log. */
+export function laneWorker(lane: Lane): string {
+  return lane === "execution" ? "An execution worker" : "A direct worker";
+}
+
 export interface RunTaskOptions {
   lane: Lane;
   /** Receives the handler's events in order, in batches; may be called many times before the outcome. */

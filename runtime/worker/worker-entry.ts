@@ -1,4 +1,5 @@
 // The main of every pool worker: serves "docket" and "valibot", loads declarations, runs handlers.
+import { AsyncLocalStorage } from "node:async_hooks";
 import { parentPort, workerData, type MessagePort } from "node:worker_threads";
 import { registerDocketModules } from "../adapter/bun-modules.ts";
 import { CapabilityError } from "../capability/capability-error.ts";
@@ -8,7 +9,7 @@ import type { CapabilitySource } from "../capability/registered.ts";
 import { fromWire, toWire, type FromWorker, type ToWorker, type WorkerBoot } from "./_messages.ts";
 import { createWorkerContext, isCancellation, type WorkerContext } from "./_worker-context.ts";
 import { spawnThroughMain } from "./_spawn-through-main.ts";
-import type { TaskError, TaskOutcome, WorkerTask } from "./task.ts";
+import { laneWorker, type TaskError, type TaskOutcome, type WorkerTask } from "./task.ts";
 import { thrownClass, thrownDetail, thrownMessage } from "../execution/thrown.ts";
 import { currentThread } from "./memory-watchdog.ts";
 import { guardOwnProcess } from "./_own-process.ts";
@@ -22,9 +23,17 @@ if (parentPort) serve(parentPort, workerData as WorkerBoot);
 
 interface Running {
   id: number;
+  capability: string;
   context: WorkerContext;
   done: boolean;
 }
+
+/**
+ * The task whose handler scheduled the code running now: Bun carries it through timers and
+ * callbacks, so an error thrown by work a handler left running after its task ended is known as
+ * that task's, not charged to the task running then (unhandled rejections carry none).
+ */
+const owner = new AsyncLocalStorage<Running>();
 
 /** Answers the pool's messages on `port` until the worker is terminated. */
 function serve(port: MessagePort, boot: WorkerBoot): void {
@@ -63,14 +72,14 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
     // handler's leftovers and another worker runs it): not this worker's to begin.
     if (Atomics.compareExchange(claim, 0, id, -id) !== id) return;
     const context = createWorkerContext({ id, task, cancelFlag, backlog, post, host, spawn: children.spawn });
-    const run: Running = { id, context, done: false };
+    const run: Running = { id, capability: task.capability, context, done: false };
     current = run;
     let outcome: TaskOutcome;
     try {
       // The warm path stays synchronous: a cached declaration and a handler that returns a plain
       // value post their outcome in the same turn that received the task, with no promise hops.
       const def = definitions.loaded(task) ?? (await definitions.load(task));
-      const result = task.entry === "load" ? null : task.entry === "reconcile" ? reconcileOf(def)(task.input as never, context.ctx) : def.handler(task.input as never, context.ctx);
+      const result = task.entry === "load" ? null : owner.run(run, () => (task.entry === "reconcile" ? reconcileOf(def)(task.input as never, context.ctx) : def.handler(task.input as never, context.ctx)));
       outcome = { ok: true, output: isThenable(result) ? await result : result };
     } catch (error) {
       outcome = { ok: false, error: classify(error, context) };
@@ -104,10 +113,17 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
   });
 
   // A stray timer or promise of a handler must not kill the worker silently: it fails the task it
-  // belongs to (the one running), or is logged when no task runs.
+  // belongs to while that task runs. One that outlived its task is logged, masked with that
+  // task's secrets; one of unknown origin fails the task running, or is logged when none runs.
   const uncaught = (error: unknown) => {
-    if (current && !current.done) finish(current, { ok: false, error: internal(error, "it failed outside its own call (an uncaught error or unhandled rejection)", current.context.mask) });
-    else post({ type: "problem", message: `A ${boot.lane} worker caught an error outside any task: ${thrownDetail(error)}` });
+    const of = owner.getStore();
+    if (of !== undefined && of !== current) {
+      post({ type: "problem", message: `${laneWorker(boot.lane)} caught an error thrown by work ${of.capability} left running after its task ended (no task fails for it): ${thrownDetail(error, of.context.mask)}` });
+    } else if (current && !current.done) {
+      finish(current, { ok: false, error: internal(error, "it failed outside its own call (an uncaught error or unhandled rejection)", current.context.mask) });
+    } else {
+      post({ type: "problem", message: `${laneWorker(boot.lane)} caught an error outside any task: ${thrownDetail(error)}` });
+    }
   };
   process.on("uncaughtException", uncaught);
   process.on("unhandledRejection", uncaught);

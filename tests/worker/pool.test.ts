@@ -9,6 +9,7 @@ import { createWorkerContext } from "../../runtime/worker/_worker-context.ts";
 import { defaultLimits } from "../../runtime/execution/limits.ts";
 import { textLimitsOf } from "../../runtime/execution/text-limits.ts";
 import { createWorkerPool, type WorkerPool, type WorkerPoolOptions, type WorkerTask } from "../../runtime/worker/index.ts";
+import type { TaskOutcome } from "../../runtime/worker/task.ts";
 
 const fixture = (name: string) => new URL(`./fixtures/${name}.ts`, import.meta.url).pathname;
 
@@ -24,6 +25,32 @@ function task(file: string, id: string, input: unknown = {}, extra: Partial<Work
     artifact_limits: { files: 64, bytes: 1 << 20, total_bytes: 1 << 21 },
     ...extra,
   };
+}
+
+/** Runs `tasks` one after the other on a one-worker pool in a plain `bun` process; what it printed. */
+async function inPlainBun(tasks: WorkerTask[]): Promise<{ outcomes: TaskOutcome[]; problems: string[]; stats: ReturnType<WorkerPool["stats"]> }> {
+  const dir = await mkdtemp(join(tmpdir(), "docket-plain-pool-"));
+  try {
+    const script = join(dir, "pool.ts");
+    const poolModule = new URL("../../runtime/worker/pool.ts", import.meta.url).pathname;
+    await writeFile(
+      script,
+      `import { createWorkerPool } from ${JSON.stringify(poolModule)};
+const problems = [];
+const pool = createWorkerPool({ executionWorkers: 1, directWorkers: 0, hostFacts: () => ({}), onWorkerError: (m) => problems.push(m) });
+const outcomes = [];
+for (const t of ${JSON.stringify(tasks)}) outcomes.push(await pool.run(t, { lane: "execution" }).outcome);
+console.log(JSON.stringify({ outcomes, problems, stats: pool.stats() }));
+await pool.close();
+`,
+    );
+    const child = Bun.spawn([process.execPath, script], { stdout: "pipe", stderr: "pipe" });
+    const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+    expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
+    return JSON.parse(stdout);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }
 
 /** Collects a task's events and resolves `started` at the first one: the handler is running. */
@@ -203,35 +230,32 @@ describe("createWorkerPool", () => {
   });
 
   // Under `bun test` a worker's own process.on("uncaughtException") never runs (oven-sh/bun PR
-  // #36445, open): the test runner takes every worker error. So this runs the pool as docket
-  // runs it, in a plain `bun` process, and reads the outcomes it prints.
+  // #36445, open): the test runner takes every worker error. So these run the pool as docket
+  // runs it, in a plain `bun` process (inPlainBun), and read what it prints.
   test("a stray error of a handler's timer fails that task as internal, and the worker lives on", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "docket-stray-"));
-    try {
-      const script = join(dir, "stray.ts");
-      const poolModule = new URL("../../runtime/worker/pool.ts", import.meta.url).pathname;
-      await writeFile(
-        script,
-        `import { createWorkerPool } from ${JSON.stringify(poolModule)};
-const tasks = ${JSON.stringify([task("uncaught", "fixture.uncaught"), task("echo", "fixture.echo", 1)])};
-const pool = createWorkerPool({ executionWorkers: 1, hostFacts: () => ({}) });
-const outcomes = [];
-for (const t of tasks) outcomes.push(await pool.run(t, { lane: "execution" }).outcome);
-console.log(JSON.stringify({ outcomes, stats: pool.stats() }));
-await pool.close();
-`,
-      );
-      const child = Bun.spawn([process.execPath, script], { stdout: "pipe", stderr: "pipe" });
-      const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
-      expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
-      const { outcomes, stats } = JSON.parse(stdout);
-      expect(outcomes[0]).toMatchObject({ ok: false, error: { kind: "internal", message: expect.stringContaining("stray timer") } });
-      expect(outcomes[0].error.stack).toContain("uncaught.ts");
-      expect(outcomes[1]).toMatchObject({ ok: true, output: { input: 1 } });
-      expect(stats.replaced).toBe(0);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    const { outcomes, stats } = await inPlainBun([task("uncaught", "fixture.uncaught"), task("echo", "fixture.echo", 1)]);
+    expect(outcomes[0]).toMatchObject({ ok: false, error: { kind: "internal", message: expect.stringContaining("stray timer") } });
+    expect((outcomes[0] as { error: { stack: string } }).error.stack).toContain("uncaught.ts");
+    expect(outcomes[1]).toMatchObject({ ok: true, output: { input: 1 } });
+    expect(stats.replaced).toBe(0);
+  });
+
+  test("an error thrown by work a handler left running after its task ended is logged as that capability's, masked with its secrets, and fails no other task", async () => {
+    const token = "tok-3141-secret";
+    const { outcomes, problems: logged, stats } = await inPlainBun([
+      task("leaves-throw", "fixture.leaves-throw", { throw_ms: 60, wait_ms: 0, token }, { secrets: [token] }),
+      // Runs on the same worker while the leftover throws.
+      task("leaves-throw", "fixture.leaves-throw", { throw_ms: -1, wait_ms: 300, token: "none" }),
+      task("echo", "fixture.echo", 2),
+    ]);
+    expect(outcomes).toMatchObject([
+      { ok: true, output: {} },
+      { ok: true, output: {} },
+      { ok: true, output: { input: 2 } },
+    ]);
+    expect(logged.join("\n")).toMatch(/An execution worker caught an error thrown by work fixture\.leaves-throw left running after its task ended \(no task fails for it\): Error: late failure holding \[redacted\]/);
+    expect(logged.join("\n")).not.toContain(token);
+    expect(stats.replaced).toBe(0);
   });
 
   test("values JSON cannot carry (Date, Map, NaN) cross the boundary intact, both ways", async () => {

@@ -37,6 +37,14 @@ export interface IdleWatchOptions<S extends IdleSlot> {
   rss?: () => number;
 }
 
+/**
+ * Looks kept per idle worker for the long window: a leftover that works in bursts (spins a second,
+ * rests a second) never shows two busy looks in a row, but holds a core all the same.
+ */
+const WINDOW_LOOKS = 10;
+/** The share of the long window a thread must have run to count as busy. */
+const WINDOW_SHARE = 0.4;
+
 /** What the watch reads of a pool's slot. */
 export interface IdleSlot {
   worker: Worker;
@@ -57,12 +65,12 @@ interface Look {
   faultsAtIdle: number | null;
   /** The process's resident bytes when its idle spell began. */
   rssAtIdle: number;
+  /** CPU time and time of its last looks, oldest first (at most WINDOW_LOOKS). */
+  window: Array<{ cpuMs: number; at: number }>;
 }
 
 const MIB = 1024 * 1024;
 const PAGE_BYTES = 4096;
-/** Faulting in less than this between two looks is quiet: nothing is growing there. */
-const QUIET_FAULT_PAGES = 256;
 
 export class IdleWatch<S extends IdleSlot> {
   private readonly looks = new WeakMap<S, Look>();
@@ -73,7 +81,7 @@ export class IdleWatch<S extends IdleSlot> {
   private readonly faults: (thread: string) => number | null;
   private readonly rss: () => number;
   private timer: ReturnType<typeof setTimeout> | null = null;
-  /** A task ended since the last look: some worker may have been left busy. */
+  /** A task ended: from then on idle workers are looked at. */
   private ended = false;
   private closed = false;
 
@@ -88,6 +96,7 @@ export class IdleWatch<S extends IdleSlot> {
 
   /** A task ended on some worker: look at the idle ones next period. No system call (the hot path). */
   taskEnded(): void {
+    if (this.ended) return;
     this.ended = true;
     if (this.timer === null && !this.closed) this.arm();
   }
@@ -103,23 +112,23 @@ export class IdleWatch<S extends IdleSlot> {
     this.timer.unref?.();
   }
 
-  /** One look at every idle worker; armed again while one may still be busy or growing, or a task ended meanwhile. */
+  /**
+   * One look at every idle worker. Once a task has ended the watch goes on looking for as long as
+   * the pool lives (a timer that never keeps the process alive): what a handler left may begin
+   * its work long after it returned.
+   */
   private look(): void {
     this.timer = null;
-    let again = this.ended;
     this.ended = false;
     try {
-      again = this.lookAtEach() || again;
+      this.lookAtEach();
     } catch {
       // The system could not be read (every file descriptor taken): this look is skipped, the next one tries again.
-      again = true;
     }
-    if (again && !this.closed) this.arm();
+    if (!this.closed) this.arm();
   }
 
-  /** True when another look is needed. */
-  private lookAtEach(): boolean {
-    let again = false;
+  private lookAtEach(): void {
     const now = performance.now();
     const { limitMb } = this.options;
     let rss: number | null = null;
@@ -132,8 +141,7 @@ export class IdleWatch<S extends IdleSlot> {
       const before = this.looks.get(slot);
       const comparable = before !== undefined && before.worker === slot.worker && before.tasksEnded === slot.tasksEnded;
       if (!comparable) {
-        again = true;
-        this.looks.set(slot, { worker: slot.worker, tasksEnded: slot.tasksEnded, cpuMs, at: now, strikes: 0, faults, faultsAtIdle: faults, rssAtIdle: rss });
+        this.looks.set(slot, { worker: slot.worker, tasksEnded: slot.tasksEnded, cpuMs, at: now, strikes: 0, faults, faultsAtIdle: faults, rssAtIdle: rss, window: [{ cpuMs, at: now }] });
         continue;
       }
       const grownMb = faults === null || before.faultsAtIdle === null ? 0 : ((faults - before.faultsAtIdle) * PAGE_BYTES) / MIB;
@@ -144,17 +152,16 @@ export class IdleWatch<S extends IdleSlot> {
       }
       const busy = cpuMs - before.cpuMs >= this.busyShare * (now - before.at);
       const strikes = busy ? before.strikes + 1 : 0;
-      if (strikes >= this.strikes) {
+      const window = [...before.window.slice(1 - WINDOW_LOOKS), { cpuMs, at: now }];
+      const oldest = window[0]!;
+      const windowBusy = window.length === WINDOW_LOOKS && cpuMs - oldest.cpuMs >= WINDOW_SHARE * (now - oldest.at);
+      if (strikes >= this.strikes || windowBusy) {
         this.looks.delete(slot);
-        this.options.onBusy(slot, strikes * (now - before.at));
+        this.options.onBusy(slot, windowBusy ? cpuMs - oldest.cpuMs : strikes * (now - before.at));
         continue;
       }
-      // A busy or growing one needs another look; one quiet after a quiet one does not.
-      const growing = faults !== null && before.faults !== null && faults - before.faults >= QUIET_FAULT_PAGES;
-      if (busy || growing) again = true;
-      this.looks.set(slot, { ...before, cpuMs, at: now, strikes, faults });
+      this.looks.set(slot, { ...before, cpuMs, at: now, strikes, faults, window });
     }
-    return again;
   }
 }
 

@@ -160,6 +160,16 @@ describe("createWorkerPool", () => {
     expect(await p.run(task("echo", "fixture.echo", { n: 4 }), { lane: "execution" }).outcome).toMatchObject({ ok: true });
   });
 
+  test("a leftover that begins its work long after its handler returned is found all the same: the looks go on", async () => {
+    const p = makePool({ idleCheckMs: 100 });
+    expect(await p.run(task("leaves-busy", "fixture.leaves-busy", { ms: 60_000, delay_ms: 1000 }), { lane: "execution" }).outcome).toEqual({ ok: true, output: {} });
+    await Bun.sleep(900);
+    expect(p.stats().replaced).toBe(0);
+    for (let i = 0; i < 100 && p.stats().replaced === 0; i++) await Bun.sleep(50);
+    expect(p.stats().replaced).toBe(1);
+    expect(problems.join("\n")).toMatch(/kept its thread busy .* work fixture\.leaves-busy left running after it returned/);
+  });
+
   test("a worker left allocating with no task to run is replaced once it grew the process past the memory limit", async () => {
     const p = makePool({ idleCheckMs: 100, memoryLimitMb: 64 });
     expect(await p.run(task("leaves-hog", "fixture.leaves-hog"), { lane: "execution" }).outcome).toEqual({ ok: true, output: {} });

@@ -83,7 +83,7 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
   // A file whose import never finishes is waited for once, not on every reload after it.
   const hung = new Set<string>();
   const probe = options.trialLoads ? createLoadProbe({ workerUrl: options.workerUrl ?? DEFAULT_WORKER_URL, timeoutMs: limits.load_timeout_ms, report: options.log }) : null;
-  const check = probe ? (file: string, version: string) => probe.check(file, version) : undefined;
+  const check = probe ? (file: string, version: string, text: string) => probe.check(file, version, text) : undefined;
   const build = async () => {
     try {
       return await buildOnce();

@@ -1,4 +1,6 @@
+import { readFileSync } from "node:fs";
 import * as valibot from "valibot";
+import { markPinsServed, pinnedText } from "../capability/pinned-sources.ts";
 import * as docket from "../public.ts";
 
 // The flag lives on globalThis, not in a module variable: plugin registration is per thread (per
@@ -25,7 +27,14 @@ export function registerDocketModules(): void {
     setup(build) {
       build.module("docket", () => ({ exports: docketExports, loader: "object" }));
       build.module("valibot", () => ({ exports: valibotExports, loader: "object" }));
+      // A capability file imported with the text docket read of it (capability/pinned-sources.ts).
+      // A pin gone by the time the runtime asks (never, in docket's own use) reads the disk.
+      build.onLoad({ filter: /\?docket_pin=/ }, (args) => {
+        const file = args.path.slice(0, args.path.indexOf("?docket_pin="));
+        return { contents: pinnedText(args.path) ?? readFileSync(file, "utf8"), loader: file.endsWith(".js") ? "js" : "ts" };
+      });
     },
   });
+  markPinsServed();
   global[REGISTERED] = true;
 }

@@ -29,7 +29,7 @@ export interface DiscoveryOptions {
   /** Imports that did not finish in time on an earlier load, kept across reloads (inspect.ts `hung`). */
   hung?: Set<string>;
   /** Tries each file in a worker before importing it here (inspect.ts `probe`); the server passes one. */
-  probe?: (file: string, version: string) => Promise<string | null>;
+  probe?: ImportCapabilityOptions["probe"];
 }
 
 /**

@@ -5,6 +5,9 @@ import { describeImportFailure } from "./_import-failure.ts";
 import { CAPABILITY_ID_PATTERN, CAPABILITY_ID_RULE } from "./capability-id.ts";
 import { locateProperty } from "./_source-lines.ts";
 import { fileVersion, versionedSpecifier } from "./capability-version.ts";
+import { CapabilityError } from "./capability-error.ts";
+import { openRegularFile } from "./open-regular-file.ts";
+import { pinnedSpecifier, pinSource, pinsServed } from "./pinned-sources.ts";
 import type { CapabilityDef } from "./declaration.ts";
 import { SchemaConversionError, toCapabilityJsonSchema, type SchemaSide } from "./json-schema.ts";
 import type { JsonSchema } from "./registered.ts";
@@ -161,11 +164,12 @@ export interface ImportCapabilityOptions {
    */
   hung?: Set<string>;
   /**
-   * Tries the file in a worker first (worker/load-probe.ts): a reason is why it must not be imported
-   * here (its top level did not finish in time, or ended its thread), null to import it. The server
-   * passes one, so that a synchronous loop at a file's top level never holds its main thread.
+   * Tries the file's text in a worker first (worker/load-probe.ts): a problem is why it must not be
+   * imported here (its top level did not finish in time, ended its thread, or threw), null to
+   * import it. The server passes one, so that a synchronous loop at a file's top level never
+   * holds its main thread.
    */
-  probe?: (file: string, version: string) => Promise<string | null>;
+  probe?: (file: string, version: string, text: string) => Promise<CapabilityProblem | null>;
 }
 
 /** The default of the `load_timeout_ms` limit, for callers that have no limits in hand. */
@@ -177,14 +181,22 @@ export async function importCapabilityFile(absPath: string, options: ImportCapab
   const importFile = options.importFile ?? ((specifier: string) => import(specifier));
   let text: string;
   try {
-    text = await readFile(file, "utf8");
+    // Only a regular file: a capability "file" that is a FIFO (a link to one) would block the read
+    // for ever, and a link to /dev/zero would fill memory (open-regular-file.ts).
+    const opened = await openRegularFile(file, { label: "the file" });
+    try {
+      text = await opened.readText();
+    } finally {
+      await opened.close();
+    }
   } catch (error) {
-    const reason = (error as NodeJS.ErrnoException).code === "ENOENT" ? "the file does not exist" : `the file cannot be read: ${(error as Error).message}`;
+    const reason = (error as NodeJS.ErrnoException).code === "ENOENT" ? "the file does not exist" : CapabilityError.is(error) ? error.message : `the file cannot be read: ${(error as Error).message}`;
     return { ok: false, problem: { code: "import_failed", reason, line: null, column: null } };
   }
   const version = fileVersion(text);
   // A path, not a file:// URL: Bun 1.4 ignores the query of a file:// URL and returns the cached module.
-  const specifier = options.fresh ? `${file}?docket_fresh=${crypto.randomUUID()}` : versionedSpecifier(file, version);
+  // Pinned where it can be: the module runs the text read here, whatever a later save wrote.
+  const specifier = options.fresh ? `${file}?docket_fresh=${crypto.randomUUID()}` : pinsServed() ? pinnedSpecifier(file, version) : versionedSpecifier(file, version);
   let module: unknown;
   const timeoutMs = options.timeoutMs ?? DEFAULT_LOAD_TIMEOUT_MS;
   const hung = options.hung;
@@ -200,11 +212,15 @@ export async function importCapabilityFile(absPath: string, options: ImportCapab
     };
   }
   if (options.probe && !options.fresh) {
-    const reason = await options.probe(file, version);
-    if (reason !== null) return { ok: false, problem: { code: "load_timeout", reason, line: null, column: null } };
+    // Tried in a worker with this very text: a failure there is the file's load error, and the
+    // main thread never runs it.
+    const problem = await options.probe(file, version, text);
+    if (problem !== null) return { ok: false, problem };
   }
+  const unpin = options.fresh ? null : pinSource(specifier, text);
   try {
     const importing = importFile(specifier);
+    if (unpin) importing.then(unpin, unpin);
     const loaded = await withinTime(importing, timeoutMs);
     if (!loaded.settled) {
       if (hung) {

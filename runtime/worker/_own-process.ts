@@ -5,7 +5,8 @@ import { readFileSync } from "node:fs";
  * in a worker stopped the whole server, every other execution with it (docs/containment.md). A
  * signal to this process, to its process group, or to every process of its group (pid 0) is
  * refused with EPERM, as the system refuses a signal not allowed; signal 0 (is it alive?) and
- * every other process are left alone. Installed once per worker, before any capability loads.
+ * every other process are left alone; `process.abort()` is refused the same way. Installed once
+ * per worker, before any capability loads.
  */
 export function guardOwnProcess(): void {
   const kill = process.kill.bind(process);
@@ -22,6 +23,13 @@ export function guardOwnProcess(): void {
     }
     return kill(pid, signal);
   }) as typeof process.kill;
+  // In a worker it would end the whole process too (a capability file's top level tried in a
+  // worker first must fail there, not pass and then run on the main thread).
+  process.abort = (() => {
+    const error = new Error("process.abort() would end the docket process that runs every execution; a handler ends its own work by returning or throwing.") as NodeJS.ErrnoException;
+    error.code = "EPERM";
+    throw error;
+  }) as typeof process.abort;
 }
 
 /** This process's group id, from /proc (Linux); null where it cannot be read. */

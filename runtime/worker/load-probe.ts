@@ -1,6 +1,6 @@
 import { toWire, type FromWorker, type ToWorker } from "./_messages.ts";
 import { WorkerSlot, type WorkerSlotOptions } from "./_worker-slot.ts";
-import type { WorkerTask } from "./task.ts";
+import type { TaskOutcome, WorkerTask } from "./task.ts";
 
 /** Options of `createLoadProbe`. */
 export interface LoadProbeOptions {
@@ -16,17 +16,15 @@ export interface LoadProbeOptions {
  * Trial loads of capability files in a worker of their own, before the main thread imports them
  * (docs/containment.md, "Loading"). Importing a file runs its top level, and on the main thread a
  * synchronous loop there would hold the whole server; in a worker it is ended by terminating the
- * worker. A file whose trial load does not finish in time, or ends its thread, is not imported
- * by the main thread at all.
+ * worker. A file whose trial load does not finish in time, ends its thread or throws is not
+ * imported by the main thread at all: its load error says why, as the main thread's import would.
  */
 export interface LoadProbe {
   /**
-   * Why this version of the file must not be imported on the main thread, or null: import it
-   * (a trial load that failed with an error is null too, so that the main thread's own import
-   * describes the error with its line, as it always did). A version is tried once: its verdict
-   * stands until the file's text changes.
+   * Why this text of the file (`version` is its digest) must not be imported on the main thread,
+   * or null: import it. A text is tried once: its verdict stands until the file's text changes.
    */
-  check(file: string, version: string): Promise<string | null>;
+  check(file: string, version: string, text: string): Promise<LoadProblem | null>;
   /**
    * Ends the probe's worker once a discovery pass is over: what the files' top levels left
    * running (timers, servers) ends with it. The next check starts a new worker.
@@ -35,10 +33,35 @@ export interface LoadProbe {
   close(): Promise<void>;
 }
 
+/** Why a trial refused a file: its load error, as discovery reports it. */
+export interface LoadProblem {
+  code: "load_timeout" | "import_failed";
+  reason: string;
+  line: number | null;
+  column: number | null;
+}
+
+const problem = (code: LoadProblem["code"], reason: string): LoadProblem => ({ code, reason, line: null, column: null });
+
+/** Why a file is not loaded once the probe is closed: untried, it must not reach the main thread. */
+const stopping = () => problem("import_failed", "the server is stopping, so the file was not tried, nor loaded");
+
 /** The trial load in progress: its task id and how it settles. */
 interface Trial {
   id: number;
-  settle(reason: string | null): void;
+  settle(verdict: LoadProblem | null): void;
+}
+
+/**
+ * A trial's outcome as a verdict: loaded (null), or the import's failure as the worker described
+ * it. A failure of the trial itself (not of the file) lets the main thread import the file as it
+ * did before trials existed.
+ */
+function verdictOf(outcome: TaskOutcome): LoadProblem | null {
+  if (!outcome.ok || outcome.output === null || typeof outcome.output !== "object") return null;
+  const failure = outcome.output as { reason?: unknown; line?: unknown; column?: unknown };
+  if (typeof failure.reason !== "string") return null;
+  return { code: "import_failed", reason: failure.reason, line: typeof failure.line === "number" ? failure.line : null, column: typeof failure.column === "number" ? failure.column : null };
 }
 
 export function createLoadProbe(options: LoadProbeOptions): LoadProbe {
@@ -47,7 +70,7 @@ export function createLoadProbe(options: LoadProbeOptions): LoadProbe {
   /** Versions whose trial load finished: the main thread has imported them, and may again at once. */
   const passed = new Set<string>();
   /** Versions refused, with why: the same text is not tried (nor its top level run) again on a later reload. */
-  const refused = new Map<string, string>();
+  const refused = new Map<string, LoadProblem>();
   let slot: WorkerSlot<Trial> | null = null;
   let nextId = 1;
   let closed = false;
@@ -61,12 +84,15 @@ export function createLoadProbe(options: LoadProbeOptions): LoadProbe {
     report,
     childGraceMs: 0,
     onMessage(from, message: FromWorker) {
-      if (message.type === "outcome" && from.job?.id === message.id) from.job.settle(null);
+      if (message.type === "outcome" && from.job?.id === message.id) from.job.settle(verdictOf(message.outcome));
       else if (message.type === "problem") report(message.message);
     },
     onExit(from, code) {
       from.job?.settle(
-        `loading the file ended its thread (exit code ${code}) when docket tried it in a worker first — process.exit() or a crash at its top level — so the server did not import it; take that out of its top level and save it again`,
+        problem(
+          "import_failed",
+          `loading the file ended its thread (exit code ${code}) when docket tried it in a worker first — process.exit() or a crash at its top level — so the server did not import it; take that out of its top level and save it again`,
+        ),
       );
     },
     onReplaced() {},
@@ -82,30 +108,34 @@ export function createLoadProbe(options: LoadProbeOptions): LoadProbe {
     return old.stop().catch(() => undefined);
   };
 
-  const trial = (worker: WorkerSlot<Trial>, file: string, version: string) =>
-    new Promise<string | null>((resolve) => {
+  const trial = (worker: WorkerSlot<Trial>, file: string, version: string, text: string) =>
+    new Promise<LoadProblem | null>((resolve) => {
       const id = nextId++;
       const timer = setTimeout(() => {
         trialOf.settle(
-          `the file did not finish loading within ${timeoutMs} ms when docket tried it in a worker first (a synchronous loop or slow work at its top level, or a top-level await that never settles), so the server did not import it; make its top level quick and save it again, or raise DOCKET_LOAD_TIMEOUT_MS`,
+          problem(
+            "load_timeout",
+            `the file did not finish loading within ${timeoutMs} ms when docket tried it in a worker first (a synchronous loop or slow work at its top level, or a top-level await that never settles), so the server did not import it; make its top level quick and save it again, or raise DOCKET_LOAD_TIMEOUT_MS`,
+          ),
         );
         if (slot === worker) void drop();
       }, timeoutMs);
       const trialOf: Trial = {
         id,
-        settle(reason) {
+        settle(verdict) {
           if (worker.job !== trialOf) return;
           clearTimeout(timer);
           worker.job = null;
           if (slot === worker && worker.isReady) worker.worker.unref();
-          resolve(reason);
+          resolve(verdict);
         },
       };
       const task: WorkerTask = {
         capability: "",
         source: { kind: "file", file },
         version,
-        input: null,
+        // The text the main thread read: the worker runs exactly it, whatever a later save wrote.
+        input: text,
         execution: null,
         root: "",
         artifacts_dir: null,
@@ -120,8 +150,8 @@ export function createLoadProbe(options: LoadProbeOptions): LoadProbe {
     });
 
   return {
-    check(file, version) {
-      const checked = turn.then(() => checkNow(file, version));
+    check(file, version, text) {
+      const checked = turn.then(() => checkNow(file, version, text));
       turn = checked;
       return checked;
     },
@@ -131,16 +161,18 @@ export function createLoadProbe(options: LoadProbeOptions): LoadProbe {
     },
     async close() {
       closed = true;
-      slot?.job?.settle(null);
+      slot?.job?.settle(stopping());
       await drop();
     },
   };
 
-  async function checkNow(file: string, version: string): Promise<string | null> {
+  async function checkNow(file: string, version: string, text: string): Promise<LoadProblem | null> {
     const key = `${file}\n${version}`;
-    if (closed || passed.has(key)) return null;
+    if (passed.has(key)) return null;
+    // Untried, a text must not reach the main thread, not even while the server stops.
+    if (closed) return stopping();
     const known = refused.get(key);
-    if (known !== undefined) return known;
+    if (known !== undefined) return { ...known };
     slot ??= new WorkerSlot<Trial>("direct", slotOptions);
     const worker = slot;
     try {
@@ -152,9 +184,9 @@ export function createLoadProbe(options: LoadProbeOptions): LoadProbe {
       return null;
     }
     if (slot !== worker) return null;
-    const reason = await trial(worker, file, version);
-    if (reason === null) passed.add(key);
-    else refused.set(key, reason);
-    return reason;
+    const verdict = await trial(worker, file, version, text);
+    if (verdict === null) passed.add(key);
+    else refused.set(key, { ...verdict });
+    return verdict;
   }
 }

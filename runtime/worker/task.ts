@@ -25,8 +25,8 @@ export interface WorkerTask {
   artifact_limits: { files: number; bytes: number; total_bytes: number };
   /**
    * Which function of the declaration runs: its handler (default), or its `reconcile` check; or
-   * `load`: none, the file is only imported (a trial load before the main thread imports it,
-   * worker/load-probe.ts), whatever capability it declares.
+   * `load`: none — the file is only imported, with the text `input` holds (a trial load before the
+   * main thread imports it, worker/load-probe.ts), whatever it declares.
    */
   entry?: "handler" | "reconcile" | "load";
   /** How long a child of `ctx.exec` gets between TERM and KILL once the task is cancelled (default 2000). */

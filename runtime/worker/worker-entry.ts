@@ -4,6 +4,9 @@ import { parentPort, workerData, type MessagePort } from "node:worker_threads";
 import { registerDocketModules } from "../adapter/bun-modules.ts";
 import { CapabilityError } from "../capability/capability-error.ts";
 import { createVersionImporter } from "./_import-version.ts";
+import { pinnedSpecifier, pinSource } from "../capability/pinned-sources.ts";
+import { fileVersion } from "../capability/capability-version.ts";
+import type { ImportFailure } from "../capability/_import-failure.ts";
 import type { CapabilityDef, HostFacts } from "../capability/declaration.ts";
 import type { CapabilitySource } from "../capability/registered.ts";
 import { fromWire, toWire, type FromWorker, type ToWorker, type WorkerBoot } from "./_messages.ts";
@@ -78,9 +81,13 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
     try {
       // The warm path stays synchronous: a cached declaration and a handler that returns a plain
       // value post their outcome in the same turn that received the task, with no promise hops.
-      const def = definitions.loaded(task) ?? (await definitions.load(task));
-      const result = task.entry === "load" ? null : owner.run(run, () => (task.entry === "reconcile" ? reconcileOf(def)(task.input as never, context.ctx) : def.handler(task.input as never, context.ctx)));
-      outcome = { ok: true, output: isThenable(result) ? await result : result };
+      if (task.entry === "load") {
+        outcome = { ok: true, output: await tryLoad(task, boot.load_timeout_ms) };
+      } else {
+        const def = definitions.loaded(task) ?? (await definitions.load(task));
+        const result = owner.run(run, () => (task.entry === "reconcile" ? reconcileOf(def)(task.input as never, context.ctx) : def.handler(task.input as never, context.ctx)));
+        outcome = { ok: true, output: isThenable(result) ? await result : result };
+      }
     } catch (error) {
       outcome = { ok: false, error: classify(error, context) };
     }
@@ -141,8 +148,7 @@ function createDefinitionCache(loadTimeoutMs: number) {
   const importVersion = createVersionImporter((specifier) => import(specifier));
   const keyOf = (task: WorkerTask) => `${task.source.kind}:${task.source.file}:${task.version ?? ""}`;
   const checked = (def: CapabilityDef, task: WorkerTask) => {
-    // A trial load asks for the file, whatever it declares.
-    if (task.entry !== "load" && def.id !== task.capability) {
+    if (def.id !== task.capability) {
       throw new Error(`${task.source.file} declares capability "${def.id}", but the task asked for "${task.capability}"; reload the capabilities.`);
     }
     return def;
@@ -169,6 +175,28 @@ function createDefinitionCache(loadTimeoutMs: number) {
       }
     },
   };
+}
+
+/**
+ * A trial load (worker/load-probe.ts): imports the text the main thread read of the file (its
+ * `input`), pinned so that the module runs exactly that text, and runs nothing of it. Null when it
+ * loaded; else where and why it failed, as the main thread's import would have said it.
+ */
+async function tryLoad(task: WorkerTask, loadTimeoutMs: number): Promise<ImportFailure | null> {
+  const file = task.source.file;
+  const text = String(task.input);
+  const specifier = pinnedSpecifier(file, task.version ?? fileVersion(text));
+  const unpin = pinSource(specifier, text);
+  try {
+    await withinLoadTime(import(specifier), file, loadTimeoutMs);
+    return null;
+  } catch (error) {
+    // Loaded only when a file fails: a worker that runs handlers never needs it.
+    const { describeImportFailure } = await import("../capability/_import-failure.ts");
+    return describeImportFailure(error, file, text);
+  } finally {
+    unpin();
+  }
 }
 
 /**

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { checkDeclaration, inspectCapabilityFile, listCapabilityFiles } from "../../runtime/capability/inspect.ts";
+import { symlinkSync, writeFileSync } from "node:fs";
+import { checkDeclaration, importCapabilityFile, inspectCapabilityFile, listCapabilityFiles } from "../../runtime/capability/inspect.ts";
 import { capabilitySource, removeCheckout, tempCheckout, useDocketModules, writeFiles } from "../_support/capability-fixtures.ts";
 
 let root: string;
@@ -96,5 +97,31 @@ describe("listCapabilityFiles", () => {
 
   test("listCapabilityFiles answers null for a missing folder", async () => {
     expect(await listCapabilityFiles(join(root, "nope"))).toBeNull();
+  });
+});
+
+describe("importCapabilityFile", () => {
+  test("the module runs the text that was read, not one a save wrote between the read and the import", async () => {
+    const path = join(root, "caps/race.pin.ts");
+    await writeFiles(root, { "caps/race.pin.ts": capabilitySource({ id: "race.pin" }) });
+    // The import is asked for after the read: a save lands right then, with a text that must never run.
+    const racing = (specifier: string) => {
+      writeFileSync(path, 'throw new Error("the later save ran");\n');
+      return import(specifier);
+    };
+    const imported = await importCapabilityFile(path, { importFile: racing });
+    if (!imported.ok) throw new Error(`expected the text read to load, got ${imported.problem.reason}`);
+    expect((imported.value as { id: string }).id).toBe("race.pin");
+    expect(imported.text).toContain('"race.pin"');
+  });
+
+  test("a capability file that is a FIFO or a device is a load error at once, not a read that never ends", async () => {
+    const fifo = join(root, "caps/pipe.fifo.ts");
+    expect(Bun.spawnSync(["mkfifo", fifo]).exitCode).toBe(0);
+    const viaFifo = await importCapabilityFile(fifo);
+    expect(viaFifo).toMatchObject({ ok: false, problem: { code: "import_failed", reason: expect.stringContaining("the file is a FIFO (named pipe), not a regular file") } });
+    const zero = join(root, "caps/zero.dev.ts");
+    symlinkSync("/dev/zero", zero);
+    expect(await importCapabilityFile(zero)).toMatchObject({ ok: false, problem: { reason: expect.stringContaining("the file is a character device") } });
   });
 });

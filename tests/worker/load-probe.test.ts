@@ -16,13 +16,19 @@ import * as v from "valibot";
 export default capability({ id: "probe.ok", title: "Ok", description: "Loads.", effect: "read", input: v.object({}), output: v.object({}), handler: () => ({}) });
 `;
 
-/** Writes a capability file whose top level runs `top` first; its path and version. */
-function file(name: string, top: string): { path: string; version: string } {
+/** The text of a capability file whose top level runs `top` first. */
+const source = (top: string) => `import { appendFileSync } from "node:fs";\n${top}\n${DECLARATION}`;
+
+/** Writes a capability file whose top level runs `top` first; its path, version and text. */
+function file(name: string, top: string): { path: string; version: string; text: string } {
   const path = join(dir, name);
-  const text = `import { appendFileSync } from "node:fs";\n${top}\n${DECLARATION}`;
+  const text = source(top);
   writeFileSync(path, text);
-  return { path, version: fileVersion(text) };
+  return { path, version: fileVersion(text), text };
 }
+
+/** Checks a file as discovery does: with the text it read. */
+const check = (probe: ReturnType<typeof createLoadProbe>, f: { path: string; version: string; text: string }) => probe.check(f.path, f.version, f.text);
 
 const mark = (name: string) => `appendFileSync(${JSON.stringify(join(dir, name))}, "x");`;
 const marks = (name: string) => (existsSync(join(dir, name)) ? readFileSync(join(dir, name), "utf8").length : 0);
@@ -32,10 +38,10 @@ describe("load probe", () => {
     const probe = createLoadProbe({ workerUrl: DEFAULT_WORKER_URL, timeoutMs: 2000 });
     try {
       const ok = file("ok.ts", mark("ok.mark"));
-      expect(await probe.check(ok.path, ok.version)).toBeNull();
+      expect(await check(probe, ok)).toBeNull();
       expect(marks("ok.mark")).toBe(1);
       await probe.idle();
-      expect(await probe.check(ok.path, ok.version)).toBeNull();
+      expect(await check(probe, ok)).toBeNull();
       expect(marks("ok.mark")).toBe(1);
     } finally {
       await probe.close();
@@ -46,15 +52,16 @@ describe("load probe", () => {
     const probe = createLoadProbe({ workerUrl: DEFAULT_WORKER_URL, timeoutMs: 300 });
     try {
       const loops = file("loops.ts", `${mark("loops.mark")}\nfor (;;) {}`);
-      const reason = await probe.check(loops.path, loops.version);
-      expect(reason).toContain("did not finish loading within 300 ms when docket tried it in a worker first");
-      expect(reason).toContain("DOCKET_LOAD_TIMEOUT_MS");
+      const verdict = (await check(probe, loops))!;
+      expect(verdict.code).toBe("load_timeout");
+      expect(verdict.reason).toContain("did not finish loading within 300 ms when docket tried it in a worker first");
+      expect(verdict.reason).toContain("DOCKET_LOAD_TIMEOUT_MS");
       expect(marks("loops.mark")).toBe(1);
       // The same text again (a later reload): the same verdict, without running its top level again.
-      expect(await probe.check(loops.path, loops.version)).toBe(reason);
+      expect(await check(probe, loops)).toEqual(verdict);
       expect(marks("loops.mark")).toBe(1);
       const after = file("after-loop.ts", mark("after-loop.mark"));
-      expect(await probe.check(after.path, after.version)).toBeNull();
+      expect(await check(probe, after)).toBeNull();
       expect(marks("after-loop.mark")).toBe(1);
     } finally {
       await probe.close();
@@ -65,28 +72,53 @@ describe("load probe", () => {
     const probe = createLoadProbe({ workerUrl: DEFAULT_WORKER_URL, timeoutMs: 300 });
     try {
       const hangs = file("hangs.ts", "await new Promise(() => {});");
-      expect(await probe.check(hangs.path, hangs.version)).toContain("did not finish loading within 300 ms");
+      expect(await check(probe, hangs)).toMatchObject({ code: "load_timeout", reason: expect.stringContaining("did not finish loading within 300 ms") });
       const exits = file("exits.ts", "process.exit(9);");
-      expect(await probe.check(exits.path, exits.version)).toContain("ended its thread (exit code 9)");
+      expect(await check(probe, exits)).toMatchObject({ code: "import_failed", reason: expect.stringContaining("ended its thread (exit code 9)") });
     } finally {
       await probe.close();
     }
   });
 
-  test("a file that throws is passed on: the main thread's own import describes the error", async () => {
+  test("a file that throws, or signals or aborts the process at its top level, is refused with its error: the main thread never runs it", async () => {
     const probe = createLoadProbe({ workerUrl: DEFAULT_WORKER_URL, timeoutMs: 2000 });
     try {
       const throws = file("throws.ts", 'throw new Error("broken at the top");');
-      expect(await probe.check(throws.path, throws.version)).toBeNull();
+      // Line 2 of the text: the import line comes first.
+      expect(await check(probe, throws)).toEqual({ code: "import_failed", reason: "it threw while loading: broken at the top", line: 2, column: expect.any(Number) });
+      const kills = file("kills.ts", 'process.kill(process.pid, "SIGTERM");');
+      expect((await check(probe, kills))!.reason).toContain("would signal the docket process");
+      const aborts = file("aborts.ts", "process.abort();");
+      expect((await check(probe, aborts))!.reason).toContain("process.abort() would end the docket process");
+      const broken = file("broken.ts", "const = ;");
+      expect(await check(probe, broken)).toMatchObject({ code: "import_failed", reason: expect.stringContaining("syntax error"), line: 2 });
     } finally {
       await probe.close();
     }
   });
 
-  test("idle() ends what a top level left running; close() settles a trial in progress", async () => {
+  test("the trial runs the text it is given, whatever is on disk: a save racing the trial cannot slip a loop past it", async () => {
+    const probe = createLoadProbe({ workerUrl: DEFAULT_WORKER_URL, timeoutMs: 300 });
+    try {
+      // On disk a text that loops; the text read (and to be imported) is a good one.
+      const racing = file("racing.ts", "for (;;) {}");
+      const good = source(mark("racing-good.mark"));
+      expect(await probe.check(racing.path, fileVersion(good), good)).toBeNull();
+      expect(marks("racing-good.mark")).toBe(1);
+      // And the other way round: on disk a good text, the text read loops.
+      const calm = file("calm.ts", mark("calm.mark"));
+      const looping = source("for (;;) {}");
+      expect(await probe.check(calm.path, fileVersion(looping), looping)).toMatchObject({ code: "load_timeout" });
+      expect(marks("calm.mark")).toBe(0);
+    } finally {
+      await probe.close();
+    }
+  });
+
+  test("idle() ends what a top level left running; close() refuses a trial in progress and every later one", async () => {
     const probe = createLoadProbe({ workerUrl: DEFAULT_WORKER_URL, timeoutMs: 5000 });
     const ticking = file("ticking.ts", `setInterval(() => { ${mark("tick.mark")} }, 5);`);
-    expect(await probe.check(ticking.path, ticking.version)).toBeNull();
+    expect(await check(probe, ticking)).toBeNull();
     for (let i = 0; i < 200 && marks("tick.mark") < 2; i++) await Bun.sleep(10);
     expect(marks("tick.mark")).toBeGreaterThanOrEqual(2);
     await probe.idle();
@@ -95,13 +127,13 @@ describe("load probe", () => {
     expect(marks("tick.mark")).toBe(stopped);
 
     const slow = file("slow.ts", "await new Promise(() => {});");
-    const pending = probe.check(slow.path, slow.version);
+    const pending = check(probe, slow);
     await Bun.sleep(100);
     await probe.close();
-    expect(await pending).toBeNull();
-    // Closed: nothing is tried any more.
+    // Closing (the server stops) refuses what was being tried: untried, nothing reaches the main thread.
+    expect(await pending).toMatchObject({ code: "import_failed", reason: expect.stringContaining("the server is stopping") });
     const late = file("late.ts", mark("late.mark"));
-    expect(await probe.check(late.path, late.version)).toBeNull();
+    expect(await check(probe, late)).toMatchObject({ reason: expect.stringContaining("the server is stopping") });
     expect(marks("late.mark")).toBe(0);
   });
 });

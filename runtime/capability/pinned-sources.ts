@@ -1,0 +1,45 @@
+// The text a capability file is imported with, pinned: the runtime reads a file when it imports it,
+// so a save landing between docket's read of the file and that import would have the module run
+// a text docket never saw — one whose trial load (worker/load-probe.ts) never happened. A pinned
+// specifier is served the text docket read, whatever is on disk by then (docs/containment.md,
+// "Loading"). On Bun a module plugin serves it (adapter/bun-modules.ts); elsewhere nothing is pinned.
+
+/** The map lives on globalThis: plugin registration is per thread, and a second copy of this module must see the same pins. */
+const PINS = Symbol.for("docket.pinned.sources");
+const SERVED = Symbol.for("docket.pinned.served");
+
+type PinGlobal = { [PINS]?: Map<string, string>; [SERVED]?: true };
+
+function pins(): Map<string, string> {
+  const global = globalThis as PinGlobal;
+  return (global[PINS] ??= new Map());
+}
+
+/** The specifier under which `file` is imported with exactly `text` (of `version`, `sha256:…`). */
+export function pinnedSpecifier(file: string, version: string): string {
+  return `${file}?docket_pin=${version.replace(/^sha256:/, "")}`;
+}
+
+/** True where pinned specifiers are served (the Bun module plugin is registered in this thread). */
+export function pinsServed(): boolean {
+  return (globalThis as PinGlobal)[SERVED] === true;
+}
+
+/** Called by the module plugin once it serves pinned specifiers in this thread. */
+export function markPinsServed(): void {
+  (globalThis as PinGlobal)[SERVED] = true;
+}
+
+/** Pins `text` to `specifier` until the returned function is called (once the import settled). */
+export function pinSource(specifier: string, text: string): () => void {
+  const map = pins();
+  map.set(specifier, text);
+  return () => {
+    if (map.get(specifier) === text) map.delete(specifier);
+  };
+}
+
+/** The text pinned to `specifier` (the plugin's side), or undefined. */
+export function pinnedText(specifier: string): string | undefined {
+  return pins().get(specifier);
+}

@@ -82,7 +82,7 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
   // file's module is imported by its version (capability-version.ts).
   // A file whose import never finishes is waited for once, not on every reload after it.
   const hung = new Set<string>();
-  const probe = options.trialLoads ? createLoadProbe({ workerUrl: options.workerUrl ?? DEFAULT_WORKER_URL, timeoutMs: limits.load_timeout_ms, report: options.log }) : null;
+  const probe = options.trialLoads ? createLoadProbe({ workerUrl: options.workerUrl ?? DEFAULT_WORKER_URL, timeoutMs: limits.load_timeout_ms, memoryLimitMb: limits.worker_memory_mb, report: options.log }) : null;
   const check = probe ? (file: string, version: string, text: string) => probe.check(file, version, text) : undefined;
   const build = async () => {
     try {

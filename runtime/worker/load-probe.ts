@@ -1,5 +1,6 @@
 import { toWire, type FromWorker, type ToWorker } from "./_messages.ts";
 import { WorkerSlot, type WorkerSlotOptions } from "./_worker-slot.ts";
+import { MemoryWatchdog } from "./memory-watchdog.ts";
 import type { TaskOutcome, WorkerTask } from "./task.ts";
 
 /** Options of `createLoadProbe`. */
@@ -10,6 +11,10 @@ export interface LoadProbeOptions {
   timeoutMs: number;
   /** Problems of the probe's own worker, for the server log. */
   report?: (line: string) => void;
+  /** MiB a trial may grow the process by (`worker_memory_mb`), as a handler may; default 1024. */
+  memoryLimitMb?: number;
+  /** How often the memory watchdog looks during a trial; default 100 ms. */
+  memorySampleMs?: number;
 }
 
 /**
@@ -72,6 +77,23 @@ export function createLoadProbe(options: LoadProbeOptions): LoadProbe {
   /** Versions refused, with why: the same text is not tried (nor its top level run) again on a later reload. */
   const refused = new Map<string, LoadProblem>();
   let slot: WorkerSlot<Trial> | null = null;
+  const memoryLimitMb = options.memoryLimitMb ?? 1024;
+  // A top level that allocates without end is stopped as a handler would be (memory-watchdog.ts).
+  const watchdog = new MemoryWatchdog({
+    limitMb: memoryLimitMb,
+    intervalMs: options.memorySampleMs,
+    onExceeded(id, usedMb) {
+      const worker = slot;
+      if (worker?.job?.id !== id) return;
+      worker.job.settle(
+        problem(
+          "import_failed",
+          `loading the file grew past the memory limit of ${memoryLimitMb} MiB (about ${usedMb} MiB) when docket tried it in a worker first, so the server did not import it; take the work out of its top level and save it again, or raise DOCKET_WORKER_MEMORY_MB`,
+        ),
+      );
+      void drop();
+    },
+  });
   let nextId = 1;
   let closed = false;
   /** One trial at a time: the worker has one task slot, and discovery loads file after file anyway. */
@@ -125,6 +147,7 @@ export function createLoadProbe(options: LoadProbeOptions): LoadProbe {
         settle(verdict) {
           if (worker.job !== trialOf) return;
           clearTimeout(timer);
+          watchdog.unwatch(id);
           worker.job = null;
           if (slot === worker && worker.isReady) worker.worker.unref();
           resolve(verdict);
@@ -144,6 +167,7 @@ export function createLoadProbe(options: LoadProbeOptions): LoadProbe {
       };
       worker.job = trialOf;
       worker.worker.ref();
+      watchdog.watch(id, () => worker.thread);
       // The worker begins only a task it can claim (WorkerBoot).
       Atomics.store(worker.claim, 0, id);
       worker.worker.postMessage(toWire<ToWorker>({ type: "run", id, task }));
@@ -161,6 +185,7 @@ export function createLoadProbe(options: LoadProbeOptions): LoadProbe {
     },
     async close() {
       closed = true;
+      watchdog.close();
       slot?.job?.settle(stopping());
       await drop();
     },

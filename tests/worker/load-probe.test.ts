@@ -80,6 +80,21 @@ describe("load probe", () => {
     }
   });
 
+  test("a top level that allocates without end is stopped at the memory limit, as a handler is", async () => {
+    const probe = createLoadProbe({ workerUrl: DEFAULT_WORKER_URL, timeoutMs: 20_000, memoryLimitMb: 64 });
+    try {
+      const hog = file("hog.ts", "const rows: number[][] = [];\nfor (;;) rows.push(new Array(1_000_000).fill(1));");
+      const verdict = (await check(probe, hog))!;
+      expect(verdict.code).toBe("import_failed");
+      expect(verdict.reason).toContain("grew past the memory limit of 64 MiB");
+      // The probe goes on with a new worker.
+      const after = file("after-hog.ts", mark("after-hog.mark"));
+      expect(await check(probe, after)).toBeNull();
+    } finally {
+      await probe.close();
+    }
+  });
+
   test("a file that throws, or signals or aborts the process at its top level, is refused with its error: the main thread never runs it", async () => {
     const probe = createLoadProbe({ workerUrl: DEFAULT_WORKER_URL, timeoutMs: 2000 });
     try {

@@ -31,7 +31,8 @@ export function registerDocketModules(): void {
       // A pin gone by the time the runtime asks (never, in docket's own use) reads the disk.
       build.onLoad({ filter: /\?docket_pin=/ }, (args) => {
         const file = args.path.slice(0, args.path.indexOf("?docket_pin="));
-        return { contents: pinnedText(args.path) ?? readFileSync(file, "utf8"), loader: file.endsWith(".js") ? "js" : "ts" };
+        // As the runtime loads them itself: JSX is allowed in a .js file, not in a .ts one.
+        return { contents: pinnedText(args.path) ?? readFileSync(file, "utf8"), loader: file.endsWith(".js") ? "jsx" : "ts" };
       });
     },
   });

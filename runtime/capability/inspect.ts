@@ -7,7 +7,7 @@ import { locateProperty } from "./_source-lines.ts";
 import { fileVersion, versionedSpecifier } from "./capability-version.ts";
 import { CapabilityError } from "./capability-error.ts";
 import { openRegularFile } from "./open-regular-file.ts";
-import { pinnedSpecifier, pinSource, pinsServed } from "./pinned-sources.ts";
+import { looksCommonJs, pinnedSpecifier, pinSource, pinsServed } from "./pinned-sources.ts";
 import type { CapabilityDef } from "./declaration.ts";
 import { SchemaConversionError, toCapabilityJsonSchema, type SchemaSide } from "./json-schema.ts";
 import type { JsonSchema } from "./registered.ts";
@@ -196,7 +196,8 @@ export async function importCapabilityFile(absPath: string, options: ImportCapab
   const version = fileVersion(text);
   // A path, not a file:// URL: Bun 1.4 ignores the query of a file:// URL and returns the cached module.
   // Pinned where it can be: the module runs the text read here, whatever a later save wrote.
-  const specifier = options.fresh ? `${file}?docket_fresh=${crypto.randomUUID()}` : pinsServed() ? pinnedSpecifier(file, version) : versionedSpecifier(file, version);
+  const pinned = !options.fresh && pinsServed() && !looksCommonJs(text);
+  const specifier = options.fresh ? `${file}?docket_fresh=${crypto.randomUUID()}` : pinned ? pinnedSpecifier(file, version) : versionedSpecifier(file, version);
   let module: unknown;
   const timeoutMs = options.timeoutMs ?? DEFAULT_LOAD_TIMEOUT_MS;
   const hung = options.hung;
@@ -217,7 +218,7 @@ export async function importCapabilityFile(absPath: string, options: ImportCapab
     const problem = await options.probe(file, version, text);
     if (problem !== null) return { ok: false, problem };
   }
-  const unpin = options.fresh ? null : pinSource(specifier, text);
+  const unpin = pinned ? pinSource(specifier, text) : null;
   try {
     const importing = importFile(specifier);
     if (unpin) importing.then(unpin, unpin);

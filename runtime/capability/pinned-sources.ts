@@ -4,6 +4,8 @@
 // specifier is served the text docket read, whatever is on disk by then (docs/containment.md,
 // "Loading"). On Bun a module plugin serves it (adapter/bun-modules.ts); elsewhere nothing is pinned.
 
+import { realpathSync } from "node:fs";
+
 /** The map lives on globalThis: plugin registration is per thread, and a second copy of this module must see the same pins. */
 const PINS = Symbol.for("docket.pinned.sources");
 const SERVED = Symbol.for("docket.pinned.served");
@@ -17,8 +19,10 @@ function pins(): Map<string, string> {
 
 /** The specifier under which `file` is imported with exactly `text` (of `version`, `sha256:…`). */
 export function pinnedSpecifier(file: string, version: string): string {
-  return `${file}?docket_pin=${version.replace(/^sha256:/, "")}`;
+  return `${file}${MARK}${version.replace(/^sha256:/, "")}`;
 }
+
+const MARK = "?docket_pin=";
 
 /** True where pinned specifiers are served (the Bun module plugin is registered in this thread). */
 export function pinsServed(): boolean {
@@ -30,13 +34,33 @@ export function markPinsServed(): void {
   (globalThis as PinGlobal)[SERVED] = true;
 }
 
-/** Pins `text` to `specifier` until the returned function is called (once the import settled). */
+/**
+ * Pins `text` to `specifier` until the returned function is called (once the import settled).
+ * Also under the file's real path: the runtime resolves a symbolic link before it asks for the
+ * module, so a linked capability file is asked for by its target.
+ */
 export function pinSource(specifier: string, text: string): () => void {
   const map = pins();
-  map.set(specifier, text);
+  const at = specifier.indexOf(MARK);
+  const keys = [specifier];
+  try {
+    const real = realpathSync(specifier.slice(0, at));
+    if (real !== specifier.slice(0, at)) keys.push(real + specifier.slice(at));
+  } catch {
+    // Gone already: the import fails on its own, as it would have.
+  }
+  for (const key of keys) map.set(key, text);
   return () => {
-    if (map.get(specifier) === text) map.delete(specifier);
+    for (const key of keys) if (map.get(key) === text) map.delete(key);
   };
+}
+
+/**
+ * True for a file the runtime would load as CommonJS (`module.exports`, `require`, no `import` or
+ * `export`): a served text is always an ES module, so such a file is imported unpinned, as before.
+ */
+export function looksCommonJs(text: string): boolean {
+  return !/^\s*(import|export)\b/m.test(text) && /\b(module\.exports|exports\.\w|require\s*\()/.test(text);
 }
 
 /** The text pinned to `specifier` (the plugin's side), or undefined. */

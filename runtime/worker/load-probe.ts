@@ -30,10 +30,7 @@ export interface LoadProbe {
    * or null: import it. A text is tried once: its verdict stands until the file's text changes.
    */
   check(file: string, version: string, text: string): Promise<LoadProblem | null>;
-  /**
-   * Ends the probe's worker once a discovery pass is over: what the files' top levels left
-   * running (timers, servers) ends with it. The next check starts a new worker.
-   */
+  /** Resolves once the checks asked for so far are over (each trial's worker is ended with it). */
   idle(): Promise<void>;
   close(): Promise<void>;
 }
@@ -54,19 +51,33 @@ const stopping = () => problem("import_failed", "the server is stopping, so the 
 /** The trial load in progress: its task id and how it settles. */
 interface Trial {
   id: number;
-  settle(verdict: LoadProblem | null): void;
+  settle(verdict: Verdict): void;
 }
 
 /**
  * A trial's outcome as a verdict: loaded (null), or the import's failure as the worker described
- * it. A failure of the trial itself (not of the file) lets the main thread import the file as it
- * did before trials existed.
+ * it. A task that failed is an error the file's top level left uncaught (an unhandled rejection,
+ * a throw from a timer it set): the file is refused too, never passed.
  */
-function verdictOf(outcome: TaskOutcome): LoadProblem | null {
-  if (!outcome.ok || outcome.output === null || typeof outcome.output !== "object") return null;
+function verdictOf(outcome: TaskOutcome): Verdict {
+  if (!outcome.ok) {
+    const detail = outcome.error.kind === "internal" ? `${outcome.error.error_class}: ${outcome.error.message}` : outcome.error.message;
+    return { problem: problem("import_failed", `loading the file left an error uncaught (${detail.split("\n")[0]}) when docket tried it in a worker first, so the server did not import it; await or catch what its top level starts`), keep: false };
+  }
+  if (outcome.output === null || typeof outcome.output !== "object") return { problem: null, keep: true };
   const failure = outcome.output as { reason?: unknown; line?: unknown; column?: unknown };
-  if (typeof failure.reason !== "string") return null;
-  return { code: "import_failed", reason: failure.reason, line: typeof failure.line === "number" ? failure.line : null, column: typeof failure.column === "number" ? failure.column : null };
+  if (typeof failure.reason !== "string") return { problem: null, keep: true };
+  return { problem: { code: "import_failed", reason: failure.reason, line: typeof failure.line === "number" ? failure.line : null, column: typeof failure.column === "number" ? failure.column : null }, keep: true };
+}
+
+/**
+ * A trial's verdict, and whether it stands for that text on later reloads: a timeout, an exit or
+ * a thrown error does; a refusal that may have come from outside the file (memory the process
+ * grew meanwhile, an error left uncaught) is tried again on the next reload.
+ */
+interface Verdict {
+  problem: LoadProblem | null;
+  keep: boolean;
 }
 
 export function createLoadProbe(options: LoadProbeOptions): LoadProbe {
@@ -82,16 +93,18 @@ export function createLoadProbe(options: LoadProbeOptions): LoadProbe {
   const watchdog = new MemoryWatchdog({
     limitMb: memoryLimitMb,
     intervalMs: options.memorySampleMs,
+    // Only the trial's own thread counts: the handlers running meanwhile are not watched here, and
+    // what they grow must not be charged to the file.
+    ownFaultsOnly: true,
     onExceeded(id, usedMb) {
-      const worker = slot;
-      if (worker?.job?.id !== id) return;
-      worker.job.settle(
-        problem(
-          "import_failed",
-          `loading the file grew past the memory limit of ${memoryLimitMb} MiB (about ${usedMb} MiB) when docket tried it in a worker first, so the server did not import it; take the work out of its top level and save it again, or raise DOCKET_WORKER_MEMORY_MB`,
-        ),
-      );
-      void drop();
+      slot?.job?.id === id &&
+        slot.job.settle({
+          problem: problem(
+            "import_failed",
+            `loading the file grew past the memory limit of ${memoryLimitMb} MiB (about ${usedMb} MiB) when docket tried it in a worker first, so the server did not import it; take the work out of its top level and save it again, or raise DOCKET_WORKER_MEMORY_MB`,
+          ),
+          keep: false,
+        });
     },
   });
   let nextId = 1;
@@ -110,37 +123,45 @@ export function createLoadProbe(options: LoadProbeOptions): LoadProbe {
       else if (message.type === "problem") report(message.message);
     },
     onExit(from, code) {
-      from.job?.settle(
-        problem(
+      from.job?.settle({
+        problem: problem(
           "import_failed",
           `loading the file ended its thread (exit code ${code}) when docket tried it in a worker first — process.exit() or a crash at its top level — so the server did not import it; take that out of its top level and save it again`,
         ),
-      );
+        keep: true,
+      });
     },
     onReplaced() {},
     onGaveUp() {},
   };
 
-  /** Stops the current worker without waiting for it: one stuck in a loop ends when its thread next checks. */
-  const drop = () => {
+  /**
+   * Ends the current worker, waiting at most a second for it: a port its file's top level opened is
+   * free again before the main thread imports the file, while a thread stuck in a system call
+   * (which nothing can interrupt) does not hold discovery.
+   */
+  const drop = async () => {
     const old = slot;
     slot = null;
-    if (!old) return Promise.resolve();
+    if (!old) return;
     old.worker.unref();
-    return old.stop().catch(() => undefined);
+    const stopped = old.stop().catch(() => undefined);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([stopped, new Promise((resolve) => (timer = setTimeout(resolve, 1000)))]);
+    clearTimeout(timer);
   };
 
   const trial = (worker: WorkerSlot<Trial>, file: string, version: string, text: string) =>
-    new Promise<LoadProblem | null>((resolve) => {
+    new Promise<Verdict>((resolve) => {
       const id = nextId++;
       const timer = setTimeout(() => {
-        trialOf.settle(
-          problem(
+        trialOf.settle({
+          problem: problem(
             "load_timeout",
             `the file did not finish loading within ${timeoutMs} ms when docket tried it in a worker first (a synchronous loop or slow work at its top level, or a top-level await that never settles), so the server did not import it; make its top level quick and save it again, or raise DOCKET_LOAD_TIMEOUT_MS`,
           ),
-        );
-        if (slot === worker) void drop();
+          keep: true,
+        });
       }, timeoutMs);
       const trialOf: Trial = {
         id,
@@ -149,7 +170,6 @@ export function createLoadProbe(options: LoadProbeOptions): LoadProbe {
           clearTimeout(timer);
           watchdog.unwatch(id);
           worker.job = null;
-          if (slot === worker && worker.isReady) worker.worker.unref();
           resolve(verdict);
         },
       };
@@ -181,16 +201,20 @@ export function createLoadProbe(options: LoadProbeOptions): LoadProbe {
     },
     async idle() {
       await turn;
-      if (!slot?.job) await drop();
     },
     async close() {
       closed = true;
       watchdog.close();
-      slot?.job?.settle(stopping());
+      slot?.job?.settle({ problem: stopping(), keep: false });
       await drop();
     },
   };
 
+  /**
+   * One trial, in a worker of its own that is ended after it, whatever the verdict: nothing a
+   * file's top level left there (a timer, a rejection, a loop, an open port) reaches the next
+   * trial or the main thread's import.
+   */
   async function checkNow(file: string, version: string, text: string): Promise<LoadProblem | null> {
     const key = `${file}\n${version}`;
     if (passed.has(key)) return null;
@@ -198,20 +222,21 @@ export function createLoadProbe(options: LoadProbeOptions): LoadProbe {
     if (closed) return stopping();
     const known = refused.get(key);
     if (known !== undefined) return { ...known };
-    slot ??= new WorkerSlot<Trial>("direct", slotOptions);
-    const worker = slot;
+    const worker = new WorkerSlot<Trial>("direct", slotOptions);
+    slot = worker;
     try {
       await worker.warm();
     } catch (error) {
-      // No worker to try it in: the file loads as it did before trial loads existed.
-      report(`docket could not start a worker to try ${file} in first (${(error as Error)?.message ?? error}); importing it directly.`);
       if (slot === worker) slot = null;
-      return null;
+      if (closed) return stopping();
+      // No worker to try it in: untried, it is not imported either.
+      return problem("import_failed", `docket could not start a worker to try the file in first (${(error as Error)?.message ?? error}), so the server did not import it; save it again to retry`);
     }
-    if (slot !== worker) return null;
+    if (slot !== worker) return stopping();
     const verdict = await trial(worker, file, version, text);
-    if (verdict === null) passed.add(key);
-    else refused.set(key, { ...verdict });
-    return verdict;
+    if (slot === worker) await drop();
+    if (verdict.problem === null) passed.add(key);
+    else if (verdict.keep) refused.set(key, { ...verdict.problem });
+    return verdict.problem;
   }
 }

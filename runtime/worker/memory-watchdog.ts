@@ -31,6 +31,12 @@ export interface MemoryWatchdogOptions {
   perThread?: boolean;
   /** The thread that stores what handlers emit (`<pid>/task/<tid>`); default: the one that makes the watchdog. */
   mainThread?: string | null;
+  /**
+   * Only a watched thread's own faults decide, never the fallback below that stops the one that
+   * faulted most: for a watchdog that does not watch every thread that can grow the process
+   * (trial loads, while handlers run beside them).
+   */
+  ownFaultsOnly?: boolean;
 }
 
 interface Watched {
@@ -107,7 +113,7 @@ export class MemoryWatchdog {
     const over = handlersGrewMb > limitMb ? estimates.filter((e) => e.mb > limitMb) : [];
     // Page faults can under-count (huge pages, a larger page size): when the process holds more
     // than every running handler's allowance together, the one that faulted most is stopped anyway.
-    if (over.length === 0 && handlersGrewMb > limitMb * (this.watched.size + 1) && estimates.length > 0) {
+    if (!this.options.ownFaultsOnly && over.length === 0 && handlersGrewMb > limitMb * (this.watched.size + 1) && estimates.length > 0) {
       over.push(estimates.reduce((a, b) => (b.mb > a.mb ? b : a)));
     }
     for (const { key, mb } of over) {

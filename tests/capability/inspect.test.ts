@@ -115,6 +115,27 @@ describe("importCapabilityFile", () => {
     expect(imported.text).toContain('"race.pin"');
   });
 
+  test("a linked capability file runs the text that was read too; CommonJS and JSX in .js files load as before", async () => {
+    await writeFiles(root, { "src/linked.pin.ts": capabilitySource({ id: "linked.pin" }) });
+    const link = join(root, "caps/linked.pin.ts");
+    symlinkSync(join(root, "src/linked.pin.ts"), link);
+    const racing = (specifier: string) => {
+      writeFileSync(join(root, "src/linked.pin.ts"), 'throw new Error("the later save ran");\n');
+      return import(specifier);
+    };
+    const linked = await importCapabilityFile(link, { importFile: racing });
+    expect(linked.ok && (linked.value as { id: string }).id).toBe("linked.pin");
+
+    await writeFiles(root, {
+      "caps/common.js.js": 'const { capability } = require("docket");\nconst v = require("valibot");\nmodule.exports = capability({ id: "common.js", title: "CommonJS", description: "A CommonJS file.", effect: "read", input: v.object({}), output: v.object({}), handler: () => ({}) });\n',
+      "caps/jsx.js.js": '/** @jsxRuntime classic */ /** @jsx h */\nimport { capability } from "docket";\nimport * as v from "valibot";\nconst h = (tag) => tag;\nexport default capability({ id: "jsx.js", title: String(<b/>), description: "JSX in a .js file.", effect: "read", input: v.object({}), output: v.object({}), handler: () => ({}) });\n',
+    });
+    const common = await importCapabilityFile(join(root, "caps/common.js.js"));
+    expect(common.ok && (common.value as { id: string }).id).toBe("common.js");
+    const jsx = await importCapabilityFile(join(root, "caps/jsx.js.js"));
+    expect(jsx.ok && (jsx.value as { title: string }).title).toBe("b");
+  });
+
   test("a capability file that is a FIFO or a device is a load error at once, not a read that never ends", async () => {
     const fifo = join(root, "caps/pipe.fifo.ts");
     expect(Bun.spawnSync(["mkfifo", fifo]).exitCode).toBe(0);

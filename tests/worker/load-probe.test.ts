@@ -112,6 +112,38 @@ describe("load probe", () => {
     }
   });
 
+  // Under `bun test` a worker's own process.on("uncaughtException") never runs (see pool.test.ts):
+  // this one runs the probe in a plain `bun` process and reads what it prints.
+  test("an error a top level leaves uncaught refuses the file (tried again next time); one file's leftovers never reach the next file's trial", async () => {
+    const rejects = file("rejects.ts", `${mark("rejects.mark")}\nPromise.reject(new Error("forgot to await this"));\nawait Bun.sleep(30);\nfor (;;) {}`);
+    const leaves = file("leaves.ts", 'setInterval(() => void Promise.reject(new Error("refresh failed")), 5);\nawait Bun.sleep(20);');
+    const good = file("good-after.ts", "await Bun.sleep(60);");
+    const script = join(dir, "uncaught-probe.ts");
+    writeFileSync(
+      script,
+      `import { createLoadProbe } from ${JSON.stringify(new URL("../../runtime/worker/load-probe.ts", import.meta.url).pathname)};
+import { DEFAULT_WORKER_URL } from ${JSON.stringify(new URL("../../runtime/worker/pool.ts", import.meta.url).pathname)};
+const probe = createLoadProbe({ workerUrl: DEFAULT_WORKER_URL, timeoutMs: 500 });
+const files = ${JSON.stringify([rejects, rejects, leaves, good])};
+const verdicts = [];
+for (const f of files) verdicts.push(await probe.check(f.path, f.version, f.text));
+await probe.close();
+console.log(JSON.stringify(verdicts));
+`,
+    );
+    const child = Bun.spawn([process.execPath, script], { stdout: "pipe", stderr: "pipe" });
+    const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+    expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
+    const [first, again, , afterLeftovers] = JSON.parse(stdout);
+    expect(first.reason).toContain("left an error uncaught");
+    expect(first.reason).toContain("forgot to await this");
+    // Not kept: the same text is tried again (the error may have come from elsewhere).
+    expect(again.reason).toContain("left an error uncaught");
+    expect(marks("rejects.mark")).toBe(2);
+    // The file after one that left a rejecting timer behind is tried in a worker of its own.
+    expect(afterLeftovers).toBeNull();
+  });
+
   test("the trial runs the text it is given, whatever is on disk: a save racing the trial cannot slip a loop past it", async () => {
     const probe = createLoadProbe({ workerUrl: DEFAULT_WORKER_URL, timeoutMs: 300 });
     try {
@@ -130,14 +162,12 @@ describe("load probe", () => {
     }
   });
 
-  test("idle() ends what a top level left running; close() refuses a trial in progress and every later one", async () => {
+  test("each trial's worker ends with it, with what its top level left running; close() refuses a trial in progress and every later one", async () => {
     const probe = createLoadProbe({ workerUrl: DEFAULT_WORKER_URL, timeoutMs: 5000 });
-    const ticking = file("ticking.ts", `setInterval(() => { ${mark("tick.mark")} }, 5);`);
+    const ticking = file("ticking.ts", `${mark("tick.mark")}\nsetInterval(() => { ${mark("tick.mark")} }, 5);`);
     expect(await check(probe, ticking)).toBeNull();
-    for (let i = 0; i < 200 && marks("tick.mark") < 2; i++) await Bun.sleep(10);
-    expect(marks("tick.mark")).toBeGreaterThanOrEqual(2);
-    await probe.idle();
     const stopped = marks("tick.mark");
+    expect(stopped).toBeGreaterThanOrEqual(1);
     await Bun.sleep(100);
     expect(marks("tick.mark")).toBe(stopped);
 

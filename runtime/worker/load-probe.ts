@@ -61,7 +61,9 @@ interface Trial {
  */
 function verdictOf(outcome: TaskOutcome): Verdict {
   if (!outcome.ok) {
-    const detail = outcome.error.kind === "internal" ? `${outcome.error.error_class}: ${outcome.error.message}` : outcome.error.message;
+    const error = outcome.error;
+    // The worker's note ("it failed outside its own call") says what the reason already says.
+    const detail = error.kind === "internal" ? `${error.error_class}: ${error.note && error.message.startsWith(`${error.note}: `) ? error.message.slice(error.note.length + 2) : error.message}` : error.message;
     return { problem: problem("import_failed", `loading the file left an error uncaught (${detail.split("\n")[0]}) when docket tried it in a worker first, so the server did not import it; await or catch what its top level starts`), keep: false };
   }
   if (outcome.output === null || typeof outcome.output !== "object") return { problem: null, keep: true };

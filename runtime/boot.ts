@@ -4,7 +4,7 @@ import type { Limits } from "./execution/limits.ts";
 import type { Clock } from "./execution/clock.ts";
 import { findCheckoutRoot } from "./capability/checkout.ts";
 import { discoverCapabilities, loadCapabilityFile } from "./capability/discovery.ts";
-import { LiveCatalog, type CatalogChange } from "./capability/live-catalog.ts";
+import { diffCatalogs, LiveCatalog, type CatalogChange } from "./capability/live-catalog.ts";
 import { join, resolve } from "node:path";
 import { BUILTIN_DIR, BUILTINS } from "./capability/builtins.ts";
 import { createMemoryStore } from "./store/memory-store.ts";
@@ -133,12 +133,14 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
       return reloading;
     }
     reloading = (async () => {
-      let change: CatalogChange;
+      // What changed from before the first pass to after the last: a change met during a pass
+      // (a save while a file is tried) is said once, with the rest, and none is lost.
+      const before = registry.snapshot();
       do {
         again = false;
-        change = registry.swap((await build()).registry);
+        registry.swap((await build()).registry);
       } while (again);
-      return change;
+      return diffCatalogs(before, registry.snapshot());
     })();
     try {
       return await reloading;

@@ -37,6 +37,11 @@ export class LiveCatalog implements CapabilityCatalog {
     return this.#current.loadErrors();
   }
 
+  /** The registry in place now (a later swap does not change it). */
+  snapshot(): CapabilityCatalog {
+    return this.#current;
+  }
+
   /** Puts `next` in place of the current registry and tells the listeners what changed; returns that. */
   swap(next: CapabilityCatalog): CatalogChange {
     const change = diffCatalogs(this.#current, next);

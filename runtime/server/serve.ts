@@ -125,10 +125,13 @@ function loadErrorLine(error: LoadError): string {
 function watchCapabilities(booted: ServedPlane, options: ServeOptions): FolderWatch | null {
   const reload = booted.reload?.bind(booted);
   if (!reload || !booted.watchedFolders) return null;
+  // Changes met during a reload join it and are answered with its one change: said once.
+  let said: CatalogChange | null = null;
   const onChange = () => {
     reload().then(
       (change) => {
-        if (isEmptyChange(change)) return;
+        if (change === said || isEmptyChange(change)) return;
+        said = change;
         const parts = [
           change.added.length > 0 ? `added ${change.added.join(", ")}` : "",
           change.changed.length > 0 ? `changed ${change.changed.join(", ")}` : "",

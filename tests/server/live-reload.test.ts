@@ -201,6 +201,25 @@ describe("docket serve live reload", () => {
     await until("the hung file gone", async () => !(await list()).load_errors.some((e) => e.file === hang));
   });
 
+  test("live reload: saves met while a reload runs are said once, with it — none lost, none repeated", async () => {
+    const slow = join(root, "capabilities", "team.slow.ts");
+    const quick = join(root, "capabilities", "team.quick.ts");
+    const before = logLines.length;
+    // Its trial takes a while: the next save lands during it.
+    writeFileSync(slow, EXTRA.replace('"team.extra"', '"team.slow"').replace("export default", "await Bun.sleep(150);\nexport default"));
+    await Bun.sleep(80);
+    writeFileSync(quick, EXTRA.replace('"team.extra"', '"team.quick"'));
+    await until("both added", async () => (await list()).capabilities.filter((c) => c.id === "team.slow" || c.id === "team.quick").length === 2);
+    await Bun.sleep(200);
+    const said = logLines.slice(before).filter((line) => line.startsWith("docket reloaded capabilities"));
+    expect(said.join("\n")).toContain("team.slow");
+    expect(said.join("\n")).toContain("team.quick");
+    expect(new Set(said).size).toBe(said.length);
+    rmSync(slow);
+    rmSync(quick);
+    await until("both gone", async () => !(await list()).capabilities.some((c) => c.id === "team.slow" || c.id === "team.quick"));
+  });
+
   test("live reload: a file whose top level never ends, or ends the process, is tried in a worker first and never holds or stops the server", async () => {
     const loops = join(root, "capabilities", "team.loops.ts");
     const exits = join(root, "capabilities", "team.exits.ts");

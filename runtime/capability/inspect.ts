@@ -305,7 +305,9 @@ export async function listCapabilityFiles(dir: string): Promise<string[] | null>
     return null;
   }
   return (await readdir(folder, { withFileTypes: true }))
-    .filter((entry) => (entry.isFile() || entry.isSymbolicLink()) && isCapabilityFileName(entry.name))
+    // A FIFO, a socket or a device with a capability's name is listed too: loading refuses it by
+    // name (importCapabilityFile), rather than skipping it without a word.
+    .filter((entry) => !entry.isDirectory() && isCapabilityFileName(entry.name))
     .map((entry) => entry.name)
     .sort()
     .map((name) => join(folder, name));

@@ -139,6 +139,7 @@ describe("importCapabilityFile", () => {
   test("a capability file that is a FIFO or a device is a load error at once, not a read that never ends", async () => {
     const fifo = join(root, "caps/pipe.fifo.ts");
     expect(Bun.spawnSync(["mkfifo", fifo]).exitCode).toBe(0);
+    expect(await listCapabilityFiles(join(root, "caps"))).toContain(fifo);
     const viaFifo = await importCapabilityFile(fifo);
     expect(viaFifo).toMatchObject({ ok: false, problem: { code: "import_failed", reason: expect.stringContaining("the file is a FIFO (named pipe), not a regular file") } });
     const zero = join(root, "caps/zero.dev.ts");

@@ -85,14 +85,6 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
   const probe = options.trialLoads ? createLoadProbe({ workerUrl: options.workerUrl ?? DEFAULT_WORKER_URL, timeoutMs: limits.load_timeout_ms, memoryLimitMb: limits.worker_memory_mb, report: options.log }) : null;
   const check = probe ? (file: string, version: string, text: string) => probe.check(file, version, text) : undefined;
   const build = async () => {
-    try {
-      return await buildOnce();
-    } finally {
-      // What the files' top levels left running in the trial worker ends with it.
-      await probe?.idle();
-    }
-  };
-  const buildOnce = async () => {
     const registry = await discoverCapabilities({
       hung,
       root,

@@ -30,8 +30,6 @@ export interface LoadProbe {
    * or null: import it. A text is tried once: its verdict stands until the file's text changes.
    */
   check(file: string, version: string, text: string): Promise<LoadProblem | null>;
-  /** Resolves once the checks asked for so far are over (each trial's worker is ended with it). */
-  idle(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -111,7 +109,7 @@ export function createLoadProbe(options: LoadProbeOptions): LoadProbe {
   });
   let nextId = 1;
   let closed = false;
-  /** One trial at a time: the worker has one task slot, and discovery loads file after file anyway. */
+  /** One trial at a time, each in a worker of its own: discovery loads file after file anyway. */
   let turn: Promise<unknown> = Promise.resolve();
 
   const slotOptions: WorkerSlotOptions<Trial> = {
@@ -200,9 +198,6 @@ export function createLoadProbe(options: LoadProbeOptions): LoadProbe {
       const checked = turn.then(() => checkNow(file, version, text));
       turn = checked;
       return checked;
-    },
-    async idle() {
-      await turn;
     },
     async close() {
       closed = true;

@@ -69,8 +69,6 @@ export class MemoryWatchdog {
   private readonly mainThread: string | null;
   /** The main thread's faults when the baseline was taken (null: unknown). */
   private mainFaultsAtBaseline: number | null = null;
-  /** MiB handlers that ended since the baseline faulted in: growth that was theirs, not the running ones'. */
-  private releasedMb = 0;
   private timer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(private readonly options: MemoryWatchdogOptions) {
@@ -91,16 +89,6 @@ export class MemoryWatchdog {
 
   /** The handler ended (or its worker was stopped). */
   unwatch(key: number): void {
-    const w = this.watched.get(key);
-    // What it faulted in may stay resident until its heap is collected: that growth was its own,
-    // and must not be charged to the handlers still running (a tester's handler under its limit
-    // was stopped for two finished ones' 400 MB). Read only for a handler that ran long enough to
-    // be looked at (faultsAtStart known): a short one costs no system call.
-    if (w !== undefined && w.faultsAtStart !== null && this.baseline !== null) {
-      const thread = w.thread();
-      const now = thread === null ? null : this.faults(thread);
-      if (now !== null) this.releasedMb += ((now - w.faultsAtStart) * PAGE_BYTES) / MIB;
-    }
     this.watched.delete(key);
     if (this.watched.size === 0 && this.timer !== null) {
       clearTimeout(this.timer);
@@ -121,7 +109,7 @@ export class MemoryWatchdog {
     // What the main thread faulted in meanwhile (storing a flood of events, serving clients) is
     // growth no handler made: a handler that only churns — allocating and freeing as it emits —
     // faults past the limit without holding anything, and the process grows all the same.
-    const handlersGrewMb = grownMb - this.mainGrownMb() - this.releasedMb;
+    const handlersGrewMb = grownMb - this.mainGrownMb();
     const over = handlersGrewMb > limitMb ? estimates.filter((e) => e.mb > limitMb) : [];
     // Page faults can under-count (huge pages, a larger page size): when the process holds more
     // than every running handler's allowance together, the one that faulted most is stopped anyway.
@@ -139,7 +127,6 @@ export class MemoryWatchdog {
 
   private takeBaseline(rss: number): void {
     this.baseline = rss;
-    this.releasedMb = 0;
     this.mainFaultsAtBaseline = this.mainThread === null ? null : this.faults(this.mainThread);
   }
 

@@ -243,10 +243,9 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   function resolveJob(job: Job, outcome: TaskOutcome): void {
     if (job.settled) return;
     job.settled = true;
-    // Before its slot is let go: the watchdog reads its thread one last time (what it faulted in).
-    watchdog.unwatch(job.id);
     job.slot = null;
     jobs.delete(job.id);
+    watchdog.unwatch(job.id);
     job.resolve(outcome);
   }
 

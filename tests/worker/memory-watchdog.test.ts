@@ -178,30 +178,6 @@ describe("MemoryWatchdog", () => {
     watchdog.close();
   });
 
-  test("MemoryWatchdog does not charge a handler still running with what handlers that ended have not given back yet", () => {
-    const { state, exceeded, watchdog, grow } = rig(250);
-    for (const t of ["1/task/11", "1/task/12", "1/task/13"]) state.faults.set(t, 0);
-    watchdog.watch(1, () => "1/task/11");
-    watchdog.watch(2, () => "1/task/12");
-    watchdog.watch(3, () => "1/task/13");
-    watchdog.sample();
-    // Three handlers each hold 200 MiB, under the limit of 250.
-    grow("1/task/11", 200);
-    grow("1/task/12", 200);
-    grow("1/task/13", 200);
-    watchdog.sample();
-    // Two of them end; their memory is not collected yet. The third, alone, is under its limit.
-    watchdog.unwatch(1);
-    watchdog.unwatch(2);
-    watchdog.sample();
-    expect(exceeded).toEqual([]);
-    // It grows past its own limit: stopped, as always.
-    grow("1/task/13", 60);
-    watchdog.sample();
-    expect(exceeded).toEqual([[3, 260]]);
-    watchdog.close();
-  });
-
   test("MemoryWatchdog takes its baseline when the first handler begins, so memory held before is not charged", () => {
     const { state, exceeded, watchdog, grow } = rig(64);
     state.rssMb = 900;

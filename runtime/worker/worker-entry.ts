@@ -191,6 +191,10 @@ async function tryLoad(task: WorkerTask, loadTimeoutMs: number): Promise<ImportF
   const unpin = looksCommonJs(text) ? () => {} : pinSource(specifier, text);
   try {
     await withinLoadTime(import(specifier), file, loadTimeoutMs);
+    // A rejection its top level left unhandled is reported once the turn it happened in is over:
+    // the trial waits two turns of the loop for it, so that it fails this task, not none.
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setTimeout(resolve, 1));
     return null;
   } catch (error) {
     // Loaded only when a file fails: a worker that runs handlers never needs it.

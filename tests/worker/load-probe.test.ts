@@ -117,13 +117,15 @@ describe("load probe", () => {
     const rejects = file("rejects.ts", `${mark("rejects.mark")}\nPromise.reject(new Error("forgot to await this"));\nawait Bun.sleep(30);\nfor (;;) {}`);
     const leaves = file("leaves.ts", 'setInterval(() => void Promise.reject(new Error("refresh failed")), 5);\nawait Bun.sleep(20);');
     const good = file("good-after.ts", "await Bun.sleep(60);");
+    // A plain rejection, reported only after the import itself finished.
+    const plain = file("plain-reject.ts", 'Promise.reject(new Error("always"));');
     const script = join(dir, "uncaught-probe.ts");
     writeFileSync(
       script,
       `import { createLoadProbe } from ${JSON.stringify(new URL("../../runtime/worker/load-probe.ts", import.meta.url).pathname)};
 import { DEFAULT_WORKER_URL } from ${JSON.stringify(new URL("../../runtime/worker/pool.ts", import.meta.url).pathname)};
 const probe = createLoadProbe({ workerUrl: DEFAULT_WORKER_URL, timeoutMs: 500 });
-const files = ${JSON.stringify([rejects, rejects, leaves, good])};
+const files = ${JSON.stringify([rejects, rejects, leaves, good, plain])};
 const verdicts = [];
 for (const f of files) verdicts.push(await probe.check(f.path, f.version, f.text));
 await probe.close();
@@ -133,7 +135,8 @@ console.log(JSON.stringify(verdicts));
     const child = Bun.spawn([process.execPath, script], { stdout: "pipe", stderr: "pipe" });
     const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
     expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
-    const [first, again, , afterLeftovers] = JSON.parse(stdout);
+    const [first, again, , afterLeftovers, plainRejection] = JSON.parse(stdout);
+    expect(plainRejection?.reason).toContain("left an error uncaught (Error: always)");
     expect(first.reason).toContain("left an error uncaught");
     expect(first.reason).toContain("forgot to await this");
     // Not kept: the same text is tried again (the error may have come from elsewhere).

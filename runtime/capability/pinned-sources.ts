@@ -57,11 +57,20 @@ export function pinSource(specifier: string, text: string): () => void {
 
 /**
  * True for a file the runtime would load as CommonJS (`module.exports`, `require`, no `import` or
- * `export`): a served text is always an ES module, so such a file is imported unpinned, as before.
+ * `export` statement): a served text is always an ES module, so such a file is imported unpinned,
+ * as before. Comments and string literals are left out of the look, so that neither a comment
+ * line starting with "import" nor a string holding "require(" decides it.
  */
 export function looksCommonJs(text: string): boolean {
-  return !/^\s*(import|export)\b/m.test(text) && /\b(module\.exports|exports\.\w|require\s*\()/.test(text);
+  const code = text.replace(COMMENT_OR_STRING, (match) => (match.startsWith("/") ? " " : '""'));
+  return !ES_MODULE_SYNTAX.test(code) && /\b(module\.exports|exports\.[\w$]|require\s*\()/.test(code);
 }
+
+/** A comment or a string literal (a template literal without nesting): what looksCommonJs leaves out. */
+const COMMENT_OR_STRING = /\/\*[\s\S]*?\*\/|\/\/[^\n]*|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|`(?:\\.|[^`\\])*`/g;
+
+/** An `import` or `export` statement, or `import.meta`: only an ES module has them (`import(…)` is allowed anywhere). */
+const ES_MODULE_SYNTAX = /(?:^|[\s;{}()])(?:import\s+[\w$]|import\s*[*{"]|import\.meta|export\s+[\w$]|export\s*[{*])/;
 
 /** The text pinned to `specifier` (the plugin's side), or undefined. */
 export function pinnedText(specifier: string): string | undefined {

@@ -1,15 +1,15 @@
-import { readFileSync } from "node:fs";
 import type { Worker } from "node:worker_threads";
-import { threadMinorFaults } from "./memory-watchdog.ts";
+import { threadMinorFaults, threadStat } from "./memory-watchdog.ts";
 
 /**
  * A handler can return and leave work running on its worker's thread: a timer that loops, a
  * callback that computes or allocates. The next task handed to that worker finds it busy and is taken back
  * (pool.ts), but with no next task the thread would hold a core for as long as the work lasts.
  * This watch looks at idle workers' threads (their CPU time under /proc, Linux only) once a
- * period after a task ended, and names one that stayed busy — most of each of `strikes` periods
- * in a row, with no task to run — or one that grew the process past the memory limit since its
- * task ended, so the pool can replace it (docs/containment.md).
+ * period from the first task's end on, and names one that stayed busy — most of each of `strikes`
+ * periods in a row, or WINDOW_SHARE of the last WINDOW_LOOKS, with no task to run — or one that
+ * grew the process past the memory limit since its task ended, so the pool can replace it
+ * (docs/containment.md).
  */
 export interface IdleWatchOptions<S extends IdleSlot> {
   /** The workers to look at: ready, with no task. */
@@ -81,8 +81,6 @@ export class IdleWatch<S extends IdleSlot> {
   private readonly faults: (thread: string) => number | null;
   private readonly rss: () => number;
   private timer: ReturnType<typeof setTimeout> | null = null;
-  /** A task ended: from then on idle workers are looked at. */
-  private ended = false;
   private closed = false;
 
   constructor(private readonly options: IdleWatchOptions<S>) {
@@ -96,8 +94,7 @@ export class IdleWatch<S extends IdleSlot> {
 
   /** A task ended on some worker: look at the idle ones next period. No system call (the hot path). */
   taskEnded(): void {
-    if (this.ended) return;
-    this.ended = true;
+    // Once armed, the looks go on by themselves (see look).
     if (this.timer === null && !this.closed) this.arm();
   }
 
@@ -119,7 +116,6 @@ export class IdleWatch<S extends IdleSlot> {
    */
   private look(): void {
     this.timer = null;
-    this.ended = false;
     try {
       this.lookAtEach();
     } catch {
@@ -170,13 +166,8 @@ const TICKS_PER_SECOND = 100;
 
 /** User + system CPU time of a thread from /proc/<pid>/task/<tid>/stat, in milliseconds; null when unreadable. */
 function threadCpuMs(thread: string): number | null {
-  try {
-    const stat = readFileSync(`/proc/${thread}/stat`, "utf8");
-    // Fields 14 and 15; the command name (field 2) may hold spaces and parentheses: count from its closing one.
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    const ticks = Number(fields[11]) + Number(fields[12]);
-    return Number.isFinite(ticks) ? (ticks * 1000) / TICKS_PER_SECOND : null;
-  } catch {
-    return null;
-  }
+  // Fields 14 and 15 (utime, stime).
+  const fields = threadStat(thread);
+  const ticks = fields === null ? NaN : Number(fields[11]) + Number(fields[12]);
+  return Number.isFinite(ticks) ? (ticks * 1000) / TICKS_PER_SECOND : null;
 }

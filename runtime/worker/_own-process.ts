@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { threadStat } from "./memory-watchdog.ts";
 
 /**
  * Keeps a handler from signalling the process it runs in: `process.kill(process.pid, "SIGTERM")`
@@ -34,11 +34,7 @@ export function guardOwnProcess(): void {
 
 /** This process's group id, from /proc (Linux); null where it cannot be read. */
 function ownProcessGroup(): number | null {
-  try {
-    // Field 5 after the command name, which may hold spaces (hence the split at ")").
-    const group = Number(readFileSync("/proc/self/stat", "utf8").split(") ")[1]!.split(" ")[2]);
-    return Number.isInteger(group) && group > 0 ? group : null;
-  } catch {
-    return null;
-  }
+  // Field 5 (pgrp).
+  const group = Number(threadStat("self")?.[2]);
+  return Number.isInteger(group) && group > 0 ? group : null;
 }

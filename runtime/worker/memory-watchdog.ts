@@ -189,12 +189,20 @@ export function currentThread(): string | null {
 
 /** Minor page faults of a thread: field 10 of `/proc/<pid>/task/<tid>/stat`. */
 export function threadMinorFaults(thread: string): number | null {
+  const minflt = Number(threadStat(thread)?.[7]);
+  return Number.isFinite(minflt) ? minflt : null;
+}
+
+/**
+ * The fields of `/proc/<pid>/task/<tid>/stat` (or of `/proc/self/stat`, given "self") from the
+ * third (state) on, so that field n is at index n - 3; null when it cannot be read (not Linux,
+ * the thread gone, no descriptor left).
+ */
+export function threadStat(thread: string): string[] | null {
   try {
     const stat = readFileSync(`/proc/${thread}/stat`, "utf8");
     // The command name (field 2) may hold spaces and parentheses: count from its closing one.
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    const minflt = Number(fields[7]);
-    return Number.isFinite(minflt) ? minflt : null;
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   } catch {
     return null;
   }

@@ -113,21 +113,16 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     },
     onBusy(slot, busyMs) {
       report(`${laneWorker(slot.lane)} kept its thread busy for about ${Math.round(busyMs / 1000)} s with no task to run: work ${culpritOf(slot)} left running after it returned (a timer or a callback). It is replaced.`);
-      replaceIdle(slot);
+      replaceWorker(slot);
     },
     onGrew(slot, grownMb) {
       memoryStops++;
       report(`${laneWorker(slot.lane)} grew past the memory limit of ${memoryLimitMb} MiB (about ${Math.round(grownMb)} MiB) with no task to run: work ${culpritOf(slot)} left running after it returned. It is replaced.`);
-      replaceIdle(slot);
+      replaceWorker(slot);
     },
   });
+  /** What left work running on a slot's worker, for the log: the capability whose task ended there last. */
   const culpritOf = (slot: Slot) => (slot.lastCapability === null ? "a previous handler" : slot.lastCapability);
-  function replaceIdle(slot: Slot): void {
-    const old = slot.worker;
-    slot.replace();
-    old.unref();
-    void old.terminate().catch(() => undefined);
-  }
 
   const slotOptions: WorkerSlotOptions<Job> = {
     workerUrl,
@@ -254,16 +249,23 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   }
 
   /**
-   * Ends a running job by force: a new worker takes the slot at once and the old one is told to
-   * terminate without being waited for, so a thread stuck in a blocking system call (which no
-   * termination can interrupt) never holds its lane (docs/containment.md).
+   * Ends a running job by force: its worker is replaced (replaceWorker), so a thread stuck in a
+   * blocking system call never holds its lane (docs/containment.md).
    */
   function stopBy(slot: Slot, job: Job, error: TaskError): void {
     slot.job = null;
     settle(job, error);
+    replaceWorker(slot);
+  }
+
+  /**
+   * A new worker takes the slot at once and the old one is told to terminate without being waited
+   * for: a thread stuck in a blocking system call (which no termination can interrupt) never holds
+   * its lane. Unreferenced, such a thread does not keep the process from exiting either.
+   */
+  function replaceWorker(slot: Slot): void {
     const old = slot.worker;
     slot.replace();
-    // Unreferenced: a thread that cannot be terminated must not keep the process from exiting.
     old.unref();
     void old.terminate().catch(() => undefined);
   }
@@ -300,19 +302,15 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   }
 
   function takeBack(slot: Slot, job: Job, waitedMs: number): void {
-    const culprit = slot.lastCapability === null ? "a previous handler" : slot.lastCapability;
     report(
-      `${laneWorker(slot.lane)} had not begun ${job.task.capability} ${Math.round(waitedMs)} ms after it was handed the task: its thread is still busy with work ${culprit} left running after it returned (a timer or a callback). It is replaced, and ${job.task.capability} runs on the next free worker.`,
+      `${laneWorker(slot.lane)} had not begun ${job.task.capability} ${Math.round(waitedMs)} ms after it was handed the task: its thread is still busy with work ${culpritOf(slot)} left running after it returned (a timer or a callback). It is replaced, and ${job.task.capability} runs on the next free worker.`,
     );
     watchdog.unwatch(job.id);
     slot.job = null;
     job.slot = null;
     // Never cancelled: a cancel of a task not begun takes it back at once (see cancel()).
     lanes[slot.lane].queue.unshift(job);
-    const old = slot.worker;
-    slot.replace();
-    old.unref();
-    void old.terminate().catch(() => undefined);
+    replaceWorker(slot);
   }
 
   function failQueueIfLaneDead(lane: Lane): void {

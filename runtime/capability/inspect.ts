@@ -4,10 +4,10 @@ import * as v from "valibot";
 import { describeImportFailure } from "./_import-failure.ts";
 import { CAPABILITY_ID_PATTERN, CAPABILITY_ID_RULE } from "./capability-id.ts";
 import { locateProperty } from "./_source-lines.ts";
-import { fileVersion, versionedSpecifier } from "./capability-version.ts";
+import { fileVersion } from "./capability-version.ts";
 import { CapabilityError } from "./capability-error.ts";
 import { openRegularFile } from "./open-regular-file.ts";
-import { looksCommonJs, pinnedSpecifier, pinSource, pinsServed } from "./pinned-sources.ts";
+import { importTarget } from "./pinned-sources.ts";
 import type { CapabilityDef } from "./declaration.ts";
 import { SchemaConversionError, toCapabilityJsonSchema, type SchemaSide } from "./json-schema.ts";
 import type { JsonSchema } from "./registered.ts";
@@ -196,8 +196,8 @@ export async function importCapabilityFile(absPath: string, options: ImportCapab
   const version = fileVersion(text);
   // A path, not a file:// URL: Bun 1.4 ignores the query of a file:// URL and returns the cached module.
   // Pinned where it can be: the module runs the text read here, whatever a later save wrote.
-  const pinned = !options.fresh && pinsServed() && !looksCommonJs(text);
-  const specifier = options.fresh ? `${file}?docket_fresh=${crypto.randomUUID()}` : pinned ? pinnedSpecifier(file, version) : versionedSpecifier(file, version);
+  const target = options.fresh ? { specifier: `${file}?docket_fresh=${crypto.randomUUID()}`, pin: () => () => {} } : importTarget(file, version, text);
+  const specifier = target.specifier;
   let module: unknown;
   const timeoutMs = options.timeoutMs ?? DEFAULT_LOAD_TIMEOUT_MS;
   const hung = options.hung;
@@ -218,10 +218,10 @@ export async function importCapabilityFile(absPath: string, options: ImportCapab
     const problem = await options.probe(file, version, text);
     if (problem !== null) return { ok: false, problem };
   }
-  const unpin = pinned ? pinSource(specifier, text) : null;
+  const unpin = target.pin();
   try {
     const importing = importFile(specifier);
-    if (unpin) importing.then(unpin, unpin);
+    importing.then(unpin, unpin);
     const loaded = await withinTime(importing, timeoutMs);
     if (!loaded.settled) {
       if (hung) {

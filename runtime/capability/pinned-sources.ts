@@ -5,6 +5,7 @@
 // "Loading"). On Bun a module plugin serves it (adapter/bun-modules.ts); elsewhere nothing is pinned.
 
 import { realpathSync } from "node:fs";
+import { versionedSpecifier } from "./capability-version.ts";
 
 /** The map lives on globalThis: plugin registration is per thread, and a second copy of this module must see the same pins. */
 const PINS = Symbol.for("docket.pinned.sources");
@@ -18,14 +19,14 @@ function pins(): Map<string, string> {
 }
 
 /** The specifier under which `file` is imported with exactly `text` (of `version`, `sha256:…`). */
-export function pinnedSpecifier(file: string, version: string): string {
+function pinnedSpecifier(file: string, version: string): string {
   return `${file}${MARK}${version.replace(/^sha256:/, "")}`;
 }
 
 const MARK = "?docket_pin=";
 
 /** True where pinned specifiers are served (the Bun module plugin is registered in this thread). */
-export function pinsServed(): boolean {
+function pinsServed(): boolean {
   return (globalThis as PinGlobal)[SERVED] === true;
 }
 
@@ -39,7 +40,7 @@ export function markPinsServed(): void {
  * Also under the file's real path: the runtime resolves a symbolic link before it asks for the
  * module, so a linked capability file is asked for by its target.
  */
-export function pinSource(specifier: string, text: string): () => void {
+function pinSource(specifier: string, text: string): () => void {
   const map = pins();
   const at = specifier.indexOf(MARK);
   const keys = [specifier];
@@ -71,6 +72,17 @@ const COMMENT_OR_STRING = /\/\*[\s\S]*?\*\/|\/\/[^\n]*|"(?:\\.|[^"\\\n])*"|'(?:\
 
 /** An `import` or `export` statement, or `import.meta`: only an ES module has them (`import(…)` is allowed anywhere). */
 const ES_MODULE_SYNTAX = /(?:^|[\s;{}()])(?:import\s+[\w$]|import\s*[*{"]|import\.meta|export\s+[\w$]|export\s*[{*])/;
+
+/**
+ * How a text of `file` (of `version`) is imported: pinned to that text where pins are served and
+ * it is an ES module, else by its version, as it is on disk. `pin()` (just before the import)
+ * returns the unpin, for once the import settled.
+ */
+export function importTarget(file: string, version: string, text: string): { specifier: string; pin(): () => void } {
+  if (!pinsServed() || looksCommonJs(text)) return { specifier: versionedSpecifier(file, version), pin: () => () => {} };
+  const specifier = pinnedSpecifier(file, version);
+  return { specifier, pin: () => pinSource(specifier, text) };
+}
 
 /** The text pinned to `specifier` (the plugin's side), or undefined. */
 export function pinnedText(specifier: string): string | undefined {

@@ -4,8 +4,8 @@ import { parentPort, workerData, type MessagePort } from "node:worker_threads";
 import { registerDocketModules } from "../adapter/bun-modules.ts";
 import { CapabilityError } from "../capability/capability-error.ts";
 import { createVersionImporter } from "./_import-version.ts";
-import { looksCommonJs, pinnedSpecifier, pinSource } from "../capability/pinned-sources.ts";
-import { fileVersion, versionedSpecifier } from "../capability/capability-version.ts";
+import { importTarget } from "../capability/pinned-sources.ts";
+import { fileVersion } from "../capability/capability-version.ts";
 import type { ImportFailure } from "../capability/_import-failure.ts";
 import type { CapabilityDef, HostFacts } from "../capability/declaration.ts";
 import type { CapabilitySource } from "../capability/registered.ts";
@@ -185,10 +185,9 @@ function createDefinitionCache(loadTimeoutMs: number) {
 async function tryLoad(task: WorkerTask, loadTimeoutMs: number): Promise<ImportFailure | null> {
   const file = task.source.file;
   const text = String(task.input);
-  const version = task.version ?? fileVersion(text);
-  // A CommonJS file cannot be served as a text (inspect.ts imports it unpinned too).
-  const specifier = looksCommonJs(text) ? versionedSpecifier(file, version) : pinnedSpecifier(file, version);
-  const unpin = looksCommonJs(text) ? () => {} : pinSource(specifier, text);
+  // As the main thread will import it (inspect.ts): pinned to this text, unless it is CommonJS.
+  const { specifier, pin } = importTarget(file, task.version ?? fileVersion(text), text);
+  const unpin = pin();
   try {
     await withinLoadTime(import(specifier), file, loadTimeoutMs);
     // A rejection its top level left unhandled is reported once the turn it happened in is over:

@@ -10,6 +10,7 @@ import { BUILTIN_DIR, BUILTINS } from "./capability/builtins.ts";
 import { createMemoryStore } from "./store/memory-store.ts";
 import { ensureDocketDir } from "./server/lease.ts";
 import { createWorkerPool, DEFAULT_WORKER_URL } from "./worker/pool.ts";
+import type { CapabilitySources } from "./capability/capability-sources.ts";
 import { createLoadProbe } from "./worker/load-probe.ts";
 import { realpathSync } from "node:fs";
 import { createEngine, type Engine } from "./execution/engine.ts";
@@ -83,7 +84,7 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
   // A file whose import never finishes is waited for once, not on every reload after it.
   const hung = new Set<string>();
   const probe = options.trialLoads ? createLoadProbe({ workerUrl: options.workerUrl ?? DEFAULT_WORKER_URL, timeoutMs: limits.load_timeout_ms, memoryLimitMb: limits.worker_memory_mb, report: options.log }) : null;
-  const check = probe ? (file: string, version: string, text: string) => probe.check(file, version, text) : undefined;
+  const check = probe ? (sources: CapabilitySources) => probe.check(sources) : undefined;
   const build = async () => {
     const registry = await discoverCapabilities({
       hung,

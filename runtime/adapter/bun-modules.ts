@@ -1,5 +1,7 @@
 import { readFileSync } from "node:fs";
+import { dirname } from "node:path";
 import * as valibot from "valibot";
+import type { ImportScanner, LocalImport } from "../capability/capability-sources.ts";
 import { markPinsServed, pinnedText } from "../capability/pinned-sources.ts";
 import * as docket from "../public.ts";
 
@@ -29,13 +31,60 @@ export function registerDocketModules(): void {
       build.module("valibot", () => ({ exports: valibotExports, loader: "object" }));
       // A capability file imported with the text docket read of it (capability/pinned-sources.ts).
       // A pin gone by the time the runtime asks (never, in docket's own use) reads the disk.
+      // (A local module a handler imports later, its pin gone by then, reads the disk too.)
       build.onLoad({ filter: /\?docket_pin=/ }, (args) => {
         const file = args.path.slice(0, args.path.indexOf("?docket_pin="));
-        // As the runtime loads them itself: JSX is allowed in a .js file, not in a .ts one.
-        return { contents: pinnedText(args.path) ?? readFileSync(file, "utf8"), loader: file.endsWith(".js") ? "jsx" : "ts" };
+        return { contents: pinnedText(args.path) ?? readFileSync(file, "utf8"), loader: loaderOf(file) };
       });
     },
   });
-  markPinsServed();
+  markPinsServed(localImportScanner);
   global[REGISTERED] = true;
 }
+
+/** As the runtime loads them itself: JSX is allowed in a .js file, not in a .ts one. */
+function loaderOf(file: string): "ts" | "tsx" | "jsx" | "js" {
+  if (file.endsWith(".tsx")) return "tsx";
+  if (file.endsWith(".js") || file.endsWith(".jsx")) return "jsx";
+  if (file.endsWith(".mjs")) return "js";
+  return "ts";
+}
+
+/** Script files docket serves pinned; others (JSON, text, CommonJS `.cjs`) are imported as the runtime finds them. */
+const PINNABLE = /\.(ts|tsx|mts|js|jsx|mjs)$/;
+
+const transpilers = new Map<string, InstanceType<typeof Bun.Transpiler>>();
+
+/**
+ * A module's local imports (capability/capability-sources.ts): `import` statements, `export … from`
+ * and literal `import()` whose specifier is a path (`./`, `../`, `/`) the runtime resolves to a
+ * script file outside node_modules. Type-only imports are left out (they are erased); so is a
+ * text that does not parse (its import fails on its own, with the line).
+ */
+const localImportScanner: ImportScanner = {
+  localImports(text, path) {
+    const loader = loaderOf(path);
+    let transpiler = transpilers.get(loader);
+    if (!transpiler) transpilers.set(loader, (transpiler = new Bun.Transpiler({ loader })));
+    let scanned: Array<{ path: string; kind: string }>;
+    try {
+      scanned = transpiler.scanImports(text);
+    } catch {
+      return [];
+    }
+    const found = new Map<string, LocalImport>();
+    for (const { path: specifier, kind } of scanned) {
+      if (kind !== "import-statement" && kind !== "dynamic-import") continue;
+      if (!/^\.{0,2}\//.test(specifier) || found.has(specifier)) continue;
+      let resolved: string;
+      try {
+        resolved = Bun.resolveSync(specifier, dirname(path));
+      } catch {
+        continue;
+      }
+      if (!PINNABLE.test(resolved) || resolved.includes("/node_modules/")) continue;
+      found.set(specifier, { specifier, path: resolved });
+    }
+    return [...found.values()];
+  },
+};

@@ -27,13 +27,18 @@ interface BuildPosition {
  */
 export function describeImportFailure(error: unknown, absPath: string, text?: string): ImportFailure {
   try {
-    return describe(error, absPath, text);
+    const failure = describe(error, absPath, text);
+    // The runtime's messages name modules by the specifier docket imported them by.
+    return { ...failure, reason: failure.reason.replace(DOCKET_QUERY, "") };
   } catch {
     // A thrown Proxy or an object whose getters or toString throw: its class is all that is safe
     // to read, and a careless file must never take discovery (and the server) down with it.
     return { reason: `it threw while loading: ${thrownClass(error)}`, line: null, column: null };
   }
 }
+
+/** The query docket imports a module by (pinned-sources.ts, capability-version.ts): not the user's to read. */
+const DOCKET_QUERY = /\?docket_(?:pin|version|fresh)=[\w&=-]*/g;
 
 function describe(error: unknown, absPath: string, text?: string): ImportFailure {
   const file = resolve(absPath);
@@ -45,14 +50,17 @@ function describe(error: unknown, absPath: string, text?: string): ImportFailure
     const at = locationOf((error as { position?: BuildPosition }).position, file);
     // Bun 1.4 gives no position for an unresolved import: find the line that names it.
     const where = at.line === null && samePath(importer, file) ? (locateSpecifier(text, specifier) ?? at) : at;
-    const inOther = samePath(importer, file) ? "" : ` (imported by ${relative(dirname(file), importer)})`;
+    const inOther = samePath(importer, file) ? "" : ` (imported by ${relative(dirname(file), withoutQuery(importer))})`;
     const reason = explainUnresolvedPackage(specifier, importer, messageOf(error)) ?? `cannot resolve import ${JSON.stringify(specifier)}: ${messageOf(error)}.`;
     return { reason: `${reason}${inOther}`, ...where };
   }
   if (error instanceof Error) {
     const at = frameIn(error, file);
     const kind = error.name && error.name !== "Error" ? `${error.name}: ` : "";
-    return { reason: `it threw while loading: ${kind}${error.message}`, ...at };
+    // Thrown by a module the file imports: say which, and where.
+    const other = at.line === null ? innermostLocalFrame(error) : null;
+    const where = other ? ` (in ${relative(dirname(file), other.path)} line ${other.line})` : "";
+    return { reason: `it threw while loading: ${kind}${error.message}${where}`, ...at };
   }
   return { reason: `it threw while loading: ${String(error)}`, line: null, column: null };
 }
@@ -74,7 +82,7 @@ function fromBuildMessage(message: string, position: BuildPosition | undefined, 
   const at = locationOf(position, file);
   if (at.line === null && position?.file && position.line) {
     // The syntax error is in a module the capability imports: name that file, not the capability.
-    const other = relative(dirname(file), position.file);
+    const other = relative(dirname(file), withoutQuery(position.file));
     return { reason: `syntax error in ${other} line ${position.line}: ${message}${suffix}`, line: null, column: null };
   }
   return { reason: `syntax error: ${message}${suffix}`, ...at };
@@ -100,8 +108,22 @@ function frameIn(error: Error, file: string): { line: number | null; column: num
   return { line: null, column: null };
 }
 
+/** The innermost stack frame in a file on disk (a module the capability imports), if any. */
+function innermostLocalFrame(error: Error): { path: string; line: number } | null {
+  for (const match of (error.stack ?? "").matchAll(FRAME)) {
+    const path = withoutQuery(match[1]!);
+    if (path.startsWith("/") && !path.includes("/node_modules/")) return { path, line: Number(match[2]) };
+  }
+  return null;
+}
+
+/** A module's path without the query docket imports it by (`?docket_pin=…`, `?docket_version=…`). */
+function withoutQuery(path: string): string {
+  return path.replace(/\?.*$/, "");
+}
+
 function samePath(candidate: string, file: string): boolean {
-  const bare = candidate.replace(/\?.*$/, "");
+  const bare = withoutQuery(candidate);
   try {
     return resolve(bare.startsWith("file:") ? fileURLToPath(bare) : bare) === file;
   } catch {

@@ -2,9 +2,9 @@ import { createHash } from "node:crypto";
 import { DOCKET_VERSION } from "../version.ts";
 
 /**
- * The version of a capability file: a digest of its source text, so that every execution can say
- * which code ran (docs/authoring.md, "Versions"). Only the file itself is digested: a helper it
- * imports is not part of its version.
+ * The version of a capability file that imports no local module: a digest of its source text, so
+ * that every execution can say which code ran (docs/authoring.md, "Versions"). One that imports
+ * local modules digests them all (capability-sources.ts).
  */
 export function fileVersion(text: string): string {
   return `sha256:${createHash("sha256").update(text).digest("hex").slice(0, 16)}`;

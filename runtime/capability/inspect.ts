@@ -4,10 +4,10 @@ import * as v from "valibot";
 import { describeImportFailure } from "./_import-failure.ts";
 import { CAPABILITY_ID_PATTERN, CAPABILITY_ID_RULE } from "./capability-id.ts";
 import { locateProperty } from "./_source-lines.ts";
-import { fileVersion } from "./capability-version.ts";
+import type { CapabilitySources } from "./capability-sources.ts";
 import { CapabilityError } from "./capability-error.ts";
-import { openRegularFile } from "./open-regular-file.ts";
-import { importTarget } from "./pinned-sources.ts";
+import { readRegularFileText } from "./open-regular-file.ts";
+import { importTarget, readSources } from "./pinned-sources.ts";
 import type { CapabilityDef } from "./declaration.ts";
 import { SchemaConversionError, toCapabilityJsonSchema, type SchemaSide } from "./json-schema.ts";
 import type { JsonSchema } from "./registered.ts";
@@ -169,7 +169,7 @@ export interface ImportCapabilityOptions {
    * import it. The server passes one, so that a synchronous loop at a file's top level never
    * holds its main thread.
    */
-  probe?: (file: string, version: string, text: string) => Promise<CapabilityProblem | null>;
+  probe?: (sources: CapabilitySources) => Promise<CapabilityProblem | null>;
 }
 
 /** The default of the `load_timeout_ms` limit, for callers that have no limits in hand. */
@@ -183,20 +183,21 @@ export async function importCapabilityFile(absPath: string, options: ImportCapab
   try {
     // Only a regular file: a capability "file" that is a FIFO (a link to one) would block the read
     // for ever, and a link to /dev/zero would fill memory (open-regular-file.ts).
-    const opened = await openRegularFile(file, { label: "the file" });
-    try {
-      text = await opened.readText();
-    } finally {
-      await opened.close();
-    }
+    text = await readRegularFileText(file, { label: "the file" });
   } catch (error) {
     const reason = (error as NodeJS.ErrnoException).code === "ENOENT" ? "the file does not exist" : CapabilityError.is(error) ? error.message : `the file cannot be read: ${(error as Error).message}`;
     return { ok: false, problem: { code: "import_failed", reason, line: null, column: null } };
   }
-  const version = fileVersion(text);
+  let sources: CapabilitySources;
+  try {
+    sources = await readSources(file, text);
+  } catch (error) {
+    return { ok: false, problem: { code: "import_failed", reason: CapabilityError.is(error) ? error.message : `a module it imports cannot be read: ${(error as Error).message}`, line: null, column: null } };
+  }
+  const version = sources.version;
   // A path, not a file:// URL: Bun 1.4 ignores the query of a file:// URL and returns the cached module.
-  // Pinned where it can be: the module runs the text read here, whatever a later save wrote.
-  const target = options.fresh ? { specifier: `${file}?docket_fresh=${crypto.randomUUID()}`, pin: () => () => {} } : importTarget(file, version, text);
+  // Pinned where it can be: the module runs the text read here (its local modules' too), whatever a later save wrote.
+  const target = options.fresh ? { specifier: `${file}?docket_fresh=${crypto.randomUUID()}`, pinned: false, pin: () => () => {} } : importTarget(sources);
   const specifier = target.specifier;
   let module: unknown;
   const timeoutMs = options.timeoutMs ?? DEFAULT_LOAD_TIMEOUT_MS;
@@ -215,7 +216,7 @@ export async function importCapabilityFile(absPath: string, options: ImportCapab
   if (options.probe && !options.fresh) {
     // Tried in a worker with this very text: a failure there is the file's load error, and the
     // main thread never runs it.
-    const problem = await options.probe(file, version, text);
+    const problem = await options.probe(sources);
     if (problem !== null) return { ok: false, problem };
   }
   const unpin = target.pin();

@@ -63,6 +63,16 @@ export async function openRegularFile(path: string, options: OpenRegularFileOpti
   });
 }
 
+/** The whole text of a regular file (openRegularFile), closed after. */
+export async function readRegularFileText(path: string, options: OpenRegularFileOptions = {}): Promise<string> {
+  const opened = await openRegularFile(path, options);
+  try {
+    return await opened.readText();
+  } finally {
+    await opened.close();
+  }
+}
+
 /** What a non-regular file is, with its article, for a message. */
 function kindOf(info: Stats): string {
   const name = kindName(info);

@@ -1,38 +1,52 @@
 // The text a capability file is imported with, pinned: the runtime reads a file when it imports it,
 // so a save landing between docket's read of the file and that import would have the module run
 // a text docket never saw — one whose trial load (worker/load-probe.ts) never happened. A pinned
-// specifier is served the text docket read, whatever is on disk by then (docs/containment.md,
-// "Loading"). On Bun a module plugin serves it (adapter/bun-modules.ts); elsewhere nothing is pinned.
+// specifier is served the text docket read, whatever is on disk by then, and so is every local
+// module it imports (capability-sources.ts): their imports are written as pinned specifiers too
+// (docs/containment.md, "Loading"). On Bun a module plugin serves them (adapter/bun-modules.ts);
+// elsewhere nothing is pinned.
 
 import { realpathSync } from "node:fs";
+import { readCapabilitySources, type CapabilitySources, type ImportScanner, type SourceModule } from "./capability-sources.ts";
 import { versionedSpecifier } from "./capability-version.ts";
 
 /** The map lives on globalThis: plugin registration is per thread, and a second copy of this module must see the same pins. */
 const PINS = Symbol.for("docket.pinned.sources");
 const SERVED = Symbol.for("docket.pinned.served");
 
-type PinGlobal = { [PINS]?: Map<string, string>; [SERVED]?: true };
+/** A pinned text and how many imports in progress hold it (two capabilities may share a helper). */
+type Pin = { text: string; holders: number };
 
-function pins(): Map<string, string> {
+type PinGlobal = { [PINS]?: Map<string, Pin>; [SERVED]?: ImportScanner };
+
+function pins(): Map<string, Pin> {
   const global = globalThis as PinGlobal;
   return (global[PINS] ??= new Map());
 }
 
-/** The specifier under which `file` is imported with exactly `text` (of `version`, `sha256:…`). */
-function pinnedSpecifier(file: string, version: string): string {
-  return `${file}${MARK}${version.replace(/^sha256:/, "")}`;
+/** The specifier under which the module at `path` is imported with exactly the text of `key` (`sha256:…`). */
+function pinnedSpecifier(path: string, key: string): string {
+  return `${path}${MARK}${key.replace(/^sha256:/, "")}`;
 }
 
 const MARK = "?docket_pin=";
 
-/** True where pinned specifiers are served (the Bun module plugin is registered in this thread). */
-function pinsServed(): boolean {
-  return (globalThis as PinGlobal)[SERVED] === true;
+/** The scanner of local imports where pinned specifiers are served (the Bun module plugin is registered in this thread), else null. */
+function servedScanner(): ImportScanner | null {
+  return (globalThis as PinGlobal)[SERVED] ?? null;
 }
 
-/** Called by the module plugin once it serves pinned specifiers in this thread. */
-export function markPinsServed(): void {
-  (globalThis as PinGlobal)[SERVED] = true;
+/** Called by the module plugin once it serves pinned specifiers in this thread, with how it finds local imports. */
+export function markPinsServed(scanner: ImportScanner): void {
+  (globalThis as PinGlobal)[SERVED] = scanner;
+}
+
+/**
+ * The source of a capability file whose `text` was just read: the file and, where modules are
+ * pinned, every local module it imports (capability-sources.ts), each read once.
+ */
+export function readSources(file: string, text: string): Promise<CapabilitySources> {
+  return readCapabilitySources(file, text, servedScanner(), looksCommonJs);
 }
 
 /**
@@ -50,9 +64,17 @@ function pinSource(specifier: string, text: string): () => void {
   } catch {
     // Gone already: the import fails on its own, as it would have.
   }
-  for (const key of keys) map.set(key, text);
+  // A specifier names one text (its key digests it), so a second holder pins the same text.
+  for (const key of keys) {
+    const pin = map.get(key);
+    if (pin) pin.holders++;
+    else map.set(key, { text, holders: 1 });
+  }
   return () => {
-    for (const key of keys) if (map.get(key) === text) map.delete(key);
+    for (const key of keys) {
+      const pin = map.get(key);
+      if (pin && --pin.holders === 0) map.delete(key);
+    }
   };
 }
 
@@ -74,17 +96,48 @@ const COMMENT_OR_STRING = /\/\*[\s\S]*?\*\/|\/\/[^\n]*|"(?:\\.|[^"\\\n])*"|'(?:\
 const ES_MODULE_SYNTAX = /(?:^|[\s;{}()])(?:import\s+[\w$]|import\s*[*{"]|import\.meta|export\s+[\w$]|export\s*[{*])/;
 
 /**
- * How a text of `file` (of `version`) is imported: pinned to that text where pins are served and
- * it is an ES module, else by its version, as it is on disk. `pin()` (just before the import)
- * returns the unpin, for once the import settled.
+ * How a capability's source is imported: pinned to the text read, its local modules with it,
+ * where pins are served and it is an ES module; else by its version, as it is on disk. `pin()`
+ * (just before the import) returns the unpin, for once the import settled.
  */
-export function importTarget(file: string, version: string, text: string): { specifier: string; pin(): () => void } {
-  if (!pinsServed() || looksCommonJs(text)) return { specifier: versionedSpecifier(file, version), pin: () => () => {} };
-  const specifier = pinnedSpecifier(file, version);
-  return { specifier, pin: () => pinSource(specifier, text) };
+export function importTarget(sources: CapabilitySources): { specifier: string; pinned: boolean; pin(): () => void } {
+  const { file, version, text } = sources;
+  if (servedScanner() === null || looksCommonJs(text)) return { specifier: versionedSpecifier(file, version), pinned: false, pin: () => () => {} };
+  const keys = new Map(sources.modules.map((module) => [module.path, module.key]));
+  return {
+    specifier: pinnedSpecifier(file, version),
+    pinned: true,
+    pin() {
+      let unpins = sources.modules.map((module) => pinSource(pinnedSpecifier(module.path, module.key), servedText(module, keys)));
+      return () => {
+        unpins.forEach((unpin) => unpin());
+        unpins = [];
+      };
+    },
+  };
+}
+
+/**
+ * A module's text with each local import naming its pinned specifier, so that the runtime asks for
+ * the helper docket read, not the file on disk. Only the string of the specifier changes: lines
+ * keep their numbers. An import written some way this does not match is left to the runtime.
+ */
+function servedText(module: SourceModule, keys: Map<string, string>): string {
+  let text = module.text;
+  for (const { specifier, path } of module.imports) {
+    const key = keys.get(path);
+    if (key === undefined) continue;
+    const quoted = new RegExp(`(\\b(?:from|import)\\s*\\(?\\s*)(["'])${escapeRegExp(specifier)}\\2`, "g");
+    text = text.replace(quoted, (_, before: string) => before + JSON.stringify(pinnedSpecifier(path, key)));
+  }
+  return text;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
 /** The text pinned to `specifier` (the plugin's side), or undefined. */
 export function pinnedText(specifier: string): string | undefined {
-  return pins().get(specifier);
+  return pins().get(specifier)?.text;
 }

@@ -1,34 +1,47 @@
-import { readFile } from "node:fs/promises";
 import { CapabilityError } from "../capability/capability-error.ts";
-import { fileVersion, versionedSpecifier } from "../capability/capability-version.ts";
+import { readRegularFileText } from "../capability/open-regular-file.ts";
+import { importTarget, readSources } from "../capability/pinned-sources.ts";
 
 /**
- * Imports the version of a capability file the main thread registered, and only that version
- * (docs/authoring.md, "Versions"). The file is read before and after the import: the runtime
- * reads it itself in between, so the module holds that text only when both reads are the
- * version. Otherwise the task fails `capability_changed` before its handler runs, and the
- * module, whose text is unknown, is never used again under that version's specifier.
+ * Imports the version of a capability the main thread registered, and only that version
+ * (docs/authoring.md, "Versions"): the file and its local modules are read, their digest must be
+ * the version, and they are imported pinned to exactly those texts (pinned-sources.ts).
+ * Otherwise the task fails `capability_changed` before its handler runs.
+ *
+ * Where nothing is pinned (a CommonJS file, a runtime without the module plugin) the runtime reads
+ * the file itself, so it is read before and after the import: the module holds the version only
+ * when both reads are it, and a module whose text is unknown is never used again under that
+ * version's specifier.
  */
 export function createVersionImporter(importFile: (specifier: string) => Promise<unknown>) {
   // Specifiers whose module may hold another text; the next import of the version takes a new one.
   const spoiled = new Map<string, number>();
   const changed = (file: string, version: string, now: string) =>
     // Before the handler ran: nothing was applied, and running again after the reload is safe.
-    new CapabilityError("capability_changed", `${file} changed on disk after docket loaded it (loaded ${version}, now ${now}), so that version can no longer run.`, {
+    new CapabilityError("capability_changed", `${file} (or a module it imports) changed on disk after docket loaded it (loaded ${version}, now ${now}), so that version can no longer run.`, {
       retryability: "after_delay",
       suggestion: "docket serve reloads the file within a second; run it again then.",
       context: { loaded_version: version, file_version: now },
     });
-  const versionOnDisk = async (file: string) => fileVersion(await readFile(file, "utf8"));
+  const sourcesOnDisk = async (file: string) => readSources(file, await readRegularFileText(file, { label: "the capability file" }));
 
   return async function importVersion(file: string, version: string | undefined): Promise<unknown> {
     if (version === undefined || !version.startsWith("sha256:")) return importFile(file);
-    const before = await versionOnDisk(file);
-    if (before !== version) throw changed(file, version, before);
-    const base = versionedSpecifier(file, version);
+    const sources = await sourcesOnDisk(file);
+    if (sources.version !== version) throw changed(file, version, sources.version);
+    const target = importTarget(sources);
+    if (target.pinned) {
+      const unpin = target.pin();
+      try {
+        return await importFile(target.specifier);
+      } finally {
+        unpin();
+      }
+    }
+    const base = target.specifier;
     const tries = spoiled.get(base);
     const module = await importFile(tries === undefined ? base : `${base}&docket_try=${tries}`);
-    const after = await versionOnDisk(file);
+    const after = (await sourcesOnDisk(file)).version;
     if (after !== version) {
       spoiled.set(base, (tries ?? 0) + 1);
       throw changed(file, version, after);

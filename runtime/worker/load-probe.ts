@@ -1,3 +1,4 @@
+import type { CapabilitySources } from "../capability/capability-sources.ts";
 import { toWire, type FromWorker, type ToWorker } from "./_messages.ts";
 import { WorkerSlot, type WorkerSlotOptions } from "./_worker-slot.ts";
 import { MemoryWatchdog } from "./memory-watchdog.ts";
@@ -26,10 +27,11 @@ export interface LoadProbeOptions {
  */
 export interface LoadProbe {
   /**
-   * Why this text of the file (`version` is its digest) must not be imported on the main thread,
-   * or null: import it. A text is tried once: its verdict stands until the file's text changes.
+   * Why this source of a capability file (the file's text and its local modules', as read; its
+   * `version` digests them) must not be imported on the main thread, or null: import it. A source
+   * is tried once: its verdict stands until the file or a local module it imports changes.
    */
-  check(file: string, version: string, text: string): Promise<LoadProblem | null>;
+  check(sources: CapabilitySources): Promise<LoadProblem | null>;
   close(): Promise<void>;
 }
 
@@ -151,7 +153,7 @@ export function createLoadProbe(options: LoadProbeOptions): LoadProbe {
     clearTimeout(timer);
   };
 
-  const trial = (worker: WorkerSlot<Trial>, file: string, version: string, text: string) =>
+  const trial = (worker: WorkerSlot<Trial>, sources: CapabilitySources) =>
     new Promise<Verdict>((resolve) => {
       const id = nextId++;
       const timer = setTimeout(() => {
@@ -175,10 +177,10 @@ export function createLoadProbe(options: LoadProbeOptions): LoadProbe {
       };
       const task: WorkerTask = {
         capability: "",
-        source: { kind: "file", file },
-        version,
-        // The text the main thread read: the worker runs exactly it, whatever a later save wrote.
-        input: text,
+        source: { kind: "file", file: sources.file },
+        version: sources.version,
+        // The texts the main thread read: the worker runs exactly them, whatever a later save wrote.
+        input: sources,
         execution: null,
         root: "",
         artifacts_dir: null,
@@ -194,8 +196,8 @@ export function createLoadProbe(options: LoadProbeOptions): LoadProbe {
     });
 
   return {
-    check(file, version, text) {
-      const checked = turn.then(() => checkNow(file, version, text));
+    check(sources) {
+      const checked = turn.then(() => checkNow(sources));
       turn = checked;
       return checked;
     },
@@ -212,8 +214,8 @@ export function createLoadProbe(options: LoadProbeOptions): LoadProbe {
    * file's top level left there (a timer, a rejection, a loop, an open port) reaches the next
    * trial or the main thread's import.
    */
-  async function checkNow(file: string, version: string, text: string): Promise<LoadProblem | null> {
-    const key = `${file}\n${version}`;
+  async function checkNow(sources: CapabilitySources): Promise<LoadProblem | null> {
+    const key = `${sources.file}\n${sources.version}`;
     if (passed.has(key)) return null;
     // Untried, a text must not reach the main thread, not even while the server stops.
     if (closed) return stopping();
@@ -230,7 +232,7 @@ export function createLoadProbe(options: LoadProbeOptions): LoadProbe {
       return problem("import_failed", `docket could not start a worker to try the file in first (${(error as Error)?.message ?? error}), so the server did not import it; save it again to retry`);
     }
     if (slot !== worker) return stopping();
-    const verdict = await trial(worker, file, version, text);
+    const verdict = await trial(worker, sources);
     if (slot === worker) await drop();
     if (verdict.problem === null) passed.add(key);
     else if (verdict.keep) refused.set(key, { ...verdict.problem });

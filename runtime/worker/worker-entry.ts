@@ -5,7 +5,7 @@ import { registerDocketModules } from "../adapter/bun-modules.ts";
 import { CapabilityError } from "../capability/capability-error.ts";
 import { createVersionImporter } from "./_import-version.ts";
 import { importTarget } from "../capability/pinned-sources.ts";
-import { fileVersion } from "../capability/capability-version.ts";
+import type { CapabilitySources } from "../capability/capability-sources.ts";
 import type { ImportFailure } from "../capability/_import-failure.ts";
 import type { CapabilityDef, HostFacts } from "../capability/declaration.ts";
 import type { CapabilitySource } from "../capability/registered.ts";
@@ -178,15 +178,17 @@ function createDefinitionCache(loadTimeoutMs: number) {
 }
 
 /**
- * A trial load (worker/load-probe.ts): imports the text the main thread read of the file (its
- * `input`), pinned so that the module runs exactly that text, and runs nothing of it. Null when it
+ * A trial load (worker/load-probe.ts): imports the source the main thread read of the file and
+ * its local modules (its `input`), pinned so that the modules run exactly those texts, and runs
+ * nothing of it. Null when it
  * loaded; else where and why it failed, as the main thread's import would have said it.
  */
 async function tryLoad(task: WorkerTask, loadTimeoutMs: number): Promise<ImportFailure | null> {
   const file = task.source.file;
-  const text = String(task.input);
-  // As the main thread will import it (inspect.ts): pinned to this text, unless it is CommonJS.
-  const { specifier, pin } = importTarget(file, task.version ?? fileVersion(text), text);
+  const sources = task.input as CapabilitySources;
+  const text = sources.text;
+  // As the main thread will import it (inspect.ts): pinned to these texts, unless it is CommonJS.
+  const { specifier, pin } = importTarget(sources);
   const unpin = pin();
   try {
     await withinLoadTime(import(specifier), file, loadTimeoutMs);

@@ -201,6 +201,45 @@ describe("docket serve live reload", () => {
     await until("the hung file gone", async () => !(await list()).load_errors.some((e) => e.file === hang));
   });
 
+  test("live reload: a helper's edit is a new version of the capability importing it, on the main thread and in the workers; a looping helper is refused, and loads again once fixed", async () => {
+    const capabilityFile = join(root, "capabilities", "team.helped.ts");
+    const helper = join(root, "capabilities", "_words.ts");
+    const words = (title: string, answer: string, top = "") => `${top}\nexport const TITLE = ${JSON.stringify(title)};\nexport const answer = () => ${JSON.stringify(answer)};\n`;
+    const helped = () => list().then((l) => l.capabilities.find((c) => c.id === "team.helped"));
+    writeFileSync(helper, words("Helped one", "one"));
+    writeFileSync(
+      capabilityFile,
+      'import { capability } from "docket";\nimport * as v from "valibot";\nimport { TITLE, answer } from "./_words.ts";\nexport default capability({ id: "team.helped", title: TITLE, description: "Answers what its helper says.", effect: "read", input: v.object({}), output: v.object({ answer: v.string() }), handler: () => ({ answer: answer() }) });\n',
+    );
+    await until("team.helped with its helper's title", async () => (await helped())?.title === "Helped one");
+    const first = (await helped())!.version;
+    expect(first).not.toBe(fileVersion(readFileSync(capabilityFile, "utf8")));
+    expect(await (await api("team/helped")).json()).toEqual({ answer: "one" });
+
+    // Only the helper changes: the main thread's declaration and the worker's handler both follow.
+    writeFileSync(helper, words("Helped two", "two"));
+    await until("the helper's new title", async () => (await helped())?.title === "Helped two");
+    const second = (await helped())!.version;
+    expect(second).not.toBe(first);
+    expect(await (await api("team/helped")).json()).toEqual({ answer: "two" });
+    const id = await start("team.helped");
+    await until("the execution to end", async () => (await get(id)).state === "succeeded");
+    expect(await get(id)).toMatchObject({ output: { answer: "two" }, capability_version: second });
+
+    // A helper saved half-typed into a loop: tried in a worker, refused, the server answering.
+    writeFileSync(helper, words("Helped loop", "loop", "for (;;) {}"));
+    await until("the looping helper's load error", async () => (await list()).load_errors.some((e) => e.file === capabilityFile));
+    expect((await list()).load_errors.find((e) => e.file === capabilityFile)!.reason).toContain("did not finish loading within 300 ms when docket tried it in a worker first");
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+    // Fixing the helper alone is enough: the capability is tried again, since its version changed.
+    writeFileSync(helper, words("Helped three", "three"));
+    await until("team.helped back once its helper is fixed", async () => (await helped())?.title === "Helped three");
+    expect(await (await api("team/helped")).json()).toEqual({ answer: "three" });
+    rmSync(capabilityFile);
+    rmSync(helper);
+    await until("team.helped gone", async () => (await helped()) === undefined);
+  });
+
   test("live reload: saves met while a reload runs are said once, with it — none lost, none repeated", async () => {
     const slow = join(root, "capabilities", "team.slow.ts");
     const quick = join(root, "capabilities", "team.quick.ts");

@@ -4,6 +4,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { CapabilitySources } from "../../runtime/capability/capability-sources.ts";
 import { fileVersion } from "../../runtime/capability/capability-version.ts";
 import { createLoadProbe } from "../../runtime/worker/load-probe.ts";
 import { DEFAULT_WORKER_URL } from "../../runtime/worker/pool.ts";
@@ -27,8 +28,14 @@ function file(name: string, top: string): { path: string; version: string; text:
   return { path, version: fileVersion(text), text };
 }
 
+/** A file's source as discovery reads it, for a text that imports no local module. */
+const sourcesOf = (path: string, text: string): CapabilitySources => {
+  const version = fileVersion(text);
+  return { file: path, text, version, modules: [{ path, text, imports: [], key: version }] };
+};
+
 /** Checks a file as discovery does: with the text it read. */
-const check = (probe: ReturnType<typeof createLoadProbe>, f: { path: string; version: string; text: string }) => probe.check(f.path, f.version, f.text);
+const check = (probe: ReturnType<typeof createLoadProbe>, f: { path: string; version: string; text: string }) => probe.check(sourcesOf(f.path, f.text));
 
 const mark = (name: string) => `appendFileSync(${JSON.stringify(join(dir, name))}, "x");`;
 const marks = (name: string) => (existsSync(join(dir, name)) ? readFileSync(join(dir, name), "utf8").length : 0);
@@ -127,7 +134,7 @@ import { DEFAULT_WORKER_URL } from ${JSON.stringify(new URL("../../runtime/worke
 const probe = createLoadProbe({ workerUrl: DEFAULT_WORKER_URL, timeoutMs: 500 });
 const files = ${JSON.stringify([rejects, rejects, leaves, good, plain])};
 const verdicts = [];
-for (const f of files) verdicts.push(await probe.check(f.path, f.version, f.text));
+for (const f of files) verdicts.push(await probe.check({ file: f.path, text: f.text, version: f.version, modules: [{ path: f.path, text: f.text, imports: [], key: f.version }] }));
 await probe.close();
 console.log(JSON.stringify(verdicts));
 `,
@@ -152,12 +159,12 @@ console.log(JSON.stringify(verdicts));
       // On disk a text that loops; the text read (and to be imported) is a good one.
       const racing = file("racing.ts", "for (;;) {}");
       const good = source(mark("racing-good.mark"));
-      expect(await probe.check(racing.path, fileVersion(good), good)).toBeNull();
+      expect(await probe.check(sourcesOf(racing.path, good))).toBeNull();
       expect(marks("racing-good.mark")).toBe(1);
       // And the other way round: on disk a good text, the text read loops.
       const calm = file("calm.ts", mark("calm.mark"));
       const looping = source("for (;;) {}");
-      expect(await probe.check(calm.path, fileVersion(looping), looping)).toMatchObject({ code: "load_timeout" });
+      expect(await probe.check(sourcesOf(calm.path, looping))).toMatchObject({ code: "load_timeout" });
       expect(marks("calm.mark")).toBe(0);
     } finally {
       await probe.close();

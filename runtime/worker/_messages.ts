@@ -36,6 +36,8 @@ export type ToWorker =
   | { type: "run"; id: number; task: WorkerTask }
   /** Cooperative cancel: aborts `ctx.signal` (the shared flag already turned `cancelled()` true). */
   | { type: "cancel"; id: number }
+  /** Collect garbage now: the task that just ended faulted in much memory, which it may still hold. */
+  | { type: "collect" }
   /** The answer to a `host` request. */
   | { type: "host"; request: number; facts: HostFacts | null; error: string | null }
   /** The child of a `spawn` started, with this pid (also its process group's id). */

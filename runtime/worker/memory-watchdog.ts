@@ -87,13 +87,22 @@ export class MemoryWatchdog {
     if (this.timer === null) this.schedule(ARM_MS);
   }
 
-  /** The handler ended (or its worker was stopped). */
-  unwatch(key: number): void {
+  /**
+   * The handler ended (or its worker was stopped). Returns the MiB its thread faulted in while it
+   * was counted, or null when it was not (a handler shorter than the first look costs no system
+   * call here either) or its thread is unknown.
+   */
+  unwatch(key: number): number | null {
+    const w = this.watched.get(key);
     this.watched.delete(key);
     if (this.watched.size === 0 && this.timer !== null) {
       clearTimeout(this.timer);
       this.timer = null;
     }
+    if (!w || w.faultsAtStart === null) return null;
+    const thread = w.thread();
+    const now = thread === null ? null : this.faults(thread);
+    return now === null ? null : ((now - w.faultsAtStart) * PAGE_BYTES) / MIB;
   }
 
   /** One look: every watched handler over the limit is reported (and no longer watched). */

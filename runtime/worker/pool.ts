@@ -86,6 +86,8 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   /** Looks for tasks handed to a worker and not begun (checkStarts); armed while any may be. */
   let startCheck: ReturnType<typeof setTimeout> | null = null;
   const memoryLimitMb = options.memoryLimitMb ?? 1024;
+  /** A handler that faulted in this much has its worker collect garbage after it (release). */
+  const collectAfterMb = Math.min(64, memoryLimitMb / 4);
   const watchdog = new MemoryWatchdog({
     limitMb: memoryLimitMb,
     intervalMs: options.memorySampleMs,
@@ -226,6 +228,12 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   }
 
   function release(slot: Slot, job: Job, outcome: TaskOutcome): void {
+    // What a handler allocated outside the heap (Buffers) stays resident after it returns until
+    // its worker collects, which an idle worker may never do: held, it would count as the growth
+    // of the handlers still running, and stop one of them under its limit. So a worker whose
+    // handler faulted in much collects before its next task.
+    const faultedMb = watchdog.unwatch(job.id);
+    if (faultedMb !== null && faultedMb >= collectAfterMb) slot.worker.postMessage(toWire<ToWorker>({ type: "collect" }));
     slot.job = null;
     slot.lastCapability = job.task.capability;
     slot.tasksEnded++;

@@ -2,6 +2,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { parentPort, workerData, type MessagePort } from "node:worker_threads";
 import { registerDocketModules } from "../adapter/bun-modules.ts";
+import { collectGarbage } from "../adapter/collect-garbage.ts";
 import { CapabilityError } from "../capability/capability-error.ts";
 import { createVersionImporter } from "./_import-version.ts";
 import { importTarget } from "../capability/pinned-sources.ts";
@@ -102,6 +103,10 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
         break;
       case "cancel":
         if (current?.id === message.id) current.context.cancel();
+        break;
+      case "collect":
+        // Between tasks (the pool sends it before the next one): nothing of a handler is running.
+        collectGarbage();
         break;
       case "spawned":
       case "spawn_failed":

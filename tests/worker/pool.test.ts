@@ -170,6 +170,22 @@ describe("createWorkerPool", () => {
     expect(problems.join("\n")).toMatch(/kept its thread busy .* work fixture\.leaves-busy left running after it returned/);
   });
 
+  test("a handler under its memory limit is not stopped for what handlers that ended before it still hold: their workers collect it", async () => {
+    const p = makePool({ executionWorkers: 2, memoryLimitMb: 100, memorySampleMs: 20 });
+    await p.warm();
+    // One handler holds 60 MiB for a while; beside it, three in a row each fill 80 MiB of Buffers
+    // and return. Together 300 MiB: more than the limit for every running handler and one more,
+    // the rule that stops the one that faulted most when faults under-count.
+    const holding = p.run(task("holds", "fixture.holds", { mb: 60, hold_ms: 1500 }), { lane: "execution" }).outcome;
+    for (let i = 0; i < 3; i++) {
+      expect(await p.run(task("holds", "fixture.holds", { mb: 80, hold_ms: 0 }), { lane: "execution" }).outcome).toEqual({ ok: true, output: { held_mb: 80 } });
+    }
+    expect(await holding).toEqual({ ok: true, output: { held_mb: 60 } });
+    expect(p.stats()).toMatchObject({ memory_stops: 0, replaced: 0 });
+    // A handler past its limit is still stopped.
+    expect(await p.run(task("holds", "fixture.holds", { mb: 160, hold_ms: 500 }), { lane: "execution" }).outcome).toMatchObject({ ok: false, error: { kind: "memory_exceeded" } });
+  });
+
   test("a worker left allocating with no task to run is replaced once it grew the process past the memory limit", async () => {
     const p = makePool({ idleCheckMs: 100, memoryLimitMb: 64 });
     expect(await p.run(task("leaves-hog", "fixture.leaves-hog"), { lane: "execution" }).outcome).toEqual({ ok: true, output: {} });

@@ -1,5 +1,6 @@
 // The main of every pool worker: serves "docket" and "valibot", loads declarations, runs handlers.
 import { AsyncLocalStorage } from "node:async_hooks";
+import { dirname, relative } from "node:path";
 import { parentPort, workerData, type MessagePort } from "node:worker_threads";
 import { registerDocketModules } from "../adapter/bun-modules.ts";
 import { collectGarbage } from "../adapter/collect-garbage.ts";
@@ -17,6 +18,7 @@ import { laneWorker, type TaskError, type TaskOutcome, type WorkerTask } from ".
 import { thrownClass, thrownDetail, thrownMessage } from "../execution/thrown.ts";
 import { currentThread } from "./memory-watchdog.ts";
 import { guardOwnProcess } from "./_own-process.ts";
+import { trackTopLevelTimers, type PendingTimer } from "./_top-level-timers.ts";
 
 // First, before any capability file is imported: their `import … from "docket"` must find us,
 // and none may signal the process every execution runs in.
@@ -195,13 +197,23 @@ async function tryLoad(task: WorkerTask, loadTimeoutMs: number): Promise<ImportF
   // As the main thread will import it (inspect.ts): pinned to these texts, unless it is CommonJS.
   const { specifier, pin } = importTarget(sources);
   const unpin = pin();
+  // This worker only ever runs this trial (load-probe.ts): its timers can be watched.
+  const timers = trackTopLevelTimers();
   try {
     await withinLoadTime(import(specifier), file, loadTimeoutMs);
     // A rejection its top level left unhandled is reported once the turn it happened in is over:
     // the trial waits two turns of the loop for it, so that it fails this task, not none.
     await new Promise((resolve) => setImmediate(resolve));
     await new Promise((resolve) => setTimeout(resolve, 1));
-    return null;
+    // A timeout due soon is waited for (what it runs is tried too); one due later, or an
+    // interval, would run on the server's main thread after the trial: refused.
+    for (let waits = 0; waits < 10; waits++) {
+      const soon = timers.pending().filter((t) => t.due <= performance.now() + SOON_MS);
+      if (soon.length === 0 || soon.length < timers.pending().length) break;
+      await new Promise((resolve) => setTimeout(resolve, Math.max(1, Math.max(...soon.map((t) => t.due)) - performance.now() + 1)));
+    }
+    const left = timers.pending()[0];
+    return left ? timerLeftRunning(left, file) : null;
   } catch (error) {
     // Loaded only when a file fails: a worker that runs handlers never needs it.
     const { describeImportFailure } = await import("../capability/_import-failure.ts");
@@ -209,6 +221,22 @@ async function tryLoad(task: WorkerTask, loadTimeoutMs: number): Promise<ImportF
   } finally {
     unpin();
   }
+}
+
+/** How soon a timer a top level started must be due for the trial to wait for it to fire. */
+const SOON_MS = 100;
+
+/** Why a file whose own top level left a timer pending is not imported on the main thread. */
+function timerLeftRunning(timer: PendingTimer, file: string): ImportFailure {
+  const where = timer.where;
+  const inFile = where !== null && where.path === file;
+  const at = where === null ? "" : inFile ? ` at line ${where.line}` : ` in ${relative(dirname(file), where.path)} line ${where.line}`;
+  const what = timer.kind === "setInterval" ? "an interval" : "a timer";
+  return {
+    reason: `its top level left ${what} running (${timer.kind}${at}) when docket tried it in a worker first: imported by the server, it would run later on the main thread that serves every client, where nothing can stop it, so the server did not import it; start timers in the handler (and stop them when ctx.signal aborts), or clear it before the top level ends`,
+    line: inFile ? where.line : null,
+    column: null,
+  };
 }
 
 /**

@@ -1,11 +1,13 @@
 // Trial loads of capability files in a worker (worker/load-probe.ts, docs/containment.md
 // "Loading"): what a file's top level does never reaches the main thread unless it ends in time.
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { CapabilitySources } from "../../runtime/capability/capability-sources.ts";
 import { fileVersion } from "../../runtime/capability/capability-version.ts";
+import { readSources } from "../../runtime/capability/pinned-sources.ts";
+import { registerDocketModules } from "../../runtime/adapter/bun-modules.ts";
 import { createLoadProbe } from "../../runtime/worker/load-probe.ts";
 import { DEFAULT_WORKER_URL } from "../../runtime/worker/pool.ts";
 
@@ -174,7 +176,7 @@ console.log(JSON.stringify(verdicts));
   test("each trial's worker ends with it, with what its top level left running; close() refuses a trial in progress and every later one", async () => {
     const probe = createLoadProbe({ workerUrl: DEFAULT_WORKER_URL, timeoutMs: 5000 });
     const ticking = file("ticking.ts", `${mark("tick.mark")}\nsetInterval(() => { ${mark("tick.mark")} }, 5);`);
-    expect(await check(probe, ticking)).toBeNull();
+    expect(await check(probe, ticking)).toMatchObject({ reason: expect.stringContaining("its top level left an interval running (setInterval at line 3)") });
     const stopped = marks("tick.mark");
     expect(stopped).toBeGreaterThanOrEqual(1);
     await Bun.sleep(100);
@@ -189,5 +191,41 @@ console.log(JSON.stringify(verdicts));
     const late = file("late.ts", mark("late.mark"));
     expect(await check(probe, late)).toMatchObject({ reason: expect.stringContaining("the server is stopping") });
     expect(marks("late.mark")).toBe(0);
+  });
+
+  test("a timer the file's own top level leaves pending is refused (it would run later on the main thread); one due soon is waited for and tried, a package's is not the file's", async () => {
+    registerDocketModules();
+    const probe = createLoadProbe({ workerUrl: DEFAULT_WORKER_URL, timeoutMs: 1000 });
+    try {
+      const later = file("timer-later.ts", "setTimeout(() => { for (;;) {} }, 2000);");
+      expect(await check(probe, later)).toEqual({ code: "import_failed", reason: expect.stringContaining("its top level left a timer running (setTimeout at line 2)"), line: 2, column: null });
+      const unrefd = file("timer-unref.ts", "setInterval(() => {}, 60_000).unref();");
+      expect((await check(probe, unrefd))!.reason).toContain("left an interval running (setInterval at line 2)");
+      const cleared = file("timer-cleared.ts", "const t = setTimeout(() => {}, 5000);\nclearTimeout(t);\nconst i = setInterval(() => {}, 5000);\nclearInterval(i);");
+      expect(await check(probe, cleared)).toBeNull();
+      const soon = file("timer-soon.ts", `setTimeout(() => { ${mark("soon.mark")} }, 30);`);
+      expect(await check(probe, soon)).toBeNull();
+      expect(marks("soon.mark")).toBe(1);
+      // What a timer due soon runs is part of the trial: a loop there is stopped with it.
+      const soonLoop = file("timer-soon-loop.ts", "setTimeout(() => { for (;;) {} }, 30);");
+      expect(await check(probe, soonLoop)).toMatchObject({ code: "load_timeout" });
+
+      // In a helper: named with its line. In a package: not the file's own code, and let be.
+      mkdirSync(join(dir, "node_modules", "ticker"), { recursive: true });
+      writeFileSync(join(dir, "node_modules", "ticker", "package.json"), '{"name":"ticker","type":"module","main":"index.js"}');
+      writeFileSync(join(dir, "node_modules", "ticker", "index.js"), "export const ticker = setInterval(() => {}, 60_000);\n");
+      writeFileSync(join(dir, "_poller.ts"), "export const started = true;\n\nsetInterval(() => {}, 1000);\n");
+      for (const [name, top, expected] of [
+        ["uses-poller.ts", 'import "./_poller.ts";', "left an interval running (setInterval in _poller.ts line 3)"],
+        ["uses-ticker.ts", 'import { ticker } from "ticker";\nconsole.log(typeof ticker);', null],
+      ] as const) {
+        const written = file(name, top);
+        const verdict = await probe.check(await readSources(written.path, written.text));
+        if (expected === null) expect(verdict).toBeNull();
+        else expect(verdict).toEqual({ code: "import_failed", reason: expect.stringContaining(expected), line: null, column: null });
+      }
+    } finally {
+      await probe.close();
+    }
   });
 });

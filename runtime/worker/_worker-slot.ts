@@ -1,4 +1,5 @@
 import { Worker } from "node:worker_threads";
+import { killThreadDescendants } from "./_thread-children.ts";
 import { fromWire, type FromWorker, type WorkerBoot } from "./_messages.ts";
 import { workerChildren } from "./_worker-children.ts";
 import { laneWorker, type Lane } from "./task.ts";
@@ -86,7 +87,10 @@ export class WorkerSlot<J> {
   async stop(): Promise<void> {
     this.stopped = true;
     this.failStart(new Error("The worker pool closed."));
-    await this.worker.terminate();
+    const terminated = this.worker.terminate();
+    // A thread waiting in execSync ends (and lets the stop finish) once its child does.
+    killThreadDescendants(this.thread);
+    await terminated;
     await Promise.all(this.endings);
   }
 

@@ -4,6 +4,7 @@ import { toWire, type FromWorker, type ToWorker } from "./_messages.ts";
 import { thrownClass, thrownDetail } from "../execution/thrown.ts";
 import { WorkerSlot, type WorkerSlotOptions } from "./_worker-slot.ts";
 import { MemoryWatchdog } from "./memory-watchdog.ts";
+import { killThreadDescendants } from "./_thread-children.ts";
 import { IdleWatch } from "./_idle-watch.ts";
 import { laneWorker, type HostFacts, type Lane, type RunTaskOptions, type TaskError, type TaskHandle, type TaskOutcome, type WorkerPool, type WorkerTask } from "./task.ts";
 
@@ -273,9 +274,12 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
    */
   function replaceWorker(slot: Slot): void {
     const old = slot.worker;
+    const thread = slot.thread;
     slot.replace();
     old.unref();
     void old.terminate().catch(() => undefined);
+    // A thread waiting in execSync ends once its child does.
+    killThreadDescendants(thread);
   }
 
   function armStartCheck(): void {

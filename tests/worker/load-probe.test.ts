@@ -228,4 +228,25 @@ console.log(JSON.stringify(verdicts));
       await probe.close();
     }
   });
+
+  test("a top level waiting in execSync is stopped at the load time with the child it started: neither holds the next trial or the probe's close", async () => {
+    const probe = createLoadProbe({ workerUrl: DEFAULT_WORKER_URL, timeoutMs: 300 });
+    const pidFile = join(dir, "blocked-child.pid");
+    const blocked = file("blocked.ts", `import { execSync } from "node:child_process";\nexecSync(\`sh -c 'echo $$ > ${pidFile}; exec sleep 30'\`);`);
+    expect(await check(probe, blocked)).toMatchObject({ code: "load_timeout" });
+    const pid = Number(readFileSync(pidFile, "utf8"));
+    // Ended: gone, or a zombie its ended parent shell left to init.
+    const alive = () => {
+      try {
+        return !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, "utf8"));
+      } catch {
+        return false;
+      }
+    };
+    for (let i = 0; i < 100 && alive(); i++) await Bun.sleep(10);
+    expect(alive()).toBe(false);
+    const next = file("after-blocked.ts", mark("after-blocked.mark"));
+    expect(await check(probe, next)).toBeNull();
+    await probe.close();
+  });
 });

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { HostFacts } from "../../runtime/capability/declaration.ts";
@@ -168,6 +169,49 @@ describe("createWorkerPool", () => {
     for (let i = 0; i < 100 && p.stats().replaced === 0; i++) await Bun.sleep(50);
     expect(p.stats().replaced).toBe(1);
     expect(problems.join("\n")).toMatch(/kept its thread busy .* work fixture\.leaves-busy left running after it returned/);
+  });
+
+  test("a handler stopped by force while it waits in execSync: the child it started is ended, so its thread and the pool's close do not wait 30 s", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "docket-blocked-"));
+    try {
+      const p = makePool({ directWorkers: 1 });
+      const pidFile = join(dir, "child.pid");
+      const handle = p.run(task("blocks-on-child", "fixture.blocks-on-child", { pid_file: pidFile }), { lane: "direct" });
+      let pid = 0;
+      for (let i = 0; i < 200 && !pid; i++) {
+        await Bun.sleep(20);
+        pid = Number(await readFile(pidFile, "utf8").catch(() => "0"));
+      }
+      expect(pid).toBeGreaterThan(0);
+      handle.terminate();
+      expect(await handle.outcome).toMatchObject({ ok: false, error: { kind: "terminated" } });
+      // Ended: gone, or a zombie nobody reaped yet (its parent shell was ended too, and this
+      // machine's init may be slow to reap what it inherits).
+      const alive = (child: number) => {
+        try {
+          return !/^State:\s+Z/m.test(readFileSync(`/proc/${child}/status`, "utf8"));
+        } catch {
+          return false;
+        }
+      };
+      for (let i = 0; i < 100 && alive(pid); i++) await Bun.sleep(10);
+      expect(alive(pid)).toBe(false);
+      // The lane goes on, and closing does not wait for the old thread's call.
+      expect(await p.run(task("echo", "fixture.echo", { n: 1 }), { lane: "direct" }).outcome).toMatchObject({ ok: true });
+      const second = p.run(task("blocks-on-child", "fixture.blocks-on-child", { pid_file: join(dir, "second.pid") }), { lane: "direct" });
+      let secondPid = 0;
+      for (let i = 0; i < 200 && !secondPid; i++) {
+        await Bun.sleep(20);
+        secondPid = Number(await readFile(join(dir, "second.pid"), "utf8").catch(() => "0"));
+      }
+      // Closing terminates the worker and waits for it: that returns only once its child ended.
+      await p.close();
+      pool = null;
+      expect(alive(secondPid)).toBe(false);
+      expect(await second.outcome).toMatchObject({ ok: false, error: { kind: "terminated" } });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   test("a handler under its memory limit is not stopped for what handlers that ended before it still hold: their workers collect it", async () => {

@@ -153,7 +153,11 @@ export type ImportedCapabilityFile =
 export interface ImportCapabilityOptions {
   /** How to import a module; defaults to the runtime's dynamic `import()`. */
   importFile?: (specifier: string) => Promise<unknown>;
-  /** Import a fresh copy (a cache-busting query string), so an edited file is read again. */
+  /**
+   * Import what is on disk now, the file and its local modules, never a module this thread kept
+   * from an earlier text: pinned texts are a module per text (and per text of what they import);
+   * a file that cannot be pinned is imported under a cache-busting name of its own.
+   */
   fresh?: boolean;
   /** How long the import may take (`load_timeout_ms`); default DEFAULT_LOAD_TIMEOUT_MS. */
   timeoutMs?: number;
@@ -197,7 +201,10 @@ export async function importCapabilityFile(absPath: string, options: ImportCapab
   const version = sources.version;
   // A path, not a file:// URL: Bun 1.4 ignores the query of a file:// URL and returns the cached module.
   // Pinned where it can be: the module runs the text read here (its local modules' too), whatever a later save wrote.
-  const target = options.fresh ? { specifier: `${file}?docket_fresh=${crypto.randomUUID()}`, pinned: false, pin: () => () => {} } : importTarget(sources);
+  // Fresh: pinned texts are fresh already (a module per text read now, helpers included);
+  // unpinned, the file is imported under a name of its own.
+  const pinnedTarget = importTarget(sources);
+  const target = options.fresh && !pinnedTarget.pinned ? { specifier: `${file}?docket_fresh=${crypto.randomUUID()}`, pinned: false, pin: () => () => {} } : pinnedTarget;
   const specifier = target.specifier;
   let module: unknown;
   const timeoutMs = options.timeoutMs ?? DEFAULT_LOAD_TIMEOUT_MS;

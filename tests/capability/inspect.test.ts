@@ -33,6 +33,17 @@ describe("inspectCapabilityFile", () => {
     expect(report.input_schema!.properties).toEqual({ n: { type: "number", default: 1 } });
   });
 
+  test("a fresh inspect reads the helpers the file imports again too: an edited helper is checked, not the one read first", async () => {
+    const file = join(root, "helped/helped.one.ts");
+    await writeFiles(root, {
+      "helped/_id.ts": 'export const ID = "helped.one";\n',
+      "helped/helped.one.ts": capabilitySource({ id: "helped.one" }).replace('"helped.one"', "ID").replace(/^/, 'import { ID } from "./_id.ts";\n'),
+    });
+    expect(await inspectCapabilityFile(file, { fresh: true })).toMatchObject({ id: "helped.one", problems: [] });
+    writeFileSync(join(root, "helped/_id.ts"), 'export const ID = "Helped One";\n');
+    expect((await inspectCapabilityFile(file, { fresh: true })).problems).toEqual([expect.objectContaining({ code: "bad_id" })]);
+  });
+
   test("inspectCapabilityFile points a top-level throw at the line in the file, also on a fresh import", async () => {
     for (const fresh of [false, true]) {
       const report = await inspectCapabilityFile(join(root, "caps/top.throws.ts"), { fresh });

@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
-import { dirname } from "node:path";
+import { dirname, resolve } from "node:path";
 import * as valibot from "valibot";
 import type { ImportScanner, LocalImport } from "../capability/capability-sources.ts";
-import { markPinsServed, pinnedText } from "../capability/pinned-sources.ts";
+import { markPinsServed, MISSING, pinnedText } from "../capability/pinned-sources.ts";
 import * as docket from "../public.ts";
 
 // The flag lives on globalThis, not in a module variable: plugin registration is per thread (per
@@ -34,6 +34,10 @@ export function registerDocketModules(): void {
       // (A local module a handler imports later, its pin gone by then, reads the disk too.)
       build.onLoad({ filter: /\?docket_pin=/ }, (args) => {
         const file = args.path.slice(0, args.path.indexOf("?docket_pin="));
+        if (args.path.endsWith(`?docket_pin=${MISSING}`)) {
+          const message = `Cannot find module ${JSON.stringify(file)}: it did not exist, or could not be read, when docket read the capability that imports it (docket reads it again at the next reload)`;
+          return { contents: `throw new Error(${JSON.stringify(message)});`, loader: "js" };
+        }
         return { contents: pinnedText(args.path) ?? readFileSync(file, "utf8"), loader: loaderOf(file) };
       });
     },
@@ -80,6 +84,8 @@ const localImportScanner: ImportScanner = {
       try {
         resolved = Bun.resolveSync(specifier, dirname(path));
       } catch {
+        // Not there now: served as missing, whatever is written there before a thread asks.
+        found.set(specifier, { specifier, path: resolve(dirname(path), specifier), missing: true });
         continue;
       }
       if (!PINNABLE.test(resolved) || resolved.includes("/node_modules/")) continue;

@@ -45,8 +45,8 @@ function describe(error: unknown, absPath: string, text?: string): ImportFailure
   const build = firstBuildMessage(error);
   if (build) return fromBuildMessage(build.message, build.position, build.more, file);
   if (isNamed(error, "ResolveMessage")) {
-    const specifier = String((error as { specifier?: unknown }).specifier ?? "");
     const importer = String((error as { referrer?: unknown }).referrer ?? "") || file;
+    const specifier = asWritten(String((error as { specifier?: unknown }).specifier ?? ""), withoutQuery(importer), text);
     const at = locationOf((error as { position?: BuildPosition }).position, file);
     // Bun 1.4 gives no position for an unresolved import: find the line that names it.
     const where = at.line === null && samePath(importer, file) ? (locateSpecifier(text, specifier) ?? at) : at;
@@ -106,6 +106,21 @@ function frameIn(error: Error, file: string): { line: number | null; column: num
     return { line: own.line, column: typeof own.column === "number" ? own.column : null };
   }
   return { line: null, column: null };
+}
+
+/**
+ * The specifier as the file wrote it: docket imports a local module by its pinned path
+ * (pinned-sources.ts), so the runtime names that; the relative one in the text is the user's.
+ */
+function asWritten(specifier: string, importer: string, text: string | undefined): string {
+  if (!specifier.includes("?docket_pin=")) return specifier;
+  const path = withoutQuery(specifier);
+  const relativePath = relative(dirname(importer), path);
+  const candidates = relativePath.startsWith("..") ? [relativePath] : [`./${relativePath}`, relativePath];
+  for (const candidate of [...candidates, ...candidates.map((c) => c.replace(/\.[cm]?[jt]sx?$/, ""))]) {
+    if (locateSpecifier(text, candidate)) return candidate;
+  }
+  return path;
 }
 
 /** The innermost stack frame in a file on disk (a module the capability imports), if any. */

@@ -8,10 +8,16 @@ import { CapabilityError } from "./capability-error.ts";
 import { fileVersion } from "./capability-version.ts";
 import { readRegularFileText } from "./open-regular-file.ts";
 
-/** An import of a local module, as written (`./_helper.ts`) and where it resolves. */
+/**
+ * An import of a local module, as written (`./_helper.ts`), and where it resolves. `missing`:
+ * it resolved to nothing (or could not be read) when docket read the capability, and `path` is
+ * where it would be: the import is served as missing, so that no thread imports a text of it
+ * written later, that no trial saw.
+ */
 export interface LocalImport {
   specifier: string;
   path: string;
+  missing?: true;
 }
 
 /** One module of a capability's source: where it is, the text read, the local modules it imports. */
@@ -49,9 +55,9 @@ export const MAX_SOURCE_BYTES = 32 * 1024 * 1024;
 /**
  * Reads the local modules `text` of `file` imports, and theirs, once each. With no scanner (no
  * module plugin in this runtime) or for a CommonJS file, the file alone: imported as it is on disk.
- * A local module that cannot be read (gone, unreadable) is left to the runtime, whose import says
- * so; one that is not a regular file (a FIFO, a device) is refused here, since the runtime's read
- * of it would block or never end.
+ * A local module that cannot be found or read is served as missing, whatever is written there
+ * later (pinned-sources.ts); one that is not a regular file (a FIFO, a device) is refused here,
+ * since the runtime's read of it would block or never end.
  */
 export async function readCapabilitySources(file: string, text: string, scanner: ImportScanner | null, isCommonJs: (text: string) => boolean): Promise<CapabilitySources> {
   const root: SourceModule = { path: file, text, imports: [], key: "" };
@@ -62,10 +68,18 @@ export async function readCapabilitySources(file: string, text: string, scanner:
     for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
       const imports: LocalImport[] = [];
       for (const local of scanner.localImports(next.text, next.path)) {
+        if (local.missing) {
+          imports.push(local);
+          continue;
+        }
         if (!modules.has(local.path)) {
           const helper = await readHelper(local.path, next.path, file);
-          // Unreadable, or CommonJS (served pinned it would become an ES module): as the runtime finds it.
-          if (helper === null || isCommonJs(helper)) continue;
+          if (helper === null) {
+            imports.push({ ...local, missing: true });
+            continue;
+          }
+          // CommonJS (served pinned it would become an ES module): as the runtime finds it.
+          if (isCommonJs(helper)) continue;
           bytes += Buffer.byteLength(helper);
           if (modules.size >= MAX_SOURCE_MODULES || bytes > MAX_SOURCE_BYTES) {
             throw new CapabilityError("invalid_input", `${file} imports more than ${MAX_SOURCE_MODULES} local modules or ${MAX_SOURCE_BYTES / 1024 / 1024} MiB of them; docket reads every local module a capability imports, so keep a capability's own code smaller, or put shared code in a package`);
@@ -84,7 +98,7 @@ export async function readCapabilitySources(file: string, text: string, scanner:
   return { file, text, version: root.key, modules: all };
 }
 
-/** A local module's text; null when it cannot be read (the runtime's import then says why). */
+/** A local module's text; null when it cannot be read (it is then served as missing). */
 async function readHelper(path: string, importer: string, file: string): Promise<string | null> {
   try {
     return await readRegularFileText(path, { label: `${path} (imported by ${importer === file ? "the capability" : importer})` });
@@ -98,8 +112,8 @@ async function readHelper(path: string, importer: string, file: string): Promise
 function reachable(from: SourceModule, modules: Map<string, SourceModule>): SourceModule[] {
   const seen = new Set([from]);
   for (const module of seen) {
-    for (const { path } of module.imports) {
-      const next = modules.get(path);
+    for (const { path, missing } of module.imports) {
+      const next = missing ? undefined : modules.get(path);
       if (next) seen.add(next);
     }
   }

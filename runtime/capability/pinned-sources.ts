@@ -119,19 +119,27 @@ export function importTarget(sources: CapabilitySources): { specifier: string; p
 
 /**
  * A module's text with each local import naming its pinned specifier, so that the runtime asks for
- * the helper docket read, not the file on disk. Only the string of the specifier changes: lines
- * keep their numbers. An import written some way this does not match is left to the runtime.
+ * the helper docket read, not the file on disk; a helper missing when it was read is asked for as
+ * missing (the module plugin serves an error). Only the string of the specifier changes (comments
+ * between `from` or `import(` and it are kept): lines keep their numbers. An import written some
+ * way this does not match is left to the runtime.
  */
 function servedText(module: SourceModule, keys: Map<string, string>): string {
   let text = module.text;
-  for (const { specifier, path } of module.imports) {
-    const key = keys.get(path);
+  for (const { specifier, path, missing } of module.imports) {
+    const key = missing ? MISSING : keys.get(path);
     if (key === undefined) continue;
-    const quoted = new RegExp(`(\\b(?:from|import)\\s*\\(?\\s*)(["'])${escapeRegExp(specifier)}\\2`, "g");
+    const quoted = new RegExp(`(\\b(?:from|import)${GAP}\\(?${GAP})(["'\`])${escapeRegExp(specifier)}\\2`, "g");
     text = text.replace(quoted, (_, before: string) => before + JSON.stringify(pinnedSpecifier(path, key)));
   }
   return text;
 }
+
+/** Blanks and comments, as they may stand between `from` (or `import(`) and a specifier. */
+const GAP = String.raw`(?:\s|\/\*[\s\S]*?\*\/|\/\/[^\n]*\n)*`;
+
+/** The key of a local module that was missing when docket read the capability. */
+export const MISSING = "missing";
 
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");

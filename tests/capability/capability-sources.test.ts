@@ -108,6 +108,30 @@ describe("capability sources", () => {
     expect(await importPinned(join(at, "cap.ts"), sources)).toBe("read");
   });
 
+  test("an import written with comments or line breaks before its specifier is pinned too", async () => {
+    const at = tree("comments", {
+      "cap.ts": 'import { a } from /* the helper */ "./_a.ts";\nconst { b } = await import(\n  // lazily\n  "./_b.ts"\n);\nexport default a + b;\n',
+      "_a.ts": 'export const a = "a";\n',
+      "_b.ts": 'export const b = "b";\n',
+    });
+    const sources = await sourcesOf(join(at, "cap.ts"));
+    writeFileSync(join(at, "_a.ts"), 'for (;;) {}\nexport const a = "never";\n');
+    writeFileSync(join(at, "_b.ts"), 'for (;;) {}\nexport const b = "never";\n');
+    expect(await importPinned(join(at, "cap.ts"), sources)).toBe("ab");
+  });
+
+  test("a helper missing when the capability was read is missing for every thread, even once it is written", async () => {
+    const at = tree("later", { "cap.ts": 'await Promise.resolve();\nconst { later } = await import("./_later.ts");\nexport default later;\n' });
+    const sources = await sourcesOf(join(at, "cap.ts"));
+    // Written after the read (a trial may have passed without it): no thread imports this text.
+    writeFileSync(join(at, "_later.ts"), 'for (;;) {}\nexport const later = "never";\n');
+    const error = await importPinned(join(at, "cap.ts"), sources).catch((e: Error) => e);
+    expect(String((error as Error).message)).toContain("Cannot find module");
+    // Read again (the next reload), it is there, pinned like any other.
+    writeFileSync(join(at, "_later.ts"), 'export const later = "now";\n');
+    expect(await importPinned(join(at, "cap.ts"), await sourcesOf(join(at, "cap.ts")))).toBe("now");
+  });
+
   test("lines keep their numbers in a served text: an error in a helper names its file and line", async () => {
     const at = tree("lines", {
       "cap.ts": 'import {\n  broken,\n} from "./_broken.ts";\nexport default broken;\n',

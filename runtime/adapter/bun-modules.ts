@@ -1,8 +1,6 @@
-import { readFileSync } from "node:fs";
-import { dirname, resolve } from "node:path";
 import * as valibot from "valibot";
-import type { ImportScanner, LocalImport } from "../capability/capability-sources.ts";
-import { markPinsServed, MISSING, pinnedText } from "../capability/pinned-sources.ts";
+import { MISSING, type ImportScanner } from "../capability/capability-sources.ts";
+import { markPinsServed, pinnedText } from "../capability/pinned-sources.ts";
 import * as docket from "../public.ts";
 
 // The flag lives on globalThis, not in a module variable: plugin registration is per thread (per
@@ -29,16 +27,21 @@ export function registerDocketModules(): void {
     setup(build) {
       build.module("docket", () => ({ exports: docketExports, loader: "object" }));
       build.module("valibot", () => ({ exports: valibotExports, loader: "object" }));
-      // A capability file imported with the text docket read of it (capability/pinned-sources.ts).
-      // A pin gone by the time the runtime asks (never, in docket's own use) reads the disk.
-      // (A local module a handler imports later, its pin gone by then, reads the disk too.)
+      // A capability file and its local modules imported with the texts docket read of them
+      // (capability/pinned-sources.ts); never the disk in their place.
       build.onLoad({ filter: /\?docket_pin=/ }, (args) => {
         const file = args.path.slice(0, args.path.indexOf("?docket_pin="));
         if (args.path.endsWith(`?docket_pin=${MISSING}`)) {
           const message = `Cannot find module ${JSON.stringify(file)}: it did not exist, or could not be read, when docket read the capability that imports it (docket reads it again at the next reload)`;
           return { contents: `throw new Error(${JSON.stringify(message)});`, loader: "js" };
         }
-        return { contents: pinnedText(args.path) ?? readFileSync(file, "utf8"), loader: loaderOf(file) };
+        const text = pinnedText(args.path);
+        if (text === undefined) {
+          // Let go of after long editing (pinned-sources.ts): the disk may hold another text now.
+          const message = `docket no longer holds the text of ${JSON.stringify(file)} it read for this version of the capability (the oldest texts are let go after many edits), so it is not imported from disk in its place; restart the server`;
+          return { contents: `throw new Error(${JSON.stringify(message)});`, loader: "js" };
+        }
+        return { contents: text, loader: loaderOf(file) };
       });
     },
   });
@@ -54,43 +57,31 @@ function loaderOf(file: string): "ts" | "tsx" | "jsx" | "js" {
   return "ts";
 }
 
-/** Script files docket serves pinned; others (JSON, text, CommonJS `.cjs`) are imported as the runtime finds them. */
-const PINNABLE = /\.(ts|tsx|mts|js|jsx|mjs)$/;
-
 const transpilers = new Map<string, InstanceType<typeof Bun.Transpiler>>();
 
 /**
- * A module's local imports (capability/capability-sources.ts): `import` statements, `export … from`
- * and literal `import()` whose specifier is a path (`./`, `../`, `/`) the runtime resolves to a
- * script file outside node_modules. Type-only imports are left out (they are erased); so is a
- * text that does not parse (its import fails on its own, with the line).
+ * How docket finds a module's local imports (capability/capability-sources.ts): Bun's own scan of
+ * the text (type-only imports are left out: they are erased) and Bun's own resolution.
  */
 const localImportScanner: ImportScanner = {
-  localImports(text, path) {
+  specifiers(text, path) {
     const loader = loaderOf(path);
     let transpiler = transpilers.get(loader);
     if (!transpiler) transpilers.set(loader, (transpiler = new Bun.Transpiler({ loader })));
-    let scanned: Array<{ path: string; kind: string }>;
     try {
-      scanned = transpiler.scanImports(text);
+      return transpiler.scanImports(text).flatMap(({ path: specifier, kind }) => (IMPORT_KINDS.has(kind) ? [specifier] : []));
     } catch {
-      return [];
+      // It does not parse: its import fails on its own, with the line.
+      return null;
     }
-    const found = new Map<string, LocalImport>();
-    for (const { path: specifier, kind } of scanned) {
-      if (kind !== "import-statement" && kind !== "dynamic-import") continue;
-      if (!/^\.{0,2}\//.test(specifier) || found.has(specifier)) continue;
-      let resolved: string;
-      try {
-        resolved = Bun.resolveSync(specifier, dirname(path));
-      } catch {
-        // Not there now: served as missing, whatever is written there before a thread asks.
-        found.set(specifier, { specifier, path: resolve(dirname(path), specifier), missing: true });
-        continue;
-      }
-      if (!PINNABLE.test(resolved) || resolved.includes("/node_modules/")) continue;
-      found.set(specifier, { specifier, path: resolved });
+  },
+  resolve(specifier, fromDir) {
+    try {
+      return Bun.resolveSync(specifier, fromDir);
+    } catch {
+      return null;
     }
-    return [...found.values()];
   },
 };
+
+const IMPORT_KINDS = new Set(["import-statement", "dynamic-import", "require-call"]);

@@ -4,6 +4,9 @@
 // (docs/authoring.md, "Versions"; docs/containment.md, "Loading").
 
 import { createHash } from "node:crypto";
+import { realpathSync, statSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { rewriteSpecifiers } from "./_specifier-rewrite.ts";
 import { CapabilityError } from "./capability-error.ts";
 import { fileVersion } from "./capability-version.ts";
 import { readRegularFileText } from "./open-regular-file.ts";
@@ -27,6 +30,8 @@ export interface SourceModule {
   imports: LocalImport[];
   /** The digest of this module and everything it imports, local: one module instance per such whole. */
   key: string;
+  /** The text served for it: its local imports name their pinned specifiers. */
+  served: string;
 }
 
 /** A capability file's source as read once: the file first, then every local module it reaches. */
@@ -38,64 +43,142 @@ export interface CapabilitySources {
   modules: SourceModule[];
 }
 
-/**
- * Finds the local imports of one module's text (Bun's transpiler and resolver; adapter/bun-modules.ts).
- * Only what docket can serve pinned: relative or absolute specifiers to script files outside
- * node_modules, in `import` statements and literal `import()` calls.
- */
+/** What docket needs of the runtime to find a module's imports (Bun's transpiler and resolver; adapter/bun-modules.ts). */
 export interface ImportScanner {
-  localImports(text: string, path: string): LocalImport[];
+  /** The specifiers of `import` and `export … from` statements, literal `import()` and `require()`; null when the text does not parse. */
+  specifiers(text: string, path: string): string[] | null;
+  /** Where `specifier` resolves from the folder `fromDir`, or null when it does not. */
+  resolve(specifier: string, fromDir: string): string | null;
 }
 
-/** How many local modules one capability may reach: past it, the file is a load error. */
+/** How many local modules one capability may import (itself not counted): past it, the file is a load error. */
 export const MAX_SOURCE_MODULES = 500;
 /** How many bytes of text they may hold together (the capability file included). */
 export const MAX_SOURCE_BYTES = 32 * 1024 * 1024;
 
+/** Where a module is imported with exactly the text of `key` (a digest, or MISSING). */
+export function pinnedSpecifier(path: string, key: string): string {
+  return `${path}${PIN_MARK}${key.replace(/^sha256:/, "")}`;
+}
+
+export const PIN_MARK = "?docket_pin=";
+
+/** The key of a local module that was missing when docket read the capability. */
+export const MISSING = "missing";
+
+/** Script files docket serves pinned; others (JSON, text) are data the runtime reads as it finds them. */
+const PINNABLE = /\.(ts|tsx|mts|cts|js|jsx|mjs|cjs)$/;
+
 /**
- * Reads the local modules `text` of `file` imports, and theirs, once each. With no scanner (no
- * module plugin in this runtime) or for a CommonJS file, the file alone: imported as it is on disk.
+ * Reads the local modules `text` of `file` imports, and theirs, once each: relative or absolute
+ * specifiers (`./_helper.ts`, `../lib/format`) of script files outside node_modules, in `import`,
+ * `export … from`, literal `import()` and `require()`. With no scanner (no module plugin in this
+ * runtime) or for a CommonJS file, the file alone: imported as it is on disk.
+ *
  * A local module that cannot be found or read is served as missing, whatever is written there
- * later (pinned-sources.ts); one that is not a regular file (a FIFO, a device) is refused here,
- * since the runtime's read of it would block or never end.
+ * later. One that is not a regular file (a FIFO, a device, even named `.json`) is refused, since
+ * the runtime's read of it would block or never end; so is a CommonJS one (it cannot be served
+ * pinned), and an import written in a way docket does not rewrite: a thread could otherwise run a
+ * text of it that no trial saw.
  */
 export async function readCapabilitySources(file: string, text: string, scanner: ImportScanner | null, isCommonJs: (text: string) => boolean): Promise<CapabilitySources> {
-  const root: SourceModule = { path: file, text, imports: [], key: "" };
+  const root: SourceModule = { path: file, text, imports: [], key: "", served: text };
   const modules = new Map<string, SourceModule>([[file, root]]);
   if (scanner !== null && !isCommonJs(text)) {
     let bytes = Buffer.byteLength(text);
     const queue = [root];
     for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
-      const imports: LocalImport[] = [];
-      for (const local of scanner.localImports(next.text, next.path)) {
-        if (local.missing) {
-          imports.push(local);
+      for (const local of localImports(next, scanner)) {
+        if (local.missing || modules.has(local.path)) {
+          next.imports.push(local);
           continue;
         }
-        if (!modules.has(local.path)) {
-          const helper = await readHelper(local.path, next.path, file);
-          if (helper === null) {
-            imports.push({ ...local, missing: true });
-            continue;
-          }
-          // CommonJS (served pinned it would become an ES module): as the runtime finds it.
-          if (isCommonJs(helper)) continue;
-          bytes += Buffer.byteLength(helper);
-          if (modules.size >= MAX_SOURCE_MODULES || bytes > MAX_SOURCE_BYTES) {
-            throw new CapabilityError("invalid_input", `${file} imports more than ${MAX_SOURCE_MODULES} local modules or ${MAX_SOURCE_BYTES / 1024 / 1024} MiB of them; docket reads every local module a capability imports, so keep a capability's own code smaller, or put shared code in a package`);
-          }
-          const module: SourceModule = { path: local.path, text: helper, imports: [], key: "" };
-          modules.set(local.path, module);
-          queue.push(module);
+        const size = sizeOf(local.path);
+        if (modules.size > MAX_SOURCE_MODULES || bytes + size > MAX_SOURCE_BYTES) {
+          throw new CapabilityError("invalid_input", `${file} imports more than ${MAX_SOURCE_MODULES} local modules or ${MAX_SOURCE_BYTES / 1024 / 1024} MiB of them; docket reads every local module a capability imports, so keep a capability's own code smaller, or put shared code in a package`);
         }
-        imports.push(local);
+        const helper = await readHelper(local.path, next.path, file);
+        if (helper === null) {
+          next.imports.push({ ...local, missing: true });
+          continue;
+        }
+        if (isCommonJs(helper)) {
+          throw new CapabilityError("invalid_input", `${local.path} (imported by ${describeImporter(next.path, file)}) is CommonJS (module.exports, require): docket serves a capability's local modules pinned to the text it read and tried, which it can do for ES modules only; write it with export, or put it in a package`);
+        }
+        bytes += Buffer.byteLength(helper);
+        modules.set(local.path, { path: local.path, text: helper, imports: [], key: "", served: helper });
+        queue.push(modules.get(local.path)!);
+        next.imports.push(local);
       }
-      next.imports = imports;
     }
   }
   const all = [...modules.values()];
   for (const module of all) module.key = digestOf(reachable(module, modules));
+  if (scanner !== null) for (const module of all) module.served = servedText(module, modules, scanner, file);
   return { file, text, version: root.key, modules: all };
+}
+
+/** The local imports of one module, each specifier once, resolved as the runtime would. */
+function localImports(module: SourceModule, scanner: ImportScanner): LocalImport[] {
+  const found = new Map<string, LocalImport>();
+  // From the folder the module really is in: the runtime resolves a linked file from its target's.
+  const fromDir = dirname(realOrSelf(module.path));
+  for (const specifier of scanner.specifiers(module.text, module.path) ?? []) {
+    if (!/^\.{0,2}\//.test(specifier) || found.has(specifier)) continue;
+    const resolved = scanner.resolve(specifier, fromDir)?.replace(/\?.*$/, "") ?? null;
+    // Not there now: served as missing, whatever is written there before a thread asks.
+    if (resolved === null) found.set(specifier, { specifier, path: resolve(fromDir, specifier.replace(/\?.*$/, "")), missing: true });
+    else if (resolved.includes("/node_modules/")) continue;
+    // Data (JSON, text) is the runtime's to read — unless it is no regular file: read here, it is refused.
+    else if (!PINNABLE.test(resolved) && isRegularFile(resolved)) continue;
+    else found.set(specifier, { specifier, path: resolved });
+  }
+  return [...found.values()];
+}
+
+/**
+ * A module's text with each local import naming its pinned specifier (a missing one, the missing
+ * marker the module plugin serves as an error). An import the rewrite did not reach — written in
+ * a way it does not recognise — is refused: imported from disk, it could run unseen.
+ */
+function servedText(module: SourceModule, modules: Map<string, SourceModule>, scanner: ImportScanner, file: string): string {
+  if (module.imports.length === 0) return module.text;
+  const targets = new Map(module.imports.map((local) => [local.specifier, pinnedSpecifier(local.path, local.missing ? MISSING : modules.get(local.path)!.key)]));
+  const served = rewriteSpecifiers(module.text, targets);
+  const missed = (scanner.specifiers(served, module.path) ?? []).find((specifier) => targets.has(specifier));
+  if (missed !== undefined) {
+    throw new CapabilityError("invalid_input", `docket cannot pin the import of ${JSON.stringify(missed)} in ${describeImporter(module.path, file)} as it is written (an escaped specifier, or code around it docket does not read); write it plainly, import … from ${JSON.stringify(missed)}, so that every thread runs the text docket read and tried`);
+  }
+  return served;
+}
+
+function describeImporter(path: string, file: string): string {
+  return path === file ? "the capability" : path;
+}
+
+function realOrSelf(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
+
+function isRegularFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return true;
+  }
+}
+
+/** A file's size before it is read (0 when unknown: the read says why). */
+function sizeOf(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
 }
 
 /** A local module's text; null when it cannot be read (it is then served as missing). */

@@ -226,10 +226,9 @@ export async function importCapabilityFile(absPath: string, options: ImportCapab
     const problem = await options.probe(sources);
     if (problem !== null) return { ok: false, problem };
   }
-  const unpin = target.pin();
+  target.pin();
   try {
     const importing = importFile(specifier);
-    importing.then(unpin, unpin);
     const loaded = await withinTime(importing, timeoutMs);
     if (!loaded.settled) {
       if (hung) {

@@ -7,29 +7,29 @@
 // elsewhere nothing is pinned.
 
 import { realpathSync } from "node:fs";
-import { readCapabilitySources, type CapabilitySources, type ImportScanner, type SourceModule } from "./capability-sources.ts";
+import { PIN_MARK, pinnedSpecifier, readCapabilitySources, type CapabilitySources, type ImportScanner } from "./capability-sources.ts";
 import { versionedSpecifier } from "./capability-version.ts";
 
 /** The map lives on globalThis: plugin registration is per thread, and a second copy of this module must see the same pins. */
 const PINS = Symbol.for("docket.pinned.sources");
 const SERVED = Symbol.for("docket.pinned.served");
 
-/** A pinned text and how many imports in progress hold it (two capabilities may share a helper). */
-type Pin = { text: string; holders: number };
+/**
+ * The pinned texts of this thread, oldest first, and their length. Kept, not released once an
+ * import settles: a module asks for what it imports later too (an `import()` its top level did
+ * not await, or one a handler makes when it runs), and must get the text of its own version then.
+ */
+type Pins = { texts: Map<string, string>; chars: number };
 
-type PinGlobal = { [PINS]?: Map<string, Pin>; [SERVED]?: ImportScanner };
+type PinGlobal = { [PINS]?: Pins; [SERVED]?: ImportScanner };
 
-function pins(): Map<string, Pin> {
+/** Past this much pinned text (UTF-16 units, about bytes for code), the oldest is let go (a server edited for days). */
+const MAX_PINNED_CHARS = 64 * 1024 * 1024;
+
+function pins(): Pins {
   const global = globalThis as PinGlobal;
-  return (global[PINS] ??= new Map());
+  return (global[PINS] ??= { texts: new Map(), chars: 0 });
 }
-
-/** The specifier under which the module at `path` is imported with exactly the text of `key` (`sha256:…`). */
-function pinnedSpecifier(path: string, key: string): string {
-  return `${path}${MARK}${key.replace(/^sha256:/, "")}`;
-}
-
-const MARK = "?docket_pin=";
 
 /** The scanner of local imports where pinned specifiers are served (the Bun module plugin is registered in this thread), else null. */
 function servedScanner(): ImportScanner | null {
@@ -50,13 +50,13 @@ export function readSources(file: string, text: string): Promise<CapabilitySourc
 }
 
 /**
- * Pins `text` to `specifier` until the returned function is called (once the import settled).
- * Also under the file's real path: the runtime resolves a symbolic link before it asks for the
- * module, so a linked capability file is asked for by its target.
+ * Pins `text` to `specifier`, also under the file's real path: the runtime resolves a symbolic
+ * link before it asks for the module, so a linked file is asked for by its target. A specifier
+ * names one text (its key digests it): pinned again, it is only marked as the newest.
  */
-function pinSource(specifier: string, text: string): () => void {
-  const map = pins();
-  const at = specifier.indexOf(MARK);
+function pinSource(specifier: string, text: string): void {
+  const held = pins();
+  const at = specifier.indexOf(PIN_MARK);
   const keys = [specifier];
   try {
     const real = realpathSync(specifier.slice(0, at));
@@ -64,18 +64,16 @@ function pinSource(specifier: string, text: string): () => void {
   } catch {
     // Gone already: the import fails on its own, as it would have.
   }
-  // A specifier names one text (its key digests it), so a second holder pins the same text.
   for (const key of keys) {
-    const pin = map.get(key);
-    if (pin) pin.holders++;
-    else map.set(key, { text, holders: 1 });
+    if (held.texts.delete(key)) held.chars -= text.length;
+    held.texts.set(key, text);
+    held.chars += text.length;
   }
-  return () => {
-    for (const key of keys) {
-      const pin = map.get(key);
-      if (pin && --pin.holders === 0) map.delete(key);
-    }
-  };
+  for (const [key, old] of held.texts) {
+    if (held.chars <= MAX_PINNED_CHARS) break;
+    held.texts.delete(key);
+    held.chars -= old.length;
+  }
 }
 
 /**
@@ -98,54 +96,21 @@ const ES_MODULE_SYNTAX = /(?:^|[\s;{}()])(?:import\s+[\w$]|import\s*[*{"]|import
 /**
  * How a capability's source is imported: pinned to the text read, its local modules with it,
  * where pins are served and it is an ES module; else by its version, as it is on disk. `pin()`
- * (just before the import) returns the unpin, for once the import settled.
+ * just before the import.
  */
-export function importTarget(sources: CapabilitySources): { specifier: string; pinned: boolean; pin(): () => void } {
+export function importTarget(sources: CapabilitySources): { specifier: string; pinned: boolean; pin(): void } {
   const { file, version, text } = sources;
-  if (servedScanner() === null || looksCommonJs(text)) return { specifier: versionedSpecifier(file, version), pinned: false, pin: () => () => {} };
-  const keys = new Map(sources.modules.map((module) => [module.path, module.key]));
+  if (servedScanner() === null || looksCommonJs(text)) return { specifier: versionedSpecifier(file, version), pinned: false, pin: () => {} };
   return {
     specifier: pinnedSpecifier(file, version),
     pinned: true,
     pin() {
-      let unpins = sources.modules.map((module) => pinSource(pinnedSpecifier(module.path, module.key), servedText(module, keys)));
-      return () => {
-        unpins.forEach((unpin) => unpin());
-        unpins = [];
-      };
+      for (const module of sources.modules) pinSource(pinnedSpecifier(module.path, module.key), module.served);
     },
   };
 }
 
-/**
- * A module's text with each local import naming its pinned specifier, so that the runtime asks for
- * the helper docket read, not the file on disk; a helper missing when it was read is asked for as
- * missing (the module plugin serves an error). Only the string of the specifier changes (comments
- * between `from` or `import(` and it are kept): lines keep their numbers. An import written some
- * way this does not match is left to the runtime.
- */
-function servedText(module: SourceModule, keys: Map<string, string>): string {
-  let text = module.text;
-  for (const { specifier, path, missing } of module.imports) {
-    const key = missing ? MISSING : keys.get(path);
-    if (key === undefined) continue;
-    const quoted = new RegExp(`(\\b(?:from|import)${GAP}\\(?${GAP})(["'\`])${escapeRegExp(specifier)}\\2`, "g");
-    text = text.replace(quoted, (_, before: string) => before + JSON.stringify(pinnedSpecifier(path, key)));
-  }
-  return text;
-}
-
-/** Blanks and comments, as they may stand between `from` (or `import(`) and a specifier. */
-const GAP = String.raw`(?:\s|\/\*[\s\S]*?\*\/|\/\/[^\n]*\n)*`;
-
-/** The key of a local module that was missing when docket read the capability. */
-export const MISSING = "missing";
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-}
-
 /** The text pinned to `specifier` (the plugin's side), or undefined. */
 export function pinnedText(specifier: string): string | undefined {
-  return pins().get(specifier)?.text;
+  return pins().texts.get(specifier);
 }

@@ -31,12 +31,8 @@ export function createVersionImporter(importFile: (specifier: string) => Promise
     if (sources.version !== version) throw changed(file, version, sources.version);
     const target = importTarget(sources);
     if (target.pinned) {
-      const unpin = target.pin();
-      try {
-        return await importFile(target.specifier);
-      } finally {
-        unpin();
-      }
+      target.pin();
+      return importFile(target.specifier);
     }
     const base = target.specifier;
     const tries = spoiled.get(base);

@@ -196,7 +196,7 @@ async function tryLoad(task: WorkerTask, loadTimeoutMs: number): Promise<ImportF
   const text = sources.text;
   // As the main thread will import it (inspect.ts): pinned to these texts, unless it is CommonJS.
   const { specifier, pin } = importTarget(sources);
-  const unpin = pin();
+  pin();
   // This worker only ever runs this trial (load-probe.ts): its timers can be watched.
   const timers = trackTopLevelTimers();
   try {
@@ -218,8 +218,6 @@ async function tryLoad(task: WorkerTask, loadTimeoutMs: number): Promise<ImportF
     // Loaded only when a file fails: a worker that runs handlers never needs it.
     const { describeImportFailure } = await import("../capability/_import-failure.ts");
     return describeImportFailure(error, file, text);
-  } finally {
-    unpin();
   }
 }
 

@@ -33,12 +33,8 @@ const sourcesOf = (file: string) => readSources(file, readFileSync(file, "utf8")
 async function importPinned(file: string, sources: Awaited<ReturnType<typeof sourcesOf>>): Promise<unknown> {
   const target = importTarget(sources);
   expect(target.pinned).toBe(true);
-  const unpin = target.pin();
-  try {
-    return ((await import(target.specifier)) as { default: unknown }).default;
-  } finally {
-    unpin();
-  }
+  target.pin();
+  return ((await import(target.specifier)) as { default: unknown }).default;
 }
 
 describe("capability sources", () => {
@@ -132,6 +128,19 @@ describe("capability sources", () => {
     expect(await importPinned(join(at, "cap.ts"), await sourcesOf(join(at, "cap.ts")))).toBe("now");
   });
 
+  test("a local import the top level starts and does not await gets the text read too, whenever it is asked for", async () => {
+    const at = tree("unawaited", {
+      "cap.ts": 'export const later = new Promise((wake) => setTimeout(wake, 50)).then(() => import("./_h.ts")).then((m) => m.word);\nexport default 1;\n',
+      "_h.ts": 'export const word = "read";\n',
+    });
+    const sources = await sourcesOf(join(at, "cap.ts"));
+    const target = importTarget(sources);
+    target.pin();
+    const module = (await import(target.specifier)) as { later: Promise<string> };
+    writeFileSync(join(at, "_h.ts"), 'for (;;) {}\nexport const word = "never";\n');
+    expect(await module.later).toBe("read");
+  });
+
   test("lines keep their numbers in a served text: an error in a helper names its file and line", async () => {
     const at = tree("lines", {
       "cap.ts": 'import {\n  broken,\n} from "./_broken.ts";\nexport default broken;\n',
@@ -154,17 +163,67 @@ describe("capability sources", () => {
     }
   });
 
-  test("a CommonJS helper, or a helper reached through a symbolic link, loads as the runtime finds it", async () => {
-    const at = tree("kinds", {
-      "cap.ts": 'import common from "./_common.cjs";\nimport legacy from "./_legacy.js";\nimport { linked } from "./_link.ts";\nexport default [common.c, legacy.l, linked];\n',
-      "_common.cjs": "module.exports = { c: 1 };\n",
-      "_legacy.js": "module.exports = { l: 2 };\n",
+  test("a helper that is a link to a FIFO or a device under another name is refused by name: its read would block or never end", async () => {
+    const at = tree("special", { "cap.ts": 'import { x } from "./_pipe.ts";\nexport default x;\n', "zero.ts": 'import data from "./_zero.json";\nexport default data;\n' });
+    execFileSync("mkfifo", [join(at, "pipe")]);
+    symlinkSync(join(at, "pipe"), join(at, "_pipe.ts"));
+    symlinkSync("/dev/zero", join(at, "_zero.json"));
+    const fifo = await sourcesOf(join(at, "cap.ts")).catch((e: Error) => e);
+    expect((fifo as Error).message).toContain("(imported by the capability) is a FIFO (named pipe), not a regular file");
+    const zero = await sourcesOf(join(at, "zero.ts")).catch((e: Error) => e);
+    expect((zero as Error).message).toContain("is a character device, not a regular file");
+  });
+
+  test("a helper reached through a symbolic link is pinned by its target; a capability file that is a link resolves its helpers from its target's folder", async () => {
+    const at = tree("links", {
+      "cap.ts": 'import { linked } from "./_link.ts";\nexport default linked;\n',
       "real/_target.ts": "export const linked = 3;\n",
+      "real/linked.cap.ts": 'import { word } from "./_word.ts";\nexport default word;\n',
+      "real/_word.ts": 'export const word = "beside the target";\n',
+      "_word.ts": 'export const word = "beside the link";\n',
     });
     symlinkSync(join(at, "real/_target.ts"), join(at, "_link.ts"));
+    symlinkSync(join(at, "real/linked.cap.ts"), join(at, "linked.cap.ts"));
     const sources = await sourcesOf(join(at, "cap.ts"));
-    // Neither CommonJS file is served pinned (it would become an ES module); the link is, by its target.
     expect(sources.modules.map((m) => m.path.slice(at.length + 1)).sort()).toEqual(["cap.ts", "real/_target.ts"]);
-    expect(await importPinned(join(at, "cap.ts"), sources)).toEqual([1, 2, 3]);
+    expect(await importPinned(join(at, "cap.ts"), sources)).toBe(3);
+    // As the runtime itself resolves it: from the folder the file really is in.
+    const linked = await sourcesOf(join(at, "linked.cap.ts"));
+    expect(linked.modules.map((m) => m.path.slice(at.length + 1)).sort()).toEqual(["linked.cap.ts", "real/_word.ts"]);
+    expect(await importPinned(join(at, "linked.cap.ts"), linked)).toBe("beside the target");
+  });
+
+  test("a CommonJS helper is refused by name: it cannot be served pinned", async () => {
+    const at = tree("commonjs", { "cap.ts": 'import common from "./_common.cjs";\nexport default common.c;\n', "_common.cjs": "module.exports = { c: 1 };\n" });
+    const refused = await sourcesOf(join(at, "cap.ts")).catch((e: Error) => e);
+    expect((refused as Error).message).toContain("_common.cjs (imported by the capability) is CommonJS (module.exports, require)");
+  });
+
+  test("imports written every way Bun reads them are pinned: template literal, escapes, a query, require() of an ES module; a string that only holds an import's text keeps its value", async () => {
+    const at = tree("ways", {
+      "cap.ts": [
+        "const a = (await import(`./_a.ts`)).a;",
+        'import { b } from "./_b\\u002ets";',
+        "import { c } from './_c.ts?v=1';",
+        'const { d } = require("./_d.ts");',
+        "const note = \"reuse it: import { b } from './_b.ts'\";",
+        "export default [a, b, c, d, note].join(' ');",
+      ].join("\n"),
+      "_a.ts": 'export const a = "a";\n',
+      "_b.ts": 'export const b = "b";\n',
+      "_c.ts": 'export const c = "c";\n',
+      "_d.ts": 'export const d = "d";\n',
+    });
+    const sources = await sourcesOf(join(at, "cap.ts"));
+    expect(sources.modules.map((m) => m.path.slice(at.length + 1)).sort()).toEqual(["_a.ts", "_b.ts", "_c.ts", "_d.ts", "cap.ts"]);
+    for (const name of ["_a.ts", "_b.ts", "_c.ts", "_d.ts"]) writeFileSync(join(at, name), "for (;;) {}\nexport {};\n");
+    expect(await importPinned(join(at, "cap.ts"), sources)).toBe("a b c d reuse it: import { b } from './_b.ts'");
+  });
+
+  test("an import docket cannot rewrite is refused rather than imported from disk", async () => {
+    // A regular expression holding a quote hides the specifier from docket's reading of the text.
+    const at = tree("hidden", { "cap.ts": 'const quote = /"/; const { h } = await import("./_h.ts");\nexport default h;\n', "_h.ts": "export const h = 1;\n" });
+    const refused = await sourcesOf(join(at, "cap.ts")).catch((e: Error) => e);
+    expect((refused as Error).message).toContain('docket cannot pin the import of "./_h.ts" in the capability as it is written');
   });
 });

@@ -5,7 +5,7 @@ import type { Clock } from "./execution/clock.ts";
 import { findCheckoutRoot } from "./capability/checkout.ts";
 import { discoverCapabilities, loadCapabilityFile } from "./capability/discovery.ts";
 import { diffCatalogs, LiveCatalog, type CatalogChange } from "./capability/live-catalog.ts";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { BUILTIN_DIR, BUILTINS } from "./capability/builtins.ts";
 import { createMemoryStore } from "./store/memory-store.ts";
 import { ensureDocketDir } from "./server/lease.ts";
@@ -55,6 +55,8 @@ export interface BootedPlane {
   reload(): Promise<CatalogChange>;
   /** The folders `reload` reads: `<root>/capabilities` and each `--capabilities DIR`. */
   watchedFolders: string[];
+  /** The folders of the local modules the capabilities import, as of the last load: watched too. */
+  sourceFolders(): string[];
   close(): Promise<void>;
 }
 
@@ -85,8 +87,14 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
   const hung = new Set<string>();
   const probe = options.trialLoads ? createLoadProbe({ workerUrl: options.workerUrl ?? DEFAULT_WORKER_URL, timeoutMs: limits.load_timeout_ms, memoryLimitMb: limits.worker_memory_mb, report: options.log }) : null;
   const check = probe ? (sources: CapabilitySources) => probe.check(sources) : undefined;
+  let sourceFolders = new Set<string>();
   const build = async () => {
+    const folders = new Set<string>();
+    const onSources = (sources: CapabilitySources) => {
+      for (const module of sources.modules) for (const local of [module, ...module.imports]) folders.add(dirname(local.path));
+    };
     const registry = await discoverCapabilities({
+      onSources,
       hung,
       root,
       dirs: options.capabilityDirs ?? [],
@@ -112,6 +120,7 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
       if (existing?.source.kind === "file" && sameFile(existing.source.file, path)) fileIds.push(existing.id);
       else if (registry.add(loaded.capability.def, { kind: "file", file: path }, { version: loaded.capability.version })) fileIds.push(loaded.capability.id);
     }
+    sourceFolders = folders;
     return { registry, fileIds };
   };
   const first = await build();
@@ -174,6 +183,7 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
     fileIds,
     reload,
     watchedFolders: [join(root, "capabilities"), ...(options.capabilityDirs ?? []).map((dir) => resolve(dir))],
+    sourceFolders: () => [...sourceFolders],
     async close() {
       await Promise.all([booted.close(), probe?.close()]);
       store.close();

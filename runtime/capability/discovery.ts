@@ -30,6 +30,8 @@ export interface DiscoveryOptions {
   hung?: Set<string>;
   /** Tries each file in a worker before importing it here (inspect.ts `probe`); the server passes one. */
   probe?: ImportCapabilityOptions["probe"];
+  /** Told what each file is made of once it is read (inspect.ts `onSources`). */
+  onSources?: ImportCapabilityOptions["onSources"];
 }
 
 /**
@@ -67,7 +69,7 @@ export async function discoverCapabilities(options: DiscoveryOptions): Promise<C
     if (seen.has(real)) continue;
     seen.add(real);
     const skip = builtinFolders.has(real) ? (file: string) => basename(file) in options.builtins : () => false;
-    for (const file of files) if (!skip(file)) await loadInto(registry, file, { importFile: options.importFile, timeoutMs: options.loadTimeoutMs, hung: options.hung, probe: options.probe });
+    for (const file of files) if (!skip(file)) await loadInto(registry, file, { importFile: options.importFile, timeoutMs: options.loadTimeoutMs, hung: options.hung, probe: options.probe, onSources: options.onSources });
   }
   return registry;
 }

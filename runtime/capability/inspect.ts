@@ -174,6 +174,8 @@ export interface ImportCapabilityOptions {
    * holds its main thread.
    */
   probe?: (sources: CapabilitySources) => Promise<CapabilityProblem | null>;
+  /** Told what each file is made of once it is read (the server watches its local modules' folders). */
+  onSources?: (sources: CapabilitySources) => void;
 }
 
 /** The default of the `load_timeout_ms` limit, for callers that have no limits in hand. */
@@ -198,6 +200,7 @@ export async function importCapabilityFile(absPath: string, options: ImportCapab
   } catch (error) {
     return { ok: false, problem: { code: "import_failed", reason: CapabilityError.is(error) ? error.message : `a module it imports cannot be read: ${(error as Error).message}`, line: null, column: null } };
   }
+  options.onSources?.(sources);
   const version = sources.version;
   // A path, not a file:// URL: Bun 1.4 ignores the query of a file:// URL and returns the cached module.
   // Pinned where it can be: the module runs the text read here (its local modules' too), whatever a later save wrote.

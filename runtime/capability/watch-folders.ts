@@ -16,7 +16,12 @@ export interface FolderWatch {
   close(): void;
   /** Re-checks which folders exist now and watches each where it can (called after every change). */
   rearm(): void;
+  /** Watches one more folder too (a folder of local modules a capability imports); at most MAX_ADDED. */
+  add(folder: string): void;
 }
+
+/** How many folders `add` watches beyond the given ones: each is one watcher. */
+export const MAX_ADDED = 256;
 
 /** Long enough to gather an editor's write-rename-chmod burst, short enough to stay well under a second. */
 export const DEFAULT_DEBOUNCE_MS = 150;
@@ -78,8 +83,15 @@ export function watchFolders(folders: string[], onChange: () => void, options: W
   }
 
   rearm();
+  const given = folders.length;
+  folders = [...folders];
   return {
     rearm,
+    add(folder) {
+      if (closed || folders.includes(folder) || folders.length - given >= MAX_ADDED) return;
+      folders.push(folder);
+      watchOne(folder);
+    },
     close() {
       closed = true;
       if (timer !== null) clock.clearTimeout(timer);

@@ -27,6 +27,8 @@ export interface ServedPlane {
   reload?(): Promise<CatalogChange>;
   /** The folders to watch for `reload`. */
   watchedFolders?: string[];
+  /** The folders of the local modules the capabilities import (watched too), as of the last load. */
+  sourceFolders?(): string[];
 }
 
 /** Options of {@link startServer}. */
@@ -127,9 +129,14 @@ function watchCapabilities(booted: ServedPlane, options: ServeOptions): FolderWa
   if (!reload || !booted.watchedFolders) return null;
   // Changes met during a reload join it and are answered with its one change: said once.
   let said: CatalogChange | null = null;
+  // A helper outside the capability folders (`../lib/format.ts`) reloads what imports it too.
+  const watchSources = () => {
+    for (const folder of booted.sourceFolders?.() ?? []) watch.add(folder);
+  };
   const onChange = () => {
     reload().then(
       (change) => {
+        watchSources();
         if (change === said || isEmptyChange(change)) return;
         said = change;
         const parts = [
@@ -143,7 +150,9 @@ function watchCapabilities(booted: ServedPlane, options: ServeOptions): FolderWa
       (error) => options.log(`docket could not reload the capabilities: ${(error as Error)?.stack ?? error}`),
     );
   };
-  return watchFolders(booted.watchedFolders, onChange, { onProblem: options.log, ...options.watchOptions });
+  const watch = watchFolders(booted.watchedFolders, onChange, { onProblem: options.log, ...options.watchOptions });
+  watchSources();
+  return watch;
 }
 
 /** Starts `docket serve`: boots the plane, binds, writes the lease, prints one line with the URL. */

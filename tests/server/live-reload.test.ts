@@ -240,6 +240,25 @@ describe("docket serve live reload", () => {
     await until("team.helped gone", async () => (await helped()) === undefined);
   });
 
+  test("live reload: a helper outside the capability folders is watched once a capability imports it", async () => {
+    mkdirSync(join(root, "lib"), { recursive: true });
+    const helper = join(root, "lib", "format.ts");
+    const capabilityFile = join(root, "capabilities", "team.formatted.ts");
+    writeFileSync(helper, 'export const TITLE = "Formatted one";\n');
+    writeFileSync(
+      capabilityFile,
+      'import { capability } from "docket";\nimport * as v from "valibot";\nimport { TITLE } from "../lib/format.ts";\nexport default capability({ id: "team.formatted", title: TITLE, description: "Titled by a helper in lib/.", effect: "read", input: v.object({}), output: v.object({ title: v.string() }), handler: () => ({ title: TITLE }) });\n',
+    );
+    const formatted = () => list().then((l) => l.capabilities.find((c) => c.id === "team.formatted"));
+    await until("team.formatted", async () => (await formatted())?.title === "Formatted one");
+    // Only the helper in lib/ changes: nothing in capabilities/ does.
+    writeFileSync(helper, 'export const TITLE = "Formatted two";\n');
+    await until("the helper's edit in lib/ reloaded", async () => (await formatted())?.title === "Formatted two");
+    expect(await (await api("team/formatted")).json()).toEqual({ title: "Formatted two" });
+    rmSync(capabilityFile);
+    await until("team.formatted gone", async () => (await formatted()) === undefined);
+  });
+
   test("live reload: saves met while a reload runs are said once, with it — none lost, none repeated", async () => {
     const slow = join(root, "capabilities", "team.slow.ts");
     const quick = join(root, "capabilities", "team.quick.ts");

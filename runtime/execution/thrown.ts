@@ -86,7 +86,8 @@ function describe(value: unknown): string {
   if (typeof value === "string") return `(a thrown string) ${value}`;
   if (value === null || (typeof value !== "object" && typeof value !== "function")) return `(a thrown ${value === null ? "null" : typeof value}) ${String(value)}`;
   const stack = read(value, "stack");
-  if (typeof stack === "string" && stack !== "") return stack;
+  // The query a capability's modules are imported by (capability/pinned-sources.ts) is docket's, not the user's to read.
+  if (typeof stack === "string" && stack !== "") return stack.replace(/\?docket_(?:pin|version)=[\w&=-]*/g, "");
   const message = read(value, "message");
   if (typeof message === "string") return `${thrownClass(value)}: ${message}`;
   try {

@@ -30,6 +30,12 @@ describe("thrownClass", () => {
     expect(thrownClass(Object.assign(new Error("x"), { code: SECRET }))).toBe("Error");
   });
 
+  test("thrownDetail names a capability's modules by their paths, without the query docket imports them by", () => {
+    const error = new Error("boom");
+    error.stack = "Error: boom\n    at handler (/repo/capabilities/team.x.ts?docket_pin=0123abcd:4:11)\n    at /repo/capabilities/_h.ts?docket_version=ff00:2:3";
+    expect(thrownDetail(error)).toBe("Error: boom\n    at handler (/repo/capabilities/team.x.ts:4:11)\n    at /repo/capabilities/_h.ts:2:3");
+  });
+
   test("thrownClass and thrownDetail never throw: a hostile Proxy, a revoked one, an object whose toString throws", () => {
     const trap = () => {
       throw new Error(`trap ${SECRET}`);

@@ -8,7 +8,6 @@ import { realpathSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { rewriteSpecifiers } from "./_specifier-rewrite.ts";
 import { CapabilityError } from "./capability-error.ts";
-import { fileVersion } from "./capability-version.ts";
 import { readRegularFileText } from "./open-regular-file.ts";
 
 /**
@@ -123,7 +122,7 @@ function localImports(module: SourceModule, scanner: ImportScanner): LocalImport
   const found = new Map<string, LocalImport>();
   // From the folder the module really is in: the runtime resolves a linked file from its target's.
   const fromDir = dirname(realOrSelf(module.path));
-  for (const specifier of scanner.specifiers(module.text, module.path) ?? []) {
+  for (const specifier of scanned(module.path, module.text, scanner).specifiers ?? []) {
     if (!/^\.{0,2}\//.test(specifier) || found.has(specifier)) continue;
     const resolved = scanner.resolve(specifier, fromDir)?.replace(/\?.*$/, "") ?? null;
     // Not there now: served as missing, whatever is written there before a thread asks.
@@ -145,7 +144,7 @@ function servedText(module: SourceModule, modules: Map<string, SourceModule>, sc
   if (module.imports.length === 0) return module.text;
   const targets = new Map(module.imports.map((local) => [local.specifier, pinnedSpecifier(local.path, local.missing ? MISSING : modules.get(local.path)!.key)]));
   const served = rewriteSpecifiers(module.text, targets);
-  const missed = (scanner.specifiers(served, module.path) ?? []).find((specifier) => targets.has(specifier));
+  const missed = (scanned(`${module.path}${PIN_MARK}`, served, scanner).specifiers ?? []).find((specifier) => targets.has(specifier));
   if (missed !== undefined) {
     throw new CapabilityError("invalid_input", `docket cannot pin the import of ${JSON.stringify(missed)} in ${describeImporter(module.path, file)} as it is written (an escaped specifier, or code around it docket does not read); write it plainly, import … from ${JSON.stringify(missed)}, so that every thread runs the text docket read and tried`);
   }
@@ -203,12 +202,36 @@ function reachable(from: SourceModule, modules: Map<string, SourceModule>): Sour
   return [...seen];
 }
 
-/** A lone module's version is its text's (as a file that imports nothing always had); several: each path and text. */
+/** A lone module's version is its text's (as a file that imports nothing always had); several: each path and text's digest. */
 function digestOf(modules: SourceModule[]): string {
-  if (modules.length === 1) return fileVersion(modules[0]!.text);
+  if (modules.length === 1) return `sha256:${digestOfText(modules[0]!.path, modules[0]!.text).slice(0, 16)}`;
   const hash = createHash("sha256");
   for (const module of [...modules].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))) {
-    hash.update(module.path).update("\0").update(module.text).update("\0");
+    hash.update(module.path).update("\0").update(digestOfText(module.path, module.text)).update("\0");
   }
   return `sha256:${hash.digest("hex").slice(0, 16)}`;
+}
+
+/**
+ * The last text of each module path this thread read, with its scan and digest: a helper that many
+ * capabilities import is scanned and digested once per text, not once per capability on every
+ * reload (a large shared helper held the main thread a second per reload). One entry per path.
+ */
+const known = new Map<string, { text: string; specifiers?: string[] | null; digest?: string }>();
+
+function entryOf(path: string, text: string) {
+  let entry = known.get(path);
+  if (entry?.text !== text) known.set(path, (entry = { text }));
+  return entry;
+}
+
+function scanned(path: string, text: string, scanner: ImportScanner): { specifiers: string[] | null } {
+  const entry = entryOf(path, text);
+  if (entry.specifiers === undefined) entry.specifiers = scanner.specifiers(text, path);
+  return { specifiers: entry.specifiers };
+}
+
+function digestOfText(path: string, text: string): string {
+  const entry = entryOf(path, text);
+  return (entry.digest ??= createHash("sha256").update(text).digest("hex"));
 }

@@ -180,7 +180,9 @@ export function createLoadProbe(options: LoadProbeOptions): LoadProbe {
         source: { kind: "file", file: sources.file },
         version: sources.version,
         // The texts the main thread read: the worker runs exactly them, whatever a later save wrote.
-        input: sources,
+        // Helpers go without their texts as read (the served ones are what is imported); the file
+        // keeps its own, which a failure is described from.
+        input: { ...sources, modules: sources.modules.map((module) => (module.path === sources.file ? module : { ...module, text: "" })) },
         execution: null,
         root: "",
         artifacts_dir: null,

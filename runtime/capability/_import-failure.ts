@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { relative, dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { explainUnresolvedPackage } from "./_missing-package.ts";
@@ -46,11 +47,15 @@ function describe(error: unknown, absPath: string, text?: string): ImportFailure
   if (build) return fromBuildMessage(build.message, build.position, build.more, file);
   if (isNamed(error, "ResolveMessage")) {
     const importer = String((error as { referrer?: unknown }).referrer ?? "") || file;
-    const specifier = asWritten(String((error as { specifier?: unknown }).specifier ?? ""), withoutQuery(importer), text);
+    const own = samePath(importer, file);
+    // A helper's unresolved import is found in the helper's text (read again: this is the failure path).
+    const importerText = own ? text : readTextOrNothing(withoutQuery(importer));
+    const specifier = asWritten(String((error as { specifier?: unknown }).specifier ?? ""), withoutQuery(importer), importerText);
     const at = locationOf((error as { position?: BuildPosition }).position, file);
     // Bun 1.4 gives no position for an unresolved import: find the line that names it.
-    const where = at.line === null && samePath(importer, file) ? (locateSpecifier(text, specifier) ?? at) : at;
-    const inOther = samePath(importer, file) ? "" : ` (imported by ${relative(dirname(file), withoutQuery(importer))})`;
+    const where = at.line === null && own ? (locateSpecifier(text, specifier) ?? at) : at;
+    const helperLine = own ? null : locateSpecifier(importerText, specifier)?.line;
+    const inOther = own ? "" : ` (imported by ${relative(dirname(file), withoutQuery(importer))}${helperLine ? ` line ${helperLine}` : ""})`;
     const reason = explainUnresolvedPackage(specifier, importer, messageOf(error)) ?? `cannot resolve import ${JSON.stringify(specifier)}: ${messageOf(error)}.`;
     return { reason: `${reason}${inOther}`, ...where };
   }
@@ -121,6 +126,14 @@ function asWritten(specifier: string, importer: string, text: string | undefined
     if (locateSpecifier(text, candidate)) return candidate;
   }
   return path;
+}
+
+function readTextOrNothing(path: string): string | undefined {
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return undefined;
+  }
 }
 
 /** The innermost stack frame in a file on disk (a module the capability imports), if any. */

@@ -201,6 +201,15 @@ describe("loadCapabilityFile", () => {
     expect(result).toEqual({ ok: false, errors: [expect.objectContaining({ reason: "the file does not exist" })] });
   });
 
+  test("loadCapabilityFile names a helper's unresolved import as the helper wrote it, with the helper's line", async () => {
+    await mkdir(join(other, "lib"), { recursive: true });
+    await writeFile(join(other, "lib/_asks.ts"), '\n\nimport { y } from "./_nowhere.ts";\nexport const x = y;\n');
+    await writeFile(join(other, "lib/uses.asks.ts"), 'import { x } from "./_asks.ts";\nexport default x;\n');
+    const result = await loadCapabilityFile(join(other, "lib/uses.asks.ts"), importFile);
+    expect(result).toEqual({ ok: false, errors: [expect.objectContaining({ reason: expect.stringMatching(/^cannot resolve import "\.\/_nowhere\.ts": .*\(imported by _asks\.ts line 3\)$/) })] });
+    expect(JSON.stringify(result)).not.toContain("docket_pin");
+  });
+
   test("loadCapabilityFile names a syntax error in a module the file imports", async () => {
     await mkdir(join(other, "lib"), { recursive: true });
     await writeFile(join(other, "lib/broken.ts"), "export const x = ;\n");

@@ -29,6 +29,9 @@ function tree(name: string, files: Record<string, string>): string {
 /** Reads a capability file's source as discovery does. */
 const sourcesOf = (file: string) => readSources(file, readFileSync(file, "utf8"));
 
+/** The modules of a source, by their paths under `at`, sorted. */
+const namesIn = (sources: Awaited<ReturnType<typeof sourcesOf>>, at: string) => sources.modules.map((m) => m.path.slice(at.length + 1)).sort();
+
 /** Imports a source pinned (as every thread does) and returns its default export. */
 async function importPinned(file: string, sources: Awaited<ReturnType<typeof sourcesOf>>): Promise<unknown> {
   const target = importTarget(sources);
@@ -67,7 +70,7 @@ describe("capability sources", () => {
       "node_modules/pkg/package.json": '{"name":"pkg","main":"index.js"}',
     });
     const sources = await sourcesOf(join(at, "cap.ts"));
-    expect(sources.modules.map((m) => m.path.slice(at.length + 1)).sort()).toEqual(["_a.ts", "_lazy.ts", "_side.ts", "cap.ts", "lib/_b.ts"]);
+    expect(namesIn(sources, at)).toEqual(["_a.ts", "_lazy.ts", "_side.ts", "cap.ts", "lib/_b.ts"]);
     // The cycle _a ↔ _b is one whole: both have the same key; the capability's is its version.
     const key = (path: string) => sources.modules.find((m) => m.path === join(at, path))!.key;
     expect(key("_a.ts")).toBe(key("lib/_b.ts"));
@@ -185,11 +188,11 @@ describe("capability sources", () => {
     symlinkSync(join(at, "real/_target.ts"), join(at, "_link.ts"));
     symlinkSync(join(at, "real/linked.cap.ts"), join(at, "linked.cap.ts"));
     const sources = await sourcesOf(join(at, "cap.ts"));
-    expect(sources.modules.map((m) => m.path.slice(at.length + 1)).sort()).toEqual(["cap.ts", "real/_target.ts"]);
+    expect(namesIn(sources, at)).toEqual(["cap.ts", "real/_target.ts"]);
     expect(await importPinned(join(at, "cap.ts"), sources)).toBe(3);
     // As the runtime itself resolves it: from the folder the file really is in.
     const linked = await sourcesOf(join(at, "linked.cap.ts"));
-    expect(linked.modules.map((m) => m.path.slice(at.length + 1)).sort()).toEqual(["linked.cap.ts", "real/_word.ts"]);
+    expect(namesIn(linked, at)).toEqual(["linked.cap.ts", "real/_word.ts"]);
     expect(await importPinned(join(at, "linked.cap.ts"), linked)).toBe("beside the target");
   });
 
@@ -215,7 +218,7 @@ describe("capability sources", () => {
       "_d.ts": 'export const d = "d";\n',
     });
     const sources = await sourcesOf(join(at, "cap.ts"));
-    expect(sources.modules.map((m) => m.path.slice(at.length + 1)).sort()).toEqual(["_a.ts", "_b.ts", "_c.ts", "_d.ts", "cap.ts"]);
+    expect(namesIn(sources, at)).toEqual(["_a.ts", "_b.ts", "_c.ts", "_d.ts", "cap.ts"]);
     for (const name of ["_a.ts", "_b.ts", "_c.ts", "_d.ts"]) writeFileSync(join(at, name), "for (;;) {}\nexport {};\n");
     expect(await importPinned(join(at, "cap.ts"), sources)).toBe("a b c d reuse it: import { b } from './_b.ts'");
   });

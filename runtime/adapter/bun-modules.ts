@@ -59,19 +59,34 @@ function loaderOf(file: string): "ts" | "tsx" | "jsx" | "js" {
 
 const transpilers = new Map<string, InstanceType<typeof Bun.Transpiler>>();
 
+function transpilerFor(path: string): InstanceType<typeof Bun.Transpiler> {
+  const loader = loaderOf(path);
+  let transpiler = transpilers.get(loader);
+  if (!transpiler) transpilers.set(loader, (transpiler = new Bun.Transpiler({ loader })));
+  return transpiler;
+}
+
 /**
  * How docket finds a module's local imports (capability/capability-sources.ts): Bun's own scan of
  * the text (type-only imports are left out: they are erased) and Bun's own resolution.
  */
 const localImportScanner: ImportScanner = {
   specifiers(text, path) {
-    const loader = loaderOf(path);
-    let transpiler = transpilers.get(loader);
-    if (!transpiler) transpilers.set(loader, (transpiler = new Bun.Transpiler({ loader })));
     try {
-      return transpiler.scanImports(text).flatMap(({ path: specifier, kind }) => (IMPORT_KINDS.has(kind) ? [specifier] : []));
+      // scanImports does not take a `#!` line, which the runtime skips: the same length of comment.
+      return transpilerFor(path)
+        .scanImports(text.startsWith("#!") ? `//${text.slice(2)}` : text)
+        .flatMap(({ path: specifier, kind }) => (IMPORT_KINDS.has(kind) ? [specifier] : []));
     } catch {
       // It does not parse: its import fails on its own, with the line.
+      return null;
+    }
+  },
+  esModule(text, path) {
+    try {
+      const { imports, exports } = transpilerFor(path).scan(text);
+      return exports.length > 0 || imports.some((i) => i.kind === "import-statement");
+    } catch {
       return null;
     }
   },

@@ -4,44 +4,127 @@
 // keeps its value, and lines keep their numbers. What this does not rewrite, the caller finds by
 // scanning the result, and refuses.
 
-/** A comment or a string literal (a template literal without nesting). */
-const COMMENT_OR_STRING = /\/\*[\s\S]*?\*\/|\/\/[^\n]*|"(?:\\[\s\S]|[^"\\\n])*"|'(?:\\[\s\S]|[^'\\\n])*'|`(?:\\[\s\S]|[^`\\])*`/g;
+/** Code that ends where a specifier starts; `.import(` and `.require(` are method calls, not imports. */
+const BEFORE_SPECIFIER = /(?:^|[^.\w$\s]|[^.\s]\s+)(?:from|import|import\s*\(|require\s*\()\s*$/;
+/** Where a template literal can be a specifier: only as the argument of `import(` or `require(`. */
+const BEFORE_TEMPLATE = /(?:^|[^.\w$\s]|[^.\s]\s+)(?:import|require)\s*\(\s*$/;
+/** After these (or at the start), a `/` begins a regular expression, not a division. */
+const BEFORE_REGEX = /(?:^|[(,=:[!&|?{};+\-*%<>~^]|\b(?:return|typeof|case|do|else|in|of|new|delete|void|throw|yield|await))\s*$/;
+/** An import with attributes (`with { type: "text" }`) is data the runtime reads itself: left as written. */
+const ATTRIBUTES = /^\s*(?:with|assert)\s*\{/;
 
-/** Code that ends where a specifier starts; `.import` and `.require` are method calls, not imports. */
-const BEFORE_SPECIFIER = /(?:^|[^.\w$])(?:from|import|import\s*\(|require\s*\()\s*$/;
+/** The result of a rewrite: the text, and the specifiers left alone because their import has attributes. */
+export interface Rewritten {
+  text: string;
+  withAttributes: Set<string>;
+}
 
 /**
  * `text` with every specifier literal whose value `targets` maps replaced by its target, written
- * with the same quote. Comments and other strings are left as they are.
+ * with the same quote. Comments, regular expressions and other strings are left as they are.
  */
-export function rewriteSpecifiers(text: string, targets: Map<string, string>): string {
+export function rewriteSpecifiers(text: string, targets: Map<string, string>): Rewritten {
   let out = "";
   let copied = 0;
-  // The code seen last, comments left out and strings as "": what a specifier must follow.
+  const withAttributes = new Set<string>();
+  // The code seen last, comments left out and literals as `""`: what a specifier must follow.
   let recent = "";
-  let codeFrom = 0;
-  for (const match of text.matchAll(COMMENT_OR_STRING)) {
-    const token = match[0];
-    const at = match.index!;
-    recent = (recent + text.slice(codeFrom, at)).slice(-64);
-    codeFrom = at + token.length;
-    if (token.startsWith("/")) {
-      recent += " ";
+  let i = 0;
+  const code = (end: number) => {
+    recent = (recent + text.slice(i, end)).slice(-64);
+  };
+  while (i < text.length) {
+    const next = nextSpecial(text, i);
+    if (next === -1) break;
+    code(next);
+    i = next;
+    const c = text[i]!;
+    if (c === "/") {
+      const after = text[i + 1];
+      if (after === "/" || after === "*") {
+        const end = after === "/" ? lineEnd(text, i) : blockEnd(text, i);
+        recent += " ";
+        i = end;
+        continue;
+      }
+      if (BEFORE_REGEX.test(recent)) {
+        const end = regexEnd(text, i);
+        recent += "/r/";
+        i = end;
+        continue;
+      }
+      recent += "/";
+      i++;
       continue;
     }
+    const end = stringEnd(text, i, c);
+    const token = text.slice(i, end);
     const value = literalValue(token);
     const target = value === null ? undefined : targets.get(value);
-    if (target !== undefined && BEFORE_SPECIFIER.test(recent)) {
-      out += text.slice(copied, at) + quoted(token[0]!, target);
-      copied = at + token.length;
+    if (target !== undefined && (c === "`" ? BEFORE_TEMPLATE : BEFORE_SPECIFIER).test(recent)) {
+      if (ATTRIBUTES.test(text.slice(end, end + 64))) withAttributes.add(value!);
+      else {
+        out += text.slice(copied, i) + quoted(c, target);
+        copied = end;
+      }
     }
     recent += '""';
+    i = end;
   }
-  return out + text.slice(copied);
+  return { text: out + text.slice(copied), withAttributes };
 }
 
-/** The value of a string literal token; null for a template literal with a substitution. */
+/** The next quote or slash from `from`, or -1. */
+function nextSpecial(text: string, from: number): number {
+  for (let j = from; j < text.length; j++) {
+    const c = text[j];
+    if (c === '"' || c === "'" || c === "`" || c === "/") return j;
+  }
+  return -1;
+}
+
+function lineEnd(text: string, from: number): number {
+  const end = text.indexOf("\n", from);
+  return end === -1 ? text.length : end;
+}
+
+function blockEnd(text: string, from: number): number {
+  const end = text.indexOf("*/", from + 2);
+  return end === -1 ? text.length : end + 2;
+}
+
+/** The end of a string or template literal starting at `from` (templates: up to the next unescaped backtick). */
+function stringEnd(text: string, from: number, quote: string): number {
+  for (let j = from + 1; j < text.length; j++) {
+    const c = text[j];
+    if (c === "\\") j++;
+    else if (c === quote) return j + 1;
+    else if (c === "\n" && quote !== "`") return j;
+  }
+  return text.length;
+}
+
+/** The end of a regular expression literal starting at `from`, its flags included. */
+function regexEnd(text: string, from: number): number {
+  let inClass = false;
+  for (let j = from + 1; j < text.length; j++) {
+    const c = text[j];
+    if (c === "\\") j++;
+    else if (c === "\n") return j;
+    else if (c === "[") inClass = true;
+    else if (c === "]") inClass = false;
+    else if (c === "/" && !inClass) {
+      let k = j + 1;
+      while (k < text.length && /[a-z]/i.test(text[k]!)) k++;
+      return k;
+    }
+  }
+  return text.length;
+}
+
+/** The value of a string literal token; null for a template literal with a substitution, or one unterminated. */
 function literalValue(token: string): string | null {
+  if (token.length < 2 || token[token.length - 1] !== token[0]) return null;
   const body = token.slice(1, -1);
   if (token[0] === "`" && body.includes("${")) return null;
   return body.replace(/\\(u\{[0-9a-fA-F]+\}|u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|\r\n|[\s\S])/g, (_, escape: string) => {

@@ -40,6 +40,8 @@ export interface CapabilitySources {
   /** `sha256:…` of the file alone when it imports no local module, else of every module's path and text. */
   version: string;
   modules: SourceModule[];
+  /** A CommonJS file: imported as it is on disk, with what it requires (it cannot be served pinned). */
+  commonJs: boolean;
 }
 
 /** What docket needs of the runtime to find a module's imports (Bun's transpiler and resolver; adapter/bun-modules.ts). */
@@ -48,6 +50,8 @@ export interface ImportScanner {
   specifiers(text: string, path: string): string[] | null;
   /** Where `specifier` resolves from the folder `fromDir`, or null when it does not. */
   resolve(specifier: string, fromDir: string): string | null;
+  /** Whether the text has `import` or `export` statements, as the runtime parses it; null when it does not parse. */
+  esModule(text: string, path: string): boolean | null;
 }
 
 /** How many local modules one capability may import (itself not counted): past it, the file is a load error. */
@@ -80,10 +84,13 @@ const PINNABLE = /\.(ts|tsx|mts|cts|js|jsx|mjs|cjs)$/;
  * pinned), and an import written in a way docket does not rewrite: a thread could otherwise run a
  * text of it that no trial saw.
  */
-export async function readCapabilitySources(file: string, text: string, scanner: ImportScanner | null, isCommonJs: (text: string) => boolean): Promise<CapabilitySources> {
+export async function readCapabilitySources(file: string, text: string, scanner: ImportScanner | null, looksCommonJs: (text: string) => boolean): Promise<CapabilitySources> {
   const root: SourceModule = { path: file, text, imports: [], key: "", served: text };
   const modules = new Map<string, SourceModule>([[file, root]]);
-  if (scanner !== null && !isCommonJs(text)) {
+  // What the runtime parses as an ES module is one, whatever words a quick look finds in it.
+  const isCommonJs = (source: string, path: string) => scanner?.esModule(source, path) !== true && looksCommonJs(source);
+  const commonJs = isCommonJs(text, file);
+  if (scanner !== null && !commonJs) {
     let bytes = Buffer.byteLength(text);
     const queue = [root];
     for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
@@ -101,7 +108,7 @@ export async function readCapabilitySources(file: string, text: string, scanner:
           next.imports.push({ ...local, missing: true });
           continue;
         }
-        if (isCommonJs(helper)) {
+        if (isCommonJs(helper, local.path)) {
           throw new CapabilityError("invalid_input", `${local.path} (imported by ${describeImporter(next.path, file)}) is CommonJS (module.exports, require): docket serves a capability's local modules pinned to the text it read and tried, which it can do for ES modules only; write it with export, or put it in a package`);
         }
         bytes += Buffer.byteLength(helper);
@@ -114,7 +121,7 @@ export async function readCapabilitySources(file: string, text: string, scanner:
   const all = [...modules.values()];
   for (const module of all) module.key = digestOf(reachable(module, modules));
   if (scanner !== null) for (const module of all) module.served = servedText(module, modules, scanner, file);
-  return { file, text, version: root.key, modules: all };
+  return { file, text, version: root.key, modules: all, commonJs };
 }
 
 /** The local imports of one module, each specifier once, resolved as the runtime would. */
@@ -143,8 +150,9 @@ function localImports(module: SourceModule, scanner: ImportScanner): LocalImport
 function servedText(module: SourceModule, modules: Map<string, SourceModule>, scanner: ImportScanner, file: string): string {
   if (module.imports.length === 0) return module.text;
   const targets = new Map(module.imports.map((local) => [local.specifier, pinnedSpecifier(local.path, local.missing ? MISSING : modules.get(local.path)!.key)]));
-  const served = rewriteSpecifiers(module.text, targets);
-  const missed = (scanned(`${module.path}${PIN_MARK}`, served, scanner).specifiers ?? []).find((specifier) => targets.has(specifier));
+  const { text: served, withAttributes } = rewriteSpecifiers(module.text, targets);
+  // An import with attributes (`with { type: "text" }`) reads the file as data: left as written.
+  const missed = (scanned(`${module.path}${PIN_MARK}`, served, scanner).specifiers ?? []).find((specifier) => targets.has(specifier) && !withAttributes.has(specifier));
   if (missed !== undefined) {
     throw new CapabilityError("invalid_input", `docket cannot pin the import of ${JSON.stringify(missed)} in ${describeImporter(module.path, file)} as it is written (an escaped specifier, or code around it docket does not read); write it plainly, import … from ${JSON.stringify(missed)}, so that every thread runs the text docket read and tried`);
   }

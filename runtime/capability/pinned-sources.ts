@@ -99,8 +99,8 @@ const ES_MODULE_SYNTAX = /(?:^|[\s;{}()])(?:import\s+[\w$]|import\s*[*{"]|import
  * just before the import.
  */
 export function importTarget(sources: CapabilitySources): { specifier: string; pinned: boolean; pin(): void } {
-  const { file, version, text } = sources;
-  if (servedScanner() === null || looksCommonJs(text)) return { specifier: versionedSpecifier(file, version), pinned: false, pin: () => {} };
+  const { file, version } = sources;
+  if (servedScanner() === null || sources.commonJs) return { specifier: versionedSpecifier(file, version), pinned: false, pin: () => {} };
   return {
     specifier: pinnedSpecifier(file, version),
     pinned: true,

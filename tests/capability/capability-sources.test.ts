@@ -223,9 +223,37 @@ describe("capability sources", () => {
     expect(await importPinned(join(at, "cap.ts"), sources)).toBe("a b c d reuse it: import { b } from './_b.ts'");
   });
 
+  test("a file starting with #!, or whose regular expressions hold quotes, is still read as the ES module it is: its helpers are pinned", async () => {
+    const at = tree("shapes", {
+      "hashbang.ts": '#!/usr/bin/env bun\nimport { h } from "./_h.ts";\nexport default h;\n',
+      "quotes.ts": 'const r = /"/; import { h } from "./_h.ts"; const s = /"/; const os = require("node:os");\nexport default h + typeof os;\n',
+      "_h.ts": 'export const h = "read";\n',
+    });
+    const hashbang = await sourcesOf(join(at, "hashbang.ts"));
+    const quotes = await sourcesOf(join(at, "quotes.ts"));
+    expect([hashbang.commonJs, quotes.commonJs]).toEqual([false, false]);
+    expect(namesIn(hashbang, at)).toEqual(["_h.ts", "hashbang.ts"]);
+    expect(namesIn(quotes, at)).toEqual(["_h.ts", "quotes.ts"]);
+  });
+
+  test("a tagged template named from, a method named import, an import with attributes keep their values", async () => {
+    const at = tree("lookalikes", {
+      "cap.ts": [
+        'import { h } from "./_h.ts";',
+        "const from = (s: TemplateStringsArray) => s[0];",
+        'const o = { import: (s: string) => s };',
+        'import text from "./_h.ts" with { type: "text" };',
+        "export default [h, from`./_h.ts`, o. import(\"./_h.ts\"), text.trim()].join(\" \");",
+      ].join("\n"),
+      "_h.ts": 'export const h = "h";\n',
+    });
+    const sources = await sourcesOf(join(at, "cap.ts"));
+    expect(await importPinned(join(at, "cap.ts"), sources)).toBe('h ./_h.ts ./_h.ts export const h = "h";');
+  });
+
   test("an import docket cannot rewrite is refused rather than imported from disk", async () => {
-    // A regular expression holding a quote hides the specifier from docket's reading of the text.
-    const at = tree("hidden", { "cap.ts": 'const quote = /"/; const { h } = await import("./_h.ts");\nexport default h;\n', "_h.ts": "export const h = 1;\n" });
+    // A regular expression right after `if (…)` reads to docket as a division: the quote in it hides the specifier.
+    const at = tree("hidden", { "cap.ts": 'if (true) /"/.test("a"); const { h } = await import("./_h.ts");\nexport default h;\n', "_h.ts": "export const h = 1;\n" });
     const refused = await sourcesOf(join(at, "cap.ts")).catch((e: Error) => e);
     expect((refused as Error).message).toContain('docket cannot pin the import of "./_h.ts" in the capability as it is written');
   });

@@ -33,7 +33,7 @@ function file(name: string, top: string): { path: string; version: string; text:
 /** A file's source as discovery reads it, for a text that imports no local module. */
 const sourcesOf = (path: string, text: string): CapabilitySources => {
   const version = fileVersion(text);
-  return { file: path, text, version, modules: [{ path, text, imports: [], key: version, served: text }] };
+  return { file: path, text, version, modules: [{ path, text, imports: [], key: version, served: text }], commonJs: false };
 };
 
 /** Checks a file as discovery does: with the text it read. */
@@ -136,7 +136,7 @@ import { DEFAULT_WORKER_URL } from ${JSON.stringify(new URL("../../runtime/worke
 const probe = createLoadProbe({ workerUrl: DEFAULT_WORKER_URL, timeoutMs: 500 });
 const files = ${JSON.stringify([rejects, rejects, leaves, good, plain])};
 const verdicts = [];
-for (const f of files) verdicts.push(await probe.check({ file: f.path, text: f.text, version: f.version, modules: [{ path: f.path, text: f.text, imports: [], key: f.version, served: f.text }] }));
+for (const f of files) verdicts.push(await probe.check({ file: f.path, text: f.text, version: f.version, modules: [{ path: f.path, text: f.text, imports: [], key: f.version, served: f.text }], commonJs: false }));
 await probe.close();
 console.log(JSON.stringify(verdicts));
 `,

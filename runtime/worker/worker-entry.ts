@@ -229,7 +229,7 @@ function timerLeftRunning(timer: PendingTimer, file: string): ImportFailure {
   const where = timer.where;
   const inFile = where !== null && where.path === file;
   const at = where === null ? "" : inFile ? ` at line ${where.line}` : ` in ${relative(dirname(file), where.path)} line ${where.line}`;
-  const what = timer.kind === "setInterval" ? "an interval" : "a timer";
+  const what = timer.kind.startsWith("setInterval") ? "an interval" : "a timer";
   return {
     reason: `its top level left ${what} running (${timer.kind}${at}) when docket tried it in a worker first: imported by the server, it would run later on the main thread that serves every client, where nothing can stop it, so the server did not import it; start timers in the handler (and stop them when ctx.signal aborts), or clear it before the top level ends`,
     line: inFile ? where.line : null,

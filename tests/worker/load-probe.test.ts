@@ -210,6 +210,22 @@ console.log(JSON.stringify(verdicts));
       const soonLoop = file("timer-soon-loop.ts", "setTimeout(() => { for (;;) {} }, 30);");
       expect(await check(probe, soonLoop)).toMatchObject({ code: "load_timeout" });
 
+      // Deferred other ways, or with the stack hidden: refused all the same.
+      for (const [name, top, kind] of [
+        // (Bun's own promise timer calls setTimeout: which of the two names it is does not matter.)
+        ["timer-promises.ts", 'import { setTimeout as wait } from "node:timers/promises";\nwait(2000).then(() => { for (;;) {} });', "setTimeout"],
+        ["timer-bun-sleep.ts", "Bun.sleep(2000).then(() => { for (;;) {} });", "Bun.sleep"],
+        ["timer-signal.ts", 'AbortSignal.timeout(2000).addEventListener("abort", () => { for (;;) {} });', "AbortSignal.timeout"],
+        ["timer-no-stack.ts", "Error.stackTraceLimit = 0;\nError.prepareStackTrace = () => \"\";\nsetTimeout(() => { for (;;) {} }, 2000);", "setTimeout"],
+        ["timer-eval.ts", 'eval("setTimeout(() => { for (;;) {} }, 2000)");', "setTimeout"],
+      ] as const) {
+        expect((await check(probe, file(name, top)))?.reason).toMatch(new RegExp(`left a timer running \\(${kind.replace(/[.()]/g, "\\$&")}.* at line ${name === "timer-no-stack.ts" ? 4 : name === "timer-promises.ts" ? 3 : name === "timer-eval.ts" ? "\\d+" : 2}\\)`));
+      }
+      writeFileSync(join(dir, "_deferred.ts"), "export const go = () => setTimeout(() => { for (;;) {} }, 2000);\n");
+      const computed = file("timer-computed.ts", 'const name = "_deferred";\nconst { go } = await import(`./${name}.ts`);\ngo();');
+      // (Named where the stack places it: the helper, or the line of the file that called it.)
+      expect((await check(probe, computed))?.reason).toMatch(/left a timer running \(setTimeout (in _deferred\.ts line 1|at line 4)\)/);
+
       // In a helper: named with its line. In a package: not the file's own code, and let be.
       mkdirSync(join(dir, "node_modules", "ticker"), { recursive: true });
       writeFileSync(join(dir, "node_modules", "ticker", "package.json"), '{"name":"ticker","type":"module","main":"index.js"}');

@@ -5,16 +5,39 @@ import { readdirSync, readFileSync } from "node:fs";
  * `spawnSync`, `spawn`; `ctx.exec` children are the main thread's, ended by their own rules),
  * and every process below them: a thread waiting in `execSync` for a child cannot be terminated
  * until that child ends, and would hold its thread, the child and a server's stop until then
- * (docs/containment.md). `thread` is `<pid>/task/<tid>`; Linux only, nothing elsewhere.
+ * (docs/containment.md). `thread` is `<pid>/task/<tid>`; Linux only, nothing elsewhere. With
+ * `startedSince` (epoch ms), only the processes the thread started since then, and theirs.
  */
-export function killThreadDescendants(thread: string | null): void {
+export function killThreadDescendants(thread: string | null, startedSince?: number): void {
   if (thread === null) return;
-  for (const pid of descendants(childrenIn(`/proc/${thread}/children`))) {
+  let roots = childrenIn(`/proc/${thread}/children`);
+  // A process an earlier task started and left running (a detached server, say) is spared.
+  if (startedSince !== undefined) roots = roots.filter((pid) => (startedAt(pid) ?? Infinity) >= startedSince - CLOCK_SLACK_MS);
+  for (const pid of descendants(roots)) {
     try {
       process.kill(pid, "SIGKILL");
     } catch {
       // Gone already.
     }
+  }
+}
+
+/** The kernel counts a process's start in ticks of 10 ms: this much earlier still counts as since. */
+const CLOCK_SLACK_MS = 20;
+
+/**
+ * When a process started, epoch ms, or null if unknown. Linux gives its start in ticks (10 ms)
+ * since boot; the time since boot (/proc/uptime, to 10 ms) turns it into this clock's.
+ */
+function startedAt(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // Field 22 (starttime), counted after the command name, which may hold spaces.
+    const ticks = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]);
+    const uptimeSeconds = Number(readFileSync("/proc/uptime", "utf8").split(" ")[0]);
+    return Number.isFinite(ticks) && Number.isFinite(uptimeSeconds) ? Date.now() - (uptimeSeconds * 1000 - ticks * 10) : null;
+  } catch {
+    return null;
   }
 }
 

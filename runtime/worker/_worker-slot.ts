@@ -5,6 +5,9 @@ import { workerChildren } from "./_worker-children.ts";
 import { laneWorker, type Lane } from "./task.ts";
 import { createBacklog, turnBoundReceiver } from "./event-backlog.ts";
 
+/** How long `stop()` waits for a worker to end before it leaves it to end with the process. */
+const STOP_WAIT_MS = 2000;
+
 /** A worker that dies before it is ready this many times in a row is not started again: its script is broken. */
 const MAX_START_FAILURES = 3;
 
@@ -87,10 +90,16 @@ export class WorkerSlot<J> {
   async stop(): Promise<void> {
     this.stopped = true;
     this.failStart(new Error("The worker pool closed."));
-    const terminated = this.worker.terminate();
+    const terminated = this.worker.terminate().catch(() => undefined);
     // A thread waiting in execSync ends (and lets the stop finish) once its child does.
     killThreadDescendants(this.thread);
-    await terminated;
+    // A thread blocked in a call nothing ends (a read of a pipe a grandchild holds open, say) is
+    // not waited for past STOP_WAIT_MS: it ends with the process.
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const gaveUp = new Promise<void>((resolve) => (timer = setTimeout(resolve, STOP_WAIT_MS)));
+    await Promise.race([terminated, gaveUp]);
+    clearTimeout(timer);
+    this.worker.unref();
     await Promise.all(this.endings);
   }
 

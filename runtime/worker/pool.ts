@@ -264,22 +264,24 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   function stopBy(slot: Slot, job: Job, error: TaskError): void {
     slot.job = null;
     settle(job, error);
-    replaceWorker(slot);
+    // Only what this task started: a process an earlier task left running on purpose is not its.
+    replaceWorker(slot, Date.now() - (performance.now() - job.assignedAt));
   }
 
   /**
    * A new worker takes the slot at once and the old one is told to terminate without being waited
    * for: a thread stuck in a blocking system call (which no termination can interrupt) never holds
-   * its lane. Unreferenced, such a thread does not keep the process from exiting either.
+   * its lane. Unreferenced, such a thread does not keep the process from exiting either. The
+   * processes its thread started (those since `childrenSince`, epoch ms, when given) are killed.
    */
-  function replaceWorker(slot: Slot): void {
+  function replaceWorker(slot: Slot, childrenSince?: number): void {
     const old = slot.worker;
     const thread = slot.thread;
     slot.replace();
     old.unref();
     void old.terminate().catch(() => undefined);
     // A thread waiting in execSync ends once its child does.
-    killThreadDescendants(thread);
+    killThreadDescendants(thread, childrenSince);
   }
 
   function armStartCheck(): void {

@@ -196,6 +196,29 @@ describe("createWorkerPool", () => {
       };
       for (let i = 0; i < 100 && alive(pid); i++) await Bun.sleep(10);
       expect(alive(pid)).toBe(false);
+      // A process an earlier task started and left running on purpose is not the stopped task's.
+      const keptFile = join(dir, "kept.pid");
+      expect(await p.run(task("leaves-process", "fixture.leaves-process", { pid_file: keptFile }), { lane: "direct" }).outcome).toMatchObject({ ok: true });
+      let kept = 0;
+      for (let i = 0; i < 200 && !kept; i++) {
+        await Bun.sleep(10);
+        kept = Number(await readFile(keptFile, "utf8").catch(() => "0"));
+      }
+      // (The kernel dates a process to 10 ms: the next task begins well after.)
+      await Bun.sleep(100);
+      const stuckFile = join(dir, "stuck.pid");
+      const stuck = p.run(task("blocks-on-child", "fixture.blocks-on-child", { pid_file: stuckFile }), { lane: "direct" });
+      let stuckPid = 0;
+      for (let i = 0; i < 200 && !stuckPid; i++) {
+        await Bun.sleep(20);
+        stuckPid = Number(await readFile(stuckFile, "utf8").catch(() => "0"));
+      }
+      stuck.terminate();
+      await stuck.outcome;
+      for (let i = 0; i < 100 && alive(stuckPid); i++) await Bun.sleep(10);
+      expect([alive(stuckPid), alive(kept)]).toEqual([false, true]);
+      process.kill(kept, "SIGKILL");
+
       // The lane goes on, and closing does not wait for the old thread's call.
       expect(await p.run(task("echo", "fixture.echo", { n: 1 }), { lane: "direct" }).outcome).toMatchObject({ ok: true });
       const second = p.run(task("blocks-on-child", "fixture.blocks-on-child", { pid_file: join(dir, "second.pid") }), { lane: "direct" });
@@ -210,6 +233,28 @@ describe("createWorkerPool", () => {
       expect(alive(secondPid)).toBe(false);
       expect(await second.outcome).toMatchObject({ ok: false, error: { kind: "terminated" } });
     } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("closing the pool does not wait for a worker blocked on what no kill reaches: a background grandchild holding its execSync's pipe", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "docket-orphan-"));
+    let orphan = 0;
+    try {
+      const p = makePool({ directWorkers: 1 });
+      const pidFile = join(dir, "orphan.pid");
+      const blocked = p.run(task("blocks-on-orphan", "fixture.blocks-on-orphan", { pid_file: pidFile }), { lane: "direct" });
+      for (let i = 0; i < 200 && !orphan; i++) {
+        await Bun.sleep(20);
+        orphan = Number(await readFile(pidFile, "utf8").catch(() => "0"));
+      }
+      expect(orphan).toBeGreaterThan(0);
+      // Its shell has exited: the sleep is no descendant of the worker's thread any more.
+      await p.close();
+      pool = null;
+      expect(await blocked.outcome).toMatchObject({ ok: false, error: { kind: "terminated" } });
+    } finally {
+      if (orphan) process.kill(orphan, "SIGKILL");
       await rm(dir, { recursive: true, force: true });
     }
   });

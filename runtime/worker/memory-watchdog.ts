@@ -19,8 +19,11 @@ import { readFileSync, readlinkSync } from "node:fs";
 export interface MemoryWatchdogOptions {
   /** MiB a running handler may add to the process (`worker_memory_mb`). */
   limitMb: number;
-  /** Called once per watched task that went over; the caller terminates its worker. */
-  onExceeded: (key: number, usedMb: number) => void;
+  /**
+   * Called for a watched task that went over; the caller terminates its worker, or returns false
+   * to keep watching it (it asked the worker to give memory back first, and looks again next time).
+   */
+  onExceeded: (key: number, usedMb: number) => boolean | void;
   /** How often to sample while a handler runs; default 100 ms. */
   intervalMs?: number;
   /** The process's resident bytes; default `process.memoryUsage.rss()`. */
@@ -125,13 +128,15 @@ export class MemoryWatchdog {
     if (!this.options.ownFaultsOnly && over.length === 0 && handlersGrewMb > limitMb * (this.watched.size + 1) && estimates.length > 0) {
       over.push(estimates.reduce((a, b) => (b.mb > a.mb ? b : a)));
     }
+    let stopped = false;
     for (const { key, mb } of over) {
+      if (this.options.onExceeded(key, Math.round(Math.max(mb, limitMb))) === false) continue;
       this.unwatch(key);
-      this.options.onExceeded(key, Math.round(Math.max(mb, limitMb)));
+      stopped = true;
     }
     // What a stopped worker held is given back only as its thread winds down: until then it
     // must not count as the growth of the handlers still running. So growth counts from here.
-    if (over.length > 0) this.takeBaseline(this.rss());
+    if (stopped) this.takeBaseline(this.rss());
   }
 
   private takeBaseline(rss: number): void {

@@ -13,7 +13,7 @@ function rig(limitMb: number, perThread = true) {
     intervalMs: 60_000,
     rss: () => state.rssMb * MIB,
     faults: (thread) => state.faults.get(thread) ?? null,
-    onExceeded: (key, mb) => exceeded.push([key, mb]),
+    onExceeded: (key, mb) => void exceeded.push([key, mb]),
     perThread,
     mainThread: "1/task/1",
   });
@@ -38,7 +38,7 @@ describe("MemoryWatchdog", () => {
         return rssMb * MIB;
       },
       faults: () => null,
-      onExceeded: (key) => exceeded.push(key),
+      onExceeded: (key) => void exceeded.push(key),
       perThread: false,
       mainThread: null,
     });

@@ -275,6 +275,13 @@ describe("createWorkerPool", () => {
     expect(await p.run(task("holds", "fixture.holds", { mb: 160, hold_ms: 500 }), { lane: "execution" }).outcome).toMatchObject({ ok: false, error: { kind: "memory_exceeded" } });
   });
 
+  test("a handler that only churns memory (much garbage, little held) is asked to collect before it would be stopped, and runs to its end", async () => {
+    const p = makePool({ memoryLimitMb: 100, memorySampleMs: 20 });
+    // 40 × 16 MiB allocated, one held at a time: 640 MiB of faults, garbage the worker has not collected.
+    expect(await p.run(task("churns", "fixture.churns", { rounds: 40 }), { lane: "execution" }).outcome).toEqual({ ok: true, output: { rounds: 40 } });
+    expect(p.stats()).toMatchObject({ memory_stops: 0 });
+  });
+
   test("a worker left allocating with no task to run is replaced once it grew the process past the memory limit", async () => {
     const p = makePool({ idleCheckMs: 100, memoryLimitMb: 64 });
     expect(await p.run(task("leaves-hog", "fixture.leaves-hog"), { lane: "execution" }).outcome).toEqual({ ok: true, output: {} });

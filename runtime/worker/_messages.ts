@@ -71,7 +71,9 @@ export type FromWorker =
    */
   | { type: "spawn"; ref: number; request: SpawnRequest }
   /** Something went wrong outside any task (for the server log only). */
-  | { type: "problem"; message: string };
+  | { type: "problem"; message: string }
+  /** The answer to `collect`: MiB this worker's heap still holds once it collected (what its handler keeps). */
+  | { type: "collected"; held_mb: number };
 
 /** Deeper than this, a value goes by structured clone (which also survives cycles). */
 const MAX_JSON_DEPTH = 64;

@@ -108,6 +108,12 @@ export class MemoryWatchdog {
     return now === null ? null : ((now - w.faultsAtStart) * PAGE_BYTES) / MIB;
   }
 
+  /** Counts a watched handler's faults from now on (it was found to hold less than its faults said). */
+  restartCount(key: number): void {
+    const w = this.watched.get(key);
+    if (w) this.startCounting(w);
+  }
+
   /** One look: every watched handler over the limit is reported (and no longer watched). */
   sample(): void {
     for (const w of this.watched.values()) if (w.faultsAtStart === null) this.startCounting(w);

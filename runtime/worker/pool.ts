@@ -100,24 +100,30 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       const slot = job?.slot;
       if (!job || !slot || job.settled) return;
       // Page faults count memory freed and allocated again, and garbage is resident until its
-      // worker collects: asked to collect first, a handler that only churns gives it back by the
-      // next look. One still over at the look after the ask holds it, and is stopped.
+      // worker collects: its worker is asked to collect first, and answers what its heap still
+      // holds (answeredCollect). One that has not answered two looks later never yields (a
+      // synchronous loop) and is stopped.
       const now = performance.now();
-      if (job.collectAskedAt === undefined || now - job.collectAskedAt > 3 * memorySampleMs) {
+      if (job.collectAskedAt === undefined) {
         job.collectAskedAt = now;
         slot.worker.postMessage(toWire<ToWorker>({ type: "collect" }));
         return false;
       }
-      memoryStops++;
-      report(`${laneWorker(slot.lane)} running ${job.task.capability} grew past the memory limit of ${memoryLimitMb} MiB (about ${usedMb} MiB); terminating and replacing it.`);
-      stopBy(slot, job, {
-        kind: "memory_exceeded",
-        message: `${job.task.capability} used more memory than its worker's limit of ${memoryLimitMb} MiB.`,
-        limit_mb: memoryLimitMb,
-        used_mb: usedMb,
-      });
+      if (now - job.collectAskedAt <= 2 * memorySampleMs) return false;
+      stopForMemory(slot, job, usedMb);
     },
   });
+
+  function stopForMemory(slot: Slot, job: Job, usedMb: number): void {
+    memoryStops++;
+    report(`${laneWorker(slot.lane)} running ${job.task.capability} grew past the memory limit of ${memoryLimitMb} MiB (about ${usedMb} MiB); terminating and replacing it.`);
+    stopBy(slot, job, {
+      kind: "memory_exceeded",
+      message: `${job.task.capability} used more memory than its worker's limit of ${memoryLimitMb} MiB.`,
+      limit_mb: memoryLimitMb,
+      used_mb: usedMb,
+    });
+  }
 
   // A worker whose thread stays busy with no task (what a handler left running) is replaced.
   const idleWatch = new IdleWatch<Slot>({
@@ -180,7 +186,21 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       case "problem":
         report(message.message);
         break;
+      case "collected":
+        if (job && job.collectAskedAt !== undefined) answeredCollect(slot, job, message.held_mb);
+        break;
     }
+  }
+
+  /**
+   * The worker of a handler found over the memory limit collected its garbage: holding no more
+   * than the limit, the handler only churned, and its faults count from now; holding more, it is
+   * stopped at once.
+   */
+  function answeredCollect(slot: Slot, job: Job, heldMb: number): void {
+    job.collectAskedAt = undefined;
+    if (heldMb <= memoryLimitMb) watchdog.restartCount(job.id);
+    else stopForMemory(slot, job, heldMb);
   }
 
   async function answerHost(worker: Worker, request: number): Promise<void> {

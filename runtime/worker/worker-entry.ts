@@ -106,10 +106,13 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
       case "cancel":
         if (current?.id === message.id) current.context.cancel();
         break;
-      case "collect":
-        // Between tasks (the pool sends it before the next one): nothing of a handler is running.
+      case "collect": {
+        // Between tasks, or between two awaits of a handler the pool found over the memory limit:
+        // what the heap still holds after it is what the handler keeps.
         collectGarbage();
+        post({ type: "collected", held_mb: Math.round(process.memoryUsage().heapUsed / (1024 * 1024)) });
         break;
+      }
       case "spawned":
       case "spawn_failed":
       case "child_output":

@@ -1,3 +1,4 @@
+import { dirname, relative } from "node:path";
 import type { CapabilitySources } from "../capability/capability-sources.ts";
 import { toWire, type FromWorker, type ToWorker } from "./_messages.ts";
 import { WorkerSlot, type WorkerSlotOptions } from "./_worker-slot.ts";
@@ -82,6 +83,14 @@ interface Verdict {
   keep: boolean;
 }
 
+/** Where else a top level that did not finish may be: the local modules the file imports, a few by name. */
+function helpersOf(sources: CapabilitySources): string {
+  const helpers = sources.modules.filter((module) => module.path !== sources.file).map((module) => relative(dirname(sources.file), module.path));
+  if (helpers.length === 0) return "";
+  const named = helpers.slice(0, 3).join(", ");
+  return ` or at the top of a module it imports: ${named}${helpers.length > 3 ? ` and ${helpers.length - 3} more` : ""}`;
+}
+
 export function createLoadProbe(options: LoadProbeOptions): LoadProbe {
   const { timeoutMs } = options;
   const report = options.report ?? (() => {});
@@ -160,7 +169,7 @@ export function createLoadProbe(options: LoadProbeOptions): LoadProbe {
         trialOf.settle({
           problem: problem(
             "load_timeout",
-            `the file did not finish loading within ${timeoutMs} ms when docket tried it in a worker first (a synchronous loop or slow work at its top level, or a top-level await that never settles), so the server did not import it; make its top level quick and save it again, or raise DOCKET_LOAD_TIMEOUT_MS`,
+            `the file did not finish loading within ${timeoutMs} ms when docket tried it in a worker first (a synchronous loop or slow work at its top level${helpersOf(sources)}, or a top-level await that never settles), so the server did not import it; make its top level quick and save it again, or raise DOCKET_LOAD_TIMEOUT_MS`,
           ),
           keep: true,
         });

@@ -60,6 +60,13 @@ function describe(error: unknown, absPath: string, text?: string): ImportFailure
     return { reason: `${reason}${inOther}`, ...where };
   }
   if (error instanceof Error) {
+    // A name a module does not export has no frame: the line that imports that module has it.
+    const missing = /Export named '[^']*' not found in module '([^']+)'/.exec(error.message);
+    if (missing) {
+      const specifier = asWritten(missing[1]!.includes("?docket_pin=") ? missing[1]! : `${missing[1]}?docket_pin=`, file, text);
+      const line = locateSpecifier(text, specifier);
+      if (line) return { reason: `it threw while loading: ${error.name && error.name !== "Error" ? `${error.name}: ` : ""}${error.message}`, ...line };
+    }
     const at = frameIn(error, file);
     const kind = error.name && error.name !== "Error" ? `${error.name}: ` : "";
     // Thrown by a module the file imports: say which, and where.

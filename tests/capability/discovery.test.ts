@@ -210,6 +210,15 @@ describe("loadCapabilityFile", () => {
     expect(JSON.stringify(result)).not.toContain("docket_pin");
   });
 
+  test("loadCapabilityFile points a name a helper does not export at the line that imports it", async () => {
+    await mkdir(join(other, "lib"), { recursive: true });
+    await writeFile(join(other, "lib/_exports.ts"), "export const present = 1;\n");
+    await writeFile(join(other, "lib/uses.absent.ts"), '// a comment\nimport { absent } from "./_exports.ts";\nexport default absent;\n');
+    const result = await loadCapabilityFile(join(other, "lib/uses.absent.ts"), importFile);
+    expect(result).toEqual({ ok: false, errors: [expect.objectContaining({ line: 2, reason: expect.stringContaining("Export named 'absent' not found in module") })] });
+    expect(JSON.stringify(result)).not.toContain("docket_pin");
+  });
+
   test("loadCapabilityFile names a syntax error in a module the file imports", async () => {
     await mkdir(join(other, "lib"), { recursive: true });
     await writeFile(join(other, "lib/broken.ts"), "export const x = ;\n");

@@ -84,6 +84,9 @@ export async function compileDocket(options: CompileOptions): Promise<{ outfile:
       // compiles binaries that read no package.json at run time, so no package's `exports`/`main`
       // resolves (oven-sh/bun#27058): turn that reading back on, as `bun run` does it.
       autoloadPackageJson: true,
+      // And their tsconfig.json: path aliases (`@/lib/x`) and JSX options (`jsxImportSource`)
+      // resolve as under `bun run`, not as in a binary that reads none (a tester's finding).
+      autoloadTsconfig: true,
     },
   });
   if (!result.success) {

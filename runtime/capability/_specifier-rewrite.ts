@@ -141,3 +141,27 @@ function quoted(quote: string, value: string): string {
   const escaped = value.replace(/\\/g, "\\\\").replace(new RegExp(quote, "g"), `\\${quote}`);
   return quote + (quote === "`" ? escaped.replace(/\$\{/g, "\\${") : escaped) + quote;
 }
+
+/** Blanks and comments, as they may stand between `from` (or `import(`) and a specifier. */
+const GAP = String.raw`(?:\s|\/\*[\s\S]*?\*\/|\/\/[^\n]*\n)*`;
+
+/**
+ * The second pass, for the specifiers the first did not reach (code this reading of the text
+ * gets wrong: JSX text, templates nested in templates): every literal of one of `only` that
+ * follows `from`, `import`, `import(` or `require(` is replaced, wherever it stands. A string
+ * that merely holds such an import's text would change too; the caller scans the result again.
+ */
+export function rewriteByPattern(text: string, targets: Map<string, string>, only: Iterable<string>): string {
+  let out = text;
+  for (const specifier of only) {
+    const target = targets.get(specifier);
+    if (target === undefined) continue;
+    const pattern = new RegExp(`(^|[^.\\w$])((?:from|import|require)${GAP}\\(?${GAP})(["'\`])${escapeRegExp(specifier)}\\3`, "g");
+    out = out.replace(pattern, (_, before: string, keyword: string, quote: string) => before + keyword + quoted(quote, target));
+  }
+  return out;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}

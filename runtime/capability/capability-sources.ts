@@ -6,7 +6,7 @@
 import { createHash } from "node:crypto";
 import { realpathSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { rewriteSpecifiers } from "./_specifier-rewrite.ts";
+import { rewriteByPattern, rewriteSpecifiers } from "./_specifier-rewrite.ts";
 import { CapabilityError } from "./capability-error.ts";
 import { readRegularFileText } from "./open-regular-file.ts";
 
@@ -130,11 +130,17 @@ function localImports(module: SourceModule, scanner: ImportScanner): LocalImport
   // From the folder the module really is in: the runtime resolves a linked file from its target's.
   const fromDir = dirname(realOrSelf(module.path));
   for (const specifier of scanned(module.path, module.text, scanner).specifiers ?? []) {
-    if (!/^\.{0,2}\//.test(specifier) || found.has(specifier)) continue;
+    if (found.has(specifier)) continue;
+    const path = /^\.{0,2}\//.test(specifier);
     const resolved = scanner.resolve(specifier, fromDir)?.replace(/\?.*$/, "") ?? null;
-    // Not there now: served as missing, whatever is written there before a thread asks.
-    if (resolved === null) found.set(specifier, { specifier, path: resolve(fromDir, specifier.replace(/\?.*$/, "")), missing: true });
-    else if (resolved.includes("/node_modules/")) continue;
+    // A path not there now: served as missing, whatever is written there before a thread asks.
+    // (A name that resolves to nothing is a package not installed: the runtime's error says so.)
+    if (resolved === null) {
+      if (path) found.set(specifier, { specifier, path: resolve(fromDir, specifier.replace(/\?.*$/, "")), missing: true });
+    }
+    // A package, a built-in (`node:fs`, `docket`): not the checkout's own code. A name that
+    // resolves to a file of the checkout (a tsconfig path alias, `@/lib/x`) is.
+    else if (!resolved.startsWith("/") || resolved.includes("/node_modules/")) continue;
     // Data (JSON, text) is the runtime's to read — unless it is no regular file: read here, it is refused.
     else if (!PINNABLE.test(resolved) && isRegularFile(resolved)) continue;
     else found.set(specifier, { specifier, path: resolved });
@@ -150,9 +156,21 @@ function localImports(module: SourceModule, scanner: ImportScanner): LocalImport
 function servedText(module: SourceModule, modules: Map<string, SourceModule>, scanner: ImportScanner, file: string): string {
   if (module.imports.length === 0) return module.text;
   const targets = new Map(module.imports.map((local) => [local.specifier, pinnedSpecifier(local.path, local.missing ? MISSING : modules.get(local.path)!.key)]));
-  const { text: served, withAttributes } = rewriteSpecifiers(module.text, targets);
+  const first = rewriteSpecifiers(module.text, targets);
   // An import with attributes (`with { type: "text" }`) reads the file as data: left as written.
-  const missed = (scanned(`${module.path}${PIN_MARK}`, served, scanner).specifiers ?? []).find((specifier) => targets.has(specifier) && !withAttributes.has(specifier));
+  const missedIn = (text: string) => {
+    const specifiers = scanned(`${module.path}${PIN_MARK}`, text, scanner, module.path).specifiers;
+    // The served text must parse as the file did: a rewrite that broke it is refused too.
+    if (specifiers === null) return [...targets.keys()];
+    return specifiers.filter((specifier) => targets.has(specifier) && !first.withAttributes.has(specifier));
+  };
+  let served = first.text;
+  let missedAll = missedIn(served);
+  if (missedAll.length > 0) {
+    served = rewriteByPattern(served, targets, new Set(missedAll));
+    missedAll = missedIn(served);
+  }
+  const missed = missedAll[0];
   if (missed !== undefined) {
     throw new CapabilityError("invalid_input", `docket cannot pin the import of ${JSON.stringify(missed)} in ${describeImporter(module.path, file)} as it is written (an escaped specifier, or code around it docket does not read); write it plainly, import … from ${JSON.stringify(missed)}, so that every thread runs the text docket read and tried`);
   }
@@ -233,8 +251,8 @@ function entryOf(path: string, text: string) {
   return entry;
 }
 
-function scanned(path: string, text: string, scanner: ImportScanner): { specifiers: string[] | null } {
-  const entry = entryOf(path, text);
+function scanned(key: string, text: string, scanner: ImportScanner, path = key): { specifiers: string[] | null } {
+  const entry = entryOf(key, text);
   if (entry.specifiers === undefined) entry.specifiers = scanner.specifiers(text, path);
   return { specifiers: entry.specifiers };
 }

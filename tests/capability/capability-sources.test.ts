@@ -119,6 +119,18 @@ describe("capability sources", () => {
     expect(await importPinned(join(at, "cap.ts"), sources)).toBe("ab");
   });
 
+  test("a tsconfig path alias to a file of the checkout is a local import, pinned like one", async () => {
+    const at = tree("alias", {
+      "tsconfig.json": '{ "compilerOptions": { "baseUrl": ".", "paths": { "@/*": ["./lib/*"] } } }',
+      "lib/format.ts": "export const fmt = (n: number) => n.toFixed(2);\n",
+      "cap.ts": 'import { fmt } from "@/format";\nimport * as v from "valibot";\nexport default fmt(2) + typeof v;\n',
+    });
+    const sources = await sourcesOf(join(at, "cap.ts"));
+    expect(namesIn(sources, at)).toEqual(["cap.ts", "lib/format.ts"]);
+    writeFileSync(join(at, "lib/format.ts"), "for (;;) {}\nexport const fmt = () => 'never';\n");
+    expect(await importPinned(join(at, "cap.ts"), sources)).toBe("2.00object");
+  });
+
   test("a helper missing when the capability was read is missing for every thread, even once it is written", async () => {
     const at = tree("later", { "cap.ts": 'await Promise.resolve();\nconst { later } = await import("./_later.ts");\nexport default later;\n' });
     const sources = await sourcesOf(join(at, "cap.ts"));
@@ -251,9 +263,34 @@ describe("capability sources", () => {
     expect(await importPinned(join(at, "cap.ts"), sources)).toBe('h ./_h.ts ./_h.ts export const h = "h";');
   });
 
+  test("imports after code docket's reading of the text gets wrong (JSX text, templates nested in templates, a BOM) are pinned all the same", async () => {
+    const at = tree("hard", {
+      "node_modules/react/package.json": '{"name":"react","type":"module"}',
+      "node_modules/react/jsx-dev-runtime.js": 'export const jsxDEV = () => null;\nexport const Fragment = "f";\n',
+      // (Under this repository's tests, JSX compiles for hono's runtime.)
+      "node_modules/hono/package.json": '{"name":"hono","type":"module"}',
+      "node_modules/hono/jsx/jsx-runtime.js": 'export const jsx = () => null;\nexport const jsxs = jsx;\nexport const jsxDEV = jsx;\nexport const Fragment = "f";\n',
+      "node_modules/hono/jsx/jsx-dev-runtime.js": 'export * from "./jsx-runtime.js";\n',
+      "_pre.tsx": "export function Snippet({ code }: { code: string }) {\n  return (\n    <div>\n      <pre>{code}</pre>{`\n        footer\n      `}\n    </div>\n  );\n}\nexport const lazy = async () => (await import(\"./_a.ts\")).a;\n",
+      "_apos.ts": "export const summary = (names: string[]) => `\n  ${names.map((n) => `${n}'s item`).join(\", \")}\n`;\nexport { b } from \"./_b.ts\";\n",
+      "_html.ts": "export const list = (items: string[]) => `\n<ul>\n  ${items.map((i) => `<li>${i}</li>`).join(\"\")}\n</ul>\n`;\nexport const loadC = () => import(\"./_c.ts\");\n",
+      "_bom.ts": '\uFEFFimport "./_d.ts";\nexport const d = (globalThis as { dMark?: string }).dMark;\n',
+      "cap.ts": 'import { lazy } from "./_pre.tsx";\nimport { b } from "./_apos.ts";\nimport { loadC } from "./_html.ts";\nimport { d } from "./_bom.ts";\nexport default [await lazy(), b, (await loadC()).c, d].join(" ");\n',
+      "_a.ts": 'export const a = "a";\n',
+      "_b.ts": 'export const b = "b";\n',
+      "_c.ts": 'export const c = "c";\n',
+      "_d.ts": '(globalThis as { dMark?: string }).dMark = "d";\n',
+    });
+    const sources = await sourcesOf(join(at, "cap.ts"));
+    expect(namesIn(sources, at)).toEqual(["_a.ts", "_apos.ts", "_b.ts", "_bom.ts", "_c.ts", "_d.ts", "_html.ts", "_pre.tsx", "cap.ts"]);
+    for (const name of ["_a.ts", "_b.ts", "_c.ts", "_d.ts"]) writeFileSync(join(at, name), "for (;;) {}\nexport {};\n");
+    expect(await importPinned(join(at, "cap.ts"), sources)).toBe("a b c d");
+  });
+
   test("an import docket cannot rewrite is refused rather than imported from disk", async () => {
-    // A regular expression right after `if (…)` reads to docket as a division: the quote in it hides the specifier.
-    const at = tree("hidden", { "cap.ts": 'if (true) /"/.test("a"); const { h } = await import("./_h.ts");\nexport default h;\n', "_h.ts": "export const h = 1;\n" });
+    // A regular expression right after `if (…)` reads to docket as a division (the quote in it hides
+    // what follows), and an escaped specifier is not the literal the second pass looks for.
+    const at = tree("hidden", { "cap.ts": 'if (true) /"/.test("a"); const { h } = await import("./_h\\u002ets");\nexport default h;\n', "_h.ts": "export const h = 1;\n" });
     const refused = await sourcesOf(join(at, "cap.ts")).catch((e: Error) => e);
     expect((refused as Error).message).toContain('docket cannot pin the import of "./_h.ts" in the capability as it is written');
   });

@@ -108,6 +108,8 @@ export async function readCapabilitySources(file: string, text: string, scanner:
           next.imports.push({ ...local, missing: true });
           continue;
         }
+        // Read as data (`with { type: "text" }`), it never runs: the runtime reads it as it is.
+        if (importedAsDataOnly(next.text, local.specifier)) continue;
         if (isCommonJs(helper, local.path)) {
           throw new CapabilityError("invalid_input", `${local.path} (imported by ${describeImporter(next.path, file)}) is CommonJS (module.exports, require): docket serves a capability's local modules pinned to the text it read and tried, which it can do for ES modules only; write it with export, or put it in a package`);
         }
@@ -175,6 +177,17 @@ function servedText(module: SourceModule, modules: Map<string, SourceModule>, sc
     throw new CapabilityError("invalid_input", `docket cannot pin the import of ${JSON.stringify(missed)} in ${describeImporter(module.path, file)} as it is written (an escaped specifier, or code around it docket does not read); write it plainly, import … from ${JSON.stringify(missed)}, so that every thread runs the text docket read and tried`);
   }
   return served;
+}
+
+/** True when every import of `specifier` in `text` has attributes (`with { type: "text" }`): data, not code. */
+function importedAsDataOnly(text: string, specifier: string): boolean {
+  const quoted = new RegExp(`(["'\`])${specifier.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\1(\\s*(?:with|assert)\\s*\\{)?`, "g");
+  let seen = false;
+  for (const match of text.matchAll(quoted)) {
+    if (!match[2]) return false;
+    seen = true;
+  }
+  return seen;
 }
 
 function describeImporter(path: string, file: string): string {

@@ -31,8 +31,39 @@ const FRAME_PATH = /(?:\(|\bat\s)((?:file:\/\/)?\/[^\s()]*?)(?:\?[^\s():]*)?:(\d
 export function trackTopLevelTimers(): { pending(): PendingTimer[] } {
   const pending = new Map<unknown, PendingTimer>();
   const OwnError = Error;
-  const startedBy = (): PendingTimer["where"] | false => startedByCapability(OwnError);
+  // Started directly by the capability's code: a timer the runtime starts for it (inside
+  // node:timers/promises, say) is judged by what the capability chains on, below.
+  const startedBy = (): NonNullable<PendingTimer["where"]> | false => {
+    const caller = callerOf(OwnError);
+    return typeof caller === "object" ? caller : false;
+  };
   const g = globalThis as unknown as Record<string, (...args: unknown[]) => unknown>;
+  // A timer is cleared by its handle, by the number it converts to (`+setTimeout(…)`), or by its
+  // own `close()`: each forgets it.
+  const byNumber = new Map<number, unknown>();
+  const remember = (handle: unknown, timer: PendingTimer) => {
+    pending.set(handle, timer);
+    if (handle !== null && typeof handle === "object") {
+      const id = Number(handle);
+      if (Number.isFinite(id)) byNumber.set(id, handle);
+      const close = (handle as { close?: () => unknown }).close;
+      if (typeof close === "function") {
+        Object.defineProperty(handle, "close", {
+          configurable: true,
+          writable: true,
+          value(this: unknown) {
+            forget(handle);
+            return close.call(this);
+          },
+        });
+      }
+    }
+  };
+  const forget = (handle: unknown) => {
+    const held = typeof handle === "number" ? byNumber.get(handle) : handle;
+    pending.delete(held);
+    if (typeof handle === "number") byNumber.delete(handle);
+  };
   const originalTimeout = g.setTimeout!;
   const originalInterval = g.setInterval!;
   const originalClearTimeout = g.clearTimeout!;
@@ -47,46 +78,86 @@ export function trackTopLevelTimers(): { pending(): PendingTimer[] } {
       return (callback as (...a: unknown[]) => unknown)(...given);
     };
     handle = originalTimeout(fire, ms, ...args);
-    pending.set(handle, { kind: "setTimeout", where, due: performance.now() + Math.max(1, Number(ms) || 0) });
+    remember(handle, { kind: "setTimeout", where, due: performance.now() + Math.max(1, Number(ms) || 0) });
     return handle;
   };
   g.setInterval = function (callback: unknown, ms?: unknown, ...args: unknown[]) {
     const handle = originalInterval(callback, ms, ...args);
     const where = startedBy();
-    if (where !== false) pending.set(handle, { kind: "setInterval", where, due: Infinity });
+    if (where !== false) remember(handle, { kind: "setInterval", where, due: Infinity });
     return handle;
   };
   g.clearTimeout = function (handle: unknown) {
-    pending.delete(handle);
+    forget(handle);
     return originalClearTimeout(handle);
   };
   g.clearInterval = function (handle: unknown) {
-    pending.delete(handle);
+    forget(handle);
     return originalClearInterval(handle);
   };
 
-  /** A promise-returning timer: pending until it settles. */
+  /**
+   * A promise-returning timer (`Bun.sleep`, `setTimeout` of `node:timers/promises`) runs nothing
+   * of its own: what the capability's code chains on it (`.then(…)`) does. It is pending from
+   * such a chaining until it settles — not when it only guards finished work
+   * (`Promise.race([work, Bun.sleep(5000)])`, where the runtime chains on it, not the capability).
+   */
+  const chained = (kind: string, promise: Promise<unknown>, due: number) => {
+    let entry: object | null = null;
+    for (const method of ["then", "catch", "finally"] as const) {
+      const original = promise[method] as (...args: unknown[]) => Promise<unknown>;
+      Object.defineProperty(promise, method, {
+        configurable: true,
+        writable: true,
+        value(this: Promise<unknown>, ...args: unknown[]) {
+          const caller = callerOf(OwnError);
+          if (entry === null && typeof caller === "object") {
+            const added = (entry = {});
+            pending.set(added, { kind, where: caller, due });
+            const done = () => void pending.delete(added);
+            original.call(promise, done, done);
+          }
+          return original.apply(this, args);
+        },
+      });
+    }
+    return promise;
+  };
   const promised = <A extends unknown[]>(kind: string, original: (...args: A) => Promise<unknown>, msOf: (args: A) => number) =>
     function (this: unknown, ...args: A) {
-      const where = startedBy();
-      const promise = original.apply(this, args);
-      if (where === false) return promise;
-      const entry = {};
-      pending.set(entry, { kind, where, due: performance.now() + Math.max(1, msOf(args) || 0) });
-      const done = () => void pending.delete(entry);
-      promise.then(done, done);
-      return promise;
+      return chained(kind, original.apply(this, args), performance.now() + Math.max(1, msOf(args) || 0));
     };
-  // A signal that aborts later runs its listeners later, on whichever thread imported the file.
+  // A signal that aborts later runs its listeners later, on whichever thread imported the file:
+  // pending while a listener the capability's code added waits on it (fetch's own does not count).
   const signals = globalThis.AbortSignal as unknown as { timeout: (ms: number) => AbortSignal };
   const signalTimeout = signals.timeout;
   signals.timeout = function (this: unknown, ms: number) {
-    const where = startedBy();
     const signal = signalTimeout.call(this, ms);
-    if (where !== false) {
-      const entry = {};
-      pending.set(entry, { kind: "AbortSignal.timeout", where, due: performance.now() + Math.max(1, Number(ms) || 0) });
-      signal.addEventListener("abort", () => pending.delete(entry), { once: true });
+    const due = performance.now() + Math.max(1, Number(ms) || 0);
+    const listen = signal.addEventListener;
+    const entry = {};
+    const watchFrom = (caller: ReturnType<typeof callerOf>) => {
+      if (typeof caller === "object" && !signal.aborted) pending.set(entry, { kind: "AbortSignal.timeout", where: caller, due });
+    };
+    listen.call(signal, "abort", () => pending.delete(entry), { once: true });
+    Object.defineProperty(signal, "addEventListener", {
+      configurable: true,
+      writable: true,
+      value(this: AbortSignal, type: string, ...rest: unknown[]) {
+        if (type === "abort") watchFrom(callerOf(OwnError));
+        return (listen as (...args: unknown[]) => void).call(this, type, ...rest);
+      },
+    });
+    const onabort = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(signal), "onabort");
+    if (onabort?.set && onabort.get) {
+      Object.defineProperty(signal, "onabort", {
+        configurable: true,
+        get: () => onabort.get!.call(signal),
+        set: (handler: unknown) => {
+          if (handler) watchFrom(callerOf(OwnError));
+          onabort.set!.call(signal, handler);
+        },
+      });
     }
     return signal;
   };
@@ -111,11 +182,11 @@ export function trackTopLevelTimers(): { pending(): PendingTimer[] } {
 }
 
 /**
- * Whether the code that called a timer function is the capability's: false for docket's own code
- * and for a package's; else where it is.
+ * Who called: the capability's code (where), a package's, or the runtime itself ("native": a
+ * frame that names no file, as `Promise.race` calling `then`). docket's own frames are skipped.
  * The stack is taken with the runtime's defaults, whatever the top level did to `Error`.
  */
-function startedByCapability(OwnError: ErrorConstructor): NonNullable<PendingTimer["where"]> | false {
+function callerOf(OwnError: ErrorConstructor): NonNullable<PendingTimer["where"]> | "package" | "native" | "docket" {
   const errorStatics = OwnError as unknown as { stackTraceLimit?: number; prepareStackTrace?: unknown };
   const limit = errorStatics.stackTraceLimit;
   const prepare = errorStatics.prepareStackTrace;
@@ -128,17 +199,14 @@ function startedByCapability(OwnError: ErrorConstructor): NonNullable<PendingTim
     errorStatics.stackTraceLimit = limit;
     errorStatics.prepareStackTrace = prepare;
   }
-  // The first frame with a file that is not docket's decides (native frames have none, and an
-  // eval's frame is followed by the frame of the code that called eval).
   const lines = stack.split("\n");
   for (let i = 1; i < lines.length; i++) {
     const frame = FRAME_PATH.exec(lines[i]!);
-    if (!frame) continue;
+    if (!frame) return "native";
     // (Code an eval ran names its file with the query encoded.)
     const path = frame[1]!.replace(/^file:\/\//, "").replace(/%3Fdocket_\w+=[\w&=%-]*$/i, "");
     if (path.startsWith(`${OWN_ROOT}/`) || path.startsWith("/$bunfs/")) continue;
-    return path.includes("/node_modules/") ? false : { path, line: Number(frame[2]) };
+    return path.includes("/node_modules/") ? "package" : { path, line: Number(frame[2]) };
   }
-  // Only docket's own frames: docket's own timer.
-  return false;
+  return "docket";
 }

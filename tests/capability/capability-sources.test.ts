@@ -208,6 +208,16 @@ describe("capability sources", () => {
     expect(await importPinned(join(at, "linked.cap.ts"), linked)).toBe("beside the target");
   });
 
+  test("a file imported as text (with attributes) is data: read by the runtime as it is, even if it looks like CommonJS", async () => {
+    const at = tree("as-text", {
+      "cap.ts": 'import script from "./_client.js" with { type: "text" };\nexport default script.length;\n',
+      "_client.js": '(function () { if (typeof module !== "undefined") module.exports = { hi: 1 }; })();\n',
+    });
+    const sources = await sourcesOf(join(at, "cap.ts"));
+    expect(namesIn(sources, at)).toEqual(["cap.ts"]);
+    expect(await importPinned(join(at, "cap.ts"), sources)).toBe(84);
+  });
+
   test("a CommonJS helper is refused by name: it cannot be served pinned", async () => {
     const at = tree("commonjs", { "cap.ts": 'import common from "./_common.cjs";\nexport default common.c;\n', "_common.cjs": "module.exports = { c: 1 };\n" });
     const refused = await sourcesOf(join(at, "cap.ts")).catch((e: Error) => e);

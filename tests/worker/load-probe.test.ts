@@ -203,6 +203,18 @@ console.log(JSON.stringify(verdicts));
       expect((await check(probe, unrefd))!.reason).toContain("left an interval running (setInterval at line 2)");
       const cleared = file("timer-cleared.ts", "const t = setTimeout(() => {}, 5000);\nclearTimeout(t);\nconst i = setInterval(() => {}, 5000);\nclearInterval(i);");
       expect(await check(probe, cleared)).toBeNull();
+      // Cleared by number or by close(); a timeout that only guards top-level work that finished.
+      const otherwise = file(
+        "timer-otherwise.ts",
+        [
+          "const id = +setTimeout(() => {}, 5000);",
+          "clearTimeout(id);",
+          "setTimeout(() => {}, 5000).close();",
+          'await fetch("data:text/plain,hi", { signal: AbortSignal.timeout(5000) });',
+          "await Promise.race([Promise.resolve(1), Bun.sleep(5000)]);",
+        ].join("\n"),
+      );
+      expect(await check(probe, otherwise)).toBeNull();
       const soon = file("timer-soon.ts", `setTimeout(() => { ${mark("soon.mark")} }, 30);`);
       expect(await check(probe, soon)).toBeNull();
       expect(marks("soon.mark")).toBe(1);

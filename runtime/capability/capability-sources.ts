@@ -132,17 +132,13 @@ function localImports(module: SourceModule, scanner: ImportScanner): LocalImport
   // From the folder the module really is in: the runtime resolves a linked file from its target's.
   const fromDir = dirname(realOrSelf(module.path));
   for (const specifier of scanned(module.path, module.text, scanner).specifiers ?? []) {
-    if (found.has(specifier)) continue;
-    const path = /^\.{0,2}\//.test(specifier);
+    // A name (a package, a built-in, a tsconfig path alias) is the runtime's to resolve: Bun
+    // resolves a package it does not find to its install cache, no file of the checkout.
+    if (!/^\.{0,2}\//.test(specifier) || found.has(specifier)) continue;
     const resolved = scanner.resolve(specifier, fromDir)?.replace(/\?.*$/, "") ?? null;
-    // A path not there now: served as missing, whatever is written there before a thread asks.
-    // (A name that resolves to nothing is a package not installed: the runtime's error says so.)
-    if (resolved === null) {
-      if (path) found.set(specifier, { specifier, path: resolve(fromDir, specifier.replace(/\?.*$/, "")), missing: true });
-    }
-    // A package, a built-in (`node:fs`, `docket`): not the checkout's own code. A name that
-    // resolves to a file of the checkout (a tsconfig path alias, `@/lib/x`) is.
-    else if (!resolved.startsWith("/") || resolved.includes("/node_modules/")) continue;
+    // Not there now: served as missing, whatever is written there before a thread asks.
+    if (resolved === null) found.set(specifier, { specifier, path: resolve(fromDir, specifier.replace(/\?.*$/, "")), missing: true });
+    else if (resolved.includes("/node_modules/")) continue;
     // Data (JSON, text) is the runtime's to read — unless it is no regular file: read here, it is refused.
     else if (!PINNABLE.test(resolved) && isRegularFile(resolved)) continue;
     else found.set(specifier, { specifier, path: resolved });

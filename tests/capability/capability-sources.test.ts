@@ -119,16 +119,9 @@ describe("capability sources", () => {
     expect(await importPinned(join(at, "cap.ts"), sources)).toBe("ab");
   });
 
-  test("a tsconfig path alias to a file of the checkout is a local import, pinned like one", async () => {
-    const at = tree("alias", {
-      "tsconfig.json": '{ "compilerOptions": { "baseUrl": ".", "paths": { "@/*": ["./lib/*"] } } }',
-      "lib/format.ts": "export const fmt = (n: number) => n.toFixed(2);\n",
-      "cap.ts": 'import { fmt } from "@/format";\nimport * as v from "valibot";\nexport default fmt(2) + typeof v;\n',
-    });
-    const sources = await sourcesOf(join(at, "cap.ts"));
-    expect(namesIn(sources, at)).toEqual(["cap.ts", "lib/format.ts"]);
-    writeFileSync(join(at, "lib/format.ts"), "for (;;) {}\nexport const fmt = () => 'never';\n");
-    expect(await importPinned(join(at, "cap.ts"), sources)).toBe("2.00object");
+  test("a package docket serves, or one Bun finds in its install cache, is no local module", async () => {
+    const at = tree("packages", { "cap.ts": 'import * as v from "valibot";\nimport { capability } from "docket";\nexport default [typeof v, typeof capability];\n' });
+    expect(namesIn(await sourcesOf(join(at, "cap.ts")), at)).toEqual(["cap.ts"]);
   });
 
   test("a helper missing when the capability was read is missing for every thread, even once it is written", async () => {

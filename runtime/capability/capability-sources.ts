@@ -4,8 +4,8 @@
 // (docs/authoring.md, "Versions"; docs/containment.md, "Loading").
 
 import { createHash } from "node:crypto";
-import { realpathSync, statSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { existsSync, realpathSync, statSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import { rewriteByPattern, rewriteSpecifiers } from "./_specifier-rewrite.ts";
 import { CapabilityError } from "./capability-error.ts";
 import { readRegularFileText } from "./open-regular-file.ts";
@@ -132,9 +132,12 @@ function localImports(module: SourceModule, scanner: ImportScanner): LocalImport
   // From the folder the module really is in: the runtime resolves a linked file from its target's.
   const fromDir = dirname(realOrSelf(module.path));
   for (const specifier of scanned(module.path, module.text, scanner).specifiers ?? []) {
-    // A name (a package, a built-in, a tsconfig path alias) is the runtime's to resolve: Bun
-    // resolves a package it does not find to its install cache, no file of the checkout.
-    if (!/^\.{0,2}\//.test(specifier) || found.has(specifier)) continue;
+    if (found.has(specifier)) continue;
+    if (!/^\.{0,2}\//.test(specifier)) {
+      const local = aliasedLocal(specifier, fromDir, scanner);
+      if (local !== null) found.set(specifier, { specifier, path: local });
+      continue;
+    }
     const resolved = scanner.resolve(specifier, fromDir)?.replace(/\?.*$/, "") ?? null;
     // Not there now: served as missing, whatever is written there before a thread asks.
     if (resolved === null) found.set(specifier, { specifier, path: resolve(fromDir, specifier.replace(/\?.*$/, "")), missing: true });
@@ -144,6 +147,29 @@ function localImports(module: SourceModule, scanner: ImportScanner): LocalImport
     else found.set(specifier, { specifier, path: resolved });
   }
   return [...found.values()];
+}
+
+/**
+ * Where a name (not a path) leads to a script of the module's own project, or null: a tsconfig
+ * `paths` alias (`@/format`) or a package.json `"imports"` entry (`#lib/x`) resolves to a file
+ * under the folder of the nearest tsconfig.json or package.json. A package resolves into
+ * node_modules, or to Bun's install cache when it is not installed: neither is the project's.
+ */
+function aliasedLocal(specifier: string, fromDir: string, scanner: ImportScanner): string | null {
+  // docket serves these two itself (adapter/bun-modules.ts), whatever a resolver would find.
+  if (specifier === "docket" || specifier === "valibot" || specifier.startsWith("valibot/")) return null;
+  const resolved = scanner.resolve(specifier, fromDir)?.replace(/\?.*$/, "") ?? null;
+  if (resolved === null || !resolved.startsWith("/") || /\/node_modules\/|\/\.bun\/install\/cache\//.test(resolved) || !PINNABLE.test(resolved)) return null;
+  const project = projectOf(fromDir);
+  return project !== null && resolved.startsWith(`${project}/`) ? resolved : null;
+}
+
+/** The nearest folder at or above `dir` holding a tsconfig.json or a package.json, or null. */
+function projectOf(dir: string): string | null {
+  for (let at = dir; ; at = dirname(at)) {
+    if (existsSync(join(at, "tsconfig.json")) || existsSync(join(at, "package.json"))) return at;
+    if (dirname(at) === at) return null;
+  }
 }
 
 /**

@@ -119,8 +119,26 @@ describe("capability sources", () => {
     expect(await importPinned(join(at, "cap.ts"), sources)).toBe("ab");
   });
 
+  test("a name aliased to a file of the project (tsconfig paths, package.json imports) is a local import, pinned like one", async () => {
+    const at = tree("alias", {
+      "tsconfig.json": '{ "compilerOptions": { "baseUrl": ".", "paths": { "@/*": ["./lib/*"] } } }',
+      "package.json": '{ "name": "alias-checkout", "type": "module", "imports": { "#lib/*": "./lib/*.ts" } }',
+      "lib/format.ts": "export const fmt = (n: number) => n.toFixed(2);\n",
+      "lib/word.ts": 'export const word = "word";\n',
+      "capabilities/cap.ts": 'import { fmt } from "@/format";\nimport { word } from "#lib/word";\nimport * as v from "valibot";\nexport default [fmt(2), word, typeof v].join(" ");\n',
+    });
+    const sources = await sourcesOf(join(at, "capabilities/cap.ts"));
+    expect(namesIn(sources, at)).toEqual(["capabilities/cap.ts", "lib/format.ts", "lib/word.ts"]);
+    writeFileSync(join(at, "lib/format.ts"), "for (;;) {}\nexport const fmt = () => 'never';\n");
+    writeFileSync(join(at, "lib/word.ts"), "for (;;) {}\nexport const word = 'never';\n");
+    expect(await importPinned(join(at, "capabilities/cap.ts"), sources)).toBe("2.00 word object");
+  });
+
   test("a package docket serves, or one Bun finds in its install cache, is no local module", async () => {
-    const at = tree("packages", { "cap.ts": 'import * as v from "valibot";\nimport { capability } from "docket";\nexport default [typeof v, typeof capability];\n' });
+    const at = tree("packages", {
+      "package.json": '{ "name": "packages-checkout", "type": "module" }',
+      "cap.ts": 'import * as v from "valibot";\nimport { capability } from "docket";\nexport default [typeof v, typeof capability];\n',
+    });
     expect(namesIn(await sourcesOf(join(at, "cap.ts")), at)).toEqual(["cap.ts"]);
   });
 

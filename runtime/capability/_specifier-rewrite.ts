@@ -162,6 +162,17 @@ export function rewriteByPattern(text: string, targets: Map<string, string>, onl
   return out;
 }
 
+/** True when every import of `specifier` in `text` has attributes (`with { type: "text" }`): data, not code. */
+export function importedAsDataOnly(text: string, specifier: string): boolean {
+  const quoted = new RegExp(`(["'\`])${escapeRegExp(specifier)}\\1(\\s*(?:with|assert)\\s*\\{)?`, "g");
+  let seen = false;
+  for (const match of text.matchAll(quoted)) {
+    if (!match[2]) return false;
+    seen = true;
+  }
+  return seen;
+}
+
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }

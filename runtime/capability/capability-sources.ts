@@ -6,7 +6,7 @@
 import { createHash } from "node:crypto";
 import { existsSync, realpathSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { rewriteByPattern, rewriteSpecifiers } from "./_specifier-rewrite.ts";
+import { importedAsDataOnly, rewriteByPattern, rewriteSpecifiers } from "./_specifier-rewrite.ts";
 import { CapabilityError } from "./capability-error.ts";
 import { readRegularFileText } from "./open-regular-file.ts";
 
@@ -199,17 +199,6 @@ function servedText(module: SourceModule, modules: Map<string, SourceModule>, sc
     throw new CapabilityError("invalid_input", `docket cannot pin the import of ${JSON.stringify(missed)} in ${describeImporter(module.path, file)} as it is written (an escaped specifier, or code around it docket does not read); write it plainly, import … from ${JSON.stringify(missed)}, so that every thread runs the text docket read and tried`);
   }
   return served;
-}
-
-/** True when every import of `specifier` in `text` has attributes (`with { type: "text" }`): data, not code. */
-function importedAsDataOnly(text: string, specifier: string): boolean {
-  const quoted = new RegExp(`(["'\`])${specifier.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\1(\\s*(?:with|assert)\\s*\\{)?`, "g");
-  let seen = false;
-  for (const match of text.matchAll(quoted)) {
-    if (!match[2]) return false;
-    seen = true;
-  }
-  return seen;
 }
 
 function describeImporter(path: string, file: string): string {

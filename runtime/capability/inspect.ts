@@ -207,7 +207,7 @@ export async function importCapabilityFile(absPath: string, options: ImportCapab
   // Fresh: pinned texts are fresh already (a module per text read now, helpers included);
   // unpinned, the file is imported under a name of its own.
   const pinnedTarget = importTarget(sources);
-  const target = options.fresh && !pinnedTarget.pinned ? { specifier: `${file}?docket_fresh=${crypto.randomUUID()}`, pinned: false, pin: () => () => {} } : pinnedTarget;
+  const target = options.fresh && !pinnedTarget.pinned ? { specifier: `${file}?docket_fresh=${crypto.randomUUID()}`, pinned: false, pin: () => {} } : pinnedTarget;
   const specifier = target.specifier;
   let module: unknown;
   const timeoutMs = options.timeoutMs ?? DEFAULT_LOAD_TIMEOUT_MS;

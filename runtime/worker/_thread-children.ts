@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from "node:fs";
+import { threadStat } from "./memory-watchdog.ts";
 
 /**
  * Ends every process a worker's thread started itself (a handler's or a top level's `execSync`,
@@ -31,9 +32,8 @@ const CLOCK_SLACK_MS = 20;
  */
 function startedAt(pid: number): number | null {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    // Field 22 (starttime), counted after the command name, which may hold spaces.
-    const ticks = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]);
+    // Field 22 (starttime) of /proc/<pid>/stat.
+    const ticks = Number(threadStat(String(pid))?.[19]);
     const uptimeSeconds = Number(readFileSync("/proc/uptime", "utf8").split(" ")[0]);
     return Number.isFinite(ticks) && Number.isFinite(uptimeSeconds) ? Date.now() - (uptimeSeconds * 1000 - ticks * 10) : null;
   } catch {

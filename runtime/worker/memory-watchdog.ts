@@ -214,7 +214,7 @@ export function threadMinorFaults(thread: string): number | null {
 }
 
 /**
- * The fields of `/proc/<pid>/task/<tid>/stat` (or of `/proc/self/stat`, given "self") from the
+ * The fields of `/proc/<pid>/task/<tid>/stat` (or of `/proc/<pid>/stat`, given a pid or "self") from the
  * third (state) on, so that field n is at index n - 3; null when it cannot be read (not Linux,
  * the thread gone, no descriptor left).
  */

@@ -94,7 +94,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   const collectAfterMb = Math.min(64, memoryLimitMb / 4);
   const watchdog = new MemoryWatchdog({
     limitMb: memoryLimitMb,
-    intervalMs: options.memorySampleMs,
+    intervalMs: memorySampleMs,
     onExceeded(id, usedMb) {
       const job = jobs.get(id);
       const slot = job?.slot;

@@ -190,8 +190,8 @@ function createDefinitionCache(loadTimeoutMs: number) {
 /**
  * A trial load (worker/load-probe.ts): imports the source the main thread read of the file and
  * its local modules (its `input`), pinned so that the modules run exactly those texts, and runs
- * nothing of it. Null when it
- * loaded; else where and why it failed, as the main thread's import would have said it.
+ * nothing of it. Null when it loaded; else where and why it failed, as the main thread's import
+ * would have said it.
  */
 async function tryLoad(task: WorkerTask, loadTimeoutMs: number): Promise<ImportFailure | null> {
   const file = task.source.file;

@@ -37,12 +37,31 @@ const EDGE: EdgeInfo = { actor: { kind: "cli", pid: process.pid }, request_id: "
 
 type Store = "memory" | "sqlite";
 
+/**
+ * The environment of the "allocator keeps freed pages" rows, for the server and the engine alike:
+ * Bun's allocator (mimalloc) then never gives freed pages back to the OS. By default it does, and
+ * the JavaScript heap's blocks freed after each collection are faulted in again by the next
+ * allocations: on this VM, 1.0–1.5 page faults per HTTP execution (0.2 in-process), and with them
+ * the madvise calls and TLB shootdowns that interrupt the main thread. Not a default of docket:
+ * the price is that memory a burst took is never returned (docs/limits.md, "Allocator").
+ */
+const KEEP_PAGES = { MIMALLOC_PURGE_DELAY: "-1" };
+
 /** What one measured loop gives: its rate and its start → completed latencies. */
 interface Run {
   done: number;
   seconds: number;
   latencies: number[];
   timedOut: boolean;
+}
+
+/** Minor page faults a process (all its threads) has taken so far, from /proc (Linux); NaN elsewhere. */
+function minorFaults(pid: number): number {
+  try {
+    return Number(readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")[7]);
+  } catch {
+    return NaN;
+  }
 }
 
 /**
@@ -118,12 +137,12 @@ function figures(run: Run) {
  * `docket serve --port 0 --store <store>` from the CLI entry (or, for "floor", bench/peers/http-floor.ts)
  * in a fresh checkout; resolves once it prints its URL.
  */
-async function serveChild(store: Store | "floor"): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
+async function serveChild(store: Store | "floor", env: Record<string, string> = {}): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), "docket-bench-http-"));
   const profile = process.env.DOCKET_BENCH_CPU_PROF;
   const flags = profile ? ["--cpu-prof", `--cpu-prof-dir=${profile}`, `--cpu-prof-name=serve-${store}.cpuprofile`] : [];
   const command = store === "floor" ? [FLOOR] : [MAIN, "serve", "--port", "0", "--store", store, "--capabilities", FIXTURES];
-  const child = spawn(process.execPath, [...flags, ...command], { cwd: dir, stdio: ["ignore", "ignore", "pipe"] });
+  const child = spawn(process.execPath, [...flags, ...command], { cwd: dir, stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, ...env } });
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) {
       const exited = new Promise((r) => child.once("exit", r));
@@ -304,8 +323,8 @@ type Figures = ReturnType<typeof figures> & { cpu_per_execution?: string };
  * before it had grown and aged that process's heap, and ran 13–27k/s on the same code from one
  * run to the next: a baseline that moved with what ran before it.
  */
-async function engineFigures(store: Store, parts: InProcessParts = "engine"): Promise<Figures> {
-  const child = spawn(process.execPath, [import.meta.path, "--in-process", store, parts], { stdio: ["ignore", "pipe", "inherit"] });
+async function engineFigures(store: Store, parts: InProcessParts = "engine", env: Record<string, string> = {}): Promise<Figures> {
+  const child = spawn(process.execPath, [import.meta.path, "--in-process", store, parts], { stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, ...env } });
   let said = "";
   child.stdout!.on("data", (chunk) => (said += chunk));
   const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
@@ -316,23 +335,26 @@ async function engineFigures(store: Store, parts: InProcessParts = "engine"): Pr
 
 /** The child side of engineFigures: measures in this process and prints the figures as one JSON line. */
 async function engineFiguresHere(store: Store, parts: InProcessParts): Promise<Figures> {
-  let [cpu0, main0, wait0] = [0, 0, 0];
-  const run = figures(await inProcess(store, () => ([cpu0, main0, wait0] = [ownCpuSeconds(), cpuSeconds(process.pid, process.pid), waitingSeconds(process.pid)]), parts));
+  let [cpu0, main0, wait0, faults0] = [0, 0, 0, 0];
+  const run = figures(await inProcess(store, () => ([cpu0, main0, wait0, faults0] = [ownCpuSeconds(), cpuSeconds(process.pid, process.pid), waitingSeconds(process.pid), minorFaults(process.pid)]), parts));
   const per = (seconds: number) => Math.round((seconds * 1e6) / EXECUTIONS);
-  return { ...run, cpu_per_execution: `${per(ownCpuSeconds() - cpu0)} µs (main thread ${per(cpuSeconds(process.pid, process.pid) - main0)}, waiting for a CPU ${per(waitingSeconds(process.pid) - wait0)})` };
+  // Read after the plane closed: its workers' faults until then are in the process's count.
+  const faults = ((minorFaults(process.pid) - faults0) / EXECUTIONS).toFixed(2);
+  return { ...run, cpu_per_execution: `${per(ownCpuSeconds() - cpu0)} µs (main thread ${per(cpuSeconds(process.pid, process.pid) - main0)}, waiting for a CPU ${per(waitingSeconds(process.pid) - wait0)}); ${faults} page faults` };
 }
 
 /** A `docket serve` of `store` (or the floor) driven over HTTP, with the CPU each side spent per execution. */
-async function httpFigures(store: Store | "floor"): Promise<Figures> {
-  const server = await serveChild(store);
+async function httpFigures(store: Store | "floor", env: Record<string, string> = {}): Promise<Figures> {
+  const server = await serveChild(store, env);
   try {
     const pid = server.child.pid!;
-    let [server0, main0, wait0, load0] = [0, 0, 0, 0];
-    const run = figures(await driveHttp(server.url, EXECUTIONS, () => ([server0, main0, wait0, load0] = [cpuSeconds(pid), cpuSeconds(pid, pid), waitingSeconds(pid), ownCpuSeconds()])));
+    let [server0, main0, wait0, load0, faults0] = [0, 0, 0, 0, 0];
+    const run = figures(await driveHttp(server.url, EXECUTIONS, () => ([server0, main0, wait0, load0, faults0] = [cpuSeconds(pid), cpuSeconds(pid, pid), waitingSeconds(pid), ownCpuSeconds(), minorFaults(pid)])));
     // Per measured execution: what each side costs, less sensitive to a busy machine than rates.
     // The server's main thread apart: it serves HTTP, the engine and /events alone, so it bounds the rate.
     const per = (seconds: number) => Math.round((seconds * 1e6) / EXECUTIONS);
-    return { ...run, cpu_per_execution: `server ${per(cpuSeconds(pid) - server0)} µs (main thread ${per(cpuSeconds(pid, pid) - main0)}, waiting for a CPU ${per(waitingSeconds(pid) - wait0)}), load generator ${per(ownCpuSeconds() - load0)} µs` };
+    const faults = ((minorFaults(pid) - faults0) / EXECUTIONS).toFixed(2);
+    return { ...run, cpu_per_execution: `server ${per(cpuSeconds(pid) - server0)} µs (main thread ${per(cpuSeconds(pid, pid) - main0)}, waiting for a CPU ${per(waitingSeconds(pid) - wait0)}; ${faults} page faults), load generator ${per(ownCpuSeconds() - load0)} µs` };
   } finally {
     await server.stop();
   }
@@ -358,6 +380,9 @@ export async function benchHttpDispatch(only: string[] = []): Promise<BenchResul
   const breakdown = stores.includes("memory") && wanted("breakdown");
   // What the platform does with the same I/O and nothing of docket: the HTTP path's floor here.
   const floor = wanted("floor");
+  // What Bun's allocator costs the path when it gives freed pages back to the OS (its default):
+  // both sides again, like for like, with it keeping them (KEEP_PAGES). Not a goal row.
+  const allocator = stores.includes("memory") && wanted("allocator");
   const runs = new Map<string, Figures[]>();
   const record = (key: string, run: Figures) => {
     // Every round on stderr, for whoever wants the spread behind the medians.
@@ -371,6 +396,10 @@ export async function benchHttpDispatch(only: string[] = []): Promise<BenchResul
       record(`http ${store}`, await httpFigures(store));
     }
     if (floor) record("floor", await httpFigures("floor"));
+    if (allocator) {
+      record("engine memory, pages kept", await engineFigures("memory", "engine", KEEP_PAGES));
+      record("http memory, pages kept", await httpFigures("memory", KEEP_PAGES));
+    }
     if (breakdown) {
       record("engine memory + live", await engineFigures("memory", "live"));
       record("engine memory + live + route", await engineFigures("memory", "route"));
@@ -408,6 +437,21 @@ export async function benchHttpDispatch(only: string[] = []): Promise<BenchResul
       vs_floor: bare ? http.per_second / bare.per_second : "",
       vs_engine_per_round: `${paired.map((r) => r.toFixed(2)).join(", ")} (median ${paired[paired.length >> 1]!.toFixed(2)})`,
       goal: `≥ 0.5 × engine: ${http.per_second >= engine.per_second / 2 ? "met" : "not met"}${peer ? `; ≥ BullMQ ${peer.per_second}/s with p99 < ${peer.p99_ms.toFixed(1)} ms: ${beatsPeer ? "met" : "not met"}` : ""}`,
+    });
+  }
+  if (allocator) {
+    const keptEnv = Object.entries(KEEP_PAGES).map(([name, value]) => `${name}=${value}`).join(" ");
+    const engine = median(runs.get("engine memory, pages kept")!);
+    const http = median(runs.get("http memory, pages kept")!);
+    const paired = runs.get("http memory, pages kept")!.map((run, i) => run.per_second / runs.get("engine memory, pages kept")![i]!.per_second).sort((a, b) => a - b);
+    rows.push({ path: "in-process engine, memory store, the allocator keeping freed pages (not a default)", flags: `${keptEnv}; otherwise as the engine row above; ${rounds}`, ...engine, vs_engine: 1, goal: "" });
+    rows.push({
+      path: "HTTP, memory store, the allocator keeping freed pages (not a default: memory a burst took is never returned)",
+      flags: `${keptEnv} docket serve --port 0 --store memory, and the engine beside it run the same way; otherwise as the HTTP row above; ${rounds}`,
+      ...http,
+      vs_engine: http.per_second / engine.per_second,
+      vs_engine_per_round: `${paired.map((r) => r.toFixed(2)).join(", ")} (median ${paired[paired.length >> 1]!.toFixed(2)})`,
+      goal: "",
     });
   }
   if (breakdown) {

@@ -135,7 +135,9 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
     reportLoadErrors(otherErrors, plane.root, gitHub, style, output);
     if (capabilityId === null) {
       const why = ownErrors.map((e) => `${e.line !== null ? `line ${e.line}${e.column !== null ? `:${e.column}` : ""}: ` : ""}${e.reason}`).join("; ");
-      return await refuse(`Cannot run ${options.target}: ${why || "the file declares no capability"}.`, { file, errors: ownErrors });
+      // A reason that is a sentence already ends with its own period.
+      const reason = why || "the file declares no capability";
+      return await refuse(`Cannot run ${options.target}: ${reason}${/[.!?]$/.test(reason) ? "" : "."}`, { file, errors: ownErrors });
     }
 
     const server = await serving;

@@ -112,6 +112,11 @@ export default capability({
     const ran = await docket(binary, ["run", "report.weekly"], { cwd: checkout });
     expect(ran.code).toBe(2);
     expect(ran.stderr).toContain(`${join(checkout, "capabilities/report.weekly.ts")}:3 did not load: cannot resolve import "@octokit/rest"`);
+    // Run by its path, the refusal is one sentence that ends with one period, not two.
+    const byPath = await docket(binary, ["run", "./capabilities/report.weekly.ts"], { cwd: checkout });
+    expect(byPath.code).toBe(2);
+    expect(byPath.stderr).toContain(`Install it with \`bun add @octokit/rest\` in ${checkout}.\n`);
+    expect(byPath.stderr).not.toContain("..");
   });
 
   test('"docket" and "valibot" are docket\'s own even when the checkout installs other copies', async () => {

@@ -49,6 +49,10 @@ export class WorkerSlot<J> {
   lastCapability: string | null = null;
   /** Tasks that ended here, through replacements (the idle watch compares its looks by it). */
   tasksEnded = 0;
+  /** The version of each capability file the current worker was handed a task of (the pool's to keep). */
+  imported = new Map<string, string>();
+  /** The current worker imported two versions of one file: it is retired once its task ends (pool.ts). */
+  outdated = false;
   job: J | null = null;
   worker!: Worker;
   ready!: Promise<void>;
@@ -118,6 +122,8 @@ export class WorkerSlot<J> {
     };
     const worker = new Worker(this.options.workerUrl, { workerData: boot });
     this.worker = worker;
+    this.imported = new Map();
+    this.outdated = false;
     this.isReady = false;
     this.thread = null;
     this.lastError = null;

@@ -240,6 +240,36 @@ describe("docket serve live reload", () => {
     await until("team.helped gone", async () => (await helped()) === undefined);
   });
 
+  test("live reload: a worker that ran a capability before and after an edit is retired once that task ends, so old versions do not pile up in it", async () => {
+    const capabilityFile = join(root, "capabilities", "team.threaded.ts");
+    const helper = join(root, "capabilities", "_threaded-words.ts");
+    writeFileSync(helper, 'export const answer = () => "one";\n');
+    writeFileSync(
+      capabilityFile,
+      'import { capability } from "docket";\nimport * as v from "valibot";\nimport { threadId } from "node:worker_threads";\nimport { answer } from "./_threaded-words.ts";\nexport default capability({ id: "team.threaded", title: "Threaded", description: "Answers its helper and its thread.", effect: "read", input: v.object({}), output: v.object({ answer: v.string(), thread: v.number() }), handler: () => ({ answer: answer(), thread: threadId }) });\n',
+    );
+    const threaded = () => list().then((l) => l.capabilities.find((c) => c.id === "team.threaded"));
+    const call = async () => (await (await api("team/threaded")).json()) as { answer: string; thread: number };
+    await until("team.threaded", async () => (await threaded()) !== undefined);
+    const first = await call();
+    expect(first.answer).toBe("one");
+    // The same version again: the same worker, which keeps what it imported.
+    expect(await call()).toEqual(first);
+
+    writeFileSync(helper, 'export const answer = () => "two";\n');
+    await until("the helper's edit", async () => (await call()).answer === "two");
+    // The worker that ran both versions was retired after that call: a new one runs the next, and keeps it.
+    const after = await call();
+    expect(after.answer).toBe("two");
+    expect(after.thread).not.toBe(first.thread);
+    expect(await call()).toEqual(after);
+    // Not a fault: nothing said in the server log about this worker.
+    expect(logLines.filter((line) => line.includes("worker") && line.includes("team.threaded"))).toEqual([]);
+    rmSync(capabilityFile);
+    rmSync(helper);
+    await until("team.threaded gone", async () => (await threaded()) === undefined);
+  });
+
   test("live reload: a helper outside the capability folders is watched once a capability imports it", async () => {
     mkdirSync(join(root, "lib"), { recursive: true });
     const helper = join(root, "lib", "format.ts");

@@ -201,6 +201,19 @@ export async function importCapabilityFile(absPath: string, options: ImportCapab
     return { ok: false, problem: { code: "import_failed", reason: CapabilityError.is(error) ? error.message : `a module it imports cannot be read: ${(error as Error).message}`, line: null, column: null } };
   }
   options.onSources?.(sources);
+  // Bun reads a "?" in a module's path as the start of a query, whatever the folder: such a file
+  // cannot be imported at all, and the runtime's own error names a path cut at the "?".
+  if (file.includes("?")) {
+    return {
+      ok: false,
+      problem: {
+        code: "import_failed",
+        reason: 'its path holds a "?", which the runtime reads as the start of a query in a module path, so it cannot be imported; rename the folder (or the file) to a name without "?"',
+        line: null,
+        column: null,
+      },
+    };
+  }
   const version = sources.version;
   // A path, not a file:// URL: Bun 1.4 ignores the query of a file:// URL and returns the cached module.
   // Pinned where it can be: the module runs the text read here (its local modules' too), whatever a later save wrote.

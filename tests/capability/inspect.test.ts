@@ -157,4 +157,10 @@ describe("importCapabilityFile", () => {
     symlinkSync("/dev/zero", zero);
     expect(await importCapabilityFile(zero)).toMatchObject({ ok: false, problem: { reason: expect.stringContaining("the file is a character device") } });
   });
+
+  test('a file under a folder whose name holds "?" is a load error that says so, not a path cut at the "?"', async () => {
+    await writeFiles(root, { "what?/q.one.ts": capabilitySource({ id: "q.one" }) });
+    const own = await importCapabilityFile(join(root, "what?/q.one.ts"));
+    expect(own).toMatchObject({ ok: false, problem: { code: "import_failed", reason: expect.stringContaining('its path holds a "?", which the runtime reads as the start of a query in a module path, so it cannot be imported; rename the folder') } });
+  });
 });

@@ -56,7 +56,7 @@ export async function downloadArtifact(c: Context<AppEnv>, plane: ExecutionPlane
       status: 200,
       headers: {
         "Content-Type": "application/octet-stream",
-        "Content-Disposition": `attachment; filename="${name.replace(/["\\]/g, "_")}"; filename*=UTF-8''${encodeURIComponent(name)}`,
+        "Content-Disposition": contentDisposition(name),
         "Content-Length": String(data.byteLength),
         "X-Content-Type-Options": "nosniff",
       },
@@ -64,4 +64,16 @@ export async function downloadArtifact(c: Context<AppEnv>, plane: ExecutionPlane
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * `attachment` with the name twice (RFC 6266): `filename` for clients that read only it, in
+ * printable ASCII (anything else, and quotes and backslashes, as "_": a header value outside
+ * Latin-1 cannot even be sent), and `filename*` with every character of it, UTF-8 and
+ * percent-encoded as RFC 5987 wants (encodeURIComponent leaves ' ( ) * as they are).
+ */
+function contentDisposition(name: string): string {
+  const ascii = name.replace(/[^\x20-\x7e]|["\\]/gu, "_");
+  const encoded = encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${encoded}`;
 }

@@ -211,6 +211,16 @@ export function apiContract(name: string, start: StartFn): void {
       const link = await http.get(`/api/v1/executions/artifact?id=${id}&name=link.txt`);
       expect(link.status).toBe(400);
       expect(((await link.json()) as any).error.message).toContain("symbolic link");
+      // A name outside Latin-1 (and with characters RFC 5987 must escape): served, its name in filename*.
+      const unicode = "état 😀 (v2)'s.txt";
+      writeFileSync(join(server.root, ".docket", "artifacts", id, unicode), "hi");
+      const named = await http.get(`/api/v1/executions/artifact?id=${id}&name=${encodeURIComponent(unicode)}`);
+      expect(named.status).toBe(200);
+      expect(await named.text()).toBe("hi");
+      const disposition = named.headers.get("content-disposition")!;
+      expect(disposition).toStartWith('attachment; filename="_tat _ (v2)\'s.txt"; filename*=UTF-8\'\'');
+      expect(decodeURIComponent(disposition.split("filename*=UTF-8''")[1]!)).toBe(unicode);
+      expect(disposition.split("filename*=UTF-8''")[1]).toMatch(/^[A-Za-z0-9%._~-]+$/);
     });
 
     test("OpenAPI 3.1 document is valid and lists every capability route with its methods", async () => {

@@ -18,7 +18,7 @@ import { laneWorker, type TaskError, type TaskOutcome, type WorkerTask } from ".
 import { thrownClass, thrownDetail, thrownMessage } from "../execution/thrown.ts";
 import { currentThread } from "./memory-watchdog.ts";
 import { guardOwnProcess } from "./_own-process.ts";
-import { trackTopLevelTimers, type PendingTimer } from "./_top-level-timers.ts";
+import { trackTopLevelWork, type PendingWork } from "./_top-level-deferrals.ts";
 
 // First, before any capability file is imported: their `import … from "docket"` must find us,
 // and none may signal the process every execution runs in.
@@ -200,8 +200,8 @@ async function tryLoad(task: WorkerTask, loadTimeoutMs: number): Promise<ImportF
   // As the main thread will import it (inspect.ts): pinned to these texts, unless it is CommonJS.
   const { specifier, pin } = importTarget(sources);
   pin();
-  // This worker only ever runs this trial (load-probe.ts): its timers can be watched.
-  const timers = trackTopLevelTimers();
+  // This worker only ever runs this trial (load-probe.ts): what its top level defers can be watched.
+  const timers = trackTopLevelWork();
   try {
     await withinLoadTime(import(specifier), file, loadTimeoutMs);
     // A rejection its top level left unhandled is reported once the turn it happened in is over:
@@ -216,7 +216,7 @@ async function tryLoad(task: WorkerTask, loadTimeoutMs: number): Promise<ImportF
       await new Promise((resolve) => setTimeout(resolve, Math.max(1, Math.max(...soon.map((t) => t.due)) - performance.now() + 1)));
     }
     const left = timers.pending()[0];
-    return left ? timerLeftRunning(left, file) : null;
+    return left ? workLeftRunning(left, file) : null;
   } catch (error) {
     // Loaded only when a file fails: a worker that runs handlers never needs it.
     const { describeImportFailure } = await import("../capability/_import-failure.ts");
@@ -227,14 +227,13 @@ async function tryLoad(task: WorkerTask, loadTimeoutMs: number): Promise<ImportF
 /** How soon a timer a top level started must be due for the trial to wait for it to fire. */
 const SOON_MS = 100;
 
-/** Why a file whose own top level left a timer pending is not imported on the main thread. */
-function timerLeftRunning(timer: PendingTimer, file: string): ImportFailure {
-  const where = timer.where;
+/** Why a file whose own top level left work pending (a timer, a watcher, a server…) is not imported on the main thread. */
+function workLeftRunning(work: PendingWork, file: string): ImportFailure {
+  const where = work.where;
   const inFile = where !== null && where.path === file;
   const at = where === null ? "" : inFile ? ` at line ${where.line}` : ` in ${relative(dirname(file), where.path)} line ${where.line}`;
-  const what = timer.kind.startsWith("setInterval") ? "an interval" : "a timer";
   return {
-    reason: `its top level left ${what} running (${timer.kind}${at}) when docket tried it in a worker first: imported by the server, it would run later on the main thread that serves every client, where nothing can stop it, so the server did not import it; start timers in the handler (and stop them when ctx.signal aborts), or clear it before the top level ends`,
+    reason: `its top level left ${work.left} (${work.kind}${at}) when docket tried it in a worker first: imported by the server, it would run later on the main thread that serves every client, where nothing can stop it, so the server did not import it; start it in the handler (and stop it when ctx.signal aborts), or ${work.undo} before the top level ends`,
     line: inFile ? where.line : null,
     column: null,
   };

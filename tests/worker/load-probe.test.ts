@@ -257,6 +257,44 @@ console.log(JSON.stringify(verdicts));
     }
   });
 
+  test("other work a top level leaves behind is refused too: an immediate that reschedules itself, a server, a process listener; stopped or removed before the top level ends, it is fine", async () => {
+    registerDocketModules();
+    const probe = createLoadProbe({ workerUrl: DEFAULT_WORKER_URL, timeoutMs: 1000 });
+    try {
+      for (const [name, top, expected] of [
+        ["immediate-spin.ts", "let n = 0;\nfunction spin() { for (let i = 0; i < 1e5; i++) n++; setImmediate(spin); }\nspin();", "left work scheduled (setImmediate at line 3)"],
+        ["server-bun.ts", 'Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("hi") });', "left a server listening (Bun.serve at line 2)"],
+        ["server-http.ts", 'import { createServer } from "node:http";\ncreateServer(() => {}).listen(0, "127.0.0.1");', "left a server listening (http server.listen at line 3)"],
+        ["process-listener.ts", 'process.on("SIGTERM", () => { for (;;) {} });', 'left a listener on process (process.on("SIGTERM") at line 2)'],
+        ["global-listener.ts", 'addEventListener("unhandledrejection", () => {});', 'left a listener on globalThis (globalThis.addEventListener("unhandledrejection") at line 2)'],
+      ] as const) {
+        const verdict = await check(probe, file(name, top));
+        expect({ name, reason: verdict?.reason }).toEqual({ name, reason: expect.stringContaining(expected) });
+        expect(verdict!.reason).toContain("so the server did not import it; start it in the handler (and stop it when ctx.signal aborts), or ");
+      }
+      const undone = file(
+        "undone.ts",
+        [
+          'import { createServer } from "node:http";',
+          'Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("hi") }).stop();',
+          "const server = createServer(() => {});",
+          'server.listen(0, "127.0.0.1");',
+          "server.close();",
+          "const onTerm = () => {};",
+          'process.on("SIGTERM", onTerm);',
+          'process.off("SIGTERM", onTerm);',
+          'process.on("SIGUSR2", () => {});',
+          'process.removeAllListeners("SIGUSR2");',
+          "let once = 0;",
+          "setImmediate(() => once++);",
+        ].join("\n"),
+      );
+      expect(await check(probe, undone)).toBeNull();
+    } finally {
+      await probe.close();
+    }
+  });
+
   test("a top level waiting in execSync is stopped at the load time with the child it started: neither holds the next trial or the probe's close", async () => {
     const probe = createLoadProbe({ workerUrl: DEFAULT_WORKER_URL, timeoutMs: 300 });
     const pidFile = join(dir, "blocked-child.pid");

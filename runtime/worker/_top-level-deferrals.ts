@@ -1,15 +1,20 @@
-// Timers a capability's top level starts, seen during its trial load (load-probe.ts): such a timer
-// passed the trial and then ran on the server's main thread, where nothing contains what it does
-// (docs/containment.md, "Loading"). Only a trial worker installs this, and it is ended after the
-// trial: the globals it replaces are never those of a worker that runs handlers.
+// Work a capability's top level defers — timers, immediates, servers, process listeners — seen
+// during its trial load (load-probe.ts): such work passed the trial and then ran
+// on the server's main thread, where nothing contains what it does (docs/containment.md,
+// "Loading"). Only a trial worker installs this, and it is ended after the trial: the globals and
+// modules it replaces are never those of a worker that runs handlers.
 
 import { createRequire } from "node:module";
 import { dirname } from "node:path";
 
-/** A timer the capability's code started and that is still pending. */
-export interface PendingTimer {
-  /** The call: `setTimeout`, `setInterval`, `Bun.sleep`, `setTimeout (node:timers/promises)`. */
+/** Work the capability's code deferred and that is still pending. */
+export interface PendingWork {
+  /** The call: `setTimeout`, `setInterval`, `Bun.sleep`, `setImmediate`, `Bun.serve`, `process.on("SIGTERM")`… */
   kind: string;
+  /** What the top level left, as the load error says it: "a timer running", "a server listening"… */
+  left: string;
+  /** How to end it before the top level ends: "clear it", "close it"… */
+  undo: string;
   /** Where the capability's code started it: a path (without docket's query) and line. */
   where: { path: string; line: number } | null;
   /** When a timeout is due (performance.now()); Infinity for an interval. */
@@ -28,12 +33,12 @@ const FRAME_PATH = /(?:\(|\bat\s)((?:file:\/\/)?\/[^\s()]*?)(?:\?[^\s():]*)?:(\d
  * a package's (node_modules). Returns what is still pending, for the trial to judge once the
  * import and its turns are over.
  */
-export function trackTopLevelTimers(): { pending(): PendingTimer[] } {
-  const pending = new Map<unknown, PendingTimer>();
+export function trackTopLevelWork(): { pending(): PendingWork[] } {
+  const pending = new Map<unknown, PendingWork>();
   const OwnError = Error;
   // Started directly by the capability's code: a timer the runtime starts for it (inside
   // node:timers/promises, say) is judged by what the capability chains on, below.
-  const startedBy = (): NonNullable<PendingTimer["where"]> | false => {
+  const startedBy = (): NonNullable<PendingWork["where"]> | false => {
     const caller = callerOf(OwnError);
     return typeof caller === "object" ? caller : false;
   };
@@ -41,7 +46,7 @@ export function trackTopLevelTimers(): { pending(): PendingTimer[] } {
   // A timer is cleared by its handle, by the number it converts to (`+setTimeout(…)`), or by its
   // own `close()`: each forgets it.
   const byNumber = new Map<number, unknown>();
-  const remember = (handle: unknown, timer: PendingTimer) => {
+  const remember = (handle: unknown, timer: PendingWork) => {
     pending.set(handle, timer);
     if (handle !== null && typeof handle === "object") {
       const id = Number(handle);
@@ -78,13 +83,13 @@ export function trackTopLevelTimers(): { pending(): PendingTimer[] } {
       return (callback as (...a: unknown[]) => unknown)(...given);
     };
     handle = originalTimeout(fire, ms, ...args);
-    remember(handle, { kind: "setTimeout", where, due: performance.now() + Math.max(1, Number(ms) || 0) });
+    remember(handle, { kind: "setTimeout", left: "a timer running", undo: "clear it", where, due: performance.now() + Math.max(1, Number(ms) || 0) });
     return handle;
   };
   g.setInterval = function (callback: unknown, ms?: unknown, ...args: unknown[]) {
     const handle = originalInterval(callback, ms, ...args);
     const where = startedBy();
-    if (where !== false) remember(handle, { kind: "setInterval", where, due: Infinity });
+    if (where !== false) remember(handle, { kind: "setInterval", left: "an interval running", undo: "clear it", where, due: Infinity });
     return handle;
   };
   g.clearTimeout = function (handle: unknown) {
@@ -113,7 +118,7 @@ export function trackTopLevelTimers(): { pending(): PendingTimer[] } {
           const caller = callerOf(OwnError);
           if (entry === null && typeof caller === "object") {
             const added = (entry = {});
-            pending.set(added, { kind, where: caller, due });
+            pending.set(added, { kind, left: "a timer running", undo: "clear it", where: caller, due });
             const done = () => void pending.delete(added);
             original.call(promise, done, done);
           }
@@ -137,7 +142,7 @@ export function trackTopLevelTimers(): { pending(): PendingTimer[] } {
     const listen = signal.addEventListener;
     const entry = {};
     const watchFrom = (caller: ReturnType<typeof callerOf>) => {
-      if (typeof caller === "object" && !signal.aborted) pending.set(entry, { kind: "AbortSignal.timeout", where: caller, due });
+      if (typeof caller === "object" && !signal.aborted) pending.set(entry, { kind: "AbortSignal.timeout", left: "a timer running", undo: "clear it", where: caller, due });
     };
     listen.call(signal, "abort", () => pending.delete(entry), { once: true });
     Object.defineProperty(signal, "addEventListener", {
@@ -172,12 +177,124 @@ export function trackTopLevelTimers(): { pending(): PendingTimer[] } {
     timers.setInterval = function (this: unknown, ...args: unknown[]) {
       const where = startedBy();
       const iterator = interval.apply(this, args);
-      if (where !== false) pending.set(iterator, { kind: "setInterval (node:timers/promises)", where, due: Infinity });
+      if (where !== false) pending.set(iterator, { kind: "setInterval (node:timers/promises)", left: "an interval running", undo: "clear it", where, due: Infinity });
       return iterator;
     };
   } catch {
     // No such module in this runtime: nothing to watch there.
   }
+
+  // An immediate runs on the next turn: one that schedules itself again never lets the trial end
+  // quiet, and would go on doing so on the main thread (`function spin() { …; setImmediate(spin) }`).
+  const originalImmediate = g.setImmediate!;
+  const originalClearImmediate = g.clearImmediate!;
+  g.setImmediate = function (callback: unknown, ...args: unknown[]) {
+    const where = startedBy();
+    if (where === false || typeof callback !== "function") return originalImmediate(callback, ...args);
+    let handle: unknown;
+    const fire = (...given: unknown[]) => {
+      pending.delete(handle);
+      return (callback as (...a: unknown[]) => unknown)(...given);
+    };
+    handle = originalImmediate(fire, ...args);
+    pending.set(handle, { kind: "setImmediate", left: "work scheduled", undo: "stop scheduling it", where, due: performance.now() });
+    return handle;
+  };
+  g.clearImmediate = function (handle: unknown) {
+    pending.delete(handle);
+    return originalClearImmediate(handle);
+  };
+
+  /** `object`, made by the capability's code, pending until its `method` (close, stop) is called. */
+  const openUntil = (object: unknown, method: string, work: Omit<PendingWork, "where">, where: PendingWork["where"]) => {
+    if (object === null || typeof object !== "object") return;
+    const end = (object as Record<string, unknown>)[method];
+    if (typeof end !== "function") return;
+    pending.set(object, { ...work, where });
+    Object.defineProperty(object, method, {
+      configurable: true,
+      writable: true,
+      value(this: unknown, ...args: unknown[]) {
+        pending.delete(object);
+        return (end as (...a: unknown[]) => unknown).apply(this, args);
+      },
+    });
+  };
+  const require = createRequire(import.meta.url);
+  // A server answers each connection on the main thread once imported there.
+  if (bun) {
+    const servers = bun as unknown as Record<string, (...args: unknown[]) => unknown>;
+    for (const name of ["serve", "listen"]) {
+      const original = servers[name];
+      if (typeof original !== "function") continue;
+      try {
+        servers[name] = function (this: unknown, ...args: unknown[]) {
+          const where = startedBy();
+          const server = original.apply(this, args);
+          if (where !== false) openUntil(server, "stop", { kind: `Bun.${name}`, left: "a server listening", undo: "stop it", due: Infinity }, where);
+          return server;
+        };
+      } catch {
+        // Read-only in this runtime: not watched.
+      }
+    }
+  }
+  for (const module of ["node:net", "node:http", "node:https"]) {
+    try {
+      const prototype = (require(module) as { Server: { prototype: Record<string, (...args: unknown[]) => unknown> } }).Server.prototype;
+      const listen = prototype.listen!;
+      prototype.listen = function (this: unknown, ...args: unknown[]) {
+        const where = startedBy();
+        if (where !== false && !pending.has(this)) openUntil(this, "close", { kind: `${module.slice(5)} server.listen`, left: "a server listening", undo: "close it", due: Infinity }, where);
+        return listen.apply(this, args);
+      };
+    } catch {
+      // No such module here: nothing to watch.
+    }
+  }
+  // A listener on the process (a signal, "exit", "unhandledRejection") or on the global scope
+  // runs on the main thread when that comes, beside docket's own.
+  const listening = (target: object, label: string, adders: string[], removers: string[], clearer: string | null) => {
+    const entries = new Map<string, object>();
+    const keyOf = (event: unknown, listener: unknown) => `${String(event)}\u0000${listenerIds.get(listener as object) ?? ""}`;
+    const methods = target as Record<string, (...args: unknown[]) => unknown>;
+    for (const name of adders) {
+      const add = methods[name];
+      if (typeof add !== "function") continue;
+      methods[name] = function (this: unknown, event: unknown, listener: unknown, ...rest: unknown[]) {
+        const where = startedBy();
+        if (where !== false && typeof listener === "function") {
+          if (!listenerIds.has(listener)) listenerIds.set(listener, String(++listenerCount));
+          const entry = {};
+          entries.set(keyOf(event, listener), entry);
+          pending.set(entry, { kind: `${label}.${name}(${JSON.stringify(String(event))})`, left: `a listener on ${label}`, undo: "remove it", where, due: Infinity });
+        }
+        return add.call(this, event, listener, ...rest);
+      };
+    }
+    for (const name of removers) {
+      const remove = methods[name];
+      if (typeof remove !== "function") continue;
+      methods[name] = function (this: unknown, event: unknown, listener: unknown, ...rest: unknown[]) {
+        const key = keyOf(event, listener);
+        const entry = entries.get(key);
+        if (entry) (pending.delete(entry), entries.delete(key));
+        return remove.call(this, event, listener, ...rest);
+      };
+    }
+    if (clearer && typeof methods[clearer] === "function") {
+      const clear = methods[clearer]!;
+      methods[clearer] = function (this: unknown, ...args: unknown[]) {
+        for (const [key, entry] of entries) if (args.length === 0 || key.startsWith(`${String(args[0])}\u0000`)) (pending.delete(entry), entries.delete(key));
+        return clear.apply(this, args);
+      };
+    }
+  };
+  // Each listener function by a number of its own: the same function added for two events is two entries.
+  const listenerIds = new WeakMap<object, string>();
+  let listenerCount = 0;
+  listening(process, "process", ["on", "addListener", "once", "prependListener", "prependOnceListener"], ["off", "removeListener"], "removeAllListeners");
+  listening(globalThis, "globalThis", ["addEventListener"], ["removeEventListener"], null);
   return { pending: () => [...pending.values()] };
 }
 
@@ -186,7 +303,7 @@ export function trackTopLevelTimers(): { pending(): PendingTimer[] } {
  * frame that names no file, as `Promise.race` calling `then`). docket's own frames are skipped.
  * The stack is taken with the runtime's defaults, whatever the top level did to `Error`.
  */
-function callerOf(OwnError: ErrorConstructor): NonNullable<PendingTimer["where"]> | "package" | "native" | "docket" {
+function callerOf(OwnError: ErrorConstructor): NonNullable<PendingWork["where"]> | "package" | "native" | "docket" {
   const errorStatics = OwnError as unknown as { stackTraceLimit?: number; prepareStackTrace?: unknown };
   const limit = errorStatics.stackTraceLimit;
   const prepare = errorStatics.prepareStackTrace;

@@ -1,4 +1,4 @@
-import Anser from "anser";
+import { Anser } from "./_anser.ts";
 
 /** A run of text with the classes its colour sequences gave it (`ansi-red-fg`, `ansi-bold`). */
 export interface ColourSpan {

@@ -11,9 +11,9 @@ import ansi from "./assets/ansi.js" with { type: "text" };
 import logFilter from "./assets/log-filter.js" with { type: "text" };
 import outputTable from "./assets/output-table.js" with { type: "text" };
 import refresh from "./assets/refresh.js" with { type: "text" };
-import anserSource from "anser/lib/index.js" with { type: "text" };
 import catalogWatch from "./assets/catalog-watch.js" with { type: "text" };
 import { COCKPIT_BASE } from "./paths.ts";
+import { ANSER_SOURCE } from "./_anser.ts";
 
 /** One file the cockpit serves, carried inside the binary as text. */
 interface Asset {
@@ -28,7 +28,7 @@ const asset = (body: string, type: string): Asset => ({ body, type, hash: create
 const JS = "text/javascript; charset=utf-8";
 
 /** anser's CommonJS build, wrapped so that it defines `docket.Anser` in the page and nothing else. */
-const anserScript = `(function () {\nvar module = { exports: {} };\nvar exports = module.exports;\n${anserSource}\nwindow.docket = window.docket || {};\nwindow.docket.Anser = module.exports;\n})();\n`;
+const anserScript = `(function () {\nvar module = { exports: {} };\nvar exports = module.exports;\n${ANSER_SOURCE}\nwindow.docket = window.docket || {};\nwindow.docket.Anser = module.exports;\n})();\n`;
 
 /** Every asset by name: the stylesheet, the icon and the browser scripts (socket.js alone opens a socket). */
 export const ASSETS = {

@@ -35,6 +35,7 @@ export default capability({
     const t = input.token;
     ctx.progress.step("connect", \`Connecting with \${t}\`);
     ctx.progress.log(\`using \${t}\`);
+    ctx.progress.log("\\u001b[31mred\\u001b[0m plain");
     ctx.progress.log(\`the whole input: \${JSON.stringify(input)}\`);
     ctx.progress.stream("stdout", \`token=\${t}\\nurl=https://u:\${encodeURIComponent(t)}@host/\\n\`);
     ctx.progress.progress(1, 2, \`sent \${t}\`);
@@ -197,7 +198,12 @@ describe("docket serve with a hostile capability (compiled binary)", () => {
       expectClean(`snapshot of ${mode}`, snapshot);
       expect(snapshot).toContain("[redacted]");
       expectClean(`events of ${mode}`, await (await fetch(`${url}/api/v1/executions/events?id=${execution.id}`)).text());
-      expectClean(`cockpit page of ${mode}`, await (await fetch(`${url}/cockpit/executions/${execution.id}`)).text());
+      const page = await fetch(`${url}/cockpit/executions/${execution.id}`);
+      const html = await page.text();
+      expectClean(`cockpit page of ${mode}`, html);
+      // Its coloured log line rendered as coloured text (the binary's cockpit answered 500 to it once).
+      expect(page.status).toBe(200);
+      expect(html).toMatch(/<span class="ansi-red-fg">red<\/span>/);
       const parsed = JSON.parse(snapshot);
       if (CLASS_OF[mode]) {
         expect(parsed.failure.context.error_class).toBe(CLASS_OF[mode]!);

@@ -3,13 +3,14 @@ import { newTraceId, requestIdFrom } from "./edge-ids.ts";
 import type { Hono } from "hono";
 // hono/bun is marked deprecated for an @hono/bun package that is not published yet; this file
 // is the only one that imports it, so the swap is one line.
-import { upgradeWebSocket, websocket } from "hono/bun";
+import { websocket } from "hono/bun";
 import type { Server, ServerWebSocket, WebSocketHandler } from "bun";
 import type { AppEnv, LiveUpgrade } from "./_app-env.ts";
 import type { LiveChannel } from "./live-channel.ts";
 import type { LiveSocket } from "./live-socket.ts";
 import { listenUrl, type ListenOptions, type RunningServer } from "./_listen.ts";
 import { API_PREFIX } from "./api-routes.ts";
+import { LIVE_SUBPROTOCOL, offeredSubprotocols } from "./guards.ts";
 import type { CapabilityPostEnv } from "./capability-post.ts";
 
 /** Bun's listen options: `capabilityPost` (capability-post.ts) serves capability calls by POST. */
@@ -49,19 +50,30 @@ function bunSocket(raw: ServerWebSocket<unknown>): LiveSocket {
  */
 export function serveWithBun(app: Hono<AppEnv>, live: LiveChannel, options: BunListenOptions): RunningServer {
   const sockets = new WeakMap<object, LiveSocket>();
-  const upgrade: LiveUpgrade = (c, target) =>
-    upgradeWebSocket(c, {
-      onOpen(_event, ws) {
+  const upgrade: LiveUpgrade = (c, target) => {
+    const events = {
+      onOpen(_event: Event, ws: { raw?: unknown }) {
         const raw = ws.raw as ServerWebSocket<unknown>;
         const socket = bunSocket(raw);
         sockets.set(raw, socket);
         live.open(socket, target);
       },
-      onClose(_event, ws) {
+      onClose(_event: Event, ws: { raw?: unknown }) {
         const socket = sockets.get(ws.raw as object);
         if (socket) live.close(socket);
       },
-    });
+    };
+    // Made here rather than by Hono's upgradeWebSocket, which lets Bun answer the first
+    // subprotocol offered: a `docket.token.<token>` offered first was echoed back in the answer.
+    // The data is what hono/bun's `websocket` handler reads (events, url, protocol).
+    const speaks = offeredSubprotocols(c.req.header("sec-websocket-protocol")).includes(LIVE_SUBPROTOCOL);
+    const server = (c.env as { server: Server<unknown> }).server;
+    const data = { events, url: new URL(c.req.url), protocol: speaks ? LIVE_SUBPROTOCOL : "" };
+    if (!server.upgrade(c.req.raw, { data, ...(speaks ? { headers: { "Sec-WebSocket-Protocol": LIVE_SUBPROTOCOL } } : {}) })) {
+      throw new Error("Bun refused the WebSocket handshake.");
+    }
+    return new Response(null);
+  };
   const handler = {
     ...websocket,
     drain(ws: ServerWebSocket<unknown>) {

@@ -7,6 +7,7 @@ import type { AppEnv, LiveUpgrade } from "./_app-env.ts";
 import type { LiveChannel } from "./live-channel.ts";
 import type { LiveSocket } from "./live-socket.ts";
 import { listenUrl, type ListenOptions, type RunningServer } from "./_listen.ts";
+import { LIVE_SUBPROTOCOL } from "./guards.ts";
 
 // `ws` buffers without bound and has no backpressure return value: past this many bytes buffered
 // in the process (the kernel took no more) a send reports backpressure, and the write callback of
@@ -59,7 +60,8 @@ function nodeSocket(raw: WebSocket, onDrain: () => void): LiveSocket {
  * WebSocketServer in noServer mode). Resolves once listening.
  */
 export function serveWithNode(app: Hono<AppEnv>, live: LiveChannel, options: ListenOptions): Promise<RunningServer> {
-  const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
+  // `ws` answers the first subprotocol offered unless told: never a token one (guards.ts).
+  const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024, handleProtocols: (offered) => (offered.has(LIVE_SUBPROTOCOL) ? LIVE_SUBPROTOCOL : false) });
   const sockets = new WeakMap<object, LiveSocket>();
   const upgrade: LiveUpgrade = (c, target) =>
     upgradeWebSocket(c, {

@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import type { ExecutionPlane } from "../execution/plane.ts";
 import { DOCKET_VERSION } from "../version.ts";
 import type { AppEnv, ServerConfig } from "./_app-env.ts";
-import { accessGuard, requestIdentity } from "./guards.ts";
+import { accessGuard, LIVE_SUBPROTOCOL, offeredSubprotocols, requestIdentity, TOKEN_SUBPROTOCOL_PREFIX } from "./guards.ts";
 import { apiRoutes, API_PREFIX } from "./api-routes.ts";
 import { edgeFailure, errorHandler, notFoundHandler } from "./errors.ts";
 import { openApiDocument } from "./openapi.ts";
@@ -50,6 +50,15 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
     const upgrade = (c.req.header("upgrade") ?? "").toLowerCase() === "websocket";
     const verdict = live.check(new URL(c.req.url).searchParams, upgrade);
     if (!verdict.ok) return edgeFailure(c, { status: verdict.status, error_code: verdict.error_code, message: verdict.message, context: verdict.context, headers: verdict.headers });
+    const offered = offeredSubprotocols(c.req.header("sec-websocket-protocol"));
+    if (upgrade && offered.length > 0 && !offered.includes(LIVE_SUBPROTOCOL)) {
+      return edgeFailure(c, {
+        status: 400,
+        message: `The live channel speaks the WebSocket subprotocol "${LIVE_SUBPROTOCOL}", which this handshake does not offer.`,
+        suggestion: `Offer ["${LIVE_SUBPROTOCOL}"] (with "${TOKEN_SUBPROTOCOL_PREFIX}<token>" beside it when the server has a token), or no subprotocol at all.`,
+        context: { reason: "subprotocol", offered: offered.filter((p) => !p.startsWith(TOKEN_SUBPROTOCOL_PREFIX)) },
+      });
+    }
     const open = c.env?.docketUpgrade;
     if (!open) return edgeFailure(c, { status: 501, error_code: "unavailable", message: "This server was started without a WebSocket adapter, so the live channel is off.", context: { reason: "no_websocket" } });
     try {

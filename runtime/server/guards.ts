@@ -9,6 +9,19 @@ import { edgeIdSource } from "./edge-ids.ts";
 /** The subprotocol prefix that carries the token on a WebSocket (browsers cannot set Authorization there). */
 export const TOKEN_SUBPROTOCOL_PREFIX = "docket.token.";
 
+/** The subprotocol the live channel speaks: the one a server ever answers (never a token one). */
+export const LIVE_SUBPROTOCOL = "docket.v1";
+
+/**
+ * The subprotocols a WebSocket handshake offers (`Sec-WebSocket-Protocol`, comma-separated). Both
+ * runtimes answer the first offered unless told otherwise, which echoed a `docket.token.<token>`
+ * offered first back in the response: the adapters answer LIVE_SUBPROTOCOL, and /events refuses
+ * an offer without it (app.ts).
+ */
+export function offeredSubprotocols(header: string | undefined | null): string[] {
+  return (header ?? "").split(",").map((p) => p.trim()).filter((p) => p !== "");
+}
+
 /** The path that answers without a token: liveness only, no checkout details. */
 const OPEN_PATHS = new Set(["/healthz"]);
 
@@ -100,8 +113,7 @@ export function presentedTokens(c: Context<AppEnv>, isLiveChannel: boolean): str
   if (isLiveChannel) {
     const query = c.req.query("token");
     if (query) tokens.push(query);
-    for (const protocol of (c.req.header("sec-websocket-protocol") ?? "").split(",")) {
-      const p = protocol.trim();
+    for (const p of offeredSubprotocols(c.req.header("sec-websocket-protocol"))) {
       if (p.startsWith(TOKEN_SUBPROTOCOL_PREFIX)) tokens.push(p.slice(TOKEN_SUBPROTOCOL_PREFIX.length));
     }
   }

@@ -100,7 +100,7 @@ export function terminalOf(plane: BootedPlane, id: string): Promise<ExecutionSna
 
 /** The terminal frame of an execution served by `url`, read from its live channel (`/events`). */
 export function completedOverLive(url: string, id: string, token?: string): Promise<{ data: { state: string; failure?: { error_code: string } } }> {
-  const socket = new WebSocket(`${url.replace(/^http/, "ws")}/events?execution=${encodeURIComponent(id)}`, token ? [`docket.token.${token}`] : undefined);
+  const socket = new WebSocket(`${url.replace(/^http/, "ws")}/events?execution=${encodeURIComponent(id)}`, token ? ["docket.v1", `docket.token.${token}`] : undefined);
   return new Promise((resolve, reject) => {
     socket.onerror = () => reject(new Error(`live channel of ${id} failed`));
     socket.onmessage = (message) => {

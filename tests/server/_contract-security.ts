@@ -83,6 +83,20 @@ export function securityContract(name: string, start: StartFn): void {
       expect(protocol.socket.protocol).toBe("docket.v1");
       await protocol.waitFor((f) => f.type === "stream.ready");
       await protocol.close();
+      // The answer is docket.v1 whatever the order of the offer; the token is never echoed back.
+      const tokenFirst = await rawUpgrade(server.url, "/events", { "Sec-WebSocket-Protocol": `docket.token.${TOKEN}, docket.v1` });
+      expect(tokenFirst.status).toBe(101);
+      expect(tokenFirst.headers["sec-websocket-protocol"]).toBe("docket.v1");
+      expect(JSON.stringify(tokenFirst.headers)).not.toContain(TOKEN);
+      tokenFirst.close();
+      // An offer without docket.v1 is refused, saying what to offer, and names no token.
+      const tokenOnly = await rawUpgrade(server.url, "/events", { "Sec-WebSocket-Protocol": `docket.token.${TOKEN}` });
+      expect(tokenOnly.status).toBe(400);
+      expect(JSON.stringify(tokenOnly.headers)).not.toContain(TOKEN);
+      // (Node's upgrade path answers a refusal without a body.)
+      if (tokenOnly.body !== "") expect(JSON.parse(tokenOnly.body).error).toMatchObject({ message: expect.stringContaining('subprotocol "docket.v1"'), context: { reason: "subprotocol" } });
+      expect(tokenOnly.body).not.toContain(TOKEN);
+      tokenOnly.close();
     });
   });
 }

@@ -57,6 +57,8 @@ export function apiRoutes(plane: ExecutionPlane): Hono<AppEnv> {
     return list ? invoke(c, list) : unknownCapability(c, plane, "executions.list");
   });
   api.get("/executions/artifact", (c) => downloadArtifact(c, plane));
+  // The two aliases exist for GET alone: any other method is told so, not that they do not exist.
+  for (const alias of ["/executions", "/executions/artifact"]) api.all(alias, (c) => onlyGet(c, `${API_PREFIX}${alias}`));
 
   api.all("/*", (c) => {
     const id = c.req.path.slice(API_PREFIX.length + 1).split("/").join(".");
@@ -76,6 +78,16 @@ export function apiRoutes(plane: ExecutionPlane): Hono<AppEnv> {
     return invoke(c, capability);
   });
   return api;
+}
+
+/** 405 for a path answered by GET alone (Allow: GET). */
+export function onlyGet(c: Context<AppEnv>, path: string): Response {
+  return edgeFailure(c, {
+    status: 405,
+    message: `${c.req.method} is not allowed on ${path}: it is read with GET only.`,
+    context: { reason: "method_not_allowed", allow: ["GET"] },
+    headers: { Allow: "GET" },
+  });
 }
 
 function unknownCapability(c: Context<AppEnv>, plane: ExecutionPlane, id: string): Response {

@@ -3,7 +3,7 @@ import type { ExecutionPlane } from "../execution/plane.ts";
 import { DOCKET_VERSION } from "../version.ts";
 import type { AppEnv, ServerConfig } from "./_app-env.ts";
 import { accessGuard, LIVE_SUBPROTOCOL, offeredSubprotocols, requestIdentity, TOKEN_SUBPROTOCOL_PREFIX } from "./guards.ts";
-import { apiRoutes, API_PREFIX } from "./api-routes.ts";
+import { apiRoutes, API_PREFIX, onlyGet } from "./api-routes.ts";
 import { edgeFailure, errorHandler, notFoundHandler } from "./errors.ts";
 import { openApiDocument } from "./openapi.ts";
 import type { LiveChannel } from "./live-channel.ts";
@@ -68,6 +68,8 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
       return edgeFailure(c, { status: 400, message: "The WebSocket handshake is malformed (RFC 6455 §4.1).", context: { reason: "bad_handshake" } });
     }
   });
+
+  app.all("/events", (c) => onlyGet(c, "/events"));
 
   mount(app, "/cockpit", options.mounts?.cockpit, "The cockpit is not part of this server build.");
   mount(app, "/mcp", options.mounts?.mcp, "MCP over HTTP is not part of this server build; use `docket mcp` (stdio).");

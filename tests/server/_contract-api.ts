@@ -190,6 +190,16 @@ export function apiContract(name: string, start: StartFn): void {
       expect(other.trace_id).not.toBe("0".repeat(32));
     });
 
+    test("a method a GET-only path does not take is a 405 with Allow: GET, not a 404 saying the path does not exist", async () => {
+      for (const path of ["/api/v1/executions", "/api/v1/executions/artifact?id=x&name=y", "/events"]) {
+        for (const method of ["POST", "PUT", "DELETE", "PATCH"]) {
+          const response = await http.send(path, { method, headers: { "Content-Type": "application/json" }, body: "{}" });
+          expect({ path, method, status: response.status, allow: response.headers.get("allow") }).toEqual({ path, method, status: 405, allow: "GET" });
+          expect(((await response.json()) as any).error).toMatchObject({ error_code: "invalid_input", context: { reason: "method_not_allowed", allow: ["GET"] } });
+        }
+      }
+    });
+
     test("executions/artifact downloads a file; absent is 404, a folder name is 400, no stack or path leaks", async () => {
       const id = await http.start("files.digest", { path: "." });
       await http.completed(id);

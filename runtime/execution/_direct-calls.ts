@@ -12,6 +12,7 @@ import { CapabilityError } from "../capability/capability-error.ts";
 import { maskForInput, type SecretMask } from "./secret-mask.ts";
 import { thrownClass, thrownDetail } from "./thrown.ts";
 import { boundFailureTexts } from "./text-limits.ts";
+import { sanitizeLine } from "./text-sanitize.ts";
 
 /** What direct calls need from the engine. */
 export interface DirectCallsOptions {
@@ -206,7 +207,8 @@ function outcomeOfThrown(error: unknown): TaskOutcome {
   if (error instanceof FailureError) throw error;
   if (CapabilityError.is(error)) {
     const { code, message, context, retryability, suggestion, outcome_certainty } = error;
-    return { ok: false, error: { kind: "capability", code, message, context, retryability, suggestion, outcome_certainty } };
+    // Safe to print before its secrets are masked, as in a worker (worker-entry.ts).
+    return { ok: false, error: { kind: "capability", code, message: sanitizeLine(message), context, retryability, suggestion: suggestion === undefined ? undefined : sanitizeLine(suggestion), outcome_certainty } };
   }
   return { ok: false, error: { kind: "internal", error_class: thrownClass(error), message: thrownDetail(error), stack: null } };
 }

@@ -1,3 +1,5 @@
+import { sanitizeLine } from "./text-sanitize.ts";
+
 /** The engine's own error codes (docs/protocol.md); handlers add theirs through CapabilityError. */
 export const PLANE_ERROR_CODES = [
   "invalid_input",
@@ -100,13 +102,15 @@ export function buildFailure(options: FailureOptions): FailureDescriptor {
   return {
     error_code: options.error_code,
     stage: options.stage,
-    message: options.message,
+    // A handler's CapabilityError carries its own texts: made safe to print, as its log lines are
+    // (docs/security.md): no escape that clears a terminal or sets its title, no forged line.
+    message: sanitizeLine(options.message),
     retryability: options.retryability ?? (plane ? DEFAULT_RETRYABILITY[plane] : "never"),
     outcome_certainty: options.outcome_certainty ?? "not_applied",
     correlation_id: options.correlation_id ?? newCorrelationId(),
     request_id: options.request_id,
     trace_id: options.trace_id,
-    suggestion: options.suggestion ?? (plane ? DEFAULT_SUGGESTION[plane] : "See the message; the capability's documentation lists its error codes."),
+    suggestion: options.suggestion === undefined ? (plane ? DEFAULT_SUGGESTION[plane] : "See the message; the capability's documentation lists its error codes.") : sanitizeLine(options.suggestion),
     context: boundContext(options.context),
   };
 }

@@ -19,6 +19,7 @@ import { thrownClass, thrownDetail, thrownMessage } from "../execution/thrown.ts
 import { currentThread } from "./memory-watchdog.ts";
 import { guardOwnProcess } from "./_own-process.ts";
 import { trackTopLevelWork, type PendingWork } from "./_top-level-deferrals.ts";
+import { sanitizeLine } from "../execution/text-sanitize.ts";
 
 // First, before any capability file is imported: their `import … from "docket"` must find us,
 // and none may signal the process every execution runs in.
@@ -289,10 +290,12 @@ function classify(error: unknown, context: WorkerContext): TaskError {
       return {
         kind: "capability",
         code: error.code,
-        message: String(error.message),
+        // Made safe to print here, before the secrets are masked out of them (on the main thread):
+        // a bell inside a secret, removed after the mask, would show the secret whole.
+        message: sanitizeLine(String(error.message)),
         context: jsonSafe(error.context),
         ...(error.retryability === undefined ? {} : { retryability: error.retryability }),
-        ...(error.suggestion === undefined ? {} : { suggestion: String(error.suggestion) }),
+        ...(error.suggestion === undefined ? {} : { suggestion: sanitizeLine(String(error.suggestion)) }),
         ...(certainty === "applied" || certainty === "not_applied" ? { outcome_certainty: certainty } : {}),
       };
     }

@@ -62,7 +62,8 @@ export default capability({
       case "cause":
         throw new Error("outer", { cause: new Error(\`\${THROWN} \${t}\`) });
       case "capability":
-        throw new CapabilityError("upstream_refused", \`the upstream refused \${t}\`, { context: { url: \`https://u:\${t}@host/\` } });
+        // A bell inside the token: the text is made safe to print before the token is masked, so it cannot show it whole.
+        throw new CapabilityError("upstream_refused", \`the upstream refused \${t} (\${t.slice(0, 4)}\\u0007\${t.slice(4)})\`, { context: { url: \`https://u:\${t}@host/\` }, suggestion: \`retry without \${t.slice(0, 4)}\\u0007\${t.slice(4)}\` });
       case "type":
         return (undefined as any)[THROWN];
     }
@@ -126,7 +127,7 @@ describe("docket run with a hostile capability (compiled binary, GitHub Actions)
       expect(ran.code).toBe(1);
       const failure = document.failure;
       if (mode === "capability") {
-        expect(failure).toMatchObject({ error_code: "upstream_refused", message: "the upstream refused [redacted]", context: { url: "https://u:[redacted]@host/" } });
+        expect(failure).toMatchObject({ error_code: "upstream_refused", message: "the upstream refused [redacted] ([redacted])", suggestion: "retry without [redacted]", context: { url: "https://u:[redacted]@host/" } });
         continue;
       }
       expect(failure).toMatchObject({ error_code: "internal", stage: "run", context: { capability: "leak.text", stage: "run", error_class: CLASS_OF[mode] } });

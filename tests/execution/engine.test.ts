@@ -398,6 +398,18 @@ describe("engine completion", () => {
     expect(h.store.get(id)!.failure).toMatchObject({ error_code: "verification_failed", message: "2 files differ", context: { mismatched: 2 }, stage: "run" });
   });
 
+  test("a CapabilityError's message and suggestion are made safe to print, as log lines are: no terminal escape but colour, no control character, no second line", async () => {
+    const h = harness();
+    const id = h.engine.start({ capability: "demo.read", input: {} }, EDGE).execution.id;
+    await flush();
+    const hostile = "A\u001b[2J\u001b]0;pwned-title\u0007B\u0000C\n::error::forged \u001b[31mred\u001b[0m";
+    h.pool.of(id)!.end({ ok: false, error: { kind: "capability", code: "boom", message: `msg ${hostile}`, suggestion: `sug ${hostile}`, context: {} } });
+    await flush();
+    const failure = h.store.get(id)!.failure!;
+    expect(failure.message).toBe("msg ABC ⏎ ::error::forged \u001b[31mred\u001b[0m");
+    expect(failure.suggestion).toBe("sug ABC ⏎ ::error::forged \u001b[31mred\u001b[0m");
+  });
+
   test("a thrown error fails internal with a correlation id; the stack goes to the log, never to the store", async () => {
     const h = harness();
     const id = h.engine.start({ capability: "demo.read", input: {} }, EDGE).execution.id;

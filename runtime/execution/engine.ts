@@ -18,7 +18,7 @@ import { MAX_SENSITIVE_VALUES, maskForInput, sensitiveValues, type SecretMask } 
 import { thrownClass, thrownDetail } from "./thrown.ts";
 import { checkValue, describeProblems, type Checked } from "./validate.ts";
 import { parsesUnchanged } from "./_parses-unchanged.ts";
-import { MAX_INPUT_DEPTH, nestsDeeperThan } from "./json-depth.ts";
+import { inputShapeProblem, MAX_INPUT_DEPTH } from "./json-depth.ts";
 import { Scheduler } from "./_scheduler.ts";
 import { completionOf, type Completion, type StopCircumstances } from "./_completion.ts";
 import { DirectCalls } from "./_direct-calls.ts";
@@ -115,12 +115,22 @@ export function createEngine(options: EngineOptions): Engine {
         context: { capability: id },
       });
     }
-    if (nestsDeeperThan(input, MAX_INPUT_DEPTH)) {
+    const shape = inputShapeProblem(input, MAX_INPUT_DEPTH);
+    if (shape?.reason === "too_deep") {
       throw failure(edge, {
         error_code: "invalid_input",
         stage: "validate",
         message: `Cannot ${verb} ${id}: the input nests deeper than ${MAX_INPUT_DEPTH} levels.`,
         context: { reason: "too_deep", limit: MAX_INPUT_DEPTH },
+      });
+    }
+    if (shape?.reason === "not_finite") {
+      throw failure(edge, {
+        error_code: "invalid_input",
+        stage: "validate",
+        message: `Cannot ${verb} ${id}: ${shape.path} is a number too large for JSON to hold (it reads as ${shape.value}).`,
+        suggestion: "Send a number within ±1.8e308, or the value as a string if it must be that large.",
+        context: { reason: "not_finite", path: shape.path },
       });
     }
     const bytes = Buffer.byteLength(JSON.stringify(input ?? null));

@@ -18,3 +18,34 @@ export function nestsDeeperThan(value: unknown, max: number): boolean {
   }
   return false;
 }
+
+/**
+ * What keeps an input from being the JSON it will be stored and shown as, or null: nesting deeper
+ * than `max`, or a number JSON cannot hold — `1e309` parses as Infinity, which a `v.number()`
+ * schema takes and the handler runs with, while every record of the call (the start answer, the
+ * snapshot, `execution.created`) holds `null` in its place. One iterative walk, as nestsDeeperThan.
+ */
+export function inputShapeProblem(value: unknown, max: number): { reason: "too_deep" } | { reason: "not_finite"; path: string; value: string } | null {
+  const stack: Array<[unknown, number, string]> = [[value, 0, ""]];
+  while (stack.length > 0) {
+    const [current, depth, path] = stack.pop()!;
+    if (typeof current === "number") {
+      if (!Number.isFinite(current)) return { reason: "not_finite", path: path || "(the input)", value: String(current) };
+      continue;
+    }
+    if (current === null || typeof current !== "object") continue;
+    if (depth >= max) return { reason: "too_deep" };
+    if (Array.isArray(current)) {
+      for (let i = 0; i < current.length; i++) {
+        const child = current[i];
+        if (typeof child === "number" || (child !== null && typeof child === "object")) stack.push([child, depth + 1, `${path}[${i}]`]);
+      }
+    } else {
+      for (const key of Object.keys(current)) {
+        const child = (current as Record<string, unknown>)[key];
+        if (typeof child === "number" || (child !== null && typeof child === "object")) stack.push([child, depth + 1, path === "" ? key : `${path}.${key}`]);
+      }
+    }
+  }
+  return null;
+}

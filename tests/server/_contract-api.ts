@@ -190,6 +190,17 @@ export function apiContract(name: string, start: StartFn): void {
       expect(other.trace_id).not.toBe("0".repeat(32));
     });
 
+    test("a number too large for JSON (1e309 parses as Infinity) is a 400 naming where it is, never run with Infinity and recorded as null", async () => {
+      const response = await http.post("/api/v1/executions/start", '{"capability":"executions.demonstrate","input":{"steps":1e309,"delay_ms":0}}');
+      expect(response.status).toBe(400);
+      const { error } = (await response.json()) as any;
+      expect(error).toMatchObject({ error_code: "invalid_input", context: { reason: "not_finite", path: "input.steps" } });
+      expect(error.message).toContain("input.steps is a number too large for JSON to hold (it reads as Infinity)");
+      const direct = await http.post("/api/v1/executions/demonstrate", '{"steps":-1e400,"delay_ms":0}');
+      expect(direct.status).toBe(400);
+      expect(((await direct.json()) as any).error.context).toEqual({ reason: "not_finite", path: "steps" });
+    });
+
     test("a method a GET-only path does not take is a 405 with Allow: GET, not a 404 saying the path does not exist", async () => {
       for (const path of ["/api/v1/executions", "/api/v1/executions/artifact?id=x&name=y", "/events"]) {
         for (const method of ["POST", "PUT", "DELETE", "PATCH"]) {

@@ -18,6 +18,13 @@ export default capability({
     effect: v.picklist(["read", "write"]),
     cancellable: v.boolean(),
     run_id: v.optional(v.nullable(v.pipe(v.string(), v.regex(/^[A-Za-z0-9._:-]{1,128}$/, "must be 1-128 characters of A-Z a-z 0-9 . _ : -")))),
+    input_hash: v.optional(
+      v.pipe(
+        v.string(),
+        v.regex(/^[0-9a-f]{64}$/, "must be 64 lower-case hex digits"),
+        v.description("With a run_id: the SHA-256 of the canonical JSON of the real input, so that the run and a start with the same run_id are one run."),
+      ),
+    ),
     session_key: v.optional(v.nullable(v.pipe(v.string(), v.minLength(1), v.maxLength(256)))),
     request_id: v.pipe(v.string(), v.regex(/^[A-Za-z0-9._:-]{1,128}$/, "must be 1-128 characters of A-Z a-z 0-9 . _ : -")),
     trace_id: v.pipe(v.string(), v.regex(/^[0-9a-f]{32}$/, "must be 32 lower-case hex digits")),
@@ -43,6 +50,9 @@ export default capability({
     ),
     silence_ms: v.number(),
     message: v.string(),
+    deduplicated_to: v.optional(
+      v.pipe(v.string(), v.description("The run_id was already used, with the same capability and input, for this execution: nothing was taken, and the run must not run again.")),
+    ),
   }),
   handler(input, ctx) {
     return planeOf(ctx).report(input);

@@ -17,6 +17,8 @@ export interface ReportToServerOptions {
   edge: EdgeInfo;
   /** One line for stderr, already styled by the caller. */
   say(line: string): void;
+  /** With a run_id: the hash of the real input, which the server keeps as the run's identity. */
+  inputHash?: string;
   /** Finds the checkout's server again after it stopped answering; default the lease (findServer). */
   findServer?: typeof findServer;
 }
@@ -54,12 +56,13 @@ export function reportToServer(options: ReportToServerOptions): ExecutionReporte
       lost = false;
       const refusal = answer.ok ? null : `HTTP ${answer.status} ${answer.failure.error_code}: ${answer.failure.message}`;
       // A server that answers and refuses would refuse again; one going away (503) may come back.
-      if (refusal !== null) throw answer.status >= 400 && answer.status < 500 && answer.status !== 429 ? new ReportRefusedError(refusal) : new Error(refusal);
+      if (refusal !== null) throw answer.status >= 400 && answer.status < 500 && answer.status !== 429 ? new ReportRefusedError(refusal, answer.ok ? null : answer.failure) : new Error(refusal);
       return (answer as { body: ReportAnswer }).body;
     },
     cancel(requestedBy) {
       plane.cancel(id, { ...edge, actor: requestedBy ?? edge.actor });
     },
     say: options.say,
+    inputHash: options.inputHash,
   });
 }

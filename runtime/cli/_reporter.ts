@@ -1,5 +1,6 @@
 import type { Clock } from "../execution/clock.ts";
 import type { Actor } from "../execution/protocol.ts";
+import type { FailureDescriptor } from "../execution/failure.ts";
 import type { ExecutionReport, ReportAnswer } from "../execution/report-protocol.ts";
 import { isTerminal } from "../execution/state-machine.ts";
 import type { ExecutionStore, Subscription } from "../store/store.ts";
@@ -22,6 +23,8 @@ export interface ExecutionReporterOptions {
   cancel(requestedBy: Actor | null): void;
   /** Says one line on stderr (without its newline). */
   say(line: string): void;
+  /** With a run_id: the hash of the real input (canonical-json.ts), sent so the server keeps the run's identity. */
+  inputHash?: string;
   clock: Pick<Clock, "setTimeout" | "clearTimeout" | "monotonic">;
   /** Quiet time after an event before it is reported; default 100 ms, so events travel in batches. */
   soonMs?: number;
@@ -41,14 +44,31 @@ export interface ExecutionReporterOptions {
 
 /** The server answered and refused the report (a 4xx): trying again would only be refused again. */
 export class ReportRefusedError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /** The server's descriptor of the refusal, when it sent one. */
+    readonly failure: FailureDescriptor | null = null,
+  ) {
     super(message);
     this.name = "ReportRefusedError";
   }
 }
 
+/** What the server made of a run's first report. */
+export type FirstReport =
+  /** It holds the execution now (or had it already): the run goes on. */
+  | { kind: "taken" }
+  /** The run_id is another execution's, with the same capability and input: that one is this run. */
+  | { kind: "deduplicated"; execution_id: string }
+  /** It refused the report (a run_id used with another input: run_id_conflict). */
+  | { kind: "refused"; failure: FailureDescriptor | null }
+  /** Nothing answered: whether the run_id is free cannot be known. */
+  | { kind: "unheard" };
+
 /** Reports one execution to the server serving the checkout, while it runs and once it ended. */
 export interface ExecutionReporter {
+  /** Settles with the server's verdict on the first report, once its answer (or its failure) came. */
+  first: Promise<FirstReport>;
   /** Sends what is left once the execution is terminal; resolves when the server holds it all, or reporting stopped. */
   finish(): Promise<void>;
   /** Stops reporting at once, saying nothing. */
@@ -86,6 +106,7 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
     effect: created.effect,
     cancellable: created.cancellable,
     run_id: created.run_id,
+    ...(created.run_id !== null && options.inputHash !== undefined ? { input_hash: options.inputHash } : {}),
     session_key: created.session_key,
     request_id: created.request_id,
     trace_id: created.trace_id,
@@ -105,6 +126,10 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
   /** The server ended the execution for silence: only the run's own end is reported now. */
   let awaitingEnd = false;
   let endSent = false;
+  let resolveFirst!: (first: FirstReport) => void;
+  /** Whether `first` settled already (a later answer is no first verdict any more). */
+  let firstKnown = false;
+  const first = new Promise<FirstReport>((resolve) => (resolveFirst = (verdict) => ((firstKnown = true), resolve(verdict))));
   let resolveFinished!: () => void;
   const finished = new Promise<void>((resolve) => (resolveFinished = resolve));
   let subscription: Subscription | null = null;
@@ -158,9 +183,18 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
       answer = await options.send(body);
     } catch (error) {
       inFlight = false;
+      resolveFirst(error instanceof ReportRefusedError ? { kind: "refused", failure: error.failure } : { kind: "unheard" });
       return failed(error);
     }
     inFlight = false;
+    if (answer.deduplicated_to !== undefined) {
+      // The run_id is another execution's: this one is not the server's to show, and does not run
+      // (or, when the server was not heard before it began, has run beside it: said so).
+      const late = firstKnown;
+      resolveFirst({ kind: "deduplicated", execution_id: answer.deduplicated_to });
+      return end(late ? `the server at ${server} names ${answer.deduplicated_to} as this run_id's execution, and could not be asked before this run began: this run is visible to this process alone` : null);
+    }
+    resolveFirst({ kind: "taken" });
     if (stopped) return;
     failures = 0;
     if (!heard) {
@@ -233,6 +267,7 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
     timer = null;
     subscription?.unsubscribe();
     if (line !== null) say(line);
+    resolveFirst({ kind: "unheard" });
     resolveFinished();
   }
 
@@ -245,6 +280,7 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
   wake(0);
 
   return {
+    first,
     finish() {
       if (!finishing) {
         finishing = true;

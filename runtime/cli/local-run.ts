@@ -18,7 +18,8 @@ import { writeFile } from "node:fs/promises";
 import { MIN_MASKED_LENGTH, sensitiveValues } from "../execution/secret-mask.ts";
 import { createLiveView, wantsLiveView, type LiveView } from "./live-view.ts";
 import { createRunReporter, location, plainPrinters } from "./run-reporter.ts";
-import { findServer } from "./server-client.ts";
+import { findServer, followEvents, type ServerClient } from "./server-client.ts";
+import { isTerminal } from "../execution/state-machine.ts";
 import { reportToServer } from "./_reporter-to-server.ts";
 import type { ExecutionReporter } from "./_reporter.ts";
 
@@ -141,9 +142,13 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
     }
 
     const server = await serving;
+    // With a run_id and a server, the handler waits for the server's word on the run_id: already
+    // another execution's, this run is that one and does not run (docs/protocol.md).
+    let release: (() => void) | null = null;
+    const hold = server && options.runId !== undefined ? new Promise<void>((resolve) => (release = resolve)) : undefined;
     let started;
     try {
-      started = plane.engine.start({ capability: capabilityId, input, run_id: options.runId, deadline_ms: deadlineMs }, edge);
+      started = plane.engine.start({ capability: capabilityId, input, run_id: options.runId, deadline_ms: deadlineMs }, edge, { hold });
     } catch (error) {
       if (error instanceof FailureError) return await finishRefused(options, style, error.failure, capabilityId);
       throw error;
@@ -152,7 +157,9 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
     // The work stays here either way; a server only gets to show it.
     live = !gitHub && wantsLiveView({ isTTY: output.stderrIsTTY }, env) ? createLiveView({ write: output.stderr, style }) : null;
     const say = (line: string) => (live ? live.above(style.dim(line)) : output.stderr(`${style.dim(line)}\n`));
-    if (server) reporter = reportToServer({ server, plane: plane.engine, id, edge, say });
+    // The identity the run's engine recorded: the hash of the input as checked, as a start's is.
+    const inputHash = options.runId === undefined ? undefined : plane.store.findRun(options.runId)?.input_hash;
+    if (server) reporter = reportToServer({ server, plane: plane.engine, id, edge, say, inputHash });
     else say("no server serves this checkout, so this execution is visible to this process alone");
     interrupt = {
       first() {
@@ -167,6 +174,13 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
         plane.engine.forceStop(id);
       },
     };
+    if (reporter && hold) {
+      const first = await reporter.first;
+      if (first.kind === "deduplicated") return await finishDeduplicated(options, style, server!, first.execution_id, say);
+      if (first.kind === "refused" && first.failure?.error_code === "run_id_conflict") return await finishRefused(options, style, first.failure, capabilityId);
+      // Taken, or the server could not say: the run goes on (what it could not say is said above).
+      release!();
+    }
     const snapshot = await follow(plane, id, gitHub, style, output, live);
     // The server holds the end too before the run says how it ended (a script may ask it next).
     await reporter?.finish();
@@ -230,10 +244,43 @@ async function finishRefused(options: LocalRunOptions, style: TerminalStyle, fai
   return await deliverDocument(options, document, null, exitCodeOf(end));
 }
 
+/**
+ * The run_id was already used with the same capability and input, for `executionId` at the server:
+ * that execution is this run. Nothing runs here; its end (followed at the server while it has none)
+ * is this run's, in the same words and exit code, and the JSON document says `deduplicated`.
+ */
+async function finishDeduplicated(options: LocalRunOptions, style: TerminalStyle, server: ServerClient, executionId: string, say: (line: string) => void): Promise<number> {
+  say(`run_id ${options.runId} was already used for ${executionId}, so this run is that execution and nothing runs again: ${server.url}/cockpit/executions/${executionId}`);
+  const current = async () => {
+    const answer = await server.request("GET", "/api/v1/executions/get", { query: { id: executionId } }).catch(() => null);
+    return answer?.ok ? (answer.body as ExecutionSnapshot & { details_expired?: boolean }) : null;
+  };
+  let snapshot = await current();
+  if (snapshot !== null && !snapshot.details_expired && !isTerminal(snapshot.state)) {
+    say(`${executionId} is ${snapshot.state}; following it to its end`);
+    await followEvents(server, { id: executionId, after: snapshot.last_sequence, onEvent: () => {}, onNote: () => {} });
+    snapshot = await current();
+  }
+  if (snapshot === null || snapshot.details_expired || !isTerminal(snapshot.state)) {
+    const failure = buildFailure({
+      error_code: "unavailable",
+      stage: "admit",
+      message: `run_id ${options.runId} names ${executionId}, whose end this run could not read from the server at ${server.url}${snapshot?.details_expired ? " (its details expired)" : ""}.`,
+      suggestion: `Look at ${executionId} with docket executions show ${executionId}; run with another --run-id to run again.`,
+      context: { run_id: options.runId, execution_id: executionId },
+      request_id: requestIdFrom(undefined),
+      trace_id: newTraceId(),
+    });
+    return await finishRefused(options, style, failure);
+  }
+  return await finishSettled(options, style, snapshot, true);
+}
+
 /** The end of an execution: output on stdout (or the one JSON document), the failure on stderr. */
-async function finishSettled(options: LocalRunOptions, style: TerminalStyle, snapshot: ExecutionSnapshot): Promise<number> {
+async function finishSettled(options: LocalRunOptions, style: TerminalStyle, snapshot: ExecutionSnapshot, deduplicated = false): Promise<number> {
   const { output } = options;
-  const document = `${JSON.stringify(snapshot.state === "succeeded" ? { execution: snapshot, output: snapshot.output } : { execution: snapshot, failure: snapshot.failure }, null, 2)}\n`;
+  const also = deduplicated ? { deduplicated: true } : {};
+  const document = `${JSON.stringify(snapshot.state === "succeeded" ? { execution: snapshot, output: snapshot.output, ...also } : { execution: snapshot, failure: snapshot.failure, ...also }, null, 2)}\n`;
   if (options.format === "json") {
     await output.stdout(document);
   } else if (snapshot.state === "succeeded") {

@@ -72,10 +72,24 @@ interface Active {
   done: Promise<void> | null;
   /** True once its creation (and run identity) is committed: only then may its handler act. */
   durable: boolean;
+  /** Its handler waits for this (StartOptions.hold); null once it let go, or when there was none. */
+  hold: Promise<void> | null;
+}
+
+/** What a caller of the engine itself (not a client) may add to a start. */
+export interface StartOptions {
+  /**
+   * The handler does not begin before this settles; until then the execution is queued and takes
+   * its slot. `docket run` holds its execution while the server serving its checkout says whether
+   * the run_id is already another run's (docs/protocol.md); if it is, the hold never settles and
+   * the run ends without running.
+   */
+  hold?: Promise<void>;
 }
 
 /** The execution plane's engine: validate · redact · admit · queue · run on a worker · catch · complete. */
 export interface Engine extends ExecutionPlane {
+  start(request: StartRequest, edge: EdgeInfo, options?: StartOptions): StartResult;
   /** Stops a running execution at once: its worker is terminated (a second Ctrl-C). */
   forceStop(id: string): void;
   /** Facts about this process, as `ctx.host()` answers them. */
@@ -211,7 +225,7 @@ export function createEngine(options: EngineOptions): Engine {
   // Settles unknown outcomes (docs/reconciliation.md): by a person, or by the capability's own check.
   const reconciler = createReconciler({ store, registry, pool, limits, root, clock, log });
 
-  function start(request: StartRequest, edge: EdgeInfo): StartResult {
+  function start(request: StartRequest, edge: EdgeInfo, options: StartOptions = {}): StartResult {
     if (closed) throw failure(edge, { error_code: "unavailable", stage: "admit", message: "The engine is shutting down." });
     const { capability, input } = admitInput(request.capability, request.input, edge, "start");
     if (!runsAsExecution(capability)) {
@@ -321,6 +335,7 @@ export function createEngine(options: EngineOptions): Engine {
       completed: false,
       done: null,
       durable: false,
+      hold: options.hold ?? null,
     };
     scheduler.enqueue(active);
     if (deadline !== null) active.timers.push(clock.setTimeout(() => expire(active, "deadline_ms"), deadline));
@@ -348,6 +363,15 @@ export function createEngine(options: EngineOptions): Engine {
    */
   function begin(active: Active): void {
     if (closed || active.completed) return;
+    if (active.hold !== null) {
+      const hold = active.hold;
+      active.hold = null;
+      void hold.then(
+        () => begin(active),
+        () => undefined,
+      );
+      return;
+    }
     if (active.durable || (store.storageFault() === null && store.creationCommitted(active.id))) {
       if (store.starting(active.id)) return dispatch(active);
       const retry = clock.setTimeout(() => {

@@ -15,7 +15,7 @@ import { endedForSilence, runReconciliation } from "./_run-reconciliation.ts";
 /** What the ledger is built from; the engine passes its own. */
 export interface ReportLedgerOptions {
   store: ExecutionStore;
-  limits: Pick<Limits, "report_silence_ms">;
+  limits: Pick<Limits, "report_silence_ms" | "run_identities">;
   /** The checkout this server serves: every reported execution carries it, as its own do. */
   root: string;
   clock: Clock;
@@ -85,10 +85,25 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
     const moveProblem = lifecycleProblem(existing?.state ?? "queued", fresh);
     if (moveProblem !== null) throw refuse(`Cannot take the report of ${report.id}: ${moveProblem}.`, { reason: "illegal_transition" });
     if (!existing) {
+      // The run_id of a run is its identity as a start's is: used already, the run is that execution.
+      const claimed = claimRun(report, edge);
+      if (claimed !== null) return claimed;
       // A new run is a new admission: refused like a start while the store cannot take it. A run
       // already here goes on being heard, so that what it already showed is not cut off.
       const refused = options.storageRefusal?.(`take the report of ${report.id}`);
       if (refused) throw new FailureError(buildFailure({ ...refused, stage: "admit", request_id: edge.request_id, trace_id: edge.trace_id }));
+      if (report.run_id && report.input_hash && !store.recordRun({ run_id: report.run_id, execution_id: report.id, capability: report.capability, input_hash: report.input_hash })) {
+        throw new FailureError(
+          buildFailure({
+            error_code: "capacity",
+            stage: "admit",
+            message: `Cannot record run_id "${report.run_id}": the limit of ${limits.run_identities} run identities is reached. Run without --run-id, or raise DOCKET_RUN_IDENTITIES.`,
+            context: { limit: limits.run_identities },
+            request_id: edge.request_id,
+            trace_id: edge.trace_id,
+          }),
+        );
+      }
       create(report, fresh[0] as ExecutionEvent<"execution.created">, refuse);
     }
     const drafts = fresh.filter((event) => event.type !== "execution.created").map((event) => ({ type: event.type, data: event.data }) as EventDraft);
@@ -105,6 +120,39 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
     if (isTerminal(now.state)) end(report.id);
     else touch(report.id, report.pid);
     return answer(report.id, now, fresh.length, false);
+  }
+
+  /**
+   * The first report of a run with a run_id (and its input's hash) whose run_id is already used:
+   * with the same capability and input it is that execution — the answer names it and nothing is
+   * taken, so the run does not run again; with another, run_id_conflict (409), as for a start.
+   * Null when the run_id is free (or the report has none).
+   */
+  function claimRun(report: ExecutionReport, edge: EdgeInfo): ReportAnswer | null {
+    if (!report.run_id || !report.input_hash) return null;
+    const known = store.findRun(report.run_id);
+    if (known === null) return null;
+    if (known.capability !== report.capability || known.input_hash !== report.input_hash) {
+      throw new FailureError(
+        buildFailure({
+          error_code: "run_id_conflict",
+          stage: "admit",
+          message: `run_id "${report.run_id}" was already used for ${known.execution_id} with ${known.capability === report.capability ? "a different input" : `capability ${known.capability}`}.`,
+          context: { run_id: report.run_id, execution_id: known.execution_id },
+          request_id: edge.request_id,
+          trace_id: edge.trace_id,
+        }),
+      );
+    }
+    const original = store.current(known.execution_id);
+    const state = original?.state ?? null;
+    return {
+      ...answer(report.id, null, 0, false),
+      state,
+      ended: true,
+      deduplicated_to: known.execution_id,
+      message: `run_id "${report.run_id}" was already used for ${known.execution_id}${state ? ` (${state})` : ""}: that execution is this run, so nothing was taken and nothing runs again.`,
+    };
   }
 
   function create(report: ExecutionReport, created: ExecutionEvent<"execution.created">, refuse: (message: string, context: Record<string, unknown>) => FailureError): void {
@@ -124,7 +172,7 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
       trace_id: report.trace_id,
       cancellable: report.cancellable,
       effect: report.effect,
-      // Never recorded as a run identity here: the real input stays with the run.
+      // Of the redacted input: the run identity (claimRun) holds the hash of the real one, which the run sent.
       input_hash: canonicalHash(input),
       // The run's own word: the server may not know the capability, or know another version of it.
       capability_version: created.data.capability_version ?? null,

@@ -16,6 +16,12 @@ export interface ExecutionReport {
   effect: "read" | "write";
   cancellable: boolean;
   run_id?: string | null;
+  /**
+   * With a run_id: SHA-256 (hex) of the canonical JSON of the real input (canonical-json.ts), which
+   * the server keeps as the run's identity, as for a start: the same run_id and input later — a
+   * start or another run — is this run; another input is run_id_conflict.
+   */
+  input_hash?: string;
   session_key?: string | null;
   request_id: string;
   trace_id: string;
@@ -48,6 +54,11 @@ export interface ReportAnswer {
   /** Silence after which the server ends an unheard run; the run reports well within it. */
   silence_ms: number;
   message: string;
+  /**
+   * The run's first report named a run_id already used with the same capability and input: the
+   * server took nothing, and this is the execution that run_id names. The run does not run.
+   */
+  deduplicated_to?: string;
 }
 
 /** The most events one report may carry (capabilities/executions.report.ts declares the same bound); a run further behind sends again at once. */

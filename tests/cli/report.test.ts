@@ -145,6 +145,44 @@ describe("docket run and the server serving its checkout", () => {
     }
   });
 
+  test("docket run --run-id with a server is one run with the server's starts and other runs: the same run_id and input answers that execution (followed to its end), another input is run_id_conflict, nothing runs twice", async () => {
+    const checkout = tempCheckout();
+    const server = await serveCheckout(checkout);
+    const http = api(server.url);
+    const run = (input: string, runId: string) => docket(fromSource, [...DEMO, input, "--run-id", runId], { cwd: checkout });
+    try {
+      const first = await run('{"steps":1,"delay_ms":0}', "rid-cli");
+      expect(first.code).toBe(0);
+      const original = oneJsonDocument(first.stdout);
+      expect(original.deduplicated).toBeUndefined();
+
+      // Again, the same input written otherwise: that execution, which did not run again.
+      const again = await run('{"delay_ms":0,"steps":1}', "rid-cli");
+      expect(again.code).toBe(0);
+      const repeated = oneJsonDocument(again.stdout);
+      expect(repeated).toMatchObject({ deduplicated: true, execution: { id: original.execution.id, state: "succeeded" }, output: original.output });
+      expect(again.stderr).toContain(`run_id rid-cli was already used for ${original.execution.id}, so this run is that execution and nothing runs again`);
+      // Another input: refused as a start would be, and nothing ran.
+      const other = await run('{"steps":2,"delay_ms":0}', "rid-cli");
+      expect(other.code).toBe(2);
+      expect(oneJsonDocument(other.stdout)).toMatchObject({ execution: null, failure: { error_code: "run_id_conflict", context: { run_id: "rid-cli", execution_id: original.execution.id } } });
+      // A start over HTTP with that run_id is the same run too.
+      const started = await http.post("/api/v1/executions/start", { capability: "executions.demonstrate", input: { steps: 1, delay_ms: 0 }, run_id: "rid-cli" });
+      expect(started.body).toMatchObject({ deduplicated: true, execution: { id: original.execution.id } });
+
+      // A run_id a running start holds: the run follows that execution to its end and ends as it does.
+      const running = await http.post("/api/v1/executions/start", { capability: "executions.demonstrate", input: { steps: 4, delay_ms: 150 }, run_id: "rid-http" });
+      const follower = await run('{"steps":4,"delay_ms":150}', "rid-http");
+      expect(follower.code).toBe(0);
+      expect(oneJsonDocument(follower.stdout)).toMatchObject({ deduplicated: true, execution: { id: running.body.execution.id, state: "succeeded", actor: { kind: "http" } } });
+
+      const { items } = await http.get("/api/v1/executions?limit=100");
+      expect(items.map((item: any) => item.run_id).sort()).toEqual(["rid-cli", "rid-http"]);
+    } finally {
+      await server.stop();
+    }
+  });
+
   test("docket run reports to a server that requires a token, with the token of its lease", async () => {
     const checkout = tempCheckout();
     const token = "a-token-for-report-tests-0123";

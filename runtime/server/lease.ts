@@ -59,8 +59,9 @@ export function isProcessAlive(pid: number): boolean {
 
 /**
  * True when the lease's holder is alive and serving: its pid exists AND the server at its URL
- * answers `GET /api/v1/plane` with the same root (a recycled pid or another server on a reused
- * port does not count). Bounded by `timeout_ms`.
+ * answers `GET /api/v1/plane` with the same root and that pid (a recycled pid, another server on
+ * a reused port, or the new server itself on the port the dead one had, does not count). Bounded
+ * by `timeout_ms`.
  */
 export async function isLeaseLive(lease: Lease, options: { timeout_ms?: number } = {}): Promise<boolean> {
   if (!isProcessAlive(lease.pid)) return false;
@@ -70,8 +71,8 @@ export async function isLeaseLive(lease: Lease, options: { timeout_ms?: number }
       signal: AbortSignal.timeout(options.timeout_ms ?? 1500),
     });
     if (!response.ok) return false;
-    const body = (await response.json()) as { root?: unknown };
-    return body.root === lease.root;
+    const body = (await response.json()) as { root?: unknown; pid?: unknown };
+    return body.root === lease.root && body.pid === lease.pid;
   } catch {
     return false;
   }

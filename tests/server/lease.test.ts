@@ -50,6 +50,28 @@ describe("lease", () => {
     rmSync(root, { recursive: true, force: true });
   });
 
+  test("a lease left by a server killed on the port the new one binds is replaced: the new server answering there is not its holder", async () => {
+    const root = tempCheckout();
+    const lines: string[] = [];
+    // A first server, to learn a port that is free; then a lease naming that port and a live
+    // process that is no server (a killed server not reaped yet by its parent looks alive too).
+    const first = await startServer({ cwd: root, port: 0, storeKind: "memory", limits: resolveLimits(), capabilityDirs: [], runtime: "bun", log: () => {} });
+    const port = Number(new URL(first.url).port);
+    await first.stop();
+    const sleeper = Bun.spawn(["sleep", "30"]);
+    try {
+      writeFileSync(leasePath(root), JSON.stringify(leaseIn(root, { url: `http://127.0.0.1:${port}`, pid: sleeper.pid })));
+      const second = await startServer({ cwd: root, port, storeKind: "memory", limits: resolveLimits(), capabilityDirs: [], runtime: "bun", log: (line) => lines.push(line) });
+      expect(readLease(root)).toMatchObject({ pid: process.pid, url: second.url });
+      expect(await isLeaseLive(leaseIn(root, { url: second.url, pid: sleeper.pid }))).toBe(false);
+      expect(await isLeaseLive(readLease(root)!)).toBe(true);
+      await second.stop();
+    } finally {
+      sleeper.kill();
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
   test("releaseLease removes only a lease that is still this one", async () => {
     const root = tempCheckout();
     const first = leaseIn(root, { started_at: "first" });

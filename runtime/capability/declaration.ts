@@ -163,3 +163,6 @@ export interface CapabilityDef<I extends AnySchema = AnySchema, O extends AnySch
 export function capability<I extends AnySchema, O extends AnySchema>(def: CapabilityDef<I, O>): CapabilityDef<I, O> {
   return def;
 }
+
+/** The longest `timeout_ms` a capability may declare, as the longest deadline: a timer waits at most 2^31 − 1 ms (about 24.8 days). */
+export const MAX_TIMEOUT_MS = 2_147_483_647;

@@ -8,7 +8,7 @@ import type { CapabilitySources } from "./capability-sources.ts";
 import { CapabilityError } from "./capability-error.ts";
 import { readRegularFileText } from "./open-regular-file.ts";
 import { importTarget, readSources } from "./pinned-sources.ts";
-import type { CapabilityDef } from "./declaration.ts";
+import { MAX_TIMEOUT_MS, type CapabilityDef } from "./declaration.ts";
 import { SchemaConversionError, toCapabilityJsonSchema, type SchemaSide } from "./json-schema.ts";
 import type { JsonSchema } from "./registered.ts";
 
@@ -89,7 +89,9 @@ export function checkDeclaration(value: unknown, options: DeclarationCheckOption
   if (def.execution !== undefined && def.execution !== "allowed" && def.execution !== "never" && def.execution !== "always") {
     report("bad_declaration", "execution", `execution must be "allowed", "always" or "never", got ${describe(def.execution)}`);
   }
-  if (def.timeout_ms !== undefined && !isPositiveInteger(def.timeout_ms)) report("bad_declaration", "timeout_ms", `timeout_ms must be a positive whole number of milliseconds, got ${describe(def.timeout_ms)}`);
+  if (def.timeout_ms !== undefined && (!isPositiveInteger(def.timeout_ms) || (def.timeout_ms as number) > MAX_TIMEOUT_MS)) {
+    report("bad_declaration", "timeout_ms", `timeout_ms must be a positive whole number of milliseconds up to ${MAX_TIMEOUT_MS} (about 24.8 days), got ${describe(def.timeout_ms)}`);
+  }
   if (def.cache !== undefined && !isPositiveInteger((def.cache as { ttl_ms?: unknown } | null)?.ttl_ms)) {
     report("bad_declaration", "cache", `cache must be { ttl_ms: <positive whole number> }, got ${describe(def.cache)}`);
   }

@@ -1,5 +1,5 @@
 import { runsAsExecution, type CapabilityCatalog, type RegisteredCapability } from "../capability/registered.ts";
-import type { HostFacts } from "../capability/declaration.ts";
+import { MAX_TIMEOUT_MS, type HostFacts } from "../capability/declaration.ts";
 import { unknownCapabilityHint } from "../capability/unknown-capability.ts";
 import type { ExecutionStore } from "../store/store.ts";
 import type { TaskHandle, WorkerPool, WorkerTask } from "../worker/task.ts";
@@ -98,7 +98,7 @@ export interface Engine extends ExecutionPlane {
 }
 
 /** The longest deadline a timer can hold (2^31 − 1 ms); a longer one would fire at once. */
-export const MAX_DEADLINE_MS = 2_147_483_647;
+export const MAX_DEADLINE_MS = MAX_TIMEOUT_MS;
 
 /** How often a start the store could not note is tried again (see begin). */
 export const NOTE_RETRY_MS = 1000;

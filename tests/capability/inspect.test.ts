@@ -97,6 +97,10 @@ describe("checkDeclaration", () => {
     expect(reasons).toContain("cache must be { ttl_ms: <positive whole number> }");
     expect(reasons).toContain('execution must be "allowed", "always" or "never", got "sometimes"');
     expect(reasons).toContain("cancellable must be true or false");
+    // Past what a timer can wait: a load error, not a 400 blaming every caller of the capability.
+    const aboutTimeout = (timeout_ms: number) => checkDeclaration({ id: "a.b", timeout_ms }).problems.map((p) => p.reason).filter((r) => r.startsWith("timeout_ms"));
+    expect(aboutTimeout(3_000_000_000)).toEqual(["timeout_ms must be a positive whole number of milliseconds up to 2147483647 (about 24.8 days), got 3000000000"]);
+    expect(aboutTimeout(2_147_483_647)).toEqual([]);
   });
 });
 

@@ -1,4 +1,8 @@
 import { isExecutionId } from "../execution/execution-id.ts";
+import { didYouMean } from "../capability/did-you-mean.ts";
+
+/** The query parameters of `/events`: `token` is the access guard's (guards.ts). */
+const PARAMETERS = ["execution", "after", "token"];
 
 /** What a live-channel connection follows: the request target is the whole subscription (docs/protocol.md). */
 export interface LiveTarget {
@@ -19,6 +23,16 @@ export const MAX_NAMED_EXECUTIONS = 256;
  * look-up; an execution named twice is followed once.
  */
 export function parseLiveTarget(params: URLSearchParams): TargetResult {
+  // A misspelt parameter (`executions=<id>`) would otherwise follow every execution without a word.
+  for (const name of new Set(params.keys())) {
+    if (PARAMETERS.includes(name)) continue;
+    const close = didYouMean(name.slice(0, 64), PARAMETERS);
+    return {
+      ok: false,
+      message: `/events takes no parameter ${JSON.stringify(name.slice(0, 64))}${close.length > 0 ? `; did you mean ${close.join(" or ")}?` : "."} It takes execution (repeated for several), after and token.`,
+      context: { parameter: name.slice(0, 64) },
+    };
+  }
   const named = params.getAll("execution");
   for (const id of named) {
     if (!isExecutionId(id)) {

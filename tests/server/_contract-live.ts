@@ -52,10 +52,14 @@ export function liveContract(name: string, start: StartFn, sink: any[]): void {
     });
 
     test("wrong shapes are 400 before the handshake", async () => {
-      for (const query of ["execution=nope", "execution=x-20260908T010203Z-0a1b2c3d&after=-1", "after=abc"]) {
+      for (const query of ["execution=nope", "execution=x-20260908T010203Z-0a1b2c3d&after=-1", "after=abc", "executions=x-20260908T010203Z-0a1b2c3d", "cursor=3"]) {
         const refused = await rawUpgrade(server.url, `/events?${query}`);
         expect(refused.status).toBe(400);
       }
+      // A misspelt parameter is named, never taken for "follow everything" (over plain HTTP too).
+      const misspelt = (await (await fetch(`${server.url}/events?executions=x-20260908T010203Z-0a1b2c3d`)).json()) as any;
+      expect(misspelt.error).toMatchObject({ error_code: "invalid_input", context: { parameter: "executions" } });
+      expect(misspelt.error.message).toContain('/events takes no parameter "executions"; did you mean execution?');
     });
 
     test("an execution the server does not hold is 404 before the handshake; the refusal carries X-Request-Id", async () => {

@@ -1,6 +1,6 @@
 import type { Limits } from "../execution/limits.ts";
 import type { ExecutionStore } from "../store/store.ts";
-import { parseLiveTarget, type LiveTarget } from "./live-target.ts";
+import { namedExecutionsWithin, parseLiveTarget, type LiveTarget } from "./live-target.ts";
 
 /** The verdict on a `/events` request before the upgrade: the subscription, or the refusal to answer. */
 export type LiveCheck =
@@ -24,6 +24,16 @@ export function checkLiveRequest(params: URLSearchParams, upgrade: boolean, admi
   const parsed = parseLiveTarget(params);
   if (!parsed.ok) return { ok: false, status: 400, error_code: "invalid_input", message: parsed.message, context: parsed.context };
   const { target } = parsed;
+  const most = namedExecutionsWithin(admission.limits.frame_bytes);
+  if (target.executions !== "all" && target.executions.length > most) {
+    return {
+      ok: false,
+      status: 400,
+      error_code: "invalid_input",
+      message: `At most ${most} executions can be followed on one connection with frame_bytes ${admission.limits.frame_bytes} (its stream.ready names them in one frame), got ${target.executions.length}; open several connections.`,
+      context: { parameter: "execution", limit: most },
+    };
+  }
   if (!upgrade) {
     const first = target.executions === "all" ? "<id>" : encodeURIComponent(target.executions[0]!);
     const events = `/api/v1/executions/events?id=${first}${target.after === undefined ? "" : `&after=${target.after}`}`;

@@ -18,6 +18,15 @@ export type TargetResult = { ok: true; target: LiveTarget } | { ok: false; messa
 export const MAX_NAMED_EXECUTIONS = 256;
 
 /**
+ * How many named executions one connection may follow under `frame_bytes`: its `stream.ready`
+ * lists them in one frame, which must fit too (about 31 bytes an id, 200 for the rest). Only a
+ * frame_bytes under ~8 KiB allows fewer than MAX_NAMED_EXECUTIONS.
+ */
+export function namedExecutionsWithin(frameBytes: number): number {
+  return Math.max(1, Math.min(MAX_NAMED_EXECUTIONS, Math.floor((frameBytes - 200) / 32)));
+}
+
+/**
  * Reads `/events?execution=<id>&execution=<id>&after=<n>`: every `execution` must have the shape of
  * an execution id and `after` must be a non-negative whole number. Checked by shape before any
  * look-up; an execution named twice is followed once.

@@ -27,6 +27,22 @@ export function limitsContract(name: string, start: StartFn, sink: any[]): void 
       expect(sequences).toEqual(Array.from({ length: 10 }, (_, i) => done.sequence - 9 + i));
     });
 
+    test("a connection names no more executions than its stream.ready can list within frame_bytes: 25 at 1 KiB, all in one frame; 26 is a 400 saying so", async () => {
+      const ids: string[] = [];
+      for (let i = 0; i < 25; i++) ids.push(await http.start("executions.demonstrate", { steps: 0, delay_ms: 0 }));
+      const query = ids.map((id) => `execution=${id}`).join("&");
+      const raw = await rawUpgrade(server.url, `/events?${query}`);
+      expect(raw.status).toBe(101);
+      const ready = await raw.waitFor((frame) => frame.includes('"stream.ready"'));
+      expect(Buffer.byteLength(ready)).toBeLessThanOrEqual(1024);
+      expect(JSON.parse(ready).subscribed).toHaveLength(25);
+      raw.close();
+      const refused = await rawUpgrade(server.url, `/events?${query}&execution=x-20260908T010203Z-0a1b2c3d`);
+      expect(refused.status).toBe(400);
+      if (refused.body !== "") expect(JSON.parse(refused.body).error).toMatchObject({ context: { parameter: "execution", limit: 25 } });
+      refused.close();
+    });
+
     test("an output larger than frame_bytes is withheld on the channel, the connection stays open, the snapshot holds it", async () => {
       const live = await openLive(server.url, "", { onFrame: (f) => sink.push(f) });
       await live.waitFor((f) => f.type === "stream.ready");

@@ -1,5 +1,7 @@
 import * as v from "valibot";
 import type { AnySchema } from "../capability/declaration.ts";
+import { REDACTED } from "./redaction.ts";
+import { MIN_MASKED_LENGTH } from "./secret-mask.ts";
 
 /** One problem with a value, at a path like `input.files[2].name`. */
 export interface ValueProblem {
@@ -23,14 +25,24 @@ export function checkValue<T = unknown>(schema: AnySchema, value: unknown, root:
     ok: false,
     problems: result.issues.map((issue) => {
       const keys = (issue.path ?? []).map((item) => (item as { key: string | number }).key);
-      return { path: pathOf(root, issue), message: isSecret?.(keys) ? withholdReceived(issue.message) : messageOf(issue) };
+      return { path: pathOf(root, issue), message: isSecret?.(keys) ? withholdReceived(issue.message, issue.input) : messageOf(issue) };
     }),
   };
 }
 
-/** valibot says "… but received <value>": for a sensitive field the value is not repeated. */
-function withholdReceived(message: string): string {
-  return message.replace(/\s*but received [\s\S]*$/, " (the value given is not shown: the field is sensitive)");
+/**
+ * For a sensitive field the value is not repeated. valibot ends its messages "… but received
+ * <value>" or, for checks that expect no one thing (email, url, uuid, a custom check), ": Received
+ * <value>"; either ending goes, and the value itself anywhere else in the message (a custom
+ * message may quote it) is `[redacted]`.
+ */
+function withholdReceived(message: string, input: unknown): string {
+  let withheld = message.replace(/(?:\s*but received|:\s*Received) [\s\S]*$/, " (the value given is not shown: the field is sensitive)");
+  // As the masks do, a value shorter than MIN_MASKED_LENGTH is not hunted (it would blank letters).
+  if (typeof input === "string" && input.length >= MIN_MASKED_LENGTH) {
+    for (const form of new Set([input, JSON.stringify(input).slice(1, -1)])) withheld = withheld.split(form).join(REDACTED);
+  }
+  return withheld;
 }
 
 function pathOf(root: string, issue: v.BaseIssue<unknown>): string {

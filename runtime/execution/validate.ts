@@ -18,17 +18,20 @@ export type ValuePath = Array<string | number>;
  * Parses `value` with a valibot schema and returns every problem with its path (no exception).
  * `isSecret(path)` names the places whose received value must not be quoted back (docs/handler-api.md).
  */
-export function checkValue<T = unknown>(schema: AnySchema, value: unknown, root: string, isSecret?: (path: ValuePath) => boolean): Checked<T> {
+export function checkValue<T = unknown>(schema: AnySchema, value: unknown, root: string, isSecret?: (path: ValuePath) => boolean, withheld = SENSITIVE_NOTE): Checked<T> {
   const result = v.safeParse(schema, value);
   if (result.success) return { ok: true, value: result.output as T };
   return {
     ok: false,
     problems: result.issues.map((issue) => {
       const keys = (issue.path ?? []).map((item) => (item as { key: string | number }).key);
-      return { path: pathOf(root, issue), message: isSecret?.(keys) ? withholdReceived(issue.message, issue.input) : messageOf(issue) };
+      return { path: pathOf(root, issue), message: isSecret?.(keys) ? withholdReceived(issue.message, issue.input, withheld) : messageOf(issue) };
     }),
   };
 }
+
+/** What a withheld value's message says in its place, for a sensitive input field. */
+export const SENSITIVE_NOTE = "(the value given is not shown: the field is sensitive)";
 
 /**
  * For a sensitive field the value is not repeated. valibot ends its messages "… but received
@@ -36,8 +39,8 @@ export function checkValue<T = unknown>(schema: AnySchema, value: unknown, root:
  * <value>"; either ending goes, and the value itself anywhere else in the message (a custom
  * message may quote it) is `[redacted]`.
  */
-function withholdReceived(message: string, input: unknown): string {
-  let withheld = message.replace(/(?:\s*but received|:\s*Received) [\s\S]*$/, " (the value given is not shown: the field is sensitive)");
+function withholdReceived(message: string, input: unknown, note: string): string {
+  let withheld = message.replace(/(?:\s*but received|:\s*Received) [\s\S]*$/, ` ${note}`);
   // As the masks do, a value shorter than MIN_MASKED_LENGTH is not hunted (it would blank letters).
   if (typeof input === "string" && input.length >= MIN_MASKED_LENGTH) {
     for (const form of new Set([input, JSON.stringify(input).slice(1, -1)])) withheld = withheld.split(form).join(REDACTED);

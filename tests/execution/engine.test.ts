@@ -513,6 +513,18 @@ describe("engine.call (direct)", () => {
     expect(failure!.message).toContain("plane.echo returned an output that does not match its output schema");
   });
 
+  test("an output that does not match its schema is an internal failure that never quotes the value returned (a token read from a file is in no input mask)", async () => {
+    const h = harness();
+    const id = h.engine.start({ capability: "demo.read", input: {} }, EDGE).execution.id;
+    await flush();
+    h.pool.of(id)!.end({ ok: true, output: { n: "ghp_FILESECRET123456" } });
+    await flush();
+    const failure = h.store.get(id)!.failure!;
+    expect(failure).toMatchObject({ error_code: "internal", stage: "complete" });
+    expect(failure.message).toContain("does not match its output schema: output.n: Invalid type: Expected number (the value returned is not shown)");
+    expect(stored(h, id)).not.toContain("ghp_FILESECRET123456");
+  });
+
   test("a work capability runs on the direct lane, with no identity and no store entry", async () => {
     const h = harness();
     const call = h.engine.call("demo.read", { n: 3 }, EDGE);

@@ -4,10 +4,11 @@ import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { ExecutionPlane } from "../execution/plane.ts";
 import { createDocketMcpServer } from "./server.ts";
+import { PendingRequests } from "./pending-requests.ts";
 
 /** Options of {@link createMcpApp}. */
 export interface McpAppOptions {
-  /** Sessions kept at once; past it the least recently used one is closed (default 64). */
+  /** Sessions kept at once (`mcp_sessions`); past it the least recently used idle one is closed. Default the plane's limit. */
   maxSessions?: number;
   log?: (line: string) => void;
 }
@@ -15,6 +16,8 @@ export interface McpAppOptions {
 interface Session {
   server: Server;
   transport: WebStandardStreamableHTTPServerTransport;
+  /** Its client's calls that have no answer yet: a session with one is never the one closed. */
+  pending: PendingRequests;
 }
 
 // Bun closes a connection that sent nothing for 10 s (Bun.serve's default idleTimeout); an SSE
@@ -22,7 +25,6 @@ interface Session {
 const KEEP_ALIVE_MS = 5_000;
 // An input at the input limit, plus room for the JSON-RPC envelope around it.
 const ENVELOPE_BYTES = 64 * 1024;
-const DEFAULT_MAX_SESSIONS = 64;
 
 /**
  * MCP Streamable HTTP at `/mcp` (mounted by `docket serve`; the app's guards apply first: Host,
@@ -35,21 +37,38 @@ const DEFAULT_MAX_SESSIONS = 64;
  * a session: an agent that lost one reads its executions from the store like anyone else.
  */
 export function createMcpApp(plane: ExecutionPlane, options: McpAppOptions = {}): Hono {
-  const maxSessions = options.maxSessions ?? DEFAULT_MAX_SESSIONS;
+  const maxSessions = options.maxSessions ?? plane.limits.mcp_sessions;
   // Insertion order is use order: the first entry is the least recently used.
   const sessions = new Map<string, Session>();
 
+  /**
+   * Room for one more session: the least recently used idle ones are closed. A session whose
+   * client waits for an answer (a `wait: true` start, say) is never closed under it — it lost its
+   * call before. False when every session is busy.
+   */
+  const makeRoom = (): boolean => {
+    for (const [id, session] of sessions) {
+      if (sessions.size < maxSessions) break;
+      if (session.pending.count > 0) continue;
+      sessions.delete(id);
+      void session.server.close();
+    }
+    return sessions.size < maxSessions;
+  };
+
   const open = async (request: Request): Promise<Response> => {
+    if (!makeRoom()) {
+      return Response.json(
+        { jsonrpc: "2.0", id: null, error: { code: -32000, message: `All ${maxSessions} MCP sessions (mcp_sessions) are waiting for answers; try again shortly, or raise --mcp-sessions.` } },
+        { status: 503, headers: { "Retry-After": "1" } },
+      );
+    }
     const server = createDocketMcpServer(plane, { log: options.log });
+    const pending = new PendingRequests();
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
-        sessions.set(id, { server, transport });
-        for (const [oldest, session] of sessions) {
-          if (sessions.size <= maxSessions) break;
-          sessions.delete(oldest);
-          void session.server.close();
-        }
+        sessions.set(id, { server, transport, pending });
       },
       keepAliveMs: KEEP_ALIVE_MS,
       maxRequestBodySize: plane.limits.input_bytes + ENVELOPE_BYTES,
@@ -58,6 +77,21 @@ export function createMcpApp(plane: ExecutionPlane, options: McpAppOptions = {})
       if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
     };
     await server.connect(transport);
+    // The client's requests and their answers, as they pass: what makes a session busy.
+    const received = transport.onmessage;
+    transport.onmessage = (message, extra) => {
+      pending.received(message);
+      received?.(message, extra);
+    };
+    const send = transport.send.bind(transport);
+    transport.send = async (message, sendOptions) => {
+      try {
+        await send(message, sendOptions);
+      } finally {
+        // Answered, or its client is gone: either way nobody waits for it any more.
+        pending.answered(message);
+      }
+    };
     const response = await transport.handleRequest(request);
     // Not an initialize (the transport refused it): there is no session to keep.
     if (transport.sessionId === undefined) await server.close();

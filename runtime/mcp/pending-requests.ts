@@ -23,6 +23,11 @@ export class PendingRequests {
     if ((isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) && message.id !== undefined) this.settle(message.id);
   }
 
+  /** Requests still waiting for their answer. */
+  get count(): number {
+    return this.ids.size;
+  }
+
   /** Resolves once every request seen so far has its answer (at once when there is none). */
   settled(): Promise<void> {
     if (this.ids.size === 0) return Promise.resolve();

@@ -161,4 +161,37 @@ describe("createMcpApp sessions", () => {
     expect((await first.listTools()).tools.length).toBeGreaterThan(6);
     await expect(second.listTools()).rejects.toThrow(/404|Session not found/);
   });
+
+  test("a session whose client waits for an answer is never the one closed; with every session waiting, a new one is refused 503", async () => {
+    const app = new Hono().route("/mcp", createMcpApp(plane.engine, { maxSessions: 2 }));
+    const fetchApp = async (url: string | URL, init?: RequestInit) => app.fetch(new Request(url, init));
+    const open = async (name: string) => {
+      const client = new Client({ name, version: "1.0.0" });
+      await client.connect(new StreamableHTTPClientTransport(new URL("http://127.0.0.1/mcp"), { fetch: fetchApp }));
+      clients.push(client);
+      return client;
+    };
+    const waitingCall = (client: Client) => client.callTool({ name: "docket_execution_start", arguments: { capability: "executions.demonstrate", input: { steps: 4, delay_ms: 150 }, wait: true } }, undefined, { timeout: 20_000 });
+    const busy = await open("busy");
+    const waiting = waitingCall(busy);
+    await Bun.sleep(100);
+    const idle = await open("idle");
+    await idle.listTools();
+    // The least recently used is the busy one: the idle one goes instead, and the call is answered.
+    await open("third");
+    await expect(idle.listTools()).rejects.toThrow(/404|Session not found/);
+    expect((await waiting).isError).toBeFalsy();
+
+    const [a, b] = [await open("a"), await open("b")];
+    const calls = [waitingCall(a), waitingCall(b)];
+    await Bun.sleep(100);
+    const refused = await fetchApp("http://127.0.0.1/mcp", {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "late", version: "1" } } }),
+    });
+    expect(refused.status).toBe(503);
+    expect(((await refused.json()) as any).error.message).toContain("are waiting for answers");
+    for (const call of calls) expect((await call).isError).toBeFalsy();
+  });
 });

@@ -206,7 +206,7 @@ function RowsGroup(props: FieldProps) {
       <button type="button" class="button" data-add-row={field.control} hidden>
         {`Add ${label === "entry" ? "an entry" : "a row"}`}
       </button>
-      <p class="help">{`Empty ${label}s are left out.${count > 1 ? "" : " Without JavaScript, send the form to get another empty " + label + "."}`}</p>
+      <p class="help">{`Empty ${label.endsWith("y") ? `${label.slice(0, -1)}ies` : `${label}s`} are left out.${count > 1 ? "" : " Without JavaScript, send the form to get another empty " + label + "."}`}</p>
     </div>
   );
 }

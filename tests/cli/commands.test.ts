@@ -159,6 +159,15 @@ describe("docket new", () => {
     expect(existsSync(join(repo, "capabilities"))).toBe(false);
   });
 
+  test("refuses an id too long for a file name as a usage error naming it, not a crash", async () => {
+    const repo = tempCheckout();
+    const id = `a.${"b".repeat(300)}`;
+    const result = await cli(["new", id], repo);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("is too long for a file name here (305 characters); choose a shorter id.");
+    expect(result.stderr).not.toContain("unexpected");
+  });
+
   test("refuses to overwrite an existing file", async () => {
     const result = await cli(["new", "demo.echo"]);
     expect(result.code).toBe(2);

@@ -63,6 +63,14 @@ describe("run-form.js: rows and variants", () => {
     expect(sent(doc)).toEqual({ ok: true, input: { rows: [{ path: "src" }, { path: "docs" }], target: { kind: "branch", name: "main" } } });
   });
 
+  test("the help under rows and under a record's entries says their plural right", () => {
+    const capability = { ...capabilityOf("read"), input_schema: { type: "object", properties: { rows: SCHEMA.properties.rows, tags: { type: "object", additionalProperties: { type: "string" } } } } };
+    const html = capabilityHtml(capability);
+    expect(html).toContain("Empty rows are left out.");
+    expect(html).toContain("Empty entries are left out.");
+    expect(html).not.toContain("entrys");
+  });
+
   test("the variant chooser shows only the chosen shape and disables the others", () => {
     const doc = page();
     const shapes = () => [...doc.querySelectorAll("fieldset[data-variant]")].map((f) => (f as HTMLFieldSetElement).hidden);

@@ -29,7 +29,15 @@ export default defineCommand({
     const shown = relative(process.cwd(), file) || file;
     if (existsSync(file)) throw new UsageError(`${shown} already exists; edit it, or choose another id.`, command);
     mkdirSync(folder, { recursive: true });
-    writeFileSync(file, capabilityTemplate(args.id), { flag: "wx" });
+    try {
+      writeFileSync(file, capabilityTemplate(args.id), { flag: "wx" });
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      // The id is the file name: one too long for the file system is the user's to shorten.
+      if (code === "ENAMETOOLONG") throw new UsageError(`${JSON.stringify(args.id)} is too long for a file name here (${args.id.length + 3} characters); choose a shorter id.`, command);
+      if (code === "EEXIST") throw new UsageError(`${shown} already exists; edit it, or choose another id.`, command);
+      throw error;
+    }
     await writeStdout(`Created ${shown}\nRun it:  docket run ${args.id} --input '{"name":"Ada"}'\n`);
     return EXIT.succeeded;
   },

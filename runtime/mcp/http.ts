@@ -107,7 +107,37 @@ export function createMcpApp(plane: ExecutionPlane, options: McpAppOptions = {})
     if (!session) return c.json({ jsonrpc: "2.0", id: null, error: { code: -32001, message: "Session not found: it ended, or the server restarted. Initialize a new session." } }, 404);
     sessions.delete(id);
     sessions.set(id, session);
-    return session.transport.handleRequest(c.req.raw);
+    return openedAtOnce(await session.transport.handleRequest(c.req.raw));
   });
   return app;
+}
+
+const OPENING = new TextEncoder().encode(": open\n\n");
+
+/**
+ * An SSE answer (a call answered as an event stream) begins with a comment, so that its headers
+ * go out at once: the runtime sends them with the first bytes of the body, and a client that
+ * waits for them before its next message — `docket mcp` relaying an agent's messages in order —
+ * waited for the whole call (a 3 s `wait: true` start held every other call of the agent).
+ */
+function openedAtOnce(response: Response): Response {
+  if (!response.body || !(response.headers.get("content-type") ?? "").includes("text/event-stream")) return response;
+  const reader = response.body.getReader();
+  let opened = false;
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (!opened) {
+        opened = true;
+        controller.enqueue(OPENING);
+        return;
+      }
+      const { done, value } = await reader.read();
+      if (done) controller.close();
+      else controller.enqueue(value);
+    },
+    cancel(reason) {
+      return reader.cancel(reason);
+    },
+  });
+  return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
 }

@@ -162,6 +162,32 @@ describe("createMcpApp sessions", () => {
     await expect(second.listTools()).rejects.toThrow(/404|Session not found/);
   });
 
+  test("a call answered as an event stream opens it with a comment at once, so a client waiting for its headers (docket mcp relaying in order) does not wait for the call", async () => {
+    const app = new Hono().route("/mcp", createMcpApp(plane.engine));
+    const post = (body: unknown, session?: string) =>
+      app.fetch(
+        new Request("http://127.0.0.1/mcp", {
+          method: "POST",
+          headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream", ...(session ? { "Mcp-Session-Id": session, "Mcp-Protocol-Version": "2025-06-18" } : {}) },
+          body: JSON.stringify(body),
+        }),
+      );
+    const initialized = await post({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } });
+    const session = initialized.headers.get("mcp-session-id")!;
+    await initialized.text();
+    await post({ jsonrpc: "2.0", method: "notifications/initialized" }, session);
+    const call = await post({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "docket_execution_start", arguments: { capability: "executions.demonstrate", input: { steps: 3, delay_ms: 100 }, wait: true } } }, session);
+    expect(call.headers.get("content-type")).toContain("text/event-stream");
+    const reader = call.body!.getReader();
+    const first = new TextDecoder().decode((await reader.read()).value);
+    expect(first).toBe(": open\n\n");
+    // The answer follows on the same stream.
+    let rest = "";
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) rest += new TextDecoder().decode(chunk.value);
+    expect(rest).toContain('"id":2');
+    expect(rest).toContain("succeeded");
+  });
+
   test("a session whose client waits for an answer is never the one closed; with every session waiting, a new one is refused 503", async () => {
     const app = new Hono().route("/mcp", createMcpApp(plane.engine, { maxSessions: 2 }));
     const fetchApp = async (url: string | URL, init?: RequestInit) => app.fetch(new Request(url, init));

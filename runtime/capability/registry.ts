@@ -18,6 +18,8 @@ export interface AddCapabilityOptions {
  */
 export class CapabilityRegistry implements CapabilityCatalog {
   readonly #byId = new Map<string, RegisteredCapability>();
+  /** By MCP tool name (the id with underscores for dots). */
+  readonly #byTool = new Map<string, RegisteredCapability>();
   readonly #errors: LoadError[] = [];
 
   /** Checks and registers a declaration; returns it, or null when it became load errors. */
@@ -25,6 +27,19 @@ export class CapabilityRegistry implements CapabilityCatalog {
     const check = checkDeclaration(def, { fileName: basename(source.file), text: options.text });
     if (check.problems.length > 0 || check.id === null || !check.input_schema || !check.output_schema) {
       for (const problem of check.problems) this.#errors.push({ file: source.file, line: problem.line, column: problem.column, reason: problem.reason });
+      return null;
+    }
+    // An MCP client calls a capability by its id with underscores for dots (docs/architecture.md):
+    // two ids with one such name, or a checkout's id in docket's own tool names, would leave one
+    // of them without a tool, silently. The first one stays, as for a duplicate id.
+    const tool = check.id.replaceAll(".", "_");
+    const sameTool = this.#byTool.get(tool);
+    if (sameTool && sameTool.id !== check.id) {
+      this.#errors.push({ file: source.file, line: null, column: null, reason: `id "${check.id}" has the MCP tool name ${tool}, which ${sameTool.id} (${describeSource(sameTool.source)}) has already; this file is ignored. Give one of them another id.` });
+      return null;
+    }
+    if (source.kind === "file" && tool.startsWith("docket_")) {
+      this.#errors.push({ file: source.file, line: null, column: null, reason: `id "${check.id}" has the MCP tool name ${tool}: names beginning docket_ are docket's own tools; this file is ignored. Give it another id.` });
       return null;
     }
     const existing = this.#byId.get(check.id);
@@ -59,6 +74,7 @@ export class CapabilityRegistry implements CapabilityCatalog {
       def: declared,
     };
     this.#byId.set(registered.id, registered);
+    this.#byTool.set(tool, registered);
     return registered;
   }
 

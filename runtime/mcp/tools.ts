@@ -68,7 +68,8 @@ export function toolName(capabilityId: string): string {
 /**
  * Every tool this plane offers, read from the registry on each call so that tools and registry
  * never disagree: the plane tools first, then each capability that is not a plane capability, by
- * id. Two ids that map to one name (`a_b.c`, `a.b_c`) cannot both be tools; the first keeps it.
+ * id. Two ids that map to one name (`a_b.c`, `a.b_c`) never both load: the registry refuses the
+ * later one (capability/registry.ts), as it refuses a checkout id among the `docket_` names.
  */
 export function toolTargets(plane: Pick<ExecutionPlane, "capabilities" | "capability">): Map<string, ToolTarget> {
   const targets = new Map<string, ToolTarget>();

@@ -171,6 +171,26 @@ describe("discoverCapabilities", () => {
     }
   });
 
+  test("two ids with one MCP tool name, or a checkout id among docket's own tool names, are load errors of the later file, not a tool dropped silently", async () => {
+    const clash = await tempCheckout();
+    try {
+      await writeFiles(clash, {
+        "capabilities/coll.a_b.ts": capabilitySource({ id: "coll.a_b" }),
+        "capabilities/coll_a.b.ts": capabilitySource({ id: "coll_a.b" }),
+        "capabilities/docket.execution_start.ts": capabilitySource({ id: "docket.execution_start" }),
+      });
+      const registry = await discoverCapabilities({ root: clash, dirs: [], builtins: {}, importFile });
+      expect(registry.get("coll.a_b")).not.toBeNull();
+      expect(registry.get("coll_a.b")).toBeNull();
+      expect(registry.get("docket.execution_start")).toBeNull();
+      const reasons = registry.loadErrors().map((e) => e.reason);
+      expect(reasons).toContainEqual(expect.stringContaining('id "coll_a.b" has the MCP tool name coll_a_b, which coll.a_b ('));
+      expect(reasons).toContainEqual(expect.stringContaining("names beginning docket_ are docket's own tools"));
+    } finally {
+      await removeCheckout(clash);
+    }
+  });
+
   test("discoverCapabilities keeps a built-in when a checkout file declares the same id", async () => {
     const clash = await tempCheckout();
     try {

@@ -1,5 +1,6 @@
 import type { JsonSchema } from "../runtime/capability/registered.ts";
 import { hasSensitive, isSensitiveSchema } from "../runtime/execution/redaction.ts";
+import { ISO_DATE_TIME_PATTERN } from "../runtime/capability/json-schema.ts";
 
 /**
  * How one input property is entered; `json` is the fallback for anything no control expresses.
@@ -136,7 +137,7 @@ function kindOf(schema: JsonSchema, control: string, depth: number): Pick<FieldS
   switch (schema.type) {
     case "string":
       if (schema.format === "date") return { ...none, kind: "date" };
-      if (schema.format === "date-time") return { ...none, kind: "datetime" };
+      if (schema.format === "date-time" || schema.pattern === ISO_DATE_TIME_PATTERN) return { ...none, kind: "datetime" };
       return { ...none, kind: isSensitiveSchema(schema) ? "password" : "text" };
     case "integer":
       return { ...none, kind: "integer" };

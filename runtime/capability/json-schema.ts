@@ -1,4 +1,5 @@
 import { toJsonSchema, type ConversionConfig } from "@valibot/to-json-schema";
+import * as v from "valibot";
 import type { AnySchema } from "./declaration.ts";
 import type { JsonSchema } from "./registered.ts";
 
@@ -30,9 +31,32 @@ export class SchemaConversionError extends Error {
   }
 }
 
+/**
+ * Actions the converter names with a JSON Schema `format` that means more than valibot checks:
+ * `isoDateTime` takes `2024-01-02T03:04` only (no seconds, no offset), which RFC 3339's
+ * `date-time` refuses, while a client sending a `date-time` (`2024-01-02T03:04:05Z`) was refused;
+ * `isoTime` likewise (`03:04` against RFC 3339's `time`). They are published as valibot's own
+ * pattern, which says exactly what is taken.
+ */
+const PATTERN_NOT_FORMAT = new Set(["iso_date_time", "iso_time"]);
+
+/** The pattern `v.isoDateTime()` is published with (`yyyy-mm-ddThh:mm`): the cockpit offers a date-and-time box for it. */
+export const ISO_DATE_TIME_PATTERN = v.isoDateTime().requirement.source;
+
 /** The converter settings for one side: draft 2020-12, and a refusal instead of a silent `{}`. */
 function configFor(side: SchemaSide): ConversionConfig {
-  return { target: "draft-2020-12", errorMode: "throw", typeMode: side, ignoreActions: WIDENING_ACTIONS };
+  return {
+    target: "draft-2020-12",
+    errorMode: "throw",
+    typeMode: side,
+    ignoreActions: WIDENING_ACTIONS,
+    overrideAction: ({ valibotAction, jsonSchema }) => {
+      const requirement = (valibotAction as { requirement?: unknown }).requirement;
+      if (!PATTERN_NOT_FORMAT.has(valibotAction.type) || !(requirement instanceof RegExp)) return undefined;
+      const { format: _format, ...rest } = jsonSchema as Record<string, unknown>;
+      return { ...rest, pattern: requirement.source } as never;
+    },
+  };
 }
 
 /**

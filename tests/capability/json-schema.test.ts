@@ -18,6 +18,21 @@ describe("toCapabilityJsonSchema", () => {
     expect(toCapabilityJsonSchema(v.object({}), "input").$schema).toBe("https://json-schema.org/draft/2020-12/schema");
   });
 
+  test("a date-time and a time are published as what valibot takes (its pattern), not as RFC 3339 formats it refuses", () => {
+    const schema = v.object({ when: v.pipe(v.string(), v.isoDateTime()), at: v.pipe(v.string(), v.isoTime()), day: v.pipe(v.string(), v.isoDate()) });
+    const published = toCapabilityJsonSchema(schema, "input").properties as Record<string, { format?: string; pattern?: string }>;
+    expect(published.when!.format).toBeUndefined();
+    expect(published.at!.format).toBeUndefined();
+    expect(published.day!.format).toBe("date");
+    // The published pattern and valibot agree on every value, the RFC 3339 ones included.
+    for (const value of ["2024-01-02T03:04", "2024-01-02 03:04", "2024-01-02T03:04:05Z", "2024-01-02T03:04:05.123+02:00", "2024-13-02T03:04"]) {
+      expect({ value, published: new RegExp(published.when!.pattern!).test(value) }).toEqual({ value, published: v.safeParse(schema.entries.when, value).success });
+    }
+    for (const value of ["03:04", "03:04:05", "24:00"]) {
+      expect({ value, published: new RegExp(published.at!.pattern!).test(value) }).toEqual({ value, published: v.safeParse(schema.entries.at, value).success });
+    }
+  });
+
   test("toCapabilityJsonSchema publishes an optional field's default and leaves it out of required", () => {
     const schema = toCapabilityJsonSchema(v.object({ path: v.optional(v.string(), "."), limit: v.optional(v.number()), tags: v.optional(v.array(v.string()), () => ["a"]) }), "input");
     expect(schema.properties).toEqual({

@@ -1,4 +1,6 @@
 import { describe, expect, test } from "bun:test";
+import * as v from "valibot";
+import { toCapabilityJsonSchema } from "../../runtime/capability/json-schema.ts";
 import { formShape } from "../../cockpit/form-fields.ts";
 import { inputFromForm, optionValue } from "../../cockpit/form-input.ts";
 
@@ -129,6 +131,9 @@ describe("generated forms for structured input", () => {
 
   test("formShape makes fieldsets, rows, key/value rows, a variant chooser, date inputs and checkboxes", () => {
     expect(shape.map((f) => f.kind)).toEqual(["object", "rows", "record", "variant", "date", "datetime", "choices"]);
+    // v.isoDateTime() is published as its pattern: still a date-and-time box.
+    const published = toCapabilityJsonSchema(v.object({ when: v.pipe(v.string(), v.isoDateTime()) }), "input");
+    expect(formShape(published)!.map((f) => f.kind)).toEqual(["datetime"]);
     expect(byName.owner!.fields.map((f) => [f.control, f.kind, f.required])).toEqual([
       ["input.owner.name", "text", true],
       ["input.owner.email", "text", false],

@@ -1,5 +1,5 @@
 import type { Readable, Writable } from "node:stream";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { ErrorCode, isInitializeRequest, isJSONRPCRequest, isJSONRPCResultResponse, type JSONRPCMessage, type RequestId } from "@modelcontextprotocol/sdk/types.js";
 import type { HangUp } from "./hang-up.ts";
@@ -45,12 +45,25 @@ export async function bridgeStdioToHttp(options: BridgeOptions): Promise<void> {
     pending.answered(message);
   };
 
-  /** A request the server could not be asked: the agent gets an error instead of waiting forever. */
+  /**
+   * A request the server could not be asked: the agent gets an error instead of waiting forever.
+   * What the server answered with an error status (a body over its input limit: 413), and what
+   * could not even be written (arguments nested too deep to serialize), are the request's fault,
+   * said so; only a server that does not answer is one to restart.
+   */
   const refuse = async (message: JSONRPCMessage, error: unknown) => {
-    const reason = (error as Error)?.message ?? String(error);
-    sayOnce(`docket mcp: the docket server at ${options.url.origin} did not take a message: ${reason}`);
+    const reason = ((error as Error)?.message ?? String(error)).replace(/\.$/, "");
+    const status = error instanceof StreamableHTTPError ? error.code : undefined;
+    const unsendable = error instanceof RangeError;
+    const theRequest = unsendable || (status !== undefined && status >= 400 && status < 500);
+    if (!theRequest) sayOnce(`docket mcp: the docket server at ${options.url.origin} did not take a message: ${reason}`);
     if (!isJSONRPCRequest(message)) return;
-    await answer({ jsonrpc: "2.0", id: message.id, error: { code: ErrorCode.ConnectionClosed, message: `The docket server at ${options.url.origin} did not answer: ${reason}. Restart docket mcp once it runs again.` } }).catch(() => undefined);
+    const said = unsendable
+      ? `The request could not be sent to the docket server: its arguments nest too deeply to be written as JSON (${reason}). Send a flatter input (docket refuses more than 128 levels).`
+      : theRequest
+        ? `The docket server refused the request (HTTP ${status}): ${status === 413 ? "it is larger than the server takes (its input_bytes limit, 8 MiB by default)" : reason}.`
+        : `The docket server at ${options.url.origin} did not answer: ${reason}. Restart docket mcp once it runs again.`;
+    await answer({ jsonrpc: "2.0", id: message.id, error: { code: theRequest ? ErrorCode.InvalidRequest : ErrorCode.ConnectionClosed, message: said } }).catch(() => undefined);
   };
 
   // One message at a time, in the agent's order: a cancel must not overtake the request it cancels.

@@ -167,6 +167,30 @@ describe("docket mcp beside a server", () => {
     expect(agent.stderr()).not.toContain("visible to this process alone");
   });
 
+  test("docket mcp forwarding: a request the server refuses (too large) or that cannot be written (nested too deep) is the request's fault, said so, not a server to restart; and a fast call does not wait behind a slow one", async () => {
+    const { agent } = await serveAndAgent();
+    let deep: unknown = [];
+    for (let i = 0; i < 20_000; i++) deep = [deep];
+    // Refused by the server as any too deep input is, or, deeper than the relay can write, by docket mcp: never "restart".
+    const deepAnswer = await agent.client.callTool({ name: "team_greet", arguments: { name: deep as never } }).then(
+      (result) => JSON.stringify(result),
+      (error) => String(error),
+    );
+    expect(deepAnswer).toMatch(/nests deeper than 128 levels|nest too deeply to be written as JSON/);
+    expect(deepAnswer).not.toContain("Restart docket mcp");
+    await expect(agent.client.callTool({ name: "team_greet", arguments: { name: "y".repeat(9_000_000) } })).rejects.toThrow(/refused the request \(HTTP 413\): it is larger than the server takes/);
+    expect(agent.stderr()).not.toContain("did not take a message");
+    // The agent goes on: its next call is answered.
+    expect(structured(await agent.client.callTool({ name: "team_greet", arguments: { name: "Ada" } }))).toBeTruthy();
+    // A slow call and a fast one: the fast one is answered first, not behind it.
+    const order: string[] = [];
+    const slow = agent.client.callTool({ name: "docket_execution_start", arguments: { capability: "executions.demonstrate", input: { steps: 5, delay_ms: 200 }, wait: true } }).then(() => order.push("slow"));
+    await Bun.sleep(50);
+    await agent.client.callTool({ name: "docket_executions", arguments: { limit: 1 } }).then(() => order.push("fast"));
+    await slow;
+    expect(order).toEqual(["fast", "slow"]);
+  });
+
   test("docket mcp forwards notifications/cancelled: the server cancels the execution the agent waits on", async () => {
     const { server, agent } = await serveAndAgent();
     const abort = new AbortController();

@@ -177,7 +177,8 @@ function fieldOf(name: string, control: string, raw: unknown, required: boolean,
   const { schema: s, nullable } = unwrapNullable(original);
   const secret = isSensitiveSchema(original) || isSensitiveSchema(s);
   const shape = kindOf(s, control, depth);
-  const kind = secret && shape.kind === "text" ? "password" : shape.kind;
+  // A list of secrets is typed as JSON into a password box (a textarea of lines would show them).
+  const kind = secret && shape.kind === "text" ? "password" : shape.kind === "list" && hasSensitive(original) ? "json" : shape.kind;
   // A container's secrets are its own fields' business; the container itself is no secret.
   const container = kind === "object" || kind === "rows" || kind === "record" || kind === "variant";
   return {

@@ -114,7 +114,8 @@ function Control(props: { field: FieldSpec; id: string; values: URLSearchParams 
     }
     case "list":
     case "json":
-      if (field.secret) return <input type="password" autocomplete="off" spellcheck={false} required={field.required && !props.inGroup} {...common} />;
+      // Secrets, or JSON holding some (an array or a record of sensitive strings): never shown as typed.
+      if (field.secret || field.sensitive) return <input type="password" autocomplete="off" spellcheck={false} required={field.required && !props.inGroup} {...common} />;
       return (
         <textarea rows={field.kind === "list" ? 4 : 5} spellcheck={false} required={field.required && !props.inGroup} class={field.kind === "json" ? "mono" : undefined} {...common}>
           {text}

@@ -63,6 +63,17 @@ describe("run-form.js: rows and variants", () => {
     expect(sent(doc)).toEqual({ ok: true, input: { rows: [{ path: "src" }, { path: "docs" }], target: { kind: "branch", name: "main" } } });
   });
 
+  test("an array or a record of sensitive strings is typed as JSON into a password box, never a textarea that shows it", () => {
+    const sensitiveString = { type: "string", "x-docket-sensitive": true };
+    const capability = { ...capabilityOf("read"), input_schema: { type: "object", properties: { tokens: { type: "array", items: sensitiveString }, keys: { type: "object", additionalProperties: sensitiveString } } } };
+    const doc = loadPage(capabilityHtml(capability), { path: "/cockpit/capabilities/team.look", scripts: [] });
+    pages.push(doc);
+    for (const name of ["input.tokens", "input.keys"]) {
+      const control = doc.document.querySelector(`[name="${name}"]`) as HTMLInputElement | null;
+      expect({ name, tag: control?.tagName.toLowerCase(), type: control?.getAttribute("type") }).toEqual({ name, tag: "input", type: "password" });
+    }
+  });
+
   test("the help under rows and under a record's entries says their plural right", () => {
     const capability = { ...capabilityOf("read"), input_schema: { type: "object", properties: { rows: SCHEMA.properties.rows, tags: { type: "object", additionalProperties: { type: "string" } } } } };
     const html = capabilityHtml(capability);

@@ -276,7 +276,9 @@ describe("createWorkerPool", () => {
   });
 
   test("a handler that only churns memory (much garbage, little held) is asked to collect before it would be stopped, and runs to its end", async () => {
-    const p = makePool({ memoryLimitMb: 100, memorySampleMs: 20 });
+    // Two looks to answer the ask to collect: 100 ms here. A round (16 MiB faulted in) took ~50 ms on
+    // a VM that faults pages at ~300 MB/s, so looks every 20 ms stopped it before it could answer.
+    const p = makePool({ memoryLimitMb: 100, memorySampleMs: 50 });
     // 40 × 16 MiB allocated, one held at a time: 640 MiB of faults, garbage the worker has not collected.
     expect(await p.run(task("churns", "fixture.churns", { rounds: 40 }), { lane: "execution" }).outcome).toEqual({ ok: true, output: { rounds: 40 } });
     expect(p.stats()).toMatchObject({ memory_stops: 0 });

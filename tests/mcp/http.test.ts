@@ -144,9 +144,9 @@ describe("createMcpApp sessions", () => {
     removeCheckout(planeRoot);
   });
 
-  test("createMcpApp keeps at most maxSessions sessions and closes the least recently used first", async () => {
-    const app = new Hono().route("/mcp", createMcpApp(plane.engine, { maxSessions: 2 }));
-    // The SDK client's requests go straight to the app: no socket, the same Request/Response.
+  /** An MCP app of at most `maxSessions` sessions, and SDK clients whose requests go straight to it (no socket, the same Request/Response). */
+  function sessionsApp(maxSessions: number) {
+    const app = new Hono().route("/mcp", createMcpApp(plane.engine, { maxSessions }));
     const fetchApp = async (url: string | URL, init?: RequestInit) => app.fetch(new Request(url, init));
     const open = async (name: string) => {
       const client = new Client({ name, version: "1.0.0" });
@@ -154,6 +154,11 @@ describe("createMcpApp sessions", () => {
       clients.push(client);
       return client;
     };
+    return { fetchApp, open };
+  }
+
+  test("createMcpApp keeps at most maxSessions sessions and closes the least recently used first", async () => {
+    const { open } = sessionsApp(2);
     const first = await open("first");
     const second = await open("second");
     await first.listTools(); // first is now the most recently used
@@ -189,14 +194,7 @@ describe("createMcpApp sessions", () => {
   });
 
   test("a session whose client waits for an answer is never the one closed; with every session waiting, a new one is refused 503", async () => {
-    const app = new Hono().route("/mcp", createMcpApp(plane.engine, { maxSessions: 2 }));
-    const fetchApp = async (url: string | URL, init?: RequestInit) => app.fetch(new Request(url, init));
-    const open = async (name: string) => {
-      const client = new Client({ name, version: "1.0.0" });
-      await client.connect(new StreamableHTTPClientTransport(new URL("http://127.0.0.1/mcp"), { fetch: fetchApp }));
-      clients.push(client);
-      return client;
-    };
+    const { fetchApp, open } = sessionsApp(2);
     const waitingCall = (client: Client) => client.callTool({ name: "docket_execution_start", arguments: { capability: "executions.demonstrate", input: { steps: 4, delay_ms: 150 }, wait: true } }, undefined, { timeout: 20_000 });
     const busy = await open("busy");
     const waiting = waitingCall(busy);

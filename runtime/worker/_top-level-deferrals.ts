@@ -38,9 +38,9 @@ export function trackTopLevelWork(): { pending(): PendingWork[] } {
   const OwnError = Error;
   // Started directly by the capability's code: a timer the runtime starts for it (inside
   // node:timers/promises, say) is judged by what the capability chains on, below.
-  const startedBy = (): NonNullable<PendingWork["where"]> | false => {
-    const caller = callerOf(OwnError);
-    return typeof caller === "object" ? caller : false;
+  const startedBy = (): PendingWork["where"] | false => {
+    const starter = starterOf(OwnError);
+    return starter === "package" || starter === "docket" ? false : starter;
   };
   const g = globalThis as unknown as Record<string, (...args: unknown[]) => unknown>;
   // A timer is cleared by its handle, by the number it converts to (`+setTimeout(…)`), or by its
@@ -254,7 +254,7 @@ export function trackTopLevelWork(): { pending(): PendingWork[] } {
   }
   // A listener on the process (a signal, "exit", "unhandledRejection") or on the global scope
   // runs on the main thread when that comes, beside docket's own.
-  const listening = (target: object, label: string, adders: string[], removers: string[], clearer: string | null) => {
+  const listening = (target: object, label: string, adders: string[], removers: string[], clearer: string | null, once: (event: unknown, then: () => void) => void) => {
     const entries = new Map<string, object>();
     const keyOf = (event: unknown, listener: unknown) => `${String(event)}\u0000${listenerIds.get(listener as object) ?? ""}`;
     const methods = target as Record<string, (...args: unknown[]) => unknown>;
@@ -263,13 +263,27 @@ export function trackTopLevelWork(): { pending(): PendingWork[] } {
       if (typeof add !== "function") continue;
       methods[name] = function (this: unknown, event: unknown, listener: unknown, ...rest: unknown[]) {
         const where = startedBy();
+        const added = add.call(this, event, listener, ...rest);
         if (where !== false && typeof listener === "function") {
           if (!listenerIds.has(listener)) listenerIds.set(listener, String(++listenerCount));
+          const key = keyOf(event, listener);
           const entry = {};
-          entries.set(keyOf(event, listener), entry);
+          entries.set(key, entry);
           pending.set(entry, { kind: `${label}.${name}(${JSON.stringify(String(event))})`, left: `a listener on ${label}`, undo: "remove it", where, due: Infinity });
+          const forget = () => {
+            pending.delete(entry);
+            if (entries.get(key) === entry) entries.delete(key);
+          };
+          // Gone by itself: a one-time listener once it fired, one added with a signal once that aborts.
+          const options = rest[0] as { once?: unknown; signal?: unknown } | undefined;
+          if (name === "once" || name === "prependOnceListener" || (typeof options === "object" && options?.once === true)) once(event, forget);
+          const signal = typeof options === "object" ? options?.signal : undefined;
+          if (signal instanceof AbortSignal) {
+            if (signal.aborted) forget();
+            else signal.addEventListener("abort", forget, { once: true });
+          }
         }
-        return add.call(this, event, listener, ...rest);
+        return added;
       };
     }
     for (const name of removers) {
@@ -293,9 +307,47 @@ export function trackTopLevelWork(): { pending(): PendingWork[] } {
   // Each listener function by a number of its own: the same function added for two events is two entries.
   const listenerIds = new WeakMap<object, string>();
   let listenerCount = 0;
-  listening(process, "process", ["on", "addListener", "once", "prependListener", "prependOnceListener"], ["off", "removeListener"], "removeAllListeners");
-  listening(globalThis, "globalThis", ["addEventListener"], ["removeEventListener"], null);
+  const processOnce = process.once.bind(process) as (event: string | symbol, then: () => void) => void;
+  const globalAdd = globalThis.addEventListener.bind(globalThis);
+  listening(process, "process", ["on", "addListener", "once", "prependListener", "prependOnceListener"], ["off", "removeListener"], "removeAllListeners", (event, then) => processOnce(event as string, then));
+  listening(globalThis, "globalThis", ["addEventListener"], ["removeEventListener"], null, (event, then) => globalAdd(String(event), then, { once: true }));
   return { pending: () => [...pending.values()] };
+}
+
+/**
+ * Who started a timer, a server or a listener: the nearest frame that names a file, past the
+ * runtime's own (a callback handed to `forEach`, a Promise executor or a microtask has the
+ * runtime's frame above the code that called, or no frame of its own at all). A package's or
+ * docket's is let be; anything else is the capability's — with its place when a frame names
+ * one, null when none does (code run from a microtask can show no frame of its own).
+ */
+function starterOf(OwnError: ErrorConstructor): NonNullable<PendingWork["where"]> | null | "package" | "docket" {
+  const errorStatics = OwnError as unknown as { stackTraceLimit?: number; prepareStackTrace?: unknown };
+  const limit = errorStatics.stackTraceLimit;
+  const prepare = errorStatics.prepareStackTrace;
+  let stack: string;
+  try {
+    errorStatics.stackTraceLimit = 64;
+    errorStatics.prepareStackTrace = undefined;
+    stack = String(new OwnError().stack ?? "");
+  } finally {
+    errorStatics.stackTraceLimit = limit;
+    errorStatics.prepareStackTrace = prepare;
+  }
+  const lines = stack.split("\n");
+  let sawOwn = false;
+  // Line 0 is the message; 1–3 are this function, startedBy and the wrapper that called it.
+  for (let i = 4; i < lines.length; i++) {
+    const frame = FRAME_PATH.exec(lines[i]!);
+    if (!frame) continue;
+    const path = frame[1]!.replace(/^file:\/\//, "").replace(/%3Fdocket_\w+=[\w&=%-]*$/i, "");
+    if (path.startsWith(`${OWN_ROOT}/`) || path.startsWith("/$bunfs/")) {
+      sawOwn = true;
+      continue;
+    }
+    return path.includes("/node_modules/") ? "package" : { path, line: Number(frame[2]) };
+  }
+  return sawOwn ? "docket" : null;
 }
 
 /**

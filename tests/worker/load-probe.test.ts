@@ -267,6 +267,14 @@ console.log(JSON.stringify(verdicts));
         ["server-http.ts", 'import { createServer } from "node:http";\ncreateServer(() => {}).listen(0, "127.0.0.1");', "left a server listening (http server.listen at line 3)"],
         ["process-listener.ts", 'process.on("SIGTERM", () => { for (;;) {} });', 'left a listener on process (process.on("SIGTERM") at line 2)'],
         ["global-listener.ts", 'addEventListener("unhandledrejection", () => {});', 'left a listener on globalThis (globalThis.addEventListener("unhandledrejection") at line 2)'],
+        // Started from a callback the runtime calls (its frame, not the file's, is the caller's), or from a microtask with no frame of the file at all.
+        ["sleep-idiom.ts", "new Promise((r) => setTimeout(r, 1000)).then(() => { for (;;) {} });", "left a timer running (setTimeout at line 2)"],
+        ["foreach-timer.ts", "[1].forEach(() => setTimeout(() => { for (;;) {} }, 2000));", "left a timer running (setTimeout at line 2)"],
+        ["foreach-interval.ts", "[1].forEach(() => setInterval(() => {}, 500));", "left an interval running (setInterval at line 2)"],
+        ["microtask-timer.ts", "queueMicrotask(() => setTimeout(() => { for (;;) {} }, 2000));", "left a timer running (setTimeout"],
+        ["then-timer.ts", "Promise.resolve().then(() => setTimeout(() => { for (;;) {} }, 2000));", "left a timer running (setTimeout"],
+        ["foreach-serve.ts", '[1].forEach(() => Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("hi") }));', "left a server listening (Bun.serve at line 2)"],
+        ["foreach-listener.ts", '[1].forEach(() => process.on("SIGUSR2", () => {}));', 'left a listener on process (process.on("SIGUSR2") at line 2)'],
       ] as const) {
         const verdict = await check(probe, file(name, top));
         expect({ name, reason: verdict?.reason }).toEqual({ name, reason: expect.stringContaining(expected) });
@@ -287,6 +295,14 @@ console.log(JSON.stringify(verdicts));
           'process.removeAllListeners("SIGUSR2");',
           "let once = 0;",
           "setImmediate(() => once++);",
+          // Gone by themselves: one-time listeners that fired, one removed through its signal.
+          'process.once("t-once", () => {});',
+          'process.emit("t-once");',
+          'addEventListener("x-once", () => {}, { once: true });',
+          'dispatchEvent(new Event("x-once"));',
+          "const ac = new AbortController();",
+          'addEventListener("x-signal", () => {}, { signal: ac.signal });',
+          "ac.abort();",
         ].join("\n"),
       );
       expect(await check(probe, undone)).toBeNull();

@@ -159,10 +159,16 @@ export function accessGuard(config: ServerConfig): MiddlewareHandler<AppEnv> {
     }
     if (config.token !== null && !OPEN_PATHS.has(path)) {
       const tokens = presentedTokens(c, isLiveChannel);
-      if (!tokens.some((t) => sameSecret(t, config.token!))) {
+      // Every token sent must be the server's: one request offering several (subprotocols are a
+      // list) would otherwise try them all. The cookie alone may be stale (a browser keeps the
+      // last server's), so it is the one allowed to differ when another token is right.
+      const cookie = getCookie(c, TOKEN_COOKIE);
+      const right = tokens.some((t) => sameSecret(t, config.token!));
+      const wrongSent = tokens.some((t) => t !== cookie && !sameSecret(t, config.token!));
+      if (!right || wrongSent) {
         return edgeFailure(c, {
           status: 401,
-          message: tokens.length === 0 ? "This server requires a token: send Authorization: Bearer <token>." : "The token sent is not this server's token.",
+          message: tokens.length === 0 ? "This server requires a token: send Authorization: Bearer <token>." : right ? "More than one token was sent, and not all are this server's token: send one." : "The token sent is not this server's token.",
           suggestion: "The token was printed when the server started and is in .docket/lease.json of the checkout.",
           context: { reason: "unauthorized" },
           headers: { "WWW-Authenticate": 'Bearer realm="docket"' },

@@ -89,6 +89,12 @@ export function securityContract(name: string, start: StartFn): void {
       expect(tokenFirst.headers["sec-websocket-protocol"]).toBe("docket.v1");
       expect(JSON.stringify(tokenFirst.headers)).not.toContain(TOKEN);
       tokenFirst.close();
+      // Several tokens in one handshake: every one must be the server's (else one request tries many).
+      for (const headers of [{ "Sec-WebSocket-Protocol": `docket.v1, docket.token.wrong-guess-0123456, docket.token.${TOKEN}` }, { Authorization: "Bearer wrong-guess-0123456", "Sec-WebSocket-Protocol": `docket.v1, docket.token.${TOKEN}` }]) {
+        const guessing = await rawUpgrade(server.url, "/events", headers);
+        expect(guessing.status).toBe(401);
+        guessing.close();
+      }
       // An offer without docket.v1 is refused, saying what to offer, and names no token.
       const tokenOnly = await rawUpgrade(server.url, "/events", { "Sec-WebSocket-Protocol": `docket.token.${TOKEN}` });
       expect(tokenOnly.status).toBe(400);

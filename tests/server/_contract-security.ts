@@ -90,7 +90,8 @@ export function securityContract(name: string, start: StartFn): void {
       expect(JSON.stringify(tokenFirst.headers)).not.toContain(TOKEN);
       tokenFirst.close();
       // Several tokens in one handshake: every one must be the server's (else one request tries many).
-      for (const headers of [{ "Sec-WebSocket-Protocol": `docket.v1, docket.token.wrong-guess-0123456, docket.token.${TOKEN}` }, { Authorization: "Bearer wrong-guess-0123456", "Sec-WebSocket-Protocol": `docket.v1, docket.token.${TOKEN}` }]) {
+      const guesses: Array<Record<string, string>> = [{ "Sec-WebSocket-Protocol": `docket.v1, docket.token.wrong-guess-0123456, docket.token.${TOKEN}` }, { Authorization: "Bearer wrong-guess-0123456", "Sec-WebSocket-Protocol": `docket.v1, docket.token.${TOKEN}` }];
+      for (const headers of guesses) {
         const guessing = await rawUpgrade(server.url, "/events", headers);
         expect(guessing.status).toBe(401);
         guessing.close();

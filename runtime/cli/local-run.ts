@@ -19,6 +19,8 @@ import { MIN_MASKED_LENGTH, sensitiveValues } from "../execution/secret-mask.ts"
 import { createLiveView, wantsLiveView, type LiveView } from "./live-view.ts";
 import { createRunReporter, location, plainPrinters } from "./run-reporter.ts";
 import { findServer, followEvents, type ServerClient } from "./server-client.ts";
+import { isProcessAlive, readLease, type Lease } from "../server/lease.ts";
+import { lockCheckout } from "../server/checkout-lock.ts";
 import { isTerminal } from "../execution/state-machine.ts";
 import { reportToServer } from "./_reporter-to-server.ts";
 import type { ExecutionReporter } from "./_reporter.ts";
@@ -73,8 +75,12 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
   const style = terminalStyle({ isTTY: options.output.stderrIsTTY }, env);
   const edge = cliEdge(env);
   const gitHub = isGitHubActions(env);
-  const refuse = (message: string, context: Record<string, unknown> = {}) =>
-    finishRefused(options, style, buildFailure({ error_code: "invalid_input", stage: "validate", message, request_id: edge.request_id, trace_id: edge.trace_id, context }));
+  const refuse = (message: string, context: Record<string, unknown> = {}, error_code: "invalid_input" | "unavailable" = "invalid_input") =>
+    finishRefused(
+      options,
+      style,
+      buildFailure({ error_code, stage: error_code === "unavailable" ? "admit" : "validate", message, request_id: edge.request_id, trace_id: edge.trace_id, context, ...(error_code === "unavailable" ? { retryability: "safe" as const } : {}) }),
+    );
 
   if (!options.input.ok) return refuse(`Cannot run ${options.target}: ${options.input.message}`);
   if (typeof options.deadlineMs === "object") return refuse(`Cannot run ${options.target}: ${options.deadlineMs.problem}`);
@@ -142,6 +148,13 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
     }
 
     const server = await serving;
+    // A server holds this checkout but does not answer (frozen, busy): with a run_id, nobody can
+    // say whether that run_id was used already, and running anyway ran it twice (a tester froze
+    // the server while a start with the same run_id waited in it). Without one, the run goes on.
+    if (!server && options.runId !== undefined) {
+      const holder = unansweringServer(findCheckoutRoot(options.cwd));
+      if (holder !== null) return await refuse(`The docket server (pid ${holder.pid}) serving this checkout at ${holder.url} does not answer, so whether run_id ${options.runId} was used already cannot be known; nothing ran. Run again once it answers (the same --run-id is safe), or stop it.`, { pid: holder.pid, run_id: options.runId }, "unavailable");
+    }
     // With a run_id and a server, the handler waits for the server's word on the run_id: already
     // another execution's, this run is that one and does not run (docs/protocol.md).
     let release: (() => void) | null = null;
@@ -178,7 +191,10 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
       const first = await reporter.first;
       if (first.kind === "deduplicated") return await finishDeduplicated(options, style, server!, first.execution_id, say);
       if (first.kind === "refused" && first.failure?.error_code === "run_id_conflict") return await finishRefused(options, style, first.failure, capabilityId);
-      // Taken, or the server could not say: the run goes on (what it could not say is said above).
+      if (first.kind === "unheard") {
+        return await refuse(`The docket server at ${server!.url} did not answer this run's first report, so whether run_id ${options.runId} was used already cannot be known; nothing ran. Run again once it answers (the same --run-id is safe).`, { run_id: options.runId }, "unavailable");
+      }
+      // Taken (or refused for another reason, said above): the run goes on.
       release!();
     }
     const snapshot = await follow(plane, id, gitHub, style, output, live);
@@ -334,4 +350,18 @@ async function writeSummary(options: LocalRunOptions, facts: Parameters<typeof s
   } catch (error) {
     options.output.stderr(`warning: cannot write the step summary to ${path}: ${(error as Error).message}\n`);
   }
+}
+
+/**
+ * The lease of a server that holds `root` and does not answer, or null: its process lives and
+ * still holds the checkout's lock (a lock this process can take means no server holds it; the
+ * build without a lock, where every take succeeds, cannot tell and lets the run go on).
+ */
+function unansweringServer(root: string): Lease | null {
+  const lease = readLease(root);
+  if (lease === null || lease.root !== root || !isProcessAlive(lease.pid)) return null;
+  const lock = lockCheckout(root);
+  if (lock === null) return lease;
+  lock.release();
+  return null;
 }

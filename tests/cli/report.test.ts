@@ -183,6 +183,30 @@ describe("docket run and the server serving its checkout", () => {
     }
   });
 
+  test("docket run --run-id with a server that holds the checkout but does not answer (frozen) runs nothing: whether the run_id was used cannot be known", async () => {
+    const checkout = tempCheckout();
+    const serve = spawnDocket(fromSource, ["serve", "--port", "0"], { cwd: checkout });
+    try {
+      const banner = await watchStream(serve.stderr).until(/docket serving .* at (http:\/\/127\.0\.0\.1:\d+)/);
+      const http = api(banner.match(/at (http:\/\/127\.0\.0\.1:\d+)/)![1]!);
+      serve.kill("SIGSTOP");
+      const frozen = await docket(fromSource, [...DEMO, '{"steps":1,"delay_ms":0}', "--run-id", "rid-frozen"], { cwd: checkout });
+      serve.kill("SIGCONT");
+      expect(frozen.code).toBe(1);
+      expect(oneJsonDocument(frozen.stdout)).toMatchObject({ execution: null, failure: { error_code: "unavailable", retryability: "safe", context: { pid: serve.pid, run_id: "rid-frozen" } } });
+      expect(frozen.stderr).toContain("does not answer, so whether run_id rid-frozen was used already cannot be known; nothing ran");
+      // Answering again, the same run_id runs, once.
+      const again = await docket(fromSource, [...DEMO, '{"steps":1,"delay_ms":0}', "--run-id", "rid-frozen"], { cwd: checkout });
+      expect(again.code).toBe(0);
+      const { items } = await http.get("/api/v1/executions?limit=10");
+      expect(items.map((item: any) => item.run_id)).toEqual(["rid-frozen"]);
+    } finally {
+      serve.kill("SIGCONT");
+      serve.kill("SIGTERM");
+      await serve.exited;
+    }
+  });
+
   test("docket run reports to a server that requires a token, with the token of its lease", async () => {
     const checkout = tempCheckout();
     const token = "a-token-for-report-tests-0123";

@@ -260,6 +260,9 @@ async function finishRefused(options: LocalRunOptions, style: TerminalStyle, fai
   return await deliverDocument(options, document, null, exitCodeOf(end));
 }
 
+/** How long a run that is another execution keeps looking for a server that went away while it followed it. */
+const FOLLOW_RESTART_MS = 30_000;
+
 /**
  * The run_id was already used with the same capability and input, for `executionId` at the server:
  * that execution is this run. Nothing runs here; its end (followed at the server while it has none)
@@ -267,21 +270,35 @@ async function finishRefused(options: LocalRunOptions, style: TerminalStyle, fai
  */
 async function finishDeduplicated(options: LocalRunOptions, style: TerminalStyle, server: ServerClient, executionId: string, say: (line: string) => void): Promise<number> {
   say(`run_id ${options.runId} was already used for ${executionId}, so this run is that execution and nothing runs again: ${server.url}/cockpit/executions/${executionId}`);
+  let client = server;
   const current = async () => {
-    const answer = await server.request("GET", "/api/v1/executions/get", { query: { id: executionId } }).catch(() => null);
+    const answer = await client.request("GET", "/api/v1/executions/get", { query: { id: executionId } }).catch(() => null);
     return answer?.ok ? (answer.body as ExecutionSnapshot & { details_expired?: boolean }) : null;
   };
+  const ended = (s: (ExecutionSnapshot & { details_expired?: boolean }) | null) => s !== null && (s.details_expired === true || isTerminal(s.state));
   let snapshot = await current();
-  if (snapshot !== null && !snapshot.details_expired && !isTerminal(snapshot.state)) {
-    say(`${executionId} is ${snapshot.state}; following it to its end`);
-    await followEvents(server, { id: executionId, after: snapshot.last_sequence, onEvent: () => {}, onNote: () => {} });
+  let said = false;
+  // Followed to its end, through a restart of the server (its lease names it again): a server
+  // that went away mid-follow is looked for for FOLLOW_RESTART_MS.
+  const giveUpAt = Date.now() + FOLLOW_RESTART_MS;
+  while (!ended(snapshot)) {
+    if (snapshot !== null) {
+      if (!said) say(`${executionId} is ${snapshot.state}; following it to its end`);
+      said = true;
+      await followEvents(client, { id: executionId, after: snapshot.last_sequence, onEvent: () => {}, onNote: () => {} });
+      snapshot = await current();
+      if (ended(snapshot)) break;
+    }
+    if (Date.now() > giveUpAt) break;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    client = (await findServer(client.root, { timeout_ms: 1500 }).catch(() => null)) ?? client;
     snapshot = await current();
   }
   if (snapshot === null || snapshot.details_expired || !isTerminal(snapshot.state)) {
     const failure = buildFailure({
       error_code: "unavailable",
       stage: "admit",
-      message: `run_id ${options.runId} names ${executionId}, whose end this run could not read from the server at ${server.url}${snapshot?.details_expired ? " (its details expired)" : ""}.`,
+      message: `run_id ${options.runId} names ${executionId}, whose end this run could not read from the server at ${client.url}${snapshot?.details_expired ? " (its details expired)" : ""}.`,
       suggestion: `Look at ${executionId} with docket executions show ${executionId}; run with another --run-id to run again.`,
       context: { run_id: options.runId, execution_id: executionId },
       request_id: requestIdFrom(undefined),

@@ -207,6 +207,31 @@ describe("docket run and the server serving its checkout", () => {
     }
   });
 
+  test("docket run --run-id following another execution follows it through a restart of the server, and ends as it ended there", async () => {
+    const checkout = tempCheckout();
+    let serve = spawnDocket(fromSource, ["serve", "--port", "0"], { cwd: checkout });
+    try {
+      const banner = await watchStream(serve.stderr).until(/docket serving .* at (http:\/\/127\.0\.0\.1:\d+)/);
+      const http = api(banner.match(/at (http:\/\/127\.0\.0\.1:\d+)/)![1]!);
+      const input = { steps: 40, delay_ms: 200 };
+      const started = await http.post("/api/v1/executions/start", { capability: "executions.demonstrate", input, run_id: "rid-follow" });
+      const follower = spawnDocket(fromSource, [...DEMO, JSON.stringify(input), "--run-id", "rid-follow"], { cwd: checkout });
+      const stdout = new Response(follower.stdout).text();
+      await watchStream(follower.stderr).until(/following it to its end/);
+      serve.kill("SIGKILL");
+      await serve.exited;
+      await Bun.sleep(1000);
+      serve = spawnDocket(fromSource, ["serve", "--port", "0"], { cwd: checkout });
+      await watchStream(serve.stderr).until(/docket serving/);
+      // The restarted server ends what was running when it was killed; the follower ends as that did.
+      expect(await follower.exited).toBe(1);
+      expect(oneJsonDocument(await stdout)).toMatchObject({ deduplicated: true, execution: { id: started.body.execution.id, state: "failed" }, failure: { error_code: "interrupted" } });
+    } finally {
+      serve.kill("SIGTERM");
+      await serve.exited;
+    }
+  });
+
   test("docket run reports to a server that requires a token, with the token of its lease", async () => {
     const checkout = tempCheckout();
     const token = "a-token-for-report-tests-0123";

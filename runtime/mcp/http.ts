@@ -57,7 +57,9 @@ export function createMcpApp(plane: ExecutionPlane, options: McpAppOptions = {})
   };
 
   const open = async (request: Request): Promise<Response> => {
-    if (!makeRoom()) {
+    // Only an initialize becomes a session: a request that will not (a GET, a call without its
+    // session) must not close another client's idle session to make room for nothing.
+    if ((await initializes(request)) && !makeRoom()) {
       return Response.json(
         { jsonrpc: "2.0", id: null, error: { code: -32000, message: `All ${maxSessions} MCP sessions (mcp_sessions) are waiting for answers; try again shortly, or raise --mcp-sessions.` } },
         { status: 503, headers: { "Retry-After": "1" } },
@@ -110,6 +112,17 @@ export function createMcpApp(plane: ExecutionPlane, options: McpAppOptions = {})
     return openedAtOnce(await session.transport.handleRequest(c.req.raw));
   });
   return app;
+}
+
+/** Whether a request without a session asks to initialize one (JSON-RPC `initialize`, alone or in a batch). */
+async function initializes(request: Request): Promise<boolean> {
+  if (request.method !== "POST") return false;
+  try {
+    const body = (await request.clone().json()) as unknown;
+    return (Array.isArray(body) ? body : [body]).some((message) => (message as { method?: unknown } | null)?.method === "initialize");
+  } catch {
+    return false;
+  }
 }
 
 const OPENING = new TextEncoder().encode(": open\n\n");

@@ -158,9 +158,13 @@ describe("createMcpApp sessions", () => {
   }
 
   test("createMcpApp keeps at most maxSessions sessions and closes the least recently used first", async () => {
-    const { open } = sessionsApp(2);
+    const { fetchApp, open } = sessionsApp(2);
     const first = await open("first");
     const second = await open("second");
+    // A request without a session that is no initialize makes no room: nobody's session is closed for it.
+    const stray = await fetchApp("http://127.0.0.1/mcp", { method: "POST", headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream" }, body: JSON.stringify({ jsonrpc: "2.0", id: 9, method: "tools/list" }) });
+    expect(stray.status).toBeGreaterThanOrEqual(400);
+    expect((await second.listTools()).tools.length).toBeGreaterThan(6);
     await first.listTools(); // first is now the most recently used
     await open("third");
     expect((await first.listTools()).tools.length).toBeGreaterThan(6);

@@ -315,6 +315,35 @@ export function trackTopLevelWork(): { pending(): PendingWork[] } {
 }
 
 /**
+ * The lines of a stack taken here with the runtime's defaults (64 frames, no custom formatting),
+ * whatever the top level did to `Error`'s settings; line 0 is the message.
+ */
+function stackLines(OwnError: ErrorConstructor): string[] {
+  const errorStatics = OwnError as unknown as { stackTraceLimit?: number; prepareStackTrace?: unknown };
+  const limit = errorStatics.stackTraceLimit;
+  const prepare = errorStatics.prepareStackTrace;
+  try {
+    errorStatics.stackTraceLimit = 64;
+    errorStatics.prepareStackTrace = undefined;
+    return String(new OwnError().stack ?? "").split("\n");
+  } finally {
+    errorStatics.stackTraceLimit = limit;
+    errorStatics.prepareStackTrace = prepare;
+  }
+}
+
+/** The file and line a stack line names (without docket's query), or null for a frame of the runtime's own. */
+function frameOf(line: string): { path: string; line: number } | null {
+  const frame = FRAME_PATH.exec(line);
+  if (!frame) return null;
+  // (Code an eval ran names its file with the query encoded.)
+  return { path: frame[1]!.replace(/^file:\/\//, "").replace(/%3Fdocket_\w+=[\w&=%-]*$/i, ""), line: Number(frame[2]) };
+}
+
+/** docket's own code: from source, or the binary's bundle. */
+const isOwn = (path: string) => path.startsWith(`${OWN_ROOT}/`) || path.startsWith("/$bunfs/");
+
+/**
  * Who started a timer, a server or a listener: the nearest frame that names a file, past the
  * runtime's own (a callback handed to `forEach`, a Promise executor or a microtask has the
  * runtime's frame above the code that called, or no frame of its own at all). A package's or
@@ -322,30 +351,17 @@ export function trackTopLevelWork(): { pending(): PendingWork[] } {
  * one, null when none does (code run from a microtask can show no frame of its own).
  */
 function starterOf(OwnError: ErrorConstructor): NonNullable<PendingWork["where"]> | null | "package" | "docket" {
-  const errorStatics = OwnError as unknown as { stackTraceLimit?: number; prepareStackTrace?: unknown };
-  const limit = errorStatics.stackTraceLimit;
-  const prepare = errorStatics.prepareStackTrace;
-  let stack: string;
-  try {
-    errorStatics.stackTraceLimit = 64;
-    errorStatics.prepareStackTrace = undefined;
-    stack = String(new OwnError().stack ?? "");
-  } finally {
-    errorStatics.stackTraceLimit = limit;
-    errorStatics.prepareStackTrace = prepare;
-  }
-  const lines = stack.split("\n");
+  const lines = stackLines(OwnError);
   let sawOwn = false;
-  // Line 0 is the message; 1–3 are this function, startedBy and the wrapper that called it.
-  for (let i = 4; i < lines.length; i++) {
-    const frame = FRAME_PATH.exec(lines[i]!);
-    if (!frame) continue;
-    const path = frame[1]!.replace(/^file:\/\//, "").replace(/%3Fdocket_\w+=[\w&=%-]*$/i, "");
-    if (path.startsWith(`${OWN_ROOT}/`) || path.startsWith("/$bunfs/")) {
+  // Line 0 is the message; 1–4 are stackLines, this function, startedBy and the wrapper that called it.
+  for (let i = 5; i < lines.length; i++) {
+    const frame = frameOf(lines[i]!);
+    if (frame === null) continue;
+    if (isOwn(frame.path)) {
       sawOwn = true;
       continue;
     }
-    return path.includes("/node_modules/") ? "package" : { path, line: Number(frame[2]) };
+    return frame.path.includes("/node_modules/") ? "package" : frame;
   }
   return sawOwn ? "docket" : null;
 }
@@ -356,26 +372,12 @@ function starterOf(OwnError: ErrorConstructor): NonNullable<PendingWork["where"]
  * The stack is taken with the runtime's defaults, whatever the top level did to `Error`.
  */
 function callerOf(OwnError: ErrorConstructor): NonNullable<PendingWork["where"]> | "package" | "native" | "docket" {
-  const errorStatics = OwnError as unknown as { stackTraceLimit?: number; prepareStackTrace?: unknown };
-  const limit = errorStatics.stackTraceLimit;
-  const prepare = errorStatics.prepareStackTrace;
-  let stack: string;
-  try {
-    errorStatics.stackTraceLimit = 64;
-    errorStatics.prepareStackTrace = undefined;
-    stack = String(new OwnError().stack ?? "");
-  } finally {
-    errorStatics.stackTraceLimit = limit;
-    errorStatics.prepareStackTrace = prepare;
-  }
-  const lines = stack.split("\n");
+  const lines = stackLines(OwnError);
   for (let i = 1; i < lines.length; i++) {
-    const frame = FRAME_PATH.exec(lines[i]!);
-    if (!frame) return "native";
-    // (Code an eval ran names its file with the query encoded.)
-    const path = frame[1]!.replace(/^file:\/\//, "").replace(/%3Fdocket_\w+=[\w&=%-]*$/i, "");
-    if (path.startsWith(`${OWN_ROOT}/`) || path.startsWith("/$bunfs/")) continue;
-    return path.includes("/node_modules/") ? "package" : { path, line: Number(frame[2]) };
+    const frame = frameOf(lines[i]!);
+    if (frame === null) return "native";
+    if (isOwn(frame.path)) continue;
+    return frame.path.includes("/node_modules/") ? "package" : frame;
   }
   return "docket";
 }

@@ -73,7 +73,7 @@ export function watchFolders(folders: string[], onChange: () => void, options: W
       });
       watchers.set(folder, { target, watcher });
     } catch (error) {
-      options.onProblem?.(`docket cannot watch ${target} for changes (${(error as Error).message}); restart docket serve to pick up edits there.`);
+      options.onProblem?.(`docket cannot watch ${target} for changes (${(error as Error).message}); restart docket serve (or docket mcp) to pick up edits there.`);
     }
   };
 

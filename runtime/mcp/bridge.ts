@@ -1,8 +1,8 @@
 import type { Readable, Writable } from "node:stream";
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { ErrorCode, isInitializeRequest, isJSONRPCRequest, isJSONRPCResultResponse, type JSONRPCMessage, type RequestId } from "@modelcontextprotocol/sdk/types.js";
 import type { HangUp } from "./hang-up.ts";
+import { JsonLinesTransport } from "./json-lines-transport.ts";
 import { PendingRequests } from "./pending-requests.ts";
 
 /** Options of {@link bridgeStdioToHttp}. */
@@ -23,7 +23,8 @@ export interface BridgeOptions {
  * `docket mcp` beside a running server: relays the agent's MCP messages from stdio to the
  * server's Streamable HTTP endpoint and its answers back, unchanged, so that the server's own MCP
  * server answers (its registry, its store: the agent's executions show in the cockpit). Both ends
- * are SDK transports; the bridge adds only what a client would do itself: send the negotiated
+ * are transports (the SDK's HTTP client; on stdio a line that is no message is answered there and
+ * not forwarded); the bridge adds only what a client would do itself: send the negotiated
  * protocol version, keep the agent's order, and end the session when the agent hangs up.
  */
 export async function bridgeStdioToHttp(options: BridgeOptions): Promise<void> {
@@ -31,7 +32,7 @@ export async function bridgeStdioToHttp(options: BridgeOptions): Promise<void> {
   const upstream = new StreamableHTTPClientTransport(options.url, {
     requestInit: { headers: options.token ? { Authorization: `Bearer ${options.token}` } : {} },
   });
-  const downstream = new StdioServerTransport(options.stdin, options.stdout);
+  const downstream = new JsonLinesTransport(options.stdin, options.stdout);
   const said = new Set<string>();
   const sayOnce = (line: string) => {
     if (said.has(line)) return;

@@ -8,6 +8,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import type { ExecutionPlane } from "../execution/plane.ts";
 import { DOCKET_VERSION } from "../version.ts";
+import { checkedRequest } from "./_checked-request.ts";
 import { failureJsonSchema } from "./_schemas.ts";
 import { callTool } from "./call-tool.ts";
 import { mcpEdge, type McpRequestFacts } from "./edge.ts";
@@ -26,6 +27,9 @@ const INSTRUCTIONS = [
   "To run one as an execution you can follow, cancel and read later, call docket_execution_start with its id; pass wait: true to get its terminal snapshot (and progress notifications with a progressToken), or follow it with docket_execution_events using after = the last sequence seen.",
   "A failure is a tool result with isError: true whose structured content is a descriptor: error_code, message, suggestion, retryability and outcome_certainty say what to do next.",
 ].join(" ");
+
+/** What a listing takes, said when its params do not fit. */
+const LISTING_PARAMS = 'Send no params, or {"cursor": "<nextCursor of the previous answer>"}.';
 
 /**
  * An MCP server over one execution plane, with the low-level SDK `Server`: the tools are read from
@@ -51,8 +55,9 @@ export function createDocketMcpServer(plane: ExecutionPlane, options: DocketMcpS
   const failureSchema = failureJsonSchema();
   const edgeOf = (request: McpRequestFacts) => mcpEdge(server.getClientVersion()?.name, request);
 
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listTools(plane, failureSchema) }));
-  server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
+  // Params that do not fit are -32602 with what is wrong, not the SDK's -32603 (_checked-request.ts).
+  server.setRequestHandler(checkedRequest(ListToolsRequestSchema, LISTING_PARAMS), () => ({ tools: listTools(plane, failureSchema) }));
+  server.setRequestHandler(checkedRequest(CallToolRequestSchema, 'Send params as {"name": "<tool>", "arguments": {…}}: tools/list names the tools and the arguments each takes.'), (request, extra) =>
     callTool(plane, request.params.name, request.params.arguments, {
       edge: edgeOf({ requestId: extra.requestId, _meta: request.params._meta }),
       signal: extra.signal,
@@ -62,9 +67,9 @@ export function createDocketMcpServer(plane: ExecutionPlane, options: DocketMcpS
       log,
     }),
   );
-  server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: listResources() }));
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: [EXECUTION_TEMPLATE] }));
-  server.setRequestHandler(ReadResourceRequestSchema, (request, extra) =>
+  server.setRequestHandler(checkedRequest(ListResourcesRequestSchema, LISTING_PARAMS), () => ({ resources: listResources() }));
+  server.setRequestHandler(checkedRequest(ListResourceTemplatesRequestSchema, LISTING_PARAMS), () => ({ resourceTemplates: [EXECUTION_TEMPLATE] }));
+  server.setRequestHandler(checkedRequest(ReadResourceRequestSchema, 'Send params as {"uri": "docket://executions/<id>"}: resources/list and resources/templates/list name the resources.'), (request, extra) =>
     readResource(plane, request.params.uri, edgeOf({ requestId: extra.requestId, _meta: request.params._meta }), log),
   );
   return server;

@@ -1,9 +1,9 @@
 import type { Readable, Writable } from "node:stream";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { Transport, TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage, MessageExtraInfo } from "@modelcontextprotocol/sdk/types.js";
 import type { ExecutionPlane } from "../execution/plane.ts";
 import type { HangUp } from "./hang-up.ts";
+import { JsonLinesTransport } from "./json-lines-transport.ts";
 import { PendingRequests } from "./pending-requests.ts";
 import { createDocketMcpServer } from "./server.ts";
 
@@ -24,7 +24,7 @@ export interface StdioServeOptions {
 export async function serveMcpOverStdio(plane: ExecutionPlane, options: StdioServeOptions): Promise<void> {
   const server = createDocketMcpServer(plane, { log: options.log });
   const pending = new PendingRequests();
-  const transport = new ObservedTransport(new StdioServerTransport(options.stdin, options.stdout), pending);
+  const transport = new ObservedTransport(new JsonLinesTransport(options.stdin, options.stdout), pending);
   transport.onerror = (error) => options.log(`docket mcp: ${error.message}`);
   await server.connect(transport);
   if ((await options.hangUp) === "stdin") await pending.settled();

@@ -5,9 +5,9 @@ import type { ExecutionPlane } from "../execution/plane.ts";
 import { bootPlane, type BootOptions } from "../boot.ts";
 import { findCheckoutRoot } from "../capability/checkout.ts";
 import type { Limits } from "../execution/limits.ts";
-import type { LoadError } from "../capability/registered.ts";
-import { isEmptyChange, type CatalogChange } from "../capability/live-catalog.ts";
-import { watchFolders, type FolderWatch, type WatchFoldersOptions } from "../capability/watch-folders.ts";
+import type { CatalogChange } from "../capability/live-catalog.ts";
+import type { WatchFoldersOptions } from "../capability/watch-folders.ts";
+import { loadErrorLine, watchCapabilities } from "../capability/watch-capabilities.ts";
 import type { ServerConfig } from "./_app-env.ts";
 import type { RunningServer } from "./_listen.ts";
 import { createApp, type AppMounts } from "./app.ts";
@@ -112,47 +112,6 @@ export function serverToken(host: string, given: string | null): { token: string
   }
   if (isLoopback(host)) return { token: null, generated: false };
   return { token: randomBytes(32).toString("base64url"), generated: true };
-}
-
-/** One line for stderr about a file that did not load, with its place when known. */
-function loadErrorLine(error: LoadError): string {
-  const where = error.line !== null ? `:${error.line}${error.column !== null ? `:${error.column}` : ""}` : "";
-  return `docket could not load ${error.file}${where}: ${error.reason}`;
-}
-
-/**
- * Reloads the capabilities after a change in their folders, and says on stderr what changed and
- * which files now fail to load (docs/authoring.md, "Live reload"). Null when the plane cannot reload.
- */
-function watchCapabilities(booted: ServedPlane, options: ServeOptions): FolderWatch | null {
-  const reload = booted.reload?.bind(booted);
-  if (!reload || !booted.watchedFolders) return null;
-  // Changes met during a reload join it and are answered with its one change: said once.
-  let said: CatalogChange | null = null;
-  // A helper outside the capability folders (`../lib/format.ts`) reloads what imports it too.
-  const watchSources = () => {
-    for (const folder of booted.sourceFolders?.() ?? []) watch.add(folder);
-  };
-  const onChange = () => {
-    reload().then(
-      (change) => {
-        watchSources();
-        if (change === said || isEmptyChange(change)) return;
-        said = change;
-        const parts = [
-          change.added.length > 0 ? `added ${change.added.join(", ")}` : "",
-          change.changed.length > 0 ? `changed ${change.changed.join(", ")}` : "",
-          change.removed.length > 0 ? `removed ${change.removed.join(", ")}` : "",
-        ].filter(Boolean);
-        if (parts.length > 0) options.log(`docket reloaded capabilities: ${parts.join("; ")}`);
-        for (const error of change.newErrors) options.log(loadErrorLine(error));
-      },
-      (error) => options.log(`docket could not reload the capabilities: ${(error as Error)?.stack ?? error}`),
-    );
-  };
-  const watch = watchFolders(booted.watchedFolders, onChange, { onProblem: options.log, ...options.watchOptions });
-  watchSources();
-  return watch;
 }
 
 /** Starts `docket serve`: boots the plane, binds, writes the lease, prints one line with the URL. */

@@ -108,6 +108,36 @@ describe("MCP over Streamable HTTP at /mcp", () => {
   });
 });
 
+describe("MCP over Streamable HTTP: requests that do not fit", () => {
+  /** Posts one JSON-RPC message to /mcp of the server and returns the one it answers, read from JSON or an event stream. */
+  async function post(message: unknown, session?: string): Promise<{ headers: Headers; answer: any }> {
+    const headers: Record<string, string> = { ...MCP_HEADERS, ...(session ? { "Mcp-Session-Id": session, "MCP-Protocol-Version": LATEST_PROTOCOL_VERSION } : {}) };
+    const response = await fetch(new URL("/mcp", server.url), { method: "POST", headers, body: JSON.stringify(message) });
+    const text = await response.text();
+    const json = response.headers.get("content-type")?.includes("text/event-stream") ? text.split("\n").find((line) => line.startsWith("data: "))!.slice(6) : text;
+    return { headers: response.headers, answer: JSON.parse(json) };
+  }
+
+  test("/mcp answers tools/call with params that do not fit (arguments not an object, no name) with -32602 naming what is wrong", async () => {
+    const session = (await post(JSON.parse(INITIALIZE))).headers.get("mcp-session-id")!;
+    expect(session).toBeString();
+    await fetch(new URL("/mcp", server.url), { method: "POST", headers: { ...MCP_HEADERS, "Mcp-Session-Id": session, "MCP-Protocol-Version": LATEST_PROTOCOL_VERSION }, body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) });
+
+    const notAnObject = (await post({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "team_greet", arguments: ["Ada"] } }, session)).answer;
+    expect(notAnObject).toMatchObject({ id: 2, error: { code: -32602 } });
+    expect(notAnObject.error.message).toContain("params.arguments must be an object, got an array");
+    const noName = (await post({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { arguments: { name: "Ada" } } }, session)).answer;
+    expect(noName).toMatchObject({ id: 3, error: { code: -32602 } });
+    expect(noName.error.message).toContain("params.name must be a string, got nothing");
+    const badUri = (await post({ jsonrpc: "2.0", id: 4, method: "resources/read", params: { uri: 42 } }, session)).answer;
+    expect(badUri).toMatchObject({ id: 4, error: { code: -32602 } });
+    expect(badUri.error.message).toContain("params.uri must be a string, got 42");
+    // The session goes on: a call that fits is answered.
+    const fits = (await post({ jsonrpc: "2.0", id: 5, method: "tools/call", params: { name: "team_greet", arguments: { name: "Ada" } } }, session)).answer;
+    expect(fits.result.structuredContent).toEqual({ greeting: "Hello, Ada" });
+  });
+});
+
 describe("MCP over Streamable HTTP with a token", () => {
   let tokenRoot: string;
   let guarded: DocketServer;

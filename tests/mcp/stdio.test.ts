@@ -1,8 +1,10 @@
 import { afterEach, describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
-import { JSONRPCMessageSchema, LATEST_PROTOCOL_VERSION, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { JSONRPCMessageSchema, LATEST_PROTOCOL_VERSION, ToolListChangedNotificationSchema, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { isProcessAlive } from "../../runtime/server/lease.ts";
 import type { DocketServer } from "../../runtime/server/serve.ts";
 import { EVENT_META_KEY } from "../../runtime/mcp/progress-relay.ts";
@@ -48,6 +50,55 @@ async function startAgent(root: string, name: string): Promise<Agent> {
     if (isProcessAlive(pid)) process.kill(pid, "SIGKILL");
   });
   return { client, transport, stderr: () => stderr, errors };
+}
+
+/** `docket mcp` driven line by line, as a careless or hostile agent writes: each line it is sent, and what it answers in order. */
+interface RawAgent {
+  send(line: string): void;
+  /** The next message docket mcp wrote to stdout; a line that is not JSON fails the test. */
+  next(): Promise<any>;
+  pid: number;
+}
+
+async function startRawAgent(root: string): Promise<RawAgent> {
+  const child = Bun.spawn([BUN, MAIN, "mcp"], { cwd: root, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+  cleanups.push(() => void (isProcessAlive(child.pid) && child.kill("SIGKILL")));
+  const received: any[] = [];
+  let wake = (): void => undefined;
+  let ended = false;
+  void (async () => {
+    const decoder = new TextDecoder();
+    let buffer = "";
+    for await (const chunk of child.stdout) {
+      buffer += decoder.decode(chunk, { stream: true });
+      for (let end = buffer.indexOf("\n"); end >= 0; end = buffer.indexOf("\n")) {
+        const line = buffer.slice(0, end);
+        buffer = buffer.slice(end + 1);
+        received.push(JSON.parse(line));
+      }
+      wake();
+    }
+    ended = true;
+    wake();
+  })();
+  const agent: RawAgent = {
+    pid: child.pid,
+    send(line) {
+      child.stdin.write(`${line}\n`);
+      child.stdin.flush();
+    },
+    async next() {
+      while (received.length === 0) {
+        if (ended) throw new Error("docket mcp closed its stdout");
+        await new Promise<void>((resolve) => (wake = resolve));
+      }
+      return received.shift();
+    },
+  };
+  agent.send(JSON.stringify({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: "raw", version: "1" } } }));
+  expect((await agent.next()).result.serverInfo.name).toBe("docket");
+  agent.send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }));
+  return agent;
 }
 
 const NOISY = capabilityFile("team.noisy", {
@@ -131,6 +182,69 @@ describe("docket mcp without a server", () => {
     expect(err).toContain("noise from console.log");
   });
 
+  test("docket mcp answers a line that is not JSON with -32700 and one that is not a JSON-RPC message with -32600, and serves on", async () => {
+    const root = tempCheckout();
+    cleanups.push(() => removeCheckout(root));
+    const agent = await startRawAgent(root);
+
+    agent.send("this is not json {");
+    const parse = await agent.next();
+    expect(parse).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32700 } });
+    expect(parse.error.message).toContain("not JSON");
+    expect(parse.error.message).toContain("one JSON-RPC message per line");
+
+    // Its id, when it has a usable one, is answered with, so the agent knows which request failed.
+    agent.send(JSON.stringify({ jsonrpc: "1.0", id: 7, method: "tools/list" }));
+    const wrongVersion = await agent.next();
+    expect(wrongVersion).toMatchObject({ jsonrpc: "2.0", id: 7, error: { code: -32600 } });
+    expect(wrongVersion.error.message).toContain('"jsonrpc": "2.0"');
+    for (const line of ["42", "[]", JSON.stringify([{ jsonrpc: "2.0", id: 8, method: "tools/list" }]), JSON.stringify({ jsonrpc: "2.0", method: 5 })]) {
+      agent.send(line);
+      expect(await agent.next()).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32600 } });
+    }
+
+    // A blank line is no message and gets no answer; the next request is answered as usual.
+    agent.send("");
+    agent.send(JSON.stringify({ jsonrpc: "2.0", id: 9, method: "tools/list" }));
+    const listed = await agent.next();
+    expect(listed.id).toBe(9);
+    expect(listed.result.tools.map((t: { name: string }) => t.name)).toContain("docket_execution_start");
+    expect(isProcessAlive(agent.pid)).toBe(true);
+  });
+
+  test("docket mcp answers tools/call with params that do not fit (arguments not an object, no name) with -32602 naming what is wrong", async () => {
+    const root = tempCheckout({ "capabilities/team.greet.ts": capabilityFile("team.greet") });
+    cleanups.push(() => removeCheckout(root));
+    const agent = await startRawAgent(root);
+
+    agent.send(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "team_greet", arguments: "Ada" } }));
+    const notAnObject = await agent.next();
+    expect(notAnObject).toMatchObject({ id: 1, error: { code: -32602 } });
+    expect(notAnObject.error.message).toContain('params.arguments must be an object, got "Ada"');
+    agent.send(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { arguments: {} } }));
+    const noName = await agent.next();
+    expect(noName).toMatchObject({ id: 2, error: { code: -32602 } });
+    expect(noName.error.message).toContain("params.name must be a string, got nothing");
+    expect(noName.error.message).toContain("tools/list");
+
+    agent.send(JSON.stringify({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "team_greet", arguments: { name: "Ada" } } }));
+    expect((await agent.next()).result.structuredContent).toEqual({ greeting: "Hello, Ada" });
+  });
+
+  test("docket mcp alone watches the capability folders: a new file is announced with notifications/tools/list_changed and listed", async () => {
+    const root = tempCheckout({ "capabilities/team.greet.ts": capabilityFile("team.greet") });
+    cleanups.push(() => removeCheckout(root));
+    const agent = await startAgent(root, "watching-agent");
+    expect(agent.client.getServerCapabilities()?.tools?.listChanged).toBe(true);
+    const changed = new Promise<void>((resolve) => agent.client.setNotificationHandler(ToolListChangedNotificationSchema, () => resolve()));
+    expect((await agent.client.listTools()).tools.map((t) => t.name)).not.toContain("team_late");
+
+    writeFileSync(join(root, "capabilities", "team.late.ts"), capabilityFile("team.late"));
+    await changed;
+    expect((await agent.client.listTools()).tools.map((t) => t.name)).toContain("team_late");
+    expect(agent.stderr()).toContain("docket reloaded capabilities: added team.late");
+  });
+
   test("docket mcp --help shows an example and what stdout carries", async () => {
     const child = Bun.spawn([BUN, MAIN, "mcp", "--help"], { stdout: "pipe", stderr: "pipe", env: { ...process.env, NO_COLOR: "1" } });
     const [out, code] = await Promise.all([new Response(child.stdout).text(), child.exited]);
@@ -189,6 +303,19 @@ describe("docket mcp beside a server", () => {
     await agent.client.callTool({ name: "docket_executions", arguments: { limit: 1 } }).then(() => order.push("fast"));
     await slow;
     expect(order).toEqual(["fast", "slow"]);
+  });
+
+  test("docket mcp forwarding answers a line that is not JSON with -32700 itself and forwards the next request as usual", async () => {
+    const root = tempCheckout({ "capabilities/team.greet.ts": capabilityFile("team.greet") });
+    cleanups.push(() => removeCheckout(root));
+    const server = await serveCheckout(root);
+    cleanups.push(() => server.stop());
+    const agent = await startRawAgent(root);
+
+    agent.send("{not json");
+    expect(await agent.next()).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32700 } });
+    agent.send(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "team_greet", arguments: { name: "Ada" } } }));
+    expect((await agent.next()).result.structuredContent).toEqual({ greeting: "Hello, Ada" });
   });
 
   test("docket mcp forwards notifications/cancelled: the server cancels the execution the agent waits on", async () => {

@@ -4,6 +4,7 @@ import { defineCommand } from "citty";
 import { registerDocketModules } from "../../adapter/bun-modules.ts";
 import { bootPlane } from "../../boot.ts";
 import { findCheckoutRoot } from "../../capability/checkout.ts";
+import { watchCapabilities } from "../../capability/watch-capabilities.ts";
 import { LimitsError, resolveLimits, type Limits } from "../../execution/limits.ts";
 import { isLeaseLive, readLease } from "../../server/lease.ts";
 import { bridgeStdioToHttp } from "../../mcp/bridge.ts";
@@ -25,6 +26,7 @@ const meta: DocketCommandMeta = {
     "Stdout carries MCP messages only; everything else goes to stderr.",
     "When `docket serve` serves this checkout, messages are forwarded to its /mcp, so the agent's executions show in its cockpit; otherwise a plane runs in this process and its executions are visible to it alone.",
     "Limits come from DOCKET_* variables when the plane runs here.",
+    "A plane run here watches the capability folders like docket serve: a change reloads them and tells the agent (notifications/tools/list_changed).",
   ],
 };
 
@@ -65,9 +67,12 @@ export default defineCommand({
       log(`docket mcp: could not load ${error.file}${error.line !== null ? `:${error.line}` : ""}: ${error.reason}`);
     }
     log(`docket mcp: no docket server serves ${root}, so executions started here are visible to this process alone (start one with docket serve).`);
+    // The agent is told tools.listChanged: a capability file saved meanwhile is served and announced, as by docket serve.
+    const watching = watchCapabilities(plane, { log });
     try {
       await serveMcpOverStdio(plane.engine, { stdin: process.stdin, stdout, hangUp, log });
     } finally {
+      watching?.close();
       await plane.close();
     }
     await flushed(stdout);

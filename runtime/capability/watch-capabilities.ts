@@ -1,0 +1,63 @@
+import { isEmptyChange, type CatalogChange } from "./live-catalog.ts";
+import type { LoadError } from "./registered.ts";
+import { watchFolders, type FolderWatch, type WatchFoldersOptions } from "./watch-folders.ts";
+
+/** What {@link watchCapabilities} needs of a booted plane (runtime/boot.ts's `bootPlane` gives it). */
+export interface ReloadablePlane {
+  /** Loads the capability folders again and swaps the registry whole; absent: no live reload. */
+  reload?(): Promise<CatalogChange>;
+  /** The folders to watch for `reload`. */
+  watchedFolders?: string[];
+  /** The folders of the local modules the capabilities import (watched too), as of the last load. */
+  sourceFolders?(): string[];
+}
+
+/** Options of {@link watchCapabilities}. */
+export interface WatchCapabilitiesOptions {
+  /** One line at a time, for stderr. */
+  log: (line: string) => void;
+  /** Options of the folder watch (debounce, clock), for tests. */
+  watchOptions?: WatchFoldersOptions;
+}
+
+/** One line for stderr about a file that did not load, with its place when known. */
+export function loadErrorLine(error: LoadError): string {
+  const where = error.line !== null ? `:${error.line}${error.column !== null ? `:${error.column}` : ""}` : "";
+  return `docket could not load ${error.file}${where}: ${error.reason}`;
+}
+
+/**
+ * Reloads the capabilities after a change in their folders, and says on stderr what changed and
+ * which files now fail to load (docs/authoring.md, "Live reload"): `docket serve`, and `docket mcp`
+ * when it serves alone. Null when the plane cannot reload.
+ */
+export function watchCapabilities(booted: ReloadablePlane, options: WatchCapabilitiesOptions): FolderWatch | null {
+  const reload = booted.reload?.bind(booted);
+  if (!reload || !booted.watchedFolders) return null;
+  // Changes met during a reload join it and are answered with its one change: said once.
+  let said: CatalogChange | null = null;
+  // A helper outside the capability folders (`../lib/format.ts`) reloads what imports it too.
+  const watchSources = () => {
+    for (const folder of booted.sourceFolders?.() ?? []) watch.add(folder);
+  };
+  const onChange = () => {
+    reload().then(
+      (change) => {
+        watchSources();
+        if (change === said || isEmptyChange(change)) return;
+        said = change;
+        const parts = [
+          change.added.length > 0 ? `added ${change.added.join(", ")}` : "",
+          change.changed.length > 0 ? `changed ${change.changed.join(", ")}` : "",
+          change.removed.length > 0 ? `removed ${change.removed.join(", ")}` : "",
+        ].filter(Boolean);
+        if (parts.length > 0) options.log(`docket reloaded capabilities: ${parts.join("; ")}`);
+        for (const error of change.newErrors) options.log(loadErrorLine(error));
+      },
+      (error) => options.log(`docket could not reload the capabilities: ${(error as Error)?.stack ?? error}`),
+    );
+  };
+  const watch = watchFolders(booted.watchedFolders, onChange, { onProblem: options.log, ...options.watchOptions });
+  watchSources();
+  return watch;
+}

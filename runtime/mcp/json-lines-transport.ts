@@ -1,0 +1,149 @@
+import type { Readable, Writable } from "node:stream";
+import { STDIO_DEFAULT_MAX_BUFFER_SIZE } from "@modelcontextprotocol/sdk/shared/stdio.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { ErrorCode, JSONRPCMessageSchema, type JSONRPCMessage, type RequestId } from "@modelcontextprotocol/sdk/types.js";
+import { describeValue } from "./_checked-request.ts";
+
+/** The longest line read as one message (the SDK's stdio bound, 10 MiB); a longer one is answered and skipped. */
+export const MAX_LINE_BYTES = STDIO_DEFAULT_MAX_BUFFER_SIZE;
+
+const NEWLINE = 0x0a;
+
+/**
+ * MCP's stdio transport, one JSON-RPC message per line each way, for `docket mcp` on both sides of
+ * it (serving a plane, and forwarding to a server). It replaces the SDK's StdioServerTransport,
+ * which drops a line it cannot read with only an `onerror`, and closes for good at a line over
+ * its bound: an agent then waits for an answer that never comes. Here such a line is answered as
+ * JSON-RPC 2.0 says — -32700 when it is not JSON, -32600 when it is JSON but not a message — and
+ * the next line is read as usual. A blank line is no message and is passed over.
+ */
+export class JsonLinesTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: <T extends JSONRPCMessage>(message: T) => void;
+
+  /** The start of a line whose end has not arrived yet. */
+  private partial: Buffer[] = [];
+  private partialBytes = 0;
+  /** The rest of an over-long line (already answered) is skipped up to its newline. */
+  private skipping = false;
+  private started = false;
+
+  constructor(
+    private readonly stdin: Readable,
+    private readonly stdout: Writable,
+    private readonly maxLineBytes = MAX_LINE_BYTES,
+  ) {}
+
+  async start(): Promise<void> {
+    if (this.started) throw new Error("JsonLinesTransport already started: Server.connect starts it.");
+    this.started = true;
+    this.stdin.on("data", this.onData);
+    this.stdin.on("error", this.onStdinError);
+  }
+
+  async close(): Promise<void> {
+    this.stdin.off("data", this.onData);
+    this.stdin.off("error", this.onStdinError);
+    // Paused only when nobody else reads stdin, as the SDK's transport does.
+    if (this.stdin.listenerCount("data") === 0) this.stdin.pause();
+    this.partial = [];
+    this.partialBytes = 0;
+    this.onclose?.();
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.stdout.write(`${JSON.stringify(message)}\n`)) resolve();
+      else this.stdout.once("drain", resolve);
+    });
+  }
+
+  private readonly onStdinError = (error: Error) => this.onerror?.(error);
+
+  private readonly onData = (chunk: Buffer | string) => {
+    const bytes = typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk;
+    let start = 0;
+    for (let end = bytes.indexOf(NEWLINE, start); end !== -1; end = bytes.indexOf(NEWLINE, start)) {
+      const piece = bytes.subarray(start, end);
+      start = end + 1;
+      if (this.skipping) {
+        this.skipping = false;
+        continue;
+      }
+      const line = this.partial.length === 0 ? piece : Buffer.concat([...this.partial, piece]);
+      this.partial = [];
+      this.partialBytes = 0;
+      if (line.length > this.maxLineBytes) this.refuseTooLong();
+      else this.read(line.toString("utf8"));
+    }
+    const rest = bytes.subarray(start);
+    if (this.skipping || rest.length === 0) return;
+    // Said as soon as the bound is passed, not after the rest of the line has been read.
+    if (this.partialBytes + rest.length > this.maxLineBytes) {
+      this.partial = [];
+      this.partialBytes = 0;
+      this.skipping = true;
+      this.refuseTooLong();
+      return;
+    }
+    this.partial.push(rest);
+    this.partialBytes += rest.length;
+  };
+
+  /** One line: a message for the server, or an error answered here. */
+  private read(text: string): void {
+    const line = text.endsWith("\r") ? text.slice(0, -1) : text;
+    if (line.trim() === "") return;
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch (error) {
+      const preview = line.length > 80 ? `${line.slice(0, 77)}...` : line;
+      this.refuse(null, ErrorCode.ParseError, `Parse error: the line ${JSON.stringify(preview)} is not JSON (${(error as Error).message}). docket mcp reads one JSON-RPC message per line, as MCP's stdio transport says: send each message as JSON on a single line.`);
+      return;
+    }
+    const parsed = JSONRPCMessageSchema.safeParse(value);
+    if (!parsed.success) {
+      this.refuse(idOf(value), ErrorCode.InvalidRequest, `Invalid Request: ${notAMessage(value)}`);
+      return;
+    }
+    try {
+      this.onmessage?.(parsed.data);
+    } catch (error) {
+      this.onerror?.(error as Error);
+    }
+  }
+
+  private refuseTooLong(): void {
+    const mib = Math.round(this.maxLineBytes / (1024 * 1024));
+    this.refuse(null, ErrorCode.InvalidRequest, `Invalid Request: a line is longer than ${mib} MiB, the most docket mcp reads as one message, and was skipped. Send a smaller input; for large data, pass a path to a file instead.`);
+  }
+
+  private refuse(id: RequestId | null, code: number, message: string): void {
+    // JSON-RPC 2.0 answers with id null when the id could not be read; the SDK's type has no null.
+    const answer = { jsonrpc: "2.0", id, error: { code, message } } as unknown as JSONRPCMessage;
+    this.send(answer).catch((error) => this.onerror?.(error as Error));
+  }
+}
+
+/** The id of a message that is not one, when it has a usable one: its sender can then tell which request failed. */
+function idOf(value: unknown): RequestId | null {
+  const id = typeof value === "object" && value !== null && !Array.isArray(value) ? (value as { id?: unknown }).id : undefined;
+  return typeof id === "string" || (typeof id === "number" && Number.isFinite(id)) ? id : null;
+}
+
+const EXAMPLE = '{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}';
+
+/** Why a JSON value is no JSON-RPC message, and what to send instead. */
+function notAMessage(value: unknown): string {
+  if (Array.isArray(value)) return `a batch (a JSON array) is not taken: MCP sends one message per line. Send each message as an object on a line of its own, like ${EXAMPLE}.`;
+  if (typeof value !== "object" || value === null) return `the line is ${describeValue(value)}, not a JSON-RPC message. Send an object like ${EXAMPLE}.`;
+  const message = value as Record<string, unknown>;
+  if (message.jsonrpc !== "2.0") return `"jsonrpc" must be "2.0", got ${describeValue(message.jsonrpc)}. Send messages like ${EXAMPLE}.`;
+  if ("id" in message && idOf(message) === null) return `"id" must be a string or a number, got ${describeValue(message.id)}.`;
+  if ("method" in message && typeof message.method !== "string") return `"method" must be a string, got ${describeValue(message.method)}.`;
+  if ("params" in message && (typeof message.params !== "object" || message.params === null || Array.isArray(message.params))) return `"params" must be an object, got ${describeValue(message.params)}.`;
+  if (!("method" in message) && !("result" in message) && !("error" in message)) return `the message has no "method" (a request or a notification), nor a "result" or "error" (a response). Send messages like ${EXAMPLE}.`;
+  return `the message does not fit JSON-RPC 2.0 as MCP uses it. Send messages like ${EXAMPLE}.`;
+}

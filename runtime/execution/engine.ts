@@ -24,7 +24,7 @@ import { completionOf, type Completion, type StopCircumstances } from "./_comple
 import { DirectCalls } from "./_direct-calls.ts";
 import { artifactsDir, listArtifacts, removeArtifacts } from "./artifact-files.ts";
 import { protocolDocument, type ProtocolDocument } from "./protocol-document.ts";
-import { createReportLedger } from "./report-ledger.ts";
+import { createReportLedger, runIdentitiesFull } from "./report-ledger.ts";
 import { createReconciler } from "./reconciliation.ts";
 import { createStorageGate } from "./storage-gate.ts";
 import { DOCKET_VERSION } from "../version.ts";
@@ -291,13 +291,7 @@ export function createEngine(options: EngineOptions): Engine {
     let id = newExecutionId(clock.now());
     while (store.current(id) !== null) id = newExecutionId(clock.now());
     if (run_id !== null && !store.recordRun({ run_id, execution_id: id, capability: capability.id, input_hash: hash })) {
-      throw failure(edge, {
-        error_code: "capacity",
-        stage: "admit",
-        message: `Cannot record run_id "${run_id}": the limit of ${limits.run_identities} run identities is reached. Start without a run_id, or raise DOCKET_RUN_IDENTITIES.`,
-        context: { limit: limits.run_identities },
-        retryability: "never",
-      });
+      throw failure(edge, runIdentitiesFull(run_id, limits.run_identities, "Start without a run_id"));
     }
     const session_key = request.session_key ?? null;
     const snapshot = store.create({

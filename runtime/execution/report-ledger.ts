@@ -6,7 +6,7 @@ import type { EdgeInfo } from "./plane.ts";
 import type { Actor, EventDraft, ExecutionEvent } from "./protocol.ts";
 import type { ExecutionSnapshot } from "./snapshot.ts";
 import type { ExecutionReport, ReportAnswer } from "./report-protocol.ts";
-import { buildFailure, FailureError } from "./failure.ts";
+import { buildFailure, FailureError, type FailureOptions } from "./failure.ts";
 import { canonicalHash } from "./canonical-json.ts";
 import { IllegalTransitionError, isTerminal, mayMoveTo, type ExecutionState } from "./state-machine.ts";
 import { checkReportEvents } from "./_report-events.ts";
@@ -27,6 +27,24 @@ export interface ReportLedgerOptions {
   redactInput(capability: string, input: unknown): unknown;
   /** Why a new run may not be admitted now (a store that cannot write, storage over budget); null when it may. */
   storageRefusal?: (verb: string) => StorageRefusal | null;
+}
+
+/**
+ * The refusal of a new run_id once the store keeps `run_identities` of them, in one wording for a
+ * start (engine.ts) and a run's first report (here). `without` is how the caller leaves its run_id
+ * out on its own surface ("Start without a run_id", "Run without --run-id"); the limit is the
+ * server's either way. Waiting frees none (identities outlive their executions), so never retryable.
+ */
+export function runIdentitiesFull(runId: string, limit: number, without: string): Omit<FailureOptions, "request_id" | "trace_id"> {
+  const advice = `${without}, or raise the server's limit (docket serve --run-identities, or DOCKET_RUN_IDENTITIES).`;
+  return {
+    error_code: "capacity",
+    stage: "admit",
+    message: `Cannot record run_id "${runId}": the limit of ${limit} run identities is reached. ${advice}`,
+    suggestion: advice,
+    context: { limit, run_id: runId },
+    retryability: "never",
+  };
 }
 
 /** The server's side of docs/protocol.md: reported runs kept in the store, heard or ended for silence. */
@@ -93,16 +111,7 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
       const refused = options.storageRefusal?.(`take the report of ${report.id}`);
       if (refused) throw new FailureError(buildFailure({ ...refused, stage: "admit", request_id: edge.request_id, trace_id: edge.trace_id }));
       if (report.run_id && report.input_hash && !store.recordRun({ run_id: report.run_id, execution_id: report.id, capability: report.capability, input_hash: report.input_hash })) {
-        throw new FailureError(
-          buildFailure({
-            error_code: "capacity",
-            stage: "admit",
-            message: `Cannot record run_id "${report.run_id}": the limit of ${limits.run_identities} run identities is reached. Run without --run-id, or raise DOCKET_RUN_IDENTITIES.`,
-            context: { limit: limits.run_identities },
-            request_id: edge.request_id,
-            trace_id: edge.trace_id,
-          }),
-        );
+        throw new FailureError(buildFailure({ ...runIdentitiesFull(report.run_id, limits.run_identities, "Run without --run-id"), request_id: edge.request_id, trace_id: edge.trace_id }));
       }
       create(report, fresh[0] as ExecutionEvent<"execution.created">, refuse);
     }

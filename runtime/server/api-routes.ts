@@ -7,7 +7,7 @@ import type { RegisteredCapability } from "../capability/registered.ts";
 import type { AppEnv } from "./_app-env.ts";
 import { edgeFailure } from "./errors.ts";
 import { readJsonBody } from "./json-body.ts";
-import { inputFromQuery } from "./query-input.ts";
+import { inputFromQuery, queryRefusal } from "./query-input.ts";
 import { downloadArtifact } from "./artifact-download.ts";
 import { longRequest } from "./long-request.ts";
 
@@ -45,7 +45,10 @@ export function apiRoutes(plane: ExecutionPlane): Hono<AppEnv> {
       if (!body.ok) return body.response;
       input = body.value;
     } else {
-      input = inputFromQuery(new URL(c.req.url).searchParams, capability.input_schema);
+      const params = new URL(c.req.url).searchParams;
+      const refused = queryRefusal(params, capability.input_schema);
+      if (refused) return edgeFailure(c, { status: 400, message: refused.message, context: refused.context });
+      input = inputFromQuery(params, capability.input_schema);
     }
     // The call is bounded by its own deadline; a client that leaves cancels it.
     const output = await plane.call(capability.id, input, edgeOf(c), { signal: longRequest(c) });

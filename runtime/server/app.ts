@@ -8,6 +8,7 @@ import { edgeFailure, errorHandler, notFoundHandler } from "./errors.ts";
 import { openApiDocument } from "./openapi.ts";
 import type { LiveChannel } from "./live-channel.ts";
 import { healthz } from "./healthz.ts";
+import { headLikeGet } from "./head-like-get.ts";
 
 /** Sub-apps mounted by other layers; until one is given its path answers a plain 404 descriptor. */
 export interface AppMounts {
@@ -34,6 +35,8 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
   const { plane, live, config } = options;
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const app = new Hono<AppEnv>();
+  // First, so that every answer to a HEAD — refusals included — says the length GET's body has.
+  app.use("*", headLikeGet());
   app.use("*", requestIdentity());
   app.use("*", accessGuard(config));
 

@@ -5,7 +5,7 @@ import { API_PREFIX, methodsOf } from "./api-routes.ts";
 import { edgeIdSource } from "./edge-ids.ts";
 import { failureAnswer, failureOfThrown } from "./errors.ts";
 import { isAllowedHost, isOwnOrigin, sameSecret } from "./guards.ts";
-import { INCOMPLETE_BODY, isJson } from "./json-body.ts";
+import { INCOMPLETE_BODY, isIdentityCoding, isJson } from "./json-body.ts";
 import { buildFailure } from "../execution/failure.ts";
 
 /** What the direct route needs besides the request: the app for everything it does not take, and the runtime's keep-open. */
@@ -33,8 +33,8 @@ const UTF8 = new TextDecoder("utf-8", { fatal: true });
  * thread's ~85 µs per execution (bench/http-dispatch.ts). It takes only a request that every
  * guard of guards.ts admits as it stands — allowed Host, no foreign Origin, the token as a Bearer
  * header when one is configured — with a JSON body of a declared length within input_bytes, for
- * a loaded capability; anything else (a refusal, a cookie, a chunked body, a query string,
- * malformed JSON…) goes to the app unchanged, which answers it as it always did. What it answers
+ * a loaded capability; anything else (a refusal, a cookie, a chunked body, a compressed body, a
+ * query string, malformed JSON…) goes to the app unchanged, which answers it as it always did. What it answers
  * itself is what the app would: the call's output or its failure, with X-Request-Id.
  */
 export function capabilityPost(options: CapabilityPostOptions): (request: Request, env: CapabilityPostEnv) => Promise<Response> {
@@ -68,6 +68,8 @@ export function capabilityPost(options: CapabilityPostOptions): (request: Reques
     const type = headers.get("content-type");
     if (declared === null || !/^\d+$/.test(declared) || Number(declared) === 0 || Number(declared) > plane.limits.input_bytes) return null;
     if (type === null || !isJson(type)) return null;
+    // A compressed body is the app's to refuse (415, json-body.ts), never read here as JSON.
+    if (!isIdentityCoding(headers.get("content-encoding"))) return null;
     return capability.id;
   };
 

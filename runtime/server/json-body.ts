@@ -16,15 +16,41 @@ export const INCOMPLETE_BODY = {
   context: { reason: "incomplete_body" },
 } as const;
 
+/**
+ * True when a request's `Content-Encoding` leaves its body as sent: no header, or `identity`.
+ * docket decodes no content coding (gzip, br, deflate…): such a body is refused with 415 before a
+ * byte of it is read, never mistaken for malformed UTF-8 or JSON.
+ */
+export function isIdentityCoding(header: string | null | undefined): boolean {
+  if (header === null || header === undefined) return true;
+  return header.split(",").every((coding) => {
+    const name = coding.trim().toLowerCase();
+    return name === "" || name === "identity";
+  });
+}
+
 // Stateless for whole-buffer decodes, so one serves every request.
 const UTF8 = new TextDecoder("utf-8", { fatal: true });
 
 /**
- * Reads a JSON request body: only `application/json` (415 otherwise), at most `limit` bytes
- * (413, checked on Content-Length and again while reading, since a sender may lie or stream),
- * malformed JSON → 400 naming the parse problem. An absent body is `{}`.
+ * Reads a JSON request body: only `application/json` sent uncompressed (415 otherwise), at most
+ * `limit` bytes (413, checked on Content-Length and again while reading, since a sender may lie
+ * or stream), malformed JSON → 400 naming the parse problem. An absent body is `{}`.
  */
 export async function readJsonBody(c: Context<AppEnv>, limit: number): Promise<BodyResult> {
+  const coding = c.req.header("content-encoding");
+  if (!isIdentityCoding(coding)) {
+    return refuse(
+      edgeFailure(c, {
+        status: 415,
+        message: `The request body is sent with Content-Encoding ${JSON.stringify(coding!.slice(0, 64))}, which docket does not decode.`,
+        suggestion: "Send the body uncompressed: without a Content-Encoding header (or with Content-Encoding: identity).",
+        context: { reason: "unsupported_content_encoding", content_encoding: coding!.slice(0, 64) },
+        // RFC 9110 §15.5.16: a 415 for a content coding says which codings would have been taken.
+        headers: { "Accept-Encoding": "identity" },
+      }),
+    );
+  }
   const declared = c.req.header("content-length");
   const tooLarge = (bytes: number | null) =>
     refuse(

@@ -1,5 +1,6 @@
 import { isExecutionId } from "../execution/execution-id.ts";
 import { didYouMean } from "../capability/did-you-mean.ts";
+import { readWholeNumber } from "./query-input.ts";
 
 /** The query parameters of `/events`: `token` is the access guard's (guards.ts). */
 const PARAMETERS = ["execution", "after", "token"];
@@ -28,8 +29,9 @@ export function namedExecutionsWithin(frameBytes: number): number {
 
 /**
  * Reads `/events?execution=<id>&execution=<id>&after=<n>`: every `execution` must have the shape of
- * an execution id and `after` must be a non-negative whole number. Checked by shape before any
- * look-up; an execution named twice is followed once.
+ * an execution id and `after` a non-negative whole number in decimal digits (readWholeNumber, the
+ * same rule as the HTTP API's). Checked by shape before any look-up; an execution named twice is
+ * followed once.
  */
 export function parseLiveTarget(params: URLSearchParams): TargetResult {
   // A misspelt parameter (`executions=<id>`) would otherwise follow every execution without a word.
@@ -60,11 +62,10 @@ export function parseLiveTarget(params: URLSearchParams): TargetResult {
   if (afters.length > 1) return { ok: false, message: "after may be given once: one cursor seeds every followed execution.", context: { parameter: "after" } };
   let after: number | undefined;
   if (afters.length === 1) {
-    const raw = afters[0]!;
-    after = /^\d{1,15}$/.test(raw) ? Number(raw) : NaN;
-    if (!Number.isSafeInteger(after)) {
-      return { ok: false, message: `after must be a non-negative whole number (a sequence), got ${JSON.stringify(raw.slice(0, 80))}.`, context: { parameter: "after" } };
-    }
+    // The rule of the HTTP API's `after` too (executions.events), so both take the same texts.
+    const read = readWholeNumber("after", afters[0]!);
+    if (!read.ok) return { ok: false, message: read.refusal.message, context: read.refusal.context };
+    after = read.value;
   }
   const target: LiveTarget = { executions: unique.length === 0 ? "all" : unique };
   if (after !== undefined) target.after = after;

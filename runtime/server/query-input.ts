@@ -29,15 +29,65 @@ function itemsOf(schema: JsonSchema | undefined): JsonSchema | undefined {
 }
 
 const NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
+// A whole number in a query is written in decimal digits: `1e1` and `1.0` are numbers, not the
+// way a count or a sequence is written, and /events never took them (readWholeNumber).
+const INTEGER = /^-?\d+$/;
+const DIGITS = /^\d+$/;
+
+/** A query parameter refused before validation: the sentence to answer and the parameter it names. */
+export interface QueryRefusal {
+  message: string;
+  context: { parameter: string };
+}
+
+/**
+ * Reads a non-negative whole number from query text: decimal digits only (`0`, `42`, `007`), at
+ * most Number.MAX_SAFE_INTEGER. The one rule of every surface that takes one from a URL — the
+ * live channel's `after` (live-target.ts) and every GET parameter whose schema is a non-negative
+ * integer (`executions.events?after=`, `limit=`…) — so that `1e1`, `1.0`, `+5`, ` 5` or `-1` is
+ * refused alike everywhere, never a cursor on one surface and a 400 on the other.
+ */
+export function readWholeNumber(name: string, raw: string): { ok: true; value: number } | { ok: false; refusal: QueryRefusal } {
+  const value = DIGITS.test(raw) ? Number(raw) : NaN;
+  if (Number.isSafeInteger(value)) return { ok: true, value };
+  const got = JSON.stringify(raw.slice(0, 80));
+  const message = DIGITS.test(raw)
+    ? `${name} must be a whole number of at most ${Number.MAX_SAFE_INTEGER}, got ${got}.`
+    : `${name} must be a non-negative whole number written in decimal digits (like 0 or 42), got ${got}.`;
+  return { ok: false, refusal: { message, context: { parameter: name } } };
+}
+
+/** True for a schema that is a non-negative integer and nothing else (`{type:"integer", minimum: 0}` or above). */
+function isWholeNumber(schema: JsonSchema | undefined): boolean {
+  if (!schema || schema.type !== "integer") return false;
+  const minimum = schema.minimum ?? schema.exclusiveMinimum;
+  return typeof minimum === "number" && minimum >= 0;
+}
+
+/**
+ * The first GET parameter whose schema is a non-negative integer and whose text is not one
+ * (readWholeNumber), or null. Checked before the input is built, so the refusal names the
+ * parameter in the words /events uses for `after`.
+ */
+export function queryRefusal(params: URLSearchParams, inputSchema: JsonSchema): QueryRefusal | null {
+  const properties = (inputSchema.properties ?? {}) as Record<string, JsonSchema>;
+  for (const key of new Set(params.keys())) {
+    if (!Object.hasOwn(properties, key) || !isWholeNumber(properties[key])) continue;
+    // A key repeated is an array where one value is wanted: validation names that mistake.
+    const values = params.getAll(key);
+    if (values.length !== 1) continue;
+    const read = readWholeNumber(key, values[0]!);
+    if (!read.ok) return read.refusal;
+  }
+  return null;
+}
 
 /** One query string value turned into the JSON type its schema wants; left a string when it cannot be (validation names it). */
 function coerceScalar(raw: string, schema: JsonSchema | undefined): unknown {
   const types = typesOf(schema);
   if (types.size === 0 || types.has("string")) return raw;
-  if ((types.has("number") || types.has("integer")) && NUMBER.test(raw)) {
-    const n = Number(raw);
-    if (types.has("number") || Number.isInteger(n)) return n;
-  }
+  if (types.has("number") && NUMBER.test(raw)) return Number(raw);
+  if (types.has("integer") && INTEGER.test(raw) && Number.isInteger(Number(raw))) return Number(raw);
   if (types.has("boolean")) {
     if (raw === "true" || raw === "1") return true;
     if (raw === "false" || raw === "0") return false;

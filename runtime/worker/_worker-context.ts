@@ -170,9 +170,9 @@ export function createWorkerContext(options: WorkerContextOptions): WorkerContex
         emit({
           type: "execution.progress",
           data: {
-            current: finite(current) ?? 0,
-            // null (or NaN) is "total unknown", which the protocol allows.
-            ...(total === undefined ? {} : { total: total === null ? null : finite(total) }),
+            current: count(current) ?? 0,
+            // null (or NaN, or a negative total) is "total unknown", which the protocol allows.
+            ...(total === undefined ? {} : { total: total === null ? null : count(total) }),
             ...(message === undefined ? {} : { message: line(message) }),
           },
         }),
@@ -230,6 +230,15 @@ function textUnits(draft: EventDraft): number {
 function finite(value: unknown): number | null {
   const n = typeof value === "number" ? value : Number(value);
   return Number.isFinite(n) ? n : null;
+}
+
+/**
+ * A progress count or total: a finite number of 0 or more, else null. A report carrying a negative
+ * one is refused by the server (execution/_report-events.ts), so none is ever made here.
+ */
+function count(value: unknown): number | null {
+  const n = finite(value);
+  return n !== null && n >= 0 ? n : null;
 }
 
 /**

@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { gzipSync } from "node:zlib";
 import { compileErrors, validate } from "@readme/openapi-parser";
 import type { StartFn, StartedServer } from "./_support/servers.ts";
-import { client } from "./_support/http.ts";
+import { client, rawRequest } from "./_support/http.ts";
 
 const isDescriptor = (body: any) => typeof body?.error?.error_code === "string" && typeof body.error.correlation_id === "string" && typeof body.error.request_id === "string";
 
@@ -139,6 +140,63 @@ export function apiContract(name: string, start: StartFn): void {
       const response = await http.send("/api/v1/executions/start", { method: "POST", headers: { "Content-Type": "text/plain" }, body: "capability=x" });
       expect(response.status).toBe(415);
       expect(((await response.json()) as any).error.error_code).toBe("invalid_input");
+    });
+
+    test("a body sent with a Content-Encoding is 415 naming it and saying to send it uncompressed; nothing is started", async () => {
+      const body = JSON.stringify({ capability: "executions.demonstrate", input: { steps: 0, delay_ms: 0 } });
+      const before = ((await (await http.get("/api/v1/executions")).json()) as any).items.length;
+      for (const coding of ["gzip", "br", "deflate, identity"]) {
+        const compressed = coding === "gzip" ? gzipSync(body) : Buffer.from(body);
+        const response = await http.send("/api/v1/executions/start", { method: "POST", headers: { "Content-Type": "application/json", "Content-Encoding": coding }, body: compressed });
+        expect(response.status).toBe(415);
+        expect(response.headers.get("accept-encoding")).toBe("identity");
+        const refused = ((await response.json()) as any).error;
+        expect(isDescriptor({ error: refused })).toBe(true);
+        expect(refused.error_code).toBe("invalid_input");
+        expect(refused.message).toContain(`Content-Encoding ${JSON.stringify(coding)}`);
+        expect(refused.suggestion).toContain("uncompressed");
+        expect(refused.context).toEqual({ reason: "unsupported_content_encoding", content_encoding: coding });
+      }
+      expect(((await (await http.get("/api/v1/executions")).json()) as any).items.length).toBe(before);
+      const identity = await http.send("/api/v1/capabilities/get", { method: "POST", headers: { "Content-Type": "application/json", "Content-Encoding": "identity" }, body: JSON.stringify({ id: "executions.demonstrate" }) });
+      expect(identity.status).toBe(200);
+    });
+
+    test("HEAD answers the headers GET answers, Content-Length included, and no body", async () => {
+      for (const path of ["/api/v1/capabilities/list", "/healthz", "/api/v1/openapi.json", "/api/v1/executions", "/api/v1/no/such"]) {
+        const get = await http.get(path);
+        const length = (await get.arrayBuffer()).byteLength;
+        const head = await rawRequest(server.url, "HEAD", path, server.token ? { Authorization: `Bearer ${server.token}` } : {});
+        expect([path, head.status]).toEqual([path, get.status]);
+        expect([path, head.headers["content-length"]]).toEqual([path, String(length)]);
+        expect(head.headers["content-type"]).toBe(get.headers.get("content-type")!);
+        expect(head.body).toBe("");
+      }
+    });
+
+    test("after is one rule on /events and the HTTP API: decimal digits; 1e1, 1.0, +5, a space, -1 and 0x5 are 400 naming it alike", async () => {
+      const id = await http.start("executions.demonstrate", { steps: 1, delay_ms: 0 });
+      await http.completed(id);
+      const token = server.token ? `&token=${server.token}` : "";
+      for (const after of ["1e1", "1.0", "+5", " 5", "-1", "0x5", "", "99999999999999999999"]) {
+        const query = encodeURIComponent(after);
+        const viaHttp = await http.get(`/api/v1/executions/events?id=${id}&after=${query}`);
+        const viaLive = await fetch(`${server.url}/events?execution=${id}&after=${query}${token}`);
+        const [httpError, liveError] = [((await viaHttp.json()) as any).error, ((await viaLive.json()) as any).error];
+        expect([after, viaHttp.status, viaLive.status]).toEqual([after, 400, 400]);
+        expect(httpError.message).toBe(liveError.message);
+        expect(httpError.message).toStartWith("after must be");
+        expect(httpError.message).toContain(JSON.stringify(after));
+        expect(httpError.context).toEqual({ parameter: "after" });
+        expect(liveError.context).toEqual({ parameter: "after" });
+      }
+      for (const after of ["0", "1", "02"]) {
+        const viaHttp = await http.get(`/api/v1/executions/events?id=${id}&after=${after}`);
+        expect([after, viaHttp.status]).toEqual([after, 200]);
+        expect(((await viaHttp.json()) as any).events[0].sequence).toBe(Number(after) + 1);
+        // Taken by /events too: a plain GET gets past the target's checks to the 426 of the upgrade.
+        expect([after, (await fetch(`${server.url}/events?execution=${id}&after=${after}${token}`)).status]).toEqual([after, 426]);
+      }
     });
 
     test("a body over input_bytes is 413, by Content-Length and while reading a chunked body", async () => {

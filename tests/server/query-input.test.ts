@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { inputFromQuery } from "../../runtime/server/query-input.ts";
+import { inputFromQuery, queryRefusal, readWholeNumber } from "../../runtime/server/query-input.ts";
 import { statusOf } from "../../runtime/server/errors.ts";
 
 const schema = {
@@ -43,8 +43,34 @@ describe("inputFromQuery", () => {
     expect(coerce("maybe=2")).toEqual({ maybe: 2 });
   });
 
+  test("inputFromQuery takes an integer in decimal digits only: 1e1, 1.0 and +5 stay text for validation to name", () => {
+    expect(coerce("i=-7&counts=3,04")).toEqual({ i: -7, counts: [3, 4] });
+    expect(coerce("i=1e1")).toEqual({ i: "1e1" });
+    expect(coerce("i=1.0")).toEqual({ i: "1.0" });
+    expect(coerce("i=%2B5")).toEqual({ i: "+5" });
+  });
+
   test("inputFromQuery keeps a key the schema does not name as text, and a repeated scalar as an array", () => {
     expect(coerce("other=1&s=a&s=b")).toEqual({ other: "1", s: ["a", "b"] });
+  });
+});
+
+describe("readWholeNumber", () => {
+  test("readWholeNumber takes decimal digits up to 2^53 - 1 and refuses every other text naming the parameter", () => {
+    expect(readWholeNumber("after", "0")).toEqual({ ok: true, value: 0 });
+    expect(readWholeNumber("after", "007")).toEqual({ ok: true, value: 7 });
+    expect(readWholeNumber("after", String(Number.MAX_SAFE_INTEGER))).toEqual({ ok: true, value: Number.MAX_SAFE_INTEGER });
+    for (const raw of ["1e1", "1.0", "+5", " 5", "5 ", "-1", "0x5", "", "٣", "9007199254740992"]) {
+      const read = readWholeNumber("after", raw);
+      expect(read.ok ? raw : read.refusal.context).toEqual({ parameter: "after" });
+      expect(read.ok ? "" : read.refusal.message).toContain(`after must be`);
+    }
+  });
+
+  test("queryRefusal holds every non-negative integer parameter of a schema to readWholeNumber, and no other", () => {
+    const schema = { properties: { after: { type: "integer", minimum: 0 }, i: { type: "integer" }, n: { type: "number", minimum: 0 } } };
+    expect(queryRefusal(new URLSearchParams("after=1e1"), schema)?.message).toBe('after must be a non-negative whole number written in decimal digits (like 0 or 42), got "1e1".');
+    expect(queryRefusal(new URLSearchParams("after=12&i=1e1&n=1e1&other=x"), schema)).toBeNull();
   });
 });
 

@@ -1,6 +1,7 @@
 import type { JsonSchema } from "../runtime/capability/registered.ts";
 import { hasSensitive, isSensitiveSchema } from "../runtime/execution/redaction.ts";
 import { ISO_DATE_TIME_PATTERN } from "../runtime/capability/json-schema.ts";
+import { childControl } from "./form-names.ts";
 
 /**
  * How one input property is entered; `json` is the fallback for anything no control expresses.
@@ -16,7 +17,10 @@ export type Scalar = string | number | boolean | null;
 export interface FieldSpec {
   /** The property name. */
   name: string;
-  /** The form control's name: `input.<property>`, so no property can clash with the form's own fields. */
+  /**
+   * The form control's name: `input.<property>`, so no property can clash with the form's own
+   * fields; a property name with `.` or `~` is escaped (form-names.ts), so no two controls share one.
+   */
   control: string;
   kind: FieldKind;
   required: boolean;
@@ -207,7 +211,7 @@ function fieldOf(name: string, control: string, raw: unknown, required: boolean,
 /** The fields of an object schema's properties, in declaration order, under `prefix`. */
 function fieldsOf(schema: JsonSchema, prefix: string, depth: number): FieldSpec[] {
   const required = new Set(Array.isArray(schema.required) ? (schema.required as string[]) : []);
-  return Object.entries(schema.properties as Record<string, unknown>).map(([name, raw]) => fieldOf(name, `${prefix}.${name}`, raw, required.has(name), depth));
+  return Object.entries(schema.properties as Record<string, unknown>).map(([name, raw]) => fieldOf(name, childControl(prefix, name), raw, required.has(name), depth));
 }
 
 /**

@@ -1,4 +1,5 @@
 import { rowFields, type FieldSpec, type FormShape, type Scalar } from "./form-fields.ts";
+import { PostedForm } from "./form-names.ts";
 
 /** The form control that holds the whole input as JSON; when not empty it replaces the fields. */
 export const RAW_JSON_CONTROL = "raw_json";
@@ -16,6 +17,11 @@ const shown = (field: FieldSpec, text: string) => (field.sensitive ? "a value th
 
 type Read = { value: unknown } | { omit: true } | { error: string };
 
+/** Sets a member as its own, whatever its name: `obj["__proto__"] = v` would set the prototype and lose the value. */
+function put(target: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
 function readNumber(field: FieldSpec, text: string, integer: boolean, what = field.name): Read {
   const trimmed = text.trim();
   const value = trimmed === "" ? NaN : Number(trimmed);
@@ -31,7 +37,7 @@ function empty(field: FieldSpec): Read {
   return { error: `${field.name} is required.` };
 }
 
-function readField(field: FieldSpec, form: URLSearchParams, errors: Errors): Read {
+function readField(field: FieldSpec, form: PostedForm, errors: Errors): Read {
   const text = form.get(field.control) ?? "";
   switch (field.kind) {
     case "text":
@@ -101,8 +107,8 @@ function readField(field: FieldSpec, form: URLSearchParams, errors: Errors): Rea
 /** Problems by control: a nested read records its fields' problems here, and says its own. */
 type Errors = Record<string, string>;
 
-/** Reads fields into an object; every problem is recorded under its own control. Absent when nothing was filled and it may be. */
-function readFields(fields: FieldSpec[], form: URLSearchParams, errors: Errors): { value: Record<string, unknown>; filled: boolean; failed: boolean } {
+/** Reads fields into an object; every problem is recorded under its own control. */
+function readFields(fields: FieldSpec[], form: PostedForm, errors: Errors): { value: Record<string, unknown>; failed: boolean } {
   const value: Record<string, unknown> = {};
   let failed = false;
   for (const child of fields) {
@@ -110,54 +116,58 @@ function readFields(fields: FieldSpec[], form: URLSearchParams, errors: Errors):
     if ("error" in read) {
       errors[child.control] = read.error;
       failed = true;
-    } else if ("value" in read) value[child.name] = read.value;
+    } else if ("value" in read) put(value, child.name, read.value);
   }
-  return { value, filled: fields.some((f) => isFilled(f, form)), failed };
+  return { value, failed };
 }
 
-/** Whether any control of this field (or of its fields) holds something. */
-function isFilled(field: FieldSpec, form: URLSearchParams): boolean {
-  for (const [name, text] of form) if ((name === field.control || name.startsWith(`${field.control}.`)) && text !== "" && !name.endsWith(".variant")) return true;
-  return false;
+/**
+ * Whether any control of this field (or of its fields, in every row and every shape) holds
+ * something. A variant's chooser alone is not something: the shape's fields are. Read from the
+ * fields, not from name prefixes, so a property that happens to be called `variant` counts.
+ */
+function isFilled(field: FieldSpec, form: PostedForm): boolean {
+  switch (field.kind) {
+    case "object":
+      return field.fields.some((child) => isFilled(child, form));
+    case "variant":
+      return field.variants.some((variant) => variant.fields.some((child) => isFilled(child, form)));
+    case "rows":
+    case "record":
+      return form.rowIndexes(field.control).some((index) => rowFields(field.fields, index, field.control).some((child) => isFilled(child, form)));
+    default:
+      return form.getAll(field.control).some((text) => text !== "");
+  }
 }
 
-function readObject(field: FieldSpec, fields: FieldSpec[], form: URLSearchParams, errors: Errors): Read {
+function readObject(field: FieldSpec, fields: FieldSpec[], form: PostedForm, errors: Errors): Read {
   if (!field.required && !isFilled(field, form)) return { omit: true };
   const read = readFields(fields, form, errors);
   return read.failed ? { error: `${field.name} has problems in its fields.` } : { value: read.value };
 }
 
-/** Row indexes present in the form for a rows/record field (`input.items.3.name` → 3), ascending, at most 1,000. */
-function rowIndexes(field: FieldSpec, form: URLSearchParams): number[] {
-  const prefix = `${field.control}.`;
-  const seen = new Set<number>();
-  for (const name of form.keys()) {
-    if (!name.startsWith(prefix)) continue;
-    const index = Number(name.slice(prefix.length).split(".", 1)[0]);
-    if (Number.isInteger(index) && index >= 0 && index < 1000) seen.add(index);
-  }
-  return [...seen].sort((a, b) => a - b);
-}
-
-function readRows(field: FieldSpec, form: URLSearchParams, errors: Errors): Read {
+function readRows(field: FieldSpec, form: PostedForm, errors: Errors): Read {
   const items: unknown[] = [];
-  let failed = false;
-  for (const index of rowIndexes(field, form)) {
+  const failed: number[] = [];
+  for (const index of form.rowIndexes(field.control)) {
     const fields = rowFields(field.fields, index, field.control);
     // A row left empty (the spare one the page always offers) is no item.
     if (!fields.some((f) => isFilled(f, form))) continue;
     const read = readFields(fields, form, errors);
-    if (read.failed) failed = true;
+    if (read.failed) failed.push(index + 1);
     else items.push(read.value);
   }
-  if (failed) return { error: `${field.name} has problems in its rows.` };
+  if (failed.length > 0) {
+    const which = failed.length === 1 ? `row ${failed[0]}` : `rows ${failed.slice(0, 5).join(", ")}${failed.length > 5 ? ` and ${failed.length - 5} more` : ""}`;
+    return { error: `${field.name} has problems in ${which}.` };
+  }
   if (items.length === 0) return field.required ? { value: [] } : { omit: true };
   return { value: items };
 }
 
-function readRecord(field: FieldSpec, form: URLSearchParams, errors: Errors): Read {
+function readRecord(field: FieldSpec, form: PostedForm, errors: Errors): Read {
   const record: Record<string, unknown> = {};
-  for (const index of rowIndexes(field, form)) {
+  for (const index of form.rowIndexes(field.control)) {
     const [keyField, valueField] = rowFields(field.fields, index, field.control) as [FieldSpec, FieldSpec];
     const key = (form.get(keyField.control) ?? "").trim();
     if (key === "" && !isFilled(valueField, form)) continue;
@@ -165,13 +175,13 @@ function readRecord(field: FieldSpec, form: URLSearchParams, errors: Errors): Re
     if (Object.hasOwn(record, key)) return { error: `${field.name} has the key ${quote(key)} twice.` };
     const value = readField(valueField, form, errors);
     if ("error" in value) return { error: `${field.name}[${quote(key)}]: ${value.error}` };
-    record[key] = "value" in value ? value.value : null;
+    put(record, key, "value" in value ? value.value : null);
   }
   if (Object.keys(record).length === 0) return field.required ? { value: {} } : { omit: true };
   return { value: record };
 }
 
-function readVariant(field: FieldSpec, form: URLSearchParams, errors: Errors): Read {
+function readVariant(field: FieldSpec, form: PostedForm, errors: Errors): Read {
   const chosen = form.get(`${field.control}.variant`) ?? "";
   if (chosen === "") return field.required ? { error: `${field.name}: choose one of ${field.variants.map((v) => v.label).join(", ")}.` } : { omit: true };
   const variant = field.variants[Number(chosen)];
@@ -186,7 +196,8 @@ function readVariant(field: FieldSpec, form: URLSearchParams, errors: Errors): R
  * JSON control, when filled, is the whole input instead. Problems are reported per field, in
  * sentences that name the field and the value; the schema itself is checked by the plane after.
  */
-export function inputFromForm(shape: FormShape, form: URLSearchParams, options: { secrets?: boolean } = {}): FormReading {
+export function inputFromForm(shape: FormShape, submitted: URLSearchParams, options: { secrets?: boolean } = {}): FormReading {
+  const form = new PostedForm(submitted);
   const raw = (form.get(RAW_JSON_CONTROL) ?? "").trim();
   if (raw !== "") {
     try {
@@ -205,7 +216,7 @@ export function inputFromForm(shape: FormShape, form: URLSearchParams, options: 
   for (const field of shape) {
     const read = readField(field, form, errors);
     if ("error" in read) errors[field.control] = read.error;
-    else if ("value" in read) input[field.name] = read.value;
+    else if ("value" in read) put(input, field.name, read.value);
   }
   const problems = Object.values(errors);
   if (problems.length > 0) return { ok: false, errors, message: problems.length === 1 ? problems[0]! : `The input has ${problems.length} problems: ${problems.join(" ")}` };

@@ -3,6 +3,7 @@ import { callsDirectly, runsAsExecution, type RegisteredCapability } from "../ru
 import { formShape, ROW_INDEX, rowFields, type FieldSpec } from "./form-fields.ts";
 import { hasSensitive } from "../runtime/execution/redaction.ts";
 import { optionValue, RAW_JSON_CONTROL } from "./form-input.ts";
+import { PostedForm } from "./form-names.ts";
 
 /** The control that marks a write as confirmed: set by run-form.js after `confirm()`, or ticked without JavaScript. */
 export const CONFIRM_CONTROL = "confirmed";
@@ -56,7 +57,7 @@ function helpText(field: FieldSpec): string {
 }
 
 /** The text a control starts with: what was submitted, else the default (never a secret). */
-function initialText(field: FieldSpec, values: URLSearchParams | null): string {
+function initialText(field: FieldSpec, values: PostedForm | null): string {
   if (field.sensitive) return "";
   if (values) return values.get(field.control) ?? "";
   if (!field.hasDefault || field.default === undefined) return "";
@@ -65,14 +66,14 @@ function initialText(field: FieldSpec, values: URLSearchParams | null): string {
   return String(field.default);
 }
 
-function selected(field: FieldSpec, values: URLSearchParams | null): string[] {
+function selected(field: FieldSpec, values: PostedForm | null): string[] {
   if (values) return values.getAll(field.control);
   if (!field.hasDefault) return [];
   return Array.isArray(field.default) ? field.default.map((v) => optionValue(v)) : [optionValue(field.default as never)];
 }
 
 /** The control for one field, by its kind. */
-function Control(props: { field: FieldSpec; id: string; values: URLSearchParams | null; describedBy: string; invalid: boolean; inGroup?: boolean }) {
+function Control(props: { field: FieldSpec; id: string; values: PostedForm | null; describedBy: string; invalid: boolean; inGroup?: boolean }) {
   const { field, id, values } = props;
   const common = { id, name: field.control, "aria-describedby": props.describedBy || undefined, "aria-invalid": props.invalid ? "true" : undefined };
   const text = initialText(field, values);
@@ -144,8 +145,13 @@ function Control(props: { field: FieldSpec; id: string; values: URLSearchParams 
   }
 }
 
-/** A control's id, from its name: unique in the form, nested fields included. */
-const idOf = (control: string) => `field-${control.replace(/[^A-Za-z0-9_-]/g, "-")}`;
+/**
+ * A control's id, from its name: unique in the form, nested fields included. Dots become dashes
+ * (`input.rows.2.path` → `field-input-rows-2-path`); any other character but letters, digits and
+ * `_` is written `~<hex>~`, so `a-b` and `a.b` stay apart and an id holds no space
+ * (`aria-describedby` lists ids by spaces). run-form.js's idOf is the same function.
+ */
+const idOf = (control: string) => `field-${control.replace(/[^A-Za-z0-9_]/gu, (c) => (c === "." ? "-" : `~${c.codePointAt(0)!.toString(16)}~`))}`;
 
 /** The problem of a field and of its own fields, shown under it. */
 function FieldError(props: { id: string; error: string | undefined }) {
@@ -161,35 +167,26 @@ function FieldError(props: { id: string; error: string | undefined }) {
 /** What a field takes as props; `inGroup` marks fields inside rows, variants or optional groups (no `required` attribute there: the server checks). */
 interface FieldProps {
   field: FieldSpec;
-  values: URLSearchParams | null;
+  values: PostedForm | null;
   errors: Record<string, string>;
   inGroup?: boolean;
 }
 
-/** How many rows a rows/record field shows: those submitted (or the default's), plus one spare for a new item. */
-function rowCount(field: FieldSpec, values: URLSearchParams | null): number {
-  if (values) {
-    const prefix = `${field.control}.`;
-    let max = -1;
-    for (const name of values.keys()) {
-      if (!name.startsWith(prefix)) continue;
-      const index = Number(name.slice(prefix.length).split(".", 1)[0]);
-      if (Number.isInteger(index) && index >= 0 && index < 1000) max = Math.max(max, index);
-    }
-    return max + 2;
-  }
-  return 1;
+/** The rows a rows/record field shows: those submitted (every one, at its own index), plus one spare for a new item. */
+function rowIndexes(field: FieldSpec, values: PostedForm | null): number[] {
+  const sent = values ? values.rowIndexes(field.control) : [];
+  return [...sent, (sent.at(-1) ?? -1) + 1];
 }
 
 /** Repeatable rows: one fieldset per item, a spare empty row, and a template run-form.js clones for "Add a row". */
 function RowsGroup(props: FieldProps) {
   const { field } = props;
-  const count = rowCount(field, props.values);
+  const rows = rowIndexes(field, props.values);
   const label = field.kind === "record" ? "entry" : "row";
   return (
-    <div class="rows" data-rows={field.control} data-next-row={String(count)}>
+    <div class="rows" data-rows={field.control} data-next-row={String(rows.at(-1)! + 1)}>
       <ol class="row-list">
-        {Array.from({ length: count }, (_, index) => (
+        {rows.map((index) => (
           <li class="row" data-row={String(index)}>
             {rowFields(field.fields, index, field.control).map((child) => (
               <Field field={child} values={props.values} errors={props.errors} inGroup />
@@ -207,7 +204,7 @@ function RowsGroup(props: FieldProps) {
       <button type="button" class="button" data-add-row={field.control} hidden>
         {`Add ${label === "entry" ? "an entry" : "a row"}`}
       </button>
-      <p class="help">{`Empty ${label.endsWith("y") ? `${label.slice(0, -1)}ies` : `${label}s`} are left out.${count > 1 ? "" : " Without JavaScript, send the form to get another empty " + label + "."}`}</p>
+      <p class="help">{`Empty ${label.endsWith("y") ? `${label.slice(0, -1)}ies` : `${label}s`} are left out.${rows.length > 1 ? "" : " Without JavaScript, send the form to get another empty " + label + "."}`}</p>
     </div>
   );
 }
@@ -306,8 +303,9 @@ function Field(props: FieldProps) {
  * for confirmation (run-form.js's `confirm()`, or a box to tick when scripts are off).
  */
 export function SchemaForm(props: SchemaFormProps) {
-  const { capability, values, errors } = props;
+  const { capability, errors } = props;
   const shape = formShape(capability.input_schema);
+  const values = props.values ? new PostedForm(props.values) : null;
   // The raw JSON box is never filled again when the input holds a secret: it would carry it back.
   const secrets = hasSensitive(capability.input_schema);
   const raw = secrets ? "" : (values?.get(RAW_JSON_CONTROL) ?? "");

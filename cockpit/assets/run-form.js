@@ -22,9 +22,14 @@
     });
   }
 
-  /** The id the server gives a control (cockpit/json-schema-form.tsx idOf). */
+  /** The id the server gives a control (cockpit/json-schema-form.tsx idOf): dots become dashes, other characters ~<hex>~. */
   function idOf(control) {
-    return "field-" + control.replace(/[^A-Za-z0-9_-]/g, "-");
+    return (
+      "field-" +
+      control.replace(/[^A-Za-z0-9_]/gu, function (c) {
+        return c === "." ? "-" : "~" + c.codePointAt(0).toString(16) + "~";
+      })
+    );
   }
 
   /** "Add a row": clones the row template with the next index in every name, id and reference. */

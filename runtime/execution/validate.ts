@@ -19,16 +19,110 @@ export type ValuePath = Array<string | number>;
  * `isSecret(path)` names the places whose received value must not be quoted back (docs/handler-api.md).
  */
 export function checkValue<T = unknown>(schema: AnySchema, value: unknown, root: string, isSecret?: (path: ValuePath) => boolean, withheld = SENSITIVE_NOTE): Checked<T> {
-  const result = v.safeParse(schema, value);
+  const { copy, restore } = readsPrototypeNames(schema) ? ownMembersOnly(value) : { copy: value, restore: () => undefined };
+  const result = v.safeParse(schema, copy);
+  // Read before the copies get their prototype back: messageOf tells them by having none.
+  const messages = result.success ? [] : result.issues.map(messageOf);
+  restore();
   if (result.success) return { ok: true, value: result.output as T };
   return {
     ok: false,
-    problems: result.issues.map((issue) => {
+    problems: result.issues.map((issue, i) => {
+      const message = messages[i]!;
       const keys = (issue.path ?? []).map((item) => (item as { key: string | number }).key);
-      return { path: pathOf(root, issue), message: isSecret?.(keys) ? withholdReceived(issue.message, issue.input, withheld) : messageOf(issue) };
+      return { path: pathOf(root, issue), message: isSecret?.(keys) ? withholdReceived(message, issue.input, withheld) : message };
     }),
   };
 }
+
+/**
+ * A copy of `value` whose plain objects, at every depth, have no prototype while the schema reads
+ * them, so that a member the value does not hold is absent. valibot's object schema asks
+ * `key in input` and reads `input[key]`: on an ordinary object that finds Object.prototype's
+ * `toString`, `constructor`, `valueOf`…, and an optional field of that name that was never sent
+ * is refused as "a function". `restore` gives the copies back their prototype once the parse is
+ * done, so the output (which keeps the copies a `v.any()` or `v.unknown()` passes through) holds
+ * ordinary objects.
+ *
+ * Iterative, so a deep value cannot overflow the stack. Both callers check a value only once it
+ * was written as JSON (no cycle; an input at most MAX_INPUT_DEPTH deep); a value nested past
+ * {@link MAX_COPY_DEPTH} anyway (a cycle) is parsed as it is. Arrays are copied to reach their
+ * items; anything else that is not a plain object is left as it is.
+ */
+function ownMembersOnly(value: unknown): { copy: unknown; restore: () => void } {
+  // An array, not a Set: a Set of 200,000 objects costs more than the whole copy.
+  const shielded: object[] = [];
+  const asItIs = { copy: value, restore: () => undefined };
+  const copyOf = (original: object): object => {
+    if (Array.isArray(original)) return [];
+    const proto = Object.getPrototypeOf(original);
+    if (proto !== Object.prototype && proto !== null) return original;
+    const copy = Object.create(null) as object;
+    if (proto === Object.prototype) shielded.push(copy);
+    return copy;
+  };
+  if (value === null || typeof value !== "object") return asItIs;
+  const root = copyOf(value);
+  const pending: Array<[object, object, number]> = root === value ? [] : [[value, root, 0]];
+  const inner = (member: unknown, depth: number): unknown => {
+    if (member === null || typeof member !== "object") return member;
+    const copy = copyOf(member);
+    if (copy !== member) pending.push([member, copy, depth + 1]);
+    return copy;
+  };
+  while (pending.length > 0) {
+    const [original, copy, depth] = pending.pop()!;
+    if (depth > MAX_COPY_DEPTH) return asItIs;
+    if (Array.isArray(original)) {
+      // By index: Object.keys of a long array would make a string of every index.
+      for (let i = 0; i < original.length; i++) (copy as unknown[])[i] = inner(original[i], depth);
+      continue;
+    }
+    // A null-prototype target has no `__proto__` setter: an own `"__proto__"` member stays a member.
+    for (const key of Object.keys(original)) (copy as Record<string, unknown>)[key] = inner((original as Record<string, unknown>)[key], depth);
+  }
+  return { copy: root, restore: () => shielded.forEach((copy) => Object.setPrototypeOf(copy, Object.prototype)) };
+}
+
+/** Schema members that hold no schema to walk (values, texts, the standard-schema interface). */
+const NOT_SCHEMAS = new Set(["default", "fallback", "message", "requirement", "expects", "reference", "literal", "options", "~standard"]);
+
+/** What {@link readsPrototypeNames} found for each schema object: schemas never change. */
+const prototypeNames = new WeakMap<object, boolean>();
+
+/**
+ * True when a schema may ask a value for a member Object.prototype also has: an object schema
+ * declaring `toString`, `constructor`, `valueOf`, `__proto__`… (or a discriminator of that name),
+ * or a lazy schema, whose schemas are known only while it runs. Only then is the value copied by
+ * {@link ownMembersOnly}; any other schema reads own members alone, and the copy (about the cost
+ * of the parse) is skipped.
+ */
+function readsPrototypeNames(schema: AnySchema): boolean {
+  const known = prototypeNames.get(schema);
+  if (known !== undefined) return known;
+  const seen = new Set<object>();
+  const walk = (node: object): boolean => {
+    if (seen.has(node)) return false;
+    seen.add(node);
+    const shape = node as { type?: unknown; entries?: unknown; key?: unknown; options?: unknown };
+    if (shape.type === "lazy") return true;
+    if (typeof shape.entries === "object" && shape.entries !== null && Object.keys(shape.entries).some((key) => key in Object.prototype)) return true;
+    if (typeof shape.key === "string" && shape.key in Object.prototype) return true;
+    // A union's options are schemas; a picklist's are values.
+    if (Array.isArray(shape.options) && shape.options.some((option) => typeof option === "object" && option !== null && walk(option))) return true;
+    for (const [name, member] of Object.entries(node)) {
+      if (NOT_SCHEMAS.has(name) || member === null || typeof member !== "object") continue;
+      if (walk(member)) return true;
+    }
+    return false;
+  };
+  const found = walk(schema);
+  prototypeNames.set(schema, found);
+  return found;
+}
+
+/** Past this depth a value is parsed as it is: only a cycle gets there (inputs stop at MAX_INPUT_DEPTH). */
+const MAX_COPY_DEPTH = 10_000;
 
 /** What a withheld value's message says in its place, for a sensitive input field. */
 export const SENSITIVE_NOTE = "(the value given is not shown: the field is sensitive)";
@@ -59,6 +153,12 @@ function pathOf(root: string, issue: v.BaseIssue<unknown>): string {
 
 function messageOf(issue: v.BaseIssue<unknown>): string {
   // valibot's messages read "Invalid type: Expected number but received "ten""; keep them, they name the value.
+  // It names an object by its prototype's constructor, so one without a prototype (a copy of
+  // ownMembersOnly) reads "null": it is an object.
+  const { input } = issue;
+  if (issue.received === "null" && input !== null && typeof input === "object" && Object.getPrototypeOf(input) === null && issue.message.endsWith("eceived null")) {
+    return `${issue.message.slice(0, -"null".length)}Object`;
+  }
   return issue.message;
 }
 

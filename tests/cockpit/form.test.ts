@@ -207,10 +207,30 @@ describe("generated forms for structured input", () => {
       "input.owner": "owner has problems in its fields.",
       "input.rows.0.path": "path is required.",
       "input.rows.0.weight": 'weight must be a number, got "heavy".',
-      "input.rows": "rows has problems in its rows.",
+      "input.rows": "rows has problems in row 1.",
       "input.labels": 'labels has the key "x" twice.',
       "input.target": "target: choose one of branch, tag.",
       "input.day": 'day must be a date (yyyy-mm-dd), got "tomorrow".',
     });
+  });
+});
+
+describe("inputFromForm: names that look like structure", () => {
+  const schema = {
+    type: "object",
+    properties: {
+      opts: { type: "object", properties: { variant: { type: "string" } } },
+      labels: { type: "object", additionalProperties: { type: "string" } },
+    },
+  };
+
+  test("inputFromForm keeps an optional object whose only filled field is called variant", () => {
+    expect(inputFromForm(formShape(schema), new URLSearchParams([["input.opts.variant", "dark"]]))).toEqual({ ok: true, input: { opts: { variant: "dark" } } });
+  });
+
+  test("inputFromForm keeps a record key __proto__ as a key, not as the record's prototype", () => {
+    const result = inputFromForm(formShape(schema), new URLSearchParams([["input.labels.0.key", "__proto__"], ["input.labels.0.value", "x"]]));
+    expect(result.ok && JSON.stringify(result.input)).toBe('{"labels":{"__proto__":"x"}}');
+    expect(result.ok && Object.getPrototypeOf((result.input as { labels: object }).labels)).toBe(Object.prototype);
   });
 });

@@ -63,6 +63,19 @@ describe("run-form.js: rows and variants", () => {
     expect(sent(doc)).toEqual({ ok: true, input: { rows: [{ path: "src" }, { path: "docs" }], target: { kind: "branch", name: "main" } } });
   });
 
+  test("Add a row gives fields whose names hold a dot or a dash the ids the server would, so their labels still find them", () => {
+    const capability = { ...capabilityOf("read"), input_schema: { type: "object", properties: { "my.rows": { type: "array", items: { type: "object", properties: { "a.b": { type: "string" }, "a-b": { type: "string" } } } } } } };
+    const loaded = loadPage(capabilityHtml(capability), { path: "/cockpit/capabilities/team.look", scripts: ["run-form.js"] });
+    pages.push(loaded);
+    const doc = loaded.document;
+    (doc.querySelector('[data-add-row="input.my~1rows"]') as HTMLButtonElement).click();
+    const added = [...doc.querySelectorAll('.row[data-row="1"] input')] as HTMLInputElement[];
+    expect(added.map((input) => input.name)).toEqual(["input.my~1rows.1.a~1b", "input.my~1rows.1.a-b"]);
+    const served = [...doc.querySelectorAll('.row[data-row="0"] input')].map((input) => input.id);
+    expect(added.map((input) => input.id)).toEqual(served.map((id) => id.replace("rows-0-", "rows-1-")));
+    for (const input of added) expect(doc.querySelectorAll(`label[for="${input.id}"]`)).toHaveLength(1);
+  });
+
   test("an array or a record of sensitive strings is typed as JSON into a password box, never a textarea that shows it", () => {
     const sensitiveString = { type: "string", "x-docket-sensitive": true };
     const capability = { ...capabilityOf("read"), input_schema: { type: "object", properties: { tokens: { type: "array", items: sensitiveString }, keys: { type: "object", additionalProperties: sensitiveString } } } };

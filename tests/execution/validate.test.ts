@@ -32,3 +32,54 @@ describe("checkValue", () => {
     expect(plain.problems[0]!.message).toContain(secret);
   });
 });
+
+// valibot's object schema asks `key in input`: on an ordinary object that finds Object.prototype's
+// members, so a field named after one of them must be looked for among the value's own members.
+describe("checkValue and fields named after Object.prototype's members", () => {
+  const schema = v.object({
+    name: v.optional(v.string()),
+    toString: v.optional(v.string()),
+    constructor: v.optional(v.number()),
+    valueOf: v.optional(v.boolean()),
+    hasOwnProperty: v.optional(v.string()),
+    ["__proto__"]: v.optional(v.string()),
+    email: v.optional(v.pipe(v.string(), v.email())),
+    meta: v.optional(v.any()),
+    rows: v.optional(v.array(v.object({ toString: v.optional(v.string()) }))),
+  });
+  type Failed = { ok: false; problems: Array<{ path: string; message: string }> };
+
+  test("checkValue takes optional toString, constructor, valueOf, hasOwnProperty and __proto__ fields that are absent as absent, at every depth", () => {
+    const checked = checkValue<Record<string, unknown>>(schema, JSON.parse('{"name": "n", "rows": [{}, {"toString": "t"}]}'), "input");
+    expect(checked).toEqual({ ok: true, value: { name: "n", rows: [{}, { toString: "t" }] } });
+    if (!checked.ok) return;
+    expect(Object.keys(checked.value)).toEqual(["name", "rows"]);
+    // The handler gets ordinary objects.
+    expect(Object.getPrototypeOf(checked.value)).toBe(Object.prototype);
+  });
+
+  test("checkValue refuses such a field given with a wrong type, by its name", () => {
+    const checked = checkValue(schema, JSON.parse('{"toString": 5, "constructor": "x", "rows": [{"toString": {}}]}'), "input") as Failed;
+    expect(checked.problems).toEqual([
+      { path: "input.toString", message: "Invalid type: Expected string but received 5" },
+      { path: "input.constructor", message: 'Invalid type: Expected number but received "x"' },
+      { path: "input.rows[0].toString", message: "Invalid type: Expected string but received Object" },
+    ]);
+  });
+
+  test("checkValue keeps __proto__ in a JSON value a member like any other: nothing gains a prototype", () => {
+    const checked = checkValue<{ meta: Record<string, unknown> }>(schema, JSON.parse('{"meta": {"__proto__": {"polluted": true}, "x": 1}}'), "input");
+    expect(checked.ok).toBe(true);
+    if (!checked.ok) return;
+    expect(Object.keys(checked.value.meta)).toEqual(["__proto__", "x"]);
+    expect(Object.getPrototypeOf(checked.value.meta)).toBe(Object.prototype);
+    expect(checked.value.meta.polluted).toBeUndefined();
+    expect("polluted" in {}).toBe(false);
+  });
+
+  test("checkValue still withholds a sensitive field's value when it looks among own members", () => {
+    const secret = "SUPERSECRETVALUE42";
+    const checked = checkValue(schema, { email: secret }, "input", (path) => path[0] === "email") as Failed;
+    expect(checked.problems).toEqual([{ path: "input.email", message: "Invalid email (the value given is not shown: the field is sensitive)" }]);
+  });
+});

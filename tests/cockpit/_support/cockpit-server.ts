@@ -146,8 +146,8 @@ export interface CockpitServer {
   post(path: string, form: Record<string, string | string[]>, headers?: Record<string, string>): Promise<Response>;
 }
 
-/** Starts the server; `limits` overrides some bounds (e.g. a small log tail). */
-export async function startCockpitServer(limits: Partial<Record<keyof Limits, number>> = {}): Promise<CockpitServer> {
+/** Starts the server; `limits` overrides some bounds (e.g. a small log tail), `capabilities` adds capability files (name → source). */
+export async function startCockpitServer(limits: Partial<Record<keyof Limits, number>> = {}, capabilities: Record<string, string> = {}): Promise<CockpitServer> {
   registerDocketModules();
   const root = tempCheckout();
   mkdirSync(join(root, "capabilities"));
@@ -157,6 +157,7 @@ export async function startCockpitServer(limits: Partial<Record<keyof Limits, nu
   writeFileSync(join(root, "capabilities", "team.gate.ts"), GATE);
   writeFileSync(join(root, "capabilities", "team.report.ts"), REPORT);
   writeFileSync(join(root, "capabilities", "team.broken.ts"), BROKEN);
+  for (const [name, source] of Object.entries(capabilities)) writeFileSync(join(root, "capabilities", name), source);
   const server = await startServer({
     cwd: root,
     port: 0,

@@ -1,0 +1,83 @@
+/**
+ * How a generated form names its controls, and an index of a submitted form by those names.
+ *
+ * A control is named by its path from `input`, one segment per property or row index, joined by
+ * dots (`input.owner.name`, `input.rows.2.path`). A property name is one segment whatever it
+ * holds: `~` is written `~0` and `.` `~1` (as JSON Pointer escapes `~` and `/`), so the property
+ * `"a.b"` is `input.a~1b` and never the control of `b` inside `a` (`input.a.b`). Ordinary names
+ * are written as they are.
+ */
+
+/** One property name as one segment of a control name (`a.b` → `a~1b`, `x~y` → `x~0y`). */
+export function nameSegment(name: string): string {
+  return name.includes("~") || name.includes(".") ? name.replace(/~/g, "~0").replace(/\./g, "~1") : name;
+}
+
+/** The control of property `name` under `parent`: `input` + `owner` → `input.owner`. */
+export const childControl = (parent: string, name: string): string => `${parent}.${nameSegment(name)}`;
+
+/** A row index as a form writes it: decimal, no sign, no leading zero (`07` names no row). */
+const INDEX = /^(?:0|[1-9]\d*)$/;
+
+/**
+ * How many segments of a submitted name are indexed for their rows: deeper than any control a form
+ * generates (fieldsets nest three levels), so a hostile name of a million dots costs no more than
+ * its length.
+ */
+const MAX_SEGMENTS = 32;
+
+/**
+ * A submitted form, read once into maps: the values of each name, and the row indexes under each
+ * prefix. URLSearchParams finds a name by walking every entry; a form of thousands of rows looks
+ * up each of their controls, which must not cost the square of its size.
+ */
+export class PostedForm {
+  readonly #values = new Map<string, string[]>();
+  readonly #rows = new Map<string, Set<number>>();
+
+  constructor(form: URLSearchParams) {
+    for (const [name, value] of form) {
+      const values = this.#values.get(name);
+      if (values) values.push(value);
+      else this.#values.set(name, [value]);
+    }
+    for (const name of this.#values.keys()) this.#indexRows(name);
+  }
+
+  /** `input.rows.12.path` → 12 under `input.rows` (and so on for every index segment). */
+  #indexRows(name: string): void {
+    const segments = name.split(".", MAX_SEGMENTS);
+    let prefix = segments[0]!;
+    for (let i = 1; i < segments.length; i++) {
+      const segment = segments[i]!;
+      if (INDEX.test(segment)) {
+        const index = Number(segment);
+        if (Number.isSafeInteger(index)) {
+          const seen = this.#rows.get(prefix);
+          if (seen) seen.add(index);
+          else this.#rows.set(prefix, new Set([index]));
+        }
+      }
+      prefix = `${prefix}.${segment}`;
+    }
+  }
+
+  /** The first value sent under `name`, or null. */
+  get(name: string): string | null {
+    return this.#values.get(name)?.[0] ?? null;
+  }
+
+  /** Every value sent under `name`, in order. */
+  getAll(name: string): string[] {
+    return this.#values.get(name) ?? [];
+  }
+
+  has(name: string): boolean {
+    return this.#values.has(name);
+  }
+
+  /** The row indexes sent under a rows or record control (`input.rows.3.path` → 3), ascending. */
+  rowIndexes(control: string): number[] {
+    return [...(this.#rows.get(control) ?? [])].sort((a, b) => a - b);
+  }
+}

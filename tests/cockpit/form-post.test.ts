@@ -1,0 +1,135 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { startCockpitServer, type CockpitServer } from "./_support/cockpit-server.ts";
+import { closeParsed, parseHtml, textOf } from "./_support/html.ts";
+
+/** Rows of objects: the output lists every path it was given, in order. */
+const ROWS = `import { capability } from "docket";
+import * as v from "valibot";
+export default capability({
+  id: "team.rows", title: "Rows", description: "Lists the paths of its rows.", effect: "read",
+  input: v.object({ rows: v.array(v.object({ path: v.string(), weight: v.optional(v.number()) })) }),
+  output: v.object({ paths: v.array(v.string()) }),
+  handler(input) {
+    return { paths: input.rows.map((row) => row.path) };
+  },
+});
+`;
+
+/** Property names that hold the separator (and its escape, and a dash) beside an object holding the same path. */
+const NAMES = `import { capability } from "docket";
+import * as v from "valibot";
+export default capability({
+  id: "team.names", title: "Names", description: "Gives its input back.", effect: "read",
+  input: v.object({ "a.b": v.optional(v.string()), "a~1b": v.optional(v.string()), "a-b": v.optional(v.string()), a: v.optional(v.object({ b: v.optional(v.string()) })) }),
+  output: v.any(),
+  handler(input) {
+    return input;
+  },
+});
+`;
+
+/** Optional fields named as Object.prototype's members. */
+const PROTO = `import { capability } from "docket";
+import * as v from "valibot";
+export default capability({
+  id: "team.proto", title: "Proto", description: "Says which of its fields it was given.", effect: "read",
+  input: v.object({
+    name: v.string(),
+    toString: v.optional(v.string()),
+    constructor: v.optional(v.number()),
+    valueOf: v.optional(v.boolean()),
+    hasOwnProperty: v.optional(v.string()),
+  }),
+  output: v.object({ own: v.array(v.string()), polluted: v.boolean() }),
+  handler(input) {
+    return { own: Object.keys(input), polluted: "polluted" in {} || "polluted" in input };
+  },
+});
+`;
+
+let server: CockpitServer;
+
+beforeAll(async () => {
+  server = await startCockpitServer({}, { "team.rows.ts": ROWS, "team.names.ts": NAMES, "team.proto.ts": PROTO });
+});
+
+afterAll(async () => {
+  await closeParsed();
+  await server.stop();
+});
+
+/** `count` rows of team.rows's form, `input.rows.<i>.path` = `p<i>`. */
+function rowsForm(count: number): Record<string, string | string[]> {
+  const form: Record<string, string> = { mode: "call" };
+  for (let i = 0; i < count; i++) form[`input.rows.${i}.path`] = `p${i}`;
+  return form;
+}
+
+const outputOf = async (response: Response) => JSON.parse(textOf(parseHtml(await response.text()), '[data-slot="result"]')!);
+
+describe("cockpit form post", () => {
+  test("a posted form reads every row it holds, past a thousand and at any index", async () => {
+    const form = { ...rowsForm(1500), "input.rows.9007199254740991.path": "far" };
+    const response = await server.post("/cockpit/capabilities/team.rows", form);
+    expect(response.status).toBe(200);
+    const { paths } = await outputOf(response);
+    expect(paths).toHaveLength(1501);
+    expect(paths.slice(998, 1002)).toEqual(["p998", "p999", "p1000", "p1001"]);
+    expect(paths.slice(-2)).toEqual(["p1499", "far"]);
+  });
+
+  test("a problem in row 1,201 is shown next to that row's field, with every row drawn again", async () => {
+    const response = await server.post("/cockpit/capabilities/team.rows", { ...rowsForm(1500), "input.rows.1200.weight": "heavy" });
+    expect(response.status).toBe(400);
+    const doc = parseHtml(await response.text());
+    expect(doc.querySelector('[name="input.rows.1200.weight"]')?.getAttribute("aria-invalid")).toBe("true");
+    expect(doc.querySelector('[name="input.rows.1200.weight"]')?.getAttribute("value")).toBe("heavy");
+    expect(textOf(doc, '[data-slot="problem"]')).toContain('weight must be a number, got "heavy". rows has problems in row 1201.');
+    expect(textOf(doc, '[data-field="rows"] > .field-error')).toBe("✕ rows has problems in row 1201.");
+    // Every row sent, and one spare.
+    expect(doc.querySelectorAll('[data-rows="input.rows"] > .row-list > .row')).toHaveLength(1501);
+    expect(doc.querySelector('[name="input.rows.1499.path"]')?.getAttribute("value")).toBe("p1499");
+  });
+
+  test("a property named \"a.b\" (or a~1b, or a-b) and the field b of an object a get controls and ids of their own, and each value lands in its own field", async () => {
+    const doc = parseHtml((await server.page("/cockpit/capabilities/team.names")).html);
+    const control = (selector: string) => doc.querySelector(`${selector} input`) as HTMLInputElement;
+    const flat = control('.fields > [data-field="a.b"]');
+    const tilde = control('.fields > [data-field="a~1b"]');
+    const dash = control('.fields > [data-field="a-b"]');
+    const nested = control('.fields > [data-field="a"] [data-field="b"]');
+    // The ordinary name reads as it always did; the others are escaped.
+    expect(nested.name).toBe("input.a.b");
+    expect(dash.name).toBe("input.a-b");
+    expect(new Set([flat.name, tilde.name, dash.name, nested.name]).size).toBe(4);
+    // Ids too: a label finds its own control, and `a-b` is not `a.b`.
+    expect(new Set([flat.id, tilde.id, dash.id, nested.id]).size).toBe(4);
+    for (const input of [flat, tilde, dash, nested]) expect(doc.querySelectorAll(`label[for="${input.id}"]`)).toHaveLength(1);
+
+    const response = await server.post("/cockpit/capabilities/team.names", { mode: "call", [flat.name]: "flat", [tilde.name]: "tilde", [dash.name]: "dash", [nested.name]: "nested" });
+    expect(response.status).toBe(200);
+    expect(await outputOf(response)).toEqual({ "a.b": "flat", "a~1b": "tilde", "a-b": "dash", a: { b: "nested" } });
+  });
+
+  test("optional fields named toString, constructor, valueOf and hasOwnProperty run when absent, and a wrong one is refused by name", async () => {
+    const absent = await server.post("/cockpit/capabilities/team.proto", { mode: "call", "input.name": "n" });
+    expect(absent.status).toBe(200);
+    expect(await outputOf(absent)).toEqual({ own: ["name"], polluted: false });
+
+    const present = await server.post("/cockpit/capabilities/team.proto", { mode: "call", "input.name": "n", "input.toString": "t", "input.constructor": "3" });
+    expect(await outputOf(present)).toEqual({ own: ["name", "toString", "constructor"], polluted: false });
+
+    const wrong = await server.post("/cockpit/capabilities/team.proto", { mode: "call", raw_json: '{"name": "n", "toString": 5, "valueOf": "yes"}' });
+    expect(wrong.status).toBe(400);
+    const message = textOf(parseHtml(await wrong.text()), '[data-failure-field="message"]')!;
+    expect(message).toContain("input.toString: Invalid type: Expected string but received 5");
+    expect(message).toContain('input.valueOf: Invalid type: Expected boolean but received "yes"');
+  });
+
+  test("__proto__ in a posted JSON input is a member like any other, and pollutes nothing", async () => {
+    const response = await server.post("/cockpit/capabilities/team.proto", { mode: "call", raw_json: '{"name": "n", "__proto__": {"polluted": true, "toString": "x"}}' });
+    expect(response.status).toBe(200);
+    expect(await outputOf(response)).toEqual({ own: ["name"], polluted: false });
+    expect("polluted" in {}).toBe(false);
+  });
+});

@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import { readBounded } from "../runtime/server/read-bounded.ts";
+import { isIdentityCoding } from "../runtime/server/json-body.ts";
 
 /** A submitted form, or why it could not be read (status and sentence). */
 export type FormBody = { ok: true; form: URLSearchParams } | { ok: false; status: 400 | 413 | 415; message: string };
@@ -13,6 +14,9 @@ export async function readFormBody(c: Context, limit: number): Promise<FormBody>
   const declared = Number(c.req.header("content-length") ?? "0");
   const tooLarge = { ok: false as const, status: 413 as const, message: `The form is larger than ${limit} bytes (the input limit).` };
   if (declared > limit) return tooLarge;
+  // docket decodes no content coding: a compressed form would be read as garbled fields.
+  const coding = c.req.header("content-encoding");
+  if (!isIdentityCoding(coding)) return { ok: false, status: 415, message: `The form is sent with Content-Encoding ${JSON.stringify(coding!.slice(0, 64))}, which docket does not decode: post it uncompressed.` };
   if (type.startsWith("application/x-www-form-urlencoded")) {
     const bytes = await readBounded(c.req.raw.body, limit);
     if (bytes === null) return tooLarge;

@@ -5,6 +5,7 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import type { ExecutionPlane } from "../execution/plane.ts";
 import { createDocketMcpServer } from "./server.ts";
 import { PendingRequests } from "./pending-requests.ts";
+import { isIdentityCoding } from "../server/json-body.ts";
 
 /** Options of {@link createMcpApp}. */
 export interface McpAppOptions {
@@ -102,6 +103,12 @@ export function createMcpApp(plane: ExecutionPlane, options: McpAppOptions = {})
 
   const app = new Hono();
   app.all("/", async (c) => {
+    // docket decodes no content coding: a compressed body would be read as malformed JSON (-32700).
+    const coding = c.req.header("content-encoding");
+    if (!isIdentityCoding(coding)) {
+      const message = `The request body is sent with Content-Encoding ${JSON.stringify(coding!.slice(0, 64))}, which docket does not decode: send it uncompressed.`;
+      return c.json({ jsonrpc: "2.0", id: null, error: { code: -32600, message } }, 415, { "Accept-Encoding": "identity" });
+    }
     const id = c.req.header("mcp-session-id");
     if (id === undefined) return open(c.req.raw);
     const session = sessions.get(id);

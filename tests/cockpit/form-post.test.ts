@@ -68,6 +68,12 @@ function rowsForm(count: number): Record<string, string | string[]> {
 const outputOf = async (response: Response) => JSON.parse(textOf(parseHtml(await response.text()), '[data-slot="result"]')!);
 
 describe("cockpit form post", () => {
+  test("a form sent with a Content-Encoding is refused 415 naming it, never read as fields", async () => {
+    const response = await server.post("/cockpit/capabilities/team.rows", rowsForm(2), { "content-encoding": "gzip" });
+    expect(response.status).toBe(415);
+    expect(await response.text()).toContain("Content-Encoding &quot;gzip&quot;, which docket does not decode: post it uncompressed.");
+  });
+
   test("a posted form reads every row it holds, past a thousand and at any index", async () => {
     const form = { ...rowsForm(1500), "input.rows.9007199254740991.path": "far" };
     const response = await server.post("/cockpit/capabilities/team.rows", form);

@@ -136,6 +136,16 @@ describe("MCP over Streamable HTTP: requests that do not fit", () => {
     const fits = (await post({ jsonrpc: "2.0", id: 5, method: "tools/call", params: { name: "team_greet", arguments: { name: "Ada" } } }, session)).answer;
     expect(fits.result.structuredContent).toEqual({ greeting: "Hello, Ada" });
   });
+
+  test("/mcp answers a compressed body 415 naming its Content-Encoding, instead of calling it malformed JSON", async () => {
+    const response = await fetch(new URL("/mcp", server.url), { method: "POST", headers: { ...MCP_HEADERS, "Content-Encoding": "gzip" }, body: Bun.gzipSync(new TextEncoder().encode(INITIALIZE)) });
+    expect(response.status).toBe(415);
+    expect(response.headers.get("accept-encoding")).toBe("identity");
+    const answer = (await response.json()) as { id: unknown; error: { code: number; message: string } };
+    expect(answer).toMatchObject({ id: null, error: { code: -32600 } });
+    expect(answer.error.message).toContain('Content-Encoding "gzip"');
+    expect(answer.error.message).toContain("send it uncompressed");
+  });
 });
 
 describe("MCP over Streamable HTTP with a token", () => {

@@ -4,6 +4,10 @@ import { ErrorCode, isInitializeRequest, isJSONRPCRequest, isJSONRPCResultRespon
 import type { HangUp } from "./hang-up.ts";
 import { JsonLinesTransport } from "./json-lines-transport.ts";
 import { PendingRequests } from "./pending-requests.ts";
+import { fetchTellingStreamEnds } from "./_stream-ends.ts";
+
+/** How long an answer stream that ended is given for its last message to be parsed and relayed. */
+const STREAM_END_GRACE_MS = 200;
 
 /** Options of {@link bridgeStdioToHttp}. */
 export interface BridgeOptions {
@@ -29,8 +33,31 @@ export interface BridgeOptions {
  */
 export async function bridgeStdioToHttp(options: BridgeOptions): Promise<void> {
   const { log } = options;
+  const initializing = new Set<RequestId>();
+  const pending = new PendingRequests();
+  const answer = async (message: JSONRPCMessage) => {
+    await downstream.send(message);
+    pending.answered(message);
+  };
+  /**
+   * An answer stream that ended before its answer (the server stopped, crashed or restarted under
+   * a call): the agent is told, instead of waiting forever. The SDK may still be parsing the
+   * stream's last bytes when it ends, so its answer is given a moment to arrive first.
+   */
+  const streamEnded = (ids: RequestId[], error: unknown) => {
+    setTimeout(() => {
+      for (const id of ids) {
+        if (!pending.has(id)) continue;
+        const why = error ? ` (${String((error as Error)?.message ?? error).replace(/\.$/, "")})` : "";
+        sayOnce(`docket mcp: the docket server at ${options.url.origin} closed a call's answer before it was given`);
+        const message = `The docket server at ${options.url.origin} stopped answering this request before its answer came${why}: it stopped, crashed or restarted. A call that starts work may have run: once a server runs again, find it with docket_executions_list or \`docket executions list\` before you retry.`;
+        answer({ jsonrpc: "2.0", id, error: { code: ErrorCode.ConnectionClosed, message } }).catch(() => undefined);
+      }
+    }, STREAM_END_GRACE_MS);
+  };
   const upstream = new StreamableHTTPClientTransport(options.url, {
     requestInit: { headers: options.token ? { Authorization: `Bearer ${options.token}` } : {} },
+    fetch: fetchTellingStreamEnds(streamEnded),
   });
   const downstream = new JsonLinesTransport(options.stdin, options.stdout);
   const said = new Set<string>();
@@ -38,12 +65,6 @@ export async function bridgeStdioToHttp(options: BridgeOptions): Promise<void> {
     if (said.has(line)) return;
     said.add(line);
     log(line);
-  };
-  const initializing = new Set<RequestId>();
-  const pending = new PendingRequests();
-  const answer = async (message: JSONRPCMessage) => {
-    await downstream.send(message);
-    pending.answered(message);
   };
 
   /**

@@ -39,11 +39,13 @@ export class JsonLinesTransport implements Transport {
     if (this.started) throw new Error("JsonLinesTransport already started: Server.connect starts it.");
     this.started = true;
     this.stdin.on("data", this.onData);
+    this.stdin.on("end", this.onEnd);
     this.stdin.on("error", this.onStdinError);
   }
 
   async close(): Promise<void> {
     this.stdin.off("data", this.onData);
+    this.stdin.off("end", this.onEnd);
     this.stdin.off("error", this.onStdinError);
     // Paused only when nobody else reads stdin, as the SDK's transport does.
     if (this.stdin.listenerCount("data") === 0) this.stdin.pause();
@@ -60,6 +62,15 @@ export class JsonLinesTransport implements Transport {
   }
 
   private readonly onStdinError = (error: Error) => this.onerror?.(error);
+
+  /** The end of stdin also ends its last line: one sent without a newline is read, not dropped. */
+  private readonly onEnd = () => {
+    const line = this.skipping || this.partial.length === 0 ? null : Buffer.concat(this.partial);
+    this.partial = [];
+    this.partialBytes = 0;
+    this.skipping = false;
+    if (line) this.read(line.toString("utf8"));
+  };
 
   private readonly onData = (chunk: Buffer | string) => {
     const bytes = typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk;

@@ -23,6 +23,11 @@ export class PendingRequests {
     if ((isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) && message.id !== undefined) this.settle(message.id);
   }
 
+  /** Whether the request `id` still waits for its answer. */
+  has(id: RequestId): boolean {
+    return this.ids.has(id);
+  }
+
   /** Requests still waiting for their answer. */
   get count(): number {
     return this.ids.size;

@@ -8,6 +8,7 @@ import { JSONRPCMessageSchema, LATEST_PROTOCOL_VERSION, ToolListChangedNotificat
 import { isProcessAlive } from "../../runtime/server/lease.ts";
 import type { DocketServer } from "../../runtime/server/serve.ts";
 import { EVENT_META_KEY } from "../../runtime/mcp/progress-relay.ts";
+import { fromSource, spawnDocket, watchStream } from "../cli/_harness.ts";
 import { BUN, MAIN, capabilityFile, completedOverLive, removeCheckout, serveCheckout, structured, tempCheckout, waitedExecution, type SeenProgress } from "./_support.ts";
 
 /** `docket mcp` as an agent runs it: a child on stdio, with what it says on stderr and every client error kept. */
@@ -182,6 +183,17 @@ describe("docket mcp without a server", () => {
     expect(err).toContain("noise from console.log");
   });
 
+  test("docket mcp reads a last line that stdin ends without a newline", async () => {
+    const root = tempCheckout({});
+    cleanups.push(() => removeCheckout(root));
+    const initialize = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: "printf", version: "1" } } };
+    const child = Bun.spawn([BUN, MAIN, "mcp"], { cwd: root, stdin: new Blob([`${JSON.stringify(initialize)}\n${JSON.stringify({ jsonrpc: "2.0", id: 2, method: "ping" })}`]), stdout: "pipe", stderr: "pipe" });
+    cleanups.push(() => void (isProcessAlive(child.pid) && child.kill("SIGKILL")));
+    const [out, code] = await Promise.all([new Response(child.stdout).text(), child.exited]);
+    expect(code).toBe(0);
+    expect(out.trimEnd().split("\n").map((line) => JSON.parse(line).id)).toEqual([1, 2]);
+  });
+
   test("docket mcp answers a line that is not JSON with -32700 and one that is not a JSON-RPC message with -32600, and serves on", async () => {
     const root = tempCheckout();
     cleanups.push(() => removeCheckout(root));
@@ -316,6 +328,29 @@ describe("docket mcp beside a server", () => {
     expect(await agent.next()).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32700 } });
     agent.send(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "team_greet", arguments: { name: "Ada" } } }));
     expect((await agent.next()).result.structuredContent).toEqual({ greeting: "Hello, Ada" });
+  });
+
+  test("docket mcp forwarding answers a call whose server is killed under it, instead of leaving the agent waiting, and exits when stdin ends", async () => {
+    const root = tempCheckout({});
+    cleanups.push(() => removeCheckout(root));
+    // A server of its own process, to be SIGKILLed: nothing of it answers the call any more.
+    const server = spawnDocket(fromSource, ["serve", "--port", "0"], { cwd: root });
+    cleanups.push(() => void (isProcessAlive(server.pid!) && server.kill("SIGKILL")));
+    await watchStream(server.stderr!).until(/docket serving .* at http:\/\/127\.0\.0\.1:\d+/);
+    const agent = await startAgent(root, "orphaned-agent");
+    expect(agent.stderr()).toContain("forwarding to the docket server");
+    const call = agent.client.callTool(
+      { name: "docket_execution_start", arguments: { capability: "executions.demonstrate", input: { steps: 100, delay_ms: 100 }, wait: true } },
+      undefined,
+      // The SDK's own request timeout is far away: what ends the call must be docket mcp's answer.
+      { timeout: 60_000, onprogress: () => void (isProcessAlive(server.pid!) && server.kill("SIGKILL")) },
+    );
+    await expect(call).rejects.toThrow(/stopped answering this request before its answer came.*docket_executions_list/);
+    expect(agent.stderr()).toContain("closed a call's answer before it was given");
+    const pid = agent.transport.pid!;
+    await agent.client.close();
+    for (let i = 0; i < 100 && isProcessAlive(pid); i++) await Bun.sleep(50);
+    expect(isProcessAlive(pid)).toBe(false);
   });
 
   test("docket mcp forwards notifications/cancelled: the server cancels the execution the agent waits on", async () => {

@@ -1,6 +1,6 @@
 import type { Readable, Writable } from "node:stream";
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { ErrorCode, isInitializeRequest, isJSONRPCRequest, isJSONRPCResultResponse, type JSONRPCMessage, type RequestId } from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode, isInitializeRequest, isJSONRPCNotification, isJSONRPCRequest, isJSONRPCResultResponse, type JSONRPCMessage, type JSONRPCRequest, type RequestId } from "@modelcontextprotocol/sdk/types.js";
 import type { HangUp } from "./hang-up.ts";
 import { JsonLinesTransport } from "./json-lines-transport.ts";
 import { PendingRequests } from "./pending-requests.ts";
@@ -8,6 +8,14 @@ import { fetchTellingStreamEnds } from "./_stream-ends.ts";
 
 /** How long an answer stream that ended is given for its last message to be parsed and relayed. */
 const STREAM_END_GRACE_MS = 200;
+/** How long a server asked to open a new session (reconnect) is waited for. */
+const RECONNECT_ANSWER_MS = 10_000;
+
+/** Where the server's MCP endpoint is, and the token it wants. */
+export interface ServerAddress {
+  url: URL;
+  token: string | null;
+}
 
 /** Options of {@link bridgeStdioToHttp}. */
 export interface BridgeOptions {
@@ -21,6 +29,11 @@ export interface BridgeOptions {
   /** Resolves when the agent hangs up (see untilHangUp). */
   hangUp: Promise<HangUp>;
   log: (line: string) => void;
+  /**
+   * Where the checkout's server is now (its lease), asked when the session is lost or the server
+   * does not answer: null when none serves it. Absent: the same address again.
+   */
+  relocate?: () => Promise<ServerAddress | null>;
 }
 
 /**
@@ -35,9 +48,22 @@ export async function bridgeStdioToHttp(options: BridgeOptions): Promise<void> {
   const { log } = options;
   const initializing = new Set<RequestId>();
   const pending = new PendingRequests();
+  let target: ServerAddress = { url: options.url, token: options.token };
+  /** The agent's initialize request, and whether it said notifications/initialized: what a new session is opened with. */
+  let agentInitialize: JSONRPCRequest | null = null;
+  let agentInitialized = false;
+  /** Answers to the initialize requests the bridge itself sends, when it opens a session again. */
+  const ownRequests = new Map<RequestId, (message: JSONRPCMessage) => void>();
+  let ownSequence = 0;
   const answer = async (message: JSONRPCMessage) => {
     await downstream.send(message);
     pending.answered(message);
+  };
+  const said = new Set<string>();
+  const sayOnce = (line: string) => {
+    if (said.has(line)) return;
+    said.add(line);
+    log(line);
   };
   /**
    * An answer stream that ended before its answer (the server stopped, crashed or restarted under
@@ -45,26 +71,79 @@ export async function bridgeStdioToHttp(options: BridgeOptions): Promise<void> {
    * stream's last bytes when it ends, so its answer is given a moment to arrive first.
    */
   const streamEnded = (ids: RequestId[], error: unknown) => {
+    const origin = target.url.origin;
     setTimeout(() => {
       for (const id of ids) {
         if (!pending.has(id)) continue;
         const why = error ? ` (${String((error as Error)?.message ?? error).replace(/\.$/, "")})` : "";
-        sayOnce(`docket mcp: the docket server at ${options.url.origin} closed a call's answer before it was given`);
-        const message = `The docket server at ${options.url.origin} stopped answering this request before its answer came${why}: it stopped, crashed or restarted. A call that starts work may have run: once a server runs again, find it with docket_executions_list or \`docket executions list\` before you retry.`;
+        sayOnce(`docket mcp: the docket server at ${origin} closed a call's answer before it was given`);
+        const message = `The docket server at ${origin} stopped answering this request before its answer came${why}: it stopped, crashed or restarted. A call that starts work may have run: once a server runs again, find it with docket_executions_list or \`docket executions list\` before you retry.`;
         answer({ jsonrpc: "2.0", id, error: { code: ErrorCode.ConnectionClosed, message } }).catch(() => undefined);
       }
     }, STREAM_END_GRACE_MS);
   };
-  const upstream = new StreamableHTTPClientTransport(options.url, {
-    requestInit: { headers: options.token ? { Authorization: `Bearer ${options.token}` } : {} },
-    fetch: fetchTellingStreamEnds(streamEnded),
-  });
+
+  /** The transport of one session with the server at `address`; its messages go to the agent. */
+  const connect = (address: ServerAddress): StreamableHTTPClientTransport => {
+    const transport = new StreamableHTTPClientTransport(address.url, {
+      requestInit: { headers: address.token ? { Authorization: `Bearer ${address.token}` } : {} },
+      fetch: fetchTellingStreamEnds(streamEnded),
+    });
+    transport.onmessage = (message) => {
+      const own = "id" in message && message.id !== undefined && !("method" in message) ? ownRequests.get(message.id) : undefined;
+      if (own) return own(message);
+      if (isJSONRPCResultResponse(message) && initializing.delete(message.id)) {
+        // What the SDK client does after initialize: later requests carry MCP-Protocol-Version.
+        const version = (message.result as { protocolVersion?: unknown }).protocolVersion;
+        if (typeof version === "string") transport.setProtocolVersion(version);
+      }
+      answer(message).catch((error) => sayOnce(`docket mcp: could not write to stdout: ${(error as Error)?.message ?? String(error)}`));
+    };
+    transport.onerror = (error) => sayOnce(`docket mcp: ${error.message}`);
+    return transport;
+  };
+  let upstream = connect(target);
   const downstream = new JsonLinesTransport(options.stdin, options.stdout);
-  const said = new Set<string>();
-  const sayOnce = (line: string) => {
-    if (said.has(line)) return;
-    said.add(line);
-    log(line);
+
+  /**
+   * A new session in place of one the server lost (it restarted: every request then answers 404
+   * "session not found", which an agent on stdio cannot act on), or with the server the lease now
+   * names (restarted on another port). Opened with the agent's own initialize, as the agent would;
+   * the agent is then told the tools may have changed. False when no server answers.
+   */
+  const reconnect = async (): Promise<boolean> => {
+    if (!agentInitialize) return false;
+    const address = options.relocate ? await options.relocate() : target;
+    if (!address) return false;
+    const transport = connect(address);
+    const id = `docket-mcp-session-${++ownSequence}`;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const answered = new Promise<JSONRPCMessage | null>((resolve) => {
+      ownRequests.set(id, resolve);
+      timer = setTimeout(() => resolve(null), RECONNECT_ANSWER_MS);
+    });
+    try {
+      await transport.start();
+      await transport.send({ ...agentInitialize, id });
+      const result = await answered;
+      if (!result || !isJSONRPCResultResponse(result)) throw new Error("the server did not accept the initialize");
+      const version = (result.result as { protocolVersion?: unknown }).protocolVersion;
+      if (typeof version === "string") transport.setProtocolVersion(version);
+      if (agentInitialized) await transport.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    } catch {
+      await transport.close().catch(() => undefined);
+      return false;
+    } finally {
+      clearTimeout(timer);
+      ownRequests.delete(id);
+    }
+    await upstream.close().catch(() => undefined);
+    upstream = transport;
+    target = address;
+    log(`docket mcp: the docket server's session was lost (it restarted); a new session is open at ${address.url.origin}.`);
+    // Another server may serve other tools: the agent lists them again.
+    await downstream.send({ jsonrpc: "2.0", method: "notifications/tools/list_changed" }).catch(() => undefined);
+    return true;
   };
 
   /**
@@ -78,32 +157,43 @@ export async function bridgeStdioToHttp(options: BridgeOptions): Promise<void> {
     const status = error instanceof StreamableHTTPError ? error.code : undefined;
     const unsendable = error instanceof RangeError;
     const theRequest = unsendable || (status !== undefined && status >= 400 && status < 500);
-    if (!theRequest) sayOnce(`docket mcp: the docket server at ${options.url.origin} did not take a message: ${reason}`);
+    if (!theRequest) sayOnce(`docket mcp: the docket server at ${target.url.origin} did not take a message: ${reason}`);
     if (!isJSONRPCRequest(message)) return;
     const said = unsendable
       ? `The request could not be sent to the docket server: its arguments nest too deeply to be written as JSON (${reason}). Send a flatter input (docket refuses more than 128 levels).`
       : theRequest
         ? `The docket server refused the request (HTTP ${status}): ${status === 413 ? "it is larger than the server takes (its input_bytes limit, 8 MiB by default)" : reason}.`
-        : `The docket server at ${options.url.origin} did not answer: ${reason}. Restart docket mcp once it runs again.`;
+        : `The docket server at ${target.url.origin} did not answer: ${reason}. Start docket serve again (docket mcp then follows it), or restart docket mcp.`;
     await answer({ jsonrpc: "2.0", id: message.id, error: { code: theRequest ? ErrorCode.InvalidRequest : ErrorCode.ConnectionClosed, message: said } }).catch(() => undefined);
+  };
+
+  /**
+   * One of the agent's messages to the server. A message the server never took because its
+   * session is gone (404) or it does not answer at all is sent again once, on a new session
+   * (reconnect): it was not handled, so sending it again runs nothing twice.
+   */
+  const forward = async (message: JSONRPCMessage) => {
+    try {
+      await upstream.send(message);
+    } catch (error) {
+      const lost = error instanceof StreamableHTTPError ? error.code === 404 : !(error instanceof RangeError);
+      const initialize = isJSONRPCRequest(message) && isInitializeRequest(message);
+      if (!lost || initialize || !(await reconnect())) return refuse(message, error);
+      await upstream.send(message).catch((again) => refuse(message, again));
+    }
   };
 
   // One message at a time, in the agent's order: a cancel must not overtake the request it cancels.
   let queue = Promise.resolve();
   downstream.onmessage = (message) => {
     pending.received(message);
-    if (isJSONRPCRequest(message) && isInitializeRequest(message)) initializing.add(message.id);
-    queue = queue.then(() => upstream.send(message).catch((error) => refuse(message, error)));
-  };
-  upstream.onmessage = (message) => {
-    if (isJSONRPCResultResponse(message) && initializing.delete(message.id)) {
-      // What the SDK client does after initialize: later requests carry MCP-Protocol-Version.
-      const version = (message.result as { protocolVersion?: unknown }).protocolVersion;
-      if (typeof version === "string") upstream.setProtocolVersion(version);
+    if (isJSONRPCRequest(message) && isInitializeRequest(message)) {
+      initializing.add(message.id);
+      agentInitialize = message;
     }
-    answer(message).catch((error) => sayOnce(`docket mcp: could not write to stdout: ${(error as Error)?.message ?? String(error)}`));
+    if (isJSONRPCNotification(message) && message.method === "notifications/initialized") agentInitialized = true;
+    queue = queue.then(() => forward(message));
   };
-  upstream.onerror = (error) => sayOnce(`docket mcp: ${error.message}`);
   downstream.onerror = (error) => sayOnce(`docket mcp: ${error.message}`);
 
   await upstream.start();

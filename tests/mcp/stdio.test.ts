@@ -353,6 +353,36 @@ describe("docket mcp beside a server", () => {
     expect(isProcessAlive(pid)).toBe(false);
   });
 
+  test("docket mcp forwarding follows a server restarted under it (a new process, a new port): the next call is answered on a new session and the agent is told to list the tools again", async () => {
+    const root = tempCheckout({ "capabilities/team.greet.ts": capabilityFile("team.greet") });
+    cleanups.push(() => removeCheckout(root));
+    const serve = async () => {
+      const child = spawnDocket(fromSource, ["serve", "--port", "0"], { cwd: root });
+      cleanups.push(() => void (isProcessAlive(child.pid!) && child.kill("SIGKILL")));
+      const banner = await watchStream(child.stderr!).until(/docket serving .* at http:\/\/127\.0\.0\.1:\d+/);
+      return { child, url: banner.match(/at (http:\/\/127\.0\.0\.1:\d+)/)![1]! };
+    };
+    const first = await serve();
+    const agent = await startAgent(root, "patient-agent");
+    let listChanged = 0;
+    agent.client.setNotificationHandler(ToolListChangedNotificationSchema, () => void listChanged++);
+    expect(structured(await agent.client.callTool({ name: "team_greet", arguments: { name: "Ada" } }))).toEqual({ greeting: "Hello, Ada" });
+
+    first.child.kill("SIGTERM");
+    await first.child.exited;
+    const second = await serve();
+    expect(second.url).not.toBe(first.url);
+
+    expect(structured(await agent.client.callTool({ name: "team_greet", arguments: { name: "Grace" } }))).toEqual({ greeting: "Hello, Grace" });
+    expect(agent.stderr()).toContain(`a new session is open at ${second.url}`);
+    for (let i = 0; i < 40 && listChanged === 0; i++) await Bun.sleep(25);
+    expect(listChanged).toBeGreaterThan(0);
+    // The execution the agent starts now is the new server's.
+    const { execution } = structured(await agent.client.callTool({ name: "docket_execution_start", arguments: { capability: "executions.demonstrate", input: { steps: 1, delay_ms: 0 }, wait: true } }));
+    const listed = (await (await fetch(`${second.url}/api/v1/executions`)).json()) as { items: Array<{ id: string }> };
+    expect(listed.items.map((item) => item.id)).toContain(execution.id);
+  });
+
   test("docket mcp forwards notifications/cancelled: the server cancels the execution the agent waits on", async () => {
     const { server, agent } = await serveAndAgent();
     const abort = new AbortController();

@@ -56,7 +56,12 @@ export default defineCommand({
     if (lease && (await isLeaseLive(lease))) {
       log(`docket mcp: forwarding to the docket server at ${lease.url}, which serves ${root}; executions show in its cockpit.`);
       if (capabilityDirs.length > 0) log("docket mcp: --capabilities is ignored: the server's own capabilities answer.");
-      await bridgeStdioToHttp({ url: new URL("/mcp", lease.url), token: lease.token, stdin: process.stdin, stdout, hangUp, log });
+      // A server restarted meanwhile (on another port, say) is found again through its lease.
+      const relocate = async () => {
+        const now = readLease(root);
+        return now && (await isLeaseLive(now)) ? { url: new URL("/mcp", now.url), token: now.token } : null;
+      };
+      await bridgeStdioToHttp({ url: new URL("/mcp", lease.url), token: lease.token, stdin: process.stdin, stdout, hangUp, log, relocate });
       await flushed(stdout);
       return EXIT.succeeded;
     }

@@ -76,6 +76,11 @@ export function explainUnresolvedPackage(specifier: string, importer: string, ru
   }
   const fromDir = dirname(importer);
   const installed = installedPackageDir(pkg, fromDir);
+  if (installed !== null && runtimeMessage.includes(`Cannot find package '${pkg}'`)) {
+    // On disk now, yet the runtime did not find the package at all: it was installed after this
+    // process first looked for it, and the runtime keeps the failed resolution for its lifetime.
+    return `cannot resolve import ${JSON.stringify(specifier)}: the package "${pkg}" is installed now (${installed}), but it was installed after docket started, and the runtime keeps what it resolved (or failed to) until the process ends. Restart \`docket serve\` (or \`docket mcp\`) to load it.`;
+  }
   if (installed !== null) {
     return `cannot resolve import ${JSON.stringify(specifier)}: the package "${pkg}" is installed (${installed}) but does not provide it: ${runtimeMessage}. Check the path against the package's "exports".`;
   }

@@ -23,11 +23,28 @@ export function createVersionImporter(importFile: (specifier: string) => Promise
       suggestion: "docket serve reloads the file within a second; run it again then.",
       context: { loaded_version: version, file_version: now },
     });
-  const sourcesOnDisk = async (file: string) => readSources(file, await readRegularFileText(file, { label: "the capability file" }));
+  const gone = (file: string, version: string, error: unknown) => {
+    const reason = (error as NodeJS.ErrnoException).code === "ENOENT" ? "no longer exists" : `can no longer be read (${(error as Error).message})`;
+    return new CapabilityError("capability_changed", `${file} (or a module it imports) ${reason} since docket loaded it (loaded ${version}), so that version can no longer run.`, {
+      retryability: "after_delay",
+      suggestion: "docket serve reloads the folder within a second (a renamed file under its new id); run it again then.",
+      context: { loaded_version: version },
+    });
+  };
+  const sourcesOnDisk = async (file: string, version: string) => {
+    try {
+      return await readSources(file, await readRegularFileText(file, { label: "the capability file" }));
+    } catch (error) {
+      // The version was read whole when it was loaded, so a file (or helper) that cannot be read
+      // now was removed, renamed or replaced since: the handler never ran, as for an edit.
+      if (CapabilityError.is(error) || GONE_CODES.has((error as NodeJS.ErrnoException).code ?? "")) throw gone(file, version, error);
+      throw error;
+    }
+  };
 
   return async function importVersion(file: string, version: string | undefined): Promise<unknown> {
     if (version === undefined || !version.startsWith("sha256:")) return importFile(file);
-    const sources = await sourcesOnDisk(file);
+    const sources = await sourcesOnDisk(file, version);
     if (sources.version !== version) throw changed(file, version, sources.version);
     const target = importTarget(sources);
     if (target.pinned) {
@@ -37,7 +54,7 @@ export function createVersionImporter(importFile: (specifier: string) => Promise
     const base = target.specifier;
     const tries = spoiled.get(base);
     const module = await importFile(tries === undefined ? base : `${base}&docket_try=${tries}`);
-    const after = (await sourcesOnDisk(file)).version;
+    const after = (await sourcesOnDisk(file, version)).version;
     if (after !== version) {
       spoiled.set(base, (tries ?? 0) + 1);
       throw changed(file, version, after);
@@ -45,3 +62,6 @@ export function createVersionImporter(importFile: (specifier: string) => Promise
     return module;
   };
 }
+
+/** Errors of reading a file that mean it is no longer the file that was loaded (gone, moved, replaced). */
+const GONE_CODES = new Set(["ENOENT", "ENOTDIR", "EISDIR", "EACCES", "EPERM", "ELOOP"]);

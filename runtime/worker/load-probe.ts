@@ -70,7 +70,10 @@ function verdictOf(outcome: TaskOutcome): Verdict {
   if (outcome.output === null || typeof outcome.output !== "object") return { problem: null, keep: true };
   const failure = outcome.output as { reason?: unknown; line?: unknown; column?: unknown };
   if (typeof failure.reason !== "string") return { problem: null, keep: true };
-  return { problem: { code: "import_failed", reason: failure.reason, line: typeof failure.line === "number" ? failure.line : null, column: typeof failure.column === "number" ? failure.column : null }, keep: true };
+  // An import that did not resolve depends on what is installed, not on the text alone: an
+  // install (which the watch sees in package.json or node_modules) must try the file again.
+  const keep = !failure.reason.startsWith("cannot resolve import ");
+  return { problem: { code: "import_failed", reason: failure.reason, line: typeof failure.line === "number" ? failure.line : null, column: typeof failure.column === "number" ? failure.column : null }, keep };
 }
 
 /**

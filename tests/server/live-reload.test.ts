@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -306,6 +306,49 @@ describe("docket serve live reload", () => {
     rmSync(slow);
     rmSync(quick);
     await until("both gone", async () => !(await list()).capabilities.some((c) => c.id === "team.slow" || c.id === "team.quick"));
+  });
+
+  test("live reload: a package installed while serving tries again the file that could not resolve it, without an edit, and never blames its exports", async () => {
+    const file = join(root, "capabilities", "team.packaged.ts");
+    const pkg = "docket-fake-installed-later";
+    writeFileSync(
+      file,
+      `import { capability } from "docket";\nimport * as v from "valibot";\nimport { TITLE } from "${pkg}";\nexport default capability({ id: "team.packaged", title: TITLE, description: "Titled by a package.", effect: "read", input: v.object({}), output: v.object({}), handler: () => ({}) });\n`,
+    );
+    const reason = async () => (await list()).load_errors.find((e) => e.file === file)?.reason ?? "";
+    await until("the package's load error", async () => (await reason()).includes("is not installed"));
+
+    // Installed by hand, as npm would: nothing in capabilities/ changes.
+    mkdirSync(join(root, "node_modules", pkg), { recursive: true });
+    writeFileSync(join(root, "node_modules", pkg, "package.json"), JSON.stringify({ name: pkg, version: "1.0.0", type: "module", main: "index.js" }));
+    writeFileSync(join(root, "node_modules", pkg, "index.js"), 'export const TITLE = "Packaged";\n');
+    const loaded = async () => (await list()).capabilities.some((c) => c.id === "team.packaged");
+    // The runtime may keep its failed resolution until a restart; then the error says so, truthfully.
+    await until("the file tried again after the install", async () => (await loaded()) || (await reason()).includes("installed after docket started"));
+    if (!(await loaded())) {
+      expect(await reason()).toContain("Restart `docket serve` (or `docket mcp`) to load it.");
+      expect(await reason()).not.toContain("exports");
+    }
+    rmSync(file);
+    rmSync(join(root, "node_modules"), { recursive: true, force: true });
+    await until("team.packaged gone", async () => !(await list()).load_errors.some((e) => e.file === file) && !(await loaded()));
+  });
+
+  test("live reload: a capability file that is a symbolic link reloads when its target is edited", async () => {
+    mkdirSync(join(root, "shared"), { recursive: true });
+    const target = join(root, "shared", "team.linked.ts");
+    const link = join(root, "capabilities", "team.linked.ts");
+    const text = (title: string) => EXTRA.replace('"team.extra"', '"team.linked"').replace('title: "Extra"', `title: ${JSON.stringify(title)}`);
+    writeFileSync(target, text("Linked one"));
+    symlinkSync("../shared/team.linked.ts", link);
+    const linked = () => list().then((l) => l.capabilities.find((c) => c.id === "team.linked"));
+    await until("team.linked", async () => (await linked())?.title === "Linked one");
+    // Only the target changes: the link in capabilities/ stays as it was.
+    writeFileSync(target, text("Linked two"));
+    await until("the target's edit reloaded", async () => (await linked())?.title === "Linked two");
+    expect((await api("team/linked")).status).toBe(200);
+    rmSync(link);
+    await until("team.linked gone", async () => (await linked()) === undefined);
   });
 
   test("live reload: a file whose top level never ends, or ends the process, is tried in a worker first and never holds or stops the server", async () => {

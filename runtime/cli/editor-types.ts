@@ -95,8 +95,17 @@ function removeLeftovers(target: string): void {
   }
 }
 
-/** The `capabilities/tsconfig.json` that `docket init` writes: strict, and no node_modules needed. */
-export function editorTsconfig(): string {
+/** Runtime type packages a capability file may want, as `types` names them: Node's and Bun's. */
+const RUNTIME_TYPES = ["node", "bun"];
+
+/**
+ * The `capabilities/tsconfig.json` that `docket init` writes: strict, and no node_modules needed.
+ * `types` lists the runtime type packages installed in the checkout (`@types/node`, `@types/bun`):
+ * TypeScript 6 and later read only the ones listed (5 read every `@types` package it found), so
+ * the list is written out for every version alike (docs/editor-types.md).
+ */
+export function editorTsconfig(root: string): string {
+  const types = RUNTIME_TYPES.filter((name) => existsSync(join(root, "node_modules", "@types", name, "package.json")));
   const config = {
     compilerOptions: {
       target: "ES2023",
@@ -109,6 +118,8 @@ export function editorTsconfig(): string {
       noEmit: true,
       skipLibCheck: true,
       allowImportingTsExtensions: true,
+      // Add "node" or "bun" here after `npm install -D @types/node` (or `@types/bun`).
+      types,
       // Written by `docket types` (every docket command refreshes them when missing or stale).
       paths: {
         docket: ["../.docket/types/docket/public.d.ts"],

@@ -1,7 +1,7 @@
 // Editor types with no npm install: `docket init` in a checkout without node_modules, then this
 // repository's TypeScript type-checks its capability files against the declarations docket wrote.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { buildBinary, docket, fromBinary, REPO, removeTempDirs, tempCheckout, type DocketRunner } from "./_harness.ts";
 
@@ -47,6 +47,24 @@ export default capability({
 });
 `;
 
+/** A capability reading a file with node:fs/promises: it needs Node's types. */
+const NODE_IMPORT = `import { capability } from "docket";
+import { readFile } from "node:fs/promises";
+import * as v from "valibot";
+
+export default capability({
+  id: "files.head",
+  title: "Head",
+  description: "The first line of a file.",
+  effect: "read",
+  input: v.object({ path: v.string() }),
+  output: v.object({ line: v.string() }),
+  async handler(input) {
+    return { line: (await readFile(input.path, "utf8")).split("\\n")[0]! };
+  },
+});
+`;
+
 describe("docket init and editor types", () => {
   test("docket init writes capabilities/tsconfig.json (strict, paths to .docket/types), the declarations and a first capability", async () => {
     const checkout = await initialized();
@@ -73,6 +91,25 @@ describe("docket init and editor types", () => {
     walk(root);
     expect(outside).toEqual([]);
     expect(readdirSync(root)).toContain("public.d.ts");
+  });
+
+  test("docket init lists the runtime types installed in the checkout, so today's TypeScript (which reads only listed types) checks a file importing node: modules", async () => {
+    const checkout = tempCheckout();
+    // @types/node as npm installs it, cut to what the capability uses.
+    const types = join(checkout, "node_modules", "@types", "node");
+    mkdirSync(types, { recursive: true });
+    writeFileSync(join(types, "package.json"), JSON.stringify({ name: "@types/node", version: "22.0.0", types: "index.d.ts" }));
+    writeFileSync(join(types, "index.d.ts"), 'declare module "node:fs/promises" { export function readFile(path: string, encoding: "utf8"): Promise<string>; }\n');
+    expect((await docket(binary, ["init"], { cwd: checkout })).code).toBe(0);
+    const tsconfig = JSON.parse(readFileSync(join(checkout, "capabilities", "tsconfig.json"), "utf8"));
+    expect(tsconfig.compilerOptions.types).toEqual(["node"]);
+    writeFileSync(join(checkout, "capabilities", "files.head.ts"), NODE_IMPORT);
+    expect(typeCheck(checkout)).toEqual({ code: 0, output: "" });
+    // Without the package, the list is empty and the same file names what is missing.
+    const bare = await initialized();
+    expect(JSON.parse(readFileSync(join(bare, "capabilities", "tsconfig.json"), "utf8")).compilerOptions.types).toEqual([]);
+    writeFileSync(join(bare, "capabilities", "files.head.ts"), NODE_IMPORT);
+    expect(typeCheck(bare).output).toContain("node:fs/promises");
   });
 
   test("tsc --noEmit -p capabilities passes on the first capability and on what docket new writes", async () => {

@@ -42,7 +42,7 @@ export default defineCommand({
       const tsconfig = join(folder, "tsconfig.json");
       if (existsSync(tsconfig)) done.push(`Kept ${shown(tsconfig)} (it exists; its paths should map docket and valibot to ../.docket/types/)`);
       else {
-        writeFileSync(tsconfig, editorTsconfig(), { flag: "wx" });
+        writeFileSync(tsconfig, editorTsconfig(root), { flag: "wx" });
         done.push(`Created ${shown(tsconfig)}`);
       }
       done.push(`Wrote ${shown(await writeEditorTypes(root))}/ (the types of "docket" and "valibot")`);
@@ -56,7 +56,7 @@ export default defineCommand({
       return EXIT.failed;
     }
     const next = first ? `docket run ${FIRST_ID} --input '{"name":"Ada"}'` : "docket capabilities list";
-    await writeStdout(`${done.join("\n")}\nNext:    ${next}   ·   docket new <namespace.verb>   ·   npx tsc --noEmit -p ${shown(folder)}\n`);
+    await writeStdout(`${done.join("\n")}\nNext:    ${next}   ·   docket new <namespace.verb>   ·   npx -p typescript tsc --noEmit -p ${shown(folder)}\n`);
     return EXIT.succeeded;
   },
 });

@@ -4,10 +4,11 @@
 // (docs/authoring.md, "Versions"; docs/containment.md, "Loading").
 
 import { createHash } from "node:crypto";
-import { existsSync, realpathSync, statSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { realpathSync, statSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import { importedAsDataOnly, rewriteByPattern, rewriteSpecifiers } from "./_specifier-rewrite.ts";
 import { CapabilityError } from "./capability-error.ts";
+import { installedPackageDir, packageOf } from "./_missing-package.ts";
 import { readRegularFileText } from "./open-regular-file.ts";
 
 /**
@@ -151,25 +152,22 @@ function localImports(module: SourceModule, scanner: ImportScanner): LocalImport
 
 /**
  * Where a name (not a path) leads to a script of the module's own project, or null: a tsconfig
- * `paths` alias (`@/format`) or a package.json `"imports"` entry (`#lib/x`) resolves to a file
- * under the folder of the nearest tsconfig.json or package.json. A package resolves into
- * node_modules, or to Bun's install cache when it is not installed: neither is the project's.
+ * `paths` alias (`@/format`, `@lib/*` → `../lib/*`) or a package.json `"imports"` entry
+ * (`#lib/x`) that resolves to a script outside node_modules. A package resolves into
+ * node_modules, or to Bun's install cache when it is not installed, or — a workspace package npm
+ * linked into node_modules — to its own folder: none of them is an alias, so a name that an
+ * installed package holds is never one. Which config file the alias came from does not matter:
+ * `docket init` puts a tsconfig.json in capabilities/ while package.json "imports" sit at the root.
  */
 function aliasedLocal(specifier: string, fromDir: string, scanner: ImportScanner): string | null {
   // docket serves these two itself (adapter/bun-modules.ts), whatever a resolver would find.
   if (specifier === "docket" || specifier === "valibot" || specifier.startsWith("valibot/")) return null;
   const resolved = scanner.resolve(specifier, fromDir)?.replace(/\?.*$/, "") ?? null;
   if (resolved === null || !resolved.startsWith("/") || /\/node_modules\/|\/\.bun\/install\/cache\//.test(resolved) || !PINNABLE.test(resolved)) return null;
-  const project = projectOf(fromDir);
-  return project !== null && resolved.startsWith(`${project}/`) ? resolved : null;
-}
-
-/** The nearest folder at or above `dir` holding a tsconfig.json or a package.json, or null. */
-function projectOf(dir: string): string | null {
-  for (let at = dir; ; at = dirname(at)) {
-    if (existsSync(join(at, "tsconfig.json")) || existsSync(join(at, "package.json"))) return at;
-    if (dirname(at) === at) return null;
-  }
+  // `#…` names only a package.json "imports" entry; any other name may also be a package's.
+  if (specifier.startsWith("#")) return resolved;
+  const pkg = packageOf(specifier);
+  return pkg !== null && installedPackageDir(pkg, fromDir) !== null ? null : resolved;
 }
 
 /**

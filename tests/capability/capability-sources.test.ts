@@ -134,6 +134,26 @@ describe("capability sources", () => {
     expect(await importPinned(join(at, "capabilities/cap.ts"), sources)).toBe("2.00 word object");
   });
 
+  test("an alias to the project's code is local also when a nearer tsconfig.json (docket init's, in capabilities/) does not hold it; a linked workspace package stays a package", async () => {
+    const at = tree("alias-init", {
+      "package.json": '{ "name": "alias-init", "type": "module", "imports": { "#lib2/*": "./lib2/*" } }',
+      "capabilities/tsconfig.json": '{ "compilerOptions": { "strict": true, "paths": { "@lib/*": ["../lib/*"] } } }',
+      "lib/format.ts": "export const fmt = (n: number) => n.toFixed(2);\n",
+      "lib2/only.ts": 'export const W = "two";\n',
+      "workspace/shared/package.json": '{ "name": "shared", "type": "module", "exports": "./index.ts" }',
+      "workspace/shared/index.ts": 'export const shared = "shared";\n',
+      "capabilities/cap.ts": 'import { fmt } from "@lib/format.ts";\nimport { W } from "#lib2/only.ts";\nimport { shared } from "shared";\nexport default [fmt(2), W, shared].join(" ");\n',
+    });
+    // A workspace package, linked into node_modules as npm does: the package's, not the capability's.
+    mkdirSync(join(at, "node_modules"), { recursive: true });
+    symlinkSync(join(at, "workspace/shared"), join(at, "node_modules/shared"));
+    const sources = await sourcesOf(join(at, "capabilities/cap.ts"));
+    expect(namesIn(sources, at)).toEqual(["capabilities/cap.ts", "lib/format.ts", "lib2/only.ts"]);
+    expect(sources.version).not.toBe(fileVersion(readFileSync(join(at, "capabilities/cap.ts"), "utf8")));
+    writeFileSync(join(at, "lib2/only.ts"), 'export const W = "three";\n');
+    expect((await sourcesOf(join(at, "capabilities/cap.ts"))).version).not.toBe(sources.version);
+  });
+
   test("a package docket serves, or one Bun finds in its install cache, is no local module", async () => {
     const at = tree("packages", {
       "package.json": '{ "name": "packages-checkout", "type": "module" }',

@@ -313,9 +313,13 @@ export async function inspectCapabilityFile(absPath: string, options: ImportCapa
   return { file, ...check };
 }
 
-/** File names loaded as capabilities: `.ts` / `.js`, except declarations and `_private` helpers. */
+/**
+ * File names loaded as capabilities: `.ts` / `.js`, except declarations, `_private` helpers,
+ * hidden files (an editor's lock or backup: Emacs writes `.#name.ts` as a dangling link) and
+ * tests beside the capabilities (`name.test.ts`, `name.spec.ts`, which a test runner imports).
+ */
 export function isCapabilityFileName(name: string): boolean {
-  return /\.(ts|js)$/.test(name) && !name.endsWith(".d.ts") && !name.startsWith("_");
+  return /\.(ts|js)$/.test(name) && !/\.(d|test|spec)\.(ts|js)$/.test(name) && !name.startsWith("_") && !name.startsWith(".");
 }
 
 /**

@@ -18,6 +18,10 @@ beforeAll(async () => {
     "caps/throws.proxy.ts": 'const trap = () => { throw new Error("trap"); };\nthrow new Proxy({}, { get: trap, getPrototypeOf: trap, has: trap, ownKeys: trap, getOwnPropertyDescriptor: trap });\n',
     "caps/good.one.ts": capabilitySource({ id: "good.one" }),
     "caps/_private.ts": "export {};\n",
+    "caps/.#good.one.ts": "an editor's lock file\n",
+    "caps/good.one.test.ts": 'import { test } from "bun:test";\ntest("x", () => {});\n',
+    "caps/good.one.spec.js": "export {};\n",
+    "caps/types.d.ts": "export {};\n",
     "caps/sub/x.y.ts": "export {};\n",
   });
 });
@@ -105,7 +109,7 @@ describe("checkDeclaration", () => {
 });
 
 describe("listCapabilityFiles", () => {
-  test("listCapabilityFiles lists .ts and .js files sorted, without helpers or subfolders", async () => {
+  test("listCapabilityFiles lists .ts and .js files sorted, without helpers, hidden files (editor locks), tests, declarations or subfolders", async () => {
     const files = await listCapabilityFiles(join(root, "caps"));
     expect(files!.map((f) => f.slice(f.lastIndexOf("/") + 1))).toEqual(["bad.js", "good.one.ts", "needs.pkg.ts", "throws.proxy.ts", "throws.string.ts", "throws.trap.ts", "top.throws.ts"]);
   });

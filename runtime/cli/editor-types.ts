@@ -36,11 +36,16 @@ export async function declarationFiles(): Promise<Record<string, string>> {
 /** True when `<root>/.docket/types/` holds this build's declaration files. */
 export function typesAreCurrent(root: string): boolean {
   try {
-    return readFileSync(join(root, TYPES_DIR, STAMP_FILE), "utf8").trim() === typesStamp();
+    if (readFileSync(join(root, TYPES_DIR, STAMP_FILE), "utf8").trim() !== typesStamp()) return false;
   } catch {
     return false;
   }
+  // The stamp alone does not say the tree is whole: a file deleted by hand (or a clean-up tool) is missing types too.
+  return ENTRY_FILES.every((file) => existsSync(join(root, TYPES_DIR, file)));
 }
+
+/** The files the tsconfig's `paths` name: without either, nothing of docket or valibot is typed. */
+const ENTRY_FILES = ["docket/public.d.ts", "valibot/index.d.ts"];
 
 /**
  * (Re)writes `<root>/.docket/types/` whole: into a fresh folder first, then swapped in by rename,

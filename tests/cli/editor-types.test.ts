@@ -164,6 +164,11 @@ describe("docket init and editor types", () => {
     expect(readFileSync(join(types, "VERSION"), "utf8")).toBe(stamp);
     expect(existsSync(join(types, "valibot", "index.d.ts"))).toBe(true);
 
+    // One file deleted by hand, the stamp still current: missing all the same.
+    rmSync(join(types, "valibot", "index.d.ts"));
+    expect((await docket(binary, ["capabilities", "list"], { cwd: checkout })).code).toBe(0);
+    expect(existsSync(join(types, "valibot", "index.d.ts"))).toBe(true);
+
     // A teammate's clone: capabilities/ committed, .docket/ not.
     rmSync(join(checkout, ".docket"), { recursive: true });
     expect((await docket(binary, ["run", "hello.greet"], { cwd: checkout })).code).toBe(0);

@@ -32,14 +32,14 @@ export function registerDocketModules(): void {
       build.onLoad({ filter: /\?docket_pin=/ }, (args) => {
         const file = args.path.slice(0, args.path.indexOf("?docket_pin="));
         if (args.path.endsWith(`?docket_pin=${MISSING}`)) {
-          const message = `Cannot find module ${JSON.stringify(file)}: it did not exist, or could not be read, when docket read the capability that imports it (docket reads it again at the next reload)`;
-          return { contents: `throw new Error(${JSON.stringify(message)});`, loader: "js" };
+          // Thrown here, not by the module's text: an `import { fmt }` of a text that exports
+          // nothing fails at linking first, as "Export named 'fmt' not found", hiding why.
+          throw new Error(`Cannot find module ${JSON.stringify(file)}: it did not exist, or could not be read, when docket read the capability that imports it (docket reads it again at the next reload)`);
         }
         const text = pinnedText(args.path);
         if (text === undefined) {
           // Let go of after long editing (pinned-sources.ts): the disk may hold another text now.
-          const message = `docket no longer holds the text of ${JSON.stringify(file)} it read for this version of the capability (the oldest texts are let go after many edits), so it is not imported from disk in its place; restart the server`;
-          return { contents: `throw new Error(${JSON.stringify(message)});`, loader: "js" };
+          throw new Error(`docket no longer holds the text of ${JSON.stringify(file)} it read for this version of the capability (the oldest texts are let go after many edits), so it is not imported from disk in its place; restart the server`);
         }
         return { contents: text, loader: loaderOf(file) };
       });

@@ -174,6 +174,16 @@ describe("capability sources", () => {
     expect(await importPinned(join(at, "cap.ts"), await sourcesOf(join(at, "cap.ts")))).toBe("now");
   });
 
+  test("a helper missing when read is said missing also to a named import, not as an export it lacks", async () => {
+    // Imported once while the helper was there (as a server did), then the helper is deleted.
+    const at = tree("named-missing", { "cap.ts": 'import { fmt } from "./_fmt.ts";\nexport default fmt;\n', "_fmt.ts": 'export const fmt = "there";\n' });
+    expect(await importPinned(join(at, "cap.ts"), await sourcesOf(join(at, "cap.ts")))).toBe("there");
+    rmSync(join(at, "_fmt.ts"));
+    const error = await importPinned(join(at, "cap.ts"), await sourcesOf(join(at, "cap.ts"))).catch((e: Error) => e);
+    expect(String((error as Error).message)).toContain(`Cannot find module "${join(at, "_fmt.ts")}"`);
+    expect(String((error as Error).message)).not.toContain("Export named");
+  });
+
   test("a local import the top level starts and does not await gets the text read too, whenever it is asked for", async () => {
     const at = tree("unawaited", {
       "cap.ts": 'export const later = new Promise((wake) => setTimeout(wake, 50)).then(() => import("./_h.ts")).then((m) => m.word);\nexport default 1;\n',

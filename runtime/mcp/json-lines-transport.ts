@@ -115,6 +115,11 @@ export class JsonLinesTransport implements Transport {
       return;
     }
     const parsed = JSONRPCMessageSchema.safeParse(value);
+    if (!parsed.success && byPosition(value)) {
+      // JSON-RPC 2.0 allows params by position; MCP's methods take them by name: the params are wrong, not the message.
+      this.refuse(idOf(value), ErrorCode.InvalidParams, `Invalid params: MCP methods take params by name, as an object, and ${JSON.stringify((value as { method: string }).method)} was sent an array. Send params like {"name": "<tool>", "arguments": {…}}.`);
+      return;
+    }
     if (!parsed.success) {
       this.refuse(idOf(value), ErrorCode.InvalidRequest, `Invalid Request: ${notAMessage(value)}`);
       return;
@@ -142,6 +147,13 @@ export class JsonLinesTransport implements Transport {
 function idOf(value: unknown): RequestId | null {
   const id = typeof value === "object" && value !== null && !Array.isArray(value) ? (value as { id?: unknown }).id : undefined;
   return typeof id === "string" || (typeof id === "number" && Number.isFinite(id)) ? id : null;
+}
+
+/** A JSON-RPC request (a string method, a usable id) whose params are an array. */
+function byPosition(value: unknown): boolean {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  const message = value as Record<string, unknown>;
+  return message.jsonrpc === "2.0" && typeof message.method === "string" && idOf(value) !== null && Array.isArray(message.params);
 }
 
 const EXAMPLE = '{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}';

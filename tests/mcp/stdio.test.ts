@@ -238,6 +238,11 @@ describe("docket mcp without a server", () => {
     expect(noName).toMatchObject({ id: 2, error: { code: -32602 } });
     expect(noName.error.message).toContain("params.name must be a string, got nothing");
     expect(noName.error.message).toContain("tools/list");
+    // Params by position are JSON-RPC's, not MCP's: the params are wrong, not the message.
+    agent.send(JSON.stringify({ jsonrpc: "2.0", id: 4, method: "tools/call", params: ["team_greet", { name: "Ada" }] }));
+    const byPosition = await agent.next();
+    expect(byPosition).toMatchObject({ id: 4, error: { code: -32602 } });
+    expect(byPosition.error.message).toContain("take params by name");
 
     agent.send(JSON.stringify({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "team_greet", arguments: { name: "Ada" } } }));
     expect((await agent.next()).result.structuredContent).toEqual({ greeting: "Hello, Ada" });

@@ -183,6 +183,51 @@ describe("docket mcp without a server", () => {
     expect(err).toContain("noise from console.log");
   });
 
+  test("docket mcp keeps stdout for JSON-RPC when a capability writes to fd 1 itself or runs a child with inherited stdio", async () => {
+    const LOUD = [
+      'import { capability } from "docket";',
+      'import * as v from "valibot";',
+      'import { execSync, spawnSync } from "node:child_process";',
+      'import { writeSync } from "node:fs";',
+      'console.log("LOUD-AT-LOAD");',
+      "export default capability({",
+      '  id: "team.loud", title: "Loud", description: "Prints to fd 1 every way.", effect: "read",',
+      "  input: v.object({}), output: v.object({ ok: v.boolean() }),",
+      "  handler: async () => {",
+      '    writeSync(1, "LOUD-FD-1\\n");',
+      '    await Bun.write(Bun.stdout, "LOUD-BUN-STDOUT\\n");',
+      '    execSync("echo LOUD-EXEC-INHERIT", { stdio: "inherit" });',
+      '    spawnSync("echo", ["LOUD-SPAWN-INHERIT"], { stdio: "inherit" });',
+      "    return { ok: true };",
+      "  },",
+      "});",
+      "",
+    ].join("\n");
+    const root = tempCheckout({ "capabilities/team.loud.ts": LOUD });
+    cleanups.push(() => removeCheckout(root));
+    const messages: JSONRPCMessage[] = [
+      { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: "piped", version: "1" } } },
+      { jsonrpc: "2.0", method: "notifications/initialized" },
+      { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "team_loud", arguments: {} } },
+    ];
+    const child = Bun.spawn([BUN, MAIN, "mcp"], { cwd: root, stdin: new Blob([messages.map(serializeMessage).join("")]), stdout: "pipe", stderr: "pipe" });
+    cleanups.push(() => void (isProcessAlive(child.pid) && child.kill("SIGKILL")));
+    const [out, err, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+    expect(code).toBe(0);
+    const lines = out.trimEnd().split("\n");
+    const notJson = lines.filter((line) => {
+      try {
+        JSONRPCMessageSchema.parse(JSON.parse(line));
+        return false;
+      } catch {
+        return true;
+      }
+    });
+    expect(notJson).toEqual([]);
+    expect(lines.map((line) => JSON.parse(line)).find((m) => m.id === 2).result.structuredContent).toEqual({ ok: true });
+    for (const noise of ["LOUD-AT-LOAD", "LOUD-FD-1", "LOUD-BUN-STDOUT", "LOUD-EXEC-INHERIT", "LOUD-SPAWN-INHERIT"]) expect(err).toContain(noise);
+  });
+
   test("docket mcp reads a last line that stdin ends without a newline", async () => {
     const root = tempCheckout({});
     cleanups.push(() => removeCheckout(root));

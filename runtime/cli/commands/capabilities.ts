@@ -4,7 +4,7 @@ import { unknownCapabilityHint } from "../../capability/unknown-capability.ts";
 import { describeCapability, runsAsText, type LoadError, type RegisteredCapability } from "../../capability/registered.ts";
 import { repeatedFlag, UsageError, type DocketCommandMeta } from "../_command-line.ts";
 import { loadRegistry } from "../_load-registry.ts";
-import { writeStdout } from "../_run-cli.ts";
+import { claimStdout, writeClaimed } from "../../mcp/stdout-guard.ts";
 import { terminalStyle, type TerminalStyle } from "../_terminal.ts";
 import { EXIT } from "../exit-code.ts";
 import { location } from "../run-reporter.ts";
@@ -30,6 +30,10 @@ const list = defineCommand({
   meta: listMeta,
   args: shared,
   async run({ args, rawArgs }) {
+    // The terminal is asked first; then stdout is the listing's alone, whatever a capability file prints at load.
+    const style = terminalStyle(process.stdout, process.env);
+    const stdout = await claimStdout();
+    const writeStdout = (text: string) => writeClaimed(stdout, text);
     const { root, registry } = await loadRegistry({ cwd: process.cwd(), capabilityDirs: repeatedFlag(rawArgs, "capabilities") });
     const capabilities = registry.list();
     const loadErrors = registry.loadErrors();
@@ -37,7 +41,6 @@ const list = defineCommand({
       await writeStdout(`${JSON.stringify({ capabilities: capabilities.map(describeCapability), load_errors: loadErrors }, null, 2)}\n`);
       return EXIT.succeeded;
     }
-    const style = terminalStyle(process.stdout, process.env);
     await writeStdout(`${capabilityTable(capabilities, style)}${loadErrorLines(loadErrors, root, style)}`);
     return EXIT.succeeded;
   },
@@ -47,6 +50,9 @@ const show = defineCommand({
   meta: showMeta,
   args: { id: { type: "positional", required: true, description: "The capability id, like files.digest", valueHint: "id" }, ...shared },
   async run({ args, rawArgs }) {
+    const style = terminalStyle(process.stdout, process.env);
+    const stdout = await claimStdout();
+    const writeStdout = (text: string) => writeClaimed(stdout, text);
     const { root, registry } = await loadRegistry({ cwd: process.cwd(), capabilityDirs: repeatedFlag(rawArgs, "capabilities") });
     const found = registry.get(args.id);
     if (!found) {
@@ -58,7 +64,7 @@ const show = defineCommand({
       await writeStdout(`${JSON.stringify(describeCapability(found), null, 2)}\n`);
       return EXIT.succeeded;
     }
-    await writeStdout(capabilityText(found, root, terminalStyle(process.stdout, process.env)));
+    await writeStdout(capabilityText(found, root, style));
     return EXIT.succeeded;
   },
 });

@@ -46,7 +46,7 @@ export default defineCommand({
       throw error;
     }
     // First, before anything else can print: from here on stdout is the protocol's alone.
-    const stdout = claimStdout();
+    const stdout = await claimStdout();
     const log = (line: string) => void process.stderr.write(`${line}\n`);
     const hangUp = untilHangUp(process.stdin);
     const root = findCheckoutRoot(process.cwd());

@@ -3,7 +3,7 @@ import { existsSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { repeatedFlag, UsageError, type DocketCommandMeta } from "../_command-line.ts";
 import { applyInputEnv, readInput } from "../_input.ts";
-import { writeStdout } from "../_run-cli.ts";
+import { claimStdout, writeClaimed } from "../../mcp/stdout-guard.ts";
 import { runLocally } from "../local-run.ts";
 
 const meta: DocketCommandMeta = {
@@ -17,6 +17,7 @@ const meta: DocketCommandMeta = {
   ],
   notes: [
     "Exit codes: 0 succeeded, 1 failed, 2 usage or invalid input, 130 cancelled.",
+    "Stdout holds the output alone: what a capability prints (console.log, a child with inherited stdio) goes to stderr.",
     "Ctrl-C asks the capability to stop, and stops it DOCKET_GRACE_MS later if it has not; a second Ctrl-C stops it at once.",
     "In GitHub Actions, steps become log groups, diagnostics annotations, and a summary goes to $GITHUB_STEP_SUMMARY; every sensitive input value is announced with ::add-mask:: before anything else; the step's outputs are execution-id, state and result-file.",
     "A sensitive value is masked as [redacted] in everything the run prints and reports; pass it with --input-env so it is not on the command line either.",
@@ -41,6 +42,9 @@ export default defineCommand({
     const deadline = args["deadline-ms"];
     const deadlineMs =
       deadline === undefined ? undefined : /^\d+$/.test(deadline.trim()) ? Number(deadline) : { problem: `--deadline-ms must be a whole number of milliseconds, got ${JSON.stringify(deadline)}.` };
+    // Before any capability file is imported: stdout is the run's result alone, and whatever a
+    // capability prints (at load, in its handler, from a child) goes to stderr with the progress.
+    const stdout = await claimStdout();
     const input = applyInputEnv(await readInput(args.input, { cwd: process.cwd(), readStdin }), repeatedFlag(rawArgs, "input-env"), process.env);
     return runLocally({
       cwd: process.cwd(),
@@ -52,7 +56,7 @@ export default defineCommand({
       deadlineMs,
       capabilityDirs: repeatedFlag(rawArgs, "capabilities"),
       resultFile: resultFile(args["result-file"]),
-      output: { stdout: writeStdout, stderr: (text) => void process.stderr.write(text), stderrIsTTY: process.stderr.isTTY === true },
+      output: { stdout: (text) => writeClaimed(stdout, text), stderr: (text) => void process.stderr.write(text), stderrIsTTY: process.stderr.isTTY === true },
     });
   },
 });

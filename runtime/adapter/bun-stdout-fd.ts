@@ -1,4 +1,4 @@
-// Bun only: moves file descriptor 1 aside with libc's dup/dup2 through bun:ffi (runtime/mcp/stdout-guard.ts).
+// Bun only: moves file descriptor 1 aside with libc's dup/dup2 through bun:ffi (runtime/cli/stdout-claim.ts).
 
 /** libc's file names per platform; the first that opens is used. */
 const LIBC: Record<string, string[]> = {

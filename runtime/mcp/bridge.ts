@@ -24,7 +24,7 @@ export interface BridgeOptions {
   /** The lease's token, sent as `Authorization: Bearer` when the server requires one. */
   token: string | null;
   stdin: Readable;
-  /** The only writer to stdout (see claimStdout). */
+  /** The only writer to stdout (see claimStdout, runtime/cli/stdout-claim.ts). */
   stdout: Writable;
   /** Resolves when the agent hangs up (see untilHangUp). */
   hangUp: Promise<HangUp>;

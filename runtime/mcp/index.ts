@@ -8,7 +8,6 @@ export type { StdioServeOptions } from "./stdio.ts";
 export { bridgeStdioToHttp } from "./bridge.ts";
 export type { BridgeOptions } from "./bridge.ts";
 export { JsonLinesTransport, MAX_LINE_BYTES } from "./json-lines-transport.ts";
-export { claimStdout } from "./stdout-guard.ts";
 export { untilHangUp } from "./hang-up.ts";
 export type { HangUp } from "./hang-up.ts";
 export { PendingRequests } from "./pending-requests.ts";

@@ -10,7 +10,7 @@ import { createDocketMcpServer } from "./server.ts";
 /** Options of {@link serveMcpOverStdio}. */
 export interface StdioServeOptions {
   stdin: Readable;
-  /** The only writer to stdout (see claimStdout). */
+  /** The only writer to stdout (see claimStdout, runtime/cli/stdout-claim.ts). */
   stdout: Writable;
   /** Resolves when the agent hangs up (see untilHangUp). */
   hangUp: Promise<HangUp>;

@@ -4,7 +4,7 @@ import { unknownCapabilityHint } from "../../capability/unknown-capability.ts";
 import { describeCapability, runsAsText, type LoadError, type RegisteredCapability } from "../../capability/registered.ts";
 import { repeatedFlag, UsageError, type DocketCommandMeta } from "../_command-line.ts";
 import { loadRegistry } from "../_load-registry.ts";
-import { claimStdout, writeClaimed } from "../../mcp/stdout-guard.ts";
+import { claimStdout, writeClaimed } from "../stdout-claim.ts";
 import { terminalStyle, type TerminalStyle } from "../_terminal.ts";
 import { EXIT } from "../exit-code.ts";
 import { location } from "../run-reporter.ts";

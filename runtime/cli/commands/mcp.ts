@@ -10,7 +10,7 @@ import { isLeaseLive, readLease } from "../../server/lease.ts";
 import { bridgeStdioToHttp } from "../../mcp/bridge.ts";
 import { untilHangUp } from "../../mcp/hang-up.ts";
 import { serveMcpOverStdio } from "../../mcp/stdio.ts";
-import { claimStdout } from "../../mcp/stdout-guard.ts";
+import { claimStdout } from "../stdout-claim.ts";
 import { repeatedFlag, UsageError, type DocketCommandMeta } from "../_command-line.ts";
 import { EXIT } from "../exit-code.ts";
 

@@ -3,7 +3,7 @@ import { existsSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { repeatedFlag, UsageError, type DocketCommandMeta } from "../_command-line.ts";
 import { applyInputEnv, readInput } from "../_input.ts";
-import { claimStdout, writeClaimed } from "../../mcp/stdout-guard.ts";
+import { claimStdout, writeClaimed } from "../stdout-claim.ts";
 import { runLocally } from "../local-run.ts";
 
 const meta: DocketCommandMeta = {

@@ -9,6 +9,7 @@ import { dirname, resolve } from "node:path";
 import { importedAsDataOnly, rewriteByPattern, rewriteSpecifiers } from "./_specifier-rewrite.ts";
 import { CapabilityError } from "./capability-error.ts";
 import { installedPackageDir, packageOf } from "./_missing-package.ts";
+import { resolveFresh } from "./_fresh-resolve.ts";
 import { readRegularFileText } from "./open-regular-file.ts";
 
 /**
@@ -162,30 +163,12 @@ function localImports(module: SourceModule, scanner: ImportScanner): LocalImport
 function aliasedLocal(specifier: string, fromDir: string, scanner: ImportScanner): string | null {
   // docket serves these two itself (adapter/bun-modules.ts), whatever a resolver would find.
   if (specifier === "docket" || specifier === "valibot" || specifier.startsWith("valibot/")) return null;
-  const resolved = resolveFresh(specifier, fromDir, scanner)?.replace(/\?.*$/, "") ?? null;
+  const resolved = resolveFresh(specifier, fromDir, (name, dir) => scanner.resolve(name, dir))?.replace(/\?.*$/, "") ?? null;
   if (resolved === null || !resolved.startsWith("/") || /\/node_modules\/|\/\.bun\/install\/cache\//.test(resolved) || !PINNABLE.test(resolved)) return null;
   // `#…` names only a package.json "imports" entry; any other name may also be a package's.
   if (specifier.startsWith("#")) return resolved;
   const pkg = packageOf(specifier);
   return pkg !== null && installedPackageDir(pkg, fromDir) !== null ? null : resolved;
-}
-
-/**
- * Resolves a package name as the runtime will, also when the package was installed after the
- * runtime first looked for it (`npm install` while serving). The runtime keeps what it read of
- * a folder above the importer on its first look, so from below it a package installed since is
- * "not found" for the life of the process — unless the folder holding its node_modules is asked
- * itself, which reads it again. This read happens on the main thread before a file is tried,
- * and the runtime's folder cache is the process's: every thread then finds the package.
- */
-function resolveFresh(specifier: string, fromDir: string, scanner: ImportScanner): string | null {
-  const found = scanner.resolve(specifier, fromDir);
-  if (found !== null) return found;
-  const pkg = packageOf(specifier);
-  const installed = pkg === null ? null : installedPackageDir(pkg, fromDir);
-  if (installed === null) return null;
-  scanner.resolve(specifier, installed.slice(0, installed.lastIndexOf("/node_modules/")));
-  return scanner.resolve(specifier, fromDir);
 }
 
 /**

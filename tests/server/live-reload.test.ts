@@ -326,9 +326,41 @@ describe("docket serve live reload", () => {
     // The runtime kept its failed look at the checkout's folder: docket asks that folder again, so the package is found.
     await until("the file loaded after the install", loaded);
     expect((await list()).capabilities.find((c) => c.id === "team.packaged")).toMatchObject({ title: "Packaged" });
+
+    // A second install, scoped, into the node_modules the runtime has listed by now.
+    const scoped = "@docket-fake/later";
+    writeFileSync(file, (await Bun.file(file).text()).replace(`from "${pkg}"`, `from "${scoped}"`));
+    await until("the scoped package's load error", async () => (await reason()).includes("is not installed"));
+    mkdirSync(join(root, "node_modules", scoped), { recursive: true });
+    writeFileSync(join(root, "node_modules", scoped, "package.json"), JSON.stringify({ name: scoped, version: "1.0.0", type: "module", exports: { ".": "./lib/main.js" } }));
+    mkdirSync(join(root, "node_modules", scoped, "lib"));
+    writeFileSync(join(root, "node_modules", scoped, "lib", "main.js"), 'export const TITLE = "Scoped";\n');
+    await until("the scoped package loaded", async () => (await list()).capabilities.find((c) => c.id === "team.packaged")?.title === "Scoped");
     rmSync(file);
     rmSync(join(root, "node_modules"), { recursive: true, force: true });
     await until("team.packaged gone", async () => !(await list()).load_errors.some((e) => e.file === file) && !(await loaded()));
+  });
+
+  test("live reload: a helper created behind an alias after the runtime listed its folder is found (package.json imports)", async () => {
+    const lib = join(root, "aliased");
+    mkdirSync(lib, { recursive: true });
+    writeFileSync(join(lib, "first.ts"), 'export const FIRST = "First";\n');
+    const manifest = join(root, "package.json");
+    writeFileSync(manifest, JSON.stringify({ name: "reload-checkout", type: "module", imports: { "#aliased/*": "./aliased/*" } }));
+    const file = join(root, "capabilities", "team.aliased.ts");
+    const capability = (name: string, constant: string) =>
+      `import { capability } from "docket";\nimport * as v from "valibot";\nimport { ${constant} } from "#aliased/${name}.ts";\nexport default capability({ id: "team.aliased", title: ${constant}, description: "Titled by an aliased helper.", effect: "read", input: v.object({}), output: v.object({}), handler: () => ({}) });\n`;
+    const title = async () => (await list()).capabilities.find((c) => c.id === "team.aliased")?.title;
+    writeFileSync(file, capability("first", "FIRST"));
+    await until("the aliased helper served", async () => (await title()) === "First");
+    // The runtime has listed aliased/ by now; a helper written there afterwards, then imported.
+    writeFileSync(join(lib, "second.ts"), 'export const SECOND = "Second";\n');
+    writeFileSync(file, capability("second", "SECOND"));
+    await until("the new aliased helper served", async () => (await title()) === "Second");
+    rmSync(file);
+    rmSync(manifest);
+    rmSync(lib, { recursive: true, force: true });
+    await until("team.aliased gone", async () => (await title()) === undefined);
   });
 
   test("live reload: a capability file that is a symbolic link reloads when its target is edited", async () => {

@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
+import { aliasTargets } from "./_alias-targets.ts";
 import { findCheckoutRoot } from "./checkout.ts";
 
 /** The modules every capability file gets from docket itself, whatever node_modules holds. */
@@ -69,6 +70,14 @@ export function installedPackageDir(pkg: string, fromDir: string): string | null
  * what was asked for.
  */
 export function explainUnresolvedPackage(specifier: string, importer: string, runtimeMessage: string): string | null {
+  // An alias is no package: "npm install #lib" or "npm install @lib/q" would be nonsense.
+  const alias = aliasTargets(specifier, dirname(importer));
+  if (alias.targets.length > 0) {
+    return `cannot resolve import ${JSON.stringify(specifier)}: ${alias.configs.map((config) => basename(config)).join(" and ")} ${alias.configs.length > 1 ? "map" : "maps"} it to ${alias.targets.map((target) => JSON.stringify(target)).join(" or ")}, and no such file exists. Create it, or correct the import or the alias.`;
+  }
+  if (specifier.startsWith("#")) {
+    return `cannot resolve import ${JSON.stringify(specifier)}: a name starting with # is a package.json "imports" entry, and no "imports" entry of the nearest package.json matches it. Add one (like "#lib/*": "./lib/*"), or import the file by its relative path.`;
+  }
   const pkg = packageOf(specifier);
   if (pkg === null) return null;
   if ((SERVED_MODULES as readonly string[]).includes(pkg)) {

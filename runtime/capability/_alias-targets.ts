@@ -1,0 +1,76 @@
+// Where a tsconfig `paths` alias or a package.json `"imports"` entry leads, read by docket itself
+// (_fresh-resolve.ts asks those folders again; _missing-package.ts names them in a load error).
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+
+/**
+ * The paths an alias may lead to (without the runtime's extension guessing): the nearest
+ * tsconfig.json's `paths` and, for `#…`, the nearest package.json's `"imports"`, `*` substituted.
+ * Configs that do not parse as JSON (comments, trailing commas) give none; `configs` are the ones
+ * that matched.
+ */
+export function aliasTargets(specifier: string, fromDir: string): { configs: string[]; targets: string[] } {
+  const configs: string[] = [];
+  const targets: string[] = [];
+  const tsconfig = nearest(fromDir, "tsconfig.json");
+  if (tsconfig !== null) {
+    const before = targets.length;
+    const options = (readJson(tsconfig)?.compilerOptions ?? {}) as { baseUrl?: unknown; paths?: unknown };
+    const base = resolve(dirname(tsconfig), typeof options.baseUrl === "string" ? options.baseUrl : ".");
+    for (const [pattern, values] of Object.entries(isRecord(options.paths) ? options.paths : {})) {
+      const star = matched(pattern, specifier);
+      if (star === null || !Array.isArray(values)) continue;
+      for (const value of values) if (typeof value === "string") targets.push(resolve(base, value.replace("*", star)));
+    }
+    if (targets.length > before) configs.push(tsconfig);
+  }
+  const manifest = specifier.startsWith("#") ? nearest(fromDir, "package.json") : null;
+  if (manifest !== null) {
+    const before = targets.length;
+    const imports = readJson(manifest)?.imports;
+    for (const [pattern, value] of Object.entries(isRecord(imports) ? imports : {})) {
+      const star = matched(pattern, specifier);
+      if (star === null) continue;
+      for (const leaf of stringLeaves(value)) if (leaf.startsWith("./")) targets.push(resolve(dirname(manifest), leaf.replace("*", star)));
+    }
+    if (targets.length > before) configs.push(manifest);
+  }
+  return { configs, targets };
+}
+
+/** What `*` stands for when `pattern` (at most one `*`) matches `specifier`; "" for an exact match; null otherwise. */
+function matched(pattern: string, specifier: string): string | null {
+  const star = pattern.indexOf("*");
+  if (star < 0) return pattern === specifier ? "" : null;
+  const head = pattern.slice(0, star);
+  const tail = pattern.slice(star + 1);
+  if (!specifier.startsWith(head) || !specifier.endsWith(tail) || specifier.length < head.length + tail.length) return null;
+  return specifier.slice(head.length, specifier.length - tail.length);
+}
+
+/** The strings of a package.json `"imports"` value: a path, or conditions (`{"bun": …, "default": …}`) holding paths. */
+function stringLeaves(value: unknown): string[] {
+  if (typeof value === "string") return [value];
+  if (Array.isArray(value)) return value.flatMap(stringLeaves);
+  return isRecord(value) ? Object.values(value).flatMap(stringLeaves) : [];
+}
+
+function nearest(dir: string, name: string): string | null {
+  for (let at = dir; ; at = dirname(at)) {
+    if (existsSync(join(at, name))) return join(at, name);
+    if (dirname(at) === at) return null;
+  }
+}
+
+function readJson(file: string): Record<string, unknown> | null {
+  try {
+    const value = JSON.parse(readFileSync(file, "utf8")) as unknown;
+    return isRecord(value) ? value : null;
+  } catch {
+    return null;
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

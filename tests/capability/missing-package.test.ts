@@ -1,0 +1,30 @@
+// What a load error says of an import that did not resolve (capability/_missing-package.ts):
+// a package to install, or an alias whose file does not exist — never "npm install" of an alias.
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { explainUnresolvedPackage } from "../../runtime/capability/_missing-package.ts";
+
+const root = realpathSync(mkdtempSync(join(tmpdir(), "docket-missing-")));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+mkdirSync(join(root, "capabilities"));
+writeFileSync(join(root, "package.json"), JSON.stringify({ name: "aliases", type: "module", imports: { "#lib/*": { bun: "./lib/*", default: "./lib/*" } } }));
+writeFileSync(join(root, "capabilities", "tsconfig.json"), JSON.stringify({ compilerOptions: { paths: { "@lib/*": ["../lib/*"] } } }));
+const importer = join(root, "capabilities", "team.cap.ts");
+const RUNTIME = "Cannot find package";
+
+describe("explainUnresolvedPackage", () => {
+  test("an alias whose file does not exist names the config and the file it leads to, and installs nothing", () => {
+    expect(explainUnresolvedPackage("@lib/q.ts", importer, RUNTIME)).toBe(
+      `cannot resolve import "@lib/q.ts": tsconfig.json maps it to ${JSON.stringify(join(root, "lib", "q.ts"))}, and no such file exists. Create it, or correct the import or the alias.`,
+    );
+    expect(explainUnresolvedPackage("#lib/mid.ts", importer, RUNTIME)).toContain(`package.json maps it to ${JSON.stringify(join(root, "lib", "mid.ts"))}`);
+    expect(explainUnresolvedPackage("#nothing/x", importer, RUNTIME)).toContain('no "imports" entry of the nearest package.json matches it');
+    for (const specifier of ["@lib/q.ts", "#lib/mid.ts", "#nothing/x"]) expect(explainUnresolvedPackage(specifier, importer, RUNTIME)).not.toContain("npm install");
+  });
+
+  test("a package that is not installed is still told how to install it", () => {
+    expect(explainUnresolvedPackage("left-pad-nowhere", importer, RUNTIME)).toContain("Install it with `npm install left-pad-nowhere`");
+  });
+});

@@ -75,6 +75,9 @@ export async function bridgeStdioToHttp(options: BridgeOptions): Promise<void> {
     setTimeout(() => {
       for (const id of ids) {
         if (!pending.has(id)) continue;
+        // The server went away under a call: whoever listens at its address next is not trusted
+        // with the token until the lease says a server of this checkout is there (reconnect).
+        suspect = true;
         const why = error ? ` (${String((error as Error)?.message ?? error).replace(/\.$/, "")})` : "";
         sayOnce(`docket mcp: the docket server at ${origin} closed a call's answer before it was given`);
         const message = `The docket server at ${origin} stopped answering this request before its answer came${why}: it stopped, crashed or restarted. A call that starts work may have run: once a server runs again, find it with docket_executions_list or \`docket executions list\` before you retry.`;
@@ -103,6 +106,8 @@ export async function bridgeStdioToHttp(options: BridgeOptions): Promise<void> {
     return transport;
   };
   let upstream = connect(target);
+  /** The server went away under a call: the next message checks the lease first (forward). */
+  let suspect = false;
   const downstream = new JsonLinesTransport(options.stdin, options.stdout);
 
   /**
@@ -153,7 +158,9 @@ export async function bridgeStdioToHttp(options: BridgeOptions): Promise<void> {
    * said so; only a server that does not answer is one to restart.
    */
   const refuse = async (message: JSONRPCMessage, error: unknown) => {
-    const reason = ((error as Error)?.message ?? String(error)).replace(/\.$/, "");
+    // Bounded: an answer that is no JSON-RPC message makes the SDK throw its whole schema report.
+    const full = ((error as Error)?.message ?? String(error)).replace(/\s+/g, " ").replace(/\.$/, "");
+    const reason = full.length > 300 ? `${full.slice(0, 297)}...` : full;
     const status = error instanceof StreamableHTTPError ? error.code : undefined;
     const unsendable = error instanceof RangeError;
     const theRequest = unsendable || (status !== undefined && status >= 400 && status < 500);
@@ -173,12 +180,20 @@ export async function bridgeStdioToHttp(options: BridgeOptions): Promise<void> {
    * (reconnect): it was not handled, so sending it again runs nothing twice.
    */
   const forward = async (message: JSONRPCMessage) => {
+    const initialize = isJSONRPCRequest(message) && isInitializeRequest(message);
+    if (suspect && !initialize) {
+      if (!(await reconnect())) return refuse(message, new Error(NO_SERVER));
+      suspect = false;
+    }
     try {
       await upstream.send(message);
     } catch (error) {
       const lost = error instanceof StreamableHTTPError ? error.code === 404 : !(error instanceof RangeError);
-      const initialize = isJSONRPCRequest(message) && isInitializeRequest(message);
-      if (!lost || initialize || !(await reconnect())) return refuse(message, error);
+      if (!lost || initialize) return refuse(message, error);
+      if (!(await reconnect())) {
+        suspect = true;
+        return refuse(message, error instanceof StreamableHTTPError ? new Error(`its session is gone (HTTP ${error.code}) and ${NO_SERVER}`) : error);
+      }
       await upstream.send(message).catch((again) => refuse(message, again));
     }
   };
@@ -198,11 +213,38 @@ export async function bridgeStdioToHttp(options: BridgeOptions): Promise<void> {
 
   await upstream.start();
   await downstream.start();
-  // At the end of stdin the requests already read are answered first; a signal stops at once.
-  if ((await options.hangUp) === "stdin") await pending.settled();
-  await queue;
-  // Ends the session on the server; a server already gone has nothing to end.
-  await upstream.terminateSession().catch(() => undefined);
-  await upstream.close();
+  // At the end of stdin the requests already read are answered first — while a server of the
+  // checkout answers (a frozen or dead one would hold them for ever); a signal stops at once.
+  if ((await options.hangUp) === "stdin") {
+    await Promise.race([pending.settled(), serverGone()]);
+    for (const id of pending.waiting()) {
+      const message = `The docket server at ${target.url.origin} stopped answering (frozen or gone) and stdin has ended, so docket mcp stops waiting for this request. A call that starts work may have run: find it with \`docket executions list\` once a server runs again.`;
+      await answer({ jsonrpc: "2.0", id, error: { code: ErrorCode.ConnectionClosed, message } }).catch(() => undefined);
+    }
+    await bounded(queue);
+    // Ends the session on the server; a server already gone (or frozen) has nothing to end.
+    await bounded(upstream.terminateSession().catch(() => undefined));
+  }
+  await upstream.close().catch(() => undefined);
   await downstream.close();
+
+  /** Resolves once the lease has named no answering server at two looks in a row (a frozen one does not answer). */
+  async function serverGone(): Promise<void> {
+    if (!options.relocate) return new Promise<void>(() => undefined);
+    for (let misses = 0; misses < 2; ) {
+      await new Promise((resolve) => setTimeout(resolve, LIVENESS_MS));
+      misses = (await options.relocate()) === null ? misses + 1 : 0;
+    }
+  }
+}
+
+/** What an agent is told when no docket server serves the checkout now. */
+const NO_SERVER = "no docket server serves the checkout now (its lease names none that answers)";
+
+/** How often, once stdin has ended with requests unanswered, the lease is asked whether a server still answers. */
+const LIVENESS_MS = 2_000;
+
+/** What the end of the bridge waits for at most: a frozen server holds a send or the session's end for ever. */
+function bounded(work: Promise<unknown>): Promise<unknown> {
+  return Promise.race([work, new Promise((resolve) => setTimeout(resolve, 2_000).unref?.())]);
 }

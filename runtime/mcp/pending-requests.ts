@@ -28,6 +28,11 @@ export class PendingRequests {
     return this.ids.has(id);
   }
 
+  /** The ids still waiting for their answer. */
+  waiting(): RequestId[] {
+    return [...this.ids];
+  }
+
   /** Requests still waiting for their answer. */
   get count(): number {
     return this.ids.size;

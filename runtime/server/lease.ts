@@ -51,9 +51,16 @@ export function readLease(root: string): Lease | null {
 export function isProcessAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+  // A process killed and not yet reaped by its parent (a zombie) still answers kill(pid, 0), and
+  // its port is free for anyone to take: it is dead. Only Linux says so (/proc); elsewhere it counts.
+  try {
+    return readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.[0] !== "Z";
+  } catch (error) {
+    // Gone between the two looks (ENOENT where /proc exists); no /proc at all: kill(pid, 0) said alive.
+    return !(existsSync("/proc/self/stat") && (error as NodeJS.ErrnoException).code === "ENOENT");
   }
 }
 

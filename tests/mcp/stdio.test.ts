@@ -56,6 +56,8 @@ async function startAgent(root: string, name: string): Promise<Agent> {
 /** `docket mcp` driven line by line, as a careless or hostile agent writes: each line it is sent, and what it answers in order. */
 interface RawAgent {
   send(line: string): void;
+  /** Ends the agent's side of stdin, as an agent that hung up after its last request does. */
+  closeStdin(): void;
   /** The next message docket mcp wrote to stdout; a line that is not JSON fails the test. */
   next(): Promise<any>;
   pid: number;
@@ -87,6 +89,9 @@ async function startRawAgent(root: string): Promise<RawAgent> {
     send(line) {
       child.stdin.write(`${line}\n`);
       child.stdin.flush();
+    },
+    closeStdin() {
+      child.stdin.end();
     },
     async next() {
       while (received.length === 0) {
@@ -402,6 +407,58 @@ describe("docket mcp beside a server", () => {
     for (let i = 0; i < 100 && isProcessAlive(pid); i++) await Bun.sleep(50);
     expect(isProcessAlive(pid)).toBe(false);
   });
+
+  test("docket mcp forwarding never hands the checkout's token to whatever takes the port of a server that died under it", async () => {
+    const root = tempCheckout({ "capabilities/team.greet.ts": capabilityFile("team.greet") });
+    cleanups.push(() => removeCheckout(root));
+    const server = spawnDocket(fromSource, ["serve", "--port", "0", "--token", "checkout-secret-token"], { cwd: root });
+    cleanups.push(() => void (isProcessAlive(server.pid!) && server.kill("SIGKILL")));
+    const banner = await watchStream(server.stderr!).until(/docket serving .* at http:\/\/127\.0\.0\.1:\d+/);
+    const port = Number(banner.match(/127\.0\.0\.1:(\d+)/)![1]);
+    const agent = await startAgent(root, "careful-agent");
+    const call = agent.client.callTool(
+      { name: "docket_execution_start", arguments: { capability: "executions.demonstrate", input: { steps: 100, delay_ms: 100 }, wait: true } },
+      undefined,
+      { timeout: 60_000, onprogress: () => void (isProcessAlive(server.pid!) && server.kill("SIGKILL")) },
+    );
+    await expect(call).rejects.toThrow(/stopped answering this request/);
+    await server.exited;
+    // Someone else takes the port and records what it is sent.
+    const heard: Array<string | null> = [];
+    const impostor = Bun.serve({ hostname: "127.0.0.1", port, fetch: (request) => (heard.push(request.headers.get("authorization")), Response.json({ root, pid: server.pid })) });
+    cleanups.push(() => void impostor.stop(true));
+    await expect(agent.client.callTool({ name: "team_greet", arguments: { name: "Ada" } })).rejects.toThrow(/no docket server serves the checkout now/);
+    expect(heard.filter((header) => header?.includes("checkout-secret-token"))).toEqual([]);
+  });
+
+  test("docket mcp forwarding gives up on a frozen server once stdin ends, answering what waits, and a signal stops it at once", async () => {
+    const root = tempCheckout({});
+    cleanups.push(() => removeCheckout(root));
+    const server = spawnDocket(fromSource, ["serve", "--port", "0"], { cwd: root });
+    cleanups.push(() => {
+      if (!isProcessAlive(server.pid!)) return;
+      server.kill("SIGCONT");
+      server.kill("SIGKILL");
+    });
+    await watchStream(server.stderr!).until(/docket serving .* at http:\/\/127\.0\.0\.1:\d+/);
+    const agent = await startRawAgent(root);
+    const second = await startRawAgent(root);
+    server.kill("SIGSTOP");
+    agent.send(JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "docket_executions", arguments: { limit: 1 } } }));
+    agent.closeStdin();
+    const answer = await agent.next();
+    expect(answer).toMatchObject({ id: 7, error: { code: -32000 } });
+    expect(answer.error.message).toContain("stopped answering (frozen or gone) and stdin has ended");
+    for (let i = 0; i < 100 && isProcessAlive(agent.pid); i++) await Bun.sleep(50);
+    expect(isProcessAlive(agent.pid)).toBe(false);
+
+    // A signal, with a call waiting on the frozen server, stops it too (it waited for the server before).
+    second.send(JSON.stringify({ jsonrpc: "2.0", id: 8, method: "tools/call", params: { name: "docket_executions", arguments: { limit: 1 } } }));
+    await Bun.sleep(200);
+    process.kill(second.pid, "SIGTERM");
+    for (let i = 0; i < 100 && isProcessAlive(second.pid); i++) await Bun.sleep(50);
+    expect(isProcessAlive(second.pid)).toBe(false);
+  }, 30_000);
 
   test("docket mcp forwarding follows a server restarted under it (a new process, a new port): the next call is answered on a new session and the agent is told to list the tools again", async () => {
     const root = tempCheckout({ "capabilities/team.greet.ts": capabilityFile("team.greet") });

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, rmSync, statSync, writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { spawnSync } from "node:child_process";
-import { acquireLease, isLeaseLive, leasePath, readLease, releaseLease, type Lease } from "../../runtime/server/lease.ts";
+import { acquireLease, isLeaseLive, isProcessAlive, leasePath, readLease, releaseLease, type Lease } from "../../runtime/server/lease.ts";
 import { isLoopback, serverToken, ServerAlreadyRunningError, startServer } from "../../runtime/server/serve.ts";
 import { resolveLimits } from "../../runtime/execution/limits.ts";
 import { tempCheckout } from "./_support/servers.ts";
@@ -18,6 +18,32 @@ const serve = (cwd: string, lines: string[] = []) =>
   startServer({ cwd, port: 0, storeKind: "memory", limits: resolveLimits(), capabilityDirs: [], runtime: "bun", log: (line) => lines.push(line) });
 
 describe("lease", () => {
+  test("a process killed and not reaped (a zombie) is not alive: its port is anyone's, so no token goes there", async () => {
+    // sh starts `sleep 0.1`, says its pid, then becomes `sleep 30`, which never reaps it.
+    const parent = Bun.spawn(["sh", "-c", "sleep 0.1 & echo $!; exec sleep 30"], { stdout: "pipe" });
+    try {
+      const reader = parent.stdout.getReader();
+      let said = "";
+      while (!said.includes("\n")) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        said += new TextDecoder().decode(value);
+      }
+      const pid = Number(said.trim());
+      expect(Number.isInteger(pid)).toBe(true);
+      let state = "";
+      for (let i = 0; i < 100 && state !== "Z"; i++) {
+        await Bun.sleep(20);
+        state = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]![0]!;
+      }
+      expect(state).toBe("Z");
+      expect(isProcessAlive(pid)).toBe(false);
+      expect(isProcessAlive(parent.pid)).toBe(true);
+    } finally {
+      parent.kill("SIGKILL");
+    }
+  });
+
   test("acquireLease writes .docket/lease.json with mode 0600 and a .gitignore holding *", async () => {
     const root = tempCheckout();
     const lease = leaseIn(root);

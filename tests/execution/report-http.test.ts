@@ -5,9 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { resolveLimits } from "../../runtime/execution/limits.ts";
 import { startServer, type DocketServer } from "../../runtime/server/serve.ts";
+import { REPORTED_ID, REPORTED_PID, reportedEvent, reportOf } from "../_support/reported-run.ts";
 
-const ID = "x-20260908T010203Z-0a1b2c3d";
-const PID = 4242;
 const TOKEN = "report-test-token-0123456789";
 
 let server: DocketServer | null = null;
@@ -27,27 +26,11 @@ async function serve(token: string | null = null): Promise<DocketServer> {
   return server;
 }
 
-const event = (sequence: number, type: string, data: unknown) => ({
-  schema_version: "1",
-  event_id: `${ID}#${sequence}`,
-  execution_id: ID,
-  sequence,
-  timestamp: new Date().toISOString(),
-  type,
-  data,
-});
 
-const report = (events: unknown[]) => ({
-  id: ID,
-  pid: PID,
-  capability: "executions.demonstrate",
-  input: { steps: 1 },
-  effect: "read",
-  cancellable: true,
-  request_id: "r-report-test",
-  trace_id: "0af7651916cd43dd8448eb211c80319c",
-  events,
-});
+const report = reportOf;
+const event = reportedEvent;
+const ID = REPORTED_ID;
+const PID = REPORTED_PID;
 
 const CREATED = event(1, "execution.created", { capability: "executions.demonstrate", input: { steps: 1 }, actor: { kind: "cli", pid: PID }, run_id: null, session_key: null });
 const STARTED = event(2, "execution.started", {});

@@ -7,9 +7,8 @@ import { registerDocketModules } from "../../runtime/adapter/bun-modules.ts";
 import { resolveLimits, type Limits } from "../../runtime/execution/limits.ts";
 import { startServer, type DocketServer } from "../../runtime/server/serve.ts";
 import { tempCheckout } from "./_support/servers.ts";
+import { REPORTED_ID, REPORTED_PID, reportedEvent, reportOf } from "../_support/reported-run.ts";
 
-const ID = "x-20260908T010203Z-0a1b2c3d";
-const PID = 4242;
 
 let server: DocketServer | null = null;
 let root: string | null = null;
@@ -28,28 +27,11 @@ async function serve(limits: Partial<Limits> = {}, setUp?: (root: string) => voi
   return server;
 }
 
-const event = (sequence: number, type: string, data: unknown) => ({
-  schema_version: "1",
-  event_id: `${ID}#${sequence}`,
-  execution_id: ID,
-  sequence,
-  timestamp: new Date().toISOString(),
-  type,
-  data,
-});
 
-const report = (events: unknown[], extra: Record<string, unknown> = {}) => ({
-  id: ID,
-  pid: PID,
-  capability: "executions.demonstrate",
-  input: { steps: 1 },
-  effect: "read",
-  cancellable: true,
-  request_id: "r-report-edge",
-  trace_id: "0af7651916cd43dd8448eb211c80319c",
-  events,
-  ...extra,
-});
+const report = reportOf;
+const event = reportedEvent;
+const ID = REPORTED_ID;
+const PID = REPORTED_PID;
 
 const created = (actor: unknown = { kind: "cli", pid: PID }, run_id: string | null = null) =>
   event(1, "execution.created", { capability: "executions.demonstrate", input: { steps: 1 }, actor, run_id, session_key: null });

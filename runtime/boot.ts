@@ -10,7 +10,7 @@ import { BUILTIN_DIR, BUILTINS } from "./capability/builtins.ts";
 import { createMemoryStore } from "./store/memory-store.ts";
 import { ensureDocketDir } from "./server/lease.ts";
 import { createWorkerPool, DEFAULT_WORKER_URL } from "./worker/pool.ts";
-import type { CapabilitySources } from "./capability/capability-sources.ts";
+import { realOrSelf, type CapabilitySources } from "./capability/capability-sources.ts";
 import { createLoadProbe } from "./worker/load-probe.ts";
 import { realpathSync } from "node:fs";
 import { createEngine, type Engine } from "./execution/engine.ts";
@@ -92,6 +92,9 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
     const folders = new Set<string>();
     const onSources = (sources: CapabilitySources) => {
       for (const module of sources.modules) for (const local of [module, ...module.imports]) folders.add(dirname(local.path));
+      // A capability file that is a symbolic link is edited at its target: that folder is watched too
+      // (helpers are found by the resolver, at their real paths already).
+      folders.add(dirname(realOrSelf(sources.file)));
     };
     const registry = await discoverCapabilities({
       onSources,

@@ -204,7 +204,8 @@ function describeImporter(path: string, file: string): string {
   return path === file ? "the capability" : path;
 }
 
-function realOrSelf(path: string): string {
+/** The path a symbolic link leads to, or the path itself (not a link, or not there). */
+export function realOrSelf(path: string): string {
   try {
     return realpathSync(path);
   } catch {

@@ -1,5 +1,4 @@
-import { readdirSync, realpathSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { isEmptyChange, type CatalogChange } from "./live-catalog.ts";
 import type { LoadError } from "./registered.ts";
 import { watchFolders, type FolderWatch, type WatchFoldersOptions } from "./watch-folders.ts";
@@ -43,7 +42,6 @@ export function watchCapabilities(booted: ReloadablePlane, options: WatchCapabil
   // A helper outside the capability folders (`../lib/format.ts`) reloads what imports it too.
   const watchSources = () => {
     for (const folder of booted.sourceFolders?.() ?? []) watch.add(folder);
-    for (const folder of linkTargetFolders(booted.watchedFolders ?? [])) watch.add(folder);
   };
   const onChange = () => {
     reload().then(
@@ -68,31 +66,4 @@ export function watchCapabilities(booted: ReloadablePlane, options: WatchCapabil
   if (booted.root !== undefined) for (const name of ["package.json", "node_modules"]) watch.add(join(booted.root, name));
   watchSources();
   return watch;
-}
-
-/**
- * The folders a capability file that is a symbolic link leads to (`capabilities/x.ts ->
- * ../shared/x.ts`): an edit of the target changes no entry of the capability folder, so the
- * target's folder is watched too, as a helper's is.
- */
-function linkTargetFolders(folders: string[]): string[] {
-  const targets = new Set<string>();
-  for (const folder of folders) {
-    let entries;
-    try {
-      entries = readdirSync(folder, { withFileTypes: true });
-    } catch {
-      continue; // Not there (yet): watched through its parent.
-    }
-    for (const entry of entries) {
-      if (!entry.isSymbolicLink()) continue;
-      try {
-        const target = dirname(realpathSync(join(folder, entry.name)));
-        if (target !== folder) targets.add(target);
-      } catch {
-        // A dangling link: a load error of its own, nothing to watch.
-      }
-    }
-  }
-  return [...targets];
 }

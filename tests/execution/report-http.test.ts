@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { resolveLimits } from "../../runtime/execution/limits.ts";
 import { startServer, type DocketServer } from "../../runtime/server/serve.ts";
-import { REPORTED_ID, REPORTED_PID, reportedEvent, reportOf } from "../_support/reported-run.ts";
+import { REPORTED_ID as ID, REPORTED_PID as PID, reportedEvent as event, reportOf as report } from "../_support/reported-run.ts";
 
 const TOKEN = "report-test-token-0123456789";
 
@@ -25,12 +25,6 @@ async function serve(token: string | null = null): Promise<DocketServer> {
   server = await startServer({ cwd: root, port: 0, storeKind: "memory", limits: resolveLimits(), capabilityDirs: [], token, runtime: "bun", log: () => undefined });
   return server;
 }
-
-
-const report = reportOf;
-const event = reportedEvent;
-const ID = REPORTED_ID;
-const PID = REPORTED_PID;
 
 const CREATED = event(1, "execution.created", { capability: "executions.demonstrate", input: { steps: 1 }, actor: { kind: "cli", pid: PID }, run_id: null, session_key: null });
 const STARTED = event(2, "execution.started", {});

@@ -7,8 +7,7 @@ import { registerDocketModules } from "../../runtime/adapter/bun-modules.ts";
 import { resolveLimits, type Limits } from "../../runtime/execution/limits.ts";
 import { startServer, type DocketServer } from "../../runtime/server/serve.ts";
 import { tempCheckout } from "./_support/servers.ts";
-import { REPORTED_ID, REPORTED_PID, reportedEvent, reportOf } from "../_support/reported-run.ts";
-
+import { REPORTED_ID as ID, REPORTED_PID as PID, reportedEvent as event, reportOf as report } from "../_support/reported-run.ts";
 
 let server: DocketServer | null = null;
 let root: string | null = null;
@@ -26,12 +25,6 @@ async function serve(limits: Partial<Limits> = {}, setUp?: (root: string) => voi
   server = await startServer({ cwd: root, port: 0, storeKind: "memory", limits: resolveLimits({ overrides: limits }), capabilityDirs: [], token: null, runtime: "bun", importFile: (path) => import(path), log: () => undefined, watch: false });
   return server;
 }
-
-
-const report = reportOf;
-const event = reportedEvent;
-const ID = REPORTED_ID;
-const PID = REPORTED_PID;
 
 const created = (actor: unknown = { kind: "cli", pid: PID }, run_id: string | null = null) =>
   event(1, "execution.created", { capability: "executions.demonstrate", input: { steps: 1 }, actor, run_id, session_key: null });

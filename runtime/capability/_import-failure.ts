@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { relative, dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { explainUnresolvedPackage } from "./_missing-package.ts";
+import { explainUnresolvedPackage, installAdvice } from "./_missing-package.ts";
 import { locateSpecifier } from "./_source-lines.ts";
 import { thrownClass } from "../execution/thrown.ts";
 
@@ -10,6 +10,11 @@ export interface ImportFailure {
   reason: string;
   line: number | null;
   column: number | null;
+  /**
+   * The failure depends on what is on disk besides the file's text (a package not installed, or
+   * uninstalled, a module removed): the same text must be tried again after an install.
+   */
+  outside?: true;
 }
 
 /** A Bun build message's location; Bun reports it 1-based (line and column). */
@@ -44,7 +49,7 @@ const DOCKET_QUERY = /\?docket_(?:pin|version|fresh)=[\w&=-]*/g;
 function describe(error: unknown, absPath: string, text?: string): ImportFailure {
   const file = resolve(absPath);
   const build = firstBuildMessage(error);
-  if (build) return fromBuildMessage(build.message, build.position, build.more, file);
+  if (build) return fromReadFailure(build.message, file, text) ?? fromBuildMessage(build.message, build.position, build.more, file);
   if (isNamed(error, "ResolveMessage")) {
     const importer = String((error as { referrer?: unknown }).referrer ?? "") || file;
     const own = samePath(importer, file);
@@ -57,7 +62,7 @@ function describe(error: unknown, absPath: string, text?: string): ImportFailure
     const helperLine = own ? null : locateSpecifier(importerText, specifier)?.line;
     const inOther = own ? "" : ` (imported by ${relative(dirname(file), withoutQuery(importer))}${helperLine ? ` line ${helperLine}` : ""})`;
     const reason = explainUnresolvedPackage(specifier, importer, messageOf(error)) ?? `cannot resolve import ${JSON.stringify(specifier)}: ${messageOf(error)}.`;
-    return { reason: `${reason}${inOther}`, ...where };
+    return { reason: `${reason}${inOther}`, ...where, outside: true };
   }
   if (error instanceof Error) {
     // A name a module does not export has no frame: the line that imports that module has it.
@@ -98,6 +103,28 @@ function fromBuildMessage(message: string, position: BuildPosition | undefined, 
     return { reason: `syntax error in ${other} line ${position.line}: ${message}${suffix}`, line: null, column: null };
   }
   return { reason: `syntax error: ${message}${suffix}`, ...at };
+}
+
+/**
+ * A module the runtime still believed was there and could not read (`ENOENT reading "…"`): Bun
+ * keeps every folder listing it made for the process's life, so a package uninstalled or a helper
+ * deleted while serving resolves to its old path and then fails to read. Bun reports that as a
+ * build message, which is no syntax error: say what is gone and how to bring it back.
+ */
+function fromReadFailure(message: string, file: string, text: string | undefined): ImportFailure | null {
+  const read = /^(E[A-Z]+) reading "([^"]+)"$/.exec(message.trim());
+  if (!read) return null;
+  const [, code, path] = read as unknown as [string, string, string];
+  const gone = withoutQuery(path);
+  const inPackage = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(gone.slice(gone.lastIndexOf("/node_modules/")));
+  if (code === "ENOENT" && inPackage) {
+    const pkg = inPackage[1]!;
+    const advice = installAdvice(pkg, dirname(file));
+    const at = locateSpecifier(text, pkg) ?? { line: null, column: null };
+    return { reason: `cannot load the package "${pkg}": ${gone} is gone (uninstalled, or its node_modules replaced, while docket ran). Install it again with \`${advice.command}\` in ${advice.dir}, or remove the import.`, ...at, outside: true };
+  }
+  const shown = samePath(gone, file) ? "the file" : relative(dirname(file), gone);
+  return { reason: `cannot read ${shown} (${code}): it was removed or renamed while it was being loaded. Restore it, or correct the import that names it.`, line: null, column: null, outside: true };
 }
 
 /** The position if it points into `file`. */

@@ -266,7 +266,8 @@ export async function importCapabilityFile(absPath: string, options: ImportCapab
     }
     module = loaded.value;
   } catch (error) {
-    return { ok: false, problem: { code: "import_failed", ...describeImportFailure(error, file, text) } };
+    const { reason, line, column } = describeImportFailure(error, file, text);
+    return { ok: false, problem: { code: "import_failed", reason, line, column } };
   }
   const value = (module as { default?: unknown } | null)?.default;
   if (value === undefined) {

@@ -68,11 +68,12 @@ function verdictOf(outcome: TaskOutcome): Verdict {
     return { problem: problem("import_failed", `loading the file left an error uncaught (${detail.split("\n")[0]}) when docket tried it in a worker first, so the server did not import it; await or catch what its top level starts`), keep: false };
   }
   if (outcome.output === null || typeof outcome.output !== "object") return { problem: null, keep: true };
-  const failure = outcome.output as { reason?: unknown; line?: unknown; column?: unknown };
+  const failure = outcome.output as { reason?: unknown; line?: unknown; column?: unknown; outside?: unknown };
   if (typeof failure.reason !== "string") return { problem: null, keep: true };
-  // An import that did not resolve depends on what is installed, not on the text alone: an
-  // install (which the watch sees in package.json or node_modules) must try the file again.
-  const keep = !failure.reason.startsWith("cannot resolve import ");
+  // An import that did not resolve, or a package that was uninstalled, depends on what is
+  // installed, not on the text alone: an install (which the watch sees in package.json or
+  // node_modules) must try the file again (_import-failure.ts says which failures are so).
+  const keep = failure.outside !== true;
   return { problem: { code: "import_failed", reason: failure.reason, line: typeof failure.line === "number" ? failure.line : null, column: typeof failure.column === "number" ? failure.column : null }, keep };
 }
 

@@ -336,10 +336,25 @@ describe("docket serve live reload", () => {
     mkdirSync(join(root, "node_modules", scoped, "lib"));
     writeFileSync(join(root, "node_modules", scoped, "lib", "main.js"), 'export const TITLE = "Scoped";\n');
     await until("the scoped package loaded", async () => (await list()).capabilities.find((c) => c.id === "team.packaged")?.title === "Scoped");
+
+    // Uninstalled while serving: the runtime still lists the package's files, which are gone. The
+    // load error names the package and how to install it again (it said "syntax error: ENOENT").
+    rmSync(join(root, "node_modules", "@docket-fake"), { recursive: true, force: true });
+    writeFileSync(file, `${await Bun.file(file).text()}// edited after the uninstall\n`);
+    await until("the uninstalled package's load error", async () => (await reason()) !== "");
+    expect(await reason()).not.toContain("syntax error");
+    expect(await reason()).toContain('"@docket-fake/later"');
+    expect(await reason()).toContain("npm install @docket-fake/later");
+    // Installed again: tried again with no edit, and served (with the code the process imported
+    // first: a package already imported keeps its code until a restart).
+    mkdirSync(join(root, "node_modules", scoped, "lib"), { recursive: true });
+    writeFileSync(join(root, "node_modules", scoped, "package.json"), JSON.stringify({ name: scoped, version: "1.0.0", type: "module", exports: { ".": "./lib/main.js" } }));
+    writeFileSync(join(root, "node_modules", scoped, "lib", "main.js"), 'export const TITLE = "Scoped";\n');
+    await until("the reinstalled package loaded", async () => (await reason()) === "" && (await loaded()));
     rmSync(file);
     rmSync(join(root, "node_modules"), { recursive: true, force: true });
     await until("team.packaged gone", async () => !(await list()).load_errors.some((e) => e.file === file) && !(await loaded()));
-  });
+  }, 20_000);
 
   test("live reload: a helper created behind an alias after the runtime listed its folder is found (package.json imports)", async () => {
     const lib = join(root, "aliased");

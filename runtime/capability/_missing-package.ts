@@ -44,12 +44,14 @@ export interface InstallAdvice {
  */
 export function installAdvice(pkg: string, fromDir: string): InstallAdvice {
   const root = findCheckoutRoot(fromDir);
+  // Without a .git above, the "root" is fromDir itself: no bound, the search goes on upwards.
+  const bounded = existsSync(join(root, ".git"));
   let manifestDir: string | null = null;
   let add: string | null = null;
   for (let dir = fromDir; ; dir = dirname(dir)) {
     if (manifestDir === null && existsSync(join(dir, "package.json"))) manifestDir = dir;
     if (add === null) add = LOCKFILES.find(([file]) => existsSync(join(dir, file)))?.[1] ?? null;
-    if ((manifestDir !== null && add !== null) || dir === root || dirname(dir) === dir) break;
+    if ((manifestDir !== null && add !== null) || (bounded && dir === root) || dirname(dir) === dir) break;
   }
   return { command: `${add ?? "npm install"} ${pkg}`, dir: manifestDir ?? root };
 }

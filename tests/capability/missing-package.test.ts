@@ -27,4 +27,14 @@ describe("explainUnresolvedPackage", () => {
   test("a package that is not installed is still told how to install it", () => {
     expect(explainUnresolvedPackage("left-pad-nowhere", importer, RUNTIME)).toContain("Install it with `npm install left-pad-nowhere`");
   });
+
+  test("the install is advised in the folder of the nearest package.json above the file, in a checkout without .git too", () => {
+    // No .git here: the checkout root is no bound, and capabilities/ (no package.json) is not where to install.
+    expect(explainUnresolvedPackage("left-pad-nowhere", importer, RUNTIME)).toEndWith(`\`npm install left-pad-nowhere\` in ${root}.`);
+    const git = join(root, "repo");
+    mkdirSync(join(git, ".git"), { recursive: true });
+    mkdirSync(join(git, "capabilities"));
+    // Inside a git checkout with no package.json: its root, not a manifest of a folder above it.
+    expect(explainUnresolvedPackage("left-pad-nowhere", join(git, "capabilities", "x.ts"), RUNTIME)).toEndWith(`in ${git}.`);
+  });
 });

@@ -72,6 +72,8 @@ export type FromWorker =
   | { type: "spawn"; ref: number; request: SpawnRequest }
   /** Something went wrong outside any task (for the server log only). */
   | { type: "problem"; message: string }
+  /** Console or process.stdout/stderr output of no running execution, masked (_console-capture.ts). */
+  | { type: "output"; stream: "stdout" | "stderr"; text: string }
   /** The answer to `collect`: MiB this worker's heap still holds once it collected (what its handler keeps). */
   | { type: "collected"; held_mb: number };
 

@@ -28,6 +28,12 @@ export interface WorkerPoolOptions {
   workerUrl?: URL;
   /** Problems of the pool itself (a worker lost or failing to start) for the server log on stderr. */
   onWorkerError?: (message: string) => void;
+  /**
+   * What a worker's console and process.stdout/stderr wrote outside any execution (a direct call,
+   * a file's top level, work left after its task), already masked; default: this process's own
+   * stdout and stderr (worker/_console-capture.ts).
+   */
+  onOutput?: (stream: "stdout" | "stderr", text: string) => void;
   /** MiB a running handler may add to the process before its worker is terminated (`worker_memory_mb`); default 1024. */
   memoryLimitMb?: number;
   /** How often the memory watchdog samples while a handler runs; default 100 ms. */
@@ -75,6 +81,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   const directWorkers = checkCount("directWorkers", options.directWorkers ?? 1, 0);
   const workerUrl = options.workerUrl ?? DEFAULT_WORKER_URL;
   const report = (message: string) => options.onWorkerError?.(message);
+  const output = options.onOutput ?? ((stream: "stdout" | "stderr", text: string) => void (stream === "stdout" ? process.stdout : process.stderr).write(text));
 
   const lanes: Record<Lane, { slots: Slot[]; queue: Job[] }> = {
     execution: { slots: [], queue: [] },
@@ -187,6 +194,9 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
         break;
       case "problem":
         report(message.message);
+        break;
+      case "output":
+        output(message.stream, message.text);
         break;
       case "collected":
         if (job && job.collectAskedAt !== undefined) answeredCollect(slot, job, message.held_mb);

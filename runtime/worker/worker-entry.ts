@@ -20,6 +20,9 @@ import { currentThread } from "./memory-watchdog.ts";
 import { guardOwnProcess } from "./_own-process.ts";
 import { trackTopLevelWork, type PendingWork } from "./_top-level-deferrals.ts";
 import { sanitizeLine } from "../execution/text-sanitize.ts";
+import { captureConsole, type ConsoleTarget } from "./_console-capture.ts";
+
+const unmasked = (text: string) => text;
 
 // First, before any capability file is imported: their `import … from "docket"` must find us,
 // and none may signal the process every execution runs in.
@@ -33,6 +36,8 @@ interface Running {
   capability: string;
   context: WorkerContext;
   done: boolean;
+  /** An execution's task, whose events are kept (a direct call's are not): its console output is its log. */
+  logged: boolean;
 }
 
 /**
@@ -53,6 +58,16 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
   let current: Running | null = null;
 
   const post = (message: FromWorker) => port.postMessage(toWire(message));
+  // What handler code prints is its execution's log, or the process's output (masked) when no
+  // running execution owns the code printing: never another task's log.
+  captureConsole(
+    (): ConsoleTarget => {
+      const of = owner.getStore();
+      if (of !== undefined && !of.done && of.logged) return { kind: "execution", log: of.context.ctx.progress.log, stream: of.context.ctx.progress.stream };
+      return { kind: "process", mask: of?.context.mask ?? unmasked };
+    },
+    (stream, text) => post({ type: "output", stream, text }),
+  );
   const children = spawnThroughMain(post);
   const host = () =>
     new Promise<HostFacts>((resolve, reject) => {
@@ -79,7 +94,7 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
     // handler's leftovers and another worker runs it): not this worker's to begin.
     if (Atomics.compareExchange(claim, 0, id, -id) !== id) return;
     const context = createWorkerContext({ id, task, cancelFlag, backlog, post, host, spawn: children.spawn });
-    const run: Running = { id, capability: task.capability, context, done: false };
+    const run: Running = { id, capability: task.capability, context, done: false, logged: task.execution !== null };
     current = run;
     let outcome: TaskOutcome;
     try {

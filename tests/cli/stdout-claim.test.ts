@@ -45,6 +45,16 @@ beforeAll(() => {
 
 afterAll(() => removeTempDirs());
 
+/**
+ * A run's --format json stdout, which must parse as one document, without the execution's log:
+ * what the handler printed with console is its log, and belongs there.
+ */
+function documentBesidesLog(stdout: string): string {
+  const document = JSON.parse(stdout);
+  const { log: _log, ...execution } = document.execution;
+  return JSON.stringify({ ...document, execution });
+}
+
 function expectNoiseOnStderr(run: { stdout: string; stderr: string }, lines: string[]): void {
   for (const line of lines) {
     expect({ line, onStdout: run.stdout.includes(line) }).toEqual({ line, onStdout: false });
@@ -59,7 +69,12 @@ describe("docket run keeps stdout for the result", () => {
     const document = JSON.parse(run.stdout);
     expect(document.output).toEqual({ ok: true, filler: "" });
     expect(document.execution.state).toBe("succeeded");
-    expectNoiseOnStderr(run, fdLevel ? NOISE : NOISE.slice(0, 4));
+    expectNoiseOnStderr({ ...run, stdout: documentBesidesLog(run.stdout) }, fdLevel ? NOISE : NOISE.slice(0, 4));
+    // What the handler prints with console and process.stdout is its execution's log and stream,
+    // shown before the verdict (a worker's own stdout came after it, or was lost at exit).
+    expect(document.execution.log).toEqual([expect.objectContaining({ level: "info", message: "LOUD-CONSOLE-LOG" }), expect.objectContaining({ level: "info", message: "LOUD-CONSOLE-INFO" })]);
+    const verdict = run.stderr.indexOf("succeeded in");
+    for (const line of ["LOUD-CONSOLE-LOG", "LOUD-CONSOLE-INFO", "LOUD-STDOUT-WRITE"]) expect({ line, beforeVerdict: run.stderr.indexOf(line) < verdict }).toEqual({ line, beforeVerdict: true });
   });
 
   test("docket run --format text prints the output alone on stdout", async () => {
@@ -91,7 +106,7 @@ describe("the compiled binary keeps stdout for the result", () => {
     const run = await docket(binary, ["run", "team.loud", "--format", "json"], { cwd: root });
     expect(run.code).toBe(0);
     expect(JSON.parse(run.stdout).output).toEqual({ ok: true, filler: "" });
-    expectNoiseOnStderr(run, fdLevel ? NOISE : NOISE.slice(0, 4));
+    expectNoiseOnStderr({ ...run, stdout: documentBesidesLog(run.stdout) }, fdLevel ? NOISE : NOISE.slice(0, 4));
   }, 120_000);
 });
 

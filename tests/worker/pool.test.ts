@@ -385,6 +385,39 @@ describe("createWorkerPool", () => {
     expect(stats.replaced).toBe(0);
   });
 
+  test("what an execution's handler prints is its log (console, by level, a line an event) and its streams (process.stdout/stderr), masked; printed by a direct call or after its task it is the process's output, masked, and never another task's log", async () => {
+    const token = "tok-2718-secret";
+    const output: Array<[string, string]> = [];
+    const p = makePool({ onOutput: (stream, text) => output.push([stream, text]) });
+    const printer = (extra: Partial<WorkerTask>, late_ms = -1, wait_ms = 0) => task("prints", "fixture.prints", { token, late_ms, wait_ms }, { secrets: [token], ...extra });
+    const w = watcher();
+    expect(await p.run(printer({}, 40), { lane: "execution", onEvents: w.onEvents }).outcome).toMatchObject({ ok: true });
+    const logs = w.events.filter((e) => e.type === "execution.log").map((e) => e.data);
+    expect(logs).toEqual([
+      { level: "info", message: "log holding [redacted]" },
+      { level: "debug", message: "debug line" },
+      { level: "info", message: "info line" },
+      { level: "warn", message: "warn line" },
+      { level: "error", message: "error holding [redacted]" },
+      ...["┌─────────┬───┐", "│ (index) │ a │", "├─────────┼───┤", "│    0    │ 1 │", "└─────────┴───┘"].map((message) => ({ level: "info" as const, message })),
+    ]);
+    expect(w.events.filter((e) => e.type === "execution.stream").map((e) => e.data)).toEqual([
+      { name: "stdout", chunk: "raw out " },
+      { name: "stderr", chunk: "raw err\n" },
+    ]);
+    // The next execution on the same worker runs while the first one's timer prints: that line is not its.
+    const next = watcher();
+    expect(await p.run(task("prints", "fixture.prints", { token: "other", late_ms: -1, wait_ms: 150 }), { lane: "execution", onEvents: next.onEvents }).outcome).toMatchObject({ ok: true });
+    expect(JSON.stringify(next.events)).not.toContain("late holding");
+    expect(output).toContainEqual(["stdout", "late holding [redacted]\n"]);
+    // A direct call's events are kept by no one: what it prints is the process's output, masked.
+    output.length = 0;
+    expect(await p.run(printer({ execution: null }), { lane: "direct" }).outcome).toMatchObject({ ok: true });
+    expect(output.map(([stream, text]) => `${stream}:${text}`).join("")).toContain("stdout:log holding [redacted]\n");
+    expect(output).toContainEqual(["stderr", "error holding [redacted]\n"]);
+    expect(JSON.stringify(output)).not.toContain(token);
+  });
+
   test("values JSON cannot carry (Date, Map, NaN) cross the boundary intact, both ways", async () => {
     const outcome = await makePool().run(task("types", "fixture.types", { when: new Date(5), missing: undefined }), { lane: "direct" }).outcome;
     expect(outcome).toEqual({ ok: true, output: { inputWasDate: true, missingKept: true, map: new Map([["a", 1]]), at: new Date(0), nan: NaN } });

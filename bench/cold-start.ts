@@ -72,9 +72,9 @@ async function floorBinary(scratch: string): Promise<string> {
 /** dist/docket when it exists, else a binary compiled for this run into a temporary folder. */
 async function binary(scratch: string): Promise<{ path: string; built: boolean }> {
   if (existsSync(DIST)) return { path: DIST, built: false };
-  const { compileDocket, CLI_ENTRY, WORKER_ENTRY } = await import("../scripts/build.ts");
+  const { compileDocket, CLI_ENTRY, WORKER_ENTRIES } = await import("../scripts/build.ts");
   const path = join(scratch, "docket");
-  await compileDocket({ entrypoints: [CLI_ENTRY, WORKER_ENTRY], outfile: path });
+  await compileDocket({ entrypoints: [CLI_ENTRY, ...WORKER_ENTRIES], outfile: path });
   return { path, built: true };
 }
 

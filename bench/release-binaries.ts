@@ -5,7 +5,7 @@
 import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CLI_ENTRY, compileDocket, WORKER_ENTRY } from "../scripts/build.ts";
+import { CLI_ENTRY, compileDocket, WORKER_ENTRIES } from "../scripts/build.ts";
 import { generateDeclarations } from "../scripts/declarations.ts";
 import { RELEASE_TARGETS, releaseTarget } from "../scripts/release-targets.ts";
 
@@ -65,7 +65,7 @@ export async function benchReleaseBinaries(): Promise<{ name: string; rows: Arra
     const built: Array<Variant & { path: string; bytes: number }> = [];
     for (const [i, variant] of VARIANTS.entries()) {
       const path = join(scratch, `variant-${i}`);
-      const entrypoints = variant.empty ? [empty] : [CLI_ENTRY, WORKER_ENTRY];
+      const entrypoints = variant.empty ? [empty] : [CLI_ENTRY, ...WORKER_ENTRIES];
       const result = await compileDocket({ entrypoints, outfile: path, target: { name: variant.target, bun: variant.bun }, tuning: variant.tuning, declarations });
       built.push({ ...variant, path, bytes: result.bytes });
     }
@@ -94,7 +94,7 @@ export async function benchReleaseBinaries(): Promise<{ name: string; rows: Arra
       const arm = releaseTarget("linux-arm64");
       const docket = join(scratch, "arm64-docket");
       const floorArm = join(scratch, "arm64-empty");
-      await compileDocket({ entrypoints: [CLI_ENTRY, WORKER_ENTRY], outfile: docket, target: arm, declarations });
+      await compileDocket({ entrypoints: [CLI_ENTRY, ...WORKER_ENTRIES], outfile: docket, target: arm, declarations });
       await compileDocket({ entrypoints: [empty], outfile: floorArm, target: arm, declarations });
       const qemu = (path: string) => ["env", `QEMU_LD_PREFIX=${AARCH64_ROOT}`, "qemu-aarch64", path, "--version"];
       const d: number[] = [];
@@ -108,7 +108,7 @@ export async function benchReleaseBinaries(): Promise<{ name: string; rows: Arra
     // The targets this machine cannot run: size only.
     for (const target of RELEASE_TARGETS.filter((t) => t.os !== "linux")) {
       const path = join(scratch, `other-${target.name}${target.suffix}`);
-      const result = await compileDocket({ entrypoints: [CLI_ENTRY, WORKER_ENTRY], outfile: path, target, declarations });
+      const result = await compileDocket({ entrypoints: [CLI_ENTRY, ...WORKER_ENTRIES], outfile: path, target, declarations });
       rows.push({ target: target.name, build: "shipped", MiB: result.bytes / 2 ** 20, "× floor size": "", "--version ms": "", "× floor start": "", "run no-op ms": "" });
     }
     return { name: "release-binaries", rows };

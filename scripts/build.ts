@@ -10,6 +10,10 @@ import { declarationsDigest, generateDeclarations, type DeclarationFiles } from 
 export const CLI_ENTRY = fileURLToPath(new URL("../runtime/cli/main.ts", import.meta.url));
 /** The worker entry; the pool finds it in the binary at `new URL("./worker-entry.ts", import.meta.url)`. */
 export const WORKER_ENTRY = fileURLToPath(new URL("../runtime/worker/worker-entry.ts", import.meta.url));
+/** The guard preloaded into threads a handler starts; found in the binary beside the worker entry (runtime/worker/_own-process.ts). */
+export const WORKER_GUARD_ENTRY = fileURLToPath(new URL("../runtime/worker/worker-guard.ts", import.meta.url));
+/** Every entry besides the CLI's main that the binary must hold at its root. */
+export const WORKER_ENTRIES = [WORKER_ENTRY, WORKER_GUARD_ENTRY];
 /** Where `npm run build` writes the binary. */
 export const BINARY = fileURLToPath(new URL("../dist/docket", import.meta.url));
 
@@ -100,6 +104,6 @@ if (import.meta.main) {
     console.error(`Cannot build: ${CLI_ENTRY} does not exist yet.`);
     process.exit(1);
   }
-  const built = await compileDocket({ entrypoints: [CLI_ENTRY, WORKER_ENTRY], outfile: BINARY });
+  const built = await compileDocket({ entrypoints: [CLI_ENTRY, ...WORKER_ENTRIES], outfile: BINARY });
   console.log(`Built ${built.outfile}: ${(built.bytes / 1024 / 1024).toFixed(1)} MiB in ${(built.ms / 1000).toFixed(2)} s`);
 }

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { sha256File } from "../runtime/capability/sha256-file.ts";
 import { DOCKET_VERSION } from "../runtime/version.ts";
-import { CLI_ENTRY, compileDocket, gitCommit, WORKER_ENTRY } from "./build.ts";
+import { CLI_ENTRY, compileDocket, gitCommit, WORKER_ENTRIES } from "./build.ts";
 import { generateDeclarations } from "./declarations.ts";
 import { writeNpmPackages } from "./npm-packages.ts";
 import { RELEASE_TARGETS, releaseFileName, releaseTarget, type ReleaseTarget } from "./release-targets.ts";
@@ -68,7 +68,7 @@ export async function buildRelease(options: ReleaseOptions = {}): Promise<Releas
     const artifacts: ReleaseArtifact[] = [];
     for (const target of targets) {
       const file = releaseFileName(version, target);
-      const built = await compileDocket({ entrypoints: [CLI_ENTRY, WORKER_ENTRY], outfile: join(releaseDir, file), target, commit, declarations });
+      const built = await compileDocket({ entrypoints: [CLI_ENTRY, ...WORKER_ENTRIES], outfile: join(releaseDir, file), target, commit, declarations });
       const { hex, bytes } = await sha256File(built.outfile);
       const artifact: ReleaseArtifact = { target: target.name, os: target.os, arch: target.arch, file, bytes, sha256: hex };
       artifacts.push(artifact);

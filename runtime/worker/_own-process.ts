@@ -1,28 +1,42 @@
+import { createRequire } from "node:module";
 import { threadStat } from "./memory-watchdog.ts";
+
+/**
+ * The module that guards a thread a handler starts itself (`new Worker(…)`), preloaded there
+ * before its own code; compiled into the binary beside the worker entry (scripts/build.ts).
+ */
+export const NESTED_GUARD_URL = new URL("./worker-guard.ts", import.meta.url);
 
 /**
  * Keeps a handler from signalling the process it runs in: `process.kill(process.pid, "SIGTERM")`
  * in a worker stopped the whole server, every other execution with it (docs/containment.md). A
- * signal to this process, to its process group, or to every process of its group (pid 0) is
- * refused with EPERM, as the system refuses a signal not allowed; signal 0 (is it alive?) and
- * every other process are left alone; `process.abort()` is refused the same way. Installed once
- * per worker, before any capability loads.
+ * signal to this process, to its process group, to every process of its group (pid 0) or to every
+ * process it may signal (pid -1) is refused with EPERM, as the system refuses a signal not
+ * allowed; signal 0 (is it alive?) and every other process are left alone; `process.abort()` is
+ * refused the same way. The same check guards the runtime's own `process._kill`, and every thread
+ * the handler starts (`new Worker`, from node:worker_threads or the global) gets this guard
+ * before its code runs. The pid and signal are read once: the values checked are the values sent.
+ * Installed once per worker, before any capability loads.
  */
 export function guardOwnProcess(): void {
-  const kill = process.kill.bind(process);
   const group = ownProcessGroup();
-  process.kill = ((pid: number, signal?: string | number) => {
-    const target = Number(pid);
-    const own = target === process.pid || target === 0 || target === -process.pid || (group !== null && target === -group);
-    if (own && signal !== 0 && signal !== "0") {
-      const error = new Error(
-        `process.kill(${pid}${signal === undefined ? "" : `, ${JSON.stringify(signal)}`}) would signal the docket process that runs every execution; a handler ends its own work by returning or throwing.`,
-      ) as NodeJS.ErrnoException;
-      error.code = "EPERM";
-      throw error;
-    }
-    return kill(pid, signal);
-  }) as typeof process.kill;
+  const own = (target: number) => target === process.pid || target === 0 || target === -1 || target === -process.pid || (group !== null && target === -group);
+  const guarded = <R>(name: string, send: (pid: number, signal?: string | number) => R) =>
+    function (pid: unknown, signal?: unknown): R {
+      const target = Number(pid);
+      const sig = signal === undefined || typeof signal === "number" ? signal : String(signal);
+      if (own(target) && sig !== 0 && sig !== "0") {
+        const error = new Error(
+          `${name}(${target}${sig === undefined ? "" : `, ${JSON.stringify(sig)}`}) would signal the docket process that runs every execution; a handler ends its own work by returning or throwing.`,
+        ) as NodeJS.ErrnoException;
+        error.code = "EPERM";
+        throw error;
+      }
+      return send(target, sig);
+    };
+  process.kill = guarded("process.kill", process.kill.bind(process)) as typeof process.kill;
+  const runtime = process as unknown as { _kill?: (pid: number, signal?: string | number) => unknown };
+  if (typeof runtime._kill === "function") runtime._kill = guarded("process._kill", runtime._kill.bind(process));
   // In a worker it would end the whole process too (a capability file's top level tried in a
   // worker first must fail there, not pass and then run on the main thread).
   process.abort = (() => {
@@ -30,6 +44,29 @@ export function guardOwnProcess(): void {
     error.code = "EPERM";
     throw error;
   }) as typeof process.abort;
+  guardNestedWorkers();
+}
+
+/** Worker constructors that preload this guard into the thread they start (Bun's `preload` option). */
+function guardNestedWorkers(): void {
+  const preload = NESTED_GUARD_URL.pathname;
+  const withGuard = (options: unknown) => {
+    const given = (options ?? {}) as { preload?: string | string[] };
+    const others = given.preload === undefined ? [] : Array.isArray(given.preload) ? given.preload : [given.preload];
+    return { ...given, preload: [preload, ...others] };
+  };
+  const wrap = <C extends new (...args: never[]) => object>(Original: C): C => {
+    function Worker(this: unknown, url: unknown, options?: unknown) {
+      return Reflect.construct(Original, [url, withGuard(options)], new.target ?? Worker);
+    }
+    Worker.prototype = Original.prototype;
+    Object.defineProperty(Original.prototype, "constructor", { value: Worker, writable: true, configurable: true });
+    return Worker as unknown as C;
+  };
+  // The module object that `import { Worker } from "node:worker_threads"` reads its binding from.
+  const threads = createRequire(import.meta.url)("node:worker_threads") as { Worker: new (...args: never[]) => object };
+  threads.Worker = wrap(threads.Worker);
+  if (typeof globalThis.Worker === "function") globalThis.Worker = wrap(globalThis.Worker as unknown as new (...args: never[]) => object) as unknown as typeof globalThis.Worker;
 }
 
 /** This process's group id, from /proc (Linux); null where it cannot be read. */

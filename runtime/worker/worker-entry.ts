@@ -1,7 +1,8 @@
 // The main of every pool worker: serves "docket" and "valibot", loads declarations, runs handlers.
 import { AsyncLocalStorage } from "node:async_hooks";
 import { dirname, relative } from "node:path";
-import { parentPort, workerData, type MessagePort } from "node:worker_threads";
+import { createRequire } from "node:module";
+import type { MessagePort } from "node:worker_threads";
 import { registerDocketModules } from "../adapter/bun-modules.ts";
 import { collectGarbage } from "../adapter/collect-garbage.ts";
 import { CapabilityError } from "../capability/capability-error.ts";
@@ -23,12 +24,19 @@ import { sanitizeLine } from "../execution/text-sanitize.ts";
 import { captureConsole, type ConsoleTarget } from "./_console-capture.ts";
 
 const unmasked = (text: string) => text;
+// Taken before any capability loads: a handler that replaced process.memoryUsage would otherwise
+// answer the memory watchdog's question itself, and stay under any limit (docs/containment.md).
+const memoryUsage = process.memoryUsage.bind(process);
+const heapUsed = () => memoryUsage().heapUsed;
 
 // First, before any capability file is imported: their `import … from "docket"` must find us,
 // and none may signal the process every execution runs in.
 registerDocketModules();
 guardOwnProcess();
 
+// Required, not imported: the first ESM import of node:worker_threads in a thread fixes what its
+// named exports are for that thread, and the guard must replace its Worker before (_own-process.ts).
+const { parentPort, workerData } = createRequire(import.meta.url)("node:worker_threads") as typeof import("node:worker_threads");
 if (parentPort) serve(parentPort, workerData as WorkerBoot);
 
 interface Running {
@@ -126,7 +134,7 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
         // Between tasks, or between two awaits of a handler the pool found over the memory limit:
         // what the heap still holds after it is what the handler keeps.
         collectGarbage();
-        post({ type: "collected", held_mb: Math.round(process.memoryUsage().heapUsed / (1024 * 1024)) });
+        post({ type: "collected", held_mb: Math.round(heapUsed() / (1024 * 1024)) });
         break;
       }
       case "spawned":

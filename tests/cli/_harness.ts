@@ -26,9 +26,9 @@ let built: Promise<string> | null = null;
  */
 export function buildBinary(): Promise<string> {
   built ??= (async () => {
-    const { compileDocket, CLI_ENTRY, WORKER_ENTRY } = await import("../../scripts/build.ts");
+    const { compileDocket, CLI_ENTRY, WORKER_ENTRIES } = await import("../../scripts/build.ts");
     const outfile = join(tempDir("bin"), "docket");
-    await compileDocket({ entrypoints: [CLI_ENTRY, WORKER_ENTRY], outfile });
+    await compileDocket({ entrypoints: [CLI_ENTRY, ...WORKER_ENTRIES], outfile });
     return outfile;
   })();
   return built;

@@ -284,6 +284,11 @@ describe("createWorkerPool", () => {
     expect(p.stats()).toMatchObject({ memory_stops: 0 });
   });
 
+  test("a handler that replaced process.memoryUsage to say it holds nothing is stopped at its limit all the same", async () => {
+    const p = makePool({ memoryLimitMb: 100, memorySampleMs: 50 });
+    expect(await p.run(task("forges", "fixture.forges", { mb: 800 }), { lane: "execution" }).outcome).toMatchObject({ ok: false, error: { kind: "memory_exceeded" } });
+  });
+
   test("a worker left allocating with no task to run is replaced once it grew the process past the memory limit", async () => {
     // The hog is busy too (it faults pages in back to back), and after two busy looks it would be
     // replaced for that instead: the limit is one it passes by the first look that compares,
@@ -343,6 +348,27 @@ describe("createWorkerPool", () => {
       expect(await sleeper.exited).not.toBe(0);
     } finally {
       sleeper.kill();
+    }
+  });
+
+  test("no way around the guard: the runtime's process._kill, a pid that changes between check and send, pid -1, a thread the handler starts", async () => {
+    const p = makePool();
+    // SIGWINCH: ignored by default, so one that got through harms nothing, and is counted here.
+    let received = 0;
+    const count = () => received++;
+    process.on("SIGWINCH", count);
+    try {
+      for (const via of ["kill", "_kill", "thread"] as const) {
+        const outcome = await p.run(task("signals", "fixture.signals", { pids: ["self", "all", "zero"], signal: "SIGWINCH", via }), { lane: "execution" }).outcome;
+        if (!outcome.ok) throw new Error(JSON.stringify(outcome));
+        for (const result of (outcome.output as { results: string[] }).results) expect({ via, result }).toEqual({ via, result: expect.stringMatching(/^EPERM: process\._?kill\(-?\d+(, "SIGWINCH"|, 28)?\) would signal the docket process/) });
+      }
+      // Read as pid 1 when checked, then as this process: the pid is read once, so pid 1 is what is signalled.
+      expect(await p.run(task("signals", "fixture.signals", { pids: ["self"], signal: "SIGWINCH", via: "valueof" }), { lane: "execution" }).outcome).toEqual({ ok: true, output: { results: ["sent"] } });
+      await Bun.sleep(50);
+      expect(received).toBe(0);
+    } finally {
+      process.off("SIGWINCH", count);
     }
   });
 

@@ -1,3 +1,5 @@
+import { stopSignals } from "../adapter/stop-signals.ts";
+
 /** What each Ctrl-C does; the count is what makes the second press different from the first. */
 export interface InterruptHandlers {
   /** The first Ctrl-C: ask politely. */
@@ -9,7 +11,8 @@ export interface InterruptHandlers {
 }
 
 /**
- * Routes SIGINT (and SIGTERM, which asks the same politely) to the handlers by how many came.
+ * Routes SIGINT (and SIGTERM, and a hang-up, which ask the same politely: stop-signals.ts) to
+ * the handlers by how many came.
  * Installing a listener also turns off the runtime's default of dying on the spot, which would
  * leave a running handler's worker unasked. Returns the function that uninstalls it.
  */
@@ -21,10 +24,9 @@ export function onInterrupts(handlers: InterruptHandlers): () => void {
     else if (presses === 2) handlers.second();
     else handlers.later();
   };
-  process.on("SIGINT", listener);
-  process.on("SIGTERM", listener);
+  const signals = stopSignals();
+  for (const signal of signals) process.on(signal, listener);
   return () => {
-    process.off("SIGINT", listener);
-    process.off("SIGTERM", listener);
+    for (const signal of signals) process.off(signal, listener);
   };
 }

@@ -1,3 +1,5 @@
+import { stopSignals } from "../adapter/stop-signals.ts";
+
 /** What {@link installShutdown} stops. */
 export interface Stoppable {
   stop(reason?: string): Promise<void>;
@@ -12,12 +14,12 @@ export interface ShutdownOptions {
 }
 
 /**
- * Stops the server on SIGINT/SIGTERM: live clients are told `stream.closing`, the plane is closed
+ * Stops the server on SIGINT/SIGTERM (and SIGHUP unless started with it ignored: stop-signals.ts): live clients are told `stream.closing`, the plane is closed
  * and the lease removed, then the process exits 0. A second signal while stopping exits at once
  * (130). Returns a function that removes the handlers. The CLI calls this; nothing else should.
  */
 export function installShutdown(server: Stoppable, options: ShutdownOptions = {}): () => void {
-  const signals = options.signals ?? ["SIGINT", "SIGTERM"];
+  const signals = options.signals ?? stopSignals();
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const exit = options.exit ?? ((code: number) => process.exit(code));
   let stopping = false;

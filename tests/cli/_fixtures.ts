@@ -66,6 +66,26 @@ export default capability({
 });
 `;
 
+/** Runs \`sleep <seconds>\` through ctx.exec: a child that must not outlive its run. */
+export const SLEEPS = `import { capability } from "docket";
+import * as v from "valibot";
+
+export default capability({
+  id: "demo.sleeps",
+  title: "Sleeps",
+  description: "Runs sleep as a child process.",
+  effect: "read",
+  cancellable: true,
+  input: v.object({ seconds: v.string() }),
+  output: v.object({}),
+  async handler(input, ctx) {
+    ctx.progress.step("sleep", "Sleeping");
+    await ctx.exec(["sleep", input.seconds]);
+    return {};
+  },
+});
+`;
+
 /** A no-op, for start-up measurements. */
 export const NOOP = `import { capability } from "docket";
 import * as v from "valibot";

@@ -2,8 +2,18 @@
 import { beforeAll, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ECHO, GREET, SPIN } from "./_fixtures.ts";
+import { ECHO, GREET, SLEEPS, SPIN } from "./_fixtures.ts";
 import { docket, oneJsonDocument, spawnDocket, watchStream, tempCheckout, tempDir, writeFiles, type DocketRunner } from "./_harness.ts";
+
+/** True when SIGHUP is ignored in this process (started under nohup), and so in the docket it spawns (Linux; false elsewhere). */
+function hangUpIgnoredHere(): boolean {
+  try {
+    const mask = /^SigIgn:\s*([0-9a-f]+)$/m.exec(readFileSync("/proc/self/status", "utf8"))?.[1] ?? "0";
+    return (Number.parseInt(mask.slice(-1), 16) & 1) === 1;
+  } catch {
+    return process.platform !== "linux";
+  }
+}
 
 /** Registers the run cases; `runner` is read when each test runs (the binary is built in a beforeAll). */
 export function defineRunCases(runner: () => DocketRunner): void {
@@ -13,7 +23,7 @@ export function defineRunCases(runner: () => DocketRunner): void {
   let checkout = "";
   beforeAll(() => {
     userDir = tempDir("user");
-    writeFiles(userDir, { "demo.greet.ts": GREET, "demo.echo.ts": ECHO, "demo.spin.ts": SPIN, "input.json": '{"message":"from a file"}' });
+    writeFiles(userDir, { "demo.greet.ts": GREET, "demo.echo.ts": ECHO, "demo.spin.ts": SPIN, "demo.sleeps.ts": SLEEPS, "input.json": '{"message":"from a file"}' });
     checkout = tempCheckout();
   });
   const run = (args: string[], options: { env?: Record<string, string>; stdin?: string } = {}) => docket(runner(), ["run", ...args], { cwd: checkout, ...options });
@@ -161,6 +171,24 @@ export function defineRunCases(runner: () => DocketRunner): void {
     child.kill("SIGINT");
     expect(await child.exited).toBe(130);
     expect(await stderr.done).toContain("stopping now");
+  });
+
+  // A hang-up is handled only when this process was not started with it ignored (nohup): then neither was docket.
+  test.skipIf(hangUpIgnoredHere())("docket run stops on a hang-up (its terminal went away) as on Ctrl-C: its child is ended, its result written, exit 130", async () => {
+    // A duration no other test uses, to find this child among the machine's processes.
+    const seconds = `41.${process.pid}`;
+    const resultFile = join(tempDir("hang-up"), "result.json");
+    const child = spawnDocket(runner(), ["run", file("demo.sleeps.ts"), "--input", JSON.stringify({ seconds }), "--result-file", resultFile], { cwd: checkout });
+    const stderr = watchStream(child.stderr);
+    await stderr.until(/step sleep — Sleeping/);
+    const sleeping = () => Bun.spawnSync(["pgrep", "-f", `sleep ${seconds}`]).stdout.toString().trim() !== "";
+    for (let i = 0; i < 100 && !sleeping(); i++) await Bun.sleep(20);
+    expect(sleeping()).toBe(true);
+    child.kill("SIGHUP");
+    expect(await child.exited).toBe(130);
+    expect(JSON.parse(readFileSync(resultFile, "utf8")).execution.state).toBe("cancelled");
+    for (let i = 0; i < 100 && sleeping(); i++) await Bun.sleep(20);
+    expect(sleeping()).toBe(false);
   });
 
   test("docket run in GitHub Actions writes groups, annotations and a step summary", async () => {

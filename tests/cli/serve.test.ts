@@ -1,6 +1,6 @@
 // `docket serve` from source: it starts, answers, refuses a second server on the checkout, stops on Ctrl-C.
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { docket, fromSource, removeTempDirs, spawnDocket, tempCheckout, watchStream } from "./_harness.ts";
 
@@ -26,6 +26,23 @@ describe("docket serve", () => {
     expect(await child.exited).toBe(0);
     expect(existsSync(join(checkout, ".docket", "lease.json"))).toBe(false);
   });
+
+  // Not when this process was started with hang-ups ignored (nohup): docket then keeps ignoring them, as nohup means.
+  test.skipIf(/^SigIgn:\s*[0-9a-f]*[13579bdf]$/m.test(existsSync("/proc/self/status") ? readFileSync("/proc/self/status", "utf8") : "SigIgn: 1"))(
+    "stops cleanly on a hang-up (its terminal or SSH session went away): the lease is removed",
+    async () => {
+      const checkout = tempCheckout();
+      const child = spawnDocket(fromSource, ["serve", "--port", "0"], { cwd: checkout });
+      const stderr = watchStream(child.stderr);
+      const banner = await stderr.until(/docket serving .* at http:\/\/127\.0\.0\.1:\d+/);
+      // Answering: past start-up, where the signals are taken.
+      expect(await (await fetch(`${banner.match(/at (http:\/\/127\.0\.0\.1:\d+)/)![1]}/healthz`)).json()).toEqual({ ok: true });
+      child.kill("SIGHUP");
+      expect(await child.exited).toBe(0);
+      expect(await stderr.done).toContain("docket: SIGHUP, stopping");
+      expect(existsSync(join(checkout, ".docket", "lease.json"))).toBe(false);
+    },
+  );
 
   test("a limit flag out of range exits 2 naming the flag and its range", async () => {
     const result = await docket(fromSource, ["serve", "--port", "0", "--heartbeat-ms", "1"], { cwd: tempCheckout() });

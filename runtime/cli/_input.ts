@@ -1,5 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
+import { didYouMean } from "../capability/did-you-mean.ts";
 
 /** Where `--input` text comes from, injected so that tests need no real stdin. */
 export interface InputSources {
@@ -7,8 +8,11 @@ export interface InputSources {
   readStdin(): Promise<string>;
 }
 
-/** `--input` read and parsed, or the sentence that says what is wrong with it. */
-export type ParsedInput = { ok: true; value: unknown } | { ok: false; message: string };
+/**
+ * `--input` read and parsed, or the sentence that says what is wrong with it. `fromEnv`: the
+ * `--input-env` fields filled (dotted paths), for the run to check against the capability's input.
+ */
+export type ParsedInput = { ok: true; value: unknown; fromEnv?: string[] } | { ok: false; message: string };
 
 const EXAMPLE = `--input '{"path":"src"}', --input @input.json or --input - (read stdin)`;
 
@@ -59,9 +63,11 @@ function quote(text: string): string {
 const INPUT_ENV = /^([A-Za-z_][A-Za-z0-9_.-]*)=([A-Za-z_][A-Za-z0-9_]*)$/;
 
 /**
- * `--input-env field=VAR` (repeatable): the input's top-level `field` is the environment
- * variable's value, so a secret never stands on the command line (where `ps` shows it). Applied
- * over `--input`; a missing variable is a usage error that names it, and never prints a value.
+ * `--input-env field=VAR` (repeatable): the input's `field` is the environment variable's value,
+ * so a secret never stands on the command line (where `ps` shows it); `auth.token` is the field
+ * `token` of the object `auth` (made when absent). Applied over `--input`; a missing variable is a
+ * usage error that names it, and never prints a value. Whether the capability has such a field
+ * is checked once it is loaded (inputEnvProblem).
  */
 export function applyInputEnv(parsed: ParsedInput, pairs: string[], env: Record<string, string | undefined>): ParsedInput {
   if (!parsed.ok || pairs.length === 0) return parsed;
@@ -73,10 +79,47 @@ export function applyInputEnv(parsed: ParsedInput, pairs: string[], env: Record<
   for (const pair of pairs) {
     const match = INPUT_ENV.exec(pair);
     if (!match) return { ok: false, message: `--input-env takes field=VARIABLE, like --input-env token=GITHUB_TOKEN, got ${JSON.stringify(pair.slice(0, 80))}.` };
-    const [, field, variable] = match;
-    const value = env[variable!];
+    const [, field, variable] = match as unknown as [string, string, string];
+    const value = env[variable];
     if (value === undefined) return { ok: false, message: `--input-env ${field}=${variable}: the environment variable ${variable} is not set; set it, or give ${field} another way.` };
-    input[field!] = value;
+    const path = field.split(".");
+    if (path.some((segment) => segment === "" || FORBIDDEN.has(segment))) return { ok: false, message: `--input-env ${field}=${variable}: ${JSON.stringify(field)} is not a field path; give names joined by dots, like auth.token.` };
+    let into = input;
+    for (const segment of path.slice(0, -1)) {
+      const next = Object.hasOwn(into, segment) ? into[segment] : undefined;
+      if (next !== undefined && (next === null || typeof next !== "object" || Array.isArray(next))) {
+        return { ok: false, message: `--input-env ${field}=${variable}: the input's ${segment} is not an object, so it has no field ${JSON.stringify(path.at(-1))}.` };
+      }
+      // A copy, so that --input's own object is never changed.
+      into = into[segment] = { ...((next as Record<string, unknown> | undefined) ?? {}) };
+    }
+    into[path.at(-1)!] = value;
   }
-  return { ok: true, value: input };
+  return { ok: true, value: input, fromEnv: pairs.map((pair) => pair.slice(0, pair.indexOf("="))) };
+}
+
+/** Names that would reach an object's prototype, never a field. */
+const FORBIDDEN = new Set(["__proto__", "prototype", "constructor"]);
+
+/**
+ * Why an `--input-env` field is not one the capability's input declares (its JSON Schema), or
+ * null: a value sent to a field the schema does not have is dropped by the check, silently, and a
+ * CI step would run without the secret it believed it passed. A schema that says nothing of its
+ * properties (a record, `any`) takes any field.
+ */
+export function inputEnvProblem(field: string, schema: unknown): string | null {
+  let at = schema as { properties?: Record<string, unknown> } | undefined;
+  const path = field.split(".");
+  for (let i = 0; i < path.length; i++) {
+    const properties = at?.properties;
+    if (properties === undefined || properties === null || typeof properties !== "object") return null;
+    if (!Object.hasOwn(properties, path[i]!)) {
+      const where = i === 0 ? "the input" : `the input's ${path.slice(0, i).join(".")}`;
+      const known = Object.keys(properties);
+      const near = didYouMean(path[i]!, known);
+      return `--input-env ${field}: ${where} has no field ${JSON.stringify(path[i])}${near.length > 0 ? ` (did you mean ${near.map((n) => JSON.stringify(n)).join(" or ")}?)` : ""}; its fields are ${known.length > 0 ? known.join(", ") : "none"}.`;
+    }
+    at = properties[path[i]!] as typeof at;
+  }
+  return null;
 }

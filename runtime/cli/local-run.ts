@@ -9,7 +9,7 @@ import type { EdgeInfo } from "../execution/plane.ts";
 import type { ExecutionEvent } from "../execution/protocol.ts";
 import type { ExecutionSnapshot } from "../execution/snapshot.ts";
 import { newTraceId, requestIdFrom, traceIdFrom } from "../server/edge-ids.ts";
-import type { ParsedInput } from "./_input.ts";
+import { inputEnvProblem, type ParsedInput } from "./_input.ts";
 import { terminalStyle, type TerminalStyle } from "./_terminal.ts";
 import { onInterrupts } from "./_interrupts.ts";
 import { EXIT, exitCodeOf, failureText, type RunEnd } from "./exit-code.ts";
@@ -139,6 +139,10 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
     // Before anything else is printed: the runner then blanks these values in every later line.
     const declared = capabilityId === null ? null : plane.registry.get(capabilityId);
     if (gitHub && declared) output.stderr(maskCommands(sensitiveValues(input, declared.input_schema), MIN_MASKED_LENGTH));
+    for (const field of declared ? (options.input.fromEnv ?? []) : []) {
+      const problem = inputEnvProblem(field, declared!.input_schema);
+      if (problem !== null) return await refuse(`Cannot run ${options.target}: ${problem}`, { field });
+    }
     reportLoadErrors(otherErrors, plane.root, gitHub, style, output);
     if (capabilityId === null) {
       const why = ownErrors.map((e) => `${e.line !== null ? `line ${e.line}${e.column !== null ? `:${e.column}` : ""}: ` : ""}${e.reason}`).join("; ");

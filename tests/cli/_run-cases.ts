@@ -130,6 +130,15 @@ export function defineRunCases(runner: () => DocketRunner): void {
     expect(oneJsonDocument(result.stdout).execution.run_id).toBe("release-42");
   });
 
+  test("docket run --input-env to a field the capability's input does not have exits 2 naming it, and runs nothing (it ran without the value)", async () => {
+    const result = await run([file("demo.echo.ts"), "--input-env", "mesage=ECHO_TEXT", "--format", "json"], { env: { ECHO_TEXT: "from the environment" } });
+    expect(result.code).toBe(2);
+    expect(oneJsonDocument(result.stdout).failure.message).toContain('--input-env mesage: the input has no field "mesage" (did you mean "message"?)');
+    expect(result.stdout).not.toContain("from the environment");
+    const right = await run([file("demo.echo.ts"), "--input-env", "message=ECHO_TEXT", "--format", "json"], { env: { ECHO_TEXT: "from the environment" } });
+    expect(right.code).toBe(0);
+  });
+
   test("docket run --run-id of a bad shape exits 2", async () => {
     const result = await run([file("demo.echo.ts"), "--input", '{"message":"x"}', "--run-id", "no spaces allowed"]);
     expect(result.code).toBe(2);

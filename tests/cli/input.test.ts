@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { applyInputEnv, readInput } from "../../runtime/cli/_input.ts";
+import { applyInputEnv, inputEnvProblem, readInput } from "../../runtime/cli/_input.ts";
 import { removeTempDirs, tempDir, writeFiles } from "./_harness.ts";
 
 afterAll(removeTempDirs);
@@ -38,8 +38,8 @@ describe("applyInputEnv", () => {
   const env = { SLACK_TOKEN: "xoxb-secret-value", EMPTY: "" };
 
   test("--input-env field=VAR fills the field from the environment, over --input", () => {
-    expect(applyInputEnv({ ok: true, value: { channel: "ops", token: "x" } }, ["token=SLACK_TOKEN"], env)).toEqual({ ok: true, value: { channel: "ops", token: "xoxb-secret-value" } });
-    expect(applyInputEnv({ ok: true, value: undefined }, ["token=SLACK_TOKEN", "note=EMPTY"], env)).toEqual({ ok: true, value: { token: "xoxb-secret-value", note: "" } });
+    expect(applyInputEnv({ ok: true, value: { channel: "ops", token: "x" } }, ["token=SLACK_TOKEN"], env)).toEqual({ ok: true, value: { channel: "ops", token: "xoxb-secret-value" }, fromEnv: ["token"] });
+    expect(applyInputEnv({ ok: true, value: undefined }, ["token=SLACK_TOKEN", "note=EMPTY"], env)).toEqual({ ok: true, value: { token: "xoxb-secret-value", note: "" }, fromEnv: ["token", "note"] });
   });
 
   test("a missing variable, a malformed pair or an input that is not an object is refused by name, never with a value", () => {
@@ -48,5 +48,30 @@ describe("applyInputEnv", () => {
     expect(applyInputEnv({ ok: true, value: {} }, ["token"], env)).toMatchObject({ ok: false, message: expect.stringContaining("field=VARIABLE") });
     expect(applyInputEnv({ ok: true, value: [1] }, ["token=SLACK_TOKEN"], env)).toMatchObject({ ok: false, message: expect.stringContaining("not a JSON object") });
     for (const result of [missing]) expect(JSON.stringify(result)).not.toContain("xoxb");
+  });
+
+  test("a dotted field fills a nested one, beside what --input gave, without changing --input's object", () => {
+    const given = { auth: { user: "ci" } };
+    expect(applyInputEnv({ ok: true, value: given }, ["auth.token=SLACK_TOKEN", "deep.er.most=EMPTY"], env)).toEqual({
+      ok: true,
+      value: { auth: { user: "ci", token: "xoxb-secret-value" }, deep: { er: { most: "" } } },
+      fromEnv: ["auth.token", "deep.er.most"],
+    });
+    expect(given).toEqual({ auth: { user: "ci" } });
+    expect(applyInputEnv({ ok: true, value: { auth: "text" } }, ["auth.token=SLACK_TOKEN"], env)).toMatchObject({ ok: false, message: expect.stringContaining("the input's auth is not an object") });
+    for (const bad of ["a..b=SLACK_TOKEN", "__proto__.x=SLACK_TOKEN", "a.constructor=SLACK_TOKEN"]) expect(applyInputEnv({ ok: true, value: {} }, [bad], env)).toMatchObject({ ok: false, message: expect.stringContaining("is not a field path") });
+  });
+});
+
+describe("inputEnvProblem", () => {
+  const schema = { type: "object", properties: { token: { type: "string" }, auth: { type: "object", properties: { token: { type: "string" } } }, extra: { type: "object" } } };
+
+  test("a field the input declares, at any depth, or under a schema that names no properties, is fine", () => {
+    for (const field of ["token", "auth.token", "extra.anything"]) expect(inputEnvProblem(field, schema)).toBeNull();
+  });
+
+  test("a field the input does not declare is named, with what is near and what there is (the check would drop it silently)", () => {
+    expect(inputEnvProblem("tokn", schema)).toBe('--input-env tokn: the input has no field "tokn" (did you mean "token"?); its fields are token, auth, extra.');
+    expect(inputEnvProblem("auth.tok", schema)).toBe(`--input-env auth.tok: the input's auth has no field "tok" (did you mean "token"?); its fields are token.`);
   });
 });

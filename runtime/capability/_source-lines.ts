@@ -11,7 +11,8 @@ export interface SourceLocation {
  */
 export function locateProperty(text: string | undefined, key: string): SourceLocation | null {
   if (!text) return null;
-  const pattern = new RegExp(`(^|[\\s{,])(["']?)${key}\\2\\s*[:(]`);
+  // Escaped: an unknown field's name is whatever the file wrote (`"a.b(": 1`).
+  const pattern = new RegExp(`(^|[\\s{,])(["']?)${key.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\2\\s*[:(]`);
   const lines = text.split("\n");
   for (let i = 0; i < lines.length; i++) {
     const match = pattern.exec(lines[i]!);

@@ -37,6 +37,8 @@ export type {
 } from "./inspect.ts";
 export { CapabilityRegistry } from "./registry.ts";
 export type { AddCapabilityOptions } from "./registry.ts";
+export { TakenIds, toolNameOf } from "./taken-ids.ts";
+export type { IdConflict, TakenId } from "./taken-ids.ts";
 export { discoverCapabilities, loadCapabilityFile } from "./discovery.ts";
 export type { DiscoveryOptions, ImportFile, LoadedCapabilityFile } from "./discovery.ts";
 export { findCheckoutRoot } from "./checkout.ts";

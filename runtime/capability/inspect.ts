@@ -4,6 +4,7 @@ import * as v from "valibot";
 import { describeImportFailure } from "./_import-failure.ts";
 import { CAPABILITY_ID_PATTERN, CAPABILITY_ID_RULE } from "./capability-id.ts";
 import { locateProperty } from "./_source-lines.ts";
+import { didYouMeanText } from "./did-you-mean.ts";
 import type { CapabilitySources } from "./capability-sources.ts";
 import { CapabilityError } from "./capability-error.ts";
 import { readRegularFileText } from "./open-regular-file.ts";
@@ -16,6 +17,30 @@ import type { JsonSchema } from "./registered.ts";
 export const CAPABILITY_ID = CAPABILITY_ID_PATTERN;
 
 const ERROR_CODE = /^[a-z][a-z0-9_]*$/;
+
+/**
+ * Every field a declaration may have (docs/handler-api.md). Any other is refused: a misspelled
+ * optional field (`cancelable`, `timeoutMs`) would otherwise be ignored without a word.
+ */
+const DECLARATION_FIELDS = Object.keys({
+  id: true,
+  title: true,
+  description: true,
+  effect: true,
+  input: true,
+  output: true,
+  cancellable: true,
+  timeout_ms: true,
+  cache: true,
+  execution: true,
+  examples: true,
+  errors: true,
+  handler: true,
+  reconcile: true,
+} satisfies Record<keyof CapabilityDef, true>);
+
+/** Unknown fields reported one by one; past this, the rest are counted in one problem (each costs a search of the text). */
+const MAX_UNKNOWN_FIELDS_REPORTED = 10;
 
 /** What kind of problem a capability file has; stable, for agents and CI annotations. */
 export type CapabilityProblemCode =
@@ -69,6 +94,15 @@ export function checkDeclaration(value: unknown, options: DeclarationCheckOption
     return { id: null, problems, input_schema: null, output_schema: null };
   }
   const def = value as Partial<Record<keyof CapabilityDef, unknown>>;
+
+  const unknown = Object.keys(value).filter((key) => !DECLARATION_FIELDS.includes(key));
+  for (const key of unknown.slice(0, MAX_UNKNOWN_FIELDS_REPORTED)) {
+    const hint = didYouMeanText(key, DECLARATION_FIELDS);
+    report("bad_declaration", key, `${describe(key)} is not a declaration field. ${hint || `Remove it; a declaration has only ${DECLARATION_FIELDS.join(", ")}.`}`);
+  }
+  if (unknown.length > MAX_UNKNOWN_FIELDS_REPORTED) {
+    report("bad_declaration", null, `${unknown.length - MAX_UNKNOWN_FIELDS_REPORTED} more fields are not declaration fields either. Remove them; a declaration has only ${DECLARATION_FIELDS.join(", ")}.`);
+  }
 
   const id = typeof def.id === "string" && CAPABILITY_ID.test(def.id) ? def.id : null;
   if (def.id === undefined) report("bad_id", null, 'id is missing; declare one lower-case dotted like "files.digest"');

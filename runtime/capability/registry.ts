@@ -3,6 +3,7 @@ import { builtinVersion, fileVersion } from "./capability-version.ts";
 import type { CapabilityDef } from "./declaration.ts";
 import { checkDeclaration } from "./inspect.ts";
 import type { CapabilityCatalog, CapabilitySource, LoadError, RegisteredCapability } from "./registered.ts";
+import { TakenIds } from "./taken-ids.ts";
 
 /** Options of `CapabilityRegistry.add`. */
 export interface AddCapabilityOptions {
@@ -18,8 +19,7 @@ export interface AddCapabilityOptions {
  */
 export class CapabilityRegistry implements CapabilityCatalog {
   readonly #byId = new Map<string, RegisteredCapability>();
-  /** By MCP tool name (the id with underscores for dots). */
-  readonly #byTool = new Map<string, RegisteredCapability>();
+  readonly #taken = new TakenIds();
   readonly #errors: LoadError[] = [];
 
   /** Checks and registers a declaration; returns it, or null when it became load errors. */
@@ -29,28 +29,11 @@ export class CapabilityRegistry implements CapabilityCatalog {
       for (const problem of check.problems) this.#errors.push({ file: source.file, line: problem.line, column: problem.column, reason: problem.reason });
       return null;
     }
-    // An MCP client calls a capability by its id with underscores for dots (docs/architecture.md):
-    // two ids with one such name, or a checkout's id in docket's own tool names, would leave one
-    // of them without a tool, silently. The first one stays, as for a duplicate id.
-    const tool = check.id.replaceAll(".", "_");
-    const sameTool = this.#byTool.get(tool);
-    if (sameTool && sameTool.id !== check.id) {
-      this.#errors.push({ file: source.file, line: null, column: null, reason: `id "${check.id}" has the MCP tool name ${tool}, which ${sameTool.id} (${describeSource(sameTool.source)}) has already; this file is ignored. Give one of them another id.` });
-      return null;
-    }
-    if (source.kind === "file" && tool.startsWith("docket_")) {
-      this.#errors.push({ file: source.file, line: null, column: null, reason: `id "${check.id}" has the MCP tool name ${tool}: names beginning docket_ are docket's own tools; this file is ignored. Give it another id.` });
-      return null;
-    }
-    const existing = this.#byId.get(check.id);
-    if (existing) {
-      // The first one stays: a checkout file can never shadow a built-in by loading later.
-      this.#errors.push({
-        file: source.file,
-        line: null,
-        column: null,
-        reason: `id "${check.id}" is already declared by ${describeSource(existing.source)}; this file is ignored. Give one of them another id.`,
-      });
+    // The first one stays: a checkout file can never shadow a built-in by loading later.
+    const conflict = this.#taken.conflict(check.id, source);
+    if (conflict) {
+      const fix = conflict.holder ? "Give one of them another id." : "Give it another id.";
+      this.#errors.push({ file: source.file, line: null, column: null, reason: `${conflict.reason}; this file is ignored. ${fix}` });
       return null;
     }
     const declared = def as CapabilityDef;
@@ -74,7 +57,7 @@ export class CapabilityRegistry implements CapabilityCatalog {
       def: declared,
     };
     this.#byId.set(registered.id, registered);
-    this.#byTool.set(tool, registered);
+    this.#taken.take(registered);
     return registered;
   }
 
@@ -103,8 +86,4 @@ export class CapabilityRegistry implements CapabilityCatalog {
 function versionOf(source: CapabilitySource, text: string | undefined): string {
   if (text !== undefined) return fileVersion(text);
   return source.kind === "builtin" ? builtinVersion() : "unknown";
-}
-
-function describeSource(source: CapabilitySource): string {
-  return source.kind === "builtin" ? `the built-in ${source.file}` : source.file;
 }

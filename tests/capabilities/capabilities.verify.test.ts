@@ -79,6 +79,17 @@ describe("capabilities.verify", () => {
     expect(t.diagnostics()[5]!.message).toContain("already declared by capabilities/good.one.ts");
   });
 
+  test("capabilities.verify fails a misspelled optional field at its line, rather than passing a file whose field is ignored", async () => {
+    await writeFiles(root, { "capabilities/t.typo.ts": capabilitySource({ id: "t.typo", extra: "cancelable: true, timeoutMs: 100," }) });
+    const t = createTestContext({ root });
+    const error = await failure(runHandler(verify, {}, t.ctx));
+    expect(error.context).toEqual({ files: 3, problems: 2 });
+    expect(t.diagnostics().map((d) => [d.file, d.code, d.line, d.message])).toEqual([
+      ["capabilities/t.typo.ts", "bad_declaration", 11, '"cancelable" is not a declaration field. Did you mean "cancellable"?'],
+      ["capabilities/t.typo.ts", "bad_declaration", 11, '"timeoutMs" is not a declaration field. Did you mean "timeout_ms"?'],
+    ]);
+  });
+
   test("capabilities.verify reads an edited file again", async () => {
     await writeFiles(root, { "capabilities/fix.me.ts": capabilitySource({ id: "fix.me", input: "v.object({ at: v.date() })" }) });
     await failure(runHandler(verify, {}, createTestContext({ root }).ctx));

@@ -108,6 +108,30 @@ describe("checkDeclaration", () => {
   });
 });
 
+describe("checkDeclaration unknown fields", () => {
+  test("checkDeclaration refuses a field it does not know at its line, suggesting the field it is close to", () => {
+    const text = 'export default capability({\n  id: "a.b",\n  cancelable: true,\n  timeoutMs: 100,\n  "odd(key": 1,\n});\n';
+    const check = checkDeclaration({ id: "a.b", cancelable: true, timeoutMs: 100, "odd(key": 1 }, { text });
+    expect(check.problems.filter((p) => p.reason.includes("is not a declaration field"))).toEqual([
+      { code: "bad_declaration", reason: '"cancelable" is not a declaration field. Did you mean "cancellable"?', line: 3, column: 3 },
+      { code: "bad_declaration", reason: '"timeoutMs" is not a declaration field. Did you mean "timeout_ms"?', line: 4, column: 3 },
+      {
+        code: "bad_declaration",
+        reason: '"odd(key" is not a declaration field. Remove it; a declaration has only id, title, description, effect, input, output, cancellable, timeout_ms, cache, execution, examples, errors, handler, reconcile.',
+        line: 5,
+        column: 3,
+      },
+    ]);
+  });
+
+  test("checkDeclaration reports ten unknown fields one by one and counts the rest in one problem", () => {
+    const fields = Object.fromEntries(Array.from({ length: 25 }, (_, i) => [`extra${i}`, i]));
+    const reasons = checkDeclaration({ id: "a.b", ...fields }).problems.map((p) => p.reason).filter((r) => r.includes("declaration field"));
+    expect(reasons).toHaveLength(11);
+    expect(reasons[10]).toStartWith("15 more fields are not declaration fields either.");
+  });
+});
+
 describe("listCapabilityFiles", () => {
   test("listCapabilityFiles lists .ts and .js files sorted, without helpers, hidden files (editor locks), tests, declarations or subfolders", async () => {
     const files = await listCapabilityFiles(join(root, "caps"));

@@ -100,6 +100,16 @@ describe("CapabilityRegistry", () => {
     expect(registry.loadErrors()[0]).toMatchObject({ line: 4, column: 3 });
   });
 
+  test("CapabilityRegistry.add refuses a misspelled field instead of registering the capability without it", () => {
+    const registry = new CapabilityRegistry();
+    const text = 'export default capability({\n  id: "files.count",\n  cancelable: true,\n});\n';
+    expect(registry.add(def({ cancelable: true }), file("files.count.ts"), { text })).toBeNull();
+    expect(registry.get("files.count")).toBeNull();
+    expect(registry.loadErrors()).toEqual([
+      { file: "/work/x/capabilities/files.count.ts", line: 3, column: 3, reason: '"cancelable" is not a declaration field. Did you mean "cancellable"?' },
+    ]);
+  });
+
   test("CapabilityRegistry.add refuses missing or invalid title, description, effect and handler", () => {
     const registry = new CapabilityRegistry();
     registry.add(def({ title: "", description: undefined, effect: "delete", handler: "nope" }), file("files.count.ts"));

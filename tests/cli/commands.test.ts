@@ -1,10 +1,10 @@
 // docket's other commands from source: help, version, capabilities, new, and command-line mistakes.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
 import { ECHO } from "./_fixtures.ts";
-import { docket, fromSource, removeTempDirs, tempCheckout, writeFiles } from "./_harness.ts";
+import { docket, fromSource, REPO, removeTempDirs, tempCheckout, writeFiles } from "./_harness.ts";
 
 afterAll(removeTempDirs);
 
@@ -168,10 +168,66 @@ describe("docket new", () => {
     expect(result.stderr).not.toContain("unexpected");
   });
 
+  test("refuses an id the registry would refuse: a built-in's id, a tool name held already, docket's own tool names", async () => {
+    const repo = tempCheckout();
+    writeFiles(repo, { "capabilities/team_a.hello.ts": ECHO.replace('"demo.echo"', '"team_a.hello"') });
+    const builtin = await cli(["new", "files.digest"], repo);
+    expect(builtin.code).toBe(2);
+    expect(builtin.stderr).toContain('Cannot create capabilities/files.digest.ts: id "files.digest" is already declared by the built-in files.digest.ts, so the file would never load. Choose another id.');
+    const tool = await cli(["new", "team.a_hello"], repo);
+    expect(tool.code).toBe(2);
+    expect(tool.stderr).toContain(
+      'Cannot create capabilities/team.a_hello.ts: id "team.a_hello" has the MCP tool name team_a_hello, which team_a.hello (capabilities/team_a.hello.ts) has already, so one of the two files would not load. Choose another id.',
+    );
+    const own = await cli(["new", "docket.hello"], repo);
+    expect(own.code).toBe(2);
+    expect(own.stderr).toContain("names beginning docket_ are docket's own tools, so the file would never load. Choose another id.");
+    for (const id of ["files.digest", "team.a_hello", "docket.hello"]) expect(existsSync(join(repo, "capabilities", `${id}.ts`))).toBe(false);
+  });
+
   test("refuses to overwrite an existing file", async () => {
     const result = await cli(["new", "demo.echo"]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("capabilities/demo.echo.ts already exists");
     expect(readFileSync(join(checkout, "capabilities", "demo.echo.ts"), "utf8")).toBe(ECHO);
   });
+});
+
+describe("docket init", () => {
+  /** The team's own check of the checkout, `tsc --noEmit -p .`, with this repository's TypeScript. */
+  const rootCheck = (checkout: string) => {
+    const run = Bun.spawnSync([join(REPO, "node_modules", ".bin", "tsc"), "--noEmit", "-p", "."], { cwd: checkout, stdout: "pipe", stderr: "pipe" });
+    return { code: run.exitCode, output: run.stdout.toString() + run.stderr.toString() };
+  };
+
+  test("docket init under a root tsconfig.json that checks capabilities/ says on stderr which line to add, and leaves the file as it was", async () => {
+    const repo = tempCheckout();
+    const tsconfig = '{"compilerOptions":{"strict":true}}\n';
+    writeFiles(repo, { "tsconfig.json": tsconfig, "src/index.ts": "export const answer: number = 42;\n" });
+    const init = await cli(["init"], repo);
+    expect(init.code).toBe(0);
+    expect(init.stdout).toContain("Created capabilities/hello.greet.ts");
+    expect(init.stderr).toBe(
+      `Note: tsconfig.json type-checks capabilities/ too, with its own settings, where "docket" and "valibot" have no types: tsc -p . will fail with "Cannot find module 'docket'". docket does not edit it; add this line to it (docs/editor-types.md):\n  "exclude": ["capabilities"]\n`,
+    );
+    expect(readFileSync(join(repo, "tsconfig.json"), "utf8")).toBe(tsconfig);
+    expect(rootCheck(repo).output).toContain("Cannot find module 'docket'");
+
+    // The line it names is the fix: the team's check passes again, and init says nothing more.
+    writeFileSync(join(repo, "tsconfig.json"), '{"compilerOptions":{"strict":true},\n  "exclude": ["capabilities"]\n}\n');
+    expect(rootCheck(repo)).toEqual({ code: 0, output: "" });
+    expect(await cli(["init"], repo)).toMatchObject({ code: 0, stderr: "" });
+  }, 30_000);
+
+  test("docket init keeps an exclude the root tsconfig.json has in the line it names, and says nothing when the root check leaves capabilities/ out", async () => {
+    const repo = tempCheckout();
+    writeFiles(repo, { "tsconfig.json": '{"exclude":["dist"]}\n' });
+    expect((await cli(["init"], repo)).stderr).toContain('make its exclude this (docs/editor-types.md):\n  "exclude": ["dist", "capabilities"]\n');
+    for (const quiet of ['{"include":["src"]}', '{"files":[]}', '{"exclude":["./capabilities/**/*"]}', '{\n  // JSON with comments\n  "exclude": ["capabilities"],\n}']) {
+      writeFileSync(join(repo, "tsconfig.json"), quiet);
+      expect(await cli(["init"], repo)).toMatchObject({ code: 0, stderr: "" });
+    }
+    const bare = tempCheckout();
+    expect(await cli(["init"], bare)).toMatchObject({ code: 0, stderr: "" });
+  }, 30_000);
 });

@@ -3,6 +3,7 @@ import { join, relative } from "node:path";
 import { defineCommand } from "citty";
 import { findCheckoutRoot } from "../../capability/checkout.ts";
 import { listCapabilityFiles } from "../../capability/inspect.ts";
+import { readRegularFileText } from "../../capability/open-regular-file.ts";
 import type { DocketCommandMeta } from "../_command-line.ts";
 import { writeStdout } from "../_run-cli.ts";
 import { cannotWrite, editorTsconfig, writeEditorTypes } from "../editor-types.ts";
@@ -57,6 +58,58 @@ export default defineCommand({
     }
     const next = first ? `docket run ${FIRST_ID} --input '{"name":"Ada"}'` : "docket capabilities list";
     await writeStdout(`${done.join("\n")}\nNext:    ${next}   ·   docket new <namespace.verb>   ·   npx -p typescript tsc --noEmit -p ${shown(folder)}\n`);
+    const note = await rootTsconfigNote(join(root, "tsconfig.json"), shown);
+    if (note !== null) process.stderr.write(note);
     return EXIT.succeeded;
   },
 });
+
+/**
+ * A note for a root tsconfig.json that type-checks capabilities/ too (docs/editor-types.md): with
+ * its own settings "docket" and "valibot" have no types, and the team's `tsc -p .` starts to fail.
+ * The user's file is theirs to edit; null when there is none or it leaves capabilities/ out.
+ */
+async function rootTsconfigNote(file: string, shown: (path: string) => string): Promise<string | null> {
+  let text: string;
+  try {
+    // A regular file only: a FIFO by that name would hold init for ever (open-regular-file.ts).
+    text = await readRegularFileText(file);
+  } catch {
+    return null;
+  }
+  const config = parseObject(text);
+  const exclude = strings(config?.exclude);
+  if (exclude.some((entry) => entry.replace(/^\.\//, "").replace(/(\/\*\*)?(\/\*)?\/?$/, "") === "capabilities")) return null;
+  // Not plain JSON (comments, trailing commas): a look at its text, else it may check capabilities/ and the note stands.
+  if (config === null && /"exclude"\s*:\s*\[[^\]]*"(\.\/)?capabilities[/*"]/.test(text)) return null;
+  if (config !== null) {
+    // As TypeScript reads them: no `include` means every file, unless `files` is given.
+    const include = config.include === undefined ? (config.files === undefined ? ["**/*"] : []) : strings(config.include);
+    if (![...include, ...strings(config.files)].some(reachesCapabilities)) return null;
+  }
+  const line = `"exclude": [${[...exclude, "capabilities"].map((entry) => JSON.stringify(entry)).join(", ")}]`;
+  const edit = config?.exclude === undefined ? "add this line to it" : "make its exclude this";
+  return (
+    `Note: ${shown(file)} type-checks capabilities/ too, with its own settings, where "docket" and "valibot" have no types: ` +
+    `tsc -p . will fail with "Cannot find module 'docket'". docket does not edit it; ${edit} (docs/editor-types.md):\n  ${line}\n`
+  );
+}
+
+/** True when a tsconfig `include` or `files` entry can name a file under capabilities/. */
+function reachesCapabilities(entry: string): boolean {
+  const first = entry.replace(/^\.\//, "").split("/")[0]!;
+  return first === "capabilities" || first === "" || first === "." || /[*?]/.test(first);
+}
+
+function parseObject(text: string): Record<string, unknown> | null {
+  try {
+    const value = JSON.parse(text) as unknown;
+    return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
+
+function strings(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((item): item is string => typeof item === "string") : [];
+}

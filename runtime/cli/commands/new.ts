@@ -1,9 +1,11 @@
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
-import { join, relative } from "node:path";
+import { basename, join, relative } from "node:path";
 import { defineCommand } from "citty";
 import { findCheckoutRoot } from "../../capability/checkout.ts";
 import { CAPABILITY_ID_RULE } from "../../capability/capability-id.ts";
-import { CAPABILITY_ID } from "../../capability/inspect.ts";
+import { BUILTINS } from "../../capability/builtins.ts";
+import { CAPABILITY_ID, listCapabilityFiles } from "../../capability/inspect.ts";
+import { TakenIds } from "../../capability/taken-ids.ts";
 import { UsageError, type DocketCommandMeta } from "../_command-line.ts";
 import { writeStdout } from "../_run-cli.ts";
 import { EXIT } from "../exit-code.ts";
@@ -28,6 +30,12 @@ export default defineCommand({
     const file = join(folder, `${args.id}.ts`);
     const shown = relative(process.cwd(), file) || file;
     if (existsSync(file)) throw new UsageError(`${shown} already exists; edit it, or choose another id.`, command);
+    const conflict = (await takenIds(folder)).conflict(args.id, { kind: "file", file });
+    if (conflict) {
+      // Files load in name order, the first holder staying: of two files, either may be the one refused.
+      const outcome = conflict.holder?.source.kind === "file" ? "one of the two files would not load" : "the file would never load";
+      throw new UsageError(`Cannot create ${shown}: ${conflict.reason}, so ${outcome}. Choose another id.`, command);
+    }
     mkdirSync(folder, { recursive: true });
     try {
       writeFileSync(file, capabilityTemplate(args.id), { flag: "wx" });
@@ -42,6 +50,20 @@ export default defineCommand({
     return EXIT.succeeded;
   },
 });
+
+/**
+ * The ids the registry would hold before a new file: the built-ins, then the checkout's files by
+ * name (a file loads only when it is named after its id, so its name is its id; none is imported).
+ */
+async function takenIds(folder: string): Promise<TakenIds> {
+  const taken = new TakenIds();
+  for (const name of Object.keys(BUILTINS).sort()) taken.take({ id: BUILTINS[name]!.id, source: { kind: "builtin", file: name } });
+  for (const file of (await listCapabilityFiles(folder)) ?? []) {
+    const id = basename(file).replace(/\.(ts|js)$/, "");
+    if (CAPABILITY_ID.test(id)) taken.take({ id, source: { kind: "file", file: relative(process.cwd(), file) || file } });
+  }
+  return taken;
+}
 
 /** `hello.greet` → `Hello greet`. */
 function titleOf(id: string): string {

@@ -28,6 +28,14 @@ export default capability({
     session_key: v.optional(v.nullable(v.pipe(v.string(), v.minLength(1), v.maxLength(256)))),
     request_id: v.pipe(v.string(), v.regex(/^[A-Za-z0-9._:-]{1,128}$/, "must be 1-128 characters of A-Z a-z 0-9 . _ : -")),
     trace_id: v.pipe(v.string(), v.regex(/^[0-9a-f]{32}$/, "must be 32 lower-case hex digits")),
+    cancel_sequence: v.optional(
+      v.pipe(
+        v.number(),
+        v.integer(),
+        v.minValue(1),
+        v.description("The sequence of the run's own execution.cancel_requested, once it has one: where the server's stored cancel is taken over by the run's."),
+      ),
+    ),
     events: v.pipe(
       // Each event is checked against the protocol's event schema where it is applied, before anything is.
       v.array(v.looseObject({ sequence: v.pipe(v.number(), v.integer(), v.minValue(1)), type: v.string() })),
@@ -37,7 +45,7 @@ export default capability({
   }),
   output: v.object({
     id: v.string(),
-    through: v.pipe(v.number(), v.description("The last sequence the server holds; the next report starts after it.")),
+    through: v.pipe(v.number(), v.description("The last of the run's sequences the server holds; the next report starts after it.")),
     applied: v.number(),
     gap: v.pipe(v.boolean(), v.description("The report began after a gap and nothing was applied: send again from through + 1.")),
     state: v.nullable(executionStateSchema()),

@@ -121,6 +121,8 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
   let failures = 0;
   let warned = false;
   let cancelPassed = false;
+  /** The sequence of this run's own execution.cancel_requested, once it has one: every report says it. */
+  let cancelSequence: number | null = null;
   let finishing = false;
   let finishingSince = 0;
   /** The server ended the execution for silence: only the run's own end is reported now. */
@@ -177,6 +179,9 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
       // The input travels until the server holds the execution; after that it would only weigh.
       body = { ...description, input: through === 0 ? description.input : undefined, events: batch.events };
     }
+    // The server stores a cancel asked of it as its own event, which the run's takes the place of:
+    // where the run's is tells it how far it got in the run's sequences (docs/protocol.md).
+    if (cancelSequence !== null) body.cancel_sequence = cancelSequence;
     inFlight = true;
     let answer: ReportAnswer;
     try {
@@ -273,6 +278,7 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
 
   // Every event of the execution, its history first, goes to the outbox and wakes the reporter.
   subscription = store.subscribe({ executions: [id], after: 0 }, (event, json) => {
+    if (event.type === "execution.cancel_requested") cancelSequence ??= event.sequence;
     outbox.add(event, (json ?? JSON.stringify(event)).length);
     wake(soonMs);
   });

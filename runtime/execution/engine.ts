@@ -579,9 +579,9 @@ export function createEngine(options: EngineOptions): Engine {
       return receipt(false, `${snapshot.capability} is not cancellable: it does not check for cancellation, so ${id} runs to its end.`);
     }
     if (!active || !active.handle) {
-      // Not run by this engine: a run reported by another process (docs/protocol.md). The request reaches
-      // the run in its next report's answer, and the run records execution.cancel_requested itself,
-      // so this store and the run's keep the same sequences.
+      // Not run by this engine: a run reported by another process (docs/protocol.md). The ledger
+      // stores the request (durable before this answer, like any cancel) and it reaches the run in
+      // its next report's answer, by this server or by the next one after a crash.
       const reported = reports.requestCancel(id, edge.actor);
       if (reported) {
         return receipt(true, `Cancellation of ${id} was passed to docket run (pid ${reported.pid}), which runs it and stops it when its next report is answered; follow its events for the outcome.`);

@@ -52,8 +52,9 @@ export interface ReportLedger {
   /** Applies a report's new events once and in order; throws FailureError (invalid_input) for a report it refuses. */
   ingest(report: ExecutionReport, edge: EdgeInfo): ReportAnswer;
   /**
-   * Records a cancel asked of this server for a run it hears: the run learns it from its next
-   * answer and cancels its own execution. Null when no run is reporting `id`.
+   * Records a cancel asked of this server for a run it hears: stored as the server's own
+   * `execution.cancel_requested` (the execution is `cancelling`, and a crash keeps it), and passed
+   * to the run in its next answer, which cancels its own execution. Null when no run is reporting `id`.
    */
   requestCancel(id: string, actor: Actor): { pid: number } | null;
   close(): void;
@@ -63,19 +64,43 @@ export interface ReportLedger {
 interface Session {
   pid: number;
   timer: unknown;
+  /** When the silence timer is due (`clock.monotonic()`): a timer that fires much later lost time. */
+  due: number;
+  /** Who asked this server to cancel the run; the run hears it until it reports its own cancel. */
   cancelBy: Actor | null;
 }
 
 /**
+ * How late a silence timer may fire and still be judged: later than this, this process was stopped
+ * or starved while it was due, and the run's reports may be waiting unread (docs/protocol.md).
+ */
+const LATE_TOLERANCE_MS = 50;
+
+/**
  * Creates the ledger. Reported executions live in the same store as the server's own, under the
  * run's id, with `actor: {kind:"cli", pid}`; the store's `last_sequence` is how far the server got,
- * so nothing but the silence timers and pending cancels is kept here. The server never appends
- * an event of its own to a reported execution that is still going (a cancel waits for the run's
- * own `execution.cancel_requested`), so the run's sequences and the server's stay the same.
+ * so nothing but the silence timers and who asked a cancel is kept here.
+ *
+ * The server appends one event of its own to a reported execution that is still going: the
+ * `execution.cancel_requested` of a cancel asked of it, so that the answer to that cancel is
+ * durable. Until the run reports its own cancel, the server holds one event more than the run
+ * (`skew`); the run's own `execution.cancel_requested` then takes the place of the server's and is
+ * not stored again, so from there on the run's sequences and the server's are the same again.
  */
 export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
   const { store, limits, clock, log } = options;
   const sessions = new Map<string, Session>();
+
+  /**
+   * The events the server holds beyond the run's own: 1 while its stored cancel has not been taken
+   * over by the run's, whose sequence the run sends once it has one (`cancel_sequence`). The
+   * server holds the run's events through `last_sequence - 1` until then, so once it holds that
+   * sequence the run's cancel is taken (or is the next one, to be taken the same way).
+   */
+  function skewOf(snapshot: ExecutionSnapshot | null, report: ExecutionReport): 0 | 1 {
+    if (snapshot === null || snapshot.state !== "cancelling" || !sessions.get(snapshot.id)?.cancelBy) return 0;
+    return report.cancel_sequence !== undefined && snapshot.last_sequence >= report.cancel_sequence ? 0 : 1;
+  }
 
   function ingest(report: ExecutionReport, edge: EdgeInfo): ReportAnswer {
     const refuse = (message: string, context: Record<string, unknown>) =>
@@ -90,18 +115,19 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
       if (existing.actor.pid !== report.pid) {
         throw refuse(`Cannot take the report of ${report.id} from pid ${report.pid}: process ${existing.actor.pid} reports that execution.`, { reason: "reported_by_another_process", pid: existing.actor.pid });
       }
-      if (isTerminal(existing.state)) return answer(report.id, settleFromRun(existing, checked.events, report.pid), 0, false);
+      if (isTerminal(existing.state)) return answer(report, settleFromRun(existing, checked.events, report.pid), 0, false);
     }
-    const through = existing?.last_sequence ?? 0;
+    // How far the server got, counted in the run's own sequences.
+    const through = (existing?.last_sequence ?? 0) - skewOf(existing, report);
     const fresh = checked.events.filter((event) => event.sequence > through);
     // A report that starts after a gap is refused whole: applying it would number its events wrong.
     if (fresh.length === 0 ? existing === null : fresh[0]!.sequence !== through + 1) {
       if (existing) touch(report.id, report.pid);
-      return answer(report.id, existing, 0, true);
+      return answer(report, existing, 0, true);
     }
     // The whole report is checked before anything of it is stored: a refused one leaves no trace.
-    const moveProblem = lifecycleProblem(existing?.state ?? "queued", fresh);
-    if (moveProblem !== null) throw refuse(`Cannot take the report of ${report.id}: ${moveProblem}.`, { reason: "illegal_transition" });
+    const taken = lifecycleCheck(existing?.state ?? "queued", fresh);
+    if (typeof taken === "string") throw refuse(`Cannot take the report of ${report.id}: ${taken}.`, { reason: "illegal_transition" });
     if (!existing) {
       // The run_id of a run is its identity as a start's is: used already, the run is that execution.
       const claimed = claimRun(report, edge);
@@ -115,7 +141,7 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
       }
       create(report, fresh[0] as ExecutionEvent<"execution.created">, refuse);
     }
-    const drafts = fresh.filter((event) => event.type !== "execution.created").map((event) => ({ type: event.type, data: event.data }) as EventDraft);
+    const drafts = taken.filter((event) => event.type !== "execution.created").map((event) => ({ type: event.type, data: event.data }) as EventDraft);
     if (drafts.length > 0) {
       try {
         store.append(report.id, drafts);
@@ -125,10 +151,26 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
         throw error;
       }
     }
-    const now = store.current(report.id)!;
+    let now = store.current(report.id)!;
     if (isTerminal(now.state)) end(report.id);
-    else touch(report.id, report.pid);
-    return answer(report.id, now, fresh.length, false);
+    else {
+      touch(report.id, report.pid);
+      // A cancel asked while the run was still queued here is stored as soon as it can be.
+      if (now.state === "running" && report.cancel_sequence === undefined) now = storeCancel(report.id) ?? now;
+    }
+    return answer(report, now, fresh.length, false);
+  }
+
+  /**
+   * Appends the server's own `execution.cancel_requested` for a cancel asked of it, when the
+   * execution is running here (a queued one cannot move to cancelling: the cancel waits for the
+   * report of its start). Answers the snapshot after it, or null when nothing was stored.
+   */
+  function storeCancel(id: string): ExecutionSnapshot | null {
+    const actor = sessions.get(id)?.cancelBy;
+    if (!actor || store.current(id)?.state !== "running") return null;
+    store.append(id, [{ type: "execution.cancel_requested", data: { actor } }]);
+    return store.current(id);
   }
 
   /**
@@ -156,7 +198,7 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
     const original = store.current(known.execution_id);
     const state = original?.state ?? null;
     return {
-      ...answer(report.id, null, 0, false),
+      ...answer(report, null, 0, false),
       state,
       ended: true,
       deduplicated_to: known.execution_id,
@@ -211,10 +253,13 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
     return store.get(existing.id) ?? existing;
   }
 
-  function answer(id: string, snapshot: ExecutionSnapshot | null, applied: number, gap: boolean): ReportAnswer {
-    const through = snapshot?.last_sequence ?? 0;
+  function answer(report: ExecutionReport, snapshot: ExecutionSnapshot | null, applied: number, gap: boolean): ReportAnswer {
+    const id = report.id;
+    const through = (snapshot?.last_sequence ?? 0) - skewOf(snapshot, report);
     const session = sessions.get(id);
     const ended = snapshot !== null && isTerminal(snapshot.state);
+    // Until the run reports a cancel of its own, every answer asks for it again.
+    const cancelBy = ended || report.cancel_sequence !== undefined ? null : (session?.cancelBy ?? null);
     let message: string;
     if (ended && snapshot!.reconciliation?.method === "run") message = `${id} is ${snapshot!.state}: ${snapshot!.failure?.message ?? ""} This run's own end was recorded as its reconciliation (${snapshot!.reconciliation.outcome}).`;
     else if (ended) message = `${id} is ${snapshot!.state}${snapshot!.failure ? `: ${snapshot!.failure.message}` : ""}`;
@@ -226,8 +271,8 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
       applied,
       gap,
       state: snapshot?.state ?? null,
-      cancel_requested: !ended && (session?.cancelBy ?? null) !== null,
-      requested_by: ended ? null : (session?.cancelBy ?? null),
+      cancel_requested: cancelBy !== null,
+      requested_by: cancelBy,
       ended,
       takes_end: ended && endedForSilence(snapshot!),
       silence_ms: limits.report_silence_ms,
@@ -237,10 +282,16 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
 
   /** The run was heard: its silence is measured from now. */
   function touch(id: string, pid: number): void {
-    const session = sessions.get(id) ?? { pid, timer: null, cancelBy: null };
-    if (session.timer !== null) clock.clearTimeout(session.timer);
-    session.timer = clock.setTimeout(() => silence(id), limits.report_silence_ms);
+    const session = sessions.get(id) ?? { pid, timer: null, due: 0, cancelBy: null };
     sessions.set(id, session);
+    listen(id, session);
+  }
+
+  /** (Re)arms the silence timer of a session for a whole `report_silence_ms` from now. */
+  function listen(id: string, session: Session): void {
+    if (session.timer !== null) clock.clearTimeout(session.timer);
+    session.due = clock.monotonic() + limits.report_silence_ms;
+    session.timer = clock.setTimeout(() => silence(id), limits.report_silence_ms);
   }
 
   function end(id: string): void {
@@ -256,6 +307,15 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
    */
   function silence(id: string): void {
     const session = sessions.get(id);
+    // Fired well after it was due: this process was stopped (SIGSTOP, a suspended terminal) or
+    // starved, and could not read what the run sent meanwhile. Timers run before pending input
+    // is read, so judging now would blame a run that reported all along: the server listens for
+    // a whole silence limit again first, and a report read in that time resumes the run.
+    if (session && clock.monotonic() - session.due > Math.min(LATE_TOLERANCE_MS, limits.report_silence_ms / 4)) {
+      session.timer = null;
+      listen(id, session);
+      return;
+    }
     sessions.delete(id);
     const snapshot = store.current(id);
     if (!session || !snapshot || isTerminal(snapshot.state)) return;
@@ -294,9 +354,29 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
       let cursor: string | undefined;
       do {
         const page = store.list({ state, limit: 500, cursor });
-        for (const snapshot of page.items) if (snapshot.actor.kind === "cli") touch(snapshot.id, snapshot.actor.pid);
+        for (const snapshot of page.items) {
+          if (snapshot.actor.kind !== "cli") continue;
+          touch(snapshot.id, snapshot.actor.pid);
+          // A cancel asked of the earlier server, which the run may not have heard: it hears it now.
+          if (snapshot.state === "cancelling") sessions.get(snapshot.id)!.cancelBy = askedCancel(snapshot.id, snapshot.actor.pid);
+        }
         cursor = page.next_cursor ?? undefined;
       } while (cursor !== undefined);
+    }
+  }
+
+  /**
+   * Who asked the cancel the store holds for a reported execution, when it was asked of a server
+   * (not the run's own, from its Ctrl-C): null when the run cancelled itself, or the event is no
+   * longer retained (the run has reported long past it, and so has cancelled by now).
+   */
+  function askedCancel(id: string, pid: number): Actor | null {
+    for (let after = 0; ; ) {
+      const page = store.events(id, after, 1000);
+      if (page === null || page.events.length === 0) return null;
+      const cancel = page.events.find((event): event is ExecutionEvent<"execution.cancel_requested"> => event.type === "execution.cancel_requested");
+      if (cancel) return cancel.data.actor.kind === "cli" && cancel.data.actor.pid === pid ? null : cancel.data.actor;
+      after = page.events.at(-1)!.sequence;
     }
   }
 
@@ -308,6 +388,8 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
       const session = sessions.get(id);
       if (!session) return null;
       session.cancelBy ??= actor;
+      // Stored before the answer (docs/durability.md): a server that crashes now still passes it on.
+      storeCancel(id);
       return { pid: session.pid };
     },
     close() {
@@ -317,18 +399,27 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
   };
 }
 
-/** The first lifecycle move of `events` that `mayMoveTo` refuses from `state`, in words; null when all are allowed. */
-function lifecycleProblem(state: ExecutionState, events: readonly ExecutionEvent[]): string | null {
+/**
+ * The events of a report to store, from `state`: all of them, but a run's own
+ * `execution.cancel_requested` while the server holds one already (the one it stored for a cancel
+ * asked of it, which the run's takes the place of). The first move `mayMoveTo` refuses, in words,
+ * when there is one.
+ */
+function lifecycleCheck(state: ExecutionState, events: readonly ExecutionEvent[]): ExecutionEvent[] | string {
   let current = state;
+  const taken: ExecutionEvent[] = [];
   for (const event of events) {
     const next: ExecutionState | null =
       event.type === "execution.started" ? "running" : event.type === "execution.cancel_requested" ? "cancelling" : event.type === "execution.completed" ? (event.data as { state: ExecutionState }).state : null;
     if (isTerminal(current) && event.type !== "execution.created") return `event ${event.sequence} (${event.type}) comes after the execution ended ${current}`;
-    if (next === null) continue;
-    if (!mayMoveTo(current, next)) return `event ${event.sequence} would move the execution from ${current} to ${next}, which the lifecycle does not allow`;
-    current = next;
+    if (next === "cancelling" && current === "cancelling") continue;
+    if (next !== null) {
+      if (!mayMoveTo(current, next)) return `event ${event.sequence} would move the execution from ${current} to ${next}, which the lifecycle does not allow`;
+      current = next;
+    }
+    taken.push(event);
   }
-  return null;
+  return taken;
 }
 
 /** `30 s`, `1500 ms`: a bound as a person reads it. */

@@ -25,6 +25,12 @@ export interface ExecutionReport {
   session_key?: string | null;
   request_id: string;
   trace_id: string;
+  /**
+   * The sequence of the run's own `execution.cancel_requested`, once it has one. A cancel asked of
+   * the server is stored there first (its own event, so that a crash keeps it), and the run's own
+   * takes its place: this tells the server whether it already took the run's (docs/protocol.md).
+   */
+  cancel_sequence?: number;
   /** Events in order, dense; checked against the event schema before anything is applied. */
   events: unknown[];
 }
@@ -32,7 +38,7 @@ export interface ExecutionReport {
 /** The server's answer to one report: how far it got, and what the run must know. */
 export interface ReportAnswer {
   id: string;
-  /** The last of the run's sequences the server holds; the next report starts after it. */
+  /** The last of the run's sequences the server holds (its own cancel not counted); the next report starts after it. */
   through: number;
   /** Events of this report applied now (those at or below the previous `through` are skipped). */
   applied: number;

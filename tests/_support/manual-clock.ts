@@ -37,10 +37,19 @@ export class ManualClock implements Clock {
       for (const entry of this.timers) if (entry[1].at <= target && (!due || entry[1].at < due[1].at)) due = entry;
       if (!due) break;
       this.timers.delete(due[0]);
-      this.time = due[1].at;
+      // A timer overdue after stall() fires late, at the time it is now.
+      this.time = Math.max(this.time, due[1].at);
       due[1].fn();
     }
     this.time = target;
+  }
+
+  /**
+   * The process is stopped (SIGSTOP) or starved for `ms`: time passes and no timer fires. The next
+   * advance() fires what fell due meanwhile, late, as a process that resumes does.
+   */
+  stall(ms: number): void {
+    this.time += ms;
   }
 
   get pending(): number {

@@ -261,6 +261,18 @@ describe("the run's reporter", () => {
     expect(t.cancels).toEqual([{ kind: "cockpit" }]);
   });
 
+  test("reporter says in every report, once the run has its own execution.cancel_requested, which sequence it is", async () => {
+    const t = setup();
+    await t.tick(0);
+    expect(t.sent.at(-1)!.cancel_sequence).toBeUndefined();
+    progress(t.store, 1);
+    const [cancel] = t.store.append(ID, [{ type: "execution.cancel_requested", data: { actor: { kind: "cockpit" } } }]);
+    await t.tick(100);
+    expect(t.sent.at(-1)).toMatchObject({ cancel_sequence: cancel!.sequence });
+    await t.tick(2000);
+    expect(t.sent.at(-1)).toMatchObject({ cancel_sequence: cancel!.sequence, events: [] });
+  });
+
   test("reporter ends its run's reporting silently when the server holds its own end, and says so when the server ended it", async () => {
     const t = setup();
     await t.tick(0);

@@ -174,27 +174,95 @@ describe("executions.report (engine)", () => {
     expect(server.store.get(id)).toMatchObject({ state: "failed", failure: { error_code: "unavailable" } });
   });
 
-  test("cancel of a reported execution is passed to the run in its next report's answer; the run's own event moves it", async () => {
+  test("report silence is not judged on a timer that fired late because this process was stopped: the reports it then reads resume the run (manual clock)", async () => {
+    const { run, id, events } = await finishedRun({ end: "hold" });
+    const server = harness({ report_silence_ms: 3000 });
+    await send(server, reportOf(run, id, events.slice(0, 3)));
+    server.clock.advance(1000);
+    // SIGSTOP for 5 s: the silence fell due meanwhile, and the run's reports wait unread.
+    server.clock.stall(5000);
+    server.clock.advance(0);
+    expect(server.store.get(id)!.state).toBe("running");
+    // The first report read after the resume: the run is heard, and goes on to its end.
+    expect(await send(server, reportOf(run, id, events.slice(3)))).toMatchObject({ state: "running", through: events.length, ended: false });
+    server.clock.advance(2999);
+    expect(server.store.get(id)!.state).toBe("running");
+    // A run that really went quiet still fails once the silence is heard whole.
+    server.clock.advance(1);
+    expect(server.store.get(id)).toMatchObject({ state: "failed", failure: { error_code: "unavailable", stage: "report" } });
+  });
+
+  test("report silence after a stop of this process is judged once the server has listened a whole silence limit since its resume (manual clock)", async () => {
+    const { run, id, events } = await finishedRun({ end: "hold" });
+    const server = harness({ report_silence_ms: 3000 });
+    await send(server, reportOf(run, id, events.slice(0, 3)));
+    server.clock.stall(10_000);
+    server.clock.advance(0);
+    server.clock.advance(2999);
+    expect(server.store.get(id)!.state).toBe("running");
+    server.clock.advance(1);
+    expect(server.store.get(id)).toMatchObject({ state: "failed", failure: { error_code: "unavailable", context: { silence_ms: 3000 } } });
+    expect(server.clock.pending).toBe(0);
+  });
+
+  test("cancel of a reported execution is stored before it is answered and passed to the run until the run's own cancel takes its place", async () => {
     const { run, id, events, task } = await finishedRun({ end: "hold" });
     const server = harness();
     await send(server, reportOf(run, id, events));
     const receipt = server.engine.cancel(id, { ...EDGE, actor: { kind: "cockpit" } });
-    expect(receipt).toMatchObject({ id, requested: true, cancellable: true, state: "running" });
+    expect(receipt).toMatchObject({ id, requested: true, cancellable: true, state: "cancelling" });
     expect(receipt.message).toContain(`pid ${PID}`);
-    // Nothing of the server's own in the run's sequence space: the run numbers the cancel itself.
-    expect(server.store.get(id)!.last_sequence).toBe(events.length);
-    const answer = await send(server, reportOf(run, id, []));
-    expect(answer).toMatchObject({ cancel_requested: true, requested_by: { kind: "cockpit" } });
+    // The server's own event, in the store before the receipt is shown (docs/durability.md).
+    expect(server.store.events(id, events.length, 10)!.events.map((e) => [e.sequence, e.type, e.data])).toEqual([[events.length + 1, "execution.cancel_requested", { actor: { kind: "cockpit" } }]]);
+
+    // The run logged once more before it heard: the server holds it after its cancel, and still
+    // counts how far it got in the run's own sequences.
+    task.emit({ type: "execution.log", data: { level: "info", message: "still working" } });
+    await flush();
+    const logged = await send(server, reportOf(run, id, run.store.events(id, events.length, 1000)!.events));
+    expect(logged).toMatchObject({ through: events.length + 1, applied: 1, state: "cancelling", cancel_requested: true, requested_by: { kind: "cockpit" } });
+    // Sent again, the same report takes nothing twice.
+    expect(await send(server, reportOf(run, id, run.store.events(id, events.length, 1000)!.events))).toMatchObject({ through: events.length + 1, applied: 0, gap: false });
 
     // The run does what the answer says: it cancels its own execution, as the one who asked.
-    run.engine.cancel(id, { ...RUN_EDGE, actor: answer.requested_by! });
+    run.engine.cancel(id, { ...RUN_EDGE, actor: logged.requested_by! });
     task.end({ ok: false, error: { kind: "cancelled", message: "Cancelled" } });
     await flush();
-    const rest = run.store.events(id, answer.through, 1000)!.events;
-    const last = await send(server, reportOf(run, id, rest));
-    expect(last).toMatchObject({ state: "cancelled", ended: true, cancel_requested: false });
-    expect(unstamped(server.store.events(id, 0, 1000)!.events)).toEqual(unstamped(run.store.events(id, 0, 1000)!.events));
-    expect(server.store.events(id, 0, 1000)!.events.find((e) => e.type === "execution.cancel_requested")!.data).toEqual({ actor: { kind: "cockpit" } });
+    const own = run.store.events(id, 0, 1000)!.events.find((e) => e.type === "execution.cancel_requested")!;
+    const rest = run.store.events(id, logged.through, 1000)!.events;
+    const last = await send(server, reportOf(run, id, rest, { cancel_sequence: own.sequence }));
+    expect(last).toMatchObject({ state: "cancelled", ended: true, cancel_requested: false, through: run.store.get(id)!.last_sequence });
+    // The run's cancel took the place of the server's: one of each event, the same count as the run's.
+    const held = server.store.events(id, 0, 1000)!.events;
+    expect(held.map((e) => e.sequence)).toEqual(run.store.events(id, 0, 1000)!.events.map((e) => e.sequence));
+    expect(held.filter((e) => e.type === "execution.cancel_requested").map((e) => [e.sequence, e.data])).toEqual([[events.length + 1, { actor: { kind: "cockpit" } }]]);
+    expect(held.at(-2)).toMatchObject({ type: "execution.log", data: { message: "still working" } });
+  });
+
+  test("cancel of a reported execution that cancelled itself meanwhile keeps one cancel: the run's, reported with its sequence, is not stored twice", async () => {
+    const { run, id, events, task } = await finishedRun({ end: "hold" });
+    const server = harness();
+    await send(server, reportOf(run, id, events));
+    expect(server.engine.cancel(id, EDGE)).toMatchObject({ requested: true, state: "cancelling" });
+    // Ctrl-C in the run before it heard of the server's cancel.
+    run.engine.cancel(id, RUN_EDGE);
+    task.end({ ok: false, error: { kind: "cancelled", message: "Cancelled" } });
+    await flush();
+    const own = run.store.events(id, 0, 1000)!.events.find((e) => e.type === "execution.cancel_requested")!;
+    const answer = await send(server, reportOf(run, id, run.store.events(id, events.length, 1000)!.events, { cancel_sequence: own.sequence }));
+    expect(answer).toMatchObject({ state: "cancelled", ended: true, cancel_requested: false });
+    expect(server.store.get(id)!.last_sequence).toBe(run.store.get(id)!.last_sequence);
+    expect(server.store.events(id, 0, 1000)!.events.filter((e) => e.type === "execution.cancel_requested")).toHaveLength(1);
+  });
+
+  test("cancel of a reported execution still queued is stored with the report of its start, and passed to the run", async () => {
+    const { run, id, events } = await finishedRun({ end: "hold" });
+    const server = harness();
+    await send(server, reportOf(run, id, events.slice(0, 1)));
+    expect(server.engine.cancel(id, EDGE)).toMatchObject({ requested: true, state: "queued" });
+    const started = await send(server, reportOf(run, id, events.slice(1)));
+    expect(started).toMatchObject({ state: "cancelling", through: events.length, cancel_requested: true, requested_by: { kind: "http" } });
+    expect(server.store.get(id)).toMatchObject({ state: "cancelling", last_sequence: events.length + 1 });
   });
 
   test("cancel of a reported execution that is not cancellable is refused as for any other", async () => {
@@ -269,6 +337,30 @@ describe("executions.report and capability_version", () => {
 });
 
 describe("report ledger after a restart", () => {
+  test("a cancel the earlier server answered reaches the run through the next one, which adopts it from the store", async () => {
+    const { createEngine } = await import("../../runtime/execution/engine.ts");
+    const { FakePool } = await import("./_support/fake-pool.ts");
+    const { catalog } = await import("../_support/registered.ts");
+    const { TEST_CAPABILITIES } = await import("./_support/harness.ts");
+    const { run, id, events, task } = await finishedRun({ end: "hold" });
+    const earlier = harness();
+    await send(earlier, reportOf(run, id, events));
+    expect(earlier.engine.cancel(id, { ...EDGE, actor: { kind: "cockpit" } })).toMatchObject({ requested: true, state: "cancelling" });
+    // The earlier server dies before the run's next report: only its store is left.
+    const later = createEngine({ registry: catalog(Object.values(TEST_CAPABILITIES)), store: earlier.store, pool: new FakePool(), limits: earlier.limits, root: "/checkout", storeKind: "sqlite", clock: earlier.clock, log: () => {} });
+    task.emit({ type: "execution.log", data: { level: "info", message: "still working" } });
+    await flush();
+    const heard = await later.handle(EDGE).report(reportOf(run, id, run.store.events(id, events.length, 1000)!.events));
+    expect(heard).toMatchObject({ through: events.length + 1, applied: 1, state: "cancelling", cancel_requested: true, requested_by: { kind: "cockpit" } });
+    run.engine.cancel(id, { ...RUN_EDGE, actor: heard.requested_by! });
+    task.end({ ok: false, error: { kind: "cancelled", message: "Cancelled" } });
+    await flush();
+    const own = run.store.events(id, 0, 1000)!.events.find((e) => e.type === "execution.cancel_requested")!;
+    const last = await later.handle(EDGE).report(reportOf(run, id, run.store.events(id, heard.through, 1000)!.events, { cancel_sequence: own.sequence }));
+    expect(last).toMatchObject({ state: "cancelled", ended: true });
+    expect(earlier.store.get(id)).toMatchObject({ state: "cancelled", last_sequence: run.store.get(id)!.last_sequence });
+  });
+
   test("an engine adopts reported runs its durable store holds unfinished: a report resumes one, silence ends another unavailable", async () => {
     const { createEngine } = await import("../../runtime/execution/engine.ts");
     const { createMemoryStore } = await import("../../runtime/store/memory-store.ts");

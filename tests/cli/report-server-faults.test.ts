@@ -1,0 +1,80 @@
+// A reported run against a `docket serve` that is killed or frozen (docs/durability.md, docs/protocol.md),
+// with real processes on the sqlite store: a cancel the server answered survives its SIGKILL, and a
+// server stopped (SIGSTOP) past the report silence does not blame a run that reported all along.
+import { afterAll, describe, expect, test } from "bun:test";
+import { fromSource, oneJsonDocument, removeTempDirs, spawnDocket, tempCheckout, watchStream } from "./_harness.ts";
+import { api, pollUntil, reportedBy } from "./_report-support.ts";
+
+afterAll(removeTempDirs);
+
+const DEMO = ["run", "executions.demonstrate", "--format", "json", "--input"];
+
+/** `docket serve` in a process of its own (the default sqlite store), and its URL once it serves. */
+async function serve(checkout: string, flags: string[] = []) {
+  const child = spawnDocket(fromSource, ["serve", "--port", "0", ...flags], { cwd: checkout });
+  void new Response(child.stdout).text();
+  const banner = await watchStream(child.stderr).until(/docket serving .* at (http:\/\/127\.0\.0\.1:\d+)/).catch((error) => {
+    child.kill("SIGKILL");
+    throw error;
+  });
+  return { child, url: banner.match(/at (http:\/\/127\.0\.0\.1:\d+)/)![1]! };
+}
+
+describe("docket run and a server that is killed or frozen", () => {
+  test("docket run whose cancel the server answered before it was SIGKILLed is cancelled by the restarted server", async () => {
+    const checkout = tempCheckout();
+    const first = await serve(checkout);
+    let second: Awaited<ReturnType<typeof serve>> | null = null;
+    const run = spawnDocket(fromSource, [...DEMO, '{"steps":100,"delay_ms":100}'], { cwd: checkout });
+    try {
+      const stdout = new Response(run.stdout).text();
+      const running = await reportedBy(api(first.url), run.pid, "running");
+      const receipt = await api(first.url).post("/api/v1/executions/cancel", { id: running.id });
+      // Killed the moment it answered: the run has not had a report answered since.
+      first.child.kill("SIGKILL");
+      expect(receipt.body).toMatchObject({ requested: true });
+      await first.child.exited;
+      second = await serve(checkout);
+      expect(await run.exited).toBe(130);
+      const document = oneJsonDocument(await stdout);
+      expect(document.execution.state).toBe("cancelled");
+      // The answer was the stored state: the request was on disk before it was shown.
+      expect(receipt.body.state).toBe("cancelling");
+      const http = api(second.url);
+      const held = await pollUntil(() => http.get(`/api/v1/executions/get?id=${running.id}`), (s) => s.state === "cancelled", "the restarted server to hold the run's end");
+      expect(held).toMatchObject({ actor: { kind: "cli", pid: run.pid }, last_sequence: document.execution.last_sequence, failure: { error_code: "cancelled" } });
+      const { events } = await http.get(`/api/v1/executions/events?id=${running.id}&limit=1000`);
+      expect(events.map((e: { sequence: number }) => e.sequence)).toEqual(Array.from({ length: held.last_sequence }, (_, i) => i + 1));
+      // One cancel, the one the first server stored in the name of who asked it.
+      expect(events.filter((e: any) => e.type === "execution.cancel_requested").map((e: any) => e.data)).toEqual([{ actor: { kind: "http" } }]);
+    } finally {
+      run.kill("SIGKILL");
+      first.child.kill("SIGKILL");
+      second?.child.kill("SIGKILL");
+    }
+  }, 30_000);
+
+  test("docket run keeps reporting while its server is stopped (SIGSTOP) past the report silence: on SIGCONT it is still running, and succeeds", async () => {
+    const checkout = tempCheckout();
+    const server = await serve(checkout, ["--report-silence-ms", "1000"]);
+    const http = api(server.url);
+    const run = spawnDocket(fromSource, [...DEMO, '{"steps":40,"delay_ms":100}'], { cwd: checkout });
+    try {
+      const stdout = new Response(run.stdout).text();
+      const running = await reportedBy(http, run.pid, "running");
+      server.child.kill("SIGSTOP");
+      // The stop is what is under test: 2.5 times the silence, shorter than a report's 3 s timeout.
+      await Bun.sleep(2500);
+      server.child.kill("SIGCONT");
+      expect(await run.exited).toBe(0);
+      expect(oneJsonDocument(await stdout).execution.state).toBe("succeeded");
+      const held = await pollUntil(() => http.get(`/api/v1/executions/get?id=${running.id}`), (s) => s.state !== "running", "the server to hold the run's end");
+      expect(held).toMatchObject({ state: "succeeded", failure: null });
+      expect(held.reconciliation).toBeUndefined();
+    } finally {
+      server.child.kill("SIGCONT");
+      run.kill("SIGKILL");
+      server.child.kill("SIGKILL");
+    }
+  }, 30_000);
+});

@@ -77,9 +77,16 @@ export default capability({
     const manifest = lines.join("");
     const digest = createHash("sha256").update(manifest).digest("hex");
     if (ctx.execution === null) return { files: lines.length, bytes, digest, manifest };
-    const written = await ctx.artifacts.write(MANIFEST_NAME, manifest);
-    ctx.progress.log(`Wrote ${written.name} (${written.bytes} bytes)`);
-    return { files: lines.length, bytes, digest, manifest_artifact: written.name };
+    try {
+      const written = await ctx.artifacts.write(MANIFEST_NAME, manifest);
+      ctx.progress.log(`Wrote ${written.name} (${written.bytes} bytes)`);
+      return { files: lines.length, bytes, digest, manifest_artifact: written.name };
+    } catch (error) {
+      // A read-only checkout (or a full disk) keeps no artifact: the digest is still the answer.
+      if (!(error instanceof CapabilityError) || error.code !== "artifacts_unavailable") throw error;
+      ctx.progress.log(`${error.message} The manifest is in the output instead.`, "warn");
+      return { files: lines.length, bytes, digest, manifest };
+    }
   },
 });
 

@@ -91,9 +91,24 @@ export function createArtifactWriter(task: Pick<WorkerTask, "artifacts_dir" | "a
   }
 }
 
+/** Why a folder cannot be made that no handler can do anything about: the checkout's, or the disk's. */
+const UNWRITABLE: Record<string, string> = { EACCES: "permission denied", EPERM: "not permitted", EROFS: "a read-only file system", ENOSPC: "no space left on the device", EDQUOT: "the disk quota is used up" };
+
 async function prepareFolder(dir: string): Promise<void> {
   // 0700: artifacts can hold what a handler read from the checkout; nobody else needs to read them.
-  const firstCreated = await mkdir(dir, { recursive: true, mode: 0o700 });
+  let firstCreated: string | undefined;
+  try {
+    firstCreated = await mkdir(dir, { recursive: true, mode: 0o700 });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? "";
+    if (!(code in UNWRITABLE)) throw error;
+    // Not "a bug in the capability": the checkout (or its disk) does not take files here.
+    const path = (error as NodeJS.ErrnoException).path ?? dir;
+    throw new CapabilityError("artifacts_unavailable", `Cannot write artifacts: ${path} cannot be created (${code}: ${UNWRITABLE[code]}).`, {
+      context: { path, code },
+      suggestion: "Run docket where the checkout's .docket/ folder can be written (or make it writable), or free disk space.",
+    });
+  }
   // If this write is what brought `.docket/` into being, it gets the `.gitignore` it must always have.
   if (firstCreated !== undefined && basename(firstCreated) === ".docket") {
     await writeFile(join(firstCreated, ".gitignore"), "*\n", { flag: "wx" }).catch(() => {});

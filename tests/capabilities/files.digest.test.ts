@@ -63,6 +63,16 @@ describe("files.digest", () => {
     expect(written.split("\n").filter(Boolean)).toHaveLength(4);
   });
 
+  test("files.digest in a checkout that keeps no artifacts (read-only, a full disk) answers with the manifest in its output and a warning", async () => {
+    const t = createTestContext({ root, execution: true });
+    const unavailable = new CapabilityError("artifacts_unavailable", "Cannot write artifacts: /ro/.docket cannot be created (EROFS: a read-only file system).");
+    const ctx = { ...t.ctx, artifacts: { write: () => Promise.reject(unavailable) } };
+    const output = await runHandler(digest, {}, ctx);
+    expect(output.manifest_artifact).toBeUndefined();
+    expect(output.digest).toBe(sha(output.manifest!));
+    expect(t.events).toContainEqual({ type: "log", level: "warn", message: `${unavailable.message} The manifest is in the output instead.` });
+  });
+
   test("files.digest reports progress per file and a step per phase", async () => {
     const t = createTestContext({ root });
     await runHandler(digest, {}, t.ctx);

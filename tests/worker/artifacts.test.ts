@@ -82,6 +82,14 @@ describe("ctx.artifacts.write", () => {
     expect(await readdir(elsewhere)).toEqual([]);
   });
 
+  // sysfs refuses mkdir to everyone, root included: what a read-only checkout or a full disk does.
+  test.skipIf(process.platform !== "linux")("a folder that cannot be created (a read-only checkout, a full disk) is artifacts_unavailable naming it, not an internal error", async () => {
+    const unwritable = "/sys/docket-artifacts-test/x";
+    const error = await failure(createArtifactWriter({ artifacts_dir: unwritable, artifact_limits: LIMITS }).write("a.txt", "x"));
+    expect(error).toMatchObject({ code: "artifacts_unavailable", context: { path: "/sys/docket-artifacts-test", code: expect.stringMatching(/^(EPERM|EACCES|EROFS)$/) } });
+    expect(error.message).toMatch(/^Cannot write artifacts: \/sys\/docket-artifacts-test cannot be created \((EPERM|EACCES|EROFS): /);
+  });
+
   test("a folder standing at the artifact's name is refused", async () => {
     const writer = createArtifactWriter({ artifacts_dir: dir, artifact_limits: LIMITS });
     await mkdir(join(dir, "sub"), { recursive: true });

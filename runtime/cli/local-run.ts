@@ -250,7 +250,9 @@ function reportLoadErrors(errors: LoadError[], root: string, gitHub: boolean, st
     const d = { severity: "warning" as const, message: `capability file did not load: ${e.reason}`, file: shown(e.file), line: e.line ?? undefined, column: e.column ?? undefined };
     return gitHub ? annotation(d) : `${location(d)} ${e.reason}`;
   });
-  const head = `${errors.length} capability file${errors.length === 1 ? "" : "s"} did not load (the run goes on without ${errors.length === 1 ? "it" : "them"}):`;
+  // Counted by file: one file can have several problems, each on its own line.
+  const files = new Set(errors.map((e) => e.file)).size;
+  const head = `${files} capability file${files === 1 ? "" : "s"} did not load (the run goes on without ${files === 1 ? "it" : "them"}):`;
   output.stderr(`${gitHub ? lines.join("\n") : [style.yellow(head), ...lines.map((l) => `  ${l}`)].join("\n")}\n`);
 }
 

@@ -97,6 +97,14 @@ describe("docket capabilities", () => {
     expect(result.stdout).toMatch(/capabilities\/broken\.one\.ts .*not a capability/);
   });
 
+  test("list counts the files that did not load, not their problems: one file with two problems is one file", async () => {
+    const twice = tempCheckout();
+    writeFiles(twice, { "capabilities/bad.twice.ts": 'import { capability } from "docket";\nexport default capability({ id: "bad.twice", title: "", description: "Two problems.", effect: "delete", input: 1, output: 2, handler: () => ({}) } as never);\n' });
+    const result = await cli(["capabilities", "list"], twice);
+    expect(result.stdout).toContain("1 capability file did not load:");
+    expect(result.stdout.match(/capabilities\/bad\.twice\.ts/g)!.length).toBeGreaterThan(1);
+  });
+
   test("list --format json is one document: capabilities with schemas, and load errors", async () => {
     const result = await cli(["capabilities", "list", "--format", "json"]);
     expect(result.code).toBe(0);

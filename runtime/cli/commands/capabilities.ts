@@ -94,7 +94,9 @@ function loadErrorLines(errors: LoadError[], root: string, style: TerminalStyle)
     const file = e.file.startsWith(`${root}/`) ? relative(root, e.file) : e.file;
     return `  ${location({ file, line: e.line ?? undefined, column: e.column ?? undefined })} ${e.reason}`;
   });
-  return `\n${style.yellow(`${errors.length} capability file${errors.length === 1 ? "" : "s"} did not load:`)}\n${lines.join("\n")}\n`;
+  // Counted by file: one file can have several problems, each on its own line.
+  const files = new Set(errors.map((e) => e.file)).size;
+  return `\n${style.yellow(`${files} capability file${files === 1 ? "" : "s"} did not load:`)}\n${lines.join("\n")}\n`;
 }
 
 /** One capability for a person: facts, description, schemas, and each example as a command to run. */

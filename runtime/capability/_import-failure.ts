@@ -174,7 +174,8 @@ function readTextOrNothing(path: string): string | undefined {
 function innermostLocalFrame(error: Error): { path: string; line: number } | null {
   for (const match of (error.stack ?? "").matchAll(FRAME)) {
     const path = withoutQuery(match[1]!);
-    if (path.startsWith("/") && !path.includes("/node_modules/")) return { path, line: Number(match[2]) };
+    // docket's own code inside the binary (/$bunfs/…, B:/~BUN/… on Windows) is no file of the user's.
+    if (path.startsWith("/") && !path.includes("/node_modules/") && !path.startsWith("/$bunfs/")) return { path, line: Number(match[2]) };
   }
   return null;
 }

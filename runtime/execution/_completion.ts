@@ -172,6 +172,20 @@ function unmasked(capability: RegisteredCapability, outcome: TaskOutcome, stop: 
       return internal(capability, ids, `${capability.id} was stopped: ${error.message}`, forced, null);
     case "worker_lost":
       return internal(capability, ids, `The worker running ${capability.id} stopped unexpectedly (${error.message}).`, forced, null);
+    case "output_too_large":
+      // As an output that fails its schema: the handler ran to its end; what it returned is refused.
+      return {
+        state: "failed",
+        failure: buildFailure({
+          ...ids,
+          error_code: "internal",
+          stage: "complete",
+          message: `${capability.id} returned an output of ${error.bytes} characters of JSON, more than the output_bytes limit of ${error.limit}; it was not kept.`,
+          outcome_certainty: capability.effect === "write" ? "unknown" : "not_applied",
+          suggestion: "Write a large result as an artifact (ctx.artifacts.write) and return its name, or raise the limit (--output-bytes, DOCKET_OUTPUT_BYTES).",
+          context: { capability: capability.id, reason: "output_too_large", bytes: error.bytes, limit: error.limit },
+        }),
+      };
     case "internal":
       // The class only: the thrown message, cause and stack go to the log (docs/security.md).
       return internal(

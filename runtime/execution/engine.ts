@@ -410,6 +410,7 @@ export function createEngine(options: EngineOptions): Engine {
       // Half the handler's grace: a child is killed while the handler still has time to end on its own.
       kill_grace_ms: Math.floor(limits.grace_ms / 2),
       text_limits: textLimits,
+      output_bytes: limits.output_bytes,
     };
     active.handle = pool.run(task, { lane: "execution", onEvents: (drafts) => appendHandlerEvents(active, drafts) });
     if (active.timeout_ms !== null) active.timers.push(clock.setTimeout(() => expire(active, "timeout_ms"), active.timeout_ms));

@@ -16,6 +16,7 @@ export interface Limits {
   steps_retained: number;
   log_tail_lines: number;
   input_bytes: number;
+  output_bytes: number;
   frame_bytes: number;
   subscriber_queue_bytes: number;
   lagging_kept_bytes: number;
@@ -66,6 +67,9 @@ export const LIMIT_SPECS: Record<keyof Limits, LimitSpec> = {
   steps_retained: { default: 1000, min: 1, max: 1_000_000, doc: "steps in a snapshot (oldest finished dropped first, then oldest running)" },
   log_tail_lines: { default: 1000, min: 1, max: 1_000_000, doc: "log lines in a snapshot" },
   input_bytes: { default: 8 * MIB, min: 1024, max: 1024 * MIB, doc: "bytes of one input" },
+  // Measured in the handler's worker, so that an oversized output never reaches the main thread,
+  // whose parse, check and store of it held every request for seconds (100 MB: 7 s).
+  output_bytes: { default: 8 * MIB, min: 1024, max: 1024 * MIB, doc: "bytes of one output's JSON (about: characters)" },
   frame_bytes: { default: 256 * 1024, min: 1024, max: 64 * MIB, doc: "bytes of one live-channel frame" },
   // Sized for a loopback client reading as fast as it can through a 200k-event burst (bench/RESULTS.md).
   subscriber_queue_bytes: { default: 64 * MIB, min: 256, max: 4096 * MIB, doc: "bytes of frames queued for one live-channel client that reads slower than events come" },

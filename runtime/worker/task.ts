@@ -37,6 +37,11 @@ export interface WorkerTask {
    * Absent: texts leave the worker whole and only the store cuts them.
    */
   text_limits?: TextLimits;
+  /**
+   * The most characters of JSON an output may have (`output_bytes`): the worker refuses a larger
+   * one itself, so that it never crosses to the main thread. Absent: no bound.
+   */
+  output_bytes?: number;
 }
 
 /** Why a handler did not return an output. */
@@ -59,7 +64,9 @@ export type TaskError =
   /** The pool terminated the worker on request (deadline grace expired, forced stop). */
   | { kind: "terminated"; message: string }
   /** The pool terminated the worker because the handler outgrew its memory limit (docs/containment.md). */
-  | { kind: "memory_exceeded"; message: string; limit_mb: number; used_mb: number };
+  | { kind: "memory_exceeded"; message: string; limit_mb: number; used_mb: number }
+  /** It returned an output larger than `output_bytes` (characters of its JSON), which the worker kept. */
+  | { kind: "output_too_large"; message: string; bytes: number; limit: number };
 
 export type TaskOutcome = { ok: true; output: unknown } | { ok: false; error: TaskError };
 

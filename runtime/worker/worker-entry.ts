@@ -46,6 +46,23 @@ interface Running {
   done: boolean;
   /** An execution's task, whose events are kept (a direct call's are not): its console output is its log. */
   logged: boolean;
+  /** The task's `output_bytes`, when it has one. */
+  outputBytes?: number;
+}
+
+/**
+ * The characters of JSON of an output past `limit`, or null when within it (or when JSON cannot
+ * say: the main thread's check names that). A message already JSON is measured as it is, the
+ * outcome's envelope with it (some 40 characters): no output is serialized twice unless it is over.
+ */
+function outputOver(wire: unknown, output: unknown, limit: number): number | null {
+  if (typeof wire === "string" && wire.length <= limit) return null;
+  try {
+    const size = JSON.stringify(output)?.length ?? 0;
+    return size > limit ? size : null;
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -90,7 +107,9 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
     run.context.close();
     if (current === run) current = null;
     try {
-      post({ type: "outcome", id: run.id, outcome });
+      const wire = toWire<FromWorker>({ type: "outcome", id: run.id, outcome });
+      const over = outcome.ok && run.outputBytes !== undefined ? outputOver(wire, outcome.output, run.outputBytes) : null;
+      port.postMessage(over === null ? wire : toWire<FromWorker>({ type: "outcome", id: run.id, outcome: { ok: false, error: { kind: "output_too_large", message: `an output of ${over} characters of JSON, over output_bytes (${run.outputBytes})`, bytes: over, limit: run.outputBytes! } } }));
     } catch (error) {
       // An output (or context) structured clone cannot copy: a function, a symbol, a class with private state.
       post({ type: "outcome", id: run.id, outcome: { ok: false, error: internal(error, "its result could not be sent to the main thread", run.context.mask) } });
@@ -102,7 +121,7 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
     // handler's leftovers and another worker runs it): not this worker's to begin.
     if (Atomics.compareExchange(claim, 0, id, -id) !== id) return;
     const context = createWorkerContext({ id, task, cancelFlag, backlog, post, host, spawn: children.spawn });
-    const run: Running = { id, capability: task.capability, context, done: false, logged: task.execution !== null };
+    const run: Running = { id, capability: task.capability, context, done: false, logged: task.execution !== null, outputBytes: task.output_bytes };
     current = run;
     let outcome: TaskOutcome;
     try {

@@ -79,6 +79,25 @@ describe("engine.start", () => {
     expect(failure.context).toMatchObject({ reason: "too_large", limit: 1024 });
   });
 
+  test("an output the worker found longer than output_bytes fails the execution at stage complete, naming both sizes and what to do; the task carries the limit", async () => {
+    const h = harness({ output_bytes: 2048 });
+    const { execution } = h.engine.start({ capability: "demo.read", input: { n: 1 } }, EDGE);
+    await flush();
+    const task = h.pool.of(execution.id)!;
+    expect(task.task.output_bytes).toBe(2048);
+    task.end({ ok: false, error: { kind: "output_too_large", message: "an output of 9000 characters of JSON, over output_bytes (2048)", bytes: 9000, limit: 2048 } });
+    await flush();
+    const done = h.store.get(execution.id)!;
+    expect(done.state).toBe("failed");
+    expect(done.failure).toMatchObject({
+      error_code: "internal",
+      stage: "complete",
+      message: "demo.read returned an output of 9000 characters of JSON, more than the output_bytes limit of 2048; it was not kept.",
+      context: { reason: "output_too_large", bytes: 9000, limit: 2048 },
+    });
+    expect(done.failure!.suggestion).toContain("ctx.artifacts.write");
+  });
+
   test("engine.start refuses an unknown capability with not_found and a plane capability with not_runnable", () => {
     const h = harness();
     expect(failureOf(() => h.engine.start({ capability: "nope.nothing", input: {} }, EDGE)).error_code).toBe("not_found");

@@ -444,6 +444,15 @@ describe("createWorkerPool", () => {
     expect(JSON.stringify(output)).not.toContain(token);
   });
 
+  test("an output longer than output_bytes is refused in the worker (it never crosses to the main thread); one within it passes whole", async () => {
+    const p = makePool();
+    const big = (chars: number, lane: "execution" | "direct") => p.run(task("big-output", "fixture.big-output", { chars }, { output_bytes: 4096, ...(lane === "direct" ? { execution: null } : {}) }), { lane }).outcome;
+    for (const lane of ["execution", "direct"] as const) {
+      expect(await big(5000, lane)).toEqual({ ok: false, error: { kind: "output_too_large", message: "an output of 5011 characters of JSON, over output_bytes (4096)", bytes: 5011, limit: 4096 } });
+      expect(await big(4000, lane)).toEqual({ ok: true, output: { text: "a".repeat(4000) } });
+    }
+  });
+
   test("values JSON cannot carry (Date, Map, NaN) cross the boundary intact, both ways", async () => {
     const outcome = await makePool().run(task("types", "fixture.types", { when: new Date(5), missing: undefined }), { lane: "direct" }).outcome;
     expect(outcome).toEqual({ ok: true, output: { inputWasDate: true, missingKept: true, map: new Map([["a", 1]]), at: new Date(0), nan: NaN } });

@@ -33,9 +33,11 @@ export const main = defineCommand({
 
 if (import.meta.main) {
   const args = process.argv.slice(2);
-  // A checkout set up by `docket init` gets this build's editor types before any command runs.
+  // A checkout set up by `docket init` gets this build's editor types before any command runs;
+  // not for --version or --help, which write nothing (install.sh runs --version wherever it is).
   const root = findCheckoutRoot(process.cwd());
-  if (args[0] !== "init" && args[0] !== "types" && existsSync(join(root, "capabilities", "tsconfig.json"))) {
+  const asksOnly = args.length === 0 || args.some((arg) => arg === "--version" || arg === "-v" || arg === "--help" || arg === "-h");
+  if (!asksOnly && args[0] !== "init" && args[0] !== "types" && existsSync(join(root, "capabilities", "tsconfig.json"))) {
     await (await import("./editor-types.ts")).refreshEditorTypes(root, (line) => process.stderr.write(`${line}\n`));
   }
   const code = await runCli(main, args);

@@ -169,8 +169,11 @@ describe("docket init and editor types", () => {
     expect((await docket(binary, ["capabilities", "list"], { cwd: checkout })).code).toBe(0);
     expect(existsSync(join(types, "valibot", "index.d.ts"))).toBe(true);
 
-    // A teammate's clone: capabilities/ committed, .docket/ not.
+    // A teammate's clone: capabilities/ committed, .docket/ not. --version and --help write nothing
+    // (install.sh runs --version wherever it is run); a command that works does.
     rmSync(join(checkout, ".docket"), { recursive: true });
+    for (const asks of [["--version"], ["--help"], ["run", "--help"]]) expect((await docket(binary, asks, { cwd: checkout })).code).toBe(0);
+    expect(existsSync(join(checkout, ".docket"))).toBe(false);
     expect((await docket(binary, ["run", "hello.greet"], { cwd: checkout })).code).toBe(0);
     expect(typeCheck(checkout).code).toBe(0);
 

@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { aliasTargets } from "./_alias-targets.ts";
 import { findCheckoutRoot } from "./checkout.ts";
@@ -56,6 +56,20 @@ export function installAdvice(pkg: string, fromDir: string): InstallAdvice {
   return { command: `${add ?? "npm install"} ${pkg}`, dir: manifestDir ?? root };
 }
 
+/** The module file a resolved import path leads to, as the runtime tries it: as written, with an extension, or a folder's index. */
+function existingModule(path: string): string | null {
+  for (const candidate of [path, ...MODULE_SUFFIXES.map((suffix) => `${path}${suffix}`)]) {
+    try {
+      if (statSync(candidate).isFile()) return candidate;
+    } catch {
+      // Not there: the next candidate.
+    }
+  }
+  return null;
+}
+
+const MODULE_SUFFIXES = [".ts", ".tsx", ".js", ".mjs", ".cjs", ".jsx", ".mts", ".cts", "/index.ts", "/index.js"];
+
 /** The folder of `pkg` in a `node_modules` above `fromDir`, when one holds it. */
 export function installedPackageDir(pkg: string, fromDir: string): string | null {
   for (let dir = fromDir; ; dir = dirname(dir)) {
@@ -74,6 +88,13 @@ export function installedPackageDir(pkg: string, fromDir: string): string | null
 export function explainUnresolvedPackage(specifier: string, importer: string, runtimeMessage: string): string | null {
   // An alias is no package: "npm install #lib" or "npm install @lib/q" would be nonsense.
   const alias = aliasTargets(specifier, dirname(importer));
+  const found = alias.targets.map(existingModule).find((path) => path !== null);
+  if (found) {
+    // The file is there and the mapping names it: the runtime read the config before the mapping
+    // (it reads tsconfig.json and package.json "imports" once per process).
+    const configs = alias.configs.map((config) => basename(config)).join(" and ");
+    return `cannot resolve import ${JSON.stringify(specifier)}: ${configs} maps it to ${JSON.stringify(found)}, which exists, but the mapping is newer than this process, which read ${configs} when it first needed it and keeps what it read. Restart \`docket serve\` (or \`docket mcp\`) to use it.`;
+  }
   if (alias.targets.length > 0) {
     return `cannot resolve import ${JSON.stringify(specifier)}: ${alias.configs.map((config) => basename(config)).join(" and ")} ${alias.configs.length > 1 ? "map" : "maps"} it to ${alias.targets.map((target) => JSON.stringify(target)).join(" or ")}, and no such file exists. Create it, or correct the import or the alias.`;
   }

@@ -24,6 +24,15 @@ describe("explainUnresolvedPackage", () => {
     for (const specifier of ["@lib/q.ts", "#lib/mid.ts", "#nothing/x"]) expect(explainUnresolvedPackage(specifier, importer, RUNTIME)).not.toContain("npm install");
   });
 
+  test("an alias whose file exists (the mapping is newer than the process) says to restart, not to create the file", () => {
+    mkdirSync(join(root, "lib"), { recursive: true });
+    writeFileSync(join(root, "lib", "there.ts"), "export const there = 1;\n");
+    const reason = explainUnresolvedPackage("@lib/there", importer, RUNTIME)!;
+    expect(reason).toContain(`tsconfig.json maps it to ${JSON.stringify(join(root, "lib", "there.ts"))}, which exists`);
+    expect(reason).toContain("Restart `docket serve`");
+    expect(reason).not.toContain("no such file exists");
+  });
+
   test("a package that is not installed is still told how to install it", () => {
     expect(explainUnresolvedPackage("left-pad-nowhere", importer, RUNTIME)).toContain("Install it with `npm install left-pad-nowhere`");
   });

@@ -36,18 +36,39 @@ export function registerDocketModules(): void {
           // nothing fails at linking first, as "Export named 'fmt' not found", hiding why.
           throw new Error(`Cannot find module ${JSON.stringify(file)}: it did not exist, or could not be read, when docket read the capability that imports it (docket reads it again at the next reload)`);
         }
-        const text = pinnedText(args.path);
+        const [text, asRead] = pinnedOrSibling(args.path, file);
         if (text === undefined) {
           // Let go of after long editing (pinned-sources.ts): the disk may hold another text now.
           throw new Error(`docket no longer holds the text of ${JSON.stringify(file)} it read for this version of the capability (the oldest texts are let go after many edits), so it is not imported from disk in its place; restart the server`);
         }
-        return { contents: text, loader: loaderOf(file) };
+        return { contents: text, loader: loaderOf(asRead) };
       });
     },
   });
   markPinsServed(localImportScanner);
   global[REGISTERED] = true;
 }
+
+/**
+ * The pinned text of a module, and the file it was read from. The runtime resolves an import of
+ * `x.js` to `x.ts` when both exist (TypeScript's convention), so a pinned `x.js` can reach here as
+ * `x.ts` with the `.js` text's pin: found under the JavaScript name it was pinned by.
+ */
+function pinnedOrSibling(specifier: string, file: string): [text: string | undefined, file: string] {
+  const text = pinnedText(specifier);
+  if (text !== undefined) return [text, file];
+  const script = JS_OF_TS.find(([ts]) => file.endsWith(ts));
+  if (!script) return [undefined, file];
+  const sibling = `${file.slice(0, -script[0].length)}${script[1]}`;
+  return [pinnedText(`${sibling}${specifier.slice(file.length)}`), sibling];
+}
+
+const JS_OF_TS: Array<[ts: string, js: string]> = [
+  [".tsx", ".jsx"],
+  [".mts", ".mjs"],
+  [".cts", ".cjs"],
+  [".ts", ".js"],
+];
 
 /** As the runtime loads them itself: JSX is allowed in a .js file, not in a .ts one. */
 function loaderOf(file: string): "ts" | "tsx" | "jsx" | "js" {

@@ -34,7 +34,7 @@ export function checkArtifactName(name: unknown): string {
  * `ctx.artifacts` for one task: writes into the execution's managed folder (docs/handler-api.md), refuses
  * symlinks, and enforces the files / bytes / total bytes limits of the task.
  */
-export function createArtifactWriter(task: Pick<WorkerTask, "artifacts_dir" | "artifact_limits">): ArtifactWriter {
+export function createArtifactWriter(task: Pick<WorkerTask, "artifacts_dir" | "artifact_limits">, mask: (text: string) => string = (text) => text): ArtifactWriter {
   const dir = task.artifacts_dir;
   const limits = task.artifact_limits;
   // Bytes per name, reserved synchronously before any await, so concurrent writes cannot overshoot.
@@ -45,6 +45,14 @@ export function createArtifactWriter(task: Pick<WorkerTask, "artifacts_dir" | "a
   return {
     async write(name, data) {
       const checked = checkArtifactName(name);
+      // Names are listed to every client as they are (executions.artifacts, the cockpit): one that
+      // holds a sensitive value of the input would show it, so it is refused, and never quoted.
+      if (mask(checked) !== checked) {
+        throw new CapabilityError("invalid_input", `Cannot write artifact ${JSON.stringify(mask(checked))}: its name holds a sensitive value of the input, and artifact names are shown to every client.`, {
+          context: { name: mask(checked) },
+          suggestion: "Name the artifact without the secret (a fixed name, or a hash of the value).",
+        });
+      }
       if (dir === null) {
         throw new CapabilityError("artifacts_unavailable", `Cannot write artifact "${checked}": a direct call has no artifact folder; artifacts exist only in an execution.`, {
           context: { name: checked },

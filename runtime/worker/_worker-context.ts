@@ -196,7 +196,7 @@ export function createWorkerContext(options: WorkerContextOptions): WorkerContex
       return signal();
     },
     root: task.root,
-    artifacts: createArtifactWriter(task),
+    artifacts: createArtifactWriter(task, mask.text),
     execution: task.execution,
     host: options.host,
     exec: (argv, execOptions) => children.exec(argv, execOptions),

@@ -60,6 +60,15 @@ describe("ctx.artifacts.write", () => {
     expect(await readdir(root)).toEqual([]);
   });
 
+  test("a name that holds a sensitive value of the input is refused, without quoting it: names are shown to every client", async () => {
+    const mask = (text: string) => text.replaceAll("tok-9f8e7d", "[redacted]");
+    const writer = createArtifactWriter({ artifacts_dir: dir, artifact_limits: LIMITS }, mask);
+    const error = await failure(writer.write("report-tok-9f8e7d.json", "x"));
+    expect(error).toMatchObject({ code: "invalid_input", context: { name: "report-[redacted].json" } });
+    expect(JSON.stringify({ message: error.message, context: error.context })).not.toContain("tok-9f8e7d");
+    expect((await writer.write("report.json", "x")).name).toBe("report.json");
+  });
+
   test("a symlink at the artifact's name is refused and its target left untouched", async () => {
     const writer = createArtifactWriter({ artifacts_dir: dir, artifact_limits: LIMITS });
     await writer.write("first.txt", "1");

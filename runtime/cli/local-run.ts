@@ -18,9 +18,7 @@ import { writeFile } from "node:fs/promises";
 import { MIN_MASKED_LENGTH, sensitiveValues } from "../execution/secret-mask.ts";
 import { createLiveView, wantsLiveView, type LiveView } from "./live-view.ts";
 import { createRunReporter, location, plainPrinters } from "./run-reporter.ts";
-import { findServer, followEvents, type ServerClient } from "./server-client.ts";
-import { isProcessAlive, readLease, type Lease } from "../server/lease.ts";
-import { lockCheckout } from "../server/checkout-lock.ts";
+import { findServer, followEvents, unansweringServer, type ServerClient } from "./server-client.ts";
 import { isTerminal } from "../execution/state-machine.ts";
 import { reportToServer } from "./_reporter-to-server.ts";
 import type { ExecutionReporter } from "./_reporter.ts";
@@ -375,16 +373,3 @@ async function writeSummary(options: LocalRunOptions, facts: Parameters<typeof s
   }
 }
 
-/**
- * The lease of a server that holds `root` and does not answer, or null: its process lives and
- * still holds the checkout's lock (a lock this process can take means no server holds it; the
- * build without a lock, where every take succeeds, cannot tell and lets the run go on).
- */
-function unansweringServer(root: string): Lease | null {
-  const lease = readLease(root);
-  if (lease === null || lease.root !== root || !isProcessAlive(lease.pid)) return null;
-  const lock = lockCheckout(root);
-  if (lock === null) return lease;
-  lock.release();
-  return null;
-}

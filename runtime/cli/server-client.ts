@@ -1,6 +1,7 @@
 import type { FailureDescriptor } from "../execution/failure.ts";
 import type { ExecutionEvent } from "../execution/protocol.ts";
-import { isLeaseLive, readLease, type Lease } from "../server/lease.ts";
+import { isLeaseLive, isProcessAlive, readLease, type Lease } from "../server/lease.ts";
+import { lockCheckout } from "../server/checkout-lock.ts";
 
 /** What the API answered: its JSON body, or the failure descriptor of an error status. */
 export type ServerAnswer = { ok: true; status: number; body: any } | { ok: false; status: number; failure: FailureDescriptor };
@@ -165,4 +166,18 @@ export function followEvents(server: ServerClient, options: EventsOptions): Prom
       void queue.then(() => settle({ ok: false, reason: `the live channel closed before ${options.id} ended (code ${event.code}${event.reason ? `, ${event.reason}` : ""})` }));
     };
   });
+}
+
+/**
+ * The lease of a server that holds `root` and does not answer, or null: its process lives and
+ * still holds the checkout's lock (a lock this process can take means no server holds it; the
+ * build without a lock, where every take succeeds, cannot tell and lets the run go on).
+ */
+export function unansweringServer(root: string): Lease | null {
+  const lease = readLease(root);
+  if (lease === null || lease.root !== root || !isProcessAlive(lease.pid)) return null;
+  const lock = lockCheckout(root);
+  if (lock === null) return lease;
+  lock.release();
+  return null;
 }

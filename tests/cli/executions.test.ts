@@ -6,6 +6,27 @@ import { api, pollUntil, serveCheckout } from "./_report-support.ts";
 
 const UNKNOWN = "x-20260908T010203Z-0a1b2c3d";
 
+describe("docket executions beside a server that does not answer", () => {
+  test("a stopped server holding the checkout is named as such, with how to resume it, not 'start one' (which it would refuse)", async () => {
+    const checkout = tempCheckout();
+    const serve = spawnDocket(fromSource, ["serve", "--port", "0"], { cwd: checkout });
+    const stderr = watchStream(serve.stderr);
+    await stderr.until(/docket serving .* at http:\/\/127\.0\.0\.1:\d+/);
+    serve.kill("SIGSTOP");
+    try {
+      const result = await docket(fromSource, ["executions", "list"], { cwd: checkout });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain(`The docket server (pid ${serve.pid}) serving ${checkout} at http://127.0.0.1:`);
+      expect(result.stderr).toContain(`Resume it (kill -CONT ${serve.pid}) or stop it`);
+      expect(result.stderr).not.toContain("Start one");
+    } finally {
+      serve.kill("SIGCONT");
+      serve.kill("SIGINT");
+      await serve.exited;
+    }
+  }, 30_000);
+});
+
 describe("docket executions without a server", () => {
   let checkout = "";
   beforeAll(() => {

@@ -12,7 +12,8 @@ import { writeStdout } from "../_run-cli.ts";
 import { terminalStyle, type TerminalStyle } from "../_terminal.ts";
 import { EXIT, exitCodeOf, failureText } from "../exit-code.ts";
 import { createRunReporter, formatDuration, location, plainPrinters } from "../run-reporter.ts";
-import { findServer, followEvents, readEvents, ServerUnreachableError, type EventsOutcome, type ServerClient } from "../server-client.ts";
+import { findServer, followEvents, readEvents, ServerUnreachableError, unansweringServer, type EventsOutcome, type ServerClient } from "../server-client.ts";
+import type { Lease } from "../../server/lease.ts";
 
 const format = { type: "enum" as const, options: ["text", "json"], default: "text", description: "text: for a person; json: JSON (events: one event per line)" };
 const idArg = { type: "positional", required: true, description: "An execution id, like x-20260908T010203Z-0a1b2c3d", valueHint: "id" } as const;
@@ -60,6 +61,20 @@ function noServer(root: string, why: string): FailureDescriptor {
   });
 }
 
+/** The failure of a server that holds the checkout and does not answer (stopped, frozen, or too busy). */
+function frozenServer(root: string, holder: Lease): FailureDescriptor {
+  return buildFailure({
+    error_code: "unavailable",
+    stage: "admit",
+    message: `The docket server (pid ${holder.pid}) serving ${root} at ${holder.url} does not answer: it is stopped (SIGSTOP, a suspended terminal), frozen or too busy. No other server can start while it holds the checkout.`,
+    suggestion: `Resume it (kill -CONT ${holder.pid}) or stop it (kill ${holder.pid}), then run this again.`,
+    retryability: "after_delay",
+    request_id: requestIdFrom(undefined),
+    trace_id: newTraceId(),
+    context: { root, pid: holder.pid, url: holder.url },
+  });
+}
+
 /**
  * Runs `body` against the server serving the checkout of the working directory; a missing or
  * vanished server is the same failure, with how to start one.
@@ -67,7 +82,11 @@ function noServer(root: string, why: string): FailureDescriptor {
 async function withServer(o: Out, body: (server: ServerClient) => Promise<number>): Promise<number> {
   const root = findCheckoutRoot(process.cwd());
   const server = await findServer(root);
-  if (!server) return fail(o, noServer(root, ""));
+  if (!server) {
+    // A server that holds the checkout and does not answer is no missing one: starting another is refused.
+    const holder = unansweringServer(root);
+    return fail(o, holder ? frozenServer(root, holder) : noServer(root, ""));
+  }
   try {
     return await body(server);
   } catch (error) {

@@ -2,6 +2,7 @@
 // help and run it), refusing flags nobody declared (citty parses with `strict: false`), and
 // repeatable flags (citty keeps the last value only).
 import type { ArgDef, ArgsDef, CommandDef, CommandMeta } from "citty";
+import { didYouMeanText } from "../capability/did-you-mean.ts";
 
 /** A command line a user can fix: exit 2 with the message and a pointer to `--help`. */
 export class UsageError extends Error {
@@ -112,7 +113,11 @@ export function checkCommandLine(args: ArgsDef, tokens: string[], command: strin
       const [flag, inline] = splitFlag(token);
       const negated = flag.startsWith("no-") ? findArg(args, flag.slice(3)) : null;
       const found = findArg(args, flag) ?? (negated && negated[1].type === "boolean" ? negated : null);
-      if (!found) throw new UsageError(`Unknown option ${token.split("=")[0]} for ${command}.`, command);
+      if (!found) {
+        const options = Object.entries(args).filter(([, def]) => def.type !== "positional").map(([name]) => `--${name}`);
+        const close = didYouMeanText(`--${flag}`, [...options, "--help"]);
+        throw new UsageError(`Unknown option ${token.split("=")[0]} for ${command}.${close ? ` ${close}` : ""}`, command);
+      }
       if (takesValue(found[1]) && inline === undefined) {
         if (i + 1 >= tokens.length) throw new UsageError(`Option --${found[0]} of ${command} needs a value${found[1].valueHint ? ` (${found[1].valueHint})` : ""}.`, command);
         i++;

@@ -43,7 +43,12 @@ export async function runCli(root: CommandDef<any>, rawArgs: string[]): Promise<
       // A group (`docket`, `docket capabilities`): name one of its commands.
       writeStderr(await renderHelp(chain, wantsColor(process.stderr, process.env)));
       const unknown = rest.find((t) => !t.startsWith("-"));
-      if (!unknown) throw new UsageError(`${command} needs a command.`, command);
+      if (!unknown) {
+        // `docket --versoin`: a flag that is near one the group takes is named, not "needs a command".
+        const flag = rest.find((t) => t.startsWith("--"));
+        const close = flag === undefined ? "" : didYouMeanText(flag.split("=")[0]!, command === "docket" ? ["--version", "--help"] : ["--help"]);
+        throw new UsageError(flag !== undefined && close ? `Unknown option ${flag.split("=")[0]} for ${command}. ${close}` : `${command} needs a command.`, command);
+      }
       const names = Object.keys((typeof leaf.cmd.subCommands === "function" ? await leaf.cmd.subCommands() : await leaf.cmd.subCommands) ?? {});
       const close = didYouMeanText(unknown, names, (name) => `${command} ${name}`);
       throw new UsageError(`Unknown command ${JSON.stringify(unknown)} for ${command}.${close ? ` ${close}` : ""}`, command);

@@ -63,8 +63,15 @@ describe("docket command-line mistakes exit 2", () => {
   test("an unknown flag names itself and points at --help", async () => {
     const result = await cli(["run", "demo.echo", "--inptu", "{}"]);
     expect(result.code).toBe(2);
-    expect(result.stderr).toContain("Unknown option --inptu for docket run.");
+    expect(result.stderr).toContain('Unknown option --inptu for docket run. Did you mean "--input"?');
     expect(result.stderr).toContain("See docket run --help.");
+  });
+
+  test("a mistyped flag of the root names the one meant, not 'needs a command'", async () => {
+    const result = await cli(["--versoin"]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('Unknown option --versoin for docket. Did you mean "--version"?');
+    expect(result.stderr).not.toContain("needs a command");
   });
 
   test("a missing positional", async () => {

@@ -10,6 +10,7 @@ import type { ExecutionEvent } from "../execution/protocol.ts";
 import type { ExecutionSnapshot } from "../execution/snapshot.ts";
 import { newTraceId, requestIdFrom, traceIdFrom } from "../server/edge-ids.ts";
 import { inputEnvProblem, type ParsedInput } from "./_input.ts";
+import { didYouMean } from "../capability/did-you-mean.ts";
 import { terminalStyle, type TerminalStyle } from "./_terminal.ts";
 import { onInterrupts } from "./_interrupts.ts";
 import { EXIT, exitCodeOf, failureText, type RunEnd } from "./exit-code.ts";
@@ -176,6 +177,12 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
     const inputHash = options.runId === undefined ? undefined : plane.store.findRun(options.runId)?.input_hash;
     if (server) reporter = reportToServer({ server, plane: plane.engine, id, edge, say, inputHash });
     else say("no server serves this checkout, so this execution is visible to this process alone");
+    // A field the input schema does not have is dropped by its check without a word: a typo in a
+    // CI step's --input would run with the default instead. Said, with the field meant.
+    for (const field of droppedFields(input, "input" in started.execution ? started.execution.input : null)) {
+      const near = didYouMean(field, Object.keys((declared?.input_schema as { properties?: object } | undefined)?.properties ?? {}));
+      say(`note: ${capabilityId} has no input field ${JSON.stringify(field)}${near.length > 0 ? ` (did you mean ${near.map((n) => JSON.stringify(n)).join(" or ")}?)` : ""}; it was ignored`);
+    }
     interrupt = {
       first() {
         const receipt = plane.engine.cancel(id, edge);
@@ -373,3 +380,9 @@ async function writeSummary(options: LocalRunOptions, facts: Parameters<typeof s
   }
 }
 
+/** The top-level fields of what was given that the input's check dropped (an object schema strips what it does not declare). */
+function droppedFields(given: unknown, checked: unknown): string[] {
+  const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === "object" && !Array.isArray(value);
+  if (!isRecord(given) || !isRecord(checked) || "withheld" in checked) return [];
+  return Object.keys(given).filter((key) => !Object.hasOwn(checked, key));
+}

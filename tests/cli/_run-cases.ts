@@ -139,6 +139,13 @@ export function defineRunCases(runner: () => DocketRunner): void {
     expect(right.code).toBe(0);
   });
 
+  test("docket run says which --input fields the capability's input does not have (its check drops them), with the one meant", async () => {
+    const result = await run([file("demo.greet.ts"), "--input", '{"name":"Ada","nmae":"x"}']);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain('note: demo.greet has no input field "nmae" (did you mean "name"?); it was ignored');
+    expect((await run([file("demo.greet.ts"), "--input", '{"name":"Ada"}'])).stderr).not.toContain("has no input field");
+  });
+
   test("docket run --run-id of a bad shape exits 2", async () => {
     const result = await run([file("demo.echo.ts"), "--input", '{"message":"x"}', "--run-id", "no spaces allowed"]);
     expect(result.code).toBe(2);

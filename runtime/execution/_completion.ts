@@ -54,18 +54,7 @@ function unmasked(capability: RegisteredCapability, outcome: TaskOutcome, stop: 
   if (outcome.ok) {
     const problem = outputProblem(capability, outcome.output);
     if (problem.ok) return { state: "succeeded", output: problem.value };
-    return {
-      state: "failed",
-      failure: buildFailure({
-        ...ids,
-        error_code: "internal",
-        stage: "complete",
-        message: `${capability.id} returned an output that ${problem.message}`,
-        outcome_certainty: capability.effect === "write" ? "unknown" : "not_applied",
-        suggestion: problem.suggestion,
-        context: problem.context,
-      }),
-    };
+    return refusedOutput(capability, ids, `returned an output that ${problem.message}`, problem.suggestion, problem.context);
   }
   const error = outcome.error;
   if (stop.interrupted) {
@@ -174,18 +163,13 @@ function unmasked(capability: RegisteredCapability, outcome: TaskOutcome, stop: 
       return internal(capability, ids, `The worker running ${capability.id} stopped unexpectedly (${error.message}).`, forced, null);
     case "output_too_large":
       // As an output that fails its schema: the handler ran to its end; what it returned is refused.
-      return {
-        state: "failed",
-        failure: buildFailure({
-          ...ids,
-          error_code: "internal",
-          stage: "complete",
-          message: `${capability.id} returned an output of ${error.bytes} characters of JSON, more than the output_bytes limit of ${error.limit}; it was not kept.`,
-          outcome_certainty: capability.effect === "write" ? "unknown" : "not_applied",
-          suggestion: "Write a large result as an artifact (ctx.artifacts.write) and return its name, or raise the limit (--output-bytes, DOCKET_OUTPUT_BYTES).",
-          context: { capability: capability.id, reason: "output_too_large", bytes: error.bytes, limit: error.limit },
-        }),
-      };
+      return refusedOutput(
+        capability,
+        ids,
+        `returned an output of ${error.bytes} characters of JSON, more than the output_bytes limit of ${error.limit}; it was not kept.`,
+        "Write a large result as an artifact (ctx.artifacts.write) and return its name, or raise the limit (--output-bytes, DOCKET_OUTPUT_BYTES).",
+        { capability: capability.id, reason: "output_too_large", bytes: error.bytes, limit: error.limit },
+      );
     case "internal":
       // The class only: the thrown message, cause and stack go to the log (docs/security.md).
       return internal(
@@ -197,6 +181,22 @@ function unmasked(capability: RegisteredCapability, outcome: TaskOutcome, stop: 
         { error_class: error.error_class },
       );
   }
+}
+
+/** A handler that ran to its end and returned what is refused (its schema, its size): failed at stage complete. */
+function refusedOutput(capability: RegisteredCapability, ids: { request_id: string; trace_id: string }, what: string, suggestion: string, context?: Record<string, unknown>): Completion {
+  return {
+    state: "failed",
+    failure: buildFailure({
+      ...ids,
+      error_code: "internal",
+      stage: "complete",
+      message: `${capability.id} ${what}`,
+      outcome_certainty: capability.effect === "write" ? "unknown" : "not_applied",
+      suggestion,
+      context,
+    }),
+  };
 }
 
 /** "a TypeError", "an Error ENOENT", and the class descriptions that already carry their article. */

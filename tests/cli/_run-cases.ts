@@ -2,18 +2,9 @@
 import { beforeAll, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { stopSignals } from "../../runtime/adapter/stop-signals.ts";
 import { ECHO, GREET, SLEEPS, SPIN } from "./_fixtures.ts";
 import { docket, oneJsonDocument, spawnDocket, watchStream, tempCheckout, tempDir, writeFiles, type DocketRunner } from "./_harness.ts";
-
-/** True when SIGHUP is ignored in this process (started under nohup), and so in the docket it spawns (Linux; false elsewhere). */
-function hangUpIgnoredHere(): boolean {
-  try {
-    const mask = /^SigIgn:\s*([0-9a-f]+)$/m.exec(readFileSync("/proc/self/status", "utf8"))?.[1] ?? "0";
-    return (Number.parseInt(mask.slice(-1), 16) & 1) === 1;
-  } catch {
-    return process.platform !== "linux";
-  }
-}
 
 /** Registers the run cases; `runner` is read when each test runs (the binary is built in a beforeAll). */
 export function defineRunCases(runner: () => DocketRunner): void {
@@ -190,7 +181,7 @@ export function defineRunCases(runner: () => DocketRunner): void {
   });
 
   // A hang-up is handled only when this process was not started with it ignored (nohup): then neither was docket.
-  test.skipIf(hangUpIgnoredHere())("docket run stops on a hang-up (its terminal went away) as on Ctrl-C: its child is ended, its result written, exit 130", async () => {
+  test.skipIf(!stopSignals().includes("SIGHUP"))("docket run stops on a hang-up (its terminal went away) as on Ctrl-C: its child is ended, its result written, exit 130", async () => {
     // A duration no other test uses, to find this child among the machine's processes.
     const seconds = `41.${process.pid}`;
     const resultFile = join(tempDir("hang-up"), "result.json");

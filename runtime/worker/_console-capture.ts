@@ -1,3 +1,4 @@
+import { format } from "node:util";
 import type { LogLevel } from "../capability/declaration.ts";
 
 /**
@@ -51,7 +52,7 @@ export function captureConsole(target: () => ConsoleTarget, output: ProcessOutpu
   let calling: LogLevel | "" = "";
   const write = (stream: "stdout" | "stderr") =>
     function (this: unknown, chunk: unknown, encoding?: unknown, callback?: unknown): boolean {
-      const text = typeof chunk === "string" ? chunk : chunk instanceof Uint8Array ? Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString(typeof encoding === "string" ? (encoding as BufferEncoding) : "utf8") : String(chunk);
+      const text = textOf(chunk, encoding);
       const done = typeof encoding === "function" ? encoding : callback;
       const to = target();
       if (to.kind === "process") output(stream, to.mask(text));
@@ -62,19 +63,47 @@ export function captureConsole(target: () => ConsoleTarget, output: ProcessOutpu
     };
   process.stdout.write = write("stdout") as typeof process.stdout.write;
   process.stderr.write = write("stderr") as typeof process.stderr.write;
+  // The other ways out of the two streams: a last chunk given to end(), and the runtime's own
+  // unbuffered debug line. Neither may pass unmasked, nor end the worker's stdout for good.
+  for (const [name, stream] of [["stdout", process.stdout], ["stderr", process.stderr]] as const) {
+    stream.end = function (this: unknown, chunk?: unknown, encoding?: unknown, callback?: unknown) {
+      const done = [chunk, encoding, callback].find((arg) => typeof arg === "function") as (() => void) | undefined;
+      if (chunk !== undefined && chunk !== null && typeof chunk !== "function") (process[name].write as (c: unknown, e?: unknown) => boolean)(chunk, typeof encoding === "string" ? encoding : undefined);
+      if (done) queueMicrotask(done);
+      return stream;
+    } as typeof stream.end;
+  }
+  const runtime = process as unknown as { _rawDebug?: (...args: unknown[]) => void };
+  if (typeof runtime._rawDebug === "function") runtime._rawDebug = (...args: unknown[]) => void process.stderr.write(`${format(...args)}\n`);
   const methods = console as unknown as Record<string, unknown>;
   for (const [name, level] of Object.entries(LEVELS)) {
     const original = methods[name];
     if (typeof original !== "function") continue;
+    // The runtime's trace drops its message: "Trace: <message>" and the caller's frames, as Node prints it.
+    const run = name === "trace" ? (...args: unknown[]) => process.stderr.write(`Trace${args.length > 0 ? `: ${format(...args)}` : ""}\n${callerFrames()}`) : original;
     methods[name] = function (this: unknown, ...args: unknown[]) {
       // An inner call (console.table writes with console.log) keeps the outer call's level.
       const outer = calling;
       if (outer === "") calling = level;
       try {
-        return (original as (...a: unknown[]) => unknown).apply(console, args);
+        return (run as (...a: unknown[]) => unknown).apply(console, args);
       } finally {
         calling = outer;
       }
     };
   }
+}
+
+/** A chunk written to stdout or stderr as text: a string in the encoding given (utf8 when none), or bytes as UTF-8. */
+function textOf(chunk: unknown, encoding: unknown): string {
+  const named = typeof encoding === "string" && Buffer.isEncoding(encoding) ? (encoding as BufferEncoding) : "utf8";
+  if (typeof chunk === "string") return named === "utf8" || named === "utf-8" ? chunk : Buffer.from(chunk, named).toString("utf8");
+  if (chunk instanceof Uint8Array) return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString("utf8");
+  return String(chunk);
+}
+
+/** The stack of whoever called console.trace, without this module's frames nor docket's own. */
+function callerFrames(): string {
+  const lines = (new Error().stack ?? "").split("\n").slice(1);
+  return lines.filter((line) => !/_console-capture|worker-entry|\$bunfs/.test(line)).map((line) => `${line}\n`).join("");
 }

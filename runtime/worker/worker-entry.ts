@@ -23,7 +23,8 @@ import { trackTopLevelWork, type PendingWork } from "./_top-level-deferrals.ts";
 import { sanitizeLine } from "../execution/text-sanitize.ts";
 import { captureConsole, type ConsoleTarget } from "./_console-capture.ts";
 
-const unmasked = (text: string) => text;
+/** How many tasks' secrets a worker keeps masking in output no task owns. */
+const RECENT_MASKS = 16;
 // Taken before any capability loads: a handler that replaced process.memoryUsage would otherwise
 // answer the memory watchdog's question itself, and stay under any limit (docs/containment.md).
 const memoryUsage = process.memoryUsage.bind(process);
@@ -51,18 +52,52 @@ interface Running {
 }
 
 /**
- * The characters of JSON of an output past `limit`, or null when within it (or when JSON cannot
- * say: the main thread's check names that). A message already JSON is measured as it is, the
- * outcome's envelope with it (some 40 characters): no output is serialized twice unless it is over.
+ * The characters of JSON of an output past `limit`, or null when within it. A message already
+ * JSON is measured as it is, the outcome's envelope with it (some 40 characters): no output is
+ * serialized twice unless it is over. One JSON cannot hold as it is (a Map, a BigInt, a cycle),
+ * which would cross by structured clone, is measured by a walk that stops once past the limit:
+ * its JSON would say nothing of a Map's entries, and throw for a BigInt after building most of it.
  */
 function outputOver(wire: unknown, output: unknown, limit: number): number | null {
-  if (typeof wire === "string" && wire.length <= limit) return null;
-  try {
+  if (typeof wire === "string") {
+    if (wire.length <= limit) return null;
     const size = JSON.stringify(output)?.length ?? 0;
     return size > limit ? size : null;
-  } catch {
-    return null;
   }
+  const size = approximateSize(output, limit);
+  return size > limit ? size : null;
+}
+
+/**
+ * About the characters a value takes written out (JSON-like, Maps and Sets by their entries, typed
+ * arrays by their bytes), each object counted once; stops counting soon after `limit`.
+ */
+function approximateSize(value: unknown, limit: number): number {
+  let size = 0;
+  const seen = new Set<object>();
+  const stack: unknown[] = [value];
+  while (stack.length > 0 && size <= limit) {
+    const item = stack.pop();
+    if (typeof item === "string") size += item.length + 2;
+    else if (typeof item === "bigint") size += item.toString().length;
+    else if (item === null || typeof item !== "object") size += 5;
+    else if (!seen.has(item)) {
+      seen.add(item);
+      if (ArrayBuffer.isView(item)) size += item.byteLength;
+      else if (item instanceof ArrayBuffer) size += item.byteLength;
+      else if (item instanceof Date) size += 26;
+      else {
+        // Entries pushed as they are counted, so that one huge Map or object stops the walk too.
+        const entries: Iterable<unknown[]> = item instanceof Map ? item : item instanceof Set ? [...item].map((entry) => [entry]) : Object.entries(item);
+        for (const entry of entries) {
+          if (size > limit) break;
+          stack.push(...entry);
+          size += item instanceof Map ? 2 : item instanceof Set ? 1 : String(entry[0]).length + 4;
+        }
+      }
+    }
+  }
+  return size;
 }
 
 /**
@@ -85,11 +120,15 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
   const post = (message: FromWorker) => port.postMessage(toWire(message));
   // What handler code prints is its execution's log, or the process's output (masked) when no
   // running execution owns the code printing: never another task's log.
+  // The masks of the tasks this worker ran last: code whose task the runtime lost track of (a
+  // MessagePort or BroadcastChannel listener carries no async context) is masked with all of them.
+  const recentMasks: Array<(text: string) => string> = [];
+  const maskRecent = (text: string) => recentMasks.reduce((masked, mask) => mask(masked), text);
   captureConsole(
     (): ConsoleTarget => {
       const of = owner.getStore();
       if (of !== undefined && !of.done && of.logged) return { kind: "execution", log: of.context.ctx.progress.log, stream: of.context.ctx.progress.stream };
-      return { kind: "process", mask: of?.context.mask ?? unmasked };
+      return { kind: "process", mask: of?.context.mask ?? maskRecent };
     },
     (stream, text) => post({ type: "output", stream, text }),
   );
@@ -123,6 +162,10 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
     const context = createWorkerContext({ id, task, cancelFlag, backlog, post, host, spawn: children.spawn });
     const run: Running = { id, capability: task.capability, context, done: false, logged: task.execution !== null, outputBytes: task.output_bytes };
     current = run;
+    if ((task.secrets?.length ?? 0) > 0) {
+      recentMasks.push(context.mask);
+      if (recentMasks.length > RECENT_MASKS) recentMasks.shift();
+    }
     let outcome: TaskOutcome;
     try {
       // The warm path stays synchronous: a cached declaration and a handler that returns a plain

@@ -419,7 +419,11 @@ describe("createWorkerPool", () => {
     const w = watcher();
     expect(await p.run(printer({}, 40), { lane: "execution", onEvents: w.onEvents }).outcome).toMatchObject({ ok: true });
     const logs = w.events.filter((e) => e.type === "execution.log").map((e) => e.data);
-    expect(logs).toEqual([
+    // console.trace: "Trace: <message>", then the caller's frames (the handler's file among them).
+    const trace = logs.findIndex((l) => l.message === "Trace: traced");
+    expect(logs[trace]).toEqual({ level: "error", message: "Trace: traced" });
+    expect(logs.slice(trace + 1).some((l) => l.level === "error" && l.message.includes("prints.ts"))).toBe(true);
+    expect(logs.slice(0, trace)).toEqual([
       { level: "info", message: "log holding [redacted]" },
       { level: "debug", message: "debug line" },
       { level: "info", message: "info line" },
@@ -430,7 +434,12 @@ describe("createWorkerPool", () => {
     expect(w.events.filter((e) => e.type === "execution.stream").map((e) => e.data)).toEqual([
       { name: "stdout", chunk: "raw out " },
       { name: "stderr", chunk: "raw err\n" },
+      { name: "stdout", chunk: "hi" },
+      { name: "stdout", chunk: "end holding [redacted]\n" },
+      { name: "stderr", chunk: "raw debug holding [redacted]\n" },
     ]);
+    // The port's listener is known to no task: the process's output, masked with this worker's recent secrets.
+    expect(output).toContainEqual(["stdout", "port holding [redacted]\n"]);
     // The next execution on the same worker runs while the first one's timer prints: that line is not its.
     const next = watcher();
     expect(await p.run(task("prints", "fixture.prints", { token: "other", late_ms: -1, wait_ms: 150 }), { lane: "execution", onEvents: next.onEvents }).outcome).toMatchObject({ ok: true });
@@ -450,6 +459,13 @@ describe("createWorkerPool", () => {
     for (const lane of ["execution", "direct"] as const) {
       expect(await big(5000, lane)).toEqual({ ok: false, error: { kind: "output_too_large", message: "an output of 5011 characters of JSON, over output_bytes (4096)", bytes: 5011, limit: 4096 } });
       expect(await big(4000, lane)).toEqual({ ok: true, output: { text: "a".repeat(4000) } });
+    }
+    // Outputs that cross by structured clone are measured too: a Map (whose JSON is "{}") and objects beside a BigInt.
+    for (const as of ["map", "bigint"] as const) {
+      const outcome = await p.run(task("big-output", "fixture.big-output", { chars: 100_000, as }, { output_bytes: 4096 }), { lane: "execution" }).outcome;
+      expect(outcome).toMatchObject({ ok: false, error: { kind: "output_too_large", limit: 4096 } });
+      expect((outcome as { error: { bytes: number } }).error.bytes).toBeGreaterThan(4096);
+      expect((await p.run(task("big-output", "fixture.big-output", { chars: 10, as }, { output_bytes: 4096 }), { lane: "execution" }).outcome).ok).toBe(true);
     }
   });
 

@@ -72,7 +72,10 @@ export function createArtifactWriter(task: Pick<WorkerTask, "artifacts_dir" | "a
           throw error;
         });
         await folderReady;
-        await writeRegularFile(join(dir, checked), bytes, checked);
+        const path = join(dir, checked);
+        await writeRegularFile(path, bytes, checked).catch((error) => {
+          throw unavailable(error, path, "cannot be written");
+        });
       } catch (error) {
         // Give the reservation back: a refused or failed write does not count against the limits.
         total -= bytes.byteLength - (previous ?? 0);
@@ -100,7 +103,26 @@ export function createArtifactWriter(task: Pick<WorkerTask, "artifacts_dir" | "a
 }
 
 /** Why a folder cannot be made that no handler can do anything about: the checkout's, or the disk's. */
-const UNWRITABLE: Record<string, string> = { EACCES: "permission denied", EPERM: "not permitted", EROFS: "a read-only file system", ENOSPC: "no space left on the device", EDQUOT: "the disk quota is used up" };
+const UNWRITABLE: Record<string, string> = {
+  EACCES: "permission denied",
+  EPERM: "not permitted",
+  EROFS: "a read-only file system",
+  ENOSPC: "no space left on the device",
+  EDQUOT: "the disk quota is used up",
+  ENOTDIR: "a file stands where a folder should be",
+  EEXIST: "a file stands where a folder should be",
+};
+
+/** An error the checkout or its disk caused, as artifacts_unavailable naming `path`; any other as it is. */
+function unavailable(error: unknown, path: string, what: string): unknown {
+  const code = (error as NodeJS.ErrnoException)?.code ?? "";
+  if (!(code in UNWRITABLE)) return error;
+  // Not "a bug in the capability": the checkout (or its disk) does not take files here.
+  return new CapabilityError("artifacts_unavailable", `Cannot write artifacts: ${path} ${what} (${code}: ${UNWRITABLE[code]}).`, {
+    context: { path, code },
+    suggestion: "Run docket where the checkout's .docket/ folder can be written (or make it writable), or free disk space.",
+  });
+}
 
 async function prepareFolder(dir: string): Promise<void> {
   // 0700: artifacts can hold what a handler read from the checkout; nobody else needs to read them.
@@ -108,14 +130,7 @@ async function prepareFolder(dir: string): Promise<void> {
   try {
     firstCreated = await mkdir(dir, { recursive: true, mode: 0o700 });
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? "";
-    if (!(code in UNWRITABLE)) throw error;
-    // Not "a bug in the capability": the checkout (or its disk) does not take files here.
-    const path = (error as NodeJS.ErrnoException).path ?? dir;
-    throw new CapabilityError("artifacts_unavailable", `Cannot write artifacts: ${path} cannot be created (${code}: ${UNWRITABLE[code]}).`, {
-      context: { path, code },
-      suggestion: "Run docket where the checkout's .docket/ folder can be written (or make it writable), or free disk space.",
-    });
+    throw unavailable(error, (error as NodeJS.ErrnoException).path ?? dir, "cannot be created");
   }
   // If this write is what brought `.docket/` into being, it gets the `.gitignore` it must always have.
   if (firstCreated !== undefined && basename(firstCreated) === ".docket") {

@@ -99,6 +99,14 @@ describe("ctx.artifacts.write", () => {
     expect(error.message).toMatch(/^Cannot write artifacts: \/sys\/docket-artifacts-test cannot be created \((EPERM|EACCES|EROFS): /);
   });
 
+  test("a file standing where .docket/ should be is artifacts_unavailable too", async () => {
+    const checkout = join(root, "file-docket");
+    await mkdir(checkout);
+    await writeFile(join(checkout, ".docket"), "x");
+    const error = await failure(createArtifactWriter({ artifacts_dir: join(checkout, ".docket", "artifacts", "x"), artifact_limits: LIMITS }).write("a.txt", "x"));
+    expect(error).toMatchObject({ code: "artifacts_unavailable", context: { code: expect.stringMatching(/^(ENOTDIR|EEXIST)$/) } });
+  });
+
   test("a folder standing at the artifact's name is refused", async () => {
     const writer = createArtifactWriter({ artifacts_dir: dir, artifact_limits: LIMITS });
     await mkdir(join(dir, "sub"), { recursive: true });

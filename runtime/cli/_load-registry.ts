@@ -1,4 +1,4 @@
-import { registerDocketModules } from "../adapter/bun-modules.ts";
+import { prepareCapabilityThread } from "./_capability-thread.ts";
 import { BUILTINS } from "../capability/builtins.ts";
 import { findCheckoutRoot } from "../capability/checkout.ts";
 import { discoverCapabilities } from "../capability/discovery.ts";
@@ -10,7 +10,7 @@ import { resolveLimits } from "../execution/limits.ts";
  * the worker pool, store and engine that listing does not need (two workers would double its time).
  */
 export async function loadRegistry(options: { cwd: string; capabilityDirs: string[] }): Promise<{ root: string; registry: CapabilityCatalog }> {
-  registerDocketModules();
+  prepareCapabilityThread();
   const root = findCheckoutRoot(options.cwd);
   // Only the load time limit matters here; a bad DOCKET_LOAD_TIMEOUT_MS falls back to its default
   // rather than stopping a listing (serve and run refuse it with the limit named).

@@ -1,5 +1,5 @@
 import { relative, resolve } from "node:path";
-import { registerDocketModules } from "../adapter/bun-modules.ts";
+import { prepareCapabilityThread } from "./_capability-thread.ts";
 import { bootPlane, type BootedPlane } from "../boot.ts";
 import { findCheckoutRoot } from "../capability/checkout.ts";
 import type { LoadError } from "../capability/registered.ts";
@@ -101,7 +101,7 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
   const file = isCapabilityPath(options.target) ? resolve(options.cwd, options.target) : null;
   // Does a server serve this checkout (docs/protocol.md)? Asked while the plane boots, so it costs no time.
   const serving = findServer(findCheckoutRoot(options.cwd)).catch(() => null);
-  registerDocketModules();
+  prepareCapabilityThread();
   let plane: BootedPlane;
   try {
     plane = await bootPlane({

@@ -19,6 +19,19 @@ export const NESTED_GUARD_URL = new URL("./worker-guard.ts", import.meta.url);
  * Installed once per worker, before any capability loads.
  */
 export function guardOwnProcess(): void {
+  guardSignals();
+  guardNestedWorkers();
+}
+
+/**
+ * The signal part of the guard alone, for the main thread of a process that imports capability
+ * files (their top level, and what it defers, runs there): process.kill and process._kill of this
+ * process, its group, 0 and -1 refused, process.abort too. docket's own code never signals itself.
+ */
+export function guardSignals(): void {
+  const marked = process as unknown as Record<symbol, true>;
+  if (marked[GUARDED]) return;
+  marked[GUARDED] = true;
   const group = ownProcessGroup();
   const own = (target: number) => target === process.pid || target === 0 || target === -1 || target === -process.pid || (group !== null && target === -group);
   const guarded = <R>(name: string, send: (pid: number, signal?: string | number) => R) =>
@@ -44,8 +57,10 @@ export function guardOwnProcess(): void {
     error.code = "EPERM";
     throw error;
   }) as typeof process.abort;
-  guardNestedWorkers();
 }
+
+/** Marks a process object (one per thread) whose signals are guarded already. */
+const GUARDED = Symbol.for("docket.signals.guarded");
 
 /** Worker constructors that preload this guard into the thread they start (Bun's `preload` option). */
 function guardNestedWorkers(): void {

@@ -2,7 +2,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { docket, fromSource, removeTempDirs, spawnDocket, tempCheckout, watchStream } from "./_harness.ts";
+import { docket, fromSource, removeTempDirs, spawnDocket, tempCheckout, watchStream, writeFiles } from "./_harness.ts";
 
 afterAll(removeTempDirs);
 
@@ -43,6 +43,34 @@ describe("docket serve", () => {
       expect(existsSync(join(checkout, ".docket", "lease.json"))).toBe(false);
     },
   );
+
+  test("a capability file's top level cannot signal the server from its main thread either (what it defers runs there)", async () => {
+    const checkout = tempCheckout();
+    writeFiles(checkout, {
+      "capabilities/team.signals.ts": `import { capability } from "docket";
+import * as v from "valibot";
+Promise.resolve().then(() => {
+  try {
+    process.kill(process.pid, "SIGTERM");
+  } catch (error) {
+    console.error("TOP-LEVEL KILL", (error as NodeJS.ErrnoException).code);
+  }
+});
+export default capability({ id: "team.signals", title: "Signals", description: "Signals at load.", effect: "read", input: v.object({}), output: v.object({}), handler: () => ({}) });
+`,
+    });
+    const child = spawnDocket(fromSource, ["serve", "--port", "0"], { cwd: checkout });
+    const stderr = watchStream(child.stderr);
+    const banner = await stderr.until(/docket serving .* at http:\/\/127\.0\.0\.1:\d+/);
+    try {
+      // Refused in the trial's worker and on the main thread, which imported the file before it served.
+      await stderr.until(/TOP-LEVEL KILL EPERM/);
+      expect(await (await fetch(`${banner.match(/at (http:\/\/127\.0\.0\.1:\d+)/)![1]}/healthz`)).json()).toEqual({ ok: true });
+    } finally {
+      child.kill("SIGINT");
+    }
+    expect(await child.exited).toBe(0);
+  });
 
   test("a limit flag out of range exits 2 naming the flag and its range", async () => {
     const result = await docket(fromSource, ["serve", "--port", "0", "--heartbeat-ms", "1"], { cwd: tempCheckout() });

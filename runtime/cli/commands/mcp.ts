@@ -1,7 +1,7 @@
 import { finished } from "node:stream/promises";
 import type { Writable } from "node:stream";
 import { defineCommand } from "citty";
-import { registerDocketModules } from "../../adapter/bun-modules.ts";
+import { prepareCapabilityThread } from "../_capability-thread.ts";
 import { bootPlane } from "../../boot.ts";
 import { findCheckoutRoot } from "../../capability/checkout.ts";
 import { watchCapabilities } from "../../capability/watch-capabilities.ts";
@@ -66,7 +66,7 @@ export default defineCommand({
       return EXIT.succeeded;
     }
 
-    registerDocketModules();
+    prepareCapabilityThread();
     const plane = await bootPlane({ cwd: process.cwd(), storeKind: "memory", limits, capabilityDirs, importFile: (path) => import(path), log, trialLoads: true });
     for (const error of plane.registry.loadErrors()) {
       log(`docket mcp: could not load ${error.file}${error.line !== null ? `:${error.line}` : ""}: ${error.reason}`);

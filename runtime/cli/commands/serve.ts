@@ -1,5 +1,5 @@
 import { defineCommand, type ArgsDef } from "citty";
-import { registerDocketModules } from "../../adapter/bun-modules.ts";
+import { prepareCapabilityThread } from "../_capability-thread.ts";
 import { LIMIT_SPECS, limitFlagName, LimitsError, resolveLimits, type Limits } from "../../execution/limits.ts";
 import { installShutdown } from "../../server/shutdown.ts";
 import { ServerAlreadyRunningError, startServer } from "../../server/serve.ts";
@@ -52,7 +52,7 @@ export default defineCommand({
       throw error;
     }
 
-    registerDocketModules();
+    prepareCapabilityThread();
     const log = (line: string) => void process.stderr.write(`${line}\n`);
     let server;
     try {

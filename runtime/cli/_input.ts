@@ -108,18 +108,30 @@ const FORBIDDEN = new Set(["__proto__", "prototype", "constructor"]);
  * properties (a record, `any`) takes any field.
  */
 export function inputEnvProblem(field: string, schema: unknown): string | null {
-  let at = schema as { properties?: Record<string, unknown> } | undefined;
+  // The schemas the value at this depth may have to match: more than one under a union or a nullable.
+  let at = branches(schema);
   const path = field.split(".");
   for (let i = 0; i < path.length; i++) {
-    const properties = at?.properties;
-    if (properties === undefined || properties === null || typeof properties !== "object") return null;
-    if (!Object.hasOwn(properties, path[i]!)) {
+    const objects = at.map((branch) => branch.properties).filter((properties): properties is Record<string, unknown> => properties !== null && typeof properties === "object");
+    // A branch that says nothing of its properties (a record, `any`) takes any field.
+    if (objects.length === 0 || at.some((branch) => branch.properties === undefined && (branch.type === undefined || branch.type === "object"))) return null;
+    const holding = objects.filter((properties) => Object.hasOwn(properties, path[i]!));
+    if (holding.length === 0) {
       const where = i === 0 ? "the input" : `the input's ${path.slice(0, i).join(".")}`;
-      const known = Object.keys(properties);
+      const known = [...new Set(objects.flatMap((properties) => Object.keys(properties)))];
       const near = didYouMean(path[i]!, known);
       return `--input-env ${field}: ${where} has no field ${JSON.stringify(path[i])}${near.length > 0 ? ` (did you mean ${near.map((n) => JSON.stringify(n)).join(" or ")}?)` : ""}; its fields are ${known.length > 0 ? known.join(", ") : "none"}.`;
     }
-    at = properties[path[i]!] as typeof at;
+    at = holding.flatMap((properties) => branches(properties[path[i]!]));
   }
   return null;
+}
+
+/** A JSON Schema node as its alternatives: a union's (anyOf, oneOf) or a nullable's branches, an intersection's parts, or itself. */
+function branches(schema: unknown): Array<{ type?: unknown; properties?: unknown }> {
+  if (schema === null || typeof schema !== "object") return [];
+  const node = schema as { anyOf?: unknown; oneOf?: unknown; allOf?: unknown; type?: unknown; properties?: unknown };
+  const parts = [node.anyOf, node.oneOf, node.allOf].filter(Array.isArray).flat();
+  if (parts.length > 0) return parts.flatMap(branches).filter((branch) => branch.type !== "null");
+  return [node];
 }

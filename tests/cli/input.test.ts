@@ -74,4 +74,18 @@ describe("inputEnvProblem", () => {
     expect(inputEnvProblem("tokn", schema)).toBe('--input-env tokn: the input has no field "tokn" (did you mean "token"?); its fields are token, auth, extra.');
     expect(inputEnvProblem("auth.tok", schema)).toBe(`--input-env auth.tok: the input's auth has no field "tok" (did you mean "token"?); its fields are token.`);
   });
+
+  test("inside a nullable object or a union, a field is looked for in every object branch", () => {
+    const unions = {
+      type: "object",
+      properties: {
+        opt: { anyOf: [{ type: "object", properties: { key: { type: "string" } } }, { type: "null" }] },
+        mode: { anyOf: [{ type: "object", properties: { kind: { const: "a" }, secret: { type: "string" } } }, { type: "object", properties: { kind: { const: "b" } } }] },
+      },
+    };
+    expect(inputEnvProblem("opt.key", unions)).toBeNull();
+    expect(inputEnvProblem("mode.secret", unions)).toBeNull();
+    expect(inputEnvProblem("opt.kye", unions)).toBe('--input-env opt.kye: the input\'s opt has no field "kye" (did you mean "key"?); its fields are key.');
+    expect(inputEnvProblem("mode.secrt", unions)).toBe('--input-env mode.secrt: the input\'s mode has no field "secrt" (did you mean "secret"?); its fields are kind, secret.');
+  });
 });

@@ -11,9 +11,10 @@ export function didYouMean(name: string, candidates: Iterable<string>, max = 3):
   const wanted = name.toLowerCase();
   const scored: Array<{ candidate: string; score: number }> = [];
   for (const candidate of new Set(candidates)) {
+    if (candidate === name) continue;
     const lower = candidate.toLowerCase();
-    if (lower === wanted) continue;
-    const distance = editDistance(wanted, lower);
+    // The same name but for case (`Cancellable`) is the closest there is.
+    const distance = lower === wanted ? 0 : editDistance(wanted, lower);
     const limit = Math.max(2, Math.floor(wanted.length / 3));
     const contains = wanted.length >= 3 && (lower.includes(wanted) || wanted.includes(lower));
     if (distance <= limit) scored.push({ candidate, score: distance });

@@ -39,6 +39,9 @@ const DECLARATION_FIELDS = Object.keys({
   reconcile: true,
 } satisfies Record<keyof CapabilityDef, true>);
 
+/** Names other tools (or docket's own start request) give to a declaration field: the field meant. */
+const SAME_MEANING: Record<string, string> = { deadline_ms: "timeout_ms", timeout: "timeout_ms", deadline: "timeout_ms", name: "id", summary: "description", schema: "input", run: "handler" };
+
 /** Unknown fields reported one by one; past this, the rest are counted in one problem (each costs a search of the text). */
 const MAX_UNKNOWN_FIELDS_REPORTED = 10;
 
@@ -97,7 +100,7 @@ export function checkDeclaration(value: unknown, options: DeclarationCheckOption
 
   const unknown = Object.keys(value).filter((key) => !DECLARATION_FIELDS.includes(key));
   for (const key of unknown.slice(0, MAX_UNKNOWN_FIELDS_REPORTED)) {
-    const hint = didYouMeanText(key, DECLARATION_FIELDS);
+    const hint = SAME_MEANING[key] ? `Did you mean "${SAME_MEANING[key]}"?` : didYouMeanText(key, DECLARATION_FIELDS);
     report("bad_declaration", key, `${describe(key)} is not a declaration field. ${hint || `Remove it; a declaration has only ${DECLARATION_FIELDS.join(", ")}.`}`);
   }
   if (unknown.length > MAX_UNKNOWN_FIELDS_REPORTED) {

@@ -13,6 +13,11 @@ describe("didYouMean", () => {
     expect(didYouMean("capabilites", ["capabilities", "executions", "run"])).toEqual(["capabilities"]);
   });
 
+  test("didYouMean puts the same name but for case first (Cancellable → cancellable)", () => {
+    expect(didYouMean("Cancellable", ["cancellable", "cache", "errors"])).toEqual(["cancellable"]);
+    expect(didYouMean("timeout_MS", ["timeout_ms", "examples"])).toEqual(["timeout_ms"]);
+  });
+
   test("didYouMean suggests a name that contains what was typed", () => {
     expect(didYouMean("digest", IDS)).toEqual(["files.digest"]);
   });

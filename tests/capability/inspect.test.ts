@@ -109,6 +109,14 @@ describe("checkDeclaration", () => {
 });
 
 describe("checkDeclaration unknown fields", () => {
+  test("a field in another case, or named as other tools name it, gets the field meant", () => {
+    const check = checkDeclaration({ id: "a.b", Cancellable: true, deadline_ms: 100 }, {});
+    expect(check.problems.filter((p) => p.reason.includes("is not a declaration field")).map((p) => p.reason)).toEqual([
+      '"Cancellable" is not a declaration field. Did you mean "cancellable"?',
+      '"deadline_ms" is not a declaration field. Did you mean "timeout_ms"?',
+    ]);
+  });
+
   test("checkDeclaration refuses a field it does not know at its line, suggesting the field it is close to", () => {
     const text = 'export default capability({\n  id: "a.b",\n  cancelable: true,\n  timeoutMs: 100,\n  "odd(key": 1,\n});\n';
     const check = checkDeclaration({ id: "a.b", cancelable: true, timeoutMs: 100, "odd(key": 1 }, { text });

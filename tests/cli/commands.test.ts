@@ -238,10 +238,18 @@ describe("docket init", () => {
     const repo = tempCheckout();
     writeFiles(repo, { "tsconfig.json": '{"exclude":["dist"]}\n' });
     expect((await cli(["init"], repo)).stderr).toContain('make its exclude this (docs/editor-types.md):\n  "exclude": ["dist", "capabilities"]\n');
-    for (const quiet of ['{"include":["src"]}', '{"files":[]}', '{"exclude":["./capabilities/**/*"]}', '{\n  // JSON with comments\n  "exclude": ["capabilities"],\n}']) {
+    for (const quiet of ['{"include":["src"]}', '{"files":[]}', '{"exclude":["./capabilities/**/*"]}', '{\n  // JSON with comments\n  "exclude": ["capabilities"],\n}', '{"include":["*"]}', '{"include":["src*/**/*"]}']) {
       writeFileSync(join(repo, "tsconfig.json"), quiet);
       expect(await cli(["init"], repo)).toMatchObject({ code: 0, stderr: "" });
     }
+    // What a base config sets is the root's, read from the base's folder: quiet when the base leaves capabilities/ out.
+    writeFiles(repo, { "config/base.json": '{"include":["../src"]}', "base.json": '{"exclude":["capabilities"]}' });
+    for (const quiet of ['{"extends":"./config/base.json"}', '{"extends":"./base"}', '{"extends":["./base.json"]}']) {
+      writeFileSync(join(repo, "tsconfig.json"), quiet);
+      expect(await cli(["init"], repo)).toMatchObject({ code: 0, stderr: "" });
+    }
+    writeFiles(repo, { "loud.json": '{"include":["**/*"]}', "tsconfig.json": '{"extends":"./loud.json"}' });
+    expect((await cli(["init"], repo)).stderr).toContain('add this line to it (docs/editor-types.md):\n  "exclude": ["capabilities"]\n');
     const bare = tempCheckout();
     expect(await cli(["init"], bare)).toMatchObject({ code: 0, stderr: "" });
   }, 30_000);

@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
-import { join, relative } from "node:path";
+import { dirname, join, posix, relative, resolve, sep } from "node:path";
 import { defineCommand } from "citty";
 import { findCheckoutRoot } from "../../capability/checkout.ts";
 import { listCapabilityFiles } from "../../capability/inspect.ts";
@@ -77,7 +77,10 @@ async function rootTsconfigNote(file: string, shown: (path: string) => string): 
   } catch {
     return null;
   }
-  const config = parseObject(text);
+  const own = parseObject(text);
+  // As TypeScript reads it: include, exclude and files come from the nearest config of the
+  // `extends` chain that sets them, each read relative to the folder of that config.
+  const config = own === null ? null : await withExtends(own, dirname(file), dirname(file), 0);
   const exclude = strings(config?.exclude);
   if (exclude.some((entry) => entry.replace(/^\.\//, "").replace(/(\/\*\*)?(\/\*)?\/?$/, "") === "capabilities")) return null;
   // Not plain JSON (comments, trailing commas): a look at its text, else it may check capabilities/ and the note stands.
@@ -95,10 +98,47 @@ async function rootTsconfigNote(file: string, shown: (path: string) => string): 
   );
 }
 
-/** True when a tsconfig `include` or `files` entry can name a file under capabilities/. */
+/**
+ * True when a tsconfig `include` or `files` entry can name a file under capabilities/: the folder
+ * itself, the root, `**`, or a first segment whose wildcards match "capabilities" and go on into
+ * it (`*` alone names only the root's own files).
+ */
 function reachesCapabilities(entry: string): boolean {
-  const first = entry.replace(/^\.\//, "").split("/")[0]!;
-  return first === "capabilities" || first === "" || first === "." || /[*?]/.test(first);
+  const parts = entry.replace(/^\.\//, "").split("/");
+  const first = parts[0]!;
+  if (first === "" || first === "." || first === "**" || first === "capabilities") return true;
+  if (!/[*?]/.test(first) || parts.length === 1) return false;
+  const pattern = new RegExp(`^${first.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, "[^/]*").replace(/\?/g, "[^/]")}$`);
+  return pattern.test("capabilities");
+}
+
+/** How many configs deep an `extends` chain is followed. */
+const MAX_EXTENDS = 8;
+
+/**
+ * A config with the include, exclude and files it inherits through a relative `extends`, their
+ * entries made relative to `root` (the checkout's folder). A base that cannot be read, or a
+ * package's (`@tsconfig/node20`), sets none of them.
+ */
+async function withExtends(config: Record<string, unknown>, dir: string, root: string, depth: number): Promise<Record<string, unknown>> {
+  const rebased = (entries: unknown) => (Array.isArray(entries) ? strings(entries).map((entry) => posix.join(relative(root, dir).split(sep).join("/") || ".", entry)) : undefined);
+  const own: Record<string, unknown> = { ...config };
+  for (const key of ["include", "exclude", "files"]) if (own[key] !== undefined) own[key] = rebased(own[key]);
+  const bases = (typeof config.extends === "string" ? [config.extends] : strings(config.extends)).filter((base) => base.startsWith("."));
+  if (depth >= MAX_EXTENDS) return own;
+  for (const base of bases.reverse()) {
+    const path = resolve(dir, base.endsWith(".json") ? base : `${base}.json`);
+    let parsed: Record<string, unknown> | null = null;
+    try {
+      parsed = parseObject(await readRegularFileText(path));
+    } catch {
+      continue;
+    }
+    if (parsed === null) continue;
+    const inherited = await withExtends(parsed, dirname(path), root, depth + 1);
+    for (const key of ["include", "exclude", "files"]) if (own[key] === undefined && inherited[key] !== undefined) own[key] = inherited[key];
+  }
+  return own;
 }
 
 function parseObject(text: string): Record<string, unknown> | null {

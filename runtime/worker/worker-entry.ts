@@ -22,6 +22,7 @@ import { guardOwnProcess } from "./_own-process.ts";
 import { trackTopLevelWork, type PendingWork } from "./_top-level-deferrals.ts";
 import { sanitizeLine } from "../execution/text-sanitize.ts";
 import { captureConsole, type ConsoleTarget } from "./_console-capture.ts";
+import { outputOver } from "./_output-size.ts";
 
 /** How many tasks' secrets a worker keeps masking in output no task owns. */
 const RECENT_MASKS = 16;
@@ -51,54 +52,6 @@ interface Running {
   outputBytes?: number;
 }
 
-/**
- * The characters of JSON of an output past `limit`, or null when within it. A message already
- * JSON is measured as it is, the outcome's envelope with it (some 40 characters): no output is
- * serialized twice unless it is over. One JSON cannot hold as it is (a Map, a BigInt, a cycle),
- * which would cross by structured clone, is measured by a walk that stops once past the limit:
- * its JSON would say nothing of a Map's entries, and throw for a BigInt after building most of it.
- */
-function outputOver(wire: unknown, output: unknown, limit: number): number | null {
-  if (typeof wire === "string") {
-    if (wire.length <= limit) return null;
-    const size = JSON.stringify(output)?.length ?? 0;
-    return size > limit ? size : null;
-  }
-  const size = approximateSize(output, limit);
-  return size > limit ? size : null;
-}
-
-/**
- * About the characters a value takes written out (JSON-like, Maps and Sets by their entries, typed
- * arrays by their bytes), each object counted once; stops counting soon after `limit`.
- */
-function approximateSize(value: unknown, limit: number): number {
-  let size = 0;
-  const seen = new Set<object>();
-  const stack: unknown[] = [value];
-  while (stack.length > 0 && size <= limit) {
-    const item = stack.pop();
-    if (typeof item === "string") size += item.length + 2;
-    else if (typeof item === "bigint") size += item.toString().length;
-    else if (item === null || typeof item !== "object") size += 5;
-    else if (!seen.has(item)) {
-      seen.add(item);
-      if (ArrayBuffer.isView(item)) size += item.byteLength;
-      else if (item instanceof ArrayBuffer) size += item.byteLength;
-      else if (item instanceof Date) size += 26;
-      else {
-        // Entries pushed as they are counted, so that one huge Map or object stops the walk too.
-        const entries: Iterable<unknown[]> = item instanceof Map ? item : item instanceof Set ? [...item].map((entry) => [entry]) : Object.entries(item);
-        for (const entry of entries) {
-          if (size > limit) break;
-          stack.push(...entry);
-          size += item instanceof Map ? 2 : item instanceof Set ? 1 : String(entry[0]).length + 4;
-        }
-      }
-    }
-  }
-  return size;
-}
 
 /**
  * The task whose handler scheduled the code running now: Bun carries it through timers and

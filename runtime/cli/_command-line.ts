@@ -36,9 +36,10 @@ async function resolved<T>(value: Resolvable<T> | undefined): Promise<T | undefi
 }
 
 /** `deadline-ms` and `deadlineMs` name the same flag, as citty parses them. */
-function sameName(a: string, b: string): boolean {
-  const flat = (s: string) => s.replace(/[-_]/g, "").toLowerCase();
-  return flat(a) === flat(b);
+function sameName(name: string, token: string): boolean {
+  // As citty reads a flag: its name, or that name in camelCase (--result-file, --resultFile).
+  // Nothing else: --Result-File or --result_file would pass here and then be ignored by citty.
+  return token === name || token === name.replace(/-([a-z])/g, (_, letter: string) => letter.toUpperCase());
 }
 
 function findArg(args: ArgsDef, token: string): [string, ArgDef] | null {

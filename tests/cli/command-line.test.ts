@@ -19,6 +19,12 @@ describe("checkCommandLine", () => {
     expect(() => checkCommandLine(args, ["x", "--input"], "docket run")).toThrow("Option --input of docket run needs a value.");
     expect(() => checkCommandLine(args, ["x", "y"], "docket run")).toThrow('Unexpected argument "y" for docket run.');
   });
+
+  test("refuses a flag in a spelling the parser would ignore (another case, snake_case), naming the one meant", () => {
+    for (const wrong of ["--Deadline-Ms", "--deadline_ms", "--DEADLINE-MS"]) {
+      expect(() => checkCommandLine(args, ["x", wrong, "5"], "docket run")).toThrow(`Unknown option ${wrong} for docket run. Did you mean "--deadline-ms"?`);
+    }
+  });
 });
 
 describe("repeatedFlag", () => {

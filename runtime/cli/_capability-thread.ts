@@ -1,5 +1,5 @@
 import { registerDocketModules } from "../adapter/bun-modules.ts";
-import { guardSignals } from "../worker/_own-process.ts";
+import { guardNestedWorkers, guardSignals } from "../worker/_own-process.ts";
 
 /**
  * Readies this thread to import capability files: `"docket"` and `"valibot"` served from this
@@ -9,4 +9,5 @@ import { guardSignals } from "../worker/_own-process.ts";
 export function prepareCapabilityThread(): void {
   registerDocketModules();
   guardSignals();
+  guardNestedWorkers();
 }

@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { threadStat } from "./memory-watchdog.ts";
 
@@ -33,7 +34,9 @@ export function guardSignals(): void {
   if (marked[GUARDED]) return;
   marked[GUARDED] = true;
   const group = ownProcessGroup();
-  const own = (target: number) => target === process.pid || target === 0 || target === -1 || target === -process.pid || (group !== null && target === -group);
+  // A thread id of this process is this process too: a signal sent to it goes to every thread (Linux).
+  const ownThread = (target: number) => target > 0 && Number.isInteger(target) && existsSync(`/proc/${process.pid}/task/${target}`);
+  const own = (target: number) => target === process.pid || target === 0 || target === -1 || target === -process.pid || (group !== null && target === -group) || ownThread(target);
   const guarded = <R>(name: string, send: (pid: number, signal?: string | number) => R) =>
     function (pid: unknown, signal?: unknown): R {
       const target = Number(pid);
@@ -61,9 +64,18 @@ export function guardSignals(): void {
 
 /** Marks a process object (one per thread) whose signals are guarded already. */
 const GUARDED = Symbol.for("docket.signals.guarded");
+/** Marks a thread whose Worker constructors preload the guard already. */
+const WRAPPED = Symbol.for("docket.workers.wrapped");
 
-/** Worker constructors that preload this guard into the thread they start (Bun's `preload` option). */
-function guardNestedWorkers(): void {
+/**
+ * Worker constructors that preload this guard into the thread they start (Bun's `preload` option).
+ * The main thread of a process that imports capability files wraps them too: docket's own pool
+ * workers then load the guard first, which they would install anyway.
+ */
+export function guardNestedWorkers(): void {
+  const marked = globalThis as unknown as Record<symbol, true>;
+  if (marked[WRAPPED]) return;
+  marked[WRAPPED] = true;
   const preload = NESTED_GUARD_URL.pathname;
   const withGuard = (options: unknown) => {
     const given = (options ?? {}) as { preload?: string | string[] };

@@ -1,9 +1,16 @@
-import { Worker } from "node:worker_threads";
+import { createRequire } from "node:module";
+import type { Worker } from "node:worker_threads";
 import { killThreadDescendants } from "./_thread-children.ts";
 import { fromWire, type FromWorker, type WorkerBoot } from "./_messages.ts";
 import { workerChildren } from "./_worker-children.ts";
 import { laneWorker, type Lane } from "./task.ts";
 import { createBacklog, turnBoundReceiver } from "./event-backlog.ts";
+
+// Required, not imported, and taken as the module loads: the first ESM import of node:worker_threads
+// in a thread fixes what capability files importing it later get, and the main thread replaces its
+// Worker (worker/_own-process.ts) after this module is loaded; the pool's own workers need no guard
+// preloaded, their entry installs it.
+const { Worker: ThreadWorker } = createRequire(import.meta.url)("node:worker_threads") as typeof import("node:worker_threads");
 
 /** How long `stop()` waits for a worker to end before it leaves it to end with the process. */
 const STOP_WAIT_MS = 2000;
@@ -120,7 +127,7 @@ export class WorkerSlot<J> {
       claim: this.claim.buffer as SharedArrayBuffer,
       load_timeout_ms: this.options.loadTimeoutMs,
     };
-    const worker = new Worker(this.options.workerUrl, { workerData: boot });
+    const worker = new ThreadWorker(this.options.workerUrl, { workerData: boot });
     this.worker = worker;
     this.imported = new Map();
     this.outdated = false;

@@ -49,13 +49,24 @@ describe("docket serve", () => {
     writeFiles(checkout, {
       "capabilities/team.signals.ts": `import { capability } from "docket";
 import * as v from "valibot";
+import { readdirSync } from "node:fs";
+import { Worker } from "node:worker_threads";
 Promise.resolve().then(() => {
   try {
     process.kill(process.pid, "SIGTERM");
   } catch (error) {
     console.error("TOP-LEVEL KILL", (error as NodeJS.ErrnoException).code);
   }
+  // Another thread's id is the process too.
+  try {
+    process.kill(readdirSync("/proc/" + process.pid + "/task").map(Number).find((tid) => tid !== process.pid)!, "SIGTERM");
+  } catch (error) {
+    console.error("THREAD KILL", (error as NodeJS.ErrnoException).code);
+  }
 });
+// A thread the top level starts gets the guard too.
+const thread = new Worker('const { parentPort } = require("node:worker_threads"); try { process.kill(process.pid, "SIGTERM") } catch (error) { parentPort.postMessage(error.code) }', { eval: true });
+thread.on("message", (code) => (console.error("STARTED THREAD KILL", code), thread.terminate()));
 export default capability({ id: "team.signals", title: "Signals", description: "Signals at load.", effect: "read", input: v.object({}), output: v.object({}), handler: () => ({}) });
 `,
     });
@@ -65,6 +76,8 @@ export default capability({ id: "team.signals", title: "Signals", description: "
     try {
       // Refused in the trial's worker and on the main thread, which imported the file before it served.
       await stderr.until(/TOP-LEVEL KILL EPERM/);
+      if (process.platform === "linux") await stderr.until(/THREAD KILL EPERM/);
+      await stderr.until(/STARTED THREAD KILL EPERM/);
       expect(await (await fetch(`${banner.match(/at (http:\/\/127\.0\.0\.1:\d+)/)![1]}/healthz`)).json()).toEqual({ ok: true });
     } finally {
       child.kill("SIGINT");

@@ -14,8 +14,39 @@ export function outputOver(wire: unknown, output: unknown, limit: number): numbe
     const size = JSON.stringify(output)?.length ?? 0;
     return size > limit ? size : null;
   }
-  const size = approximateSize(output, limit);
+  const size = writtenSize(output, limit);
   return size > limit ? size : null;
+}
+
+/** Thrown by writtenSize's walk once past its limit. */
+const PAST = Symbol("past the limit");
+
+/**
+ * About the characters the main thread would write for a value (its JSON, a Map and a Set by their
+ * entries, a BigInt by its digits), counted as JSON.stringify walks it: a value reached twice is
+ * written twice, and a sparse array's holes each as null. A typed array counts its whole buffer,
+ * which structured clone copies. Stops just past `limit`. A cycle (which JSON cannot write, while
+ * a clone can) falls back to counting each object once.
+ */
+function writtenSize(value: unknown, limit: number): number {
+  let size = 0;
+  try {
+    JSON.stringify(value, function (key: string, item: unknown) {
+      size += key.length + 4;
+      if (size > limit) throw PAST;
+      if (typeof item === "string") size += item.length;
+      else if (typeof item === "bigint") return (size += item.toString().length), null;
+      else if (item instanceof ArrayBuffer) return (size += item.byteLength), null;
+      else if (ArrayBuffer.isView(item)) return (size += item.buffer.byteLength), null;
+      else if (item instanceof Map) return [...item];
+      else if (item instanceof Set) return [...item];
+      if (size > limit) throw PAST;
+      return item;
+    });
+  } catch (error) {
+    if (error !== PAST) return approximateSize(value, limit);
+  }
+  return size;
 }
 
 /**
@@ -33,7 +64,7 @@ function approximateSize(value: unknown, limit: number): number {
     else if (item === null || typeof item !== "object") size += 5;
     else if (!seen.has(item)) {
       seen.add(item);
-      if (ArrayBuffer.isView(item)) size += item.byteLength;
+      if (ArrayBuffer.isView(item)) size += item.buffer.byteLength;
       else if (item instanceof ArrayBuffer) size += item.byteLength;
       else if (item instanceof Date) size += 26;
       else {

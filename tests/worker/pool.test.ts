@@ -461,7 +461,9 @@ describe("createWorkerPool", () => {
       expect(await big(4000, lane)).toEqual({ ok: true, output: { text: "a".repeat(4000) } });
     }
     // Outputs that cross by structured clone are measured too: a Map (whose JSON is "{}") and objects beside a BigInt.
-    for (const as of ["map", "bigint"] as const) {
+    // And what is small to clone but large to write out, or small to write but large to clone: a
+    // value reached from many places, a sparse array, a view of a large buffer.
+    for (const as of ["map", "bigint", "shared", "sparse", "view"] as const) {
       const outcome = await p.run(task("big-output", "fixture.big-output", { chars: 100_000, as }, { output_bytes: 4096 }), { lane: "execution" }).outcome;
       expect(outcome).toMatchObject({ ok: false, error: { kind: "output_too_large", limit: 4096 } });
       expect((outcome as { error: { bytes: number } }).error.bytes).toBeGreaterThan(4096);

@@ -94,16 +94,29 @@ export function captureConsole(target: () => ConsoleTarget, output: ProcessOutpu
   }
 }
 
-/** A chunk written to stdout or stderr as text: a string in the encoding given (utf8 when none), or bytes as UTF-8. */
+/**
+ * A chunk written to stdout or stderr as the text it stands for: a string as it is, unless its
+ * encoding says it spells bytes (hex, base64), which are read as UTF-8; bytes (any view, or an
+ * ArrayBuffer) as UTF-8. A string written as UTF-16 is its own text, so that masking sees it whole.
+ */
 function textOf(chunk: unknown, encoding: unknown): string {
-  const named = typeof encoding === "string" && Buffer.isEncoding(encoding) ? (encoding as BufferEncoding) : "utf8";
-  if (typeof chunk === "string") return named === "utf8" || named === "utf-8" ? chunk : Buffer.from(chunk, named).toString("utf8");
-  if (chunk instanceof Uint8Array) return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString("utf8");
+  if (typeof chunk === "string") {
+    const spelled = typeof encoding === "string" && BYTE_SPELLINGS.has(encoding.toLowerCase());
+    return spelled ? Buffer.from(chunk, encoding as BufferEncoding).toString("utf8") : chunk;
+  }
+  if (ArrayBuffer.isView(chunk)) return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString("utf8");
+  if (chunk instanceof ArrayBuffer) return Buffer.from(chunk).toString("utf8");
   return String(chunk);
 }
+
+/** The encodings in which a string spells bytes rather than being text. */
+const BYTE_SPELLINGS = new Set(["hex", "base64", "base64url"]);
 
 /** The stack of whoever called console.trace, without this module's frames nor docket's own. */
 function callerFrames(): string {
   const lines = (new Error().stack ?? "").split("\n").slice(1);
-  return lines.filter((line) => !/_console-capture|worker-entry|\$bunfs/.test(line)).map((line) => `${line}\n`).join("");
+  return lines
+    .filter((line) => !/_console-capture|worker-entry|\$bunfs|node:async_hooks/.test(line))
+    .map((line) => `${line.replace(/\?docket_(?:pin|version|fresh)=[\w&=-]*/g, "")}\n`)
+    .join("");
 }

@@ -423,6 +423,7 @@ describe("createWorkerPool", () => {
     const trace = logs.findIndex((l) => l.message === "Trace: traced");
     expect(logs[trace]).toEqual({ level: "error", message: "Trace: traced" });
     expect(logs.slice(trace + 1).some((l) => l.level === "error" && l.message.includes("prints.ts"))).toBe(true);
+    expect(logs.slice(trace + 1).some((l) => /docket_pin|node:async_hooks/.test(l.message))).toBe(false);
     expect(logs.slice(0, trace)).toEqual([
       { level: "info", message: "log holding [redacted]" },
       { level: "debug", message: "debug line" },
@@ -435,6 +436,8 @@ describe("createWorkerPool", () => {
       { name: "stdout", chunk: "raw out " },
       { name: "stderr", chunk: "raw err\n" },
       { name: "stdout", chunk: "hi" },
+      { name: "stdout", chunk: "utf16 holding [redacted]\n" },
+      { name: "stdout", chunk: "view\n" },
       { name: "stdout", chunk: "end holding [redacted]\n" },
       { name: "stderr", chunk: "raw debug holding [redacted]\n" },
     ]);

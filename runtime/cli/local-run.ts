@@ -11,6 +11,7 @@ import type { ExecutionSnapshot } from "../execution/snapshot.ts";
 import { newTraceId, requestIdFrom, traceIdFrom } from "../server/edge-ids.ts";
 import { inputEnvProblem, type ParsedInput } from "./_input.ts";
 import { didYouMean } from "../capability/did-you-mean.ts";
+import * as v from "valibot";
 import { terminalStyle, type TerminalStyle } from "./_terminal.ts";
 import { onInterrupts } from "./_interrupts.ts";
 import { EXIT, exitCodeOf, failureText, type RunEnd } from "./exit-code.ts";
@@ -140,7 +141,9 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
     if (gitHub && declared) output.stderr(maskCommands(sensitiveValues(input, declared.input_schema), MIN_MASKED_LENGTH));
     for (const field of declared ? (options.input.fromEnv ?? []) : []) {
       const problem = inputEnvProblem(field, declared!.input_schema);
-      if (problem !== null) return await refuse(`Cannot run ${options.target}: ${problem}`, { field });
+      // The JSON Schema does not say whether an object keeps fields it does not name (valibot's
+      // looseObject does): the check itself does, when the input passes it.
+      if (problem !== null && !keptByCheck(declared!.def.input, input, field)) return await refuse(`Cannot run ${options.target}: ${problem}`, { field });
     }
     reportLoadErrors(otherErrors, plane.root, gitHub, style, output);
     if (capabilityId === null) {
@@ -385,4 +388,16 @@ function droppedFields(given: unknown, checked: unknown): string[] {
   const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === "object" && !Array.isArray(value);
   if (!isRecord(given) || !isRecord(checked) || "withheld" in checked) return [];
   return Object.keys(given).filter((key) => !Object.hasOwn(checked, key));
+}
+
+/** True when the input, checked by its schema, still holds `field` (a dotted path); false when it fails the check or drops it. */
+function keptByCheck(schema: v.GenericSchema, input: unknown, field: string): boolean {
+  const checked = v.safeParse(schema, input);
+  if (!checked.success) return false;
+  let at: unknown = checked.output;
+  for (const segment of field.split(".")) {
+    if (at === null || typeof at !== "object" || !Object.hasOwn(at, segment)) return false;
+    at = (at as Record<string, unknown>)[segment];
+  }
+  return true;
 }

@@ -86,6 +86,21 @@ export default capability({
 });
 `;
 
+/** Names the fields of its input, which keeps any field (a looseObject). */
+export const LOOSE = `import { capability } from "docket";
+import * as v from "valibot";
+
+export default capability({
+  id: "demo.loose",
+  title: "Loose",
+  description: "Lists the fields it was given.",
+  effect: "read",
+  input: v.looseObject({}),
+  output: v.object({ keys: v.array(v.string()) }),
+  handler: (input) => ({ keys: Object.keys(input) }),
+});
+`;
+
 /** A no-op, for start-up measurements. */
 export const NOOP = `import { capability } from "docket";
 import * as v from "valibot";

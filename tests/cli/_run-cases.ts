@@ -2,7 +2,7 @@
 import { beforeAll, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ECHO, GREET, SLEEPS, SPIN } from "./_fixtures.ts";
+import { ECHO, GREET, LOOSE, SLEEPS, SPIN } from "./_fixtures.ts";
 import { docket, oneJsonDocument, spawnDocket, watchStream, tempCheckout, tempDir, writeFiles, type DocketRunner } from "./_harness.ts";
 
 /** Registers the run cases; `runner` is read when each test runs (the binary is built in a beforeAll). */
@@ -13,7 +13,7 @@ export function defineRunCases(runner: () => DocketRunner): void {
   let checkout = "";
   beforeAll(() => {
     userDir = tempDir("user");
-    writeFiles(userDir, { "demo.greet.ts": GREET, "demo.echo.ts": ECHO, "demo.spin.ts": SPIN, "demo.sleeps.ts": SLEEPS, "input.json": '{"message":"from a file"}' });
+    writeFiles(userDir, { "demo.greet.ts": GREET, "demo.echo.ts": ECHO, "demo.spin.ts": SPIN, "demo.sleeps.ts": SLEEPS, "demo.loose.ts": LOOSE, "input.json": '{"message":"from a file"}' });
     checkout = tempCheckout();
   });
   const run = (args: string[], options: { env?: Record<string, string>; stdin?: string } = {}) => docket(runner(), ["run", ...args], { cwd: checkout, ...options });
@@ -127,6 +127,10 @@ export function defineRunCases(runner: () => DocketRunner): void {
     expect(result.stdout).not.toContain("from the environment");
     const right = await run([file("demo.echo.ts"), "--input-env", "message=ECHO_TEXT", "--format", "json"], { env: { ECHO_TEXT: "from the environment" } });
     expect(right.code).toBe(0);
+    // An input that keeps fields it does not name (a looseObject) takes any: its check keeps the value.
+    const loose = await run([file("demo.loose.ts"), "--input-env", "extra=ECHO_TEXT", "--format", "json"], { env: { ECHO_TEXT: "kept" } });
+    expect(loose.code).toBe(0);
+    expect(oneJsonDocument(loose.stdout).output).toEqual({ keys: ["extra"] });
   });
 
   test("docket run says which --input fields the capability's input does not have (its check drops them), with the one meant", async () => {

@@ -68,9 +68,10 @@ const GUARDED = Symbol.for("docket.signals.guarded");
 const WRAPPED = Symbol.for("docket.workers.wrapped");
 
 /**
- * Worker constructors that preload this guard into the thread they start (Bun's `preload` option).
- * The main thread of a process that imports capability files wraps them too: docket's own pool
- * workers then load the guard first, which they would install anyway.
+ * Worker constructors that preload this guard into the thread they start (Bun's `preload` option),
+ * in a pool worker and on the main thread of a process that imports capability files. docket's
+ * own pool takes the constructor before this runs (_worker-slot.ts): its workers install the
+ * guard from their entry.
  */
 export function guardNestedWorkers(): void {
   const marked = globalThis as unknown as Record<symbol, true>;

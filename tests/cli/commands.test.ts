@@ -238,7 +238,7 @@ describe("docket init", () => {
     const repo = tempCheckout();
     writeFiles(repo, { "tsconfig.json": '{"exclude":["dist"]}\n' });
     expect((await cli(["init"], repo)).stderr).toContain('make its exclude this (docs/editor-types.md):\n  "exclude": ["dist", "capabilities"]\n');
-    for (const quiet of ['{"include":["src"]}', '{"files":[]}', '{"exclude":["./capabilities/**/*"]}', '{\n  // JSON with comments\n  "exclude": ["capabilities"],\n}', '{"include":["*"]}', '{"include":["src*/**/*"]}']) {
+    for (const quiet of ['{"include":["src"]}', '{"files":[]}', '{"exclude":["./capabilities/**/*"]}', '{\n  // JSON with comments\n  "exclude": ["capabilities"],\n}', '{"include":["*"]}', '{"include":["src*/**/*"]}', '{"include":["**/*.mts"]}', '{"include":["capabilities/**/*.tsx"]}']) {
       writeFileSync(join(repo, "tsconfig.json"), quiet);
       expect(await cli(["init"], repo)).toMatchObject({ code: 0, stderr: "" });
     }

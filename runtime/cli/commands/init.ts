@@ -106,10 +106,17 @@ async function rootTsconfigNote(file: string, shown: (path: string) => string): 
 function reachesCapabilities(entry: string): boolean {
   const parts = entry.replace(/^\.\//, "").split("/");
   const first = parts[0]!;
+  // A last segment naming files by their extension (`**/*.mts`) reaches no capability file (.ts, .js).
+  const last = parts.at(-1)!;
+  if (parts.length > 1 && /[*?]/.test(last) && last.includes(".") && !["x.ts", "x.js"].some((file) => segmentPattern(last).test(file))) return false;
   if (first === "" || first === "." || first === "**" || first === "capabilities") return true;
   if (!/[*?]/.test(first) || parts.length === 1) return false;
-  const pattern = new RegExp(`^${first.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, "[^/]*").replace(/\?/g, "[^/]")}$`);
-  return pattern.test("capabilities");
+  return segmentPattern(first).test("capabilities");
+}
+
+/** One path segment of a tsconfig pattern (`*`, `?`) as a regular expression. */
+function segmentPattern(segment: string): RegExp {
+  return new RegExp(`^${segment.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, "[^/]*").replace(/\?/g, "[^/]")}$`);
 }
 
 /** How many configs deep an `extends` chain is followed. */

@@ -127,6 +127,14 @@ export function inputEnvProblem(field: string, schema: unknown): string | null {
   return null;
 }
 
+/** The fields a JSON Schema names for the object at `path` (through nullables and unions), for a "did you mean". */
+export function fieldsNamedAt(schema: unknown, path: string[]): string[] {
+  const objectsOf = (node: unknown) => branches(node).flatMap((branch) => (branch.properties !== null && typeof branch.properties === "object" ? [branch.properties as Record<string, unknown>] : []));
+  let at = objectsOf(schema);
+  for (const segment of path) at = at.flatMap((properties) => (Object.hasOwn(properties, segment) ? objectsOf(properties[segment]) : []));
+  return [...new Set(at.flatMap((properties) => Object.keys(properties)))];
+}
+
 /** A JSON Schema node as its alternatives: a union's (anyOf, oneOf) or a nullable's branches, an intersection's parts, or itself. */
 function branches(schema: unknown): Array<{ type?: unknown; properties?: unknown }> {
   if (schema === null || typeof schema !== "object") return [];

@@ -101,6 +101,21 @@ export default capability({
 });
 `;
 
+/** Takes a nested object. */
+export const NESTED = `import { capability } from "docket";
+import * as v from "valibot";
+
+export default capability({
+  id: "demo.nested",
+  title: "Nested",
+  description: "Takes a nested object.",
+  effect: "read",
+  input: v.object({ auth: v.object({ token: v.string() }) }),
+  output: v.object({}),
+  handler: () => ({}),
+});
+`;
+
 /** A no-op, for start-up measurements. */
 export const NOOP = `import { capability } from "docket";
 import * as v from "valibot";

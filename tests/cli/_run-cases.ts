@@ -2,7 +2,7 @@
 import { beforeAll, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ECHO, GREET, LOOSE, SLEEPS, SPIN } from "./_fixtures.ts";
+import { ECHO, GREET, LOOSE, NESTED, SLEEPS, SPIN } from "./_fixtures.ts";
 import { docket, oneJsonDocument, spawnDocket, watchStream, tempCheckout, tempDir, writeFiles, type DocketRunner } from "./_harness.ts";
 
 /** Registers the run cases; `runner` is read when each test runs (the binary is built in a beforeAll). */
@@ -13,7 +13,7 @@ export function defineRunCases(runner: () => DocketRunner): void {
   let checkout = "";
   beforeAll(() => {
     userDir = tempDir("user");
-    writeFiles(userDir, { "demo.greet.ts": GREET, "demo.echo.ts": ECHO, "demo.spin.ts": SPIN, "demo.sleeps.ts": SLEEPS, "demo.loose.ts": LOOSE, "input.json": '{"message":"from a file"}' });
+    writeFiles(userDir, { "demo.greet.ts": GREET, "demo.echo.ts": ECHO, "demo.spin.ts": SPIN, "demo.sleeps.ts": SLEEPS, "demo.loose.ts": LOOSE, "demo.nested.ts": NESTED, "input.json": '{"message":"from a file"}' });
     checkout = tempCheckout();
   });
   const run = (args: string[], options: { env?: Record<string, string>; stdin?: string } = {}) => docket(runner(), ["run", ...args], { cwd: checkout, ...options });
@@ -138,6 +138,10 @@ export function defineRunCases(runner: () => DocketRunner): void {
     expect(result.code).toBe(0);
     expect(result.stderr).toContain('note: demo.greet has no input field "nmae" (did you mean "name"?); it was ignored');
     expect((await run([file("demo.greet.ts"), "--input", '{"name":"Ada"}'])).stderr).not.toContain("has no input field");
+    // Inside a nested object too, by its dotted path.
+    const nested = await run([file("demo.nested.ts"), "--input", '{"auth":{"token":"t","tokn":"x"}}']);
+    expect(nested.code).toBe(0);
+    expect(nested.stderr).toContain('note: demo.nested has no input field "auth.tokn" (did you mean "token"?); it was ignored');
   });
 
   test("docket run --run-id of a bad shape exits 2", async () => {

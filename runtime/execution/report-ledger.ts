@@ -11,6 +11,7 @@ import { canonicalHash } from "./canonical-json.ts";
 import { IllegalTransitionError, isTerminal, mayMoveTo, type ExecutionState } from "./state-machine.ts";
 import { checkReportEvents } from "./_report-events.ts";
 import { endedForSilence, runReconciliation } from "./_run-reconciliation.ts";
+import { ReportSessions, type ReportSession } from "./_report-sessions.ts";
 
 /** What the ledger is built from; the engine passes its own. */
 export interface ReportLedgerOptions {
@@ -60,22 +61,6 @@ export interface ReportLedger {
   close(): void;
 }
 
-/** A reported run this server still hears. */
-interface Session {
-  pid: number;
-  timer: unknown;
-  /** When the silence timer is due (`clock.monotonic()`): a timer that fires much later lost time. */
-  due: number;
-  /** Who asked this server to cancel the run; the run hears it until it reports its own cancel. */
-  cancelBy: Actor | null;
-}
-
-/**
- * How late a silence timer may fire and still be judged: later than this, this process was stopped
- * or starved while it was due, and the run's reports may be waiting unread (docs/protocol.md).
- */
-const LATE_TOLERANCE_MS = 50;
-
 /**
  * Creates the ledger. Reported executions live in the same store as the server's own, under the
  * run's id, with `actor: {kind:"cli", pid}`; the store's `last_sequence` is how far the server got,
@@ -89,7 +74,7 @@ const LATE_TOLERANCE_MS = 50;
  */
 export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
   const { store, limits, clock, log } = options;
-  const sessions = new Map<string, Session>();
+  const sessions = new ReportSessions(clock, limits.report_silence_ms, (id, session) => silence(id, session));
 
   /**
    * The events the server holds beyond the run's own: 1 while its stored cancel has not been taken
@@ -122,7 +107,7 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
     const fresh = checked.events.filter((event) => event.sequence > through);
     // A report that starts after a gap is refused whole: applying it would number its events wrong.
     if (fresh.length === 0 ? existing === null : fresh[0]!.sequence !== through + 1) {
-      if (existing) touch(report.id, report.pid);
+      if (existing) sessions.touch(report.id, report.pid);
       return answer(report, existing, 0, true);
     }
     // The whole report is checked before anything of it is stored: a refused one leaves no trace.
@@ -152,9 +137,9 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
       }
     }
     let now = store.current(report.id)!;
-    if (isTerminal(now.state)) end(report.id);
+    if (isTerminal(now.state)) sessions.end(report.id);
     else {
-      touch(report.id, report.pid);
+      sessions.touch(report.id, report.pid);
       // A cancel asked while the run was still queued here is stored as soon as it can be.
       if (now.state === "running" && report.cancel_sequence === undefined) now = storeCancel(report.id) ?? now;
     }
@@ -280,45 +265,14 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
     };
   }
 
-  /** The run was heard: its silence is measured from now. */
-  function touch(id: string, pid: number): void {
-    const session = sessions.get(id) ?? { pid, timer: null, due: 0, cancelBy: null };
-    sessions.set(id, session);
-    listen(id, session);
-  }
-
-  /** (Re)arms the silence timer of a session for a whole `report_silence_ms` from now. */
-  function listen(id: string, session: Session): void {
-    if (session.timer !== null) clock.clearTimeout(session.timer);
-    session.due = clock.monotonic() + limits.report_silence_ms;
-    session.timer = clock.setTimeout(() => silence(id), limits.report_silence_ms);
-  }
-
-  function end(id: string): void {
-    const session = sessions.get(id);
-    if (session?.timer != null) clock.clearTimeout(session.timer);
-    sessions.delete(id);
-  }
-
   /**
    * Nothing heard for `report_silence_ms`: the execution fails `unavailable` with an unknown
    * outcome (the run may still be working where this server cannot see it), so a killed run is
    * never a ghost in the list.
    */
-  function silence(id: string): void {
-    const session = sessions.get(id);
-    // Fired well after it was due: this process was stopped (SIGSTOP, a suspended terminal) or
-    // starved, and could not read what the run sent meanwhile. Timers run before pending input
-    // is read, so judging now would blame a run that reported all along: the server listens for
-    // a whole silence limit again first, and a report read in that time resumes the run.
-    if (session && clock.monotonic() - session.due > Math.min(LATE_TOLERANCE_MS, limits.report_silence_ms / 4)) {
-      session.timer = null;
-      listen(id, session);
-      return;
-    }
-    sessions.delete(id);
+  function silence(id: string, session: ReportSession): void {
     const snapshot = store.current(id);
-    if (!session || !snapshot || isTerminal(snapshot.state)) return;
+    if (!snapshot || isTerminal(snapshot.state)) return;
     const silent = describeMs(limits.report_silence_ms);
     const failure = buildFailure({
       error_code: "unavailable",
@@ -356,9 +310,9 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
         const page = store.list({ state, limit: 500, cursor });
         for (const snapshot of page.items) {
           if (snapshot.actor.kind !== "cli") continue;
-          touch(snapshot.id, snapshot.actor.pid);
+          const session = sessions.touch(snapshot.id, snapshot.actor.pid);
           // A cancel asked of the earlier server, which the run may not have heard: it hears it now.
-          if (snapshot.state === "cancelling") sessions.get(snapshot.id)!.cancelBy = askedCancel(snapshot.id, snapshot.actor.pid);
+          if (snapshot.state === "cancelling") session.cancelBy = askedCancel(snapshot.id, snapshot.actor.pid);
         }
         cursor = page.next_cursor ?? undefined;
       } while (cursor !== undefined);
@@ -393,8 +347,7 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
       return { pid: session.pid };
     },
     close() {
-      for (const session of sessions.values()) if (session.timer !== null) clock.clearTimeout(session.timer);
-      sessions.clear();
+      sessions.close();
     },
   };
 }

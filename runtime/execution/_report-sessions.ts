@@ -1,0 +1,79 @@
+import type { Clock } from "./clock.ts";
+import type { Actor } from "./protocol.ts";
+
+/** A reported run this server still hears. */
+export interface ReportSession {
+  pid: number;
+  timer: unknown;
+  /** When the silence timer is due (`clock.monotonic()`): a timer that fires much later lost time. */
+  due: number;
+  /** Who asked this server to cancel the run; the run hears it until it reports its own cancel. */
+  cancelBy: Actor | null;
+}
+
+/**
+ * How late a silence timer may fire and still be judged: later than this, this process was stopped
+ * or starved while it was due, and the run's reports may be waiting unread (docs/protocol.md).
+ */
+const LATE_TOLERANCE_MS = 50;
+
+/**
+ * The reported runs a server hears, each with its silence timer (report-ledger.ts): heard again,
+ * the timer starts over; silent for `silenceMs`, `onSilent` ends it. A timer that fires well after
+ * it was due (this process was stopped, SIGSTOP or a suspended terminal, or starved) judges
+ * nothing: timers run before pending input is read, so judging then would blame a run that
+ * reported all along; it listens for a whole limit again first, and a report read in that time
+ * resumes the run.
+ */
+export class ReportSessions {
+  readonly #sessions = new Map<string, ReportSession>();
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly silenceMs: number,
+    private readonly onSilent: (id: string, session: ReportSession) => void,
+  ) {}
+
+  get(id: string): ReportSession | undefined {
+    return this.#sessions.get(id);
+  }
+
+  /** The run was heard: its silence is measured from now. */
+  touch(id: string, pid: number): ReportSession {
+    const session = this.#sessions.get(id) ?? { pid, timer: null, due: 0, cancelBy: null };
+    this.#sessions.set(id, session);
+    this.#listen(id, session);
+    return session;
+  }
+
+  /** The run ended: nothing more to hear. */
+  end(id: string): void {
+    const session = this.#sessions.get(id);
+    if (session?.timer != null) this.clock.clearTimeout(session.timer);
+    this.#sessions.delete(id);
+  }
+
+  close(): void {
+    for (const session of this.#sessions.values()) if (session.timer !== null) this.clock.clearTimeout(session.timer);
+    this.#sessions.clear();
+  }
+
+  /** (Re)arms the silence timer of a session for a whole limit from now. */
+  #listen(id: string, session: ReportSession): void {
+    if (session.timer !== null) this.clock.clearTimeout(session.timer);
+    session.due = this.clock.monotonic() + this.silenceMs;
+    session.timer = this.clock.setTimeout(() => this.#silent(id), this.silenceMs);
+  }
+
+  #silent(id: string): void {
+    const session = this.#sessions.get(id);
+    if (!session) return;
+    if (this.clock.monotonic() - session.due > Math.min(LATE_TOLERANCE_MS, this.silenceMs / 4)) {
+      session.timer = null;
+      this.#listen(id, session);
+      return;
+    }
+    this.#sessions.delete(id);
+    this.onSilent(id, session);
+  }
+}

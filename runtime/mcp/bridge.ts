@@ -5,6 +5,9 @@ import type { HangUp } from "./hang-up.ts";
 import { JsonLinesTransport } from "./json-lines-transport.ts";
 import { PendingRequests } from "./pending-requests.ts";
 import { fetchTellingStreamEnds } from "./_stream-ends.ts";
+import { failureToolResult } from "./failure-result.ts";
+import { buildFailure } from "../execution/failure.ts";
+import { newTraceId, requestIdFrom } from "../server/edge-ids.ts";
 
 /** How long an answer stream that ended is given for its last message to be parsed and relayed. */
 const STREAM_END_GRACE_MS = 200;
@@ -166,6 +169,22 @@ export async function bridgeStdioToHttp(options: BridgeOptions): Promise<void> {
     const theRequest = unsendable || (status !== undefined && status >= 400 && status < 500);
     if (!theRequest) sayOnce(`docket mcp: the docket server at ${target.url.origin} did not take a message: ${reason}`);
     if (!isJSONRPCRequest(message)) return;
+    if (status === 413 && message.method === "tools/call") {
+      // A call too large for the server is its input's fault, as a standalone docket mcp says it:
+      // a tool result the agent can act on, not a protocol error.
+      const name = String((message.params as { name?: unknown } | undefined)?.name ?? "the tool");
+      const failure = buildFailure({
+        error_code: "invalid_input",
+        stage: "validate",
+        message: `Cannot call ${name}: the request is larger than the docket server takes (its input_bytes limit, 8 MiB by default).`,
+        suggestion: "Send a smaller input: pass large data as a file in the checkout and its path.",
+        context: { reason: "too_large" },
+        request_id: requestIdFrom(undefined),
+        trace_id: newTraceId(),
+      });
+      await answer({ jsonrpc: "2.0", id: message.id, result: failureToolResult(failure) }).catch(() => undefined);
+      return;
+    }
     const said = unsendable
       ? `The request could not be sent to the docket server: its arguments nest too deeply to be written as JSON (${reason}). Send a flatter input (docket refuses more than 128 levels).`
       : theRequest

@@ -359,7 +359,10 @@ describe("docket mcp beside a server", () => {
     );
     expect(deepAnswer).toMatch(/nests deeper than 128 levels|nest too deeply to be written as JSON/);
     expect(deepAnswer).not.toContain("Restart docket mcp");
-    await expect(agent.client.callTool({ name: "team_greet", arguments: { name: "y".repeat(9_000_000) } })).rejects.toThrow(/refused the request \(HTTP 413\): it is larger than the server takes/);
+    // Too large for the server: a tool result naming the input's fault, as a standalone docket mcp answers.
+    const tooLarge = await agent.client.callTool({ name: "team_greet", arguments: { name: "y".repeat(9_000_000) } });
+    expect(tooLarge).toMatchObject({ isError: true, structuredContent: { error_code: "invalid_input", context: { reason: "too_large" } } });
+    expect(JSON.stringify(tooLarge.content)).toContain("larger than the docket server takes");
     expect(agent.stderr()).not.toContain("did not take a message");
     // The agent goes on: its next call is answered.
     expect(structured(await agent.client.callTool({ name: "team_greet", arguments: { name: "Ada" } }))).toBeTruthy();

@@ -62,8 +62,9 @@ export function watchCapabilities(booted: ReloadablePlane, options: WatchCapabil
   };
   const watch = watchFolders(booted.watchedFolders, onChange, { onProblem: options.log, ...options.watchOptions });
   // An install (package.json, node_modules' top level, or node_modules appearing) tries again the
-  // files whose imports did not resolve (docs/authoring.md, "Packages installed while serving").
-  if (booted.root !== undefined) for (const name of ["package.json", "node_modules"]) watch.add(join(booted.root, name));
+  // files whose imports did not resolve (docs/authoring.md, "Packages installed while serving"); so
+  // does a change of the root tsconfig.json, whose new alias the load error then names.
+  if (booted.root !== undefined) for (const name of ["package.json", "node_modules", "tsconfig.json"]) watch.add(join(booted.root, name));
   watchSources();
   return watch;
 }

@@ -356,6 +356,23 @@ describe("docket serve live reload", () => {
     await until("team.packaged gone", async () => !(await list()).load_errors.some((e) => e.file === file) && !(await loaded()));
   }, 20_000);
 
+  test("live reload: a root tsconfig.json written while serving is seen at once: the load error of an import it maps says to restart, no longer to install a package", async () => {
+    const file = join(root, "capabilities", "team.mapped.ts");
+    const reason = async () => (await list()).load_errors.find((e) => e.file === file)?.reason ?? "";
+    writeFileSync(file, `import { capability } from "docket";\nimport * as v from "valibot";\nimport { TITLE } from "@mapped/title";\nexport default capability({ id: "team.mapped", title: TITLE, description: "Titled through an alias.", effect: "read", input: v.object({}), output: v.object({}), handler: () => ({}) });\n`);
+    await until("the unmapped import's load error", async () => (await reason()).includes('the package "@mapped/title" is not installed'));
+    mkdirSync(join(root, "mapped"), { recursive: true });
+    writeFileSync(join(root, "mapped", "title.ts"), 'export const TITLE = "Mapped";\n');
+    const tsconfig = join(root, "tsconfig.json");
+    writeFileSync(tsconfig, JSON.stringify({ compilerOptions: { paths: { "@mapped/*": ["./mapped/*"] } } }));
+    // No edit of the capability: the tsconfig.json's own change tries it again.
+    await until("the alias's load error", async () => (await reason()).includes("Restart `docket serve`"));
+    rmSync(file);
+    rmSync(tsconfig);
+    rmSync(join(root, "mapped"), { recursive: true, force: true });
+    await until("team.mapped gone", async () => (await reason()) === "");
+  });
+
   test("live reload: a helper created behind an alias after the runtime listed its folder is found (package.json imports)", async () => {
     const lib = join(root, "aliased");
     mkdirSync(lib, { recursive: true });

@@ -66,6 +66,14 @@ export function captureConsole(target: () => ConsoleTarget, output: ProcessOutpu
   // The other ways out of the two streams: a last chunk given to end(), and the runtime's own
   // unbuffered debug line. Neither may pass unmasked, nor end the worker's stdout for good.
   for (const [name, stream] of [["stdout", process.stdout], ["stderr", process.stderr]] as const) {
+    // The Writable's own underlying writes, which a caller can reach past write() itself.
+    const through = (chunk: unknown, encoding: unknown) => (process[name].write as (c: unknown, e?: unknown) => boolean)(chunk, encoding);
+    const writable = stream as unknown as { _write?: unknown; _writev?: unknown };
+    writable._write = (chunk: unknown, encoding: unknown, callback: (error?: Error | null) => void) => (through(chunk, encoding), callback(null));
+    writable._writev = (chunks: Array<{ chunk: unknown; encoding: unknown }>, callback: (error?: Error | null) => void) => {
+      for (const { chunk, encoding } of chunks) through(chunk, encoding);
+      callback(null);
+    };
     stream.end = function (this: unknown, chunk?: unknown, encoding?: unknown, callback?: unknown) {
       const done = [chunk, encoding, callback].find((arg) => typeof arg === "function") as (() => void) | undefined;
       if (chunk !== undefined && chunk !== null && typeof chunk !== "function") (process[name].write as (c: unknown, e?: unknown) => boolean)(chunk, typeof encoding === "string" ? encoding : undefined);

@@ -438,6 +438,7 @@ describe("createWorkerPool", () => {
       { name: "stdout", chunk: "hi" },
       { name: "stdout", chunk: "utf16 holding [redacted]\n" },
       { name: "stdout", chunk: "view\n" },
+      { name: "stdout", chunk: "underlying holding [redacted]\n" },
       { name: "stdout", chunk: "end holding [redacted]\n" },
       { name: "stderr", chunk: "raw debug holding [redacted]\n" },
     ]);

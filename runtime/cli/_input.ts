@@ -119,12 +119,17 @@ export function inputEnvProblem(field: string, schema: unknown): string | null {
     if (holding.length === 0) {
       const where = i === 0 ? "the input" : `the input's ${path.slice(0, i).join(".")}`;
       const known = [...new Set(objects.flatMap((properties) => Object.keys(properties)))];
-      const near = didYouMean(path[i]!, known);
-      return `--input-env ${field}: ${where} has no field ${JSON.stringify(path[i])}${near.length > 0 ? ` (did you mean ${near.map((n) => JSON.stringify(n)).join(" or ")}?)` : ""}; its fields are ${known.length > 0 ? known.join(", ") : "none"}.`;
+      return `--input-env ${field}: ${where} has no field ${JSON.stringify(path[i])}${nearestField(path[i]!, known)}; its fields are ${known.length > 0 ? known.join(", ") : "none"}.`;
     }
     at = holding.flatMap((properties) => branches(properties[path[i]!]));
   }
   return null;
+}
+
+/** ` (did you mean "token"?)` after a field name that is not one of `known`, or "" when none is close. */
+export function nearestField(name: string, known: string[]): string {
+  const near = didYouMean(name, known);
+  return near.length > 0 ? ` (did you mean ${near.map((n) => JSON.stringify(n)).join(" or ")}?)` : "";
 }
 
 /** The fields a JSON Schema names for the object at `path` (through nullables and unions), for a "did you mean". */

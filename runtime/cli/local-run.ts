@@ -9,8 +9,7 @@ import type { EdgeInfo } from "../execution/plane.ts";
 import type { ExecutionEvent } from "../execution/protocol.ts";
 import type { ExecutionSnapshot } from "../execution/snapshot.ts";
 import { newTraceId, requestIdFrom, traceIdFrom } from "../server/edge-ids.ts";
-import { fieldsNamedAt, inputEnvProblem, type ParsedInput } from "./_input.ts";
-import { didYouMean } from "../capability/did-you-mean.ts";
+import { fieldsNamedAt, inputEnvProblem, nearestField, type ParsedInput } from "./_input.ts";
 import * as v from "valibot";
 import { terminalStyle, type TerminalStyle } from "./_terminal.ts";
 import { onInterrupts } from "./_interrupts.ts";
@@ -183,8 +182,8 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
     // A field the input schema does not have is dropped by its check without a word: a typo in a
     // CI step's --input would run with the default instead. Said, with the field meant.
     for (const field of droppedFields(input, "input" in started.execution ? started.execution.input : null)) {
-      const near = didYouMean(field.split(".").at(-1)!, fieldsNamedAt(declared?.input_schema, field.split(".").slice(0, -1)));
-      say(`note: ${capabilityId} has no input field ${JSON.stringify(field)}${near.length > 0 ? ` (did you mean ${near.map((n) => JSON.stringify(n)).join(" or ")}?)` : ""}; it was ignored`);
+      const near = nearestField(field.split(".").at(-1)!, fieldsNamedAt(declared?.input_schema, field.split(".").slice(0, -1)));
+      say(`note: ${capabilityId} has no input field ${JSON.stringify(field)}${near}; it was ignored`);
     }
     interrupt = {
       first() {

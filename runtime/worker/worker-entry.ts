@@ -52,7 +52,6 @@ interface Running {
   outputBytes?: number;
 }
 
-
 /**
  * The task whose handler scheduled the code running now: Bun carries it through timers and
  * callbacks, so an error thrown by work a handler left running after its task ended is known as
@@ -71,12 +70,12 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
   let current: Running | null = null;
 
   const post = (message: FromWorker) => port.postMessage(toWire(message));
-  // What handler code prints is its execution's log, or the process's output (masked) when no
-  // running execution owns the code printing: never another task's log.
   // The masks of the tasks this worker ran last: code whose task the runtime lost track of (a
   // MessagePort or BroadcastChannel listener carries no async context) is masked with all of them.
   const recentMasks: Array<(text: string) => string> = [];
   const maskRecent = (text: string) => recentMasks.reduce((masked, mask) => mask(masked), text);
+  // What handler code prints is its execution's log, or the process's output (masked) when no
+  // running execution owns the code printing: never another task's log.
   captureConsole(
     (): ConsoleTarget => {
       const of = owner.getStore();

@@ -2,6 +2,7 @@ import type { Tool, ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
 import { callsDirectly, type JsonSchema, type RegisteredCapability } from "../capability/registered.ts";
 import type { ExecutionPlane } from "../execution/plane.ts";
 import { isObjectSchema, toolInputSchema, toolOutputSchema } from "./_schemas.ts";
+import { toolNameOf } from "../capability/taken-ids.ts";
 
 /**
  * The plane tools of README.md, each the MCP face of one plane capability: its schemas and its
@@ -60,10 +61,8 @@ export interface ToolTarget {
   kind: "start" | "plane" | "direct";
 }
 
-/** The MCP name of a capability: dots become underscores (`files.digest` → `files_digest`). */
-export function toolName(capabilityId: string): string {
-  return capabilityId.replaceAll(".", "_");
-}
+/** The MCP name of a capability: dots become underscores (`files.digest` → `files_digest`); the registry's own rule. */
+export const toolName = toolNameOf;
 
 /**
  * Every tool this plane offers, read from the registry on each call so that tools and registry

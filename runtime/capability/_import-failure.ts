@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { relative, dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { explainUnresolvedPackage, installAdvice } from "./_missing-package.ts";
+import { withoutImportQueries } from "./import-query.ts";
 import { locateSpecifier } from "./_source-lines.ts";
 import { thrownClass } from "../execution/thrown.ts";
 
@@ -35,7 +36,7 @@ export function describeImportFailure(error: unknown, absPath: string, text?: st
   try {
     const failure = describe(error, absPath, text);
     // The runtime's messages name modules by the specifier docket imported them by.
-    return { ...failure, reason: failure.reason.replace(DOCKET_QUERY, "") };
+    return { ...failure, reason: withoutImportQueries(failure.reason) };
   } catch {
     // A thrown Proxy or an object whose getters or toString throw: its class is all that is safe
     // to read, and a careless file must never take discovery (and the server) down with it.
@@ -43,8 +44,6 @@ export function describeImportFailure(error: unknown, absPath: string, text?: st
   }
 }
 
-/** The query docket imports a module by (pinned-sources.ts, capability-version.ts): not the user's to read. */
-const DOCKET_QUERY = /\?docket_(?:pin|version|fresh)=[\w&=-]*/g;
 
 function describe(error: unknown, absPath: string, text?: string): ImportFailure {
   const file = resolve(absPath);

@@ -2,6 +2,7 @@
 // "Error ENOENT", "a thrown string"); the message, cause and stack go to the process's log under
 // the failure's correlation id (docs/security.md). Both functions are total: a thrown Proxy, an
 // object whose getters or toString throw, or a revoked Proxy never make them throw.
+import { withoutImportQueries } from "../capability/import-query.ts";
 
 const IDENTIFIER = /^[A-Za-z_$][\w$]{0,63}$/;
 const ERROR_CODE = /^[A-Z][A-Z0-9_]{1,39}$/;
@@ -87,7 +88,7 @@ function describe(value: unknown): string {
   if (value === null || (typeof value !== "object" && typeof value !== "function")) return `(a thrown ${value === null ? "null" : typeof value}) ${String(value)}`;
   const stack = read(value, "stack");
   // The query a capability's modules are imported by (capability/pinned-sources.ts) is docket's, not the user's to read.
-  if (typeof stack === "string" && stack !== "") return stack.replace(/\?docket_(?:pin|version)=[\w&=-]*/g, "");
+  if (typeof stack === "string" && stack !== "") return withoutImportQueries(stack);
   const message = read(value, "message");
   if (typeof message === "string") return `${thrownClass(value)}: ${message}`;
   try {

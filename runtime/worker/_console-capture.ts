@@ -1,5 +1,6 @@
 import { format } from "node:util";
 import type { LogLevel } from "../capability/declaration.ts";
+import { withoutImportQueries } from "../capability/import-query.ts";
 
 /**
  * Where a write to a worker's console goes, asked at each write: the log and streams of the
@@ -125,6 +126,6 @@ function callerFrames(): string {
   const lines = (new Error().stack ?? "").split("\n").slice(1);
   return lines
     .filter((line) => !/_console-capture|worker-entry|\$bunfs|node:async_hooks/.test(line))
-    .map((line) => `${line.replace(/\?docket_(?:pin|version|fresh)=[\w&=-]*/g, "")}\n`)
+    .map((line) => `${withoutImportQueries(line)}\n`)
     .join("");
 }

@@ -91,6 +91,26 @@ export function createSecretMask(values: Iterable<string>): SecretMask {
 }
 
 /**
+ * How many units at the end of `text` (already masked) are the start of a secret not finished
+ * there: the longest such tail, 0 if none. A text written in pieces holds that tail back for the
+ * next piece, so that a secret written across two pieces is masked whole.
+ */
+export function unfinishedSecretLength(text: string, secrets: readonly string[]): number {
+  let longest = 0;
+  for (const secret of secrets) {
+    const first = secret.charCodeAt(0);
+    // From the earliest place a tail shorter than the secret can start: the first match is the longest.
+    for (let at = Math.max(0, text.length - secret.length + 1); at < text.length - longest; at++) {
+      if (text.charCodeAt(at) === first && secret.startsWith(text.slice(at))) {
+        longest = text.length - at;
+        break;
+      }
+    }
+  }
+  return longest;
+}
+
+/**
  * Every occurrence of every secret, overlapping ones included, becomes one `[redacted]`: the
  * covered ranges are merged first, so two secrets that overlap leave no piece of either behind.
  */

@@ -5,7 +5,7 @@ import { createArtifactWriter } from "./_artifacts.ts";
 import { createExec } from "./exec.ts";
 import { spawnHere, type Spawner } from "./spawn-child.ts";
 import type { WorkerTask } from "./task.ts";
-import { createSecretMask } from "../execution/secret-mask.ts";
+import { createSecretMask, unfinishedSecretLength } from "../execution/secret-mask.ts";
 import { boundDraftTexts } from "../execution/text-limits.ts";
 import { postedEvents } from "./event-backlog.ts";
 import { sanitizeLine, sanitizeText } from "../execution/text-sanitize.ts";
@@ -127,6 +127,17 @@ export function createWorkerContext(options: WorkerContextOptions): WorkerContex
     }
   };
 
+  /** Each stream's held-back tail: masked text that may be the start of a secret (see `stream`). */
+  const heldStreams = new Map<string, string>();
+  /** A stream's text as events: a huge one as several, so that no event outgrows a live-channel frame. */
+  const streamPieces = (name: string, whole: string) => {
+    for (let at = 0; at < whole.length; ) {
+      const end = pieceEnd(whole, at);
+      emit({ type: "execution.stream", data: { name, chunk: whole.slice(at, end) } });
+      at = end;
+    }
+  };
+
   // The AbortController is made on first use of ctx.signal: most handlers never touch it, and
   // making one per task is a measurable share of a no-op round trip.
   let controller: AbortController | null = null;
@@ -178,15 +189,17 @@ export function createWorkerContext(options: WorkerContextOptions): WorkerContex
         }),
       log: (message, level) => emit({ type: "execution.log", data: { level: LOG_LEVELS.has(level as string) ? (level as LogLevel) : "info", message: line(message) } }),
       stream: (name, chunk) => {
-        // The whole chunk is masked before it is cut into pieces, so no piece holds half a secret.
-        const whole = block(chunk);
         const streamName = line(name);
-        // A huge chunk becomes several events, so that no event outgrows a live-channel frame.
-        for (let at = 0; at < whole.length; ) {
-          const end = pieceEnd(whole, at);
-          emit({ type: "execution.stream", data: { name: streamName, chunk: whole.slice(at, end) } });
-          at = end;
-        }
+        // The whole chunk is masked before it is cut into pieces, so no piece holds half a secret;
+        // and with what an earlier chunk of the stream held back (below) before it.
+        let whole = block((heldStreams.get(streamName) ?? "") + String(chunk));
+        // A chunk that ends with the start of a secret holds that start back until the next chunk
+        // (or the task's end) says whether the secret follows: written in two pieces (a library
+        // writing in blocks, a token printed a character at a time), it is masked whole.
+        const held = unfinishedSecretLength(whole, mask.secrets);
+        if (held > 0) heldStreams.set(streamName, whole.slice(whole.length - held));
+        else heldStreams.delete(streamName);
+        streamPieces(streamName, held > 0 ? whole.slice(0, whole.length - held) : whole);
       },
       diagnostic: (d) => emit({ type: "execution.diagnostic", data: diagnosticData(d, line, block) }),
       cancelled: cancelRequested,
@@ -209,6 +222,9 @@ export function createWorkerContext(options: WorkerContextOptions): WorkerContex
     cancelRequested,
     close() {
       children.endAll();
+      // What streams held back is no secret's start after all: the task wrote nothing after it.
+      for (const [name, text] of heldStreams) streamPieces(name, text);
+      heldStreams.clear();
       flush();
       closed = true;
     },

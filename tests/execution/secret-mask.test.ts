@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { createSecretMask, maskForInput, NO_MASK, sensitiveValues } from "../../runtime/execution/secret-mask.ts";
+import { createSecretMask, maskForInput, NO_MASK, sensitiveValues, unfinishedSecretLength } from "../../runtime/execution/secret-mask.ts";
 
 const schema = {
   type: "object",
@@ -63,5 +63,21 @@ describe("createSecretMask", () => {
     expect(mask.text("a BELabcd b")).toBe("a [redacted] b");
     // Forms shorter than 4 characters once made safe are not masked by value.
     expect(createSecretMask(["\u0007ab\u0007"]).text("ab")).toBe("ab");
+  });
+
+  test("unfinishedSecretLength: the longest tail of a text that starts a secret (any form) without finishing it", () => {
+    const { secrets } = createSecretMask(["hunter22", "a/b c:d"]);
+    expect(unfinishedSecretLength("password: hun", secrets)).toBe(3);
+    expect(unfinishedSecretLength("password: hunter2", secrets)).toBe(7);
+    // A whole secret is the mask's, not held: what follows it is.
+    expect(unfinishedSecretLength("password: hunter22", secrets)).toBe(0);
+    expect(unfinishedSecretLength("h", secrets)).toBe(1);
+    expect(unfinishedSecretLength("nothing here", secrets)).toBe(0);
+    expect(unfinishedSecretLength("", secrets)).toBe(0);
+    // The URL-encoded form counts: "a%2Fb%20c%3A" starts it.
+    expect(unfinishedSecretLength("url a%2Fb%20c%3A", secrets)).toBe(12);
+    // Of two starts, the longer one: "hunhunte" ends with "hunte", which starts hunter22.
+    expect(unfinishedSecretLength("hunhunte", secrets)).toBe(5);
+    expect(unfinishedSecretLength("anything", NO_MASK.secrets)).toBe(0);
   });
 });

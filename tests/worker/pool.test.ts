@@ -411,7 +411,7 @@ describe("createWorkerPool", () => {
     expect(stats.replaced).toBe(0);
   });
 
-  test("what an execution's handler prints is its log (console, by level, a line an event) and its streams (process.stdout/stderr), masked; printed by a direct call or after its task it is the process's output, masked, and never another task's log", async () => {
+  test("what an execution's handler prints is its log (console, by level, a line an event) and its streams (process.stdout/stderr), masked, a token written in two pieces too; printed by a direct call or after its task it is the process's output, masked, and never another task's log", async () => {
     const token = "tok-2718-secret";
     const output: Array<[string, string]> = [];
     const p = makePool({ onOutput: (stream, text) => output.push([stream, text]) });
@@ -441,6 +441,12 @@ describe("createWorkerPool", () => {
       { name: "stdout", chunk: "underlying holding [redacted]\n" },
       { name: "stdout", chunk: "end holding [redacted]\n" },
       { name: "stderr", chunk: "raw debug holding [redacted]\n" },
+      // The start of the token is held back until the next write: it is masked whole.
+      { name: "stderr", chunk: "split " },
+      { name: "stderr", chunk: "[redacted] done\n" },
+      { name: "stderr", chunk: "last " },
+      // A start the task never finished is written as it stands when the task ends.
+      { name: "stderr", chunk: "tok-" },
     ]);
     // The port's listener is known to no task: the process's output, masked with this worker's recent secrets.
     expect(output).toContainEqual(["stdout", "port holding [redacted]\n"]);

@@ -31,13 +31,20 @@ export const main = defineCommand({
   },
 });
 
+/** The command line as the parser takes it: `docket help [command…]` is `docket [command…] --help`, as in git or npm. */
+export function commandLine(argv: readonly string[]): string[] {
+  return argv[0] === "help" ? [...argv.slice(1), "--help"] : [...argv];
+}
+
 if (import.meta.main) {
-  const args = process.argv.slice(2);
-  // A checkout set up by `docket init` gets this build's editor types before any command runs;
-  // not for --version or --help, which write nothing (install.sh runs --version wherever it is).
+  const args = commandLine(process.argv.slice(2));
+  // A checkout set up by `docket init` gets this build's editor types before a command runs; not
+  // for --version or --help, nor a command that does not exist, which write nothing (install.sh
+  // runs --version wherever it is; a typo must not touch the checkout).
   const root = findCheckoutRoot(process.cwd());
   const asksOnly = args.length === 0 || args.some((arg) => arg === "--version" || arg === "-v" || arg === "--help" || arg === "-h");
-  if (!asksOnly && args[0] !== "init" && args[0] !== "types" && existsSync(join(root, "capabilities", "tsconfig.json"))) {
+  const known = Object.hasOwn(main.subCommands as object, args[0] ?? "");
+  if (!asksOnly && known && args[0] !== "init" && args[0] !== "types" && existsSync(join(root, "capabilities", "tsconfig.json"))) {
     await (await import("./editor-types.ts")).refreshEditorTypes(root, (line) => process.stderr.write(`${line}\n`));
   }
   const code = await runCli(main, args);

@@ -41,6 +41,13 @@ describe("docket --help and --version", () => {
     });
   }
 
+  test("docket help [command] is docket [command] --help", async () => {
+    expect(await cli(["help"])).toEqual(await cli(["--help"]));
+    const run = await cli(["help", "run"]);
+    expect(run).toEqual(await cli(["run", "--help"]));
+    expect(run.stdout).toContain("USAGE docket run");
+  });
+
   test("docket run --help lists every flag and the exit codes", async () => {
     const { stdout } = await cli(["run", "--help"]);
     for (const flag of ["--input", "--format", "--run-id", "--deadline-ms", "--capabilities"]) expect(stdout).toContain(flag);

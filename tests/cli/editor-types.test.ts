@@ -170,9 +170,10 @@ describe("docket init and editor types", () => {
     expect(existsSync(join(types, "valibot", "index.d.ts"))).toBe(true);
 
     // A teammate's clone: capabilities/ committed, .docket/ not. --version and --help write nothing
-    // (install.sh runs --version wherever it is run); a command that works does.
+    // (install.sh runs --version wherever it is run), nor does a mistyped command; a command that works does.
     rmSync(join(checkout, ".docket"), { recursive: true });
-    for (const asks of [["--version"], ["--help"], ["run", "--help"]]) expect((await docket(binary, asks, { cwd: checkout })).code).toBe(0);
+    for (const asks of [["--version"], ["--help"], ["run", "--help"], ["help"], ["help", "run"]]) expect((await docket(binary, asks, { cwd: checkout })).code).toBe(0);
+    expect((await docket(binary, ["serv"], { cwd: checkout })).code).toBe(2);
     expect(existsSync(join(checkout, ".docket"))).toBe(false);
     expect((await docket(binary, ["run", "hello.greet"], { cwd: checkout })).code).toBe(0);
     expect(typeCheck(checkout).code).toBe(0);

@@ -22,6 +22,7 @@ import { createRunReporter, location, plainPrinters } from "./run-reporter.ts";
 import { findServer, followEvents, unansweringServer, type ServerClient } from "./server-client.ts";
 import { isTerminal } from "../execution/state-machine.ts";
 import { reportToServer } from "./_reporter-to-server.ts";
+import { endEveryChildGroup } from "../worker/process-groups.ts";
 import type { ExecutionReporter } from "./_reporter.ts";
 
 /** Where a run writes; the CLI passes the process's streams, tests may pass buffers. */
@@ -220,6 +221,10 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
     // Not awaited: the process exits right after, which ends the workers as surely as terminating
     // them one by one, and waiting for that would add tens of milliseconds to every run.
     void plane.close().catch(() => undefined);
+    // But not their children, each in a group of its own: a handler stopped by force (the second
+    // Ctrl-C) left its ctx.exec child running, which the exiting process would never end. Ended
+    // as the pool ends them (TERM, then KILL after the grace); none left, nothing is waited for.
+    await endEveryChildGroup(Math.floor(limits.grace_ms / 2));
   }
 }
 

@@ -1,6 +1,6 @@
 import type { Worker } from "node:worker_threads";
 import { toWire, type ToWorker } from "./_messages.ts";
-import { endProcessGroups, signalGroup } from "./process-groups.ts";
+import { childGroups, endProcessGroups, signalGroup } from "./process-groups.ts";
 import { SpawnError, spawnHere, type SpawnRequest } from "./spawn-child.ts";
 
 /** The children of one worker's `ctx.exec` calls, started and reaped by the main thread. */
@@ -37,9 +37,11 @@ export function workerChildren(worker: Worker): WorkerChildren {
             return;
           }
           groups.add(child.pid);
+          childGroups.add(child.pid);
           post({ type: "spawned", ref, pid: child.pid });
           void child.exited.then((exit) => {
             groups.delete(child.pid);
+            childGroups.delete(child.pid);
             post({ type: "child_exit", ref, code: exit.code, signal: exit.signal });
           });
         })

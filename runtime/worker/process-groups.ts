@@ -27,3 +27,16 @@ export async function endProcessGroups(pgids: Iterable<number>, graceMs: number)
   }
   for (const pgid of left) signalGroup(pgid, "SIGKILL");
 }
+
+/** Every group a worker's `ctx.exec` started in this process that has not exited yet. */
+export const childGroups = new Set<number>();
+
+/**
+ * Ends every `ctx.exec` child group still running in this process, as endProcessGroups does;
+ * resolves at once when there is none. What a process about to exit awaits (`docket run`): a
+ * worker stopped by force has its children ended when its exit is heard, which a process exiting
+ * right after its verdict never hears.
+ */
+export function endEveryChildGroup(graceMs: number): Promise<void> {
+  return childGroups.size === 0 ? Promise.resolve() : endProcessGroups(childGroups, graceMs);
+}

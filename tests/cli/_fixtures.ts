@@ -86,6 +86,9 @@ export default capability({
 });
 `;
 
+/** Runs sleep as a child and cannot be cancelled: only a forced stop (a second Ctrl-C) ends it. */
+export const STUBBORN_SLEEPS = SLEEPS.replace('id: "demo.sleeps"', 'id: "demo.stubborn"').replace("cancellable: true", "cancellable: false");
+
 /** Names the fields of its input, which keeps any field (a looseObject). */
 export const LOOSE = `import { capability } from "docket";
 import * as v from "valibot";

@@ -2,7 +2,7 @@
 import { beforeAll, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ECHO, GREET, LOOSE, NESTED, SLEEPS, SPIN } from "./_fixtures.ts";
+import { ECHO, GREET, LOOSE, NESTED, SLEEPS, SPIN, STUBBORN_SLEEPS } from "./_fixtures.ts";
 import { docket, oneJsonDocument, spawnDocket, watchStream, tempCheckout, tempDir, writeFiles, type DocketRunner } from "./_harness.ts";
 
 /** Registers the run cases; `runner` is read when each test runs (the binary is built in a beforeAll). */
@@ -13,7 +13,7 @@ export function defineRunCases(runner: () => DocketRunner): void {
   let checkout = "";
   beforeAll(() => {
     userDir = tempDir("user");
-    writeFiles(userDir, { "demo.greet.ts": GREET, "demo.echo.ts": ECHO, "demo.spin.ts": SPIN, "demo.sleeps.ts": SLEEPS, "demo.loose.ts": LOOSE, "demo.nested.ts": NESTED, "input.json": '{"message":"from a file"}' });
+    writeFiles(userDir, { "demo.greet.ts": GREET, "demo.echo.ts": ECHO, "demo.spin.ts": SPIN, "demo.sleeps.ts": SLEEPS, "demo.stubborn.ts": STUBBORN_SLEEPS, "demo.loose.ts": LOOSE, "demo.nested.ts": NESTED, "input.json": '{"message":"from a file"}' });
     checkout = tempCheckout();
   });
   const run = (args: string[], options: { env?: Record<string, string>; stdin?: string } = {}) => docket(runner(), ["run", ...args], { cwd: checkout, ...options });
@@ -185,6 +185,25 @@ export function defineRunCases(runner: () => DocketRunner): void {
     child.kill("SIGINT");
     expect(await child.exited).toBe(130);
     expect(await stderr.done).toContain("stopping now");
+  });
+
+  test("docket run: a second Ctrl-C ends the stopped handler's ctx.exec child too, before the process exits", async () => {
+    // A duration no other test uses, to find this child among the machine's processes.
+    const seconds = `43.${process.pid}`;
+    const sleeping = () => Bun.spawnSync(["pgrep", "-f", `sleep ${seconds}`]).stdout.toString().trim() !== "";
+    const child = spawnDocket(runner(), ["run", file("demo.stubborn.ts"), "--input", JSON.stringify({ seconds })], { cwd: checkout });
+    const stderr = watchStream(child.stderr);
+    await stderr.until(/step sleep — Sleeping/);
+    for (let i = 0; i < 100 && !sleeping(); i++) await Bun.sleep(20);
+    expect(sleeping()).toBe(true);
+    child.kill("SIGINT");
+    await stderr.until(/press Ctrl-C again/);
+    child.kill("SIGINT");
+    expect(await child.exited).toBe(130);
+    expect(await stderr.done).toContain("stopping now");
+    // Ended before the process left (a moment for the kernel to take a killed child off the list).
+    for (let i = 0; i < 10 && sleeping(); i++) await Bun.sleep(20);
+    expect(sleeping()).toBe(false);
   });
 
   // Linux only: elsewhere docket cannot tell whether it was started under nohup, and leaves hang-ups alone (stop-signals.ts).

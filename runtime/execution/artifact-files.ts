@@ -3,6 +3,15 @@ import { lstatSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { ArtifactInfo } from "./plane.ts";
 
+/**
+ * How the file an artifact is written into begins, in its execution's folder, until it is whole
+ * and renamed to its name: never listed, and no artifact may be named so (docs/handler-api.md).
+ */
+export const PARTIAL_ARTIFACT_PREFIX = ".docket-partial-";
+
+/** The artifact names of a folder's entries: what a write in progress (or cut short by a crash) left is not one. */
+const isArtifactName = (name: string) => !name.startsWith(PARTIAL_ARTIFACT_PREFIX);
+
 /** The managed output folder of one execution (docs/handler-api.md). */
 export function artifactsDir(root: string, id: string): string {
   return join(root, ".docket", "artifacts", id);
@@ -13,7 +22,7 @@ export function listArtifacts(root: string, id: string): ArtifactInfo[] {
   const dir = artifactsDir(root, id);
   let names: string[];
   try {
-    names = readdirSync(dir).sort();
+    names = readdirSync(dir).filter(isArtifactName).sort();
   } catch {
     return [];
   }
@@ -30,7 +39,7 @@ export function listArtifacts(root: string, id: string): ArtifactInfo[] {
 /** True when an execution's artifact folder holds anything: its artifacts are not released. Cheap (one readdir). */
 export function hasArtifacts(root: string, id: string): boolean {
   try {
-    return readdirSync(artifactsDir(root, id)).length > 0;
+    return readdirSync(artifactsDir(root, id)).some(isArtifactName);
   } catch {
     return false;
   }

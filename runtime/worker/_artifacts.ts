@@ -1,7 +1,8 @@
-import { createHash } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { constants as fsConstants } from "node:fs";
-import { lstat, mkdir, open, writeFile } from "node:fs/promises";
-import { basename, join } from "node:path";
+import { lstat, mkdir, open, rename, unlink, writeFile } from "node:fs/promises";
+import { basename, join, sep } from "node:path";
+import { PARTIAL_ARTIFACT_PREFIX } from "../execution/artifact-files.ts";
 import { CapabilityError } from "../capability/capability-error.ts";
 import type { ArtifactWriter } from "../capability/declaration.ts";
 import type { WorkerTask } from "./task.ts";
@@ -9,10 +10,9 @@ import type { WorkerTask } from "./task.ts";
 /** The bytes of a name a file system accepts in one segment. */
 const MAX_NAME_BYTES = 255;
 
-// O_NOFOLLOW: the open itself refuses a symlink at the name (ELOOP), with no lstat-then-open race.
-// O_NONBLOCK: a FIFO planted at the name fails at once instead of blocking the handler forever.
-// No O_TRUNC: the file is truncated only after fstat proved it is a regular file.
-const OPEN_FLAGS = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK;
+// The bytes go into a new file of a name of docket's own (O_EXCL: never one that exists, nor a
+// symlink or a FIFO planted there), which is renamed to the artifact's name once whole.
+const OPEN_FLAGS = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW;
 
 /** Checks an artifact name: one path segment, no traversal, nothing a file system or a download would misread. */
 export function checkArtifactName(name: unknown): string {
@@ -27,6 +27,7 @@ export function checkArtifactName(name: unknown): string {
   if (name.includes("/") || name.includes("\\")) return bad("the name must be a single path segment, without / or \\");
   if (/[\u0000-\u001f\u007f]/.test(name)) return bad("the name must not contain NUL or control characters");
   if (Buffer.byteLength(name) > MAX_NAME_BYTES) return bad(`the name must be at most ${MAX_NAME_BYTES} bytes`);
+  if (name.startsWith(PARTIAL_ARTIFACT_PREFIX)) return bad(`names beginning with ${PARTIAL_ARTIFACT_PREFIX} are docket's own (an artifact being written)`);
   return name;
 }
 
@@ -72,9 +73,8 @@ export function createArtifactWriter(task: Pick<WorkerTask, "artifacts_dir" | "a
           throw error;
         });
         await folderReady;
-        const path = join(dir, checked);
-        await writeRegularFile(path, bytes, checked).catch((error) => {
-          throw unavailable(error, path, "cannot be written");
+        await writeRegularFile(dir, checked, bytes).catch((error) => {
+          throw unavailable(error, join(dir, checked), "cannot be written");
         });
       } catch (error) {
         // Give the reservation back: a refused or failed write does not count against the limits.
@@ -113,13 +113,19 @@ const UNWRITABLE: Record<string, string> = {
   EEXIST: "a file stands where a folder should be",
 };
 
-/** An error the checkout or its disk caused, as artifacts_unavailable naming `path`; any other as it is. */
+/**
+ * An error the checkout or its disk caused, as artifacts_unavailable naming `path` from the
+ * checkout's `.docket/` on (clients see failures; the server's own paths are not theirs to see);
+ * any other as it is.
+ */
 function unavailable(error: unknown, path: string, what: string): unknown {
   const code = (error as NodeJS.ErrnoException)?.code ?? "";
   if (!(code in UNWRITABLE)) return error;
+  const at = path.lastIndexOf(`${sep}.docket`);
+  const shown = at >= 0 ? path.slice(at + 1) : path;
   // Not "a bug in the capability": the checkout (or its disk) does not take files here.
-  return new CapabilityError("artifacts_unavailable", `Cannot write artifacts: ${path} ${what} (${code}: ${UNWRITABLE[code]}).`, {
-    context: { path, code },
+  return new CapabilityError("artifacts_unavailable", `Cannot write artifacts: ${shown} ${what} (${code}: ${UNWRITABLE[code]}).`, {
+    context: { path: shown, code },
     suggestion: "Run docket where the checkout's .docket/ folder can be written (or make it writable), or free disk space.",
   });
 }
@@ -144,23 +150,36 @@ async function prepareFolder(dir: string): Promise<void> {
   }
 }
 
-async function writeRegularFile(path: string, bytes: Uint8Array, name: string): Promise<void> {
+/**
+ * Writes `name` in `dir` whole or not at all: into a file of docket's own first, renamed to the
+ * name once every byte is written. A write cut short (a full disk, a crash) leaves no artifact
+ * listed with the bytes it never had, and an artifact written before under that name stays as
+ * it was.
+ */
+async function writeRegularFile(dir: string, name: string, bytes: Uint8Array): Promise<void> {
   const refused = (what: string) =>
     new CapabilityError("artifact_refused", `Cannot write artifact "${name}": ${what}; artifacts are written only as regular files.`, { context: { name } });
-  let file;
-  try {
-    file = await open(path, OPEN_FLAGS, 0o600);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ELOOP") throw refused("a symlink stands at that name");
-    if (code === "ENXIO" || code === "EISDIR") throw refused("something other than a file stands at that name");
+  const path = join(dir, name);
+  const standing = await lstat(path).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === "ENOENT") return null;
     throw error;
-  }
+  });
+  if (standing?.isSymbolicLink()) throw refused("a symlink stands at that name");
+  if (standing && !standing.isFile()) throw refused("something other than a file stands at that name");
+  const partial = join(dir, `${PARTIAL_ARTIFACT_PREFIX}${randomUUID()}`);
   try {
-    if (!(await file.stat()).isFile()) throw refused("something other than a file stands at that name");
-    await file.truncate(0);
-    await file.writeFile(bytes);
-  } finally {
-    await file.close();
+    const file = await open(partial, OPEN_FLAGS, 0o600);
+    try {
+      await file.writeFile(bytes);
+    } finally {
+      await file.close();
+    }
+    // A rename replaces what stands at the name, a symlink planted since included, never its target.
+    await rename(partial, path);
+  } catch (error) {
+    await unlink(partial).catch(() => {});
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "EISDIR" || code === "ENOTEMPTY") throw refused("something other than a file stands at that name");
+    throw error;
   }
 }

@@ -99,12 +99,15 @@ describe("ctx.artifacts.write", () => {
     expect(error.message).toMatch(/^Cannot write artifacts: \/sys\/docket-artifacts-test cannot be created \((EPERM|EACCES|EROFS): /);
   });
 
-  test("a file standing where .docket/ should be is artifacts_unavailable too", async () => {
+  test("a file standing where .docket/ should be is artifacts_unavailable too, naming the path from .docket/ on", async () => {
     const checkout = join(root, "file-docket");
     await mkdir(checkout);
     await writeFile(join(checkout, ".docket"), "x");
     const error = await failure(createArtifactWriter({ artifacts_dir: join(checkout, ".docket", "artifacts", "x"), artifact_limits: LIMITS }).write("a.txt", "x"));
     expect(error).toMatchObject({ code: "artifacts_unavailable", context: { code: expect.stringMatching(/^(ENOTDIR|EEXIST)$/) } });
+    // Named from the checkout's .docket/ on: a failure is shown to clients, the server's paths are not theirs.
+    expect(error.context!.path).toMatch(/^\.docket/);
+    expect(JSON.stringify([error.message, error.context])).not.toContain(root);
   });
 
   test("a folder standing at the artifact's name is refused", async () => {
@@ -160,5 +163,38 @@ describe("ctx.artifacts.write", () => {
     const error = await failure(createArtifactWriter({ artifacts_dir: null, artifact_limits: LIMITS }).write("a.txt", "x"));
     expect(error.code).toBe("artifacts_unavailable");
     expect(error.message).toContain("a direct call has no artifact folder");
+  });
+});
+
+// A file size limit (ulimit -f, with SIGXFSZ ignored) makes a large write fail part-way with
+// EFBIG, as a full disk does with ENOSPC: what a write cut short leaves.
+describe.skipIf(process.platform !== "linux")("an artifact write cut short", () => {
+  test("leaves no artifact listed with bytes it never had, and the artifact written before under that name as it was", async () => {
+    const script = join(root, "write.ts");
+    await writeFile(
+      script,
+      `import { createArtifactWriter } from ${JSON.stringify(join(import.meta.dir, "../../runtime/worker/_artifacts.ts"))};
+const writer = createArtifactWriter({ artifacts_dir: ${JSON.stringify(dir)}, artifact_limits: { files: 10, bytes: 1 << 30, total_bytes: 1 << 30 } });
+await writer.write("kept.txt", "the first version");
+const cut = [];
+for (const name of ["kept.txt", "new.bin"]) await writer.write(name, "x".repeat(1 << 20)).catch((error) => cut.push(name + " " + error.code));
+console.log(JSON.stringify(cut));`,
+    );
+    // 200 blocks of 1 KiB: the small write fits, the 1 MiB ones do not.
+    const run = Bun.spawnSync(["bash", "-c", `trap '' XFSZ; ulimit -f 200; exec "${process.execPath}" "${script}"`], { stderr: "pipe" });
+    expect(run.exitCode).toBe(0);
+    expect(JSON.parse(run.stdout.toString())).toEqual(["kept.txt EFBIG", "new.bin EFBIG"]);
+    const { listArtifacts } = await import("../../runtime/execution/artifact-files.ts");
+    const listed = listArtifacts(root, "x-20260908T010203Z-0a1b2c3d");
+    expect(listed.map((a) => [a.name, a.bytes])).toEqual([["kept.txt", "the first version".length]]);
+    expect(await readFile(join(dir, "kept.txt"), "utf8")).toBe("the first version");
+    // Nothing of the cut writes is left in the folder either.
+    expect(await readdir(dir)).toEqual(["kept.txt"]);
+  });
+
+  test("no artifact may be named as docket's partial files are", async () => {
+    const error = await failure(createArtifactWriter({ artifacts_dir: dir, artifact_limits: LIMITS }).write(".docket-partial-1", "x"));
+    expect(error).toMatchObject({ code: "invalid_input" });
+    expect(error.message).toContain("docket's own");
   });
 });

@@ -1,7 +1,7 @@
 // Resolving a name as the runtime will, also for what was written after the runtime first looked
 // (an `npm install` while serving, a helper created behind an alias): docs/authoring.md, "Live reload".
 import { basename, dirname } from "node:path";
-import { aliasTargets } from "./_alias-targets.ts";
+import { aliasTargets } from "./alias-targets.ts";
 import { installedPackageDir, packageOf } from "./_missing-package.ts";
 
 /** The runtime's resolver: a resolved path, or null. */

@@ -1,6 +1,6 @@
 import { existsSync, statSync } from "node:fs";
-import { basename, dirname, join } from "node:path";
-import { aliasTargets } from "./_alias-targets.ts";
+import { basename, dirname, join, relative } from "node:path";
+import { aliasTargets, nearestTsconfig, outerAlias, targetFrom } from "./alias-targets.ts";
 import { findCheckoutRoot } from "./checkout.ts";
 
 /** The modules every capability file gets from docket itself, whatever node_modules holds. */
@@ -14,7 +14,8 @@ export const SERVED_MODULES = ["docket", "valibot"] as const;
 export function packageOf(specifier: string): string | null {
   if (specifier === "" || specifier.startsWith(".") || specifier.startsWith("/") || specifier.includes(":")) return null;
   const parts = specifier.split("/");
-  if (specifier.startsWith("@")) return parts.length >= 2 && parts[1] !== "" ? `${parts[0]}/${parts[1]}` : null;
+  // A scope has a name: "@/lib" (a path alias, often) names no package.
+  if (specifier.startsWith("@")) return parts.length >= 2 && parts[0] !== "@" && parts[1] !== "" ? `${parts[0]}/${parts[1]}` : null;
   return parts[0]!;
 }
 
@@ -98,15 +99,29 @@ export function explainUnresolvedPackage(specifier: string, importer: string, ru
   if (alias.targets.length > 0) {
     return `cannot resolve import ${JSON.stringify(specifier)}: ${alias.configs.map((config) => basename(config)).join(" and ")} ${alias.configs.length > 1 ? "map" : "maps"} it to ${alias.targets.map((target) => JSON.stringify(target)).join(" or ")}, and no such file exists. Create it, or correct the import or the alias.`;
   }
+  const fromDir = dirname(importer);
+  const own = nearestTsconfig(fromDir);
+  const root = findCheckoutRoot(fromDir);
+  const shown = (path: string) => relative(root, path) || path;
+  const outer = outerAlias(specifier, fromDir);
+  if (outer !== null && own !== null) {
+    // The checkout's root tsconfig.json maps it, but capabilities/tsconfig.json is the one read for this file.
+    const entry = `${JSON.stringify(outer.pattern)}: [${outer.targets.map((target) => JSON.stringify(targetFrom(dirname(own), target))).join(", ")}]`;
+    return `cannot resolve import ${JSON.stringify(specifier)}: ${shown(outer.config)} maps ${JSON.stringify(outer.pattern)}, but the tsconfig.json of this file is ${shown(own)}, and TypeScript and the runtime read only the nearest one's "paths" (an "extends" does not add them either). Add ${entry} to the compilerOptions.paths of ${shown(own)}.`;
+  }
   if (specifier.startsWith("#")) {
     return `cannot resolve import ${JSON.stringify(specifier)}: a name starting with # is a package.json "imports" entry, and no "imports" entry of the nearest package.json matches it. Add one (like "#lib/*": "./lib/*"), or import the file by its relative path.`;
   }
   const pkg = packageOf(specifier);
-  if (pkg === null) return null;
+  if (pkg === null) {
+    if (specifier.startsWith("@/") || specifier.startsWith("~")) {
+      return `cannot resolve import ${JSON.stringify(specifier)}: it names no package, and no tsconfig.json "paths" alias matches it. Add one to the compilerOptions.paths of ${own === null ? "a tsconfig.json above this file" : shown(own)} (like ${JSON.stringify(`${specifier.split("/")[0]}/*`)}: ["../src/*"]), or import the file by its relative path.`;
+    }
+    return null;
+  }
   if ((SERVED_MODULES as readonly string[]).includes(pkg)) {
     return `cannot resolve import ${JSON.stringify(specifier)}: docket serves "${pkg}" itself, as one module; import it as "${pkg}", not a path inside it.`;
   }
-  const fromDir = dirname(importer);
   const installed = installedPackageDir(pkg, fromDir);
   if (installed !== null && runtimeMessage.includes(`Cannot find package '${pkg}'`)) {
     // On disk now, yet the runtime did not find the package at all: it was installed after this
@@ -119,3 +134,4 @@ export function explainUnresolvedPackage(specifier: string, importer: string, ru
   const advice = installAdvice(pkg, fromDir);
   return `cannot resolve import ${JSON.stringify(specifier)}: the package "${pkg}" is not installed. Install it with \`${advice.command}\` in ${advice.dir}.`;
 }
+

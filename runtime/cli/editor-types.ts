@@ -109,7 +109,7 @@ const RUNTIME_TYPES = ["node", "bun"];
  * TypeScript 6 and later read only the ones listed (5 read every `@types` package it found), so
  * the list is written out for every version alike (docs/editor-types.md).
  */
-export function editorTsconfig(root: string): string {
+export function editorTsconfig(root: string, aliases: Record<string, string[]> = {}): string {
   const types = RUNTIME_TYPES.filter((name) => existsSync(join(root, "node_modules", "@types", name, "package.json")));
   const config = {
     compilerOptions: {
@@ -126,7 +126,10 @@ export function editorTsconfig(root: string): string {
       // Add "node" or "bun" here after `npm install -D @types/node` (or `@types/bun`).
       types,
       // Written by `docket types` (every docket command refreshes them when missing or stale).
+      // And the checkout's own aliases (`aliases`: its root tsconfig.json's, rebased), which this
+      // file's paths would otherwise hide from capability files: only the nearest config's count.
       paths: {
+        ...aliases,
         docket: ["../.docket/types/docket/public.d.ts"],
         valibot: ["../.docket/types/valibot/index.d.ts"],
       },

@@ -33,6 +33,21 @@ describe("explainUnresolvedPackage", () => {
     expect(reason).not.toContain("no such file exists");
   });
 
+  test("an alias of a tsconfig.json above the file's own one says which entry to add to its own, never to install it", () => {
+    const repo = join(root, "rooted");
+    mkdirSync(join(repo, "capabilities"), { recursive: true });
+    mkdirSync(join(repo, ".git"));
+    writeFileSync(join(repo, "tsconfig.json"), JSON.stringify({ compilerOptions: { baseUrl: ".", paths: { "@/*": ["src/*", "gen/*"] } } }));
+    writeFileSync(join(repo, "capabilities", "tsconfig.json"), JSON.stringify({ extends: "../tsconfig.json", compilerOptions: { paths: { docket: ["../.docket/types/docket/public.d.ts"] } } }));
+    expect(explainUnresolvedPackage("@/fmt/index.ts", join(repo, "capabilities", "team.fmt.ts"), RUNTIME)).toBe(
+      'cannot resolve import "@/fmt/index.ts": tsconfig.json maps "@/*", but the tsconfig.json of this file is capabilities/tsconfig.json, and TypeScript and the runtime read only the nearest one\'s "paths" (an "extends" does not add them either). Add "@/*": ["../src/*", "../gen/*"] to the compilerOptions.paths of capabilities/tsconfig.json.',
+    );
+    // No alias anywhere: "@/x" names no package either.
+    const reason = explainUnresolvedPackage("@/nowhere", importer, RUNTIME)!;
+    expect(reason).toContain('cannot resolve import "@/nowhere": it names no package, and no tsconfig.json "paths" alias matches it.');
+    expect(reason).not.toContain("install");
+  });
+
   test("a package that is not installed is still told how to install it", () => {
     expect(explainUnresolvedPackage("left-pad-nowhere", importer, RUNTIME)).toContain("Install it with `npm install left-pad-nowhere`");
   });

@@ -241,6 +241,40 @@ describe("docket init", () => {
     expect(await cli(["init"], repo)).toMatchObject({ code: 0, stderr: "" });
   }, 30_000);
 
+  test("docket init copies the root tsconfig.json's paths aliases into capabilities/tsconfig.json, rebased: a capability importing \"@/…\" runs and type-checks", async () => {
+    const repo = tempCheckout();
+    writeFiles(repo, {
+      "tsconfig.json": '{"compilerOptions":{"strict":true,"paths":{"@/*":["./src/*"],"docket":["./elsewhere.ts"]}},"exclude":["capabilities"]}\n',
+      "src/fmt/index.ts": "export const fmt = (name: string): string => `[${name}]`;\n",
+      "capabilities/team.fmt.ts": `import { capability } from "docket";
+import * as v from "valibot";
+import { fmt } from "@/fmt/index.ts";
+
+export default capability({
+  id: "team.fmt",
+  title: "Format",
+  description: "Formats a name with the team's helper.",
+  effect: "read",
+  input: v.object({ name: v.string() }),
+  output: v.object({ text: v.string() }),
+  handler: (input) => ({ text: fmt(input.name) }),
+});
+`,
+    });
+    const init = await cli(["init"], repo);
+    expect(init.code).toBe(0);
+    expect(init.stdout).toContain("Created capabilities/tsconfig.json with the paths aliases of tsconfig.json (@/*)");
+    const paths = JSON.parse(readFileSync(join(repo, "capabilities", "tsconfig.json"), "utf8")).compilerOptions.paths;
+    // docket's own two stay docket's: the root's "docket" alias is not copied over them.
+    expect(paths).toEqual({ "@/*": ["../src/*"], docket: ["../.docket/types/docket/public.d.ts"], valibot: ["../.docket/types/valibot/index.d.ts"] });
+    const ran = await cli(["run", "team.fmt", "--input", '{"name":"Ada"}'], repo);
+    expect(ran.stderr).not.toContain("cannot resolve");
+    expect(ran.code).toBe(0);
+    expect(JSON.parse(ran.stdout)).toEqual({ text: "[Ada]" });
+    const check = Bun.spawnSync([join(REPO, "node_modules", ".bin", "tsc"), "--noEmit", "-p", "capabilities"], { cwd: repo, stdout: "pipe", stderr: "pipe" });
+    expect(check.stdout.toString() + check.stderr.toString()).toBe("");
+  }, 30_000);
+
   test("docket init keeps an exclude the root tsconfig.json has in the line it names, and says nothing when the root check leaves capabilities/ out", async () => {
     const repo = tempCheckout();
     writeFiles(repo, { "tsconfig.json": '{"exclude":["dist"]}\n' });

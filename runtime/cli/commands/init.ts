@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join, posix, relative, resolve, sep } from "node:path";
 import { defineCommand } from "citty";
 import { findCheckoutRoot } from "../../capability/checkout.ts";
+import { targetFrom, tsconfigAliases } from "../../capability/alias-targets.ts";
 import { listCapabilityFiles } from "../../capability/inspect.ts";
 import { readRegularFileText } from "../../capability/open-regular-file.ts";
 import type { DocketCommandMeta } from "../_command-line.ts";
@@ -43,8 +44,10 @@ export default defineCommand({
       const tsconfig = join(folder, "tsconfig.json");
       if (existsSync(tsconfig)) done.push(`Kept ${shown(tsconfig)} (it exists; its paths should map docket and valibot to ../.docket/types/)`);
       else {
-        writeFileSync(tsconfig, editorTsconfig(root), { flag: "wx" });
-        done.push(`Created ${shown(tsconfig)}`);
+        const aliases = rootAliases(root, folder);
+        writeFileSync(tsconfig, editorTsconfig(root, aliases), { flag: "wx" });
+        const copied = Object.keys(aliases);
+        done.push(`Created ${shown(tsconfig)}${copied.length === 0 ? "" : ` with the paths aliases of ${shown(join(root, "tsconfig.json"))} (${copied.join(", ")}): only the nearest tsconfig.json's paths apply to a file`}`);
       }
       done.push(`Wrote ${shown(await writeEditorTypes(root))}/ (the types of "docket" and "valibot")`);
       if (((await listCapabilityFiles(folder)) ?? []).length === 0) {
@@ -63,6 +66,23 @@ export default defineCommand({
     return EXIT.succeeded;
   },
 });
+
+/**
+ * The `paths` aliases of the checkout's root tsconfig.json, rebased for a config in `folder`
+ * (capabilities/): TypeScript, and Bun resolving imports, read only the nearest config's `paths`,
+ * so without them a team's `@/…` imports would not resolve in capability files. "docket" and
+ * "valibot" stay docket's own. None when there is no root config or it does not parse as JSON.
+ */
+function rootAliases(root: string, folder: string): Record<string, string[]> {
+  const config = join(root, "tsconfig.json");
+  if (!existsSync(config)) return {};
+  const aliases: Record<string, string[]> = {};
+  for (const alias of tsconfigAliases(config)) {
+    if (alias.pattern === "docket" || alias.pattern === "valibot" || alias.targets.length === 0) continue;
+    aliases[alias.pattern] = alias.targets.map((target) => targetFrom(folder, target));
+  }
+  return aliases;
+}
 
 /**
  * A note for a root tsconfig.json that type-checks capabilities/ too (docs/editor-types.md): with

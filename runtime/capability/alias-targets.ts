@@ -1,7 +1,7 @@
 // Where a tsconfig `paths` alias or a package.json `"imports"` entry leads, read by docket itself
 // (_fresh-resolve.ts asks those folders again; _missing-package.ts names them in a load error).
 import { existsSync, readFileSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join, relative, resolve, sep } from "node:path";
 
 /**
  * The paths an alias may lead to (without the runtime's extension guessing): the nearest
@@ -36,6 +36,51 @@ export function aliasTargets(specifier: string, fromDir: string): { configs: str
     if (targets.length > before) configs.push(manifest);
   }
   return { configs, targets };
+}
+
+/** A tsconfig.json's `paths` alias, its targets made absolute (`*` kept). */
+export interface TsconfigAlias {
+  config: string;
+  pattern: string;
+  targets: string[];
+}
+
+/**
+ * The `paths` alias matching `specifier` of a tsconfig.json further up than the nearest one to
+ * `fromDir` (a checkout's root config, above `capabilities/tsconfig.json`): TypeScript and the
+ * runtime read only the nearest config's `paths`, so such an alias does not apply to the file.
+ * Null when none matches, or when the nearest config maps it itself.
+ */
+export function outerAlias(specifier: string, fromDir: string): TsconfigAlias | null {
+  let config = nearest(fromDir, "tsconfig.json");
+  while (config !== null) {
+    const above = dirname(dirname(config));
+    if (above === dirname(config)) return null;
+    config = nearest(above, "tsconfig.json");
+    const match = config === null ? undefined : tsconfigAliases(config).find((alias) => matched(alias.pattern, specifier) !== null);
+    if (match) return match;
+  }
+  return null;
+}
+
+/** The tsconfig.json nearest to `dir`, upwards: the one whose `paths` apply to a file there; null when none. */
+export function nearestTsconfig(dir: string): string | null {
+  return nearest(dir, "tsconfig.json");
+}
+
+/** Every `paths` alias of one tsconfig.json (not of what it extends), targets absolute, `*` kept. */
+export function tsconfigAliases(config: string): TsconfigAlias[] {
+  const options = (readJson(config)?.compilerOptions ?? {}) as { baseUrl?: unknown; paths?: unknown };
+  const base = resolve(dirname(config), typeof options.baseUrl === "string" ? options.baseUrl : ".");
+  return Object.entries(isRecord(options.paths) ? options.paths : {})
+    .filter((entry): entry is [string, unknown[]] => Array.isArray(entry[1]))
+    .map(([pattern, values]) => ({ config, pattern, targets: values.filter((value): value is string => typeof value === "string").map((value) => resolve(base, value)) }));
+}
+
+/** An alias target as a `paths` entry of a config in `dir`: relative, with `./` or `../` in front, `/` separated. */
+export function targetFrom(dir: string, target: string): string {
+  const path = relative(dir, target).split(sep).join("/");
+  return path.startsWith("../") || path === ".." ? path : `./${path}`;
 }
 
 /** What `*` stands for when `pattern` (at most one `*`) matches `specifier`; "" for an exact match; null otherwise. */

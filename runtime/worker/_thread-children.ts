@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from "node:fs";
+import { reapChild } from "../adapter/reap-child.ts";
 import { threadStat } from "./memory-watchdog.ts";
 
 /**
@@ -21,6 +22,19 @@ export function killThreadDescendants(thread: string | null, startedSince?: numb
       // Gone already.
     }
   }
+  // The thread's own children are this process's: once killed, nobody but us can reap them (the
+  // code of the thread that started them is gone), and each would stay a zombie. Theirs are
+  // taken by init, as any orphan is.
+  reapLater(roots, 0);
+}
+
+/** When the killed children of a thread are reaped: soon, then later for one that is slow to die. */
+const REAP_AFTER_MS = [20, 200, 2000, 20_000];
+
+function reapLater(pids: number[], attempt: number): void {
+  if (pids.length === 0 || attempt >= REAP_AFTER_MS.length) return;
+  const timer = setTimeout(() => reapLater(pids.filter((pid) => !reapChild(pid)), attempt + 1), REAP_AFTER_MS[attempt]);
+  (timer as { unref?: () => void }).unref?.();
 }
 
 /** The kernel counts a process's start in ticks of 10 ms: this much earlier still counts as since. */

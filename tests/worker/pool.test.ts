@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { HostFacts } from "../../runtime/capability/declaration.ts";
@@ -169,6 +169,29 @@ describe("createWorkerPool", () => {
     for (let i = 0; i < 100 && p.stats().replaced === 0; i++) await Bun.sleep(50);
     expect(p.stats().replaced).toBe(1);
     expect(problems.join("\n")).toMatch(/kept its thread busy .* work fixture\.leaves-busy left running after it returned/);
+  });
+
+  test.skipIf(process.platform !== "linux")("a handler stopped by force: the child it started itself is killed and reaped, never left a zombie of the server", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "docket-reaped-"));
+    try {
+      const p = makePool({ directWorkers: 1 });
+      const pidFile = join(dir, "child.pid");
+      const handle = p.run(task("spawns-and-hangs", "fixture.spawns-and-hangs", { pid_file: pidFile }), { lane: "direct" });
+      let pid = 0;
+      for (let i = 0; i < 200 && !pid; i++) {
+        await Bun.sleep(20);
+        pid = Number(await readFile(pidFile, "utf8").catch(() => "0"));
+      }
+      expect(pid).toBeGreaterThan(0);
+      handle.terminate();
+      expect(await handle.outcome).toMatchObject({ ok: false, error: { kind: "terminated" } });
+      // Gone from the process table altogether: a zombie still has a /proc entry.
+      const listed = () => existsSync(`/proc/${pid}`);
+      for (let i = 0; i < 150 && listed(); i++) await Bun.sleep(20);
+      expect(listed()).toBe(false);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   test("a handler stopped by force while it waits in execSync: the child it started is ended, so its thread and the pool's close do not wait 30 s", async () => {

@@ -1,3 +1,4 @@
+import { inspect } from "node:util";
 import type { JsonSchema } from "../capability/registered.ts";
 import { hasSensitive, isSensitiveSchema, REDACTED } from "./redaction.ts";
 import { sanitizeLine, sanitizeText } from "./text-sanitize.ts";
@@ -59,6 +60,9 @@ function collect(value: unknown, schema: JsonSchema | undefined, out: Set<string
   for (const [key, child] of Object.entries(value as Record<string, unknown>)) collect(child, properties[key] ?? extra, out, secret, depth + 1);
 }
 
+/** A line of a multi-line secret at least this long is masked on its own too (see createSecretMask). */
+const MIN_LINE_LENGTH = 8;
+
 /** The mask that changes nothing: an execution whose input holds no secret. */
 export const NO_MASK: SecretMask = { secrets: [], text: (text) => text, value: (value) => value };
 
@@ -77,12 +81,19 @@ export function createSecretMask(values: Iterable<string>): SecretMask {
       if (form.length < MIN_MASKED_LENGTH) continue;
       secrets.add(form);
       secrets.add(JSON.stringify(form).slice(1, -1));
+      // As console.log writes it inside an object (`{ key: 'p\'a"ss\tword' }`), quotes and
+      // control characters escaped its own way.
+      secrets.add(inspect(form).slice(1, -1));
       try {
         secrets.add(encodeURIComponent(form));
       } catch {
         // A lone surrogate cannot be URL-encoded, so it cannot appear URL-encoded either.
       }
     }
+    // Each line of a multi-line secret (a PEM key) on its own: console.log of an object writes such
+    // a string one line at a time, joined by `' +`; a line that short is no secret of its own.
+    const lines = value.split(/\r?\n/);
+    if (lines.length > 1) for (const line of lines) if (line.trim().length >= MIN_LINE_LENGTH) secrets.add(line);
   }
   if (secrets.size === 0) return NO_MASK;
   const list = [...secrets].sort((a, b) => b.length - a.length);

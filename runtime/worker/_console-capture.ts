@@ -9,7 +9,7 @@ import { withoutImportQueries } from "../capability/import-query.ts";
  * through the main thread, made safe by `mask`.
  */
 export type ConsoleTarget =
-  | { kind: "execution"; log(message: string, level: LogLevel): void; stream(name: "stdout" | "stderr", chunk: string): void }
+  | { kind: "execution"; log(message: string, level: LogLevel): void; stream(name: "stdout" | "stderr", chunk: string): void; mask(text: string): string }
   | { kind: "process"; mask(text: string): string };
 
 /** What the worker's console and process.stdout/stderr write to when no execution takes it. */
@@ -58,7 +58,8 @@ export function captureConsole(target: () => ConsoleTarget, output: ProcessOutpu
       const to = target();
       if (to.kind === "process") output(stream, to.mask(text));
       else if (calling === "") to.stream(stream, text);
-      else for (const line of text.replace(/\n+$/, "").split("\n")) to.log(line, calling);
+      // Masked whole before it is cut into lines: a secret with line breaks (a PEM key) spans them.
+      else for (const line of to.mask(text).replace(/\n+$/, "").split("\n")) to.log(line, calling);
       if (typeof done === "function") queueMicrotask(() => (done as (error?: Error | null) => void)(null));
       return true;
     };

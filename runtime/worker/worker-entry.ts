@@ -79,7 +79,7 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
   captureConsole(
     (): ConsoleTarget => {
       const of = owner.getStore();
-      if (of !== undefined && !of.done && of.logged) return { kind: "execution", log: of.context.ctx.progress.log, stream: of.context.ctx.progress.stream };
+      if (of !== undefined && !of.done && of.logged) return { kind: "execution", log: of.context.ctx.progress.log, stream: of.context.ctx.progress.stream, mask: of.context.mask };
       return { kind: "process", mask: of?.context.mask ?? maskRecent };
     },
     (stream, text) => post({ type: "output", stream, text }),

@@ -80,4 +80,18 @@ describe("createSecretMask", () => {
     expect(unfinishedSecretLength("hunhunte", secrets)).toBe(5);
     expect(unfinishedSecretLength("anything", NO_MASK.secrets)).toBe(0);
   });
+
+  test("a secret is masked as console.log writes it inside an object (util.inspect's quoting), and a multi-line one line by line", () => {
+    const { inspect } = require("node:util") as typeof import("node:util");
+    const quoted = "p'a\"s`sword";
+    const pem = "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcw\nMzEfYyjiWA4R4/M2bS1GB4t7NXp98C3SC\n-----END PRIVATE KEY-----";
+    const mask = createSecretMask([quoted, "abc\"de\tfgh", pem]);
+    for (const printed of [inspect({ key: quoted }), inspect({ t: "abc\"de\tfgh" }), inspect({ key: pem }), inspect({ deep: { list: [pem] } })]) {
+      const masked = mask.text(printed);
+      expect(masked).toContain("[redacted]");
+      for (const piece of ["p\\'a", "de\\tfgh", "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcw", "MzEfYyjiWA4R4/M2bS1GB4t7NXp98C3SC"]) expect(masked).not.toContain(piece);
+    }
+    // A line too short to be a secret of its own is left alone elsewhere.
+    expect(createSecretMask(["abc\nshort\nlonger-line-here"]).text("short and longer-line-here")).toBe("short and [redacted]");
+  });
 });

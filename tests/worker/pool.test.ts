@@ -454,6 +454,7 @@ describe("createWorkerPool", () => {
       { level: "warn", message: "warn line" },
       { level: "error", message: "error holding [redacted]" },
       ...["┌─────────┬───┐", "│ (index) │ a │", "├─────────┼───┤", "│    0    │ 1 │", "└─────────┴───┘"].map((message) => ({ level: "info" as const, message })),
+      { level: "info", message: "object holding { token: '[redacted]' }" },
     ]);
     expect(w.events.filter((e) => e.type === "execution.stream").map((e) => e.data)).toEqual([
       { name: "stdout", chunk: "raw out " },
@@ -484,6 +485,18 @@ describe("createWorkerPool", () => {
     expect(output.map(([stream, text]) => `${stream}:${text}`).join("")).toContain("stdout:log holding [redacted]\n");
     expect(output).toContainEqual(["stderr", "error holding [redacted]\n"]);
     expect(JSON.stringify(output)).not.toContain(token);
+  });
+
+  test("a secret with line breaks (a PEM key) printed with console.* is masked before its lines become log events, and one with quotes printed inside an object", async () => {
+    const p = makePool();
+    for (const token of ["line-one-secret\nLINE-TWO-SECRET", "p'a\"s`sword-long"]) {
+      const w = watcher();
+      expect(await p.run(task("prints", "fixture.prints", { token, late_ms: -1, wait_ms: 0 }, { secrets: [token] }), { lane: "execution", onEvents: w.onEvents }).outcome).toMatchObject({ ok: true });
+      const text = JSON.stringify(w.events);
+      for (const piece of token.split("\n")) expect(text).not.toContain(piece.slice(0, 8));
+      expect(text).toContain("log holding [redacted]");
+      expect(text).toContain("object holding");
+    }
   });
 
   test("an output longer than output_bytes is refused in the worker (it never crosses to the main thread); one within it passes whole", async () => {

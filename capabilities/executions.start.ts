@@ -7,7 +7,9 @@ export default capability({
   description: "Starts a capability as an execution and answers at once with the execution (queued) and its links; follow its events for the outcome.",
   effect: "write",
   execution: "never",
-  input: v.object({
+  // Strict: a misspelt member (`runId`, `deadline`) is refused, never dropped, so that a retry
+  // that believes itself idempotent cannot run the work twice.
+  input: v.strictObject({
     capability: v.pipe(v.string(), v.minLength(1), v.description("The capability to run, like files.digest.")),
     input: v.optional(v.unknown(), {}),
     run_id: v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z0-9._:-]{1,128}$/, "must be 1-128 characters of A-Z a-z 0-9 . _ : -"), v.description("Idempotency key: the same run_id and input return the original execution."))),

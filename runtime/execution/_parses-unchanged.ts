@@ -42,7 +42,7 @@ const declaredOf = new WeakMap<object, { keys: string[]; set: Set<string> }>();
  * HTTP `executions.start` answers with, ~10 % of the server's main thread per request. This walks
  * the same schema without allocating, and mirrors valibot 1.x only for what it knows exactly
  * (plain types, picklists, literals, optional and nullable without defaults, arrays, objects,
- * loose objects, unions, pipes of metadata); anything else is valibot's to decide.
+ * loose and strict objects, unions, pipes of metadata); anything else is valibot's to decide.
  */
 export function parsesUnchanged(schema: AnySchema, value: unknown): boolean {
   return verdict(schema as unknown as SchemaShape, value) === Verdict.Unchanged;
@@ -77,6 +77,7 @@ function verdict(schema: SchemaShape, value: unknown): Verdict {
       return arrayVerdict(schema.item!, value);
     case "object":
     case "loose_object":
+    case "strict_object":
       return objectVerdict(schema, value);
     case "union":
       // valibot takes the first option that passes: an earlier one it might pass decides first.
@@ -180,8 +181,10 @@ function objectVerdict(schema: SchemaShape, value: unknown): Verdict {
     const found = absentVerdict(entries[keys[next]!]!);
     if (found !== Verdict.Unchanged) return found;
   }
-  // The rest are undeclared: an object drops them, a loose object keeps them (but these three).
+  // The rest are undeclared: an object drops them, a strict object refuses them, a loose object
+  // keeps them (but these three).
   if (at < members.length && schema.type === "object") return Verdict.Unsure;
+  if (at < members.length && schema.type === "strict_object") return Verdict.Rejected;
   for (; at < members.length; at++) {
     const key = members[at]!;
     if (key === "__proto__" || key === "prototype" || key === "constructor") return Verdict.Unsure;

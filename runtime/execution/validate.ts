@@ -1,6 +1,7 @@
 import * as v from "valibot";
 import type { AnySchema } from "../capability/declaration.ts";
 import { REDACTED } from "./redaction.ts";
+import { didYouMeanText } from "../capability/did-you-mean.ts";
 import { MIN_MASKED_LENGTH } from "./secret-mask.ts";
 
 /** One problem with a value, at a path like `input.files[2].name`. */
@@ -22,7 +23,7 @@ export function checkValue<T = unknown>(schema: AnySchema, value: unknown, root:
   const { copy, restore } = readsPrototypeNames(schema) ? ownMembersOnly(value) : { copy: value, restore: () => undefined };
   const result = v.safeParse(schema, copy);
   // Read before the copies get their prototype back: messageOf tells them by having none.
-  const messages = result.success ? [] : result.issues.map(messageOf);
+  const messages = result.success ? [] : result.issues.map((issue) => messageOf(issue, schema));
   restore();
   if (result.success) return { ok: true, value: result.output as T };
   return {
@@ -151,7 +152,14 @@ function pathOf(root: string, issue: v.BaseIssue<unknown>): string {
   return path;
 }
 
-function messageOf(issue: v.BaseIssue<unknown>): string {
+function messageOf(issue: v.BaseIssue<unknown>, schema: AnySchema): string {
+  // A member a strict object does not have: named, with the one meant, instead of "Expected never".
+  if (issue.type === "strict_object" && issue.expected === "never" && typeof issue.input === "string") {
+    const keys = (issue.path ?? []).slice(0, -1).map((item) => (item as { key: unknown }).key);
+    const known = Object.keys(entriesAt(schema, keys) ?? {});
+    const near = didYouMeanText(issue.input, known);
+    return `Unknown member ${JSON.stringify(issue.input)}: ${near ? `${near} ` : ""}The members are ${known.join(", ")}.`;
+  }
   // valibot's messages read "Invalid type: Expected number but received "ten""; keep them, they name the value.
   // It names an object by its prototype's constructor, so one without a prototype (a copy of
   // ownMembersOnly) reads "null": it is an object.
@@ -165,4 +173,18 @@ function messageOf(issue: v.BaseIssue<unknown>): string {
 /** "input.limit: Invalid type: …; input.path: …" — every problem in one sentence. */
 export function describeProblems(problems: ValueProblem[]): string {
   return problems.map((p) => `${p.path}: ${p.message}`).join("; ");
+}
+
+/** The entries of the object schema at `keys` below `schema` (through optional, nullable and piped schemas); null if none. */
+function entriesAt(schema: AnySchema, keys: unknown[]): Record<string, unknown> | null {
+  let at = schema as unknown as { entries?: Record<string, unknown>; wrapped?: unknown; pipe?: unknown[]; item?: unknown };
+  for (let i = 0; ; ) {
+    // A pipe's first member is its schema; optional, nullable and nullish wrap theirs.
+    while (at.wrapped || (at.pipe && at.pipe[0] !== at)) at = (at.wrapped ?? at.pipe![0]) as typeof at;
+    if (i === keys.length) return at.entries ?? null;
+    const key = keys[i++];
+    const next = typeof key === "number" ? at.item : at.entries?.[String(key)];
+    if (next === undefined) return null;
+    at = next as typeof at;
+  }
 }

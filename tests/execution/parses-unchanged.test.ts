@@ -38,6 +38,9 @@ describe("parsesUnchanged", () => {
     expect(parsesUnchanged(input, { capability: "", input: {} })).toBe(false);
     expect(parsesUnchanged(input, { capability: "x", input: {}, run_id: "a b" })).toBe(false);
     expect(parsesUnchanged(input, { capability: "x", input: {}, deadline_ms: 1.5 })).toBe(false);
+    // A member it does not declare: refused (strict), never dropped.
+    expect(parsesUnchanged(input, { capability: "x", input: {}, runId: "r-1" })).toBe(false);
+    expect(parsesUnchanged(v.strictObject({ a: v.string() }), { a: "x" })).toBe(true);
     agrees(input, { capability: "files.digest", input: { path: "a" }, run_id: "r-1", deadline_ms: 5000 });
   });
 

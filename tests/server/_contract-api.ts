@@ -90,6 +90,18 @@ export function apiContract(name: string, start: StartFn): void {
       expect(protocol.control_schema).toBeDefined();
     });
 
+    test("a misspelt member of executions.start (runId, deadline) is 400 naming it and the one meant; nothing is started", async () => {
+      const before = ((await (await http.get("/api/v1/executions?limit=200")).json()) as any).items.length;
+      for (const [member, meant] of [["runId", "run_id"], ["deadline", "deadline_ms"], ["sessionKey", "session_key"]] as const) {
+        const response = await http.post("/api/v1/executions/start", { capability: "executions.demonstrate", input: { steps: 1, delay_ms: 0 }, [member]: "order-42" });
+        expect(response.status).toBe(400);
+        const { error } = (await response.json()) as any;
+        expect(error.error_code).toBe("invalid_input");
+        expect(error.message).toContain(`Unknown member "${member}": Did you mean "${meant}"?`);
+      }
+      expect(((await (await http.get("/api/v1/executions?limit=200")).json()) as any).items.length).toBe(before);
+    });
+
     test("an id of the wrong shape is 400 before any look-up", async () => {
       for (const path of ["/api/v1/executions/get?id=nope", "/api/v1/executions/artifact?id=nope&name=x"]) {
         const response = await http.get(path);

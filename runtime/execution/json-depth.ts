@@ -19,31 +19,50 @@ export function nestsDeeperThan(value: unknown, max: number): boolean {
   return false;
 }
 
+/** Where a member sits: its key, under its container's place (null: the input itself). */
+interface Place {
+  parent: Place | null;
+  key: string | number;
+}
+
+/** A place as a path like `items[3].size`; "(the input)" for the input itself. */
+function pathOf(place: Place | null): string {
+  const keys: Array<string | number> = [];
+  for (let at = place; at !== null; at = at.parent) keys.push(at.key);
+  let path = "";
+  for (const key of keys.reverse()) path += typeof key === "number" ? `[${key}]` : path === "" ? key : `.${key}`;
+  return path || "(the input)";
+}
+
 /**
  * What keeps an input from being the JSON it will be stored and shown as, or null: nesting deeper
  * than `max`, or a number JSON cannot hold — `1e309` parses as Infinity, which a `v.number()`
  * schema takes and the handler runs with, while every record of the call (the start answer, the
- * snapshot, `execution.created`) holds `null` in its place. One iterative walk, as nestsDeeperThan.
+ * snapshot, `execution.created`) holds `null` in its place. One iterative walk, as nestsDeeperThan,
+ * that makes a path only for the problem it finds: an input of a million numbers is a million
+ * comparisons, not a million strings (it held the main thread over a second per request).
  */
 export function inputShapeProblem(value: unknown, max: number): { reason: "too_deep" } | { reason: "not_finite"; path: string; value: string } | null {
-  const stack: Array<[unknown, number, string]> = [[value, 0, ""]];
+  const notFinite = (place: Place | null, number: number) => ({ reason: "not_finite" as const, path: pathOf(place), value: String(number) });
+  if (typeof value === "number") return Number.isFinite(value) ? null : notFinite(null, value);
+  if (value === null || typeof value !== "object") return null;
+  const stack: Array<[object, number, Place | null]> = [[value, 0, null]];
   while (stack.length > 0) {
-    const [current, depth, path] = stack.pop()!;
-    if (typeof current === "number") {
-      if (!Number.isFinite(current)) return { reason: "not_finite", path: path || "(the input)", value: String(current) };
-      continue;
-    }
-    if (current === null || typeof current !== "object") continue;
+    const [current, depth, place] = stack.pop()!;
     if (depth >= max) return { reason: "too_deep" };
     if (Array.isArray(current)) {
       for (let i = 0; i < current.length; i++) {
-        const child = current[i];
-        if (typeof child === "number" || (child !== null && typeof child === "object")) stack.push([child, depth + 1, `${path}[${i}]`]);
+        const child: unknown = current[i];
+        if (typeof child === "number") {
+          if (!Number.isFinite(child)) return notFinite({ parent: place, key: i }, child);
+        } else if (child !== null && typeof child === "object") stack.push([child, depth + 1, { parent: place, key: i }]);
       }
     } else {
       for (const key of Object.keys(current)) {
         const child = (current as Record<string, unknown>)[key];
-        if (typeof child === "number" || (child !== null && typeof child === "object")) stack.push([child, depth + 1, path === "" ? key : `${path}.${key}`]);
+        if (typeof child === "number") {
+          if (!Number.isFinite(child)) return notFinite({ parent: place, key }, child);
+        } else if (child !== null && typeof child === "object") stack.push([child, depth + 1, { parent: place, key }]);
       }
     }
   }

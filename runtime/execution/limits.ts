@@ -21,6 +21,7 @@ export interface Limits {
   subscriber_queue_bytes: number;
   lagging_kept_bytes: number;
   live_connections: number;
+  answer_bytes_in_flight: number;
   mcp_sessions: number;
   heartbeat_ms: number;
   report_silence_ms: number;
@@ -76,6 +77,8 @@ export const LIMIT_SPECS: Record<keyof Limits, LimitSpec> = {
   // What clients that fell past subscriber_queue_bytes keep, all together: stalled clients cost at most this.
   lagging_kept_bytes: { default: 128 * MIB, min: 0, max: 4096 * MIB, doc: "bytes of frames kept, all together, for live-channel clients that fell more than subscriber_queue_bytes behind (the oldest stretch goes first)" },
   live_connections: { default: 256, min: 1, max: 100_000, doc: "live-channel connections" },
+  // The runtime holds an HTTP answer until its client read it: clients that ask for 8 MiB outputs and never read held gigabytes.
+  answer_bytes_in_flight: { default: 128 * MIB, min: MIB, max: 65536 * MIB, doc: "bytes of large HTTP answers (256 KiB or more) being sent at once; past it such an answer is 503 with Retry-After" },
   mcp_sessions: { default: 64, min: 1, max: 100_000, doc: "MCP sessions kept over HTTP (past it the least recently used idle one is closed)" },
   heartbeat_ms: { default: 20_000, min: 10, max: 3_600_000, doc: "quiet time before a heartbeat" },
   report_silence_ms: { default: 30_000, min: 10, max: 3_600_000, doc: "silence before a reported run fails unavailable" },

@@ -5,7 +5,8 @@ import { didYouMean } from "../capability/did-you-mean.ts";
 import { callsDirectly } from "../capability/registered.ts";
 import type { RegisteredCapability } from "../capability/registered.ts";
 import type { AppEnv } from "./_app-env.ts";
-import { edgeFailure } from "./errors.ts";
+import { edgeFailure, failureResponse } from "./errors.ts";
+import { answersBusyFailure, type LargeAnswers } from "./large-answers.ts";
 import { readJsonBody } from "./json-body.ts";
 import { inputFromQuery, queryRefusal } from "./query-input.ts";
 import { downloadArtifact } from "./artifact-download.ts";
@@ -34,7 +35,7 @@ export function edgeOf(c: Context<AppEnv>): EdgeInfo {
  * The HTTP API as a projection of the registry: every capability at its path, looked up per
  * request (so the routes and the registry can never disagree), plus the two aliases of README.md.
  */
-export function apiRoutes(plane: ExecutionPlane): Hono<AppEnv> {
+export function apiRoutes(plane: ExecutionPlane, answers: LargeAnswers): Hono<AppEnv> {
   const api = new Hono<AppEnv>();
 
   /** Calls a capability with an input taken from the query (GET) or the JSON body (POST). */
@@ -51,8 +52,11 @@ export function apiRoutes(plane: ExecutionPlane): Hono<AppEnv> {
       input = inputFromQuery(params, capability.input_schema);
     }
     // The call is bounded by its own deadline; a client that leaves cancels it.
-    const output = await plane.call(capability.id, input, edgeOf(c), { signal: longRequest(c) });
-    return c.json((output ?? null) as object, 200);
+    const edge = edgeOf(c);
+    const output = await plane.call(capability.id, input, edge, { signal: longRequest(c) });
+    const answer = answers.body(JSON.stringify(output ?? null), capability.effect === "read");
+    if ("busy" in answer) return failureResponse(c, answersBusyFailure(answer, edge));
+    return c.body(answer.body, 200, { "Content-Type": "application/json", ...(answer.length < 0 ? {} : { "Content-Length": String(answer.length) }) });
   };
 
   api.get("/executions", (c) => {

@@ -4,6 +4,7 @@ import { DOCKET_VERSION } from "../version.ts";
 import type { AppEnv, ServerConfig } from "./_app-env.ts";
 import { accessGuard, LIVE_SUBPROTOCOL, offeredSubprotocols, requestIdentity, TOKEN_SUBPROTOCOL_PREFIX } from "./guards.ts";
 import { apiRoutes, API_PREFIX, onlyGet } from "./api-routes.ts";
+import { largeAnswers, type LargeAnswers } from "./large-answers.ts";
 import { edgeFailure, errorHandler, notFoundHandler } from "./errors.ts";
 import { openApiDocument } from "./openapi.ts";
 import type { LiveChannel } from "./live-channel.ts";
@@ -22,6 +23,8 @@ export interface AppOptions {
   live: LiveChannel;
   config: ServerConfig;
   mounts?: AppMounts;
+  /** The budget of large answers (large-answers.ts), shared with the direct POST route; a fresh one by default. */
+  answers?: LargeAnswers;
   /** Where stacks of unexpected errors go (stderr); never a client. */
   log?: (line: string) => void;
 }
@@ -47,7 +50,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
   app.get(`${API_PREFIX}/openapi.json`, (c) => c.json(openApiDocument(plane, { token: config.token !== null, origin: config.origin })));
   // What `docket run` asks before reporting: does this server serve my checkout? Behind the token.
   app.get(`${API_PREFIX}/plane`, (c) => c.json({ root: plane.root, pid: process.pid, version: DOCKET_VERSION }));
-  app.route(API_PREFIX, apiRoutes(plane));
+  app.route(API_PREFIX, apiRoutes(plane, options.answers ?? largeAnswers(plane.limits.answer_bytes_in_flight)));
 
   app.get("/events", async (c) => {
     const upgrade = (c.req.header("upgrade") ?? "").toLowerCase() === "websocket";

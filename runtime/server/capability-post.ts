@@ -7,6 +7,7 @@ import { failureAnswer, failureOfThrown } from "./errors.ts";
 import { isAllowedHost, isOwnOrigin, sameSecret } from "./guards.ts";
 import { INCOMPLETE_BODY, isIdentityCoding, isJson } from "./json-body.ts";
 import { buildFailure } from "../execution/failure.ts";
+import { answersBusyFailure, type LargeAnswers } from "./large-answers.ts";
 
 /** What the direct route needs besides the request: the app for everything it does not take, and the runtime's keep-open. */
 export interface CapabilityPostEnv {
@@ -20,6 +21,8 @@ export interface CapabilityPostEnv {
 export interface CapabilityPostOptions {
   plane: ExecutionPlane;
   config: ServerConfig;
+  /** The budget of large answers, shared with the app's routes (large-answers.ts). */
+  answers: LargeAnswers;
   /** Where the detail of an unexpected error goes (stderr); never a client. */
   log: (line: string) => void;
 }
@@ -38,7 +41,7 @@ const UTF8 = new TextDecoder("utf-8", { fatal: true });
  * itself is what the app would: the call's output or its failure, with X-Request-Id.
  */
 export function capabilityPost(options: CapabilityPostOptions): (request: Request, env: CapabilityPostEnv) => Promise<Response> {
-  const { plane, config, log } = options;
+  const { plane, config, answers, log } = options;
   const idSource = edgeIdSource();
   /** The request and trace ids of a request, as requestIdentity (guards.ts) takes them. */
   const idsOf = (request: Request) => ({ request_id: idSource.requestId(request.headers.get("x-request-id") ?? undefined), trace_id: idSource.traceId(request.headers.get("traceparent") ?? undefined) });
@@ -103,7 +106,11 @@ export function capabilityPost(options: CapabilityPostOptions): (request: Reques
     try {
       // Bounded by the call's own deadline; a client that leaves cancels it (long-request.ts).
       const output = await plane.call(id, input, edge, { signal: request.signal });
-      return new Response(JSON.stringify(output ?? null), { status: 200, headers: { "Content-Type": "application/json", "X-Request-Id": edge.request_id } });
+      const answer = answers.body(JSON.stringify(output ?? null), plane.capability(id)?.effect === "read");
+      if ("busy" in answer) return failureAnswer(answersBusyFailure(answer, edge), edge.request_id);
+      const headers: Record<string, string> = { "Content-Type": "application/json", "X-Request-Id": edge.request_id };
+      if (answer.length >= 0) headers["Content-Length"] = String(answer.length);
+      return new Response(answer.body, { status: 200, headers });
     } catch (error) {
       return failureAnswer(failureOfThrown(error, edge, () => `POST ${new URL(request.url).pathname}`, log), edge.request_id);
     }

@@ -17,6 +17,7 @@ import { acquireLease, ensureDocketDir, isLeaseLive, readLease, releaseLease, ty
 import { openLogFile, teeLog, type LogFile } from "./log-file.ts";
 import { lockCheckout, type CheckoutLock } from "./checkout-lock.ts";
 import { capabilityPost } from "./capability-post.ts";
+import { largeAnswers } from "./large-answers.ts";
 
 /** What the server needs of a booted plane (runtime/boot.ts's `bootPlane` gives more). */
 export interface ServedPlane {
@@ -167,10 +168,12 @@ async function serveWithLog(options: ServeOptions, bind: { token: string | null;
     // port and origin are filled in as soon as the adapter has bound, before any request is answered.
     const config: ServerConfig = { host, port, allowedHosts, token, origin: "" };
     const live = new LiveChannel({ store: plane.store, limits: options.limits, clock: options.liveClock });
-    const app = createApp({ plane, live, config, mounts: options.mounts?.(plane, live, options.log), log: options.log });
+    // One budget for the large answers of every route (large-answers.ts).
+    const answers = largeAnswers(options.limits.answer_bytes_in_flight);
+    const app = createApp({ plane, live, config, answers, mounts: options.mounts?.(plane, live, options.log), log: options.log });
     running =
       options.runtime === "bun"
-        ? (await import("./adapter-bun.ts")).serveWithBun(app, live, { host, port, idleTimeoutSeconds: options.idleTimeoutSeconds, log: options.log, capabilityPost: capabilityPost({ plane, config, log: options.log }) })
+        ? (await import("./adapter-bun.ts")).serveWithBun(app, live, { host, port, idleTimeoutSeconds: options.idleTimeoutSeconds, log: options.log, capabilityPost: capabilityPost({ plane, config, answers, log: options.log }) })
         : await (await import("./adapter-node.ts")).serveWithNode(app, live, { host, port });
     config.port = running.port;
     config.origin = running.url;

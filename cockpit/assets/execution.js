@@ -114,30 +114,40 @@
       return row;
     }
 
-    function appendLog(event) {
+    /** Log lines, a batch at a time: one look at the scroll position, one trim, one scroll. */
+    function appendLogs(events) {
+      if (events.length === 0) return;
       var list = slot("log");
       var box = slot("log-box");
       var atBottom = box.scrollTop + box.clientHeight >= box.scrollHeight - 8;
-      var line = clone("log-line");
-      line.setAttribute("data-level", event.data.level);
-      line.setAttribute("data-sequence", String(event.sequence));
-      var time = line.querySelector("time");
-      time.setAttribute("datetime", event.timestamp);
-      time.textContent = format.timeOfDay(event.timestamp);
-      line.querySelector(".log-level").textContent = event.data.level;
-      paint(line.querySelector(".log-message"), event.data.message);
-      if (event.data.truncated) {
-        var cut = document.createElement("span");
-        cut.className = "log-cut";
-        cut.textContent = "(cut)";
-        line.appendChild(cut);
-      }
-      list.appendChild(line);
-      if (docket.logFilter) docket.logFilter.apply(line);
-      slot("log-empty").hidden = true;
       // The browser keeps the same bound as the server's snapshot, counting what it lets go.
       var limit = Number(list.getAttribute("data-limit")) || 1000;
       var dropped = Number(list.getAttribute("data-dropped")) || 0;
+      // Lines of a flood beyond the bound would be made only to be let go: counted instead.
+      var first = Math.max(0, events.length - limit);
+      dropped += first;
+      var lines = document.createDocumentFragment();
+      for (var i = first; i < events.length; i++) {
+        var event = events[i];
+        var line = clone("log-line");
+        line.setAttribute("data-level", event.data.level);
+        line.setAttribute("data-sequence", String(event.sequence));
+        var time = line.querySelector("time");
+        time.setAttribute("datetime", event.timestamp);
+        time.textContent = format.timeOfDay(event.timestamp);
+        line.querySelector(".log-level").textContent = event.data.level;
+        paint(line.querySelector(".log-message"), event.data.message);
+        if (event.data.truncated) {
+          var cut = document.createElement("span");
+          cut.className = "log-cut";
+          cut.textContent = "(cut)";
+          line.appendChild(cut);
+        }
+        if (docket.logFilter) docket.logFilter.apply(line);
+        lines.appendChild(line);
+      }
+      list.appendChild(lines);
+      slot("log-empty").hidden = true;
       while (list.children.length > limit) {
         list.removeChild(list.firstElementChild);
         dropped += 1;
@@ -151,9 +161,9 @@
       if (atBottom) box.scrollTop = box.scrollHeight;
     }
 
-    function appendStream(event) {
+    /** A stream's chunks of a batch, joined: painted once, not once per chunk. */
+    function appendStream(name, chunk) {
       var holder = slot("streams");
-      var name = String(event.data.name);
       var block = Array.prototype.find.call(holder.querySelectorAll("[data-stream]"), function (element) {
         return element.getAttribute("data-stream") === name;
       });
@@ -166,7 +176,7 @@
       var pre = block.querySelector("[data-stream-text]");
       var limit = Number(holder.getAttribute("data-limit")) || 65536;
       // The raw text (colour codes included) is kept aside: the page shows it painted.
-      var text = (streamText.has(name) ? streamText.get(name) : pre.textContent) + event.data.chunk;
+      var text = (streamText.has(name) ? streamText.get(name) : pre.textContent) + chunk;
       if (text.length > limit) text = text.slice(text.length - limit);
       streamText.set(name, text);
       paint(pre, text);
@@ -253,8 +263,6 @@
         bar.textContent = format.progress(p);
         slot("progress-text").textContent = format.progress(p);
       },
-      "execution.log": appendLog,
-      "execution.stream": appendStream,
       "execution.diagnostic": appendDiagnostic,
       "execution.cancel_requested": function () {
         setState("cancelling");
@@ -266,14 +274,69 @@
       },
     };
 
+    /** Events not drawn yet, in sequence order; drawn together once a frame (flush). */
+    var pending = [];
+    var scheduled = false;
+
+    /**
+     * Draws what came since the last frame. A flood (a test runner's output, thousands of events a
+     * second) is drawn a batch at a time: log lines added and trimmed together, each stream painted
+     * once with all its new text, only the last progress shown. One event at a time, the page fell
+     * minutes behind and froze its tab.
+     */
+    function flush() {
+      scheduled = false;
+      if (pending.length === 0) return;
+      var batch = pending;
+      pending = [];
+      var logs = [];
+      var streams = new Map();
+      var progress = null;
+      for (var i = 0; i < batch.length; i++) {
+        var event = batch[i];
+        if (event.type === "execution.log") logs.push(event);
+        else if (event.type === "execution.stream") {
+          var name = String(event.data.name);
+          streams.set(name, (streams.get(name) || "") + event.data.chunk);
+        } else if (event.type === "execution.progress") progress = event;
+        else {
+          // What a terminal event draws comes after every line and chunk before it.
+          if (event.type === "execution.completed") {
+            appendLogs(logs.splice(0));
+            streams.forEach(function (chunk, stream) {
+              appendStream(stream, chunk);
+            });
+            streams.clear();
+          }
+          var handler = Object.prototype.hasOwnProperty.call(handlers, event.type) ? handlers[event.type] : appendOther;
+          handler(event);
+        }
+      }
+      appendLogs(logs);
+      streams.forEach(function (chunk, stream) {
+        appendStream(stream, chunk);
+      });
+      if (progress) handlers["execution.progress"](progress);
+      var last = slot("last-sequence");
+      if (last) last.textContent = String(batch[batch.length - 1].sequence);
+    }
+
+    function schedule() {
+      if (scheduled) return;
+      scheduled = true;
+      // Once a frame; a hidden tab gets no frames, so a timer draws there too (whichever comes first).
+      if (typeof window.requestAnimationFrame === "function" && document.visibilityState !== "hidden") window.requestAnimationFrame(flush);
+      window.setTimeout(flush, 200);
+    }
+
     return {
-      /** Applies one event, in sequence order (socket.js guarantees the order). */
+      /** Takes one event, in sequence order (socket.js guarantees the order); it is drawn at the next frame. */
       apply: function (event) {
-        var handler = Object.prototype.hasOwnProperty.call(handlers, event.type) ? handlers[event.type] : appendOther;
-        handler(event);
-        var last = slot("last-sequence");
-        if (last) last.textContent = String(event.sequence);
+        pending.push(event);
+        schedule();
       },
+      /** Draws every event taken so far, now. */
+      flush: flush,
       /** Says that events from..to were dropped by the server before this page could read them. */
       missed: function (from, to) {
         notice("info", "Events " + from + " to " + to + " are no longer retained by the server, so this page skipped them.");

@@ -56,9 +56,9 @@ export function loadPage(html: string, options: LoadOptions): LoadedPage {
     settings: { enableJavaScriptEvaluation: true, suppressInsecureJavaScriptEnvironmentWarning: true, disableJavaScriptFileLoading: true, disableCSSFileLoading: true },
   });
   const clock = new ManualClock();
-  const fakes = fakeWebSockets();
-  const confirms: string[] = [];
   const w = window as unknown as Record<string, unknown>;
+  const fakes = fakeWebSockets(() => (w.docket as { executionView?: { flush?: () => void } } | undefined)?.executionView?.flush?.());
+  const confirms: string[] = [];
   w.docketEnv = {
     WebSocket: fakes.WebSocket,
     setTimeout: (fn: () => void, ms: number) => clock.setTimeout(fn, ms),
@@ -81,6 +81,8 @@ export function loadPage(html: string, options: LoadOptions): LoadedPage {
     confirms,
     async settle() {
       for (let i = 0; i < 20; i++) await Promise.resolve();
+      // What came over HTTP (a gap read) is drawn at the next frame, as what came over the socket.
+      (w.docket as { executionView?: { flush?: () => void } } | undefined)?.executionView?.flush?.();
     },
     close: () => window.happyDOM.close(),
   };

@@ -19,8 +19,12 @@ export interface FakeSocket {
   after(): number | null;
 }
 
-/** A WebSocket constructor whose instances are recorded in `sockets`, newest last. */
-export function fakeWebSockets(): { WebSocket: new (url: string) => FakeSocket; sockets: FakeSocket[]; current(): FakeSocket | undefined } {
+/**
+ * A WebSocket constructor whose instances are recorded in `sockets`, newest last. `afterReceive`
+ * runs after each frame is handed to the page (the execution page draws once a frame: the tests
+ * read the page right after a frame, so the frame is drawn then).
+ */
+export function fakeWebSockets(afterReceive: () => void = () => {}): { WebSocket: new (url: string) => FakeSocket; sockets: FakeSocket[]; current(): FakeSocket | undefined } {
   const sockets: FakeSocket[] = [];
   class Fake implements FakeSocket {
     readyState = 0;
@@ -43,6 +47,7 @@ export function fakeWebSockets(): { WebSocket: new (url: string) => FakeSocket; 
     receive(frame: unknown) {
       if (this.readyState === 3) return;
       this.onmessage?.({ data: JSON.stringify(frame) });
+      afterReceive();
     }
     lose(code = 1006) {
       if (this.readyState === 3) return;

@@ -27,6 +27,8 @@ export interface BootOptions {
   capabilityDirs?: string[];
   /** Extra capability files (`docket run ./file.ts`). */
   files?: string[];
+  /** The files of the capability folders to load, when not all (discovery.ts `only`). */
+  only?: (file: string) => boolean;
   /** Loads a user capability file; the Bun entry registers the virtual modules first. Default: `import()`. */
   importFile?: (absPath: string) => Promise<unknown>;
   /** The worker entry, when not the default (the Node bundle). */
@@ -106,6 +108,7 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
       importFile,
       loadTimeoutMs: limits.load_timeout_ms,
       probe: check,
+      only: options.only,
     });
     const fileIds: string[] = [];
     for (const file of options.files ?? []) {

@@ -32,6 +32,11 @@ export interface DiscoveryOptions {
   probe?: ImportCapabilityOptions["probe"];
   /** Told what each file is made of once it is read (inspect.ts `onSources`). */
   onSources?: ImportCapabilityOptions["onSources"];
+  /**
+   * The files of the folders to load, when not all: `docket run` loads the one file it runs, so
+   * that a broken or slow file elsewhere neither stops nor slows it. Default: every file.
+   */
+  only?: (file: string) => boolean;
 }
 
 /**
@@ -68,7 +73,8 @@ export async function discoverCapabilities(options: DiscoveryOptions): Promise<C
     }
     if (seen.has(real)) continue;
     seen.add(real);
-    const skip = builtinFolders.has(real) ? (file: string) => basename(file) in options.builtins : () => false;
+    const only = options.only ?? (() => true);
+    const skip = builtinFolders.has(real) ? (file: string) => basename(file) in options.builtins || !only(file) : (file: string) => !only(file);
     for (const file of files) if (!skip(file)) await loadInto(registry, file, { importFile: options.importFile, timeoutMs: options.loadTimeoutMs, hung: options.hung, probe: options.probe, onSources: options.onSources });
   }
   return registry;

@@ -1,4 +1,6 @@
-import { relative, resolve } from "node:path";
+import { basename, join, relative, resolve } from "node:path";
+import { BUILTINS } from "../capability/builtins.ts";
+import { listCapabilityFiles } from "../capability/inspect.ts";
 import { prepareCapabilityThread } from "./_capability-thread.ts";
 import { bootPlane, type BootedPlane } from "../boot.ts";
 import { findCheckoutRoot } from "../capability/checkout.ts";
@@ -103,6 +105,7 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
   // Does a server serve this checkout (docs/protocol.md)? Asked while the plane boots, so it costs no time.
   const serving = findServer(findCheckoutRoot(options.cwd)).catch(() => null);
   prepareCapabilityThread();
+  const only = await filesToLoad(options, file);
   let plane: BootedPlane;
   try {
     plane = await bootPlane({
@@ -111,6 +114,7 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
       limits,
       capabilityDirs: options.capabilityDirs,
       files: file ? [file] : [],
+      only,
       importFile: (path) => import(path),
       log: (line) => output.stderr(`${line}\n`),
       // A run makes no direct call: no direct-lane worker to spawn (one fewer start-up cost).
@@ -226,6 +230,25 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
     // as the pool ends them (TERM, then KILL after the grace); none left, nothing is waited for.
     await endEveryChildGroup(Math.floor(limits.grace_ms / 2));
   }
+}
+
+/**
+ * Which files of the capability folders a run loads: only the one it runs. A file is named by
+ * the id it declares (a mismatch is a load error), so `docket run team.deploy` needs
+ * `team.deploy.ts` alone, and a built-in none; a broken or slow file elsewhere (one whose top
+ * level hangs for load_timeout_ms) then neither stops nor slows a CI step. An id no file is named
+ * after loads every file, so that the refusal can list what exists and what did not load.
+ */
+async function filesToLoad(options: LocalRunOptions, file: string | null): Promise<((path: string) => boolean) | undefined> {
+  if (file !== null) return (path) => resolve(path) === file;
+  const id = options.target;
+  if (Object.keys(BUILTINS).some((name) => name.replace(/\.[^.]+$/, "") === id)) return () => false;
+  const named = (path: string) => basename(path).replace(/\.[^.]+$/, "") === id;
+  const root = findCheckoutRoot(options.cwd);
+  for (const dir of [join(root, "capabilities"), ...options.capabilityDirs.map((dir) => resolve(options.cwd, dir))]) {
+    if (((await listCapabilityFiles(dir)) ?? []).some(named)) return named;
+  }
+  return undefined;
 }
 
 /** Prints an execution's events (its history, then live) until it is terminal; answers its final snapshot. */

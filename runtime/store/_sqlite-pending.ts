@@ -112,6 +112,26 @@ export class PendingEvents {
   }
 
   /**
+   * Lets go of the pending events before `sequence` (their JSON too): events retention already
+   * dropped, which a store that cannot write (a full disk) would otherwise hold until it can,
+   * a flood's worth of them (docs/durability.md).
+   */
+  dropBefore(sequence: number): void {
+    const count = Math.min(this.events.length, sequence - this.first);
+    if (!(count > 0)) return;
+    const serialized = Math.min(count, this.ends.length);
+    if (serialized > 0) {
+      const cut = this.ends[serialized - 1]!;
+      this.bytes.copy(this.bytes, 0, cut, this.used);
+      this.used -= cut;
+      this.ends.splice(0, serialized);
+      for (let i = 0; i < this.ends.length; i++) this.ends[i]! -= cut;
+      this.jsons.splice(0, serialized);
+    }
+    this.events.splice(0, count);
+  }
+
+  /**
    * Hands over every pending event with its JSON (they were written: the subscribers get them
    * now; or they are gone with their execution). The buffer is kept for the next events of a
    * running execution; a finished one lets it go.

@@ -135,6 +135,47 @@ export function durabilityCases(): void {
       }
     });
 
+    test("sqlite store on a full disk lets go of what retention dropped while it waits: a flood is not held in memory until the disk frees", async () => {
+      const disk = smallDisk("8m");
+      if (disk === null) {
+        console.warn("skipped: mounting a small tmpfs is not allowed here (not root)");
+        return;
+      }
+      let failed: () => void = () => {};
+      const firstFailure = new Promise<void>((resolve) => (failed = resolve));
+      const store = createSqliteStore({ path: join(disk.dir, "state.db"), limits: limitsWith({ events_retained: 10 }), clock: new TestClock().now, onPersistError: () => failed() });
+      try {
+        const heard: number[] = [];
+        store.subscribe({ executions: "all" }, (event) => heard.push(event.sequence));
+        store.create(newExecution(1));
+        store.append(idOf(1), [draft.started()]);
+        await store.durable();
+        const filler = fillDisk(disk.dir);
+        // 2,000 events while nothing can be written; retention keeps the last 10.
+        const big = "x".repeat(20_000);
+        store.append(idOf(1), Array.from({ length: 100 }, (_, j) => draft.log(`${j} ${big}`)));
+        const acknowledged = store.durable();
+        await firstFailure;
+        // Short lines after the first: the snapshot's log tail must fit the small disk once it is freed.
+        for (let i = 1; i < 20; i++) store.append(idOf(1), Array.from({ length: 100 }, (_, j) => draft.log(`${i * 100 + j}`)));
+        expect(store.current(idOf(1))).toMatchObject({ last_sequence: 2002, retained_from: 1993 });
+        unlinkSync(filler);
+        await acknowledged;
+        await store.durable();
+        // What retention dropped during the fault was let go, never written nor handed out: a gap
+        // a follower is told of (truncated), as for any event it was too late for.
+        expect(heard).toEqual([1, 2, ...Array.from({ length: 10 }, (_, i) => 1993 + i)]);
+        expect(sequences(store.events(idOf(1))!.events)).toEqual(Array.from({ length: 10 }, (_, i) => 1993 + i));
+        expect(store.events(idOf(1))).toMatchObject({ truncated: true, retained_from: 1993 });
+      } finally {
+        // Closed on a disk still full when an expectation failed: that failure is the one to see.
+        try {
+          store.close();
+        } catch {}
+        disk.unmount();
+      }
+    });
+
     test("sqlite store fails an execution it cannot write (internal, stage complete) alone: the others of the same writes are committed, and later ones too", async () => {
       const path = tempDb();
       const clock = new TestClock();

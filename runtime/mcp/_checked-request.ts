@@ -1,4 +1,5 @@
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
+import { rpcError } from "./rpc-error.ts";
 
 /** One problem of a request, as the SDK's (zod) schemas report it. */
 interface Issue {
@@ -36,7 +37,7 @@ export function checkedRequest<T>(schema: T, hint: string): T {
       if (parsed.success) return parsed.data;
       const method = (request as { method?: unknown }).method;
       const problems = parsed.error.issues.slice(0, 5).map((issue) => problemText(issue, request));
-      throw new McpError(ErrorCode.InvalidParams, `Invalid params of ${String(method)}: ${problems.join("; ")}. ${hint}`);
+      throw rpcError(ErrorCode.InvalidParams, `Invalid params of ${String(method)}: ${problems.join("; ")}. ${hint}`);
     }) as T;
 }
 

@@ -1,4 +1,5 @@
-import { ErrorCode, McpError, type CallToolResult, type ProgressToken } from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode, type CallToolResult, type ProgressToken } from "@modelcontextprotocol/sdk/types.js";
+import { rpcError } from "./rpc-error.ts";
 import { isObjectSchema } from "./_schemas.ts";
 import { buildFailure, FailureError } from "../execution/failure.ts";
 import type { EdgeInfo, ExecutionPlane, StartResult } from "../execution/plane.ts";
@@ -31,7 +32,7 @@ export interface ToolCallContext {
 export async function callTool(plane: ExecutionPlane, name: string, args: Record<string, unknown> | undefined, context: ToolCallContext): Promise<CallToolResult> {
   const targets = toolTargets(plane);
   const target = targets.get(name);
-  if (!target) throw new McpError(ErrorCode.InvalidParams, `No tool ${JSON.stringify(name.slice(0, 128))}.${unknownToolHint(plane, name, targets.keys())} tools/list names the tools of this server.`);
+  if (!target) throw rpcError(ErrorCode.InvalidParams, `No tool ${JSON.stringify(name.slice(0, 128))}.${unknownToolHint(plane, name, targets.keys())} tools/list names the tools of this server.`);
   const input = args ?? {};
   try {
     if (target.kind === "start") return await start(plane, target, input, context);

@@ -1,4 +1,5 @@
-import { ErrorCode, McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode, type CallToolResult, type McpError } from "@modelcontextprotocol/sdk/types.js";
+import { rpcError } from "./rpc-error.ts";
 import { buildFailure, FailureError, newCorrelationId, type FailureDescriptor } from "../execution/failure.ts";
 import type { EdgeInfo } from "../execution/plane.ts";
 import { thrownDetail } from "../execution/thrown.ts";
@@ -21,7 +22,7 @@ export function failureToolResult(failure: FailureDescriptor): CallToolResult {
  */
 export function failureRpcError(failure: FailureDescriptor, data: Record<string, unknown> = {}): McpError {
   const code = failure.error_code === "not_found" ? RESOURCE_NOT_FOUND : failure.error_code === "invalid_input" ? ErrorCode.InvalidParams : ErrorCode.InternalError;
-  return new McpError(code, failure.message, { ...data, error: failure });
+  return rpcError(code, failure.message, { ...data, error: failure });
 }
 
 /**

@@ -126,6 +126,7 @@ describe("MCP over Streamable HTTP: requests that do not fit", () => {
     const notAnObject = (await post({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "team_greet", arguments: ["Ada"] } }, session)).answer;
     expect(notAnObject).toMatchObject({ id: 2, error: { code: -32602 } });
     expect(notAnObject.error.message).toContain("params.arguments must be an object, got an array");
+    expect(notAnObject.error.message).not.toContain("MCP error");
     const noName = (await post({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { arguments: { name: "Ada" } } }, session)).answer;
     expect(noName).toMatchObject({ id: 3, error: { code: -32602 } });
     expect(noName.error.message).toContain("params.name must be a string, got nothing");

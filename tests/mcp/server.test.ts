@@ -93,6 +93,8 @@ describe("direct-call tools", () => {
     const error = await client.callTool({ name: "nothing_here", arguments: {} }).catch((e) => e);
     expect(error).toBeInstanceOf(McpError);
     expect(error.code).toBe(ErrorCode.InvalidParams);
+    // The client puts "MCP error -32602: " before the message once; the server does not add its own.
+    expect(error.message).toStartWith('MCP error -32602: No tool "nothing_here".');
   });
 });
 

@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
-import { didYouMean } from "../capability/did-you-mean.ts";
+import { nearestField, schemaBranches } from "../execution/dropped-fields.ts";
 
 /** Where `--input` text comes from, injected so that tests need no real stdin. */
 export interface InputSources {
@@ -109,7 +109,7 @@ const FORBIDDEN = new Set(["__proto__", "prototype", "constructor"]);
  */
 export function inputEnvProblem(field: string, schema: unknown): string | null {
   // The schemas the value at this depth may have to match: more than one under a union or a nullable.
-  let at = branches(schema);
+  let at = schemaBranches(schema);
   const path = field.split(".");
   for (let i = 0; i < path.length; i++) {
     const objects = at.map((branch) => branch.properties).filter((properties): properties is Record<string, unknown> => properties !== null && typeof properties === "object");
@@ -121,30 +121,8 @@ export function inputEnvProblem(field: string, schema: unknown): string | null {
       const known = [...new Set(objects.flatMap((properties) => Object.keys(properties)))];
       return `--input-env ${field}: ${where} has no field ${JSON.stringify(path[i])}${nearestField(path[i]!, known)}; its fields are ${known.length > 0 ? known.join(", ") : "none"}.`;
     }
-    at = holding.flatMap((properties) => branches(properties[path[i]!]));
+    at = holding.flatMap((properties) => schemaBranches(properties[path[i]!]));
   }
   return null;
 }
 
-/** ` (did you mean "token"?)` after a field name that is not one of `known`, or "" when none is close. */
-export function nearestField(name: string, known: string[]): string {
-  const near = didYouMean(name, known);
-  return near.length > 0 ? ` (did you mean ${near.map((n) => JSON.stringify(n)).join(" or ")}?)` : "";
-}
-
-/** The fields a JSON Schema names for the object at `path` (through nullables and unions), for a "did you mean". */
-export function fieldsNamedAt(schema: unknown, path: string[]): string[] {
-  const objectsOf = (node: unknown) => branches(node).flatMap((branch) => (branch.properties !== null && typeof branch.properties === "object" ? [branch.properties as Record<string, unknown>] : []));
-  let at = objectsOf(schema);
-  for (const segment of path) at = at.flatMap((properties) => (Object.hasOwn(properties, segment) ? objectsOf(properties[segment]) : []));
-  return [...new Set(at.flatMap((properties) => Object.keys(properties)))];
-}
-
-/** A JSON Schema node as its alternatives: a union's (anyOf, oneOf) or a nullable's branches, an intersection's parts, or itself. */
-function branches(schema: unknown): Array<{ type?: unknown; properties?: unknown }> {
-  if (schema === null || typeof schema !== "object") return [];
-  const node = schema as { anyOf?: unknown; oneOf?: unknown; allOf?: unknown; type?: unknown; properties?: unknown };
-  const parts = [node.anyOf, node.oneOf, node.allOf].filter(Array.isArray).flat();
-  if (parts.length > 0) return parts.flatMap(branches).filter((branch) => branch.type !== "null");
-  return [node];
-}

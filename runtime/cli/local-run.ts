@@ -11,7 +11,8 @@ import type { EdgeInfo } from "../execution/plane.ts";
 import type { ExecutionEvent } from "../execution/protocol.ts";
 import type { ExecutionSnapshot } from "../execution/snapshot.ts";
 import { newTraceId, requestIdFrom, traceIdFrom } from "../server/edge-ids.ts";
-import { fieldsNamedAt, inputEnvProblem, nearestField, type ParsedInput } from "./_input.ts";
+import { inputEnvProblem, type ParsedInput } from "./_input.ts";
+import { droppedFields, droppedFieldText } from "../execution/dropped-fields.ts";
 import * as v from "valibot";
 import { terminalStyle, type TerminalStyle } from "./_terminal.ts";
 import { onInterrupts } from "./_interrupts.ts";
@@ -187,8 +188,7 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
     // A field the input schema does not have is dropped by its check without a word: a typo in a
     // CI step's --input would run with the default instead. Said, with the field meant.
     for (const field of droppedFields(input, "input" in started.execution ? started.execution.input : null)) {
-      const near = nearestField(field.split(".").at(-1)!, fieldsNamedAt(declared?.input_schema, field.split(".").slice(0, -1)));
-      say(`note: ${capabilityId} has no input field ${JSON.stringify(field)}${near}; it was ignored`);
+      say(`note: ${capabilityId} has no input field ${droppedFieldText(field, declared?.input_schema)}; it was ignored`);
     }
     interrupt = {
       first() {
@@ -410,20 +410,6 @@ async function writeSummary(options: LocalRunOptions, facts: Parameters<typeof s
   }
 }
 
-/**
- * The fields of what was given that the input's check dropped (an object schema strips what it does
- * not declare), as dotted paths, nested objects included; at most 20.
- */
-function droppedFields(given: unknown, checked: unknown, at = "", found: string[] = []): string[] {
-  const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === "object" && !Array.isArray(value);
-  if (!isRecord(given) || !isRecord(checked) || (at === "" && "withheld" in checked)) return found;
-  for (const key of Object.keys(given)) {
-    if (found.length >= 20) break;
-    if (!Object.hasOwn(checked, key)) found.push(`${at}${key}`);
-    else droppedFields(given[key], checked[key], `${at}${key}.`, found);
-  }
-  return found;
-}
 
 /** True when the input, checked by its schema, still holds `field` (a dotted path); false when it fails the check or drops it. */
 function keptByCheck(schema: v.GenericSchema, input: unknown, field: string): boolean {

@@ -19,6 +19,7 @@ import { thrownClass, thrownDetail } from "./thrown.ts";
 import { checkValue, describeProblems, type Checked } from "./validate.ts";
 import { parsesUnchanged } from "./_parses-unchanged.ts";
 import { inputShapeProblem, MAX_INPUT_DEPTH } from "./json-depth.ts";
+import { droppedFields, droppedFieldText } from "./dropped-fields.ts";
 import { Scheduler } from "./_scheduler.ts";
 import { completionOf, type Completion, type StopCircumstances } from "./_completion.ts";
 import { DirectCalls } from "./_direct-calls.ts";
@@ -181,6 +182,21 @@ export function createEngine(options: EngineOptions): Engine {
         message: `Cannot ${verb} ${id}: ${describeProblems(checked.problems)}`,
         context: { problems: checked.problems.slice(0, 50) },
       });
+    }
+    // A write never runs with a field of its input dropped: `dryRun` for `dry_run` (an agent's
+    // guess, a typo in a script) would be a real change; the check strips what it does not know.
+    // A read runs, as it would have anyway (docket run notes what was dropped).
+    if (capability.effect === "write" && checked.value !== given) {
+      const dropped = droppedFields(given, checked.value);
+      if (dropped.length > 0) {
+        throw failure(edge, {
+          error_code: "invalid_input",
+          stage: "validate",
+          message: `Cannot ${verb} ${id}: its input has no field ${dropped.map((field) => droppedFieldText(field, capability.input_schema)).join(", no field ")}; a write is never run with part of its input left out.`,
+          suggestion: "Remove the field or correct its name; the capability's input schema lists its fields.",
+          context: { reason: "unknown_fields", fields: dropped },
+        });
+      }
     }
     const secrets = hasSensitive(capability.input_schema) ? new Set(sensitiveValues(checked.value, capability.input_schema)).size : 0;
     if (secrets > MAX_SENSITIVE_VALUES) {

@@ -26,6 +26,22 @@ const types = (h: ReturnType<typeof harness>, id: string) => h.store.events(id, 
 const stored = (h: ReturnType<typeof harness>, id: string) => JSON.stringify(h.store.events(id, 0, 1000));
 
 describe("engine.start", () => {
+  test("a write whose input holds a field its schema drops is refused, naming it and the one meant, and nothing is stored; a read runs", () => {
+    const h = harness();
+    for (const [input, named] of [
+      [{ env: "prod", dryRun: true }, '"dryRun" (did you mean "dry_run"?)'],
+      [{ env: "prod", target: { region: "eu", regoin: "us" } }, '"target.regoin" (did you mean "region"?)'],
+    ] as const) {
+      const refused = failureOf(() => h.engine.start({ capability: "demo.deploy", input }, EDGE));
+      expect(refused).toMatchObject({ error_code: "invalid_input", stage: "validate", context: { reason: "unknown_fields" } });
+      expect(refused.message).toContain(`its input has no field ${named}`);
+    }
+    expect(h.store.list().items).toEqual([]);
+    // Declared fields only, or a read with one it does not know: it runs.
+    expect(h.engine.start({ capability: "demo.deploy", input: { env: "prod", dry_run: true } }, EDGE).execution.state).toBe("queued");
+    expect(h.engine.start({ capability: "demo.read", input: { n: 2, extra: 1 } }, EDGE).execution.state).toBe("queued");
+  });
+
   test("executions.start answers queued at once, then runs and completes with the output on the last event", async () => {
     const h = harness();
     const started = h.engine.start({ capability: "demo.read", input: { n: 7 } }, EDGE);

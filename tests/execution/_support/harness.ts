@@ -85,6 +85,17 @@ export const TEST_CAPABILITIES = {
       handler: noop,
     }),
   ),
+  deploy: registered(
+    capability({
+      id: "demo.deploy",
+      title: "Deploy",
+      description: "A write with an optional switch, and a nested target.",
+      effect: "write",
+      input: v.object({ env: v.string(), dry_run: v.optional(v.boolean(), false), target: v.optional(v.object({ region: v.string() })) }),
+      output: v.object({ ok: v.boolean() }),
+      handler: noop,
+    }),
+  ),
   plane: registered(
     capability({
       id: "plane.echo",

@@ -37,8 +37,10 @@ export function thrownClass(value: unknown): string {
       return "a thrown string";
     case "undefined":
       return "undefined";
-    case "object":
     case "function":
+      // A function's name is no error class: `throw function evil() {}` read "threw a evil".
+      return "a thrown function";
+    case "object":
       break;
     default:
       return `a thrown ${typeof value}`;

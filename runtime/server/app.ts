@@ -50,6 +50,8 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
   app.get(`${API_PREFIX}/openapi.json`, (c) => c.json(openApiDocument(plane, { token: config.token !== null, origin: config.origin })));
   // What `docket run` asks before reporting: does this server serve my checkout? Behind the token.
   app.get(`${API_PREFIX}/plane`, (c) => c.json({ root: plane.root, pid: process.pid, version: DOCKET_VERSION }));
+  // Paths answered by GET alone: any other method is told so (405), not that nothing is there.
+  for (const path of ["/healthz", `${API_PREFIX}/openapi.json`, `${API_PREFIX}/plane`]) app.all(path, (c) => onlyGet(c, path));
   app.route(API_PREFIX, apiRoutes(plane, options.answers ?? largeAnswers(plane.limits.answer_bytes_in_flight)));
 
   app.get("/events", async (c) => {

@@ -23,6 +23,7 @@ describe("thrownClass", () => {
     expect(thrownClass(undefined)).toBe("undefined");
     expect(thrownClass(42)).toBe("a thrown number");
     expect(thrownClass({ message: SECRET })).toBe("a thrown object");
+    expect(thrownClass(function evil() {})).toBe("a thrown function");
   });
 
   test("thrownClass refuses names and codes that are not identifier-shaped (they could carry text)", () => {

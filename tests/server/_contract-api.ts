@@ -272,7 +272,7 @@ export function apiContract(name: string, start: StartFn): void {
     });
 
     test("a method a GET-only path does not take is a 405 with Allow: GET, not a 404 saying the path does not exist", async () => {
-      for (const path of ["/api/v1/executions", "/api/v1/executions/artifact?id=x&name=y", "/events"]) {
+      for (const path of ["/api/v1/executions", "/api/v1/executions/artifact?id=x&name=y", "/events", "/healthz", "/api/v1/openapi.json", "/api/v1/plane"]) {
         for (const method of ["POST", "PUT", "DELETE", "PATCH"]) {
           const response = await http.send(path, { method, headers: { "Content-Type": "application/json" }, body: "{}" });
           expect({ path, method, status: response.status, allow: response.headers.get("allow") }).toEqual({ path, method, status: 405, allow: "GET" });

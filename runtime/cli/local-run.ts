@@ -235,14 +235,15 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
 /**
  * Which files of the capability folders a run loads: only the one it runs. A file is named by
  * the id it declares (a mismatch is a load error), so `docket run team.deploy` needs
- * `team.deploy.ts` alone, and a built-in none; a broken or slow file elsewhere (one whose top
- * level hangs for load_timeout_ms) then neither stops nor slows a CI step. An id no file is named
- * after loads every file, so that the refusal can list what exists and what did not load.
+ * `team.deploy.ts` alone; a broken or slow file elsewhere (one whose top level hangs for
+ * load_timeout_ms) then neither stops nor slows a CI step. A built-in loads every file: some read
+ * the registry (`capabilities.verify` checks every file, in CI). So does an id no file is named
+ * after, so that the refusal can list what exists and what did not load.
  */
 async function filesToLoad(options: LocalRunOptions, file: string | null): Promise<((path: string) => boolean) | undefined> {
   if (file !== null) return (path) => resolve(path) === file;
   const id = options.target;
-  if (Object.keys(BUILTINS).some((name) => name.replace(/\.[^.]+$/, "") === id)) return () => false;
+  if (Object.keys(BUILTINS).some((name) => name.replace(/\.[^.]+$/, "") === id)) return undefined;
   const named = (path: string) => basename(path).replace(/\.[^.]+$/, "") === id;
   const root = findCheckoutRoot(options.cwd);
   for (const dir of [join(root, "capabilities"), ...options.capabilityDirs.map((dir) => resolve(options.cwd, dir))]) {

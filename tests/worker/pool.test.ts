@@ -153,11 +153,12 @@ describe("createWorkerPool", () => {
     for (let i = 0; i < 100 && p.stats().replaced === 0; i++) await Bun.sleep(50);
     expect(p.stats().replaced).toBe(1);
     expect(problems.join("\n")).toMatch(/An execution worker kept its thread busy for about \d+ s with no task to run: work fixture\.leaves-busy left running after it returned/);
-    // The terminated thread no longer spins: this process is all but idle now.
+    // The terminated thread no longer spins: over a second this process uses far less than the
+    // second a spinning thread alone would (the margin is for a busy machine's GC and JIT).
     const before = process.cpuUsage();
-    await Bun.sleep(500);
+    await Bun.sleep(1000);
     const used = process.cpuUsage(before);
-    expect((used.user + used.system) / 1000).toBeLessThan(250);
+    expect((used.user + used.system) / 1000).toBeLessThan(700);
     expect(await p.run(task("echo", "fixture.echo", { n: 4 }), { lane: "execution" }).outcome).toMatchObject({ ok: true });
   });
 

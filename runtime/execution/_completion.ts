@@ -171,6 +171,19 @@ function unmasked(capability: RegisteredCapability, outcome: TaskOutcome, stop: 
         { capability: capability.id, reason: "output_too_large", bytes: error.bytes, limit: error.limit },
       );
     case "internal":
+      // A package with a compiled addon (better-sqlite3, bcrypt, sharp): not a bug of anyone's
+      // code, and not one a user can find from "a bug in the capability or in docket".
+      if (/\bERR_DLOPEN_FAILED$/.test(error.error_class)) {
+        return internal(
+          capability,
+          ids,
+          `${capability.id} failed at stage run: its handler loaded a native addon (a compiled .node module of an npm package), which docket's runtime could not load (ERR_DLOPEN_FAILED).`,
+          capability.effect === "write" ? forced : { retryability: "never", outcome_certainty: "not_applied" },
+          error.stack ?? error.message,
+          { error_class: error.error_class, reason: "native_addon" },
+          "docket runs capabilities on Bun, which loads many but not all Node addons: use a package without native code (bun:sqlite for better-sqlite3, bcryptjs for bcrypt), or run that tool as a command with ctx.exec. The server's log names the module.",
+        );
+      }
       // The class only: the thrown message, cause and stack go to the log (docs/security.md).
       return internal(
         capability,
@@ -219,10 +232,11 @@ function internal(
   certainty: Pick<FailureDescriptor, "retryability" | "outcome_certainty">,
   stack: string | null,
   context: Record<string, unknown> = {},
+  suggestion?: string,
 ): Completion {
   return {
     state: "failed",
-    failure: buildFailure({ ...ids, error_code: "internal", stage: "run", message, ...certainty, context: { capability: capability.id, stage: "run", ...context } }),
+    failure: buildFailure({ ...ids, error_code: "internal", stage: "run", message, suggestion, ...certainty, context: { capability: capability.id, stage: "run", ...context } }),
     stack: stack ?? message,
   };
 }

@@ -38,8 +38,8 @@ describe("engine.start", () => {
     }
     expect(h.store.list().items).toEqual([]);
     // Declared fields only, or a read with one it does not know: it runs.
-    expect(h.engine.start({ capability: "demo.deploy", input: { env: "prod", dry_run: true } }, EDGE).execution.state).toBe("queued");
-    expect(h.engine.start({ capability: "demo.read", input: { n: 2, extra: 1 } }, EDGE).execution.state).toBe("queued");
+    expect(snapshotOf(h.engine.start({ capability: "demo.deploy", input: { env: "prod", dry_run: true } }, EDGE)).state).toBe("queued");
+    expect(snapshotOf(h.engine.start({ capability: "demo.read", input: { n: 2, extra: 1 } }, EDGE)).state).toBe("queued");
   });
 
   test("executions.start answers queued at once, then runs and completes with the output on the last event", async () => {
@@ -462,6 +462,22 @@ describe("engine completion", () => {
     expect(stored(h, id)).not.toContain("second line");
     expect(h.logged.join("\n")).toContain(failure.correlation_id);
     expect(h.logged.join("\n")).toContain("inside.ts");
+  });
+
+  test("a native addon the runtime cannot load (ERR_DLOPEN_FAILED) says so and what to use instead, not 'a bug in the capability or in docket'", async () => {
+    const h = harness();
+    const id = h.engine.start({ capability: "demo.read", input: {} }, EDGE).execution.id;
+    await flush();
+    const stack = "Error: 'better-sqlite3' is not yet supported in Bun.\n    at new Database (/checkout/node_modules/better-sqlite3/lib/database.js:48:64)";
+    h.pool.of(id)!.end({ ok: false, error: { kind: "internal", error_class: "Error ERR_DLOPEN_FAILED", message: "'better-sqlite3' is not yet supported in Bun.", stack } });
+    await flush();
+    const failure = h.store.get(id)!.failure!;
+    expect(failure).toMatchObject({ error_code: "internal", stage: "run", context: { reason: "native_addon", error_class: "Error ERR_DLOPEN_FAILED" } });
+    expect(failure.message).toContain("its handler loaded a native addon");
+    expect(failure.suggestion).toContain("bun:sqlite for better-sqlite3");
+    expect(failure.suggestion).not.toContain("a bug in");
+    // The module is named in the log, under the correlation id.
+    expect(h.logged.join("\n")).toContain("better-sqlite3");
   });
 
   test("a lost worker fails internal with the forced-stop certainty of the effect", async () => {

@@ -2,11 +2,12 @@
 // (_fresh-resolve.ts asks those folders again; _missing-package.ts names them in a load error).
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
+import { parseJsonc } from "./jsonc.ts";
 
 /**
  * The paths an alias may lead to (without the runtime's extension guessing): the nearest
  * tsconfig.json's `paths` and, for `#…`, the nearest package.json's `"imports"`, `*` substituted.
- * Configs that do not parse as JSON (comments, trailing commas) give none; `configs` are the ones
+ * Configs that do not parse (as JSON with comments and trailing commas) give none; `configs` are the ones
  * that matched.
  */
 export function aliasTargets(specifier: string, fromDir: string): { configs: string[]; targets: string[] } {
@@ -109,7 +110,8 @@ function nearest(dir: string, name: string): string | null {
 
 function readJson(file: string): Record<string, unknown> | null {
   try {
-    const value = JSON.parse(readFileSync(file, "utf8")) as unknown;
+    // A tsconfig.json may hold comments and trailing commas (TypeScript reads them; `tsc --init` writes them).
+    const value = parseJsonc(readFileSync(file, "utf8"));
     return isRecord(value) ? value : null;
   } catch {
     return null;

@@ -293,5 +293,9 @@ export default capability({
     expect((await cli(["init"], repo)).stderr).toContain('add this line to it (docs/editor-types.md):\n  "exclude": ["capabilities"]\n');
     const bare = tempCheckout();
     expect(await cli(["init"], bare)).toMatchObject({ code: 0, stderr: "" });
+    // What tsc --init writes (comments, trailing commas): the line named keeps its excludes.
+    const jsonc = tempCheckout();
+    writeFiles(jsonc, { "tsconfig.json": '{\n  // Visit https://aka.ms/tsconfig\n  "compilerOptions": { "strict": true, },\n  "exclude": ["node_modules", "dist",],\n}\n' });
+    expect((await cli(["init"], jsonc)).stderr).toContain('make its exclude this (docs/editor-types.md):\n  "exclude": ["node_modules", "dist", "capabilities"]\n');
   }, 30_000);
 });

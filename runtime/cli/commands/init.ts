@@ -3,6 +3,7 @@ import { dirname, join, posix, relative, resolve, sep } from "node:path";
 import { defineCommand } from "citty";
 import { findCheckoutRoot } from "../../capability/checkout.ts";
 import { targetFrom, tsconfigAliases } from "../../capability/alias-targets.ts";
+import { parseJsonc } from "../../capability/jsonc.ts";
 import { listCapabilityFiles } from "../../capability/inspect.ts";
 import { readRegularFileText } from "../../capability/open-regular-file.ts";
 import type { DocketCommandMeta } from "../_command-line.ts";
@@ -71,7 +72,7 @@ export default defineCommand({
  * The `paths` aliases of the checkout's root tsconfig.json, rebased for a config in `folder`
  * (capabilities/): TypeScript, and Bun resolving imports, read only the nearest config's `paths`,
  * so without them a team's `@/…` imports would not resolve in capability files. "docket" and
- * "valibot" stay docket's own. None when there is no root config or it does not parse as JSON.
+ * "valibot" stay docket's own. None when there is no root config or it does not parse (JSON with comments, as TypeScript reads it).
  */
 function rootAliases(root: string, folder: string): Record<string, string[]> {
   const config = join(root, "tsconfig.json");
@@ -170,7 +171,8 @@ async function withExtends(config: Record<string, unknown>, dir: string, root: s
 
 function parseObject(text: string): Record<string, unknown> | null {
   try {
-    const value = JSON.parse(text) as unknown;
+    // With comments and trailing commas, as TypeScript reads it (and `tsc --init` writes it).
+    const value = parseJsonc(text);
     return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
   } catch {
     return null;

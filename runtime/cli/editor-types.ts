@@ -1,7 +1,7 @@
 // Editor types with no npm install (docs/editor-types.md): `.docket/types/` holds the declaration
 // files of "docket" and "valibot", and `capabilities/tsconfig.json` maps both names to them.
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, join, relative, sep } from "node:path";
 import { ensureDocketDir } from "../server/lease.ts";
 import { DOCKET_VERSION } from "../version.ts";
 
@@ -109,7 +109,10 @@ const RUNTIME_TYPES = ["node", "bun"];
  * TypeScript 6 and later read only the ones listed (5 read every `@types` package it found), so
  * the list is written out for every version alike (docs/editor-types.md).
  */
-export function editorTsconfig(root: string, aliases: Record<string, string[]> = {}): string {
+export function editorTsconfig(root: string, aliases: Record<string, string[]> = {}, folder = join(root, "capabilities")): string {
+  // From the folder the config sits in: `../.docket/types/…` for capabilities/, deeper for a
+  // `--capabilities` folder of a monorepo package.
+  const typesOf = (file: string) => relative(folder, join(root, TYPES_DIR, file)).split(sep).join("/");
   const types = RUNTIME_TYPES.filter((name) => existsSync(join(root, "node_modules", "@types", name, "package.json")));
   const config = {
     compilerOptions: {
@@ -130,8 +133,8 @@ export function editorTsconfig(root: string, aliases: Record<string, string[]> =
       // file's paths would otherwise hide from capability files: only the nearest config's count.
       paths: {
         ...aliases,
-        docket: ["../.docket/types/docket/public.d.ts"],
-        valibot: ["../.docket/types/valibot/index.d.ts"],
+        docket: [typesOf("docket/public.d.ts")],
+        valibot: [typesOf("valibot/index.d.ts")],
       },
     },
     include: ["**/*.ts"],
@@ -151,8 +154,10 @@ export function cannotWrite(what: string, error: unknown): string {
  * so a teammate who cloned it and ran anything has types. Never fails the command: a checkout it
  * cannot write to gets one line on stderr.
  */
-export async function refreshEditorTypes(root: string, warn: (line: string) => void): Promise<void> {
-  if (!existsSync(join(root, "capabilities", "tsconfig.json")) || typesAreCurrent(root)) return;
+export async function refreshEditorTypes(root: string, warn: (line: string) => void, folders: string[] = []): Promise<void> {
+  // capabilities/, or a `--capabilities` folder of the command that `docket init --capabilities` set up.
+  const typed = [join(root, "capabilities"), ...folders].some((folder) => existsSync(join(folder, "tsconfig.json")));
+  if (!typed || typesAreCurrent(root)) return;
   try {
     await writeEditorTypes(root);
   } catch (error) {

@@ -2,12 +2,12 @@
 // never evaluates the server's modules and `docket --version` evaluates almost nothing. (In a
 // bundle without code splitting, the node: built-ins every command imports still load up front.)
 import { existsSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { defineCommand } from "citty";
 import { findCheckoutRoot } from "../capability/checkout.ts";
 import { DOCKET_VERSION } from "../version.ts";
 import { runCli } from "./_run-cli.ts";
-import type { DocketCommandMeta } from "./_command-line.ts";
+import { repeatedFlag, type DocketCommandMeta } from "./_command-line.ts";
 
 const meta: DocketCommandMeta = {
   name: "docket",
@@ -44,8 +44,11 @@ if (import.meta.main) {
   const root = findCheckoutRoot(process.cwd());
   const asksOnly = args.length === 0 || args.some((arg) => arg === "--version" || arg === "-v" || arg === "--help" || arg === "-h");
   const known = Object.hasOwn(main.subCommands as object, args[0] ?? "");
-  if (!asksOnly && known && args[0] !== "init" && args[0] !== "types" && existsSync(join(root, "capabilities", "tsconfig.json"))) {
-    await (await import("./editor-types.ts")).refreshEditorTypes(root, (line) => process.stderr.write(`${line}\n`));
+  // A `--capabilities` folder that `docket init --capabilities` set up counts as capabilities/ does.
+  const folders = known ? repeatedFlag(args, "capabilities").map((dir) => resolve(process.cwd(), dir)) : [];
+  const typed = [join(root, "capabilities"), ...folders].some((folder) => existsSync(join(folder, "tsconfig.json")));
+  if (!asksOnly && known && typed && args[0] !== "init" && args[0] !== "types") {
+    await (await import("./editor-types.ts")).refreshEditorTypes(root, (line) => process.stderr.write(`${line}\n`), folders);
   }
   const code = await runCli(main, args);
   // Exit explicitly: an idle worker or a stray handle must not keep a finished command alive.

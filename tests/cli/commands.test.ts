@@ -275,6 +275,39 @@ export default capability({
     expect(check.stdout.toString() + check.stderr.toString()).toBe("");
   }, 30_000);
 
+  test("docket init --capabilities DIR sets up a package's capability folder: its tsconfig.json maps the checkout's types from where it sits, and tsc passes there", async () => {
+    const repo = tempCheckout();
+    writeFiles(repo, { "tsconfig.json": '{"compilerOptions":{"paths":{"@shared/*":["./shared/*"]}},"exclude":["packages"]}\n', "shared/sum.ts": "export const sum = (a: number, b: number): number => a + b;\n" });
+    const init = await cli(["init", "--capabilities", "packages/tools/caps"], repo);
+    expect(init.code).toBe(0);
+    expect(init.stdout).toContain("Created packages/tools/caps/tsconfig.json with the paths aliases of tsconfig.json (@shared/*)");
+    // No first capability and no capabilities/ folder: the folder given is the one set up.
+    expect(existsSync(join(repo, "capabilities"))).toBe(false);
+    const config = JSON.parse(readFileSync(join(repo, "packages", "tools", "caps", "tsconfig.json"), "utf8"));
+    expect(config.compilerOptions.paths).toEqual({ "@shared/*": ["../../../shared/*"], docket: ["../../../.docket/types/docket/public.d.ts"], valibot: ["../../../.docket/types/valibot/index.d.ts"] });
+    writeFiles(repo, {
+      "packages/tools/caps/tools.sum.ts": `import { capability } from "docket";
+import * as v from "valibot";
+import { sum } from "@shared/sum.ts";
+
+export default capability({
+  id: "tools.sum",
+  title: "Sum",
+  description: "Adds two numbers.",
+  effect: "read",
+  input: v.object({ a: v.number(), b: v.number() }),
+  output: v.object({ total: v.number() }),
+  handler: (input) => ({ total: sum(input.a, input.b) }),
+});
+`,
+    });
+    const check = Bun.spawnSync([join(REPO, "node_modules", ".bin", "tsc"), "--noEmit", "-p", "packages/tools/caps"], { cwd: repo, stdout: "pipe", stderr: "pipe" });
+    expect(check.stdout.toString() + check.stderr.toString()).toBe("");
+    const ran = await cli(["run", "tools.sum", "--capabilities", "packages/tools/caps", "--input", '{"a":2,"b":3}'], repo);
+    expect(ran.code).toBe(0);
+    expect(JSON.parse(ran.stdout)).toEqual({ total: 5 });
+  }, 30_000);
+
   test("docket init keeps an exclude the root tsconfig.json has in the line it names, and says nothing when the root check leaves capabilities/ out", async () => {
     const repo = tempCheckout();
     writeFiles(repo, { "tsconfig.json": '{"exclude":["dist"]}\n' });

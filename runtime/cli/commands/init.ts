@@ -6,7 +6,7 @@ import { targetFrom, tsconfigAliases } from "../../capability/alias-targets.ts";
 import { parseJsonc } from "../../capability/jsonc.ts";
 import { listCapabilityFiles } from "../../capability/inspect.ts";
 import { readRegularFileText } from "../../capability/open-regular-file.ts";
-import type { DocketCommandMeta } from "../_command-line.ts";
+import { repeatedFlag, type DocketCommandMeta } from "../_command-line.ts";
 import { writeStdout } from "../_run-cli.ts";
 import { cannotWrite, editorTsconfig, writeEditorTypes } from "../editor-types.ts";
 import { EXIT } from "../exit-code.ts";
@@ -15,7 +15,7 @@ import { capabilityTemplate } from "./new.ts";
 const meta: DocketCommandMeta = {
   name: "init",
   description: "Set up this checkout for capability files: capabilities/, its tsconfig.json (strict, editor types with no npm install) and a first capability.",
-  examples: ["docket init && docket run hello.greet"],
+  examples: ["docket init && docket run hello.greet", "docket init --capabilities packages/tools/caps"],
   notes: ["Nothing that exists is overwritten; run it again at any time.", "Commit capabilities/ (tsconfig.json included); .docket/ ignores itself."],
 };
 
@@ -25,8 +25,10 @@ const FIRST_ID = "hello.greet";
 /** `docket init` (docs/editor-types.md). */
 export default defineCommand({
   meta,
-  args: {},
-  async run() {
+  args: {
+    capabilities: { type: "string", description: "Set up DIR (a package's capability folder, repeatable) instead of capabilities/", valueHint: "DIR" },
+  },
+  async run({ rawArgs }) {
     const root = findCheckoutRoot(process.cwd());
     const shown = (path: string) => relative(process.cwd(), path) || path;
     if (existsSync(join(root, "runtime", "capability", "builtins.ts"))) {
@@ -34,24 +36,29 @@ export default defineCommand({
       await writeStdout(`${root} is a checkout of docket itself: its tsconfig.json already types capabilities/. Nothing to set up; try docket new hello.greet.\n`);
       return EXIT.succeeded;
     }
-    const folder = join(root, "capabilities");
+    // capabilities/, or the folders given: each gets its own tsconfig.json, and the types are the checkout's.
+    const given = repeatedFlag(rawArgs, "capabilities").map((dir) => resolve(process.cwd(), dir));
+    const folders = given.length > 0 ? given : [join(root, "capabilities")];
     const done: string[] = [];
     let first: string | null = null;
     try {
-      if (!existsSync(folder)) {
-        mkdirSync(folder, { recursive: true });
-        done.push(`Created ${shown(folder)}/`);
-      }
-      const tsconfig = join(folder, "tsconfig.json");
-      if (existsSync(tsconfig)) done.push(`Kept ${shown(tsconfig)} (it exists; its paths should map docket and valibot to ../.docket/types/)`);
-      else {
-        const aliases = rootAliases(root, folder);
-        writeFileSync(tsconfig, editorTsconfig(root, aliases), { flag: "wx" });
-        const copied = Object.keys(aliases);
-        done.push(`Created ${shown(tsconfig)}${copied.length === 0 ? "" : ` with the paths aliases of ${shown(join(root, "tsconfig.json"))} (${copied.join(", ")}): only the nearest tsconfig.json's paths apply to a file`}`);
+      for (const folder of folders) {
+        if (!existsSync(folder)) {
+          mkdirSync(folder, { recursive: true });
+          done.push(`Created ${shown(folder)}/`);
+        }
+        const tsconfig = join(folder, "tsconfig.json");
+        if (existsSync(tsconfig)) done.push(`Kept ${shown(tsconfig)} (it exists; its paths should map docket and valibot to the checkout's .docket/types/)`);
+        else {
+          const aliases = rootAliases(root, folder);
+          writeFileSync(tsconfig, editorTsconfig(root, aliases, folder), { flag: "wx" });
+          const copied = Object.keys(aliases);
+          done.push(`Created ${shown(tsconfig)}${copied.length === 0 ? "" : ` with the paths aliases of ${shown(join(root, "tsconfig.json"))} (${copied.join(", ")}): only the nearest tsconfig.json's paths apply to a file`}`);
+        }
       }
       done.push(`Wrote ${shown(await writeEditorTypes(root))}/ (the types of "docket" and "valibot")`);
-      if (((await listCapabilityFiles(folder)) ?? []).length === 0) {
+      const folder = folders[0]!;
+      if (given.length === 0 && ((await listCapabilityFiles(folder)) ?? []).length === 0) {
         first = join(folder, `${FIRST_ID}.ts`);
         writeFileSync(first, capabilityTemplate(FIRST_ID), { flag: "wx" });
         done.push(`Created ${shown(first)}`);
@@ -61,7 +68,7 @@ export default defineCommand({
       return EXIT.failed;
     }
     const next = first ? `docket run ${FIRST_ID} --input '{"name":"Ada"}'` : "docket capabilities list";
-    await writeStdout(`${done.join("\n")}\nNext:    ${next}   ·   docket new <namespace.verb>   ·   npx -p typescript tsc --noEmit -p ${shown(folder)}\n`);
+    await writeStdout(`${done.join("\n")}\nNext:    ${next}   ·   docket new <namespace.verb>   ·   ${folders.map((folder) => `npx -p typescript tsc --noEmit -p ${shown(folder)}`).join("   ·   ")}\n`);
     const note = await rootTsconfigNote(join(root, "tsconfig.json"), shown);
     if (note !== null) process.stderr.write(note);
     return EXIT.succeeded;

@@ -93,7 +93,14 @@ export function createSecretMask(values: Iterable<string>): SecretMask {
     // Each line of a multi-line secret (a PEM key) on its own: console.log of an object writes such
     // a string one line at a time, joined by `' +`; a line that short is no secret of its own.
     const lines = value.split(/\r?\n/);
-    if (lines.length > 1) for (const line of lines) if (line.trim().length >= MIN_LINE_LENGTH) secrets.add(line);
+    if (lines.length > 1) {
+      for (const line of lines) {
+        if (line.trim().length < MIN_LINE_LENGTH) continue;
+        secrets.add(line);
+        // As console.log writes that line of it inside an object: escaped its own way.
+        secrets.add(inspect(line).slice(1, -1));
+      }
+    }
   }
   if (secrets.size === 0) return NO_MASK;
   const list = [...secrets].sort((a, b) => b.length - a.length);
@@ -121,20 +128,30 @@ export function unfinishedSecretLength(text: string, secrets: readonly string[])
   return longest;
 }
 
+/** A colour (SGR) escape: `ESC [ … m`, what a handler's coloured output holds between its words. */
+const COLOUR = /\u001b\[[0-9;:]*m/g;
+
 /**
  * Every occurrence of every secret, overlapping ones included, becomes one `[redacted]`: the
  * covered ranges are merged first, so two secrets that overlap leave no piece of either behind.
+ * A text holding colour escapes is also searched as it reads on a terminal, the escapes left
+ * out: `hunter2s\x1b[0mecretXYZ` (a colour reset at a write's boundary) shows the secret whole.
  */
 function maskText(input: string, secrets: readonly string[]): string {
-  let ranges: Array<[number, number]> | null = null;
-  for (const secret of secrets) {
-    let last: [number, number] | null = null;
-    for (let at = input.indexOf(secret); at !== -1; at = input.indexOf(secret, at + 1)) {
-      // Back-to-back or overlapping occurrences of one secret make one range, so a text that
-      // repeats it a million times stays one range to sort, not a million.
-      if (last !== null && at <= last[1]) last[1] = at + secret.length;
-      else (ranges ??= []).push((last = [at, at + secret.length]));
+  let ranges = occurrences(input, secrets, null);
+  if (input.includes("\u001b[")) {
+    // The visible text, and for each of its units the index it has in the input.
+    let visible = "";
+    const at: number[] = [];
+    let from = 0;
+    for (const escape of input.matchAll(COLOUR)) {
+      for (let i = from; i < escape.index; i++) at.push(i);
+      visible += input.slice(from, escape.index);
+      from = escape.index + escape[0].length;
     }
+    for (let i = from; i < input.length; i++) at.push(i);
+    visible += input.slice(from);
+    if (visible.length < input.length) ranges = occurrences(visible, secrets, ranges, at);
   }
   if (ranges === null) return input;
   ranges.sort((a, b) => a[0] - b[0]);
@@ -151,6 +168,30 @@ function maskText(input: string, secrets: readonly string[]): string {
     [start, end] = [a, b];
   }
   return out + input.slice(copied, start) + REDACTED + input.slice(end);
+}
+
+/**
+ * The ranges of `text` (in the input's indexes through `at`, when `text` is a view of it) where a
+ * secret stands, added to `ranges`; null when none.
+ */
+function occurrences(text: string, secrets: readonly string[], ranges: Array<[number, number]> | null, at?: number[]): Array<[number, number]> | null {
+  const place = (start: number, end: number): [number, number] => (at === undefined ? [start, end] : [at[start]!, at[end - 1]! + 1]);
+  for (const secret of secrets) {
+    let last: [number, number] | null = null;
+    let lastEnd = -1;
+    for (let found = text.indexOf(secret); found !== -1; found = text.indexOf(secret, found + 1)) {
+      // Back-to-back or overlapping occurrences of one secret make one range, so a text that
+      // repeats it a million times stays one range to sort, not a million.
+      if (last !== null && found <= lastEnd) {
+        lastEnd = found + secret.length;
+        last[1] = place(found, lastEnd)[1];
+      } else {
+        lastEnd = found + secret.length;
+        (ranges ??= []).push((last = place(found, lastEnd)));
+      }
+    }
+  }
+  return ranges;
 }
 
 function maskValue<T>(value: T, text: (input: string) => string, depth: number): T {

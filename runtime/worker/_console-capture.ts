@@ -1,3 +1,4 @@
+import { StringDecoder } from "node:string_decoder";
 import { format } from "node:util";
 import type { LogLevel } from "../capability/declaration.ts";
 import { withoutImportQueries } from "../capability/import-query.ts";
@@ -51,9 +52,12 @@ const LEVELS: Record<string, LogLevel> = {
 export function captureConsole(target: () => ConsoleTarget, output: ProcessOutput): void {
   // The level of the console call writing now; "" for a plain process.stdout/stderr write.
   let calling: LogLevel | "" = "";
+  // Bytes are decoded as a stream: a character split between two writes (a piped file's 64 KiB
+  // blocks) is whole, not two U+FFFD that would also hide a secret's start from its mask.
+  const decoders = { stdout: new StringDecoder("utf8"), stderr: new StringDecoder("utf8") };
   const write = (stream: "stdout" | "stderr") =>
     function (this: unknown, chunk: unknown, encoding?: unknown, callback?: unknown): boolean {
-      const text = textOf(chunk, encoding);
+      const text = textOf(chunk, encoding, decoders[stream]);
       const done = typeof encoding === "function" ? encoding : callback;
       const to = target();
       if (to.kind === "process") output(stream, to.mask(text));
@@ -109,14 +113,16 @@ export function captureConsole(target: () => ConsoleTarget, output: ProcessOutpu
  * encoding says it spells bytes (hex, base64), which are read as UTF-8; bytes (any view, or an
  * ArrayBuffer) as UTF-8. A string written as UTF-16 is its own text, so that masking sees it whole.
  */
-function textOf(chunk: unknown, encoding: unknown): string {
+function textOf(chunk: unknown, encoding: unknown, decoder: StringDecoder): string {
   if (typeof chunk === "string") {
     const spelled = typeof encoding === "string" && BYTE_SPELLINGS.has(encoding.toLowerCase());
-    return spelled ? Buffer.from(chunk, encoding as BufferEncoding).toString("utf8") : chunk;
+    if (spelled) return decoder.write(Buffer.from(chunk, encoding as BufferEncoding));
+    // Text after bytes: what an unfinished character of them held back is let go first.
+    return decoder.end() + chunk;
   }
-  if (ArrayBuffer.isView(chunk)) return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString("utf8");
-  if (chunk instanceof ArrayBuffer) return Buffer.from(chunk).toString("utf8");
-  return String(chunk);
+  if (ArrayBuffer.isView(chunk)) return decoder.write(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+  if (chunk instanceof ArrayBuffer) return decoder.write(Buffer.from(chunk));
+  return decoder.end() + String(chunk);
 }
 
 /** The encodings in which a string spells bytes rather than being text. */

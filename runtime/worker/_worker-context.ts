@@ -190,16 +190,25 @@ export function createWorkerContext(options: WorkerContextOptions): WorkerContex
       log: (message, level) => emit({ type: "execution.log", data: { level: LOG_LEVELS.has(level as string) ? (level as LogLevel) : "info", message: line(message) } }),
       stream: (name, chunk) => {
         const streamName = line(name);
-        // The whole chunk is masked before it is cut into pieces, so no piece holds half a secret;
-        // and with what an earlier chunk of the stream held back (below) before it.
-        let whole = block((heldStreams.get(streamName) ?? "") + String(chunk));
+        // With what an earlier chunk of the stream held back (below) before it, not masked yet.
+        const raw = (heldStreams.get(streamName) ?? "") + String(chunk);
+        if (mask.secrets.length === 0) {
+          heldStreams.delete(streamName);
+          // The whole chunk is masked before it is cut into pieces, so no piece holds half a secret.
+          return streamPieces(streamName, block(raw));
+        }
+        // A `\r` at the end may be the first half of a `\r\n`: made safe alone, it would become a line break of its own.
+        const carriage = raw.endsWith("\r") ? 1 : 0;
+        const text = sanitizeText(raw.slice(0, raw.length - carriage));
         // A chunk that ends with the start of a secret holds that start back until the next chunk
-        // (or the task's end) says whether the secret follows: written in two pieces (a library
-        // writing in blocks, a token printed a character at a time), it is masked whole.
-        const held = unfinishedSecretLength(whole, mask.secrets);
-        if (held > 0) heldStreams.set(streamName, whole.slice(whole.length - held));
+        // (or the task's end) says whether the secret follows: written in pieces (a library writing
+        // in blocks, a token printed a character at a time), it is masked whole. Found in the text
+        // before it is masked: masked first, a secret's first line (a secret of its own) hid the
+        // start of the whole secret.
+        const cut = heldBackFrom(text, mask.secrets);
+        if (cut < text.length || carriage > 0) heldStreams.set(streamName, text.slice(cut) + raw.slice(raw.length - carriage));
         else heldStreams.delete(streamName);
-        streamPieces(streamName, held > 0 ? whole.slice(0, whole.length - held) : whole);
+        streamPieces(streamName, mask.text(text.slice(0, cut)));
       },
       diagnostic: (d) => emit({ type: "execution.diagnostic", data: diagnosticData(d, line, block) }),
       cancelled: cancelRequested,
@@ -223,13 +232,33 @@ export function createWorkerContext(options: WorkerContextOptions): WorkerContex
     close() {
       children.endAll();
       // What streams held back is no secret's start after all: the task wrote nothing after it.
-      for (const [name, text] of heldStreams) streamPieces(name, text);
+      for (const [name, text] of heldStreams) streamPieces(name, block(text));
       heldStreams.clear();
       flush();
       closed = true;
     },
     mask: mask.text,
   };
+}
+
+/**
+ * Where the part of a stream's text to hold back begins: at the start of its longest tail that
+ * begins a secret, or earlier, at the start of a secret that runs past that point (masked
+ * apart, the two pieces would each show part of it). The text's length when nothing is held.
+ */
+function heldBackFrom(text: string, secrets: readonly string[]): number {
+  let cut = text.length - unfinishedSecretLength(text, secrets);
+  for (let moved = true; moved && cut > 0; ) {
+    moved = false;
+    for (const secret of secrets) {
+      const found = text.indexOf(secret, Math.max(0, cut - secret.length + 1));
+      if (found !== -1 && found < cut && found + secret.length > cut) {
+        cut = found;
+        moved = true;
+      }
+    }
+  }
+  return cut;
 }
 
 /** About how many UTF-16 units a draft's texts hold: what makes one event large. */

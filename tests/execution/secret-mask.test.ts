@@ -91,6 +91,10 @@ describe("createSecretMask", () => {
       expect(masked).toContain("[redacted]");
       for (const piece of ["p\\'a", "de\\tfgh", "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcw", "MzEfYyjiWA4R4/M2bS1GB4t7NXp98C3SC"]) expect(masked).not.toContain(piece);
     }
+    // A multi-line secret whose lines hold characters inspect escapes: each line in its escaped form too.
+    const escaped = "-----BEGIN KEY-----\nB\\'\"xB\\'\"xB\\'\"x\nC\tzC\tzC\tzC\tz\n-----END KEY-----";
+    const printed = createSecretMask([escaped]).text(inspect({ key: escaped }, { breakLength: 20 }));
+    for (const piece of ["B\\\\", "C\\tz"]) expect(printed).not.toContain(piece);
     // A line too short to be a secret of its own is left alone elsewhere.
     expect(createSecretMask(["abc\nshort\nlonger-line-here"]).text("short and longer-line-here")).toBe("short and [redacted]");
   });

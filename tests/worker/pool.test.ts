@@ -470,6 +470,8 @@ describe("createWorkerPool", () => {
       { name: "stderr", chunk: "split " },
       { name: "stderr", chunk: "[redacted] done\n" },
       { name: "stderr", chunk: "last " },
+      { name: "stdout", chunk: "bytes " },
+      { name: "stdout", chunk: "€[redacted]\n" },
       // A start the task never finished is written as it stands when the task ends.
       { name: "stderr", chunk: "tok-" },
     ]);
@@ -820,6 +822,32 @@ describe("worker context", () => {
     const drafts = () => posted.flatMap((m) => (m.type === "events" ? (JSON.parse(m.json) as EventDraft[]) : []));
     return { ...built, flag, posted, drafts, clock };
   };
+
+  test("a stream written in pieces is masked whole: a multi-line secret (its first line a secret of its own), colour escapes between the pieces, a \\r\\n split in two", () => {
+    const streamed = (secrets: string[], pieces: string[]) => {
+      const c = context(7, secrets);
+      for (const piece of pieces) c.ctx.progress.stream("stdout", piece);
+      c.close();
+      return c
+        .drafts()
+        .filter((d) => d.type === "execution.stream")
+        .map((d) => (d.data as { chunk: string }).chunk)
+        .join("");
+    };
+    // The first line alone is masked too; the rest of the secret must not come out after it.
+    const multi = "user:pw1\ntok:abcdef";
+    expect(streamed([multi], ["C:", ...multi.split(""), " done\n"])).toBe("C:[redacted] done\n");
+    expect(streamed([multi], ["C:user:pw1", "\ntok:abcdef done\n"])).toBe("C:[redacted] done\n");
+    // A colour reset at a write's boundary: the terminal shows the secret whole.
+    expect(streamed(["hunter2secretXYZ"], ["K:hunter2s", "\u001b[0mecretXYZ\n"])).toBe("K:[redacted]\n");
+    expect(streamed(["hunter2secretXYZ"], ["\u001b[31mhunter2s\u001b[0m\u001b[31mecretXYZ\u001b[0m\n"])).toBe("\u001b[31m[redacted]\u001b[0m\n");
+    // \r then \n a write apart is one line break, in a secret and out of one.
+    const crlf = "user:pw1\r\ntok:abcdef";
+    expect(streamed([crlf], ["C:", ...crlf.split(""), "\n"])).toBe("C:[redacted]\n");
+    expect(streamed(["unrelated-secret"], ["a\r", "\nb\n"])).toBe("a\nb\n");
+    // Text that merely starts like a secret is written, at the latest when the task ends.
+    expect(streamed(["hunter2secretXYZ"], ["progress hunt"])).toBe("progress hunt");
+  });
 
   test("progress methods normalize what a handler passes into valid event drafts", () => {
     const c = context();

@@ -93,6 +93,8 @@ export class LiveChannel {
   // The log grew since the writer last looked: it looks at every group once (O(groups) per slice,
   // never per event) for topics to publish and members to write.
   private grown = false;
+  /** Per execution not ended, the last sequence the store handed out: where a gap in them begins. */
+  private readonly lastDelivered = new Map<string, number>();
   // Connections whose history is still being looked for (see plan()).
   private planning: LiveClient[] = [];
   private writeScheduled = false;
@@ -394,7 +396,17 @@ export class LiveChannel {
    * serialized it already (sqlite does, for its file).
    */
   private deliver(event: ExecutionEvent, json: string | undefined): void {
-    if (!this.groups.follows(event.execution_id)) return;
+    // Events the store let go before they could be handed out (retention, while it could not
+    // write: docs/durability.md) leave a gap in the sequences: said where it is, as stream.lagged.
+    const id = event.execution_id;
+    const before = this.lastDelivered.get(id);
+    if (signedSequence(event) < 0) this.lastDelivered.delete(id);
+    else this.lastDelivered.set(id, event.sequence);
+    if (!this.groups.follows(id)) return;
+    if (before !== undefined && event.sequence > before + 1) {
+      const gap = { ...event, type: "execution.gap", sequence: event.sequence - 1 } as unknown as ExecutionEvent;
+      this.groups.append(gap, gapNotice(id, before + 1, event.sequence - 1));
+    }
     this.groups.append(event, json === undefined ? undefined : this.frameOf(event, json));
     if (!this.grown) {
       this.grown = true;
@@ -623,6 +635,19 @@ function closeSocket(socket: LiveSocket, reason: string): void {
   } catch {
     // Closing a socket that already went away is not an error worth reporting.
   }
+}
+
+/**
+ * The `stream.lagged` of events `first`..`last` of `id` that the store let go before they were
+ * handed to anyone (retention reached while it could not write): every follower lost them.
+ */
+function gapNotice(id: string, first: number, last: number): string {
+  return JSON.stringify({
+    type: "stream.lagged",
+    dropped: last - first + 1,
+    last_sequence: { [id]: first - 1 },
+    message: `Events ${first} to ${last} of ${id} were dropped by its retention before they could be sent (the store could not write meanwhile); reload the snapshot and the history after last_sequence.`,
+  });
 }
 
 /** A `stream.lagged` notice: how many events the connection lost, and per execution the last sequence it got. */

@@ -567,6 +567,28 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
     store.close();
   });
 
+  test("events the store let go before handing them out (retention during a storage fault) are announced where the gap is, by stream.lagged, to every follower", async () => {
+    const fixture = storeWith();
+    // A store that hands out no event of sequences 5 to 8: what a sqlite store on a full disk lets go.
+    const gapped = { ...fixture.store, subscribe: (options: any, listener: any) => fixture.store.subscribe(options, (e: any, j: any) => (e.sequence >= 5 && e.sequence <= 8 ? undefined : listener(e, j))) };
+    const live = new LiveChannel({ store: gapped, limits: fixture.limits, clock: new FakeLiveClock() });
+    const id = fixture.create(1);
+    const [named, all] = [new FakeSocket(), new FakeSocket()];
+    live.open(named, { executions: [id] });
+    live.open(all, { executions: "all" });
+    await settle();
+    fixture.progress(id, 10);
+    await untilWritten(live);
+    for (const socket of [named, all]) {
+      const frames = socket.frames.filter((f: any) => f.type !== "stream.ready");
+      const gap = frames.findIndex((f: any) => f.type === "stream.lagged");
+      expect(frames.slice(0, gap).map((f: any) => f.sequence).slice(-2)).toEqual([3, 4]);
+      expect(frames[gap]).toMatchObject({ type: "stream.lagged", dropped: 4, last_sequence: { [id]: 4 } });
+      expect(frames[gap].message).toContain(`Events 5 to 8 of ${id} were dropped by its retention`);
+      expect(frames.slice(gap + 1).map((f: any) => f.sequence)).toEqual([9, 10, 11, 12]);
+    }
+  });
+
   test("a topic's fast members cost the append path one listener for the whole group, not one each", async () => {
     const fixture = storeWith();
     // The channel sees a store whose listeners are counted.

@@ -25,7 +25,7 @@ import { createRunReporter, location, plainPrinters } from "./run-reporter.ts";
 import { findServer, followEvents, unansweringServer, type ServerClient } from "./server-client.ts";
 import { isTerminal } from "../execution/state-machine.ts";
 import { reportToServer } from "./_reporter-to-server.ts";
-import { endEveryChildGroup } from "../worker/process-groups.ts";
+import { childGroups, endEveryChildGroup, signalGroup } from "../worker/process-groups.ts";
 import type { ExecutionReporter } from "./_reporter.ts";
 
 /** Where a run writes; the CLI passes the process's streams, tests may pass buffers. */
@@ -100,7 +100,9 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
 
   // Until an execution exists there is nothing to cancel: Ctrl-C leaves at once.
   let interrupt: { first(): void; second(): void } = { first: () => process.exit(EXIT.cancelled), second: () => process.exit(EXIT.cancelled) };
-  const uninstall = onInterrupts({ first: () => interrupt.first(), second: () => interrupt.second(), later: () => process.exit(EXIT.cancelled) });
+  // Past the second Ctrl-C: leave at once (once the run is over, its children killed first).
+  let leave = () => process.exit(EXIT.cancelled);
+  const uninstall = onInterrupts({ first: () => interrupt.first(), second: () => interrupt.second(), later: () => leave() });
 
   const file = isCapabilityPath(options.target) ? resolve(options.cwd, options.target) : null;
   // Does a server serve this checkout (docs/protocol.md)? Asked while the plane boots, so it costs no time.
@@ -220,7 +222,6 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
   } finally {
     // The terminal gets its cursor back whatever happened (an exception included).
     live?.stop();
-    uninstall();
     reporter?.stop();
     // Not awaited: the process exits right after, which ends the workers as surely as terminating
     // them one by one, and waiting for that would add tens of milliseconds to every run.
@@ -228,7 +229,15 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
     // But not their children, each in a group of its own: a handler stopped by force (the second
     // Ctrl-C) left its ctx.exec child running, which the exiting process would never end. Ended
     // as the pool ends them (TERM, then KILL after the grace); none left, nothing is waited for.
+    // One more Ctrl-C (or TERM) meanwhile kills them at once and leaves: never the children left.
+    const killNow = () => {
+      for (const group of childGroups) signalGroup(group, "SIGKILL");
+      process.exit(EXIT.cancelled);
+    };
+    interrupt = { first: killNow, second: killNow };
+    leave = killNow;
     await endEveryChildGroup(Math.floor(limits.grace_ms / 2));
+    uninstall();
   }
 }
 

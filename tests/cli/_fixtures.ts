@@ -89,6 +89,9 @@ export default capability({
 /** Runs sleep as a child and cannot be cancelled: only a forced stop (a second Ctrl-C) ends it. */
 export const STUBBORN_SLEEPS = SLEEPS.replace('id: "demo.sleeps"', 'id: "demo.stubborn"').replace("cancellable: true", "cancellable: false");
 
+/** Runs a child that ignores SIGTERM (a shell trapping it, waiting on sleep), and cannot be cancelled. */
+export const IGNORES_TERM = STUBBORN_SLEEPS.replace('id: "demo.stubborn"', 'id: "demo.ignores"').replace('await ctx.exec(["sleep", input.seconds]);', 'await ctx.exec(["sh", "-c", `trap "" TERM; sleep ${input.seconds}`]);');
+
 /** Names the fields of its input, which keeps any field (a looseObject). */
 export const LOOSE = `import { capability } from "docket";
 import * as v from "valibot";

@@ -2,7 +2,7 @@
 import { beforeAll, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ECHO, GREET, LOOSE, NESTED, SLEEPS, SPIN, STUBBORN_SLEEPS } from "./_fixtures.ts";
+import { ECHO, GREET, IGNORES_TERM, LOOSE, NESTED, SLEEPS, SPIN, STUBBORN_SLEEPS } from "./_fixtures.ts";
 import { docket, oneJsonDocument, spawnDocket, watchStream, tempCheckout, tempDir, writeFiles, type DocketRunner } from "./_harness.ts";
 
 /** Registers the run cases; `runner` is read when each test runs (the binary is built in a beforeAll). */
@@ -13,7 +13,7 @@ export function defineRunCases(runner: () => DocketRunner): void {
   let checkout = "";
   beforeAll(() => {
     userDir = tempDir("user");
-    writeFiles(userDir, { "demo.greet.ts": GREET, "demo.echo.ts": ECHO, "demo.spin.ts": SPIN, "demo.sleeps.ts": SLEEPS, "demo.stubborn.ts": STUBBORN_SLEEPS, "demo.loose.ts": LOOSE, "demo.nested.ts": NESTED, "input.json": '{"message":"from a file"}' });
+    writeFiles(userDir, { "demo.greet.ts": GREET, "demo.echo.ts": ECHO, "demo.spin.ts": SPIN, "demo.sleeps.ts": SLEEPS, "demo.stubborn.ts": STUBBORN_SLEEPS, "demo.ignores.ts": IGNORES_TERM, "demo.loose.ts": LOOSE, "demo.nested.ts": NESTED, "input.json": '{"message":"from a file"}' });
     checkout = tempCheckout();
   });
   const run = (args: string[], options: { env?: Record<string, string>; stdin?: string } = {}) => docket(runner(), ["run", ...args], { cwd: checkout, ...options });
@@ -203,6 +203,25 @@ export function defineRunCases(runner: () => DocketRunner): void {
     expect(await stderr.done).toContain("stopping now");
     // Ended before the process left (a moment for the kernel to take a killed child off the list).
     for (let i = 0; i < 10 && sleeping(); i++) await Bun.sleep(20);
+    expect(sleeping()).toBe(false);
+  });
+
+  test("docket run: a third Ctrl-C while it waits for a child that ignores TERM kills the child and leaves, exit 130", async () => {
+    const seconds = `44.${process.pid}`;
+    const sleeping = () => Bun.spawnSync(["pgrep", "-f", `sleep ${seconds}`]).stdout.toString().trim() !== "";
+    // A grace long enough that only the third press can end the wait within the test.
+    const child = spawnDocket(runner(), ["run", file("demo.ignores.ts"), "--input", JSON.stringify({ seconds })], { cwd: checkout, env: { DOCKET_GRACE_MS: "60000" } });
+    const stderr = watchStream(child.stderr);
+    await stderr.until(/step sleep — Sleeping/);
+    for (let i = 0; i < 100 && !sleeping(); i++) await Bun.sleep(20);
+    expect(sleeping()).toBe(true);
+    child.kill("SIGINT");
+    await stderr.until(/press Ctrl-C again/);
+    child.kill("SIGINT");
+    await stderr.until(/cancelled in /);
+    child.kill("SIGINT");
+    expect(await child.exited).toBe(130);
+    for (let i = 0; i < 25 && sleeping(); i++) await Bun.sleep(20);
     expect(sleeping()).toBe(false);
   });
 

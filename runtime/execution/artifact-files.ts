@@ -36,10 +36,14 @@ export function listArtifacts(root: string, id: string): ArtifactInfo[] {
   return files;
 }
 
-/** True when an execution's artifact folder holds anything: its artifacts are not released. Cheap (one readdir). */
+/**
+ * True when an execution's artifact folder holds anything: its artifacts are not released. Cheap
+ * (one readdir). A partial file a crash left counts too: the execution is kept until it is
+ * released, which removes the folder with it, never forgotten with its folder left behind.
+ */
 export function hasArtifacts(root: string, id: string): boolean {
   try {
-    return readdirSync(artifactsDir(root, id)).some(isArtifactName);
+    return readdirSync(artifactsDir(root, id)).length > 0;
   } catch {
     return false;
   }

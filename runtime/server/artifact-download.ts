@@ -4,7 +4,7 @@ import { join } from "node:path";
 import type { Context } from "hono";
 import type { ExecutionPlane } from "../execution/plane.ts";
 import { isExecutionId } from "../execution/execution-id.ts";
-import { artifactsDir } from "../execution/artifact-files.ts";
+import { artifactsDir, PARTIAL_ARTIFACT_PREFIX } from "../execution/artifact-files.ts";
 import type { AppEnv } from "./_app-env.ts";
 import { edgeFailure } from "./errors.ts";
 
@@ -34,6 +34,8 @@ export async function downloadArtifact(c: Context<AppEnv>, plane: ExecutionPlane
       context: { id, name },
     });
   if (!plane.store.get(id)) return notFound(`No execution ${id}.`);
+  // What a write cut short left (docket's own name for a file being written) is no artifact.
+  if (name.startsWith(PARTIAL_ARTIFACT_PREFIX)) return notFound(`${id} has no artifact ${name}.`);
   const dir = artifactsDir(plane.root, id);
   // The folders on the way are checked too: a symlinked artifacts folder would lead outside the checkout.
   for (const folder of [join(plane.root, ".docket"), join(plane.root, ".docket", "artifacts"), dir]) {

@@ -13,8 +13,15 @@ import { threadStat } from "./memory-watchdog.ts";
 export function killThreadDescendants(thread: string | null, startedSince?: number): void {
   if (thread === null) return;
   let roots = childrenIn(`/proc/${thread}/children`);
-  // A process an earlier task started and left running (a detached server, say) is spared.
-  if (startedSince !== undefined) roots = roots.filter((pid) => (startedAt(pid) ?? Infinity) >= startedSince - CLOCK_SLACK_MS);
+  // A process an earlier task started and left running (a detached server, say) is spared; it is
+  // this process's child all the same, which nobody else will reap once it exits.
+  if (startedSince !== undefined) {
+    const kept = roots.filter((pid) => (startedAt(pid) ?? Infinity) < startedSince - CLOCK_SLACK_MS);
+    roots = roots.filter((pid) => !kept.includes(pid));
+    reapWhenDone(kept.map(childOf));
+  }
+  // Known by their start too, taken before they die: a pid alone may be another process's later.
+  const killed = roots.map(childOf);
   for (const pid of descendants(roots)) {
     try {
       process.kill(pid, "SIGKILL");
@@ -25,15 +32,56 @@ export function killThreadDescendants(thread: string | null, startedSince?: numb
   // The thread's own children are this process's: once killed, nobody but us can reap them (the
   // code of the thread that started them is gone), and each would stay a zombie. Theirs are
   // taken by init, as any orphan is.
-  reapLater(roots, 0);
+  reapLater(killed, 0);
+}
+
+/** A child of this process: its pid, and when it started (field 22 of its stat), which a reused pid does not share. */
+interface Child {
+  pid: number;
+  started: string | undefined;
+}
+
+function childOf(pid: number): Child {
+  return { pid, started: threadStat(String(pid))?.[19] };
+}
+
+/**
+ * True once `child` needs no more looking at: reaped now (it had exited: a zombie), gone already,
+ * or its pid is another process by now — never waited for then, so that a later child of this
+ * process (a ctx.exec one, whose exit the runtime reads) keeps its status.
+ */
+function reaped(child: Child): boolean {
+  const stat = threadStat(String(child.pid));
+  if (stat === null || stat[19] !== child.started) return true;
+  if (stat[0] !== "Z") return false;
+  reapChild(child.pid);
+  return true;
+}
+
+/** Children spared from a stopped thread, reaped once they exit: looked at every REAP_POLL_MS. */
+const spared = new Set<Child>();
+const REAP_POLL_MS = 10_000;
+let sparedTimer: ReturnType<typeof setInterval> | null = null;
+
+function reapWhenDone(children: Child[]): void {
+  for (const child of children) spared.add(child);
+  if (spared.size === 0 || sparedTimer !== null) return;
+  sparedTimer = setInterval(() => {
+    for (const child of spared) if (reaped(child)) spared.delete(child);
+    if (spared.size === 0 && sparedTimer !== null) {
+      clearInterval(sparedTimer);
+      sparedTimer = null;
+    }
+  }, REAP_POLL_MS);
+  (sparedTimer as { unref?: () => void }).unref?.();
 }
 
 /** When the killed children of a thread are reaped: soon, then later for one that is slow to die. */
 const REAP_AFTER_MS = [20, 200, 2000, 20_000];
 
-function reapLater(pids: number[], attempt: number): void {
-  if (pids.length === 0 || attempt >= REAP_AFTER_MS.length) return;
-  const timer = setTimeout(() => reapLater(pids.filter((pid) => !reapChild(pid)), attempt + 1), REAP_AFTER_MS[attempt]);
+function reapLater(children: Child[], attempt: number): void {
+  if (children.length === 0 || attempt >= REAP_AFTER_MS.length) return;
+  const timer = setTimeout(() => reapLater(children.filter((child) => !reaped(child)), attempt + 1), REAP_AFTER_MS[attempt]);
   (timer as { unref?: () => void }).unref?.();
 }
 

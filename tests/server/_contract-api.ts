@@ -298,6 +298,10 @@ export function apiContract(name: string, start: StartFn): void {
       const traversal = await http.get(`/api/v1/executions/artifact?id=${id}&name=${encodeURIComponent("../lease.json")}`);
       expect(traversal.status).toBe(400);
       expect(await traversal.text()).not.toContain(server.root);
+      // What a write cut short by a crash left is no artifact: neither listed nor served.
+      writeFileSync(join(server.root, ".docket", "artifacts", id, ".docket-partial-0123"), "torn");
+      expect((await http.get(`/api/v1/executions/artifact?id=${id}&name=.docket-partial-0123`)).status).toBe(404);
+      expect(((await (await http.get(`/api/v1/executions/artifacts?id=${id}`)).json()) as any).artifacts.map((a: any) => a.name)).not.toContain(".docket-partial-0123");
       symlinkSync(join(server.root, "a.txt"), join(server.root, ".docket", "artifacts", id, "link.txt"));
       const link = await http.get(`/api/v1/executions/artifact?id=${id}&name=link.txt`);
       expect(link.status).toBe(400);

@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
-import { nearestField, schemaBranches } from "../execution/dropped-fields.ts";
+import { nearestField, schemaBranches } from "../execution/undeclared-fields.ts";
 
 /** Where `--input` text comes from, injected so that tests need no real stdin. */
 export interface InputSources {

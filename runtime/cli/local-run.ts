@@ -12,7 +12,7 @@ import type { ExecutionEvent } from "../execution/protocol.ts";
 import type { ExecutionSnapshot } from "../execution/snapshot.ts";
 import { newTraceId, requestIdFrom, traceIdFrom } from "../server/edge-ids.ts";
 import { inputEnvProblem, type ParsedInput } from "./_input.ts";
-import { droppedFields, droppedFieldText } from "../execution/dropped-fields.ts";
+import { droppedFieldText, undeclaredFields } from "../execution/undeclared-fields.ts";
 import * as v from "valibot";
 import { terminalStyle, type TerminalStyle } from "./_terminal.ts";
 import { onInterrupts } from "./_interrupts.ts";
@@ -189,7 +189,7 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
     else say("no server serves this checkout, so this execution is visible to this process alone");
     // A field the input schema does not have is dropped by its check without a word: a typo in a
     // CI step's --input would run with the default instead. Said, with the field meant.
-    for (const field of droppedFields(input, "input" in started.execution ? started.execution.input : null)) {
+    for (const field of "input" in started.execution ? undeclaredFields(input, started.execution.input, declared?.input_schema) : []) {
       say(`note: ${capabilityId} has no input field ${droppedFieldText(field, declared?.input_schema)}; it was ignored`);
     }
     interrupt = {

@@ -19,7 +19,7 @@ import { thrownClass, thrownDetail } from "./thrown.ts";
 import { checkValue, describeProblems, type Checked } from "./validate.ts";
 import { parsesUnchanged } from "./_parses-unchanged.ts";
 import { inputShapeProblem, MAX_INPUT_DEPTH } from "./json-depth.ts";
-import { droppedFields, droppedFieldText } from "./dropped-fields.ts";
+import { droppedFieldText, undeclaredFields } from "./undeclared-fields.ts";
 import { Scheduler } from "./_scheduler.ts";
 import { completionOf, type Completion, type StopCircumstances } from "./_completion.ts";
 import { DirectCalls } from "./_direct-calls.ts";
@@ -187,7 +187,7 @@ export function createEngine(options: EngineOptions): Engine {
     // guess, a typo in a script) would be a real change; the check strips what it does not know.
     // A read runs, as it would have anyway (docket run notes what was dropped).
     if (capability.effect === "write" && checked.value !== given) {
-      const dropped = droppedFields(given, checked.value);
+      const dropped = undeclaredFields(given, checked.value, capability.input_schema);
       if (dropped.length > 0) {
         throw failure(edge, {
           error_code: "invalid_input",

@@ -54,7 +54,10 @@ export function apiRoutes(plane: ExecutionPlane, answers: LargeAnswers): Hono<Ap
     // The call is bounded by its own deadline; a client that leaves cancels it.
     const edge = edgeOf(c);
     const output = await plane.call(capability.id, input, edge, { signal: longRequest(c) });
-    const answer = answers.body(JSON.stringify(output ?? null), capability.effect === "read");
+    const text = JSON.stringify(output ?? null);
+    // A HEAD sends no body: it takes nothing from the budget (its length is measured, headLikeGet).
+    if (c.req.method === "HEAD") return c.body(text, 200, { "Content-Type": "application/json" });
+    const answer = answers.body(text, capability.effect === "read");
     if ("busy" in answer) return failureResponse(c, answersBusyFailure(answer, edge));
     return c.body(answer.body, 200, { "Content-Type": "application/json", ...(answer.length < 0 ? {} : { "Content-Length": String(answer.length) }) });
   };

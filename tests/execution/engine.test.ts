@@ -31,12 +31,22 @@ describe("engine.start", () => {
     for (const [input, named] of [
       [{ env: "prod", dryRun: true }, '"dryRun" (did you mean "dry_run"?)'],
       [{ env: "prod", target: { region: "eu", regoin: "us" } }, '"target.regoin" (did you mean "region"?)'],
+      // Inside an array's items, and beside a declared field named as docket's own markers.
+      [{ env: "prod", items: [{ name: "a" }, { name: "b", dryRun: true }] }, '"items.1.dryRun" (did you mean "dry_run"?)'],
+      [{ env: "prod", withheld: true, dryRun: true }, '"dryRun" (did you mean "dry_run"?)'],
     ] as const) {
       const refused = failureOf(() => h.engine.start({ capability: "demo.deploy", input }, EDGE));
       expect(refused).toMatchObject({ error_code: "invalid_input", stage: "validate", context: { reason: "unknown_fields" } });
       expect(refused.message).toContain(`its input has no field ${named}`);
     }
     expect(h.store.list().items).toEqual([]);
+    // A transform, a record, a loose object's own extra field, a field of a union's second branch: all declared (or kept).
+    for (const input of [
+      { env: "prod", when: { y: 2024, m: 5 } },
+      { env: "prod", labels: { team: "a", tier: "b" } },
+      { env: "prod", extra: { a: "x", more: 1 } },
+      { env: "prod", route: { host: "h", port: 1 } },
+    ]) expect(snapshotOf(h.engine.start({ capability: "demo.deploy", input }, EDGE)).state).toBe("queued");
     // Declared fields only, or a read with one it does not know: it runs.
     expect(snapshotOf(h.engine.start({ capability: "demo.deploy", input: { env: "prod", dry_run: true } }, EDGE)).state).toBe("queued");
     expect(snapshotOf(h.engine.start({ capability: "demo.read", input: { n: 2, extra: 1 } }, EDGE)).state).toBe("queued");

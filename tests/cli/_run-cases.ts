@@ -187,15 +187,22 @@ export function defineRunCases(runner: () => DocketRunner): void {
     expect(await stderr.done).toContain("stopping now");
   });
 
-  test("docket run: a second Ctrl-C ends the stopped handler's ctx.exec child too, before the process exits", async () => {
-    // A duration no other test uses, to find this child among the machine's processes.
-    const seconds = `43.${process.pid}`;
+  /**
+   * `docket run` of a fixture whose ctx.exec child is `sleep <seconds>` (a duration no other test
+   * uses, to find that child among the machine's processes), once the child runs.
+   */
+  const runSleeping = async (fixture: string, seconds: string, env: Record<string, string> = {}) => {
     const sleeping = () => Bun.spawnSync(["pgrep", "-f", `sleep ${seconds}`]).stdout.toString().trim() !== "";
-    const child = spawnDocket(runner(), ["run", file("demo.stubborn.ts"), "--input", JSON.stringify({ seconds })], { cwd: checkout });
+    const child = spawnDocket(runner(), ["run", file(fixture), "--input", JSON.stringify({ seconds })], { cwd: checkout, env });
     const stderr = watchStream(child.stderr);
     await stderr.until(/step sleep — Sleeping/);
     for (let i = 0; i < 100 && !sleeping(); i++) await Bun.sleep(20);
     expect(sleeping()).toBe(true);
+    return { child, stderr, sleeping };
+  };
+
+  test("docket run: a second Ctrl-C ends the stopped handler's ctx.exec child too, before the process exits", async () => {
+    const { child, stderr, sleeping } = await runSleeping("demo.stubborn.ts", `43.${process.pid}`);
     child.kill("SIGINT");
     await stderr.until(/press Ctrl-C again/);
     child.kill("SIGINT");
@@ -207,14 +214,8 @@ export function defineRunCases(runner: () => DocketRunner): void {
   });
 
   test("docket run: a third Ctrl-C while it waits for a child that ignores TERM kills the child and leaves, exit 130", async () => {
-    const seconds = `44.${process.pid}`;
-    const sleeping = () => Bun.spawnSync(["pgrep", "-f", `sleep ${seconds}`]).stdout.toString().trim() !== "";
     // A grace long enough that only the third press can end the wait within the test.
-    const child = spawnDocket(runner(), ["run", file("demo.ignores.ts"), "--input", JSON.stringify({ seconds })], { cwd: checkout, env: { DOCKET_GRACE_MS: "60000" } });
-    const stderr = watchStream(child.stderr);
-    await stderr.until(/step sleep — Sleeping/);
-    for (let i = 0; i < 100 && !sleeping(); i++) await Bun.sleep(20);
-    expect(sleeping()).toBe(true);
+    const { child, stderr, sleeping } = await runSleeping("demo.ignores.ts", `44.${process.pid}`, { DOCKET_GRACE_MS: "60000" });
     child.kill("SIGINT");
     await stderr.until(/press Ctrl-C again/);
     child.kill("SIGINT");

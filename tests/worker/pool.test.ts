@@ -90,6 +90,16 @@ afterEach(async () => {
   problems.length = 0;
 });
 
+/** The pid a fixture writes to `file` once its child started (0 if it never does within 4 s). */
+async function pidIn(file: string): Promise<number> {
+  for (let i = 0; i < 200; i++) {
+    const pid = Number(await readFile(file, "utf8").catch(() => "0"));
+    if (pid > 0) return pid;
+    await Bun.sleep(20);
+  }
+  return 0;
+}
+
 describe("createWorkerPool", () => {
   test("createWorkerPool refuses worker counts outside 1..8", () => {
     expect(() => createWorkerPool({ executionWorkers: 0, hostFacts: () => HOST })).toThrow(/executionWorkers must be a whole number from 1 to 8, got 0/);
@@ -178,11 +188,7 @@ describe("createWorkerPool", () => {
       const p = makePool({ directWorkers: 1 });
       const pidFile = join(dir, "child.pid");
       const handle = p.run(task("spawns-and-hangs", "fixture.spawns-and-hangs", { pid_file: pidFile }), { lane: "direct" });
-      let pid = 0;
-      for (let i = 0; i < 200 && !pid; i++) {
-        await Bun.sleep(20);
-        pid = Number(await readFile(pidFile, "utf8").catch(() => "0"));
-      }
+      const pid = await pidIn(pidFile);
       expect(pid).toBeGreaterThan(0);
       handle.terminate();
       expect(await handle.outcome).toMatchObject({ ok: false, error: { kind: "terminated" } });
@@ -201,11 +207,7 @@ describe("createWorkerPool", () => {
       const p = makePool({ directWorkers: 1 });
       const pidFile = join(dir, "child.pid");
       const handle = p.run(task("blocks-on-child", "fixture.blocks-on-child", { pid_file: pidFile }), { lane: "direct" });
-      let pid = 0;
-      for (let i = 0; i < 200 && !pid; i++) {
-        await Bun.sleep(20);
-        pid = Number(await readFile(pidFile, "utf8").catch(() => "0"));
-      }
+      const pid = await pidIn(pidFile);
       expect(pid).toBeGreaterThan(0);
       handle.terminate();
       expect(await handle.outcome).toMatchObject({ ok: false, error: { kind: "terminated" } });

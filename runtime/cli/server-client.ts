@@ -46,38 +46,51 @@ export async function findServer(root: string, options: { timeout_ms?: number } 
   return (await isLeaseLive(lease, options)) ? serverClient(lease) : null;
 }
 
+/** How many times a read is asked while the server's large-answer budget is spent (see request). */
+const BUSY_TRIES = 5;
+
 /** A client of the server a lease names. */
 export function serverClient(lease: Lease): ServerClient {
   const auth: Record<string, string> = lease.token ? { Authorization: `Bearer ${lease.token}` } : {};
+  const requestOnce = async (method: "GET" | "POST", path: string, options: ServerRequestOptions = {}): Promise<ServerAnswer> => {
+    const url = new URL(path, lease.url);
+    for (const [key, value] of Object.entries(options.query ?? {})) if (value !== undefined) url.searchParams.set(key, String(value));
+    let response: Response;
+    try {
+      response = await fetch(url, {
+        method,
+        headers: options.body === undefined ? auth : { ...auth, "Content-Type": "application/json" },
+        body: options.body === undefined ? undefined : JSON.stringify(options.body),
+        signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
+      });
+    } catch (error) {
+      const e = error as Error;
+      throw new ServerUnreachableError(lease.url, e?.name === "TimeoutError" ? "no answer in time" : (e?.message ?? String(error)));
+    }
+    let body: any;
+    try {
+      body = await response.json();
+    } catch {
+      body = null;
+    }
+    if (response.ok) return { ok: true, status: response.status, body };
+    const failure = body?.error as FailureDescriptor | undefined;
+    if (failure && typeof failure.error_code === "string" && typeof failure.message === "string") return { ok: false, status: response.status, failure };
+    throw new ServerUnreachableError(lease.url, `HTTP ${response.status} without a failure descriptor`);
+  };
   return {
     url: lease.url,
     root: lease.root,
     pid: lease.pid,
     async request(method, path, options = {}) {
-      const url = new URL(path, lease.url);
-      for (const [key, value] of Object.entries(options.query ?? {})) if (value !== undefined) url.searchParams.set(key, String(value));
-      let response: Response;
-      try {
-        response = await fetch(url, {
-          method,
-          headers: options.body === undefined ? auth : { ...auth, "Content-Type": "application/json" },
-          body: options.body === undefined ? undefined : JSON.stringify(options.body),
-          signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
-        });
-      } catch (error) {
-        const e = error as Error;
-        throw new ServerUnreachableError(lease.url, e?.name === "TimeoutError" ? "no answer in time" : (e?.message ?? String(error)));
+      // A read refused while the server sends other clients' large answers (answer_bytes_in_flight)
+      // is asked again after the second it says to wait, a few times: nothing was changed by it.
+      for (let attempt = 1; ; attempt++) {
+        const answer = await requestOnce(method, path, options);
+        const busy = !answer.ok && answer.status === 503 && answer.failure.context?.reason === "answers_in_flight";
+        if (!busy || method !== "GET" || attempt >= BUSY_TRIES) return answer;
+        await new Promise((resolve) => setTimeout(resolve, 1000));
       }
-      let body: any;
-      try {
-        body = await response.json();
-      } catch {
-        body = null;
-      }
-      if (response.ok) return { ok: true, status: response.status, body };
-      const failure = body?.error as FailureDescriptor | undefined;
-      if (failure && typeof failure.error_code === "string" && typeof failure.message === "string") return { ok: false, status: response.status, failure };
-      throw new ServerUnreachableError(lease.url, `HTTP ${response.status} without a failure descriptor`);
     },
     liveChannel(query) {
       const url = new URL(`/events?${query}`, lease.url);

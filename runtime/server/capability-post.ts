@@ -1,5 +1,6 @@
 import type { ExecutionPlane } from "../execution/plane.ts";
 import { isCapabilityId } from "../capability/capability-id.ts";
+import type { RegisteredCapability } from "../capability/registered.ts";
 import type { ServerConfig } from "./_app-env.ts";
 import { API_PREFIX, methodsOf } from "./api-routes.ts";
 import { edgeIdSource } from "./edge-ids.ts";
@@ -49,7 +50,7 @@ export function capabilityPost(options: CapabilityPostOptions): (request: Reques
   let allowedHost: string | null = null;
 
   /** The capability a request may be answered for here, or null to hand it to the app. */
-  const admitted = (request: Request): string | null => {
+  const admitted = (request: Request): RegisteredCapability | null => {
     const url = request.url;
     const start = url.indexOf("/", url.indexOf("//") + 2);
     // Percent-escapes and queries are the app's to decode (Hono's getPath).
@@ -73,12 +74,13 @@ export function capabilityPost(options: CapabilityPostOptions): (request: Reques
     if (type === null || !isJson(type)) return null;
     // A compressed body is the app's to refuse (415, json-body.ts), never read here as JSON.
     if (!isIdentityCoding(headers.get("content-encoding"))) return null;
-    return capability.id;
+    return capability;
   };
 
   return async (request, env) => {
-    const id = admitted(request);
-    if (id === null) return env.app(request);
+    const capability = admitted(request);
+    if (capability === null) return env.app(request);
+    const id = capability.id;
     // With a declared length the runtime delivers exactly that many bytes (as in json-body.ts).
     let bytes: Uint8Array<ArrayBuffer>;
     try {
@@ -106,7 +108,7 @@ export function capabilityPost(options: CapabilityPostOptions): (request: Reques
     try {
       // Bounded by the call's own deadline; a client that leaves cancels it (long-request.ts).
       const output = await plane.call(id, input, edge, { signal: request.signal });
-      const answer = answers.body(JSON.stringify(output ?? null), plane.capability(id)?.effect === "read");
+      const answer = answers.body(JSON.stringify(output ?? null), capability.effect === "read");
       if ("busy" in answer) return failureAnswer(answersBusyFailure(answer, edge), edge.request_id);
       const headers: Record<string, string> = { "Content-Type": "application/json", "X-Request-Id": edge.request_id };
       if (answer.length >= 0) headers["Content-Length"] = String(answer.length);

@@ -28,8 +28,6 @@ export interface LargeAnswers {
    * what was done, and goes out whatever the budget).
    */
   body(text: string, refusable: boolean): { body: string | ReadableStream<Uint8Array>; length: number } | AnswersBusy;
-  /** Bytes of large answers being sent now (the budget used). */
-  inFlight(): number;
 }
 
 export function largeAnswers(limitBytes: number): LargeAnswers {
@@ -40,7 +38,6 @@ export function largeAnswers(limitBytes: number): LargeAnswers {
     held.left = 0;
   });
   return {
-    inFlight: () => inFlight,
     body(text, refusable) {
       if (text.length < LARGE_ANSWER_UNITS) return { body: text, length: -1 };
       const length = Buffer.byteLength(text, "utf8");

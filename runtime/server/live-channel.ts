@@ -642,20 +642,14 @@ function closeSocket(socket: LiveSocket, reason: string): void {
  * handed to anyone (retention reached while it could not write): every follower lost them.
  */
 function gapNotice(id: string, first: number, last: number): string {
-  return JSON.stringify({
-    type: "stream.lagged",
-    dropped: last - first + 1,
-    last_sequence: { [id]: first - 1 },
-    message: `Events ${first} to ${last} of ${id} were dropped by its retention before they could be sent (the store could not write meanwhile); reload the snapshot and the history after last_sequence.`,
-  });
+  return lagNotice(
+    last - first + 1,
+    { [id]: first - 1 },
+    `Events ${first} to ${last} of ${id} were dropped by its retention before they could be sent (the store could not write meanwhile); reload the snapshot and the history after last_sequence.`,
+  );
 }
 
 /** A `stream.lagged` notice: how many events the connection lost, and per execution the last sequence it got. */
-function lagNotice(dropped: number, lastSequence: Record<string, number>): string {
-  return JSON.stringify({
-    type: "stream.lagged",
-    dropped,
-    last_sequence: lastSequence,
-    message: `This connection fell behind and ${dropped} event(s) were dropped for it alone; reload the snapshot and the history after last_sequence.`,
-  });
+function lagNotice(dropped: number, lastSequence: Record<string, number>, message = `This connection fell behind and ${dropped} event(s) were dropped for it alone; reload the snapshot and the history after last_sequence.`): string {
+  return JSON.stringify({ type: "stream.lagged", dropped, last_sequence: lastSequence, message });
 }

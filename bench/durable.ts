@@ -20,7 +20,7 @@ const EVENTS = 200_000;
 const PER_TICK = 256;
 const EDGE: EdgeInfo = { actor: { kind: "cli", pid: process.pid }, request_id: "bench", trace_id: "0af7651916cd43dd8448eb211c80319c" };
 const ID = "x-20260908T010203Z-0a1b2c3d";
-const EXECUTION: NewExecution = { id: ID, capability: "bench.progress", input: {}, actor: { kind: "cli", pid: 1 }, repository: "/bench", run_id: null, session_key: null, request_id: "bench", trace_id: EDGE.trace_id, cancellable: false, effect: "read", input_hash: "" };
+const EXECUTION: NewExecution = { id: ID, capability: "bench.progress", input: {}, actor: { kind: "cli", pid: 1 }, repository: "/bench", run_id: null, session_key: null, request_id: "bench", trace_id: EDGE.trace_id, cancellable: false, effect: "read" };
 
 function percentile(sorted: Float64Array | number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;

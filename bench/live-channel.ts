@@ -117,7 +117,7 @@ async function latencyAtRate(clients: number): Promise<LatencyFigures & { events
   const server = serveWithBun(createApp({ plane: booted.engine, live, config }), live, { host: "127.0.0.1", port: 0 });
   config.origin = server.url;
   const id = "x-20260908T010203Z-0000beef";
-  booted.store.create({ id, capability: "executions.demonstrate", input: {}, actor: { kind: "cli", pid: process.pid }, repository: root, run_id: null, session_key: null, request_id: "bench", trace_id: "0af7651916cd43dd8448eb211c80319c", cancellable: false, effect: "read", input_hash: "bench" });
+  booted.store.create({ id, capability: "executions.demonstrate", input: {}, actor: { kind: "cli", pid: process.pid }, repository: root, run_id: null, session_key: null, request_id: "bench", trace_id: "0af7651916cd43dd8448eb211c80319c", cancellable: false, effect: "read" });
   booted.store.append(id, [{ type: "execution.started", data: {} }]);
   const readers = startLatencyReaders({ url: `${server.url.replace("http", "ws")}/events?execution=${id}&after=2`, clients, kind: "docket", after: 2 });
   try {

@@ -25,7 +25,6 @@ const EXECUTION: NewExecution = {
   trace_id: "0af7651916cd43dd8448eb211c80319c",
   cancellable: false,
   effect: "read",
-  input_hash: "",
 };
 
 function drafts(): EventDraft[] {

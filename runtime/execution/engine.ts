@@ -253,7 +253,8 @@ export function createEngine(options: EngineOptions): Engine {
       });
     }
     const run_id = request.run_id ?? null;
-    const hash = canonicalHash(input);
+    // Only a run identity keeps it: sorting the keys of a large input is not free (docs/limits.md).
+    const hash = run_id === null ? "" : canonicalHash(input);
     if (run_id !== null) {
       if (!RUN_ID_PATTERN.test(run_id)) {
         throw failure(edge, { error_code: "invalid_input", stage: "validate", message: `run_id must match [A-Za-z0-9._:-]{1,128}, got ${JSON.stringify(run_id)}.` });
@@ -322,7 +323,6 @@ export function createEngine(options: EngineOptions): Engine {
       trace_id: edge.trace_id,
       cancellable: capability.cancellable,
       effect: capability.effect,
-      input_hash: hash,
       capability_version: capability.version,
     });
     const { mask, secrets } = maskForInput(capability.input_schema, input);

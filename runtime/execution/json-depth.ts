@@ -43,6 +43,44 @@ function pathOf(place: Place | null): string {
  * comparisons, not a million strings (it held the main thread over a second per request).
  */
 export function inputShapeProblem(value: unknown, max: number): { reason: "too_deep" } | { reason: "not_finite"; path: string; value: string } | null {
+  const found = shapeProblemKind(value, max);
+  return found === null || found === "too_deep" ? (found && { reason: found }) : placedShapeProblem(value, max);
+}
+
+/**
+ * The kind of problem `inputShapeProblem` would find, without the places: two flat stacks, no
+ * allocation per container (32,000 arrays nested 120 deep took 0.2 s with a place and a tuple each).
+ */
+function shapeProblemKind(value: unknown, max: number): "too_deep" | "not_finite" | null {
+  if (typeof value === "number") return Number.isFinite(value) ? null : "not_finite";
+  if (value === null || typeof value !== "object") return null;
+  const containers: object[] = [value];
+  const depths: number[] = [0];
+  while (containers.length > 0) {
+    const current = containers.pop()!;
+    const depth = depths.pop()!;
+    if (depth >= max) return "too_deep";
+    if (Array.isArray(current)) {
+      for (let i = 0; i < current.length; i++) {
+        const child: unknown = current[i];
+        if (typeof child === "number") {
+          if (!Number.isFinite(child)) return "not_finite";
+        } else if (child !== null && typeof child === "object") (containers.push(child), depths.push(depth + 1));
+      }
+    } else {
+      for (const key in current) {
+        const child: unknown = (current as Record<string, unknown>)[key];
+        if (typeof child === "number") {
+          if (!Number.isFinite(child)) return "not_finite";
+        } else if (child !== null && typeof child === "object") (containers.push(child), depths.push(depth + 1));
+      }
+    }
+  }
+  return null;
+}
+
+/** The walk of inputShapeProblem with the place of every container, for the path of what it finds. */
+function placedShapeProblem(value: unknown, max: number): { reason: "too_deep" } | { reason: "not_finite"; path: string; value: string } | null {
   const notFinite = (place: Place | null, number: number) => ({ reason: "not_finite" as const, path: pathOf(place), value: String(number) });
   if (typeof value === "number") return Number.isFinite(value) ? null : notFinite(null, value);
   if (value === null || typeof value !== "object") return null;

@@ -7,7 +7,6 @@ import type { Actor, EventDraft, ExecutionEvent } from "./protocol.ts";
 import type { ExecutionSnapshot } from "./snapshot.ts";
 import type { ExecutionReport, ReportAnswer } from "./report-protocol.ts";
 import { buildFailure, FailureError, type FailureOptions } from "./failure.ts";
-import { canonicalHash } from "./canonical-json.ts";
 import { IllegalTransitionError, isTerminal, mayMoveTo, type ExecutionState } from "./state-machine.ts";
 import { checkReportEvents } from "./_report-events.ts";
 import { endedForSilence, runReconciliation } from "./_run-reconciliation.ts";
@@ -208,8 +207,6 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
       trace_id: report.trace_id,
       cancellable: report.cancellable,
       effect: report.effect,
-      // Of the redacted input: the run identity (claimRun) holds the hash of the real one, which the run sent.
-      input_hash: canonicalHash(input),
       // The run's own word: the server may not know the capability, or know another version of it.
       capability_version: created.data.capability_version ?? null,
     });

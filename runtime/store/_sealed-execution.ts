@@ -166,7 +166,7 @@ export class SealedExecution {
     this.decodeChunk(id, 0, records, 1, this.last, storage.shapes, events);
     const [created, ...later] = events;
     const data = (created as ExecutionEvent<"execution.created">).data;
-    const snapshot = initialSnapshot({ id, ...data, repository, request_id, trace_id, cancellable, effect, input_hash: "" }, created!.timestamp);
+    const snapshot = initialSnapshot({ id, ...data, repository, request_id, trace_id, cancellable, effect }, created!.timestamp);
     for (const event of later) foldEvent(snapshot, event, limits);
     return snapshot;
   }

@@ -235,7 +235,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
   function failUnwritable(entry: Entry, error: unknown): void {
     reportUnwritable(entry.id, error);
     const live = entry.snapshot ?? currentSnapshot(source, entry);
-    const committed = entry.stored.exists ? committedSnapshot(source, entry) : initialSnapshot({ ...live, input_hash: "" }, live.created_at);
+    const committed = entry.stored.exists ? committedSnapshot(source, entry) : initialSnapshot(live, live.created_at);
     // Failed once and refused again: it stays as committed (running, for the next start to
     // recover as interrupted) rather than be tried forever.
     const gaveUp = entry.unwritable;
@@ -249,7 +249,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     entry.retainedFrom = entry.stored.exists ? entry.stored.retainedFrom : 1;
     if (gaveUp) return;
     if (!entry.stored.exists) {
-      entry.pending.add(createdEvent({ ...live, input_hash: "" }, snapshot));
+      entry.pending.add(createdEvent(live, snapshot));
       writer.changed(entry, 1);
     }
     if (isTerminal(entry.state)) return;

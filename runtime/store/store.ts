@@ -16,8 +16,6 @@ export interface NewExecution {
   trace_id: string;
   cancellable: boolean;
   effect: "read" | "write";
-  /** Canonical JSON hash of the (real) input, for run_id idempotency. */
-  input_hash: string;
   /** The version of the code that runs it (docs/authoring.md, "Versions"); null when unknown. */
   capability_version?: string | null;
 }

@@ -77,8 +77,20 @@ export type FromWorker =
   /** The answer to `collect`: MiB this worker's heap still holds once it collected (what its handler keeps). */
   | { type: "collected"; held_mb: number };
 
-/** Deeper than this, a value goes by structured clone (which also survives cycles). */
-const MAX_JSON_DEPTH = 64;
+/**
+ * Deeper than this, a value goes by structured clone. Above the deepest input admitted (json-depth.ts,
+ * MAX_INPUT_DEPTH) and the task around it: every input crosses as JSON. Structured clone of a deep
+ * one (32,000 arrays nested 120 deep) held the main thread 1.2 s, against 0.1 s to stringify it.
+ */
+const MAX_JSON_DEPTH = 160;
+
+/**
+ * The most objects `isJsonPlain` goes through: more than the largest input (input_bytes) or output
+ * (output_bytes) can hold as a tree. Only an object met on two paths (a cycle, or one shared by two
+ * members) takes it past: JSON would copy it once per path, without end for a cycle, and the walk
+ * itself would go down every path, 2^depth of them for two members sharing each level.
+ */
+const MAX_OBJECTS = 8_000_000;
 
 /**
  * A message as it crosses the thread boundary: one JSON string when JSON carries it without loss,
@@ -90,7 +102,7 @@ const MAX_JSON_DEPTH = 64;
 export function toWire<M extends ToWorker | FromWorker>(message: M): string | M {
   // An events batch already is JSON: encoding it again would escape every quote of the batch.
   if (message.type === "events") return message;
-  return isJsonPlain(message, 0) ? JSON.stringify(message) : message;
+  return isJsonPlain(message, 0, { objects: 0 }) ? JSON.stringify(message) : message;
 }
 
 /** The message `toWire` sent. */
@@ -98,8 +110,32 @@ export function fromWire<M extends ToWorker | FromWorker>(data: string | M): M {
   return typeof data === "string" ? (JSON.parse(data) as M) : data;
 }
 
-/** True when `JSON.parse(JSON.stringify(value))` gives back an equal value. */
-function isJsonPlain(value: unknown, depth: number): boolean {
+/** How `toWire` writes a `run` message's start, the task id next. */
+const RUN_HEAD = '{"type":"run","id":';
+
+/**
+ * The task id of a `run` message as `toWire` wrote it, read from its first characters: the worker
+ * claims the task before it parses an input of megabytes, so that the parse is never taken for a
+ * worker too busy to begin (pool.ts, checkStarts). Null for any other message.
+ */
+export function runIdOfWire(data: unknown): number | null {
+  if (typeof data !== "string" || !data.startsWith(RUN_HEAD)) return null;
+  const end = data.indexOf(",", RUN_HEAD.length);
+  const id = Number(data.slice(RUN_HEAD.length, end));
+  return end > 0 && Number.isInteger(id) ? id : null;
+}
+
+/** How many objects `isJsonPlain` went through so far. */
+interface Visits {
+  objects: number;
+}
+
+/**
+ * True when `JSON.parse(JSON.stringify(value))` gives back an equal value, as far as it can tell
+ * within MAX_OBJECTS: past them it says no, and structured clone (which keeps shared objects
+ * shared) carries the value.
+ */
+function isJsonPlain(value: unknown, depth: number, visits: Visits): boolean {
   switch (typeof value) {
     case "string":
     case "boolean":
@@ -108,14 +144,14 @@ function isJsonPlain(value: unknown, depth: number): boolean {
       return Number.isFinite(value);
     case "object": {
       if (value === null) return true;
-      if (depth >= MAX_JSON_DEPTH) return false;
+      if (depth >= MAX_JSON_DEPTH || ++visits.objects > MAX_OBJECTS) return false;
       if (Array.isArray(value)) {
-        for (let i = 0; i < value.length; i++) if (!isJsonPlain(value[i], depth + 1)) return false;
+        for (let i = 0; i < value.length; i++) if (!isJsonPlain(value[i], depth + 1, visits)) return false;
         return true;
       }
       const proto = Object.getPrototypeOf(value);
       if (proto !== Object.prototype && proto !== null) return false;
-      for (const key in value) if (!isJsonPlain((value as Record<string, unknown>)[key], depth + 1)) return false;
+      for (const key in value) if (!isJsonPlain((value as Record<string, unknown>)[key], depth + 1, visits)) return false;
       return true;
     }
     default:

@@ -12,7 +12,7 @@ import type { CapabilitySources } from "../capability/capability-sources.ts";
 import type { ImportFailure } from "../capability/_import-failure.ts";
 import type { CapabilityDef, HostFacts } from "../capability/declaration.ts";
 import type { CapabilitySource } from "../capability/registered.ts";
-import { fromWire, toWire, type FromWorker, type ToWorker, type WorkerBoot } from "./_messages.ts";
+import { fromWire, runIdOfWire, toWire, type FromWorker, type ToWorker, type WorkerBoot } from "./_messages.ts";
 import { createWorkerContext, isCancellation, type WorkerContext } from "./_worker-context.ts";
 import { spawnThroughMain } from "./_spawn-through-main.ts";
 import { laneWorker, type TaskError, type TaskOutcome, type WorkerTask } from "./task.ts";
@@ -107,10 +107,15 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
     }
   };
 
+  /**
+   * Begins task `id`, unless it was taken back before this thread got to it (cancelled, or this
+   * thread was busy with a previous handler's leftovers and another worker runs it): then it is
+   * not this worker's to begin.
+   */
+  const claimTask = (id: number) => Atomics.compareExchange(claim, 0, id, -id) === id;
+
+  /** Runs a task this worker claimed. */
   const runTask = async (id: number, task: WorkerTask) => {
-    // Taken back before this thread got to it (cancelled, or this thread was busy with a previous
-    // handler's leftovers and another worker runs it): not this worker's to begin.
-    if (Atomics.compareExchange(claim, 0, id, -id) !== id) return;
     const context = createWorkerContext({ id, task, cancelFlag, backlog, post, host, spawn: children.spawn });
     const run: Running = { id, capability: task.capability, context, done: false, logged: task.execution !== null, outputBytes: task.output_bytes };
     current = run;
@@ -136,10 +141,14 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
   };
 
   port.on("message", (data: string | ToWorker) => {
+    // A task sent as text is claimed before its input is parsed (see runIdOfWire); one taken back
+    // meanwhile is never parsed at all.
+    const runId = runIdOfWire(data);
+    if (runId !== null && !claimTask(runId)) return;
     const message = fromWire(data);
     switch (message.type) {
       case "run":
-        void runTask(message.id, message.task);
+        if (runId !== null || claimTask(message.id)) void runTask(message.id, message.task);
         break;
       case "cancel":
         if (current?.id === message.id) current.context.cancel();

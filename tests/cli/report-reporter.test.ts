@@ -19,7 +19,7 @@ const settle = async () => {
 function setup(options: { frameBytes?: number; limits?: Parameters<typeof resolveLimits>[0]; outboxUnits?: number } = {}) {
   const limits = resolveLimits(options.limits);
   const store: ExecutionStore = createMemoryStore({ limits });
-  store.create({ id: ID, capability: "demo.read", input: { n: 1 }, actor: { kind: "cli", pid: PID }, repository: "/checkout", run_id: null, session_key: null, request_id: "r-1", trace_id: "0af7651916cd43dd8448eb211c80319c", cancellable: true, effect: "read", input_hash: "h" });
+  store.create({ id: ID, capability: "demo.read", input: { n: 1 }, actor: { kind: "cli", pid: PID }, repository: "/checkout", run_id: null, session_key: null, request_id: "r-1", trace_id: "0af7651916cd43dd8448eb211c80319c", cancellable: true, effect: "read" });
   store.append(ID, [{ type: "execution.started", data: {} }]);
   const clock = new ManualClock();
   const sent: ExecutionReport[] = [];

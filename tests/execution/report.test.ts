@@ -382,7 +382,7 @@ describe("report ledger after a restart", () => {
       for (const event of earlier.store.events(run.id, 0, 1000)!.events) {
         if (event.type === "execution.created") {
           const s = earlier.store.get(run.id)!;
-          store.create({ id: s.id, capability: s.capability, input: s.input, actor: s.actor, repository: s.repository, run_id: s.run_id, session_key: s.session_key, request_id: s.request_id, trace_id: s.trace_id, cancellable: s.cancellable, effect: s.effect, input_hash: "h" });
+          store.create({ id: s.id, capability: s.capability, input: s.input, actor: s.actor, repository: s.repository, run_id: s.run_id, session_key: s.session_key, request_id: s.request_id, trace_id: s.trace_id, cancellable: s.cancellable, effect: s.effect });
         } else store.append(run.id, [{ type: event.type, data: event.data } as never]);
       }
     }

@@ -46,7 +46,6 @@ export function newExecution(n: number, overrides: Partial<NewExecution> = {}): 
     trace_id: "0af7651916cd43dd8448eb211c80319c",
     cancellable: true,
     effect: "read",
-    input_hash: `hash-${n}`,
     ...overrides,
   };
 }

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { HostFacts } from "../../runtime/capability/declaration.ts";
 import type { EventDraft } from "../../runtime/execution/protocol.ts";
-import { fromWire, toWire, type FromWorker, type ToWorker } from "../../runtime/worker/_messages.ts";
+import { fromWire, runIdOfWire, toWire, type FromWorker, type ToWorker } from "../../runtime/worker/_messages.ts";
 import { createWorkerContext } from "../../runtime/worker/_worker-context.ts";
 import { defaultLimits } from "../../runtime/execution/limits.ts";
 import { textLimitsOf } from "../../runtime/execution/text-limits.ts";
@@ -541,6 +541,38 @@ describe("createWorkerPool", () => {
     // An events batch is JSON already and goes as it is.
     const events: FromWorker = { type: "events", id: 1, json: "[]" };
     expect(toWire(events)).toBe(events);
+  });
+
+  test("an input nested as deep as admitted goes as JSON; a value shared on every level goes by structured clone without walking every path", () => {
+    let deep: unknown = 1;
+    for (let i = 0; i < 128; i++) deep = [deep];
+    const nested: ToWorker = { type: "run", id: 4, task: task("echo", "fixture.echo", { deep }) };
+    expect(typeof toWire(nested)).toBe("string");
+    expect(fromWire(toWire(nested))).toEqual(nested);
+    // 60 levels of two members holding the same object: 2^60 paths, a few hundred objects.
+    let shared: Record<string, unknown> = { leaf: true };
+    for (let i = 0; i < 60; i++) shared = { a: shared, b: shared };
+    const message: ToWorker = { type: "run", id: 5, task: task("echo", "fixture.echo", shared) };
+    expect(toWire(message)).toBe(message);
+  });
+
+  test("a run message names its task id in its first characters, so the worker claims it before parsing the input", () => {
+    const wire = toWire<ToWorker>({ type: "run", id: 123456, task: task("echo", "fixture.echo", { n: 1 }) });
+    expect(runIdOfWire(wire)).toBe(123456);
+    expect(runIdOfWire(toWire<ToWorker>({ type: "cancel", id: 7 }))).toBeNull();
+    expect(runIdOfWire({ type: "run", id: 8 })).toBeNull();
+    expect(runIdOfWire('{"type":"run","id":x,')).toBeNull();
+  });
+
+  test("a task whose input takes its worker longer to parse than the start bound is begun, not taken back: the worker claims it first", async () => {
+    const p = makePool({ startTimeoutMs: 100 });
+    // An object of a million members (some 22 MB of JSON): its parse alone takes a worker some 250 ms.
+    const input: Record<string, number> = {};
+    for (let i = 0; i < 1_000_000; i++) input[`member-${i}`] = i;
+    const outcome = await p.run(task("echo", "fixture.echo", input), { lane: "execution" }).outcome;
+    expect(outcome.ok).toBe(true);
+    expect(problems).toEqual([]);
+    expect(p.stats().replaced).toBe(0);
   });
 
   test("a file that does not export a capability fails as internal, naming the file", async () => {

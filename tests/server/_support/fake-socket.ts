@@ -139,7 +139,6 @@ export function storeWith(overrides: Partial<Limits> = {}, kind: "memory" | "sql
       trace_id: "0af7651916cd43dd8448eb211c80319c",
       cancellable: false,
       effect: "read",
-      input_hash: `h${n}`,
     };
     store.create(execution);
     store.append(execution.id, [{ type: "execution.started", data: {} }]);

@@ -135,14 +135,14 @@ function figures(run: Run) {
 }
 
 /**
- * `docket serve --port 0 --store <store>` from the CLI entry (or, for "floor", bench/peers/http-floor.ts)
- * in a fresh checkout; resolves once it prints its URL.
+ * `docket serve --port 0 --store <store>` from the CLI entry (or, for "floor", bench/peers/http-floor.ts;
+ * or another script of Bun's) in a fresh checkout; resolves once it prints its URL.
  */
-async function serveChild(store: Store | "floor", env: Record<string, string> = {}): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
+export async function serveChild(store: Store | "floor" | { script: string }, env: Record<string, string> = {}): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), "docket-bench-http-"));
   const profile = process.env.DOCKET_BENCH_CPU_PROF;
-  const flags = profile ? ["--cpu-prof", `--cpu-prof-dir=${profile}`, `--cpu-prof-name=serve-${store}.cpuprofile`] : [];
-  const command = store === "floor" ? [FLOOR] : [MAIN, "serve", "--port", "0", "--store", store, "--capabilities", FIXTURES];
+  const flags = profile ? ["--cpu-prof", `--cpu-prof-dir=${profile}`, `--cpu-prof-name=serve-${typeof store === "object" ? "script" : store}.cpuprofile`] : [];
+  const command = typeof store === "object" ? [store.script] : store === "floor" ? [FLOOR] : [MAIN, "serve", "--port", "0", "--store", store, "--capabilities", FIXTURES];
   const child = spawn(process.execPath, [...flags, ...command], { cwd: dir, stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, ...env } });
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) {

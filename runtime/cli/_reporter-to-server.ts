@@ -55,8 +55,10 @@ export function reportToServer(options: ReportToServerOptions): ExecutionReporte
       }
       lost = false;
       const refusal = answer.ok ? null : `HTTP ${answer.status} ${answer.failure.error_code}: ${answer.failure.message}`;
-      // A server that answers and refuses would refuse again; one going away (503) may come back.
-      if (refusal !== null) throw answer.status >= 400 && answer.status < 500 && answer.status !== 429 ? new ReportRefusedError(refusal, answer.ok ? null : answer.failure) : new Error(refusal);
+      // A server that answers and refuses would refuse again; one going away (503) may come back,
+      // and so may room (429), unless the server says waiting frees none (run identities full).
+      const refused = !answer.ok && answer.status >= 400 && answer.status < 500 && (answer.status !== 429 || answer.failure.retryability === "never");
+      if (refusal !== null) throw refused ? new ReportRefusedError(refusal, answer.ok ? null : answer.failure) : new Error(refusal);
       return (answer as { body: ReportAnswer }).body;
     },
     cancel(requestedBy) {

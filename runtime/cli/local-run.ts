@@ -209,10 +209,16 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
       const first = await reporter.first;
       if (first.kind === "deduplicated") return await finishDeduplicated(options, style, server!, first.execution_id, say);
       if (first.kind === "refused" && first.failure?.error_code === "run_id_conflict") return await finishRefused(options, style, first.failure, capabilityId);
+      if (first.kind === "refused") {
+        // Not kept there, the run_id would not stop the next run with it: this one must not run either.
+        const why = first.failure === null ? "" : ` (${first.failure.error_code}: ${first.failure.message.replace(/[.\s]+$/, "")})`;
+        const code = first.failure?.error_code === "invalid_input" ? "invalid_input" : "unavailable";
+        return await refuse(`The docket server at ${server!.url} refused this run's first report${why}, so run_id ${options.runId} could not be kept there, and a run with it again would run again; nothing ran.${code === "unavailable" && first.failure?.retryability !== "never" ? " Run again once the server takes reports (the same --run-id is safe)." : ""}`, { run_id: options.runId, server_error_code: first.failure?.error_code ?? null }, code);
+      }
       if (first.kind === "unheard") {
         return await refuse(`The docket server at ${server!.url} did not answer this run's first report, so whether run_id ${options.runId} was used already cannot be known; nothing ran. Run again once it answers (the same --run-id is safe).`, { run_id: options.runId }, "unavailable");
       }
-      // Taken (or refused for another reason, said above): the run goes on.
+      // Taken: the run goes on.
       release!();
     }
     const snapshot = await follow(plane, id, gitHub, style, output, live);

@@ -18,7 +18,7 @@ import { MAX_SENSITIVE_VALUES, maskForInput, sensitiveValues, type SecretMask } 
 import { thrownClass, thrownDetail } from "./thrown.ts";
 import { checkValue, describeProblems, type Checked } from "./validate.ts";
 import { parsesUnchanged } from "./_parses-unchanged.ts";
-import { inputShapeProblem, MAX_INPUT_DEPTH } from "./json-depth.ts";
+import { inputShapeProblem, MAX_INPUT_DEPTH, PLANE_ENVELOPE_DEPTH } from "./json-depth.ts";
 import { droppedFieldText, undeclaredFields } from "./undeclared-fields.ts";
 import { Scheduler } from "./_scheduler.ts";
 import { completionOf, type Completion, type StopCircumstances } from "./_completion.ts";
@@ -130,13 +130,16 @@ export function createEngine(options: EngineOptions): Engine {
         context: { capability: id },
       });
     }
-    const shape = inputShapeProblem(input, MAX_INPUT_DEPTH);
+    // A plane capability's input may carry another's a few levels down (executions.start's `input`,
+    // a report's events): that one is held to MAX_INPUT_DEPTH where it is admitted, not its envelope.
+    const depth = capability.plane ? MAX_INPUT_DEPTH + PLANE_ENVELOPE_DEPTH : MAX_INPUT_DEPTH;
+    const shape = inputShapeProblem(input, depth);
     if (shape?.reason === "too_deep") {
       throw failure(edge, {
         error_code: "invalid_input",
         stage: "validate",
-        message: `Cannot ${verb} ${id}: the input nests deeper than ${MAX_INPUT_DEPTH} levels.`,
-        context: { reason: "too_deep", limit: MAX_INPUT_DEPTH },
+        message: `Cannot ${verb} ${id}: the input nests deeper than ${depth} levels.`,
+        context: { reason: "too_deep", limit: depth },
       });
     }
     if (shape?.reason === "not_finite") {

@@ -2,6 +2,12 @@
 export const MAX_INPUT_DEPTH = 128;
 
 /**
+ * The levels a plane capability's own input may add around an input it carries: a report's run
+ * input sits four levels down (`events[i].data.input`), executions.start's one (`input`).
+ */
+export const PLANE_ENVELOPE_DEPTH = 8;
+
+/**
  * True when `value` nests objects or arrays deeper than `max`. Iterative, so a hostile
  * 100,000-level document is measured without recursion (JSON.parse accepts it; a recursive
  * JSON.stringify or schema check of it would overflow the stack).

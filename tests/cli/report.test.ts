@@ -3,12 +3,31 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { ensureDocketDir, leasePath } from "../../runtime/server/lease.ts";
 import { completedOf, openLive } from "../server/_support/live-client.ts";
-import { docket, fromSource, oneJsonDocument, removeTempDirs, spawnDocket, tempCheckout, watchStream } from "./_harness.ts";
+import { docket, fromSource, oneJsonDocument, removeTempDirs, spawnDocket, tempCheckout, watchStream, writeFiles } from "./_harness.ts";
 import { aloneLines, api, pollUntil, reportedBy, serveCheckout } from "./_report-support.ts";
 
 afterAll(removeTempDirs);
 
 const DEMO = ["run", "executions.demonstrate", "--format", "json", "--input"];
+
+/** Takes any data and answers how deep it nests. */
+const DEEP_TAKE = `import { capability } from "docket";
+import * as v from "valibot";
+
+export default capability({
+  id: "deep.take",
+  title: "Deep",
+  description: "Answers how deep its data nests.",
+  effect: "write",
+  input: v.object({ data: v.unknown() }),
+  output: v.number(),
+  handler({ data }) {
+    let depth = 0;
+    for (let at: unknown = data; Array.isArray(at); at = at[0]) depth++;
+    return depth;
+  },
+});
+`;
 const stepsOf = (snapshot: any) => snapshot.steps.map((s: any) => [s.id, s.title, s.state, s.message]);
 
 describe("docket run and the server serving its checkout", () => {
@@ -178,6 +197,55 @@ describe("docket run and the server serving its checkout", () => {
 
       const { items } = await http.get("/api/v1/executions?limit=100");
       expect(items.map((item: any) => item.run_id).sort()).toEqual(["rid-cli", "rid-http"]);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("docket run --run-id with an input as deep as any input may be (128 levels) is reported and its run_id kept: run again, it is that execution", async () => {
+    const checkout = tempCheckout();
+    writeFiles(checkout, { "capabilities/deep.take.ts": DEEP_TAKE });
+    const serve = spawnDocket(fromSource, ["serve", "--port", "0"], { cwd: checkout });
+    let deep: unknown = 1;
+    for (let i = 0; i < 127; i++) deep = [deep];
+    const run = () => docket(fromSource, ["run", "deep.take", "--format", "json", "--input", JSON.stringify({ data: deep }), "--run-id", "rid-deep"], { cwd: checkout });
+    try {
+      const banner = await watchStream(serve.stderr).until(/docket serving .* at (http:\/\/127\.0\.0\.1:\d+)/);
+      const http = api(banner.match(/at (http:\/\/127\.0\.0\.1:\d+)/)![1]!);
+      const first = await run();
+      expect(first.stderr).not.toContain("refused");
+      expect(first.code).toBe(0);
+      const again = await run();
+      expect(again.code).toBe(0);
+      expect(oneJsonDocument(again.stdout)).toMatchObject({ deduplicated: true, execution: { id: oneJsonDocument(first.stdout).execution.id } });
+      const { items } = await http.get("/api/v1/executions?limit=10");
+      expect(items.map((item: any) => item.run_id)).toEqual(["rid-deep"]);
+      // Started over HTTP, the same input fits (executions.start's own envelope is not counted), one level more does not.
+      const started = await http.post("/api/v1/executions/start", { capability: "deep.take", input: { data: deep } });
+      expect(started.status).toBe(200);
+      const deeper = await http.post("/api/v1/executions/start", { capability: "deep.take", input: { data: [deep] } });
+      expect(deeper.status).toBe(400);
+      expect(deeper.body.error.message).toBe("Cannot start deep.take: the input nests deeper than 128 levels.");
+    } finally {
+      serve.kill("SIGTERM");
+      await serve.exited;
+    }
+  });
+
+  test("docket run --run-id whose first report the server refuses runs nothing: not kept there, the run_id would not stop the next run", async () => {
+    const checkout = tempCheckout();
+    // One run identity: the second run_id is refused by the server (capacity), as a start's would be.
+    const server = await serveCheckout(checkout, { limits: { run_identities: 1 } });
+    const run = (runId: string) => docket(fromSource, [...DEMO, '{"steps":1,"delay_ms":0}', "--run-id", runId], { cwd: checkout });
+    try {
+      expect((await run("rid-kept")).code).toBe(0);
+      const refused = await run("rid-refused");
+      expect(refused.code).toBe(1);
+      expect(oneJsonDocument(refused.stdout)).toMatchObject({ execution: null, failure: { error_code: "unavailable", context: { run_id: "rid-refused", server_error_code: "capacity" } } });
+      expect(refused.stderr).toContain("refused this run's first report (capacity:");
+      expect(refused.stderr).toContain("so run_id rid-refused could not be kept there, and a run with it again would run again; nothing ran");
+      const { items } = await api(server.url).get("/api/v1/executions?limit=10");
+      expect(items.map((item: any) => item.run_id)).toEqual(["rid-kept"]);
     } finally {
       await server.stop();
     }

@@ -34,6 +34,11 @@ export interface WorkerBoot {
 export type ToWorker =
   /** Run one handler; `id` tags every message about this task. */
   | { type: "run"; id: number; task: WorkerTask }
+  /**
+   * Claim task `id` now: its `run` follows by structured clone, which the worker's thread copies in
+   * before it reads the message, for seconds with a large input: it is not too busy to begin.
+   */
+  | { type: "claim"; id: number }
   /** Cooperative cancel: aborts `ctx.signal` (the shared flag already turned `cancelled()` true). */
   | { type: "cancel"; id: number }
   /** Collect garbage now: the task that just ended faulted in much memory, which it may still hold. */

@@ -266,7 +266,10 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     watchdog.watch(job.id, () => (job.slot === slot ? slot.thread : null));
     slot.worker.ref();
     try {
-      slot.worker.postMessage(toWire<ToWorker>({ type: "run", id: job.id, task: job.task }));
+      const run = toWire<ToWorker>({ type: "run", id: job.id, task: job.task });
+      // A task JSON cannot carry goes by structured clone: claimed first (see the claim message).
+      if (typeof run !== "string") slot.worker.postMessage(toWire<ToWorker>({ type: "claim", id: job.id }));
+      slot.worker.postMessage(run);
     } catch (error) {
       // Only a task that structured clone cannot copy gets here; the engine sends validated JSON.
       release(slot, job, { ok: false, error: { kind: "internal", error_class: thrownClass(error), note: "its task could not be sent to a worker", message: thrownDetail(error), stack: null } });

@@ -114,6 +114,9 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
    */
   const claimTask = (id: number) => Atomics.compareExchange(claim, 0, id, -id) === id;
 
+  // The task a `claim` message claimed, whose `run` comes next.
+  let claimedAhead: number | null = null;
+
   /** Runs a task this worker claimed. */
   const runTask = async (id: number, task: WorkerTask) => {
     const context = createWorkerContext({ id, task, cancelFlag, backlog, post, host, spawn: children.spawn });
@@ -147,9 +150,15 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
     if (runId !== null && !claimTask(runId)) return;
     const message = fromWire(data);
     switch (message.type) {
-      case "run":
-        if (runId !== null || claimTask(message.id)) void runTask(message.id, message.task);
+      case "claim":
+        claimedAhead = claimTask(message.id) ? message.id : null;
         break;
+      case "run": {
+        const claimed = runId !== null || claimedAhead === message.id || claimTask(message.id);
+        claimedAhead = null;
+        if (claimed) void runTask(message.id, message.task);
+        break;
+      }
       case "cancel":
         if (current?.id === message.id) current.context.cancel();
         break;

@@ -564,6 +564,17 @@ describe("createWorkerPool", () => {
     expect(runIdOfWire('{"type":"run","id":x,')).toBeNull();
   });
 
+  test("a task JSON cannot carry, whose structured clone takes its worker longer to copy in than the start bound, is begun, not taken back", async () => {
+    const p = makePool({ startTimeoutMs: 100 });
+    // A Date makes the task go by structured clone; a million members make its copy take some 400 ms.
+    const input: Record<string, unknown> = { when: new Date(0) };
+    for (let i = 0; i < 1_000_000; i++) input[`member-${i}`] = i;
+    const outcome = await p.run(task("echo", "fixture.echo", input), { lane: "execution" }).outcome;
+    expect(outcome.ok).toBe(true);
+    expect(problems).toEqual([]);
+    expect(p.stats().replaced).toBe(0);
+  });
+
   test("a task whose input takes its worker longer to parse than the start bound is begun, not taken back: the worker claims it first", async () => {
     const p = makePool({ startTimeoutMs: 100 });
     // An object of a million members (some 22 MB of JSON): its parse alone takes a worker some 250 ms.

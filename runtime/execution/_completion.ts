@@ -262,7 +262,7 @@ function outputProblem(capability: RegisteredCapability, output: unknown): Outpu
   // what clients see.
   if (capability.plane) return schemaProblem(capability, output);
   if (nestsDeeperThan(output, MAX_INPUT_DEPTH)) {
-    return { ok: false, message: `nests deeper than ${MAX_INPUT_DEPTH} levels; it cannot be stored or shown.`, suggestion: "Return a flatter output.", context: { limit: MAX_INPUT_DEPTH } };
+    return { ok: false, message: `nests deeper than ${MAX_INPUT_DEPTH} levels, or holds itself (a cycle); it cannot be stored or shown.`, suggestion: "Return a flatter output, with no object inside itself.", context: { limit: MAX_INPUT_DEPTH } };
   }
   if (!isJsonable(output)) {
     return { ok: false, message: "cannot be written as JSON (a BigInt, or a cycle).", suggestion: "Return plain JSON values: strings, numbers, booleans, null, arrays and objects." };

@@ -1,4 +1,4 @@
-import { capability, CapabilityError, inspectCapabilityFile, listCapabilityFiles, resolveInside, type CapabilityFileReport } from "docket";
+import { capability, CapabilityError, inspectCapabilityFile, listCapabilityFiles, resolveInside, type CapabilityFileReport, type CapabilityProblem } from "docket";
 import * as v from "valibot";
 import { realpath } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
@@ -29,7 +29,11 @@ export default capability({
     ctx.progress.stepDone("list", true, `${files.length} files`);
 
     // A file whose top level never settles is a problem of its own, not a verify that hangs.
-    const timeoutMs = (await ctx.host()).limits.load_timeout_ms;
+    const host = await ctx.host();
+    const timeoutMs = host.limits.load_timeout_ms;
+    // Files the host's trial load kept out (a top level that loops, exits or leaves work running):
+    // imported here they would hang this worker or end it, so their verdict is the trial's.
+    const keptOut = new Map(host.load_errors.filter((error) => error.kept_out).map((error) => [error.file, error]));
     ctx.progress.step("check", "Load and check each file");
     const reports: CapabilityFileReport[] = [];
     const firstById = new Map<string, string>();
@@ -38,7 +42,10 @@ export default capability({
       if (ctx.progress.cancelled()) throw ctx.progress.cancellation();
       const file = files[i]!;
       const shown = display(ctx.root, file);
-      const report = await inspectCapabilityFile(file, { fresh: true, timeoutMs });
+      const refused = keptOut.get(file);
+      const report: CapabilityFileReport = refused
+        ? { file, id: null, problems: [{ code: refused.kept_out as CapabilityProblem["code"], reason: refused.reason, line: refused.line, column: refused.column }], input_schema: null, output_schema: null }
+        : await inspectCapabilityFile(file, { fresh: true, timeoutMs });
       reports.push(report);
       for (const problem of report.problems) {
         problems++;

@@ -52,7 +52,7 @@ export interface HostFacts {
   root: string;
   runtime: { docket_version: string; bun: string | null; node: string; platform: string; arch: string; pid: number; uptime_ms: number };
   capabilities: Array<{ id: string; effect: "read" | "write"; execution: "allowed" | "never" | "always"; source: string }>;
-  load_errors: Array<{ file: string; line: number | null; column: number | null; reason: string }>;
+  load_errors: Array<{ file: string; line: number | null; column: number | null; reason: string; kept_out?: string }>;
   store: {
     kind: string;
     counts: Record<string, number>;

@@ -93,7 +93,8 @@ export async function loadCapabilityFile(absPath: string, importFile: ImportFile
 async function loadInto(registry: CapabilityRegistry, file: string, options: ImportCapabilityOptions): Promise<RegisteredCapability | null> {
   const imported = await importCapabilityFile(file, options);
   if (!imported.ok) {
-    registry.addLoadError({ file, line: imported.problem.line, column: imported.problem.column, reason: imported.problem.reason });
+    const { line, column, reason, code, kept_out } = imported.problem;
+    registry.addLoadError({ file, line, column, reason, ...(kept_out ? { kept_out: code } : {}) });
     return null;
   }
   return registry.add(imported.value, { kind: "file", file }, { text: imported.text, version: imported.version });

@@ -64,6 +64,8 @@ export interface CapabilityProblem {
   reason: string;
   line: number | null;
   column: number | null;
+  /** Refused by its trial load in a worker (worker/load-probe.ts): importing it may hang or end the thread. */
+  kept_out?: boolean;
 }
 
 /** The verdict on one declaration: its problems, and its JSON Schemas when they convert. */
@@ -279,7 +281,7 @@ export async function importCapabilityFile(absPath: string, options: ImportCapab
     // Tried in a worker with this very text: a failure there is the file's load error, and the
     // main thread never runs it.
     const problem = await options.probe(sources);
-    if (problem !== null) return { ok: false, problem };
+    if (problem !== null) return { ok: false, problem: { ...problem, kept_out: true } };
   }
   target.pin();
   try {

@@ -55,6 +55,11 @@ export interface LoadError {
   line: number | null;
   column: number | null;
   reason: string;
+  /**
+   * Its trial load in a worker refused it, for this reason (`load_timeout`, `import_failed`): a top
+   * level that loops, exits or leaves work running, never imported on a main thread.
+   */
+  kept_out?: string;
 }
 
 /** The public, JSON-safe description of a capability (capabilities.list / get, OpenAPI, MCP). */

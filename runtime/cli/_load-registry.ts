@@ -3,7 +3,9 @@ import { BUILTINS } from "../capability/builtins.ts";
 import { findCheckoutRoot } from "../capability/checkout.ts";
 import { discoverCapabilities } from "../capability/discovery.ts";
 import type { CapabilityCatalog } from "../capability/registered.ts";
-import { resolveLimits } from "../execution/limits.ts";
+import { defaultLimits, resolveLimits } from "../execution/limits.ts";
+import { createLoadProbe } from "../worker/load-probe.ts";
+import { DEFAULT_WORKER_URL } from "../worker/pool.ts";
 
 /**
  * The registry alone, as `docket capabilities` reads it: the same discovery `bootPlane` runs, without
@@ -20,6 +22,13 @@ export async function loadRegistry(options: { cwd: string; capabilityDirs: strin
   } catch {
     loadTimeoutMs = undefined;
   }
-  const registry = await discoverCapabilities({ root, dirs: options.capabilityDirs, builtins: BUILTINS, importFile: (path) => import(path), loadTimeoutMs });
-  return { root, registry };
+  // Each file tried in a worker first, as a server does: one whose top level loops or calls
+  // process.exit() is listed as a load error instead of hanging the listing or ending it unsaid.
+  const probe = createLoadProbe({ workerUrl: DEFAULT_WORKER_URL, timeoutMs: loadTimeoutMs ?? defaultLimits().load_timeout_ms, report: (line) => process.stderr.write(`${line}\n`) });
+  try {
+    const registry = await discoverCapabilities({ root, dirs: options.capabilityDirs, builtins: BUILTINS, importFile: (path) => import(path), loadTimeoutMs, probe: (sources) => probe.check(sources) });
+    return { root, registry };
+  } finally {
+    await probe.close();
+  }
 }

@@ -122,6 +122,11 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
       log: (line) => output.stderr(`${line}\n`),
       // A run makes no direct call: no direct-lane worker to spawn (one fewer start-up cost).
       directWorkers: 0,
+      // Every file of the checkout (a built-in's run, capabilities.verify the CI step among them):
+      // each is tried in a worker first, so that one whose top level loops or exits is a load
+      // error named in the run, not a run that hangs past SIGTERM or ends without a word. A run
+      // of one file, its own, imports it at once: that file is the work, and Ctrl-C ends it.
+      trialLoads: file === null && only === undefined,
     });
   } catch (error) {
     // A worker that cannot start (a broken build, no threads left): the details, which name paths

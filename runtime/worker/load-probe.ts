@@ -65,7 +65,7 @@ function verdictOf(outcome: TaskOutcome): Verdict {
     const error = outcome.error;
     // The worker's note ("it failed outside its own call") says what the reason already says.
     const detail = error.kind === "internal" ? `${error.error_class}: ${error.note && error.message.startsWith(`${error.note}: `) ? error.message.slice(error.note.length + 2) : error.message}` : error.message;
-    return { problem: problem("import_failed", `loading the file left an error uncaught (${detail.split("\n")[0]}) when docket tried it in a worker first, so the server did not import it; await or catch what its top level starts`), keep: false };
+    return { problem: problem("import_failed", `loading the file left an error uncaught (${detail.split("\n")[0]}) when docket tried it in a worker first, so docket did not import it; await or catch what its top level starts`), keep: false };
   }
   if (outcome.output === null || typeof outcome.output !== "object") return { problem: null, keep: true };
   const failure = outcome.output as { reason?: unknown; line?: unknown; column?: unknown; outside?: unknown };
@@ -116,7 +116,7 @@ export function createLoadProbe(options: LoadProbeOptions): LoadProbe {
         slot.job.settle({
           problem: problem(
             "import_failed",
-            `loading the file grew past the memory limit of ${memoryLimitMb} MiB (about ${usedMb} MiB) when docket tried it in a worker first, so the server did not import it; take the work out of its top level and save it again, or raise DOCKET_WORKER_MEMORY_MB`,
+            `loading the file grew past the memory limit of ${memoryLimitMb} MiB (about ${usedMb} MiB) when docket tried it in a worker first, so docket did not import it; take the work out of its top level and save it again, or raise DOCKET_WORKER_MEMORY_MB`,
           ),
           keep: false,
         });
@@ -141,7 +141,7 @@ export function createLoadProbe(options: LoadProbeOptions): LoadProbe {
       from.job?.settle({
         problem: problem(
           "import_failed",
-          `loading the file ended its thread (exit code ${code}) when docket tried it in a worker first — process.exit() or a crash at its top level — so the server did not import it; take that out of its top level and save it again`,
+          `loading the file ended its thread (exit code ${code}) when docket tried it in a worker first — process.exit() or a crash at its top level — so docket did not import it; take that out of its top level and save it again`,
         ),
         keep: true,
       });
@@ -173,7 +173,7 @@ export function createLoadProbe(options: LoadProbeOptions): LoadProbe {
         trialOf.settle({
           problem: problem(
             "load_timeout",
-            `the file did not finish loading within ${timeoutMs} ms when docket tried it in a worker first (a synchronous loop or slow work at its top level${helpersOf(sources)}, or a top-level await that never settles), so the server did not import it; make its top level quick and save it again, or raise DOCKET_LOAD_TIMEOUT_MS`,
+            `the file did not finish loading within ${timeoutMs} ms when docket tried it in a worker first (a synchronous loop or slow work at its top level${helpersOf(sources)}, or a top-level await that never settles), so docket did not import it; make its top level quick and save it again, or raise DOCKET_LOAD_TIMEOUT_MS`,
           ),
           keep: true,
         });
@@ -244,7 +244,7 @@ export function createLoadProbe(options: LoadProbeOptions): LoadProbe {
       if (slot === worker) slot = null;
       if (closed) return stopping();
       // No worker to try it in: untried, it is not imported either.
-      return problem("import_failed", `docket could not start a worker to try the file in first (${(error as Error)?.message ?? error}), so the server did not import it; save it again to retry`);
+      return problem("import_failed", `docket could not start a worker to try the file in first (${(error as Error)?.message ?? error}), so docket did not import it; save it again to retry`);
     }
     if (slot !== worker) return stopping();
     const verdict = await trial(worker, sources);

@@ -170,4 +170,30 @@ describe("containment (compiled binary)", () => {
     expect(hog.code).toBe(1);
     expect(JSON.parse(hog.stdout).execution.failure).toMatchObject({ error_code: "memory_exceeded", context: { limit_mb: 64 } });
   }, 60_000);
+
+  test("a file whose top level loops for ever or calls process.exit() is a load error of the CI step and of the listing, which neither hangs nor ends without a word", async () => {
+    const team = tempCheckout();
+    writeFiles(team, {
+      "capabilities/bad.exits.ts": `process.exit(3);\n${header("bad.exits", `effect: "read", input: v.object({}), output: v.object({}), handler: () => ({})`)}`,
+      "capabilities/bad.loops.ts": `while (true) {}\n${header("bad.loops", `effect: "read", input: v.object({}), output: v.object({}), handler: () => ({})`)}`,
+      "capabilities/good.one.ts": header("good.one", `effect: "read", input: v.object({}), output: v.object({}), handler: () => ({})`),
+    });
+    const listed = await docket(runner, ["capabilities", "list", "--format", "json"], { cwd: team, env: LIMITS });
+    expect(listed.code).toBe(0);
+    const listing = JSON.parse(listed.stdout);
+    expect(listing.capabilities.map((c: { id: string }) => c.id)).toContain("good.one");
+    expect(listing.load_errors).toEqual([
+      expect.objectContaining({ file: join(team, "capabilities", "bad.exits.ts"), kept_out: "import_failed", reason: expect.stringContaining("ended its thread (exit code 3)") }),
+      expect.objectContaining({ file: join(team, "capabilities", "bad.loops.ts"), kept_out: "load_timeout", reason: expect.stringContaining("did not finish loading within 300 ms") }),
+    ]);
+
+    const verify = await docket(runner, ["run", "capabilities.verify", "--format", "json"], { cwd: team, env: LIMITS });
+    expect(verify.code).toBe(1);
+    const run = JSON.parse(verify.stdout).execution;
+    expect(run.failure.error_code).toBe("verification_failed");
+    expect(run.diagnostics.map((d: { code: string; file: string }) => [d.code, d.file])).toEqual([
+      ["import_failed", "capabilities/bad.exits.ts"],
+      ["load_timeout", "capabilities/bad.loops.ts"],
+    ]);
+  }, 60_000);
 });

@@ -278,7 +278,7 @@ console.log(JSON.stringify(verdicts));
       ] as const) {
         const verdict = await check(probe, file(name, top));
         expect({ name, reason: verdict?.reason }).toEqual({ name, reason: expect.stringContaining(expected) });
-        expect(verdict!.reason).toContain("so the server did not import it; start it in the handler (and stop it when ctx.signal aborts), or ");
+        expect(verdict!.reason).toContain("so docket did not import it; start it in the handler (and stop it when ctx.signal aborts), or ");
       }
       const undone = file(
         "undone.ts",

@@ -83,7 +83,7 @@ export async function bridgeStdioToHttp(options: BridgeOptions): Promise<void> {
         suspect = true;
         const why = error ? ` (${String((error as Error)?.message ?? error).replace(/\.$/, "")})` : "";
         sayOnce(`docket mcp: the docket server at ${origin} closed a call's answer before it was given`);
-        const message = `The docket server at ${origin} stopped answering this request before its answer came${why}: it stopped, crashed or restarted. A call that starts work may have run: once a server runs again, find it with docket_executions_list or \`docket executions list\` before you retry.`;
+        const message = `The docket server at ${origin} stopped answering this request before its answer came${why}: it stopped, crashed or restarted. A call that starts work may have run: once a server runs again, find it with docket_executions or \`docket executions list\` before you retry.`;
         answer({ jsonrpc: "2.0", id, error: { code: ErrorCode.ConnectionClosed, message } }).catch(() => undefined);
       }
     }, STREAM_END_GRACE_MS);

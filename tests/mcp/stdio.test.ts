@@ -403,7 +403,7 @@ describe("docket mcp beside a server", () => {
       // The SDK's own request timeout is far away: what ends the call must be docket mcp's answer.
       { timeout: 60_000, onprogress: () => void (isProcessAlive(server.pid!) && server.kill("SIGKILL")) },
     );
-    await expect(call).rejects.toThrow(/stopped answering this request before its answer came.*docket_executions_list/);
+    await expect(call).rejects.toThrow(/stopped answering this request before its answer came.*docket_executions/);
     expect(agent.stderr()).toContain("closed a call's answer before it was given");
     const pid = agent.transport.pid!;
     await agent.client.close();

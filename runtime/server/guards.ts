@@ -166,6 +166,8 @@ export function accessGuard(config: ServerConfig): MiddlewareHandler<AppEnv> {
       const right = tokens.some((t) => sameSecret(t, config.token!));
       const wrongSent = tokens.some((t) => t !== cookie && !sameSecret(t, config.token!));
       if (!right || wrongSent) {
+        const cockpit = path === "/cockpit" || path.startsWith("/cockpit/");
+        if (cockpit && tokens.length === 0) return cockpitTokenNeeded(c);
         return edgeFailure(c, {
           status: 401,
           message: tokens.length === 0 ? "This server requires a token: send Authorization: Bearer <token>." : right ? "More than one token was sent, and not all are this server's token: send one." : "The token sent is not this server's token.",
@@ -177,6 +179,22 @@ export function accessGuard(config: ServerConfig): MiddlewareHandler<AppEnv> {
     }
     await next();
   };
+}
+
+/** What a browser opening the cockpit of a server with a token, without it, is told: the link that signs it in. */
+const COCKPIT_TOKEN_NEEDED = {
+  message: "The cockpit of this server needs its token: open /cockpit?token=<token> once, and the browser keeps it (in a cookie) for every page after.",
+  suggestion: "docket serve printed that link when it started (with a token it made); the token is also in .docket/lease.json of the checkout.",
+};
+
+/** 401 for a cockpit page asked without any token: a page a person reads in a browser, JSON for anything else. */
+function cockpitTokenNeeded(c: Context<AppEnv>): Response {
+  const headers = { "WWW-Authenticate": 'Bearer realm="docket"' };
+  if ((c.req.header("accept") ?? "").includes("text/html")) {
+    const page = `<!doctype html><meta charset="utf-8"><title>docket — token needed</title><h1>This server needs its token</h1><p>${COCKPIT_TOKEN_NEEDED.message.replace("<token>", "&lt;token&gt;")}</p><p>${COCKPIT_TOKEN_NEEDED.suggestion}</p>`;
+    return new Response(page, { status: 401, headers: { ...headers, "Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store" } });
+  }
+  return edgeFailure(c, { status: 401, ...COCKPIT_TOKEN_NEEDED, context: { reason: "unauthorized" }, headers });
 }
 
 /**

@@ -27,6 +27,21 @@ describe("cockpit sign-in with a token", () => {
     expect((await get("/cockpit?token=wrong-token-wrong-token")).status).toBe(401);
   });
 
+  test("a browser opening the cockpit without a token is told, in a page, to open the link with the token once; a script gets the same in JSON", async () => {
+    const page = await get("/cockpit/executions", { accept: "text/html,application/xhtml+xml" });
+    expect(page.status).toBe(401);
+    expect(page.headers.get("content-type")).toContain("text/html");
+    const text = await page.text();
+    expect(text).toContain("open /cockpit?token=&lt;token&gt; once");
+    expect(text).toContain(".docket/lease.json");
+    expect(text).not.toContain(TOKEN);
+    const json = await get("/cockpit");
+    expect(json.status).toBe(401);
+    expect(((await json.json()) as { error: { message: string } }).error.message).toContain("open /cockpit?token=<token> once");
+    // The API keeps its own words.
+    expect(((await (await get("/api/v1/capabilities/list")).json()) as { error: { message: string } }).error.message).toBe("This server requires a token: send Authorization: Bearer <token>.");
+  });
+
   test("the printed link sets an HttpOnly SameSite=Strict cookie and redirects to the page without the token", async () => {
     const response = await get("/cockpit/executions?state=running&token=" + TOKEN);
     expect(response.status).toBe(303);

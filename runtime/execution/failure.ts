@@ -70,12 +70,24 @@ const DEFAULT_SUGGESTION: Record<PlaneErrorCode, string> = {
   run_id_conflict: "Use a new run_id, or send the same input as the original execution.",
   capacity: "Wait for running executions to finish, then try again.",
   cancelled: "Start it again if the work is still wanted.",
-  deadline_exceeded: "Raise the deadline (deadline_ms) or make the work smaller.",
+  deadline_exceeded: "Give it more time (the start's deadline_ms, or the capability's timeout_ms, whichever the context's bound names) or make the work smaller.",
   memory_exceeded: "Make the handler hold less at once (stream or page through the data), or raise the limit: DOCKET_WORKER_MEMORY_MB or docket serve --worker-memory-mb.",
   unavailable: "Check that the process doing the work is still running.",
   interrupted: "The process stopped while this ran; start it again if the work is still wanted.",
   internal: "This is a bug in the capability or in docket; the correlation id finds the details in the server's log.",
 };
+
+/**
+ * What a write whose effect may have happened needs first, whatever stopped it: settling, not a
+ * bigger deadline (docs/reconciliation.md).
+ */
+const RECONCILE_FIRST =
+  "The work may have been done: check what it changed, then settle it with executions.reconcile (docket executions reconcile <id> --applied or --not-applied) before you start it again.";
+
+function defaultSuggestion(plane: PlaneErrorCode | null, retryability: Retryability | undefined): string {
+  if (retryability === "manual_reconcile") return RECONCILE_FIRST;
+  return plane ? DEFAULT_SUGGESTION[plane] : "See the message; the capability's documentation lists its error codes.";
+}
 
 const MAX_CONTEXT_BYTES = 4096;
 
@@ -110,7 +122,7 @@ export function buildFailure(options: FailureOptions): FailureDescriptor {
     correlation_id: options.correlation_id ?? newCorrelationId(),
     request_id: options.request_id,
     trace_id: options.trace_id,
-    suggestion: options.suggestion === undefined ? (plane ? DEFAULT_SUGGESTION[plane] : "See the message; the capability's documentation lists its error codes.") : sanitizeLine(options.suggestion),
+    suggestion: options.suggestion === undefined ? defaultSuggestion(plane, options.retryability) : sanitizeLine(options.suggestion),
     context: boundContext(options.context),
   };
 }

@@ -22,7 +22,9 @@ describe("exitCodeOf", () => {
 describe("failureText", () => {
   test("shows code, message, suggestion and the ids, and warns of an unknown outcome", () => {
     const text = failureText(failure("deadline_exceeded", { outcome_certainty: "unknown", retryability: "manual_reconcile" }), terminalStyle({}, {}));
-    expect(text).toStartWith("error deadline_exceeded: because deadline_exceeded\n  Raise the deadline");
+    // A write whose effect is unknown is settled first, whatever stopped it: no "give it more time".
+    expect(text).toStartWith("error deadline_exceeded: because deadline_exceeded\n  The work may have been done: check what it changed, then settle it with executions.reconcile");
+    expect(failureText(failure("deadline_exceeded"), terminalStyle({}, {}))).toContain("\n  Give it more time (the start's deadline_ms, or the capability's timeout_ms");
     expect(text).toMatch(/correlation id c-[0-9a-f]{16} · request r-1 · stage validate · retry: manual_reconcile; its effect is unknown/);
   });
 });

@@ -288,7 +288,7 @@ export function createEngine(options: EngineOptions): Engine {
       throw failure(edge, {
         error_code: "capacity",
         stage: "admit",
-        message: `Cannot start ${capability.id}: ${waiting} executions are already waiting (limit ${limits.max_queued}).`,
+        message: `Cannot start ${capability.id}: ${waiting === 1 ? "1 execution is" : `${waiting} executions are`} already waiting (limit ${limits.max_queued}).`,
         context: { queued: waiting, limit: limits.max_queued, retry_after_s: 1 },
       });
     }

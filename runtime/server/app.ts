@@ -57,7 +57,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
   app.get("/events", async (c) => {
     const upgrade = (c.req.header("upgrade") ?? "").toLowerCase() === "websocket";
     const verdict = live.check(new URL(c.req.url).searchParams, upgrade);
-    if (!verdict.ok) return edgeFailure(c, { status: verdict.status, error_code: verdict.error_code, message: verdict.message, context: verdict.context, headers: verdict.headers });
+    if (!verdict.ok) return edgeFailure(c, { status: verdict.status, error_code: verdict.error_code, message: verdict.message, suggestion: verdict.suggestion, context: verdict.context, headers: verdict.headers });
     const offered = offeredSubprotocols(c.req.header("sec-websocket-protocol"));
     if (upgrade && offered.length > 0 && !offered.includes(LIVE_SUBPROTOCOL)) {
       return edgeFailure(c, {

@@ -5,7 +5,7 @@ import { namedExecutionsWithin, parseLiveTarget, type LiveTarget } from "./live-
 /** The verdict on a `/events` request before the upgrade: the subscription, or the refusal to answer. */
 export type LiveCheck =
   | { ok: true; target: LiveTarget }
-  | { ok: false; status: 400 | 404 | 426 | 503; error_code: string; message: string; context: Record<string, unknown>; headers?: Record<string, string> };
+  | { ok: false; status: 400 | 404 | 426 | 503; error_code: string; message: string; suggestion?: string; context: Record<string, unknown>; headers?: Record<string, string> };
 
 /** What admission looks at besides the request. */
 export interface LiveAdmission {
@@ -56,7 +56,8 @@ export function checkLiveRequest(params: URLSearchParams, upgrade: boolean, admi
       ok: false,
       status: 503,
       error_code: "unavailable",
-      message: stopping ? "The server is stopping." : `The live channel already has ${connections} connections (limit ${limits.live_connections}).`,
+      message: stopping ? "The server is stopping." : `The live channel already has ${connections === 1 ? "1 connection" : `${connections} connections`} (limit ${limits.live_connections}).`,
+      suggestion: stopping ? "Connect again once it has started again." : "Close a live connection you no longer need (a cockpit tab, a follower), or raise the limit: docket serve --live-connections or DOCKET_LIVE_CONNECTIONS.",
       context: { limit: limits.live_connections, retry_after_s: 1 },
     };
   }

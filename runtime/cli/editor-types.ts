@@ -59,12 +59,13 @@ export async function writeEditorTypes(root: string): Promise<string> {
   removeLeftovers(target);
   const fresh = `${target}.new-${process.pid}-${Date.now()}`;
   try {
+    // Private like the rest of .docket/ (docs/security.md): folders 0700, files 0600.
     for (const [name, text] of Object.entries(files)) {
       const path = join(fresh, name);
-      mkdirSync(dirname(path), { recursive: true });
-      writeFileSync(path, text);
+      mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+      writeFileSync(path, text, { mode: 0o600 });
     }
-    writeFileSync(join(fresh, STAMP_FILE), `${typesStamp()}\n`);
+    writeFileSync(join(fresh, STAMP_FILE), `${typesStamp()}\n`, { mode: 0o600 });
     const old = `${target}.old-${process.pid}-${Date.now()}`;
     try {
       renameSync(target, old);

@@ -1,6 +1,6 @@
 // docket's other commands from source: help, version, capabilities, new, and command-line mistakes.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
 import { ECHO } from "./_fixtures.ts";
@@ -229,6 +229,9 @@ describe("docket init", () => {
     const init = await cli(["init"], repo);
     expect(init.code).toBe(0);
     expect(init.stdout).toContain("Created capabilities/hello.greet.ts");
+    // The types are private like the rest of .docket/: folders 0700, files 0600.
+    expect(statSync(join(repo, ".docket", "types")).mode & 0o777).toBe(0o700);
+    expect(statSync(join(repo, ".docket", "types", "docket", "public.d.ts")).mode & 0o777).toBe(0o600);
     expect(init.stderr).toBe(
       `Note: tsconfig.json type-checks capabilities/ too, with its own settings, where "docket" and "valibot" have no types: tsc -p . will fail with "Cannot find module 'docket'". docket does not edit it; add this line to it (docs/editor-types.md):\n  "exclude": ["capabilities"]\n`,
     );

@@ -8,14 +8,15 @@
  * which would cross by structured clone, is measured by a walk that stops once past the limit:
  * its JSON would say nothing of a Map's entries, and throw for a BigInt after building most of it.
  */
-export function outputOver(wire: unknown, output: unknown, limit: number): number | null {
+export function outputOver(wire: unknown, output: unknown, limit: number): { bytes: number; at_least: boolean } | null {
   if (typeof wire === "string") {
     if (wire.length <= limit) return null;
     const size = JSON.stringify(output)?.length ?? 0;
-    return size > limit ? size : null;
+    return size > limit ? { bytes: size, at_least: false } : null;
   }
+  // The walk stops just past the limit: what it counted is where it stopped, not the size.
   const size = writtenSize(output, limit);
-  return size > limit ? size : null;
+  return size > limit ? { bytes: size, at_least: true } : null;
 }
 
 /** Thrown by writtenSize's walk once past its limit. */

@@ -66,7 +66,8 @@ export type TaskError =
   /** The pool terminated the worker because the handler outgrew its memory limit (docs/containment.md). */
   | { kind: "memory_exceeded"; message: string; limit_mb: number; used_mb: number }
   /** It returned an output larger than `output_bytes` (characters of its JSON), which the worker kept. */
-  | { kind: "output_too_large"; message: string; bytes: number; limit: number };
+  /** `bytes`: the output's characters of JSON, or with `at_least`, how far the count got before it stopped past the limit. */
+  | { kind: "output_too_large"; message: string; bytes: number; limit: number; at_least?: boolean };
 
 export type TaskOutcome = { ok: true; output: unknown } | { ok: false; error: TaskError };
 

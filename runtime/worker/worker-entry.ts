@@ -100,7 +100,8 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
     try {
       const wire = toWire<FromWorker>({ type: "outcome", id: run.id, outcome });
       const over = outcome.ok && run.outputBytes !== undefined ? outputOver(wire, outcome.output, run.outputBytes) : null;
-      port.postMessage(over === null ? wire : toWire<FromWorker>({ type: "outcome", id: run.id, outcome: { ok: false, error: { kind: "output_too_large", message: `an output of ${over} characters of JSON, over output_bytes (${run.outputBytes})`, bytes: over, limit: run.outputBytes! } } }));
+      const size = over && (over.at_least ? `more than ${run.outputBytes} characters of JSON` : `${over.bytes} characters of JSON`);
+      port.postMessage(over === null ? wire : toWire<FromWorker>({ type: "outcome", id: run.id, outcome: { ok: false, error: { kind: "output_too_large", message: `an output of ${size}, over output_bytes (${run.outputBytes})`, bytes: over.bytes, limit: run.outputBytes!, ...(over.at_least ? { at_least: true } : {}) } } }));
     } catch (error) {
       // An output (or context) structured clone cannot copy: a function, a symbol, a class with private state.
       post({ type: "outcome", id: run.id, outcome: { ok: false, error: internal(error, "its result could not be sent to the main thread", run.context.mask) } });

@@ -251,6 +251,9 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
 
   function failed(error: unknown): void {
     const reason = (error as Error)?.message ?? String(error);
+    // A run with a run_id waits for its first answer and says itself what a refusal of it means
+    // (nothing runs): "visible to this process alone" would say it goes on.
+    if (error instanceof ReportRefusedError && !heard && options.inputHash !== undefined) return end(null);
     if (error instanceof ReportRefusedError) return end(`the server at ${server} refused the report of ${id} (${reason}), so from now on this execution is visible to this process alone`);
     failures++;
     if (!warned && (!heard || failures >= FAILURES_TO_WARN)) {

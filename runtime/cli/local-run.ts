@@ -5,7 +5,7 @@ import { prepareCapabilityThread } from "./_capability-thread.ts";
 import { bootPlane, type BootedPlane } from "../boot.ts";
 import { findCheckoutRoot } from "../capability/checkout.ts";
 import type { LoadError } from "../capability/registered.ts";
-import { buildFailure, FailureError, type FailureDescriptor } from "../execution/failure.ts";
+import { buildFailure, FailureError, type FailureDescriptor, type Retryability } from "../execution/failure.ts";
 import { LimitsError, resolveLimits } from "../execution/limits.ts";
 import type { EdgeInfo } from "../execution/plane.ts";
 import type { ExecutionEvent } from "../execution/protocol.ts";
@@ -78,11 +78,11 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
   const style = terminalStyle({ isTTY: options.output.stderrIsTTY }, env);
   const edge = cliEdge(env);
   const gitHub = isGitHubActions(env);
-  const refuse = (message: string, context: Record<string, unknown> = {}, error_code: "invalid_input" | "unavailable" = "invalid_input") =>
+  const refuse = (message: string, context: Record<string, unknown> = {}, error_code: "invalid_input" | "unavailable" = "invalid_input", retry?: { retryability: Retryability; suggestion: string }) =>
     finishRefused(
       options,
       style,
-      buildFailure({ error_code, stage: error_code === "unavailable" ? "admit" : "validate", message, request_id: edge.request_id, trace_id: edge.trace_id, context, ...(error_code === "unavailable" ? { retryability: "safe" as const } : {}) }),
+      buildFailure({ error_code, stage: error_code === "unavailable" ? "admit" : "validate", message, request_id: edge.request_id, trace_id: edge.trace_id, context, ...(error_code === "unavailable" ? { retryability: "safe" as const } : {}), ...retry }),
     );
 
   if (!options.input.ok) return refuse(`Cannot run ${options.target}: ${options.input.message}`);
@@ -218,7 +218,7 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
         // Not kept there, the run_id would not stop the next run with it: this one must not run either.
         const why = first.failure === null ? "" : ` (${first.failure.error_code}: ${first.failure.message.replace(/[.\s]+$/, "")})`;
         const code = first.failure?.error_code === "invalid_input" ? "invalid_input" : "unavailable";
-        return await refuse(`The docket server at ${server!.url} refused this run's first report${why}, so run_id ${options.runId} could not be kept there, and a run with it again would run again; nothing ran.${code === "unavailable" && first.failure?.retryability !== "never" ? " Run again once the server takes reports (the same --run-id is safe)." : ""}`, { run_id: options.runId, server_error_code: first.failure?.error_code ?? null }, code);
+        return await refuse(`The docket server at ${server!.url} refused this run's first report${why}, so run_id ${options.runId} could not be kept there, and a run with it again would run again; nothing ran.${code === "unavailable" && first.failure?.retryability !== "never" ? " Run again once the server takes reports (the same --run-id is safe)." : ""}`, { run_id: options.runId, server_error_code: first.failure?.error_code ?? null }, code, first.failure ? { retryability: first.failure.retryability, suggestion: first.failure.suggestion } : undefined);
       }
       if (first.kind === "unheard") {
         return await refuse(`The docket server at ${server!.url} did not answer this run's first report, so whether run_id ${options.runId} was used already cannot be known; nothing ran. Run again once it answers (the same --run-id is safe).`, { run_id: options.runId }, "unavailable");

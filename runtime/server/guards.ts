@@ -167,7 +167,8 @@ export function accessGuard(config: ServerConfig): MiddlewareHandler<AppEnv> {
       const wrongSent = tokens.some((t) => t !== cookie && !sameSecret(t, config.token!));
       if (!right || wrongSent) {
         const cockpit = path === "/cockpit" || path.startsWith("/cockpit/");
-        if (cockpit && tokens.length === 0) return cockpitTokenNeeded(c);
+        // A page with no token, or only a stale cookie (a server restarted with a new token).
+        if (cockpit && tokens.every((t) => t === cookie)) return cockpitTokenNeeded(c);
         return edgeFailure(c, {
           status: 401,
           message: tokens.length === 0 ? "This server requires a token: send Authorization: Bearer <token>." : right ? "More than one token was sent, and not all are this server's token: send one." : "The token sent is not this server's token.",
@@ -187,11 +188,16 @@ const COCKPIT_TOKEN_NEEDED = {
   suggestion: "docket serve printed that link when it started (with a token it made); the token is also in .docket/lease.json of the checkout.",
 };
 
+/** True when the client reads pages (a browser): its Accept names HTML. */
+function wantsPage(c: Context<AppEnv>): boolean {
+  return /\btext\/html\b/i.test(c.req.header("accept") ?? "");
+}
+
 /** 401 for a cockpit page asked without any token: a page a person reads in a browser, JSON for anything else. */
-function cockpitTokenNeeded(c: Context<AppEnv>): Response {
+function cockpitTokenNeeded(c: Context<AppEnv>, first?: string): Response {
   const headers = { "WWW-Authenticate": 'Bearer realm="docket"' };
-  if ((c.req.header("accept") ?? "").includes("text/html")) {
-    const page = `<!doctype html><meta charset="utf-8"><title>docket — token needed</title><h1>This server needs its token</h1><p>${COCKPIT_TOKEN_NEEDED.message.replace("<token>", "&lt;token&gt;")}</p><p>${COCKPIT_TOKEN_NEEDED.suggestion}</p>`;
+  if (wantsPage(c)) {
+    const page = `<!doctype html><meta charset="utf-8"><title>docket — token needed</title><h1>This server needs its token</h1>${first ? `<p>${first}</p>` : ""}<p>${COCKPIT_TOKEN_NEEDED.message.replace("<token>", "&lt;token&gt;")}</p><p>${COCKPIT_TOKEN_NEEDED.suggestion}</p>`;
     return new Response(page, { status: 401, headers: { ...headers, "Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store" } });
   }
   return edgeFailure(c, { status: 401, ...COCKPIT_TOKEN_NEEDED, context: { reason: "unauthorized" }, headers });
@@ -205,6 +211,7 @@ function cockpitTokenNeeded(c: Context<AppEnv>): Response {
 function cockpitSignIn(c: Context<AppEnv>, token: string): Response {
   const given = c.req.query("token") ?? "";
   if (!sameSecret(given, token)) {
+    if (wantsPage(c)) return cockpitTokenNeeded(c, "The token in this link is not this server's token (a link of an earlier server?).");
     return edgeFailure(c, {
       status: 401,
       message: "The token in this link is not this server's token.",

@@ -244,6 +244,9 @@ describe("docket run and the server serving its checkout", () => {
       expect(oneJsonDocument(refused.stdout)).toMatchObject({ execution: null, failure: { error_code: "unavailable", context: { run_id: "rid-refused", server_error_code: "capacity" } } });
       expect(refused.stderr).toContain("refused this run's first report (capacity:");
       expect(refused.stderr).toContain("so run_id rid-refused could not be kept there, and a run with it again would run again; nothing ran");
+      // The server's word on retrying stands (waiting frees no run identity), and nothing says the run goes on.
+      expect(oneJsonDocument(refused.stdout).failure).toMatchObject({ retryability: "never", suggestion: expect.stringContaining("--run-identities") });
+      expect(refused.stderr).not.toContain("visible to this process alone");
       const { items } = await api(server.url).get("/api/v1/executions?limit=10");
       expect(items.map((item: any) => item.run_id)).toEqual(["rid-kept"]);
     } finally {

@@ -38,6 +38,17 @@ describe("cockpit sign-in with a token", () => {
     const json = await get("/cockpit");
     expect(json.status).toBe(401);
     expect(((await json.json()) as { error: { message: string } }).error.message).toContain("open /cockpit?token=<token> once");
+    // A stale cookie (a server restarted with another token) and a link of an earlier server get the page too; Accept is read in any case.
+    for (const [path, headers] of [
+      ["/cockpit", { accept: "text/html", cookie: "docket_token=an-earlier-servers-token" }],
+      ["/cockpit?token=an-earlier-servers-token", { accept: "text/html" }],
+      ["/cockpit", { accept: "TEXT/HTML" }],
+    ] as const) {
+      const refused = await get(path, headers);
+      expect(refused.status).toBe(401);
+      expect(refused.headers.get("content-type")).toContain("text/html");
+      expect(await refused.text()).not.toContain(TOKEN);
+    }
     // The API keeps its own words.
     expect(((await (await get("/api/v1/capabilities/list")).json()) as { error: { message: string } }).error.message).toBe("This server requires a token: send Authorization: Bearer <token>.");
   });

@@ -26,6 +26,7 @@ import { findServer, followEvents, unansweringServer, type ServerClient } from "
 import { isTerminal } from "../execution/state-machine.ts";
 import { reportToServer } from "./_reporter-to-server.ts";
 import { childGroups, endEveryChildGroup, signalGroup } from "../worker/process-groups.ts";
+import { guardExit } from "../worker/_own-process.ts";
 import type { ExecutionReporter } from "./_reporter.ts";
 
 /** Where a run writes; the CLI passes the process's streams, tests may pass buffers. */
@@ -99,10 +100,16 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
   }
 
   // Until an execution exists there is nothing to cancel: Ctrl-C leaves at once.
-  let interrupt: { first(): void; second(): void } = { first: () => process.exit(EXIT.cancelled), second: () => process.exit(EXIT.cancelled) };
+  // Capability code may not end the run with process.exit (see guardExit); docket's own exits below do.
+  const exitGuard = guardExit();
+  let interrupt: { first(): void; second(): void } = { first: () => exitGuard.exit(EXIT.cancelled), second: () => exitGuard.exit(EXIT.cancelled) };
   // Past the second Ctrl-C: leave at once (once the run is over, its children killed first).
-  let leave = () => process.exit(EXIT.cancelled);
-  const uninstall = onInterrupts({ first: () => interrupt.first(), second: () => interrupt.second(), later: () => leave() });
+  let leave: () => void = () => exitGuard.exit(EXIT.cancelled);
+  const uninstallInterrupts = onInterrupts({ first: () => interrupt.first(), second: () => interrupt.second(), later: () => leave() });
+  const uninstall = () => {
+    uninstallInterrupts();
+    exitGuard.restore();
+  };
 
   const file = isCapabilityPath(options.target) ? resolve(options.cwd, options.target) : null;
   // Does a server serve this checkout (docs/protocol.md)? Asked while the plane boots, so it costs no time.
@@ -243,7 +250,7 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
     // One more Ctrl-C (or TERM) meanwhile kills them at once and leaves: never the children left.
     const killNow = () => {
       for (const group of childGroups) signalGroup(group, "SIGKILL");
-      process.exit(EXIT.cancelled);
+      exitGuard.exit(EXIT.cancelled);
     };
     interrupt = { first: killNow, second: killNow };
     leave = killNow;

@@ -9,6 +9,11 @@ import { DOCKET_VERSION } from "../version.ts";
 import { runCli } from "./_run-cli.ts";
 import { repeatedFlag, type DocketCommandMeta } from "./_command-line.ts";
 
+// The runtime's exit, taken before any capability file is imported: a run guards process.exit
+// from capability code while it runs (worker/_own-process.ts, guardExit), and the command's end
+// must exit whatever state it left that guard in.
+const exitProcess = process.exit.bind(process);
+
 const meta: DocketCommandMeta = {
   name: "docket",
   version: DOCKET_VERSION,
@@ -54,5 +59,5 @@ if (import.meta.main) {
   // Exit explicitly: an idle worker or a stray handle must not keep a finished command alive.
   // stderr first drains: a pipe write may still be queued, and the last line is the verdict.
   await new Promise<void>((resolve) => process.stderr.write("", () => resolve()));
-  process.exit(code);
+  exitProcess(code);
 }

@@ -62,6 +62,27 @@ export function guardSignals(): void {
   }) as typeof process.abort;
 }
 
+/**
+ * Guards `process.exit` on the main thread of `docket run` while it runs: a capability file's top
+ * level, or what it deferred (`main().then(() => process.exit(0))`, left from the script it came
+ * from), ended the run with its own exit code — 0 included — before the execution's end was
+ * written, and a CI step passed with nothing done and nothing said. The call throws instead: at
+ * the top level it is the file's load error; later, an error the run reports. Answers docket's
+ * own exit, and what puts the runtime's back.
+ */
+export function guardExit(): { exit: (code: number) => never; restore(): void } {
+  const original = process.exit;
+  const exit = original.bind(process) as (code: number) => never;
+  process.exit = function (code?: unknown): never {
+    const error = new Error(
+      `process.exit(${code === undefined ? "" : String(code)}) in capability code would end docket run before its execution's end is written, and a CI step would pass or fail on it with nothing said; a capability ends its work by returning or throwing.`,
+    ) as NodeJS.ErrnoException;
+    error.code = "EPERM";
+    throw error;
+  } as typeof process.exit;
+  return { exit, restore: () => void (process.exit = original) };
+}
+
 /** Marks a process object (one per thread) whose signals are guarded already. */
 const GUARDED = Symbol.for("docket.signals.guarded");
 /** Marks a thread whose Worker constructors preload the guard already. */

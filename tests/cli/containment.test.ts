@@ -196,4 +196,13 @@ describe("containment (compiled binary)", () => {
       ["load_timeout", "capabilities/bad.loops.ts"],
     ]);
   }, 60_000);
+
+  test("docket run of a file whose top level calls process.exit(0) fails loudly instead of passing with nothing done (a script's leftover in a CI step)", async () => {
+    const team = tempCheckout();
+    writeFiles(team, { "capabilities/left.exit.ts": `process.exit(0);\n${header("left.exit", `effect: "write", input: v.object({}), output: v.object({}), handler: () => ({})`)}` });
+    const run = await docket(runner, ["run", "left.exit", "--format", "json"], { cwd: team, env: LIMITS });
+    expect(run.code).toBe(2);
+    expect(JSON.parse(run.stdout)).toMatchObject({ execution: null, failure: { error_code: "not_found" } });
+    expect(run.stderr).toContain("process.exit(0) in capability code would end docket run before its execution's end is written");
+  }, 60_000);
 });

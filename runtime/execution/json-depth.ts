@@ -50,7 +50,10 @@ function pathOf(place: Place | null): string {
  */
 export function inputShapeProblem(value: unknown, max: number): { reason: "too_deep" } | { reason: "not_finite"; path: string; value: string } | null {
   const found = shapeProblemKind(value, max);
-  return found === null || found === "too_deep" ? (found && { reason: found }) : placedShapeProblem(value, max);
+  if (found === null) return null;
+  if (found === "too_deep") return { reason: "too_deep" };
+  // Only now the walk again, with places, for the path of the number.
+  return placedShapeProblem(value, max);
 }
 
 /**

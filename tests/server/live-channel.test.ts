@@ -1,7 +1,9 @@
-import { describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, test } from "bun:test";
 import { LiveChannel } from "../../runtime/server/live-channel.ts";
 import fc from "fast-check";
-import { FakeLiveClock, FakeSocket, FakeTopics, idOf, queueBytesFor, settle, storeWith } from "./_support/fake-socket.ts";
+import { FakeLiveClock, FakeSocket, FakeTopics, idOf, queueBytesFor, removeSqliteStores, settle, storeWith } from "./_support/fake-socket.ts";
+
+afterAll(removeSqliteStores);
 import { reconciled, unknownEnd } from "../store/_contract-reconcile.ts";
 import { countStringify } from "../_support/count-stringify.ts";
 

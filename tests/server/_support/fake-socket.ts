@@ -2,7 +2,7 @@ import { estimatedFrameBytes } from "../../../runtime/server/live-frame.ts";
 import type { LiveClock, LiveSocket, LiveTopics, SendResult } from "../../../runtime/server/live-socket.ts";
 import { createMemoryStore } from "../../../runtime/store/memory-store.ts";
 import { createSqliteStore } from "../../../runtime/store/sqlite-store.ts";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { defaultLimits, type Limits } from "../../../runtime/execution/limits.ts";
@@ -119,13 +119,29 @@ export class FakeLiveClock implements LiveClock {
 /** The n-th execution id of a test. */
 export const idOf = (n: number) => `x-20260908T010203Z-${n.toString(16).padStart(8, "0")}`;
 
+// The sqlite stores' folders: a randomized test makes hundreds, and left behind they filled the
+// temporary folder of every machine that ran the suite (bun test emits no process "exit").
+const sqliteDirs: string[] = [];
+
+/** Removes the folders of the sqlite stores made so far: a test file's afterAll. */
+export function removeSqliteStores(): void {
+  for (const dir of sqliteDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+}
+
+/** A sqlite store's path in a folder of its own (see removeSqliteStores). */
+function sqlitePath(): string {
+  const dir = mkdtempSync(join(tmpdir(), "docket-live-sqlite-"));
+  sqliteDirs.push(dir);
+  return join(dir, "state.db");
+}
+
 /** A memory store with test limits, and a helper that creates an execution with `events` progress events. */
 export function storeWith(overrides: Partial<Limits> = {}, kind: "memory" | "sqlite" = "memory") {
   const limits = { ...defaultLimits(), ...overrides };
   // The sqlite store commits on a turn of its own and hands subscribers each batch once written:
   // what a live connection's moves between topic and own subscription must not lose events to.
   const store: ExecutionStore =
-    kind === "memory" ? createMemoryStore({ limits }) : createSqliteStore({ path: join(mkdtempSync(join(tmpdir(), "docket-live-sqlite-")), "state.db"), limits });
+    kind === "memory" ? createMemoryStore({ limits }) : createSqliteStore({ path: sqlitePath(), limits });
   const create = (n: number): string => {
     const execution: NewExecution = {
       id: idOf(n),

@@ -136,12 +136,14 @@ function figures(run: Run) {
 
 /**
  * `docket serve --port 0 --store <store>` from the CLI entry (or, for "floor", bench/peers/http-floor.ts;
- * or another script of Bun's) in a fresh checkout; resolves once it prints its URL.
+ * or another script of Bun's) in a fresh checkout; resolves once it prints its URL. With
+ * DOCKET_BENCH_CPU_PROF=<dir> it writes a CPU profile of its main thread there, sampled every
+ * DOCKET_BENCH_CPU_PROF_INTERVAL µs (1000 by default; 100 sees a 50 µs request).
  */
 export async function serveChild(store: Store | "floor" | { script: string }, env: Record<string, string> = {}): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), "docket-bench-http-"));
   const profile = process.env.DOCKET_BENCH_CPU_PROF;
-  const flags = profile ? ["--cpu-prof", `--cpu-prof-dir=${profile}`, `--cpu-prof-name=serve-${typeof store === "object" ? "script" : store}.cpuprofile`] : [];
+  const flags = profile ? ["--cpu-prof", `--cpu-prof-dir=${profile}`, `--cpu-prof-name=serve-${typeof store === "object" ? "script" : store}.cpuprofile`, `--cpu-prof-interval=${process.env.DOCKET_BENCH_CPU_PROF_INTERVAL ?? 1000}`] : [];
   const command = typeof store === "object" ? [store.script] : store === "floor" ? [FLOOR] : [MAIN, "serve", "--port", "0", "--store", store, "--capabilities", FIXTURES];
   const child = spawn(process.execPath, [...flags, ...command], { cwd: dir, stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, ...env } });
   const stop = async () => {

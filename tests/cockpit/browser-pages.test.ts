@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser, BrowserContext } from "playwright-core";
@@ -18,7 +18,14 @@ let browser: Browser;
 let wide: BrowserContext;
 let narrow: BrowserContext;
 const problems: string[] = [];
-/** Screenshots of every page at both widths, for a person to look at. */
+/**
+ * Screenshots of every page at both widths, for a person to look at. Those of runs over an hour
+ * old are removed (a run going on beside this one keeps its own).
+ */
+for (const old of readdirSync(tmpdir())) {
+  const path = join(tmpdir(), old);
+  if (old.startsWith("docket-cockpit-shots-") && Date.now() - statSync(path).mtimeMs > 3_600_000) rmSync(path, { recursive: true, force: true });
+}
 const shots = mkdtempSync(join(tmpdir(), "docket-cockpit-shots-"));
 let reportId = "";
 

@@ -24,7 +24,8 @@ const problems: string[] = [];
  */
 for (const old of readdirSync(tmpdir())) {
   const path = join(tmpdir(), old);
-  if (old.startsWith("docket-cockpit-shots-") && Date.now() - statSync(path).mtimeMs > 3_600_000) rmSync(path, { recursive: true, force: true });
+  const age = old.startsWith("docket-cockpit-shots-") ? Date.now() - (statSync(path, { throwIfNoEntry: false })?.mtimeMs ?? Date.now()) : 0;
+  if (age > 3_600_000) rmSync(path, { recursive: true, force: true });
 }
 const shots = mkdtempSync(join(tmpdir(), "docket-cockpit-shots-"));
 let reportId = "";

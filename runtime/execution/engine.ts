@@ -680,7 +680,7 @@ export function createEngine(options: EngineOptions): Engine {
 
     // What these answers acknowledge is committed before they are sent (docs/durability.md).
     start(request: StartRequest) {
-      return acknowledged(start(request, this.edge));
+      return startAcknowledged(start(request, this.edge), this.edge);
     }
 
     cancel(id: string) {
@@ -732,6 +732,58 @@ export function createEngine(options: EngineOptions): Engine {
     return store.durable().then(() => answer);
   }
 
+  /**
+   * Start answers waiting for their execution's creation to be written, by execution id (a
+   * deduplicated start waits on its original's). A write that fails for the moment takes those
+   * executions back and refuses these answers (see withdrawUnwritten), instead of leaving them
+   * unanswered for as long as the disk stays full.
+   */
+  const unwritten = new Map<string, Array<{ edge: EdgeInfo; refuse: (error: FailureError) => void }>>();
+  const stopWithdrawing = store.onStorageFault(withdrawUnwritten);
+
+  /** A start's answer (see acknowledged), or its refusal when its execution is taken back first. */
+  function startAcknowledged(result: StartResult, edge: EdgeInfo): Promise<StartResult> {
+    const id = result.execution.id;
+    if (store.creationCommitted(id)) return acknowledged(result);
+    return new Promise((resolve, reject) => {
+      const waiter = { edge, refuse: reject };
+      const waiting = unwritten.get(id);
+      if (waiting === undefined) unwritten.set(id, [waiter]);
+      else waiting.push(waiter);
+      const answered = () => {
+        const left = unwritten.get(id)?.filter((other) => other !== waiter);
+        if (left === undefined) return;
+        if (left.length === 0) unwritten.delete(id);
+        else unwritten.set(id, left);
+      };
+      store.durable().then(
+        () => (answered(), resolve(result)),
+        (error) => (answered(), reject(error)),
+      );
+    });
+  }
+
+  /**
+   * After a write that failed for the moment: each execution whose start waits for its creation
+   * to be written is taken back (ExecutionStore.withdraw) — its handler cannot have begun, nothing
+   * begins before its creation is committed (see begin) — and its starts are refused
+   * `unavailable`, as the ones the fault refuses from now on. Kept instead, it would be written
+   * and run whenever the disk frees, after its caller gave up on an answer and perhaps started it
+   * again.
+   */
+  function withdrawUnwritten(): void {
+    for (const [id, waiting] of unwritten) {
+      const active = scheduler.get(id);
+      if (active === undefined || active.handle !== null || active.completed || !store.withdraw(id)) continue;
+      if (!scheduler.remove(id)) letGo(active);
+      active.completed = true;
+      for (const timer of active.timers) clock.clearTimeout(timer);
+      unwritten.delete(id);
+      const refused = storage.withdrawn(`start ${active.capability.id}`, id, active.run_id === null ? null : `run_id ${active.run_id}`);
+      for (const { edge, refuse } of waiting) refuse(failure(edge, { ...refused, stage: "admit", retryability: "safe", outcome_certainty: "not_applied" }));
+    }
+  }
+
   function requireExecution(id: string, edge: EdgeInfo) {
     if (!isExecutionId(id)) throw failure(edge, { error_code: "invalid_input", stage: "validate", message: `"${id}" is not an execution id.` });
     const snapshot = store.get(id);
@@ -762,6 +814,7 @@ export function createEngine(options: EngineOptions): Engine {
     async close() {
       if (closed) return;
       closed = true;
+      stopWithdrawing();
       // Reported runs go on in their own processes; only their silence timers end here.
       reports.close();
       const { waiting, running } = scheduler.pending();

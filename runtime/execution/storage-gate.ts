@@ -8,6 +8,7 @@ import type { Limits } from "./limits.ts";
 export const MEASURE_EVERY_MS = 5000;
 /** What `Retry-After` says while the store cannot write: the writer retries every second. */
 const FAULT_RETRY_S = 5;
+const FAULT_SUGGESTION = "Free disk space under the checkout's .docket/ folder (or fix the disk); admissions resume by themselves once a write succeeds. health.report says what the store reports.";
 /** What `Retry-After` says over the budget: space comes back by a person's release, not by waiting. */
 const BUDGET_RETRY_S = 60;
 
@@ -44,6 +45,12 @@ export interface StorageGateOptions {
 export interface StorageGate {
   /** Null when a new execution may be admitted; else why not. Cheap: the measure is cached. */
   refusal(verb: string): StorageRefusal | null;
+  /**
+   * Why an admission a write fault took back (ExecutionStore.withdraw) is refused: `verb` says
+   * what was asked ("start executions.demonstrate"), `id` the execution taken back, `free` what
+   * it held that is free again (its run_id), if anything.
+   */
+  withdrawn(verb: string, id: string, free: string | null): StorageRefusal;
   /** The current fault of the store, if any. */
   fault(): StorageFault | null;
   /** The last measure of `.docket/` (taken now when it is older than MEASURE_EVERY_MS). */
@@ -89,7 +96,7 @@ export function createStorageGate(options: StorageGateOptions): StorageGate {
       return {
         error_code: "unavailable",
         message: `Cannot ${verb}: the execution store cannot write to disk (since ${fault.since}), so no new execution is admitted until it can; what was accepted before is kept and written once it can.`,
-        suggestion: "Free disk space under the checkout's .docket/ folder (or fix the disk); admissions resume by themselves once a write succeeds. health.report says what the store reports.",
+        suggestion: FAULT_SUGGESTION,
         context: { reason: "storage_fault", since: fault.since, retry_after_s: FAULT_RETRY_S },
       };
     }
@@ -103,7 +110,17 @@ export function createStorageGate(options: StorageGateOptions): StorageGate {
     };
   }
 
-  return { refusal, fault: options.fault, usage };
+  function withdrawn(verb: string, id: string, free: string | null): StorageRefusal {
+    const fault = options.fault();
+    return {
+      error_code: "unavailable",
+      message: `Cannot ${verb}: the execution store could not write it to disk${fault ? ` (${fault.reason})` : ""}, so ${id} was taken back before anything of it ran; nothing was started${free ? `, and ${free} is free again` : ""}.`,
+      suggestion: `${FAULT_SUGGESTION} Then start it again.`,
+      context: { reason: "storage_fault", since: fault?.since ?? null, retry_after_s: FAULT_RETRY_S, withdrawn: id },
+    };
+  }
+
+  return { refusal, withdrawn, fault: options.fault, usage };
 }
 
 /** Bytes of the regular files under `dir`, recursively; 0 when it does not exist. Symlinks are not followed. */

@@ -26,6 +26,7 @@ export interface OpenFileOptions {
   onUnwritable: WriteBehindOptions["onUnwritable"];
   cadence?: WriteBehindOptions["cadence"];
   onWritten?: WriteBehindOptions["onWritten"];
+  onFailed?: WriteBehindOptions["onFailed"];
 }
 
 /**
@@ -64,6 +65,7 @@ export function openStoreFile(options: OpenFileOptions): OpenFile {
       logSync: createLogSync(`${path}-wal`),
       cadence: options.cadence,
       onWritten: options.onWritten,
+      onFailed: options.onFailed,
     });
     return { db, tables, writer };
   } catch (error) {

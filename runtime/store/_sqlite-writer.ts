@@ -66,6 +66,8 @@ export interface WriteBehindOptions {
   cadence?: WriteCadence;
   /** Called after a write that committed everything pending, nothing refused (see _sqlite-starting.ts). */
   onWritten?: () => void;
+  /** Called after every write that failed for the moment, its fault set (the first one is also told to onError). */
+  onFailed?: () => void;
 }
 
 /** What the writer needs of a clock (execution/clock.ts): tests move it by hand. */
@@ -81,6 +83,8 @@ export interface WriteBehind {
   recordRun(identity: RunIdentity): void;
   /** A run identity recorded and not written yet. */
   pendingRun(run_id: string): RunIdentity | undefined;
+  /** Drops a run identity not written yet (its execution was taken back); false when none was pending. */
+  dropRun(run_id: string): boolean;
   /** After a call that stored events: writes at once when FLUSH_EVENTS are pending. */
   flushIfLarge(): void;
   /** Writes everything now, in one transaction; throws on failure, with everything still pending. */
@@ -367,6 +371,7 @@ export function createWriteBehind(options: WriteBehindOptions): WriteBehind {
         flushQuietly(false);
       }, RETRY_MS);
       retry.unref?.();
+      options.onFailed?.();
     }
   }
 
@@ -389,6 +394,7 @@ export function createWriteBehind(options: WriteBehindOptions): WriteBehind {
       schedule();
     },
     pendingRun: (run_id) => runs.get(run_id),
+    dropRun: (run_id) => runs.delete(run_id),
     flushIfLarge() {
       if (pendingEvents >= FLUSH_EVENTS && !failing) flushQuietly(true);
     },

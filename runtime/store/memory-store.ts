@@ -316,6 +316,9 @@ export function createMemoryStore(options: MemoryStoreOptions): ExecutionStore {
     recordRun,
     // Memory cannot fail to write: nothing is ever waiting for a disk.
     storageFault: () => null,
+    onStorageFault: () => () => undefined,
+    // Every creation is committed the moment it is made: there is nothing to take back.
+    withdraw: () => false,
     // Nothing to wait for: memory is all there is.
     durable: () => Promise.resolve(),
     creationCommitted: (id) => live.has(id),

@@ -103,6 +103,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
   // Handlers handed to a worker before their start is committed: read once, by the recovery below.
   let starting: StartingJournal | null = null;
   let noteFault: StorageFault | null = null;
+  const faultListeners = new Set<() => void>();
   const { db, tables, writer } = openStoreFile({
     path,
     limits,
@@ -115,6 +116,9 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     },
     onUnwritable: (entry, error) => failUnwritable(entry, error),
     onWritten: () => starting?.settled(),
+    onFailed: () => {
+      for (const listener of [...faultListeners]) listener();
+    },
   });
   const entries = new Map<string, Entry>();
   const source: ReadSource = { path, tables, entries, limits };
@@ -258,6 +262,21 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     } catch (again) {
       reportPersistError(again);
     }
+  }
+
+  /** See ExecutionStore.withdraw: a creation the file never took, taken back whole. */
+  function withdraw(id: string): boolean {
+    open();
+    const entry = entries.get(id);
+    if (entry === undefined || entry.stored.exists || isTerminal(entry.state) || early) return false;
+    // Still in the writer's batch: a forgotten entry is skipped by every write (see _sqlite-writer.ts).
+    entry.forgotten = true;
+    entries.delete(id);
+    counts[entry.state]--;
+    retainedBytes.delete(id);
+    const run_id = entry.snapshot?.run_id ?? null;
+    if (run_id !== null && writer.pendingRun(run_id)?.execution_id === id && writer.dropRun(run_id)) runCount--;
+    return true;
   }
 
   function get(id: string): ExecutionSnapshot | null {
@@ -431,6 +450,11 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
       return (pragma("page_count") - pragma("freelist_count")) * pragma("page_size");
     },
     storageFault: () => writer.fault() ?? noteFaultNow(),
+    onStorageFault: (listener) => {
+      faultListeners.add(listener);
+      return () => faultListeners.delete(listener);
+    },
+    withdraw,
     durable: () => {
       open();
       return writer.durable();

@@ -123,6 +123,18 @@ export interface ExecutionStore {
   /** The current write fault, or null while every accepted change can be written (always null in memory). */
   storageFault(): StorageFault | null;
   /**
+   * Calls `listener` after each write that fails for the moment (a full disk: see storageFault),
+   * once that fault is set; never in memory. Answers the call that stops listening.
+   */
+  onStorageFault(listener: () => void): () => void;
+  /**
+   * Takes back an execution nothing of which is committed yet — a write fault kept its creation
+   * out of the file — as though it had never been created: nobody was shown it, and its run
+   * identity goes with it. False, and nothing changes, once anything of it is committed, once it
+   * has finished, or for an id the store does not hold (always false in memory).
+   */
+  withdraw(id: string): boolean;
+  /**
    * Resolves once every change made before the call is committed (at once in memory); waits out a
    * storage fault; rejects when the store closes first.
    */

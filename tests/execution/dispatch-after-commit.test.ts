@@ -6,6 +6,7 @@ import { createEngine, NOTE_RETRY_MS } from "../../runtime/execution/engine.ts";
 import { resolveLimits } from "../../runtime/execution/limits.ts";
 import { createSqliteStore } from "../../runtime/store/sqlite-store.ts";
 import type { StorageFault } from "../../runtime/store/store.ts";
+import type { FailureDescriptor, FailureError } from "../../runtime/execution/failure.ts";
 import { COMMIT_GAP_MS } from "../../runtime/store/_sqlite-writer.ts";
 import { ManualClock } from "../_support/manual-clock.ts";
 import { catalog } from "../_support/registered.ts";
@@ -31,10 +32,12 @@ function engineOnFile(max_concurrent: number) {
   const told: string[] = [];
   let fault: StorageFault | null = null;
   let notes = true;
+  const faultListeners: Array<() => void> = [];
   const store = {
     ...file,
     storageFault: () => fault ?? file.storageFault(),
     starting: (id: string) => (told.push(`starting ${id}`), notes && file.starting(id)),
+    onStorageFault: (listener: () => void) => (faultListeners.push(listener), file.onStorageFault(listener)),
   };
   const pool = new FakePool();
   const run = pool.run.bind(pool);
@@ -44,7 +47,12 @@ function engineOnFile(max_concurrent: number) {
     await engine.close();
     file.close();
   };
-  return { engine, store, pool, clock, told, close, setFault: (next: StorageFault | null) => (fault = next), setNotes: (taken: boolean) => (notes = taken) };
+  /** The test's fault, as the store's writer would tell it after a write that failed. */
+  const failWrite = (next: StorageFault) => {
+    fault = next;
+    for (const listener of faultListeners) listener();
+  };
+  return { engine, store, pool, clock, told, close, failWrite, setFault: (next: StorageFault | null) => (fault = next), setNotes: (taken: boolean) => (notes = taken) };
 }
 
 /** Runs microtasks only: no turn of the event loop, so nothing the store schedules is written. */
@@ -114,6 +122,56 @@ describe("dispatch after commit (docs/durability.md)", () => {
       expect(h.store.current(second)!.state).toBe("queued");
       await flush();
       expect(h.pool.of(second)).toBeDefined();
+    } finally {
+      await h.close();
+    }
+  });
+
+  test("a start whose creation a failed write kept out of the file is taken back and refused unavailable at once, with a start deduplicated onto it; nothing ran, and its run_id starts afresh once the store writes", async () => {
+    const h = engineOnFile(2);
+    try {
+      const plane = h.engine.handle(EDGE);
+      const committed = plane.start({ capability: "demo.write", input: {} });
+      await flush();
+      const kept = (await committed).execution.id;
+      const answers = [plane.start({ capability: "demo.write", input: {}, run_id: "deploy-1" }), plane.start({ capability: "demo.write", input: {}, run_id: "deploy-1" })];
+      const outcomes = answers.map((answer) => answer.then(() => "answered", (error: FailureError) => error.failure));
+      await microtasks();
+      h.failWrite({ reason: "database or disk is full", since: "2026-12-03T05:00:00.000Z" });
+      const [first, second] = (await Promise.all(outcomes)) as FailureDescriptor[];
+      // Read before toMatchObject, which leaves its matchers in what it matched (Bun 1.4).
+      const withdrawn = first!.context.withdrawn as string;
+      expect(second!.context.withdrawn).toBe(withdrawn);
+      expect(withdrawn).toMatch(/^x-/);
+      expect(first).toMatchObject({
+        error_code: "unavailable",
+        stage: "admit",
+        retryability: "safe",
+        outcome_certainty: "not_applied",
+        context: { reason: "storage_fault", since: "2026-12-03T05:00:00.000Z", retry_after_s: expect.any(Number), withdrawn: expect.any(String) },
+      });
+      expect(first!.message).toContain("database or disk is full");
+      expect(first!.message).toContain("run_id deploy-1 is free again");
+      expect(h.store.current(withdrawn)).toBeNull();
+      expect(h.store.findRun("deploy-1")).toBeNull();
+      // What was committed before stays, and runs; the one taken back never reaches a worker.
+      expect(h.store.current(kept)).not.toBeNull();
+      h.setFault(null);
+      await flush();
+      h.clock.advance(COMMIT_GAP_MS);
+      await flush();
+      expect(h.pool.of(withdrawn)).toBeUndefined();
+      expect(h.told.filter((line) => line.endsWith(withdrawn))).toEqual([]);
+      expect(h.store.get(withdrawn)).toBeNull();
+      // Its slot went back, and its run_id starts afresh.
+      const again = plane.start({ capability: "demo.write", input: {}, run_id: "deploy-1" });
+      await flush();
+      const restarted = await again;
+      expect(restarted).toMatchObject({ deduplicated: false });
+      expect(restarted.execution.id).not.toBe(withdrawn);
+      h.clock.advance(COMMIT_GAP_MS);
+      await flush();
+      expect(h.pool.of(restarted.execution.id)).toBeDefined();
     } finally {
       await h.close();
     }

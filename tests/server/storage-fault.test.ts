@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, statfsSync, writeFileSync } from "node:fs";
+import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, statfsSync, writeFileSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -9,6 +9,7 @@ import { resolveLimits } from "../../runtime/execution/limits.ts";
 import { defaultMounts } from "../../runtime/server/default-mounts.ts";
 import { startServer, type DocketServer } from "../../runtime/server/serve.ts";
 import { withoutPaths } from "../../runtime/server/healthz.ts";
+import { useDocketModules } from "../_support/capability-fixtures.ts";
 
 // A real full disk: the checkout lives on a small tmpfs (root may mount one here; elsewhere the
 // test is skipped and the engine's storage tests, with an injected fault, still run).
@@ -91,6 +92,92 @@ describe("a full disk under the sqlite store", () => {
       // Nothing accepted before the fault is lost.
       await until(async () => ((await (await fetch(`${server.url}/api/v1/executions/get?id=${floodId}`)).json()) as any).state === "succeeded", "the flood to finish");
       expect(((await (await fetch(`${server.url}/api/v1/executions/get?id=${accepted.execution.id}`)).json()) as any).state).toBe("succeeded");
+    } finally {
+      rmSync(filler, { force: true });
+      await server.stop();
+    }
+  }, 90_000);
+});
+
+const NOTES = `import { capability } from "docket";
+import * as v from "valibot";
+
+export default capability({
+  id: "notes.measure",
+  title: "Measure notes",
+  description: "Answers how long its notes are: an input as large as a test needs.",
+  effect: "read",
+  input: v.object({ notes: v.string() }),
+  output: v.object({ chars: v.number() }),
+  async handler(input) {
+    return { chars: input.notes.length };
+  },
+});
+`;
+
+/** Fills the disk of `path`'s folder to the last byte (a write past it fails ENOSPC). */
+function fillDisk(path: string): void {
+  const chunk = Buffer.alloc(1024 * 1024);
+  let fd: number | null = null;
+  try {
+    fd = openSync(path, "w");
+    for (;;) writeSync(fd, chunk);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOSPC") throw error;
+    // What is left is less than the chunk: byte by byte, as far as it goes.
+    for (let size = 64 * 1024; size >= 1; size = Math.floor(size / 2)) {
+      try {
+        while (writeSync(fd!, chunk, 0, size) === size);
+      } catch {
+        // ENOSPC at this size: a smaller one may still fit.
+      }
+    }
+  } finally {
+    if (fd !== null) closeSync(fd);
+  }
+}
+
+describe("a start the full disk cannot write", () => {
+  test.skipIf(!mounted)("is answered 503 storage_fault at once, taken back before anything ran (404, its run_id free), and starts afresh once space returns", async () => {
+    useDocketModules();
+    const root = join(mountPoint, "checkout-withdrawn");
+    mkdirSync(join(root, ".git"), { recursive: true });
+    mkdirSync(join(root, "capabilities"));
+    writeFileSync(join(root, "capabilities", "notes.measure.ts"), NOTES);
+    const server = await startServer({ cwd: root, port: 0, storeKind: "sqlite", limits: resolveLimits(), capabilityDirs: [], runtime: "bun", mounts: defaultMounts, log: () => undefined });
+    const filler = join(mountPoint, "filler-withdrawn");
+    try {
+      const warm = (await (await post(server, "/api/v1/executions/start", { capability: "notes.measure", input: { notes: "warm" } })).json()) as any;
+      await until(async () => ((await (await fetch(`${server.url}/api/v1/executions/get?id=${warm.execution.id}`)).json()) as any).state === "succeeded", "the first execution");
+      await Bun.sleep(1200); // the store checkpoints once quiet: its log holds nothing a new write could reuse
+
+      fillDisk(filler);
+      // Larger than anything the log could take in place: its creation cannot be written.
+      const start = { capability: "notes.measure", input: { notes: "n".repeat(3 * 1024 * 1024) }, run_id: "notes-1" };
+      const refused = await fetch(`${server.url}/api/v1/executions/start`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify(start),
+        signal: AbortSignal.timeout(15_000),
+      });
+      expect(refused.status).toBe(503);
+      expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+      const error = ((await refused.json()) as any).error;
+      expect(error).toMatchObject({ error_code: "unavailable", stage: "admit", retryability: "safe", outcome_certainty: "not_applied", context: { reason: "storage_fault" } });
+      expect(error.message).toContain("run_id notes-1 is free again");
+      expect(JSON.stringify(error)).not.toContain(root);
+      const withdrawn = error.context.withdrawn as string;
+      expect((await fetch(`${server.url}/api/v1/executions/get?id=${withdrawn}`)).status).toBe(404);
+
+      rmSync(filler);
+      await until(async () => (await fetch(`${server.url}/healthz`)).status === 200, "the store to write again");
+      const again = await post(server, "/api/v1/executions/start", start);
+      expect(again.status).toBe(200);
+      const restarted = (await again.json()) as any;
+      expect(restarted.deduplicated).toBe(false);
+      expect(restarted.execution.id).not.toBe(withdrawn);
+      await until(async () => ((await (await fetch(`${server.url}/api/v1/executions/get?id=${restarted.execution.id}`)).json()) as any).state === "succeeded", "the start made again");
+      expect((await fetch(`${server.url}/api/v1/executions/get?id=${withdrawn}`)).status).toBe(404);
     } finally {
       rmSync(filler, { force: true });
       await server.stop();

@@ -32,6 +32,49 @@ export function durableCases(f: Fixture): void {
       expect(store.creationCommitted(idOf(2))).toBe(false);
     });
 
+    test("store.withdraw takes back an execution nothing of which is committed, with its run identity, as though never created; anything committed, finished or unknown stays", async () => {
+      const store = f.make({ run_identities: 2 });
+      const heard: string[] = [];
+      store.subscribe({ executions: "all" }, (event) => heard.push(`${event.execution_id.slice(-1)}:${event.sequence}`));
+      const identity = (run_id: string, n: number) => ({ run_id, execution_id: idOf(n), capability: "demo.read", input_hash: `h${n}` });
+      store.recordRun(identity("a", 1));
+      store.create(newExecution(1, { run_id: "a" }));
+      await store.durable();
+      // Committed: it stays.
+      expect(store.withdraw(idOf(1))).toBe(false);
+      expect(store.withdraw(idOf(9))).toBe(false);
+      store.recordRun(identity("b", 2));
+      store.create(newExecution(2, { run_id: "b" }));
+      store.append(idOf(2), [draft.started()]);
+      // A store that commits as it goes (memory) has nothing to take back; a durable one has it all.
+      if (store.creationCommitted(idOf(2))) {
+        expect(store.withdraw(idOf(2))).toBe(false);
+        expect(store.current(idOf(2))).toMatchObject({ state: "running" });
+        return;
+      }
+      expect(store.withdraw(idOf(2))).toBe(true);
+      expect(store.current(idOf(2))).toBeNull();
+      expect(store.findRun("b")).toBeNull();
+      expect(store.withdraw(idOf(2))).toBe(false);
+      await store.durable();
+      expect(store.get(idOf(2))).toBeNull();
+      expect(store.events(idOf(2))).toBeNull();
+      expect(store.list().items.map((s) => s.id)).toEqual([idOf(1)]);
+      expect(store.list().counts).toMatchObject({ queued: 1, running: 0 });
+      expect(heard).toEqual(["1:1"]);
+      // Its run identity counted no more: a new one fits in run_identities, and the id is free again.
+      expect(store.recordRun(identity("c", 2))).toBe(true);
+      store.create(newExecution(2, { run_id: "c" }));
+      await store.durable();
+      expect(store.get(idOf(2))).toMatchObject({ state: "queued", last_sequence: 1, run_id: "c" });
+      expect(heard).toEqual(["1:1", "2:1"]);
+      // A finished one stays even before its end is committed.
+      store.create(newExecution(3));
+      await store.durable();
+      store.append(idOf(3), [draft.started(), draft.completed("succeeded")]);
+      expect(store.withdraw(idOf(3))).toBe(false);
+    });
+
     test("store.durable with nothing pending resolves at once, and a reader is never shown more than current", async () => {
       const store = f.make();
       await store.durable();

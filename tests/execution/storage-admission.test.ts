@@ -6,7 +6,7 @@ import * as v from "valibot";
 import { createEngine } from "../../runtime/execution/engine.ts";
 import { FailureError } from "../../runtime/execution/failure.ts";
 import { resolveLimits, type Limits } from "../../runtime/execution/limits.ts";
-import { MEASURE_EVERY_MS } from "../../runtime/execution/storage-gate.ts";
+import { MEASURE_EVERY_MS, NEAR_MEASURE_EVERY_MS } from "../../runtime/execution/storage-gate.ts";
 import type { ExecutionReport } from "../../runtime/execution/report-protocol.ts";
 import { createMemoryStore } from "../../runtime/store/memory-store.ts";
 import { createSqliteStore } from "../../runtime/store/sqlite-store.ts";
@@ -149,6 +149,30 @@ describe("storage admission", () => {
     h.clock.advance(MEASURE_EVERY_MS);
     expect(h.engine.start({ capability: "demo.read", input: {} }, EDGE).deduplicated).toBe(false);
     expect(h.engine.hostFacts().store.storage).toMatchObject({ bytes: 1.5 * MIB, over_budget: false });
+  });
+});
+
+describe("storage admission near the budget", () => {
+  test("within a tenth of the budget, .docket/ is measured every NEAR_MEASURE_EVERY_MS instead of every MEASURE_EVERY_MS, so a busy server overshoots it by little", () => {
+    let state = MIB;
+    const h = faultable({ storage_budget_bytes: 10 * MIB }, () => state);
+    const start = () => h.engine.start({ capability: "demo.read", input: {} }, EDGE);
+    // Far from the budget: a measure stands for MEASURE_EVERY_MS, whatever is written meanwhile.
+    expect(start().deduplicated).toBe(false);
+    state = 12 * MIB;
+    h.clock.advance(NEAR_MEASURE_EVERY_MS);
+    expect(start().deduplicated).toBe(false);
+    h.clock.advance(MEASURE_EVERY_MS - NEAR_MEASURE_EVERY_MS);
+    expect(failureOf(start)).toMatchObject({ error_code: "capacity", context: { bytes: 12 * MIB } });
+    // Near it (9.5 of 10 MiB): the next measure comes after NEAR_MEASURE_EVERY_MS.
+    state = 9.5 * MIB;
+    h.clock.advance(MEASURE_EVERY_MS);
+    expect(start().deduplicated).toBe(false);
+    state = 10.5 * MIB;
+    h.clock.advance(NEAR_MEASURE_EVERY_MS - 1);
+    expect(start().deduplicated).toBe(false);
+    h.clock.advance(1);
+    expect(failureOf(start)).toMatchObject({ error_code: "capacity", context: { bytes: 10.5 * MIB } });
   });
 });
 

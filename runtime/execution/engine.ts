@@ -684,7 +684,13 @@ export function createEngine(options: EngineOptions): Engine {
     }
 
     cancel(id: string) {
-      return acknowledged(cancel(id, this.edge));
+      const receipt = cancel(id, this.edge);
+      // Asked of the handler already: a disk that cannot take it yet does not make the caller wait.
+      return acknowledgedUnlessFault(receipt, () => {
+        const fault = store.storageFault();
+        const later = fault === null || !receipt.requested ? "" : ` The store cannot write at the moment (${fault.reason}, since ${fault.since}): this is recorded once it can.`;
+        return { ...receipt, message: `${receipt.message}${later}` };
+      });
     }
 
     report(report: Parameters<PlaneHandle["report"]>[0]) {
@@ -733,6 +739,28 @@ export function createEngine(options: EngineOptions): Engine {
   }
 
   /**
+   * `answer` once everything stored so far is committed (see acknowledged) — or, while the store
+   * cannot write (now, or from a write that fails meanwhile), what `instead` answers then, unless
+   * that is null: an answer that acknowledges nothing the fault holds back is not kept waiting.
+   */
+  function acknowledgedUnlessFault<T>(answer: T, instead: () => T | null): Promise<T> {
+    const now = store.storageFault() === null ? null : instead();
+    if (now !== null) return Promise.resolve(now);
+    return new Promise((resolve, reject) => {
+      const stop = store.onStorageFault(() => {
+        const other = instead();
+        if (other === null) return;
+        stop();
+        resolve(other);
+      });
+      store.durable().then(
+        () => (stop(), resolve(answer)),
+        (error) => (stop(), reject(error)),
+      );
+    });
+  }
+
+  /**
    * Start answers waiting for their execution's creation to be written, by execution id (a
    * deduplicated start waits on its original's). A write that fails for the moment takes those
    * executions back and refuses these answers (see withdrawUnwritten), instead of leaving them
@@ -744,6 +772,15 @@ export function createEngine(options: EngineOptions): Engine {
   /** A start's answer (see acknowledged), or its refusal when its execution is taken back first. */
   function startAcknowledged(result: StartResult, edge: EdgeInfo): Promise<StartResult> {
     const id = result.execution.id;
+    if (result.deduplicated && (result.details_expired || store.creationCommitted(id))) {
+      // A known run_id acknowledges nothing new: while the store cannot write, what is committed
+      // of the original answers at once (a client retrying for its lost answer is not kept waiting).
+      return acknowledgedUnlessFault(result, () => {
+        if (result.details_expired) return result;
+        const committed = store.get(id);
+        return committed === null ? null : { ...result, execution: committed };
+      });
+    }
     if (store.creationCommitted(id)) return acknowledged(result);
     return new Promise((resolve, reject) => {
       const waiter = { edge, refuse: reject };

@@ -71,7 +71,7 @@ describe("durability faults, end to end", () => {
     }
   }, 60_000);
 
-  test("a full disk (small tmpfs): the start waits unanswered while health says so, nothing accepted is lost, and it all recovers by itself when space returns", async () => {
+  test("a full disk (small tmpfs): a start it cannot write is refused at once and taken back, health says so, nothing accepted is lost, and it all recovers by itself when space returns", async () => {
     const disk = smallDisk("24m");
     if (disk === null) {
       console.warn("skipped: mounting a small tmpfs is not allowed here (not root)");
@@ -86,20 +86,28 @@ describe("durability faults, end to end", () => {
       const before = await post(url, "executions.start", { capability: "crash.write", input: { events: 20, tag: "before" } });
       await until("the first write to finish", () => get(url, "executions.get", { id: before.execution.id }), (s) => s?.state === "succeeded");
       const filler = fillDisk(disk.dir);
-      let answered: any = undefined;
-      const pending = post(url, "executions.start", { capability: "crash.write", input: { events: 300, tag: "full" }, run_id: "full-1" }).then((a) => (answered = a));
+      const start = { capability: "crash.write", input: { events: 300, tag: "full" }, run_id: "full-1" };
+      const startOnce = () => fetch(`${url}/api/v1/executions/start`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(start), signal: AbortSignal.timeout(15_000) });
+      // Its creation is in the write that fails: taken back and refused, never left unanswered.
+      const withdrawn = await startOnce();
+      expect(withdrawn.status).toBe(503);
+      const error = ((await withdrawn.json()) as any).error;
+      // Read before toMatchObject, which leaves its matchers in what it matched (Bun 1.4).
+      const withdrawnId: string = error.context.withdrawn;
+      expect(withdrawnId).toMatch(/^x-/);
+      expect(error).toMatchObject({ error_code: "unavailable", outcome_certainty: "not_applied", context: { reason: "storage_fault" } });
       const health = await until("health to report the fault", () => fetch(`${url}/healthz`).then(async (r) => ({ status: r.status, body: await r.json() })), (h) => h.status === 503);
       expect(health.body).toMatchObject({ ok: false, store: { ok: false } });
-      // New work is refused while the fault lasts; the accepted start is not answered yet.
+      // New work is refused while the fault lasts.
       const refused = await fetch(`${url}/api/v1/executions/start`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ capability: "crash.write", input: { events: 1, tag: "refused" } }) });
       expect(refused.status).toBe(503);
-      expect(answered).toBeUndefined();
 
       unlinkSync(filler);
-      await pending;
+      await until("health to recover", () => fetch(`${url}/healthz`).then((r) => r.status), (status) => status === 200);
+      const answered = await post(url, "executions.start", start);
       expect(answered).toMatchObject({ deduplicated: false, execution: { state: "queued" } });
       const id: string = answered.execution.id;
-      await until("health to recover", () => fetch(`${url}/healthz`).then((r) => r.status), (status) => status === 200);
+      expect(id).not.toBe(withdrawnId);
       const done = await until("the accepted write to finish", () => get(url, "executions.get", { id }), (s) => s?.state === "succeeded");
       await served.kill();
       served = await world.serve();
@@ -109,6 +117,7 @@ describe("durability faults, end to end", () => {
       expect(events).toHaveLength(done.last_sequence);
       expect(await post(served.url, "executions.start", { capability: "crash.write", input: { events: 300, tag: "full" }, run_id: "full-1" })).toMatchObject({ deduplicated: true, execution: { id } });
       expect(world.runCounts().byRunId.get("full-1")).toBe(1);
+      expect(await get(served.url, "executions.get", { id: withdrawnId })).toBeNull();
     } finally {
       await served?.stop().catch(() => undefined);
       disk.unmount();

@@ -177,6 +177,33 @@ describe("dispatch after commit (docs/durability.md)", () => {
     }
   });
 
+  test("while the store cannot write, a start repeating a committed run_id and a cancel are answered at once from what is committed, not after the disk frees", async () => {
+    const h = engineOnFile(2);
+    try {
+      const plane = h.engine.handle(EDGE);
+      const first = plane.start({ capability: "demo.read", input: {}, run_id: "deploy-2" });
+      await flush();
+      const id = (await first).execution.id;
+      h.clock.advance(COMMIT_GAP_MS);
+      await flush();
+      expect(h.pool.of(id)).toBeDefined();
+      h.setFault({ reason: "database or disk is full", since: "2026-12-03T05:00:00.000Z" });
+      const settled: string[] = [];
+      const again = plane.start({ capability: "demo.read", input: {}, run_id: "deploy-2" }).then((answer) => (settled.push("start"), answer));
+      const cancelled = plane.cancel(id).then((receipt) => (settled.push("cancel"), receipt));
+      await microtasks();
+      expect(settled.sort()).toEqual(["cancel", "start"]);
+      expect(await again).toMatchObject({ deduplicated: true, execution: { id, state: "running" } });
+      const receipt = await cancelled;
+      expect(receipt).toMatchObject({ id, requested: true });
+      expect(receipt.message).toContain("recorded once it can");
+      expect(h.pool.of(id)!.cancelRequested).toBe(true);
+    } finally {
+      h.setFault(null);
+      await h.close();
+    }
+  });
+
   test("a start the store cannot note is held, still queued, and tried again every NOTE_RETRY_MS; cancelled meanwhile, it never runs and its slot goes to the next", async () => {
     const h = engineOnFile(1);
     try {

@@ -147,7 +147,7 @@ describe("a start the full disk cannot write", () => {
     const server = await startServer({ cwd: root, port: 0, storeKind: "sqlite", limits: resolveLimits(), capabilityDirs: [], runtime: "bun", mounts: defaultMounts, log: () => undefined });
     const filler = join(mountPoint, "filler-withdrawn");
     try {
-      const warm = (await (await post(server, "/api/v1/executions/start", { capability: "notes.measure", input: { notes: "warm" } })).json()) as any;
+      const warm = (await (await post(server, "/api/v1/executions/start", { capability: "notes.measure", input: { notes: "warm" }, run_id: "notes-0" })).json()) as any;
       await until(async () => ((await (await fetch(`${server.url}/api/v1/executions/get?id=${warm.execution.id}`)).json()) as any).state === "succeeded", "the first execution");
       await Bun.sleep(1200); // the store checkpoints once quiet: its log holds nothing a new write could reuse
 
@@ -168,6 +168,15 @@ describe("a start the full disk cannot write", () => {
       expect(JSON.stringify(error)).not.toContain(root);
       const withdrawn = error.context.withdrawn as string;
       expect((await fetch(`${server.url}/api/v1/executions/get?id=${withdrawn}`)).status).toBe(404);
+      // A client retrying a run_id it lost the answer of is answered at once from what is committed.
+      const retried = await fetch(`${server.url}/api/v1/executions/start`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ capability: "notes.measure", input: { notes: "warm" }, run_id: "notes-0" }),
+        signal: AbortSignal.timeout(10_000),
+      });
+      expect(retried.status).toBe(200);
+      expect(await retried.json()).toMatchObject({ deduplicated: true, execution: { id: warm.execution.id, state: "succeeded" } });
 
       rmSync(filler);
       await until(async () => (await fetch(`${server.url}/healthz`)).status === 200, "the store to write again");

@@ -42,7 +42,7 @@ export function lockCheckout(root: string): CheckoutLock | null {
   } catch (error) {
     db?.close(false);
     if (isBusy(error)) return null;
-    throw new Error(`Cannot take the lock of ${root} (${path}): ${error instanceof Error ? error.message : String(error)}. Check that .docket/ is writable.`);
+    throw new CheckoutLockError(`Cannot take the lock of ${root} (${path}): ${error instanceof Error ? error.message : String(error)}. Check that .docket/ is writable and that its disk has space.`);
   }
   const held = db;
   let released = false;
@@ -60,4 +60,12 @@ export function lockCheckout(root: string): CheckoutLock | null {
 export function isBusy(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === "string" && (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED"));
+}
+
+/** The checkout's lock file could not be written (a read-only or full disk): the operator's to fix. */
+export class CheckoutLockError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "CheckoutLockError";
+  }
 }

@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 /** What `.docket/lease.json` holds: which server serves this checkout (docs/protocol.md). */
@@ -30,7 +30,17 @@ export function ensureDocketDir(root: string): string {
     // Not ours to change (another user's checkout): what is created inside is private anyway.
   }
   const ignore = join(dir, ".gitignore");
-  if (!existsSync(ignore)) writeFileSync(ignore, "*\n", { mode: 0o600 });
+  // Written whole or not at all: cut short by a full disk, an empty one would stay and leave
+  // `.docket/` to git. Missing (or emptied by an older docket), it is written again next time.
+  if (!existsSync(ignore) || statSync(ignore).size === 0) {
+    const partial = `${ignore}.${process.pid}.partial`;
+    try {
+      writeFileSync(partial, "*\n", { mode: 0o600 });
+      renameSync(partial, ignore);
+    } catch {
+      rmSync(partial, { force: true });
+    }
+  }
   return dir;
 }
 

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { execFileSync } from "node:child_process";
-import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, statfsSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statfsSync, writeFileSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -192,6 +192,44 @@ describe("a start the full disk cannot write", () => {
       await server.stop();
     }
   }, 90_000);
+});
+
+describe("docket serve on a full disk", () => {
+  test.skipIf(!mounted)("exits 2 saying the disk is full, without a stack or an empty .docket/.gitignore left behind, and serves once space returns", async () => {
+    const root = join(mountPoint, "checkout-full-serve");
+    mkdirSync(join(root, ".git"), { recursive: true });
+    const filler = join(mountPoint, "filler-serve");
+    const cli = [process.execPath, join(import.meta.dir, "../../runtime/cli/main.ts"), "serve", "--port", "0", "--no-watch"];
+    try {
+      fillDisk(filler);
+      const refused = Bun.spawnSync(cli, { cwd: root, stdout: "pipe", stderr: "pipe", timeout: 30_000 });
+      const said = refused.stderr.toString();
+      expect(refused.exitCode).toBe(2);
+      expect(said).toContain("Cannot serve:");
+      expect(said).toContain("disk");
+      expect(said).not.toContain("unexpected error");
+      expect(said).not.toMatch(/\n\s+at /);
+      expect(existsSync(join(root, ".docket", ".gitignore"))).toBe(false);
+
+      rmSync(filler);
+      const served = Bun.spawn(cli, { cwd: root, stdout: "pipe", stderr: "pipe" });
+      try {
+        const reader = served.stderr.getReader();
+        let text = "";
+        while (!text.includes("docket serving")) {
+          const { value, done } = await reader.read();
+          if (done) throw new Error(`docket serve ended: ${text}`);
+          text += new TextDecoder().decode(value);
+        }
+        expect(readFileSync(join(root, ".docket", ".gitignore"), "utf8")).toBe("*\n");
+      } finally {
+        served.kill();
+        await served.exited;
+      }
+    } finally {
+      rmSync(filler, { force: true });
+    }
+  }, 60_000);
 });
 
 describe("/healthz", () => {

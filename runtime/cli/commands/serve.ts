@@ -73,8 +73,10 @@ export default defineCommand({
       });
     } catch (error) {
       // Another server on this checkout, a bad token, a port in use, an unusable store file: the operator fixes it.
-      if (error instanceof ServerAlreadyRunningError || error instanceof RangeError || isAddressInUse(error) || (error as Error)?.name === "StoreFileError") {
-        throw new UsageError(`Cannot serve: ${(error as Error).message}`, command, { pointToHelp: !(error instanceof ServerAlreadyRunningError) });
+      if (error instanceof ServerAlreadyRunningError || error instanceof RangeError || isAddressInUse(error) || isDiskRefusal(error) || ["StoreFileError", "CheckoutLockError"].includes((error as Error)?.name)) {
+        // Only a bad flag is answered by the help; another server or the disk is not.
+        const flags = !(error instanceof ServerAlreadyRunningError) && !isDiskRefusal(error) && (error as Error)?.name !== "CheckoutLockError";
+        throw new UsageError(`Cannot serve: ${(error as Error).message}`, command, { pointToHelp: flags });
       }
       throw error;
     }
@@ -84,6 +86,11 @@ export default defineCommand({
     return new Promise<number>(() => {});
   },
 });
+
+/** `.docket/` could not be written at all: a full, read-only or forbidden disk. */
+function isDiskRefusal(error: unknown): boolean {
+  return ["ENOSPC", "EDQUOT", "EROFS", "EACCES", "EPERM"].includes((error as { code?: string } | null)?.code ?? "");
+}
 
 function isAddressInUse(error: unknown): boolean {
   const e = error as { code?: string; message?: string } | null;

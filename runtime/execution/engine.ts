@@ -788,10 +788,11 @@ export function createEngine(options: EngineOptions): Engine {
       if (waiting === undefined) unwritten.set(id, [waiter]);
       else waiting.push(waiter);
       const answered = () => {
-        const left = unwritten.get(id)?.filter((other) => other !== waiter);
-        if (left === undefined) return;
-        if (left.length === 0) unwritten.delete(id);
-        else unwritten.set(id, left);
+        const waiting = unwritten.get(id);
+        const at = waiting === undefined ? -1 : waiting.indexOf(waiter);
+        if (at < 0) return;
+        if (waiting!.length === 1) unwritten.delete(id);
+        else waiting!.splice(at, 1);
       };
       store.durable().then(
         () => (answered(), resolve(result)),

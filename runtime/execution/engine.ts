@@ -75,6 +75,8 @@ interface Active {
   durable: boolean;
   /** Its handler waits for this (StartOptions.hold); null once it let go, or when there was none. */
   hold: Promise<void> | null;
+  /** How to refuse the starts waiting for its creation to be written, should a write fault take it back (see withdrawUnwritten). */
+  refusals: Array<{ edge: EdgeInfo; refuse: (error: FailureError) => void }> | null;
 }
 
 /** What a caller of the engine itself (not a client) may add to a start. */
@@ -245,6 +247,11 @@ export function createEngine(options: EngineOptions): Engine {
   const reconciler = createReconciler({ store, registry, pool, limits, root, clock, log });
 
   function start(request: StartRequest, edge: EdgeInfo, options: StartOptions = {}): StartResult {
+    return admit(request, edge, options).result;
+  }
+
+  /** A start's result, with the execution it made (null for a known run_id). */
+  function admit(request: StartRequest, edge: EdgeInfo, options: StartOptions = {}): { result: StartResult; active: Active | null } {
     if (closed) throw failure(edge, { error_code: "unavailable", stage: "admit", message: "The engine is shutting down." });
     const { capability, input } = admitInput(request.capability, request.input, edge, "start");
     if (!runsAsExecution(capability)) {
@@ -276,8 +283,8 @@ export function createEngine(options: EngineOptions): Engine {
         // left (details expired): still the same run, never a second one. Its current state (the
         // answer waits until it is committed: docs/durability.md).
         const original = store.current(known.execution_id);
-        if (original !== null && !original.details_expired) return { execution: original, deduplicated: true };
-        return { execution: original ?? expiredExecution(known), deduplicated: true, details_expired: true };
+        if (original !== null && !original.details_expired) return { result: { execution: original, deduplicated: true }, active: null };
+        return { result: { execution: original ?? expiredExecution(known), deduplicated: true, details_expired: true }, active: null };
       }
     }
     const refused = storage.refusal(`start ${capability.id}`);
@@ -349,12 +356,13 @@ export function createEngine(options: EngineOptions): Engine {
       done: null,
       durable: false,
       hold: options.hold ?? null,
+      refusals: null,
     };
     scheduler.enqueue(active);
     if (deadline !== null) active.timers.push(clock.setTimeout(() => expire(active, "deadline_ms"), deadline));
     // The answer is the truth at admission (queued); running starts right after, never before.
     queueMicrotask(pump);
-    return { execution: snapshot, deduplicated: false };
+    return { result: { execution: snapshot, deduplicated: false }, active };
   }
 
   function pump(): void {
@@ -680,7 +688,7 @@ export function createEngine(options: EngineOptions): Engine {
 
     // What these answers acknowledge is committed before they are sent (docs/durability.md).
     start(request: StartRequest) {
-      return startAcknowledged(start(request, this.edge), this.edge);
+      return startAcknowledged(admit(request, this.edge), this.edge);
     }
 
     cancel(id: string) {
@@ -760,17 +768,16 @@ export function createEngine(options: EngineOptions): Engine {
     });
   }
 
-  /**
-   * Start answers waiting for their execution's creation to be written, by execution id (a
-   * deduplicated start waits on its original's). A write that fails for the moment takes those
-   * executions back and refuses these answers (see withdrawUnwritten), instead of leaving them
-   * unanswered for as long as the disk stays full.
-   */
-  const unwritten = new Map<string, Array<{ edge: EdgeInfo; refuse: (error: FailureError) => void }>>();
+  // A write that fails for the moment takes back the executions whose starts wait for their
+  // creation and refuses those answers, instead of leaving them unanswered while the disk is full.
   const stopWithdrawing = store.onStorageFault(withdrawUnwritten);
 
-  /** A start's answer (see acknowledged), or its refusal when its execution is taken back first. */
-  function startAcknowledged(result: StartResult, edge: EdgeInfo): Promise<StartResult> {
+  /**
+   * A start's answer (see acknowledged), or its refusal when its execution is taken back first: a
+   * start waiting for its creation to be written notes how to refuse it on the execution (a
+   * deduplicated one, on its original's).
+   */
+  function startAcknowledged({ result, active }: { result: StartResult; active: Active | null }, edge: EdgeInfo): Promise<StartResult> {
     const id = result.execution.id;
     if (result.deduplicated && (result.details_expired || store.creationCommitted(id))) {
       // A known run_id acknowledges nothing new: while the store cannot write, what is committed
@@ -782,22 +789,11 @@ export function createEngine(options: EngineOptions): Engine {
       });
     }
     if (store.creationCommitted(id)) return acknowledged(result);
+    const owner = active ?? scheduler.get(id);
+    if (owner === undefined) return acknowledged(result);
     return new Promise((resolve, reject) => {
-      const waiter = { edge, refuse: reject };
-      const waiting = unwritten.get(id);
-      if (waiting === undefined) unwritten.set(id, [waiter]);
-      else waiting.push(waiter);
-      const answered = () => {
-        const waiting = unwritten.get(id);
-        const at = waiting === undefined ? -1 : waiting.indexOf(waiter);
-        if (at < 0) return;
-        if (waiting!.length === 1) unwritten.delete(id);
-        else waiting!.splice(at, 1);
-      };
-      store.durable().then(
-        () => (answered(), resolve(result)),
-        (error) => (answered(), reject(error)),
-      );
+      (owner.refusals ??= []).push({ edge, refuse: reject });
+      store.durable().then(() => resolve(result), reject);
     });
   }
 
@@ -810,15 +806,17 @@ export function createEngine(options: EngineOptions): Engine {
    * again.
    */
   function withdrawUnwritten(): void {
-    for (const [id, waiting] of unwritten) {
-      const active = scheduler.get(id);
-      if (active === undefined || active.handle !== null || active.completed || !store.withdraw(id)) continue;
-      if (!scheduler.remove(id)) letGo(active);
+    const { waiting, running } = scheduler.pending();
+    for (const active of [...waiting, ...running]) {
+      const refusals = active.refusals;
+      // A committed creation is never taken back (withdraw refuses it): its answers come with the write.
+      if (refusals === null || active.handle !== null || active.completed || !store.withdraw(active.id)) continue;
+      if (!scheduler.remove(active.id)) letGo(active);
       active.completed = true;
+      active.refusals = null;
       for (const timer of active.timers) clock.clearTimeout(timer);
-      unwritten.delete(id);
-      const refused = storage.withdrawn(`start ${active.capability.id}`, id, active.run_id === null ? null : `run_id ${active.run_id}`);
-      for (const { edge, refuse } of waiting) refuse(failure(edge, { ...refused, stage: "admit", retryability: "safe", outcome_certainty: "not_applied" }));
+      const refused = storage.withdrawn(`start ${active.capability.id}`, active.id, active.run_id === null ? null : `run_id ${active.run_id}`);
+      for (const { edge, refuse } of refusals) refuse(failure(edge, { ...refused, stage: "admit", retryability: "safe", outcome_certainty: "not_applied" }));
     }
   }
 

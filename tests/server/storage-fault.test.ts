@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { execFileSync } from "node:child_process";
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statfsSync, writeFileSync, writeSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statfsSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -10,6 +10,7 @@ import { defaultMounts } from "../../runtime/server/default-mounts.ts";
 import { startServer, type DocketServer } from "../../runtime/server/serve.ts";
 import { withoutPaths } from "../../runtime/server/healthz.ts";
 import { useDocketModules } from "../_support/capability-fixtures.ts";
+import { fillDisk } from "../store/_sqlite-durability.ts";
 
 // A real full disk: the checkout lives on a small tmpfs (root may mount one here; elsewhere the
 // test is skipped and the engine's storage tests, with an injected fault, still run).
@@ -115,28 +116,6 @@ export default capability({
 });
 `;
 
-/** Fills the disk of `path`'s folder to the last byte (a write past it fails ENOSPC). */
-function fillDisk(path: string): void {
-  const chunk = Buffer.alloc(1024 * 1024);
-  let fd: number | null = null;
-  try {
-    fd = openSync(path, "w");
-    for (;;) writeSync(fd, chunk);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOSPC") throw error;
-    // What is left is less than the chunk: byte by byte, as far as it goes.
-    for (let size = 64 * 1024; size >= 1; size = Math.floor(size / 2)) {
-      try {
-        while (writeSync(fd!, chunk, 0, size) === size);
-      } catch {
-        // ENOSPC at this size: a smaller one may still fit.
-      }
-    }
-  } finally {
-    if (fd !== null) closeSync(fd);
-  }
-}
-
 describe("a start the full disk cannot write", () => {
   test.skipIf(!mounted)("is answered 503 storage_fault at once, taken back before anything ran (404, its run_id free), and starts afresh once space returns", async () => {
     useDocketModules();
@@ -145,13 +124,13 @@ describe("a start the full disk cannot write", () => {
     mkdirSync(join(root, "capabilities"));
     writeFileSync(join(root, "capabilities", "notes.measure.ts"), NOTES);
     const server = await startServer({ cwd: root, port: 0, storeKind: "sqlite", limits: resolveLimits(), capabilityDirs: [], runtime: "bun", mounts: defaultMounts, log: () => undefined });
-    const filler = join(mountPoint, "filler-withdrawn");
+    const filler = join(mountPoint, "filler");
     try {
       const warm = (await (await post(server, "/api/v1/executions/start", { capability: "notes.measure", input: { notes: "warm" }, run_id: "notes-0" })).json()) as any;
       await until(async () => ((await (await fetch(`${server.url}/api/v1/executions/get?id=${warm.execution.id}`)).json()) as any).state === "succeeded", "the first execution");
       await Bun.sleep(1200); // the store checkpoints once quiet: its log holds nothing a new write could reuse
 
-      fillDisk(filler);
+      fillDisk(mountPoint);
       // Larger than anything the log could take in place: its creation cannot be written.
       const start = { capability: "notes.measure", input: { notes: "n".repeat(3 * 1024 * 1024) }, run_id: "notes-1" };
       const refused = await fetch(`${server.url}/api/v1/executions/start`, {
@@ -198,10 +177,10 @@ describe("docket serve on a full disk", () => {
   test.skipIf(!mounted)("exits 2 saying the disk is full, without a stack or an empty .docket/.gitignore left behind, and serves once space returns", async () => {
     const root = join(mountPoint, "checkout-full-serve");
     mkdirSync(join(root, ".git"), { recursive: true });
-    const filler = join(mountPoint, "filler-serve");
+    const filler = join(mountPoint, "filler");
     const cli = [process.execPath, join(import.meta.dir, "../../runtime/cli/main.ts"), "serve", "--port", "0", "--no-watch"];
     try {
-      fillDisk(filler);
+      fillDisk(mountPoint);
       const refused = Bun.spawnSync(cli, { cwd: root, stdout: "pipe", stderr: "pipe", timeout: 30_000 });
       const said = refused.stderr.toString();
       expect(refused.exitCode).toBe(2);

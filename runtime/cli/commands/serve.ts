@@ -73,10 +73,10 @@ export default defineCommand({
       });
     } catch (error) {
       // Another server on this checkout, a bad token, a port in use, an unusable store file: the operator fixes it.
-      if (error instanceof ServerAlreadyRunningError || error instanceof RangeError || isAddressInUse(error) || isDiskRefusal(error) || ["StoreFileError", "CheckoutLockError"].includes((error as Error)?.name)) {
+      const disk = isDiskRefusal(error) || (error as Error)?.name === "CheckoutLockError";
+      if (error instanceof ServerAlreadyRunningError || error instanceof RangeError || isAddressInUse(error) || disk || (error as Error)?.name === "StoreFileError") {
         // Only a bad flag is answered by the help; another server or the disk is not.
-        const flags = !(error instanceof ServerAlreadyRunningError) && !isDiskRefusal(error) && (error as Error)?.name !== "CheckoutLockError";
-        throw new UsageError(`Cannot serve: ${(error as Error).message}`, command, { pointToHelp: flags });
+        throw new UsageError(`Cannot serve: ${(error as Error).message}`, command, { pointToHelp: !(error instanceof ServerAlreadyRunningError) && !disk });
       }
       throw error;
     }

@@ -34,12 +34,15 @@ export interface ReplayPlan {
 }
 
 /** True while an execution may still get events: until it finished, or, with an unknown outcome, until that is reconciled. */
-function mayGetEvents(snapshot: ExecutionSnapshot): boolean {
-  return !isTerminal(snapshot.state) || (snapshot.failure?.outcome_certainty === "unknown" && !snapshot.reconciliation);
+function mayGetEvents(snapshot: ExecutionSnapshot | null): boolean {
+  return snapshot !== null && (!isTerminal(snapshot.state) || (snapshot.failure?.outcome_certainty === "unknown" && !snapshot.reconciliation));
 }
 
-/** Executions listed per page while planning the history of a connection to all of them. */
-const LIST_PAGE = 100;
+/**
+ * Executions looked at per step while planning the history of a connection to all of them: a
+ * page of heads (no snapshot is built) costs well under a millisecond.
+ */
+const HEADS_PAGE = 500;
 
 /**
  * The history a connection to `target` is owed (docs/protocol.md, "No gap, no repeat"): named
@@ -47,14 +50,15 @@ const LIST_PAGE = 100;
  * one. Everything up to each execution's last stored sequence when it is looked at is history;
  * the channel's log, which the connection reads from the moment it opens, brings everything after
  * (and what it brings twice, stored while the history was looked at, is left out: see `read`).
- * Looking at every execution held takes a while with many held: it is done a list page at a
- * time (`step`), one per turn of the writer, so that no open holds the server for long.
+ * Looking at every execution held takes a while with many held: it is done a page of heads at a
+ * time (`step`; the store's `heads`, which builds no snapshot), one per turn of the writer, so
+ * that no open holds the server for long.
  */
 export class ReplayPlanner {
   readonly plan: ReplayPlan = { ranges: [], replayed: 0, truncated: false, dropped: 0, skip: null, level: [], read: new Map() };
   /** The connection's cursor (0 without one). */
   readonly after: number;
-  /** The list's next page (all executions); undefined for the first, null once done. */
+  /** The next page of heads (all executions); undefined for the first, null once done. */
   private cursor: string | null | undefined;
 
   constructor(
@@ -64,37 +68,43 @@ export class ReplayPlanner {
     this.after = target.after ?? 0;
     this.cursor = target.executions === "all" && target.after !== undefined ? undefined : null;
     // Named: each from its cursor; one the store does not hold (yet) is followed from the cursor.
-    if (target.executions !== "all") for (const id of target.executions) this.owe(id, store.get(id)?.last_sequence ?? 0, true);
+    if (target.executions !== "all") {
+      for (const id of target.executions) {
+        const page = store.events(id, this.after, 1);
+        this.owe(id, page?.last_sequence ?? 0, page?.retained_from ?? 1, () => true);
+      }
+    }
   }
 
   /** Looks at the next page of executions held (a connection to all of them); true once every one was. */
   step(): boolean {
     if (this.cursor === null) return true;
-    const page = this.store.list({ limit: LIST_PAGE, cursor: this.cursor });
-    for (const snapshot of page.items) this.owe(snapshot.id, snapshot.last_sequence, mayGetEvents(snapshot));
+    const page = this.store.heads(this.cursor, HEADS_PAGE);
+    // Whether a finished one may still get events (an unknown outcome not reconciled yet) takes
+    // its snapshot: asked only of one whose cursor is past what is stored.
+    for (const head of page.items) this.owe(head.id, head.last_sequence, head.retained_from, () => !isTerminal(head.state) || mayGetEvents(this.store.get(head.id)));
     this.cursor = page.next_cursor;
     return this.cursor === null;
   }
 
-  private owe(id: string, last: number, ongoing: boolean): void {
+  private owe(id: string, last: number, retainedFrom: number, ongoing: () => boolean): void {
     const { plan, after } = this;
     plan.read.set(id, Math.max(after, last));
     if (last < after) {
       // A cursor past what is stored. For all executions, only one that may still get events
       // is remembered (one that finished gets none, but a reconciliation of an unknown outcome).
-      if (ongoing) (plan.skip ??= new Map()).set(id, after);
+      if (ongoing()) (plan.skip ??= new Map()).set(id, after);
       return;
     }
     if (last === after) {
       if (after > 0) plan.level.push(id);
       return;
     }
-    const page = this.store.events(id, after, 1);
-    if (page === null) return;
     // History already dropped is said once, by `truncated` and `dropped` in stream.ready.
-    plan.dropped += Math.max(0, page.retained_from - 1 - after);
-    plan.ranges.push({ id, cursor: after, after: Math.max(after, page.retained_from - 1), through: last });
-    plan.replayed += last - Math.max(after, page.retained_from - 1);
-    if (page.truncated) plan.truncated = true;
+    const from = Math.max(after, retainedFrom - 1);
+    plan.dropped += from - after;
+    plan.ranges.push({ id, cursor: after, after: from, through: last });
+    plan.replayed += last - from;
+    if (after + 1 < retainedFrom) plan.truncated = true;
   }
 }

@@ -121,6 +121,16 @@ export class ExecutionRows {
     this.bases[row] = sealed.baseMs;
   }
 
+  /** A sealed row's first retained sequence. */
+  first(row: number): number {
+    return this.firsts[row]!;
+  }
+
+  /** A sealed row's last sequence. */
+  last(row: number): number {
+    return this.lasts[row]!;
+  }
+
   /** The sealed execution of a row (a fresh handle on its texts). */
   sealed(row: number): SealedExecution {
     const chunk = this.chunks[row]!;

@@ -1,7 +1,7 @@
 import type { ExecutionEvent } from "../execution/protocol.ts";
 import type { ExecutionSnapshot } from "../execution/snapshot.ts";
 import type { ExecutionState } from "../execution/state-machine.ts";
-import type { EventsPage, ListPage } from "./store.ts";
+import { HEADS_MAX, type EventsPage, type ExecutionHead, type HeadsPage, type ListPage } from "./store.ts";
 import { copySnapshot } from "./_kept-values.ts";
 import { encodeListCursor } from "./list-cursor.ts";
 import type { Entry } from "./_sqlite-entry.ts";
@@ -100,7 +100,8 @@ export function listItems(source: ReadSource, query: ListItemsQuery): Pick<ListP
   const items: ExecutionSnapshot[] = [];
   for (const row of rows.slice(0, limit)) {
     const entry = source.entries.get(row.id);
-    const snapshot = entry === undefined ? null : readerSnapshot(source, entry);
+    // A forgotten row the file still holds may share its id with a newer execution: not that one.
+    const snapshot = entry === undefined || entry.order !== row.ord ? null : readerSnapshot(source, entry);
     if (snapshot !== null) items.push(snapshot);
   }
   return { items, next_cursor: rows.length > limit ? encodeListCursor(rows[limit - 1]!.ord) : null };
@@ -133,6 +134,38 @@ function matchingRows(entries: ReadonlyMap<string, Entry>, query: ListItemsQuery
   return rows;
 }
 
+/**
+ * What a reader may see of where an entry's history stands: as committed (the file's watermark
+ * while changes are pending); null when nothing of it is committed yet.
+ */
+function headOf(entry: Entry): ExecutionHead | null {
+  if (!entry.stored.exists) return null;
+  const pending = ahead(entry);
+  return {
+    id: entry.id,
+    state: pending ? (entry.stored.state ?? entry.state) : entry.state,
+    last_sequence: pending ? entry.stored.lastSequence : entry.lastSequence,
+    retained_from: pending ? entry.stored.retainedFrom : entry.retainedFrom,
+  };
+}
+
+/**
+ * A page of heads (ExecutionStore.heads): the file's rows by position, read from memory's
+ * entries. The caller writes what is pending first, so that the file holds what memory holds.
+ */
+export function headsPage(source: ReadSource, before: number, limit: number): HeadsPage {
+  const count = Math.min(HEADS_MAX, Math.max(1, Math.floor(limit) || 1));
+  const rows = source.tables.list(before, count + 1);
+  const items: ExecutionHead[] = [];
+  for (const row of rows.slice(0, count)) {
+    const entry = source.entries.get(row.id);
+    // A forgotten row the file still holds may share its id with a newer execution: not that one.
+    const head = entry === undefined || entry.order !== row.ord ? null : headOf(entry);
+    if (head !== null) items.push(head);
+  }
+  return { items, next_cursor: rows.length > count ? encodeListCursor(rows[count - 1]!.ord) : null };
+}
+
 /** Which events of which execution an events page holds (ExecutionStore.events). */
 export interface EventsQuery {
   id: string;
@@ -147,11 +180,9 @@ export interface EventsQuery {
 export function eventsPage(source: ReadSource, query: EventsQuery): EventsPage | null {
   const { id, after = 0, limit = EVENTS_MAX } = query;
   const entry = source.entries.get(id);
-  if (entry === undefined) return null;
-  if (!entry.stored.exists) return null;
-  const pending = ahead(entry);
-  const top = pending ? entry.stored.lastSequence : entry.lastSequence;
-  const kept = pending ? entry.stored.retainedFrom : entry.retainedFrom;
+  const head = entry === undefined ? null : headOf(entry);
+  if (entry === undefined || head === null) return null;
+  const { last_sequence: top, retained_from: kept } = head;
   const from = Math.max(0, Math.floor(after) || 0);
   const count = Math.min(EVENTS_MAX, Math.max(1, Math.floor(limit) || EVENTS_MAX));
   const first = Math.max(from + 1, kept);

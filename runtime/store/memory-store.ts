@@ -5,7 +5,7 @@ import type { ExecutionSnapshot } from "../execution/snapshot.ts";
 import { EXECUTION_STATES, isTerminal, type ExecutionState } from "../execution/state-machine.ts";
 import { outcomeUnknown } from "../execution/retention.ts";
 import type { Limits } from "../execution/limits.ts";
-import type { EventsPage, ExecutionStore, ListFilter, ListPage, NewExecution, RunIdentity } from "./store.ts";
+import { HEADS_MAX, type EventsPage, type ExecutionHead, type ExecutionStore, type HeadsPage, type ListFilter, type ListPage, type NewExecution, type RunIdentity } from "./store.ts";
 import { checkBatch, initialSnapshot } from "./_fold.ts";
 import { EventRing } from "./_event-ring.ts";
 import { SEAL_MAX_EVENTS, SealedExecution } from "./_sealed-execution.ts";
@@ -253,6 +253,30 @@ export function createMemoryStore(options: MemoryStoreOptions): ExecutionStore {
     return { items, next_cursor, counts: { ...counts } };
   }
 
+  function heads(cursor: string | undefined, limit: number): HeadsPage {
+    open();
+    const count = Math.min(HEADS_MAX, Math.max(1, Math.floor(limit) || 1));
+    const start = cursor === undefined ? rows.length - 1 : rows.indexAtOrder(cursorOrder(cursor)) - 1;
+    const items: ExecutionHead[] = [];
+    let next_cursor: string | null = null;
+    let lastOrder = 0;
+    for (let row = start; row >= 0; row--) {
+      const state = rows.state(row);
+      if (state === undefined) continue;
+      if (items.length === count) {
+        next_cursor = encodeListCursor(lastOrder);
+        break;
+      }
+      if (rows.isSealed(row)) items.push({ id: sealing.texts.get(rows.idRef(row)), state, last_sequence: rows.last(row), retained_from: rows.first(row) });
+      else {
+        const { id, snapshot, events: ring } = liveByOrder.get(rows.order(row))!;
+        items.push({ id, state, last_sequence: snapshot.last_sequence, retained_from: ring.first });
+      }
+      lastOrder = rows.order(row);
+    }
+    return { items, next_cursor };
+  }
+
   function events(id: string, after = 0, limit = EVENTS_MAX): EventsPage | null {
     open();
     const entry = live.get(id);
@@ -306,6 +330,7 @@ export function createMemoryStore(options: MemoryStoreOptions): ExecutionStore {
     get,
     current: get,
     list,
+    heads,
     events,
     subscribe: (subscribeOptions, listener) => {
       open();

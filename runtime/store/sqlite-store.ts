@@ -6,7 +6,7 @@ import type { EventDraft, ExecutionEvent } from "../execution/protocol.ts";
 import type { ExecutionSnapshot } from "../execution/snapshot.ts";
 import { EXECUTION_STATES, isTerminal, type ExecutionState } from "../execution/state-machine.ts";
 import type { Limits } from "../execution/limits.ts";
-import type { EventsPage, ExecutionStore, ListFilter, ListPage, NewExecution, RunIdentity, StorageFault } from "./store.ts";
+import type { EventsPage, ExecutionStore, HeadsPage, ListFilter, ListPage, NewExecution, RunIdentity, StorageFault } from "./store.ts";
 import { checkBatch, initialSnapshot } from "./_fold.ts";
 import { createFanOut } from "./_fan-out.ts";
 import { ForgetOrder } from "./_forget-order.ts";
@@ -16,7 +16,7 @@ import { newEntry, type Entry } from "./_sqlite-entry.ts";
 import { loadEntry, trimLowered } from "./_sqlite-load.ts";
 import { asFileError, openStoreFile, startExpiry } from "./_sqlite-open.ts";
 import type { WriteCadence } from "./_sqlite-writer.ts";
-import { committedSnapshot, currentSnapshot, eventsPage, listItems, listLimit, liveSnapshot, readerSnapshot, type ReadSource } from "./_sqlite-reads.ts";
+import { committedSnapshot, currentSnapshot, eventsPage, headsPage, listItems, listLimit, liveSnapshot, readerSnapshot, type ReadSource } from "./_sqlite-reads.ts";
 import { slimmed, unwritableCompletion } from "./_sqlite-unwritable.ts";
 import { recoverUnfinished, type RecoveredExecution } from "./_sqlite-recovery.ts";
 import { openStartingJournal, type StartingJournal, type WriteLine } from "./_sqlite-starting.ts";
@@ -311,6 +311,13 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     return { items, next_cursor, counts: writer.idle() ? { ...counts } : { ...zeroCounts(), ...tables.countStates() } };
   }
 
+  function heads(cursor: string | undefined, limit: number): HeadsPage {
+    open();
+    const before = cursor === undefined ? nextOrder : cursorOrder(cursor);
+    writer.flushQuietly();
+    return headsPage(source, before, limit);
+  }
+
   function events(id: string, after?: number, limit?: number): EventsPage | null {
     open();
     writer.flushQuietly();
@@ -428,6 +435,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     get,
     current,
     list,
+    heads,
     events,
     subscribe: (subscribeOptions, listener) => {
       open();

@@ -44,6 +44,24 @@ export type ListPage = {
   counts: Record<ExecutionState, number>;
 }
 
+/** What following an execution's history takes of it (`heads`): no snapshot is built for it. */
+export interface ExecutionHead {
+  id: string;
+  state: ExecutionState;
+  last_sequence: number;
+  /** First retained sequence; events before it were dropped. */
+  retained_from: number;
+}
+
+export type HeadsPage = {
+  items: ExecutionHead[];
+  /** Opaque, like `list`'s (the two take each other's). */
+  next_cursor: string | null;
+};
+
+/** The most `heads` answers at once. */
+export const HEADS_MAX = 1000;
+
 export type EventsPage = {
   events: ExecutionEvent[];
   /** First retained sequence; events before it were dropped. */
@@ -113,6 +131,13 @@ export interface ExecutionStore {
   /** The snapshot as it is now, committed or not: for the engine's decisions, never shown before `durable()`. */
   current(id: string): ExecutionSnapshot | null;
   list(filter?: ListFilter): ListPage;
+  /**
+   * The executions held, newest first and paged as `list` pages them (same cursors), as committed,
+   * with only what following their history takes: a planner of a replay of every execution reads
+   * these instead of snapshots, which would be built, copied or read from the file one by one.
+   * At most `limit` (1..HEADS_MAX) a page.
+   */
+  heads(cursor: string | undefined, limit: number): HeadsPage;
   events(id: string, after?: number, limit?: number): EventsPage | null;
   subscribe(options: SubscribeOptions, listener: EventListener): Subscription;
   /** Deletes what can be released of a terminal execution (artifacts are the caller's); identity stays. */

@@ -750,7 +750,8 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
 
   test.each(["memory", "sqlite"] as const)("following all from a cursor with many executions held: they are looked at over several turns, then stream.ready, then every one's history once (%s store)", async (kind) => {
     const { live, create, progress, store } = setup({}, kind);
-    const ids = Array.from({ length: 250 }, (_, i) => create(i + 1));
+    // More than one page of heads (500): several turns.
+    const ids = Array.from({ length: 1200 }, (_, i) => create(i + 1));
     for (const id of ids.slice(0, 10)) progress(id, 3);
     await store.durable();
     const socket = new FakeSocket();
@@ -759,7 +760,7 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
     expect(socket.frames).toEqual([]);
     // Appends while it looks: each arrives once, after that execution's history.
     progress(ids[0]!, 2);
-    progress(ids[249]!, 2);
+    progress(ids[1199]!, 2);
     for (let i = 0; i < 20 && live.writing; i++) await settle();
     await store.durable();
     await settle();

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { EXECUTION_STATES, type ExecutionState } from "../../runtime/execution/state-machine.ts";
 import { InvalidCursorError, type ExecutionStore, type ListFilter } from "../../runtime/store/index.ts";
-import { idOf, newExecution, pathTo, type Fixture } from "./_fixtures.ts";
+import { draft, idOf, newExecution, pathTo, type Fixture } from "./_fixtures.ts";
 
 const CAPABILITIES = ["demo.read", "demo.write", "files.digest"];
 
@@ -117,6 +117,58 @@ export function listCases(f: Fixture): void {
       item!.steps.push({ id: "x", title: "x", state: "running", message: null, started_at: "", finished_at: null });
       expect(store.list().items[0]!.state).not.toBe("failed");
       expect(store.list().items[0]!.steps).toEqual([]);
+    });
+  });
+
+  describe("heads", () => {
+    /** Every head a walk over the pages answers, in order. */
+    function walkHeads(store: ExecutionStore, limit: number, cursor?: string) {
+      const heads = [];
+      for (;;) {
+        const page = store.heads(cursor, limit);
+        heads.push(...page.items);
+        if (page.next_cursor === null) return heads;
+        expect(page.items).toHaveLength(limit);
+        cursor = page.next_cursor;
+      }
+    }
+
+    test("store.heads answers every execution held, newest first, with what its snapshot says of its history", () => {
+      // Histories longer than events_retained lose their oldest; running, finished, queued ones mixed.
+      const store = f.make({ events_retained: 10, executions_retained: 20 });
+      for (let i = 1; i <= 26; i++) {
+        store.create(newExecution(i));
+        if (i % 3 === 0) continue;
+        store.append(idOf(i), [draft.started()]);
+        for (let p = 0; p < (i % 4) * 6; p++) store.append(idOf(i), [draft.progress(p)]);
+        if (i % 3 === 1) store.append(idOf(i), [draft.completed(i % 2 === 0 ? "succeeded" : "failed")]);
+      }
+      const expected = walk(store, { limit: 7 }).ids.map((id) => {
+        const snapshot = store.get(id)!;
+        return { id, state: snapshot.state, last_sequence: snapshot.last_sequence, retained_from: snapshot.retained_from };
+      });
+      expect(expected.length).toBeGreaterThanOrEqual(20);
+      expect(expected.some((head) => head.retained_from > 1)).toBe(true);
+      for (const limit of [1, 3, 7, 500]) expect(walkHeads(store, limit)).toEqual(expected);
+      for (const head of expected) expect(store.events(head.id, 0, 1)).toMatchObject({ retained_from: head.retained_from, last_sequence: head.last_sequence });
+    });
+
+    test("store.heads and store.list take each other's cursors, and heads answers at most 1000 a page", () => {
+      const store = f.make();
+      for (let i = 1; i <= 1003; i++) store.create(newExecution(i));
+      const page = store.heads(undefined, 5000);
+      expect(page.items).toHaveLength(1000);
+      expect(page.items[0]!.id).toBe(idOf(1003));
+      expect(store.list({ cursor: page.next_cursor! }).items.map((s) => s.id)).toEqual([idOf(3), idOf(2), idOf(1)]);
+      const listed = store.list({ limit: 2 });
+      expect(store.heads(listed.next_cursor!, 2).items.map((h) => h.id)).toEqual([idOf(1001), idOf(1000)]);
+      expect(store.heads(undefined, 0).items).toHaveLength(1);
+    });
+
+    test("store.heads refuses a cursor it did not make with InvalidCursorError", () => {
+      const store = f.make();
+      populate(store, 5);
+      for (const bad of ["", "!!!", btoa("o:-1"), "A".repeat(5000)]) expect(() => store.heads(bad, 10)).toThrow(InvalidCursorError);
     });
   });
 }

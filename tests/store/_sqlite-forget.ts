@@ -99,6 +99,9 @@ export function forgetCases(): void {
       store.create(newExecution(1));
       await store.durable();
       expect(store.get(idOf(1))).toMatchObject({ state: "queued", last_sequence: 1 });
+      // Listed once, as the new one: the old row the file may still hold is not it.
+      expect(store.list().items.map((s) => [s.id, s.state])).toEqual([[idOf(1), "queued"], [idOf(3), "succeeded"]]);
+      expect(store.heads(undefined, 10).items.map((h) => [h.id, h.state])).toEqual([[idOf(1), "queued"], [idOf(3), "succeeded"]]);
       store.close();
       // The file holds the new one (queued when the store closed, so ended cancelled), not the old success.
       const reopened = openStore(path, clock, { executions_retained: 2 });

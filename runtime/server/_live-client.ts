@@ -48,6 +48,9 @@ export class LiveGroup {
   }
 }
 
+/** The `planning` of a connection waiting for its turn (LiveClient.turn): nothing of it is planned yet. */
+export const AWAITING_TURN = Object.freeze({ planner: null, start: -1 });
+
 /**
  * One connection's delivery state. From the moment it opens it is a position in the channel's log
  * (`cursor`); first it is sent its queue (the ready frame, then its history, a page at a time from
@@ -61,7 +64,14 @@ export class LiveClient {
   /** History still owed, oldest execution first (see _live-replay.ts). */
   replay: ReplayRange[] = [];
   /** Its history still being looked for, from its place in the log at `start`: nothing is written to it until then. */
-  planning: { planner: ReplayPlanner; start: number } | null = null;
+  planning: { planner: ReplayPlanner; start: number } | typeof AWAITING_TURN | null = null;
+  /**
+   * Its turn at a history of every execution (LiveChannel's REPLAYS_AT_ONCE): `waiting` for one
+   * (then `planning` is AWAITING_TURN and it is not in the log yet), `held`, or null (none needed, or given up).
+   */
+  turn: "waiting" | "held" | null = null;
+  /** Heartbeat ticks in a row its socket stayed full while it held a turn. */
+  blockedTicks = 0;
   /**
    * Executions whose cursor (`after`) is past what was stored when it opened: their log frames up
    * to the cursor are not sent (the client says it has them). Null once none is left.

@@ -2,7 +2,7 @@ import type { ExecutionEvent } from "../execution/protocol.ts";
 import { SCHEMA_VERSION } from "../execution/protocol.ts";
 import type { Limits } from "../execution/limits.ts";
 import type { ExecutionStore } from "../store/store.ts";
-import { LiveClient, type LiveGroup } from "./_live-client.ts";
+import { AWAITING_TURN, LiveClient, type LiveGroup } from "./_live-client.ts";
 import { LiveGroups } from "./_live-groups.ts";
 import { signedSequence } from "./_live-log.ts";
 import { ReplayPlanner } from "./_live-replay.ts";
@@ -56,6 +56,14 @@ const CLOSE_POLL_MS = 10;
 // events, and a page stops once it holds this many bytes of frames.
 const REPLAY_PAGE = 256;
 const REPLAY_BYTES = 1024 * 1024;
+// Connections to every execution from a cursor whose history is planned and sent at once; the
+// others wait their turn, unplanned and out of the log. Each such connection holds a plan entry
+// per execution held and makes garbage as fast as it reads: ten at once took the server to
+// 3.5 × the memory two at once took, in about the same total time (the main thread is the limit).
+const REPLAYS_AT_ONCE = 2;
+// A connection holding a turn gives it up once its socket stayed full this many heartbeat ticks
+// in a row: a client that stopped reading never holds the others' history back for long.
+const REPLAY_BLOCKED_TICKS = 2;
 // The heartbeat tick is a quarter of heartbeat_ms: a connection quiet for 5 ticks (more than
 // heartbeat_ms, at most 1.25 × it) gets a heartbeat. One timer serves every connection.
 const TICKS_PER_HEARTBEAT = 4;
@@ -97,6 +105,10 @@ export class LiveChannel {
   private readonly lastDelivered = new Map<string, number>();
   // Connections whose history is still being looked for (see plan()).
   private planning: LiveClient[] = [];
+  // Connections to every execution from a cursor waiting for their turn (REPLAYS_AT_ONCE), oldest first.
+  private waitingForTurn: Array<{ client: LiveClient; target: LiveTarget }> = [];
+  // Turns held: such connections planning or sending history.
+  private turnsHeld = 0;
   private writeScheduled = false;
   private queuedSinceWrite = 0;
   private lastWrite = Number.NEGATIVE_INFINITY;
@@ -148,6 +160,7 @@ export class LiveChannel {
     this.inSlice = true;
     const until = started + (held ? this.credit : SLICE_MS);
     this.lastWrite = this.waitingSince = this.monotonic();
+    this.giveTurns();
     // Connections looking for their history: a step each, at least one per slice, while it lasts.
     for (let i = 0; i < this.planning.length && (i === 0 || this.monotonic() <= until); i++) {
       const client = this.planning.shift()!;
@@ -232,7 +245,7 @@ export class LiveChannel {
 
   /** True while the writer has work left: frames to send or publish, connections still planning (tests wait on it too). */
   get writing(): boolean {
-    return this.dirty.length > 0 || this.outboxes.length > 0 || this.grown || this.planning.length > 0;
+    return this.dirty.length > 0 || this.outboxes.length > 0 || this.grown || this.planning.length > 0 || (this.waitingForTurn.length > 0 && this.turnsHeld < REPLAYS_AT_ONCE);
   }
 
   /** Open connections. */
@@ -267,6 +280,43 @@ export class LiveChannel {
     }
     const client = new LiveClient(socket, this.groups.groupFor(target));
     this.clients.set(socket, client);
+    client.seen = this.epoch;
+    this.armHeartbeat();
+    if (target.executions === "all" && target.after !== undefined) {
+      // History of every execution: one of a few at once (REPLAYS_AT_ONCE); the rest wait, unplanned.
+      client.turn = "waiting";
+      client.planning = AWAITING_TURN;
+      this.waitingForTurn.push({ client, target });
+      this.giveTurns();
+      return;
+    }
+    this.begin(client, target);
+  }
+
+  /** Gives waiting connections the turns free, oldest first. */
+  private giveTurns(): void {
+    while (this.turnsHeld < REPLAYS_AT_ONCE && this.waitingForTurn.length > 0 && !this.stopped) {
+      const { client, target } = this.waitingForTurn.shift()!;
+      if (client.closed) continue;
+      client.turn = "held";
+      this.turnsHeld++;
+      this.begin(client, target);
+    }
+  }
+
+  /** Gives up a connection's turn (its history is sent, it closed, or it stopped reading); the next waiting one takes it. */
+  private endTurn(client: LiveClient): void {
+    if (client.turn !== "held") return;
+    client.turn = null;
+    this.turnsHeld--;
+    if (this.waitingForTurn.length > 0) this.scheduleWrite();
+  }
+
+  /**
+   * A connection takes its place in the log and its history is looked for: planned at once when
+   * it is short, else on the writer's turns (see plan()).
+   */
+  private begin(client: LiveClient, target: LiveTarget): void {
     // In the log before its history is looked for (the log keeps what it needs from here), but
     // written nothing until its history is planned.
     const start = client.group.log.end;
@@ -277,8 +327,6 @@ export class LiveChannel {
       this.forget(client, true, 1011, "history unreadable");
       throw error;
     }
-    client.seen = this.epoch;
-    this.armHeartbeat();
     this.plan(client);
     // Many executions to look at (all of them, from a cursor): the rest on the writer's turns.
     if (client.planning !== null && !client.closed) {
@@ -290,6 +338,7 @@ export class LiveChannel {
   /** One step of a connection's planning (see ReplayPlanner); once it is done, `stream.ready` and its history go out. */
   private plan(client: LiveClient): void {
     const { planner, start } = client.planning!;
+    if (planner === null) return;
     try {
       if (!planner.step()) return;
     } catch (error) {
@@ -467,6 +516,7 @@ export class LiveChannel {
     } finally {
       this.flushing = outer;
     }
+    if (client.turn === "held" && client.replay.length === 0) this.endTurn(client);
   }
 
   private flushNow(client: LiveClient, maxFrames: number): void {
@@ -572,6 +622,7 @@ export class LiveChannel {
     client.closed = true;
     this.clients.delete(client.socket);
     this.groups.release(client);
+    this.endTurn(client);
     if (closeSocket) {
       try {
         client.socket.close(code, reason);
@@ -605,8 +656,10 @@ export class LiveChannel {
       if (client.blocked) {
         // A missed drain signal must not stall a connection forever.
         if (client.socket.bufferedAmount() === 0) this.drain(client.socket);
+        else if (client.turn === "held" && ++client.blockedTicks >= REPLAY_BLOCKED_TICKS) this.endTurn(client);
         continue;
       }
+      client.blockedTicks = 0;
       if (client.socket.answersPings && client.unanswered !== null && this.epoch - client.unanswered >= UNANSWERED_TICKS) {
         this.forget(client, true, 1001, "no answer to ping");
         continue;

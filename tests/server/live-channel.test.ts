@@ -772,6 +772,76 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
     store.close();
   });
 
+  /** Each execution's sequences a socket got, in the order it got them. */
+  const sequencesOf = (socket: FakeSocket, id: string) => socket.events().filter((e) => e.execution_id === id).map((e) => e.sequence);
+
+  test("connections to every execution from a cursor take turns at their history, two at once: the others wait unplanned, then get all of it once", async () => {
+    const { live, create, progress, store } = setup();
+    const ids = Array.from({ length: 30 }, (_, i) => create(i + 1));
+    for (const id of ids) progress(id, 3);
+    const [first, second, third, leaving] = [new FakeSocket(), new FakeSocket(), new FakeSocket(), new FakeSocket()];
+    // The first two hold their turns: their sockets are full after one frame.
+    first.mode = second.mode = "backpressure";
+    for (const socket of [first, second, third, leaving]) live.open(socket, { executions: "all", after: 0 });
+    await untilWritten(live);
+    expect(first.frames).toHaveLength(1);
+    expect(second.frames).toHaveLength(1);
+    // Not planned, not in the log: nothing at all, not even stream.ready, and nothing kept for them.
+    expect(third.frames).toEqual([]);
+    expect(leaving.frames).toEqual([]);
+    expect(live.connections).toBe(4);
+    live.close(leaving);
+    // What is stored while they wait is history to them once they are planned: each event once.
+    progress(ids[0]!, 2);
+    await untilWritten(live);
+    expect(third.frames).toEqual([]);
+    first.mode = "ok";
+    live.drain(first);
+    await untilWritten(live);
+    expect(third.frames[0]).toMatchObject({ type: "stream.ready", replayed: 30 * 5 + 2 });
+    for (const socket of [first, third]) for (const id of ids) expect(sequencesOf(socket, id)).toEqual(Array.from({ length: store.get(id)!.last_sequence }, (_, k) => k + 1));
+    expect(leaving.frames).toEqual([]);
+    // Live events reach a connection once its history is sent, as any other.
+    progress(ids[1]!, 1);
+    await untilWritten(live);
+    expect(sequencesOf(third, ids[1]!)).toEqual([1, 2, 3, 4, 5, 6]);
+    second.mode = "ok";
+    live.drain(second);
+    await untilWritten(live);
+    for (const id of ids) expect(sequencesOf(second, id)).toEqual(Array.from({ length: store.get(id)!.last_sequence }, (_, k) => k + 1));
+  });
+
+  test("a connection whose socket stays full two heartbeat ticks gives its turn up: a client that stopped reading never holds the others' history back", async () => {
+    const { live, create, progress, clock, store } = setup({ heartbeat_ms: 100 });
+    const ids = Array.from({ length: 5 }, (_, i) => create(i + 1));
+    for (const id of ids) progress(id, 3);
+    const stalled = [new FakeSocket(), new FakeSocket()];
+    for (const socket of stalled) {
+      socket.mode = "backpressure";
+      socket.buffered = 64 * 1024;
+      live.open(socket, { executions: "all", after: 0 });
+    }
+    const waiting = new FakeSocket();
+    live.open(waiting, { executions: "all", after: 0 });
+    await untilWritten(live);
+    // One tick (a quarter of heartbeat_ms) full: still its turn.
+    clock.advance(25);
+    await untilWritten(live);
+    expect(waiting.frames).toEqual([]);
+    clock.advance(25);
+    await untilWritten(live);
+    expect(waiting.frames[0]).toMatchObject({ type: "stream.ready", replayed: 25 });
+    for (const id of ids) expect(sequencesOf(waiting, id)).toEqual([1, 2, 3, 4, 5]);
+    // The stalled ones still get all of their history once they read again.
+    for (const socket of stalled) {
+      socket.mode = "ok";
+      socket.buffered = 0;
+      live.drain(socket);
+    }
+    await untilWritten(live);
+    for (const socket of stalled) for (const id of ids) expect(sequencesOf(socket, id)).toEqual(Array.from({ length: store.get(id)!.last_sequence }, (_, k) => k + 1));
+  });
+
   test("a flood that keeps the loop from turning still gets the writer a bounded share on the append path", async () => {
     const { live, create, progress, clock } = setup();
     const id = create(1);

@@ -19,6 +19,7 @@ const BENCHES: Array<[string, () => Promise<BenchResult>]> = [
   ["durable", async () => (await import("./durable.ts")).benchDurable()],
   ["watchers", async () => (await import("./watchers.ts")).benchWatchers()],
   ["stalled", async () => (await import("./stalled.ts")).benchStalled()],
+  ["replay", async () => (await import("./replay.ts")).benchReplay()],
   ["large-inputs", async () => (await import("./large-inputs.ts")).benchLargeInputs()],
   ["cold-start", async () => (await import("./cold-start.ts")).benchColdStart()],
   ["release-binaries", async () => (await import("./release-binaries.ts")).benchReleaseBinaries()],

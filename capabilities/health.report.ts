@@ -30,7 +30,16 @@ export default capability({
       kind: v.string(),
       counts: v.record(v.string(), v.number()),
       fault: v.optional(v.nullable(v.object({ reason: v.string(), since: v.string() })), null),
-      storage: v.optional(v.object({ bytes: v.number(), budget_bytes: v.number(), over_budget: v.boolean() })),
+      storage: v.optional(
+        v.object({
+          bytes: v.number(),
+          budget_bytes: v.number(),
+          over_budget: v.boolean(),
+          disk_free_bytes: v.pipe(v.nullable(v.number()), v.description("Bytes free on the disk holding .docket/; null where the file system cannot say.")),
+          disk_free_floor_bytes: v.number(),
+          disk_low: v.pipe(v.boolean(), v.description("Free space is under disk_free_floor_bytes: new executions are refused until space is freed.")),
+        }),
+      ),
     }),
     limits: v.record(v.string(), v.number()),
   }),
@@ -115,7 +124,7 @@ function checkCapabilities(host: HostFacts, ctx: CapabilityContext): { message: 
   return { message: `${host.capabilities.length} loaded (${work} runnable as executions)${failed}`, problems };
 }
 
-/** The store writes, and `.docket/` is within its storage budget; either failing refuses new executions. */
+/** The store writes, `.docket/` is within its storage budget and its disk above its free-space floor; any failing refuses new executions. */
 function checkStore(host: HostFacts): { message: string; problems: DiagnosticInput[] } {
   const { kind, counts, fault, storage } = host.store;
   const problems: DiagnosticInput[] = [];
@@ -134,7 +143,15 @@ function checkStore(host: HostFacts): { message: string; problems: DiagnosticInp
     });
   }
   const held = Object.entries(counts).filter(([, n]) => n > 0).map(([k, n]) => `${n} ${k}`).join(", ") || "empty";
-  const used = storage ? `; ${mib(storage.bytes)} of ${mib(storage.budget_bytes)} in use` : "";
+  if (storage?.disk_low) {
+    problems.push({
+      severity: "error",
+      code: "disk_low",
+      message: `The disk holding .docket/ has ${mib(storage.disk_free_bytes ?? 0)} free, under the ${mib(storage.disk_free_floor_bytes)} it must keep (disk_free_floor_bytes): new executions are refused until space is freed`,
+    });
+  }
+  const free = storage?.disk_free_bytes != null ? `, ${mib(storage.disk_free_bytes)} free on its disk` : "";
+  const used = storage ? `; ${mib(storage.bytes)} of ${mib(storage.budget_bytes)} in use${free}` : "";
   return { message: `${kind} store${fault ? " (cannot write)" : ""}: ${held}${used}`, problems };
 }
 

@@ -59,7 +59,7 @@ export interface HostFacts {
     /** Why the store cannot write now (its own words, may name a path), and since when; null when it can. */
     fault?: { reason: string; since: string } | null;
     /** `.docket/` against its storage budget, measured after expiry. */
-    storage?: { bytes: number; budget_bytes: number; over_budget: boolean };
+    storage?: { bytes: number; budget_bytes: number; over_budget: boolean; disk_free_bytes: number | null; disk_free_floor_bytes: number; disk_low: boolean };
   };
   limits: Record<string, number>;
 }

@@ -46,6 +46,8 @@ export interface EngineOptions {
   storedBytes?: () => number;
   /** Expires what may expire in the store before the storage budget is judged (the durable store's details). */
   expireDetails?: () => void;
+  /** Bytes free on the disk holding `.docket/`; default the file system's own count (storage-gate.ts). */
+  diskFree?: () => number | null;
 }
 
 /** One execution the engine admitted and has not finished. */
@@ -227,6 +229,7 @@ export function createEngine(options: EngineOptions): Engine {
     fault: () => store.storageFault(),
     stateBytes: options.storedBytes ?? (() => 0),
     expire: options.expireDetails,
+    diskFree: options.diskFree,
   });
 
   // Runs of `docket run` reported by other processes (docs/protocol.md): kept in the store, never run here.

@@ -1,4 +1,4 @@
-import { lstatSync, readdirSync } from "node:fs";
+import { lstatSync, readdirSync, statfsSync } from "node:fs";
 import { join } from "node:path";
 import type { StorageFault } from "../store/store.ts";
 import type { Clock } from "./clock.ts";
@@ -13,6 +13,10 @@ export const MEASURE_EVERY_MS = 5000;
 export const NEAR_MEASURE_EVERY_MS = 500;
 /** What share of the budget in use counts as near it. */
 export const NEAR_SHARE = 0.9;
+/** Free space under this many times the floor counts as near it (measured every NEAR_MEASURE_EVERY_MS). */
+const NEAR_FLOOR = 4;
+/** What `Retry-After` says while the disk is under its free-space floor: space comes back when someone frees it. */
+const DISK_LOW_RETRY_S = 10;
 /** What `Retry-After` says while the store cannot write: the writer retries every second. */
 const FAULT_RETRY_S = 5;
 const FAULT_SUGGESTION = "Free disk space under the checkout's .docket/ folder (or fix the disk); admissions resume by themselves once a write succeeds. health.report says what the store reports.";
@@ -25,6 +29,12 @@ export interface StorageUsage {
   bytes: number;
   budget_bytes: number;
   over_budget: boolean;
+  /** Bytes free on the disk holding `.docket/` (for this user); null where that cannot be told. */
+  disk_free_bytes: number | null;
+  /** What it must keep free (disk_free_floor_bytes; 0: no floor). */
+  disk_free_floor_bytes: number;
+  /** Free space is under the floor: new executions are refused. */
+  disk_low: boolean;
 }
 
 /** Why a new admission is refused now: the parts of its failure descriptor. */
@@ -38,13 +48,15 @@ export interface StorageRefusal {
 /** Options of {@link createStorageGate}. */
 export interface StorageGateOptions {
   root: string;
-  limits: Pick<Limits, "storage_budget_bytes">;
+  limits: Pick<Limits, "storage_budget_bytes" | "disk_free_floor_bytes">;
   /** The store's current write fault (ExecutionStore.storageFault). */
   fault: () => StorageFault | null;
   /** Bytes of state the store keeps on disk; 0 for a store that keeps nothing there. */
   stateBytes: () => number;
   /** Expires what may expire (a durable store's details), before a measure counts them as over. */
   expire?: () => void;
+  /** Bytes free on the disk holding `root`'s .docket/; default: the file system's own count (statfs). */
+  diskFree?: () => number | null;
   clock: Pick<Clock, "monotonic">;
 }
 
@@ -60,29 +72,39 @@ export interface StorageGate {
   withdrawn(verb: string, id: string, free: string | null): StorageRefusal;
   /** The current fault of the store, if any. */
   fault(): StorageFault | null;
-  /** The last measure of `.docket/` (taken now when it is older than MEASURE_EVERY_MS, NEAR_MEASURE_EVERY_MS near the budget). */
+  /** The last measure of `.docket/` (taken now when it is older than MEASURE_EVERY_MS, NEAR_MEASURE_EVERY_MS near the budget or the floor). */
   usage(): StorageUsage;
 }
 
 /**
  * The storage side of admission: a store that cannot write refuses new executions at once
- * (`unavailable`, until its writer succeeds again — nothing to reset by hand); `.docket/` over its
- * soft budget refuses them with `capacity`, measured after what may expire has expired. Nothing is
- * ever deleted to get under the budget: a person releases artifacts or raises the budget.
+ * (`unavailable`, until its writer succeeds again — nothing to reset by hand); so does a disk with
+ * less free space than disk_free_floor_bytes, before any write of theirs can fail (`unavailable`,
+ * until space is freed); `.docket/` over its soft budget refuses them with `capacity`, measured
+ * after what may expire has expired. Nothing is ever deleted to get under the budget: a person
+ * releases artifacts or raises the budget.
  */
 export function createStorageGate(options: StorageGateOptions): StorageGate {
   const { root, limits, clock } = options;
+  const diskFree = options.diskFree ?? (() => freeBytes(root));
   let measured: StorageUsage | null = null;
   let measuredAt = -Infinity;
 
   function measure(): StorageUsage {
     const bytes = options.stateBytes() + artifactBytes(join(root, ".docket", "artifacts"));
-    return { bytes, budget_bytes: limits.storage_budget_bytes, over_budget: bytes > limits.storage_budget_bytes };
+    const floor = limits.disk_free_floor_bytes;
+    const free = diskFree();
+    return { bytes, budget_bytes: limits.storage_budget_bytes, over_budget: bytes > limits.storage_budget_bytes, disk_free_bytes: free, disk_free_floor_bytes: floor, disk_low: floor > 0 && free !== null && free < floor };
+  }
+
+  /** Near the budget or the floor: measured more often, so that neither is overshot by much. */
+  function near(usage: StorageUsage): boolean {
+    return usage.bytes >= usage.budget_bytes * NEAR_SHARE || (usage.disk_free_floor_bytes > 0 && usage.disk_free_bytes !== null && usage.disk_free_bytes < usage.disk_free_floor_bytes * NEAR_FLOOR);
   }
 
   function usage(): StorageUsage {
     const now = clock.monotonic();
-    const every = measured !== null && measured.bytes >= measured.budget_bytes * NEAR_SHARE ? NEAR_MEASURE_EVERY_MS : MEASURE_EVERY_MS;
+    const every = measured !== null && near(measured) ? NEAR_MEASURE_EVERY_MS : MEASURE_EVERY_MS;
     if (measured === null || now - measuredAt >= every) {
       measured = measure();
       if (measured.over_budget && options.expire) {
@@ -109,6 +131,14 @@ export function createStorageGate(options: StorageGateOptions): StorageGate {
       };
     }
     const now = usage();
+    if (now.disk_low) {
+      return {
+        error_code: "unavailable",
+        message: `Cannot ${verb}: the disk holding .docket/ has ${formatBytes(now.disk_free_bytes!)} free, under the ${formatBytes(now.disk_free_floor_bytes)} it must keep (disk_free_floor_bytes), so no new execution is admitted until space is freed; what was accepted before is kept.`,
+        suggestion: "Free disk space on the disk holding the checkout's .docket/ folder; admissions resume by themselves within seconds. Lower --disk-free-floor-bytes (DOCKET_DISK_FREE_FLOOR_BYTES) only for a disk that small on purpose.",
+        context: { reason: "disk_low", free_bytes: now.disk_free_bytes, floor_bytes: now.disk_free_floor_bytes, retry_after_s: DISK_LOW_RETRY_S },
+      };
+    }
     if (!now.over_budget) return null;
     return {
       error_code: "capacity",
@@ -129,6 +159,22 @@ export function createStorageGate(options: StorageGateOptions): StorageGate {
   }
 
   return { refusal, withdrawn, fault: options.fault, usage };
+}
+
+/**
+ * Bytes free for this user on the disk holding `root`'s .docket/ (the checkout's disk before that
+ * folder exists); null where the file system cannot say.
+ */
+function freeBytes(root: string): number | null {
+  for (const dir of [join(root, ".docket"), root]) {
+    try {
+      const { bavail, bsize } = statfsSync(dir);
+      return Number(bavail) * Number(bsize);
+    } catch {
+      // Not there (yet), or no statfs here: the next, then no answer.
+    }
+  }
+  return null;
 }
 
 /** Bytes of the regular files under `dir`, recursively; 0 when it does not exist. Symlinks are not followed. */

@@ -108,9 +108,9 @@ export class World {
     writeFiles(this.root, { "capabilities/crash.write.ts": CRASH_WRITE, "capabilities/crash.big.ts": CRASH_BIG });
   }
 
-  /** Starts `docket serve` on the sqlite store; resolves once it serves. */
-  async serve(): Promise<Served> {
-    const child = spawnDocket(fromBinary(this.binary), ["serve", "--port", "0", "--max-concurrent", "2"], { cwd: this.root });
+  /** Starts `docket serve` on the sqlite store, with `flags` too; resolves once it serves. */
+  async serve(flags: string[] = []): Promise<Served> {
+    const child = spawnDocket(fromBinary(this.binary), ["serve", "--port", "0", "--max-concurrent", "2", ...flags], { cwd: this.root });
     const stderr = watchStream(child.stderr);
     void new Response(child.stdout).text();
     const banner = await stderr.until(/docket serving .* at http:\/\/127\.0\.0\.1:\d+/).catch(async (error) => {

@@ -80,7 +80,9 @@ describe("durability faults, end to end", () => {
     const root = join(disk.dir, "checkout");
     mkdirSync(join(root, ".git"), { recursive: true });
     const world = new World(await buildBinary(), root);
-    let served: Served | null = await world.serve();
+    // The disk fills under a store that is writing: no free-space floor to refuse first.
+    const noFloor = ["--disk-free-floor-bytes", "0"];
+    let served: Served | null = await world.serve(noFloor);
     try {
       const url = served.url;
       const before = await post(url, "executions.start", { capability: "crash.write", input: { events: 20, tag: "before" } });
@@ -110,7 +112,7 @@ describe("durability faults, end to end", () => {
       expect(id).not.toBe(withdrawnId);
       const done = await until("the accepted write to finish", () => get(url, "executions.get", { id }), (s) => s?.state === "succeeded");
       await served.kill();
-      served = await world.serve();
+      served = await world.serve(noFloor);
       expect(await get(served.url, "executions.get", { id })).toMatchObject({ state: "succeeded", last_sequence: done.last_sequence });
       const events = await allEvents(served.url, id);
       expectDense(events);

@@ -34,6 +34,8 @@ function faultable(overrides: Partial<Limits> = {}, storedBytes = () => 0, expir
   const store = { ...memory, storageFault: () => fault };
   const pool = new FakePool();
   let expired = 0;
+  // Plenty free unless the test says otherwise.
+  let free: number | null = 100 * 1024 * MIB;
   const engine = createEngine({
     registry: catalog(Object.values(TEST_CAPABILITIES)),
     store,
@@ -48,6 +50,7 @@ function faultable(overrides: Partial<Limits> = {}, storedBytes = () => 0, expir
       expired++;
       if (expireFails) throw new Error("database or disk is full");
     },
+    diskFree: () => free,
   });
   return {
     engine,
@@ -57,6 +60,7 @@ function faultable(overrides: Partial<Limits> = {}, storedBytes = () => 0, expir
     root,
     expiries: () => expired,
     setFault: (next: StorageFault | null) => (fault = next),
+    setFree: (bytes: number | null) => (free = bytes),
   };
 }
 
@@ -142,7 +146,7 @@ describe("storage admission", () => {
     expect(refused.suggestion).toContain("DOCKET_STORAGE_BUDGET_BYTES");
     // Over the budget, what may expire expired before the measure that refused.
     expect(h.expiries()).toBe(1);
-    expect(h.engine.hostFacts().store.storage).toEqual({ bytes: 2.5 * MIB, budget_bytes: 2 * MIB, over_budget: true });
+    expect(h.engine.hostFacts().store.storage).toEqual({ bytes: 2.5 * MIB, budget_bytes: 2 * MIB, over_budget: true, disk_free_bytes: 100 * 1024 * MIB, disk_free_floor_bytes: 32 * MIB, disk_low: false });
     expect(h.store.list().items).toHaveLength(2);
 
     rmSync(join(dir, "more.bin"));
@@ -173,6 +177,62 @@ describe("storage admission near the budget", () => {
     expect(start().deduplicated).toBe(false);
     h.clock.advance(1);
     expect(failureOf(start)).toMatchObject({ error_code: "capacity", context: { bytes: 10.5 * MIB } });
+  });
+});
+
+describe("storage admission under the disk's free-space floor", () => {
+  test("a disk with less free than disk_free_floor_bytes refuses new executions unavailable before any write of theirs can fail, and admits them again once space is freed", async () => {
+    const h = faultable({ disk_free_floor_bytes: 32 * MIB });
+    const before = h.engine.start({ capability: "demo.write", input: {} }, EDGE).execution.id;
+    h.setFree(20 * MIB);
+    h.clock.advance(MEASURE_EVERY_MS);
+    const refused = failureOf(() => h.engine.start({ capability: "demo.read", input: {}, run_id: "r-low" }, EDGE));
+    expect(refused).toMatchObject({ error_code: "unavailable", stage: "admit", retryability: "after_delay", context: { reason: "disk_low", free_bytes: 20 * MIB, floor_bytes: 32 * MIB, retry_after_s: 10 } });
+    expect(refused.message).toBe("Cannot start demo.read: the disk holding .docket/ has 20 MiB free, under the 32 MiB it must keep (disk_free_floor_bytes), so no new execution is admitted until space is freed; what was accepted before is kept.");
+    expect(refused.suggestion).toContain("DOCKET_DISK_FREE_FLOOR_BYTES");
+    // Refused before anything is kept, and what was accepted goes on.
+    expect(h.store.findRun("r-low")).toBeNull();
+    expect(h.store.list().items.map((s) => s.id)).toEqual([before]);
+    await flush();
+    h.pool.of(before)!.succeed({ ok: true });
+    await flush();
+    expect(h.store.get(before)!.state).toBe("succeeded");
+    expect(h.engine.hostFacts().store.storage).toMatchObject({ disk_free_bytes: 20 * MIB, disk_free_floor_bytes: 32 * MIB, disk_low: true, over_budget: false });
+    // Near the floor it is measured every NEAR_MEASURE_EVERY_MS: freed space is seen within it.
+    h.setFree(200 * MIB);
+    h.clock.advance(NEAR_MEASURE_EVERY_MS);
+    expect(h.engine.start({ capability: "demo.read", input: {}, run_id: "r-low" }, EDGE).deduplicated).toBe(false);
+    expect(h.engine.hostFacts().store.storage).toMatchObject({ disk_free_bytes: 200 * MIB, disk_low: false });
+  });
+
+  test("free space is measured every NEAR_MEASURE_EVERY_MS below four times the floor, every MEASURE_EVERY_MS above it", () => {
+    const h = faultable({ disk_free_floor_bytes: 10 * MIB });
+    const start = () => h.engine.start({ capability: "demo.read", input: {} }, EDGE);
+    h.setFree(100 * MIB);
+    expect(start().deduplicated).toBe(false);
+    h.setFree(5 * MIB);
+    h.clock.advance(MEASURE_EVERY_MS - 1);
+    expect(start().deduplicated).toBe(false);
+    h.clock.advance(1);
+    expect(failureOf(start).context).toMatchObject({ reason: "disk_low", free_bytes: 5 * MIB });
+    h.setFree(30 * MIB);
+    h.clock.advance(NEAR_MEASURE_EVERY_MS);
+    expect(start().deduplicated).toBe(false);
+    // 30 MiB is under four times the floor: still measured often.
+    h.setFree(9 * MIB);
+    h.clock.advance(NEAR_MEASURE_EVERY_MS);
+    expect(failureOf(start).context).toMatchObject({ reason: "disk_low", free_bytes: 9 * MIB });
+  });
+
+  test("no floor (0), or a file system that cannot say what is free, never refuses on free space", () => {
+    const off = faultable({ disk_free_floor_bytes: 0 });
+    off.setFree(0);
+    expect(off.engine.start({ capability: "demo.read", input: {} }, EDGE).deduplicated).toBe(false);
+    expect(off.engine.hostFacts().store.storage).toMatchObject({ disk_free_bytes: 0, disk_free_floor_bytes: 0, disk_low: false });
+    const unknown = faultable();
+    unknown.setFree(null);
+    expect(unknown.engine.start({ capability: "demo.read", input: {} }, EDGE).deduplicated).toBe(false);
+    expect(unknown.engine.hostFacts().store.storage).toMatchObject({ disk_free_bytes: null, disk_low: false });
   });
 });
 

@@ -38,6 +38,9 @@ async function until(probe: () => Promise<boolean>, what: string, ms = 20_000): 
   }
 }
 
+// These tests fill the disk under a store that is writing: no free-space floor to refuse first.
+const NO_FLOOR = resolveLimits({ overrides: { disk_free_floor_bytes: 0 } });
+
 const post = (server: DocketServer, path: string, body: unknown) =>
   fetch(server.url + path, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
 
@@ -46,7 +49,7 @@ describe("a full disk under the sqlite store", () => {
     const root = join(mountPoint, "checkout");
     mkdirSync(join(root, ".git"), { recursive: true });
     const logged: string[] = [];
-    const server = await startServer({ cwd: root, port: 0, storeKind: "sqlite", limits: resolveLimits(), capabilityDirs: [], runtime: "bun", mounts: defaultMounts, log: (line) => logged.push(line) });
+    const server = await startServer({ cwd: root, port: 0, storeKind: "sqlite", limits: NO_FLOOR, capabilityDirs: [], runtime: "bun", mounts: defaultMounts, log: (line) => logged.push(line) });
     const filler = join(mountPoint, "filler");
     try {
       const accepted = (await (await post(server, "/api/v1/executions/start", { capability: "executions.demonstrate", input: { steps: 0, delay_ms: 0 } })).json()) as any;
@@ -98,6 +101,59 @@ describe("a full disk under the sqlite store", () => {
       await server.stop();
     }
   }, 90_000);
+
+  test.skipIf(!mounted)("a disk with less free than disk_free_floor_bytes refuses new executions up front (503 disk_low, nothing taken back), health.report says so, and freed space admits them again", async () => {
+    const root = join(mountPoint, "checkout-floor");
+    mkdirSync(join(root, ".git"), { recursive: true });
+    const server = await startServer({ cwd: root, port: 0, storeKind: "sqlite", limits: resolveLimits({ overrides: { disk_free_floor_bytes: 8 * 1024 * 1024 } }), capabilityDirs: [], runtime: "bun", mounts: defaultMounts, log: () => undefined });
+    const filler = join(mountPoint, "filler");
+    const start = () => post(server, "/api/v1/executions/start", { capability: "executions.demonstrate", input: { steps: 0, delay_ms: 0 } });
+    try {
+      expect((await start()).status).toBe(200);
+      // Leave 4 MiB: under the floor, with room to spare for every write already accepted.
+      const { bavail, bsize } = statfsSync(mountPoint);
+      writeFileSync(filler, Buffer.alloc(Math.max(0, bavail * bsize - 4 * 1024 * 1024)));
+      const answers: number[] = [];
+      let refused: Response | null = null;
+      // Each start until the next measure of the disk (at most 5 s) is admitted, and written.
+      await until(async () => {
+        const answer = await start();
+        answers.push(answer.status);
+        if (answer.status === 503) refused = answer;
+        else await answer.arrayBuffer();
+        return answer.status === 503;
+      }, "a start refused on free space");
+      expect(answers.every((status, i) => status === 200 || (status === 503 && i === answers.length - 1))).toBe(true);
+      expect(refused!.headers.get("retry-after")).toBe("10");
+      const error = ((await refused!.json()) as any).error;
+      expect(error.context.floor_bytes).toBe(8 * 1024 * 1024);
+      expect(error.context.free_bytes).toBeLessThan(8 * 1024 * 1024);
+      expect(error).toMatchObject({ error_code: "unavailable", stage: "admit", outcome_certainty: "not_applied", context: { reason: "disk_low" } });
+      expect(error.context.withdrawn).toBeUndefined();
+      expect(JSON.stringify(error)).not.toContain(root);
+      // No write failed: the store is fine, and /healthz says so; health.report names the disk.
+      expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+      const report = (await (await post(server, "/api/v1/health/report", {})).json()) as any;
+      expect(report.ok).toBe(false);
+      expect(report.store.storage).toMatchObject({ disk_low: true, disk_free_floor_bytes: 8 * 1024 * 1024 });
+      expect(report.checks.find((c: any) => c.id === "store")).toMatchObject({ ok: false });
+      expect(report.store.fault).toBeNull();
+      // Every start admitted before the refusal ran to its end.
+      const listed = (await (await fetch(`${server.url}/api/v1/executions/list?limit=500`)).json()) as any;
+      expect(listed.items.length).toBe(answers.filter((s) => s === 200).length + 1);
+      await until(async () => ((await (await fetch(`${server.url}/api/v1/executions/list?limit=500`)).json()) as any).items.every((s: any) => s.state === "succeeded"), "the admitted executions to finish");
+
+      rmSync(filler);
+      await until(async () => {
+        const answer = await start();
+        await answer.arrayBuffer();
+        return answer.status === 200;
+      }, "admissions once space is freed");
+    } finally {
+      rmSync(filler, { force: true });
+      await server.stop();
+    }
+  }, 60_000);
 });
 
 const NOTES = `import { capability } from "docket";
@@ -123,7 +179,7 @@ describe("a start the full disk cannot write", () => {
     mkdirSync(join(root, ".git"), { recursive: true });
     mkdirSync(join(root, "capabilities"));
     writeFileSync(join(root, "capabilities", "notes.measure.ts"), NOTES);
-    const server = await startServer({ cwd: root, port: 0, storeKind: "sqlite", limits: resolveLimits(), capabilityDirs: [], runtime: "bun", mounts: defaultMounts, log: () => undefined });
+    const server = await startServer({ cwd: root, port: 0, storeKind: "sqlite", limits: NO_FLOOR, capabilityDirs: [], runtime: "bun", mounts: defaultMounts, log: () => undefined });
     const filler = join(mountPoint, "filler");
     try {
       const warm = (await (await post(server, "/api/v1/executions/start", { capability: "notes.measure", input: { notes: "warm" }, run_id: "notes-0" })).json()) as any;

@@ -14,6 +14,7 @@ import { realOrSelf, type CapabilitySources } from "./capability/capability-sour
 import { createLoadProbe } from "./worker/load-probe.ts";
 import { realpathSync } from "node:fs";
 import { createEngine, type Engine } from "./execution/engine.ts";
+import { diskFreeBytes } from "./execution/storage-gate.ts";
 import { hasArtifacts } from "./execution/artifact-files.ts";
 
 /** How to assemble one execution plane. */
@@ -178,6 +179,8 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
     log: options.log,
     storedBytes: durable ? () => durable.storedBytes() : undefined,
     expireDetails: durable ? () => void durable.expireDetails() : undefined,
+    // The free-space floor guards a store that writes there; one in memory keeps nothing on disk.
+    diskFree: durable ? () => diskFreeBytes(root) : undefined,
   });
   await warming;
   const booted = engine;

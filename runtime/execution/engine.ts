@@ -46,7 +46,7 @@ export interface EngineOptions {
   storedBytes?: () => number;
   /** Expires what may expire in the store before the storage budget is judged (the durable store's details). */
   expireDetails?: () => void;
-  /** Bytes free on the disk holding `.docket/`; default the file system's own count (storage-gate.ts). */
+  /** Bytes free on the disk holding `.docket/` (storage-gate.ts), for a store kept there; absent: not looked at. */
   diskFree?: () => number | null;
 }
 

@@ -55,7 +55,10 @@ export interface StorageGateOptions {
   stateBytes: () => number;
   /** Expires what may expire (a durable store's details), before a measure counts them as over. */
   expire?: () => void;
-  /** Bytes free on the disk holding `root`'s .docket/; default: the file system's own count (statfs). */
+  /**
+   * Bytes free on the disk holding `root`'s .docket/ (diskFreeBytes), for a store that keeps its
+   * state there; absent for one that does not (memory): its disk is not looked at, and no floor holds.
+   */
   diskFree?: () => number | null;
   clock: Pick<Clock, "monotonic">;
 }
@@ -86,7 +89,7 @@ export interface StorageGate {
  */
 export function createStorageGate(options: StorageGateOptions): StorageGate {
   const { root, limits, clock } = options;
-  const diskFree = options.diskFree ?? (() => freeBytes(root));
+  const diskFree = options.diskFree ?? (() => null);
   let measured: StorageUsage | null = null;
   let measuredAt = -Infinity;
 
@@ -165,7 +168,7 @@ export function createStorageGate(options: StorageGateOptions): StorageGate {
  * Bytes free for this user on the disk holding `root`'s .docket/ (the checkout's disk before that
  * folder exists); null where the file system cannot say.
  */
-function freeBytes(root: string): number | null {
+export function diskFreeBytes(root: string): number | null {
   for (const dir of [join(root, ".docket"), root]) {
     try {
       const { bavail, bsize } = statfsSync(dir);

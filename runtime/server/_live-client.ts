@@ -70,8 +70,8 @@ export class LiveClient {
    * (then `planning` is AWAITING_TURN and it is not in the log yet), `held`, or null (none needed, or given up).
    */
   turn: "waiting" | "held" | null = null;
-  /** Heartbeat ticks in a row its socket stayed full while it held a turn. */
-  blockedTicks = 0;
+  /** Since when (monotonic ms) its socket has been full without draining; null while it is not. */
+  blockedSince: number | null = null;
   /**
    * Executions whose cursor (`after`) is past what was stored when it opened: their log frames up
    * to the cursor are not sent (the client says it has them). Null once none is left.
@@ -82,7 +82,7 @@ export class LiveClient {
    * read, see LiveChannel.open): per execution, the last sequence the history holds.
    */
   overlap: { until: number; through: Map<string, number> } | null = null;
-  /** The socket said backpressure; nothing is sent until it drains. */
+  /** The socket said backpressure; nothing is sent until it drains (see `block`). */
   blocked = false;
   /** Listed for the channel's next write. */
   scheduled = false;
@@ -124,6 +124,18 @@ export class LiveClient {
   seen = 0;
   /** The heartbeat epoch of the oldest ping not answered yet; null when every ping was. */
   unanswered: number | null = null;
+
+  /** Its socket said backpressure at `now`: nothing is sent until it drains. */
+  block(now: number): void {
+    this.blocked = true;
+    this.blockedSince ??= now;
+  }
+
+  /** Its socket drained: it can take more. */
+  unblock(): void {
+    this.blocked = false;
+    this.blockedSince = null;
+  }
 
   constructor(readonly socket: LiveSocket, readonly group: LiveGroup) {}
 

@@ -1,5 +1,5 @@
 import type { ExecutionSnapshot } from "../execution/snapshot.ts";
-import type { ExecutionStore } from "../store/store.ts";
+import type { ExecutionHead, ExecutionStore } from "../store/store.ts";
 import { isTerminal } from "../execution/state-machine.ts";
 import type { LiveTarget } from "./live-target.ts";
 
@@ -45,66 +45,122 @@ function mayGetEvents(snapshot: ExecutionSnapshot | null): boolean {
 const HEADS_PAGE = 500;
 
 /**
+ * What the store held when a connection opened: its newest execution, and the heads cursor of the
+ * ones before it. An execution created later is new to the connection, sent from its first event
+ * whatever its cursor, however long it waited for its turn (LiveChannel) before it was planned.
+ */
+export interface OpenedAt {
+  newest: string | null;
+  older: string | null;
+}
+
+/** What the store holds now (see OpenedAt). */
+export function openedAt(store: ExecutionStore): OpenedAt {
+  const page = store.heads(undefined, 1);
+  return { newest: page.items[0]?.id ?? null, older: page.next_cursor };
+}
+
+/**
+ * Where planning a connection to all executions is: the newest execution held when it opened,
+ * then the older ones from its cursor, then the newer ones (created since it opened, if it waited
+ * for its turn) from their first event; done once every one was looked at.
+ */
+type Phase = "newest" | "older" | "newer" | "done";
+
+/**
  * The history a connection to `target` is owed (docs/protocol.md, "No gap, no repeat"): named
- * executions from `after` (0 when absent); all executions only with `after`, from it, each held
- * one. Everything up to each execution's last stored sequence when it is looked at is history;
- * the channel's log, which the connection reads from the moment it opens, brings everything after
- * (and what it brings twice, stored while the history was looked at, is left out: see `read`).
- * Looking at every execution held takes a while with many held: it is done a page of heads at a
- * time (`step`; the store's `heads`, which builds no snapshot), one per turn of the writer, so
- * that no open holds the server for long.
+ * executions from `after` (0 when absent); all executions only with `after`: each held when the
+ * connection opened from `after`, each created since from its first event. Everything up to each
+ * execution's last stored sequence when it is looked at is history; the channel's log, which the
+ * connection reads from the moment planning begins, brings everything after (and what it brings
+ * twice, stored while the history was looked at, is left out: see `read`). Looking at every
+ * execution held takes a while with many held: it is done a page of heads at a time (`step`; the
+ * store's `heads`, which builds no snapshot), one per turn of the writer, so that no open holds
+ * the server for long.
  */
 export class ReplayPlanner {
   readonly plan: ReplayPlan = { ranges: [], replayed: 0, truncated: false, dropped: 0, skip: null, level: [], read: new Map() };
   /** The connection's cursor (0 without one). */
   readonly after: number;
-  /** The next page of heads (all executions); undefined for the first, null once done. */
+  private phase: Phase;
+  /** The next page of heads in this phase; undefined for the first from the newest. */
   private cursor: string | null | undefined;
 
   constructor(
     private readonly store: ExecutionStore,
-    private readonly target: LiveTarget,
+    target: LiveTarget,
+    private readonly opened: OpenedAt,
   ) {
     this.after = target.after ?? 0;
-    this.cursor = target.executions === "all" && target.after !== undefined ? undefined : null;
+    this.phase = target.executions === "all" && target.after !== undefined ? "newest" : "done";
     // Named: each from its cursor; one the store does not hold (yet) is followed from the cursor.
     if (target.executions !== "all") {
       for (const id of target.executions) {
         const page = store.events(id, this.after, 1);
-        this.owe(id, page?.last_sequence ?? 0, page?.retained_from ?? 1, () => true);
+        this.owe(id, this.after, page?.last_sequence ?? 0, page?.retained_from ?? 1, () => true);
       }
     }
   }
 
-  /** Looks at the next page of executions held (a connection to all of them); true once every one was. */
+  /**
+   * Looks at the next page of executions held (a connection to all of them; the older ones'
+   * last page and the newer ones' first go together); true once every one was.
+   */
   step(): boolean {
-    if (this.cursor === null) return true;
-    const page = this.store.heads(this.cursor, HEADS_PAGE);
+    const { store, after, opened } = this;
+    if (this.phase === "newest") {
+      if (opened.newest !== null) {
+        const page = store.events(opened.newest, after, 1);
+        if (page !== null) this.owe(opened.newest, after, page.last_sequence, page.retained_from, () => mayGetEvents(store.get(opened.newest!)));
+      }
+      [this.phase, this.cursor] = opened.older !== null ? ["older", opened.older] : ["newer", undefined];
+    }
     // Whether a finished one may still get events (an unknown outcome not reconciled yet) takes
     // its snapshot: asked only of one whose cursor is past what is stored.
-    for (const head of page.items) this.owe(head.id, head.last_sequence, head.retained_from, () => !isTerminal(head.state) || mayGetEvents(this.store.get(head.id)));
+    const ongoing = (head: ExecutionHead) => () => !isTerminal(head.state) || mayGetEvents(store.get(head.id));
+    if (this.phase === "older") {
+      const page = store.heads(this.cursor ?? undefined, HEADS_PAGE);
+      for (const head of page.items) this.owe(head.id, after, head.last_sequence, head.retained_from, ongoing(head));
+      if (page.next_cursor !== null) {
+        this.cursor = page.next_cursor;
+        return false;
+      }
+      [this.phase, this.cursor] = ["newer", undefined];
+    }
+    if (this.phase === "done") return true;
+    const page = store.heads(this.cursor ?? undefined, HEADS_PAGE);
+    // Newest first: the first one already looked at is where the executions it opened after begin.
+    for (const head of page.items) {
+      if (this.plan.read.has(head.id)) {
+        this.phase = "done";
+        return true;
+      }
+      this.owe(head.id, 0, head.last_sequence, head.retained_from, ongoing(head));
+    }
     this.cursor = page.next_cursor;
-    return this.cursor === null;
+    if (this.cursor === null) this.phase = "done";
+    return this.phase === "done";
   }
 
-  private owe(id: string, last: number, retainedFrom: number, ongoing: () => boolean): void {
-    const { plan, after } = this;
-    plan.read.set(id, Math.max(after, last));
-    if (last < after) {
+  /** Owes `id`'s history from `cursor` (what the connection has of it) up to `last`, as far as it is retained. */
+  private owe(id: string, cursor: number, last: number, retainedFrom: number, ongoing: () => boolean): void {
+    const { plan } = this;
+    plan.read.set(id, Math.max(cursor, last));
+    if (last < cursor) {
       // A cursor past what is stored. For all executions, only one that may still get events
       // is remembered (one that finished gets none, but a reconciliation of an unknown outcome).
-      if (ongoing()) (plan.skip ??= new Map()).set(id, after);
+      if (ongoing()) (plan.skip ??= new Map()).set(id, cursor);
       return;
     }
-    if (last === after) {
-      if (after > 0) plan.level.push(id);
+    if (last === cursor) {
+      if (cursor > 0) plan.level.push(id);
       return;
     }
     // History already dropped is said once, by `truncated` and `dropped` in stream.ready.
-    const from = Math.max(after, retainedFrom - 1);
-    plan.dropped += from - after;
-    plan.ranges.push({ id, cursor: after, after: from, through: last });
+    const from = Math.max(cursor, retainedFrom - 1);
+    plan.dropped += from - cursor;
+    plan.ranges.push({ id, cursor, after: from, through: last });
     plan.replayed += last - from;
-    if (after + 1 < retainedFrom) plan.truncated = true;
+    if (cursor + 1 < retainedFrom) plan.truncated = true;
   }
 }

@@ -5,7 +5,7 @@ import type { ExecutionStore } from "../store/store.ts";
 import { AWAITING_TURN, LiveClient, type LiveGroup } from "./_live-client.ts";
 import { LiveGroups } from "./_live-groups.ts";
 import { signedSequence } from "./_live-log.ts";
-import { ReplayPlanner } from "./_live-replay.ts";
+import { openedAt, ReplayPlanner, type OpenedAt } from "./_live-replay.ts";
 import { boundFrame } from "./live-frame.ts";
 import { systemLiveClock, type LiveClock, type LiveSocket, type LiveTopics, type SendResult } from "./live-socket.ts";
 import type { LiveTarget } from "./live-target.ts";
@@ -61,9 +61,10 @@ const REPLAY_BYTES = 1024 * 1024;
 // per execution held and makes garbage as fast as it reads: ten at once took the server to
 // 3.5 × the memory two at once took, in about the same total time (the main thread is the limit).
 const REPLAYS_AT_ONCE = 2;
-// A connection holding a turn gives it up once its socket stayed full this many heartbeat ticks
-// in a row: a client that stopped reading never holds the others' history back for long.
-const REPLAY_BLOCKED_TICKS = 2;
+// A connection holding a turn gives it up once its socket stayed full this long without draining:
+// a client that stopped reading holds the others' history back for a quarter of a second, not
+// more. Giving it up costs a slow client nothing: it goes on, only no longer counted as a turn.
+const TURN_STALL_MS = 250;
 // The heartbeat tick is a quarter of heartbeat_ms: a connection quiet for 5 ticks (more than
 // heartbeat_ms, at most 1.25 × it) gets a heartbeat. One timer serves every connection.
 const TICKS_PER_HEARTBEAT = 4;
@@ -106,9 +107,11 @@ export class LiveChannel {
   // Connections whose history is still being looked for (see plan()).
   private planning: LiveClient[] = [];
   // Connections to every execution from a cursor waiting for their turn (REPLAYS_AT_ONCE), oldest first.
-  private waitingForTurn: Array<{ client: LiveClient; target: LiveTarget }> = [];
+  private waitingForTurn: Array<{ client: LiveClient; target: LiveTarget; opened: OpenedAt }> = [];
   // Turns held: such connections planning or sending history.
-  private turnsHeld = 0;
+  private readonly turnHolders = new Set<LiveClient>();
+  // The timer that takes a turn from a holder whose socket stays full while others wait.
+  private turnTimer: unknown = null;
   private writeScheduled = false;
   private queuedSinceWrite = 0;
   private lastWrite = Number.NEGATIVE_INFINITY;
@@ -245,7 +248,7 @@ export class LiveChannel {
 
   /** True while the writer has work left: frames to send or publish, connections still planning (tests wait on it too). */
   get writing(): boolean {
-    return this.dirty.length > 0 || this.outboxes.length > 0 || this.grown || this.planning.length > 0 || (this.waitingForTurn.length > 0 && this.turnsHeld < REPLAYS_AT_ONCE);
+    return this.dirty.length > 0 || this.outboxes.length > 0 || this.grown || this.planning.length > 0 || (this.waitingForTurn.length > 0 && this.turnHolders.size < REPLAYS_AT_ONCE);
   }
 
   /** Open connections. */
@@ -286,29 +289,51 @@ export class LiveChannel {
       // History of every execution: one of a few at once (REPLAYS_AT_ONCE); the rest wait, unplanned.
       client.turn = "waiting";
       client.planning = AWAITING_TURN;
-      this.waitingForTurn.push({ client, target });
+      // What it opened after: executions created later are new to it whenever its turn comes.
+      this.waitingForTurn.push({ client, target, opened: openedAt(this.store) });
       this.giveTurns();
       return;
     }
-    this.begin(client, target);
+    this.begin(client, target, null);
   }
 
-  /** Gives waiting connections the turns free, oldest first. */
+  /**
+   * Takes the turn of each holder whose socket stayed full TURN_STALL_MS without draining, then
+   * gives the turns free to waiting connections, oldest first; while some wait behind a full
+   * socket, looks again when its time is up.
+   */
   private giveTurns(): void {
-    while (this.turnsHeld < REPLAYS_AT_ONCE && this.waitingForTurn.length > 0 && !this.stopped) {
-      const { client, target } = this.waitingForTurn.shift()!;
+    const now = this.monotonic();
+    for (const holder of this.turnHolders) if (holder.blockedSince !== null && now - holder.blockedSince >= TURN_STALL_MS) this.endTurn(holder);
+    while (this.turnHolders.size < REPLAYS_AT_ONCE && this.waitingForTurn.length > 0 && !this.stopped) {
+      const { client, target, opened } = this.waitingForTurn.shift()!;
       if (client.closed) continue;
       client.turn = "held";
-      this.turnsHeld++;
-      this.begin(client, target);
+      this.turnHolders.add(client);
+      this.begin(client, target, opened);
     }
+    this.checkTurnsLater();
+  }
+
+  /** While connections wait and a holder's socket is full, looks at the turns again once its TURN_STALL_MS are up. */
+  private checkTurnsLater(): void {
+    if (this.turnTimer !== null) this.clock.clearTimeout(this.turnTimer);
+    this.turnTimer = null;
+    if (this.waitingForTurn.length === 0 || this.stopped) return;
+    let next = Number.POSITIVE_INFINITY;
+    for (const holder of this.turnHolders) if (holder.blockedSince !== null) next = Math.min(next, holder.blockedSince + TURN_STALL_MS);
+    if (next === Number.POSITIVE_INFINITY) return;
+    this.turnTimer = this.clock.setTimeout(() => {
+      this.turnTimer = null;
+      this.giveTurns();
+    }, Math.max(1, next - this.monotonic()));
   }
 
   /** Gives up a connection's turn (its history is sent, it closed, or it stopped reading); the next waiting one takes it. */
   private endTurn(client: LiveClient): void {
     if (client.turn !== "held") return;
     client.turn = null;
-    this.turnsHeld--;
+    this.turnHolders.delete(client);
     if (this.waitingForTurn.length > 0) this.scheduleWrite();
   }
 
@@ -316,13 +341,13 @@ export class LiveChannel {
    * A connection takes its place in the log and its history is looked for: planned at once when
    * it is short, else on the writer's turns (see plan()).
    */
-  private begin(client: LiveClient, target: LiveTarget): void {
+  private begin(client: LiveClient, target: LiveTarget, opened: OpenedAt | null): void {
     // In the log before its history is looked for (the log keeps what it needs from here), but
     // written nothing until its history is planned.
     const start = client.group.log.end;
     this.groups.enter(client, start);
     try {
-      client.planning = { planner: new ReplayPlanner(this.store, target), start };
+      client.planning = { planner: new ReplayPlanner(this.store, target, opened ?? openedAt(this.store)), start };
     } catch (error) {
       this.forget(client, true, 1011, "history unreadable");
       throw error;
@@ -379,7 +404,7 @@ export class LiveChannel {
   drain(socket: LiveSocket): void {
     const client = this.clients.get(socket);
     if (!client) return;
-    client.blocked = false;
+    client.unblock();
     // Quiet: written at once (a batch; the writer goes on). During a flood, in the writer's slices.
     if (this.queuedSinceWrite <= TRICKLE && !this.inSlice) this.flush(client, WRITE_BATCH);
     if (!client.closed && !client.blocked && client.hasFrames) this.markDirty(client);
@@ -406,6 +431,8 @@ export class LiveChannel {
     this.stopped = true;
     if (this.timer !== null) this.clock.clearTimeout(this.timer);
     this.timer = null;
+    if (this.turnTimer !== null) this.clock.clearTimeout(this.turnTimer);
+    this.turnTimer = null;
     const frame = JSON.stringify({ type: "stream.closing", reason });
     const draining: LiveSocket[] = [];
     for (const client of [...this.clients.values()]) {
@@ -517,6 +544,8 @@ export class LiveChannel {
       this.flushing = outer;
     }
     if (client.turn === "held" && client.replay.length === 0) this.endTurn(client);
+    // A holder whose socket just filled while others wait: its turn is looked at again in TURN_STALL_MS.
+    else if (client.turn === "held" && client.blocked && this.turnTimer === null) this.checkTurnsLater();
   }
 
   private flushNow(client: LiveClient, maxFrames: number): void {
@@ -528,7 +557,7 @@ export class LiveChannel {
       const result = client.socket.send(frame);
       if (result === "ok") return budget > 0;
       if (result === "dropped") lost = true;
-      else client.blocked = true;
+      else client.block(this.monotonic());
       return false;
     };
     const write = () => {
@@ -614,7 +643,7 @@ export class LiveChannel {
   private sendNotice(client: LiveClient, dropped: number, lastSequence: Record<string, number>): void {
     const result = client.socket.send(lagNotice(dropped, lastSequence));
     if (result === "dropped") this.forget(client, true, 1011, "send failed");
-    else if (result === "backpressure") client.blocked = true;
+    else if (result === "backpressure") client.block(this.monotonic());
   }
 
   private forget(client: LiveClient, closeSocket: boolean, code = 1000, reason = ""): void {
@@ -656,10 +685,11 @@ export class LiveChannel {
       if (client.blocked) {
         // A missed drain signal must not stall a connection forever.
         if (client.socket.bufferedAmount() === 0) this.drain(client.socket);
-        else if (client.turn === "held" && ++client.blockedTicks >= REPLAY_BLOCKED_TICKS) this.endTurn(client);
+        // Still owed history and reading none of it for a heartbeat: closed, so that its plan
+        // (an entry per execution owed) and its place are not held for a peer that is gone.
+        else if (client.replay.length > 0 && this.monotonic() - client.blockedSince! >= this.limits.heartbeat_ms) this.forget(client, true, 1013, "not reading its history");
         continue;
       }
-      client.blockedTicks = 0;
       if (client.socket.answersPings && client.unanswered !== null && this.epoch - client.unanswered >= UNANSWERED_TICKS) {
         this.forget(client, true, 1001, "no answer to ping");
         continue;
@@ -676,7 +706,7 @@ export class LiveChannel {
       }
       const result = client.socket.send(frame);
       if (result === "dropped") this.forget(client, true, 1011, "send failed");
-      else if (result === "backpressure") client.blocked = true;
+      else if (result === "backpressure") client.block(this.monotonic());
     }
   }
 }

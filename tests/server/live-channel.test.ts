@@ -811,8 +811,8 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
     for (const id of ids) expect(sequencesOf(second, id)).toEqual(Array.from({ length: store.get(id)!.last_sequence }, (_, k) => k + 1));
   });
 
-  test("a connection whose socket stays full two heartbeat ticks gives its turn up: a client that stopped reading never holds the others' history back", async () => {
-    const { live, create, progress, clock, store } = setup({ heartbeat_ms: 100 });
+  test("a connection whose socket stays full 250 ms without draining gives its turn up, and is closed once it read none of its history for heartbeat_ms", async () => {
+    const { live, create, progress, clock, store } = setup({ heartbeat_ms: 10_000 });
     const ids = Array.from({ length: 5 }, (_, i) => create(i + 1));
     for (const id of ids) progress(id, 3);
     const stalled = [new FakeSocket(), new FakeSocket()];
@@ -824,22 +824,90 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
     const waiting = new FakeSocket();
     live.open(waiting, { executions: "all", after: 0 });
     await untilWritten(live);
-    // One tick (a quarter of heartbeat_ms) full: still its turn.
-    clock.advance(25);
+    clock.advance(249);
     await untilWritten(live);
     expect(waiting.frames).toEqual([]);
-    clock.advance(25);
+    clock.advance(1);
     await untilWritten(live);
     expect(waiting.frames[0]).toMatchObject({ type: "stream.ready", replayed: 25 });
     for (const id of ids) expect(sequencesOf(waiting, id)).toEqual([1, 2, 3, 4, 5]);
-    // The stalled ones still get all of their history once they read again.
-    for (const socket of stalled) {
+    // One of them reads again before heartbeat_ms: it gets all of its history, turn or not.
+    stalled[0]!.mode = "ok";
+    stalled[0]!.buffered = 0;
+    live.drain(stalled[0]!);
+    await untilWritten(live);
+    for (const id of ids) expect(sequencesOf(stalled[0]!, id)).toEqual(Array.from({ length: store.get(id)!.last_sequence }, (_, k) => k + 1));
+    // The other reads nothing for a heartbeat: closed, its place and plan given up.
+    clock.advance(10_000);
+    expect(stalled[1]!.closed).toEqual({ code: 1013, reason: "not reading its history" });
+    expect(live.connections).toBe(2);
+    // A caught-up connection that stops reading is kept, as ever (it lags instead).
+    const live1 = new FakeSocket();
+    live.open(live1, { executions: [ids[0]!] });
+    live1.mode = "backpressure";
+    live1.buffered = 64 * 1024;
+    progress(ids[0]!, 2);
+    await untilWritten(live);
+    clock.advance(30_000);
+    expect(live1.closed).toBeNull();
+  });
+
+  test("a holder whose socket fills in the middle of its history, while another waits, gives its turn up 250 ms later", async () => {
+    const { live, create, progress, clock } = setup({ heartbeat_ms: 60_000 });
+    const ids = Array.from({ length: 100 }, (_, i) => create(i + 1));
+    for (const id of ids) progress(id, 3);
+    const holders = [new FakeSocket(), new FakeSocket()];
+    for (const socket of holders) live.open(socket, { executions: "all", after: 0 });
+    const waiting = new FakeSocket();
+    live.open(waiting, { executions: "all", after: 0 });
+    // Mid-history (a batch each so far), their readers stop.
+    expect(holders[0]!.frames.length).toBeLessThan(500);
+    for (const socket of holders) {
+      socket.mode = "backpressure";
+      socket.buffered = 64 * 1024;
+    }
+    // The writer's next turn meets the full sockets; no turn comes after it.
+    await untilWritten(live);
+    expect(waiting.frames).toEqual([]);
+    clock.advance(249);
+    expect(waiting.frames).toEqual([]);
+    clock.advance(1);
+    await untilWritten(live);
+    expect(waiting.frames[0]).toMatchObject({ type: "stream.ready", replayed: 500 });
+    expect(waiting.events()).toHaveLength(500);
+  });
+
+  test("a connection from a cursor that waited for its turn gets the executions created meanwhile from their first event, the others from its cursor", async () => {
+    const { live, create, progress, store } = setup();
+    const before = Array.from({ length: 3 }, (_, i) => create(i + 1));
+    for (const id of before) progress(id, 5);
+    const holders = [new FakeSocket(), new FakeSocket()];
+    for (const socket of holders) {
+      socket.mode = "backpressure";
+      live.open(socket, { executions: "all", after: 0 });
+    }
+    const waiting = new FakeSocket();
+    live.open(waiting, { executions: "all", after: 3 });
+    // Created, and grown, while it waits.
+    const meanwhile = [create(10), create(11)];
+    for (const id of meanwhile) progress(id, 4);
+    progress(before[0]!, 1);
+    await untilWritten(live);
+    expect(waiting.frames).toEqual([]);
+    for (const socket of holders) {
       socket.mode = "ok";
-      socket.buffered = 0;
       live.drain(socket);
     }
     await untilWritten(live);
-    for (const socket of stalled) for (const id of ids) expect(sequencesOf(socket, id)).toEqual(Array.from({ length: store.get(id)!.last_sequence }, (_, k) => k + 1));
+    expect(waiting.frames[0]).toMatchObject({ type: "stream.ready" });
+    for (const id of before) expect(sequencesOf(waiting, id)).toEqual(Array.from({ length: store.get(id)!.last_sequence - 3 }, (_, k) => k + 4));
+    for (const id of meanwhile) expect(sequencesOf(waiting, id)).toEqual(Array.from({ length: store.get(id)!.last_sequence }, (_, k) => k + 1));
+    expect(waiting.types()).not.toContain("stream.lagged");
+    // Later ones live, from their first event too.
+    const later = create(20);
+    progress(later, 1);
+    await untilWritten(live);
+    expect(sequencesOf(waiting, later)).toEqual(Array.from({ length: store.get(later)!.last_sequence }, (_, k) => k + 1));
   });
 
   test("a flood that keeps the loop from turning still gets the writer a bounded share on the append path", async () => {

@@ -675,13 +675,30 @@ export class LiveChannel {
     }, tick);
   }
 
+  /** A connection waiting for its turn: a ping each heartbeat, and closed like any other once one goes unanswered. */
+  private pingWaiting(client: LiveClient): void {
+    if (client.socket.answersPings && client.unanswered !== null && this.epoch - client.unanswered >= UNANSWERED_TICKS) return this.forget(client, true, 1001, "no answer to ping");
+    if (this.epoch - client.seen <= TICKS_PER_HEARTBEAT) return;
+    client.seen = this.epoch;
+    client.unanswered ??= this.epoch;
+    try {
+      client.socket.ping();
+    } catch {
+      // Gone already: its close comes.
+    }
+  }
+
   /** One tick: a quiet connection gets a ping and a `stream.heartbeat`; a blocked one whose buffer emptied is drained. */
   private heartbeat(): void {
     this.epoch += 1;
     let frame: string | null = null;
     for (const client of [...this.clients.values()]) {
-      // Nothing before its stream.ready.
-      if (client.planning !== null) continue;
+      // Nothing before its stream.ready; one waiting for its turn is pinged (no frame), so that a
+      // peer that went away does not keep its place in line.
+      if (client.planning !== null) {
+        if (client.turn === "waiting") this.pingWaiting(client);
+        continue;
+      }
       if (client.blocked) {
         // A missed drain signal must not stall a connection forever.
         if (client.socket.bufferedAmount() === 0) this.drain(client.socket);

@@ -877,6 +877,37 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
     expect(waiting.events()).toHaveLength(500);
   });
 
+  test("a connection waiting for its turn is pinged each heartbeat (no frame before stream.ready), and closed once a ping goes unanswered", async () => {
+    const { live, create, progress, clock } = setup({ heartbeat_ms: 100 });
+    const id = create(1);
+    // More history than the holders take in the test (a frame per drain).
+    progress(id, 300);
+    const holders = [new FakeSocket(), new FakeSocket()];
+    for (const socket of holders) {
+      socket.mode = "backpressure";
+      socket.buffered = 1024;
+      live.open(socket, { executions: "all", after: 0 });
+    }
+    const [answering, gone] = [new FakeSocket(), new FakeSocket()];
+    // As a runtime's socket that answers pings itself says (adapter-bun.ts).
+    Object.assign(answering, { answersPings: true });
+    Object.assign(gone, { answersPings: true });
+    live.open(answering, { executions: "all", after: 0 });
+    live.open(gone, { executions: "all", after: 0 });
+    // Turns move on after 250 ms; keep the holders' sockets draining a little so they hold them.
+    // Pinged once quiet past heartbeat_ms (5 ticks of 25 ms), closed 5 ticks after an unanswered one.
+    for (let t = 0; t < 16; t++) {
+      for (const socket of holders) live.drain(socket);
+      clock.advance(25);
+      if (answering.pings > 0) live.pong(answering);
+    }
+    expect(answering.pings).toBeGreaterThan(0);
+    expect(answering.frames).toEqual([]);
+    expect(gone.pings).toBeGreaterThan(0);
+    expect(gone.closed).toEqual({ code: 1001, reason: "no answer to ping" });
+    expect(answering.closed).toBeNull();
+  });
+
   test("a connection from a cursor that waited for its turn gets the executions created meanwhile from their first event, the others from its cursor", async () => {
     const { live, create, progress, store } = setup();
     const before = Array.from({ length: 3 }, (_, i) => create(i + 1));

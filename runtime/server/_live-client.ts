@@ -52,7 +52,8 @@ export class LiveGroup {
 export const AWAITING_TURN = Object.freeze({ planner: null, start: -1 });
 
 /**
- * One connection's delivery state. From the moment it opens it is a position in the channel's log
+ * One connection's delivery state. From the moment it opens (or, waiting for its turn at a history
+ * of every execution, from the moment that turn comes) it is a position in the channel's log
  * (`cursor`); first it is sent its queue (the ready frame, then its history, a page at a time from
  * `replay`), then the log from that position — on the group's topic once caught up (`fast`), or,
  * having fallen too far behind, what it kept (`view`) before it is told `stream.lagged`.

@@ -29,6 +29,22 @@ function residentBytes(pid: number): number {
   }
 }
 
+/**
+ * Waits until a process's resident memory has settled (changed by under 2 MiB over a second, after
+ * at least three; at most twenty): what the work before left to collect and return is gone.
+ */
+async function settled(pid: number): Promise<number> {
+  const started = performance.now();
+  let last = residentBytes(pid);
+  for (;;) {
+    await Bun.sleep(1000);
+    const now = residentBytes(pid);
+    const quiet = Math.abs(now - last) < 2 * MB;
+    last = now;
+    if ((quiet && performance.now() - started >= 3000) || performance.now() - started >= 20_000) return now;
+  }
+}
+
 /** Samples a process's resident memory every 20 ms until stopped: its peak. */
 function peakOf(pid: number): { stop(): number } {
   let peak = residentBytes(pid);
@@ -110,9 +126,8 @@ async function docketRows(): Promise<Array<ReturnType<typeof row>>> {
     await populate(server.url);
     const rows = [];
     for (const clients of [1, ...CROWDS]) {
-      // What the executions' creation left to collect and return goes first.
-      await Bun.sleep(4000);
-      const before = residentBytes(pid);
+      // What the executions' creation (or the crowd before) left to collect and return goes first.
+      const before = await settled(pid);
       const sampler = peakOf(pid);
       const seconds = await readAll(`${server.url.replace(/^http/, "ws")}/events?after=0`, clients, (first) => JSON.parse(first).replayed);
       rows.push(row(clients === 1 ? "docket: one client replays every execution (the baseline)" : `docket: ${clients} clients replay every execution at once`, clients, seconds, before, sampler.stop(), flags));
@@ -130,8 +145,7 @@ async function wsRow(): Promise<ReturnType<typeof row>> {
   try {
     const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
     const port = Number(String((await lines.next()).value).split(" ")[1]);
-    await Bun.sleep(1000);
-    const before = residentBytes(child.pid!);
+    const before = await settled(child.pid!);
     const sampler = peakOf(child.pid!);
     // The peer sends no ready frame: the first frame is the first event.
     const seconds = await readAll(`ws://127.0.0.1:${port}`, 1, () => count - 1, "go");
@@ -146,7 +160,8 @@ export async function benchReplay(): Promise<BenchResult> {
   const rows: Array<Record<string, unknown>> = await docketRows();
   const alone = rows[0]!;
   for (const r of rows.slice(1)) {
-    r.growth_vs_one = (r.growth_mb as number) / Math.max(1, alone.growth_mb as number);
+    // Under 10 MB, one client's growth is noise, no baseline to divide by.
+    r.growth_vs_one = (alone.growth_mb as number) >= 10 ? (r.growth_mb as number) / (alone.growth_mb as number) : "(one client's growth under 10 MB)";
     r.seconds_vs_one_each = (r.seconds as number) / ((alone.seconds as number) * (r.clients as number));
   }
   const peer = await wsRow();

@@ -42,7 +42,7 @@ function mayGetEvents(snapshot: ExecutionSnapshot | null): boolean {
  * Executions looked at per step while planning the history of a connection to all of them: a
  * page of heads (no snapshot is built) costs well under a millisecond.
  */
-const HEADS_PAGE = 500;
+export const HEADS_PAGE = 500;
 
 /**
  * What the store held when a connection opened: its newest execution, and the heads cursor of the
@@ -52,6 +52,15 @@ const HEADS_PAGE = 500;
 export interface OpenedAt {
   newest: string | null;
   older: string | null;
+}
+
+/**
+ * True when the store holds more executions than one page of heads: a connection to all of them
+ * from a cursor then has a plan worth taking turns for (LiveChannel); with fewer it is planned at
+ * once, in one step.
+ */
+export function manyHeld(store: ExecutionStore): boolean {
+  return store.heads(undefined, HEADS_PAGE).next_cursor !== null;
 }
 
 /** What the store holds now (see OpenedAt). */

@@ -5,7 +5,7 @@ import type { ExecutionStore } from "../store/store.ts";
 import { AWAITING_TURN, LiveClient, type LiveGroup } from "./_live-client.ts";
 import { LiveGroups } from "./_live-groups.ts";
 import { signedSequence } from "./_live-log.ts";
-import { openedAt, ReplayPlanner, type OpenedAt } from "./_live-replay.ts";
+import { HEADS_PAGE, manyHeld, openedAt, ReplayPlanner, type OpenedAt } from "./_live-replay.ts";
 import { boundFrame } from "./live-frame.ts";
 import { systemLiveClock, type LiveClock, type LiveSocket, type LiveTopics, type SendResult } from "./live-socket.ts";
 import type { LiveTarget } from "./live-target.ts";
@@ -56,8 +56,8 @@ const CLOSE_POLL_MS = 10;
 // events, and a page stops once it holds this many bytes of frames.
 const REPLAY_PAGE = 256;
 const REPLAY_BYTES = 1024 * 1024;
-// Connections to every execution from a cursor whose history is planned and sent at once; the
-// others wait their turn, unplanned and out of the log. Each such connection holds a plan entry
+// Connections to every execution from a cursor whose history is planned and sent at once, while
+// more than a page of heads (HEADS_PAGE) is held; the others wait their turn, unplanned and out of the log. Each such connection holds a plan entry
 // per execution held and makes garbage as fast as it reads: ten at once took the server to
 // 3.5 × the memory two at once took, in about the same total time (the main thread is the limit).
 const REPLAYS_AT_ONCE = 2;
@@ -285,8 +285,10 @@ export class LiveChannel {
     this.clients.set(socket, client);
     client.seen = this.epoch;
     this.armHeartbeat();
-    if (target.executions === "all" && target.after !== undefined) {
-      // History of every execution: one of a few at once (REPLAYS_AT_ONCE); the rest wait, unplanned.
+    if (target.executions === "all" && target.after !== undefined && manyHeld(this.store)) {
+      // History of every one of many executions: one of a few at once (REPLAYS_AT_ONCE); the rest
+      // wait, unplanned. With fewer held, the plan is one page, made at once (watchers of a flood
+      // from a cursor share the live log from the start, rather than each read it from the store later).
       client.turn = "waiting";
       client.planning = AWAITING_TURN;
       // What it opened after: executions created later are new to it whenever its turn comes.

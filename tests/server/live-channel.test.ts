@@ -774,9 +774,19 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
 
   /** Each execution's sequences a socket got, in the order it got them. */
   const sequencesOf = (socket: FakeSocket, id: string) => socket.events().filter((e) => e.execution_id === id).map((e) => e.sequence);
+  /**
+   * More executions than a page of heads (500), from 10,000 on: with that many held, connections to
+   * all of them from a cursor take turns (with fewer, each is planned at once).
+   */
+  const holdMany = (create: (n: number) => string) => {
+    for (let i = 0; i < 501; i++) create(10_000 + i);
+  };
+  /** Events the store holds, all executions together: what a replay of everything from 0 sends. */
+  const heldEvents = (store: { heads(cursor: undefined, limit: number): { items: Array<{ last_sequence: number }> } }) => store.heads(undefined, 1000).items.reduce((n, h) => n + h.last_sequence, 0);
 
   test("connections to every execution from a cursor take turns at their history, two at once: the others wait unplanned, then get all of it once", async () => {
     const { live, create, progress, store } = setup();
+    holdMany(create);
     const ids = Array.from({ length: 30 }, (_, i) => create(i + 1));
     for (const id of ids) progress(id, 3);
     const [first, second, third, leaving] = [new FakeSocket(), new FakeSocket(), new FakeSocket(), new FakeSocket()];
@@ -798,7 +808,7 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
     first.mode = "ok";
     live.drain(first);
     await untilWritten(live);
-    expect(third.frames[0]).toMatchObject({ type: "stream.ready", replayed: 30 * 5 + 2 });
+    expect(third.frames[0]).toMatchObject({ type: "stream.ready", replayed: heldEvents(store) });
     for (const socket of [first, third]) for (const id of ids) expect(sequencesOf(socket, id)).toEqual(Array.from({ length: store.get(id)!.last_sequence }, (_, k) => k + 1));
     expect(leaving.frames).toEqual([]);
     // Live events reach a connection once its history is sent, as any other.
@@ -811,8 +821,21 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
     for (const id of ids) expect(sequencesOf(second, id)).toEqual(Array.from({ length: store.get(id)!.last_sequence }, (_, k) => k + 1));
   });
 
+  test("with no more executions held than a page of heads, connections to every execution from a cursor never wait: each is planned at once", async () => {
+    const { live, create, progress, store } = setup();
+    const ids = Array.from({ length: 500 }, (_, i) => create(i + 1));
+    progress(ids[0]!, 3);
+    const sockets = [new FakeSocket(), new FakeSocket(), new FakeSocket()];
+    for (const socket of sockets) {
+      socket.mode = "backpressure";
+      live.open(socket, { executions: "all", after: 0 });
+    }
+    for (const socket of sockets) expect(socket.frames[0]).toMatchObject({ type: "stream.ready", replayed: heldEvents(store) });
+  });
+
   test("a connection whose socket stays full 250 ms without draining gives its turn up, and is closed once it read none of its history for heartbeat_ms", async () => {
     const { live, create, progress, clock, store } = setup({ heartbeat_ms: 10_000 });
+    holdMany(create);
     const ids = Array.from({ length: 5 }, (_, i) => create(i + 1));
     for (const id of ids) progress(id, 3);
     const stalled = [new FakeSocket(), new FakeSocket()];
@@ -829,7 +852,7 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
     expect(waiting.frames).toEqual([]);
     clock.advance(1);
     await untilWritten(live);
-    expect(waiting.frames[0]).toMatchObject({ type: "stream.ready", replayed: 25 });
+    expect(waiting.frames[0]).toMatchObject({ type: "stream.ready", replayed: heldEvents(store) });
     for (const id of ids) expect(sequencesOf(waiting, id)).toEqual([1, 2, 3, 4, 5]);
     // One of them reads again before heartbeat_ms: it gets all of its history, turn or not.
     stalled[0]!.mode = "ok";
@@ -853,7 +876,8 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
   });
 
   test("a holder whose socket fills in the middle of its history, while another waits, gives its turn up 250 ms later", async () => {
-    const { live, create, progress, clock } = setup({ heartbeat_ms: 60_000 });
+    const { live, create, progress, clock, store } = setup({ heartbeat_ms: 60_000 });
+    holdMany(create);
     const ids = Array.from({ length: 100 }, (_, i) => create(i + 1));
     for (const id of ids) progress(id, 3);
     const holders = [new FakeSocket(), new FakeSocket()];
@@ -861,7 +885,7 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
     const waiting = new FakeSocket();
     live.open(waiting, { executions: "all", after: 0 });
     // Mid-history (a batch each so far), their readers stop.
-    expect(holders[0]!.frames.length).toBeLessThan(500);
+    expect(holders[0]!.frames.length).toBeLessThan(heldEvents(store));
     for (const socket of holders) {
       socket.mode = "backpressure";
       socket.buffered = 64 * 1024;
@@ -873,12 +897,13 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
     expect(waiting.frames).toEqual([]);
     clock.advance(1);
     await untilWritten(live);
-    expect(waiting.frames[0]).toMatchObject({ type: "stream.ready", replayed: 500 });
-    expect(waiting.events()).toHaveLength(500);
+    expect(waiting.frames[0]).toMatchObject({ type: "stream.ready", replayed: heldEvents(store) });
+    expect(waiting.events()).toHaveLength(heldEvents(store));
   });
 
   test("a connection waiting for its turn is pinged each heartbeat (no frame before stream.ready), and closed once a ping goes unanswered", async () => {
     const { live, create, progress, clock } = setup({ heartbeat_ms: 100 });
+    holdMany(create);
     const id = create(1);
     // More history than the holders take in the test (a frame per drain).
     progress(id, 300);
@@ -910,6 +935,7 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
 
   test("a connection from a cursor that waited for its turn gets the executions created meanwhile from their first event, the others from its cursor", async () => {
     const { live, create, progress, store } = setup();
+    holdMany(create);
     const before = Array.from({ length: 3 }, (_, i) => create(i + 1));
     for (const id of before) progress(id, 5);
     const holders = [new FakeSocket(), new FakeSocket()];

@@ -42,7 +42,7 @@ function mayGetEvents(snapshot: ExecutionSnapshot | null): boolean {
  * Executions looked at per step while planning the history of a connection to all of them: a
  * page of heads (no snapshot is built) costs well under a millisecond.
  */
-export const HEADS_PAGE = 500;
+const HEADS_PAGE = 500;
 
 /**
  * What the store held when a connection opened: its newest execution, and the heads cursor of the

@@ -5,7 +5,7 @@ import type { ExecutionStore } from "../store/store.ts";
 import { AWAITING_TURN, LiveClient, type LiveGroup } from "./_live-client.ts";
 import { LiveGroups } from "./_live-groups.ts";
 import { signedSequence } from "./_live-log.ts";
-import { HEADS_PAGE, manyHeld, openedAt, ReplayPlanner, type OpenedAt } from "./_live-replay.ts";
+import { manyHeld, openedAt, ReplayPlanner, type OpenedAt } from "./_live-replay.ts";
 import { boundFrame } from "./live-frame.ts";
 import { systemLiveClock, type LiveClock, type LiveSocket, type LiveTopics, type SendResult } from "./live-socket.ts";
 import type { LiveTarget } from "./live-target.ts";
@@ -57,9 +57,10 @@ const CLOSE_POLL_MS = 10;
 const REPLAY_PAGE = 256;
 const REPLAY_BYTES = 1024 * 1024;
 // Connections to every execution from a cursor whose history is planned and sent at once, while
-// more than a page of heads (HEADS_PAGE) is held; the others wait their turn, unplanned and out of the log. Each such connection holds a plan entry
-// per execution held and makes garbage as fast as it reads: ten at once took the server to
-// 3.5 × the memory two at once took, in about the same total time (the main thread is the limit).
+// more than a page of heads is held (manyHeld); the others wait their turn, unplanned and out of
+// the log. Each such connection holds a plan entry per execution held and makes garbage as fast
+// as it reads: thirty at once took the server to 1.7 GB, 470 MB taking turns, in about the same
+// total time (the main thread is the limit).
 const REPLAYS_AT_ONCE = 2;
 // A connection holding a turn gives it up once its socket stayed full this long without draining:
 // a client that stopped reading holds the others' history back for a quarter of a second, not
@@ -677,30 +678,15 @@ export class LiveChannel {
     }, tick);
   }
 
-  /** A connection waiting for its turn: a ping each heartbeat, and closed like any other once one goes unanswered. */
-  private pingWaiting(client: LiveClient): void {
-    if (client.socket.answersPings && client.unanswered !== null && this.epoch - client.unanswered >= UNANSWERED_TICKS) return this.forget(client, true, 1001, "no answer to ping");
-    if (this.epoch - client.seen <= TICKS_PER_HEARTBEAT) return;
-    client.seen = this.epoch;
-    client.unanswered ??= this.epoch;
-    try {
-      client.socket.ping();
-    } catch {
-      // Gone already: its close comes.
-    }
-  }
-
   /** One tick: a quiet connection gets a ping and a `stream.heartbeat`; a blocked one whose buffer emptied is drained. */
   private heartbeat(): void {
     this.epoch += 1;
     let frame: string | null = null;
     for (const client of [...this.clients.values()]) {
-      // Nothing before its stream.ready; one waiting for its turn is pinged (no frame), so that a
-      // peer that went away does not keep its place in line.
-      if (client.planning !== null) {
-        if (client.turn === "waiting") this.pingWaiting(client);
-        continue;
-      }
+      // Nothing before its stream.ready; but one waiting for its turn is pinged (no frame), so
+      // that a peer that went away does not keep its place in line.
+      const waiting = client.turn === "waiting";
+      if (client.planning !== null && !waiting) continue;
       if (client.blocked) {
         // A missed drain signal must not stall a connection forever.
         if (client.socket.bufferedAmount() === 0) this.drain(client.socket);
@@ -715,14 +701,15 @@ export class LiveChannel {
       }
       const seen = client.fast ? Math.max(client.seen, client.group.seen) : client.seen;
       if (this.epoch - seen <= TICKS_PER_HEARTBEAT || client.hasFrames) continue;
-      frame ??= JSON.stringify({ type: "stream.heartbeat", timestamp: new Date(this.clock.now()).toISOString() });
       client.seen = this.epoch;
       client.unanswered ??= this.epoch;
       try {
         client.socket.ping();
       } catch {
-        // The text frame below finds out whether the socket is still there.
+        // The text frame below (or the close of one waiting) finds out whether the socket is still there.
       }
+      if (waiting) continue;
+      frame ??= JSON.stringify({ type: "stream.heartbeat", timestamp: new Date(this.clock.now()).toISOString() });
       const result = client.socket.send(frame);
       if (result === "dropped") this.forget(client, true, 1011, "send failed");
       else if (result === "backpressure") client.block(this.monotonic());

@@ -90,9 +90,11 @@ export const LIMIT_SPECS: Record<keyof Limits, LimitSpec> = {
   details_retention_ms: { default: 7 * DAY, min: 1000, max: 3650 * DAY, doc: "how long terminal details are kept (durable store)" },
   grace_ms: { default: 5000, min: 0, max: 3_600_000, doc: "time a handler asked to stop (a cancel, a deadline, a caller gone) gets before its worker is terminated" },
   storage_budget_bytes: { default: 512 * MIB, min: MIB, max: 1024 * 1024 * MIB, doc: "bytes .docket/ may hold (state and artifacts) before new executions are refused" },
-  // A start the disk cannot hold is otherwise accepted and taken back once its write fails: room for
-  // one execution of the largest input (stored about 3.5 times over while it is written) is kept.
-  disk_free_floor_bytes: { default: 32 * MIB, min: 0, max: 1024 * 1024 * MIB, doc: "free bytes the disk holding .docket/ must keep; below it new executions are refused until space is freed (0: never)" },
+  // A start the disk cannot hold is otherwise accepted and taken back once its write fails. Kept
+  // free: what the sqlite store may still take by itself — its log growing to 64 MiB, a checkpoint
+  // copying as much into the file — and an execution of the largest input (about 60 MiB written
+  // for an 8 MiB input, measured): 192 MiB.
+  disk_free_floor_bytes: { default: 192 * MIB, min: 0, max: 1024 * 1024 * MIB, doc: "free bytes the disk holding .docket/ must keep; below it new executions are refused until space is freed (0: never)" },
   // Containment (docs/containment.md): what keeps the server up whatever a handler does.
   direct_deadline_ms: { default: 60_000, min: 10, max: 3_600_000, doc: "deadline of a direct call (a capability's own timeout_ms wins when shorter)" },
   worker_memory_mb: { default: 1024, min: 16, max: 1_048_576, doc: "MiB a running handler may add to the process before its worker is terminated" },

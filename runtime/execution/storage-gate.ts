@@ -13,8 +13,12 @@ export const MEASURE_EVERY_MS = 5000;
 export const NEAR_MEASURE_EVERY_MS = 500;
 /** What share of the budget in use counts as near it. */
 export const NEAR_SHARE = 0.9;
-/** Free space under this many times the floor counts as near it (measured every NEAR_MEASURE_EVERY_MS). */
-const NEAR_FLOOR = 4;
+/**
+ * Free space under this many times the floor counts as near it: it is then read on every
+ * admission (one statfs, microseconds), since thousands of starts a second come between two
+ * measures and each writes.
+ */
+const NEAR_FLOOR = 2;
 /** What `Retry-After` says while the disk is under its free-space floor: space comes back when someone frees it. */
 const DISK_LOW_RETRY_S = 10;
 /** What `Retry-After` says while the store cannot write: the writer retries every second. */
@@ -95,19 +99,25 @@ export function createStorageGate(options: StorageGateOptions): StorageGate {
 
   function measure(): StorageUsage {
     const bytes = options.stateBytes() + artifactBytes(join(root, ".docket", "artifacts"));
-    const floor = limits.disk_free_floor_bytes;
-    const free = diskFree();
-    return { bytes, budget_bytes: limits.storage_budget_bytes, over_budget: bytes > limits.storage_budget_bytes, disk_free_bytes: free, disk_free_floor_bytes: floor, disk_low: floor > 0 && free !== null && free < floor };
+    return withFree({ bytes, budget_bytes: limits.storage_budget_bytes, over_budget: bytes > limits.storage_budget_bytes, disk_free_bytes: null, disk_free_floor_bytes: limits.disk_free_floor_bytes, disk_low: false });
   }
 
-  /** Near the budget or the floor: measured more often, so that neither is overshot by much. */
-  function near(usage: StorageUsage): boolean {
-    return usage.bytes >= usage.budget_bytes * NEAR_SHARE || (usage.disk_free_floor_bytes > 0 && usage.disk_free_bytes !== null && usage.disk_free_bytes < usage.disk_free_floor_bytes * NEAR_FLOOR);
+  /** The usage with the disk's free space read now. */
+  function withFree(usage: StorageUsage): StorageUsage {
+    const free = diskFree();
+    return { ...usage, disk_free_bytes: free, disk_low: usage.disk_free_floor_bytes > 0 && free !== null && free < usage.disk_free_floor_bytes };
+  }
+
+  /** Near the floor: the free space is read on every admission. */
+  function nearFloor(usage: StorageUsage): boolean {
+    return usage.disk_free_floor_bytes > 0 && usage.disk_free_bytes !== null && usage.disk_free_bytes < usage.disk_free_floor_bytes * NEAR_FLOOR;
   }
 
   function usage(): StorageUsage {
     const now = clock.monotonic();
-    const every = measured !== null && near(measured) ? NEAR_MEASURE_EVERY_MS : MEASURE_EVERY_MS;
+    // Near the budget: .docket/ measured more often, so that it is overshot by little.
+    const every = measured !== null && (measured.bytes >= measured.budget_bytes * NEAR_SHARE || nearFloor(measured)) ? NEAR_MEASURE_EVERY_MS : MEASURE_EVERY_MS;
+    if (measured !== null && now - measuredAt < every && nearFloor(measured)) measured = withFree(measured);
     if (measured === null || now - measuredAt >= every) {
       measured = measure();
       if (measured.over_budget && options.expire) {

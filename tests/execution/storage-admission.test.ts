@@ -146,7 +146,7 @@ describe("storage admission", () => {
     expect(refused.suggestion).toContain("DOCKET_STORAGE_BUDGET_BYTES");
     // Over the budget, what may expire expired before the measure that refused.
     expect(h.expiries()).toBe(1);
-    expect(h.engine.hostFacts().store.storage).toEqual({ bytes: 2.5 * MIB, budget_bytes: 2 * MIB, over_budget: true, disk_free_bytes: 100 * 1024 * MIB, disk_free_floor_bytes: 32 * MIB, disk_low: false });
+    expect(h.engine.hostFacts().store.storage).toEqual({ bytes: 2.5 * MIB, budget_bytes: 2 * MIB, over_budget: true, disk_free_bytes: 100 * 1024 * MIB, disk_free_floor_bytes: 192 * MIB, disk_low: false });
     expect(h.store.list().items).toHaveLength(2);
 
     rmSync(join(dir, "more.bin"));
@@ -205,22 +205,30 @@ describe("storage admission under the disk's free-space floor", () => {
     expect(h.engine.hostFacts().store.storage).toMatchObject({ disk_free_bytes: 200 * MIB, disk_low: false });
   });
 
-  test("free space is measured every NEAR_MEASURE_EVERY_MS below four times the floor, every MEASURE_EVERY_MS above it", () => {
+  test("free space is read on every admission below twice the floor, with the budget's measure (every MEASURE_EVERY_MS) above it", () => {
     const h = faultable({ disk_free_floor_bytes: 10 * MIB });
     const start = () => h.engine.start({ capability: "demo.read", input: {} }, EDGE);
     h.setFree(100 * MIB);
     expect(start().deduplicated).toBe(false);
+    // Far from the floor: a measure stands for MEASURE_EVERY_MS.
     h.setFree(5 * MIB);
     h.clock.advance(MEASURE_EVERY_MS - 1);
     expect(start().deduplicated).toBe(false);
     h.clock.advance(1);
     expect(failureOf(start).context).toMatchObject({ reason: "disk_low", free_bytes: 5 * MIB });
-    h.setFree(30 * MIB);
-    h.clock.advance(NEAR_MEASURE_EVERY_MS);
+    // Near it, no time needs to pass: each admission reads what is free, both ways.
+    h.setFree(15 * MIB);
     expect(start().deduplicated).toBe(false);
-    // 30 MiB is under four times the floor: still measured often.
     h.setFree(9 * MIB);
-    h.clock.advance(NEAR_MEASURE_EVERY_MS);
+    expect(failureOf(start).context).toMatchObject({ reason: "disk_low", free_bytes: 9 * MIB });
+    h.setFree(19 * MIB);
+    expect(start().deduplicated).toBe(false);
+    // 30 MiB is not near: the next read comes with the next measure.
+    h.setFree(30 * MIB);
+    expect(start().deduplicated).toBe(false);
+    h.setFree(9 * MIB);
+    expect(start().deduplicated).toBe(false);
+    h.clock.advance(MEASURE_EVERY_MS);
     expect(failureOf(start).context).toMatchObject({ reason: "disk_low", free_bytes: 9 * MIB });
   });
 

@@ -26,7 +26,7 @@ describe(".docket/ over its storage budget", () => {
       const report = (await (await http.post("/api/v1/health/report", {})).json()) as any;
       expect(report.ok).toBe(false);
       // The memory store keeps nothing on disk: its disk is not looked at.
-      expect(report.store.storage).toEqual({ bytes: 2 * MIB, budget_bytes: MIB, over_budget: true, disk_free_bytes: null, disk_free_floor_bytes: 32 * MIB, disk_low: false });
+      expect(report.store.storage).toEqual({ bytes: 2 * MIB, budget_bytes: MIB, over_budget: true, disk_free_bytes: null, disk_free_floor_bytes: 192 * MIB, disk_low: false });
       expect(report.checks.find((c: any) => c.id === "store")).toMatchObject({ ok: false });
       // Refused before anything was kept.
       expect((await (await http.get("/api/v1/executions")).json() as any).items).toEqual([]);

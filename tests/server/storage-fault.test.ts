@@ -104,8 +104,10 @@ describe("a full disk under the sqlite store", () => {
 
   test.skipIf(!mounted)("a disk with less free than disk_free_floor_bytes refuses new executions up front (503 disk_low, nothing taken back), health.report says so, and freed space admits them again", async () => {
     const root = join(mountPoint, "checkout-floor");
+    // Within twice the floor from the start (the 24 MiB disk): free space is read on every admission.
+    const FLOOR = 12 * 1024 * 1024;
     mkdirSync(join(root, ".git"), { recursive: true });
-    const server = await startServer({ cwd: root, port: 0, storeKind: "sqlite", limits: resolveLimits({ overrides: { disk_free_floor_bytes: 8 * 1024 * 1024 } }), capabilityDirs: [], runtime: "bun", mounts: defaultMounts, log: () => undefined });
+    const server = await startServer({ cwd: root, port: 0, storeKind: "sqlite", limits: resolveLimits({ overrides: { disk_free_floor_bytes: FLOOR } }), capabilityDirs: [], runtime: "bun", mounts: defaultMounts, log: () => undefined });
     const filler = join(mountPoint, "filler");
     const start = () => post(server, "/api/v1/executions/start", { capability: "executions.demonstrate", input: { steps: 0, delay_ms: 0 } });
     try {
@@ -115,7 +117,6 @@ describe("a full disk under the sqlite store", () => {
       writeFileSync(filler, Buffer.alloc(Math.max(0, bavail * bsize - 4 * 1024 * 1024)));
       const answers: number[] = [];
       let refused: Response | null = null;
-      // Each start until the next measure of the disk (at most 5 s) is admitted, and written.
       await until(async () => {
         const answer = await start();
         answers.push(answer.status);
@@ -123,11 +124,12 @@ describe("a full disk under the sqlite store", () => {
         else await answer.arrayBuffer();
         return answer.status === 503;
       }, "a start refused on free space");
-      expect(answers.every((status, i) => status === 200 || (status === 503 && i === answers.length - 1))).toBe(true);
+      // Read on every admission this near the floor: the very next start is refused.
+      expect(answers).toEqual([503]);
       expect(refused!.headers.get("retry-after")).toBe("10");
       const error = ((await refused!.json()) as any).error;
-      expect(error.context.floor_bytes).toBe(8 * 1024 * 1024);
-      expect(error.context.free_bytes).toBeLessThan(8 * 1024 * 1024);
+      expect(error.context.floor_bytes).toBe(FLOOR);
+      expect(error.context.free_bytes).toBeLessThan(FLOOR);
       expect(error).toMatchObject({ error_code: "unavailable", stage: "admit", outcome_certainty: "not_applied", context: { reason: "disk_low" } });
       expect(error.context.withdrawn).toBeUndefined();
       expect(JSON.stringify(error)).not.toContain(root);
@@ -135,7 +137,7 @@ describe("a full disk under the sqlite store", () => {
       expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
       const report = (await (await post(server, "/api/v1/health/report", {})).json()) as any;
       expect(report.ok).toBe(false);
-      expect(report.store.storage).toMatchObject({ disk_low: true, disk_free_floor_bytes: 8 * 1024 * 1024 });
+      expect(report.store.storage).toMatchObject({ disk_low: true, disk_free_floor_bytes: FLOOR });
       expect(report.checks.find((c: any) => c.id === "store")).toMatchObject({ ok: false });
       expect(report.store.fault).toBeNull();
       // Every start admitted before the refusal ran to its end.

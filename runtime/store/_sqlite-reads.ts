@@ -1,7 +1,7 @@
 import type { ExecutionEvent } from "../execution/protocol.ts";
 import type { ExecutionSnapshot } from "../execution/snapshot.ts";
 import type { ExecutionState } from "../execution/state-machine.ts";
-import { HEADS_MAX, type EventsPage, type ExecutionHead, type HeadsPage, type ListPage } from "./store.ts";
+import { headsLimit, type EventsPage, type ExecutionHead, type HeadsPage, type ListPage } from "./store.ts";
 import { copySnapshot } from "./_kept-values.ts";
 import { encodeListCursor } from "./list-cursor.ts";
 import type { Entry } from "./_sqlite-entry.ts";
@@ -154,7 +154,7 @@ function headOf(entry: Entry): ExecutionHead | null {
  * entries. The caller writes what is pending first, so that the file holds what memory holds.
  */
 export function headsPage(source: ReadSource, before: number, limit: number): HeadsPage {
-  const count = Math.min(HEADS_MAX, Math.max(1, Math.floor(limit) || 1));
+  const count = headsLimit(limit);
   const rows = source.tables.list(before, count + 1);
   const items: ExecutionHead[] = [];
   for (const row of rows.slice(0, count)) {

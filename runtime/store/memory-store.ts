@@ -5,7 +5,7 @@ import type { ExecutionSnapshot } from "../execution/snapshot.ts";
 import { EXECUTION_STATES, isTerminal, type ExecutionState } from "../execution/state-machine.ts";
 import { outcomeUnknown } from "../execution/retention.ts";
 import type { Limits } from "../execution/limits.ts";
-import { HEADS_MAX, type EventsPage, type ExecutionHead, type ExecutionStore, type HeadsPage, type ListFilter, type ListPage, type NewExecution, type RunIdentity } from "./store.ts";
+import { headsLimit, type EventsPage, type ExecutionHead, type ExecutionStore, type HeadsPage, type ListFilter, type ListPage, type NewExecution, type RunIdentity } from "./store.ts";
 import { checkBatch, initialSnapshot } from "./_fold.ts";
 import { EventRing } from "./_event-ring.ts";
 import { SEAL_MAX_EVENTS, SealedExecution } from "./_sealed-execution.ts";
@@ -255,7 +255,7 @@ export function createMemoryStore(options: MemoryStoreOptions): ExecutionStore {
 
   function heads(cursor: string | undefined, limit: number): HeadsPage {
     open();
-    const count = Math.min(HEADS_MAX, Math.max(1, Math.floor(limit) || 1));
+    const count = headsLimit(limit);
     const start = cursor === undefined ? rows.length - 1 : rows.indexAtOrder(cursorOrder(cursor)) - 1;
     const items: ExecutionHead[] = [];
     let next_cursor: string | null = null;

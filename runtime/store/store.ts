@@ -62,6 +62,11 @@ export type HeadsPage = {
 /** The most `heads` answers at once. */
 export const HEADS_MAX = 1000;
 
+/** A heads page's size: `limit` within 1..HEADS_MAX (1 when not a number), as both stores take it. */
+export function headsLimit(limit: number): number {
+  return Math.min(HEADS_MAX, Math.max(1, Math.floor(limit) || 1));
+}
+
 export type EventsPage = {
   events: ExecutionEvent[];
   /** First retained sequence; events before it were dropped. */

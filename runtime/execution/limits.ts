@@ -12,6 +12,7 @@ export interface Limits {
   failure_message_bytes: number;
   stream_chunk_bytes: number;
   events_retained_bytes: number;
+  executions_retained_bytes: number;
   diagnostics_retained: number;
   steps_retained: number;
   log_tail_lines: number;
@@ -65,6 +66,8 @@ export const LIMIT_SPECS: Record<keyof Limits, LimitSpec> = {
   failure_message_bytes: { default: 4096, min: 64, max: MIB, doc: "bytes of one failure message" },
   stream_chunk_bytes: { default: 64 * 1024, min: 64, max: 16 * MIB, doc: "bytes of one stream chunk" },
   events_retained_bytes: { default: 32 * MIB, min: 64 * 1024, max: 4096 * MIB, doc: "bytes of events kept per execution (oldest dropped first)" },
+  // Without it the memory store's bounds multiply to 32 GB (executions_retained × events_retained_bytes).
+  executions_retained_bytes: { default: 256 * MIB, min: MIB, max: 1024 * 1024 * MIB, doc: "bytes of events the memory store keeps, all executions together (oldest terminal forgotten first)" },
   diagnostics_retained: { default: 500, min: 1, max: 1_000_000, doc: "diagnostics in a snapshot" },
   steps_retained: { default: 1000, min: 1, max: 1_000_000, doc: "steps in a snapshot (oldest finished dropped first, then oldest running)" },
   log_tail_lines: { default: 1000, min: 1, max: 1_000_000, doc: "log lines in a snapshot" },

@@ -13,7 +13,7 @@ import { RetainedBytes } from "./_retained-bytes.ts";
 export class EventRing {
   private readonly slots: Array<ExecutionEvent | undefined> = [];
   private last = 0;
-  private readonly bytes: RetainedBytes;
+  private readonly retained: RetainedBytes;
 
   /** `first`: the sequence of the first event pushed (1, or later for a history that lost its oldest). */
   constructor(
@@ -21,7 +21,7 @@ export class EventRing {
     budgetBytes: number,
     first = 1,
   ) {
-    this.bytes = new RetainedBytes(budgetBytes, first);
+    this.retained = new RetainedBytes(budgetBytes, first);
     // Event `first` goes where its sequence says: the slots before it stay empty.
     this.slots.length = (first - 1) % capacity;
     this.last = first - 1;
@@ -32,15 +32,20 @@ export class EventRing {
     if (this.slots.length < this.capacity) this.slots.push(event);
     else this.slots[(event.sequence - 1) % this.capacity] = event;
     this.last = event.sequence;
-    const before = this.bytes.first;
-    const first = this.bytes.add(eventBytes(event), this.last > this.capacity ? this.last - this.capacity + 1 : 1);
+    const before = this.retained.first;
+    const first = this.retained.add(eventBytes(event), this.last > this.capacity ? this.last - this.capacity + 1 : 1);
     // Slots below the count's bound were overwritten already; the ones the bytes dropped are emptied.
     for (let s = Math.max(before, this.last - this.capacity + 1); s < first; s++) this.slots[(s - 1) % this.capacity] = undefined;
   }
 
+  /** About the bytes of the retained events' JSON (eventBytes), what events_retained_bytes bounds. */
+  get bytes(): number {
+    return this.retained.bytes;
+  }
+
   /** The first retained sequence (1 until something was dropped). */
   get first(): number {
-    return this.bytes.first;
+    return this.retained.first;
   }
 
   /** The sequence of the newest event, 0 when empty. */

@@ -34,6 +34,8 @@ export class ExecutionRows {
   private firsts = new Float64Array(INITIAL_ROWS);
   private lasts = new Float64Array(INITIAL_ROWS);
   private bases = new Float64Array(INITIAL_ROWS);
+  /** What each execution's retained events count for against executions_retained_bytes. */
+  private byteCounts = new Float64Array(INITIAL_ROWS);
   /** Chunk refs of the sealed histories of several chunks (over 256 events: rare), by order. */
   private readonly multiChunk = new Map<number, readonly number[]>();
   /** Capability names, each once: a row holds its index. */
@@ -58,6 +60,17 @@ export class ExecutionRows {
     this.states[row] = STATE_INDEX.get(state)!;
     this.capabilities[row] = index;
     this.chunks[row] = LIVE;
+    this.byteCounts[row] = 0;
+  }
+
+  /** The bytes the row's execution counts for (see setBytes). */
+  bytes(row: number): number {
+    return this.byteCounts[row]!;
+  }
+
+  /** Sets what the row's execution counts for: its retained events' bytes (EventRing.bytes). */
+  setBytes(row: number, bytes: number): void {
+    this.byteCounts[row] = bytes;
   }
 
   /** The index of the first row of an order at or after `order` (binary search). */
@@ -151,7 +164,7 @@ export class ExecutionRows {
   }
 
   private compact(): void {
-    const columns: Array<Float64Array | Uint32Array | Uint8Array> = [this.orders, this.states, this.capabilities, this.ids, this.chunks, this.snapshots, this.firsts, this.lasts, this.bases];
+    const columns: Array<Float64Array | Uint32Array | Uint8Array> = [this.orders, this.states, this.capabilities, this.ids, this.chunks, this.snapshots, this.firsts, this.lasts, this.bases, this.byteCounts];
     let to = 0;
     for (let from = 0; from < this.count; from++) {
       if (this.states[from] === FORGOTTEN) continue;
@@ -178,5 +191,6 @@ export class ExecutionRows {
     this.firsts = resized(this.firsts);
     this.lasts = resized(this.lasts);
     this.bases = resized(this.bases);
+    this.byteCounts = resized(this.byteCounts);
   }
 }

@@ -63,9 +63,12 @@ function zeroCounts(): Record<ExecutionState, number> {
  * more: a row of typed columns (ExecutionRows) and a slot in a table of ids (IdHash). The one
  * event a finished execution may still take, `execution.reconciled`, unseals it for that append.
  *
- * Executions are forgotten only when one is created beyond `executions_retained`: the oldest
- * terminal ones go first, active ones never, unreconciled `unknown` outcomes only past the bound
- * themselves (ForgetOrder; so the count may exceed the bound while that many are active). Finishing never forgets anything, so a result is not dropped the instant it exists.
+ * Executions are forgotten only when one is created beyond `executions_retained`, or while the
+ * events of all of them together are over `executions_retained_bytes` (each execution's counted as
+ * EventRing.bytes counts them): the oldest terminal ones go first, active ones never, unreconciled
+ * `unknown` outcomes only past the count bound themselves (ForgetOrder; so the count and the bytes
+ * may exceed their bounds while that much is active). Finishing never forgets anything, so a
+ * result is not dropped the instant it exists.
  */
 export function createMemoryStore(options: MemoryStoreOptions): ExecutionStore {
   const { limits } = options;
@@ -83,6 +86,8 @@ export function createMemoryStore(options: MemoryStoreOptions): ExecutionStore {
   // Terminal executions' orders, in the order they are forgotten past executions_retained.
   const finished = new ForgetOrder<number>((order) => order);
   let nextOrder = 1;
+  // The retained bytes of every execution held, the sum of the rows' `bytes`.
+  let heldBytes = 0;
   let closed = false;
   // The last timestamp and its ISO text: appends within one millisecond share the string
   // (toISOString is a measurable part of a one-event append on the hot path).
@@ -125,7 +130,7 @@ export function createMemoryStore(options: MemoryStoreOptions): ExecutionStore {
 
   /** Forgets finished executions, oldest first, until within the bound or none may go (ForgetOrder). */
   function evict(): void {
-    while (live.size + sealedIds.size > limits.executions_retained) {
+    while (live.size + sealedIds.size > limits.executions_retained || heldBytes > limits.executions_retained_bytes) {
       const order = finished.next(limits.executions_retained);
       if (order === undefined) return;
       const row = rows.rowOf(order);
@@ -138,6 +143,7 @@ export function createMemoryStore(options: MemoryStoreOptions): ExecutionStore {
         liveByOrder.delete(order);
       }
       counts[rows.state(row)!]--;
+      heldBytes -= rows.bytes(row);
       rows.forget(row);
     }
   }
@@ -153,6 +159,8 @@ export function createMemoryStore(options: MemoryStoreOptions): ExecutionStore {
     live.set(entry.id, entry);
     liveByOrder.set(entry.order, entry);
     rows.add(entry.order, "queued", execution.capability);
+    rows.setBytes(rows.length - 1, entry.events.bytes);
+    heldBytes += entry.events.bytes;
     counts.queued++;
     evict();
     fanOut.publish([event]);
@@ -174,6 +182,8 @@ export function createMemoryStore(options: MemoryStoreOptions): ExecutionStore {
     snapshot.retained_from = events.first;
     snapshot.truncated = snapshot.retained_from > 1;
     const row = rows.rowOf(entry.order);
+    heldBytes += events.bytes - rows.bytes(row);
+    rows.setBytes(row, events.bytes);
     // Unsealed for this append: the texts go, the execution is kept anew below.
     if (held === undefined) dropSealed(row, id);
     if (snapshot.state !== before) {

@@ -66,6 +66,60 @@ describe("memory store", () => {
     expect(walked).toEqual(Array.from({ length: 500 }, (_, i) => idOf(2500 - 5 * i)));
   });
 
+  test("memory store forgets the oldest terminal executions while all their events together are over executions_retained_bytes, never an active one", () => {
+    const MIB = 1024 * 1024;
+    // 1 MiB in all; each execution logs ~300 KiB (3 lines of 100 KiB), so three finished ones fit and a fourth does not.
+    const store = createMemoryStore({ limits: limitsWith({ executions_retained: 1000, executions_retained_bytes: MIB, log_line_bytes: MIB }) });
+    const line = "x".repeat(100 * 1024);
+    const big = (n: number, state: "succeeded" | "running") => {
+      store.create(newExecution(n));
+      store.append(idOf(n), [draft.started(), draft.log(line), draft.log(line), draft.log(line)]);
+      if (state === "succeeded") store.append(idOf(n), [draft.completed("succeeded")]);
+    };
+    big(1, "running");
+    big(2, "succeeded");
+    big(3, "succeeded");
+    // 1 still running: ~900 KiB held, under the budget; the next creation looks again.
+    big(4, "succeeded");
+    expect([1, 2, 3, 4].map((n) => store.get(idOf(n))?.state ?? null)).toEqual(["running", "succeeded", "succeeded", "succeeded"]);
+    store.create(newExecution(5));
+    // 1.2 MiB held: the oldest finished one (2) goes, the older running one (1) stays.
+    expect([1, 2, 3, 4, 5].map((n) => store.get(idOf(n))?.state ?? null)).toEqual(["running", null, "succeeded", "succeeded", "queued"]);
+    expect(store.events(idOf(2))).toBeNull();
+    // Small executions cost little: hundreds fit beside the big ones, and only big ones went.
+    for (let n = 6; n < 400; n++) {
+      store.create(newExecution(n));
+      store.append(idOf(n), pathTo("succeeded"));
+    }
+    expect(store.get(idOf(6))?.state).toBe("succeeded");
+    expect(store.get(idOf(1))?.state).toBe("running");
+    // Everything finished but the running one: once it finishes it is no more than the others.
+    store.append(idOf(1), [draft.completed("succeeded")]);
+    big(400, "succeeded");
+    big(401, "succeeded");
+    expect(store.get(idOf(1))).toBeNull();
+    expect(store.get(idOf(3))).toBeNull();
+    expect(store.get(idOf(401))?.state).toBe("succeeded");
+    expect(store.list({ limit: 500 }).items.length).toBeGreaterThan(300);
+  });
+
+  test("memory store holds no more than executions_retained_bytes of finished executions however many big ones come and go", () => {
+    const MIB = 1024 * 1024;
+    const store = createMemoryStore({ limits: limitsWith({ executions_retained: 100_000, executions_retained_bytes: 2 * MIB, log_line_bytes: MIB }) });
+    const line = "y".repeat(64 * 1024);
+    for (let n = 1; n <= 200; n++) {
+      store.create(newExecution(n));
+      store.append(idOf(n), [draft.started(), draft.log(line), draft.completed("succeeded")]);
+    }
+    const held = store.list({ limit: 500 }).items;
+    // ~66 KiB each: about 31 fit in 2 MiB (the newest, created after the last look, counts too).
+    expect(held.length).toBeGreaterThanOrEqual(28);
+    expect(held.length).toBeLessThanOrEqual(33);
+    expect(held[0]!.id).toBe(idOf(200));
+    // A reconciliation-free finished history reads back whole.
+    expect(store.events(idOf(200))!.events.map((e) => e.type)).toEqual(["execution.created", "execution.started", "execution.log", "execution.completed"]);
+  });
+
   test("memory store hands out input and output as read-only values that a caller cannot change", () => {
     const store = createMemoryStore({ limits: limitsWith() });
     const input = { list: [1, 2] };

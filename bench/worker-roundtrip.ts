@@ -161,7 +161,7 @@ function taskFor(file: string, capability: string, input: unknown): WorkerTask {
     execution: null,
     root: tmpdir(),
     artifacts_dir: null,
-    artifact_limits: { files: 0, bytes: 0, total_bytes: 0 },
+    artifact_limits: { files: 0, bytes: 0, total_bytes: 0, disk_free_floor: 0 },
   };
 }
 

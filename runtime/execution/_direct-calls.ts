@@ -145,7 +145,7 @@ export class DirectCalls {
         execution: null,
         root,
         artifacts_dir: null,
-        artifact_limits: { files: limits.artifacts_per_execution, bytes: limits.artifact_bytes, total_bytes: limits.artifacts_total_bytes },
+        artifact_limits: { files: limits.artifacts_per_execution, bytes: limits.artifact_bytes, total_bytes: limits.artifacts_total_bytes, disk_free_floor: 0 },
       // Half the handler's grace: a child is killed while the handler still has time to end on its own.
       kill_grace_ms: Math.floor(limits.grace_ms / 2),
         output_bytes: limits.output_bytes,

@@ -47,7 +47,7 @@ export async function runCheck(capability: RegisteredCapability, snapshot: Execu
       root: options.root,
       // It reads what the work left behind; it writes nothing (its artifact writes are refused).
       artifacts_dir: artifactsDir(options.root, snapshot.id),
-      artifact_limits: { files: 0, bytes: 0, total_bytes: 0 },
+      artifact_limits: { files: 0, bytes: 0, total_bytes: 0, disk_free_floor: 0 },
       entry: "reconcile",
     },
     { lane: "direct" },

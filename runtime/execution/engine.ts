@@ -436,7 +436,8 @@ export function createEngine(options: EngineOptions): Engine {
       execution: { id: active.id, run_id: active.run_id, session_key: active.session_key, attempt: 1 },
       root,
       artifacts_dir: artifactsDir(root, active.id),
-      artifact_limits: { files: limits.artifacts_per_execution, bytes: limits.artifact_bytes, total_bytes: limits.artifacts_total_bytes },
+      // The free-space floor holds for artifacts too where the store keeps one (docs/limits.md).
+      artifact_limits: { files: limits.artifacts_per_execution, bytes: limits.artifact_bytes, total_bytes: limits.artifacts_total_bytes, disk_free_floor: options.diskFree ? limits.disk_free_floor_bytes : 0 },
       // Half the handler's grace: a child is killed while the handler still has time to end on its own.
       kill_grace_ms: Math.floor(limits.grace_ms / 2),
       text_limits: textLimits,

@@ -1,8 +1,9 @@
 import { createHash, randomUUID } from "node:crypto";
 import { constants as fsConstants } from "node:fs";
-import { lstat, mkdir, open, rename, unlink, writeFile } from "node:fs/promises";
+import { lstat, mkdir, open, rename, statfs, unlink, writeFile } from "node:fs/promises";
 import { basename, join, sep } from "node:path";
 import { PARTIAL_ARTIFACT_PREFIX } from "../execution/artifact-files.ts";
+import { formatBytes } from "../execution/storage-gate.ts";
 import { CapabilityError } from "../capability/capability-error.ts";
 import type { ArtifactWriter } from "../capability/declaration.ts";
 import type { WorkerTask } from "./task.ts";
@@ -73,6 +74,7 @@ export function createArtifactWriter(task: Pick<WorkerTask, "artifacts_dir" | "a
           throw error;
         });
         await folderReady;
+        if (limits.disk_free_floor > 0) await keepFloor(dir, checked, bytes.byteLength, limits.disk_free_floor);
         await writeRegularFile(dir, checked, bytes).catch((error) => {
           throw unavailable(error, join(dir, checked), "cannot be written");
         });
@@ -100,6 +102,27 @@ export function createArtifactWriter(task: Pick<WorkerTask, "artifacts_dir" | "a
     written.set(name, size);
     total = next;
   }
+}
+
+/**
+ * Refuses a write that would leave the disk holding `dir` with less than `floor` bytes free: the
+ * store keeps that space for writing executions' events (disk_free_floor_bytes), and an artifact
+ * filling it would make every start and event fail to be written. A disk that cannot say how
+ * much is free is not held to it.
+ */
+async function keepFloor(dir: string, name: string, size: number, floor: number): Promise<void> {
+  let free: number;
+  try {
+    const { bavail, bsize } = await statfs(dir);
+    free = Number(bavail) * Number(bsize);
+  } catch {
+    return;
+  }
+  if (free - size >= floor) return;
+  throw new CapabilityError("artifact_limit", `Cannot write artifact "${name}" (${formatBytes(size)}): the disk holding .docket/ has ${formatBytes(free)} free, and must keep ${formatBytes(floor)} free for the store (disk_free_floor_bytes).`, {
+    context: { name, reason: "disk_low", bytes: size, free_bytes: free, floor_bytes: floor },
+    suggestion: "Free disk space on the checkout's disk, or write a smaller artifact. The execution's events are still kept.",
+  });
 }
 
 /** Why a folder cannot be made that no handler can do anything about: the checkout's, or the disk's. */

@@ -199,7 +199,7 @@ export function createLoadProbe(options: LoadProbeOptions): LoadProbe {
         execution: null,
         root: "",
         artifacts_dir: null,
-        artifact_limits: { files: 0, bytes: 0, total_bytes: 0 },
+        artifact_limits: { files: 0, bytes: 0, total_bytes: 0, disk_free_floor: 0 },
         entry: "load",
       };
       worker.job = trialOf;

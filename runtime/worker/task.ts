@@ -22,7 +22,11 @@ export interface WorkerTask {
   root: string;
   /** The managed artifact folder (`<root>/.docket/artifacts/<id>`), or null in a direct call. */
   artifacts_dir: string | null;
-  artifact_limits: { files: number; bytes: number; total_bytes: number };
+  /**
+   * `disk_free_floor`: bytes the disk holding `.docket/` must keep free after a write (the store's
+   * disk_free_floor_bytes; 0: none, as with the memory store).
+   */
+  artifact_limits: { files: number; bytes: number; total_bytes: number; disk_free_floor: number };
   /**
    * Which function of the declaration runs: its handler (default), or its `reconcile` check; or
    * `load`: none — the file is only imported, with the text `input` holds (a trial load before the

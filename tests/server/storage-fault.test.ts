@@ -158,6 +158,65 @@ describe("a full disk under the sqlite store", () => {
   }, 60_000);
 });
 
+const ARTIFACT = `import { capability } from "docket";
+import * as v from "valibot";
+
+export default capability({
+  id: "artifact.fill",
+  title: "Write an artifact",
+  description: "Writes one artifact of the size asked, and says what the write answered.",
+  effect: "write",
+  input: v.object({ mib: v.number() }),
+  output: v.object({ ok: v.boolean(), code: v.nullable(v.string()), message: v.nullable(v.string()), context: v.unknown() }),
+  async handler(input, ctx) {
+    try {
+      await ctx.artifacts.write("fill.bin", new Uint8Array(input.mib * 1024 * 1024));
+      return { ok: true, code: null, message: null, context: null };
+    } catch (error) {
+      return { ok: false, code: (error as any).code ?? null, message: (error as Error).message, context: (error as any).context ?? null };
+    }
+  },
+});
+`;
+
+describe("artifacts near the free-space floor", () => {
+  test.skipIf(!mounted)("an artifact that would leave the disk under disk_free_floor_bytes is refused artifact_limit (disk_low) and not written; a smaller one is written, and the store still writes", async () => {
+    useDocketModules();
+    const root = join(mountPoint, "checkout-artifacts");
+    const FLOOR = 8 * 1024 * 1024;
+    mkdirSync(join(root, ".git"), { recursive: true });
+    mkdirSync(join(root, "capabilities"));
+    writeFileSync(join(root, "capabilities", "artifact.fill.ts"), ARTIFACT);
+    const server = await startServer({ cwd: root, port: 0, storeKind: "sqlite", limits: resolveLimits({ overrides: { disk_free_floor_bytes: FLOOR } }), capabilityDirs: [], runtime: "bun", mounts: defaultMounts, log: () => undefined });
+    const filler = join(mountPoint, "filler");
+    const run = async (mib: number) => {
+      const started = (await (await post(server, "/api/v1/executions/start", { capability: "artifact.fill", input: { mib } })).json()) as any;
+      let snapshot: any;
+      await until(async () => (snapshot = (await (await fetch(`${server.url}/api/v1/executions/get?id=${started.execution.id}`)).json()) as any).state === "succeeded", "the artifact execution");
+      return snapshot;
+    };
+    try {
+      // Leave 14 MiB free: 6 MiB over the floor.
+      const { bavail, bsize } = statfsSync(mountPoint);
+      writeFileSync(filler, Buffer.alloc(Math.max(0, bavail * bsize - 14 * 1024 * 1024)));
+      const refused = await run(7);
+      expect(refused.output).toMatchObject({ ok: false, code: "artifact_limit", context: { reason: "disk_low", name: "fill.bin", floor_bytes: FLOOR } });
+      expect(refused.output.context.free_bytes - refused.output.context.bytes).toBeLessThan(FLOOR);
+      expect(refused.output.message).toContain("disk_free_floor_bytes");
+      expect(refused.output.message).not.toContain(root);
+      expect(existsSync(join(root, ".docket", "artifacts", refused.id, "fill.bin"))).toBe(false);
+      // 2 MiB leaves the floor whole: written, listed, and the store went on writing events.
+      const written = await run(2);
+      expect(written.output).toMatchObject({ ok: true });
+      const listed = (await (await post(server, "/api/v1/executions/artifacts", { id: written.id })).json()) as any;
+      expect(listed.artifacts.map((a: any) => [a.name, a.bytes])).toEqual([["fill.bin", 2 * 1024 * 1024]]);
+    } finally {
+      rmSync(filler, { force: true });
+      await server.stop();
+    }
+  }, 60_000);
+});
+
 const NOTES = `import { capability } from "docket";
 import * as v from "valibot";
 

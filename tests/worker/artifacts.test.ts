@@ -1,12 +1,13 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { lstat, mkdir, mkdtemp, readFile, readdir, rm, stat, symlink, writeFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CapabilityError } from "../../runtime/capability/capability-error.ts";
 import { checkArtifactName, createArtifactWriter } from "../../runtime/worker/_artifacts.ts";
 
-const LIMITS = { files: 3, bytes: 10, total_bytes: 20 };
+const LIMITS = { files: 3, bytes: 10, total_bytes: 20, disk_free_floor: 0 };
 let root = "";
 let dir = "";
 
@@ -145,6 +146,24 @@ describe("ctx.artifacts.write", () => {
     expect(await writer.write("c", "x".repeat(10))).toMatchObject({ bytes: 10 });
   });
 
+  test("disk_free_floor: a write that would leave the disk with less free is artifact_limit (disk_low), writes nothing and reserves nothing", async () => {
+    // No disk has 2^50 bytes free: every write would go under this floor.
+    const writer = createArtifactWriter({ artifacts_dir: dir, artifact_limits: { ...LIMITS, disk_free_floor: 2 ** 50 } });
+    const error = await failure(writer.write("a", "x".repeat(10)));
+    expect(error.code).toBe("artifact_limit");
+    expect(error.context).toMatchObject({ name: "a", reason: "disk_low", bytes: 10, floor_bytes: 2 ** 50 });
+    expect(error.context!.free_bytes).toBeGreaterThan(0);
+    expect(error.message).toContain("disk_free_floor_bytes");
+    expect(error.suggestion).toContain("Free disk space");
+    expect(existsSync(join(dir, "a"))).toBe(false);
+    // A refused write holds no place: past the 3-file limit, still the disk is what refuses.
+    for (const name of ["b", "c", "d", "e"]) expect((await failure(writer.write(name, "x"))).context).toMatchObject({ reason: "disk_low" });
+    // A floor the disk keeps: the same writes go through.
+    const roomy = createArtifactWriter({ artifacts_dir: dir, artifact_limits: { ...LIMITS, disk_free_floor: 1 } });
+    expect(await roomy.write("a", "x".repeat(10))).toMatchObject({ bytes: 10 });
+    expect(await roomy.write("b", "x".repeat(10))).toMatchObject({ bytes: 10 });
+  });
+
   test("concurrent writes cannot overshoot the total between them", async () => {
     const writer = createArtifactWriter({ artifacts_dir: dir, artifact_limits: LIMITS });
     const results = await Promise.allSettled(["a", "b", "c"].map((name) => writer.write(name, "x".repeat(8))));
@@ -174,7 +193,7 @@ describe.skipIf(process.platform !== "linux")("an artifact write cut short", () 
     await writeFile(
       script,
       `import { createArtifactWriter } from ${JSON.stringify(join(import.meta.dir, "../../runtime/worker/_artifacts.ts"))};
-const writer = createArtifactWriter({ artifacts_dir: ${JSON.stringify(dir)}, artifact_limits: { files: 10, bytes: 1 << 30, total_bytes: 1 << 30 } });
+const writer = createArtifactWriter({ artifacts_dir: ${JSON.stringify(dir)}, artifact_limits: { files: 10, bytes: 1 << 30, total_bytes: 1 << 30, disk_free_floor: 0 } });
 await writer.write("kept.txt", "the first version");
 const cut = [];
 for (const name of ["kept.txt", "new.bin"]) await writer.write(name, "x".repeat(1 << 20)).catch((error) => cut.push(name + " " + error.code));

@@ -35,7 +35,7 @@ function task(file: string, version: string): WorkerTask {
     execution: { id: "x-20260908T010203Z-0a1b2c3d", run_id: null, session_key: null, attempt: 1 },
     root: "/checkout",
     artifacts_dir: null,
-    artifact_limits: { files: 64, bytes: 1 << 20, total_bytes: 1 << 21 },
+    artifact_limits: { files: 64, bytes: 1 << 20, total_bytes: 1 << 21, disk_free_floor: 0 },
   };
 }
 

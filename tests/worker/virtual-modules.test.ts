@@ -90,7 +90,7 @@ describe("registerDocketModules", () => {
         execution: null,
         root: outside,
         artifacts_dir: null,
-        artifact_limits: { files: 1, bytes: 1, total_bytes: 1 },
+        artifact_limits: { files: 1, bytes: 1, total_bytes: 1, disk_free_floor: 0 },
       });
       const events: unknown[] = [];
       const ok = await pool.run(task(plainFile, "ada"), { lane: "execution", onEvents: (d) => events.push(...d) }).outcome;

@@ -30,6 +30,7 @@ export default capability({
       kind: v.string(),
       counts: v.record(v.string(), v.number()),
       fault: v.optional(v.nullable(v.object({ reason: v.string(), since: v.string() })), null),
+      retained_bytes: v.optional(v.pipe(v.nullable(v.number()), v.description("Bytes of events the memory store holds, against executions_retained_bytes (past it the oldest finished executions are forgotten); null for a store that keeps them on disk.")), null),
       storage: v.optional(
         v.object({
           bytes: v.number(),
@@ -126,7 +127,7 @@ function checkCapabilities(host: HostFacts, ctx: CapabilityContext): { message: 
 
 /** The store writes, `.docket/` is within its storage budget and its disk above its free-space floor; any failing refuses new executions. */
 function checkStore(host: HostFacts): { message: string; problems: DiagnosticInput[] } {
-  const { kind, counts, fault, storage } = host.store;
+  const { kind, counts, fault, storage, retained_bytes } = host.store;
   const problems: DiagnosticInput[] = [];
   if (fault) {
     problems.push({
@@ -152,7 +153,8 @@ function checkStore(host: HostFacts): { message: string; problems: DiagnosticInp
   }
   const free = storage?.disk_free_bytes != null ? `, ${mib(storage.disk_free_bytes)} free on its disk` : "";
   const used = storage ? `; ${mib(storage.bytes)} of ${mib(storage.budget_bytes)} in use${free}` : "";
-  return { message: `${kind} store${fault ? " (cannot write)" : ""}: ${held}${used}`, problems };
+  const events = retained_bytes != null ? `; events ${mib(retained_bytes)} of ${mib(host.limits.executions_retained_bytes ?? 0)} (executions_retained_bytes)` : "";
+  return { message: `${kind} store${fault ? " (cannot write)" : ""}: ${held}${events}${used}`, problems };
 }
 
 function mib(bytes: number): string {

@@ -60,6 +60,8 @@ export interface HostFacts {
     fault?: { reason: string; since: string } | null;
     /** `.docket/` against its storage budget, measured after expiry. */
     storage?: { bytes: number; budget_bytes: number; over_budget: boolean; disk_free_bytes: number | null; disk_free_floor_bytes: number; disk_low: boolean };
+    /** Bytes of events a memory store holds against executions_retained_bytes; null for a store that keeps them on disk. */
+    retained_bytes?: number | null;
   };
   limits: Record<string, number>;
 }

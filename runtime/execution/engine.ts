@@ -659,7 +659,7 @@ export function createEngine(options: EngineOptions): Engine {
       },
       capabilities: registry.list().map((c) => ({ id: c.id, effect: c.effect, execution: c.execution, source: c.source.kind === "builtin" ? "builtin" : c.source.file })),
       load_errors: registry.loadErrors(),
-      store: { kind: options.storeKind, counts: store.list({ limit: 1 }).counts, fault: storage.fault(), storage: storage.usage() },
+      store: { kind: options.storeKind, counts: store.list({ limit: 1 }).counts, fault: storage.fault(), storage: storage.usage(), retained_bytes: store.retainedBytes?.() ?? null },
       limits: { ...limits },
     };
   }

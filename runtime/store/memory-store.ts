@@ -351,6 +351,7 @@ export function createMemoryStore(options: MemoryStoreOptions): ExecutionStore {
     recordRun,
     // Memory cannot fail to write: nothing is ever waiting for a disk.
     storageFault: () => null,
+    retainedBytes: () => heldBytes,
     onStorageFault: () => () => undefined,
     // Every creation is committed the moment it is made: there is nothing to take back.
     withdraw: () => false,

@@ -153,6 +153,12 @@ export interface ExecutionStore {
   /** The current write fault, or null while every accepted change can be written (always null in memory). */
   storageFault(): StorageFault | null;
   /**
+   * About the bytes of the events held, all executions together, against executions_retained_bytes:
+   * a store that holds them in memory answers; one that keeps them on disk (bounded by the storage
+   * budget instead) has no such method.
+   */
+  retainedBytes?(): number;
+  /**
    * Calls `listener` after each write that fails for the moment (a full disk: see storageFault),
    * once that fault is set; never in memory. Answers the call that stops listening.
    */

@@ -31,6 +31,11 @@ describe("executions_retained_bytes over HTTP (memory store)", () => {
     expect(kept).toMatchObject({ id: second, state: "succeeded", retained_from: 1, truncated: false });
     const page = (await (await http.get(`/api/v1/executions/events?id=${second}&after=0&limit=1000`)).json()) as any;
     expect(page.events[0].sequence).toBe(1);
+    // health.report says what the events held come to, against the bound.
+    const report = (await (await http.post("/api/v1/health/report", {})).json()) as any;
+    expect(report.store.retained_bytes).toBeGreaterThan(MIB / 2);
+    expect(report.store.retained_bytes).toBeLessThanOrEqual(MIB);
+    expect(report.checks.find((c: any) => c.id === "store").message).toContain("of 1.0 MiB (executions_retained_bytes)");
     // The protocol document serves the bound in force.
     const protocol = (await (await http.get("/api/v1/executions/protocol")).json()) as any;
     expect(protocol.limits.executions_retained_bytes).toBe(MIB);

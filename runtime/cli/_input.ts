@@ -1,6 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { nearestField, schemaBranches } from "../execution/undeclared-fields.ts";
+import { jsonErrorPosition } from "../execution/json-position.ts";
 
 /** Where `--input` text comes from, injected so that tests need no real stdin. */
 export interface InputSources {
@@ -49,15 +50,14 @@ function parseJson(text: string, origin: string): ParsedInput {
   try {
     return { ok: true, value: JSON.parse(text) };
   } catch (error) {
-    const reason = (error as Error).message.replace(/^JSON Parse error:\s*/, "");
-    return { ok: false, message: `${origin} is not valid JSON (${reason}) in ${quote(text)}. Give a JSON value, e.g. ${EXAMPLE}.` };
+    // Never a word of the text: it may hold a secret, and this line goes to a terminal, a CI log
+    // and the job's summary, before any field is known to be sensitive. The parser's reason loses
+    // what it quotes ("Unexpected identifier "hunter2""); where the problem is says the rest.
+    const reason = (error as Error).message.replace(/^JSON Parse error:\s*/, "").replace(/\s*"[^"]*"?/g, "");
+    const at = jsonErrorPosition(text);
+    const where = at === null ? "" : ` at line ${at.line}, column ${at.column}`;
+    return { ok: false, message: `${origin} is not valid JSON (${reason})${where}; the text is not repeated here, as it may hold a secret. Give a JSON value, e.g. ${EXAMPLE}.` };
   }
-}
-
-/** The offending text, bounded: enough to recognize, never a whole file in an error line. */
-function quote(text: string): string {
-  const flat = text.trim().replace(/\s+/g, " ");
-  return JSON.stringify(flat.length > 80 ? `${flat.slice(0, 80)}…` : flat);
 }
 
 const INPUT_ENV = /^([A-Za-z_][A-Za-z0-9_.-]*)=([A-Za-z_][A-Za-z0-9_]*)$/;

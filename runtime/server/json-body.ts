@@ -2,6 +2,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "./_app-env.ts";
 import { edgeFailure } from "./errors.ts";
 import { readBounded } from "./read-bounded.ts";
+import { jsonErrorPosition } from "../execution/json-position.ts";
 
 /** A parsed body, or the refusal already shaped as a response. */
 export type BodyResult = { ok: true; value: unknown } | { ok: false; response: Response };
@@ -99,12 +100,13 @@ export async function readJsonBody(c: Context<AppEnv>, limit: number): Promise<B
   try {
     return { ok: true, value: JSON.parse(text) };
   } catch (error) {
+    // The parser quotes the token it stumbled on, which may be a secret: its kind and where it is are enough.
+    const at = jsonErrorPosition(text);
     return refuse(
       edgeFailure(c, {
         status: 400,
-        // The parser quotes the token it stumbled on, which may be a secret: its kind is enough.
-        message: `The request body is not valid JSON: ${(error as Error).message.replace(/\s*"[^"]*"?/g, "")}. Check quotes, commas and brackets.`,
-        context: { reason: "malformed_json" },
+        message: `The request body is not valid JSON: ${(error as Error).message.replace(/\s*"[^"]*"?/g, "")}${at === null ? "" : ` at line ${at.line}, column ${at.column}`}. Check quotes, commas and brackets.`,
+        context: at === null ? { reason: "malformed_json" } : { reason: "malformed_json", line: at.line, column: at.column },
       }),
     );
   }

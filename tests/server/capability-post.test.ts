@@ -55,6 +55,13 @@ describe("capability POST route", () => {
     const malformed = await post(open, "capabilities/list", "{nope");
     expect(malformed.status).toBe(400);
     expect(((await malformed.json()) as { error: { context: { reason: string } } }).error.context.reason).toBe("malformed_json");
+    // Where the body stops being JSON, and not a word of it: a token may be a secret.
+    const secret = await post(open, "executions/start", '{"capability":"executions.demonstrate",\n "input":{"token":hunter2secret}}');
+    const refused = ((await secret.json()) as { error: { message: string; context: Record<string, unknown> } }).error;
+    expect(secret.status).toBe(400);
+    expect(refused.context).toEqual({ reason: "malformed_json", line: 2, column: 19 });
+    expect(refused.message).toContain("at line 2, column 19");
+    expect(JSON.stringify(refused)).not.toContain("hunter2");
     const large = await post(open, "capabilities/list", JSON.stringify({ pad: "x".repeat(2000) }));
     expect(large.status).toBe(413);
     const foreign = await post(open, "capabilities/list", "{}", { origin: "https://evil.example" });

@@ -1,0 +1,118 @@
+/** Where a text stops being JSON: 1-based line and column (in UTF-16 code units, as editors count). */
+export interface JsonPosition {
+  line: number;
+  column: number;
+}
+
+/** Deeper than this, the position is not looked for (the scan recurses once per level). */
+const MAX_DEPTH = 2000;
+
+/**
+ * The position of the first character at which `text` stops being one JSON value (RFC 8259), or
+ * null when it is JSON (or nested too deep to tell). A parse error can then say where the problem
+ * is without quoting the text, which may hold a secret: JavaScriptCore's JSON.parse says neither
+ * where nor, always, without quoting ("Unexpected identifier "hunter2"").
+ */
+export function jsonErrorPosition(text: string): JsonPosition | null {
+  let i = 0;
+  let tooDeep = false;
+
+  const space = () => {
+    while (i < text.length && (text[i] === " " || text[i] === "\t" || text[i] === "\n" || text[i] === "\r")) i++;
+  };
+  const digits = (): boolean => {
+    const from = i;
+    while (i < text.length && text[i]! >= "0" && text[i]! <= "9") i++;
+    return i > from;
+  };
+  const string = (): boolean => {
+    if (text[i] !== '"') return false;
+    i++;
+    while (i < text.length) {
+      const c = text.charCodeAt(i);
+      if (c === 0x22) {
+        i++;
+        return true;
+      }
+      if (c < 0x20) return false;
+      if (c === 0x5c) {
+        const e = text[i + 1];
+        if (e === "u") {
+          if (!/^[0-9a-fA-F]{4}$/.test(text.slice(i + 2, i + 6))) return (i += 2), false;
+          i += 6;
+        } else if (e !== undefined && '"\\/bfnrt'.includes(e)) i += 2;
+        else return (i += 1), false;
+      } else i++;
+    }
+    return false;
+  };
+  const number = (): boolean => {
+    if (text[i] === "-") i++;
+    if (text[i] === "0") i++;
+    else if (!digits()) return false;
+    if (text[i] === ".") {
+      i++;
+      if (!digits()) return false;
+    }
+    if (text[i] === "e" || text[i] === "E") {
+      i++;
+      if (text[i] === "+" || text[i] === "-") i++;
+      if (!digits()) return false;
+    }
+    return true;
+  };
+  const literal = (word: string): boolean => {
+    for (let k = 0; k < word.length; k++, i++) if (text[i] !== word[k]) return false;
+    return true;
+  };
+  const value = (depth: number): boolean => {
+    if (depth > MAX_DEPTH) return (tooDeep = true), false;
+    space();
+    const c = text[i];
+    if (c === "{") {
+      i++;
+      space();
+      if (text[i] === "}") return i++, true;
+      for (;;) {
+        space();
+        if (!string()) return false;
+        space();
+        if (text[i] !== ":") return false;
+        i++;
+        if (!value(depth + 1)) return false;
+        space();
+        if (text[i] === "}") return i++, true;
+        if (text[i] !== ",") return false;
+        i++;
+      }
+    }
+    if (c === "[") {
+      i++;
+      space();
+      if (text[i] === "]") return i++, true;
+      for (;;) {
+        if (!value(depth + 1)) return false;
+        space();
+        if (text[i] === "]") return i++, true;
+        if (text[i] !== ",") return false;
+        i++;
+      }
+    }
+    if (c === '"') return string();
+    if (c === "-" || (c !== undefined && c >= "0" && c <= "9")) return number();
+    if (c === "t") return literal("true");
+    if (c === "f") return literal("false");
+    if (c === "n") return literal("null");
+    return false;
+  };
+
+  if (value(0)) {
+    space();
+    if (i === text.length) return null;
+  }
+  if (tooDeep) return null;
+  const at = Math.min(i, text.length);
+  const before = text.slice(0, at);
+  const line = before.split("\n").length;
+  return { line, column: at - before.lastIndexOf("\n") };
+}

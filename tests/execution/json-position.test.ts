@@ -1,0 +1,31 @@
+import { describe, expect, test } from "bun:test";
+import { jsonErrorPosition } from "../../runtime/execution/json-position.ts";
+
+describe("jsonErrorPosition", () => {
+  test("JSON texts have no error position", () => {
+    for (const text of ['{"a":[1,2.5e-3,-0,true,false,null,"x\\n\\u00e9"]}', " [] ", "0", '"s"', '{"a":{"b":{}}}']) {
+      expect(JSON.parse(text)).toBeDefined();
+      expect(jsonErrorPosition(text)).toBeNull();
+    }
+  });
+
+  test("the first character that is not JSON, by line and column, wherever the mistake is", () => {
+    expect(jsonErrorPosition('{"a":"x",}')).toEqual({ line: 1, column: 10 });
+    expect(jsonErrorPosition('{"limit": ten}')).toEqual({ line: 1, column: 12 });
+    expect(jsonErrorPosition('{\n  "a": 1\n  "b": 2\n}')).toEqual({ line: 3, column: 3 });
+    expect(jsonErrorPosition('{"a":"never closed')).toEqual({ line: 1, column: 19 });
+    expect(jsonErrorPosition("[1,2")).toEqual({ line: 1, column: 5 });
+    expect(jsonErrorPosition("01")).toEqual({ line: 1, column: 2 });
+    expect(jsonErrorPosition("1.")).toEqual({ line: 1, column: 3 });
+    expect(jsonErrorPosition('"bad \\q escape"')).toEqual({ line: 1, column: 7 });
+    expect(jsonErrorPosition('"tab\there"')).toEqual({ line: 1, column: 5 });
+    expect(jsonErrorPosition("{} {}")).toEqual({ line: 1, column: 4 });
+    expect(jsonErrorPosition("tru")).toEqual({ line: 1, column: 4 });
+    expect(jsonErrorPosition("")).toEqual({ line: 1, column: 1 });
+  });
+
+  test("a text nested deeper than it looks says nothing rather than recurse without end", () => {
+    expect(jsonErrorPosition("[".repeat(100_000))).toBeNull();
+    expect(jsonErrorPosition(`${"[".repeat(100)}x`)).toEqual({ line: 1, column: 101 });
+  });
+});

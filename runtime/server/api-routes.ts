@@ -42,6 +42,18 @@ export function apiRoutes(plane: ExecutionPlane, answers: LargeAnswers): Hono<Ap
   const invoke = async (c: Context<AppEnv>, capability: RegisteredCapability): Promise<Response> => {
     let input: unknown;
     if (c.req.method === "POST") {
+      // A POST's input is its body alone: a query string beside it would be dropped without a
+      // word, and a write would run with its defaults (`?dry_run=true` ignored) or a start lose its
+      // run_id. Refused, naming what was not read.
+      const names = [...new Set(new URL(c.req.url).searchParams.keys())];
+      if (names.length > 0) {
+        return edgeFailure(c, {
+          status: 400,
+          message: `POST ${capabilityPath(capability.id)} takes its input as a JSON body only; the query string (${names.slice(0, 10).join(", ")}${names.length > 10 ? ", …" : ""}) would not be read.`,
+          suggestion: `Put those fields in the JSON body${capability.effect === "read" ? `, or call ${capabilityPath(capability.id)} with GET and a query string` : ""}.`,
+          context: { reason: "query_on_post", parameters: names.slice(0, 50) },
+        });
+      }
       const body = await readJsonBody(c, plane.limits.input_bytes);
       if (!body.ok) return body.response;
       input = body.value;

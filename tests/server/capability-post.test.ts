@@ -91,7 +91,27 @@ describe("capability POST route", () => {
 
   test("capability POST route leaves an unknown capability and a query string to the app", async () => {
     expect((await post(open, "no/such", "{}")).status).toBe(404);
-    expect((await post(open, "capabilities/list?x=1", "{}")).status).toBe(200);
+    // The app refuses a query string on a POST: it would not be read (tester R's ?dry_run=true).
+    const refused = await post(open, "capabilities/list?x=1&x=2&y=", "{}");
+    expect(refused.status).toBe(400);
+    const error = ((await refused.json()) as any).error;
+    expect(error).toMatchObject({ error_code: "invalid_input", context: { reason: "query_on_post", parameters: ["x", "y"] } });
+    expect(error.message).toContain("takes its input as a JSON body only");
+    expect(error.suggestion).toContain("GET");
+    expect((await post(open, "capabilities/list?", "{}")).status).toBe(200);
+  });
+
+  test("a start whose run_id came in the query string is refused, not run without it: nothing starts", async () => {
+    const before = ((await (await fetch(`${open.url}/api/v1/executions/list?limit=500`)).json()) as any).items.length;
+    for (let i = 0; i < 2; i++) {
+      const answer = await post(open, "executions/start?run_id=retry-1", JSON.stringify({ capability: "executions.demonstrate", input: { steps: 0, delay_ms: 0 } }));
+      expect(answer.status).toBe(400);
+      const error = ((await answer.json()) as any).error;
+      expect(error.context).toEqual({ reason: "query_on_post", parameters: ["run_id"] });
+      expect(error.suggestion).toBe("Put those fields in the JSON body.");
+    }
+    const after = ((await (await fetch(`${open.url}/api/v1/executions/list?limit=500`)).json()) as any).items.length;
+    expect(after).toBe(before);
   });
 });
 

@@ -8,7 +8,7 @@ export default capability({
   effect: "read",
   execution: "never",
   input: v.object({ id: executionIdSchema() }),
-  output: v.object({ id: v.string(), artifacts: v.array(v.object({ name: v.string(), bytes: v.number(), sha256: v.string() })) }),
+  output: v.object({ id: v.string(), artifacts: v.array(v.object({ name: v.string(), bytes: v.number(), sha256: v.pipe(v.nullable(v.string()), v.description("Null for a file larger than artifact_bytes, which ctx.artifacts.write cannot have written: not hashed.")) })) }),
   handler(input, ctx) {
     return { id: input.id, artifacts: planeOf(ctx).artifacts(input.id) };
   },

@@ -44,9 +44,15 @@ export function ArtifactsPanel(props: { execution: ExecutionSnapshot; artifacts:
                 </td>
                 <td class="nowrap">{formatBytes(a.bytes)}</td>
                 <td>
-                  <code class="wrap-anywhere small" data-field="sha256">
-                    {a.sha256}
-                  </code>
+                  {a.sha256 === null ? (
+                    <span class="muted small" data-field="sha256" title="Larger than artifact_bytes: not written by ctx.artifacts.write, and not hashed">
+                      not hashed
+                    </span>
+                  ) : (
+                    <code class="wrap-anywhere small" data-field="sha256">
+                      {a.sha256}
+                    </code>
+                  )}
                 </td>
               </tr>
             ))}

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { lstatSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { ArtifactInfo } from "./plane.ts";
 
@@ -17,8 +17,27 @@ export function artifactsDir(root: string, id: string): string {
   return join(root, ".docket", "artifacts", id);
 }
 
-/** Lists regular files of an execution's artifact folder with size and SHA-256; symlinks are ignored. */
-export function listArtifacts(root: string, id: string): ArtifactInfo[] {
+/**
+ * Opened this way a file can neither be a symlink followed (O_NOFOLLOW) nor make the open wait: a
+ * FIFO planted in the folder opens at once (O_NONBLOCK) and is then told apart by fstat. Without
+ * it, opening one for reading waits for a writer that never comes.
+ */
+export const ARTIFACT_OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
+
+/** Read this much at a time to hash a file: never a whole file in memory. */
+const HASH_CHUNK = 1024 * 1024;
+/** Hashes kept, by file identity and version: listing a folder again reads nothing. */
+const HASHES_KEPT = 4096;
+const hashes = new Map<string, string>();
+
+/**
+ * Lists the regular files of an execution's artifact folder with size and SHA-256; symlinks,
+ * FIFOs and folders are ignored. A file larger than `hashMaxBytes` (artifact_bytes: larger than
+ * any `ctx.artifacts.write` makes, so put there some other way) is listed with `sha256: null`:
+ * hashing it would hold the main thread for seconds (1.5 GB: 6 s, and its bytes in memory). A
+ * hash is computed once per version of a file (its inode, size and times), a chunk at a time.
+ */
+export function listArtifacts(root: string, id: string, hashMaxBytes = Number.POSITIVE_INFINITY): ArtifactInfo[] {
   const dir = artifactsDir(root, id);
   let names: string[];
   try {
@@ -29,11 +48,35 @@ export function listArtifacts(root: string, id: string): ArtifactInfo[] {
   const files: ArtifactInfo[] = [];
   for (const name of names) {
     const path = join(dir, name);
-    const stat = lstatSync(path);
-    if (!stat.isFile()) continue;
-    files.push({ name, bytes: stat.size, sha256: createHash("sha256").update(readFileSync(path)).digest("hex") });
+    if (!lstatSync(path, { throwIfNoEntry: false })?.isFile()) continue;
+    let fd: number;
+    try {
+      fd = openSync(path, ARTIFACT_OPEN_FLAGS);
+    } catch {
+      // Gone, or swapped for a link, since the listing: not an artifact now.
+      continue;
+    }
+    try {
+      const stat = fstatSync(fd);
+      if (!stat.isFile()) continue;
+      files.push({ name, bytes: stat.size, sha256: stat.size > hashMaxBytes ? null : hashOf(fd, `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeMs}:${stat.ctimeMs}`) });
+    } finally {
+      closeSync(fd);
+    }
   }
   return files;
+}
+
+function hashOf(fd: number, version: string): string {
+  const known = hashes.get(version);
+  if (known !== undefined) return known;
+  const hash = createHash("sha256");
+  const chunk = Buffer.allocUnsafe(HASH_CHUNK);
+  for (let read; (read = readSync(fd, chunk, 0, HASH_CHUNK, null)) > 0; ) hash.update(chunk.subarray(0, read));
+  const digest = hash.digest("hex");
+  if (hashes.size >= HASHES_KEPT) hashes.delete(hashes.keys().next().value!);
+  hashes.set(version, digest);
+  return digest;
 }
 
 /**

@@ -716,7 +716,7 @@ export function createEngine(options: EngineOptions): Engine {
 
     artifacts(id: string) {
       requireExecution(id, this.edge);
-      return listArtifacts(root, id);
+      return listArtifacts(root, id, limits.artifact_bytes);
     }
 
     release(id: string) {

@@ -101,7 +101,8 @@ export type { ExecutionEvent };
 export interface ArtifactInfo {
   name: string;
   bytes: number;
-  sha256: string;
+  /** Null for a file larger than artifact_bytes (not written by ctx.artifacts.write): not hashed. */
+  sha256: string | null;
 }
 
 /**

@@ -1,20 +1,28 @@
-import { constants } from "node:fs";
-import { lstat, open } from "node:fs/promises";
+import { lstat, open, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import type { Context } from "hono";
 import type { ExecutionPlane } from "../execution/plane.ts";
 import { isExecutionId } from "../execution/execution-id.ts";
-import { artifactsDir, PARTIAL_ARTIFACT_PREFIX } from "../execution/artifact-files.ts";
+import { ARTIFACT_OPEN_FLAGS, artifactsDir, PARTIAL_ARTIFACT_PREFIX } from "../execution/artifact-files.ts";
 import type { AppEnv } from "./_app-env.ts";
 import { edgeFailure } from "./errors.ts";
 
 /** An artifact name is one plain path segment: no separators, no `.`/`..`, no control characters. */
 const ARTIFACT_NAME = /^(?!\.{1,2}$)[^/\\\u0000-\u001f]{1,255}$/;
 
+/** Bytes read from the file per chunk of the answer. */
+const CHUNK = 256 * 1024;
+
 /**
  * `GET /api/v1/executions/artifact?id=&name=`: downloads one file of an execution's managed output
  * folder. The id is checked by shape, the name is one segment, and symlinks are refused (the file
- * is opened with O_NOFOLLOW, so a link swapped in after a check cannot be followed either).
+ * is opened with O_NOFOLLOW, so a link swapped in after a check cannot be followed either). The
+ * open never waits (O_NONBLOCK: a FIFO a handler planted there used to hold one of the runtime's
+ * few I/O threads until a writer came, and with two such requests every file read of the server
+ * waited). A file up to artifact_bytes (what ctx.artifacts.write makes) is read whole and sent
+ * with its Content-Length; a larger one, put there some other way, is sent a chunk at a time as
+ * the client reads, never held whole (1.5 GB took the server to 1.6 GB): Bun sends such a body
+ * chunked, without the Content-Length it is given.
  */
 export async function downloadArtifact(c: Context<AppEnv>, plane: ExecutionPlane): Promise<Response> {
   const id = c.req.query("id") ?? "";
@@ -42,30 +50,81 @@ export async function downloadArtifact(c: Context<AppEnv>, plane: ExecutionPlane
     const stat = await lstat(folder).catch(() => null);
     if (!stat || !stat.isDirectory()) return notFound(`${id} has no artifact ${name}.`);
   }
-  let handle;
+  let handle: FileHandle;
   try {
-    handle = await open(join(dir, name), constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
+    handle = await open(join(dir, name), ARTIFACT_OPEN_FLAGS);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ELOOP") return edgeFailure(c, { status: 400, message: `Artifact ${name} of ${id} is a symbolic link; links are never served.`, context: { id, name, reason: "symlink" } });
     return notFound(`${id} has no artifact ${name}.`);
   }
+  let body: Uint8Array<ArrayBuffer> | ReadableStream<Uint8Array>;
+  let size: number;
   try {
     const stat = await handle.stat();
-    if (!stat.isFile()) return notFound(`${id} has no artifact ${name}.`);
-    const data = await handle.readFile();
-    return new Response(data, {
-      status: 200,
-      headers: {
-        "Content-Type": "application/octet-stream",
-        "Content-Disposition": contentDisposition(name),
-        "Content-Length": String(data.byteLength),
-        "X-Content-Type-Options": "nosniff",
-      },
-    });
-  } finally {
-    await handle.close();
+    if (!stat.isFile()) {
+      await handle.close();
+      return notFound(`${id} has no artifact ${name}.`);
+    }
+    size = stat.size;
+    if (size <= plane.limits.artifact_bytes) {
+      // A Buffer of its own ArrayBuffer (readFile allocates it): sent as it is, not copied.
+      const data = (await handle.readFile()) as Uint8Array<ArrayBuffer>;
+      await handle.close();
+      body = data;
+      size = data.byteLength;
+    } else body = fileBody(handle, size);
+  } catch (error) {
+    await handle.close().catch(() => {});
+    throw error;
   }
+  return new Response(body, {
+    status: 200,
+    headers: {
+      "Content-Type": "application/octet-stream",
+      "Content-Disposition": contentDisposition(name),
+      "Content-Length": String(size),
+      "X-Content-Type-Options": "nosniff",
+    },
+  });
+}
+
+/**
+ * The first `size` bytes of an open file as a stream, read as the client takes them; the file is
+ * closed at the end, on an error, or when the client goes. A file that shrank meanwhile ends the
+ * stream with an error (the client sees a body shorter than Content-Length) rather than padding it.
+ */
+function fileBody(handle: FileHandle, size: number): ReadableStream<Uint8Array> {
+  let sent = 0;
+  let closed = false;
+  const close = () => {
+    if (closed) return;
+    closed = true;
+    void handle.close().catch(() => {});
+  };
+  return new ReadableStream<Uint8Array>({
+    type: "bytes",
+    async pull(controller) {
+      try {
+        if (sent >= size) {
+          close();
+          controller.close();
+          return;
+        }
+        const want = Math.min(CHUNK, size - sent);
+        const { bytesRead, buffer } = await handle.read(new Uint8Array(want), 0, want, sent);
+        if (bytesRead === 0) throw new Error("the artifact became shorter while it was being sent");
+        sent += bytesRead;
+        controller.enqueue(bytesRead === want ? buffer : buffer.subarray(0, bytesRead));
+      } catch (error) {
+        close();
+        controller.error(error);
+      }
+    },
+    cancel() {
+      close();
+    },
+  });
 }
 
 /**

@@ -318,6 +318,46 @@ export function apiContract(name: string, start: StartFn): void {
       expect(disposition.split("filename*=UTF-8''")[1]).toMatch(/^[A-Za-z0-9%._~-]+$/);
     });
 
+    test("executions/artifact never waits on a FIFO planted in the folder, and a file larger than artifact_bytes is listed unhashed and sent as it is read", async () => {
+      const id = await http.start("files.digest", { path: "." });
+      await http.completed(id);
+      const folder = join(server.root, ".docket", "artifacts", id);
+      const { execFileSync } = await import("node:child_process");
+      execFileSync("mkfifo", [join(folder, "pipe")]);
+      // Each used to hold one of the runtime's I/O threads until a writer came; two held them all.
+      for (let i = 0; i < 4; i++) {
+        const pipe = await http.send(`/api/v1/executions/artifact?id=${id}&name=pipe`, { signal: AbortSignal.timeout(5000) });
+        expect(pipe.status).toBe(404);
+        await pipe.arrayBuffer();
+      }
+      const listed = (await (await http.get(`/api/v1/executions/artifacts?id=${id}`)).json()) as any;
+      expect(listed.artifacts.map((a: any) => a.name)).not.toContain("pipe");
+      const manifest = listed.artifacts.find((a: any) => a.name === "manifest.sha256");
+      const file = await http.send(`/api/v1/executions/artifact?id=${id}&name=manifest.sha256`, { signal: AbortSignal.timeout(5000) });
+      expect(file.headers.get("content-length")).toBe(String(manifest.bytes));
+      expect(new Bun.CryptoHasher("sha256").update(new Uint8Array(await file.arrayBuffer())).digest("hex")).toBe(manifest.sha256);
+      // 9 MiB, sparse: over artifact_bytes (8 MiB), so not written by ctx.artifacts.write.
+      const big = 9 * 1024 * 1024;
+      const { truncateSync } = await import("node:fs");
+      writeFileSync(join(folder, "big.bin"), "");
+      truncateSync(join(folder, "big.bin"), big);
+      const again = (await (await http.get(`/api/v1/executions/artifacts?id=${id}`)).json()) as any;
+      expect(again.artifacts.find((a: any) => a.name === "big.bin")).toEqual({ name: "big.bin", bytes: big, sha256: null });
+      expect(again.artifacts.find((a: any) => a.name === "manifest.sha256")).toEqual(manifest);
+      const download = await http.get(`/api/v1/executions/artifact?id=${id}&name=big.bin`);
+      // Sent as it is read: Bun frames such a body chunked, Node with the length given.
+      expect([null, String(big)]).toContain(download.headers.get("content-length"));
+      const body = new Uint8Array(await download.arrayBuffer());
+      expect(body.byteLength).toBe(big);
+      expect(body.every((b) => b === 0)).toBe(true);
+      // A client that leaves after the first chunk: the file is closed, the server goes on.
+      const partial = await http.get(`/api/v1/executions/artifact?id=${id}&name=big.bin`);
+      const reader = partial.body!.getReader();
+      expect((await reader.read()).done).toBe(false);
+      await reader.cancel();
+      expect((await http.get(`/api/v1/executions/artifact?id=${id}&name=manifest.sha256`)).status).toBe(200);
+    });
+
     test("OpenAPI 3.1 document is valid and lists every capability route with its methods", async () => {
       const doc = (await (await http.get("/api/v1/openapi.json")).json()) as any;
       expect(doc.openapi).toBe("3.1.0");

@@ -25,8 +25,9 @@ export interface SecretMask {
 
 /**
  * The string values of `input` that its schema marks sensitive (format password, writeOnly,
- * x-docket-sensitive), at any depth, including every string inside a sensitive object or array.
- * Walks the schema as `redact` does, so the two agree on what is a secret.
+ * x-docket-sensitive), at any depth, including every string inside a sensitive object or array;
+ * a sensitive number (a PIN, an account number) as its decimal text, the way a log line or a JSON
+ * text writes it. Walks the schema as `redact` does, so the two agree on what is a secret.
  */
 export function sensitiveValues(input: unknown, schema: JsonSchema | undefined): string[] {
   const found = new Set<string>();
@@ -46,6 +47,10 @@ function collect(value: unknown, schema: JsonSchema | undefined, out: Set<string
   }
   if (typeof value === "string") {
     if (secret) out.add(value);
+    return;
+  }
+  if (typeof value === "number") {
+    if (secret && Number.isFinite(value)) out.add(String(value));
     return;
   }
   if (typeof value !== "object") return;
@@ -196,6 +201,12 @@ function occurrences(text: string, secrets: readonly string[], ranges: Array<[nu
 
 function maskValue<T>(value: T, text: (input: string) => string, depth: number): T {
   if (typeof value === "string") return text(value) as T;
+  // A number whose decimal text holds a secret (a sensitive number returned as it came) is a
+  // secret as much as that text: it becomes the string "[redacted]", its type given up for it.
+  if (typeof value === "number") {
+    const written = String(value);
+    return (text(written) === written ? value : REDACTED) as T;
+  }
   if (value === null || typeof value !== "object" || depth > 256) return value;
   if (Array.isArray(value)) return value.map((item) => maskValue(item, text, depth + 1)) as T;
   // A String object crosses from a worker as one, and JSON writes its text: it is that text.

@@ -19,6 +19,15 @@ describe("sensitiveValues", () => {
     expect(sensitiveValues(input, schema).sort()).toEqual(["e-7777", "k-3333", "k-4444", "pw-2222", "tok-1111", "v-5555", "v-6666"]);
   });
 
+  test("sensitiveValues takes a sensitive number as its decimal text, and never a number nothing marks", () => {
+    const numbers = { type: "object", properties: { pin: { type: "number", "x-docket-sensitive": true }, count: { type: "number" }, codes: { type: "array", "x-docket-sensitive": true } } };
+    expect(sensitiveValues({ pin: 73914562, count: 99999999, codes: [1234.5, -7777, "c-8888"] }, numbers).sort()).toEqual(["-7777", "1234.5", "73914562", "c-8888"]);
+    const { mask } = maskForInput(numbers, { pin: 73914562, count: 5 });
+    expect(mask.text("pin=73914562 count=5")).toBe("pin=[redacted] count=5");
+    // A number of an output holding it becomes the text that hides it; others stay numbers.
+    expect(mask.value({ pin: 73914562, near: 739145620, other: 7391456, list: [73914562, 1] })).toEqual({ pin: "[redacted]", near: "[redacted]", other: 7391456, list: ["[redacted]", 1] });
+  });
+
   test("sensitiveValues never takes a value by its field's name", () => {
     expect(sensitiveValues({ user: "password-looking" }, { type: "object", properties: { user: { type: "string" } } })).toEqual([]);
     expect(maskForInput({ type: "object", properties: { password: { type: "string" } } }, { password: "plain-text" }).mask).toBe(NO_MASK);

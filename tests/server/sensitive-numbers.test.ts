@@ -1,0 +1,69 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { resolveLimits } from "../../runtime/execution/limits.ts";
+import { defaultMounts } from "../../runtime/server/default-mounts.ts";
+import { startServer, type DocketServer } from "../../runtime/server/serve.ts";
+import { useDocketModules } from "../_support/capability-fixtures.ts";
+import { tempCheckout } from "./_support/servers.ts";
+import { openLive, completedOf } from "./_support/live-client.ts";
+
+const PIN = 73914562;
+
+const CAPABILITY = `import { capability, sensitive } from "docket";
+import * as v from "valibot";
+
+export default capability({
+  id: "sec.pin",
+  title: "Use a PIN",
+  description: "Prints and returns its sensitive number, as careless code does.",
+  effect: "read",
+  input: v.object({ pin: sensitive(v.number()), short: v.optional(sensitive(v.number())) }),
+  output: v.object({ o: v.object({ pin: v.unknown(), twice: v.unknown(), plain: v.number() }) }),
+  async handler(i, ctx) {
+    console.log("pin", i.pin);
+    ctx.progress.log(\`the pin is \${i.pin}, short \${i.short}\`);
+    return { o: { pin: i.pin, twice: [i.pin, { deep: i.pin }], plain: 12345 } };
+  },
+});
+`;
+
+/** A number the input schema marks sensitive (tester S): hidden in the stored input, and masked in every text and output too. */
+describe("a sensitive number", () => {
+  let server: DocketServer;
+  let root: string;
+  beforeAll(async () => {
+    useDocketModules();
+    root = tempCheckout();
+    mkdirSync(join(root, "capabilities"));
+    writeFileSync(join(root, "capabilities", "sec.pin.ts"), CAPABILITY);
+    server = await startServer({ cwd: root, port: 0, storeKind: "memory", limits: resolveLimits(), capabilityDirs: [], runtime: "bun", mounts: defaultMounts, log: () => undefined });
+  }, 30_000);
+  afterAll(async () => {
+    await server?.stop();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  test("is masked in the log, the console, live frames, the output and the cockpit: a number holding it becomes \"[redacted]\"", async () => {
+    const live = await openLive(server.url, "");
+    await live.waitFor((f) => f.type === "stream.ready");
+    const started = (await (await fetch(`${server.url}/api/v1/executions/start`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ capability: "sec.pin", input: { pin: PIN, short: 42 } }) })).json()) as any;
+    const id = started.execution.id;
+    await live.waitFor(completedOf(id));
+    await live.close();
+    const snapshot = (await (await fetch(`${server.url}/api/v1/executions/get?id=${id}`)).json()) as any;
+    expect(snapshot.state).toBe("succeeded");
+    expect(snapshot.input).toEqual({ pin: "[redacted]", short: "[redacted]" });
+    expect(snapshot.output).toEqual({ o: { pin: "[redacted]", twice: ["[redacted]", { deep: "[redacted]" }], plain: 12345 } });
+    const events = await (await fetch(`${server.url}/api/v1/executions/events?id=${id}`)).text();
+    const page = await (await fetch(`${server.url}/cockpit/executions/${id}`)).text();
+    for (const text of [JSON.stringify(live.frames), JSON.stringify(snapshot), events, page]) expect(text).not.toContain(String(PIN));
+    expect(events).toContain("the pin is [redacted], short 42");
+    expect(events).toContain("pin [redacted]");
+  });
+
+  test("a direct call's answer is masked the same way", async () => {
+    const answer = (await (await fetch(`${server.url}/api/v1/sec/pin`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ pin: PIN }) })).json()) as any;
+    expect(answer).toEqual({ o: { pin: "[redacted]", twice: ["[redacted]", { deep: "[redacted]" }], plain: 12345 } });
+  });
+});

@@ -25,7 +25,7 @@ describe("sensitiveValues", () => {
     const { mask } = maskForInput(numbers, { pin: 73914562, count: 5 });
     expect(mask.text("pin=73914562 count=5")).toBe("pin=[redacted] count=5");
     // A number of an output holding it becomes the text that hides it; others stay numbers.
-    expect(mask.value({ pin: 73914562, near: 739145620, other: 7391456, list: [73914562, 1] })).toEqual({ pin: "[redacted]", near: "[redacted]", other: 7391456, list: ["[redacted]", 1] });
+    expect(mask.value<unknown>({ pin: 73914562, near: 739145620, other: 7391456, list: [73914562, 1] })).toEqual({ pin: "[redacted]", near: "[redacted]", other: 7391456, list: ["[redacted]", 1] });
   });
 
   test("sensitiveValues never takes a value by its field's name", () => {

@@ -30,16 +30,16 @@ const FRAME_PATH = /(?:\(|\bat\s)((?:file:\/\/)?\/[^\s()]*?)(?:\?[^\s():]*)?:(\d
  * their clears), `Bun.sleep`, `AbortSignal.timeout`, and setTimeout and setInterval of
  * `node:timers/promises` — with
  * versions that remember the timers the capability's code starts: any code but docket's own and
- * a package's (node_modules). Returns what is still pending, for the trial to judge once the
+ * a package's (`isPackage`: in node_modules, or a package linked into it — see _linked-packages.ts). Returns what is still pending, for the trial to judge once the
  * import and its turns are over.
  */
-export function trackTopLevelWork(): { pending(): PendingWork[] } {
+export function trackTopLevelWork(isPackage: (path: string) => boolean = (path) => path.includes("/node_modules/")): { pending(): PendingWork[] } {
   const pending = new Map<unknown, PendingWork>();
   const OwnError = Error;
   // Started directly by the capability's code: a timer the runtime starts for it (inside
   // node:timers/promises, say) is judged by what the capability chains on, below.
   const startedBy = (): PendingWork["where"] | false => {
-    const starter = starterOf(OwnError);
+    const starter = starterOf(OwnError, isPackage);
     return starter === "package" || starter === "docket" ? false : starter;
   };
   const g = globalThis as unknown as Record<string, (...args: unknown[]) => unknown>;
@@ -115,7 +115,7 @@ export function trackTopLevelWork(): { pending(): PendingWork[] } {
         configurable: true,
         writable: true,
         value(this: Promise<unknown>, ...args: unknown[]) {
-          const caller = callerOf(OwnError);
+          const caller = callerOf(OwnError, isPackage);
           if (entry === null && typeof caller === "object") {
             const added = (entry = {});
             pending.set(added, { kind, left: "a timer running", undo: "clear it", where: caller, due });
@@ -149,7 +149,7 @@ export function trackTopLevelWork(): { pending(): PendingWork[] } {
       configurable: true,
       writable: true,
       value(this: AbortSignal, type: string, ...rest: unknown[]) {
-        if (type === "abort") watchFrom(callerOf(OwnError));
+        if (type === "abort") watchFrom(callerOf(OwnError, isPackage));
         return (listen as (...args: unknown[]) => void).call(this, type, ...rest);
       },
     });
@@ -159,7 +159,7 @@ export function trackTopLevelWork(): { pending(): PendingWork[] } {
         configurable: true,
         get: () => onabort.get!.call(signal),
         set: (handler: unknown) => {
-          if (handler) watchFrom(callerOf(OwnError));
+          if (handler) watchFrom(callerOf(OwnError, isPackage));
           onabort.set!.call(signal, handler);
         },
       });
@@ -350,7 +350,7 @@ const isOwn = (path: string) => path.startsWith(`${OWN_ROOT}/`) || path.startsWi
  * docket's is let be; anything else is the capability's — with its place when a frame names
  * one, null when none does (code run from a microtask can show no frame of its own).
  */
-function starterOf(OwnError: ErrorConstructor): NonNullable<PendingWork["where"]> | null | "package" | "docket" {
+function starterOf(OwnError: ErrorConstructor, isPackage: (path: string) => boolean): NonNullable<PendingWork["where"]> | null | "package" | "docket" {
   const lines = stackLines(OwnError);
   let sawOwn = false;
   // Line 0 is the message; 1–4 are stackLines, this function, startedBy and the wrapper that called it.
@@ -361,7 +361,7 @@ function starterOf(OwnError: ErrorConstructor): NonNullable<PendingWork["where"]
       sawOwn = true;
       continue;
     }
-    return frame.path.includes("/node_modules/") ? "package" : frame;
+    return isPackage(frame.path) ? "package" : frame;
   }
   return sawOwn ? "docket" : null;
 }
@@ -371,13 +371,13 @@ function starterOf(OwnError: ErrorConstructor): NonNullable<PendingWork["where"]
  * frame that names no file, as `Promise.race` calling `then`). docket's own frames are skipped.
  * The stack is taken with the runtime's defaults, whatever the top level did to `Error`.
  */
-function callerOf(OwnError: ErrorConstructor): NonNullable<PendingWork["where"]> | "package" | "native" | "docket" {
+function callerOf(OwnError: ErrorConstructor, isPackage: (path: string) => boolean): NonNullable<PendingWork["where"]> | "package" | "native" | "docket" {
   const lines = stackLines(OwnError);
   for (let i = 1; i < lines.length; i++) {
     const frame = frameOf(lines[i]!);
     if (frame === null) return "native";
     if (isOwn(frame.path)) continue;
-    return frame.path.includes("/node_modules/") ? "package" : frame;
+    return isPackage(frame.path) ? "package" : frame;
   }
   return "docket";
 }

@@ -19,6 +19,7 @@ import { laneWorker, type TaskError, type TaskOutcome, type WorkerTask } from ".
 import { thrownClass, thrownDetail, thrownMessage } from "../execution/thrown.ts";
 import { currentThread } from "./memory-watchdog.ts";
 import { guardOwnProcess } from "./_own-process.ts";
+import { packagePaths } from "./_linked-packages.ts";
 import { trackTopLevelWork, type PendingWork } from "./_top-level-deferrals.ts";
 import { sanitizeLine } from "../execution/text-sanitize.ts";
 import { captureConsole, type ConsoleTarget } from "./_console-capture.ts";
@@ -258,7 +259,8 @@ async function tryLoad(task: WorkerTask, loadTimeoutMs: number): Promise<ImportF
   const { specifier, pin } = importTarget(sources);
   pin();
   // This worker only ever runs this trial (load-probe.ts): what its top level defers can be watched.
-  const timers = trackTopLevelWork();
+  // A package linked into node_modules runs from its own folder: still a package's code, not the capability's.
+  const timers = trackTopLevelWork(packagePaths(dirname(file)));
   try {
     await withinLoadTime(import(specifier), file, loadTimeoutMs);
     // A rejection its top level left unhandled is reported once the turn it happened in is over:

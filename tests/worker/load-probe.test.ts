@@ -1,7 +1,7 @@
 // Trial loads of capability files in a worker (worker/load-probe.ts, docs/containment.md
 // "Loading"): what a file's top level does never reaches the main thread unless it ends in time.
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { CapabilitySources } from "../../runtime/capability/capability-sources.ts";
@@ -243,9 +243,24 @@ console.log(JSON.stringify(verdicts));
       writeFileSync(join(dir, "node_modules", "ticker", "package.json"), '{"name":"ticker","type":"module","main":"index.js"}');
       writeFileSync(join(dir, "node_modules", "ticker", "index.js"), "export const ticker = setInterval(() => {}, 60_000);\n");
       writeFileSync(join(dir, "_poller.ts"), "export const started = true;\n\nsetInterval(() => {}, 1000);\n");
+      // A package linked into node_modules (npm install ./vendor/linked, a workspace) runs from its
+      // own folder, outside node_modules: still a package's code (tester S), scoped or not.
+      for (const [pkg, link] of [["linked", join(dir, "node_modules", "linked")], ["scoped", join(dir, "node_modules", "@team", "scoped")]] as const) {
+        mkdirSync(join(dir, "vendor", pkg), { recursive: true });
+        writeFileSync(join(dir, "vendor", pkg, "package.json"), `{"name":"${pkg}","type":"module","main":"index.js"}`);
+        writeFileSync(join(dir, "vendor", pkg, "index.js"), "const cache = new Map();\nsetInterval(() => cache.clear(), 60_000).unref();\nexport const get = (k) => cache.get(k);\n");
+        mkdirSync(join(link, ".."), { recursive: true });
+        symlinkSync(join(dir, "vendor", pkg), link);
+      }
+      writeFileSync(join(dir, "vendor", "own.ts"), "setInterval(() => {}, 60_000);\n");
       for (const [name, top, expected] of [
         ["uses-poller.ts", 'import "./_poller.ts";', "left an interval running (setInterval in _poller.ts line 3)"],
         ["uses-ticker.ts", 'import { ticker } from "ticker";\nconsole.log(typeof ticker);', null],
+        ["uses-linked.ts", 'import { get } from "linked";\nimport { get as other } from "@team/scoped";\nconsole.log(get("x"), other("y"));', null],
+        // A folder npm linked is a package's however it is imported (the stack names only the real path).
+        ["uses-vendor.ts", 'import { get } from "./vendor/linked/index.js";\nconsole.log(get("x"));', null],
+        // A folder beside it that nothing links is the file's own code: its timer is refused.
+        ["uses-own.ts", 'import "./vendor/own.ts";', "left an interval running (setInterval in vendor/own.ts line 1)"],
       ] as const) {
         const written = file(name, top);
         const verdict = await probe.check(await readSources(written.path, written.text));

@@ -91,6 +91,32 @@ export default capability({ id: "team.signals", title: "Signals", description: "
     expect(result.stderr).toContain('--heartbeat-ms (quiet time before a heartbeat) must be a whole number from 10 to 3600000, got "1".');
   });
 
+  test("a --host that is no address of this machine exits 2 saying so, without a stack (tester R)", async () => {
+    for (const [host, code] of [["999.1.1.1", "EINVAL"], ["192.0.2.1", "EADDRNOTAVAIL"]] as const) {
+      const result = await docket(fromSource, ["serve", "--port", "0", "--host", host], { cwd: tempCheckout() });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain(`Cannot serve: cannot listen on --host ${host} (${code}): it is not an address of this machine.`);
+      expect(result.stderr).not.toContain("unexpected error");
+      expect(result.stderr).not.toMatch(/^\s+at /m);
+    }
+  });
+
+  test("DOCKET_TOKEN gives the token from the environment: required on every route, and not in the process's arguments (tester S)", async () => {
+    const token = "env-token-0123456789abcdef";
+    const child = spawnDocket(fromSource, ["serve", "--port", "0"], { cwd: tempCheckout(), env: { DOCKET_TOKEN: token } });
+    const stderr = watchStream(child.stderr);
+    try {
+      const url = (await stderr.until(/docket serving .* at http:\/\/127\.0\.0\.1:\d+/)).match(/at (http:\/\/127\.0\.0\.1:\d+)/)![1]!;
+      expect((await fetch(`${url}/api/v1/capabilities/list`)).status).toBe(401);
+      expect((await fetch(`${url}/api/v1/capabilities/list`, { headers: { Authorization: `Bearer ${token}` } })).status).toBe(200);
+      const { readFileSync } = await import("node:fs");
+      expect(readFileSync(`/proc/${child.pid}/cmdline`, "utf8")).not.toContain(token);
+    } finally {
+      child.kill("SIGINT");
+      await child.exited;
+    }
+  });
+
   test("a bad --port exits 2", async () => {
     const result = await docket(fromSource, ["serve", "--port", "http"], { cwd: tempCheckout() });
     expect(result.code).toBe(2);

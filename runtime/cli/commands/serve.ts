@@ -9,7 +9,7 @@ import { repeatedFlag, UsageError, type DocketCommandMeta } from "../_command-li
 const meta: DocketCommandMeta = {
   name: "serve",
   description: "Serve this checkout's capabilities: HTTP API, live channel (/events), cockpit and MCP, on one port.",
-  examples: ["docket serve", "docket serve --port 8080 --open", "docket serve --host 0.0.0.0 --token \"$DOCKET_TOKEN\" --max-concurrent 4"],
+  examples: ["docket serve", "docket serve --port 8080 --open", "DOCKET_TOKEN=… docket serve --host 0.0.0.0 --max-concurrent 4"],
 };
 
 const LIMIT_KEYS = Object.keys(LIMIT_SPECS) as Array<keyof Limits>;
@@ -25,7 +25,7 @@ const args = {
   store: { type: "enum", options: ["sqlite", "memory"], default: "sqlite", description: "Where executions are kept: sqlite (.docket/state.db, survives restarts) or memory" },
   capabilities: { type: "string", description: "Also load the capability files of DIR (repeatable)", valueHint: "DIR" },
   "allow-host": { type: "string", description: "Accept this Host name besides addresses and localhost (repeatable)", valueHint: "NAME" },
-  token: { type: "string", description: "Require Authorization: Bearer TOKEN (generated when binding beyond loopback)", valueHint: "TOKEN" },
+  token: { type: "string", description: "Require Authorization: Bearer TOKEN (generated when binding beyond loopback); DOCKET_TOKEN in the environment keeps it out of ps", valueHint: "TOKEN" },
   open: { type: "boolean", description: "Open the cockpit in a browser" },
   watch: { type: "boolean", default: true, description: "Reload capability files within a second of a change (--no-watch: load them once)" },
   ...limitArgs,
@@ -64,7 +64,8 @@ export default defineCommand({
         limits,
         capabilityDirs: repeatedFlag(rawArgs, "capabilities"),
         allowedHosts: repeatedFlag(rawArgs, "allow-host"),
-        token: parsed.token ?? null,
+        // From the environment, the token is not in the process's arguments, which ps shows to every user.
+        token: parsed.token ?? (process.env.DOCKET_TOKEN || null),
         runtime: "bun",
         importFile: (path) => import(path),
         mounts: defaultMounts,
@@ -74,6 +75,9 @@ export default defineCommand({
     } catch (error) {
       // Another server on this checkout, a bad token, a port in use, an unusable store file: the operator fixes it.
       const disk = isDiskRefusal(error) || (error as Error)?.name === "CheckoutLockError";
+      if (isAddressUnusable(error)) {
+        throw new UsageError(`Cannot serve: cannot listen on --host ${String(parsed.host)} (${(error as { code: string }).code}): it is not an address of this machine. Give one of its addresses, such as 127.0.0.1 (the default) or ::1.`, command);
+      }
       if (error instanceof ServerAlreadyRunningError || error instanceof RangeError || isAddressInUse(error) || disk || (error as Error)?.name === "StoreFileError") {
         // Only a bad flag is answered by the help; another server or the disk is not.
         throw new UsageError(`Cannot serve: ${(error as Error).message}`, command, { pointToHelp: !(error instanceof ServerAlreadyRunningError) && !disk });
@@ -90,6 +94,11 @@ export default defineCommand({
 /** `.docket/` could not be written at all: a full, read-only or forbidden disk. */
 function isDiskRefusal(error: unknown): boolean {
   return ["ENOSPC", "EDQUOT", "EROFS", "EACCES", "EPERM"].includes((error as { code?: string } | null)?.code ?? "");
+}
+
+/** --host names no address of this machine: not an address at all, or another machine's. */
+function isAddressUnusable(error: unknown): boolean {
+  return ["EINVAL", "EADDRNOTAVAIL", "ENOTFOUND", "EAI_NONAME", "EAI_AGAIN"].includes((error as { code?: string } | null)?.code ?? "");
 }
 
 function isAddressInUse(error: unknown): boolean {

@@ -3,6 +3,7 @@ import { Hono, type Context } from "hono";
 import { isCapabilityId } from "../runtime/capability/capability-id.ts";
 import { runsAsExecution } from "../runtime/capability/registered.ts";
 import { didYouMeanText } from "../runtime/capability/did-you-mean.ts";
+import { loadErrorFor, unknownCapabilityHint } from "../runtime/capability/unknown-capability.ts";
 import type { ExecutionPlane } from "../runtime/execution/plane.ts";
 import { isExecutionId } from "../runtime/execution/execution-id.ts";
 import { newCorrelationId } from "../runtime/execution/failure.ts";
@@ -89,7 +90,12 @@ export function createCockpit(options: CockpitOptions): Hono<AppEnv> {
       return problemResponse(c, root, { status: 400, title: "Not a capability id", message: `${JSON.stringify(id.slice(0, 80))} is not a capability id (lower-case dotted, like files.digest).` });
     }
     const capability = plane.capability(id);
-    if (!capability) return problemResponse(c, root, { status: 404, title: "No such capability", message: `No capability ${id} is loaded.`, suggestion: `${didYouMeanText(id, plane.capabilities().map((x) => x.id))} The capabilities page lists every one this server loaded, and the files that did not load.`.trim() });
+    if (!capability) {
+      // Its file did not load (the usual case right after an edit): say why, not only that it is missing.
+      const broken = loadErrorFor(id, plane);
+      if (broken) return problemResponse(c, root, { status: 404, title: "Capability did not load", message: `No capability ${id} is loaded: ${unknownCapabilityHint(id, { list: () => plane.capabilities(), loadErrors: () => plane.loadErrors() })}.`, suggestion: "Correct the file; this page shows the capability again once it is saved and loads." });
+      return problemResponse(c, root, { status: 404, title: "No such capability", message: `No capability ${id} is loaded.`, suggestion: `${didYouMeanText(id, plane.capabilities().map((x) => x.id))} The capabilities page lists every one this server loaded, and the files that did not load.`.trim() });
+    }
     return capability;
   };
 

@@ -1,14 +1,14 @@
 import { basename } from "node:path";
 import { didYouMeanText } from "./did-you-mean.ts";
-import type { CapabilityCatalog } from "./registered.ts";
+import type { CapabilityCatalog, LoadError } from "./registered.ts";
 
 /**
  * What to tell someone who named a capability that is not loaded: the file of that name that did
  * not load and why (the usual case right after an edit), else the loaded ids closest to it, else
  * where the list is. One sentence or two, for a failure's `suggestion`.
  */
-export function unknownCapabilityHint(id: string, catalog: CapabilityCatalog): string {
-  const broken = catalog.loadErrors().find((e) => basename(e.file) === `${id}.ts` || basename(e.file) === `${id}.js`);
+export function unknownCapabilityHint(id: string, catalog: Pick<CapabilityCatalog, "list" | "loadErrors">): string {
+  const broken = loadErrorFor(id, catalog);
   if (broken) {
     const at = broken.line === null ? "" : `:${broken.line}`;
     return `${broken.file}${at} did not load: ${broken.reason}`;
@@ -16,4 +16,9 @@ export function unknownCapabilityHint(id: string, catalog: CapabilityCatalog): s
   const close = didYouMeanText(id, catalog.list().map((c) => c.id));
   const list = "List the loaded capabilities with capabilities.list (docket capabilities list).";
   return close === "" ? list : `${close} ${list}`;
+}
+
+/** The load error of the file that would have declared `id` (named after it), or undefined. */
+export function loadErrorFor(id: string, catalog: Pick<CapabilityCatalog, "loadErrors">): LoadError | undefined {
+  return catalog.loadErrors().find((e) => basename(e.file) === `${id}.ts` || basename(e.file) === `${id}.js`);
 }

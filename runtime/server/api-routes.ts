@@ -2,6 +2,7 @@ import { Hono, type Context } from "hono";
 import type { EdgeInfo, ExecutionPlane } from "../execution/plane.ts";
 import { isCapabilityId } from "../capability/capability-id.ts";
 import { didYouMean } from "../capability/did-you-mean.ts";
+import { loadErrorFor, unknownCapabilityHint } from "../capability/unknown-capability.ts";
 import { callsDirectly } from "../capability/registered.ts";
 import type { RegisteredCapability } from "../capability/registered.ts";
 import type { AppEnv } from "./_app-env.ts";
@@ -113,6 +114,17 @@ export function onlyGet(c: Context<AppEnv>, path: string): Response {
 }
 
 function unknownCapability(c: Context<AppEnv>, plane: ExecutionPlane, id: string): Response {
+  // Its file did not load (the usual case right after an edit): why, as executions.start says it.
+  const broken = loadErrorFor(id, plane);
+  if (broken !== undefined) {
+    return edgeFailure(c, {
+      status: 404,
+      error_code: "not_found",
+      message: `No capability "${id}" is loaded, so ${capabilityPath(id)} does not exist now: ${unknownCapabilityHint(id, { list: () => plane.capabilities(), loadErrors: () => plane.loadErrors() })}.`,
+      suggestion: "Correct the file; the server loads it again as soon as it is saved.",
+      context: { capability: id, file: broken.file, line: broken.line, reason: "load_error" },
+    });
+  }
   const close = didYouMean(id.slice(0, 128), plane.capabilities().filter(callsDirectly).map((x) => x.id)).map(capabilityPath);
   return edgeFailure(c, {
     status: 404,

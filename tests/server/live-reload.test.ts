@@ -167,7 +167,15 @@ describe("docket serve live reload", () => {
     writeFileSync(file, 'import { capability } from "docket";\nexport default capability({ id: "team.greet",\n  oops oops\n});\n');
     await until("the load error on capabilities.list", async () => (await list()).load_errors.some((e) => e.file === file));
     expect((await list()).capabilities.some((c) => c.id === "team.greet")).toBe(false);
-    expect((await api("team/greet")).status).toBe(404);
+    const direct = await api("team/greet");
+    expect(direct.status).toBe(404);
+    // The direct call and the cockpit's page say why, as a start does (tester S): not only "not loaded".
+    const error = ((await direct.json()) as any).error;
+    expect(error.message).toContain("team.greet.ts:3 did not load:");
+    expect(error.context).toMatchObject({ capability: "team.greet", reason: "load_error", line: 3 });
+    const page = await cockpit("/capabilities/team.greet");
+    expect(page).toContain("Capability did not load");
+    expect(page).toContain("team.greet.ts:3 did not load:");
     expect(await toolNames()).not.toContain("team_greet");
     const health = (await (await api("health/report")).json()) as { load_errors: number };
     expect(health.load_errors).toBe(1);

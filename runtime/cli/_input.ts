@@ -82,6 +82,9 @@ export function applyInputEnv(parsed: ParsedInput, pairs: string[], env: Record<
     const [, field, variable] = match as unknown as [string, string, string];
     const value = env[variable];
     if (value === undefined) return { ok: false, message: `--input-env ${field}=${variable}: the environment variable ${variable} is not set; set it, or give ${field} another way.` };
+    // In a CI job a secret the job was not given is an empty string, not an unset variable: a
+    // step run with it would run without the credential it believed it passed.
+    if (value === "") return { ok: false, message: `--input-env ${field}=${variable}: the environment variable ${variable} is set but empty (in a CI job, a secret the job was not given reads as empty); set it, or give ${field} another way.` };
     const path = field.split(".");
     if (path.some((segment) => segment === "" || FORBIDDEN.has(segment))) return { ok: false, message: `--input-env ${field}=${variable}: ${JSON.stringify(field)} is not a field path; give names joined by dots, like auth.token.` };
     let into = input;
@@ -122,6 +125,11 @@ export function inputEnvProblem(field: string, schema: unknown): string | null {
       return `--input-env ${field}: ${where} has no field ${JSON.stringify(path[i])}${nearestField(path[i]!, known)}; its fields are ${known.length > 0 ? known.join(", ") : "none"}.`;
     }
     at = holding.flatMap((properties) => schemaBranches(properties[path[i]!]));
+  }
+  // The variable's text is what the field gets: a field that takes no text is told how to give it.
+  const types = [...new Set(at.flatMap((branch) => (branch.type === undefined ? ["string"] : Array.isArray(branch.type) ? branch.type : [branch.type])))].map(String);
+  if (at.length > 0 && !types.includes("string")) {
+    return `--input-env ${field}: the input's ${field} takes ${types.join(" or ")}, and --input-env gives a field the variable's text; give ${field} in --input instead (--input '{"${path.at(-1)}": …}').`;
   }
   return null;
 }

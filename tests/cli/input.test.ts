@@ -43,11 +43,11 @@ describe("readInput", () => {
 });
 
 describe("applyInputEnv", () => {
-  const env = { SLACK_TOKEN: "xoxb-secret-value", EMPTY: "" };
+  const env = { SLACK_TOKEN: "xoxb-secret-value", EMPTY: "", NOTE: "a note" };
 
   test("--input-env field=VAR fills the field from the environment, over --input", () => {
     expect(applyInputEnv({ ok: true, value: { channel: "ops", token: "x" } }, ["token=SLACK_TOKEN"], env)).toEqual({ ok: true, value: { channel: "ops", token: "xoxb-secret-value" }, fromEnv: ["token"] });
-    expect(applyInputEnv({ ok: true, value: undefined }, ["token=SLACK_TOKEN", "note=EMPTY"], env)).toEqual({ ok: true, value: { token: "xoxb-secret-value", note: "" }, fromEnv: ["token", "note"] });
+    expect(applyInputEnv({ ok: true, value: undefined }, ["token=SLACK_TOKEN", "note=NOTE"], env)).toEqual({ ok: true, value: { token: "xoxb-secret-value", note: "a note" }, fromEnv: ["token", "note"] });
   });
 
   test("a missing variable, a malformed pair or an input that is not an object is refused by name, never with a value", () => {
@@ -55,14 +55,17 @@ describe("applyInputEnv", () => {
     expect(missing).toEqual({ ok: false, message: "--input-env token=NOT_SET_ANYWHERE: the environment variable NOT_SET_ANYWHERE is not set; set it, or give token another way." });
     expect(applyInputEnv({ ok: true, value: {} }, ["token"], env)).toMatchObject({ ok: false, message: expect.stringContaining("field=VARIABLE") });
     expect(applyInputEnv({ ok: true, value: [1] }, ["token=SLACK_TOKEN"], env)).toMatchObject({ ok: false, message: expect.stringContaining("not a JSON object") });
-    for (const result of [missing]) expect(JSON.stringify(result)).not.toContain("xoxb");
+    // Set but empty is what a CI job's missing secret reads as (tester R): refused, not run without it.
+    const empty = applyInputEnv({ ok: true, value: {} }, ["token=SLACK_TOKEN", "key=EMPTY"], env);
+    expect(empty).toEqual({ ok: false, message: "--input-env key=EMPTY: the environment variable EMPTY is set but empty (in a CI job, a secret the job was not given reads as empty); set it, or give key another way." });
+    for (const result of [missing, empty]) expect(JSON.stringify(result)).not.toContain("xoxb");
   });
 
   test("a dotted field fills a nested one, beside what --input gave, without changing --input's object", () => {
     const given = { auth: { user: "ci" } };
-    expect(applyInputEnv({ ok: true, value: given }, ["auth.token=SLACK_TOKEN", "deep.er.most=EMPTY"], env)).toEqual({
+    expect(applyInputEnv({ ok: true, value: given }, ["auth.token=SLACK_TOKEN", "deep.er.most=NOTE"], env)).toEqual({
       ok: true,
-      value: { auth: { user: "ci", token: "xoxb-secret-value" }, deep: { er: { most: "" } } },
+      value: { auth: { user: "ci", token: "xoxb-secret-value" }, deep: { er: { most: "a note" } } },
       fromEnv: ["auth.token", "deep.er.most"],
     });
     expect(given).toEqual({ auth: { user: "ci" } });
@@ -76,6 +79,13 @@ describe("inputEnvProblem", () => {
 
   test("a field the input declares, at any depth, or under a schema that names no properties, is fine", () => {
     for (const field of ["token", "auth.token", "extra.anything"]) expect(inputEnvProblem(field, schema)).toBeNull();
+  });
+
+  test("a field that takes no text (a number, a flag) is told to come by --input: the variable gives text", () => {
+    const typed = { type: "object", properties: { ms: { type: "number" }, on: { type: "boolean" }, either: { anyOf: [{ type: "string" }, { type: "number" }] }, pick: { enum: ["a", "b"] } } };
+    expect(inputEnvProblem("ms", typed)).toBe(`--input-env ms: the input's ms takes number, and --input-env gives a field the variable's text; give ms in --input instead (--input '{"ms": …}').`);
+    expect(inputEnvProblem("on", typed)).toContain("takes boolean");
+    for (const field of ["either", "pick"]) expect(inputEnvProblem(field, typed)).toBeNull();
   });
 
   test("a field the input does not declare is named, with what is near and what there is (the check would drop it silently)", () => {

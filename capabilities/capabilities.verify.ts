@@ -1,6 +1,6 @@
 import { capability, CapabilityError, inspectCapabilityFile, listCapabilityFiles, resolveInside, type CapabilityFileReport, type CapabilityProblem } from "docket";
 import * as v from "valibot";
-import { realpath } from "node:fs/promises";
+import { readdir, realpath } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
 
 export default capability({
@@ -27,6 +27,13 @@ export default capability({
     ctx.progress.step("list", "List capability files");
     const files = await listFolders(folders, input.path);
     ctx.progress.stepDone("list", true, `${files.length} files`);
+    // Files that look like capabilities one folder down are never loaded (folders are not searched):
+    // said, so that a file moved into a subfolder does not pass the check by vanishing from it.
+    for (const folder of folders) {
+      for (const nested of await nestedCapabilityFiles(folder)) {
+        ctx.progress.diagnostic({ severity: "warning", code: "not_loaded", file: display(ctx.root, nested), message: `${display(ctx.root, nested)} is in a subfolder, and only files directly in ${display(ctx.root, folder)}/ are loaded; move it up, or name its folder with --capabilities (and as path here).` });
+      }
+    }
 
     // A file whose top level never settles is a problem of its own, not a verify that hangs.
     const host = await ctx.host();
@@ -37,6 +44,8 @@ export default capability({
     ctx.progress.step("check", "Load and check each file");
     const reports: CapabilityFileReport[] = [];
     const firstById = new Map<string, string>();
+    // Files that do not load because another file declares their id first.
+    const duplicates: string[] = [];
     let problems = 0;
     for (let i = 0; i < files.length; i++) {
       if (ctx.progress.cancelled()) throw ctx.progress.cancellation();
@@ -63,16 +72,18 @@ export default capability({
         if (first === undefined) firstById.set(report.id, shown);
         else {
           problems++;
+          duplicates.push(file);
           ctx.progress.diagnostic({ severity: "error", code: "duplicate_id", file: shown, message: `id "${report.id}" is already declared by ${first}; only the first one loads. Give one of them another id.` });
         }
       }
       ctx.progress.progress(i + 1, files.length, shown);
     }
-    ctx.progress.stepDone("check", problems === 0, problems === 0 ? `${files.length} files are sound` : `${problems} problems`);
+    const count = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+    ctx.progress.stepDone("check", problems === 0, problems === 0 ? `${count(files.length, "file is", "files are")} sound` : count(problems, "problem", "problems"));
 
     if (problems > 0) {
-      const bad = reports.filter((r) => r.problems.length > 0).length;
-      throw new CapabilityError("verification_failed", `${problems} problems in the capability files (${bad} of ${files.length} files do not load as they are); see the diagnostics`, {
+      const bad = new Set([...reports.filter((r) => r.problems.length > 0).map((r) => r.file), ...duplicates]).size;
+      throw new CapabilityError("verification_failed", `${count(problems, "problem", "problems")} in the capability files (${bad} of ${files.length} files ${bad === 1 ? "does" : "do"} not load as ${bad === 1 ? "it is" : "they are"}); see the diagnostics`, {
         context: { files: files.length, problems },
         suggestion: "Fix each diagnostic at its file and line, then run capabilities.verify again.",
       });
@@ -103,6 +114,18 @@ async function listFolders(folders: string[], given: string | undefined): Promis
     files.push(...listed);
   }
   return files;
+}
+
+/** Capability-looking files (`a.b.ts`) one folder below `folder`, skipping hidden, `_private` and node_modules folders. */
+async function nestedCapabilityFiles(folder: string): Promise<string[]> {
+  const found: string[] = [];
+  const entries = await readdir(folder, { withFileTypes: true }).catch(() => []);
+  for (const entry of entries) {
+    if (!entry.isDirectory() || entry.name.startsWith(".") || entry.name.startsWith("_") || entry.name === "node_modules") continue;
+    const inner = await readdir(join(folder, entry.name), { withFileTypes: true }).catch(() => []);
+    for (const file of inner) if (file.isFile() && /^[a-z][\w-]*(\.[a-z][\w-]*)+\.(ts|js)$/.test(file.name) && !/\.(d|test|spec)\.(ts|js)$/.test(file.name)) found.push(join(folder, entry.name, file.name));
+  }
+  return found.sort();
 }
 
 function display(root: string, file: string): string {

@@ -164,12 +164,15 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
       // looseObject does): the check itself does, when the input passes it.
       if (problem !== null && !keptByCheck(declared!.def.input, input, field)) return await refuse(`Cannot run ${options.target}: ${problem}`, { field });
     }
-    reportLoadErrors(otherErrors, plane.root, gitHub, style, output);
+    // capabilities.verify reports every file that does not load itself, as an error diagnostic: a
+    // warning here too would annotate each of them twice in a CI job.
+    if (capabilityId !== "capabilities.verify") reportLoadErrors(otherErrors, plane.root, gitHub, style, output);
     if (capabilityId === null) {
       const why = ownErrors.map((e) => `${e.line !== null ? `line ${e.line}${e.column !== null ? `:${e.column}` : ""}: ` : ""}${e.reason}`).join("; ");
       // A reason that is a sentence already ends with its own period.
       const reason = why || "the file declares no capability";
-      return await refuse(`Cannot run ${options.target}: ${reason}${/[.!?]$/.test(reason) ? "" : "."}`, { file, errors: ownErrors });
+      // The file is what is wrong, not an input: the default suggestion would say to correct the input.
+      return await refuse(`Cannot run ${options.target}: ${reason}${/[.!?]$/.test(reason) ? "" : "."}`, { file, errors: ownErrors }, "invalid_input", { retryability: "never", suggestion: "Correct the capability file as the message says and run it again." });
     }
 
     const server = await serving;
@@ -389,7 +392,8 @@ async function finishSettled(options: LocalRunOptions, style: TerminalStyle, sna
     const text = outputText(snapshot.output);
     if (text !== "") await output.stdout(text);
   }
-  if (snapshot.state !== "succeeded" && snapshot.failure) output.stderr(failureText(snapshot.failure, style));
+  // The handler ran in this process: what "the server's log" holds of it is this run's own stderr, above.
+  if (snapshot.state !== "succeeded" && snapshot.failure) output.stderr(failureText({ ...snapshot.failure, suggestion: snapshot.failure.suggestion.replace("in the server's log", "in this run's log above (stderr)") }, style));
   await writeSummary(options, { capability: snapshot.capability, execution: snapshot, failure: snapshot.failure });
   return await deliverDocument(options, document, snapshot, exitCodeOf({ state: snapshot.state, failure: snapshot.failure }));
 }

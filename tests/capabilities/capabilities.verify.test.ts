@@ -79,6 +79,26 @@ describe("capabilities.verify", () => {
     expect(t.diagnostics()[5]!.message).toContain("already declared by capabilities/good.one.ts");
   });
 
+  test("capabilities.verify counts a file another declares the id of as not loading, in words that agree with the numbers", async () => {
+    await writeFiles(root, { "more/good.one.ts": capabilitySource({ id: "good.one" }) });
+    const t = createTestContext({ root });
+    const error = await failure(runHandler(verify, { path: "more" }, t.ctx));
+    expect(error.message).toBe("1 problem in the capability files (1 of 3 files does not load as it is); see the diagnostics");
+  });
+
+  test("capabilities.verify warns of capability files in a subfolder, which are never loaded, and still passes (tester S)", async () => {
+    await writeFiles(root, {
+      "capabilities/sub/sub.one.ts": capabilitySource({ id: "sub.one" }),
+      "capabilities/sub/helper.ts": "export const x = 1;\n",
+      "capabilities/_lib/lib.util.ts": "export const y = 2;\n",
+      "capabilities/sub/sub.one.test.ts": "export {};\n",
+    });
+    const t = createTestContext({ root });
+    expect(await runHandler(verify, {}, t.ctx)).toMatchObject({ files: 2, ok: true });
+    expect(t.diagnostics().map((d) => [d.severity, d.code, d.file])).toEqual([["warning", "not_loaded", "capabilities/sub/sub.one.ts"]]);
+    expect(t.diagnostics()[0]!.message).toContain("only files directly in capabilities/ are loaded");
+  });
+
   test("capabilities.verify fails a misspelled optional field at its line, rather than passing a file whose field is ignored", async () => {
     await writeFiles(root, { "capabilities/t.typo.ts": capabilitySource({ id: "t.typo", extra: "cancelable: true, timeoutMs: 100," }) });
     const t = createTestContext({ root });

@@ -277,6 +277,10 @@ export function defineRunCases(runner: () => DocketRunner): void {
     const verify = await docket(runner(), ["run", "capabilities.verify"], { cwd: join(repo) });
     expect(verify.code).toBe(1);
     expect(verify.stderr).toContain("broken.one.ts");
+    // Once, as verify's own error: not also as the run's "did not load" warning (in CI, two annotations each).
+    expect(verify.stderr).not.toContain("did not load (the run goes on");
+    const inCi = await docket(runner(), ["run", "capabilities.verify"], { cwd: join(repo), env: { GITHUB_ACTIONS: "true", CI: "true" } });
+    expect(inCi.stderr.split("\n").filter((line) => line.startsWith("::") && line.includes("broken.one.ts"))).toHaveLength(1);
     const unknown = await docket(runner(), ["run", "demo.ech"], { cwd: join(repo) });
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain("demo.echo");
@@ -304,6 +308,9 @@ export function defineRunCases(runner: () => DocketRunner): void {
     const result = await run([join(dir, "demo.bad.ts")]);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/Cannot run .*demo\.bad\.ts: line 2/);
+    // The file is what to correct, not the input.
+    expect(result.stderr).toContain("Correct the capability file as the message says");
+    expect(result.stderr).not.toContain("Correct the input");
   });
 }
 

@@ -179,6 +179,11 @@ describe("docket new", () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('"Hello" is not a capability id');
     expect(existsSync(join(repo, "capabilities"))).toBe(false);
+    // A file name where the id goes (tester S: it made capabilities/dup.one.js.ts).
+    const named = await cli(["new", "dup.one.js"], repo);
+    expect(named.code).toBe(2);
+    expect(named.stderr).toContain('"dup.one.js" looks like a file name; docket new takes the capability\'s id, and writes the file: docket new dup.one makes capabilities/dup.one.ts.');
+    expect(existsSync(join(repo, "capabilities"))).toBe(false);
   });
 
   test("refuses an id too long for a file name as a usage error naming it, not a crash", async () => {

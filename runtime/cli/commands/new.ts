@@ -22,6 +22,11 @@ export default defineCommand({
   args: { id: { type: "positional", required: true, description: "Lower-case dotted, namespace.verb (like hello.greet)", valueHint: "id" } },
   async run({ args }) {
     const command = "docket new";
+    // "dup.one.js" is a valid id, but one that names a file: it would make capabilities/dup.one.js.ts.
+    const named = /^(.+)\.(ts|js|mts|mjs|cts|cjs|tsx|jsx)$/.exec(args.id);
+    if (named) {
+      throw new UsageError(`${JSON.stringify(args.id)} looks like a file name; docket new takes the capability's id, and writes the file: docket new ${named[1]} makes capabilities/${named[1]}.ts.`, command);
+    }
     if (!CAPABILITY_ID.test(args.id)) {
       throw new UsageError(`${JSON.stringify(args.id)} is not a capability id: use lower-case dotted ${CAPABILITY_ID_RULE} (like hello.greet or repo.lint-check).`, command);
     }

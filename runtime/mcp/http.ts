@@ -6,6 +6,7 @@ import type { ExecutionPlane } from "../execution/plane.ts";
 import { createDocketMcpServer } from "./server.ts";
 import { PendingRequests } from "./pending-requests.ts";
 import { isIdentityCoding } from "../server/json-body.ts";
+import { checkMessage, idOf } from "./_message-check.ts";
 
 /** Options of {@link createMcpApp}. */
 export interface McpAppOptions {
@@ -110,6 +111,18 @@ export function createMcpApp(plane: ExecutionPlane, options: McpAppOptions = {})
       return c.json({ jsonrpc: "2.0", id: null, error: { code: -32600, message } }, 415, { "Accept-Encoding": "identity" });
     }
     const id = c.req.header("mcp-session-id");
+    if (c.req.method === "POST") {
+      // Checked as stdio checks a line, so both transports answer a malformed message alike
+      // (the SDK's own check names nothing: "Invalid JSON-RPC message", or runs a batch).
+      const body = await readMessage(c.req.raw, plane.limits.input_bytes + ENVELOPE_BYTES);
+      if (body !== null) {
+        const checked = checkMessage(body, "request");
+        if (!checked.ok) return c.json({ jsonrpc: "2.0", id: checked.id, error: { code: checked.code, message: checked.message } }, 400);
+        if (id === undefined && (checked.message as { method?: unknown }).method !== "initialize") {
+          return c.json({ jsonrpc: "2.0", id: idOf(body), error: { code: -32000, message: "Bad Request: this request has no Mcp-Session-Id header. Send the session id the answer to initialize gave (its Mcp-Session-Id header) with every later request, or initialize first." } }, 400);
+        }
+      }
+    }
     if (id === undefined) return open(c.req.raw);
     const session = sessions.get(id);
     // MCP: an unknown session is a 404, which tells the client to initialize a new one.
@@ -119,6 +132,21 @@ export function createMcpApp(plane: ExecutionPlane, options: McpAppOptions = {})
     return openedAtOnce(await session.transport.handleRequest(c.req.raw));
   });
   return app;
+}
+
+/**
+ * The JSON a POST carries, read from a copy of the request, or null when the SDK's transport is to
+ * judge it as it stands: no declared length or one over `maxBytes` (answered 413 there), or not
+ * JSON (answered -32700 there).
+ */
+async function readMessage(request: Request, maxBytes: number): Promise<unknown> {
+  const declared = Number(request.headers.get("content-length") ?? NaN);
+  if (!Number.isFinite(declared) || declared > maxBytes) return null;
+  try {
+    return JSON.parse(await request.clone().text()) as unknown;
+  } catch {
+    return null;
+  }
 }
 
 /** Whether a request without a session asks to initialize one (JSON-RPC `initialize`, alone or in a batch). */

@@ -1,8 +1,8 @@
 import type { Readable, Writable } from "node:stream";
 import { STDIO_DEFAULT_MAX_BUFFER_SIZE } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { ErrorCode, JSONRPCMessageSchema, type JSONRPCMessage, type RequestId } from "@modelcontextprotocol/sdk/types.js";
-import { describeValue } from "./_checked-request.ts";
+import { ErrorCode, type JSONRPCMessage, type RequestId } from "@modelcontextprotocol/sdk/types.js";
+import { checkMessage } from "./_message-check.ts";
 
 /** The longest line read as one message (the SDK's stdio bound, 10 MiB); a longer one is answered and skipped. */
 export const MAX_LINE_BYTES = STDIO_DEFAULT_MAX_BUFFER_SIZE;
@@ -114,18 +114,13 @@ export class JsonLinesTransport implements Transport {
       this.refuse(null, ErrorCode.ParseError, `Parse error: the line ${JSON.stringify(preview)} is not JSON (${(error as Error).message}). docket mcp reads one JSON-RPC message per line, as MCP's stdio transport says: send each message as JSON on a single line.`);
       return;
     }
-    const parsed = JSONRPCMessageSchema.safeParse(value);
-    if (!parsed.success && byPosition(value)) {
-      // JSON-RPC 2.0 allows params by position; MCP's methods take them by name: the params are wrong, not the message.
-      this.refuse(idOf(value), ErrorCode.InvalidParams, `Invalid params: MCP methods take params by name, as an object, and ${JSON.stringify((value as { method: string }).method)} was sent an array. Send params like {"name": "<tool>", "arguments": {…}}.`);
-      return;
-    }
-    if (!parsed.success) {
-      this.refuse(idOf(value), ErrorCode.InvalidRequest, `Invalid Request: ${notAMessage(value)}`);
+    const checked = checkMessage(value, "line");
+    if (!checked.ok) {
+      this.refuse(checked.id, checked.code, checked.message);
       return;
     }
     try {
-      this.onmessage?.(parsed.data);
+      this.onmessage?.(checked.message);
     } catch (error) {
       this.onerror?.(error as Error);
     }
@@ -141,32 +136,4 @@ export class JsonLinesTransport implements Transport {
     const answer = { jsonrpc: "2.0", id, error: { code, message } } as unknown as JSONRPCMessage;
     this.send(answer).catch((error) => this.onerror?.(error as Error));
   }
-}
-
-/** The id of a message that is not one, when it has a usable one: its sender can then tell which request failed. */
-function idOf(value: unknown): RequestId | null {
-  const id = typeof value === "object" && value !== null && !Array.isArray(value) ? (value as { id?: unknown }).id : undefined;
-  return typeof id === "string" || (typeof id === "number" && Number.isFinite(id)) ? id : null;
-}
-
-/** A JSON-RPC request (a string method, a usable id) whose params are an array. */
-function byPosition(value: unknown): boolean {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
-  const message = value as Record<string, unknown>;
-  return message.jsonrpc === "2.0" && typeof message.method === "string" && idOf(value) !== null && Array.isArray(message.params);
-}
-
-const EXAMPLE = '{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}';
-
-/** Why a JSON value is no JSON-RPC message, and what to send instead. */
-function notAMessage(value: unknown): string {
-  if (Array.isArray(value)) return `a batch (a JSON array) is not taken: MCP sends one message per line. Send each message as an object on a line of its own, like ${EXAMPLE}.`;
-  if (typeof value !== "object" || value === null) return `the line is ${describeValue(value)}, not a JSON-RPC message. Send an object like ${EXAMPLE}.`;
-  const message = value as Record<string, unknown>;
-  if (message.jsonrpc !== "2.0") return `"jsonrpc" must be "2.0", got ${describeValue(message.jsonrpc)}. Send messages like ${EXAMPLE}.`;
-  if ("id" in message && idOf(message) === null) return `"id" must be a string or a number, got ${describeValue(message.id)}.`;
-  if ("method" in message && typeof message.method !== "string") return `"method" must be a string, got ${describeValue(message.method)}.`;
-  if ("params" in message && (typeof message.params !== "object" || message.params === null || Array.isArray(message.params))) return `"params" must be an object, got ${describeValue(message.params)}.`;
-  if (!("method" in message) && !("result" in message) && !("error" in message)) return `the message has no "method" (a request or a notification), nor a "result" or "error" (a response). Send messages like ${EXAMPLE}.`;
-  return `the message does not fit JSON-RPC 2.0 as MCP uses it. Send messages like ${EXAMPLE}.`;
 }

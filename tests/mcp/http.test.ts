@@ -138,6 +138,26 @@ describe("MCP over Streamable HTTP: requests that do not fit", () => {
     expect(fits.result.structuredContent).toEqual({ greeting: "Hello, Ada" });
   });
 
+  test("/mcp answers a message that is not one as stdio does: params by position -32602, a batch or a bad _meta -32600 naming it, a missing session header named (tester R)", async () => {
+    const session = (await post(JSON.parse(INITIALIZE))).headers.get("mcp-session-id")!;
+    const byPosition = (await post({ jsonrpc: "2.0", id: 7, method: "tools/call", params: [1] }, session)).answer;
+    expect(byPosition).toMatchObject({ id: 7, error: { code: -32602 } });
+    expect(byPosition.error.message).toContain("take params by name");
+    for (const batch of [[], [{ jsonrpc: "2.0", id: 8, method: "tools/list" }, { jsonrpc: "2.0", id: 9, method: "tools/list" }]]) {
+      const refused = await post(batch, session);
+      expect(refused.answer).toMatchObject({ id: null, error: { code: -32600 } });
+      expect(refused.answer.error.message).toContain("a batch (a JSON array) is not taken: MCP sends one message per request");
+    }
+    const meta = (await post({ jsonrpc: "2.0", id: 10, method: "tools/call", params: { name: "team_greet", arguments: { name: "Ada" }, _meta: "bad" } }, session)).answer;
+    expect(meta).toMatchObject({ id: 10, error: { code: expect.any(Number) } });
+    expect(meta.error.message).toContain("_meta");
+    const noSession = (await post({ jsonrpc: "2.0", id: 11, method: "tools/list" })).answer;
+    expect(noSession).toMatchObject({ id: 11, error: { code: -32000 } });
+    expect(noSession.error.message).toContain("no Mcp-Session-Id header");
+    // The session goes on.
+    expect((await post({ jsonrpc: "2.0", id: 12, method: "tools/list" }, session)).answer.result.tools.length).toBeGreaterThan(0);
+  });
+
   test("/mcp answers a compressed body 415 naming its Content-Encoding, instead of calling it malformed JSON", async () => {
     const response = await fetch(new URL("/mcp", server.url), { method: "POST", headers: { ...MCP_HEADERS, "Content-Encoding": "gzip" }, body: Bun.gzipSync(new TextEncoder().encode(INITIALIZE)) });
     expect(response.status).toBe(415);

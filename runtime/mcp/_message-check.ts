@@ -1,0 +1,81 @@
+import { ErrorCode, JSONRPCMessageSchema, type JSONRPCMessage, type RequestId } from "@modelcontextprotocol/sdk/types.js";
+import { describeValue } from "./_checked-request.ts";
+
+/** A JSON value checked as one JSON-RPC message: the message, or the error to answer with instead. */
+export type CheckedMessage = { ok: true; message: JSONRPCMessage } | { ok: false; id: RequestId | null; code: number; message: string };
+
+const EXAMPLE = '{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}';
+
+/**
+ * One JSON-RPC message as MCP takes it, or why not, the same on every transport (docs: README,
+ * "MCP"): params by position are invalid params (-32602); a batch, or anything else that is no
+ * message, an invalid request (-32600) saying what is wrong and what to send. `unit` is what
+ * carries one message ("line" on stdio, "request" over HTTP).
+ */
+export function checkMessage(value: unknown, unit: "line" | "request"): CheckedMessage {
+  const parsed = JSONRPCMessageSchema.safeParse(value);
+  if (parsed.success) return { ok: true, message: parsed.data };
+  if (byPosition(value)) {
+    // JSON-RPC 2.0 allows params by position; MCP's methods take them by name: the params are wrong, not the message.
+    return { ok: false, id: idOf(value), code: ErrorCode.InvalidParams, message: `Invalid params: MCP methods take params by name, as an object, and ${JSON.stringify((value as { method: string }).method)} was sent an array. Send params like {"name": "<tool>", "arguments": {…}}.` };
+  }
+  const issue = deepest(parsed.error.issues as Issue[]);
+  return { ok: false, id: idOf(value), code: ErrorCode.InvalidRequest, message: `Invalid Request: ${notAMessage(value, unit, issue)}` };
+}
+
+interface Issue {
+  path: PropertyKey[];
+  message: string;
+  errors?: Issue[][];
+}
+
+/**
+ * The issue that says most: a message is a union (request, notification, response), so zod's
+ * first issue is "no branch fits" at the root; the branch issue with the longest path names the
+ * field that broke it (params._meta).
+ */
+function deepest(issues: Issue[]): Issue | undefined {
+  let best: Issue | undefined;
+  const visit = (list: Issue[]) => {
+    for (const issue of list) {
+      if (best === undefined || issue.path.length > best.path.length) best = issue;
+      for (const branch of issue.errors ?? []) visit(branch);
+    }
+  };
+  visit(issues);
+  return best;
+}
+
+/** The id of a message that is not one, when it has a usable one: its sender can then tell which request failed. */
+export function idOf(value: unknown): RequestId | null {
+  const id = typeof value === "object" && value !== null && !Array.isArray(value) ? (value as { id?: unknown }).id : undefined;
+  return typeof id === "string" || (typeof id === "number" && Number.isFinite(id)) ? id : null;
+}
+
+/** A JSON-RPC request (a string method, a usable id) whose params are an array. */
+function byPosition(value: unknown): boolean {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  const message = value as Record<string, unknown>;
+  return message.jsonrpc === "2.0" && typeof message.method === "string" && idOf(value) !== null && Array.isArray(message.params);
+}
+
+/** Why a JSON value is no JSON-RPC message, and what to send instead. */
+function notAMessage(value: unknown, unit: "line" | "request", issue: { path: PropertyKey[]; message: string } | undefined): string {
+  if (Array.isArray(value)) return `a batch (a JSON array) is not taken: MCP sends one message per ${unit}. Send each message as an object ${unit === "line" ? "on a line of its own" : "in a request of its own"}, like ${EXAMPLE}.`;
+  if (typeof value !== "object" || value === null) return `the ${unit} is ${describeValue(value)}, not a JSON-RPC message. Send an object like ${EXAMPLE}.`;
+  const message = value as Record<string, unknown>;
+  if (message.jsonrpc !== "2.0") return `"jsonrpc" must be "2.0", got ${describeValue(message.jsonrpc)}. Send messages like ${EXAMPLE}.`;
+  if ("id" in message && idOf(message) === null) return `"id" must be a string or a number, got ${describeValue(message.id)}.`;
+  if ("method" in message && typeof message.method !== "string") return `"method" must be a string, got ${describeValue(message.method)}.`;
+  if ("params" in message && (typeof message.params !== "object" || message.params === null || Array.isArray(message.params))) return `"params" must be an object, got ${describeValue(message.params)}.`;
+  if (!("method" in message) && !("result" in message) && !("error" in message)) return `the message has no "method" (a request or a notification), nor a "result" or "error" (a response). Send messages like ${EXAMPLE}.`;
+  // Whatever else: where the message stops fitting (params._meta not an object, say).
+  if (issue !== undefined && issue.path.length > 0) return `${issue.path.map(String).join(".")}: ${issue.message.replace(/\.$/, "")}, got ${describeValue(valueAt(value, issue.path))}. Send messages like ${EXAMPLE}.`;
+  return `the message does not fit JSON-RPC 2.0 as MCP uses it. Send messages like ${EXAMPLE}.`;
+}
+
+function valueAt(value: unknown, path: PropertyKey[]): unknown {
+  let at: unknown = value;
+  for (const key of path) at = at !== null && typeof at === "object" ? (at as Record<PropertyKey, unknown>)[key] : undefined;
+  return at;
+}

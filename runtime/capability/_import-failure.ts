@@ -60,7 +60,7 @@ function describe(error: unknown, absPath: string, text?: string): ImportFailure
     const where = at.line === null && own ? (locateSpecifier(text, specifier) ?? at) : at;
     const helperLine = own ? null : locateSpecifier(importerText, specifier)?.line;
     const inOther = own ? "" : ` (imported by ${relative(dirname(file), withoutQuery(importer))}${helperLine ? ` line ${helperLine}` : ""})`;
-    const reason = explainUnresolvedPackage(specifier, importer, messageOf(error)) ?? `cannot resolve import ${JSON.stringify(specifier)}: ${messageOf(error)}.`;
+    const reason = explainUnresolvedPackage(specifier, importer, messageOf(error), importerText) ?? `cannot resolve import ${JSON.stringify(specifier)}: ${messageOf(error)}.`;
     return { reason: `${reason}${inOther}`, ...where, outside: true };
   }
   if (error instanceof Error) {

@@ -1,4 +1,5 @@
 import { existsSync, statSync } from "node:fs";
+import { builtinModules } from "node:module";
 import { basename, dirname, join, relative } from "node:path";
 import { aliasTargets, nearestTsconfig, outerAlias, targetFrom } from "./alias-targets.ts";
 import { findCheckoutRoot } from "./checkout.ts";
@@ -86,7 +87,7 @@ export function installedPackageDir(pkg: string, fromDir: string): string | null
  * installed (the command that installs it), and a package that is installed but does not export
  * what was asked for.
  */
-export function explainUnresolvedPackage(specifier: string, importer: string, runtimeMessage: string): string | null {
+export function explainUnresolvedPackage(specifier: string, importer: string, runtimeMessage: string, importerText?: string): string | null {
   // An alias is no package: "npm install #lib" or "npm install @lib/q" would be nonsense.
   const alias = aliasTargets(specifier, dirname(importer));
   const found = alias.targets.map(existingModule).find((path) => path !== null);
@@ -131,7 +132,30 @@ export function explainUnresolvedPackage(specifier: string, importer: string, ru
   if (installed !== null) {
     return `cannot resolve import ${JSON.stringify(specifier)}: the package "${pkg}" is installed (${installed}) but does not provide it: ${runtimeMessage}. Check the path against the package's "exports".`;
   }
-  const advice = installAdvice(pkg, fromDir);
-  return `cannot resolve import ${JSON.stringify(specifier)}: the package "${pkg}" is not installed. Install it with \`${advice.command}\` in ${advice.dir}.`;
+  // The runtime stops at the first package it cannot find: the others this file imports are named
+  // too, so that one install brings them all (not one round of install and retry per package).
+  const others = (importerText === undefined ? [] : missingPackagesOf(importerText, fromDir)).filter((other) => other !== pkg);
+  const advice = installAdvice([pkg, ...others].join(" "), fromDir);
+  const also = others.length === 0 ? "" : `, nor ${others.map((other) => JSON.stringify(other)).join(", ")}, which this file imports too`;
+  return `cannot resolve import ${JSON.stringify(specifier)}: the package "${pkg}" is not installed${also}. Install ${others.length === 0 ? "it" : "them"} with \`${advice.command}\` in ${advice.dir}.`;
+}
+
+/** `import … from "x"`, `import "x"`, `export … from "x"` and `import("x")` of a module's text. */
+const IMPORTED = /\b(?:import|export)\s[^'"`;]*?\bfrom\s*(['"])([^'"]+)\1|\bimport\s*(['"])([^'"]+)\3|\bimport\(\s*(['"])([^'"]+)\5\s*\)/g;
+
+/**
+ * The packages a module's text imports that are not installed where a module in `fromDir` would
+ * find them (not served by docket, not a runtime module, not an alias), in the order it imports them.
+ */
+export function missingPackagesOf(text: string, fromDir: string): string[] {
+  const missing = new Set<string>();
+  for (const match of text.matchAll(IMPORTED)) {
+    const specifier = match[2] ?? match[4] ?? match[6]!;
+    const pkg = packageOf(specifier);
+    if (pkg === null || missing.has(pkg) || (SERVED_MODULES as readonly string[]).includes(pkg) || pkg === "bun" || builtinModules.includes(pkg)) continue;
+    if (aliasTargets(specifier, fromDir).targets.length > 0 || installedPackageDir(pkg, fromDir) !== null) continue;
+    missing.add(pkg);
+  }
+  return [...missing];
 }
 

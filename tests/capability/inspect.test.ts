@@ -13,6 +13,8 @@ beforeAll(async () => {
     "caps/top.throws.ts": 'import { capability } from "docket";\n\nfunction boot() {\n  throw new TypeError("TOKEN is not set");\n}\nboot();\nexport default capability({});\n',
     "caps/bad.js": "export default {\n  a: 1\n  b: 2 };\n",
     "caps/needs.pkg.ts": 'import left from "left-pad-nowhere";\nexport default left;\n',
+    // Several packages missing: all named, one install for them (tester S), none of what is there or served.
+    "caps/needs.many.ts": 'import a from "ms-nowhere";\nimport { parse } from "yaml-nowhere/dist";\nimport fs from "fs";\nimport { join } from "node:path";\nimport * as v from "valibot";\nimport { capability } from "docket";\nconst later = () => import("@team-nowhere/lib");\nexport default [a, parse, fs, join, v, capability, later];\n',
     "caps/throws.string.ts": 'throw "plain string";\n',
     "caps/throws.trap.ts": 'throw { toString() { throw new Error("toString trap"); } };\n',
     "caps/throws.proxy.ts": 'const trap = () => { throw new Error("trap"); };\nthrow new Proxy({}, { get: trap, getPrototypeOf: trap, has: trap, ownKeys: trap, getOwnPropertyDescriptor: trap });\n',
@@ -65,6 +67,8 @@ describe("inspectCapabilityFile", () => {
     expect(report.problems[0]!.reason).toContain('cannot resolve import "left-pad-nowhere"');
     expect(report.problems[0]!.reason).toContain('the package "left-pad-nowhere" is not installed. Install it with `npm install left-pad-nowhere`');
     expect(report.problems[0]).toMatchObject({ line: 1, column: 18 });
+    const many = await inspectCapabilityFile(join(root, "caps/needs.many.ts"));
+    expect(many.problems[0]!.reason).toContain('the package "ms-nowhere" is not installed, nor "yaml-nowhere", "@team-nowhere/lib", which this file imports too. Install them with `npm install ms-nowhere yaml-nowhere @team-nowhere/lib`');
   });
 
   test("inspectCapabilityFile reports a thrown value that is not an Error", async () => {
@@ -143,7 +147,7 @@ describe("checkDeclaration unknown fields", () => {
 describe("listCapabilityFiles", () => {
   test("listCapabilityFiles lists .ts and .js files sorted, without helpers, hidden files (editor locks), tests, declarations or subfolders", async () => {
     const files = await listCapabilityFiles(join(root, "caps"));
-    expect(files!.map((f) => f.slice(f.lastIndexOf("/") + 1))).toEqual(["bad.js", "good.one.ts", "needs.pkg.ts", "throws.proxy.ts", "throws.string.ts", "throws.trap.ts", "top.throws.ts"]);
+    expect(files!.map((f) => f.slice(f.lastIndexOf("/") + 1))).toEqual(["bad.js", "good.one.ts", "needs.many.ts", "needs.pkg.ts", "throws.proxy.ts", "throws.string.ts", "throws.trap.ts", "top.throws.ts"]);
   });
 
   test("listCapabilityFiles answers null for a missing folder", async () => {

@@ -201,7 +201,11 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
     // The identity the run's engine recorded: the hash of the input as checked, as a start's is.
     const inputHash = options.runId === undefined ? undefined : plane.store.findRun(options.runId)?.input_hash;
     if (server) reporter = reportToServer({ server, plane: plane.engine, id, edge, say, inputHash });
-    else say("no server serves this checkout, so this execution is visible to this process alone");
+    else {
+      // A server that holds the checkout but does not answer (frozen, overloaded) is not "no server".
+      const holder = unansweringServer(findCheckoutRoot(options.cwd));
+      say(holder === null ? "no server serves this checkout, so this execution is visible to this process alone" : `the docket server (pid ${holder.pid}) serving this checkout at ${holder.url} does not answer, so this execution is visible to this process alone`);
+    }
     // A field the input schema does not have is dropped by its check without a word: a typo in a
     // CI step's --input would run with the default instead. Said, with the field meant.
     for (const field of "input" in started.execution ? undeclaredFields(input, started.execution.input, declared?.input_schema) : []) {

@@ -262,7 +262,13 @@ describe("docket run and the server serving its checkout", () => {
       const http = api(banner.match(/at (http:\/\/127\.0\.0\.1:\d+)/)![1]!);
       serve.kill("SIGSTOP");
       const frozen = await docket(fromSource, [...DEMO, '{"steps":1,"delay_ms":0}', "--run-id", "rid-frozen"], { cwd: checkout });
+      // Without a run_id the run goes on here, and says the server is frozen, not absent (tester S).
+      const alone = await docket(fromSource, [...DEMO, '{"steps":1,"delay_ms":0}'], { cwd: checkout });
       serve.kill("SIGCONT");
+      expect(alone.code).toBe(0);
+      expect(alone.stderr).toContain(`the docket server (pid ${serve.pid}) serving this checkout at`);
+      expect(alone.stderr).toContain("does not answer, so this execution is visible to this process alone");
+      expect(alone.stderr).not.toContain("no server serves this checkout");
       expect(frozen.code).toBe(1);
       expect(oneJsonDocument(frozen.stdout)).toMatchObject({ execution: null, failure: { error_code: "unavailable", retryability: "safe", context: { pid: serve.pid, run_id: "rid-frozen" } } });
       expect(frozen.stderr).toContain("does not answer, so whether run_id rid-frozen was used already cannot be known; nothing ran");

@@ -5,7 +5,7 @@ import { buildFailure, forcedStopCertainty, type FailureDescriptor, type Retryab
 import { checkValue, describeProblems } from "./validate.ts";
 import { parsesUnchanged } from "./_parses-unchanged.ts";
 import { MAX_INPUT_DEPTH, nestsDeeperThan } from "./json-depth.ts";
-import { NO_MASK, type SecretMask } from "./secret-mask.ts";
+import { holdsMaskedNumber, NO_MASK, type SecretMask } from "./secret-mask.ts";
 
 /** How a run ended, before it is written as `execution.completed`. */
 export type Completion =
@@ -39,7 +39,19 @@ const RETRYABILITIES = new Set(["never", "safe", "after_delay", "manual_reconcil
 export function completionOf(capability: RegisteredCapability, outcome: TaskOutcome, stop: StopCircumstances, edge: EdgeInfo, mask: SecretMask = NO_MASK): Completion {
   const completion = unmasked(capability, outcome, stop, edge);
   if (mask === NO_MASK) return completion;
-  if (completion.state === "succeeded") return { state: "succeeded", output: mask.value(completion.output) };
+  if (completion.state === "succeeded") {
+    const output = mask.value(completion.output);
+    // Masked, a sensitive number is text: where the output schema takes no text, the output would
+    // no longer be what clients were promised (an MCP client refuses it). Refused, as any output
+    // that does not fit, naming the way out.
+    if (holdsMaskedNumber(completion.output, mask)) {
+      const check = schemaProblem(capability, output);
+      if (!check.ok) {
+        return refusedOutput(capability, { request_id: edge.request_id, trace_id: edge.trace_id }, "returned a sensitive number of its input, which is masked as \"[redacted]\" in everything clients read, and its output schema takes no text there", "Leave the sensitive value out of the output, or declare that field so that it may be text (it will read \"[redacted]\").", { reason: "sensitive_output", ...(check.context ?? {}) });
+      }
+    }
+    return { state: "succeeded", output };
+  }
   const { failure } = completion;
   return {
     ...completion,

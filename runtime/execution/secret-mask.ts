@@ -201,12 +201,10 @@ function occurrences(text: string, secrets: readonly string[], ranges: Array<[nu
 
 function maskValue<T>(value: T, text: (input: string) => string, depth: number): T {
   if (typeof value === "string") return text(value) as T;
-  // A number whose decimal text holds a secret (a sensitive number returned as it came) is a
-  // secret as much as that text: it becomes the string "[redacted]", its type given up for it.
-  if (typeof value === "number") {
-    const written = String(value);
-    return (text(written) === written ? value : REDACTED) as T;
-  }
+  // A number that is a secret (a sensitive number returned as it came) becomes the string
+  // "[redacted]", its type given up for it; one that only holds its digits (pin * 10) is another
+  // number, and stays (completionOf refuses an output whose schema then no longer fits).
+  if (typeof value === "number") return (text(String(value)) === REDACTED ? REDACTED : value) as T;
   if (value === null || typeof value !== "object" || depth > 256) return value;
   if (Array.isArray(value)) return value.map((item) => maskValue(item, text, depth + 1)) as T;
   // A String object crosses from a worker as one, and JSON writes its text: it is that text.
@@ -224,4 +222,12 @@ export function maskForInput(schema: JsonSchema, input: unknown): { mask: Secret
   if (!hasSensitive(schema)) return { mask: NO_MASK, secrets: [] };
   const secrets = sensitiveValues(input, schema);
   return { mask: createSecretMask(secrets), secrets };
+}
+
+/** Whether `value` holds a number the mask replaces (a sensitive number of the input, as it came). */
+export function holdsMaskedNumber(value: unknown, mask: SecretMask, depth = 0): boolean {
+  if (typeof value === "number") return mask.text(String(value)) === REDACTED;
+  if (value === null || typeof value !== "object" || depth > 256) return false;
+  const children = Array.isArray(value) ? value : Object.values(value as Record<string, unknown>);
+  return children.some((child) => holdsMaskedNumber(child, mask, depth + 1));
 }

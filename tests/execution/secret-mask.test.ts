@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { createSecretMask, maskForInput, NO_MASK, sensitiveValues, unfinishedSecretLength } from "../../runtime/execution/secret-mask.ts";
+import { createSecretMask, holdsMaskedNumber, maskForInput, NO_MASK, sensitiveValues, unfinishedSecretLength } from "../../runtime/execution/secret-mask.ts";
 
 const schema = {
   type: "object",
@@ -24,8 +24,11 @@ describe("sensitiveValues", () => {
     expect(sensitiveValues({ pin: 73914562, count: 99999999, codes: [1234.5, -7777, "c-8888"] }, numbers).sort()).toEqual(["-7777", "1234.5", "73914562", "c-8888"]);
     const { mask } = maskForInput(numbers, { pin: 73914562, count: 5 });
     expect(mask.text("pin=73914562 count=5")).toBe("pin=[redacted] count=5");
-    // A number of an output holding it becomes the text that hides it; others stay numbers.
-    expect(mask.value<unknown>({ pin: 73914562, near: 739145620, other: 7391456, list: [73914562, 1] })).toEqual({ pin: "[redacted]", near: "[redacted]", other: 7391456, list: ["[redacted]", 1] });
+    // A number of an output that is the secret becomes the text that hides it; others, even one
+    // holding its digits (another number), stay numbers (tester T: a count of 10000 with a pin of 1000).
+    expect(mask.value<unknown>({ pin: 73914562, near: 739145620, other: 7391456, list: [73914562, 1] })).toEqual({ pin: "[redacted]", near: 739145620, other: 7391456, list: ["[redacted]", 1] });
+    expect(holdsMaskedNumber({ a: [1, { b: 73914562 }] }, mask)).toBe(true);
+    expect(holdsMaskedNumber({ a: [1, { b: 739145620 }], c: "73914562" }, mask)).toBe(false);
   });
 
   test("sensitiveValues never takes a value by its field's name", () => {

@@ -28,6 +28,22 @@ export default capability({
 });
 `;
 
+const TOTAL = `import { capability, sensitive } from "docket";
+import * as v from "valibot";
+
+export default capability({
+  id: "sec.total",
+  title: "Total",
+  description: "Returns a number: its sensitive input as it came, or one computed from it.",
+  effect: "read",
+  input: v.object({ pin: sensitive(v.number()), times: v.number() }),
+  output: v.object({ total: v.number() }),
+  async handler(i) {
+    return { total: i.pin * i.times };
+  },
+});
+`;
+
 /** A number the input schema marks sensitive (tester S): hidden in the stored input, and masked in every text and output too. */
 describe("a sensitive number", () => {
   let server: DocketServer;
@@ -37,6 +53,7 @@ describe("a sensitive number", () => {
     root = tempCheckout();
     mkdirSync(join(root, "capabilities"));
     writeFileSync(join(root, "capabilities", "sec.pin.ts"), CAPABILITY);
+    writeFileSync(join(root, "capabilities", "sec.total.ts"), TOTAL);
     server = await startServer({ cwd: root, port: 0, storeKind: "memory", limits: resolveLimits(), capabilityDirs: [], runtime: "bun", mounts: defaultMounts, log: () => undefined });
   }, 30_000);
   afterAll(async () => {
@@ -60,6 +77,15 @@ describe("a sensitive number", () => {
     for (const text of [JSON.stringify(live.frames), JSON.stringify(snapshot), events, page]) expect(text).not.toContain(String(PIN));
     expect(events).toContain("the pin is [redacted], short 42");
     expect(events).toContain("pin [redacted]");
+  });
+
+  test("an output whose schema takes a number where the sensitive number stands is refused, not sent as text that breaks the schema (tester T); a number computed from it is no secret", async () => {
+    const call = async (times: number) => (await fetch(`${server.url}/api/v1/sec/total`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ pin: PIN, times }) })).json() as Promise<any>;
+    const refused = await call(1);
+    expect(refused.error).toMatchObject({ error_code: "internal", stage: "complete", context: { reason: "sensitive_output" } });
+    expect(refused.error.message).toContain("returned a sensitive number of its input");
+    expect(JSON.stringify(refused)).not.toContain(String(PIN));
+    expect(await call(10)).toEqual({ total: PIN * 10 });
   });
 
   test("a direct call's answer is masked the same way", async () => {

@@ -151,6 +151,14 @@ function checkStore(host: HostFacts): { message: string; problems: DiagnosticInp
       message: `The disk holding .docket/ has ${mib(storage.disk_free_bytes ?? 0)} free, under the ${mib(storage.disk_free_floor_bytes)} it must keep (disk_free_floor_bytes): new executions are refused until space is freed`,
     });
   }
+  const retainedLimit = host.limits.executions_retained_bytes ?? Number.POSITIVE_INFINITY;
+  if (retained_bytes != null && retained_bytes > retainedLimit) {
+    problems.push({
+      severity: "warning",
+      code: "retained_over",
+      message: `The executions held hold ${mib(retained_bytes)} of events, over executions_retained_bytes (${mib(retainedLimit)}): what runs is never forgotten, nor an unknown outcome not yet reconciled while they hold less than the bound; finished ones are forgotten as new executions start`,
+    });
+  }
   const free = storage?.disk_free_bytes != null ? `, ${mib(storage.disk_free_bytes)} free on its disk` : "";
   const used = storage ? `; ${mib(storage.bytes)} of ${mib(storage.budget_bytes)} in use${free}` : "";
   const events = retained_bytes != null ? `; events ${mib(retained_bytes)} of ${mib(host.limits.executions_retained_bytes ?? 0)} (executions_retained_bytes)` : "";

@@ -86,8 +86,10 @@ export function createMemoryStore(options: MemoryStoreOptions): ExecutionStore {
   // Terminal executions' orders, in the order they are forgotten past executions_retained.
   const finished = new ForgetOrder<number>((order) => order);
   let nextOrder = 1;
-  // The retained bytes of every execution held, the sum of the rows' `bytes`.
+  // The retained bytes of every execution held, the sum of the rows' `bytes`; and of those whose
+  // unknown outcome is not reconciled yet (ForgetOrder's unsettled ones).
   let heldBytes = 0;
+  let unsettledBytes = 0;
   let closed = false;
   // The last timestamp and its ISO text: appends within one millisecond share the string
   // (toISOString is a measurable part of a one-event append on the hot path).
@@ -128,11 +130,16 @@ export function createMemoryStore(options: MemoryStoreOptions): ExecutionStore {
     rows.unseal(row);
   }
 
-  /** Forgets finished executions, oldest first, until within the bound or none may go (ForgetOrder). */
+  /** Forgets finished executions, oldest first, until within the bounds or none may go (ForgetOrder). */
   function evict(): void {
     while (live.size + sealedIds.size > limits.executions_retained || heldBytes > limits.executions_retained_bytes) {
-      const order = finished.next(limits.executions_retained);
+      const unsettledBefore = finished.unsettledCount;
+      let order = finished.next(limits.executions_retained);
+      // Unreconciled unknown outcomes are the evidence a person settles with: kept like active
+      // ones, unless they alone are more than a bound — past the count, or holding more bytes.
+      if (order === undefined && unsettledBytes > limits.executions_retained_bytes) order = finished.next(0);
       if (order === undefined) return;
+      const wasUnsettled = finished.unsettledCount < unsettledBefore;
       const row = rows.rowOf(order);
       // Forgotten already (an execution that became terminal twice is on the heap twice).
       if (row < 0) continue;
@@ -144,6 +151,7 @@ export function createMemoryStore(options: MemoryStoreOptions): ExecutionStore {
       }
       counts[rows.state(row)!]--;
       heldBytes -= rows.bytes(row);
+      if (wasUnsettled) unsettledBytes -= rows.bytes(row);
       rows.forget(row);
     }
   }
@@ -182,7 +190,8 @@ export function createMemoryStore(options: MemoryStoreOptions): ExecutionStore {
     snapshot.retained_from = events.first;
     snapshot.truncated = snapshot.retained_from > 1;
     const row = rows.rowOf(entry.order);
-    heldBytes += events.bytes - rows.bytes(row);
+    const bytesBefore = rows.bytes(row);
+    heldBytes += events.bytes - bytesBefore;
     rows.setBytes(row, events.bytes);
     // Unsealed for this append: the texts go, the execution is kept anew below.
     if (held === undefined) dropSealed(row, id);
@@ -192,6 +201,8 @@ export function createMemoryStore(options: MemoryStoreOptions): ExecutionStore {
       rows.setState(row, snapshot.state);
       if (isTerminal(snapshot.state)) finished.finished(entry.order, outcomeUnknown(snapshot));
     } else if (wasUnsettled && !outcomeUnknown(snapshot)) finished.settled(entry.order);
+    if (wasUnsettled) unsettledBytes -= bytesBefore;
+    if (finished.isUnsettled(entry.order)) unsettledBytes += events.bytes;
     // Decided on every append, since a reconciliation may unseal a history it makes too long to seal again.
     if (isTerminal(snapshot.state) && events.lastSequence - events.first < SEAL_MAX_EVENTS) {
       rows.seal(row, SealedExecution.seal(snapshot, events.all(), sealing), sealing.texts.put(id));

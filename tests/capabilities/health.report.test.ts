@@ -68,6 +68,19 @@ describe("health.report", () => {
     expect(t.diagnostics()).toEqual([expect.objectContaining({ severity: "warning", code: "artifacts_disabled" })]);
   });
 
+  test("health.report reports the memory store's retained events, and warns when what runs holds more than the bound", async () => {
+    const facts = defaultHostFacts(root);
+    const within = createTestContext({ root, host: { store: { ...facts.store, kind: "memory", retained_bytes: 1024 * 1024 }, limits: { ...facts.limits, executions_retained_bytes: 2 * 1024 * 1024 } } });
+    const ok = await runHandler(health, {}, within.ctx);
+    expect(ok.store.retained_bytes).toBe(1024 * 1024);
+    expect(ok.checks.find((c) => c.id === "store")!.message).toContain("events 1.0 MiB of 2.0 MiB (executions_retained_bytes)");
+    expect(within.diagnostics()).toEqual([]);
+    const over = createTestContext({ root, host: { store: { ...facts.store, kind: "memory", retained_bytes: 3 * 1024 * 1024 }, limits: { ...facts.limits, executions_retained_bytes: 2 * 1024 * 1024 } } });
+    const warned = await runHandler(health, {}, over.ctx);
+    expect(warned.ok).toBe(true);
+    expect(over.diagnostics()).toEqual([expect.objectContaining({ severity: "warning", code: "retained_over" })]);
+  });
+
   test("health.report fails the checkout check when the root is gone", async () => {
     const t = createTestContext({ root: join(root, "missing") });
     const output = await runHandler(health, {}, t.ctx);

@@ -3,6 +3,7 @@ import type { ExecutionEvent } from "../../runtime/execution/protocol.ts";
 import { createMemoryStore, type ExecutionStore } from "../../runtime/store/index.ts";
 import { storeContract } from "./contract.ts";
 import { draft, idOf, limitsWith, newExecution, pathTo } from "./_fixtures.ts";
+import { reconciled, unknownEnd } from "./_contract-reconcile.ts";
 import { countStringify } from "../_support/count-stringify.ts";
 
 storeContract("memory", (limits, clock) => createMemoryStore({ limits, clock, onListenerError: () => {} }));
@@ -118,6 +119,38 @@ describe("memory store", () => {
     expect(held[0]!.id).toBe(idOf(200));
     // A reconciliation-free finished history reads back whole.
     expect(store.events(idOf(200))!.events.map((e) => e.type)).toEqual(["execution.created", "execution.started", "execution.log", "execution.completed"]);
+  });
+
+  test("memory store keeps unreconciled unknown outcomes under executions_retained_bytes like active ones, and forgets the oldest of them once they alone hold more (tester T)", () => {
+    const MIB = 1024 * 1024;
+    const store = createMemoryStore({ limits: limitsWith({ executions_retained: 1000, executions_retained_bytes: MIB, log_line_bytes: MIB }) });
+    const line = "z".repeat(200 * 1024);
+    const unknownBig = (n: number) => {
+      store.create(newExecution(n, { effect: "write" }));
+      store.append(idOf(n), [draft.started(), draft.log(line), unknownEnd]);
+    };
+    // Two unsettled (~400 KiB) and big known ones: the known ones go first, the evidence stays.
+    unknownBig(1);
+    unknownBig(2);
+    for (let n = 3; n <= 6; n++) {
+      store.create(newExecution(n));
+      store.append(idOf(n), [draft.started(), draft.log(line), draft.completed("succeeded")]);
+    }
+    store.create(newExecution(7));
+    expect([1, 2].map((n) => store.get(idOf(n))?.failure?.outcome_certainty)).toEqual(["unknown", "unknown"]);
+    expect(store.get(idOf(3))).toBeNull();
+    expect(store.retainedBytes!()).toBeLessThanOrEqual(MIB);
+    // Reconciled, one is the oldest finished execution again, and goes first when room is needed.
+    store.append(idOf(1), [reconciled()]);
+    for (let n = 8; n <= 10; n++) unknownBig(n);
+    store.create(newExecution(11));
+    expect(store.get(idOf(1))).toBeNull();
+    // Unsettled ones alone over the bound (2, 8, 9, 10: ~800 KiB + the rest): the oldest of them goes, memory stays bounded.
+    for (let n = 12; n <= 14; n++) unknownBig(n);
+    store.create(newExecution(15));
+    expect(store.get(idOf(2))).toBeNull();
+    expect(store.get(idOf(14))?.failure?.outcome_certainty).toBe("unknown");
+    expect(store.retainedBytes!()).toBeLessThanOrEqual(MIB);
   });
 
   test("memory store hands out input and output as read-only values that a caller cannot change", () => {

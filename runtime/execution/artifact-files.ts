@@ -18,6 +18,19 @@ export function artifactsDir(root: string, id: string): string {
 }
 
 /**
+ * The execution's artifact folder when it and every folder on the way to it is a real folder, not
+ * a link (a handler can swap one in: `ln -s /etc .docket/artifacts/<id>` listed all of /etc with
+ * hashes); null otherwise. Downloads check the same (artifact-download.ts).
+ */
+function ownFolder(root: string, id: string): string | null {
+  const dir = artifactsDir(root, id);
+  for (const folder of [join(root, ".docket"), join(root, ".docket", "artifacts"), dir]) {
+    if (!lstatSync(folder, { throwIfNoEntry: false })?.isDirectory()) return null;
+  }
+  return dir;
+}
+
+/**
  * Opened this way a file can neither be a symlink followed (O_NOFOLLOW) nor make the open wait: a
  * FIFO planted in the folder opens at once (O_NONBLOCK) and is then told apart by fstat. Without
  * it, opening one for reading waits for a writer that never comes.
@@ -38,7 +51,8 @@ const hashes = new Map<string, string>();
  * hash is computed once per version of a file (its inode, size and times), a chunk at a time.
  */
 export function listArtifacts(root: string, id: string, hashMaxBytes = Number.POSITIVE_INFINITY): ArtifactInfo[] {
-  const dir = artifactsDir(root, id);
+  const dir = ownFolder(root, id);
+  if (dir === null) return [];
   let names: string[];
   try {
     names = readdirSync(dir).filter(isArtifactName).sort();
@@ -85,8 +99,12 @@ function hashOf(fd: number, version: string): string {
  * released, which removes the folder with it, never forgotten with its folder left behind.
  */
 export function hasArtifacts(root: string, id: string): boolean {
+  // A link where the folder should be holds no artifact, but it is something to release: counted.
+  if (lstatSync(artifactsDir(root, id), { throwIfNoEntry: false })?.isSymbolicLink()) return true;
+  const dir = ownFolder(root, id);
+  if (dir === null) return false;
   try {
-    return readdirSync(artifactsDir(root, id)).length > 0;
+    return readdirSync(dir).length > 0;
   } catch {
     return false;
   }
@@ -94,7 +112,12 @@ export function hasArtifacts(root: string, id: string): boolean {
 
 /** Deletes an execution's artifact folder; returns how many files it held. */
 export function removeArtifacts(root: string, id: string): number {
+  // Through a linked .docket/ or artifacts/ folder, the rm would delete a folder elsewhere.
+  for (const folder of [join(root, ".docket"), join(root, ".docket", "artifacts")]) {
+    if (!lstatSync(folder, { throwIfNoEntry: false })?.isDirectory()) return 0;
+  }
   const count = listArtifacts(root, id).length;
+  // A link where the execution's folder should be is removed itself, never what it leads to.
   rmSync(artifactsDir(root, id), { recursive: true, force: true });
   return count;
 }

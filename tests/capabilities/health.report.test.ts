@@ -73,7 +73,7 @@ describe("health.report", () => {
     const within = createTestContext({ root, host: { store: { ...facts.store, kind: "memory", retained_bytes: 1024 * 1024 }, limits: { ...facts.limits, executions_retained_bytes: 2 * 1024 * 1024 } } });
     const ok = await runHandler(health, {}, within.ctx);
     expect(ok.store.retained_bytes).toBe(1024 * 1024);
-    expect(ok.checks.find((c) => c.id === "store")!.message).toContain("events 1.0 MiB of 2.0 MiB (executions_retained_bytes)");
+    expect(ok.checks.find((c: { id: string }) => c.id === "store")!.message).toContain("events 1.0 MiB of 2.0 MiB (executions_retained_bytes)");
     expect(within.diagnostics()).toEqual([]);
     const over = createTestContext({ root, host: { store: { ...facts.store, kind: "memory", retained_bytes: 3 * 1024 * 1024 }, limits: { ...facts.limits, executions_retained_bytes: 2 * 1024 * 1024 } } });
     const warned = await runHandler(health, {}, over.ctx);

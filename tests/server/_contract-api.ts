@@ -358,6 +358,25 @@ export function apiContract(name: string, start: StartFn): void {
       expect((await http.get(`/api/v1/executions/artifact?id=${id}&name=manifest.sha256`)).status).toBe(200);
     });
 
+    test("executions/artifacts never lists through a link planted where an execution's folder is, and release removes the link, not what it leads to (tester T)", async () => {
+      const id = await http.start("files.digest", { path: "." });
+      await http.completed(id);
+      const { mkdirSync, renameSync, existsSync } = await import("node:fs");
+      const folder = join(server.root, ".docket", "artifacts", id);
+      const elsewhere = join(server.root, "elsewhere");
+      mkdirSync(elsewhere);
+      writeFileSync(join(elsewhere, "secret.txt"), "not an artifact");
+      renameSync(folder, join(server.root, "moved"));
+      symlinkSync(elsewhere, folder);
+      const listed = (await (await http.get(`/api/v1/executions/artifacts?id=${id}`)).json()) as any;
+      expect(listed.artifacts).toEqual([]);
+      expect((await http.get(`/api/v1/executions/artifact?id=${id}&name=secret.txt`)).status).toBe(404);
+      const released = (await (await http.post("/api/v1/executions/release", { id })).json()) as any;
+      expect(released).toMatchObject({ id, released: 0 });
+      expect(existsSync(join(elsewhere, "secret.txt"))).toBe(true);
+      expect(existsSync(folder)).toBe(false);
+    });
+
     test("OpenAPI 3.1 document is valid and lists every capability route with its methods", async () => {
       const doc = (await (await http.get("/api/v1/openapi.json")).json()) as any;
       expect(doc.openapi).toBe("3.1.0");

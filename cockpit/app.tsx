@@ -93,7 +93,7 @@ export function createCockpit(options: CockpitOptions): Hono<AppEnv> {
     if (!capability) {
       // Its file did not load (the usual case right after an edit): say why, not only that it is missing.
       const broken = loadErrorFor(id, plane);
-      if (broken) return problemResponse(c, root, { status: 404, title: "Capability did not load", message: `No capability ${id} is loaded: ${unknownCapabilityHint(id, { list: () => plane.capabilities(), loadErrors: () => plane.loadErrors() })}.`, suggestion: "Correct the file; this page shows the capability again once it is saved and loads." });
+      if (broken) return problemResponse(c, root, { status: 404, title: "Capability did not load", message: `No capability ${id} is loaded: ${unknownCapabilityHint(id, { list: () => plane.capabilities(), loadErrors: () => plane.loadErrors() }).replace(/\.$/, "")}.`, suggestion: "Correct the file: a server watching its folders loads it again once it is saved (one started with --no-watch, once restarted)." });
       return problemResponse(c, root, { status: 404, title: "No such capability", message: `No capability ${id} is loaded.`, suggestion: `${didYouMeanText(id, plane.capabilities().map((x) => x.id))} The capabilities page lists every one this server loaded, and the files that did not load.`.trim() });
     }
     return capability;

@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { nearestField, schemaBranches } from "../execution/undeclared-fields.ts";
-import { jsonErrorPosition } from "../execution/json-position.ts";
+import { jsonErrorPosition, jsonParseReason } from "../execution/json-position.ts";
 
 /** Where `--input` text comes from, injected so that tests need no real stdin. */
 export interface InputSources {
@@ -53,7 +53,7 @@ function parseJson(text: string, origin: string): ParsedInput {
     // Never a word of the text: it may hold a secret, and this line goes to a terminal, a CI log
     // and the job's summary, before any field is known to be sensitive. The parser's reason loses
     // what it quotes ("Unexpected identifier "hunter2""); where the problem is says the rest.
-    const reason = (error as Error).message.replace(/^JSON Parse error:\s*/, "").replace(/\s*"[^"]*"?/g, "");
+    const reason = jsonParseReason(error);
     const at = jsonErrorPosition(text);
     const where = at === null ? "" : ` at line ${at.line}, column ${at.column}`;
     return { ok: false, message: `${origin} is not valid JSON (${reason})${where}; the text is not repeated here, as it may hold a secret. Give a JSON value, e.g. ${EXAMPLE}.` };
@@ -84,7 +84,7 @@ export function applyInputEnv(parsed: ParsedInput, pairs: string[], env: Record<
     if (value === undefined) return { ok: false, message: `--input-env ${field}=${variable}: the environment variable ${variable} is not set; set it, or give ${field} another way.` };
     // In a CI job a secret the job was not given is an empty string, not an unset variable: a
     // step run with it would run without the credential it believed it passed.
-    if (value === "") return { ok: false, message: `--input-env ${field}=${variable}: the environment variable ${variable} is set but empty (in a CI job, a secret the job was not given reads as empty); set it, or give ${field} another way.` };
+    if (value.trim() === "") return { ok: false, message: `--input-env ${field}=${variable}: the environment variable ${variable} is set but ${value === "" ? "empty" : "blank"} (in a CI job, a secret the job was not given reads as empty); set it, or give ${field} another way.` };
     const path = field.split(".");
     if (path.some((segment) => segment === "" || FORBIDDEN.has(segment))) return { ok: false, message: `--input-env ${field}=${variable}: ${JSON.stringify(field)} is not a field path; give names joined by dots, like auth.token.` };
     let into = input;

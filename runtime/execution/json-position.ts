@@ -116,3 +116,17 @@ export function jsonErrorPosition(text: string): JsonPosition | null {
   const line = before.split("\n").length;
   return { line, column: at - before.lastIndexOf("\n") };
 }
+
+/**
+ * The JSON parser's reason, without a character of the text: JavaScriptCore quotes the token it
+ * stumbled on ("Unexpected identifier "hunter2"", ""\u12"}" is not a valid unicode escape",
+ * "Invalid escape character q"), and the text may hold a secret.
+ */
+export function jsonParseReason(error: unknown): string {
+  const message = String((error as Error)?.message ?? error).replace(/^JSON Parse error:\s*/, "");
+  if (/is not a valid unicode escape/.test(message)) return "an invalid \\u escape";
+  if (/^Invalid escape character/.test(message)) return "an invalid escape character";
+  const stripped = message.replace(/\s*"[^"]*"?/g, "").replace(/\s+/g, " ").trim();
+  // What is left must still read as words, not punctuation the quotes held.
+  return /[a-z]{3}/i.test(stripped) ? stripped : "malformed JSON";
+}

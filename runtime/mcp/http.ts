@@ -123,6 +123,9 @@ export function createMcpApp(plane: ExecutionPlane, options: McpAppOptions = {})
         }
       }
     }
+    if (id === undefined && (c.req.method === "GET" || c.req.method === "DELETE")) {
+      return c.json({ jsonrpc: "2.0", id: null, error: { code: -32000, message: `Bad Request: a ${c.req.method} of /mcp needs the Mcp-Session-Id header: send the session id the answer to initialize gave.` } }, 400);
+    }
     if (id === undefined) return open(c.req.raw);
     const session = sessions.get(id);
     // MCP: an unknown session is a 404, which tells the client to initialize a new one.

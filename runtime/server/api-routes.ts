@@ -120,8 +120,8 @@ function unknownCapability(c: Context<AppEnv>, plane: ExecutionPlane, id: string
     return edgeFailure(c, {
       status: 404,
       error_code: "not_found",
-      message: `No capability "${id}" is loaded, so ${capabilityPath(id)} does not exist now: ${unknownCapabilityHint(id, { list: () => plane.capabilities(), loadErrors: () => plane.loadErrors() })}.`,
-      suggestion: "Correct the file; the server loads it again as soon as it is saved.",
+      message: `No capability "${id}" is loaded, so ${capabilityPath(id)} does not exist now: ${unknownCapabilityHint(id, { list: () => plane.capabilities(), loadErrors: () => plane.loadErrors() }).replace(/\.$/, "")}.`,
+      suggestion: "Correct the file: a server watching its folders loads it again once it is saved (one started with --no-watch, once restarted).",
       context: { capability: id, file: broken.file, line: broken.line, reason: "load_error" },
     });
   }

@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "./_app-env.ts";
 import { edgeFailure } from "./errors.ts";
 import { readBounded } from "./read-bounded.ts";
-import { jsonErrorPosition } from "../execution/json-position.ts";
+import { jsonErrorPosition, jsonParseReason } from "../execution/json-position.ts";
 
 /** A parsed body, or the refusal already shaped as a response. */
 export type BodyResult = { ok: true; value: unknown } | { ok: false; response: Response };
@@ -105,7 +105,7 @@ export async function readJsonBody(c: Context<AppEnv>, limit: number): Promise<B
     return refuse(
       edgeFailure(c, {
         status: 400,
-        message: `The request body is not valid JSON: ${(error as Error).message.replace(/\s*"[^"]*"?/g, "")}${at === null ? "" : ` at line ${at.line}, column ${at.column}`}. Check quotes, commas and brackets.`,
+        message: `The request body is not valid JSON: ${jsonParseReason(error)}${at === null ? "" : ` at line ${at.line}, column ${at.column}`}. Check quotes, commas and brackets.`,
         context: at === null ? { reason: "malformed_json" } : { reason: "malformed_json", line: at.line, column: at.column },
       }),
     );

@@ -43,7 +43,7 @@ describe("readInput", () => {
 });
 
 describe("applyInputEnv", () => {
-  const env = { SLACK_TOKEN: "xoxb-secret-value", EMPTY: "", NOTE: "a note" };
+  const env = { SLACK_TOKEN: "xoxb-secret-value", EMPTY: "", BLANK: " \n", NOTE: "a note" };
 
   test("--input-env field=VAR fills the field from the environment, over --input", () => {
     expect(applyInputEnv({ ok: true, value: { channel: "ops", token: "x" } }, ["token=SLACK_TOKEN"], env)).toEqual({ ok: true, value: { channel: "ops", token: "xoxb-secret-value" }, fromEnv: ["token"] });
@@ -58,6 +58,7 @@ describe("applyInputEnv", () => {
     // Set but empty is what a CI job's missing secret reads as (tester R): refused, not run without it.
     const empty = applyInputEnv({ ok: true, value: {} }, ["token=SLACK_TOKEN", "key=EMPTY"], env);
     expect(empty).toEqual({ ok: false, message: "--input-env key=EMPTY: the environment variable EMPTY is set but empty (in a CI job, a secret the job was not given reads as empty); set it, or give key another way." });
+    expect(applyInputEnv({ ok: true, value: {} }, ["key=BLANK"], env)).toMatchObject({ ok: false, message: expect.stringContaining("BLANK is set but blank") });
     for (const result of [missing, empty]) expect(JSON.stringify(result)).not.toContain("xoxb");
   });
 

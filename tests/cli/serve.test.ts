@@ -117,6 +117,22 @@ export default capability({ id: "team.signals", title: "Signals", description: "
     }
   });
 
+  test("DOCKET_TOKEN set but empty is refused, not served without a token; --host [::1] is ::1, its URL bracketed once (tester T)", async () => {
+    const empty = await docket(fromSource, ["serve", "--port", "0"], { cwd: tempCheckout(), env: { DOCKET_TOKEN: " " } });
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toContain("Cannot serve: DOCKET_TOKEN is set but empty");
+    const child = spawnDocket(fromSource, ["serve", "--port", "0", "--host", "[::1]"], { cwd: tempCheckout() });
+    try {
+      const banner = await watchStream(child.stderr).until(/docket serving .* at http:\/\/\S+/);
+      const url = banner.match(/at (http:\/\/\S+)/)![1]!;
+      expect(url).toMatch(/^http:\/\/\[::1\]:\d+$/);
+      expect((await fetch(`${url}/healthz`)).status).toBe(200);
+    } finally {
+      child.kill("SIGINT");
+      await child.exited;
+    }
+  });
+
   test("a bad --port exits 2", async () => {
     const result = await docket(fromSource, ["serve", "--port", "http"], { cwd: tempCheckout() });
     expect(result.code).toBe(2);

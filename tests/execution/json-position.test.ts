@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { jsonErrorPosition } from "../../runtime/execution/json-position.ts";
+import { jsonErrorPosition, jsonParseReason } from "../../runtime/execution/json-position.ts";
 
 describe("jsonErrorPosition", () => {
   test("JSON texts have no error position", () => {
@@ -27,5 +27,21 @@ describe("jsonErrorPosition", () => {
   test("a text nested deeper than it looks says nothing rather than recurse without end", () => {
     expect(jsonErrorPosition("[".repeat(100_000))).toBeNull();
     expect(jsonErrorPosition(`${"[".repeat(100)}x`)).toEqual({ line: 1, column: 101 });
+  });
+
+  test("jsonParseReason says what is wrong without a character of the text (tester T)", () => {
+    const reasonOf = (text: string) => {
+      try {
+        JSON.parse(text);
+      } catch (error) {
+        return jsonParseReason(error);
+      }
+      throw new Error("parsed");
+    };
+    expect(reasonOf('{"pin":"sec\\u12"}')).toBe("an invalid \\u escape");
+    expect(reasonOf('"a\\qsecret"')).toBe("an invalid escape character");
+    expect(reasonOf('{"a":hunter2}')).toBe("Unexpected identifier");
+    expect(reasonOf("[1,]")).toBe("Unexpected comma at the end of array expression");
+    for (const text of ['{"pin":"sec\\u12"}', '"a\\qsecret"', '{"a":hunter2}']) expect(reasonOf(text)).not.toMatch(/sec|q|hunter/);
   });
 });

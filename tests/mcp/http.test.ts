@@ -154,6 +154,11 @@ describe("MCP over Streamable HTTP: requests that do not fit", () => {
     const noSession = (await post({ jsonrpc: "2.0", id: 11, method: "tools/list" })).answer;
     expect(noSession).toMatchObject({ id: 11, error: { code: -32000 } });
     expect(noSession.error.message).toContain("no Mcp-Session-Id header");
+    for (const method of ["GET", "DELETE"]) {
+      const bare = await fetch(new URL("/mcp", server.url), { method, headers: { Accept: "application/json, text/event-stream" } });
+      expect(bare.status).toBe(400);
+      expect(((await bare.json()) as any).error.message).toContain(`a ${method} of /mcp needs the Mcp-Session-Id header`);
+    }
     // The session goes on.
     expect((await post({ jsonrpc: "2.0", id: 12, method: "tools/list" }, session)).answer.result.tools.length).toBeGreaterThan(0);
   });

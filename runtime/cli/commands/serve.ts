@@ -54,11 +54,16 @@ export default defineCommand({
 
     prepareCapabilityThread();
     const log = (line: string) => void process.stderr.write(`${line}\n`);
+    // Set but empty (a secret the environment was not given) is no token: said, not served open.
+    if (parsed.token === undefined && process.env.DOCKET_TOKEN !== undefined && process.env.DOCKET_TOKEN.trim() === "") {
+      throw new UsageError("Cannot serve: DOCKET_TOKEN is set but empty; set it to the token, or unset it to serve without one (or with one generated, beyond loopback).", command);
+    }
     let server;
     try {
       server = await startServer({
         cwd: process.cwd(),
-        host: String(parsed.host),
+        // "[::1]", as a URL writes it, is the address ::1 (bracketed again, it made http://[[::1]]:port).
+        host: String(parsed.host).replace(/^\[(.*)\]$/, "$1"),
         port: Number(port),
         storeKind: parsed.store === "memory" ? "memory" : "sqlite",
         limits,

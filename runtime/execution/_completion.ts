@@ -5,7 +5,7 @@ import { buildFailure, forcedStopCertainty, type FailureDescriptor, type Retryab
 import { checkValue, describeProblems } from "./validate.ts";
 import { parsesUnchanged } from "./_parses-unchanged.ts";
 import { MAX_INPUT_DEPTH, nestsDeeperThan } from "./json-depth.ts";
-import { holdsMaskedNumber, NO_MASK, type SecretMask } from "./secret-mask.ts";
+import { masksSomething, NO_MASK, type SecretMask } from "./secret-mask.ts";
 
 /** How a run ended, before it is written as `execution.completed`. */
 export type Completion =
@@ -41,13 +41,13 @@ export function completionOf(capability: RegisteredCapability, outcome: TaskOutc
   if (mask === NO_MASK) return completion;
   if (completion.state === "succeeded") {
     const output = mask.value(completion.output);
-    // Masked, a sensitive number is text: where the output schema takes no text, the output would
-    // no longer be what clients were promised (an MCP client refuses it). Refused, as any output
-    // that does not fit, naming the way out.
-    if (holdsMaskedNumber(completion.output, mask)) {
+    // Masked, a secret of the output is the text "[redacted]": where its schema does not take that
+    // (a number, a pattern, a length, a choice), the output would no longer be what clients were
+    // promised (an MCP client refuses it). Refused, as any output that does not fit.
+    if (masksSomething(completion.output, mask)) {
       const check = schemaProblem(capability, output);
       if (!check.ok) {
-        return refusedOutput(capability, { request_id: edge.request_id, trace_id: edge.trace_id }, "returned a sensitive number of its input, which is masked as \"[redacted]\" in everything clients read, and its output schema takes no text there", "Leave the sensitive value out of the output, or declare that field so that it may be text (it will read \"[redacted]\").", { reason: "sensitive_output", ...(check.context ?? {}) });
+        return refusedOutput(capability, { request_id: edge.request_id, trace_id: edge.trace_id }, "returned a sensitive value of its input, which is masked as \"[redacted]\" in everything clients read, and its output schema does not take that text there", "Leave the sensitive value out of the output, or declare that field so that it may read \"[redacted]\".", { reason: "sensitive_output", ...(check.context ?? {}) }, true);
       }
     }
     return { state: "succeeded", output };
@@ -209,7 +209,10 @@ function unmasked(capability: RegisteredCapability, outcome: TaskOutcome, stop: 
 }
 
 /** A handler that ran to its end and returned what is refused (its schema, its size): failed at stage complete. */
-function refusedOutput(capability: RegisteredCapability, ids: { request_id: string; trace_id: string }, what: string, suggestion: string, context?: Record<string, unknown>): Completion {
+function refusedOutput(capability: RegisteredCapability, ids: { request_id: string; trace_id: string }, what: string, suggestion: string, context?: Record<string, unknown>, returned = false): Completion {
+  // A write whose output does not fit may have done its work or not; one whose handler returned an
+  // output that fit until a secret in it was masked (returned) did it.
+  const certainty = capability.effect !== "write" ? "not_applied" : returned ? "applied" : "unknown";
   return {
     state: "failed",
     failure: buildFailure({
@@ -217,7 +220,9 @@ function refusedOutput(capability: RegisteredCapability, ids: { request_id: stri
       error_code: "internal",
       stage: "complete",
       message: `${capability.id} ${what}`,
-      outcome_certainty: capability.effect === "write" ? "unknown" : "not_applied",
+      outcome_certainty: certainty,
+      // An unknown outcome is settled by a person, as every other one (docs/reconciliation.md).
+      ...(certainty === "unknown" ? { retryability: "manual_reconcile" as const } : {}),
       suggestion,
       context,
     }),

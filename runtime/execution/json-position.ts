@@ -126,7 +126,7 @@ export function jsonParseReason(error: unknown): string {
   const message = String((error as Error)?.message ?? error).replace(/^JSON Parse error:\s*/, "");
   if (/is not a valid unicode escape/.test(message)) return "an invalid \\u escape";
   if (/^Invalid escape character/.test(message)) return "an invalid escape character";
-  const stripped = message.replace(/\s*"[^"]*"?/g, "").replace(/\s+/g, " ").trim();
+  const stripped = message.replace(/\s*"[^"]*"?/g, "").replace(/\s*'[^']*'?/g, "").replace(/\s+/g, " ").trim();
   // What is left must still read as words, not punctuation the quotes held.
   return /[a-z]{3}/i.test(stripped) ? stripped : "malformed JSON";
 }

@@ -224,10 +224,14 @@ export function maskForInput(schema: JsonSchema, input: unknown): { mask: Secret
   return { mask: createSecretMask(secrets), secrets };
 }
 
-/** Whether `value` holds a number the mask replaces (a sensitive number of the input, as it came). */
-export function holdsMaskedNumber(value: unknown, mask: SecretMask, depth = 0): boolean {
+/**
+ * Whether the mask changes anything of `value`: a string or a key holding a secret, or a number
+ * that is one. What it changes may no longer fit a schema (a pattern, a length, a number).
+ */
+export function masksSomething(value: unknown, mask: SecretMask, depth = 0): boolean {
   if (typeof value === "number") return mask.text(String(value)) === REDACTED;
+  if (typeof value === "string") return mask.text(value) !== value;
   if (value === null || typeof value !== "object" || depth > 256) return false;
-  const children = Array.isArray(value) ? value : Object.values(value as Record<string, unknown>);
-  return children.some((child) => holdsMaskedNumber(child, mask, depth + 1));
+  if (Array.isArray(value)) return value.some((item) => masksSomething(item, mask, depth + 1));
+  return Object.entries(value as Record<string, unknown>).some(([key, child]) => mask.text(key) !== key || masksSomething(child, mask, depth + 1));
 }

@@ -3,6 +3,7 @@ import { STDIO_DEFAULT_MAX_BUFFER_SIZE } from "@modelcontextprotocol/sdk/shared/
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ErrorCode, type JSONRPCMessage, type RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { checkMessage } from "./_message-check.ts";
+import { jsonErrorPosition, jsonParseReason } from "../execution/json-position.ts";
 
 /** The longest line read as one message (the SDK's stdio bound, 10 MiB); a longer one is answered and skipped. */
 export const MAX_LINE_BYTES = STDIO_DEFAULT_MAX_BUFFER_SIZE;
@@ -110,8 +111,9 @@ export class JsonLinesTransport implements Transport {
     try {
       value = JSON.parse(line);
     } catch (error) {
-      const preview = line.length > 80 ? `${line.slice(0, 77)}...` : line;
-      this.refuse(null, ErrorCode.ParseError, `Parse error: the line ${JSON.stringify(preview)} is not JSON (${(error as Error).message}). docket mcp reads one JSON-RPC message per line, as MCP's stdio transport says: send each message as JSON on a single line.`);
+      // Where, not what: the line may hold a tool's secret argument.
+      const at = jsonErrorPosition(line);
+      this.refuse(null, ErrorCode.ParseError, `Parse error: the line is not JSON (${jsonParseReason(error)}${at === null ? "" : `, at column ${at.column}`}). docket mcp reads one JSON-RPC message per line, as MCP's stdio transport says: send each message as JSON on a single line.`);
       return;
     }
     const checked = checkMessage(value, "line");

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import type { Context } from "hono";
 import type { ExecutionPlane } from "../execution/plane.ts";
 import { isExecutionId } from "../execution/execution-id.ts";
-import { ARTIFACT_OPEN_FLAGS, artifactsDir, PARTIAL_ARTIFACT_PREFIX } from "../execution/artifact-files.ts";
+import { ARTIFACT_OPEN_FLAGS, artifactsDir, openedAsArtifact, PARTIAL_ARTIFACT_PREFIX } from "../execution/artifact-files.ts";
 import type { AppEnv } from "./_app-env.ts";
 import { edgeFailure } from "./errors.ts";
 
@@ -62,7 +62,8 @@ export async function downloadArtifact(c: Context<AppEnv>, plane: ExecutionPlane
   let size: number;
   try {
     const stat = await handle.stat();
-    if (!stat.isFile()) {
+    // A link swapped in on the way after the folders were checked leads elsewhere: not served.
+    if (!stat.isFile() || !openedAsArtifact(handle.fd, plane.root, id, name)) {
       await handle.close();
       return notFound(`${id} has no artifact ${name}.`);
     }

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import { constants as fsConstants } from "node:fs";
 import { lstat, mkdir, open, rename, statfs, unlink, writeFile } from "node:fs/promises";
-import { basename, join, sep } from "node:path";
+import { basename, dirname, join, sep } from "node:path";
 import { PARTIAL_ARTIFACT_PREFIX } from "../execution/artifact-files.ts";
 import { formatBytes } from "../execution/storage-gate.ts";
 import { CapabilityError } from "../capability/capability-error.ts";
@@ -165,11 +165,15 @@ async function prepareFolder(dir: string): Promise<void> {
   if (firstCreated !== undefined && basename(firstCreated) === ".docket") {
     await writeFile(join(firstCreated, ".gitignore"), "*\n", { flag: "wx" }).catch(() => {});
   }
-  const info = await lstat(dir);
-  if (!info.isDirectory()) {
-    throw new CapabilityError("artifact_refused", "Cannot write artifacts: the execution's artifact folder is a symlink or not a folder.", {
-      suggestion: "Remove what stands at the execution's artifact folder under .docket/artifacts/ and run again.",
-    });
+  // The folders above it too: a link planted at .docket/ or .docket/artifacts/ would take every
+  // later execution's artifacts outside the checkout, where no listing or release finds them.
+  for (const folder of [dirname(dirname(dir)), dirname(dir), dir]) {
+    const info = await lstat(folder);
+    if (!info.isDirectory()) {
+      throw new CapabilityError("artifact_refused", `Cannot write artifacts: ${folder === dir ? "the execution's artifact folder" : basename(folder) === ".docket" ? "the checkout's .docket folder" : ".docket/artifacts"} is a symlink or not a folder.`, {
+        suggestion: "Remove the link that stands in .docket/ (docket makes its folders itself) and run again.",
+      });
+    }
   }
 }
 

@@ -6,6 +6,7 @@ import { createExec } from "./exec.ts";
 import { spawnHere, type Spawner } from "./spawn-child.ts";
 import type { WorkerTask } from "./task.ts";
 import { createSecretMask, unfinishedSecretLength } from "../execution/secret-mask.ts";
+import { REDACTED } from "../execution/redaction.ts";
 import { boundDraftTexts } from "../execution/text-limits.ts";
 import { postedEvents } from "./event-backlog.ts";
 import { sanitizeLine, sanitizeText } from "../execution/text-sanitize.ts";
@@ -90,6 +91,10 @@ export function createWorkerContext(options: WorkerContextOptions): WorkerContex
   // for multi-line ones (stream chunks, diagnostic messages), as the store sanitizes them.
   const mask = createSecretMask(task.secrets ?? []);
   const line = (value: unknown) => mask.text(sanitizeLine(String(value)));
+  // A number of an event that is a sensitive number of the input (a PIN given as a progress count):
+  // the event's numbers are not text to mask, so such a one is left out, as "unknown" (null).
+  const secretNumber = (n: number | null) => n !== null && mask.secrets.length > 0 && mask.text(String(n)) === REDACTED;
+  const visible = (n: number | null) => (secretNumber(n) ? null : n);
   const block = (value: unknown) => mask.text(sanitizeText(String(value)));
   let pending: EventDraft[] = [];
   let pendingUnits = 0;
@@ -181,9 +186,9 @@ export function createWorkerContext(options: WorkerContextOptions): WorkerContex
         emit({
           type: "execution.progress",
           data: {
-            current: count(current) ?? 0,
+            current: visible(count(current)) ?? 0,
             // null (or NaN, or a negative total) is "total unknown", which the protocol allows.
-            ...(total === undefined ? {} : { total: total === null ? null : count(total) }),
+            ...(total === undefined ? {} : { total: total === null ? null : visible(count(total)) }),
             ...(message === undefined ? {} : { message: line(message) }),
           },
         }),
@@ -210,7 +215,7 @@ export function createWorkerContext(options: WorkerContextOptions): WorkerContex
         else heldStreams.delete(streamName);
         streamPieces(streamName, mask.text(text.slice(0, cut)));
       },
-      diagnostic: (d) => emit({ type: "execution.diagnostic", data: diagnosticData(d, line, block) }),
+      diagnostic: (d) => emit({ type: "execution.diagnostic", data: diagnosticData(d, line, block, visible) }),
       cancelled: cancelRequested,
       cancellation: () => new CancelledError(),
     },
@@ -301,15 +306,15 @@ function pieceEnd(text: string, at: number): number {
   return end;
 }
 
-function diagnosticData(d: DiagnosticInput, oneLine: (value: unknown) => string, block: (value: unknown) => string): EventPayload<"execution.diagnostic"> {
+function diagnosticData(d: DiagnosticInput, oneLine: (value: unknown) => string, block: (value: unknown) => string, visible: (n: number | null) => number | null): EventPayload<"execution.diagnostic"> {
   const data: EventPayload<"execution.diagnostic"> = {
     severity: SEVERITIES.has(d?.severity) ? d.severity : "error",
     message: block(d?.message ?? ""),
   };
   if (d?.code !== undefined) data.code = oneLine(d.code);
   if (d?.file !== undefined) data.file = oneLine(d.file);
-  const line = d?.line === undefined ? null : finite(d.line);
-  const column = d?.column === undefined ? null : finite(d.column);
+  const line = d?.line === undefined ? null : visible(finite(d.line));
+  const column = d?.column === undefined ? null : visible(finite(d.column));
   if (line !== null) data.line = line;
   if (column !== null) data.column = column;
   return data;

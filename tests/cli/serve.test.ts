@@ -121,6 +121,11 @@ export default capability({ id: "team.signals", title: "Signals", description: "
     const empty = await docket(fromSource, ["serve", "--port", "0"], { cwd: tempCheckout(), env: { DOCKET_TOKEN: " " } });
     expect(empty.code).toBe(2);
     expect(empty.stderr).toContain("Cannot serve: DOCKET_TOKEN is set but empty");
+    for (const host of ["[::1", "[[::1]]"]) {
+      const bad = await docket(fromSource, ["serve", "--port", "0", "--host", host], { cwd: tempCheckout() });
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toContain(`--host must be an address or a name of this machine, like 127.0.0.1, ::1 or localhost, got ${JSON.stringify(host)}.`);
+    }
     const child = spawnDocket(fromSource, ["serve", "--port", "0", "--host", "[::1]"], { cwd: tempCheckout() });
     try {
       const banner = await watchStream(child.stderr).until(/docket serving .* at http:\/\/\S+/);

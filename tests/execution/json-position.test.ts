@@ -42,6 +42,8 @@ describe("jsonErrorPosition", () => {
     expect(reasonOf('"a\\qsecret"')).toBe("an invalid escape character");
     expect(reasonOf('{"a":hunter2}')).toBe("Unexpected identifier");
     expect(reasonOf("[1,]")).toBe("Unexpected comma at the end of array expression");
+    expect(reasonOf('{"pin": #1234}')).toBe("Unrecognized token");
+    expect(reasonOf('{"pin": €}')).not.toContain("€");
     for (const text of ['{"pin":"sec\\u12"}', '"a\\qsecret"', '{"a":hunter2}']) expect(reasonOf(text)).not.toMatch(/sec|q|hunter/);
   });
 });

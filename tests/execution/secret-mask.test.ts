@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { createSecretMask, holdsMaskedNumber, maskForInput, NO_MASK, sensitiveValues, unfinishedSecretLength } from "../../runtime/execution/secret-mask.ts";
+import { createSecretMask, masksSomething, maskForInput, NO_MASK, sensitiveValues, unfinishedSecretLength } from "../../runtime/execution/secret-mask.ts";
 
 const schema = {
   type: "object",
@@ -27,8 +27,9 @@ describe("sensitiveValues", () => {
     // A number of an output that is the secret becomes the text that hides it; others, even one
     // holding its digits (another number), stay numbers (tester T: a count of 10000 with a pin of 1000).
     expect(mask.value<unknown>({ pin: 73914562, near: 739145620, other: 7391456, list: [73914562, 1] })).toEqual({ pin: "[redacted]", near: 739145620, other: 7391456, list: ["[redacted]", 1] });
-    expect(holdsMaskedNumber({ a: [1, { b: 73914562 }] }, mask)).toBe(true);
-    expect(holdsMaskedNumber({ a: [1, { b: 739145620 }], c: "73914562" }, mask)).toBe(false);
+    expect(masksSomething({ a: [1, { b: 73914562 }] }, mask)).toBe(true);
+    expect(masksSomething({ a: [1, { b: 739145620 }], c: "7391" }, mask)).toBe(false);
+    expect(masksSomething({ c: "pin 73914562" }, mask)).toBe(true);
   });
 
   test("sensitiveValues never takes a value by its field's name", () => {

@@ -254,6 +254,9 @@ describe("docket mcp without a server", () => {
     expect(parse).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32700 } });
     expect(parse.error.message).toContain("not JSON");
     expect(parse.error.message).toContain("one JSON-RPC message per line");
+    // Where, never what: the line may hold a secret argument (tester U).
+    expect(parse.error.message).toContain("at column 2");
+    expect(parse.error.message).not.toContain("this is not json");
 
     // Its id, when it has a usable one, is answered with, so the agent knows which request failed.
     agent.send(JSON.stringify({ jsonrpc: "1.0", id: 7, method: "tools/list" }));

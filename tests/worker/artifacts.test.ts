@@ -164,6 +164,22 @@ describe("ctx.artifacts.write", () => {
     expect(await roomy.write("b", "x".repeat(10))).toMatchObject({ bytes: 10 });
   });
 
+  test("a link planted at .docket/artifacts or .docket is refused, not followed out of the checkout (tester U)", async () => {
+    for (const linked of [join(root, ".docket", "artifacts"), join(root, ".docket")]) {
+      await rm(join(root, ".docket"), { recursive: true, force: true });
+      const elsewhere = await mkdtemp(join(tmpdir(), "docket-elsewhere-"));
+      await mkdir(join(root, ".docket"), { recursive: true });
+      if (linked.endsWith(".docket")) await rm(linked, { recursive: true });
+      await symlink(elsewhere, linked);
+      const writer = createArtifactWriter({ artifacts_dir: dir, artifact_limits: LIMITS });
+      const error = await failure(writer.write("a.txt", "x"));
+      expect(error.code).toBe("artifact_refused");
+      expect(error.message).toContain("is a symlink or not a folder");
+      expect(await readdir(elsewhere, { recursive: true })).not.toContain(join("x-20260908T010203Z-0a1b2c3d", "a.txt"));
+      await rm(elsewhere, { recursive: true, force: true });
+    }
+  });
+
   test("concurrent writes cannot overshoot the total between them", async () => {
     const writer = createArtifactWriter({ artifacts_dir: dir, artifact_limits: LIMITS });
     const results = await Promise.allSettled(["a", "b", "c"].map((name) => writer.write(name, "x".repeat(8))));

@@ -54,6 +54,12 @@ export default defineCommand({
 
     prepareCapabilityThread();
     const log = (line: string) => void process.stderr.write(`${line}\n`);
+    // "[::1]", as a URL writes it, is the address ::1 (bracketed again, it made http://[[::1]]:port);
+    // anything else with brackets, a slash or a space is no address nor name.
+    const host = String(parsed.host).replace(/^\[(.*)\]$/, "$1");
+    if (host === "" || /[[\]\s/]/.test(host)) {
+      throw new UsageError(`--host must be an address or a name of this machine, like 127.0.0.1, ::1 or localhost, got ${JSON.stringify(String(parsed.host).slice(0, 80))}.`, command);
+    }
     // Set but empty (a secret the environment was not given) is no token: said, not served open.
     if (parsed.token === undefined && process.env.DOCKET_TOKEN !== undefined && process.env.DOCKET_TOKEN.trim() === "") {
       throw new UsageError("Cannot serve: DOCKET_TOKEN is set but empty; set it to the token, or unset it to serve without one (or with one generated, beyond loopback).", command);
@@ -62,8 +68,7 @@ export default defineCommand({
     try {
       server = await startServer({
         cwd: process.cwd(),
-        // "[::1]", as a URL writes it, is the address ::1 (bracketed again, it made http://[[::1]]:port).
-        host: String(parsed.host).replace(/^\[(.*)\]$/, "$1"),
+        host,
         port: Number(port),
         storeKind: parsed.store === "memory" ? "memory" : "sqlite",
         limits,
@@ -81,7 +86,7 @@ export default defineCommand({
       // Another server on this checkout, a bad token, a port in use, an unusable store file: the operator fixes it.
       const disk = isDiskRefusal(error) || (error as Error)?.name === "CheckoutLockError";
       if (isAddressUnusable(error)) {
-        throw new UsageError(`Cannot serve: cannot listen on --host ${String(parsed.host)} (${(error as { code: string }).code}): it is not an address of this machine. Give one of its addresses, such as 127.0.0.1 (the default) or ::1.`, command);
+        throw new UsageError(`Cannot serve: cannot listen on --host ${host} (${(error as { code: string }).code}): it is not an address of this machine. Give one of its addresses, such as 127.0.0.1 (the default) or ::1.`, command);
       }
       if (error instanceof ServerAlreadyRunningError || error instanceof RangeError || isAddressInUse(error) || disk || (error as Error)?.name === "StoreFileError") {
         // Only a bad flag is answered by the help; another server or the disk is not.

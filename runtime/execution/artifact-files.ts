@@ -22,13 +22,17 @@ export function artifactsDir(root: string, id: string): string {
  * a link (a handler can swap one in: `ln -s /etc .docket/artifacts/<id>` listed all of /etc with
  * hashes); null otherwise. Downloads check the same (artifact-download.ts).
  */
-function ownFolder(root: string, id: string): string | null {
+export function ownFolder(root: string, id: string): string | null {
   const dir = artifactsDir(root, id);
-  for (const folder of [join(root, ".docket"), join(root, ".docket", "artifacts"), dir]) {
-    if (!lstatSync(folder, { throwIfNoEntry: false })?.isDirectory()) return null;
-  }
-  return dir;
+  return ownArtifactsRoot(root) && isRealFolder(dir) ? dir : null;
 }
+
+/** `.docket/` and `.docket/artifacts/` are real folders of the checkout, not links. */
+function ownArtifactsRoot(root: string): boolean {
+  return isRealFolder(join(root, ".docket")) && isRealFolder(join(root, ".docket", "artifacts"));
+}
+
+const isRealFolder = (path: string) => lstatSync(path, { throwIfNoEntry: false })?.isDirectory() === true;
 
 /**
  * Opened this way a file can neither be a symlink followed (O_NOFOLLOW) nor make the open wait: a
@@ -135,9 +139,7 @@ export function hasArtifacts(root: string, id: string): boolean {
 /** Deletes an execution's artifact folder; returns how many files it held. */
 export function removeArtifacts(root: string, id: string): number {
   // Through a linked .docket/ or artifacts/ folder, the rm would delete a folder elsewhere.
-  for (const folder of [join(root, ".docket"), join(root, ".docket", "artifacts")]) {
-    if (!lstatSync(folder, { throwIfNoEntry: false })?.isDirectory()) return 0;
-  }
+  if (!ownArtifactsRoot(root)) return 0;
   const count = listArtifacts(root, id).length;
   // A link where the execution's folder should be is removed itself, never what it leads to.
   rmSync(artifactsDir(root, id), { recursive: true, force: true });

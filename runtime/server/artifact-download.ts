@@ -1,9 +1,9 @@
-import { lstat, open, type FileHandle } from "node:fs/promises";
+import { open, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import type { Context } from "hono";
 import type { ExecutionPlane } from "../execution/plane.ts";
 import { isExecutionId } from "../execution/execution-id.ts";
-import { ARTIFACT_OPEN_FLAGS, artifactsDir, openedAsArtifact, PARTIAL_ARTIFACT_PREFIX } from "../execution/artifact-files.ts";
+import { ARTIFACT_OPEN_FLAGS, openedAsArtifact, ownFolder, PARTIAL_ARTIFACT_PREFIX } from "../execution/artifact-files.ts";
 import type { AppEnv } from "./_app-env.ts";
 import { edgeFailure } from "./errors.ts";
 
@@ -44,12 +44,9 @@ export async function downloadArtifact(c: Context<AppEnv>, plane: ExecutionPlane
   if (!plane.store.get(id)) return notFound(`No execution ${id}.`);
   // What a write cut short left (docket's own name for a file being written) is no artifact.
   if (name.startsWith(PARTIAL_ARTIFACT_PREFIX)) return notFound(`${id} has no artifact ${name}.`);
-  const dir = artifactsDir(plane.root, id);
   // The folders on the way are checked too: a symlinked artifacts folder would lead outside the checkout.
-  for (const folder of [join(plane.root, ".docket"), join(plane.root, ".docket", "artifacts"), dir]) {
-    const stat = await lstat(folder).catch(() => null);
-    if (!stat || !stat.isDirectory()) return notFound(`${id} has no artifact ${name}.`);
-  }
+  const dir = ownFolder(plane.root, id);
+  if (dir === null) return notFound(`${id} has no artifact ${name}.`);
   let handle: FileHandle;
   try {
     handle = await open(join(dir, name), ARTIFACT_OPEN_FLAGS);

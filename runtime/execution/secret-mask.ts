@@ -204,7 +204,7 @@ function maskValue<T>(value: T, text: (input: string) => string, depth: number):
   // A number that is a secret (a sensitive number returned as it came) becomes the string
   // "[redacted]", its type given up for it; one that only holds its digits (pin * 10) is another
   // number, and stays (completionOf refuses an output whose schema then no longer fits).
-  if (typeof value === "number") return (text(String(value)) === REDACTED ? REDACTED : value) as T;
+  if (typeof value === "number") return (isSecretNumber(value, text) ? REDACTED : value) as T;
   if (value === null || typeof value !== "object" || depth > 256) return value;
   if (Array.isArray(value)) return value.map((item) => maskValue(item, text, depth + 1)) as T;
   // A String object crosses from a worker as one, and JSON writes its text: it is that text.
@@ -229,9 +229,14 @@ export function maskForInput(schema: JsonSchema, input: unknown): { mask: Secret
  * that is one. What it changes may no longer fit a schema (a pattern, a length, a number).
  */
 export function masksSomething(value: unknown, mask: SecretMask, depth = 0): boolean {
-  if (typeof value === "number") return mask.text(String(value)) === REDACTED;
+  if (typeof value === "number") return isSecretNumber(value, mask.text);
   if (typeof value === "string") return mask.text(value) !== value;
   if (value === null || typeof value !== "object" || depth > 256) return false;
   if (Array.isArray(value)) return value.some((item) => masksSomething(item, mask, depth + 1));
   return Object.entries(value as Record<string, unknown>).some(([key, child]) => mask.text(key) !== key || masksSomething(child, mask, depth + 1));
+}
+
+/** Whether a number is a secret itself (its decimal text masks whole), as a sensitive number of the input is. */
+export function isSecretNumber(value: number, text: (input: string) => string): boolean {
+  return text(String(value)) === REDACTED;
 }

@@ -5,8 +5,7 @@ import { createArtifactWriter } from "./_artifacts.ts";
 import { createExec } from "./exec.ts";
 import { spawnHere, type Spawner } from "./spawn-child.ts";
 import type { WorkerTask } from "./task.ts";
-import { createSecretMask, unfinishedSecretLength } from "../execution/secret-mask.ts";
-import { REDACTED } from "../execution/redaction.ts";
+import { createSecretMask, isSecretNumber, unfinishedSecretLength } from "../execution/secret-mask.ts";
 import { boundDraftTexts } from "../execution/text-limits.ts";
 import { postedEvents } from "./event-backlog.ts";
 import { sanitizeLine, sanitizeText } from "../execution/text-sanitize.ts";
@@ -93,8 +92,7 @@ export function createWorkerContext(options: WorkerContextOptions): WorkerContex
   const line = (value: unknown) => mask.text(sanitizeLine(String(value)));
   // A number of an event that is a sensitive number of the input (a PIN given as a progress count):
   // the event's numbers are not text to mask, so such a one is left out, as "unknown" (null).
-  const secretNumber = (n: number | null) => n !== null && mask.secrets.length > 0 && mask.text(String(n)) === REDACTED;
-  const visible = (n: number | null) => (secretNumber(n) ? null : n);
+  const visible = (n: number | null) => (n !== null && mask.secrets.length > 0 && isSecretNumber(n, mask.text) ? null : n);
   const block = (value: unknown) => mask.text(sanitizeText(String(value)));
   let pending: EventDraft[] = [];
   let pendingUnits = 0;

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readlinkSync, readSync, realpathSync, rmSync } from "node:fs";
+import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readlinkSync, readSync, realpathSync, rmdirSync, rmSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import type { ArtifactInfo } from "./plane.ts";
 
@@ -141,7 +141,56 @@ export function removeArtifacts(root: string, id: string): number {
   // Through a linked .docket/ or artifacts/ folder, the rm would delete a folder elsewhere.
   if (!ownArtifactsRoot(root)) return 0;
   const count = listArtifacts(root, id).length;
-  // A link where the execution's folder should be is removed itself, never what it leads to.
-  rmSync(artifactsDir(root, id), { recursive: true, force: true });
+  const dir = artifactsDir(root, id);
+  // The folder's content is removed through the folder opened and found to be the execution's own
+  // (its path as the system opened it): a link swapped in on the way after the check above leads
+  // nowhere else (a tester's race deleted 15 of 40 folders outside the checkout). Then the folder
+  // itself, empty: rmdir never follows a link. Where the system cannot say, by its path.
+  let fd: number | null = null;
+  try {
+    fd = openSync(dir, constants.O_RDONLY | (constants.O_DIRECTORY ?? 0) | (constants.O_NOFOLLOW ?? 0));
+  } catch {
+    // Not there, or a link where the folder should be: a link is removed itself (unlink removes no
+    // folder), never what it leads to.
+    try {
+      if (lstatSync(dir).isSymbolicLink()) unlinkSync(dir);
+    } catch {
+      // Gone meanwhile.
+    }
+    return count;
+  }
+  try {
+    const through = `/proc/self/fd/${fd}`;
+    const opened = readlinkOrNull(through);
+    if (opened === null) {
+      rmSync(dir, { recursive: true, force: true });
+      return count;
+    }
+    if (opened !== join(realpathOrSelf(root), ".docket", "artifacts", id)) return 0;
+    for (const name of readdirSync(through)) rmSync(join(through, name), { recursive: true, force: true });
+  } finally {
+    closeSync(fd);
+  }
+  try {
+    rmdirSync(dir);
+  } catch {
+    // Swapped for a link meanwhile (rmdir refuses one), or gone: what it held is removed already.
+  }
   return count;
+}
+
+function readlinkOrNull(path: string): string | null {
+  try {
+    return readlinkSync(path);
+  } catch {
+    return null;
+  }
+}
+
+function realpathOrSelf(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
 }

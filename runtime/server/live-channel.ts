@@ -619,7 +619,11 @@ export class LiveChannel {
     const page = this.store.events(range.id, range.after, REPLAY_PAGE);
     const from = Math.min(range.through + 1, page === null ? Number.POSITIVE_INFINITY : Math.max(range.after + 1, page.retained_from));
     if (from > range.after + 1) {
-      client.queue.push(lagNotice(from - 1 - range.after, { [range.id]: client.gotOf(range.id) }));
+      const dropped = from - 1 - range.after;
+      // Gone from the store altogether (forgotten past a retention bound while it waited): there is
+      // no snapshot to reload, so the notice does not send the client to one.
+      const gone = page === null ? `Execution ${range.id} was forgotten by the store (a retention bound: executions_retained or executions_retained_bytes) before its history could be sent: ${dropped} event(s) of it are lost to this connection, and it has no snapshot any more.` : undefined;
+      client.queue.push(lagNotice(dropped, { [range.id]: client.gotOf(range.id) }, gone));
       (client.announced ??= new Map()).set(range.id, from - 1);
       range.after = from - 1;
     }

@@ -821,6 +821,30 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
     for (const id of ids) expect(sequencesOf(second, id)).toEqual(Array.from({ length: store.get(id)!.last_sequence }, (_, k) => k + 1));
   });
 
+  test("an execution forgotten by the store before its history was sent is announced as gone, not as something to reload (tester T)", async () => {
+    const { live, create, progress, store } = setup({ executions_retained: 3 });
+    const ids = [1, 2, 3].map((n) => create(n));
+    for (const id of ids) {
+      progress(id, 300);
+      store.append(id, [{ type: "execution.completed", data: { state: "succeeded", output: {}, duration_ms: 1 } }]);
+    }
+    const slow = new FakeSocket();
+    slow.mode = "backpressure";
+    live.open(slow, { executions: "all", after: 0 });
+    await untilWritten(live);
+    // While it cannot read, new executions push the oldest finished ones out of the store.
+    create(4);
+    create(5);
+    expect(store.get(ids[0]!)).toBeNull();
+    slow.mode = "ok";
+    live.drain(slow);
+    await untilWritten(live);
+    const lagged = slow.frames.filter((f: any) => f.type === "stream.lagged" && Object.hasOwn(f.last_sequence, ids[0]!));
+    expect(lagged.length).toBeGreaterThan(0);
+    expect(lagged[0].message).toContain(`Execution ${ids[0]} was forgotten by the store`);
+    expect(lagged[0].message).not.toContain("reload the snapshot");
+  });
+
   test("with no more executions held than a page of heads, connections to every execution from a cursor never wait: each is planned at once", async () => {
     const { live, create, progress, store } = setup();
     const ids = Array.from({ length: 500 }, (_, i) => create(i + 1));

@@ -154,6 +154,11 @@ function unavailable(error: unknown, path: string, what: string): unknown {
 }
 
 async function prepareFolder(dir: string): Promise<void> {
+  // A link planted at .docket/ or .docket/artifacts/ would take every later execution's artifacts
+  // outside the checkout, where no listing or release finds them: refused before anything is made
+  // through it, and the whole way checked again once the folder exists.
+  const folders = [dirname(dirname(dir)), dirname(dir), dir];
+  await refuseLinks(folders, dir, true);
   // 0700: artifacts can hold what a handler read from the checkout; nobody else needs to read them.
   let firstCreated: string | undefined;
   try {
@@ -165,11 +170,18 @@ async function prepareFolder(dir: string): Promise<void> {
   if (firstCreated !== undefined && basename(firstCreated) === ".docket") {
     await writeFile(join(firstCreated, ".gitignore"), "*\n", { flag: "wx" }).catch(() => {});
   }
-  // The folders above it too: a link planted at .docket/ or .docket/artifacts/ would take every
-  // later execution's artifacts outside the checkout, where no listing or release finds them.
-  for (const folder of [dirname(dirname(dir)), dirname(dir), dir]) {
-    const info = await lstat(folder);
-    if (!info.isDirectory()) {
+  await refuseLinks(folders, dir, false);
+}
+
+/** Refuses a folder on the way that is a link or not a folder; `beforeMaking`, only a link, and one not there yet is fine. */
+async function refuseLinks(folders: string[], dir: string, beforeMaking: boolean): Promise<void> {
+  for (const folder of folders) {
+    const info = await lstat(folder).catch((error: NodeJS.ErrnoException) => {
+      if (beforeMaking && (error.code === "ENOENT" || error.code === "ENOTDIR")) return null;
+      throw error;
+    });
+    // Before anything is made only a link is refused here: a file in the way fails the mkdir, which says so.
+    if (info !== null && (beforeMaking ? info.isSymbolicLink() : !info.isDirectory())) {
       throw new CapabilityError("artifact_refused", `Cannot write artifacts: ${folder === dir ? "the execution's artifact folder" : basename(folder) === ".docket" ? "the checkout's .docket folder" : ".docket/artifacts"} is a symlink or not a folder.`, {
         suggestion: "Remove the link that stands in .docket/ (docket makes its folders itself) and run again.",
       });

@@ -48,19 +48,26 @@ export const ARTIFACT_OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ??
  * the system cannot say.
  */
 export function openedAsArtifact(fd: number, root: string, id: string, name: string): boolean {
-  let opened: string;
+  const opened = openedPath(fd);
+  return opened === null || opened === realArtifactPath(root, id, name);
+}
+
+/** The path the system says `fd` was opened at (Linux's /proc/self/fd), or null where it cannot say. */
+function openedPath(fd: number): string | null {
   try {
-    opened = readlinkSync(`/proc/self/fd/${fd}`);
+    return readlinkSync(`/proc/self/fd/${fd}`);
   } catch {
-    return true;
+    return null;
   }
-  let realRoot: string;
+}
+
+/** Where `parts` under the checkout's artifacts folder really are; null when the checkout cannot be resolved. */
+function realArtifactPath(root: string, ...parts: string[]): string | null {
   try {
-    realRoot = realpathSync(root);
+    return join(realpathSync(root), ".docket", "artifacts", ...parts);
   } catch {
-    return false;
+    return null;
   }
-  return opened === join(realRoot, ".docket", "artifacts", id, name);
 }
 
 /** Read this much at a time to hash a file: never a whole file in memory. */
@@ -160,13 +167,13 @@ export function removeArtifacts(root: string, id: string): number {
     return count;
   }
   try {
-    const through = `/proc/self/fd/${fd}`;
-    const opened = readlinkOrNull(through);
+    const opened = openedPath(fd);
     if (opened === null) {
       rmSync(dir, { recursive: true, force: true });
       return count;
     }
-    if (opened !== join(realpathOrSelf(root), ".docket", "artifacts", id)) return 0;
+    if (opened !== realArtifactPath(root, id)) return 0;
+    const through = `/proc/self/fd/${fd}`;
     for (const name of readdirSync(through)) rmSync(join(through, name), { recursive: true, force: true });
   } finally {
     closeSync(fd);
@@ -179,18 +186,3 @@ export function removeArtifacts(root: string, id: string): number {
   return count;
 }
 
-function readlinkOrNull(path: string): string | null {
-  try {
-    return readlinkSync(path);
-  } catch {
-    return null;
-  }
-}
-
-function realpathOrSelf(path: string): string {
-  try {
-    return realpathSync(path);
-  } catch {
-    return path;
-  }
-}

@@ -146,6 +146,8 @@ export function editorTsconfig(root: string, aliases: Record<string, string[]> =
 /** The sentence a user reads when the types (or init's files) cannot be written: the error and what to check. */
 export function cannotWrite(what: string, error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
+  // A linked or file .docket says itself what to do.
+  if ((error as Error)?.name === "DocketDirError") return `Cannot ${what}: ${message}`;
   return `Cannot ${what}: ${message}. Check that capabilities/ and .docket/ in the checkout are folders you can write to.`;
 }
 

@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, linkSync, lstatSync, mkdirSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 /** What `.docket/lease.json` holds: which server serves this checkout (docs/protocol.md). */
@@ -20,10 +20,18 @@ export function leasePath(root: string): string {
  * Creates `<root>/.docket/` (0700: it holds the token, the store and artifacts) with a
  * `.gitignore` holding `*`, so nothing in it is ever committed. A folder made wider by an older
  * version is narrowed.
+ *
+ * A `.docket` that is a symbolic link (or anything but a folder) is refused before anything is
+ * made, narrowed or replaced through it: a link committed to a repository (`.docket -> ..`) would
+ * otherwise have any docket command run in a clone write its state, narrow a folder's mode and
+ * swap its `types/` folder outside the checkout (docs/durability.md, "Everything under .docket/ is private").
  */
 export function ensureDocketDir(root: string): string {
   const dir = join(root, ".docket");
+  refuseUnlikeFolder(dir);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
+  // Made by someone else between the check and the mkdir: checked again before anything goes in.
+  refuseUnlikeFolder(dir);
   try {
     if ((statSync(dir).mode & 0o077) !== 0) chmodSync(dir, 0o700);
   } catch {
@@ -44,10 +52,39 @@ export function ensureDocketDir(root: string): string {
   return dir;
 }
 
+/** A `.docket/` that cannot be docket's own folder: a link, a file. */
+export class DocketDirError extends Error {
+  override readonly name = "DocketDirError";
+}
+
+/** Throws DocketDirError when `dir` exists and is not a real folder; nothing when it is one or is missing. */
+function refuseUnlikeFolder(dir: string): void {
+  let stats;
+  try {
+    stats = lstatSync(dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
+    throw error;
+  }
+  if (stats.isDirectory()) return;
+  if (stats.isSymbolicLink()) {
+    let target = "";
+    try {
+      target = ` (to ${readlinkSync(dir)})`;
+    } catch {
+      // Gone or unreadable a moment later: named without its target.
+    }
+    throw new DocketDirError(`${dir} is a symbolic link${target}, not a folder: docket keeps its state, token and editor types there and writes nothing through a link, which could lead out of the checkout. Remove the link (\`rm ${dir}\`; a repository should not commit .docket) and run again; docket makes the folder itself.`);
+  }
+  throw new DocketDirError(`${dir} is a file, not a folder: docket keeps its state, token and editor types there. Move the file away and run again; docket makes the folder itself.`);
+}
+
 /** The checkout's lease, or null when there is none or it is not a lease (a torn or foreign file). */
 export function readLease(root: string): Lease | null {
   let value: unknown;
   try {
+    // Not through a link at .docket: a lease from outside the checkout names no server of its own.
+    if (!lstatSync(join(root, ".docket")).isDirectory()) return null;
     value = JSON.parse(readFileSync(leasePath(root), "utf8"));
   } catch {
     return null;

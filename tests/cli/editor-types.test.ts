@@ -1,7 +1,7 @@
 // Editor types with no npm install: `docket init` in a checkout without node_modules, then this
 // repository's TypeScript type-checks its capability files against the declarations docket wrote.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { buildBinary, docket, fromBinary, REPO, removeTempDirs, tempCheckout, type DocketRunner } from "./_harness.ts";
 
@@ -144,12 +144,49 @@ describe("docket init and editor types", () => {
     writeFileSync(join(checkout, ".docket"), "not a folder\n");
     const init = await docket(binary, ["init"], { cwd: checkout });
     expect(init.code).toBe(1);
-    expect(init.stderr).toContain(`Cannot set up ${checkout} for capability files: EEXIST`);
-    expect(init.stderr).toContain("Check that capabilities/ and .docket/ in the checkout are folders you can write to.");
+    expect(init.stderr).toContain(`Cannot set up ${checkout} for capability files: ${join(checkout, ".docket")} is a file, not a folder`);
+    expect(init.stderr).toContain("Move the file away and run again");
     expect(init.stderr).not.toContain("unexpected error");
     const listed = await docket(binary, ["capabilities", "list"], { cwd: checkout });
     expect(listed.code).toBe(0);
     expect(listed.stderr).toContain("docket: Cannot refresh the editor types");
+  });
+
+  test("a .docket committed as a symbolic link (.docket -> ..) is refused by every command: nothing is written, narrowed or removed outside the checkout", async () => {
+    // The clone is the checkout; the folder holding it is the user's, outside it.
+    const checkout = tempCheckout();
+    const parent = join(checkout, "..");
+    expect((await docket(binary, ["init"], { cwd: checkout })).code).toBe(0);
+    rmSync(join(checkout, ".docket"), { recursive: true });
+    // The parent holds a folder named types/ (a user's work) and is open to its group.
+    const outside = join(parent, `outside-${checkout.split("-").at(-1)}`);
+    mkdirSync(join(outside, "types", "mywork"), { recursive: true });
+    writeFileSync(join(outside, "types", "mywork", "thesis.tex"), "keep me\n");
+    chmodSync(outside, 0o755);
+    symlinkSync(outside, join(checkout, ".docket"));
+    const before = readdirSync(outside).sort();
+
+    const listed = await docket(binary, ["capabilities", "list"], { cwd: checkout });
+    expect(listed.code).toBe(0);
+    expect(listed.stderr).toContain(`${join(checkout, ".docket")} is a symbolic link (to ${outside}), not a folder`);
+    const ran = await docket(binary, ["run", "hello.greet", "--input", '{"name":"x"}'], { cwd: checkout });
+    expect(ran.code).toBe(0);
+    const types = await docket(binary, ["types"], { cwd: checkout });
+    expect(types.code).toBe(1);
+    expect(types.stderr).toContain("Remove the link");
+    const served = await docket(binary, ["serve", "--port", "0"], { cwd: checkout });
+    expect(served.code).toBe(2);
+    expect(served.stderr).toContain("Cannot serve:");
+    expect(served.stderr).toContain("is a symbolic link");
+    expect(served.stderr).not.toContain("unexpected error");
+
+    try {
+      expect(readFileSync(join(outside, "types", "mywork", "thesis.tex"), "utf8")).toBe("keep me\n");
+      expect(readdirSync(outside).sort()).toEqual(before);
+      expect(statSync(outside).mode & 0o777).toBe(0o755);
+    } finally {
+      rmSync(outside, { recursive: true, force: true });
+    }
   });
 
   test("every docket command restores types that are missing or from another docket; init keeps what exists", async () => {

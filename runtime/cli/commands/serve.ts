@@ -84,7 +84,7 @@ export default defineCommand({
       });
     } catch (error) {
       // Another server on this checkout, a bad token, a port in use, an unusable store file: the operator fixes it.
-      const disk = isDiskRefusal(error) || (error as Error)?.name === "CheckoutLockError";
+      const disk = isDiskRefusal(error) || ["CheckoutLockError", "DocketDirError"].includes((error as Error)?.name);
       if (isAddressUnusable(error)) {
         throw new UsageError(`Cannot serve: cannot listen on --host ${host} (${(error as { code: string }).code}): it is not an address of this machine. Give one of its addresses, such as 127.0.0.1 (the default) or ::1.`, command);
       }

@@ -47,12 +47,20 @@ export interface Exec {
  */
 export function createExec(host: ExecHost): Exec {
   const running = new Set<number>();
+  // Set once the task has ended: a child whose start was still on its way then (a handler that
+  // returned without awaiting ctx.exec) is ended as soon as it exists, never left running.
+  let taskEnded = false;
+  const endGroup = (pid: number) => {
+    signalGroup(pid, "SIGTERM");
+    setTimeout(() => signalGroup(pid, "SIGKILL"), host.killGraceMs).unref?.();
+  };
 
   async function exec(argv: readonly string[], options: ExecOptions = {}): Promise<ExecResult> {
     checkArgv(argv);
     const command = describeCommand(argv);
     const maxBytes = checkMaxBytes(options.maxOutputBytes);
     const cwd = await resolveCwd(host.root, options.cwd);
+    if (taskEnded) throw taskOver(command);
     const signal = host.signal();
     if (signal.aborted) throw host.progress.cancellation();
 
@@ -67,6 +75,10 @@ export function createExec(host: ExecHost): Exec {
       throw spawnFailure(command, error);
     }
     const { pid } = child;
+    if (taskEnded) {
+      endGroup(pid);
+      throw taskOver(command);
+    }
     running.add(pid);
     host.progress.log(`exec: ${command} started (pid ${pid}${cwd === host.root ? "" : `, in ${relative(host.root, cwd) || "."}`})`);
 
@@ -112,12 +124,17 @@ export function createExec(host: ExecHost): Exec {
   return {
     exec,
     endAll() {
-      for (const pid of running) {
-        signalGroup(pid, "SIGTERM");
-        setTimeout(() => signalGroup(pid, "SIGKILL"), host.killGraceMs).unref?.();
-      }
+      taskEnded = true;
+      for (const pid of running) endGroup(pid);
     },
   };
+}
+
+/** What an exec still starting when its task ended rejects with (nobody awaits it: the handler has returned). */
+function taskOver(command: string): CapabilityError {
+  return new CapabilityError("exec_failed", `${command} was not run: its execution had already ended (the handler returned without awaiting ctx.exec).`, {
+    suggestion: "Await ctx.exec (or Promise.all the children) before the handler returns.",
+  });
 }
 
 /**

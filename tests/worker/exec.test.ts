@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { registerDocketModules } from "../../runtime/adapter/bun-modules.ts";
@@ -59,6 +59,23 @@ export default capability({
 });
 `;
 
+/** Starts input.argv and returns at once, neither awaiting the child nor its start. */
+const NO_AWAIT = `import { capability } from "docket";
+import * as v from "valibot";
+export default capability({
+  id: "test.no-await",
+  title: "Leave a child behind",
+  description: "Starts input.argv without awaiting it and returns.",
+  effect: "read",
+  input: v.object({ argv: v.array(v.string()) }),
+  output: v.object({}),
+  handler(input, ctx) {
+    ctx.exec(input.argv).catch(() => undefined);
+    return {};
+  },
+});
+`;
+
 /** Prints five numbered lines on stdout and one on stderr, a little apart, then `exit` code. */
 const LINES = `const [, , code = "0"] = process.argv;
 for (let i = 1; i <= 5; i++) { console.log("line " + i); await new Promise((r) => setTimeout(r, 2)); }
@@ -94,6 +111,7 @@ beforeAll(async () => {
   writeFileSync(join(root, "capabilities", "test.exec-secret.ts"), SECRET_RUNNER);
   writeFileSync(join(root, "scripts", "split.mjs"), SPLIT);
   writeFileSync(join(root, "capabilities", "test.crash.ts"), CRASHER);
+  writeFileSync(join(root, "capabilities", "test.no-await.ts"), NO_AWAIT);
   writeFileSync(join(root, "scripts", "lines.mjs"), LINES);
   writeFileSync(join(root, "scripts", "stubborn.mjs"), STUBBORN);
   // grace_ms 600: a child gets 300 ms between TERM and KILL.
@@ -110,6 +128,20 @@ const terminal = (id: string): Promise<ExecutionSnapshot> => terminalSnapshot(pl
 const events = (id: string) => plane.store.events(id, 0, 10_000)!.events as ExecutionEvent[];
 const streamed = (id: string, name: string) => events(id).filter((e) => e.type === "execution.stream" && (e.data as { name: string }).name === name).map((e) => (e.data as { chunk: string }).chunk);
 const logs = (id: string) => events(id).filter((e) => e.type === "execution.log").map((e) => (e.data as { message: string }).message);
+
+/** Pids of the processes whose command line holds `marker` (Linux: /proc). */
+function processesWith(marker: string): number[] {
+  const found: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      if (readFileSync(`/proc/${name}/cmdline`, "utf8").includes(marker)) found.push(Number(name));
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return found;
+}
 
 function alive(pid: number): boolean {
   try {
@@ -220,6 +252,19 @@ describe("ctx.exec", () => {
     expect((await terminal(id)).state).toBe("cancelled");
     await until("the child's group to be gone", () => !alive(child) && !alive(grandchild));
   });
+
+  test.if(process.platform === "linux")("ctx.exec: a child whose start was still under way when the handler returned is ended, never left running", async () => {
+    // The handler returns in the same turn as it calls ctx.exec: the task ends before the child
+    // exists. Before, such children (6 of 6 here) ran on for ever, children of the server.
+    const marker = `no-await-${process.pid}-${Date.now()}`;
+    for (let i = 0; i < 6; i++) {
+      const id = start("test.no-await", { argv: [bun, "-e", "process.on('SIGTERM', () => {}); setInterval(() => {}, 1000);", marker] });
+      expect((await terminal(id)).state).toBe("succeeded");
+    }
+    // A start on its way (from the main thread) has landed by then.
+    await Bun.sleep(1000);
+    await until("every child of a returned handler to be gone", () => processesWith(marker).length === 0);
+  }, 30_000);
 
   test("ctx.exec: after a worker crash no process of the child's group remains", async () => {
     const pidFile = join(root, "crash-pids.json");

@@ -6,6 +6,8 @@ import { systemClock, type Clock } from "../execution/clock.ts";
 export interface WatchFoldersOptions {
   /** Quiet time after the last change before `onChange` runs: an editor's save is several events. */
   debounceMs?: number;
+  /** The longest `onChange` waits after the first change of a burst that never goes quiet. */
+  maxWaitMs?: number;
   clock?: Pick<Clock, "setTimeout" | "clearTimeout">;
   /** A folder that cannot be watched (for the server log); watching the others goes on. */
   onProblem?: (message: string) => void;
@@ -25,10 +27,16 @@ export const MAX_ADDED = 256;
 
 /** Long enough to gather an editor's write-rename-chmod burst, short enough to stay well under a second. */
 export const DEFAULT_DEBOUNCE_MS = 150;
+/**
+ * A folder that is never quiet (a build stamp rewritten every 100 ms beside a helper) would
+ * otherwise hold every reload back for as long as it is written: changes are picked up at most
+ * this long after the first one, quiet or not.
+ */
+export const DEFAULT_MAX_WAIT_MS = 500;
 
 /**
  * Calls `onChange` once the capability folders have been quiet for `debounceMs` after any change
- * in them (docs/authoring.md, "Live reload"). Every event counts, whatever its file name: on Linux
+ * in them, or `maxWaitMs` after the first change of a burst that goes on (docs/authoring.md, "Live reload"). Every event counts, whatever its file name: on Linux
  * an atomic save may name only the temporary file, and a spurious reload costs a folder read, since
  * unchanged files are not imported again. A folder that does not exist (yet) is watched through its
  * parent, so creating `capabilities/` is seen too; a watched folder that is removed falls back to
@@ -36,20 +44,28 @@ export const DEFAULT_DEBOUNCE_MS = 150;
  */
 export function watchFolders(folders: string[], onChange: () => void, options: WatchFoldersOptions = {}): FolderWatch {
   const debounceMs = options.debounceMs ?? DEFAULT_DEBOUNCE_MS;
+  const maxWaitMs = Math.max(debounceMs, options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS);
   const clock = options.clock ?? systemClock;
   const watchers = new Map<string, { target: string; watcher: FSWatcher }>();
+  // The quiet-time timer, moved on by every change; and the burst's deadline, set by its first.
   let timer: unknown = null;
+  let deadline: unknown = null;
   let closed = false;
+
+  const fire = () => {
+    if (timer !== null) clock.clearTimeout(timer);
+    if (deadline !== null) clock.clearTimeout(deadline);
+    timer = deadline = null;
+    if (closed) return;
+    rearm();
+    onChange();
+  };
 
   const changed = () => {
     if (closed) return;
     if (timer !== null) clock.clearTimeout(timer);
-    timer = clock.setTimeout(() => {
-      timer = null;
-      if (closed) return;
-      rearm();
-      onChange();
-    }, debounceMs);
+    timer = clock.setTimeout(fire, debounceMs);
+    deadline ??= clock.setTimeout(fire, maxWaitMs);
   };
 
   const watchOne = (folder: string) => {
@@ -95,6 +111,7 @@ export function watchFolders(folders: string[], onChange: () => void, options: W
     close() {
       closed = true;
       if (timer !== null) clock.clearTimeout(timer);
+      if (deadline !== null) clock.clearTimeout(deadline);
       for (const { watcher } of watchers.values()) watcher.close();
       watchers.clear();
     },

@@ -41,6 +41,25 @@ describe("watchFolders", () => {
     expect(calls).toBe(1);
   });
 
+  test("watchFolders calls onChange within its longest wait of the first change, however often the folder keeps changing", async () => {
+    base = realpathSync(mkdtempSync(join(tmpdir(), "docket-watch-")));
+    const clock = new ManualClock();
+    let calls = 0;
+    watch = watchFolders([base], () => void calls++, { debounceMs: 100, maxWaitMs: 500, clock });
+    // A build stamp rewritten every 50 ms of the clock: never 100 ms quiet.
+    for (let step = 0; step < 9; step++) {
+      writeFileSync(join(base, "build-stamp.txt"), String(step));
+      await until(`the change of step ${step}`, () => clock.pending > 0);
+      await Bun.sleep(20);
+      clock.advance(50);
+    }
+    expect(calls).toBe(0);
+    writeFileSync(join(base, "build-stamp.txt"), "last");
+    await Bun.sleep(20);
+    clock.advance(50);
+    expect(calls).toBe(1);
+  });
+
   test("watchFolders sees a folder that does not exist yet once it is created, and files written in it", async () => {
     base = realpathSync(mkdtempSync(join(tmpdir(), "docket-watch-")));
     const folder = join(base, "capabilities");

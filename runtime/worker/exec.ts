@@ -1,3 +1,4 @@
+import { statSync } from "node:fs";
 import { isAbsolute, relative } from "node:path";
 import { StringDecoder } from "node:string_decoder";
 import { CapabilityError } from "../capability/capability-error.ts";
@@ -72,7 +73,7 @@ export function createExec(host: ExecHost): Exec {
     try {
       child = await host.spawn(request, (name, chunk) => (name === "stdout" ? stdout : stderr).push(chunk));
     } catch (error) {
-      throw spawnFailure(command, error);
+      throw spawnFailure(command, error, folderMissing(cwd) ? relative(host.root, cwd) || "." : null);
     }
     const { pid } = child;
     if (taskEnded) {
@@ -240,8 +241,24 @@ async function resolveCwd(root: string, cwd: string | undefined): Promise<string
   });
 }
 
-function spawnFailure(command: string, error: unknown): CapabilityError {
+/** True when `cwd` is no folder now: a spawn's ENOENT then means the folder, not the program. */
+function folderMissing(cwd: string): boolean {
+  try {
+    return !statSync(cwd).isDirectory();
+  } catch {
+    return true;
+  }
+}
+
+/** `missingCwd`: the child's folder (relative to the checkout) when it does not exist. */
+function spawnFailure(command: string, error: unknown, missingCwd: string | null = null): CapabilityError {
   const code = error instanceof SpawnError ? error.code : (error as NodeJS.ErrnoException)?.code;
+  if (code === "ENOENT" && missingCwd !== null) {
+    return new CapabilityError("exec_failed", `${command} could not start: its folder ${JSON.stringify(missingCwd)} (ctx.exec cwd) does not exist in the checkout.`, {
+      context: { command: command.split(" ")[0], reason: "cwd_missing", cwd: missingCwd },
+      suggestion: "Check the folder's name, or create it before running the command.",
+    });
+  }
   const why = code === "ENOENT" ? "the program was not found (is it installed and on PATH?)" : code === "EACCES" ? "the program is not executable" : (error as Error)?.message ?? String(error);
   return new CapabilityError("exec_failed", `${command} could not start: ${why}.`, { context: { command: command.split(" ")[0], reason: code ?? "spawn_failed" } });
 }

@@ -208,6 +208,11 @@ describe("ctx.exec", () => {
     const missing = await terminal(start("test.exec", { argv: ["docket-no-such-program-xyz"] }));
     expect(missing.failure).toMatchObject({ error_code: "exec_failed" });
     expect(missing.failure!.message).toContain("not found");
+    // A mistyped folder is named as the folder, not blamed on the program.
+    const typo = await terminal(start("test.exec", { argv: [bun, "--version"], cwd: "sutie" }));
+    expect(typo.failure).toMatchObject({ error_code: "exec_failed", context: { reason: "cwd_missing", cwd: "sutie" } });
+    expect(typo.failure!.message).toContain('its folder "sutie" (ctx.exec cwd) does not exist');
+    expect(typo.failure!.message).not.toContain("not found");
   });
 
   test("ctx.exec: cancel ends the child's group, and a child ignoring TERM is killed after the grace", async () => {

@@ -18,6 +18,13 @@ export function toolNameOf(id: string): string {
 }
 
 /**
+ * Ids whose HTTP route docket itself answers (a capability `a.b` is served at `/api/v1/a/b`): a
+ * checkout's capability there would be run by POST and MCP, while GET and the OpenAPI document
+ * named docket's route — three surfaces disagreeing about one id.
+ */
+const ROUTES_OF_DOCKET = new Map([["executions.artifact", "GET /api/v1/executions/artifact, docket's artifact download"]]);
+
+/**
  * The ids and MCP tool names already held, and whether another may join them: the one rule the
  * registry loads by and `docket new` scaffolds by, so that it never writes a file that cannot load.
  */
@@ -36,6 +43,10 @@ export class TakenIds {
     }
     if (source.kind === "file" && tool.startsWith("docket_")) {
       return { reason: `id "${id}" has the MCP tool name ${tool}: names beginning docket_ are docket's own tools`, holder: null };
+    }
+    const route = ROUTES_OF_DOCKET.get(id);
+    if (source.kind === "file" && route !== undefined) {
+      return { reason: `id "${id}" would be served at ${route}; choose another id`, holder: null };
     }
     const sameId = this.#byId.get(id);
     if (sameId) return { reason: `id "${id}" is already declared by ${describeSource(sameId.source)}`, holder: sameId };

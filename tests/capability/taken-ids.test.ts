@@ -21,6 +21,15 @@ describe("TakenIds", () => {
     expect(taken.conflict("team.hello", file("capabilities/team.hello.ts"))).toBeNull();
   });
 
+  test("TakenIds.conflict refuses a file the id of a route docket answers itself (executions.artifact is the artifact download)", () => {
+    const taken = new TakenIds();
+    expect(taken.conflict("executions.artifact", file("capabilities/executions.artifact.ts"))).toEqual({
+      reason: `id "executions.artifact" would be served at GET /api/v1/executions/artifact, docket's artifact download; choose another id`,
+      holder: null,
+    });
+    expect(taken.conflict("executions.artifacts", file("capabilities/executions.artifacts.ts"))).toBeNull();
+  });
+
   test("TakenIds.take keeps the first holder of an id and of a tool name", () => {
     const taken = new TakenIds();
     taken.take({ id: "a.b", source: builtin("a.b.ts") });

@@ -17,7 +17,15 @@ const ATTRIBUTES = /^\s*(?:with|assert)\s*\{/;
 export interface Rewritten {
   text: string;
   withAttributes: Set<string>;
+  /**
+   * The literals of imports of a local module whose name is computed (`import(\`./rules/${name}.ts\`)`,
+   * `require("./rules/" + name)`), as written: no rewrite can pin what is only known at run time.
+   */
+  computedLocal: string[];
 }
+
+/** Text that may hold an import of a computed name: a template, or a string followed by `+`, as an argument of `import(` or `require(`. */
+export const MAY_COMPUTE_IMPORT = /(?:import|require)\s*\(\s*(?:`|["'][^"'\n]*["']\s*\+)/;
 
 /**
  * `text` with every specifier literal whose value `targets` maps replaced by its target, written
@@ -27,6 +35,7 @@ export function rewriteSpecifiers(text: string, targets: Map<string, string>): R
   let out = "";
   let copied = 0;
   const withAttributes = new Set<string>();
+  const computedLocal: string[] = [];
   // The code seen last, comments left out and literals as `""`: what a specifier must follow.
   let recent = "";
   let i = 0;
@@ -61,6 +70,7 @@ export function rewriteSpecifiers(text: string, targets: Map<string, string>): R
     const token = text.slice(i, end);
     const value = literalValue(token);
     const target = value === null ? undefined : targets.get(value);
+    if (BEFORE_TEMPLATE.test(recent) && computesLocalName(c, token, value, text.slice(end, end + 16))) computedLocal.push(token);
     if (target !== undefined && (c === "`" ? BEFORE_TEMPLATE : BEFORE_SPECIFIER).test(recent)) {
       if (ATTRIBUTES.test(text.slice(end, end + 64))) withAttributes.add(value!);
       else {
@@ -71,7 +81,13 @@ export function rewriteSpecifiers(text: string, targets: Map<string, string>): R
     recent += '""';
     i = end;
   }
-  return { text: out + text.slice(copied), withAttributes };
+  return { text: out + text.slice(copied), withAttributes, computedLocal };
+}
+
+/** True for an import argument that begins a local path (`./`, `../`) and is completed at run time. */
+function computesLocalName(quote: string, token: string, value: string | null, after: string): boolean {
+  if (quote === "`") return value === null && /^`\.\.?\//.test(token);
+  return value !== null && /^\.\.?\//.test(value) && /^\s*\+/.test(after);
 }
 
 /** The next quote or slash from `from`, or -1. */

@@ -345,4 +345,19 @@ describe("capability sources", () => {
     const refused = await sourcesOf(join(at, "cap.ts")).catch((e: Error) => e);
     expect((refused as Error).message).toContain('docket cannot pin the import of "./_h.ts" in the capability as it is written');
   });
+
+  test("an import of a local module whose name is computed is refused (it would run unpinned, outside the version); a package's or a literal template's is not", async () => {
+    const at = tree("computed", {
+      "cap.ts": "export const run = async (rule: string) => (await import(`./_rules/${rule}.ts`)).text;\n",
+      "helper-cap.ts": 'import { pick } from "./_pick.ts";\nexport default pick;\n',
+      "_pick.ts": 'export const pick = (name: string) => require("../rules/" + name);\n',
+      "fine.ts": "const at = `./x/${1}`;\nexport const lazy = () => import(`./_rules/a.ts`);\nexport const pkg = (name: string) => import(`some-package/${name}`);\nexport default at;\n",
+      "_rules/a.ts": 'export const text = "rule v1";\n',
+    });
+    const refused = await sourcesOf(join(at, "cap.ts")).catch((e: Error) => e);
+    expect((refused as Error).message).toContain("docket cannot pin the import of `./_rules/${rule}.ts` in the capability: the name of a local module computed at run time");
+    const inHelper = await sourcesOf(join(at, "helper-cap.ts")).catch((e: Error) => e);
+    expect((inHelper as Error).message).toContain(`docket cannot pin the import of "../rules/" in ${join(at, "_pick.ts")}`);
+    expect(namesIn(await sourcesOf(join(at, "fine.ts")), at)).toEqual(["_rules/a.ts", "fine.ts"]);
+  });
 });

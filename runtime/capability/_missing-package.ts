@@ -1,4 +1,4 @@
-import { existsSync, statSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { builtinModules } from "node:module";
 import { basename, dirname, join, relative } from "node:path";
 import { aliasTargets, nearestTsconfig, outerAlias, targetFrom } from "./alias-targets.ts";
@@ -124,6 +124,11 @@ export function explainUnresolvedPackage(specifier: string, importer: string, ru
     return `cannot resolve import ${JSON.stringify(specifier)}: docket serves "${pkg}" itself, as one module; import it as "${pkg}", not a path inside it.`;
   }
   const installed = installedPackageDir(pkg, fromDir);
+  const subpath = specifier.slice(pkg.length);
+  if (installed !== null && subpath !== "" && !providesSubpath(installed, subpath)) {
+    // The runtime words a missing subpath as a missing package: the package is there, the path is not.
+    return `cannot resolve import ${JSON.stringify(specifier)}: the package "${pkg}" is installed (${installed}) but does not provide ${JSON.stringify(`.${subpath}`)} (not in its package.json "exports", or no such file). Check the path against the package's documentation or "exports".`;
+  }
   if (installed !== null && runtimeMessage.includes(`Cannot find package '${pkg}'`)) {
     // On disk now, yet the runtime did not find the package at all: it was installed after this
     // process first looked for it, and the runtime keeps the failed resolution for its lifetime.
@@ -138,6 +143,35 @@ export function explainUnresolvedPackage(specifier: string, importer: string, ru
   const advice = installAdvice([pkg, ...others].join(" "), fromDir);
   const also = others.length === 0 ? "" : `, nor ${others.map((other) => JSON.stringify(other)).join(", ")}, which this file imports too`;
   return `cannot resolve import ${JSON.stringify(specifier)}: the package "${pkg}" is not installed${also}. Install ${others.length === 0 ? "it" : "them"} with \`${advice.command}\` in ${advice.dir}.`;
+}
+
+/**
+ * Whether an installed package provides `subpath` ("/util"): through its package.json "exports"
+ * (a key, or a pattern with one `*`) when it has them, else as a file (with a usual suffix).
+ * Unreadable: assumed provided, so that the other explanations stay as they were.
+ */
+function providesSubpath(dir: string, subpath: string): boolean {
+  let manifest: { exports?: unknown };
+  try {
+    manifest = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { exports?: unknown };
+  } catch {
+    return true;
+  }
+  const { exports } = manifest;
+  if (exports !== undefined && exports !== null) {
+    // A string, an array or an object of conditions exports "." alone.
+    if (typeof exports !== "object" || Array.isArray(exports)) return false;
+    const keys = Object.keys(exports);
+    if (!keys.some((key) => key.startsWith("."))) return false;
+    const wanted = `.${subpath}`;
+    return keys.some((key) => {
+      if (key === wanted) return true;
+      const star = key.indexOf("*");
+      if (star < 0) return key.endsWith("/") && wanted.startsWith(key);
+      return wanted.startsWith(key.slice(0, star)) && wanted.endsWith(key.slice(star + 1)) && wanted.length >= key.length - 1;
+    });
+  }
+  return ["", ".js", ".mjs", ".cjs", ".json", "/index.js", "/index.mjs", "/index.cjs"].some((suffix) => existsSync(join(dir, subpath + suffix)));
 }
 
 /** `import … from "x"`, `import "x"`, `export … from "x"` and `import("x")` of a module's text. */

@@ -61,4 +61,22 @@ describe("explainUnresolvedPackage", () => {
     // Inside a git checkout with no package.json: its root, not a manifest of a folder above it.
     expect(explainUnresolvedPackage("left-pad-nowhere", join(git, "capabilities", "x.ts"), RUNTIME)).toEndWith(`in ${git}.`);
   });
+  test("an installed package asked for a subpath it does not provide says so, not that it was installed after docket started", () => {
+    const modules = join(root, "node_modules");
+    mkdirSync(join(modules, "yamlish", "dist"), { recursive: true });
+    writeFileSync(join(modules, "yamlish", "package.json"), JSON.stringify({ name: "yamlish", exports: { ".": "./index.js", "./util": "./util.js", "./dist/*": "./dist/*.js" } }));
+    mkdirSync(join(modules, "plain"), { recursive: true });
+    writeFileSync(join(modules, "plain", "package.json"), JSON.stringify({ name: "plain" }));
+    writeFileSync(join(modules, "plain", "there.js"), "export const x = 1;\n");
+    const runtime = (pkg: string) => `Cannot find package '${pkg}' imported from ${importer}`;
+
+    const missing = explainUnresolvedPackage("yamlish/nonexistent", importer, runtime("yamlish"))!;
+    expect(missing).toContain(`the package "yamlish" is installed (${join(modules, "yamlish")}) but does not provide "./nonexistent"`);
+    expect(missing).not.toContain("installed after docket started");
+    expect(explainUnresolvedPackage("plain/nope", importer, runtime("plain"))).toContain('does not provide "./nope"');
+    // What the package does provide, the runtime could not find: installed after it looked.
+    for (const [specifier, pkg] of [["yamlish/util", "yamlish"], ["yamlish/dist/a", "yamlish"], ["yamlish", "yamlish"], ["plain/there", "plain"]]) {
+      expect(explainUnresolvedPackage(specifier!, importer, runtime(pkg!))).toContain("installed after docket started");
+    }
+  });
 });

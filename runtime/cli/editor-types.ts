@@ -117,7 +117,8 @@ export function editorTsconfig(root: string, aliases: Record<string, string[]> =
   const types = RUNTIME_TYPES.filter((name) => existsSync(join(root, "node_modules", "@types", name, "package.json")));
   const config = {
     compilerOptions: {
-      target: "ES2023",
+      // ES2022, not ES2023: TypeScript 5.0–5.4 refuse the later target (the lib below they all know).
+      target: "ES2022",
       module: "ESNext",
       moduleResolution: "bundler",
       // The web platform's globals (fetch, AbortSignal, console, URL, TextEncoder) without @types/node;

@@ -61,6 +61,7 @@ describe("explainUnresolvedPackage", () => {
     // Inside a git checkout with no package.json: its root, not a manifest of a folder above it.
     expect(explainUnresolvedPackage("left-pad-nowhere", join(git, "capabilities", "x.ts"), RUNTIME)).toEndWith(`in ${git}.`);
   });
+
   test("an installed package asked for a subpath it does not provide says so, not that it was installed after docket started", () => {
     const modules = join(root, "node_modules");
     mkdirSync(join(modules, "yamlish", "dist"), { recursive: true });

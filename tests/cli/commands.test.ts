@@ -334,6 +334,16 @@ export default capability({
     expect((await cli(["init"], repo)).stderr).toContain('add this line to it (docs/editor-types.md):\n  "exclude": ["capabilities"]\n');
     const bare = tempCheckout();
     expect(await cli(["init"], bare)).toMatchObject({ code: 0, stderr: "" });
+    // A --capabilities folder is the one named, and a folder excluded above it (packages) is quiet.
+    const mono = tempCheckout();
+    writeFiles(mono, { "tsconfig.json": '{"compilerOptions":{"strict":true}}\n', "src/index.ts": "export const answer: number = 42;\n" });
+    const named = await cli(["init", "--capabilities", "packages/tools/caps"], mono);
+    expect(named.stderr).toContain('Note: tsconfig.json type-checks packages/tools/caps/ too');
+    expect(named.stderr).toContain('add this line to it (docs/editor-types.md):\n  "exclude": ["packages/tools/caps"]\n');
+    for (const quiet of ['{"exclude":["packages"]}', '{"exclude":["packages/**/caps"]}', '{"include":["src", "capabilities"]}']) {
+      writeFileSync(join(mono, "tsconfig.json"), quiet);
+      expect(await cli(["init", "--capabilities", "packages/tools/caps"], mono)).toMatchObject({ code: 0, stderr: "" });
+    }
     // What tsc --init writes (comments, trailing commas): the line named keeps its excludes.
     const jsonc = tempCheckout();
     writeFiles(jsonc, { "tsconfig.json": '{\n  // Visit https://aka.ms/tsconfig\n  "compilerOptions": { "strict": true, },\n  "exclude": ["node_modules", "dist",],\n}\n' });

@@ -69,7 +69,7 @@ export default defineCommand({
     }
     const next = first ? `docket run ${FIRST_ID} --input '{"name":"Ada"}'` : "docket capabilities list";
     await writeStdout(`${done.join("\n")}\nNext:    ${next}   ·   docket new <namespace.verb>   ·   ${folders.map((folder) => `npx -p typescript tsc --noEmit -p ${shown(folder)}`).join("   ·   ")}\n`);
-    const note = await rootTsconfigNote(join(root, "tsconfig.json"), shown);
+    const note = await rootTsconfigNote(join(root, "tsconfig.json"), shown, folders.map((folder) => relative(root, folder).split(sep).join("/")));
     if (note !== null) process.stderr.write(note);
     return EXIT.succeeded;
   },
@@ -97,7 +97,7 @@ function rootAliases(root: string, folder: string): Record<string, string[]> {
  * its own settings "docket" and "valibot" have no types, and the team's `tsc -p .` starts to fail.
  * The user's file is theirs to edit; null when there is none or it leaves capabilities/ out.
  */
-async function rootTsconfigNote(file: string, shown: (path: string) => string): Promise<string | null> {
+async function rootTsconfigNote(file: string, shown: (path: string) => string, folders: string[]): Promise<string | null> {
   let text: string;
   try {
     // A regular file only: a FIFO by that name would hold init for ever (open-regular-file.ts).
@@ -110,36 +110,48 @@ async function rootTsconfigNote(file: string, shown: (path: string) => string): 
   // `extends` chain that sets them, each read relative to the folder of that config.
   const config = own === null ? null : await withExtends(own, dirname(file), dirname(file), 0);
   const exclude = strings(config?.exclude);
-  if (exclude.some((entry) => entry.replace(/^\.\//, "").replace(/(\/\*\*)?(\/\*)?\/?$/, "") === "capabilities")) return null;
-  // Not plain JSON (comments, trailing commas): a look at its text, else it may check capabilities/ and the note stands.
-  if (config === null && /"exclude"\s*:\s*\[[^\]]*"(\.\/)?capabilities[/*"]/.test(text)) return null;
-  if (config !== null) {
-    // As TypeScript reads them: no `include` means every file, unless `files` is given.
-    const include = config.include === undefined ? (config.files === undefined ? ["**/*"] : []) : strings(config.include);
-    if (![...include, ...strings(config.files)].some(reachesCapabilities)) return null;
-  }
-  const line = `"exclude": [${[...exclude, "capabilities"].map((entry) => JSON.stringify(entry)).join(", ")}]`;
+  // As TypeScript reads them: no `include` means every file, unless `files` is given.
+  const include = config === null ? ["**/*"] : config.include === undefined ? (config.files === undefined ? ["**/*"] : []) : strings(config.include);
+  const checked = folders.filter((folder) => {
+    if (exclude.some((entry) => reaches(entry, folder))) return false;
+    // Not plain JSON (comments, trailing commas): a look at its text, else it may check the folder and the note stands.
+    if (config === null && new RegExp(`"exclude"\\s*:\\s*\\[[^\\]]*"(\\./)?${escapeRegExp(folder)}[/*"]`).test(text)) return false;
+    return [...include, ...strings(config?.files)].some((entry) => reaches(entry, folder));
+  });
+  if (checked.length === 0) return null;
+  const line = `"exclude": [${[...exclude, ...checked].map((entry) => JSON.stringify(entry)).join(", ")}]`;
   const edit = config?.exclude === undefined ? "add this line to it" : "make its exclude this";
   return (
-    `Note: ${shown(file)} type-checks capabilities/ too, with its own settings, where "docket" and "valibot" have no types: ` +
+    `Note: ${shown(file)} type-checks ${checked.map((folder) => `${folder}/`).join(" and ")} too, with its own settings, where "docket" and "valibot" have no types: ` +
     `tsc -p . will fail with "Cannot find module 'docket'". docket does not edit it; ${edit} (docs/editor-types.md):\n  ${line}\n`
   );
 }
 
 /**
- * True when a tsconfig `include` or `files` entry can name a file under capabilities/: the folder
- * itself, the root, `**`, or a first segment whose wildcards match "capabilities" and go on into
- * it (`*` alone names only the root's own files).
+ * True when a tsconfig `include`, `exclude` or `files` entry (relative to the checkout) can name a
+ * capability file (.ts, .js) under `folder` (relative too, with `/`): an entry naming a folder
+ * covers everything in it; `**` is any number of folders, `*` and `?` stay within one name.
  */
-function reachesCapabilities(entry: string): boolean {
-  const parts = entry.replace(/^\.\//, "").split("/");
-  const first = parts[0]!;
-  // A last segment naming files by their extension (`**/*.mts`) reaches no capability file (.ts, .js).
-  const last = parts.at(-1)!;
-  if (parts.length > 1 && /[*?]/.test(last) && last.includes(".") && !["x.ts", "x.js"].some((file) => segmentPattern(last).test(file))) return false;
-  if (first === "" || first === "." || first === "**" || first === "capabilities") return true;
-  if (!/[*?]/.test(first) || parts.length === 1) return false;
-  return segmentPattern(first).test("capabilities");
+function reaches(entry: string, folder: string): boolean {
+  const parts = entry.replace(/^\.\//, "").split("/").filter((part) => part !== "" && part !== ".");
+  const last = parts.at(-1) ?? "";
+  // A last segment naming files by their extension (`**/*.mts`) reaches no capability file.
+  if (/[*?]/.test(last) && last.includes(".") && !["x.ts", "x.js"].some((file) => segmentPattern(last).test(file))) return false;
+  // A plain name (no wildcard, no extension) is a folder, and TypeScript reads all of it.
+  const pattern = parts.length === 0 || !/[*?.]/.test(last) ? [...parts, "**", "*"] : parts;
+  return segmentsMatch(pattern, [...folder.split("/").filter((part) => part !== ""), "x.ts"]);
+}
+
+/** Whether path segments match pattern segments (`**`: zero or more segments). */
+function segmentsMatch(pattern: string[], path: string[]): boolean {
+  if (pattern.length === 0) return path.length === 0;
+  const [head, ...rest] = pattern;
+  if (head === "**") return segmentsMatch(rest, path) || (path.length > 0 && segmentsMatch(pattern, path.slice(1)));
+  return path.length > 0 && segmentPattern(head!).test(path[0]!) && segmentsMatch(rest, path.slice(1));
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
 /** One path segment of a tsconfig pattern (`*`, `?`) as a regular expression. */

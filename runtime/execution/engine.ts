@@ -723,7 +723,12 @@ export function createEngine(options: EngineOptions): Engine {
       const edge = this.edge;
       const snapshot = requireExecution(id, edge);
       if (!isTerminal(snapshot.state)) {
-        throw failure(edge, { error_code: "invalid_input", stage: "admit", message: `${id} is ${snapshot.state}; its artifacts can be released once it is terminal.` });
+        throw failure(edge, {
+          error_code: "invalid_input",
+          stage: "admit",
+          message: `${id} is ${snapshot.state}; its artifacts can be released once it is terminal.`,
+          suggestion: `Wait for it to end (docket executions show ${id}), or cancel it first (docket executions cancel ${id}), then release.`,
+        });
       }
       if (snapshot.failure?.outcome_certainty === "unknown" && !snapshot.reconciliation) {
         throw failure(edge, {

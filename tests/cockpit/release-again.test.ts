@@ -39,7 +39,11 @@ describe("cockpit: release and run again", () => {
     try {
       const refused = await server.post(`/cockpit/executions/${id}/release`, { confirmed: "1" });
       expect(refused.status).toBe(400);
-      expect(await refused.text()).toContain("once it is terminal");
+      const said = await refused.text();
+      expect(said).toContain("once it is terminal");
+      // What to do is to wait or cancel, not to correct an input that was right.
+      expect(said).toContain("cancel it first");
+      expect(said).not.toContain("Correct the input");
       expect((await server.post("/cockpit/executions/not-an-id/release", { confirmed: "1" })).status).toBe(400);
       expect((await server.post("/cockpit/executions/x-20260101T000000Z-00000000/release", { confirmed: "1" })).status).toBe(404);
     } finally {

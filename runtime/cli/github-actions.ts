@@ -23,6 +23,21 @@ export function escapeProperty(text: string): string {
   return escapeData(text).replace(/:/g, "%3A").replace(/,/g, "%2C");
 }
 
+// The runner reads a workflow command from any line of a step's stdout or stderr that starts,
+// blanks aside, with `::` (or `##[`, the older form); it splits lines at CR as well as LF.
+const COMMAND_LINE = /(?:^|[\r\n])\s*(?:::|##\[)/;
+
+/**
+ * `text` made inert for the runner, to be printed at the start of a line: text holding a line that
+ * the runner would obey (a capability's output, a thrown error's stack) goes between
+ * `::stop-commands::<token>` and `::<token>::`, so the log shows it as it is and obeys none of it.
+ * The token is random, so the text cannot end the pause itself. Other text is left unchanged.
+ */
+export function inertCommands(text: string, token: string = randomUUID()): string {
+  if (!COMMAND_LINE.test(text)) return text;
+  return `::stop-commands::${token}\n${text}${/[\r\n]$/.test(text) ? "" : "\n"}::${token}::\n`;
+}
+
 /**
  * `::add-mask::` for each secret value, so the runner blanks it in every later line of the job's
  * log, whoever prints it. The runner masks line by line, so a multi-line value is announced line

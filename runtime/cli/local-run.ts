@@ -17,7 +17,7 @@ import * as v from "valibot";
 import { terminalStyle, type TerminalStyle } from "./_terminal.ts";
 import { onInterrupts } from "./_interrupts.ts";
 import { EXIT, exitCodeOf, failureText, type RunEnd } from "./exit-code.ts";
-import { annotation, appendStepOutputs, appendStepSummary, gitHubPrinters, isGitHubActions, maskCommands, stepSummary } from "./github-actions.ts";
+import { annotation, appendStepOutputs, appendStepSummary, gitHubPrinters, inertCommands, isGitHubActions, maskCommands, stepSummary } from "./github-actions.ts";
 import { writeFile } from "node:fs/promises";
 import { MIN_MASKED_LENGTH, sensitiveValues } from "../execution/secret-mask.ts";
 import { createLiveView, wantsLiveView, type LiveView } from "./live-view.ts";
@@ -126,7 +126,7 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
       files: file ? [file] : [],
       only,
       importFile: (path) => import(path),
-      log: (line) => output.stderr(`${line}\n`),
+      log: (line) => output.stderr(runnerSafe(env, `${line}\n`)),
       // A run makes no direct call: no direct-lane worker to spawn (one fewer start-up cost).
       directWorkers: 0,
       // Every file of the checkout (a built-in's run, capabilities.verify the CI step among them):
@@ -146,7 +146,7 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
       trace_id: edge.trace_id,
       suggestion: "Run it again; if it keeps failing, reinstall docket (the binary may be damaged) and report the log above.",
     });
-    output.stderr(`[docket] ${failure.correlation_id} could not start: ${(error as Error)?.stack ?? String(error)}\n`);
+    output.stderr(runnerSafe(env, `[docket] ${failure.correlation_id} could not start: ${(error as Error)?.stack ?? String(error)}\n`));
     uninstall();
     return finishRefused(options, style, failure);
   }
@@ -331,7 +331,7 @@ async function finishRefused(options: LocalRunOptions, style: TerminalStyle, fai
   const end: RunEnd = { state: null, failure };
   const document = `${JSON.stringify({ execution: null, failure }, null, 2)}\n`;
   if (options.format === "json") await options.output.stdout(document);
-  options.output.stderr(failureText(failure, style));
+  options.output.stderr(runnerSafe(options.env, failureText(failure, style)));
   await writeSummary(options, { capability, execution: null, failure });
   return await deliverDocument(options, document, null, exitCodeOf(end));
 }
@@ -394,10 +394,10 @@ async function finishSettled(options: LocalRunOptions, style: TerminalStyle, sna
     await output.stdout(document);
   } else if (snapshot.state === "succeeded") {
     const text = outputText(snapshot.output);
-    if (text !== "") await output.stdout(text);
+    if (text !== "") await output.stdout(runnerSafe(options.env, text));
   }
   // The handler ran in this process: what "the server's log" holds of it is this run's own stderr, above.
-  if (snapshot.state !== "succeeded" && snapshot.failure) output.stderr(failureText({ ...snapshot.failure, suggestion: snapshot.failure.suggestion.replace("in the server's log", "in this run's log above (stderr)") }, style));
+  if (snapshot.state !== "succeeded" && snapshot.failure) output.stderr(runnerSafe(options.env, failureText({ ...snapshot.failure, suggestion: snapshot.failure.suggestion.replace("in the server's log", "in this run's log above (stderr)") }, style)));
   await writeSummary(options, { capability: snapshot.capability, execution: snapshot, failure: snapshot.failure });
   return await deliverDocument(options, document, snapshot, exitCodeOf({ state: snapshot.state, failure: snapshot.failure }));
 }
@@ -427,6 +427,14 @@ async function deliverDocument(options: LocalRunOptions, document: string, snaps
     }
   }
   return code;
+}
+
+/**
+ * Text that a capability or a thrown error may have shaped (the output, a failure, a stack), as
+ * printed: in GitHub Actions, workflow commands in it are made inert (docs/distribution.md).
+ */
+function runnerSafe(env: Record<string, string | undefined>, text: string): string {
+  return isGitHubActions(env) ? inertCommands(text) : text;
 }
 
 /** An output as text: a string as it is, anything else as indented JSON. */

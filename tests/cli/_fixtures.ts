@@ -20,6 +20,7 @@ export default capability({
     ctx.progress.diagnostic({ severity: "error", message: "a finding, with a comma: and 100%", file: "src/a,b.ts", line: 3, column: 7, code: "demo_finding" });
     ctx.progress.stepDone("compose", true, "composed");
     if (input.name === "boom") throw new Error("kaboom from the handler");
+    if (input.name === "forge") throw new Error("kaboom\\n::error title=forged::from a stack");
     if (input.name === "typed") throw new CapabilityError("no_such_person", "Nobody is called typed.", { suggestion: "Greet Ada instead." });
     if (input.name === "shape") return { greeting: 42 } as never;
     return { greeting: "Hello, " + input.name + "!" };

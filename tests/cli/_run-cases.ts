@@ -3,6 +3,7 @@ import { beforeAll, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ECHO, GREET, IGNORES_TERM, LOOSE, NESTED, SLEEPS, SPIN, STUBBORN_SLEEPS } from "./_fixtures.ts";
+import { obeyedCommands } from "../_support/workflow-commands.ts";
 import { docket, oneJsonDocument, spawnDocket, watchStream, tempCheckout, tempDir, writeFiles, type DocketRunner } from "./_harness.ts";
 
 /** Registers the run cases; `runner` is read when each test runs (the binary is built in a beforeAll). */
@@ -259,6 +260,24 @@ export function defineRunCases(runner: () => DocketRunner): void {
     expect(markdown).toContain("docket run `demo.greet` — failed");
     expect(markdown).toContain("| error | src/a,b.ts:3:7 | a finding, with a comma: and 100% | demo_finding |");
     expect(markdown).toContain("**no_such_person**: Nobody is called typed.");
+  });
+
+  test("docket run in GitHub Actions prints an output, a failure or a stack holding workflow commands as it is, and the runner obeys none of them", async () => {
+    const forged = "line1\n::error title=forged::from the output\n  ##[error]the older form\r::stop-commands::tok\nafter";
+    const input = JSON.stringify({ message: forged });
+    const env = { GITHUB_ACTIONS: "true" };
+    const echoed = await run([file("demo.echo.ts"), "--input", input], { env });
+    expect(echoed.code).toBe(0);
+    expect(echoed.stdout).toContain(`\n${forged}\n`);
+    expect(obeyedCommands(echoed.stdout)).toEqual([]);
+    // Outside GitHub Actions the output is printed as it is, and so is JSON (no line of it can start a command).
+    expect((await run([file("demo.echo.ts"), "--input", input])).stdout).toBe(`${forged}\n`);
+    expect(oneJsonDocument((await run([file("demo.echo.ts"), "--input", input, "--format", "json"], { env })).stdout).output).toBe(forged);
+    const thrown = await run([file("demo.greet.ts"), "--input", '{"name":"forge"}'], { env });
+    expect(thrown.code).toBe(1);
+    expect(thrown.stderr).toContain("kaboom\n::error title=forged::from a stack\n");
+    // docket's own commands still work.
+    expect(obeyedCommands(thrown.stderr)).toEqual(["::group::Composing the greeting (compose)", "::error file=src/a%2Cb.ts,line=3,col=7,title=demo_finding::a finding, with a comma: and 100%25", "::endgroup::"]);
   });
 
   test("docket run by id loads only that id's file: a broken file and one whose top level never finishes elsewhere neither stop nor slow it; a built-in (capabilities.verify) and an unknown id load every file", async () => {

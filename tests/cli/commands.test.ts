@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
+import { obeyedCommands } from "../_support/workflow-commands.ts";
 import { ECHO } from "./_fixtures.ts";
 import { docket, fromSource, REPO, removeTempDirs, tempCheckout, writeFiles } from "./_harness.ts";
 
@@ -144,6 +145,19 @@ describe("docket capabilities", () => {
     const result = await cli(["capabilities", "show", "demo.echo", "--format", "json"]);
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({ id: "demo.echo", cancellable: false, input_schema: { type: "object" }, source: { kind: "file" } });
+  });
+
+  test("list and show in GitHub Actions print a description holding workflow commands as it is, and the runner obeys none of it", async () => {
+    const hostile = tempCheckout();
+    writeFiles(hostile, { "capabilities/demo.forges.ts": ECHO.replace('id: "demo.echo"', 'id: "demo.forges"').replace('"Returns its message."', '"Returns its message.\\n::error title=forged::from a description"') });
+    for (const args of [["capabilities", "show", "demo.forges"], ["capabilities", "list"]]) {
+      const plain = await cli(args, hostile);
+      expect(obeyedCommands(plain.stdout).length).toBe(args[1] === "show" ? 1 : 0);
+      const inCi = await docket(fromSource, args, { cwd: hostile, env: { GITHUB_ACTIONS: "true" } });
+      expect(inCi.code).toBe(0);
+      expect(obeyedCommands(inCi.stdout)).toEqual([]);
+      if (args[1] === "show") expect(inCi.stdout).toContain("\n::error title=forged::from a description\n");
+    }
   });
 
   test("show of an unknown id exits 2", async () => {

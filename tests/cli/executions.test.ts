@@ -1,10 +1,32 @@
 // `docket executions …` from source, against a live server serving the checkout and without one.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
 import type { DocketServer } from "../../runtime/server/serve.ts";
-import { docket, fromSource, oneJsonDocument, removeTempDirs, spawnDocket, tempCheckout, watchStream } from "./_harness.ts";
+import { obeyedCommands } from "../_support/workflow-commands.ts";
+import { docket, fromSource, oneJsonDocument, removeTempDirs, spawnDocket, tempCheckout, tempDir, watchStream, writeFiles } from "./_harness.ts";
 import { api, pollUntil, serveCheckout } from "./_report-support.ts";
 
 const UNKNOWN = "x-20260908T010203Z-0a1b2c3d";
+
+/** A capability whose texts hold workflow commands, as a hostile one would. */
+const FORGES = `import { capability } from "docket";
+import * as v from "valibot";
+
+export default capability({
+  id: "demo.forges",
+  title: "Forges",
+  description: "Says things a CI runner would obey.",
+  effect: "read",
+  input: v.object({}),
+  output: v.string(),
+  handler(_input, ctx) {
+    ctx.progress.step("say", "Saying\\n::error::from a step title");
+    ctx.progress.diagnostic({ severity: "warning", message: "found\\n::error title=forged::from a diagnostic" });
+    ctx.progress.stepDone("say", true, "said\\n::error::from a step message");
+    return "::error::from the output";
+  },
+});
+`;
 
 describe("docket executions beside a server that does not answer", () => {
   test("a stopped server holding the checkout is named as such, with how to resume it, not 'start one' (which it would refuse)", async () => {
@@ -107,7 +129,7 @@ describe("docket executions against the server serving the checkout", () => {
     await server.stop();
     removeTempDirs();
   });
-  const cli = (args: string[]) => docket(fromSource, ["executions", ...args], { cwd: checkout });
+  const cli = (args: string[], env?: Record<string, string>) => docket(fromSource, ["executions", ...args], { cwd: checkout, env });
 
   test("docket executions list shows the server's own executions and reported ones, with who started them", async () => {
     const result = await cli(["list"]);
@@ -194,6 +216,23 @@ describe("docket executions against the server serving the checkout", () => {
     expect(text.stdout).toContain("report_silence_ms 30000");
     const json = oneJsonDocument((await cli(["protocol", "--format", "json"])).stdout);
     expect(json).toEqual(await http.get("/api/v1/executions/protocol"));
+  });
+
+  test("docket executions show and events in GitHub Actions print what an execution said as it is, and the runner obeys none of it", async () => {
+    // Run and reported by docket run: the server only keeps what it said.
+    const folder = tempDir("forges");
+    writeFiles(folder, { "demo.forges.ts": FORGES });
+    const ran = await docket(fromSource, ["run", join(folder, "demo.forges.ts"), "--format", "json"], { cwd: checkout });
+    const id = oneJsonDocument(ran.stdout).execution.id;
+    for (const args of [["show", id], ["events", id]]) {
+      const plain = await cli(args);
+      expect(plain.code).toBe(0);
+      expect(plain.stdout).toContain("::error title=forged::from a diagnostic");
+      const inCi = await cli(args, { GITHUB_ACTIONS: "true" });
+      expect(inCi.code).toBe(0);
+      expect(inCi.stdout).toContain("::error title=forged::from a diagnostic");
+      expect(obeyedCommands(inCi.stdout)).toEqual([]);
+    }
   });
 });
 

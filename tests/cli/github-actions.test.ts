@@ -1,8 +1,9 @@
 import { describe, expect, test } from "bun:test";
-import { annotation, escapeData, escapeProperty, gitHubPrinters, isGitHubActions, maskCommands, stepSummary } from "../../runtime/cli/github-actions.ts";
+import { annotation, escapeData, escapeProperty, gitHubPrinters, inertCommands, isGitHubActions, maskCommands, stepSummary } from "../../runtime/cli/github-actions.ts";
 import { plainPrinters } from "../../runtime/cli/run-reporter.ts";
 import { terminalStyle } from "../../runtime/cli/_terminal.ts";
 import type { ExecutionEvent } from "../../runtime/execution/protocol.ts";
+import { obeyedCommands } from "../_support/workflow-commands.ts";
 
 const event = (type: string, data: unknown, sequence = 2) =>
   ({ schema_version: "1", event_id: `x-20260908T010203Z-0a1b2c3d#${sequence}`, execution_id: "x-20260908T010203Z-0a1b2c3d", sequence, timestamp: "2026-09-08T01:02:07.123Z", type, data }) as ExecutionEvent;
@@ -30,6 +31,20 @@ describe("github-actions", () => {
     expect(annotation({ severity: "error", message: "bad\nthing", file: "a:b,c.ts", line: 3, column: 9, code: "x_y" })).toBe("::error file=a%3Ab%2Cc.ts,line=3,col=9,title=x_y::bad%0Athing");
     expect(annotation({ severity: "warning", message: "w" })).toBe("::warning::w");
     expect(annotation({ severity: "info", message: "i", file: "f.ts" })).toBe("::notice file=f.ts::i");
+  });
+
+  test("inertCommands pauses the runner around text holding a workflow command, and leaves other text as it is", () => {
+    const forged = "line1\n::error title=forged::x\n  ##[warning]old form\r::stop-commands::tok\nafter";
+    // Unpaused, the runner obeys both forms (and then the text's own pause).
+    expect(obeyedCommands(forged)).toEqual(["::error title=forged::x", "##[warning]old form"]);
+    const inert = inertCommands(forged, "t0k3n");
+    expect(inert).toBe(`::stop-commands::t0k3n\n${forged}\n::t0k3n::\n`);
+    expect(obeyedCommands(inert)).toEqual([]);
+    // Lines after the pause are obeyed again: the pause ends where the text ends.
+    expect(obeyedCommands(`${inert}::notice::mine`)).toEqual(["::notice::mine"]);
+    // A fresh token each time, so that the text cannot hold the line that ends the pause.
+    expect(inertCommands("::error::x")).not.toBe(inertCommands("::error::x"));
+    for (const text of ["plain\n", "a :: b\n", '{\n  "a": "::error::x"\n}\n', "x ##[error]\n"]) expect(inertCommands(text)).toBe(text);
   });
 
   test("gitHubPrinters close an open group before the next step and at the end", () => {

@@ -11,6 +11,7 @@ import { UsageError, type DocketCommandMeta } from "../_command-line.ts";
 import { writeStdout } from "../_run-cli.ts";
 import { terminalStyle, type TerminalStyle } from "../_terminal.ts";
 import { EXIT, exitCodeOf, failureText } from "../exit-code.ts";
+import { inertCommands, isGitHubActions } from "../github-actions.ts";
 import { createRunReporter, formatDuration, location, plainPrinters } from "../run-reporter.ts";
 import { findServer, followEvents, readEvents, ServerUnreachableError, unansweringServer, type EventsOutcome, type ServerClient } from "../server-client.ts";
 import type { Lease } from "../../server/lease.ts";
@@ -29,6 +30,11 @@ interface Out {
   errStyle: TerminalStyle;
   json: boolean;
   note(line: string): void;
+  /**
+   * Text shaped by executions (outputs, messages, notes) as printed: in GitHub Actions, workflow
+   * commands in it are made inert (docs/distribution.md). Each text starts a line.
+   */
+  shown(text: string): string;
 }
 
 function out(formatArg: string): Out {
@@ -38,13 +44,14 @@ function out(formatArg: string): Out {
     errStyle,
     json: formatArg === "json",
     note: (line) => void process.stderr.write(`${errStyle.dim(line)}\n`),
+    shown: (text) => (isGitHubActions(process.env) ? inertCommands(text) : text),
   };
 }
 
 /** A refusal or a missing server, projected once: text on stderr, `{error}` on stdout for json, the exit code of its code. */
 async function fail(o: Out, failure: FailureDescriptor): Promise<number> {
   if (o.json) await writeStdout(`${JSON.stringify({ error: failure }, null, 2)}\n`);
-  process.stderr.write(failureText(failure, o.errStyle));
+  process.stderr.write(o.shown(failureText(failure, o.errStyle)));
   return exitCodeOf({ state: null, failure });
 }
 
@@ -129,7 +136,7 @@ const list = defineCommand({
       const page = await server.request("GET", "/api/v1/executions", { query: { state: args.state, capability: args.capability, limit } });
       if (!page.ok) return fail(o, page.failure);
       if (o.json) await writeStdout(`${JSON.stringify(page.body, null, 2)}\n`);
-      else await writeStdout(listText(page.body, o.style));
+      else await writeStdout(o.shown(listText(page.body, o.style)));
       return EXIT.succeeded;
     });
   },
@@ -151,7 +158,7 @@ const show = defineCommand({
     return withServer(o, async (server) => {
       const got = await server.request("GET", "/api/v1/executions/get", { query: { id: args.id } });
       if (!got.ok) return fail(o, got.failure);
-      await writeStdout(o.json ? `${JSON.stringify(got.body, null, 2)}\n` : showText(got.body, server.url, o.style));
+      await writeStdout(o.json ? `${JSON.stringify(got.body, null, 2)}\n` : o.shown(showText(got.body, server.url, o.style)));
       return EXIT.succeeded;
     });
   },
@@ -185,7 +192,7 @@ const events = defineCommand({
       }
       const plain = plainPrinters(o.style, { localTime: process.stdout.isTTY === true });
       // Events are this command's output: stdout, one write per event so a pipe sees them live.
-      const printer = createRunReporter({ write: (text) => void process.stdout.write(text), printers: plain.printers, unknown: plain.unknown, flush: plain.flush });
+      const printer = createRunReporter({ write: (text) => void process.stdout.write(o.shown(text)), printers: plain.printers, unknown: plain.unknown, flush: plain.flush });
       const onEvent = (event: ExecutionEvent) => (o.json ? process.stdout.write(`${JSON.stringify(event)}\n`) : printer.print(event));
       const options = { id: args.id, after, onEvent, onNote: o.note };
       const outcome: EventsOutcome = args.follow ? await followEvents(server, options) : await readEvents(server, options);
@@ -216,7 +223,7 @@ const cancel = defineCommand({
       const answer = await server.request("POST", "/api/v1/executions/cancel", { body: { id: args.id } });
       if (!answer.ok) return fail(o, answer.failure);
       const receipt = answer.body as { id: string; state: string; requested: boolean; message: string };
-      await writeStdout(o.json ? `${JSON.stringify(receipt, null, 2)}\n` : `${receipt.requested ? o.style.yellow("cancel requested") : o.style.dim("not requested")} — ${receipt.message} (state: ${receipt.state})\n`);
+      await writeStdout(o.json ? `${JSON.stringify(receipt, null, 2)}\n` : o.shown(`${receipt.requested ? o.style.yellow("cancel requested") : o.style.dim("not requested")} — ${receipt.message} (state: ${receipt.state})\n`));
       return receipt.requested ? EXIT.succeeded : EXIT.failed;
     });
   },
@@ -261,7 +268,7 @@ const reconcile = defineCommand({
       const answer = await server.request("POST", "/api/v1/executions/reconcile", { body: { id: args.id, outcome, note }, timeoutMs: 60 * 60 * 1000 });
       if (!answer.ok) return fail(o, answer.failure);
       const receipt = answer.body as ReconcileReceipt;
-      await writeStdout(o.json ? `${JSON.stringify(receipt, null, 2)}\n` : reconcileText(receipt, o.style));
+      await writeStdout(o.json ? `${JSON.stringify(receipt, null, 2)}\n` : o.shown(reconcileText(receipt, o.style)));
       return receipt.reconciled ? EXIT.succeeded : EXIT.failed;
     });
   },

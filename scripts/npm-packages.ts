@@ -28,13 +28,15 @@ export interface NpmPackagesOptions {
 /** Writes `<npmDir>/docket/` and `<npmDir>/<target>/` for every binary of the manifest; each is ready for `npm pack`. */
 export function writeNpmPackages(options: NpmPackagesOptions): void {
   const { manifest, npmDir } = options;
-  const common = { version: manifest.version, license: (rootPackage as { license?: string }).license ?? "UNLICENSED", repository: { type: "git", url: `git+${PROJECT_URL}.git` } };
+  // Every package is published under the repository's license, and carries its text.
+  const common = { version: manifest.version, license: rootPackage.license, repository: { type: "git", url: `git+${PROJECT_URL}.git` } };
   for (const artifact of manifest.artifacts) {
     const target = releaseTarget(artifact.target);
     const dir = join(npmDir, target.name);
     mkdirSync(join(dir, "bin"), { recursive: true });
     const binary = join(dir, "bin", `docket${target.suffix}`);
     linkOrCopy(join(options.releaseDir, artifact.file), binary);
+    copyFileSync(join(REPO, "LICENSE"), join(dir, "LICENSE"));
     writeJson(join(dir, "package.json"), {
       name: `@docket/${target.name}`,
       ...common,
@@ -43,7 +45,7 @@ export function writeNpmPackages(options: NpmPackagesOptions): void {
       cpu: [target.npmCpu],
       // Bun's Linux builds link glibc; npm leaves the package out on musl (Alpine) and the launcher says why.
       ...(target.os === "linux" ? { libc: ["glibc"] } : {}),
-      files: ["bin"],
+      files: ["bin", "LICENSE"],
       preferUnplugged: true,
     });
     writeFileSync(join(dir, "README.md"), `# @docket/${target.name}\n\nThe \`docket\` binary for ${target.name} (commit ${manifest.commit}). Install [\`docket\`](${PROJECT_URL}) instead; it picks this package on ${target.name}.\n`);
@@ -56,7 +58,8 @@ export function writeNpmPackages(options: NpmPackagesOptions): void {
   writeFileSync(join(dir, "bin", "docket.js"), launcher, { mode: 0o755 });
   copyFileSync(join(TEMPLATE, "index.js"), join(dir, "index.js"));
   const namesNode = writeDeclarations(options.declarations ?? generateDeclarations(), join(dir, "types"));
-  for (const extra of ["LICENSE", "README.md"]) if (existsSync(join(REPO, extra))) copyFileSync(join(REPO, extra), join(dir, extra));
+  copyFileSync(join(REPO, "LICENSE"), join(dir, "LICENSE"));
+  if (existsSync(join(REPO, "README.md"))) copyFileSync(join(REPO, "README.md"), join(dir, "README.md"));
   writeJson(join(dir, "package.json"), {
     name: "docket",
     ...common,
@@ -65,7 +68,7 @@ export function writeNpmPackages(options: NpmPackagesOptions): void {
     bin: { docket: "bin/docket.js" },
     types: "./types/public.d.ts",
     exports: { ".": { types: "./types/public.d.ts", default: "./index.js" }, "./package.json": "./package.json" },
-    files: ["bin", "index.js", "types"],
+    files: ["bin", "index.js", "types", "LICENSE"],
     // The types of a capability's schemas are valibot's: the very version the binary serves.
     // @types/node only when a declaration names Node's types; "*" takes whichever the project
     // has, since two copies would clash on Node's globals.

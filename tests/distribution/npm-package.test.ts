@@ -94,13 +94,14 @@ afterAll(() => {
 });
 
 describe("the docket npm package", () => {
-  test("npm pack of docket holds the launcher, the module's types and no binary", () => {
+  test("npm pack of docket holds the launcher, the module's types, the LICENSE and no binary", () => {
     const files = packed.find((p) => p.name === "docket")!.files.map((f) => f.path);
     expect(files).toContain("bin/docket.js");
     expect(files).toContain("types/public.d.ts");
     expect(files).toContain("types/capability/declaration.d.ts");
     expect(files).toContain("index.js");
     expect(files).toContain("package.json");
+    expect(files).toContain("LICENSE");
     expect(files.every((f) => !f.endsWith(".ts") || f.endsWith(".d.ts"))).toBe(true);
     expect(files.filter((f) => f.startsWith("bin/"))).toEqual(["bin/docket.js"]);
   });

@@ -10,7 +10,7 @@ import { gitCommit } from "../../scripts/build.ts";
 import { RELEASE_TARGETS, releaseFileName } from "../../scripts/release-targets.ts";
 import { sha256File } from "../../runtime/capability/sha256-file.ts";
 import { GREET } from "../cli/_fixtures.ts";
-import { removeTempDirs, tempCheckout, writeFiles, docket, fromBinary, type DocketRunner } from "../cli/_harness.ts";
+import { REPO, removeTempDirs, tempCheckout, writeFiles, docket, fromBinary, type DocketRunner } from "../cli/_harness.ts";
 import { TEST_TARGETS, testRelease, type BuiltRelease } from "./_release.ts";
 
 const ALL = process.env.DOCKET_TEST_RELEASE === "all";
@@ -53,6 +53,17 @@ describe("npm run release", () => {
       expect(manifest.artifacts[i]).toEqual({ target: TARGETS[i], os: TARGETS[i]!.split("-")[0], arch: TARGETS[i]!.split("-")[1], file, bytes, sha256: hex });
     }
   }, SLOW);
+
+  test("npm run release: every npm package is published under the repository's license (package.json's) and carries its LICENSE", () => {
+    expect(pkg.license).toBe("MIT");
+    const license = readFileSync(join(REPO, "LICENSE"), "utf8");
+    expect(license).toStartWith("MIT License");
+    for (const name of ["docket", ...TARGETS]) {
+      const manifest = JSON.parse(readFileSync(join(release.npmDir, name, "package.json"), "utf8"));
+      expect(`${name}: ${manifest.license}`).toBe(`${name}: MIT`);
+      expect(readFileSync(join(release.npmDir, name, "LICENSE"), "utf8")).toBe(license);
+    }
+  });
 
   test.skipIf(!FILE)("npm run release writes each target's executable format and architecture (ELF, Mach-O, PE)", () => {
     for (const artifact of release.manifest.artifacts) {

@@ -457,7 +457,13 @@ async function writeSummary(options: LocalRunOptions, facts: Parameters<typeof s
 
 /** True when the input, checked by its schema, still holds `field` (a dotted path); false when it fails the check or drops it. */
 function keptByCheck(schema: v.GenericSchema, input: unknown, field: string): boolean {
-  const checked = v.safeParse(schema, input);
+  let checked: ReturnType<typeof v.safeParse>;
+  try {
+    checked = v.safeParse(schema, input);
+  } catch {
+    // A schema whose own check throws keeps nothing the run could rely on.
+    return false;
+  }
   if (!checked.success) return false;
   let at: unknown = checked.output;
   for (const segment of field.split(".")) {

@@ -6,6 +6,7 @@ import { checkValue, describeProblems } from "./validate.ts";
 import { parsesUnchanged } from "./_parses-unchanged.ts";
 import { MAX_INPUT_DEPTH, nestsDeeperThan } from "./json-depth.ts";
 import { masksSomething, NO_MASK, type SecretMask } from "./secret-mask.ts";
+import { thrownClass, thrownDetail } from "./thrown.ts";
 
 /** How a run ended, before it is written as `execution.completed`. */
 export type Completion =
@@ -37,6 +38,17 @@ const RETRYABILITIES = new Set(["never", "safe", "after_delay", "manual_reconcil
  * masked in everything a client will read (docs/security.md).
  */
 export function completionOf(capability: RegisteredCapability, outcome: TaskOutcome, stop: StopCircumstances, edge: EdgeInfo, mask: SecretMask = NO_MASK): Completion {
+  try {
+    return maskedCompletion(capability, outcome, stop, edge, mask);
+  } catch (error) {
+    // Total: whatever the capability's code does to the checks (a getter that throws, a schema
+    // action that throws), the run ends here as an internal failure naming the error's class —
+    // never an exception that would leave it running, holding its slot, for ever.
+    return unmasked(capability, { ok: false, error: { kind: "internal", error_class: thrownClass(error), message: thrownDetail(error, mask.text), stack: null } }, stop, edge);
+  }
+}
+
+function maskedCompletion(capability: RegisteredCapability, outcome: TaskOutcome, stop: StopCircumstances, edge: EdgeInfo, mask: SecretMask): Completion {
   const completion = unmasked(capability, outcome, stop, edge);
   if (mask === NO_MASK) return completion;
   if (completion.state === "succeeded") {

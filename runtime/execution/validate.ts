@@ -3,6 +3,7 @@ import type { AnySchema } from "../capability/declaration.ts";
 import { REDACTED } from "./redaction.ts";
 import { didYouMeanText } from "../capability/did-you-mean.ts";
 import { MIN_MASKED_LENGTH } from "./secret-mask.ts";
+import { thrownClass } from "./thrown.ts";
 
 /** One problem with a value, at a path like `input.files[2].name`. */
 export interface ValueProblem {
@@ -21,7 +22,17 @@ export type ValuePath = Array<string | number>;
  */
 export function checkValue<T = unknown>(schema: AnySchema, value: unknown, root: string, isSecret?: (path: ValuePath) => boolean, withheld = SENSITIVE_NOTE): Checked<T> {
   const { copy, restore } = readsPrototypeNames(schema) ? ownMembersOnly(value) : { copy: value, restore: () => undefined };
-  const result = v.safeParse(schema, copy);
+  let result: ReturnType<typeof v.safeParse>;
+  try {
+    result = v.safeParse(schema, copy);
+  } catch (error) {
+    // A check or transform of the capability's own schema that throws (`v.check((o) => new
+    // URL(o.link)…)`) is no answer about the value: it is refused as not checkable, never let
+    // through and never thrown on (an exception here once left an execution running for ever).
+    // Only the error's class is named: its message may quote the value, a secret included.
+    restore();
+    return { ok: false, problems: [{ path: root, message: `the capability's schema could not check it: one of its checks or transforms threw ${thrownClass(error)} instead of reporting an issue (the capability's file should return false from a check, or catch in a transform)` }] };
+  }
   // Read before the copies get their prototype back: messageOf tells them by having none.
   const messages = result.success ? [] : result.issues.map((issue) => messageOf(issue, schema));
   restore();

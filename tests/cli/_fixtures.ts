@@ -28,6 +28,26 @@ export default capability({
 });
 `;
 
+/**
+ * A capability whose own schema throws: its output check builds a URL from the output (a
+ * TypeError for "not a url …"), its input transform parses JSON (a SyntaxError quoting the text).
+ */
+export const THROWING_SCHEMA = `import { capability, sensitive } from "docket";
+import * as v from "valibot";
+
+export default capability({
+  id: "demo.throwing",
+  title: "Check by throwing",
+  description: "A schema whose check and transform throw.",
+  effect: "write",
+  input: v.object({ link: v.string(), cfg: v.optional(sensitive(v.pipe(v.string(), v.transform((text) => JSON.parse(text) as unknown), v.any()))) }),
+  output: v.pipe(v.object({ link: v.string() }), v.check((out) => new URL(out.link).protocol === "https:", "an https link")),
+  handler(input) {
+    return { link: input.link };
+  },
+});
+`;
+
 /** Returns its message as a plain string (printed as is in text mode). */
 export const ECHO = `import { capability } from "docket";
 import * as v from "valibot";

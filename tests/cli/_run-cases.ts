@@ -2,7 +2,7 @@
 import { beforeAll, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ECHO, GREET, IGNORES_TERM, LOOSE, NESTED, SLEEPS, SPIN, STUBBORN_SLEEPS } from "./_fixtures.ts";
+import { ECHO, GREET, IGNORES_TERM, LOOSE, NESTED, SLEEPS, SPIN, STUBBORN_SLEEPS, THROWING_SCHEMA } from "./_fixtures.ts";
 import { obeyedCommands } from "../_support/workflow-commands.ts";
 import { docket, oneJsonDocument, spawnDocket, watchStream, tempCheckout, tempDir, writeFiles, type DocketRunner } from "./_harness.ts";
 
@@ -14,7 +14,7 @@ export function defineRunCases(runner: () => DocketRunner): void {
   let checkout = "";
   beforeAll(() => {
     userDir = tempDir("user");
-    writeFiles(userDir, { "demo.greet.ts": GREET, "demo.echo.ts": ECHO, "demo.spin.ts": SPIN, "demo.sleeps.ts": SLEEPS, "demo.stubborn.ts": STUBBORN_SLEEPS, "demo.ignores.ts": IGNORES_TERM, "demo.loose.ts": LOOSE, "demo.nested.ts": NESTED, "input.json": '{"message":"from a file"}' });
+    writeFiles(userDir, { "demo.greet.ts": GREET, "demo.echo.ts": ECHO, "demo.spin.ts": SPIN, "demo.sleeps.ts": SLEEPS, "demo.stubborn.ts": STUBBORN_SLEEPS, "demo.ignores.ts": IGNORES_TERM, "demo.loose.ts": LOOSE, "demo.nested.ts": NESTED, "demo.throwing.ts": THROWING_SCHEMA, "input.json": '{"message":"from a file"}' });
     checkout = tempCheckout();
   });
   const run = (args: string[], options: { env?: Record<string, string>; stdin?: string } = {}) => docket(runner(), ["run", ...args], { cwd: checkout, ...options });
@@ -55,6 +55,24 @@ export function defineRunCases(runner: () => DocketRunner): void {
     expect(result.stderr).toContain(document.failure.correlation_id);
     expect(result.stderr).toMatch(/kaboom from the handler\n\s+at /);
   });
+
+  test("docket run of a capability whose output check throws fails internal and exits 1, quoting nothing; one whose input transform throws is refused, exit 2", async () => {
+    // Before, the exception escaped the check: the execution stayed running and the run spun at 100 % CPU for ever.
+    const failed = await run([file("demo.throwing.ts"), "--input", '{"link":"not a url /home/me/.ssh/id_rsa"}', "--format", "json"]);
+    expect(failed.code).toBe(1);
+    const document = oneJsonDocument(failed.stdout);
+    expect(document.execution.state).toBe("failed");
+    expect(document.failure).toMatchObject({ error_code: "internal", stage: "complete" });
+    expect(document.failure.message).toContain("one of its checks or transforms threw TypeError");
+    // The input is in the snapshot as given (it is no secret); no failure text quotes it.
+    expect(JSON.stringify(document.failure)).not.toContain("id_rsa");
+    expect(failed.stderr).not.toContain("id_rsa");
+    const refused = await run([file("demo.throwing.ts"), "--input", '{"link":"https://x","cfg":"hunter2TRANSFORMsecret"}']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain("error invalid_input:");
+    expect(refused.stderr).toContain("threw SyntaxError");
+    expect(refused.stdout + refused.stderr).not.toContain("hunter2TRANSFORMsecret");
+  }, 30_000);
 
   test("docket run of a handler returning the wrong output shape exits 1", async () => {
     const result = await run([file("demo.greet.ts"), "--input", '{"name":"shape"}']);

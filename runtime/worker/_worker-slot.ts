@@ -56,6 +56,15 @@ export class WorkerSlot<J> {
   lastCapability: string | null = null;
   /** Tasks that ended here, through replacements (the idle watch compares its looks by it). */
   tasksEnded = 0;
+  /**
+   * The worker thread's minor page faults when it last collected its garbage (or when first
+   * counted), and the tasks ended since it was last looked at: what it faulted in across its tasks
+   * decides when it collects and is asked what it still holds (pool.ts, lookAtRetained).
+   */
+  faultsAtCollect: number | null = null;
+  tasksSinceLook = 0;
+  /** The worker held more than the memory limit between its tasks: it is replaced once its task ends. */
+  heldOver = false;
   /** The version of each capability file the current worker was handed a task of (the pool's to keep). */
   imported = new Map<string, string>();
   /** The current worker imported two versions of one file: it is retired once its task ends (pool.ts). */
@@ -116,6 +125,9 @@ export class WorkerSlot<J> {
 
   /** Starts a worker in the slot (first or replacement); the shared flag stays the slot's own. */
   private start(): void {
+    this.faultsAtCollect = null;
+    this.tasksSinceLook = 0;
+    this.heldOver = false;
     // The backlog is this worker's alone: a terminated one's unreceived batches must not hold up its replacement.
     const backlog = createBacklog();
     const received = turnBoundReceiver(backlog);

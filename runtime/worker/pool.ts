@@ -3,7 +3,7 @@ import type { EventDraft } from "../execution/protocol.ts";
 import { toWire, type FromWorker, type ToWorker } from "./_messages.ts";
 import { thrownClass, thrownDetail } from "../execution/thrown.ts";
 import { WorkerSlot, type WorkerSlotOptions } from "./_worker-slot.ts";
-import { MemoryWatchdog } from "./memory-watchdog.ts";
+import { MemoryWatchdog, threadMinorFaults } from "./memory-watchdog.ts";
 import { killThreadDescendants } from "./_thread-children.ts";
 import { IdleWatch } from "./_idle-watch.ts";
 import { laneWorker, type HostFacts, type Lane, type RunTaskOptions, type TaskError, type TaskHandle, type TaskOutcome, type WorkerPool, type WorkerTask } from "./task.ts";
@@ -50,6 +50,8 @@ export interface WorkerPoolOptions {
   startTimeoutMs?: number;
   /** How often idle workers are looked at after a task ended, for work a handler left running (_idle-watch.ts); default 1000 ms. */
   idleCheckMs?: number;
+  /** Minor page faults of a worker's thread (`<pid>/task/<tid>`), or null; default from /proc (tests give their own). */
+  threadFaults?: (thread: string) => number | null;
 }
 
 /**
@@ -58,6 +60,15 @@ export interface WorkerPoolOptions {
  * blocks) can keep it so. Past this, the worker is replaced and the task taken back.
  */
 export const START_TIMEOUT_MS = 1000;
+
+/**
+ * Tasks too short for the watchdog to measure (under 5 ms) are looked at together, one /proc read
+ * per this many: a handler that keeps a little more at each quick call is still found.
+ */
+const LOOK_EVERY_TASKS = 64;
+const MIB = 1024 * 1024;
+/** The page size of x86-64 and most arm64 kernels (as the watchdog counts). */
+const PAGE_BYTES = 4096;
 
 interface Job {
   id: number;
@@ -99,8 +110,9 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   let startCheck: ReturnType<typeof setTimeout> | null = null;
   const memoryLimitMb = options.memoryLimitMb ?? 1024;
   const memorySampleMs = options.memorySampleMs ?? 100;
-  /** A handler that faulted in this much has its worker collect garbage after it (release). */
+  /** A worker whose handlers faulted in this much, one or several, collects garbage after the last (release). */
   const collectAfterMb = Math.min(64, memoryLimitMb / 4);
+  const faultsOf = options.threadFaults ?? threadMinorFaults;
   const watchdog = new MemoryWatchdog({
     limitMb: memoryLimitMb,
     intervalMs: memorySampleMs,
@@ -200,6 +212,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
         break;
       case "collected":
         if (job && job.collectAskedAt !== undefined) answeredCollect(slot, job, message.held_mb);
+        else heldAfterTasks(slot, message.held_mb);
         break;
     }
   }
@@ -282,14 +295,16 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     // of the handlers still running, and stop one of them under its limit. So a worker whose
     // handler faulted in much collects before its next task.
     const faultedMb = watchdog.unwatch(job.id);
-    if (faultedMb !== null && faultedMb >= collectAfterMb && !slot.outdated) slot.worker.postMessage(toWire<ToWorker>({ type: "collect" }));
+    slot.tasksSinceLook++;
+    if (!slot.outdated && !slot.heldOver && (faultedMb !== null || slot.tasksSinceLook >= LOOK_EVERY_TASKS)) lookAtRetained(slot, faultedMb);
     slot.job = null;
     slot.lastCapability = job.task.capability;
     slot.tasksEnded++;
     idleWatch.taskEnded();
     if (slot.isReady) slot.worker.unref();
     resolveJob(job, outcome);
-    if (slot.outdated) retire(slot);
+    if (slot.heldOver) replaceWorker(slot);
+    else if (slot.outdated) retire(slot);
     dispatch(slot.lane);
   }
 
@@ -311,6 +326,47 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
    * wrong: what its handlers left running on purpose (a detached process) is left alone, and the
    * replacement is not counted with those made for faults.
    */
+  /**
+   * After a task that the watchdog measured (or every LOOK_EVERY_TASKS short ones): a worker whose
+   * thread faulted in collectAfterMb since it last collected — in this task, or across many —
+   * collects now, and answers what its heap still holds (heldAfterTasks). Garbage it collects; what
+   * handlers kept reachable between their calls (a module-level cache) it cannot, and that is
+   * what the answer shows.
+   */
+  function lookAtRetained(slot: Slot, faultedMb: number | null): void {
+    slot.tasksSinceLook = 0;
+    const total = slot.thread === null ? null : faultsOf(slot.thread);
+    if (total === null) {
+      // No per-thread counters (not Linux): the task's own faults alone, when the watchdog had them.
+      if (faultedMb !== null && faultedMb >= collectAfterMb) askCollect(slot);
+      return;
+    }
+    // First counted now: from before this task, as far as the watchdog measured it.
+    slot.faultsAtCollect ??= total - Math.round(((faultedMb ?? 0) * MIB) / PAGE_BYTES);
+    if (((total - slot.faultsAtCollect) * PAGE_BYTES) / MIB < collectAfterMb) return;
+    slot.faultsAtCollect = total;
+    askCollect(slot);
+  }
+
+  function askCollect(slot: Slot): void {
+    slot.worker.postMessage(toWire<ToWorker>({ type: "collect" }));
+  }
+
+  /**
+   * A worker collected after its tasks ended (lookAtRetained) and still holds more than a handler
+   * may add: what its handlers kept between calls. Nothing else would ever bound it — each call
+   * adds under the limit, and the watchdog counts a call's growth from when it began — so the
+   * worker is replaced (once its current task ends, if one began meanwhile), and its module-level
+   * state with it. No task fails: the one that kept the memory had already ended.
+   */
+  function heldAfterTasks(slot: Slot, heldMb: number): void {
+    if (heldMb <= memoryLimitMb || slot.heldOver) return;
+    memoryStops++;
+    report(`${laneWorker(slot.lane)} still holds about ${heldMb} MiB after its tasks ended, over the memory limit of ${memoryLimitMb} MiB: what ${culpritOf(slot)} (or a handler before it) kept between calls, a module-level cache say. It is replaced${slot.job ? " once its task ends" : ""}, and that state with it.`);
+    if (slot.job) slot.heldOver = true;
+    else replaceWorker(slot);
+  }
+
   function retire(slot: Slot): void {
     const old = slot.worker;
     retiring = true;

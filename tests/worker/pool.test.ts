@@ -315,6 +315,36 @@ describe("createWorkerPool", () => {
     expect(await p.run(task("forges", "fixture.forges", { mb: 800 }), { lane: "execution" }).outcome).toMatchObject({ ok: false, error: { kind: "memory_exceeded" } });
   });
 
+  test("a worker whose handlers keep memory between calls (a module-level cache) is replaced once it holds more than the limit; no call fails", async () => {
+    // Each call adds 40 MiB, under the limit: only what the worker holds after them shows the leak.
+    const p = makePool({ memoryLimitMb: 100 });
+    const kept: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      const outcome = await p.run(task("keeps", "fixture.keeps", { mb: 40 }), { lane: "execution" }).outcome;
+      expect(outcome).toMatchObject({ ok: true });
+      kept.push((outcome as { output: { kept_mb: number } }).output.kept_mb);
+      // The worker's answer to its collect comes between two tasks.
+      for (let j = 0; j < 100 && i === 2 && p.stats().replaced === 0; j++) await Bun.sleep(20);
+    }
+    // 40, 80, 120 (over 100: replaced, its cache gone), then 40 on the new worker.
+    expect(kept).toEqual([40, 80, 120, 40]);
+    expect(p.stats()).toMatchObject({ replaced: 1, memory_stops: 1 });
+    expect(problems.join("\n")).toMatch(/An execution worker still holds about 1[12]\d MiB after its tasks ended, over the memory limit of 100 MiB: what fixture\.keeps \(or a handler before it\) kept between calls/);
+  });
+
+  test("many quick calls that each keep a little are looked at together, and their worker replaced all the same", async () => {
+    const p = makePool({ memoryLimitMb: 100 });
+    let most = 0;
+    for (let i = 0; i < 400 && p.stats().replaced === 0; i++) {
+      const outcome = await p.run(task("keeps", "fixture.keeps", { mb: 1 }), { lane: "execution" }).outcome;
+      most = Math.max(most, (outcome as { output: { kept_mb: number } }).output.kept_mb);
+    }
+    for (let j = 0; j < 100 && p.stats().replaced === 0; j++) await Bun.sleep(20);
+    expect(p.stats()).toMatchObject({ replaced: 1, memory_stops: 1 });
+    // Found within a few looks of 64 calls past the limit, not left to grow.
+    expect(most).toBeLessThan(100 + 3 * 64);
+  });
+
   test("a worker left allocating with no task to run is replaced once it grew the process past the memory limit", async () => {
     // The hog is busy too (it faults pages in back to back), and after two busy looks it would be
     // replaced for that instead: the limit is one it passes by the first look that compares,

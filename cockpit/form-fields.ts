@@ -6,9 +6,10 @@ import { childControl } from "./form-names.ts";
 /**
  * How one input property is entered; `json` is the fallback for anything no control expresses.
  * `object` is a fieldset of its own fields, `rows` a repeatable row of fields per array item,
- * `record` key/value rows, `variant` a chooser between object shapes.
+ * `record` key/value rows, `variant` a chooser between object shapes. `datetime` is a wall time
+ * taken as typed (`v.isoDateTime()`), `timestamp` a moment (`format: date-time`) that needs a zone.
  */
-export type FieldKind = "text" | "password" | "number" | "integer" | "boolean" | "choice" | "choices" | "list" | "date" | "datetime" | "object" | "rows" | "record" | "variant" | "json";
+export type FieldKind = "text" | "password" | "number" | "integer" | "boolean" | "choice" | "choices" | "list" | "date" | "datetime" | "timestamp" | "object" | "rows" | "record" | "variant" | "json";
 
 /** A scalar an enum or a list holds. */
 export type Scalar = string | number | boolean | null;
@@ -141,7 +142,8 @@ function kindOf(schema: JsonSchema, control: string, depth: number): Pick<FieldS
   switch (schema.type) {
     case "string":
       if (schema.format === "date") return { ...none, kind: "date" };
-      if (schema.format === "date-time" || schema.pattern === ISO_DATE_TIME_PATTERN) return { ...none, kind: "datetime" };
+      if (schema.format === "date-time") return { ...none, kind: "timestamp" };
+      if (schema.pattern === ISO_DATE_TIME_PATTERN) return { ...none, kind: "datetime" };
       return { ...none, kind: isSensitiveSchema(schema) ? "password" : "text" };
     case "integer":
       return { ...none, kind: "integer" };

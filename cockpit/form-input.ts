@@ -1,5 +1,6 @@
 import { rowFields, type FieldSpec, type FormShape, type Scalar } from "./form-fields.ts";
 import { PostedForm } from "./form-names.ts";
+import { withServerZone } from "./local-time.ts";
 
 /** The form control that holds the whole input as JSON; when not empty it replaces the fields. */
 export const RAW_JSON_CONTROL = "raw_json";
@@ -84,6 +85,12 @@ function readField(field: FieldSpec, form: PostedForm, errors: Errors): Read {
     case "datetime":
       if (text === "") return empty(field);
       return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/.test(text) ? { value: text } : { error: `${field.name} must be a date and time (yyyy-mm-ddThh:mm), got ${quote(text)}.` };
+    case "timestamp": {
+      // The box sends a wall time with no zone; the cockpit is local, so it is the server's (docs/cockpit.md).
+      if (text === "") return empty(field);
+      const zoned = withServerZone(text.trim());
+      return zoned === null ? { error: `${field.name} must be a date and time (yyyy-mm-ddThh:mm, seconds and a zone optional), got ${quote(text)}.` } : { value: zoned };
+    }
     case "object":
       return readObject(field, field.fields, form, errors);
     case "rows":

@@ -4,6 +4,7 @@ import { formShape, ROW_INDEX, rowFields, type FieldSpec } from "./form-fields.t
 import { hasSensitive } from "../runtime/execution/redaction.ts";
 import { optionValue, RAW_JSON_CONTROL } from "./form-input.ts";
 import { PostedForm } from "./form-names.ts";
+import { serverTimeZone, toServerWallTime } from "./local-time.ts";
 
 /** The control that marks a write as confirmed: set by run-form.js after `confirm()`, or ticked without JavaScript. */
 export const CONFIRM_CONTROL = "confirmed";
@@ -48,6 +49,7 @@ function helpText(field: FieldSpec): string {
   if (field.kind === "choices") parts.push("Tick any number.");
   if (field.kind === "date") parts.push("A date.");
   if (field.kind === "datetime") parts.push("A date and time, as typed (no time zone is added).");
+  if (field.kind === "timestamp") parts.push(`A date and time in the server's time zone (${serverTimeZone()}): it is sent with seconds and that zone's UTC offset.`);
   if (field.kind === "variant") parts.push("Choose its shape, then fill that shape's fields.");
   if (field.kind === "json") parts.push("JSON.");
   if (field.nullable) parts.push("May be null.");
@@ -62,6 +64,7 @@ function initialText(field: FieldSpec, values: PostedForm | null): string {
   if (values) return values.get(field.control) ?? "";
   if (!field.hasDefault || field.default === undefined) return "";
   if (field.kind === "json") return JSON.stringify(field.default, null, 2);
+  if (field.kind === "timestamp" && typeof field.default === "string") return toServerWallTime(field.default);
   if (field.kind === "list" && Array.isArray(field.default)) return field.default.join("\n");
   return String(field.default);
 }
@@ -99,6 +102,9 @@ function Control(props: { field: FieldSpec; id: string; values: PostedForm | nul
     case "date":
     case "datetime":
       return <input type={field.kind === "date" ? "date" : "datetime-local"} value={text} required={props.inGroup ? undefined : field.required} {...common} />;
+    case "timestamp":
+      // step 1: a moment may have seconds, which the box's default step (a minute) would refuse.
+      return <input type="datetime-local" step="1" value={text} required={props.inGroup ? undefined : field.required} {...common} />;
     case "choice": {
       const chosen = selected(field, values);
       const many = false;

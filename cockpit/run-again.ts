@@ -4,6 +4,7 @@ import { hasSensitive } from "../runtime/execution/redaction.ts";
 import type { ExecutionStore } from "../runtime/store/store.ts";
 import { formShape, rowFields, type FieldSpec } from "./form-fields.ts";
 import { optionValue, RAW_JSON_CONTROL } from "./form-input.ts";
+import { toServerWallTime } from "./local-time.ts";
 import type { ProblemProps } from "./pages/problem.tsx";
 
 /** What `?again=<id>` on a capability page gives: nothing asked, a filled form, or a problem page. */
@@ -32,6 +33,10 @@ function appendValues(values: URLSearchParams, field: FieldSpec, value: unknown)
       return;
     case "json":
       return put(JSON.stringify(value, null, 2));
+    case "timestamp":
+      // The date-and-time box holds no zone: the same moment, as the server's wall time.
+      if (typeof value === "string") put(toServerWallTime(value));
+      return;
     case "object":
       if (isObject(value)) for (const child of field.fields) appendValues(values, child, value[child.name]);
       return;

@@ -47,10 +47,23 @@ export default capability({
 });
 `;
 
+/** A moment (RFC 3339 date-time, which needs a zone) given back as it arrived. */
+const MOMENT = `import { capability } from "docket";
+import * as v from "valibot";
+export default capability({
+  id: "team.moment", title: "Moment", description: "Gives its moment back.", effect: "read",
+  input: v.object({ ts: v.pipe(v.string(), v.isoTimestamp()) }),
+  output: v.object({ ts: v.string() }),
+  handler(input) {
+    return { ts: input.ts };
+  },
+});
+`;
+
 let server: CockpitServer;
 
 beforeAll(async () => {
-  server = await startCockpitServer({}, { "team.rows.ts": ROWS, "team.names.ts": NAMES, "team.proto.ts": PROTO });
+  server = await startCockpitServer({}, { "team.rows.ts": ROWS, "team.names.ts": NAMES, "team.proto.ts": PROTO, "team.moment.ts": MOMENT });
 });
 
 afterAll(async () => {
@@ -137,5 +150,21 @@ describe("cockpit form post", () => {
     expect(response.status).toBe(200);
     expect(await outputOf(response)).toEqual({ own: ["name"], polluted: false });
     expect("polluted" in {}).toBe(false);
+  });
+
+  test("a date-time field's box takes seconds, says the zone it is read in, and what it sends passes v.isoTimestamp()", async () => {
+    const doc = parseHtml((await server.page("/cockpit/capabilities/team.moment")).html);
+    const box = doc.querySelector('[name="input.ts"]')!;
+    expect([box.getAttribute("type"), box.getAttribute("step")]).toEqual(["datetime-local", "1"]);
+    expect(textOf(doc, '[data-field="ts"] .help')).toContain("in the server's time zone");
+
+    for (const [typed, local] of [
+      ["2026-12-03T10:11", new Date(2026, 11, 3, 10, 11)],
+      ["2026-12-03T10:11:05", new Date(2026, 11, 3, 10, 11, 5)],
+    ] as const) {
+      const response = await server.post("/cockpit/capabilities/team.moment", { mode: "call", "input.ts": typed });
+      expect(response.status).toBe(200);
+      expect(Date.parse((await outputOf(response)).ts)).toBe(local.getTime());
+    }
   });
 });

@@ -3,6 +3,7 @@ import * as v from "valibot";
 import { toCapabilityJsonSchema } from "../../runtime/capability/json-schema.ts";
 import { formShape } from "../../cockpit/form-fields.ts";
 import { inputFromForm, optionValue } from "../../cockpit/form-input.ts";
+import { toServerWallTime } from "../../cockpit/local-time.ts";
 
 const schema = {
   type: "object",
@@ -130,7 +131,7 @@ describe("generated forms for structured input", () => {
   const byName = Object.fromEntries(shape.map((f) => [f.name, f]));
 
   test("formShape makes fieldsets, rows, key/value rows, a variant chooser, date inputs and checkboxes", () => {
-    expect(shape.map((f) => f.kind)).toEqual(["object", "rows", "record", "variant", "date", "datetime", "choices"]);
+    expect(shape.map((f) => f.kind)).toEqual(["object", "rows", "record", "variant", "date", "timestamp", "choices"]);
     // v.isoDateTime() is published as its pattern: still a date-and-time box.
     const published = toCapabilityJsonSchema(v.object({ when: v.pipe(v.string(), v.isoDateTime()) }), "input");
     expect(formShape(published)!.map((f) => f.kind)).toEqual(["datetime"]);
@@ -168,7 +169,7 @@ describe("generated forms for structured input", () => {
         ["input.target.v1.version", "v2.0"],
         ["input.target.v1.signed", "true"],
         ["input.day", "2026-12-01"],
-        ["input.at", "2026-12-01T09:30"],
+        ["input.at", "2026-12-01T09:30+01:00"],
         ["input.colours", optionValue("red")],
         ["input.colours", optionValue("blue")],
       ]),
@@ -181,7 +182,7 @@ describe("generated forms for structured input", () => {
         labels: { speed: 1.5 },
         target: { kind: "tag", version: "v2.0", signed: true },
         day: "2026-12-01",
-        at: "2026-12-01T09:30",
+        at: "2026-12-01T09:30+01:00",
         colours: ["red", "blue"],
       },
     });
@@ -212,6 +213,44 @@ describe("generated forms for structured input", () => {
       "input.target": "target: choose one of branch, tag.",
       "input.day": 'day must be a date (yyyy-mm-dd), got "tomorrow".',
     });
+  });
+});
+
+describe("inputFromForm: date-time fields", () => {
+  const shape = formShape(toCapabilityJsonSchema(v.object({ ts: v.pipe(v.string(), v.isoTimestamp()) }), "input"));
+  const read = (text: string) => {
+    const result = inputFromForm(shape, new URLSearchParams([["input.ts", text]]));
+    return result.ok ? (result.input as { ts: string }).ts : result.errors["input.ts"];
+  };
+
+  test("inputFromForm completes a zone-less date-and-time box with seconds and the server's offset, so v.isoTimestamp() takes it", () => {
+    for (const [typed, local] of [
+      ["2026-12-03T10:11", new Date(2026, 11, 3, 10, 11)],
+      ["2026-12-03T10:11:05", new Date(2026, 11, 3, 10, 11, 5)],
+      ["2026-07-03T23:59:59.250", new Date(2026, 6, 3, 23, 59, 59, 250)],
+    ] as const) {
+      const ts = read(typed)!;
+      expect(ts).toStartWith(typed.length === 16 ? `${typed}:00` : typed);
+      expect(ts).toMatch(/[+-]\d{2}:\d{2}$/);
+      expect(v.is(v.pipe(v.string(), v.isoTimestamp()), ts)).toBe(true);
+      // The same moment as that wall time on the server's clock.
+      expect(Date.parse(ts)).toBe(local.getTime());
+    }
+  });
+
+  test("inputFromForm keeps a date-time that has a zone as typed, and names one that is no date-time", () => {
+    expect(read("2026-12-03T10:11:05Z")).toBe("2026-12-03T10:11:05Z");
+    expect(read("2026-12-03T10:11:05.5-05:30")).toBe("2026-12-03T10:11:05.5-05:30");
+    expect(read("tomorrow")).toBe('ts must be a date and time (yyyy-mm-ddThh:mm, seconds and a zone optional), got "tomorrow".');
+  });
+
+  test("toServerWallTime gives the box the stored moment as the server's wall time, which the form turns back into that moment", () => {
+    for (const stored of ["2026-12-03T10:11:05Z", "2026-06-30T22:00:00.125+02:00"]) {
+      const wall = toServerWallTime(stored);
+      expect(wall).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{3})?$/);
+      expect(Date.parse(read(wall)!)).toBe(Date.parse(stored));
+    }
+    expect(toServerWallTime("2026-12-03T10:11")).toBe("2026-12-03T10:11");
   });
 });
 

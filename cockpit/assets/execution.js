@@ -44,10 +44,30 @@
     }
 
     // The output by its shape, the artifacts and the timeline are drawn by the server alone.
-    var refresher = docket.sectionRefresher ? docket.sectionRefresher(root, root.getAttribute("data-page")) : { refresh: function () {}, throttled: function () { return function () {}; } };
+    var refresher = docket.sectionRefresher ? docket.sectionRefresher(root, root.getAttribute("data-page")) : { refresh: function () {}, throttled: function () { return function () {}; }, wait: function () {} };
     var refresh = refresher.refresh;
-    /** At most one timeline refresh a second while steps come and go. */
-    var refreshTimelineSoon = refresher.throttled(["timeline"], 1000);
+    /** A step began or ended since the timeline was last read. */
+    var timelineStale = false;
+    function refreshTimelineSoon() {
+      timelineStale = true;
+    }
+
+    /**
+     * The timeline's one clock while the execution runs: once a second it is re-read when a step
+     * began or ended, and while a step runs, whose bar grows with no event to say so
+     * (docs/cockpit.md). A hidden tab waits until it is shown; the end of the execution stops it
+     * (completion re-reads the timeline itself).
+     */
+    function followTimeline() {
+      if (root.getAttribute("data-terminal") === "true") return;
+      var steps = slot("steps");
+      var running = steps && steps.querySelector('[data-step-state="running"]');
+      if ((timelineStale || running) && document.visibilityState !== "hidden") {
+        timelineStale = false;
+        refresh(["timeline"]);
+      }
+      refresher.wait(followTimeline, 1000);
+    }
 
     function notice(kind, text) {
       var box = slot("notice");
@@ -342,6 +362,10 @@
         notice("info", "Events " + from + " to " + to + " are no longer retained by the server, so this page skipped them.");
       },
       notice: notice,
+      /** Starts the timeline's clock (see followTimeline): the page was just drawn, so the first look is a second away. */
+      followTimeline: function () {
+        refresher.wait(followTimeline, 1000);
+      },
     };
   }
 
@@ -382,6 +406,7 @@
     wireCancel(root, view);
     // A finished execution takes no more events: nothing to follow.
     if (root.getAttribute("data-terminal") === "true") return;
+    view.followTimeline();
     docket.channel = docket.openChannel({
       url: root.getAttribute("data-socket"),
       eventsUrl: root.getAttribute("data-events"),

@@ -10,9 +10,13 @@
   docket.sectionRefresher = function (root, pageUrl) {
     var inFlight = false;
     var wanted = {};
+    // `window.docketEnv` may supply fetch and setTimeout (tests do, with a clock they move by hand).
+    var env = window.docketEnv || {};
     function request(url, init) {
-      var env = window.docketEnv || {};
       return env.fetch ? env.fetch(url, init) : window.fetch(url, init);
+    }
+    function wait(fn, ms) {
+      return env.setTimeout ? env.setTimeout(fn, ms) : window.setTimeout(fn, ms);
     }
     function refresh(names) {
       names.forEach(function (name) {
@@ -43,7 +47,7 @@
         .then(function () {
           inFlight = false;
           if (Object.keys(wanted).length > 0) {
-            setTimeout(function () {
+            wait(function () {
               refresh([]);
             }, 1000);
           }
@@ -54,12 +58,12 @@
       var timer = null;
       return function () {
         if (timer !== null) return;
-        timer = setTimeout(function () {
+        timer = wait(function () {
           timer = null;
           refresh(names);
         }, ms);
       };
     }
-    return { refresh: refresh, throttled: throttled };
+    return { refresh: refresh, throttled: throttled, wait: wait };
   };
 })();

@@ -1,8 +1,9 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { colourSpans } from "../../cockpit/ansi.ts";
-import { loadPage, type LoadedPage } from "./_support/dom.ts";
-import { event, executionHtml, ID, runningSnapshot } from "./_support/fixtures.ts";
+import { loadPage, type FakeFetch, type LoadedPage } from "./_support/dom.ts";
+import { event, executionHtml, ID, runningSnapshot, stamp } from "./_support/fixtures.ts";
+import type { ExecutionSnapshot } from "../../runtime/execution/snapshot.ts";
 
 const pages: LoadedPage[] = [];
 
@@ -73,6 +74,53 @@ describe("execution page scripts: colour and filter", () => {
     x.send("execution.completed", { state: "cancelled", duration_ms: 12, failure: { error_code: "cancelled", message: "Cancelled.", stage: "run", retryability: "safe", outcome_certainty: "not_applied", correlation_id: "c-1", request_id: "r-1", trace_id: "t", context: {} } });
     expect(x.doc.querySelector('tr[data-step-id="slow"] [data-step-state="running"]')).toBeNull();
     expect(x.doc.querySelector('tr[data-step-id="slow"] [data-step-state="stopped"]')!.textContent).toContain("Stopped");
+  });
+});
+
+/**
+ * The execution page live on a fake socket, whose section refreshes are answered by the server's
+ * rendering of `snapshot()` at the clock's time: what a re-read would bring.
+ */
+function liveServed(snapshot: () => ExecutionSnapshot) {
+  const urls: string[] = [];
+  let page: LoadedPage | undefined;
+  const now = () => page!.clock.now().getTime();
+  const fetch = (async (url: string) => {
+    urls.push(url);
+    const html = executionHtml(snapshot(), { now: now() });
+    return { ok: true, status: 200, text: async () => html, json: async () => ({}) };
+  }) as unknown as FakeFetch;
+  page = loadPage(executionHtml(snapshot(), { now: Date.parse(stamp(0)) }), { path: `/cockpit/executions/${ID}`, scripts: [...SCRIPTS], fetch });
+  pages.push(page);
+  const socket = page.sockets[0]!;
+  socket.open();
+  socket.receive({ type: "stream.ready", schema_version: "1", subscribed: [ID], replayed: 0, truncated: false, heartbeat_ms: 20_000 });
+  return { page, urls, doc: page.document, send: (sequence: number, type: string, data: Record<string, unknown>) => socket.receive(event(sequence, type, data)) };
+}
+
+describe("execution page scripts: the timeline", () => {
+  test("the timeline of a running step is re-read every second with no event arriving, and no more once the execution has ended", async () => {
+    const step = { id: "two", title: "Step two", state: "running" as const, message: null, started_at: stamp(0), finished_at: null };
+    let snapshot = runningSnapshot({ steps: [step] });
+    const x = liveServed(() => snapshot);
+    const time = () => x.doc.querySelector('.timeline-row[data-step-id="two"] .timeline-time')!.textContent;
+    // The manual clock starts at stamp(0): the page was drawn at the step's start.
+    expect(time()).toBe("running · 0 ms");
+    for (const seconds of [1, 2, 3]) {
+      x.page.clock.advance(1000);
+      await x.page.settle();
+      expect(time()).toBe(`running · ${seconds}.00 s`);
+    }
+    expect(x.urls.length).toBe(3);
+
+    snapshot = runningSnapshot({ state: "succeeded", finished_at: stamp(3500), steps: [{ ...step, state: "succeeded", finished_at: stamp(3500) }] });
+    x.send(3, "execution.completed", { state: "succeeded", duration_ms: 3500, output: {} });
+    await x.page.settle();
+    const afterEnd = x.urls.length;
+    expect(time()).toBe("done · 3.50 s");
+    x.page.clock.advance(5000);
+    await x.page.settle();
+    expect(x.urls.length).toBe(afterEnd);
   });
 });
 

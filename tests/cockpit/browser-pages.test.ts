@@ -190,6 +190,39 @@ describe.skipIf(!BROWSER_TESTS)("cockpit pages in headless Chromium", () => {
     await phone.close();
   }, TEST_TIMEOUT);
 
+  test("the timeline's steps share one time axis at every width, and at 390 px its tracks are the page's width", async () => {
+    // Step 1 done, step 2 running: rows whose words differ in length ("done · …", "running · …").
+    const id = await server.start("team.gate", { name: "axis", steps: 2 });
+    server.openGate("axis", 1);
+    const page = await wide.newPage();
+    for (const width of [1280, 480, 390, 360]) {
+      await page.setViewportSize({ width, height: 900 });
+      await page.goto(`${server.url}/cockpit/executions/${id}`);
+      await page.locator('.timeline-row[data-step-id="step-2"][data-step-state="running"]').waitFor(WAIT);
+      const rows = await page.$$eval(".timeline-row", (items) =>
+        items.map((row) => {
+          const track = row.querySelector("svg.timeline-track")!.getBoundingClientRect();
+          const bar = row.querySelector("rect.timeline-bar")!.getBoundingClientRect();
+          const x = Number(row.querySelector("rect.timeline-bar")!.getAttribute("x"));
+          // Where the bar starts on the page, and where the axis (x in percent of the track) puts it.
+          return { track: [Math.round(track.left), Math.round(track.right)], start: Math.round(bar.left), onAxis: Math.round(track.left + (x / 100) * track.width) };
+        }),
+      );
+      const [one, two] = rows;
+      // One axis: the same track edges in every row, wide enough to read.
+      expect({ width, track: two!.track }).toEqual({ width, track: one!.track });
+      expect(one!.track[1]! - one!.track[0]!).toBeGreaterThan(width < 600 ? width * 0.7 : width * 0.4);
+      // Each bar starts where its time puts it on that axis, so step two never starts before step one.
+      for (const row of rows) expect(Math.abs(row.start - row.onAxis)).toBeLessThanOrEqual(1);
+      expect(two!.start).toBeGreaterThanOrEqual(one!.start);
+      expect(await horizontalOverflow(page)).toBe(0);
+      if (width === 390) await page.locator('[data-section="timeline"]').screenshot({ path: join(shots, "390-timeline.png") });
+    }
+    server.openGate("axis", 2);
+    await server.completed(id);
+    await page.close();
+  }, TEST_TIMEOUT);
+
   test("no page logged an error or violated the Content-Security-Policy", () => {
     expect(problems).toEqual([]);
   });

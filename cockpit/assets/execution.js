@@ -233,6 +233,9 @@
       setState(data.state);
       setFact("finished_at", format.time(event.timestamp));
       setFact("duration", format.duration(data.duration_ms));
+      // A finished execution that never reported progress shows none, as the server draws it.
+      var progress = section("progress");
+      if (progress && progress.getAttribute("data-reported") !== "true") progress.remove();
       refresh(["output", "failure", "artifacts", "timeline", "reconciliation"]);
       if (data.state === "succeeded") {
         slot("output").textContent = format.json(data.output);
@@ -282,6 +285,7 @@
         }
         bar.textContent = format.progress(p);
         slot("progress-text").textContent = format.progress(p);
+        section("progress").setAttribute("data-reported", "true");
       },
       "execution.diagnostic": appendDiagnostic,
       "execution.cancel_requested": function () {
@@ -320,13 +324,15 @@
           streams.set(name, (streams.get(name) || "") + event.data.chunk);
         } else if (event.type === "execution.progress") progress = event;
         else {
-          // What a terminal event draws comes after every line and chunk before it.
+          // What a terminal event draws comes after every line, chunk and progress before it.
           if (event.type === "execution.completed") {
             appendLogs(logs.splice(0));
             streams.forEach(function (chunk, stream) {
               appendStream(stream, chunk);
             });
             streams.clear();
+            if (progress) handlers["execution.progress"](progress);
+            progress = null;
           }
           var handler = Object.prototype.hasOwnProperty.call(handlers, event.type) ? handlers[event.type] : appendOther;
           handler(event);

@@ -124,6 +124,26 @@ describe("execution page scripts: the timeline", () => {
   });
 });
 
+describe("execution page scripts: progress", () => {
+  const completed = { state: "succeeded", duration_ms: 5, output: {} };
+
+  test("a page watched live takes its empty Progress panel away when the execution ends without reporting any", () => {
+    const x = live();
+    expect(x.doc.querySelector('[data-slot="progress-text"]')!.textContent).toBe("No progress reported yet.");
+    x.send("execution.completed", completed);
+    expect(x.doc.querySelectorAll('[data-section="progress"], [data-slot="progress"]').length).toBe(0);
+  });
+
+  test("a page watched live keeps the progress reported, even when it arrives in the same frame as the end", () => {
+    const x = live();
+    const view = (x.window as unknown as { docket: { executionView: { apply(e: unknown): void; flush(): void } } }).docket.executionView;
+    view.apply(event(3, "execution.progress", { current: 2, total: 2, message: "both" }));
+    view.apply(event(4, "execution.completed", completed));
+    view.flush();
+    expect(x.doc.querySelector('[data-slot="progress-text"]')!.textContent).toBe("2 of 2 (100%) — both");
+  });
+});
+
 describe("execution page without scripts", () => {
   test("the log filter in the query is applied by the server: hidden lines, a count, the form filled", () => {
     const snapshot = runningSnapshot({

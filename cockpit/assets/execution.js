@@ -172,6 +172,8 @@
         list.removeChild(list.firstElementChild);
         dropped += 1;
       }
+      // The count of matching lines covers the lines just added and those let go.
+      if (docket.logFilter) docket.logFilter.count();
       if (dropped > 0) {
         list.setAttribute("data-dropped", String(dropped));
         var note = slot("log-dropped");

@@ -24,18 +24,20 @@
     function apply(line) {
       line.hidden = !matches(line);
     }
-    function applyAll() {
+    /** Says how many lines on the page match: after the filter changed, and after lines came or went. */
+    function count() {
+      if (!status) return;
       var lines = list.querySelectorAll(".log-line");
       var shown = 0;
       Array.prototype.forEach.call(lines, function (line) {
-        apply(line);
         if (!line.hidden) shown += 1;
       });
-      var filtering = level.value !== "debug" || search.value !== "";
-      if (status) {
-        status.hidden = !filtering;
-        status.textContent = shown + " of " + lines.length + " line(s) match.";
-      }
+      status.hidden = level.value === "debug" && search.value === "";
+      status.textContent = shown + " of " + lines.length + " line(s) match.";
+    }
+    function applyAll() {
+      Array.prototype.forEach.call(list.querySelectorAll(".log-line"), apply);
+      count();
     }
     form.addEventListener("submit", function (event) {
       event.preventDefault();
@@ -45,7 +47,7 @@
     search.addEventListener("input", applyAll);
     var button = form.querySelector('button[type="submit"]');
     if (button) button.hidden = true;
-    docket.logFilter = { apply: apply, applyAll: applyAll };
+    docket.logFilter = { apply: apply, applyAll: applyAll, count: count };
   }
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", boot);

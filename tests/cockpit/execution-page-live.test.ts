@@ -4,6 +4,7 @@ import { colourSpans } from "../../cockpit/ansi.ts";
 import { loadPage, type FakeFetch, type LoadedPage } from "./_support/dom.ts";
 import { event, executionHtml, ID, runningSnapshot, stamp } from "./_support/fixtures.ts";
 import type { ExecutionSnapshot } from "../../runtime/execution/snapshot.ts";
+import type { LogLevel } from "../../cockpit/log-filter.ts";
 
 const pages: LoadedPage[] = [];
 
@@ -15,7 +16,10 @@ const SCRIPTS = ["socket.js", "format.js", "anser.js", "ansi.js", "log-filter.js
 
 /** The execution page with every one of its scripts, live on a fake socket. */
 function live(query = "") {
-  const page = loadPage(executionHtml(runningSnapshot()), { path: `/cockpit/executions/${ID}${query}`, scripts: [...SCRIPTS] });
+  // The server fills the filter form from the page's query, as it would.
+  const params = new URLSearchParams(query);
+  const logFilter = { level: (params.get("log_level") ?? "debug") as LogLevel, query: params.get("log_q") ?? "" };
+  const page = loadPage(executionHtml(runningSnapshot(), { logFilter }), { path: `/cockpit/executions/${ID}${query}`, scripts: [...SCRIPTS] });
   pages.push(page);
   const socket = page.sockets[0]!;
   socket.open();
@@ -64,6 +68,16 @@ describe("execution page scripts: colour and filter", () => {
     expect(chatter!.textContent).toContain("chatter");
     expect(chatter!.hidden).toBe(true);
     expect(failure!.hidden).toBe(false);
+  });
+
+  test("the count of matching lines follows the lines that arrive live, for a search in the page's query", () => {
+    const x = live("?log_q=red");
+    const count = () => x.doc.querySelector('[data-slot="log-matches"]')!.textContent;
+    x.send("execution.log", { level: "info", message: "a red line" });
+    x.send("execution.log", { level: "info", message: "a blue line" });
+    expect(count()).toBe("1 of 2 line(s) match.");
+    x.send("execution.log", { level: "error", message: "\u001b[31mRED\u001b[0m again" });
+    expect(count()).toBe("2 of 3 line(s) match.");
   });
 
   test("a step still running when the execution is cancelled reads Stopped, not Running", () => {

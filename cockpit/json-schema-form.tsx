@@ -52,7 +52,7 @@ function helpText(field: FieldSpec): string {
   if (field.kind === "timestamp") parts.push(`A date and time in the server's time zone (${serverTimeZone()}): it is sent with seconds and that zone's UTC offset.`);
   if (field.kind === "variant") parts.push("Choose its shape, then fill that shape's fields.");
   if (field.kind === "json") parts.push("JSON.");
-  if (field.nullable) parts.push("May be null.");
+  if (field.nullable) parts.push(field.required ? "May be null: left empty, it is sent as null." : "May be null.");
   if (field.hasDefault) parts.push(`Default: ${JSON.stringify(field.default)}.`);
   if (field.secret) parts.push("A secret: redacted before anything is stored or shown.");
   return parts.join(" ");
@@ -80,6 +80,9 @@ function Control(props: { field: FieldSpec; id: string; values: PostedForm | nul
   const { field, id, values } = props;
   const common = { id, name: field.control, "aria-describedby": props.describedBy || undefined, "aria-invalid": props.invalid ? "true" : undefined };
   const text = initialText(field, values);
+  // The browser refuses to send an empty `required` control: not for one left empty on purpose,
+  // which a nullable field (sent as null) and a field in a group (checked by the server) may be.
+  const required = field.required && !field.nullable && !props.inGroup;
   switch (field.kind) {
     case "boolean": {
       const checked = values ? values.has(field.control) : field.default === true;
@@ -101,16 +104,16 @@ function Control(props: { field: FieldSpec; id: string; values: PostedForm | nul
     }
     case "date":
     case "datetime":
-      return <input type={field.kind === "date" ? "date" : "datetime-local"} value={text} required={props.inGroup ? undefined : field.required} {...common} />;
+      return <input type={field.kind === "date" ? "date" : "datetime-local"} value={text} required={required} {...common} />;
     case "timestamp":
       // step 1: a moment may have seconds, which the box's default step (a minute) would refuse.
-      return <input type="datetime-local" step="1" value={text} required={props.inGroup ? undefined : field.required} {...common} />;
+      return <input type="datetime-local" step="1" value={text} required={required} {...common} />;
     case "choice": {
       const chosen = selected(field, values);
       const many = false;
       return (
-        <select {...common} required={field.required && !props.inGroup}>
-          {!many && !(field.required && field.hasDefault) ? <option value="">{field.required ? "— choose —" : "— not set —"}</option> : null}
+        <select {...common} required={required}>
+          {!many && !(field.required && field.hasDefault) ? <option value="">{!field.required ? "— not set —" : field.nullable ? "— null —" : "— choose —"}</option> : null}
           {field.options.map((option) => (
             <option value={optionValue(option)} selected={chosen.includes(optionValue(option))}>
               {String(option)}
@@ -122,9 +125,9 @@ function Control(props: { field: FieldSpec; id: string; values: PostedForm | nul
     case "list":
     case "json":
       // Secrets, or JSON holding some (an array or a record of sensitive strings): never shown as typed.
-      if (field.secret || field.sensitive) return <input type="password" autocomplete="off" spellcheck={false} required={field.required && !props.inGroup} {...common} />;
+      if (field.secret || field.sensitive) return <input type="password" autocomplete="off" spellcheck={false} required={required} {...common} />;
       return (
-        <textarea rows={field.kind === "list" ? 4 : 5} spellcheck={false} required={field.required && !props.inGroup} class={field.kind === "json" ? "mono" : undefined} {...common}>
+        <textarea rows={field.kind === "list" ? 4 : 5} spellcheck={false} required={required} class={field.kind === "json" ? "mono" : undefined} {...common}>
           {text}
         </textarea>
       );
@@ -138,16 +141,16 @@ function Control(props: { field: FieldSpec; id: string; values: PostedForm | nul
           min={field.minimum === null ? undefined : String(field.minimum)}
           max={field.maximum === null ? undefined : String(field.maximum)}
           value={text}
-          required={field.required && !props.inGroup}
+          required={required}
           autocomplete={field.secret ? "off" : undefined}
           {...common}
         />
       );
     case "password":
-      return <input type="password" autocomplete="new-password" required={field.required && !props.inGroup} minlength={field.minLength ?? undefined} maxlength={field.maxLength ?? undefined} {...common} />;
+      return <input type="password" autocomplete="new-password" required={required} minlength={field.minLength ?? undefined} maxlength={field.maxLength ?? undefined} {...common} />;
     case "text":
       // No `pattern` attribute: browsers read it with their own regex flavour; the server checks the schema's.
-      return <input type="text" value={text} required={field.required && !props.inGroup} minlength={field.minLength ?? undefined} maxlength={field.maxLength ?? undefined} spellcheck={false} {...common} />;
+      return <input type="text" value={text} required={required} minlength={field.minLength ?? undefined} maxlength={field.maxLength ?? undefined} spellcheck={false} {...common} />;
   }
 }
 

@@ -60,10 +60,23 @@ export default capability({
 });
 `;
 
+/** Required fields that may be null: left empty, each is sent as null. */
+const MAYBE = `import { capability } from "docket";
+import * as v from "valibot";
+export default capability({
+  id: "team.maybe", title: "Maybe", description: "Gives its input back.", effect: "read",
+  input: v.object({ maybe: v.nullable(v.string()), count: v.nullable(v.number()), pick: v.nullable(v.picklist(["a", "b"])), day: v.nullable(v.pipe(v.string(), v.isoDate())) }),
+  output: v.any(),
+  handler(input) {
+    return input;
+  },
+});
+`;
+
 let server: CockpitServer;
 
 beforeAll(async () => {
-  server = await startCockpitServer({}, { "team.rows.ts": ROWS, "team.names.ts": NAMES, "team.proto.ts": PROTO, "team.moment.ts": MOMENT });
+  server = await startCockpitServer({}, { "team.rows.ts": ROWS, "team.names.ts": NAMES, "team.proto.ts": PROTO, "team.moment.ts": MOMENT, "team.maybe.ts": MAYBE });
 });
 
 afterAll(async () => {
@@ -166,5 +179,17 @@ describe("cockpit form post", () => {
       expect(response.status).toBe(200);
       expect(Date.parse((await outputOf(response)).ts)).toBe(local.getTime());
     }
+  });
+
+  test("a required field that may be null carries no required attribute, and sent empty it is null", async () => {
+    const doc = parseHtml((await server.page("/cockpit/capabilities/team.maybe")).html);
+    for (const name of ["maybe", "count", "pick", "day"]) {
+      const control = doc.querySelector(`[name="input.${name}"]`)!;
+      expect({ name, required: control.hasAttribute("required") }).toEqual({ name, required: false });
+      expect(textOf(doc, `[data-field="${name}"] .help`)).toContain("left empty, it is sent as null");
+    }
+    const response = await server.post("/cockpit/capabilities/team.maybe", { mode: "call", "input.maybe": "", "input.count": "", "input.pick": "", "input.day": "" });
+    expect(response.status).toBe(200);
+    expect(await outputOf(response)).toEqual({ maybe: null, count: null, pick: null, day: null });
   });
 });

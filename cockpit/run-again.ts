@@ -70,20 +70,58 @@ function appendValues(values: URLSearchParams, field: FieldSpec, value: unknown)
 }
 
 /**
- * The form values that send `input` again: every field as it was stored, except those that are or
- * hold a secret — the store only has "[redacted]" for them, so the person types them again.
+ * The members of a stored input that no field of the form holds, by path (`old_name`,
+ * `owner.nick`): the capability's schema changed since (a field renamed or removed). Objects are
+ * followed into their fieldsets; rows, records and shapes are taken as a whole.
  */
-export function formValuesOf(capability: RegisteredCapability, input: unknown): { values: URLSearchParams; secrets: string[] } {
+function unheldPaths(fields: FieldSpec[], value: Record<string, unknown>, prefix = ""): string[] {
+  const paths: string[] = [];
+  for (const [key, member] of Object.entries(value)) {
+    const field = fields.find((f) => f.name === key);
+    if (!field) paths.push(prefix + key);
+    else if (field.kind === "object" && isObject(member)) paths.push(...unheldPaths(field.fields, member, `${prefix}${key}.`));
+  }
+  return paths;
+}
+
+/** What {@link formValuesOf} gives: the values, the secrets to type again, the members no field holds. */
+export interface FormValuesOf {
+  values: URLSearchParams;
+  secrets: string[];
+  /** Members of the stored input the form has no field for (the schema changed since), by path. */
+  unheld: string[];
+}
+
+/**
+ * The form values that send `input` again: every field as it was stored, except those that are or
+ * hold a secret — the store only has "[redacted]" for them, so the person types them again. When
+ * the form cannot hold all of the input (the schema changed since), the whole input is also put in
+ * the raw JSON box, unless the input holds secrets (that box is never filled back then).
+ */
+export function formValuesOf(capability: RegisteredCapability, input: unknown): FormValuesOf {
   const values = new URLSearchParams();
   const shape = formShape(capability.input_schema);
+  const secretInput = hasSensitive(capability.input_schema);
   if (shape === null) {
     // Raw JSON only: a stored secret cannot be filled back in, so such an input starts empty.
-    if (!hasSensitive(capability.input_schema)) values.set(RAW_JSON_CONTROL, JSON.stringify(input ?? null, null, 2));
-    return { values, secrets: hasSensitive(capability.input_schema) ? ["the input"] : [] };
+    if (!secretInput) values.set(RAW_JSON_CONTROL, JSON.stringify(input ?? null, null, 2));
+    return { values, secrets: secretInput ? ["the input"] : [], unheld: [] };
   }
   const fields = isObject(input) ? input : {};
   for (const field of shape) appendValues(values, field, fields[field.name]);
-  return { values, secrets: shape.filter((f) => f.sensitive).map((f) => f.name) };
+  const unheld = isObject(input) ? unheldPaths(shape, input) : input === undefined || input === null ? [] : ["the whole input (it is not an object of fields)"];
+  if (unheld.length > 0 && !secretInput) values.set(RAW_JSON_CONTROL, JSON.stringify(input, null, 2));
+  return { values, secrets: shape.filter((f) => f.sensitive).map((f) => f.name), unheld };
+}
+
+/** What the page says about the fields the form could not hold, and where the old input is. */
+function unheldNotice(unheld: string[], inRawBox: boolean): string {
+  if (unheld.length === 0) return "";
+  const shown = unheld.slice(0, 10).join(", ") + (unheld.length > 10 ? ` and ${unheld.length - 10} more` : "");
+  const where = inRawBox
+    ? " The whole input as it was is in the raw JSON box, which replaces the fields when sent: edit it to the capability's fields now, or empty it to send the form."
+    : "";
+  return ` The form has no field for ${shown}: the capability's input changed since.${where}`;
 }
 
 /** Reads `?again=<execution id>` for a capability page: the stored input of that execution, as form values. */
@@ -98,7 +136,8 @@ export function againValues(store: ExecutionStore, capability: RegisteredCapabil
     return { kind: "refused", problem: { status: 400, title: "Another capability", message: `${again} ran ${execution.capability}, not ${capability.id}.`, suggestion: "Use Run again on that execution's own page." } };
   }
   if (execution.details_expired) return { kind: "refused", problem: { status: 410, title: "Input no longer kept", message: `The details of ${again}, its input included, have expired.` } };
-  const { values, secrets } = formValuesOf(capability, execution.input);
+  const { values, secrets, unheld } = formValuesOf(capability, execution.input);
   const typeAgain = secrets.length ? ` Type ${secrets.join(", ")} again: secrets are never stored.` : "";
-  return { kind: "filled", values, notice: `The form holds the input of ${again}.${typeAgain}` };
+  const changed = unheldNotice(unheld, values.has(RAW_JSON_CONTROL) && formShape(capability.input_schema) !== null);
+  return { kind: "filled", values, notice: `The form holds ${unheld.length ? "what it can of " : ""}the input of ${again}.${changed}${typeAgain}` };
 }

@@ -6,9 +6,48 @@ export interface ColourSpan {
   classes: string[];
 }
 
-/** The 16 colours a class exists for in cockpit.css; 256-colour and true-colour runs stay plain. */
+/** The 16 colours a class exists for in cockpit.css. */
 const NAMED = new Set(["black", "red", "green", "yellow", "blue", "magenta", "cyan", "white"].flatMap((c) => [`ansi-${c}`, `ansi-bright-${c}`]));
 const DECORATIONS = new Set(["bold", "dim", "italic", "underline", "strikethrough"]);
+/** The hues of the six chromatic basic colours, 60° apart from red. */
+const HUES = ["red", "yellow", "green", "cyan", "blue", "magenta"];
+/** The six levels of each channel in the 256-colour cube (colours 16–231). */
+const CUBE = [0, 95, 135, 175, 215, 255];
+
+/** The RGB of a 256-colour palette entry from 16 up (0–15 anser names itself). */
+function paletteRgb(n: number): [number, number, number] | null {
+  if (n >= 16 && n <= 231) return [CUBE[Math.floor((n - 16) / 36)]!, CUBE[Math.floor((n - 16) / 6) % 6]!, CUBE[(n - 16) % 6]!];
+  if (n >= 232 && n <= 255) return [8 + 10 * (n - 232), 8 + 10 * (n - 232), 8 + 10 * (n - 232)];
+  return null;
+}
+
+/**
+ * The basic colour nearest an RGB colour, by hue rather than by distance, so a dark blue stays
+ * blue and never turns black: greys by lightness, other colours by their hue, bright when light.
+ */
+function nearestBasic([r, g, b]: number[]): string {
+  const max = Math.max(r!, g!, b!);
+  const min = Math.min(r!, g!, b!);
+  const chroma = max - min;
+  if (chroma < 48) {
+    const lightness = (max + min) / 2;
+    return lightness < 64 ? "black" : lightness < 160 ? "bright-black" : lightness < 224 ? "white" : "bright-white";
+  }
+  const hue = max === r ? ((g! - b!) / chroma + 6) % 6 : max === g ? (b! - r!) / chroma + 2 : (r! - g!) / chroma + 4;
+  return `${max > 215 ? "bright-" : ""}${HUES[Math.round(hue) % 6]}`;
+}
+
+/**
+ * The class name of a run's colour: a basic colour as it is, a 256-colour or true-colour one as
+ * the nearest basic colour (the strict CSP allows no inline style to paint it exactly).
+ */
+function basicColour(name: string | null | undefined, truecolor: string | null | undefined): string | null {
+  if (!name) return null;
+  if (NAMED.has(name)) return name;
+  const palette = /^ansi-palette-(\d+)$/.exec(name);
+  const rgb = palette ? paletteRgb(Number(palette[1])) : name === "ansi-truecolor" && truecolor ? truecolor.split(",").map(Number) : null;
+  return rgb && rgb.length === 3 && rgb.every((c) => c >= 0 && c <= 255) ? `ansi-${nearestBasic(rgb)}` : null;
+}
 
 /**
  * A log line's text cut into coloured runs, parsed by anser (a maintained ANSI parser): only
@@ -22,10 +61,10 @@ export function colourSpans(text: string): ColourSpan[] {
     const classes: string[] = [];
     // anser reports reverse video (SGR 7) as isInverted, which its type declarations leave out.
     const inverted = (token as { isInverted?: boolean }).isInverted === true;
-    const fg = inverted ? token.bg : token.fg;
-    const bg = inverted ? token.fg : token.bg;
-    if (fg && NAMED.has(fg)) classes.push(`${fg}-fg`);
-    if (bg && NAMED.has(bg)) classes.push(`${bg}-bg`);
+    const fg = inverted ? basicColour(token.bg, token.bg_truecolor) : basicColour(token.fg, token.fg_truecolor);
+    const bg = inverted ? basicColour(token.fg, token.fg_truecolor) : basicColour(token.bg, token.bg_truecolor);
+    if (fg) classes.push(`${fg}-fg`);
+    if (bg) classes.push(`${bg}-bg`);
     for (const decoration of token.decorations ?? []) if (DECORATIONS.has(decoration)) classes.push(`ansi-${decoration}`);
     return { text: token.content, classes };
   });

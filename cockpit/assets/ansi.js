@@ -12,16 +12,56 @@
     NAMED["ansi-bright-" + c] = true;
   });
   var DECORATIONS = { bold: true, dim: true, italic: true, underline: true, strikethrough: true };
+  var HUES = ["red", "yellow", "green", "cyan", "blue", "magenta"];
+  var CUBE = [0, 95, 135, 175, 215, 255];
+
+  /** The RGB of a 256-colour palette entry from 16 up (0–15 anser names itself). */
+  function paletteRgb(n) {
+    if (n >= 16 && n <= 231) return [CUBE[Math.floor((n - 16) / 36)], CUBE[Math.floor((n - 16) / 6) % 6], CUBE[(n - 16) % 6]];
+    if (n >= 232 && n <= 255) return [8 + 10 * (n - 232), 8 + 10 * (n - 232), 8 + 10 * (n - 232)];
+    return null;
+  }
+
+  /** The basic colour nearest an RGB colour, by hue: greys by lightness, bright when light. */
+  function nearestBasic(rgb) {
+    var r = rgb[0];
+    var g = rgb[1];
+    var b = rgb[2];
+    var max = Math.max(r, g, b);
+    var min = Math.min(r, g, b);
+    var chroma = max - min;
+    if (chroma < 48) {
+      var lightness = (max + min) / 2;
+      return lightness < 64 ? "black" : lightness < 160 ? "bright-black" : lightness < 224 ? "white" : "bright-white";
+    }
+    var hue = max === r ? ((g - b) / chroma + 6) % 6 : max === g ? (b - r) / chroma + 2 : (r - g) / chroma + 4;
+    return (max > 215 ? "bright-" : "") + HUES[Math.round(hue) % 6];
+  }
+
+  /** A basic colour as it is; a 256-colour or true-colour one as the nearest basic colour (no inline style under the CSP). */
+  function basicColour(name, truecolor) {
+    if (!name) return null;
+    if (NAMED[name]) return name;
+    var palette = /^ansi-palette-(\d+)$/.exec(name);
+    var rgb = palette ? paletteRgb(Number(palette[1])) : name === "ansi-truecolor" && truecolor ? truecolor.split(",").map(Number) : null;
+    var valid =
+      rgb &&
+      rgb.length === 3 &&
+      rgb.every(function (c) {
+        return c >= 0 && c <= 255;
+      });
+    return valid ? "ansi-" + nearestBasic(rgb) : null;
+  }
 
   /** Text → [{ text, classes }], the same runs as the server renders. */
   function colourSpans(text) {
     if (text.indexOf("\u001b[") === -1 || !docket.Anser) return [{ text: text, classes: [] }];
     return docket.Anser.ansiToJson(text, { use_classes: true, remove_empty: true }).map(function (token) {
       var classes = [];
-      var fg = token.isInverted ? token.bg : token.fg;
-      var bg = token.isInverted ? token.fg : token.bg;
-      if (fg && NAMED[fg]) classes.push(fg + "-fg");
-      if (bg && NAMED[bg]) classes.push(bg + "-bg");
+      var fg = token.isInverted ? basicColour(token.bg, token.bg_truecolor) : basicColour(token.fg, token.fg_truecolor);
+      var bg = token.isInverted ? basicColour(token.fg, token.fg_truecolor) : basicColour(token.bg, token.bg_truecolor);
+      if (fg) classes.push(fg + "-fg");
+      if (bg) classes.push(bg + "-bg");
       (token.decorations || []).forEach(function (d) {
         if (DECORATIONS[d]) classes.push("ansi-" + d);
       });

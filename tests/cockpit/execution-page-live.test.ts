@@ -40,6 +40,9 @@ describe("execution page scripts: colour and filter", () => {
     const piece = fc.oneof(
       fc.string({ maxLength: 12 }),
       fc.constantFrom("\u001b[31m", "\u001b[1;32m", "\u001b[0m", "\u001b[7m", "\u001b[44m", "\u001b[2m", "\u001b[38;5;200m", "\u001b[38;2;1;2;3m", "\u001b[9m", "\u001b[91m", "<b>", "&amp;"),
+      // Any 256-colour or true-colour sequence, foreground or background.
+      fc.tuple(fc.constantFrom(38, 48), fc.integer({ min: 0, max: 255 })).map(([side, n]) => `\u001b[${side};5;${n}m`),
+      fc.tuple(fc.constantFrom(38, 48), fc.integer({ min: 0, max: 255 }), fc.integer({ min: 0, max: 255 }), fc.integer({ min: 0, max: 255 })).map(([side, r, g, b]) => `\u001b[${side};2;${r};${g};${b}m`),
     );
     fc.assert(
       fc.property(fc.array(piece, { maxLength: 10 }), (pieces) => {
@@ -48,6 +51,22 @@ describe("execution page scripts: colour and filter", () => {
       }),
       { numRuns: 300 },
     );
+  });
+
+  test("colourSpans paints 256-colour and true-colour runs in the nearest basic colour, by hue", () => {
+    const classesOf = (sequence: string) => colourSpans(`${sequence}x\u001b[0m`)[0]!.classes;
+    expect(classesOf("\u001b[38;5;9m")).toEqual(["ansi-bright-red-fg"]);
+    expect(classesOf("\u001b[38;5;2m")).toEqual(["ansi-green-fg"]);
+    expect(classesOf("\u001b[38;5;196m")).toEqual(["ansi-bright-red-fg"]);
+    expect(classesOf("\u001b[38;5;160m")).toEqual(["ansi-red-fg"]);
+    expect(classesOf("\u001b[38;5;17m")).toEqual(["ansi-blue-fg"]);
+    expect(classesOf("\u001b[38;5;208m")).toEqual(["ansi-bright-yellow-fg"]);
+    expect(classesOf("\u001b[38;5;244m")).toEqual(["ansi-bright-black-fg"]);
+    expect(classesOf("\u001b[48;5;22m")).toEqual(["ansi-green-bg"]);
+    expect(classesOf("\u001b[38;2;200;30;30m")).toEqual(["ansi-red-fg"]);
+    expect(classesOf("\u001b[38;2;65;105;225m")).toEqual(["ansi-bright-blue-fg"]);
+    expect(classesOf("\u001b[48;2;250;250;250m")).toEqual(["ansi-bright-white-bg"]);
+    expect(classesOf("\u001b[1;38;2;0;180;0m")).toEqual(["ansi-green-fg", "ansi-bold"]);
   });
 
   test("a live log line is painted in its colours as text, and obeys the filter already chosen", () => {

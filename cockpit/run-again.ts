@@ -85,7 +85,7 @@ function unheldPaths(fields: FieldSpec[], value: Record<string, unknown>, prefix
 }
 
 /** What {@link formValuesOf} gives: the values, the secrets to type again, the members no field holds. */
-export interface FormValuesOf {
+export interface RefilledForm {
   values: URLSearchParams;
   secrets: string[];
   /** Members of the stored input the form has no field for (the schema changed since), by path. */
@@ -98,7 +98,7 @@ export interface FormValuesOf {
  * the form cannot hold all of the input (the schema changed since), the whole input is also put in
  * the raw JSON box, unless the input holds secrets (that box is never filled back then).
  */
-export function formValuesOf(capability: RegisteredCapability, input: unknown): FormValuesOf {
+export function formValuesOf(capability: RegisteredCapability, input: unknown): RefilledForm {
   const values = new URLSearchParams();
   const shape = formShape(capability.input_schema);
   const secretInput = hasSensitive(capability.input_schema);

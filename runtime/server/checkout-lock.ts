@@ -2,6 +2,7 @@ import { closeSync, openSync } from "node:fs";
 import { join } from "node:path";
 import type { Database } from "bun:sqlite";
 import { ensureDocketDir } from "./lease.ts";
+import { takeFileLock, type HeldFileLock } from "./_file-lock.ts";
 
 /** The lock of one checkout's server, held for the server's life (see lockCheckout). */
 export interface CheckoutLock {
@@ -13,10 +14,12 @@ export interface CheckoutLock {
 
 /**
  * Takes the checkout's one-writer lock (docs/durability.md), before anything of the checkout is
- * opened: `.docket/serve.lock`, held in SQLite's exclusive locking mode, which is an OS lock on
- * the file for as long as this process holds the connection. A second process cannot take it
- * while the first lives — frozen (SIGSTOP) or not — and the kernel lets it go when the holder
- * dies, however it dies. Answers null when another process holds it.
+ * opened: `.docket/serve.lock`, held with `flock` (where it can be had, _file-lock.ts) and in
+ * SQLite's exclusive locking mode, both OS locks on the file for as long as this process holds
+ * them. A second process cannot take them while the first lives — frozen (SIGSTOP) or not — and
+ * the kernel lets them go when the holder dies, however it dies. The flock is what holds even
+ * when code in this process opens and closes the file (which lets SQLite's `fcntl` lock go).
+ * Answers null when another process holds it.
  *
  * Where bun:sqlite is missing (the Node build), there is no lock: the lease alone keeps a second
  * server away, and only from a holder that answers (docs/durability.md says so).
@@ -29,8 +32,15 @@ export function lockCheckout(root: string): CheckoutLock | null {
   } catch {
     return { path, release: () => {} };
   }
-  // Created private before SQLite opens it: SQLite would create it world-readable.
-  closeSync(openSync(path, "a", 0o600));
+  let flock: HeldFileLock | "held" | null;
+  try {
+    // Also creates the file, private, before SQLite opens it (SQLite would create it world-readable).
+    flock = takeFileLock(path);
+  } catch (error) {
+    throw new CheckoutLockError(`Cannot take the lock of ${root} (${path}): ${error instanceof Error ? error.message : String(error)}. Check that .docket/ is writable and that its disk has space.`);
+  }
+  if (flock === "held") return null;
+  if (flock === null) closeSync(openSync(path, "a", 0o600));
   let db: Database | null = null;
   try {
     db = new sqlite.Database(path, { create: true, readwrite: true });
@@ -41,6 +51,7 @@ export function lockCheckout(root: string): CheckoutLock | null {
     db.run("COMMIT");
   } catch (error) {
     db?.close(false);
+    flock?.release();
     if (isBusy(error)) return null;
     throw new CheckoutLockError(`Cannot take the lock of ${root} (${path}): ${error instanceof Error ? error.message : String(error)}. Check that .docket/ is writable and that its disk has space.`);
   }
@@ -52,6 +63,7 @@ export function lockCheckout(root: string): CheckoutLock | null {
       if (released) return;
       released = true;
       held.close(false);
+      flock?.release();
     },
   };
 }

@@ -697,11 +697,18 @@ export function createEngine(options: EngineOptions): Engine {
 
     cancel(id: string) {
       const receipt = cancel(id, this.edge);
+      const edge = this.edge;
       // Asked of the handler already: a disk that cannot take it yet does not make the caller wait.
-      return acknowledgedUnlessFault(receipt, () => {
+      return acknowledgedUnlessFault<CancelReceipt | FailureError>(receipt, () => {
         const fault = store.storageFault();
-        const later = fault === null || !receipt.requested ? "" : ` The store cannot write at the moment (${fault.reason}, since ${fault.since}): this is recorded once it can.`;
+        // A refusal that names a state the store has not written ("already succeeded") would
+        // show what a crash can still take back: not answered until it is written.
+        if (fault !== null && !receipt.requested && store.get(id)?.state !== receipt.state) return notRecordedYet(edge, `cancel ${id}`);
+        const later = fault === null || !receipt.requested ? "" : ` The execution store cannot write at the moment (since ${fault.since}; health.report says why): this is recorded once it can.`;
         return { ...receipt, message: `${receipt.message}${later}` };
+      }).then((answer) => {
+        if (answer instanceof FailureError) throw answer;
+        return answer;
       });
     }
 
@@ -744,8 +751,37 @@ export function createEngine(options: EngineOptions): Engine {
 
     reconcile(request: Parameters<PlaneHandle["reconcile"]>[0]) {
       if (closed) return Promise.reject(failure(this.edge, { error_code: "unavailable", stage: "admit", message: "The engine is shutting down." }));
-      return reconciler.reconcile(request, this.edge).then(acknowledged);
+      const edge = this.edge;
+      return reconciler.reconcile(request, edge).then(acknowledged, (error) => refusedWhenWritten(error, edge, `reconcile ${request.id}`));
     }
+  }
+
+  /** 503 `unavailable`: an answer that depends on a state the store cannot write yet. */
+  function notRecordedYet(edge: EdgeInfo, what: string): FailureError {
+    const fault = store.storageFault();
+    return failure(edge, {
+      error_code: "unavailable",
+      stage: "admit",
+      // The store's own words may name a path: they go to health.report, never into an answer.
+      message: `Cannot ${what} now: the execution store cannot write at the moment${fault ? ` (since ${fault.since})` : ""}, and the state this answer depends on is not recorded yet.`,
+      suggestion: "Ask again once the store can write (health.report says when); nothing was changed by this request.",
+      retryability: "after_delay",
+      outcome_certainty: "not_applied",
+      context: { reason: "storage_fault" },
+    });
+  }
+
+  /**
+   * A refusal decided on the live view of an execution (already reconciled, outcome known, not
+   * finished): given once that view is committed, as any answer; while the store cannot write,
+   * `unavailable` instead — a crash could still take the view back (docs/durability.md).
+   * Refusals of the request itself (a malformed id) are given at once.
+   */
+  function refusedWhenWritten(error: unknown, edge: EdgeInfo, what: string): Promise<never> {
+    if (!(error instanceof FailureError) || error.failure.stage === "validate") return Promise.reject(error);
+    return acknowledgedUnlessFault<FailureError | null>(null, () => notRecordedYet(edge, what)).then((fault) => {
+      throw fault ?? error;
+    });
   }
 
   const handle = (edge: EdgeInfo): PlaneHandle => new BoundPlane(edge);

@@ -103,6 +103,33 @@ describe("storage admission", () => {
     expect(h.engine.hostFacts().store.fault).toBeNull();
   });
 
+  test("while the store cannot write, a cancel or reconcile refusal that names a state not written yet is unavailable, never that state (tester V)", async () => {
+    const h = faultable();
+    const id = h.engine.start({ capability: "demo.write", input: {} }, EDGE).execution.id;
+    await flush();
+    const written = h.store.get(id)!;
+    expect(written.state).toBe("running");
+    // The disk fills: from now on the file keeps what it had, and nothing waiting is acknowledged.
+    h.setFault(FAULT);
+    Object.assign(h.store, { get: (x: string) => (x === id ? written : null), durable: () => new Promise<void>(() => {}) });
+    h.pool.of(id)!.succeed({ ok: true });
+    await flush();
+    expect(h.store.current(id)!.state).toBe("succeeded");
+
+    const plane = h.engine.handle(EDGE);
+    const refusal = (promise: Promise<unknown>) => promise.then(() => null, (error) => (error as FailureError).failure);
+    const cancelled = await refusal(plane.cancel(id));
+    expect(cancelled).toMatchObject({ error_code: "unavailable", retryability: "after_delay", context: { reason: "storage_fault" } });
+    expect(cancelled!.message).toContain(`Cannot cancel ${id} now: the execution store cannot write at the moment`);
+    expect(JSON.stringify(cancelled)).not.toContain("succeeded");
+    expect(JSON.stringify(cancelled)).not.toContain(FAULT.reason);
+    const reconciled = await refusal(plane.reconcile({ id, outcome: "applied", note: "checked" }));
+    expect(reconciled).toMatchObject({ error_code: "unavailable", context: { reason: "storage_fault" } });
+    expect(JSON.stringify(reconciled)).not.toContain("outcome applied");
+    // A malformed id is refused at once all the same: it depends on no state.
+    expect(await refusal(plane.reconcile({ id: "nope", outcome: "applied", note: "x" }))).toMatchObject({ error_code: "invalid_input" });
+  });
+
   test("executions.report refuses a new run while the store cannot write, and still hears a run it already holds", async () => {
     const run = harness();
     const edge = { actor: { kind: "cli" as const, pid: 77 }, request_id: "r", trace_id: "0af7651916cd43dd8448eb211c80319c" };

@@ -71,7 +71,10 @@ export const LIMIT_SPECS: Record<keyof Limits, LimitSpec> = {
   diagnostics_retained: { default: 500, min: 1, max: 1_000_000, doc: "diagnostics in a snapshot" },
   steps_retained: { default: 1000, min: 1, max: 1_000_000, doc: "steps in a snapshot (oldest finished dropped first, then oldest running)" },
   log_tail_lines: { default: 1000, min: 1, max: 1_000_000, doc: "log lines in a snapshot" },
-  input_bytes: { default: 8 * MIB, min: 1024, max: 1024 * MIB, doc: "bytes of one input" },
+  // At most half of what one execution's stored snapshot may hold (256 Mi characters, docs/durability.md): every snapshot
+  // holds the input, and a larger one could never be written — its start was acknowledged and the
+  // execution then vanished (a tester's finding).
+  input_bytes: { default: 8 * MIB, min: 1024, max: 128 * MIB, doc: "bytes of one input" },
   // Measured in the handler's worker, so that an oversized output never reaches the main thread,
   // whose parse, check and store of it held every request for seconds (100 MB: 7 s).
   output_bytes: { default: 8 * MIB, min: 1024, max: 1024 * MIB, doc: "bytes of one output's JSON (about: characters)" },

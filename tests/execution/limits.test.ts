@@ -32,6 +32,8 @@ describe("limits", () => {
     expect(() => resolveLimits({ env: { DOCKET_MAX_CONCURRENT: "9" } })).toThrow(new LimitsError('DOCKET_MAX_CONCURRENT (executions running at once) must be a whole number from 1 to 8, got "9"'));
     expect(() => resolveLimits({ overrides: { subscriber_queue_bytes: 1.5 } })).toThrow(/--subscriber-queue-bytes .* got 1.5/);
     expect(() => resolveLimits({ env: { DOCKET_GRACE_MS: "ten" } })).toThrow(/DOCKET_GRACE_MS/);
+    // An input no stored snapshot could hold is refused as a setting, not accepted and then lost (tester V).
+    expect(() => resolveLimits({ env: { DOCKET_INPUT_BYTES: "400000000" } })).toThrow(/DOCKET_INPUT_BYTES .* from 1024 to 134217728/);
   });
 
   test("every limit has one env name and one flag name derived from its key", () => {

@@ -14,9 +14,9 @@ import { isTerminal } from "./state-machine.ts";
 import { expiredExecution } from "./snapshot.ts";
 import { canonicalHash } from "./canonical-json.ts";
 import { redact, hasSensitive, sensitivePaths } from "./redaction.ts";
-import { MAX_SENSITIVE_VALUES, maskForInput, sensitiveValues, type SecretMask } from "./secret-mask.ts";
+import { createSecretMask, MAX_SENSITIVE_VALUES, maskForInput, sensitiveValues, type SecretMask } from "./secret-mask.ts";
 import { thrownClass, thrownDetail } from "./thrown.ts";
-import { checkValue, describeProblems, type Checked } from "./validate.ts";
+import { checkValue, describeProblems, maskProblems, type Checked } from "./validate.ts";
 import { parsesUnchanged } from "./_parses-unchanged.ts";
 import { inputShapeProblem, MAX_INPUT_DEPTH, PLANE_ENVELOPE_DEPTH } from "./json-depth.ts";
 import { droppedFieldText, undeclaredFields } from "./undeclared-fields.ts";
@@ -183,11 +183,18 @@ export function createEngine(options: EngineOptions): Engine {
         ? { ok: true, value: given }
         : checkValue(capability.def.input, given, "input", hasSensitive(capability.input_schema) ? sensitivePaths(given, capability.input_schema) : undefined);
     if (!checked.ok) {
+      // A check of the whole input (`v.check((o) => …, (i) => \`… ${i.input.token}\`)`) may quote
+      // a secret from any path: every problem is masked by the values of the input's sensitive
+      // fields, as a log line is (docs/security.md). Counted first, as a valid input's are below,
+      // so that masking stays bounded.
+      const secrets = hasSensitive(capability.input_schema) ? sensitiveValues(given, capability.input_schema) : [];
+      refuseTooManySecrets(id, edge, verb, new Set(secrets).size);
+      const problems = maskProblems(checked.problems, createSecretMask(secrets));
       throw failure(edge, {
         error_code: "invalid_input",
         stage: "validate",
-        message: `Cannot ${verb} ${id}: ${describeProblems(checked.problems)}`,
-        context: { problems: checked.problems.slice(0, 50) },
+        message: `Cannot ${verb} ${id}: ${describeProblems(problems)}`,
+        context: { problems: problems.slice(0, 50) },
       });
     }
     // A write never runs with a field of its input dropped: `dryRun` for `dry_run` (an agent's
@@ -205,17 +212,20 @@ export function createEngine(options: EngineOptions): Engine {
         });
       }
     }
-    const secrets = hasSensitive(capability.input_schema) ? new Set(sensitiveValues(checked.value, capability.input_schema)).size : 0;
-    if (secrets > MAX_SENSITIVE_VALUES) {
-      throw failure(edge, {
-        error_code: "invalid_input",
-        stage: "validate",
-        message: `Cannot ${verb} ${id}: the input holds ${secrets} sensitive values, more than the ${MAX_SENSITIVE_VALUES} docket masks in what a run prints.`,
-        suggestion: "Pass fewer secrets in one input (one credential per field), or split the work.",
-        context: { reason: "too_many_secrets", count: secrets, limit: MAX_SENSITIVE_VALUES },
-      });
-    }
+    refuseTooManySecrets(id, edge, verb, hasSensitive(capability.input_schema) ? new Set(sensitiveValues(checked.value, capability.input_schema)).size : 0);
     return { capability, input: checked.value };
+  }
+
+  /** Refuses an input holding more distinct secrets than a run's texts can be searched for. */
+  function refuseTooManySecrets(id: string, edge: EdgeInfo, verb: string, secrets: number): void {
+    if (secrets <= MAX_SENSITIVE_VALUES) return;
+    throw failure(edge, {
+      error_code: "invalid_input",
+      stage: "validate",
+      message: `Cannot ${verb} ${id}: the input holds ${secrets} sensitive values, more than the ${MAX_SENSITIVE_VALUES} docket masks in what a run prints.`,
+      suggestion: "Pass fewer secrets in one input (one credential per field), or split the work.",
+      context: { reason: "too_many_secrets", count: secrets, limit: MAX_SENSITIVE_VALUES },
+    });
   }
 
   const redactInput = (capability: RegisteredCapability, input: unknown) =>

@@ -2,7 +2,7 @@ import * as v from "valibot";
 import type { AnySchema } from "../capability/declaration.ts";
 import { REDACTED } from "./redaction.ts";
 import { didYouMeanText } from "../capability/did-you-mean.ts";
-import { MIN_MASKED_LENGTH } from "./secret-mask.ts";
+import { MIN_MASKED_LENGTH, type SecretMask } from "./secret-mask.ts";
 import { thrownClass } from "./thrown.ts";
 
 /** One problem with a value, at a path like `input.files[2].name`. */
@@ -179,6 +179,11 @@ function messageOf(issue: v.BaseIssue<unknown>, schema: AnySchema): string {
     return `${issue.message.slice(0, -"null".length)}Object`;
   }
   return issue.message;
+}
+
+/** The problems with every secret of `mask` masked in their paths (a record's key) and messages. */
+export function maskProblems(problems: ValueProblem[], mask: SecretMask): ValueProblem[] {
+  return problems.map((problem) => ({ path: mask.text(problem.path), message: mask.text(problem.message) }));
 }
 
 /** "input.limit: Invalid type: …; input.path: …" — every problem in one sentence. */

@@ -409,6 +409,35 @@ describe("engine secrets", () => {
   });
 });
 
+describe("engine input check", () => {
+  test("a check of the whole input that quotes a secret is answered with the secret masked, in the message and every problem", () => {
+    const h = harness();
+    const refused = failureOf(() => h.engine.start({ capability: "demo.guarded", input: { user: "root", token: "hunter2secretXYZ" } }, EDGE));
+    expect(refused).toMatchObject({ error_code: "invalid_input", stage: "validate" });
+    expect(refused.message).toContain("user root may not use token [redacted]");
+    expect((refused.context as { problems: Array<{ message: string }> }).problems[0]!.message).toContain("user root may not use token [redacted] (");
+    expect(JSON.stringify(refused)).not.toContain("hunter2secretXYZ");
+  });
+
+  test("a direct call refused by a check of the whole input answers with the secret masked", async () => {
+    const h = harness();
+    const refused = await h.engine.call("demo.guarded", { user: "root", token: "hunter2secretXYZ" }, EDGE).then(
+      () => null,
+      (failure: unknown) => failure,
+    );
+    expect(JSON.stringify(refused)).toContain("may not use token [redacted]");
+    expect(JSON.stringify(refused)).not.toContain("hunter2secretXYZ");
+  });
+
+  test("a failing input holding more secrets than docket masks is refused for that, without its problems", () => {
+    const h = harness();
+    const keys = Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`k${i}`, `key-value-${i}`]));
+    const refused = failureOf(() => h.engine.start({ capability: "demo.guarded", input: { user: "root", token: "hunter2secretXYZ", keys } }, EDGE));
+    expect(refused).toMatchObject({ error_code: "invalid_input", context: { reason: "too_many_secrets" } });
+    expect(JSON.stringify(refused)).not.toContain("key-value-");
+  });
+});
+
 describe("engine completion", () => {
   test("a handler returning the wrong shape fails internal at stage complete", async () => {
     const h = harness();

@@ -73,6 +73,20 @@ export const TEST_CAPABILITIES = {
       handler: noop,
     }),
   ),
+  guarded: registered(
+    capability({
+      id: "demo.guarded",
+      title: "Guarded",
+      description: "A whole-input check whose message quotes the secret field.",
+      effect: "read",
+      input: v.pipe(
+        v.object({ user: v.string(), token: sensitive(v.string()), keys: v.optional(sensitive(v.record(v.string(), v.string()))) }),
+        v.check((o) => o.user !== "root", (issue) => `user ${issue.input.user} may not use token ${issue.input.token} (${JSON.stringify(issue.input)})`),
+      ),
+      output: v.object({}),
+      handler: noop,
+    }),
+  ),
   cached: registered(
     capability({
       id: "demo.cached",

@@ -2,6 +2,7 @@ import { inspect } from "node:util";
 import type { JsonSchema } from "../capability/registered.ts";
 import { hasSensitive, isSensitiveSchema, REDACTED } from "./redaction.ts";
 import { sanitizeLine, sanitizeText } from "./text-sanitize.ts";
+import { urlEncodedForms } from "./_url-forms.ts";
 
 /** Shorter values are not masked by value: "abc" would blank every word that holds it (docs/security.md). */
 export const MIN_MASKED_LENGTH = 4;
@@ -74,7 +75,7 @@ export const NO_MASK: SecretMask = { secrets: [], text: (text) => text, value: (
 /**
  * A mask for these secret values. Values shorter than MIN_MASKED_LENGTH are left alone; each
  * remaining value is also masked as it appears JSON-escaped (a handler that logs
- * `JSON.stringify(input)`) and URL-encoded (a credential put into a URL).
+ * `JSON.stringify(input)`) and URL-encoded (a credential put into a URL, each common way).
  */
 export function createSecretMask(values: Iterable<string>): SecretMask {
   const secrets = new Set<string>();
@@ -89,11 +90,7 @@ export function createSecretMask(values: Iterable<string>): SecretMask {
       // As console.log writes it inside an object (`{ key: 'p\'a"ss\tword' }`), quotes and
       // control characters escaped its own way.
       secrets.add(inspect(form).slice(1, -1));
-      try {
-        secrets.add(encodeURIComponent(form));
-      } catch {
-        // A lone surrogate cannot be URL-encoded, so it cannot appear URL-encoded either.
-      }
+      for (const encoded of urlEncodedForms(form)) secrets.add(encoded);
     }
     // Each line of a multi-line secret (a PEM key) on its own: console.log of an object writes such
     // a string one line at a time, joined by `' +`; a line that short is no secret of its own.

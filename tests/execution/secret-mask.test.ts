@@ -46,6 +46,43 @@ describe("createSecretMask", () => {
     expect(mask.text(`https://api/x?key=${encodeURIComponent('se"cret/value 1')}`)).toBe("https://api/x?key=[redacted]");
   });
 
+  test("a secret put into a URL is masked whichever way it was encoded: form encoding, encodeURI, URLSearchParams, each part of a WHATWG URL, either case of hex", () => {
+    const spaced = "correct horse battery";
+    const quoted = "it'ssecret1";
+    const accented = 'pä"ss<&>wörd';
+    const mask = createSecretMask([spaced, quoted, accented]);
+    // What is left of any of them once masked: a word of each.
+    const leaks = (text: string) => /horse|secret1|w(?:ö|%C3%B6)rd/i.test(mask.text(text));
+    for (const secret of [spaced, quoted, accented]) {
+      const url = new URL("https://h/");
+      url.pathname = `/a/${secret}`;
+      url.search = new URLSearchParams({ p: secret }).toString();
+      url.username = secret;
+      url.password = secret;
+      url.hash = secret;
+      for (const text of [
+        new URLSearchParams({ p: secret }).toString(),
+        new URL(`https://h/?q=${secret}`).href,
+        new URL(`https://h/${secret}`).href,
+        new URL(`x-other://h/?q=${secret}`).href,
+        url.href,
+        encodeURI(`https://h/${secret}`),
+        encodeURIComponent(secret).toLowerCase(),
+        encodeURI(secret).replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase()),
+      ]) {
+        expect(leaks(text), `${secret} in ${text} -> ${mask.text(text)}`).toBe(false);
+        expect(mask.text(text)).toContain("[redacted]");
+      }
+    }
+    expect(mask.text("p=correct+horse+battery&q=it%27ssecret1")).toBe("p=[redacted]&q=[redacted]");
+  });
+
+  test("a URL form shorter than its secret (a part the URL parser dropped) is not masked on its own", () => {
+    const mask = createSecretMask(["?abc", "../abcdefg"]);
+    expect(mask.text("abc abcdefg")).toBe("abc abcdefg");
+    expect(mask.text("q=%3Fabc p=..%2Fabcdefg")).toBe("q=[redacted] p=[redacted]");
+  });
+
   test("overlapping secrets leave no piece of either behind", () => {
     const mask = createSecretMask(["abcdef", "defghi"]);
     expect(mask.text("xxabcdefghiyy abcdef")).toBe("xx[redacted]yy [redacted]");

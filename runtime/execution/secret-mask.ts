@@ -26,7 +26,8 @@ export interface SecretMask {
 
 /**
  * The string values of `input` that its schema marks sensitive (format password, writeOnly,
- * x-docket-sensitive), at any depth, including every string inside a sensitive object or array;
+ * x-docket-sensitive), at any depth, including every string inside a sensitive object or array
+ * and every key of one that the schema does not declare (a sensitive record's keys);
  * a sensitive number (a PIN, an account number) as its decimal text, the way a log line or a JSON
  * text writes it. Walks the schema as `redact` does, so the two agree on what is a secret.
  */
@@ -63,7 +64,25 @@ function collect(value: unknown, schema: JsonSchema | undefined, out: Set<string
   }
   const properties = (schema?.properties ?? {}) as Record<string, JsonSchema>;
   const extra = schema?.additionalProperties && typeof schema.additionalProperties === "object" ? (schema.additionalProperties as JsonSchema) : undefined;
-  for (const [key, child] of Object.entries(value as Record<string, unknown>)) collect(child, properties[key] ?? extra, out, secret, depth + 1);
+  const declared = secret ? declaredNames(schema) : null;
+  for (const [key, child] of Object.entries(value as Record<string, unknown>)) {
+    // A key of a secret object is part of the secret (a sensitive record's keys are its data), unless
+    // the schema names it: a declared field name is published with the schema, and masking it would
+    // blank a word like "user" in every line.
+    if (declared && !declared.has(key) && key.length >= MIN_MASKED_LENGTH) out.add(key);
+    collect(child, properties[key] ?? extra, out, secret, depth + 1);
+  }
+}
+
+/** The property names a schema declares, in itself and in each branch of its anyOf / oneOf / allOf. */
+function declaredNames(schema: JsonSchema | undefined, names = new Set<string>(), depth = 0): Set<string> {
+  if (!schema || typeof schema !== "object" || depth > 64) return names;
+  if (schema.properties && typeof schema.properties === "object") for (const name of Object.keys(schema.properties)) names.add(name);
+  for (const key of ["anyOf", "oneOf", "allOf"] as const) {
+    const branches = schema[key];
+    if (Array.isArray(branches)) for (const branch of branches) declaredNames(branch as JsonSchema, names, depth + 1);
+  }
+  return names;
 }
 
 /** A line of a multi-line secret at least this long is masked on its own too (see createSecretMask). */

@@ -1,4 +1,7 @@
 import { describe, expect, test } from "bun:test";
+import * as v from "valibot";
+import { sensitive } from "../../runtime/capability/sensitive.ts";
+import { toCapabilityJsonSchema } from "../../runtime/capability/json-schema.ts";
 import { createSecretMask, masksSomething, maskForInput, NO_MASK, sensitiveValues, unfinishedSecretLength } from "../../runtime/execution/secret-mask.ts";
 
 const schema = {
@@ -30,6 +33,21 @@ describe("sensitiveValues", () => {
     expect(masksSomething({ a: [1, { b: 73914562 }] }, mask)).toBe(true);
     expect(masksSomething({ a: [1, { b: 739145620 }], c: "7391" }, mask)).toBe(false);
     expect(masksSomething({ c: "pin 73914562" }, mask)).toBe(true);
+  });
+
+  test("sensitiveValues takes the keys of a sensitive record as secrets, but not the field names a sensitive object declares", () => {
+    const declared = toCapabilityJsonSchema(
+      v.object({
+        keys: sensitive(v.record(v.string(), v.string())),
+        login: sensitive(v.object({ user: v.string(), pass: v.string() })),
+        either: sensitive(v.union([v.object({ name: v.string() }), v.object({ code: v.string() })])),
+      }),
+      "input",
+    );
+    const input = { keys: { SECRETKEYNAME: "value-1", abc: "value-2" }, login: { user: "ada-lovelace", pass: "pw-3333" }, either: { name: "branch-4444" } };
+    expect(sensitiveValues(input, declared).sort()).toEqual(["SECRETKEYNAME", "ada-lovelace", "branch-4444", "pw-3333", "value-1", "value-2"]);
+    const { mask } = maskForInput(declared, input);
+    expect(mask.text("keys SECRETKEYNAME for user ada-lovelace, name and code")).toBe("keys [redacted] for user [redacted], name and code");
   });
 
   test("sensitiveValues never takes a value by its field's name", () => {

@@ -65,6 +65,21 @@ function maskedCompletion(capability: RegisteredCapability, outcome: TaskOutcome
     return { state: "succeeded", output };
   }
   const { failure } = completion;
+  // A code is shown as it is, declared in `errors` or not; one holding a secret
+  // (`new CapabilityError(input.token, …)`) cannot be masked into another code, so the failure is
+  // docket's own, and what the handler raised goes to the log (docs/security.md).
+  if (mask.text(failure.error_code) !== failure.error_code) {
+    const raised = `a CapabilityError whose code holds a sensitive value of its input`;
+    return internal(
+      capability,
+      { request_id: edge.request_id, trace_id: edge.trace_id },
+      `${capability.id} failed at stage run: its handler raised ${raised}; the code is not shown.`,
+      { retryability: failure.retryability, outcome_certainty: failure.outcome_certainty },
+      mask.text(`${raised}: ${failure.error_code}: ${failure.message}`),
+      { reason: "sensitive_error_code" },
+      `Raise a fixed code, declared in the capability's errors, and put what varies in the message or context (they are masked).`,
+    );
+  }
   return {
     ...completion,
     failure: { ...failure, message: mask.text(failure.message), suggestion: mask.text(failure.suggestion), context: mask.value(failure.context) },

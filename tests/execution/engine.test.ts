@@ -399,6 +399,26 @@ describe("engine failure text", () => {
 });
 
 describe("engine secrets", () => {
+  test("a CapabilityError whose code holds a secret of the input fails internal, the code shown nowhere, masked in the log", async () => {
+    const h = harness();
+    const input = { user: "ada", auth: { token: "hunter2_code_secret" }, keys: [] };
+    const id = h.engine.start({ capability: "demo.secret", input }, EDGE).execution.id;
+    await flush();
+    h.pool.of(id)!.end({ ok: false, error: { kind: "capability", code: "hunter2_code_secret", message: "m", context: {} } });
+    await flush();
+    const failure = h.store.get(id)!.failure!;
+    expect(failure).toMatchObject({ error_code: "internal", stage: "run", context: { reason: "sensitive_error_code" } });
+    expect(failure.message).toContain("its handler raised a CapabilityError whose code holds a sensitive value of its input");
+    expect(stored(h, id) + JSON.stringify(h.store.get(id)) + h.logged.join("\n")).not.toContain("hunter2_code_secret");
+    expect(h.logged.join("\n")).toContain(`${failure.correlation_id} demo.secret ${id}: a CapabilityError whose code holds a sensitive value of its input: [redacted]: m`);
+
+    const called = h.engine.call("demo.secret", input, EDGE).then(() => null, (refused: unknown) => refused);
+    await flush();
+    h.pool.tasks.at(-1)!.end({ ok: false, error: { kind: "capability", code: "err_hunter2_code_secret", message: "m", context: {} } });
+    expect(JSON.stringify(await called)).not.toContain("hunter2_code_secret");
+    expect(((await called) as FailureError).failure).toMatchObject({ error_code: "internal", context: { reason: "sensitive_error_code" } });
+  });
+
   test("an input holding more sensitive values than docket masks is refused, naming the limit", () => {
     const h = harness();
     const keys = Array.from({ length: 101 }, (_, i) => ({ name: `k${i}`, key: `key-value-${i}` }));

@@ -171,6 +171,70 @@ describe("socket.js", () => {
     expect(page.clock.pending).toBe(0);
   });
 
+  test("socket.js does not say finished while a gap past the execution's last event leaves history unseen: the silent socket is dropped and the reconnect replays it", async () => {
+    // The interleaving the property below once failed on (seed -890562684): its fake server's
+    // cursor was carried past the last event and its behaving phase let no time pass.
+    const history = [...[3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14].map(log), event(15, "execution.completed", { state: "succeeded", output: { n: 12 }, duration_ms: 1 })];
+    const { page, fetch } = openExecution({ history, random: () => 0 });
+    const accept = (socket: ReturnType<LoadedPage["current"]>) => {
+      socket!.open();
+      socket!.receive(ready(1000));
+      return socket!;
+    };
+    const sendAll = async (socket: ReturnType<LoadedPage["current"]>, sequences: number[]) => {
+      for (const n of sequences) {
+        socket!.receive(history[n - 3]);
+        await page.settle();
+      }
+    };
+    // 3, 4, 5, then a gap (7): reconnect from 5.
+    await sendAll(accept(page.current()), [3, 4, 5, 7]);
+    // The same gap (8): read over HTTP, then a new gap (10): reconnect from 8.
+    await sendAll(accept(page.current()), [8, 10]);
+    // The same gap again (11), read over HTTP; then the server lost 12..15 and says nothing more.
+    const third = accept(page.current());
+    await sendAll(third, [11]);
+    const read = (after: number) => `${ORIGIN}/api/v1/executions/events?id=${ID}&after=${after}`;
+    expect(fetch.urls).toEqual([read(5), read(8)]);
+    expect(shownLines(page)).toEqual([3, 4, 5, 6, 7, 8, 9, 10, 11].map((n) => `line ${n}`));
+    expect(indicator(page).state).toBe("live");
+    expect(page.document.querySelector("[data-docket-execution]")!.getAttribute("data-state")).toBe("running");
+    // 2.5 heartbeats of silence: the socket is taken for dead and the page asks again from 11.
+    page.clock.advance(2500);
+    expect(third.closedByClient).toBe(true);
+    expect(indicator(page).state).toBe("reconnecting");
+    page.clock.advance(250);
+    const fourth = accept(page.current());
+    expect(fourth.after()).toBe(11);
+    await sendAll(fourth, [12, 13, 14, 15]);
+    expect(shownLines(page)).toEqual([3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14].map((n) => `line ${n}`));
+    expect(page.document.querySelector("[data-docket-execution]")!.getAttribute("data-state")).toBe("succeeded");
+    expect(indicator(page).state).toBe("ended");
+  });
+
+  test("socket.js mends a gap that ends at the completion before it says finished: by reconnecting the first time, over HTTP the second", async () => {
+    const history = [...[3, 4, 5, 6].map(log), event(7, "execution.completed", { state: "succeeded", output: {}, duration_ms: 1 })];
+    const { page, fetch } = openExecution({ history, random: () => 0 });
+    const first = page.current()!;
+    first.open();
+    first.receive(ready());
+    first.receive(log(3));
+    first.receive(history[4]);
+    expect(indicator(page).state).toBe("reconnecting");
+    expect(page.current()!.after()).toBe(3);
+    const second = page.current()!;
+    second.open();
+    second.receive(ready());
+    second.receive(history[4]);
+    expect(indicator(page).state).toBe("catching-up");
+    expect(page.document.querySelector("[data-docket-execution]")!.getAttribute("data-state")).toBe("running");
+    await page.settle();
+    expect(fetch.urls).toEqual([`${ORIGIN}/api/v1/executions/events?id=${ID}&after=3`, `${ORIGIN}/api/v1/executions/events?id=${ID}&after=5`]);
+    expect(shownLines(page)).toEqual(["line 3", "line 4", "line 5", "line 6"]);
+    expect(page.document.querySelector("[data-docket-execution]")!.getAttribute("data-state")).toBe("succeeded");
+    expect(indicator(page).state).toBe("ended");
+  });
+
   test("socket.js: random interleavings of reconnects, duplicates, gaps, lag and silence still render every sequence once, in order", async () => {
     const N = 12;
     const last = N + 3;
@@ -223,10 +287,14 @@ describe("socket.js", () => {
           await page.settle();
         }
         // Then the server behaves: it sends what it has, in order, until the page says it is done.
+        // A socket a gap carried past the last event has nothing left to send, and this fake sends
+        // no heartbeat: time passes, as in a browser, until the page takes the silence for a dead
+        // channel and asks again from what it saw. (A real server announces what it dropped with
+        // stream.lagged and sends heartbeats: docs/protocol.md.)
         for (let guard = 0; indicator(page).state !== "ended" && guard < 200; guard++) {
           const socket = serve();
-          if (socket) {
-            const cursor = cursors.get(socket)!;
+          const cursor = socket ? cursors.get(socket)! : last;
+          if (socket && cursor < last) {
             cursors.set(socket, cursor + 1);
             send(socket, cursor + 1);
           } else page.clock.advance(16_000);

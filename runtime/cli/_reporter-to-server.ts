@@ -38,7 +38,7 @@ export function reportToServer(options: ReportToServerOptions): ExecutionReporte
     id,
     pid: process.pid,
     frameBytes: plane.limits.frame_bytes,
-    serverUrl: server.url,
+    serverUrl: () => server.url,
     clock: systemClock,
     async send(report) {
       if (lost) {

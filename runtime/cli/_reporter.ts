@@ -15,8 +15,8 @@ export interface ExecutionReporterOptions {
   pid: number;
   /** Bytes of one live-channel frame: a larger value travels withheld and stays with the run. */
   frameBytes: number;
-  /** Where the server is, for what the run says. */
-  serverUrl: string;
+  /** Where the server is, for what the run says: read each time (a server restarted on the checkout has another). */
+  serverUrl: string | (() => string);
   /** Sends one report; throws when no answer came (nothing answers, an error status). */
   send(report: ExecutionReport): Promise<ReportAnswer>;
   /** Cancels the run's own execution, as the server's answer asked, in the name of who asked. */
@@ -95,7 +95,8 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
   const soonMs = options.soonMs ?? 100;
   const maxBackoffMs = options.maxBackoffMs ?? 5000;
   const finishWaitMs = options.finishWaitMs ?? 3000;
-  const server = options.serverUrl;
+  const serverUrl = options.serverUrl;
+  const serverNow = typeof serverUrl === "string" ? () => serverUrl : serverUrl;
   let everyMs = options.everyMs ?? 2000;
   const created = store.get(id)!;
   const description: Omit<ExecutionReport, "events"> = {
@@ -173,7 +174,7 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
     } else {
       const batch = nextBatch(unsent, id, through, { frameBytes: options.frameBytes, pid });
       if (!batch.ok) {
-        return end(`events of ${id} after ${through} were dropped from this process before the server at ${server} took them, so from now on this execution is visible to this process alone`);
+        return end(`events of ${id} after ${through} were dropped from this process before the server at ${serverNow()} took them, so from now on this execution is visible to this process alone`);
       }
       full = batch.full;
       // The input travels until the server holds the execution; after that it would only weigh.
@@ -197,18 +198,18 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
       // (or, when the server was not heard before it began, has run beside it: said so).
       const late = firstKnown;
       resolveFirst({ kind: "deduplicated", execution_id: answer.deduplicated_to });
-      return end(late ? `the server at ${server} names ${answer.deduplicated_to} as this run_id's execution, and could not be asked before this run began: this run is visible to this process alone` : null);
+      return end(late ? `the server at ${serverNow()} names ${answer.deduplicated_to} as this run_id's execution, and could not be asked before this run began: this run is visible to this process alone` : null);
     }
     resolveFirst({ kind: "taken" });
     if (stopped) return;
     failures = 0;
     if (!heard) {
       heard = true;
-      say(`reported to the server at ${server}: ${server}/cockpit/executions/${id}`);
+      say(`reported to the server at ${serverNow()}: ${serverNow()}/cockpit/executions/${id}`);
     }
     if (warned) {
       warned = false;
-      say(`the server at ${server} answers again; reporting ${id} resumed`);
+      say(`the server at ${serverNow()} answers again; reporting ${id} resumed`);
     }
     if (awaitingEnd) endSent = true;
     through = answer.through;
@@ -234,19 +235,19 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
       // Ended for silence while this run could not be heard: its real end settles it, once it has one.
       if (!awaitingEnd) {
         awaitingEnd = true;
-        if (!done) say(`the server at ${server} ended ${id} as ${answer.state} while it could not hear this run (${answer.message}); the run goes on and reports its real end when it finishes`);
+        if (!done) say(`the server at ${serverNow()} ended ${id} as ${answer.state} while it could not hear this run (${answer.message}); the run goes on and reports its real end when it finishes`);
       }
       if (done) wake(0);
       return;
     }
     if (awaitingEnd) {
-      end(answer.takes_end === true ? `the server at ${server} could not settle ${id} from this run's end (its outcome is unknown too); settle it by hand: docket executions reconcile ${id}` : `the server at ${server} holds ${id} as ${answer.state} and recorded this run's real end: ${answer.message}`);
+      end(answer.takes_end === true ? `the server at ${serverNow()} could not settle ${id} from this run's end (its outcome is unknown too); settle it by hand: docket executions reconcile ${id}` : `the server at ${serverNow()} holds ${id} as ${answer.state} and recorded this run's real end: ${answer.message}`);
       return;
     }
     const same = done && answer.through >= local!.last_sequence && answer.state === local!.state;
     if (same) return end(null);
-    if (done) return end(`the server at ${server} holds ${id} as ${answer.state}: ${answer.message}`);
-    end(`the server at ${server} ended ${id} as ${answer.state} (${answer.message}), so from now on this execution is visible to this process alone`);
+    if (done) return end(`the server at ${serverNow()} holds ${id} as ${answer.state}: ${answer.message}`);
+    end(`the server at ${serverNow()} ended ${id} as ${answer.state} (${answer.message}), so from now on this execution is visible to this process alone`);
   }
 
   function failed(error: unknown): void {
@@ -254,15 +255,15 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
     // A run with a run_id waits for its first answer and says itself what a refusal of it means
     // (nothing runs): "visible to this process alone" would say it goes on.
     if (error instanceof ReportRefusedError && !heard && options.inputHash !== undefined) return end(null);
-    if (error instanceof ReportRefusedError) return end(`the server at ${server} refused the report of ${id} (${reason}), so from now on this execution is visible to this process alone`);
+    if (error instanceof ReportRefusedError) return end(`the server at ${serverNow()} refused the report of ${id} (${reason}), so from now on this execution is visible to this process alone`);
     failures++;
     if (!warned && (!heard || failures >= FAILURES_TO_WARN)) {
       warned = true;
-      say(`the server at ${server} does not answer (${reason}); this run goes on and keeps trying to report to it`);
+      say(`the server at ${serverNow()} does not answer (${reason}); this run goes on and keeps trying to report to it`);
     }
     if (finishing) {
       const left = finishWaitMs - (clock.monotonic() - finishingSince);
-      if (left <= 0) return end(`the server at ${server} did not answer within ${Math.round(finishWaitMs / 1000)} s of this run's end, so the end of ${id} was not reported to it`);
+      if (left <= 0) return end(`the server at ${serverNow()} did not answer within ${Math.round(finishWaitMs / 1000)} s of this run's end, so the end of ${id} was not reported to it`);
       return wake(Math.min(left, maxBackoffMs, soonMs * 2 ** failures));
     }
     wake(Math.min(maxBackoffMs, soonMs * 2 ** failures));

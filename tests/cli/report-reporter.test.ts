@@ -28,6 +28,8 @@ function setup(options: { frameBytes?: number; limits?: Parameters<typeof resolv
   // What the fake server does with the next report: answer (by default, take everything) or fail.
   let next: (report: ExecutionReport) => ReportAnswer | Error = (report) => took(report);
   let held = 0;
+  // Where the server is now: a server restarted on the checkout answers at another port.
+  let serverUrl = URL;
   const took = (report: ExecutionReport, extra: Partial<ReportAnswer> = {}): ReportAnswer => {
     const events = report.events as Array<{ sequence: number }>;
     if (events.length > 0 && events[0]!.sequence <= held + 1) held = Math.max(held, events.at(-1)!.sequence);
@@ -38,7 +40,7 @@ function setup(options: { frameBytes?: number; limits?: Parameters<typeof resolv
     id: ID,
     pid: PID,
     frameBytes: options.frameBytes ?? limits.frame_bytes,
-    serverUrl: URL,
+    serverUrl: () => serverUrl,
     clock,
     async send(report) {
       sent.push(structuredClone(report));
@@ -51,6 +53,7 @@ function setup(options: { frameBytes?: number; limits?: Parameters<typeof resolv
     outboxUnits: options.outboxUnits,
   });
   return {
+    moveServer: (url: string) => (serverUrl = url),
     store,
     clock,
     sent,
@@ -169,6 +172,15 @@ describe("the run's reporter", () => {
     expect(sequences(t.sent.at(-1)!)).toEqual([1, 2, 3]);
     expect(t.sent.at(-1)!.input).toEqual({ n: 1 });
     expect(t.said.slice(1)).toEqual([`reported to the server at ${URL}: ${URL}/cockpit/executions/${ID}`, `the server at ${URL} answers again; reporting ${ID} resumed`]);
+    // Restarted on another port, the server the run reports to again is the one it names.
+    t.answerWith(() => new Error("ECONNREFUSED"));
+    progress(t.store, 2);
+    for (let i = 0; i < 4; i++) await t.tick(5000);
+    expect(t.said.at(-1)).toBe(`the server at ${URL} does not answer (ECONNREFUSED); this run goes on and keeps trying to report to it`);
+    t.moveServer("http://127.0.0.1:4999");
+    t.answerWith((report) => t.took(report));
+    await t.tick(5000);
+    expect(t.said.at(-1)).toBe(`the server at http://127.0.0.1:4999 answers again; reporting ${ID} resumed`);
   });
 
   test("reporter forgives two failed reports after a success, says so at the third in a row, and resumes where the server stopped", async () => {

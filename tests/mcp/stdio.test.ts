@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -515,4 +515,62 @@ describe("docket mcp beside a server", () => {
     const end = await completedOverLive(server.url, id!);
     expect(end.data.state).toBe("cancelled");
   });
+});
+
+/** A write that leaves a trace: each run appends its tag to written.txt in the checkout. */
+const APPENDING_WRITE = `import { capability } from "docket";
+import * as v from "valibot";
+import { appendFileSync } from "node:fs";
+import { join } from "node:path";
+
+export default capability({
+  id: "team.write",
+  title: "Append a tag",
+  description: "Appends its tag to written.txt.",
+  effect: "write",
+  input: v.object({ tag: v.string() }),
+  output: v.object({ ok: v.boolean() }),
+  handler(input, ctx) {
+    appendFileSync(join(ctx.root, "written.txt"), input.tag + "\\n");
+    return { ok: true };
+  },
+});
+`;
+
+describe("docket mcp beside a server that does not answer", () => {
+  test("docket mcp beside a frozen server runs no start or write of its own (a run_id the server holds never runs twice): it refuses them naming the server, and answers direct reads", async () => {
+    const root = tempCheckout({ "capabilities/team.write.ts": APPENDING_WRITE, "capabilities/team.greet.ts": capabilityFile("team.greet") });
+    cleanups.push(() => removeCheckout(root));
+    const server = spawnDocket(fromSource, ["serve", "--port", "0"], { cwd: root });
+    cleanups.push(() => {
+      if (!isProcessAlive(server.pid!)) return;
+      server.kill("SIGCONT");
+      server.kill("SIGKILL");
+    });
+    await watchStream(server.stderr!).until(/docket serving .* at http:\/\/127\.0\.0\.1:\d+/);
+    const start = { name: "docket_execution_start", arguments: { capability: "team.write", input: { tag: "dup" }, run_id: "dup-1", wait: true } };
+    const first = await startAgent(root, "first-agent");
+    expect(waitedExecution(await first.client.callTool(start)).state).toBe("succeeded");
+    await first.client.close();
+
+    server.kill("SIGSTOP");
+    const agent = await startRawAgent(root);
+    agent.send(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: start }));
+    const again = await agent.next();
+    expect(again).toMatchObject({ id: 1, result: { isError: true, structuredContent: { error_code: "unavailable", outcome_certainty: "not_applied", context: { pid: server.pid } } } });
+    expect(again.result.structuredContent.message).toContain("executions.start team.write with run_id \"dup-1\"");
+    expect(again.result.structuredContent.message).toContain(`the docket server (pid ${server.pid})`);
+    expect(again.result.structuredContent.suggestion).toContain(`kill -CONT ${server.pid}`);
+    // A start without a run_id and a direct write are refused too: the server would not know of them.
+    agent.send(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "docket_execution_start", arguments: { capability: "team.write", input: { tag: "fresh" } } } }));
+    expect(await agent.next()).toMatchObject({ id: 2, result: { isError: true, structuredContent: { error_code: "unavailable" } } });
+    agent.send(JSON.stringify({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "team_write", arguments: { tag: "direct" } } }));
+    expect(await agent.next()).toMatchObject({ id: 3, result: { isError: true, structuredContent: { error_code: "unavailable" } } });
+    // The executions are the server's: not an empty list of this process's own.
+    agent.send(JSON.stringify({ jsonrpc: "2.0", id: 4, method: "tools/call", params: { name: "docket_executions", arguments: {} } }));
+    expect(await agent.next()).toMatchObject({ id: 4, result: { isError: true, structuredContent: { error_code: "unavailable" } } });
+    agent.send(JSON.stringify({ jsonrpc: "2.0", id: 5, method: "tools/call", params: { name: "team_greet", arguments: { name: "Ada" } } }));
+    expect(await agent.next()).toMatchObject({ id: 5, result: { structuredContent: { greeting: "Hello, Ada" } } });
+    expect(readFileSync(join(root, "written.txt"), "utf8")).toBe("dup\n");
+  }, 30_000);
 });

@@ -6,9 +6,13 @@ import { bootPlane } from "../../boot.ts";
 import { findCheckoutRoot } from "../../capability/checkout.ts";
 import { watchCapabilities } from "../../capability/watch-capabilities.ts";
 import { LimitsError, resolveLimits, type Limits } from "../../execution/limits.ts";
-import { isLeaseLive, readLease } from "../../server/lease.ts";
+import { buildFailure, type FailureDescriptor } from "../../execution/failure.ts";
+import type { EdgeInfo } from "../../execution/plane.ts";
+import { isLeaseLive, readLease, type Lease } from "../../server/lease.ts";
+import { unansweringServer } from "../server-client.ts";
 import { bridgeStdioToHttp } from "../../mcp/bridge.ts";
 import { untilHangUp } from "../../mcp/hang-up.ts";
+import { standbyPlane } from "../../mcp/standby-plane.ts";
 import { serveMcpOverStdio } from "../../mcp/stdio.ts";
 import { claimStdout } from "../stdout-claim.ts";
 import { repeatedFlag, UsageError, type DocketCommandMeta } from "../_command-line.ts";
@@ -25,6 +29,7 @@ const meta: DocketCommandMeta = {
   notes: [
     "Stdout carries MCP messages only; everything else goes to stderr.",
     "When `docket serve` serves this checkout, messages are forwarded to its /mcp, so the agent's executions show in its cockpit; otherwise a plane runs in this process and its executions are visible to it alone.",
+    "A server that holds the checkout and does not answer (stopped, frozen, too busy) is no missing one: only direct calls of read capabilities run here, and everything else is refused, naming it, until docket mcp is started again.",
     "Limits come from DOCKET_* variables when the plane runs here.",
     "A plane run here watches the capability folders like docket serve: a change reloads them and tells the agent (notifications/tools/list_changed).",
   ],
@@ -52,16 +57,16 @@ export default defineCommand({
     const root = findCheckoutRoot(process.cwd());
     const capabilityDirs = repeatedFlag(rawArgs, "capabilities");
 
-    const lease = readLease(root);
-    if (lease && (await isLeaseLive(lease))) {
-      log(`docket mcp: forwarding to the docket server at ${lease.url}, which serves ${root}; executions show in its cockpit.`);
+    const { answering: server, silent } = await locateServer(root);
+    if (server) {
+      log(`docket mcp: forwarding to the docket server at ${server.url}, which serves ${root}; executions show in its cockpit.`);
       if (capabilityDirs.length > 0) log("docket mcp: --capabilities is ignored: the server's own capabilities answer.");
       // A server restarted meanwhile (on another port, say) is found again through its lease.
       const relocate = async () => {
         const now = readLease(root);
-        return now && (await isLeaseLive(now)) ? { url: new URL("/mcp", now.url), token: now.token } : null;
+        return now && now.root === root && (await isLeaseLive(now)) ? { url: new URL("/mcp", now.url), token: now.token } : null;
       };
-      await bridgeStdioToHttp({ url: new URL("/mcp", lease.url), token: lease.token, stdin: process.stdin, stdout, hangUp, log, relocate });
+      await bridgeStdioToHttp({ url: new URL("/mcp", server.url), token: server.token, stdin: process.stdin, stdout, hangUp, log, relocate });
       await flushed(stdout);
       return EXIT.succeeded;
     }
@@ -71,11 +76,14 @@ export default defineCommand({
     for (const error of plane.registry.loadErrors()) {
       log(`docket mcp: could not load ${error.file}${error.line !== null ? `:${error.line}` : ""}: ${error.reason}`);
     }
-    log(`docket mcp: no docket server serves ${root}, so executions started here are visible to this process alone (start one with docket serve).`);
+    if (silent) log(`docket mcp: the docket server (pid ${silent.pid}) at ${silent.url} holds ${root} and does not answer (stopped, frozen or too busy), so only direct calls of read capabilities run here; everything else is refused until docket mcp is started again with the server answering.`);
+    else log(`docket mcp: no docket server serves ${root}, so executions started here are visible to this process alone (start one with docket serve).`);
     // The agent is told tools.listChanged: a capability file saved meanwhile is served and announced, as by docket serve.
     const watching = watchCapabilities(plane, { log });
     try {
-      await serveMcpOverStdio(plane.engine, { stdin: process.stdin, stdout, hangUp, log });
+      // Beside a silent server, a plane of its own could run a run_id a second time (the server may hold it already).
+      const served = silent ? standbyPlane(plane.engine, (what, edge) => silentServerFailure(root, silent, what, edge)) : plane.engine;
+      await serveMcpOverStdio(served, { stdin: process.stdin, stdout, hangUp, log });
     } finally {
       watching?.close();
       await plane.close();
@@ -84,6 +92,44 @@ export default defineCommand({
     return EXIT.succeeded;
   },
 });
+
+/**
+ * The checkout's server as docket mcp finds it: one that answers (forwarded to), one that holds
+ * the checkout and does not answer (silent: stopped, frozen, too busy), or neither.
+ */
+async function locateServer(root: string): Promise<{ answering: Lease | null; silent: Lease | null }> {
+  const lease = readLease(root);
+  // A lease copied along with a checkout names the other checkout's server: not ours.
+  if (lease && lease.root === root && (await isLeaseLive(lease))) return { answering: lease, silent: null };
+  const holder = unansweringServer(root);
+  if (holder === null) return { answering: null, silent: null };
+  // A busy server (parsing a large input, say) answers late, and is still the checkout's server.
+  return (await isLeaseLive(holder, { timeout_ms: BUSY_SERVER_MS })) ? { answering: holder, silent: null } : { answering: null, silent: holder };
+}
+
+/** How long a server that holds the checkout and did not answer the first look is given to answer a second. */
+const BUSY_SERVER_MS = 5_000;
+
+/**
+ * The failure of a call refused beside a silent server: nothing ran, what to do to reach it. The
+ * server's state is looked at again, so that one stopped since is not said to hold the checkout.
+ */
+function silentServerFailure(root: string, silent: Lease, what: string, edge: EdgeInfo): FailureDescriptor {
+  const holds = unansweringServer(root)?.pid === silent.pid;
+  const state = holds ? "holds this checkout and did not answer when docket mcp started (stopped, frozen or too busy)" : "did not answer when docket mcp started and has stopped since";
+  return buildFailure({
+    error_code: "unavailable",
+    stage: "admit",
+    message: `Cannot ${what}: the docket server (pid ${silent.pid}) at ${silent.url} ${state}. docket mcp does not run it in a plane of its own beside that server, where a run_id could run a second time and the server would not know of it; nothing ran.`,
+    suggestion: holds
+      ? `Once the server answers (kill -CONT ${silent.pid} if it was stopped), or after stopping it (kill ${silent.pid}), restart docket mcp (reconnect the docket MCP server in your client) and call again; the same run_id is safe. Direct calls of read capabilities work meanwhile.`
+      : "Restart docket mcp (reconnect the docket MCP server in your client) and call again: it forwards to a server that answers, or runs a plane of its own when none serves the checkout.",
+    retryability: "after_delay",
+    context: { root, pid: silent.pid, url: silent.url },
+    request_id: edge.request_id,
+    trace_id: edge.trace_id,
+  });
+}
 
 /** Resolves once the last answer left for stdout: the CLI exits right after. */
 async function flushed(stdout: Writable): Promise<void> {

@@ -15,6 +15,12 @@ export interface ToolCallContext {
   edge: EdgeInfo;
   /** Aborted by `notifications/cancelled` for this request, or when the connection closes. */
   signal: AbortSignal;
+  /**
+   * Aborted when the HTTP request that carried the call ended before its answer (its client
+   * dropped it, or the docket mcp forwarding it died): a direct call is cancelled as by a closed
+   * connection; a started execution runs on, and only the wait for it ends.
+   */
+  callerLeft?: AbortSignal;
   progressToken?: ProgressToken;
   /** Sends one progress notification tied to this request. */
   sendProgress(params: ProgressParams & { progressToken: ProgressToken }): Promise<void>;
@@ -34,16 +40,18 @@ export async function callTool(plane: ExecutionPlane, name: string, args: Record
   const target = targets.get(name);
   if (!target) throw rpcError(ErrorCode.InvalidParams, `No tool ${JSON.stringify(name.slice(0, 128))}.${unknownToolHint(plane, name, targets.keys())} tools/list names the tools of this server.`);
   const input = args ?? {};
+  // Cancelled by the client, or left by it: either way nobody waits for the answer.
+  const abandoned = context.callerLeft ? AbortSignal.any([context.signal, context.callerLeft]) : context.signal;
   try {
-    if (target.kind === "start") return await start(plane, target, input, context);
+    if (target.kind === "start") return await start(plane, target, input, { ...context, abandoned });
     if (target.kind === "plane") return success(target, await plane.call(target.capability.id, input, context.edge));
     // A cancelled request (or a client gone) cancels the direct call: its handler is asked to stop
     // and, grace_ms later, its worker is terminated. The answer is not awaited past the abort.
     const value = isObjectSchema(target.capability.input_schema) ? input : input.input;
-    return success(target, await untilAborted(plane.call(target.capability.id, value, context.edge, { signal: context.signal }), context.signal));
+    return success(target, await untilAborted(plane.call(target.capability.id, value, context.edge, { signal: abandoned }), abandoned));
   } catch (error) {
     // A cancelled request gets no answer (the SDK drops it); this only keeps the abort out of the log.
-    if (context.signal.aborted) return failureToolResult(cancelledFailure(name, context.edge));
+    if (abandoned.aborted) return failureToolResult(cancelledFailure(name, context.edge));
     return failureToolResult(failureOf(error, context.edge, context.log, `tools/call ${name}`));
   }
 }
@@ -61,7 +69,7 @@ function cancelledFailure(name: string, edge: EdgeInfo) {
 }
 
 /** docket_execution_start: answers at once, or with `wait` follows the execution to its end. */
-async function start(plane: ExecutionPlane, target: ToolTarget, args: Record<string, unknown>, context: ToolCallContext): Promise<CallToolResult> {
+async function start(plane: ExecutionPlane, target: ToolTarget, args: Record<string, unknown>, context: ToolCallContext & { abandoned: AbortSignal }): Promise<CallToolResult> {
   const { wait = false, ...request } = args;
   if (typeof wait !== "boolean") {
     throw new FailureError(
@@ -93,7 +101,8 @@ async function start(plane: ExecutionPlane, target: ToolTarget, args: Record<str
     });
   context.signal.addEventListener("abort", onAbort, { once: true });
   try {
-    const outcome = await followExecution(plane.store, id, { signal: context.signal, onEvent: relay ? (event) => relay.push(event) : undefined });
+    // A caller that left stops the wait only: like a client that disconnects, it cancels nothing.
+    const outcome = await followExecution(plane.store, id, { signal: context.abandoned, onEvent: relay ? (event) => relay.push(event) : undefined });
     await relay?.drained();
     // Aborted: the SDK sends no answer to a cancelled request; gone: the details were forgotten
     // already, so what the start said is all there is.

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { Hono } from "hono";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { isJSONRPCRequest, type JSONRPCMessage, type RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { ExecutionPlane } from "../execution/plane.ts";
 import { createDocketMcpServer } from "./server.ts";
@@ -20,6 +21,8 @@ interface Session {
   transport: WebStandardStreamableHTTPServerTransport;
   /** Its client's calls that have no answer yet: a session with one is never the one closed. */
   pending: PendingRequests;
+  /** Per request still unanswered, the signal of the HTTP request that carried it (see callerLeft). */
+  callers: Map<RequestId, AbortSignal>;
 }
 
 // Bun closes a connection that sent nothing for 10 s (Bun.serve's default idleTimeout); an SSE
@@ -67,12 +70,13 @@ export function createMcpApp(plane: ExecutionPlane, options: McpAppOptions = {})
         { status: 503, headers: { "Retry-After": "1" } },
       );
     }
-    const server = createDocketMcpServer(plane, { log: options.log });
+    const callers = new Map<RequestId, AbortSignal>();
+    const server = createDocketMcpServer(plane, { log: options.log, callerLeft: (id) => callers.get(id) });
     const pending = new PendingRequests();
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
-        sessions.set(id, { server, transport, pending });
+        sessions.set(id, { server, transport, pending, callers });
       },
       keepAliveMs: KEEP_ALIVE_MS,
       maxRequestBodySize: plane.limits.input_bytes + ENVELOPE_BYTES,
@@ -94,6 +98,7 @@ export function createMcpApp(plane: ExecutionPlane, options: McpAppOptions = {})
       } finally {
         // Answered, or its client is gone: either way nobody waits for it any more.
         pending.answered(message);
+        if ("id" in message && message.id !== undefined && !("method" in message)) callers.delete(message.id);
       }
     };
     const response = await transport.handleRequest(request);
@@ -111,6 +116,7 @@ export function createMcpApp(plane: ExecutionPlane, options: McpAppOptions = {})
       return c.json({ jsonrpc: "2.0", id: null, error: { code: -32600, message } }, 415, { "Accept-Encoding": "identity" });
     }
     const id = c.req.header("mcp-session-id");
+    let carried: JSONRPCMessage | null = null;
     if (c.req.method === "POST") {
       // Checked as stdio checks a line, so both transports answer a malformed message alike
       // (the SDK's own check names nothing: "Invalid JSON-RPC message", or runs a batch).
@@ -118,6 +124,7 @@ export function createMcpApp(plane: ExecutionPlane, options: McpAppOptions = {})
       if (body !== null) {
         const checked = checkMessage(body, "request");
         if (!checked.ok) return c.json({ jsonrpc: "2.0", id: checked.id, error: { code: checked.code, message: checked.message } }, 400);
+        carried = checked.message as JSONRPCMessage;
         if (id === undefined && (checked.message as { method?: unknown }).method !== "initialize") {
           return c.json({ jsonrpc: "2.0", id: idOf(body), error: { code: -32000, message: "Bad Request: this request has no Mcp-Session-Id header. Send the session id the answer to initialize gave (its Mcp-Session-Id header) with every later request, or initialize first." } }, 400);
         }
@@ -132,7 +139,12 @@ export function createMcpApp(plane: ExecutionPlane, options: McpAppOptions = {})
     if (!session) return c.json({ jsonrpc: "2.0", id: null, error: { code: -32001, message: "Session not found: it ended, or the server restarted. Initialize a new session." } }, 404);
     sessions.delete(id);
     sessions.set(id, session);
-    return openedAtOnce(await session.transport.handleRequest(c.req.raw));
+    // A client that drops its POST (or a forwarding docket mcp that dies) leaves its call: the
+    // request's signal, or the answer stream it no longer reads, says so (docs/containment.md).
+    const left = new AbortController();
+    c.req.raw.signal.addEventListener("abort", () => left.abort(c.req.raw.signal.reason), { once: true });
+    if (carried !== null && isJSONRPCRequest(carried)) session.callers.set(carried.id, left.signal);
+    return openedAtOnce(await session.transport.handleRequest(c.req.raw), () => left.abort(new Error("the client stopped reading the answer")));
   });
   return app;
 }
@@ -170,8 +182,9 @@ const OPENING = new TextEncoder().encode(": open\n\n");
  * go out at once: the runtime sends them with the first bytes of the body, and a client that
  * waits for them before its next message — `docket mcp` relaying an agent's messages in order —
  * waited for the whole call (a 3 s `wait: true` start held every other call of the agent).
+ * `onCancel` is told when the client stops reading it before its end: it left.
  */
-function openedAtOnce(response: Response): Response {
+function openedAtOnce(response: Response, onCancel: () => void): Response {
   if (!response.body || !(response.headers.get("content-type") ?? "").includes("text/event-stream")) return response;
   const reader = response.body.getReader();
   let opened = false;
@@ -187,6 +200,7 @@ function openedAtOnce(response: Response): Response {
       else controller.enqueue(value);
     },
     cancel(reason) {
+      onCancel();
       return reader.cancel(reason);
     },
   });

@@ -5,6 +5,7 @@ import {
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
   ReadResourceRequestSchema,
+  type RequestId,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { ExecutionPlane } from "../execution/plane.ts";
 import { DOCKET_VERSION } from "../version.ts";
@@ -19,6 +20,11 @@ import { listTools } from "./tools.ts";
 export interface DocketMcpServerOptions {
   /** Where stacks of unexpected errors go (stderr); never a client. */
   log?: (line: string) => void;
+  /**
+   * The signal of the HTTP request that carried a request, aborted when its client dropped it
+   * before the answer (Streamable HTTP); absent on stdio, where only the connection closes.
+   */
+  callerLeft?: (id: RequestId) => AbortSignal | undefined;
 }
 
 /** What an agent reads first: how the tools fit together, in a few sentences. */
@@ -61,6 +67,7 @@ export function createDocketMcpServer(plane: ExecutionPlane, options: DocketMcpS
     callTool(plane, request.params.name, request.params.arguments, {
       edge: edgeOf({ requestId: extra.requestId, _meta: request.params._meta }),
       signal: extra.signal,
+      callerLeft: options.callerLeft?.(extra.requestId),
       progressToken: request.params._meta?.progressToken,
       sendProgress: (params) => extra.sendNotification({ method: "notifications/progress", params }),
       connectionClosed: () => closed,

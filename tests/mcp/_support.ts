@@ -130,3 +130,26 @@ export interface SeenProgress {
   message?: string;
   _meta?: Record<string, any>;
 }
+
+/** A direct-call capability that marks started.mark, waits until it is cancelled, then marks cancelled.mark. */
+export const WAIT = `import { capability } from "docket";
+import * as v from "valibot";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+export default capability({
+  id: "team.wait", title: "Wait", description: "Waits until it is cancelled.", effect: "read", cancellable: true,
+  input: v.object({}), output: v.object({}),
+  async handler(_input, ctx) {
+    writeFileSync(join(ctx.root, "started.mark"), "");
+    await new Promise((resolve) => ctx.signal.addEventListener("abort", resolve));
+    writeFileSync(join(ctx.root, "cancelled.mark"), "");
+    throw ctx.progress.cancellation();
+  },
+});
+`;
+
+/** Resolves once `look` holds; gives up (fails the test) after about 20 s. */
+export async function untilSeen(look: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 800 && !look(); i++) await Bun.sleep(25);
+  if (!look()) throw new Error(`Gave up waiting for ${what}`);
+}

@@ -8,7 +8,9 @@ import { createMcpApp } from "../../runtime/mcp/http.ts";
 import type { DocketServer } from "../../runtime/server/serve.ts";
 import { EVENT_META_KEY } from "../../runtime/mcp/progress-relay.ts";
 import { rawRequest } from "../server/_support/http.ts";
-import { bootTestPlane, capabilityFile, completedOverLive, removeCheckout, serveCheckout, structured, tempCheckout, type SeenProgress } from "./_support.ts";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { bootTestPlane, capabilityFile, completedOverLive, removeCheckout, serveCheckout, structured, tempCheckout, untilSeen, WAIT, type SeenProgress } from "./_support.ts";
 
 let root: string;
 let server: DocketServer;
@@ -106,6 +108,32 @@ describe("MCP over Streamable HTTP at /mcp", () => {
     expect(own.status).toBe(200);
     expect(own.headers["mcp-session-id"]).toBeString();
   });
+});
+
+describe("MCP over Streamable HTTP: a client that leaves", () => {
+  test("/mcp: a client that drops its tools/call request cancels the direct call, and the direct lane serves the next call", async () => {
+    const waitRoot = tempCheckout({ "capabilities/team.wait.ts": WAIT, "capabilities/team.greet.ts": capabilityFile("team.greet") });
+    const waitServer = await serveCheckout(waitRoot);
+    try {
+      const opened = await fetch(`${waitServer.url}/mcp`, { method: "POST", headers: MCP_HEADERS, body: INITIALIZE });
+      await opened.text();
+      const session = { ...MCP_HEADERS, "Mcp-Session-Id": opened.headers.get("mcp-session-id")!, "MCP-Protocol-Version": LATEST_PROTOCOL_VERSION };
+      await (await fetch(`${waitServer.url}/mcp`, { method: "POST", headers: session, body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) })).text();
+
+      // As `curl -m 2` does: the request is sent, then the client gives up on it (no notifications/cancelled).
+      const abort = new AbortController();
+      const call = fetch(`${waitServer.url}/mcp`, { method: "POST", headers: session, signal: abort.signal, body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "team_wait", arguments: {} } }) });
+      await untilSeen(() => existsSync(join(waitRoot, "started.mark")), "the handler to start");
+      abort.abort();
+      await call.then((response) => response.text()).catch(() => undefined);
+      await untilSeen(() => existsSync(join(waitRoot, "cancelled.mark")), "the handler to see its cancellation");
+      const report = await fetch(`${waitServer.url}/api/v1/health/report`);
+      expect(report.status).toBe(200);
+    } finally {
+      await waitServer.stop();
+      removeCheckout(waitRoot);
+    }
+  }, 30_000);
 });
 
 describe("MCP over Streamable HTTP: requests that do not fit", () => {

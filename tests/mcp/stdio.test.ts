@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -9,7 +9,7 @@ import { isProcessAlive } from "../../runtime/server/lease.ts";
 import type { DocketServer } from "../../runtime/server/serve.ts";
 import { EVENT_META_KEY } from "../../runtime/mcp/progress-relay.ts";
 import { fromSource, spawnDocket, watchStream } from "../cli/_harness.ts";
-import { BUN, MAIN, capabilityFile, completedOverLive, removeCheckout, serveCheckout, structured, tempCheckout, waitedExecution, type SeenProgress } from "./_support.ts";
+import { BUN, MAIN, capabilityFile, completedOverLive, removeCheckout, serveCheckout, structured, tempCheckout, untilSeen, WAIT, waitedExecution, type SeenProgress } from "./_support.ts";
 
 /** `docket mcp` as an agent runs it: a child on stdio, with what it says on stderr and every client error kept. */
 interface Agent {
@@ -495,6 +495,23 @@ describe("docket mcp beside a server", () => {
     const listed = (await (await fetch(`${second.url}/api/v1/executions`)).json()) as { items: Array<{ id: string }> };
     expect(listed.items.map((item) => item.id)).toContain(execution.id);
   });
+
+  test("docket mcp forwarding that dies under a direct call (SIGKILL, SIGTERM) cancels the call on the server, whose direct lane serves the next", async () => {
+    const root = tempCheckout({ "capabilities/team.wait.ts": WAIT });
+    cleanups.push(() => removeCheckout(root));
+    const server = await serveCheckout(root);
+    cleanups.push(() => server.stop());
+    for (const signal of ["SIGKILL", "SIGTERM"] as const) {
+      const agent = await startRawAgent(root);
+      agent.send(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "team_wait", arguments: {} } }));
+      await untilSeen(() => existsSync(join(root, "started.mark")), "the handler to start");
+      process.kill(agent.pid, signal);
+      await untilSeen(() => existsSync(join(root, "cancelled.mark")), `the handler to see its cancellation after ${signal}`);
+      expect((await fetch(`${server.url}/api/v1/health/report`)).status).toBe(200);
+      rmSync(join(root, "started.mark"));
+      rmSync(join(root, "cancelled.mark"));
+    }
+  }, 30_000);
 
   test("docket mcp forwards notifications/cancelled: the server cancels the execution the agent waits on", async () => {
     const { server, agent } = await serveAndAgent();

@@ -9,7 +9,7 @@ import { buildFailure, FailureError, type FailureDescriptor, type Retryability }
 import { LimitsError, resolveLimits } from "../execution/limits.ts";
 import type { EdgeInfo } from "../execution/plane.ts";
 import type { ExecutionEvent } from "../execution/protocol.ts";
-import type { ExecutionSnapshot } from "../execution/snapshot.ts";
+import { expiredExecution, type ExecutionSnapshot } from "../execution/snapshot.ts";
 import { newTraceId, requestIdFrom, traceIdFrom } from "../server/edge-ids.ts";
 import { inputEnvProblem, type ParsedInput } from "./_input.ts";
 import { droppedFieldText, undeclaredFields } from "../execution/undeclared-fields.ts";
@@ -226,7 +226,7 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
     };
     if (reporter && hold) {
       const first = await reporter.first;
-      if (first.kind === "deduplicated") return await finishDeduplicated(options, style, server!, first.execution_id, say);
+      if (first.kind === "deduplicated") return await finishDeduplicated(options, style, server!, { id: first.execution_id, capability: capabilityId! }, say);
       if (first.kind === "refused" && first.failure?.error_code === "run_id_conflict") return await finishRefused(options, style, first.failure, capabilityId);
       if (first.kind === "refused") {
         // Not kept there, the run_id would not stop the next run with it: this one must not run either.
@@ -343,22 +343,29 @@ const FOLLOW_RESTART_MS = 30_000;
  * The run_id was already used with the same capability and input, for `executionId` at the server:
  * that execution is this run. Nothing runs here; its end (followed at the server while it has none)
  * is this run's, in the same words and exit code, and the JSON document says `deduplicated`.
+ * An execution whose details expired ended long ago: its state is its end, at once, and the
+ * document says `details_expired` too. One the server forgot (past `executions_retained`) keeps
+ * only its identity, so its end cannot be known: a refusal that no retry can help (docs/limits.md).
  */
-async function finishDeduplicated(options: LocalRunOptions, style: TerminalStyle, server: ServerClient, executionId: string, say: (line: string) => void): Promise<number> {
+async function finishDeduplicated(options: LocalRunOptions, style: TerminalStyle, server: ServerClient, original: { id: string; capability: string }, say: (line: string) => void): Promise<number> {
+  const executionId = original.id;
   say(`run_id ${options.runId} was already used for ${executionId}, so this run is that execution and nothing runs again: ${server.url}/cockpit/executions/${executionId}`);
   let client = server;
-  const current = async () => {
+  const current = async (): Promise<SeenExecution> => {
     const answer = await client.request("GET", "/api/v1/executions/get", { query: { id: executionId } }).catch(() => null);
-    return answer?.ok ? (answer.body as ExecutionSnapshot & { details_expired?: boolean }) : null;
+    if (answer === null) return null;
+    if (answer.ok) return answer.body as ExecutionSnapshot;
+    // The server knows the run_id, so a not_found names an execution it forgot, not a wrong id.
+    return answer.failure.error_code === "not_found" ? "forgotten" : null;
   };
-  const ended = (s: (ExecutionSnapshot & { details_expired?: boolean }) | null) => s !== null && (s.details_expired === true || isTerminal(s.state));
+  const ended = (s: SeenExecution) => s === "forgotten" || (s !== null && (s.details_expired === true || isTerminal(s.state)));
   let snapshot = await current();
   let said = false;
   // Followed to its end, through a restart of the server (its lease names it again): a server
   // that went away mid-follow is looked for for FOLLOW_RESTART_MS.
   const giveUpAt = Date.now() + FOLLOW_RESTART_MS;
   while (!ended(snapshot)) {
-    if (snapshot !== null) {
+    if (snapshot !== null && snapshot !== "forgotten") {
       if (!said) say(`${executionId} is ${snapshot.state}; following it to its end`);
       said = true;
       await followEvents(client, { id: executionId, after: snapshot.last_sequence, onEvent: () => {}, onNote: () => {} });
@@ -370,11 +377,12 @@ async function finishDeduplicated(options: LocalRunOptions, style: TerminalStyle
     client = (await findServer(client.root, { timeout_ms: 1500 }).catch(() => null)) ?? client;
     snapshot = await current();
   }
-  if (snapshot === null || snapshot.details_expired || !isTerminal(snapshot.state)) {
+  if (snapshot === "forgotten") return await finishForgotten(options, style, client, original);
+  if (snapshot === null || !isTerminal(snapshot.state)) {
     const failure = buildFailure({
       error_code: "unavailable",
       stage: "admit",
-      message: `run_id ${options.runId} names ${executionId}, whose end this run could not read from the server at ${client.url}${snapshot?.details_expired ? " (its details expired)" : ""}.`,
+      message: `run_id ${options.runId} names ${executionId}, whose end this run could not read from the server at ${client.url}.`,
       suggestion: `Look at ${executionId} with docket executions show ${executionId}; run with another --run-id to run again.`,
       context: { run_id: options.runId, execution_id: executionId },
       request_id: requestIdFrom(undefined),
@@ -382,17 +390,45 @@ async function finishDeduplicated(options: LocalRunOptions, style: TerminalStyle
     });
     return await finishRefused(options, style, failure);
   }
-  return await finishSettled(options, style, snapshot, true);
+  if (snapshot.details_expired) say(`${executionId} ${snapshot.state}; its details expired, so its output and log are no longer kept`);
+  return await finishSettled(options, style, snapshot, { deduplicated: true, ...(snapshot.details_expired ? { details_expired: true } : {}) });
+}
+
+/** What the server answers of a deduplicated run's execution: its snapshot, "forgotten" (its run_id alone is kept), or null when it could not be asked. */
+type SeenExecution = ExecutionSnapshot | "forgotten" | null;
+
+/**
+ * The end of a run whose run_id names an execution the server forgot: how it ended is not kept
+ * anywhere, and nothing runs again. Refused (exit 2) like a run_id_conflict: only another
+ * --run-id runs the work, and retrying this one never helps. The document names the execution.
+ */
+async function finishForgotten(options: LocalRunOptions, style: TerminalStyle, server: ServerClient, original: { id: string; capability: string }): Promise<number> {
+  const executionId = original.id;
+  const failure = buildFailure({
+    error_code: "not_found",
+    stage: "admit",
+    message: `run_id ${options.runId} names ${executionId}, which the server at ${server.url} no longer keeps (past its executions_retained): how it ended is not known, and nothing runs again.`,
+    suggestion: "Run with another --run-id to run the work again.",
+    context: { run_id: options.runId, execution_id: executionId },
+    request_id: requestIdFrom(undefined),
+    trace_id: newTraceId(),
+  });
+  const execution = expiredExecution({ execution_id: executionId, capability: original.capability, run_id: options.runId! });
+  const document = `${JSON.stringify({ execution, failure, deduplicated: true, details_expired: true }, null, 2)}\n`;
+  if (options.format === "json") await options.output.stdout(document);
+  options.output.stderr(runnerSafe(options.env, failureText(failure, style)));
+  await writeSummary(options, { capability: original.capability, execution: null, failure });
+  return await deliverDocument(options, document, null, exitCodeOf({ state: null, failure }));
 }
 
 /** The end of an execution: output on stdout (or the one JSON document), the failure on stderr. */
-async function finishSettled(options: LocalRunOptions, style: TerminalStyle, snapshot: ExecutionSnapshot, deduplicated = false): Promise<number> {
+async function finishSettled(options: LocalRunOptions, style: TerminalStyle, snapshot: ExecutionSnapshot, also: { deduplicated?: true; details_expired?: true } = {}): Promise<number> {
   const { output } = options;
-  const also = deduplicated ? { deduplicated: true } : {};
   const document = `${JSON.stringify(snapshot.state === "succeeded" ? { execution: snapshot, output: snapshot.output, ...also } : { execution: snapshot, failure: snapshot.failure, ...also }, null, 2)}\n`;
   if (options.format === "json") {
     await output.stdout(document);
-  } else if (snapshot.state === "succeeded") {
+  } else if (snapshot.state === "succeeded" && !also.details_expired) {
+    // An expired output is not kept (null): printing "null" would pass for what the handler answered.
     const text = outputText(snapshot.output);
     if (text !== "") await output.stdout(runnerSafe(options.env, text));
   }

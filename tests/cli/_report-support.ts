@@ -3,11 +3,11 @@ import { resolveLimits, type Limits } from "../../runtime/execution/limits.ts";
 import { startServer, type DocketServer } from "../../runtime/server/serve.ts";
 
 /** `docket serve` in this process, on a free port, serving `checkout`. */
-export function serveCheckout(checkout: string, options: { limits?: Partial<Limits>; token?: string } = {}): Promise<DocketServer> {
+export function serveCheckout(checkout: string, options: { limits?: Partial<Limits>; token?: string; storeKind?: "memory" | "sqlite" } = {}): Promise<DocketServer> {
   return startServer({
     cwd: checkout,
     port: 0,
-    storeKind: "memory",
+    storeKind: options.storeKind ?? "memory",
     limits: resolveLimits({ overrides: options.limits }),
     capabilityDirs: [],
     token: options.token ?? null,

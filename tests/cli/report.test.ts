@@ -202,6 +202,51 @@ describe("docket run and the server serving its checkout", () => {
     }
   });
 
+  test("docket run --run-id naming an execution whose details expired ends at once as it ended, with details_expired; one the server forgot is refused at once, never a retry", async () => {
+    const checkout = tempCheckout();
+    const server = await serveCheckout(checkout, { storeKind: "sqlite", limits: { details_retention_ms: 1000 } });
+    const http = api(server.url);
+    const run = (runId: string, format: "json" | "text" = "json") => docket(fromSource, ["run", "executions.demonstrate", "--format", format, "--input", '{"steps":1,"delay_ms":0}', "--run-id", runId], { cwd: checkout });
+    try {
+      const first = await run("rid-expired");
+      expect(first.code).toBe(0);
+      const id = oneJsonDocument(first.stdout).execution.id;
+      await pollUntil(() => http.get(`/api/v1/executions/get?id=${id}`), (s) => s.details_expired === true, "its details to expire", 10_000);
+
+      const again = await run("rid-expired");
+      expect(again.code).toBe(0);
+      expect(oneJsonDocument(again.stdout)).toMatchObject({ deduplicated: true, details_expired: true, execution: { id, state: "succeeded", details_expired: true }, output: null });
+      expect(again.stderr).toContain(`${id} succeeded; its details expired, so its output and log are no longer kept`);
+      expect(again.stderr).not.toContain("unavailable");
+      // In text, the output it no longer has is not printed as "null".
+      const text = await run("rid-expired", "text");
+      expect(text.code).toBe(0);
+      expect(text.stdout).toBe("");
+    } finally {
+      await server.stop();
+    }
+
+    const forgetting = tempCheckout();
+    const small = await serveCheckout(forgetting, { limits: { executions_retained: 1 } });
+    const runThere = (runId: string) => docket(fromSource, ["run", "executions.demonstrate", "--format", "json", "--input", '{"steps":1,"delay_ms":0}', "--run-id", runId], { cwd: forgetting });
+    try {
+      const forgotten = oneJsonDocument((await runThere("rid-forgotten")).stdout).execution.id;
+      expect((await runThere("rid-newer")).code).toBe(0);
+      const again = await runThere("rid-forgotten");
+      // Its end is known nowhere: refused like a run_id_conflict, with nothing to wait for or retry.
+      expect(again.code).toBe(2);
+      expect(oneJsonDocument(again.stdout)).toMatchObject({
+        deduplicated: true,
+        details_expired: true,
+        execution: { id: forgotten, capability: "executions.demonstrate", run_id: "rid-forgotten", details_expired: true },
+        failure: { error_code: "not_found", retryability: "never", context: { run_id: "rid-forgotten", execution_id: forgotten } },
+      });
+      expect(again.stderr).toContain("no longer keeps");
+    } finally {
+      await small.stop();
+    }
+  });
+
   test("docket run --run-id with an input as deep as any input may be (128 levels) is reported and its run_id kept: run again, it is that execution", async () => {
     const checkout = tempCheckout();
     writeFiles(checkout, { "capabilities/deep.take.ts": DEEP_TAKE });

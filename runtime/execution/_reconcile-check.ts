@@ -9,6 +9,9 @@ import type { ExecutionSnapshot } from "./snapshot.ts";
 import { buildFailure, FailureError, newCorrelationId } from "./failure.ts";
 import { artifactsDir } from "./artifact-files.ts";
 import { maskForInput } from "./secret-mask.ts";
+import { sanitizeText } from "./text-sanitize.ts";
+import { cutText } from "./text-limits.ts";
+import { withoutColour } from "./text-colour.ts";
 
 /** The most bytes of evidence kept with a reconciliation; more is recorded as its size only. */
 export const EVIDENCE_BYTES = 16 * 1024;
@@ -22,7 +25,7 @@ const ResultSchema = v.object({
 /** What running one check needs. */
 export interface CheckOptions {
   pool: WorkerPool;
-  limits: Pick<Limits, "grace_ms" | "direct_deadline_ms">;
+  limits: Pick<Limits, "grace_ms" | "direct_deadline_ms" | "diagnostic_message_bytes">;
   root: string;
   clock: Clock;
   log: (line: string) => void;
@@ -31,7 +34,8 @@ export interface CheckOptions {
 /**
  * Runs a capability's `reconcile(input, ctx)` for one execution on the pool's direct lane, with
  * the execution's identity in `ctx.execution`, bounded like a direct call: by the capability's
- * `timeout_ms` or `direct_deadline_ms`, the shorter, plus the grace. Answers what it found, its evidence bounded; throws
+ * `timeout_ms` or `direct_deadline_ms`, the shorter, plus the grace. Answers what it found, bounded
+ * as a reconciliation is kept (its evidence and its note), also when nothing is recorded; throws
  * FailureError when the check itself failed.
  */
 export async function runCheck(capability: RegisteredCapability, snapshot: ExecutionSnapshot, input: unknown, edge: EdgeInfo, options: CheckOptions): Promise<ReconcileResult> {
@@ -87,8 +91,17 @@ export async function runCheck(capability: RegisteredCapability, snapshot: Execu
   }
   const result: ReconcileResult = { outcome: parsed.output.outcome };
   if (parsed.output.evidence !== undefined) result.evidence = boundedEvidence(parsed.output.evidence);
-  if (parsed.output.note !== undefined) result.note = parsed.output.note;
+  if (parsed.output.note !== undefined) result.note = keptNote(parsed.output.note, limits);
   return result;
+}
+
+/**
+ * A check's note as the store keeps it in an `execution.reconciled` (sanitizeDraft, then
+ * boundDraftTexts: plain, safe to print, cut at `diagnostic_message_bytes`): the answer that
+ * shows it, and the message that quotes it, are no larger than what is recorded.
+ */
+function keptNote(note: string, limits: Pick<Limits, "diagnostic_message_bytes">): string {
+  return cutText(withoutColour(sanitizeText(note)), limits.diagnostic_message_bytes).text;
 }
 
 /** Evidence as it is kept: itself when its JSON fits EVIDENCE_BYTES, else its size. */

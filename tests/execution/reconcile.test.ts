@@ -153,6 +153,33 @@ describe("executions.reconcile (engine)", () => {
     expect((await t.plane().reconcile({ id, outcome: "applied" })).reconciled).toBe(true);
   });
 
+  test("reconcile's check answers no more than is kept: a huge note is sanitized and cut as the stored one is, in the check and in the message quoting it", async () => {
+    const t = setup();
+    const limit = resolveLimits().diagnostic_message_bytes;
+    const huge = `\x1b[2J\x1b[31mred\x1b[0m ${"x".repeat(2_000_000)}`;
+    const unsureId = await lost(t, "demo.push", { tag: "v1" });
+    let pending = t.plane().reconcile({ id: unsureId });
+    await flush();
+    checkTask(t).succeed({ outcome: "unknown", note: huge, evidence: { blob: "y".repeat(2_000_000) } });
+    const unsure = await pending;
+    expect(Buffer.byteLength(unsure.check!.note!)).toBeLessThanOrEqual(limit);
+    expect(unsure.check!.note!.startsWith("red xxx")).toBe(true);
+    expect(unsure.check!.note!.endsWith("…")).toBe(true);
+    expect(unsure.check!.evidence).toMatchObject({ withheld: "too_large" });
+    expect(unsure.message.length).toBeLessThan(limit + 1000);
+    // The note twice (the check, the message), and the rest of the answer.
+    expect(JSON.stringify(unsure).length).toBeLessThan(3 * limit);
+
+    const appliedId = await lost(t, "demo.push", { tag: "v2" });
+    pending = t.plane().reconcile({ id: appliedId });
+    await flush();
+    checkTask(t).succeed({ outcome: "applied", note: huge });
+    const applied = await pending;
+    // The answer shows what was recorded, not more.
+    expect(applied.check!.note).toBe(t.store.get(appliedId)!.reconciliation!.note!);
+    expect(applied.reconciliation!.note).toBe(applied.check!.note!);
+  });
+
   test("reconcile's check: a wrong answer is internal, a thrown CapabilityError keeps its code, a hang hits the deadline, large evidence is withheld", async () => {
     const t = setup();
     const id = await lost(t, "demo.push", { tag: "v1" });

@@ -153,6 +153,33 @@ describe("storage admission", () => {
     expect(await h.engine.handle(EDGE).report(reportOf(b))).toMatchObject({ id: b, applied: 2, state: "running" });
   });
 
+  test("executions.report refuses a new run over the storage budget with capacity, as a start is, and still hears a run it already holds", async () => {
+    const run = harness();
+    const edge = { actor: { kind: "cli" as const, pid: 78 }, request_id: "r", trace_id: "0af7651916cd43dd8448eb211c80319c" };
+    const a = run.engine.start({ capability: "demo.read", input: {} }, edge).execution.id;
+    const b = run.engine.start({ capability: "demo.read", input: {} }, edge).execution.id;
+    const reportOf = (id: string): ExecutionReport => {
+      const s = run.store.get(id)!;
+      return { id, pid: 78, capability: s.capability, input: s.input, effect: s.effect, cancellable: s.cancellable, run_id: "rid-b", session_key: null, request_id: s.request_id, trace_id: s.trace_id, input_hash: "hash-b", events: run.store.events(id, 0, 1000)!.events };
+    };
+    let state = 0;
+    const h = faultable({ storage_budget_bytes: MIB }, () => state);
+    await h.engine.handle(EDGE).report({ ...reportOf(a), run_id: null, input_hash: undefined });
+    state = 95 * MIB;
+    h.clock.advance(MEASURE_EVERY_MS);
+    expect(failureOf(() => h.engine.start({ capability: "demo.read", input: {} }, EDGE))).toMatchObject({ error_code: "capacity", context: { reason: "storage_budget" } });
+    const refused = failureOf(() => h.engine.handle(EDGE).report(reportOf(b)));
+    expect(refused).toMatchObject({ error_code: "capacity", stage: "admit", retryability: "after_delay", context: { reason: "storage_budget", bytes: 95 * MIB, limit: MIB } });
+    expect(refused.message).toContain(`Cannot take the report of ${b}: .docket/ holds 95 MiB, over its storage budget of 1 MiB`);
+    // Nothing of it kept: neither the execution nor its run_id.
+    expect(h.store.get(b)).toBeNull();
+    expect(h.store.findRun("rid-b")).toBeNull();
+    await flush();
+    run.pool.of(a)!.succeed({ n: 1 });
+    await flush();
+    expect(await h.engine.handle(EDGE).report({ ...reportOf(a), run_id: null, input_hash: undefined })).toMatchObject({ state: "succeeded" });
+  });
+
   test("executions.start over the storage budget is refused with capacity naming the budget, after expiry, until space is released", () => {
     let state = 0;
     const h = faultable({ storage_budget_bytes: 2 * MIB }, () => state);

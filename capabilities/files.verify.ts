@@ -6,19 +6,25 @@ export default capability({
   id: "files.verify",
   title: "Verify files",
   description:
-    "Checks files of the checkout against a sha256sum manifest (as files.digest writes it; paths relative to the checkout root). One diagnostic per changed, missing or unreadable file and per malformed line; fails with verification_failed when there is any.",
+    "Checks files of the checkout against a sha256sum manifest (as files.digest writes it; paths relative to the checkout root). One diagnostic per changed, missing or unreadable file and per malformed line; fails with verification_failed when there is any. " +
+    "With ignore_missing (like sha256sum --ignore-missing), listed files that are not there are passed over, so a download of one binary checks against a release's whole SHA256SUMS; at least one listed file must be there.",
   effect: "read",
   cancellable: true,
   errors: ["verification_failed"],
   input: v.object({
     manifest: v.pipe(v.string(), v.minLength(1), v.description("Path of the manifest in the checkout, relative to its root (sha256sum format).")),
+    ignore_missing: v.optional(
+      v.pipe(v.boolean(), v.description("Pass over listed files that do not exist instead of failing on them (sha256sum --ignore-missing); it still fails when none of them exists.")),
+      false,
+    ),
   }),
   output: v.object({
     files: v.pipe(v.number(), v.description("Files checked; every one matched.")),
     bytes: v.pipe(v.number(), v.description("Bytes hashed.")),
     ok: v.literal(true),
+    missing: v.optional(v.pipe(v.number(), v.description("With ignore_missing: listed files that do not exist, passed over."))),
   }),
-  examples: [{ manifest: "manifest.sha256" }],
+  examples: [{ manifest: "manifest.sha256" }, { manifest: "SHA256SUMS", ignore_missing: true }],
   async handler(input, ctx) {
     const manifestPath = await resolveInside(ctx.root, input.manifest, { label: "input.manifest" });
     const manifestName = toPosix(relative(ctx.root, manifestPath));
@@ -47,17 +53,29 @@ export default capability({
     ctx.progress.step("check", "Compare each file's SHA-256");
     const counts = { mismatched: 0, missing: 0, unreadable: 0 };
     let bytes = 0;
+    let checked = 0;
+    let absent = 0;
     for (let i = 0; i < entries.length; i++) {
       if (ctx.progress.cancelled()) throw ctx.progress.cancellation();
       const entry = entries[i]!;
-      const problem = await checkEntry(entry, manifestName, ctx);
+      const problem = await checkEntry(entry, manifestName, ctx, input.ignore_missing);
       if (problem === "refused") malformed++;
+      else if (problem === "absent") absent++;
       else if (typeof problem === "string") counts[problem]++;
-      else bytes += problem.bytes;
+      else {
+        checked++;
+        bytes += problem.bytes;
+      }
       ctx.progress.progress(i + 1, entries.length, entry.path);
     }
-    const failed = counts.mismatched + counts.missing + counts.unreadable + malformed;
-    ctx.progress.stepDone("check", failed === 0, failed === 0 ? `${entries.length} files match` : `${failed} problems`);
+    // As sha256sum --ignore-missing: a folder holding none of the listed files verified nothing.
+    const noneHere = absent > 0 && absent === entries.length;
+    if (noneHere) {
+      ctx.progress.diagnostic({ severity: "error", code: "none_present", file: manifestName, message: `None of the ${entries.length} files ${manifestName} lists exists here, so nothing was verified` });
+    }
+    const failed = counts.mismatched + counts.missing + counts.unreadable + malformed + (noneHere ? 1 : 0);
+    const passedOver = absent > 0 ? `; ${absent} listed not here, passed over` : "";
+    ctx.progress.stepDone("check", failed === 0, failed === 0 ? `${checked === 1 ? "1 file matches" : `${checked} files match`}${passedOver}` : `${failed} problem${failed === 1 ? "" : "s"}`);
 
     if (failed > 0) {
       const parts = [
@@ -65,13 +83,16 @@ export default capability({
         counts.missing && `${counts.missing} missing`,
         counts.unreadable && `${counts.unreadable} unreadable`,
         malformed && `${malformed} bad manifest lines`,
+        noneHere && "none of them here (ignore_missing)",
       ].filter(Boolean);
       throw new CapabilityError("verification_failed", `${manifestName} does not match the checkout: ${parts.join(", ")} (of ${entries.length} files listed); see the diagnostics`, {
-        context: { files: entries.length, ...counts, malformed },
-        suggestion: "Restore the files listed in the diagnostics, or write a new manifest with files.digest if the changes are intended.",
+        context: { files: entries.length, ...counts, malformed, ...(input.ignore_missing ? { absent } : {}) },
+        suggestion: noneHere
+          ? "Run it where the downloaded files are: the manifest's paths are relative to the checkout root (outside a git checkout, the folder docket runs in)."
+          : "Restore the files listed in the diagnostics, or write a new manifest with files.digest if the changes are intended.",
       });
     }
-    return { files: entries.length, bytes, ok: true as const };
+    return { files: checked, bytes, ok: true as const, ...(input.ignore_missing ? { missing: absent } : {}) };
   },
 });
 
@@ -98,8 +119,11 @@ function unescape(name: string): string {
   return name.replace(/\\(\\|n|r)/g, (_, c: string) => (c === "n" ? "\n" : c === "r" ? "\r" : "\\"));
 }
 
-/** Checks one listed file: its hash and byte count, or what is wrong with it (reported as a diagnostic). */
-async function checkEntry(entry: Entry, manifestName: string, ctx: CapabilityContext): Promise<"mismatched" | "missing" | "unreadable" | "refused" | { bytes: number }> {
+/**
+ * Checks one listed file: its hash and byte count, or what is wrong with it (reported as a
+ * diagnostic). A file that does not exist is "absent", without a word, when `ignoreMissing`.
+ */
+async function checkEntry(entry: Entry, manifestName: string, ctx: CapabilityContext, ignoreMissing: boolean): Promise<"mismatched" | "missing" | "absent" | "unreadable" | "refused" | { bytes: number }> {
   let abs: string;
   try {
     abs = await resolveInside(ctx.root, entry.path, { label: `the path on ${manifestName} line ${entry.line},` });
@@ -121,6 +145,7 @@ async function checkEntry(entry: Entry, manifestName: string, ctx: CapabilityCon
     if (ctx.progress.cancelled()) throw ctx.progress.cancellation();
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ENOENT" || code === "ENOTDIR") {
+      if (ignoreMissing) return "absent";
       ctx.progress.diagnostic({ severity: "error", code: "missing", file: entry.path, message: `${entry.path} is missing (listed on line ${entry.line} of ${manifestName})` });
       return "missing";
     }

@@ -70,6 +70,31 @@ describe("files.verify", () => {
     expect(t.diagnostics()).toEqual([expect.objectContaining({ code: "missing", file: "src/c.md" })]);
   });
 
+  test("files.verify with ignore_missing checks the listed files that are here and passes over the rest, as sha256sum --ignore-missing (a download of one binary against a release's SHA256SUMS)", async () => {
+    await writeManifest();
+    await rm(join(root, "src"), { recursive: true });
+    const t = createTestContext({ root });
+    const output = await runHandler(verify, { manifest: "manifest.sha256", ignore_missing: true }, t.ctx);
+    expect(output).toEqual({ files: 2, bytes: 6 + 3, ok: true, missing: 2 });
+    expect(t.diagnostics()).toEqual([]);
+    // A file that is here and changed still fails.
+    await writeFile(join(root, "a.txt"), "beta\n");
+    const changed = createTestContext({ root });
+    const error = await failure(runHandler(verify, { manifest: "manifest.sha256", ignore_missing: true }, changed.ctx));
+    expect(error.context).toMatchObject({ mismatched: 1, missing: 0, absent: 2 });
+    expect(changed.diagnostics()).toEqual([expect.objectContaining({ code: "mismatch", file: "a.txt" })]);
+  });
+
+  test("files.verify with ignore_missing fails when none of the listed files is here: nothing was verified", async () => {
+    await writeFile(join(root, "SHA256SUMS"), `${sha("one")}  docket-linux-x64\n${sha("two")}  docket-darwin-arm64\n`);
+    const t = createTestContext({ root });
+    const error = await failure(runHandler(verify, { manifest: "SHA256SUMS", ignore_missing: true }, t.ctx));
+    expect(error.code).toBe("verification_failed");
+    expect(error.message).toContain("none of them here (ignore_missing)");
+    expect(error.context).toMatchObject({ files: 2, missing: 0, absent: 2 });
+    expect(t.diagnostics()).toEqual([expect.objectContaining({ severity: "error", code: "none_present", file: "SHA256SUMS", message: "None of the 2 files SHA256SUMS lists exists here, so nothing was verified" })]);
+  });
+
   test("files.verify reports each malformed manifest line with its number", async () => {
     await writeFile(join(root, "m.sha256"), `${sha("alpha\n")}  a.txt\nnot a checksum line\n\n${"z".repeat(64)}  a.txt\n`);
     const t = createTestContext({ root });

@@ -151,6 +151,16 @@ if [ "$resolve_only" = 1 ]; then
   exit 0
 fi
 
+# A folder named docket there would take the binary inside it (mv into a folder) and the install
+# would look done: refused before the binary is downloaded, and again before it is moved in.
+exe="docket$suffix"
+refuse_folder() {
+  if [ -d "$dir/$exe" ]; then
+    die "$dir/$exe is a folder, so docket cannot be installed as $dir/$exe; nothing was installed. Move that folder away, or name another folder with --dir"
+  fi
+}
+refuse_folder
+
 # --- download and check --------------------------------------------------------------------------
 printf 'Downloading docket %s for %s from %s\n' "$found" "$target" "$base"
 download "$base/$name" "$tmp/$name" || die "cannot download $base/$name"
@@ -161,7 +171,9 @@ fi
 
 # --- install -------------------------------------------------------------------------------------
 mkdir -p "$dir" 2>/dev/null || die "cannot create $dir; name a folder you can write with --dir"
-exe="docket$suffix"
+# Absolute, without a trailing slash: what it says, and what it compares with PATH, is the folder
+# itself (a relative --dir on PATH would follow whatever folder a shell is in).
+dir=$(CDPATH='' cd -- "$dir" && pwd) || die "cannot enter $dir; name a folder you can use with --dir"
 # Copied under a temporary name that the EXIT trap removes, whatever stops the script.
 # It keeps the .exe on Windows, which runs nothing without it.
 partial="$dir/.docket-partial-$$$suffix"
@@ -170,28 +182,44 @@ chmod 755 "$partial"
 # Run it before it replaces anything: a binary that cannot start (a noexec folder, too old a
 # glibc) leaves the previous docket in place.
 ran=$("$partial" --version 2>&1) || die "the downloaded docket does not run here: $ran"
+refuse_folder
 mv -f "$partial" "$dir/$exe" || die "cannot replace $dir/$exe"
 partial=""
 printf 'Installed %s: %s\n' "$dir/$exe" "$ran"
 
-case ":${PATH:-}:" in
-  *":$dir:"*) ;;
-  *)
-    # SHELL may be unset (a CI job, cron, a container): set -u would stop on a bare ${SHELL}.
-    login_shell="${SHELL:-}"
-    login_shell="${login_shell##*/}"
-    case "$login_shell" in
-      zsh) rc="${HOME:-~}/.zshrc" ;;
-      bash) rc="${HOME:-~}/.bashrc" ;;
-      *) rc="${HOME:-~}/.profile" ;;
-    esac
-    printf '\n%s is not on your PATH. To run docket by name, add it:\n' "$dir"
-    if [ "$login_shell" = fish ]; then
-      printf '  fish_add_path %s\n' "$dir"
-    else
-      # shellcheck disable=SC2016 # $PATH is for the user's shell to expand, not this one.
-      printf '  echo '\''export PATH="%s:$PATH"'\'' >> %s\n' "$dir" "$rc"
-    fi
-    printf 'then open a new terminal. Until then: %s --help\n' "$dir/$exe"
-    ;;
-esac
+# On PATH: an entry naming the folder, written with or without a trailing slash.
+on_path=0
+rest="${PATH:-}:"
+while [ -n "$rest" ]; do
+  entry="${rest%%:*}"
+  rest="${rest#*:}"
+  while [ "${#entry}" -gt 1 ] && [ "${entry%/}" != "$entry" ]; do entry="${entry%/}"; done
+  if [ "$entry" = "$dir" ]; then on_path=1; break; fi
+done
+
+if [ "$on_path" = 1 ]; then
+  :
+elif [ "${GITHUB_ACTIONS:-}" = true ] && [ -n "${GITHUB_PATH:-}" ]; then
+  # A GitHub Actions step: later steps take PATH from $GITHUB_PATH, never from an rc file.
+  printf '\n%s is not on PATH. For later steps to run docket by name, add it:\n' "$dir"
+  # shellcheck disable=SC2016 # $GITHUB_PATH is for the step's shell to expand, not this one.
+  printf '  echo "%s" >> "$GITHUB_PATH"\n' "$dir"
+  printf 'Until then: %s --help\n' "$dir/$exe"
+else
+  # SHELL may be unset (a CI job, cron, a container): set -u would stop on a bare ${SHELL}.
+  login_shell="${SHELL:-}"
+  login_shell="${login_shell##*/}"
+  case "$login_shell" in
+    zsh) rc="${HOME:-~}/.zshrc" ;;
+    bash) rc="${HOME:-~}/.bashrc" ;;
+    *) rc="${HOME:-~}/.profile" ;;
+  esac
+  printf '\n%s is not on your PATH. To run docket by name, add it:\n' "$dir"
+  if [ "$login_shell" = fish ]; then
+    printf '  fish_add_path %s\n' "$dir"
+  else
+    # shellcheck disable=SC2016 # $PATH is for the user's shell to expand, not this one.
+    printf '  echo '\''export PATH="%s:$PATH"'\'' >> %s\n' "$dir" "$rc"
+  fi
+  printf 'then open a new terminal. Until then: %s --help\n' "$dir/$exe"
+fi

@@ -36,6 +36,10 @@ describe("action.yml", () => {
     expect(run.code).toBe(0);
     expect(run.skipped).toEqual([]);
     expect(run.log).toContain(`Installed `);
+    // The action puts the folder on PATH itself ($GITHUB_PATH): no advice to do it by hand.
+    expect(run.log).not.toContain("not on");
+    expect(run.log).not.toContain(".bashrc");
+    expect(run.log).not.toContain(".profile");
     expect(run.log).toContain("::group::Composing the greeting (compose)");
     expect(run.log).toContain("::endgroup::");
     expect(run.log).toContain("::error file=src/a%2Cb.ts,line=3,col=7,title=demo_finding::a finding, with a comma: and 100%25");

@@ -1,7 +1,7 @@
 // install.sh against a release folder served on 127.0.0.1: the checked install a user runs.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { execFileSync } from "node:child_process";
-import { chmodSync, existsSync, linkSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { REPO, cleanEnv, removeTempDirs, tempDir } from "../cli/_harness.ts";
@@ -40,14 +40,16 @@ afterAll(() => {
 
 /**
  * Runs install.sh with `sh`, HOME in a temporary folder and only the variables given. SHELL is
- * unset unless given, as in a CI job or a container; `unset` names others to leave out.
+ * unset unless given, as in a CI job or a container; `unset` names others to leave out; `cwd`
+ * is where it runs (default: this process's).
  */
-async function install(args: string[], env: Record<string, string> = {}, unset: string[] = []) {
+async function install(args: string[], env: Record<string, string> = {}, unset: string[] = [], cwd?: string) {
   const vars = cleanEnv({ HOME: tempDir("home"), DOCKET_DOWNLOAD_URL: server.url, ...env });
   if (env.SHELL === undefined) delete vars.SHELL;
   for (const name of unset) delete vars[name];
   const child = Bun.spawn(["sh", INSTALL_SH, ...args], {
     env: vars,
+    cwd,
     stdout: "pipe",
     stderr: "pipe",
   });
@@ -99,6 +101,45 @@ describe("install.sh", () => {
     expect(bare.stderr).toBe("");
     expect(bare.code).toBe(0);
     expect(bare.stdout).toContain(">> ~/.profile");
+  }, SLOW);
+
+  test("install.sh refuses a folder named docket where the binary goes, before downloading it, and leaves that folder as it was", async () => {
+    const dir = tempDir("bin");
+    mkdirSync(join(dir, "docket"));
+    writeFileSync(join(dir, "docket", "keep.txt"), "mine");
+    const asked = server.requests.length;
+    const result = await install(["--dir", dir]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).not.toContain("Installed");
+    expect(result.stderr).toContain(`${dir}/docket is a folder, so docket cannot be installed as ${dir}/docket; nothing was installed`);
+    expect(server.requests.slice(asked)).toEqual(["SHA256SUMS"]);
+    expect(readdirSync(join(dir, "docket"))).toEqual(["keep.txt"]);
+    expect(readdirSync(dir)).toEqual(["docket"]);
+  }, SLOW);
+
+  test("install.sh names the folder by its absolute path: a relative --dir is advised as absolute, and one on PATH with or without a trailing slash is on PATH", async () => {
+    const work = tempDir("work");
+    const relative = await install(["--dir", "./relbin"], {}, [], work);
+    expect(relative.code).toBe(0);
+    expect(relative.stdout).toContain(`Installed ${work}/relbin/docket:`);
+    expect(relative.stdout).toContain(`export PATH="${work}/relbin:$PATH"`);
+    expect(relative.stdout).not.toContain("./relbin");
+
+    const dir = tempDir("bin");
+    const slashed = await install(["--dir", `${dir}/`], { PATH: `${dir}:${process.env.PATH}` });
+    expect(slashed.code).toBe(0);
+    expect(slashed.stdout).toContain(`Installed ${dir}/docket:`);
+    expect(slashed.stdout).not.toContain("not on");
+    const onPathSlashed = await install(["--dir", dir], { PATH: `${process.env.PATH}:${dir}//` });
+    expect(onPathSlashed.stdout).not.toContain("not on");
+  }, SLOW);
+
+  test("install.sh in a GitHub Actions step says to add the folder to $GITHUB_PATH, never to an rc file", async () => {
+    const dir = tempDir("bin");
+    const result = await install(["--dir", dir], { GITHUB_ACTIONS: "true", GITHUB_PATH: join(tempDir("runner"), "path"), SHELL: "/bin/bash" });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain(`echo "${dir}" >> "$GITHUB_PATH"`);
+    expect(result.stdout).not.toContain(".bashrc");
   }, SLOW);
 
   test("install.sh --version pins a release, --resolve names it, and an unreleased version is refused", async () => {

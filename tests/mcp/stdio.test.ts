@@ -114,6 +114,18 @@ const NOISY = capabilityFile("team.noisy", {
   body: 'console.log("noise from console.log"); process.stdout.write("noise from stdout.write\\n"); return { ok: true };',
 });
 
+/** `docket serve` in `root`, serving; ended at cleanup even if a test froze it (SIGSTOP). */
+async function serveToFreeze(root: string) {
+  const server = spawnDocket(fromSource, ["serve", "--port", "0"], { cwd: root });
+  cleanups.push(() => {
+    if (!isProcessAlive(server.pid!)) return;
+    server.kill("SIGCONT");
+    server.kill("SIGKILL");
+  });
+  await watchStream(server.stderr!).until(/docket serving .* at http:\/\/127\.0\.0\.1:\d+/);
+  return server;
+}
+
 describe("docket mcp without a server", () => {
   test("docket mcp serves a plane of its own on stdio, says so once on stderr, and its stdout carries JSON-RPC only", async () => {
     const root = tempCheckout({ "capabilities/team.noisy.ts": NOISY });
@@ -440,13 +452,7 @@ describe("docket mcp beside a server", () => {
   test("docket mcp forwarding gives up on a frozen server once stdin ends, answering what waits, and a signal stops it at once", async () => {
     const root = tempCheckout({});
     cleanups.push(() => removeCheckout(root));
-    const server = spawnDocket(fromSource, ["serve", "--port", "0"], { cwd: root });
-    cleanups.push(() => {
-      if (!isProcessAlive(server.pid!)) return;
-      server.kill("SIGCONT");
-      server.kill("SIGKILL");
-    });
-    await watchStream(server.stderr!).until(/docket serving .* at http:\/\/127\.0\.0\.1:\d+/);
+    const server = await serveToFreeze(root);
     const agent = await startRawAgent(root);
     const second = await startRawAgent(root);
     server.kill("SIGSTOP");
@@ -558,13 +564,7 @@ describe("docket mcp beside a server that does not answer", () => {
   test("docket mcp beside a frozen server runs no start or write of its own (a run_id the server holds never runs twice): it refuses them naming the server, and answers direct reads", async () => {
     const root = tempCheckout({ "capabilities/team.write.ts": APPENDING_WRITE, "capabilities/team.greet.ts": capabilityFile("team.greet") });
     cleanups.push(() => removeCheckout(root));
-    const server = spawnDocket(fromSource, ["serve", "--port", "0"], { cwd: root });
-    cleanups.push(() => {
-      if (!isProcessAlive(server.pid!)) return;
-      server.kill("SIGCONT");
-      server.kill("SIGKILL");
-    });
-    await watchStream(server.stderr!).until(/docket serving .* at http:\/\/127\.0\.0\.1:\d+/);
+    const server = await serveToFreeze(root);
     const start = { name: "docket_execution_start", arguments: { capability: "team.write", input: { tag: "dup" }, run_id: "dup-1", wait: true } };
     const first = await startAgent(root, "first-agent");
     expect(waitedExecution(await first.client.callTool(start)).state).toBe("succeeded");

@@ -39,6 +39,23 @@ export function inertCommands(text: string, token: string = randomUUID()): strin
 }
 
 /**
+ * Under GitHub Actions, makes every later write to `streams` inert for the runner (inertCommands):
+ * for `docket serve` and `docket mcp`, whose output carries capability text — a file's load error,
+ * a direct call's stack, what a handler printed — and never a workflow command of docket's own.
+ * (`docket run` prints its own annotations, and wraps capability text where it prints it.)
+ */
+export function inertOutput(env: Record<string, string | undefined>, streams: NodeJS.WriteStream[]): void {
+  if (!isGitHubActions(env)) return;
+  for (const stream of streams) {
+    const write = stream.write.bind(stream) as (chunk: unknown, ...rest: unknown[]) => boolean;
+    stream.write = ((chunk: unknown, ...rest: unknown[]) => {
+      const text = typeof chunk === "string" ? chunk : chunk instanceof Uint8Array ? Buffer.from(chunk).toString("utf8") : null;
+      return write(text === null || !COMMAND_LINE.test(text) ? chunk : inertCommands(text), ...rest);
+    }) as typeof stream.write;
+  }
+}
+
+/**
  * `::add-mask::` for each secret value, so the runner blanks it in every later line of the job's
  * log, whoever prints it. The runner masks line by line, so a multi-line value is announced line
  * by line as well; lines shorter than the masking minimum are left out, as docket leaves them.

@@ -16,6 +16,7 @@ import { standbyPlane } from "../../mcp/standby-plane.ts";
 import { serveMcpOverStdio } from "../../mcp/stdio.ts";
 import { claimStdout } from "../stdout-claim.ts";
 import { repeatedFlag, UsageError, type DocketCommandMeta } from "../_command-line.ts";
+import { inertOutput } from "../github-actions.ts";
 import { EXIT } from "../exit-code.ts";
 
 const meta: DocketCommandMeta = {
@@ -52,6 +53,8 @@ export default defineCommand({
     }
     // First, before anything else can print: from here on stdout is the protocol's alone.
     const stdout = await claimStdout();
+    // Capability text on stderr never acts as a workflow command; stdout is the protocol's (one JSON message a line).
+    inertOutput(process.env, [process.stderr]);
     const log = (line: string) => void process.stderr.write(`${line}\n`);
     const hangUp = untilHangUp(process.stdin);
     const root = findCheckoutRoot(process.cwd());

@@ -5,6 +5,7 @@ import { installShutdown } from "../../server/shutdown.ts";
 import { ServerAlreadyRunningError, startServer } from "../../server/serve.ts";
 import { defaultMounts } from "../../server/default-mounts.ts";
 import { repeatedFlag, UsageError, type DocketCommandMeta } from "../_command-line.ts";
+import { inertOutput } from "../github-actions.ts";
 
 const meta: DocketCommandMeta = {
   name: "serve",
@@ -53,6 +54,8 @@ export default defineCommand({
     }
 
     prepareCapabilityThread();
+    // Capability text (load errors, stacks, what handlers print) never acts as a workflow command.
+    inertOutput(process.env, [process.stdout, process.stderr]);
     const log = (line: string) => void process.stderr.write(`${line}\n`);
     // "[::1]", as a URL writes it, is the address ::1 (bracketed again, it made http://[[::1]]:port);
     // anything else with brackets, a slash or a space is no address nor name.

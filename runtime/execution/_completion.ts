@@ -67,8 +67,10 @@ function maskedCompletion(capability: RegisteredCapability, outcome: TaskOutcome
   const { failure } = completion;
   // A code is shown as it is, declared in `errors` or not; one holding a secret
   // (`new CapabilityError(input.token, …)`) cannot be masked into another code, so the failure is
-  // docket's own, and what the handler raised goes to the log (docs/security.md).
-  if (mask.text(failure.error_code) !== failure.error_code) {
+  // docket's own, and what the handler raised goes to the log (docs/security.md). A declared code
+  // is published with the capability: a secret that happens to be part of it ("quota" in
+  // quota_exceeded) reveals nothing, and the code stands.
+  if (!capability.errors.includes(failure.error_code) && mask.text(failure.error_code) !== failure.error_code) {
     const raised = `a CapabilityError whose code holds a sensitive value of its input`;
     return internal(
       capability,

@@ -419,6 +419,15 @@ describe("engine secrets", () => {
     expect(((await called) as FailureError).failure).toMatchObject({ error_code: "internal", context: { reason: "sensitive_error_code" } });
   });
 
+  test("a declared CapabilityError code stands although a secret of the input is part of it: it is published with the capability (tester Z2)", async () => {
+    const h = harness();
+    const id = h.engine.start({ capability: "demo.secret", input: { user: "ada", auth: { token: "quota" }, keys: [] } }, EDGE).execution.id;
+    await flush();
+    h.pool.of(id)!.end({ ok: false, error: { kind: "capability", code: "quota_exceeded", message: "Over the plan's quota.", context: {} } });
+    await flush();
+    expect(h.store.get(id)!.failure).toMatchObject({ error_code: "quota_exceeded", stage: "run" });
+  });
+
   test("an input holding more sensitive values than docket masks is refused, naming the limit", () => {
     const h = harness();
     const keys = Array.from({ length: 101 }, (_, i) => ({ name: `k${i}`, key: `key-value-${i}` }));

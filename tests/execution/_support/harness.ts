@@ -63,6 +63,7 @@ export const TEST_CAPABILITIES = {
       title: "Secret",
       description: "Input with secrets at several depths.",
       effect: "read",
+      errors: ["quota_exceeded"],
       input: v.object({
         user: v.string(),
         auth: v.object({ token: sensitive(v.string()) }),

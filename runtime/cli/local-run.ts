@@ -409,6 +409,8 @@ async function finishForgotten(options: LocalRunOptions, style: TerminalStyle, s
     stage: "admit",
     message: `run_id ${options.runId} names ${executionId}, which the server at ${server.url} no longer keeps (past its executions_retained): how it ended is not known, and nothing runs again.`,
     suggestion: "Run with another --run-id to run the work again.",
+    // Whether that execution's work took effect is what nobody can say any more (it did run).
+    outcome_certainty: "unknown",
     context: { run_id: options.runId, execution_id: executionId },
     request_id: requestIdFrom(undefined),
     trace_id: newTraceId(),

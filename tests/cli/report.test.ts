@@ -239,7 +239,7 @@ describe("docket run and the server serving its checkout", () => {
         deduplicated: true,
         details_expired: true,
         execution: { id: forgotten, capability: "executions.demonstrate", run_id: "rid-forgotten", details_expired: true },
-        failure: { error_code: "not_found", retryability: "never", context: { run_id: "rid-forgotten", execution_id: forgotten } },
+        failure: { error_code: "not_found", retryability: "never", outcome_certainty: "unknown", context: { run_id: "rid-forgotten", execution_id: forgotten } },
       });
       expect(again.stderr).toContain("no longer keeps");
     } finally {

@@ -17,15 +17,7 @@ const ATTRIBUTES = /^\s*(?:with|assert)\s*\{/;
 export interface Rewritten {
   text: string;
   withAttributes: Set<string>;
-  /**
-   * The literals of imports of a local module whose name is computed (`import(\`./rules/${name}.ts\`)`,
-   * `require("./rules/" + name)`), as written: no rewrite can pin what is only known at run time.
-   */
-  computedLocal: string[];
 }
-
-/** Text that may hold an import of a computed name: a template, or a string followed by `+`, as an argument of `import(` or `require(`. */
-export const MAY_COMPUTE_IMPORT = /(?:import|require)\s*\(\s*(?:`|["'][^"'\n]*["']\s*\+)/;
 
 /**
  * `text` with every specifier literal whose value `targets` maps replaced by its target, written
@@ -35,7 +27,6 @@ export function rewriteSpecifiers(text: string, targets: Map<string, string>): R
   let out = "";
   let copied = 0;
   const withAttributes = new Set<string>();
-  const computedLocal: string[] = [];
   // The code seen last, comments left out and literals as `""`: what a specifier must follow.
   let recent = "";
   let i = 0;
@@ -70,7 +61,6 @@ export function rewriteSpecifiers(text: string, targets: Map<string, string>): R
     const token = text.slice(i, end);
     const value = literalValue(token);
     const target = value === null ? undefined : targets.get(value);
-    if (BEFORE_TEMPLATE.test(recent) && computesLocalName(c, token, value, text.slice(end, end + 16))) computedLocal.push(token);
     if (target !== undefined && (c === "`" ? BEFORE_TEMPLATE : BEFORE_SPECIFIER).test(recent)) {
       if (ATTRIBUTES.test(text.slice(end, end + 64))) withAttributes.add(value!);
       else {
@@ -81,13 +71,98 @@ export function rewriteSpecifiers(text: string, targets: Map<string, string>): R
     recent += '""';
     i = end;
   }
-  return { text: out + text.slice(copied), withAttributes, computedLocal };
+  return { text: out + text.slice(copied), withAttributes };
 }
 
-/** True for an import argument that begins a local path (`./`, `../`) and is completed at run time. */
-function computesLocalName(quote: string, token: string, value: string | null, after: string): boolean {
-  if (quote === "`") return value === null && /^`\.\.?\//.test(token);
-  return value !== null && /^\.\.?\//.test(value) && /^\s*\+/.test(after);
+/** Text that may import a local module by a computed name: an import or require beside a local path or import.meta. */
+const MAY_COMPUTE_IMPORT = /(?:import|require)\s*\(/;
+const LOCAL_HINT = /["'`]\.\.?\/|import\.meta/;
+/** `import(` or `require(` as a call of its own, not a method (`.import(`) nor part of a name. */
+const IMPORT_CALL = /(?<![.\w$])(?:import|require)\s*\(/g;
+
+/**
+ * The first argument of an `import(…)` or `require(…)` that names a local module by a name
+ * computed at run time, as written (bounded), or null. Computed: anything but one plain literal
+ * (a template with a substitution, a concatenation, `.concat`, `.join`, `new URL(…)`), with a local
+ * path (`"./…"`, `` `../…` ``) or `import.meta` in it. A name held in a variable alone cannot be
+ * told from a package's, and is not reported. Comments, strings and regular expressions are read
+ * as such: an import written in one of them is no import.
+ */
+export function computedLocalImport(text: string): string | null {
+  if (!MAY_COMPUTE_IMPORT.test(text) || !LOCAL_HINT.test(text)) return null;
+  const code = skeleton(text);
+  for (const match of code.matchAll(IMPORT_CALL)) {
+    const start = match.index! + match[0].length;
+    const end = firstArgumentEnd(code, start);
+    const written = text.slice(start, end).trim();
+    const shape = code.slice(start, end).trim();
+    // One literal with no substitution is a plain import, rewritten and pinned like the others.
+    if (/^(["'`])_*\1$/.test(shape) && !written.includes("${")) continue;
+    if (LOCAL_HINT.test(written)) return written.length > 80 ? `${written.slice(0, 80)}…` : written;
+  }
+  return null;
+}
+
+/** Where the first argument starting at `from` ends: a comma or `)` outside brackets. */
+function firstArgumentEnd(code: string, from: number): number {
+  let depth = 0;
+  for (let i = from; i < code.length; i++) {
+    const c = code[i];
+    if (c === "(" || c === "[" || c === "{") depth++;
+    else if (c === ")" || c === "]" || c === "}") {
+      if (depth === 0) return i;
+      depth--;
+    } else if (c === "," && depth === 0) return i;
+  }
+  return code.length;
+}
+
+/**
+ * `text` with the same length and lines, its comments blanked and the inside of its strings,
+ * templates (substitutions included) and regular expressions written as `_`: the code alone,
+ * where a bracket or a keyword is one.
+ */
+function skeleton(text: string): string {
+  let out = "";
+  let copied = 0;
+  let recent = "";
+  let i = 0;
+  const blank = (from: number, to: number, fill: string) => {
+    out += text.slice(copied, from) + text.slice(from, to).replace(/[^\n]/g, fill);
+    copied = to;
+  };
+  while (i < text.length) {
+    const next = nextSpecial(text, i);
+    if (next === -1) break;
+    recent = (recent + text.slice(i, next)).slice(-64);
+    i = next;
+    const c = text[i]!;
+    if (c === "/") {
+      const after = text[i + 1];
+      if (after === "/" || after === "*") {
+        const end = after === "/" ? lineEnd(text, i) : blockEnd(text, i);
+        blank(i, end, " ");
+        recent += " ";
+        i = end;
+        continue;
+      }
+      if (BEFORE_REGEX.test(recent)) {
+        const end = regexEnd(text, i);
+        blank(i + 1, Math.max(i + 1, end - 1), "_");
+        recent += "/r/";
+        i = end;
+        continue;
+      }
+      recent += "/";
+      i++;
+      continue;
+    }
+    const end = stringEnd(text, i, c);
+    blank(i + 1, Math.max(i + 1, end - 1), "_");
+    recent += '""';
+    i = end;
+  }
+  return out + text.slice(copied);
 }
 
 /** The next quote or slash from `from`, or -1. */

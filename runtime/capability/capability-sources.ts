@@ -6,7 +6,7 @@
 import { createHash } from "node:crypto";
 import { realpathSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { importedAsDataOnly, MAY_COMPUTE_IMPORT, rewriteByPattern, rewriteSpecifiers } from "./_specifier-rewrite.ts";
+import { computedLocalImport, importedAsDataOnly, rewriteByPattern, rewriteSpecifiers } from "./_specifier-rewrite.ts";
 import { CapabilityError } from "./capability-error.ts";
 import { installedPackageDir, packageOf } from "./_missing-package.ts";
 import { resolveFresh } from "./_fresh-resolve.ts";
@@ -177,15 +177,13 @@ function aliasedLocal(specifier: string, fromDir: string, scanner: ImportScanner
  * a way it does not recognise — is refused: imported from disk, it could run unseen.
  */
 function servedText(module: SourceModule, modules: Map<string, SourceModule>, scanner: ImportScanner, file: string): string {
-  if (module.imports.length === 0 && !MAY_COMPUTE_IMPORT.test(module.text)) return module.text;
-  const targets = new Map(module.imports.map((local) => [local.specifier, pinnedSpecifier(local.path, local.missing ? MISSING : modules.get(local.path)!.key)]));
-  const first = rewriteSpecifiers(module.text, targets);
-  const computed = first.computedLocal[0];
-  if (computed !== undefined) {
-    const shown = computed.length > 80 ? `${computed.slice(0, 80)}…` : computed;
-    throw new CapabilityError("invalid_input", `docket cannot pin the import of ${shown} in ${describeImporter(module.path, file)}: the name of a local module computed at run time is only known then, so the module would be imported from disk as it is at that moment — not the text docket read and tried, and not counted in the capability's version; import each module by its name (import * as a from "./_rules/a.ts", …) and choose among them in code`);
+  const computed = computedLocalImport(module.text);
+  if (computed !== null) {
+    throw new CapabilityError("invalid_input", `docket cannot pin the import of ${computed} in ${describeImporter(module.path, file)}: the name of a local module computed at run time is only known then, so the module would be imported from disk as it is at that moment — not the text docket read and tried, and not counted in the capability's version; import each module by its name (import * as a from "./_rules/a.ts", …) and choose among them in code`);
   }
   if (module.imports.length === 0) return module.text;
+  const targets = new Map(module.imports.map((local) => [local.specifier, pinnedSpecifier(local.path, local.missing ? MISSING : modules.get(local.path)!.key)]));
+  const first = rewriteSpecifiers(module.text, targets);
   // An import with attributes (`with { type: "text" }`) reads the file as data: left as written.
   const missedIn = (text: string) => {
     const specifiers = scanned(`${module.path}${PIN_MARK}`, text, scanner, module.path).specifiers;

@@ -357,7 +357,38 @@ describe("capability sources", () => {
     const refused = await sourcesOf(join(at, "cap.ts")).catch((e: Error) => e);
     expect((refused as Error).message).toContain("docket cannot pin the import of `./_rules/${rule}.ts` in the capability: the name of a local module computed at run time");
     const inHelper = await sourcesOf(join(at, "helper-cap.ts")).catch((e: Error) => e);
-    expect((inHelper as Error).message).toContain(`docket cannot pin the import of "../rules/" in ${join(at, "_pick.ts")}`);
+    expect((inHelper as Error).message).toContain(`docket cannot pin the import of "../rules/" + name in ${join(at, "_pick.ts")}`);
     expect(namesIn(await sourcesOf(join(at, "fine.ts")), at)).toEqual(["_rules/a.ts", "fine.ts"]);
+  });
+
+  test("every way of computing a local module's name is refused, and code that only looks like one is not (tester Z2)", async () => {
+    const computed = [
+      "require(`./rules/` + name)",
+      'import(("./rules/") + name + ".ts")',
+      'import("./rules/".concat(name, ".ts"))',
+      "import(`${import.meta.dir}/rules/${name}.ts`)",
+      "import(new URL(`./rules/${name}.ts`, import.meta.url).href)",
+      'import(["./rules", name + ".ts"].join("/"))',
+      "import (\n  `../rules/${name}.ts`\n)",
+    ];
+    for (const [i, call] of computed.entries()) {
+      const at = tree(`computed-${i}`, { "cap.ts": `export const run = async (name: string) => await ${call};\n`, "rules/a.ts": "export const text = 1;\n" });
+      const refused = await sourcesOf(join(at, "cap.ts")).catch((e: Error) => e);
+      expect(refused instanceof Error ? refused.message : "loaded").toContain("docket cannot pin the import of");
+    }
+    const looksLike = [
+      "// import(`./rules/${name}.ts`) would not be pinned",
+      "const text = \"import('./rules/' + name)\";",
+      "const re = /import\\(`.\\/x`\\)/;",
+      "client.import(`./rules/${name}`);",
+      "const data = await import(\"./rules/a.ts\", { with: { type: \"text\" } });",
+      "const pkg = await import(name);",
+      "const doc = `see import(\\`./rules/${1}\\`)`;",
+    ];
+    for (const [i, line] of looksLike.entries()) {
+      const at = tree(`looks-${i}`, { "cap.ts": `const name = "a";\n${line}\nexport default name;\n`, "rules/a.ts": "export const text = 1;\n" });
+      const loaded = await sourcesOf(join(at, "cap.ts")).then(() => "loaded", (e: Error) => e.message);
+      expect(`${line} → ${loaded}`).toBe(`${line} → loaded`);
+    }
   });
 });

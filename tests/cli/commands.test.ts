@@ -1,6 +1,6 @@
 // docket's other commands from source: help, version, capabilities, new, and command-line mistakes.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
 import { obeyedCommands } from "../_support/workflow-commands.ts";
@@ -358,6 +358,19 @@ export default capability({
       writeFileSync(join(mono, "tsconfig.json"), quiet);
       expect(await cli(["init", "--capabilities", "packages/tools/caps"], mono)).toMatchObject({ code: 0, stderr: "" });
     }
+    // Wildcards pass over dot-folders, and nothing above the checkout is its tsconfig's (tester Z2); one folder named twice is named once.
+    writeFileSync(join(mono, "tsconfig.json"), '{"include":["**/*"]}');
+    const outside = `../outside-caps-${mono.split("-").at(-1)}`;
+    try {
+      for (const quietFolder of [".tools/caps", outside, "."]) {
+        expect(await cli(["init", "--capabilities", quietFolder], mono)).toMatchObject({ code: 0, stderr: "" });
+      }
+    } finally {
+      rmSync(join(mono, outside), { recursive: true, force: true });
+    }
+    const twice = await cli(["init", "--capabilities", "tools/caps", "--capabilities", "tools/caps/"], mono);
+    expect(twice.stderr).toContain("type-checks tools/caps/ too");
+    expect(twice.stderr).not.toContain("tools/caps/ and tools/caps/");
     // What tsc --init writes (comments, trailing commas): the line named keeps its excludes.
     const jsonc = tempCheckout();
     writeFiles(jsonc, { "tsconfig.json": '{\n  // Visit https://aka.ms/tsconfig\n  "compilerOptions": { "strict": true, },\n  "exclude": ["node_modules", "dist",],\n}\n' });

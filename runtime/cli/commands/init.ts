@@ -69,7 +69,7 @@ export default defineCommand({
     }
     const next = first ? `docket run ${FIRST_ID} --input '{"name":"Ada"}'` : "docket capabilities list";
     await writeStdout(`${done.join("\n")}\nNext:    ${next}   ·   docket new <namespace.verb>   ·   ${folders.map((folder) => `npx -p typescript tsc --noEmit -p ${shown(folder)}`).join("   ·   ")}\n`);
-    const note = await rootTsconfigNote(join(root, "tsconfig.json"), shown, folders.map((folder) => relative(root, folder).split(sep).join("/")));
+    const note = await rootTsconfigNote(join(root, "tsconfig.json"), shown, [...new Set(folders.map((folder) => relative(root, folder).split(sep).join("/")))]);
     if (note !== null) process.stderr.write(note);
     return EXIT.succeeded;
   },
@@ -133,6 +133,8 @@ async function rootTsconfigNote(file: string, shown: (path: string) => string, f
  * covers everything in it; `**` is any number of folders, `*` and `?` stay within one name.
  */
 function reaches(entry: string, folder: string): boolean {
+  // A folder outside the checkout (or the checkout itself, which no exclude could leave out) is no note's business.
+  if (folder === "" || folder === ".." || folder.startsWith("../")) return false;
   const parts = entry.replace(/^\.\//, "").split("/").filter((part) => part !== "" && part !== ".");
   const last = parts.at(-1) ?? "";
   // A last segment naming files by their extension (`**/*.mts`) reaches no capability file.
@@ -146,8 +148,11 @@ function reaches(entry: string, folder: string): boolean {
 function segmentsMatch(pattern: string[], path: string[]): boolean {
   if (pattern.length === 0) return path.length === 0;
   const [head, ...rest] = pattern;
-  if (head === "**") return segmentsMatch(rest, path) || (path.length > 0 && segmentsMatch(pattern, path.slice(1)));
-  return path.length > 0 && segmentPattern(head!).test(path[0]!) && segmentsMatch(rest, path.slice(1));
+  // TypeScript's wildcards pass over names that begin with a dot (.tools/, .github/).
+  const wildcard = (segment: string) => /[*?]/.test(segment);
+  if (head === "**") return segmentsMatch(rest, path) || (path.length > 0 && !path[0]!.startsWith(".") && segmentsMatch(pattern, path.slice(1)));
+  if (path.length === 0 || (wildcard(head!) && path[0]!.startsWith("."))) return false;
+  return segmentPattern(head!).test(path[0]!) && segmentsMatch(rest, path.slice(1));
 }
 
 function escapeRegExp(text: string): string {

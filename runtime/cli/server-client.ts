@@ -2,6 +2,8 @@ import type { FailureDescriptor } from "../execution/failure.ts";
 import type { ExecutionEvent } from "../execution/protocol.ts";
 import { isLeaseLive, isProcessAlive, readLease, type Lease } from "../server/lease.ts";
 import { lockCheckout } from "../server/checkout-lock.ts";
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
 
 /** What the API answered: its JSON body, or the failure descriptor of an error status. */
 export type ServerAnswer = { ok: true; status: number; body: any } | { ok: false; status: number; failure: FailureDescriptor };
@@ -187,10 +189,42 @@ export function followEvents(server: ServerClient, options: EventsOptions): Prom
  * build without a lock, where every take succeeds, cannot tell and lets the run go on).
  */
 export function unansweringServer(root: string): Lease | null {
-  const lease = readLease(root);
-  if (lease === null || lease.root !== root || !isProcessAlive(lease.pid)) return null;
+  const leased = (lease: Lease | null) => (lease !== null && lease.root === root && isProcessAlive(lease.pid) ? lease : null);
+  const lease = leased(readLease(root));
+  // No server ever started here: nothing to look at (and nothing made in a clean checkout).
+  if (lease === null && !existsSync(join(root, ".docket", "serve.lock"))) return null;
   const lock = lockCheckout(root);
-  if (lock === null) return lease;
-  lock.release();
+  if (lock !== null) {
+    lock.release();
+    return null;
+  }
+  if (lease !== null) return lease;
+  // Held, with no lease yet: a server starting (its capability files still loading), or one
+  // frozen while it did. Not "no server" — a run_id run here could run twice (a tester's finding).
+  // Given a moment to write its lease, it is named by it; else by what the lock says of it.
+  for (const deadline = Date.now() + STARTING_WAIT_MS; Date.now() < deadline; ) {
+    Atomics.wait(PAUSE, 0, 0, 100);
+    const written = leased(readLease(root));
+    if (written !== null) return written;
+  }
+  return { url: "(no address yet: it is still starting)", pid: lockHolderPid(root) ?? 0, root, token: null, started_at: "" };
+}
+
+/** How long a server that holds the checkout and has written no lease is given to write one. */
+const STARTING_WAIT_MS = 5_000;
+const PAUSE = new Int32Array(new SharedArrayBuffer(4));
+
+/** The pid holding a flock on `path` (Linux: /proc/locks), or null where that cannot be told. */
+function lockHolderPid(path: string): number | null {
+  try {
+    const inode = statSync(path).ino;
+    for (const line of readFileSync("/proc/locks", "utf8").split("\n")) {
+      // "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF"
+      const fields = line.trim().split(/\s+/);
+      if (fields[1] === "FLOCK" && Number(fields[5]?.split(":")[2]) === inode) return Number(fields[4]);
+    }
+  } catch {
+    // Not Linux, or not readable.
+  }
   return null;
 }

@@ -16,7 +16,7 @@ const LIBC: Partial<Record<NodeJS.Platform, { file: string; errno: string }>> = 
 };
 
 /**
- * Takes an exclusive `flock(2)` lock on `path` (created 0600 when missing), without waiting:
+ * Takes an exclusive `flock(2)` lock on `path` (a file, created 0600 when missing, or a folder), without waiting:
  * the lock, "held" when another holder has it, or null where flock cannot be had here (no
  * bun:ffi, no such libc, a file system without it) and the caller relies on its other lock.
  *
@@ -27,7 +27,7 @@ const LIBC: Partial<Record<NodeJS.Platform, { file: string; errno: string }>> = 
  * A flock belongs to the one open file description held here: closing any other descriptor of
  * the file, in this process or another, leaves it held (docs/durability.md, "One writer").
  */
-export function takeFileLock(path: string): HeldFileLock | "held" | null {
+export function takeFileLock(path: string, options: { directory?: boolean } = {}): HeldFileLock | "held" | null {
   const libc = LIBC[process.platform];
   if (libc === undefined) return null;
   let ffi: typeof import("bun:ffi");
@@ -44,7 +44,8 @@ export function takeFileLock(path: string): HeldFileLock | "held" | null {
     return null;
   }
   try {
-    const fd = openSync(path, constants.O_RDWR | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
+    // A folder is locked through a descriptor of its own (flock takes any): a folder is not deleted by `git clean`.
+    const fd = options.directory ? openSync(path, constants.O_RDONLY | constants.O_DIRECTORY) : openSync(path, constants.O_RDWR | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
     if (lib.symbols.flock!(fd, LOCK_EX | LOCK_NB) === 0) {
       let released = false;
       return {

@@ -1,4 +1,4 @@
-import { closeSync, openSync } from "node:fs";
+import { closeSync, constants, openSync } from "node:fs";
 import { join } from "node:path";
 import type { Database } from "bun:sqlite";
 import { ensureDocketDir } from "./lease.ts";
@@ -14,11 +14,12 @@ export interface CheckoutLock {
 
 /**
  * Takes the checkout's one-writer lock (docs/durability.md), before anything of the checkout is
- * opened: `.docket/serve.lock`, held with `flock` (where it can be had, _file-lock.ts) and in
- * SQLite's exclusive locking mode, both OS locks on the file for as long as this process holds
- * them. A second process cannot take them while the first lives — frozen (SIGSTOP) or not — and
+ * opened: `flock` on the checkout's folder (where it can be had, _file-lock.ts) and
+ * `.docket/serve.lock` in SQLite's exclusive locking mode, both OS locks held for as long as this
+ * process holds them. A second process cannot take them while the first lives — frozen (SIGSTOP) or not — and
  * the kernel lets them go when the holder dies, however it dies. The flock is what holds even
- * when code in this process opens and closes the file (which lets SQLite's `fcntl` lock go).
+ * when code in this process opens and closes serve.lock (which lets SQLite's `fcntl` lock go),
+ * and when .docket/ is deleted under a running server.
  * Answers null when another process holds it.
  *
  * Where bun:sqlite is missing (the Node build), there is no lock: the lease alone keeps a second
@@ -34,13 +35,20 @@ export function lockCheckout(root: string): CheckoutLock | null {
   }
   let flock: HeldFileLock | "held" | null;
   try {
-    // Also creates the file, private, before SQLite opens it (SQLite would create it world-readable).
-    flock = takeFileLock(path);
+    // On the checkout's folder itself: `git clean -fdX` removes .docket/ (it ignores itself) and
+    // a lock on a file in it with it, and a second server then started beside a running one.
+    flock = takeFileLock(root, { directory: true });
   } catch (error) {
-    throw new CheckoutLockError(`Cannot take the lock of ${root} (${path}): ${error instanceof Error ? error.message : String(error)}. Check that .docket/ is writable and that its disk has space.`);
+    throw new CheckoutLockError(`Cannot take the lock of ${root}: ${error instanceof Error ? error.message : String(error)}.`);
   }
   if (flock === "held") return null;
-  if (flock === null) closeSync(openSync(path, "a", 0o600));
+  try {
+    // Created private before SQLite opens it: SQLite would create it world-readable.
+    closeSync(openSync(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o600));
+  } catch (error) {
+    flock?.release();
+    throw new CheckoutLockError(`Cannot take the lock of ${root} (${path}): ${error instanceof Error ? error.message : String(error)}. Check that .docket/ is writable, that serve.lock is no link, and that its disk has space.`);
+  }
   let db: Database | null = null;
   try {
     db = new sqlite.Database(path, { create: true, readwrite: true });

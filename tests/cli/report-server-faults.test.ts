@@ -2,7 +2,9 @@
 // with real processes on the sqlite store: a cancel the server answered survives its SIGKILL, and a
 // server stopped (SIGSTOP) past the report silence does not blame a run that reported all along.
 import { afterAll, describe, expect, test } from "bun:test";
-import { fromSource, oneJsonDocument, removeTempDirs, spawnDocket, tempCheckout, watchStream } from "./_harness.ts";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { docket, fromSource, oneJsonDocument, removeTempDirs, spawnDocket, tempCheckout, watchStream, writeFiles } from "./_harness.ts";
 import { api, pollUntil, reportedBy } from "./_report-support.ts";
 
 afterAll(removeTempDirs);
@@ -77,4 +79,28 @@ describe("docket run and a server that is killed or frozen", () => {
       server.child.kill("SIGKILL");
     }
   }, 30_000);
+
+  test("docket run --run-id beside a server frozen while it starts (its lock held, no lease yet) runs nothing: not 'no server' (tester Z1)", async () => {
+    const checkout = tempCheckout();
+    // A capability whose top level takes a while: the server holds its lock long before its lease.
+    writeFiles(checkout, {
+      "capabilities/team.slow.ts": 'import { capability } from "docket";\nimport * as v from "valibot";\nawait new Promise((r) => setTimeout(r, 2000));\nexport default capability({ id: "team.slow", title: "Slow", description: "Loads slowly.", effect: "read", input: v.object({}), output: v.object({}), handler: () => ({}) });\n',
+      "capabilities/team.touch.ts": 'import { capability } from "docket";\nimport * as v from "valibot";\nimport { appendFileSync } from "node:fs";\nexport default capability({ id: "team.touch", title: "Touch", description: "Writes a line.", effect: "write", input: v.object({}), output: v.object({}), handler(_input, ctx) { appendFileSync(ctx.root + "/touched.txt", "ran\\n"); return {}; } });\n',
+    });
+    const server = spawnDocket(fromSource, ["serve", "--port", "0"], { cwd: checkout });
+    try {
+      await pollUntil(async () => existsSync(join(checkout, ".docket", "serve.lock")), (held) => held, "the server to hold its lock");
+      server.kill("SIGSTOP");
+      expect(existsSync(join(checkout, ".docket", "lease.json"))).toBe(false);
+      const ran = await docket(fromSource, ["run", "team.touch", "--run-id", "dup-1"], { cwd: checkout });
+      expect(ran.code).toBe(1);
+      expect(ran.stderr).toContain(`The docket server (pid ${server.pid}) serving this checkout`);
+      expect(ran.stderr).toContain("nothing ran");
+      expect(existsSync(join(checkout, "touched.txt"))).toBe(false);
+    } finally {
+      server.kill("SIGCONT");
+      server.kill("SIGKILL");
+      await server.exited;
+    }
+  }, 60_000);
 });

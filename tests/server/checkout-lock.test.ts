@@ -39,6 +39,17 @@ describe("lockCheckout", () => {
     expect(otherProcessTakes()).toBe("taken");
   });
 
+  test("the lock holds when .docket/ is deleted under the holder (git clean -fdX: .docket/ ignores itself)", () => {
+    const lock = lockCheckout(root)!;
+    try {
+      rmSync(join(root, ".docket"), { recursive: true, force: true });
+      expect(otherProcessTakes()).toBe("refused");
+    } finally {
+      lock.release();
+    }
+    expect(otherProcessTakes()).toBe("taken");
+  });
+
   test("a second lock in the same process is refused too", () => {
     const first = lockCheckout(root)!;
     try {

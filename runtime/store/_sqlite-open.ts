@@ -1,5 +1,5 @@
 import type { Database } from "bun:sqlite";
-import { chmodSync, closeSync, openSync, statSync } from "node:fs";
+import { closeSync, constants, fchmodSync, fstatSync, openSync } from "node:fs";
 import type { Limits } from "../execution/limits.ts";
 import { FULL_DISK_REMEDY, prepareSchema, StoreFileError } from "./_sqlite-schema.ts";
 import { prepareTables, type StoreTables } from "./_sqlite-tables.ts";
@@ -46,9 +46,15 @@ export function openStoreFile(options: OpenFileOptions): OpenFile {
   }
   let db: Database | null = null;
   try {
-    // Created private before SQLite opens it (SQLite creates 0644, and gives its log the file's mode).
-    closeSync(openSync(path, "a", 0o600));
-    if ((statSync(path).mode & 0o077) !== 0) chmodSync(path, 0o600);
+    // Created private before SQLite opens it (SQLite creates 0644, and gives its log the file's
+    // mode) — never through a link: a state.db committed as a link to a file outside the checkout
+    // made the store, and narrowed the mode of, that file.
+    const fd = openSync(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
+    try {
+      if ((fstatSync(fd).mode & 0o077) !== 0) fchmodSync(fd, 0o600);
+    } finally {
+      closeSync(fd);
+    }
     db = new sqlite.Database(path, { create: true, readwrite: true, strict: true });
     prepareSchema(db, path);
     const tables = prepareTables(db);
@@ -79,6 +85,7 @@ export function asFileError(path: string, error: unknown): StoreFileError {
   if (error instanceof StoreFileError) return error;
   const code = (error as { code?: unknown } | null)?.code;
   const message = error instanceof Error ? error.message : String(error);
+  if (code === "ELOOP") return new StoreFileError(path, "it is a symbolic link, and docket opens its store through none (one could lead out of the checkout)", `Remove the link (rm ${path}): the next start makes the file.`);
   const full = (typeof code === "string" && (code.startsWith("SQLITE_FULL") || code === "ENOSPC")) || /\bENOSPC\b|disk is full|No space left/i.test(message);
   return new StoreFileError(path, `${message}${typeof code === "string" ? ` (${code})` : ""}`, full ? FULL_DISK_REMEDY : undefined);
 }

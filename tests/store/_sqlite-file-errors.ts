@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { StoreFileError } from "../../runtime/store/sqlite-store.ts";
 import { TestClock } from "./_fixtures.ts";
 import { openStore, tempDb } from "./_sqlite-support.ts";
@@ -65,6 +65,20 @@ export function fileErrorCases(): void {
       const path = tempDb();
       mkdirSync(path);
       expect(openError(path).message).toContain(path);
+    });
+
+    test("sqlite store opens no file through a link: a state.db linked outside the checkout is refused, the file it leads to untouched (tester Z1)", () => {
+      const path = tempDb();
+      const victim = `${path}.elsewhere`;
+      writeFileSync(victim, "");
+      chmodSync(victim, 0o644);
+      symlinkSync(victim, path);
+      const error = openError(path);
+      expect(error.message).toContain(`Cannot open the execution store ${path}: it is a symbolic link`);
+      expect(error.message).toContain(`Remove the link (rm ${path})`);
+      expect(statSync(victim).mode & 0o777).toBe(0o644);
+      expect(statSync(victim).size).toBe(0);
+      expect(existsSync(`${victim}-wal`) || existsSync(`${path}-wal`)).toBe(false);
     });
   });
 }

@@ -163,12 +163,39 @@ function convert(schema: unknown, side: SchemaSide, report: Report): JsonSchema 
     report("bad_declaration", side, `${side} must be a valibot schema like v.object({ … }), got ${describe(schema)}`);
     return null;
   }
+  const asyncAt = asyncPart(schema);
+  if (asyncAt !== null) {
+    report("bad_declaration", side, `the ${side} schema is async (${asyncAt}): docket checks ${side}s as they come, without awaiting, so an async check would never be awaited — a write would run on an input its check refused; use the synchronous forms (v.pipe, v.check, v.object) and do an async check in the handler (throw a CapabilityError "invalid_input")`);
+    return null;
+  }
   try {
     return toCapabilityJsonSchema(schema, side);
   } catch (error) {
     report("schema_not_convertible", side, error instanceof SchemaConversionError ? error.message : `the ${side} schema cannot be converted to JSON Schema: ${String(error)}`);
     return null;
   }
+}
+
+/**
+ * The type of the first async schema or action in `schema` (`v.pipeAsync`, `v.checkAsync`,
+ * `v.objectAsync`…), or null: its children are read structurally (entries, items, options, pipe,
+ * wrapped…), each node once; a lazy schema's getter is not called.
+ */
+function asyncPart(schema: unknown): string | null {
+  const seen = new Set<object>();
+  const stack: unknown[] = [schema];
+  while (stack.length > 0 && seen.size < 10_000) {
+    const node = stack.pop();
+    if (typeof node !== "object" || node === null || seen.has(node)) continue;
+    seen.add(node);
+    const n = node as { kind?: unknown; async?: unknown; type?: unknown };
+    if (typeof n.kind === "string" && n.async === true) return String(n.type ?? n.kind);
+    for (const [key, value] of Object.entries(node)) {
+      if (key === "~standard" || key === "~run" || key === "getter" || typeof value !== "object" || value === null) continue;
+      stack.push(value);
+    }
+  }
+  return null;
 }
 
 function checkExamples(examples: unknown[], input: v.GenericSchema, report: Report): void {

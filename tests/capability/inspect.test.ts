@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { symlinkSync, writeFileSync } from "node:fs";
+import * as v from "valibot";
 import { checkDeclaration, importCapabilityFile, inspectCapabilityFile, listCapabilityFiles } from "../../runtime/capability/inspect.ts";
 import { capabilitySource, removeCheckout, tempCheckout, useDocketModules, writeFiles } from "../_support/capability-fixtures.ts";
 
@@ -109,6 +110,16 @@ describe("checkDeclaration", () => {
     const aboutTimeout = (timeout_ms: number) => checkDeclaration({ id: "a.b", timeout_ms }).problems.map((p) => p.reason).filter((r) => r.startsWith("timeout_ms"));
     expect(aboutTimeout(3_000_000_000)).toEqual(["timeout_ms must be a positive whole number of milliseconds up to 2147483647 (about 24.8 days), got 3000000000"]);
     expect(aboutTimeout(2_147_483_647)).toEqual([]);
+  });
+
+  test("checkDeclaration refuses an async input or output schema, whose check docket would never await (tester Z1)", () => {
+    const base = { id: "a.b", title: "A", description: "B", effect: "write", handler: () => ({}) };
+    const asyncInput = checkDeclaration({ ...base, input: v.pipeAsync(v.object({ a: v.string() }), v.checkAsync(async (o) => o.a === "good")), output: v.object({}) });
+    expect(asyncInput.problems).toContainEqual(expect.objectContaining({ code: "bad_declaration", reason: expect.stringContaining("the input schema is async (object") }));
+    const nested = checkDeclaration({ ...base, input: v.object({}), output: v.objectAsync({ a: v.pipeAsync(v.string(), v.checkAsync(async () => true)) }) });
+    expect(nested.problems.map((p) => p.reason).join("\n")).toContain("the output schema is async");
+    const sync = checkDeclaration({ ...base, input: v.pipe(v.object({ a: v.string() }), v.check((o) => o.a !== "")), output: v.object({}) });
+    expect(sync.problems.filter((p) => p.reason.includes("async"))).toEqual([]);
   });
 });
 

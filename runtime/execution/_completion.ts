@@ -323,6 +323,11 @@ function schemaProblem(capability: RegisteredCapability, output: unknown): Outpu
   // No value of the output is quoted: a handler's output may hold what no input mask knows (a
   // token read from a file), and an internal failure names the capability, the stage and the kind only.
   const checked = checkValue(capability.def.output, output, "output", () => true, "(the value returned is not shown)");
+  // What a transform of the schema made must still be JSON: it is stored and sent as such (a
+  // transform adding a cycle or a BigInt failed the answer of a write whose handler had run).
+  if (checked.ok && !capability.plane && (nestsDeeperThan(checked.value, MAX_INPUT_DEPTH) || !isJsonable(checked.value))) {
+    return { ok: false, message: "is made, by a transform of its output schema, into a value JSON cannot hold (a BigInt, a cycle, or nested too deep).", suggestion: "Make the output schema's transforms return plain JSON values." };
+  }
   if (checked.ok) return checked;
   return {
     ok: false,

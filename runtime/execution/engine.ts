@@ -16,7 +16,7 @@ import { canonicalHash } from "./canonical-json.ts";
 import { redact, hasSensitive, sensitivePaths } from "./redaction.ts";
 import { createSecretMask, MAX_SENSITIVE_VALUES, maskForInput, sensitiveValues, type SecretMask } from "./secret-mask.ts";
 import { thrownClass, thrownDetail } from "./thrown.ts";
-import { checkValue, describeProblems, maskProblems, type Checked } from "./validate.ts";
+import { checkValue, describeProblems, maskProblems, transforms, type Checked } from "./validate.ts";
 import { parsesUnchanged } from "./_parses-unchanged.ts";
 import { inputShapeProblem, MAX_INPUT_DEPTH, PLANE_ENVELOPE_DEPTH } from "./json-depth.ts";
 import { droppedFieldText, undeclaredFields } from "./undeclared-fields.ts";
@@ -212,8 +212,30 @@ export function createEngine(options: EngineOptions): Engine {
         });
       }
     }
+    // A transform of the schema may make what JSON cannot hold (a cycle, a BigInt): the input is
+    // stored and sent to the worker as JSON, so it is refused here, not failed later as docket's own.
+    if (checked.value !== given && !capability.plane && transforms(capability.def.input) && !plainJson(checked.value, depth)) {
+      throw failure(edge, {
+        error_code: "invalid_input",
+        stage: "validate",
+        message: `Cannot ${verb} ${id}: a transform of its input schema made a value JSON cannot hold (a BigInt, a cycle, a function, or nested too deep).`,
+        suggestion: "Make the input schema's transforms return plain JSON values; the capability's file is the one to correct.",
+        context: { reason: "transform_not_json" },
+      });
+    }
     refuseTooManySecrets(id, edge, verb, hasSensitive(capability.input_schema) ? new Set(sensitiveValues(checked.value, capability.input_schema)).size : 0);
     return { capability, input: checked.value };
+  }
+
+  /** True when JSON holds `value` as it is, within `depth` levels (no cycle, BigInt or non-finite number). */
+  function plainJson(value: unknown, depth: number): boolean {
+    if (inputShapeProblem(value, depth) !== null) return false;
+    try {
+      JSON.stringify(value);
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   /** Refuses an input holding more distinct secrets than a run's texts can be searched for. */

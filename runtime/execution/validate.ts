@@ -204,3 +204,29 @@ function entriesAt(schema: AnySchema, keys: unknown[]): Record<string, unknown> 
     at = next as typeof at;
   }
 }
+
+const transformsOf = new WeakMap<object, boolean>();
+
+/**
+ * True when a schema holds a transformation (`v.transform`, `v.rawTransform`…) anywhere: only
+ * then may what it gives back be something JSON cannot hold. Read once per schema, structurally
+ * (entries, items, options, pipe, wrapped…); a lazy schema's getter is not called.
+ */
+export function transforms(schema: AnySchema): boolean {
+  const known = transformsOf.get(schema);
+  if (known !== undefined) return known;
+  const seen = new Set<object>();
+  const stack: unknown[] = [schema];
+  let found = false;
+  while (stack.length > 0 && !found && seen.size < 10_000) {
+    const node = stack.pop();
+    if (typeof node !== "object" || node === null || seen.has(node)) continue;
+    seen.add(node);
+    if ((node as { kind?: unknown }).kind === "transformation") found = true;
+    for (const [key, value] of Object.entries(node)) {
+      if (key !== "~standard" && key !== "getter" && typeof value === "object" && value !== null) stack.push(value);
+    }
+  }
+  transformsOf.set(schema, found);
+  return found;
+}

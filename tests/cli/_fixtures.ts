@@ -48,6 +48,23 @@ export default capability({
 });
 `;
 
+/** Schema transforms that make what JSON cannot hold: a BigInt from the input, a cycle in the output. */
+export const NOT_JSON_TRANSFORMS = `import { capability } from "docket";
+import * as v from "valibot";
+
+export default capability({
+  id: "demo.notjson",
+  title: "Transforms into what JSON cannot hold",
+  description: "Input and output transforms that break JSON.",
+  effect: "write",
+  input: v.object({ big: v.optional(v.pipe(v.string(), v.transform((text) => BigInt(text.length)))), mode: v.string() }),
+  output: v.pipe(v.object({ a: v.string() }), v.transform((out) => { const x: Record<string, unknown> = { ...out }; x.self = x; return x; }), v.looseObject({ a: v.string() })),
+  handler(input) {
+    return { a: input.mode };
+  },
+});
+`;
+
 /** Returns its message as a plain string (printed as is in text mode). */
 export const ECHO = `import { capability } from "docket";
 import * as v from "valibot";

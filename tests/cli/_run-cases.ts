@@ -2,7 +2,7 @@
 import { beforeAll, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ECHO, GREET, IGNORES_TERM, LOOSE, NESTED, SLEEPS, SPIN, STUBBORN_SLEEPS, THROWING_SCHEMA } from "./_fixtures.ts";
+import { ECHO, GREET, IGNORES_TERM, LOOSE, NESTED, SLEEPS, SPIN, STUBBORN_SLEEPS, THROWING_SCHEMA, NOT_JSON_TRANSFORMS } from "./_fixtures.ts";
 import { obeyedCommands } from "../_support/workflow-commands.ts";
 import { docket, oneJsonDocument, spawnDocket, watchStream, tempCheckout, tempDir, writeFiles, type DocketRunner } from "./_harness.ts";
 
@@ -14,7 +14,7 @@ export function defineRunCases(runner: () => DocketRunner): void {
   let checkout = "";
   beforeAll(() => {
     userDir = tempDir("user");
-    writeFiles(userDir, { "demo.greet.ts": GREET, "demo.echo.ts": ECHO, "demo.spin.ts": SPIN, "demo.sleeps.ts": SLEEPS, "demo.stubborn.ts": STUBBORN_SLEEPS, "demo.ignores.ts": IGNORES_TERM, "demo.loose.ts": LOOSE, "demo.nested.ts": NESTED, "demo.throwing.ts": THROWING_SCHEMA, "input.json": '{"message":"from a file"}' });
+    writeFiles(userDir, { "demo.greet.ts": GREET, "demo.echo.ts": ECHO, "demo.spin.ts": SPIN, "demo.sleeps.ts": SLEEPS, "demo.stubborn.ts": STUBBORN_SLEEPS, "demo.ignores.ts": IGNORES_TERM, "demo.loose.ts": LOOSE, "demo.nested.ts": NESTED, "demo.throwing.ts": THROWING_SCHEMA, "demo.notjson.ts": NOT_JSON_TRANSFORMS, "input.json": '{"message":"from a file"}' });
     checkout = tempCheckout();
   });
   const run = (args: string[], options: { env?: Record<string, string>; stdin?: string } = {}) => docket(runner(), ["run", ...args], { cwd: checkout, ...options });
@@ -72,6 +72,18 @@ export function defineRunCases(runner: () => DocketRunner): void {
     expect(refused.stderr).toContain("error invalid_input:");
     expect(refused.stderr).toContain("threw SyntaxError");
     expect(refused.stdout + refused.stderr).not.toContain("hunter2TRANSFORMsecret");
+  }, 30_000);
+
+  test("docket run of a capability whose schema transforms make what JSON cannot hold: an input refused (exit 2), an output failed internal (exit 1), never docket's own crash", async () => {
+    const refused = await run([file("demo.notjson.ts"), "--input", '{"big":"xyz","mode":"m"}']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain("a transform of its input schema made a value JSON cannot hold");
+    expect(refused.stderr).not.toContain("unexpected error");
+    const failed = await run([file("demo.notjson.ts"), "--input", '{"mode":"m"}', "--format", "json"]);
+    expect(failed.code).toBe(1);
+    expect(oneJsonDocument(failed.stdout).failure).toMatchObject({ error_code: "internal", stage: "complete" });
+    expect(failed.stderr).toContain("a transform of its output schema");
+    expect(failed.stderr).not.toContain("unexpected error");
   }, 30_000);
 
   test("docket run of a handler returning the wrong output shape exits 1", async () => {

@@ -141,10 +141,13 @@ function kindOf(schema: JsonSchema, control: string, depth: number): Pick<FieldS
   }
   switch (schema.type) {
     case "string":
+      // A secret is typed blind whatever its format: a date-and-time box would show it, and its
+      // parse quote it back.
+      if (isSensitiveSchema(schema)) return { ...none, kind: "password" };
       if (schema.format === "date") return { ...none, kind: "date" };
       if (schema.format === "date-time") return { ...none, kind: "timestamp" };
       if (schema.pattern === ISO_DATE_TIME_PATTERN) return { ...none, kind: "datetime" };
-      return { ...none, kind: isSensitiveSchema(schema) ? "password" : "text" };
+      return { ...none, kind: "text" };
     case "integer":
       return { ...none, kind: "integer" };
     case "number":

@@ -51,6 +51,14 @@ describe("formShape", () => {
     expect(byName.on!.default).toBe(true);
   });
 
+  test("formShape types a sensitive date or date-time blind, in a password box: a date box would show it (tester Z2)", () => {
+    const shape = formShape({
+      type: "object",
+      properties: { when: { type: "string", format: "date-time", writeOnly: true }, day: { type: "string", format: "date", "x-docket-sensitive": true }, open: { type: "string", format: "date-time" } },
+    })!;
+    expect(Object.fromEntries(shape.map((f) => [f.name, f.kind]))).toEqual({ when: "password", day: "password", open: "timestamp" });
+  });
+
   test("formShape answers null for an input that is not an object of named properties", () => {
     expect(formShape({ type: "array", items: { type: "string" } })).toBeNull();
     expect(formShape({ type: "object", additionalProperties: { type: "number" } })).toBeNull();

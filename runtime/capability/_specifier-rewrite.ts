@@ -27,28 +27,53 @@ export function rewriteSpecifiers(text: string, targets: Map<string, string>): R
   let out = "";
   let copied = 0;
   const withAttributes = new Set<string>();
-  // The code seen last, comments left out and literals as `""`: what a specifier must follow.
+  for (const { kind, start, end, quote, before } of lexemes(text)) {
+    if (kind !== "literal") continue;
+    const value = literalValue(text.slice(start, end));
+    const target = value === null ? undefined : targets.get(value);
+    if (target === undefined || !(quote === "`" ? BEFORE_TEMPLATE : BEFORE_SPECIFIER).test(before)) continue;
+    if (ATTRIBUTES.test(text.slice(end, end + 64))) withAttributes.add(value!);
+    else {
+      out += text.slice(copied, start) + quoted(quote, target);
+      copied = end;
+    }
+  }
+  return { text: out + text.slice(copied), withAttributes };
+}
+
+/** A comment, regular expression or string (or template) literal of a module's text. */
+interface Lexeme {
+  kind: "comment" | "regex" | "literal";
+  start: number;
+  end: number;
+  /** The literal's quote (", ' or `); empty for the others. */
+  quote: string;
+  /** The code seen last before it, comments left out and literals as `""`: what a specifier must follow. */
+  before: string;
+}
+
+/** The comments, regular expressions and literals of `text`, in order (the one reading of the text both passes share). */
+function* lexemes(text: string): Generator<Lexeme> {
   let recent = "";
   let i = 0;
-  const code = (end: number) => {
-    recent = (recent + text.slice(i, end)).slice(-64);
-  };
   while (i < text.length) {
     const next = nextSpecial(text, i);
-    if (next === -1) break;
-    code(next);
+    if (next === -1) return;
+    recent = (recent + text.slice(i, next)).slice(-64);
     i = next;
     const c = text[i]!;
     if (c === "/") {
       const after = text[i + 1];
       if (after === "/" || after === "*") {
         const end = after === "/" ? lineEnd(text, i) : blockEnd(text, i);
+        yield { kind: "comment", start: i, end, quote: "", before: recent };
         recent += " ";
         i = end;
         continue;
       }
       if (BEFORE_REGEX.test(recent)) {
         const end = regexEnd(text, i);
+        yield { kind: "regex", start: i, end, quote: "", before: recent };
         recent += "/r/";
         i = end;
         continue;
@@ -58,20 +83,10 @@ export function rewriteSpecifiers(text: string, targets: Map<string, string>): R
       continue;
     }
     const end = stringEnd(text, i, c);
-    const token = text.slice(i, end);
-    const value = literalValue(token);
-    const target = value === null ? undefined : targets.get(value);
-    if (target !== undefined && (c === "`" ? BEFORE_TEMPLATE : BEFORE_SPECIFIER).test(recent)) {
-      if (ATTRIBUTES.test(text.slice(end, end + 64))) withAttributes.add(value!);
-      else {
-        out += text.slice(copied, i) + quoted(c, target);
-        copied = end;
-      }
-    }
+    yield { kind: "literal", start: i, end, quote: c, before: recent };
     recent += '""';
     i = end;
   }
-  return { text: out + text.slice(copied), withAttributes };
 }
 
 /** Text that may import a local module by a computed name: an import or require beside a local path or import.meta. */
@@ -125,42 +140,11 @@ function firstArgumentEnd(code: string, from: number): number {
 function skeleton(text: string): string {
   let out = "";
   let copied = 0;
-  let recent = "";
-  let i = 0;
-  const blank = (from: number, to: number, fill: string) => {
+  for (const { kind, start, end } of lexemes(text)) {
+    // A comment goes blank; a literal or a regular expression keeps its delimiters.
+    const [from, to, fill] = kind === "comment" ? [start, end, " "] : [start + 1, Math.max(start + 1, end - 1), "_"];
     out += text.slice(copied, from) + text.slice(from, to).replace(/[^\n]/g, fill);
     copied = to;
-  };
-  while (i < text.length) {
-    const next = nextSpecial(text, i);
-    if (next === -1) break;
-    recent = (recent + text.slice(i, next)).slice(-64);
-    i = next;
-    const c = text[i]!;
-    if (c === "/") {
-      const after = text[i + 1];
-      if (after === "/" || after === "*") {
-        const end = after === "/" ? lineEnd(text, i) : blockEnd(text, i);
-        blank(i, end, " ");
-        recent += " ";
-        i = end;
-        continue;
-      }
-      if (BEFORE_REGEX.test(recent)) {
-        const end = regexEnd(text, i);
-        blank(i + 1, Math.max(i + 1, end - 1), "_");
-        recent += "/r/";
-        i = end;
-        continue;
-      }
-      recent += "/";
-      i++;
-      continue;
-    }
-    const end = stringEnd(text, i, c);
-    blank(i + 1, Math.max(i + 1, end - 1), "_");
-    recent += '""';
-    i = end;
   }
   return out + text.slice(copied);
 }

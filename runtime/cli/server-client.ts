@@ -193,11 +193,7 @@ export function unansweringServer(root: string): Lease | null {
   const lease = leased(readLease(root));
   // No server ever started here: nothing to look at (and nothing made in a clean checkout).
   if (lease === null && !existsSync(join(root, ".docket", "serve.lock"))) return null;
-  const lock = lockCheckout(root);
-  if (lock !== null) {
-    lock.release();
-    return null;
-  }
+  if (!lockHeld(root)) return null;
   if (lease !== null) return lease;
   // Held, with no lease yet: a server starting (its capability files still loading), or one
   // frozen while it did. Not "no server" — a run_id run here could run twice (a tester's finding).
@@ -214,17 +210,38 @@ export function unansweringServer(root: string): Lease | null {
 const STARTING_WAIT_MS = 5_000;
 const PAUSE = new Int32Array(new SharedArrayBuffer(4));
 
-/** The pid holding a flock on `path` (Linux: /proc/locks), or null where that cannot be told. */
-function lockHolderPid(path: string): number | null {
+/**
+ * Whether a process holds the checkout's lock. Where the kernel lists its locks (Linux:
+ * /proc/locks) they are read, touching nothing; elsewhere the lock is taken and let go at once —
+ * which, in that instant, a server starting would find held.
+ */
+function lockHeld(root: string): boolean {
+  const holder = lockHolderPid(root);
+  if (holder !== undefined) return holder !== null;
+  const lock = lockCheckout(root);
+  lock?.release();
+  return lock === null;
+}
+
+/** The pid holding a flock on `path` (Linux: /proc/locks); null when none does; undefined where that cannot be told. */
+function lockHolderPid(path: string): number | null | undefined {
+  let listed: string;
+  let file: { dev: number; ino: number };
   try {
-    const inode = statSync(path).ino;
-    for (const line of readFileSync("/proc/locks", "utf8").split("\n")) {
-      // "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF"
-      const fields = line.trim().split(/\s+/);
-      if (fields[1] === "FLOCK" && Number(fields[5]?.split(":")[2]) === inode) return Number(fields[4]);
-    }
+    file = statSync(path);
+    listed = readFileSync("/proc/locks", "utf8");
   } catch {
-    // Not Linux, or not readable.
+    return undefined;
+  }
+  // The device as the kernel lists it: major and minor in hex (the usual encoding of st_dev).
+  const major = Math.floor(file.dev / 256) % 4096;
+  const minor = (file.dev % 256) + (Math.floor(file.dev / 4096) & ~0xff);
+  for (const line of listed.split("\n")) {
+    // "1: FLOCK  ADVISORY  WRITE 1234 fe:00:5678 0 EOF" (a waiter's line has "->" after the number)
+    const fields = line.trim().replace(/^\d+:\s+->\s+/, "waiting: ").split(/\s+/);
+    const [maj, min, ino] = (fields[5] ?? "").split(":");
+    if (fields[0] === "waiting:" || fields[1] !== "FLOCK" || Number(ino) !== file.ino) continue;
+    if (Number.parseInt(maj ?? "", 16) === major && Number.parseInt(min ?? "", 16) === minor) return Number(fields[4]);
   }
   return null;
 }

@@ -185,7 +185,9 @@ function fieldOf(name: string, control: string, raw: unknown, required: boolean,
   const original = isObject(raw) ? raw : {};
   const { schema: s, nullable } = unwrapNullable(original);
   const secret = isSensitiveSchema(original) || isSensitiveSchema(s);
-  const shape = kindOf(s, control, depth);
+  // A checkbox has two states and null is a third: a boolean that may be null is a select of
+  // true and false, whose empty choice is null (docs/cockpit.md).
+  const shape = nullable && s.type === "boolean" && !enumValues(s) ? { ...kindOf(s, control, depth), kind: "choice" as const, options: [true, false] } : kindOf(s, control, depth);
   // A list of secrets is typed as JSON into a password box (a textarea of lines would show them).
   const kind = secret && shape.kind === "text" ? "password" : shape.kind === "list" && hasSensitive(original) ? "json" : shape.kind;
   // A container's secrets are its own fields' business; the container itself is no secret.

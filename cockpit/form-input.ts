@@ -38,6 +38,16 @@ function empty(field: FieldSpec): Read {
   return { error: `${field.name} is required.` };
 }
 
+/**
+ * An empty group (no box ticked, no line, no row, no entry): absent when optional, null when
+ * nullable — as an empty control is, so "left empty, it is sent as null" holds for every kind —
+ * else the empty value itself (`[]`, `{}`).
+ */
+function emptyGroup(field: FieldSpec, value: unknown[] | Record<string, never>): Read {
+  if (!field.required) return { omit: true };
+  return { value: field.nullable ? null : value };
+}
+
 function readField(field: FieldSpec, form: PostedForm, errors: Errors): Read {
   const text = form.get(field.control) ?? "";
   switch (field.kind) {
@@ -58,7 +68,7 @@ function readField(field: FieldSpec, form: PostedForm, errors: Errors): Read {
     }
     case "choices": {
       const chosen = form.getAll(field.control).filter((v) => v !== "");
-      if (chosen.length === 0) return field.required ? { value: [] } : { omit: true };
+      if (chosen.length === 0) return emptyGroup(field, []);
       const values: Scalar[] = [];
       for (const text of chosen) {
         const found = field.options.find((option) => optionValue(option) === text);
@@ -69,7 +79,7 @@ function readField(field: FieldSpec, form: PostedForm, errors: Errors): Read {
     }
     case "list": {
       const lines = text.split(/\r?\n/).map((line) => line.trim()).filter((line) => line !== "");
-      if (lines.length === 0) return field.required ? { value: [] } : { omit: true };
+      if (lines.length === 0) return emptyGroup(field, []);
       if (field.item === "string") return { value: lines };
       const values: number[] = [];
       for (const [i, line] of lines.entries()) {
@@ -148,7 +158,9 @@ function isFilled(field: FieldSpec, form: PostedForm): boolean {
 }
 
 function readObject(field: FieldSpec, fields: FieldSpec[], form: PostedForm, errors: Errors): Read {
-  if (!field.required && !isFilled(field, form)) return { omit: true };
+  // A group with nothing filled in is absent when optional, null when nullable; a required one
+  // is read, so that its required fields are named.
+  if ((!field.required || field.nullable) && !isFilled(field, form)) return empty(field);
   const read = readFields(fields, form, errors);
   return read.failed ? { error: `${field.name} has problems in its fields.` } : { value: read.value };
 }
@@ -168,7 +180,7 @@ function readRows(field: FieldSpec, form: PostedForm, errors: Errors): Read {
     const which = failed.length === 1 ? `row ${failed[0]}` : `rows ${failed.slice(0, 5).join(", ")}${failed.length > 5 ? ` and ${failed.length - 5} more` : ""}`;
     return { error: `${field.name} has problems in ${which}.` };
   }
-  if (items.length === 0) return field.required ? { value: [] } : { omit: true };
+  if (items.length === 0) return emptyGroup(field, []);
   return { value: items };
 }
 
@@ -184,13 +196,13 @@ function readRecord(field: FieldSpec, form: PostedForm, errors: Errors): Read {
     if ("error" in value) return { error: `${field.name}[${quote(key)}]: ${value.error}` };
     put(record, key, "value" in value ? value.value : null);
   }
-  if (Object.keys(record).length === 0) return field.required ? { value: {} } : { omit: true };
+  if (Object.keys(record).length === 0) return emptyGroup(field, {});
   return { value: record };
 }
 
 function readVariant(field: FieldSpec, form: PostedForm, errors: Errors): Read {
   const chosen = form.get(`${field.control}.variant`) ?? "";
-  if (chosen === "") return field.required ? { error: `${field.name}: choose one of ${field.variants.map((v) => v.label).join(", ")}.` } : { omit: true };
+  if (chosen === "") return field.required && !field.nullable ? { error: `${field.name}: choose one of ${field.variants.map((v) => v.label).join(", ")}.` } : empty(field);
   const variant = field.variants[Number(chosen)];
   if (!variant || !/^\d+$/.test(chosen)) return { error: `${field.name}: no shape ${quote(chosen)}; choose one of ${field.variants.map((v) => v.label).join(", ")}.` };
   const read = readFields(variant.fields, form, errors);

@@ -35,6 +35,19 @@ function rangeText(min: number | null, max: number | null, unit = ""): string | 
   return null;
 }
 
+/** The empty value a group could hold besides null, when it is valid: left empty it is null, so that one is sent only as raw JSON. */
+function emptyValueOf(field: FieldSpec): string | null {
+  if (field.kind === "list" || field.kind === "choices" || field.kind === "rows") return "[]";
+  if (field.kind === "record" || (field.kind === "object" && field.fields.every((f) => !f.required))) return "{}";
+  return null;
+}
+
+/** What a required field that may be null sends when left empty: null, for every kind. */
+function nullHelp(field: FieldSpec): string {
+  const other = emptyValueOf(field);
+  return `May be null: left empty, it is sent as null${other ? ` (${other} only through the raw JSON box)` : ""}.`;
+}
+
 /** The help under a control: the description, then what the schema allows, in words. */
 function helpText(field: FieldSpec): string {
   const parts: string[] = [];
@@ -52,7 +65,7 @@ function helpText(field: FieldSpec): string {
   if (field.kind === "timestamp") parts.push(`A date and time in the server's time zone (${serverTimeZone()}): it is sent with seconds and that zone's UTC offset.`);
   if (field.kind === "variant") parts.push("Choose its shape, then fill that shape's fields.");
   if (field.kind === "json") parts.push("JSON.");
-  if (field.nullable) parts.push(field.required ? "May be null: left empty, it is sent as null." : "May be null.");
+  if (field.nullable) parts.push(field.required ? nullHelp(field) : "May be null.");
   if (field.hasDefault) parts.push(`Default: ${JSON.stringify(field.default)}.`);
   if (field.secret) parts.push("A secret: redacted before anything is stored or shown.");
   return parts.join(" ");
@@ -113,7 +126,7 @@ function Control(props: { field: FieldSpec; id: string; values: PostedForm | nul
       const many = false;
       return (
         <select {...common} required={required}>
-          {!many && !(field.required && field.hasDefault) ? <option value="">{!field.required ? "— not set —" : field.nullable ? "— null —" : "— choose —"}</option> : null}
+          {!many && !(field.required && field.hasDefault && !field.nullable) ? <option value="">{!field.required ? "— not set —" : field.nullable ? "— null —" : "— choose —"}</option> : null}
           {field.options.map((option) => (
             <option value={optionValue(option)} selected={chosen.includes(optionValue(option))}>
               {String(option)}
@@ -225,6 +238,13 @@ function VariantGroup(props: FieldProps) {
   return (
     <div class="variants" data-variants={field.control}>
       <div class="variant-choice" role="radiogroup" aria-label={`Shape of ${field.name}`}>
+        {field.nullable ? (
+          // A chosen shape cannot be unchosen: null (or, when optional, nothing) is a choice of its own.
+          <label class="checkbox">
+            <input type="radio" name={`${field.control}.variant`} value="" checked={chosen === ""} data-variant-choice="" />
+            <span>{field.required ? "null" : "not set"}</span>
+          </label>
+        ) : null}
         {field.variants.map((variant, k) => (
           <label class="checkbox">
             <input type="radio" name={`${field.control}.variant`} value={String(k)} checked={chosen === String(k)} data-variant-choice={String(k)} />
@@ -267,8 +287,9 @@ function Field(props: FieldProps) {
   ) : null;
   const group = field.kind === "object" || field.kind === "rows" || field.kind === "record" || field.kind === "variant";
   if (group) {
-    // An optional group may be left empty: its fields are then no more required than it is.
-    const inGroup = props.inGroup || !field.required || field.kind !== "object";
+    // An optional group, or one that may be null, may be left empty: its fields are then no more
+    // required than it is.
+    const inGroup = props.inGroup || !field.required || field.nullable || field.kind !== "object";
     return (
       <fieldset class={`field subfields field-${field.kind}${error ? " has-error" : ""}`} data-field={field.name} data-kind={field.kind} id={id} aria-describedby={describedBy || undefined}>
         <FieldLabel field={field} />

@@ -66,8 +66,13 @@
   /** A variant chooser shows only the chosen shape's fields, and sends only those. */
   function wireVariants(group) {
     var control = group.getAttribute("data-variants");
+    var radios = group.querySelectorAll('input[name="' + control + '.variant"]');
     function show() {
-      var chosen = group.querySelector('input[name="' + control + '.variant"]:checked');
+      // The checked property, not `:checked`: a chooser served with its null choice checked keeps
+      // that attribute after another is picked, and happy-dom (the tests' DOM) matches the attribute.
+      var chosen = Array.prototype.filter.call(radios, function (radio) {
+        return radio.checked;
+      })[0];
       var value = chosen ? chosen.value : null;
       Array.prototype.forEach.call(group.children, function (child) {
         if (!child.hasAttribute("data-variant")) return;
@@ -76,7 +81,7 @@
         child.disabled = !on;
       });
     }
-    Array.prototype.forEach.call(group.querySelectorAll('input[name="' + control + '.variant"]'), function (radio) {
+    Array.prototype.forEach.call(radios, function (radio) {
       radio.addEventListener("change", show);
     });
     show();

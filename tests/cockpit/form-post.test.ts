@@ -73,10 +73,31 @@ export default capability({
 });
 `;
 
+/** Required groups and a boolean that may be null: left empty, each is sent as null too. */
+const MAYBE_GROUPS = `import { capability } from "docket";
+import * as v from "valibot";
+export default capability({
+  id: "team.maybe-groups", title: "Maybe groups", description: "Gives its input back.", effect: "read",
+  input: v.object({
+    o: v.nullable(v.object({ a: v.string() })),
+    b: v.nullable(v.boolean()),
+    l: v.nullable(v.array(v.string())),
+    c: v.nullable(v.array(v.picklist(["x", "y"]))),
+    rows: v.nullable(v.array(v.object({ p: v.string() }))),
+    rec: v.nullable(v.record(v.string(), v.number())),
+    t: v.nullable(v.variant("kind", [v.object({ kind: v.literal("one"), n: v.number() }), v.object({ kind: v.literal("two") })])),
+  }),
+  output: v.any(),
+  handler(input) {
+    return input;
+  },
+});
+`;
+
 let server: CockpitServer;
 
 beforeAll(async () => {
-  server = await startCockpitServer({}, { "team.rows.ts": ROWS, "team.names.ts": NAMES, "team.proto.ts": PROTO, "team.moment.ts": MOMENT, "team.maybe.ts": MAYBE });
+  server = await startCockpitServer({}, { "team.rows.ts": ROWS, "team.names.ts": NAMES, "team.proto.ts": PROTO, "team.moment.ts": MOMENT, "team.maybe.ts": MAYBE, "team.maybe-groups.ts": MAYBE_GROUPS });
 });
 
 afterAll(async () => {
@@ -191,5 +212,37 @@ describe("cockpit form post", () => {
     const response = await server.post("/cockpit/capabilities/team.maybe", { mode: "call", "input.maybe": "", "input.count": "", "input.pick": "", "input.day": "" });
     expect(response.status).toBe(200);
     expect(await outputOf(response)).toEqual({ maybe: null, count: null, pick: null, day: null });
+  });
+
+  test("a required group or boolean that may be null blocks no empty form, says so, and sent empty it is null", async () => {
+    const doc = parseHtml((await server.page("/cockpit/capabilities/team.maybe-groups")).html);
+    expect([...doc.querySelectorAll("form [required]")].map((control) => control.getAttribute("name"))).toEqual([]);
+    for (const name of ["o", "b", "l", "c", "rows", "rec", "t"]) expect(textOf(doc, `[data-field="${name}"] > .help`)).toContain("left empty, it is sent as null");
+    expect(textOf(doc, '[data-field="l"] > .help')).toContain("([] only through the raw JSON box)");
+    expect(textOf(doc, '[data-field="rec"] > .help')).toContain("({} only through the raw JSON box)");
+    // The boolean is a select of true and false whose empty choice is null; the union has a null choice.
+    expect([...doc.querySelectorAll('select[name="input.b"] option')].map((option) => [option.getAttribute("value"), option.textContent])).toEqual([
+      ["", "— null —"],
+      ["true", "true"],
+      ["false", "false"],
+    ]);
+    expect(doc.querySelector('input[type="radio"][name="input.t.variant"][value=""]')?.parentElement?.textContent).toBe("null");
+    const empty = await server.post("/cockpit/capabilities/team.maybe-groups", { mode: "call", "input.o.a": "", "input.b": "", "input.l": "", "input.rows.0.p": "", "input.rec.0.key": "", "input.rec.0.value": "", "input.t.variant": "" });
+    expect(empty.status).toBe(200);
+    expect(await outputOf(empty)).toEqual({ o: null, b: null, l: null, c: null, rows: null, rec: null, t: null });
+    const filled = await server.post("/cockpit/capabilities/team.maybe-groups", {
+      mode: "call",
+      "input.o.a": "x",
+      "input.b": "false",
+      "input.l": "p\nq",
+      "input.c": ["\"y\""],
+      "input.rows.0.p": "r",
+      "input.rec.0.key": "k",
+      "input.rec.0.value": "1",
+      "input.t.variant": "0",
+      "input.t.v0.n": "2",
+    });
+    expect(filled.status).toBe(200);
+    expect(await outputOf(filled)).toEqual({ o: { a: "x" }, b: false, l: ["p", "q"], c: ["y"], rows: [{ p: "r" }], rec: { k: 1 }, t: { kind: "one", n: 2 } });
   });
 });

@@ -107,4 +107,30 @@ describe("run-form.js: rows and variants", () => {
     (doc.querySelector('[name="input.target.v1.version"]') as HTMLInputElement).value = "v1";
     expect(sent(doc)).toEqual({ ok: true, input: { target: { kind: "tag", version: "v1" } } });
   });
+
+  test("a union that may be null has a null choice, which hides every shape and sends null after one was chosen", () => {
+    const schema = { ...SCHEMA, properties: { ...SCHEMA.properties, target: { anyOf: [SCHEMA.properties.target, { type: "null" }] } } };
+    const capability = { ...capabilityOf("read"), input_schema: schema };
+    const loaded = loadPage(capabilityHtml(capability), { path: "/cockpit/capabilities/team.look", scripts: ["run-form.js"] });
+    pages.push(loaded);
+    const doc = loaded.document;
+    const choose = (value: string) => {
+      (doc.querySelector(`[name="input.target.variant"][value="${value}"]`) as HTMLInputElement).click();
+    };
+    const shapes = () => [...doc.querySelectorAll("fieldset[data-variant]")].map((f) => (f as HTMLFieldSetElement).hidden);
+    choose("0");
+    (doc.querySelector('[name="input.target.v0.name"]') as HTMLInputElement).value = "main";
+    expect(shapes()).toEqual([false, true]);
+    choose("");
+    expect(shapes()).toEqual([true, true]);
+    const form = doc.querySelector("form[data-docket-run]") as HTMLFormElement;
+    const values = new URLSearchParams();
+    for (const element of form.querySelectorAll("input, select, textarea")) {
+      const control = element as HTMLInputElement;
+      if (!control.name || control.disabled || control.closest("template") || control.closest("fieldset[disabled]")) continue;
+      if ((control.type === "radio" || control.type === "checkbox") && !control.checked) continue;
+      values.append(control.name, control.value);
+    }
+    expect(inputFromForm(formShape(schema), values)).toEqual({ ok: true, input: { target: null } });
+  });
 });

@@ -15,10 +15,73 @@ export type AgainValues =
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 
-/** Appends what a field's controls would have sent for a stored value; nothing for a secret. */
-function appendValues(values: URLSearchParams, field: FieldSpec, value: unknown): void {
+/** What the form could not hold of a stored input, by path (`old_name`, `owner.nick`, `rows.0.b`). */
+interface Unheld {
+  /** Members no field of the form is for: renamed or removed since. */
+  dropped: string[];
+  /** Members whose field cannot hold the value as it was (its type or choices changed since): left empty. */
+  changed: string[];
+}
+
+const isScalarOption = (field: FieldSpec, value: unknown) => field.options.some((option) => option === value);
+
+/**
+ * Whether a field's control shows a stored scalar (or list) as it was, so that sending the form
+ * sends it again. An empty value is shown as the empty control: null where the field may be null.
+ */
+function fitsControl(field: FieldSpec, value: unknown): boolean {
+  if (value === null) return field.nullable || (field.kind === "choice" && isScalarOption(field, null)) || field.kind === "json";
+  switch (field.kind) {
+    case "text":
+    case "password":
+    case "date":
+    case "datetime":
+    case "timestamp":
+      return typeof value === "string";
+    case "number":
+      return typeof value === "number" && Number.isFinite(value);
+    case "integer":
+      return Number.isInteger(value);
+    case "boolean":
+      return typeof value === "boolean";
+    case "choice":
+      return isScalarOption(field, value);
+    case "choices":
+      return Array.isArray(value) && value.every((item) => isScalarOption(field, item));
+    case "list":
+      // One value per line, each trimmed and none empty: a string that is not one line as typed would come back changed.
+      if (!Array.isArray(value)) return false;
+      if (field.item === "string") return value.every((item) => typeof item === "string" && item !== "" && item === item.trim() && !/[\r\n]/.test(item));
+      return value.every((item) => (field.item === "integer" ? Number.isInteger(item) : typeof item === "number" && Number.isFinite(item)));
+    default:
+      return true;
+  }
+}
+
+/** The members of `value` that none of `fields` is for (a constant a shape sets is one of its own), as paths under `prefix`. */
+function droppedMembers(fields: FieldSpec[], value: Record<string, unknown>, prefix: string, own: string | null = null): string[] {
+  return Object.keys(value)
+    .filter((key) => key !== own && !fields.some((f) => f.name === key))
+    .map((key) => prefix + key);
+}
+
+/**
+ * Appends what a field's controls would have sent for a stored value at `path`, and records in
+ * `unheld` what they cannot hold as it was (left empty then: the raw JSON box has it). A secret
+ * is never filled back in, and is not "unheld": it is typed again.
+ */
+function appendValues(values: URLSearchParams, field: FieldSpec, value: unknown, path: string, unheld: Unheld): void {
   if (field.sensitive || value === undefined) return;
   const put = (text: string) => values.append(field.control, text);
+  const group = field.kind === "object" || field.kind === "rows" || field.kind === "record" || field.kind === "variant";
+  if (value === null || !group) {
+    if (!fitsControl(field, value)) {
+      unheld.changed.push(path);
+      return;
+    }
+    // An empty control is null; a choice of null and a JSON box hold it as `null`.
+    if (value === null && !(field.kind === "json" || (field.kind === "choice" && isScalarOption(field, null)))) return;
+  }
   switch (field.kind) {
     case "boolean":
       if (value === true) put("true");
@@ -26,77 +89,66 @@ function appendValues(values: URLSearchParams, field: FieldSpec, value: unknown)
     case "choice":
       return put(optionValue(value as never));
     case "choices":
-      if (Array.isArray(value)) for (const item of value) put(optionValue(item as never));
+      for (const item of value as unknown[]) put(optionValue(item as never));
       return;
     case "list":
-      if (Array.isArray(value)) put(value.map(String).join("\n"));
-      return;
+      return put((value as unknown[]).map(String).join("\n"));
     case "json":
       return put(JSON.stringify(value, null, 2));
     case "timestamp":
       // The date-and-time box holds no zone: the same moment, as the server's wall time.
-      if (typeof value === "string") put(toServerWallTime(value));
-      return;
+      return put(toServerWallTime(value as string));
     case "object":
-      if (isObject(value)) for (const child of field.fields) appendValues(values, child, value[child.name]);
+      if (!isObject(value)) return void unheld.changed.push(path);
+      unheld.dropped.push(...droppedMembers(field.fields, value, `${path}.`));
+      for (const child of field.fields) appendValues(values, child, value[child.name], `${path}.${child.name}`, unheld);
       return;
     case "rows":
-      if (Array.isArray(value)) {
-        value.forEach((item, index) => {
-          if (isObject(item)) for (const child of rowFields(field.fields, index, field.control)) appendValues(values, child, item[child.name]);
-        });
-      }
+      if (!Array.isArray(value)) return void unheld.changed.push(path);
+      value.forEach((item, index) => {
+        if (!isObject(item)) return void unheld.changed.push(`${path}.${index}`);
+        unheld.dropped.push(...droppedMembers(field.fields, item, `${path}.${index}.`));
+        for (const child of rowFields(field.fields, index, field.control)) appendValues(values, child, item[child.name], `${path}.${index}.${child.name}`, unheld);
+      });
       return;
     case "record":
-      if (isObject(value)) {
-        Object.entries(value).forEach(([key, item], index) => {
-          const [keyField, valueField] = rowFields(field.fields, index, field.control) as [FieldSpec, FieldSpec];
-          appendValues(values, keyField, key);
-          appendValues(values, valueField, item);
-        });
-      }
+      if (!isObject(value)) return void unheld.changed.push(path);
+      Object.entries(value).forEach(([key, item], index) => {
+        const [keyField, valueField] = rowFields(field.fields, index, field.control) as [FieldSpec, FieldSpec];
+        appendValues(values, keyField, key, `${path}.${key}`, unheld);
+        appendValues(values, valueField, item, `${path}.${key}`, unheld);
+      });
       return;
     case "variant": {
-      if (!isObject(value)) return;
-      const k = field.variants.findIndex((v) => (v.constant ? value[v.constant.name] === v.constant.value : v.fields.every((f) => !f.required || f.name in value)));
-      if (k < 0) return;
+      const k = isObject(value) ? field.variants.findIndex((v) => (v.constant ? value[v.constant.name] === v.constant.value : v.fields.every((f) => !f.required || f.name in value))) : -1;
+      if (k < 0 || !isObject(value)) return void unheld.changed.push(path);
+      const variant = field.variants[k]!;
       values.set(`${field.control}.variant`, String(k));
-      for (const child of field.variants[k]!.fields) appendValues(values, child, value[child.name]);
+      unheld.dropped.push(...droppedMembers(variant.fields, value, `${path}.`, variant.constant?.name ?? null));
+      for (const child of variant.fields) appendValues(values, child, value[child.name], `${path}.${child.name}`, unheld);
       return;
     }
     default:
-      if (value !== null) put(String(value));
+      put(String(value));
   }
 }
 
-/**
- * The members of a stored input that no field of the form holds, by path (`old_name`,
- * `owner.nick`): the capability's schema changed since (a field renamed or removed). Objects are
- * followed into their fieldsets; rows, records and shapes are taken as a whole.
- */
-function unheldPaths(fields: FieldSpec[], value: Record<string, unknown>, prefix = ""): string[] {
-  const paths: string[] = [];
-  for (const [key, member] of Object.entries(value)) {
-    const field = fields.find((f) => f.name === key);
-    if (!field) paths.push(prefix + key);
-    else if (field.kind === "object" && isObject(member)) paths.push(...unheldPaths(field.fields, member, `${prefix}${key}.`));
-  }
-  return paths;
-}
-
-/** What {@link formValuesOf} gives: the values, the secrets to type again, the members no field holds. */
+/** What {@link formValuesOf} gives: the values, the secrets to type again, what the form could not hold. */
 export interface RefilledForm {
   values: URLSearchParams;
   secrets: string[];
   /** Members of the stored input the form has no field for (the schema changed since), by path. */
   unheld: string[];
+  /** Members whose field cannot hold them as they were (the field's type or choices changed since), by path: left empty. */
+  changed: string[];
 }
 
 /**
  * The form values that send `input` again: every field as it was stored, except those that are or
  * hold a secret — the store only has "[redacted]" for them, so the person types them again. When
- * the form cannot hold all of the input (the schema changed since), the whole input is also put in
- * the raw JSON box, unless the input holds secrets (that box is never filled back then).
+ * the form cannot hold all of the input as it was (the schema changed since: a member with no
+ * field, or a value its field cannot hold), the whole input is also put in the raw JSON box,
+ * unless the input holds secrets (that box is never filled back then).
  */
 export function formValuesOf(capability: RegisteredCapability, input: unknown): RefilledForm {
   const values = new URLSearchParams();
@@ -105,23 +157,30 @@ export function formValuesOf(capability: RegisteredCapability, input: unknown): 
   if (shape === null) {
     // Raw JSON only: a stored secret cannot be filled back in, so such an input starts empty.
     if (!secretInput) values.set(RAW_JSON_CONTROL, JSON.stringify(input ?? null, null, 2));
-    return { values, secrets: secretInput ? ["the input"] : [], unheld: [] };
+    return { values, secrets: secretInput ? ["the input"] : [], unheld: [], changed: [] };
   }
-  const fields = isObject(input) ? input : {};
-  for (const field of shape) appendValues(values, field, fields[field.name]);
-  const unheld = isObject(input) ? unheldPaths(shape, input) : input === undefined || input === null ? [] : ["the whole input (it is not an object of fields)"];
-  if (unheld.length > 0 && !secretInput) values.set(RAW_JSON_CONTROL, JSON.stringify(input, null, 2));
-  return { values, secrets: shape.filter((f) => f.sensitive).map((f) => f.name), unheld };
+  const unheld: Unheld = { dropped: [], changed: [] };
+  if (isObject(input)) {
+    unheld.dropped.push(...droppedMembers(shape, input, ""));
+    for (const field of shape) appendValues(values, field, input[field.name], field.name, unheld);
+  } else if (input !== undefined && input !== null) unheld.dropped.push("the whole input (it is not an object of fields)");
+  if (unheld.dropped.length + unheld.changed.length > 0 && !secretInput) values.set(RAW_JSON_CONTROL, JSON.stringify(input, null, 2));
+  return { values, secrets: shape.filter((f) => f.sensitive).map((f) => f.name), unheld: unheld.dropped, changed: unheld.changed };
 }
 
-/** What the page says about the fields the form could not hold, and where the old input is. */
-function unheldNotice(unheld: string[], inRawBox: boolean): string {
-  if (unheld.length === 0) return "";
-  const shown = unheld.slice(0, 10).join(", ") + (unheld.length > 10 ? ` and ${unheld.length - 10} more` : "");
+/** Paths as a list for a sentence: the first ten, then how many more. */
+const listed = (paths: string[]) => paths.slice(0, 10).join(", ") + (paths.length > 10 ? ` and ${paths.length - 10} more` : "");
+
+/** What the page says about the members the form could not hold, and where the old input is. */
+function unheldNotice(dropped: string[], changed: string[], inRawBox: boolean): string {
+  if (dropped.length === 0 && changed.length === 0) return "";
+  const parts: string[] = [];
+  if (dropped.length > 0) parts.push(`has no field for ${listed(dropped)}`);
+  if (changed.length > 0) parts.push(`cannot hold ${listed(changed)} as ${changed.length === 1 ? "it was" : "they were"} (left empty)`);
   const where = inRawBox
     ? " The whole input as it was is in the raw JSON box, which replaces the fields when sent: edit it to the capability's fields now, or empty it to send the form."
     : "";
-  return ` The form has no field for ${shown}: the capability's input changed since.${where}`;
+  return ` The form ${parts.join(", and ")}: the capability's input changed since.${where}`;
 }
 
 /** Reads `?again=<execution id>` for a capability page: the stored input of that execution, as form values. */
@@ -136,8 +195,9 @@ export function againValues(store: ExecutionStore, capability: RegisteredCapabil
     return { kind: "refused", problem: { status: 400, title: "Another capability", message: `${again} ran ${execution.capability}, not ${capability.id}.`, suggestion: "Use Run again on that execution's own page." } };
   }
   if (execution.details_expired) return { kind: "refused", problem: { status: 410, title: "Input no longer kept", message: `The details of ${again}, its input included, have expired.` } };
-  const { values, secrets, unheld } = formValuesOf(capability, execution.input);
+  const { values, secrets, unheld, changed } = formValuesOf(capability, execution.input);
   const typeAgain = secrets.length ? ` Type ${secrets.join(", ")} again: secrets are never stored.` : "";
-  const changed = unheldNotice(unheld, values.has(RAW_JSON_CONTROL) && formShape(capability.input_schema) !== null);
-  return { kind: "filled", values, notice: `The form holds ${unheld.length ? "what it can of " : ""}the input of ${again}.${changed}${typeAgain}` };
+  const partial = unheld.length + changed.length > 0;
+  const notice = unheldNotice(unheld, changed, values.has(RAW_JSON_CONTROL) && formShape(capability.input_schema) !== null);
+  return { kind: "filled", values, notice: `The form holds ${partial ? "what it can of " : ""}the input of ${again}.${notice}${typeAgain}` };
 }

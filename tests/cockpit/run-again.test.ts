@@ -2,6 +2,8 @@ import { afterAll, describe, expect, test } from "bun:test";
 import type { RegisteredCapability } from "../../runtime/capability/registered.ts";
 import type { ExecutionStore } from "../../runtime/store/store.ts";
 import { againValues } from "../../cockpit/run-again.ts";
+import { formShape } from "../../cockpit/form-fields.ts";
+import { inputFromForm } from "../../cockpit/form-input.ts";
 import { CapabilityPage } from "../../cockpit/pages/capability.tsx";
 import { capabilityOf, ID, runningSnapshot } from "./_support/fixtures.ts";
 import { closeParsed, parseHtml } from "./_support/html.ts";
@@ -53,5 +55,49 @@ describe("Run again after the capability's input changed", () => {
     expect(secret.values.has("raw_json")).toBe(false);
     expect(secret.notice).toContain("The form has no field for name, owner.nick");
     expect(secret.notice).not.toContain("raw JSON box");
+  });
+
+  test("againValues names each member whose field can no longer hold it as it was, leaves that field empty, and keeps the old input in the raw JSON box", () => {
+    const old = { limit: "ten", mode: "b", tags: ["x", "y"], rows: [{ a: "1", b: 2 }], title: "kept" };
+    const retyped = renamed({
+      limit: { type: "number" },
+      mode: { enum: ["a", "c"] },
+      tags: { type: "string" },
+      rows: { type: "array", items: { type: "object", properties: { a: { type: "string" } } } },
+    });
+    const again = againValues(storeWith(old), retyped, ID);
+    expect(again.kind).toBe("filled");
+    if (again.kind !== "filled") return;
+    expect(again.notice).toContain(`The form holds what it can of the input of ${ID}.`);
+    expect(again.notice).toContain("The form has no field for rows.0.b, and cannot hold limit, mode, tags as they were (left empty): the capability's input changed since.");
+    expect(JSON.parse(again.values.get("raw_json")!)).toEqual(old);
+    expect(["input.limit", "input.mode", "input.tags"].filter((name) => again.values.has(name))).toEqual([]);
+    expect([again.values.get("input.title"), again.values.get("input.rows.0.a")]).toEqual(["kept", "1"]);
+  });
+
+  test("againValues fills a form that holds the input as it was, so that sending it sends that input, and says nothing changed", () => {
+    const shape = {
+      type: "object",
+      properties: {
+        n: { type: "integer" },
+        b: { anyOf: [{ type: "boolean" }, { type: "null" }] },
+        o: { anyOf: [{ type: "object", properties: { a: { type: "string" } }, required: ["a"] }, { type: "null" }] },
+        l: { type: "array", items: { type: "string" } },
+        pick: { enum: ["a", "b"] },
+        rows: { type: "array", items: { type: "object", properties: { p: { type: "string" }, w: { type: "number" } } } },
+        rec: { type: "object", additionalProperties: { type: "number" } },
+        any: {},
+      },
+      required: ["n", "b", "o", "l", "pick", "rows", "rec", "any"],
+    };
+    const capability = { ...capabilityOf("read"), input_schema: shape };
+    for (const input of [
+      { n: 3, b: false, o: { a: "x" }, l: ["p", "q"], pick: "b", rows: [{ p: "r", w: 1.5 }], rec: { k: 2 }, any: null },
+      { n: -1, b: null, o: null, l: ["one line"], pick: "a", rows: [{ p: "s" }], rec: { k: 0 }, any: [1, { z: true }] },
+    ]) {
+      const again = againValues(storeWith(input), capability, ID);
+      expect(again.kind === "filled" && [again.notice, again.values.has("raw_json")]).toEqual([`The form holds the input of ${ID}.`, false]);
+      if (again.kind === "filled") expect(inputFromForm(formShape(shape), again.values)).toEqual({ ok: true, input });
+    }
   });
 });

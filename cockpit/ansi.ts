@@ -49,6 +49,35 @@ function basicColour(name: string | null | undefined, truecolor: string | null |
   return rgb && rgb.length === 3 && rgb.every((c) => c >= 0 && c <= 255) ? `ansi-${nearestBasic(rgb)}` : null;
 }
 
+/** One SGR parameter with sub-parameters (ITU T.416 colons) as anser's semicolon form, or null for one it would misread. */
+function semicolonParameter(parameter: string): string | null {
+  const [head, ...sub] = parameter.split(":");
+  if (head === "38" || head === "48") {
+    if (sub[0] === "5" && sub.length === 2) return `${head};5;${sub[1] || "0"}`;
+    // `38:2:<colour space>:r:g:b` per T.416, and `38:2:r:g:b` as many programs write it.
+    const rgb = sub.length >= 5 ? sub.slice(2, 5) : sub.slice(1);
+    if (sub[0] === "2" && rgb.length === 3) return `${head};2;${rgb.map((c) => c || "0").join(";")}`;
+    return null;
+  }
+  // `4:0` is no underline, `4:1`–`4:5` a style of one (curly, dotted…): an underline here.
+  if (head === "4" && sub.length === 1) return sub[0] === "0" ? "24" : "4";
+  return null;
+}
+
+/**
+ * The colon form of SGR colours (`ESC[38:5:196m`, `ESC[38:2::255:0:0m`) as the semicolon form
+ * anser reads (`ESC[38;5;196m`), which is painted the same; a sub-parameter it could not read (an
+ * underline colour, `58:…`) is left out, and a sequence of nothing else is removed, so it is not
+ * shown as text (docs/cockpit.md). assets/ansi.js holds the same function.
+ */
+function withSemicolons(text: string): string {
+  return text.replace(/\u001b\[([0-9;:]*)m/g, (sequence, parameters: string) => {
+    if (!parameters.includes(":")) return sequence;
+    const read = parameters.split(";").map((p) => (p.includes(":") ? semicolonParameter(p) : p)).filter((p) => p !== null);
+    return read.length === 0 ? "" : `\u001b[${read.join(";")}m`;
+  });
+}
+
 /**
  * A log line's text cut into coloured runs, parsed by anser (a maintained ANSI parser): only
  * class names from two fixed lists come out, and the text itself is rendered through JSX text or
@@ -57,7 +86,7 @@ function basicColour(name: string | null | undefined, truecolor: string | null |
  */
 export function colourSpans(text: string): ColourSpan[] {
   if (!text.includes("\u001b[")) return [{ text, classes: [] }];
-  return Anser.ansiToJson(text, { use_classes: true, remove_empty: true }).map((token) => {
+  return Anser.ansiToJson(withSemicolons(text), { use_classes: true, remove_empty: true }).map((token) => {
     const classes: string[] = [];
     // anser reports reverse video (SGR 7) as isInverted, which its type declarations leave out.
     const inverted = (token as { isInverted?: boolean }).isInverted === true;

@@ -53,10 +53,52 @@
     return valid ? "ansi-" + nearestBasic(rgb) : null;
   }
 
+  /** One SGR parameter with sub-parameters (ITU T.416 colons) as anser's semicolon form, or null for one it would misread. */
+  function semicolonParameter(parameter) {
+    var sub = parameter.split(":");
+    var head = sub.shift();
+    if (head === "38" || head === "48") {
+      if (sub[0] === "5" && sub.length === 2) return head + ";5;" + (sub[1] || "0");
+      // `38:2:<colour space>:r:g:b` per T.416, and `38:2:r:g:b` as many programs write it.
+      var rgb = sub.length >= 5 ? sub.slice(2, 5) : sub.slice(1);
+      if (sub[0] === "2" && rgb.length === 3) {
+        return (
+          head +
+          ";2;" +
+          rgb
+            .map(function (c) {
+              return c || "0";
+            })
+            .join(";")
+        );
+      }
+      return null;
+    }
+    // `4:0` is no underline, `4:1`–`4:5` a style of one (curly, dotted…): an underline here.
+    if (head === "4" && sub.length === 1) return sub[0] === "0" ? "24" : "4";
+    return null;
+  }
+
+  /** The colon form of SGR colours as the semicolon form anser reads; what it could not read is left out (cockpit/ansi.ts withSemicolons). */
+  function withSemicolons(text) {
+    return text.replace(/\u001b\[([0-9;:]*)m/g, function (sequence, parameters) {
+      if (parameters.indexOf(":") === -1) return sequence;
+      var read = parameters
+        .split(";")
+        .map(function (p) {
+          return p.indexOf(":") === -1 ? p : semicolonParameter(p);
+        })
+        .filter(function (p) {
+          return p !== null;
+        });
+      return read.length === 0 ? "" : "\u001b[" + read.join(";") + "m";
+    });
+  }
+
   /** Text → [{ text, classes }], the same runs as the server renders. */
   function colourSpans(text) {
     if (text.indexOf("\u001b[") === -1 || !docket.Anser) return [{ text: text, classes: [] }];
-    return docket.Anser.ansiToJson(text, { use_classes: true, remove_empty: true }).map(function (token) {
+    return docket.Anser.ansiToJson(withSemicolons(text), { use_classes: true, remove_empty: true }).map(function (token) {
       var classes = [];
       var fg = token.isInverted ? basicColour(token.bg, token.bg_truecolor) : basicColour(token.fg, token.fg_truecolor);
       var bg = token.isInverted ? basicColour(token.fg, token.fg_truecolor) : basicColour(token.bg, token.bg_truecolor);

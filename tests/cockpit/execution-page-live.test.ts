@@ -43,6 +43,11 @@ describe("execution page scripts: colour and filter", () => {
       // Any 256-colour or true-colour sequence, foreground or background.
       fc.tuple(fc.constantFrom(38, 48), fc.integer({ min: 0, max: 255 })).map(([side, n]) => `\u001b[${side};5;${n}m`),
       fc.tuple(fc.constantFrom(38, 48), fc.integer({ min: 0, max: 255 }), fc.integer({ min: 0, max: 255 }), fc.integer({ min: 0, max: 255 })).map(([side, r, g, b]) => `\u001b[${side};2;${r};${g};${b}m`),
+      // The colon (sub-parameter) forms, and parameters made of digits, colons and semicolons at random.
+      fc.tuple(fc.constantFrom(38, 48), fc.integer({ min: 0, max: 255 })).map(([side, n]) => `\u001b[${side}:5:${n}m`),
+      fc.tuple(fc.constantFrom("38:2::", "48:2:", "38:2:0:"), fc.integer({ min: 0, max: 255 }), fc.integer({ min: 0, max: 255 })).map(([head, r, g]) => `\u001b[${head}${r}:${g}:7m`),
+      fc.constantFrom("\u001b[4:3m", "\u001b[4:0m", "\u001b[58:5:1m", "\u001b[1;38:5:46;4m"),
+      fc.array(fc.constantFrom("1", "2", "5", "38", "48", ":", ";", ""), { maxLength: 8 }).map((parts) => `\u001b[${parts.join("")}m`),
     );
     fc.assert(
       fc.property(fc.array(piece, { maxLength: 10 }), (pieces) => {
@@ -67,6 +72,20 @@ describe("execution page scripts: colour and filter", () => {
     expect(classesOf("\u001b[38;2;65;105;225m")).toEqual(["ansi-bright-blue-fg"]);
     expect(classesOf("\u001b[48;2;250;250;250m")).toEqual(["ansi-bright-white-bg"]);
     expect(classesOf("\u001b[1;38;2;0;180;0m")).toEqual(["ansi-green-fg", "ansi-bold"]);
+  });
+
+  test("colourSpans paints the colon forms of 256-colour and true-colour runs as their semicolon forms, and shows none of them as text", () => {
+    const painted = (text: string) => colourSpans(`${text}colon\u001b[0m`);
+    expect(painted("\u001b[38:5:196m")).toEqual(painted("\u001b[38;5;196m"));
+    expect(painted("\u001b[38:5:196m")).toEqual([{ text: "colon", classes: ["ansi-bright-red-fg"] }]);
+    expect(painted("\u001b[38:2::255:0:0m")).toEqual(painted("\u001b[38;2;255;0;0m"));
+    expect(painted("\u001b[48:2:0:180:0m")).toEqual([{ text: "colon", classes: ["ansi-green-bg"] }]);
+    expect(painted("\u001b[1;38:5:17;4:3m")).toEqual([{ text: "colon", classes: ["ansi-blue-fg", "ansi-bold", "ansi-underline"] }]);
+    // An underline colour has no class: left out, and never a reset or text.
+    expect(colourSpans("\u001b[31mred\u001b[58:5:1m still red")).toEqual([{ text: "red still red", classes: ["ansi-red-fg"] }]);
+    for (const sequence of ["\u001b[38:5:196m", "\u001b[38:2::255:0:0m", "\u001b[58:2::1:2:3m", "\u001b[4:3m"]) {
+      expect(painted(sequence).map((span) => span.text).join("")).toBe("colon");
+    }
   });
 
   test("a live log line is painted in its colours as text, and obeys the filter already chosen", () => {

@@ -95,9 +95,37 @@ describe("createSecretMask", () => {
     expect(mask.text("p=correct+horse+battery&q=it%27ssecret1")).toBe("p=[redacted]&q=[redacted]");
   });
 
+  test("a secret put into a URL is masked as axios, strict RFC 3986 (OAuth 1.0, SigV4), escape() and a non-special scheme's path write it", () => {
+    const cases: [secret: string, text: string][] = [
+      // axios 1.x puts `: $ , [ ]` back and writes a space as `+`; axios 0.x puts `@` back too.
+      ["user:pa$$ word,[1]", "/api?key=user:pa$$+word,[1]"],
+      ["me@host:pa$$ word", "/api?key=me@host:pa$$+word"],
+      // Strictly RFC 3986: `! ' ( ) *` encoded too.
+      ["it's*secret*", "oauth_signature=it%27s%2Asecret%2A"],
+      ["it's secret!", "X-Amz-Credential=it%27s%20secret%21"],
+      // escape(): Latin-1 as %E4, beyond it as %u20AC.
+      ["pässwörd", "q=p%E4ssw%F6rd"],
+      ["a€b-secret", "q=a%u20ACb-secret"],
+      // new URL("x-foo:" + t): the opaque path encodes only controls and non-ASCII.
+      ['pä ss<w>"rd', 'x-foo:p%C3%A4 ss<w>"rd'],
+      ["päss wörd", "x-foo:p%c3%a4ss w%c3%b6rd"],
+    ];
+    const mask = createSecretMask(cases.map(([secret]) => secret));
+    for (const [, text] of cases) expect(mask.text(text)).toMatch(/^[^=]*[:=]\[redacted\]$/);
+    expect(mask.text(`x${escape("pässwörd")}y ${new URL(`x-foo:${"päss wörd"}`).href}`)).toBe("x[redacted]y x-foo:[redacted]");
+  });
+
+  test("a secret no URL encoding changes has one form only, itself (every form is searched for in every text)", () => {
+    expect(createSecretMask(["plain-token_1.2"]).secrets).toEqual(["plain-token_1.2"]);
+    // `~` is left alone by encodeURIComponent but escaped by escape(): two forms, either case of hex.
+    expect(createSecretMask(["token~1234"]).secrets.toSorted()).toEqual(["token%7E1234", "token%7e1234", "token~1234"]);
+  });
+
   test("a URL form shorter than its secret (a part the URL parser dropped) is not masked on its own", () => {
     const mask = createSecretMask(["?abc", "../abcdefg"]);
     expect(mask.text("abc abcdefg")).toBe("abc abcdefg");
+    // new URL("x-foo:" + t) drops a tab: "ab\tcdefgh" would be written "abcdefgh".
+    expect(createSecretMask(["ab\tcdefgh"]).text("x-foo:abcdefgh")).toBe("x-foo:abcdefgh");
     expect(mask.text("q=%3Fabc p=..%2Fabcdefg")).toBe("q=[redacted] p=[redacted]");
   });
 

@@ -1,8 +1,9 @@
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, lstatSync, statSync } from "node:fs";
 import { builtinModules } from "node:module";
 import { basename, dirname, join, relative } from "node:path";
 import { aliasTargets, nearestTsconfig, outerAlias, targetFrom } from "./alias-targets.ts";
 import { findCheckoutRoot } from "./checkout.ts";
+import { packageEntry } from "./_package-entry.ts";
 
 /** The modules every capability file gets from docket itself, whatever node_modules holds. */
 export const SERVED_MODULES = ["docket", "valibot"] as const;
@@ -124,17 +125,20 @@ export function explainUnresolvedPackage(specifier: string, importer: string, ru
     return `cannot resolve import ${JSON.stringify(specifier)}: docket serves "${pkg}" itself, as one module; import it as "${pkg}", not a path inside it.`;
   }
   const installed = installedPackageDir(pkg, fromDir);
-  const subpath = specifier.slice(pkg.length);
-  if (installed !== null && subpath !== "" && !providesSubpath(installed, subpath)) {
-    // The runtime words a missing subpath as a missing package: the package is there, the path is not.
-    return `cannot resolve import ${JSON.stringify(specifier)}: the package "${pkg}" is installed (${installed}) but does not provide ${JSON.stringify(`.${subpath}`)} (not in its package.json "exports", or no such file). Check the path against the package's documentation or "exports".`;
-  }
-  if (installed !== null && runtimeMessage.includes(`Cannot find package '${pkg}'`)) {
-    // On disk now, yet the runtime did not find the package at all: it was installed after this
-    // process first looked for it, and the runtime keeps the failed resolution for its lifetime.
-    return `cannot resolve import ${JSON.stringify(specifier)}: the package "${pkg}" is installed now (${installed}), but it was installed after docket started, and the runtime keeps what it resolved (or failed to) until the process ends. Restart \`docket serve\` (or \`docket mcp\`) to load it.`;
-  }
   if (installed !== null) {
+    const subpath = specifier.slice(pkg.length);
+    const entry = packageEntry(installed, subpath);
+    const wanted = subpath === "" ? "its main module" : JSON.stringify(`.${subpath}`);
+    if (entry !== null && "missing" in entry) {
+      // The runtime words a missing subpath (or an unbuilt package) as a missing package: the
+      // package is there, what it should give is not.
+      return `cannot resolve import ${JSON.stringify(specifier)}: the package "${pkg}" is installed (${installed}) but does not provide ${wanted}: ${entry.missing}. ${entry.fix}`;
+    }
+    if (runtimeMessage.includes(`Cannot find package '${pkg}'`) && changedSince(processStart(), entry === null ? [installed] : [installed, entry.file, dirname(entry.file)])) {
+      // On disk now, yet the runtime did not find it: installed (or built) after this process first
+      // looked for it, and the runtime keeps the failed resolution for its lifetime.
+      return `cannot resolve import ${JSON.stringify(specifier)}: the package "${pkg}" is installed now (${installed}), but it was installed after docket started (or built or changed since), and the runtime keeps what it resolved (or failed to) until the process ends. Restart \`docket serve\` (or \`docket mcp\`) to load it.`;
+    }
     return `cannot resolve import ${JSON.stringify(specifier)}: the package "${pkg}" is installed (${installed}) but does not provide it: ${runtimeMessage}. Check the path against the package's "exports".`;
   }
   // The runtime stops at the first package it cannot find: the others this file imports are named
@@ -145,33 +149,25 @@ export function explainUnresolvedPackage(specifier: string, importer: string, ru
   return `cannot resolve import ${JSON.stringify(specifier)}: the package "${pkg}" is not installed${also}. Install ${others.length === 0 ? "it" : "them"} with \`${advice.command}\` in ${advice.dir}.`;
 }
 
+/** When this process started, as file modification times count. */
+function processStart(): number {
+  return Date.now() - process.uptime() * 1000;
+}
+
 /**
- * Whether an installed package provides `subpath` ("/util"): through its package.json "exports"
- * (a key, or a pattern with one `*`) when it has them, else as a file (with a usual suffix).
- * Unreadable: assumed provided, so that the other explanations stay as they were.
+ * Whether any of `paths` was created or changed after `since`: a package's folder (an install
+ * writes it anew; a link to it counts by its own time too), the file the import resolves to and
+ * its folder (a build writes dist/ anew). Not the node_modules above: any other install changes it.
  */
-function providesSubpath(dir: string, subpath: string): boolean {
-  let manifest: { exports?: unknown };
-  try {
-    manifest = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { exports?: unknown };
-  } catch {
-    return true;
-  }
-  const { exports } = manifest;
-  if (exports !== undefined && exports !== null) {
-    // A string, an array or an object of conditions exports "." alone.
-    if (typeof exports !== "object" || Array.isArray(exports)) return false;
-    const keys = Object.keys(exports);
-    if (!keys.some((key) => key.startsWith("."))) return false;
-    const wanted = `.${subpath}`;
-    return keys.some((key) => {
-      if (key === wanted) return true;
-      const star = key.indexOf("*");
-      if (star < 0) return key.endsWith("/") && wanted.startsWith(key);
-      return wanted.startsWith(key.slice(0, star)) && wanted.endsWith(key.slice(star + 1)) && wanted.length >= key.length - 1;
-    });
-  }
-  return ["", ".js", ".mjs", ".cjs", ".json", "/index.js", "/index.mjs", "/index.cjs"].some((suffix) => existsSync(join(dir, subpath + suffix)));
+function changedSince(since: number, paths: string[]): boolean {
+  return paths.some((path) => {
+    try {
+      return Math.max(lstatSync(path).mtimeMs, statSync(path).mtimeMs) > since;
+    } catch {
+      // Gone since: nothing to compare.
+      return false;
+    }
+  });
 }
 
 /** `import … from "x"`, `import "x"`, `export … from "x"` and `import("x")` of a module's text. */

@@ -1,7 +1,7 @@
 // What a load error says of an import that did not resolve (capability/_missing-package.ts):
 // a package to install, or an alias whose file does not exist — never "npm install" of an alias.
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { explainUnresolvedPackage } from "../../runtime/capability/_missing-package.ts";
@@ -66,6 +66,7 @@ describe("explainUnresolvedPackage", () => {
     const modules = join(root, "node_modules");
     mkdirSync(join(modules, "yamlish", "dist"), { recursive: true });
     writeFileSync(join(modules, "yamlish", "package.json"), JSON.stringify({ name: "yamlish", exports: { ".": "./index.js", "./util": "./util.js", "./dist/*": "./dist/*.js" } }));
+    for (const file of ["index.js", "util.js", "dist/a.js"]) writeFileSync(join(modules, "yamlish", file), "export const x = 1;\n");
     mkdirSync(join(modules, "plain"), { recursive: true });
     writeFileSync(join(modules, "plain", "package.json"), JSON.stringify({ name: "plain" }));
     writeFileSync(join(modules, "plain", "there.js"), "export const x = 1;\n");
@@ -79,5 +80,51 @@ describe("explainUnresolvedPackage", () => {
     for (const [specifier, pkg] of [["yamlish/util", "yamlish"], ["yamlish/dist/a", "yamlish"], ["yamlish", "yamlish"], ["plain/there", "plain"]]) {
       expect(explainUnresolvedPackage(specifier!, importer, runtime(pkg!))).toContain("installed after docket started");
     }
+  });
+
+  test("an installed package that does not give what was asked says what is wrong: an unbuilt file, an excluded path, a require()-only entry, a folder with no index", () => {
+    const modules = join(root, "node_modules");
+    mkdirSync(join(modules, "pk-exp", "lib"), { recursive: true });
+    writeFileSync(
+      join(modules, "pk-exp", "package.json"),
+      JSON.stringify({ name: "pk-exp", exports: { ".": "./index.js", "./util": "./dist/util.js", "./internal/*": null, "./req": { types: "./req.d.ts", require: "./req.cjs" }, "./*": "./lib/*.js" } }),
+    );
+    for (const file of ["index.js", "req.cjs", "lib/a.js"]) writeFileSync(join(modules, "pk-exp", file), "export const x = 1;\n");
+    mkdirSync(join(modules, "pk-folder", "folder"), { recursive: true });
+    writeFileSync(join(modules, "pk-folder", "package.json"), JSON.stringify({ name: "pk-folder" }));
+    writeFileSync(join(modules, "pk-folder", "folder", "README.md"), "docs\n");
+    mkdirSync(join(modules, "pk-unbuilt"), { recursive: true });
+    writeFileSync(join(modules, "pk-unbuilt", "package.json"), JSON.stringify({ name: "pk-unbuilt", main: "./dist/index.js" }));
+    const runtime = (pkg: string) => `Cannot find package '${pkg}' imported from ${importer}`;
+    const reason = (specifier: string) => explainUnresolvedPackage(specifier, importer, runtime(specifier.split("/")[0]!))!;
+
+    expect(reason("pk-exp/util")).toBe(
+      `cannot resolve import "pk-exp/util": the package "pk-exp" is installed (${join(modules, "pk-exp")}) but does not provide "./util": its package.json "exports" maps it to "./dist/util.js", which does not exist (is the package built?). Build the package (one installed from a git checkout or a workspace is often not built), or reinstall it.`,
+    );
+    expect(reason("pk-exp/lib-less")).toContain('maps it to "./lib/lib-less.js", which does not exist');
+    expect(reason("pk-exp/internal/secret")).toContain('does not provide "./internal/secret": its package.json "exports" maps "./internal/*" to null, which keeps it private to the package.');
+    expect(reason("pk-exp/req")).toContain('does not provide "./req": its package.json "exports" gives it only for require() (under "types", "require"), and an import matches none of them.');
+    expect(reason("pk-folder/folder")).toContain('does not provide "./folder": "./folder" is a folder with no index file (index.js) in it. Import a file inside it.');
+    expect(reason("pk-unbuilt")).toContain('does not provide its main module: its package.json "main" is "./dist/index.js", which does not exist (is the package built?).');
+    for (const specifier of ["pk-exp/util", "pk-exp/lib-less", "pk-exp/internal/secret", "pk-exp/req", "pk-folder/folder", "pk-unbuilt"]) {
+      expect(reason(specifier)).not.toContain("installed after docket started");
+    }
+  });
+
+  test("an installed package that gives the file says it was installed after docket started only when its folder or the file is newer than the process", () => {
+    const pkg = join(root, "node_modules", "pk-old");
+    mkdirSync(pkg, { recursive: true });
+    writeFileSync(join(pkg, "package.json"), JSON.stringify({ name: "pk-old", exports: { "./util": "./util.js" } }));
+    writeFileSync(join(pkg, "util.js"), "export const x = 1;\n");
+    const before = new Date(Date.now() - process.uptime() * 1000 - 60_000);
+    for (const path of [join(pkg, "util.js"), join(pkg, "package.json"), pkg]) utimesSync(path, before, before);
+    const runtime = `Cannot find package 'pk-old' imported from ${importer}`;
+    const reason = explainUnresolvedPackage("pk-old/util", importer, runtime)!;
+    expect(reason).not.toContain("installed after docket started");
+    expect(reason).toContain(`the package "pk-old" is installed (${pkg}) but does not provide it: ${runtime}.`);
+    // Rebuilt (the file written anew) while the process ran: what the runtime keeps is older.
+    const now = new Date();
+    utimesSync(join(pkg, "util.js"), now, now);
+    expect(explainUnresolvedPackage("pk-old/util", importer, runtime)).toContain("installed after docket started");
   });
 });

@@ -187,24 +187,59 @@ mv -f "$partial" "$dir/$exe" || die "cannot replace $dir/$exe"
 partial=""
 printf 'Installed %s: %s\n' "$dir/$exe" "$ran"
 
-# On PATH: an entry naming the folder, written with or without a trailing slash.
+# On PATH: an entry naming the folder, however written (a trailing slash, a doubled one) or
+# reached (through a symbolic link, either way). A docket found in an entry before it is the one
+# that `docket` runs.
+physical=$(CDPATH='' cd -- "$dir" && pwd -P)
 on_path=0
+shadow=""
 rest="${PATH:-}:"
 while [ -n "$rest" ]; do
   entry="${rest%%:*}"
   rest="${rest#*:}"
-  while [ "${#entry}" -gt 1 ] && [ "${entry%/}" != "$entry" ]; do entry="${entry%/}"; done
-  if [ "$entry" = "$dir" ]; then on_path=1; break; fi
+  # A relative entry (or an empty one, the current folder) follows whatever folder a shell is in.
+  case "$entry" in /*) ;; *) continue ;; esac
+  while [ "${entry#*//}" != "$entry" ]; do entry="${entry%%//*}/${entry#*//}"; done
+  [ "$entry" != / ] && entry="${entry%/}"
+  if [ "$entry" = "$dir" ] || { [ -d "$entry" ] && [ "$(CDPATH='' cd -- "$entry" 2>/dev/null && pwd -P)" = "$physical" ]; }; then
+    on_path=1
+    break
+  fi
+  if [ -z "$shadow" ] && [ -f "$entry/$exe" ] && [ -x "$entry/$exe" ]; then shadow="$entry/$exe"; fi
 done
 
+# Quoted for a POSIX shell: in single quotes, each ' closed, escaped and reopened.
+sh_quote() {
+  printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"
+}
+# The command that appends the line $1 to the file $2 (as the user's shell reads it): echo, or
+# printf when the line holds a backslash, which dash's and zsh's echo would take as an escape.
+append_command() {
+  case "$1" in
+    *\\*) printf '%s %s >> %s' "printf '%s\\n'" "$(sh_quote "$1")" "$2" ;;
+    *) printf 'echo %s >> %s' "$(sh_quote "$1")" "$2" ;;
+  esac
+}
+# Escaped for the inside of double quotes: \ " $ and ` each take a backslash.
+dq_escape() {
+  printf '%s' "$1" | sed 's/[\\"$`]/\\&/g'
+}
+# Quoted for fish: in single quotes, where only \ and ' take a backslash.
+fish_quote() {
+  printf "'%s'" "$(printf '%s' "$1" | sed "s/[\\\\']/\\\\&/g")"
+}
+
 if [ "$on_path" = 1 ]; then
-  :
+  if [ -n "$shadow" ]; then
+    printf '\ndocket by name still runs %s, which comes first on PATH (before %s). Remove that docket, or put %s before its folder on PATH; until then run %s.\n' "$shadow" "$dir" "$dir" "$dir/$exe"
+  fi
 elif [ "${GITHUB_ACTIONS:-}" = true ] && [ -n "${GITHUB_PATH:-}" ]; then
   # A GitHub Actions step: later steps take PATH from $GITHUB_PATH, never from an rc file.
   printf '\n%s is not on PATH. For later steps to run docket by name, add it:\n' "$dir"
   # shellcheck disable=SC2016 # $GITHUB_PATH is for the step's shell to expand, not this one.
-  printf '  echo "%s" >> "$GITHUB_PATH"\n' "$dir"
+  printf '  %s\n' "$(append_command "$dir" '"$GITHUB_PATH"')"
   printf 'Until then: %s --help\n' "$dir/$exe"
+  if [ -n "$shadow" ]; then printf 'Until then, docket by name runs %s, not this one.\n' "$shadow"; fi
 else
   # SHELL may be unset (a CI job, cron, a container): set -u would stop on a bare ${SHELL}.
   login_shell="${SHELL:-}"
@@ -216,10 +251,11 @@ else
   esac
   printf '\n%s is not on your PATH. To run docket by name, add it:\n' "$dir"
   if [ "$login_shell" = fish ]; then
-    printf '  fish_add_path %s\n' "$dir"
+    printf '  fish_add_path %s\n' "$(fish_quote "$dir")"
   else
     # shellcheck disable=SC2016 # $PATH is for the user's shell to expand, not this one.
-    printf '  echo '\''export PATH="%s:$PATH"'\'' >> %s\n' "$dir" "$rc"
+    printf '  %s\n' "$(append_command "export PATH=\"$(dq_escape "$dir"):"'$PATH"' "$rc")"
   fi
   printf 'then open a new terminal. Until then: %s --help\n' "$dir/$exe"
+  if [ -n "$shadow" ]; then printf 'Until then, docket by name runs %s, not this one.\n' "$shadow"; fi
 fi

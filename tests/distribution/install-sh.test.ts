@@ -1,7 +1,7 @@
 // install.sh against a release folder served on 127.0.0.1: the checked install a user runs.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { execFileSync } from "node:child_process";
-import { chmodSync, existsSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { REPO, cleanEnv, removeTempDirs, tempDir } from "../cli/_harness.ts";
@@ -134,11 +134,61 @@ describe("install.sh", () => {
     expect(onPathSlashed.stdout).not.toContain("not on");
   }, SLOW);
 
+  test("install.sh counts the folder on PATH when an entry reaches it through a symbolic link, either way, or is written with a doubled slash", async () => {
+    const base = tempDir("bin");
+    mkdirSync(join(base, "real"));
+    symlinkSync(join(base, "real"), join(base, "link"));
+    const viaLink = await install(["--dir", join(base, "link")], { PATH: `${join(base, "real")}:${process.env.PATH}` });
+    expect(viaLink.code).toBe(0);
+    expect(viaLink.stdout).toContain(`Installed ${base}/link/docket:`);
+    expect(viaLink.stdout).not.toContain("not on");
+    const toLink = await install(["--dir", join(base, "real")], { PATH: `${join(base, "link")}:${process.env.PATH}` });
+    expect(toLink.stdout).not.toContain("not on");
+    const doubled = await install(["--dir", join(base, "inst", "e5")], { PATH: `${process.env.PATH}:${base}/inst//e5` });
+    expect(doubled.code).toBe(0);
+    expect(doubled.stdout).not.toContain("not on");
+  }, SLOW);
+
+  test("install.sh names the other docket that comes first on PATH, which `docket` by name still runs", async () => {
+    const old = tempDir("old");
+    writeFileSync(join(old, "docket"), "#!/bin/sh\necho the old docket\n", { mode: 0o755 });
+    const dir = tempDir("bin");
+    const behind = await install(["--dir", dir], { PATH: `${old}:${dir}:${process.env.PATH}` });
+    expect(behind.code).toBe(0);
+    expect(behind.stdout).toContain(`docket by name still runs ${old}/docket, which comes first on PATH (before ${dir}). Remove that docket, or put ${dir} before its folder on PATH; until then run ${dir}/docket.`);
+    const absent = await install(["--dir", tempDir("bin")], { PATH: `${old}:${process.env.PATH}` });
+    expect(absent.stdout).toContain("is not on your PATH");
+    expect(absent.stdout).toContain(`Until then, docket by name runs ${old}/docket, not this one.`);
+    const first = await install(["--dir", dir], { PATH: `${dir}:${old}:${process.env.PATH}` });
+    expect(first.stdout).not.toContain("docket by name");
+  }, SLOW);
+
+  test("install.sh quotes a folder holding \" $ ' or \\ so that the line it advises writes the folder as it is", async () => {
+    /** The line install.sh advises, run by sh (dash: its echo would take a backslash as an escape). */
+    const advised = (stdout: string) => stdout.split("\n").find((line) => line.startsWith("  "))!.trim();
+    for (const name of [`we"ird $HOME it's`, "back\\slash \\n"]) {
+      const dir = join(tempDir("bin"), name);
+      const githubPath = join(tempDir("runner"), "path");
+      const step = await install(["--dir", dir], { GITHUB_ACTIONS: "true", GITHUB_PATH: githubPath });
+      expect(step.code).toBe(0);
+      expect(Bun.spawnSync(["sh", "-c", advised(step.stdout)], { env: { PATH: process.env.PATH!, GITHUB_PATH: githubPath } }).exitCode).toBe(0);
+      expect(readFileSync(githubPath, "utf8")).toBe(`${dir}\n`);
+
+      const home = tempDir("home");
+      const shell = await install(["--dir", dir], { HOME: home, SHELL: "/bin/bash" });
+      expect(Bun.spawnSync(["sh", "-c", advised(shell.stdout)]).exitCode).toBe(0);
+      const path = Bun.spawnSync(["sh", "-c", `. ${home}/.bashrc && printf %s "$PATH"`], { env: { PATH: "/usr/bin:/bin" } }).stdout.toString();
+      expect(path).toBe(`${dir}:/usr/bin:/bin`);
+    }
+    const fish = await install(["--dir", join(tempDir("bin"), "it's \\ here")], { SHELL: "/usr/bin/fish" });
+    expect(fish.stdout).toMatch(/fish_add_path '\/\S+\/it\\'s \\\\ here'\n/);
+  }, SLOW);
+
   test("install.sh in a GitHub Actions step says to add the folder to $GITHUB_PATH, never to an rc file", async () => {
     const dir = tempDir("bin");
     const result = await install(["--dir", dir], { GITHUB_ACTIONS: "true", GITHUB_PATH: join(tempDir("runner"), "path"), SHELL: "/bin/bash" });
     expect(result.code).toBe(0);
-    expect(result.stdout).toContain(`echo "${dir}" >> "$GITHUB_PATH"`);
+    expect(result.stdout).toContain(`echo '${dir}' >> "$GITHUB_PATH"`);
     expect(result.stdout).not.toContain(".bashrc");
   }, SLOW);
 

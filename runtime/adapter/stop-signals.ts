@@ -22,3 +22,43 @@ function hangUpIgnoredOrUnknown(): boolean {
     return true;
   }
 }
+
+/**
+ * How close to the last stop signal another one is taken as an echo of it. One request to stop
+ * can reach docket twice: a Ctrl-C or a `kill -TERM -<group>` reaches every process of the group,
+ * and a parent that passes signals on (the npm launcher on Node < 22.15, npm's own script runner)
+ * sends the same signal again a few milliseconds later. A person's deliberate second press, after
+ * reading "press Ctrl-C again", comes far later than this.
+ */
+export const STOP_SIGNAL_ECHO_MS = 250;
+
+/** Options of {@link onStopSignal}. */
+export interface StopSignalOptions {
+  /** The signals listened to; default {@link stopSignals}. */
+  signals?: NodeJS.Signals[];
+  /** The clock the echo window is measured with; default `performance.now`. */
+  now?: () => number;
+}
+
+/**
+ * Calls `listener` for every stop signal, except one that comes within {@link STOP_SIGNAL_ECHO_MS}
+ * of the last signal it was called for: that is the same request to stop arriving by a second
+ * path, and counting it would turn one press into two (which stops a run at once). Returns the
+ * function that uninstalls it; until then the echoes are swallowed rather than left to the
+ * runtime's default of dying on the spot.
+ */
+export function onStopSignal(listener: (signal: NodeJS.Signals) => void, options: StopSignalOptions = {}): () => void {
+  const signals = options.signals ?? stopSignals();
+  const now = options.now ?? (() => performance.now());
+  let last = Number.NEGATIVE_INFINITY;
+  const onSignal = (signal: NodeJS.Signals) => {
+    const at = now();
+    if (at - last < STOP_SIGNAL_ECHO_MS) return;
+    last = at;
+    listener(signal);
+  };
+  for (const signal of signals) process.on(signal, onSignal);
+  return () => {
+    for (const signal of signals) process.off(signal, onSignal);
+  };
+}

@@ -1,4 +1,4 @@
-import { stopSignals } from "../adapter/stop-signals.ts";
+import { onStopSignal } from "../adapter/stop-signals.ts";
 
 /** What {@link installShutdown} stops. */
 export interface Stoppable {
@@ -16,10 +16,10 @@ export interface ShutdownOptions {
 /**
  * Stops the server on SIGINT/SIGTERM (and SIGHUP unless started with it ignored: stop-signals.ts): live clients are told `stream.closing`, the plane is closed
  * and the lease removed, then the process exits 0. A second signal while stopping exits at once
- * (130). Returns a function that removes the handlers. The CLI calls this; nothing else should.
+ * (130); one signal that arrives twice (to the process group, and passed on by a parent) is one
+ * (onStopSignal). Returns a function that removes the handlers. The CLI calls this; nothing else should.
  */
 export function installShutdown(server: Stoppable, options: ShutdownOptions = {}): () => void {
-  const signals = options.signals ?? stopSignals();
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const exit = options.exit ?? ((code: number) => process.exit(code));
   let stopping = false;
@@ -39,8 +39,5 @@ export function installShutdown(server: Stoppable, options: ShutdownOptions = {}
       },
     );
   };
-  for (const signal of signals) process.on(signal, onSignal);
-  return () => {
-    for (const signal of signals) process.off(signal, onSignal);
-  };
+  return onStopSignal(onSignal, { signals: options.signals });
 }

@@ -4,6 +4,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ECHO, GREET, IGNORES_TERM, LOOSE, NESTED, SLEEPS, SPIN, STUBBORN_SLEEPS, THROWING_SCHEMA, NOT_JSON_TRANSFORMS } from "./_fixtures.ts";
 import { obeyedCommands } from "../_support/workflow-commands.ts";
+import { STOP_SIGNAL_ECHO_MS } from "../../runtime/adapter/stop-signals.ts";
 import { docket, oneJsonDocument, spawnDocket, watchStream, tempCheckout, tempDir, writeFiles, type DocketRunner } from "./_harness.ts";
 
 /** Registers the run cases; `runner` is read when each test runs (the binary is built in a beforeAll). */
@@ -209,12 +210,38 @@ export function defineRunCases(runner: () => DocketRunner): void {
     expect(text).toMatch(/■ cancelled in /);
   });
 
+  /**
+   * Lets the echo window of the last press pass: a press within it is taken as the same request
+   * arriving twice (adapter/stop-signals.ts), and a person's second press always comes later.
+   */
+  const pastEcho = () => Bun.sleep(STOP_SIGNAL_ECHO_MS + 50);
+
+  test("docket run: a Ctrl-C that arrives twice (to the group, and passed on by a parent) asks once", async () => {
+    // A grace long enough that only a second press can stop the handler, which ignores the first.
+    const child = spawnDocket(runner(), ["run", file("demo.spin.ts"), "--input", '{"cooperative":false}'], { cwd: checkout, env: { DOCKET_GRACE_MS: "60000" } });
+    const stderr = watchStream(child.stderr);
+    await stderr.until(/step spin — Spinning/);
+    child.kill("SIGINT");
+    await stderr.until(/press Ctrl-C again/);
+    // The echo, a moment after docket handled the first (sent together, the kernel would merge them).
+    child.kill("SIGINT");
+    await pastEcho();
+    // Had the echo counted as a second press, docket would be stopping the handler by now.
+    expect(await stderr.until(/press Ctrl-C again/)).not.toContain("stopping now");
+    child.kill("SIGINT");
+    expect(await child.exited).toBe(130);
+    const text = await stderr.done;
+    expect(text.match(/press Ctrl-C again/g)).toHaveLength(1);
+    expect(text.match(/stopping now/g)).toHaveLength(1);
+  });
+
   test("docket run: a second Ctrl-C stops a handler that ignores the first, exit 130", async () => {
     const child = spawnDocket(runner(), ["run", file("demo.spin.ts"), "--input", '{"cooperative":false}'], { cwd: checkout });
     const stderr = watchStream(child.stderr);
     await stderr.until(/step spin — Spinning/);
     child.kill("SIGINT");
     await stderr.until(/press Ctrl-C again/);
+    await pastEcho();
     child.kill("SIGINT");
     expect(await child.exited).toBe(130);
     expect(await stderr.done).toContain("stopping now");
@@ -238,6 +265,7 @@ export function defineRunCases(runner: () => DocketRunner): void {
     const { child, stderr, sleeping } = await runSleeping("demo.stubborn.ts", `43.${process.pid}`);
     child.kill("SIGINT");
     await stderr.until(/press Ctrl-C again/);
+    await pastEcho();
     child.kill("SIGINT");
     expect(await child.exited).toBe(130);
     expect(await stderr.done).toContain("stopping now");
@@ -251,8 +279,10 @@ export function defineRunCases(runner: () => DocketRunner): void {
     const { child, stderr, sleeping } = await runSleeping("demo.ignores.ts", `44.${process.pid}`, { DOCKET_GRACE_MS: "60000" });
     child.kill("SIGINT");
     await stderr.until(/press Ctrl-C again/);
+    await pastEcho();
     child.kill("SIGINT");
     await stderr.until(/cancelled in /);
+    await pastEcho();
     child.kill("SIGINT");
     expect(await child.exited).toBe(130);
     for (let i = 0; i < 25 && sleeping(); i++) await Bun.sleep(20);

@@ -1,6 +1,8 @@
 // Which signals stop a docket process cleanly (adapter/stop-signals.ts): a hang-up too, unless the
-// process was started with hang-ups ignored, as nohup starts it.
+// process was started with hang-ups ignored, as nohup starts it; and one request to stop that
+// arrives twice counts once.
 import { describe, expect, test } from "bun:test";
+import { onStopSignal, STOP_SIGNAL_ECHO_MS } from "../../runtime/adapter/stop-signals.ts";
 
 const MODULE = new URL("../../runtime/adapter/stop-signals.ts", import.meta.url).pathname;
 const printSignals = `import { stopSignals } from ${JSON.stringify(MODULE)}; console.log(stopSignals().join(" "));`;
@@ -15,5 +17,28 @@ describe("stopSignals", () => {
     // The runtime starts children with default dispositions, whatever this process ignores.
     expect(signalsOf(["env"])).toBe("SIGINT SIGTERM SIGHUP");
     expect(signalsOf(["nohup"])).toBe("SIGINT SIGTERM");
+  });
+});
+
+describe("onStopSignal", () => {
+  test("onStopSignal takes a signal within the echo window of the last one as its echo, of any kind", () => {
+    let clock = 1000;
+    const heard: string[] = [];
+    // Emitted, not sent: the listeners run as on a real signal, and this process stays untouched.
+    const off = onStopSignal((signal) => heard.push(`${signal}@${clock}`), { signals: ["SIGUSR2", "SIGWINCH"], now: () => clock });
+    try {
+      process.emit("SIGUSR2", "SIGUSR2");
+      clock += 5; // the same signal passed on by the launcher
+      process.emit("SIGUSR2", "SIGUSR2");
+      clock += STOP_SIGNAL_ECHO_MS - 10; // another kind, still within the window of the first
+      process.emit("SIGWINCH", "SIGWINCH");
+      clock += 10; // a second request, as late after the first as the window is long
+      process.emit("SIGWINCH", "SIGWINCH");
+      expect(heard).toEqual(["SIGUSR2@1000", `SIGWINCH@${1000 + STOP_SIGNAL_ECHO_MS + 5}`]);
+    } finally {
+      off();
+    }
+    process.emit("SIGUSR2", "SIGUSR2");
+    expect(heard).toHaveLength(2);
   });
 });

@@ -21,11 +21,11 @@ if (typeof process.execve === "function" && process.platform !== "win32") {
 }
 
 const child = spawn(binary, args, { stdio: "inherit" });
-// Ctrl-C reaches docket directly (same process group); passing it on as well would count as a
-// second press, which stops a run at once instead of asking it to cancel. Other signals are sent
-// to this process alone, so they are passed on.
-process.on("SIGINT", () => {});
-for (const signal of ["SIGTERM", "SIGHUP", "SIGQUIT"]) {
+// Every signal that asks docket to stop is passed on: this process cannot tell one sent to it alone
+// (`kill -INT <pid>`) from one sent to the whole process group (a Ctrl-C, `kill -TERM -<group>`),
+// which reaches docket directly too. docket takes the second copy, a few milliseconds later, as
+// an echo of the first, so one request still counts once (docs/distribution.md, "npm").
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"]) {
   process.on(signal, () => child.kill(signal));
 }
 child.on("error", (error) => {

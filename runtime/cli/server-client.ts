@@ -191,9 +191,7 @@ export function followEvents(server: ServerClient, options: EventsOptions): Prom
 export function unansweringServer(root: string): Lease | null {
   const leased = (lease: Lease | null) => (lease !== null && lease.root === root && isProcessAlive(lease.pid) ? lease : null);
   const lease = leased(readLease(root));
-  // No server ever started here: nothing to look at (and nothing made in a clean checkout).
-  if (lease === null && !existsSync(join(root, ".docket", "serve.lock"))) return null;
-  if (!lockHeld(root)) return null;
+  if (!lockHeld(root, lease !== null)) return null;
   if (lease !== null) return lease;
   // Held, with no lease yet: a server starting (its capability files still loading), or one
   // frozen while it did. Not "no server" — a run_id run here could run twice (a tester's finding).
@@ -203,7 +201,8 @@ export function unansweringServer(root: string): Lease | null {
     const written = leased(readLease(root));
     if (written !== null) return written;
   }
-  return { url: "(no address yet: it is still starting)", pid: lockHolderPid(root) ?? 0, root, token: null, started_at: "" };
+  const pid = lockHolderPid(root);
+  return { url: "(no address: it has written no lease — it is starting, or its .docket/ was removed)", pid: typeof pid === "number" ? pid : 0, root, token: null, started_at: "" };
 }
 
 /** How long a server that holds the checkout and has written no lease is given to write one. */
@@ -215,12 +214,19 @@ const PAUSE = new Int32Array(new SharedArrayBuffer(4));
  * /proc/locks) they are read, touching nothing; elsewhere the lock is taken and let go at once —
  * which, in that instant, a server starting would find held.
  */
-function lockHeld(root: string): boolean {
+function lockHeld(root: string, leased: boolean): boolean {
   const holder = lockHolderPid(root);
   if (holder !== undefined) return holder !== null;
-  const lock = lockCheckout(root);
-  lock?.release();
-  return lock === null;
+  // Without the kernel's list: a checkout where no server ever started is not looked at (nothing
+  // is made in a clean checkout), and a .docket/ that is no folder of docket's holds no lock of ours.
+  if (!leased && !existsSync(join(root, ".docket", "serve.lock"))) return false;
+  try {
+    const lock = lockCheckout(root);
+    lock?.release();
+    return lock === null;
+  } catch {
+    return false;
+  }
 }
 
 /** The pid holding a flock on `path` (Linux: /proc/locks); null when none does; undefined where that cannot be told. */

@@ -89,7 +89,7 @@ export class ServerAlreadyRunningError extends Error {
     super(
       holder !== null
         ? `Another docket server (pid ${holder.pid}) already serves ${holder.root} at ${holder.url}; use it, or stop it first.`
-        : `Another docket server holds ${root} (its lock, .docket/serve.lock) and has not written its lease yet: it is starting, or stopped without answering; use it once it serves, or stop it first.`,
+        : `Another docket server holds ${root} (its lock) and has no lease: it is starting, or stopped without answering, or its .docket/ was removed under it; use it once it serves, or stop it first.`,
     );
     this.name = "ServerAlreadyRunningError";
   }

@@ -2,7 +2,7 @@
 // with real processes on the sqlite store: a cancel the server answered survives its SIGKILL, and a
 // server stopped (SIGSTOP) past the report silence does not blame a run that reported all along.
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { docket, fromSource, oneJsonDocument, removeTempDirs, spawnDocket, tempCheckout, watchStream, writeFiles } from "./_harness.ts";
 import { api, pollUntil, reportedBy } from "./_report-support.ts";
@@ -101,6 +101,25 @@ describe("docket run and a server that is killed or frozen", () => {
       server.kill("SIGCONT");
       server.kill("SIGKILL");
       await server.exited;
+    }
+  }, 60_000);
+
+  test("docket run --run-id beside a server whose .docket/ was deleted (git clean -fdX) runs nothing: the server still holds the checkout (tester Z3)", async () => {
+    const checkout = tempCheckout();
+    writeFiles(checkout, {
+      "capabilities/team.touch.ts": 'import { capability } from "docket";\nimport * as v from "valibot";\nimport { appendFileSync } from "node:fs";\nexport default capability({ id: "team.touch", title: "Touch", description: "Writes a line.", effect: "write", input: v.object({}), output: v.object({}), handler(_input, ctx) { appendFileSync(ctx.root + "/touched.txt", "ran\\n"); return {}; } });\n',
+    });
+    const server = await serve(checkout);
+    try {
+      rmSync(join(checkout, ".docket"), { recursive: true, force: true });
+      const ran = await docket(fromSource, ["run", "team.touch", "--run-id", "dup-2"], { cwd: checkout });
+      expect(ran.code).toBe(1);
+      expect(ran.stderr).toContain(`The docket server (pid ${server.child.pid}) serving this checkout`);
+      expect(ran.stderr).toContain("nothing ran");
+      expect(existsSync(join(checkout, "touched.txt"))).toBe(false);
+    } finally {
+      server.child.kill("SIGKILL");
+      await server.child.exited;
     }
   }, 60_000);
 });

@@ -1,6 +1,7 @@
 // GitHub Actions' view of a run: workflow commands for steps and diagnostics, and a step summary.
 // Command syntax and escaping follow @actions/core (toolkit/packages/core/src/command.ts).
 import { randomUUID } from "node:crypto";
+import { writeSync } from "node:fs";
 import { appendFile } from "node:fs/promises";
 import type { DiagnosticInput } from "../capability/declaration.ts";
 import type { ExecutionSnapshot } from "../execution/snapshot.ts";
@@ -39,20 +40,28 @@ export function inertCommands(text: string, token: string = randomUUID()): strin
 }
 
 /**
- * Under GitHub Actions, makes every later write to `streams` inert for the runner (inertCommands):
- * for `docket serve` and `docket mcp`, whose output carries capability text — a file's load error,
- * a direct call's stack, what a handler printed — and never a workflow command of docket's own.
+ * Under GitHub Actions, stops the runner from obeying any workflow command in what this process
+ * prints from now on, until it exits: `::stop-commands::<random token>` on each of `fds` now,
+ * `::<token>::` when the process exits. For `docket serve` and `docket mcp`, whose output carries
+ * capability text — a file's load error, a direct call's stack, what a handler's `console.log`
+ * or a child writes straight to the descriptor, in pieces or whole — and never a workflow command
+ * of docket's own. Wrapping each write missed what does not go through `stream.write` (Bun's
+ * console writes to the descriptor) and a command split across two writes (a tester's finding).
  * (`docket run` prints its own annotations, and wraps capability text where it prints it.)
  */
-export function inertOutput(env: Record<string, string | undefined>, streams: NodeJS.WriteStream[]): void {
+export function inertOutput(env: Record<string, string | undefined>, fds: number[], token: string = randomUUID()): void {
   if (!isGitHubActions(env)) return;
-  for (const stream of streams) {
-    const write = stream.write.bind(stream) as (chunk: unknown, ...rest: unknown[]) => boolean;
-    stream.write = ((chunk: unknown, ...rest: unknown[]) => {
-      const text = typeof chunk === "string" ? chunk : chunk instanceof Uint8Array ? Buffer.from(chunk).toString("utf8") : null;
-      return write(text === null || !COMMAND_LINE.test(text) ? chunk : inertCommands(text), ...rest);
-    }) as typeof stream.write;
-  }
+  const say = (line: string) => {
+    for (const fd of fds) {
+      try {
+        writeSync(fd, line);
+      } catch {
+        // A closed descriptor prints nothing, obeyed or not.
+      }
+    }
+  };
+  say(`::stop-commands::${token}\n`);
+  process.once("exit", () => say(`\n::${token}::\n`));
 }
 
 /**

@@ -6,6 +6,15 @@ import { docket, fromSource, removeTempDirs, spawnDocket, tempCheckout, watchStr
 
 afterAll(removeTempDirs);
 
+/** What a file's top level prints straight to the descriptors, and in pieces. */
+const PRINTS_ON_LOAD = `import { writeSync } from "node:fs";
+console.log("::error title=F1::from console.log");
+console.error("::error title=F2::from console.error");
+process.stdout.write(":");
+process.stdout.write(":error title=F3::split in two writes\\n");
+writeSync(2, "::error title=F4::straight to the descriptor\\n");
+export default {};
+`;
 const FORGED = "top level failed\\n::error title=forged::from a load error\\n##[warning]old form\\n::stop-commands::abc";
 const THROWS_ON_LOAD = `throw new Error("${FORGED}");\nexport default {};\n`;
 const THROWS_ON_CALL = `import { capability } from "docket";
@@ -26,7 +35,7 @@ export default capability({
 describe("docket serve and docket mcp under GitHub Actions", () => {
   test("capability text on their stderr is printed inert: a load error and a direct call's stack obey no command", async () => {
     const root = tempCheckout();
-    writeFiles(root, { "capabilities/gha.load.ts": THROWS_ON_LOAD, "capabilities/gha.say.ts": THROWS_ON_CALL });
+    writeFiles(root, { "capabilities/gha.load.ts": THROWS_ON_LOAD, "capabilities/gha.say.ts": THROWS_ON_CALL, "capabilities/gha.prints.ts": PRINTS_ON_LOAD });
     const env = { GITHUB_ACTIONS: "true" };
     const server = spawnDocket(fromSource, ["serve", "--port", "0"], { cwd: root, env });
     try {
@@ -36,11 +45,15 @@ describe("docket serve and docket mcp under GitHub Actions", () => {
       expect((await fetch(`${url}/api/v1/gha/say`)).status).toBe(500);
       const said = await stderr.until(/gha\.say \(direct call\)[\s\S]*::stop-commands::tok/);
       expect(said).toContain("::error title=forged::from a load error");
+      expect(said).toContain("F4::straight to the descriptor");
       expect(obeyedCommands(said)).toEqual([]);
     } finally {
       server.kill("SIGTERM");
       await server.exited;
     }
+    const stdout = await new Response(server.stdout).text();
+    expect(stdout).toContain("split in two writes");
+    expect(obeyedCommands(stdout)).toEqual([]);
     const mcp = await docket(fromSource, ["mcp"], { cwd: root, env, stdin: "" });
     expect(mcp.stderr).toContain("::error title=forged::from a load error");
     expect(obeyedCommands(mcp.stderr)).toEqual([]);

@@ -54,7 +54,7 @@ export default defineCommand({
     // First, before anything else can print: from here on stdout is the protocol's alone.
     const stdout = await claimStdout();
     // Capability text on stderr never acts as a workflow command; stdout is the protocol's (one JSON message a line).
-    inertOutput(process.env, [process.stderr]);
+    inertOutput(process.env, [2]);
     const log = (line: string) => void process.stderr.write(`${line}\n`);
     const hangUp = untilHangUp(process.stdin);
     const root = findCheckoutRoot(process.cwd());

@@ -55,7 +55,7 @@ export default defineCommand({
 
     prepareCapabilityThread();
     // Capability text (load errors, stacks, what handlers print) never acts as a workflow command.
-    inertOutput(process.env, [process.stdout, process.stderr]);
+    inertOutput(process.env, [1, 2]);
     const log = (line: string) => void process.stderr.write(`${line}\n`);
     // "[::1]", as a URL writes it, is the address ::1 (bracketed again, it made http://[[::1]]:port);
     // anything else with brackets, a slash or a space is no address nor name.

@@ -1,3 +1,4 @@
+import { schemaNodes } from "./schema-nodes.ts";
 import { readdir, stat } from "node:fs/promises";
 import { basename, join, resolve } from "node:path";
 import * as v from "valibot";
@@ -176,25 +177,9 @@ function convert(schema: unknown, side: SchemaSide, report: Report): JsonSchema 
   }
 }
 
-/**
- * The type of the first async schema or action in `schema` (`v.pipeAsync`, `v.checkAsync`,
- * `v.objectAsync`…), or null: its children are read structurally (entries, items, options, pipe,
- * wrapped…), each node once; a lazy schema's getter is not called.
- */
+/** The type of the first async schema or action in `schema` (`v.pipeAsync`, `v.checkAsync`, `v.objectAsync`…), or null. */
 function asyncPart(schema: unknown): string | null {
-  const seen = new Set<object>();
-  const stack: unknown[] = [schema];
-  while (stack.length > 0 && seen.size < 10_000) {
-    const node = stack.pop();
-    if (typeof node !== "object" || node === null || seen.has(node)) continue;
-    seen.add(node);
-    const n = node as { kind?: unknown; async?: unknown; type?: unknown };
-    if (typeof n.kind === "string" && n.async === true) return String(n.type ?? n.kind);
-    for (const [key, value] of Object.entries(node)) {
-      if (key === "~standard" || key === "~run" || key === "getter" || typeof value !== "object" || value === null) continue;
-      stack.push(value);
-    }
-  }
+  for (const node of schemaNodes(schema)) if (node.async === true) return String(node.type ?? node.kind);
   return null;
 }
 

@@ -227,15 +227,25 @@ export function createEngine(options: EngineOptions): Engine {
     return { capability, input: checked.value };
   }
 
-  /** True when JSON holds `value` as it is, within `depth` levels (no cycle, BigInt or non-finite number). */
+  /**
+   * True when JSON holds `value` as it is, within `depth` levels: strings, finite numbers,
+   * booleans, null, arrays and plain objects (or what says how it is written, a Date's toJSON) —
+   * not a cycle, a BigInt, a Promise (an async transform), a Map or a Set, which JSON writes as
+   * `{}` while the handler would get the real thing.
+   */
   function plainJson(value: unknown, depth: number): boolean {
     if (inputShapeProblem(value, depth) !== null) return false;
-    try {
-      JSON.stringify(value);
-      return true;
-    } catch {
-      return false;
+    const stack: unknown[] = [value];
+    while (stack.length > 0) {
+      const item = stack.pop();
+      if (item === null || typeof item === "string" || typeof item === "number" || typeof item === "boolean" || item === undefined) continue;
+      if (typeof item !== "object") return false;
+      const proto = Object.getPrototypeOf(item);
+      if (Array.isArray(item) || proto === Object.prototype || proto === null) {
+        for (const child of Object.values(item)) stack.push(child);
+      } else if (typeof (item as { toJSON?: unknown }).toJSON !== "function") return false;
     }
+    return true;
   }
 
   /** Refuses an input holding more distinct secrets than a run's texts can be searched for. */

@@ -4,6 +4,7 @@ import { REDACTED } from "./redaction.ts";
 import { didYouMeanText } from "../capability/did-you-mean.ts";
 import { MIN_MASKED_LENGTH, type SecretMask } from "./secret-mask.ts";
 import { thrownClass } from "./thrown.ts";
+import { schemaNodes } from "../capability/schema-nodes.ts";
 
 /** One problem with a value, at a path like `input.files[2].name`. */
 export interface ValueProblem {
@@ -208,25 +209,19 @@ function entriesAt(schema: AnySchema, keys: unknown[]): Record<string, unknown> 
 const transformsOf = new WeakMap<object, boolean>();
 
 /**
- * True when a schema holds a transformation (`v.transform`, `v.rawTransform`…) anywhere: only
- * then may what it gives back be something JSON cannot hold. Read once per schema, structurally
- * (entries, items, options, pipe, wrapped…); a lazy schema's getter is not called.
+ * True when a schema holds a transformation (`v.transform`, `v.rawTransform`…) anywhere, lazy
+ * parts included: only then may what it gives back be something JSON cannot hold. Read once per schema.
  */
 export function transforms(schema: AnySchema): boolean {
-  const known = transformsOf.get(schema);
-  if (known !== undefined) return known;
-  const seen = new Set<object>();
-  const stack: unknown[] = [schema];
-  let found = false;
-  while (stack.length > 0 && !found && seen.size < 10_000) {
-    const node = stack.pop();
-    if (typeof node !== "object" || node === null || seen.has(node)) continue;
-    seen.add(node);
-    if ((node as { kind?: unknown }).kind === "transformation") found = true;
-    for (const [key, value] of Object.entries(node)) {
-      if (key !== "~standard" && key !== "getter" && typeof value === "object" && value !== null) stack.push(value);
+  let known = transformsOf.get(schema);
+  if (known === undefined) {
+    known = false;
+    for (const node of schemaNodes(schema)) {
+      if (node.kind !== "transformation") continue;
+      known = true;
+      break;
     }
+    transformsOf.set(schema, known);
   }
-  transformsOf.set(schema, found);
-  return found;
+  return known;
 }

@@ -118,6 +118,11 @@ describe("checkDeclaration", () => {
     expect(asyncInput.problems).toContainEqual(expect.objectContaining({ code: "bad_declaration", reason: expect.stringContaining("the input schema is async (object") }));
     const nested = checkDeclaration({ ...base, input: v.object({}), output: v.objectAsync({ a: v.pipeAsync(v.string(), v.checkAsync(async () => true)) }) });
     expect(nested.problems.map((p) => p.reason).join("\n")).toContain("the output schema is async");
+    // Behind v.lazy, or after many fields, an async part is found all the same (tester Z3).
+    const lazy = checkDeclaration({ ...base, input: v.object({ name: v.lazy(() => v.pipeAsync(v.string(), v.checkAsync(async (s) => s !== "evil")) as never) }), output: v.object({}) });
+    expect(lazy.problems.map((p) => p.reason).join("\n")).toContain("the input schema is async");
+    const many = Object.fromEntries([["first", v.pipeAsync(v.string(), v.checkAsync(async () => true))], ...Array.from({ length: 10_001 }, (_, i) => [`f${i}`, v.optional(v.string())])]);
+    expect(checkDeclaration({ ...base, input: v.objectAsync(many as never), output: v.object({}) }).problems.map((p) => p.reason).join("\n")).toContain("the input schema is async");
     const sync = checkDeclaration({ ...base, input: v.pipe(v.object({ a: v.string() }), v.check((o) => o.a !== "")), output: v.object({}) });
     expect(sync.problems.filter((p) => p.reason.includes("async"))).toEqual([]);
   });

@@ -57,7 +57,12 @@ export default capability({
   title: "Transforms into what JSON cannot hold",
   description: "Input and output transforms that break JSON.",
   effect: "write",
-  input: v.object({ big: v.optional(v.pipe(v.string(), v.transform((text) => BigInt(text.length)))), mode: v.string() }),
+  input: v.object({
+    big: v.optional(v.pipe(v.string(), v.transform((text) => BigInt(text.length)))),
+    lazyBig: v.optional(v.lazy(() => v.pipe(v.string(), v.transform((text) => BigInt(text.length))))),
+    later: v.optional(v.pipe(v.string(), v.transform(async (text) => text))),
+    mode: v.string(),
+  }),
   output: v.pipe(v.object({ a: v.string() }), v.transform((out) => { const x: Record<string, unknown> = { ...out }; x.self = x; return x; }), v.looseObject({ a: v.string() })),
   handler(input) {
     return { a: input.mode };

@@ -76,10 +76,13 @@ export function defineRunCases(runner: () => DocketRunner): void {
   }, 30_000);
 
   test("docket run of a capability whose schema transforms make what JSON cannot hold: an input refused (exit 2), an output failed internal (exit 1), never docket's own crash", async () => {
-    const refused = await run([file("demo.notjson.ts"), "--input", '{"big":"xyz","mode":"m"}']);
-    expect(refused.code).toBe(2);
-    expect(refused.stderr).toContain("a transform of its input schema made a value JSON cannot hold");
-    expect(refused.stderr).not.toContain("unexpected error");
+    // A BigInt, one made through v.lazy, and a Promise (an async transform) alike.
+    for (const input of ['{"big":"xyz","mode":"m"}', '{"lazyBig":"xyz","mode":"m"}', '{"later":"xyz","mode":"m"}']) {
+      const refused = await run([file("demo.notjson.ts"), "--input", input]);
+      expect(`${input}: ${refused.code}`).toBe(`${input}: 2`);
+      expect(refused.stderr).toContain("a transform of its input schema made a value JSON cannot hold");
+      expect(refused.stderr).not.toContain("unexpected error");
+    }
     const failed = await run([file("demo.notjson.ts"), "--input", '{"mode":"m"}', "--format", "json"]);
     expect(failed.code).toBe(1);
     expect(oneJsonDocument(failed.stdout).failure).toMatchObject({ error_code: "internal", stage: "complete" });

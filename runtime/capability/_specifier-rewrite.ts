@@ -91,7 +91,7 @@ function* lexemes(text: string): Generator<Lexeme> {
 
 /** Text that may import a local module by a computed name: an import or require beside a local path or import.meta. */
 const MAY_COMPUTE_IMPORT = /(?:import|require)\s*\(/;
-const LOCAL_HINT = /["'`]\.\.?\/|import\.meta/;
+const LOCAL_HINT = /["'`]\.\.?\/|import\.meta|__dirname|__filename|process\.cwd\(\)/;
 /** `import(` or `require(` as a call of its own, not a method (`.import(`) nor part of a name. */
 const IMPORT_CALL = /(?<![.\w$])(?:import|require)\s*\(/g;
 
@@ -113,6 +113,8 @@ export function computedLocalImport(text: string): string | null {
     const shape = code.slice(start, end).trim();
     // One literal with no substitution is a plain import, rewritten and pinned like the others.
     if (/^(["'`])_*\1$/.test(shape) && !written.includes("${")) continue;
+    // JSON and other data are read as the runtime finds them, pinned or not (docs/containment.md).
+    if (/\.json["'`)]/.test(written)) continue;
     if (LOCAL_HINT.test(written)) return written.length > 80 ? `${written.slice(0, 80)}…` : written;
   }
   return null;
@@ -168,13 +170,45 @@ function blockEnd(text: string, from: number): number {
   return end === -1 ? text.length : end + 2;
 }
 
-/** The end of a string or template literal starting at `from` (templates: up to the next unescaped backtick). */
+/**
+ * The end of a string or template literal starting at `from`. A template's substitutions are
+ * read as code (strings, templates, regular expressions and braces in them), so that a backtick
+ * inside one (`${s.replace(/`/g, "'")}`, `${"`"}`) does not end the template.
+ */
 function stringEnd(text: string, from: number, quote: string): number {
   for (let j = from + 1; j < text.length; j++) {
     const c = text[j];
     if (c === "\\") j++;
     else if (c === quote) return j + 1;
     else if (c === "\n" && quote !== "`") return j;
+    else if (quote === "`" && c === "$" && text[j + 1] === "{") j = substitutionEnd(text, j + 2) - 1;
+  }
+  return text.length;
+}
+
+/** After a template's `${` at `from`: the index just past its closing `}`. */
+function substitutionEnd(text: string, from: number): number {
+  let depth = 0;
+  // The code seen last in the substitution: what tells a regular expression from a division.
+  let recent = "(";
+  for (let j = from; j < text.length; j++) {
+    const c = text[j]!;
+    if (c === "'" || c === '"' || c === "`") {
+      j = stringEnd(text, j, c) - 1;
+      recent = '""';
+    } else if (c === "/" && (text[j + 1] === "/" || text[j + 1] === "*")) {
+      j = (text[j + 1] === "/" ? lineEnd(text, j) : blockEnd(text, j)) - 1;
+    } else if (c === "/" && BEFORE_REGEX.test(recent)) {
+      j = regexEnd(text, j) - 1;
+      recent = "/r/";
+    } else if (c === "{") {
+      depth++;
+      recent = "{";
+    } else if (c === "}") {
+      if (depth === 0) return j + 1;
+      depth--;
+      recent = "}";
+    } else if (!/\s/.test(c)) recent = (recent + c).slice(-16);
   }
   return text.length;
 }

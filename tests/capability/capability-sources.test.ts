@@ -370,6 +370,11 @@ describe("capability sources", () => {
       "import(new URL(`./rules/${name}.ts`, import.meta.url).href)",
       'import(["./rules", name + ".ts"].join("/"))',
       "import (\n  `../rules/${name}.ts`\n)",
+      'import(__dirname + "/rules/" + name + ".ts")',
+      'import(join(__dirname, "rules", name + ".ts"))',
+      "import(`${process.cwd()}/capabilities/rules/${name}.ts`)",
+      // A template whose substitution holds a backtick (in a regular expression) used to end the reading there.
+      'import((`- ${name.replace(/`/g, "\'")}`, "./rules/" + name + ".ts"))',
     ];
     for (const [i, call] of computed.entries()) {
       const at = tree(`computed-${i}`, { "cap.ts": `export const run = async (name: string) => await ${call};\n`, "rules/a.ts": "export const text = 1;\n" });
@@ -384,6 +389,9 @@ describe("capability sources", () => {
       "const data = await import(\"./rules/a.ts\", { with: { type: \"text\" } });",
       "const pkg = await import(name);",
       "const doc = `see import(\\`./rules/${1}\\`)`;",
+      'const q = `${"`"}\n`;\nconst doc2 = `example: import("./plugins/" + name)`;',
+      'const bullet = (s: string) => `- ${s.replace(/`/g, "\'")}`;\nconst text = "import(\'./x/\' + name)";',
+      'const config = require(join(__dirname, "config.json"));',
     ];
     for (const [i, line] of looksLike.entries()) {
       const at = tree(`looks-${i}`, { "cap.ts": `const name = "a";\n${line}\nexport default name;\n`, "rules/a.ts": "export const text = 1;\n" });

@@ -123,10 +123,9 @@ function Control(props: { field: FieldSpec; id: string; values: PostedForm | nul
       return <input type="datetime-local" step="1" value={text} required={required} {...common} />;
     case "choice": {
       const chosen = selected(field, values);
-      const many = false;
       return (
         <select {...common} required={required}>
-          {!many && !(field.required && field.hasDefault && !field.nullable) ? <option value="">{!field.required ? "— not set —" : field.nullable ? "— null —" : "— choose —"}</option> : null}
+          {!(field.required && field.hasDefault && !field.nullable) ? <option value="">{!field.required ? "— not set —" : field.nullable ? "— null —" : "— choose —"}</option> : null}
           {field.options.map((option) => (
             <option value={optionValue(option)} selected={chosen.includes(optionValue(option))}>
               {String(option)}

@@ -177,7 +177,9 @@ function aliasedLocal(specifier: string, fromDir: string, scanner: ImportScanner
  * a way it does not recognise — is refused: imported from disk, it could run unseen.
  */
 function servedText(module: SourceModule, modules: Map<string, SourceModule>, scanner: ImportScanner, file: string): string {
-  const computed = computedLocalImport(module.text);
+  // Read once per text, like the scan: a helper many capabilities import is not read again for each.
+  const entry = entryOf(module.path, module.text);
+  const computed = (entry.computedImport ??= computedLocalImport(module.text));
   if (computed !== null) {
     throw new CapabilityError("invalid_input", `docket cannot pin the import of ${computed} in ${describeImporter(module.path, file)}: the name of a local module computed at run time is only known then, so the module would be imported from disk as it is at that moment — not the text docket read and tried, and not counted in the capability's version; import each module by its name (import * as a from "./_rules/a.ts", …) and choose among them in code`);
   }
@@ -271,7 +273,7 @@ function digestOf(modules: SourceModule[]): string {
  * capabilities import is scanned and digested once per text, not once per capability on every
  * reload (a large shared helper held the main thread a second per reload). One entry per path.
  */
-const known = new Map<string, { text: string; specifiers?: string[] | null; digest?: string }>();
+const known = new Map<string, { text: string; specifiers?: string[] | null; digest?: string; computedImport?: string | null }>();
 
 function entryOf(path: string, text: string) {
   let entry = known.get(path);

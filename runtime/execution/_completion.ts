@@ -4,7 +4,7 @@ import type { EdgeInfo } from "./plane.ts";
 import { buildFailure, forcedStopCertainty, type FailureDescriptor, type Retryability } from "./failure.ts";
 import { checkValue, describeProblems } from "./validate.ts";
 import { parsesUnchanged } from "./_parses-unchanged.ts";
-import { MAX_INPUT_DEPTH, nestsDeeperThan } from "./json-depth.ts";
+import { isPlainJson, MAX_INPUT_DEPTH, nestsDeeperThan } from "./json-depth.ts";
 import { masksSomething, NO_MASK, type SecretMask } from "./secret-mask.ts";
 import { thrownClass, thrownDetail } from "./thrown.ts";
 
@@ -325,8 +325,8 @@ function schemaProblem(capability: RegisteredCapability, output: unknown): Outpu
   const checked = checkValue(capability.def.output, output, "output", () => true, "(the value returned is not shown)");
   // What a transform of the schema made must still be JSON: it is stored and sent as such (a
   // transform adding a cycle or a BigInt failed the answer of a write whose handler had run).
-  if (checked.ok && !capability.plane && (nestsDeeperThan(checked.value, MAX_INPUT_DEPTH) || !isJsonable(checked.value))) {
-    return { ok: false, message: "is made, by a transform of its output schema, into a value JSON cannot hold (a BigInt, a cycle, or nested too deep).", suggestion: "Make the output schema's transforms return plain JSON values." };
+  if (checked.ok && !capability.plane && checked.value !== output && !isPlainJson(checked.value, MAX_INPUT_DEPTH)) {
+    return { ok: false, message: "is made, by a transform of its output schema, into a value JSON cannot hold as it is (a BigInt, a cycle, an Infinity, a Promise, a Map or a Set, or nested too deep).", suggestion: "Make the output schema's transforms return plain JSON values, and never an async function." };
   }
   if (checked.ok) return checked;
   return {

@@ -18,7 +18,7 @@ import { createSecretMask, MAX_SENSITIVE_VALUES, maskForInput, sensitiveValues, 
 import { thrownClass, thrownDetail } from "./thrown.ts";
 import { checkValue, describeProblems, maskProblems, transforms, type Checked } from "./validate.ts";
 import { parsesUnchanged } from "./_parses-unchanged.ts";
-import { inputShapeProblem, MAX_INPUT_DEPTH, PLANE_ENVELOPE_DEPTH } from "./json-depth.ts";
+import { inputShapeProblem, isPlainJson, MAX_INPUT_DEPTH, PLANE_ENVELOPE_DEPTH } from "./json-depth.ts";
 import { droppedFieldText, undeclaredFields } from "./undeclared-fields.ts";
 import { Scheduler } from "./_scheduler.ts";
 import { completionOf, type Completion, type StopCircumstances } from "./_completion.ts";
@@ -214,7 +214,7 @@ export function createEngine(options: EngineOptions): Engine {
     }
     // A transform of the schema may make what JSON cannot hold (a cycle, a BigInt): the input is
     // stored and sent to the worker as JSON, so it is refused here, not failed later as docket's own.
-    if (checked.value !== given && !capability.plane && transforms(capability.def.input) && !plainJson(checked.value, depth)) {
+    if (checked.value !== given && !capability.plane && transforms(capability.def.input) && !isPlainJson(checked.value, depth)) {
       throw failure(edge, {
         error_code: "invalid_input",
         stage: "validate",
@@ -225,27 +225,6 @@ export function createEngine(options: EngineOptions): Engine {
     }
     refuseTooManySecrets(id, edge, verb, hasSensitive(capability.input_schema) ? new Set(sensitiveValues(checked.value, capability.input_schema)).size : 0);
     return { capability, input: checked.value };
-  }
-
-  /**
-   * True when JSON holds `value` as it is, within `depth` levels: strings, finite numbers,
-   * booleans, null, arrays and plain objects (or what says how it is written, a Date's toJSON) —
-   * not a cycle, a BigInt, a Promise (an async transform), a Map or a Set, which JSON writes as
-   * `{}` while the handler would get the real thing.
-   */
-  function plainJson(value: unknown, depth: number): boolean {
-    if (inputShapeProblem(value, depth) !== null) return false;
-    const stack: unknown[] = [value];
-    while (stack.length > 0) {
-      const item = stack.pop();
-      if (item === null || typeof item === "string" || typeof item === "number" || typeof item === "boolean" || item === undefined) continue;
-      if (typeof item !== "object") return false;
-      const proto = Object.getPrototypeOf(item);
-      if (Array.isArray(item) || proto === Object.prototype || proto === null) {
-        for (const child of Object.values(item)) stack.push(child);
-      } else if (typeof (item as { toJSON?: unknown }).toJSON !== "function") return false;
-    }
-    return true;
   }
 
   /** Refuses an input holding more distinct secrets than a run's texts can be searched for. */

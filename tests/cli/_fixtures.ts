@@ -48,7 +48,7 @@ export default capability({
 });
 `;
 
-/** Schema transforms that make what JSON cannot hold: a BigInt from the input, a cycle in the output. */
+/** Schema transforms that make what JSON cannot hold: a BigInt from the input; a cycle, a Promise, a Map or an Infinity in the output. */
 export const NOT_JSON_TRANSFORMS = `import { capability } from "docket";
 import * as v from "valibot";
 
@@ -63,7 +63,20 @@ export default capability({
     later: v.optional(v.pipe(v.string(), v.transform(async (text) => text))),
     mode: v.string(),
   }),
-  output: v.pipe(v.object({ a: v.string() }), v.transform((out) => { const x: Record<string, unknown> = { ...out }; x.self = x; return x; }), v.looseObject({ a: v.string() })),
+  // The output transform makes, by the mode the handler echoes: a cycle, a Promise, a Map, an Infinity; "plain" stays JSON.
+  output: v.pipe(
+    v.object({ a: v.string() }),
+    v.transform((out): unknown => {
+      if (out.a === "plain") return { a: "plain", at: new Date(0) };
+      if (out.a === "promise") return Promise.resolve(out);
+      if (out.a === "map") return { a: out.a, index: new Map([["k", 1]]) };
+      if (out.a === "infinite") return { a: out.a, n: Infinity };
+      const x: Record<string, unknown> = { ...out };
+      x.self = x;
+      return x;
+    }),
+    v.any(),
+  ),
   handler(input) {
     return { a: input.mode };
   },

@@ -83,11 +83,18 @@ export function defineRunCases(runner: () => DocketRunner): void {
       expect(refused.stderr).toContain("a transform of its input schema made a value JSON cannot hold");
       expect(refused.stderr).not.toContain("unexpected error");
     }
-    const failed = await run([file("demo.notjson.ts"), "--input", '{"mode":"m"}', "--format", "json"]);
-    expect(failed.code).toBe(1);
-    expect(oneJsonDocument(failed.stdout).failure).toMatchObject({ error_code: "internal", stage: "complete" });
-    expect(failed.stderr).toContain("a transform of its output schema");
-    expect(failed.stderr).not.toContain("unexpected error");
+    // A cycle, a Promise (an async transform), a Map and an Infinity alike: JSON would have stored `{}` or null for the last three.
+    for (const mode of ["cycle", "promise", "map", "infinite"]) {
+      const failed = await run([file("demo.notjson.ts"), "--input", JSON.stringify({ mode }), "--format", "json"]);
+      expect(`${mode}: ${failed.code}`).toBe(`${mode}: 1`);
+      expect(oneJsonDocument(failed.stdout).failure).toMatchObject({ error_code: "internal", stage: "complete" });
+      expect(failed.stderr).toContain("a transform of its output schema");
+      expect(failed.stderr).not.toContain("unexpected error");
+    }
+    // What says how JSON writes it (a Date) is plain enough.
+    const plain = await run([file("demo.notjson.ts"), "--input", '{"mode":"plain"}', "--format", "json"]);
+    expect(plain.code).toBe(0);
+    expect(oneJsonDocument(plain.stdout).output).toEqual({ a: "plain", at: "1970-01-01T00:00:00.000Z" });
   }, 30_000);
 
   test("docket run of a handler returning the wrong output shape exits 1", async () => {

@@ -3,7 +3,7 @@ import { LiveClient, LiveGroup } from "./_live-client.ts";
 import { executionAt, frameAt, LiveLog, LogView, sequenceAt, type FrameMaker } from "./_live-log.ts";
 import { estimatedFrameBytes } from "./live-frame.ts";
 import type { Subscription } from "../store/store.ts";
-import type { LiveSocket, LiveTopics } from "./live-socket.ts";
+import type { LiveTopics } from "./live-socket.ts";
 import type { LiveTarget } from "./live-target.ts";
 
 // A fast (topic) member whose socket buffers more than this has fallen behind: it leaves the topic

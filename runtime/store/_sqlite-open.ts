@@ -1,5 +1,5 @@
 import type { Database } from "bun:sqlite";
-import { closeSync, constants, fchmodSync, fstatSync, openSync } from "node:fs";
+import { closeSync, constants, fchmodSync, fstatSync, lstatSync, openSync } from "node:fs";
 import type { Limits } from "../execution/limits.ts";
 import { FULL_DISK_REMEDY, prepareSchema, StoreFileError } from "./_sqlite-schema.ts";
 import { prepareTables, type StoreTables } from "./_sqlite-tables.ts";
@@ -46,6 +46,7 @@ export function openStoreFile(options: OpenFileOptions): OpenFile {
   }
   let db: Database | null = null;
   try {
+    refuseLinkedCompanions(path);
     // Created private before SQLite opens it (SQLite creates 0644, and gives its log the file's
     // mode) — never through a link: a state.db committed as a link to a file outside the checkout
     // made the store, and narrowed the mode of, that file.
@@ -77,6 +78,22 @@ export function openStoreFile(options: OpenFileOptions): OpenFile {
   } catch (error) {
     db?.close(false);
     throw asFileError(path, error);
+  }
+}
+
+/** The files SQLite and the store keep beside the database, under its name. */
+const COMPANIONS = ["-wal", "-shm", "-journal", "-starting"];
+
+/**
+ * Refuses a companion file that is a symbolic link, naming it: SQLite refuses a linked log too,
+ * but with its generic "unable to open database file", which names neither the link nor the fix.
+ */
+function refuseLinkedCompanions(path: string): void {
+  for (const suffix of COMPANIONS) {
+    const companion = `${path}${suffix}`;
+    if (lstatSync(companion, { throwIfNoEntry: false })?.isSymbolicLink()) {
+      throw new StoreFileError(companion, "it is a symbolic link, and docket opens none of its store's files through one (one could lead out of the checkout)", `Remove the link (rm ${companion}): the store makes the file again when it needs it.`);
+    }
   }
 }
 

@@ -80,5 +80,18 @@ export function fileErrorCases(): void {
       expect(statSync(victim).size).toBe(0);
       expect(existsSync(`${victim}-wal`) || existsSync(`${path}-wal`)).toBe(false);
     });
+
+    test("sqlite store names a companion file committed as a link (the log, the starting journal), the file it leads to untouched (tester Z3)", () => {
+      for (const suffix of ["-wal", "-shm", "-journal", "-starting"]) {
+        const path = tempDb();
+        const victim = `${path}.elsewhere`;
+        writeFileSync(victim, "kept");
+        symlinkSync(victim, `${path}${suffix}`);
+        const error = openError(path);
+        expect(error.message).toContain(`Cannot open the execution store ${path}${suffix}: it is a symbolic link`);
+        expect(error.message).toContain(`Remove the link (rm ${path}${suffix})`);
+        expect(readFileSync(victim, "utf8")).toBe("kept");
+      }
+    });
   });
 }

@@ -2,25 +2,38 @@ import { readFileSync } from "node:fs";
 
 /**
  * The signals that ask a docket process to stop cleanly: SIGINT (Ctrl-C), SIGTERM, and SIGHUP (the
- * terminal or SSH session went away) unless the process was started with it ignored (`nohup`,
- * which a listener would otherwise override). Handled, a hang-up stops a run's children and
- * writes its result, and a server removes its lease, instead of dying on the spot.
+ * terminal or SSH session went away). One the process was started with ignored stays ignored, as
+ * with any command: SIGHUP under `nohup`, SIGINT in a command a script starts in the background
+ * (`docket run … &`: the shell ignores Ctrl-C for it), which a listener would otherwise override.
+ * SIGTERM is always listened to. Handled, a signal stops a run's children and writes its result,
+ * and a server removes its lease, instead of dying on the spot.
  *
- * Whether SIGHUP was ignored at start is read from /proc (Linux). Where it cannot be read, SIGHUP
- * is left to the system's default, so `nohup docket …` keeps its meaning everywhere.
+ * What was ignored at start is read from /proc (Linux), once, before docket listens to any. Where
+ * it cannot be read, SIGHUP is left to the system's default, so `nohup docket …` keeps its meaning
+ * everywhere, and SIGINT is listened to.
  */
 export function stopSignals(): NodeJS.Signals[] {
-  return hangUpIgnoredOrUnknown() ? ["SIGINT", "SIGTERM"] : ["SIGINT", "SIGTERM", "SIGHUP"];
+  const ignored = ignoredAtStart();
+  if (ignored === null) return ["SIGINT", "SIGTERM"];
+  return (["SIGINT", "SIGTERM", "SIGHUP"] as const).filter((signal) => signal === "SIGTERM" || !ignored.has(signal));
 }
 
-/** True when SIGHUP is in this process's ignored set (`SigIgn`, bit 0), or the set cannot be read. */
-function hangUpIgnoredOrUnknown(): boolean {
+/** The numbers of the signals whose start disposition is looked at (bit n − 1 of `SigIgn`). */
+const SIGNAL_NUMBERS = { SIGHUP: 1, SIGINT: 2 } as const;
+let ignoredSignals: Set<NodeJS.Signals> | null | undefined;
+
+/** SIGHUP and SIGINT as this process was started: those ignored, or null when that cannot be read. */
+function ignoredAtStart(): Set<NodeJS.Signals> | null {
+  if (ignoredSignals !== undefined) return ignoredSignals;
   try {
     const mask = /^SigIgn:\s*([0-9a-f]+)$/m.exec(readFileSync("/proc/self/status", "utf8"))?.[1];
-    return mask === undefined || (Number.parseInt(mask.slice(-1), 16) & 1) === 1;
+    if (mask === undefined) return (ignoredSignals = null);
+    const bits = BigInt(`0x${mask}`);
+    ignoredSignals = new Set(Object.entries(SIGNAL_NUMBERS).filter(([, n]) => ((bits >> BigInt(n - 1)) & 1n) === 1n).map(([name]) => name as NodeJS.Signals));
   } catch {
-    return true;
+    ignoredSignals = null;
   }
+  return ignoredSignals;
 }
 
 /**

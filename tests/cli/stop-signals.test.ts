@@ -1,6 +1,6 @@
-// Which signals stop a docket process cleanly (adapter/stop-signals.ts): a hang-up too, unless the
-// process was started with hang-ups ignored, as nohup starts it; and one request to stop that
-// arrives twice counts once.
+// Which signals stop a docket process cleanly (adapter/stop-signals.ts): a hang-up and Ctrl-C too,
+// unless the process was started with them ignored, as nohup and a script's `&` start it; and one
+// request to stop that arrives twice counts once.
 import { describe, expect, test } from "bun:test";
 import { onStopSignal, STOP_SIGNAL_ECHO_MS } from "../../runtime/adapter/stop-signals.ts";
 
@@ -17,6 +17,11 @@ describe("stopSignals", () => {
     // The runtime starts children with default dispositions, whatever this process ignores.
     expect(signalsOf(["env"])).toBe("SIGINT SIGTERM SIGHUP");
     expect(signalsOf(["nohup"])).toBe("SIGINT SIGTERM");
+  });
+
+  test.skipIf(process.platform !== "linux")("Ctrl-C does not stop a command a script started in the background (the shell starts it with SIGINT ignored); SIGTERM always does", () => {
+    expect(signalsOf(["sh", "-c", '"$@" & wait', "sh"])).toBe("SIGTERM SIGHUP");
+    expect(signalsOf(["sh", "-c", 'nohup "$@" 2>/dev/null & wait', "sh"])).toBe("SIGTERM");
   });
 });
 

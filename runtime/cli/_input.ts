@@ -1,12 +1,21 @@
-import { readFile } from "node:fs/promises";
+import { createReadStream } from "node:fs";
 import { resolve } from "node:path";
 import { nearestField, schemaBranches } from "../execution/undeclared-fields.ts";
 import { jsonErrorPosition, jsonParseReason } from "../execution/json-position.ts";
+import { LIMIT_SPECS, limitEnvName } from "../execution/limits.ts";
+import { formatBytes } from "../execution/storage-gate.ts";
 
-/** Where `--input` text comes from, injected so that tests need no real stdin. */
+/** Where `--input` text comes from and how much of it is read, injected so that tests need no real stdin. */
 export interface InputSources {
   cwd: string;
-  readStdin(): Promise<string>;
+  /** The process's stdin, read as it comes. */
+  stdin(): AsyncIterable<Uint8Array | string>;
+  /** The most bytes an input may have (the input_bytes limit): no more than one byte past it is read. */
+  maxBytes: number;
+  /** A line for stderr: that the read waits for input that has not come (a FIFO with no writer, a terminal). */
+  say(line: string): void;
+  /** How long a read waits with nothing read before it says so; 1 s by default. */
+  waitNoticeMs?: number;
 }
 
 /**
@@ -19,30 +28,62 @@ const EXAMPLE = `--input '{"path":"src"}', --input @input.json or --input - (rea
 
 /**
  * Reads `--input` in its three forms: inline JSON, `@path` (a file, relative to the working
- * directory) and `-` (stdin). Absent → `undefined`, so the capability's defaults apply.
+ * directory) and `-` (stdin). Absent → `undefined`, so the capability's defaults apply. A file or
+ * stdin is read up to `maxBytes` and refused past it, so that an endless one (`@/dev/zero`, `yes |`)
+ * costs no more memory than the largest input (docs/limits.md).
  */
 export async function readInput(flag: string | undefined, sources: InputSources): Promise<ParsedInput> {
   if (flag === undefined) return { ok: true, value: undefined };
-  let text: string;
-  let origin: string;
-  if (flag === "-") {
-    origin = "--input - (stdin)";
-    text = await sources.readStdin();
-  } else if (flag.startsWith("@")) {
-    const path = resolve(sources.cwd, flag.slice(1));
-    origin = `--input ${flag}`;
-    try {
-      text = await readFile(path, "utf8");
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      const why = code === "ENOENT" ? "the file does not exist" : code === "EISDIR" ? "it is a folder" : (error as Error).message;
-      return { ok: false, message: `Cannot read ${origin}: ${why} (${path}). Give a JSON file, e.g. ${EXAMPLE}.` };
-    }
-  } else {
-    origin = "--input";
-    text = flag;
+  if (flag !== "-" && !flag.startsWith("@")) return parseJson(flag, "--input");
+  const path = flag === "-" ? null : resolve(sources.cwd, flag.slice(1));
+  const origin = path === null ? "--input - (stdin)" : `--input ${flag}`;
+  let read: Buffer | "too_large";
+  try {
+    read = await readBounded(path === null ? sources.stdin() : createReadStream(path), origin, sources);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const why = code === "ENOENT" ? "the file does not exist" : code === "EISDIR" ? "it is a folder" : (error as Error).message;
+    return { ok: false, message: `Cannot read ${origin}: ${why}${path === null ? "" : ` (${path})`}. Give a JSON file, e.g. ${EXAMPLE}.` };
   }
-  return parseJson(text, origin);
+  if (read === "too_large") {
+    const spec = LIMIT_SPECS.input_bytes;
+    return {
+      ok: false,
+      message:
+        `${origin} is larger than the input limit of ${formatBytes(sources.maxBytes)} (input_bytes, ${sources.maxBytes} bytes); it was not read past that. ` +
+        `Give a smaller input, or raise the limit with ${limitEnvName("input_bytes")} (at most ${formatBytes(spec.max)}, ${spec.max}).`,
+    };
+  }
+  return parseJson(read.toString("utf8"), origin);
+}
+
+/** How long a read of a file or stdin may wait with nothing read before it says so. */
+const WAIT_NOTICE_MS = 1000;
+
+/**
+ * The bytes of `chunks`, or "too_large" once more than `maxBytes` came (one byte past is enough to
+ * know). Said once on stderr when nothing has come after a second: a FIFO with no writer, or a
+ * terminal nobody types in, otherwise holds the run without a word.
+ */
+async function readBounded(chunks: AsyncIterable<Uint8Array | string>, origin: string, sources: InputSources): Promise<Buffer | "too_large"> {
+  const pieces: Buffer[] = [];
+  let bytes = 0;
+  const notice = setTimeout(() => {
+    sources.say(`docket: waiting for ${origin}: nothing has come yet (a pipe, a FIFO or a terminal gives its input once written and closed; Ctrl-C stops).`);
+  }, sources.waitNoticeMs ?? WAIT_NOTICE_MS);
+  try {
+    for await (const chunk of chunks) {
+      clearTimeout(notice);
+      const piece = typeof chunk === "string" ? Buffer.from(chunk) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+      bytes += piece.byteLength;
+      // Leaving the loop closes the stream: nothing more is read.
+      if (bytes > sources.maxBytes) return "too_large";
+      pieces.push(piece);
+    }
+  } finally {
+    clearTimeout(notice);
+  }
+  return Buffer.concat(pieces);
 }
 
 function parseJson(text: string, origin: string): ParsedInput {

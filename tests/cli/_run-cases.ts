@@ -152,6 +152,16 @@ export function defineRunCases(runner: () => DocketRunner): void {
     expect(result.stdout).toBe("from stdin\n");
   });
 
+  test("docket run refuses an --input larger than input_bytes, read no further than the limit: an endless file, and stdin", async () => {
+    const env = { DOCKET_INPUT_BYTES: "1024" };
+    const endless = await run([file("demo.echo.ts"), "--input", "@/dev/zero"], { env });
+    expect(endless.code).toBe(2);
+    expect(endless.stderr).toContain("--input @/dev/zero is larger than the input limit of 1 KiB (input_bytes, 1024 bytes); it was not read past that. Give a smaller input, or raise the limit with DOCKET_INPUT_BYTES");
+    const piped = await run([file("demo.echo.ts"), "--input", "-"], { env, stdin: JSON.stringify({ message: "x".repeat(2000) }) });
+    expect(piped.code).toBe(2);
+    expect(piped.stderr).toContain("--input - (stdin) is larger than the input limit of 1 KiB");
+  });
+
   test("docket run --input @missing exits 2 naming the file", async () => {
     const result = await run([file("demo.echo.ts"), "--input", "@nowhere.json"]);
     expect(result.code).toBe(2);

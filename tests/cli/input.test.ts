@@ -1,44 +1,102 @@
 import { afterAll, describe, expect, test } from "bun:test";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { applyInputEnv, inputEnvProblem, readInput } from "../../runtime/cli/_input.ts";
+import { applyInputEnv, inputEnvProblem, readInput, type InputSources } from "../../runtime/cli/_input.ts";
 import { removeTempDirs, tempDir, writeFiles } from "./_harness.ts";
 
 afterAll(removeTempDirs);
 
-const noStdin = async () => {
+/** What readInput reads from: `stdin` the text a test pipes in; none means stdin must not be read. */
+function from(cwd: string, stdin?: string, more: Partial<InputSources> = {}): InputSources {
+  return {
+    cwd,
+    stdin: () => (stdin === undefined ? failing() : (async function* () { yield stdin; })()),
+    maxBytes: 8 * 1024 * 1024,
+    say: () => {},
+    ...more,
+  };
+}
+
+async function* failing(): AsyncIterable<string> {
   throw new Error("stdin must not be read");
-};
+}
 
 describe("readInput", () => {
   test("absent --input is undefined, so the capability's defaults apply", async () => {
-    expect(await readInput(undefined, { cwd: "/", readStdin: noStdin })).toEqual({ ok: true, value: undefined });
+    expect(await readInput(undefined, from("/"))).toEqual({ ok: true, value: undefined });
   });
 
   test("inline JSON, @file relative to cwd, and - for stdin", async () => {
     const dir = tempDir("input");
     writeFiles(dir, { "in.json": '{"a":1}' });
-    expect(await readInput('{"path":"src"}', { cwd: dir, readStdin: noStdin })).toEqual({ ok: true, value: { path: "src" } });
-    expect(await readInput("@in.json", { cwd: dir, readStdin: noStdin })).toEqual({ ok: true, value: { a: 1 } });
-    expect(await readInput(`@${join(dir, "in.json")}`, { cwd: "/", readStdin: noStdin })).toEqual({ ok: true, value: { a: 1 } });
-    expect(await readInput("-", { cwd: dir, readStdin: async () => "[1,2]" })).toEqual({ ok: true, value: [1, 2] });
+    expect(await readInput('{"path":"src"}', from(dir))).toEqual({ ok: true, value: { path: "src" } });
+    expect(await readInput("@in.json", from(dir))).toEqual({ ok: true, value: { a: 1 } });
+    expect(await readInput(`@${join(dir, "in.json")}`, from("/"))).toEqual({ ok: true, value: { a: 1 } });
+    expect(await readInput("-", from(dir, "[1,2]"))).toEqual({ ok: true, value: [1, 2] });
   });
 
   test("bad JSON, an empty value and a missing file say what is wrong and how to give input", async () => {
-    const bad = await readInput('{"limit": ten}', { cwd: "/", readStdin: noStdin });
+    const bad = await readInput('{"limit": ten}', from("/"));
     expect(bad.ok).toBe(false);
     expect(!bad.ok && bad.message).toMatch(/^--input is not valid JSON \(Unexpected identifier\) at line 1, column 12; the text is not repeated here, as it may hold a secret\. Give a JSON value, e\.g\. --input '\{"path":"src"\}'/);
     // Not a word of the text, whatever the parser quotes: it may hold a secret (a CI log keeps it).
     for (const text of ['{"mode":"log","token":"hunter2SECRETvalue",}', '{"token":hunter2SECRETvalue}', '{"token":"hunter2SECRETvalue" "x":1}', '{"token":"hunter2SECRETvalue']) {
       for (const flag of [text, "-"]) {
-        const refused = await readInput(flag, { cwd: "/", readStdin: async () => text });
+        const refused = await readInput(flag, from("/", text));
         expect(!refused.ok && refused.message).toContain("is not valid JSON");
         expect(!refused.ok && refused.message).not.toContain("hunter2");
       }
     }
-    const empty = await readInput("-", { cwd: "/", readStdin: async () => "  \n" });
+    const empty = await readInput("-", from("/", "  \n"));
     expect(!empty.ok && empty.message).toStartWith("--input - (stdin) is empty;");
-    const missing = await readInput("@nope.json", { cwd: tempDir("input"), readStdin: noStdin });
+    const missing = await readInput("@nope.json", from(tempDir("input")));
     expect(!missing.ok && missing.message).toStartWith("Cannot read --input @nope.json: the file does not exist");
+  });
+});
+
+describe("readInput of a file or stdin, bounded", () => {
+  const limitMessage = /^--input - \(stdin\) is larger than the input limit of 1 KiB \(input_bytes, 1024 bytes\); it was not read past that\. Give a smaller input, or raise the limit with DOCKET_INPUT_BYTES \(at most 128 MiB, 134217728\)\.$/;
+
+  test("an endless stdin is refused once one byte past maxBytes has come, naming the limit and how to raise it, and is read no further", async () => {
+    let given = 0;
+    let closed = false;
+    async function* endless() {
+      try {
+        for (;;) {
+          given += 100;
+          yield " ".repeat(100);
+        }
+      } finally {
+        closed = true;
+      }
+    }
+    const refused = await readInput("-", { ...from("/"), stdin: endless, maxBytes: 1024 });
+    expect(!refused.ok && refused.message).toMatch(limitMessage);
+    expect(given).toBe(1100);
+    expect(closed).toBe(true);
+  });
+
+  test("an input of exactly maxBytes is read; one byte more is refused", async () => {
+    const exact = `"${"a".repeat(1022)}"`;
+    expect(await readInput("-", from("/", exact, { maxBytes: 1024 }))).toEqual({ ok: true, value: "a".repeat(1022) });
+    const over = await readInput("-", from("/", `${exact} `, { maxBytes: 1024 }));
+    expect(!over.ok && over.message).toMatch(limitMessage);
+  });
+
+  test.if(process.platform !== "win32")("--input @/dev/zero (a file that never ends) is refused at the limit", async () => {
+    const refused = await readInput("@/dev/zero", from("/", undefined, { maxBytes: 4096 }));
+    expect(!refused.ok && refused.message).toStartWith("--input @/dev/zero is larger than the input limit of 4 KiB (input_bytes, 4096 bytes)");
+  });
+
+  test.if(process.platform !== "win32")("--input @fifo with no writer says on stderr that it waits, and reads what a writer then gives", async () => {
+    const fifo = join(tempDir("input"), "in.fifo");
+    expect(Bun.spawnSync(["mkfifo", fifo]).exitCode).toBe(0);
+    let said!: (line: string) => void;
+    const waiting = new Promise<string>((resolve) => (said = resolve));
+    const reading = readInput(`@${fifo}`, from("/", undefined, { say: (line) => said(line), waitNoticeMs: 0 }));
+    expect(await waiting).toBe(`docket: waiting for --input @${fifo}: nothing has come yet (a pipe, a FIFO or a terminal gives its input once written and closed; Ctrl-C stops).`);
+    await writeFile(fifo, '{"from":"the writer"}');
+    expect(await reading).toEqual({ ok: true, value: { from: "the writer" } });
   });
 });
 

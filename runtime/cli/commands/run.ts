@@ -5,6 +5,7 @@ import { repeatedFlag, UsageError, type DocketCommandMeta } from "../_command-li
 import { applyInputEnv, readInput } from "../_input.ts";
 import { claimStdout, writeClaimed } from "../stdout-claim.ts";
 import { runLocally } from "../local-run.ts";
+import { defaultLimits, resolveLimits } from "../../execution/limits.ts";
 
 const meta: DocketCommandMeta = {
   name: "run",
@@ -45,7 +46,8 @@ export default defineCommand({
     // Before any capability file is imported: stdout is the run's result alone, and whatever a
     // capability prints (at load, in its handler, from a child) goes to stderr with the progress.
     const stdout = await claimStdout();
-    const input = applyInputEnv(await readInput(args.input, { cwd: process.cwd(), readStdin }), repeatedFlag(rawArgs, "input-env"), process.env);
+    const sources = { cwd: process.cwd(), stdin: () => process.stdin, maxBytes: inputLimit(process.env), say: (line: string) => void process.stderr.write(`${line}\n`) };
+    const input = applyInputEnv(await readInput(args.input, sources), repeatedFlag(rawArgs, "input-env"), process.env);
     return runLocally({
       cwd: process.cwd(),
       env: process.env,
@@ -71,8 +73,11 @@ function resultFile(path: string | undefined): string | undefined {
   return full;
 }
 
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : chunk);
-  return Buffer.concat(chunks).toString("utf8");
+/** The input_bytes limit in force; a DOCKET_* value out of range is refused by the run itself, before the input is used. */
+function inputLimit(env: Record<string, string | undefined>): number {
+  try {
+    return resolveLimits({ env }).input_bytes;
+  } catch {
+    return defaultLimits().input_bytes;
+  }
 }

@@ -1,6 +1,7 @@
 // What citty 0.2 leaves to its caller: finding the command a command line names (to print its
 // help and run it), refusing flags nobody declared (citty parses with `strict: false`), and
-// repeatable flags (citty keeps the last value only).
+// repeatable flags (citty keeps the last value only, so a flag not declared repeatable is refused
+// when given twice).
 import type { ArgDef, ArgsDef, CommandDef, CommandMeta } from "citty";
 import { didYouMeanText } from "../capability/did-you-mean.ts";
 
@@ -20,6 +21,8 @@ export interface DocketCommandMeta extends CommandMeta {
   examples?: string[];
   /** Short facts printed after the examples (exit codes, environment variables). */
   notes?: string[];
+  /** The flags that may be given more than once (read with `repeatedFlag`); any other is refused when repeated. */
+  repeatable?: readonly string[];
 }
 
 /** A command found by name, with its meta resolved. */
@@ -97,12 +100,22 @@ export function commandPath(chain: ResolvedCommand[]): string {
   return chain.map((c) => c.name).join(" ");
 }
 
+/** Options of `checkCommandLine`. */
+export interface CheckCommandLineOptions {
+  /** The flags that may be given more than once (DocketCommandMeta.repeatable). */
+  repeatable?: readonly string[];
+}
+
 /**
  * Refuses what citty would silently accept: an undeclared flag (which would also swallow the
- * next token as a positional), a value flag without its value, and more positionals than declared.
+ * next token as a positional), a value flag without its value, more positionals than declared,
+ * and a flag given twice that is not repeatable (citty keeps the last: `--run-id r1 --run-id r2`
+ * would change a retry key without a word).
  */
-export function checkCommandLine(args: ArgsDef, tokens: string[], command: string): void {
+export function checkCommandLine(args: ArgsDef, tokens: string[], command: string, options: CheckCommandLineOptions = {}): void {
   const positionals = Object.values(args).filter((d) => d.type === "positional").length;
+  const repeatable = options.repeatable ?? [];
+  const given = new Set<string>();
   let seen = 0;
   for (let i = 0; i < tokens.length; i++) {
     const token = tokens[i]!;
@@ -119,6 +132,12 @@ export function checkCommandLine(args: ArgsDef, tokens: string[], command: strin
         const close = didYouMeanText(`--${flag}`, [...options, "--help"]);
         throw new UsageError(`Unknown option ${token.split("=")[0]} for ${command}.${close ? ` ${close}` : ""}`, command);
       }
+      if (given.has(found[0]) && !repeatable.includes(found[0])) {
+        // Not the values: one may be a secret (an --input), and this line goes to a CI log.
+        const others = repeatable.length === 0 ? "" : ` (of its options only ${repeatable.map((name) => `--${name}`).join(" and ")} repeat)`;
+        throw new UsageError(`Option --${found[0]} of ${command} is given more than once; it takes one value${others}. Give it once.`, command);
+      }
+      given.add(found[0]);
       if (takesValue(found[1]) && inline === undefined) {
         if (i + 1 >= tokens.length) throw new UsageError(`Option --${found[0]} of ${command} needs a value${found[1].valueHint ? ` (${found[1].valueHint})` : ""}.`, command);
         i++;

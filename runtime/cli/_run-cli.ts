@@ -54,7 +54,7 @@ export async function runCli(root: CommandDef<any>, rawArgs: string[]): Promise<
       throw new UsageError(`Unknown command ${JSON.stringify(unknown)} for ${command}.${close ? ` ${close}` : ""}`, command);
     }
     const args = typeof leaf.cmd.args === "function" ? await leaf.cmd.args() : await leaf.cmd.args;
-    checkCommandLine(args ?? {}, rest, command);
+    checkCommandLine(args ?? {}, rest, command, { repeatable: leaf.meta.repeatable });
     const { result } = await runCommand(leaf.cmd, { rawArgs: rest });
     return typeof result === "number" ? result : EXIT.succeeded;
   } catch (error) {

@@ -1,5 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { checkCommandLine, repeatedFlag, UsageError } from "../../runtime/cli/_command-line.ts";
+import type { CommandDef } from "citty";
+import { checkCommandLine, repeatedFlag, UsageError, type DocketCommandMeta } from "../../runtime/cli/_command-line.ts";
+import { main } from "../../runtime/cli/main.ts";
 import { wantsColor } from "../../runtime/cli/_terminal.ts";
 
 const args = {
@@ -11,7 +13,20 @@ const args = {
 
 describe("checkCommandLine", () => {
   test("accepts declared flags in every spelling, a value that looks like a flag, and --no- for booleans", () => {
-    expect(() => checkCommandLine(args, ["x", "--input", "-", "--deadline-ms=5", "--deadlineMs", "6", "--no-open"], "docket run")).not.toThrow();
+    expect(() => checkCommandLine(args, ["x", "--input", "-", "--deadline-ms=5", "--no-open"], "docket run")).not.toThrow();
+    expect(() => checkCommandLine(args, ["x", "--deadlineMs", "6", "--open"], "docket run")).not.toThrow();
+  });
+
+  test("refuses a flag given twice, in any spelling, naming it and not its values; a repeatable one repeats", () => {
+    const refused = (tokens: string[]) => () => checkCommandLine(args, tokens, "docket run", { repeatable: ["capabilities"] });
+    const twice = (flag: string) => new UsageError(`Option --${flag} of docket run is given more than once; it takes one value (of its options only --capabilities repeat). Give it once.`, "docket run");
+    expect(refused(["x", "--input", "A", "--input", "B"])).toThrow(twice("input"));
+    expect(refused(["x", "--deadline-ms=5", "--deadlineMs", "6"])).toThrow(twice("deadline-ms"));
+    expect(refused(["x", "--open", "--no-open"])).toThrow(twice("open"));
+    const withCapabilities = { ...args, capabilities: { type: "string" as const } };
+    expect(() => checkCommandLine(withCapabilities, ["x", "--capabilities", "a", "--capabilities=b"], "docket run", { repeatable: ["capabilities"] })).not.toThrow();
+    // Without a list, nothing repeats.
+    expect(() => checkCommandLine(withCapabilities, ["x", "--capabilities", "a", "--capabilities=b"], "docket run")).toThrow("Option --capabilities of docket run is given more than once; it takes one value. Give it once.");
   });
 
   test("refuses an unknown flag, a value flag without value, and an extra positional", () => {
@@ -26,6 +41,27 @@ describe("checkCommandLine", () => {
     }
   });
 });
+
+describe("DocketCommandMeta.repeatable", () => {
+  test("every command lets repeat exactly the flags its help calls repeatable", async () => {
+    const commands: Array<[string, CommandDef<any>]> = [];
+    const walk = async (name: string, cmd: CommandDef<any>) => {
+      commands.push([name, cmd]);
+      for (const [sub, def] of Object.entries((await resolved(cmd.subCommands)) ?? {})) await walk(`${name} ${sub}`, (await resolved(def)) as CommandDef<any>);
+    };
+    await walk("docket", main);
+    expect(commands.length).toBeGreaterThan(10);
+    for (const [name, cmd] of commands) {
+      const args = ((await resolved(cmd.args)) ?? {}) as Record<string, { description?: string }>;
+      const saysRepeatable = Object.entries(args).filter(([, def]) => /\brepeatable\b/.test(def.description ?? "")).map(([flag]) => flag);
+      expect({ name, repeatable: [...(((await resolved(cmd.meta)) as DocketCommandMeta | undefined)?.repeatable ?? [])].sort() }).toEqual({ name, repeatable: saysRepeatable.sort() });
+    }
+  });
+});
+
+async function resolved<T>(value: T | (() => T | Promise<T>) | Promise<T>): Promise<T> {
+  return typeof value === "function" ? await (value as () => T | Promise<T>)() : await value;
+}
 
 describe("repeatedFlag", () => {
   test("collects every value in order, in both spellings", () => {

@@ -94,6 +94,24 @@ describe("docket command-line mistakes exit 2", () => {
     expect(result.stderr).toContain("--format");
   });
 
+  test("a single-value flag given twice is refused naming it, before anything runs; a repeatable flag repeats", async () => {
+    const retryKey = await cli(["run", "demo.echo", "--input", '{"message":"hi"}', "--run-id", "r1", "--run-id", "r2"]);
+    expect(retryKey.code).toBe(2);
+    expect(retryKey.stderr).toContain("Option --run-id of docket run is given more than once; it takes one value (of its options only --input-env and --capabilities repeat). Give it once.");
+    expect(retryKey.stdout).toBe("");
+    const input = await cli(["run", "demo.echo", "--input", '{"message":"A"}', "--input", '{"message":"B"}']);
+    expect(input.code).toBe(2);
+    // Not the values: an --input may hold a secret.
+    expect(input.stderr).not.toContain("message");
+    expect((await cli(["capabilities", "list", "--format", "json", "--format", "text"])).stderr).toContain("Option --format of docket capabilities list is given more than once");
+    const dirs = tempCheckout();
+    writeFiles(dirs, { "a/more.one.ts": ECHO.replace('"demo.echo"', '"more.one"'), "b/more.two.ts": ECHO.replace('"demo.echo"', '"more.two"') });
+    const both = await cli(["capabilities", "list", "--capabilities", join(dirs, "a"), "--capabilities", join(dirs, "b")]);
+    expect(both.code).toBe(0);
+    expect(both.stdout).toContain("more.one");
+    expect(both.stdout).toContain("more.two");
+  });
+
   test("a group without its command", async () => {
     const result = await cli(["capabilities"]);
     expect(result.code).toBe(2);

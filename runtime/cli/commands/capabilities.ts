@@ -17,12 +17,14 @@ const shared = {
 
 const listMeta: DocketCommandMeta = {
   name: "list",
+  repeatable: ["capabilities"],
   description: "List the loaded capabilities (id, effect, title), then the files that did not load.",
   examples: ["docket capabilities list", "docket capabilities list --format json --capabilities ./more-capabilities"],
 };
 
 const showMeta: DocketCommandMeta = {
   name: "show",
+  repeatable: ["capabilities"],
   description: "Show one capability: description, effect, cancellable, input and output JSON Schemas, examples.",
   examples: ["docket capabilities show files.digest", "docket capabilities show files.digest --format json"],
 };

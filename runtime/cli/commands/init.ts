@@ -14,6 +14,7 @@ import { capabilityTemplate } from "./new.ts";
 
 const meta: DocketCommandMeta = {
   name: "init",
+  repeatable: ["capabilities"],
   description: "Set up this checkout for capability files: capabilities/, its tsconfig.json (strict, editor types with no npm install) and a first capability.",
   examples: ["docket init && docket run hello.greet", "docket init --capabilities packages/tools/caps"],
   notes: ["Nothing that exists is overwritten; run it again at any time.", "Commit capabilities/ (tsconfig.json included); .docket/ ignores itself."],

@@ -21,6 +21,7 @@ import { EXIT } from "../exit-code.ts";
 
 const meta: DocketCommandMeta = {
   name: "mcp",
+  repeatable: ["capabilities"],
   description: "MCP over stdio for agents: this checkout's capabilities as tools, its executions as tools and resources.",
   examples: [
     "docket mcp",

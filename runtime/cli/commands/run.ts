@@ -9,6 +9,7 @@ import { defaultLimits, resolveLimits } from "../../execution/limits.ts";
 
 const meta: DocketCommandMeta = {
   name: "run",
+  repeatable: ["input-env", "capabilities"],
   description: "Run a capability as an execution in this process: progress on stderr, output on stdout.",
   examples: [
     `docket run files.digest --input '{"path":"src"}'`,

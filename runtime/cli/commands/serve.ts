@@ -9,6 +9,7 @@ import { inertOutput } from "../github-actions.ts";
 
 const meta: DocketCommandMeta = {
   name: "serve",
+  repeatable: ["capabilities", "allow-host"],
   description: "Serve this checkout's capabilities: HTTP API, live channel (/events), cockpit and MCP, on one port.",
   examples: ["docket serve", "docket serve --port 8080 --open", "DOCKET_TOKEN=… docket serve --host 0.0.0.0 --max-concurrent 4"],
 };

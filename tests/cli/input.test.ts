@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { applyInputEnv, inputEnvProblem, readInput, type InputSources } from "../../runtime/cli/_input.ts";
@@ -51,6 +52,26 @@ describe("readInput", () => {
     expect(!empty.ok && empty.message).toStartWith("--input - (stdin) is empty;");
     const missing = await readInput("@nope.json", from(tempDir("input")));
     expect(!missing.ok && missing.message).toStartWith("Cannot read --input @nope.json: the file does not exist");
+  });
+});
+
+describe("readInput of a file or stdin with a byte-order mark", () => {
+  test("a UTF-8 byte-order mark at the start of a file or stdin is skipped (Windows PowerShell 5 writes one)", async () => {
+    const dir = tempDir("input");
+    writeFileSync(join(dir, "bom.json"), Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"name":"Ada"}')]));
+    expect(await readInput("@bom.json", from(dir))).toEqual({ ok: true, value: { name: "Ada" } });
+    expect(await readInput("-", from(dir, '\uFEFF{"name":"Ada"}'))).toEqual({ ok: true, value: { name: "Ada" } });
+    // The mark is not counted as a column: a mistake after it is where an editor shows it.
+    const bad = await readInput("-", from(dir, "\uFEFF{,}"));
+    expect(!bad.ok && bad.message).toContain("at line 1, column 2;");
+  });
+
+  test("a file in UTF-16 with its byte-order mark (PowerShell 5's `>` and Out-File) is read as UTF-16", async () => {
+    const dir = tempDir("input");
+    const text = '{"name":"Ada Lovelace, née Byron"}';
+    writeFileSync(join(dir, "le.json"), Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, "utf16le")]));
+    writeFileSync(join(dir, "be.json"), Buffer.concat([Buffer.from([0xfe, 0xff]), Buffer.from(text, "utf16le").swap16()]));
+    for (const file of ["le.json", "be.json"]) expect(await readInput(`@${file}`, from(dir))).toEqual({ ok: true, value: { name: "Ada Lovelace, née Byron" } });
   });
 });
 

@@ -30,7 +30,10 @@ export async function runCli(root: CommandDef<any>, rawArgs: string[]): Promise<
     command = commandPath(chain);
     const leaf = chain.at(-1)!;
     const wantsHelp = rawArgs.includes("--help") || rawArgs.includes("-h");
-    if (wantsHelp) {
+    // A group's word that names none of its commands: `docket help exectuions` (which is
+    // `docket exectuions --help`) gets the "did you mean" the mistyped command gets, not the group's help.
+    const unknown = leaf.cmd.run ? undefined : rest.find((t) => !t.startsWith("-"));
+    if (wantsHelp && unknown === undefined) {
       await writeStdout(await renderHelp(chain, wantsColor(process.stdout, process.env)));
       return EXIT.succeeded;
     }
@@ -42,8 +45,7 @@ export async function runCli(root: CommandDef<any>, rawArgs: string[]): Promise<
     if (!leaf.cmd.run) {
       // A group (`docket`, `docket capabilities`): name one of its commands.
       writeStderr(await renderHelp(chain, wantsColor(process.stderr, process.env)));
-      const unknown = rest.find((t) => !t.startsWith("-"));
-      if (!unknown) {
+      if (unknown === undefined) {
         // `docket --versoin`: a flag that is near one the group takes is named, not "needs a command".
         const flag = rest.find((t) => t.startsWith("--"));
         const close = flag === undefined ? "" : didYouMeanText(flag.split("=")[0]!, command === "docket" ? ["--version", "--help"] : ["--help"]);

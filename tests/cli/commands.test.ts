@@ -49,6 +49,20 @@ describe("docket --help and --version", () => {
     expect(run.stdout).toContain("USAGE docket run");
   });
 
+  test("docket help <unknown command> answers as the mistyped command does: a \"did you mean\", exit 2", async () => {
+    const typo = await cli(["help", "exectuions"]);
+    expect(typo).toEqual(await cli(["exectuions"]));
+    expect(typo.code).toBe(2);
+    expect(typo.stdout).toBe("");
+    expect(typo.stderr).toContain('Unknown command "exectuions" for docket. Did you mean docket executions?');
+    const nested = await cli(["help", "capabilities", "lst"]);
+    expect(nested.code).toBe(2);
+    expect(nested.stderr).toContain('Unknown command "lst" for docket capabilities. Did you mean docket capabilities list?');
+    const nope = await cli(["help", "nope"]);
+    expect(nope.code).toBe(2);
+    expect(nope.stderr).toContain('Unknown command "nope" for docket.');
+  });
+
   test("docket run --help lists every flag and the exit codes", async () => {
     const { stdout } = await cli(["run", "--help"]);
     for (const flag of ["--input", "--format", "--run-id", "--deadline-ms", "--capabilities"]) expect(stdout).toContain(flag);

@@ -23,6 +23,20 @@ export interface DocketCommandMeta extends CommandMeta {
   notes?: string[];
   /** The flags that may be given more than once (read with `repeatedFlag`); any other is refused when repeated. */
   repeatable?: readonly string[];
+  /**
+   * What the command still owes its caller when its command line is refused (exit 2), before the
+   * message is printed: `docket run` records the refusal where a CI job reads a run's end.
+   */
+  onUsageError?(refused: RefusedCommandLine): Promise<void>;
+}
+
+/** A command line refused as a usage error, as the command's `onUsageError` gets it. */
+export interface RefusedCommandLine {
+  message: string;
+  /** The tokens after the command's name. */
+  tokens: string[];
+  /** The command's declared arguments, to read what it can of `tokens`. */
+  args: ArgsDef;
 }
 
 /** A command found by name, with its meta resolved. */
@@ -81,7 +95,8 @@ export async function resolveChain(root: CommandDef<any>, rawArgs: string[]): Pr
   return { chain, rest };
 }
 
-function firstPositional(tokens: string[], args: ArgsDef): number {
+/** The index of the first positional argument among `tokens` (a flag's value is not one), or -1. */
+export function firstPositional(tokens: string[], args: ArgsDef): number {
   for (let i = 0; i < tokens.length; i++) {
     const token = tokens[i]!;
     if (token === "--") return -1;

@@ -1,5 +1,5 @@
 import { runCommand, type CommandDef } from "citty";
-import { checkCommandLine, commandPath, resolveChain, UsageError } from "./_command-line.ts";
+import { checkCommandLine, commandPath, resolveChain, UsageError, type ResolvedCommand } from "./_command-line.ts";
 import { didYouMeanText } from "../capability/did-you-mean.ts";
 import { renderHelp } from "./_help.ts";
 import { wantsColor } from "./_terminal.ts";
@@ -25,10 +25,13 @@ function writeStderr(text: string): void {
  */
 export async function runCli(root: CommandDef<any>, rawArgs: string[]): Promise<number> {
   let command = "docket";
+  // The command the line names and its tokens, once known: a usage error is told to it (onUsageError).
+  let named: { leaf: ResolvedCommand; rest: string[] } | null = null;
   try {
     const { chain, rest } = await resolveChain(root, rawArgs);
     command = commandPath(chain);
     const leaf = chain.at(-1)!;
+    named = { leaf, rest };
     const wantsHelp = rawArgs.includes("--help") || rawArgs.includes("-h");
     // A group's word that names none of its commands: `docket help exectuions` (which is
     // `docket exectuions --help`) gets the "did you mean" the mistyped command gets, not the group's help.
@@ -63,6 +66,10 @@ export async function runCli(root: CommandDef<any>, rawArgs: string[]): Promise<
     // citty's own parse errors (a missing positional, a value outside an enum) are CLIError.
     if (error instanceof UsageError || (error instanceof Error && error.name === "CLIError")) {
       const message = error.message.replace(/\u001b\[[0-9;]*m/g, "");
+      if (named?.leaf.cmd.run && named.leaf.meta.onUsageError) {
+        const args = (typeof named.leaf.cmd.args === "function" ? await named.leaf.cmd.args() : await named.leaf.cmd.args) ?? {};
+        await named.leaf.meta.onUsageError({ message, tokens: named.rest, args });
+      }
       const help = error instanceof UsageError ? (error.pointToHelp ? `See ${error.command} --help.\n` : "") : `See ${command} --help.\n`;
       writeStderr(`${message}\n${help}`);
       return EXIT.usage;

@@ -440,12 +440,47 @@ async function finishSettled(options: LocalRunOptions, style: TerminalStyle, sna
   return await deliverDocument(options, document, snapshot, exitCodeOf({ state: snapshot.state, failure: snapshot.failure }));
 }
 
+/** Where a run's end is recorded besides its streams: `--result-file`, and in GitHub Actions the step's outputs and summary. */
+type DocumentTargets = Pick<LocalRunOptions, "cwd" | "env" | "resultFile" | "output">;
+
+/** What `recordUsageRefusal` knows of a `docket run` whose command line was refused. */
+export interface UsageRefusalOptions extends Pick<LocalRunOptions, "cwd" | "env" | "resultFile"> {
+  /** The capability the command line names, when it could be read. */
+  target?: string;
+  /** The usage error's message. */
+  message: string;
+  stderr(text: string): void;
+}
+
+/**
+ * A `docket run` refused for its command line (a flag unknown, repeated or out of its values; exit
+ * 2) records that end where any refused run does: the JSON document in `--result-file` when that
+ * flag could be read, and in GitHub Actions the step summary and the outputs with state `refused`
+ * (docs/distribution.md). Otherwise a later step read an empty `state` for an exit 2, and a
+ * missing or stale result file. The usage error itself is printed by the caller.
+ */
+export async function recordUsageRefusal(options: UsageRefusalOptions): Promise<void> {
+  const edge = cliEdge(options.env);
+  const failure = buildFailure({
+    error_code: "invalid_input",
+    stage: "validate",
+    message: options.message,
+    suggestion: "Correct the command line as the message says (docket run --help) and run it again.",
+    context: { reason: "usage" },
+    request_id: edge.request_id,
+    trace_id: edge.trace_id,
+  });
+  const targets: DocumentTargets = { ...options, output: { stdout: async () => {}, stderr: options.stderr, stderrIsTTY: false } };
+  await writeSummary(targets, { capability: options.target ?? "(none named)", execution: null, failure });
+  await deliverDocument(targets, `${JSON.stringify({ execution: null, failure }, null, 2)}\n`, null, EXIT.usage);
+}
+
 /**
  * The run's JSON document to `--result-file`, and in GitHub Actions the step's outputs
  * `execution-id`, `state` and `result-file` (docs/distribution.md). A result file that cannot be
  * written fails a run that had succeeded: a later step would read a stale or missing file.
  */
-async function deliverDocument(options: LocalRunOptions, document: string, snapshot: ExecutionSnapshot | null, code: number): Promise<number> {
+async function deliverDocument(options: DocumentTargets, document: string, snapshot: ExecutionSnapshot | null, code: number): Promise<number> {
   let written = false;
   if (options.resultFile !== undefined) {
     try {
@@ -482,7 +517,7 @@ export function outputText(value: unknown): string {
   return text.endsWith("\n") ? text : `${text}\n`;
 }
 
-async function writeSummary(options: LocalRunOptions, facts: Parameters<typeof stepSummary>[0]): Promise<void> {
+async function writeSummary(options: DocumentTargets, facts: Parameters<typeof stepSummary>[0]): Promise<void> {
   const path = options.env.GITHUB_STEP_SUMMARY;
   if (!isGitHubActions(options.env) || !path) return;
   try {

@@ -1,6 +1,6 @@
 // docket run --result-file, and the step outputs a run sets in GitHub Actions (docs/distribution.md).
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseOutputs } from "../distribution/_composite-runner.ts";
 import { GREET } from "./_fixtures.ts";
@@ -47,5 +47,39 @@ describe("docket run --result-file", () => {
     expect(refused.code).toBe(2);
     expect(parseOutputs(readFileSync(outputs, "utf8"))).toEqual({ "execution-id": "", state: "refused", "result-file": "" });
     expect(existsSync(join(cwd, "r.json"))).toBe(true);
+  });
+
+  test("a command line refused (exit 2) is a refused run: the result file, and in GitHub Actions state=refused and the step summary", async () => {
+    const cwd = checkout();
+    const gh = tempDir("gh");
+    const outputs = join(gh, "output");
+    const summary = join(gh, "summary");
+    const env = { GITHUB_ACTIONS: "true", GITHUB_OUTPUT: outputs, GITHUB_STEP_SUMMARY: summary };
+    for (const mistake of [["--format", "jsn"], ["--bogus"], ["--run-id", "a", "--run-id", "b"]]) {
+      writeFileSync(outputs, "");
+      writeFileSync(summary, "");
+      rmSync(join(cwd, "r.json"), { force: true });
+      const refused = await docket(fromSource, ["run", "demo.greet", ...mistake, "--result-file", "r.json"], { cwd, env });
+      expect(refused.code).toBe(2);
+      expect(parseOutputs(readFileSync(outputs, "utf8"))).toEqual({ "execution-id": "", state: "refused", "result-file": join(cwd, "r.json") });
+      const document = JSON.parse(readFileSync(join(cwd, "r.json"), "utf8"));
+      expect(document).toMatchObject({ execution: null, failure: { error_code: "invalid_input", stage: "validate", context: { reason: "usage" } } });
+      expect(document.failure.message).toContain(mistake[0]);
+      expect(readFileSync(summary, "utf8")).toContain("docket run `demo.greet` — refused");
+      // The usage error is still the last word on stderr, once.
+      expect(refused.stderr.trimEnd()).toEndWith("See docket run --help.");
+    }
+    // A --result-file that cannot be written is not written; the outputs still say refused.
+    writeFileSync(outputs, "");
+    const nowhere = await docket(fromSource, ["run", "demo.greet", "--result-file", "missing/r.json"], { cwd, env });
+    expect(nowhere.code).toBe(2);
+    expect(parseOutputs(readFileSync(outputs, "utf8"))).toEqual({ "execution-id": "", state: "refused", "result-file": "" });
+  });
+
+  test("outside GitHub Actions a command line refused still writes the result file it names", async () => {
+    const cwd = checkout();
+    const refused = await docket(fromSource, ["run", "demo.greet", "--bogus", "--result-file", "r.json"], { cwd });
+    expect(refused.code).toBe(2);
+    expect(JSON.parse(readFileSync(join(cwd, "r.json"), "utf8"))).toMatchObject({ execution: null, failure: { error_code: "invalid_input" } });
   });
 });

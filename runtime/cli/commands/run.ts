@@ -1,10 +1,10 @@
 import { defineCommand } from "citty";
 import { existsSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { repeatedFlag, UsageError, type DocketCommandMeta } from "../_command-line.ts";
+import { firstPositional, repeatedFlag, UsageError, type DocketCommandMeta } from "../_command-line.ts";
 import { applyInputEnv, readInput } from "../_input.ts";
 import { claimStdout, writeClaimed } from "../stdout-claim.ts";
-import { runLocally } from "../local-run.ts";
+import { recordUsageRefusal, runLocally } from "../local-run.ts";
 import { defaultLimits, resolveLimits } from "../../execution/limits.ts";
 
 const meta: DocketCommandMeta = {
@@ -25,6 +25,19 @@ const meta: DocketCommandMeta = {
     "A sensitive value is masked as [redacted] in everything the run prints and reports; pass it with --input-env so it is not on the command line either.",
     "Limits come from DOCKET_* variables (DOCKET_GRACE_MS, DOCKET_LOG_LINE_BYTES, …).",
   ],
+  // A command line refused (exit 2) is a refused run: --result-file and the job's outputs say so.
+  onUsageError: ({ message, tokens, args }) => {
+    const at = firstPositional(tokens, args);
+    const files = repeatedFlag(tokens, "result-file");
+    return recordUsageRefusal({
+      cwd: process.cwd(),
+      env: process.env,
+      target: at === -1 ? undefined : tokens[at],
+      resultFile: files.length === 1 ? writableResultFile(files[0]!) : undefined,
+      message,
+      stderr: (text) => void process.stderr.write(text),
+    });
+  },
 };
 
 /** `docket run <capability|./file.ts>` (README.md). */
@@ -67,11 +80,15 @@ export default defineCommand({
 /** The `--result-file` path, refused before anything runs when its folder does not exist. */
 function resultFile(path: string | undefined): string | undefined {
   if (path === undefined) return undefined;
-  const full = resolve(process.cwd(), path);
-  if (path.trim() === "" || !existsSync(dirname(full)) || (existsSync(full) && statSync(full).isDirectory())) {
-    throw new UsageError(`--result-file ${JSON.stringify(path)} cannot be written: give a file path in a folder that exists.`, "docket run");
-  }
+  const full = writableResultFile(path);
+  if (full === undefined) throw new UsageError(`--result-file ${JSON.stringify(path)} cannot be written: give a file path in a folder that exists.`, "docket run");
   return full;
+}
+
+/** The full `--result-file` path when it names a file in a folder that exists. */
+function writableResultFile(path: string): string | undefined {
+  const full = resolve(process.cwd(), path);
+  return path.trim() === "" || !existsSync(dirname(full)) || (existsSync(full) && statSync(full).isDirectory()) ? undefined : full;
 }
 
 /** The input_bytes limit in force; a DOCKET_* value out of range is refused by the run itself, before the input is used. */

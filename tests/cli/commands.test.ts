@@ -1,6 +1,6 @@
 // docket's other commands from source: help, version, capabilities, new, and command-line mistakes.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
 import { obeyedCommands } from "../_support/workflow-commands.ts";
@@ -272,6 +272,19 @@ describe("docket init", () => {
     const run = Bun.spawnSync([join(REPO, "node_modules", ".bin", "tsc"), "--noEmit", "-p", "."], { cwd: checkout, stdout: "pipe", stderr: "pipe" });
     return { code: run.exitCode, output: run.stdout.toString() + run.stderr.toString() };
   };
+
+  test("docket init where .docket is a symbolic link is refused before anything is written: no capabilities/, nothing through the link", async () => {
+    const repo = tempCheckout();
+    const outside = tempCheckout();
+    symlinkSync(outside, join(repo, ".docket"));
+    const before = readdirSync(outside).sort();
+    const result = await cli(["init"], repo);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`${join(repo, ".docket")} is a symbolic link (to ${outside}), not a folder`);
+    expect(result.stderr).not.toContain("Created");
+    expect(existsSync(join(repo, "capabilities"))).toBe(false);
+    expect(readdirSync(outside).sort()).toEqual(before);
+  });
 
   test("docket init under a root tsconfig.json that checks capabilities/ says on stderr which line to add, and leaves the file as it was", async () => {
     const repo = tempCheckout();

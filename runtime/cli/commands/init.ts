@@ -10,6 +10,7 @@ import { repeatedFlag, type DocketCommandMeta } from "../_command-line.ts";
 import { writeStdout } from "../_run-cli.ts";
 import { cannotWrite, editorTsconfig, writeEditorTypes } from "../editor-types.ts";
 import { EXIT } from "../exit-code.ts";
+import { ensureDocketDir } from "../../server/lease.ts";
 import { capabilityTemplate } from "./new.ts";
 
 const meta: DocketCommandMeta = {
@@ -43,6 +44,9 @@ export default defineCommand({
     const done: string[] = [];
     let first: string | null = null;
     try {
+      // Before anything is made: a .docket that cannot be docket's folder (a committed link) is
+      // refused here, not after capabilities/ was created, which left a checkout half set up.
+      ensureDocketDir(root);
       for (const folder of folders) {
         if (!existsSync(folder)) {
           mkdirSync(folder, { recursive: true });

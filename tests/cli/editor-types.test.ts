@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { buildBinary, docket, fromBinary, REPO, removeTempDirs, tempCheckout, type DocketRunner } from "./_harness.ts";
+import { buildBinary, docket, fromBinary, REPO, removeTempDirs, tempCheckout, writeFiles, type DocketRunner } from "./_harness.ts";
 
 let binary: DocketRunner;
 
@@ -147,6 +147,10 @@ describe("docket init and editor types", () => {
     expect(init.stderr).toContain(`Cannot set up ${checkout} for capability files: ${join(checkout, ".docket")} is a file, not a folder`);
     expect(init.stderr).toContain("Move the file away and run again");
     expect(init.stderr).not.toContain("unexpected error");
+    // Refused before anything was made: no checkout half set up.
+    expect(existsSync(join(checkout, "capabilities"))).toBe(false);
+    // A clone whose capabilities/tsconfig.json is committed: the refresh every command does only warns.
+    writeFiles(checkout, { "capabilities/tsconfig.json": "{}\n" });
     const listed = await docket(binary, ["capabilities", "list"], { cwd: checkout });
     expect(listed.code).toBe(0);
     expect(listed.stderr).toContain("docket: Cannot refresh the editor types");

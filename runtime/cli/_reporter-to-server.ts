@@ -4,7 +4,10 @@ import { systemClock } from "../execution/clock.ts";
 import { createExecutionReporter, ReportRefusedError, type ExecutionReporter } from "./_reporter.ts";
 import { findServer, ServerUnreachableError, type ServerClient } from "./server-client.ts";
 
-/** One report waits at most this long: a local server answers in milliseconds, a hung one must not hold the run. */
+/**
+ * One report waits at most this long, looking the server up again included: a local server answers
+ * in milliseconds, a hung one must not hold the run.
+ */
 const REPORT_TIMEOUT_MS = 3000;
 
 /** What a run hands to {@link reportToServer}. */
@@ -40,14 +43,15 @@ export function reportToServer(options: ReportToServerOptions): ExecutionReporte
     frameBytes: plane.limits.frame_bytes,
     serverUrl: () => server.url,
     clock: systemClock,
-    async send(report) {
+    async send(report, signal) {
+      const deadline = Date.now() + REPORT_TIMEOUT_MS;
       if (lost) {
         const found = await (options.findServer ?? findServer)(server.root, { timeout_ms: REPORT_TIMEOUT_MS });
         if (found) server = found;
       }
       let answer;
       try {
-        answer = await server.request("POST", "/api/v1/executions/report", { body: report, timeoutMs: REPORT_TIMEOUT_MS });
+        answer = await server.request("POST", "/api/v1/executions/report", { body: report, timeoutMs: Math.max(1, deadline - Date.now()), signal });
       } catch (error) {
         lost = true;
         // The run names the server already; the reason alone completes its sentence.

@@ -17,8 +17,11 @@ export interface ExecutionReporterOptions {
   frameBytes: number;
   /** Where the server is, for what the run says: read each time (a server restarted on the checkout has another). */
   serverUrl: string | (() => string);
-  /** Sends one report; throws when no answer came (nothing answers, an error status). */
-  send(report: ExecutionReport): Promise<ReportAnswer>;
+  /**
+   * Sends one report; throws when no answer came (nothing answers, an error status). `signal`
+   * aborts when reporting ends meanwhile (the run's end window passed): nobody waits for it then.
+   */
+  send(report: ExecutionReport, signal: AbortSignal): Promise<ReportAnswer>;
   /** Cancels the run's own execution, as the server's answer asked, in the name of who asked. */
   cancel(requestedBy: Actor | null): void;
   /** Says one line on stderr (without its newline). */
@@ -69,14 +72,24 @@ export type FirstReport =
 export interface ExecutionReporter {
   /** Settles with the server's verdict on the first report, once its answer (or its failure) came. */
   first: Promise<FirstReport>;
-  /** Sends what is left once the execution is terminal; resolves when the server holds it all, or reporting stopped. */
-  finish(): Promise<void>;
+  /**
+   * Sends what is left once the execution is terminal; resolves when the server holds it all, or
+   * reporting stopped, at the latest `waitMs` (default `finishWaitMs`) after the first call, whatever
+   * a report in flight is waiting for. A later call may shorten that window (a second Ctrl-C), never lengthen it.
+   */
+  finish(waitMs?: number): Promise<void>;
   /** Stops reporting at once, saying nothing. */
   stop(): void;
 }
 
 /** Failed reports in a row, after one succeeded, before the run says the server does not answer (docs/protocol.md). */
 const FAILURES_TO_WARN = 3;
+/**
+ * Time without an answer after which one failed report is enough to say so (a report that timed
+ * out, 3 s, is such a silence): a frozen server makes each report wait for its timeout, so three
+ * in a row would be said long after the freeze, or after the run's end.
+ */
+const SILENCE_TO_WARN_MS = 2500;
 
 /**
  * Creates the reporter of docs/protocol.md. One report at a time; each carries the events after the
@@ -126,6 +139,13 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
   let cancelSequence: number | null = null;
   let finishing = false;
   let finishingSince = 0;
+  /** Ends reporting when the end window (finish) passes, even while a report waits for an answer. */
+  let finishTimer: unknown = null;
+  let finishDue = Number.POSITIVE_INFINITY;
+  /** Aborts the report in flight when reporting ends under it. */
+  let inFlightAbort: AbortController | null = null;
+  /** When the server last answered (or reporting began): how long it has been silent. */
+  let answeredAt = clock.monotonic();
   /** The server ended the execution for silence: only the run's own end is reported now. */
   let awaitingEnd = false;
   let endSent = false;
@@ -184,15 +204,20 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
     // where the run's is tells it how far it got in the run's sequences (docs/protocol.md).
     if (cancelSequence !== null) body.cancel_sequence = cancelSequence;
     inFlight = true;
+    inFlightAbort = new AbortController();
     let answer: ReportAnswer;
     try {
-      answer = await options.send(body);
+      answer = await options.send(body, inFlightAbort.signal);
     } catch (error) {
       inFlight = false;
+      inFlightAbort = null;
       resolveFirst(error instanceof ReportRefusedError ? { kind: "refused", failure: error.failure } : { kind: "unheard" });
+      // Reporting ended while this one waited (its end window passed): nothing more to say or try.
+      if (stopped) return;
       return failed(error);
     }
     inFlight = false;
+    inFlightAbort = null;
     if (answer.deduplicated_to !== undefined) {
       // The run_id is another execution's: this one is not the server's to show, and does not run
       // (or, when the server was not heard before it began, has run beside it: said so).
@@ -203,6 +228,7 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
     resolveFirst({ kind: "taken" });
     if (stopped) return;
     failures = 0;
+    answeredAt = clock.monotonic();
     if (!heard) {
       heard = true;
       say(`reported to the server at ${serverNow()}: ${serverNow()}/cockpit/executions/${id}`);
@@ -257,16 +283,18 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
     if (error instanceof ReportRefusedError && !heard && options.inputHash !== undefined) return end(null);
     if (error instanceof ReportRefusedError) return end(`the server at ${serverNow()} refused the report of ${id} (${reason}), so from now on this execution is visible to this process alone`);
     failures++;
-    if (!warned && (!heard || failures >= FAILURES_TO_WARN)) {
+    if (!warned && (!heard || failures >= FAILURES_TO_WARN || clock.monotonic() - answeredAt >= SILENCE_TO_WARN_MS)) {
       warned = true;
       say(`the server at ${serverNow()} does not answer (${reason}); this run goes on and keeps trying to report to it`);
     }
-    if (finishing) {
-      const left = finishWaitMs - (clock.monotonic() - finishingSince);
-      if (left <= 0) return end(`the server at ${serverNow()} did not answer within ${Math.round(finishWaitMs / 1000)} s of this run's end, so the end of ${id} was not reported to it`);
-      return wake(Math.min(left, maxBackoffMs, soonMs * 2 ** failures));
-    }
+    // Once the run has ended, the finish timer ends reporting when its window passes.
     wake(Math.min(maxBackoffMs, soonMs * 2 ** failures));
+  }
+
+  /** The end window passed without the server holding the run's end. */
+  function gaveUp(): void {
+    finishTimer = null;
+    end(`the server at ${serverNow()} did not answer within ${seconds(finishDue - finishingSince)} of this run's end, so the end of ${id} was not reported to it`);
   }
 
   function end(line: string | null): void {
@@ -274,6 +302,9 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
     stopped = true;
     if (timer !== null) clock.clearTimeout(timer);
     timer = null;
+    if (finishTimer !== null) clock.clearTimeout(finishTimer);
+    finishTimer = null;
+    inFlightAbort?.abort();
     subscription?.unsubscribe();
     if (line !== null) say(line);
     resolveFirst({ kind: "unheard" });
@@ -291,14 +322,27 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
 
   return {
     first,
-    finish() {
+    finish(waitMs = finishWaitMs) {
+      const now = clock.monotonic();
       if (!finishing) {
         finishing = true;
-        finishingSince = clock.monotonic();
+        finishingSince = now;
+      }
+      // A report in flight to a frozen server waits for its own timeout: the window is kept by a
+      // timer of its own, not by the next failure (docs/protocol.md: "it tries 3 s more").
+      if (!stopped && now + waitMs < finishDue) {
+        finishDue = now + waitMs;
+        if (finishTimer !== null) clock.clearTimeout(finishTimer);
+        finishTimer = clock.setTimeout(gaveUp, waitMs);
       }
       wake(0);
       return finished;
     },
     stop: () => end(null),
   };
+}
+
+/** A window as the run says it: "3 s", "500 ms". */
+function seconds(ms: number): string {
+  return ms >= 1000 ? `${Math.round(ms / 100) / 10} s` : `${Math.round(ms)} ms`;
 }

@@ -211,6 +211,12 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
     for (const field of "input" in started.execution ? undeclaredFields(input, started.execution.input, declared?.input_schema) : []) {
       say(`note: ${capabilityId} has no input field ${droppedFieldText(field, declared?.input_schema)}; it was ignored`);
     }
+    // After the second Ctrl-C the run is over at once: a server is given STOP_NOW_REPORT_MS to take
+    // its end, not the 3 s a run that ended by itself tries (README.md, "a second one stops it at once").
+    let stoppingNow = false;
+    // The execution is over and the run only waits for the server; then it writes its end.
+    let ended = false;
+    let writing = false;
     interrupt = {
       first() {
         const receipt = plane.engine.cancel(id, edge);
@@ -221,8 +227,17 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
       second() {
         if (live) live.cancelling("stopping now…");
         else output.stderr(`${style.yellow("stopping now")}\n`);
+        stoppingNow = true;
         plane.engine.forceStop(id);
+        // Cancelled already (the handler stopped when asked), the run may be waiting for a server.
+        if (ended) void reporter?.finish(STOP_NOW_REPORT_MS);
       },
+    };
+    // A third Ctrl-C while only a server is waited for stops waiting: the run still ends with its
+    // document, result file and step outputs. Anything else (its end cannot be written) leaves at once.
+    leave = () => {
+      if (writing || !isTerminal(plane.store.get(id)?.state ?? "running")) return exitGuard.exit(EXIT.cancelled);
+      reporter?.stop();
     };
     if (reporter && hold) {
       const first = await reporter.first;
@@ -241,8 +256,10 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
       release!();
     }
     const snapshot = await follow(plane, id, gitHub, style, output, live);
+    ended = true;
     // The server holds the end too before the run says how it ended (a script may ask it next).
-    await reporter?.finish();
+    await reporter?.finish(stoppingNow ? STOP_NOW_REPORT_MS : undefined);
+    writing = true;
     return await finishSettled(options, style, snapshot);
   } finally {
     // The terminal gets its cursor back whatever happened (an exception included).
@@ -335,6 +352,9 @@ async function finishRefused(options: LocalRunOptions, style: TerminalStyle, fai
   await writeSummary(options, { capability, execution: null, failure });
   return await deliverDocument(options, document, null, exitCodeOf(end));
 }
+
+/** How long a run stopped by a second Ctrl-C waits for a server to take its end: a local server answers in milliseconds. */
+const STOP_NOW_REPORT_MS = 500;
 
 /** How long a run that is another execution keeps looking for a server that went away while it followed it. */
 const FOLLOW_RESTART_MS = 30_000;

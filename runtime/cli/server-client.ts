@@ -16,6 +16,8 @@ export interface ServerRequestOptions {
   body?: unknown;
   /** Give up after this long (default 10 s): a server that does not answer is as good as none. */
   timeoutMs?: number;
+  /** Gives up at once when it aborts (the caller stopped waiting). */
+  signal?: AbortSignal;
 }
 
 /** The server serving this checkout, as its lease names it; every request carries its token. */
@@ -63,7 +65,7 @@ export function serverClient(lease: Lease): ServerClient {
         method,
         headers: options.body === undefined ? auth : { ...auth, "Content-Type": "application/json" },
         body: options.body === undefined ? undefined : JSON.stringify(options.body),
-        signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
+        signal: options.signal ? AbortSignal.any([AbortSignal.timeout(options.timeoutMs ?? 10_000), options.signal]) : AbortSignal.timeout(options.timeoutMs ?? 10_000),
       });
     } catch (error) {
       const e = error as Error;

@@ -25,8 +25,10 @@ function setup(options: { frameBytes?: number; limits?: Parameters<typeof resolv
   const sent: ExecutionReport[] = [];
   const said: string[] = [];
   const cancels: unknown[] = [];
-  // What the fake server does with the next report: answer (by default, take everything) or fail.
-  let next: (report: ExecutionReport) => ReportAnswer | Error = (report) => took(report);
+  const signals: AbortSignal[] = [];
+  // What the fake server does with the next report: answer (by default, take everything), fail,
+  // or keep it waiting (a promise: a frozen server).
+  let next: (report: ExecutionReport) => ReportAnswer | Error | Promise<ReportAnswer> = (report) => took(report);
   let held = 0;
   // Where the server is now: a server restarted on the checkout answers at another port.
   let serverUrl = URL;
@@ -42,8 +44,9 @@ function setup(options: { frameBytes?: number; limits?: Parameters<typeof resolv
     frameBytes: options.frameBytes ?? limits.frame_bytes,
     serverUrl: () => serverUrl,
     clock,
-    async send(report) {
+    async send(report, signal) {
       sent.push(structuredClone(report));
+      signals.push(signal);
       const answer = next(report);
       if (answer instanceof Error) throw answer;
       return answer;
@@ -59,9 +62,14 @@ function setup(options: { frameBytes?: number; limits?: Parameters<typeof resolv
     sent,
     said,
     cancels,
+    signals,
     reporter,
     took,
-    answerWith(fn: (report: ExecutionReport) => ReportAnswer | Error) {
+    /** A server that takes the report and never answers: the report fails at its timeout (3 s, as reportToServer's). */
+    freeze() {
+      next = () => new Promise<ReportAnswer>((_, reject) => clock.setTimeout(() => reject(new Error("no answer in time")), 3000));
+    },
+    answerWith(fn: (report: ExecutionReport) => ReportAnswer | Error | Promise<ReportAnswer>) {
       next = fn;
     },
     forget() {
@@ -238,6 +246,55 @@ describe("the run's reporter", () => {
     await t.tick(1);
     await finished;
     expect(t.said.at(-1)).toBe(`the server at ${URL} did not answer within 3 s of this run's end, so the end of ${ID} was not reported to it`);
+  });
+
+  test("reporter of a run that ended gives up finishWaitMs after its end while its report still waits for a frozen server, and aborts that report", async () => {
+    const t = setup();
+    await t.tick(0);
+    // Frozen: a report is never answered, not even by a timeout of its own.
+    t.answerWith(() => new Promise<ReportAnswer>(() => {}));
+    t.store.append(ID, [{ type: "execution.completed", data: { state: "succeeded", output: { n: 1 }, duration_ms: 5 } }]);
+    let done = false;
+    const finished = t.reporter.finish().then(() => (done = true));
+    await t.tick(0);
+    expect(t.sent).toHaveLength(2);
+    await t.tick(2999);
+    expect(done).toBe(false);
+    expect(t.signals.at(-1)!.aborted).toBe(false);
+    await t.tick(1);
+    await finished;
+    expect(t.signals.at(-1)!.aborted).toBe(true);
+    expect(t.said.at(-1)).toBe(`the server at ${URL} did not answer within 3 s of this run's end, so the end of ${ID} was not reported to it`);
+    await t.tick(10_000);
+    expect(t.sent).toHaveLength(2);
+  });
+
+  test("reporter's end window is shortened by a later finish (a second Ctrl-C), never lengthened", async () => {
+    const t = setup();
+    await t.tick(0);
+    t.freeze();
+    t.store.append(ID, [{ type: "execution.completed", data: { state: "succeeded", output: { n: 1 }, duration_ms: 5 } }]);
+    let done = false;
+    const finished = t.reporter.finish().then(() => (done = true));
+    await t.tick(1000);
+    void t.reporter.finish(500);
+    void t.reporter.finish(3000);
+    await t.tick(499);
+    expect(done).toBe(false);
+    await t.tick(1);
+    await finished;
+    expect(t.said.at(-1)).toBe(`the server at ${URL} did not answer within 1.5 s of this run's end, so the end of ${ID} was not reported to it`);
+  });
+
+  test("reporter says at the first report that timed out that the server does not answer: three timeouts in a row would come long after a freeze", async () => {
+    const t = setup();
+    await t.tick(0);
+    t.freeze();
+    // The quiet run's report 2 s later waits 3 s for its answer.
+    await t.tick(2000);
+    expect(t.said.filter((l) => l.includes("does not answer"))).toEqual([]);
+    await t.tick(3000);
+    expect(t.said.filter((l) => l.includes("does not answer"))).toEqual([`the server at ${URL} does not answer (no answer in time); this run goes on and keeps trying to report to it`]);
   });
 
   test("reporter of a run the server ended for silence goes on, and reports its own end once it has one", async () => {

@@ -2,10 +2,11 @@
 // with real processes on the sqlite store: a cancel the server answered survives its SIGKILL, and a
 // server stopped (SIGSTOP) past the report silence does not blame a run that reported all along.
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, rmSync } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { docket, fromSource, oneJsonDocument, removeTempDirs, spawnDocket, tempCheckout, watchStream, writeFiles } from "./_harness.ts";
 import { api, pollUntil, reportedBy } from "./_report-support.ts";
+import { STOP_SIGNAL_ECHO_MS } from "../../runtime/adapter/stop-signals.ts";
 
 afterAll(removeTempDirs);
 
@@ -79,6 +80,48 @@ describe("docket run and a server that is killed or frozen", () => {
       server.child.kill("SIGKILL");
     }
   }, 30_000);
+
+  test("docket run beside a server frozen (SIGSTOP) mid-run: a second Ctrl-C stops it without waiting for the server, and a third still leaves its document, result file and step outputs", async () => {
+    const checkout = tempCheckout();
+    // Ignores the first Ctrl-C: only the second one stops it.
+    writeFiles(checkout, {
+      "capabilities/team.stubborn.ts": 'import { capability } from "docket";\nimport * as v from "valibot";\nexport default capability({ id: "team.stubborn", title: "Stubborn", description: "Ignores cancel.", effect: "read", input: v.object({}), output: v.object({ done: v.boolean() }), async handler() { console.log("stubborn start"); await new Promise((r) => setTimeout(r, 60_000)); return { done: true }; } });\n',
+      "gh-output": "",
+      "gh-summary": "",
+    });
+    const server = await serve(checkout);
+    const github = { GITHUB_ACTIONS: "true", GITHUB_OUTPUT: join(checkout, "gh-output"), GITHUB_STEP_SUMMARY: join(checkout, "gh-summary"), DOCKET_GRACE_MS: "60000" };
+    const run = spawnDocket(fromSource, ["run", "team.stubborn", "--format", "json", "--result-file", "result.json"], { cwd: checkout, env: github });
+    const pastEcho = () => Bun.sleep(STOP_SIGNAL_ECHO_MS + 50);
+    try {
+      const stdout = new Response(run.stdout).text();
+      const stderr = watchStream(run.stderr);
+      await stderr.until(/reported to the server/);
+      await stderr.until(/stubborn start/);
+      server.child.kill("SIGSTOP");
+      run.kill("SIGINT");
+      await stderr.until(/press Ctrl-C again/);
+      await pastEcho();
+      run.kill("SIGINT");
+      await stderr.until(/stopping now/);
+      await pastEcho();
+      // Before the fix the run still waited for the frozen server here, and this press left with nothing written.
+      run.kill("SIGINT");
+      expect(await run.exited).toBe(130);
+      const document = oneJsonDocument(await stdout);
+      expect(document.execution.state).toBe("cancelled");
+      expect(JSON.parse(readFileSync(join(checkout, "result.json"), "utf8"))).toEqual(document);
+      expect(readFileSync(join(checkout, "gh-output"), "utf8")).toContain(document.execution.id);
+      expect(readFileSync(join(checkout, "gh-summary"), "utf8")).toContain("team.stubborn");
+      const text = await stderr.done;
+      expect(text).toContain("stopped by force");
+      expect(text).not.toContain("within 3 s of this run's end");
+    } finally {
+      server.child.kill("SIGCONT");
+      run.kill("SIGKILL");
+      server.child.kill("SIGKILL");
+    }
+  }, 60_000);
 
   test("docket run --run-id beside a server frozen while it starts (its lock held, no lease yet) runs nothing: not 'no server' (tester Z1)", async () => {
     const checkout = tempCheckout();

@@ -22,6 +22,11 @@ export interface ReportToServerOptions {
   say(line: string): void;
   /** With a run_id: the hash of the real input, which the server keeps as the run's identity. */
   inputHash?: string;
+  /**
+   * The server holds the checkout but did not answer when the run began, and the run said so: it
+   * is looked up again (its lease) before each report until it answers, and its first silences say nothing more.
+   */
+  unanswered?: boolean;
   /** Finds the checkout's server again after it stopped answering; default the lease (findServer). */
   findServer?: typeof findServer;
 }
@@ -35,7 +40,7 @@ export function reportToServer(options: ReportToServerOptions): ExecutionReporte
   let server = options.server;
   // After a failed report, the lease is read again first: a server restarted on this checkout
   // (another port, another token) is the one to report to (docs/reconciliation.md).
-  let lost = false;
+  let lost = options.unanswered === true;
   return createExecutionReporter({
     store: plane.store,
     id,
@@ -70,5 +75,6 @@ export function reportToServer(options: ReportToServerOptions): ExecutionReporte
     },
     say: options.say,
     inputHash: options.inputHash,
+    unanswered: options.unanswered,
   });
 }

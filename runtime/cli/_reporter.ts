@@ -28,6 +28,8 @@ export interface ExecutionReporterOptions {
   say(line: string): void;
   /** With a run_id: the hash of the real input (canonical-json.ts), sent so the server keeps the run's identity. */
   inputHash?: string;
+  /** The run said already that the server does not answer (it did not when the run began): failed reports say it again only after it answered. */
+  unanswered?: boolean;
   clock: Pick<Clock, "setTimeout" | "clearTimeout" | "monotonic">;
   /** Quiet time after an event before it is reported; default 100 ms, so events travel in batches. */
   soonMs?: number;
@@ -133,7 +135,7 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
   let stopped = false;
   let heard = false;
   let failures = 0;
-  let warned = false;
+  let warned = options.unanswered === true;
   let cancelPassed = false;
   /** The sequence of this run's own execution.cancel_requested, once it has one: every report says it. */
   let cancelSequence: number | null = null;

@@ -22,7 +22,7 @@ import { writeFile } from "node:fs/promises";
 import { MIN_MASKED_LENGTH, sensitiveValues } from "../execution/secret-mask.ts";
 import { createLiveView, wantsLiveView, type LiveView } from "./live-view.ts";
 import { createRunReporter, location, plainPrinters } from "./run-reporter.ts";
-import { findServer, followEvents, unansweringServer, type ServerClient } from "./server-client.ts";
+import { findServer, followEvents, serverClient, unansweringServer, type ServerClient } from "./server-client.ts";
 import { isTerminal } from "../execution/state-machine.ts";
 import { reportToServer } from "./_reporter-to-server.ts";
 import { childGroups, endEveryChildGroup, signalGroup } from "../worker/process-groups.ts";
@@ -202,9 +202,15 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
     const inputHash = options.runId === undefined ? undefined : plane.store.findRun(options.runId)?.input_hash;
     if (server) reporter = reportToServer({ server, plane: plane.engine, id, edge, say, inputHash });
     else {
-      // A server that holds the checkout but does not answer (frozen, overloaded) is not "no server".
+      // A server that holds the checkout's lock and does not answer (frozen, overloaded, starting)
+      // is the checkout's server all the same, silent for now: the run reports to it once it
+      // answers, as to one that went silent mid-run (docs/protocol.md, "One plane per checkout").
       const holder = unansweringServer(findCheckoutRoot(options.cwd));
-      say(holder === null ? "no server serves this checkout, so this execution is visible to this process alone" : `the docket server (pid ${holder.pid}) serving this checkout at ${holder.url} does not answer, so this execution is visible to this process alone`);
+      if (holder === null) say("no server serves this checkout, so this execution is visible to this process alone");
+      else {
+        say(`the docket server (pid ${holder.pid}) serving this checkout at ${holder.url} does not answer; this run goes on and reports to it once it answers`);
+        reporter = reportToServer({ server: serverClient(holder), plane: plane.engine, id, edge, say, unanswered: true });
+      }
     }
     // A field the input schema does not have is dropped by its check without a word: a typo in a
     // CI step's --input would run with the default instead. Said, with the field meant.

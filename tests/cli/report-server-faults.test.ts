@@ -2,7 +2,7 @@
 // with real processes on the sqlite store: a cancel the server answered survives its SIGKILL, and a
 // server stopped (SIGSTOP) past the report silence does not blame a run that reported all along.
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { docket, fromSource, oneJsonDocument, removeTempDirs, spawnDocket, tempCheckout, watchStream, writeFiles } from "./_harness.ts";
 import { api, pollUntil, reportedBy } from "./_report-support.ts";
@@ -116,6 +116,39 @@ describe("docket run and a server that is killed or frozen", () => {
       const text = await stderr.done;
       expect(text).toContain("stopped by force");
       expect(text).not.toContain("within 3 s of this run's end");
+    } finally {
+      server.child.kill("SIGCONT");
+      run.kill("SIGKILL");
+      server.child.kill("SIGKILL");
+    }
+  }, 60_000);
+
+  test("docket run started while its server is frozen (SIGSTOP) reports to it once it answers: the server holds the run, to its end", async () => {
+    const checkout = tempCheckout();
+    // Works until the test says it may end: the run is still going when the server answers again.
+    writeFiles(checkout, {
+      "capabilities/team.wait.ts": 'import { capability } from "docket";\nimport * as v from "valibot";\nimport { existsSync } from "node:fs";\nexport default capability({ id: "team.wait", title: "Wait", description: "Waits for a go file.", effect: "read", input: v.object({}), output: v.object({ went: v.boolean() }), async handler(_input, ctx) { while (!existsSync(ctx.root + "/go")) await new Promise((r) => setTimeout(r, 50)); return { went: true }; } });\n',
+    });
+    const server = await serve(checkout);
+    const http = api(server.url);
+    server.child.kill("SIGSTOP");
+    const run = spawnDocket(fromSource, ["run", "team.wait", "--format", "json"], { cwd: checkout });
+    try {
+      const stdout = new Response(run.stdout).text();
+      const stderr = watchStream(run.stderr);
+      await stderr.until(/does not answer; this run goes on and reports to it once it answers/);
+      server.child.kill("SIGCONT");
+      // Before the fix the run took the silent server for none, and the server never heard of it.
+      const held = await reportedBy(http, run.pid, "running");
+      writeFileSync(join(checkout, "go"), "");
+      expect(await run.exited).toBe(0);
+      const document = oneJsonDocument(await stdout);
+      expect(held.id).toBe(document.execution.id);
+      const ended = await pollUntil(() => http.get(`/api/v1/executions/get?id=${held.id}`), (s) => s.state !== "running", "the server to hold the run's end");
+      expect(ended).toMatchObject({ state: "succeeded", output: { went: true }, last_sequence: document.execution.last_sequence });
+      const text = await stderr.done;
+      expect(text).not.toContain("visible to this process alone");
+      expect(text).toContain(`reported to the server at ${server.url}`);
     } finally {
       server.child.kill("SIGCONT");
       run.kill("SIGKILL");

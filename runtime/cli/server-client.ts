@@ -132,24 +132,47 @@ export async function readEvents(server: ServerClient, options: EventsOptions): 
   }
 }
 
+/** The live channel's heartbeat until its `stream.ready` says the server's (the default `heartbeat_ms`). */
+const DEFAULT_HEARTBEAT_MS = 20_000;
+/**
+ * Heartbeats a follow may miss before it takes the server for one that does not answer: a quiet
+ * connection gets one within 1.25 heartbeats (docs/protocol.md, "Heartbeat"), and the server
+ * itself gives up on a client that leaves its ping unanswered a heartbeat later.
+ */
+const HEARTBEATS_MISSED = 2;
+
 /**
  * Follows one execution over the live channel (`/events?execution=<id>&after=<n>`, the runtime's
  * built-in WebSocket) until its `execution.completed`. Each event is handed on once, in order: an
  * event at or below the last one seen is dropped, and a gap (a jump in sequence, `stream.lagged`)
- * is read over HTTP before going on.
+ * is read over HTTP before going on. A channel on which nothing comes for two heartbeats (a
+ * server stopped or frozen) ends the follow, saying the server does not answer and where to resume.
  */
 export function followEvents(server: ServerClient, options: EventsOptions): Promise<EventsOutcome> {
   const { url, protocols } = server.liveChannel(new URLSearchParams({ execution: options.id, after: String(options.after) }));
   let last = options.after;
   let done = false;
+  let heartbeatMs = DEFAULT_HEARTBEAT_MS;
+  let silence: ReturnType<typeof setTimeout> | undefined;
   return new Promise((resolve) => {
     const socket = new WebSocket(url, protocols);
     const settle = (outcome: EventsOutcome) => {
       if (done) return;
       done = true;
+      clearTimeout(silence);
       socket.close();
       resolve(outcome);
     };
+    // Every frame (a heartbeat included) restarts the wait; the connection's opening is waited for as long.
+    const listen = () => {
+      clearTimeout(silence);
+      const waitMs = heartbeatMs * HEARTBEATS_MISSED;
+      silence = setTimeout(() => {
+        const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
+        settle({ ok: false, reason: `the server at ${server.url} does not answer: nothing came on the live channel for ${seconds(waitMs)}, though it sends a heartbeat at least every ${seconds(heartbeatMs * 1.25)} (it is stopped, frozen or too busy); follow again with --after ${last} once it answers` });
+      }, waitMs);
+    };
+    listen();
     const deliver = (event: ExecutionEvent) => {
       if (event.sequence <= last) return;
       last = event.sequence;
@@ -163,11 +186,15 @@ export function followEvents(server: ServerClient, options: EventsOptions): Prom
     // Frames are handled one after another: a gap read over HTTP finishes before the next frame.
     let queue = Promise.resolve();
     socket.onmessage = (message) => {
+      if (!done) listen();
       queue = queue.then(async () => {
         if (done) return;
-        const frame = JSON.parse(String(message.data)) as { type: string; sequence?: number; reason?: string };
-        // stream.ready and stream.heartbeat need nothing: dropped history shows as a gap, read below.
-        if (frame.type === "stream.lagged") {
+        const frame = JSON.parse(String(message.data)) as { type: string; sequence?: number; reason?: string; heartbeat_ms?: unknown };
+        // stream.heartbeat needs nothing, nor does stream.ready but its heartbeat: dropped history shows as a gap, read below.
+        if (frame.type === "stream.ready" && typeof frame.heartbeat_ms === "number" && frame.heartbeat_ms > 0) {
+          heartbeatMs = frame.heartbeat_ms;
+          listen();
+        } else if (frame.type === "stream.lagged") {
           await fill();
         } else if (frame.type === "stream.closing") {
           settle({ ok: false, reason: `the server closed the live channel (${frame.reason ?? "no reason given"})` });

@@ -47,6 +47,33 @@ describe("docket executions beside a server that does not answer", () => {
       await serve.exited;
     }
   }, 30_000);
+
+  test("docket executions events --follow of a server stopped meanwhile says, once two heartbeats are missed, that it does not answer and where to resume, exit 1", async () => {
+    const checkout = tempCheckout();
+    // A short heartbeat, so that two missed ones are a moment, not 40 s.
+    const serve = spawnDocket(fromSource, ["serve", "--port", "0", "--heartbeat-ms", "500"], { cwd: checkout });
+    const banner = await watchStream(serve.stderr).until(/docket serving .* at (http:\/\/127\.0\.0\.1:\d+)/);
+    const url = banner.match(/at (http:\/\/127\.0\.0\.1:\d+)/)![1]!;
+    const started = await api(url).post("/api/v1/executions/start", { capability: "executions.demonstrate", input: { steps: 100, delay_ms: 200 } });
+    const id = started.body.execution.id;
+    const child = spawnDocket(fromSource, ["executions", "events", id, "--follow", "--format", "json"], { cwd: checkout });
+    try {
+      const stdout = watchStream(child.stdout);
+      await stdout.until(/"type":"execution\.step"/);
+      serve.kill("SIGSTOP");
+      // Before the fix it waited for ever, saying nothing.
+      expect(await child.exited).toBe(1);
+      const printed = (await stdout.done).trimEnd().split("\n").map((line) => JSON.parse(line));
+      const stderr = await new Response(child.stderr).text();
+      expect(stderr).toContain(`Stopped following ${id}: the server at ${url} does not answer: nothing came on the live channel for 1 s`);
+      expect(stderr).toContain(`follow again with --after ${printed.at(-1).sequence} once it answers`);
+    } finally {
+      child.kill("SIGKILL");
+      serve.kill("SIGCONT");
+      serve.kill("SIGINT");
+      await serve.exited;
+    }
+  }, 30_000);
 });
 
 describe("docket executions without a server", () => {

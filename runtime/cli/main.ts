@@ -7,6 +7,7 @@ import { defineCommand } from "citty";
 import { findCheckoutRoot } from "../capability/checkout.ts";
 import { DOCKET_VERSION } from "../version.ts";
 import { runCli } from "./_run-cli.ts";
+import { settleOutput, writerOf } from "./fd-writer.ts";
 import { repeatedFlag, type DocketCommandMeta } from "./_command-line.ts";
 
 // The runtime's exit, taken before any capability file is imported: a run guards process.exit
@@ -42,6 +43,9 @@ export function commandLine(argv: readonly string[]): string[] {
 }
 
 if (import.meta.main) {
+  // Before anything is written: stdout and stderr go through writers whose end can be awaited.
+  const stdout = writerOf(process.stdout);
+  const stderr = writerOf(process.stderr);
   const args = commandLine(process.argv.slice(2));
   // A checkout set up by `docket init` gets this build's editor types before a command runs; not
   // for --version or --help, nor a command that does not exist, which write nothing (install.sh
@@ -56,8 +60,8 @@ if (import.meta.main) {
     await (await import("./editor-types.ts")).refreshEditorTypes(root, (line) => process.stderr.write(`${line}\n`), folders);
   }
   const code = await runCli(main, args);
-  // Exit explicitly: an idle worker or a stray handle must not keep a finished command alive.
-  // stderr first drains: a pipe write may still be queued, and the last line is the verdict.
-  await new Promise<void>((resolve) => process.stderr.write("", () => resolve()));
-  exitProcess(code);
+  // Exit explicitly: an idle worker or a stray handle must not keep a finished command alive. But
+  // only once a slow reader has taken every line (the last one is the verdict), and never 0 when
+  // a write failed (a full disk): README.md.
+  exitProcess(await settleOutput(code, stdout, stderr));
 }

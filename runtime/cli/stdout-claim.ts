@@ -1,9 +1,6 @@
-import { write as writeFd } from "node:fs";
 import { Writable } from "node:stream";
 import { moveStdoutAside } from "../adapter/bun-stdout-fd.ts";
-
-/** How long a write waits before trying again when the reader's pipe is full and non-blocking. */
-const RETRY_MS = 5;
+import { writerOf } from "./fd-writer.ts";
 
 /**
  * Keeps stdout for the command's own document or protocol messages (`docket run`, `docket
@@ -14,12 +11,22 @@ const RETRY_MS = 5;
  * (runtime/adapter/bun-stdout-fd.ts), so `fs.writeSync(1, …)`, `Bun.write(Bun.stdout, …)`, worker
  * threads and child processes with inherited stdio land on stderr too. Everywhere (and alone on
  * Windows, where there is no such call), `console.log`/`info`/`debug` of this thread and
- * `process.stdout.write` (the way a worker's output reaches the parent) are sent to stderr.
+ * `process.stdout.write` (the way a worker's output reaches the parent) are sent to stderr. The
+ * writer answered is stdout's own (runtime/cli/fd-writer.ts): writes go in order and whole, a
+ * reader that left (`docket run … | head -1`) drops the rest quietly, and a failed write (a full
+ * disk) is kept for the command's end to report.
  */
 export async function claimStdout(): Promise<Writable> {
-  const write = process.stdout.write.bind(process.stdout);
+  // The writer stays the one the command's end waits for (main.ts); it only moves to the private copy.
+  const writer = writerOf(process.stdout);
   const saved = await moveStdoutAside();
-  const protocol = saved === null ? processStdoutWriter(write) : fdWriter(saved);
+  if (saved !== null) writer.moveTo(saved);
+  // A failed write is the writer's to report at the command's end, not an 'error' that crashes.
+  const protocol = new Writable({
+    write(chunk, _encoding, callback) {
+      void writer.write(chunk).then(() => callback());
+    },
+  });
   process.stdout.write = ((...args: Parameters<typeof process.stderr.write>) => process.stderr.write(...args)) as typeof process.stdout.write;
   console.log = console.error;
   console.info = console.error;
@@ -27,46 +34,9 @@ export async function claimStdout(): Promise<Writable> {
   return protocol;
 }
 
-/** Writes `text` to a claimed stdout and resolves once the OS has it, or the reader has gone. */
+/** Writes `text` to a claimed stdout and resolves once the OS has it, the reader has gone, or writing failed. */
 export function writeClaimed(stdout: Writable, text: string): Promise<void> {
   return new Promise((resolve) => {
     stdout.write(text, () => resolve());
-  });
-}
-
-/** The fallback: stdout's own writer, kept before `process.stdout.write` is redirected. */
-function processStdoutWriter(write: typeof process.stdout.write): Writable {
-  return new Writable({
-    write(chunk, _encoding, callback) {
-      write(chunk, (error) => callback(error ?? null));
-    },
-  });
-}
-
-/**
- * A writer on the private copy of fd 1. Writes go in order (a Writable calls `write` one at a
- * time) and whole: a partial write continues, a full non-blocking pipe is tried again shortly. A
- * reader that left (EPIPE: `docket run … | head -1`) drops the rest quietly instead of crashing,
- * as writing to a closed stdout does.
- */
-function fdWriter(fd: number): Writable {
-  let gone = false;
-  return new Writable({
-    write(chunk: Buffer, _encoding, callback) {
-      const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk);
-      const from = (offset: number): void => {
-        if (gone || offset >= bytes.length) return callback();
-        writeFd(fd, bytes, offset, bytes.length - offset, null, (error, written) => {
-          if (!error) return from(offset + written);
-          if (error.code === "EAGAIN") return void setTimeout(() => from(offset), RETRY_MS);
-          if (error.code === "EPIPE" || error.code === "EBADF") {
-            gone = true;
-            return callback();
-          }
-          callback(error);
-        });
-      };
-      from(0);
-    },
   });
 }

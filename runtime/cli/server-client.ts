@@ -116,17 +116,26 @@ export interface EventsOptions {
   onEvent(event: ExecutionEvent): void;
   /** Something the reader should know (history already dropped), one line. */
   onNote(line: string): void;
+  /** Stops reading or following when aborted (whoever took the events left); the outcome then says so. */
+  signal?: AbortSignal;
 }
+
+/** The outcome of reading or following that `signal` stopped. */
+const STOPPED: EventsOutcome = { ok: false, reason: "stopped: nobody takes the events any more" };
 
 /** Reads an execution's retained events after a cursor over HTTP, page by page, until its last sequence. */
 export async function readEvents(server: ServerClient, options: EventsOptions): Promise<EventsOutcome> {
   let after = options.after;
   for (;;) {
+    if (options.signal?.aborted) return STOPPED;
     const page = await server.request("GET", "/api/v1/executions/events", { query: { id: options.id, after, limit: 1000 } });
     if (!page.ok) return { ok: false, failure: page.failure };
     const { events, truncated, retained_from, last_sequence } = page.body as { events: ExecutionEvent[]; truncated: boolean; retained_from: number; last_sequence: number };
     if (truncated) options.onNote(`events ${after + 1}–${retained_from - 1} of ${options.id} were already dropped (events_retained); showing what is kept`);
-    for (const event of events) if (event.sequence > after) options.onEvent(event);
+    for (const event of events) {
+      if (options.signal?.aborted) return STOPPED;
+      if (event.sequence > after) options.onEvent(event);
+    }
     after = Math.max(after, events.at(-1)?.sequence ?? after);
     if (events.length === 0 || after >= last_sequence) return { ok: true, last_sequence: after };
   }
@@ -160,6 +169,7 @@ export function followEvents(server: ServerClient, options: EventsOptions): Prom
       if (done) return;
       done = true;
       clearTimeout(silence);
+      options.signal?.removeEventListener("abort", stop);
       socket.close();
       resolve(outcome);
     };
@@ -179,6 +189,10 @@ export function followEvents(server: ServerClient, options: EventsOptions): Prom
       options.onEvent(event);
       if (event.type === "execution.completed") settle({ ok: true, last_sequence: last });
     };
+    // A follow with nobody left to hand events to ends at once, not when the execution does.
+    const stop = () => settle(STOPPED);
+    if (options.signal?.aborted) stop();
+    options.signal?.addEventListener("abort", stop, { once: true });
     const fill = async () => {
       const read = await readEvents(server, { ...options, after: last, onEvent: deliver });
       if (!read.ok) settle(read);

@@ -9,6 +9,7 @@ import { EXECUTION_STATES } from "../../execution/state-machine.ts";
 import { newTraceId, requestIdFrom } from "../../server/edge-ids.ts";
 import { UsageError, type DocketCommandMeta } from "../_command-line.ts";
 import { writeStdout } from "../_run-cli.ts";
+import { writerOf } from "../fd-writer.ts";
 import { terminalStyle, type TerminalStyle } from "../_terminal.ts";
 import { EXIT, exitCodeOf, failureText } from "../exit-code.ts";
 import { inertCommands, isGitHubActions } from "../github-actions.ts";
@@ -191,14 +192,18 @@ const events = defineCommand({
         if (!known.ok) return fail(o, known.failure);
       }
       const plain = plainPrinters(o.style, { localTime: process.stdout.isTTY === true });
+      const stdout = writerOf(process.stdout);
       // Events are this command's output: stdout, one write per event so a pipe sees them live.
-      const printer = createRunReporter({ write: (text) => void process.stdout.write(o.shown(text)), printers: plain.printers, unknown: plain.unknown, flush: plain.flush });
-      const onEvent = (event: ExecutionEvent) => (o.json ? process.stdout.write(`${JSON.stringify(event)}\n`) : printer.print(event));
-      const options = { id: args.id, after, onEvent, onNote: o.note };
+      const printer = createRunReporter({ write: (text) => void stdout.write(o.shown(text)), printers: plain.printers, unknown: plain.unknown, flush: plain.flush });
+      const onEvent = (event: ExecutionEvent) => (o.json ? void stdout.write(`${JSON.stringify(event)}\n`) : printer.print(event));
+      // Whoever reads stdout left (`| head -2`) or it cannot be written: reading and following stop.
+      const options = { id: args.id, after, onEvent, onNote: o.note, signal: stdout.closed };
       const outcome: EventsOutcome = args.follow ? await followEvents(server, options) : await readEvents(server, options);
       if (!o.json) printer.flush();
-      await writeStdout("");
-      if (outcome.ok) return EXIT.succeeded;
+      await stdout.settled();
+      // A reader that left is no error (exit quietly, as `docket run … | head -1` does); a failed
+      // write is said, and exits non-zero, at the command's end (main.ts).
+      if (outcome.ok || stdout.closed.aborted) return EXIT.succeeded;
       if ("failure" in outcome) return fail(o, outcome.failure);
       process.stderr.write(`${o.errStyle.red(`Stopped following ${args.id}: ${outcome.reason}.`)}\n`);
       return EXIT.failed;

@@ -18,7 +18,7 @@ import { terminalStyle, type TerminalStyle } from "./_terminal.ts";
 import { onInterrupts } from "./_interrupts.ts";
 import { EXIT, exitCodeOf, failureText, type RunEnd } from "./exit-code.ts";
 import { annotation, appendStepOutputs, appendStepSummary, gitHubPrinters, inertCommands, isGitHubActions, maskCommands, stepSummary } from "./github-actions.ts";
-import { writeFile } from "node:fs/promises";
+import { rename, rm, writeFile } from "node:fs/promises";
 import { MIN_MASKED_LENGTH, sensitiveValues } from "../execution/secret-mask.ts";
 import { createLiveView, wantsLiveView, type LiveView } from "./live-view.ts";
 import { createRunReporter, location, plainPrinters } from "./run-reporter.ts";
@@ -509,10 +509,15 @@ export async function recordUsageRefusal(options: UsageRefusalOptions): Promise<
 async function deliverDocument(options: DocumentTargets, document: string, snapshot: ExecutionSnapshot | null, code: number): Promise<number> {
   let written = false;
   if (options.resultFile !== undefined) {
+    // Written beside it, then renamed over it: a write that fails halfway (a full disk) leaves the
+    // previous file or none, never a partial document that a later step would read.
+    const partial = `${options.resultFile}.${process.pid}.partial`;
     try {
-      await writeFile(options.resultFile, document, "utf8");
+      await writeFile(partial, document, "utf8");
+      await rename(partial, options.resultFile);
       written = true;
     } catch (error) {
+      await rm(partial, { force: true }).catch(() => undefined);
       options.output.stderr(`docket: cannot write --result-file ${options.resultFile}: ${(error as Error).message}\n`);
       if (code === EXIT.succeeded) code = EXIT.failed;
     }

@@ -648,9 +648,12 @@ export class LiveChannel {
   }
 
   private sendNotice(client: LiveClient, dropped: number, lastSequence: Record<string, number>): void {
-    const result = client.socket.send(lagNotice(dropped, lastSequence));
-    if (result === "dropped") this.forget(client, true, 1011, "send failed");
-    else if (result === "backpressure") client.block(this.monotonic());
+    let result: SendResult = "ok";
+    for (const notice of lagNotices(dropped, lastSequence, this.limits.frame_bytes)) {
+      result = client.socket.send(notice);
+      if (result === "dropped") return this.forget(client, true, 1011, "send failed");
+    }
+    if (result === "backpressure") client.block(this.monotonic());
   }
 
   private forget(client: LiveClient, closeSocket: boolean, code = 1000, reason = ""): void {
@@ -740,6 +743,40 @@ function gapNotice(id: string, first: number, last: number): string {
     { [id]: first - 1 },
     `Events ${first} to ${last} of ${id} were dropped by its retention before they could be sent (the store could not write meanwhile); reload the snapshot and the history after last_sequence.`,
   );
+}
+
+/**
+ * The `stream.lagged` notice of a connection that lost `dropped` events, naming per execution the
+ * last sequence it got, as frames of at most `frameBytes` (docs/protocol.md): one that lost events
+ * of more executions than one frame names (a burst of thousands of them) gets consecutive notices,
+ * the first with the count and the others with `dropped: 0`, together naming every execution.
+ */
+function lagNotices(dropped: number, lastSequence: Record<string, number>, frameBytes: number): string[] {
+  const whole = lagNotice(dropped, lastSequence);
+  if (Buffer.byteLength(whole) <= frameBytes) return [whole];
+  const message = (count: number) => `This connection fell behind and ${count} event(s) were dropped for it alone; the executions it lost events of are named over several stream.lagged frames, this one and those right after it: reload the snapshot and the history after last_sequence of each.`;
+  const notices: string[] = [];
+  let part: Record<string, number> = {};
+  // A frame's bytes without its members, and each member's: an execution id and a sequence are ASCII.
+  const empty = (count: number) => Buffer.byteLength(lagNotice(count, {}, message(count)));
+  let bytes = empty(dropped);
+  let members = 0;
+  const close = () => {
+    const count = notices.length === 0 ? dropped : 0;
+    notices.push(lagNotice(count, part, message(count)));
+    part = {};
+    members = 0;
+    bytes = empty(0);
+  };
+  for (const [id, sequence] of Object.entries(lastSequence)) {
+    const member = JSON.stringify(id).length + 1 + String(sequence).length + (members > 0 ? 1 : 0);
+    if (members > 0 && bytes + member > frameBytes) close();
+    part[id] = sequence;
+    bytes += member;
+    members++;
+  }
+  close();
+  return notices;
 }
 
 /** A `stream.lagged` notice: how many events the connection lost, and per execution the last sequence it got. */

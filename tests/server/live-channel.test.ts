@@ -182,6 +182,36 @@ describe("LiveChannel delivery", () => {
     expect(slow.frames.filter((f) => f.type === "stream.lagged")).toHaveLength(1);
   });
 
+  test("a stream.lagged naming more executions than one frame holds comes as consecutive notices, each within frame_bytes, together naming every one (tester T1)", async () => {
+    const { live, create, progress, limits } = setup({ frame_bytes: 1024, subscriber_queue_bytes: queueBytesFor(4) });
+    const slow = new FakeSocket();
+    live.open(slow, { executions: "all" });
+    await settle();
+    slow.mode = "backpressure";
+    const ids = Array.from({ length: 120 }, (_, i) => create(i + 1));
+    for (const id of ids) progress(id, 2);
+    await settle();
+    slow.mode = "ok";
+    live.drain(slow);
+    const raw = slow.texts.filter((text) => text.includes('"stream.lagged"'));
+    expect(raw.length).toBeGreaterThan(1);
+    for (const text of raw) expect(Buffer.byteLength(text)).toBeLessThanOrEqual(limits.frame_bytes);
+    const notices = raw.map((text) => JSON.parse(text) as { dropped: number; last_sequence: Record<string, number> });
+    // The count once, in the first; then only names. Every execution it lost events of is named once.
+    expect(notices.slice(1).every((notice) => notice.dropped === 0)).toBe(true);
+    const named = notices.flatMap((notice) => Object.keys(notice.last_sequence));
+    expect(new Set(named).size).toBe(named.length);
+    const got = new Set(slow.events().map((event) => `${event.execution_id}#${event.sequence}`));
+    const total = ids.length * 4; // created, started and two progress events each
+    expect(notices[0]!.dropped).toBe(total - got.size);
+    for (const id of ids) {
+      const lost = [1, 2, 3, 4].some((sequence) => !got.has(`${id}#${sequence}`));
+      expect(named.includes(id)).toBe(lost);
+    }
+    // Nothing but notices after them: the lag is told where it happened.
+    expect(slow.frames.slice(-raw.length).every((frame) => frame.type === "stream.lagged")).toBe(true);
+  });
+
   test("an append writes to no socket: the channel's writer sends on its own turn, to every watcher", async () => {
     const { live, create, progress } = setup();
     const id = create(1);

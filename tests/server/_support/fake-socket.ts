@@ -11,6 +11,8 @@ import type { ExecutionStore, NewExecution } from "../../../runtime/store/store.
 /** A LiveSocket that records what it was sent; `mode` decides what the next send answers. */
 export class FakeSocket implements LiveSocket {
   readonly frames: any[] = [];
+  /** The frames as written, for their sizes. */
+  readonly texts: string[] = [];
   mode: SendResult = "ok";
   pings = 0;
   corks = 0;
@@ -32,6 +34,7 @@ export class FakeSocket implements LiveSocket {
   /** What a publish delivers: buffered like any write, never refused. */
   receive(text: string): void {
     if (this.closed) return;
+    this.texts.push(text);
     this.frames.push(JSON.parse(text));
   }
 
@@ -45,6 +48,7 @@ export class FakeSocket implements LiveSocket {
     if (this.closed || this.mode === "dropped") return "dropped";
     this.sent++;
     this.onSend?.();
+    this.texts.push(text);
     this.frames.push(JSON.parse(text));
     return this.mode;
   }

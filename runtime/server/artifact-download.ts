@@ -25,6 +25,10 @@ const CHUNK = 256 * 1024;
  * chunked, without the Content-Length it is given.
  */
 export async function downloadArtifact(c: Context<AppEnv>, plane: ExecutionPlane): Promise<Response> {
+  for (const parameter of ["id", "name"]) {
+    const given = c.req.queries(parameter)?.length ?? 0;
+    if (given > 1) return edgeFailure(c, { status: 400, message: `${parameter} is given ${given} times; give it once.`, context: { parameter } });
+  }
   const id = c.req.query("id") ?? "";
   const name = c.req.query("name") ?? "";
   if (!isExecutionId(id)) {

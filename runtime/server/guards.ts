@@ -111,8 +111,8 @@ export function presentedTokens(c: Context<AppEnv>, isLiveChannel: boolean): str
   const cookie = getCookie(c, TOKEN_COOKIE);
   if (cookie) tokens.push(cookie);
   if (isLiveChannel) {
-    const query = c.req.query("token");
-    if (query) tokens.push(query);
+    // Each one given: two `token=` are two tokens, refused as such, never the first one taken.
+    for (const query of c.req.queries("token") ?? []) if (query) tokens.push(query);
     for (const p of offeredSubprotocols(c.req.header("sec-websocket-protocol"))) {
       if (p.startsWith(TOKEN_SUBPROTOCOL_PREFIX)) tokens.push(p.slice(TOKEN_SUBPROTOCOL_PREFIX.length));
     }

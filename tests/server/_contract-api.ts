@@ -295,6 +295,12 @@ export function apiContract(name: string, start: StartFn): void {
       expect(new Bun.CryptoHasher("sha256").update(bytes).digest("hex")).toBe(manifest.sha256);
       const absent = await http.get(`/api/v1/executions/artifact?id=${id}&name=nothing.txt`);
       expect(absent.status).toBe(404);
+      // A parameter given twice is refused in either order, never the first one taken (tester T1).
+      for (const query of [`id=${id}&name=manifest.sha256&name=nothing.txt`, `id=${id}&name=nothing.txt&name=manifest.sha256`, `id=${id}&id=${id}&name=manifest.sha256`]) {
+        const twice = await http.get(`/api/v1/executions/artifact?${query}`);
+        expect(twice.status).toBe(400);
+        expect(((await twice.json()) as any).error.message).toMatch(/^(id|name) is given 2 times; give it once\.$/);
+      }
       const traversal = await http.get(`/api/v1/executions/artifact?id=${id}&name=${encodeURIComponent("../lease.json")}`);
       expect(traversal.status).toBe(400);
       expect(await traversal.text()).not.toContain(server.root);

@@ -111,6 +111,12 @@ describe("app", () => {
     // Past the guard, this app has no WebSocket adapter: 501 proves the token was accepted.
     expect((await request("/events?token=s3cret-s3cret-s3cret", { headers: upgrade })).status).toBe(501);
     expect((await request("/events", { headers: { ...upgrade, "Sec-WebSocket-Protocol": "docket.v1, docket.token.s3cret-s3cret-s3cret" } })).status).toBe(501);
+    // Two ?token= are two tokens, in either order: refused as two, never the first one taken (tester T1).
+    for (const query of ["token=s3cret-s3cret-s3cret&token=bad", "token=bad&token=s3cret-s3cret-s3cret"]) {
+      const twice = await request(`/events?${query}`, { headers: upgrade });
+      expect(`${query}: ${twice.status}`).toBe(`${query}: 401`);
+      expect(((await twice.json()) as any).error.message).toContain("More than one token was sent");
+    }
   });
 
   test("the cockpit and MCP mount points answer a 404 descriptor until mounted; / goes to the cockpit", async () => {

@@ -67,6 +67,17 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
         context: { reason: "subprotocol", offered: offered.filter((p) => !p.startsWith(TOKEN_SUBPROTOCOL_PREFIX)) },
       });
     }
+    // RFC 6455 §4.4: a version this server does not speak is told the one it does, with a descriptor like any refusal.
+    const version = c.req.header("sec-websocket-version");
+    if (upgrade && version !== "13") {
+      return edgeFailure(c, {
+        status: 426,
+        message: `The live channel speaks WebSocket version 13 (RFC 6455), and this handshake asks for ${version === undefined ? "no version" : `version ${JSON.stringify(version.slice(0, 16))}`}.`,
+        suggestion: "Connect with a WebSocket client of RFC 6455 (every current browser and library is one): it sends Sec-WebSocket-Version: 13.",
+        context: { reason: "websocket_version" },
+        headers: { "Sec-WebSocket-Version": "13" },
+      });
+    }
     const open = c.env?.docketUpgrade;
     if (!open) return edgeFailure(c, { status: 501, error_code: "unavailable", message: "This server was started without a WebSocket adapter, so the live channel is off.", context: { reason: "no_websocket" } });
     try {

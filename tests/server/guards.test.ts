@@ -106,11 +106,17 @@ describe("app", () => {
     expect((await request("/api/v1/demo/echo")).status).toBe(401);
     expect((await request("/api/v1/demo/echo?token=s3cret-s3cret-s3cret")).status).toBe(401);
     expect((await request("/api/v1/demo/echo", { headers: { Authorization: "Bearer s3cret-s3cret-s3cret" } })).status).toBe(200);
-    const upgrade = { Upgrade: "websocket", Connection: "Upgrade" };
+    const upgrade = { Upgrade: "websocket", Connection: "Upgrade", "Sec-WebSocket-Version": "13" };
     expect((await request("/events", { headers: upgrade })).status).toBe(401);
     // Past the guard, this app has no WebSocket adapter: 501 proves the token was accepted.
     expect((await request("/events?token=s3cret-s3cret-s3cret", { headers: upgrade })).status).toBe(501);
     expect((await request("/events", { headers: { ...upgrade, "Sec-WebSocket-Protocol": "docket.v1, docket.token.s3cret-s3cret-s3cret" } })).status).toBe(501);
+    // A WebSocket version other than 13 is told the one spoken, with a descriptor and its request id (tester T1).
+    const old = await request("/events?token=s3cret-s3cret-s3cret", { headers: { ...upgrade, "Sec-WebSocket-Version": "8" } });
+    expect(old.status).toBe(426);
+    expect(old.headers.get("sec-websocket-version")).toBe("13");
+    expect(old.headers.get("x-request-id")).toBeTruthy();
+    expect(((await old.json()) as any).error).toMatchObject({ error_code: "invalid_input", context: { reason: "websocket_version" } });
     // Two ?token= are two tokens, in either order: refused as two, never the first one taken (tester T1).
     for (const query of ["token=s3cret-s3cret-s3cret&token=bad", "token=bad&token=s3cret-s3cret-s3cret"]) {
       const twice = await request(`/events?${query}`, { headers: upgrade });

@@ -199,14 +199,17 @@ export function createEngine(options: EngineOptions): Engine {
     }
     // A write never runs with a field of its input dropped: `dryRun` for `dry_run` (an agent's
     // guess, a typo in a script) would be a real change; the check strips what it does not know.
-    // A read runs, as it would have anyway (docket run notes what was dropped).
-    if (capability.effect === "write" && checked.value !== given) {
+    // Nor does docket's own API answer without one (`afterr=12` replayed from the start, as
+    // /events refuses a misspelt parameter). A capability file's read runs, as it would have
+    // anyway (docket run notes what was dropped).
+    if ((capability.effect === "write" || capability.plane) && checked.value !== given) {
       const dropped = undeclaredFields(given, checked.value, capability.input_schema);
       if (dropped.length > 0) {
+        const why = capability.effect === "write" ? "a write is never run with part of its input left out" : "the built-ins that answer about the server never answer with part of the question left out";
         throw failure(edge, {
           error_code: "invalid_input",
           stage: "validate",
-          message: `Cannot ${verb} ${id}: its input has no field ${dropped.map((field) => droppedFieldText(field, capability.input_schema)).join(", no field ")}; a write is never run with part of its input left out.`,
+          message: `Cannot ${verb} ${id}: its input has no field ${dropped.map((field) => droppedFieldText(field, capability.input_schema)).join(", no field ")}; ${why}.`,
           suggestion: "Remove the field or correct its name; the capability's input schema lists its fields.",
           context: { reason: "unknown_fields", fields: dropped },
         });

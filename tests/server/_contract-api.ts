@@ -102,6 +102,25 @@ export function apiContract(name: string, start: StartFn): void {
       expect(((await (await http.get("/api/v1/executions?limit=200")).json()) as any).items.length).toBe(before);
     });
 
+    test("a misspelt parameter of docket's own reads (afterr, limt) is 400 naming it and the one meant, as /events refuses one, never answered as if absent (tester T1)", async () => {
+      const id = await http.start("executions.demonstrate", { steps: 1, delay_ms: 0 });
+      await http.completed(id);
+      for (const [path, field, meant] of [
+        [`/api/v1/executions/events?id=${id}&afterr=2`, "afterr", "after"],
+        [`/api/v1/executions/events?id=${id}&after=1&limt=1`, "limt", "limit"],
+        ["/api/v1/executions?stat=failed", "stat", "state"],
+      ] as const) {
+        const response = await http.get(path);
+        expect(`${path}: ${response.status}`).toBe(`${path}: 400`);
+        const { error } = (await response.json()) as any;
+        expect(error).toMatchObject({ error_code: "invalid_input", context: { reason: "unknown_fields", fields: [field] } });
+        expect(error.message).toContain(`no field "${field}"`);
+        expect(error.message).toContain(meant);
+      }
+      // A capability file's read still runs with what it knows (docket run notes what was dropped).
+      expect((await http.get("/api/v1/files/digest?path=.&extra=1")).status).toBe(200);
+    });
+
     test("an id of the wrong shape is 400 before any look-up", async () => {
       for (const path of ["/api/v1/executions/get?id=nope", "/api/v1/executions/artifact?id=nope&name=x"]) {
         const response = await http.get(path);

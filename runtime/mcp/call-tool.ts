@@ -84,21 +84,28 @@ async function start(plane: ExecutionPlane, target: ToolTarget, args: Record<str
     );
   }
   const started = (await plane.call(target.capability.id, request, context.edge)) as StartResult;
+  const { id } = started.execution;
+  const cancel = () => {
+    if (context.connectionClosed()) return;
+    try {
+      plane.cancel(id, context.edge);
+    } catch (error) {
+      context.log(`[docket] MCP could not cancel ${id}: ${(error as Error)?.message ?? String(error)}`);
+    }
+  };
+  // Cancelled while the start was admitted (its cancel came in the same write as the call, say):
+  // the SDK sends no answer, so the agent never learns the id, and the execution is cancelled
+  // as if it had been waited on. A connection closed meanwhile has already said so (onclose).
+  if (context.signal.aborted) {
+    cancel();
+    return success(target, started);
+  }
   if (!wait) return success(target, started);
 
-  const { id } = started.execution;
   const relay = context.progressToken === undefined ? null : new ProgressRelay((params) => context.sendProgress({ ...params, progressToken: context.progressToken! }));
-  const onAbort = () =>
-    // The SDK aborts every request when the connection closes, and calls onclose right after in
-    // the same turn: deciding a microtask later tells a client's cancel from a client gone away.
-    queueMicrotask(() => {
-      if (context.connectionClosed()) return;
-      try {
-        plane.cancel(id, context.edge);
-      } catch (error) {
-        context.log(`[docket] MCP could not cancel ${id}: ${(error as Error)?.message ?? String(error)}`);
-      }
-    });
+  // The SDK aborts every request when the connection closes, and calls onclose right after in
+  // the same turn: deciding a microtask later tells a client's cancel from a client gone away.
+  const onAbort = () => queueMicrotask(cancel);
   context.signal.addEventListener("abort", onAbort, { once: true });
   try {
     // A caller that left stops the wait only: like a client that disconnects, it cancels nothing.
@@ -135,7 +142,11 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 
 /** The call's answer, or a rejection as soon as the signal aborts (the call itself runs on). */
 function untilAborted<T>(call: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
+  if (signal.aborted) {
+    // Nobody waits for the call's own end any more: its failure (cancelled, most likely) is not an uncaught one.
+    call.catch(() => undefined);
+    return Promise.reject(signal.reason);
+  }
   return new Promise<T>((resolve, reject) => {
     const onAbort = () => reject(signal.reason);
     signal.addEventListener("abort", onAbort, { once: true });

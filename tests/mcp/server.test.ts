@@ -1,10 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import { ErrorCode, LATEST_PROTOCOL_VERSION, McpError, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { BootedPlane } from "../../runtime/boot.ts";
 import { PLANE_TOOLS, toolName } from "../../runtime/mcp/tools.ts";
 import { EVENT_META_KEY } from "../../runtime/mcp/progress-relay.ts";
 import { RESOURCE_NOT_FOUND } from "../../runtime/mcp/failure-result.ts";
+import { createDocketMcpServer } from "../../runtime/mcp/server.ts";
 import { bootTestPlane, capabilityFile, connectInProcess, removeCheckout, structured, tempCheckout, terminalOf, type SeenProgress } from "./_support.ts";
 
 let root: string;
@@ -259,6 +261,23 @@ describe("docket_execution_start with wait", () => {
     expect(events.find((e) => e.type === "execution.cancel_requested")!.data).toEqual({ actor: { kind: "mcp", client: "test-agent" } });
   });
 
+  test("a cancel sent at once after a start (the same write) cancels the execution, waited on or not", async () => {
+    for (const wait of [true, false]) {
+      const agent = await rawAgent(plane);
+      const started = firstStartedExecution(plane);
+      // Both messages are handed to the server before it has run a line of the start.
+      void agent.send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "docket_execution_start", arguments: { capability: "executions.demonstrate", input: { steps: 100, delay_ms: 20 }, wait } } });
+      void agent.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 2, reason: "the agent changed its mind" } });
+      const end = await terminalOf(plane, await started);
+      expect(end.state).toBe("cancelled");
+      const events = plane.store.events(end.id, 0, 1000)!.events;
+      expect(events.find((e) => e.type === "execution.cancel_requested")!.data).toEqual({ actor: { kind: "mcp", client: "raw-agent" } });
+      // MCP: a cancelled request is not answered.
+      expect(agent.received.filter((m) => m.id === 2)).toEqual([]);
+      await agent.close();
+    }
+  });
+
   test("a client that goes away while waiting does not cancel the execution: only notifications/cancelled does", async () => {
     const other = await connectInProcess(plane, "leaving-agent");
     let id: string | null = null;
@@ -318,3 +337,33 @@ describe("resources", () => {
     expect(elsewhere.code).toBe(RESOURCE_NOT_FOUND);
   });
 });
+
+/** An initialized MCP connection to a docket server over `plane` with no SDK client: each message sent as written, in the same turn when sent so. */
+async function rawAgent(plane: BootedPlane): Promise<{ send(message: JSONRPCMessage): Promise<void>; received: any[]; close(): Promise<void> }> {
+  const [serverSide, agentSide] = InMemoryTransport.createLinkedPair();
+  const server = createDocketMcpServer(plane.engine, { log: () => undefined });
+  const received: any[] = [];
+  let initialized!: () => void;
+  const answered = new Promise<void>((resolve) => (initialized = resolve));
+  agentSide.onmessage = (message) => {
+    received.push(message);
+    if ((message as { id?: unknown }).id === 1) initialized();
+  };
+  await server.connect(serverSide);
+  await agentSide.start();
+  await agentSide.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: "raw-agent", version: "1.0.0" } } });
+  await answered;
+  await agentSide.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+  return { send: (message) => agentSide.send(message), received, close: () => agentSide.close() };
+}
+
+/** The id of the next execution the plane creates. */
+function firstStartedExecution(plane: BootedPlane): Promise<string> {
+  return new Promise((resolve) => {
+    const subscription = plane.store.subscribe({ executions: "all" }, (event) => {
+      if (event.type !== "execution.created") return;
+      queueMicrotask(() => subscription.unsubscribe());
+      resolve(event.execution_id);
+    });
+  });
+}

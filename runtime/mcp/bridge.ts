@@ -220,7 +220,8 @@ export async function bridgeStdioToHttp(options: BridgeOptions): Promise<void> {
   // One message at a time, in the agent's order: a cancel must not overtake the request it cancels.
   let queue = Promise.resolve();
   downstream.onmessage = (message) => {
-    pending.received(message);
+    // A cancel of no request in flight is not sent on: MCP says to ignore it.
+    if (!pending.received(message)) return;
     if (isJSONRPCRequest(message) && isInitializeRequest(message)) {
       initializing.add(message.id);
       agentInitialize = message;

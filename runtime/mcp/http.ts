@@ -88,8 +88,7 @@ export function createMcpApp(plane: ExecutionPlane, options: McpAppOptions = {})
     // The client's requests and their answers, as they pass: what makes a session busy.
     const received = transport.onmessage;
     transport.onmessage = (message, extra) => {
-      pending.received(message);
-      received?.(message, extra);
+      if (pending.received(message)) received?.(message, extra);
     };
     const send = transport.send.bind(transport);
     transport.send = async (message, sendOptions) => {

@@ -9,13 +9,20 @@ export class PendingRequests {
   private readonly ids = new Set<RequestId>();
   private waiters: Array<() => void> = [];
 
-  /** A message from the agent. */
-  received(message: JSONRPCMessage): void {
+  /**
+   * A message from the agent; false when the server is not to see it: a cancel of a request not
+   * in flight (not yet sent, or answered already), which MCP says to ignore. The SDK acts on a
+   * notification a turn after a request read with it, so a cancel sent just before its request
+   * (or one whose answer is on its way) would otherwise cancel a request that came after it.
+   */
+  received(message: JSONRPCMessage): boolean {
     if (isJSONRPCRequest(message)) this.ids.add(message.id);
     else if (isJSONRPCNotification(message) && message.method === "notifications/cancelled") {
       const id = (message.params as { requestId?: RequestId } | undefined)?.requestId;
-      if (id !== undefined) this.settle(id);
+      if (id === undefined || !this.ids.has(id)) return false;
+      this.settle(id);
     }
+    return true;
   }
 
   /** A message to the agent, once written. */

@@ -31,7 +31,7 @@ export async function serveMcpOverStdio(plane: ExecutionPlane, options: StdioSer
   await server.close();
 }
 
-/** The stdio transport, with every message in and out shown to the pending requests. */
+/** The stdio transport, with every message in and out shown to the pending requests (which drop a cancel of no request in flight). */
 class ObservedTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
@@ -42,8 +42,7 @@ class ObservedTransport implements Transport {
     private readonly pending: PendingRequests,
   ) {
     inner.onmessage = (message, extra) => {
-      pending.received(message);
-      this.onmessage?.(message, extra);
+      if (pending.received(message)) this.onmessage?.(message, extra);
     };
     inner.onclose = () => this.onclose?.();
     inner.onerror = (error) => this.onerror?.(error);

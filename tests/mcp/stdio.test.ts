@@ -245,6 +245,33 @@ describe("docket mcp without a server", () => {
     for (const noise of ["LOUD-AT-LOAD", "LOUD-FD-1", "LOUD-BUN-STDOUT", "LOUD-EXEC-INHERIT", "LOUD-SPAWN-INHERIT"]) expect(err).toContain(noise);
   });
 
+  test("docket mcp ignores a cancel of a request not yet sent, answers that request, and exits at the end of stdin", async () => {
+    const root = tempCheckout({ "capabilities/team.greet.ts": capabilityFile("team.greet") });
+    cleanups.push(() => removeCheckout(root));
+    const greet = (id: number) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "team_greet", arguments: { name: "Ada" } } });
+    const cancel = (requestId: number) => ({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId } });
+    const messages = [
+      { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: "piped", version: "1" } } },
+      { jsonrpc: "2.0", method: "notifications/initialized" },
+      // Request 4 is not in flight when its cancel comes (MCP: ignored), so it is answered.
+      cancel(4),
+      greet(4),
+      // Request 5 is, so it is cancelled before its call began, and not answered.
+      greet(5),
+      cancel(5),
+    ];
+    const child = Bun.spawn([BUN, MAIN, "mcp"], { cwd: root, stdin: new Blob([messages.map((m) => `${JSON.stringify(m)}\n`).join("")]), stdout: "pipe", stderr: "pipe" });
+    cleanups.push(() => void (isProcessAlive(child.pid) && child.kill("SIGKILL")));
+    const [out, err, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+    expect(code).toBe(0);
+    const answers = out.trimEnd().split("\n").map((line) => JSON.parse(line));
+    expect(answers.map((m) => m.id)).toEqual([1, 4]);
+    expect(answers[1].result.structuredContent).toEqual({ greeting: "Hello, Ada" });
+    // The call cancelled before it began fails cancelled, and nobody is left to hear it: no uncaught error.
+    expect(err).not.toContain("FailureError");
+    expect(err).not.toContain("cancelled");
+  });
+
   test("docket mcp reads a last line that stdin ends without a newline", async () => {
     const root = tempCheckout({});
     cleanups.push(() => removeCheckout(root));

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { Hono } from "hono";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { isJSONRPCRequest, type JSONRPCMessage, type RequestId } from "@modelcontextprotocol/sdk/types.js";
+import { isJSONRPCNotification, isJSONRPCRequest, type JSONRPCMessage, type RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { ExecutionPlane } from "../execution/plane.ts";
 import { createDocketMcpServer } from "./server.ts";
@@ -88,7 +88,17 @@ export function createMcpApp(plane: ExecutionPlane, options: McpAppOptions = {})
     // The client's requests and their answers, as they pass: what makes a session busy.
     const received = transport.onmessage;
     transport.onmessage = (message, extra) => {
-      if (pending.received(message)) received?.(message, extra);
+      if (!pending.received(message)) return;
+      received?.(message, extra);
+      // MCP: a cancelled request is not answered, so the event stream that waited for its answer
+      // is ended here; the transport ends one only with its answer, and this one would stay open,
+      // sending keep-alives, for as long as the session lives (one connection each: SDK clients
+      // cancel at every request timeout).
+      const cancelled = cancelledRequest(message);
+      if (cancelled !== undefined) {
+        callers.delete(cancelled);
+        transport.closeSSEStream(cancelled);
+      }
     };
     const send = transport.send.bind(transport);
     transport.send = async (message, sendOptions) => {
@@ -161,6 +171,12 @@ async function readMessage(request: Request, maxBytes: number): Promise<unknown>
   } catch {
     return null;
   }
+}
+
+/** The request a `notifications/cancelled` cancels, or undefined for any other message. */
+function cancelledRequest(message: JSONRPCMessage): RequestId | undefined {
+  if (!isJSONRPCNotification(message) || message.method !== "notifications/cancelled") return undefined;
+  return (message.params as { requestId?: RequestId } | undefined)?.requestId;
 }
 
 /** Whether a request without a session asks to initialize one (JSON-RPC `initialize`, alone or in a batch). */

@@ -82,6 +82,38 @@ describe("MCP over Streamable HTTP at /mcp", () => {
     expect(end.data.state).toBe("cancelled");
   });
 
+  test("/mcp ends the event stream of a cancelled call, which gets no answer, for a waiting start and a direct call alike", async () => {
+    const waitRoot = tempCheckout({ "capabilities/team.wait.ts": WAIT });
+    const waitServer = await serveCheckout(waitRoot);
+    try {
+      const opened = await fetch(`${waitServer.url}/mcp`, { method: "POST", headers: MCP_HEADERS, body: INITIALIZE });
+      await opened.text();
+      const session = { ...MCP_HEADERS, "Mcp-Session-Id": opened.headers.get("mcp-session-id")!, "MCP-Protocol-Version": LATEST_PROTOCOL_VERSION };
+      const post = (message: unknown) => fetch(`${waitServer.url}/mcp`, { method: "POST", headers: session, body: JSON.stringify(message) });
+      await (await post({ jsonrpc: "2.0", method: "notifications/initialized" })).text();
+      const calls = [
+        { name: "docket_execution_start", arguments: { capability: "executions.demonstrate", input: { steps: 100, delay_ms: 20 }, wait: true } },
+        { name: "team_wait", arguments: {} },
+      ];
+      for (const [index, params] of calls.entries()) {
+        const id = 10 + index;
+        const call = await post({ jsonrpc: "2.0", id, method: "tools/call", params });
+        expect(call.headers.get("content-type")).toContain("text/event-stream");
+        const cancel = await post({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: id, reason: "the agent changed its mind" } });
+        expect(cancel.status).toBe(202);
+        // Without the end of its stream, this read would wait for as long as the session lives.
+        const body = await call.text();
+        expect(body).not.toContain(`"id":${id}`);
+      }
+      // The cancel still reached the call: the execution ends cancelled.
+      const listed = (await (await fetch(`${waitServer.url}/api/v1/executions?capability=executions.demonstrate`)).json()) as { items: Array<{ id: string }> };
+      expect((await completedOverLive(waitServer.url, listed.items[0]!.id)).data.state).toBe("cancelled");
+    } finally {
+      await waitServer.stop();
+      removeCheckout(waitRoot);
+    }
+  }, 30_000);
+
   test("/mcp: a session ended by the client (DELETE) is gone, and an unknown session is a 404", async () => {
     const client = new Client({ name: "short-lived", version: "1.0.0" });
     const transport = new StreamableHTTPClientTransport(new URL("/mcp", server.url));

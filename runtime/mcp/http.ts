@@ -7,6 +7,7 @@ import type { ExecutionPlane } from "../execution/plane.ts";
 import { createDocketMcpServer } from "./server.ts";
 import { PendingRequests } from "./pending-requests.ts";
 import { isIdentityCoding } from "../server/json-body.ts";
+import { readBounded } from "../server/read-bounded.ts";
 import { checkMessage, idOf } from "./_message-check.ts";
 
 /** Options of {@link createMcpApp}. */
@@ -61,10 +62,11 @@ export function createMcpApp(plane: ExecutionPlane, options: McpAppOptions = {})
     return sessions.size < maxSessions;
   };
 
-  const open = async (request: Request): Promise<Response> => {
+  /** A session for `request`, which carried `message` (null: none docket could read; the transport judges it). */
+  const open = async (request: Request, message: JSONRPCMessage | null): Promise<Response> => {
     // Only an initialize becomes a session: a request that will not (a GET, a call without its
     // session) must not close another client's idle session to make room for nothing.
-    if ((await initializes(request)) && !makeRoom()) {
+    if (isJSONRPCRequest(message) && message.method === "initialize" && !makeRoom()) {
       return Response.json(
         { jsonrpc: "2.0", id: null, error: { code: -32000, message: `All ${maxSessions} MCP sessions (mcp_sessions) are waiting for answers; try again shortly, or raise --mcp-sessions.` } },
         { status: 503, headers: { "Retry-After": "1" } },
@@ -125,24 +127,27 @@ export function createMcpApp(plane: ExecutionPlane, options: McpAppOptions = {})
       return c.json({ jsonrpc: "2.0", id: null, error: { code: -32600, message } }, 415, { "Accept-Encoding": "identity" });
     }
     const id = c.req.header("mcp-session-id");
+    let request = c.req.raw;
     let carried: JSONRPCMessage | null = null;
-    if (c.req.method === "POST") {
+    if (request.method === "POST") {
+      const read = await readPost(request, plane.limits.input_bytes + ENVELOPE_BYTES);
+      if ("status" in read) return c.json({ jsonrpc: "2.0", id: null, error: { code: -32000, message: read.message } }, read.status);
+      request = read.request;
       // Checked as stdio checks a line, so both transports answer a malformed message alike
       // (the SDK's own check names nothing: "Invalid JSON-RPC message", or runs a batch).
-      const body = await readMessage(c.req.raw, plane.limits.input_bytes + ENVELOPE_BYTES);
-      if (body !== null) {
-        const checked = checkMessage(body, "request");
+      if (read.json !== undefined) {
+        const checked = checkMessage(read.json, "request");
         if (!checked.ok) return c.json({ jsonrpc: "2.0", id: checked.id, error: { code: checked.code, message: checked.message } }, 400);
         carried = checked.message as JSONRPCMessage;
         if (id === undefined && (checked.message as { method?: unknown }).method !== "initialize") {
-          return c.json({ jsonrpc: "2.0", id: idOf(body), error: { code: -32000, message: "Bad Request: this request has no Mcp-Session-Id header. Send the session id the answer to initialize gave (its Mcp-Session-Id header) with every later request, or initialize first." } }, 400);
+          return c.json({ jsonrpc: "2.0", id: idOf(read.json), error: { code: -32000, message: "Bad Request: this request has no Mcp-Session-Id header. Send the session id the answer to initialize gave (its Mcp-Session-Id header) with every later request, or initialize first." } }, 400);
         }
       }
     }
     if (id === undefined && (c.req.method === "GET" || c.req.method === "DELETE")) {
       return c.json({ jsonrpc: "2.0", id: null, error: { code: -32000, message: `Bad Request: a ${c.req.method} of /mcp needs the Mcp-Session-Id header: send the session id the answer to initialize gave.` } }, 400);
     }
-    if (id === undefined) return open(c.req.raw);
+    if (id === undefined) return open(request, carried);
     const session = sessions.get(id);
     // MCP: an unknown session is a 404, which tells the client to initialize a new one.
     if (!session) return c.json({ jsonrpc: "2.0", id: null, error: { code: -32001, message: "Session not found: it ended, or the server restarted. Initialize a new session." } }, 404);
@@ -153,41 +158,43 @@ export function createMcpApp(plane: ExecutionPlane, options: McpAppOptions = {})
     const left = new AbortController();
     c.req.raw.signal.addEventListener("abort", () => left.abort(c.req.raw.signal.reason), { once: true });
     if (carried !== null && isJSONRPCRequest(carried)) session.callers.set(carried.id, left.signal);
-    return openedAtOnce(await session.transport.handleRequest(c.req.raw), () => left.abort(new Error("the client stopped reading the answer")));
+    return openedAtOnce(await session.transport.handleRequest(request), () => left.abort(new Error("the client stopped reading the answer")));
   });
   return app;
 }
 
 /**
- * The JSON a POST carries, read from a copy of the request, or null when the SDK's transport is to
- * judge it as it stands: no declared length or one over `maxBytes` (answered 413 there), or not
- * JSON (answered -32700 there).
+ * A POST's body, read once — with a declared length or without one (chunked), at most
+ * `maxBytes` either way — and the request again with that body, for the SDK's transport to read
+ * in turn; or why it cannot be read. `json` is undefined when the body is not JSON: the transport
+ * then answers it (-32700, or 406/415 for its headers) as it stands.
  */
-async function readMessage(request: Request, maxBytes: number): Promise<unknown> {
-  const declared = Number(request.headers.get("content-length") ?? NaN);
-  if (!Number.isFinite(declared) || declared > maxBytes) return null;
+async function readPost(request: Request, maxBytes: number): Promise<{ request: Request; json: unknown } | { status: 400 | 413; message: string }> {
+  const tooLarge = { status: 413, message: `Payload Too Large: the request body is over ${maxBytes} bytes, the most /mcp takes (the input_bytes limit and room for the message around it). Send a smaller input; for large data, pass the path of a file in the checkout instead.` } as const;
+  if (Number(request.headers.get("content-length")) > maxBytes) return tooLarge;
+  let bytes: Uint8Array | null;
   try {
-    return JSON.parse(await request.clone().text()) as unknown;
+    bytes = await readBounded(request.body, maxBytes);
   } catch {
-    return null;
+    return { status: 400, message: "Bad Request: the request body ended before all of it arrived (the connection closed). Send the whole message in one request." };
   }
+  if (bytes === null) return tooLarge;
+  let json: unknown;
+  try {
+    json = JSON.parse(UTF8.decode(bytes));
+  } catch {
+    json = undefined;
+  }
+  return { request: new Request(request.url, { method: request.method, headers: request.headers, body: bytes as Uint8Array<ArrayBuffer> }), json };
 }
+
+// Not fatal: a body that is not UTF-8 is decoded as the transport decodes it, then judged as JSON.
+const UTF8 = new TextDecoder("utf-8");
 
 /** The request a `notifications/cancelled` cancels, or undefined for any other message. */
 function cancelledRequest(message: JSONRPCMessage): RequestId | undefined {
   if (!isJSONRPCNotification(message) || message.method !== "notifications/cancelled") return undefined;
   return (message.params as { requestId?: RequestId } | undefined)?.requestId;
-}
-
-/** Whether a request without a session asks to initialize one (JSON-RPC `initialize`, alone or in a batch). */
-async function initializes(request: Request): Promise<boolean> {
-  if (request.method !== "POST") return false;
-  try {
-    const body = (await request.clone().json()) as unknown;
-    return (Array.isArray(body) ? body : [body]).some((message) => (message as { method?: unknown } | null)?.method === "initialize");
-  } catch {
-    return false;
-  }
 }
 
 const OPENING = new TextEncoder().encode(": open\n\n");

@@ -5,6 +5,7 @@ import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
 import { Hono } from "hono";
 import type { BootedPlane } from "../../runtime/boot.ts";
 import { createMcpApp } from "../../runtime/mcp/http.ts";
+import { resolveLimits } from "../../runtime/execution/limits.ts";
 import type { DocketServer } from "../../runtime/server/serve.ts";
 import { EVENT_META_KEY } from "../../runtime/mcp/progress-relay.ts";
 import { rawRequest } from "../server/_support/http.ts";
@@ -37,6 +38,22 @@ async function connect(name: string, url = server.url, headers: Record<string, s
 
 const INITIALIZE = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: "raw", version: "1" } } });
 const MCP_HEADERS = { "Content-Type": "application/json", Accept: "application/json, text/event-stream" };
+
+/** How a body is sent: with its Content-Length, or chunked (a stream: no length declared). */
+type Framing = "sized" | "chunked";
+
+function framed(body: string, framing: Framing): BodyInit {
+  if (framing === "sized") return body;
+  const bytes = new TextEncoder().encode(body);
+  const half = Math.floor(bytes.length / 2);
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(bytes.subarray(0, half));
+      controller.enqueue(bytes.subarray(half));
+      controller.close();
+    },
+  });
+}
 
 describe("MCP over Streamable HTTP at /mcp", () => {
   test("/mcp of docket serve lists the registry's tools, including a capability file of the checkout", async () => {
@@ -143,7 +160,7 @@ describe("MCP over Streamable HTTP at /mcp", () => {
 });
 
 describe("MCP over Streamable HTTP: a client that leaves", () => {
-  test("/mcp: a client that drops its tools/call request cancels the direct call, and the direct lane serves the next call", async () => {
+  test.each(["sized", "chunked"] as const)("/mcp: a client that drops its tools/call request (%s body) cancels the direct call, and the direct lane serves the next call", async (framing) => {
     const waitRoot = tempCheckout({ "capabilities/team.wait.ts": WAIT, "capabilities/team.greet.ts": capabilityFile("team.greet") });
     const waitServer = await serveCheckout(waitRoot);
     try {
@@ -154,7 +171,7 @@ describe("MCP over Streamable HTTP: a client that leaves", () => {
 
       // As `curl -m 2` does: the request is sent, then the client gives up on it (no notifications/cancelled).
       const abort = new AbortController();
-      const call = fetch(`${waitServer.url}/mcp`, { method: "POST", headers: session, signal: abort.signal, body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "team_wait", arguments: {} } }) });
+      const call = fetch(`${waitServer.url}/mcp`, { method: "POST", headers: session, signal: abort.signal, body: framed(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "team_wait", arguments: {} } }), framing) });
       await untilSeen(() => existsSync(join(waitRoot, "started.mark")), "the handler to start");
       abort.abort();
       await call.then((response) => response.text()).catch(() => undefined);
@@ -170,9 +187,9 @@ describe("MCP over Streamable HTTP: a client that leaves", () => {
 
 describe("MCP over Streamable HTTP: requests that do not fit", () => {
   /** Posts one JSON-RPC message to /mcp of the server and returns the one it answers, read from JSON or an event stream. */
-  async function post(message: unknown, session?: string): Promise<{ headers: Headers; answer: any }> {
+  async function post(message: unknown, session?: string, framing: Framing = "sized"): Promise<{ headers: Headers; answer: any }> {
     const headers: Record<string, string> = { ...MCP_HEADERS, ...(session ? { "Mcp-Session-Id": session, "MCP-Protocol-Version": LATEST_PROTOCOL_VERSION } : {}) };
-    const response = await fetch(new URL("/mcp", server.url), { method: "POST", headers, body: JSON.stringify(message) });
+    const response = await fetch(new URL("/mcp", server.url), { method: "POST", headers, body: framed(JSON.stringify(message), framing) });
     const text = await response.text();
     const json = response.headers.get("content-type")?.includes("text/event-stream") ? text.split("\n").find((line) => line.startsWith("data: "))!.slice(6) : text;
     return { headers: response.headers, answer: JSON.parse(json) };
@@ -198,20 +215,24 @@ describe("MCP over Streamable HTTP: requests that do not fit", () => {
     expect(fits.result.structuredContent).toEqual({ greeting: "Hello, Ada" });
   });
 
-  test("/mcp answers a message that is not one as stdio does: params by position -32602, a batch or a bad _meta -32600 naming it, a missing session header named (tester R)", async () => {
-    const session = (await post(JSON.parse(INITIALIZE))).headers.get("mcp-session-id")!;
-    const byPosition = (await post({ jsonrpc: "2.0", id: 7, method: "tools/call", params: [1] }, session)).answer;
+  test.each(["sized", "chunked"] as const)("/mcp answers a message that is not one as stdio does: params by position -32602, a batch or a bad _meta -32600 naming it, a missing session header named (tester R), for a %s body", async (framing) => {
+    const send = (message: unknown, session?: string) => post(message, session, framing);
+    const session = (await send(JSON.parse(INITIALIZE))).headers.get("mcp-session-id")!;
+    const byPosition = (await send({ jsonrpc: "2.0", id: 7, method: "tools/call", params: [1] }, session)).answer;
     expect(byPosition).toMatchObject({ id: 7, error: { code: -32602 } });
     expect(byPosition.error.message).toContain("take params by name");
-    for (const batch of [[], [{ jsonrpc: "2.0", id: 8, method: "tools/list" }, { jsonrpc: "2.0", id: 9, method: "tools/list" }]]) {
-      const refused = await post(batch, session);
+    for (const batch of [[], [{ jsonrpc: "2.0", id: 8, method: "tools/list" }, { jsonrpc: "2.0", id: 9, method: "tools/list" }], [{ jsonrpc: "2.0", id: 8, method: "ping" }, { jsonrpc: "2.0", id: 9, method: "tools/call", params: { name: "team_greet", arguments: { name: "Ada" } } }]]) {
+      const refused = await send(batch, session);
       expect(refused.answer).toMatchObject({ id: null, error: { code: -32600 } });
       expect(refused.answer.error.message).toContain("a batch (a JSON array) is not taken: MCP sends one message per request");
     }
-    const meta = (await post({ jsonrpc: "2.0", id: 10, method: "tools/call", params: { name: "team_greet", arguments: { name: "Ada" }, _meta: "bad" } }, session)).answer;
-    expect(meta).toMatchObject({ id: 10, error: { code: expect.any(Number) } });
-    expect(meta.error.message).toContain("_meta");
-    const noSession = (await post({ jsonrpc: "2.0", id: 11, method: "tools/list" })).answer;
+    const meta = (await send({ jsonrpc: "2.0", id: 10, method: "tools/call", params: { name: "team_greet", arguments: { name: "Ada" }, _meta: 1 } }, session)).answer;
+    expect(meta).toMatchObject({ id: 10, error: { code: -32600 } });
+    expect(meta.error.message).toContain("params._meta");
+    const version = (await send({ jsonrpc: "1.0", id: 13, method: "ping" }, session)).answer;
+    expect(version).toMatchObject({ id: 13, error: { code: -32600 } });
+    expect(version.error.message).toContain('"jsonrpc" must be "2.0", got "1.0"');
+    const noSession = (await send({ jsonrpc: "2.0", id: 11, method: "tools/list" })).answer;
     expect(noSession).toMatchObject({ id: 11, error: { code: -32000 } });
     expect(noSession.error.message).toContain("no Mcp-Session-Id header");
     for (const method of ["GET", "DELETE"]) {
@@ -220,7 +241,18 @@ describe("MCP over Streamable HTTP: requests that do not fit", () => {
       expect(((await bare.json()) as any).error.message).toContain(`a ${method} of /mcp needs the Mcp-Session-Id header`);
     }
     // The session goes on.
-    expect((await post({ jsonrpc: "2.0", id: 12, method: "tools/list" }, session)).answer.result.tools.length).toBeGreaterThan(0);
+    expect((await send({ jsonrpc: "2.0", id: 12, method: "tools/list" }, session)).answer.result.tools.length).toBeGreaterThan(0);
+  });
+
+  test.each(["sized", "chunked"] as const)("/mcp answers a %s body over its bound 413 naming what to do, and serves on", async (framing) => {
+    const limits = resolveLimits();
+    const large = JSON.stringify({ ...JSON.parse(INITIALIZE), padding: "x".repeat(limits.input_bytes + 128 * 1024) });
+    const response = await fetch(new URL("/mcp", server.url), { method: "POST", headers: MCP_HEADERS, body: framed(large, framing) });
+    expect(response.status).toBe(413);
+    const answer = (await response.json()) as { error: { code: number; message: string } };
+    expect(answer.error.message).toContain("Payload Too Large");
+    expect(answer.error.message).toContain("Send a smaller input");
+    expect((await post(JSON.parse(INITIALIZE))).answer.result.serverInfo.name).toBe("docket");
   });
 
   test("/mcp answers a compressed body 415 naming its Content-Encoding, instead of calling it malformed JSON", async () => {

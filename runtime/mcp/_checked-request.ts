@@ -35,10 +35,24 @@ export function checkedRequest<T>(schema: T, hint: string): T {
     .overwrite((request) => {
       const parsed = full.safeParse(request);
       if (parsed.success) return parsed.data;
-      const method = (request as { method?: unknown }).method;
-      const problems = parsed.error.issues.slice(0, 5).map((issue) => problemText(issue, request));
-      throw rpcError(ErrorCode.InvalidParams, `Invalid params of ${String(method)}: ${problems.join("; ")}. ${hint}`);
+      throw rpcError(ErrorCode.InvalidParams, invalidParamsText(request, problemsOf(parsed.error.issues, request), hint));
     }) as T;
+}
+
+/** The problems of a request that its SDK schema does not take (at most five), or none when it fits. */
+export function requestProblems(schema: unknown, request: unknown): string[] {
+  const parsed = (schema as RequestSchema).safeParse(request);
+  return parsed.success ? [] : problemsOf(parsed.error.issues, request);
+}
+
+/** The -32602 message: "Invalid params of tools/call: params.name must be a string, got nothing. <hint>". */
+export function invalidParamsText(request: unknown, problems: string[], hint: string): string {
+  const method = (request as { method?: unknown }).method;
+  return `Invalid params of ${String(method)}: ${problems.join("; ")}. ${hint}`;
+}
+
+function problemsOf(issues: Issue[], request: unknown): string[] {
+  return issues.slice(0, 5).map((issue) => problemText(issue, request));
 }
 
 /** "params.arguments must be an object, got \"Ada\"": the place, what it takes, what came. */

@@ -1,5 +1,5 @@
-import { ErrorCode, JSONRPCMessageSchema, type JSONRPCMessage, type RequestId } from "@modelcontextprotocol/sdk/types.js";
-import { describeValue } from "./_checked-request.ts";
+import { ErrorCode, InitializeRequestSchema, isJSONRPCRequest, JSONRPCMessageSchema, LATEST_PROTOCOL_VERSION, type JSONRPCMessage, type RequestId } from "@modelcontextprotocol/sdk/types.js";
+import { describeValue, invalidParamsText, requestProblems } from "./_checked-request.ts";
 
 /** A JSON value checked as one JSON-RPC message: the message, or the error to answer with instead. */
 export type CheckedMessage = { ok: true; message: JSONRPCMessage } | { ok: false; id: RequestId | null; code: number; message: string };
@@ -14,13 +14,37 @@ const EXAMPLE = '{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}';
  */
 export function checkMessage(value: unknown, unit: "line" | "request"): CheckedMessage {
   const parsed = JSONRPCMessageSchema.safeParse(value);
-  if (parsed.success) return { ok: true, message: parsed.data };
+  if (parsed.success) return paramsChecked(parsed.data);
   if (byPosition(value)) {
     // JSON-RPC 2.0 allows params by position; MCP's methods take them by name: the params are wrong, not the message.
     return { ok: false, id: idOf(value), code: ErrorCode.InvalidParams, message: `Invalid params: MCP methods take params by name, as an object, and ${JSON.stringify((value as { method: string }).method)} was sent an array. Send params like {"name": "<tool>", "arguments": {…}}.` };
   }
   const issue = deepest(parsed.error.issues as Issue[]);
   return { ok: false, id: idOf(value), code: ErrorCode.InvalidRequest, message: `Invalid Request: ${notAMessage(value, unit, issue)}` };
+}
+
+const INITIALIZE_HINT = `Send params as {"protocolVersion": "${LATEST_PROTOCOL_VERSION}", "capabilities": {}, "clientInfo": {"name": "<client>", "version": "<version>"}}.`;
+
+const TASK_HINT = "Send the request without task; for work to follow later, call docket_execution_start and read docket_execution_events.";
+
+/**
+ * A message whose params the SDK would refuse before any docket handler runs, answered -32602
+ * naming what is wrong, as docket's handlers answer theirs (_checked-request.ts): an initialize
+ * the SDK answers -32603 with its schema report (over HTTP, its transport takes it for no
+ * initialize at all: "Server not initialized"), and a request for a task, which the SDK answers
+ * -32603 "does not support task creation".
+ */
+function paramsChecked(message: JSONRPCMessage): CheckedMessage {
+  if (!isJSONRPCRequest(message)) return { ok: true, message };
+  if (message.method === "initialize") {
+    const problems = requestProblems(InitializeRequestSchema, message);
+    if (problems.length > 0) return { ok: false, id: message.id, code: ErrorCode.InvalidParams, message: invalidParamsText(message, problems, INITIALIZE_HINT) };
+  }
+  if ((message.params as { task?: unknown } | undefined)?.task !== undefined) {
+    const problem = "params.task asks to run the request as an MCP task, which docket does not offer (it declares no tasks capability)";
+    return { ok: false, id: message.id, code: ErrorCode.InvalidParams, message: invalidParamsText(message, [problem], TASK_HINT) };
+  }
+  return { ok: true, message };
 }
 
 interface Issue {

@@ -195,7 +195,7 @@ describe("MCP over Streamable HTTP: requests that do not fit", () => {
     return { headers: response.headers, answer: JSON.parse(json) };
   }
 
-  test("/mcp answers tools/call with params that do not fit (arguments not an object, no name) with -32602 naming what is wrong", async () => {
+  test("/mcp answers params that do not fit (tools/call arguments not an object or no name, a task, an initialize without params) with -32602 naming what is wrong", async () => {
     const session = (await post(JSON.parse(INITIALIZE))).headers.get("mcp-session-id")!;
     expect(session).toBeString();
     await fetch(new URL("/mcp", server.url), { method: "POST", headers: { ...MCP_HEADERS, "Mcp-Session-Id": session, "MCP-Protocol-Version": LATEST_PROTOCOL_VERSION }, body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) });
@@ -207,6 +207,16 @@ describe("MCP over Streamable HTTP: requests that do not fit", () => {
     const noName = (await post({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { arguments: { name: "Ada" } } }, session)).answer;
     expect(noName).toMatchObject({ id: 3, error: { code: -32602 } });
     expect(noName.error.message).toContain("params.name must be a string, got nothing");
+    const task = (await post({ jsonrpc: "2.0", id: 6, method: "tools/call", params: { name: "team_greet", arguments: { name: "Ada" }, task: { ttl: 1000 } } }, session)).answer;
+    expect(task).toMatchObject({ id: 6, error: { code: -32602 } });
+    expect(task.error.message).toContain("params.task asks to run the request as an MCP task, which docket does not offer");
+    // An initialize that does not fit is said so, not taken for a request without a session ("Server not initialized").
+    const noParams = (await post({ jsonrpc: "2.0", id: 7, method: "initialize" })).answer;
+    expect(noParams).toMatchObject({ id: 7, error: { code: -32602 } });
+    expect(noParams.error.message).toStartWith("Invalid params of initialize: params must be an object, got nothing. Send params as {");
+    const badVersion = (await post({ jsonrpc: "2.0", id: 8, method: "initialize", params: { protocolVersion: 5, capabilities: {}, clientInfo: { name: "raw", version: "1" } } })).answer;
+    expect(badVersion).toMatchObject({ id: 8, error: { code: -32602 } });
+    expect(badVersion.error.message).toContain("params.protocolVersion must be a string, got 5");
     const badUri = (await post({ jsonrpc: "2.0", id: 4, method: "resources/read", params: { uri: 42 } }, session)).answer;
     expect(badUri).toMatchObject({ id: 4, error: { code: -32602 } });
     expect(badUri.error.message).toContain("params.uri must be a string, got 42");

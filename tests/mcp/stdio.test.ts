@@ -316,7 +316,7 @@ describe("docket mcp without a server", () => {
     expect(isProcessAlive(agent.pid)).toBe(true);
   });
 
-  test("docket mcp answers tools/call with params that do not fit (arguments not an object, no name) with -32602 naming what is wrong", async () => {
+  test("docket mcp answers params that do not fit (tools/call arguments not an object or no name, initialize without params, a task) with -32602 naming what is wrong", async () => {
     const root = tempCheckout({ "capabilities/team.greet.ts": capabilityFile("team.greet") });
     cleanups.push(() => removeCheckout(root));
     const agent = await startRawAgent(root);
@@ -335,6 +335,20 @@ describe("docket mcp without a server", () => {
     const byPosition = await agent.next();
     expect(byPosition).toMatchObject({ id: 4, error: { code: -32602 } });
     expect(byPosition.error.message).toContain("take params by name");
+    // What the SDK itself refuses before docket's handlers (-32603 with its schema report) is said the same way.
+    agent.send(JSON.stringify({ jsonrpc: "2.0", id: 5, method: "initialize" }));
+    const noParams = await agent.next();
+    expect(noParams).toMatchObject({ id: 5, error: { code: -32602 } });
+    expect(noParams.error.message).toStartWith("Invalid params of initialize: params must be an object, got nothing. Send params as {");
+    agent.send(JSON.stringify({ jsonrpc: "2.0", id: 6, method: "initialize", params: { protocolVersion: 5, capabilities: {}, clientInfo: { name: "raw", version: "1" } } }));
+    const badVersion = await agent.next();
+    expect(badVersion).toMatchObject({ id: 6, error: { code: -32602 } });
+    expect(badVersion.error.message).toContain("params.protocolVersion must be a string, got 5");
+    agent.send(JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "team_greet", arguments: { name: "Ada" }, task: { ttl: 1000 } } }));
+    const task = await agent.next();
+    expect(task).toMatchObject({ id: 7, error: { code: -32602 } });
+    expect(task.error.message).toContain("params.task asks to run the request as an MCP task, which docket does not offer");
+    expect(task.error.message).toContain("docket_execution_start");
 
     agent.send(JSON.stringify({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "team_greet", arguments: { name: "Ada" } } }));
     expect((await agent.next()).result.structuredContent).toEqual({ greeting: "Hello, Ada" });

@@ -6,6 +6,9 @@ export type CheckedMessage = { ok: true; message: JSONRPCMessage } | { ok: false
 
 const EXAMPLE = '{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}';
 
+/** What a JSON-RPC message may hold; MCP's schemas refuse any other member. */
+const MEMBERS = new Set(["jsonrpc", "id", "method", "params", "result", "error"]);
+
 /**
  * One JSON-RPC message as MCP takes it, or why not, the same on every transport (docs: README,
  * "MCP"): params by position are invalid params (-32602); a batch, or anything else that is no
@@ -89,9 +92,14 @@ function notAMessage(value: unknown, unit: "line" | "request", issue: { path: Pr
   if (typeof value !== "object" || value === null) return `the ${unit} is ${describeValue(value)}, not a JSON-RPC message. Send an object like ${EXAMPLE}.`;
   const message = value as Record<string, unknown>;
   if (message.jsonrpc !== "2.0") return `"jsonrpc" must be "2.0", got ${describeValue(message.jsonrpc)}. Send messages like ${EXAMPLE}.`;
-  if ("id" in message && idOf(message) === null) return `"id" must be a string or a number, got ${describeValue(message.id)}.`;
+  if ("id" in message && (idOf(message) === null || (typeof message.id === "number" && !Number.isInteger(message.id)))) return `"id" must be a string or an integer, got ${describeValue(message.id)}.`;
   if ("method" in message && typeof message.method !== "string") return `"method" must be a string, got ${describeValue(message.method)}.`;
   if ("params" in message && (typeof message.params !== "object" || message.params === null || Array.isArray(message.params))) return `"params" must be an object, got ${describeValue(message.params)}.`;
+  const strangers = Object.keys(message).filter((key) => !MEMBERS.has(key));
+  if (strangers.length > 0) {
+    const named = strangers.slice(0, 3).map((key) => JSON.stringify(key.length > 40 ? `${key.slice(0, 37)}...` : key)).join(", ");
+    return `${named}${strangers.length > 3 ? ", …" : ""} ${strangers.length === 1 ? "is no member" : "are no members"} of a JSON-RPC message, which has "jsonrpc" and "id", then "method" and "params" (a request; a notification has no "id"), or "result" or "error" (a response). Send messages like ${EXAMPLE}.`;
+  }
   if (!("method" in message) && !("result" in message) && !("error" in message)) return `the message has no "method" (a request or a notification), nor a "result" or "error" (a response). Send messages like ${EXAMPLE}.`;
   // Whatever else: where the message stops fitting (params._meta not an object, say).
   if (issue !== undefined && issue.path.length > 0) return `${issue.path.map(String).join(".")}: ${issue.message.replace(/\.$/, "")}, got ${describeValue(valueAt(value, issue.path))}. Send messages like ${EXAMPLE}.`;

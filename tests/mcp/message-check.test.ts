@@ -1,0 +1,44 @@
+import { expect, test } from "bun:test";
+import { checkMessage } from "../../runtime/mcp/_message-check.ts";
+
+/** The refusal of `value` as one message on a line, failing the test when it is taken. */
+function refusal(value: unknown): { id: unknown; code: number; message: string } {
+  const checked = checkMessage(value, "line");
+  if (checked.ok) throw new Error(`${JSON.stringify(value)} was taken as a message`);
+  return checked;
+}
+
+test("checkMessage names a member a JSON-RPC message does not have, not a member of another kind of message", () => {
+  const extra = refusal({ jsonrpc: "2.0", id: 15, method: "ping", extra: 1 });
+  expect(extra).toMatchObject({ id: 15, code: -32600 });
+  expect(extra.message).toStartWith('Invalid Request: "extra" is no member of a JSON-RPC message');
+  expect(extra.message).not.toContain("received undefined");
+  const several = refusal({ jsonrpc: "2.0", method: "notifications/initialized", a: 1, b: 2 });
+  expect(several.message).toContain('"a", "b" are no members');
+});
+
+test("checkMessage says an id must be a string or an integer, naming a fractional one", () => {
+  for (const [id, shown] of [[1.5, "1.5"], [true, "true"], [null, "null"]] as const) {
+    const refused = refusal({ jsonrpc: "2.0", id, method: "ping" });
+    expect(refused.code).toBe(-32600);
+    expect(refused.message).toBe(`Invalid Request: "id" must be a string or an integer, got ${shown}.`);
+  }
+});
+
+test("checkMessage answers params of initialize that do not fit, and a task, -32602 naming each problem and what to send", () => {
+  const noParams = refusal({ jsonrpc: "2.0", id: 3, method: "initialize" });
+  expect(noParams).toMatchObject({ id: 3, code: -32602 });
+  expect(noParams.message).toContain("params must be an object, got nothing");
+  expect(noParams.message).toContain('"clientInfo": {"name": "<client>", "version": "<version>"}');
+  const version = refusal({ jsonrpc: "2.0", id: 4, method: "initialize", params: { protocolVersion: 5, capabilities: {}, clientInfo: { name: "a", version: "1" } } });
+  expect(version.message).toContain("params.protocolVersion must be a string, got 5");
+  const task = refusal({ jsonrpc: "2.0", id: 5, method: "tools/list", params: { task: {} } });
+  expect(task).toMatchObject({ id: 5, code: -32602 });
+  expect(task.message).toContain("params.task asks to run the request as an MCP task");
+});
+
+test("checkMessage takes a message that fits, an initialize included", () => {
+  const initialize = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "a", version: "1" } } };
+  expect(checkMessage(initialize, "request")).toEqual({ ok: true, message: initialize as never });
+  expect(checkMessage({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 2 } }, "line").ok).toBe(true);
+});

@@ -10,6 +10,9 @@ export const MAX_LINE_BYTES = STDIO_DEFAULT_MAX_BUFFER_SIZE;
 
 const NEWLINE = 0x0a;
 
+/** Lines read in one turn at most: their answers are the most that pile up before stdout is seen to be full. */
+const LINES_PER_TURN = 64;
+
 /**
  * MCP's stdio transport, one JSON-RPC message per line each way, for `docket mcp` on both sides of
  * it (serving a plane, and forwarding to a server). It replaces the SDK's StdioServerTransport,
@@ -29,6 +32,13 @@ export class JsonLinesTransport implements Transport {
   /** The rest of an over-long line (already answered) is skipped up to its newline. */
   private skipping = false;
   private started = false;
+  /** stdout is over its bound: stdin is paused until it drains (see send), and these writes resolve then. */
+  private draining = false;
+  private drained: Array<() => void> = [];
+  /** stdin is paused until the turn after the lines just read (see consume). */
+  private turnPending = false;
+  /** Lines read from stdin and held back until the answers to those before them had a turn. */
+  private backlog: Buffer | null = null;
 
   constructor(
     private readonly stdin: Readable,
@@ -52,20 +62,52 @@ export class JsonLinesTransport implements Transport {
     if (this.stdin.listenerCount("data") === 0) this.stdin.pause();
     this.partial = [];
     this.partialBytes = 0;
+    this.backlog = null;
     this.onclose?.();
   }
 
+  /**
+   * Writes one message. Past stdout's bound (its highWaterMark) stdin is not read until what is
+   * buffered has drained: an agent that writes requests without reading the answers would
+   * otherwise have them pile up in memory without end.
+   */
   send(message: JSONRPCMessage): Promise<void> {
     return new Promise((resolve) => {
-      if (this.stdout.write(`${JSON.stringify(message)}\n`)) resolve();
-      else this.stdout.once("drain", resolve);
+      if (this.stdout.write(`${JSON.stringify(message)}\n`)) return resolve();
+      if (!this.draining) {
+        this.draining = true;
+        this.stdout.once("drain", this.onDrain);
+        this.pauseInput();
+      }
+      this.drained.push(resolve);
     });
+  }
+
+  private readonly onDrain = () => {
+    this.draining = false;
+    const drained = this.drained;
+    this.drained = [];
+    for (const resolve of drained) resolve();
+    if (!this.turnPending) this.afterTurn();
+  };
+
+  private pauseInput(): void {
+    if (this.started) this.stdin.pause();
+  }
+
+  /** Reads stdin again, unless the transport closed meanwhile. */
+  private resumeInput(): void {
+    if (this.stdin.listeners("data").includes(this.onData)) this.stdin.resume();
   }
 
   private readonly onStdinError = (error: Error) => this.onerror?.(error);
 
   /** The end of stdin also ends its last line: one sent without a newline is read, not dropped. */
   private readonly onEnd = () => {
+    // Lines held back for a turn (see consume) are read first, all of them: nothing more comes.
+    const backlog = this.backlog;
+    this.backlog = null;
+    if (backlog) this.consume(backlog, Infinity);
     const line = this.skipping || this.partial.length === 0 ? null : Buffer.concat(this.partial);
     this.partial = [];
     this.partialBytes = 0;
@@ -75,8 +117,25 @@ export class JsonLinesTransport implements Transport {
 
   private readonly onData = (chunk: Buffer | string) => {
     const bytes = typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk;
+    // A chunk the stream had on its way when it was paused waits behind what is held back.
+    if (this.backlog !== null || this.turnPending || this.draining) {
+      this.backlog = this.backlog === null ? bytes : Buffer.concat([this.backlog, bytes]);
+      return;
+    }
+    this.consume(bytes, LINES_PER_TURN);
+  };
+
+  /**
+   * Reads the lines of `bytes`, at most `most` of them, then waits a turn before reading more.
+   * The answers to what was read are written over several microtask turns (Bun may even hand
+   * over the next chunk among them), so stdout fills up (see send) only after a turn: without
+   * the wait, a chunk of small requests (a thousand tools/list in 64 KiB) would all be answered
+   * into memory before stdout was seen to be full.
+   */
+  private consume(bytes: Buffer, most: number): void {
     let start = 0;
-    for (let end = bytes.indexOf(NEWLINE, start); end !== -1; end = bytes.indexOf(NEWLINE, start)) {
+    let lines = 0;
+    for (let end = bytes.indexOf(NEWLINE, start); end !== -1 && lines < most; end = bytes.indexOf(NEWLINE, start)) {
       const piece = bytes.subarray(start, end);
       start = end + 1;
       if (this.skipping) {
@@ -86,10 +145,31 @@ export class JsonLinesTransport implements Transport {
       const line = this.partial.length === 0 ? piece : Buffer.concat([...this.partial, piece]);
       this.partial = [];
       this.partialBytes = 0;
+      lines++;
       if (line.length > this.maxLineBytes) this.refuseTooLong();
       else this.read(line.toString("utf8"));
     }
     const rest = bytes.subarray(start);
+    if (lines >= most && rest.includes(NEWLINE)) this.backlog = rest;
+    else this.keepPartial(rest);
+    if (most === Infinity) return;
+    this.turnPending = true;
+    this.pauseInput();
+    setImmediate(this.afterTurn);
+  }
+
+  /** A turn after some lines were read: the rest held back, once stdout has room, then stdin again. */
+  private readonly afterTurn = () => {
+    this.turnPending = false;
+    if (this.draining) return;
+    const backlog = this.backlog;
+    this.backlog = null;
+    if (backlog) this.consume(backlog, LINES_PER_TURN);
+    else this.resumeInput();
+  };
+
+  /** The start of a line whose end is still to come; one over the bound is answered at once and skipped. */
+  private keepPartial(rest: Buffer): void {
     if (this.skipping || rest.length === 0) return;
     // Said as soon as the bound is passed, not after the rest of the line has been read.
     if (this.partialBytes + rest.length > this.maxLineBytes) {
@@ -101,7 +181,7 @@ export class JsonLinesTransport implements Transport {
     }
     this.partial.push(rest);
     this.partialBytes += rest.length;
-  };
+  }
 
   /** One line: a message for the server, or an error answered here. */
   private read(text: string): void {

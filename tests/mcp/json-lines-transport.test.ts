@@ -1,7 +1,8 @@
 import { describe, expect, test } from "bun:test";
-import { PassThrough } from "node:stream";
+import { PassThrough, Writable } from "node:stream";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { JsonLinesTransport } from "../../runtime/mcp/json-lines-transport.ts";
+import { untilSeen } from "./_support.ts";
 
 /** A transport over in-memory pipes: what it hands the server, and what it writes back. */
 async function linked(maxLineBytes?: number) {
@@ -26,7 +27,7 @@ describe("JsonLinesTransport", () => {
     const split = bytes.indexOf(Buffer.from("é")) + 1;
     stdin.write(bytes.subarray(0, split));
     stdin.write(bytes.subarray(split));
-    await Bun.sleep(0);
+    await untilSeen(() => delivered.length > 0, "the message");
     expect(delivered).toEqual([{ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "café" } }]);
   });
 
@@ -35,11 +36,41 @@ describe("JsonLinesTransport", () => {
     stdin.write("x".repeat(50));
     stdin.write("x".repeat(50));
     stdin.write(`${"x".repeat(50)}\n${JSON.stringify({ jsonrpc: "2.0", id: 2, method: "ping" })}\n`);
-    await Bun.sleep(0);
+    await untilSeen(() => delivered.length > 0, "the next line");
     const answers = written();
     expect(answers).toHaveLength(1);
     expect(answers[0]).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32600 } });
     expect(answers[0].error.message).toContain("was skipped. Send a smaller input");
     expect(delivered).toEqual([{ jsonrpc: "2.0", id: 2, method: "ping" }]);
+  });
+
+  test("JsonLinesTransport stops reading stdin while stdout holds more than its bound, and reads on once it drains", async () => {
+    // A stdout nobody reads: nothing written leaves it until the test lets it.
+    const held: Array<() => void> = [];
+    const stdout = new Writable({ highWaterMark: 4096, write: (_chunk, _encoding, done) => void held.push(done) });
+    const stdin = new PassThrough();
+    const transport = new JsonLinesTransport(stdin, stdout);
+    let delivered = 0;
+    transport.onmessage = (message) => {
+      delivered++;
+      void transport.send({ jsonrpc: "2.0", id: (message as { id: number }).id, result: { padding: "x".repeat(1024) } });
+    };
+    await transport.start();
+    const requests = 1000;
+    stdin.write(Array.from({ length: requests }, (_, id) => `${JSON.stringify({ jsonrpc: "2.0", id, method: "tools/list" })}\n`).join(""));
+    // Event-loop turns, not time: however many pass, no more is read while stdout is full.
+    for (let turn = 0; turn < 20; turn++) await new Promise((resolve) => setImmediate(resolve));
+    expect(delivered).toBeGreaterThan(0);
+    expect(delivered).toBeLessThanOrEqual(64);
+    expect(stdout.writableLength).toBeLessThan(64 * 1100);
+    // The agent reads its answers: every request is read and answered.
+    const release = () => {
+      while (held.length > 0) held.shift()!();
+    };
+    await untilSeen(() => {
+      release();
+      return delivered === requests;
+    }, "every request to be read");
+    await transport.close();
   });
 });

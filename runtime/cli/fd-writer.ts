@@ -1,4 +1,4 @@
-import { writeSync } from "node:fs";
+import { fstatSync, write as writeAsync, writeSync } from "node:fs";
 
 /** How long a write waits before trying again when the reader's pipe is full and non-blocking. */
 const RETRY_MS = 5;
@@ -23,6 +23,10 @@ export interface FdWriter {
   readonly closed: AbortSignal;
   /** Writes from now on go to `fd` (stdout-claim moves the reader's stdout to a private descriptor). */
   moveTo(fd: number): void;
+  /** How long the reader has taken nothing while something waits (0 with nothing waiting). */
+  readonly idleMs: number;
+  /** Gives up on what waits (a reader that stopped for good, `why`): dropped, kept as the failure, writing ends. */
+  abandon(why: string): void;
 }
 
 interface Pending {
@@ -32,49 +36,72 @@ interface Pending {
 }
 
 /**
- * A writer on `fd`. Each write is tried at once, synchronously (a file or a terminal takes it
- * whole, so a line written while the process exits still arrives); what a full non-blocking pipe
- * does not take waits in a queue, in order, and is tried again shortly. Bun's own process.stdout
- * and process.stderr buffer a pipe's backlog in memory and drop it at exit, and report neither a
- * full disk nor a lost write: the CLI writes through this instead (see routeStream).
+ * A writer on `fd`. Each chunk is written in order and whole. A file, a terminal or a device takes
+ * it at once, synchronously (so a line written while the process exits still arrives). A pipe or a
+ * socket is written on the runtime's I/O threads, one chunk at a time: a blocking pipe whose reader
+ * is behind (or never reads: a supervisor that keeps a server's stderr and reads nothing) would
+ * otherwise hold the main thread, and with it a server, until it reads. What it has not taken waits
+ * in the queue. Bun's own process.stdout and process.stderr buffer a pipe's backlog in memory and
+ * drop it at exit, and report neither a full disk nor a lost write: the CLI writes through this
+ * instead (see routeStream).
  */
 export function createFdWriter(fd: number, name: string): FdWriter {
   const queue: Pending[] = [];
   const waiters: Array<() => void> = [];
   const closed = new AbortController();
   let failure: NodeJS.ErrnoException | null = null;
-  let retrying = false;
+  let busy = false;
   let target = fd;
+  let streamed = isStream(fd);
+  let progressAt = performance.now();
 
   const dropAll = () => {
     for (const pending of queue.splice(0)) pending.done();
   };
+  const wake = () => {
+    if (queue.length === 0) for (const resolve of waiters.splice(0)) resolve();
+  };
+  /** After a write of `head` failed: a full non-blocking pipe is tried again; a reader gone or a failure ends writing. */
+  const failed = (error: NodeJS.ErrnoException): "retry" | "closed" => {
+    const code = error.code;
+    if (code === "EAGAIN" || code === "EWOULDBLOCK" || code === "EINTR") return "retry";
+    // The reader closed its end: nobody is left to read the rest, which is no failure of ours.
+    if (code !== "EPIPE") failure = error;
+    closed.abort();
+    return "closed";
+  };
+  const wrote = (head: Pending, count: number) => {
+    head.offset += count;
+    if (count > 0) progressAt = performance.now();
+    if (head.offset < head.bytes.length) return;
+    queue.shift();
+    head.done();
+  };
   const pump = () => {
-    retrying = false;
+    busy = false;
     while (queue.length > 0) {
       if (closed.signal.aborted) return dropAll(), wake();
       const head = queue[0]!;
+      if (streamed) {
+        busy = true;
+        writeAsync(target, head.bytes, head.offset, head.bytes.length - head.offset, null, (error, count) => {
+          if (error && failed(error) === "retry") return void setTimeout(pump, RETRY_MS);
+          if (!error) wrote(head, count);
+          pump();
+        });
+        return;
+      }
       try {
-        while (head.offset < head.bytes.length) head.offset += writeSync(target, head.bytes, head.offset, head.bytes.length - head.offset);
+        wrote(head, writeSync(target, head.bytes, head.offset, head.bytes.length - head.offset));
       } catch (error) {
-        const code = (error as NodeJS.ErrnoException).code;
-        if (code === "EAGAIN" || code === "EWOULDBLOCK" || code === "EINTR") {
-          retrying = true;
+        if (failed(error as NodeJS.ErrnoException) === "retry") {
+          busy = true;
           setTimeout(pump, RETRY_MS);
           return;
         }
-        // The reader closed its end: nobody is left to read the rest, which is no failure of ours.
-        if (code !== "EPIPE") failure = error as NodeJS.ErrnoException;
-        closed.abort();
-        continue;
       }
-      queue.shift();
-      head.done();
     }
     wake();
-  };
-  const wake = () => {
-    if (queue.length === 0) for (const resolve of waiters.splice(0)) resolve();
   };
 
   return {
@@ -83,11 +110,15 @@ export function createFdWriter(fd: number, name: string): FdWriter {
       return failure;
     },
     closed: closed.signal,
+    get idleMs() {
+      return queue.length === 0 ? 0 : performance.now() - progressAt;
+    },
     write(chunk) {
       const bytes = typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk;
       return new Promise((done) => {
+        if (queue.length === 0) progressAt = performance.now();
         queue.push({ bytes, offset: 0, done });
-        if (!retrying && queue.length === 1) pump();
+        if (!busy && queue.length === 1) pump();
       });
     },
     settled() {
@@ -95,8 +126,26 @@ export function createFdWriter(fd: number, name: string): FdWriter {
     },
     moveTo(next) {
       target = next;
+      streamed = isStream(next);
+    },
+    abandon(why) {
+      if (queue.length === 0) return;
+      failure ??= Object.assign(new Error(why), { code: "ESTALLED" });
+      closed.abort();
+      dropAll();
+      wake();
     },
   };
+}
+
+/** True for a pipe or a socket: what a reader may leave unread, so that a write to it can wait. */
+function isStream(fd: number): boolean {
+  try {
+    const stat = fstatSync(fd);
+    return stat.isFIFO() || stat.isSocket();
+  } catch {
+    return false;
+  }
 }
 
 const ROUTED = Symbol.for("docket.fd-writer");
@@ -124,16 +173,28 @@ export function writerOf(stream: NodeJS.WriteStream): FdWriter {
   return held[ROUTED] ?? routeStream(stream, createFdWriter(fd, fd === 2 ? "stderr" : "stdout"));
 }
 
+/** How long the end of a command waits for a reader that takes nothing at all before it gives up on it. */
+export const READER_STALL_MS = 10_000;
+
 /**
  * The end of a command: waits until stdout and stderr have taken everything (or failed), then
  * answers the exit code. A write that failed is said on stderr in one line and never exits 0:
- * `docket … > out.json` on a full disk must not pass for a whole document (README.md).
+ * `docket … > out.json` on a full disk must not pass for a whole document (README.md). A reader
+ * that is slow is waited for however long it takes; one that took nothing for `stallMs` (it
+ * stopped reading for good, and keeps its end open) is given up on, as a failed write: a stopped
+ * server or `docket mcp` must still end.
  */
-export async function settleOutput(code: number, stdout: FdWriter, stderr: FdWriter): Promise<number> {
-  await Promise.all([stdout.settled(), stderr.settled()]);
-  const failed = [stdout, stderr].filter((writer) => writer.failure !== null);
+export async function settleOutput(code: number, stdout: FdWriter, stderr: FdWriter, stallMs = READER_STALL_MS): Promise<number> {
+  const writers = [stdout, stderr];
+  await new Promise<void>((resolve) => {
+    const look = setInterval(() => {
+      for (const writer of writers) if (writer.idleMs >= stallMs) writer.abandon(`its reader took nothing for ${Math.round(stallMs / 100) / 10} s and kept it open`);
+    }, Math.max(1, Math.min(1000, stallMs / 4)));
+    void Promise.all(writers.map((writer) => writer.settled())).then(() => (clearInterval(look), resolve()));
+  });
+  const failed = writers.filter((writer) => writer.failure !== null);
   if (failed.length === 0) return code;
-  for (const writer of failed) await stderr.write(`docket: ${writeFailureText(writer)}\n`);
+  for (const writer of failed) if (stderr.failure === null) await stderr.write(`docket: ${writeFailureText(writer)}\n`);
   return code === 0 ? 1 : code;
 }
 

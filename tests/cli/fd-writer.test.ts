@@ -1,5 +1,5 @@
 import { afterAll, expect, test } from "bun:test";
-import { closeSync, openSync, readFileSync } from "node:fs";
+import { closeSync, constants, openSync, readFileSync, readSync } from "node:fs";
 import { join } from "node:path";
 import { createFdWriter, settleOutput, writeFailureText } from "../../runtime/cli/fd-writer.ts";
 import { removeTempDirs, tempDir } from "./_harness.ts";
@@ -51,5 +51,74 @@ test("settleOutput answers the command's code when every write arrived", async (
     expect(await settleOutput(0, writer, writer)).toBe(0);
   } finally {
     closeSync(devnull);
+  }
+});
+
+/** A FIFO opened at both ends in this process: a pipe whose reader reads only when the test says. */
+function fifo(): { writeFd: number; readFd: number; path: string; close(): void } {
+  const path = join(tempDir("fd-writer"), `pipe-${Math.random().toString(16).slice(2)}`);
+  expect(Bun.spawnSync(["mkfifo", path]).exitCode).toBe(0);
+  const readFd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  const writeFd = openSync(path, constants.O_WRONLY);
+  return { path, readFd, writeFd, close: () => (closeSync(writeFd), closeSync(readFd)) };
+}
+
+/** Reads what the FIFO holds now (its read end does not wait). */
+function drain(readFd: number): Buffer {
+  const pieces: Buffer[] = [];
+  const buffer = Buffer.alloc(1 << 16);
+  for (;;) {
+    try {
+      const read = readSync(readFd, buffer, 0, buffer.length, null);
+      if (read === 0) break;
+      pieces.push(Buffer.from(buffer.subarray(0, read)));
+    } catch {
+      break;
+    }
+  }
+  return Buffer.concat(pieces);
+}
+
+test.skipIf(process.platform === "win32")("createFdWriter never holds the main thread on a pipe whose reader is behind: what it has not taken waits, in order, until it reads", async () => {
+  const pipe = fifo();
+  try {
+    const writer = createFdWriter(pipe.writeFd, "stderr");
+    const chunks = Array.from({ length: 64 }, (_, i) => `${String(i).padStart(4, "0")}${"x".repeat(16 * 1024)}\n`);
+    // 1 MiB into a 64 KiB pipe nobody reads yet: a blocking write would hold this thread here.
+    for (const chunk of chunks) void writer.write(chunk);
+    let turns = 0;
+    const ticking = setInterval(() => turns++, 1);
+    while (turns < 5) await Bun.sleep(1);
+    clearInterval(ticking);
+    expect(writer.idleMs).toBeGreaterThan(0);
+    const got: Buffer[] = [];
+    let done = false;
+    void writer.settled().then(() => (done = true));
+    while (!done) {
+      got.push(drain(pipe.readFd));
+      await Bun.sleep(1);
+    }
+    got.push(drain(pipe.readFd));
+    expect(Buffer.concat(got).toString("utf8")).toBe(chunks.join(""));
+    expect(writer.failure).toBeNull();
+  } finally {
+    pipe.close();
+  }
+});
+
+test.skipIf(process.platform === "win32")("settleOutput gives up on a reader that took nothing for the stall bound and keeps its end open: the command still ends, never with 0", async () => {
+  const pipe = fifo();
+  const path = join(tempDir("fd-writer"), "err-stall.txt");
+  const err = openSync(path, "w");
+  try {
+    const stdout = createFdWriter(pipe.writeFd, "stdout");
+    void stdout.write("y".repeat(1 << 20));
+    const stderr = createFdWriter(err, "stderr");
+    expect(await settleOutput(0, stdout, stderr, 100)).toBe(1);
+    expect(stdout.closed.aborted).toBe(true);
+    expect(readFileSync(path, "utf8")).toBe("docket: could not write stdout: its reader took nothing for 0.1 s and kept it open (ESTALLED); what it holds is incomplete\n");
+  } finally {
+    pipe.close();
+    closeSync(err);
   }
 });

@@ -72,6 +72,21 @@ beforeAll(() => {
 
 afterAll(removeTempDirs);
 
+/** Each command, its stdout on /dev/full, says so in one line (no stack) and exits 1, never 0. */
+async function expectFullDiskSaid(commands: string[][]): Promise<void> {
+  const full = openSync("/dev/full", "w");
+  try {
+    for (const args of commands) {
+      const result = await stdoutTo(full, args, checkout);
+      expect({ args, code: result.code }).toEqual({ args, code: 1 });
+      expect(result.stderr).toContain("docket: could not write stdout: no space left on device (ENOSPC); what it holds is incomplete\n");
+      expect(result.stderr).not.toContain("    at ");
+    }
+  } finally {
+    closeSync(full);
+  }
+}
+
 describe("docket run with a reader that is behind", () => {
   test("docket run delivers its whole stderr, the failure last, to a reader that is behind when it ends", async () => {
     const run = await behindReader(["run", "test.chatty", "--input", '{"lines":2000,"end":"fail"}'], checkout, "stderr");
@@ -125,17 +140,7 @@ describe("docket executions against a server, with readers that are behind or le
   }, 30_000);
 
   test("docket executions list, show and events to a full disk say so on stderr in one line and exit 1", async () => {
-    const full = openSync("/dev/full", "w");
-    try {
-      for (const args of [["list", "--format", "json"], ["show", id], ["events", id], ["events", id, "--format", "json"]]) {
-        const result = await stdoutTo(full, ["executions", ...args], checkout);
-        expect({ args, code: result.code }).toEqual({ args, code: 1 });
-        expect(result.stderr).toContain("docket: could not write stdout: no space left on device (ENOSPC); what it holds is incomplete\n");
-        expect(result.stderr).not.toContain("    at ");
-      }
-    } finally {
-      closeSync(full);
-    }
+    await expectFullDiskSaid([["executions", "list", "--format", "json"], ["executions", "show", id], ["executions", "events", id], ["executions", "events", id, "--format", "json"]]);
   }, 30_000);
 
   test("docket executions events | head -1 exits 0 without a word, and --follow stops once its reader left", async () => {
@@ -168,17 +173,7 @@ describe("docket executions against a server, with readers that are behind or le
 
 describe("docket run and capabilities with stdout on a full disk", () => {
   test("docket run --format json and capabilities list to a full disk say so in one line and exit 1, never 0", async () => {
-    const full = openSync("/dev/full", "w");
-    try {
-      for (const args of [["run", "test.chatty", "--input", '{"lines":1,"end":"succeed","outBytes":20000}', "--format", "json"], ["capabilities", "list"], ["capabilities", "show", "test.chatty", "--format", "json"]]) {
-        const result = await stdoutTo(full, args, checkout);
-        expect({ args, code: result.code }).toEqual({ args, code: 1 });
-        expect(result.stderr).toContain("docket: could not write stdout: no space left on device (ENOSPC); what it holds is incomplete\n");
-        expect(result.stderr).not.toContain("    at ");
-      }
-    } finally {
-      closeSync(full);
-    }
+    await expectFullDiskSaid([["run", "test.chatty", "--input", '{"lines":1,"end":"succeed","outBytes":20000}', "--format", "json"], ["capabilities", "list"], ["capabilities", "show", "test.chatty", "--format", "json"]]);
   }, 30_000);
 
   test("docket run --result-file that cannot be written whole keeps the previous file, and leaves no partial one beside it", async () => {

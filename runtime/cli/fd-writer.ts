@@ -1,4 +1,4 @@
-import { fstatSync, write as writeAsync, writeSync } from "node:fs";
+import { constants, fstatSync, openSync, writeSync } from "node:fs";
 
 /** How long a write waits before trying again when the reader's pipe is full and non-blocking. */
 const RETRY_MS = 5;
@@ -25,6 +25,8 @@ export interface FdWriter {
   moveTo(fd: number): void;
   /** How long the reader has taken nothing while something waits (0 with nothing waiting). */
   readonly idleMs: number;
+  /** Writes what waits as far as the reader takes it now, without waiting: for a process that exits at once. */
+  flushNow(): void;
   /** Gives up on what waits (a reader that stopped for good, `why`): dropped, kept as the failure, writing ends. */
   abandon(why: string): void;
 }
@@ -37,13 +39,12 @@ interface Pending {
 
 /**
  * A writer on `fd`. Each chunk is written in order and whole. A file, a terminal or a device takes
- * it at once, synchronously (so a line written while the process exits still arrives). A pipe or a
- * socket is written on the runtime's I/O threads, one chunk at a time: a blocking pipe whose reader
- * is behind (or never reads: a supervisor that keeps a server's stderr and reads nothing) would
- * otherwise hold the main thread, and with it a server, until it reads. What it has not taken waits
- * in the queue. Bun's own process.stdout and process.stderr buffer a pipe's backlog in memory and
- * drop it at exit, and report neither a full disk nor a lost write: the CLI writes through this
- * instead (see routeStream).
+ * it at once. A pipe is written (Linux) through a descriptor of its own that never waits: one whose
+ * reader is behind (or never reads: a supervisor that keeps a server's stderr and reads nothing)
+ * would otherwise hold the main thread, and with it a server, until it reads; what it does not take
+ * waits in the queue and is tried again shortly. Bun's own process.stdout and process.stderr buffer
+ * a pipe's backlog in memory and drop it at exit, and report neither a full disk nor a lost write:
+ * the CLI writes through this instead (see routeStream and writerOf).
  */
 export function createFdWriter(fd: number, name: string): FdWriter {
   const queue: Pending[] = [];
@@ -51,8 +52,7 @@ export function createFdWriter(fd: number, name: string): FdWriter {
   const closed = new AbortController();
   let failure: NodeJS.ErrnoException | null = null;
   let busy = false;
-  let target = fd;
-  let streamed = isStream(fd);
+  let target = ownDescriptor(fd);
   let progressAt = performance.now();
 
   const dropAll = () => {
@@ -82,15 +82,6 @@ export function createFdWriter(fd: number, name: string): FdWriter {
     while (queue.length > 0) {
       if (closed.signal.aborted) return dropAll(), wake();
       const head = queue[0]!;
-      if (streamed) {
-        busy = true;
-        writeAsync(target, head.bytes, head.offset, head.bytes.length - head.offset, null, (error, count) => {
-          if (error && failed(error) === "retry") return void setTimeout(pump, RETRY_MS);
-          if (!error) wrote(head, count);
-          pump();
-        });
-        return;
-      }
       try {
         wrote(head, writeSync(target, head.bytes, head.offset, head.bytes.length - head.offset));
       } catch (error) {
@@ -125,8 +116,17 @@ export function createFdWriter(fd: number, name: string): FdWriter {
       return queue.length === 0 ? Promise.resolve() : new Promise((resolve) => waiters.push(resolve));
     },
     moveTo(next) {
-      target = next;
-      streamed = isStream(next);
+      target = ownDescriptor(next);
+    },
+    flushNow() {
+      while (queue.length > 0 && !closed.signal.aborted) {
+        const head = queue[0]!;
+        try {
+          wrote(head, writeSync(target, head.bytes, head.offset, head.bytes.length - head.offset));
+        } catch (error) {
+          if (failed(error as NodeJS.ErrnoException) === "retry") return;
+        }
+      }
     },
     abandon(why) {
       if (queue.length === 0) return;
@@ -138,13 +138,20 @@ export function createFdWriter(fd: number, name: string): FdWriter {
   };
 }
 
-/** True for a pipe or a socket: what a reader may leave unread, so that a write to it can wait. */
-function isStream(fd: number): boolean {
+/**
+ * The descriptor a writer writes `fd` through: for a pipe (Linux), a new open of the same pipe,
+ * through /proc, that never waits (O_NONBLOCK on it is not the flag shared with a child that
+ * inherited stderr, which would then see EAGAIN); anything else as it is. Elsewhere a pipe is
+ * written as it is, and a reader that is behind holds the write.
+ */
+function ownDescriptor(fd: number): number {
+  if (process.platform !== "linux") return fd;
   try {
-    const stat = fstatSync(fd);
-    return stat.isFIFO() || stat.isSocket();
+    if (!fstatSync(fd).isFIFO()) return fd;
+    return openSync(`/proc/self/fd/${fd}`, constants.O_WRONLY | constants.O_NONBLOCK);
   } catch {
-    return false;
+    // No /proc, or a pipe that cannot be opened so (no reader left): written as it is.
+    return fd;
   }
 }
 
@@ -170,7 +177,13 @@ export function routeStream(stream: NodeJS.WritableStream, writer: FdWriter): Fd
 export function writerOf(stream: NodeJS.WriteStream): FdWriter {
   const held = stream as unknown as Record<symbol, FdWriter | undefined>;
   const fd = stream === process.stderr ? 2 : 1;
-  return held[ROUTED] ?? routeStream(stream, createFdWriter(fd, fd === 2 ? "stderr" : "stdout"));
+  const routed = held[ROUTED];
+  if (routed) return routed;
+  const writer = routeStream(stream, createFdWriter(fd, fd === 2 ? "stderr" : "stdout"));
+  // A command that exits without waiting (a server's stop, a second Ctrl-C) still hands over
+  // what waits, as far as the reader takes it then: a write that does not wait cannot hold the exit.
+  process.once("exit", () => writer.flushNow());
+  return writer;
 }
 
 /** How long the end of a command waits for a reader that takes nothing at all before it gives up on it. */

@@ -122,3 +122,26 @@ test.skipIf(process.platform === "win32")("settleOutput gives up on a reader tha
     closeSync(err);
   }
 });
+
+test.skipIf(process.platform !== "linux")("flushNow writes what waits as far as the pipe takes it now, never waiting: what a process that exits at once still hands over", async () => {
+  const pipe = fifo();
+  try {
+    const writer = createFdWriter(pipe.writeFd, "stderr");
+    const chunks = Array.from({ length: 8 }, (_, i) => `${i}${"z".repeat(32 * 1024)}\n`);
+    for (const chunk of chunks) void writer.write(chunk);
+    // The pipe (64 KiB) is full and nobody reads: flushNow returns at once, the rest still waits.
+    writer.flushNow();
+    expect(writer.idleMs).toBeGreaterThanOrEqual(0);
+    let got = drain(pipe.readFd);
+    expect(got.length).toBeGreaterThan(0);
+    expect(got.length).toBeLessThan(chunks.join("").length);
+    // Room again: flushNow hands over the next part at once, without a turn of the loop.
+    writer.flushNow();
+    const more = drain(pipe.readFd);
+    expect(more.length).toBeGreaterThan(0);
+    got = Buffer.concat([got, more]);
+    expect(chunks.join("").startsWith(got.toString("utf8"))).toBe(true);
+  } finally {
+    pipe.close();
+  }
+});

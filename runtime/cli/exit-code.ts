@@ -20,7 +20,11 @@ export type RunEnd = { state: ExecutionState; failure: FailureDescriptor | null 
 
 /** The one projection of how a run ended onto an exit code. */
 export function exitCodeOf(end: RunEnd): number {
-  if (end.state === null) return USAGE_CODES.has(end.failure.error_code) ? EXIT.usage : EXIT.failed;
+  if (end.state === null) {
+    // Stopped (Ctrl-C, SIGTERM) before any execution existed: cancelled as much as one stopped later.
+    if (end.failure.error_code === "cancelled") return EXIT.cancelled;
+    return USAGE_CODES.has(end.failure.error_code) ? EXIT.usage : EXIT.failed;
+  }
   switch (end.state) {
     case "succeeded":
       return EXIT.succeeded;

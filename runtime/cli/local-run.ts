@@ -99,10 +99,27 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
     throw error;
   }
 
-  // Until an execution exists there is nothing to cancel: Ctrl-C leaves at once.
   // Capability code may not end the run with process.exit (see guardExit); docket's own exits below do.
   const exitGuard = guardExit();
-  let interrupt: { first(): void; second(): void } = { first: () => exitGuard.exit(EXIT.cancelled), second: () => exitGuard.exit(EXIT.cancelled) };
+  // Until an execution exists there is nothing to cancel: Ctrl-C ends the run at once, nothing
+  // having run, with what a run that did not start leaves (its one JSON document, the result file,
+  // the step outputs); a second press while those are written leaves without them.
+  let stoppedEarly = false;
+  const stopBeforeStart = () => {
+    if (stoppedEarly) return exitGuard.exit(EXIT.cancelled);
+    stoppedEarly = true;
+    const failure = buildFailure({
+      error_code: "cancelled",
+      stage: "admit",
+      message: `docket run was stopped before ${options.target} started; nothing ran.`,
+      suggestion: "Run it again when you want it to run.",
+      retryability: "safe",
+      request_id: edge.request_id,
+      trace_id: edge.trace_id,
+    });
+    void finishRefused(options, style, failure).finally(() => exitGuard.exit(EXIT.cancelled));
+  };
+  let interrupt: { first(): void; second(): void } = { first: stopBeforeStart, second: stopBeforeStart };
   // Past the second Ctrl-C: leave at once (once the run is over, its children killed first).
   let leave: () => void = () => exitGuard.exit(EXIT.cancelled);
   const uninstallInterrupts = onInterrupts({ first: () => interrupt.first(), second: () => interrupt.second(), later: () => leave() });
@@ -525,7 +542,7 @@ async function deliverDocument(options: DocumentTargets, document: string, snaps
   const outputs = options.env.GITHUB_OUTPUT;
   if (isGitHubActions(options.env) && outputs) {
     try {
-      await appendStepOutputs(outputs, { "execution-id": snapshot?.id ?? "", state: snapshot?.state ?? "refused", "result-file": written ? resolve(options.cwd, options.resultFile!) : "" });
+      await appendStepOutputs(outputs, { "execution-id": snapshot?.id ?? "", state: snapshot?.state ?? (code === EXIT.cancelled ? "cancelled" : "refused"), "result-file": written ? resolve(options.cwd, options.resultFile!) : "" });
     } catch (error) {
       options.output.stderr(`warning: cannot write the step outputs to ${outputs}: ${(error as Error).message}\n`);
     }

@@ -194,3 +194,6 @@ export default capability({
   },
 });
 `;
+
+/** Echo, whose file takes seconds to load (its top level waits): a run can be stopped before its execution exists. */
+export const SLOW_LOAD = ECHO.replace('id: "demo.echo"', 'id: "demo.slowload"').replace('export default capability({', 'console.error("loading slowly");\nawait Bun.sleep(20_000);\n\nexport default capability({');

@@ -2,7 +2,7 @@
 import { beforeAll, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ECHO, GREET, IGNORES_TERM, LOOSE, NESTED, SLEEPS, SPIN, STUBBORN_SLEEPS, THROWING_SCHEMA, NOT_JSON_TRANSFORMS } from "./_fixtures.ts";
+import { ECHO, GREET, IGNORES_TERM, LOOSE, NESTED, SLEEPS, SLOW_LOAD, SPIN, STUBBORN_SLEEPS, THROWING_SCHEMA, NOT_JSON_TRANSFORMS } from "./_fixtures.ts";
 import { obeyedCommands } from "../_support/workflow-commands.ts";
 import { STOP_SIGNAL_ECHO_MS } from "../../runtime/adapter/stop-signals.ts";
 import { docket, oneJsonDocument, spawnDocket, watchStream, tempCheckout, tempDir, writeFiles, type DocketRunner } from "./_harness.ts";
@@ -15,7 +15,7 @@ export function defineRunCases(runner: () => DocketRunner): void {
   let checkout = "";
   beforeAll(() => {
     userDir = tempDir("user");
-    writeFiles(userDir, { "demo.greet.ts": GREET, "demo.echo.ts": ECHO, "demo.spin.ts": SPIN, "demo.sleeps.ts": SLEEPS, "demo.stubborn.ts": STUBBORN_SLEEPS, "demo.ignores.ts": IGNORES_TERM, "demo.loose.ts": LOOSE, "demo.nested.ts": NESTED, "demo.throwing.ts": THROWING_SCHEMA, "demo.notjson.ts": NOT_JSON_TRANSFORMS, "input.json": '{"message":"from a file"}' });
+    writeFiles(userDir, { "demo.greet.ts": GREET, "demo.echo.ts": ECHO, "demo.spin.ts": SPIN, "demo.sleeps.ts": SLEEPS, "demo.stubborn.ts": STUBBORN_SLEEPS, "demo.ignores.ts": IGNORES_TERM, "demo.loose.ts": LOOSE, "demo.nested.ts": NESTED, "demo.throwing.ts": THROWING_SCHEMA, "demo.notjson.ts": NOT_JSON_TRANSFORMS, "demo.slowload.ts": SLOW_LOAD, "input.json": '{"message":"from a file"}' });
     checkout = tempCheckout();
   });
   const run = (args: string[], options: { env?: Record<string, string>; stdin?: string } = {}) => docket(runner(), ["run", ...args], { cwd: checkout, ...options });
@@ -326,6 +326,22 @@ export function defineRunCases(runner: () => DocketRunner): void {
     for (let i = 0; i < 100 && sleeping(); i++) await Bun.sleep(20);
     expect(sleeping()).toBe(false);
   });
+
+  test("docket run stopped by Ctrl-C before its execution exists (its file still loading) exits 130 with its one JSON document, result file and step outputs: nothing ran", async () => {
+    const dir = tempDir("early-stop");
+    const [resultFile, outputs] = [join(dir, "result.json"), join(dir, "outputs.txt")];
+    const child = spawnDocket(runner(), ["run", file("demo.slowload.ts"), "--input", '{"message":"m"}', "--format", "json", "--result-file", resultFile], { cwd: checkout, env: { GITHUB_ACTIONS: "true", GITHUB_OUTPUT: outputs } });
+    const stderr = watchStream(child.stderr);
+    const stdout = watchStream(child.stdout);
+    await stderr.until(/loading slowly/);
+    child.kill("SIGINT");
+    expect(await child.exited).toBe(130);
+    const document = oneJsonDocument(await stdout.done);
+    expect(document).toMatchObject({ execution: null, failure: { error_code: "cancelled", stage: "admit", outcome_certainty: "not_applied" } });
+    expect(document.failure.message).toContain("stopped before");
+    expect(JSON.parse(readFileSync(resultFile, "utf8"))).toEqual(document);
+    expect(readFileSync(outputs, "utf8")).toMatch(/^state<<(ghadelimiter_[0-9a-f-]+)\ncancelled\n\1$/m);
+  }, 30_000);
 
   test("docket run in GitHub Actions writes groups, annotations and a step summary", async () => {
     const summary = join(tempDir("summary"), "summary.md");

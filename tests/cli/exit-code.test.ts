@@ -17,6 +17,10 @@ describe("exitCodeOf", () => {
     for (const code of ["invalid_input", "not_found", "not_runnable", "run_id_conflict"]) expect(exitCodeOf({ state: null, failure: failure(code) })).toBe(2);
     for (const code of ["capacity", "unavailable", "internal"]) expect(exitCodeOf({ state: null, failure: failure(code) })).toBe(1);
   });
+
+  test("a run stopped before its execution existed is cancelled all the same: 130", () => {
+    expect(exitCodeOf({ state: null, failure: failure("cancelled") })).toBe(EXIT.cancelled);
+  });
 });
 
 describe("failureText", () => {

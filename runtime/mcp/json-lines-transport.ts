@@ -9,6 +9,8 @@ import { jsonErrorPosition, jsonParseReason } from "../execution/json-position.t
 export const MAX_LINE_BYTES = STDIO_DEFAULT_MAX_BUFFER_SIZE;
 
 const NEWLINE = 0x0a;
+/** What every cancel line holds, looked for before one is parsed (see cancelsFirst). */
+const CANCELLED = Buffer.from("notifications/cancelled");
 
 /** Lines read in one turn at most: their answers are the most that pile up before stdout is seen to be full. */
 const LINES_PER_TURN = 64;
@@ -39,6 +41,8 @@ export class JsonLinesTransport implements Transport {
   private turnPending = false;
   /** Lines read from stdin and held back until the answers to those before them had a turn. */
   private backlog: Buffer | null = null;
+  /** The ids of requests read and not answered yet: what a cancel held back in the backlog may be for. */
+  private readonly unanswered = new Set<RequestId>();
 
   constructor(
     private readonly stdin: Readable,
@@ -72,6 +76,7 @@ export class JsonLinesTransport implements Transport {
    * otherwise have them pile up in memory without end.
    */
   send(message: JSONRPCMessage): Promise<void> {
+    if ("id" in message && message.id !== undefined && ("result" in message || "error" in message)) this.unanswered.delete(message.id);
     return new Promise((resolve) => {
       if (this.stdout.write(`${JSON.stringify(message)}\n`)) return resolve();
       if (!this.draining) {
@@ -119,7 +124,8 @@ export class JsonLinesTransport implements Transport {
     const bytes = typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk;
     // A chunk the stream had on its way when it was paused waits behind what is held back.
     if (this.backlog !== null || this.turnPending || this.draining) {
-      this.backlog = this.backlog === null ? bytes : Buffer.concat([this.backlog, bytes]);
+      // A chunk's first piece continues the line begun before it only when nothing is held back.
+      this.backlog = this.backlog === null ? this.cancelsFirst(bytes, this.partial.length > 0) : this.cancelsFirst(Buffer.concat([this.backlog, bytes]), false);
       return;
     }
     this.consume(bytes, LINES_PER_TURN);
@@ -150,12 +156,45 @@ export class JsonLinesTransport implements Transport {
       else this.read(line.toString("utf8"));
     }
     const rest = bytes.subarray(start);
-    if (lines >= most && rest.includes(NEWLINE)) this.backlog = rest;
+    if (lines >= most && rest.includes(NEWLINE)) this.backlog = this.cancelsFirst(rest, false);
     else this.keepPartial(rest);
     if (most === Infinity) return;
     this.turnPending = true;
     this.pauseInput();
     setImmediate(this.afterTurn);
+  }
+
+  /**
+   * Reads at once, out of `bytes` held back, each cancel of a request already read and not yet
+   * answered, and answers the rest. Held back a turn, a cancel sent in the same write as its call
+   * (the call the last of the lines read in a turn) came after the call's answer, and was then
+   * one of a request answered already: the work ran on. A cancel of a request still held back
+   * stays behind it, in order. `continues`: the first piece ends a line begun earlier (not a line).
+   */
+  private cancelsFirst(bytes: Buffer, continues: boolean): Buffer {
+    if (this.unanswered.size === 0 || bytes.indexOf(CANCELLED) === -1) return bytes;
+    const kept: Buffer[] = [];
+    let start = 0;
+    for (let end = bytes.indexOf(NEWLINE, start); end !== -1; end = bytes.indexOf(NEWLINE, start)) {
+      const line = bytes.subarray(start, end + 1);
+      const first = start === 0;
+      start = end + 1;
+      if (!(first && continues) && line.length <= this.maxLineBytes && line.indexOf(CANCELLED) !== -1 && this.cancelsUnanswered(line)) this.read(line.subarray(0, -1).toString("utf8"));
+      else kept.push(line);
+    }
+    kept.push(bytes.subarray(start));
+    return Buffer.concat(kept);
+  }
+
+  /** True for a line that is a cancel of a request read and not yet answered. */
+  private cancelsUnanswered(line: Buffer): boolean {
+    try {
+      const message = JSON.parse(line.toString("utf8")) as { method?: unknown; params?: { requestId?: unknown } };
+      const id = message?.params?.requestId;
+      return message?.method === "notifications/cancelled" && (typeof id === "string" || typeof id === "number") && this.unanswered.has(id);
+    } catch {
+      return false;
+    }
   }
 
   /** A turn after some lines were read: the rest held back, once stdout has room, then stdin again. */
@@ -201,6 +240,8 @@ export class JsonLinesTransport implements Transport {
       this.refuse(checked.id, checked.code, checked.message);
       return;
     }
+    const message = checked.message as { id?: unknown; method?: unknown };
+    if (typeof message.method === "string" && (typeof message.id === "string" || typeof message.id === "number")) this.unanswered.add(message.id);
     try {
       this.onmessage?.(checked.message);
     } catch (error) {

@@ -73,4 +73,30 @@ describe("JsonLinesTransport", () => {
     }, "every request to be read");
     await transport.close();
   });
+
+  test("JsonLinesTransport reads a cancel of a request it read at once, though lines after that request wait a turn; a cancel of one still held back stays behind it (tester R2)", async () => {
+    const { stdin, transport, delivered } = await linked();
+    // What a server does with a call: answers it on a later turn. A cancel read after that turn came too late.
+    let callAnswerable = false;
+    let cancelCameInTime: boolean | null = null;
+    transport.onmessage = (message) => {
+      delivered.push(message);
+      const { id, method } = message as { id?: number; method: string };
+      if (id === 100) setImmediate(() => (callAnswerable = true));
+      if (method === "notifications/cancelled" && (message as { params: { requestId: number } }).params.requestId === 100) cancelCameInTime = !callAnswerable;
+    };
+    const lines = (messages: object[]) => messages.map((message) => `${JSON.stringify(message)}\n`).join("");
+    const ping = (id: number) => ({ jsonrpc: "2.0", id, method: "ping" });
+    const cancel = (requestId: number) => ({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId } });
+    // 63 pings, the call (the 64th line, the last read this turn), its cancel; then a ping and a cancel of it.
+    const pings = Array.from({ length: 63 }, (_, i) => ping(i + 1));
+    const call = { jsonrpc: "2.0", id: 100, method: "tools/call", params: { name: "slow", arguments: {} } };
+    stdin.write(lines([...pings, call, cancel(100), ping(101), cancel(101)]));
+    await untilSeen(() => delivered.length === 67, "every line");
+    expect(cancelCameInTime).toBe(true);
+    expect(delivered.slice(63, 65)).toEqual([call, cancel(100)]);
+    // The ping held back and its cancel stay in order, a turn later.
+    expect(delivered.slice(65)).toEqual([ping(101), cancel(101)]);
+    await transport.close();
+  });
 });

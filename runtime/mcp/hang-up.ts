@@ -1,16 +1,17 @@
 import type { Readable } from "node:stream";
 import { onStopSignal } from "../adapter/stop-signals.ts";
 
-/** Why the agent's session ends: its stdin ended (finish what was asked), or a signal (stop now). */
-export type HangUp = "stdin" | "signal";
+/** Why the agent's session ends: its stdin ended (finish what was asked), a signal, or its stdout closed (stop now: no answer can reach it). */
+export type HangUp = "stdin" | "signal" | "stdout";
 
 /**
  * Resolves when the agent hangs up: stdin ends or closes (the MCP stdio transport does not say
- * so itself), or the process is asked to stop (SIGINT, SIGTERM, a hang-up: stop-signals.ts).
+ * so itself), the process is asked to stop (SIGINT, SIGTERM, a hang-up: stop-signals.ts), or
+ * `stdoutClosed` aborts (the agent closed its end of stdout: what it asks can never be answered).
  * After a signal, its echo (the same signal passed on by a parent) is swallowed while the session
  * winds down; a second request to stop leaves at once, as the runtime's default would.
  */
-export function untilHangUp(stdin: Readable): Promise<HangUp> {
+export function untilHangUp(stdin: Readable, stdoutClosed?: AbortSignal): Promise<HangUp> {
   return new Promise((resolve) => {
     let signalled = false;
     const offSignals = onStopSignal((signal) => {
@@ -25,11 +26,15 @@ export function untilHangUp(stdin: Readable): Promise<HangUp> {
     const done = (why: HangUp) => {
       stdin.off("end", onEnd);
       stdin.off("close", onEnd);
-      if (why === "stdin") offSignals();
+      stdoutClosed?.removeEventListener("abort", onStdoutClosed);
+      if (why !== "signal") offSignals();
       resolve(why);
     };
     const onEnd = () => done("stdin");
+    const onStdoutClosed = () => done("stdout");
     stdin.once("end", onEnd);
     stdin.once("close", onEnd);
+    if (stdoutClosed?.aborted) onStdoutClosed();
+    else stdoutClosed?.addEventListener("abort", onStdoutClosed, { once: true });
   });
 }

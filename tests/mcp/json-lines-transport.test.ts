@@ -78,12 +78,12 @@ describe("JsonLinesTransport", () => {
     const { stdin, transport, delivered } = await linked();
     // What a server does with a call: answers it on a later turn. A cancel read after that turn came too late.
     let callAnswerable = false;
-    let cancelCameInTime: boolean | null = null;
+    let cancelCameInTime = null as boolean | null;
     transport.onmessage = (message) => {
       delivered.push(message);
       const { id, method } = message as { id?: number; method: string };
       if (id === 100) setImmediate(() => (callAnswerable = true));
-      if (method === "notifications/cancelled" && (message as { params: { requestId: number } }).params.requestId === 100) cancelCameInTime = !callAnswerable;
+      if (method === "notifications/cancelled" && (message as unknown as { params: { requestId: number } }).params.requestId === 100) cancelCameInTime = !callAnswerable;
     };
     const lines = (messages: object[]) => messages.map((message) => `${JSON.stringify(message)}\n`).join("");
     const ping = (id: number) => ({ jsonrpc: "2.0", id, method: "ping" });
@@ -94,9 +94,10 @@ describe("JsonLinesTransport", () => {
     stdin.write(lines([...pings, call, cancel(100), ping(101), cancel(101)]));
     await untilSeen(() => delivered.length === 67, "every line");
     expect(cancelCameInTime).toBe(true);
-    expect(delivered.slice(63, 65)).toEqual([call, cancel(100)]);
+    const got: unknown[] = delivered;
+    expect(got.slice(63, 65)).toEqual([call, cancel(100)]);
     // The ping held back and its cancel stay in order, a turn later.
-    expect(delivered.slice(65)).toEqual([ping(101), cancel(101)]);
+    expect(got.slice(65)).toEqual([ping(101), cancel(101)]);
     await transport.close();
   });
 });

@@ -272,6 +272,23 @@ describe("docket mcp without a server", () => {
     expect(err).not.toContain("cancelled");
   });
 
+  test("docket mcp ends when the agent closes its end of stdout, though stdin stays open: what it asks can be answered no more (tester R2)", async () => {
+    const root = tempCheckout();
+    cleanups.push(() => removeCheckout(root));
+    const child = Bun.spawn([BUN, MAIN, "mcp"], { cwd: root, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+    cleanups.push(() => void (isProcessAlive(child.pid) && child.kill("SIGKILL")));
+    const send = (message: object) => child.stdin.write(`${JSON.stringify(message)}\n`);
+    send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: "leaving", version: "1" } } });
+    const reader = child.stdout.getReader();
+    await reader.read();
+    // The agent stops reading and closes its end; the next answer docket mcp writes finds it gone.
+    await reader.cancel();
+    send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    send({ jsonrpc: "2.0", id: 2, method: "ping" });
+    child.stdin.flush();
+    expect(await child.exited).toBe(0);
+  });
+
   test("docket mcp reads a last line that stdin ends without a newline", async () => {
     const root = tempCheckout({});
     cleanups.push(() => removeCheckout(root));

@@ -15,6 +15,7 @@ import { untilHangUp } from "../../mcp/hang-up.ts";
 import { standbyPlane } from "../../mcp/standby-plane.ts";
 import { serveMcpOverStdio } from "../../mcp/stdio.ts";
 import { claimStdout } from "../stdout-claim.ts";
+import { writerOf } from "../fd-writer.ts";
 import { repeatedFlag, UsageError, type DocketCommandMeta } from "../_command-line.ts";
 import { inertOutput } from "../github-actions.ts";
 import { EXIT } from "../exit-code.ts";
@@ -57,7 +58,8 @@ export default defineCommand({
     // Capability text on stderr never acts as a workflow command; stdout is the protocol's (one JSON message a line).
     inertOutput(process.env, [2]);
     const log = (line: string) => void process.stderr.write(`${line}\n`);
-    const hangUp = untilHangUp(process.stdin);
+    // An agent that closed its end of stdout can be answered no more: the session ends as on a signal.
+    const hangUp = untilHangUp(process.stdin, writerOf(process.stdout).closed);
     const root = findCheckoutRoot(process.cwd());
     const capabilityDirs = repeatedFlag(rawArgs, "capabilities");
 

@@ -6,6 +6,10 @@ import { isExecutionId } from "../execution/execution-id.ts";
 import { ARTIFACT_OPEN_FLAGS, openedAsArtifact, ownFolder, PARTIAL_ARTIFACT_PREFIX } from "../execution/artifact-files.ts";
 import type { AppEnv } from "./_app-env.ts";
 import { edgeFailure } from "./errors.ts";
+import { didYouMeanText } from "../capability/did-you-mean.ts";
+
+/** The query parameters of the download: anything else is a mistake to name (`nmae=` served the wrong question). */
+const PARAMETERS = ["id", "name"];
 
 /** An artifact name is one plain path segment: no separators, no `.`/`..`, no control characters. */
 const ARTIFACT_NAME = /^(?!\.{1,2}$)[^/\\\u0000-\u001f]{1,255}$/;
@@ -25,7 +29,12 @@ const CHUNK = 256 * 1024;
  * chunked, without the Content-Length it is given.
  */
 export async function downloadArtifact(c: Context<AppEnv>, plane: ExecutionPlane): Promise<Response> {
-  for (const parameter of ["id", "name"]) {
+  for (const parameter of new Set(new URL(c.req.url).searchParams.keys())) {
+    if (PARAMETERS.includes(parameter)) continue;
+    const meant = didYouMeanText(parameter.slice(0, 64), PARAMETERS);
+    return edgeFailure(c, { status: 400, message: `The artifact download takes id and name, and no parameter ${JSON.stringify(parameter.slice(0, 64))}.${meant ? ` ${meant}` : ""}`, context: { parameter: parameter.slice(0, 64) } });
+  }
+  for (const parameter of PARAMETERS) {
     const given = c.req.queries(parameter)?.length ?? 0;
     if (given > 1) return edgeFailure(c, { status: 400, message: `${parameter} is given ${given} times; give it once.`, context: { parameter } });
   }

@@ -320,6 +320,10 @@ export function apiContract(name: string, start: StartFn): void {
         expect(twice.status).toBe(400);
         expect(((await twice.json()) as any).error.message).toMatch(/^(id|name) is given 2 times; give it once\.$/);
       }
+      // A parameter it does not take is named, with the one meant (tester R2).
+      const misspelt = await http.get(`/api/v1/executions/artifact?id=${id}&name=manifest.sha256&nmae=x`);
+      expect(misspelt.status).toBe(400);
+      expect(((await misspelt.json()) as any).error.message).toBe('The artifact download takes id and name, and no parameter "nmae". Did you mean "name"?');
       const traversal = await http.get(`/api/v1/executions/artifact?id=${id}&name=${encodeURIComponent("../lease.json")}`);
       expect(traversal.status).toBe(400);
       expect(await traversal.text()).not.toContain(server.root);

@@ -17,8 +17,9 @@ export interface FdWriter {
   /** The error that lost output (ENOSPC, EIO…), or null. A reader that left is not one. */
   readonly failure: NodeJS.ErrnoException | null;
   /**
-   * Aborted once nothing more can be written: the reader closed its end (EPIPE: `docket … | head
-   * -1`) or a write failed. Later writes are dropped; a command may stop producing output.
+   * Aborted once what is written can no longer all arrive: the reader closed its end (EPIPE:
+   * `docket … | head -1`; later writes are dropped) or a write failed (later ones are still tried).
+   * A command may stop producing output.
    */
   readonly closed: AbortSignal;
   /** Writes from now on go to `fd` (stdout-claim moves the reader's stdout to a private descriptor). */
@@ -61,14 +62,25 @@ export function createFdWriter(fd: number, name: string): FdWriter {
   const wake = () => {
     if (queue.length === 0) for (const resolve of waiters.splice(0)) resolve();
   };
-  /** After a write of `head` failed: a full non-blocking pipe is tried again; a reader gone or a failure ends writing. */
-  const failed = (error: NodeJS.ErrnoException): "retry" | "closed" => {
+  // The reader closed its end (EPIPE): nobody is left to read anything, which is no failure of ours.
+  let gone = false;
+  /**
+   * After a write of the queue's head failed: a full non-blocking pipe is tried again; a reader
+   * gone drops everything. Any other failure (a full disk, an I/O error) loses that chunk, is kept
+   * as the failure, and later chunks are still tried: a server's log goes on once the disk has
+   * room again, while its exit code says what was lost.
+   */
+  const failed = (error: NodeJS.ErrnoException): "retry" | "dropped" => {
     const code = error.code;
     if (code === "EAGAIN" || code === "EWOULDBLOCK" || code === "EINTR") return "retry";
-    // The reader closed its end: nobody is left to read the rest, which is no failure of ours.
-    if (code !== "EPIPE") failure = error;
+    if (code === "EPIPE") gone = true;
+    else {
+      failure ??= error;
+      const head = queue.shift();
+      head?.done();
+    }
     closed.abort();
-    return "closed";
+    return "dropped";
   };
   const wrote = (head: Pending, count: number) => {
     head.offset += count;
@@ -80,7 +92,7 @@ export function createFdWriter(fd: number, name: string): FdWriter {
   const pump = () => {
     busy = false;
     while (queue.length > 0) {
-      if (closed.signal.aborted) return dropAll(), wake();
+      if (gone) return dropAll(), wake();
       const head = queue[0]!;
       try {
         wrote(head, writeSync(target, head.bytes, head.offset, head.bytes.length - head.offset));
@@ -119,7 +131,7 @@ export function createFdWriter(fd: number, name: string): FdWriter {
       target = ownDescriptor(next);
     },
     flushNow() {
-      while (queue.length > 0 && !closed.signal.aborted) {
+      while (queue.length > 0 && !gone) {
         const head = queue[0]!;
         try {
           wrote(head, writeSync(target, head.bytes, head.offset, head.bytes.length - head.offset));
@@ -131,6 +143,7 @@ export function createFdWriter(fd: number, name: string): FdWriter {
     abandon(why) {
       if (queue.length === 0) return;
       failure ??= Object.assign(new Error(why), { code: "ESTALLED" });
+      gone = true;
       closed.abort();
       dropAll();
       wake();

@@ -145,3 +145,23 @@ test.skipIf(process.platform !== "linux")("flushNow writes what waits as far as 
     pipe.close();
   }
 });
+
+test("a failed write loses its chunk and is kept as the failure, and later chunks are still written: a server's log goes on once the disk has room", async () => {
+  const full = openSync("/dev/full", "w");
+  const path = join(tempDir("fd-writer"), "after.txt");
+  const file = openSync(path, "w");
+  try {
+    const writer = createFdWriter(full, "stderr");
+    await writer.write("lost\n");
+    expect(writer.failure?.code).toBe("ENOSPC");
+    expect(writer.closed.aborted).toBe(true);
+    // Room again (here: the same writer on a file that takes it).
+    writer.moveTo(file);
+    await writer.write("kept\n");
+    expect(readFileSync(path, "utf8")).toBe("kept\n");
+    expect(writer.failure?.code).toBe("ENOSPC");
+  } finally {
+    closeSync(full);
+    closeSync(file);
+  }
+});

@@ -1,6 +1,6 @@
 // `docket serve` from source: it starts, answers, refuses a second server on the checkout, stops on Ctrl-C.
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync } from "node:fs";
+import { closeSync, constants, existsSync, openSync, readSync } from "node:fs";
 import { join } from "node:path";
 import { docket, fromSource, removeTempDirs, spawnDocket, tempCheckout, watchStream, writeFiles } from "./_harness.ts";
 
@@ -26,6 +26,52 @@ describe("docket serve", () => {
     expect(await child.exited).toBe(0);
     expect(existsSync(join(checkout, ".docket", "lease.json"))).toBe(false);
   });
+
+  test.skipIf(process.platform !== "linux")("stopped while whoever reads its stderr is behind, it exits once every line arrived, the last saying it stopped; on a full disk never with 0 (tester R1)", async () => {
+    // 40 files that do not load: ~120 KB of log lines, more than a pipe holds.
+    const files = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`capabilities/bad.n${i}.ts`, `throw new Error("file ${i} ${"x".repeat(3000)}");\n`]));
+    const checkout = tempCheckout();
+    writeFiles(checkout, files);
+    const fifo = join(checkout, "stderr.fifo");
+    expect(Bun.spawnSync(["mkfifo", fifo]).exitCode).toBe(0);
+    const readEnd = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+    const writeEnd = openSync(fifo, constants.O_WRONLY);
+    const child = Bun.spawn([...fromSource.argv(), "serve", "--port", "0"], { cwd: checkout, stdin: "ignore", stdout: "ignore", stderr: writeEnd });
+    closeSync(writeEnd);
+    const lease = join(checkout, ".docket", "lease.json");
+    for (let i = 0; i < 500 && !existsSync(lease); i++) await Bun.sleep(20);
+    expect(existsSync(lease)).toBe(true);
+    // Nobody has read a byte yet: most of the log waits in the server.
+    child.kill("SIGTERM");
+    const chunks: Buffer[] = [];
+    const buffer = Buffer.alloc(1 << 16);
+    let exited = false;
+    void child.exited.then(() => (exited = true));
+    while (!exited) {
+      try {
+        const read = readSync(readEnd, buffer, 0, buffer.length, null);
+        if (read > 0) chunks.push(Buffer.from(buffer.subarray(0, read)));
+      } catch {
+        // Nothing to read at this moment.
+      }
+      await Bun.sleep(5);
+    }
+    closeSync(readEnd);
+    const log = Buffer.concat(chunks).toString("utf8");
+    expect(await child.exited).toBe(0);
+    for (let i = 0; i < 40; i++) expect(log).toContain(`file ${i} x`);
+    expect(log.trimEnd().split("\n").at(-1)).toBe("docket: SIGTERM, stopping");
+
+    // Its lines lost to a full disk: the stop is no clean exit.
+    const fullCheckout = tempCheckout();
+    const devFull = openSync("/dev/full", "w");
+    const full = Bun.spawn([...fromSource.argv(), "serve", "--port", "0"], { cwd: fullCheckout, stdin: "ignore", stdout: "ignore", stderr: devFull });
+    closeSync(devFull);
+    const fullLease = join(fullCheckout, ".docket", "lease.json");
+    for (let i = 0; i < 500 && !existsSync(fullLease); i++) await Bun.sleep(20);
+    full.kill("SIGTERM");
+    expect(await full.exited).toBe(1);
+  }, 30_000);
 
   // Linux only: elsewhere docket cannot tell whether it was started under nohup, and leaves hang-ups alone (stop-signals.ts).
   test.skipIf(process.platform !== "linux")(

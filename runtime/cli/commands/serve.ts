@@ -6,6 +6,7 @@ import { ServerAlreadyRunningError, startServer } from "../../server/serve.ts";
 import { defaultMounts } from "../../server/default-mounts.ts";
 import { repeatedFlag, UsageError, type DocketCommandMeta } from "../_command-line.ts";
 import { inertOutput } from "../github-actions.ts";
+import { settleOutput, writerOf } from "../fd-writer.ts";
 
 const meta: DocketCommandMeta = {
   name: "serve",
@@ -98,12 +99,22 @@ export default defineCommand({
       }
       throw error;
     }
-    installShutdown(server, { log: server.log });
+    // A clean stop exits once stderr has taken every line (the last says it stopped), and never 0
+    // when a line was lost (a full disk); a second signal leaves at once (fd-writer.ts hands over
+    // what the reader takes then).
+    installShutdown(server, { log: server.log, exit: (code) => void exitWhenWritten(code) });
     if (parsed.open) void openBrowser(`${server.url}/cockpit`, server.log);
     // Runs until a signal; installShutdown stops the server and exits the process.
     return new Promise<number>(() => {});
   },
 });
+
+/** Exits with `code` (130 at once), or once stdout and stderr have taken what was written (settleOutput). */
+async function exitWhenWritten(code: number): Promise<void> {
+  const exit = process.exit.bind(process);
+  if (code === 130) return exit(code);
+  exit(await settleOutput(code, writerOf(process.stdout), writerOf(process.stderr)));
+}
 
 /** `.docket/` could not be written at all: a full, read-only or forbidden disk. */
 function isDiskRefusal(error: unknown): boolean {

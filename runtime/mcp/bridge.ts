@@ -1,6 +1,6 @@
 import type { Readable, Writable } from "node:stream";
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { ErrorCode, isInitializeRequest, isJSONRPCNotification, isJSONRPCRequest, isJSONRPCResultResponse, type JSONRPCMessage, type JSONRPCRequest, type RequestId } from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode, isInitializeRequest, isJSONRPCErrorResponse, isJSONRPCNotification, isJSONRPCRequest, isJSONRPCResultResponse, type JSONRPCMessage, type JSONRPCRequest, type RequestId } from "@modelcontextprotocol/sdk/types.js";
 import type { HangUp } from "./hang-up.ts";
 import { JsonLinesTransport } from "./json-lines-transport.ts";
 import { PendingRequests } from "./pending-requests.ts";
@@ -58,7 +58,19 @@ export async function bridgeStdioToHttp(options: BridgeOptions): Promise<void> {
   /** Answers to the initialize requests the bridge itself sends, when it opens a session again. */
   const ownRequests = new Map<RequestId, (message: JSONRPCMessage) => void>();
   let ownSequence = 0;
+  /** The agent's requests read and not yet sent on: one cancelled now is never sent (see onmessage). */
+  const unsent = new Set<RequestId>();
+  /** Requests sent on and then cancelled by the agent: an answer the server gives them anyway is not relayed. */
+  const cancelled = new Set<RequestId>();
+  /** The docket_execution_start requests in flight: one cancelled and answered anyway started an execution nobody knows of. */
+  const starts = new Set<RequestId>();
   const answer = async (message: JSONRPCMessage) => {
+    const id = responseId(message);
+    if (id !== undefined) {
+      starts.delete(id);
+      // MCP: a cancelled request is not answered; the agent gave up on it and may reuse its id.
+      if (cancelled.delete(id)) return;
+    }
     await downstream.send(message);
     pending.answered(message);
   };
@@ -77,6 +89,9 @@ export async function bridgeStdioToHttp(options: BridgeOptions): Promise<void> {
     const origin = target.url.origin;
     setTimeout(() => {
       for (const id of ids) {
+        // A cancelled request whose answer did not come (the server took the cancel) is done with.
+        cancelled.delete(id);
+        starts.delete(id);
         if (!pending.has(id)) continue;
         // The server went away under a call: whoever listens at its address next is not trusted
         // with the token until the lease says a server of this checkout is there (reconnect).
@@ -98,6 +113,8 @@ export async function bridgeStdioToHttp(options: BridgeOptions): Promise<void> {
     transport.onmessage = (message) => {
       const own = "id" in message && message.id !== undefined && !("method" in message) ? ownRequests.get(message.id) : undefined;
       if (own) return own(message);
+      const id = responseId(message);
+      if (id !== undefined && cancelled.has(id) && starts.has(id)) cancelStarted(message);
       if (isJSONRPCResultResponse(message) && initializing.delete(message.id)) {
         // What the SDK client does after initialize: later requests carry MCP-Protocol-Version.
         const version = (message.result as { protocolVersion?: unknown }).protocolVersion;
@@ -112,6 +129,23 @@ export async function bridgeStdioToHttp(options: BridgeOptions): Promise<void> {
   /** The server went away under a call: the next message checks the lease first (forward). */
   let suspect = false;
   const downstream = new JsonLinesTransport(options.stdin, options.stdout);
+
+  /**
+   * A start the agent cancelled that the server answered anyway (the cancel came after its
+   * answer was on its way): the agent never learns the execution's id, so the bridge cancels it,
+   * as the server does with a start cancelled before its answer (docs: README, "MCP").
+   */
+  const cancelStarted = (message: JSONRPCMessage) => {
+    const execution = isJSONRPCResultResponse(message) ? (message.result.structuredContent as { execution?: { id?: unknown } } | undefined)?.execution : undefined;
+    if (typeof execution?.id !== "string") return;
+    const id = `docket-mcp-cancel-${++ownSequence}`;
+    ownRequests.set(id, () => ownRequests.delete(id));
+    const call: JSONRPCRequest = { jsonrpc: "2.0", id, method: "tools/call", params: { name: "docket_execution_cancel", arguments: { id: execution.id } } };
+    upstream.send(call).catch((error) => {
+      ownRequests.delete(id);
+      sayOnce(`docket mcp: could not cancel ${execution.id}, started by a request the agent cancelled: ${(error as Error)?.message ?? String(error)}`);
+    });
+  };
 
   /**
    * A new session in place of one the server lost (it restarted: every request then answers 404
@@ -217,17 +251,37 @@ export async function bridgeStdioToHttp(options: BridgeOptions): Promise<void> {
     }
   };
 
-  // One message at a time, in the agent's order: a cancel must not overtake the request it cancels.
+  // One message at a time, in the agent's order, each sent once the one before it was taken —
+  // but a cancel: it is sent at once, not behind the answer of the request it cancels (a start
+  // is answered in a few milliseconds, and a cancel that came after its answer cancels nothing).
   let queue = Promise.resolve();
   downstream.onmessage = (message) => {
     // A cancel of no request in flight is not sent on: MCP says to ignore it.
     if (!pending.received(message)) return;
+    const cancelledId = cancelledRequest(message);
+    if (cancelledId !== undefined) {
+      // Not sent yet (its cancel came in the same write, say): it is never sent, so nothing of it runs.
+      if (unsent.delete(cancelledId)) {
+        starts.delete(cancelledId);
+        return;
+      }
+      cancelled.add(cancelledId);
+      upstream.send(message).catch((error) => refuse(message, error));
+      return;
+    }
+    if (isJSONRPCRequest(message)) {
+      unsent.add(message.id);
+      if (message.method === "tools/call" && (message.params as { name?: unknown } | undefined)?.name === "docket_execution_start") starts.add(message.id);
+    }
     if (isJSONRPCRequest(message) && isInitializeRequest(message)) {
       initializing.add(message.id);
       agentInitialize = message;
     }
     if (isJSONRPCNotification(message) && message.method === "notifications/initialized") agentInitialized = true;
-    queue = queue.then(() => forward(message));
+    queue = queue.then(() => {
+      if (isJSONRPCRequest(message) && !unsent.delete(message.id)) return;
+      return forward(message);
+    });
   };
   downstream.onerror = (error) => sayOnce(`docket mcp: ${error.message}`);
 
@@ -256,6 +310,17 @@ export async function bridgeStdioToHttp(options: BridgeOptions): Promise<void> {
       misses = (await options.relocate()) === null ? misses + 1 : 0;
     }
   }
+}
+
+/** The id a response answers, or undefined for a request or a notification. */
+function responseId(message: JSONRPCMessage): RequestId | undefined {
+  return isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message) ? message.id : undefined;
+}
+
+/** The request a `notifications/cancelled` cancels, or undefined for any other message. */
+function cancelledRequest(message: JSONRPCMessage): RequestId | undefined {
+  if (!isJSONRPCNotification(message) || message.method !== "notifications/cancelled") return undefined;
+  return (message.params as { requestId?: RequestId } | undefined)?.requestId;
 }
 
 /** What an agent is told when no docket server serves the checkout now. */

@@ -596,7 +596,29 @@ describe("docket mcp beside a server", () => {
     const end = await completedOverLive(server.url, id!);
     expect(end.data.state).toBe("cancelled");
   });
+  test("docket mcp forwarding cancels a start whose cancel came in the same write, and answers none of them, as a standalone docket mcp does", async () => {
+    const root = tempCheckout({ "capabilities/team.wait.ts": WAIT });
+    cleanups.push(() => removeCheckout(root));
+    const server = await serveCheckout(root);
+    cleanups.push(() => server.stop());
+    const agent = await startRawAgent(root);
+    const lines: string[] = [];
+    for (let id = 1; id <= 5; id++) {
+      lines.push(JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "docket_execution_start", arguments: { capability: "team.wait", input: {} } } }));
+      lines.push(JSON.stringify({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: id, reason: "changed my mind" } }));
+    }
+    agent.send(lines.join("\n"));
+    agent.send(JSON.stringify({ jsonrpc: "2.0", id: 6, method: "tools/call", params: { name: "docket_executions", arguments: {} } }));
+    // The next answer is the list's: none of the cancelled starts is answered.
+    const listed = await agent.next();
+    expect(listed.id).toBe(6);
+    // Whatever of them reached the server ends cancelled; none is left waiting its 20 s out.
+    for (const execution of structured(listed.result).items as Array<{ id: string }>) {
+      expect((await completedOverLive(server.url, execution.id)).data.state).toBe("cancelled");
+    }
+  });
 });
+
 
 /** A write that leaves a trace: each run appends its tag to written.txt in the checkout. */
 const APPENDING_WRITE = `import { capability } from "docket";

@@ -73,10 +73,14 @@ function deepest(issues: Issue[]): Issue | undefined {
   return best;
 }
 
-/** The id of a message that is not one, when it has a usable one: its sender can then tell which request failed. */
+/**
+ * The id of a message that is not one, when it has a usable one: its sender can then tell which
+ * request failed. Usable is what MCP takes as an id, a string or a safe integer; any other id
+ * (1.5, 1e300) could not be read, and JSON-RPC 2.0 answers that with id null, not echoed back.
+ */
 export function idOf(value: unknown): RequestId | null {
   const id = typeof value === "object" && value !== null && !Array.isArray(value) ? (value as { id?: unknown }).id : undefined;
-  return typeof id === "string" || (typeof id === "number" && Number.isFinite(id)) ? id : null;
+  return typeof id === "string" || Number.isSafeInteger(id) ? (id as RequestId) : null;
 }
 
 /** A JSON-RPC request (a string method, a usable id) whose params are an array. */
@@ -92,7 +96,7 @@ function notAMessage(value: unknown, unit: "line" | "request", issue: { path: Pr
   if (typeof value !== "object" || value === null) return `the ${unit} is ${describeValue(value)}, not a JSON-RPC message. Send an object like ${EXAMPLE}.`;
   const message = value as Record<string, unknown>;
   if (message.jsonrpc !== "2.0") return `"jsonrpc" must be "2.0", got ${describeValue(message.jsonrpc)}. Send messages like ${EXAMPLE}.`;
-  if ("id" in message && (idOf(message) === null || (typeof message.id === "number" && !Number.isInteger(message.id)))) return `"id" must be a string or an integer, got ${describeValue(message.id)}.`;
+  if ("id" in message && idOf(message) === null) return `"id" must be a string or an integer, got ${describeValue(message.id)}.`;
   if ("method" in message && typeof message.method !== "string") return `"method" must be a string, got ${describeValue(message.method)}.`;
   if ("params" in message && (typeof message.params !== "object" || message.params === null || Array.isArray(message.params))) return `"params" must be an object, got ${describeValue(message.params)}.`;
   const strangers = Object.keys(message).filter((key) => !MEMBERS.has(key));

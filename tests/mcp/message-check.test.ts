@@ -17,12 +17,14 @@ test("checkMessage names a member a JSON-RPC message does not have, not a member
   expect(several.message).toContain('"a", "b" are no members');
 });
 
-test("checkMessage says an id must be a string or an integer, naming a fractional one", () => {
-  for (const [id, shown] of [[1.5, "1.5"], [true, "true"], [null, "null"]] as const) {
-    const refused = refusal({ jsonrpc: "2.0", id, method: "ping" });
-    expect(refused.code).toBe(-32600);
+test("checkMessage says an id must be a string or an integer, naming a fractional or too large one, and answers it with id null (it could not be read)", () => {
+  for (const [id, shown] of [[1.5, "1.5"], [-1.25, "-1.25"], [1e300, "1e+300"], [2 ** 53, "9007199254740992"], [true, "true"], [null, "null"]] as const) {
+    const refused = refusal({ jsonrpc: "2.0", id, method: "tools/list" });
+    expect(refused).toMatchObject({ id: null, code: -32600 });
     expect(refused.message).toBe(`Invalid Request: "id" must be a string or an integer, got ${shown}.`);
   }
+  // Integers a JSON-RPC id may be, negative ones included, are read.
+  expect(refusal({ jsonrpc: "2.0", id: -7, method: "tools/list", extra: 1 }).id).toBe(-7);
 });
 
 test("checkMessage answers params of initialize that do not fit, and a task, -32602 naming each problem and what to send", () => {

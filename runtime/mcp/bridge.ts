@@ -55,6 +55,14 @@ export async function bridgeStdioToHttp(options: BridgeOptions): Promise<void> {
   /** The agent's initialize request, and whether it said notifications/initialized: what a new session is opened with. */
   let agentInitialize: JSONRPCRequest | null = null;
   let agentInitialized = false;
+  /**
+   * What the server answered the initialize of the session open now: a later initialize of the
+   * agent is answered with it, as a standalone docket mcp answers one (the SDK's server answers a
+   * second initialize; its HTTP transport refuses one on an open session, 400).
+   */
+  let sessionResult: Record<string, unknown> | null = null;
+  /** Told when a request of the agent is answered: an initialize holds the next message until then (see forward). */
+  const onAnswer = new Map<RequestId, () => void>();
   /** Answers to the initialize requests the bridge itself sends, when it opens a session again. */
   const ownRequests = new Map<RequestId, (message: JSONRPCMessage) => void>();
   let ownSequence = 0;
@@ -67,6 +75,8 @@ export async function bridgeStdioToHttp(options: BridgeOptions): Promise<void> {
   const answer = async (message: JSONRPCMessage) => {
     const id = responseId(message);
     if (id !== undefined) {
+      onAnswer.get(id)?.();
+      onAnswer.delete(id);
       starts.delete(id);
       // MCP: a cancelled request is not answered; the agent gave up on it and may reuse its id.
       if (cancelled.delete(id)) return;
@@ -92,6 +102,8 @@ export async function bridgeStdioToHttp(options: BridgeOptions): Promise<void> {
         // A cancelled request whose answer did not come (the server took the cancel) is done with.
         cancelled.delete(id);
         starts.delete(id);
+        onAnswer.get(id)?.();
+        onAnswer.delete(id);
         if (!pending.has(id)) continue;
         // The server went away under a call: whoever listens at its address next is not trusted
         // with the token until the lease says a server of this checkout is there (reconnect).
@@ -119,6 +131,7 @@ export async function bridgeStdioToHttp(options: BridgeOptions): Promise<void> {
         // What the SDK client does after initialize: later requests carry MCP-Protocol-Version.
         const version = (message.result as { protocolVersion?: unknown }).protocolVersion;
         if (typeof version === "string") transport.setProtocolVersion(version);
+        sessionResult = message.result;
       }
       answer(message).catch((error) => sayOnce(`docket mcp: could not write to stdout: ${(error as Error)?.message ?? String(error)}`));
     };
@@ -171,6 +184,7 @@ export async function bridgeStdioToHttp(options: BridgeOptions): Promise<void> {
       if (!result || !isJSONRPCResultResponse(result)) throw new Error("the server did not accept the initialize");
       const version = (result.result as { protocolVersion?: unknown }).protocolVersion;
       if (typeof version === "string") transport.setProtocolVersion(version);
+      sessionResult = result.result;
       if (agentInitialized) await transport.send({ jsonrpc: "2.0", method: "notifications/initialized" });
     } catch {
       await transport.close().catch(() => undefined);
@@ -234,12 +248,20 @@ export async function bridgeStdioToHttp(options: BridgeOptions): Promise<void> {
    */
   const forward = async (message: JSONRPCMessage) => {
     const initialize = isJSONRPCRequest(message) && isInitializeRequest(message);
+    if (initialize && sessionResult) {
+      initializing.delete(message.id);
+      return answer({ jsonrpc: "2.0", id: message.id, result: sessionResult }).catch(() => undefined);
+    }
+    // Nothing follows an initialize until it is answered (MCP: an agent waits for it anyway), so
+    // that an initialize right behind it is answered with its result, not sent to the server.
+    const answered = initialize ? new Promise<void>((resolve) => onAnswer.set(message.id, resolve)) : null;
     if (suspect && !initialize) {
       if (!(await reconnect())) return refuse(message, new Error(NO_SERVER));
       suspect = false;
     }
     try {
       await upstream.send(message);
+      await answered;
     } catch (error) {
       const lost = error instanceof StreamableHTTPError ? error.code === 404 : !(error instanceof RangeError);
       if (!lost || initialize) return refuse(message, error);

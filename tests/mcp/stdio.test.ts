@@ -461,6 +461,20 @@ describe("docket mcp beside a server", () => {
     expect((await agent.next()).result.structuredContent).toEqual({ greeting: "Hello, Ada" });
   });
 
+  test("docket mcp forwarding answers a second initialize as a standalone one does, with the session's result, and serves on", async () => {
+    const root = tempCheckout({ "capabilities/team.greet.ts": capabilityFile("team.greet") });
+    cleanups.push(() => removeCheckout(root));
+    const server = await serveCheckout(root);
+    cleanups.push(() => server.stop());
+    const agent = await startRawAgent(root);
+
+    agent.send(JSON.stringify({ jsonrpc: "2.0", id: 9, method: "initialize", params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: "raw", version: "1" } } }));
+    const again = await agent.next();
+    expect(again).toMatchObject({ id: 9, result: { protocolVersion: LATEST_PROTOCOL_VERSION, serverInfo: { name: "docket" }, capabilities: { tools: {} } } });
+    agent.send(JSON.stringify({ jsonrpc: "2.0", id: 10, method: "tools/call", params: { name: "team_greet", arguments: { name: "Ada" } } }));
+    expect((await agent.next()).result.structuredContent).toEqual({ greeting: "Hello, Ada" });
+  });
+
   test("docket mcp forwarding answers a call whose server is killed under it, instead of leaving the agent waiting, and exits when stdin ends", async () => {
     const root = tempCheckout({});
     cleanups.push(() => removeCheckout(root));

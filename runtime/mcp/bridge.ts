@@ -81,8 +81,10 @@ export async function bridgeStdioToHttp(options: BridgeOptions): Promise<void> {
       // MCP: a cancelled request is not answered; the agent gave up on it and may reuse its id.
       if (cancelled.delete(id)) return;
     }
-    await downstream.send(message);
+    // Answered from here on, however long the agent's stdout takes it: a stream that ends while
+    // the answer waits for stdout (an agent that reads slowly) leaves no call unanswered to say so.
     pending.answered(message);
+    await downstream.send(message);
   };
   const said = new Set<string>();
   const sayOnce = (line: string) => {

@@ -1,7 +1,7 @@
 // The forwarding `docket mcp` against a stand-in server that behaves as a real one may when a
 // cancel comes late: the cases an actual `docket serve` answers too fast to show.
 import { afterEach, expect, test } from "bun:test";
-import { PassThrough } from "node:stream";
+import { PassThrough, Writable } from "node:stream";
 import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
 import { bridgeStdioToHttp } from "../../runtime/mcp/bridge.ts";
 
@@ -93,4 +93,60 @@ test("bridgeStdioToHttp sends a cancel before the answer of the start it cancels
   agent.send({ jsonrpc: "2.0", id: 2, method: "tools/list" });
   // The next answer the agent reads is the list's: the cancelled start's answer never came through.
   expect((await agent.next()).id).toBe(2);
+});
+
+test("bridgeStdioToHttp answers each request once while the agent does not read its stdout: an answer waiting for stdout is no call left unanswered when its stream ends (tester R1)", async () => {
+  const headers = { "mcp-session-id": "session-2" };
+  let listed = 0;
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    async fetch(request) {
+      // The session's end (DELETE) and its stream (GET) need nothing here.
+      if (request.method !== "POST") return new Response(null, { status: 200, headers });
+      const message = await request.json();
+      if (message.method === "initialize") {
+        return Response.json({ jsonrpc: "2.0", id: message.id, result: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: { tools: {} }, serverInfo: { name: "stand-in", version: "1" } } }, { headers });
+      }
+      if (message.id === undefined) return new Response(null, { status: 202, headers });
+      listed++;
+      // An answer on an event stream that ends with it, as the server's are.
+      const answer = { jsonrpc: "2.0", id: message.id, result: { tools: [], padding: "x".repeat(200) } };
+      return new Response(`event: message\ndata: ${JSON.stringify(answer)}\n\n`, { headers: { ...headers, "content-type": "text/event-stream" } });
+    },
+  });
+  cleanups.push(() => void server.stop(true));
+  // An agent that stops reading: nothing written leaves stdout until the test lets it.
+  const held: Array<() => void> = [];
+  const lines: string[] = [];
+  const stdout = new Writable({
+    highWaterMark: 1024,
+    write(chunk, _encoding, done) {
+      lines.push(...String(chunk).split("\n").filter(Boolean));
+      held.push(done);
+    },
+  });
+  const stdin = new PassThrough();
+  let hangUp = (_why: "stdin"): void => undefined;
+  const done = bridgeStdioToHttp({ url: new URL("/mcp", server.url), token: null, stdin, stdout, hangUp: new Promise((resolve) => (hangUp = resolve)), log: () => undefined });
+  stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: "agent", version: "1" } } })}\n`);
+  while (lines.length === 0) await Bun.sleep(5);
+  held.shift()!();
+  // In one write: read together, before stdout is full (after that, stdin waits for it to drain).
+  stdin.write(Array.from({ length: 20 }, (_, i) => `${JSON.stringify({ jsonrpc: "2.0", id: i + 1, method: "tools/list" })}\n`).join(""));
+  // The server answered them all and ended their streams, while stdout still holds the answers.
+  while (listed < 20) await Bun.sleep(5);
+  await Bun.sleep(400);
+  // The agent reads again.
+  stdin.end();
+  hangUp("stdin");
+  while (!(await Promise.race([done.then(() => true), Bun.sleep(5).then(() => false)]))) while (held.length > 0) held.shift()!();
+  // What the bridge wrote and stdout still holds reaches the agent as it reads (docket mcp ends stdout, then exits).
+  while (held.length > 0 || stdout.writableLength > 0) {
+    while (held.length > 0) held.shift()!();
+    await Bun.sleep(1);
+  }
+  const answers = lines.map((line) => JSON.parse(line)).filter((message) => message.id !== 0);
+  expect(answers.map((message) => message.id)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+  expect(answers.every((message) => message.result !== undefined)).toBe(true);
 });

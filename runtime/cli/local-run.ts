@@ -1,4 +1,4 @@
-import { basename, join, relative, resolve } from "node:path";
+import { basename, dirname, join, relative, resolve } from "node:path";
 import { BUILTINS } from "../capability/builtins.ts";
 import { listCapabilityFiles } from "../capability/inspect.ts";
 import { prepareCapabilityThread } from "./_capability-thread.ts";
@@ -18,7 +18,7 @@ import { terminalStyle, type TerminalStyle } from "./_terminal.ts";
 import { onInterrupts } from "./_interrupts.ts";
 import { EXIT, exitCodeOf, failureText, type RunEnd } from "./exit-code.ts";
 import { annotation, appendStepOutputs, appendStepSummary, gitHubPrinters, inertCommands, isGitHubActions, maskCommands, stepSummary } from "./github-actions.ts";
-import { rename, rm, writeFile } from "node:fs/promises";
+import { lstat, rename, rm, writeFile } from "node:fs/promises";
 import { MIN_MASKED_LENGTH, sensitiveValues } from "../execution/secret-mask.ts";
 import { createLiveView, wantsLiveView, type LiveView } from "./live-view.ts";
 import { createRunReporter, location, plainPrinters } from "./run-reporter.ts";
@@ -526,15 +526,10 @@ export async function recordUsageRefusal(options: UsageRefusalOptions): Promise<
 async function deliverDocument(options: DocumentTargets, document: string, snapshot: ExecutionSnapshot | null, code: number): Promise<number> {
   let written = false;
   if (options.resultFile !== undefined) {
-    // Written beside it, then renamed over it: a write that fails halfway (a full disk) leaves the
-    // previous file or none, never a partial document that a later step would read.
-    const partial = `${options.resultFile}.${process.pid}.partial`;
     try {
-      await writeFile(partial, document, "utf8");
-      await rename(partial, options.resultFile);
+      await writeResultFile(options.resultFile, document);
       written = true;
     } catch (error) {
-      await rm(partial, { force: true }).catch(() => undefined);
       options.output.stderr(`docket: cannot write --result-file ${options.resultFile}: ${(error as Error).message}\n`);
       if (code === EXIT.succeeded) code = EXIT.failed;
     }
@@ -548,6 +543,33 @@ async function deliverDocument(options: DocumentTargets, document: string, snaps
     }
   }
   return code;
+}
+
+/**
+ * Writes the result file whole or not at all: beside it under a short name, with its mode, then
+ * renamed over it — a write that fails halfway (a full disk) leaves the previous file or none,
+ * never a partial document a later step would read. What is no regular file (a link, /dev/stdout,
+ * a FIFO) is written through as it is, never replaced; so is a file whose folder takes no new
+ * file (a writable file in a folder that is not).
+ */
+async function writeResultFile(path: string, document: string): Promise<void> {
+  const existing = await lstat(path).catch(() => null);
+  if (existing !== null && !existing.isFile()) return writeFile(path, document, "utf8");
+  const partial = join(dirname(path), `.docket-result.${process.pid}.partial`);
+  try {
+    await writeFile(partial, document, { encoding: "utf8", mode: existing === null ? 0o666 : existing.mode & 0o777 });
+  } catch (error) {
+    await rm(partial, { force: true }).catch(() => undefined);
+    const code = (error as NodeJS.ErrnoException).code;
+    if (existing !== null && (code === "EACCES" || code === "EPERM" || code === "EROFS")) return writeFile(path, document, "utf8");
+    throw error;
+  }
+  try {
+    await rename(partial, path);
+  } catch (error) {
+    await rm(partial, { force: true }).catch(() => undefined);
+    throw error;
+  }
 }
 
 /**

@@ -1,6 +1,6 @@
 // docket run --result-file, and the step outputs a run sets in GitHub Actions (docs/distribution.md).
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, lstatSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseOutputs } from "../distribution/_composite-runner.ts";
 import { GREET } from "./_fixtures.ts";
@@ -23,6 +23,32 @@ describe("docket run --result-file", () => {
     const document = JSON.parse(readFileSync(join(cwd, "result.json"), "utf8"));
     expect(document.execution.state).toBe("succeeded");
     expect(document.output).toEqual({ greeting: "Hello, Ada!" });
+  });
+
+  test("--result-file that is a link, a FIFO or a file of its own mode is written as it is: the link stays a link, the mode stays (tester R1)", async () => {
+    const cwd = checkout();
+    const target = join(cwd, "target");
+    writeFiles(target, { "real.json": "old\n" });
+    symlinkSync(join(target, "real.json"), join(cwd, "link.json"));
+    writeFileSync(join(cwd, "private.json"), "old\n", { mode: 0o600 });
+    chmodSync(join(cwd, "private.json"), 0o600);
+    for (const name of ["link.json", "private.json"]) {
+      const result = await docket(fromSource, ["run", "demo.greet", "--input", '{"name":"Ada"}', "--result-file", name], { cwd });
+      expect(`${name}: ${result.code}`).toBe(`${name}: 0`);
+    }
+    expect(lstatSync(join(cwd, "link.json")).isSymbolicLink()).toBe(true);
+    expect(JSON.parse(readFileSync(join(target, "real.json"), "utf8")).output).toEqual({ greeting: "Hello, Ada!" });
+    expect(statSync(join(cwd, "private.json")).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(readFileSync(join(cwd, "private.json"), "utf8")).execution.state).toBe("succeeded");
+    // A FIFO (as /dev/stdout may be) is written through, never replaced by a file.
+    const fifo = join(cwd, "result.fifo");
+    expect(Bun.spawnSync(["mkfifo", fifo]).exitCode).toBe(0);
+    const reading = Bun.spawn(["cat", fifo], { stdout: "pipe" });
+    const result = await docket(fromSource, ["run", "demo.greet", "--input", '{"name":"Ada"}', "--result-file", fifo], { cwd });
+    expect(result.code).toBe(0);
+    expect(JSON.parse(await new Response(reading.stdout).text()).execution.state).toBe("succeeded");
+    expect(lstatSync(fifo).isFIFO()).toBe(true);
+    expect(readdirSync(cwd).filter((entry) => entry.includes("partial"))).toEqual([]);
   });
 
   test("--result-file in a folder that does not exist is refused with exit 2 before anything runs", async () => {

@@ -54,18 +54,26 @@ export async function readInput(flag: string | undefined, sources: InputSources)
         `Give a smaller input, or raise the limit with ${limitEnvName("input_bytes")} (at most ${formatBytes(spec.max)}, ${spec.max}).`,
     };
   }
-  return parseJson(inputText(read), origin);
+  const text = inputText(read);
+  if (text === null) return { ok: false, message: `${origin} is not valid ${read[0] === 0xff || read[0] === 0xfe ? "UTF-16 (its byte-order mark says so)" : "UTF-8"}: some bytes are no text in it. Save the input as UTF-8 JSON.` };
+  return parseJson(text, origin);
 }
 
 /**
- * A file's or stdin's text: UTF-8, or UTF-16 when it begins with that byte-order mark. A leading
- * byte-order mark is not part of the JSON: Windows PowerShell 5 writes one (Out-File, `>`), and
- * JSON.parse would refuse it as an unrecognized token at line 1, column 1.
+ * A file's or stdin's text: UTF-8, or UTF-16 when it begins with that byte-order mark; null when
+ * its bytes are no text in that encoding (they were never silently replaced, which would change
+ * the input the handler gets without a word). A leading byte-order mark is not part of the JSON:
+ * Windows PowerShell 5 writes one (Out-File, `>`), and JSON.parse would refuse it as an
+ * unrecognized token at line 1, column 1.
  */
-function inputText(bytes: Buffer): string {
+function inputText(bytes: Buffer): string | null {
   const encoding = bytes[0] === 0xff && bytes[1] === 0xfe ? "utf-16le" : bytes[0] === 0xfe && bytes[1] === 0xff ? "utf-16be" : "utf-8";
-  // TextDecoder drops the mark of its own encoding; a byte that is not UTF-8 reads as U+FFFD, as before.
-  return new TextDecoder(encoding).decode(bytes);
+  try {
+    // TextDecoder drops the mark of its own encoding.
+    return new TextDecoder(encoding, { fatal: true }).decode(bytes);
+  } catch {
+    return null;
+  }
 }
 
 /** How long a read of a file or stdin may wait with nothing read before it says so. */

@@ -73,6 +73,17 @@ describe("readInput of a file or stdin with a byte-order mark", () => {
     writeFileSync(join(dir, "be.json"), Buffer.concat([Buffer.from([0xfe, 0xff]), Buffer.from(text, "utf16le").swap16()]));
     for (const file of ["le.json", "be.json"]) expect(await readInput(`@${file}`, from(dir))).toEqual({ ok: true, value: { name: "Ada Lovelace, née Byron" } });
   });
+
+  test("bytes that are no text in the input's encoding are refused, never replaced with U+FFFD and run (tester R1)", async () => {
+    const dir = tempDir("input");
+    // UTF-8 with FF FE inside a string; UTF-16LE (by its mark) with an unpaired surrogate.
+    writeFileSync(join(dir, "bad8.json"), Buffer.concat([Buffer.from('{"s":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')]));
+    writeFileSync(join(dir, "bad16.json"), Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('{"s":"', "utf16le"), Buffer.from([0x00, 0xd8]), Buffer.from('"}', "utf16le")]));
+    const bad8 = await readInput("@bad8.json", from(dir));
+    expect(bad8).toEqual({ ok: false, message: "--input @bad8.json is not valid UTF-8: some bytes are no text in it. Save the input as UTF-8 JSON." });
+    const bad16 = await readInput("@bad16.json", from(dir));
+    expect(!bad16.ok && bad16.message).toBe("--input @bad16.json is not valid UTF-16 (its byte-order mark says so): some bytes are no text in it. Save the input as UTF-8 JSON.");
+  });
 });
 
 describe("readInput of a file or stdin, bounded", () => {

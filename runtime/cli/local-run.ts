@@ -507,8 +507,10 @@ export async function recordUsageRefusal(options: UsageRefusalOptions): Promise<
   const failure = buildFailure({
     error_code: "invalid_input",
     stage: "validate",
-    message: options.message,
-    suggestion: "Correct the command line as the message says (docket run --help) and run it again.",
+    // A stray token may be a value (a secret passed unquoted, split by the shell): the summary and
+    // the result file, which outlive the job's masked log, say where the mistake is, not what it held.
+    message: options.message.replace(/"(?:[^"\\]|\\.)*"/g, '"…"'),
+    suggestion: "Correct the command line as docket run's message in the log says (docket run --help) and run it again.",
     context: { reason: "usage" },
     request_id: edge.request_id,
     trace_id: edge.trace_id,

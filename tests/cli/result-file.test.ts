@@ -102,6 +102,19 @@ describe("docket run --result-file", () => {
     expect(parseOutputs(readFileSync(outputs, "utf8"))).toEqual({ "execution-id": "", state: "refused", "result-file": "" });
   });
 
+  test("a stray token of a refused command line (a secret passed unquoted) is left out of the step summary and the result file; the log has the message (tester R1)", async () => {
+    const cwd = checkout();
+    const gh = tempDir("gh");
+    const summary = join(gh, "summary");
+    const env = { GITHUB_ACTIONS: "true", GITHUB_OUTPUT: join(gh, "output"), GITHUB_STEP_SUMMARY: summary };
+    // `--input {"s": "s3cr3t-value"}` unquoted: the shell splits it, and the second half is a stray argument.
+    const refused = await docket(fromSource, ["run", "demo.greet", "--input", '{"s":', '"s3cr3t-value"}', "--result-file", "r.json"], { cwd, env });
+    expect(refused.code).toBe(2);
+    expect(readFileSync(join(cwd, "r.json"), "utf8")).not.toContain("s3cr3t-value");
+    expect(readFileSync(summary, "utf8")).not.toContain("s3cr3t-value");
+    expect(JSON.parse(readFileSync(join(cwd, "r.json"), "utf8")).failure.context).toEqual({ reason: "usage" });
+  });
+
   test("outside GitHub Actions a command line refused still writes the result file it names", async () => {
     const cwd = checkout();
     const refused = await docket(fromSource, ["run", "demo.greet", "--bogus", "--result-file", "r.json"], { cwd });

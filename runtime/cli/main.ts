@@ -37,9 +37,11 @@ export const main = defineCommand({
   },
 });
 
-/** The command line as the parser takes it: `docket help [command…]` is `docket [command…] --help`, as in git or npm. */
+/** The command line as the parser takes it: `docket help [command…]` is `docket [command…] --help`, as in git or npm (`docket help help` the top-level help). */
 export function commandLine(argv: readonly string[]): string[] {
-  return argv[0] === "help" ? [...argv.slice(1), "--help"] : [...argv];
+  if (argv[0] !== "help") return [...argv];
+  const rest = argv[1] === "help" ? argv.slice(2) : argv.slice(1);
+  return [...rest, "--help"];
 }
 
 if (import.meta.main) {

@@ -44,6 +44,8 @@ describe("docket --help and --version", () => {
 
   test("docket help [command] is docket [command] --help", async () => {
     expect(await cli(["help"])).toEqual(await cli(["--help"]));
+    // Help about help is the top-level help (tester R1: "Unknown command help", exit 2).
+    expect(await cli(["help", "help"])).toEqual(await cli(["--help"]));
     const run = await cli(["help", "run"]);
     expect(run).toEqual(await cli(["run", "--help"]));
     expect(run.stdout).toContain("USAGE docket run");

@@ -1,4 +1,5 @@
 import { constants, fstatSync, openSync, writeSync } from "node:fs";
+import { formatBytes } from "../execution/storage-gate.ts";
 
 /** How long a write waits before trying again when the reader's pipe is full and non-blocking. */
 const RETRY_MS = 5;
@@ -47,7 +48,7 @@ interface Pending {
  * a pipe's backlog in memory and drop it at exit, and report neither a full disk nor a lost write:
  * the CLI writes through this instead (see routeStream and writerOf).
  */
-export function createFdWriter(fd: number, name: string): FdWriter {
+export function createFdWriter(fd: number, name: string, maxQueuedBytes = Infinity): FdWriter {
   const queue: Pending[] = [];
   const waiters: Array<() => void> = [];
   const closed = new AbortController();
@@ -55,8 +56,12 @@ export function createFdWriter(fd: number, name: string): FdWriter {
   let busy = false;
   let target = ownDescriptor(fd);
   let progressAt = performance.now();
+  /** Bytes waiting in the queue, and bytes dropped past maxQueuedBytes since the last note of them. */
+  let queued = 0;
+  let dropped = 0;
 
   const dropAll = () => {
+    queued = 0;
     for (const pending of queue.splice(0)) pending.done();
   };
   const wake = () => {
@@ -77,6 +82,7 @@ export function createFdWriter(fd: number, name: string): FdWriter {
     else {
       failure ??= error;
       const head = queue.shift();
+      if (head) queued -= head.bytes.length;
       head?.done();
     }
     closed.abort();
@@ -87,6 +93,7 @@ export function createFdWriter(fd: number, name: string): FdWriter {
     if (count > 0) progressAt = performance.now();
     if (head.offset < head.bytes.length) return;
     queue.shift();
+    queued -= head.bytes.length;
     head.done();
   };
   const pump = () => {
@@ -118,10 +125,25 @@ export function createFdWriter(fd: number, name: string): FdWriter {
     },
     write(chunk) {
       const bytes = typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk;
+      // Past the bound (a reader that stopped for good) what comes is dropped, counted, and said
+      // where it was once there is room again; it is a failure, as a lost write is.
+      if (queued + bytes.length > maxQueuedBytes) {
+        dropped += bytes.length;
+        failure ??= Object.assign(new Error(`its reader fell more than ${formatBytes(maxQueuedBytes)} behind, and what came beyond that was dropped`), { code: "EDROPPED" });
+        return Promise.resolve();
+      }
+      const idle = queue.length === 0;
+      if (idle) progressAt = performance.now();
+      if (dropped > 0) {
+        const note = Buffer.from(`[docket] ${dropped} bytes of ${name} were dropped here: its reader fell more than ${formatBytes(maxQueuedBytes)} behind.\n`);
+        dropped = 0;
+        queue.push({ bytes: note, offset: 0, done: () => undefined });
+        queued += note.length;
+      }
       return new Promise((done) => {
-        if (queue.length === 0) progressAt = performance.now();
         queue.push({ bytes, offset: 0, done });
-        if (!busy && queue.length === 1) pump();
+        queued += bytes.length;
+        if (idle && !busy) pump();
       });
     },
     settled() {
@@ -169,6 +191,8 @@ function ownDescriptor(fd: number): number {
 }
 
 const ROUTED = Symbol.for("docket.fd-writer");
+/** The most stderr keeps for a reader that is behind; more is dropped, and said so once it reads. */
+export const STDERR_QUEUE_BYTES = 64 << 20;
 
 /**
  * Sends everything written with `stream.write` through `writer`: the callback runs once the
@@ -192,7 +216,9 @@ export function writerOf(stream: NodeJS.WriteStream): FdWriter {
   const fd = stream === process.stderr ? 2 : 1;
   const routed = held[ROUTED];
   if (routed) return routed;
-  const writer = routeStream(stream, createFdWriter(fd, fd === 2 ? "stderr" : "stdout"));
+  // stdout holds a command's document, kept whole however far behind its reader is; stderr, a
+  // log that a server may write for days to a reader that stopped for good, is bounded.
+  const writer = routeStream(stream, createFdWriter(fd, fd === 2 ? "stderr" : "stdout", fd === 2 ? STDERR_QUEUE_BYTES : Infinity));
   // A command that exits without waiting (a server's stop, a second Ctrl-C) still hands over
   // what waits, as far as the reader takes it then: a write that does not wait cannot hold the exit.
   process.once("exit", () => writer.flushNow());

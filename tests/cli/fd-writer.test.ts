@@ -165,3 +165,37 @@ test("a failed write loses its chunk and is kept as the failure, and later chunk
     closeSync(file);
   }
 });
+
+test.skipIf(process.platform !== "linux")("past its bound a writer drops what comes, counts it, says so where it was once its reader took what waited, and keeps it as a failure", async () => {
+  const pipe = fifo();
+  try {
+    const writer = createFdWriter(pipe.writeFd, "stderr", 256 * 1024);
+    const line = `${"y".repeat(1023)}\n`;
+    // 1 MiB to a reader that reads nothing: a pipe's 64 KiB, then 256 KiB waiting; the rest dropped.
+    for (let i = 0; i < 1024; i++) void writer.write(line);
+    expect(writer.failure?.code).toBe("EDROPPED");
+    // The reader comes back and takes what waited; the next line follows the note of what was dropped.
+    const got: Buffer[] = [];
+    let settled = false;
+    void writer.settled().then(() => (settled = true));
+    while (!settled) {
+      got.push(drain(pipe.readFd));
+      await Bun.sleep(1);
+    }
+    let written = false;
+    void writer.write("after\n").then(() => (written = true));
+    while (!written) {
+      got.push(drain(pipe.readFd));
+      await Bun.sleep(1);
+    }
+    got.push(drain(pipe.readFd));
+    const text = Buffer.concat(got).toString("utf8");
+    const kept = text.split("\n").filter((l) => l.startsWith("y")).length;
+    expect(kept).toBeGreaterThan(255);
+    expect(kept).toBeLessThan(400);
+    const tail = text.slice(text.lastIndexOf("y\n") + 2);
+    expect(tail).toBe(`[docket] ${(1024 - kept) * 1024} bytes of stderr were dropped here: its reader fell more than 256 KiB behind.\nafter\n`);
+  } finally {
+    pipe.close();
+  }
+});

@@ -25,6 +25,12 @@ export default capability({
         v.description("With a run_id: the SHA-256 of the canonical JSON of the real input, so that the run and a start with the same run_id are one run."),
       ),
     ),
+    bind_run_id: v.optional(
+      v.pipe(
+        v.boolean(),
+        v.description("With a run_id, from a run whose handler waits for it: take the run_id as this execution's now. The report that creates the execution never does; the run begins once an answer says run_id_bound."),
+      ),
+    ),
     session_key: v.optional(v.nullable(v.pipe(v.string(), v.minLength(1), v.maxLength(256)))),
     request_id: v.pipe(v.string(), v.regex(/^[A-Za-z0-9._:-]{1,128}$/, "must be 1-128 characters of A-Z a-z 0-9 . _ : -")),
     trace_id: v.pipe(v.string(), v.regex(/^[0-9a-f]{32}$/, "must be 32 lower-case hex digits")),
@@ -60,6 +66,9 @@ export default capability({
     message: v.string(),
     deduplicated_to: v.optional(
       v.pipe(v.string(), v.description("The run_id was already used, with the same capability and input, for this execution: nothing was taken, and the run must not run again.")),
+    ),
+    run_id_bound: v.optional(
+      v.pipe(v.boolean(), v.description("With a run_id: whether the server holds it as this execution's. A run that waits for it begins only once it is true; until then nothing ran.")),
     ),
   }),
   handler(input, ctx) {

@@ -26,7 +26,11 @@ export interface ExecutionReporterOptions {
   cancel(requestedBy: Actor | null): void;
   /** Says one line on stderr (without its newline). */
   say(line: string): void;
-  /** With a run_id: the hash of the real input (canonical-json.ts), sent so the server keeps the run's identity. */
+  /**
+   * With a run_id: the hash of the real input (canonical-json.ts), sent so the server keeps the
+   * run's identity. The run's handler waits for it: `first` is taken only once the server holds the
+   * run_id as this execution's, which its reports ask for after the first (docs/protocol.md).
+   */
   inputHash?: string;
   /** The run said already that the server does not answer (it did not when the run began): failed reports say it again only after it answered. */
   unanswered?: boolean;
@@ -134,6 +138,8 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
   let timerDue = Number.POSITIVE_INFINITY;
   let stopped = false;
   let heard = false;
+  /** The server holds the run_id as this execution's (or there is none to hold): the run may begin. */
+  let bound = options.inputHash === undefined;
   let failures = 0;
   let warned = options.unanswered === true;
   let cancelPassed = false;
@@ -205,6 +211,7 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
     // The server stores a cancel asked of it as its own event, which the run's takes the place of:
     // where the run's is tells it how far it got in the run's sequences (docs/protocol.md).
     if (cancelSequence !== null) body.cancel_sequence = cancelSequence;
+    if (!bound) body.bind_run_id = true;
     inFlight = true;
     inFlightAbort = new AbortController();
     let answer: ReportAnswer;
@@ -227,11 +234,15 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
       resolveFirst({ kind: "deduplicated", execution_id: answer.deduplicated_to });
       return end(late ? `the server at ${serverNow()} names ${answer.deduplicated_to} as this run_id's execution, and could not be asked before this run began: this run is visible to this process alone` : null);
     }
-    resolveFirst({ kind: "taken" });
+    // The first report only creates the execution there; the run_id is bound by the next, which the
+    // server reads only while this run waits for it: a run that gave up holds no run_id. A server
+    // that does not say bound the run_id with the first report.
+    if (!bound && answer.run_id_bound !== false) bound = true;
+    if (bound) resolveFirst({ kind: "taken" });
     if (stopped) return;
     failures = 0;
     answeredAt = clock.monotonic();
-    if (!heard) {
+    if (!heard && bound) {
       heard = true;
       say(`reported to the server at ${serverNow()}: ${serverNow()}/cockpit/executions/${id}`);
     }
@@ -249,6 +260,7 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
       options.cancel(answer.requested_by);
     }
     if (answer.ended) return ended(answer);
+    if (!bound) return wake(0);
     const last = unsent.events(id, through, 0)?.last_sequence ?? through;
     if (last > through) wake(full || answer.gap || finishing ? 0 : soonMs);
     else if (finishing) end(null);
@@ -282,7 +294,7 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
     const reason = (error as Error)?.message ?? String(error);
     // A run with a run_id waits for its first answer and says itself what a refusal of it means
     // (nothing runs): "visible to this process alone" would say it goes on.
-    if (error instanceof ReportRefusedError && !heard && options.inputHash !== undefined) return end(null);
+    if (error instanceof ReportRefusedError && !bound) return end(null);
     if (error instanceof ReportRefusedError) return end(`the server at ${serverNow()} refused the report of ${id} (${reason}), so from now on this execution is visible to this process alone`);
     failures++;
     if (!warned && (!heard || failures >= FAILURES_TO_WARN || clock.monotonic() - answeredAt >= SILENCE_TO_WARN_MS)) {

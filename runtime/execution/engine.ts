@@ -48,6 +48,11 @@ export interface EngineOptions {
   expireDetails?: () => void;
   /** Bytes free on the disk holding `.docket/` (storage-gate.ts), for a store kept there; absent: not looked at. */
   diskFree?: () => number | null;
+  /**
+   * Whether a process of this machine is alive: a run that reports with a run_id and has exited
+   * gave up on its report, and never started (report-ledger.ts). Absent: every reporter counts as alive.
+   */
+  processAlive?: (pid: number) => boolean;
 }
 
 /** One execution the engine admitted and has not finished. */
@@ -264,6 +269,7 @@ export function createEngine(options: EngineOptions): Engine {
     root,
     clock,
     log,
+    processAlive: options.processAlive,
     redactInput: (id, input) => {
       const capability = registry.get(id);
       return capability ? redactInput(capability, input) : input;

@@ -27,6 +27,8 @@ export interface ReportLedgerOptions {
   redactInput(capability: string, input: unknown): unknown;
   /** Why a new run may not be admitted now (a store that cannot write, storage over budget); null when it may. */
   storageRefusal?: (verb: string) => StorageRefusal | null;
+  /** Whether the reporting process is alive (it runs on this machine); absent: every reporter counts as alive. */
+  processAlive?: (pid: number) => boolean;
 }
 
 /**
@@ -112,6 +114,7 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
     // The whole report is checked before anything of it is stored: a refused one leaves no trace.
     const taken = lifecycleCheck(existing?.state ?? "queued", fresh);
     if (typeof taken === "string") throw refuse(`Cannot take the report of ${report.id}: ${taken}.`, { reason: "illegal_transition" });
+    const started = taken.some((event) => event.type === "execution.started");
     if (!existing) {
       // The run_id of a run is its identity as a start's is: used already, the run is that execution.
       const claimed = claimRun(report, edge);
@@ -120,10 +123,16 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
       // already here goes on being heard, so that what it already showed is not cut off.
       const refused = options.storageRefusal?.(`take the report of ${report.id}`);
       if (refused) throw new FailureError(buildFailure({ ...refused, stage: "admit", request_id: edge.request_id, trace_id: edge.trace_id }));
-      if (report.run_id && report.input_hash && !store.recordRun({ run_id: report.run_id, execution_id: report.id, capability: report.capability, input_hash: report.input_hash })) {
-        throw new FailureError(buildFailure({ ...runIdentitiesFull(report.run_id, limits.run_identities, "Run without --run-id"), request_id: edge.request_id, trace_id: edge.trace_id }));
-      }
+      // A run that waits for its run_id and is gone gave up on this report before it was read: kept,
+      // it would only be a queued execution nobody runs.
+      if (report.run_id && report.input_hash && !started && !alive(report.pid)) throw reporterGone(report, refuse);
+      // A run whose handler waits asks for its run_id with its next report (bindRun); one that
+      // reports its start already did not wait, and its run_id is its identity from now on.
+      if (report.run_id && report.input_hash && started) recordRun(report, edge);
       create(report, fresh[0] as ExecutionEvent<"execution.created">, refuse);
+    } else if (report.run_id && report.input_hash && (started || (report.bind_run_id === true && fresh.length === 0 && existing.state === "queued"))) {
+      const claimed = bindRun(report, existing, started, edge, refuse);
+      if (claimed !== null) return claimed;
     }
     const drafts = taken.filter((event) => event.type !== "execution.created").map((event) => ({ type: event.type, data: event.data }) as EventDraft);
     if (drafts.length > 0) {
@@ -158,6 +167,74 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
   }
 
   /**
+   * Binds a run's run_id to its execution, which the server holds already (docs/protocol.md): asked
+   * by a run whose handler waits for the answer, or implied by a report of its start. Until then
+   * the execution is queued and the run_id free, so a run that gave up waiting holds nothing. A
+   * run still waiting that cannot have it — gone, the run_id another execution's, no room for one
+   * more — never starts: its execution ends `cancelled` here, and the answer says why (null: bound).
+   * A run that started already keeps what it reports either way; only the run_id is not its own.
+   */
+  function bindRun(report: ExecutionReport, existing: ExecutionSnapshot, started: boolean, edge: EdgeInfo, refuse: (message: string, context: Record<string, unknown>) => FailureError): ReportAnswer | null {
+    const runId = report.run_id!;
+    if (store.findRun(runId)?.execution_id === report.id) return null;
+    if (started) {
+      if (store.findRun(runId) === null) recordRun(report, edge);
+      return null;
+    }
+    // Gone, it gave up waiting for the answer to this report, and began nothing.
+    if (!alive(report.pid)) {
+      abandon(existing, `docket run (pid ${report.pid}) that reported it exited before this server could take its run_id`);
+      throw reporterGone(report, refuse);
+    }
+    let claimed: ReportAnswer | null;
+    try {
+      claimed = claimRun(report, edge);
+      if (claimed === null) recordRun(report, edge);
+    } catch (error) {
+      if (error instanceof FailureError) abandon(existing, `its run_id could not be taken (${error.failure.error_code}: ${error.failure.message})`);
+      throw error;
+    }
+    if (claimed !== null) abandon(existing, `run_id "${runId}" was taken by ${claimed.deduplicated_to} first, which this run is`);
+    return claimed;
+  }
+
+  /** Records a run's identity: the limit reached, the report is refused (capacity), as a start is. */
+  function recordRun(report: ExecutionReport, edge: EdgeInfo): void {
+    if (store.recordRun({ run_id: report.run_id!, execution_id: report.id, capability: report.capability, input_hash: report.input_hash! })) return;
+    throw new FailureError(buildFailure({ ...runIdentitiesFull(report.run_id!, limits.run_identities, "Run without --run-id"), request_id: edge.request_id, trace_id: edge.trace_id }));
+  }
+
+  function alive(pid: number): boolean {
+    return options.processAlive?.(pid) ?? true;
+  }
+
+  function reporterGone(report: ExecutionReport, refuse: (message: string, context: Record<string, unknown>) => FailureError): FailureError {
+    return refuse(
+      `Cannot take the report of ${report.id} from pid ${report.pid}: that process has exited, so it gave up waiting for this server before its handler began. Nothing ran, and run_id "${report.run_id}" is not kept: a run with it runs.`,
+      { reason: "reporter_gone", pid: report.pid },
+    );
+  }
+
+  /**
+   * Ends a reported execution that never started, and never will: its run waits for its run_id
+   * before its handler begins, and cannot have it. `cancelled`, nothing applied.
+   */
+  function abandon(snapshot: ExecutionSnapshot, why: string): void {
+    sessions.end(snapshot.id);
+    const failure = buildFailure({
+      error_code: "cancelled",
+      stage: "queue",
+      message: `${snapshot.id} never started: ${why}. Its handler waits for its run_id, so nothing ran.`,
+      retryability: "safe",
+      outcome_certainty: "not_applied",
+      context: { pid: snapshot.actor.kind === "cli" ? snapshot.actor.pid : null, run_id: snapshot.run_id },
+      request_id: snapshot.request_id,
+      trace_id: snapshot.trace_id,
+    });
+    store.append(snapshot.id, [{ type: "execution.completed", data: { state: "cancelled", failure, duration_ms: 0 } }]);
+  }
+
+  /**
    * The first report of a run with a run_id (and its input's hash) whose run_id is already used:
    * with the same capability and input it is that execution — the answer names it and nothing is
    * taken, so the run does not run again; with another, run_id_conflict (409), as for a start.
@@ -166,7 +243,7 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
   function claimRun(report: ExecutionReport, edge: EdgeInfo): ReportAnswer | null {
     if (!report.run_id || !report.input_hash) return null;
     const known = store.findRun(report.run_id);
-    if (known === null) return null;
+    if (known === null || known.execution_id === report.id) return null;
     if (known.capability !== report.capability || known.input_hash !== report.input_hash) {
       throw new FailureError(
         buildFailure({
@@ -259,6 +336,7 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
       takes_end: ended && endedForSilence(snapshot!),
       silence_ms: limits.report_silence_ms,
       message,
+      ...(report.run_id ? { run_id_bound: store.findRun(report.run_id)?.execution_id === id } : {}),
     };
   }
 
@@ -271,6 +349,17 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
     const snapshot = store.current(id);
     if (!snapshot || isTerminal(snapshot.state)) return;
     const silent = describeMs(limits.report_silence_ms);
+    // Queued with its run_id not bound to it: the run waited for that before its handler, so it
+    // never started (docs/protocol.md), and its run_id was never held.
+    if (snapshot.state === "queued" && snapshot.run_id !== null && store.findRun(snapshot.run_id)?.execution_id !== id) {
+      try {
+        abandon(snapshot, `nothing was heard from docket run (pid ${session.pid}) for ${silent} before this server took its run_id`);
+        log(`[docket] ${id}: nothing heard from docket run (pid ${session.pid}) for ${silent} before its run_id was taken; it never started and is cancelled.`);
+      } catch (error) {
+        log(`[docket] could not end the silent reported execution ${id}: ${(error as Error).message}`);
+      }
+      return;
+    }
     const failure = buildFailure({
       error_code: "unavailable",
       stage: "report",

@@ -22,6 +22,13 @@ export interface ExecutionReport {
    * start or another run — is this run; another input is run_id_conflict.
    */
   input_hash?: string;
+  /**
+   * With a run_id, from a run whose handler waits for it: bind the run_id to this execution now.
+   * The first report only creates the execution, queued; the run asks for the run_id with the next
+   * one and begins only once an answer says `run_id_bound`. So a run_id is never held by a run that
+   * gave up before the server read it (docs/protocol.md).
+   */
+  bind_run_id?: boolean;
   session_key?: string | null;
   request_id: string;
   trace_id: string;
@@ -65,6 +72,12 @@ export interface ReportAnswer {
    * server took nothing, and this is the execution that run_id names. The run does not run.
    */
   deduplicated_to?: string;
+  /**
+   * With a run_id: whether the server holds the run_id as this execution's. A run whose handler
+   * waits for it begins only once this is true; before, nothing ran, and a run_id not bound stops no
+   * other run with it.
+   */
+  run_id_bound?: boolean;
 }
 
 /** The most events one report may carry (capabilities/executions.report.ts declares the same bound); a run further behind sends again at once. */

@@ -15,12 +15,15 @@ const settle = async () => {
   for (let i = 0; i < 10; i++) await Promise.resolve();
 };
 
-/** A run's store with its execution created and started, and a fake server that answers as the test says. */
-function setup(options: { frameBytes?: number; limits?: Parameters<typeof resolveLimits>[0]; outboxUnits?: number } = {}) {
+/**
+ * A run's store with its execution created and started, and a fake server that answers as the test
+ * says. With `runId`, a run whose handler waits for the server's word on it: created alone.
+ */
+function setup(options: { frameBytes?: number; limits?: Parameters<typeof resolveLimits>[0]; outboxUnits?: number; runId?: string } = {}) {
   const limits = resolveLimits(options.limits);
   const store: ExecutionStore = createMemoryStore({ limits });
-  store.create({ id: ID, capability: "demo.read", input: { n: 1 }, actor: { kind: "cli", pid: PID }, repository: "/checkout", run_id: null, session_key: null, request_id: "r-1", trace_id: "0af7651916cd43dd8448eb211c80319c", cancellable: true, effect: "read" });
-  store.append(ID, [{ type: "execution.started", data: {} }]);
+  store.create({ id: ID, capability: "demo.read", input: { n: 1 }, actor: { kind: "cli", pid: PID }, repository: "/checkout", run_id: options.runId ?? null, session_key: null, request_id: "r-1", trace_id: "0af7651916cd43dd8448eb211c80319c", cancellable: true, effect: "read" });
+  if (options.runId === undefined) store.append(ID, [{ type: "execution.started", data: {} }]);
   const clock = new ManualClock();
   const sent: ExecutionReport[] = [];
   const said: string[] = [];
@@ -54,6 +57,7 @@ function setup(options: { frameBytes?: number; limits?: Parameters<typeof resolv
     cancel: (by) => cancels.push(by),
     say: (line) => said.push(line),
     outboxUnits: options.outboxUnits,
+    inputHash: options.runId === undefined ? undefined : "a".repeat(64),
   });
   return {
     moveServer: (url: string) => (serverUrl = url),
@@ -362,6 +366,33 @@ describe("the run's reporter", () => {
     progress(ended.store, 2);
     await ended.tick(5000);
     expect(ended.sent).toHaveLength(2);
+  });
+
+  test("reporter of a run waiting for its run_id asks the server to bind it after the first answer, and lets the run begin only once an answer says it is bound", async () => {
+    const { reporter, sent, took, answerWith, said, tick } = setup({ runId: "rid-1" });
+    let first: unknown = null;
+    void reporter.first.then((verdict) => (first = verdict));
+    answerWith((report) => took(report, { state: "queued", run_id_bound: false }));
+    await tick(0);
+    // Created there, the run_id not bound: the run has not begun, and asks again at once.
+    expect(first).toBeNull();
+    answerWith((report) => took(report, { state: "queued", run_id_bound: true }));
+    await tick(0);
+    expect(sent.map((report) => [sequences(report), report.bind_run_id, report.input_hash])).toEqual([
+      [[1], true, "a".repeat(64)],
+      [[], true, "a".repeat(64)],
+    ]);
+    expect(first).toEqual({ kind: "taken" });
+    expect(said.filter((line) => line.startsWith("reported to the server"))).toHaveLength(1);
+  });
+
+  test("reporter of a run waiting for its run_id whose bind is refused says nothing of going on: the run says itself that nothing ran", async () => {
+    const { reporter, took, answerWith, said, tick } = setup({ runId: "rid-1" });
+    answerWith((report) => (report.events.length > 0 ? took(report, { state: "queued", run_id_bound: false }) : new ReportRefusedError("HTTP 429 capacity: full")));
+    await tick(0);
+    await tick(0);
+    expect(await reporter.first).toEqual({ kind: "refused", failure: null });
+    expect(said).toEqual([]);
   });
 
   test("reporter sends a value too large for a frame withheld: it stays with the run", async () => {

@@ -4,7 +4,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { docket, fromSource, oneJsonDocument, removeTempDirs, spawnDocket, tempCheckout, watchStream, writeFiles } from "./_harness.ts";
+import { docket, fromSource, oneJsonDocument, removeTempDirs, spawnDocket, tempCheckout, tempDir, watchStream, writeFiles } from "./_harness.ts";
 import { api, pollUntil, reportedBy } from "./_report-support.ts";
 import { STOP_SIGNAL_ECHO_MS } from "../../runtime/adapter/stop-signals.ts";
 
@@ -194,6 +194,50 @@ describe("docket run and a server that is killed or frozen", () => {
       expect(ran.stderr).toContain("nothing ran");
       expect(existsSync(join(checkout, "touched.txt"))).toBe(false);
     } finally {
+      server.child.kill("SIGKILL");
+      await server.child.exited;
+    }
+  }, 60_000);
+  test("docket run --run-id whose first report waited in a server frozen (SIGSTOP) until after the run gave up holds nothing there: the same --run-id runs, once (tester R1)", async () => {
+    const checkout = tempCheckout();
+    // The file waits, while a run loads it, for the test to freeze the server: the run found it
+    // answering already, so its first report goes to a frozen server. Armed once the server loaded it.
+    const gate = tempDir("gate");
+    const at = (name: string) => JSON.stringify(join(gate, name));
+    writeFiles(checkout, {
+      "capabilities/team.once.ts": `import { capability } from "docket";\nimport * as v from "valibot";\nimport { appendFileSync, existsSync, writeFileSync } from "node:fs";\nif (existsSync(${at("armed")})) {\n  writeFileSync(${at("loading")}, "");\n  while (!existsSync(${at("go")})) await Bun.sleep(10);\n}\nexport default capability({ id: "team.once", title: "Once", description: "Records each run.", effect: "write", input: v.object({}), output: v.object({}), handler(_input, ctx) { appendFileSync(ctx.root + "/runs.txt", "ran\\n"); return {}; } });\n`,
+    });
+    const server = await serve(checkout, ["--report-silence-ms", "1000"]);
+    const http = api(server.url);
+    const run = () => docket(fromSource, ["run", "team.once", "--format", "json", "--run-id", "ghost-1"], { cwd: checkout });
+    try {
+      writeFileSync(join(gate, "armed"), "");
+      const gaveUp = run();
+      await pollUntil(async () => existsSync(join(gate, "loading")), Boolean, "the run to load its capability file");
+      // Answered once more: the run's own look-up, sent before the file began to load, was answered too.
+      await http.get("/healthz");
+      server.child.kill("SIGSTOP");
+      writeFileSync(join(gate, "go"), "");
+      const first = await gaveUp;
+      expect(first.code).toBe(1);
+      expect(first.stderr).toContain("did not answer this run's first report, so whether run_id ghost-1 was used already cannot be known; nothing ran");
+      // Resumed after the run gave up and exited: the report that waited unread is read now.
+      server.child.kill("SIGCONT");
+      const again = await run();
+      expect(again.stderr).not.toContain("was already used");
+      expect(again.code).toBe(0);
+      expect(oneJsonDocument(again.stdout).execution).toMatchObject({ state: "succeeded", run_id: "ghost-1" });
+      expect(readFileSync(join(checkout, "runs.txt"), "utf8")).toBe("ran\n");
+      // And it is the run_id's execution from now on: a third run is that one, and runs nothing.
+      const third = await run();
+      expect(third.code).toBe(0);
+      expect(third.stderr).toContain("was already used");
+      expect(readFileSync(join(checkout, "runs.txt"), "utf8")).toBe("ran\n");
+      const { items } = await http.get("/api/v1/executions?limit=10");
+      // The report read after its run exited was refused: no queued ghost holds the run_id.
+      expect(items.filter((item: any) => item.run_id === "ghost-1").map((item: any) => item.state)).toEqual(["succeeded"]);
+    } finally {
+      server.child.kill("SIGCONT");
       server.child.kill("SIGKILL");
       await server.child.exited;
     }

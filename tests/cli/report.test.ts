@@ -292,8 +292,12 @@ describe("docket run and the server serving its checkout", () => {
       // The server's word on retrying stands (waiting frees no run identity), and nothing says the run goes on.
       expect(oneJsonDocument(refused.stdout).failure).toMatchObject({ retryability: "never", suggestion: expect.stringContaining("--run-identities") });
       expect(refused.stderr).not.toContain("visible to this process alone");
+      // The server shows the run from its first report, queued, and ends it there: it never started.
       const { items } = await api(server.url).get("/api/v1/executions?limit=10");
-      expect(items.map((item: any) => item.run_id)).toEqual(["rid-kept"]);
+      expect(items.map((item: any) => [item.run_id, item.state, item.started_at, item.failure?.outcome_certainty ?? null])).toEqual([
+        ["rid-refused", "cancelled", null, "not_applied"],
+        ["rid-kept", "succeeded", expect.any(String), null],
+      ]);
     } finally {
       await server.stop();
     }

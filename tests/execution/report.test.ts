@@ -336,6 +336,89 @@ describe("executions.report and capability_version", () => {
   });
 });
 
+describe("executions.report and a run waiting for its run_id", () => {
+  const HASH = "a".repeat(64);
+
+  /** A `docket run --run-id` whose handler waits for the server (its hold never settles here): it has its creation alone. */
+  function waitingRun(runId = "rid-wait") {
+    const run = harness();
+    const id = run.engine.start({ capability: "demo.read", input: { n: 3 }, run_id: runId }, RUN_EDGE, { hold: new Promise(() => undefined) }).execution.id;
+    const report = (extra: Partial<ExecutionReport> = {}) => reportOf(run, id, run.store.events(id, 0, 1000)!.events, { input_hash: HASH, ...extra });
+    return { run, id, report };
+  }
+
+  test("report of a run waiting for its run_id creates its execution queued and leaves the run_id free; the next report binds it, and only its answer says run_id_bound", async () => {
+    const { id, report } = waitingRun();
+    const server = harness();
+    expect(await send(server, report({ bind_run_id: true }))).toMatchObject({ id, through: 1, state: "queued", run_id_bound: false });
+    expect(server.store.findRun("rid-wait")).toBeNull();
+    expect(await send(server, report({ bind_run_id: true }))).toMatchObject({ id, through: 1, applied: 0, state: "queued", run_id_bound: true });
+    expect(server.store.findRun("rid-wait")).toMatchObject({ execution_id: id, input_hash: HASH });
+    // Asked again (an answer lost), it is bound already: the same answer.
+    expect(await send(server, report({ bind_run_id: true }))).toMatchObject({ run_id_bound: true });
+  });
+
+  test("report of a run that exited while it waited for its run_id is refused and holds nothing: read first, nothing is kept; read at the bind, its execution ends cancelled, never started", async () => {
+    let alive = false;
+    const server = harness({}, { processAlive: (pid) => pid === PID && alive });
+    const gone = waitingRun();
+    expect(failureOf(() => send(server, gone.report()))).toMatchObject({ error_code: "invalid_input", context: { reason: "reporter_gone", pid: PID } });
+    expect(server.store.get(gone.id)).toBeNull();
+
+    // Alive for a moment when its first report was read (it was giving up on the answer), gone by the next.
+    const late = waitingRun();
+    alive = true;
+    await send(server, late.report());
+    alive = false;
+    const refused = failureOf(() => send(server, late.report({ bind_run_id: true })));
+    expect(refused).toMatchObject({ error_code: "invalid_input", context: { reason: "reporter_gone" } });
+    expect(refused.message).toContain(`run_id "rid-wait" is not kept`);
+    expect(server.store.get(late.id)).toMatchObject({
+      state: "cancelled",
+      started_at: null,
+      failure: { error_code: "cancelled", outcome_certainty: "not_applied", retryability: "safe", context: { pid: PID, run_id: "rid-wait" } },
+    });
+    expect(server.store.findRun("rid-wait")).toBeNull();
+    // The run_id was never held: a start with it runs.
+    const started = server.engine.start({ capability: "demo.read", input: { n: 3 }, run_id: "rid-wait" }, EDGE);
+    expect(started.deduplicated).toBe(false);
+  });
+
+  test("report binds a run_id for the first run that asks: another run waiting with it, created first, never starts and is that run", async () => {
+    const first = waitingRun("rid-two");
+    const second = waitingRun("rid-two");
+    const server = harness();
+    await send(server, first.report());
+    // The first one's run_id is not bound: the second is no deduplicate of it yet.
+    expect(await send(server, second.report())).toMatchObject({ id: second.id, state: "queued", run_id_bound: false });
+    expect(await send(server, second.report({ bind_run_id: true }))).toMatchObject({ run_id_bound: true });
+    const late = await send(server, first.report({ bind_run_id: true }));
+    expect(late).toMatchObject({ deduplicated_to: second.id, run_id_bound: false });
+    expect(server.store.get(first.id)).toMatchObject({ state: "cancelled", started_at: null, failure: { outcome_certainty: "not_applied" } });
+    expect(server.store.get(first.id)!.failure!.message).toContain(`taken by ${second.id} first`);
+  });
+
+  test("report silence of a run that waited for its run_id and never had it bound ends it cancelled: it never started, nothing applied (manual clock)", async () => {
+    const { id, report } = waitingRun();
+    const server = harness({ report_silence_ms: 1000 });
+    await send(server, report());
+    server.clock.advance(1000);
+    const snapshot = server.store.get(id)!;
+    expect(snapshot).toMatchObject({ state: "cancelled", started_at: null, failure: { error_code: "cancelled", outcome_certainty: "not_applied" } });
+    expect(snapshot.failure!.message).toContain(`nothing was heard from docket run (pid ${PID}) for 1 s before this server took its run_id`);
+    expect(server.store.findRun("rid-wait")).toBeNull();
+  });
+
+  test("report silence of a run whose run_id was bound ends it failed with an unknown outcome: its handler may have begun", async () => {
+    const { id, report } = waitingRun();
+    const server = harness({ report_silence_ms: 1000 });
+    await send(server, report());
+    await send(server, report({ bind_run_id: true }));
+    server.clock.advance(1000);
+    expect(server.store.get(id)).toMatchObject({ state: "failed", failure: { error_code: "unavailable", outcome_certainty: "unknown" } });
+  });
+});
+
 describe("report ledger after a restart", () => {
   test("a cancel the earlier server answered reaches the run through the next one, which adopts it from the store", async () => {
     const { createEngine } = await import("../../runtime/execution/engine.ts");

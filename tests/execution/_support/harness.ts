@@ -3,7 +3,7 @@ import { capability } from "../../../runtime/capability/declaration.ts";
 import { CapabilityError } from "../../../runtime/capability/capability-error.ts";
 import { sensitive } from "../../../runtime/capability/sensitive.ts";
 import { planeOf } from "../../../runtime/capability/plane-of.ts";
-import { createEngine, type Engine } from "../../../runtime/execution/engine.ts";
+import { createEngine, type Engine, type EngineOptions } from "../../../runtime/execution/engine.ts";
 import { resolveLimits, type Limits } from "../../../runtime/execution/limits.ts";
 import type { EdgeInfo } from "../../../runtime/execution/plane.ts";
 import { createMemoryStore } from "../../../runtime/store/memory-store.ts";
@@ -153,8 +153,8 @@ export interface Harness {
   logged: string[];
 }
 
-/** An engine over the memory store, a fake pool and a manual clock. */
-export function harness(overrides: Partial<Limits> = {}): Harness {
+/** An engine over the memory store, a fake pool and a manual clock; `options` adds what the engine is given besides. */
+export function harness(overrides: Partial<Limits> = {}, options: Pick<EngineOptions, "processAlive"> = {}): Harness {
   const limits = resolveLimits({ overrides });
   const clock = new ManualClock();
   const store = createMemoryStore({ limits, clock: () => clock.now() });
@@ -169,6 +169,7 @@ export function harness(overrides: Partial<Limits> = {}): Harness {
     storeKind: "memory",
     clock,
     log: (line) => logged.push(line),
+    ...options,
   });
   return { engine, store, pool, clock, limits, logged };
 }

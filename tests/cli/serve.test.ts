@@ -37,40 +37,46 @@ describe("docket serve", () => {
     const readEnd = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
     const writeEnd = openSync(fifo, constants.O_WRONLY);
     const child = Bun.spawn([...fromSource.argv(), "serve", "--port", "0"], { cwd: checkout, stdin: "ignore", stdout: "ignore", stderr: writeEnd });
-    closeSync(writeEnd);
-    const lease = join(checkout, ".docket", "lease.json");
-    for (let i = 0; i < 500 && !existsSync(lease); i++) await Bun.sleep(20);
-    expect(existsSync(lease)).toBe(true);
-    // Nobody has read a byte yet: most of the log waits in the server.
-    child.kill("SIGTERM");
-    const chunks: Buffer[] = [];
-    const buffer = Buffer.alloc(1 << 16);
-    let exited = false;
-    void child.exited.then(() => (exited = true));
-    while (!exited) {
-      try {
-        const read = readSync(readEnd, buffer, 0, buffer.length, null);
-        if (read > 0) chunks.push(Buffer.from(buffer.subarray(0, read)));
-      } catch {
-        // Nothing to read at this moment.
+    let full: ReturnType<typeof Bun.spawn> | null = null;
+    try {
+      closeSync(writeEnd);
+      const lease = join(checkout, ".docket", "lease.json");
+      for (let i = 0; i < 500 && !existsSync(lease); i++) await Bun.sleep(20);
+      expect(existsSync(lease)).toBe(true);
+      // Nobody has read a byte yet: most of the log waits in the server.
+      child.kill("SIGTERM");
+      const chunks: Buffer[] = [];
+      const buffer = Buffer.alloc(1 << 16);
+      let exited = false;
+      void child.exited.then(() => (exited = true));
+      while (!exited) {
+        try {
+          const read = readSync(readEnd, buffer, 0, buffer.length, null);
+          if (read > 0) chunks.push(Buffer.from(buffer.subarray(0, read)));
+        } catch {
+          // Nothing to read at this moment.
+        }
+        await Bun.sleep(5);
       }
-      await Bun.sleep(5);
-    }
-    closeSync(readEnd);
-    const log = Buffer.concat(chunks).toString("utf8");
-    expect(await child.exited).toBe(0);
-    for (let i = 0; i < 40; i++) expect(log).toContain(`file ${i} x`);
-    expect(log.trimEnd().split("\n").at(-1)).toBe("docket: SIGTERM, stopping");
+      closeSync(readEnd);
+      const log = Buffer.concat(chunks).toString("utf8");
+      expect(await child.exited).toBe(0);
+      for (let i = 0; i < 40; i++) expect(log).toContain(`file ${i} x`);
+      expect(log.trimEnd().split("\n").at(-1)).toBe("docket: SIGTERM, stopping");
 
-    // Its lines lost to a full disk: the stop is no clean exit.
-    const fullCheckout = tempCheckout();
-    const devFull = openSync("/dev/full", "w");
-    const full = Bun.spawn([...fromSource.argv(), "serve", "--port", "0"], { cwd: fullCheckout, stdin: "ignore", stdout: "ignore", stderr: devFull });
-    closeSync(devFull);
-    const fullLease = join(fullCheckout, ".docket", "lease.json");
-    for (let i = 0; i < 500 && !existsSync(fullLease); i++) await Bun.sleep(20);
-    full.kill("SIGTERM");
-    expect(await full.exited).toBe(1);
+      // Its lines lost to a full disk: the stop is no clean exit.
+      const fullCheckout = tempCheckout();
+      const devFull = openSync("/dev/full", "w");
+      full = Bun.spawn([...fromSource.argv(), "serve", "--port", "0"], { cwd: fullCheckout, stdin: "ignore", stdout: "ignore", stderr: devFull });
+      closeSync(devFull);
+      const fullLease = join(fullCheckout, ".docket", "lease.json");
+      for (let i = 0; i < 500 && !existsSync(fullLease); i++) await Bun.sleep(20);
+      full.kill("SIGTERM");
+      expect(await full.exited).toBe(1);
+    } finally {
+      // A failed expectation leaves no server behind (it waits for a reader that is gone).
+      for (const server of [child, full]) if (server !== null && server.exitCode === null) server.kill("SIGKILL");
+    }
   }, 30_000);
 
   // Linux only: elsewhere docket cannot tell whether it was started under nohup, and leaves hang-ups alone (stop-signals.ts).

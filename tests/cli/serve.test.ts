@@ -1,10 +1,21 @@
 // `docket serve` from source: it starts, answers, refuses a second server on the checkout, stops on Ctrl-C.
 import { afterAll, describe, expect, test } from "bun:test";
-import { closeSync, constants, existsSync, openSync, readSync } from "node:fs";
+import { closeSync, constants, existsSync, openSync, readFileSync, readSync } from "node:fs";
 import { join } from "node:path";
 import { docket, fromSource, removeTempDirs, spawnDocket, tempCheckout, watchStream, writeFiles } from "./_harness.ts";
 
 afterAll(removeTempDirs);
+
+/** Resolves once the server of `checkout` answers /healthz (its lease names it): past start-up, where its signals are taken. */
+async function untilServing(checkout: string): Promise<void> {
+  const lease = join(checkout, ".docket", "lease.json");
+  for (let i = 0; i < 1000; i++) {
+    const url = existsSync(lease) ? ((JSON.parse(readFileSync(lease, "utf8") || "{}") as { url?: string }).url ?? null) : null;
+    if (url !== null && (await fetch(`${url}/healthz`).catch(() => null))?.ok) return;
+    await Bun.sleep(20);
+  }
+  throw new Error(`the server of ${checkout} did not answer within 20 s`);
+}
 
 describe("docket serve", () => {
   test("serves the checkout, refuses a second server with exit 2, and stops cleanly on Ctrl-C", async () => {
@@ -40,9 +51,8 @@ describe("docket serve", () => {
     let full: ReturnType<typeof Bun.spawn> | null = null;
     try {
       closeSync(writeEnd);
-      const lease = join(checkout, ".docket", "lease.json");
-      for (let i = 0; i < 500 && !existsSync(lease); i++) await Bun.sleep(20);
-      expect(existsSync(lease)).toBe(true);
+      // Answering: past start-up, where the signals are taken.
+      await untilServing(checkout);
       // Nobody has read a byte yet: most of the log waits in the server.
       child.kill("SIGTERM");
       const chunks: Buffer[] = [];
@@ -69,8 +79,7 @@ describe("docket serve", () => {
       const devFull = openSync("/dev/full", "w");
       full = Bun.spawn([...fromSource.argv(), "serve", "--port", "0"], { cwd: fullCheckout, stdin: "ignore", stdout: "ignore", stderr: devFull });
       closeSync(devFull);
-      const fullLease = join(fullCheckout, ".docket", "lease.json");
-      for (let i = 0; i < 500 && !existsSync(fullLease); i++) await Bun.sleep(20);
+      await untilServing(fullCheckout);
       full.kill("SIGTERM");
       expect(await full.exited).toBe(1);
     } finally {

@@ -96,22 +96,27 @@ export function createFdWriter(fd: number, name: string, maxQueuedBytes = Infini
     queued -= head.bytes.length;
     head.done();
   };
-  const pump = () => {
-    busy = false;
+  /** Writes what waits, in order, until nothing does (true) or the pipe takes no more now (false). */
+  const writeWhatFits = (): boolean => {
     while (queue.length > 0) {
-      if (gone) return dropAll(), wake();
+      if (gone) {
+        dropAll();
+        break;
+      }
       const head = queue[0]!;
       try {
         wrote(head, writeSync(target, head.bytes, head.offset, head.bytes.length - head.offset));
       } catch (error) {
-        if (failed(error as NodeJS.ErrnoException) === "retry") {
-          busy = true;
-          setTimeout(pump, RETRY_MS);
-          return;
-        }
+        if (failed(error as NodeJS.ErrnoException) === "retry") return false;
       }
     }
-    wake();
+    return true;
+  };
+  const pump = () => {
+    busy = false;
+    if (writeWhatFits()) return wake();
+    busy = true;
+    setTimeout(pump, RETRY_MS);
   };
 
   return {
@@ -153,14 +158,7 @@ export function createFdWriter(fd: number, name: string, maxQueuedBytes = Infini
       target = ownDescriptor(next);
     },
     flushNow() {
-      while (queue.length > 0 && !gone) {
-        const head = queue[0]!;
-        try {
-          wrote(head, writeSync(target, head.bytes, head.offset, head.bytes.length - head.offset));
-        } catch (error) {
-          if (failed(error as NodeJS.ErrnoException) === "retry") return;
-        }
-      }
+      if (writeWhatFits()) wake();
     },
     abandon(why) {
       if (queue.length === 0) return;

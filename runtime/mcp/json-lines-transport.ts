@@ -240,8 +240,10 @@ export class JsonLinesTransport implements Transport {
       this.refuse(checked.id, checked.code, checked.message);
       return;
     }
-    const message = checked.message as { id?: unknown; method?: unknown };
+    const message = checked.message as { id?: unknown; method?: unknown; params?: { requestId?: unknown } };
     if (typeof message.method === "string" && (typeof message.id === "string" || typeof message.id === "number")) this.unanswered.add(message.id);
+    // A cancelled request is never answered (MCP): it is done with here, not kept for ever.
+    if (message.method === "notifications/cancelled" && (typeof message.params?.requestId === "string" || typeof message.params?.requestId === "number")) this.unanswered.delete(message.params.requestId);
     try {
       this.onmessage?.(checked.message);
     } catch (error) {

@@ -4,6 +4,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ErrorCode, type JSONRPCMessage, type RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { checkMessage } from "./_message-check.ts";
 import { jsonErrorPosition, jsonParseReason } from "../execution/json-position.ts";
+import { PendingRequests } from "./pending-requests.ts";
 
 /** The longest line read as one message (the SDK's stdio bound, 10 MiB); a longer one is answered and skipped. */
 export const MAX_LINE_BYTES = STDIO_DEFAULT_MAX_BUFFER_SIZE;
@@ -42,7 +43,7 @@ export class JsonLinesTransport implements Transport {
   /** Lines read from stdin and held back until the answers to those before them had a turn. */
   private backlog: Buffer | null = null;
   /** The ids of requests read and not answered yet: what a cancel held back in the backlog may be for. */
-  private readonly unanswered = new Set<RequestId>();
+  private readonly unanswered = new PendingRequests();
 
   constructor(
     private readonly stdin: Readable,
@@ -76,7 +77,7 @@ export class JsonLinesTransport implements Transport {
    * otherwise have them pile up in memory without end.
    */
   send(message: JSONRPCMessage): Promise<void> {
-    if ("id" in message && message.id !== undefined && ("result" in message || "error" in message)) this.unanswered.delete(message.id);
+    this.unanswered.answered(message);
     return new Promise((resolve) => {
       if (this.stdout.write(`${JSON.stringify(message)}\n`)) return resolve();
       if (!this.draining) {
@@ -172,7 +173,7 @@ export class JsonLinesTransport implements Transport {
    * stays behind it, in order. `continues`: the first piece ends a line begun earlier (not a line).
    */
   private cancelsFirst(bytes: Buffer, continues: boolean): Buffer {
-    if (this.unanswered.size === 0 || bytes.indexOf(CANCELLED) === -1) return bytes;
+    if (this.unanswered.count === 0 || bytes.indexOf(CANCELLED) === -1) return bytes;
     const kept: Buffer[] = [];
     let start = 0;
     for (let end = bytes.indexOf(NEWLINE, start); end !== -1; end = bytes.indexOf(NEWLINE, start)) {
@@ -240,10 +241,9 @@ export class JsonLinesTransport implements Transport {
       this.refuse(checked.id, checked.code, checked.message);
       return;
     }
-    const message = checked.message as { id?: unknown; method?: unknown; params?: { requestId?: unknown } };
-    if (typeof message.method === "string" && (typeof message.id === "string" || typeof message.id === "number")) this.unanswered.add(message.id);
-    // A cancelled request is never answered (MCP): it is done with here, not kept for ever.
-    if (message.method === "notifications/cancelled" && (typeof message.params?.requestId === "string" || typeof message.params?.requestId === "number")) this.unanswered.delete(message.params.requestId);
+    // What a held-back cancel may be for (cancelsFirst); a cancelled request is never answered (MCP),
+    // so its cancel is its end here. Whether the server sees the message is its own to decide.
+    this.unanswered.received(checked.message);
     try {
       this.onmessage?.(checked.message);
     } catch (error) {

@@ -99,7 +99,7 @@ describe("JsonLinesTransport", () => {
     // The ping held back and its cancel stay in order, a turn later.
     expect(got.slice(65)).toEqual([ping(101), cancel(101)]);
     // A cancelled request is never answered: it is not kept as one that waits for its answer.
-    const unanswered = (transport as unknown as { unanswered: Set<number> }).unanswered;
+    const unanswered = (transport as unknown as { unanswered: { has(id: number): boolean } }).unanswered;
     expect([unanswered.has(100), unanswered.has(101), unanswered.has(1)]).toEqual([false, false, true]);
     await transport.close();
   });

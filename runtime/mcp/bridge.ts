@@ -3,7 +3,7 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontex
 import { ErrorCode, isInitializeRequest, isJSONRPCErrorResponse, isJSONRPCNotification, isJSONRPCRequest, isJSONRPCResultResponse, type JSONRPCMessage, type JSONRPCRequest, type RequestId } from "@modelcontextprotocol/sdk/types.js";
 import type { HangUp } from "./hang-up.ts";
 import { JsonLinesTransport } from "./json-lines-transport.ts";
-import { PendingRequests } from "./pending-requests.ts";
+import { cancelledRequest, PendingRequests } from "./pending-requests.ts";
 import { fetchTellingStreamEnds } from "./_stream-ends.ts";
 import { failureToolResult } from "./failure-result.ts";
 import { buildFailure } from "../execution/failure.ts";
@@ -341,11 +341,6 @@ function responseId(message: JSONRPCMessage): RequestId | undefined {
   return isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message) ? message.id : undefined;
 }
 
-/** The request a `notifications/cancelled` cancels, or undefined for any other message. */
-function cancelledRequest(message: JSONRPCMessage): RequestId | undefined {
-  if (!isJSONRPCNotification(message) || message.method !== "notifications/cancelled") return undefined;
-  return (message.params as { requestId?: RequestId } | undefined)?.requestId;
-}
 
 /** What an agent is told when no docket server serves the checkout now. */
 const NO_SERVER = "no docket server serves the checkout now (its lease names none that answers)";

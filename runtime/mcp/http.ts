@@ -1,11 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { Hono } from "hono";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { isJSONRPCNotification, isJSONRPCRequest, type JSONRPCMessage, type RequestId } from "@modelcontextprotocol/sdk/types.js";
+import { isJSONRPCRequest, type JSONRPCMessage, type RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { ExecutionPlane } from "../execution/plane.ts";
 import { createDocketMcpServer } from "./server.ts";
-import { PendingRequests } from "./pending-requests.ts";
+import { cancelledRequest, PendingRequests } from "./pending-requests.ts";
 import { isIdentityCoding } from "../server/json-body.ts";
 import { readBounded } from "../server/read-bounded.ts";
 import { checkMessage, idOf } from "./_message-check.ts";
@@ -191,11 +191,6 @@ async function readPost(request: Request, maxBytes: number): Promise<{ request: 
 // Not fatal: a body that is not UTF-8 is decoded as the transport decodes it, then judged as JSON.
 const UTF8 = new TextDecoder("utf-8");
 
-/** The request a `notifications/cancelled` cancels, or undefined for any other message. */
-function cancelledRequest(message: JSONRPCMessage): RequestId | undefined {
-  if (!isJSONRPCNotification(message) || message.method !== "notifications/cancelled") return undefined;
-  return (message.params as { requestId?: RequestId } | undefined)?.requestId;
-}
 
 const OPENING = new TextEncoder().encode(": open\n\n");
 

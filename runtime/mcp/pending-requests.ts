@@ -18,7 +18,7 @@ export class PendingRequests {
   received(message: JSONRPCMessage): boolean {
     if (isJSONRPCRequest(message)) this.ids.add(message.id);
     else if (isJSONRPCNotification(message) && message.method === "notifications/cancelled") {
-      const id = (message.params as { requestId?: RequestId } | undefined)?.requestId;
+      const id = cancelledRequest(message);
       if (id === undefined || !this.ids.has(id)) return false;
       this.settle(id);
     }
@@ -57,4 +57,10 @@ export class PendingRequests {
     this.waiters = [];
     for (const resolve of waiters) resolve();
   }
+}
+
+/** The request a `notifications/cancelled` cancels, or undefined for any other message. */
+export function cancelledRequest(message: JSONRPCMessage): RequestId | undefined {
+  if (!isJSONRPCNotification(message) || message.method !== "notifications/cancelled") return undefined;
+  return (message.params as { requestId?: RequestId } | undefined)?.requestId;
 }

@@ -4,7 +4,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ErrorCode, type JSONRPCMessage, type RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { checkMessage } from "./_message-check.ts";
 import { jsonErrorPosition, jsonParseReason } from "../execution/json-position.ts";
-import { PendingRequests } from "./pending-requests.ts";
+import { cancelledRequest, PendingRequests } from "./pending-requests.ts";
 
 /** The longest line read as one message (the SDK's stdio bound, 10 MiB); a longer one is answered and skipped. */
 export const MAX_LINE_BYTES = STDIO_DEFAULT_MAX_BUFFER_SIZE;
@@ -190,13 +190,13 @@ export class JsonLinesTransport implements Transport {
   /** True for a line that is a cancel of a request read and not yet answered. */
   private cancelsUnanswered(line: Buffer): boolean {
     try {
-      const message = JSON.parse(line.toString("utf8")) as { method?: unknown; params?: { requestId?: unknown } };
-      const id = message?.params?.requestId;
-      return message?.method === "notifications/cancelled" && (typeof id === "string" || typeof id === "number") && this.unanswered.has(id);
+      const id = cancelledRequest(JSON.parse(line.toString("utf8")) as JSONRPCMessage);
+      return id !== undefined && this.unanswered.has(id);
     } catch {
       return false;
     }
   }
+
 
   /** A turn after some lines were read: the rest held back, once stdout has room, then stdin again. */
   private readonly afterTurn = () => {

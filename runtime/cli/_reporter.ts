@@ -1,4 +1,5 @@
 import type { Clock } from "../execution/clock.ts";
+import { formatWindow } from "./run-reporter.ts";
 import type { Actor } from "../execution/protocol.ts";
 import type { FailureDescriptor } from "../execution/failure.ts";
 import type { ExecutionReport, ReportAnswer } from "../execution/report-protocol.ts";
@@ -308,7 +309,7 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
   /** The end window passed without the server holding the run's end. */
   function gaveUp(): void {
     finishTimer = null;
-    end(`the server at ${serverNow()} did not answer within ${seconds(finishDue - finishingSince)} of this run's end, so the end of ${id} was not reported to it`);
+    end(`the server at ${serverNow()} did not answer within ${formatWindow(finishDue - finishingSince)} of this run's end, so the end of ${id} was not reported to it`);
   }
 
   function end(line: string | null): void {
@@ -354,9 +355,4 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
     },
     stop: () => end(null),
   };
-}
-
-/** A window as the run says it: "3 s", "500 ms". */
-function seconds(ms: number): string {
-  return ms >= 1000 ? `${Math.round(ms / 100) / 10} s` : `${Math.round(ms)} ms`;
 }

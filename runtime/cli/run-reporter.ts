@@ -116,6 +116,11 @@ export function formatDuration(ms: number): string {
   return `${minutes} min ${String(Math.round((ms % 60_000) / 1000)).padStart(2, "0")} s`;
 }
 
+/** A time the CLI waits or gave, as it says it: `500 ms`, `3 s`, `1.5 s` (a whole number of seconds without its ".0"). */
+export function formatWindow(ms: number): string {
+  return ms >= 1000 ? `${Math.round(ms / 100) / 10} s` : `${Math.round(ms)} ms`;
+}
+
 /** A reporter that prints each event through its type's printer, and the rest through `unknown`. */
 export function createRunReporter(options: RunReporterOptions): RunReporter {
   const emit = (lines: string[]) => {

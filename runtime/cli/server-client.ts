@@ -1,4 +1,5 @@
 import type { FailureDescriptor } from "../execution/failure.ts";
+import { formatWindow } from "./run-reporter.ts";
 import type { ExecutionEvent } from "../execution/protocol.ts";
 import { isLeaseLive, isProcessAlive, readLease, type Lease } from "../server/lease.ts";
 import { lockCheckout } from "../server/checkout-lock.ts";
@@ -178,8 +179,7 @@ export function followEvents(server: ServerClient, options: EventsOptions): Prom
       clearTimeout(silence);
       const waitMs = heartbeatMs * HEARTBEATS_MISSED;
       silence = setTimeout(() => {
-        const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
-        settle({ ok: false, reason: `the server at ${server.url} does not answer: nothing came on the live channel for ${seconds(waitMs)}, though it sends a heartbeat at least every ${seconds(heartbeatMs * 1.25)} (it is stopped, frozen or too busy); follow again with --after ${last} once it answers` });
+        settle({ ok: false, reason: `the server at ${server.url} does not answer: nothing came on the live channel for ${formatWindow(waitMs)}, though it sends a heartbeat at least every ${formatWindow(heartbeatMs * 1.25)} (it is stopped, frozen or too busy); follow again with --after ${last} once it answers` });
       }, waitMs);
     };
     listen();

@@ -1,4 +1,5 @@
 import { createReadStream } from "node:fs";
+import { readBounded } from "../server/read-bounded.ts";
 import { resolve } from "node:path";
 import { nearestField, schemaBranches } from "../execution/undeclared-fields.ts";
 import { jsonErrorPosition, jsonParseReason } from "../execution/json-position.ts";
@@ -37,9 +38,9 @@ export async function readInput(flag: string | undefined, sources: InputSources)
   if (flag !== "-" && !flag.startsWith("@")) return parseJson(flag, "--input");
   const path = flag === "-" ? null : resolve(sources.cwd, flag.slice(1));
   const origin = path === null ? "--input - (stdin)" : `--input ${flag}`;
-  let read: Buffer | "too_large";
+  let read: Uint8Array | "too_large";
   try {
-    read = await readBounded(path === null ? sources.stdin() : createReadStream(path), origin, sources);
+    read = await readWaited(path === null ? sources.stdin() : createReadStream(path), origin, sources);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     const why = code === "ENOENT" ? "the file does not exist" : code === "EISDIR" ? "it is a folder" : (error as Error).message;
@@ -66,7 +67,7 @@ export async function readInput(flag: string | undefined, sources: InputSources)
  * Windows PowerShell 5 writes one (Out-File, `>`), and JSON.parse would refuse it as an
  * unrecognized token at line 1, column 1.
  */
-function inputText(bytes: Buffer): string | null {
+function inputText(bytes: Uint8Array): string | null {
   const encoding = bytes[0] === 0xff && bytes[1] === 0xfe ? "utf-16le" : bytes[0] === 0xfe && bytes[1] === 0xff ? "utf-16be" : "utf-8";
   try {
     // TextDecoder drops the mark of its own encoding.
@@ -80,29 +81,27 @@ function inputText(bytes: Buffer): string | null {
 const WAIT_NOTICE_MS = 1000;
 
 /**
- * The bytes of `chunks`, or "too_large" once more than `maxBytes` came (one byte past is enough to
- * know). Said once on stderr when nothing has come after a second: a FIFO with no writer, or a
- * terminal nobody types in, otherwise holds the run without a word.
+ * The bytes of `chunks`, at most `maxBytes` of them (readBounded), or "too_large". Said once on
+ * stderr when nothing has come after a second: a FIFO with no writer, or a terminal nobody types
+ * in, otherwise holds the run without a word.
  */
-async function readBounded(chunks: AsyncIterable<Uint8Array | string>, origin: string, sources: InputSources): Promise<Buffer | "too_large"> {
-  const pieces: Buffer[] = [];
-  let bytes = 0;
+async function readWaited(chunks: AsyncIterable<Uint8Array | string>, origin: string, sources: InputSources): Promise<Uint8Array | "too_large"> {
   const notice = setTimeout(() => {
     sources.say(`docket: waiting for ${origin}: nothing has come yet (a pipe, a FIFO or a terminal gives its input once written and closed; Ctrl-C stops).`);
   }, sources.waitNoticeMs ?? WAIT_NOTICE_MS);
   try {
-    for await (const chunk of chunks) {
-      clearTimeout(notice);
-      const piece = typeof chunk === "string" ? Buffer.from(chunk) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-      bytes += piece.byteLength;
-      // Leaving the loop closes the stream: nothing more is read.
-      if (bytes > sources.maxBytes) return "too_large";
-      pieces.push(piece);
-    }
+    return (await readBounded(noticeEndsAtFirst(chunks, notice), sources.maxBytes)) ?? "too_large";
   } finally {
     clearTimeout(notice);
   }
-  return Buffer.concat(pieces);
+}
+
+/** `chunks` as they come, the waiting notice called off at the first. */
+async function* noticeEndsAtFirst(chunks: AsyncIterable<Uint8Array | string>, notice: ReturnType<typeof setTimeout>): AsyncIterable<Uint8Array | string> {
+  for await (const chunk of chunks) {
+    clearTimeout(notice);
+    yield chunk;
+  }
 }
 
 function parseJson(text: string, origin: string): ParsedInput {

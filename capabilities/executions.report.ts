@@ -13,6 +13,13 @@ export default capability({
   input: v.object({
     id: executionIdSchema(),
     pid: v.pipe(v.number(), v.integer(), v.minValue(1), v.description("The process of docket run doing the work.")),
+    pid_namespace: v.optional(
+      v.pipe(
+        v.string(),
+        v.regex(/^pid:\[\d{1,20}\]$/, "must be a pid namespace as Linux names it, like pid:[4026531836]"),
+        v.description("The run's pid namespace (Linux): the server looks the pid up only when it is its own."),
+      ),
+    ),
     capability: v.pipe(v.string(), v.regex(CAPABILITY_ID_PATTERN, "must be a capability id like files.digest")),
     input: v.optional(v.pipe(v.unknown(), v.description("The input, already redacted by the run; sent until the server holds the execution."))),
     effect: v.picklist(["read", "write"]),

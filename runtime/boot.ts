@@ -8,7 +8,7 @@ import { diffCatalogs, LiveCatalog, type CatalogChange } from "./capability/live
 import { dirname, join, resolve } from "node:path";
 import { BUILTIN_DIR, BUILTINS } from "./capability/builtins.ts";
 import { createMemoryStore } from "./store/memory-store.ts";
-import { ensureDocketDir, isProcessAlive } from "./server/lease.ts";
+import { ensureDocketDir, isProcessAlive, ownPidNamespace } from "./server/lease.ts";
 import { createWorkerPool, DEFAULT_WORKER_URL } from "./worker/pool.ts";
 import { realOrSelf, type CapabilitySources } from "./capability/capability-sources.ts";
 import { createLoadProbe } from "./worker/load-probe.ts";
@@ -182,6 +182,7 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
     // The free-space floor guards a store that writes there; one in memory keeps nothing on disk.
     diskFree: durable ? () => diskFreeBytes(root) : undefined,
     processAlive: isProcessAlive,
+    pidNamespace: ownPidNamespace(),
   });
   await warming;
   const booted = engine;

@@ -3,6 +3,7 @@ import type { ReportAnswer } from "../execution/report-protocol.ts";
 import { systemClock } from "../execution/clock.ts";
 import { createExecutionReporter, ReportRefusedError, type ExecutionReporter } from "./_reporter.ts";
 import { findServer, ServerUnreachableError, type ServerClient } from "./server-client.ts";
+import { ownPidNamespace } from "../server/lease.ts";
 
 /**
  * One report waits at most this long, looking the server up again included: a local server answers
@@ -45,6 +46,7 @@ export function reportToServer(options: ReportToServerOptions): ExecutionReporte
     store: plane.store,
     id,
     pid: process.pid,
+    pidNamespace: ownPidNamespace(),
     frameBytes: plane.limits.frame_bytes,
     serverUrl: () => server.url,
     clock: systemClock,

@@ -14,6 +14,8 @@ export interface ExecutionReporterOptions {
   store: ExecutionStore;
   id: string;
   pid: number;
+  /** The run's pid namespace (lease.ts `ownPidNamespace`), sent so the server knows whether it can see `pid`. */
+  pidNamespace?: string | null;
   /** Bytes of one live-channel frame: a larger value travels withheld and stays with the run. */
   frameBytes: number;
   /** Where the server is, for what the run says: read each time (a server restarted on the checkout has another). */
@@ -122,6 +124,7 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
   const description: Omit<ExecutionReport, "events"> = {
     id,
     pid,
+    ...(options.pidNamespace ? { pid_namespace: options.pidNamespace } : {}),
     capability: created.capability,
     input: withheldIfLarge(created.input, options.frameBytes, pid),
     effect: created.effect,

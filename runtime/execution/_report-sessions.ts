@@ -4,6 +4,10 @@ import type { Actor } from "./protocol.ts";
 /** A reported run this server still hears. */
 export interface ReportSession {
   pid: number;
+  /** The run's pid namespace as it last said (null: it said none, or this server adopted it after a restart). */
+  namespace: string | null;
+  /** This server saw the run's process gone: it is given a short grace, not the whole limit. */
+  gone: boolean;
   timer: unknown;
   /** When the silence timer is due (`clock.monotonic()`): a timer that fires much later lost time. */
   due: number;
@@ -38,12 +42,35 @@ export class ReportSessions {
     return this.#sessions.get(id);
   }
 
-  /** The run was heard: its silence is measured from now. */
-  touch(id: string, pid: number): ReportSession {
-    const session = this.#sessions.get(id) ?? { pid, timer: null, due: 0, cancelBy: null };
+  /** The run was heard: its silence is measured from now. A namespace it names is kept; null keeps the one known. */
+  touch(id: string, pid: number, namespace: string | null = null): ReportSession {
+    const session = this.#sessions.get(id) ?? { pid, namespace, gone: false, timer: null, due: 0, cancelBy: null };
+    if (namespace !== null) session.namespace = namespace;
+    session.gone = false;
     this.#sessions.set(id, session);
-    this.#listen(id, session);
+    this.#listen(id, session, this.silenceMs);
     return session;
+  }
+
+  /** The runs heard now, with their sessions. */
+  entries(): IterableIterator<[string, ReportSession]> {
+    return this.#sessions.entries();
+  }
+
+  get size(): number {
+    return this.#sessions.size;
+  }
+
+  /**
+   * The run's process is gone: its silence ends within `ms` (sooner than the limit), which leaves
+   * time for reports it sent before it exited and this server has not read yet. Heard meanwhile,
+   * it is listened to for a whole limit again.
+   */
+  endWithin(id: string, ms: number): void {
+    const session = this.#sessions.get(id);
+    if (!session) return;
+    session.gone = true;
+    if (session.due - this.clock.monotonic() > ms) this.#listen(id, session, ms);
   }
 
   /** The run ended: nothing more to hear. */
@@ -58,11 +85,11 @@ export class ReportSessions {
     this.#sessions.clear();
   }
 
-  /** (Re)arms the silence timer of a session for a whole limit from now. */
-  #listen(id: string, session: ReportSession): void {
+  /** (Re)arms the silence timer of a session, `ms` from now. */
+  #listen(id: string, session: ReportSession, ms: number): void {
     if (session.timer !== null) this.clock.clearTimeout(session.timer);
-    session.due = this.clock.monotonic() + this.silenceMs;
-    session.timer = this.clock.setTimeout(() => this.#silent(id), this.silenceMs);
+    session.due = this.clock.monotonic() + ms;
+    session.timer = this.clock.setTimeout(() => this.#silent(id), ms);
   }
 
   #silent(id: string): void {
@@ -70,7 +97,8 @@ export class ReportSessions {
     if (!session) return;
     if (this.clock.monotonic() - session.due > Math.min(LATE_TOLERANCE_MS, this.silenceMs / 4)) {
       session.timer = null;
-      this.#listen(id, session);
+      session.gone = false;
+      this.#listen(id, session, this.silenceMs);
       return;
     }
     this.#sessions.delete(id);

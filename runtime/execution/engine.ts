@@ -53,6 +53,12 @@ export interface EngineOptions {
    * gave up on its report, and never started (report-ledger.ts). Absent: every reporter counts as alive.
    */
   processAlive?: (pid: number) => boolean;
+  /**
+   * This process's pid namespace (lease.ts `ownPidNamespace`): `processAlive` is asked only about
+   * reporters that name the same one, the pids this process can see. Absent: null, as on a system
+   * without namespaces, where a reporter that names none is looked up.
+   */
+  pidNamespace?: string | null;
 }
 
 /** One execution the engine admitted and has not finished. */
@@ -270,6 +276,7 @@ export function createEngine(options: EngineOptions): Engine {
     clock,
     log,
     processAlive: options.processAlive,
+    pidNamespace: options.pidNamespace ?? null,
     redactInput: (id, input) => {
       const capability = registry.get(id);
       return capability ? redactInput(capability, input) : input;

@@ -27,9 +27,17 @@ export interface ReportLedgerOptions {
   redactInput(capability: string, input: unknown): unknown;
   /** Why a new run may not be admitted now (a store that cannot write, storage over budget); null when it may. */
   storageRefusal?: (verb: string) => StorageRefusal | null;
-  /** Whether the reporting process is alive (it runs on this machine); absent: every reporter counts as alive. */
+  /** Whether a process this server can see is alive; absent: every reporter counts as alive. */
   processAlive?: (pid: number) => boolean;
+  /** This server's pid namespace (null: none, another OS): a reporter's pid is looked up only when it names the same. */
+  pidNamespace?: string | null;
 }
+
+/** How often the processes of the runs heard are looked at: one gone ends its silence soon, not after the whole limit. */
+const REPORTER_CHECK_MS = 1000;
+
+/** How long a run seen gone is still listened to: reports it sent before it exited may wait unread. */
+const GONE_GRACE_MS = 1000;
 
 /**
  * The refusal of a new run_id once the store keeps `run_identities` of them, in one wording for a
@@ -108,7 +116,7 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
     const fresh = checked.events.filter((event) => event.sequence > through);
     // A report that starts after a gap is refused whole: applying it would number its events wrong.
     if (fresh.length === 0 ? existing === null : fresh[0]!.sequence !== through + 1) {
-      if (existing) sessions.touch(report.id, report.pid);
+      if (existing) hear(report);
       return answer(report, existing, 0, true);
     }
     // The whole report is checked before anything of it is stored: a refused one leaves no trace.
@@ -125,7 +133,7 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
       if (refused) throw new FailureError(buildFailure({ ...refused, stage: "admit", request_id: edge.request_id, trace_id: edge.trace_id }));
       // A run that waits for its run_id and is gone gave up on this report before it was read: kept,
       // it would only be a queued execution nobody runs.
-      if (report.run_id && report.input_hash && !started && !alive(report.pid)) throw reporterGone(report, refuse);
+      if (report.run_id && report.input_hash && !started && !alive(report.pid, report.pid_namespace)) throw reporterGone(report, refuse);
       // A run whose handler waits asks for its run_id with its next report (bindRun); one that
       // reports its start already did not wait, and its run_id is its identity from now on.
       if (report.run_id && report.input_hash && started) recordRun(report, edge);
@@ -147,7 +155,7 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
     let now = store.current(report.id)!;
     if (isTerminal(now.state)) sessions.end(report.id);
     else {
-      sessions.touch(report.id, report.pid);
+      hear(report);
       // A cancel asked while the run was still queued here is stored as soon as it can be.
       if (now.state === "running" && report.cancel_sequence === undefined) now = storeCancel(report.id) ?? now;
     }
@@ -182,7 +190,7 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
       return null;
     }
     // Gone, it gave up waiting for the answer to this report, and began nothing.
-    if (!alive(report.pid)) {
+    if (!alive(report.pid, report.pid_namespace)) {
       abandon(existing, `docket run (pid ${report.pid}) that reported it exited before this server could take its run_id`);
       throw reporterGone(report, refuse);
     }
@@ -204,8 +212,34 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
     throw new FailureError(buildFailure({ ...runIdentitiesFull(report.run_id!, limits.run_identities, "Run without --run-id"), request_id: edge.request_id, trace_id: edge.trace_id }));
   }
 
-  function alive(pid: number): boolean {
-    return options.processAlive?.(pid) ?? true;
+  /**
+   * Whether a reporter's process is alive. Only a pid of this server's own namespace can be looked
+   * up: one from another (a container sharing the network, not the pids) counts as alive, and so
+   * does one that names no namespace to a server that has one (an older run).
+   */
+  function alive(pid: number, namespace: string | null | undefined): boolean {
+    if (!options.processAlive || (namespace ?? null) !== (options.pidNamespace ?? null)) return true;
+    return options.processAlive(pid);
+  }
+
+  /** A report was heard: its run's silence starts over, and its process is looked at from now on. */
+  function hear(report: ExecutionReport): void {
+    sessions.touch(report.id, report.pid, report.pid_namespace ?? null);
+    watchReporters();
+  }
+
+  let reporterCheck: unknown = null;
+
+  /** Looks at the runs' processes every REPORTER_CHECK_MS while any is heard (and a process can be looked up at all). */
+  function watchReporters(): void {
+    if (reporterCheck !== null || !options.processAlive || sessions.size === 0) return;
+    reporterCheck = clock.setTimeout(() => {
+      reporterCheck = null;
+      for (const [id, session] of sessions.entries()) {
+        if (!session.gone && !alive(session.pid, session.namespace)) sessions.endWithin(id, Math.min(GONE_GRACE_MS, limits.report_silence_ms));
+      }
+      watchReporters();
+    }, REPORTER_CHECK_MS);
   }
 
   function reporterGone(report: ExecutionReport, refuse: (message: string, context: Record<string, unknown>) => FailureError): FailureError {
@@ -349,12 +383,14 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
     const snapshot = store.current(id);
     if (!snapshot || isTerminal(snapshot.state)) return;
     const silent = describeMs(limits.report_silence_ms);
+    // What the server knows of the run's end: its process gone, or only nothing heard.
+    const unheard = session.gone ? `docket run (pid ${session.pid}) exited without reporting its end` : `nothing was heard from docket run (pid ${session.pid}) for ${silent}`;
     // Queued with its run_id not bound to it: the run waited for that before its handler, so it
     // never started (docs/protocol.md), and its run_id was never held.
     if (snapshot.state === "queued" && snapshot.run_id !== null && store.findRun(snapshot.run_id)?.execution_id !== id) {
       try {
-        abandon(snapshot, `nothing was heard from docket run (pid ${session.pid}) for ${silent} before this server took its run_id`);
-        log(`[docket] ${id}: nothing heard from docket run (pid ${session.pid}) for ${silent} before its run_id was taken; it never started and is cancelled.`);
+        abandon(snapshot, `${unheard} before this server took its run_id`);
+        log(`[docket] ${id}: ${unheard} before its run_id was taken; it never started and is cancelled.`);
       } catch (error) {
         log(`[docket] could not end the silent reported execution ${id}: ${(error as Error).message}`);
       }
@@ -363,11 +399,15 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
     const failure = buildFailure({
       error_code: "unavailable",
       stage: "report",
-      message: `Nothing was heard from docket run (pid ${session.pid}) for ${silent}: it was stopped, killed, or lost its way to this server, and may still be working where this server cannot see it.`,
+      message: session.gone
+        ? `docket run (pid ${session.pid}) exited without reporting its end: it was killed or crashed while the work was going on, and how far the work got is not known.`
+        : `Nothing was heard from docket run (pid ${session.pid}) for ${silent}: it was stopped, killed, or lost its way to this server, and may still be working where this server cannot see it.`,
       retryability: snapshot.effect === "write" ? "manual_reconcile" : "safe",
       outcome_certainty: "unknown",
-      suggestion: `Check whether process ${session.pid} is still running; its own output says how the work ended.`,
-      context: { pid: session.pid, silence_ms: limits.report_silence_ms },
+      suggestion: session.gone
+        ? "Its own output (a terminal, a CI log) says how far it got; check what the work changes before running it again."
+        : `Check whether process ${session.pid} is still running; its own output says how the work ended.`,
+      context: { pid: session.pid, silence_ms: limits.report_silence_ms, ...(session.gone ? { reason: "reporter_exited" } : {}) },
       request_id: snapshot.request_id,
       trace_id: snapshot.trace_id,
     });
@@ -378,7 +418,7 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
     drafts.push({ type: "execution.completed", data: { state: "failed", failure, duration_ms } });
     try {
       store.append(id, drafts);
-      log(`[docket] ${id}: nothing heard from docket run (pid ${session.pid}) for ${silent}; it is failed unavailable.`);
+      log(`[docket] ${id}: ${unheard}; it is failed unavailable.`);
     } catch (error) {
       log(`[docket] could not end the silent reported execution ${id}: ${(error as Error).message}`);
     }
@@ -421,6 +461,7 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
   }
 
   adoptUnfinished();
+  watchReporters();
 
   return {
     ingest,
@@ -433,6 +474,8 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
       return { pid: session.pid };
     },
     close() {
+      if (reporterCheck !== null) clock.clearTimeout(reporterCheck);
+      reporterCheck = null;
       sessions.close();
     },
   };

@@ -10,6 +10,11 @@ export interface ExecutionReport {
   /** The run's own execution id: the server keeps the execution under the same id. */
   id: string;
   pid: number;
+  /**
+   * The run's pid namespace (`pid:[4026531836]` on Linux), absent where it has none: the server
+   * judges whether `pid` is alive only when it names the server's own, the pids it can see.
+   */
+  pid_namespace?: string;
   capability: string;
   /** Redacted by the run's engine; sent until the server holds the execution (the created event carries it too). */
   input?: unknown;

@@ -94,6 +94,20 @@ export function readLease(root: string): Lease | null {
   return { url: l.url, pid: l.pid!, root: l.root, token: typeof l.token === "string" ? l.token : null, started_at: l.started_at };
 }
 
+/**
+ * This process's pid namespace as Linux names it (`pid:[4026531836]`), or null where there is none
+ * to read (another OS). Two processes see each other's pids only within one namespace: a
+ * `docket run` in a container that shares the host's network but not its pids names a pid the
+ * server cannot look up (docs/protocol.md).
+ */
+export function ownPidNamespace(): string | null {
+  try {
+    return readlinkSync("/proc/self/ns/pid");
+  } catch {
+    return null;
+  }
+}
+
 /** True when a process with this pid exists (EPERM: it exists but belongs to someone else). */
 export function isProcessAlive(pid: number): boolean {
   try {

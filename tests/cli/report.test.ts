@@ -126,6 +126,30 @@ describe("docket run and the server serving its checkout", () => {
     }
   });
 
+  test("docket run killed mid-run is ended by the server as soon as it sees the process gone, not after the whole report silence: failed unavailable, reporter_exited", async () => {
+    const checkout = tempCheckout();
+    // A silence far longer than the test's own wait: only the process check can end it in time.
+    const serve = spawnDocket(fromSource, ["serve", "--port", "0"], { cwd: checkout, env: { DOCKET_REPORT_SILENCE_MS: "600000" } });
+    try {
+      const banner = await watchStream(serve.stderr).until(/docket serving .* at (http:\/\/127\.0\.0\.1:\d+)/);
+      const http = api(banner.match(/at (http:\/\/127\.0\.0\.1:\d+)/)![1]!);
+      const run = spawnDocket(fromSource, [...DEMO, '{"steps":100,"delay_ms":100}'], { cwd: checkout });
+      try {
+        const running = await reportedBy(http, run.pid, "running");
+        run.kill("SIGKILL");
+        await run.exited;
+        const failed = await pollUntil(() => http.get(`/api/v1/executions/get?id=${running.id}`), (s) => s.state === "failed", "the killed run to fail", 60_000);
+        expect(failed.failure).toMatchObject({ error_code: "unavailable", stage: "report", outcome_certainty: "unknown", context: { pid: run.pid, reason: "reporter_exited" } });
+        expect(failed.failure.message).toContain(`docket run (pid ${run.pid}) exited without reporting its end`);
+      } finally {
+        run.kill("SIGKILL");
+      }
+    } finally {
+      serve.kill("SIGINT");
+      await serve.exited;
+    }
+  }, 90_000);
+
   test("docket run whose server stops mid-run says once that it does not answer, keeps trying, gives up soon after its end, and still exits 0", async () => {
     const checkout = tempCheckout();
     const server = await serveCheckout(checkout);

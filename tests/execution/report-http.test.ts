@@ -52,6 +52,7 @@ describe("POST /api/v1/executions/report", () => {
       ['{"id": "x-', "malformed_json"],
       [{}, "input.id"],
       [{ ...report([]), pid: -1 }, "input.pid"],
+      [{ ...report([]), pid_namespace: "../../proc" }, "input.pid_namespace"],
       [{ ...report([]), events: "all of them" }, "input.events"],
       [report([event(3, "execution.progress", { current: "three" })]), "input.events[0]"],
       [report([event(3, "execution.step", { id: "s", title: "S" }), event(5, "execution.log", { level: "info", message: "m" })]), "dense"],

@@ -419,6 +419,70 @@ describe("executions.report and a run waiting for its run_id", () => {
   });
 });
 
+describe("executions.report and the run's process", () => {
+  const HERE = "pid:[4026531836]";
+  const HASH = "b".repeat(64);
+
+  test("report of a run whose process exits without reporting its end ends it failed unavailable within seconds, not after the whole silence limit (manual clock)", async () => {
+    const { run, id, events } = await finishedRun({ end: "hold" });
+    let alive = true;
+    const server = harness({ report_silence_ms: 30_000 }, { processAlive: (pid) => pid === PID && alive, pidNamespace: HERE });
+    await send(server, reportOf(run, id, events.slice(0, 3), { pid_namespace: HERE }));
+    server.clock.advance(5000);
+    // Alive and quiet: it has the whole limit.
+    expect(server.store.get(id)!.state).toBe("running");
+    alive = false;
+    server.clock.advance(2000);
+    const snapshot = server.store.get(id)!;
+    expect(snapshot).toMatchObject({ state: "failed", failure: { error_code: "unavailable", stage: "report", outcome_certainty: "unknown", context: { pid: PID, reason: "reporter_exited" } } });
+    expect(snapshot.failure!.message).toContain(`docket run (pid ${PID}) exited without reporting its end`);
+    expect(server.logged.join("\n")).toContain("exited without reporting its end");
+    // Nothing is heard any more, so nothing is looked at.
+    expect(server.clock.pending).toBe(0);
+  });
+
+  test("report a run sent before its process exited, read within the grace, is taken: the run ends as it reported (manual clock)", async () => {
+    const { run, id, events } = await finishedRun();
+    let alive = true;
+    const server = harness({ report_silence_ms: 30_000 }, { processAlive: (pid) => pid === PID && alive, pidNamespace: HERE });
+    await send(server, reportOf(run, id, events.slice(0, 3), { pid_namespace: HERE }));
+    alive = false;
+    // Seen gone at the next look; its last report was still waiting to be read.
+    server.clock.advance(1000);
+    expect(server.store.get(id)!.state).toBe("running");
+    expect(await send(server, reportOf(run, id, events.slice(3), { pid_namespace: HERE }))).toMatchObject({ state: "succeeded", ended: true });
+    server.clock.advance(30_000);
+    expect(server.store.get(id)).toMatchObject({ state: "succeeded", failure: null });
+  });
+
+  test("report of a run waiting for its run_id whose process exits before the bind ends it cancelled at once, and its run_id runs (manual clock)", async () => {
+    const run = harness();
+    const id = run.engine.start({ capability: "demo.read", input: { n: 3 }, run_id: "rid-exit" }, RUN_EDGE, { hold: new Promise(() => undefined) }).execution.id;
+    let alive = true;
+    const server = harness({ report_silence_ms: 30_000 }, { processAlive: (pid) => pid === PID && alive, pidNamespace: HERE });
+    await send(server, reportOf(run, id, run.store.events(id, 0, 1000)!.events, { input_hash: HASH, pid_namespace: HERE }));
+    alive = false;
+    server.clock.advance(2000);
+    expect(server.store.get(id)).toMatchObject({ state: "cancelled", started_at: null, failure: { error_code: "cancelled", outcome_certainty: "not_applied" } });
+    expect(server.store.get(id)!.failure!.message).toContain("exited without reporting its end before this server took its run_id");
+    expect(server.engine.start({ capability: "demo.read", input: { n: 3 }, run_id: "rid-exit" }, EDGE).deduplicated).toBe(false);
+  });
+
+  test("report from another pid namespace (a container sharing the network) is never looked up: a pid this server cannot see is not taken for gone", async () => {
+    const server = harness({ report_silence_ms: 30_000 }, { processAlive: () => false, pidNamespace: HERE });
+    for (const pid_namespace of ["pid:[4026532999]", undefined]) {
+      const run = harness();
+      const runId = `rid-${pid_namespace ?? "none"}`.replace(/[^A-Za-z0-9._:-]/g, "");
+      const id = run.engine.start({ capability: "demo.read", input: { n: 3 }, run_id: runId }, RUN_EDGE, { hold: new Promise(() => undefined) }).execution.id;
+      const report = (extra: Partial<ExecutionReport>) => reportOf(run, id, run.store.events(id, 0, 1000)!.events, { input_hash: HASH, ...(pid_namespace ? { pid_namespace } : {}), ...extra });
+      expect(await send(server, report({}))).toMatchObject({ state: "queued", run_id_bound: false });
+      expect(await send(server, report({ bind_run_id: true }))).toMatchObject({ state: "queued", run_id_bound: true });
+      server.clock.advance(5000);
+      expect(server.store.get(id)!.state).toBe("queued");
+    }
+  });
+});
+
 describe("report ledger after a restart", () => {
   test("a cancel the earlier server answered reaches the run through the next one, which adopts it from the store", async () => {
     const { createEngine } = await import("../../runtime/execution/engine.ts");

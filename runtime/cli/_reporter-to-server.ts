@@ -1,5 +1,6 @@
 import type { ExecutionPlane, EdgeInfo } from "../execution/plane.ts";
-import type { ReportAnswer } from "../execution/report-protocol.ts";
+import type { ExecutionReport, ReportAnswer } from "../execution/report-protocol.ts";
+import type { FailureDescriptor } from "../execution/failure.ts";
 import { systemClock } from "../execution/clock.ts";
 import { createExecutionReporter, ReportRefusedError, type ExecutionReporter } from "./_reporter.ts";
 import { findServer, ServerUnreachableError, type ServerClient } from "./server-client.ts";
@@ -10,6 +11,22 @@ import { ownPidNamespace } from "../server/lease.ts";
  * in milliseconds, a hung one must not hold the run.
  */
 const REPORT_TIMEOUT_MS = 3000;
+
+/**
+ * Fields of a report that a server of an earlier docket may not know, and that the run can do
+ * without: such a server refuses them by name (`unknown_fields`), and the run reports again
+ * without them (docs/protocol.md, "Servers of another version").
+ */
+const OPTIONAL_REPORT_FIELDS: ReadonlySet<string> = new Set(["pid_namespace"]);
+
+/** The optional fields a refusal names as unknown, when it names only such fields; null otherwise. */
+function unknownOptionalFields(failure: FailureDescriptor | null, report: ExecutionReport): string[] | null {
+  const context = failure?.context as { reason?: unknown; fields?: unknown } | undefined;
+  if (failure?.error_code !== "invalid_input" || context?.reason !== "unknown_fields" || !Array.isArray(context.fields)) return null;
+  const fields = context.fields.filter((field): field is string => typeof field === "string");
+  if (fields.length === 0 || fields.length !== context.fields.length) return null;
+  return fields.every((field) => OPTIONAL_REPORT_FIELDS.has(field) && field in report) ? fields : null;
+}
 
 /** What a run hands to {@link reportToServer}. */
 export interface ReportToServerOptions {
@@ -42,6 +59,8 @@ export function reportToServer(options: ReportToServerOptions): ExecutionReporte
   // After a failed report, the lease is read again first: a server restarted on this checkout
   // (another port, another token) is the one to report to (docs/reconciliation.md).
   let lost = options.unanswered === true;
+  // Optional fields the server refused as unknown: left out of every report from then on.
+  const unknownToServer = new Set<string>();
   return createExecutionReporter({
     store: plane.store,
     id,
@@ -58,7 +77,13 @@ export function reportToServer(options: ReportToServerOptions): ExecutionReporte
       }
       let answer;
       try {
-        answer = await server.request("POST", "/api/v1/executions/report", { body: report, timeoutMs: Math.max(1, deadline - Date.now()), signal });
+        for (;;) {
+          const body = unknownToServer.size === 0 ? report : withoutFields(report, unknownToServer);
+          answer = await server.request("POST", "/api/v1/executions/report", { body, timeoutMs: Math.max(1, deadline - Date.now()), signal });
+          const unknown = answer.ok || answer.status !== 400 ? null : unknownOptionalFields(answer.failure, body);
+          if (unknown === null) break;
+          for (const field of unknown) unknownToServer.add(field);
+        }
       } catch (error) {
         lost = true;
         // The run names the server already; the reason alone completes its sentence.
@@ -79,4 +104,11 @@ export function reportToServer(options: ReportToServerOptions): ExecutionReporte
     inputHash: options.inputHash,
     unanswered: options.unanswered,
   });
+}
+
+/** The report without `fields`. */
+function withoutFields(report: ExecutionReport, fields: ReadonlySet<string>): ExecutionReport {
+  const copy: Record<string, unknown> = { ...report };
+  for (const field of fields) delete copy[field];
+  return copy as unknown as ExecutionReport;
 }

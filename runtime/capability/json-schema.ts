@@ -2,6 +2,7 @@ import { toJsonSchema, type ConversionConfig } from "@valibot/to-json-schema";
 import * as v from "valibot";
 import type { AnySchema } from "./declaration.ts";
 import type { JsonSchema } from "./registered.ts";
+import { secretPipes } from "./_secret-pipes.ts";
 
 /** Which side of a capability a schema describes: what clients send, or what they receive. */
 export type SchemaSide = "input" | "output";
@@ -65,11 +66,13 @@ function configFor(side: SchemaSide): ConversionConfig {
  */
 export function toCapabilityJsonSchema(schema: AnySchema, side: SchemaSide): JsonSchema {
   const config = configFor(side);
+  // A secret's mark must reach the published schema wherever it sits in a pipe (docs/security.md).
+  const marked = secretPipes(schema);
   try {
-    return toJsonSchema(schema as never, config) as JsonSchema;
+    return toJsonSchema(marked as never, config) as JsonSchema;
   } catch (error) {
     const detail = error instanceof Error ? error.message : String(error);
-    const culprit = locate(schema as SchemaNode, [], config, new Set());
+    const culprit = locate(marked as SchemaNode, [], config, new Set());
     const schemaType = /The "([a-z_0-9]+)" (?:schema|action)/.exec(culprit?.detail ?? detail)?.[1] ?? null;
     const path = culprit && culprit.path.length > 0 ? culprit.path.join("").replace(/^\./, "") : null;
     throw new SchemaConversionError(side, path, schemaType, culprit?.detail ?? detail);

@@ -83,6 +83,53 @@ describe("toCapabilityJsonSchema", () => {
     expect(schema.properties).toEqual({ token: { type: "string", "x-docket-sensitive": true }, maybe: { type: "string", "x-docket-sensitive": true } });
   });
 
+  test("toCapabilityJsonSchema marks a sensitive() pipe with a transform wherever the mark sits in it, on both sides (tester: sec.xf2)", () => {
+    const echo = (s: string) => s;
+    const fields = {
+      around: sensitive(v.pipe(v.string(), v.transform(echo), v.string())),
+      number: sensitive(v.pipe(v.string(), v.transform(Number), v.number())),
+      after: v.pipe(v.string(), v.transform(echo), sensitive(v.string())),
+      before: v.pipe(sensitive(v.string()), v.transform(echo), v.string()),
+      nested: v.pipe(v.pipe(v.string(), v.transform(echo), v.pipe(v.string(), v.metadata({ writeOnly: true, title: "t" }))), v.minLength(1)),
+    };
+    const input = toCapabilityJsonSchema(v.object(fields), "input").properties as Record<string, Record<string, unknown>>;
+    const output = toCapabilityJsonSchema(v.object(fields), "output").properties as Record<string, Record<string, unknown>>;
+    for (const key of ["around", "number", "after", "before"]) {
+      expect({ key, input: input[key]!["x-docket-sensitive"], output: output[key]!["x-docket-sensitive"] }).toEqual({ key, input: true, output: true });
+    }
+    expect(input.nested).toEqual({ type: "string", writeOnly: true });
+    expect(output.number!.type).toBe("number");
+  });
+
+  test("toCapabilityJsonSchema marks a transformed secret inside arrays, records, variants and recursive schemas", () => {
+    const secret = sensitive(v.pipe(v.string(), v.transform((s) => s), v.string()));
+    type Tree = { name: string; kids: Tree[] };
+    const tree: v.GenericSchema<Tree> = v.object({ name: secret, kids: v.array(v.lazy(() => tree)) });
+    const schema = v.object({
+      list: v.array(secret),
+      map: v.record(v.string(), secret),
+      choice: v.variant("kind", [v.object({ kind: v.literal("a"), key: secret }), v.object({ kind: v.literal("b") })]),
+      tree,
+    });
+    const published = toCapabilityJsonSchema(schema, "input") as any;
+    const marked = { type: "string", "x-docket-sensitive": true };
+    expect(published.properties.list.items).toEqual(marked);
+    expect(published.properties.map.additionalProperties).toEqual(marked);
+    expect(published.properties.choice.oneOf[0].properties.key).toEqual(marked);
+    expect(published.properties.tree.properties.name).toEqual(marked);
+    expect(published.$defs["0"].properties.name).toEqual(marked);
+  });
+
+  test("toCapabilityJsonSchema leaves a pipe with a transform and no mark as it was, and the schema it was given unchanged", () => {
+    const piped = v.pipe(v.string(), v.transform((s) => s.length), v.number());
+    const schema = v.object({ plain: piped, secret: sensitive(piped) });
+    const before = JSON.stringify(schema, (_key, value) => (typeof value === "function" ? "fn" : value));
+    const published = toCapabilityJsonSchema(schema, "input").properties as Record<string, unknown>;
+    expect(published).toEqual({ plain: { type: "string" }, secret: { type: "string", "x-docket-sensitive": true } });
+    expect(JSON.stringify(schema, (_key, value) => (typeof value === "function" ? "fn" : value))).toBe(before);
+    expect(v.parse(schema, { plain: "abc", secret: "abcd" })).toEqual({ plain: 3, secret: 4 });
+  });
+
   test("toCapabilityJsonSchema publishes the wider schema for v.check refinements", () => {
     const schema = toCapabilityJsonSchema(v.pipe(v.object({ from: v.number(), to: v.number() }), v.check((i) => i.from < i.to, "from must be before to")), "input");
     expect(schema.type).toBe("object");

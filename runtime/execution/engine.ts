@@ -303,8 +303,13 @@ export function createEngine(options: EngineOptions): Engine {
       });
     }
     const run_id = request.run_id ?? null;
-    // Only a run identity keeps it: sorting the keys of a large input is not free (docs/limits.md).
-    const hash = run_id === null ? "" : canonicalHash(input);
+    const stored = redactInput(capability, input);
+    // A run's identity is its capability and its input as stored, secrets redacted
+    // (docs/security.md, "Secrets are not part of a run's identity"): the same run_id with another
+    // secret is that run, never a conflict, so that no answer and no stored hash tells whether a
+    // guessed secret was the real one. Only a run identity keeps it: sorting the keys of a large
+    // input is not free (docs/limits.md).
+    const hash = run_id === null ? "" : canonicalHash(stored);
     if (run_id !== null) {
       if (!RUN_ID_PATTERN.test(run_id)) {
         throw failure(edge, { error_code: "invalid_input", stage: "validate", message: `run_id must match [A-Za-z0-9._:-]{1,128}, got ${JSON.stringify(run_id)}.` });
@@ -364,7 +369,7 @@ export function createEngine(options: EngineOptions): Engine {
     const snapshot = store.create({
       id,
       capability: capability.id,
-      input: redactInput(capability, input),
+      input: stored,
       actor: edge.actor,
       repository: root,
       run_id,

@@ -28,6 +28,22 @@ export default capability({
   },
 });
 `;
+/** A write whose PIN is a secret: the capability the tester guessed PINs against through run_id. */
+const PIN_PAY = `import { capability, sensitive } from "docket";
+import * as v from "valibot";
+
+export default capability({
+  id: "pin.pay",
+  title: "Pay",
+  description: "Pays an amount with a PIN.",
+  effect: "write",
+  input: v.object({ amount: v.number(), pin: sensitive(v.pipe(v.string(), v.regex(/^\\d{6}$/))) }),
+  output: v.object({ paid: v.number() }),
+  handler({ amount }) {
+    return { paid: amount };
+  },
+});
+`;
 const stepsOf = (snapshot: any) => snapshot.steps.map((s: any) => [s.id, s.title, s.state, s.message]);
 
 describe("docket run and the server serving its checkout", () => {
@@ -223,6 +239,38 @@ describe("docket run and the server serving its checkout", () => {
       expect(items.map((item: any) => item.run_id).sort()).toEqual(["rid-cli", "rid-http"]);
     } finally {
       await server.stop();
+    }
+  });
+
+  test("docket run --run-id leaves secrets out of the run's identity, as a start does: another PIN is that run, never a conflict that tells the PIN (tester: pin.pay)", async () => {
+    const checkout = tempCheckout();
+    writeFiles(checkout, { "capabilities/pin.pay.ts": PIN_PAY });
+    const serve = spawnDocket(fromSource, ["serve", "--port", "0"], { cwd: checkout });
+    const run = (input: object) => docket(fromSource, ["run", "pin.pay", "--format", "json", "--input", JSON.stringify(input), "--run-id", "payment-2026-12-03-1"], { cwd: checkout });
+    try {
+      const banner = await watchStream(serve.stderr).until(/docket serving .* at (http:\/\/127\.0\.0\.1:\d+)/);
+      const http = api(banner.match(/at (http:\/\/127\.0\.0\.1:\d+)/)![1]!);
+      const first = await run({ amount: 12, pin: "493817" });
+      expect(first.code).toBe(0);
+      const original = oneJsonDocument(first.stdout);
+      expect(original.execution.input).toEqual({ amount: 12, pin: "[redacted]" });
+      // A start and another run with a wrong PIN are both that run, as one with the right PIN is.
+      for (const pin of ["000000", "493817"]) {
+        const started = await http.post("/api/v1/executions/start", { capability: "pin.pay", input: { amount: 12, pin }, run_id: "payment-2026-12-03-1" });
+        expect({ pin, status: started.status, body: started.body }).toMatchObject({ pin, status: 200, body: { deduplicated: true, execution: { id: original.execution.id } } });
+      }
+      const again = await run({ amount: 12, pin: "111111" });
+      expect(again.code).toBe(0);
+      expect(oneJsonDocument(again.stdout)).toMatchObject({ deduplicated: true, execution: { id: original.execution.id } });
+      // What is not secret still tells runs apart.
+      const other = await run({ amount: 13, pin: "493817" });
+      expect(other.code).toBe(2);
+      expect(oneJsonDocument(other.stdout)).toMatchObject({ failure: { error_code: "run_id_conflict" } });
+      const { items } = await http.get("/api/v1/executions?limit=10");
+      expect(items).toHaveLength(1);
+    } finally {
+      serve.kill("SIGKILL");
+      await serve.exited;
     }
   });
 

@@ -1,4 +1,5 @@
 import { describe, expect, spyOn, test } from "bun:test";
+import { canonicalHash } from "../../runtime/execution/canonical-json.ts";
 import { FailureError } from "../../runtime/execution/failure.ts";
 import { isExecutionId } from "../../runtime/execution/execution-id.ts";
 import type { StartResult } from "../../runtime/execution/plane.ts";
@@ -142,6 +143,32 @@ describe("engine.start", () => {
     expect(failureOf(() => h.engine.start({ capability: "demo.write", input: {}, run_id: "build-42" }, EDGE)).error_code).toBe("run_id_conflict");
     expect(failureOf(() => h.engine.start({ capability: "demo.read", input: {}, run_id: "has space" }, EDGE)).error_code).toBe("invalid_input");
     expect(h.store.list().items).toHaveLength(1);
+  });
+
+  test("engine.start's run identity leaves secrets out: the same run_id with another secret is that run, and the stored hash is of the redacted input (tester: pin.pay)", () => {
+    const h = harness();
+    const input = (user: string, token: string) => ({ user, auth: { token }, keys: [{ name: "k", key: `key-${token}` }] });
+    const first = h.engine.start({ capability: "demo.secret", input: input("ada", "493817"), run_id: "payment-1" }, EDGE);
+    for (const token of ["493817", "000000", "999999"]) {
+      const again = h.engine.start({ capability: "demo.secret", input: input("ada", token), run_id: "payment-1" }, EDGE);
+      expect({ token, deduplicated: again.deduplicated, id: again.execution.id }).toEqual({ token, deduplicated: true, id: first.execution.id });
+    }
+    // What is not secret still tells runs apart.
+    expect(failureOf(() => h.engine.start({ capability: "demo.secret", input: input("bob", "493817"), run_id: "payment-1" }, EDGE)).error_code).toBe("run_id_conflict");
+    const identity = h.store.findRun("payment-1")!;
+    expect(identity.input_hash).toBe(canonicalHash({ user: "ada", auth: { token: "[redacted]" }, keys: [{ name: "k", key: "[redacted]" }] }));
+    expect(identity.input_hash).not.toBe(canonicalHash(input("ada", "493817")));
+    expect(h.store.list().items).toHaveLength(1);
+  });
+
+  test("engine.start answers a run_id an older docket recorded with the secret in its hash run_id_conflict, whatever secret is sent (docs/security.md)", () => {
+    const h = harness();
+    const input = (token: string) => ({ user: "ada", auth: { token }, keys: [] });
+    h.store.recordRun({ run_id: "payment-old", execution_id: "x-20260101T000000Z-0a1b2c3d", capability: "demo.secret", input_hash: canonicalHash(input("493817")) });
+    for (const token of ["493817", "000000"]) {
+      expect({ token, code: failureOf(() => h.engine.start({ capability: "demo.secret", input: input(token), run_id: "payment-old" }, EDGE)).error_code }).toEqual({ token, code: "run_id_conflict" });
+    }
+    expect(h.store.list().items).toHaveLength(0);
   });
 
   test("engine.start refuses new run_ids once the identity limit is reached, while plain starts still work", () => {

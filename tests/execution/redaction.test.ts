@@ -50,10 +50,12 @@ describe("redaction", () => {
     expect(h.store.get(execution.id)!.input).toEqual({ user: "ada", auth: { token: REDACTED }, keys: [{ name: "one", key: REDACTED }], maybe: REDACTED });
   });
 
-  test("run_id idempotency compares real inputs, not redacted ones", () => {
+  test("run_id idempotency compares redacted inputs: another secret is the same run, so no answer tells the secret (docs/security.md)", () => {
     const h = harness();
     const base = { user: "ada", auth: { token: "one" }, keys: [] };
-    h.engine.start({ capability: "demo.secret", input: base, run_id: "r" }, EDGE);
-    expect(() => h.engine.start({ capability: "demo.secret", input: { ...base, auth: { token: "two" } }, run_id: "r" }, EDGE)).toThrow(/run_id/);
+    const first = h.engine.start({ capability: "demo.secret", input: base, run_id: "r" }, EDGE);
+    const again = h.engine.start({ capability: "demo.secret", input: { ...base, auth: { token: "two" } }, run_id: "r" }, EDGE);
+    expect(again).toMatchObject({ deduplicated: true, execution: { id: first.execution.id } });
+    expect(() => h.engine.start({ capability: "demo.secret", input: { ...base, user: "bob" }, run_id: "r" }, EDGE)).toThrow(/run_id/);
   });
 });

@@ -1,10 +1,12 @@
-import { getCookie, setCookie } from "hono/cookie";
-import { createHash, timingSafeEqual } from "node:crypto";
 import { isIP } from "node:net";
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv, ServerConfig } from "./_app-env.ts";
 import { edgeFailure } from "./errors.ts";
 import { edgeIdSource } from "./edge-ids.ts";
+import { cockpitSession, cockpitTokenNeeded, OTHER_PAGE } from "./cockpit-session.ts";
+import { sameSecret } from "./same-secret.ts";
+
+export { sameSecret };
 
 /** The subprotocol prefix that carries the token on a WebSocket (browsers cannot set Authorization there). */
 export const TOKEN_SUBPROTOCOL_PREFIX = "docket.token.";
@@ -87,29 +89,14 @@ export function isOwnOrigin(origin: string, config: Pick<ServerConfig, "origin" 
   return names.includes(host);
 }
 
-/** Compares secrets in constant time (digests first, so different lengths leak nothing either). */
-export function sameSecret(given: string, expected: string): boolean {
-  const a = createHash("sha256").update(given).digest();
-  const b = createHash("sha256").update(expected).digest();
-  return timingSafeEqual(a, b);
-}
-
 /**
- * The cookie a browser keeps the token in, once it opened `/cockpit?token=…`: a page cannot send
- * `Authorization`. HttpOnly (no script reads it) and SameSite=Strict (no other site's page sends it).
- */
-export const TOKEN_COOKIE = "docket_token";
-
-/**
- * The token a request presents: Bearer header, the cockpit's cookie, or on `/events` also
- * `?token=` or the `docket.token.` subprotocol.
+ * The tokens a request presents: Bearer header, or on `/events` also `?token=` or the
+ * `docket.token.` subprotocol. The cockpit's cookie is no token (cockpit-session.ts).
  */
 export function presentedTokens(c: Context<AppEnv>, isLiveChannel: boolean): string[] {
   const tokens: string[] = [];
   const bearer = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header("authorization") ?? "");
   if (bearer) tokens.push(bearer[1]!);
-  const cookie = getCookie(c, TOKEN_COOKIE);
-  if (cookie) tokens.push(cookie);
   if (isLiveChannel) {
     // Each one given: two `token=` are two tokens, refused as such, never the first one taken.
     for (const query of c.req.queries("token") ?? []) if (query) tokens.push(query);
@@ -131,6 +118,7 @@ export function accessGuard(config: ServerConfig): MiddlewareHandler<AppEnv> {
   // The last Host header found allowed: a client sends the same one on every request, and the
   // check (two patterns, an IP parse) need not run again for it. The config does not change.
   let allowedHost: string | undefined;
+  const session = cockpitSession(config);
   return async (c, next) => {
     const path = c.req.path;
     const host = c.req.header("host");
@@ -154,24 +142,31 @@ export function accessGuard(config: ServerConfig): MiddlewareHandler<AppEnv> {
         context: { reason: "origin_not_allowed" },
       });
     }
-    if (config.token !== null && c.req.method === "GET" && (path === "/cockpit" || path.startsWith("/cockpit/")) && c.req.query("token") !== undefined) {
-      return cockpitSignIn(c, config.token);
+    const cockpit = path === "/cockpit" || path.startsWith("/cockpit/");
+    if (config.token !== null && c.req.method === "GET" && cockpit && c.req.query("token") !== undefined) {
+      return session.signIn(c, config.token);
     }
     if (config.token !== null && !OPEN_PATHS.has(path)) {
       const tokens = presentedTokens(c, isLiveChannel);
+      const signedIn = tokens.length === 0 ? session.check(c) : "absent";
       // Every token sent must be the server's: one request offering several (subprotocols are a
-      // list) would otherwise try them all. The cookie alone may be stale (a browser keeps the
-      // last server's), so it is the one allowed to differ when another token is right.
-      const cookie = getCookie(c, TOKEN_COOKIE);
+      // list) would otherwise try them all. A token sent decides alone: the session cookie may be
+      // stale (a browser keeps an earlier run's), and is only read when no token is sent.
       const right = tokens.some((t) => sameSecret(t, config.token!));
-      const wrongSent = tokens.some((t) => t !== cookie && !sameSecret(t, config.token!));
-      if (!right || wrongSent) {
-        const cockpit = path === "/cockpit" || path.startsWith("/cockpit/");
-        // A page with no token, or only a stale cookie (a server restarted with a new token).
-        if (cockpit && tokens.every((t) => t === cookie)) return cockpitTokenNeeded(c);
+      const allRight = right && tokens.every((t) => sameSecret(t, config.token!));
+      if (!allRight && signedIn !== "valid") {
+        // A page with no token, or only a stale cookie (a server restarted since the sign-in).
+        if (cockpit && tokens.length === 0) return cockpitTokenNeeded(c, signedIn === "other_page" ? OTHER_PAGE : undefined);
         return edgeFailure(c, {
           status: 401,
-          message: tokens.length === 0 ? "This server requires a token: send Authorization: Bearer <token>." : right ? "More than one token was sent, and not all are this server's token: send one." : "The token sent is not this server's token.",
+          message:
+            signedIn === "other_page"
+              ? OTHER_PAGE
+              : tokens.length === 0
+                ? "This server requires a token: send Authorization: Bearer <token>."
+                : right
+                  ? "More than one token was sent, and not all are this server's token: send one."
+                  : "The token sent is not this server's token.",
           suggestion: "The token was printed when the server started and is in .docket/lease.json of the checkout.",
           context: { reason: "unauthorized" },
           headers: { "WWW-Authenticate": 'Bearer realm="docket"' },
@@ -180,47 +175,4 @@ export function accessGuard(config: ServerConfig): MiddlewareHandler<AppEnv> {
     }
     await next();
   };
-}
-
-/** What a browser opening the cockpit of a server with a token, without it, is told: the link that signs it in. */
-const COCKPIT_TOKEN_NEEDED = {
-  message: "The cockpit of this server needs its token: open /cockpit?token=<token> once, and the browser keeps it (in a cookie) for every page after.",
-  suggestion: "docket serve printed that link when it started (with a token it made); the token is also in .docket/lease.json of the checkout.",
-};
-
-/** True when the client reads pages (a browser): its Accept names HTML. */
-function wantsPage(c: Context<AppEnv>): boolean {
-  return /\btext\/html\b/i.test(c.req.header("accept") ?? "");
-}
-
-/** 401 for a cockpit page asked without any token: a page a person reads in a browser, JSON for anything else. */
-function cockpitTokenNeeded(c: Context<AppEnv>, first?: string): Response {
-  const headers = { "WWW-Authenticate": 'Bearer realm="docket"' };
-  if (wantsPage(c)) {
-    const page = `<!doctype html><meta charset="utf-8"><title>docket — token needed</title><h1>This server needs its token</h1>${first ? `<p>${first}</p>` : ""}<p>${COCKPIT_TOKEN_NEEDED.message.replace("<token>", "&lt;token&gt;")}</p><p>${COCKPIT_TOKEN_NEEDED.suggestion}</p>`;
-    return new Response(page, { status: 401, headers: { ...headers, "Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store" } });
-  }
-  return edgeFailure(c, { status: 401, ...COCKPIT_TOKEN_NEEDED, context: { reason: "unauthorized" }, headers });
-}
-
-/**
- * `GET /cockpit…?token=<t>`: the link the server prints. With the right token, the browser gets
- * the cookie and is sent to the same page without the token in its address (so it leaves no
- * trace in history); with a wrong one, 401.
- */
-function cockpitSignIn(c: Context<AppEnv>, token: string): Response {
-  const given = c.req.query("token") ?? "";
-  if (!sameSecret(given, token)) {
-    if (wantsPage(c)) return cockpitTokenNeeded(c, "The token in this link is not this server's token (a link of an earlier server?).");
-    return edgeFailure(c, {
-      status: 401,
-      message: "The token in this link is not this server's token.",
-      suggestion: "Open the link the server printed when it started; the token is also in .docket/lease.json of the checkout.",
-      context: { reason: "unauthorized" },
-    });
-  }
-  const url = new URL(c.req.url);
-  url.searchParams.delete("token");
-  setCookie(c, TOKEN_COOKIE, token, { httpOnly: true, sameSite: "Strict", path: "/" });
-  return c.redirect(`${url.pathname}${url.search}`, 303);
 }

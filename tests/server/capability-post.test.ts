@@ -77,7 +77,10 @@ describe("capability POST route", () => {
 
   test("capability POST route takes the token as Bearer or hands it to the app (cookie), and refuses a wrong one", async () => {
     expect((await post(guarded, "capabilities/list", "{}", { authorization: `Bearer ${TOKEN}` })).status).toBe(200);
-    expect((await post(guarded, "capabilities/list", "{}", { cookie: `docket_token=${TOKEN}` })).status).toBe(200);
+    const signIn = await fetch(`${guarded.url}/cockpit?token=${TOKEN}`, { redirect: "manual" });
+    const cookie = (signIn.headers.get("set-cookie") ?? "").split(";")[0]!;
+    expect(cookie).toStartWith("docket_session_");
+    expect((await post(guarded, "capabilities/list", "{}", { cookie })).status).toBe(200);
     expect((await post(guarded, "capabilities/list", "{}", { authorization: "Bearer wrong-token-of-twenty-chars" })).status).toBe(401);
     expect((await post(guarded, "capabilities/list", "{}")).status).toBe(401);
   });

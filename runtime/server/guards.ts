@@ -3,10 +3,11 @@ import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv, ServerConfig } from "./_app-env.ts";
 import { edgeFailure } from "./errors.ts";
 import { edgeIdSource } from "./edge-ids.ts";
-import { cockpitSession, cockpitTokenNeeded, OTHER_PAGE } from "./cockpit-session.ts";
+import { cockpitSession, cockpitTokenNeeded, OTHER_PAGE, wantsPage } from "./cockpit-session.ts";
 import { sameSecret } from "./same-secret.ts";
+import { isOwnOrigin, ownPageOrigin } from "./own-origin.ts";
 
-export { sameSecret };
+export { isOwnOrigin, sameSecret };
 
 /** The subprotocol prefix that carries the token on a WebSocket (browsers cannot set Authorization there). */
 export const TOKEN_SUBPROTOCOL_PREFIX = "docket.token.";
@@ -68,28 +69,6 @@ function isPort(port: string | undefined): boolean {
 }
 
 /**
- * True when `origin` is this server's own origin: the configured one, or the same scheme and port
- * on `localhost`, `127.0.0.1`, `[::1]` or an allowed host name. Never compared with the request
- * URL, which a crafted request target can change.
- */
-export function isOwnOrigin(origin: string, config: Pick<ServerConfig, "origin" | "allowedHosts">): boolean {
-  let url: URL;
-  let own: URL;
-  try {
-    url = new URL(origin);
-    own = new URL(config.origin);
-  } catch {
-    return false;
-  }
-  // A serialized origin is exactly scheme://host[:port]; anything else ("null", a path) is foreign.
-  if (url.origin !== origin) return false;
-  if (url.protocol !== own.protocol || url.port !== own.port) return false;
-  const host = url.hostname.toLowerCase();
-  const names = ["localhost", "127.0.0.1", "[::1]", own.hostname.toLowerCase(), ...config.allowedHosts.map((h) => h.toLowerCase())];
-  return names.includes(host);
-}
-
-/**
  * The tokens a request presents: Bearer header, or on `/events` also `?token=` or the
  * `docket.token.` subprotocol. The cockpit's cookie is no token (cockpit-session.ts).
  */
@@ -109,10 +88,17 @@ export function presentedTokens(c: Context<AppEnv>, isLiveChannel: boolean): str
 
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
+/** True for a browser loading a page: `Sec-Fetch-Mode: navigate`, or without fetch metadata an Accept naming HTML. */
+function isPageLoad(c: Context<AppEnv>): boolean {
+  const mode = c.req.header("sec-fetch-mode");
+  return mode === undefined ? wantsPage(c) : mode.toLowerCase() === "navigate";
+}
+
 /**
- * Host (DNS rebinding) on every route → 403; a foreign `Origin` on state-changing routes and the
- * live channel → 403 (an absent Origin is a non-browser client and allowed); the token, when one
- * is configured, on every route but `/healthz` → 401.
+ * Host (DNS rebinding) on every route → 403; a page loaded by another name of this machine
+ * (`localhost`) → 307 to the server's own origin; a foreign `Origin` on state-changing routes and
+ * the live channel → 403 (an absent Origin is a non-browser client and allowed); the token, when
+ * one is configured, on every route but `/healthz` → 401.
  */
 export function accessGuard(config: ServerConfig): MiddlewareHandler<AppEnv> {
   // The last Host header found allowed: a client sends the same one on every request, and the
@@ -132,6 +118,13 @@ export function accessGuard(config: ServerConfig): MiddlewareHandler<AppEnv> {
         });
       }
       allowedHost = host;
+    }
+    if ((c.req.method === "GET" || c.req.method === "HEAD") && isPageLoad(c)) {
+      const ownOrigin = ownPageOrigin(host!, config);
+      if (ownOrigin !== null) {
+        const url = new URL(c.req.url);
+        return c.redirect(`${ownOrigin}${url.pathname}${url.search}`, 307);
+      }
     }
     const isLiveChannel = path === "/events";
     const origin = c.req.header("origin");

@@ -152,8 +152,9 @@ describe("MCP over Streamable HTTP at /mcp", () => {
     const rebound = await rawRequest(server.url, "POST", "/mcp", { ...MCP_HEADERS, Host: `evil.example:${port}` }, INITIALIZE);
     expect(rebound.status).toBe(403);
     expect(JSON.parse(rebound.body).error.context.reason).toBe("host_not_allowed");
-    // The server's own origin (a page of the cockpit) is let through to the MCP transport.
-    const own = await rawRequest(server.url, "POST", "/mcp", { ...MCP_HEADERS, Origin: `http://localhost:${port}` }, INITIALIZE);
+    // Another loopback name on the same port may be another program's page (docs/security.md); the server's own origin is let through.
+    expect((await rawRequest(server.url, "POST", "/mcp", { ...MCP_HEADERS, Origin: `http://localhost:${port}` }, INITIALIZE)).status).toBe(403);
+    const own = await rawRequest(server.url, "POST", "/mcp", { ...MCP_HEADERS, Origin: server.url }, INITIALIZE);
     expect(own.status).toBe(200);
     expect(own.headers["mcp-session-id"]).toBeString();
   });

@@ -38,7 +38,11 @@ export function securityContract(name: string, start: StartFn): void {
       expect((await rawRequest(server.url, "POST", "/api/v1/capabilities/get", { ...json, Origin: server.url }, body)).status).toBe(200);
       expect((await rawRequest(server.url, "POST", "/api/v1/capabilities/get", json, body)).status).toBe(200);
       const port = new URL(server.url).port;
-      expect((await rawRequest(server.url, "POST", "/api/v1/capabilities/get", { ...json, Origin: `http://localhost:${port}` }, body)).status).toBe(200);
+      // Another loopback address on the same port is another program's, unless the server is bound there.
+      for (const other of [`http://localhost:${port}`, `http://[::1]:${port}`]) {
+        expect((await rawRequest(server.url, "POST", "/api/v1/capabilities/get", { ...json, Origin: other }, body)).status).toBe(403);
+        expect((await rawUpgrade(server.url, "/events", { Origin: other })).status).toBe(403);
+      }
       expect((await rawRequest(server.url, "POST", "/api/v1/capabilities/get", { ...json, Origin: `http://localhost:${Number(port) + 1}` }, body)).status).toBe(403);
       // A GET from another origin reads nothing it could not read anyway (no CORS headers): allowed.
       expect((await rawRequest(server.url, "GET", "/api/v1/capabilities/list", { Origin: "http://evil.example" })).status).toBe(200);

@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { createApp } from "../../runtime/server/app.ts";
 import type { ServerConfig } from "../../runtime/server/_app-env.ts";
 import { isAllowedHost, isOwnOrigin, sameSecret } from "../../runtime/server/guards.ts";
+import { ownPageOrigin } from "../../runtime/server/own-origin.ts";
 import { edgeIdSource, requestIdFrom, traceIdFrom } from "../../runtime/server/edge-ids.ts";
 import { LiveChannel } from "../../runtime/server/live-channel.ts";
 import { stubPlane } from "./_support/stub-plane.ts";
@@ -24,10 +25,30 @@ describe("guards", () => {
     expect(isAllowedHost("docket.lan:4700", ["docket.lan"])).toBe(true);
   });
 
-  test("isOwnOrigin compares with the configured origin and its loopback twins on the same port, never anything else", () => {
+  test("isOwnOrigin accepts the bound address and allowed names on the same scheme and port, never another loopback address the server is not bound to", () => {
     const config = { origin: ORIGIN, allowedHosts: ["docket.lan"] };
-    for (const origin of [ORIGIN, "http://localhost:4700", "http://[::1]:4700", "http://docket.lan:4700"]) expect(isOwnOrigin(origin, config)).toBe(true);
-    for (const origin of ["null", "http://127.0.0.1:4701", "https://127.0.0.1:4700", "http://evil.example:4700", "http://127.0.0.1:4700/path", ""]) expect(isOwnOrigin(origin, config)).toBe(false);
+    for (const origin of [ORIGIN, "http://docket.lan:4700"]) expect(isOwnOrigin(origin, config)).toBe(true);
+    // Another program may listen on [::1]:4700 beside 127.0.0.1:4700, and a browser's localhost may be it.
+    for (const origin of ["http://localhost:4700", "http://[::1]:4700", "http://127.0.0.2:4700", "null", "http://127.0.0.1:4701", "https://127.0.0.1:4700", "http://evil.example:4700", "http://127.0.0.1:4700/path", ""]) {
+      expect(`${origin}: ${isOwnOrigin(origin, config)}`).toBe(`${origin}: false`);
+    }
+    // A wildcard bind listens on the loopback addresses of its families.
+    expect(isOwnOrigin("http://127.0.0.1:4700", { origin: "http://0.0.0.0:4700", allowedHosts: [] })).toBe(true);
+    expect(isOwnOrigin("http://[::1]:4700", { origin: "http://0.0.0.0:4700", allowedHosts: [] })).toBe(false);
+    for (const origin of ["http://127.0.0.1:4700", "http://[::1]:4700"]) expect(isOwnOrigin(origin, { origin: "http://[::]:4700", allowedHosts: [] })).toBe(true);
+    expect(isOwnOrigin("http://[::1]:4700", { origin: "http://[::1]:4700", allowedHosts: [] })).toBe(true);
+    expect(isOwnOrigin("http://127.0.0.1:4700", { origin: "http://[::1]:4700", allowedHosts: [] })).toBe(false);
+  });
+
+  test("ownPageOrigin sends a page reached by another name of this machine to the bound origin; never one of another port or a wildcard's other address", () => {
+    const config = { origin: ORIGIN, allowedHosts: ["docket.lan"] };
+    expect(ownPageOrigin("localhost:4700", config)).toBe(ORIGIN);
+    expect(ownPageOrigin("LOCALHOST:4700", config)).toBe(ORIGIN);
+    expect(ownPageOrigin("[::1]:4700", config)).toBe(ORIGIN);
+    for (const host of ["127.0.0.1:4700", "docket.lan:4700", "localhost:8080", "localhost"]) expect(ownPageOrigin(host, config)).toBeNull();
+    expect(ownPageOrigin("localhost:4700", { origin: "http://0.0.0.0:4700", allowedHosts: [] })).toBe("http://127.0.0.1:4700");
+    expect(ownPageOrigin("192.168.1.5:4700", { origin: "http://0.0.0.0:4700", allowedHosts: [] })).toBeNull();
+    expect(ownPageOrigin("localhost", { origin: "http://127.0.0.1:80", allowedHosts: [] })).toBe("http://127.0.0.1");
   });
 
   test("sameSecret compares in constant time whatever the lengths", () => {
@@ -90,6 +111,29 @@ describe("app", () => {
     expect((await host("docket.lan:4700")).status).toBe(200);
     expect((await host("evil.example")).status).toBe(403);
     expect((await host("docket.lan:4700")).status).toBe(200);
+  });
+
+  test("a page loaded by another name of this machine is sent to the bound origin, path and query kept; a script's request and the Origin of such a page are not served as the server's own", async () => {
+    const { request } = appWith();
+    const navigate = { Host: "localhost:4700", "Sec-Fetch-Mode": "navigate", Accept: "text/html" };
+    for (const headers of [navigate, { Host: "localhost:4700", Accept: "text/html,application/xhtml+xml" }]) {
+      for (const method of ["GET", "HEAD"]) {
+        const page = await request("/cockpit/executions?state=running", { method, headers });
+        expect(page.status).toBe(307);
+        expect(page.headers.get("location")).toBe("http://127.0.0.1:4700/cockpit/executions?state=running");
+      }
+    }
+    // A script asks as it asked; what it loads is no page of an origin.
+    expect((await request("/api/v1/demo/echo", { headers: { Host: "localhost:4700" } })).status).toBe(200);
+    expect((await request("/api/v1/demo/echo", { headers: { Host: "localhost:4700", "Sec-Fetch-Mode": "cors", Accept: "text/html" } })).status).toBe(200);
+    expect((await request("/api/v1/demo/echo", { headers: { ...navigate, Host: "127.0.0.1:4700" } })).status).toBe(200);
+    const post = (origin: string) => request("/api/v1/demo/echo", { method: "POST", headers: { Host: "127.0.0.1:4700", Origin: origin, "Content-Type": "application/json" }, body: "{}" });
+    expect((await post(ORIGIN)).status).toBe(200);
+    for (const origin of ["http://localhost:4700", "http://[::1]:4700"]) {
+      const refused = await post(origin);
+      expect(refused.status).toBe(403);
+      expect(((await refused.json()) as any).error.context.reason).toBe("origin_not_allowed");
+    }
   });
 
   test("the edge passes actor http (an X-Docket-Actor header claims nothing), with the request and trace ids", async () => {

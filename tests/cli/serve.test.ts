@@ -178,6 +178,37 @@ export default capability({ id: "team.signals", title: "Signals", description: "
     }
   });
 
+  test("DOCKET_TOKEN is not passed on to handlers nor to the children they run", async () => {
+    const token = "env-token-kept-from-handlers-0123";
+    const checkout = tempCheckout();
+    writeFiles(checkout, {
+      "capabilities/env.dump.ts": `import { capability } from "docket";
+import * as v from "valibot";
+export default capability({
+  id: "env.dump", title: "Env", description: "What the handler and its child see.", effect: "read",
+  input: v.object({}), output: v.object({ own: v.array(v.string()), child: v.array(v.string()) }),
+  async handler(_input, ctx) {
+    const child = await ctx.exec(["sh", "-c", "env"]);
+    const names = (lines: string[]) => lines.map((line) => line.split("=")[0]!).filter((name) => name === "PATH" || name.startsWith("DOCKET_TOKEN"));
+    return { own: names(Object.keys(process.env)), child: names(child.stdout.split("\\n")) };
+  },
+});
+`,
+    });
+    const child = spawnDocket(fromSource, ["serve", "--port", "0"], { cwd: checkout, env: { DOCKET_TOKEN: token } });
+    const stderr = watchStream(child.stderr);
+    try {
+      const url = (await stderr.until(/docket serving .* at http:\/\/127\.0\.0\.1:\d+/)).match(/at (http:\/\/127\.0\.0\.1:\d+)/)![1]!;
+      const answer = await fetch(`${url}/api/v1/env/dump`, { method: "POST", headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" }, body: "{}" });
+      expect(answer.status).toBe(200);
+      // PATH, which both do see, says the handler read its environment and its child printed one.
+      expect(await answer.json()).toEqual({ own: ["PATH"], child: ["PATH"] });
+    } finally {
+      child.kill("SIGINT");
+      await child.exited;
+    }
+  });
+
   test("DOCKET_TOKEN set but empty is refused, not served without a token; --host [::1] is ::1, its URL bracketed once (tester T)", async () => {
     const empty = await docket(fromSource, ["serve", "--port", "0"], { cwd: tempCheckout(), env: { DOCKET_TOKEN: " " } });
     expect(empty.code).toBe(2);

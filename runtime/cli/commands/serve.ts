@@ -69,6 +69,10 @@ export default defineCommand({
     if (parsed.token === undefined && process.env.DOCKET_TOKEN !== undefined && process.env.DOCKET_TOKEN.trim() === "") {
       throw new UsageError("Cannot serve: DOCKET_TOKEN is set but empty; set it to the token, or unset it to serve without one (or with one generated, beyond loopback).", command);
     }
+    const token = parsed.token ?? (process.env.DOCKET_TOKEN || null);
+    // The server's credential is no handler's business: a worker, and every child it runs
+    // (test runners, npm scripts), would otherwise inherit it with the environment, and print it.
+    delete process.env.DOCKET_TOKEN;
     let server;
     try {
       server = await startServer({
@@ -80,7 +84,7 @@ export default defineCommand({
         capabilityDirs: repeatedFlag(rawArgs, "capabilities"),
         allowedHosts: repeatedFlag(rawArgs, "allow-host"),
         // From the environment, the token is not in the process's arguments, which ps shows to every user.
-        token: parsed.token ?? (process.env.DOCKET_TOKEN || null),
+        token,
         runtime: "bun",
         importFile: (path) => import(path),
         mounts: defaultMounts,

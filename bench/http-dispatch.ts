@@ -13,6 +13,7 @@ import { resolveLimits } from "../runtime/execution/limits.ts";
 import type { EdgeInfo } from "../runtime/execution/plane.ts";
 import { capabilityPost } from "../runtime/server/capability-post.ts";
 import { largeAnswers } from "../runtime/server/large-answers.ts";
+import { requestBodies } from "../runtime/server/request-bodies.ts";
 import { LiveChannel } from "../runtime/server/live-channel.ts";
 import type { LiveSocket } from "../runtime/server/live-socket.ts";
 import { KeepAliveConnection } from "./_keep-alive.ts";
@@ -239,7 +240,7 @@ async function inProcess(store: Store, warm: () => void = () => {}, parts: InPro
   const { engine } = plane;
   const live = parts === "engine" ? null : new LiveChannel({ store: plane.store, limits });
   live?.open(takingSocket, { executions: "all" });
-  const route = parts === "route" ? capabilityPost({ plane: engine, config: { host: "127.0.0.1", port: 4700, allowedHosts: [], token: null, origin: "http://127.0.0.1:4700" }, answers: largeAnswers(limits.answer_bytes_in_flight), log: (line) => process.stderr.write(`${line}\n`) }) : null;
+  const route = parts === "route" ? capabilityPost({ plane: engine, config: { host: "127.0.0.1", port: 4700, allowedHosts: [], token: null, origin: "http://127.0.0.1:4700" }, answers: largeAnswers(limits.answer_bytes_in_flight), bodies: requestBodies(limits.request_bytes_in_flight), log: (line) => process.stderr.write(`${line}\n`) }) : null;
   const body = JSON.stringify({ capability: "bench.noop", input: {} });
   const headers = { host: "127.0.0.1:4700", "content-type": "application/json", "content-length": String(body.length) };
   const noApp = { app: () => new Response("the bench's route handed a request on", { status: 500 }) };

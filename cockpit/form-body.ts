@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import { readBounded } from "../runtime/server/read-bounded.ts";
 import { isIdentityCoding } from "../runtime/server/json-body.ts";
+import { bodyRead } from "../runtime/server/request-bodies.ts";
 
 /** A submitted form, or why it could not be read (status and sentence). */
 export type FormBody = { ok: true; form: URLSearchParams } | { ok: false; status: 400 | 413 | 415; message: string };
@@ -10,6 +11,15 @@ export type FormBody = { ok: true; form: URLSearchParams } | { ok: false; status
  * of at most `limit` bytes: the cockpit's forms hold an input, so the input limit bounds them.
  */
 export async function readFormBody(c: Context, limit: number): Promise<FormBody> {
+  try {
+    return await readForm(c, limit);
+  } finally {
+    // Read (or given up): its share of request_bytes_in_flight goes back before the form's action runs.
+    bodyRead(c);
+  }
+}
+
+async function readForm(c: Context, limit: number): Promise<FormBody> {
   const type = (c.req.header("content-type") ?? "").toLowerCase();
   const declared = Number(c.req.header("content-length") ?? "0");
   const tooLarge = { ok: false as const, status: 413 as const, message: `The form is larger than ${limit} bytes (the input limit).` };

@@ -23,6 +23,7 @@ export interface Limits {
   lagging_kept_bytes: number;
   live_connections: number;
   answer_bytes_in_flight: number;
+  request_bytes_in_flight: number;
   mcp_sessions: number;
   heartbeat_ms: number;
   report_silence_ms: number;
@@ -86,6 +87,9 @@ export const LIMIT_SPECS: Record<keyof Limits, LimitSpec> = {
   live_connections: { default: 256, min: 1, max: 100_000, doc: "live-channel connections" },
   // The runtime holds an HTTP answer until its client read it: clients that ask for 8 MiB outputs and never read held gigabytes.
   answer_bytes_in_flight: { default: 128 * MIB, min: MIB, max: 65536 * MIB, doc: "bytes of large HTTP answers (256 KiB or more) being sent at once; past it such an answer is 503 with Retry-After" },
+  // The runtime holds what a client sent of a body until it is read whole: clients trickling the
+  // last bytes of 8 MiB bodies held gigabytes (a tester's 250 connections: 2.3 GB).
+  request_bytes_in_flight: { default: 128 * MIB, min: MIB, max: 65536 * MIB, doc: "bytes of HTTP request bodies being read at once (as their Content-Length declares); past it a request is 503 with Retry-After before its body is read" },
   mcp_sessions: { default: 64, min: 1, max: 100_000, doc: "MCP sessions kept over HTTP (past it the least recently used idle one is closed)" },
   heartbeat_ms: { default: 20_000, min: 10, max: 3_600_000, doc: "quiet time before a heartbeat" },
   report_silence_ms: { default: 30_000, min: 10, max: 3_600_000, doc: "silence before a reported run fails unavailable" },

@@ -8,6 +8,7 @@ import { createDocketMcpServer } from "./server.ts";
 import { cancelledRequest, PendingRequests } from "./pending-requests.ts";
 import { isIdentityCoding } from "../server/json-body.ts";
 import { readBounded } from "../server/read-bounded.ts";
+import { bodyRead, largestBody } from "../server/request-bodies.ts";
 import { checkMessage, idOf } from "./_message-check.ts";
 
 /** Options of {@link createMcpApp}. */
@@ -29,8 +30,6 @@ interface Session {
 // Bun closes a connection that sent nothing for 10 s (Bun.serve's default idleTimeout); an SSE
 // stream waiting on a long execution sends an SSE comment more often than that.
 const KEEP_ALIVE_MS = 5_000;
-// An input at the input limit, plus room for the JSON-RPC envelope around it.
-const ENVELOPE_BYTES = 64 * 1024;
 
 /**
  * MCP Streamable HTTP at `/mcp` (mounted by `docket serve`; the app's guards apply first: Host,
@@ -81,7 +80,7 @@ export function createMcpApp(plane: ExecutionPlane, options: McpAppOptions = {})
         sessions.set(id, { server, transport, pending, callers });
       },
       keepAliveMs: KEEP_ALIVE_MS,
-      maxRequestBodySize: plane.limits.input_bytes + ENVELOPE_BYTES,
+      maxRequestBodySize: largestBody(plane.limits.input_bytes),
     });
     transport.onclose = () => {
       if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
@@ -130,7 +129,9 @@ export function createMcpApp(plane: ExecutionPlane, options: McpAppOptions = {})
     let request = c.req.raw;
     let carried: JSONRPCMessage | null = null;
     if (request.method === "POST") {
-      const read = await readPost(request, plane.limits.input_bytes + ENVELOPE_BYTES);
+      const read = await readPost(request, largestBody(plane.limits.input_bytes));
+      // Read: its share of request_bytes_in_flight goes back before the call it carries runs.
+      bodyRead(c);
       if ("status" in read) return c.json({ jsonrpc: "2.0", id: null, error: { code: -32000, message: read.message } }, read.status);
       request = read.request;
       // Checked as stdio checks a line, so both transports answer a malformed message alike

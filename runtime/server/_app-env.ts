@@ -28,5 +28,7 @@ export interface AppEnv {
   Variables: {
     ids: { request_id: string; trace_id: string };
     actor: Actor;
+    /** Gives the request's share of request_bytes_in_flight back once its body is read (request-bodies.ts); unset when it has none. */
+    bodyRead?: () => void;
   };
 }

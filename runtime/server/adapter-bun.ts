@@ -109,7 +109,8 @@ export function serveWithBun(app: Hono<AppEnv>, live: LiveChannel, options: BunL
     // Bun refuses a body over this itself (128 MiB by default), with a bare 413: the limit that
     // counts is input_bytes (up to 1 GiB), which the app checks from Content-Length before reading
     // and again while reading, and refuses with its own descriptor (json-body.ts). Nothing is
-    // buffered for a declared length: a body is read only by a handler that asks for it.
+    // buffered for a declared length: a body is read only by a handler that asks for it, and
+    // request_bytes_in_flight bounds the bodies read at once (request-bodies.ts).
     maxRequestBodySize: Number.MAX_SAFE_INTEGER,
     error: (error) => {
       const request_id = requestIdFrom(undefined);

@@ -5,6 +5,7 @@ import type { AppEnv, ServerConfig } from "./_app-env.ts";
 import { accessGuard, LIVE_SUBPROTOCOL, offeredSubprotocols, requestIdentity, TOKEN_SUBPROTOCOL_PREFIX } from "./guards.ts";
 import { apiRoutes, API_PREFIX, onlyGet } from "./api-routes.ts";
 import { largeAnswers, type LargeAnswers } from "./large-answers.ts";
+import { largestBody, requestBodies, requestBodyBudget, type RequestBodies } from "./request-bodies.ts";
 import { edgeFailure, errorHandler, notFoundHandler } from "./errors.ts";
 import { openApiDocument } from "./openapi.ts";
 import type { LiveChannel } from "./live-channel.ts";
@@ -25,6 +26,8 @@ export interface AppOptions {
   mounts?: AppMounts;
   /** The budget of large answers (large-answers.ts), shared with the direct POST route; a fresh one by default. */
   answers?: LargeAnswers;
+  /** The budget of request bodies being read (request-bodies.ts), shared with the direct POST route; a fresh one by default. */
+  bodies?: RequestBodies;
   /** Where stacks of unexpected errors go (stderr); never a client. */
   log?: (line: string) => void;
 }
@@ -42,6 +45,8 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
   app.use("*", headLikeGet());
   app.use("*", requestIdentity());
   app.use("*", accessGuard(config));
+  // After the access guard: a request refused for its host, origin or token is never read.
+  app.use("*", requestBodyBudget(options.bodies ?? requestBodies(plane.limits.request_bytes_in_flight), () => largestBody(plane.limits.input_bytes)));
 
   app.get("/healthz", (c) => {
     const { status, body } = healthz(plane.store);

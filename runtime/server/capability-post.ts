@@ -9,6 +9,7 @@ import { isAllowedHost, isOwnOrigin, sameSecret } from "./guards.ts";
 import { INCOMPLETE_BODY, isIdentityCoding, isJson } from "./json-body.ts";
 import { buildFailure } from "../execution/failure.ts";
 import { answersBusyFailure, type LargeAnswers } from "./large-answers.ts";
+import { bodiesBusyFailure, type RequestBodies } from "./request-bodies.ts";
 
 /** What the direct route needs besides the request: the app for everything it does not take, and the runtime's keep-open. */
 export interface CapabilityPostEnv {
@@ -24,6 +25,8 @@ export interface CapabilityPostOptions {
   config: ServerConfig;
   /** The budget of large answers, shared with the app's routes (large-answers.ts). */
   answers: LargeAnswers;
+  /** The budget of request bodies being read, shared with the app (request-bodies.ts). */
+  bodies: RequestBodies;
   /** Where the detail of an unexpected error goes (stderr); never a client. */
   log: (line: string) => void;
 }
@@ -42,7 +45,7 @@ const UTF8 = new TextDecoder("utf-8", { fatal: true });
  * itself is what the app would: the call's output or its failure, with X-Request-Id.
  */
 export function capabilityPost(options: CapabilityPostOptions): (request: Request, env: CapabilityPostEnv) => Promise<Response> {
-  const { plane, config, answers, log } = options;
+  const { plane, config, answers, bodies, log } = options;
   const idSource = edgeIdSource();
   /** The request and trace ids of a request, as requestIdentity (guards.ts) takes them. */
   const idsOf = (request: Request) => ({ request_id: idSource.requestId(request.headers.get("x-request-id") ?? undefined), trace_id: idSource.traceId(request.headers.get("traceparent") ?? undefined) });
@@ -81,6 +84,12 @@ export function capabilityPost(options: CapabilityPostOptions): (request: Reques
     const capability = admitted(request);
     if (capability === null) return env.app(request);
     const id = capability.id;
+    // Charged what its Content-Length declares (admitted checked it), before a byte is read: as the app's routes are.
+    const release = bodies.claim(Number(request.headers.get("content-length")));
+    if (typeof release !== "function") {
+      const ids = idsOf(request);
+      return failureAnswer(bodiesBusyFailure(release, ids), ids.request_id);
+    }
     // With a declared length the runtime delivers exactly that many bytes (as in json-body.ts).
     let bytes: Uint8Array<ArrayBuffer>;
     try {
@@ -89,6 +98,8 @@ export function capabilityPost(options: CapabilityPostOptions): (request: Reques
       // The client left before its whole body came: the app's answer, which nobody reads, and no log line.
       const ids = idsOf(request);
       return failureAnswer(buildFailure({ error_code: "invalid_input", stage: "validate", message: INCOMPLETE_BODY.message, suggestion: INCOMPLETE_BODY.suggestion, context: { ...INCOMPLETE_BODY.context }, ...ids }), ids.request_id, INCOMPLETE_BODY.status);
+    } finally {
+      release();
     }
     let input: unknown;
     try {

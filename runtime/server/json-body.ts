@@ -2,6 +2,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "./_app-env.ts";
 import { edgeFailure } from "./errors.ts";
 import { readBounded } from "./read-bounded.ts";
+import { bodyRead } from "./request-bodies.ts";
 import { jsonErrorPosition, jsonParseReason } from "../execution/json-position.ts";
 
 /** A parsed body, or the refusal already shaped as a response. */
@@ -88,6 +89,9 @@ export async function readJsonBody(c: Context<AppEnv>, limit: number): Promise<B
     // The client closed the connection before the whole body came: nobody reads this answer, and
     // it is not a server fault to log (errors.ts logs only those).
     return refuse(edgeFailure(c, INCOMPLETE_BODY));
+  } finally {
+    // Read (or given up): the runtime holds no more of it, whatever the handler does next (a direct call may run a minute).
+    bodyRead(c);
   }
   if (bytes === null || bytes.byteLength > limit) return tooLarge(null);
   let text: string;

@@ -18,6 +18,7 @@ import { openLogFile, teeLog, type LogFile } from "./log-file.ts";
 import { lockCheckout, type CheckoutLock } from "./checkout-lock.ts";
 import { capabilityPost } from "./capability-post.ts";
 import { largeAnswers } from "./large-answers.ts";
+import { requestBodies } from "./request-bodies.ts";
 
 /** What the server needs of a booted plane (runtime/boot.ts's `bootPlane` gives more). */
 export interface ServedPlane {
@@ -170,10 +171,12 @@ async function serveWithLog(options: ServeOptions, bind: { token: string | null;
     const live = new LiveChannel({ store: plane.store, limits: options.limits, clock: options.liveClock });
     // One budget for the large answers of every route (large-answers.ts).
     const answers = largeAnswers(options.limits.answer_bytes_in_flight);
-    const app = createApp({ plane, live, config, answers, mounts: options.mounts?.(plane, live, options.log), log: options.log });
+    // One budget for the request bodies every route reads, the direct POST route's included (request-bodies.ts).
+    const bodies = requestBodies(options.limits.request_bytes_in_flight);
+    const app = createApp({ plane, live, config, answers, bodies, mounts: options.mounts?.(plane, live, options.log), log: options.log });
     running =
       options.runtime === "bun"
-        ? (await import("./adapter-bun.ts")).serveWithBun(app, live, { host, port, idleTimeoutSeconds: options.idleTimeoutSeconds, log: options.log, capabilityPost: capabilityPost({ plane, config, answers, log: options.log }) })
+        ? (await import("./adapter-bun.ts")).serveWithBun(app, live, { host, port, idleTimeoutSeconds: options.idleTimeoutSeconds, log: options.log, capabilityPost: capabilityPost({ plane, config, answers, bodies, log: options.log }) })
         : await (await import("./adapter-node.ts")).serveWithNode(app, live, { host, port });
     config.port = running.port;
     config.origin = running.url;

@@ -61,7 +61,7 @@ export function apiRoutes(plane: ExecutionPlane, answers: LargeAnswers): Hono<Ap
     } else {
       const params = new URL(c.req.url).searchParams;
       const refused = queryRefusal(params, capability.input_schema);
-      if (refused) return edgeFailure(c, { status: 400, message: refused.message, context: refused.context });
+      if (refused) return edgeFailure(c, { status: 400, message: refused.message, suggestion: refused.suggestion, context: refused.context });
       input = inputFromQuery(params, capability.input_schema);
     }
     // The call is bounded by its own deadline; a client that leaves cancels it.

@@ -3,6 +3,7 @@ import { callsDirectly, type JsonSchema, type RegisteredCapability } from "../ca
 import { protocolSchemas } from "../execution/protocol.ts";
 import { DOCKET_VERSION } from "../version.ts";
 import { API_PREFIX, capabilityPath, methodsOf } from "./api-routes.ts";
+import { holdsSecret } from "./query-input.ts";
 
 type Doc = Record<string, unknown>;
 
@@ -42,6 +43,18 @@ const errorResponses = {
   default: { $ref: "#/components/responses/Error" },
 };
 
+/** The input fields a GET cannot take (query-input.ts holdsSecret): they hold a secret, and URLs end up in logs. */
+function secretFields(capability: RegisteredCapability): string[] {
+  const properties = (capability.input_schema.properties ?? {}) as Record<string, JsonSchema>;
+  return Object.keys(properties).filter((name) => holdsSecret(capability.input_schema, name));
+}
+
+/** True when a GET can call the capability at all: none of its required fields holds a secret. */
+function callableByGet(capability: RegisteredCapability): boolean {
+  const required = (capability.input_schema.required ?? []) as string[];
+  return !required.some((name) => holdsSecret(capability.input_schema, name));
+}
+
 function operation(capability: RegisteredCapability, method: "GET" | "POST", input: JsonSchema, output: JsonSchema): Doc {
   const op: Doc = {
     operationId: `${capability.id}${method === "GET" ? "" : ".post"}`,
@@ -56,7 +69,9 @@ function operation(capability: RegisteredCapability, method: "GET" | "POST", inp
   }
   const properties = (input.properties ?? {}) as Record<string, JsonSchema>;
   const required = new Set((input.required ?? []) as string[]);
-  op.parameters = Object.entries(properties).map(([name, schema]) => {
+  const secret = secretFields(capability);
+  if (secret.length > 0) op.description += `\n\nTaken in a POST body only, never from the query string: ${secret.join(", ")} (sensitive).`;
+  op.parameters = Object.entries(properties).filter(([name]) => !secret.includes(name)).map(([name, schema]) => {
     const structured = schema.type === "object" || (Array.isArray(schema.anyOf) && !("type" in schema));
     // Objects travel as JSON in one parameter; OpenAPI says so with `content` instead of `schema`.
     return structured
@@ -76,7 +91,8 @@ export function openApiDocument(plane: ExecutionPlane, options: { token: boolean
     const input = embed(capability.input_schema, capability.id, schemas);
     const output = embed(capability.output_schema, capability.id, schemas);
     const item: Doc = {};
-    for (const method of methodsOf(capability)) item[method.toLowerCase()] = operation(capability, method, input, output);
+    // A GET that could never carry a required field (it holds a secret) is not offered.
+    for (const method of methodsOf(capability)) if (method === "POST" || callableByGet(capability)) item[method.toLowerCase()] = operation(capability, method, input, output);
     paths[capabilityPath(capability.id)] = item;
     if (capability.id === "executions.list") paths[`${API_PREFIX}/executions`] = { get: { ...(item.get as Doc), operationId: "executions.list.alias" } };
   }

@@ -1,4 +1,5 @@
 import type { JsonSchema } from "../capability/registered.ts";
+import { hasSensitive, isSensitiveSchema } from "../execution/redaction.ts";
 
 type JsonType = "string" | "number" | "integer" | "boolean" | "null" | "object" | "array";
 
@@ -37,7 +38,8 @@ const DIGITS = /^\d+$/;
 /** A query parameter refused before validation: the sentence to answer and the parameter it names. */
 export interface QueryRefusal {
   message: string;
-  context: { parameter: string };
+  suggestion?: string;
+  context: { parameter: string; reason?: string };
 }
 
 /**
@@ -65,12 +67,41 @@ function isWholeNumber(schema: JsonSchema | undefined): boolean {
 }
 
 /**
- * The first GET parameter whose schema is a non-negative integer and whose text is not one
- * (readWholeNumber), or null. Checked before the input is built, so the refusal names the
- * parameter in the words /events uses for `after`.
+ * True when the input field `key` holds a secret, or may: its schema, or anything under it, is
+ * marked sensitive (docs/security.md) — or, undeclared, the schema of the keys it does not declare
+ * is; in any branch of a union. Such a field is never taken from a URL (URLs end up in logs, as
+ * for `?token=`), nor offered as a query parameter in OpenAPI.
+ */
+export function holdsSecret(inputSchema: JsonSchema | undefined, key: string, depth = 0): boolean {
+  if (!inputSchema || typeof inputSchema !== "object" || depth > 8) return false;
+  if (isSensitiveSchema(inputSchema)) return true;
+  const properties = (inputSchema.properties ?? {}) as Record<string, JsonSchema>;
+  const extra = inputSchema.additionalProperties;
+  if (Object.hasOwn(properties, key) ? hasSensitive(properties[key]) : typeof extra === "object" && hasSensitive(extra)) return true;
+  for (const union of ["anyOf", "oneOf", "allOf"] as const) {
+    const branches = inputSchema[union];
+    if (Array.isArray(branches) && branches.some((branch) => holdsSecret(branch as JsonSchema, key, depth + 1))) return true;
+  }
+  return false;
+}
+
+/**
+ * The first GET parameter refused before the input is built, or null: one that holds a secret
+ * (holdsSecret: it belongs in a POST body), or one whose schema is a non-negative integer and
+ * whose text is not one (readWholeNumber), named in the words /events uses for `after`.
  */
 export function queryRefusal(params: URLSearchParams, inputSchema: JsonSchema): QueryRefusal | null {
   const properties = (inputSchema.properties ?? {}) as Record<string, JsonSchema>;
+  for (const key of new Set(params.keys())) {
+    if (holdsSecret(inputSchema, key)) {
+      // Only its name is said: the value is in the URL, never repeated.
+      return {
+        message: `${JSON.stringify(key.slice(0, 64))} is not taken from the query string: its schema marks it sensitive, and URLs end up in logs and histories. Nothing was run.`,
+        suggestion: "Send the input as a JSON body, with POST to the same path.",
+        context: { parameter: key.slice(0, 64), reason: "sensitive_in_query" },
+      };
+    }
+  }
   for (const key of new Set(params.keys())) {
     if (!Object.hasOwn(properties, key) || !isWholeNumber(properties[key])) continue;
     // A key repeated is an array where one value is wanted: validation names that mistake.

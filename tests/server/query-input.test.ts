@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { inputFromQuery, queryRefusal, readWholeNumber } from "../../runtime/server/query-input.ts";
+import { holdsSecret, inputFromQuery, queryRefusal, readWholeNumber } from "../../runtime/server/query-input.ts";
 import { statusOf } from "../../runtime/server/errors.ts";
 
 const schema = {
@@ -71,6 +71,26 @@ describe("readWholeNumber", () => {
     const schema = { properties: { after: { type: "integer", minimum: 0 }, i: { type: "integer" }, n: { type: "number", minimum: 0 } } };
     expect(queryRefusal(new URLSearchParams("after=1e1"), schema)?.message).toBe('after must be a non-negative whole number written in decimal digits (like 0 or 42), got "1e1".');
     expect(queryRefusal(new URLSearchParams("after=12&i=1e1&n=1e1&other=x"), schema)).toBeNull();
+  });
+
+  test("queryRefusal refuses a field that holds a secret, by name alone, before any other check", () => {
+    const schema = { properties: { after: { type: "integer", minimum: 0 }, token: { type: "string", "x-docket-sensitive": true } } };
+    const refused = queryRefusal(new URLSearchParams("after=1e1&token=hunter2hunter2"), schema);
+    expect(refused?.context).toEqual({ parameter: "token", reason: "sensitive_in_query" });
+    expect(JSON.stringify(refused)).not.toContain("hunter2");
+    expect(queryRefusal(new URLSearchParams("after=3"), schema)).toBeNull();
+  });
+
+  test("holdsSecret finds a secret in a field, under it, in the keys a schema does not declare and in any branch of a union", () => {
+    const secret = { type: "string", "x-docket-sensitive": true };
+    const schema = {
+      properties: { plain: { type: "string" }, password: { type: "string", format: "password" }, nested: { type: "object", properties: { key: secret } }, list: { type: "array", items: secret } },
+    };
+    expect(["plain", "password", "nested", "list", "other"].filter((key) => holdsSecret(schema, key))).toEqual(["password", "nested", "list"]);
+    expect(holdsSecret({ properties: { a: { type: "string" } }, additionalProperties: secret }, "b")).toBe(true);
+    expect(holdsSecret({ properties: { a: { type: "string" } }, additionalProperties: secret }, "a")).toBe(false);
+    expect(holdsSecret({ anyOf: [{ properties: { a: { type: "string" } } }, { properties: { a: secret } }] }, "a")).toBe(true);
+    expect(holdsSecret({ type: "object", writeOnly: true }, "anything")).toBe(true);
   });
 });
 

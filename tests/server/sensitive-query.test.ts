@@ -1,0 +1,95 @@
+// A field its schema marks sensitive is never taken from a URL (server/query-input.ts holdsSecret):
+// a GET carrying one is refused before anything runs, and OpenAPI does not offer it as a query
+// parameter. URLs end up in logs, as README says of `?token=`.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { resolveLimits } from "../../runtime/execution/limits.ts";
+import { startServer, type DocketServer } from "../../runtime/server/serve.ts";
+import { useDocketModules } from "../_support/capability-fixtures.ts";
+import { tempCheckout } from "./_support/servers.ts";
+
+const SECRET = "QuerySecret99";
+
+/** Writes a marker when it runs: a refused call must leave none. */
+const LEAK = `import { capability, sensitive } from "docket";
+import * as v from "valibot";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+export default capability({
+  id: "sec.leak",
+  title: "Leak",
+  description: "Says whether it was given a token.",
+  effect: "read",
+  input: v.object({ mode: v.string(), token: v.optional(sensitive(v.string())) }),
+  output: v.object({ mode: v.string(), given: v.boolean() }),
+  async handler(input, ctx) {
+    writeFileSync(join(ctx.root, "ran-" + input.mode), "");
+    return { mode: input.mode, given: input.token !== undefined };
+  },
+});
+`;
+
+const NEED = `import { capability, sensitive } from "docket";
+import * as v from "valibot";
+
+export default capability({
+  id: "sec.need",
+  title: "Need",
+  description: "Cannot run without its token.",
+  effect: "read",
+  input: v.object({ token: sensitive(v.string()), note: v.optional(v.string()) }),
+  output: v.object({ ok: v.boolean() }),
+  handler: () => ({ ok: true }),
+});
+`;
+
+describe("a sensitive field in the query string", () => {
+  let server: DocketServer;
+  let root: string;
+  beforeAll(async () => {
+    useDocketModules();
+    root = tempCheckout();
+    mkdirSync(join(root, "capabilities"));
+    writeFileSync(join(root, "capabilities", "sec.leak.ts"), LEAK);
+    writeFileSync(join(root, "capabilities", "sec.need.ts"), NEED);
+    server = await startServer({ cwd: root, port: 0, storeKind: "memory", limits: resolveLimits(), capabilityDirs: [], runtime: "bun", log: () => undefined });
+  }, 30_000);
+  afterAll(async () => {
+    await server?.stop();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  test("a GET carrying a sensitive field is refused 400 naming it, not its value, and nothing runs; HEAD alike", async () => {
+    const answer = await fetch(`${server.url}/api/v1/sec/leak?mode=log&token=${SECRET}`);
+    expect(answer.status).toBe(400);
+    const text = await answer.text();
+    expect(text).not.toContain(SECRET);
+    const { error } = JSON.parse(text);
+    expect(error).toMatchObject({ error_code: "invalid_input", context: { reason: "sensitive_in_query", parameter: "token" } });
+    expect(error.message).toContain('"token" is not taken from the query string');
+    expect(error.suggestion).toContain("JSON body");
+    expect((await fetch(`${server.url}/api/v1/sec/leak?mode=head&token=${SECRET}`, { method: "HEAD" })).status).toBe(400);
+    expect(existsSync(join(root, "ran-log"))).toBe(false);
+    expect(existsSync(join(root, "ran-head"))).toBe(false);
+  });
+
+  test("a GET without the sensitive field runs, and a POST takes it in its body", async () => {
+    const get = await fetch(`${server.url}/api/v1/sec/leak?mode=get`);
+    expect(await get.json()).toEqual({ mode: "get", given: false });
+    const post = await fetch(`${server.url}/api/v1/sec/leak`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ mode: "post", token: SECRET }) });
+    expect(await post.json()).toEqual({ mode: "post", given: true });
+  });
+
+  test("openapi.json offers no sensitive field as a query parameter, and no GET that could never carry a required one", async () => {
+    const doc = (await (await fetch(`${server.url}/api/v1/openapi.json`)).json()) as any;
+    const leak = doc.paths["/api/v1/sec/leak"];
+    expect(leak.get.parameters.map((p: any) => p.name)).toEqual(["mode"]);
+    expect(leak.get.description).toContain("POST body only, never from the query string: token (sensitive)");
+    expect(leak.post.requestBody.content["application/json"].schema.properties.token["x-docket-sensitive"]).toBe(true);
+    const need = doc.paths["/api/v1/sec/need"];
+    expect(need.get).toBeUndefined();
+    expect(need.post).toBeDefined();
+  });
+});

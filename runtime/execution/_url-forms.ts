@@ -38,9 +38,12 @@ export function urlEncodedForms(value: string): string[] {
   add(() => urlPart("https:", (url) => (url.hash = value)).hash.slice(1));
   add(() => new URL(`x-docket:${value}`).href.slice("x-docket:".length));
   for (const form of [...forms]) forms.add(form.replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase()));
-  // An encoding only lengthens: a shorter form is a part the URL parser dropped or normalized (a
-  // leading `?` or `#`, a `../` segment, a tab), which could be short enough to blank ordinary words.
-  return [...forms].filter((form) => form.length >= value.length);
+  // An encoding only lengthens, once the tabs and line breaks that the URL parser drops wherever
+  // they are are left out (a secret "tab\tsep\tsecret" is written "tabsepsecret"): a shorter form
+  // is a part the parser dropped or normalized (a leading `?` or `#`, a `../` segment), which could
+  // be short enough to blank ordinary words.
+  const whole = value.replace(/[\t\n\r]/g, "").length;
+  return [...forms].filter((form) => form.length >= whole);
 }
 
 /** Characters that every encoding above writes as they are. */

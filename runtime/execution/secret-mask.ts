@@ -109,7 +109,8 @@ export function createSecretMask(values: Iterable<string>): SecretMask {
       // As console.log writes it inside an object (`{ key: 'p\'a"ss\tword' }`), quotes and
       // control characters escaped its own way.
       secrets.add(inspect(form).slice(1, -1));
-      for (const encoded of urlEncodedForms(form)) secrets.add(encoded);
+      // A URL drops a secret's tabs and line breaks: what is left of a short one may be shorter still.
+      for (const encoded of urlEncodedForms(form)) if (encoded.length >= MIN_MASKED_LENGTH) secrets.add(encoded);
     }
     // Each line of a multi-line secret (a PEM key) on its own: console.log of an object writes such
     // a string one line at a time, joined by `' +`; a line that short is no secret of its own.

@@ -124,9 +124,26 @@ describe("createSecretMask", () => {
   test("a URL form shorter than its secret (a part the URL parser dropped) is not masked on its own", () => {
     const mask = createSecretMask(["?abc", "../abcdefg"]);
     expect(mask.text("abc abcdefg")).toBe("abc abcdefg");
-    // new URL("x-foo:" + t) drops a tab: "ab\tcdefgh" would be written "abcdefgh".
-    expect(createSecretMask(["ab\tcdefgh"]).text("x-foo:abcdefgh")).toBe("x-foo:abcdefgh");
     expect(mask.text("q=%3Fabc p=..%2Fabcdefg")).toBe("q=[redacted] p=[redacted]");
+  });
+
+  test("a secret holding tabs or line breaks is masked in a URL, which drops them, whole", () => {
+    const tabbed = "tab\tsep\tsecret";
+    const broken = "first line\nsecond";
+    const mask = createSecretMask([tabbed, broken]);
+    for (const text of [
+      new URL(`https://x.example/p?q=${tabbed}`).href,
+      new URL(`https://x.example/${tabbed}`).href,
+      new URL(`https://x.example/p#${tabbed}`).href,
+      new URL(`x-foo:${tabbed}`).href,
+      new URL(`https://x.example/p?q=${broken}`).href,
+    ]) {
+      expect(mask.text(text), text).toContain("[redacted]");
+      expect(mask.text(text), text).not.toMatch(/sepsecret|linesecond|line%20second/);
+    }
+    // What is left once they are dropped is masked only when it is still long enough to be a secret.
+    expect(createSecretMask(["a\tb\tc\td"]).text("abcd")).toBe("[redacted]");
+    expect(createSecretMask(["a\t\tbc"]).text("abc")).toBe("abc");
   });
 
   test("overlapping secrets leave no piece of either behind", () => {

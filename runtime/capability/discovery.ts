@@ -1,9 +1,10 @@
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { realpath } from "node:fs/promises";
 import { basename, join, resolve } from "node:path";
 import type { CapabilityDef } from "./declaration.ts";
 import { importCapabilityFile, listCapabilityFiles, type ImportCapabilityOptions } from "./inspect.ts";
 import { CapabilityRegistry } from "./registry.ts";
+import { caseTwins } from "./_case-twin.ts";
 import type { LoadError, RegisteredCapability } from "./registered.ts";
 
 /** How to import a module: `(p) => import(p)` from the CLI, after the `docket` module is registered. */
@@ -75,7 +76,12 @@ export async function discoverCapabilities(options: DiscoveryOptions): Promise<C
     seen.add(real);
     const only = options.only ?? (() => true);
     const skip = builtinFolders.has(real) ? (file: string) => basename(file) in options.builtins || !only(file) : (file: string) => !only(file);
-    for (const file of files) if (!skip(file)) await loadInto(registry, file, { importFile: options.importFile, timeoutMs: options.loadTimeoutMs, hung: options.hung, probe: options.probe, onSources: options.onSources });
+    // Every entry of the folder, listed once: a file differing from another only by case cannot be loaded apart from it.
+    const twins = caseTwins(readdirSync(real));
+    for (const file of files) {
+      if (skip(file)) continue;
+      await loadInto(registry, file, { importFile: options.importFile, timeoutMs: options.loadTimeoutMs, hung: options.hung, probe: options.probe, onSources: options.onSources, caseTwin: twins.get(basename(file)) ?? null });
+    }
   }
   return registry;
 }

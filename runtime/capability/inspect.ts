@@ -9,6 +9,7 @@ import { didYouMeanText } from "./did-you-mean.ts";
 import type { CapabilitySources } from "./capability-sources.ts";
 import { CapabilityError } from "./capability-error.ts";
 import { readRegularFileText } from "./open-regular-file.ts";
+import { caseTwinOf } from "./_case-twin.ts";
 import { importTarget, readSources } from "./pinned-sources.ts";
 import { MAX_TIMEOUT_MS, type CapabilityDef } from "./declaration.ts";
 import { SchemaConversionError, toCapabilityJsonSchema, type SchemaSide } from "./json-schema.ts";
@@ -229,6 +230,11 @@ export interface ImportCapabilityOptions {
   probe?: (sources: CapabilitySources) => Promise<CapabilityProblem | null>;
   /** Told what each file is made of once it is read (the server watches its local modules' folders). */
   onSources?: (sources: CapabilitySources) => void;
+  /**
+   * The name in the file's folder that differs from its own only by letter case (_case-twin.ts),
+   * null for none; looked up when not given. Discovery lists each folder once and passes it.
+   */
+  caseTwin?: string | null;
 }
 
 /** The default of the `load_timeout_ms` limit, for callers that have no limits in hand. */
@@ -238,6 +244,19 @@ export const DEFAULT_LOAD_TIMEOUT_MS = 5000;
 export async function importCapabilityFile(absPath: string, options: ImportCapabilityOptions = {}): Promise<ImportedCapabilityFile> {
   const file = resolve(absPath);
   const importFile = options.importFile ?? ((specifier: string) => import(specifier));
+  // Refused before it is read: Bun would import the twin in its place (or fail naming the twin's path).
+  const twin = options.caseTwin !== undefined ? options.caseTwin : caseTwinOf(file);
+  if (twin !== null) {
+    return {
+      ok: false,
+      problem: {
+        code: "import_failed",
+        reason: `its name differs from ${JSON.stringify(twin)} beside it only by letter case, and Bun cannot load two such files apart (it imports one of them for both), so neither is loaded; rename or remove one of them (a capability's file is named by its id, in lower case)`,
+        line: null,
+        column: null,
+      },
+    };
+  }
   let text: string;
   try {
     // Only a regular file: a capability "file" that is a FIFO (a link to one) would block the read

@@ -202,6 +202,28 @@ describe("discoverCapabilities", () => {
       await removeCheckout(clash);
     }
   });
+
+  test("discoverCapabilities refuses two files whose names differ only by letter case, naming the other, before Bun imports one for both", async () => {
+    const twins = await tempCheckout();
+    try {
+      await writeFiles(twins, {
+        "capabilities/cas.one.ts": capabilitySource({ id: "cas.one" }),
+        "capabilities/CAS.ONE.ts": capabilitySource({ id: "cas.one" }),
+        "capabilities/cas.two.ts": capabilitySource({ id: "cas.two" }),
+      });
+      const registry = await discoverCapabilities({ root: twins, dirs: [], builtins: {}, importFile });
+      expect(registry.list().map((c) => c.id)).toEqual(["cas.two"]);
+      const errors = registry.loadErrors();
+      expect(errorFor(errors, "CAS.ONE.ts")!.reason).toStartWith('its name differs from "cas.one.ts" beside it only by letter case');
+      expect(errorFor(errors, "cas.one.ts")!.reason).toStartWith('its name differs from "CAS.ONE.ts" beside it only by letter case');
+      for (const error of errors) expect(error.reason).not.toContain("no longer holds the text");
+      // Loaded on its own (docket run ./file), the same.
+      const alone = await loadCapabilityFile(join(twins, "capabilities/CAS.ONE.ts"), importFile);
+      expect(alone.ok ? "" : alone.errors[0]!.reason).toContain('"cas.one.ts" beside it only by letter case');
+    } finally {
+      await removeCheckout(twins);
+    }
+  });
 });
 
 describe("loadCapabilityFile", () => {

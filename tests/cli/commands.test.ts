@@ -377,6 +377,8 @@ export default capability({
     expect(JSON.parse(ran.stdout)).toEqual({ total: 5 });
   }, 30_000);
 
+  // Each case is a `docket init` from source (~0.75 s on a 2-core machine): the cases are spread
+  // over four tests so that none comes near its timeout on a loaded machine.
   test("docket init keeps an exclude the root tsconfig.json has in the line it names, and says nothing when the root check leaves capabilities/ out", async () => {
     const repo = tempCheckout();
     writeFiles(repo, { "tsconfig.json": '{"exclude":["dist"]}\n' });
@@ -385,6 +387,10 @@ export default capability({
       writeFileSync(join(repo, "tsconfig.json"), quiet);
       expect(await cli(["init"], repo)).toMatchObject({ code: 0, stderr: "" });
     }
+  }, 60_000);
+
+  test("docket init reads what a base config of the root tsconfig.json sets, from the base's folder", async () => {
+    const repo = tempCheckout();
     // What a base config sets is the root's, read from the base's folder: quiet when the base leaves capabilities/ out.
     writeFiles(repo, { "config/base.json": '{"include":["../src"]}', "base.json": '{"exclude":["capabilities"]}' });
     for (const quiet of ['{"extends":"./config/base.json"}', '{"extends":"./base"}', '{"extends":["./base.json"]}']) {
@@ -395,6 +401,9 @@ export default capability({
     expect((await cli(["init"], repo)).stderr).toContain('add this line to it (docs/editor-types.md):\n  "exclude": ["capabilities"]\n');
     const bare = tempCheckout();
     expect(await cli(["init"], bare)).toMatchObject({ code: 0, stderr: "" });
+  }, 60_000);
+
+  test("docket init --capabilities names the folder it sets up in the root tsconfig.json's note, and is quiet for a folder the root leaves out", async () => {
     // A --capabilities folder is the one named, and a folder excluded above it (packages) is quiet.
     const mono = tempCheckout();
     writeFiles(mono, { "tsconfig.json": '{"compilerOptions":{"strict":true}}\n', "src/index.ts": "export const answer: number = 42;\n" });
@@ -418,9 +427,12 @@ export default capability({
     const twice = await cli(["init", "--capabilities", "tools/caps", "--capabilities", "tools/caps/"], mono);
     expect(twice.stderr).toContain("type-checks tools/caps/ too");
     expect(twice.stderr).not.toContain("tools/caps/ and tools/caps/");
+  }, 60_000);
+
+  test("docket init keeps the excludes of what tsc --init writes (comments, trailing commas) in the line it names", async () => {
     // What tsc --init writes (comments, trailing commas): the line named keeps its excludes.
     const jsonc = tempCheckout();
     writeFiles(jsonc, { "tsconfig.json": '{\n  // Visit https://aka.ms/tsconfig\n  "compilerOptions": { "strict": true, },\n  "exclude": ["node_modules", "dist",],\n}\n' });
     expect((await cli(["init"], jsonc)).stderr).toContain('make its exclude this (docs/editor-types.md):\n  "exclude": ["node_modules", "dist", "capabilities"]\n');
-  }, 30_000);
+  }, 60_000);
 });

@@ -73,7 +73,7 @@ export default defineCommand({
       return EXIT.failed;
     }
     const next = first ? `docket run ${FIRST_ID} --input '{"name":"Ada"}'` : "docket capabilities list";
-    await writeStdout(`${done.join("\n")}\nNext:    ${next}   ·   docket new <namespace.verb>   ·   ${folders.map((folder) => `npx -p typescript tsc --noEmit -p ${shown(folder)}`).join("   ·   ")}\n`);
+    await writeStdout(`${done.join("\n")}\nNext:    ${next}   ·   docket new <namespace.verb>   ·   ${folders.map((folder) => `npx --yes -p typescript tsc --noEmit -p ${shown(folder)}`).join("   ·   ")}\n`);
     const note = await rootTsconfigNote(join(root, "tsconfig.json"), shown, [...new Set(folders.map((folder) => relative(root, folder).split(sep).join("/")))]);
     if (note !== null) process.stderr.write(note);
     return EXIT.succeeded;

@@ -9,7 +9,7 @@ import { EXIT } from "../exit-code.ts";
 const meta: DocketCommandMeta = {
   name: "types",
   description: "(Re)write .docket/types/: the declaration files of \"docket\" and \"valibot\" that capabilities/tsconfig.json maps, for editor types with no npm install.",
-  examples: ["docket types && npx -p typescript tsc --noEmit -p capabilities"],
+  examples: ["docket types && npx --yes -p typescript tsc --noEmit -p capabilities"],
   notes: ["Every docket command refreshes them when they are missing or from another docket, once `docket init` set up the checkout."],
 };
 

@@ -1,4 +1,5 @@
 import type { JsonSchema } from "../capability/registered.ts";
+import { refTarget } from "./schema-refs.ts";
 
 /** What replaces a sensitive value everywhere but in the handler's hands (docs/handler-api.md). */
 export const REDACTED = "[redacted]";
@@ -9,48 +10,82 @@ export function isSensitiveSchema(schema: JsonSchema | undefined): boolean {
   return schema.format === "password" || schema.writeOnly === true || schema["x-docket-sensitive"] === true;
 }
 
-// What hasSensitive found for each schema it walked. A registered schema is never changed once
-// built, so the answer stands for its life; without this, every start and call walked its
-// capability's whole input schema (and executions.start's) several times.
-const sensitiveBySchema = new WeakMap<object, boolean>();
+// What hasSensitive found for each schema it walked, by the document its references resolve in. A
+// registered schema is never changed once built, so the answer stands for its life; without this,
+// every start and call walked its capability's whole input schema (and executions.start's) several times.
+const sensitiveBySchema = new WeakMap<object, WeakMap<object, boolean>>();
 
-/** True when the schema or anything under it marks a secret (then `redact` must walk the value). */
-export function hasSensitive(schema: unknown): boolean {
+/**
+ * True when the schema or anything under it marks a secret (then `redact` must walk the value),
+ * following its `$ref`s into `root`, the document it is part of (itself by default).
+ */
+export function hasSensitive(schema: unknown, root: unknown = schema): boolean {
   if (!schema || typeof schema !== "object") return false;
-  const known = sensitiveBySchema.get(schema);
-  if (known !== undefined) return known;
-  const found = isSensitiveSchema(schema as JsonSchema) || Object.values(schema as object).some((child) => hasSensitive(child));
-  sensitiveBySchema.set(schema, found);
+  const documentRoot = root !== null && typeof root === "object" ? root : schema;
+  let known = sensitiveBySchema.get(documentRoot);
+  if (!known) sensitiveBySchema.set(documentRoot, (known = new WeakMap()));
+  const cached = known.get(schema);
+  if (cached !== undefined) return cached;
+  // Every node reachable, through children and references, once: a recursive schema is a cycle.
+  const seen = new Set<object>();
+  const stack: object[] = [schema];
+  let found = false;
+  while (stack.length > 0 && !found) {
+    const node = stack.pop()!;
+    if (seen.has(node)) continue;
+    seen.add(node);
+    if (!Array.isArray(node) && isSensitiveSchema(node as JsonSchema)) found = true;
+    for (const child of Object.values(node)) if (child !== null && typeof child === "object") stack.push(child);
+    const target = Array.isArray(node) ? undefined : refTarget(node, documentRoot);
+    if (target) stack.push(target);
+  }
+  known.set(schema, found);
   return found;
 }
 
+/** Branches applying at one value's position: anyOf, oneOf and allOf. `$ref` is followed beside them. */
+const BRANCHES = ["anyOf", "oneOf", "allOf"] as const;
+
 /**
  * A copy of `value` with every value the schema marks sensitive replaced by `"[redacted]"`, at any
- * depth: object properties, additional properties, array items and tuples, and every branch of
- * anyOf / oneOf / allOf (a value that could match a sensitive branch is redacted: when in doubt, hide).
+ * depth: object properties, additional properties, array items and tuples, every branch of
+ * anyOf / oneOf / allOf (a value that could match a sensitive branch is redacted: when in doubt,
+ * hide), and every `$ref` into `root`, the document the schema is part of (a recursive schema's
+ * `$defs`; itself by default). Each reference is followed once per place in the value, so a
+ * cycle of them ends; the value, whose depth admission bounds, bounds the rest.
  */
-export function redact(value: unknown, schema: JsonSchema | undefined): unknown {
+export function redact(value: unknown, schema: JsonSchema | undefined, root: unknown = schema): unknown {
+  return redactAt(value, schema, root, new Set());
+}
+
+/** `followed`: the references already applied to this very value (redacting twice changes nothing). */
+function redactAt(value: unknown, schema: JsonSchema | undefined, root: unknown, followed: Set<object>): unknown {
   if (!schema || typeof schema !== "object" || value === undefined) return value;
   if (isSensitiveSchema(schema)) return value === null ? null : REDACTED;
   let result: unknown = value;
-  for (const key of ["anyOf", "oneOf", "allOf"] as const) {
+  for (const key of BRANCHES) {
     const branches = schema[key];
     if (Array.isArray(branches)) {
-      for (const branch of branches) result = redact(result, branch as JsonSchema);
+      for (const branch of branches) result = redactAt(result, branch as JsonSchema, root, followed);
     }
+  }
+  const target = refTarget(schema, root);
+  if (target && !followed.has(target)) {
+    followed.add(target);
+    result = redactAt(result, target, root, followed);
   }
   if (Array.isArray(result)) {
     const prefix = Array.isArray(schema.prefixItems) ? (schema.prefixItems as JsonSchema[]) : [];
     const items = schema.items && typeof schema.items === "object" && !Array.isArray(schema.items) ? (schema.items as JsonSchema) : undefined;
     const tuple = Array.isArray(schema.items) ? (schema.items as JsonSchema[]) : prefix;
-    return result.map((item, i) => redact(item, tuple[i] ?? items));
+    return result.map((item, i) => redactAt(item, tuple[i] ?? items, root, new Set()));
   }
   if (result && typeof result === "object") {
     const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
     const extra = schema.additionalProperties && typeof schema.additionalProperties === "object" ? (schema.additionalProperties as JsonSchema) : undefined;
     const copy: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(result as Record<string, unknown>)) {
-      copy[k] = redact(v, properties[k] ?? extra);
+      copy[k] = redactAt(v, (Object.hasOwn(properties, k) ? properties[k] : undefined) ?? extra, root, new Set());
     }
     return copy;
   }

@@ -3,6 +3,8 @@ import type { JsonSchema } from "../capability/registered.ts";
 import { hasSensitive, isSensitiveSchema, REDACTED } from "./redaction.ts";
 import { sanitizeLine, sanitizeText } from "./text-sanitize.ts";
 import { urlEncodedForms } from "./_url-forms.ts";
+import { MAX_INPUT_DEPTH, PLANE_ENVELOPE_DEPTH } from "./json-depth.ts";
+import { refTarget, withRefs } from "./schema-refs.ts";
 
 /** Shorter values are not masked by value: "abc" would blank every word that holds it (docs/security.md). */
 export const MIN_MASKED_LENGTH = 4;
@@ -33,18 +35,35 @@ export interface SecretMask {
  */
 export function sensitiveValues(input: unknown, schema: JsonSchema | undefined): string[] {
   const found = new Set<string>();
-  collect(input, schema, found, false, 0);
+  collect(input, schema, { root: schema, out: found }, false, 0, new Set());
   return [...found];
 }
 
-function collect(value: unknown, schema: JsonSchema | undefined, out: Set<string>, inside: boolean, depth: number): void {
-  if (depth > 64 || value === undefined || value === null) return;
+/**
+ * Deeper than this the walk stops: no admitted input gets there (inputs stop at MAX_INPUT_DEPTH, a
+ * plane capability's envelope adds PLANE_ENVELOPE_DEPTH); it only keeps a stack from overflowing.
+ * Counted by the value's own levels, so a recursive schema's secrets are found all the way down.
+ */
+const MAX_WALK_DEPTH = MAX_INPUT_DEPTH + PLANE_ENVELOPE_DEPTH + 1;
+
+/**
+ * `followed`: the `$ref` targets already walked for this very value, so that a cycle of references
+ * ends (collecting twice finds nothing new); the input schema is `walk.root`, where they resolve.
+ */
+function collect(value: unknown, schema: JsonSchema | undefined, walk: { root: unknown; out: Set<string> }, inside: boolean, depth: number, followed: Set<object>): void {
+  if (depth > MAX_WALK_DEPTH || value === undefined || value === null) return;
+  const out = walk.out;
   const secret = inside || isSensitiveSchema(schema);
   if (schema && typeof schema === "object" && !secret) {
     // A value that could match a sensitive branch is a secret: when in doubt, hide (as `redact`).
     for (const key of ["anyOf", "oneOf", "allOf"] as const) {
       const branches = schema[key];
-      if (Array.isArray(branches)) for (const branch of branches) collect(value, branch as JsonSchema, out, false, depth + 1);
+      if (Array.isArray(branches)) for (const branch of branches) collect(value, branch as JsonSchema, walk, false, depth, followed);
+    }
+    const target = refTarget(schema, walk.root);
+    if (target && !followed.has(target)) {
+      followed.add(target);
+      collect(value, target, walk, false, depth, followed);
     }
   }
   if (typeof value === "string") {
@@ -56,32 +75,40 @@ function collect(value: unknown, schema: JsonSchema | undefined, out: Set<string
     return;
   }
   if (typeof value !== "object") return;
+  // Inside a secret no branch is walked; a `$ref` still says which fields it declares, and what its items are.
+  if (secret && schema && typeof schema === "object") schema = withRefs(schema, walk.root);
   if (Array.isArray(value)) {
     const tuple = Array.isArray(schema?.prefixItems) ? (schema.prefixItems as JsonSchema[]) : Array.isArray(schema?.items) ? (schema.items as JsonSchema[]) : [];
     const items = schema?.items && typeof schema.items === "object" && !Array.isArray(schema.items) ? (schema.items as JsonSchema) : undefined;
-    value.forEach((item, i) => collect(item, tuple[i] ?? items, out, secret, depth + 1));
+    value.forEach((item, i) => collect(item, tuple[i] ?? items, walk, secret, depth + 1, new Set()));
     return;
   }
   const properties = (schema?.properties ?? {}) as Record<string, JsonSchema>;
   const extra = schema?.additionalProperties && typeof schema.additionalProperties === "object" ? (schema.additionalProperties as JsonSchema) : undefined;
-  const declared = secret ? declaredNames(schema) : null;
+  const declared = secret ? declaredNames(schema, walk.root) : null;
   for (const [key, child] of Object.entries(value as Record<string, unknown>)) {
     // A key of a secret object is part of the secret (a sensitive record's keys are its data), unless
     // the schema names it: a declared field name is published with the schema, and masking it would
     // blank a word like "user" in every line.
     if (declared && !declared.has(key) && key.length >= MIN_MASKED_LENGTH) out.add(key);
-    collect(child, properties[key] ?? extra, out, secret, depth + 1);
+    // Own properties only: a key like `constructor` is a record's data, not Object's method.
+    collect(child, (Object.hasOwn(properties, key) ? properties[key] : undefined) ?? extra, walk, secret, depth + 1, new Set());
   }
 }
 
-/** The property names a schema declares, in itself and in each branch of its anyOf / oneOf / allOf. */
-function declaredNames(schema: JsonSchema | undefined, names = new Set<string>(), depth = 0): Set<string> {
-  if (!schema || typeof schema !== "object" || depth > 64) return names;
+/**
+ * The property names a schema declares, in itself and in each branch of its anyOf / oneOf / allOf
+ * and each schema its `$ref` leads to (in `root`), each of those once.
+ */
+function declaredNames(schema: JsonSchema | undefined, root: unknown, names = new Set<string>(), passed = new Set<object>()): Set<string> {
+  if (!schema || typeof schema !== "object" || passed.has(schema)) return names;
+  passed.add(schema);
   if (schema.properties && typeof schema.properties === "object") for (const name of Object.keys(schema.properties)) names.add(name);
   for (const key of ["anyOf", "oneOf", "allOf"] as const) {
     const branches = schema[key];
-    if (Array.isArray(branches)) for (const branch of branches) declaredNames(branch as JsonSchema, names, depth + 1);
+    if (Array.isArray(branches)) for (const branch of branches) declaredNames(branch as JsonSchema, root, names, passed);
   }
+  declaredNames(refTarget(schema, root), root, names, passed);
   return names;
 }
 

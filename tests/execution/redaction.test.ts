@@ -1,5 +1,8 @@
 import { describe, expect, test } from "bun:test";
-import { redact, REDACTED } from "../../runtime/execution/redaction.ts";
+import * as v from "valibot";
+import { toCapabilityJsonSchema } from "../../runtime/capability/json-schema.ts";
+import { sensitive } from "../../runtime/capability/sensitive.ts";
+import { hasSensitive, redact, REDACTED, sensitivePaths } from "../../runtime/execution/redaction.ts";
 import { EDGE, harness } from "./_support/harness.ts";
 import { flush } from "./_support/fake-pool.ts";
 
@@ -31,6 +34,41 @@ describe("redaction", () => {
     expect(out.maybe).toBe(REDACTED);
     expect(out.map).toEqual({ x: REDACTED });
     expect(redact({ maybe: null }, schema)).toEqual({ maybe: null });
+  });
+
+  test("redact follows $ref: a secret inside v.lazy, and at every level of a recursive schema, is redacted", () => {
+    type Node = { token: string; name: string; children: Node[] };
+    const node: v.GenericSchema<Node> = v.object({ token: sensitive(v.string()), name: v.string(), children: v.array(v.lazy(() => node)) });
+    const schema = toCapabilityJsonSchema(v.object({ tree: node, lazy: v.lazy(() => sensitive(v.string())), maybe: v.nullable(v.lazy(() => node)) }), "input");
+    // The converter writes the recursion as a reference into $defs: what this test is about.
+    expect(JSON.stringify(schema)).toContain('"$ref"');
+    const leaf = (token: string): Node => ({ token, name: "leaf", children: [] });
+    const input = { tree: { token: "level-one", name: "root", children: [{ token: "level-two", name: "mid", children: [leaf("level-three")] }] }, lazy: "lazy-secret", maybe: leaf("maybe-secret") };
+    const out = redact(input, schema);
+    expect(out).toEqual({
+      tree: { token: REDACTED, name: "root", children: [{ token: REDACTED, name: "mid", children: [{ token: REDACTED, name: "leaf", children: [] }] }] },
+      lazy: REDACTED,
+      maybe: { token: REDACTED, name: "leaf", children: [] },
+    });
+    expect(hasSensitive({ type: "object", properties: { x: { $ref: "#/$defs/0" } } }, schema)).toBe(true);
+    const inside = sensitivePaths(input, schema);
+    expect(inside(["tree", "children", 0, "children", 0, "token"])).toBe(true);
+    expect(inside(["tree", "children", 0, "name"])).toBe(false);
+  });
+
+  test("redact ends on a cycle of references, and still redacts what the cycle holds", () => {
+    const schema = {
+      type: "object",
+      properties: { a: { $ref: "#/$defs/loop" }, self: { $ref: "#/properties/self" } },
+      $defs: { loop: { anyOf: [{ $ref: "#/$defs/loop" }, { allOf: [{ $ref: "#/$defs/back" }] }] }, back: { anyOf: [{ $ref: "#/$defs/loop" }, { type: "string", "x-docket-sensitive": true }] } },
+    };
+    expect(redact({ a: "held-secret", self: "plain" }, schema)).toEqual({ a: REDACTED, self: "plain" });
+    expect(hasSensitive(schema.properties.self, schema)).toBe(false);
+  });
+
+  test("redact reads a record's own entries: a key named like an Object method is its data", () => {
+    const schema = toCapabilityJsonSchema(v.object({ map: v.record(v.string(), sensitive(v.string())) }), "input");
+    expect(redact({ map: { constructor: "s1-secret", toString: "s2-secret" } }, schema)).toEqual({ map: { constructor: REDACTED, toString: REDACTED } });
   });
 
   test("a nested sensitive field never appears in any stored event, snapshot or listing, while the handler gets the real value", async () => {

@@ -50,6 +50,33 @@ describe("sensitiveValues", () => {
     expect(mask.text("keys SECRETKEYNAME for user ada-lovelace, name and code")).toBe("keys [redacted] for user [redacted], name and code");
   });
 
+  test("sensitiveValues follows $ref: a secret inside v.lazy, and at every level of a recursive schema, however deep", () => {
+    type Node = { token: string; note: string; children: Node[] };
+    const node: v.GenericSchema<Node> = v.object({ token: sensitive(v.string()), note: v.string(), children: v.array(v.lazy(() => node)) });
+    const declared = toCapabilityJsonSchema(v.object({ tree: node, lazy: v.lazy(() => sensitive(v.string())), vault: sensitive(v.lazy(() => v.object({ user: v.string(), nested: v.record(v.string(), v.string()) }))) }), "input");
+    // A chain 60 levels deep, 120 levels of JSON (an admitted input goes to 128): every level's token is a secret.
+    let tree: Node = { token: "token-60", note: "plain-60", children: [] };
+    for (let level = 59; level >= 1; level--) tree = { token: `token-${level}`, note: `plain-${level}`, children: [tree] };
+    const input = { tree, lazy: "lazy-secret", vault: { user: "ada-lovelace", nested: { KEYNAME: "kept-secret" } } };
+    const found = sensitiveValues(input, declared);
+    for (let level = 1; level <= 60; level++) expect(found).toContain(`token-${level}`);
+    expect(found.some((value) => value.startsWith("plain-"))).toBe(false);
+    // A declared field name of a secret object stays readable through the reference; its data does not.
+    expect(found.sort()).toEqual([...Array.from({ length: 60 }, (_, i) => `token-${i + 1}`), "KEYNAME", "ada-lovelace", "kept-secret", "lazy-secret"].sort());
+    expect(found).not.toContain("user");
+    expect(maskForInput(declared, input).mask.text("deep token-60 and lazy-secret")).toBe("deep [redacted] and [redacted]");
+  });
+
+  test("sensitiveValues ends on a cycle of references", () => {
+    const cyclic = { type: "object", properties: { a: { $ref: "#/$defs/x" } }, $defs: { x: { anyOf: [{ $ref: "#/$defs/y" }, { type: "number" }] }, y: { allOf: [{ $ref: "#/$defs/x" }, { type: "string", format: "password" }] } } };
+    expect(sensitiveValues({ a: "cycle-secret" }, cyclic)).toEqual(["cycle-secret"]);
+  });
+
+  test("sensitiveValues reads a record's own entries: a key named like an Object method is its data", () => {
+    const declared = toCapabilityJsonSchema(v.object({ map: v.record(v.string(), sensitive(v.string())) }), "input");
+    expect(sensitiveValues(JSON.parse('{"map":{"constructor":"s1-secret","toString":"s2-secret"}}'), declared).sort()).toEqual(["s1-secret", "s2-secret"]);
+  });
+
   test("sensitiveValues never takes a value by its field's name", () => {
     expect(sensitiveValues({ user: "password-looking" }, { type: "object", properties: { user: { type: "string" } } })).toEqual([]);
     expect(maskForInput({ type: "object", properties: { password: { type: "string" } } }, { password: "plain-text" }).mask).toBe(NO_MASK);

@@ -171,7 +171,7 @@ const FORBIDDEN = new Set(["__proto__", "prototype", "constructor"]);
  */
 export function inputEnvProblem(field: string, schema: unknown): string | null {
   // The schemas the value at this depth may have to match: more than one under a union or a nullable.
-  let at = schemaBranches(schema);
+  let at = schemaBranches(schema, schema);
   const path = field.split(".");
   for (let i = 0; i < path.length; i++) {
     const objects = at.map((branch) => branch.properties).filter((properties): properties is Record<string, unknown> => properties !== null && typeof properties === "object");
@@ -183,7 +183,7 @@ export function inputEnvProblem(field: string, schema: unknown): string | null {
       const known = [...new Set(objects.flatMap((properties) => Object.keys(properties)))];
       return `--input-env ${field}: ${where} has no field ${JSON.stringify(path[i])}${nearestField(path[i]!, known)}; its fields are ${known.length > 0 ? known.join(", ") : "none"}.`;
     }
-    at = holding.flatMap((properties) => schemaBranches(properties[path[i]!]));
+    at = holding.flatMap((properties) => schemaBranches(properties[path[i]!], schema));
   }
   // The variable's text is what the field gets: a field that takes no text is told how to give it.
   const types = [...new Set(at.flatMap((branch) => (branch.type === undefined ? ["string"] : Array.isArray(branch.type) ? branch.type : [branch.type])))].map(String);

@@ -1,6 +1,8 @@
 import { didYouMean } from "../capability/did-you-mean.ts";
 import type { JsonSchema } from "../capability/registered.ts";
 import { isSensitiveSchema } from "./redaction.ts";
+import { refTarget } from "./schema-refs.ts";
+import { SENSITIVE_MARK } from "../capability/sensitive.ts";
 
 /** At most this many values of an input are looked at for undeclared fields: a bound on the main thread's time. */
 const MAX_VISITS = 100_000;
@@ -8,9 +10,10 @@ const MAX_VISITS = 100_000;
 /**
  * The fields of an input that its schema does not declare, as dotted paths (`items[0].dryRun`
  * shows as `items.0.dryRun`), at most 20: what the input's check drops without a word. Read from
- * the JSON Schema, through unions (a field of any branch is declared), nullables and array
- * items; an object that takes any field (a record, `unknown`) is not looked into, nor is a value
- * marked sensitive (its member names are part of the secret). A field the check kept all the
+ * the JSON Schema, through unions (a field of any branch is declared), nullables, array items
+ * and `$ref`s (a recursive schema's `$defs`); an object that takes any field (a record, `unknown`)
+ * is not looked into, nor is a value marked sensitive (its member names are part of the secret),
+ * however it is nested (a union, a `$ref`). A field the check kept all the
  * same (a loose object: its checked value still holds it) is not one. The checked value is only
  * asked that: a transform may give back anything.
  */
@@ -20,7 +23,7 @@ export function undeclaredFields(given: unknown, checked: unknown, schema: unkno
   const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === "object" && !Array.isArray(value);
   const walk = (value: unknown, kept: unknown, node: unknown, at: string) => {
     if (found.length >= 20 || ++visits > MAX_VISITS || value === null || typeof value !== "object") return;
-    const branches = schemaBranches(node);
+    const branches = schemaBranches(node, schema);
     if (branches.length === 0 || branches.some((branch) => isSensitiveSchema(branch as JsonSchema))) return;
     if (Array.isArray(value)) {
       const items = branches.flatMap((branch) => ((branch as { items?: unknown }).items === undefined ? [] : [(branch as { items?: unknown }).items]));
@@ -67,11 +70,11 @@ export function droppedFieldText(field: string, schema: unknown): string {
   return `${JSON.stringify(field)}${nearestField(path.at(-1)!, fieldsNamedAt(schema, path.slice(0, -1)))}`;
 }
 
-/** The fields a JSON Schema names for the object at `path` (through nullables and unions), for a "did you mean". */
+/** The fields a JSON Schema names for the object at `path` (through nullables, unions and `$ref`s), for a "did you mean". */
 export function fieldsNamedAt(schema: unknown, path: string[]): string[] {
-  const objectsOf = (node: unknown) => schemaBranches(node).flatMap((branch) => (branch.properties !== null && typeof branch.properties === "object" ? [branch.properties as Record<string, unknown>] : []));
+  const objectsOf = (node: unknown) => schemaBranches(node, schema).flatMap((branch) => (branch.properties !== null && typeof branch.properties === "object" ? [branch.properties as Record<string, unknown>] : []));
   // Through array items too: `items.0.dryRun` names a field of the items' objects.
-  const itemsOf = (node: unknown) => schemaBranches(node).flatMap((branch) => ((branch as { items?: unknown }).items === undefined ? [] : [(branch as { items?: unknown }).items]));
+  const itemsOf = (node: unknown) => schemaBranches(node, schema).flatMap((branch) => ((branch as { items?: unknown }).items === undefined ? [] : [(branch as { items?: unknown }).items]));
   let nodes: unknown[] = [schema];
   for (const segment of path) {
     if (/^\d+$/.test(segment)) nodes = nodes.flatMap(itemsOf);
@@ -80,11 +83,21 @@ export function fieldsNamedAt(schema: unknown, path: string[]): string[] {
   return [...new Set(nodes.flatMap(objectsOf).flatMap((properties) => Object.keys(properties)))];
 }
 
-/** A JSON Schema node as its alternatives: a union's (anyOf, oneOf) or a nullable's branches, an intersection's parts, or itself. */
-export function schemaBranches(schema: unknown): Array<{ type?: unknown; properties?: unknown }> {
+/**
+ * A JSON Schema node as its alternatives: a union's (anyOf, oneOf) or a nullable's branches, an
+ * intersection's parts, what its `$ref` points to in `root` (the document it is part of), or
+ * itself. The branches of a node marked sensitive carry its mark (`sensitive(v.union(…))`,
+ * `sensitive(v.lazy(…))`): what is inside them is the secret's. A reference already followed on
+ * the way here (`followed`) is not followed again, so a cycle of them ends.
+ */
+export function schemaBranches(schema: unknown, root: unknown = schema, followed: ReadonlySet<unknown> = new Set()): Array<{ type?: unknown; properties?: unknown }> {
   if (schema === null || typeof schema !== "object") return [];
   const node = schema as { anyOf?: unknown; oneOf?: unknown; allOf?: unknown; type?: unknown; properties?: unknown };
   const parts = [node.anyOf, node.oneOf, node.allOf].filter(Array.isArray).flat();
-  if (parts.length > 0) return parts.flatMap(schemaBranches).filter((branch) => branch.type !== "null");
-  return [node];
+  const target = refTarget(node, root);
+  if (target && !followed.has(target)) parts.push(target);
+  if (parts.length === 0) return target ? [] : [node];
+  const through = target ? new Set([...followed, target]) : followed;
+  const branches = parts.flatMap((part) => schemaBranches(part, root, through)).filter((branch) => branch.type !== "null");
+  return isSensitiveSchema(node as JsonSchema) ? branches.map((branch) => ({ ...branch, [SENSITIVE_MARK]: true })) : branches;
 }

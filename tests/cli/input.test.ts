@@ -2,6 +2,8 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import * as v from "valibot";
+import { toCapabilityJsonSchema } from "../../runtime/capability/json-schema.ts";
 import { applyInputEnv, inputEnvProblem, readInput, type InputSources } from "../../runtime/cli/_input.ts";
 import { removeTempDirs, tempDir, writeFiles } from "./_harness.ts";
 
@@ -182,6 +184,13 @@ describe("inputEnvProblem", () => {
   test("a field the input does not declare is named, with what is near and what there is (the check would drop it silently)", () => {
     expect(inputEnvProblem("tokn", schema)).toBe('--input-env tokn: the input has no field "tokn" (did you mean "token"?); its fields are token, auth, extra.');
     expect(inputEnvProblem("auth.tok", schema)).toBe(`--input-env auth.tok: the input's auth has no field "tok" (did you mean "token"?); its fields are token.`);
+  });
+
+  test("through a $ref (v.lazy), a field is looked for in what it points to", () => {
+    const lazy = toCapabilityJsonSchema(v.object({ auth: v.lazy(() => v.object({ token: v.string(), port: v.number() })) }), "input");
+    expect(inputEnvProblem("auth.token", lazy)).toBeNull();
+    expect(inputEnvProblem("auth.tokn", lazy)).toBe(`--input-env auth.tokn: the input's auth has no field "tokn" (did you mean "token"?); its fields are token, port.`);
+    expect(inputEnvProblem("auth.port", lazy)).toContain("takes number");
   });
 
   test("inside a nullable object or a union, a field is looked for in every object branch", () => {

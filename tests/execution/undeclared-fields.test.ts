@@ -1,0 +1,40 @@
+import { describe, expect, test } from "bun:test";
+import * as v from "valibot";
+import { toCapabilityJsonSchema } from "../../runtime/capability/json-schema.ts";
+import { sensitive } from "../../runtime/capability/sensitive.ts";
+import { droppedFieldText, undeclaredFields } from "../../runtime/execution/undeclared-fields.ts";
+
+/** The fields the input's own check drops, as the engine asks: the given input, the checked one, the JSON Schema. */
+function dropped(schema: v.GenericSchema, given: unknown): string[] {
+  return undeclaredFields(given, v.parse(schema, given), toCapabilityJsonSchema(schema, "input"));
+}
+
+describe("undeclaredFields", () => {
+  type Node = { name: string; children: Node[] };
+  const node: v.GenericSchema<Node> = v.object({ name: v.string(), children: v.array(v.lazy(() => node)) });
+
+  test("undeclaredFields follows $ref: a misspelt field at any level of a recursive schema is found, with the field meant", () => {
+    const schema = v.object({ tree: node });
+    const given = { tree: { name: "root", children: [{ name: "mid", children: [{ name: "leaf", children: [], dryRun: true }] }] } };
+    expect(dropped(schema, given)).toEqual(["tree.children.0.children.0.dryRun"]);
+    expect(dropped(schema, { tree: { name: "root", children: [{ nme: "mid", name: "mid", children: [] }] } })).toEqual(["tree.children.0.nme"]);
+    expect(droppedFieldText("tree.children.0.nme", toCapabilityJsonSchema(schema, "input"))).toBe('"tree.children.0.nme" (did you mean "name"?)');
+  });
+
+  test("undeclaredFields never names a member of a secret, however the secret is nested: its names are the secret's", () => {
+    const schema = v.object({
+      lazy: v.optional(v.lazy(() => sensitive(v.object({ user: v.string() })))),
+      around: v.optional(sensitive(v.lazy(() => v.object({ user: v.string() })))),
+      union: v.optional(sensitive(v.union([v.object({ user: v.string() }), v.object({ key: v.string() })]))),
+      maybe: v.optional(v.nullable(sensitive(v.lazy(() => v.object({ user: v.string() }))))),
+      extra: v.optional(v.string()),
+    });
+    const given = { lazy: { user: "a", SecretName1: 1 }, around: { user: "a", SecretName2: 1 }, union: { user: "a", SecretName3: 1 }, maybe: { user: "a", SecretName4: 1 }, extr: "x" };
+    expect(dropped(schema, given)).toEqual(["extr"]);
+  });
+
+  test("undeclaredFields ends on a cycle of references", () => {
+    const schema = { type: "object", properties: { a: { $ref: "#/$defs/x" } }, $defs: { x: { anyOf: [{ $ref: "#/$defs/y" }] }, y: { allOf: [{ $ref: "#/$defs/x" }, { type: "object", properties: { b: { type: "string" } } }] } } };
+    expect(undeclaredFields({ a: { b: "1", c: "2" } }, { a: { b: "1" } }, schema)).toEqual(["a.c"]);
+  });
+});

@@ -1,5 +1,6 @@
 import type { JsonSchema } from "../runtime/capability/registered.ts";
 import { hasSensitive, isSensitiveSchema } from "../runtime/execution/redaction.ts";
+import { withRefs } from "../runtime/execution/schema-refs.ts";
 import { ISO_DATE_TIME_PATTERN } from "../runtime/capability/json-schema.ts";
 import { childControl } from "./form-names.ts";
 
@@ -69,14 +70,21 @@ export type FormShape = FieldSpec[] | null;
 const isObject = (value: unknown): value is JsonSchema => typeof value === "object" && value !== null && !Array.isArray(value);
 const isScalar = (value: unknown): value is Scalar => value === null || ["string", "number", "boolean"].includes(typeof value);
 
+/**
+ * A schema as a form reads it: its `$ref` (a recursive schema's `$defs`, `v.lazy`) followed into
+ * the input schema `root`, so that a secret there is typed blind like any other (docs/cockpit.md).
+ */
+const resolved = (schema: JsonSchema, root: JsonSchema): JsonSchema => withRefs(schema, root);
+
 /** `anyOf: [X, {type: "null"}]` or `type: [t, "null"]` → X and "nullable"; anything else unchanged. */
-function unwrapNullable(schema: JsonSchema): { schema: JsonSchema; nullable: boolean } {
+function unwrapNullable(schema: JsonSchema, root: JsonSchema): { schema: JsonSchema; nullable: boolean } {
   const branches = Array.isArray(schema.anyOf) ? schema.anyOf : Array.isArray(schema.oneOf) ? schema.oneOf : null;
   if (branches && branches.length === 2) {
-    const rest = branches.filter((b) => !(isObject(b) && b.type === "null"));
+    const rest = branches.filter((b) => !(isObject(b) && resolved(b, root).type === "null"));
     if (rest.length === 1 && isObject(rest[0])) {
       const { anyOf: _a, oneOf: _o, ...outer } = schema;
-      return { schema: { ...outer, ...rest[0], description: schema.description ?? rest[0].description }, nullable: true };
+      const inner = resolved(rest[0], root);
+      return { schema: { ...outer, ...inner, description: schema.description ?? inner.description }, nullable: true };
     }
   }
   if (Array.isArray(schema.type) && schema.type.length === 2 && schema.type.includes("null")) {
@@ -102,8 +110,9 @@ const num = (value: unknown): number | null => (typeof value === "number" && Num
 const isPlainObjectSchema = (s: JsonSchema) => s.type === "object" && isObject(s.properties) && !isObject(s.additionalProperties);
 
 /** The object branches of an anyOf/oneOf of two or more object shapes, or null. */
-function objectBranches(schema: JsonSchema): JsonSchema[] | null {
-  const branches = Array.isArray(schema.anyOf) ? schema.anyOf : Array.isArray(schema.oneOf) ? schema.oneOf : null;
+function objectBranches(schema: JsonSchema, root: JsonSchema): JsonSchema[] | null {
+  const listed = Array.isArray(schema.anyOf) ? schema.anyOf : Array.isArray(schema.oneOf) ? schema.oneOf : null;
+  const branches = listed?.map((b) => (isObject(b) ? resolved(b, root) : b));
   if (!branches || branches.length < 2 || !branches.every((b) => isObject(b) && isPlainObjectSchema(b))) return null;
   return branches as JsonSchema[];
 }
@@ -119,13 +128,13 @@ function discriminator(branches: JsonSchema[]): string | null {
 }
 
 /** Which control enters a value of this schema. */
-function kindOf(schema: JsonSchema, control: string, depth: number): Pick<FieldSpec, "kind" | "options" | "item" | "fields" | "variants"> {
+function kindOf(schema: JsonSchema, control: string, depth: number, root: JsonSchema): Pick<FieldSpec, "kind" | "options" | "item" | "fields" | "variants"> {
   const none = { options: [], item: "string" as const, fields: [], variants: [] };
   const options = enumValues(schema);
   if (options) return { ...none, kind: "choice", options };
   const nested = depth < MAX_DEPTH && !isSensitiveSchema(schema);
-  if (nested && isPlainObjectSchema(schema)) return { ...none, kind: "object", fields: fieldsOf(schema, control, depth + 1) };
-  const branches = nested ? objectBranches(schema) : null;
+  if (nested && isPlainObjectSchema(schema)) return { ...none, kind: "object", fields: fieldsOf(schema, control, depth + 1, root) };
+  const branches = nested ? objectBranches(schema, root) : null;
   if (branches) {
     const tag = discriminator(branches);
     return {
@@ -133,7 +142,7 @@ function kindOf(schema: JsonSchema, control: string, depth: number): Pick<FieldS
       kind: "variant",
       variants: branches.map((branch, k) => {
         const constant = tag === null ? null : { name: tag, value: (branch.properties as Record<string, JsonSchema>)[tag]!.const as Scalar };
-        const fields = fieldsOf(branch, `${control}.v${k}`, depth + 1).filter((f) => f.name !== tag);
+        const fields = fieldsOf(branch, `${control}.v${k}`, depth + 1, root).filter((f) => f.name !== tag);
         const label = typeof branch.title === "string" ? branch.title : constant ? String(constant.value) : `Shape ${k + 1}`;
         return { label, fields, constant };
       }),
@@ -155,23 +164,23 @@ function kindOf(schema: JsonSchema, control: string, depth: number): Pick<FieldS
     case "boolean":
       return { ...none, kind: "boolean" };
     case "array": {
-      const items = isObject(schema.items) ? unwrapNullable(schema.items).schema : null;
-      if (!items || hasSensitive(items)) break;
+      const items = isObject(schema.items) ? unwrapNullable(resolved(schema.items, root), root).schema : null;
+      if (!items || hasSensitive(items, root)) break;
       const itemOptions = enumValues(items);
       if (itemOptions) return { ...none, kind: "choices", options: itemOptions };
       if (items.type === "string" || items.type === "number" || items.type === "integer") return { ...none, kind: "list", item: items.type };
-      if (nested && isPlainObjectSchema(items)) return { ...none, kind: "rows", fields: fieldsOf(items, `${control}.${ROW_INDEX}`, depth + 1) };
+      if (nested && isPlainObjectSchema(items)) return { ...none, kind: "rows", fields: fieldsOf(items, `${control}.${ROW_INDEX}`, depth + 1, root) };
       break;
     }
     case "object": {
-      const value = isObject(schema.additionalProperties) ? unwrapNullable(schema.additionalProperties).schema : null;
-      if (!nested || isObject(schema.properties) || !value || hasSensitive(value)) break;
+      const value = isObject(schema.additionalProperties) ? unwrapNullable(resolved(schema.additionalProperties, root), root).schema : null;
+      if (!nested || isObject(schema.properties) || !value || hasSensitive(value, root)) break;
       if (["string", "number", "integer", "boolean"].includes(value.type as string) || enumValues(value)) {
         const row = `${control}.${ROW_INDEX}`;
         return {
           ...none,
           kind: "record",
-          fields: [fieldOf("key", `${row}.key`, { type: "string", description: "The key." }, true, depth + 1), fieldOf("value", `${row}.value`, value, true, depth + 1)],
+          fields: [fieldOf("key", `${row}.key`, { type: "string", description: "The key." }, true, depth + 1, root), fieldOf("value", `${row}.value`, value, true, depth + 1, root)],
         };
       }
       break;
@@ -181,15 +190,15 @@ function kindOf(schema: JsonSchema, control: string, depth: number): Pick<FieldS
 }
 
 /** One field for one property: its control, its kind, and what the schema says about it. */
-function fieldOf(name: string, control: string, raw: unknown, required: boolean, depth: number): FieldSpec {
-  const original = isObject(raw) ? raw : {};
-  const { schema: s, nullable } = unwrapNullable(original);
+function fieldOf(name: string, control: string, raw: unknown, required: boolean, depth: number, root: JsonSchema): FieldSpec {
+  const original = isObject(raw) ? resolved(raw, root) : {};
+  const { schema: s, nullable } = unwrapNullable(original, root);
   const secret = isSensitiveSchema(original) || isSensitiveSchema(s);
   // A checkbox has two states and null is a third: a boolean that may be null is a select of
   // true and false, whose empty choice is null (docs/cockpit.md).
-  const shape = nullable && s.type === "boolean" && !enumValues(s) ? { ...kindOf(s, control, depth), kind: "choice" as const, options: [true, false] } : kindOf(s, control, depth);
+  const shape = nullable && s.type === "boolean" && !enumValues(s) ? { ...kindOf(s, control, depth, root), kind: "choice" as const, options: [true, false] } : kindOf(s, control, depth, root);
   // A list of secrets is typed as JSON into a password box (a textarea of lines would show them).
-  const kind = secret && shape.kind === "text" ? "password" : shape.kind === "list" && hasSensitive(original) ? "json" : shape.kind;
+  const kind = secret && shape.kind === "text" ? "password" : shape.kind === "list" && hasSensitive(original, root) ? "json" : shape.kind;
   // A container's secrets are its own fields' business; the container itself is no secret.
   const container = kind === "object" || kind === "rows" || kind === "record" || kind === "variant";
   return {
@@ -209,16 +218,16 @@ function fieldOf(name: string, control: string, raw: unknown, required: boolean,
     pattern: typeof s.pattern === "string" ? s.pattern : null,
     nullable,
     secret,
-    sensitive: container ? false : secret || hasSensitive(original),
+    sensitive: container ? false : secret || hasSensitive(original, root),
     fields: shape.fields,
     variants: shape.variants,
   };
 }
 
 /** The fields of an object schema's properties, in declaration order, under `prefix`. */
-function fieldsOf(schema: JsonSchema, prefix: string, depth: number): FieldSpec[] {
+function fieldsOf(schema: JsonSchema, prefix: string, depth: number, root: JsonSchema): FieldSpec[] {
   const required = new Set(Array.isArray(schema.required) ? (schema.required as string[]) : []);
-  return Object.entries(schema.properties as Record<string, unknown>).map(([name, raw]) => fieldOf(name, childControl(prefix, name), raw, required.has(name), depth));
+  return Object.entries(schema.properties as Record<string, unknown>).map(([name, raw]) => fieldOf(name, childControl(prefix, name), raw, required.has(name), depth, root));
 }
 
 /**
@@ -226,11 +235,13 @@ function fieldsOf(schema: JsonSchema, prefix: string, depth: number): FieldSpec[
  * order. Strings, numbers and integers (with their bounds), booleans, enums, dates, arrays of
  * scalars and secrets get their own controls; nested objects are fieldsets, arrays of objects
  * repeatable rows, records key/value rows, unions of object shapes a chooser — three levels deep,
- * then a JSON box. Null when the schema is not an object with properties: raw JSON alone.
+ * then a JSON box; a `$ref` (a recursive schema) is read as what it points to. Null when the
+ * schema is not an object with properties: raw JSON alone.
  */
 export function formShape(schema: JsonSchema): FormShape {
-  if (schema.type !== "object" || !isObject(schema.properties)) return null;
-  return fieldsOf(schema, "input", 0);
+  const root = resolved(schema, schema);
+  if (root.type !== "object" || !isObject(root.properties)) return null;
+  return fieldsOf(root, "input", 0, schema);
 }
 
 /** A row's fields with its index in their controls (`input.items.__row__.name` → `input.items.2.name`), nested rows included. */

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import * as v from "valibot";
 import { toCapabilityJsonSchema } from "../../runtime/capability/json-schema.ts";
+import { sensitive } from "../../runtime/capability/sensitive.ts";
 import { formShape } from "../../cockpit/form-fields.ts";
 import { inputFromForm, optionValue } from "../../cockpit/form-input.ts";
 import { toServerWallTime } from "../../cockpit/local-time.ts";
@@ -57,6 +58,22 @@ describe("formShape", () => {
       properties: { when: { type: "string", format: "date-time", writeOnly: true }, day: { type: "string", format: "date", "x-docket-sensitive": true }, open: { type: "string", format: "date-time" } },
     })!;
     expect(Object.fromEntries(shape.map((f) => [f.name, f.kind]))).toEqual({ when: "password", day: "password", open: "timestamp" });
+  });
+
+  test("formShape follows $ref: a secret inside v.lazy, or anywhere in a recursive schema, is typed blind and never filled in again", () => {
+    type Node = { token: string; name: string; children: Node[] };
+    const node: v.GenericSchema<Node> = v.object({ token: sensitive(v.string()), name: v.string(), children: v.array(v.lazy(() => node)) });
+    const published = toCapabilityJsonSchema(v.object({ lazy: v.lazy(() => sensitive(v.string())), tree: node, maybe: v.nullable(v.lazy(() => node)) }), "input");
+    const byName = Object.fromEntries(formShape(published)!.map((f) => [f.name, f]));
+    expect([byName.lazy!.kind, byName.lazy!.secret]).toEqual(["password", true]);
+    expect(byName.tree!.kind).toBe("object");
+    const tree = Object.fromEntries(byName.tree!.fields.map((f) => [f.name, f]));
+    expect([tree.token!.kind, tree.name!.kind]).toEqual(["password", "text"]);
+    // Rows holding secrets are one JSON box (as for any array of them), its secrets followed
+    // through the reference: typed blind, never filled in again.
+    expect([tree.children!.kind, tree.children!.sensitive]).toEqual(["json", true]);
+    expect(byName.maybe!.nullable).toBe(true);
+    expect(byName.maybe!.fields.find((f) => f.name === "token")!.kind).toBe("password");
   });
 
   test("formShape answers null for an input that is not an object of named properties", () => {

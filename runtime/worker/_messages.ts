@@ -20,10 +20,11 @@ export interface WorkerBoot {
    */
   backlog: SharedArrayBuffer;
   /**
-   * One Int32 shared with the main thread: the id of the task handed to this worker and not begun
-   * yet. The worker swaps it for its negation as it begins the task; the main thread swaps it for
-   * 0 to take a task back that a worker still busy with a previous handler's leftovers never began
-   * (pool.ts). Whichever swap comes first wins, so a task is never both begun and taken back.
+   * One Int32 shared with the main thread: where the task handed to this worker stands — handed,
+   * received (being prepared), begun (worker/_task-claim.ts). The worker marks it received as it
+   * reads it and begun just before its handler is called; the main thread takes back a task not
+   * begun (a cancel, a deadline, a worker still busy with a previous handler's leftovers). Each is
+   * one atomic swap, so a task is never both begun and taken back.
    */
   claim: SharedArrayBuffer;
   /** How long importing a capability file may take before the task fails (docs/containment.md). */
@@ -35,10 +36,11 @@ export type ToWorker =
   /** Run one handler; `id` tags every message about this task. */
   | { type: "run"; id: number; task: WorkerTask }
   /**
-   * Claim task `id` now: its `run` follows by structured clone, which the worker's thread copies in
-   * before it reads the message, for seconds with a large input: it is not too busy to begin.
+   * Task `id` is received now: its `run` follows by structured clone, which the worker's thread
+   * copies in before it reads the message, for seconds with a large input: it is not too busy to
+   * begin.
    */
-  | { type: "claim"; id: number }
+  | { type: "receive"; id: number }
   /** Cooperative cancel: aborts `ctx.signal` (the shared flag already turned `cancelled()` true). */
   | { type: "cancel"; id: number }
   /** Collect garbage now: the task that just ended faulted in much memory, which it may still hold. */
@@ -120,8 +122,8 @@ const RUN_HEAD = '{"type":"run","id":';
 
 /**
  * The task id of a `run` message as `toWire` wrote it, read from its first characters: the worker
- * claims the task before it parses an input of megabytes, so that the parse is never taken for a
- * worker too busy to begin (pool.ts, checkStarts). Null for any other message.
+ * marks the task received before it parses an input of megabytes, so that the parse is never taken
+ * for a worker too busy to begin (pool.ts, checkStarts). Null for any other message.
  */
 export function runIdOfWire(data: unknown): number | null {
   if (typeof data !== "string" || !data.startsWith(RUN_HEAD)) return null;

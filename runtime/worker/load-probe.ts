@@ -3,6 +3,7 @@ import type { CapabilitySources } from "../capability/capability-sources.ts";
 import { toWire, type FromWorker, type ToWorker } from "./_messages.ts";
 import { WorkerSlot, type WorkerSlotOptions } from "./_worker-slot.ts";
 import { MemoryWatchdog } from "./memory-watchdog.ts";
+import { handTask } from "./_task-claim.ts";
 import type { TaskOutcome, WorkerTask } from "./task.ts";
 
 /** Options of `createLoadProbe`. */
@@ -205,8 +206,8 @@ export function createLoadProbe(options: LoadProbeOptions): LoadProbe {
       worker.job = trialOf;
       worker.worker.ref();
       watchdog.watch(id, () => worker.thread);
-      // The worker begins only a task it can claim (WorkerBoot).
-      Atomics.store(worker.claim, 0, id);
+      // The worker begins only a task handed to it (WorkerBoot).
+      handTask(worker.claim, id);
       worker.worker.postMessage(toWire<ToWorker>({ type: "run", id, task }));
     });
 

@@ -6,6 +6,7 @@ import { WorkerSlot, type WorkerSlotOptions } from "./_worker-slot.ts";
 import { MemoryWatchdog, threadMinorFaults } from "./memory-watchdog.ts";
 import { killThreadDescendants } from "./_thread-children.ts";
 import { IdleWatch } from "./_idle-watch.ts";
+import { handTask, isUnreceived, MAX_TASK_ID, takeBackUnbegun, takeBackUnreceived } from "./_task-claim.ts";
 import { laneWorker, type HostFacts, type Lane, type RunTaskOptions, type TaskError, type TaskHandle, type TaskOutcome, type WorkerPool, type WorkerTask } from "./task.ts";
 
 /**
@@ -273,15 +274,15 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     job.slot = slot;
     job.assignedAt = performance.now();
     noteImport(slot, job.task);
-    // Before the message: the worker begins only a task it can claim (see WorkerBoot).
-    Atomics.store(slot.claim, 0, job.id);
+    // Before the message: the worker begins only a task handed to it (see WorkerBoot).
+    handTask(slot.claim, job.id);
     if (startCheck === null) armStartCheck();
     watchdog.watch(job.id, () => (job.slot === slot ? slot.thread : null));
     slot.worker.ref();
     try {
       const run = toWire<ToWorker>({ type: "run", id: job.id, task: job.task });
-      // A task JSON cannot carry goes by structured clone: claimed first (see the claim message).
-      if (typeof run !== "string") slot.worker.postMessage(toWire<ToWorker>({ type: "claim", id: job.id }));
+      // A task JSON cannot carry goes by structured clone: received first (see the receive message).
+      if (typeof run !== "string") slot.worker.postMessage(toWire<ToWorker>({ type: "receive", id: job.id }));
       slot.worker.postMessage(run);
     } catch (error) {
       // Only a task that structured clone cannot copy gets here; the engine sends validated JSON.
@@ -419,6 +420,22 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     killThreadDescendants(thread, childrenSince);
   }
 
+  /**
+   * A worker that was preparing a task taken back from it is replaced at once: it may stay in
+   * the file's top level for up to load_timeout_ms — for ever in a synchronous loop — and no
+   * terminate would come for a task already settled. Nothing of the handler ran and nothing
+   * failed, so the replacement is not counted with those made for faults.
+   */
+  function abandonPreparing(slot: Slot, job: Job): void {
+    retiring = true;
+    try {
+      // Only what its top level started meanwhile: a process an earlier task left running on purpose is not its.
+      replaceWorker(slot, Date.now() - (performance.now() - job.assignedAt));
+    } finally {
+      retiring = false;
+    }
+  }
+
   function armStartCheck(): void {
     if (closed) return;
     startCheck = setTimeout(checkStarts, Math.max(1, startTimeoutMs / 2));
@@ -426,8 +443,8 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   }
 
   /**
-   * Every task handed to a ready worker that has not begun it within startTimeoutMs is taken back
-   * — unless the worker claims it in the same instant (an atomic swap decides) — and its worker,
+   * Every task handed to a ready worker that has not received it within startTimeoutMs is taken
+   * back — unless the worker receives it in the same instant (an atomic swap decides) — and its worker,
    * busy with what a previous handler left running, is replaced; the task runs on the next free
    * worker. Re-armed while some task is still waiting to begin.
    */
@@ -438,12 +455,13 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     for (const lane of Object.values(lanes)) {
       for (const slot of lane.slots) {
         const job = slot.job;
-        if (!job || Atomics.load(slot.claim, 0) !== job.id) continue;
+        // A task its worker received is being prepared (its file imported, its input parsed): not stuck.
+        if (!job || !isUnreceived(slot.claim, job.id)) continue;
         waiting = true;
         // A worker still starting is not stuck: the wait counts from when it was ready.
         const waited = now - Math.max(job.assignedAt, slot.readyAt);
         if (!slot.isReady || waited < startTimeoutMs) continue;
-        if (Atomics.compareExchange(slot.claim, 0, job.id, 0) !== job.id) continue;
+        if (!takeBackUnreceived(slot.claim, job.id)) continue;
         takeBack(slot, job, waited);
       }
     }
@@ -490,8 +508,8 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       const outcome = new Promise<TaskOutcome>((r) => (resolve = r));
       const job: Job = { id: nextId, task, assignedAt: 0, onEvents: runOptions.onEvents, slot: null, cancelRequested: false, settled: false, resolve };
       jobs.set(job.id, job);
-      // Ids are written into an Int32 shared flag; 0 means "no cancel", so they run 1..2^31-1.
-      nextId = nextId >= 0x7fffffff ? 1 : nextId + 1;
+      // Ids are written into Int32 shared flags; 0 means "no cancel", so they run 1..MAX_TASK_ID.
+      nextId = nextId >= MAX_TASK_ID ? 1 : nextId + 1;
 
       if (closed) settle(job, { kind: "terminated", message: "The worker pool is closed." });
       else if (lane.slots.every((s) => s.dead)) settle(job, { kind: "worker_lost", message: `No ${laneName} worker could start, so ${task.capability} did not run.` });
@@ -506,12 +524,15 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
           if (job.settled || job.cancelRequested) return;
           job.cancelRequested = true;
           const slot = job.slot;
-          if (slot && Atomics.compareExchange(slot.claim, 0, job.id, 0) === job.id) {
-            // Handed to its worker and not begun (it may be busy with a leftover): now it never will
-            // be. Settling unwatches it and clears its slot; the slot's own record is cleared here.
+          const unbegun = slot ? takeBackUnbegun(slot.claim, job.id) : null;
+          if (slot && unbegun !== null) {
+            // Handed to its worker and not begun (it may be busy with a leftover, or importing the
+            // file, or parsing the input): now it never will be. Settling unwatches it and clears
+            // its slot; the slot's own record is cleared here.
             slot.job = null;
-            if (slot.isReady) slot.worker.unref();
             settle(job, { kind: "cancelled", message: "Cancelled before the handler started.", never_began: true });
+            if (unbegun === "received") abandonPreparing(slot, job);
+            else if (slot.isReady) slot.worker.unref();
             dispatch(slot.lane);
           } else if (slot) {
             // The store is what a busy-looping handler sees; the message aborts ctx.signal.

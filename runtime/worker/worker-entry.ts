@@ -24,6 +24,7 @@ import { trackTopLevelWork, type PendingWork } from "./_top-level-deferrals.ts";
 import { sanitizeLine } from "../execution/text-sanitize.ts";
 import { captureConsole, type ConsoleTarget } from "./_console-capture.ts";
 import { outputOver } from "./_output-size.ts";
+import { beginTask, receiveTask } from "./_task-claim.ts";
 
 /** How many tasks' secrets a worker keeps masking in output no task owns. */
 const RECENT_MASKS = 16;
@@ -110,16 +111,23 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
   };
 
   /**
-   * Begins task `id`, unless it was taken back before this thread got to it (cancelled, or this
-   * thread was busy with a previous handler's leftovers and another worker runs it): then it is
-   * not this worker's to begin.
+   * A task taken back while this worker prepared it (cancelled, or its deadline passed): the pool
+   * settled it as never begun, so nothing of it runs and nothing is posted about it.
    */
-  const claimTask = (id: number) => Atomics.compareExchange(claim, 0, id, -id) === id;
+  const abandon = (run: Running) => {
+    run.done = true;
+    run.context.close();
+    if (current === run) current = null;
+  };
 
-  // The task a `claim` message claimed, whose `run` comes next.
-  let claimedAhead: number | null = null;
+  // The task a `receive` message received, whose `run` comes next.
+  let receivedAhead: number | null = null;
 
-  /** Runs a task this worker claimed. */
+  /**
+   * Runs a task this worker received: prepares it, then begins it only if it is still its own
+   * (see _task-claim.ts). Begun means its function was called; the file's top level, which ran
+   * when it was imported, is not the handler.
+   */
   const runTask = async (id: number, task: WorkerTask) => {
     const context = createWorkerContext({ id, task, cancelFlag, backlog, post, host, spawn: children.spawn });
     const run: Running = { id, capability: task.capability, context, done: false, logged: task.execution !== null, outputBytes: task.output_bytes };
@@ -133,9 +141,13 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
       // The warm path stays synchronous: a cached declaration and a handler that returns a plain
       // value post their outcome in the same turn that received the task, with no promise hops.
       if (task.entry === "load") {
+        if (!beginTask(claim, id)) return abandon(run);
         outcome = { ok: true, output: await tryLoad(task, boot.load_timeout_ms) };
       } else {
         const def = definitions.loaded(task) ?? (await definitions.load(task));
+        // The last thing before the handler: a cancel or a deadline that came during the import
+        // or the input's parse took the task back, and then its handler never runs.
+        if (!beginTask(claim, id)) return abandon(run);
         const result = owner.run(run, () => (task.entry === "reconcile" ? reconcileOf(def)(task.input as never, context.ctx) : def.handler(task.input as never, context.ctx)));
         outcome = { ok: true, output: isThenable(result) ? await result : result };
       }
@@ -146,19 +158,19 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
   };
 
   port.on("message", (data: string | ToWorker) => {
-    // A task sent as text is claimed before its input is parsed (see runIdOfWire); one taken back
-    // meanwhile is never parsed at all.
+    // A task sent as text is received before its input is parsed (see runIdOfWire); one taken
+    // back before is never parsed at all.
     const runId = runIdOfWire(data);
-    if (runId !== null && !claimTask(runId)) return;
+    if (runId !== null && !receiveTask(claim, runId)) return;
     const message = fromWire(data);
     switch (message.type) {
-      case "claim":
-        claimedAhead = claimTask(message.id) ? message.id : null;
+      case "receive":
+        receivedAhead = receiveTask(claim, message.id) ? message.id : null;
         break;
       case "run": {
-        const claimed = runId !== null || claimedAhead === message.id || claimTask(message.id);
-        claimedAhead = null;
-        if (claimed) void runTask(message.id, message.task);
+        const received = runId !== null || receivedAhead === message.id || receiveTask(claim, message.id);
+        receivedAhead = null;
+        if (received) void runTask(message.id, message.task);
         break;
       }
       case "cancel":

@@ -587,7 +587,7 @@ describe("createWorkerPool", () => {
     expect(toWire(message)).toBe(message);
   });
 
-  test("a run message names its task id in its first characters, so the worker claims it before parsing the input", () => {
+  test("a run message names its task id in its first characters, so the worker marks it received before parsing the input", () => {
     const wire = toWire<ToWorker>({ type: "run", id: 123456, task: task("echo", "fixture.echo", { n: 1 }) });
     expect(runIdOfWire(wire)).toBe(123456);
     expect(runIdOfWire(toWire<ToWorker>({ type: "cancel", id: 7 }))).toBeNull();
@@ -606,7 +606,7 @@ describe("createWorkerPool", () => {
     expect(p.stats().replaced).toBe(0);
   });
 
-  test("a task whose input takes its worker longer to parse than the start bound is begun, not taken back: the worker claims it first", async () => {
+  test("a task whose input takes its worker longer to parse than the start bound is begun, not taken back: the worker marks it received first", async () => {
     const p = makePool({ startTimeoutMs: 100 });
     // An object of a million members (some 22 MB of JSON): its parse alone takes a worker some 250 ms.
     const input: Record<string, number> = {};

@@ -110,3 +110,103 @@ describe("take-back", () => {
     expect(marks()).not.toContain("late");
   });
 });
+
+/**
+ * A write whose top level, once `armed-<id>` exists in its folder (so that the main thread's own
+ * import at boot is quick), writes `loading-<id>` and spins until `gate-<id>` exists: its worker is
+ * still importing it. Its handler marks that it ran, then stops if it was cancelled meanwhile.
+ */
+const slowLoad = (id: string) => `import { capability } from "docket";
+import * as v from "valibot";
+import { appendFileSync, existsSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+const here = import.meta.dir;
+if (existsSync(join(here, "armed-${id}"))) {
+  writeFileSync(join(here, "loading-${id}"), "");
+  const end = Date.now() + 20_000;
+  while (!existsSync(join(here, "gate-${id}")) && Date.now() < end) {}
+}
+export default capability({
+  id: "test.${id}",
+  title: "Slow to load",
+  description: "Spins in its top level until its gate opens.",
+  effect: "write",
+  cancellable: true,
+  input: v.object({}),
+  output: v.object({}),
+  handler(_input, ctx) {
+    appendFileSync(join(ctx.root, "marks.txt"), "${id} cancelled=" + ctx.progress.cancelled() + "\\n");
+    if (ctx.progress.cancelled()) throw ctx.progress.cancellation();
+    return {};
+  },
+});
+`;
+
+// A cancel or a deadline that comes while the worker imports the capability's file takes the task
+// back: its handler never runs, whatever the file's top level still does (docs/protocol.md,
+// "Cancellation and deadlines").
+describe("take-back while its worker prepares it", () => {
+  const SLOW = ["cancelled", "late", "stuck"];
+  let slowRoot: string;
+  let slowPlane: BootedPlane;
+  const capabilities = () => join(slowRoot, "capabilities");
+  const slowMarks = () => (existsSync(join(slowRoot, "marks.txt")) ? readFileSync(join(slowRoot, "marks.txt"), "utf8").trim().split("\n") : []);
+
+  /** Starts test.<id> and resolves once its worker is in the file's top level, its handler not begun. */
+  async function startLoading(id: string, deadline?: number): Promise<string> {
+    writeFileSync(join(capabilities(), `armed-${id}`), "");
+    const started = slowPlane.engine.start({ capability: `test.${id}`, input: {}, ...(deadline === undefined ? {} : { deadline_ms: deadline }) }, EDGE).execution.id;
+    while (!existsSync(join(capabilities(), `loading-${id}`))) await Bun.sleep(5);
+    return started;
+  }
+
+  beforeAll(async () => {
+    slowRoot = realpathSync(mkdtempSync(join(tmpdir(), "docket-take-back-load-")));
+    mkdirSync(join(slowRoot, ".git"));
+    mkdirSync(capabilities());
+    for (const id of SLOW) writeFileSync(join(capabilities(), `test.${id}.ts`), slowLoad(id));
+    writeFileSync(join(capabilities(), "test.mark.ts"), MARK);
+    // A grace shorter than the load: a worker terminated after it would end the execution "stopped by force".
+    slowPlane = await bootPlane({ cwd: slowRoot, storeKind: "memory", limits: resolveLimits({ overrides: { max_concurrent: 1, grace_ms: 300 } }), importFile: (path) => import(path), log: () => undefined });
+  });
+
+  afterAll(async () => {
+    await slowPlane?.close();
+    rmSync(slowRoot, { recursive: true, force: true });
+  });
+
+  test("a cancel while the file loads ends it cancelled at stage queue, not_applied; the handler never runs once the load ends", async () => {
+    const id = await startLoading("cancelled");
+    slowPlane.engine.cancel(id, EDGE);
+    writeFileSync(join(capabilities(), "gate-cancelled"), "");
+    const done = await terminalSnapshot(slowPlane.store, id);
+    expect(done.state).toBe("cancelled");
+    expect(done.failure).toMatchObject({ error_code: "cancelled", stage: "queue", outcome_certainty: "not_applied", retryability: "safe", context: { terminated: false } });
+    // Run next on the same lane: had the handler run after the load, its mark came first.
+    const next = slowPlane.engine.start({ capability: "test.mark", input: { tag: "after-cancelled" } }, EDGE).execution.id;
+    expect((await terminalSnapshot(slowPlane.store, next)).state).toBe("succeeded");
+    expect(slowMarks()).toEqual(["after-cancelled"]);
+  });
+
+  test("a deadline that passes while the file loads fails it deadline_exceeded at stage queue, not_applied", async () => {
+    const id = await startLoading("late", 300);
+    const done = await terminalSnapshot(slowPlane.store, id);
+    writeFileSync(join(capabilities(), "gate-late"), "");
+    expect(done.state).toBe("failed");
+    expect(done.failure).toMatchObject({ error_code: "deadline_exceeded", stage: "queue", outcome_certainty: "not_applied", retryability: "safe" });
+    const next = slowPlane.engine.start({ capability: "test.mark", input: { tag: "after-late" } }, EDGE).execution.id;
+    expect((await terminalSnapshot(slowPlane.store, next)).state).toBe("succeeded");
+    expect(slowMarks().filter((m) => m.startsWith("late"))).toEqual([]);
+  });
+
+  test("a worker stuck in the file's top level when its task is taken back does not hold the lane: the next execution runs", async () => {
+    const id = await startLoading("stuck");
+    slowPlane.engine.cancel(id, EDGE);
+    const done = await terminalSnapshot(slowPlane.store, id);
+    expect(done.failure).toMatchObject({ error_code: "cancelled", stage: "queue", outcome_certainty: "not_applied" });
+    // The gate stays shut: only a new worker runs the next one.
+    const next = slowPlane.engine.start({ capability: "test.mark", input: { tag: "after-stuck" } }, EDGE).execution.id;
+    expect((await terminalSnapshot(slowPlane.store, next)).state).toBe("succeeded");
+    expect(slowMarks().filter((m) => m.startsWith("stuck"))).toEqual([]);
+  });
+});

@@ -1,0 +1,54 @@
+/**
+ * Where the task handed to a worker stands, in one Int32 the pool shares with that worker
+ * (WorkerBoot.claim). Every move is one atomic swap, so the worker beginning a task and the main
+ * thread taking it back can never both win (docs/containment.md, "Take back what was never begun"):
+ *
+ * - `id`: handed. Posted to the worker, which has not read it yet (it may be busy with what a
+ *   previous handler left running).
+ * - `id | RECEIVED`: received. The worker read it and is preparing it: importing the capability
+ *   file (whose top level runs then, up to `load_timeout_ms`), parsing the input.
+ * - `-id`: begun. Its handler (or reconcile check, or trial load) was called.
+ * - anything else: taken back, or the next task's.
+ */
+
+/** The highest task id: the bit above it marks a task received. */
+export const MAX_TASK_ID = 0x3fffffff;
+const RECEIVED = 0x40000000;
+
+/** Main thread, before the task is posted: the worker may receive only what is handed to it. */
+export function handTask(claim: Int32Array, id: number): void {
+  Atomics.store(claim, 0, id);
+}
+
+/** Worker, as it reads the task and before any work on it; false: it was taken back, drop it unread. */
+export function receiveTask(claim: Int32Array, id: number): boolean {
+  return Atomics.compareExchange(claim, 0, id, id | RECEIVED) === id;
+}
+
+/** Worker, the last thing before the handler is called; false: it was taken back while prepared, run nothing of it. */
+export function beginTask(claim: Int32Array, id: number): boolean {
+  return Atomics.compareExchange(claim, 0, id | RECEIVED, -id) === (id | RECEIVED);
+}
+
+/** Main thread: whether the worker has not even read task `id` yet. */
+export function isUnreceived(claim: Int32Array, id: number): boolean {
+  return Atomics.load(claim, 0) === id;
+}
+
+/** Main thread: takes task `id` back only if its worker has not read it; true when it did. */
+export function takeBackUnreceived(claim: Int32Array, id: number): boolean {
+  return Atomics.compareExchange(claim, 0, id, 0) === id;
+}
+
+/**
+ * Main thread: takes task `id` back unless its handler began. Says where it was — `"handed"` or
+ * `"received"` (its worker busy preparing it) — or null when it had begun (or ended).
+ */
+export function takeBackUnbegun(claim: Int32Array, id: number): "handed" | "received" | null {
+  for (;;) {
+    const now = Atomics.load(claim, 0);
+    if (now !== id && now !== (id | RECEIVED)) return null;
+    // Lost only to the worker receiving it meanwhile: look again.
+    if (Atomics.compareExchange(claim, 0, now, 0) === now) return now === id ? "handed" : "received";
+  }
+}

@@ -156,7 +156,8 @@ const HEARTBEATS_MISSED = 2;
  * built-in WebSocket) until its `execution.completed`. Each event is handed on once, in order: an
  * event at or below the last one seen is dropped, and a gap (a jump in sequence, `stream.lagged`)
  * is read over HTTP before going on. A channel on which nothing comes for two heartbeats (a
- * server stopped or frozen) ends the follow, saying the server does not answer and where to resume.
+ * server stopped or frozen) ends the follow, saying the server does not answer and where to resume;
+ * so does one that closes or breaks before the execution ended (a server killed or shutting down).
  */
 export function followEvents(server: ServerClient, options: EventsOptions): Promise<EventsOutcome> {
   const { url, protocols } = server.liveChannel(new URLSearchParams({ execution: options.id, after: String(options.after) }));
@@ -211,18 +212,18 @@ export function followEvents(server: ServerClient, options: EventsOptions): Prom
         } else if (frame.type === "stream.lagged") {
           await fill();
         } else if (frame.type === "stream.closing") {
-          settle({ ok: false, reason: `the server closed the live channel (${frame.reason ?? "no reason given"})` });
+          settle({ ok: false, reason: `the server closed the live channel (${frame.reason ?? "no reason given"}); follow again with --after ${last}` });
         } else if (typeof frame.sequence === "number") {
           if (frame.sequence > last + 1) await fill();
           deliver(frame as unknown as ExecutionEvent);
         }
       }).catch((error) => settle({ ok: false, reason: (error as Error)?.message ?? String(error) }));
     };
-    socket.onerror = () => settle({ ok: false, reason: `the live channel at ${server.url} could not be opened or broke` });
-    socket.onclose = (event) => {
-      // Frames still being handled come first: the close may only say the server went away after them.
-      void queue.then(() => settle({ ok: false, reason: `the live channel closed before ${options.id} ended (code ${event.code}${event.reason ? `, ${event.reason}` : ""})` }));
-    };
+    // Frames still being handled come first: a close or break may only say the server went away
+    // after them, and where to resume is after the last event they handed on.
+    const broken = (why: string) => void queue.then(() => settle({ ok: false, reason: `${why}; follow again with --after ${last}` }));
+    socket.onerror = () => broken(`the live channel at ${server.url} could not be opened or broke`);
+    socket.onclose = (event) => broken(`the live channel closed before ${options.id} ended (code ${event.code}${event.reason ? `, ${event.reason}` : ""})`);
   });
 }
 

@@ -74,6 +74,31 @@ describe("docket executions beside a server that does not answer", () => {
       await serve.exited;
     }
   }, 30_000);
+
+  test("docket executions events --follow of a server killed meanwhile says the live channel closed and where to resume, exit 1", async () => {
+    const checkout = tempCheckout();
+    const serve = spawnDocket(fromSource, ["serve", "--port", "0"], { cwd: checkout });
+    const banner = await watchStream(serve.stderr).until(/docket serving .* at (http:\/\/127\.0\.0\.1:\d+)/);
+    const url = banner.match(/at (http:\/\/127\.0\.0\.1:\d+)/)![1]!;
+    const started = await api(url).post("/api/v1/executions/start", { capability: "executions.demonstrate", input: { steps: 100, delay_ms: 200 } });
+    const id = started.body.execution.id;
+    const child = spawnDocket(fromSource, ["executions", "events", id, "--follow", "--format", "json"], { cwd: checkout });
+    try {
+      const stdout = watchStream(child.stdout);
+      await stdout.until(/"type":"execution\.step"/);
+      serve.kill("SIGKILL");
+      expect(await child.exited).toBe(1);
+      const printed = (await stdout.done).trimEnd().split("\n").map((line) => JSON.parse(line));
+      const stderr = await new Response(child.stderr).text();
+      expect(stderr).toContain(`Stopped following ${id}: the live channel closed before ${id} ended`);
+      // Before the fix it said nothing of where to resume.
+      expect(stderr).toContain(`follow again with --after ${printed.at(-1).sequence}.`);
+    } finally {
+      child.kill("SIGKILL");
+      serve.kill("SIGKILL");
+      await serve.exited;
+    }
+  }, 30_000);
 });
 
 describe("docket executions without a server", () => {

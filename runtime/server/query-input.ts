@@ -42,28 +42,36 @@ export interface QueryRefusal {
   context: { parameter: string; reason?: string };
 }
 
+/** The whole numbers a query parameter takes, `min` to `max` included. */
+export interface WholeRange {
+  min: number;
+  max: number;
+}
+
+/** Any non-negative whole number a JavaScript number holds exactly. */
+const ANY_WHOLE: WholeRange = { min: 0, max: Number.MAX_SAFE_INTEGER };
+
 /**
- * Reads a non-negative whole number from query text: decimal digits only (`0`, `42`, `007`), at
- * most Number.MAX_SAFE_INTEGER. The one rule of every surface that takes one from a URL — the
+ * Reads a whole number within `range` (default: any non-negative one) from query text: decimal
+ * digits only (`0`, `42`, `007`). The one rule of every surface that takes one from a URL — the
  * live channel's `after` (live-target.ts) and every GET parameter whose schema is a non-negative
  * integer (`executions.events?after=`, `limit=`…) — so that `1e1`, `1.0`, `+5`, ` 5` or `-1` is
- * refused alike everywhere, never a cursor on one surface and a 400 on the other.
+ * refused alike everywhere, never a cursor on one surface and a 400 on the other; and a
+ * parameter is refused in one sentence, stating its whole range, whether its text is no number
+ * (`limit=-1`) or one out of range (`limit=0`).
  */
-export function readWholeNumber(name: string, raw: string): { ok: true; value: number } | { ok: false; refusal: QueryRefusal } {
+export function readWholeNumber(name: string, raw: string, range: WholeRange = ANY_WHOLE): { ok: true; value: number } | { ok: false; refusal: QueryRefusal } {
   const value = DIGITS.test(raw) ? Number(raw) : NaN;
-  if (Number.isSafeInteger(value)) return { ok: true, value };
-  const got = JSON.stringify(raw.slice(0, 80));
-  const message = DIGITS.test(raw)
-    ? `${name} must be a whole number of at most ${Number.MAX_SAFE_INTEGER}, got ${got}.`
-    : `${name} must be a non-negative whole number written in decimal digits (like 0 or 42), got ${got}.`;
+  if (Number.isSafeInteger(value) && value >= range.min && value <= range.max) return { ok: true, value };
+  const message = `${name} must be ${wholeRule(range, raw)}, got ${JSON.stringify(raw.slice(0, 80))}.`;
   return { ok: false, refusal: { message, context: { parameter: name } } };
 }
 
-/** True for a schema that is a non-negative integer and nothing else (`{type:"integer", minimum: 0}` or above). */
-function isWholeNumber(schema: JsonSchema | undefined): boolean {
-  if (!schema || schema.type !== "integer") return false;
-  const minimum = schema.minimum ?? schema.exclusiveMinimum;
-  return typeof minimum === "number" && minimum >= 0;
+/** What `readWholeNumber` asks of a parameter, as it says it. */
+function wholeRule({ min, max }: WholeRange, raw: string): string {
+  if (max < Number.MAX_SAFE_INTEGER) return `a whole number from ${min} to ${max} written in decimal digits`;
+  if (DIGITS.test(raw) && Number(raw) > max) return `a whole number of at most ${max}`;
+  return min === 0 ? "a non-negative whole number written in decimal digits (like 0 or 42)" : `a whole number of at least ${min} written in decimal digits`;
 }
 
 /**
@@ -86,9 +94,22 @@ export function holdsSecret(inputSchema: JsonSchema | undefined, key: string, de
 }
 
 /**
+ * The whole numbers a schema that is a non-negative integer and nothing else takes
+ * (`{type:"integer", minimum: 0}` or above, up to its maximum), or null for any other schema.
+ */
+function wholeRangeOf(schema: JsonSchema | undefined): WholeRange | null {
+  if (!schema || schema.type !== "integer") return null;
+  const { minimum, exclusiveMinimum, maximum, exclusiveMaximum } = schema;
+  const min = typeof minimum === "number" ? Math.ceil(minimum) : typeof exclusiveMinimum === "number" ? Math.floor(exclusiveMinimum) + 1 : null;
+  if (min === null || min < 0) return null;
+  const max = typeof maximum === "number" ? Math.floor(maximum) : typeof exclusiveMaximum === "number" ? Math.ceil(exclusiveMaximum) - 1 : Number.MAX_SAFE_INTEGER;
+  return { min, max: Math.min(max, Number.MAX_SAFE_INTEGER) };
+}
+
+/**
  * The first GET parameter refused before the input is built, or null: one that holds a secret
  * (holdsSecret: it belongs in a POST body), or one whose schema is a non-negative integer and
- * whose text is not one (readWholeNumber), named in the words /events uses for `after`.
+ * whose text is not one of its range (readWholeNumber), named in the words /events uses for `after`.
  */
 export function queryRefusal(params: URLSearchParams, inputSchema: JsonSchema): QueryRefusal | null {
   const properties = (inputSchema.properties ?? {}) as Record<string, JsonSchema>;
@@ -103,11 +124,12 @@ export function queryRefusal(params: URLSearchParams, inputSchema: JsonSchema): 
     }
   }
   for (const key of new Set(params.keys())) {
-    if (!Object.hasOwn(properties, key) || !isWholeNumber(properties[key])) continue;
+    const range = Object.hasOwn(properties, key) ? wholeRangeOf(properties[key]) : null;
+    if (range === null) continue;
     // A key repeated is an array where one value is wanted: validation names that mistake.
     const values = params.getAll(key);
     if (values.length !== 1) continue;
-    const read = readWholeNumber(key, values[0]!);
+    const read = readWholeNumber(key, values[0]!, range);
     if (!read.ok) return read.refusal;
   }
   return null;

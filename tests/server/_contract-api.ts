@@ -230,6 +230,27 @@ export function apiContract(name: string, start: StartFn): void {
       }
     });
 
+    test("a bounded whole-number query parameter is refused in one sentence stating its range, whether its text is no number or one out of range", async () => {
+      const id = await http.start("executions.demonstrate", { steps: 1, delay_ms: 0 });
+      await http.completed(id);
+      const cases: Array<[string, string, string[]]> = [
+        [`/api/v1/executions/events?id=${id}&limit=`, "limit must be a whole number from 1 to 1000 written in decimal digits", ["-1", "0", "1001", "1e1"]],
+        ["/api/v1/executions/list?limit=", "limit must be a whole number from 1 to 500 written in decimal digits", ["-1", "0", "501"]],
+        ["/api/v1/executions/demonstrate?steps=", "steps must be a whole number from 0 to 100 written in decimal digits", ["-1", "101"]],
+      ];
+      for (const [path, rule, values] of cases) {
+        for (const value of values) {
+          const answer = await http.get(path + encodeURIComponent(value));
+          const error = ((await answer.json()) as any).error;
+          // limit=0 was refused "Expected >=1" while limit=-1 named the parameter and its rule.
+          expect([value, answer.status, error.message]).toEqual([value, 400, `${rule}, got ${JSON.stringify(value)}.`]);
+          expect(error.context).toEqual({ parameter: rule.split(" ")[0] });
+        }
+      }
+      expect((await http.get(`/api/v1/executions/events?id=${id}&limit=1`)).status).toBe(200);
+      expect((await http.get(`/api/v1/executions/events?id=${id}&limit=1000`)).status).toBe(200);
+    });
+
     test("a body over input_bytes is 413, by Content-Length and while reading a chunked body", async () => {
       const big = JSON.stringify({ capability: "executions.demonstrate", input: { pad: "x".repeat(5000) } });
       const declared = await http.post("/api/v1/executions/start", big);

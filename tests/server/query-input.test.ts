@@ -92,6 +92,19 @@ describe("readWholeNumber", () => {
     expect(holdsSecret({ anyOf: [{ properties: { a: { type: "string" } } }, { properties: { a: secret } }] }, "a")).toBe(true);
     expect(holdsSecret({ type: "object", writeOnly: true }, "anything")).toBe(true);
   });
+
+  test("queryRefusal holds a bounded parameter to its range, in one sentence whatever was wrong with its text", () => {
+    const schema = { properties: { limit: { type: "integer", minimum: 1, maximum: 1000 }, n: { type: "integer", exclusiveMinimum: 0, exclusiveMaximum: 10 }, at: { type: "integer", minimum: 2 } } };
+    const refusal = (query: string) => queryRefusal(new URLSearchParams(query), schema)?.message ?? null;
+    for (const raw of ["-1", "0", "1001", "1e1", "9007199254740992"]) {
+      expect(refusal(`limit=${encodeURIComponent(raw)}`)).toBe(`limit must be a whole number from 1 to 1000 written in decimal digits, got ${JSON.stringify(raw)}.`);
+    }
+    expect(refusal("limit=1&n=9&at=2")).toBeNull();
+    expect(refusal("limit=1000&n=1&at=9007199254740991")).toBeNull();
+    expect(refusal("n=10")).toBe('n must be a whole number from 1 to 9 written in decimal digits, got "10".');
+    expect(refusal("at=1")).toBe('at must be a whole number of at least 2 written in decimal digits, got "1".');
+    expect(refusal("at=9007199254740992")).toBe('at must be a whole number of at most 9007199254740991, got "9007199254740992".');
+  });
 });
 
 describe("statusOf", () => {

@@ -138,10 +138,13 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
       const claimed = bindRun(report, existing, started, edge, refuse);
       if (claimed !== null) return claimed;
     }
-    const drafts = taken.filter((event) => event.type !== "execution.created").map((event) => ({ type: event.type, data: event.data }) as EventDraft);
+    const events = taken.filter((event) => event.type !== "execution.created");
+    const drafts = events.map((event) => ({ type: event.type, data: event.data }) as EventDraft);
     if (drafts.length > 0) {
+      const createdAt = (existing ?? store.current(report.id)!).created_at;
+      const timestamps = events.map((event) => reportedTime(event.timestamp, clock.now(), createdAt));
       try {
-        store.append(report.id, drafts);
+        store.append(report.id, drafts, { timestamps });
       } catch (error) {
         // A batch the lifecycle refuses leaves no trace in the store; the report is what was wrong.
         if (error instanceof IllegalTransitionError) throw refuse(`Cannot take the report of ${report.id}: ${error.message}.`, { reason: "illegal_transition" });
@@ -296,6 +299,8 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
       effect: report.effect,
       // The run's own word: the server may not know the capability, or know another version of it.
       capability_version: created.data.capability_version ?? null,
+      // When the run created it, not when its first report was read (a server stopped meanwhile reads it late).
+      created_at: reportedTime(created.timestamp, clock.now(), null),
     });
   }
 
@@ -364,6 +369,19 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
       watch.close();
     },
   };
+}
+
+/**
+ * The time a reported event is stored with: the run's own (docs/protocol.md), written as
+ * `toISOString` writes it, but never after this server's now (a run whose clock is ahead would
+ * date its history in the future, and out of the server's own events' order) nor before the
+ * execution was created (`floor`).
+ */
+function reportedTime(given: string, now: Date, floor: string | null): string {
+  const ms = Math.min(Date.parse(given), now.getTime());
+  if (Number.isNaN(ms)) return now.toISOString();
+  const least = floor === null ? Number.NEGATIVE_INFINITY : Date.parse(floor);
+  return new Date(Math.max(ms, least)).toISOString();
 }
 
 /**

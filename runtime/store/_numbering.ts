@@ -56,15 +56,17 @@ export function prepareDraft(given: EventDraft, limits: TextLimits): EventDraft 
 }
 
 /**
- * Numbers drafts densely after the snapshot's last sequence, stamps them, folds each into the
- * snapshot and hands it to `keep` (the store's own retention). Call only after `checkBatch`.
+ * Numbers drafts densely after the snapshot's last sequence, stamps them (one timestamp for all,
+ * or one each), folds each into the snapshot and hands it to `keep` (the store's own retention).
+ * Call only after `checkBatch`.
  */
-export function numberEvents(id: string, snapshot: ExecutionSnapshot, drafts: EventDraft[], timestamp: string, limits: Limits, keepEvent: (event: ExecutionEvent) => void): ExecutionEvent[] {
+export function numberEvents(id: string, snapshot: ExecutionSnapshot, drafts: EventDraft[], timestamps: string | readonly string[], limits: Limits, keepEvent: (event: ExecutionEvent) => void): ExecutionEvent[] {
   const kept = drafts.map((draft) => prepareDraft(draft, limits));
   const stored: ExecutionEvent[] = new Array(kept.length);
   for (let i = 0; i < kept.length; i++) {
     const draft = kept[i]!;
     const sequence = snapshot.last_sequence + 1;
+    const timestamp = typeof timestamps === "string" ? timestamps : timestamps[i]!;
     const event = { schema_version: SCHEMA_VERSION, event_id: `${id}#${sequence}`, execution_id: id, sequence, timestamp, type: draft.type, data: draft.data } as ExecutionEvent;
     keepEvent(event);
     foldEvent(snapshot, event, limits);

@@ -1,5 +1,5 @@
 /** The execution store (docs/architecture.md): the interface, the memory and sqlite implementations, the list cursor error. */
-export type { EventListener, EventsPage, ExecutionHead, ExecutionStore, HeadsPage, ListFilter, ListPage, NewExecution, RunIdentity, StorageFault, SubscribeOptions, Subscription } from "./store.ts";
+export type { AppendOptions, EventListener, EventsPage, ExecutionHead, ExecutionStore, HeadsPage, ListFilter, ListPage, NewExecution, RunIdentity, StorageFault, SubscribeOptions, Subscription } from "./store.ts";
 export { createMemoryStore, type MemoryStoreOptions } from "./memory-store.ts";
 export { InvalidCursorError } from "./list-cursor.ts";
 // bun:sqlite loads only when a sqlite store is created, so this import is safe under Node too;

@@ -5,7 +5,7 @@ import type { ExecutionSnapshot } from "../execution/snapshot.ts";
 import { EXECUTION_STATES, isTerminal, type ExecutionState } from "../execution/state-machine.ts";
 import { outcomeUnknown } from "../execution/retention.ts";
 import type { Limits } from "../execution/limits.ts";
-import { headsLimit, type EventsPage, type ExecutionHead, type ExecutionStore, type HeadsPage, type ListFilter, type ListPage, type NewExecution, type RunIdentity } from "./store.ts";
+import { headsLimit, type AppendOptions, type EventsPage, type ExecutionHead, type ExecutionStore, type HeadsPage, type ListFilter, type ListPage, type NewExecution, type RunIdentity } from "./store.ts";
 import { checkBatch, initialSnapshot } from "./_fold.ts";
 import { EventRing } from "./_event-ring.ts";
 import { SEAL_MAX_EVENTS, SealedExecution } from "./_sealed-execution.ts";
@@ -159,7 +159,7 @@ export function createMemoryStore(options: MemoryStoreOptions): ExecutionStore {
   function create(execution: NewExecution): ExecutionSnapshot {
     open();
     if (live.has(execution.id) || sealedIds.find(execution.id) >= 0) throw new Error(`Cannot create execution ${execution.id}: the store already holds an execution with this id.`);
-    const created_at = stamp();
+    const created_at = execution.created_at ?? stamp();
     const snapshot = initialSnapshot({ ...execution, input: keep(execution.input), actor: keep(execution.actor) }, created_at);
     const event = createdEvent(execution, snapshot);
     const entry: Entry = { id: execution.id, order: nextOrder++, snapshot, events: new EventRing(limits.events_retained, limits.events_retained_bytes) };
@@ -175,7 +175,7 @@ export function createMemoryStore(options: MemoryStoreOptions): ExecutionStore {
     return copySnapshot(snapshot);
   }
 
-  function append(id: string, drafts: EventDraft[]): ExecutionEvent[] {
+  function append(id: string, drafts: EventDraft[], options: AppendOptions = {}): ExecutionEvent[] {
     open();
     const held = live.get(id);
     // A sealed execution is finished: only a reconciliation can follow, rare enough to unseal for.
@@ -186,7 +186,7 @@ export function createMemoryStore(options: MemoryStoreOptions): ExecutionStore {
     // Everything that can throw (a refused move, a value JSON cannot hold) runs before anything
     // is applied: a refused call leaves no trace.
     checkBatch(snapshot, drafts);
-    const stored = numberEvents(id, snapshot, drafts, stamp(), limits, (event) => events.push(event));
+    const stored = numberEvents(id, snapshot, drafts, options.timestamps ?? stamp(), limits, (event) => events.push(event));
     snapshot.retained_from = events.first;
     snapshot.truncated = snapshot.retained_from > 1;
     const row = rows.rowOf(entry.order);

@@ -6,7 +6,7 @@ import type { EventDraft, ExecutionEvent } from "../execution/protocol.ts";
 import type { ExecutionSnapshot } from "../execution/snapshot.ts";
 import { EXECUTION_STATES, isTerminal, type ExecutionState } from "../execution/state-machine.ts";
 import type { Limits } from "../execution/limits.ts";
-import type { EventsPage, ExecutionStore, HeadsPage, ListFilter, ListPage, NewExecution, RunIdentity, StorageFault } from "./store.ts";
+import type { AppendOptions, EventsPage, ExecutionStore, HeadsPage, ListFilter, ListPage, NewExecution, RunIdentity, StorageFault } from "./store.ts";
 import { checkBatch, initialSnapshot } from "./_fold.ts";
 import { createFanOut } from "./_fan-out.ts";
 import { ForgetOrder } from "./_forget-order.ts";
@@ -173,7 +173,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
   function create(execution: NewExecution): ExecutionSnapshot {
     open();
     if (entries.has(execution.id)) throw new Error(`Cannot create execution ${execution.id}: the store already holds an execution with this id.`);
-    const created_at = stamp();
+    const created_at = execution.created_at ?? stamp();
     const snapshot = initialSnapshot({ ...execution, input: keep(execution.input), actor: keep(execution.actor) }, created_at);
     const event = createdEvent(execution, snapshot);
     const entry = register(newEntry({ id: execution.id, order: nextOrder++, capability: execution.capability, state: "queued", snapshot, lastSequence: 1, retainedFrom: 1 }));
@@ -188,7 +188,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     return copySnapshot(snapshot);
   }
 
-  function append(id: string, drafts: EventDraft[]): ExecutionEvent[] {
+  function append(id: string, drafts: EventDraft[], options: AppendOptions = {}): ExecutionEvent[] {
     open();
     const entry = entryOf(id, "append to");
     // A finished execution has no live snapshot; checkBatch refuses any event for it all the same.
@@ -204,7 +204,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     let sizes = retainedBytes.get(id);
     if (sizes === undefined) retainedBytes.set(id, (sizes = new RetainedBytes(limits.events_retained_bytes, entry.retainedFrom, entry.lastSequence + 1)));
     let retainedFrom = entry.retainedFrom;
-    const stored = numberEvents(id, snapshot, drafts, stamp(), limits, (event) => {
+    const stored = numberEvents(id, snapshot, drafts, options.timestamps ?? stamp(), limits, (event) => {
       entry.pending.add(event);
       retainedFrom = sizes.add(eventBytes(event), event.sequence - limits.events_retained + 1);
     });

@@ -18,6 +18,20 @@ export interface NewExecution {
   effect: "read" | "write";
   /** The version of the code that runs it (docs/authoring.md, "Versions"); null when unknown. */
   capability_version?: string | null;
+  /**
+   * When it was created, as `toISOString` writes it: a reported run's own time (report-ledger.ts),
+   * which may be well before its first report reached the server. Absent: now.
+   */
+  created_at?: string;
+}
+
+/** How `append` stamps what it stores. */
+export interface AppendOptions {
+  /**
+   * One timestamp per draft, as `toISOString` writes them: the times a reported run gave its own
+   * events (report-ledger.ts). Absent: now, for every draft.
+   */
+  timestamps?: readonly string[];
 }
 
 /** A run identity, kept after the details are gone (docs/protocol.md and docs/architecture.md). */
@@ -129,8 +143,8 @@ export type EventListener = (event: ExecutionEvent, json: string | undefined) =>
 export interface ExecutionStore {
   /** Creates the execution in `queued` and appends `execution.created` (sequence 1). */
   create(execution: NewExecution): ExecutionSnapshot;
-  /** Numbers, stamps, bounds and applies events; returns them as stored. */
-  append(id: string, drafts: EventDraft[]): ExecutionEvent[];
+  /** Numbers, stamps (now, or `options.timestamps`), bounds and applies events; returns them as stored. */
+  append(id: string, drafts: EventDraft[], options?: AppendOptions): ExecutionEvent[];
   /** The snapshot as committed; null when the store does not hold it (or nothing of it is committed yet). */
   get(id: string): ExecutionSnapshot | null;
   /** The snapshot as it is now, committed or not: for the engine's decisions, never shown before `durable()`. */

@@ -41,6 +41,20 @@ export function lifecycleCases(f: Fixture): void {
       expect(store.get(idOf(1))!.last_sequence).toBe(6);
     });
 
+    test("store.create and store.append keep the times they are given (a reported run's own) instead of the clock's", () => {
+      const store = f.make();
+      f.clock.advance(60_000);
+      const created = store.create(newExecution(1, { created_at: "2026-09-08T01:02:03.100Z" }));
+      expect(created.created_at).toBe("2026-09-08T01:02:03.100Z");
+      const stored = store.append(idOf(1), [draft.started(), draft.log("hi"), draft.completed("succeeded")], { timestamps: ["2026-09-08T01:02:03.200Z", "2026-09-08T01:02:03.250Z", "2026-09-08T01:02:04.000Z"] });
+      expect(stored.map((e) => e.timestamp)).toEqual(["2026-09-08T01:02:03.200Z", "2026-09-08T01:02:03.250Z", "2026-09-08T01:02:04.000Z"]);
+      expect(store.get(idOf(1))).toMatchObject({ created_at: "2026-09-08T01:02:03.100Z", started_at: "2026-09-08T01:02:03.200Z", finished_at: "2026-09-08T01:02:04.000Z" });
+      expect(allEvents(store, idOf(1)).map((e) => e.timestamp)).toEqual(["2026-09-08T01:02:03.100Z", "2026-09-08T01:02:03.200Z", "2026-09-08T01:02:03.250Z", "2026-09-08T01:02:04.000Z"]);
+      // Without times, the clock's, as always.
+      store.create(newExecution(2));
+      expect(store.get(idOf(2))!.created_at).toBe(f.clock.iso());
+    });
+
     test("store.append refuses an execution it does not hold, naming it", () => {
       const store = f.make();
       expect(() => store.append(idOf(9), [draft.progress(1)])).toThrow(idOf(9));

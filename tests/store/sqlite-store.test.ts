@@ -42,8 +42,8 @@ function writtenThrough(store: SqliteExecutionStore): ExecutionStore {
       store.flush();
       return snapshot;
     },
-    append: (id, drafts) => {
-      const stored = store.append(id, drafts);
+    append: (id, drafts, options) => {
+      const stored = store.append(id, drafts, options);
       store.flush();
       return stored;
     },

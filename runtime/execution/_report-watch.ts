@@ -39,7 +39,8 @@ export interface ReportWatch {
  * How a server stops hearing the runs that report to it (docs/protocol.md): silence for
  * `report_silence_ms`, or a process seen gone (looked at every REPORTER_CHECK_MS, then a grace of
  * GONE_GRACE_MS for reports still unread), ends the execution — `failed` `unavailable` with an
- * unknown outcome, or `cancelled` for a run that never had its run_id and so never began. Runs an
+ * unknown outcome (a read's is `not_applied`), or `cancelled` for a run that never had its run_id
+ * and so never began. Runs an
  * earlier server heard and left unfinished in a durable store are heard from the start.
  */
 export function createReportWatch(options: ReportWatchOptions): ReportWatch {
@@ -69,8 +70,8 @@ export function createReportWatch(options: ReportWatchOptions): ReportWatch {
 
   /**
    * Nothing heard for `report_silence_ms`: the execution fails `unavailable` with an unknown
-   * outcome (the run may still be working where this server cannot see it), so a killed run is
-   * never a ghost in the list.
+   * outcome (the run may still be working where this server cannot see it), `not_applied` for a
+   * read, so a killed run is never a ghost in the list.
    */
   function silence(id: string, session: ReportSession): void {
     const snapshot = store.current(id);
@@ -89,17 +90,21 @@ export function createReportWatch(options: ReportWatchOptions): ReportWatch {
       }
       return;
     }
+    // A read changes nothing, however far it got (docs/handler-api.md): nothing to reconcile.
+    const write = snapshot.effect === "write";
     const failure = buildFailure({
       error_code: "unavailable",
       stage: "report",
       message: session.gone
         ? `docket run (pid ${session.pid}) exited without reporting its end: it was killed or crashed while the work was going on, and how far the work got is not known.`
         : `Nothing was heard from docket run (pid ${session.pid}) for ${silent}: it was stopped, killed, or lost its way to this server, and may still be working where this server cannot see it.`,
-      retryability: snapshot.effect === "write" ? "manual_reconcile" : "safe",
-      outcome_certainty: "unknown",
-      suggestion: session.gone
-        ? "Its own output (a terminal, a CI log) says how far it got; check what the work changes before running it again."
-        : `Check whether process ${session.pid} is still running; its own output says how the work ended.`,
+      retryability: write ? "manual_reconcile" : "safe",
+      outcome_certainty: write ? "unknown" : "not_applied",
+      suggestion: !write
+        ? `${snapshot.capability} is a read and changed nothing: its own output (a terminal, a CI log) says how it ended, and running it again is safe.`
+        : session.gone
+          ? "Its own output (a terminal, a CI log) says how far it got; check what the work changes before running it again."
+          : `Check whether process ${session.pid} is still running; its own output says how the work ended.`,
       context: { pid: session.pid, silence_ms: limits.report_silence_ms, ...(session.gone ? { reason: "reporter_exited" } : {}) },
       request_id: snapshot.request_id,
       trace_id: snapshot.trace_id,

@@ -2,12 +2,34 @@
 // server keeps trying and resumes — with a server restarted on another port, found through the
 // lease — and a run frozen past the server's silence reports its real end as a reconciliation.
 import { afterAll, describe, expect, test } from "bun:test";
-import { docket, fromSource, oneJsonDocument, removeTempDirs, spawnDocket, tempCheckout } from "./_harness.ts";
+import { docket, fromSource, oneJsonDocument, removeTempDirs, spawnDocket, tempCheckout, writeFiles } from "./_harness.ts";
 import { aloneLines, api, pollUntil, reportedBy, serveCheckout } from "./_report-support.ts";
 
 afterAll(removeTempDirs);
 
 const DEMO = ["run", "executions.demonstrate", "--format", "json", "--input"];
+
+/** A write that takes a while: only a write's outcome is unknown when the server stops hearing it. */
+const SLOW_WRITE = `import { capability } from "docket";
+import * as v from "valibot";
+import { setTimeout as delay } from "node:timers/promises";
+
+export default capability({
+  id: "slow.write",
+  title: "Slow write",
+  description: "Counts its steps slowly, as a write that takes a while.",
+  effect: "write",
+  input: v.object({ steps: v.number(), delay_ms: v.number() }),
+  output: v.object({ steps: v.number() }),
+  async handler({ steps, delay_ms }, ctx) {
+    for (let i = 1; i <= steps; i++) {
+      await delay(delay_ms);
+      ctx.progress.progress(i, steps);
+    }
+    return { steps };
+  },
+});
+`;
 
 describe("docket run that comes back", () => {
   test("docket run whose server restarts on another port finds it through the lease and resumes: the new server holds every event", async () => {
@@ -36,11 +58,12 @@ describe("docket run that comes back", () => {
     }
   }, 20_000);
 
-  test("docket run frozen past the server's silence comes back: failed unavailable stays, and its real end is recorded as the reconciliation", async () => {
+  test("docket run of a write frozen past the server's silence comes back: failed unavailable stays, and its real end is recorded as the reconciliation", async () => {
     const checkout = tempCheckout();
+    writeFiles(checkout, { "capabilities/slow.write.ts": SLOW_WRITE });
     const server = await serveCheckout(checkout, { limits: { report_silence_ms: 400 } });
     const http = api(server.url);
-    const child = spawnDocket(fromSource, [...DEMO, '{"steps":6,"delay_ms":150}'], { cwd: checkout });
+    const child = spawnDocket(fromSource, ["run", "slow.write", "--format", "json", "--input", '{"steps":6,"delay_ms":150}'], { cwd: checkout });
     try {
       const stdout = new Response(child.stdout).text();
       const stderr = new Response(child.stderr).text();
@@ -63,6 +86,28 @@ describe("docket run that comes back", () => {
       // Shown by the CLI too.
       const shown = await docket(fromSource, ["executions", "show", running.id], { cwd: checkout });
       expect(shown.stdout).toContain(`reconciled as applied by the run's own end, by cli ${child.pid}`);
+    } finally {
+      child.kill("SIGCONT");
+      child.kill("SIGKILL");
+      await server.stop();
+    }
+  }, 20_000);
+
+  test("docket run of a read frozen past the server's silence comes back: failed unavailable with nothing applied, nothing to reconcile", async () => {
+    const checkout = tempCheckout();
+    const server = await serveCheckout(checkout, { limits: { report_silence_ms: 400 } });
+    const http = api(server.url);
+    const child = spawnDocket(fromSource, [...DEMO, '{"steps":6,"delay_ms":150}'], { cwd: checkout });
+    try {
+      const running = await reportedBy(http, child.pid, "running");
+      child.kill("SIGSTOP");
+      const silenced = await pollUntil(() => http.get(`/api/v1/executions/get?id=${running.id}`), (s) => s.state === "failed", "the frozen run to be ended for silence");
+      expect(silenced.failure).toMatchObject({ error_code: "unavailable", stage: "report", outcome_certainty: "not_applied", retryability: "safe" });
+      child.kill("SIGCONT");
+      expect(await child.exited).toBe(0);
+      expect(await http.get(`/api/v1/executions/get?id=${running.id}`)).toMatchObject({ state: "failed", created_at: running.created_at });
+      const shown = await docket(fromSource, ["executions", "show", running.id], { cwd: checkout });
+      expect(shown.stdout + shown.stderr).not.toContain("unknown");
     } finally {
       child.kill("SIGCONT");
       child.kill("SIGKILL");

@@ -131,7 +131,8 @@ describe("docket run and the server serving its checkout", () => {
         run.kill("SIGKILL");
         await run.exited;
         const failed = await pollUntil(() => http.get(`/api/v1/executions/get?id=${running.id}`), (s) => s.state === "failed", "the silent run to fail");
-        expect(failed.failure).toMatchObject({ error_code: "unavailable", stage: "report", outcome_certainty: "unknown", context: { pid: run.pid, silence_ms: 500 } });
+        // executions.demonstrate is a read: it changed nothing, however far it got.
+        expect(failed.failure).toMatchObject({ error_code: "unavailable", stage: "report", outcome_certainty: "not_applied", retryability: "safe", context: { pid: run.pid, silence_ms: 500 } });
         expect(failed.failure.message).toContain(`pid ${run.pid}`);
       } finally {
         run.kill("SIGKILL");
@@ -155,7 +156,7 @@ describe("docket run and the server serving its checkout", () => {
         run.kill("SIGKILL");
         await run.exited;
         const failed = await pollUntil(() => http.get(`/api/v1/executions/get?id=${running.id}`), (s) => s.state === "failed", "the killed run to fail", 60_000);
-        expect(failed.failure).toMatchObject({ error_code: "unavailable", stage: "report", outcome_certainty: "unknown", context: { pid: run.pid, reason: "reporter_exited" } });
+        expect(failed.failure).toMatchObject({ error_code: "unavailable", stage: "report", outcome_certainty: "not_applied", context: { pid: run.pid, reason: "reporter_exited" } });
         expect(failed.failure.message).toContain(`docket run (pid ${run.pid}) exited without reporting its end`);
       } finally {
         run.kill("SIGKILL");

@@ -135,8 +135,8 @@ describe("executions.report (engine)", () => {
     expect(server.store.get(own.id)!.actor).toEqual({ kind: "http" });
   });
 
-  test("report silence ends the execution failed unavailable, outcome unknown, naming the pid (manual clock)", async () => {
-    const { run, id, events } = await finishedRun({ end: "hold" });
+  test("report silence ends a write failed unavailable, outcome unknown, naming the pid (manual clock)", async () => {
+    const { run, id, events } = await finishedRun({ capability: "demo.write", input: {}, end: "hold" });
     const server = harness({ report_silence_ms: 30_000 });
     await send(server, reportOf(run, id, events.slice(0, 3)));
     server.clock.advance(29_999);
@@ -151,6 +151,35 @@ describe("executions.report (engine)", () => {
     expect(snapshot.failure!.message).toContain(`pid ${PID}`);
     expect(server.logged.join("\n")).toContain(`pid ${PID}`);
     expect(server.clock.pending).toBe(0);
+  });
+
+  test("report silence ends a read failed unavailable with nothing applied: a read changes nothing, so there is nothing to reconcile (manual clock)", async () => {
+    const { run, id, events } = await finishedRun({ end: "hold" });
+    const server = harness({ report_silence_ms: 1000 });
+    await send(server, reportOf(run, id, events.slice(0, 3)));
+    server.clock.advance(1000);
+    const snapshot = server.store.get(id)!;
+    expect(snapshot).toMatchObject({ state: "failed", effect: "read", failure: { error_code: "unavailable", stage: "report", outcome_certainty: "not_applied", retryability: "safe" } });
+    expect(snapshot.failure!.suggestion).toContain("demo.read is a read and changed nothing");
+    // Not one of the unknown outcomes the run's real end would settle.
+    expect((await send(server, reportOf(run, id, events.slice(3)))).takes_end).toBe(false);
+  });
+
+  test("report keeps the run's own times: created, started and finished are when the run did them, not when a late server read them (manual clock)", async () => {
+    const { run, id, events, task } = await finishedRun({ end: "hold" });
+    const own = run.store.get(id)!;
+    const server = harness();
+    // The server was stopped while the run began: it reads the first report 3 s late.
+    server.clock.advance(3000);
+    await send(server, reportOf(run, id, events));
+    expect(server.store.get(id)).toMatchObject({ created_at: own.created_at, started_at: own.started_at });
+    expect(server.store.events(id, 0, 1000)!.events.map((e) => e.timestamp)).toEqual(events.map((e) => e.timestamp));
+    // A run's clock ahead of the server's dates nothing in the server's future.
+    run.clock.advance(60_000);
+    task.succeed({ n: 3 });
+    await flush();
+    await send(server, reportOf(run, id, run.store.events(id, events.length, 1000)!.events));
+    expect(server.store.get(id)).toMatchObject({ state: "succeeded", finished_at: server.clock.now().toISOString() });
   });
 
   test("report after the silence failure is answered as ended and applies nothing", async () => {
@@ -340,9 +369,9 @@ describe("executions.report and a run waiting for its run_id", () => {
   const HASH = "a".repeat(64);
 
   /** A `docket run --run-id` whose handler waits for the server (its hold never settles here): it has its creation alone. */
-  function waitingRun(runId = "rid-wait") {
+  function waitingRun(runId = "rid-wait", capability: { capability: string; input: unknown } = { capability: "demo.read", input: { n: 3 } }) {
     const run = harness();
-    const id = run.engine.start({ capability: "demo.read", input: { n: 3 }, run_id: runId }, RUN_EDGE, { hold: new Promise(() => undefined) }).execution.id;
+    const id = run.engine.start({ ...capability, run_id: runId }, RUN_EDGE, { hold: new Promise(() => undefined) }).execution.id;
     const report = (extra: Partial<ExecutionReport> = {}) => reportOf(run, id, run.store.events(id, 0, 1000)!.events, { input_hash: HASH, ...extra });
     return { run, id, report };
   }
@@ -409,8 +438,8 @@ describe("executions.report and a run waiting for its run_id", () => {
     expect(server.store.findRun("rid-wait")).toBeNull();
   });
 
-  test("report silence of a run whose run_id was bound ends it failed with an unknown outcome: its handler may have begun", async () => {
-    const { id, report } = waitingRun();
+  test("report silence of a write whose run_id was bound ends it failed with an unknown outcome: its handler may have begun", async () => {
+    const { id, report } = waitingRun("rid-wait", { capability: "demo.write", input: {} });
     const server = harness({ report_silence_ms: 1000 });
     await send(server, report());
     await send(server, report({ bind_run_id: true }));
@@ -424,7 +453,7 @@ describe("executions.report and the run's process", () => {
   const HASH = "b".repeat(64);
 
   test("report of a run whose process exits without reporting its end ends it failed unavailable within seconds, not after the whole silence limit (manual clock)", async () => {
-    const { run, id, events } = await finishedRun({ end: "hold" });
+    const { run, id, events } = await finishedRun({ capability: "demo.write", input: {}, end: "hold" });
     let alive = true;
     const server = harness({ report_silence_ms: 30_000 }, { processAlive: (pid) => pid === PID && alive, pidNamespace: HERE });
     await send(server, reportOf(run, id, events.slice(0, 3), { pid_namespace: HERE }));
@@ -541,7 +570,7 @@ describe("report ledger after a restart", () => {
     const answer = await server.handle(EDGE).report(reportOf(heard.run, heard.id, heard.run.store.events(heard.id, 0, 1000)!.events));
     expect(answer).toMatchObject({ ended: true, state: "succeeded" });
     clock.advance(400);
-    expect(store.get(silent.id)).toMatchObject({ state: "failed", failure: { error_code: "unavailable", outcome_certainty: "unknown", context: { pid: PID } } });
+    expect(store.get(silent.id)).toMatchObject({ state: "failed", failure: { error_code: "unavailable", outcome_certainty: "not_applied", context: { pid: PID } } });
     expect(store.get(heard.id)).toMatchObject({ state: "succeeded" });
   });
 });

@@ -21,7 +21,8 @@ export interface DirectCallsOptions {
   root: string;
   clock: Clock;
   log: (line: string) => void;
-  admitInput(id: string, input: unknown, edge: EdgeInfo, verb: string): { capability: RegisteredCapability; input: unknown };
+  /** The capability and its checked input; `runs` throws first when the capability never runs this way. */
+  admitInput(id: string, input: unknown, edge: EdgeInfo, verb: string, runs: (capability: RegisteredCapability) => void): { capability: RegisteredCapability; input: unknown };
   handle(edge: EdgeInfo): PlaneHandle;
   hostFacts(): HostFacts;
 }
@@ -71,20 +72,20 @@ export class DirectCalls {
 
   /** The capability, its checked input and the mask of its secrets; throws what refuses the call. */
   private admit(id: string, rawInput: unknown, edge: EdgeInfo): Admitted {
-    const { capability, input } = this.options.admitInput(id, rawInput, edge, "call");
-    if (!callsDirectly(capability)) {
+    const { capability, input } = this.options.admitInput(id, rawInput, edge, "call", (found) => {
+      if (callsDirectly(found)) return;
       throw new FailureError(
         buildFailure({
           error_code: "not_runnable",
           stage: "validate",
-          message: `${capability.id} runs only as an execution (execution: "always"); it has no direct call.`,
-          suggestion: `Start it as an execution: executions.start {"capability":"${capability.id}"} (docket run ${capability.id}).`,
-          context: { capability: capability.id },
+          message: `${found.id} runs only as an execution (execution: "always"); it has no direct call.`,
+          suggestion: `Start it as an execution: executions.start {"capability":"${found.id}"} (docket run ${found.id}).`,
+          context: { capability: found.id },
           request_id: edge.request_id,
           trace_id: edge.trace_id,
         }),
       );
-    }
+    });
     return { capability, input, ...maskForInput(capability.input_schema, input) };
   }
 

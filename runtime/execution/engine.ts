@@ -134,7 +134,7 @@ export function createEngine(options: EngineOptions): Engine {
     new FailureError(boundFailureTexts(buildFailure({ ...rest, request_id: edge.request_id, trace_id: edge.trace_id }), limits.failure_message_bytes));
 
   /** Shared by start and direct calls: the capability, its input checked and its size bounded. */
-  function admitInput(id: string, input: unknown, edge: EdgeInfo, verb: string): { capability: RegisteredCapability; input: unknown } {
+  function admitInput(id: string, input: unknown, edge: EdgeInfo, verb: string, runs: (capability: RegisteredCapability) => void): { capability: RegisteredCapability; input: unknown } {
     const capability = registry.get(id);
     if (!capability) {
       throw failure(edge, {
@@ -145,6 +145,9 @@ export function createEngine(options: EngineOptions): Engine {
         context: { capability: id },
       });
     }
+    // A capability that never runs this way is refused before its input is looked at: a caller
+    // who corrected the input would only be refused again (README.md, `execution`).
+    runs(capability);
     // A plane capability's input may carry another's a few levels down (executions.start's `input`,
     // a report's events): that one is held to MAX_INPUT_DEPTH where it is admitted, not its envelope.
     const depth = capability.plane ? MAX_INPUT_DEPTH + PLANE_ENVELOPE_DEPTH : MAX_INPUT_DEPTH;
@@ -293,15 +296,15 @@ export function createEngine(options: EngineOptions): Engine {
   /** A start's result, with the execution it made (null for a known run_id). */
   function admit(request: StartRequest, edge: EdgeInfo, options: StartOptions = {}): { result: StartResult; active: Active | null } {
     if (closed) throw failure(edge, { error_code: "unavailable", stage: "admit", message: "The engine is shutting down." });
-    const { capability, input } = admitInput(request.capability, request.input, edge, "start");
-    if (!runsAsExecution(capability)) {
+    const { capability, input } = admitInput(request.capability, request.input, edge, "start", (found) => {
+      if (runsAsExecution(found)) return;
       throw failure(edge, {
         error_code: "not_runnable",
         stage: "validate",
-        message: `${capability.id} cannot run as an execution (execution: "never"); call it directly.`,
-        context: { capability: capability.id },
+        message: `${found.id} cannot run as an execution (execution: "never"); call it directly.`,
+        context: { capability: found.id },
       });
-    }
+    });
     const run_id = request.run_id ?? null;
     const stored = redactInput(capability, input);
     // A run's identity is its capability and its input as stored, secrets redacted

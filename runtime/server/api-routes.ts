@@ -42,7 +42,10 @@ export function apiRoutes(plane: ExecutionPlane, answers: LargeAnswers): Hono<Ap
   /** Calls a capability with an input taken from the query (GET) or the JSON body (POST). */
   const invoke = async (c: Context<AppEnv>, capability: RegisteredCapability): Promise<Response> => {
     let input: unknown;
-    if (c.req.method === "POST") {
+    // One that has no direct call is refused as such whatever its input (README.md): not read at
+    // all, so a malformed body or a missing parameter is not reported first.
+    if (!callsDirectly(capability)) input = undefined;
+    else if (c.req.method === "POST") {
       // A POST's input is its body alone: a query string beside it would be dropped without a
       // word, and a write would run with its defaults (`?dry_run=true` ignored) or a start lose its
       // run_id. Refused, naming what was not read.

@@ -131,6 +131,14 @@ describe("engine.start", () => {
     expect(failureOf(() => h.engine.start({ capability: "plane.echo", input: {} }, EDGE)).error_code).toBe("not_runnable");
   });
 
+  test("engine.start of a capability that never runs as an execution answers not_runnable before its input is looked at", () => {
+    const h = harness();
+    // Both input mistakes are invalid_input for a capability that may run; here correcting them would only be refused again.
+    for (const input of [{ fail: "yes" }, [1, 2], { answer: "nope", extra: 1 }]) {
+      expect(failureOf(() => h.engine.start({ capability: "plane.echo", input }, EDGE))).toMatchObject({ error_code: "not_runnable", context: { capability: "plane.echo" } });
+    }
+  });
+
   test("engine.start with the same run_id and input returns the original; different input is run_id_conflict", async () => {
     const h = harness();
     const first = h.engine.start({ capability: "demo.read", input: { n: 1 }, run_id: "build-42" }, EDGE);

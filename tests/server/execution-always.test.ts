@@ -64,6 +64,20 @@ describe('execution: "always"', () => {
     expect(error.suggestion).toContain('executions.start {"capability":"report.archive-notes"}');
   });
 
+  test("its HTTP route answers not_runnable whatever the input: a wrong one, malformed JSON, a GET with a bad query", async () => {
+    const http = client(server);
+    const answers = [
+      await http.post("/api/v1/report/archive-notes", { notes: 5 }),
+      await http.post("/api/v1/report/archive-notes", "{not json"),
+      await http.post("/api/v1/report/archive-notes?notes=x", {}),
+      await http.get("/api/v1/report/archive-notes?notes=a&notes=b"),
+    ];
+    for (const response of answers) {
+      expect(response.status).toBe(400);
+      expect(((await response.json()) as { error: { error_code: string } }).error.error_code).toBe("not_runnable");
+    }
+  });
+
   test("it starts as an execution and writes its artifact", async () => {
     const http = client(server);
     const id = await http.start("report.archive-notes", { notes: "twelve bytes" });

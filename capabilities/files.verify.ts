@@ -168,7 +168,10 @@ async function readManifest(path: string, given: string): Promise<string> {
     if (CapabilityError.is(error)) throw error;
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ENOENT" || code === "ENOTDIR") {
-      throw new CapabilityError("not_found", `Manifest ${JSON.stringify(given)} does not exist in the checkout; write one with files.digest or give its path relative to the checkout root`, { context: { manifest: given } });
+      throw new CapabilityError("not_found", `Manifest ${JSON.stringify(given)} does not exist in the checkout; write one with files.digest or give its path relative to the checkout root`, {
+        suggestion: "Write the manifest with files.digest (its output is one), or give the path of an existing one relative to the checkout root.",
+        context: { manifest: given },
+      });
     }
     throw new CapabilityError("invalid_input", `Manifest ${JSON.stringify(given)} cannot be read: ${code === "EISDIR" ? "it is a folder" : (error as Error).message}`, { context: { manifest: given } });
   }

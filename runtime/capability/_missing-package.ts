@@ -83,6 +83,12 @@ export function installedPackageDir(pkg: string, fromDir: string): string | null
 }
 
 /**
+ * How a load error says that only a new process loads the file (the runtime keeps what it
+ * resolved): unknown-capability.ts reads it to suggest that, not a save of the file.
+ */
+export const RESTART_TO_LOAD = "Restart `docket serve` (or `docket mcp`)";
+
+/**
  * Explains an import that named a package which could not be resolved from `importer`. Three
  * cases a user acts on differently: a subpath of a module docket serves, a package that is not
  * installed (the command that installs it), and a package that is installed but does not export
@@ -96,7 +102,7 @@ export function explainUnresolvedPackage(specifier: string, importer: string, ru
     // The file is there and the mapping names it: the runtime read the config before the mapping
     // (it reads tsconfig.json and package.json "imports" once per process).
     const configs = alias.configs.map((config) => basename(config)).join(" and ");
-    return `cannot resolve import ${JSON.stringify(specifier)}: ${configs} maps it to ${JSON.stringify(found)}, which exists, but the mapping is newer than this process, which read ${configs} when it first needed it and keeps what it read. Restart \`docket serve\` (or \`docket mcp\`) to use it.`;
+    return `cannot resolve import ${JSON.stringify(specifier)}: ${configs} maps it to ${JSON.stringify(found)}, which exists, but the mapping is newer than this process, which read ${configs} when it first needed it and keeps what it read. ${RESTART_TO_LOAD} to use it.`;
   }
   if (alias.targets.length > 0) {
     return `cannot resolve import ${JSON.stringify(specifier)}: ${alias.configs.map((config) => basename(config)).join(" and ")} ${alias.configs.length > 1 ? "map" : "maps"} it to ${alias.targets.map((target) => JSON.stringify(target)).join(" or ")}, and no such file exists. Create it, or correct the import or the alias.`;
@@ -137,7 +143,7 @@ export function explainUnresolvedPackage(specifier: string, importer: string, ru
     if (runtimeMessage.includes(`Cannot find package '${pkg}'`) && changedSince(processStart(), entry === null ? [installed] : [installed, entry.file, dirname(entry.file)])) {
       // On disk now, yet the runtime did not find it: installed (or built) after this process first
       // looked for it, and the runtime keeps the failed resolution for its lifetime.
-      return `cannot resolve import ${JSON.stringify(specifier)}: the package "${pkg}" is installed now (${installed}), but it was installed after docket started (or built or changed since), and the runtime keeps what it resolved (or failed to) until the process ends. Restart \`docket serve\` (or \`docket mcp\`) to load it.`;
+      return `cannot resolve import ${JSON.stringify(specifier)}: the package "${pkg}" is installed now (${installed}), but it was installed after docket started (or built or changed since), and the runtime keeps what it resolved (or failed to) until the process ends. ${RESTART_TO_LOAD} to load it.`;
     }
     return `cannot resolve import ${JSON.stringify(specifier)}: the package "${pkg}" is installed (${installed}) but does not provide it: ${runtimeMessage}. Check the path against the package's "exports".`;
   }

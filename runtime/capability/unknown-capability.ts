@@ -1,5 +1,6 @@
 import { basename } from "node:path";
 import { didYouMeanText } from "./did-you-mean.ts";
+import { RESTART_TO_LOAD } from "./_missing-package.ts";
 import type { CapabilityCatalog, LoadError } from "./registered.ts";
 
 /**
@@ -16,6 +17,16 @@ export function unknownCapabilityHint(id: string, catalog: Pick<CapabilityCatalo
   const close = didYouMeanText(id, catalog.list().map((c) => c.id));
   const list = "List the loaded capabilities with capabilities.list (docket capabilities list).";
   return close === "" ? list : `${close} ${list}`;
+}
+
+/**
+ * What to do about a file that did not load: correct it, which a watching server picks up once it
+ * is saved — unless its reason is one only a restart clears (an alias or a package newer than the
+ * process, which the runtime does not look up again).
+ */
+export function loadErrorSuggestion(error: LoadError): string {
+  if (error.reason.includes(RESTART_TO_LOAD)) return `${RESTART_TO_LOAD}: this process keeps what it resolved when it first loaded ${basename(error.file)}, and saving the file again does not change that.`;
+  return "Correct the file: a server watching its folders loads it again once it is saved (one started with --no-watch, once restarted).";
 }
 
 /** The load error of the file that would have declared `id` (named after it), or undefined. */

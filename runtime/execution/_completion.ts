@@ -1,7 +1,7 @@
 import type { RegisteredCapability } from "../capability/registered.ts";
 import type { TaskOutcome } from "../worker/task.ts";
 import type { EdgeInfo } from "./plane.ts";
-import { buildFailure, forcedStopCertainty, type FailureDescriptor, type Retryability } from "./failure.ts";
+import { buildFailure, forcedStopCertainty, raisedSuggestion, type FailureDescriptor, type Retryability } from "./failure.ts";
 import { checkValue, describeProblems } from "./validate.ts";
 import { parsesUnchanged } from "./_parses-unchanged.ts";
 import { isPlainJson, MAX_INPUT_DEPTH, nestsDeeperThan } from "./json-depth.ts";
@@ -169,7 +169,8 @@ function unmasked(capability: RegisteredCapability, outcome: TaskOutcome, stop: 
           context: { capability: capability.id, limit_mb: error.limit_mb, used_mb: error.used_mb },
         }),
       };
-    case "capability":
+    case "capability": {
+      const retryability = RETRYABILITIES.has(error.retryability ?? "") ? (error.retryability as Retryability) : undefined;
       return {
         state: "failed",
         failure: buildFailure({
@@ -177,13 +178,14 @@ function unmasked(capability: RegisteredCapability, outcome: TaskOutcome, stop: 
           error_code: error.code,
           stage: "run",
           message: error.message,
-          retryability: RETRYABILITIES.has(error.retryability ?? "") ? (error.retryability as Retryability) : undefined,
+          retryability,
           // The handler may know its write's fate; a read changes nothing whatever it says.
           outcome_certainty: capability.effect === "read" ? "not_applied" : error.outcome_certainty === "applied" || error.outcome_certainty === "not_applied" ? error.outcome_certainty : "unknown",
-          suggestion: error.suggestion,
+          suggestion: error.suggestion ?? raisedSuggestion(error.code, retryability),
           context: error.context,
         }),
       };
+    }
     case "cancelled":
     case "terminated":
       if (stop.cancelRequested || error.kind === "cancelled") {

@@ -295,7 +295,7 @@ export function createEngine(options: EngineOptions): Engine {
 
   /** A start's result, with the execution it made (null for a known run_id). */
   function admit(request: StartRequest, edge: EdgeInfo, options: StartOptions = {}): { result: StartResult; active: Active | null } {
-    if (closed) throw failure(edge, { error_code: "unavailable", stage: "admit", message: "The engine is shutting down." });
+    if (closed) throw failure(edge, { error_code: "unavailable", stage: "admit", message: "The engine is shutting down.", suggestion: "Start it again once the server serves again: nothing ran." });
     const { capability, input } = admitInput(request.capability, request.input, edge, "start", (found) => {
       if (runsAsExecution(found)) return;
       throw failure(edge, {

@@ -84,6 +84,18 @@ const DEFAULT_SUGGESTION: Record<PlaneErrorCode, string> = {
 const RECONCILE_FIRST =
   "The work may have been done: check what it changed, then settle it with executions.reconcile (docket executions reconcile <id> --applied or --not-applied) before you start it again.";
 
+/**
+ * The suggestion of a failure a handler raised (CapabilityError) without one of its own. The
+ * plane's defaults speak of docket's own ids and processes (capabilities.list, running
+ * executions, the process doing the work): true of docket's refusals, not of a handler's
+ * `not_found` for a file or its `unavailable` for a remote, whose message is its own account.
+ */
+export function raisedSuggestion(code: string, retryability: Retryability | undefined): string {
+  if (retryability === "manual_reconcile") return RECONCILE_FIRST;
+  if (code === "invalid_input" || code === "cancelled") return DEFAULT_SUGGESTION[code];
+  return "The message is the capability's own account of what went wrong; its documentation lists its error codes.";
+}
+
 function defaultSuggestion(plane: PlaneErrorCode | null, retryability: Retryability | undefined): string {
   if (retryability === "manual_reconcile") return RECONCILE_FIRST;
   return plane ? DEFAULT_SUGGESTION[plane] : "See the message; the capability's documentation lists its error codes.";

@@ -60,15 +60,19 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
     // Decided on the live view; the answer waits until it is committed (docs/durability.md).
     const snapshot = store.current(id);
     if (!snapshot) throw failure(edge, { error_code: "not_found", stage: "validate", message: `No execution ${id}.`, context: { id } });
-    const refuse = (reason: string, message: string) => failure(edge, { error_code: "invalid_input", stage: "admit", message, context: { id, reason, state: snapshot.state } });
-    if (!isTerminal(snapshot.state)) throw refuse("not_finished", `${id} is still ${snapshot.state}; only an execution that ended with an unknown outcome can be reconciled.`);
+    // Nothing in the request is wrong here: the execution is not one to settle (now, or ever), so
+    // each refusal says what to do instead of the default "correct the input".
+    const refuse = (reason: string, message: string, suggestion: string) => failure(edge, { error_code: "invalid_input", stage: "admit", message, suggestion, context: { id, reason, state: snapshot.state } });
+    if (!isTerminal(snapshot.state)) {
+      throw refuse("not_finished", `${id} is still ${snapshot.state}; only an execution that ended with an unknown outcome can be reconciled.`, `Wait for it to end (docket executions events ${id} --follow); reconcile it then only if its outcome is unknown.`);
+    }
     const settled = snapshot.reconciliation;
     if (settled) {
-      throw refuse("already_reconciled", `${id} was already reconciled as ${settled.outcome} (${settled.method}, at ${settled.at}); a reconciliation is never replaced.`);
+      throw refuse("already_reconciled", `${id} was already reconciled as ${settled.outcome} (${settled.method}, at ${settled.at}); a reconciliation is never replaced.`, `Nothing to do: the first reconciliation stands (docket executions show ${id} shows it).`);
     }
     const certainty = snapshot.failure?.outcome_certainty ?? (snapshot.state === "succeeded" ? "applied" : "not_applied");
     if (certainty !== "unknown") {
-      throw refuse("outcome_known", `${id} ${snapshot.state}${snapshot.failure ? ` (${snapshot.failure.error_code})` : ""} with outcome ${certainty}, not unknown: there is nothing to reconcile.`);
+      throw refuse("outcome_known", `${id} ${snapshot.state}${snapshot.failure ? ` (${snapshot.failure.error_code})` : ""} with outcome ${certainty}, not unknown: there is nothing to reconcile.`, "Nothing to do: its outcome is known already.");
     }
     return snapshot;
   }
@@ -110,7 +114,7 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
       throw failure(edge, { error_code: "not_runnable", stage: "admit", message: `Cannot check ${snapshot.id}: ${capability.id} declares no reconcile(input, ctx), so only a person can say whether it took effect.`, suggestion: byHand, context: { id: snapshot.id, reason: "no_reconcile" } });
     }
     const input = checkInput(snapshot, capability, edge);
-    if (checking.has(snapshot.id)) throw failure(edge, { error_code: "invalid_input", stage: "admit", message: `A check of ${snapshot.id} is already running; wait for its answer.`, context: { id: snapshot.id, reason: "check_running" } });
+    if (checking.has(snapshot.id)) throw failure(edge, { error_code: "invalid_input", stage: "admit", message: `A check of ${snapshot.id} is already running; wait for its answer.`, suggestion: `Wait for that check: its answer is recorded on ${snapshot.id} (docket executions show ${snapshot.id}).`, context: { id: snapshot.id, reason: "check_running" } });
     checking.add(snapshot.id);
     let result;
     try {

@@ -2,7 +2,7 @@ import { Hono, type Context } from "hono";
 import type { EdgeInfo, ExecutionPlane } from "../execution/plane.ts";
 import { isCapabilityId } from "../capability/capability-id.ts";
 import { didYouMean } from "../capability/did-you-mean.ts";
-import { loadErrorFor, unknownCapabilityHint } from "../capability/unknown-capability.ts";
+import { loadErrorFor, loadErrorSuggestion, unknownCapabilityHint } from "../capability/unknown-capability.ts";
 import { callsDirectly } from "../capability/registered.ts";
 import type { RegisteredCapability } from "../capability/registered.ts";
 import type { AppEnv } from "./_app-env.ts";
@@ -124,7 +124,7 @@ function unknownCapability(c: Context<AppEnv>, plane: ExecutionPlane, id: string
       status: 404,
       error_code: "not_found",
       message: `No capability "${id}" is loaded, so ${capabilityPath(id)} does not exist now: ${unknownCapabilityHint(id, { list: () => plane.capabilities(), loadErrors: () => plane.loadErrors() }).replace(/\.$/, "")}.`,
-      suggestion: "Correct the file: a server watching its folders loads it again once it is saved (one started with --no-watch, once restarted).",
+      suggestion: loadErrorSuggestion(broken),
       context: { capability: id, file: broken.file, line: broken.line, reason: "load_error" },
     });
   }

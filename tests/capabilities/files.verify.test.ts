@@ -124,6 +124,7 @@ describe("files.verify", () => {
     const error = await failure(runHandler(verify, { manifest: "nope.sha256" }, createTestContext({ root }).ctx));
     expect(error.code).toBe("not_found");
     expect(error.message).toContain('"nope.sha256"');
+    expect(error.suggestion).toContain("files.digest");
   });
 
   test("files.verify refuses a manifest path outside the checkout", async () => {

@@ -5,6 +5,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, utimesSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { explainUnresolvedPackage } from "../../runtime/capability/_missing-package.ts";
+import { loadErrorSuggestion } from "../../runtime/capability/unknown-capability.ts";
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), "docket-missing-")));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -31,6 +32,10 @@ describe("explainUnresolvedPackage", () => {
     expect(reason).toContain(`tsconfig.json maps it to ${JSON.stringify(join(root, "lib", "there.ts"))}, which exists`);
     expect(reason).toContain("Restart `docket serve`");
     expect(reason).not.toContain("no such file exists");
+    // The suggestion beside it says the same, not that saving the file reloads it.
+    const file = join(root, "capabilities", "team.cap.ts");
+    expect(loadErrorSuggestion({ file, line: 1, column: 1, reason })).toBe("Restart `docket serve` (or `docket mcp`): this process keeps what it resolved when it first loaded team.cap.ts, and saving the file again does not change that.");
+    expect(loadErrorSuggestion({ file, line: 1, column: 1, reason: explainUnresolvedPackage("@lib/q.ts", importer, RUNTIME)! })).toContain("loads it again once it is saved");
   });
 
   test("an alias of a tsconfig.json above the file's own one says which entry to add to its own, never to install it", () => {

@@ -393,6 +393,21 @@ describe("engine deadlines", () => {
 });
 
 describe("engine failure text", () => {
+  test("a CapabilityError without a suggestion gets one about the capability, not the default of docket's own refusal with that code", async () => {
+    const h = harness();
+    const raise = async (error: { code: string; message: string; suggestion?: string }) => {
+      const id = h.engine.start({ capability: "demo.read", input: {} }, EDGE).execution.id;
+      await flush();
+      h.pool.of(id)!.end({ ok: false, error: { kind: "capability", context: {}, ...error } });
+      await flush();
+      return h.store.get(id)!.failure!.suggestion;
+    };
+    // docket's not_found means its own ids (capabilities.list); the handler's is its own account.
+    expect(await raise({ code: "not_found", message: 'Manifest "nope" does not exist in the checkout' })).toBe("The message is the capability's own account of what went wrong; its documentation lists its error codes.");
+    expect(await raise({ code: "unavailable", message: "the registry did not answer" })).not.toContain("process doing the work");
+    expect(await raise({ code: "invalid_input", message: "the tag is taken", suggestion: "Pick another tag." })).toBe("Pick another tag.");
+  });
+
   test("a CapabilityError's outcome_certainty is honoured for a write, and a read stays not_applied whatever it says", async () => {
     const h = harness();
     const write = h.engine.start({ capability: "demo.write", input: {} }, EDGE).execution.id;

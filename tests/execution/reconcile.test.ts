@@ -123,6 +123,22 @@ describe("executions.reconcile (engine)", () => {
     expect(t.store.get(id)!.reconciliation!.outcome).toBe("applied");
   });
 
+  test("executions.reconcile refusals of an execution that is not to be settled suggest what to do, not to correct the input", async () => {
+    const t = setup();
+    const running = t.engine.start({ capability: "demo.plain", input: {} }, EDGE).execution.id;
+    await flush();
+    const early = await refusal(t.plane().reconcile({ id: running, outcome: "applied" }));
+    expect(early.suggestion).toBe(`Wait for it to end (docket executions events ${running} --follow); reconcile it then only if its outcome is unknown.`);
+    t.pool.of(running)!.succeed({});
+    await flush();
+    expect((await refusal(t.plane().reconcile({ id: running, outcome: "applied" }))).suggestion).toBe("Nothing to do: its outcome is known already.");
+    const id = await lost(t, "demo.plain", {});
+    await t.plane().reconcile({ id, outcome: "applied" });
+    const again = await refusal(t.plane().reconcile({ id, outcome: "applied" }));
+    expect(again.suggestion).toBe(`Nothing to do: the first reconciliation stands (docket executions show ${id} shows it).`);
+    for (const refused of [early, again]) expect(refused.suggestion).not.toContain("Correct the input");
+  });
+
   test("reconcile without an outcome runs the capability's reconcile() on a worker and records its evidence", async () => {
     const t = setup();
     const id = await lost(t, "demo.push", { tag: "v1.2" });

@@ -110,7 +110,7 @@ export async function bridgeStdioToHttp(options: BridgeOptions): Promise<void> {
         // The server went away under a call: whoever listens at its address next is not trusted
         // with the token until the lease says a server of this checkout is there (reconnect).
         suspect = true;
-        const why = error ? ` (${String((error as Error)?.message ?? error).replace(/\.$/, "")})` : "";
+        const why = error ? ` (${reasonOf(error)})` : "";
         sayOnce(`docket mcp: the docket server at ${origin} closed a call's answer before it was given`);
         const message = `The docket server at ${origin} stopped answering this request before its answer came${why}: it stopped, crashed or restarted. A call that starts work may have run: once a server runs again, find it with docket_executions or \`docket executions list\` before you retry.`;
         answer({ jsonrpc: "2.0", id, error: { code: ErrorCode.ConnectionClosed, message } }).catch(() => undefined);
@@ -137,7 +137,14 @@ export async function bridgeStdioToHttp(options: BridgeOptions): Promise<void> {
       }
       answer(message).catch((error) => sayOnce(`docket mcp: could not write to stdout: ${(error as Error)?.message ?? String(error)}`));
     };
-    transport.onerror = (error) => sayOnce(`docket mcp: ${error.message}`);
+    transport.onerror = (error) => {
+      // Everything else the SDK reports here is the connection failing (its event stream cut, its
+      // retries used up, a request that could not be sent), in the runtime's words ("pass
+      // `verbose: true` to fetch()"): a request it costs is answered, and said, by refuse or
+      // streamEnded, and the next one opens a new session (reconnect), which says so. Only a
+      // message that is no MCP message is news of its own.
+      if (error instanceof SyntaxError || error?.name === "ZodError") sayOnce(`docket mcp: the docket server at ${address.url.origin} sent something that is no MCP message; it was dropped.`);
+    };
     return transport;
   };
   let upstream = connect(target);
@@ -211,9 +218,7 @@ export async function bridgeStdioToHttp(options: BridgeOptions): Promise<void> {
    * said so; only a server that does not answer is one to restart.
    */
   const refuse = async (message: JSONRPCMessage, error: unknown) => {
-    // Bounded: an answer that is no JSON-RPC message makes the SDK throw its whole schema report.
-    const full = ((error as Error)?.message ?? String(error)).replace(/\s+/g, " ").replace(/\.$/, "");
-    const reason = full.length > 300 ? `${full.slice(0, 297)}...` : full;
+    const reason = reasonOf(error);
     const status = error instanceof StreamableHTTPError ? error.code : undefined;
     const unsendable = error instanceof RangeError;
     const theRequest = unsendable || (status !== undefined && status >= 400 && status < 500);
@@ -341,6 +346,23 @@ function responseId(message: JSONRPCMessage): RequestId | undefined {
   return isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message) ? message.id : undefined;
 }
 
+/** The runtime's advice appended to a failed fetch's message: about debugging fetch, not about docket. */
+const RUNTIME_HINTS = [/\s*For more information, pass `verbose: true` in the second argument to fetch\(\)\.?/g, /\s*Is the computer able to access the url\?/g];
+
+/**
+ * Why a message could not be sent or answered, as a few words of docket's line: a refused or cut
+ * connection named as such, the runtime's fetch hints left out, and bounded (an answer that is
+ * no JSON-RPC message makes the SDK throw its whole schema report).
+ */
+function reasonOf(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code === "ConnectionRefused" || code === "ECONNREFUSED") return "nothing answers at its address";
+  if (code === "ECONNRESET" || code === "ConnectionClosed") return "the connection was closed";
+  let text = String((error as Error | null)?.message ?? error);
+  for (const hint of RUNTIME_HINTS) text = text.replace(hint, "");
+  text = text.replace(/\s+/g, " ").trim().replace(/\.$/, "");
+  return text.length > 300 ? `${text.slice(0, 297)}...` : text;
+}
 
 /** What an agent is told when no docket server serves the checkout now. */
 const NO_SERVER = "no docket server serves the checkout now (its lease names none that answers)";

@@ -566,6 +566,10 @@ describe("docket mcp beside a server", () => {
 
     expect(structured(await agent.client.callTool({ name: "team_greet", arguments: { name: "Grace" } }))).toEqual({ greeting: "Hello, Grace" });
     expect(agent.stderr()).toContain(`a new session is open at ${second.url}`);
+    // What happened, in docket's words alone: not the runtime's fetch hints nor the SDK's retry count.
+    const said = agent.stderr();
+    for (const raw of ["verbose: true", "Is the computer able to access the url", "Maximum reconnection attempts", "SSE stream"]) expect(said).not.toContain(raw);
+    expect(said.trim().split("\n").slice(1)).toEqual([`docket mcp: the docket server's session was lost (it restarted); a new session is open at ${second.url}.`]);
     for (let i = 0; i < 40 && listChanged === 0; i++) await Bun.sleep(25);
     expect(listChanged).toBeGreaterThan(0);
     // The execution the agent starts now is the new server's.

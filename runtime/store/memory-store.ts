@@ -175,7 +175,7 @@ export function createMemoryStore(options: MemoryStoreOptions): ExecutionStore {
     return copySnapshot(snapshot);
   }
 
-  function append(id: string, drafts: EventDraft[], options: AppendOptions = {}): ExecutionEvent[] {
+  function append(id: string, drafts: EventDraft[], options?: AppendOptions): ExecutionEvent[] {
     open();
     const held = live.get(id);
     // A sealed execution is finished: only a reconciliation can follow, rare enough to unseal for.
@@ -186,7 +186,7 @@ export function createMemoryStore(options: MemoryStoreOptions): ExecutionStore {
     // Everything that can throw (a refused move, a value JSON cannot hold) runs before anything
     // is applied: a refused call leaves no trace.
     checkBatch(snapshot, drafts);
-    const stored = numberEvents(id, snapshot, drafts, options.timestamps ?? stamp(), limits, (event) => events.push(event));
+    const stored = numberEvents(id, snapshot, drafts, options?.timestamps ?? stamp(), limits, (event) => events.push(event));
     snapshot.retained_from = events.first;
     snapshot.truncated = snapshot.retained_from > 1;
     const row = rows.rowOf(entry.order);

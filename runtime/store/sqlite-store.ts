@@ -188,7 +188,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     return copySnapshot(snapshot);
   }
 
-  function append(id: string, drafts: EventDraft[], options: AppendOptions = {}): ExecutionEvent[] {
+  function append(id: string, drafts: EventDraft[], options?: AppendOptions): ExecutionEvent[] {
     open();
     const entry = entryOf(id, "append to");
     // A finished execution has no live snapshot; checkBatch refuses any event for it all the same.
@@ -204,7 +204,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     let sizes = retainedBytes.get(id);
     if (sizes === undefined) retainedBytes.set(id, (sizes = new RetainedBytes(limits.events_retained_bytes, entry.retainedFrom, entry.lastSequence + 1)));
     let retainedFrom = entry.retainedFrom;
-    const stored = numberEvents(id, snapshot, drafts, options.timestamps ?? stamp(), limits, (event) => {
+    const stored = numberEvents(id, snapshot, drafts, options?.timestamps ?? stamp(), limits, (event) => {
       entry.pending.add(event);
       retainedFrom = sizes.add(eventBytes(event), event.sequence - limits.events_retained + 1);
     });

@@ -40,8 +40,8 @@ export interface BootOptions {
   directWorkers?: number;
   /**
    * Try every capability file in a worker before importing it on the main thread (worker/load-probe.ts):
-   * a server's main thread serves everyone, so a file whose top level never ends must not reach
-   * it. `docket run` leaves it off: its process is the user's own, and Ctrl-C ends it.
+   * a file whose top level never ends must not reach a thread that then never answers again — a
+   * server's, which serves everyone, nor a run's, which Ctrl-C and SIGTERM could no longer stop.
    */
   trialLoads?: boolean;
 }

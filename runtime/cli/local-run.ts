@@ -146,11 +146,11 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
       log: (line) => output.stderr(runnerSafe(env, `${line}\n`)),
       // A run makes no direct call: no direct-lane worker to spawn (one fewer start-up cost).
       directWorkers: 0,
-      // Every file of the checkout (a built-in's run, capabilities.verify the CI step among them):
-      // each is tried in a worker first, so that one whose top level loops or exits is a load
-      // error named in the run, not a run that hangs past SIGTERM or ends without a word. A run
-      // of one file, its own, imports it at once: that file is the work, and Ctrl-C ends it.
-      trialLoads: file === null && only === undefined,
+      // Each file the run loads (its own, or for a built-in every file of the checkout) is tried in
+      // a worker first: one whose top level loops or exits is a load error named in the run, not a
+      // run that hangs past Ctrl-C and SIGTERM (no handler runs on a thread that never yields) or
+      // ends without a word. While it is tried, this thread stays free to take a Ctrl-C.
+      trialLoads: true,
     });
   } catch (error) {
     // A worker that cannot start (a broken build, no threads left): the details, which name paths

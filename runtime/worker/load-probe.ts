@@ -152,9 +152,9 @@ export function createLoadProbe(options: LoadProbeOptions): LoadProbe {
   };
 
   /**
-   * Ends the current worker, waiting at most a second for it: a port its file's top level opened is
-   * free again before the main thread imports the file, while a thread stuck in a system call
-   * (which nothing can interrupt) does not hold discovery.
+   * Ends the current worker, waiting at most a second for it: a port a refused file's top level
+   * opened is free again before the next trial, while a thread stuck in a system call (which
+   * nothing can interrupt) does not hold discovery.
    */
   const drop = async () => {
     const old = slot;
@@ -249,7 +249,10 @@ export function createLoadProbe(options: LoadProbeOptions): LoadProbe {
     }
     if (slot !== worker) return stopping();
     const verdict = await trial(worker, sources);
-    if (slot === worker) await drop();
+    // A file that passed left nothing running in its worker (the trial refuses a server, a timer, a
+    // listener), so no port of its is waited for: the main thread imports it while the worker ends.
+    if (slot === worker && verdict.problem === null) void drop();
+    else if (slot === worker) await drop();
     if (verdict.problem === null) passed.add(key);
     else if (verdict.keep) refused.set(key, { ...verdict.problem });
     return verdict.problem;

@@ -195,5 +195,12 @@ export default capability({
 });
 `;
 
-/** Echo, whose file takes seconds to load (its top level waits): a run can be stopped before its execution exists. */
-export const SLOW_LOAD = ECHO.replace('id: "demo.echo"', 'id: "demo.slowload"').replace('export default capability({', 'console.error("loading slowly");\nawait Bun.sleep(20_000);\n\nexport default capability({');
+/**
+ * Echo, whose file takes seconds to load (its top level waits): a run can be stopped before its
+ * execution exists. Its top level writes the file $LOADING_MARK first (while docket tries it in a
+ * worker, what it prints is not shown), so that a test knows the load has begun.
+ */
+export const SLOW_LOAD = ECHO.replace('id: "demo.echo"', 'id: "demo.slowload"').replace(
+  "export default capability({",
+  'import { writeFileSync } from "node:fs";\nwriteFileSync(process.env.LOADING_MARK!, "");\nawait Bun.sleep(20_000);\n\nexport default capability({',
+);

@@ -330,10 +330,11 @@ export function defineRunCases(runner: () => DocketRunner): void {
   test("docket run stopped by Ctrl-C before its execution exists (its file still loading) exits 130 with its one JSON document, result file and step outputs: nothing ran", async () => {
     const dir = tempDir("early-stop");
     const [resultFile, outputs] = [join(dir, "result.json"), join(dir, "outputs.txt")];
-    const child = spawnDocket(runner(), ["run", file("demo.slowload.ts"), "--input", '{"message":"m"}', "--format", "json", "--result-file", resultFile], { cwd: checkout, env: { GITHUB_ACTIONS: "true", GITHUB_OUTPUT: outputs } });
-    const stderr = watchStream(child.stderr);
+    const mark = join(dir, "loading.mark");
+    const child = spawnDocket(runner(), ["run", file("demo.slowload.ts"), "--input", '{"message":"m"}', "--format", "json", "--result-file", resultFile], { cwd: checkout, env: { GITHUB_ACTIONS: "true", GITHUB_OUTPUT: outputs, LOADING_MARK: mark } });
     const stdout = watchStream(child.stdout);
-    await stderr.until(/loading slowly/);
+    for (let i = 0; i < 500 && !existsSync(mark); i++) await Bun.sleep(20);
+    expect(existsSync(mark)).toBe(true);
     child.kill("SIGINT");
     expect(await child.exited).toBe(130);
     const document = oneJsonDocument(await stdout.done);

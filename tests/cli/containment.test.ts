@@ -2,7 +2,7 @@
 // spins, blocks on a FIFO, allocates without end or never finishes loading does not take the
 // server, the direct lane or the other executions with it.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { buildBinary, docket, fromBinary, removeTempDirs, spawnDocket, tempCheckout, watchStream, writeFiles, type DocketRunner } from "./_harness.ts";
 
@@ -45,8 +45,7 @@ const HOSTILE = {
   ),
   // Its top-level await never settles.
   "capabilities/hostile.hang.ts": `await new Promise(() => {});\n${header("hostile.hang", `effect: "read", input: v.object({}), output: v.object({}), handler: () => ({})`)}`,
-  // Its top level never returns. Only the server has it (--capabilities served-only): the server
-  // tries every file in a worker first, while `docket run` imports on its own thread.
+  // Its top level never returns; only the server has it (--capabilities served-only).
   "served-only/hostile.loops.ts": `for (;;) {}\n${header("hostile.loops", `effect: "read", input: v.object({}), output: v.object({}), handler: () => ({})`)}`,
   "data/a.txt": "a\n",
 };
@@ -197,12 +196,34 @@ describe("containment (compiled binary)", () => {
     ]);
   }, 60_000);
 
+  test("docket run of a capability whose top level loops for ever is a load error within load_timeout_ms, by id and by path, and SIGINT or SIGTERM meanwhile ends it at once", async () => {
+    const team = tempCheckout();
+    writeFiles(team, {
+      // Leaves a mark before looping: a run that reached the mark is loading the file.
+      "capabilities/team.loop.ts": `import { writeFileSync } from "node:fs";\nwriteFileSync(${JSON.stringify(join(team, "loading.mark"))}, "");\nfor (;;) {}\n${header("team.loop", `effect: "read", input: v.object({}), output: v.object({}), handler: () => ({})`)}`,
+    });
+    for (const target of ["team.loop", "./capabilities/team.loop.ts"]) {
+      const run = await docket(runner, ["run", target, "--format", "json"], { cwd: team, env: LIMITS });
+      expect(run.code).toBe(2);
+      expect(JSON.parse(run.stdout).execution).toBeNull();
+      expect(run.stderr).toContain("did not finish loading within 300 ms");
+    }
+    for (const signal of ["SIGINT", "SIGTERM"] as const) {
+      rmSync(join(team, "loading.mark"), { force: true });
+      const child = spawnDocket(runner, ["run", "team.loop", "--format", "json"], { cwd: team, env: { ...LIMITS, DOCKET_LOAD_TIMEOUT_MS: "120000" } });
+      await until(async () => existsSync(join(team, "loading.mark")), "the file's top level to begin");
+      child.kill(signal);
+      expect(await child.exited).toBe(130);
+      expect(JSON.parse(await new Response(child.stdout).text()).failure).toMatchObject({ error_code: "cancelled" });
+    }
+  }, 60_000);
+
   test("docket run of a file whose top level calls process.exit(0) fails loudly instead of passing with nothing done (a script's leftover in a CI step)", async () => {
     const team = tempCheckout();
     writeFiles(team, { "capabilities/left.exit.ts": `process.exit(0);\n${header("left.exit", `effect: "write", input: v.object({}), output: v.object({}), handler: () => ({})`)}` });
     const run = await docket(runner, ["run", "left.exit", "--format", "json"], { cwd: team, env: LIMITS });
     expect(run.code).toBe(2);
     expect(JSON.parse(run.stdout)).toMatchObject({ execution: null, failure: { error_code: "not_found" } });
-    expect(run.stderr).toContain("process.exit(0) in capability code would end docket run before its execution's end is written");
+    expect(run.stderr).toContain("loading the file ended its thread (exit code 0) when docket tried it in a worker first");
   }, 60_000);
 });

@@ -185,11 +185,14 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
     // warning here too would annotate each of them twice in a CI job.
     if (capabilityId !== "capabilities.verify") reportLoadErrors(otherErrors, plane.root, gitHub, style, output);
     if (capabilityId === null) {
-      const why = ownErrors.map((e) => `${e.line !== null ? `line ${e.line}${e.column !== null ? `:${e.column}` : ""}: ` : ""}${e.reason}`).join("; ");
+      // Run by id, the file is named too (file:line:column), as the listing names it: the id alone
+      // does not say which file failed.
+      const at = (e: LoadError) => (e.line === null ? "" : `${e.line}${e.column !== null ? `:${e.column}` : ""}`);
+      const why = ownErrors.map((e) => (file === null ? `${[relative(plane.root, e.file) || e.file, at(e)].filter(Boolean).join(":")} ${e.reason}` : `${e.line !== null ? `line ${at(e)}: ` : ""}${e.reason}`)).join("; ");
       // A reason that is a sentence already ends with its own period.
       const reason = why || "the file declares no capability";
       // The file is what is wrong, not an input: the default suggestion would say to correct the input.
-      return await refuse(`Cannot run ${options.target}: ${reason}${/[.!?]$/.test(reason) ? "" : "."}`, { file, errors: ownErrors }, "invalid_input", { retryability: "never", suggestion: "Correct the capability file as the message says and run it again." });
+      return await refuse(`Cannot run ${options.target}: ${reason}${/[.!?]$/.test(reason) ? "" : "."}`, { file: file ?? ownErrors[0]!.file, errors: ownErrors }, "invalid_input", { retryability: "never", suggestion: "Correct the capability file as the message says and run it again." });
     }
 
     const server = await serving;
@@ -343,10 +346,17 @@ function follow(plane: BootedPlane, id: string, gitHub: boolean, style: Terminal
   });
 }
 
-/** The capability a target names, and the load errors that belong to it versus the rest of the checkout. */
+/**
+ * The capability a target names, and the load errors that belong to it versus the rest of the
+ * checkout. Run by id, the file named after it that did not load (when nothing else declares that
+ * id) is the target's own: its load error is the run's refusal, not a note beside a not_found.
+ */
 function locateTarget(plane: BootedPlane, target: string, file: string | null): { capabilityId: string | null; ownErrors: LoadError[]; otherErrors: LoadError[] } {
   const errors = plane.registry.loadErrors();
-  if (file === null) return { capabilityId: target, ownErrors: [], otherErrors: errors };
+  if (file === null) {
+    const ownErrors = plane.registry.get(target) ? [] : errors.filter((e) => basename(e.file).replace(/\.[^.]+$/, "") === target);
+    return { capabilityId: ownErrors.length > 0 ? null : target, ownErrors, otherErrors: errors.filter((e) => !ownErrors.includes(e)) };
+  }
   const capabilityId = plane.fileIds[0] ?? null;
   const own = (e: LoadError) => e.file === file;
   return { capabilityId, ownErrors: capabilityId ? [] : errors.filter(own), otherErrors: errors.filter((e) => !own(e)) };

@@ -223,7 +223,7 @@ describe("containment (compiled binary)", () => {
     writeFiles(team, { "capabilities/left.exit.ts": `process.exit(0);\n${header("left.exit", `effect: "write", input: v.object({}), output: v.object({}), handler: () => ({})`)}` });
     const run = await docket(runner, ["run", "left.exit", "--format", "json"], { cwd: team, env: LIMITS });
     expect(run.code).toBe(2);
-    expect(JSON.parse(run.stdout)).toMatchObject({ execution: null, failure: { error_code: "not_found" } });
-    expect(run.stderr).toContain("loading the file ended its thread (exit code 0) when docket tried it in a worker first");
+    expect(JSON.parse(run.stdout)).toMatchObject({ execution: null, failure: { error_code: "invalid_input", context: { file: join(team, "capabilities", "left.exit.ts") } } });
+    expect(run.stderr).toContain("Cannot run left.exit: capabilities/left.exit.ts loading the file ended its thread (exit code 0) when docket tried it in a worker first");
   }, 60_000);
 });

@@ -109,9 +109,14 @@ export default capability({
     expect(listed.stdout + listed.stderr).toContain(
       `capabilities/report.weekly.ts:3:25 cannot resolve import "@octokit/rest": the package "@octokit/rest" is not installed. Install it with \`bun add @octokit/rest\` in ${checkout}.`,
     );
-    const ran = await docket(binary, ["run", "report.weekly"], { cwd: checkout });
+    // Run by id, its file's load error is the refusal, not a note that the run goes on without it
+    // followed by not_found.
+    const ran = await docket(binary, ["run", "report.weekly", "--format", "json"], { cwd: checkout });
     expect(ran.code).toBe(2);
-    expect(ran.stderr).toContain(`${join(checkout, "capabilities/report.weekly.ts")}:3 did not load: cannot resolve import "@octokit/rest"`);
+    expect(JSON.parse(ran.stdout).failure).toMatchObject({ error_code: "invalid_input", retryability: "never" });
+    expect(ran.stderr).toContain(`error invalid_input: Cannot run report.weekly: capabilities/report.weekly.ts:3:25 cannot resolve import "@octokit/rest": the package "@octokit/rest" is not installed. Install it with \`bun add @octokit/rest\` in ${checkout}.\n`);
+    expect(ran.stderr).not.toContain("did not load (the run goes on without it)");
+    expect(ran.stderr).not.toContain("not_found");
     // Run by its path, the refusal is one sentence that ends with one period, not two.
     const byPath = await docket(binary, ["run", "./capabilities/report.weekly.ts"], { cwd: checkout });
     expect(byPath.code).toBe(2);

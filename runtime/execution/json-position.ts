@@ -118,15 +118,32 @@ export function jsonErrorPosition(text: string): JsonPosition | null {
 }
 
 /**
+ * What the parser quotes in single quotes that is its grammar, not the text: the one structural
+ * character it expected ("Expected '}'", "Expected ':' before value") or the quote it refuses
+ * ("Single quotes (') are not allowed in JSON"). Kept: the reason reads as nothing without it.
+ */
+const GRAMMAR = /('[{}[\]:,]'|\('\))/;
+
+/**
  * The JSON parser's reason, without a character of the text: JavaScriptCore quotes the token it
- * stumbled on ("Unexpected identifier "hunter2"", ""\u12"}" is not a valid unicode escape",
- * "Invalid escape character q"), and the text may hold a secret.
+ * stumbled on, V8 the text ("Unexpected identifier "hunter2"", ""\u12"}" is not a valid unicode escape",
+ * "Invalid escape character q"), and the text may hold a secret. Only the grammar it names
+ * (GRAMMAR) stays quoted.
  */
 export function jsonParseReason(error: unknown): string {
   const message = String((error as Error)?.message ?? error).replace(/^JSON Parse error:\s*/, "");
   if (/is not a valid unicode escape/.test(message)) return "an invalid \\u escape";
   if (/^Invalid escape character/.test(message)) return "an invalid escape character";
-  const stripped = message.replace(/\s*"[^"]*"?/g, "").replace(/\s*'[^']*'?/g, "").replace(/\s+/g, " ").trim();
+  // V8 (Node) quotes the text itself, inner quotes and all: `Unexpected token 'h', "{"pin":h…" is
+  // not valid JSON`; it goes whole, from its first quote to its last.
+  const unquoted = message.replace(/,?\s*".*"(?= is not valid JSON)/s, "");
+  // split() with a capturing group puts the grammar at the odd indices, between what may quote the text.
+  const parts = unquoted.split(GRAMMAR);
+  const stripped = parts
+    .map((part, at) => (at % 2 === 1 ? part : part.replace(/\s*"[^"]*"?/g, "").replace(/\s*'[^']*'?/g, "")))
+    .join("")
+    .replace(/\s+/g, " ")
+    .trim();
   // What is left must still read as words, not punctuation the quotes held.
   return /[a-z]{3}/i.test(stripped) ? stripped : "malformed JSON";
 }

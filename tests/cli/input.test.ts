@@ -42,6 +42,11 @@ describe("readInput", () => {
     const bad = await readInput('{"limit": ten}', from("/"));
     expect(bad.ok).toBe(false);
     expect(!bad.ok && bad.message).toMatch(/^--input is not valid JSON \(Unexpected identifier\) at line 1, column 12; the text is not repeated here, as it may hold a secret\. Give a JSON value, e\.g\. --input '\{"path":"src"\}'/);
+    // The reason keeps the grammar the parser names, not cut at its first quote mark.
+    const unquoted = await readInput('{name:"x"}', from("/"));
+    expect(!unquoted.ok && unquoted.message).toStartWith("--input is not valid JSON (Expected '}') at line 1, column 2;");
+    const singleQuoted = await readInput("{'name':'x'}", from("/"));
+    expect(!singleQuoted.ok && singleQuoted.message).toStartWith("--input is not valid JSON (Single quotes (') are not allowed in JSON) at line 1, column 2;");
     // Not a word of the text, whatever the parser quotes: it may hold a secret (a CI log keeps it).
     for (const text of ['{"mode":"log","token":"hunter2SECRETvalue",}', '{"token":hunter2SECRETvalue}', '{"token":"hunter2SECRETvalue" "x":1}', '{"token":"hunter2SECRETvalue']) {
       for (const flag of [text, "-"]) {

@@ -29,15 +29,16 @@ describe("jsonErrorPosition", () => {
     expect(jsonErrorPosition(`${"[".repeat(100)}x`)).toEqual({ line: 1, column: 101 });
   });
 
+  const reasonOf = (text: string) => {
+    try {
+      JSON.parse(text);
+    } catch (error) {
+      return jsonParseReason(error);
+    }
+    throw new Error("parsed");
+  };
+
   test("jsonParseReason says what is wrong without a character of the text (tester T)", () => {
-    const reasonOf = (text: string) => {
-      try {
-        JSON.parse(text);
-      } catch (error) {
-        return jsonParseReason(error);
-      }
-      throw new Error("parsed");
-    };
     expect(reasonOf('{"pin":"sec\\u12"}')).toBe("an invalid \\u escape");
     expect(reasonOf('"a\\qsecret"')).toBe("an invalid escape character");
     expect(reasonOf('{"a":hunter2}')).toBe("Unexpected identifier");
@@ -45,5 +46,16 @@ describe("jsonErrorPosition", () => {
     expect(reasonOf('{"pin": #1234}')).toBe("Unrecognized token");
     expect(reasonOf('{"pin": €}')).not.toContain("€");
     for (const text of ['{"pin":"sec\\u12"}', '"a\\qsecret"', '{"a":hunter2}']) expect(reasonOf(text)).not.toMatch(/sec|q|hunter/);
+  });
+
+  test("jsonParseReason keeps the grammar the parser names: the character it expected, the quote it refuses", () => {
+    expect(reasonOf('{name:"x"}')).toBe("Expected '}'");
+    expect(reasonOf("{'name':'x'}")).toBe("Single quotes (') are not allowed in JSON");
+    expect(reasonOf('{"a" 1}')).toBe("Expected ':' before value in object property definition");
+    expect(reasonOf("[1 2]")).toBe("Expected ']'");
+    // A quoted word is the text's, even beside the grammar.
+    expect(reasonOf("{'token':'hunter2'}")).not.toContain("hunter2");
+    // V8 (Node) quotes the whole text, inner quotes and all: none of it is kept.
+    expect(jsonParseReason(new SyntaxError(`Unexpected token 'h', "{"pin":hunter2}" is not valid JSON`))).toBe("Unexpected token is not valid JSON");
   });
 });

@@ -165,6 +165,10 @@ export function apiContract(name: string, start: StartFn): void {
       const response = await http.post("/api/v1/executions/start", '{"capability": ');
       expect(response.status).toBe(400);
       expect(((await response.json()) as any).error.message).toContain("not valid JSON");
+      // The parser's reason whole, with the grammar it quotes, not cut at its first quote mark
+      // (Bun: "Expected '}'"; Node: "Expected property name or '}' in JSON at position 1").
+      const unquoted = await http.post("/api/v1/executions/start", '{capability:"x"}');
+      expect(((await unquoted.json()) as any).error.message).toMatch(/^The request body is not valid JSON: Expected [^.]*'}'[^.]* at line 1, column 2\. Check quotes/);
     });
 
     test("a body that is not JSON is 415", async () => {

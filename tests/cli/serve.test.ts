@@ -230,6 +230,31 @@ export default capability({
     }
   });
 
+  test("a port taken exits 2 naming who holds it — another checkout's docket server, or another process — and the way out (--port 0)", async () => {
+    const other = tempCheckout();
+    const child = spawnDocket(fromSource, ["serve", "--port", "0", "--store", "memory"], { cwd: other });
+    const banner = await watchStream(child.stderr).until(/docket serving .* at http:\/\/127\.0\.0\.1:\d+/);
+    const port = Number(banner.match(/at http:\/\/127\.0\.0\.1:(\d+)/)![1]);
+    try {
+      const taken = await docket(fromSource, ["serve", "--port", String(port), "--store", "memory"], { cwd: tempCheckout() });
+      expect(taken.code).toBe(2);
+      expect(taken.stderr).toContain(`Cannot serve: port ${port} on 127.0.0.1 is taken by another docket server (pid ${child.pid}, serving ${other}). Serve on another port — --port 0 takes a free one and prints its URL, or name one, such as --port ${port + 1} — or stop that server first.`);
+      expect(taken.stderr).not.toContain("See docket serve --help");
+    } finally {
+      child.kill("SIGINT");
+      await child.exited;
+    }
+    // Not docket: a plain listener says nothing docket knows.
+    const plain = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("not docket") });
+    try {
+      const taken = await docket(fromSource, ["serve", "--port", String(plain.port), "--store", "memory"], { cwd: tempCheckout() });
+      expect(taken.code).toBe(2);
+      expect(taken.stderr).toContain(`Cannot serve: port ${plain.port} on 127.0.0.1 is taken by another process. Serve on another port — --port 0 takes a free one`);
+    } finally {
+      plain.stop(true);
+    }
+  });
+
   test("a bad --port exits 2", async () => {
     const result = await docket(fromSource, ["serve", "--port", "http"], { cwd: tempCheckout() });
     expect(result.code).toBe(2);

@@ -7,6 +7,7 @@ import { defaultMounts } from "../../server/default-mounts.ts";
 import { repeatedFlag, UsageError, type DocketCommandMeta } from "../_command-line.ts";
 import { inertOutput } from "../github-actions.ts";
 import { settleOutput, writerOf } from "../fd-writer.ts";
+import { portHolder, portTakenMessage } from "../_port-holder.ts";
 
 const meta: DocketCommandMeta = {
   name: "serve",
@@ -97,7 +98,11 @@ export default defineCommand({
       if (isAddressUnusable(error)) {
         throw new UsageError(`Cannot serve: cannot listen on --host ${host} (${(error as { code: string }).code}): it is not an address of this machine. Give one of its addresses, such as 127.0.0.1 (the default) or ::1.`, command);
       }
-      if (error instanceof ServerAlreadyRunningError || error instanceof RangeError || isAddressInUse(error) || disk || (error as Error)?.name === "StoreFileError") {
+      // Bun says only "Is port N in use?": who holds it (another docket server?) and the way out are said instead.
+      if (isAddressInUse(error)) {
+        throw new UsageError(`Cannot serve: ${portTakenMessage(host, Number(port), await portHolder(host, Number(port)))}`, command, { pointToHelp: false });
+      }
+      if (error instanceof ServerAlreadyRunningError || error instanceof RangeError || disk || (error as Error)?.name === "StoreFileError") {
         // Only a bad flag is answered by the help; another server or the disk is not.
         throw new UsageError(`Cannot serve: ${(error as Error).message}`, command, { pointToHelp: !(error instanceof ServerAlreadyRunningError) && !disk });
       }

@@ -258,6 +258,10 @@ describe("docket new", () => {
     expect(own.code).toBe(2);
     expect(own.stderr).toContain("names beginning docket_ are docket's own tools, so the file would never load. Choose another id.");
     for (const id of ["files.digest", "team.a_hello", "docket.hello"]) expect(existsSync(join(repo, "capabilities", `${id}.ts`))).toBe(false);
+    // A --capabilities folder loads beside capabilities/: an id held there is taken too.
+    const beside = await cli(["new", "team_a.hello", "--capabilities", "tools/caps"], repo);
+    expect(beside.code).toBe(2);
+    expect(beside.stderr).toContain('Cannot create tools/caps/team_a.hello.ts: id "team_a.hello" is already declared by capabilities/team_a.hello.ts, so one of the two files would not load. Choose another id.');
   });
 
   test("refuses to overwrite an existing file", async () => {
@@ -370,6 +374,19 @@ export default capability({
 });
 `,
     });
+    // The next steps init names work in the folder it set up: docket new writes there, and its run finds it.
+    expect(init.stdout).toContain("Next:    docket capabilities list --capabilities packages/tools/caps   ·   docket new <namespace.verb> --capabilities packages/tools/caps   ·");
+    const scaffolded = await cli(["new", "tools.hello", "--capabilities", "packages/tools/caps"], repo);
+    expect(scaffolded.code).toBe(0);
+    expect(scaffolded.stdout).toBe(`Created packages/tools/caps/tools.hello.ts\nRun it:  docket run tools.hello --capabilities packages/tools/caps --input '{"name":"Ada"}'\n`);
+    expect(existsSync(join(repo, "capabilities"))).toBe(false);
+    const hello = await cli(["run", "tools.hello", "--capabilities", "packages/tools/caps", "--input", '{"name":"Ada"}'], repo);
+    expect(hello.code).toBe(0);
+    expect(JSON.parse(hello.stdout)).toEqual({ greeting: "Hello, Ada!", letters: 3 });
+    // An id the folder holds already is taken there too.
+    const again = await cli(["new", "tools.sum", "--capabilities", "packages/tools/caps"], repo);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain("packages/tools/caps/tools.sum.ts already exists; edit it, or choose another id.");
     const check = Bun.spawnSync([join(REPO, "node_modules", ".bin", "tsc"), "--noEmit", "-p", "packages/tools/caps"], { cwd: repo, stdout: "pipe", stderr: "pipe" });
     expect(check.stdout.toString() + check.stderr.toString()).toBe("");
     const ran = await cli(["run", "tools.sum", "--capabilities", "packages/tools/caps", "--input", '{"a":2,"b":3}'], repo);

@@ -72,8 +72,10 @@ export default defineCommand({
       process.stderr.write(`${done.map((line) => `${line}\n`).join("")}${cannotWrite(`set up ${root} for capability files`, error)}\n`);
       return EXIT.failed;
     }
-    const next = first ? `docket run ${FIRST_ID} --input '{"name":"Ada"}'` : "docket capabilities list";
-    await writeStdout(`${done.join("\n")}\nNext:    ${next}   ·   docket new <namespace.verb>   ·   ${folders.map((folder) => `npx --yes -p typescript tsc --noEmit -p ${shown(folder)}`).join("   ·   ")}\n`);
+    // A folder given is one docket reads only when told: each next command names it (the first, of several).
+    const dirFlag = given.length === 0 ? "" : ` --capabilities ${shown(folders[0]!)}`;
+    const next = first ? `docket run ${FIRST_ID} --input '{"name":"Ada"}'` : `docket capabilities list${dirFlag}`;
+    await writeStdout(`${done.join("\n")}\nNext:    ${next}   ·   docket new <namespace.verb>${dirFlag}   ·   ${folders.map((folder) => `npx --yes -p typescript tsc --noEmit -p ${shown(folder)}`).join("   ·   ")}\n`);
     const note = await rootTsconfigNote(join(root, "tsconfig.json"), shown, [...new Set(folders.map((folder) => relative(root, folder).split(sep).join("/")))]);
     if (note !== null) process.stderr.write(note);
     return EXIT.succeeded;

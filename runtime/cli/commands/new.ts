@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
-import { basename, join, relative } from "node:path";
+import { basename, join, relative, resolve } from "node:path";
 import { defineCommand } from "citty";
 import { findCheckoutRoot } from "../../capability/checkout.ts";
 import { CAPABILITY_ID_RULE } from "../../capability/capability-id.ts";
@@ -12,14 +12,18 @@ import { EXIT } from "../exit-code.ts";
 
 const meta: DocketCommandMeta = {
   name: "new",
-  description: "Scaffold capabilities/<id>.ts in this checkout: a small working capability to edit.",
-  examples: [`docket new hello.greet && docket run hello.greet --input '{"name":"Ada"}'`],
+  description: "Scaffold capabilities/<id>.ts in this checkout (or DIR/<id>.ts): a small working capability to edit.",
+  examples: [`docket new hello.greet && docket run hello.greet --input '{"name":"Ada"}'`, "docket new tools.lint --capabilities packages/tools/caps"],
 };
 
 /** `docket new <id>` (README.md). */
 export default defineCommand({
   meta,
-  args: { id: { type: "positional", required: true, description: "Lower-case dotted, namespace.verb (like hello.greet)", valueHint: "id" } },
+  args: {
+    id: { type: "positional", required: true, description: "Lower-case dotted, namespace.verb (like hello.greet)", valueHint: "id" },
+    // As `docket serve --capabilities DIR` reads it (from the current folder): the folder `docket init --capabilities DIR` set up.
+    capabilities: { type: "string", description: "Write into DIR (a capability folder that serve and run load with --capabilities DIR) instead of capabilities/", valueHint: "DIR" },
+  },
   async run({ args }) {
     const command = "docket new";
     // "dup.one.js" is a valid id, but one that names a file: it would make capabilities/dup.one.js.ts.
@@ -31,11 +35,14 @@ export default defineCommand({
       throw new UsageError(`${JSON.stringify(args.id)} is not a capability id: use lower-case dotted ${CAPABILITY_ID_RULE} (like hello.greet or repo.lint-check).`, command);
     }
     const root = findCheckoutRoot(process.cwd());
-    const folder = join(root, "capabilities");
+    const given = args.capabilities;
+    if (given !== undefined && given.trim() === "") throw new UsageError("--capabilities needs a folder, like packages/tools/caps.", command);
+    const folder = given === undefined ? join(root, "capabilities") : resolve(process.cwd(), given);
     const file = join(folder, `${args.id}.ts`);
     const shown = relative(process.cwd(), file) || file;
     if (existsSync(file)) throw new UsageError(`${shown} already exists; edit it, or choose another id.`, command);
-    const conflict = (await takenIds(folder)).conflict(args.id, { kind: "file", file });
+    // A folder given is loaded beside capabilities/ (serve, run): an id either holds is taken.
+    const conflict = (await takenIds([...new Set([join(root, "capabilities"), folder])])).conflict(args.id, { kind: "file", file });
     if (conflict) {
       // Files load in name order, the first holder staying: of two files, either may be the one refused.
       const outcome = conflict.holder?.source.kind === "file" ? "one of the two files would not load" : "the file would never load";
@@ -51,19 +58,21 @@ export default defineCommand({
       if (code === "EEXIST") throw new UsageError(`${shown} already exists; edit it, or choose another id.`, command);
       throw error;
     }
-    await writeStdout(`Created ${shown}\nRun it:  docket run ${args.id} --input '{"name":"Ada"}'\n`);
+    // Run by id, a file outside capabilities/ is found only with its folder named.
+    const from = given === undefined ? "" : ` --capabilities ${relative(process.cwd(), folder) || "."}`;
+    await writeStdout(`Created ${shown}\nRun it:  docket run ${args.id}${from} --input '{"name":"Ada"}'\n`);
     return EXIT.succeeded;
   },
 });
 
 /**
- * The ids the registry would hold before a new file: the built-ins, then the checkout's files by
- * name (a file loads only when it is named after its id, so its name is its id; none is imported).
+ * The ids the registry would hold before a new file: the built-ins, then the files of the folders
+ * by name (a file loads only when it is named after its id, so its name is its id; none is imported).
  */
-async function takenIds(folder: string): Promise<TakenIds> {
+async function takenIds(folders: string[]): Promise<TakenIds> {
   const taken = new TakenIds();
   for (const name of Object.keys(BUILTINS).sort()) taken.take({ id: BUILTINS[name]!.id, source: { kind: "builtin", file: name } });
-  for (const file of (await listCapabilityFiles(folder)) ?? []) {
+  for (const file of (await Promise.all(folders.map((folder) => listCapabilityFiles(folder)))).flatMap((files) => files ?? [])) {
     const id = basename(file).replace(/\.(ts|js)$/, "");
     if (CAPABILITY_ID.test(id)) taken.take({ id, source: { kind: "file", file: relative(process.cwd(), file) || file } });
   }

@@ -1,11 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { resolveLimits } from "../../runtime/execution/limits.ts";
-import { defaultMounts } from "../../runtime/server/default-mounts.ts";
-import { startServer, type DocketServer } from "../../runtime/server/serve.ts";
-import { useDocketModules } from "../_support/capability-fixtures.ts";
-import { tempCheckout } from "./_support/servers.ts";
+import { type DocketServer } from "../../runtime/server/serve.ts";
+import { serveCapabilityFiles, type ServedCheckout } from "./_support/servers.ts";
 import { openLive, completedOf } from "./_support/live-client.ts";
 
 const PIN = 73914562;
@@ -64,21 +59,13 @@ export default capability({
 
 /** A number the input schema marks sensitive (tester S): hidden in the stored input, and masked in every text and output too. */
 describe("a sensitive number", () => {
+  let served: ServedCheckout;
   let server: DocketServer;
-  let root: string;
   beforeAll(async () => {
-    useDocketModules();
-    root = tempCheckout();
-    mkdirSync(join(root, "capabilities"));
-    writeFileSync(join(root, "capabilities", "sec.pin.ts"), CAPABILITY);
-    writeFileSync(join(root, "capabilities", "sec.total.ts"), TOTAL);
-    writeFileSync(join(root, "capabilities", "sec.code.ts"), CODE);
-    server = await startServer({ cwd: root, port: 0, storeKind: "memory", limits: resolveLimits(), capabilityDirs: [], runtime: "bun", mounts: defaultMounts, log: () => undefined });
+    served = await serveCapabilityFiles({ "sec.pin.ts": CAPABILITY, "sec.total.ts": TOTAL, "sec.code.ts": CODE });
+    ({ server } = served);
   }, 30_000);
-  afterAll(async () => {
-    await server?.stop();
-    rmSync(root, { recursive: true, force: true });
-  });
+  afterAll(() => served?.stop());
 
   test("is masked in the log, the console, live frames, the output and the cockpit: a number holding it becomes \"[redacted]\"", async () => {
     const live = await openLive(server.url, "");

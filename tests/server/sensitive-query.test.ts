@@ -2,12 +2,10 @@
 // a GET carrying one is refused before anything runs, and OpenAPI does not offer it as a query
 // parameter. URLs end up in logs, as README says of `?token=`.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { resolveLimits } from "../../runtime/execution/limits.ts";
-import { startServer, type DocketServer } from "../../runtime/server/serve.ts";
-import { useDocketModules } from "../_support/capability-fixtures.ts";
-import { tempCheckout } from "./_support/servers.ts";
+import { type DocketServer } from "../../runtime/server/serve.ts";
+import { serveCapabilityFiles, type ServedCheckout } from "./_support/servers.ts";
 
 const SECRET = "QuerySecret99";
 
@@ -46,20 +44,14 @@ export default capability({
 `;
 
 describe("a sensitive field in the query string", () => {
+  let served: ServedCheckout;
   let server: DocketServer;
   let root: string;
   beforeAll(async () => {
-    useDocketModules();
-    root = tempCheckout();
-    mkdirSync(join(root, "capabilities"));
-    writeFileSync(join(root, "capabilities", "sec.leak.ts"), LEAK);
-    writeFileSync(join(root, "capabilities", "sec.need.ts"), NEED);
-    server = await startServer({ cwd: root, port: 0, storeKind: "memory", limits: resolveLimits(), capabilityDirs: [], runtime: "bun", log: () => undefined });
+    served = await serveCapabilityFiles({ "sec.leak.ts": LEAK, "sec.need.ts": NEED });
+    ({ server, root } = served);
   }, 30_000);
-  afterAll(async () => {
-    await server?.stop();
-    rmSync(root, { recursive: true, force: true });
-  });
+  afterAll(() => served?.stop());
 
   test("a GET carrying a sensitive field is refused 400 naming it, not its value, and nothing runs; HEAD alike", async () => {
     const answer = await fetch(`${server.url}/api/v1/sec/leak?mode=log&token=${SECRET}`);

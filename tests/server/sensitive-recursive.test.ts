@@ -1,12 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { resolveLimits } from "../../runtime/execution/limits.ts";
-import { defaultMounts } from "../../runtime/server/default-mounts.ts";
-import { startServer, type DocketServer } from "../../runtime/server/serve.ts";
-import { useDocketModules } from "../_support/capability-fixtures.ts";
+import { type DocketServer } from "../../runtime/server/serve.ts";
 import { docket, fromSource, oneJsonDocument } from "../cli/_harness.ts";
-import { tempCheckout } from "./_support/servers.ts";
+import { serveCapabilityFiles, type ServedCheckout } from "./_support/servers.ts";
 import { openLive, completedOf } from "./_support/live-client.ts";
 
 const CAPABILITY = `import { capability, CapabilityError, sensitive } from "docket";
@@ -51,19 +48,14 @@ const REDACTED_INPUT = {
 
 /** A secret marked inside a recursive schema (v.lazy): hidden at every level wherever the input is kept or shown (docs/security.md). */
 describe("a sensitive value inside a recursive schema", () => {
+  let served: ServedCheckout;
   let server: DocketServer;
   let root: string;
   beforeAll(async () => {
-    useDocketModules();
-    root = tempCheckout();
-    mkdirSync(join(root, "capabilities"));
-    writeFileSync(join(root, "capabilities", "sec.tree.ts"), CAPABILITY);
-    server = await startServer({ cwd: root, port: 0, storeKind: "sqlite", limits: resolveLimits(), capabilityDirs: [], runtime: "bun", mounts: defaultMounts, log: () => undefined });
+    served = await serveCapabilityFiles({ "sec.tree.ts": CAPABILITY }, { storeKind: "sqlite" });
+    ({ server, root } = served);
   }, 30_000);
-  afterAll(async () => {
-    await server?.stop();
-    rmSync(root, { recursive: true, force: true });
-  });
+  afterAll(() => served?.stop());
 
   const api = async (path: string) => (await fetch(`${server.url}${path}`)).json() as Promise<any>;
   const storeFiles = () => {

@@ -1,11 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { resolveLimits } from "../../runtime/execution/limits.ts";
-import { defaultMounts } from "../../runtime/server/default-mounts.ts";
-import { startServer, type DocketServer } from "../../runtime/server/serve.ts";
-import { useDocketModules } from "../_support/capability-fixtures.ts";
-import { tempCheckout } from "./_support/servers.ts";
+import { type DocketServer } from "../../runtime/server/serve.ts";
+import { serveCapabilityFiles, type ServedCheckout } from "./_support/servers.ts";
 import { openLive, completedOf } from "./_support/live-client.ts";
 
 const CAPABILITY = `import { capability, sensitive } from "docket";
@@ -36,19 +33,14 @@ const SECRETS = ["SecretA111", "SecretAfter222", "SecretList333"];
 
 /** A secret whose schema transforms it (tester: sec.xf2): still hidden everywhere the input is kept or shown. */
 describe("a sensitive value with a transform in its schema", () => {
+  let served: ServedCheckout;
   let server: DocketServer;
   let root: string;
   beforeAll(async () => {
-    useDocketModules();
-    root = tempCheckout();
-    mkdirSync(join(root, "capabilities"));
-    writeFileSync(join(root, "capabilities", "sec.xf2.ts"), CAPABILITY);
-    server = await startServer({ cwd: root, port: 0, storeKind: "sqlite", limits: resolveLimits(), capabilityDirs: [], runtime: "bun", mounts: defaultMounts, log: () => undefined });
+    served = await serveCapabilityFiles({ "sec.xf2.ts": CAPABILITY }, { storeKind: "sqlite" });
+    ({ server, root } = served);
   }, 30_000);
-  afterAll(async () => {
-    await server?.stop();
-    rmSync(root, { recursive: true, force: true });
-  });
+  afterAll(() => served?.stop());
 
   test("is published as sensitive, redacted in the stored input and the store's files, and masked in the log", async () => {
     const capability = (await (await fetch(`${server.url}/api/v1/capabilities/get?id=sec.xf2`)).json()) as any;

@@ -5,7 +5,10 @@ import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import type { BunPlugin } from "bun";
 import { resolveLimits, limitEnvName, type Limits } from "../../../runtime/execution/limits.ts";
-import { startServer } from "../../../runtime/server/serve.ts";
+import { startServer, type DocketServer } from "../../../runtime/server/serve.ts";
+import { defaultMounts } from "../../../runtime/server/default-mounts.ts";
+import { useDocketModules } from "../../_support/capability-fixtures.ts";
+import { writeFileSync } from "node:fs";
 
 /** A server a contract test talks to. */
 export interface StartedServer {
@@ -30,6 +33,34 @@ export function tempCheckout(): string {
   const root = mkdtempSync(join(tmpdir(), "docket-server-"));
   mkdirSync(join(root, ".git"));
   return root;
+}
+
+/** A server of {@link serveCapabilityFiles}, with the checkout it serves. */
+export interface ServedCheckout {
+  server: DocketServer;
+  root: string;
+  /** Stops the server and removes the checkout. */
+  stop(): Promise<void>;
+}
+
+/**
+ * A server (Bun, in this process, the cockpit mounted) over a fresh checkout whose `capabilities/`
+ * holds `files` (file name → source): a capability written for one test, served as a user's is.
+ */
+export async function serveCapabilityFiles(files: Record<string, string>, options: { storeKind?: "memory" | "sqlite" } = {}): Promise<ServedCheckout> {
+  useDocketModules();
+  const root = tempCheckout();
+  mkdirSync(join(root, "capabilities"));
+  for (const [name, source] of Object.entries(files)) writeFileSync(join(root, "capabilities", name), source);
+  const server = await startServer({ cwd: root, port: 0, storeKind: options.storeKind ?? "memory", limits: resolveLimits(), capabilityDirs: [], runtime: "bun", mounts: defaultMounts, log: () => undefined });
+  return {
+    server,
+    root,
+    stop: async () => {
+      await server.stop();
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
 }
 
 /** The Bun adapter, in this process (what the compiled binary runs). */

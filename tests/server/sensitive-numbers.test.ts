@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type DocketServer } from "../../runtime/server/serve.ts";
+import type { DocketServer } from "../../runtime/server/serve.ts";
 import { serveCapabilityFiles, type ServedCheckout } from "./_support/servers.ts";
 import { openLive, completedOf } from "./_support/live-client.ts";
 

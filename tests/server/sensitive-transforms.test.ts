@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { type DocketServer } from "../../runtime/server/serve.ts";
+import type { DocketServer } from "../../runtime/server/serve.ts";
 import { serveCapabilityFiles, type ServedCheckout } from "./_support/servers.ts";
 import { openLive, completedOf } from "./_support/live-client.ts";
 

@@ -96,7 +96,7 @@ export function createReportWatch(options: ReportWatchOptions): ReportWatch {
       error_code: "unavailable",
       stage: "report",
       message: session.gone
-        ? `docket run (pid ${session.pid}) exited without reporting its end: it was killed or crashed while the work was going on, and how far the work got is not known.`
+        ? `docket run (pid ${session.pid}) exited without its end reaching this server: it was killed or crashed, or it ended while this server could not hear it (stopped or too busy), so how far the work got is not known here.`
         : `Nothing was heard from docket run (pid ${session.pid}) for ${silent}: it was stopped, killed, or lost its way to this server, and may still be working where this server cannot see it.`,
       retryability: write ? "manual_reconcile" : "safe",
       outcome_certainty: write ? "unknown" : "not_applied",

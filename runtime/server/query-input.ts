@@ -1,5 +1,6 @@
 import type { JsonSchema } from "../capability/registered.ts";
 import { hasSensitive, isSensitiveSchema } from "../execution/redaction.ts";
+import { refTarget } from "../execution/schema-refs.ts";
 
 type JsonType = "string" | "number" | "integer" | "boolean" | "null" | "object" | "array";
 
@@ -80,17 +81,19 @@ function wholeRule({ min, max }: WholeRange, raw: string): string {
  * is; in any branch of a union. Such a field is never taken from a URL (URLs end up in logs, as
  * for `?token=`), nor offered as a query parameter in OpenAPI.
  */
-export function holdsSecret(inputSchema: JsonSchema | undefined, key: string, depth = 0): boolean {
+export function holdsSecret(inputSchema: JsonSchema | undefined, key: string, depth = 0, root: JsonSchema | undefined = inputSchema): boolean {
   if (!inputSchema || typeof inputSchema !== "object" || depth > 8) return false;
   if (isSensitiveSchema(inputSchema)) return true;
   const properties = (inputSchema.properties ?? {}) as Record<string, JsonSchema>;
   const extra = inputSchema.additionalProperties;
-  if (Object.hasOwn(properties, key) ? hasSensitive(properties[key]) : typeof extra === "object" && hasSensitive(extra)) return true;
+  // A field's schema may be a reference into the input schema's $defs (a v.lazy): read from the root.
+  if (Object.hasOwn(properties, key) ? hasSensitive(properties[key], root) : typeof extra === "object" && hasSensitive(extra, root)) return true;
   for (const union of ["anyOf", "oneOf", "allOf"] as const) {
     const branches = inputSchema[union];
-    if (Array.isArray(branches) && branches.some((branch) => holdsSecret(branch as JsonSchema, key, depth + 1))) return true;
+    if (Array.isArray(branches) && branches.some((branch) => holdsSecret(branch as JsonSchema, key, depth + 1, root))) return true;
   }
-  return false;
+  const target = refTarget(inputSchema, root);
+  return target !== undefined && holdsSecret(target as JsonSchema, key, depth + 1, root);
 }
 
 /**

@@ -157,7 +157,7 @@ describe("docket run and the server serving its checkout", () => {
         await run.exited;
         const failed = await pollUntil(() => http.get(`/api/v1/executions/get?id=${running.id}`), (s) => s.state === "failed", "the killed run to fail", 60_000);
         expect(failed.failure).toMatchObject({ error_code: "unavailable", stage: "report", outcome_certainty: "not_applied", context: { pid: run.pid, reason: "reporter_exited" } });
-        expect(failed.failure.message).toContain(`docket run (pid ${run.pid}) exited without reporting its end`);
+        expect(failed.failure.message).toContain(`docket run (pid ${run.pid}) exited without its end reaching this server`);
       } finally {
         run.kill("SIGKILL");
       }

@@ -464,7 +464,7 @@ describe("executions.report and the run's process", () => {
     server.clock.advance(2000);
     const snapshot = server.store.get(id)!;
     expect(snapshot).toMatchObject({ state: "failed", failure: { error_code: "unavailable", stage: "report", outcome_certainty: "unknown", context: { pid: PID, reason: "reporter_exited" } } });
-    expect(snapshot.failure!.message).toContain(`docket run (pid ${PID}) exited without reporting its end`);
+    expect(snapshot.failure!.message).toContain(`docket run (pid ${PID}) exited without its end reaching this server`);
     expect(server.logged.join("\n")).toContain("exited without reporting its end");
     // Nothing is heard any more, so nothing is looked at.
     expect(server.clock.pending).toBe(0);

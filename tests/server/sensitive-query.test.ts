@@ -43,12 +43,32 @@ export default capability({
 });
 `;
 
+/** A secret behind a reference (v.lazy): published as a $ref into $defs, still a secret. */
+const LAZY = `import { capability, sensitive } from "docket";
+import * as v from "valibot";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+export default capability({
+  id: "sec.lazy",
+  title: "Lazy",
+  description: "Takes a key through v.lazy.",
+  effect: "read",
+  input: v.object({ mode: v.string(), key: v.optional(v.lazy(() => sensitive(v.string()))) }),
+  output: v.object({ given: v.boolean() }),
+  async handler(input, ctx) {
+    writeFileSync(join(ctx.root, "ran-" + input.mode), "");
+    return { given: input.key !== undefined };
+  },
+});
+`;
+
 describe("a sensitive field in the query string", () => {
   let served: ServedCheckout;
   let server: DocketServer;
   let root: string;
   beforeAll(async () => {
-    served = await serveCapabilityFiles({ "sec.leak.ts": LEAK, "sec.need.ts": NEED });
+    served = await serveCapabilityFiles({ "sec.leak.ts": LEAK, "sec.need.ts": NEED, "sec.lazy.ts": LAZY });
     ({ server, root } = served);
   }, 30_000);
   afterAll(() => served?.stop());
@@ -65,6 +85,15 @@ describe("a sensitive field in the query string", () => {
     expect((await fetch(`${server.url}/api/v1/sec/leak?mode=head&token=${SECRET}`, { method: "HEAD" })).status).toBe(400);
     expect(existsSync(join(root, "ran-log"))).toBe(false);
     expect(existsSync(join(root, "ran-head"))).toBe(false);
+  });
+
+  test("a sensitive field behind a reference (v.lazy) is refused in the query string and not offered there by openapi.json", async () => {
+    const answer = await fetch(`${server.url}/api/v1/sec/lazy?mode=lazy&key=${SECRET}`);
+    expect(answer.status).toBe(400);
+    expect((await answer.json()).error).toMatchObject({ context: { reason: "sensitive_in_query", parameter: "key" } });
+    expect(existsSync(join(root, "ran-lazy"))).toBe(false);
+    const doc = (await (await fetch(`${server.url}/api/v1/openapi.json`)).json()) as any;
+    expect(doc.paths["/api/v1/sec/lazy"].get.parameters.map((p: any) => p.name)).toEqual(["mode"]);
   });
 
   test("a GET without the sensitive field runs, and a POST takes it in its body", async () => {

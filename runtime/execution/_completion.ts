@@ -1,5 +1,5 @@
 import type { RegisteredCapability } from "../capability/registered.ts";
-import type { TaskOutcome } from "../worker/task.ts";
+import type { LoadFailureCause, TaskError, TaskOutcome } from "../worker/task.ts";
 import type { EdgeInfo } from "./plane.ts";
 import { buildFailure, forcedStopCertainty, raisedSuggestion, type FailureDescriptor, type Retryability } from "./failure.ts";
 import { checkValue, describeProblems } from "./validate.ts";
@@ -142,6 +142,8 @@ function unmasked(capability: RegisteredCapability, outcome: TaskOutcome, stop: 
       }),
     };
   }
+  // Its file failed while its worker imported it: the file's failure, and nothing ran.
+  if (error.kind === "load_failed") return loadFailed(capability, ids, error);
   if (stop.deadlineExpired && error.kind !== "memory_exceeded" && (error.kind !== "capability" || stop.forced)) {
     return {
       state: "failed",
@@ -238,6 +240,40 @@ function unmasked(capability: RegisteredCapability, outcome: TaskOutcome, stop: 
       );
   }
 }
+
+/**
+ * A task whose capability's file failed in its worker before the handler was called: the
+ * failure is the file's (a load error), at stage `queue` as any task that never began, and
+ * nothing was applied, whatever the capability writes (docs/containment.md).
+ */
+function loadFailed(capability: RegisteredCapability, ids: { request_id: string; trace_id: string }, error: Extract<TaskError, { kind: "load_failed" }>): Completion {
+  const memory = error.cause === "memory_exceeded";
+  const message = `${capability.id} did not run: its file failed while its worker imported it, before the handler began (${error.message.replace(/\.$/, "")}).`;
+  return {
+    state: "failed",
+    failure: buildFailure({
+      ...ids,
+      error_code: memory ? "memory_exceeded" : "internal",
+      stage: "queue",
+      message,
+      // A slow top level may be quick on the next import; one that threw, exited or outgrew the
+      // limit will do it again until the file (or the limit) changes.
+      retryability: error.cause === "load_timeout" ? "after_delay" : "never",
+      outcome_certainty: "not_applied",
+      suggestion: LOAD_FAILED_SUGGESTION[error.cause],
+      context: { capability: capability.id, stage: "queue", reason: "load_failed", load: error.cause, ...(memory ? { limit_mb: error.limit_mb, used_mb: error.used_mb } : {}) },
+    }),
+    stack: message,
+  };
+}
+
+/** What to do about a file that failed to load in a worker, by what it did; nothing ran either way. */
+const LOAD_FAILED_SUGGESTION: Record<LoadFailureCause, string> = {
+  threw: "Nothing ran. Fix what the file's top level does (keep it to declarations; do the work in the handler), then start it again.",
+  exited: "Nothing ran. Remove the process.exit() (or what ends the thread) from the file's top level, then start it again.",
+  load_timeout: "Nothing ran. Make the file's top level quick (do slow work in the handler), or raise DOCKET_LOAD_TIMEOUT_MS (docket serve --load-timeout-ms); then start it again.",
+  memory_exceeded: "Nothing ran. Take the work out of the file's top level, or raise the limit: DOCKET_WORKER_MEMORY_MB or docket serve --worker-memory-mb.",
+};
 
 /** A handler that ran to its end and returned what is refused (its schema, its size): failed at stage complete. */
 function refusedOutput(capability: RegisteredCapability, ids: { request_id: string; trace_id: string }, what: string, suggestion: string, context?: Record<string, unknown>, returned = false): Completion {

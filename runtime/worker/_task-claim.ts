@@ -8,6 +8,7 @@
  * - `id | RECEIVED`: received. The worker read it and is preparing it: importing the capability
  *   file (whose top level runs then, up to `load_timeout_ms`), parsing the input.
  * - `-id`: begun. Its handler (or reconcile check, or trial load) was called.
+ * - `0` after `id | RECEIVED`, set by the worker: its file failed to load; the task ended unbegun.
  * - anything else: taken back, or the next task's.
  */
 
@@ -28,6 +29,19 @@ export function receiveTask(claim: Int32Array, id: number): boolean {
 /** Worker, the last thing before the handler is called; false: it was taken back while prepared, run nothing of it. */
 export function beginTask(claim: Int32Array, id: number): boolean {
   return Atomics.compareExchange(claim, 0, id | RECEIVED, -id) === (id | RECEIVED);
+}
+
+/**
+ * Worker: its file failed to load, so the task ends unbegun (its failure is the file's); false: it
+ * was taken back meanwhile, post nothing of it.
+ */
+export function endUnbegun(claim: Int32Array, id: number): boolean {
+  return Atomics.compareExchange(claim, 0, id | RECEIVED, 0) === (id | RECEIVED);
+}
+
+/** Main thread: whether the worker received task `id` and has not begun it (it is importing the file or parsing the input). */
+export function isPreparing(claim: Int32Array, id: number): boolean {
+  return Atomics.load(claim, 0) === (id | RECEIVED);
 }
 
 /** Main thread: whether the worker has not even read task `id` yet. */

@@ -6,7 +6,7 @@ import { WorkerSlot, type WorkerSlotOptions } from "./_worker-slot.ts";
 import { MemoryWatchdog, threadMinorFaults } from "./memory-watchdog.ts";
 import { killThreadDescendants } from "./_thread-children.ts";
 import { IdleWatch } from "./_idle-watch.ts";
-import { handTask, isUnreceived, MAX_TASK_ID, takeBackUnbegun, takeBackUnreceived } from "./_task-claim.ts";
+import { handTask, isPreparing, isUnreceived, MAX_TASK_ID, takeBackUnbegun, takeBackUnreceived } from "./_task-claim.ts";
 import { laneWorker, type HostFacts, type Lane, type RunTaskOptions, type TaskError, type TaskHandle, type TaskOutcome, type WorkerPool, type WorkerTask } from "./task.ts";
 
 /**
@@ -63,6 +63,17 @@ export interface WorkerPoolOptions {
 export const START_TIMEOUT_MS = 1000;
 
 /**
+ * How much longer than `load_timeout_ms` a worker may hold a task received and not begun before
+ * the pool ends it as a load that did not finish (checkStarts): the worker's own load timer
+ * answers first whenever its thread is free (an `await` that never settles); only a thread held
+ * by a synchronous top level never does. Beyond the margin, a task's time to parse its input, at
+ * the slowest JSON.parse measured on a loaded machine (PARSE_CHARS_PER_MS), since the worker marks
+ * a task received before that parse.
+ */
+const PREPARE_MARGIN_MS = 1000;
+const PARSE_CHARS_PER_MS = 20_000;
+
+/**
  * Tasks too short for the watchdog to measure (under 5 ms) are looked at together, one /proc read
  * per this many: a handler that keeps a little more at each quick call is still found.
  */
@@ -76,6 +87,10 @@ interface Job {
   task: WorkerTask;
   /** When it was handed to its slot's worker (performance.now). */
   assignedAt: number;
+  /** How long its worker may prepare it (import its file, parse its input) before it counts as a load that never finishes. */
+  prepareMs: number;
+  /** When the pool first saw its worker preparing it (checkStarts), if it did. */
+  preparingSince?: number;
   onEvents?: (drafts: EventDraft[]) => void;
   slot: Slot | null;
   cancelRequested: boolean;
@@ -107,6 +122,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   let closed = false;
   const jobs = new Map<number, Job>();
   const startTimeoutMs = options.startTimeoutMs ?? START_TIMEOUT_MS;
+  const loadTimeoutMs = options.loadTimeoutMs ?? 5000;
   /** Looks for tasks handed to a worker and not begun (checkStarts); armed while any may be. */
   let startCheck: ReturnType<typeof setTimeout> | null = null;
   const memoryLimitMb = options.memoryLimitMb ?? 1024;
@@ -138,6 +154,12 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
 
   function stopForMemory(slot: Slot, job: Job, usedMb: number): void {
     memoryStops++;
+    if (takeBackUnbegun(slot.claim, job.id) === "received") {
+      // Grown by the file's top level as its worker imported it: the handler never began.
+      report(`${laneWorker(slot.lane)} importing ${job.task.capability}'s file grew past the memory limit of ${memoryLimitMb} MiB (about ${usedMb} MiB) before its handler began; terminating and replacing it.`);
+      stopBy(slot, job, { kind: "load_failed", cause: "memory_exceeded", message: `its top level grew past the memory limit of ${memoryLimitMb} MiB (about ${usedMb} MiB)`, limit_mb: memoryLimitMb, used_mb: usedMb });
+      return;
+    }
     report(`${laneWorker(slot.lane)} running ${job.task.capability} grew past the memory limit of ${memoryLimitMb} MiB (about ${usedMb} MiB); terminating and replacing it.`);
     stopBy(slot, job, {
       kind: "memory_exceeded",
@@ -169,7 +191,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
 
   const slotOptions: WorkerSlotOptions<Job> = {
     workerUrl,
-    loadTimeoutMs: options.loadTimeoutMs ?? 5000,
+    loadTimeoutMs,
     report,
     childGraceMs: options.childGraceMs ?? 2000,
     onMessage,
@@ -252,6 +274,10 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       // the task goes back to the head of its queue rather than failing for a start-up problem.
       job.slot = null;
       lanes[slot.lane].queue.unshift(job);
+    } else if (job && takeBackUnbegun(slot.claim, job.id) === "received") {
+      // It ended while importing the file, before the handler was called (the thread is gone: no race).
+      report(`${laneWorker(slot.lane)} stopped while importing ${job.task.capability}'s file, before its handler began (${why}); replacing it.`);
+      settle(job, { kind: "load_failed", cause: "exited", message: `its top level ended the worker's thread (exit code ${code})` });
     } else if (job) {
       report(`${laneWorker(slot.lane)} stopped while running ${job.task.capability} (${why}); replacing it.`);
       settle(job, { kind: "worker_lost", message: `The worker running ${job.task.capability} stopped (exit code ${code}) before the handler finished.` });
@@ -273,6 +299,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     slot.job = job;
     job.slot = slot;
     job.assignedAt = performance.now();
+    job.preparingSince = undefined;
     noteImport(slot, job.task);
     // Before the message: the worker begins only a task handed to it (see WorkerBoot).
     handTask(slot.claim, job.id);
@@ -281,6 +308,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     slot.worker.ref();
     try {
       const run = toWire<ToWorker>({ type: "run", id: job.id, task: job.task });
+      job.prepareMs = loadTimeoutMs + PREPARE_MARGIN_MS + Math.ceil((typeof run === "string" ? run.length : 0) / PARSE_CHARS_PER_MS);
       // A task JSON cannot carry goes by structured clone: received first (see the receive message).
       if (typeof run !== "string") slot.worker.postMessage(toWire<ToWorker>({ type: "receive", id: job.id }));
       slot.worker.postMessage(run);
@@ -446,7 +474,9 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
    * Every task handed to a ready worker that has not received it within startTimeoutMs is taken
    * back — unless the worker receives it in the same instant (an atomic swap decides) — and its worker,
    * busy with what a previous handler left running, is replaced; the task runs on the next free
-   * worker. Re-armed while some task is still waiting to begin.
+   * worker. A task its worker received and is still preparing past its prepareMs is a file whose
+   * top level does not finish (a synchronous loop, which no timer in its worker can end): it fails
+   * as a load error and its worker is replaced. Re-armed while some task is still waiting to begin.
    */
   function checkStarts(): void {
     startCheck = null;
@@ -455,8 +485,16 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     for (const lane of Object.values(lanes)) {
       for (const slot of lane.slots) {
         const job = slot.job;
-        // A task its worker received is being prepared (its file imported, its input parsed): not stuck.
-        if (!job || !isUnreceived(slot.claim, job.id)) continue;
+        if (!job) continue;
+        // A task its worker received is being prepared (its file imported, its input parsed): not
+        // stuck on a leftover, but bounded by the load time.
+        if (isPreparing(slot.claim, job.id)) {
+          waiting = true;
+          job.preparingSince ??= now;
+          if (now - job.preparingSince >= job.prepareMs && takeBackUnbegun(slot.claim, job.id) === "received") loadNeverFinished(slot, job, now - job.preparingSince);
+          continue;
+        }
+        if (!isUnreceived(slot.claim, job.id)) continue;
         waiting = true;
         // A worker still starting is not stuck: the wait counts from when it was ready.
         const waited = now - Math.max(job.assignedAt, slot.readyAt);
@@ -466,6 +504,14 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       }
     }
     if (waiting && startCheck === null) armStartCheck();
+  }
+
+  /** A worker held in a file's top level past the load time, its task taken back: the task fails as the file's, and the worker is replaced. */
+  function loadNeverFinished(slot: Slot, job: Job, preparingMs: number): void {
+    report(
+      `${laneWorker(slot.lane)} was still importing ${job.task.capability}'s file ${Math.round(preparingMs / 1000)} s after it received the task, past load_timeout_ms (${loadTimeoutMs} ms), with its thread too busy for its own load timer (a synchronous loop at the file's top level?). Its task fails before its handler began; the worker is replaced.`,
+    );
+    stopBy(slot, job, { kind: "load_failed", cause: "load_timeout", message: `it did not finish loading within ${loadTimeoutMs} ms (load_timeout_ms): its top level kept its worker's thread busy (a synchronous loop, or slow work at its top level)` });
   }
 
   function takeBack(slot: Slot, job: Job, waitedMs: number): void {
@@ -506,7 +552,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       if (!lane) throw new TypeError(`Unknown lane ${JSON.stringify(runOptions.lane)}: use "execution" or "direct".`);
       let resolve!: (outcome: TaskOutcome) => void;
       const outcome = new Promise<TaskOutcome>((r) => (resolve = r));
-      const job: Job = { id: nextId, task, assignedAt: 0, onEvents: runOptions.onEvents, slot: null, cancelRequested: false, settled: false, resolve };
+      const job: Job = { id: nextId, task, assignedAt: 0, prepareMs: 0, onEvents: runOptions.onEvents, slot: null, cancelRequested: false, settled: false, resolve };
       jobs.set(job.id, job);
       // Ids are written into Int32 shared flags; 0 means "no cancel", so they run 1..MAX_TASK_ID.
       nextId = nextId >= MAX_TASK_ID ? 1 : nextId + 1;

@@ -69,9 +69,19 @@ export type TaskError =
   | { kind: "terminated"; message: string }
   /** The pool terminated the worker because the handler outgrew its memory limit (docs/containment.md). */
   | { kind: "memory_exceeded"; message: string; limit_mb: number; used_mb: number }
+  /**
+   * Its capability's file failed while the worker imported it, before the handler was called
+   * (docs/containment.md, "Take back what was never begun"): the file's top level threw, did not
+   * finish loading within `load_timeout_ms`, ended the worker's thread, or outgrew the memory
+   * limit. Nothing of the handler ran. `message`: what the file did, as a load error says it.
+   */
+  | { kind: "load_failed"; cause: LoadFailureCause; message: string; limit_mb?: number; used_mb?: number }
   /** It returned an output larger than `output_bytes` (characters of its JSON), which the worker kept. */
   /** `bytes`: the output's characters of JSON, or with `at_least`, how far the count got before it stopped past the limit. */
   | { kind: "output_too_large"; message: string; bytes: number; limit: number; at_least?: boolean };
+
+/** What a capability's file did that kept its handler from being called. */
+export type LoadFailureCause = "threw" | "load_timeout" | "exited" | "memory_exceeded";
 
 export type TaskOutcome = { ok: true; output: unknown } | { ok: false; error: TaskError };
 

@@ -24,7 +24,7 @@ import { trackTopLevelWork, type PendingWork } from "./_top-level-deferrals.ts";
 import { sanitizeLine } from "../execution/text-sanitize.ts";
 import { captureConsole, type ConsoleTarget } from "./_console-capture.ts";
 import { outputOver } from "./_output-size.ts";
-import { beginTask, receiveTask } from "./_task-claim.ts";
+import { beginTask, endUnbegun, receiveTask } from "./_task-claim.ts";
 
 /** How many tasks' secrets a worker keeps masking in output no task owns. */
 const RECENT_MASKS = 16;
@@ -115,6 +115,7 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
    * settled it as never begun, so nothing of it runs and nothing is posted about it.
    */
   const abandon = (run: Running) => {
+    if (run.done) return;
     run.done = true;
     run.context.close();
     if (current === run) current = null;
@@ -144,7 +145,15 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
         if (!beginTask(claim, id)) return abandon(run);
         outcome = { ok: true, output: await tryLoad(task, boot.load_timeout_ms) };
       } else {
-        const def = definitions.loaded(task) ?? (await definitions.load(task));
+        let def: CapabilityDef;
+        try {
+          def = definitions.loaded(task) ?? (await definitions.load(task));
+        } catch (error) {
+          // The file failed before its handler was called: the failure is the file's, and nothing
+          // of the handler ran (unless a cancel or a deadline took the task back meanwhile).
+          if (!endUnbegun(claim, id)) return abandon(run);
+          return finish(run, { ok: false, error: await loadFailure(error, task, boot.load_timeout_ms) });
+        }
         // The last thing before the handler: a cancel or a deadline that came during the import
         // or the input's parse took the task back, and then its handler never runs.
         if (!beginTask(claim, id)) return abandon(run);
@@ -206,6 +215,10 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
     const of = owner.getStore();
     if (of !== undefined && of !== current) {
       post({ type: "problem", message: `${laneWorker(boot.lane)} caught an error thrown by work ${of.capability} left running after its task ended (no task fails for it): ${thrownDetail(error, of.context.mask)}` });
+    } else if (current && !current.done && endUnbegun(claim, current.id)) {
+      // Left uncaught while its file was imported (a rejection its top level did not await): the
+      // file's failure, and the handler never ran.
+      finish(current, { ok: false, error: { kind: "load_failed", cause: "threw", message: `loading the file left an error uncaught: ${thrownDetail(error).split("\n")[0]}` } });
     } else if (current && !current.done) {
       finish(current, { ok: false, error: internal(error, "it failed outside its own call (an uncaught error or unhandled rejection)", current.context.mask) });
     } else {
@@ -229,7 +242,7 @@ function createDefinitionCache(loadTimeoutMs: number) {
   const keyOf = (task: WorkerTask) => `${task.source.kind}:${task.source.file}:${task.version ?? ""}`;
   const checked = (def: CapabilityDef, task: WorkerTask) => {
     if (def.id !== task.capability) {
-      throw new Error(`${task.source.file} declares capability "${def.id}", but the task asked for "${task.capability}"; reload the capabilities.`);
+      throw new NotACapability(`${task.source.file} declares capability "${def.id}", but the task asked for "${task.capability}"; reload the capabilities.`);
     }
     return def;
   };
@@ -310,6 +323,12 @@ function workLeftRunning(work: PendingWork, file: string): ImportFailure {
   };
 }
 
+/** What `withinLoadTime` rejects with: the file, not the handler, took too long. */
+class LoadTimeout extends Error {}
+
+/** A file that loaded but is not the capability its task names: its message says so whole. */
+class NotACapability extends Error {}
+
 /**
  * A file whose top-level `await` never settles would hold every task of it for ever: past the
  * load time the task fails, and the next one tries again (docs/containment.md).
@@ -317,9 +336,22 @@ function workLeftRunning(work: PendingWork, file: string): ImportFailure {
 function withinLoadTime<T>(loading: Promise<T>, file: string, ms: number): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${file} did not finish loading within ${ms} ms (a top-level await that never settles, or slow work when it is imported).`)), ms);
+    timer = setTimeout(() => reject(new LoadTimeout(`${file} did not finish loading within ${ms} ms (a top-level await that never settles, or slow work when it is imported)`)), ms);
   });
   return Promise.race([loading, late]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Why a task's file failed to load in this worker, as its load error says it (file, line, what
+ * it threw): the task's failure is the file's, not its handler's (docs/containment.md).
+ */
+async function loadFailure(error: unknown, task: WorkerTask, loadTimeoutMs: number): Promise<TaskError> {
+  if (error instanceof LoadTimeout) return { kind: "load_failed", cause: "load_timeout", message: `it did not finish loading within ${loadTimeoutMs} ms (load_timeout_ms): a top-level await that never settles, or slow work at its top level` };
+  if (error instanceof NotACapability) return { kind: "load_failed", cause: "threw", message: error.message.replace(/\.$/, "") };
+  // Loaded only when a file fails: a worker whose files load never needs it.
+  const { describeImportFailure } = await import("../capability/_import-failure.ts");
+  const failure = describeImportFailure(error, task.source.file);
+  return { kind: "load_failed", cause: "threw", message: `${failure.reason}${failure.line === null ? "" : ` (line ${failure.line})`}` };
 }
 
 /** The declaration's reconcile check; the engine asks only for one it declares, but a reloaded file may have dropped it. */
@@ -343,7 +375,7 @@ async function importDefinition(source: CapabilitySource, version: string | unde
     def = ((await importVersion(source.file, version)) as { default?: unknown }).default;
   }
   if (typeof def !== "object" || def === null || typeof (def as CapabilityDef).handler !== "function") {
-    throw new Error(`${source.file} does not export a capability as its default export (export default capability({ … })).`);
+    throw new NotACapability(`${source.file} does not export a capability as its default export (export default capability({ … })).`);
   }
   return def as CapabilityDef;
 }

@@ -617,9 +617,9 @@ describe("createWorkerPool", () => {
     expect(p.stats().replaced).toBe(0);
   });
 
-  test("a file that does not export a capability fails as internal, naming the file", async () => {
+  test("a file that does not export a capability fails as a load failure, naming the file", async () => {
     const outcome = await makePool().run(task("not-a-capability", "fixture.none"), { lane: "direct" }).outcome;
-    expect(outcome).toMatchObject({ ok: false, error: { kind: "internal", message: expect.stringContaining("not-a-capability.ts does not export a capability") } });
+    expect(outcome).toMatchObject({ ok: false, error: { kind: "load_failed", cause: "threw", message: expect.stringContaining("not-a-capability.ts does not export a capability") } });
   });
 
   test("process.exit() in a handler is worker_lost; the worker is replaced and the next task runs", async () => {

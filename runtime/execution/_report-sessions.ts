@@ -13,6 +13,12 @@ export interface ReportSession {
   due: number;
   /** Who asked this server to cancel the run; the run hears it until it reports its own cancel. */
   cancelBy: Actor | null;
+  /**
+   * When this server first held the run running (`clock.now()` ms: heard started, or adopted
+   * running after a restart), or null: a duration it computes counts from here, on its own clock,
+   * never from the run's `started_at`, which is the run's clock (docs/protocol.md).
+   */
+  runningSince: number | null;
 }
 
 /**
@@ -44,7 +50,7 @@ export class ReportSessions {
 
   /** The run was heard: its silence is measured from now. A namespace it names is kept; null keeps the one known. */
   touch(id: string, pid: number, namespace: string | null = null): ReportSession {
-    const session = this.#sessions.get(id) ?? { pid, namespace, gone: false, timer: null, due: 0, cancelBy: null };
+    const session = this.#sessions.get(id) ?? { pid, namespace, gone: false, timer: null, due: 0, cancelBy: null, runningSince: null };
     if (namespace !== null) session.namespace = namespace;
     session.gone = false;
     this.#sessions.set(id, session);

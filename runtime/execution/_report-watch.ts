@@ -109,8 +109,8 @@ export function createReportWatch(options: ReportWatchOptions): ReportWatch {
       request_id: snapshot.request_id,
       trace_id: snapshot.trace_id,
     });
-    const startedAt = Date.parse(snapshot.started_at ?? snapshot.created_at);
-    const duration_ms = Math.max(0, clock.now().getTime() - (Number.isNaN(startedAt) ? clock.now().getTime() : startedAt));
+    // On this server's clock alone: the run's started_at is its own clock, which may be far behind.
+    const duration_ms = session.runningSince === null ? 0 : Math.max(0, clock.now().getTime() - session.runningSince);
     // A run heard only up to its creation is still queued here, and queued cannot fail: it had started.
     const drafts: EventDraft[] = snapshot.state === "queued" ? [{ type: "execution.started", data: {} }] : [];
     drafts.push({ type: "execution.completed", data: { state: "failed", failure, duration_ms } });
@@ -135,6 +135,7 @@ export function createReportWatch(options: ReportWatchOptions): ReportWatch {
         for (const snapshot of page.items) {
           if (snapshot.actor.kind !== "cli") continue;
           const session = sessions.touch(snapshot.id, snapshot.actor.pid);
+          if (snapshot.state !== "queued") session.runningSince ??= clock.now().getTime();
           // A cancel asked of the earlier server, which the run may not have heard: it hears it now.
           if (snapshot.state === "cancelling") session.cancelBy = askedCancel(snapshot.id, snapshot.actor.pid);
         }

@@ -79,6 +79,9 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
   const { store, limits, clock, log } = options;
   const watch = createReportWatch({ store, limits, clock, log, looksUp: options.processAlive !== undefined, alive, abandon });
   const { sessions } = watch;
+  /** When the execution's last stored event happened: no event of it may be stored earlier. */
+  const lastStoredTime = (snapshot: ExecutionSnapshot): string =>
+    store.events(snapshot.id, snapshot.last_sequence - 1, 1)?.events[0]?.timestamp ?? snapshot.finished_at ?? snapshot.started_at ?? snapshot.created_at;
   const hear = (report: ExecutionReport) => void watch.hear(report.id, report.pid, report.pid_namespace ?? null);
 
   /**
@@ -141,8 +144,10 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
     const events = taken.filter((event) => event.type !== "execution.created");
     const drafts = events.map((event) => ({ type: event.type, data: event.data }) as EventDraft);
     if (drafts.length > 0) {
-      const createdAt = (existing ?? store.current(report.id)!).created_at;
-      const timestamps = events.map((event) => reportedTime(event.timestamp, clock.now(), createdAt));
+      // Each event at or after the one stored before it: a run's clock may say otherwise (an event
+      // stamped before the one it follows), and so may a cancel this server stored meanwhile.
+      let floor = lastStoredTime(existing ?? store.current(report.id)!);
+      const timestamps = events.map((event) => (floor = reportedTime(event.timestamp, clock.now(), floor)));
       try {
         store.append(report.id, drafts, { timestamps });
       } catch (error) {
@@ -155,6 +160,9 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
     if (isTerminal(now.state)) sessions.end(report.id);
     else {
       hear(report);
+      // From here its running time is measured on this server's clock (_report-watch.ts, silence).
+      const session = sessions.get(report.id);
+      if (session && now.state !== "queued") session.runningSince ??= clock.now().getTime();
       // A cancel asked while the run was still queued here is stored as soon as it can be.
       if (now.state === "running" && report.cancel_sequence === undefined) now = storeCancel(report.id) ?? now;
     }

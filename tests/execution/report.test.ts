@@ -182,6 +182,35 @@ describe("executions.report (engine)", () => {
     expect(server.store.get(id)).toMatchObject({ state: "succeeded", finished_at: server.clock.now().toISOString() });
   });
 
+  test("report of events stamped out of order stores each at or after the one before it: finished_at is never before started_at", async () => {
+    const { run, id, events } = await finishedRun();
+    const server = harness();
+    server.clock.advance(5000);
+    // The run's clock stepped back before its end (an NTP correction): it started 2 s after its
+    // creation, and its end is stamped 1 s after the creation.
+    const at = (ms: number) => new Date(Date.parse(events[0]!.timestamp) + ms).toISOString();
+    const skewed = events.map((e) => (e.type === "execution.created" ? e : { ...e, timestamp: at(e.type === "execution.completed" ? 1000 : 2000) }));
+    const started = skewed.find((e) => e.type === "execution.started")!;
+    await send(server, reportOf(run, id, skewed));
+    const stored = server.store.events(id, 0, 1000)!.events.map((e) => Date.parse(e.timestamp));
+    expect(stored).toEqual([...stored].sort((a, b) => a - b));
+    const snapshot = server.store.get(id)!;
+    expect(Date.parse(snapshot.finished_at!)).toBeGreaterThanOrEqual(Date.parse(snapshot.started_at!));
+    expect(snapshot.started_at).toBe(started.timestamp);
+  });
+
+  test("report silence measures the duration on the server's clock alone: a run whose clock is an hour behind is not given the hour (manual clock)", async () => {
+    const { run, id, events } = await finishedRun({ capability: "demo.write", input: {}, end: "hold" });
+    const server = harness({ report_silence_ms: 30_000 });
+    server.clock.advance(3_600_000);
+    await send(server, reportOf(run, id, events.slice(0, 3)));
+    server.clock.advance(30_000);
+    const snapshot = server.store.get(id)!;
+    expect(snapshot.state).toBe("failed");
+    // Heard running for the 30 s of silence, as this server measured them.
+    expect(snapshot.duration_ms).toBe(30_000);
+  });
+
   test("report after the silence failure is answered as ended and applies nothing", async () => {
     const { run, id, events } = await finishedRun({ end: "hold" });
     const server = harness({ report_silence_ms: 1000 });

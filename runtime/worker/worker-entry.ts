@@ -152,6 +152,9 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
           // The file failed before its handler was called: the failure is the file's, and nothing
           // of the handler ran (unless a cancel or a deadline took the task back meanwhile).
           if (!endUnbegun(claim, id)) return abandon(run);
+          // docket's own refusal of a version changed or gone on disk (_import-version.ts) keeps its
+          // code, capability_changed, which says to run again once the file is reloaded.
+          if (CapabilityError.is(error) && error.code === "capability_changed") return finish(run, { ok: false, error: classify(error, context) });
           return finish(run, { ok: false, error: await loadFailure(error, task, boot.load_timeout_ms) });
         }
         // The last thing before the handler: a cancel or a deadline that came during the import

@@ -1,7 +1,7 @@
 import type { FailureDescriptor } from "../execution/failure.ts";
 import { formatWindow } from "./run-reporter.ts";
 import type { ExecutionEvent } from "../execution/protocol.ts";
-import { isLeaseLive, isProcessAlive, readLease, type Lease } from "../server/lease.ts";
+import { isLeaseLive, isProcessAlive, pidVisible, readLease, type Lease } from "../server/lease.ts";
 import { lockCheckout } from "../server/checkout-lock.ts";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -230,10 +230,12 @@ export function followEvents(server: ServerClient, options: EventsOptions): Prom
 /**
  * The lease of a server that holds `root` and does not answer, or null: its process lives and
  * still holds the checkout's lock (a lock this process can take means no server holds it; the
- * build without a lock, where every take succeeds, cannot tell and lets the run go on).
+ * build without a lock, where every take succeeds, cannot tell and lets the run go on). A lease
+ * whose pid this process cannot see (a server in another pid namespace, `pidVisible`) is not
+ * judged by it: the lock alone says whether its server is there.
  */
 export function unansweringServer(root: string): Lease | null {
-  const leased = (lease: Lease | null) => (lease !== null && lease.root === root && isProcessAlive(lease.pid) ? lease : null);
+  const leased = (lease: Lease | null) => (lease !== null && lease.root === root && (!pidVisible(lease) || isProcessAlive(lease.pid)) ? lease : null);
   const lease = leased(readLease(root));
   if (!lockHeld(root, lease !== null)) return null;
   if (lease !== null) return lease;
@@ -246,7 +248,7 @@ export function unansweringServer(root: string): Lease | null {
     if (written !== null) return written;
   }
   const pid = lockHolderPid(root);
-  return { url: "(no address: it has written no lease — it is starting, or its .docket/ was removed)", pid: typeof pid === "number" ? pid : 0, root, token: null, started_at: "" };
+  return { url: "(no address: it has written no lease — it is starting, or its .docket/ was removed)", pid: typeof pid === "number" ? pid : 0, root, token: null, started_at: "", pid_namespace: null };
 }
 
 /** How long a server that holds the checkout and has written no lease is given to write one. */

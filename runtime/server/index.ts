@@ -19,7 +19,7 @@ export { parseLiveTarget } from "./live-target.ts";
 export type { LiveTarget } from "./live-target.ts";
 export { boundFrame } from "./live-frame.ts";
 export { inputFromQuery } from "./query-input.ts";
-export { leasePath, readLease, isLeaseLive, isProcessAlive, ownPidNamespace, acquireLease, releaseLease, ensureDocketDir } from "./lease.ts";
+export { leasePath, readLease, isLeaseLive, isProcessAlive, ownPidNamespace, pidVisible, acquireLease, releaseLease, ensureDocketDir } from "./lease.ts";
 export type { Lease } from "./lease.ts";
 export { startServer, serverToken, isLoopback, ServerAlreadyRunningError } from "./serve.ts";
 export type { ServeOptions, DocketServer, ServedPlane } from "./serve.ts";

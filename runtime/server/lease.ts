@@ -9,6 +9,11 @@ export interface Lease {
   /** The bearer token when the server requires one, so `docket run` can report to it. */
   token: string | null;
   started_at: string;
+  /**
+   * The server's pid namespace (`ownPidNamespace`), null where there is none or from a server that
+   * did not write it: `pid` is looked up only by a process in the same one (`pidVisible`).
+   */
+  pid_namespace: string | null;
 }
 
 /** The lease file of a checkout. */
@@ -91,7 +96,7 @@ export function readLease(root: string): Lease | null {
   }
   const l = value as Partial<Lease> | null;
   if (!l || typeof l.url !== "string" || !Number.isSafeInteger(l.pid) || typeof l.root !== "string" || typeof l.started_at !== "string") return null;
-  return { url: l.url, pid: l.pid!, root: l.root, token: typeof l.token === "string" ? l.token : null, started_at: l.started_at };
+  return { url: l.url, pid: l.pid!, root: l.root, token: typeof l.token === "string" ? l.token : null, started_at: l.started_at, pid_namespace: typeof l.pid_namespace === "string" ? l.pid_namespace : null };
 }
 
 /**
@@ -106,6 +111,17 @@ export function ownPidNamespace(): string | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * True when the lease's pid names its server in this process too: both are in one pid namespace.
+ * In another (a `docket run` in a container that shares the host's network but not its pids), the
+ * number names nobody or someone else, and the server is judged by what it answers alone. A lease
+ * that names no namespace is looked up only where this process has none either (not Linux): one
+ * written by an earlier server cannot say where its pid lives.
+ */
+export function pidVisible(lease: Lease): boolean {
+  return lease.pid_namespace === ownPidNamespace();
 }
 
 /** True when a process with this pid exists (EPERM: it exists but belongs to someone else). */
@@ -129,10 +145,11 @@ export function isProcessAlive(pid: number): boolean {
  * True when the lease's holder is alive and serving: its pid exists AND the server at its URL
  * answers `GET /api/v1/plane` with the same root and that pid (a recycled pid, another server on
  * a reused port, or the new server itself on the port the dead one had, does not count). Bounded
- * by `timeout_ms`.
+ * by `timeout_ms`. A pid this process cannot see (`pidVisible`) is not looked up: there, the
+ * answer alone says — `kill(pid, 0)` in another pid namespace took a serving server for a dead one.
  */
 export async function isLeaseLive(lease: Lease, options: { timeout_ms?: number } = {}): Promise<boolean> {
-  if (!isProcessAlive(lease.pid)) return false;
+  if (pidVisible(lease) && !isProcessAlive(lease.pid)) return false;
   try {
     const response = await fetch(new URL("/api/v1/plane", lease.url), {
       headers: lease.token ? { Authorization: `Bearer ${lease.token}` } : {},

@@ -13,7 +13,7 @@ import type { RunningServer } from "./_listen.ts";
 import { createApp, type AppMounts } from "./app.ts";
 import { LiveChannel } from "./live-channel.ts";
 import type { LiveClock } from "./live-socket.ts";
-import { acquireLease, ensureDocketDir, isLeaseLive, readLease, releaseLease, type Lease } from "./lease.ts";
+import { acquireLease, ensureDocketDir, isLeaseLive, ownPidNamespace, readLease, releaseLease, type Lease } from "./lease.ts";
 import { openLogFile, teeLog, type LogFile } from "./log-file.ts";
 import { lockCheckout, type CheckoutLock } from "./checkout-lock.ts";
 import { capabilityPost } from "./capability-post.ts";
@@ -181,7 +181,7 @@ async function serveWithLog(options: ServeOptions, bind: { token: string | null;
     config.port = running.port;
     config.origin = running.url;
 
-    const lease: Lease = { url: running.url, pid: process.pid, root: plane.root, token, started_at: new Date().toISOString() };
+    const lease: Lease = { url: running.url, pid: process.pid, root: plane.root, token, started_at: new Date().toISOString(), pid_namespace: ownPidNamespace() };
     const acquired = await acquireLease(lease);
     if (!acquired.ok) throw new ServerAlreadyRunningError(acquired.holder);
 

@@ -8,6 +8,7 @@ import { reportToServer } from "../../runtime/cli/_reporter-to-server.ts";
 import { serverClient, type ServerClient } from "../../runtime/cli/server-client.ts";
 import { buildFailure } from "../../runtime/execution/failure.ts";
 import { resolveLimits } from "../../runtime/execution/limits.ts";
+import { ownPidNamespace } from "../../runtime/server/lease.ts";
 import { startServer, type DocketServer } from "../../runtime/server/serve.ts";
 import { createMemoryStore } from "../../runtime/store/memory-store.ts";
 
@@ -57,7 +58,7 @@ async function setup() {
   const store = createMemoryStore({ limits });
   store.create({ id: ID, capability: "executions.demonstrate", input: { steps: 1 }, actor: EDGE.actor, repository: root, run_id: null, session_key: null, request_id: EDGE.request_id, trace_id: EDGE.trace_id, cancellable: true, effect: "read" });
   store.append(ID, [{ type: "execution.started", data: {} }]);
-  const real = serverClient({ url: server.url, pid: process.pid, root, token: null, started_at: new Date().toISOString() });
+  const real = serverClient({ url: server.url, pid: process.pid, root, token: null, started_at: new Date().toISOString(), pid_namespace: ownPidNamespace() });
   return { store, limits, real };
 }
 

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, rmSync, statSync, writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { spawnSync } from "node:child_process";
-import { acquireLease, isLeaseLive, isProcessAlive, leasePath, readLease, releaseLease, type Lease } from "../../runtime/server/lease.ts";
+import { acquireLease, isLeaseLive, isProcessAlive, leasePath, ownPidNamespace, readLease, releaseLease, type Lease } from "../../runtime/server/lease.ts";
 import { isLoopback, serverToken, ServerAlreadyRunningError, startServer } from "../../runtime/server/serve.ts";
 import { resolveLimits } from "../../runtime/execution/limits.ts";
 import { tempCheckout } from "./_support/servers.ts";
@@ -12,7 +12,7 @@ function deadPid(): number {
   return spawnSync(process.execPath, ["-e", "0"]).pid!;
 }
 
-const leaseIn = (root: string, overrides: Partial<Lease> = {}): Lease => ({ url: "http://127.0.0.1:1", pid: process.pid, root, token: null, started_at: new Date().toISOString(), ...overrides });
+const leaseIn = (root: string, overrides: Partial<Lease> = {}): Lease => ({ url: "http://127.0.0.1:1", pid: process.pid, root, token: null, started_at: new Date().toISOString(), pid_namespace: ownPidNamespace(), ...overrides });
 
 const serve = (cwd: string, lines: string[] = []) =>
   startServer({ cwd, port: 0, storeKind: "memory", limits: resolveLimits(), capabilityDirs: [], runtime: "bun", log: (line) => lines.push(line) });
@@ -74,6 +74,28 @@ describe("lease", () => {
     expect(await isLeaseLive(mine)).toBe(false);
     expect(await acquireLease(leaseIn(root, { started_at: "later" }))).toEqual({ ok: true });
     rmSync(root, { recursive: true, force: true });
+  });
+
+  test("readLease reads the server's pid namespace; isLeaseLive judges a lease of another pid namespace by its answer alone, never by a pid this process cannot see", async () => {
+    const root = tempCheckout();
+    const server = await serve(root);
+    // A server elsewhere answers for the root with its own pid, which names nobody here.
+    const elsewhere = deadPid();
+    const other = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => Response.json({ root, pid: elsewhere, version: "x" }) });
+    try {
+      expect(readLease(root)).toMatchObject({ pid: process.pid, pid_namespace: ownPidNamespace() });
+      const url = `http://127.0.0.1:${other.port}`;
+      // Before the fix the pid was looked up here, and a serving server in another namespace taken for a dead one.
+      expect(await isLeaseLive(leaseIn(root, { url, pid: elsewhere, pid_namespace: "pid:[1]" }))).toBe(true);
+      // In this namespace the pid is looked up, and a dead one is no server whatever answers.
+      expect(await isLeaseLive(leaseIn(root, { url, pid: elsewhere }))).toBe(false);
+      // Nor is a server that answers with another pid, wherever the lease says it lives.
+      expect(await isLeaseLive(leaseIn(root, { url, pid: elsewhere + 1, pid_namespace: "pid:[1]" }))).toBe(false);
+    } finally {
+      other.stop(true);
+      await server.stop();
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 
   test("a lease left by a server killed on the port the new one binds is replaced: the new server answering there is not its holder", async () => {

@@ -2,7 +2,7 @@ import type { FailureDescriptor } from "../execution/failure.ts";
 import { formatWindow } from "./run-reporter.ts";
 import type { ExecutionEvent } from "../execution/protocol.ts";
 import { isLeaseLive, isProcessAlive, pidVisible, readLease, type Lease } from "../server/lease.ts";
-import { lockCheckout } from "../server/checkout-lock.ts";
+import { checkoutFlockHeld, lockCheckout } from "../server/checkout-lock.ts";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 
@@ -256,14 +256,20 @@ const STARTING_WAIT_MS = 5_000;
 const PAUSE = new Int32Array(new SharedArrayBuffer(4));
 
 /**
- * Whether a process holds the checkout's lock. Where the kernel lists its locks (Linux:
- * /proc/locks) they are read, touching nothing; elsewhere the lock is taken and let go at once —
- * which, in that instant, a server starting would find held.
+ * Whether a process holds the checkout's lock. A lock the kernel lists (Linux: /proc/locks) is
+ * held, and nothing is touched to know it. The list does not show every lock, though: only those
+ * of processes the pid namespace of its /proc sees, so a server outside a container's namespace
+ * was taken for none, and a --run-id run there ran twice. Unlisted, the folder's flock is looked
+ * at through a shared lock held for an instant (`checkoutFlockHeld`), which a server starting
+ * then waits out. Where flock cannot be had, the lock is taken and let go at once.
  */
 function lockHeld(root: string, leased: boolean): boolean {
   const holder = lockHolderPid(root);
-  if (holder !== undefined) return holder !== null;
-  // Without the kernel's list: a checkout where no server ever started is not looked at (nothing
+  if (typeof holder === "number") return true;
+  const looked = checkoutFlockHeld(root);
+  if (looked !== undefined) return looked;
+  if (holder === null) return false;
+  // Neither: a checkout where no server ever started is not looked at (nothing
   // is made in a clean checkout), and a .docket/ that is no folder of docket's holds no lock of ours.
   if (!leased && !existsSync(join(root, ".docket", "serve.lock"))) return false;
   try {

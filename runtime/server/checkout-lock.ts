@@ -2,7 +2,7 @@ import { closeSync, constants, openSync } from "node:fs";
 import { join } from "node:path";
 import type { Database } from "bun:sqlite";
 import { ensureDocketDir } from "./lease.ts";
-import { takeFileLock, type HeldFileLock } from "./_file-lock.ts";
+import { fileLockHeld, takeFileLock, type HeldFileLock } from "./_file-lock.ts";
 
 /** The lock of one checkout's server, held for the server's life (see lockCheckout). */
 export interface CheckoutLock {
@@ -25,7 +25,7 @@ export interface CheckoutLock {
  * Where bun:sqlite is missing (the Node build), there is no lock: the lease alone keeps a second
  * server away, and only from a holder that answers (docs/durability.md says so).
  */
-export function lockCheckout(root: string): CheckoutLock | null {
+export function lockCheckout(root: string, options: CheckoutLockOptions = {}): CheckoutLock | null {
   const path = join(ensureDocketDir(root), "serve.lock");
   let sqlite: typeof import("bun:sqlite");
   try {
@@ -37,7 +37,13 @@ export function lockCheckout(root: string): CheckoutLock | null {
   try {
     // On the checkout's folder itself: `git clean -fdX` removes .docket/ (it ignores itself) and
     // a lock on a file in it with it, and a second server then started beside a running one.
-    flock = takeFileLock(root, { directory: true });
+    // Held: asked again a few times, since a look at the lock (`checkoutFlockHeld`, which docket run,
+    // mcp and executions take for an instant) would otherwise turn away a server starting then.
+    for (let attempt = 1; ; attempt++) {
+      flock = takeFileLock(root, { directory: true });
+      if (flock !== "held" || attempt >= HELD_TRIES) break;
+      (options.wait ?? pause)(HELD_PAUSE_MS * attempt);
+    }
   } catch (error) {
     throw new CheckoutLockError(`Cannot take the lock of ${root}: ${error instanceof Error ? error.message : String(error)}.`);
   }
@@ -74,6 +80,30 @@ export function lockCheckout(root: string): CheckoutLock | null {
       flock?.release();
     },
   };
+}
+
+/**
+ * Whether a server holds the flock of the checkout `root` (lockCheckout), seen from any process
+ * and any pid namespace; undefined where flock cannot be had here. Looked at through a shared
+ * lock held for an instant, which lockCheckout waits out.
+ */
+export function checkoutFlockHeld(root: string): boolean | undefined {
+  return fileLockHeld(root);
+}
+
+/** Options of lockCheckout. */
+export interface CheckoutLockOptions {
+  /** Waits this long before the flock is asked again (default: blocks the thread; a test lets the lock go instead). */
+  wait?: (ms: number) => void;
+}
+
+/** How many times a held flock is asked for: a look holds it for microseconds, a server for its life. */
+const HELD_TRIES = 5;
+/** The first pause between two tries; each next one is longer by as much (20, 40, 60, 80 ms: 200 ms in all). */
+const HELD_PAUSE_MS = 20;
+
+function pause(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
 /** True for SQLite's "the file is locked by someone else". */

@@ -5,7 +5,8 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { lockCheckout } from "../../runtime/server/checkout-lock.ts";
+import { checkoutFlockHeld, lockCheckout } from "../../runtime/server/checkout-lock.ts";
+import { takeFileLock } from "../../runtime/server/_file-lock.ts";
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), "docket-lock-")));
 mkdirSync(join(root, ".git"));
@@ -57,5 +58,48 @@ describe("lockCheckout", () => {
     } finally {
       first.release();
     }
+  });
+
+  test("waits out a look at the lock (a shared lock held for an instant): a server starting then is not turned away", () => {
+    const look = takeFileLock(root, { directory: true, shared: true });
+    if (look === null || look === "held") throw new Error(`no shared flock could be had on ${root}: ${look}`);
+    const waits: number[] = [];
+    // The look ends while the server waits: its next try takes the lock. Before the fix it was refused at once.
+    const lock = lockCheckout(root, { wait: (ms) => (waits.push(ms), look.release()) });
+    try {
+      expect(lock).not.toBeNull();
+      expect(waits).toHaveLength(1);
+    } finally {
+      lock?.release();
+      look.release();
+    }
+  });
+
+  test("is refused, after a few tries, while a server holds the lock", () => {
+    const first = lockCheckout(root)!;
+    const waits: number[] = [];
+    try {
+      expect(lockCheckout(root, { wait: (ms) => void waits.push(ms) })).toBeNull();
+      expect(waits).toEqual([20, 40, 60, 80]);
+    } finally {
+      first.release();
+    }
+  });
+});
+
+describe("checkoutFlockHeld", () => {
+  test("says whether a server holds the checkout, from this process or another, and leaves a free one free", () => {
+    expect(checkoutFlockHeld(root)).toBe(false);
+    // The look let its shared lock go: another process takes the checkout's lock right after.
+    expect(otherProcessTakes()).toBe("taken");
+    const lock = lockCheckout(root)!;
+    try {
+      expect(checkoutFlockHeld(root)).toBe(true);
+      const script = `const { checkoutFlockHeld } = await import(${JSON.stringify(MODULE)}); console.log(checkoutFlockHeld(${JSON.stringify(root)}));`;
+      expect(Bun.spawnSync([process.execPath, "-e", script], { stdout: "pipe" }).stdout.toString().trim()).toBe("true");
+    } finally {
+      lock.release();
+    }
+    expect(checkoutFlockHeld(root)).toBe(false);
   });
 });

@@ -11,8 +11,9 @@ type SchemaNode = Record<string, unknown>;
  * schema to the first transform (input) or from its last schema on (output), so
  * `sensitive(v.pipe(v.string(), v.transform(f), v.string()))` or a mark after the transform was
  * dropped, and a secret was stored in clear (docs/security.md). A transformed secret is still a
- * secret: wherever the mark sits in a pipe, the whole value is one. A schema with no mark is
- * returned as it is; the copy is never parsed with.
+ * secret: wherever the mark sits in a pipe, the whole value is one; and so is a value a pipe
+ * transforms into something holding a mark. A schema with no mark is returned as it is; the copy
+ * is never parsed with.
  */
 export function secretPipes<T>(schema: T): T {
   let marked = false;
@@ -57,6 +58,11 @@ export function secretPipes<T>(schema: T): T {
   const copyPipe = (pipe: SchemaNode[]): SchemaNode[] => {
     const flat = flatten(pipe);
     const keys = Object.assign({}, ...flat.map((item) => secretKeys(item) ?? {})) as Record<string, unknown>;
+    // What a transform makes holds a secret (`v.pipe(v.string(), v.transform(JSON.parse),
+    // v.object({ token: sensitive(v.string()) }))`): the value sent holds it too, in a form its
+    // input schema cannot point into, so the whole value is the secret.
+    const transformedAt = flat.findIndex((item) => item.kind === "transformation");
+    if (transformedAt >= 0 && flat.slice(transformedAt + 1).some((item) => isSchema(item) && holdsMark(item))) keys[SENSITIVE_MARK] = true;
     if (Object.keys(keys).length === 0) return pipe.map((item) => (isSchema(item) ? copySchema(item) : item));
     const mark = v.metadata(keys) as unknown as SchemaNode;
     return flat.flatMap((item) => (isSchema(item) ? [copySchema(item), mark] : [item]));
@@ -74,6 +80,12 @@ function secretKeys(node: SchemaNode): Record<string, unknown> | null {
   if (metadata.writeOnly === true) keys.writeOnly = true;
   if (metadata.format === "password") keys.format = "password";
   return Object.keys(keys).length > 0 ? keys : null;
+}
+
+/** True when a mark sits anywhere inside a schema (a field of an object, an item, a branch, a lazy part). */
+function holdsMark(schema: SchemaNode): boolean {
+  for (const node of schemaNodes(schema)) if (secretKeys(node) !== null) return true;
+  return false;
 }
 
 /** A pipe with the pipes inside it spread in place, as the converter reads it. */

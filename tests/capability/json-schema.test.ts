@@ -120,6 +120,23 @@ describe("toCapabilityJsonSchema", () => {
     expect(published.$defs["0"].properties.name).toEqual(marked);
   });
 
+  test("toCapabilityJsonSchema marks a value its pipe transforms into something holding a secret as a secret, whole (tester: t.wrap)", () => {
+    const schema = v.object({
+      cfg: v.pipe(v.string(), v.transform((s) => JSON.parse(s) as unknown), v.object({ token: sensitive(v.string()) })),
+      deep: v.pipe(v.string(), v.transform((s) => JSON.parse(s) as unknown), v.array(v.object({ auth: v.object({ key: sensitive(v.string()) }) }))),
+      plain: v.pipe(v.string(), v.transform((s) => JSON.parse(s) as unknown), v.object({ name: v.string() })),
+    });
+    for (const side of ["input", "output"] as const) {
+      const published = toCapabilityJsonSchema(schema, side).properties as Record<string, Record<string, unknown>>;
+      expect({ side, cfg: published.cfg!["x-docket-sensitive"], deep: published.deep!["x-docket-sensitive"], plain: published.plain!["x-docket-sensitive"] }).toEqual({ side, cfg: true, deep: true, plain: undefined });
+    }
+    // A secret the client sends where the schema points to it stays the only secret: the rest of the value is not hidden.
+    const renamed = v.pipe(v.object({ user: v.string(), tok: sensitive(v.string()) }), v.transform((o) => ({ user: o.user, auth: { bearer: o.tok } })));
+    const published = toCapabilityJsonSchema(renamed, "input");
+    expect(published["x-docket-sensitive"]).toBeUndefined();
+    expect(published.properties).toEqual({ user: { type: "string" }, tok: { type: "string", "x-docket-sensitive": true } });
+  });
+
   test("toCapabilityJsonSchema leaves a pipe with a transform and no mark as it was, and the schema it was given unchanged", () => {
     const piped = v.pipe(v.string(), v.transform((s) => s.length), v.number());
     const schema = v.object({ plain: piped, secret: sensitive(piped) });

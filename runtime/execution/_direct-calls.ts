@@ -9,7 +9,7 @@ import { canonicalJson } from "./canonical-json.ts";
 import { completionOf, type StopCircumstances } from "./_completion.ts";
 import { mainThreadContext } from "./_main-context.ts";
 import { CapabilityError } from "../capability/capability-error.ts";
-import { maskForInput, type SecretMask } from "./secret-mask.ts";
+import { maskOf, type SecretMask } from "./secret-mask.ts";
 import { thrownClass, thrownDetail } from "./thrown.ts";
 import { boundFailureTexts } from "./text-limits.ts";
 import { sanitizeLine } from "./text-sanitize.ts";
@@ -22,9 +22,20 @@ export interface DirectCallsOptions {
   clock: Clock;
   log: (line: string) => void;
   /** The capability and its checked input; `runs` throws first when the capability never runs this way. */
-  admitInput(id: string, input: unknown, edge: EdgeInfo, verb: string, runs: (capability: RegisteredCapability) => void): { capability: RegisteredCapability; input: unknown };
+  admitInput(id: string, input: unknown, edge: EdgeInfo, verb: string, runs: (capability: RegisteredCapability) => void): AdmittedInput;
   handle(edge: EdgeInfo): PlaneHandle;
   hostFacts(): HostFacts;
+}
+
+/** An input the engine took, as a call or an execution needs it. */
+export interface AdmittedInput {
+  capability: RegisteredCapability;
+  /** What the handler gets: the input as its schema's check, transforms included, gave it back. */
+  input: unknown;
+  /** The input as the client sent it, checked: what the input schema describes, and what is redacted and stored (docs/security.md). */
+  sent: unknown;
+  /** Its sensitive values, sent and transformed: masked in every text the run produces. */
+  secrets: string[];
 }
 
 /** The signal of a call without a caller that can leave; nothing ever aborts it. */
@@ -72,7 +83,7 @@ export class DirectCalls {
 
   /** The capability, its checked input and the mask of its secrets; throws what refuses the call. */
   private admit(id: string, rawInput: unknown, edge: EdgeInfo): Admitted {
-    const { capability, input } = this.options.admitInput(id, rawInput, edge, "call", (found) => {
+    const { capability, input, secrets } = this.options.admitInput(id, rawInput, edge, "call", (found) => {
       if (callsDirectly(found)) return;
       throw new FailureError(
         buildFailure({
@@ -86,7 +97,7 @@ export class DirectCalls {
         }),
       );
     });
-    return { capability, input, ...maskForInput(capability.input_schema, input) };
+    return { capability, input, mask: maskOf(secrets), secrets };
   }
 
   /** A work capability: from the cache when its declaration allows, else on the direct lane. */

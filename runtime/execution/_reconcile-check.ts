@@ -8,7 +8,7 @@ import type { EdgeInfo } from "./plane.ts";
 import type { ExecutionSnapshot } from "./snapshot.ts";
 import { buildFailure, FailureError, newCorrelationId } from "./failure.ts";
 import { artifactsDir } from "./artifact-files.ts";
-import { maskForInput } from "./secret-mask.ts";
+import { maskOf } from "./secret-mask.ts";
 import { sanitizeText } from "./text-sanitize.ts";
 import { cutText } from "./text-limits.ts";
 import { withoutColour } from "./text-colour.ts";
@@ -21,6 +21,12 @@ const ResultSchema = v.object({
   evidence: v.optional(v.unknown()),
   note: v.optional(v.string()),
 });
+
+/** The input a check runs with, and its secrets as the engine collected them when it was admitted (sent and transformed). */
+export interface CheckInput {
+  value: unknown;
+  secrets: readonly string[];
+}
 
 /** What running one check needs. */
 export interface CheckOptions {
@@ -38,7 +44,7 @@ export interface CheckOptions {
  * as a reconciliation is kept (its evidence and its note), also when nothing is recorded; throws
  * FailureError when the check itself failed.
  */
-export async function runCheck(capability: RegisteredCapability, snapshot: ExecutionSnapshot, input: unknown, edge: EdgeInfo, options: CheckOptions): Promise<ReconcileResult> {
+export async function runCheck(capability: RegisteredCapability, snapshot: ExecutionSnapshot, input: CheckInput, edge: EdgeInfo, options: CheckOptions): Promise<ReconcileResult> {
   const { pool, limits, clock } = options;
   const handle = pool.run(
     {
@@ -46,7 +52,7 @@ export async function runCheck(capability: RegisteredCapability, snapshot: Execu
       source: capability.source,
       // The code loaded now: a check of a reloaded file runs its current reconcile().
       version: capability.version,
-      input,
+      input: input.value,
       execution: { id: snapshot.id, run_id: snapshot.run_id, session_key: snapshot.session_key, attempt: 1 },
       root: options.root,
       // It reads what the work left behind; it writes nothing (its artifact writes are refused).
@@ -72,7 +78,7 @@ export async function runCheck(capability: RegisteredCapability, snapshot: Execu
     for (const timer of timers) clock.clearTimeout(timer);
   }
   // What the check says is stored, shown and logged: a secret of its input never is, wherever it appears (docs/security.md).
-  const { mask } = maskForInput(capability.input_schema, input);
+  const mask = maskOf(input.secrets);
   if (!outcome.ok) throw new FailureError(mask.value(checkFailure(capability, snapshot, outcome.error, expired, deadline, edge, (line) => options.log(mask.text(line)))));
   const parsed = v.safeParse(ResultSchema, mask.value(outcome.output));
   if (!parsed.success) {

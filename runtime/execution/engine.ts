@@ -14,15 +14,15 @@ import { isTerminal } from "./state-machine.ts";
 import { expiredExecution } from "./snapshot.ts";
 import { canonicalHash } from "./canonical-json.ts";
 import { redact, hasSensitive, sensitivePaths } from "./redaction.ts";
-import { createSecretMask, MAX_SENSITIVE_VALUES, maskForInput, sensitiveValues, type SecretMask } from "./secret-mask.ts";
+import { createSecretMask, MAX_SENSITIVE_VALUES, maskOf, sensitiveValues, type SecretMask } from "./secret-mask.ts";
 import { thrownClass, thrownDetail } from "./thrown.ts";
 import { checkValue, describeProblems, maskProblems, transforms, type Checked } from "./validate.ts";
 import { parsesUnchanged } from "./_parses-unchanged.ts";
 import { inputShapeProblem, isPlainJson, MAX_INPUT_DEPTH, PLANE_ENVELOPE_DEPTH } from "./json-depth.ts";
-import { droppedFieldText, undeclaredFields } from "./undeclared-fields.ts";
+import { declaredOnly, droppedFieldText, undeclaredFields } from "./undeclared-fields.ts";
 import { Scheduler } from "./_scheduler.ts";
 import { completionOf, type Completion, type StopCircumstances } from "./_completion.ts";
-import { DirectCalls } from "./_direct-calls.ts";
+import { DirectCalls, type AdmittedInput } from "./_direct-calls.ts";
 import { artifactsDir, listArtifacts, removeArtifacts } from "./artifact-files.ts";
 import { protocolDocument, type ProtocolDocument } from "./protocol-document.ts";
 import { createReportLedger, runIdentitiesFull } from "./report-ledger.ts";
@@ -133,8 +133,8 @@ export function createEngine(options: EngineOptions): Engine {
   const failure = (edge: EdgeInfo, rest: Omit<Parameters<typeof buildFailure>[0], "request_id" | "trace_id">): FailureError =>
     new FailureError(boundFailureTexts(buildFailure({ ...rest, request_id: edge.request_id, trace_id: edge.trace_id }), limits.failure_message_bytes));
 
-  /** Shared by start and direct calls: the capability, its input checked and its size bounded. */
-  function admitInput(id: string, input: unknown, edge: EdgeInfo, verb: string, runs: (capability: RegisteredCapability) => void): { capability: RegisteredCapability; input: unknown } {
+  /** Shared by start and direct calls: the capability, its input checked and its size bounded (see AdmittedInput). */
+  function admitInput(id: string, input: unknown, edge: EdgeInfo, verb: string, runs: (capability: RegisteredCapability) => void): AdmittedInput {
     const capability = registry.get(id);
     if (!capability) {
       throw failure(edge, {
@@ -240,8 +240,17 @@ export function createEngine(options: EngineOptions): Engine {
         context: { reason: "transform_not_json" },
       });
     }
-    refuseTooManySecrets(id, edge, verb, hasSensitive(capability.input_schema) ? new Set(sensitiveValues(checked.value, capability.input_schema)).size : 0);
-    return { capability, input: checked.value };
+    // The input schema describes what clients send, up to the first transform: a transform that
+    // moves a secret (`v.transform((o) => ({ auth: { bearer: o.tok } }))`) leaves it where the
+    // schema no longer points. So redaction, the run identity and the secrets to mask read the
+    // input as sent (docs/security.md); the handler gets what the transforms made.
+    const sent = checked.value !== given && transforms(capability.def.input) ? declaredOnly(given, capability.input_schema) : checked.value;
+    // Masked are the secrets sent and what the transforms made at their places (a secret trimmed or upper-cased).
+    const secrets = hasSensitive(capability.input_schema)
+      ? [...new Set([...sensitiveValues(sent, capability.input_schema), ...(sent === checked.value ? [] : sensitiveValues(checked.value, capability.input_schema, { keys: false }))])]
+      : [];
+    refuseTooManySecrets(id, edge, verb, secrets.length);
+    return { capability, input: checked.value, sent, secrets };
   }
 
   /** Refuses an input holding more distinct secrets than a run's texts can be searched for. */
@@ -296,7 +305,7 @@ export function createEngine(options: EngineOptions): Engine {
   /** A start's result, with the execution it made (null for a known run_id). */
   function admit(request: StartRequest, edge: EdgeInfo, options: StartOptions = {}): { result: StartResult; active: Active | null } {
     if (closed) throw failure(edge, { error_code: "unavailable", stage: "admit", message: "The engine is shutting down.", suggestion: "Start it again once the server serves again: nothing ran." });
-    const { capability, input } = admitInput(request.capability, request.input, edge, "start", (found) => {
+    const { capability, input, sent, secrets } = admitInput(request.capability, request.input, edge, "start", (found) => {
       if (runsAsExecution(found)) return;
       throw failure(edge, {
         error_code: "not_runnable",
@@ -306,7 +315,7 @@ export function createEngine(options: EngineOptions): Engine {
       });
     });
     const run_id = request.run_id ?? null;
-    const stored = redactInput(capability, input);
+    const stored = redactInput(capability, sent);
     // A run's identity is its capability and its input as stored, secrets redacted
     // (docs/security.md, "Secrets are not part of a run's identity"): the same run_id with another
     // secret is that run, never a conflict, so that no answer and no stored hash tells whether a
@@ -383,7 +392,7 @@ export function createEngine(options: EngineOptions): Engine {
       effect: capability.effect,
       capability_version: capability.version,
     });
-    const { mask, secrets } = maskForInput(capability.input_schema, input);
+    const mask = maskOf(secrets);
     const active: Active = {
       id,
       session_key,
@@ -606,7 +615,7 @@ export function createEngine(options: EngineOptions): Engine {
    */
   function rememberForCheck(active: Active, completion: Completion): void {
     if (completion.state === "succeeded" || completion.failure.outcome_certainty !== "unknown") return;
-    if (typeof active.capability.def.reconcile === "function" && hasSensitive(active.capability.input_schema)) reconciler.remember(active.id, active.input);
+    if (typeof active.capability.def.reconcile === "function" && hasSensitive(active.capability.input_schema)) reconciler.remember(active.id, active.input, active.secrets);
   }
 
   function writeCompleted(id: string, completion: Completion, duration_ms: number): void {

@@ -10,7 +10,8 @@ import { buildFailure, FailureError, type FailureOptions } from "./failure.ts";
 import { isExecutionId } from "./execution-id.ts";
 import { hasSensitive } from "./redaction.ts";
 import { IllegalTransitionError, isTerminal } from "./state-machine.ts";
-import { runCheck } from "./_reconcile-check.ts";
+import { runCheck, type CheckInput } from "./_reconcile-check.ts";
+import { checkValue, describeProblems, transforms } from "./validate.ts";
 
 /**
  * Real inputs kept for checks, at most this many and this many bytes: an execution with sensitive
@@ -35,14 +36,14 @@ export interface ReconcilerOptions {
 export interface Reconciler {
   /** Records `execution.reconciled`, or runs the capability's `reconcile()` first; throws FailureError when it cannot. */
   reconcile(request: ReconcileRequest, edge: EdgeInfo): Promise<ReconcileReceipt>;
-  /** Keeps the real input of an execution that just ended with an unknown outcome, for a later check. */
-  remember(id: string, input: unknown): void;
+  /** Keeps the real input of an execution that just ended with an unknown outcome, and its secrets to mask, for a later check. */
+  remember(id: string, input: unknown, secrets: readonly string[]): void;
 }
 
 /** Creates the reconciler. Its only state is the bounded map of remembered inputs and the checks running now. */
 export function createReconciler(options: ReconcilerOptions): Reconciler {
   const { store, registry, log } = options;
-  const inputs = new Map<string, { input: unknown; bytes: number }>();
+  const inputs = new Map<string, { input: CheckInput; bytes: number }>();
   let rememberedBytes = 0;
   const forget = (id: string) => {
     const kept = inputs.get(id);
@@ -91,7 +92,7 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
   }
 
   /** The input the check runs with: the real one this process kept, else the stored one when nothing in it was redacted. */
-  function checkInput(snapshot: ExecutionSnapshot, capability: RegisteredCapability, edge: EdgeInfo): unknown {
+  function checkInput(snapshot: ExecutionSnapshot, capability: RegisteredCapability, edge: EdgeInfo): CheckInput {
     const kept = inputs.get(snapshot.id);
     if (kept !== undefined) return kept.input;
     const byHand = `Check by hand and settle it: executions.reconcile {"id":"${snapshot.id}","outcome":"applied"|"not_applied","note":"…"}.`;
@@ -103,7 +104,12 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
     }
     const input = snapshot.input as { withheld?: unknown } | null;
     if (input !== null && typeof input === "object" && "withheld" in input) throw cannot("its input was too large to keep.", "input_withheld");
-    return snapshot.input;
+    // The input is stored as it was sent (docs/security.md): the check gets what the schema's
+    // transforms make of it, as the handler did.
+    if (!transforms(capability.def.input)) return { value: snapshot.input, secrets: [] };
+    const checked = checkValue(capability.def.input, snapshot.input, "input");
+    if (!checked.ok) throw cannot(`its stored input no longer passes its input schema (${describeProblems(checked.problems)}).`, "input_refused");
+    return { value: checked.value, secrets: [] };
   }
 
   async function check(snapshot: ExecutionSnapshot, request: ReconcileRequest, edge: EdgeInfo): Promise<ReconcileReceipt> {
@@ -140,7 +146,7 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
       const reconciliation = record(snapshot, data, edge);
       return { id: snapshot.id, state: snapshot.state, reconciled: true, reconciliation, check: null, message: `${snapshot.id} is reconciled as ${request.outcome}; its state stays ${snapshot.state}, and its artifacts may now be released.` };
     },
-    remember(id, input) {
+    remember(id, input, secrets) {
       forget(id);
       let bytes: number;
       try {
@@ -149,7 +155,7 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
         return;
       }
       if (bytes > REMEMBERED_BYTES) return;
-      inputs.set(id, { input, bytes });
+      inputs.set(id, { input: { value: input, secrets }, bytes });
       rememberedBytes += bytes;
       // The oldest goes first: a Map iterates in insertion order.
       while (inputs.size > REMEMBERED_INPUTS || rememberedBytes > REMEMBERED_BYTES) forget(inputs.keys().next().value!);

@@ -32,10 +32,12 @@ export interface SecretMask {
  * and every key of one that the schema does not declare (a sensitive record's keys);
  * a sensitive number (a PIN, an account number) as its decimal text, the way a log line or a JSON
  * text writes it. Walks the schema as `redact` does, so the two agree on what is a secret.
+ * `keys: false` leaves the keys out, for a value the schema does not describe (what an input
+ * schema's transforms made: a key of it is no key the client sent).
  */
-export function sensitiveValues(input: unknown, schema: JsonSchema | undefined): string[] {
+export function sensitiveValues(input: unknown, schema: JsonSchema | undefined, options: { keys?: boolean } = {}): string[] {
   const found = new Set<string>();
-  collect(input, schema, { root: schema, out: found }, false, 0, new Set());
+  collect(input, schema, { root: schema, out: found, keys: options.keys ?? true }, false, 0, new Set());
   return [...found];
 }
 
@@ -50,7 +52,7 @@ const MAX_WALK_DEPTH = MAX_INPUT_DEPTH + PLANE_ENVELOPE_DEPTH + 1;
  * `followed`: the `$ref` targets already walked for this very value, so that a cycle of references
  * ends (collecting twice finds nothing new); the input schema is `walk.root`, where they resolve.
  */
-function collect(value: unknown, schema: JsonSchema | undefined, walk: { root: unknown; out: Set<string> }, inside: boolean, depth: number, followed: Set<object>): void {
+function collect(value: unknown, schema: JsonSchema | undefined, walk: { root: unknown; out: Set<string>; keys: boolean }, inside: boolean, depth: number, followed: Set<object>): void {
   if (depth > MAX_WALK_DEPTH || value === undefined || value === null) return;
   const out = walk.out;
   const secret = inside || isSensitiveSchema(schema);
@@ -85,7 +87,7 @@ function collect(value: unknown, schema: JsonSchema | undefined, walk: { root: u
   }
   const properties = (schema?.properties ?? {}) as Record<string, JsonSchema>;
   const extra = schema?.additionalProperties && typeof schema.additionalProperties === "object" ? (schema.additionalProperties as JsonSchema) : undefined;
-  const declared = secret ? declaredNames(schema, walk.root) : null;
+  const declared = secret && walk.keys ? declaredNames(schema, walk.root) : null;
   for (const [key, child] of Object.entries(value as Record<string, unknown>)) {
     // A key of a secret object is part of the secret (a sensitive record's keys are its data), unless
     // the schema names it: a declared field name is published with the schema, and masking it would
@@ -266,6 +268,11 @@ export function maskForInput(schema: JsonSchema, input: unknown): { mask: Secret
   if (!hasSensitive(schema)) return { mask: NO_MASK, secrets: [] };
   const secrets = sensitiveValues(input, schema);
   return { mask: createSecretMask(secrets), secrets };
+}
+
+/** The mask of an input's secrets as the engine collected them; NO_MASK when there are none. */
+export function maskOf(secrets: readonly string[]): SecretMask {
+  return secrets.length === 0 ? NO_MASK : createSecretMask(secrets);
 }
 
 /**

@@ -32,12 +32,7 @@ export function undeclaredFields(given: unknown, checked: unknown, schema: unkno
       for (let i = 0; i < value.length && found.length < 20; i++) walk(value[i], Array.isArray(kept) ? kept[i] : undefined, item, `${at}${i}.`);
       return;
     }
-    // A branch that names no properties, or takes more than it names, takes any field.
-    const open = branches.some((branch) => {
-      const b = branch as { properties?: unknown; additionalProperties?: unknown; patternProperties?: unknown; type?: unknown };
-      return (b.properties === undefined && (b.type === undefined || b.type === "object")) || (b.additionalProperties !== undefined && b.additionalProperties !== false) || b.patternProperties !== undefined;
-    });
-    if (open) return;
+    if (branches.some(takesAnyField)) return;
     const objects = branches.flatMap((branch) => {
       const properties = (branch as { properties?: unknown }).properties;
       return properties !== null && typeof properties === "object" ? [properties as Record<string, unknown>] : [];
@@ -56,6 +51,47 @@ export function undeclaredFields(given: unknown, checked: unknown, schema: unkno
   };
   walk(given, checked, schema, "");
   return found;
+}
+
+/**
+ * `given` without the fields its schema does not declare, read as {@link undeclaredFields} reads
+ * them (a value marked sensitive, an object that takes any field and a value the schema says
+ * nothing of are kept whole; a loose object, published like any other, keeps its fields only):
+ * the input as the client sent it, once checked, for a schema whose transforms make the checked
+ * value something else (docs/security.md).
+ */
+export function declaredOnly(given: unknown, schema: unknown): unknown {
+  const walk = (value: unknown, node: unknown): unknown => {
+    if (value === null || typeof value !== "object") return value;
+    const branches = schemaBranches(node, schema);
+    if (branches.length === 0 || branches.some((branch) => isSensitiveSchema(branch as JsonSchema))) return value;
+    if (Array.isArray(value)) {
+      const items = branches.flatMap((branch) => ((branch as { items?: unknown }).items === undefined ? [] : [(branch as { items?: unknown }).items]));
+      if (items.length === 0) return value;
+      const item = items.length === 1 ? items[0] : { anyOf: items };
+      return value.map((member) => walk(member, item));
+    }
+    if (branches.some(takesAnyField)) return value;
+    const objects = branches.flatMap((branch) => {
+      const properties = (branch as { properties?: unknown }).properties;
+      return properties !== null && typeof properties === "object" ? [properties as Record<string, unknown>] : [];
+    });
+    const kept: Record<string, unknown> = {};
+    for (const [key, member] of Object.entries(value)) {
+      const holding = objects.filter((properties) => Object.hasOwn(properties, key));
+      if (holding.length === 0) continue;
+      // A defined property: `__proto__` sent as a field stays a field, as the check reads it.
+      Object.defineProperty(kept, key, { value: walk(member, holding.length === 1 ? holding[0]![key] : { anyOf: holding.map((properties) => properties[key]) }), enumerable: true, writable: true, configurable: true });
+    }
+    return kept;
+  };
+  return walk(given, schema);
+}
+
+/** A branch that names no properties, or takes more than it names, takes any field. */
+function takesAnyField(branch: { type?: unknown; properties?: unknown }): boolean {
+  const b = branch as { properties?: unknown; additionalProperties?: unknown; patternProperties?: unknown; type?: unknown };
+  return (b.properties === undefined && (b.type === undefined || b.type === "object")) || (b.additionalProperties !== undefined && b.additionalProperties !== false) || b.patternProperties !== undefined;
 }
 
 /** ` (did you mean "token"?)` after a field name that is not one of `known`, or "" when none is close. */

@@ -37,6 +37,30 @@ const CAPABILITIES = [
       reconcile: check,
     }),
   ),
+  registered(
+    capability({
+      id: "demo.tagged",
+      title: "Tagged",
+      description: "A write whose input schema makes the tag something else.",
+      effect: "write",
+      input: v.pipe(v.object({ tag: v.string() }), v.transform((o) => ({ ref: `refs/tags/${o.tag}` }))),
+      output: v.object({}),
+      handler: noop,
+      reconcile: check,
+    }),
+  ),
+  registered(
+    capability({
+      id: "demo.renamed",
+      title: "Renamed",
+      description: "A write whose input schema moves its token.",
+      effect: "write",
+      input: v.pipe(v.object({ repo: v.string(), tok: sensitive(v.string()) }), v.transform((o) => ({ repo: o.repo, auth: { bearer: o.tok } }))),
+      output: v.object({}),
+      handler: noop,
+      reconcile: check,
+    }),
+  ),
 ];
 
 function setup(store?: ExecutionStore, capabilities = CAPABILITIES) {
@@ -256,6 +280,30 @@ describe("executions.reconcile (engine)", () => {
     expect(gone.message).toContain("sensitive fields, which are never stored");
     expect(gone.suggestion).toContain('"outcome":"applied"|"not_applied"');
     expect(restarted.pool.tasks.filter((task) => task.task.entry === "reconcile")).toHaveLength(0);
+  });
+
+  test("reconcile's check of a stored input gets what the input schema's transforms make of it, as the handler did", async () => {
+    const t = setup();
+    const id = await lost(t, "demo.tagged", { tag: "v1.2" });
+    // Stored as sent (docs/security.md): what "Run again" fills the form with.
+    expect(t.store.get(id)!.input).toEqual({ tag: "v1.2" });
+    const pending = t.plane().reconcile({ id });
+    await flush();
+    expect(checkTask(t).task.input).toEqual({ ref: "refs/tags/v1.2" });
+    checkTask(t).succeed({ outcome: "applied" });
+    expect((await pending).reconciled).toBe(true);
+  });
+
+  test("reconcile's check masks a secret the input schema moved, in its evidence and note (tester: t.rename)", async () => {
+    const t = setup();
+    const id = await lost(t, "demo.renamed", { repo: "docket", tok: "moved-secret-9" });
+    expect(t.store.get(id)!.input).toEqual({ repo: "docket", tok: "[redacted]" });
+    const pending = t.plane().reconcile({ id });
+    await flush();
+    expect(checkTask(t).task.input).toEqual({ repo: "docket", auth: { bearer: "moved-secret-9" } });
+    checkTask(t).succeed({ outcome: "unknown", evidence: { header: "Bearer moved-secret-9" }, note: "moved-secret-9 refused" });
+    const unsure = await pending;
+    expect(unsure.check).toEqual({ outcome: "unknown", evidence: { header: "Bearer [redacted]" }, note: "[redacted] refused" });
   });
 
   test("reconcile without an outcome is refused, before anything runs, for a capability without a check or not loaded", async () => {

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import * as v from "valibot";
 import { toCapabilityJsonSchema } from "../../runtime/capability/json-schema.ts";
 import { sensitive } from "../../runtime/capability/sensitive.ts";
-import { droppedFieldText, undeclaredFields } from "../../runtime/execution/undeclared-fields.ts";
+import { declaredOnly, droppedFieldText, undeclaredFields } from "../../runtime/execution/undeclared-fields.ts";
 
 /** The fields the input's own check drops, as the engine asks: the given input, the checked one, the JSON Schema. */
 function dropped(schema: v.GenericSchema, given: unknown): string[] {
@@ -36,5 +36,38 @@ describe("undeclaredFields", () => {
   test("undeclaredFields ends on a cycle of references", () => {
     const schema = { type: "object", properties: { a: { $ref: "#/$defs/x" } }, $defs: { x: { anyOf: [{ $ref: "#/$defs/y" }] }, y: { allOf: [{ $ref: "#/$defs/x" }, { type: "object", properties: { b: { type: "string" } } }] } } };
     expect(undeclaredFields({ a: { b: "1", c: "2" } }, { a: { b: "1" } }, schema)).toEqual(["a.c"]);
+  });
+});
+
+describe("declaredOnly", () => {
+  test("declaredOnly drops what the schema does not declare, at any depth and through unions and recursion, and keeps secrets and records whole", () => {
+    type Node = { name: string; kids: Node[] };
+    const node: v.GenericSchema<Node> = v.object({ name: v.string(), kids: v.array(v.lazy(() => node)) });
+    const schema = v.object({
+      user: v.string(),
+      tree: v.optional(node),
+      route: v.optional(v.union([v.object({ host: v.string() }), v.object({ port: v.number() })])),
+      creds: v.optional(sensitive(v.object({ key: v.string() }))),
+      labels: v.optional(v.record(v.string(), v.string())),
+      loose: v.optional(v.looseObject({ a: v.string() })),
+    });
+    const given = {
+      user: "bob",
+      tokn: "a misspelt secret",
+      tree: { name: "root", kids: [{ name: "leaf", kids: [], dryRun: true }] },
+      route: { host: "h", port: 1, path: "/" },
+      creds: { key: "k", extra: "x" },
+      labels: { any: "thing" },
+      loose: { a: "a", b: "b" },
+    };
+    expect(declaredOnly(given, toCapabilityJsonSchema(schema, "input"))).toEqual({
+      user: "bob",
+      tree: { name: "root", kids: [{ name: "leaf", kids: [] }] },
+      route: { host: "h", port: 1 },
+      creds: { key: "k", extra: "x" },
+      labels: { any: "thing" },
+      // Published like any object (JSON Schema does not tell a loose one): what it keeps beyond its fields is not declared.
+      loose: { a: "a" },
+    });
   });
 });

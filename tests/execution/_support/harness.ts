@@ -100,6 +100,31 @@ export const TEST_CAPABILITIES = {
       handler: noop,
     }),
   ),
+  renamed: registered(
+    capability({
+      id: "demo.renamed",
+      title: "Renamed",
+      description: "A write whose input schema moves its secret somewhere else (tester: t.rename).",
+      effect: "write",
+      input: v.pipe(
+        v.object({ user: v.string(), tok: sensitive(v.string()), tries: v.optional(v.number(), 3) }),
+        v.transform((o) => ({ user: o.user, tries: o.tries, auth: { bearer: o.tok } })),
+      ),
+      output: v.object({ ok: v.boolean() }),
+      handler: noop,
+    }),
+  ),
+  wrapped: registered(
+    capability({
+      id: "demo.wrapped",
+      title: "Wrapped",
+      description: "A write whose field is JSON text that its schema parses into an object holding a secret (tester: t.wrap).",
+      effect: "write",
+      input: v.object({ user: v.string(), cfg: v.pipe(v.string(), v.transform((s) => JSON.parse(s) as unknown), v.object({ token: sensitive(v.string()) })) }),
+      output: v.object({ ok: v.boolean() }),
+      handler: noop,
+    }),
+  ),
   deploy: registered(
     capability({
       id: "demo.deploy",

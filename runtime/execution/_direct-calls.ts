@@ -100,10 +100,13 @@ export class DirectCalls {
     return { capability, input, mask: maskOf(secrets), secrets };
   }
 
-  /** A work capability: from the cache when its declaration allows, else on the direct lane. */
+  /** A work capability: from the cache when its declaration allows and its input holds no secret, else on the direct lane. */
   private async callWork(capability: RegisteredCapability, input: unknown, edge: EdgeInfo, mask: SecretMask, secrets: string[], signal?: AbortSignal): Promise<unknown> {
     // The version is part of the key: an edited file's output is never served from its old code.
-    const key = capability.cache ? `${capability.id}\n${capability.version}\n${canonicalJson(input)}` : null;
+    // A call whose input holds a secret is never answered from the cache nor kept in it: how soon
+    // the answer came would tell whether a guessed secret was used in the last ttl_ms, and the key
+    // would hold the secret (docs/handler-api.md).
+    const key = capability.cache && secrets.length === 0 ? `${capability.id}\n${capability.version}\n${canonicalJson(input)}` : null;
     if (key) {
       const hit = this.cache.get(key);
       if (hit && hit.expires > this.options.clock.monotonic()) return structuredClone(hit.output);

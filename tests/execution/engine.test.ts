@@ -722,6 +722,25 @@ describe("engine.call (direct)", () => {
     await third;
   });
 
+  test("a cached capability called with a secret is neither answered from the cache nor kept in it; without one it is cached (tester: t.cached)", async () => {
+    const h = harness();
+    const input = { account: "acme", token: "victimToken99" };
+    const answered = async (value: unknown, runs: boolean) => {
+      const call = h.engine.call("demo.cached-secret", value, EDGE);
+      await flush();
+      if (runs) h.pool.tasks.at(-1)!.succeed({ balance: 42 });
+      return call;
+    };
+    expect(await answered(input, true)).toEqual({ balance: 42 });
+    // The same secret again runs again: how fast the answer came would tell a right guess from a wrong one.
+    expect(await answered(input, true)).toEqual({ balance: 42 });
+    expect(await answered({ ...input, token: "wrongGuess11" }, true)).toEqual({ balance: 42 });
+    expect(h.pool.tasks).toHaveLength(3);
+    expect(await answered({ account: "acme" }, true)).toEqual({ balance: 42 });
+    expect(await answered({ account: "acme" }, false)).toEqual({ balance: 42 });
+    expect(h.pool.tasks).toHaveLength(4);
+  });
+
   test("a cached capability started as an execution runs for real", async () => {
     const h = harness();
     h.engine.start({ capability: "demo.cached", input: { q: "a" } }, EDGE);

@@ -125,6 +125,18 @@ export const TEST_CAPABILITIES = {
       handler: noop,
     }),
   ),
+  cachedSecret: registered(
+    capability({
+      id: "demo.cached-secret",
+      title: "Cached with a secret",
+      description: "A read whose direct calls are cached, with an optional secret (tester: t.cached).",
+      effect: "read",
+      cache: { ttl_ms: 60_000 },
+      input: v.object({ account: v.string(), token: v.optional(sensitive(v.string())) }),
+      output: v.object({ balance: v.number() }),
+      handler: noop,
+    }),
+  ),
   deploy: registered(
     capability({
       id: "demo.deploy",

@@ -1,5 +1,6 @@
 /** Where a server listens and how to stop it. */
 export interface RunningServer {
+  /** At the address bound, never a name it was asked to bind (`localhost` → `http://127.0.0.1:4700`). */
   url: string;
   port: number;
   /** Stops accepting and closes every connection. */

@@ -125,7 +125,9 @@ export function serveWithBun(app: Hono<AppEnv>, live: LiveChannel, options: BunL
   live.useTopics({ publish: (topic, text) => void server.publish(topic, text) });
   const port = server.port!;
   return {
-    url: listenUrl(options.host, port),
+    // The address bound, never the name asked for (`localhost`): it is the server's own origin
+    // (docs/security.md#the-servers-own-address). Bun has `address` but does not type it.
+    url: listenUrl((server as { address?: { address?: string } }).address?.address ?? options.host, port),
     port,
     stop: async () => {
       await server.stop(true);

@@ -88,7 +88,8 @@ export function serveWithNode(app: Hono<AppEnv>, live: LiveChannel, options: Lis
       },
       (info: AddressInfo) => {
         resolve({
-          url: listenUrl(options.host, info.port),
+          // The address bound, never the name asked for (`localhost`): the server's own origin (docs/security.md#the-servers-own-address).
+          url: listenUrl(info.address, info.port),
           port: info.port,
           stop: () =>
             new Promise<void>((done) => {

@@ -7,6 +7,16 @@ import type { ServerConfig } from "./_app-env.ts";
 const WILDCARD_LOOPBACKS: Readonly<Record<string, readonly string[]>> = { "0.0.0.0": ["127.0.0.1"], "[::]": ["127.0.0.1", "[::1]"] };
 
 /**
+ * True for `localhost` and the names under it (`app.localhost`), which browsers resolve to a
+ * loopback address of their own choosing, whatever listens there: never a name of the server's
+ * own origin (docs/security.md#the-servers-own-address).
+ */
+export function isLocalhostName(name: string): boolean {
+  const n = name.toLowerCase().replace(/\.$/, "");
+  return n === "localhost" || n.endsWith(".localhost");
+}
+
+/**
  * The host names (as `URL.hostname` writes them) whose origin, on the server's scheme and port, is
  * the server's own: the address it is bound to (a wildcard's loopback addresses with it) and the
  * `--allow-host` names. Never `localhost` or another loopback address the server is not bound to:

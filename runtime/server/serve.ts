@@ -19,6 +19,7 @@ import { lockCheckout, type CheckoutLock } from "./checkout-lock.ts";
 import { capabilityPost } from "./capability-post.ts";
 import { largeAnswers } from "./large-answers.ts";
 import { requestBodies } from "./request-bodies.ts";
+import { isLocalhostName } from "./own-origin.ts";
 
 /** What the server needs of a booted plane (runtime/boot.ts's `bootPlane` gives more). */
 export interface ServedPlane {
@@ -43,7 +44,7 @@ export interface ServeOptions {
   storeKind: "memory" | "sqlite";
   limits: Limits;
   capabilityDirs: string[];
-  /** Host names accepted besides IP literals and localhost (DNS-rebinding guard). */
+  /** Host names accepted besides IP literals and localhost (DNS-rebinding guard); never `localhost` or a name under it. */
   allowedHosts?: string[];
   token?: string | null;
   runtime: "bun" | "node";
@@ -122,6 +123,13 @@ export async function startServer(options: ServeOptions): Promise<DocketServer> 
   const port = options.port ?? 4700;
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new RangeError(`port must be a whole number from 0 to 65535, got ${port}`);
   const { token, generated } = serverToken(host, options.token ?? null);
+  for (const name of options.allowedHosts ?? []) {
+    if (isLocalhostName(name)) {
+      throw new RangeError(
+        `--allow-host ${name} is refused: a browser may reach another program at that name and this port (one on [::1] beside 127.0.0.1), and its pages would act as the cockpit. Open the server at the address it prints instead; localhost is redirected there.`,
+      );
+    }
+  }
 
   // One writer per checkout (docs/durability.md): the lock is taken before anything of the
   // checkout is opened or recovered, and held for the server's life. Whatever the holder is doing
@@ -165,7 +173,9 @@ async function serveWithLog(options: ServeOptions, bind: { token: string | null;
   let running: RunningServer | null = null;
   try {
     const allowedHosts = [...(options.allowedHosts ?? [])];
-    if (isIP(host) === 0 && host !== "localhost") allowedHosts.push(host);
+    // A name given to --host is trusted as --allow-host is, but never `localhost`: the server's own
+    // origin is the address it binds (docs/security.md#the-servers-own-address).
+    if (isIP(host) === 0 && !isLocalhostName(host)) allowedHosts.push(host);
     // port and origin are filled in as soon as the adapter has bound, before any request is answered.
     const config: ServerConfig = { host, port, allowedHosts, token, origin: "" };
     const live = new LiveChannel({ store: plane.store, limits: options.limits, clock: options.liveClock });

@@ -89,4 +89,47 @@ describe.skipIf(!BROWSER_TESTS)("the server's own origin in headless Chromium", 
     },
     TEST_TIMEOUT,
   );
+
+  test(
+    "a server asked to bind localhost is at the address it bound: another program's page reached at localhost can neither run a capability nor open the live channel, and the bound address is never sent to localhost",
+    async () => {
+      const other = tempCheckout();
+      mkdirSync(join(other, "capabilities"));
+      writeFileSync(join(other, "capabilities", "probe.mark.ts"), MARK);
+      const bound = await startServer({ cwd: other, host: "localhost", port: 0, storeKind: "memory", limits: resolveLimits(), capabilityDirs: [], runtime: "bun", mounts: defaultMounts, log: () => undefined });
+      const port = Number(new URL(bound.url).port);
+      const action = `${bound.url}/cockpit/capabilities/probe.mark`;
+      // Chromium tries [::1] for localhost, and finds the squatter there.
+      const squatter = Bun.serve({
+        hostname: "::1",
+        port,
+        fetch: () =>
+          new Response(
+            `<!doctype html><form method="post" action="${action}"><input name="mode" value="call"><input name="confirmed" value="1"></form><script>const ws = new WebSocket("ws://${new URL(bound.url).host}/events"); ws.onopen = () => (document.title = "open"); ws.onerror = () => (document.title = "refused");</script>`,
+            { headers: { "Content-Type": "text/html" } },
+          ),
+      });
+      const page = await context.newPage();
+      try {
+        expect(new URL(bound.url).hostname).toBe("127.0.0.1");
+        await page.goto(`http://localhost:${port}/`);
+        await page.waitForFunction(() => document.title !== "");
+        expect(await page.title()).toBe("refused");
+        const answer = page.waitForResponse((response) => response.url() === action);
+        await page.evaluate(() => document.forms[0]!.submit());
+        expect((await answer).status()).toBe(403);
+        await page.waitForURL(action);
+        expect(existsSync(join(other, "marked"))).toBe(false);
+
+        await page.goto(`${bound.url}/cockpit`);
+        expect(page.url()).toBe(`${bound.url}/cockpit`);
+      } finally {
+        await page.close();
+        await squatter.stop(true);
+        await bound.stop();
+        rmSync(other, { recursive: true, force: true });
+      }
+    },
+    TEST_TIMEOUT,
+  );
 });

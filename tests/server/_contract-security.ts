@@ -54,6 +54,34 @@ export function securityContract(name: string, start: StartFn): void {
     });
   });
 
+  describe(`${name}: bound to localhost`, () => {
+    let server: StartedServer;
+    beforeAll(async () => {
+      server = await start({ host: "localhost" });
+    }, 30_000);
+    afterAll(() => server?.stop(), 15_000);
+
+    test("a server asked to bind localhost is at the address it bound: a page of localhost is sent there, and may not act as its own", async () => {
+      const bound = new URL(server.url);
+      expect(["127.0.0.1", "[::1]"]).toContain(bound.hostname);
+      const body = JSON.stringify({ id: "executions.demonstrate" });
+      const json = { "Content-Type": "application/json" };
+      // Another program may listen on the other loopback address at this port: its pages say localhost too.
+      const localhost = `http://localhost:${bound.port}`;
+      const posted = await rawRequest(server.url, "POST", "/api/v1/capabilities/get", { ...json, Origin: localhost }, body);
+      expect(posted.status).toBe(403);
+      expect(JSON.parse(posted.body).error.context.reason).toBe("origin_not_allowed");
+      expect((await rawUpgrade(server.url, "/events", { Origin: localhost })).status).toBe(403);
+      expect((await rawRequest(server.url, "POST", "/api/v1/capabilities/get", { ...json, Origin: server.url }, body)).status).toBe(200);
+      const page = { Accept: "text/html", "Sec-Fetch-Mode": "navigate" };
+      const byName = await rawRequest(server.url, "GET", "/cockpit?x=1", { ...page, Host: `localhost:${bound.port}` });
+      expect(byName.status).toBe(307);
+      expect(byName.headers.location).toBe(`${server.url}/cockpit?x=1`);
+      // At the bound address the page stays where it is: never sent on to localhost.
+      expect((await rawRequest(server.url, "GET", "/cockpit", { ...page, Host: bound.host })).status).not.toBe(307);
+    });
+  });
+
   describe(`${name}: token`, () => {
     let server: StartedServer;
     beforeAll(async () => {

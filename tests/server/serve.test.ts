@@ -56,4 +56,15 @@ describe("startServer", () => {
     expect(listed.capabilities.map((c) => c.id)).toContain("team.ok");
     expect(listed.load_errors.map((e) => e.file)).toEqual([join(root, "capabilities", "team.broken.ts")]);
   });
+
+  test("startServer refuses --allow-host localhost, or a name under it: a browser's localhost may be another program at this port", async () => {
+    for (const name of ["localhost", "LocalHost.", "app.localhost"]) {
+      root = tempCheckout();
+      const start = startServer({ cwd: root, port: 0, storeKind: "memory", limits: resolveLimits(), capabilityDirs: [], allowedHosts: [name], runtime: "bun", log: () => undefined });
+      void start.then((wrong) => wrong.stop(), () => undefined);
+      await expect(start).rejects.toThrow(`--allow-host ${name} is refused`);
+      rmSync(root, { recursive: true, force: true });
+      root = null;
+    }
+  });
 });

@@ -5,6 +5,7 @@ import { installShutdown } from "../../../runtime/server/shutdown.ts";
 
 const server = await startServer({
   cwd: process.env.DOCKET_TEST_CWD ?? process.cwd(),
+  host: process.env.DOCKET_TEST_HOST || undefined,
   port: 0,
   storeKind: "memory",
   limits: resolveLimits({ env: process.env }),

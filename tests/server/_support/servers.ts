@@ -22,6 +22,8 @@ export interface StartedServer {
 export interface StartOptions {
   limits?: Partial<Record<keyof Limits, number>>;
   token?: string;
+  /** What to bind (`--host`); default 127.0.0.1. */
+  host?: string;
   /** Bun's idle timeout in seconds (the Node adapter has none); default Bun's 10. */
   idleTimeoutSeconds?: number;
 }
@@ -68,6 +70,7 @@ export const startBun: StartFn = async (options = {}) => {
   const root = tempCheckout();
   const server = await startServer({
     cwd: root,
+    host: options.host,
     port: 0,
     storeKind: "memory",
     limits: resolveLimits({ overrides: options.limits }),
@@ -122,6 +125,7 @@ export function nodeStarter(entry: string): StartFn {
     const env: Record<string, string> = { ...(process.env as Record<string, string>), DOCKET_TEST_CWD: root };
     for (const [key, value] of Object.entries(options.limits ?? {})) env[limitEnvName(key as keyof Limits)] = String(value);
     if (options.token) env.DOCKET_TEST_TOKEN = options.token;
+    if (options.host) env.DOCKET_TEST_HOST = options.host;
     const child = spawn("node", [entry], { env, stdio: ["ignore", "pipe", "pipe"] });
     let stderr = "";
     child.stderr.on("data", (chunk) => (stderr += chunk));

@@ -7,7 +7,7 @@ import { websocket } from "hono/bun";
 import type { Server, ServerWebSocket, WebSocketHandler } from "bun";
 import type { AppEnv, LiveUpgrade } from "./_app-env.ts";
 import type { LiveChannel } from "./live-channel.ts";
-import type { LiveSocket } from "./live-socket.ts";
+import { CLIENT_MESSAGE_BYTES, type LiveSocket } from "./live-socket.ts";
 import { listenUrl, type ListenOptions, type RunningServer } from "./_listen.ts";
 import { API_PREFIX } from "./api-routes.ts";
 import { LIVE_SUBPROTOCOL, offeredSubprotocols } from "./guards.ts";
@@ -86,6 +86,7 @@ export function serveWithBun(app: Hono<AppEnv>, live: LiveChannel, options: BunL
     },
     backpressureLimit: BACKPRESSURE_LIMIT,
     closeOnBackpressureLimit: false,
+    maxPayloadLength: CLIENT_MESSAGE_BYTES,
   } as unknown as WebSocketHandler<unknown>;
   // A direct call lifts the idle timer for its own request: its deadline bounds it (long-request.ts).
   const fetch = (request: Request, bunServer: Server<unknown>) => app.fetch(request, { server: bunServer, docketUpgrade: upgrade, docketKeepOpen: (long: Request) => bunServer.timeout(long, 0) });

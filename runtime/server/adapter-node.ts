@@ -5,7 +5,7 @@ import { serve, upgradeWebSocket } from "@hono/node-server";
 import { WebSocketServer, type WebSocket } from "ws";
 import type { AppEnv, LiveUpgrade } from "./_app-env.ts";
 import type { LiveChannel } from "./live-channel.ts";
-import type { LiveSocket } from "./live-socket.ts";
+import { CLIENT_MESSAGE_BYTES, type LiveSocket } from "./live-socket.ts";
 import { listenUrl, type ListenOptions, type RunningServer } from "./_listen.ts";
 import { LIVE_SUBPROTOCOL } from "./guards.ts";
 
@@ -61,7 +61,7 @@ function nodeSocket(raw: WebSocket, onDrain: () => void): LiveSocket {
  */
 export function serveWithNode(app: Hono<AppEnv>, live: LiveChannel, options: ListenOptions): Promise<RunningServer> {
   // `ws` answers the first subprotocol offered unless told: never a token one (guards.ts).
-  const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024, handleProtocols: (offered) => (offered.has(LIVE_SUBPROTOCOL) ? LIVE_SUBPROTOCOL : false) });
+  const wss = new WebSocketServer({ noServer: true, maxPayload: CLIENT_MESSAGE_BYTES, handleProtocols: (offered) => (offered.has(LIVE_SUBPROTOCOL) ? LIVE_SUBPROTOCOL : false) });
   const sockets = new WeakMap<object, LiveSocket>();
   const upgrade: LiveUpgrade = (c, target) =>
     upgradeWebSocket(c, {

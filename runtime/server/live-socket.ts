@@ -5,6 +5,14 @@
 export type SendResult = "ok" | "backpressure" | "dropped";
 
 /**
+ * The largest message a live-channel client may send: the server reads none (docs/protocol.md),
+ * and a runtime buffers a whole message before it hands it over — Bun's default is 16 MiB, so 256
+ * connections each sending all but the end of one held 4 GiB. Past it the connection is closed
+ * (1009) as soon as the frame's header says so. Control frames (a ping, a close) are 125 bytes at most.
+ */
+export const CLIENT_MESSAGE_BYTES = 4 * 1024;
+
+/**
  * One live-channel connection as a runtime adapter exposes it. The adapter maps Bun's
  * `ServerWebSocket` or Node's `ws` socket onto this and calls `LiveChannel.drain(socket)` when a
  * socket that reported backpressure can take more, and `LiveChannel.close(socket)` when it closed.

@@ -133,6 +133,24 @@ export function liveContract(name: string, start: StartFn, sink: any[]): void {
       );
     }, 30_000);
 
+    test("a client message past 4 KiB closes its connection at once: the server reads none, and never holds one", async () => {
+      const live = await rawUpgrade(server.url, "/events", { "Sec-WebSocket-Protocol": "docket.v1" });
+      expect(live.status).toBe(101);
+      await live.waitFor((frame) => JSON.parse(frame).type === "stream.ready");
+      // A small message and a ping are read (and the message ignored): the ping is answered.
+      live.send(1, new TextEncoder().encode("hello"));
+      live.send(9, new Uint8Array(0));
+      await live.pong;
+      const other = await rawUpgrade(server.url, "/events", { "Sec-WebSocket-Protocol": "docket.v1" });
+      await other.waitFor((frame) => JSON.parse(frame).type === "stream.ready");
+      // 8 KiB, far under a runtime's own default (Bun: 16 MiB): refused, so the ping after it is never answered.
+      other.send(2, new Uint8Array(8 * 1024));
+      other.send(9, new Uint8Array(0));
+      const first = await Promise.race([other.pong.then(() => "answered"), other.ended.then(() => "closed")]);
+      expect(first).toBe("closed");
+      live.close();
+    });
+
     test("every frame received validates against the schemas executions.protocol serves", async () => {
       const protocol = (await (await http.get("/api/v1/executions/protocol")).json()) as any;
       const check = frameValidator(protocol);

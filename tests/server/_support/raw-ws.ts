@@ -16,6 +16,12 @@ export interface RawUpgrade {
   waitPing(): Promise<void>;
   /** Resolves with the server's close frame (this client never answers a ping, nor a close). */
   closing: Promise<{ code: number; reason: string }>;
+  /** Resolves at the first pong (opcode 10): the answer to a ping this client sent with `send`. */
+  pong: Promise<void>;
+  /** Resolves when the connection has ended, with or without a close frame. */
+  ended: Promise<void>;
+  /** Sends one client frame (masked, FIN set): opcode 1 text, 2 binary, 9 ping. */
+  send(opcode: number, payload: Uint8Array): void;
   /** Resolves when a frame matching `predicate` has arrived. */
   waitFor(predicate: (frame: string) => boolean): Promise<string>;
   close(): void;
@@ -49,6 +55,9 @@ export function rawUpgrade(baseUrl: string, path: string, headers: Record<string
     const pingWaiters: Array<() => void> = [];
     let closed!: (frame: { code: number; reason: string }) => void;
     const closing = new Promise<{ code: number; reason: string }>((r) => (closed = r));
+    let ponged!: () => void;
+    const pong = new Promise<void>((r) => (ponged = r));
+    const ended = new Promise<void>((r) => socket.once("close", () => r()));
     const onFrame = (text: string) => {
       upgraded!.frames.push(text);
       for (const w of [...waiters]) if (w.predicate(text)) {
@@ -78,6 +87,9 @@ export function rawUpgrade(baseUrl: string, path: string, headers: Record<string
           socket,
           pings: 0,
           closing,
+          pong,
+          ended,
+          send: (opcode, payload) => socket.write(clientFrame(opcode, payload)),
           waitPing: () => (upgraded!.pings > 0 ? Promise.resolve() : new Promise<void>((r) => pingWaiters.push(r))),
           waitFor: (predicate) => {
             const found = upgraded!.frames.find(predicate);
@@ -119,6 +131,7 @@ export function rawUpgrade(baseUrl: string, path: string, headers: Record<string
         buffer = buffer.subarray(offset + length);
         if (opcode === 1) onFrame(payload.toString("utf8"));
         if (opcode === 8) closed({ code: payload.length >= 2 ? payload.readUInt16BE(0) : 1005, reason: payload.subarray(2).toString("utf8") });
+        if (opcode === 10) ponged();
         if (opcode === 9) {
           upgraded.pings++;
           for (const resolvePing of pingWaiters.splice(0)) resolvePing();
@@ -127,4 +140,17 @@ export function rawUpgrade(baseUrl: string, path: string, headers: Record<string
     });
     socket.write(request);
   });
+}
+
+/** A client frame: FIN and `opcode`, the 7/16/64-bit length, a mask key, the payload masked with it (all zeros: unchanged). */
+function clientFrame(opcode: number, payload: Uint8Array): Buffer {
+  const length = payload.length;
+  const head = length < 126 ? Buffer.from([0x80 | opcode, 0x80 | length]) : length < 65536 ? Buffer.alloc(4) : Buffer.alloc(10);
+  if (length >= 126) {
+    head[0] = 0x80 | opcode;
+    head[1] = 0x80 | (length < 65536 ? 126 : 127);
+    if (length < 65536) head.writeUInt16BE(length, 2);
+    else head.writeBigUInt64BE(BigInt(length), 2);
+  }
+  return Buffer.concat([head, Buffer.alloc(4), payload]);
 }

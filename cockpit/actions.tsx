@@ -40,7 +40,7 @@ function failureOf(c: Context, error: unknown): FailureDescriptor {
  */
 export async function runCapability(c: Context, plane: ExecutionPlane, capability: RegisteredCapability): Promise<Response> {
   const body = await readFormBody(c, plane.limits.input_bytes);
-  if (!body.ok) return problemResponse(c, plane.root, { status: body.status, title: "The form could not be read", message: body.message });
+  if (!body.ok) return "response" in body ? body.response : problemResponse(c, plane.root, { status: body.status, title: "The form could not be read", message: body.message });
   const form = body.form;
   const page = (status: number, extra: { errors?: Record<string, string>; problem?: string | null; result?: CallResult | null }) =>
     htmlPage(c, <CapabilityPage root={plane.root} capability={capability} values={form} errors={extra.errors ?? {}} problem={extra.problem ?? null} result={extra.result ?? null} history={capabilityHistory(plane.store, capability.id)} />, status);

@@ -26,7 +26,7 @@ export async function reconcileExecution(c: Context, plane: ExecutionPlane, id: 
   const refuse = (status: number, title: string, message: string, suggestion?: string) => problemResponse(c, plane.root, { status, title, message, suggestion });
   if (!isExecutionId(id)) return refuse(400, "Not an execution id", `${JSON.stringify(String(id).slice(0, 80))} is not an execution id (x-<yyyymmddThhmmssZ>-<8 hex>).`);
   const body = await readFormBody(c, 64 * 1024);
-  if (!body.ok) return refuse(body.status, "The form could not be read", body.message);
+  if (!body.ok) return "response" in body ? body.response : refuse(body.status, "The form could not be read", body.message);
   const choice = body.form.get(OUTCOME_CONTROL);
   if (choice !== "applied" && choice !== "not_applied" && choice !== "check") {
     return refuse(400, "No outcome chosen", 'Choose "It took effect", "It did not take effect" or, when offered, the capability\'s check.');

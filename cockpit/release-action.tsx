@@ -24,7 +24,7 @@ export async function releaseArtifacts(c: Context, plane: ExecutionPlane, id: st
     return problemResponse(c, plane.root, { status: 400, title: "Not an execution id", message: `${JSON.stringify(String(id).slice(0, 80))} is not an execution id (x-<yyyymmddThhmmssZ>-<8 hex>).` });
   }
   const body = await readFormBody(c, 4096);
-  if (!body.ok) return problemResponse(c, plane.root, { status: body.status, title: "The form could not be read", message: body.message });
+  if (!body.ok) return "response" in body ? body.response : problemResponse(c, plane.root, { status: body.status, title: "The form could not be read", message: body.message });
   if (body.form.get("confirmed") !== "1") {
     return problemResponse(c, plane.root, { status: 400, title: "Not confirmed", message: "Releasing deletes the files for good: tick the box to confirm, then press Release again." });
   }

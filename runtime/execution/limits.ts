@@ -89,7 +89,7 @@ export const LIMIT_SPECS: Record<keyof Limits, LimitSpec> = {
   answer_bytes_in_flight: { default: 128 * MIB, min: MIB, max: 65536 * MIB, doc: "bytes of large HTTP answers (256 KiB or more) being sent at once; past it such an answer is 503 with Retry-After" },
   // The runtime holds what a client sent of a body until it is read whole: clients trickling the
   // last bytes of 8 MiB bodies held gigabytes (a tester's 250 connections: 2.3 GB).
-  request_bytes_in_flight: { default: 128 * MIB, min: MIB, max: 65536 * MIB, doc: "bytes of HTTP request bodies being read at once (as their Content-Length declares); past it a request is 503 with Retry-After before its body is read" },
+  request_bytes_in_flight: { default: 128 * MIB, min: MIB, max: 65536 * MIB, doc: "bytes of HTTP request bodies held while being read, all together (counted as they arrive; a body of 4 KiB or less by its Content-Length, never refused); past it a request is 503 with Retry-After" },
   mcp_sessions: { default: 64, min: 1, max: 100_000, doc: "MCP sessions kept over HTTP (past it the least recently used idle one is closed)" },
   heartbeat_ms: { default: 20_000, min: 10, max: 3_600_000, doc: "quiet time before a heartbeat" },
   report_silence_ms: { default: 30_000, min: 10, max: 3_600_000, doc: "silence before a reported run fails unavailable" },

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { Hono } from "hono";
+import { Hono, type Context } from "hono";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { isJSONRPCRequest, type JSONRPCMessage, type RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
@@ -7,8 +7,7 @@ import type { ExecutionPlane } from "../execution/plane.ts";
 import { createDocketMcpServer } from "./server.ts";
 import { cancelledRequest, PendingRequests } from "./pending-requests.ts";
 import { isIdentityCoding } from "../server/json-body.ts";
-import { readBounded } from "../server/read-bounded.ts";
-import { bodyRead, largestBody } from "../server/request-bodies.ts";
+import { largestBody, readRequestBody } from "../server/request-bodies.ts";
 import { checkMessage, idOf } from "./_message-check.ts";
 
 /** Options of {@link createMcpApp}. */
@@ -129,9 +128,9 @@ export function createMcpApp(plane: ExecutionPlane, options: McpAppOptions = {})
     let request = c.req.raw;
     let carried: JSONRPCMessage | null = null;
     if (request.method === "POST") {
-      const read = await readPost(request, largestBody(plane.limits.input_bytes));
-      // Read: its share of request_bytes_in_flight goes back before the call it carries runs.
-      bodyRead(c);
+      // Read under request_bytes_in_flight: its share goes back before the call it carries runs.
+      const read = await readPost(c, largestBody(plane.limits.input_bytes));
+      if (read instanceof Response) return read;
       if ("status" in read) return c.json({ jsonrpc: "2.0", id: null, error: { code: -32000, message: read.message } }, read.status);
       request = read.request;
       // Checked as stdio checks a line, so both transports answer a malformed message alike
@@ -166,20 +165,21 @@ export function createMcpApp(plane: ExecutionPlane, options: McpAppOptions = {})
 
 /**
  * A POST's body, read once — with a declared length or without one (chunked), at most
- * `maxBytes` either way — and the request again with that body, for the SDK's transport to read
- * in turn; or why it cannot be read. `json` is undefined when the body is not JSON: the transport
- * then answers it (-32700, or 406/415 for its headers) as it stands.
+ * `maxBytes` either way, under request_bytes_in_flight (its 503 answer as every route gives it)
+ * — and the request again with that body, for the SDK's transport to read in turn; or why it
+ * cannot be read. `json` is undefined when the body is not JSON: the transport then answers it
+ * (-32700, or 406/415 for its headers) as it stands.
  */
-async function readPost(request: Request, maxBytes: number): Promise<{ request: Request; json: unknown } | { status: 400 | 413; message: string }> {
+async function readPost(c: Context, maxBytes: number): Promise<{ request: Request; json: unknown } | { status: 400 | 413; message: string } | Response> {
+  const request = c.req.raw;
   const tooLarge = { status: 413, message: `Payload Too Large: the request body is over ${maxBytes} bytes, the most /mcp takes (the input_bytes limit and room for the message around it). Send a smaller input; for large data, pass the path of a file in the checkout instead.` } as const;
-  if (Number(request.headers.get("content-length")) > maxBytes) return tooLarge;
-  let bytes: Uint8Array | null;
-  try {
-    bytes = await readBounded(request.body, maxBytes);
-  } catch {
-    return { status: 400, message: "Bad Request: the request body ended before all of it arrived (the connection closed). Send the whole message in one request." };
+  const read = await readRequestBody(c, maxBytes);
+  if (!read.ok) {
+    if (read.reason === "busy") return read.response;
+    if (read.reason === "incomplete") return { status: 400, message: "Bad Request: the request body ended before all of it arrived (the connection closed). Send the whole message in one request." };
+    return tooLarge;
   }
-  if (bytes === null) return tooLarge;
+  const bytes = read.bytes;
   let json: unknown;
   try {
     json = JSON.parse(UTF8.decode(bytes));

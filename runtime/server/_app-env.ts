@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import type { Actor } from "../execution/protocol.ts";
 import type { LiveTarget } from "./live-target.ts";
+import type { RequestBodies } from "./request-bodies.ts";
 
 /** The server's own settings, as the guards read them on every request. */
 export interface ServerConfig {
@@ -28,7 +29,7 @@ export interface AppEnv {
   Variables: {
     ids: { request_id: string; trace_id: string };
     actor: Actor;
-    /** Gives the request's share of request_bytes_in_flight back once its body is read (request-bodies.ts); unset when it has none. */
-    bodyRead?: () => void;
+    /** The budget a route reads a request's body under (request-bodies.ts, readRequestBody). */
+    bodies?: RequestBodies;
   };
 }

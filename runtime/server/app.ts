@@ -5,7 +5,7 @@ import type { AppEnv, ServerConfig } from "./_app-env.ts";
 import { accessGuard, LIVE_SUBPROTOCOL, offeredSubprotocols, requestIdentity, TOKEN_SUBPROTOCOL_PREFIX } from "./guards.ts";
 import { apiRoutes, API_PREFIX, onlyGet } from "./api-routes.ts";
 import { largeAnswers, type LargeAnswers } from "./large-answers.ts";
-import { largestBody, requestBodies, requestBodyBudget, type RequestBodies } from "./request-bodies.ts";
+import { requestBodies, requestBodyBudget, type RequestBodies } from "./request-bodies.ts";
 import { edgeFailure, errorHandler, notFoundHandler } from "./errors.ts";
 import { openApiDocument } from "./openapi.ts";
 import type { LiveChannel } from "./live-channel.ts";
@@ -46,7 +46,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
   app.use("*", requestIdentity());
   app.use("*", accessGuard(config));
   // After the access guard: a request refused for its host, origin or token is never read.
-  app.use("*", requestBodyBudget(options.bodies ?? requestBodies(plane.limits.request_bytes_in_flight), () => largestBody(plane.limits.input_bytes)));
+  app.use("*", requestBodyBudget(options.bodies ?? requestBodies(plane.limits.request_bytes_in_flight)));
 
   app.get("/healthz", (c) => {
     const { status, body } = healthz(plane.store);

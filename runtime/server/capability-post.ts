@@ -9,7 +9,7 @@ import { isAllowedHost, isOwnOrigin, sameSecret } from "./guards.ts";
 import { INCOMPLETE_BODY, isIdentityCoding, isJson } from "./json-body.ts";
 import { buildFailure } from "../execution/failure.ts";
 import { answersBusyFailure, type LargeAnswers } from "./large-answers.ts";
-import { bodiesBusyFailure, type RequestBodies } from "./request-bodies.ts";
+import { bodiesBusyFailure, SMALL_BODY_BYTES, type RequestBodies } from "./request-bodies.ts";
 
 /** What the direct route needs besides the request: the app for everything it does not take, and the runtime's keep-open. */
 export interface CapabilityPostEnv {
@@ -84,22 +84,33 @@ export function capabilityPost(options: CapabilityPostOptions): (request: Reques
     const capability = admitted(request);
     if (capability === null) return env.app(request);
     const id = capability.id;
-    // Charged what its Content-Length declares (admitted checked it), before a byte is read: as the app's routes are.
-    const release = bodies.claim(Number(request.headers.get("content-length")));
-    if (typeof release !== "function") {
-      const ids = idsOf(request);
-      return failureAnswer(bodiesBusyFailure(release, ids), ids.request_id);
-    }
-    // With a declared length the runtime delivers exactly that many bytes (as in json-body.ts).
-    let bytes: Uint8Array<ArrayBuffer>;
+    const declared = Number(request.headers.get("content-length"));
+    let bytes: Uint8Array;
     try {
-      bytes = new Uint8Array(await request.arrayBuffer());
+      if (declared <= SMALL_BODY_BYTES) {
+        // A small body is charged what its Content-Length declares and read at once, never refused
+        // for the budget (request-bodies.ts): the runtime delivers exactly that many bytes.
+        const release = bodies.hold(declared);
+        try {
+          bytes = new Uint8Array(await request.arrayBuffer());
+        } finally {
+          release();
+        }
+      } else {
+        // A larger one is charged as it comes, as the app's routes read it.
+        const read = await bodies.read(request.body, declared, plane.limits.input_bytes);
+        if (typeof read === "object" && "busy" in read) {
+          const ids = idsOf(request);
+          return failureAnswer(bodiesBusyFailure(read, ids), ids.request_id);
+        }
+        // Admitted checked the declared length, and a runtime delivers no more than it: never so.
+        if (read === "too_large") throw new RangeError("The body is longer than its Content-Length.");
+        bytes = read;
+      }
     } catch {
       // The client left before its whole body came: the app's answer, which nobody reads, and no log line.
       const ids = idsOf(request);
       return failureAnswer(buildFailure({ error_code: "invalid_input", stage: "validate", message: INCOMPLETE_BODY.message, suggestion: INCOMPLETE_BODY.suggestion, context: { ...INCOMPLETE_BODY.context }, ...ids }), ids.request_id, INCOMPLETE_BODY.status);
-    } finally {
-      release();
     }
     let input: unknown;
     try {
@@ -108,7 +119,7 @@ export function capabilityPost(options: CapabilityPostOptions): (request: Reques
       input = text.trim() === "" ? {} : JSON.parse(text);
     } catch {
       // Too long, not UTF-8 or not JSON: the app says what is wrong with it, from the same bytes.
-      return env.app(new Request(request.url, { method: "POST", headers: request.headers, body: bytes }));
+      return env.app(new Request(request.url, { method: "POST", headers: request.headers, body: bytes as Uint8Array<ArrayBuffer> }));
     }
     const edge = { actor: { kind: "http" as const }, ...idsOf(request) };
     try {

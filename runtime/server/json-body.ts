@@ -1,8 +1,7 @@
 import type { Context } from "hono";
 import type { AppEnv } from "./_app-env.ts";
 import { edgeFailure } from "./errors.ts";
-import { readBounded } from "./read-bounded.ts";
-import { bodyRead } from "./request-bodies.ts";
+import { readRequestBody } from "./request-bodies.ts";
 import { jsonErrorPosition, jsonParseReason } from "../execution/json-position.ts";
 
 /** A parsed body, or the refusal already shaped as a response. */
@@ -37,7 +36,8 @@ const UTF8 = new TextDecoder("utf-8", { fatal: true });
 /**
  * Reads a JSON request body: only `application/json` sent uncompressed (415 otherwise), at most
  * `limit` bytes (413, checked on Content-Length and again while reading, since a sender may lie
- * or stream), malformed JSON → 400 naming the parse problem. An absent body is `{}`.
+ * or stream), under request_bytes_in_flight (503), malformed JSON → 400 naming the parse problem.
+ * An absent body is `{}`.
  */
 export async function readJsonBody(c: Context<AppEnv>, limit: number): Promise<BodyResult> {
   const coding = c.req.header("content-encoding");
@@ -64,13 +64,9 @@ export async function readJsonBody(c: Context<AppEnv>, limit: number): Promise<B
       }),
     );
   if (declared !== undefined && Number(declared) > limit) return tooLarge(Number(declared));
-  // With a declared length the runtime delivers exactly that many bytes: the body is read whole,
-  // without the stream (and a promise per chunk) that looking at `body` would make. Without one
-  // (chunked), it is read as a stream and counted as it comes.
   const sized = declared !== undefined && /^\d+$/.test(declared);
-  const body = sized ? null : c.req.raw.body;
   const type = c.req.header("content-type");
-  if (sized ? Number(declared) === 0 : !body) {
+  if (sized ? Number(declared) === 0 : !c.req.raw.body) {
     if (type === undefined || isJson(type)) return { ok: true, value: {} };
   }
   if (type === undefined || !isJson(type)) {
@@ -82,18 +78,16 @@ export async function readJsonBody(c: Context<AppEnv>, limit: number): Promise<B
       }),
     );
   }
-  let bytes: Uint8Array | null;
-  try {
-    bytes = sized ? new Uint8Array(await c.req.raw.arrayBuffer()) : await readBounded(body, limit);
-  } catch {
+  // Read under request_bytes_in_flight, and counted as it comes (a sender may lie or stream).
+  const read = await readRequestBody(c, limit);
+  if (!read.ok) {
     // The client closed the connection before the whole body came: nobody reads this answer, and
     // it is not a server fault to log (errors.ts logs only those).
-    return refuse(edgeFailure(c, INCOMPLETE_BODY));
-  } finally {
-    // Read (or given up): the runtime holds no more of it, whatever the handler does next (a direct call may run a minute).
-    bodyRead(c);
+    if (read.reason === "incomplete") return refuse(edgeFailure(c, INCOMPLETE_BODY));
+    if (read.reason === "busy") return refuse(read.response);
+    return tooLarge(null);
   }
-  if (bytes === null || bytes.byteLength > limit) return tooLarge(null);
+  const bytes = read.bytes;
   let text: string;
   try {
     text = UTF8.decode(bytes);

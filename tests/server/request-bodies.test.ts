@@ -1,7 +1,8 @@
 // Request bodies being read at once (server/request-bodies.ts): bounded by request_bytes_in_flight,
-// charged by Content-Length before a byte is read, the rest refused 503 with Retry-After, and the
-// share given back once a body is read or its client leaves. A real `docket serve` (API, direct
-// POST route, MCP and cockpit mounted) and raw TCP clients that send most of a body and stop.
+// charged the bytes they really hold as they come (a small one its Content-Length, never refused),
+// the rest refused 503 with Retry-After, and the share given back once a body is read or its
+// client leaves. A real `docket serve` (API, direct POST route, MCP and cockpit mounted) and raw
+// TCP clients that send most of a body and stop, or announce one and send nothing.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -139,6 +140,22 @@ describe("requestBodies", () => {
     expect(bodies.claim(624 * KIB + 1)).toMatchObject({ busy: true, in_flight: 400 * KIB });
     expect(typeof bodies.claim(624 * KIB)).toBe("function");
   });
+
+  test("requestBodies.read charges a body as it comes: refused once a chunk would pass the budget beside another's, or at once for a declared length; what it read goes back", async () => {
+    const bodies = requestBodies(MIB);
+    async function* pieces(count: number, size: number) {
+      for (let i = 0; i < count; i++) yield new Uint8Array(size);
+    }
+    // Alone, a body passes the budget; nothing stays charged once it is read.
+    expect(((await bodies.read(pieces(3, 500 * KIB), null, 2 * MIB)) as Uint8Array).byteLength).toBe(1500 * KIB);
+    const other = bodies.claim(600 * KIB) as () => void;
+    expect(await bodies.read(pieces(3, 200 * KIB), null, 2 * MIB)).toEqual({ busy: true, bytes: 600 * KIB, in_flight: 600 * KIB, limit: MIB });
+    expect(await bodies.read(pieces(1, 1), 500 * KIB, 2 * MIB)).toEqual({ busy: true, bytes: 500 * KIB, in_flight: 600 * KIB, limit: MIB });
+    expect(await bodies.read(pieces(4, 100 * KIB), null, 300 * KIB)).toBe("too_large");
+    other();
+    // The refused and the too large gave back what they had read: the whole budget is free.
+    expect(typeof bodies.claim(MIB)).toBe("function");
+  });
 });
 
 describe("request bodies being read at once", () => {
@@ -151,21 +168,23 @@ describe("request bodies being read at once", () => {
       expect(direct.headers.get("retry-after")).toBe("1");
       const { error } = (await direct.json()) as any;
       expect(error).toMatchObject({ error_code: "unavailable", retryability: "safe", context: { reason: "requests_in_flight", bytes: 300 * KIB, limit: MIB } });
-      expect(error.context.in_flight).toBeGreaterThanOrEqual(800 * KIB);
+      // What the stalled client really sent, not what it declared.
+      expect(error.context.in_flight).toBe(800 * KIB - 1);
       expect(error.message).toContain("request_bytes_in_flight");
-      // The app's routes: a start, a call with a query string, MCP and a cockpit form.
+      // The app's routes: a start, MCP and a cockpit form.
       const start = await post("/api/v1/executions/start", bodyOf(300 * KIB, { capability: "capabilities.list" }));
       expect(start.status).toBe(503);
       expect(((await start.json()) as any).error.context.reason).toBe("requests_in_flight");
-      expect((await post("/api/v1/capabilities/list?x=1", big)).status).toBe(503);
       const mcp = await post("/mcp", big, { accept: "application/json, text/event-stream" });
       expect(mcp.status).toBe(503);
       expect(((await mcp.json()) as any).error.context.reason).toBe("requests_in_flight");
       const form = await post("/cockpit/capabilities/capabilities.list", `input=${"x".repeat(300 * KIB)}`, { "content-type": "application/x-www-form-urlencoded" });
       expect(form.status).toBe(503);
-      // A chunked body (no length) is charged the most a route reads: refused too.
-      const chunked = await rawRequest(`POST /api/v1/capabilities/list HTTP/1.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n2\r\n{}\r\n0\r\n\r\n`);
+      // A chunked body (no length) is charged as it comes: refused once it would pass the budget, not before.
+      const chunked = await rawRequest(`POST /api/v1/capabilities/list HTTP/1.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n${big.length.toString(16)}\r\n${big}\r\n0\r\n\r\n`);
       expect(chunked.split("\r\n")[0]).toBe("HTTP/1.1 503 Service Unavailable");
+      const small = await rawRequest(`POST /api/v1/capabilities/list HTTP/1.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n2\r\n{}\r\n0\r\n\r\n`);
+      expect(small.split("\r\n")[0]).toBe("HTTP/1.1 200 OK");
       // Within the budget: answered as ever.
       expect((await post("/api/v1/capabilities/list", "{}")).status).toBe(200);
       expect((await post("/api/v1/executions/start", JSON.stringify({ capability: "executions.demonstrate", input: { steps: 0, delay_ms: 0 } }))).status).toBe(200);
@@ -177,6 +196,51 @@ describe("request bodies being read at once", () => {
     // The stalled client left: its share is given back.
     const after = await untilAdmitted(() => post("/api/v1/capabilities/list", bodyOf(900 * KIB)));
     expect(after.status).toBe(400);
+  });
+
+  test("a body only announced holds nothing: clients declaring large bodies or sending a chunked { and then nothing lock no body out", async () => {
+    const { hostname, port } = new URL(server.url);
+    const announced = await Promise.all(
+      [
+        `POST /api/v1/capabilities/list HTTP/1.1\r\nContent-Length: ${900 * KIB}\r\n`,
+        `POST /api/v1/executions/start HTTP/1.1\r\nContent-Length: ${900 * KIB}\r\n`,
+        `POST /mcp HTTP/1.1\r\nAccept: application/json, text/event-stream\r\nContent-Length: ${900 * KIB}\r\n`,
+        `POST /api/v1/capabilities/list HTTP/1.1\r\nTransfer-Encoding: chunked\r\n`,
+        `POST /api/v1/executions/start HTTP/1.1\r\nTransfer-Encoding: chunked\r\n`,
+      ].map(
+        (head) =>
+          new Promise<Socket>((resolve, reject) => {
+            const socket = connect(Number(port), hostname, () => {
+              const chunked = head.includes("chunked");
+              socket.write(`${head}Host: ${hostname}:${port}\r\nContent-Type: application/json\r\n\r\n${chunked ? "1\r\n{\r\n" : ""}`, () => resolve(socket));
+            });
+            socket.once("error", reject);
+          }),
+      ),
+    );
+    try {
+      // Each used to be charged what it announced (a chunked one the most a route reads): 900 KiB of a 1 MiB budget locked every larger body out.
+      for (let i = 0; i < 5; i++) {
+        expect((await post("/api/v1/capabilities/list", bodyOf(300 * KIB))).status).toBe(400);
+        expect((await post("/api/v1/executions/start", bodyOf(300 * KIB, { capability: "capabilities.list" }))).status).toBe(400);
+      }
+    } finally {
+      for (const socket of announced) socket.destroy();
+    }
+  });
+
+  test("a small body is never refused for the budget, however full it is of bodies being read", async () => {
+    // Sent all but its last byte: alone, it may hold more than the budget.
+    const stalled = await stalledClient("/api/v1/capabilities/list", MIB + 100 * KIB);
+    try {
+      await untilRefused(() => post("/api/v1/capabilities/list", bodyOf(300 * KIB)));
+      for (let i = 0; i < 5; i++) {
+        expect((await post("/api/v1/capabilities/list", "{}")).status).toBe(200);
+        expect((await post("/api/v1/executions/start", JSON.stringify({ capability: "executions.demonstrate", input: { steps: 0, delay_ms: 0 } }))).status).toBe(200);
+      }
+    } finally {
+      stalled.destroy();
+    }
   });
 
   test("a body's share goes back once it is read, while the direct call it carries still runs", async () => {

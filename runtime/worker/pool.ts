@@ -332,9 +332,25 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     idleWatch.taskEnded();
     if (slot.isReady) slot.worker.unref();
     resolveJob(job, outcome);
-    if (slot.heldOver) replaceWorker(slot);
+    if (!outcome.ok && outcome.error.kind === "load_failed") leftLoading(slot, job, outcome.error);
+    else if (slot.heldOver) replaceWorker(slot);
     else if (slot.outdated) retire(slot);
     dispatch(slot.lane);
+  }
+
+  /**
+   * A task whose file failed as its worker imported it: the worker is replaced (docs/containment.md).
+   * A top-level `await` that never settles stays pending in the thread for its life — each later
+   * task of the file would wait on that same import for the whole load time, never importing it
+   * again — and what the top level started before it failed or stalled (an interval, a child)
+   * goes on running with no task to own it.
+   */
+  function leftLoading(slot: Slot, job: Job, error: Extract<TaskError, { kind: "load_failed" }>): void {
+    if (error.cause === "load_timeout") {
+      report(`${laneWorker(slot.lane)} did not finish importing ${job.task.capability}'s file within load_timeout_ms (${loadTimeoutMs} ms): a top-level await that never settles, or slow work at its top level. Its task failed before its handler began; the worker is replaced, and what the file's top level left running with it.`);
+    }
+    // Only what this task started: a process an earlier task left running on purpose is not its.
+    replaceWorker(slot, Date.now() - (performance.now() - job.assignedAt));
   }
 
   /**

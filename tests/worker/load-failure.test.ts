@@ -23,6 +23,7 @@ const MEMORY_MB = 64;
 const TOP_LEVELS: Record<string, string> = {
   throws: `throw new Error("top level refused");`,
   waits: `await new Promise((resolve) => setTimeout(resolve, 20_000));`,
+  stalls: `appendFileSync(join(import.meta.dir, "..", "imports-stalls.txt"), "import\\n"); await new Promise(() => {});`,
   exits: `process.exit(3);`,
   loops: `for (;;) {}`,
   grows: `const held = []; for (let i = 0; i < 40; i++) held.push(Buffer.alloc(16 * 1024 * 1024, 1)); for (;;) {}`,
@@ -118,6 +119,18 @@ describe("a task whose file fails while its worker imports it", () => {
     const done = await runArmed("waits");
     expect(done.failure).toMatchObject({ error_code: "internal", stage: "queue", outcome_certainty: "not_applied", retryability: "after_delay", context: { load: "load_timeout" } });
     expect(done.failure!.message).toContain(`did not finish loading within ${LOAD_TIMEOUT_MS} ms`);
+  });
+
+  test("a top-level await that never settles gets its worker replaced: the file's next task imports it anew", async () => {
+    // Each import appends to imports-stalls.txt, then waits for ever.
+    const imports = () => readFileSync(join(root, "imports-stalls.txt"), "utf8").trim().split("\n").length;
+    const first = await runArmed("stalls");
+    expect(first.failure).toMatchObject({ stage: "queue", context: { load: "load_timeout" } });
+    expect(imports()).toBe(1);
+    const second = await terminalSnapshot(plane.store, plane.engine.start({ capability: "test.stalls", input: {} }, EDGE).execution.id);
+    expect(second.failure).toMatchObject({ stage: "queue", context: { load: "load_timeout" } });
+    // The same worker would have waited on the first import, still pending, and not run the file again.
+    expect(imports()).toBe(2);
   });
 
   test("a top level that ends its thread fails it as the file's exit, not a handler stopped", async () => {

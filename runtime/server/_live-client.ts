@@ -125,6 +125,9 @@ export class LiveClient {
   seen = 0;
   /** The heartbeat epoch of the oldest ping not answered yet; null when every ping was. */
   unanswered: number | null = null;
+  /** The tick from which its own pings are counted (LiveChannel.ping), and how many it sent since. */
+  pingsSince = 0;
+  pings = 0;
 
   /** Its socket said backpressure at `now`: nothing is sent until it drains. */
   block(now: number): void {

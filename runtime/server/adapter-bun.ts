@@ -80,6 +80,11 @@ export function serveWithBun(app: Hono<AppEnv>, live: LiveChannel, options: BunL
       const socket = sockets.get(ws);
       if (socket) live.drain(socket);
     },
+    // Bun answers a client's ping itself; the channel counts them (LiveChannel.ping).
+    ping(ws: ServerWebSocket<unknown>) {
+      const socket = sockets.get(ws);
+      if (socket) live.ping(socket);
+    },
     pong(ws: ServerWebSocket<unknown>) {
       const socket = sockets.get(ws);
       if (socket) live.pong(socket);

@@ -70,6 +70,8 @@ export function serveWithNode(app: Hono<AppEnv>, live: LiveChannel, options: Lis
         const socket: LiveSocket = nodeSocket(raw, () => live.drain(socket));
         sockets.set(raw, socket);
         raw.on("pong", () => live.pong(socket));
+        // `ws` answers a client's ping itself; the channel counts them (LiveChannel.ping).
+        raw.on("ping", () => live.ping(socket));
         live.open(socket, target);
       },
       onClose(_event, ws) {

@@ -74,6 +74,11 @@ const TICKS_PER_HEARTBEAT = 4;
 // held a connection slot for nothing (the runtime's own idle timeout comes minutes later). A
 // WebSocket client answers at once, and a ping waits behind at most the frames its socket holds.
 const UNANSWERED_TICKS = TICKS_PER_HEARTBEAT + 1;
+// A client may ping this many times a heartbeat (a library's keep-alive pings every few
+// seconds); past it the connection is closed (1008, "too many pings"). Each ping is answered by a
+// pong the runtime queues whether or not the client reads: a client flooding pings and reading
+// nothing grew the server by about 16 MB a connection for as long as it stayed open.
+const CLIENT_PINGS_PER_HEARTBEAT = 8;
 
 /**
  * The live channel (docs/protocol.md), runtime-agnostic. Every connection reads one log of frames
@@ -417,6 +422,21 @@ export class LiveChannel {
   pong(socket: LiveSocket): void {
     const client = this.clients.get(socket);
     if (client) client.unanswered = null;
+  }
+
+  /**
+   * The adapter's signal of a ping from the client (answered by the runtime itself): a client
+   * sending more than CLIENT_PINGS_PER_HEARTBEAT in a heartbeat is closed. Only a pong answers the
+   * server's own ping.
+   */
+  ping(socket: LiveSocket): void {
+    const client = this.clients.get(socket);
+    if (!client || client.closed) return;
+    if (this.epoch - client.pingsSince >= TICKS_PER_HEARTBEAT) {
+      client.pingsSince = this.epoch;
+      client.pings = 0;
+    }
+    if (++client.pings > CLIENT_PINGS_PER_HEARTBEAT) this.forget(client, true, 1008, "too many pings");
   }
 
   /** The socket closed: forget it and its subscription. */

@@ -151,6 +151,17 @@ export function liveContract(name: string, start: StartFn, sink: any[]): void {
       live.close();
     });
 
+    test("a client flooding pings is closed 1008 \"too many pings\": its pongs are not queued without bound", async () => {
+      const live = await rawUpgrade(server.url, "/events", { "Sec-WebSocket-Protocol": "docket.v1" });
+      await live.waitFor((frame) => JSON.parse(frame).type === "stream.ready");
+      // A few pings, as a keep-alive sends them, are answered; a thousand in a row close the connection.
+      live.send(9, new Uint8Array(0));
+      await live.pong;
+      for (let i = 0; i < 1000; i++) live.send(9, new Uint8Array(125));
+      expect(await live.closing).toEqual({ code: 1008, reason: "too many pings" });
+      live.close();
+    });
+
     test("every frame received validates against the schemas executions.protocol serves", async () => {
       const protocol = (await (await http.get("/api/v1/executions/protocol")).json()) as any;
       const check = frameValidator(protocol);

@@ -14,6 +14,7 @@ import { isTerminal } from "./state-machine.ts";
 import { expiredExecution } from "./snapshot.ts";
 import { canonicalHash } from "./canonical-json.ts";
 import { redact, hasSensitive, sensitivePaths } from "./redaction.ts";
+import { transformedSecrets } from "./before-transforms.ts";
 import { createSecretMask, MAX_SENSITIVE_VALUES, maskOf, sensitiveValues, type SecretMask } from "./secret-mask.ts";
 import { thrownClass, thrownDetail } from "./thrown.ts";
 import { checkValue, describeProblems, maskProblems, transforms, type Checked } from "./validate.ts";
@@ -245,9 +246,11 @@ export function createEngine(options: EngineOptions): Engine {
     // schema no longer points. So redaction, the run identity and the secrets to mask read the
     // input as sent (docs/security.md); the handler gets what the transforms made.
     const sent = checked.value !== given && transforms(capability.def.input) ? declaredOnly(given, capability.input_schema) : checked.value;
-    // Masked are the secrets sent and what the transforms made at their places (a secret trimmed or upper-cased).
+    // Masked are the secrets sent, the input as the schema saw it before its transforms (a secret
+    // from a default, never sent, that a transform then moves) and what the transforms made at
+    // their places (a secret trimmed or upper-cased). An input without transforms is read once.
     const secrets = hasSensitive(capability.input_schema)
-      ? [...new Set([...sensitiveValues(sent, capability.input_schema), ...(sent === checked.value ? [] : sensitiveValues(checked.value, capability.input_schema, { keys: false }))])]
+      ? [...new Set([...sensitiveValues(sent, capability.input_schema), ...(sent === checked.value ? [] : transformedSecrets(capability.def.input, capability.input_schema, given, checked.value))])]
       : [];
     refuseTooManySecrets(id, edge, verb, secrets.length);
     return { capability, input: checked.value, sent, secrets };

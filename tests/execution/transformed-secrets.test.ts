@@ -58,4 +58,24 @@ describe("an input schema that transforms a secret", () => {
     h.pool.tasks[0]!.succeed({ ok: true });
     expect(await call).toEqual({ ok: true });
   });
+
+  test("engine.start masks a secret that a default gave and a transform moved, at the top and inside a field (tester: s.envdef, s.defenv)", async () => {
+    const h = harness();
+    const id = h.engine.start({ capability: "demo.defaulted", input: { user: "bob" } }, EDGE).execution.id;
+    await flush();
+    const task = h.pool.of(id)!;
+    expect(task.task.input).toEqual({ user: "bob", auth: { bearer: "DefaultSecret9", key: "NestedDefault7" } });
+    expect([...task.task.secrets!].sort()).toEqual(["DefaultSecret9", "NestedDefault7"]);
+    task.end({ ok: false, error: { kind: "capability", code: "refused", message: "bearer DefaultSecret9 key NestedDefault7 refused", context: {} } });
+    await flush();
+    expect(h.store.get(id)!.failure).toMatchObject({ message: "bearer [redacted] key [redacted] refused" });
+    expect(stored(h, id)).not.toContain("DefaultSecret9");
+  });
+
+  test("engine.start masks a secret sent in place of the default, and only it (tester: s.defenv)", async () => {
+    const h = harness();
+    const id = h.engine.start({ capability: "demo.defaulted", input: { user: "bob", tok: "SentSecret55" } }, EDGE).execution.id;
+    await flush();
+    expect([...h.pool.of(id)!.task.secrets!].sort()).toEqual(["NestedDefault7", "SentSecret55"]);
+  });
 });

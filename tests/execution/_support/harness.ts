@@ -114,6 +114,24 @@ export const TEST_CAPABILITIES = {
       handler: noop,
     }),
   ),
+  defaulted: registered(
+    capability({
+      id: "demo.defaulted",
+      title: "Defaulted",
+      description: "A read whose secrets come from defaults, never sent, that transforms then move (tester: s.envdef, s.defenv).",
+      effect: "read",
+      input: v.pipe(
+        v.object({
+          user: v.string(),
+          tok: v.optional(sensitive(v.string()), () => "DefaultSecret9"),
+          nested: v.optional(v.pipe(v.object({ key: v.optional(sensitive(v.string()), "NestedDefault7") }), v.transform((o) => o.key)), {}),
+        }),
+        v.transform((o) => ({ user: o.user, auth: { bearer: o.tok, key: o.nested } })),
+      ),
+      output: v.object({ ok: v.boolean() }),
+      handler: noop,
+    }),
+  ),
   wrapped: registered(
     capability({
       id: "demo.wrapped",

@@ -4,7 +4,7 @@ import { listCapabilityFiles } from "../capability/inspect.ts";
 import { prepareCapabilityThread } from "./_capability-thread.ts";
 import { bootPlane, type BootedPlane } from "../boot.ts";
 import { findCheckoutRoot } from "../capability/checkout.ts";
-import type { LoadError } from "../capability/registered.ts";
+import type { LoadError, RegisteredCapability } from "../capability/registered.ts";
 import { buildFailure, FailureError, type FailureDescriptor, type Retryability } from "../execution/failure.ts";
 import { LimitsError, resolveLimits } from "../execution/limits.ts";
 import type { EdgeInfo } from "../execution/plane.ts";
@@ -20,6 +20,9 @@ import { EXIT, exitCodeOf, failureText, type RunEnd } from "./exit-code.ts";
 import { annotation, appendStepOutputs, appendStepSummary, gitHubPrinters, inertCommands, isGitHubActions, maskCommands, stepSummary } from "./github-actions.ts";
 import { lstat, rename, rm, writeFile } from "node:fs/promises";
 import { MIN_MASKED_LENGTH, sensitiveValues } from "../execution/secret-mask.ts";
+import { transformedSecrets } from "../execution/before-transforms.ts";
+import { checkValue, transforms } from "../execution/validate.ts";
+import { hasSensitive } from "../execution/redaction.ts";
 import { createLiveView, wantsLiveView, type LiveView } from "./live-view.ts";
 import { createRunReporter, location, plainPrinters } from "./run-reporter.ts";
 import { findServer, followEvents, serverClient, unansweringServer, type ServerClient } from "./server-client.ts";
@@ -174,7 +177,7 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
     const { capabilityId, ownErrors, otherErrors } = locateTarget(plane, options.target, file);
     // Before anything else is printed: the runner then blanks these values in every later line.
     const declared = capabilityId === null ? null : plane.registry.get(capabilityId);
-    if (gitHub && declared) output.stderr(maskCommands(sensitiveValues(input, declared.input_schema), MIN_MASKED_LENGTH));
+    if (gitHub && declared) output.stderr(maskCommands(secretsToAnnounce(declared, input), MIN_MASKED_LENGTH));
     for (const field of declared ? (options.input.fromEnv ?? []) : []) {
       const problem = inputEnvProblem(field, declared!.input_schema);
       // The JSON Schema does not say whether an object keeps fields it does not name (valibot's
@@ -609,6 +612,19 @@ async function writeSummary(options: DocumentTargets, facts: Parameters<typeof s
   }
 }
 
+/**
+ * The secrets a run masks, to be announced with ::add-mask:: before it starts: those sent, and
+ * those its schema gives the handler that were never sent (a default, `() => process.env.TOKEN`),
+ * wherever its transforms put them, as the engine reads them (docs/security.md).
+ */
+function secretsToAnnounce(declared: RegisteredCapability, input: unknown): string[] {
+  const sent = sensitiveValues(input, declared.input_schema);
+  if (!hasSensitive(declared.input_schema)) return sent;
+  const checked = checkValue(declared.def.input, input, "input");
+  if (!checked.ok || checked.value === input) return sent;
+  const made = transforms(declared.def.input) ? transformedSecrets(declared.def.input, declared.input_schema, input, checked.value) : sensitiveValues(checked.value, declared.input_schema);
+  return [...new Set([...sent, ...made])];
+}
 
 /** True when the input, checked by its schema, still holds `field` (a dotted path); false when it fails the check or drops it. */
 function keptByCheck(schema: v.GenericSchema, input: unknown, field: string): boolean {

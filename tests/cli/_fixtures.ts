@@ -49,6 +49,27 @@ export default capability({
 `;
 
 /** Schema transforms that make what JSON cannot hold: a BigInt from the input; a cycle, a Promise, a Map or an Infinity in the output. */
+/** A secret from the environment by default, never sent, that the input schema's transform moves (tester: s.envdef). */
+export const DEFAULTED_SECRET = `import { capability, sensitive } from "docket";
+import * as v from "valibot";
+
+export default capability({
+  id: "demo.envdef",
+  title: "Token from the environment",
+  description: "Calls with a token its input defaults to from MY_API_TOKEN.",
+  effect: "read",
+  input: v.pipe(
+    v.object({ repo: v.string(), token: v.optional(sensitive(v.string()), () => process.env.MY_API_TOKEN ?? "none") }),
+    v.transform((o) => ({ repo: o.repo, headers: { authorization: o.token } })),
+  ),
+  output: v.object({ sent: v.string() }),
+  handler(input) {
+    console.log("calling with " + JSON.stringify(input.headers));
+    return { sent: input.headers.authorization };
+  },
+});
+`;
+
 export const NOT_JSON_TRANSFORMS = `import { capability } from "docket";
 import * as v from "valibot";
 

@@ -2,7 +2,7 @@
 import { beforeAll, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ECHO, GREET, IGNORES_TERM, LOOSE, NESTED, SLEEPS, SLOW_LOAD, SPIN, STUBBORN_SLEEPS, THROWING_SCHEMA, NOT_JSON_TRANSFORMS } from "./_fixtures.ts";
+import { ECHO, GREET, IGNORES_TERM, LOOSE, NESTED, SLEEPS, SLOW_LOAD, SPIN, DEFAULTED_SECRET, STUBBORN_SLEEPS, THROWING_SCHEMA, NOT_JSON_TRANSFORMS } from "./_fixtures.ts";
 import { obeyedCommands } from "../_support/workflow-commands.ts";
 import { STOP_SIGNAL_ECHO_MS } from "../../runtime/adapter/stop-signals.ts";
 import { docket, oneJsonDocument, spawnDocket, watchStream, tempCheckout, tempDir, writeFiles, type DocketRunner } from "./_harness.ts";
@@ -15,7 +15,7 @@ export function defineRunCases(runner: () => DocketRunner): void {
   let checkout = "";
   beforeAll(() => {
     userDir = tempDir("user");
-    writeFiles(userDir, { "demo.greet.ts": GREET, "demo.echo.ts": ECHO, "demo.spin.ts": SPIN, "demo.sleeps.ts": SLEEPS, "demo.stubborn.ts": STUBBORN_SLEEPS, "demo.ignores.ts": IGNORES_TERM, "demo.loose.ts": LOOSE, "demo.nested.ts": NESTED, "demo.throwing.ts": THROWING_SCHEMA, "demo.notjson.ts": NOT_JSON_TRANSFORMS, "demo.slowload.ts": SLOW_LOAD, "input.json": '{"message":"from a file"}' });
+    writeFiles(userDir, { "demo.greet.ts": GREET, "demo.echo.ts": ECHO, "demo.spin.ts": SPIN, "demo.sleeps.ts": SLEEPS, "demo.stubborn.ts": STUBBORN_SLEEPS, "demo.ignores.ts": IGNORES_TERM, "demo.loose.ts": LOOSE, "demo.nested.ts": NESTED, "demo.throwing.ts": THROWING_SCHEMA, "demo.notjson.ts": NOT_JSON_TRANSFORMS, "demo.slowload.ts": SLOW_LOAD, "demo.envdef.ts": DEFAULTED_SECRET, "input.json": '{"message":"from a file"}' });
     checkout = tempCheckout();
   });
   const run = (args: string[], options: { env?: Record<string, string>; stdin?: string } = {}) => docket(runner(), ["run", ...args], { cwd: checkout, ...options });
@@ -375,6 +375,16 @@ export function defineRunCases(runner: () => DocketRunner): void {
     expect(thrown.stderr).toContain("kaboom\n::error title=forged::from a stack\n");
     // docket's own commands still work.
     expect(obeyedCommands(thrown.stderr)).toEqual(["::group::Composing the greeting (compose)", "::error file=src/a%2Cb.ts,line=3,col=7,title=demo_finding::a finding, with a comma: and 100%25", "::endgroup::"]);
+  });
+
+  test("docket run masks and announces with ::add-mask:: a secret its input defaulted to and a transform moved (tester: s.envdef)", async () => {
+    const token = "ghp_ENVTOKEN_abcdef123";
+    const result = await run([file("demo.envdef.ts"), "--input", '{"repo":"x/y"}', "--format", "json"], { env: { GITHUB_ACTIONS: "true", MY_API_TOKEN: token } });
+    expect(result.code).toBe(0);
+    expect(result.stderr.startsWith(`::add-mask::${token}\n`)).toBe(true);
+    expect(result.stderr).toContain('calling with {"authorization":"[redacted]"}');
+    expect(result.stderr.replace(`::add-mask::${token}\n`, "")).not.toContain(token);
+    expect(oneJsonDocument(result.stdout).output).toEqual({ sent: "[redacted]" });
   });
 
   test("docket run by id loads only that id's file: a broken file and one whose top level never finishes elsewhere neither stop nor slow it; a built-in (capabilities.verify) and an unknown id load every file", async () => {

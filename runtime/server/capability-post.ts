@@ -9,7 +9,7 @@ import { isAllowedHost, isOwnOrigin, sameSecret } from "./guards.ts";
 import { INCOMPLETE_BODY, isIdentityCoding, isJson } from "./json-body.ts";
 import { buildFailure } from "../execution/failure.ts";
 import { answersBusyFailure, type LargeAnswers } from "./large-answers.ts";
-import { bodiesBusyFailure, SMALL_BODY_BYTES, type RequestBodies } from "./request-bodies.ts";
+import { bodiesBusyFailure, readCharged, type RequestBodies } from "./request-bodies.ts";
 
 /** What the direct route needs besides the request: the app for everything it does not take, and the runtime's keep-open. */
 export interface CapabilityPostEnv {
@@ -87,26 +87,15 @@ export function capabilityPost(options: CapabilityPostOptions): (request: Reques
     const declared = Number(request.headers.get("content-length"));
     let bytes: Uint8Array;
     try {
-      if (declared <= SMALL_BODY_BYTES) {
-        // A small body is charged what its Content-Length declares and read at once, never refused
-        // for the budget (request-bodies.ts): the runtime delivers exactly that many bytes.
-        const release = bodies.hold(declared);
-        try {
-          bytes = new Uint8Array(await request.arrayBuffer());
-        } finally {
-          release();
-        }
-      } else {
-        // A larger one is charged as it comes, as the app's routes read it.
-        const read = await bodies.read(request.body, declared, plane.limits.input_bytes);
-        if (typeof read === "object" && "busy" in read) {
-          const ids = idsOf(request);
-          return failureAnswer(bodiesBusyFailure(read, ids), ids.request_id);
-        }
-        // Admitted checked the declared length, and a runtime delivers no more than it: never so.
-        if (read === "too_large") throw new RangeError("The body is longer than its Content-Length.");
-        bytes = read;
+      // Under the budget the app's routes read under (request-bodies.ts).
+      const read = await readCharged(request, bodies, declared, plane.limits.input_bytes);
+      if (typeof read === "object" && "busy" in read) {
+        const ids = idsOf(request);
+        return failureAnswer(bodiesBusyFailure(read, ids), ids.request_id);
       }
+      // Admitted checked the declared length, and a runtime delivers no more than it: never so.
+      if (read === "too_large") throw new RangeError("The body is longer than its Content-Length.");
+      bytes = read;
     } catch {
       // The client left before its whole body came: the app's answer, which nobody reads, and no log line.
       const ids = idsOf(request);

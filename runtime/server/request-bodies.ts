@@ -102,6 +102,25 @@ export function requestBodies(limitBytes: number): RequestBodies {
   };
 }
 
+/**
+ * Reads a request's body under the budget, at most `limit` bytes: a small body of a declared
+ * length whole at once, charged its declared length and never refused (SMALL_BODY_BYTES), any
+ * other as a stream, charged as it comes (RequestBodies.read). Throws when the client left before
+ * the end. Shared by the app's routes (readRequestBody) and the direct route (capability-post.ts).
+ */
+export async function readCharged(request: Request, bodies: RequestBodies, declared: number | null, limit: number): Promise<ChargedRead> {
+  if (declared !== null && declared <= SMALL_BODY_BYTES) {
+    // With a declared length the runtime delivers exactly that many bytes: one read, no stream.
+    const release = bodies.hold(declared);
+    try {
+      return new Uint8Array(await request.arrayBuffer());
+    } finally {
+      release();
+    }
+  }
+  return bodies.read(request.body, declared, limit);
+}
+
 /** What reading a request's body gave: its bytes, or why there are none. */
 export type BodyRead =
   | { ok: true; bytes: Uint8Array }
@@ -124,17 +143,7 @@ export async function readRequestBody(c: Context<any>, limit: number): Promise<B
   if (declared !== null && declared > limit) return { ok: false, reason: "too_large" };
   let read: ChargedRead;
   try {
-    if (declared !== null && declared <= SMALL_BODY_BYTES) {
-      // With a declared length the runtime delivers exactly that many bytes: one read, no stream.
-      const release = bodies?.hold(declared);
-      try {
-        read = new Uint8Array(await request.arrayBuffer());
-      } finally {
-        release?.();
-      }
-    } else {
-      read = await (bodies ?? requestBodies(Number.MAX_SAFE_INTEGER)).read(request.body, declared, limit);
-    }
+    read = await readCharged(request, bodies ?? requestBodies(Number.MAX_SAFE_INTEGER), declared, limit);
   } catch {
     return { ok: false, reason: "incomplete" };
   }

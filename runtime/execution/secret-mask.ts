@@ -1,6 +1,6 @@
 import { inspect } from "node:util";
 import type { JsonSchema } from "../capability/registered.ts";
-import { hasSensitive, isSensitiveSchema, REDACTED } from "./redaction.ts";
+import { isSensitiveSchema, REDACTED } from "./redaction.ts";
 import { sanitizeLine, sanitizeText } from "./text-sanitize.ts";
 import { urlEncodedForms } from "./_url-forms.ts";
 import { MAX_INPUT_DEPTH, PLANE_ENVELOPE_DEPTH } from "./json-depth.ts";
@@ -261,13 +261,6 @@ function maskValue<T>(value: T, text: (input: string) => string, depth: number):
   const copy: Record<string, unknown> = {};
   for (const [key, child] of Object.entries(value as Record<string, unknown>)) copy[text(key)] = maskValue(child, text, depth + 1);
   return copy as T;
-}
-
-/** The mask of one call or execution: the sensitive values of its validated input, by its input schema. */
-export function maskForInput(schema: JsonSchema, input: unknown): { mask: SecretMask; secrets: string[] } {
-  if (!hasSensitive(schema)) return { mask: NO_MASK, secrets: [] };
-  const secrets = sensitiveValues(input, schema);
-  return { mask: createSecretMask(secrets), secrets };
 }
 
 /** The mask of an input's secrets as the engine collected them; NO_MASK when there are none. */

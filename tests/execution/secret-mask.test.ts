@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import * as v from "valibot";
 import { sensitive } from "../../runtime/capability/sensitive.ts";
 import { toCapabilityJsonSchema } from "../../runtime/capability/json-schema.ts";
-import { createSecretMask, masksSomething, maskForInput, NO_MASK, sensitiveValues, unfinishedSecretLength } from "../../runtime/execution/secret-mask.ts";
+import { createSecretMask, masksSomething, maskOf, NO_MASK, sensitiveValues, unfinishedSecretLength } from "../../runtime/execution/secret-mask.ts";
 
 const schema = {
   type: "object",
@@ -25,7 +25,7 @@ describe("sensitiveValues", () => {
   test("sensitiveValues takes a sensitive number as its decimal text, and never a number nothing marks", () => {
     const numbers = { type: "object", properties: { pin: { type: "number", "x-docket-sensitive": true }, count: { type: "number" }, codes: { type: "array", "x-docket-sensitive": true } } };
     expect(sensitiveValues({ pin: 73914562, count: 99999999, codes: [1234.5, -7777, "c-8888"] }, numbers).sort()).toEqual(["-7777", "1234.5", "73914562", "c-8888"]);
-    const { mask } = maskForInput(numbers, { pin: 73914562, count: 5 });
+    const mask = maskOf(sensitiveValues({ pin: 73914562, count: 5 }, numbers));
     expect(mask.text("pin=73914562 count=5")).toBe("pin=[redacted] count=5");
     // A number of an output that is the secret becomes the text that hides it; others, even one
     // holding its digits (another number), stay numbers (tester T: a count of 10000 with a pin of 1000).
@@ -46,7 +46,7 @@ describe("sensitiveValues", () => {
     );
     const input = { keys: { SECRETKEYNAME: "value-1", abc: "value-2" }, login: { user: "ada-lovelace", pass: "pw-3333" }, either: { name: "branch-4444" } };
     expect(sensitiveValues(input, declared).sort()).toEqual(["SECRETKEYNAME", "ada-lovelace", "branch-4444", "pw-3333", "value-1", "value-2"]);
-    const { mask } = maskForInput(declared, input);
+    const mask = maskOf(sensitiveValues(input, declared));
     expect(mask.text("keys SECRETKEYNAME for user ada-lovelace, name and code")).toBe("keys [redacted] for user [redacted], name and code");
   });
 
@@ -64,7 +64,7 @@ describe("sensitiveValues", () => {
     // A declared field name of a secret object stays readable through the reference; its data does not.
     expect(found.sort()).toEqual([...Array.from({ length: 60 }, (_, i) => `token-${i + 1}`), "KEYNAME", "ada-lovelace", "kept-secret", "lazy-secret"].sort());
     expect(found).not.toContain("user");
-    expect(maskForInput(declared, input).mask.text("deep token-60 and lazy-secret")).toBe("deep [redacted] and [redacted]");
+    expect(maskOf(sensitiveValues(input, declared)).text("deep token-60 and lazy-secret")).toBe("deep [redacted] and [redacted]");
   });
 
   test("sensitiveValues ends on a cycle of references", () => {
@@ -79,7 +79,7 @@ describe("sensitiveValues", () => {
 
   test("sensitiveValues never takes a value by its field's name", () => {
     expect(sensitiveValues({ user: "password-looking" }, { type: "object", properties: { user: { type: "string" } } })).toEqual([]);
-    expect(maskForInput({ type: "object", properties: { password: { type: "string" } } }, { password: "plain-text" }).mask).toBe(NO_MASK);
+    expect(maskOf(sensitiveValues({ password: "plain-text" }, { type: "object", properties: { password: { type: "string" } } }))).toBe(NO_MASK);
   });
 });
 

@@ -349,8 +349,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     if (error.cause === "load_timeout") {
       report(`${laneWorker(slot.lane)} did not finish importing ${job.task.capability}'s file within load_timeout_ms (${loadTimeoutMs} ms): a top-level await that never settles, or slow work at its top level. Its task failed before its handler began; the worker is replaced, and what the file's top level left running with it.`);
     }
-    // Only what this task started: a process an earlier task left running on purpose is not its.
-    replaceWorker(slot, Date.now() - (performance.now() - job.assignedAt));
+    replaceJobWorker(slot, job);
   }
 
   /**
@@ -438,14 +437,21 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   }
 
   /**
+   * Replaces the worker `job` was handed to, ending with it only the processes started since then:
+   * a process an earlier task left running on purpose is not this task's.
+   */
+  function replaceJobWorker(slot: Slot, job: Job): void {
+    replaceWorker(slot, Date.now() - (performance.now() - job.assignedAt));
+  }
+
+  /**
    * Ends a running job by force: its worker is replaced (replaceWorker), so a thread stuck in a
    * blocking system call never holds its lane (docs/containment.md).
    */
   function stopBy(slot: Slot, job: Job, error: TaskError): void {
     slot.job = null;
     settle(job, error);
-    // Only what this task started: a process an earlier task left running on purpose is not its.
-    replaceWorker(slot, Date.now() - (performance.now() - job.assignedAt));
+    replaceJobWorker(slot, job);
   }
 
   /**
@@ -473,8 +479,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   function abandonPreparing(slot: Slot, job: Job): void {
     retiring = true;
     try {
-      // Only what its top level started meanwhile: a process an earlier task left running on purpose is not its.
-      replaceWorker(slot, Date.now() - (performance.now() - job.assignedAt));
+      replaceJobWorker(slot, job);
     } finally {
       retiring = false;
     }

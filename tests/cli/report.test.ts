@@ -118,10 +118,14 @@ describe("docket run and the server serving its checkout", () => {
     }
   });
 
-  test("docket run killed mid-run is ended by the server after its report silence: failed unavailable, naming the pid", async () => {
+  /**
+   * A `docket serve` of its own (its report silence set through its environment variable) and a
+   * run reporting to it, SIGKILLed once the server holds it running: the failure the server ends
+   * it with, and the run's pid.
+   */
+  async function killedMidRun(silenceMs: number, waitMs?: number): Promise<{ failure: any; pid: number }> {
     const checkout = tempCheckout();
-    // A `docket serve` of its own, with the silence shortened through its environment variable.
-    const serve = spawnDocket(fromSource, ["serve", "--port", "0"], { cwd: checkout, env: { DOCKET_REPORT_SILENCE_MS: "500" } });
+    const serve = spawnDocket(fromSource, ["serve", "--port", "0"], { cwd: checkout, env: { DOCKET_REPORT_SILENCE_MS: String(silenceMs) } });
     try {
       const banner = await watchStream(serve.stderr).until(/docket serving .* at (http:\/\/127\.0\.0\.1:\d+)/);
       const http = api(banner.match(/at (http:\/\/127\.0\.0\.1:\d+)/)![1]!);
@@ -130,10 +134,8 @@ describe("docket run and the server serving its checkout", () => {
         const running = await reportedBy(http, run.pid, "running");
         run.kill("SIGKILL");
         await run.exited;
-        const failed = await pollUntil(() => http.get(`/api/v1/executions/get?id=${running.id}`), (s) => s.state === "failed", "the silent run to fail");
-        // executions.demonstrate is a read: it changed nothing, however far it got.
-        expect(failed.failure).toMatchObject({ error_code: "unavailable", stage: "report", outcome_certainty: "not_applied", retryability: "safe", context: { pid: run.pid, silence_ms: 500 } });
-        expect(failed.failure.message).toContain(`pid ${run.pid}`);
+        const failed = await pollUntil(() => http.get(`/api/v1/executions/get?id=${running.id}`), (s) => s.state === "failed", "the killed run to fail", waitMs);
+        return { failure: failed.failure, pid: run.pid };
       } finally {
         run.kill("SIGKILL");
       }
@@ -141,30 +143,20 @@ describe("docket run and the server serving its checkout", () => {
       serve.kill("SIGINT");
       await serve.exited;
     }
+  }
+
+  test("docket run killed mid-run is ended by the server after its report silence: failed unavailable, naming the pid", async () => {
+    const { failure, pid } = await killedMidRun(500);
+    // executions.demonstrate is a read: it changed nothing, however far it got.
+    expect(failure).toMatchObject({ error_code: "unavailable", stage: "report", outcome_certainty: "not_applied", retryability: "safe", context: { pid, silence_ms: 500 } });
+    expect(failure.message).toContain(`pid ${pid}`);
   });
 
   test("docket run killed mid-run is ended by the server as soon as it sees the process gone, not after the whole report silence: failed unavailable, reporter_exited", async () => {
-    const checkout = tempCheckout();
     // A silence far longer than the test's own wait: only the process check can end it in time.
-    const serve = spawnDocket(fromSource, ["serve", "--port", "0"], { cwd: checkout, env: { DOCKET_REPORT_SILENCE_MS: "600000" } });
-    try {
-      const banner = await watchStream(serve.stderr).until(/docket serving .* at (http:\/\/127\.0\.0\.1:\d+)/);
-      const http = api(banner.match(/at (http:\/\/127\.0\.0\.1:\d+)/)![1]!);
-      const run = spawnDocket(fromSource, [...DEMO, '{"steps":100,"delay_ms":100}'], { cwd: checkout });
-      try {
-        const running = await reportedBy(http, run.pid, "running");
-        run.kill("SIGKILL");
-        await run.exited;
-        const failed = await pollUntil(() => http.get(`/api/v1/executions/get?id=${running.id}`), (s) => s.state === "failed", "the killed run to fail", 60_000);
-        expect(failed.failure).toMatchObject({ error_code: "unavailable", stage: "report", outcome_certainty: "not_applied", context: { pid: run.pid, reason: "reporter_exited" } });
-        expect(failed.failure.message).toContain(`docket run (pid ${run.pid}) exited without its end reaching this server`);
-      } finally {
-        run.kill("SIGKILL");
-      }
-    } finally {
-      serve.kill("SIGINT");
-      await serve.exited;
-    }
+    const { failure, pid } = await killedMidRun(600_000, 60_000);
+    expect(failure).toMatchObject({ error_code: "unavailable", stage: "report", outcome_certainty: "not_applied", context: { pid, reason: "reporter_exited" } });
+    expect(failure.message).toContain(`docket run (pid ${pid}) exited without its end reaching this server`);
   }, 90_000);
 
   test("docket run whose server stops mid-run says once that it does not answer, keeps trying, gives up soon after its end, and still exits 0", async () => {

@@ -48,56 +48,50 @@ describe("docket executions beside a server that does not answer", () => {
     }
   }, 30_000);
 
-  test("docket executions events --follow of a server stopped meanwhile says, once two heartbeats are missed, that it does not answer and where to resume, exit 1", async () => {
+  /**
+   * `executions events --follow --format json` of a long execution on a `docket serve` of its own
+   * (`serveArgs` added), and `signal` sent to that server once a step was printed: how the follow
+   * ended — its exit code, the events it printed and its stderr.
+   */
+  async function followThenSignalServer(signal: "SIGSTOP" | "SIGKILL", serveArgs: string[] = []) {
     const checkout = tempCheckout();
-    // A short heartbeat, so that two missed ones are a moment, not 40 s.
-    const serve = spawnDocket(fromSource, ["serve", "--port", "0", "--heartbeat-ms", "500"], { cwd: checkout });
+    const serve = spawnDocket(fromSource, ["serve", "--port", "0", ...serveArgs], { cwd: checkout });
     const banner = await watchStream(serve.stderr).until(/docket serving .* at (http:\/\/127\.0\.0\.1:\d+)/);
     const url = banner.match(/at (http:\/\/127\.0\.0\.1:\d+)/)![1]!;
     const started = await api(url).post("/api/v1/executions/start", { capability: "executions.demonstrate", input: { steps: 100, delay_ms: 200 } });
-    const id = started.body.execution.id;
+    const id: string = started.body.execution.id;
     const child = spawnDocket(fromSource, ["executions", "events", id, "--follow", "--format", "json"], { cwd: checkout });
     try {
       const stdout = watchStream(child.stdout);
       await stdout.until(/"type":"execution\.step"/);
-      serve.kill("SIGSTOP");
-      // Before the fix it waited for ever, saying nothing.
-      expect(await child.exited).toBe(1);
+      serve.kill(signal);
+      const code = await child.exited;
       const printed = (await stdout.done).trimEnd().split("\n").map((line) => JSON.parse(line));
       const stderr = await new Response(child.stderr).text();
-      expect(stderr).toContain(`Stopped following ${id}: the server at ${url} does not answer: nothing came on the live channel for 1 s`);
-      expect(stderr).toContain(`follow again with --after ${printed.at(-1).sequence} once it answers`);
+      return { id, url, code, last: printed.at(-1).sequence as number, stderr };
     } finally {
       child.kill("SIGKILL");
-      serve.kill("SIGCONT");
-      serve.kill("SIGINT");
+      if (signal === "SIGSTOP") serve.kill("SIGCONT");
+      serve.kill("SIGKILL");
       await serve.exited;
     }
+  }
+
+  test("docket executions events --follow of a server stopped meanwhile says, once two heartbeats are missed, that it does not answer and where to resume, exit 1", async () => {
+    // A short heartbeat, so that two missed ones are a moment, not 40 s.
+    const { id, url, code, last, stderr } = await followThenSignalServer("SIGSTOP", ["--heartbeat-ms", "500"]);
+    // Before the fix it waited for ever, saying nothing.
+    expect(code).toBe(1);
+    expect(stderr).toContain(`Stopped following ${id}: the server at ${url} does not answer: nothing came on the live channel for 1 s`);
+    expect(stderr).toContain(`follow again with --after ${last} once it answers`);
   }, 30_000);
 
   test("docket executions events --follow of a server killed meanwhile says the live channel closed and where to resume, exit 1", async () => {
-    const checkout = tempCheckout();
-    const serve = spawnDocket(fromSource, ["serve", "--port", "0"], { cwd: checkout });
-    const banner = await watchStream(serve.stderr).until(/docket serving .* at (http:\/\/127\.0\.0\.1:\d+)/);
-    const url = banner.match(/at (http:\/\/127\.0\.0\.1:\d+)/)![1]!;
-    const started = await api(url).post("/api/v1/executions/start", { capability: "executions.demonstrate", input: { steps: 100, delay_ms: 200 } });
-    const id = started.body.execution.id;
-    const child = spawnDocket(fromSource, ["executions", "events", id, "--follow", "--format", "json"], { cwd: checkout });
-    try {
-      const stdout = watchStream(child.stdout);
-      await stdout.until(/"type":"execution\.step"/);
-      serve.kill("SIGKILL");
-      expect(await child.exited).toBe(1);
-      const printed = (await stdout.done).trimEnd().split("\n").map((line) => JSON.parse(line));
-      const stderr = await new Response(child.stderr).text();
-      expect(stderr).toContain(`Stopped following ${id}: the live channel closed before ${id} ended`);
-      // Before the fix it said nothing of where to resume.
-      expect(stderr).toContain(`follow again with --after ${printed.at(-1).sequence}.`);
-    } finally {
-      child.kill("SIGKILL");
-      serve.kill("SIGKILL");
-      await serve.exited;
-    }
+    const { id, code, last, stderr } = await followThenSignalServer("SIGKILL");
+    expect(code).toBe(1);
+    expect(stderr).toContain(`Stopped following ${id}: the live channel closed before ${id} ended`);
+    // Before the fix it said nothing of where to resume.
+    expect(stderr).toContain(`follow again with --after ${last}.`);
   }, 30_000);
 });
 

@@ -31,6 +31,8 @@ import { reportToServer } from "./_reporter-to-server.ts";
 import { childGroups, endEveryChildGroup, signalGroup } from "../worker/process-groups.ts";
 import { guardExit } from "../worker/_own-process.ts";
 import type { ExecutionReporter } from "./_reporter.ts";
+import { claimRunIdLocally, markedRunAlive } from "./_run-id-claim.ts";
+import { endRunMark, readRunMark, runMarksDir, type RunMark } from "../store/run-marks.ts";
 
 /** Where a run writes; the CLI passes the process's streams, tests may pass buffers. */
 export interface RunOutput {
@@ -199,6 +201,7 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
     }
 
     const server = await serving;
+    const root = findCheckoutRoot(options.cwd);
     // A server holds this checkout but does not answer (frozen, busy): with a run_id, nobody can
     // say whether that run_id was used already, and running anyway ran it twice (a tester froze
     // the server while a start with the same run_id waited in it). Without one, the run goes on.
@@ -206,10 +209,11 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
       const holder = unansweringServer(findCheckoutRoot(options.cwd));
       if (holder !== null) return await refuse(`The docket server (pid ${holder.pid}) serving this checkout at ${holder.url} does not answer, so whether run_id ${options.runId} was used already cannot be known; nothing ran. Run again once it answers (the same --run-id is safe), or stop it.`, { pid: holder.pid, run_id: options.runId }, "unavailable");
     }
-    // With a run_id and a server, the handler waits for the server's word on the run_id: already
-    // another execution's, this run is that one and does not run (docs/protocol.md).
+    // With a run_id, the handler waits for the word on it — the server's, or without one the marks
+    // and store file of the checkout: already another execution's, this run is that one and does not
+    // run (docs/protocol.md).
     let release: (() => void) | null = null;
-    const hold = server && options.runId !== undefined ? new Promise<void>((resolve) => (release = resolve)) : undefined;
+    const hold = options.runId !== undefined ? new Promise<void>((resolve) => (release = resolve)) : undefined;
     let started;
     try {
       started = plane.engine.start({ capability: capabilityId, input, run_id: options.runId, deadline_ms: deadlineMs }, edge, { hold });
@@ -229,8 +233,10 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
       // is the checkout's server all the same, silent for now: the run reports to it once it
       // answers, as to one that went silent mid-run (docs/protocol.md, "One plane per checkout").
       const holder = unansweringServer(findCheckoutRoot(options.cwd));
-      if (holder === null) say("no server serves this checkout, so this execution is visible to this process alone");
-      else {
+      if (holder === null) {
+        // With a run_id, said once the run_id is claimed: the run may turn out to be another one.
+        if (options.runId === undefined) say("no server serves this checkout, so this execution is visible to this process alone");
+      } else {
         say(`the docket server (pid ${holder.pid}) serving this checkout at ${holder.url} does not answer; this run goes on and reports to it once it answers`);
         reporter = reportToServer({ server: serverClient(holder), plane: plane.engine, id, edge, say, unanswered: true });
       }
@@ -284,8 +290,30 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
       // Taken: the run goes on.
       release!();
     }
+    // Without a server, the run_id is claimed in the checkout (docs/protocol.md, "A run without a server").
+    let mark: RunMark | null = null;
+    if (!server && hold) {
+      const claimed = await claimWithoutServer(options, style, { root, id, capabilityId, inputHash: inputHash!, limit: limits.run_identities, edge, say, refuse });
+      if (typeof claimed === "number") return claimed;
+      if ("marked" in claimed) {
+        // Nothing of this run's own begins: Ctrl-C while the other run is followed ends the wait.
+        interrupt = { first: stopBeforeStart, second: stopBeforeStart };
+        say(`run_id ${options.runId} was already used for ${claimed.marked.execution_id} by a run without a server (pid ${claimed.marked.pid}, ${claimed.marked.started_at}), so this run is that execution and nothing runs again`);
+        return await finishFromMark(options, style, root, claimed.marked, say);
+      }
+      mark = claimed.claimed;
+      say("no server serves this checkout, so this execution is visible to this process alone (its run_id is kept in .docket/runs/)");
+      release!();
+    }
     const snapshot = await follow(plane, id, gitHub, style, output, live);
     ended = true;
+    if (mark !== null) {
+      try {
+        endRunMark(root, mark, snapshot);
+      } catch (error) {
+        say(`could not write how ${id} ended into ${runMarksDir(root)} (${error instanceof Error ? error.message : String(error)}): a run with run_id ${options.runId} again still runs nothing, but cannot say how this one ended`);
+      }
+    }
     // The server holds the end too before the run says how it ended (a script may ask it next).
     await reporter?.finish(stoppingNow ? STOP_NOW_REPORT_MS : undefined);
     writing = true;
@@ -450,6 +478,118 @@ async function finishDeduplicated(options: LocalRunOptions, style: TerminalStyle
   return await finishSettled(options, style, snapshot, { deduplicated: true, ...(snapshot.details_expired ? { details_expired: true } : {}) });
 }
 
+/** What claimWithoutServer needs of the run. */
+interface LocalClaimOptions {
+  root: string;
+  /** The run's own execution, held until the claim is made. */
+  id: string;
+  capabilityId: string;
+  inputHash: string;
+  limit: number;
+  edge: EdgeInfo;
+  say: (line: string) => void;
+  refuse: (message: string, context: Record<string, unknown>, error_code: "unavailable", retry?: { retryability: Retryability; suggestion: string }) => Promise<number>;
+}
+
+/**
+ * Claims the run_id of a run that found no server (claimRunIdLocally): the mark left (the run
+ * goes on), the mark of the run this one is (followed by the caller), or this run's end when it
+ * must not run — a conflict, the store file naming it, a server appearing, no room, or a mark that
+ * cannot be read or written (whether the run_id was used is then unknown).
+ */
+async function claimWithoutServer(options: LocalRunOptions, style: TerminalStyle, claim: LocalClaimOptions): Promise<{ claimed: RunMark } | { marked: RunMark } | number> {
+  const runId = options.runId!;
+  const { root, edge } = claim;
+  let answer;
+  try {
+    answer = claimRunIdLocally(root, { run_id: runId, execution_id: claim.id, capability: claim.capabilityId, input_hash: claim.inputHash }, claim.limit);
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    return await claim.refuse(`Cannot look up or keep run_id ${runId} in ${runMarksDir(root)} or .docket/state.db (${why}), so whether it was used already cannot be known, and a run with it again would run again; nothing ran. Fix what the message says (a full disk, a folder not writable) and run again (the same --run-id is safe).`, { run_id: runId }, "unavailable");
+  }
+  switch (answer.kind) {
+    case "claimed":
+      return { claimed: answer.mark };
+    case "marked":
+      return { marked: answer.mark };
+    case "server":
+      return await claim.refuse(`A docket server began serving this checkout as this run started, so run_id ${runId} was not kept; nothing ran.`, { run_id: runId }, "unavailable", { retryability: "safe", suggestion: "Run again: the run then goes through that server (the same --run-id is safe)." });
+    case "stored":
+      return await claim.refuse(
+        `run_id ${runId} was already used for ${answer.known.execution_id} by this checkout's server, which is not running now, so how that execution ended cannot be read here; nothing ran. Start the server (docket serve) and run again: the same --run-id then answers as ${answer.known.execution_id} ended.`,
+        { run_id: runId, execution_id: answer.known.execution_id },
+        "unavailable",
+        { retryability: "safe", suggestion: "Start the server (docket serve) and run again with the same --run-id." },
+      );
+    case "conflict": {
+      const { known } = answer;
+      const failure = buildFailure({
+        error_code: "run_id_conflict",
+        stage: "admit",
+        message: `run_id "${runId}" was already used for ${known.execution_id} with ${known.capability === claim.capabilityId ? "a different input" : `capability ${known.capability}`}.`,
+        context: { run_id: runId, execution_id: known.execution_id },
+        request_id: edge.request_id,
+        trace_id: edge.trace_id,
+      });
+      return await finishRefused(options, style, failure, claim.capabilityId);
+    }
+    case "full": {
+      const failure = buildFailure({
+        error_code: "capacity",
+        stage: "admit",
+        message: `This checkout keeps the run_ids of ${answer.count} runs without a server in ${runMarksDir(root)} (limit run_identities, ${claim.limit}), so run_id ${runId} cannot be kept; nothing ran.`,
+        suggestion: "Delete the files of runs you will not retry from .docket/runs/ (each holds one run_id), or raise DOCKET_RUN_IDENTITIES.",
+        retryability: "never",
+        context: { run_id: runId, count: answer.count, limit: claim.limit },
+        request_id: edge.request_id,
+        trace_id: edge.trace_id,
+      });
+      return await finishRefused(options, style, failure, claim.capabilityId);
+    }
+  }
+}
+
+/** How often a run that is another one without a server looks at its mark for its end. */
+const MARK_LOOK_MS = 250;
+
+/**
+ * The run_id was already used by a run without a server, for `mark.execution_id`: that execution
+ * is this run. Its end, written into its mark, is this run's end, in the same words and exit code,
+ * and the JSON document says `deduplicated`; while that run's process still runs, its mark is
+ * looked at until it ends. A process gone without writing its end (killed) left no end to tell:
+ * whether its work took effect is unknown, and nothing runs again.
+ */
+async function finishFromMark(options: LocalRunOptions, style: TerminalStyle, root: string, mark: RunMark, say: (line: string) => void): Promise<number> {
+  let current: RunMark | null = mark;
+  let said = false;
+  while (current !== null && current.end === undefined) {
+    const alive = markedRunAlive(current);
+    if (alive !== true) {
+      const failure = buildFailure({
+        error_code: "unavailable",
+        stage: "admit",
+        message:
+          alive === false
+            ? `run_id ${options.runId} names ${current.execution_id}, run without a server by a process (pid ${current.pid}) that ended without writing how it ended (killed?): whether its work took effect is not known, and nothing runs again.`
+            : `run_id ${options.runId} names ${current.execution_id}, run without a server by a process in another pid namespace (pid ${current.pid}) that has not written how it ended: this run cannot tell whether it still runs; nothing ran.`,
+        suggestion: alive === false ? "Check whether that run's work took effect; run with another --run-id to run it again." : "Run again once that run has ended (the same --run-id is safe), or with another --run-id to run the work again.",
+        retryability: alive === false ? "never" : "safe",
+        outcome_certainty: alive === false ? "unknown" : "not_applied",
+        context: { run_id: options.runId, execution_id: current.execution_id, pid: current.pid },
+        request_id: requestIdFrom(undefined),
+        trace_id: newTraceId(),
+      });
+      return await finishWithoutEnd(options, style, { id: current.execution_id, capability: current.capability }, failure);
+    }
+    if (!said) say(`${current.execution_id} is still running (pid ${current.pid}); following it to its end`);
+    said = true;
+    await new Promise((resolve) => setTimeout(resolve, MARK_LOOK_MS));
+    // Deleted meanwhile (by hand): what it said stands until its process is gone.
+    current = readRunMark(root, options.runId!) ?? current;
+  }
+  return await finishSettled(options, style, current!.end!, { deduplicated: true });
+}
+
 /** What the server answers of a deduplicated run's execution: its snapshot, "forgotten" (its run_id alone is kept), or null when it could not be asked. */
 type SeenExecution = ExecutionSnapshot | "forgotten" | null;
 
@@ -460,6 +600,14 @@ type SeenExecution = ExecutionSnapshot | "forgotten" | null;
  */
 async function finishForgotten(options: LocalRunOptions, style: TerminalStyle, server: ServerClient, original: { id: string; capability: string }): Promise<number> {
   const executionId = original.id;
+  // Run without a server, its mark may tell how it ended (the server records a mark's identity, not its execution).
+  let marked: RunMark | null = null;
+  try {
+    marked = readRunMark(server.root, options.runId!);
+  } catch {
+    // Unreadable: the execution is taken for one the server forgot, as before marks existed.
+  }
+  if (marked !== null && marked.execution_id === executionId) return await finishFromMark(options, style, server.root, marked, () => {});
   const failure = buildFailure({
     error_code: "not_found",
     stage: "admit",
@@ -471,7 +619,15 @@ async function finishForgotten(options: LocalRunOptions, style: TerminalStyle, s
     request_id: requestIdFrom(undefined),
     trace_id: newTraceId(),
   });
-  const execution = expiredExecution({ execution_id: executionId, capability: original.capability, run_id: options.runId! });
+  return await finishWithoutEnd(options, style, original, failure);
+}
+
+/**
+ * The end of a run whose run_id names an execution whose end nobody can tell: refused (the
+ * document names the execution, deduplicated, its details expired), nothing runs again.
+ */
+async function finishWithoutEnd(options: LocalRunOptions, style: TerminalStyle, original: { id: string; capability: string }, failure: FailureDescriptor): Promise<number> {
+  const execution = expiredExecution({ execution_id: original.id, capability: original.capability, run_id: options.runId! });
   const document = `${JSON.stringify({ execution, failure, deduplicated: true, details_expired: true }, null, 2)}\n`;
   if (options.format === "json") await options.output.stdout(document);
   options.output.stderr(runnerSafe(options.env, failureText(failure, style)));

@@ -91,6 +91,16 @@ export function checkoutFlockHeld(root: string): boolean | undefined {
   return fileLockHeld(root);
 }
 
+/**
+ * A shared lock on the checkout's folder, held while a `docket run` without a server looks up and
+ * leaves its run_id's mark (docs/protocol.md, "A run without a server"): "held" when a server holds
+ * the checkout, null where flock cannot be had here. A server starting meanwhile waits it out
+ * (lockCheckout asks again), and once it holds the checkout it reads every mark left before.
+ */
+export function holdCheckoutShared(root: string): HeldFileLock | "held" | null {
+  return takeFileLock(root, { directory: true, shared: true });
+}
+
 /** Options of lockCheckout. */
 export interface CheckoutLockOptions {
   /** Waits this long before the flock is asked again (default: blocks the thread; a test lets the lock go instead). */

@@ -16,6 +16,7 @@ import type { LiveClock } from "./live-socket.ts";
 import { acquireLease, ensureDocketDir, isLeaseLive, ownPidNamespace, readLease, releaseLease, type Lease } from "./lease.ts";
 import { openLogFile, teeLog, type LogFile } from "./log-file.ts";
 import { lockCheckout, type CheckoutLock } from "./checkout-lock.ts";
+import { recordRunMarks } from "../store/run-marks.ts";
 import { capabilityPost } from "./capability-post.ts";
 import { largeAnswers } from "./large-answers.ts";
 import { requestBodies } from "./request-bodies.ts";
@@ -172,6 +173,12 @@ async function serveWithLog(options: ServeOptions, bind: { token: string | null;
   const plane = booted.engine;
   let running: RunningServer | null = null;
   try {
+    // The run_ids that runs without a server used while none served (docs/protocol.md, "A run
+    // without a server"): recorded before anything is answered, so that no start runs one again.
+    const marks = recordRunMarks(plane.root, plane.store);
+    if (marks.recorded > 0) options.log(`recorded the run_ids of ${marks.recorded} run${marks.recorded === 1 ? "" : "s"} made without a server (.docket/runs/)`);
+    if (marks.full > 0) options.log(`warning: ${marks.full} run_id${marks.full === 1 ? "" : "s"} of runs made without a server (.docket/runs/) could not be recorded: the run identities are full (run_identities); a start with one of them would run again`);
+    if (marks.unreadable > 0) options.log(`warning: ${marks.unreadable} file${marks.unreadable === 1 ? "" : "s"} in .docket/runs/ ${marks.unreadable === 1 ? "is" : "are"} not a run_id mark and ${marks.unreadable === 1 ? "was" : "were"} left as ${marks.unreadable === 1 ? "it is" : "they are"}`);
     const allowedHosts = [...(options.allowedHosts ?? [])];
     // A name given to --host is trusted as --allow-host is, but never `localhost`: the server's own
     // origin is the address it binds (docs/security.md#the-servers-own-address).

@@ -1,0 +1,72 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { holdCheckoutShared } from "../server/checkout-lock.ts";
+import { ensureDocketDir, isProcessAlive, ownPidNamespace } from "../server/lease.ts";
+import { countRunMarks, createRunMark, readRunMark, type RunMark } from "../store/run-marks.ts";
+import type { RunIdentity } from "../store/store.ts";
+import { storedRunIdentity } from "../store/stored-run-identity.ts";
+
+/** What a run without a server learns when it claims its run_id (claimRunIdLocally). */
+export type LocalClaim =
+  /** Nobody used it: the mark is left, the handler may begin. */
+  | { kind: "claimed"; mark: RunMark }
+  /** A run without a server used it with the same capability and input: this run is that one. */
+  | { kind: "marked"; mark: RunMark }
+  /** The checkout's server took it (its store holds it) with the same capability and input. */
+  | { kind: "stored"; known: RunIdentity }
+  /** Used with another capability or input. */
+  | { kind: "conflict"; known: RunIdentity }
+  /** A server took the checkout meanwhile: the run should go to it. */
+  | { kind: "server" }
+  /** The checkout holds as many marks as run identities may be kept. */
+  | { kind: "full"; count: number };
+
+/**
+ * Claims `identity.run_id` for a `docket run` that found no server (docs/protocol.md, "A run
+ * without a server"): under the checkout's shared lock, the run_id is looked up among the marks
+ * earlier runs without a server left and in the store file a server left, and, when nobody used
+ * it, this run's mark is left before its handler begins. A server starting meanwhile waits for the
+ * lock and then records every mark (serve.ts): a retry through it is this run too. Throws when a
+ * mark or the store cannot be read or the mark cannot be written: nothing may run then.
+ */
+export function claimRunIdLocally(root: string, identity: RunIdentity, limit: number): LocalClaim {
+  ensureDocketDir(root);
+  const mark: RunMark = { ...identity, pid: process.pid, pid_namespace: ownPidNamespace(), pid_started: processStarted(process.pid), started_at: new Date().toISOString() };
+  const lock = holdCheckoutShared(root);
+  if (lock === "held") return { kind: "server" };
+  try {
+    const same = (known: RunIdentity) => known.capability === identity.capability && known.input_hash === identity.input_hash;
+    const marked = readRunMark(root, identity.run_id);
+    if (marked !== null) return same(marked) ? { kind: "marked", mark: marked } : { kind: "conflict", known: marked };
+    const stored = storedRunIdentity(join(root, ".docket", "state.db"), identity.run_id);
+    if (stored !== null) return same(stored) ? { kind: "stored", known: stored } : { kind: "conflict", known: stored };
+    const count = countRunMarks(root);
+    if (count >= limit) return { kind: "full", count };
+    const created = createRunMark(root, mark);
+    if (created === "created") return { kind: "claimed", mark };
+    return same(created) ? { kind: "marked", mark: created } : { kind: "conflict", known: created };
+  } finally {
+    lock?.release();
+  }
+}
+
+/**
+ * Whether the process that left `mark` still runs: false once it is gone (or its pid names another
+ * process now), "unknown" from another pid namespace, where its pid means nothing here.
+ */
+export function markedRunAlive(mark: RunMark): boolean | "unknown" {
+  if (mark.pid_namespace !== ownPidNamespace()) return "unknown";
+  if (!isProcessAlive(mark.pid)) return false;
+  return mark.pid_started === null || processStarted(mark.pid) === mark.pid_started;
+}
+
+/** A process's start time in clock ticks since boot (Linux: field 22 of /proc/<pid>/stat), or null where it cannot be read. */
+function processStarted(pid: number): string | null {
+  try {
+    // After the command name, which may hold spaces and parentheses: field 3 is the first after ") ".
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(") ") + 2).split(" ")[19] ?? null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,223 @@
+// docs/protocol.md, "A run without a server": a `docket run --run-id` that finds no server keeps its
+// run_id in the checkout (.docket/runs/), so that no later run with it — without a server, or
+// through the server started next — runs the work a second time. Real processes, a real server.
+import { afterAll, describe, expect, test } from "bun:test";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { docket, fromSource, oneJsonDocument, removeTempDirs, spawnDocket, tempCheckout, watchStream, writeFiles } from "./_harness.ts";
+import { api, pollUntil } from "./_report-support.ts";
+import { claimRunIdLocally } from "../../runtime/cli/_run-id-claim.ts";
+import { lockCheckout } from "../../runtime/server/checkout-lock.ts";
+
+afterAll(removeTempDirs);
+
+/**
+ * A write capability that appends one line per run to `ran.txt` beside the checkout's files, and,
+ * given `wait`, waits for a file of that name to appear first (a run held mid-way without a sleep).
+ */
+const COUNTED = `import { capability } from "docket";
+import * as v from "valibot";
+import { appendFileSync, existsSync } from "node:fs";
+import { join } from "node:path";
+export default capability({
+  id: "demo.counted",
+  title: "Counted",
+  description: "Appends a line per run to ran.txt",
+  effect: "write",
+  input: v.object({ n: v.optional(v.number(), 1), wait: v.optional(v.string()) }),
+  output: v.object({ n: v.number() }),
+  async handler(input, ctx) {
+    appendFileSync(join(ctx.root, "ran.txt"), "ran " + input.n + "\\n");
+    while (input.wait && !existsSync(join(ctx.root, input.wait))) await new Promise((r) => setTimeout(r, 20));
+    return { n: input.n };
+  },
+});
+`;
+
+function countedCheckout(): string {
+  const checkout = tempCheckout();
+  writeFiles(checkout, { "capabilities/demo.counted.ts": COUNTED });
+  return checkout;
+}
+
+/** `docket serve` (sqlite store, the default) in a process of its own; stop() ends it by SIGTERM and waits. */
+async function serve(checkout: string): Promise<{ http: ReturnType<typeof api>; stop(): Promise<void> }> {
+  const child = spawnDocket(fromSource, ["serve", "--port", "0", "--no-watch"], { cwd: checkout });
+  const stop = async () => {
+    child.kill("SIGTERM");
+    await child.exited;
+  };
+  try {
+    const banner = await watchStream(child.stderr).until(/docket serving .* at (http:\/\/127\.0\.0\.1:\d+)/);
+    return { http: api(banner.match(/at (http:\/\/127\.0\.0\.1:\d+)/)![1]!), stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+const runs = (checkout: string) => (existsSync(join(checkout, "ran.txt")) ? readFileSync(join(checkout, "ran.txt"), "utf8").split("\n").filter(Boolean).length : 0);
+const run = (checkout: string, args: string[], env: Record<string, string> = {}) => docket(fromSource, ["run", "demo.counted", ...args], { cwd: checkout, env });
+
+describe("docket run --run-id without a server", () => {
+  test("a second run with the same run_id runs nothing and ends as the first did, deduplicated", async () => {
+    const checkout = countedCheckout();
+    const first = await run(checkout, ["--run-id", "deploy-1", "--input", '{"n":7}', "--format", "json"]);
+    expect(first.code).toBe(0);
+    expect(first.stderr).toContain("visible to this process alone (its run_id is kept in .docket/runs/)");
+    const original = oneJsonDocument(first.stdout);
+    const again = await run(checkout, ["--run-id", "deploy-1", "--input", '{"n":7}', "--format", "json"]);
+    expect(again.code).toBe(0);
+    const document = oneJsonDocument(again.stdout);
+    expect(document.deduplicated).toBe(true);
+    expect(document.execution.id).toBe(original.execution.id);
+    expect(document.output).toEqual({ n: 7 });
+    expect(again.stderr).toContain(`run_id deploy-1 was already used for ${original.execution.id} by a run without a server`);
+    expect(runs(checkout)).toBe(1);
+    // The mark is private, and named by the run_id's hash (a run_id may be "..").
+    const [name] = readdirSync(join(checkout, ".docket", "runs"));
+    expect(name).toMatch(/^[0-9a-f]{40}\.json$/);
+  });
+
+  test("the same run_id with another input is run_id_conflict, exit 2, and nothing runs", async () => {
+    const checkout = countedCheckout();
+    expect((await run(checkout, ["--run-id", "..", "--input", '{"n":1}'])).code).toBe(0);
+    const other = await run(checkout, ["--run-id", "..", "--input", '{"n":2}', "--format", "json"]);
+    expect(other.code).toBe(2);
+    expect(oneJsonDocument(other.stdout).failure.error_code).toBe("run_id_conflict");
+    expect(other.stderr).toContain('run_id ".." was already used for');
+    expect(runs(checkout)).toBe(1);
+  });
+
+  test("a run with the run_id of one still running follows it to its end and never runs its own", async () => {
+    const checkout = countedCheckout();
+    const first = spawnDocket(fromSource, ["run", "demo.counted", "--run-id", "r-busy", "--input", '{"wait":"go"}'], { cwd: checkout, env: {} });
+    const firstSaid = watchStream(first.stderr);
+    await firstSaid.until(/▸ demo\.counted/);
+    const second = spawnDocket(fromSource, ["run", "demo.counted", "--run-id", "r-busy", "--input", '{"wait":"go"}'], { cwd: checkout, env: {} });
+    const secondSaid = watchStream(second.stderr);
+    await secondSaid.until(/is still running \(pid \d+\); following it to its end/);
+    writeFileSync(join(checkout, "go"), "");
+    const [a, b] = await Promise.all([first.exited, second.exited]);
+    expect([a, b]).toEqual([0, 0]);
+    expect(await new Response(second.stdout).text()).toContain('"n": 1');
+    expect(runs(checkout)).toBe(1);
+  });
+
+  test("a run whose process was killed mid-run leaves an unknown outcome: a retry runs nothing and says so", async () => {
+    const checkout = countedCheckout();
+    const first = spawnDocket(fromSource, ["run", "demo.counted", "--run-id", "r-killed", "--input", '{"wait":"never"}'], { cwd: checkout, env: {} });
+    // Killed once its handler has begun its work (the line is its first effect).
+    await pollUntil(async () => runs(checkout), (n) => n === 1, "the first run's handler to begin");
+    first.kill("SIGKILL");
+    await first.exited;
+    const retry = await run(checkout, ["--run-id", "r-killed", "--input", '{"wait":"never"}', "--format", "json"]);
+    expect(retry.code).not.toBe(0);
+    const document = oneJsonDocument(retry.stdout);
+    expect(document.failure.outcome_certainty).toBe("unknown");
+    expect(document.failure.retryability).toBe("never");
+    expect(document.failure.message).toContain("ended without writing how it ended");
+    expect(runs(checkout)).toBe(1);
+  });
+
+  test("marks are bounded by run_identities: past it a new run_id is refused (capacity) and nothing runs", async () => {
+    const checkout = countedCheckout();
+    expect((await run(checkout, ["--run-id", "a"], { DOCKET_RUN_IDENTITIES: "1" })).code).toBe(0);
+    const refused = await run(checkout, ["--run-id", "b", "--format", "json"], { DOCKET_RUN_IDENTITIES: "1" });
+    expect(refused.code).not.toBe(0);
+    expect(oneJsonDocument(refused.stdout).failure.error_code).toBe("capacity");
+    expect(refused.stderr).toContain(".docket/runs");
+    // The run_id kept is still that run; a run without a run_id is not bounded by marks.
+    expect((await run(checkout, ["--run-id", "a"], { DOCKET_RUN_IDENTITIES: "1" })).code).toBe(0);
+    expect((await run(checkout, [], { DOCKET_RUN_IDENTITIES: "1" })).code).toBe(0);
+    expect(runs(checkout)).toBe(2);
+  });
+
+  test("a mark that cannot be read as one (cut, edited) runs nothing: whether the run_id was used is unknown", async () => {
+    const checkout = countedCheckout();
+    mkdirSync(join(checkout, ".docket", "runs"), { recursive: true });
+    writeFileSync(join(checkout, ".docket", "runs", `${createHash("sha256").update("r-cut").digest("hex").slice(0, 40)}.json`), '{"run_id":"r-cut","execution');
+    const refused = await run(checkout, ["--run-id", "r-cut", "--format", "json"]);
+    expect(refused.code).toBe(1);
+    const failure = oneJsonDocument(refused.stdout).failure;
+    expect(failure.error_code).toBe("unavailable");
+    expect(failure.message).toContain("is not a run mark");
+    expect(failure.message).toContain("nothing ran");
+    expect(runs(checkout)).toBe(0);
+  });
+
+  test("claimRunIdLocally: a server holding the checkout keeps the claim away, and no mark is left", () => {
+    const checkout = countedCheckout();
+    const lock = lockCheckout(checkout)!;
+    try {
+      expect(claimRunIdLocally(checkout, { run_id: "r", execution_id: "x-1", capability: "demo.counted", input_hash: "h" }, 10)).toEqual({ kind: "server" });
+    } finally {
+      lock.release();
+    }
+    expect(existsSync(join(checkout, ".docket", "runs"))).toBe(false);
+    expect(claimRunIdLocally(checkout, { run_id: "r", execution_id: "x-1", capability: "demo.counted", input_hash: "h" }, 10).kind).toBe("claimed");
+  });
+});
+
+describe("run_ids kept without a server, and the server", () => {
+  test("the server started next records them: a start and a run with one are that run, and nothing runs again", async () => {
+    const checkout = countedCheckout();
+    const alone = await run(checkout, ["--run-id", "window-1", "--format", "json"]);
+    expect(alone.code).toBe(0);
+    const id = oneJsonDocument(alone.stdout).execution.id;
+    const server = await serve(checkout);
+    try {
+      const start = await server.http.post("/api/v1/executions/start", { capability: "demo.counted", input: {}, run_id: "window-1" });
+      expect(start).toMatchObject({ status: 200 });
+      expect(start.body.deduplicated).toBe(true);
+      expect(start.body.details_expired).toBe(true);
+      expect(start.body.execution.id).toBe(id);
+      // Through the server, the run reads the end its mark kept.
+      const through = await run(checkout, ["--run-id", "window-1", "--format", "json"]);
+      expect(through.code).toBe(0);
+      const document = oneJsonDocument(through.stdout);
+      expect(document.deduplicated).toBe(true);
+      expect(document.execution.id).toBe(id);
+      expect(document.output).toEqual({ n: 1 });
+      const conflict = await server.http.post("/api/v1/executions/start", { capability: "demo.counted", input: { n: 3 }, run_id: "window-1" });
+      expect(conflict.status).toBe(409);
+    } finally {
+      await server.stop();
+    }
+    expect(runs(checkout)).toBe(1);
+  });
+
+  test("a run_id the server took is not run by a run once the server has stopped: it says to start the server", async () => {
+    const checkout = countedCheckout();
+    const server = await serve(checkout);
+    let id: string;
+    try {
+      const start = await server.http.post("/api/v1/executions/start", { capability: "demo.counted", input: {}, run_id: "served-1" });
+      id = start.body.execution.id;
+      await pollUntil(() => server.http.get(`/api/v1/executions/get?id=${id}`), (e) => e.state === "succeeded", "the start to succeed");
+    } finally {
+      await server.stop();
+    }
+    expect(runs(checkout)).toBe(1);
+    const after = await run(checkout, ["--run-id", "served-1", "--format", "json"]);
+    expect(after.code).toBe(1);
+    const failure = oneJsonDocument(after.stdout).failure;
+    expect(failure.error_code).toBe("unavailable");
+    expect(failure.message).toContain(`run_id served-1 was already used for ${id} by this checkout's server, which is not running now`);
+    expect(failure.suggestion).toContain("docket serve");
+    const conflict = await run(checkout, ["--run-id", "served-1", "--input", '{"n":9}', "--format", "json"]);
+    expect(conflict.code).toBe(2);
+    expect(oneJsonDocument(conflict.stdout).failure.error_code).toBe("run_id_conflict");
+    expect(runs(checkout)).toBe(1);
+    // The store file is left as a server leaves it: the next server opens it.
+    const next = await serve(checkout);
+    try {
+      const again = await next.http.post("/api/v1/executions/start", { capability: "demo.counted", input: {}, run_id: "served-1" });
+      expect(again.body.deduplicated).toBe(true);
+      expect(again.body.execution.id).toBe(id!);
+    } finally {
+      await next.stop();
+    }
+  });
+});

@@ -144,6 +144,24 @@ function unmasked(capability: RegisteredCapability, outcome: TaskOutcome, stop: 
   }
   // Its file failed while its worker imported it: the file's failure, and nothing ran.
   if (error.kind === "load_failed") return loadFailed(capability, ids, error);
+  // Workers in turn died before reading it (what previous handlers left running): nothing ran.
+  if (error.kind === "worker_lost" && error.never_began) {
+    const message = `${capability.id} did not run: ${error.message}, before its handler began.`;
+    return {
+      state: "failed",
+      failure: buildFailure({
+        ...ids,
+        error_code: "unavailable",
+        stage: "queue",
+        message,
+        retryability: "after_delay",
+        outcome_certainty: "not_applied",
+        suggestion: "Nothing ran. The server's log names the capability whose leftovers (timers, callbacks) ended its workers: fix it, then start this again.",
+        context: { capability: capability.id, stage: "queue", reason: "worker_lost" },
+      }),
+      stack: message,
+    };
+  }
   if (stop.deadlineExpired && error.kind !== "memory_exceeded" && (error.kind !== "capability" || stop.forced)) {
     return {
       state: "failed",

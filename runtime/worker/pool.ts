@@ -97,10 +97,15 @@ interface Job {
   settled: boolean;
   /** When its worker was last asked to collect garbage because the process outgrew the limit (performance.now). */
   collectAskedAt?: number;
+  /** How many workers stopped before reading it (see onExit). */
+  lostUnread?: number;
   resolve(outcome: TaskOutcome): void;
 }
 
 type Slot = WorkerSlot<Job>;
+
+/** How many workers in turn may stop before reading one task before it ends unbegun (worker_lost, never began). */
+const MAX_LOST_UNREAD = 3;
 
 /** A warm pool of worker threads in two lanes; each lane queues FIFO when all its workers are busy. */
 export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
@@ -269,12 +274,28 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   function onExit(slot: Slot, code: number, why: string): void {
     const job = slot.job;
     slot.job = null;
+    // Where the task stood when the thread ended (it is gone: no race with it).
+    const unbegun = job && slot.isReady ? takeBackUnbegun(slot.claim, job.id) : null;
     if (job && !slot.isReady) {
       // A worker posts "ready" before it reads any task, so this one never began the handler:
       // the task goes back to the head of its queue rather than failing for a start-up problem.
       job.slot = null;
       lanes[slot.lane].queue.unshift(job);
-    } else if (job && takeBackUnbegun(slot.claim, job.id) === "received") {
+    } else if (job && unbegun === "handed") {
+      // It never read the task: what ended the thread was a previous handler's leftover (a timer
+      // that exits or throws, memory it kept growing). The task never left the pool; it waits for
+      // the next worker, at the head of its queue — unless workers keep dying under it, when it
+      // ends unbegun (docs/containment.md, "Take back what was never begun").
+      job.slot = null;
+      job.lostUnread = (job.lostUnread ?? 0) + 1;
+      if (job.lostUnread >= MAX_LOST_UNREAD) {
+        report(`${laneWorker(slot.lane)} stopped before reading ${job.task.capability}'s task (${why}), the ${job.lostUnread}th worker to do so; it did not run.`);
+        settle(job, { kind: "worker_lost", never_began: true, message: `${job.lostUnread} workers in turn stopped before reading it (the last: exit code ${code})` });
+      } else {
+        report(`${laneWorker(slot.lane)} stopped before reading ${job.task.capability}'s task (${why}, left by ${culpritOf(slot)}); replacing it, and the task waits for the new one.`);
+        lanes[slot.lane].queue.unshift(job);
+      }
+    } else if (job && unbegun === "received") {
       // It ended while importing the file, before the handler was called (the thread is gone: no race).
       report(`${laneWorker(slot.lane)} stopped while importing ${job.task.capability}'s file, before its handler began (${why}); replacing it.`);
       settle(job, { kind: "load_failed", cause: "exited", message: `its top level ended the worker's thread (exit code ${code})` });

@@ -63,8 +63,11 @@ export type TaskError =
    * `stack` go to the process's log, never further.
    */
   | { kind: "internal"; error_class: string; message: string; stack: string | null; note?: string }
-  /** The worker died (crash, process.exit, out of memory) while running it. */
-  | { kind: "worker_lost"; message: string }
+  /**
+   * The worker died (crash, process.exit, out of memory) while running it — or, `never_began`,
+   * workers in turn died before reading it (a previous handler's leftovers): nothing of it ran.
+   */
+  | { kind: "worker_lost"; message: string; never_began?: true }
   /** The pool terminated the worker on request (deadline grace expired, forced stop). */
   | { kind: "terminated"; message: string }
   /** The pool terminated the worker because the handler outgrew its memory limit (docs/containment.md). */

@@ -51,6 +51,23 @@ export default capability({
 });
 `;
 
+/** Returns at once, leaving a timer that spins its worker's thread for 150 ms and then ends it. */
+const EXIT_LATER = `import { capability } from "docket";
+import * as v from "valibot";
+export default capability({
+  id: "test.exitlater",
+  title: "Exit later",
+  description: "Returns, leaving a timer that ends its worker's thread.",
+  effect: "write",
+  input: v.object({}),
+  output: v.object({}),
+  handler() {
+    setTimeout(() => { const end = Date.now() + 150; while (Date.now() < end) {} process.exit(5); }, 0);
+    return {};
+  },
+});
+`;
+
 let root: string;
 let plane: BootedPlane;
 
@@ -61,6 +78,7 @@ beforeAll(async () => {
   mkdirSync(join(root, "capabilities"));
   writeFileSync(join(root, "capabilities", "test.leave.ts"), LEAVE);
   writeFileSync(join(root, "capabilities", "test.mark.ts"), MARK);
+  writeFileSync(join(root, "capabilities", "test.exitlater.ts"), EXIT_LATER);
   // One execution worker: the next task is handed to the worker the leftover keeps busy.
   plane = await bootPlane({ cwd: root, storeKind: "memory", limits: resolveLimits({ overrides: { max_concurrent: 1, grace_ms: 5000 } }), importFile: (path) => import(path), log: () => undefined });
 });
@@ -88,6 +106,16 @@ describe("take-back", () => {
     const done = await terminal(id);
     expect(done.state).toBe("succeeded");
     expect(marks().filter((m) => m === "ran")).toEqual(["ran"]);
+  });
+
+  test("the next execution handed to a worker that a leftover then ends, before it read the task, runs once on the new worker (not worker_lost)", async () => {
+    const left = plane.engine.start({ capability: "test.exitlater", input: {} }, EDGE).execution.id;
+    expect((await terminal(left)).state).toBe("succeeded");
+    // Handed while the leftover spins, 150 ms before it ends the thread: the task is never read there.
+    const id = plane.engine.start({ capability: "test.mark", input: { tag: "after-exit" } }, EDGE).execution.id;
+    const done = await terminal(id);
+    expect({ state: done.state, failure: done.failure }).toEqual({ state: "succeeded", failure: null } as never);
+    expect(marks().filter((m) => m === "after-exit")).toEqual(["after-exit"]);
   });
 
   test("a cancel sent while it waited on the busy worker ends it cancelled, never begun, nothing applied", async () => {

@@ -45,6 +45,9 @@ export function commandLine(argv: readonly string[]): string[] {
 }
 
 if (import.meta.main) {
+  // Before process.stdout is first used, which makes a pipe behind it non-blocking for good: the
+  // modes found are given back at exit, so the next program of a CI step can write to the pipe.
+  (await import("../adapter/bun-stdio-blocking.ts")).restoreStdioBlockingAtExit();
   // Before anything is written: stdout and stderr go through writers whose end can be awaited.
   const stdout = writerOf(process.stdout);
   const stderr = writerOf(process.stderr);

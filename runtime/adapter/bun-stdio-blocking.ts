@@ -1,0 +1,87 @@
+// Bun only: gives the process's stdin, stdout and stderr back in the blocking mode it found them in.
+import { fstatSync, readdirSync } from "node:fs";
+
+/** libc's file names per platform; the first that opens is used. */
+const LIBC: Record<string, string[]> = {
+  linux: ["libc.so.6", "libc.so", "libc.musl-x86_64.so.1", "libc.musl-aarch64.so.1"],
+  darwin: ["libSystem.B.dylib", "/usr/lib/libSystem.B.dylib"],
+};
+const F_GETFL = 3;
+const F_SETFL = 4;
+const O_NONBLOCK: Record<string, number> = { linux: 0x800, darwin: 0x4 };
+
+/**
+ * Once `process.stdout` is used, Bun puts a pipe behind it in non-blocking mode, and leaves it so
+ * when the process exits. The mode belongs to the pipe's open file description, which the shell
+ * that started docket shares with whatever it runs next: in a CI step (`docket run check && make
+ * build`) the next program's large write then fails with EAGAIN ("Resource temporarily
+ * unavailable") and the step fails for nothing docket did. So the modes of fds 0–2 are read before
+ * anything touches them, and at exit every descriptor of those same files (fd 1 may have been moved
+ * aside, stdout-claim.ts) is given back the mode it had. Nothing where libc cannot be reached
+ * through bun:ffi (Node, Windows).
+ */
+export function restoreStdioBlockingAtExit(): void {
+  const fcntl = libcFcntl();
+  const nonblock = O_NONBLOCK[process.platform];
+  if (fcntl === null || nonblock === undefined) return;
+  const found = new Map<string, boolean>();
+  for (const fd of [0, 1, 2]) {
+    const key = fileKey(fd);
+    const flags = fcntl(fd, F_GETFL, 0);
+    if (key !== null && flags >= 0 && !found.has(key)) found.set(key, (flags & nonblock) !== 0);
+  }
+  if (![...found.values()].includes(false)) return;
+  process.on("exit", () => {
+    for (const fd of openDescriptors()) {
+      const key = fileKey(fd);
+      if (key === null || found.get(key) !== false) continue;
+      const flags = fcntl(fd, F_GETFL, 0);
+      if (flags >= 0 && (flags & nonblock) !== 0) fcntl(fd, F_SETFL, flags & ~nonblock);
+    }
+  });
+}
+
+/** The file a descriptor is open on, as device and inode (a pipe's inode is its own); null when it is not open. */
+function fileKey(fd: number): string | null {
+  try {
+    const stat = fstatSync(fd);
+    return `${stat.dev}:${stat.ino}`;
+  } catch {
+    return null;
+  }
+}
+
+/** The process's open descriptors (Linux: /proc/self/fd; elsewhere the first 64 numbers, closed ones skipped by fileKey). */
+function openDescriptors(): number[] {
+  try {
+    return readdirSync("/proc/self/fd").map(Number).filter(Number.isInteger);
+  } catch {
+    return Array.from({ length: 64 }, (_, fd) => fd);
+  }
+}
+
+/** libc's fcntl through bun:ffi, kept open for the exit; null where it cannot be had. */
+function libcFcntl(): ((fd: number, command: number, argument: number) => number) | null {
+  const names = LIBC[process.platform];
+  if (!names || typeof (globalThis as { Bun?: unknown }).Bun === "undefined") return null;
+  let ffi: typeof import("bun:ffi");
+  try {
+    ffi = require("bun:ffi") as typeof import("bun:ffi");
+  } catch {
+    return null;
+  }
+  const i32 = ffi.FFIType.i32;
+  // fcntl is variadic: on Apple arm64 its third argument is read from the stack, which eight
+  // register arguments before it reach (bun:ffi has no variadic calls; see bun-stdout-fd.ts).
+  const padded = process.platform === "darwin" && process.arch === "arm64";
+  for (const name of names) {
+    try {
+      const lib = ffi.dlopen(name, { fcntl: { args: padded ? [i32, i32, i32, i32, i32, i32, i32, i32, i32] : [i32, i32, i32], returns: i32 } });
+      const call = lib.symbols.fcntl as unknown as (...args: number[]) => number;
+      return padded ? (fd, command, argument) => call(fd, command, 0, 0, 0, 0, 0, 0, argument) : (fd, command, argument) => call(fd, command, argument);
+    } catch {
+      // The next name.
+    }
+  }
+  return null;
+}

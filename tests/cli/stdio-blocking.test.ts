@@ -1,0 +1,45 @@
+// A pipe docket writes to is left in the mode it found it in (runtime/adapter/bun-stdio-blocking.ts):
+// Bun makes it non-blocking once process.stdout is used, and the next program of a CI step's shell,
+// which shares it, then failed its large writes with EAGAIN.
+import { afterAll, expect, test } from "bun:test";
+import { closeSync, constants, existsSync, openSync, readFileSync, readSync } from "node:fs";
+import { join } from "node:path";
+import { cleanEnv, fromSource, removeTempDirs, tempCheckout, tempDir, writeFiles } from "./_harness.ts";
+import { ECHO } from "./_fixtures.ts";
+
+afterAll(removeTempDirs);
+
+/** Whether the open file description behind `fd` (of this process) is non-blocking (Linux: /proc/self/fdinfo). */
+function nonBlocking(fd: number): boolean {
+  const flags = /^flags:\s+([0-7]+)$/m.exec(readFileSync(`/proc/self/fdinfo/${fd}`, "utf8"))![1]!;
+  return (parseInt(flags, 8) & 0o4000) !== 0;
+}
+
+test.skipIf(!existsSync("/proc/self/fdinfo"))("docket leaves the pipe it wrote its stdout and stderr to blocking, as it found it, whatever the command", async () => {
+  const checkout = tempCheckout();
+  const user = tempDir("user");
+  writeFiles(user, { "demo.echo.ts": ECHO });
+  const fifo = join(tempDir("fifo"), "out");
+  expect(Bun.spawnSync(["mkfifo", fifo]).exitCode).toBe(0);
+  // Both ends held here, as a shell holds the pipe of a CI step: the writing end is the one docket inherits.
+  const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+  const writer = openSync(fifo, constants.O_WRONLY);
+  try {
+    for (const args of [["--version"], ["capabilities", "list"], ["run", join(user, "demo.echo.ts"), "--input", '{"message":"hi"}']]) {
+      expect({ args, nonBlocking: nonBlocking(writer) }).toEqual({ args, nonBlocking: false });
+      const child = Bun.spawn([...fromSource.argv(), ...args], { cwd: checkout, env: cleanEnv(), stdin: "ignore", stdout: writer, stderr: writer });
+      const code = await child.exited;
+      // Drained, so that no run waits on a full pipe.
+      const chunk = Buffer.alloc(1 << 16);
+      try {
+        while (readSync(reader, chunk) > 0);
+      } catch {
+        // EAGAIN: nothing more to read.
+      }
+      expect({ args, code, nonBlocking: nonBlocking(writer) }).toEqual({ args, code: 0, nonBlocking: false });
+    }
+  } finally {
+    closeSync(writer);
+    closeSync(reader);
+  }
+});

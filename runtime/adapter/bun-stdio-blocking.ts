@@ -21,6 +21,9 @@ const O_NONBLOCK: Record<string, number> = { linux: 0x800, darwin: 0x4 };
  * through bun:ffi (Node, Windows).
  */
 export function restoreStdioBlockingAtExit(): void {
+  // Only a pipe or a socket is shared this way and made non-blocking (a terminal is not, a file
+  // cannot be): a command run from a terminal pays nothing here, not even the libc lookup.
+  if (![0, 1, 2].some(isPipeOrSocket)) return;
   const fcntl = libcFcntl();
   const nonblock = O_NONBLOCK[process.platform];
   if (fcntl === null || nonblock === undefined) return;
@@ -39,6 +42,15 @@ export function restoreStdioBlockingAtExit(): void {
       if (flags >= 0 && (flags & nonblock) !== 0) fcntl(fd, F_SETFL, flags & ~nonblock);
     }
   });
+}
+
+function isPipeOrSocket(fd: number): boolean {
+  try {
+    const stat = fstatSync(fd);
+    return stat.isFIFO() || stat.isSocket();
+  } catch {
+    return false;
+  }
 }
 
 /** The file a descriptor is open on, as device and inode (a pipe's inode is its own); null when it is not open. */

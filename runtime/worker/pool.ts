@@ -159,7 +159,14 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
 
   function stopForMemory(slot: Slot, job: Job, usedMb: number): void {
     memoryStops++;
-    if (takeBackUnbegun(slot.claim, job.id) === "received") {
+    const unbegun = takeBackUnbegun(slot.claim, job.id);
+    if (unbegun === "handed") {
+      // Never read: what grew is a previous handler's leftover, not this task (docs/containment.md).
+      report(`${laneWorker(slot.lane)} grew past the memory limit of ${memoryLimitMb} MiB (about ${usedMb} MiB) before it read ${job.task.capability}'s task: work ${culpritOf(slot)} left running after it returned. It is replaced, and ${job.task.capability} runs on the next free worker.`);
+      requeue(slot, job);
+      return;
+    }
+    if (unbegun === "received") {
       // Grown by the file's top level as its worker imported it: the handler never began.
       report(`${laneWorker(slot.lane)} importing ${job.task.capability}'s file grew past the memory limit of ${memoryLimitMb} MiB (about ${usedMb} MiB) before its handler began; terminating and replacing it.`);
       stopBy(slot, job, { kind: "load_failed", cause: "memory_exceeded", message: `its top level grew past the memory limit of ${memoryLimitMb} MiB (about ${usedMb} MiB)`, limit_mb: memoryLimitMb, used_mb: usedMb });
@@ -560,6 +567,11 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     report(
       `${laneWorker(slot.lane)} had not begun ${job.task.capability} ${Math.round(waitedMs)} ms after it was handed the task: its thread is still busy with work ${culpritOf(slot)} left running after it returned (a timer or a callback). It is replaced, and ${job.task.capability} runs on the next free worker.`,
     );
+    requeue(slot, job);
+  }
+
+  /** A task taken back unread from its worker: first in its queue again, and the worker (held by what a previous handler left) replaced. */
+  function requeue(slot: Slot, job: Job): void {
     watchdog.unwatch(job.id);
     slot.job = null;
     job.slot = null;

@@ -357,6 +357,15 @@ describe("createWorkerPool", () => {
     expect(await p.run(task("echo", "fixture.echo", { n: 6 }), { lane: "execution" }).outcome).toMatchObject({ ok: true });
   });
 
+  test("a task handed to a worker whose leftover outgrows the memory limit before the worker read it runs on the next worker, never charged with memory_exceeded", async () => {
+    // No take-back for a slow start within the test: only the memory limit acts.
+    const p = makePool({ memoryLimitMb: 16, startTimeoutMs: 60_000 });
+    expect(await p.run(task("leaves-sync-hog", "fixture.leaves-sync-hog"), { lane: "execution" }).outcome).toEqual({ ok: true, output: {} });
+    expect(await p.run(task("echo", "fixture.echo", { n: 7 }), { lane: "execution" }).outcome).toMatchObject({ ok: true });
+    expect(p.stats()).toMatchObject({ replaced: 1, memory_stops: 1 });
+    expect(problems.join("\n")).toMatch(/grew past the memory limit of 16 MiB \(about \d+ MiB\) before it read fixture\.echo's task: work fixture\.leaves-sync-hog left running/);
+  });
+
   test("an idle worker is left alone when what its handler left ends soon, or when nothing was left", async () => {
     const p = makePool({ idleCheckMs: 100 });
     expect(await p.run(task("leaves-busy", "fixture.leaves-busy", { ms: 80 }), { lane: "execution" }).outcome).toEqual({ ok: true, output: {} });

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { holdCheckoutShared } from "../server/checkout-lock.ts";
+import { holdCheckoutShared, holdRunClaims } from "../server/checkout-lock.ts";
 import { ensureDocketDir, isProcessAlive, ownPidNamespace } from "../server/lease.ts";
 import { countRunMarks, createRunMark, readRunMark, type RunMark } from "../store/run-marks.ts";
 import type { RunIdentity } from "../store/store.ts";
@@ -32,6 +32,18 @@ export type LocalClaim =
 export function claimRunIdLocally(root: string, identity: RunIdentity, limit: number): LocalClaim {
   ensureDocketDir(root);
   const mark: RunMark = { ...identity, pid: process.pid, pid_namespace: ownPidNamespace(), pid_started: processStarted(process.pid), started_at: new Date().toISOString() };
+  // Claims one at a time (each reads the store file a server left, which SQLite opens for one), and
+  // only then the checkout's shared lock, which keeps a server starting waiting: held as briefly.
+  const claims = holdRunClaims(root);
+  if (claims === "held") throw new Error("other runs without a server kept claiming run_ids in this checkout for 10 s (.docket/runs.lock)");
+  try {
+    return claimUnderLocks(root, identity, mark, limit);
+  } finally {
+    claims?.release();
+  }
+}
+
+function claimUnderLocks(root: string, identity: RunIdentity, mark: RunMark, limit: number): LocalClaim {
   const lock = holdCheckoutShared(root);
   if (lock === "held") return { kind: "server" };
   try {

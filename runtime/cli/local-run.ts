@@ -232,10 +232,13 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
       // A server that holds the checkout's lock and does not answer (frozen, overloaded, starting)
       // is the checkout's server all the same, silent for now: the run reports to it once it
       // answers, as to one that went silent mid-run (docs/protocol.md, "One plane per checkout").
-      const holder = unansweringServer(findCheckoutRoot(options.cwd));
+      const holder = unansweringServer(root);
       if (holder === null) {
         // With a run_id, said once the run_id is claimed: the run may turn out to be another one.
         if (options.runId === undefined) say("no server serves this checkout, so this execution is visible to this process alone");
+      } else if (options.runId !== undefined) {
+        // None at the first look, one now: the run_id is that server's to keep, and it did not answer yet.
+        return await refuse(`A docket server (pid ${holder.pid}) began serving this checkout as this run started, so run_id ${options.runId} was not kept; nothing ran.`, { run_id: options.runId, pid: holder.pid }, "unavailable", { retryability: "safe", suggestion: "Run again: the run then goes through that server (the same --run-id is safe)." });
       } else {
         say(`the docket server (pid ${holder.pid}) serving this checkout at ${holder.url} does not answer; this run goes on and reports to it once it answers`);
         reporter = reportToServer({ server: serverClient(holder), plane: plane.engine, id, edge, say, unanswered: true });
@@ -274,7 +277,7 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
       if (writing || !isTerminal(plane.store.get(id)?.state ?? "running")) return exitGuard.exit(EXIT.cancelled);
       reporter?.stop();
     };
-    if (reporter && hold) {
+    if (server && reporter && hold) {
       const first = await reporter.first;
       if (first.kind === "deduplicated") return await finishDeduplicated(options, style, server!, { id: first.execution_id, capability: capabilityId! }, say);
       if (first.kind === "refused" && first.failure?.error_code === "run_id_conflict") return await finishRefused(options, style, first.failure, capabilityId);

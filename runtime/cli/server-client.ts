@@ -281,7 +281,7 @@ function lockHeld(root: string, leased: boolean): boolean {
   }
 }
 
-/** The pid holding a flock on `path` (Linux: /proc/locks); null when none does; undefined where that cannot be told. */
+/** The pid holding an exclusive flock on `path` (Linux: /proc/locks); null when none does; undefined where that cannot be told. */
 function lockHolderPid(path: string): number | null | undefined {
   let listed: string;
   let file: { dev: number; ino: number };
@@ -298,7 +298,9 @@ function lockHolderPid(path: string): number | null | undefined {
     // "1: FLOCK  ADVISORY  WRITE 1234 fe:00:5678 0 EOF" (a waiter's line has "->" after the number)
     const fields = line.trim().replace(/^\d+:\s+->\s+/, "waiting: ").split(/\s+/);
     const [maj, min, ino] = (fields[5] ?? "").split(":");
-    if (fields[0] === "waiting:" || fields[1] !== "FLOCK" || Number(ino) !== file.ino) continue;
+    // Only an exclusive lock is a server's: a shared one is a look at the lock, or a run without a
+    // server claiming its run_id (checkout-lock.ts holdCheckoutShared), never a server.
+    if (fields[0] === "waiting:" || fields[1] !== "FLOCK" || fields[3] !== "WRITE" || Number(ino) !== file.ino) continue;
     if (Number.parseInt(maj ?? "", 16) === major && Number.parseInt(min ?? "", 16) === minor) return Number(fields[4]);
   }
   return null;

@@ -101,6 +101,24 @@ export function holdCheckoutShared(root: string): HeldFileLock | "held" | null {
   return takeFileLock(root, { directory: true, shared: true });
 }
 
+/**
+ * The lock that lets runs without a server claim their run_ids one at a time (`.docket/runs.lock`,
+ * exclusive among them; a server never takes it): two claims at once would each open the store
+ * file a server left, and SQLite lets only one do so. Asked again for up to `waitMs` (a claim
+ * holds it for milliseconds); "held" past that, null where flock cannot be had here.
+ */
+export function holdRunClaims(root: string, waitMs = RUN_CLAIMS_WAIT_MS): HeldFileLock | "held" | null {
+  const path = join(ensureDocketDir(root), "runs.lock");
+  for (const until = Date.now() + waitMs; ; ) {
+    const lock = takeFileLock(path);
+    if (lock !== "held" || Date.now() >= until) return lock;
+    pause(5);
+  }
+}
+
+/** How long a run waits for the others' claims (each holds the lock for milliseconds). */
+const RUN_CLAIMS_WAIT_MS = 10_000;
+
 /** Options of lockCheckout. */
 export interface CheckoutLockOptions {
   /** Waits this long before the flock is asked again (default: blocks the thread; a test lets the lock go instead). */

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { docket, fromSource, oneJsonDocument, removeTempDirs, spawnDocket, tempCheckout, watchStream, writeFiles } from "./_harness.ts";
 import { api, pollUntil } from "./_report-support.ts";
 import { claimRunIdLocally } from "../../runtime/cli/_run-id-claim.ts";
-import { lockCheckout } from "../../runtime/server/checkout-lock.ts";
+import { holdCheckoutShared, lockCheckout } from "../../runtime/server/checkout-lock.ts";
 
 afterAll(removeTempDirs);
 
@@ -145,6 +145,28 @@ describe("docket run --run-id without a server", () => {
     expect(failure.message).toContain("is not a run mark");
     expect(failure.message).toContain("nothing ran");
     expect(runs(checkout)).toBe(0);
+  });
+
+  test("runs without a server never take each other for a server: eight at once, distinct run_ids, beside a store file a server left, each runs once", async () => {
+    const checkout = countedCheckout();
+    // A server ran here once: every claim also reads the store file it left.
+    await (await serve(checkout)).stop();
+    const all = await Promise.all(Array.from({ length: 8 }, (_, i) => run(checkout, ["--run-id", `parallel-${i}`, "--input", `{"n":${i}}`])));
+    expect(all.map((r) => ({ code: r.code, server: /does not answer|began serving|Cannot look up/.test(r.stderr) }))).toEqual(Array.from({ length: 8 }, () => ({ code: 0, server: false })));
+    expect(runs(checkout)).toBe(8);
+  });
+
+  test("a run without a run_id beside a claim in progress is not taken for one with a server that does not answer", async () => {
+    const checkout = countedCheckout();
+    const look = holdCheckoutShared(checkout);
+    try {
+      const plain = await run(checkout, []);
+      expect(plain.code).toBe(0);
+      expect(plain.stderr).toContain("no server serves this checkout, so this execution is visible to this process alone");
+      expect(plain.stderr).not.toContain("does not answer");
+    } finally {
+      if (look !== null && look !== "held") look.release();
+    }
   });
 
   test("claimRunIdLocally: a server holding the checkout keeps the claim away, and no mark is left", () => {

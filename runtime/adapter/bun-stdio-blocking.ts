@@ -34,14 +34,27 @@ export function restoreStdioBlockingAtExit(): void {
     if (key !== null && flags >= 0 && !found.has(key)) found.set(key, (flags & nonblock) !== 0);
   }
   if (![...found.values()].includes(false)) return;
-  process.on("exit", () => {
+  const restore = () => {
     for (const fd of openDescriptors()) {
       const key = fileKey(fd);
       if (key === null || found.get(key) !== false) continue;
       const flags = fcntl(fd, F_GETFL, 0);
       if (flags >= 0 && (flags & nonblock) !== 0) fcntl(fd, F_SETFL, flags & ~nonblock);
     }
-  });
+  };
+  process.on("exit", restore);
+  // A signal nothing else of the command handles ends the process without "exit" (a Ctrl-C or a
+  // CI step's timeout on `executions events --follow`): restored first, then the signal is given
+  // its default end again. A command that handles the signal itself exits through "exit".
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"] as const) {
+    const onSignal = () => {
+      if (process.listenerCount(signal) > 1) return;
+      restore();
+      process.off(signal, onSignal);
+      process.kill(process.pid, signal);
+    };
+    process.on(signal, onSignal);
+  }
 }
 
 function isPipeOrSocket(fd: number): boolean {

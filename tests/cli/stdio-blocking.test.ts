@@ -43,3 +43,36 @@ test.skipIf(!existsSync("/proc/self/fdinfo"))("docket leaves the pipe it wrote i
     closeSync(reader);
   }
 });
+
+test.skipIf(!existsSync("/proc/self/fdinfo"))("docket ended by a signal no handler of its own takes (SIGTERM while it waits for --input -) leaves its pipes blocking too", async () => {
+  const checkout = tempCheckout();
+  const user = tempDir("user");
+  writeFiles(user, { "demo.echo.ts": ECHO });
+  const dir = tempDir("fifo");
+  const [out, input] = [join(dir, "out"), join(dir, "in")];
+  for (const fifo of [out, input]) expect(Bun.spawnSync(["mkfifo", fifo]).exitCode).toBe(0);
+  const reader = openSync(out, constants.O_RDONLY | constants.O_NONBLOCK);
+  const writer = openSync(out, constants.O_WRONLY);
+  // Its input never comes: the writing end stays open here, empty.
+  const stdin = openSync(input, constants.O_RDONLY | constants.O_NONBLOCK);
+  const feeder = openSync(input, constants.O_WRONLY);
+  try {
+    const child = Bun.spawn([...fromSource.argv(), "run", join(user, "demo.echo.ts"), "--input", "-"], { cwd: checkout, env: cleanEnv(), stdin, stdout: writer, stderr: writer });
+    let said = "";
+    const chunk = Buffer.alloc(1 << 16);
+    for (const until = Date.now() + 20_000; !said.includes("waiting for --input -") && Date.now() < until; await Bun.sleep(20)) {
+      try {
+        const n = readSync(reader, chunk);
+        said += chunk.subarray(0, n).toString();
+      } catch {
+        // EAGAIN: nothing yet.
+      }
+    }
+    expect(said).toContain("waiting for --input -");
+    child.kill("SIGTERM");
+    await child.exited;
+    expect({ signal: child.signalCode, nonBlocking: nonBlocking(writer) }).toEqual({ signal: "SIGTERM", nonBlocking: false });
+  } finally {
+    for (const fd of [writer, reader, feeder, stdin]) closeSync(fd);
+  }
+});

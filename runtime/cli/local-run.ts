@@ -110,20 +110,22 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
   // having run, with what a run that did not start leaves (its one JSON document, the result file,
   // the step outputs); a second press while those are written leaves without them.
   let stoppedEarly = false;
-  const stopBeforeStart = () => {
+  // `following`: the run is another one's (its run_id used), whose execution goes on without it.
+  const stopWithoutRunning = (following?: string) => {
     if (stoppedEarly) return exitGuard.exit(EXIT.cancelled);
     stoppedEarly = true;
     const failure = buildFailure({
       error_code: "cancelled",
       stage: "admit",
-      message: `docket run was stopped before ${options.target} started; nothing ran.`,
-      suggestion: "Run it again when you want it to run.",
+      message: following === undefined ? `docket run was stopped before ${options.target} started; nothing ran.` : `docket run was stopped while it followed ${following}, the execution its run_id names; nothing of this run ran, and ${following} goes on where it runs.`,
+      suggestion: following === undefined ? "Run it again when you want it to run." : "Run it again with the same --run-id to follow it to its end.",
       retryability: "safe",
       request_id: edge.request_id,
       trace_id: edge.trace_id,
     });
     void finishRefused(options, style, failure).finally(() => exitGuard.exit(EXIT.cancelled));
   };
+  const stopBeforeStart = () => stopWithoutRunning();
   let interrupt: { first(): void; second(): void } = { first: stopBeforeStart, second: stopBeforeStart };
   // Past the second Ctrl-C: leave at once (once the run is over, its children killed first).
   let leave: () => void = () => exitGuard.exit(EXIT.cancelled);
@@ -300,7 +302,8 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
       if (typeof claimed === "number") return claimed;
       if ("marked" in claimed) {
         // Nothing of this run's own begins: Ctrl-C while the other run is followed ends the wait.
-        interrupt = { first: stopBeforeStart, second: stopBeforeStart };
+        const stopFollowing = () => stopWithoutRunning(claimed.marked.execution_id);
+        interrupt = { first: stopFollowing, second: stopFollowing };
         say(`run_id ${options.runId} was already used for ${claimed.marked.execution_id} by a run without a server (pid ${claimed.marked.pid}, ${claimed.marked.started_at}), so this run is that execution and nothing runs again`);
         return await finishFromMark(options, style, root, claimed.marked, say);
       }

@@ -46,16 +46,29 @@ export class ForgetOrder<T> {
 
   /**
    * The next finished execution to forget, or undefined when none may go: the oldest with a known
-   * outcome, else the oldest unsettled one while more than `bound` are unsettled.
+   * outcome, else the oldest unsettled one while more than `bound` are unsettled. When that one
+   * `waits` (a durable store's end not written yet), it stays next and nothing goes for now:
+   * forgetting keeps its order, and the store asks again once it may go.
    */
-  next(bound: number): T | undefined {
+  next(bound: number, waits: (item: T) => boolean = () => false): T | undefined {
     while (this.known.size > 0) {
-      const item = this.known.pop()!;
-      if (!this.unsettled.has(item)) return item;
+      const item = this.known.peek()!;
+      if (this.unsettled.has(item)) {
+        this.known.pop();
+        continue;
+      }
+      return waits(item) ? undefined : this.known.pop();
     }
     while (this.unsettled.size > bound && this.unknown.size > 0) {
-      const item = this.unknown.pop()!;
-      if (this.unsettled.delete(item)) return item;
+      const item = this.unknown.peek()!;
+      if (!this.unsettled.has(item)) {
+        this.unknown.pop();
+        continue;
+      }
+      if (waits(item)) return undefined;
+      this.unknown.pop();
+      this.unsettled.delete(item);
+      return item;
     }
     return undefined;
   }

@@ -26,6 +26,11 @@ export class MinHeap<T> {
     items[i] = item;
   }
 
+  /** The item with the smallest key, left in place; undefined when empty. */
+  peek(): T | undefined {
+    return this.items[0];
+  }
+
   /** Removes and returns the item with the smallest key; undefined when empty. */
   pop(): T | undefined {
     const items = this.items;

@@ -115,7 +115,14 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
       if (!early) fanOut.publish(committed.events, committed.jsons);
     },
     onUnwritable: (entry, error) => failUnwritable(entry, error),
-    onWritten: () => starting?.settled(),
+    onWritten: () => {
+      starting?.settled();
+      // The ends a creation's forgetting waited for are written: it goes on (see evict).
+      if (evictWaiting) {
+        evictWaiting = false;
+        evict();
+      }
+    },
     onFailed: () => {
       for (const listener of [...faultListeners]) listener();
     },
@@ -125,6 +132,8 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
   const counts = zeroCounts();
   // Terminal executions, in the order they are forgotten past executions_retained.
   const finished = new ForgetOrder<Entry>((entry) => entry.order);
+  // An eviction stopped at an execution whose end was not written yet: the next write resumes it.
+  let evictWaiting = false;
   let nextOrder = 1;
   let runCount = 0;
   let expiryTimer: ReturnType<typeof setInterval> | null = null;
@@ -156,10 +165,16 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     return entry;
   }
 
-  /** Forgets finished executions, oldest first, until within the bound or none may go (ForgetOrder). */
+  /**
+   * Forgets finished executions, oldest first, until within the bound or none may go (ForgetOrder).
+   * One whose end is not written yet waits for the write (evict runs again after each): forgotten
+   * before, it was gone for its readers while the file still held it running, and a crash then
+   * brought it back ended as interrupted, its end lost (docs/durability.md). Memory stays bounded:
+   * the wait is one write long, and while writes fail nothing new is admitted to add to it.
+   */
   function evict(): void {
     while (entries.size > limits.executions_retained) {
-      const entry = finished.next(limits.executions_retained);
+      const entry = finished.next(limits.executions_retained, endPending);
       if (entry === undefined) return;
       // Failed as unwritable, an entry may be in the heap twice (see failUnwritable).
       if (entry.forgotten || !isTerminal(entry.state)) continue;
@@ -168,6 +183,13 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
       counts[entry.state]--;
       writer.forget(entry);
     }
+  }
+
+  /** True for a finished execution whose end (or reconciliation) the file does not hold yet: eviction waits for the write. */
+  function endPending(entry: Entry): boolean {
+    const pending = entry.dirty && !entry.forgotten && isTerminal(entry.state);
+    if (pending) evictWaiting = true;
+    return pending;
   }
 
   function create(execution: NewExecution): ExecutionSnapshot {
@@ -281,11 +303,11 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
 
   function get(id: string): ExecutionSnapshot | null {
     open();
-    const entry = entries.get(id);
-    if (entry === undefined) return null;
-    // A read is served what is committed: pending changes are written first, when the file takes them.
+    // A read is served what is committed: pending changes are written first, when the file takes
+    // them — forgotten rows too, before an execution is answered as gone.
     writer.flushQuietly();
-    return readerSnapshot(source, entry);
+    const entry = entries.get(id);
+    return entry === undefined ? null : readerSnapshot(source, entry);
   }
 
   function current(id: string): ExecutionSnapshot | null {

@@ -50,6 +50,33 @@ export function forgetCases(): void {
       expect(rowsInFile(crashed)).toEqual([idOf(8), idOf(9), idOf(10)]);
     });
 
+    test("sqlite store forgets a finished execution only once its end is committed: a follower hears the end, and a reader told it is gone never finds it back after a crash", async () => {
+      const path = tempDb();
+      const clock = new TestClock();
+      const store = openStore(path, clock, { executions_retained: 2 });
+      for (const n of [1, 2]) {
+        store.create(newExecution(n, { effect: "write" }));
+        store.append(idOf(n), [draft.started()]);
+      }
+      await store.durable();
+      const heard: string[] = [];
+      store.subscribe({ executions: [idOf(1)], after: 2 }, (event) => heard.push(`${event.sequence} ${event.type}`));
+      // Its end and the creation past the bound in one tick: the end is not written yet when the
+      // creation looks for a finished execution to forget.
+      store.append(idOf(1), [draft.completed("succeeded")]);
+      store.create(newExecution(3));
+      expect(store.get(idOf(1))).toBeNull();
+      const crashed = copyOfFiles(path);
+      await store.durable();
+      expect(heard).toEqual(["3 execution.completed"]);
+      store.close();
+      // The file a crash leaves holds it no more: it is not ended again as interrupted, an unknown outcome kept as evidence.
+      const reopened = openStore(crashed, clock, { executions_retained: 2 });
+      expect(reopened.get(idOf(1))).toBeNull();
+      expect(reopened.recovered.map((r) => r.id)).toEqual([idOf(2), idOf(3)]);
+      reopened.close();
+    });
+
     test("sqlite store deletes forgotten rows once FORGET_BATCH are due, and the rest when writes pause or at close", async () => {
       const path = tempDb();
       const store = openStore(path, new TestClock(), { executions_retained: 3 });

@@ -8,7 +8,7 @@ export default capability({
   effect: "write",
   execution: "never",
   input: v.object({ id: executionIdSchema() }),
-  output: v.object({ id: v.string(), state: executionStateSchema(), cancellable: v.boolean(), requested: v.boolean(), message: v.string() }),
+  output: v.object({ id: v.string(), state: executionStateSchema(), cancellable: v.boolean(), requested: v.boolean(), recorded: v.boolean(), message: v.string() }),
   handler(input, ctx) {
     return planeOf(ctx).cancel(input.id);
   },

@@ -640,6 +640,7 @@ export function createEngine(options: EngineOptions): Engine {
       state: store.current(id)!.state,
       cancellable: snapshot.cancellable,
       requested,
+      recorded: true,
       message,
     });
     if (isTerminal(snapshot.state)) return receipt(false, `${id} is already ${snapshot.state}; nothing to cancel.`);
@@ -757,12 +758,21 @@ export function createEngine(options: EngineOptions): Engine {
       const edge = this.edge;
       // Asked of the handler already: a disk that cannot take it yet does not make the caller wait.
       return acknowledgedUnlessFault<CancelReceipt | FailureError>(receipt, () => {
+        // What a reader is shown while the store cannot write: what the file holds.
+        const written = store.get(id)?.state;
+        if (written === receipt.state) return receipt;
+        // A refusal that names a state the store has not written ("already succeeded"), or an
+        // execution it has not written at all, would show what a crash can still take back.
+        if (!receipt.requested || written === undefined) return notRecordedYet(edge, `cancel ${id}`);
+        // Asked of the handler, not written: the receipt names the state a crash would leave.
         const fault = store.storageFault();
-        // A refusal that names a state the store has not written ("already succeeded") would
-        // show what a crash can still take back: not answered until it is written.
-        if (fault !== null && !receipt.requested && store.get(id)?.state !== receipt.state) return notRecordedYet(edge, `cancel ${id}`);
-        const later = fault === null || !receipt.requested ? "" : ` The execution store cannot write at the moment (since ${fault.since}; health.report says why): this is recorded once it can.`;
-        return { ...receipt, message: `${receipt.message}${later}` };
+        const since = fault === null ? "" : ` (since ${fault.since}; health.report says why)`;
+        return {
+          ...receipt,
+          state: written,
+          recorded: false,
+          message: `${receipt.message} The execution store cannot write at the moment${since}: this request is recorded once it can, and until then its state stays ${written}.`,
+        };
       }).then((answer) => {
         if (answer instanceof FailureError) throw answer;
         return answer;

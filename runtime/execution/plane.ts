@@ -41,9 +41,15 @@ export interface StartResult {
 /** `executions.cancel`'s receipt: what is true now; the terminal state is observed, not promised. */
 export interface CancelReceipt {
   id: string;
+  /** The execution's state; while `recorded` is false, the last one the store wrote. */
   state: ExecutionState;
   cancellable: boolean;
   requested: boolean;
+  /**
+   * False while the store cannot write (docs/durability.md, "Storage faults"): the handler was
+   * asked already, and the request is written once the store can; a crash before then takes it back.
+   */
+  recorded: boolean;
   message: string;
 }
 

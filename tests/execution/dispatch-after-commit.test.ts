@@ -188,6 +188,10 @@ describe("dispatch after commit (docs/durability.md)", () => {
       await flush();
       expect(h.pool.of(id)).toBeDefined();
       h.setFault({ reason: "database or disk is full", since: "2026-12-03T05:00:00.000Z" });
+      // A store that cannot write serves its readers what the file holds (the fault is the test's,
+      // so its reads would write first: they are given the file's copy from before the fault).
+      const written = h.store.get(id)!;
+      Object.assign(h.store, { get: (x: string) => (x === id ? written : null) });
       const settled: string[] = [];
       const again = plane.start({ capability: "demo.read", input: {}, run_id: "deploy-2" }).then((answer) => (settled.push("start"), answer));
       const cancelled = plane.cancel(id).then((receipt) => (settled.push("cancel"), receipt));
@@ -195,7 +199,10 @@ describe("dispatch after commit (docs/durability.md)", () => {
       expect(settled.sort()).toEqual(["cancel", "start"]);
       expect(await again).toMatchObject({ deduplicated: true, execution: { id, state: "running" } });
       const receipt = await cancelled;
-      expect(receipt).toMatchObject({ id, requested: true });
+      // Asked of the handler, not written yet: the receipt names the state a crash leaves, running,
+      // never the cancelling that only memory holds (tester D4).
+      expect(h.store.current(id)!.state).toBe("cancelling");
+      expect(receipt).toMatchObject({ id, requested: true, recorded: false, state: "running" });
       expect(receipt.message).toContain("recorded once it can");
       expect(h.pool.of(id)!.cancelRequested).toBe(true);
     } finally {

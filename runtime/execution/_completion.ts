@@ -4,7 +4,8 @@ import type { EdgeInfo } from "./plane.ts";
 import { buildFailure, forcedStopCertainty, raisedSuggestion, type FailureDescriptor, type Retryability } from "./failure.ts";
 import { checkValue, describeProblems } from "./validate.ts";
 import { parsesUnchanged } from "./_parses-unchanged.ts";
-import { isPlainJson, MAX_INPUT_DEPTH, nestsDeeperThan } from "./json-depth.ts";
+import { MAX_INPUT_DEPTH } from "./json-depth.ts";
+import { plainJsonProblem } from "./plain-json.ts";
 import { masksSomething, NO_MASK, type SecretMask } from "./secret-mask.ts";
 import { thrownClass, thrownDetail } from "./thrown.ts";
 
@@ -343,33 +344,36 @@ function internal(
   };
 }
 
-/** True when JSON can hold the value (JSON.stringify throws for a BigInt or a cycle). */
-function isJsonable(value: unknown): boolean {
-  try {
-    JSON.stringify(value);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** The output as checked, or what is wrong with it (a complete sentence's end). */
 type OutputCheck = { ok: true; value: unknown } | { ok: false; message: string; suggestion: string; context?: Record<string, unknown> };
+
+/** What to do about an output JSON cannot hold as it is, whoever made it. */
+const PLAIN_JSON_SUGGESTION = "Return plain JSON values: strings, finite numbers, booleans, null, arrays and plain objects (a Map as Object.fromEntries(map), a Set as [...set], a BigInt as a string).";
 
 /** The output as checked by its schema, or what is wrong with it. */
 function outputProblem(capability: RegisteredCapability, output: unknown): OutputCheck {
   // A plane capability answers with what the engine and the store made, JSON by construction and
-  // nested as deep as what they took in (bounded at the edge) plus their own envelope: walking and
-  // serializing it again cost ~7 % of an HTTP start. Its schema is still checked: that shapes
-  // what clients see.
+  // nested as deep as what they took in (bounded at the edge) plus their own envelope: walking it
+  // again cost ~7 % of an HTTP start. Its schema is still checked: that shapes what clients see.
   if (capability.plane) return schemaProblem(capability, output);
-  if (nestsDeeperThan(output, MAX_INPUT_DEPTH)) {
-    return { ok: false, message: `nests deeper than ${MAX_INPUT_DEPTH} levels, or holds itself (a cycle); it cannot be stored or shown.`, suggestion: "Return a flatter output, with no object inside itself.", context: { limit: MAX_INPUT_DEPTH } };
+  // The output as returned, whatever its schema takes: a Map, a Set or an Infinity that a
+  // `v.record`, `v.any()` or `v.number()` lets through would be stored as `{}` or null, and the
+  // execution "succeed" with what the handler never returned (docs/handler-api.md).
+  return notJson(output, false) ?? schemaProblem(capability, output);
+}
+
+/**
+ * What keeps an output from being the JSON it will be stored as, as the end of "returned an output
+ * that …"; `transformed` when a transform of the output schema made it.
+ */
+function notJson(output: unknown, transformed: boolean): (OutputCheck & { ok: false }) | null {
+  const problem = plainJsonProblem(output, MAX_INPUT_DEPTH, "output");
+  if (problem === null) return null;
+  const made = transformed ? "is made, by a transform of its output schema, into a value that " : "";
+  if (problem.reason === "too_deep") {
+    return { ok: false, message: `${made}nests deeper than ${MAX_INPUT_DEPTH} levels, or holds itself (a cycle); it cannot be stored or shown.`, suggestion: "Return a flatter output, with no object inside itself.", context: { reason: "not_json", limit: MAX_INPUT_DEPTH } };
   }
-  if (!isJsonable(output)) {
-    return { ok: false, message: "cannot be written as JSON (a BigInt, or a cycle).", suggestion: "Return plain JSON values: strings, numbers, booleans, null, arrays and objects." };
-  }
-  return schemaProblem(capability, output);
+  return { ok: false, message: `${made}JSON cannot hold as it is: ${problem.path} is ${problem.what}.`, suggestion: PLAIN_JSON_SUGGESTION, context: { reason: "not_json", path: problem.path } };
 }
 
 /** The output as its schema checks it, or what is wrong with it. */
@@ -381,8 +385,9 @@ function schemaProblem(capability: RegisteredCapability, output: unknown): Outpu
   const checked = checkValue(capability.def.output, output, "output", () => true, "(the value returned is not shown)");
   // What a transform of the schema made must still be JSON: it is stored and sent as such (a
   // transform adding a cycle or a BigInt failed the answer of a write whose handler had run).
-  if (checked.ok && !capability.plane && checked.value !== output && !isPlainJson(checked.value, MAX_INPUT_DEPTH)) {
-    return { ok: false, message: "is made, by a transform of its output schema, into a value JSON cannot hold as it is (a BigInt, a cycle, an Infinity, a Promise, a Map or a Set, or nested too deep).", suggestion: "Make the output schema's transforms return plain JSON values, and never an async function." };
+  if (checked.ok && !capability.plane && checked.value !== output) {
+    const made = notJson(checked.value, true);
+    if (made) return { ...made, suggestion: "Make the output schema's transforms return plain JSON values (never an async function)." };
   }
   if (checked.ok) return checked;
   return {

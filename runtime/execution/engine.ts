@@ -19,7 +19,8 @@ import { createSecretMask, MAX_SENSITIVE_VALUES, maskOf, sensitiveValues, type S
 import { thrownClass, thrownDetail } from "./thrown.ts";
 import { checkValue, describeProblems, maskProblems, transforms, type Checked } from "./validate.ts";
 import { parsesUnchanged } from "./_parses-unchanged.ts";
-import { inputShapeProblem, isPlainJson, MAX_INPUT_DEPTH, PLANE_ENVELOPE_DEPTH } from "./json-depth.ts";
+import { inputShapeProblem, MAX_INPUT_DEPTH, PLANE_ENVELOPE_DEPTH } from "./json-depth.ts";
+import { isPlainJson } from "./plain-json.ts";
 import { declaredOnly, droppedFieldText, undeclaredFields } from "./undeclared-fields.ts";
 import { Scheduler } from "./_scheduler.ts";
 import { completionOf, type Completion, type StopCircumstances } from "./_completion.ts";

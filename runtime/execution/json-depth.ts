@@ -115,25 +115,3 @@ function placedShapeProblem(value: unknown, max: number): { reason: "too_deep" }
   }
   return null;
 }
-
-/**
- * True when JSON holds `value` as it is, within `depth` levels: strings, finite numbers,
- * booleans, null, arrays and plain objects (or what says how it is written, a Date's toJSON) —
- * not a cycle, a BigInt, an Infinity, a Promise (an async transform), a Map or a Set, which JSON
- * writes as `{}` or `null` while the value made was something else. What a schema transform made
- * is checked with it: the input before its handler gets it, the output before it is stored.
- */
-export function isPlainJson(value: unknown, depth: number): boolean {
-  if (inputShapeProblem(value, depth) !== null) return false;
-  const stack: unknown[] = [value];
-  while (stack.length > 0) {
-    const item = stack.pop();
-    if (item === null || typeof item === "string" || typeof item === "number" || typeof item === "boolean" || item === undefined) continue;
-    if (typeof item !== "object") return false;
-    const proto = Object.getPrototypeOf(item);
-    if (Array.isArray(item) || proto === Object.prototype || proto === null) {
-      for (const child of Object.values(item)) stack.push(child);
-    } else if (typeof (item as { toJSON?: unknown }).toJSON !== "function") return false;
-  }
-  return true;
-}

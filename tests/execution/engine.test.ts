@@ -694,6 +694,38 @@ describe("engine.call (direct)", () => {
     expect(stored(h, id)).not.toContain("ghp_FILESECRET123456");
   });
 
+  test("an output JSON cannot hold as returned (a Map, a Set, an Infinity) that its schema lets through fails internal, naming where and what, in an execution and a direct call alike", async () => {
+    // Before, each "succeeded" with {} or null stored in its place: v.record takes a Map as an object with no members.
+    const returned = [
+      [{ counts: new Map([["a", 1]]) }, "output.counts is a Map, which JSON writes as {}"],
+      [{ counts: {}, tags: new Set(["x"]) }, "output.tags is a Set, which JSON writes as {}"],
+      [{ counts: { a: 1 }, ratio: 1 / 0 }, "output.ratio is Infinity, which JSON writes as null"],
+      [{ counts: { a: 1 }, tags: [1, 2n] }, "output.tags[1] is a BigInt, which JSON cannot write"],
+      // Both at once: the handler's doing, no transform's (there is none).
+      [{ counts: new Map([["a", 1]]), ratio: 1 / 0 }, "output.counts is a Map"],
+    ] as const;
+    for (const [output, named] of returned) {
+      const h = harness();
+      const id = h.engine.start({ capability: "demo.tally", input: {} }, EDGE).execution.id;
+      await flush();
+      h.pool.of(id)!.succeed(output);
+      await flush();
+      const failure = h.store.get(id)!.failure!;
+      expect(h.store.get(id)!.state).toBe("failed");
+      expect(failure).toMatchObject({ error_code: "internal", stage: "complete", outcome_certainty: "not_applied", context: { reason: "not_json" } });
+      expect(failure.message).toContain(`demo.tally returned an output that JSON cannot hold as it is: ${named}`);
+      expect(failure.message).not.toContain("transform");
+      expect(failure.suggestion).toContain("Return plain JSON values");
+      const call = h.engine.call("demo.tally", {}, EDGE).then(
+        () => null,
+        (e) => (e as FailureError).failure,
+      );
+      await flush();
+      h.pool.tasks.at(-1)!.succeed(output);
+      expect(await call).toMatchObject({ error_code: "internal", stage: "complete", message: failure.message });
+    }
+  });
+
   test("a work capability runs on the direct lane, with no identity and no store entry", async () => {
     const h = harness();
     const call = h.engine.call("demo.read", { n: 3 }, EDGE);

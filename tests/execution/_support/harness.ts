@@ -177,6 +177,17 @@ export const TEST_CAPABILITIES = {
       handler: noop,
     }),
   ),
+  tally: registered(
+    capability({
+      id: "demo.tally",
+      title: "Tally",
+      description: "A read whose output schema takes what JSON would write as {} or null: a record takes a Map, any a Set, a number Infinity.",
+      effect: "read",
+      input: v.object({}),
+      output: v.object({ counts: v.record(v.string(), v.number()), tags: v.optional(v.any()), ratio: v.optional(v.number()) }),
+      handler: noop,
+    }),
+  ),
   plane: registered(
     capability({
       id: "plane.echo",

@@ -1,5 +1,5 @@
 // What docket may say about a value a handler threw. A client learns its class only ("TypeError",
-// "Error ENOENT", "a thrown string"); the message, cause and stack go to the process's log under
+// "Error ENOENT", "a string (not an Error)"); the message, cause and stack go to the process's log under
 // the failure's correlation id (docs/security.md). Both functions are total: a thrown Proxy, an
 // object whose getters or toString throw, or a revoked Proxy never make them throw.
 import { withoutImportQueries } from "../capability/import-query.ts";
@@ -34,16 +34,16 @@ export function thrownClass(value: unknown): string {
   if (value === null) return "null";
   switch (typeof value) {
     case "string":
-      return "a thrown string";
+      return notAnError("a string");
     case "undefined":
       return "undefined";
     case "function":
       // A function's name is no error class: `throw function evil() {}` read "threw a evil".
-      return "a thrown function";
+      return notAnError("a function");
     case "object":
       break;
     default:
-      return `a thrown ${typeof value}`;
+      return notAnError(`a ${typeof value}`);
   }
   const error = isError(value);
   const name = read(value as object, "name");
@@ -55,9 +55,21 @@ export function thrownClass(value: unknown): string {
   }
   const shaped = (candidate: unknown) => (typeof candidate === "string" && IDENTIFIER.test(candidate) ? candidate : null);
   let label = shaped(name) !== null && name !== "Error" ? (name as string) : (shaped(ctor) ?? (error ? "Error" : null));
-  if (label === null || (!error && label === "Object")) label = error ? "Error" : "a thrown object";
   const code = read(value as object, "code");
-  return typeof code === "string" && ERROR_CODE.test(code) ? `${label} ${code}` : label;
+  const coded = typeof code === "string" && ERROR_CODE.test(code) ? code : null;
+  if (label === null || (!error && label === "Object")) {
+    if (!error) return notAnError(coded === null ? "an object" : `an object with code ${coded}`);
+    label = "Error";
+  }
+  return coded === null ? label : `${label} ${coded}`;
+}
+
+/**
+ * How a thrown value that is no Error is named, read after "threw" ("its handler threw a string
+ * (not an Error)"): what was thrown, and why it has no class to show.
+ */
+function notAnError(what: string): string {
+  return `${what} (not an Error)`;
 }
 
 /** The thrown value's own message (or the value as text), for the process's log only. Total. */

@@ -80,7 +80,7 @@ describe("inspectCapabilityFile", () => {
   test("inspectCapabilityFile survives a thrown object whose toString throws, and a hostile Proxy: its class is the reason", async () => {
     for (const file of ["caps/throws.trap.ts", "caps/throws.proxy.ts"]) {
       const report = await inspectCapabilityFile(join(root, file));
-      expect(report.problems[0]).toMatchObject({ code: "import_failed", reason: "it threw while loading: a thrown object" });
+      expect(report.problems[0]).toMatchObject({ code: "import_failed", reason: "it threw while loading: an object (not an Error)" });
     }
   });
 });

@@ -75,10 +75,10 @@ export default capability({
 const CLASS_OF: Record<string, string> = {
   error: "Error",
   fs: "Error ENOENT",
-  string: "a thrown string",
+  string: "a string (not an Error)",
   null: "null",
-  proxy: "a thrown object",
-  tostring: "a thrown object",
+  proxy: "an object (not an Error)",
+  tostring: "an object (not an Error)",
   cause: "Error",
   type: "TypeError",
 };

@@ -2,6 +2,7 @@ import { describe, expect, spyOn, test } from "bun:test";
 import { canonicalHash } from "../../runtime/execution/canonical-json.ts";
 import { FailureError } from "../../runtime/execution/failure.ts";
 import { isExecutionId } from "../../runtime/execution/execution-id.ts";
+import { thrownClass, thrownMessage } from "../../runtime/execution/thrown.ts";
 import type { StartResult } from "../../runtime/execution/plane.ts";
 import type { ExecutionSnapshot } from "../../runtime/execution/snapshot.ts";
 import { EDGE, harness } from "./_support/harness.ts";
@@ -580,6 +581,23 @@ describe("engine completion", () => {
     expect(stored(h, id)).not.toContain("second line");
     expect(h.logged.join("\n")).toContain(failure.correlation_id);
     expect(h.logged.join("\n")).toContain("inside.ts");
+  });
+
+  test("a thrown value that is no Error is named for what it is, never \"threw a thrown string\"", async () => {
+    for (const [thrown, named] of [
+      ["plain text", "a string (not an Error)"],
+      [42, "a number (not an Error)"],
+      [{ message: "obj thrown" }, "an object (not an Error)"],
+    ] as const) {
+      const h = harness();
+      const id = h.engine.start({ capability: "demo.read", input: {} }, EDGE).execution.id;
+      await flush();
+      h.pool.of(id)!.end({ ok: false, error: { kind: "internal", error_class: thrownClass(thrown), message: thrownMessage(thrown), stack: null } });
+      await flush();
+      const failure = h.store.get(id)!.failure!;
+      expect(failure.message).toBe(`demo.read failed at stage run: its handler threw ${named}.`);
+      expect(failure.context).toMatchObject({ error_class: named });
+    }
   });
 
   test("a native addon the runtime cannot load (ERR_DLOPEN_FAILED) says so and what to use instead, not 'a bug in the capability or in docket'", async () => {

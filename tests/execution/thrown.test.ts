@@ -18,12 +18,13 @@ describe("thrownClass", () => {
     expect(thrownClass(new TypeError(SECRET))).toBe("TypeError");
     expect(thrownClass(await fsError())).toBe("Error ENOENT");
     expect(thrownClass(new UpstreamError(SECRET))).toBe("UpstreamError");
-    expect(thrownClass(SECRET)).toBe("a thrown string");
+    expect(thrownClass(SECRET)).toBe("a string (not an Error)");
     expect(thrownClass(null)).toBe("null");
     expect(thrownClass(undefined)).toBe("undefined");
-    expect(thrownClass(42)).toBe("a thrown number");
-    expect(thrownClass({ message: SECRET })).toBe("a thrown object");
-    expect(thrownClass(function evil() {})).toBe("a thrown function");
+    expect(thrownClass(42)).toBe("a number (not an Error)");
+    expect(thrownClass({ message: SECRET })).toBe("an object (not an Error)");
+    expect(thrownClass({ code: "EPERM" })).toBe("an object with code EPERM (not an Error)");
+    expect(thrownClass(function evil() {})).toBe("a function (not an Error)");
   });
 
   test("thrownClass refuses names and codes that are not identifier-shaped (they could carry text)", () => {
@@ -53,7 +54,7 @@ describe("thrownClass", () => {
       },
     };
     for (const value of [hostile, revoked, badString, Object.create(null)]) {
-      expect(thrownClass(value)).toBe("a thrown object");
+      expect(thrownClass(value)).toBe("an object (not an Error)");
       expect(typeof thrownDetail(value)).toBe("string");
       expect(typeof thrownMessage(value)).toBe("string");
       expect(thrownClass(value)).not.toContain(SECRET);

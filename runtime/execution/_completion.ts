@@ -5,7 +5,7 @@ import { buildFailure, forcedStopCertainty, raisedSuggestion, type FailureDescri
 import { checkValue, describeProblems } from "./validate.ts";
 import { parsesUnchanged } from "./_parses-unchanged.ts";
 import { MAX_INPUT_DEPTH } from "./json-depth.ts";
-import { plainJsonProblem } from "./plain-json.ts";
+import { plainJsonProblem, type PlainJsonProblem } from "./plain-json.ts";
 import { masksSomething, NO_MASK, type SecretMask } from "./secret-mask.ts";
 import { thrownClass, thrownDetail } from "./thrown.ts";
 
@@ -234,6 +234,11 @@ function unmasked(capability: RegisteredCapability, outcome: TaskOutcome, stop: 
         "Write a large result as an artifact (ctx.artifacts.write, in an execution) and return its name, or raise the limit (--output-bytes, DOCKET_OUTPUT_BYTES).",
         { capability: capability.id, reason: "output_too_large", bytes: error.bytes, limit: error.limit },
       );
+    case "output_not_json": {
+      // Found in the worker, where structured clone refused it: said as the main thread says a Map.
+      const refused = notJsonCheck({ reason: "not_json", path: error.path, what: error.what }, false);
+      return refusedOutput(capability, ids, `returned an output that ${refused.message}`, refused.suggestion, refused.context);
+    }
     case "internal":
       // A package with a compiled addon (better-sqlite3, bcrypt, sharp): not a bug of anyone's
       // code, and not one a user can find from "a bug in the capability or in docket".
@@ -368,7 +373,11 @@ function outputProblem(capability: RegisteredCapability, output: unknown): Outpu
  */
 function notJson(output: unknown, transformed: boolean): (OutputCheck & { ok: false }) | null {
   const problem = plainJsonProblem(output, MAX_INPUT_DEPTH, "output");
-  if (problem === null) return null;
+  return problem === null ? null : notJsonCheck(problem, transformed);
+}
+
+/** What `notJson` says of a problem found. */
+function notJsonCheck(problem: PlainJsonProblem, transformed: boolean): OutputCheck & { ok: false } {
   const made = transformed ? "is made, by a transform of its output schema, into a value that " : "";
   if (problem.reason === "too_deep") {
     return { ok: false, message: `${made}nests deeper than ${MAX_INPUT_DEPTH} levels, or holds itself (a cycle); it cannot be stored or shown.`, suggestion: "Return a flatter output, with no object inside itself.", context: { reason: "not_json", limit: MAX_INPUT_DEPTH } };

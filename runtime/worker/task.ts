@@ -81,7 +81,12 @@ export type TaskError =
   | { kind: "load_failed"; cause: LoadFailureCause; message: string; limit_mb?: number; used_mb?: number }
   /** It returned an output larger than `output_bytes` (characters of its JSON), which the worker kept. */
   /** `bytes`: the output's characters of JSON, or with `at_least`, how far the count got before it stopped past the limit. */
-  | { kind: "output_too_large"; message: string; bytes: number; limit: number; at_least?: boolean };
+  | { kind: "output_too_large"; message: string; bytes: number; limit: number; at_least?: boolean }
+  /**
+   * It returned an output the thread boundary cannot copy (a function, a Symbol): `path` names
+   * where (`output.callback`), `what` what is there, as execution/plain-json.ts says it.
+   */
+  | { kind: "output_not_json"; message: string; path: string; what: string };
 
 /** What a capability's file did that kept its handler from being called. */
 export type LoadFailureCause = "threw" | "load_timeout" | "exited" | "memory_exceeded";

@@ -24,6 +24,8 @@ import { trackTopLevelWork, type PendingWork } from "./_top-level-deferrals.ts";
 import { sanitizeLine } from "../execution/text-sanitize.ts";
 import { captureConsole, type ConsoleTarget } from "./_console-capture.ts";
 import { outputOver } from "./_output-size.ts";
+import { plainJsonProblem } from "../execution/plain-json.ts";
+import { MAX_INPUT_DEPTH } from "../execution/json-depth.ts";
 import { beginTask, endUnbegun, receiveTask } from "./_task-claim.ts";
 
 /** How many tasks' secrets a worker keeps masking in output no task owns. */
@@ -105,7 +107,10 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
       const size = over && (over.at_least ? `more than ${run.outputBytes} characters of JSON` : `${over.bytes} characters of JSON`);
       port.postMessage(over === null ? wire : toWire<FromWorker>({ type: "outcome", id: run.id, outcome: { ok: false, error: { kind: "output_too_large", message: `an output of ${size}, over output_bytes (${run.outputBytes})`, bytes: over.bytes, limit: run.outputBytes!, ...(over.at_least ? { at_least: true } : {}) } } }));
     } catch (error) {
-      // An output (or context) structured clone cannot copy: a function, a symbol, a class with private state.
+      // An output structured clone cannot copy (a function, a Symbol): what the handler returned
+      // is refused, named where it is, as the main thread names a Map or an Infinity — nothing was
+      // thrown by the handler, and the clone's stack is docket's own.
+      if (outcome.ok) return post({ type: "outcome", id: run.id, outcome: { ok: false, error: notCopied(outcome.output) } });
       post({ type: "outcome", id: run.id, outcome: { ok: false, error: internal(error, "its result could not be sent to the main thread", run.context.mask) } });
     }
   };
@@ -419,6 +424,13 @@ function classify(error: unknown, context: WorkerContext): TaskError {
 function internal(error: unknown, note: string | null, mask?: (text: string) => string): TaskError {
   const message = thrownMessage(error);
   return { kind: "internal", error_class: thrownClass(error), message: note ? `${note}: ${message}` : message, stack: thrownDetail(error, mask), ...(note ? { note } : {}) };
+}
+
+/** Why an output could not be copied to the main thread: the first value in it JSON cannot hold, and where. */
+function notCopied(output: unknown): TaskError {
+  const problem = plainJsonProblem(output, MAX_INPUT_DEPTH, "output");
+  const { path, what } = problem?.reason === "not_json" ? problem : { path: "output", what: "a value that cannot be copied between threads (it holds a function or a Symbol)" };
+  return { kind: "output_not_json", message: `${path} is ${what}`, path, what };
 }
 
 /** A CapabilityError's context goes to clients as JSON: make it JSON now, where a failure is local. */

@@ -744,6 +744,18 @@ describe("engine.call (direct)", () => {
     }
   });
 
+  test("an output its worker could not copy (a function, a Symbol) fails as an output JSON cannot hold, at stage complete, naming where", async () => {
+    const h = harness();
+    const id = h.engine.start({ capability: "demo.tally", input: {} }, EDGE).execution.id;
+    await flush();
+    h.pool.of(id)!.end({ ok: false, error: { kind: "output_not_json", path: "output.tags.callback", what: "a function, which JSON leaves out", message: "output.tags.callback is a function, which JSON leaves out" } });
+    await flush();
+    const failure = h.store.get(id)!.failure!;
+    expect(failure).toMatchObject({ error_code: "internal", stage: "complete", context: { reason: "not_json", path: "output.tags.callback" } });
+    expect(failure.message).toBe("demo.tally returned an output that JSON cannot hold as it is: output.tags.callback is a function, which JSON leaves out.");
+    expect(failure.suggestion).toContain("Return plain JSON values");
+  });
+
   test("a work capability runs on the direct lane, with no identity and no store entry", async () => {
     const h = harness();
     const call = h.engine.call("demo.read", { n: 3 }, EDGE);

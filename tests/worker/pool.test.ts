@@ -567,6 +567,16 @@ describe("createWorkerPool", () => {
     expect(outcome).toEqual({ ok: true, output: { inputWasDate: true, missingKept: true, map: new Map([["a", 1]]), at: new Date(0), nan: NaN } });
   });
 
+  test("an output structured clone cannot copy (a function, a Symbol) is refused as the handler's output, named where it is: no DataCloneError said to be thrown", async () => {
+    const p = makePool();
+    const fn = await p.run(task("uncopyable", "fixture.uncopyable", { mode: "function" }), { lane: "direct" }).outcome;
+    expect(fn).toEqual({ ok: false, error: { kind: "output_not_json", path: "output.callback", what: "a function, which JSON leaves out", message: "output.callback is a function, which JSON leaves out" } });
+    const symbol = await p.run(task("uncopyable", "fixture.uncopyable", { mode: "symbol" }), { lane: "execution" }).outcome;
+    expect(symbol).toMatchObject({ ok: false, error: { kind: "output_not_json", path: "output.items[1].tag", what: "a Symbol, which JSON leaves out" } });
+    // Nothing for the log: the clone's stack is docket's own, and the handler threw nothing.
+    expect(problems).toEqual([]);
+  });
+
   test("messages go as JSON strings only when that is lossless", () => {
     const plain: ToWorker = { type: "run", id: 1, task: task("echo", "fixture.echo", { a: [1, "x", null, { b: true }] }) };
     expect(typeof toWire(plain)).toBe("string");

@@ -78,7 +78,19 @@ function describe(error: unknown, absPath: string, text?: string): ImportFailure
     const where = other ? ` (in ${relative(dirname(file), other.path)} line ${other.line})` : "";
     return { reason: `it threw while loading: ${kind}${error.message}${where}`, ...at };
   }
-  return { reason: `it threw while loading: ${String(error)}`, line: null, column: null };
+  return { reason: `it threw while loading: ${notAnErrorText(error)}`, line: null, column: null };
+}
+
+/**
+ * A thrown value that is no Error, as a load error says it: a string as it is; anything else by
+ * what it is, then its message or its value (`throw { message: "…" }` read "[object Object]").
+ */
+function notAnErrorText(error: unknown): string {
+  if (typeof error === "string") return error;
+  const isObject = error !== null && (typeof error === "object" || typeof error === "function");
+  const message = isObject ? (error as { message?: unknown }).message : undefined;
+  const said = typeof message === "string" ? message : isObject || error === null || error === undefined ? null : String(error);
+  return said === null || said === "" ? thrownClass(error) : `${thrownClass(error)}: ${said}`;
 }
 
 function firstBuildMessage(error: unknown): { message: string; position: BuildPosition | undefined; more: number } | null {

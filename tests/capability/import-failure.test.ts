@@ -20,4 +20,12 @@ describe("describeImportFailure", () => {
     const error = thrown("docket no longer holds the text", "    at pinned (/$bunfs/root/chunk-xvjrzphc.js:276:13)\n    at node_modules/x/index.js:1:1");
     expect(describeImportFailure(error, FILE).reason).toBe("it threw while loading: docket no longer holds the text");
   });
+
+  test("a thrown value that is no Error is named as what it is, with its message or value (it read '[object Object]')", () => {
+    expect(describeImportFailure({ message: "obj thrown" }, FILE).reason).toBe("it threw while loading: an object (not an Error): obj thrown");
+    expect(describeImportFailure({ code: 1 }, FILE).reason).toBe("it threw while loading: an object (not an Error)");
+    expect(describeImportFailure(42, FILE).reason).toBe("it threw while loading: a number (not an Error): 42");
+    expect(describeImportFailure(undefined, FILE).reason).toBe("it threw while loading: undefined");
+    expect(describeImportFailure("plain string", FILE).reason).toBe("it threw while loading: plain string");
+  });
 });

@@ -325,7 +325,7 @@ function workLeftRunning(work: PendingWork, file: string): ImportFailure {
   const inFile = where !== null && where.path === file;
   const at = where === null ? "" : inFile ? ` at line ${where.line}` : ` in ${relative(dirname(file), where.path)} line ${where.line}`;
   return {
-    reason: `its top level left ${work.left} (${work.kind}${at}) when docket tried it in a worker first: imported, it would run later on the main thread (a server's serves every client), where nothing can stop it, so docket did not import it; start it in the handler (and stop it when ctx.signal aborts), or ${work.undo} before the top level ends`,
+    reason: `its top level left ${work.left} (${work.kind}${at}) when docket tried it in a worker first: imported, it would run later on docket's main thread (in a server, the thread that serves every client), where nothing can stop it, so docket did not import it; start it in the handler (and stop it when ctx.signal aborts), or ${work.undo} before the top level ends`,
     line: inFile ? where.line : null,
     column: null,
   };

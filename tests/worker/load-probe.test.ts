@@ -199,6 +199,7 @@ console.log(JSON.stringify(verdicts));
     try {
       const later = file("timer-later.ts", "setTimeout(() => { for (;;) {} }, 2000);");
       expect(await check(probe, later)).toEqual({ code: "import_failed", reason: expect.stringContaining("its top level left a timer running (setTimeout at line 2)"), line: 2, column: null });
+      expect((await check(probe, later))!.reason).toContain("it would run later on docket's main thread (in a server, the thread that serves every client), where nothing can stop it");
       const unrefd = file("timer-unref.ts", "setInterval(() => {}, 60_000).unref();");
       expect((await check(probe, unrefd))!.reason).toContain("left an interval running (setInterval at line 2)");
       const cleared = file("timer-cleared.ts", "const t = setTimeout(() => {}, 5000);\nclearTimeout(t);\nconst i = setInterval(() => {}, 5000);\nclearInterval(i);");

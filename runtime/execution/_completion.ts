@@ -224,7 +224,17 @@ function unmasked(capability: RegisteredCapability, outcome: TaskOutcome, stop: 
       }
       return internal(capability, ids, `${capability.id} was stopped: ${error.message}`, forced, null);
     case "worker_lost":
-      return internal(capability, ids, `The worker running ${capability.id} stopped unexpectedly (${error.message}).`, forced, null);
+      // The pool's message is a sentence of its own: wrapped in another, it said everything twice.
+      if (error.exit_code === undefined) return internal(capability, ids, error.message, forced, null, { reason: "worker_lost" });
+      return internal(
+        capability,
+        ids,
+        `${capability.id} failed at stage run: the thread running its handler ended (exit code ${error.exit_code}) before the handler finished.`,
+        forced,
+        error.message,
+        { reason: "worker_lost", exit_code: error.exit_code },
+        "A handler that calls process.exit() ends the thread it runs on: return the output, or throw, instead. Otherwise the server's log (the correlation id finds it) says what ended it.",
+      );
     case "output_too_large":
       // As an output that fails its schema: the handler ran to its end; what it returned is refused.
       return refusedOutput(

@@ -308,7 +308,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       settle(job, { kind: "load_failed", cause: "exited", message: `its top level ended the worker's thread (exit code ${code})` });
     } else if (job) {
       report(`${laneWorker(slot.lane)} stopped while running ${job.task.capability} (${why}); replacing it.`);
-      settle(job, { kind: "worker_lost", message: `The worker running ${job.task.capability} stopped (exit code ${code}) before the handler finished.` });
+      settle(job, { kind: "worker_lost", exit_code: code, message: `The worker running ${job.task.capability} stopped (exit code ${code}) before the handler finished.` });
     } else if (slot.isReady) {
       report(`An idle ${slot.lane} worker stopped (${why}); replacing it.`);
     }

@@ -600,6 +600,24 @@ describe("engine completion", () => {
     }
   });
 
+  test("a handler's process.exit(3) is said once, with what to do: it read \"stopped unexpectedly (The worker running … stopped …)\"", async () => {
+    const h = harness();
+    const id = h.engine.start({ capability: "demo.read", input: {} }, EDGE).execution.id;
+    await flush();
+    h.pool.of(id)!.end({ ok: false, error: { kind: "worker_lost", exit_code: 3, message: "The worker running demo.read stopped (exit code 3) before the handler finished." } });
+    await flush();
+    const failure = h.store.get(id)!.failure!;
+    expect(failure.message).toBe("demo.read failed at stage run: the thread running its handler ended (exit code 3) before the handler finished.");
+    expect(failure.context).toMatchObject({ reason: "worker_lost", exit_code: 3 });
+    expect(failure.suggestion).toContain("process.exit()");
+    // No exit code (no worker could start): the pool's own sentence, once.
+    const other = h.engine.start({ capability: "demo.read", input: {} }, EDGE).execution.id;
+    await flush();
+    h.pool.of(other)!.end({ ok: false, error: { kind: "worker_lost", message: "No execution worker could start, so demo.read did not run." } });
+    await flush();
+    expect(h.store.get(other)!.failure!.message).toBe("No execution worker could start, so demo.read did not run.");
+  });
+
   test("a native addon the runtime cannot load (ERR_DLOPEN_FAILED) says so and what to use instead, not 'a bug in the capability or in docket'", async () => {
     const h = harness();
     const id = h.engine.start({ capability: "demo.read", input: {} }, EDGE).execution.id;

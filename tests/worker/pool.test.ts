@@ -645,7 +645,7 @@ describe("createWorkerPool", () => {
     const p = makePool();
     await p.warm();
     const outcome = await p.run(task("exits", "fixture.exits"), { lane: "execution" }).outcome;
-    expect(outcome).toMatchObject({ ok: false, error: { kind: "worker_lost" } });
+    expect(outcome).toMatchObject({ ok: false, error: { kind: "worker_lost", exit_code: 3 } });
     expect(problems.join("\n")).toContain("exit code 3");
     expect(await p.run(task("echo", "fixture.echo", "again"), { lane: "execution" }).outcome).toMatchObject({ ok: true, output: { input: "again" } });
     expect(p.stats()).toMatchObject({ execution_workers: 1, replaced: 1, busy: 0 });

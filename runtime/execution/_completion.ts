@@ -263,6 +263,19 @@ function unmasked(capability: RegisteredCapability, outcome: TaskOutcome, stop: 
           "docket runs capabilities on Bun, which loads many but not all Node addons: use a package without native code (bun:sqlite for better-sqlite3, bcryptjs for bcrypt), or run that tool as a command with ctx.exec. The server's log names the module.",
         );
       }
+      // docket's guard refused a call that would end or signal the process (docs/containment.md):
+      // "threw an Error EPERM" was true, and told nobody what to change.
+      if (error.refused) {
+        return internal(
+          capability,
+          ids,
+          `${capability.id} failed at stage run: its handler called ${error.refused}, which docket refuses in capability code (it would end or signal the process that runs every execution); the call threw ${articled(error.error_class)}.`,
+          capability.effect === "write" ? forced : { retryability: "never", outcome_certainty: "not_applied" },
+          error.stack ?? error.message,
+          { error_class: error.error_class, reason: "own_process", call: error.refused },
+          "End the handler's work by returning its output or throwing (a CapabilityError for a failure the client should read); signal child processes by their own pid.",
+        );
+      }
       // The class only: the thrown message, cause and stack go to the log (docs/security.md).
       return internal(
         capability,

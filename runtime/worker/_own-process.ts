@@ -42,11 +42,7 @@ export function guardSignals(): void {
       const target = Number(pid);
       const sig = signal === undefined || typeof signal === "number" ? signal : String(signal);
       if (own(target) && sig !== 0 && sig !== "0") {
-        const error = new Error(
-          `${name}(${target}${sig === undefined ? "" : `, ${JSON.stringify(sig)}`}) would signal the docket process that runs every execution; a handler ends its own work by returning or throwing.`,
-        ) as NodeJS.ErrnoException;
-        error.code = "EPERM";
-        throw error;
+        throw refusal(`${name}(${target}${sig === undefined ? "" : `, ${JSON.stringify(sig)}`}) would signal the docket process that runs every execution; a handler ends its own work by returning or throwing.`, `${name}() of docket's own process`);
       }
       return send(target, sig);
     };
@@ -56,10 +52,33 @@ export function guardSignals(): void {
   // In a worker it would end the whole process too (a capability file's top level tried in a
   // worker first must fail there, not pass and then run on the main thread).
   process.abort = (() => {
-    const error = new Error("process.abort() would end the docket process that runs every execution; a handler ends its own work by returning or throwing.") as NodeJS.ErrnoException;
-    error.code = "EPERM";
-    throw error;
+    throw refusal("process.abort() would end the docket process that runs every execution; a handler ends its own work by returning or throwing.", "process.abort()");
   }) as typeof process.abort;
+}
+
+/**
+ * Marks an error the guard threw with the call it refused (`"process.abort()"`): a handler that
+ * lets it through fails saying that docket refused that call, not only that it threw "an Error
+ * EPERM" (docs/containment.md).
+ */
+export const REFUSED_CALL = Symbol.for("docket.own-process.refused");
+
+/** The EPERM the guard throws for `call`, as the system refuses a signal not allowed, marked with the call. */
+function refusal(message: string, call: string): NodeJS.ErrnoException {
+  const error = new Error(message) as NodeJS.ErrnoException & { [REFUSED_CALL]?: string };
+  error.code = "EPERM";
+  Object.defineProperty(error, REFUSED_CALL, { value: call });
+  return error;
+}
+
+/** The call the guard refused, when `error` is its refusal. */
+export function refusedCall(error: unknown): string | null {
+  try {
+    const call = (error as { [REFUSED_CALL]?: unknown } | null)?.[REFUSED_CALL];
+    return typeof call === "string" ? call : null;
+  } catch {
+    return null;
+  }
 }
 
 /**

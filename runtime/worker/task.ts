@@ -60,9 +60,10 @@ export type TaskError =
   /**
    * Anything else thrown or rejected. A client learns `error_class` only ("TypeError", "Error
    * ENOENT", see execution/thrown.ts) and docket's own `note` on where it happened; `message` and
-   * `stack` go to the process's log, never further.
+   * `stack` go to the process's log, never further. `refused`: the call docket's guard refused
+   * (`process.abort()`), when that is what was thrown.
    */
-  | { kind: "internal"; error_class: string; message: string; stack: string | null; note?: string }
+  | { kind: "internal"; error_class: string; message: string; stack: string | null; note?: string; refused?: string }
   /**
    * The worker died (crash, process.exit, out of memory) while running it — or, `never_began`,
    * workers in turn died before reading it (a previous handler's leftovers): nothing of it ran.

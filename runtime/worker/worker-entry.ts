@@ -18,7 +18,7 @@ import { spawnThroughMain } from "./_spawn-through-main.ts";
 import { laneWorker, type TaskError, type TaskOutcome, type WorkerTask } from "./task.ts";
 import { thrownClass, thrownDetail, thrownMessage } from "../execution/thrown.ts";
 import { currentThread } from "./memory-watchdog.ts";
-import { guardOwnProcess } from "./_own-process.ts";
+import { guardOwnProcess, refusedCall } from "./_own-process.ts";
 import { packagePaths } from "./_linked-packages.ts";
 import { trackTopLevelWork, type PendingWork } from "./_top-level-deferrals.ts";
 import { sanitizeLine } from "../execution/text-sanitize.ts";
@@ -423,7 +423,8 @@ function classify(error: unknown, context: WorkerContext): TaskError {
 /** An internal failure: its class for the client, its message and stack for the log (execution/thrown.ts). */
 function internal(error: unknown, note: string | null, mask?: (text: string) => string): TaskError {
   const message = thrownMessage(error);
-  return { kind: "internal", error_class: thrownClass(error), message: note ? `${note}: ${message}` : message, stack: thrownDetail(error, mask), ...(note ? { note } : {}) };
+  const refused = refusedCall(error);
+  return { kind: "internal", error_class: thrownClass(error), message: note ? `${note}: ${message}` : message, stack: thrownDetail(error, mask), ...(note ? { note } : {}), ...(refused ? { refused } : {}) };
 }
 
 /** Why an output could not be copied to the main thread: the first value in it JSON cannot hold, and where. */

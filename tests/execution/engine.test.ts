@@ -618,6 +618,20 @@ describe("engine completion", () => {
     expect(h.store.get(other)!.failure!.message).toBe("No execution worker could start, so demo.read did not run.");
   });
 
+  test("a handler whose process.abort() docket refused says that call was refused, not only \"threw an Error EPERM\"", async () => {
+    const h = harness();
+    const id = h.engine.start({ capability: "demo.read", input: {} }, EDGE).execution.id;
+    await flush();
+    h.pool.of(id)!.end({ ok: false, error: { kind: "internal", error_class: "Error EPERM", refused: "process.abort()", message: "process.abort() would end the docket process", stack: null } });
+    await flush();
+    const failure = h.store.get(id)!.failure!;
+    expect(failure.message).toBe(
+      "demo.read failed at stage run: its handler called process.abort(), which docket refuses in capability code (it would end or signal the process that runs every execution); the call threw an Error EPERM.",
+    );
+    expect(failure).toMatchObject({ outcome_certainty: "not_applied", context: { reason: "own_process", call: "process.abort()", error_class: "Error EPERM" } });
+    expect(failure.suggestion).toContain("returning its output or throwing");
+  });
+
   test("a native addon the runtime cannot load (ERR_DLOPEN_FAILED) says so and what to use instead, not 'a bug in the capability or in docket'", async () => {
     const h = harness();
     const id = h.engine.start({ capability: "demo.read", input: {} }, EDGE).execution.id;

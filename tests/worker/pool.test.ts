@@ -398,6 +398,14 @@ describe("createWorkerPool", () => {
     expect(problems).toEqual([]);
   });
 
+  test("a refusal of process.abort() or of a signal to its own process that a handler lets through says which call docket refused", async () => {
+    const p = makePool();
+    const aborted = await p.run(task("aborts", "fixture.aborts", { call: "abort" }), { lane: "direct" }).outcome;
+    expect(aborted).toMatchObject({ ok: false, error: { kind: "internal", error_class: "Error EPERM", refused: "process.abort()" } });
+    const killed = await p.run(task("aborts", "fixture.aborts", { call: "kill" }), { lane: "direct" }).outcome;
+    expect(killed).toMatchObject({ ok: false, error: { kind: "internal", error_class: "Error EPERM", refused: "process.kill() of docket's own process" } });
+  });
+
   test("a handler cannot signal the process it runs in (nor its group); other processes and signal 0 are its own business", async () => {
     const p = makePool();
     // SIGCONT: harmless if it got through, so a guard that failed would show here and not kill the test run.

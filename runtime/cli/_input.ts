@@ -20,10 +20,16 @@ export interface InputSources {
 }
 
 /**
- * `--input` read and parsed, or the sentence that says what is wrong with it. `fromEnv`: the
- * `--input-env` fields filled (dotted paths), for the run to check against the capability's input.
+ * `--input` read and parsed, or the sentence that says what is wrong with it (and, for a flag
+ * other than `--input`, what to do). `fromEnv`: the `--input-env` fields given (dotted paths), for
+ * the run to check against the capability's input; `unsetEnv`: why the first of their variables
+ * gives no value, refused once the fields are checked — a field the capability does not have is
+ * the mistake to fix first, whatever its variable holds.
  */
-export type ParsedInput = { ok: true; value: unknown; fromEnv?: string[] } | { ok: false; message: string };
+export type ParsedInput = { ok: true; value: unknown; fromEnv?: string[]; unsetEnv?: string } | { ok: false; message: string; suggestion?: string };
+
+/** What to do about an `--input-env` the run refuses: nothing ran. */
+export const INPUT_ENV_SUGGESTION = "Correct --input-env as the message says (field=VARIABLE: a field of the capability's input, a variable set in this environment), then run it again; nothing ran.";
 
 const EXAMPLE = `--input '{"path":"src"}', --input @input.json or --input - (read stdin)`;
 
@@ -124,40 +130,48 @@ const INPUT_ENV = /^([A-Za-z_][A-Za-z0-9_.-]*)=([A-Za-z_][A-Za-z0-9_]*)$/;
 /**
  * `--input-env field=VAR` (repeatable): the input's `field` is the environment variable's value,
  * so a secret never stands on the command line (where `ps` shows it); `auth.token` is the field
- * `token` of the object `auth` (made when absent). Applied over `--input`; a missing variable is a
- * usage error that names it, and never prints a value. Whether the capability has such a field
- * is checked once it is loaded (inputEnvProblem).
+ * `token` of the object `auth` (made when absent). Applied over `--input`. Whether the capability
+ * has such a field is checked once it is loaded (inputEnvProblem), and only then is a variable not
+ * set (or empty) refused, naming it and never printing a value (`unsetEnv`).
  */
 export function applyInputEnv(parsed: ParsedInput, pairs: string[], env: Record<string, string | undefined>): ParsedInput {
   if (!parsed.ok || pairs.length === 0) return parsed;
   const base = parsed.value === undefined ? {} : parsed.value;
-  if (base === null || typeof base !== "object" || Array.isArray(base)) {
-    return { ok: false, message: "--input-env fills fields of an object input, but --input is not a JSON object." };
-  }
+  const refused = (message: string): ParsedInput => ({ ok: false, message, suggestion: INPUT_ENV_SUGGESTION });
+  if (base === null || typeof base !== "object" || Array.isArray(base)) return refused("--input-env fills fields of an object input, but --input is not a JSON object.");
   const input: Record<string, unknown> = { ...(base as Record<string, unknown>) };
+  let unsetEnv: string | undefined;
   for (const pair of pairs) {
     const match = INPUT_ENV.exec(pair);
-    if (!match) return { ok: false, message: `--input-env takes field=VARIABLE, like --input-env token=GITHUB_TOKEN, got ${JSON.stringify(pair.slice(0, 80))}.` };
+    if (!match) return refused(`--input-env takes field=VARIABLE, like --input-env token=GITHUB_TOKEN, got ${JSON.stringify(pair.slice(0, 80))}.`);
     const [, field, variable] = match as unknown as [string, string, string];
+    const path = field.split(".");
+    if (path.some((segment) => segment === "" || FORBIDDEN.has(segment))) return refused(`--input-env ${field}=${variable}: ${JSON.stringify(field)} is not a field path; give names joined by dots, like auth.token.`);
     const value = env[variable];
-    if (value === undefined) return { ok: false, message: `--input-env ${field}=${variable}: the environment variable ${variable} is not set; set it, or give ${field} another way.` };
     // In a CI job a secret the job was not given is an empty string, not an unset variable: a
     // step run with it would run without the credential it believed it passed.
-    if (value.trim() === "") return { ok: false, message: `--input-env ${field}=${variable}: the environment variable ${variable} is set but ${value === "" ? "empty" : "blank"} (in a CI job, a secret the job was not given reads as empty); set it, or give ${field} another way.` };
-    const path = field.split(".");
-    if (path.some((segment) => segment === "" || FORBIDDEN.has(segment))) return { ok: false, message: `--input-env ${field}=${variable}: ${JSON.stringify(field)} is not a field path; give names joined by dots, like auth.token.` };
+    const unset =
+      value === undefined
+        ? `--input-env ${field}=${variable}: the environment variable ${variable} is not set; set it, or give ${field} another way.`
+        : value.trim() === ""
+          ? `--input-env ${field}=${variable}: the environment variable ${variable} is set but ${value === "" ? "empty" : "blank"} (in a CI job, a secret the job was not given reads as empty); set it, or give ${field} another way.`
+          : null;
+    if (unset !== null) {
+      unsetEnv ??= unset;
+      continue;
+    }
     let into = input;
     for (const segment of path.slice(0, -1)) {
       const next = Object.hasOwn(into, segment) ? into[segment] : undefined;
       if (next !== undefined && (next === null || typeof next !== "object" || Array.isArray(next))) {
-        return { ok: false, message: `--input-env ${field}=${variable}: the input's ${segment} is not an object, so it has no field ${JSON.stringify(path.at(-1))}.` };
+        return refused(`--input-env ${field}=${variable}: the input's ${segment} is not an object, so it has no field ${JSON.stringify(path.at(-1))}.`);
       }
       // A copy, so that --input's own object is never changed.
       into = into[segment] = { ...((next as Record<string, unknown> | undefined) ?? {}) };
     }
     into[path.at(-1)!] = value;
   }
-  return { ok: true, value: input, fromEnv: pairs.map((pair) => pair.slice(0, pair.indexOf("="))) };
+  return { ok: true, value: input, fromEnv: pairs.map((pair) => pair.slice(0, pair.indexOf("="))), ...(unsetEnv === undefined ? {} : { unsetEnv }) };
 }
 
 /** Names that would reach an object's prototype, never a field. */

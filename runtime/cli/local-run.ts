@@ -11,7 +11,7 @@ import type { EdgeInfo } from "../execution/plane.ts";
 import type { ExecutionEvent } from "../execution/protocol.ts";
 import { expiredExecution, type ExecutionSnapshot } from "../execution/snapshot.ts";
 import { newTraceId, requestIdFrom, traceIdFrom } from "../server/edge-ids.ts";
-import { inputEnvProblem, type ParsedInput } from "./_input.ts";
+import { INPUT_ENV_SUGGESTION, inputEnvProblem, type ParsedInput } from "./_input.ts";
 import { droppedFieldText, undeclaredFields } from "../execution/undeclared-fields.ts";
 import * as v from "valibot";
 import { terminalStyle, type TerminalStyle } from "./_terminal.ts";
@@ -91,8 +91,10 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
       buildFailure({ error_code, stage: error_code === "unavailable" ? "admit" : "validate", message, request_id: edge.request_id, trace_id: edge.trace_id, context, ...(error_code === "unavailable" ? { retryability: "safe" as const } : {}), ...retry }),
     );
 
-  if (!options.input.ok) return refuse(`Cannot run ${options.target}: ${options.input.message}`);
-  if (typeof options.deadlineMs === "object") return refuse(`Cannot run ${options.target}: ${options.deadlineMs.problem}`);
+  // A flag's mistake says how to correct the flag, not "the input" as a request's would.
+  const flagMistake = (suggestion: string) => ({ retryability: "never" as const, suggestion });
+  if (!options.input.ok) return refuse(`Cannot run ${options.target}: ${options.input.message}`, {}, "invalid_input", options.input.suggestion === undefined ? undefined : flagMistake(options.input.suggestion));
+  if (typeof options.deadlineMs === "object") return refuse(`Cannot run ${options.target}: ${options.deadlineMs.problem}`, {}, "invalid_input", flagMistake("Give --deadline-ms the milliseconds the run may take, like --deadline-ms 60000 for a minute, or leave it out; nothing ran."));
   const deadlineMs = options.deadlineMs;
   const input = options.input.value;
   let limits;
@@ -186,7 +188,7 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
       const problem = inputEnvProblem(field, declared!.input_schema);
       // The JSON Schema does not say whether an object keeps fields it does not name (valibot's
       // looseObject does): the check itself does, when the input passes it.
-      if (problem !== null && !keptByCheck(declared!.def.input, input, field)) return await refuse(`Cannot run ${options.target}: ${problem}`, { field });
+      if (problem !== null && !keptByCheck(declared!.def.input, input, field)) return await refuse(`Cannot run ${options.target}: ${problem}`, { field }, "invalid_input", flagMistake(INPUT_ENV_SUGGESTION));
     }
     // capabilities.verify reports every file that does not load itself, as an error diagnostic: a
     // warning here too would annotate each of them twice in a CI job.
@@ -201,6 +203,8 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
       // The file is what is wrong, not an input: the default suggestion would say to correct the input.
       return await refuse(`Cannot run ${options.target}: ${reason}${/[.!?]$/.test(reason) ? "" : "."}`, { file: file ?? ownErrors[0]!.file, errors: ownErrors }, "invalid_input", { retryability: "never", suggestion: "Correct the capability file as the message says and run it again." });
     }
+    // Its fields are the capability's: now a variable that gives none of them a value is refused.
+    if (options.input.unsetEnv !== undefined) return await refuse(`Cannot run ${options.target}: ${options.input.unsetEnv}`, {}, "invalid_input", flagMistake(INPUT_ENV_SUGGESTION));
 
     const server = await serving;
     const root = findCheckoutRoot(options.cwd);

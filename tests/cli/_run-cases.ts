@@ -179,6 +179,15 @@ export function defineRunCases(runner: () => DocketRunner): void {
     expect(result.code).toBe(2);
     expect(oneJsonDocument(result.stdout).failure.message).toContain('--input-env mesage: the input has no field "mesage" (did you mean "message"?)');
     expect(result.stdout).not.toContain("from the environment");
+    // Its variable not set either: the field is the mistake said first (fixing the variable alone would not do).
+    const unset = await run([file("demo.echo.ts"), "--input-env", "mesage=NOT_SET_FOR_DOCKET", "--format", "json"]);
+    expect(unset.code).toBe(2);
+    const refused = oneJsonDocument(unset.stdout).failure;
+    expect(refused.message).toContain('--input-env mesage: the input has no field "mesage" (did you mean "message"?)');
+    expect(refused.suggestion).toContain("Correct --input-env as the message says");
+    const unsetRight = await run([file("demo.echo.ts"), "--input-env", "message=NOT_SET_FOR_DOCKET", "--format", "json"]);
+    expect(unsetRight.code).toBe(2);
+    expect(oneJsonDocument(unsetRight.stdout).failure.message).toContain("the environment variable NOT_SET_FOR_DOCKET is not set");
     const right = await run([file("demo.echo.ts"), "--input-env", "message=ECHO_TEXT", "--format", "json"], { env: { ECHO_TEXT: "from the environment" } });
     expect(right.code).toBe(0);
     // An input that keeps fields it does not name (a looseObject) takes any: its check keeps the value.
@@ -213,10 +222,14 @@ export function defineRunCases(runner: () => DocketRunner): void {
     expect(document.failure).toMatchObject({ error_code: "deadline_exceeded", stage: "run", context: { deadline_ms: 500, terminated: true } });
   });
 
-  test("docket run --deadline-ms that is not a number exits 2", async () => {
-    const result = await run([file("demo.spin.ts"), "--deadline-ms", "soon"]);
-    expect(result.code).toBe(2);
-    expect(result.stderr).toContain('--deadline-ms must be a whole number of milliseconds, got "soon"');
+  test("docket run --deadline-ms that is not a number of milliseconds from 1 exits 2, saying how to give the flag (not \"correct the input\")", async () => {
+    for (const given of ["soon", "-1", "0"]) {
+      const result = await run([file("demo.spin.ts"), "--deadline-ms", given]);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain(`--deadline-ms must be a whole number of milliseconds from 1 to 2147483647 (about 24.8 days), got ${JSON.stringify(given)}`);
+      expect(result.stderr).toContain("Give --deadline-ms the milliseconds the run may take, like --deadline-ms 60000");
+      expect(result.stderr).not.toContain("Correct the input");
+    }
   });
 
   test("docket run exits 130 when Ctrl-C cancels a cancellable run", async () => {

@@ -4,7 +4,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import * as v from "valibot";
 import { toCapabilityJsonSchema } from "../../runtime/capability/json-schema.ts";
-import { applyInputEnv, inputEnvProblem, readInput, type InputSources } from "../../runtime/cli/_input.ts";
+import { applyInputEnv, INPUT_ENV_SUGGESTION, inputEnvProblem, readInput, type InputSources } from "../../runtime/cli/_input.ts";
 import { removeTempDirs, tempDir, writeFiles } from "./_harness.ts";
 
 afterAll(removeTempDirs);
@@ -147,16 +147,20 @@ describe("applyInputEnv", () => {
     expect(applyInputEnv({ ok: true, value: undefined }, ["token=SLACK_TOKEN", "note=NOTE"], env)).toEqual({ ok: true, value: { token: "xoxb-secret-value", note: "a note" }, fromEnv: ["token", "note"] });
   });
 
-  test("a missing variable, a malformed pair or an input that is not an object is refused by name, never with a value", () => {
+  test("a malformed pair or an input that is not an object is refused by name, saying how to correct the flag", () => {
+    expect(applyInputEnv({ ok: true, value: {} }, ["token"], env)).toMatchObject({ ok: false, message: expect.stringContaining("field=VARIABLE"), suggestion: INPUT_ENV_SUGGESTION });
+    expect(applyInputEnv({ ok: true, value: [1] }, ["token=SLACK_TOKEN"], env)).toMatchObject({ ok: false, message: expect.stringContaining("not a JSON object"), suggestion: INPUT_ENV_SUGGESTION });
+    expect(INPUT_ENV_SUGGESTION).not.toContain("Correct the input");
+  });
+
+  test("a variable not set (or empty) is named, never with a value, for the run to refuse once the field is checked: a field the capability lacks is said first", () => {
     const missing = applyInputEnv({ ok: true, value: {} }, ["token=NOT_SET_ANYWHERE"], env);
-    expect(missing).toEqual({ ok: false, message: "--input-env token=NOT_SET_ANYWHERE: the environment variable NOT_SET_ANYWHERE is not set; set it, or give token another way." });
-    expect(applyInputEnv({ ok: true, value: {} }, ["token"], env)).toMatchObject({ ok: false, message: expect.stringContaining("field=VARIABLE") });
-    expect(applyInputEnv({ ok: true, value: [1] }, ["token=SLACK_TOKEN"], env)).toMatchObject({ ok: false, message: expect.stringContaining("not a JSON object") });
+    expect(missing).toEqual({ ok: true, value: {}, fromEnv: ["token"], unsetEnv: "--input-env token=NOT_SET_ANYWHERE: the environment variable NOT_SET_ANYWHERE is not set; set it, or give token another way." });
     // Set but empty is what a CI job's missing secret reads as (tester R): refused, not run without it.
     const empty = applyInputEnv({ ok: true, value: {} }, ["token=SLACK_TOKEN", "key=EMPTY"], env);
-    expect(empty).toEqual({ ok: false, message: "--input-env key=EMPTY: the environment variable EMPTY is set but empty (in a CI job, a secret the job was not given reads as empty); set it, or give key another way." });
-    expect(applyInputEnv({ ok: true, value: {} }, ["key=BLANK"], env)).toMatchObject({ ok: false, message: expect.stringContaining("BLANK is set but blank") });
-    for (const result of [missing, empty]) expect(JSON.stringify(result)).not.toContain("xoxb");
+    expect(empty).toMatchObject({ ok: true, fromEnv: ["token", "key"], unsetEnv: "--input-env key=EMPTY: the environment variable EMPTY is set but empty (in a CI job, a secret the job was not given reads as empty); set it, or give key another way." });
+    expect(applyInputEnv({ ok: true, value: {} }, ["key=BLANK"], env)).toMatchObject({ ok: true, unsetEnv: expect.stringContaining("BLANK is set but blank") });
+    for (const result of [missing, empty]) expect((result as { unsetEnv: string }).unsetEnv).not.toContain("xoxb");
   });
 
   test("a dotted field fills a nested one, beside what --input gave, without changing --input's object", () => {

@@ -6,6 +6,7 @@ import { applyInputEnv, readInput } from "../_input.ts";
 import { claimStdout, writeClaimed } from "../stdout-claim.ts";
 import { recordUsageRefusal, runLocally } from "../local-run.ts";
 import { defaultLimits, resolveLimits } from "../../execution/limits.ts";
+import { MAX_DEADLINE_MS } from "../../execution/engine.ts";
 
 const meta: DocketCommandMeta = {
   name: "run",
@@ -55,8 +56,7 @@ export default defineCommand({
   },
   async run({ args, rawArgs }) {
     const deadline = args["deadline-ms"];
-    const deadlineMs =
-      deadline === undefined ? undefined : /^\d+$/.test(deadline.trim()) ? Number(deadline) : { problem: `--deadline-ms must be a whole number of milliseconds, got ${JSON.stringify(deadline)}.` };
+    const deadlineMs = deadline === undefined ? undefined : deadlineFlag(deadline);
     // Before any capability file is imported: stdout is the run's result alone, and whatever a
     // capability prints (at load, in its handler, from a child) goes to stderr with the progress.
     const stdout = await claimStdout();
@@ -98,4 +98,11 @@ function inputLimit(env: Record<string, string | undefined>): number {
   } catch {
     return defaultLimits().input_bytes;
   }
+}
+
+/** `--deadline-ms` as milliseconds, or why it is none: the bounds of a start's deadline_ms, said of the flag. */
+function deadlineFlag(text: string): number | { problem: string } {
+  const value = /^\d+$/.test(text.trim()) ? Number(text) : Number.NaN;
+  if (value >= 1 && value <= MAX_DEADLINE_MS) return value;
+  return { problem: `--deadline-ms must be a whole number of milliseconds from 1 to ${MAX_DEADLINE_MS} (about 24.8 days), got ${JSON.stringify(text)}.` };
 }

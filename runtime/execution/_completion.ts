@@ -233,7 +233,7 @@ function unmasked(capability: RegisteredCapability, outcome: TaskOutcome, stop: 
         forced,
         error.message,
         { reason: "worker_lost", exit_code: error.exit_code },
-        "A handler that calls process.exit() ends the thread it runs on: return the output, or throw, instead. Otherwise the server's log (the correlation id finds it) says what ended it.",
+        "A handler that calls process.exit() ends the thread it runs on: return the output, or throw, instead. Otherwise the correlation id finds what ended it in the server's log.",
       );
     case "output_too_large":
       // As an output that fails its schema: the handler ran to its end; what it returned is refused.

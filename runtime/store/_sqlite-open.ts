@@ -47,6 +47,7 @@ export function openStoreFile(options: OpenFileOptions): OpenFile {
   let db: Database | null = null;
   try {
     refuseLinkedCompanions(path);
+    refuseLogWithoutFile(path);
     // Created private before SQLite opens it (SQLite creates 0644, and gives its log the file's
     // mode) — never through a link: a state.db committed as a link to a file outside the checkout
     // made the store, and narrowed the mode of, that file.
@@ -95,6 +96,24 @@ function refuseLinkedCompanions(path: string): void {
       throw new StoreFileError(companion, "it is a symbolic link, and docket opens none of its store's files through one (one could lead out of the checkout)", `Remove the link (rm ${companion}): the store makes the file again when it needs it.`);
     }
   }
+}
+
+/**
+ * Refuses a store file that is empty or missing while its write-ahead log holds something: the
+ * history is in the log, and the file it belongs to is lost. SQLite would take the empty file for
+ * a new database and delete the log; a file in write-ahead mode never is empty (switching to it
+ * writes the first page), so this is only ever a file emptied, deleted or left behind by a copy.
+ */
+function refuseLogWithoutFile(path: string): void {
+  const log = lstatSync(`${path}-wal`, { throwIfNoEntry: false });
+  if (log === undefined || log.size === 0) return;
+  const file = lstatSync(path, { throwIfNoEntry: false });
+  if (file !== undefined && file.size > 0) return;
+  throw new StoreFileError(
+    path,
+    `it is ${file === undefined ? "missing" : "empty"}, while its write-ahead log ${path}-wal holds ${log.size} bytes: the history is in the log, and the file it belongs to is lost (emptied, deleted, or not copied with it)`,
+    `Put back the state.db that goes with the log (from the copy or backup it came from), or move the log aside too (${path}-wal) to start with an empty history, or start with --store memory; docket opens neither as it is, since SQLite would delete the log.`,
+  );
 }
 
 /** Any error of opening or loading the file, as the StoreFileError that names it. */

@@ -1,9 +1,9 @@
 import { describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
 import { StoreFileError } from "../../runtime/store/sqlite-store.ts";
-import { TestClock } from "./_fixtures.ts";
-import { openStore, tempDb } from "./_sqlite-support.ts";
+import { newExecution, TestClock } from "./_fixtures.ts";
+import { copyOfFiles, openStore, tempDb } from "./_sqlite-support.ts";
 import { asFileError } from "../../runtime/store/_sqlite-open.ts";
 
 /** The error a store open throws, or a failure when it opens. */
@@ -59,6 +59,29 @@ export function fileErrorCases(): void {
         expect(refused.message).not.toContain("Move the file aside");
       }
       expect(asFileError(path, Object.assign(new Error("file is not a database"), { code: "SQLITE_NOTADB" })).message).toContain("Move the file aside");
+    });
+
+    test("sqlite store refuses an empty or missing file beside a log that holds a history, naming both, and leaves the log as it was (tester D3)", () => {
+      const clock = new TestClock();
+      const path = tempDb();
+      const live = openStore(path, clock);
+      for (let n = 1; n <= 5; n++) live.create(newExecution(n));
+      live.flush();
+      for (const lose of [(copy: string) => truncateSync(copy, 0), (copy: string) => rmSync(copy)]) {
+        // What a crash leaves (the history in the log), then the database file emptied or lost.
+        const copy = copyOfFiles(path);
+        const log = readFileSync(`${copy}-wal`);
+        expect(log.byteLength).toBeGreaterThan(0);
+        lose(copy);
+        const error = openError(copy);
+        expect(error.message).toContain(`Cannot open the execution store ${copy}:`);
+        expect(error.message).toContain(`${copy}-wal holds ${log.byteLength} bytes`);
+        expect(error.message).toContain("Put back the state.db");
+        expect(readFileSync(`${copy}-wal`).equals(log)).toBe(true);
+        // Refused again, the same way: nothing was made in its place.
+        expect(openError(copy).message).toContain(`${copy}-wal holds ${log.byteLength} bytes`);
+      }
+      live.close();
     });
 
     test("sqlite store refuses a path it cannot open as a file", () => {

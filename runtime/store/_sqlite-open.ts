@@ -5,6 +5,7 @@ import { FULL_DISK_REMEDY, prepareSchema, StoreFileError } from "./_sqlite-schem
 import { prepareTables, type StoreTables } from "./_sqlite-tables.ts";
 import { createWriteBehind, type WriteBehind, type WriteBehindOptions } from "./_sqlite-writer.ts";
 import { createLogSync } from "./_sqlite-log-sync.ts";
+import { createLogBound } from "./_sqlite-log-bound.ts";
 
 const HOUR = 3_600_000;
 
@@ -59,6 +60,8 @@ export function openStoreFile(options: OpenFileOptions): OpenFile {
     }
     db = new sqlite.Database(path, { create: true, readwrite: true, strict: true });
     prepareSchema(db, path);
+    // Before anything of the file is loaded or written: the log a crash left is copied in first.
+    const logBound = createLogBound(db, path);
     const tables = prepareTables(db);
     const writer = createWriteBehind({
       db,
@@ -71,6 +74,7 @@ export function openStoreFile(options: OpenFileOptions): OpenFile {
       maxSnapshotChars: options.maxSnapshotChars,
       onUnwritable: options.onUnwritable,
       logSync: createLogSync(`${path}-wal`),
+      logBound,
       cadence: options.cadence,
       onWritten: options.onWritten,
       onFailed: options.onFailed,

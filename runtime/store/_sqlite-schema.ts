@@ -3,7 +3,6 @@ import type { Database } from "bun:sqlite";
 /** The schema this version writes and reads; `PRAGMA user_version` holds it in the file. */
 export const STORE_SCHEMA_VERSION = 3;
 const PAGE_SIZE = 16 * 1024;
-const AUTOCHECKPOINT_PAGES = 4096;
 
 // One row per execution: the columns the store filters and loads on open, and the snapshot as
 // JSON (current as of the snapshot's own `last_sequence`; the events after it are folded in on
@@ -150,15 +149,7 @@ export function prepareSchema(db: Database, path: string): void {
     if (isLocked(error)) throw new StoreFileError(path, "another process holds it (another docket serve on this checkout?); stop that one first, or use it");
     throw error;
   }
-  // The store checkpoints when writes pause (createWriteBehind); SQLite's own checkpoint, which
-  // runs inside the commit that crosses the mark and syncs the disk twice, is only the backstop
-  // for a store that never pauses: at 4,096 pages (64 MiB of log) instead of 1,000. Its first sync,
-  // of the whole log, is mostly done by then (_sqlite-log-sync.ts). Smaller marks measured worse:
-  // each checkpoint also syncs the database, a few milliseconds however little it copies.
-  db.run(`PRAGMA wal_autocheckpoint = ${AUTOCHECKPOINT_PAGES}`);
-  // The log is reused from its start after each checkpoint; one transaction larger than the mark
-  // (a huge snapshot) would leave the file that large for good: past it, the file is cut back.
-  db.run(`PRAGMA journal_size_limit = ${AUTOCHECKPOINT_PAGES * PAGE_SIZE}`);
+  // The log's mark (wal_autocheckpoint) is set once the file is open: see _sqlite-log-bound.ts.
   if (version === STORE_SCHEMA_VERSION) return;
   // A new file gets schema 2 and the steps after it; an older one migrates one step at a time,
   // each step in its own transaction (a failed step leaves the file as the last step did).

@@ -7,6 +7,7 @@ import { UnwritableValueError } from "./_sqlite-unwritable.ts";
 import { CHUNK_BYTES, CHUNK_EVENTS, HEAD_BYTES, type StoreTables } from "./_sqlite-tables.ts";
 import type { EventChunk } from "./_sqlite-pending.ts";
 import type { LogSync } from "./_sqlite-log-sync.ts";
+import type { LogBound } from "./_sqlite-log-bound.ts";
 import { systemClock, type Clock } from "../execution/clock.ts";
 
 /** A write happens once this many events are pending, whatever the tick: it bounds memory and what a crash loses. */
@@ -62,6 +63,8 @@ export interface WriteBehindOptions {
   onUnwritable: (entry: Entry, error: unknown) => void;
   /** Told of every commit, to keep the log on disk off the main thread; stopped with the writer. */
   logSync?: LogSync;
+  /** Measured about once a second while writes go on, and at each pause. */
+  logBound?: Pick<LogBound, "measure">;
   /** Time for COMMIT_GAP_MS (when a busy store's next write comes) and QUIET_MS; default the system clock. */
   cadence?: WriteCadence;
   /** Called after a write that committed everything pending, nothing refused (see _sqlite-starting.ts). */
@@ -118,8 +121,9 @@ export interface WriteBehind {
  * Once writes pause for QUIET_MS, the log is checkpointed into the database (PASSIVE: it never
  * waits for a reader). A checkpoint syncs the disk twice; done inside a busy run's commits it
  * measured ~15 % of the store's time per appended event, done in a pause it costs a run nothing.
- * A store that never pauses checkpoints inside the commit that crosses wal_autocheckpoint; the
- * log sync (`logSync`) has by then written most of the log back, off the main thread.
+ * A store that never pauses checkpoints inside the commit that crosses wal_autocheckpoint (the
+ * log's mark: 64 MiB, less on a small disk, see `logBound`); the log sync (`logSync`) has by then
+ * written most of the log back, off the main thread.
  */
 export function createWriteBehind(options: WriteBehindOptions): WriteBehind {
   const { db, tables, snapshotEvery } = options;
@@ -269,6 +273,8 @@ export function createWriteBehind(options: WriteBehindOptions): WriteBehind {
   function checkpointWhenQuiet(): void {
     checkpointTimer = null;
     if (stopped) return;
+    // The log's mark follows the disk's free space (_sqlite-log-bound.ts): a statfs a second.
+    options.logBound?.measure();
     const quiet = cadence.monotonic() - lastWrite;
     if (quiet < QUIET_MS) return armCheckpoint(QUIET_MS - quiet);
     // The rows forgotten since the last batch go now: a pause is when a write costs nobody.

@@ -16,6 +16,7 @@ import { logSyncCases } from "./_sqlite-log-sync.ts";
 import { forgetCases } from "./_sqlite-forget.ts";
 import { migrationCases } from "./_sqlite-migration.ts";
 import { headCases } from "./_sqlite-head.ts";
+import { logBoundCases } from "./_sqlite-log-bound.ts";
 
 // Every contract test opens a new database file, and creating one costs SQLite a sync or two to
 // the disk (~5–15 ms here): the property test's 300 stores need more than the default 5 s.
@@ -67,3 +68,4 @@ logSyncCases();
 forgetCases();
 migrationCases();
 headCases();
+logBoundCases();

@@ -103,8 +103,10 @@ function statfsFree(dir: string): number | null {
 
 /**
  * Copies the whole log into the database and empties its file (a TRUNCATE checkpoint), giving
- * its space back to the disk. The store does it when it opens, so that a full disk is met here,
- * where the error can say what to free, and not by the first write of a store the log filled.
+ * its space back to the disk. The store does it when it opens — so that a full disk is met here,
+ * where the error can say what to free, and not by the first write of a store the log filled —
+ * and before each retry of a write that failed (see createWriteBehind): a write the full disk
+ * refused cannot checkpoint, and the log it left holds the space the next write needs.
  *
  * Throws a StoreFileError saying how many bytes to free when the database cannot grow enough to
  * take the log's pages (the disk full); anything else as SQLite threw it.

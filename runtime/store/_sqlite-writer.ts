@@ -63,8 +63,8 @@ export interface WriteBehindOptions {
   onUnwritable: (entry: Entry, error: unknown) => void;
   /** Told of every commit, to keep the log on disk off the main thread; stopped with the writer. */
   logSync?: LogSync;
-  /** Measured about once a second while writes go on, and at each pause. */
-  logBound?: Pick<LogBound, "measure">;
+  /** Measured about once a second while writes go on and at each pause; its log emptied before each retry of a failed write. */
+  logBound?: Pick<LogBound, "measure" | "empty">;
   /** Time for COMMIT_GAP_MS (when a busy store's next write comes) and QUIET_MS; default the system clock. */
   cadence?: WriteCadence;
   /** Called after a write that committed everything pending, nothing refused (see _sqlite-starting.ts). */
@@ -113,10 +113,10 @@ export interface WriteBehind {
  *
  * A write that fails for the moment (disk full, I/O error: see isTransient) leaves everything
  * pending (the transaction rolls back), is reported once and as `fault()`, and is retried every
- * RETRY_MS until it succeeds; appends go on in memory meanwhile. Any other failure is a value the
- * file refuses whatever the moment: the batch is written again one execution per transaction,
- * and each execution that still fails goes to `onUnwritable`, so that it never holds up anyone
- * else's writes.
+ * RETRY_MS, the log emptied first (see emptyLog), until it succeeds; appends go on in memory
+ * meanwhile. Any other failure is a value the file refuses whatever the moment: the batch is
+ * written again one execution per transaction, and each execution that still fails goes to
+ * `onUnwritable`, so that it never holds up anyone else's writes.
  *
  * Once writes pause for QUIET_MS, the log is checkpointed into the database (PASSIVE: it never
  * waits for a reader). A checkpoint syncs the disk twice; done inside a busy run's commits it
@@ -289,6 +289,21 @@ export function createWriteBehind(options: WriteBehindOptions): WriteBehind {
     }
   }
 
+  /**
+   * Before a retry: the log copied into the file and its file emptied. A write the full disk
+   * refused commits nothing, so nothing checkpoints either, and a log that took the disk keeps its
+   * space however much is freed beside it; the next write would have to grow it again, and fail
+   * again, while the copy needs only what the data itself lacks.
+   */
+  function emptyLog(): void {
+    try {
+      options.logBound?.empty();
+      options.logBound?.measure();
+    } catch {
+      // Still no room for the copy: the write fails too, and its failure is the one reported.
+    }
+  }
+
   function schedule(): void {
     if (scheduled || failing || stopped) return;
     scheduled = true;
@@ -374,6 +389,7 @@ export function createWriteBehind(options: WriteBehindOptions): WriteBehind {
       fault ??= { reason: error instanceof Error ? error.message : String(error), since: new Date().toISOString() };
       retry ??= setTimeout(() => {
         retry = null;
+        emptyLog();
         flushQuietly(false);
       }, RETRY_MS);
       retry.unref?.();

@@ -150,6 +150,41 @@ export function logBoundCases(): void {
       }
     });
 
+    test("sqlite store stopped by a full disk empties its log before it tries again, and goes on once a little space is freed (tester D2)", async () => {
+      const disk = mountSmallDisk("16m");
+      if (disk === null) {
+        console.warn("skipped: mounting a small tmpfs is not allowed here (not root)");
+        return;
+      }
+      const path = join(disk.dir, "state.db");
+      const { store, failed } = storeOn(path);
+      try {
+        store.create(newExecution(1));
+        store.append(idOf(1), [draft.started()]);
+        // ~2 MiB of log, below the mark: the same few pages written again and again.
+        expect(await chatter(store, failed, idOf(1), 60)).toBeNull();
+        expect(statSync(`${path}-wal`).size).toBeGreaterThan(MIB);
+        const filler = fillDisk(disk.dir);
+        // ~1 MiB more than the log's file has room for: refused by the full disk.
+        store.append(idOf(1), output(MIB));
+        const acknowledged = store.durable();
+        await failed;
+        expect(store.storageFault()).not.toBeNull();
+        // Less than the write needs, more than the data itself lacks: the log's space is what frees it.
+        truncateSync(filler, statSync(filler).size - 512 * 1024);
+        await acknowledged;
+        expect(store.storageFault()).toBeNull();
+        const last = 2 + 60 + output(MIB).length;
+        expect(store.get(idOf(1))).toMatchObject({ state: "running", last_sequence: last });
+        expect(allEvents(store, idOf(1)).map((e) => e.sequence)).toEqual(Array.from({ length: last }, (_, i) => i + 1));
+      } finally {
+        try {
+          store.close();
+        } catch {}
+        disk.unmount();
+      }
+    }, 20_000);
+
     test("sqlite store opened on a full disk copies the log a crash left into the file first: it opens when the copy fits, and otherwise says how many bytes to free (tester D2)", async () => {
       const disk = mountSmallDisk("16m");
       if (disk === null) {

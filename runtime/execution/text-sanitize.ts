@@ -11,6 +11,56 @@ const HAS_CONTROL_OR_NEWLINE = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f]/;
 const LINE_BREAK = /\r\n|\r|\n/g;
 const TRAILING_BREAKS = /(?:\r\n|\r|\n)+$/;
 
+/**
+ * The longest unfinished escape sequence a stream holds back for its next write. Colour sequences
+ * are far shorter (text-colour.ts keeps at most 64 units); a longer one, a window title or a link
+ * written in pieces, is let go as it is and sanitized as any other text (docs/security.md).
+ */
+export const MAX_HELD_ESCAPE_UNITS = 256;
+/**
+ * An escape sequence that runs to the end of a text without being finished, by ansi-regex's
+ * grammar (what stripAnsi removes), matched from its introducer: a CSI with no final byte yet
+ * (`ESC [ 3`, `ESC [ 38;2;255;`), a string (OSC, DCS, SOS, PM, APC) with no terminator yet, `ESC`
+ * alone or with intermediates only (`ESC (`).
+ */
+const UNFINISHED_ESCAPE =
+  /^(?:(?:\u001b\[|\u009b)[\u0030-\u003f]*[\u0020-\u002f]*|(?:\u001b[\]PX^_k]|[\u0090\u0098\u009d\u009e\u009f])[^\u0007\u0018\u001a\u001b\u0080-\u009f]*|\u001b[\u0020-\u002f]*)$/;
+/** A string whose terminator `ESC \` the end of a text cuts after its `ESC`. */
+const STRING_BEFORE_ESC = /^(?:\u001b[\]PX^_k]|[\u0090\u0098\u009d\u009e\u009f])[^\u0007\u0018\u001a\u001b\u0080-\u009f]*\u001b$/;
+const HAS_INTRODUCER = /[\u001b\u0090\u0098\u009b\u009d\u009e\u009f]/;
+const ESC = 0x1b;
+
+/**
+ * How many units at the end of a stream's text are an escape sequence its next write may finish:
+ * made safe alone, a write's `ESC [ 3` before the next one's `1m` would lose its `ESC` and show
+ * `[31m` as text. 0 when the text ends with no such sequence. Only the last
+ * MAX_HELD_ESCAPE_UNITS are looked at, from the end back to the last introducer, so a write
+ * costs no more than its own length: no sequence's payload holds an introducer, so the last one
+ * starts it (or, when the text ends with `ESC`, maybe the one before, a string that `ESC` ends).
+ */
+export function unfinishedEscapeLength(text: string): number {
+  const floor = Math.max(0, text.length - MAX_HELD_ESCAPE_UNITS);
+  // Most writes hold no escape at all: one regex test says so faster than a loop can.
+  if (!HAS_INTRODUCER.test(floor === 0 ? text : text.slice(floor))) return 0;
+  const last = lastIntroducer(text, text.length - 1, floor);
+  if (last === -1) return 0;
+  if (last === text.length - 1 && text.charCodeAt(last) === ESC) {
+    const string = lastIntroducer(text, last - 1, floor);
+    return string !== -1 && STRING_BEFORE_ESC.test(text.slice(string)) ? text.length - string : 1;
+  }
+  return UNFINISHED_ESCAPE.test(text.slice(last)) ? text.length - last : 0;
+}
+
+/** The index of the last ESC or C1 introducer at or before `from` and at or after `floor`; -1 if none. */
+function lastIntroducer(text: string, from: number, floor: number): number {
+  for (let i = from; i >= floor; i--) {
+    const code = text.charCodeAt(i);
+    if (code === ESC || (code >= 0x90 && code <= 0x9f && INTRODUCERS.has(code))) return i;
+  }
+  return -1;
+}
+const INTRODUCERS: ReadonlySet<number> = new Set([0x90, 0x98, 0x9b, 0x9d, 0x9e, 0x9f]);
+
 /** What a line break inside one log line becomes: a log line stays one line on every surface. */
 export const LINE_BREAK_MARK = " ⏎ ";
 

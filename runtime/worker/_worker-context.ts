@@ -8,7 +8,7 @@ import type { WorkerTask } from "./task.ts";
 import { createSecretMask, isSecretNumber, unfinishedSecretLength } from "../execution/secret-mask.ts";
 import { boundDraftTexts } from "../execution/text-limits.ts";
 import { postedEvents } from "./event-backlog.ts";
-import { sanitizeLine, sanitizeText } from "../execution/text-sanitize.ts";
+import { sanitizeLine, sanitizeText, unfinishedEscapeLength } from "../execution/text-sanitize.ts";
 
 // Batching: of one object per event, an array of objects per batch, an array of JSON strings per
 // batch and one JSON string per batch, the last was fastest end to end (parse included); through
@@ -195,21 +195,25 @@ export function createWorkerContext(options: WorkerContextOptions): WorkerContex
         const streamName = line(name);
         // With what an earlier chunk of the stream held back (below) before it, not masked yet.
         const raw = (heldStreams.get(streamName) ?? "") + String(chunk);
+        // An escape sequence or a `\r` the chunk ends with may be finished by the next write
+        // (`ESC [ 3` then `1m`, `\r` then `\n`): it waits for it, raw, as a split character does
+        // in the decoder, since made safe alone it would change (docs/security.md).
+        const unfinished = unfinishedEscapeLength(raw) || (raw.endsWith("\r") ? 1 : 0);
+        const done = unfinished === 0 ? raw : raw.slice(0, raw.length - unfinished);
         if (mask.secrets.length === 0) {
-          heldStreams.delete(streamName);
+          if (unfinished === 0) heldStreams.delete(streamName);
+          else heldStreams.set(streamName, raw.slice(done.length));
           // The whole chunk is masked before it is cut into pieces, so no piece holds half a secret.
-          return streamPieces(streamName, block(raw));
+          return streamPieces(streamName, block(done));
         }
-        // A `\r` at the end may be the first half of a `\r\n`: made safe alone, it would become a line break of its own.
-        const carriage = raw.endsWith("\r") ? 1 : 0;
-        const text = sanitizeText(raw.slice(0, raw.length - carriage));
+        const text = sanitizeText(done);
         // A chunk that ends with the start of a secret holds that start back until the next chunk
         // (or the task's end) says whether the secret follows: written in pieces (a library writing
         // in blocks, a token printed a character at a time), it is masked whole. Found in the text
         // before it is masked: masked first, a secret's first line (a secret of its own) hid the
         // start of the whole secret.
         const cut = heldBackFrom(text, mask.secrets);
-        if (cut < text.length || carriage > 0) heldStreams.set(streamName, text.slice(cut) + raw.slice(raw.length - carriage));
+        if (cut < text.length || unfinished > 0) heldStreams.set(streamName, text.slice(cut) + raw.slice(done.length));
         else heldStreams.delete(streamName);
         streamPieces(streamName, mask.text(text.slice(0, cut)));
       },
@@ -235,7 +239,8 @@ export function createWorkerContext(options: WorkerContextOptions): WorkerContex
     close() {
       children.endAll();
       // What streams held back is no secret's start after all: the task wrote nothing after it.
-      for (const [name, text] of heldStreams) streamPieces(name, block(text));
+      // An escape it never finished is dropped: what it would have done is unknown.
+      for (const [name, text] of heldStreams) streamPieces(name, block(text.slice(0, text.length - unfinishedEscapeLength(text))));
       heldStreams.clear();
       flush();
       closed = true;

@@ -9,6 +9,7 @@ import { fromWire, runIdOfWire, toWire, type FromWorker, type ToWorker } from ".
 import { createWorkerContext } from "../../runtime/worker/_worker-context.ts";
 import { defaultLimits } from "../../runtime/execution/limits.ts";
 import { textLimitsOf } from "../../runtime/execution/text-limits.ts";
+import { MAX_HELD_ESCAPE_UNITS, sanitizeDraft } from "../../runtime/execution/text-sanitize.ts";
 import { createWorkerPool, type WorkerPool, type WorkerPoolOptions, type WorkerTask } from "../../runtime/worker/index.ts";
 import type { TaskOutcome } from "../../runtime/worker/task.ts";
 
@@ -950,6 +951,38 @@ describe("worker context", () => {
     expect(streamed(["unrelated-secret"], ["a\r", "\nb\n"])).toBe("a\nb\n");
     // Text that merely starts like a secret is written, at the latest when the task ends.
     expect(streamed(["hunter2secretXYZ"], ["progress hunt"])).toBe("progress hunt");
+  });
+
+  test("a stream keeps an escape sequence split between two writes whole (a colour kept, another removed whole), with or without secrets; one never finished is dropped, and none is held past a bound", () => {
+    const streamed = (secrets: string[], pieces: string[]) => {
+      const c = context(7, secrets);
+      for (const piece of pieces) c.ctx.progress.stream("stdout", piece);
+      c.close();
+      const drafts = c.drafts().filter((d) => d.type === "execution.stream");
+      // The store sanitizes each chunk alone again: a chunk holding half a sequence would lose its ESC there.
+      for (const draft of drafts) expect(sanitizeDraft(draft)).toBe(draft);
+      return drafts.map((d) => (d.data as { chunk: string }).chunk).join("");
+    };
+    for (const secrets of [[], ["unrelated-secret"]]) {
+      expect(streamed(secrets, ["A: \u001b[3", "1mRED\u001b[0m done\n"])).toBe("A: \u001b[31mRED\u001b[0m done\n");
+      expect(streamed(secrets, ["B: \u001b[38;2;255;", "0;0mTRUE\u001b[0m\n"])).toBe("B: \u001b[38;2;255;0;0mTRUE\u001b[0m\n");
+      expect(streamed(secrets, ["C: \u001b", "[1mbold", "\u001b[0m\n"])).toBe("C: \u001b[1mbold\u001b[0m\n");
+      // A window title in three writes, its terminator split too: removed whole, none of it shown.
+      expect(streamed(secrets, ["D: \u001b]0;ti", "tle\u001b", "\\osc gone\n"])).toBe("D: osc gone\n");
+      // Never finished: the task's end drops it.
+      expect(streamed(secrets, ["E: \u001b[3"])).toBe("E: ");
+      expect(streamed(secrets, ["F: \u001b]0;title"])).toBe("F: ");
+      // \r then \n a write apart is one line break.
+      expect(streamed(secrets, ["a\r", "\nb\n"])).toBe("a\nb\n");
+    }
+    // A sequence that never ends is not held without bound: past MAX_HELD_ESCAPE_UNITS it is let go.
+    const c = context();
+    c.ctx.progress.stream("stdout", "G: \u001b]0;");
+    for (let i = 0; i < MAX_HELD_ESCAPE_UNITS; i++) c.ctx.progress.stream("stdout", "y");
+    c.flush();
+    const shown = c.drafts().flatMap((d) => (d.type === "execution.stream" ? [(d.data as { chunk: string }).chunk] : [])).join("");
+    expect(shown).toStartWith("G: ");
+    expect(shown).toContain("y");
   });
 
   test("progress methods normalize what a handler passes into valid event drafts", () => {

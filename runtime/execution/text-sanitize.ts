@@ -2,12 +2,16 @@ import stripAnsi from "strip-ansi";
 import type { EventDraft } from "./protocol.ts";
 import { keepingColour, withoutColour } from "./text-colour.ts";
 
-// C0 controls except \t and \n, DEL, and the C1 controls (U+0080–U+009F, which hold the 8-bit
-// CSI U+009B). Every ANSI escape starts with ESC (U+001B) or a C1 introducer, so a string that
-// matches neither test below holds no escape either: the common case costs one regex test.
-const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
-const HAS_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
-const HAS_CONTROL_OR_NEWLINE = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f]/;
+// C0 controls except \t and \n, DEL, the C1 controls (U+0080–U+009F, which hold the 8-bit CSI
+// U+009B), and the bidirectional embeddings, overrides and isolates (U+202A–U+202E,
+// U+2066–U+2069): invisible, they make a line read in another order than it is written ("Trojan
+// Source"). The marks U+200E, U+200F and U+061C stay: they reorder nothing past the text around
+// them, and right-to-left text needs them. Every ANSI escape starts with ESC (U+001B) or a C1
+// introducer, so a string that matches neither test below holds no escape either: the common
+// case costs one regex test.
+const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+const HAS_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+const HAS_CONTROL_OR_NEWLINE = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
 const LINE_BREAK = /\r\n|\r|\n/g;
 const TRAILING_BREAKS = /(?:\r\n|\r|\n)+$/;
 
@@ -66,7 +70,7 @@ export const LINE_BREAK_MARK = " ⏎ ";
 
 /**
  * Multi-line text (stream chunks, diagnostic messages) made safe to print: ANSI escapes other than
- * colour (SGR) and control characters removed, `\n` and `\t` kept; `\r\n` and a lone `\r` become `\n`, so that a
+ * colour (SGR), control characters and bidirectional overrides removed, `\n` and `\t` kept; `\r\n` and a lone `\r` become `\n`, so that a
  * progress bar's carriage returns read as lines instead of text glued together.
  */
 export function sanitizeText(text: string): string {
@@ -75,8 +79,8 @@ export function sanitizeText(text: string): string {
 }
 
 /**
- * One log line made safe to print: ANSI escapes other than colour (SGR) and control characters
- * removed, `\t` kept,
+ * One log line made safe to print: ANSI escapes other than colour (SGR), control characters and
+ * bidirectional overrides removed, `\t` kept,
  * trailing line breaks dropped (`log("done\n")` is one line) and inner ones shown as
  * {@link LINE_BREAK_MARK}, so a line can never forge another line in a terminal or a CI log.
  */

@@ -1,7 +1,7 @@
 /** @jsxImportSource hono/jsx */
 import { callsDirectly, runsAsExecution, type RegisteredCapability } from "../runtime/capability/registered.ts";
 import { formShape, ROW_INDEX, rowFields, type FieldSpec } from "./form-fields.ts";
-import { hasSensitive } from "../runtime/execution/redaction.ts";
+import { hasSensitive, holdsSensitive } from "../runtime/execution/redaction.ts";
 import { optionValue, RAW_JSON_CONTROL } from "./form-input.ts";
 import { PostedForm } from "./form-names.ts";
 import { serverTimeZone, toServerWallTime } from "./local-time.ts";
@@ -326,6 +326,16 @@ function Field(props: FieldProps) {
   );
 }
 
+/** Whether raw JSON typed for `schema` may hold a secret: it does, or it is not JSON enough to tell. */
+function mayHoldSecret(json: string, schema: RegisteredCapability["input_schema"]): boolean {
+  if (!hasSensitive(schema)) return false;
+  try {
+    return holdsSensitive(JSON.parse(json), schema);
+  } catch {
+    return true;
+  }
+}
+
 /**
  * The input form generated from a capability's input JSON Schema (README.md), for both "Run" (a
  * direct call) and "Run as execution". It posts without JavaScript; for `effect: "write"` it asks
@@ -335,9 +345,11 @@ export function SchemaForm(props: SchemaFormProps) {
   const { capability, errors } = props;
   const shape = formShape(capability.input_schema);
   const values = props.values ? new PostedForm(props.values) : null;
-  // The raw JSON box is never filled again when the input holds a secret: it would carry it back.
-  const secrets = hasSensitive(capability.input_schema);
-  const raw = secrets ? "" : (values?.get(RAW_JSON_CONTROL) ?? "");
+  // The raw JSON box is never filled again with a secret: it would carry it back. Only JSON that
+  // gives no value to a place the schema marks sensitive is shown (Run again fills it so).
+  const given = values?.get(RAW_JSON_CONTROL) ?? "";
+  const withheld = given.trim() !== "" && mayHoldSecret(given, capability.input_schema);
+  const raw = withheld ? "" : given;
   const write = capability.effect === "write";
   return (
     <form method="post" action={props.action} class="run-form" data-docket-run data-confirm={write ? confirmQuestion(capability) : undefined}>
@@ -354,7 +366,7 @@ export function SchemaForm(props: SchemaFormProps) {
       <details class="raw-json" open={shape === null || raw.trim() !== "" || Boolean(errors[RAW_JSON_CONTROL])}>
         <summary>{shape === null ? "Input as JSON" : "Send raw JSON instead"}</summary>
         <label for="raw-json">{shape === null ? "The whole input, as JSON (this schema has no form)." : "The whole input as JSON; when filled it replaces the fields above."}</label>
-        {secrets && values?.get(RAW_JSON_CONTROL)?.trim() ? <p class="help">This input holds secrets, so the JSON you sent is not filled in again: paste it once more.</p> : null}
+        {withheld ? <p class="help">This input holds secrets, so the JSON you sent is not filled in again: paste it once more.</p> : null}
         <textarea id="raw-json" name={RAW_JSON_CONTROL} rows={6} class="mono" spellcheck={false} aria-describedby={errors[RAW_JSON_CONTROL] ? "raw-json-error" : undefined}>
           {raw}
         </textarea>

@@ -1,6 +1,6 @@
 import type { RegisteredCapability } from "../runtime/capability/registered.ts";
 import { isExecutionId } from "../runtime/execution/execution-id.ts";
-import { hasSensitive } from "../runtime/execution/redaction.ts";
+import { holdsSensitive } from "../runtime/execution/redaction.ts";
 import type { ExecutionStore } from "../runtime/store/store.ts";
 import { formShape, rowFields, type FieldSpec } from "./form-fields.ts";
 import { optionValue, RAW_JSON_CONTROL } from "./form-input.ts";
@@ -15,13 +15,27 @@ export type AgainValues =
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 
-/** What the form could not hold of a stored input, by path (`old_name`, `owner.nick`, `rows.0.b`). */
+/** What the form could not hold of a stored input, by path (`old_name`, `owner.nick`, `rows.0.b`), and the secrets it held. */
 interface Unheld {
   /** Members no field of the form is for: renamed or removed since. */
   dropped: string[];
   /** Members whose field cannot hold the value as it was (its type or choices changed since): left empty. */
   changed: string[];
+  /**
+   * Members the schema still takes but whose control cannot show them as they are (a list item
+   * with spaces at either end, an empty one or one with a line break; a line break in a one-line
+   * box): left empty, since sent as shown they would come back changed.
+   */
+  unfit: string[];
+  /** Fields that are or hold a secret which the input was given: only "[redacted]" was stored. */
+  secrets: string[];
 }
+
+/** How a field's control takes a stored value: as it was, not at all (the field changed), or not as it is (the control cannot show it). */
+type Fit = "fits" | "changed" | "unfit";
+
+/** A string a one-line box or a list's line shows as it is: a line break would be lost or split it. */
+const isOneLine = (text: string) => !/[\r\n]/.test(text);
 
 const isScalarOption = (field: FieldSpec, value: unknown) => field.options.some((option) => option === value);
 
@@ -29,32 +43,36 @@ const isScalarOption = (field: FieldSpec, value: unknown) => field.options.some(
  * Whether a field's control shows a stored scalar (or list) as it was, so that sending the form
  * sends it again. An empty value is shown as the empty control: null where the field may be null.
  */
-function fitsControl(field: FieldSpec, value: unknown): boolean {
-  if (value === null) return field.nullable || (field.kind === "choice" && isScalarOption(field, null)) || field.kind === "json";
+function fitsControl(field: FieldSpec, value: unknown): Fit {
+  const fits = (yes: boolean): Fit => (yes ? "fits" : "changed");
+  if (value === null) return fits(field.nullable || (field.kind === "choice" && isScalarOption(field, null)) || field.kind === "json");
   switch (field.kind) {
     case "text":
+      if (typeof value !== "string") return "changed";
+      return isOneLine(value) ? "fits" : "unfit";
     case "password":
     case "date":
     case "datetime":
     case "timestamp":
-      return typeof value === "string";
+      return fits(typeof value === "string");
     case "number":
-      return typeof value === "number" && Number.isFinite(value);
+      return fits(typeof value === "number" && Number.isFinite(value));
     case "integer":
-      return Number.isInteger(value);
+      return fits(Number.isInteger(value));
     case "boolean":
-      return typeof value === "boolean";
+      return fits(typeof value === "boolean");
     case "choice":
-      return isScalarOption(field, value);
+      return fits(isScalarOption(field, value));
     case "choices":
-      return Array.isArray(value) && value.every((item) => isScalarOption(field, item));
+      return fits(Array.isArray(value) && value.every((item) => isScalarOption(field, item)));
     case "list":
+      if (!Array.isArray(value)) return "changed";
+      if (field.item !== "string") return fits(value.every((item) => (field.item === "integer" ? Number.isInteger(item) : typeof item === "number" && Number.isFinite(item))));
+      if (!value.every((item) => typeof item === "string")) return "changed";
       // One value per line, each trimmed and none empty: a string that is not one line as typed would come back changed.
-      if (!Array.isArray(value)) return false;
-      if (field.item === "string") return value.every((item) => typeof item === "string" && item !== "" && item === item.trim() && !/[\r\n]/.test(item));
-      return value.every((item) => (field.item === "integer" ? Number.isInteger(item) : typeof item === "number" && Number.isFinite(item)));
+      return value.every((item) => item !== "" && item === item.trim() && isOneLine(item)) ? "fits" : "unfit";
     default:
-      return true;
+      return "fits";
   }
 }
 
@@ -71,12 +89,17 @@ function droppedMembers(fields: FieldSpec[], value: Record<string, unknown>, pre
  * is never filled back in, and is not "unheld": it is typed again.
  */
 function appendValues(values: URLSearchParams, field: FieldSpec, value: unknown, path: string, unheld: Unheld): void {
-  if (field.sensitive || value === undefined) return;
+  if (value === undefined) return;
+  if (field.sensitive) {
+    if (value !== null) unheld.secrets.push(path);
+    return;
+  }
   const put = (text: string) => values.append(field.control, text);
   const group = field.kind === "object" || field.kind === "rows" || field.kind === "record" || field.kind === "variant";
   if (value === null || !group) {
-    if (!fitsControl(field, value)) {
-      unheld.changed.push(path);
+    const fit = fitsControl(field, value);
+    if (fit !== "fits") {
+      unheld[fit].push(path);
       return;
     }
     // An empty control is null; a choice of null and a JSON box hold it as `null`.
@@ -136,51 +159,66 @@ function appendValues(values: URLSearchParams, field: FieldSpec, value: unknown,
 /** What {@link formValuesOf} gives: the values, the secrets to type again, what the form could not hold. */
 export interface RefilledForm {
   values: URLSearchParams;
+  /** The fields holding a secret the input was given, by path: to type again. */
   secrets: string[];
   /** Members of the stored input the form has no field for (the schema changed since), by path. */
   unheld: string[];
   /** Members whose field cannot hold them as they were (the field's type or choices changed since), by path: left empty. */
   changed: string[];
+  /** Members the schema still takes but whose control cannot show them as they are, by path: left empty. */
+  unfit: string[];
 }
 
 /**
  * The form values that send `input` again: every field as it was stored, except those that are or
  * hold a secret — the store only has "[redacted]" for them, so the person types them again. When
- * the form cannot hold all of the input as it was (the schema changed since: a member with no
- * field, or a value its field cannot hold), the whole input is also put in the raw JSON box,
- * unless the input holds secrets (that box is never filled back then).
+ * the form cannot hold all of the input as it was (a member with no field, a value its field
+ * cannot hold, or one its control cannot show as it is), the whole input is also put in the raw
+ * JSON box, unless the input was given a secret (that box is never filled back then: it would
+ * send "[redacted]").
  */
 export function formValuesOf(capability: RegisteredCapability, input: unknown): RefilledForm {
   const values = new URLSearchParams();
   const shape = formShape(capability.input_schema);
-  const secretInput = hasSensitive(capability.input_schema);
   if (shape === null) {
     // Raw JSON only: a stored secret cannot be filled back in, so such an input starts empty.
-    if (!secretInput) values.set(RAW_JSON_CONTROL, JSON.stringify(input ?? null, null, 2));
-    return { values, secrets: secretInput ? ["the input"] : [], unheld: [], changed: [] };
+    const secret = holdsSensitive(input, capability.input_schema);
+    if (!secret) values.set(RAW_JSON_CONTROL, JSON.stringify(input ?? null, null, 2));
+    return { values, secrets: secret ? ["the input"] : [], unheld: [], changed: [], unfit: [] };
   }
-  const unheld: Unheld = { dropped: [], changed: [] };
+  const unheld: Unheld = { dropped: [], changed: [], unfit: [], secrets: [] };
   if (isObject(input)) {
     unheld.dropped.push(...droppedMembers(shape, input, ""));
     for (const field of shape) appendValues(values, field, input[field.name], field.name, unheld);
   } else if (input !== undefined && input !== null) unheld.dropped.push("the whole input (it is not an object of fields)");
-  if (unheld.dropped.length + unheld.changed.length > 0 && !secretInput) values.set(RAW_JSON_CONTROL, JSON.stringify(input, null, 2));
-  return { values, secrets: shape.filter((f) => f.sensitive).map((f) => f.name), unheld: unheld.dropped, changed: unheld.changed };
+  if (unheld.dropped.length + unheld.changed.length + unheld.unfit.length > 0 && unheld.secrets.length === 0) values.set(RAW_JSON_CONTROL, JSON.stringify(input, null, 2));
+  return { values, secrets: unheld.secrets, unheld: unheld.dropped, changed: unheld.changed, unfit: unheld.unfit };
 }
 
 /** Paths as a list for a sentence: the first ten, then how many more. */
 const listed = (paths: string[]) => paths.slice(0, 10).join(", ") + (paths.length > 10 ? ` and ${paths.length - 10} more` : "");
 
-/** What the page says about the members the form could not hold, and where the old input is. */
-function unheldNotice(dropped: string[], changed: string[], inRawBox: boolean): string {
-  if (dropped.length === 0 && changed.length === 0) return "";
+/** "it was" or "they were", for `paths`. */
+const asItWas = (paths: string[]) => (paths.length === 1 ? "it was" : "they were");
+
+/** What the page says about the members the form could not hold, why, and where the old input is. */
+function unheldNotice(form: RefilledForm, inRawBox: boolean): string {
+  const { unheld: dropped, changed, unfit } = form;
+  if (dropped.length + changed.length + unfit.length === 0) return "";
+  let notice = "";
   const parts: string[] = [];
   if (dropped.length > 0) parts.push(`has no field for ${listed(dropped)}`);
-  if (changed.length > 0) parts.push(`cannot hold ${listed(changed)} as ${changed.length === 1 ? "it was" : "they were"} (left empty)`);
+  if (changed.length > 0) parts.push(`cannot hold ${listed(changed)} as ${asItWas(changed)} (left empty)`);
+  if (parts.length > 0) notice += ` The form ${parts.join(", and ")}: the capability's input changed since.`;
+  if (unfit.length > 0) {
+    notice +=
+      ` The fields cannot show ${listed(unfit)} as ${asItWas(unfit)} (left empty): a list takes one value per line, each trimmed, none empty,` +
+      " and a one-line box takes no line break.";
+  }
   const where = inRawBox
-    ? " The whole input as it was is in the raw JSON box, which replaces the fields when sent: edit it to the capability's fields now, or empty it to send the form."
+    ? " The whole input as it was is in the raw JSON box, which replaces the fields when sent: edit it now, or empty it to send the form."
     : "";
-  return ` The form ${parts.join(", and ")}: the capability's input changed since.${where}`;
+  return notice + where;
 }
 
 /** Reads `?again=<execution id>` for a capability page: the stored input of that execution, as form values. */
@@ -195,9 +233,9 @@ export function againValues(store: ExecutionStore, capability: RegisteredCapabil
     return { kind: "refused", problem: { status: 400, title: "Another capability", message: `${again} ran ${execution.capability}, not ${capability.id}.`, suggestion: "Use Run again on that execution's own page." } };
   }
   if (execution.details_expired) return { kind: "refused", problem: { status: 410, title: "Input no longer kept", message: `The details of ${again}, its input included, have expired.` } };
-  const { values, secrets, unheld, changed } = formValuesOf(capability, execution.input);
-  const typeAgain = secrets.length ? ` Type ${secrets.join(", ")} again: secrets are never stored.` : "";
-  const partial = unheld.length + changed.length > 0;
-  const notice = unheldNotice(unheld, changed, values.has(RAW_JSON_CONTROL) && formShape(capability.input_schema) !== null);
-  return { kind: "filled", values, notice: `The form holds ${partial ? "what it can of " : ""}the input of ${again}.${notice}${typeAgain}` };
+  const form = formValuesOf(capability, execution.input);
+  const typeAgain = form.secrets.length ? ` Type ${listed(form.secrets)} again: secrets are never stored.` : "";
+  const partial = form.unheld.length + form.changed.length + form.unfit.length > 0;
+  const notice = unheldNotice(form, form.values.has(RAW_JSON_CONTROL) && formShape(capability.input_schema) !== null);
+  return { kind: "filled", values: form.values, notice: `The form holds ${partial ? "what it can of " : ""}the input of ${again}.${notice}${typeAgain}` };
 }

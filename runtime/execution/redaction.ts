@@ -93,6 +93,25 @@ function redactAt(value: unknown, schema: JsonSchema | undefined, root: unknown,
 }
 
 /**
+ * True when `value` holds something (not null) at a place the schema marks sensitive: an input
+ * that was given a secret, of which a store keeps only "[redacted]". Every leaf is first made the
+ * number 0, so the only strings `redact` leaves are its own marks.
+ */
+export function holdsSensitive(value: unknown, schema: JsonSchema | undefined): boolean {
+  if (!hasSensitive(schema)) return false;
+  const hasMark = (node: unknown): boolean =>
+    node === REDACTED || (node !== null && typeof node === "object" && Object.values(node).some(hasMark));
+  return hasMark(redact(leavesAsZero(value), schema));
+}
+
+/** `value` with every string, number and boolean in it the number 0: its shape, none of its text. */
+function leavesAsZero(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(leavesAsZero);
+  if (value !== null && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, leavesAsZero(v)]));
+  return value === null || value === undefined ? value : 0;
+}
+
+/**
  * For a value and its schema, a test of whether a path leads to (or into) a value the schema marks
  * sensitive: what validation messages use to avoid quoting a secret back.
  */

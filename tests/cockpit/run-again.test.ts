@@ -100,4 +100,36 @@ describe("Run again after the capability's input changed", () => {
       if (again.kind === "filled") expect(inputFromForm(formShape(shape), again.values)).toEqual({ ok: true, input });
     }
   });
+
+  test("againValues keeps a value its unchanged field's control cannot show as it is (a list item with spaces at an edge, an empty one, a line break) in the raw JSON box, says why without claiming the input changed, and asks for a secret only when one was given", () => {
+    const capability = {
+      ...capabilityOf("read"),
+      input_schema: {
+        type: "object",
+        properties: { text: { type: "string" }, lines: { type: "array", items: { type: "string" } }, token: { type: "string", writeOnly: true } },
+        required: ["text"],
+      },
+    };
+    for (const input of [{ text: "t", lines: ["x", " y ", "z\t"] }, { text: "t", lines: ["x", ""] }, { text: "t", lines: ["a\nb"] }, { text: "a\nb", lines: ["x"] }]) {
+      const again = againValues(storeWith(input), capability, ID);
+      expect(again.kind).toBe("filled");
+      if (again.kind !== "filled") return;
+      const unfit = input.text === "t" ? "lines" : "text";
+      expect(again.notice).toContain(`The fields cannot show ${unfit} as it was (left empty): a list takes one value per line, each trimmed, none empty, and a one-line box takes no line break.`);
+      expect(again.notice).not.toContain("changed since");
+      expect(again.notice).not.toContain("token");
+      expect(again.values.has(`input.${unfit}`)).toBe(false);
+      // Sent as it is, the form sends the input as it was: the page shows the raw JSON box filled,
+      // though the schema has a secret, since this input was given none.
+      expect(inputFromForm(formShape(capability.input_schema), again.values)).toEqual({ ok: true, input });
+      const page = (values: URLSearchParams) => parseHtml(String(CapabilityPage({ root: "/work/checkout", capability, values, errors: {}, problem: null, result: null, history: [], notice: again.notice })));
+      expect(JSON.parse(page(again.values).querySelector('textarea[name="raw_json"]')!.textContent!)).toEqual(input);
+      // Raw JSON that gives the secret is never shown back.
+      const posted = new URLSearchParams({ raw_json: JSON.stringify({ ...input, token: "hunter2" }) });
+      expect(page(posted).querySelector('textarea[name="raw_json"]')!.textContent!.trim()).toBe("");
+    }
+    // A secret given: it is asked for, and the raw JSON box (which would send "[redacted]") stays empty.
+    const secret = againValues(storeWith({ text: "t", lines: ["x", ""], token: "[redacted]" }), capability, ID);
+    expect(secret.kind === "filled" && [secret.values.has("raw_json"), secret.notice.endsWith(" Type token again: secrets are never stored.")]).toEqual([false, true]);
+  });
 });

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import * as v from "valibot";
 import { toCapabilityJsonSchema } from "../../runtime/capability/json-schema.ts";
 import { sensitive } from "../../runtime/capability/sensitive.ts";
-import { hasSensitive, redact, REDACTED, sensitivePaths } from "../../runtime/execution/redaction.ts";
+import { hasSensitive, holdsSensitive, redact, REDACTED, sensitivePaths } from "../../runtime/execution/redaction.ts";
 import { EDGE, harness } from "./_support/harness.ts";
 import { flush } from "./_support/fake-pool.ts";
 
@@ -34,6 +34,22 @@ describe("redaction", () => {
     expect(out.maybe).toBe(REDACTED);
     expect(out.map).toEqual({ x: REDACTED });
     expect(redact({ maybe: null }, schema)).toEqual({ maybe: null });
+  });
+
+  test("holdsSensitive is true only when a value was given at a place the schema marks, whatever the other values say", () => {
+    const schema = {
+      type: "object",
+      properties: {
+        note: { type: "string" },
+        list: { type: "array", items: { type: "object", properties: { k: { type: "string", "x-docket-sensitive": true } } } },
+        maybe: { anyOf: [{ type: "string", format: "password" }, { type: "null" }] },
+      },
+    };
+    expect(holdsSensitive({ note: REDACTED }, schema)).toBe(false);
+    expect(holdsSensitive({ note: "x", list: [{}], maybe: null }, schema)).toBe(false);
+    expect(holdsSensitive({ list: [{}, { k: REDACTED }] }, schema)).toBe(true);
+    expect(holdsSensitive({ maybe: REDACTED }, schema)).toBe(true);
+    expect(holdsSensitive({ note: REDACTED }, { type: "object", properties: { note: { type: "string" } } })).toBe(false);
   });
 
   test("redact follows $ref: a secret inside v.lazy, and at every level of a recursive schema, is redacted", () => {

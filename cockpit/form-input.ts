@@ -99,7 +99,22 @@ function readField(field: FieldSpec, form: PostedForm, errors: Errors): Read {
       // The box sends a wall time with no zone; the cockpit is local, so it is the server's (docs/cockpit.md).
       if (text === "") return empty(field);
       const zoned = withServerZone(text.trim());
-      return zoned === null ? { error: `${field.name} must be a date and time (yyyy-mm-ddThh:mm, seconds and a zone optional), got ${quote(text)}.` } : { value: zoned };
+      if (zoned === null) return { error: `${field.name} must be a date and time (yyyy-mm-ddThh:mm, seconds and a zone optional), got ${quote(text)}.` };
+      if (zoned.kind === "skipped") {
+        return {
+          error:
+            `${field.name}: ${quote(text)} does not exist in the server's time zone (${zoned.zone}): its clocks skip that time, going from UTC${zoned.before} to UTC${zoned.after}. ` +
+            "Pick a time outside the skipped hour, or send the moment with its UTC offset through the raw JSON box.",
+        };
+      }
+      if (zoned.kind === "repeated") {
+        return {
+          error:
+            `${field.name}: ${quote(text)} happens twice in the server's time zone (${zoned.zone}), whose clocks go back over it. ` +
+            `Send the moment with its offset through the raw JSON box: ${zoned.earlier} for the first, ${zoned.later} for the second.`,
+        };
+      }
+      return { value: zoned.value };
     }
     case "object":
       return readObject(field, field.fields, form, errors);

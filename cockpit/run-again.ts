@@ -4,7 +4,7 @@ import { holdsSensitive } from "../runtime/execution/redaction.ts";
 import type { ExecutionStore } from "../runtime/store/store.ts";
 import { formShape, rowFields, type FieldSpec } from "./form-fields.ts";
 import { optionValue, RAW_JSON_CONTROL } from "./form-input.ts";
-import { toServerWallTime } from "./local-time.ts";
+import { toServerWallTime, withServerZone } from "./local-time.ts";
 import type { ProblemProps } from "./pages/problem.tsx";
 
 /** What `?again=<id>` on a capability page gives: nothing asked, a filled form, or a problem page. */
@@ -27,12 +27,22 @@ interface Unheld {
    * box): left empty, since sent as shown they would come back changed.
    */
   unfit: string[];
+  /** Why the controls cannot show those: each reason once. */
+  unfitBecause: Set<Unfit>;
   /** Fields that are or hold a secret which the input was given: only "[redacted]" was stored. */
   secrets: string[];
 }
 
-/** How a field's control takes a stored value: as it was, not at all (the field changed), or not as it is (the control cannot show it). */
-type Fit = "fits" | "changed" | "unfit";
+/** Why a control cannot show a value its field still takes, in the words of the notice. */
+const UNFIT = {
+  list: "a list takes one value per line, each trimmed, none empty",
+  line: "a one-line box takes no line break",
+  repeated: "a date-and-time box holds the server's wall time, which its clocks show twice for that moment (they go back over it)",
+} as const;
+type Unfit = keyof typeof UNFIT;
+
+/** How a field's control takes a stored value: as it was, not at all (the field changed), or not as it is (the control cannot show it, and why). */
+type Fit = "fits" | "changed" | Unfit;
 
 /** A string a one-line box or a list's line shows as it is: a line break would be lost or split it. */
 const isOneLine = (text: string) => !/[\r\n]/.test(text);
@@ -49,11 +59,14 @@ function fitsControl(field: FieldSpec, value: unknown): Fit {
   switch (field.kind) {
     case "text":
       if (typeof value !== "string") return "changed";
-      return isOneLine(value) ? "fits" : "unfit";
+      return isOneLine(value) ? "fits" : "line";
+    case "timestamp":
+      if (typeof value !== "string") return "changed";
+      // Shown as the server's wall time: one its clocks show twice sends back only one of the two moments.
+      return withServerZone(toServerWallTime(value))?.kind === "repeated" ? "repeated" : "fits";
     case "password":
     case "date":
     case "datetime":
-    case "timestamp":
       return fits(typeof value === "string");
     case "number":
       return fits(typeof value === "number" && Number.isFinite(value));
@@ -70,7 +83,7 @@ function fitsControl(field: FieldSpec, value: unknown): Fit {
       if (field.item !== "string") return fits(value.every((item) => (field.item === "integer" ? Number.isInteger(item) : typeof item === "number" && Number.isFinite(item))));
       if (!value.every((item) => typeof item === "string")) return "changed";
       // One value per line, each trimmed and none empty: a string that is not one line as typed would come back changed.
-      return value.every((item) => item !== "" && item === item.trim() && isOneLine(item)) ? "fits" : "unfit";
+      return value.every((item) => item !== "" && item === item.trim() && isOneLine(item)) ? "fits" : "list";
     default:
       return "fits";
   }
@@ -98,8 +111,10 @@ function appendValues(values: URLSearchParams, field: FieldSpec, value: unknown,
   const group = field.kind === "object" || field.kind === "rows" || field.kind === "record" || field.kind === "variant";
   if (value === null || !group) {
     const fit = fitsControl(field, value);
+    if (fit === "changed") return void unheld.changed.push(path);
     if (fit !== "fits") {
-      unheld[fit].push(path);
+      unheld.unfit.push(path);
+      unheld.unfitBecause.add(fit);
       return;
     }
     // An empty control is null; a choice of null and a JSON box hold it as `null`.
@@ -167,6 +182,8 @@ export interface RefilledForm {
   changed: string[];
   /** Members the schema still takes but whose control cannot show them as they are, by path: left empty. */
   unfit: string[];
+  /** Why the controls cannot show those, as the notice says it. */
+  unfitBecause: string[];
 }
 
 /**
@@ -184,15 +201,15 @@ export function formValuesOf(capability: RegisteredCapability, input: unknown): 
     // Raw JSON only: a stored secret cannot be filled back in, so such an input starts empty.
     const secret = holdsSensitive(input, capability.input_schema);
     if (!secret) values.set(RAW_JSON_CONTROL, JSON.stringify(input ?? null, null, 2));
-    return { values, secrets: secret ? ["the input"] : [], unheld: [], changed: [], unfit: [] };
+    return { values, secrets: secret ? ["the input"] : [], unheld: [], changed: [], unfit: [], unfitBecause: [] };
   }
-  const unheld: Unheld = { dropped: [], changed: [], unfit: [], secrets: [] };
+  const unheld: Unheld = { dropped: [], changed: [], unfit: [], unfitBecause: new Set(), secrets: [] };
   if (isObject(input)) {
     unheld.dropped.push(...droppedMembers(shape, input, ""));
     for (const field of shape) appendValues(values, field, input[field.name], field.name, unheld);
   } else if (input !== undefined && input !== null) unheld.dropped.push("the whole input (it is not an object of fields)");
   if (unheld.dropped.length + unheld.changed.length + unheld.unfit.length > 0 && unheld.secrets.length === 0) values.set(RAW_JSON_CONTROL, JSON.stringify(input, null, 2));
-  return { values, secrets: unheld.secrets, unheld: unheld.dropped, changed: unheld.changed, unfit: unheld.unfit };
+  return { values, secrets: unheld.secrets, unheld: unheld.dropped, changed: unheld.changed, unfit: unheld.unfit, unfitBecause: [...unheld.unfitBecause].map((why) => UNFIT[why]) };
 }
 
 /** Paths as a list for a sentence: the first ten, then how many more. */
@@ -211,9 +228,7 @@ function unheldNotice(form: RefilledForm, inRawBox: boolean): string {
   if (changed.length > 0) parts.push(`cannot hold ${listed(changed)} as ${asItWas(changed)} (left empty)`);
   if (parts.length > 0) notice += ` The form ${parts.join(", and ")}: the capability's input changed since.`;
   if (unfit.length > 0) {
-    notice +=
-      ` The fields cannot show ${listed(unfit)} as ${asItWas(unfit)} (left empty): a list takes one value per line, each trimmed, none empty,` +
-      " and a one-line box takes no line break.";
+    notice += ` The fields cannot show ${listed(unfit)} as ${asItWas(unfit)} (left empty): ${form.unfitBecause.join("; ")}.`;
   }
   const where = inRawBox
     ? " The whole input as it was is in the raw JSON box, which replaces the fields when sent: edit it now, or empty it to send the form."

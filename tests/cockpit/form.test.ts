@@ -4,7 +4,7 @@ import { toCapabilityJsonSchema } from "../../runtime/capability/json-schema.ts"
 import { sensitive } from "../../runtime/capability/sensitive.ts";
 import { formShape } from "../../cockpit/form-fields.ts";
 import { inputFromForm, optionValue } from "../../cockpit/form-input.ts";
-import { toServerWallTime } from "../../cockpit/local-time.ts";
+import { toServerWallTime, withServerZone } from "../../cockpit/local-time.ts";
 
 const schema = {
   type: "object",
@@ -267,6 +267,41 @@ describe("inputFromForm: date-time fields", () => {
     expect(read("2026-12-03T10:11:05Z")).toBe("2026-12-03T10:11:05Z");
     expect(read("2026-12-03T10:11:05.5-05:30")).toBe("2026-12-03T10:11:05.5-05:30");
     expect(read("tomorrow")).toBe('ts must be a date and time (yyyy-mm-ddThh:mm, seconds and a zone optional), got "tomorrow".');
+  });
+
+  test("withServerZone reads a wall time the zone's clocks skip as no moment and one they show twice as two, and any other as its one moment", () => {
+    expect(withServerZone("2026-03-29T02:30", "Europe/Paris")).toEqual({ kind: "skipped", zone: "Europe/Paris", before: "+01:00", after: "+02:00" });
+    expect(withServerZone("2026-10-25T02:30", "Europe/Paris")).toEqual({ kind: "repeated", zone: "Europe/Paris", earlier: "2026-10-25T02:30:00+02:00", later: "2026-10-25T02:30:00+01:00" });
+    expect(withServerZone("2026-03-08T02:30", "America/New_York")).toMatchObject({ kind: "skipped", before: "-05:00", after: "-04:00" });
+    expect(withServerZone("2026-11-01T01:30:15.5", "America/New_York")).toMatchObject({ kind: "repeated", earlier: "2026-11-01T01:30:15.5-04:00", later: "2026-11-01T01:30:15.5-05:00" });
+    // The edges of the changes are one moment each.
+    for (const [wall, value] of [
+      ["2026-03-29T01:59:59", "2026-03-29T01:59:59+01:00"],
+      ["2026-03-29T03:00", "2026-03-29T03:00:00+02:00"],
+      ["2026-10-25T01:59:59", "2026-10-25T01:59:59+02:00"],
+      ["2026-10-25T03:00", "2026-10-25T03:00:00+01:00"],
+      ["2026-12-03T10:11", "2026-12-03T10:11:00+01:00"],
+    ]) {
+      expect(withServerZone(wall!, "Europe/Paris")).toEqual({ kind: "moment", value: value! });
+    }
+    expect(withServerZone("2026-03-29T02:30", "UTC")).toEqual({ kind: "moment", value: "2026-03-29T02:30:00+00:00" });
+  });
+
+  test("inputFromForm refuses a wall time the server's clocks skip or show twice, at its field, saying what to send instead", () => {
+    const zone = process.env.TZ;
+    process.env.TZ = "Europe/Paris";
+    try {
+      expect(read("2026-03-29T02:30")).toBe(
+        'ts: "2026-03-29T02:30" does not exist in the server\'s time zone (Europe/Paris): its clocks skip that time, going from UTC+01:00 to UTC+02:00. Pick a time outside the skipped hour, or send the moment with its UTC offset through the raw JSON box.',
+      );
+      expect(read("2026-10-25T02:30")).toBe(
+        'ts: "2026-10-25T02:30" happens twice in the server\'s time zone (Europe/Paris), whose clocks go back over it. Send the moment with its offset through the raw JSON box: 2026-10-25T02:30:00+02:00 for the first, 2026-10-25T02:30:00+01:00 for the second.',
+      );
+      expect(read("2026-03-29T03:30")).toBe("2026-03-29T03:30:00+02:00");
+    } finally {
+      if (zone === undefined) delete process.env.TZ;
+      else process.env.TZ = zone;
+    }
   });
 
   test("toServerWallTime gives the box the stored moment as the server's wall time, which the form turns back into that moment", () => {

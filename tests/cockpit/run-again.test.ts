@@ -114,8 +114,8 @@ describe("Run again after the capability's input changed", () => {
       const again = againValues(storeWith(input), capability, ID);
       expect(again.kind).toBe("filled");
       if (again.kind !== "filled") return;
-      const unfit = input.text === "t" ? "lines" : "text";
-      expect(again.notice).toContain(`The fields cannot show ${unfit} as it was (left empty): a list takes one value per line, each trimmed, none empty, and a one-line box takes no line break.`);
+      const [unfit, why] = input.text === "t" ? ["lines", "a list takes one value per line, each trimmed, none empty"] : ["text", "a one-line box takes no line break"];
+      expect(again.notice).toContain(`The fields cannot show ${unfit} as it was (left empty): ${why}.`);
       expect(again.notice).not.toContain("changed since");
       expect(again.notice).not.toContain("token");
       expect(again.values.has(`input.${unfit}`)).toBe(false);
@@ -131,5 +131,24 @@ describe("Run again after the capability's input changed", () => {
     // A secret given: it is asked for, and the raw JSON box (which would send "[redacted]") stays empty.
     const secret = againValues(storeWith({ text: "t", lines: ["x", ""], token: "[redacted]" }), capability, ID);
     expect(secret.kind === "filled" && [secret.values.has("raw_json"), secret.notice.endsWith(" Type token again: secrets are never stored.")]).toEqual([false, true]);
+  });
+
+  test("againValues leaves a stored moment whose wall time the server's clocks show twice out of its box, which would send only one of the two, and keeps it in the raw JSON box", () => {
+    const zone = process.env.TZ;
+    process.env.TZ = "Europe/Paris";
+    try {
+      const capability = { ...capabilityOf("read"), input_schema: { type: "object", properties: { ts: { type: "string", format: "date-time" } } } };
+      for (const ts of ["2026-10-25T02:30:00+01:00", "2026-10-25T00:30:00Z"]) {
+        const again = againValues(storeWith({ ts }), capability, ID);
+        expect(again.kind === "filled" && [again.values.has("input.ts"), JSON.parse(again.values.get("raw_json")!)]).toEqual([false, { ts }]);
+        expect(again.kind === "filled" && again.notice).toContain("The fields cannot show ts as it was (left empty): a date-and-time box holds the server's wall time, which its clocks show twice for that moment");
+      }
+      // An hour later the wall time is one moment again: the box holds it.
+      const again = againValues(storeWith({ ts: "2026-10-25T03:30:00+01:00" }), capability, ID);
+      expect(again.kind === "filled" && [again.values.get("input.ts"), again.notice]).toEqual(["2026-10-25T03:30:00", `The form holds the input of ${ID}.`]);
+    } finally {
+      if (zone === undefined) delete process.env.TZ;
+      else process.env.TZ = zone;
+    }
   });
 });

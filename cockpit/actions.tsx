@@ -8,6 +8,7 @@ import type { EdgeInfo, ExecutionPlane } from "../runtime/execution/plane.ts";
 import { requestIds, statusOf } from "../runtime/server/errors.ts";
 import { longRequest } from "../runtime/server/long-request.ts";
 import { readFormBody } from "./form-body.ts";
+import { fieldErrorsOf } from "./failure-fields.ts";
 import { hasSensitive } from "../runtime/execution/redaction.ts";
 import { formShape } from "./form-fields.ts";
 import { inputFromForm } from "./form-input.ts";
@@ -45,6 +46,10 @@ export async function runCapability(c: Context, plane: ExecutionPlane, capabilit
   const page = (status: number, extra: { errors?: Record<string, string>; problem?: string | null; result?: CallResult | null }) =>
     htmlPage(c, <CapabilityPage root={plane.root} capability={capability} values={form} errors={extra.errors ?? {}} problem={extra.problem ?? null} result={extra.result ?? null} history={capabilityHistory(plane.store, capability.id)} />, status);
 
+  // A failure about a field (the schema's check, or one naming it) is also shown at that field.
+  const failedPage = (failure: FailureDescriptor) =>
+    page(statusOf(failure), { result: { kind: "failure", failure }, errors: fieldErrorsOf(failure, formShape(capability.input_schema), form) });
+
   const mode = form.get(MODE_CONTROL);
   if (mode !== "call" && mode !== "start") return page(400, { problem: 'Choose "Run" or "Run as execution".' });
   const reading = inputFromForm(formShape(capability.input_schema), form, { secrets: hasSensitive(capability.input_schema) });
@@ -60,8 +65,7 @@ export async function runCapability(c: Context, plane: ExecutionPlane, capabilit
       const started = plane.start({ capability: capability.id, input: reading.input }, edge);
       return c.redirect(started.execution.links.cockpit, 303);
     } catch (error) {
-      const failure = failureOf(c, error);
-      return page(statusOf(failure), { result: { kind: "failure", failure } });
+      return failedPage(failureOf(c, error));
     }
   }
   if (!callsDirectly(capability)) return page(400, { problem: `${capability.id} runs only as an execution: use "Run as execution".` });
@@ -69,8 +73,7 @@ export async function runCapability(c: Context, plane: ExecutionPlane, capabilit
     const output = await plane.call(capability.id, reading.input, edge, { signal: longRequest(c) });
     return page(200, { result: { kind: "output", value: output } });
   } catch (error) {
-    const failure = failureOf(c, error);
-    return page(statusOf(failure), { result: { kind: "failure", failure } });
+    return failedPage(failureOf(c, error));
   }
 }
 

@@ -180,13 +180,19 @@ function readObject(field: FieldSpec, fields: FieldSpec[], form: PostedForm, err
   return read.failed ? { error: `${field.name} has problems in its fields.` } : { value: read.value };
 }
 
+/**
+ * The indexes of a rows field's rows that are items, in order: a row left empty (the spare one the
+ * page always offers) is no item, so the input's `rows[k]` is the form's row `filledRows(…)[k]`.
+ */
+export function filledRows(field: FieldSpec, form: PostedForm): number[] {
+  return form.rowIndexes(field.control).filter((index) => rowFields(field.fields, index, field.control).some((f) => isFilled(f, form)));
+}
+
 function readRows(field: FieldSpec, form: PostedForm, errors: Errors): Read {
   const items: unknown[] = [];
   const failed: number[] = [];
-  for (const index of form.rowIndexes(field.control)) {
+  for (const index of filledRows(field, form)) {
     const fields = rowFields(field.fields, index, field.control);
-    // A row left empty (the spare one the page always offers) is no item.
-    if (!fields.some((f) => isFilled(f, form))) continue;
     const read = readFields(fields, form, errors);
     if (read.failed) failed.push(index + 1);
     else items.push(read.value);

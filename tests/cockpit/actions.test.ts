@@ -67,6 +67,13 @@ describe("cockpit forms", () => {
     const failure = parseHtml(await outOfRange.text());
     expect(textOf(failure, '[data-failure-field="error_code"]')).toBe("invalid_input");
     expect(textOf(failure, '[data-failure-field="message"]')).toContain("replicas");
+    // Refused by the schema rather than by the form, it is marked at its field all the same.
+    expect(textOf(failure, '[data-field="replicas"] .field-error')).toBe("✕ replicas: Invalid value: Expected <=10 but received 11");
+    expect(failure.querySelector('[name="input.replicas"]')?.getAttribute("aria-invalid")).toBe("true");
+    // And so when it runs as an execution, which then never starts.
+    const startOutOfRange = await server.post("/cockpit/capabilities/team.deploy", deployForm({ mode: "start", "input.replicas": "0" }));
+    expect(startOutOfRange.status).toBe(400);
+    expect(textOf(parseHtml(await startOutOfRange.text()), '[data-field="replicas"] .field-error')).toBe("✕ replicas: Invalid value: Expected >=1 but received 0");
 
     const cases: Array<[Record<string, string | string[]>, number, string]> = [
       [deployForm({ "input.target": "" }), 400, "target is required."],

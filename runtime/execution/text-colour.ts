@@ -4,7 +4,7 @@ import stripAnsi from "strip-ansi";
  * A Select Graphic Rendition sequence: colour, bold, underline, reset (`ESC [ 1;31 m`). It only
  * paints the text after it; it cannot move a cursor, clear a screen or rewrite a line, which is
  * why it is the one escape the store keeps (the cockpit and a colour terminal show it, every other
- * surface strips it). See docs/protocol.md, "Text in events".
+ * surface strips it). See docs/protocol.md, "Events" (the sanitized fields), and docs/cockpit.md, "The execution page".
  */
 const SGR = /\u001b\[[0-9;:]{0,64}m/g;
 const HAS_ESCAPE = /[\u001b\u009b]/;

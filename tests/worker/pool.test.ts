@@ -359,12 +359,17 @@ describe("createWorkerPool", () => {
   });
 
   test("a task handed to a worker whose leftover outgrows the memory limit before the worker read it runs on the next worker, never charged with memory_exceeded", async () => {
-    // No take-back for a slow start within the test: only the memory limit acts.
-    const p = makePool({ memoryLimitMb: 16, startTimeoutMs: 60_000 });
-    expect(await p.run(task("leaves-sync-hog", "fixture.leaves-sync-hog"), { lane: "execution" }).outcome).toEqual({ ok: true, output: {} });
+    // No take-back for a slow start, nor a look at idle workers, within the test: only the memory limit acts.
+    const p = makePool({ memoryLimitMb: 16, startTimeoutMs: 60_000, idleCheckMs: 60_000 });
+    const dir = await mkdtemp(join(tmpdir(), "docket-hog-"));
+    const started = join(dir, "started");
+    expect(await p.run(task("leaves-sync-hog", "fixture.leaves-sync-hog", { started }), { lane: "execution" }).outcome).toEqual({ ok: true, output: {} });
+    // Handed once the leftover holds the worker's thread: the worker cannot read it.
+    for (let i = 0; i < 400 && !existsSync(started); i++) await Bun.sleep(5);
     expect(await p.run(task("echo", "fixture.echo", { n: 7 }), { lane: "execution" }).outcome).toMatchObject({ ok: true });
     expect(p.stats()).toMatchObject({ replaced: 1, memory_stops: 1 });
     expect(problems.join("\n")).toMatch(/grew past the memory limit of 16 MiB \(about \d+ MiB\) before it read fixture\.echo's task: work fixture\.leaves-sync-hog left running/);
+    await rm(dir, { recursive: true, force: true });
   });
 
   test("an idle worker is left alone when what its handler left ends soon, or when nothing was left", async () => {

@@ -89,57 +89,12 @@ function* lexemes(text: string): Generator<Lexeme> {
   }
 }
 
-/** Text that may import a local module by a computed name: an import or require beside a local path or import.meta. */
-const MAY_COMPUTE_IMPORT = /(?:import|require)\s*\(/;
-const LOCAL_HINT = /["'`]\.\.?\/|import\.meta|__dirname|__filename|process\.cwd\(\)/;
-/** `import(` or `require(` as a call of its own, not a method (`.import(`) nor part of a name. */
-const IMPORT_CALL = /(?<![.\w$])(?:import|require)\s*\(/g;
-
-/**
- * The first argument of an `import(…)` or `require(…)` that names a local module by a name
- * computed at run time, as written (bounded), or null. Computed: anything but one plain literal
- * (a template with a substitution, a concatenation, `.concat`, `.join`, `new URL(…)`), with a local
- * path (`"./…"`, `` `../…` ``) or `import.meta` in it. A name held in a variable alone cannot be
- * told from a package's, and is not reported. Comments, strings and regular expressions are read
- * as such: an import written in one of them is no import.
- */
-export function computedLocalImport(text: string): string | null {
-  if (!MAY_COMPUTE_IMPORT.test(text) || !LOCAL_HINT.test(text)) return null;
-  const code = skeleton(text);
-  for (const match of code.matchAll(IMPORT_CALL)) {
-    const start = match.index! + match[0].length;
-    const end = firstArgumentEnd(code, start);
-    const written = text.slice(start, end).trim();
-    const shape = code.slice(start, end).trim();
-    // One literal with no substitution is a plain import, rewritten and pinned like the others.
-    if (/^(["'`])_*\1$/.test(shape) && !written.includes("${")) continue;
-    // JSON and other data are read as the runtime finds them, pinned or not (docs/containment.md).
-    if (/\.json["'`)]/.test(written)) continue;
-    if (LOCAL_HINT.test(written)) return written.length > 80 ? `${written.slice(0, 80)}…` : written;
-  }
-  return null;
-}
-
-/** Where the first argument starting at `from` ends: a comma or `)` outside brackets. */
-function firstArgumentEnd(code: string, from: number): number {
-  let depth = 0;
-  for (let i = from; i < code.length; i++) {
-    const c = code[i];
-    if (c === "(" || c === "[" || c === "{") depth++;
-    else if (c === ")" || c === "]" || c === "}") {
-      if (depth === 0) return i;
-      depth--;
-    } else if (c === "," && depth === 0) return i;
-  }
-  return code.length;
-}
-
 /**
  * `text` with the same length and lines, its comments blanked and the inside of its strings,
  * templates (substitutions included) and regular expressions written as `_`: the code alone,
  * where a bracket or a keyword is one.
  */
-function skeleton(text: string): string {
+export function skeleton(text: string): string {
   let out = "";
   let copied = 0;
   for (const { kind, start, end } of lexemes(text)) {

@@ -6,7 +6,8 @@
 import { createHash } from "node:crypto";
 import { realpathSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { computedLocalImport, importedAsDataOnly, rewriteByPattern, rewriteSpecifiers } from "./_specifier-rewrite.ts";
+import { importedAsDataOnly, rewriteByPattern, rewriteSpecifiers } from "./_specifier-rewrite.ts";
+import { unpinnableImport, type UnpinnableImport } from "./_unpinnable-import.ts";
 import { CapabilityError } from "./capability-error.ts";
 import { installedPackageDir, packageOf } from "./_missing-package.ts";
 import { resolveFresh } from "./_fresh-resolve.ts";
@@ -179,9 +180,14 @@ function aliasedLocal(specifier: string, fromDir: string, scanner: ImportScanner
 function servedText(module: SourceModule, modules: Map<string, SourceModule>, scanner: ImportScanner, file: string): string {
   // Read once per text, like the scan: a helper many capabilities import is not read again for each.
   const entry = entryOf(module.path, module.text);
-  const computed = (entry.computedImport ??= computedLocalImport(module.text));
-  if (computed !== null) {
-    throw new CapabilityError("invalid_input", `docket cannot pin the import of ${computed} in ${describeImporter(module.path, file)}: the name of a local module computed at run time is only known then, so the module would be imported from disk as it is at that moment — not the text docket read and tried, and not counted in the capability's version; import each module by its name (import * as a from "./_rules/a.ts", …) and choose among them in code`);
+  if (entry.unpinnable === undefined) entry.unpinnable = unpinnableImport(module.text);
+  const unpinnable = entry.unpinnable;
+  if (unpinnable?.kind === "computed") {
+    throw new CapabilityError("invalid_input", `docket cannot pin the import of ${unpinnable.written} in ${describeImporter(module.path, file)}: the name of a local module computed at run time is only known then, so the module would be imported from disk as it is at that moment — not the text docket read and tried, and not counted in the capability's version; import each module by its name (import * as a from "./_rules/a.ts", …) and choose among them in code`);
+  }
+  if (unpinnable?.kind === "created-require") {
+    const instead = /^["'`]/.test(unpinnable.written) ? `import it instead (import … from ${unpinnable.written})` : "import each module by its name instead (import * as a from \"./_rules/a.ts\", …)";
+    throw new CapabilityError("invalid_input", `docket cannot pin ${unpinnable.written}, loaded at line ${unpinnable.line} of ${describeImporter(module.path, file)} by a require made with createRequire: the runtime reads that module from disk when the line runs, so it would not be the text docket read and tried, nor counted in the capability's version, nor watched for edits; ${instead}, the module written with export (an ES module), not module.exports`);
   }
   if (module.imports.length === 0) return module.text;
   const targets = new Map(module.imports.map((local) => [local.specifier, pinnedSpecifier(local.path, local.missing ? MISSING : modules.get(local.path)!.key)]));
@@ -273,7 +279,7 @@ function digestOf(modules: SourceModule[]): string {
  * capabilities import is scanned and digested once per text, not once per capability on every
  * reload (a large shared helper held the main thread a second per reload). One entry per path.
  */
-const known = new Map<string, { text: string; specifiers?: string[] | null; digest?: string; computedImport?: string | null }>();
+const known = new Map<string, { text: string; specifiers?: string[] | null; digest?: string; unpinnable?: UnpinnableImport | null }>();
 
 function entryOf(path: string, text: string) {
   let entry = known.get(path);

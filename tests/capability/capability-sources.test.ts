@@ -361,6 +361,44 @@ describe("capability sources", () => {
     expect(namesIn(await sourcesOf(join(at, "fine.ts")), at)).toEqual(["_rules/a.ts", "fine.ts"]);
   });
 
+  test("a local module loaded by a require made with createRequire is refused by line (it would run from disk, outside the version, unwatched); a package's, or one bound to the name require, is not (tester A)", async () => {
+    const made = [
+      ['const legacy = createRequire(import.meta.url)("../lib/cr.cjs");', '"../lib/cr.cjs"'],
+      ['const req = createRequire(import.meta.url);\nconst legacy = req("../lib/cr.ts");', '"../lib/cr.ts"'],
+      ['const make = module.createRequire;\nconst req2 = module.createRequire(import.meta.url);\nconst legacy = req2(`./_h.ts`);', "`./_h.ts`"],
+      ['const { createRequire: cr } = module;\nconst legacy = cr(import.meta.url)(join(import.meta.dir, "_h.ts"));', 'join(import.meta.dir, "_h.ts")'],
+      ['const r = makeRequire(import.meta.url);\nconst config = r("./config.json");', '"./config.json"'],
+    ];
+    for (const [i, [code, written]] of made.entries()) {
+      const at = tree(`created-${i}`, {
+        "capabilities/cap.ts": `import module, { createRequire, createRequire as makeRequire } from "node:module";\nimport { join } from "node:path";\n${code}\nexport default legacy;\n`,
+        "capabilities/_h.ts": 'export const val = "v1";\n',
+        "lib/cr.cjs": 'module.exports = { val: "v1" };\n',
+        "lib/cr.ts": 'export const val = "v1";\n',
+      });
+      const refused = await sourcesOf(join(at, "capabilities/cap.ts")).then(() => "loaded", (e: Error) => e.message);
+      expect(refused).toContain(`docket cannot pin ${written}, loaded at line ${code.split("\n").length + 2} of the capability by a require made with createRequire`);
+      expect(refused).toMatch(/; import (it|each module by its name) instead/);
+    }
+    // In a helper too, named as the importer.
+    const inHelper = tree("created-helper", { "cap.ts": 'import { val } from "./_h.ts";\nexport default val;\n', "_h.ts": 'import { createRequire } from "node:module";\nexport const val = createRequire(import.meta.url)("./_x.ts").val;\n', "_x.ts": "export const val = 1;\n" });
+    expect(await sourcesOf(join(inHelper, "cap.ts")).then(() => "loaded", (e: Error) => e.message)).toContain(`docket cannot pin "./_x.ts", loaded at line 2 of ${join(inHelper, "_h.ts")}`);
+    const fine = [
+      'const req = createRequire(import.meta.url);\nexport default req("some-package").x;',
+      'const require = createRequire(import.meta.url);\nexport default require("./_h.ts").val;',
+      'const req = createRequire(import.meta.url);\nexport default req.resolve("./_h.ts");',
+      'const note = "createRequire(import.meta.url)(\\"./_h.ts\\")";\nexport default note;',
+    ];
+    for (const [i, code] of fine.entries()) {
+      const at = tree(`created-fine-${i}`, { "cap.ts": `import { createRequire } from "node:module";\n${code}\n`, "_h.ts": 'export const val = "v1";\n' });
+      const loaded = await sourcesOf(join(at, "cap.ts")).then(() => "loaded", (e: Error) => e.message);
+      expect(`${code} → ${loaded}`).toBe(`${code} → loaded`);
+    }
+    // Bound to the name require, the runtime reads it as require(): pinned like one, in the version.
+    const named = tree("created-named", { "cap.ts": 'import { createRequire } from "node:module";\nconst require = createRequire(import.meta.url);\nexport default require("./_h.ts").val;\n', "_h.ts": 'export const val = "v1";\n' });
+    expect(namesIn(await sourcesOf(join(named, "cap.ts")), named)).toEqual(["_h.ts", "cap.ts"]);
+  });
+
   test("every way of computing a local module's name is refused, and code that only looks like one is not (tester Z2)", async () => {
     const computed = [
       "require(`./rules/` + name)",

@@ -1,5 +1,6 @@
 import * as valibot from "valibot";
-import { MISSING, type ImportScanner } from "../capability/capability-sources.ts";
+import { DATA_MARK, MISSING, type ImportScanner } from "../capability/capability-sources.ts";
+import { dataExports, type DataKind } from "../capability/data-imports.ts";
 import { markPinsServed, pinnedText } from "../capability/pinned-sources.ts";
 import * as docket from "../public.ts";
 
@@ -41,6 +42,9 @@ export function registerDocketModules(): void {
           // Let go of after long editing (pinned-sources.ts): the disk may hold another text now.
           throw new Error(`docket no longer holds the text of ${JSON.stringify(file)} it read for this version of the capability (the oldest texts are let go after many edits), so it is not imported from disk in its place; restart the server`);
         }
+        // Data (JSON, text) is served as its value, whatever attributes the import was written with.
+        const data = args.path.indexOf(DATA_MARK);
+        if (data !== -1) return { exports: dataExports(args.path.slice(data + DATA_MARK.length) as DataKind, text), loader: "object" };
         return { contents: text, loader: loaderOf(asRead) };
       });
     },

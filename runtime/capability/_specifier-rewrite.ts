@@ -10,35 +10,64 @@ const BEFORE_SPECIFIER = /(?:^|[^.\w$\s]|[^.\s]\s+)(?:from|import|import\s*\(|re
 const BEFORE_TEMPLATE = /(?:^|[^.\w$\s]|[^.\s]\s+)(?:import|require)\s*\(\s*$/;
 /** After these (or at the start), a `/` begins a regular expression, not a division. */
 const BEFORE_REGEX = /(?:^|[(,=:[!&|?{};+\-*%<>~^]|\b(?:return|typeof|case|do|else|in|of|new|delete|void|throw|yield|await))\s*$/;
-/** An import with attributes (`with { type: "text" }`) is data the runtime reads itself: left as written. */
-const ATTRIBUTES = /^\s*(?:with|assert)\s*\{/;
+/** An import with attributes (`with { type: "text" }`, `import(x, { with: … })`): data, not code. */
+const ATTRIBUTES = /^\s*(?:(?:with|assert)\s*\{|,\s*\{\s*(?:with|assert)\s*:)/;
+/** The type its attributes name, when that is all they say: `with { type: "text" }`, `{ with: { type: "json" } }`. */
+const ATTRIBUTE_TYPE = /^\s*(?:(?:with|assert)\s*\{|,\s*\{\s*(?:with|assert)\s*:\s*\{)\s*(?:type|"type"|'type')\s*:\s*(["'])(\w+)\1\s*,?\s*\}/;
 
-/** The result of a rewrite: the text, and the specifiers left alone because their import has attributes. */
+/**
+ * How an import uses its specifier: as code (`import`, `export … from`, `import()`), by
+ * `require()`, or with attributes of a type (`type:text`, `type:json`; `type:?` for attributes
+ * docket does not read).
+ */
+export type ImportUse = "import" | "require" | `type:${string}`;
+
+/** The result of a rewrite: the text, and the specifiers of imports with attributes it left alone. */
 export interface Rewritten {
   text: string;
   withAttributes: Set<string>;
 }
 
 /**
- * `text` with every specifier literal whose value `targets` maps replaced by its target, written
- * with the same quote. Comments, regular expressions and other strings are left as they are.
+ * `text` with every specifier literal for which `targetOf` gives a target (by its value and how
+ * its import uses it) replaced by that target, written with the same quote. An import with
+ * attributes it gives none for is left as written. Comments, regular expressions and other
+ * strings are left as they are.
  */
-export function rewriteSpecifiers(text: string, targets: Map<string, string>): Rewritten {
+export function rewriteSpecifiers(text: string, targetOf: (specifier: string, use: ImportUse) => string | undefined): Rewritten {
   let out = "";
   let copied = 0;
   const withAttributes = new Set<string>();
+  for (const { start, end, quote, value, use } of specifierLiterals(text)) {
+    const target = targetOf(value, use);
+    if (target !== undefined) {
+      out += text.slice(copied, start) + quoted(quote, target);
+      copied = end;
+    } else if (use.startsWith("type:")) withAttributes.add(value);
+  }
+  return { text: out + text.slice(copied), withAttributes };
+}
+
+/** Every way `text` uses each specifier it imports (as this reading of the text finds them). */
+export function specifierUses(text: string): Map<string, Set<ImportUse>> {
+  const uses = new Map<string, Set<ImportUse>>();
+  for (const { value, use } of specifierLiterals(text)) {
+    const seen = uses.get(value) ?? new Set<ImportUse>();
+    uses.set(value, seen.add(use));
+  }
+  return uses;
+}
+
+/** The string literals of `text` that stand where a specifier stands, with their values and uses. */
+function* specifierLiterals(text: string): Generator<{ start: number; end: number; quote: string; value: string; use: ImportUse }> {
   for (const { kind, start, end, quote, before } of lexemes(text)) {
     if (kind !== "literal") continue;
     const value = literalValue(text.slice(start, end));
-    const target = value === null ? undefined : targets.get(value);
-    if (target === undefined || !(quote === "`" ? BEFORE_TEMPLATE : BEFORE_SPECIFIER).test(before)) continue;
-    if (ATTRIBUTES.test(text.slice(end, end + 64))) withAttributes.add(value!);
-    else {
-      out += text.slice(copied, start) + quoted(quote, target);
-      copied = end;
-    }
+    if (value === null || !(quote === "`" ? BEFORE_TEMPLATE : BEFORE_SPECIFIER).test(before)) continue;
+    const after = text.slice(end, end + 96);
+    const use: ImportUse = ATTRIBUTES.test(after) ? `type:${ATTRIBUTE_TYPE.exec(after)?.[2] ?? "?"}` : /require\s*\(\s*$/.test(before) ? "require" : "import";
+    yield { start, end, quote, value, use };
   }
-  return { text: out + text.slice(copied), withAttributes };
 }
 
 /** A comment, regular expression or string (or template) literal of a module's text. */

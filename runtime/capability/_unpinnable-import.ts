@@ -42,7 +42,7 @@ function computedLocalImport(text: string): UnpinnableImport | null {
     const shape = code.slice(start, end).trim();
     // One literal with no substitution is a plain import, rewritten and pinned like the others.
     if (/^(["'`])_*\1$/.test(shape) && !written.includes("${")) continue;
-    // JSON and other data are read as the runtime finds them, pinned or not (docs/containment.md).
+    // A JSON file named at run time is data the runtime reads as it finds it, unpinned (docs/containment.md).
     if (/\.json["'`)]/.test(written)) continue;
     if (LOCAL_HINT.test(written)) return { kind: "computed", written: bounded(written), line: lineAt(text, start) };
   }

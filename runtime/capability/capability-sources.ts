@@ -6,7 +6,8 @@
 import { createHash } from "node:crypto";
 import { realpathSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { importedAsDataOnly, rewriteByPattern, rewriteSpecifiers } from "./_specifier-rewrite.ts";
+import { importedAsDataOnly, rewriteByPattern, rewriteSpecifiers, specifierUses, type ImportUse } from "./_specifier-rewrite.ts";
+import { dataProblem, importKinds, type DataKind } from "./data-imports.ts";
 import { unpinnableImport, type UnpinnableImport } from "./_unpinnable-import.ts";
 import { CapabilityError } from "./capability-error.ts";
 import { installedPackageDir, packageOf } from "./_missing-package.ts";
@@ -17,12 +18,15 @@ import { readRegularFileText } from "./open-regular-file.ts";
  * An import of a local module, as written (`./_helper.ts`), and where it resolves. `missing`:
  * it resolved to nothing (or could not be read) when docket read the capability, and `path` is
  * where it would be: the import is served as missing, so that no thread imports a text of it
- * written later, that no trial saw.
+ * written later, that no trial saw. `data`: the file is imported as data (JSON, or text), not run.
  */
 export interface LocalImport {
   specifier: string;
   path: string;
   missing?: true;
+  data?: DataKind;
+  /** Imported by `require()` too (a JSON file's value must then be an object). */
+  required?: true;
 }
 
 /** One module of a capability's source: where it is, the text read, the local modules it imports. */
@@ -34,6 +38,8 @@ export interface SourceModule {
   key: string;
   /** The text served for it: its local imports name their pinned specifiers. */
   served: string;
+  /** Imported as data (a JSON file, or a file imported `with { type: "text" }`): its text is its value, and it imports nothing. */
+  data?: DataKind;
 }
 
 /** A capability file's source as read once: the file first, then every local module it reaches. */
@@ -62,24 +68,32 @@ export const MAX_SOURCE_MODULES = 500;
 /** How many bytes of text they may hold together (the capability file included). */
 export const MAX_SOURCE_BYTES = 32 * 1024 * 1024;
 
-/** Where a module is imported with exactly the text of `key` (a digest, or MISSING). */
-export function pinnedSpecifier(path: string, key: string): string {
-  return `${path}${PIN_MARK}${key.replace(/^sha256:/, "")}`;
+/** Where a module is imported with exactly the text of `key` (a digest, or MISSING); as data, with its kind. */
+export function pinnedSpecifier(path: string, key: string, data?: DataKind): string {
+  return `${path}${PIN_MARK}${key.replace(/^sha256:/, "")}${data === undefined ? "" : `${DATA_MARK}${data}`}`;
 }
 
 export const PIN_MARK = "?docket_pin=";
+/** After a pinned specifier's key: the module is data of this kind (json, text), served as its value. */
+export const DATA_MARK = "&docket_data=";
+
+/** A module's place in a source: a file imported both as code and as text is two modules. */
+function moduleId(path: string, data: DataKind | undefined): string {
+  return data === undefined ? path : `${path}\0${data}`;
+}
 
 /** The key of a local module that was missing when docket read the capability. */
 export const MISSING = "missing";
 
-/** Script files docket serves pinned; others (JSON, text) are data the runtime reads as it finds them. */
+/** Script files docket serves pinned as code; others are data (data-imports.ts), or the runtime's to read. */
 const PINNABLE = /\.(ts|tsx|mts|cts|js|jsx|mjs|cjs)$/;
 
 /**
  * Reads the local modules `text` of `file` imports, and theirs, once each: relative or absolute
  * specifiers (`./_helper.ts`, `../lib/format`) of script files outside node_modules, in `import`,
- * `export … from`, literal `import()` and `require()`. With no scanner (no module plugin in this
- * runtime) or for a CommonJS file, the file alone: imported as it is on disk.
+ * `export … from`, literal `import()` and `require()`, and the data files they import (JSON,
+ * text: data-imports.ts). With no scanner (no module plugin in this runtime) or for a CommonJS
+ * file, the file alone: imported as it is on disk.
  *
  * A local module that cannot be found or read is served as missing, whatever is written there
  * later. One that is not a regular file (a FIFO, a device, even named `.json`) is refused, since
@@ -98,7 +112,11 @@ export async function readCapabilitySources(file: string, text: string, scanner:
     const queue = [root];
     for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
       for (const local of localImports(next, scanner)) {
-        if (local.missing || modules.has(local.path)) {
+        const id = moduleId(local.path, local.data);
+        const readAlready = modules.get(id);
+        if (local.missing || readAlready !== undefined) {
+          // Data read already may be required here where it was imported there.
+          if (readAlready?.data !== undefined) checkData(local, readAlready.text, next.path, file);
           next.imports.push(local);
           continue;
         }
@@ -111,31 +129,37 @@ export async function readCapabilitySources(file: string, text: string, scanner:
           next.imports.push({ ...local, missing: true });
           continue;
         }
-        // Read as data (`with { type: "text" }`), it never runs: the runtime reads it as it is.
-        if (importedAsDataOnly(next.text, local.specifier)) continue;
-        if (isCommonJs(helper, local.path)) {
+        if (local.data !== undefined) checkData(local, helper, next.path, file);
+        else if (isCommonJs(helper, local.path)) {
           throw new CapabilityError("invalid_input", `${local.path} (imported by ${describeImporter(next.path, file)}) is CommonJS (module.exports, require): docket serves a capability's local modules pinned to the text it read and tried, which it can do for ES modules only; write it with export, or put it in a package`);
         }
         bytes += Buffer.byteLength(helper);
-        modules.set(local.path, { path: local.path, text: helper, imports: [], key: "", served: helper });
-        queue.push(modules.get(local.path)!);
+        const module: SourceModule = { path: local.path, text: helper, imports: [], key: "", served: helper, data: local.data };
+        modules.set(id, module);
+        // Data imports nothing: its text is its value.
+        if (local.data === undefined) queue.push(module);
         next.imports.push(local);
       }
     }
   }
   const all = [...modules.values()];
   for (const module of all) module.key = digestOf(reachable(module, modules));
-  if (scanner !== null) for (const module of all) module.served = servedText(module, modules, scanner, file);
+  if (scanner !== null) for (const module of all) if (module.data === undefined) module.served = servedText(module, modules, scanner, file);
   return { file, text, version: root.key, modules: all, commonJs };
 }
 
-/** The local imports of one module, each specifier once, resolved as the runtime would. */
+/**
+ * The local imports of one module, resolved as the runtime would: each specifier once as code and
+ * once as each kind of data it is imported as (`import t from "./_h.ts" with { type: "text" }`
+ * beside `import { h } from "./_h.ts"`).
+ */
 function localImports(module: SourceModule, scanner: ImportScanner): LocalImport[] {
   const found = new Map<string, LocalImport>();
   // From the folder the module really is in: the runtime resolves a linked file from its target's.
   const fromDir = dirname(realOrSelf(module.path));
+  const uses = usesOf(module);
   for (const specifier of scanned(module.path, module.text, scanner).specifiers ?? []) {
-    if (found.has(specifier)) continue;
+    if (found.has(specifier) || found.has(`${specifier}\0json`) || found.has(`${specifier}\0text`)) continue;
     if (!/^\.{0,2}\//.test(specifier)) {
       const local = aliasedLocal(specifier, fromDir, scanner);
       if (local !== null) found.set(specifier, { specifier, path: local });
@@ -143,13 +167,33 @@ function localImports(module: SourceModule, scanner: ImportScanner): LocalImport
     }
     const resolved = scanner.resolve(specifier, fromDir)?.replace(/\?.*$/, "") ?? null;
     // Not there now: served as missing, whatever is written there before a thread asks.
-    if (resolved === null) found.set(specifier, { specifier, path: resolve(fromDir, specifier.replace(/\?.*$/, "")), missing: true });
-    else if (resolved.includes("/node_modules/")) continue;
-    // Data (JSON, text) is the runtime's to read — unless it is no regular file: read here, it is refused.
-    else if (!PINNABLE.test(resolved) && isRegularFile(resolved)) continue;
-    else found.set(specifier, { specifier, path: resolved });
+    if (resolved === null) {
+      found.set(specifier, { specifier, path: resolve(fromDir, specifier.replace(/\?.*$/, "")), missing: true });
+      continue;
+    }
+    if (resolved.includes("/node_modules/")) continue;
+    // A specifier this reading of the text did not find in place is code, unless written with attributes only.
+    const used = uses.get(specifier) ?? new Set<ImportUse>([importedAsDataOnly(module.text, specifier) ? "type:?" : "import"]);
+    const { code, data } = importKinds(resolved, used);
+    for (const kind of data) found.set(`${specifier}\0${kind}`, { specifier, path: resolved, data: kind, ...(used.has("require") ? { required: true as const } : {}) });
+    // Other data (TOML, a file imported as a file) is the runtime's to read — unless it is no regular file: read here, it is refused.
+    if (code && (PINNABLE.test(resolved) || !isRegularFile(resolved))) found.set(specifier, { specifier, path: resolved });
+    else if (!code && data.length === 0 && !isRegularFile(resolved)) found.set(specifier, { specifier, path: resolved });
   }
   return [...found.values()];
+}
+
+/** Refuses data that cannot be served as the import asks (data-imports.ts), by name; judged once per text. */
+function checkData(local: LocalImport, text: string, importer: string, file: string): void {
+  const entry = entryOf(`${local.path}\0${local.data}${local.required ? "\0require" : ""}`, text);
+  if (entry.dataProblem === undefined) entry.dataProblem = dataProblem(local.data!, text, local.required === true);
+  if (entry.dataProblem !== null) throw new CapabilityError("invalid_input", `${local.path} (imported by ${describeImporter(importer, file)}) ${entry.dataProblem}`);
+}
+
+/** How a module uses each specifier it imports, read once per text. */
+function usesOf(module: SourceModule): Map<string, Set<ImportUse>> {
+  const entry = entryOf(module.path, module.text);
+  return (entry.uses ??= specifierUses(module.text));
 }
 
 /**
@@ -190,14 +234,27 @@ function servedText(module: SourceModule, modules: Map<string, SourceModule>, sc
     throw new CapabilityError("invalid_input", `docket cannot pin ${unpinnable.written}, loaded at line ${unpinnable.line} of ${describeImporter(module.path, file)} by a require made with createRequire: the runtime reads that module from disk when the line runs, so it would not be the text docket read and tried, nor counted in the capability's version, nor watched for edits; ${instead}, the module written with export (an ES module), not module.exports`);
   }
   if (module.imports.length === 0) return module.text;
-  const targets = new Map(module.imports.map((local) => [local.specifier, pinnedSpecifier(local.path, local.missing ? MISSING : modules.get(local.path)!.key)]));
-  const first = rewriteSpecifiers(module.text, targets);
-  // An import with attributes (`with { type: "text" }`) reads the file as data: left as written.
+  // By specifier and how it is imported: as code (or missing, however imported), as json, as text.
+  const pinned = new Map<string, string>();
+  for (const local of module.imports) {
+    const target = local.missing ? pinnedSpecifier(local.path, MISSING) : pinnedSpecifier(local.path, modules.get(moduleId(local.path, local.data))!.key, local.data);
+    pinned.set(local.missing ? local.specifier : `${local.specifier}\0${local.data ?? ""}`, target);
+  }
+  const targetOf = (specifier: string, use: ImportUse) => {
+    const missing = pinned.get(specifier);
+    if (missing !== undefined) return use === "import" || use === "require" || use === "type:text" || use === "type:json" ? missing : undefined;
+    if (use === "type:text" || use === "type:json") return pinned.get(`${specifier}\0${use.slice(5)}`);
+    if (use === "import" || use === "require") return pinned.get(`${specifier}\0`) ?? pinned.get(`${specifier}\0json`) ?? pinned.get(`${specifier}\0text`);
+    return undefined;
+  };
+  const targets = new Map(module.imports.map((local) => [local.specifier, targetOf(local.specifier, "import")]).filter((pair): pair is [string, string] => pair[1] !== undefined));
+  const first = rewriteSpecifiers(module.text, targetOf);
+  // An import with other attributes (`with { type: "file" }`) reads the file as the runtime does: left as written.
   const missedIn = (text: string) => {
     const specifiers = scanned(`${module.path}${PIN_MARK}`, text, scanner, module.path).specifiers;
     // The served text must parse as the file did: a rewrite that broke it is refused too.
-    if (specifiers === null) return [...targets.keys()];
-    return specifiers.filter((specifier) => targets.has(specifier) && !first.withAttributes.has(specifier));
+    if (specifiers === null) return module.imports.map((local) => local.specifier);
+    return specifiers.filter((specifier) => module.imports.some((local) => local.specifier === specifier) && !first.withAttributes.has(specifier));
   };
   let served = first.text;
   let missedAll = missedIn(served);
@@ -256,20 +313,21 @@ async function readHelper(path: string, importer: string, file: string): Promise
 function reachable(from: SourceModule, modules: Map<string, SourceModule>): SourceModule[] {
   const seen = new Set([from]);
   for (const module of seen) {
-    for (const { path, missing } of module.imports) {
-      const next = missing ? undefined : modules.get(path);
+    for (const { path, missing, data } of module.imports) {
+      const next = missing ? undefined : modules.get(moduleId(path, data));
       if (next) seen.add(next);
     }
   }
   return [...seen];
 }
 
-/** A lone module's version is its text's (as a file that imports nothing always had); several: each path and text's digest. */
+/** A lone module's version is its text's (as a file that imports nothing always had); several: each path (and data kind) and text's digest. */
 function digestOf(modules: SourceModule[]): string {
   if (modules.length === 1) return `sha256:${digestOfText(modules[0]!.path, modules[0]!.text).slice(0, 16)}`;
   const hash = createHash("sha256");
-  for (const module of [...modules].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))) {
-    hash.update(module.path).update("\0").update(digestOfText(module.path, module.text)).update("\0");
+  const ids = modules.map((module) => [moduleId(module.path, module.data), module] as const);
+  for (const [id, module] of ids.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    hash.update(id).update("\0").update(digestOfText(module.path, module.text)).update("\0");
   }
   return `sha256:${hash.digest("hex").slice(0, 16)}`;
 }
@@ -279,7 +337,7 @@ function digestOf(modules: SourceModule[]): string {
  * capabilities import is scanned and digested once per text, not once per capability on every
  * reload (a large shared helper held the main thread a second per reload). One entry per path.
  */
-const known = new Map<string, { text: string; specifiers?: string[] | null; digest?: string; unpinnable?: UnpinnableImport | null }>();
+const known = new Map<string, { text: string; specifiers?: string[] | null; digest?: string; unpinnable?: UnpinnableImport | null; uses?: Map<string, Set<ImportUse>>; dataProblem?: string | null }>();
 
 function entryOf(path: string, text: string) {
   let entry = known.get(path);

@@ -105,7 +105,7 @@ export function importTarget(sources: CapabilitySources): { specifier: string; p
     specifier: pinnedSpecifier(file, version),
     pinned: true,
     pin() {
-      for (const module of sources.modules) pinSource(pinnedSpecifier(module.path, module.key), module.served);
+      for (const module of sources.modules) pinSource(pinnedSpecifier(module.path, module.key, module.data), module.served);
     },
   };
 }

@@ -90,7 +90,8 @@ interface Verdict {
 
 /** Where else a top level that did not finish may be: the local modules the file imports, a few by name. */
 function helpersOf(sources: CapabilitySources): string {
-  const helpers = sources.modules.filter((module) => module.path !== sources.file).map((module) => relative(dirname(sources.file), module.path));
+  // Data (JSON, text) runs nothing: only the local modules that run are named.
+  const helpers = sources.modules.filter((module) => module.path !== sources.file && module.data === undefined).map((module) => relative(dirname(sources.file), module.path));
   if (helpers.length === 0) return "";
   const named = helpers.slice(0, 3).join(", ");
   return ` or at the top of a module it imports: ${named}${helpers.length > 3 ? ` and ${helpers.length - 3} more` : ""}`;

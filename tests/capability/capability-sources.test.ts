@@ -48,7 +48,7 @@ describe("capability sources", () => {
     expect(sources.modules.map((m) => m.path)).toEqual([join(at, "a.ts")]);
   });
 
-  test("local modules are read through every kind of import, each once; packages, type-only imports and JSON are not", async () => {
+  test("local modules are read through every kind of import, each once, JSON as data; packages and type-only imports are not", async () => {
     const at = tree("graph", {
       "cap.ts": [
         'import { a } from "./_a.ts";',
@@ -70,7 +70,7 @@ describe("capability sources", () => {
       "node_modules/pkg/package.json": '{"name":"pkg","main":"index.js"}',
     });
     const sources = await sourcesOf(join(at, "cap.ts"));
-    expect(namesIn(sources, at)).toEqual(["_a.ts", "_lazy.ts", "_side.ts", "cap.ts", "lib/_b.ts"]);
+    expect(namesIn(sources, at)).toEqual(["_a.ts", "_lazy.ts", "_side.ts", "cap.ts", "data.json", "lib/_b.ts"]);
     // The cycle _a ↔ _b is one whole: both have the same key; the capability's is its version.
     const key = (path: string) => sources.modules.find((m) => m.path === join(at, path))!.key;
     expect(key("_a.ts")).toBe(key("lib/_b.ts"));
@@ -249,14 +249,63 @@ describe("capability sources", () => {
     expect(await importPinned(join(at, "linked.cap.ts"), linked)).toBe("beside the target");
   });
 
-  test("a file imported as text (with attributes) is data: read by the runtime as it is, even if it looks like CommonJS", async () => {
+  test("a file imported as text (with attributes) is data: its text is served as read, never run, even if it looks like CommonJS", async () => {
     const at = tree("as-text", {
       "cap.ts": 'import script from "./_client.js" with { type: "text" };\nexport default script.length;\n',
       "_client.js": '(function () { if (typeof module !== "undefined") module.exports = { hi: 1 }; })();\n',
     });
     const sources = await sourcesOf(join(at, "cap.ts"));
-    expect(namesIn(sources, at)).toEqual(["cap.ts"]);
+    expect(namesIn(sources, at)).toEqual(["_client.js", "cap.ts"]);
+    writeFileSync(join(at, "_client.js"), "saved later\n");
     expect(await importPinned(join(at, "cap.ts"), sources)).toBe(84);
+  });
+
+  test("a JSON or text file a capability imports is in its version and served as read, so an edit is a new version on every thread, never an old value beside a new one (tester A)", async () => {
+    const at = tree("data", {
+      "capabilities/cap.ts": [
+        'import cfg, { greeting } from "./cfg.json";',
+        'import list from "./list.json" with { type: "json" };',
+        'import prompt from "../prompts/ask.md" with { type: "text" };',
+        'import note from "./note.txt";',
+        'import { h } from "./_h.ts";',
+        'import hText from "./_h.ts" with { type: "text" };',
+        'const required = require("./cfg.json");',
+        'const lazy = async () => (await import("./cfg.json")).default.greeting + (await import("./note.txt", { with: { type: "text" } })).default;',
+        "export default async () => [cfg.greeting, greeting, list.join(\",\"), prompt.trim(), note.trim(), h, hText.trim(), required.greeting, await lazy()].join(\" \");",
+      ].join("\n"),
+      "capabilities/cfg.json": '\uFEFF{"greeting":"one"}',
+      "capabilities/list.json": "[1,2]",
+      "prompts/ask.md": "ask one\n",
+      "capabilities/note.txt": "note one\n",
+      "capabilities/_h.ts": 'export const h = "h";\n',
+    });
+    const file = join(at, "capabilities/cap.ts");
+    const before = await sourcesOf(file);
+    expect(namesIn(before, at)).toEqual(["capabilities/_h.ts", "capabilities/_h.ts", "capabilities/cap.ts", "capabilities/cfg.json", "capabilities/list.json", "capabilities/note.txt", "prompts/ask.md"]);
+    // An edit of any of them is a new version; what was read before is still what that version serves.
+    const edits: Array<[string, string]> = [["capabilities/cfg.json", '{"greeting":"two"}'], ["prompts/ask.md", "ask two\n"], ["capabilities/note.txt", "note two\n"]];
+    const versions = new Set([before.version]);
+    for (const [name, text] of edits) {
+      writeFileSync(join(at, name), text);
+      versions.add((await sourcesOf(file)).version);
+    }
+    expect(versions.size).toBe(4);
+    const after = await sourcesOf(file);
+    expect(await ((await importPinned(file, before)) as () => Promise<string>)()).toBe('one one 1,2 ask one note one h export const h = "h"; one onenote one\n');
+    expect(await ((await importPinned(file, after)) as () => Promise<string>)()).toBe('two two 1,2 ask two note two h export const h = "h"; two twonote two\n');
+  });
+
+  test("a JSON file that does not parse, or one loaded with require() whose value is no object, is refused by name", async () => {
+    const at = tree("bad-data", {
+      "broken.ts": 'import cfg from "./_broken.json";\nexport default cfg;\n',
+      "_broken.json": '{"a":1,}',
+      "listed.ts": 'const list = require("./_list.json");\nexport default list;\n',
+      "_list.json": "[1,2]",
+    });
+    const broken = await sourcesOf(join(at, "broken.ts")).then(() => "loaded", (e: Error) => e.message);
+    expect(broken).toContain(`${join(at, "_broken.json")} (imported by the capability) is not valid JSON (`);
+    const listed = await sourcesOf(join(at, "listed.ts")).then(() => "loaded", (e: Error) => e.message);
+    expect(listed).toContain(`${join(at, "_list.json")} (imported by the capability) is loaded with require() but its value is not an object`);
   });
 
   test("a CommonJS helper is refused by name: it cannot be served pinned", async () => {

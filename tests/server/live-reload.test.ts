@@ -297,6 +297,32 @@ describe("docket serve live reload", () => {
     await until("team.formatted gone", async () => (await formatted()) === undefined);
   });
 
+  test("live reload: a JSON file's edit is a new version, and one execution reads one value of it: its input default (main thread) and its handler (worker) agree (tester A)", async () => {
+    mkdirSync(join(root, "config"), { recursive: true });
+    const data = join(root, "config", "greeting.json");
+    const capabilityFile = join(root, "capabilities", "team.configured.ts");
+    writeFileSync(data, '{"greeting":"one"}');
+    writeFileSync(
+      capabilityFile,
+      'import { capability } from "docket";\nimport * as v from "valibot";\nimport cfg from "../config/greeting.json";\nexport default capability({ id: "team.configured", title: "Configured", description: "Answers its JSON twice.", effect: "read", input: v.object({ g: v.optional(v.string(), cfg.greeting) }), output: v.object({ answer: v.string() }), handler: (input) => ({ answer: `${input.g} ${cfg.greeting}` }) });\n',
+    );
+    const configured = () => list().then((l) => l.capabilities.find((c) => c.id === "team.configured"));
+    await until("team.configured", async () => (await configured()) !== undefined);
+    const first = (await configured())!.version;
+    expect(await (await api("team/configured", { method: "POST", body: "{}" })).json()).toEqual({ answer: "one one" });
+
+    // Only the JSON changes, outside the capability folders.
+    writeFileSync(data, '{"greeting":"two"}');
+    await until("the JSON's edit reloaded", async () => (await configured())!.version !== first);
+    const second = (await configured())!.version;
+    expect(await (await api("team/configured", { method: "POST", body: "{}" })).json()).toEqual({ answer: "two two" });
+    const id = await start("team.configured");
+    await until("the execution to end", async () => (await get(id)).state === "succeeded");
+    expect(await get(id)).toMatchObject({ output: { answer: "two two" }, capability_version: second });
+    rmSync(capabilityFile);
+    await until("team.configured gone", async () => (await configured()) === undefined);
+  });
+
   test("live reload: saves met while a reload runs are said once, with it — none lost, none repeated", async () => {
     const slow = join(root, "capabilities", "team.slow.ts");
     const quick = join(root, "capabilities", "team.quick.ts");

@@ -4,7 +4,8 @@ import type { Limits } from "./execution/limits.ts";
 import type { Clock } from "./execution/clock.ts";
 import { findCheckoutRoot } from "./capability/checkout.ts";
 import { discoverCapabilities, loadCapabilityFile } from "./capability/discovery.ts";
-import { diffCatalogs, LiveCatalog, type CatalogChange } from "./capability/live-catalog.ts";
+import { LiveCatalog } from "./capability/live-catalog.ts";
+import { createCatalogReload, type ReloadChange } from "./capability/catalog-reload.ts";
 import { dirname, join, resolve } from "node:path";
 import { BUILTIN_DIR, BUILTINS } from "./capability/builtins.ts";
 import { createMemoryStore } from "./store/memory-store.ts";
@@ -55,7 +56,7 @@ export interface BootedPlane {
   /** The ids of `options.files`, in order, for those that loaded. */
   fileIds: string[];
   /** Loads the capability folders again and swaps the registry whole (docs/authoring.md, "Live reload"). */
-  reload(): Promise<CatalogChange>;
+  reload(): Promise<ReloadChange>;
   /** The folders `reload` reads: `<root>/capabilities` and each `--capabilities DIR`. */
   watchedFolders: string[];
   /** The folders of the local modules the capabilities import, as of the last load: watched too. */
@@ -133,30 +134,7 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
   const first = await build();
   const registry = new LiveCatalog(first.registry);
   const { fileIds } = first;
-  let reloading: Promise<CatalogChange> | null = null;
-  let again = false;
-  // One reload at a time; a change met during one is picked up by one more right after it.
-  const reload = async (): Promise<CatalogChange> => {
-    if (reloading) {
-      again = true;
-      return reloading;
-    }
-    reloading = (async () => {
-      // What changed from before the first pass to after the last: a change met during a pass
-      // (a save while a file is tried) is said once, with the rest, and none is lost.
-      const before = registry.snapshot();
-      do {
-        again = false;
-        registry.swap((await build()).registry);
-      } while (again);
-      return diffCatalogs(before, registry.snapshot());
-    })();
-    try {
-      return await reloading;
-    } finally {
-      reloading = null;
-    }
-  };
+  const reload = createCatalogReload(registry, async () => (await build()).registry);
   let store: ExecutionStore;
   try {
     store = await openStore(options.storeKind, root, limits, options.clock, options.log);

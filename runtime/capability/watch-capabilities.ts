@@ -5,8 +5,11 @@ import { watchFolders, type FolderWatch, type WatchFoldersOptions } from "./watc
 
 /** What {@link watchCapabilities} needs of a booted plane (runtime/boot.ts's `bootPlane` gives it). */
 export interface ReloadablePlane {
-  /** Loads the capability folders again and swaps the registry whole; absent: no live reload. */
-  reload?(): Promise<CatalogChange>;
+  /**
+   * Loads the capability folders again and swaps the registry whole; absent: no live reload.
+   * `held`: files whose failure it held back (catalog-reload.ts), read again once the folders are quiet.
+   */
+  reload?(): Promise<CatalogChange & { held?: string[] }>;
   /** The checkout root: its package.json and node_modules are watched too, for installs. */
   root?: string;
   /** The folders to watch for `reload`. */
@@ -47,6 +50,8 @@ export function watchCapabilities(booted: ReloadablePlane, options: WatchCapabil
     reload().then(
       (change) => {
         watchSources();
+        // A capability whose file failed mid-save is kept for now: read again once the folders are quiet.
+        if ((change.held?.length ?? 0) > 0) watch.touch();
         if (change === said || isEmptyChange(change)) return;
         said = change;
         const parts = [

@@ -20,6 +20,8 @@ export interface FolderWatch {
   rearm(): void;
   /** Watches one more folder too (a folder of local modules a capability imports); at most MAX_ADDED. */
   add(folder: string): void;
+  /** Counts as a change: `onChange` runs once the folders have been quiet for the debounce time. */
+  touch(): void;
 }
 
 /** How many folders `add` watches beyond the given ones: each is one watcher. */
@@ -108,6 +110,7 @@ export function watchFolders(folders: string[], onChange: () => void, options: W
       folders.push(folder);
       watchOne(folder);
     },
+    touch: changed,
     close() {
       closed = true;
       if (timer !== null) clock.clearTimeout(timer);

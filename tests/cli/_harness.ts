@@ -15,8 +15,15 @@ export interface DocketRunner {
   argv(): string[];
 }
 
-/** `bun runtime/cli/main.ts …`, what `npm start` does. */
-export const fromSource: DocketRunner = { name: "source", argv: () => [BUN, MAIN] };
+/**
+ * What docket runs with from source, as the binary is built (docs/architecture.md, "The binary"):
+ * not the checkout's `.env` files, and docket's own bunfig.toml in place of the checkout's (whose
+ * `preload` would run first). Bun reads both from where it starts, before any of docket's code.
+ */
+export const SOURCE_FLAGS = ["--no-env-file", `--config=${join(REPO, "bunfig.toml")}`];
+
+/** `bun --no-env-file --config=… runtime/cli/main.ts …`, as `npm start` runs it. */
+export const fromSource: DocketRunner = { name: "source", argv: () => [BUN, ...SOURCE_FLAGS, MAIN] };
 
 let built: Promise<string> | null = null;
 

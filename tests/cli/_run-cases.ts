@@ -443,6 +443,20 @@ export function defineRunCases(runner: () => DocketRunner): void {
     expect(missing.stderr).toContain("is not a folder");
   });
 
+  test("docket run reads neither the checkout's .env nor its bunfig.toml (a preload), from source as from the binary (tester A)", async () => {
+    const team = tempCheckout();
+    writeFiles(team, {
+      ".env": "TEAM_ENV=dotenv\n",
+      "bunfig.toml": 'preload = ["./preload.ts"]\n',
+      "preload.ts": 'await Bun.write(new URL("./preloaded", import.meta.url), "the checkout\'s preload ran");\n',
+      "capabilities/team.env.ts": 'import { capability } from "docket";\nimport * as v from "valibot";\nexport default capability({ id: "team.env", title: "Env", description: "Says what it sees.", effect: "read", input: v.object({}), output: v.object({ env: v.string() }), handler: () => ({ env: process.env.TEAM_ENV ?? "none" }) });\n',
+    });
+    const result = await docket(runner(), ["run", "team.env"], { cwd: team });
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual({ env: "none" });
+    expect(existsSync(join(team, "preloaded"))).toBe(false);
+  });
+
   test("docket run of a file that does not load exits 2 with its line and reason", async () => {
     const dir = tempDir("broken");
     writeFiles(dir, { "demo.bad.ts": 'import { capability } from "docket";\nexport default capability({ id: "demo.bad",, });\n' });

@@ -2,7 +2,7 @@
 import { afterAll, afterEach, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { REPO, removeTempDirs, tempCheckout } from "./_harness.ts";
+import { REPO, removeTempDirs, SOURCE_FLAGS, tempCheckout } from "./_harness.ts";
 
 const TMUX = Bun.which("tmux");
 const BUN = join(REPO, "node_modules", ".bin", "bun");
@@ -40,7 +40,7 @@ async function runInPane(env: Record<string, string>, options: { input?: string;
   const script = join(dir, "run.sh");
   // Waits for Enter, so the pane is recorded from the first byte; says when it is done over tmux's own channel.
   // `trap` keeps this shell alive through a Ctrl-C (its child gets the default, which docket replaces).
-  writeFileSync(script, [`trap true INT`, `read _`, `env -i ${vars.join(" ")} '${BUN}' '${MAIN}' run executions.demonstrate --input '${options.input ?? INPUT}'`, `echo "[exit $?]"`, `'${TMUX}' -S '${socket}' wait-for -S done`, `read _`, ""].join("\n"));
+  writeFileSync(script, [`trap true INT`, `read _`, `env -i ${vars.join(" ")} '${BUN}' ${SOURCE_FLAGS.map((flag) => `'${flag}'`).join(" ")} '${MAIN}' run executions.demonstrate --input '${options.input ?? INPUT}'`, `echo "[exit $?]"`, `'${TMUX}' -S '${socket}' wait-for -S done`, `read _`, ""].join("\n"));
   tmux(socket, "new-session", "-d", "-s", "run", "-x", "100", "-y", "40", "-c", dir, `sh '${script}'`);
   tmux(socket, "pipe-pane", "-t", "run", "-o", `cat > '${raw}'`);
   tmux(socket, "send-keys", "-t", "run", "Enter");

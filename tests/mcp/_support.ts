@@ -13,10 +13,13 @@ import type { ExecutionSnapshot } from "../../runtime/execution/snapshot.ts";
 import { createDocketMcpServer } from "../../runtime/mcp/server.ts";
 import { defaultMounts } from "../../runtime/server/default-mounts.ts";
 import { startServer, type DocketServer } from "../../runtime/server/serve.ts";
+import { SOURCE_FLAGS } from "../cli/_harness.ts";
 
 export const REPO = fileURLToPath(new URL("../../", import.meta.url));
 export const BUN = join(REPO, "node_modules", ".bin", "bun");
 export const MAIN = join(REPO, "runtime", "cli", "main.ts");
+/** `bun … runtime/cli/main.ts` as the binary runs: no checkout's .env or bunfig.toml (cli/_harness.ts). */
+export const FROM_SOURCE = [BUN, ...SOURCE_FLAGS, MAIN];
 
 /** A fresh checkout (temp folder with `.git`) by its real path, with files (relative path → text). */
 export function tempCheckout(files: Record<string, string> = {}): string {

@@ -9,7 +9,7 @@ import { isProcessAlive } from "../../runtime/server/lease.ts";
 import type { DocketServer } from "../../runtime/server/serve.ts";
 import { EVENT_META_KEY } from "../../runtime/mcp/progress-relay.ts";
 import { fromSource, spawnDocket, watchStream } from "../cli/_harness.ts";
-import { BUN, MAIN, capabilityFile, completedOverLive, removeCheckout, serveCheckout, structured, tempCheckout, untilSeen, WAIT, waitedExecution, type SeenProgress } from "./_support.ts";
+import { BUN, FROM_SOURCE, capabilityFile, completedOverLive, removeCheckout, serveCheckout, structured, tempCheckout, untilSeen, WAIT, waitedExecution, type SeenProgress } from "./_support.ts";
 
 /** `docket mcp` as an agent runs it: a child on stdio, with what it says on stderr and every client error kept. */
 interface Agent {
@@ -37,7 +37,7 @@ afterEach(async () => {
 });
 
 async function startAgent(root: string, name: string): Promise<Agent> {
-  const transport = new StdioClientTransport({ command: BUN, args: [MAIN, "mcp"], cwd: root, stderr: "pipe" });
+  const transport = new StdioClientTransport({ command: BUN, args: [...FROM_SOURCE.slice(1), "mcp"], cwd: root, stderr: "pipe" });
   let stderr = "";
   transport.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
   const client = new Client({ name, version: "1.0.0" });
@@ -64,7 +64,7 @@ interface RawAgent {
 }
 
 async function startRawAgent(root: string): Promise<RawAgent> {
-  const child = Bun.spawn([BUN, MAIN, "mcp"], { cwd: root, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+  const child = Bun.spawn([...FROM_SOURCE, "mcp"], { cwd: root, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
   cleanups.push(() => void (isProcessAlive(child.pid) && child.kill("SIGKILL")));
   const received: any[] = [];
   let wake = (): void => undefined;
@@ -184,7 +184,7 @@ describe("docket mcp without a server", () => {
       { jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "docket_execution_start", arguments: { capability: "executions.demonstrate", input: { steps: 2, delay_ms: 20 }, wait: true }, _meta: { progressToken: "p" } } },
     ];
     // stdin holds the four messages and then ends: the agent half-closed after its last request.
-    const child = Bun.spawn([BUN, MAIN, "mcp"], { cwd: root, stdin: new Blob([messages.map(serializeMessage).join("")]), stdout: "pipe", stderr: "pipe" });
+    const child = Bun.spawn([...FROM_SOURCE, "mcp"], { cwd: root, stdin: new Blob([messages.map(serializeMessage).join("")]), stdout: "pipe", stderr: "pipe" });
     cleanups.push(() => void (isProcessAlive(child.pid) && child.kill("SIGKILL")));
     const [out, err, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
     expect(code).toBe(0);
@@ -227,7 +227,7 @@ describe("docket mcp without a server", () => {
       { jsonrpc: "2.0", method: "notifications/initialized" },
       { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "team_loud", arguments: {} } },
     ];
-    const child = Bun.spawn([BUN, MAIN, "mcp"], { cwd: root, stdin: new Blob([messages.map(serializeMessage).join("")]), stdout: "pipe", stderr: "pipe" });
+    const child = Bun.spawn([...FROM_SOURCE, "mcp"], { cwd: root, stdin: new Blob([messages.map(serializeMessage).join("")]), stdout: "pipe", stderr: "pipe" });
     cleanups.push(() => void (isProcessAlive(child.pid) && child.kill("SIGKILL")));
     const [out, err, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
     expect(code).toBe(0);
@@ -260,7 +260,7 @@ describe("docket mcp without a server", () => {
       greet(5),
       cancel(5),
     ];
-    const child = Bun.spawn([BUN, MAIN, "mcp"], { cwd: root, stdin: new Blob([messages.map((m) => `${JSON.stringify(m)}\n`).join("")]), stdout: "pipe", stderr: "pipe" });
+    const child = Bun.spawn([...FROM_SOURCE, "mcp"], { cwd: root, stdin: new Blob([messages.map((m) => `${JSON.stringify(m)}\n`).join("")]), stdout: "pipe", stderr: "pipe" });
     cleanups.push(() => void (isProcessAlive(child.pid) && child.kill("SIGKILL")));
     const [out, err, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
     expect(code).toBe(0);
@@ -275,7 +275,7 @@ describe("docket mcp without a server", () => {
   test("docket mcp ends when the agent closes its end of stdout, though stdin stays open: what it asks can be answered no more (tester R2)", async () => {
     const root = tempCheckout();
     cleanups.push(() => removeCheckout(root));
-    const child = Bun.spawn([BUN, MAIN, "mcp"], { cwd: root, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+    const child = Bun.spawn([...FROM_SOURCE, "mcp"], { cwd: root, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
     cleanups.push(() => void (isProcessAlive(child.pid) && child.kill("SIGKILL")));
     const send = (message: object) => child.stdin.write(`${JSON.stringify(message)}\n`);
     send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: "leaving", version: "1" } } });
@@ -293,7 +293,7 @@ describe("docket mcp without a server", () => {
     const root = tempCheckout({});
     cleanups.push(() => removeCheckout(root));
     const initialize = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: "printf", version: "1" } } };
-    const child = Bun.spawn([BUN, MAIN, "mcp"], { cwd: root, stdin: new Blob([`${JSON.stringify(initialize)}\n${JSON.stringify({ jsonrpc: "2.0", id: 2, method: "ping" })}`]), stdout: "pipe", stderr: "pipe" });
+    const child = Bun.spawn([...FROM_SOURCE, "mcp"], { cwd: root, stdin: new Blob([`${JSON.stringify(initialize)}\n${JSON.stringify({ jsonrpc: "2.0", id: 2, method: "ping" })}`]), stdout: "pipe", stderr: "pipe" });
     cleanups.push(() => void (isProcessAlive(child.pid) && child.kill("SIGKILL")));
     const [out, code] = await Promise.all([new Response(child.stdout).text(), child.exited]);
     expect(code).toBe(0);
@@ -386,7 +386,7 @@ describe("docket mcp without a server", () => {
   });
 
   test("docket mcp --help shows an example and what stdout carries", async () => {
-    const child = Bun.spawn([BUN, MAIN, "mcp", "--help"], { stdout: "pipe", stderr: "pipe", env: { ...process.env, NO_COLOR: "1" } });
+    const child = Bun.spawn([...FROM_SOURCE, "mcp", "--help"], { stdout: "pipe", stderr: "pipe", env: { ...process.env, NO_COLOR: "1" } });
     const [out, code] = await Promise.all([new Response(child.stdout).text(), child.exited]);
     expect(code).toBe(0);
     expect(out).toContain("USAGE docket mcp");

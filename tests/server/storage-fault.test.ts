@@ -11,6 +11,7 @@ import { startServer, type DocketServer } from "../../runtime/server/serve.ts";
 import { withoutPaths } from "../../runtime/server/healthz.ts";
 import { useDocketModules } from "../_support/capability-fixtures.ts";
 import { fillDisk } from "../store/_sqlite-durability.ts";
+import { SOURCE_FLAGS } from "../cli/_harness.ts";
 
 // A real full disk: the checkout lives on a small tmpfs (root may mount one here; elsewhere the
 // test is skipped and the engine's storage tests, with an injected fault, still run).
@@ -295,7 +296,7 @@ describe("docket serve on a full disk", () => {
     const root = join(mountPoint, "checkout-full-serve");
     mkdirSync(join(root, ".git"), { recursive: true });
     const filler = join(mountPoint, "filler");
-    const cli = [process.execPath, join(import.meta.dir, "../../runtime/cli/main.ts"), "serve", "--port", "0", "--no-watch"];
+    const cli = [process.execPath, ...SOURCE_FLAGS, join(import.meta.dir, "../../runtime/cli/main.ts"), "serve", "--port", "0", "--no-watch"];
     try {
       fillDisk(mountPoint);
       const refused = Bun.spawnSync(cli, { cwd: root, stdout: "pipe", stderr: "pipe", timeout: 30_000 });

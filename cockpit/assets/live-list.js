@@ -1,18 +1,34 @@
 // live-list.js — keeps the overview and the executions list current over the live channel (every
-// execution, live only): state badges, counts per state, progress and duration of the rows shown.
-// On the overview a new execution gets a row; on the filtered list a notice offers a reload.
-// Rows and badges are cloned from the server's <template>s; text is set with textContent.
+// execution, live only): state badges, progress and duration of the rows shown, and the counts
+// per state. The counts are the server's, re-read whenever a state changes: an execution's
+// previous state is not in its event, and one the store forgets sends none.
+// The channel replays nothing, so each time it is ready (first, after a reconnect, after it
+// lagged) the counts and the tables are re-read: what changed between the page's drawing and the
+// subscription is not lost. Events that arrive while a re-read is on its way are applied again to
+// what it brings; each row carries the sequence it was drawn at, so none is applied twice or
+// backwards. On the overview a new execution gets a row; on the list a notice offers a reload
+// when the filter would show it. Rows and badges are cloned from the server's <template>s; text
+// is set with textContent.
 (function () {
   "use strict";
   var docket = (window.docket = window.docket || {});
   var TERMINAL = { succeeded: true, failed: true, cancelled: true };
+  /** At most this many executions' events are kept to apply again after a re-read; the oldest go first. */
+  var REMEMBERED = 500;
 
   var format = docket.format;
 
-  /** The list view: `apply(event)` for each event of any execution. */
+  /** The list view: `apply(event)` for each event of any execution, `subscribed()` at each `stream.ready`. */
   function listView(root) {
     var overview = root.getAttribute("data-mode") === "overview";
-    var known = {};
+    /** The sections re-read when the channel (re)subscribes: the counts and the tables. */
+    var tables = overview ? ["counts", "active", "recent"] : ["counts", "list"];
+    /**
+     * Per execution, its creation and latest state-changing and progress events that arrived since
+     * the last re-read was asked for (a Map: insertion order is age). What came before it is in the
+     * server's drawing.
+     */
+    var latest = new Map();
 
     function clone(name) {
       var template = root.querySelector('template[data-template="' + name + '"]');
@@ -30,48 +46,78 @@
       return row.querySelector('[data-cell="' + name + '"]');
     }
     function table(name) {
-      var element = root.querySelector('[data-execution-table="' + name + '"] tbody');
-      return element;
+      return root.querySelector('[data-execution-table="' + name + '"] tbody');
     }
     function syncEmpty(body) {
       var empty = body.querySelector("[data-empty]");
       if (empty) empty.hidden = body.querySelectorAll("tr[data-execution-row]").length > 0;
     }
-    function count(state, delta) {
-      var element = root.querySelector('[data-count="' + state + '"]');
-      if (element) element.textContent = String(Math.max(0, (Number(element.textContent) || 0) + delta));
-    }
-    function resync() {
+    function offerReload() {
       var note = root.querySelector('[data-slot="resync"]');
       if (note) note.hidden = false;
     }
 
-    /** The state an execution had before this event: tracked, else its row's, else what the event implies. */
-    function previous(id, implied) {
-      if (known[id]) return known[id];
-      var shown = rows(id)[0];
-      return shown ? shown.getAttribute("data-state") : implied;
+    /** Whether the list's filter would show a new (queued) execution of this capability. */
+    function matchesFilter(capability) {
+      var state = root.getAttribute("data-filter-state");
+      var only = root.getAttribute("data-filter-capability");
+      return (!state || state === "queued") && (!only || only === capability);
     }
 
-    function move(id, to, implied) {
-      var from = previous(id, implied);
-      if (from === to) return;
-      if (from) count(from, -1);
-      count(to, 1);
-      known[id] = to;
+    function remember(event) {
+      var id = event.execution_id;
+      var kept = latest.get(id) || {};
+      latest.delete(id);
+      if (event.type === "execution.progress") kept.progress = event;
+      else if (event.type === "execution.created") kept.created = event;
+      else kept.state = event;
+      latest.set(id, kept);
+      if (latest.size > REMEMBERED) latest.delete(latest.keys().next().value);
+    }
+
+    /** The state an event moves its execution to, or null for one that moves none. */
+    function stateAfter(event) {
+      if (event.type === "execution.created") return "queued";
+      if (event.type === "execution.started") return "running";
+      if (event.type === "execution.cancel_requested") return "cancelling";
+      if (event.type === "execution.completed") return event.data.state;
+      return null;
+    }
+
+    /** Applies an event to the rows drawn before it (a row drawn at or after its sequence already shows it). */
+    function applyToRows(event) {
+      var id = event.execution_id;
+      var to = stateAfter(event);
       rows(id).forEach(function (row) {
+        if (Number(row.getAttribute("data-sequence")) >= event.sequence) return;
+        row.setAttribute("data-sequence", String(event.sequence));
+        if (event.type === "execution.progress") {
+          cell(row, "progress").textContent = format.progress(event.data);
+          return;
+        }
+        if (to === null) return;
         row.setAttribute("data-state", to);
         var badge = clone("state-" + to);
         if (badge) cell(row, "state").replaceChildren(badge);
+        if (event.type === "execution.completed") cell(row, "duration").textContent = format.duration(event.data.duration_ms);
       });
+      var active = table("active");
+      if (overview && active && TERMINAL[to]) {
+        rows(id).forEach(function (row) {
+          if (active.contains(row)) row.remove();
+        });
+        syncEmpty(active);
+      }
     }
 
     function insert(event) {
       [table("active"), table("recent")].forEach(function (body) {
         if (!body) return;
-        var row = clone("execution-row");
         var id = event.execution_id;
+        if (rows(id).some(function (row) { return body.contains(row); })) return;
+        var row = clone("execution-row");
         row.setAttribute("data-execution-row", id);
+        row.setAttribute("data-sequence", String(event.sequence));
         var link = cell(row, "link");
         link.setAttribute("href", root.getAttribute("data-execution-url").replace(root.getAttribute("data-id-placeholder"), encodeURIComponent(id)));
         link.textContent = id;
@@ -87,52 +133,48 @@
       });
     }
 
-    // The overview's chart is the server's drawing: re-read at most every 2 s while executions come and go.
-    var refresher = overview && docket.sectionRefresher ? docket.sectionRefresher(root, root.getAttribute("data-page")) : null;
-    var refreshChart = refresher ? refresher.throttled(["activity"], 2000) : function () {};
+    /** Re-read sections are in place, drawn at some moment after they were asked for: apply again what came since. */
+    function replaced() {
+      latest.forEach(function (kept) {
+        if (kept.created && overview) insert(kept.created);
+        // In their order: a row takes no event older than the last it took.
+        [kept.state, kept.progress]
+          .filter(Boolean)
+          .sort(function (a, b) {
+            return a.sequence - b.sequence;
+          })
+          .forEach(applyToRows);
+      });
+    }
+
+    function sent() {
+      latest = new Map();
+    }
+
+    // The counts, the tables and the overview's chart are the server's drawing (refresh.js).
+    var refresher = docket.sectionRefresher ? docket.sectionRefresher(root, root.getAttribute("data-page"), { sent: sent, replaced: replaced }) : null;
+    var refresh = refresher ? refresher.refresh : function () {};
+    // The chart is re-read at most every 2 s while executions come and go.
+    var refreshChart = refresher && overview ? refresher.throttled(["activity"], 2000) : function () {};
 
     return {
       apply: function (event) {
-        var id = event.execution_id;
+        var to = stateAfter(event);
+        if (to === null && event.type !== "execution.progress") return;
+        remember(event);
+        if (to !== null) refresh(["counts"]);
         if (event.type === "execution.created" || event.type === "execution.completed") refreshChart();
-        switch (event.type) {
-          case "execution.created":
-            known[id] = "queued";
-            count("queued", 1);
-            if (overview) insert(event);
-            else resync();
-            return;
-          case "execution.started":
-            move(id, "running", "queued");
-            return;
-          case "execution.cancel_requested":
-            move(id, "cancelling", "running");
-            return;
-          case "execution.completed":
-            move(id, event.data.state, "running");
-            rows(id).forEach(function (row) {
-              cell(row, "duration").textContent = format.duration(event.data.duration_ms);
-            });
-            if (overview && TERMINAL[event.data.state]) {
-              var active = table("active");
-              if (active) {
-                rows(id).forEach(function (row) {
-                  if (active.contains(row)) row.remove();
-                });
-                syncEmpty(active);
-              }
-            }
-            return;
-          case "execution.progress":
-            rows(id).forEach(function (row) {
-              cell(row, "progress").textContent = format.progress(event.data);
-            });
-            return;
-          default:
-          // Other types change nothing a list shows; the execution's own page lists them.
+        if (event.type === "execution.created") {
+          if (overview) insert(event);
+          else if (matchesFilter(event.data.capability)) offerReload();
+          return;
         }
+        applyToRows(event);
       },
-      resync: resync,
+      /** The channel is (again) following every execution: what happened before is re-read. */
+      subscribed: function () {
+        refresh(tables);
+      },
     };
   }
 
@@ -146,7 +188,7 @@
       heartbeatMs: Number(root.getAttribute("data-heartbeat-ms")),
       indicator: root.querySelector("[data-docket-connection]"),
       onEvent: view.apply,
-      onResubscribed: view.resync,
+      onSubscribed: view.subscribed,
     });
   }
 

@@ -2,12 +2,15 @@
 // place (`data-section="…"`). What only the server draws (an output by its shape, a timeline, a
 // chart) is then never drawn twice, in TypeScript and again in the browser. Requests are
 // coalesced: while one is on its way, later asks wait for it and go out once, a second later.
+// `hooks.sent()` runs as a request goes out and `hooks.replaced(names)` once its sections are in
+// place: what a page applied in between may predate the server's drawing, and can be applied again.
 (function () {
   "use strict";
   var docket = (window.docket = window.docket || {});
 
   /** A refresher for `root` reading `pageUrl`; `refresh(names)` asks for those sections. */
-  docket.sectionRefresher = function (root, pageUrl) {
+  docket.sectionRefresher = function (root, pageUrl, hooks) {
+    hooks = hooks || {};
     var inFlight = false;
     var wanted = {};
     // `window.docketEnv` may supply fetch and setTimeout (tests do, with a clock they move by hand).
@@ -27,6 +30,7 @@
       if (asked.length === 0) return;
       wanted = {};
       inFlight = true;
+      if (hooks.sent) hooks.sent();
       request(pageUrl, { headers: { Accept: "text/html" }, credentials: "same-origin" })
         .then(function (response) {
           return response.ok ? response.text() : null;
@@ -42,6 +46,7 @@
           });
           if (docket.wireSortableTables) docket.wireSortableTables();
           if (docket.wireForms) docket.wireForms(root);
+          if (hooks.replaced) hooks.replaced(asked);
         })
         .catch(function () {})
         .then(function () {

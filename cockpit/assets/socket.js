@@ -3,6 +3,8 @@
 // docket.openChannel(options) follows the live channel at a URL the server rendered into the page:
 // - reconnects with exponential backoff, capped, with jitter;
 // - resubscribes from the sequence the page was rendered at, then from the last one seen;
+// - on an every-execution channel, which replays nothing, says when it is ready (the first time,
+//   after each reconnect, and after it lagged), so the page re-reads what it may have missed;
 // - drops an event at or below the last sequence seen;
 // - on a one-execution channel, an event beyond the next number reconnects with after=<last seen>,
 //   and the same gap a second time is read over HTTP (executions.events) instead;
@@ -77,7 +79,8 @@
    * options: url (rendered socket path), eventsUrl (rendered HTTP events URL: makes it a
    * one-execution channel with gap mending), after (the rendered sequence), heartbeatMs,
    * indicator (element), onEvent(event), onMissed(from, to) (history no longer retained),
-   * onResubscribed() (an every-execution channel came back: what it missed is not replayed).
+   * onSubscribed() (an every-execution channel is ready, or lagged: what happened before it, or
+   * what it dropped, is not replayed — the page re-reads it).
    */
   function openChannel(options) {
     var env = environment();
@@ -187,7 +190,7 @@
           armWatchdog();
           attempt = 0;
           show("live");
-          if (everReady && !single && options.onResubscribed) options.onResubscribed();
+          if (!single && options.onSubscribed) options.onSubscribed();
           everReady = true;
           return;
         case "stream.heartbeat":
@@ -195,7 +198,7 @@
         case "stream.lagged":
           // Events were dropped for this client alone: a one-execution channel asks again from its cursor.
           if (single) resubscribe();
-          else if (options.onResubscribed) options.onResubscribed();
+          else if (options.onSubscribed) options.onSubscribed();
           return;
         case "stream.closing":
           drop();

@@ -5,11 +5,11 @@ import { capabilityPagePath, executionPagePath } from "../paths.ts";
 import { StateBadge } from "./badges.tsx";
 import { When } from "./when.tsx";
 
-/** One execution as a row; the `data-cell` slots are what live-list.js updates. */
+/** One execution as a row; the `data-cell` slots are what live-list.js updates, from events after `data-sequence`. */
 function ExecutionRow(props: { execution: ExecutionSnapshot; now: number }) {
   const x = props.execution;
   return (
-    <tr data-execution-row={x.id} data-state={x.state}>
+    <tr data-execution-row={x.id} data-state={x.state} data-sequence={String(x.last_sequence)}>
       <td data-cell="state">
         <StateBadge state={x.state} />
       </td>

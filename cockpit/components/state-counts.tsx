@@ -3,10 +3,10 @@ import { EXECUTION_STATES, type ExecutionState } from "../../runtime/execution/s
 import { executionsPath } from "../paths.ts";
 import { StateBadge } from "./badges.tsx";
 
-/** How many executions the store holds in each state, each a link to the list filtered by it. */
+/** How many executions the store holds in each state, each a link to the list filtered by it; live-list.js re-reads it from the server. */
 export function StateCounts(props: { counts: Record<ExecutionState, number>; current?: ExecutionState | null }) {
   return (
-    <ul class="counts" data-counts aria-label="Executions per state">
+    <ul class="counts" data-counts data-section="counts" aria-label="Executions per state">
       {EXECUTION_STATES.map((state) => (
         <li>
           <a href={executionsPath({ state })} class="count-tile" aria-current={props.current === state ? "true" : undefined}>

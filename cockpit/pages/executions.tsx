@@ -23,18 +23,22 @@ export interface ExecutionsProps {
 
 /**
  * `/cockpit/executions`: everything this server ran or was told about, newest first, with counts
- * per state, filters by state and capability and cursor paging. Rows shown update live.
+ * per state, filters by state and capability and cursor paging. Rows shown update live; the counts
+ * and the rows are re-read from the server whenever the live channel is (again) ready.
  */
 export function ExecutionsPage(props: ExecutionsProps) {
   const { filter } = props;
   const ids = [...new Set([...props.capabilityIds, ...(filter.capability ? [filter.capability] : [])])].sort();
   const filtered = filter.state !== null || filter.capability !== null;
   return (
-    <Layout title="Executions" section="executions" root={props.root} scripts={["socket.js", "format.js", "live-list.js"]}>
+    <Layout title="Executions" section="executions" root={props.root} scripts={["socket.js", "format.js", "refresh.js", "live-list.js"]}>
       <div
         class="page"
         data-docket-list
         data-mode="list"
+        data-page={executionsPath({ state: filter.state ?? undefined, capability: filter.capability ?? undefined, cursor: filter.cursor ?? undefined })}
+        data-filter-state={filter.state ?? ""}
+        data-filter-capability={filter.capability ?? ""}
         data-socket={LIVE_CHANNEL_PATH}
         data-heartbeat-ms={String(props.heartbeatMs)}
         data-execution-url={EXECUTION_PAGE_TEMPLATE}
@@ -89,24 +93,26 @@ export function ExecutionsPage(props: ExecutionsProps) {
               {filtered ? <a href={executionsPath()}>Clear filters</a> : null}
             </div>
           </form>
-          <ExecutionTable name="list" items={props.items} empty={filtered ? "No execution matches these filters." : "No executions yet."} caption="Executions, newest first" />
-          <nav class="pager" aria-label="Pages">
-            {filter.cursor ? <a href={executionsPath({ state: filter.state ?? undefined, capability: filter.capability ?? undefined })}>← First page</a> : <span></span>}
-            {props.nextCursor ? (
-              <a href={executionsPath({ state: filter.state ?? undefined, capability: filter.capability ?? undefined, cursor: props.nextCursor })} rel="next" data-next-page>
-                Next page →
-              </a>
-            ) : (
-              <span class="muted">End of the list.</span>
-            )}
-          </nav>
+          <div data-section="list">
+            <ExecutionTable name="list" items={props.items} empty={filtered ? "No execution matches these filters." : "No executions yet."} caption="Executions, newest first" />
+            <nav class="pager" aria-label="Pages">
+              {filter.cursor ? <a href={executionsPath({ state: filter.state ?? undefined, capability: filter.capability ?? undefined })}>← First page</a> : <span></span>}
+              {props.nextCursor ? (
+                <a href={executionsPath({ state: filter.state ?? undefined, capability: filter.capability ?? undefined, cursor: props.nextCursor })} rel="next" data-next-page>
+                  Next page →
+                </a>
+              ) : (
+                <span class="muted">End of the list.</span>
+              )}
+            </nav>
+          </div>
         </section>
         <p class="notice notice-info" data-slot="resync" hidden role="status">
           <span class="glyph" aria-hidden="true">
             ℹ
           </span>
           <span>
-            New executions have started or the live connection dropped for a moment. <a href="" data-reload>Reload</a> to see everything.
+            Executions this list would show have started since it was drawn. <a href="" data-reload>Reload</a> to see them.
           </span>
         </p>
         <BadgeTemplates />

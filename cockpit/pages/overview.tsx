@@ -68,7 +68,9 @@ export function OverviewPage(props: OverviewProps) {
 
         <section class="panel" aria-labelledby="active-heading">
           <h2 id="active-heading">Running now</h2>
-          <ExecutionTable name="active" items={props.active} empty="Nothing is running or queued." caption="Executions running, cancelling or queued" />
+          <div data-section="active">
+            <ExecutionTable name="active" items={props.active} empty="Nothing is running or queued." caption="Executions running, cancelling or queued" />
+          </div>
         </section>
 
         <section class="panel" aria-labelledby="recent-heading">
@@ -76,7 +78,9 @@ export function OverviewPage(props: OverviewProps) {
             <h2 id="recent-heading">Recent</h2>
             <a href={executionsPath()}>All executions →</a>
           </div>
-          <ExecutionTable name="recent" items={props.recent} empty="No executions yet. Start one from a capability's page." caption="Most recent executions" />
+          <div data-section="recent">
+            <ExecutionTable name="recent" items={props.recent} empty="No executions yet. Start one from a capability's page." caption="Most recent executions" />
+          </div>
         </section>
 
         <section class="panel" aria-labelledby="load-heading">
@@ -88,14 +92,6 @@ export function OverviewPage(props: OverviewProps) {
             <LoadErrors errors={props.loadErrors} root={props.root} />
           </div>
         </section>
-        <p class="notice notice-info" data-slot="resync" hidden role="status">
-          <span class="glyph" aria-hidden="true">
-            ℹ
-          </span>
-          <span>
-            The live connection dropped for a moment, so some changes may be missing here. <a href="" data-reload>Reload</a> to see everything.
-          </span>
-        </p>
         <ExecutionRowTemplate />
         <BadgeTemplates />
       </div>

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { loadPage, ORIGIN, type LoadedPage } from "./_support/dom.ts";
-import { capabilityHtml, capabilityOf, event, ID, overviewHtml, runningSnapshot } from "./_support/fixtures.ts";
+import { fakeFetch, loadPage, ORIGIN, type LoadedPage } from "./_support/dom.ts";
+import { capabilityHtml, capabilityOf, countsOf, event, executionsHtml, ID, overviewHtml, runningSnapshot, stamp } from "./_support/fixtures.ts";
 
 const pages: LoadedPage[] = [];
 
@@ -10,9 +10,30 @@ afterEach(async () => {
 
 const OTHER = "x-20260908T010204Z-deadbeef";
 
+/** A served page the test hands out when it decides: `next` is the one the scripts' next fetch gets. */
+function servedPages() {
+  let release: ((html: string) => void) | null = null;
+  const fetch = fakeFetch(() => new Promise<string>((resolve) => (release = resolve)));
+  return {
+    fetch,
+    /** Answers the fetch on its way with this page. */
+    answer(html: string) {
+      const answer = release;
+      release = null;
+      if (!answer) throw new Error("no page was asked for");
+      answer(html);
+    },
+    pending: () => release !== null,
+  };
+}
+
+const LIST_SCRIPTS = ["socket.js", "format.js", "refresh.js", "live-list.js"] as const;
+const text = (element: Element | null) => (element?.textContent ?? "").replace(/\s+/g, " ").trim();
+
 describe("live-list.js", () => {
-  test("live-list.js keeps the overview's rows and counts current over the every-execution channel", () => {
-    const page = loadPage(overviewHtml([runningSnapshot()]), { path: "/cockpit", scripts: ["socket.js", "format.js", "live-list.js"] });
+  test("live-list.js keeps the overview's rows current over the every-execution channel, and its counts as the server re-reads them", async () => {
+    const served = servedPages();
+    const page = loadPage(overviewHtml([runningSnapshot()]), { path: "/cockpit", scripts: [...LIST_SCRIPTS], fetch: served.fetch });
     pages.push(page);
     const doc = page.document;
     const count = (state: string) => doc.querySelector(`[data-count="${state}"]`)!.textContent;
@@ -22,51 +43,141 @@ describe("live-list.js", () => {
     const socket = page.sockets[0]!;
     socket.open();
     socket.receive({ type: "stream.ready", subscribed: "all", replayed: 0, truncated: false, heartbeat_ms: 20_000 });
+    served.answer(overviewHtml([runningSnapshot()]));
+    await page.settle();
 
     socket.receive(event(1, "execution.created", { capability: "team.<b>echo</b>", input: {}, actor: { kind: "cli", pid: 42 }, run_id: null, session_key: null }, OTHER));
     expect(rowsOf("active")).toEqual([OTHER, ID]);
     expect(rowsOf("recent")).toEqual([OTHER, ID]);
-    const row = doc.querySelector(`[data-execution-table="recent"] tr[data-execution-row="${OTHER}"]`)!;
-    expect(row.querySelector('[data-cell="link"]')!.getAttribute("href")).toBe(`/cockpit/executions/${OTHER}`);
-    expect(row.querySelector('[data-cell="capability"]')!.textContent).toBe("team.<b>echo</b>");
-    expect(row.querySelector("b")).toBeNull();
-    expect(row.querySelector('[data-cell="actor"]')!.textContent).toBe("docket run (pid 42)");
-    expect(row.querySelector('[data-cell="state"]')!.textContent!.replace(/\s+/g, " ").trim()).toBe("○ Queued");
-    expect(count("queued")).toBe("1");
+    const row = () => doc.querySelector(`[data-execution-table="recent"] tr[data-execution-row="${OTHER}"]`)!;
+    expect(row().querySelector('[data-cell="link"]')!.getAttribute("href")).toBe(`/cockpit/executions/${OTHER}`);
+    expect(row().querySelector('[data-cell="capability"]')!.textContent).toBe("team.<b>echo</b>");
+    expect(row().querySelector("b")).toBeNull();
+    expect(row().querySelector('[data-cell="actor"]')!.textContent).toBe("docket run (pid 42)");
+    expect(text(row().querySelector('[data-cell="state"]'))).toBe("○ Queued");
+    // A state changed: the counts are the server's, read again.
+    expect(served.fetch.urls.at(-1)).toBe("/cockpit");
+    served.answer(overviewHtml([runningSnapshot()], countsOf({ queued: 1, running: 1, succeeded: 4 })));
+    await page.settle();
+    expect([count("queued"), count("running")]).toEqual(["1", "1"]);
 
     socket.receive(event(2, "execution.started", {}, OTHER));
     socket.receive(event(2, "execution.started", {}, OTHER));
-    expect([count("queued"), count("running")]).toEqual(["0", "2"]);
     socket.receive(event(3, "execution.progress", { current: 1, total: 4 }, OTHER));
-    expect(row.querySelector('[data-cell="progress"]')!.textContent).toBe("1 of 4 (25%)");
-
+    expect(row().querySelector('[data-cell="progress"]')!.textContent).toBe("1 of 4 (25%)");
     socket.receive(event(4, "execution.completed", { state: "failed", duration_ms: 2500 }, OTHER));
     expect(rowsOf("active")).toEqual([ID]);
-    expect(row.getAttribute("data-state")).toBe("failed");
-    expect(row.querySelector('[data-cell="state"]')!.textContent).toContain("Failed");
-    expect(row.querySelector('[data-cell="duration"]')!.textContent).toBe("2.50 s");
-    expect([count("running"), count("failed")]).toEqual(["1", "1"]);
+    expect(row().getAttribute("data-state")).toBe("failed");
+    expect(row().querySelector('[data-cell="state"]')!.textContent).toContain("Failed");
+    expect(row().querySelector('[data-cell="duration"]')!.textContent).toBe("2.50 s");
 
     socket.receive(event(3, "execution.cancel_requested", { actor: { kind: "http" } }));
     socket.receive(event(4, "execution.completed", { state: "cancelled", duration_ms: 1 }));
     expect(rowsOf("active")).toEqual([]);
     expect(doc.querySelector('[data-execution-table="active"] [data-empty]')!.hasAttribute("hidden")).toBe(false);
-    expect([count("running"), count("cancelling"), count("cancelled")]).toEqual(["0", "0", "1"]);
   });
 
-  test("live-list.js says that some changes may be missing once the every-execution channel came back", () => {
-    const page = loadPage(overviewHtml([]), { path: "/cockpit", scripts: ["socket.js", "format.js", "live-list.js"], random: () => 0 });
+  test("live-list.js re-reads the overview once the channel is ready: an execution that ended while the page loaded does not stay running", async () => {
+    const served = servedPages();
+    const page = loadPage(overviewHtml([runningSnapshot()], countsOf({ running: 1 })), { path: "/cockpit", scripts: [...LIST_SCRIPTS], fetch: served.fetch });
     pages.push(page);
-    const notice = page.document.querySelector('[data-slot="resync"]')!;
+    const doc = page.document;
+    page.sockets[0]!.open();
+    // It ended between the drawing and the subscription: the channel, live only, never says so.
+    page.sockets[0]!.receive({ type: "stream.ready", subscribed: "all", replayed: 0, truncated: false, heartbeat_ms: 20_000 });
+    expect(served.pending()).toBe(true);
+    served.answer(overviewHtml([runningSnapshot({ state: "succeeded", finished_at: stamp(3), duration_ms: 1, last_sequence: 3 })], countsOf({ succeeded: 1 })));
+    await page.settle();
+    expect(doc.querySelector(`[data-execution-table="recent"] tr[data-execution-row="${ID}"]`)!.getAttribute("data-state")).toBe("succeeded");
+    expect(doc.querySelectorAll('[data-execution-table="active"] tr[data-execution-row]')).toHaveLength(0);
+    expect([doc.querySelector('[data-count="running"]')!.textContent, doc.querySelector('[data-count="succeeded"]')!.textContent]).toEqual(["0", "1"]);
+  });
+
+  test("live-list.js applies again what arrived while a re-read was on its way, and never an event the re-read already shows", async () => {
+    const served = servedPages();
+    const page = loadPage(overviewHtml([runningSnapshot()], countsOf({ running: 1 })), { path: "/cockpit", scripts: [...LIST_SCRIPTS], fetch: served.fetch });
+    pages.push(page);
+    const doc = page.document;
+    const state = (table: string, id = ID) => doc.querySelector(`[data-execution-table="${table}"] tr[data-execution-row="${id}"]`)?.getAttribute("data-state");
+    const socket = page.sockets[0]!;
+    socket.open();
+    socket.receive({ type: "stream.ready", subscribed: "all", replayed: 0, truncated: false, heartbeat_ms: 20_000 });
+    // While the re-read is on its way, another execution appears and this one ends.
+    socket.receive(event(1, "execution.created", { capability: "team.echo", input: {}, actor: { kind: "http" }, run_id: null, session_key: null }, OTHER));
+    socket.receive(event(3, "execution.progress", { current: 3, total: 3 }));
+    socket.receive(event(4, "execution.completed", { state: "succeeded", duration_ms: 1500 }));
+    expect(state("recent")).toBe("succeeded");
+    // The server drew the page before both.
+    served.answer(overviewHtml([runningSnapshot()], countsOf({ running: 1 })));
+    await page.settle();
+    expect(state("recent")).toBe("succeeded");
+    expect(state("active")).toBeUndefined();
+    expect(state("recent", OTHER)).toBe("queued");
+    expect(text(doc.querySelector(`[data-execution-table="recent"] tr[data-execution-row="${ID}"] [data-cell="duration"]`))).toBe("1.50 s");
+    expect(text(doc.querySelector(`[data-execution-table="recent"] tr[data-execution-row="${ID}"] [data-cell="progress"]`))).toBe("3 of 3 (100%)");
+    // The counts changed meanwhile: read again once the first answer is in.
+    page.clock.advance(1000);
+    await page.settle();
+    expect(served.pending()).toBe(true);
+    // Drawn after both: nothing is applied twice, no row is added twice.
+    const ended = runningSnapshot({ state: "succeeded", finished_at: stamp(4), duration_ms: 1500, last_sequence: 4 });
+    served.answer(overviewHtml([ended], countsOf({ queued: 1, succeeded: 1 })));
+    await page.settle();
+    expect(doc.querySelectorAll(`tr[data-execution-row="${OTHER}"]`)).toHaveLength(2);
+    expect(doc.querySelector('[data-count="succeeded"]')!.textContent).toBe("1");
+    // An event older than what a row was drawn at changes nothing.
+    socket.receive(event(2, "execution.started", {}));
+    expect(state("recent")).toBe("succeeded");
+  });
+
+  test("live-list.js takes the executions list's counts from the server: a queued execution cancelled elsewhere leaves Queued", async () => {
+    const served = servedPages();
+    const shown = runningSnapshot({ capability: "team.echo", state: "succeeded", finished_at: stamp(3), duration_ms: 5, last_sequence: 4 });
+    const filter = { capability: "team.echo", state: "succeeded" as const };
+    const page = loadPage(executionsHtml([shown], countsOf({ queued: 1, succeeded: 1 }), filter), { path: "/cockpit/executions?capability=team.echo&state=succeeded", scripts: [...LIST_SCRIPTS], fetch: served.fetch });
+    pages.push(page);
+    const doc = page.document;
+    const count = (state: string) => doc.querySelector(`[data-count="${state}"]`)!.textContent;
+    const notice = doc.querySelector('[data-slot="resync"]')!;
+    page.sockets[0]!.open();
+    page.sockets[0]!.receive({ type: "stream.ready", subscribed: "all", replayed: 0, truncated: false, heartbeat_ms: 20_000 });
+    expect(served.fetch.urls).toEqual(["/cockpit/executions?state=succeeded&capability=team.echo"]);
+    served.answer(executionsHtml([shown], countsOf({ queued: 1, succeeded: 1 }), filter));
+    await page.settle();
+    // Another capability's queued execution, never shown here, is cancelled: sequence 2, from queued.
+    page.sockets[0]!.receive(event(2, "execution.completed", { state: "cancelled", duration_ms: 0 }, OTHER));
+    served.answer(executionsHtml([shown], countsOf({ succeeded: 1, cancelled: 1 }), filter));
+    await page.settle();
+    expect([count("queued"), count("running"), count("cancelled")]).toEqual(["0", "0", "1"]);
+    // A new execution this filter does not show offers no reload; one it would show (a queued team.echo with no state filter) does.
+    page.sockets[0]!.receive(event(1, "execution.created", { capability: "team.sleep", input: {}, actor: { kind: "http" }, run_id: null, session_key: null }, "x-20260908T010205Z-0000000a"));
+    expect(notice.hasAttribute("hidden")).toBe(true);
+    const all = loadPage(executionsHtml([shown], countsOf({ succeeded: 1 }), { capability: "team.echo" }), { path: "/cockpit/executions?capability=team.echo", scripts: [...LIST_SCRIPTS], fetch: fakeFetch(() => executionsHtml([shown], countsOf({ succeeded: 1 }), { capability: "team.echo" })) });
+    pages.push(all);
+    all.sockets[0]!.open();
+    all.sockets[0]!.receive({ type: "stream.ready", subscribed: "all", replayed: 0, truncated: false, heartbeat_ms: 20_000 });
+    all.sockets[0]!.receive(event(1, "execution.created", { capability: "team.echo", input: {}, actor: { kind: "http" }, run_id: null, session_key: null }, "x-20260908T010205Z-0000000b"));
+    expect(all.document.querySelector('[data-slot="resync"]')!.hasAttribute("hidden")).toBe(false);
+  });
+
+  test("live-list.js re-reads the page each time the every-execution channel comes back, and after it lagged", async () => {
+    const fetch = fakeFetch(() => overviewHtml([]));
+    const page = loadPage(overviewHtml([]), { path: "/cockpit", scripts: [...LIST_SCRIPTS], fetch, random: () => 0 });
+    pages.push(page);
     page.sockets[0]!.open();
     page.sockets[0]!.receive({ type: "stream.ready", subscribed: "all", heartbeat_ms: 20_000 });
-    expect(notice.hasAttribute("hidden")).toBe(true);
+    await page.settle();
+    expect(fetch.urls).toEqual(["/cockpit"]);
     page.sockets[0]!.lose();
     page.clock.advance(250);
     page.sockets[1]!.open();
     page.sockets[1]!.receive({ type: "stream.ready", subscribed: "all", heartbeat_ms: 20_000 });
+    await page.settle();
     expect(page.sockets[1]!.url).toBe(`${ORIGIN.replace("http", "ws")}/events`);
-    expect(notice.hasAttribute("hidden")).toBe(false);
+    expect(fetch.urls).toEqual(["/cockpit", "/cockpit"]);
+    page.sockets[1]!.receive({ type: "stream.lagged", dropped: 3, last_sequence: {} });
+    await page.settle();
+    expect(fetch.urls).toHaveLength(3);
   });
 });
 

@@ -7,15 +7,15 @@ import { fakeWebSockets, type FakeSocket } from "./fake-socket.ts";
 export const ORIGIN = "http://127.0.0.1:4700";
 
 /** A fetch the test answers: records each URL and hands it to `answer`. */
-export type FakeFetch = ((url: string, init?: unknown) => Promise<{ ok: boolean; status: number; json(): Promise<unknown> }>) & { urls: string[] };
+export type FakeFetch = ((url: string, init?: unknown) => Promise<{ ok: boolean; status: number; json(): Promise<unknown>; text(): Promise<string> }>) & { urls: string[] };
 
-/** A fetch answering JSON from `answer(url)`. */
+/** A fetch answering `answer(url)`: JSON, or a page when it is a string (or a promise of one, answered when the test says). */
 export function fakeFetch(answer: (url: URL) => unknown): FakeFetch {
   const urls: string[] = [];
   const fn = (async (url: string) => {
     urls.push(url);
-    const body = answer(new URL(url));
-    return { ok: true, status: 200, json: async () => body };
+    const body = await answer(new URL(url, ORIGIN));
+    return { ok: true, status: 200, json: async () => body, text: async () => (typeof body === "string" ? body : JSON.stringify(body)) };
   }) as FakeFetch;
   fn.urls = urls;
   return fn;

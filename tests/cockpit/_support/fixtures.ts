@@ -4,6 +4,8 @@ import type { RegisteredCapability } from "../../../runtime/capability/registere
 import { executionLinks, type ExecutionSnapshot } from "../../../runtime/execution/snapshot.ts";
 import { ExecutionPage } from "../../../cockpit/pages/execution.tsx";
 import { OverviewPage } from "../../../cockpit/pages/overview.tsx";
+import { ExecutionsPage } from "../../../cockpit/pages/executions.tsx";
+import { isTerminal, type ExecutionState } from "../../../runtime/execution/state-machine.ts";
 import { CapabilityPage } from "../../../cockpit/pages/capability.tsx";
 
 /** The execution the DOM tests follow. */
@@ -73,10 +75,21 @@ export function executionHtml(snapshot: ExecutionSnapshot, options: { logLimit?:
   return `<!doctype html>\n${String(page)}`;
 }
 
-/** The overview as the server renders it, with `active` running now and in recent. */
-export function overviewHtml(active: ExecutionSnapshot[]): string {
-  const counts = { queued: 0, running: active.length, cancelling: 0, succeeded: 4, failed: 0, cancelled: 0 };
-  const page = OverviewPage({ root: "/work/checkout", counts, active, recent: active, loadErrors: [], capabilityCount: 3, heartbeatMs: 20_000, activity: { buckets: [], spanHours: 6, more: false } });
+/** Counts per state, zero but for those given. */
+export function countsOf(given: Partial<Record<ExecutionState, number>> = {}): Record<ExecutionState, number> {
+  return { queued: 0, running: 0, cancelling: 0, succeeded: 0, failed: 0, cancelled: 0, ...given };
+}
+
+/** The overview as the server renders it, with `active` running now (those not ended) and in recent. */
+export function overviewHtml(active: ExecutionSnapshot[], counts = countsOf({ running: active.length, succeeded: 4 })): string {
+  const running = active.filter((x) => !isTerminal(x.state));
+  const page = OverviewPage({ root: "/work/checkout", counts, active: running, recent: active, loadErrors: [], capabilityCount: 3, heartbeatMs: 20_000, activity: { buckets: [], spanHours: 6, more: false } });
+  return `<!doctype html>\n${String(page)}`;
+}
+
+/** The executions list as the server renders it for this filter. */
+export function executionsHtml(items: ExecutionSnapshot[], counts: Record<ExecutionState, number>, filter: { state?: ExecutionState; capability?: string } = {}): string {
+  const page = ExecutionsPage({ root: "/work/checkout", items, counts, nextCursor: null, filter: { state: filter.state ?? null, capability: filter.capability ?? null, cursor: null }, capabilityIds: ["team.echo"], heartbeatMs: 20_000 });
   return `<!doctype html>\n${String(page)}`;
 }
 

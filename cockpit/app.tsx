@@ -168,6 +168,8 @@ export function createCockpit(options: CockpitOptions): Hono<AppEnv> {
         extras={historyExtras(plane.store, id, execution.last_sequence)}
         heartbeatMs={plane.limits.heartbeat_ms}
         logLimit={plane.limits.log_tail_lines}
+        stepLimit={plane.limits.steps_retained}
+        diagnosticLimit={plane.limits.diagnostics_retained}
         streamLimit={STREAM_TAIL_CHARS}
         notice={notice}
         artifacts={plane.handle(cockpitEdge(c)).artifacts(id)}

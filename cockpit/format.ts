@@ -21,6 +21,15 @@ export function between(from: string | null, to: string | null): number | null {
   return Date.parse(to) - Date.parse(from);
 }
 
+/**
+ * What the steps table and the timeline say of the steps the snapshot let go (steps_retained),
+ * and of the failed ones among them when that is known; format.js says it in the same words.
+ */
+export function stepsDroppedText(dropped: number, failed: number | null): string {
+  const which = failed === null ? "" : failed === 0 ? ", none of them failed" : `, ${failed} of them failed`;
+  return `${dropped} earlier step(s) not kept${which}.`;
+}
+
 /** A value as indented JSON text; `undefined` (nothing returned) reads as `null`. */
 export function formatJson(value: unknown): string {
   const text = JSON.stringify(value === undefined ? null : value, null, 2) ?? "null";

@@ -107,19 +107,14 @@
       });
     }
 
-    function stepRows(id) {
-      var rows = slot("steps").querySelectorAll("tr[data-step-id]");
-      return Array.prototype.filter.call(rows, function (row) {
-        return row.getAttribute("data-step-id") === id;
-      });
-    }
+    /** The latest step with this id, if it still runs (searched from the end, as the server's snapshot does). */
     function runningStep(id) {
-      var rows = stepRows(id);
-      for (var i = rows.length - 1; i >= 0; i--) {
-        if (rows[i].querySelector('[data-step-state="running"]')) return rows[i];
+      for (var row = slot("steps").lastElementChild; row; row = row.previousElementSibling) {
+        if (row.getAttribute("data-step-id") === id) return row.querySelector('[data-step-state="running"]') ? row : null;
       }
       return null;
     }
+    var stepCount = slot("steps") ? slot("steps").querySelectorAll("tr[data-step-id]").length : 0;
     function newStep(id, title, timestamp) {
       var body = slot("steps");
       var row = clone("step");
@@ -131,7 +126,43 @@
       var empty = body.querySelector("[data-empty]");
       body.insertBefore(row, empty);
       hideEmpty(body);
+      stepCount += 1;
+      boundSteps(body);
       return row;
+    }
+
+    /**
+     * Keeps the steps table to the snapshot's bound (steps_retained) by the snapshot's rule, so a
+     * reload shows the same steps: the oldest finished step goes first, the oldest running one only
+     * when every step kept runs. What goes is counted, the failed ones too, in the server's words.
+     */
+    function boundSteps(body) {
+      var limit = Number(body.getAttribute("data-limit")) || 1000;
+      if (stepCount <= limit) return;
+      var dropped = Number(body.getAttribute("data-dropped")) || 0;
+      var knownFailed = body.getAttribute("data-dropped-failed");
+      var failed = knownFailed === "" || knownFailed === null ? null : Number(knownFailed);
+      while (stepCount > limit) {
+        var first = body.querySelector("tr[data-step-id]");
+        var gone = first;
+        for (var row = first; row; row = row.nextElementSibling) {
+          if (row.hasAttribute("data-step-id") && !row.querySelector('[data-step-state="running"]')) {
+            gone = row;
+            break;
+          }
+        }
+        if (failed !== null && gone.querySelector('[data-step-state="failed"]')) failed += 1;
+        gone.remove();
+        stepCount -= 1;
+        dropped += 1;
+      }
+      body.setAttribute("data-dropped", String(dropped));
+      body.setAttribute("data-dropped-failed", failed === null ? "" : String(failed));
+      var note = slot("steps-dropped");
+      if (note) {
+        note.hidden = false;
+        note.textContent = format.stepsDropped(dropped, failed);
+      }
     }
 
     /** Log lines, a batch at a time: one look at the scroll position, one trim, one scroll. */
@@ -205,17 +236,42 @@
       section("streams").hidden = false;
     }
 
-    function appendDiagnostic(event) {
-      var d = event.data;
+    /**
+     * Diagnostics, a batch at a time, kept to the snapshot's bound (diagnostics_retained) as log
+     * lines are: the oldest go first, counted in the server's words; those of a flood beyond the
+     * bound are counted without being made.
+     */
+    function appendDiagnostics(events) {
+      if (events.length === 0) return;
       var body = slot("diagnostics");
-      var row = clone("diagnostic");
-      field(row, "severity").replaceChildren(clone("severity-" + d.severity) || clone("severity-info"));
-      field(row, "message").textContent = d.message;
-      var where = d.file ? d.file + (d.line !== undefined ? ":" + d.line + (d.column !== undefined ? ":" + d.column : "") : "") : "—";
-      field(row, "location").textContent = where;
-      field(row, "code").textContent = d.code || "—";
-      body.insertBefore(row, body.querySelector("[data-empty]"));
+      var limit = Number(body.getAttribute("data-limit")) || 500;
+      var dropped = Number(body.getAttribute("data-dropped")) || 0;
+      var first = Math.max(0, events.length - limit);
+      dropped += first;
+      var rows = document.createDocumentFragment();
+      for (var i = first; i < events.length; i++) {
+        var d = events[i].data;
+        var row = clone("diagnostic");
+        field(row, "severity").replaceChildren(clone("severity-" + d.severity) || clone("severity-info"));
+        field(row, "message").textContent = d.message;
+        var where = d.file ? d.file + (d.line !== undefined ? ":" + d.line + (d.column !== undefined ? ":" + d.column : "") : "") : "—";
+        field(row, "location").textContent = where;
+        field(row, "code").textContent = d.code || "—";
+        rows.appendChild(row);
+      }
+      body.insertBefore(rows, body.querySelector("[data-empty]"));
       hideEmpty(body);
+      var kept = body.querySelectorAll("tr[data-diagnostic]");
+      for (var k = 0; k < kept.length - limit; k++) {
+        kept[k].remove();
+        dropped += 1;
+      }
+      if (dropped > 0) {
+        body.setAttribute("data-dropped", String(dropped));
+        var note = slot("diagnostics-dropped");
+        note.hidden = false;
+        note.textContent = dropped + " earlier diagnostic(s) not kept.";
+      }
     }
 
     function appendOther(event) {
@@ -289,7 +345,6 @@
         slot("progress-text").textContent = format.progress(p);
         section("progress").setAttribute("data-reported", "true");
       },
-      "execution.diagnostic": appendDiagnostic,
       "execution.cancel_requested": function () {
         setState("cancelling");
       },
@@ -306,9 +361,9 @@
 
     /**
      * Draws what came since the last frame. A flood (a test runner's output, thousands of events a
-     * second) is drawn a batch at a time: log lines added and trimmed together, each stream painted
-     * once with all its new text, only the last progress shown. One event at a time, the page fell
-     * minutes behind and froze its tab.
+     * second) is drawn a batch at a time: log lines and diagnostics added and trimmed together, each
+     * stream painted once with all its new text, only the last progress shown. One event at a
+     * time, the page fell minutes behind and froze its tab.
      */
     function flush() {
       scheduled = false;
@@ -316,11 +371,13 @@
       var batch = pending;
       pending = [];
       var logs = [];
+      var diagnostics = [];
       var streams = new Map();
       var progress = null;
       for (var i = 0; i < batch.length; i++) {
         var event = batch[i];
         if (event.type === "execution.log") logs.push(event);
+        else if (event.type === "execution.diagnostic") diagnostics.push(event);
         else if (event.type === "execution.stream") {
           var name = String(event.data.name);
           streams.set(name, (streams.get(name) || "") + event.data.chunk);
@@ -329,6 +386,7 @@
           // What a terminal event draws comes after every line, chunk and progress before it.
           if (event.type === "execution.completed") {
             appendLogs(logs.splice(0));
+            appendDiagnostics(diagnostics.splice(0));
             streams.forEach(function (chunk, stream) {
               appendStream(stream, chunk);
             });
@@ -341,6 +399,7 @@
         }
       }
       appendLogs(logs);
+      appendDiagnostics(diagnostics);
       streams.forEach(function (chunk, stream) {
         appendStream(stream, chunk);
       });

@@ -51,6 +51,11 @@
       var text = date.getFullYear() + "-" + pad(date.getMonth() + 1) + "-" + pad(date.getDate()) + " " + pad(date.getHours()) + ":" + pad(date.getMinutes()) + ":" + pad(date.getSeconds());
       return zone ? text + " (" + zone + ")" : text + " (local time)";
     },
+    /** The steps the page let go, and the failed ones among them when known (null: not known); cockpit/format.ts's words. */
+    stepsDropped: function (dropped, failed) {
+      var which = failed === null ? "" : failed === 0 ? ", none of them failed" : ", " + failed + " of them failed";
+      return dropped + " earlier step(s) not kept" + which + ".";
+    },
     /** A value as indented JSON; nothing reads as null. */
     json: function (value) {
       return JSON.stringify(value === undefined ? null : value, null, 2);

@@ -8,8 +8,11 @@ export function locationOf(d: Pick<DiagnosticInput, "file" | "line" | "column">)
   return `${d.file}${d.line !== undefined ? `:${d.line}${d.column !== undefined ? `:${d.column}` : ""}` : ""}`;
 }
 
-/** Findings about the work (not the run), bounded like the snapshot; dropped ones are counted. */
-export function DiagnosticsTable(props: { diagnostics: DiagnosticInput[]; dropped: number }) {
+/**
+ * Findings about the work (not the run), bounded like the snapshot (`limit`, diagnostics_retained:
+ * execution.js keeps the page to it); dropped ones are counted.
+ */
+export function DiagnosticsTable(props: { diagnostics: DiagnosticInput[]; dropped: number; limit: number }) {
   return (
     <section class="panel" aria-labelledby="diagnostics-heading">
       <h2 id="diagnostics-heading">Diagnostics</h2>
@@ -26,7 +29,7 @@ export function DiagnosticsTable(props: { diagnostics: DiagnosticInput[]; droppe
               <th scope="col">Code</th>
             </tr>
           </thead>
-          <tbody data-slot="diagnostics">
+          <tbody data-slot="diagnostics" data-limit={String(props.limit)} data-dropped={String(props.dropped)}>
             {props.diagnostics.map((d) => (
               <tr data-diagnostic>
                 <td data-field="severity">

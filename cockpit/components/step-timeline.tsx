@@ -1,6 +1,6 @@
 /** @jsxImportSource hono/jsx */
 import type { StepSnapshot } from "../../runtime/execution/snapshot.ts";
-import { formatDuration } from "../format.ts";
+import { formatDuration, stepsDroppedText } from "../format.ts";
 import { timelineBars, type TimelineBar } from "../timeline.ts";
 
 const STATE_WORDS: Record<TimelineBar["state"], string> = {
@@ -16,12 +16,13 @@ const STATE_WORDS: Record<TimelineBar["state"], string> = {
  * row says its state and duration in words: readable without colour. execution.js re-reads this
  * section from the server while steps change, so the drawing is written once.
  */
-export function StepTimeline(props: { steps: StepSnapshot[]; execution: { started_at: string | null; finished_at: string | null }; now: number }) {
+export function StepTimeline(props: { steps: StepSnapshot[]; execution: { started_at: string | null; finished_at: string | null; steps_dropped?: number; steps_dropped_failed?: number }; now: number }) {
   const { bars, spanMs } = timelineBars(props.steps, props.execution, props.now);
+  const dropped = props.execution.steps_dropped ?? 0;
   return (
     <section class="panel" aria-labelledby="timeline-heading" data-section="timeline" hidden={bars.length === 0}>
       <h2 id="timeline-heading">Timeline</h2>
-      <p class="muted small">{`${bars.length} step(s) over ${formatDuration(spanMs)}.`}</p>
+      <p class="muted small">{`${bars.length} step(s) over ${formatDuration(spanMs)}.${dropped > 0 ? ` ${stepsDroppedText(dropped, props.execution.steps_dropped_failed ?? null)}` : ""}`}</p>
       <ol class="timeline" data-slot="timeline">
         {bars.map((bar) => (
           <li class="timeline-row" data-step-id={bar.id} data-step-state={bar.state}>

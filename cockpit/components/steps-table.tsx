@@ -1,6 +1,6 @@
 /** @jsxImportSource hono/jsx */
 import type { StepSnapshot } from "../../runtime/execution/snapshot.ts";
-import { between, formatDuration } from "../format.ts";
+import { between, formatDuration, stepsDroppedText } from "../format.ts";
 import { StepBadge } from "./badges.tsx";
 
 /** One step as a row; `data-started` lets the script compute the duration when the step ends. */
@@ -28,11 +28,28 @@ function StepRow(props: { step: StepSnapshot; ended: boolean }) {
   );
 }
 
-/** The named steps, in the order they began (a step left running by an ended execution reads "Stopped"); the template is what the script clones for a new one. */
-export function StepsTable(props: { steps: StepSnapshot[]; ended: boolean }) {
+/** What the steps table shows besides the steps: the bound and what it let go. */
+export interface StepsKept {
+  /** steps_retained: execution.js keeps the page to the same bound, by the same rule. */
+  limit: number;
+  dropped: number;
+  /** How many of the dropped had failed; null when the snapshot predates that count. */
+  droppedFailed: number | null;
+}
+
+/**
+ * The named steps, in the order they began (a step left running by an ended execution reads
+ * "Stopped"), and how many earlier ones were not kept; the template is what the script clones for
+ * a new one.
+ */
+export function StepsTable(props: { steps: StepSnapshot[]; ended: boolean; kept: StepsKept }) {
+  const { kept } = props;
   return (
     <section class="panel" aria-labelledby="steps-heading">
       <h2 id="steps-heading">Steps</h2>
+      <p class="muted" data-slot="steps-dropped" hidden={kept.dropped === 0}>
+        {stepsDroppedText(kept.dropped, kept.droppedFailed)}
+      </p>
       <div class="table-scroll">
         <table class="table">
           <caption class="visually-hidden">Steps of this execution</caption>
@@ -44,7 +61,7 @@ export function StepsTable(props: { steps: StepSnapshot[]; ended: boolean }) {
               <th scope="col">Duration</th>
             </tr>
           </thead>
-          <tbody data-slot="steps">
+          <tbody data-slot="steps" data-limit={String(kept.limit)} data-dropped={String(kept.dropped)} data-dropped-failed={kept.droppedFailed === null ? "" : String(kept.droppedFailed)}>
             {props.steps.map((step) => (
               <StepRow step={step} ended={props.ended} />
             ))}

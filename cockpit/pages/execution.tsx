@@ -34,6 +34,9 @@ export interface ExecutionPageProps {
   extras: HistoryExtras;
   heartbeatMs: number;
   logLimit: number;
+  /** steps_retained and diagnostics_retained: the page keeps the snapshot's bounds live too. */
+  stepLimit: number;
+  diagnosticLimit: number;
   streamLimit: number;
   /** A message after an action (a cancel request), already in words. */
   notice: { kind: "info" | "error" | "success"; text: string } | null;
@@ -190,8 +193,8 @@ export function ExecutionPage(props: ExecutionPageProps) {
           <OutputView value={x.output} slot="output" label="Output" />
         </section>
         <StepTimeline steps={x.steps} execution={x} now={props.now} />
-        <StepsTable steps={x.steps} ended={terminal} />
-        <DiagnosticsTable diagnostics={x.diagnostics} dropped={x.diagnostics_dropped} />
+        <StepsTable steps={x.steps} ended={terminal} kept={{ limit: props.stepLimit, dropped: x.steps_dropped ?? 0, droppedFailed: x.steps_dropped_failed ?? null }} />
+        <DiagnosticsTable diagnostics={x.diagnostics} dropped={x.diagnostics_dropped} limit={props.diagnosticLimit} />
         <ArtifactsPanel execution={x} artifacts={props.artifacts} />
         <LogBox lines={x.log} dropped={x.log_dropped} limit={props.logLimit} filter={props.logFilter} action={executionPagePath(x.id)} />
         <Streams streams={props.extras.streams} limit={props.streamLimit} />

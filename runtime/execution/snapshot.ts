@@ -65,6 +65,8 @@ export type ExecutionSnapshot = {
   diagnostics_dropped: number;
   /** Steps dropped from `steps` past the `steps_retained` bound: the oldest finished first, the oldest running once none is finished. */
   steps_dropped: number;
+  /** How many of the `steps_dropped` had failed (absent from snapshots stored before it was counted). */
+  steps_dropped_failed?: number;
   log: LogLineSnapshot[];
   log_dropped: number;
   last_sequence: number;

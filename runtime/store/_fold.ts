@@ -54,6 +54,7 @@ export function initialSnapshot(execution: NewExecution, created_at: string): Ex
     diagnostics: [],
     diagnostics_dropped: 0,
     steps_dropped: 0,
+    steps_dropped_failed: 0,
     log: [],
     log_dropped: 0,
     retained_from: 1,
@@ -103,7 +104,8 @@ export function checkBatch(snapshot: ExecutionSnapshot, drafts: readonly EventDr
 }
 
 /**
- * Keeps at most `bound` steps: the oldest finished ones go first (counted in `steps_dropped`);
+ * Keeps at most `bound` steps: the oldest finished ones go first (counted in `steps_dropped`, the
+ * failed ones among them in `steps_dropped_failed` too);
  * a step still running is never dropped, so a handler looping over steps cannot grow a snapshot
  * without end, and what runs now stays visible.
  */
@@ -113,8 +115,10 @@ function boundSteps(snapshot: ExecutionSnapshot, bound: number): void {
     // Only running steps left: the oldest of them goes too. A handler that begins steps without
     // end must not grow the snapshot without end; a late step_done of a dropped one shows it as
     // a step that took no time (below).
-    snapshot.steps.splice(oldestDone < 0 ? 0 : oldestDone, 1);
+    const [dropped] = snapshot.steps.splice(oldestDone < 0 ? 0 : oldestDone, 1);
     snapshot.steps_dropped = (snapshot.steps_dropped ?? 0) + 1;
+    // A reader told that steps are gone is told whether a failure went with them.
+    if (dropped!.state === "failed") snapshot.steps_dropped_failed = (snapshot.steps_dropped_failed ?? 0) + 1;
   }
 }
 

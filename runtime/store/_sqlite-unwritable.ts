@@ -12,6 +12,7 @@ export function slimmed(snapshot: ExecutionSnapshot): ExecutionSnapshot {
     ...snapshot,
     steps: [],
     steps_dropped: (snapshot.steps_dropped ?? 0) + snapshot.steps.length,
+    steps_dropped_failed: (snapshot.steps_dropped_failed ?? 0) + snapshot.steps.filter((step) => step.state === "failed").length,
     progress: null,
     diagnostics: [],
     diagnostics_dropped: snapshot.diagnostics_dropped + snapshot.diagnostics.length,

@@ -5,6 +5,8 @@ import { loadPage, type FakeFetch, type LoadedPage } from "./_support/dom.ts";
 import { event, executionHtml, ID, runningSnapshot, stamp } from "./_support/fixtures.ts";
 import type { ExecutionSnapshot } from "../../runtime/execution/snapshot.ts";
 import type { LogLevel } from "../../cockpit/log-filter.ts";
+import { defaultLimits } from "../../runtime/execution/limits.ts";
+import { createMemoryStore } from "../../runtime/store/memory-store.ts";
 
 const pages: LoadedPage[] = [];
 
@@ -225,5 +227,80 @@ describe("execution page without scripts", () => {
     expect(doc.querySelector('[data-section="failure"]')!.classList.contains("failure-cancelled")).toBe(true);
     expect(doc.querySelector('tr[data-step-id="a"] [data-step-state="stopped"]')).not.toBeNull();
     expect(doc.querySelector('.timeline-row[data-step-state="stopped"]')).not.toBeNull();
+  });
+});
+
+describe("execution page scripts: bounded steps and diagnostics", () => {
+  const STEP_LIMIT = 4;
+  const DIAGNOSTIC_LIMIT = 3;
+  type Draft = { type: "execution.step" | "execution.step_done" | "execution.diagnostic"; data: Record<string, unknown> };
+  const draft = fc.oneof(
+    fc.constantFrom("a", "b", "c", "d", "e").map((id): Draft => ({ type: "execution.step", data: { id, title: `Step ${id}` } })),
+    fc.tuple(fc.constantFrom("a", "b", "c", "d", "e", "f"), fc.boolean()).map(([id, ok]): Draft => ({ type: "execution.step_done", data: { id, ok } })),
+    fc.nat(99).map((n): Draft => ({ type: "execution.diagnostic", data: { severity: "warning", message: `finding ${n}` } })),
+  );
+
+  /** What a page shows of steps and diagnostics: rows and the notes of what was let go. */
+  function shown(doc: Document) {
+    const text = (selector: string) => {
+      const element = doc.querySelector(selector) as HTMLElement;
+      return element.hidden ? "" : (element.textContent ?? "").trim();
+    };
+    return {
+      steps: [...doc.querySelectorAll('[data-slot="steps"] tr[data-step-id]')].map((row) => `${row.getAttribute("data-step-id")}:${row.querySelector("[data-step-state]")!.getAttribute("data-step-state")}`),
+      stepsDropped: text('[data-slot="steps-dropped"]'),
+      diagnostics: [...doc.querySelectorAll('[data-slot="diagnostics"] tr[data-diagnostic] [data-field="message"]')].map((cell) => cell.textContent),
+      diagnosticsDropped: text('[data-slot="diagnostics-dropped"]'),
+    };
+  }
+
+  test("a page watched live keeps the snapshot's bounds on steps and diagnostics and says what it let go, as a reload would (property)", async () => {
+    const limits = { ...defaultLimits(), steps_retained: STEP_LIMIT, diagnostics_retained: DIAGNOSTIC_LIMIT };
+    const options = { stepLimit: STEP_LIMIT, diagnosticLimit: DIAGNOSTIC_LIMIT };
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.array(draft, { minLength: 1, maxLength: 12 }), { minLength: 1, maxLength: 4 }), async (frames) => {
+        const store = createMemoryStore({ limits });
+        store.create({ id: ID, capability: "executions.demonstrate", input: {}, actor: { kind: "cockpit" }, repository: "/work/checkout", run_id: null, session_key: null, request_id: "r-1", trace_id: "0".repeat(32), cancellable: true, effect: "read" });
+        store.append(ID, [{ type: "execution.started", data: {} }]);
+        const page = loadPage(executionHtml(store.get(ID)!, options), { path: `/cockpit/executions/${ID}`, scripts: [...SCRIPTS] });
+        const view = (page.window as unknown as { docket: { executionView: { apply(e: unknown): void; flush(): void } } }).docket.executionView;
+        page.sockets[0]!.open();
+        // Each frame's events are drawn together, as a flood is.
+        for (const frame of frames) {
+          for (const stored of store.append(ID, frame as never)) view.apply(stored);
+          view.flush();
+        }
+        const reloaded = loadPage(executionHtml(store.get(ID)!, options), { path: `/cockpit/executions/${ID}`, scripts: [] });
+        try {
+          expect(shown(page.document)).toEqual(shown(reloaded.document));
+        } finally {
+          await Promise.all([page.close(), reloaded.close()]);
+        }
+      }),
+      { numRuns: 30 },
+    );
+  }, 60_000);
+
+  test("the steps table says how many earlier steps were not kept and how many of those failed, live and reloaded alike", () => {
+    const steps = ["c", "d"].map((id) => ({ id, title: id, state: "succeeded" as const, message: null, started_at: stamp(1), finished_at: stamp(2) }));
+    const page = loadPage(executionHtml(runningSnapshot({ steps, steps_dropped: 5, steps_dropped_failed: 2 }), { stepLimit: 2 }), { path: `/cockpit/executions/${ID}`, scripts: [...SCRIPTS] });
+    pages.push(page);
+    const note = () => page.document.querySelector('[data-slot="steps-dropped"]')!.textContent;
+    expect(note()).toBe("5 earlier step(s) not kept, 2 of them failed.");
+    expect(page.document.querySelector('[data-section="timeline"] p')!.textContent).toContain("5 earlier step(s) not kept, 2 of them failed.");
+    const socket = page.sockets[0]!;
+    socket.open();
+    socket.receive(event(3, "execution.step", { id: "e", title: "E" }));
+    socket.receive(event(4, "execution.step_done", { id: "e", ok: false }));
+    socket.receive(event(5, "execution.step", { id: "f", title: "F" }));
+    expect(note()).toBe("7 earlier step(s) not kept, 2 of them failed.");
+    socket.receive(event(6, "execution.step", { id: "g", title: "G" }));
+    // e failed and goes now; f still runs and stays.
+    expect(note()).toBe("8 earlier step(s) not kept, 3 of them failed.");
+    expect([...page.document.querySelectorAll('[data-slot="steps"] tr[data-step-id]')].map((row) => row.getAttribute("data-step-id"))).toEqual(["f", "g"]);
+    // A snapshot stored before failed steps were counted says only how many.
+    const older = loadPage(executionHtml(runningSnapshot({ steps, steps_dropped: 5 }), { stepLimit: 2 }), { path: `/cockpit/executions/${ID}`, scripts: [] });
+    pages.push(older);
+    expect(older.document.querySelector('[data-slot="steps-dropped"]')!.textContent).toBe("5 earlier step(s) not kept.");
   });
 });

@@ -165,6 +165,17 @@ export function boundsCases(f: Fixture): void {
       expect(store.get(idOf(1))!.steps.at(-1)).toMatchObject({ id: "outer", state: "succeeded" });
     });
 
+    test("store snapshot counts the failed steps among those it dropped past steps_retained", () => {
+      const store = f.make({ steps_retained: 2 });
+      store.create(newExecution(1));
+      store.append(idOf(1), [draft.started()]);
+      for (let i = 0; i < 6; i++) store.append(idOf(1), [draft.step(`s${i}`), draft.stepDone(`s${i}`, i % 3 !== 0)]);
+      const snapshot = store.get(idOf(1))!;
+      expect(snapshot.steps.map((s) => s.id)).toEqual(["s4", "s5"]);
+      // s0 and s3 failed; both are gone.
+      expect([snapshot.steps_dropped, snapshot.steps_dropped_failed]).toEqual([4, 2]);
+    });
+
     test("store forgets the oldest terminal execution first beyond executions_retained, and never an active one", () => {
       const store = f.make({ executions_retained: 3 });
       store.create(newExecution(1));

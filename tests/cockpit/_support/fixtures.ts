@@ -58,7 +58,7 @@ export function runningSnapshot(overrides: Partial<ExecutionSnapshot> = {}): Exe
 }
 
 /** The execution page as the server renders it for `snapshot`. */
-export function executionHtml(snapshot: ExecutionSnapshot, options: { logLimit?: number; artifacts?: ArtifactInfo[]; logFilter?: LogFilter; now?: number } = {}): string {
+export function executionHtml(snapshot: ExecutionSnapshot, options: { logLimit?: number; stepLimit?: number; diagnosticLimit?: number; artifacts?: ArtifactInfo[]; logFilter?: LogFilter; now?: number } = {}): string {
   const page = ExecutionPage({
     root: "/work/checkout",
     execution: snapshot,
@@ -66,6 +66,8 @@ export function executionHtml(snapshot: ExecutionSnapshot, options: { logLimit?:
     extras: { streams: new Map(), other: [] },
     heartbeatMs: 20_000,
     logLimit: options.logLimit ?? 1000,
+    stepLimit: options.stepLimit ?? 1000,
+    diagnosticLimit: options.diagnosticLimit ?? 500,
     streamLimit: 65_536,
     notice: null,
     artifacts: options.artifacts ?? [],

@@ -44,8 +44,12 @@
     }
 
     // The output by its shape, the artifacts and the timeline are drawn by the server alone.
-    var refresher = docket.sectionRefresher ? docket.sectionRefresher(root, root.getAttribute("data-page")) : { refresh: function () {}, throttled: function () { return function () {}; }, wait: function () {} };
+    var refresher = docket.sectionRefresher ? docket.sectionRefresher(root, root.getAttribute("data-page"), { replaced: replaced }) : { refresh: function () {}, throttled: function () { return function () {}; }, wait: function () {} };
     var refresh = refresher.refresh;
+    /** The server's log lines are in place (the execution ended): the reader's filter applies to them too. */
+    function replaced(names) {
+      if (names.indexOf("log-lines") !== -1 && docket.logFilter) docket.logFilter.applyAll();
+    }
     /** A step began or ended since the timeline was last read. */
     var timelineStale = false;
     function refreshTimelineSoon() {
@@ -205,13 +209,46 @@
       }
       // The count of matching lines covers the lines just added and those let go.
       if (docket.logFilter) docket.logFilter.count();
-      if (dropped > 0) {
-        list.setAttribute("data-dropped", String(dropped));
-        var note = slot("log-dropped");
-        note.hidden = false;
-        note.textContent = dropped + " earlier line(s) not shown.";
-      }
+      list.setAttribute("data-dropped", String(dropped));
+      showLogDropped();
       if (atBottom) box.scrollTop = box.scrollHeight;
+    }
+
+    /**
+     * Says how many earlier lines the page let go: in the server's words, and besides those, the
+     * events it skipped (no longer retained), which may have held lines. Once the execution ended
+     * the server's lines and count take their place.
+     */
+    function showLogDropped() {
+      var list = slot("log");
+      var dropped = Number(list.getAttribute("data-dropped")) || 0;
+      if (dropped === 0 && skipped === 0) return;
+      var note = slot("log-dropped");
+      note.hidden = false;
+      note.textContent = dropped + " earlier line(s) not shown" + (skipped > 0 ? ", not counting any among the " + skipped + " skipped event(s)." : ".");
+    }
+
+    /** Ranges of events the server no longer retained when this page asked for them, and how many. */
+    var missedRanges = [];
+    var skipped = 0;
+    /** Ranges named in the notice; more are counted. */
+    var RANGES_NAMED = 3;
+    function missed(from, to) {
+      missedRanges.push(from === to ? String(from) : from + " to " + to);
+      skipped += to - from + 1;
+      var named = missedRanges.slice(0, RANGES_NAMED);
+      var more = missedRanges.length - named.length;
+      var box = slot("missed");
+      if (box) {
+        box.hidden = false;
+        box.textContent =
+          "Event(s) " +
+          named.join(", ") +
+          (more > 0 ? " and " + more + " more range(s)" : "") +
+          (missedRanges.length > 1 ? " (" + skipped + " in all)" : "") +
+          " are no longer retained by the server, so this page skipped them.";
+      }
+      showLogDropped();
     }
 
     /** A stream's chunks of a batch, joined: painted once, not once per chunk. */
@@ -294,7 +331,9 @@
       // A finished execution that never reported progress shows none, as the server draws it.
       var progress = section("progress");
       if (progress && progress.getAttribute("data-reported") !== "true") progress.remove();
-      refresh(["output", "failure", "artifacts", "timeline", "reconciliation"]);
+      // What events drew is drawn again by the server once they are all in: exact even where the
+      // page skipped events, and what a reload shows.
+      refresh(["output", "failure", "artifacts", "timeline", "reconciliation", "steps", "diagnostics", "log-dropped", "log-lines"]);
       if (data.state === "succeeded") {
         slot("output").textContent = format.json(data.output);
         section("output").hidden = false;
@@ -425,9 +464,7 @@
       /** Draws every event taken so far, now. */
       flush: flush,
       /** Says that events from..to were dropped by the server before this page could read them. */
-      missed: function (from, to) {
-        notice("info", "Events " + from + " to " + to + " are no longer retained by the server, so this page skipped them.");
-      },
+      missed: missed,
       notice: notice,
       /** Starts the timeline's clock (see followTimeline): the page was just drawn, so the first look is a second away. */
       followTimeline: function () {

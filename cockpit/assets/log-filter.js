@@ -8,12 +8,15 @@
 
   function boot() {
     var form = document.querySelector('[data-slot="log-filter"]');
-    var list = document.querySelector('[data-slot="log"]');
-    if (!form || !list) return;
+    if (!form || !list()) return;
     var level = form.querySelector('[name="log_level"]');
     var search = form.querySelector('[name="log_q"]');
     var status = document.querySelector('[data-slot="log-matches"]');
 
+    /** The list as it is now: execution.js may put the server's drawing of it in place. */
+    function list() {
+      return document.querySelector('[data-slot="log"]');
+    }
     function matches(line) {
       var wanted = LEVELS.indexOf(level.value);
       if (LEVELS.indexOf(line.getAttribute("data-level")) < wanted) return false;
@@ -27,7 +30,7 @@
     /** Says how many lines on the page match: after the filter changed, and after lines came or went. */
     function count() {
       if (!status) return;
-      var lines = list.querySelectorAll(".log-line");
+      var lines = list().querySelectorAll(".log-line");
       var shown = 0;
       Array.prototype.forEach.call(lines, function (line) {
         if (!line.hidden) shown += 1;
@@ -36,7 +39,7 @@
       status.textContent = shown + " of " + lines.length + " line(s) match.";
     }
     function applyAll() {
-      Array.prototype.forEach.call(list.querySelectorAll(".log-line"), apply);
+      Array.prototype.forEach.call(list().querySelectorAll(".log-line"), apply);
       count();
     }
     form.addEventListener("submit", function (event) {

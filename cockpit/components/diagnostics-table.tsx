@@ -14,7 +14,7 @@ export function locationOf(d: Pick<DiagnosticInput, "file" | "line" | "column">)
  */
 export function DiagnosticsTable(props: { diagnostics: DiagnosticInput[]; dropped: number; limit: number }) {
   return (
-    <section class="panel" aria-labelledby="diagnostics-heading">
+    <section class="panel" aria-labelledby="diagnostics-heading" data-section="diagnostics">
       <h2 id="diagnostics-heading">Diagnostics</h2>
       <p class="muted" data-slot="diagnostics-dropped" hidden={props.dropped === 0}>
         {`${props.dropped} earlier diagnostic(s) not kept.`}

@@ -51,7 +51,8 @@ function LogFilterForm(props: { filter: LogFilter; action: string }) {
 
 /**
  * The log tail in its own scrolling box. `limit` is the server's bound (log_tail_lines); the
- * script keeps the browser to the same bound, counting what it drops. Lines the filter hides are
+ * script keeps the browser to the same bound, counting what it drops, and re-reads the lines and
+ * their count once the execution ended (events it skipped may have held lines). Lines the filter hides are
  * still in the page (hidden), so clearing the filter needs no round trip.
  */
 export function LogBox(props: { lines: LogLineSnapshot[]; dropped: number; limit: number; filter: LogFilter; action: string }) {
@@ -63,14 +64,14 @@ export function LogBox(props: { lines: LogLineSnapshot[]; dropped: number; limit
         <h2 id="log-heading">Log</h2>
         <LogFilterForm filter={props.filter} action={props.action} />
       </div>
-      <p class="muted small" data-slot="log-dropped" hidden={props.dropped === 0}>
+      <p class="muted small" data-slot="log-dropped" data-section="log-dropped" hidden={props.dropped === 0}>
         {`${props.dropped} earlier line(s) not shown.`}
       </p>
       <p class="muted small" data-slot="log-matches" role="status" hidden={!filtering}>
         {`${shown} of ${props.lines.length} line(s) match.`}
       </p>
       <div class="log-box" tabindex={0} aria-labelledby="log-heading" data-slot="log-box">
-        <ol class="log" data-slot="log" data-limit={String(props.limit)} data-dropped={String(props.dropped)}>
+        <ol class="log" data-slot="log" data-section="log-lines" data-limit={String(props.limit)} data-dropped={String(props.dropped)}>
           {props.lines.map((line) => (
             <LogLine line={line} hidden={!logLineMatches(line, props.filter)} />
           ))}

@@ -45,7 +45,7 @@ export interface StepsKept {
 export function StepsTable(props: { steps: StepSnapshot[]; ended: boolean; kept: StepsKept }) {
   const { kept } = props;
   return (
-    <section class="panel" aria-labelledby="steps-heading">
+    <section class="panel" aria-labelledby="steps-heading" data-section="steps">
       <h2 id="steps-heading">Steps</h2>
       <p class="muted" data-slot="steps-dropped" hidden={kept.dropped === 0}>
         {stepsDroppedText(kept.dropped, kept.droppedFailed)}

@@ -146,6 +146,7 @@ export function ExecutionPage(props: ExecutionPageProps) {
         ) : (
           <div data-slot="notice" hidden></div>
         )}
+        <div class="notice notice-info" role="status" data-slot="missed" hidden></div>
         {x.details_expired ? <Notice kind="info">The details of this long-finished execution have expired; its identity and outcome remain.</Notice> : null}
 
         <section class="panel summary" aria-labelledby="summary-heading">

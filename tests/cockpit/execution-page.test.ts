@@ -12,7 +12,7 @@ afterEach(async () => {
 
 /** The execution page, live: the fake socket is open and ready. */
 function live(snapshot: ExecutionSnapshot = runningSnapshot(), options: { logLimit?: number; fetch?: ReturnType<typeof fakeFetch> } = {}) {
-  const page = loadPage(executionHtml(snapshot, options), { path: `/cockpit/executions/${ID}`, scripts: ["socket.js", "format.js", "execution.js"], fetch: options.fetch });
+  const page = loadPage(executionHtml(snapshot, options), { path: `/cockpit/executions/${ID}`, scripts: ["socket.js", "format.js", "log-filter.js", "refresh.js", "execution.js"], fetch: options.fetch });
   pages.push(page);
   const socket = page.sockets[0]!;
   socket.open();
@@ -194,6 +194,55 @@ describe("execution.js", () => {
     socket().receive(event(7, "execution.log", { level: "info", message: "seven" }));
     await x.page.settle();
     expect([...x.doc.querySelectorAll('[data-slot="log"] .log-message')].map((e) => e.textContent)).toEqual(["three", "six", "seven"]);
-    expect(x.text('[data-slot="notice"]')).toBe("Events 4 to 5 are no longer retained by the server, so this page skipped them.");
+    expect(x.text('[data-slot="missed"]')).toBe("Event(s) 4 to 5 are no longer retained by the server, so this page skipped them.");
+  });
+
+  test("execution.js names every range of events it skipped, counts them beside the lines it let go, and keeps saying so after a Cancel", async () => {
+    // Over HTTP the history starts at 6, then at 12: events 4–5 and 9–11 are gone.
+    let retainedFrom = 6;
+    const fetch = fakeFetch((url) =>
+      url.pathname.endsWith("/cancel") ? { id: ID, state: "cancelling", cancellable: true, requested: true, message: "Cancellation requested." } : { events: [event(retainedFrom, "execution.log", { level: "info", message: `line ${retainedFrom}` })], retained_from: retainedFrom, truncated: true, last_sequence: retainedFrom },
+    );
+    const x = live(runningSnapshot(), { fetch, logLimit: 2 });
+    /** A gap the channel cannot mend twice over: read over HTTP. */
+    async function skipTo(next: number) {
+      x.page.current()!.receive(event(next, "execution.log", { level: "info", message: `line ${next}` }));
+      x.page.current()!.open();
+      x.page.current()!.receive({ type: "stream.ready", heartbeat_ms: 20_000 });
+      x.page.current()!.receive(event(next, "execution.log", { level: "info", message: `line ${next}` }));
+      await x.page.settle();
+    }
+    x.send("execution.log", { level: "info", message: "line 3" });
+    await skipTo(7);
+    x.page.current()!.receive(event(8, "execution.log", { level: "info", message: "line 8" }));
+    retainedFrom = 12;
+    await skipTo(13);
+    expect([...x.doc.querySelectorAll('[data-slot="log"] .log-message')].map((e) => e.textContent)).toEqual(["line 12", "line 13"]);
+    expect(x.text('[data-slot="missed"]')).toBe("Event(s) 4 to 5, 9 to 11 (5 in all) are no longer retained by the server, so this page skipped them.");
+    expect(x.text('[data-slot="log-dropped"]')).toBe("4 earlier line(s) not shown, not counting any among the 5 skipped event(s).");
+    const form = x.doc.querySelector('[data-slot="cancel"]') as HTMLFormElement;
+    form.dispatchEvent(new (x.page.window as any).Event("submit", { cancelable: true }));
+    await x.page.settle();
+    expect(x.text('[data-slot="notice"]')).toBe("Cancellation requested.");
+    expect(x.text('[data-slot="missed"]')).toContain("(5 in all)");
+  });
+
+  test("execution.js puts the server's log lines and their count in place once the execution ended: what a reload shows", async () => {
+    const tail = [12, 13].map((sequence) => ({ sequence, timestamp: "2026-09-08T01:02:04.000Z", level: "info" as const, message: `line ${sequence}` }));
+    const ended = runningSnapshot({ state: "succeeded", finished_at: "2026-09-08T01:02:05.000Z", duration_ms: 2000, output: {}, log: tail, log_dropped: 9, last_sequence: 14 });
+    const fetch = fakeFetch((url) => (url.pathname.startsWith("/api/") ? { events: [event(14, "execution.completed", { state: "succeeded", duration_ms: 2000, output: {} })], retained_from: 14, truncated: true, last_sequence: 14 } : executionHtml(ended, { logLimit: 2 })));
+    const x = live(runningSnapshot(), { fetch, logLimit: 2 });
+    // The page saw lines 3 to 6 of them; the others were in events it skipped.
+    for (let i = 3; i <= 6; i++) x.send("execution.log", { level: "info", message: `line ${i}` });
+    expect(x.text('[data-slot="log-dropped"]')).toBe("2 earlier line(s) not shown.");
+    x.page.current()!.receive(event(14, "execution.completed", { state: "succeeded", duration_ms: 2000, output: {} }));
+    x.page.current()!.open();
+    x.page.current()!.receive({ type: "stream.ready", heartbeat_ms: 20_000 });
+    x.page.current()!.receive(event(14, "execution.completed", { state: "succeeded", duration_ms: 2000, output: {} }));
+    // The gap read over HTTP, then the page's sections re-read.
+    await x.page.settle();
+    await x.page.settle();
+    expect(x.text('[data-slot="log-dropped"]')).toBe("9 earlier line(s) not shown.");
+    expect([...x.doc.querySelectorAll('[data-slot="log"] .log-message')].map((e) => e.textContent)).toEqual(["line 12", "line 13"]);
   });
 });

@@ -335,9 +335,11 @@
       // page skipped events, and what a reload shows.
       refresh(["output", "failure", "artifacts", "timeline", "reconciliation", "steps", "diagnostics", "log-dropped", "log-lines"]);
       if (data.state === "succeeded") {
-        slot("output").textContent = format.json(data.output);
+        // Until the server's drawing of the output takes the section's place (above), the event's
+        // value; one too large for the live channel says so there, and goes with it.
+        var withheld = data.output && data.output.withheld === "too_large";
+        slot("output").textContent = withheld ? "The output is too large for the live channel; it is read from the server (reload the page if it does not appear)." : format.json(data.output);
         section("output").hidden = false;
-        if (data.output && data.output.withheld === "too_large") notice("info", "The output is too large for the live channel; reload the page to see it.");
       }
       if (data.failure) {
         var fields = root.querySelectorAll("[data-failure-field]");

@@ -95,6 +95,22 @@ describe("execution.js", () => {
     expect(x.doc.querySelector("[data-docket-execution]")!.getAttribute("data-terminal")).toBe("true");
   });
 
+  test("execution.js says an output too large for the live channel is on its way, and no more once the server's drawing of it is in place", async () => {
+    const rows = Array.from({ length: 3 }, (_, i) => ({ name: `row ${i}`, size: i }));
+    const ended = runningSnapshot({ state: "succeeded", finished_at: "2026-09-08T01:02:05.000Z", duration_ms: 5, output: rows, last_sequence: 3 });
+    let answer: (html: string) => void = () => {};
+    const fetch = fakeFetch(() => new Promise<string>((resolve) => (answer = resolve)));
+    const x = live(runningSnapshot(), { fetch });
+    x.send("execution.completed", { state: "succeeded", duration_ms: 5, output: { withheld: "too_large", bytes: 300_000, limit: 262_144, self: `/api/v1/executions/get?id=${ID}` } });
+    const tooLarge = () => (x.doc.querySelector('[data-section="output"]')!.textContent ?? "").includes("too large for the live channel") || (x.doc.querySelector('[data-slot="notice"]')!.textContent ?? "").includes("too large");
+    expect(tooLarge()).toBe(true);
+    answer(executionHtml(ended));
+    await x.page.settle();
+    await x.page.settle();
+    expect(tooLarge()).toBe(false);
+    expect(x.doc.querySelectorAll('[data-section="output"] table tbody tr')).toHaveLength(3);
+  });
+
   test("execution.js fills every field of the failure panel when the execution fails", () => {
     const x = live();
     const failure = {

@@ -8,7 +8,8 @@
 // - drops an event at or below the last sequence seen;
 // - on a one-execution channel, an event beyond the next number reconnects with after=<last seen>,
 //   and the same gap a second time is read over HTTP (executions.events) instead;
-// - drops a channel that said nothing for 2.5 heartbeats, and reconnects;
+// - says a channel is stalled once it said nothing for 1.25 heartbeats (the server promises to be
+//   heard within that: docs/protocol.md), and drops it after two, as `--follow` does, and reconnects;
 // - shows the connection by word and shape in the page's indicator.
 // Every URL comes from the options (the page's data attributes); none is written here.
 // `window.docketEnv` may supply WebSocket, fetch, setTimeout, clearTimeout and random (tests do).
@@ -20,8 +21,10 @@
   var BASE_MS = 500;
   /** No retry waits longer than this. */
   var CAP_MS = 15000;
-  /** A channel quiet for this many heartbeats is taken for dead. */
-  var SILENT_HEARTBEATS = 2.5;
+  /** A channel quiet for this many heartbeats has broken the server's promise: the page says so. */
+  var STALLED_HEARTBEATS = 1.25;
+  /** A channel quiet for this many heartbeats is taken for dead (`docket executions events --follow` gives up then too). */
+  var SILENT_HEARTBEATS = 2;
 
   /** The indicator's word and shape per connection state; the colour only repeats them. */
   var LOOK = {
@@ -29,6 +32,7 @@
     live: { shape: "●", word: "Live" },
     reconnecting: { shape: "↻", word: "Reconnecting" },
     "catching-up": { shape: "⇣", word: "Catching up over HTTP" },
+    stalled: { shape: "◐", word: "Stalled — no word from the server" },
     ended: { shape: "■", word: "Finished — nothing more to follow" },
     closed: { shape: "■", word: "Not following" },
   };
@@ -91,6 +95,9 @@
     var attempt = 0;
     var socket = null;
     var watchdog = null;
+    var stalledTimer = null;
+    /** The state a stalled channel shows again once it is heard. */
+    var beforeStalled = null;
     var retry = null;
     var gapAt = null;
     var filling = false;
@@ -113,6 +120,14 @@
 
     function armWatchdog() {
       if (watchdog !== null) env.clearTimeout(watchdog);
+      if (stalledTimer !== null) env.clearTimeout(stalledTimer);
+      if (state === "stalled") show(beforeStalled);
+      stalledTimer = env.setTimeout(function () {
+        stalledTimer = null;
+        if (state !== "live" && state !== "catching-up") return;
+        beforeStalled = state;
+        show("stalled");
+      }, STALLED_HEARTBEATS * heartbeatMs);
       watchdog = env.setTimeout(function () {
         watchdog = null;
         drop();
@@ -123,7 +138,8 @@
     /** Forgets the current socket: its late messages and close are ignored from now on. */
     function drop() {
       if (watchdog !== null) env.clearTimeout(watchdog);
-      watchdog = null;
+      if (stalledTimer !== null) env.clearTimeout(stalledTimer);
+      watchdog = stalledTimer = null;
       var old = socket;
       socket = null;
       if (old) {

@@ -128,14 +128,28 @@ describe("socket.js", () => {
     expect(indicator(page).state).toBe("live");
   });
 
-  test("socket.js drops a channel that said nothing for 2.5 heartbeats and reconnects", () => {
+  test("socket.js says a channel is stalled once it said nothing for 1.25 heartbeats, and live again when it is heard", () => {
     const { page } = openExecution({ random: () => 0 });
     const socket = page.sockets[0]!;
     socket.open();
     socket.receive(ready(1000));
-    page.clock.advance(2000);
+    page.clock.advance(1249);
+    expect(indicator(page)).toEqual({ state: "live", text: "● Live" });
+    page.clock.advance(1);
+    expect(indicator(page)).toEqual({ state: "stalled", text: "◐ Stalled — no word from the server" });
+    expect(socket.closedByClient).toBe(false);
     socket.receive({ type: "stream.heartbeat", timestamp: new Date().toISOString() });
-    page.clock.advance(2499);
+    expect(indicator(page)).toEqual({ state: "live", text: "● Live" });
+  });
+
+  test("socket.js drops a channel that said nothing for two heartbeats, as --follow does, and reconnects", () => {
+    const { page } = openExecution({ random: () => 0 });
+    const socket = page.sockets[0]!;
+    socket.open();
+    socket.receive(ready(1000));
+    page.clock.advance(1900);
+    socket.receive({ type: "stream.heartbeat", timestamp: new Date().toISOString() });
+    page.clock.advance(1999);
     expect(socket.closedByClient).toBe(false);
     page.clock.advance(1);
     expect(socket.closedByClient).toBe(true);
@@ -199,8 +213,8 @@ describe("socket.js", () => {
     expect(shownLines(page)).toEqual([3, 4, 5, 6, 7, 8, 9, 10, 11].map((n) => `line ${n}`));
     expect(indicator(page).state).toBe("live");
     expect(page.document.querySelector("[data-docket-execution]")!.getAttribute("data-state")).toBe("running");
-    // 2.5 heartbeats of silence: the socket is taken for dead and the page asks again from 11.
-    page.clock.advance(2500);
+    // Two heartbeats of silence: the socket is taken for dead and the page asks again from 11.
+    page.clock.advance(2000);
     expect(third.closedByClient).toBe(true);
     expect(indicator(page).state).toBe("reconnecting");
     page.clock.advance(250);

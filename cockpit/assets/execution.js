@@ -82,16 +82,19 @@
       box.textContent = text;
     }
 
-    function setState(state) {
+    /** The page's state; `at`, the event's time, ends the steps a terminal state stops. */
+    function setState(state, at) {
+      var terminal = state === "succeeded" || state === "failed" || state === "cancelled";
       root.setAttribute("data-state", state);
-      if (state === "succeeded" || state === "failed" || state === "cancelled") stopRunningSteps();
+      // Whether or not it could be cancelled: the timeline's clock stops on it.
+      if (terminal) root.setAttribute("data-terminal", "true");
+      if (terminal) stopRunningSteps(at);
       var holder = slot("state");
       var badge = clone("state-" + state);
       if (holder && badge) holder.replaceChildren(badge);
       var cancel = slot("cancel");
       if (!cancel) return;
-      if (state === "succeeded" || state === "failed" || state === "cancelled") {
-        root.setAttribute("data-terminal", "true");
+      if (terminal) {
         cancel.remove();
       } else if (state === "cancelling") {
         var button = cancel.querySelector("button");
@@ -102,12 +105,14 @@
       }
     }
 
-    /** A step still running when its execution ended will never finish: it reads "Stopped". */
-    function stopRunningSteps() {
+    /** A step still running when its execution ended will never finish: it reads "Stopped", and lasted until the end. */
+    function stopRunningSteps(at) {
       var running = slot("steps") ? slot("steps").querySelectorAll('[data-step-state="running"]') : [];
       Array.prototype.forEach.call(running, function (badge) {
+        var row = badge.closest("tr[data-step-id]");
         var stopped = clone("step-stopped");
         if (stopped) badge.replaceWith(stopped);
+        if (row && at) field(row, "duration").textContent = format.duration(Date.parse(at) - Date.parse(row.getAttribute("data-started")));
       });
     }
 
@@ -325,7 +330,7 @@
 
     function complete(event) {
       var data = event.data;
-      setState(data.state);
+      setState(data.state, event.timestamp);
       setFact("finished_at", format.time(event.timestamp));
       setFact("duration", format.duration(data.duration_ms));
       // A finished execution that never reported progress shows none, as the server draws it.

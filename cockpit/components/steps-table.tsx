@@ -3,10 +3,14 @@ import type { StepSnapshot } from "../../runtime/execution/snapshot.ts";
 import { between, formatDuration, stepsDroppedText } from "../format.ts";
 import { StepBadge } from "./badges.tsx";
 
-/** One step as a row; `data-started` lets the script compute the duration when the step ends. */
-function StepRow(props: { step: StepSnapshot; ended: boolean }) {
+/**
+ * One step as a row; `data-started` lets the script compute the duration when the step ends. A
+ * step stopped by its execution's end lasted until then, as the timeline says.
+ */
+function StepRow(props: { step: StepSnapshot; endedAt: string | null }) {
   const s = props.step;
-  const state = s.state === "running" && props.ended ? "stopped" : s.state;
+  const stopped = s.state === "running" && props.endedAt !== null;
+  const state = stopped ? "stopped" : s.state;
   return (
     <tr data-step-id={s.id} data-started={s.started_at}>
       <td data-field="state">
@@ -23,7 +27,7 @@ function StepRow(props: { step: StepSnapshot; ended: boolean }) {
       <td data-field="message" class="wrap-anywhere">
         {s.message ?? ""}
       </td>
-      <td data-field="duration">{formatDuration(between(s.started_at, s.finished_at))}</td>
+      <td data-field="duration">{formatDuration(between(s.started_at, stopped ? props.endedAt : s.finished_at))}</td>
     </tr>
   );
 }
@@ -42,7 +46,7 @@ export interface StepsKept {
  * "Stopped"), and how many earlier ones were not kept; the template is what the script clones for
  * a new one.
  */
-export function StepsTable(props: { steps: StepSnapshot[]; ended: boolean; kept: StepsKept }) {
+export function StepsTable(props: { steps: StepSnapshot[]; /** When the execution ended; null while it runs. */ endedAt: string | null; kept: StepsKept }) {
   const { kept } = props;
   return (
     <section class="panel" aria-labelledby="steps-heading" data-section="steps">
@@ -63,7 +67,7 @@ export function StepsTable(props: { steps: StepSnapshot[]; ended: boolean; kept:
           </thead>
           <tbody data-slot="steps" data-limit={String(kept.limit)} data-dropped={String(kept.dropped)} data-dropped-failed={kept.droppedFailed === null ? "" : String(kept.droppedFailed)}>
             {props.steps.map((step) => (
-              <StepRow step={step} ended={props.ended} />
+              <StepRow step={step} endedAt={props.endedAt} />
             ))}
             <tr data-empty hidden={props.steps.length > 0}>
               <td colspan={4} class="empty">

@@ -194,7 +194,7 @@ export function ExecutionPage(props: ExecutionPageProps) {
           <OutputView value={x.output} slot="output" label="Output" />
         </section>
         <StepTimeline steps={x.steps} execution={x} now={props.now} />
-        <StepsTable steps={x.steps} ended={terminal} kept={{ limit: props.stepLimit, dropped: x.steps_dropped ?? 0, droppedFailed: x.steps_dropped_failed ?? null }} />
+        <StepsTable steps={x.steps} endedAt={terminal ? (x.finished_at ?? new Date(props.now).toISOString()) : null} kept={{ limit: props.stepLimit, dropped: x.steps_dropped ?? 0, droppedFailed: x.steps_dropped_failed ?? null }} />
         <DiagnosticsTable diagnostics={x.diagnostics} dropped={x.diagnostics_dropped} limit={props.diagnosticLimit} />
         <ArtifactsPanel execution={x} artifacts={props.artifacts} />
         <LogBox lines={x.log} dropped={x.log_dropped} limit={props.logLimit} filter={props.logFilter} action={executionPagePath(x.id)} />

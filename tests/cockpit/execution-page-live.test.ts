@@ -128,6 +128,8 @@ describe("execution page scripts: colour and filter", () => {
     x.send("execution.completed", { state: "cancelled", duration_ms: 12, failure: { error_code: "cancelled", message: "Cancelled.", stage: "run", retryability: "safe", outcome_certainty: "not_applied", correlation_id: "c-1", request_id: "r-1", trace_id: "t", context: {} } });
     expect(x.doc.querySelector('tr[data-step-id="slow"] [data-step-state="running"]')).toBeNull();
     expect(x.doc.querySelector('tr[data-step-id="slow"] [data-step-state="stopped"]')!.textContent).toContain("Stopped");
+    // It lasted from its start (sequence 3) to the end (sequence 5): the timeline says the same.
+    expect(x.doc.querySelector('tr[data-step-id="slow"] [data-field="duration"]')!.textContent).toBe("2 ms");
   });
 });
 
@@ -172,6 +174,26 @@ describe("execution page scripts: the timeline", () => {
     await x.page.settle();
     const afterEnd = x.urls.length;
     expect(time()).toBe("done · 3.50 s");
+    x.page.clock.advance(5000);
+    await x.page.settle();
+    expect(x.urls.length).toBe(afterEnd);
+  });
+});
+
+describe("execution page scripts: the timeline of an execution that cannot be cancelled", () => {
+  test("the timeline's clock stops when an execution without a Cancel button ends", async () => {
+    const step = { id: "one", title: "Step one", state: "running" as const, message: null, started_at: stamp(0), finished_at: null };
+    let snapshot = runningSnapshot({ cancellable: false, steps: [step] });
+    const x = liveServed(() => snapshot);
+    expect(x.doc.querySelector('[data-slot="cancel"]')).toBeNull();
+    x.page.clock.advance(1000);
+    await x.page.settle();
+    expect(x.urls.length).toBe(1);
+    snapshot = runningSnapshot({ cancellable: false, state: "succeeded", finished_at: stamp(1500), steps: [{ ...step, state: "succeeded", finished_at: stamp(1500) }] });
+    x.send(3, "execution.completed", { state: "succeeded", duration_ms: 1500, output: {} });
+    await x.page.settle();
+    expect(x.doc.querySelector("[data-docket-execution]")!.getAttribute("data-terminal")).toBe("true");
+    const afterEnd = x.urls.length;
     x.page.clock.advance(5000);
     await x.page.settle();
     expect(x.urls.length).toBe(afterEnd);
@@ -227,6 +249,9 @@ describe("execution page without scripts", () => {
     expect(doc.querySelector('[data-section="failure"]')!.classList.contains("failure-cancelled")).toBe(true);
     expect(doc.querySelector('tr[data-step-id="a"] [data-step-state="stopped"]')).not.toBeNull();
     expect(doc.querySelector('.timeline-row[data-step-state="stopped"]')).not.toBeNull();
+    // Stopped at the execution's end, 5 s after it began: the table and the timeline say so alike.
+    expect(doc.querySelector('tr[data-step-id="a"] [data-field="duration"]')!.textContent).toBe("5.00 s");
+    expect(doc.querySelector('.timeline-row[data-step-id="a"] .timeline-time')!.textContent).toBe("stopped · 5.00 s");
   });
 });
 

@@ -23,6 +23,7 @@ import { historyExtras, STREAM_TAIL_CHARS } from "./history-extras.ts";
 import { CapabilitiesPage } from "./pages/capabilities.tsx";
 import { CapabilityPage } from "./pages/capability.tsx";
 import { ExecutionPage } from "./pages/execution.tsx";
+import { EXECUTION_SECTIONS, ExecutionSections, isExecutionSection } from "./pages/execution-sections.tsx";
 import { ExecutionsPage } from "./pages/executions.tsx";
 import { OverviewPage } from "./pages/overview.tsx";
 import { problemResponse } from "./problem-response.tsx";
@@ -157,27 +158,34 @@ export function createCockpit(options: CockpitOptions): Hono<AppEnv> {
         suggestion: `It may have been forgotten: only the ${plane.limits.executions_retained} most recent are kept. The executions page lists those that are.`,
       });
     }
+    // Sections a page re-reads (refresh.js): those alone, not the page.
+    const sections = c.req.queries("section") ?? [];
+    const unknown = sections.find((name) => !isExecutionSection(name));
+    if (unknown !== undefined) {
+      return problemResponse(c, root, { status: 400, title: "Unknown section", message: `section must be one of ${Object.keys(EXECUTION_SECTIONS).join(", ")}, got ${JSON.stringify(unknown.slice(0, 40))}.` });
+    }
     const noticeKey = c.req.query("notice");
     const notices = { ...CANCEL_NOTICES, ...RELEASE_NOTICES, ...RECONCILE_NOTICES };
     const notice = noticeKey && Object.hasOwn(notices, noticeKey) ? notices[noticeKey as keyof typeof notices] : null;
-    const page = (
-      <ExecutionPage
-        root={root}
-        execution={execution}
-        capability={plane.capability(execution.capability)}
-        extras={historyExtras(plane.store, id, execution.last_sequence)}
-        heartbeatMs={plane.limits.heartbeat_ms}
-        logLimit={plane.limits.log_tail_lines}
-        stepLimit={plane.limits.steps_retained}
-        diagnosticLimit={plane.limits.diagnostics_retained}
-        streamLimit={STREAM_TAIL_CHARS}
-        notice={notice}
-        artifacts={plane.handle(cockpitEdge(c)).artifacts(id)}
-        logFilter={logFilterOf((name) => c.req.query(name))}
-        now={Date.now()}
-      />
-    );
-    return htmlPage(c, page);
+    const partial = sections.length > 0;
+    const props = {
+      root,
+      execution,
+      capability: plane.capability(execution.capability),
+      // What only the whole page shows is not read for sections.
+      extras: partial ? { streams: new Map(), other: [] } : historyExtras(plane.store, id, execution.last_sequence),
+      heartbeatMs: plane.limits.heartbeat_ms,
+      logLimit: plane.limits.log_tail_lines,
+      stepLimit: plane.limits.steps_retained,
+      diagnosticLimit: plane.limits.diagnostics_retained,
+      streamLimit: STREAM_TAIL_CHARS,
+      notice,
+      artifacts: partial && !sections.includes("artifacts") ? [] : plane.handle(cockpitEdge(c)).artifacts(id),
+      logFilter: logFilterOf((name) => c.req.query(name)),
+      now: Date.now(),
+    };
+    if (partial) return htmlPage(c, <ExecutionSections {...props} names={sections.filter(isExecutionSection)} />);
+    return htmlPage(c, <ExecutionPage {...props} />);
   });
 
   app.post("/executions/:id/cancel", (c) => cancelExecution(c, plane, c.req.param("id")));

@@ -2,6 +2,7 @@
 // place (`data-section="…"`). What only the server draws (an output by its shape, a timeline, a
 // chart) is then never drawn twice, in TypeScript and again in the browser. Requests are
 // coalesced: while one is on its way, later asks wait for it and go out once, a second later.
+// The request names the sections (`?section=…`), so a page able to draw them alone sends only them.
 // `hooks.sent()` runs as a request goes out and `hooks.replaced(names)` once its sections are in
 // place: what a page applied in between may predate the server's drawing, and can be applied again.
 (function () {
@@ -31,7 +32,12 @@
       wanted = {};
       inFlight = true;
       if (hooks.sent) hooks.sent();
-      request(pageUrl, { headers: { Accept: "text/html" }, credentials: "same-origin" })
+      // A page that can draw sections alone answers only those (`?section=`); another, the page.
+      var url = new URL(pageUrl, window.location.href);
+      asked.forEach(function (name) {
+        url.searchParams.append("section", name);
+      });
+      request(url.pathname + url.search, { headers: { Accept: "text/html" }, credentials: "same-origin" })
         .then(function (response) {
           return response.ok ? response.text() : null;
         })

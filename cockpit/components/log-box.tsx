@@ -49,6 +49,26 @@ function LogFilterForm(props: { filter: LogFilter; action: string }) {
   );
 }
 
+/** How many earlier lines the tail let go; execution.js re-reads it (section `log-dropped`). */
+export function LogDropped(props: { dropped: number }) {
+  return (
+    <p class="muted small" data-slot="log-dropped" data-section="log-dropped" hidden={props.dropped === 0}>
+      {`${props.dropped} earlier line(s) not shown.`}
+    </p>
+  );
+}
+
+/** The lines of the tail, those the filter hides hidden; execution.js re-reads them (section `log-lines`). */
+export function LogLines(props: { lines: LogLineSnapshot[]; dropped: number; limit: number; filter: LogFilter }) {
+  return (
+    <ol class="log" data-slot="log" data-section="log-lines" data-limit={String(props.limit)} data-dropped={String(props.dropped)}>
+      {props.lines.map((line) => (
+        <LogLine line={line} hidden={!logLineMatches(line, props.filter)} />
+      ))}
+    </ol>
+  );
+}
+
 /**
  * The log tail in its own scrolling box. `limit` is the server's bound (log_tail_lines); the
  * script keeps the browser to the same bound, counting what it drops, and re-reads the lines and
@@ -64,18 +84,12 @@ export function LogBox(props: { lines: LogLineSnapshot[]; dropped: number; limit
         <h2 id="log-heading">Log</h2>
         <LogFilterForm filter={props.filter} action={props.action} />
       </div>
-      <p class="muted small" data-slot="log-dropped" data-section="log-dropped" hidden={props.dropped === 0}>
-        {`${props.dropped} earlier line(s) not shown.`}
-      </p>
+      <LogDropped dropped={props.dropped} />
       <p class="muted small" data-slot="log-matches" role="status" hidden={!filtering}>
         {`${shown} of ${props.lines.length} line(s) match.`}
       </p>
       <div class="log-box" tabindex={0} aria-labelledby="log-heading" data-slot="log-box">
-        <ol class="log" data-slot="log" data-section="log-lines" data-limit={String(props.limit)} data-dropped={String(props.dropped)}>
-          {props.lines.map((line) => (
-            <LogLine line={line} hidden={!logLineMatches(line, props.filter)} />
-          ))}
-        </ol>
+        <LogLines lines={props.lines} dropped={props.dropped} limit={props.limit} filter={props.filter} />
         <p class="empty" data-slot="log-empty" hidden={props.lines.length > 0}>
           No log lines.
         </p>

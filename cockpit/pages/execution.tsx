@@ -4,12 +4,7 @@ import type { ExecutionSnapshot } from "../../runtime/execution/snapshot.ts";
 import { isTerminal } from "../../runtime/execution/state-machine.ts";
 import { BadgeTemplates, EffectBadge, StateBadge } from "../components/badges.tsx";
 import { ConnectionStatus } from "../components/connection-status.tsx";
-import { DiagnosticsTable } from "../components/diagnostics-table.tsx";
-import { FailurePanel } from "../components/failure-panel.tsx";
 import { JsonBlock } from "../components/json-block.tsx";
-import { ArtifactsPanel } from "../components/artifacts-panel.tsx";
-import { OutputView } from "../components/output-view.tsx";
-import { StepTimeline } from "../components/step-timeline.tsx";
 import { When } from "../components/when.tsx";
 import type { ArtifactInfo } from "../../runtime/execution/plane.ts";
 import type { LogFilter } from "../log-filter.ts";
@@ -18,11 +13,10 @@ import { LogBox } from "../components/log-box.tsx";
 import { Notice } from "../components/notice.tsx";
 import { OtherEvents } from "../components/other-events.tsx";
 import { ProgressBar } from "../components/progress-bar.tsx";
-import { ReconciliationPanel } from "../components/reconciliation-panel.tsx";
-import { StepsTable } from "../components/steps-table.tsx";
 import { Streams } from "../components/streams.tsx";
 import { actorLabel, formatDuration, formatTime } from "../format.ts";
 import type { HistoryExtras } from "../history-extras.ts";
+import { EXECUTION_SECTIONS } from "./execution-sections.tsx";
 import { cancelPath, capabilityPagePath, executionPagePath, executionsPath, runAgainPath } from "../paths.ts";
 
 /** What the execution page shows. */
@@ -100,7 +94,6 @@ export function ExecutionPage(props: ExecutionPageProps) {
   const x = props.execution;
   const terminal = isTerminal(x.state);
   const title = props.capability?.title ?? x.capability;
-  const cancelled = x.state === "cancelled";
   return (
     <Layout title={`${x.capability} ${x.id}`} section="executions" root={props.root} scripts={["socket.js", "format.js", "anser.js", "ansi.js", "log-filter.js", "output-table.js", "refresh.js", "execution.js", "run-form.js"]}>
       <div
@@ -185,18 +178,13 @@ export function ExecutionPage(props: ExecutionPageProps) {
         </section>
 
         {terminal && x.progress === null ? null : <ProgressBar progress={x.progress} />}
-        <FailurePanel failure={x.failure} title={cancelled ? "Cancelled" : "Failure"} tone={cancelled ? "cancelled" : "failed"} />
-        <ReconciliationPanel execution={x} canCheck={typeof props.capability?.def.reconcile === "function"} />
-        <section class="panel output" data-section="output" hidden={x.state !== "succeeded"} aria-labelledby="output-heading">
-          <h2 id="output-heading">
-            <span aria-hidden="true">✓ </span>Output
-          </h2>
-          <OutputView value={x.output} slot="output" label="Output" />
-        </section>
-        <StepTimeline steps={x.steps} execution={x} now={props.now} />
-        <StepsTable steps={x.steps} endedAt={terminal ? (x.finished_at ?? new Date(props.now).toISOString()) : null} kept={{ limit: props.stepLimit, dropped: x.steps_dropped ?? 0, droppedFailed: x.steps_dropped_failed ?? null }} />
-        <DiagnosticsTable diagnostics={x.diagnostics} dropped={x.diagnostics_dropped} limit={props.diagnosticLimit} />
-        <ArtifactsPanel execution={x} artifacts={props.artifacts} />
+        {EXECUTION_SECTIONS.failure(props)}
+        {EXECUTION_SECTIONS.reconciliation(props)}
+        {EXECUTION_SECTIONS.output(props)}
+        {EXECUTION_SECTIONS.timeline(props)}
+        {EXECUTION_SECTIONS.steps(props)}
+        {EXECUTION_SECTIONS.diagnostics(props)}
+        {EXECUTION_SECTIONS.artifacts(props)}
         <LogBox lines={x.log} dropped={x.log_dropped} limit={props.logLimit} filter={props.logFilter} action={executionPagePath(x.id)} />
         <Streams streams={props.extras.streams} limit={props.streamLimit} />
         <OtherEvents events={props.extras.other} />

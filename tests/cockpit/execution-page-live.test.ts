@@ -168,6 +168,8 @@ describe("execution page scripts: the timeline", () => {
       expect(time()).toBe(`running · ${seconds}.00 s`);
     }
     expect(x.urls.length).toBe(3);
+    // Only the timeline is asked for, not the page.
+    expect(x.urls[0]).toBe(`/cockpit/executions/${ID}?section=timeline`);
 
     snapshot = runningSnapshot({ state: "succeeded", finished_at: stamp(3500), steps: [{ ...step, state: "succeeded", finished_at: stamp(3500) }] });
     x.send(3, "execution.completed", { state: "succeeded", duration_ms: 3500, output: {} });

@@ -56,7 +56,7 @@ describe("live-list.js", () => {
     expect(row().querySelector('[data-cell="actor"]')!.textContent).toBe("docket run (pid 42)");
     expect(text(row().querySelector('[data-cell="state"]'))).toBe("○ Queued");
     // A state changed: the counts are the server's, read again.
-    expect(served.fetch.urls.at(-1)).toBe("/cockpit");
+    expect(served.fetch.urls.at(-1)).toBe("/cockpit?section=counts");
     served.answer(overviewHtml([runningSnapshot()], countsOf({ queued: 1, running: 1, succeeded: 4 })));
     await page.settle();
     expect([count("queued"), count("running")]).toEqual(["1", "1"]);
@@ -141,7 +141,7 @@ describe("live-list.js", () => {
     const notice = doc.querySelector('[data-slot="resync"]')!;
     page.sockets[0]!.open();
     page.sockets[0]!.receive({ type: "stream.ready", subscribed: "all", replayed: 0, truncated: false, heartbeat_ms: 20_000 });
-    expect(served.fetch.urls).toEqual(["/cockpit/executions?state=succeeded&capability=team.echo"]);
+    expect(served.fetch.urls).toEqual(["/cockpit/executions?state=succeeded&capability=team.echo&section=counts&section=list"]);
     served.answer(executionsHtml([shown], countsOf({ queued: 1, succeeded: 1 }), filter));
     await page.settle();
     // Another capability's queued execution, never shown here, is cancelled: sequence 2, from queued.
@@ -167,14 +167,15 @@ describe("live-list.js", () => {
     page.sockets[0]!.open();
     page.sockets[0]!.receive({ type: "stream.ready", subscribed: "all", heartbeat_ms: 20_000 });
     await page.settle();
-    expect(fetch.urls).toEqual(["/cockpit"]);
+    const everything = "/cockpit?section=counts&section=active&section=recent";
+    expect(fetch.urls).toEqual([everything]);
     page.sockets[0]!.lose();
     page.clock.advance(250);
     page.sockets[1]!.open();
     page.sockets[1]!.receive({ type: "stream.ready", subscribed: "all", heartbeat_ms: 20_000 });
     await page.settle();
     expect(page.sockets[1]!.url).toBe(`${ORIGIN.replace("http", "ws")}/events`);
-    expect(fetch.urls).toEqual(["/cockpit", "/cockpit"]);
+    expect(fetch.urls).toEqual([everything, everything]);
     page.sockets[1]!.receive({ type: "stream.lagged", dropped: 3, last_sequence: {} });
     await page.settle();
     expect(fetch.urls).toHaveLength(3);

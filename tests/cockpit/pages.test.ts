@@ -262,6 +262,24 @@ describe("cockpit pages", () => {
     expect(failed.querySelector('[data-counts] a[aria-current="true"]')?.textContent).toContain("Failed");
   });
 
+  test("an execution page answers the sections it is asked for alone, not its large input: what its scripts re-read", async () => {
+    const id = await server.start("team.echo", { message: "m".repeat(300_000) });
+    await server.completed(id);
+    const whole = await server.page(`/cockpit/executions/${id}`);
+    const part = await server.page(`/cockpit/executions/${id}?section=timeline&section=steps`);
+    expect(part.status).toBe(200);
+    const doc = parseHtml(part.html);
+    expect([...doc.querySelectorAll("[data-section]")].map((element) => element.getAttribute("data-section"))).toEqual(["timeline", "steps"]);
+    expect(doc.querySelector('[data-section="steps"] tr[data-step-id="echo"]')).not.toBeNull();
+    // The whole page holds the input (its first 256 KiB); the sections hold neither it nor the log.
+    expect(whole.html.length).toBeGreaterThan(250_000);
+    expect(part.html.length).toBeLessThan(10_000);
+    expect(part.headers.get("content-security-policy")).toContain("default-src");
+    const wrong = await server.page(`/cockpit/executions/${id}?section=timeline&section=input`);
+    expect(wrong.status).toBe(400);
+    expect(textOf(parseHtml(wrong.html), "main")).toContain('section must be one of output, failure, reconciliation, timeline, steps, diagnostics, artifacts, log-dropped, log-lines, got "input".');
+  });
+
   test("unknown ids answer a 404 page, malformed ones a 400 page, and both carry the CSP", async () => {
     const cases: Array<[string, number, string]> = [
       ["/cockpit/executions/x-20260101T000000Z-00000000", 404, "No such execution"],

@@ -23,7 +23,9 @@ import { historyExtras, STREAM_TAIL_CHARS } from "./history-extras.ts";
 import { CapabilitiesPage } from "./pages/capabilities.tsx";
 import { CapabilityPage } from "./pages/capability.tsx";
 import { ExecutionPage } from "./pages/execution.tsx";
-import { EXECUTION_SECTIONS, ExecutionSections, isExecutionSection } from "./pages/execution-sections.tsx";
+import { EXECUTION_SECTION_NAMES, ExecutionSections } from "./pages/execution-sections.tsx";
+import { OVERVIEW_SECTION_NAMES, OverviewSections } from "./pages/overview-sections.tsx";
+import { sectionsAsked, unknownSectionMessage } from "./section-query.ts";
 import { ExecutionsPage } from "./pages/executions.tsx";
 import { OverviewPage } from "./pages/overview.tsx";
 import { problemResponse } from "./problem-response.tsx";
@@ -64,24 +66,28 @@ export function createCockpit(options: CockpitOptions): Hono<AppEnv> {
   });
 
   app.get("/", (c) => {
-    const recent = plane.store.list({ limit: RECENT });
-    const active = (["running", "cancelling", "queued"] as const)
-      .flatMap((state) => plane.store.list({ state, limit: PAGE_SIZE }).items)
-      .sort((a, b) => b.created_at.localeCompare(a.created_at));
-    const page = (
-      <OverviewPage
-        root={root}
-        counts={recent.counts}
-        active={active}
-        recent={recent.items}
-        loadErrors={plane.loadErrors()}
-        capabilityCount={plane.capabilities().length}
-        catalog={catalogSignature(plane.capabilities(), plane.loadErrors())}
-        heartbeatMs={plane.limits.heartbeat_ms}
-        activity={{ ...stateBuckets(plane.store, { now: Date.now(), spanMs: ACTIVITY_HOURS * 3600_000 }), spanHours: ACTIVITY_HOURS }}
-      />
-    );
-    return htmlPage(c, page);
+    // The sections live-list.js re-reads (the counts at each change of state): only what they show is read.
+    const asked = sectionsAsked(c, OVERVIEW_SECTION_NAMES);
+    if ("unknown" in asked) return problemResponse(c, root, { status: 400, title: "Unknown section", message: unknownSectionMessage(OVERVIEW_SECTION_NAMES, asked.unknown) });
+    const needs = (name: (typeof OVERVIEW_SECTION_NAMES)[number]) => asked.names === null || asked.names.includes(name);
+    // Every list page carries the counts; the counts alone need the shortest.
+    const recent = plane.store.list({ limit: needs("recent") ? RECENT : 1 });
+    const active = needs("active")
+      ? (["running", "cancelling", "queued"] as const).flatMap((state) => plane.store.list({ state, limit: PAGE_SIZE }).items).sort((a, b) => b.created_at.localeCompare(a.created_at))
+      : [];
+    const props = {
+      root,
+      counts: recent.counts,
+      active,
+      recent: recent.items,
+      loadErrors: plane.loadErrors(),
+      capabilityCount: plane.capabilities().length,
+      catalog: asked.names === null ? catalogSignature(plane.capabilities(), plane.loadErrors()) : "",
+      heartbeatMs: plane.limits.heartbeat_ms,
+      activity: needs("activity") ? { ...stateBuckets(plane.store, { now: Date.now(), spanMs: ACTIVITY_HOURS * 3600_000 }), spanHours: ACTIVITY_HOURS } : { buckets: [], spanHours: ACTIVITY_HOURS, more: false },
+    };
+    if (asked.names !== null) return htmlPage(c, <OverviewSections {...props} names={asked.names} />);
+    return htmlPage(c, <OverviewPage {...props} />);
   });
 
   app.get("/capabilities", (c) => htmlPage(c, <CapabilitiesPage root={root} capabilities={plane.capabilities()} loadErrors={plane.loadErrors()} query={(c.req.query("q") ?? "").slice(0, 200)} />));
@@ -159,11 +165,9 @@ export function createCockpit(options: CockpitOptions): Hono<AppEnv> {
       });
     }
     // Sections a page re-reads (refresh.js): those alone, not the page.
-    const sections = c.req.queries("section") ?? [];
-    const unknown = sections.find((name) => !isExecutionSection(name));
-    if (unknown !== undefined) {
-      return problemResponse(c, root, { status: 400, title: "Unknown section", message: `section must be one of ${Object.keys(EXECUTION_SECTIONS).join(", ")}, got ${JSON.stringify(unknown.slice(0, 40))}.` });
-    }
+    const asked = sectionsAsked(c, EXECUTION_SECTION_NAMES);
+    if ("unknown" in asked) return problemResponse(c, root, { status: 400, title: "Unknown section", message: unknownSectionMessage(EXECUTION_SECTION_NAMES, asked.unknown) });
+    const sections = asked.names ?? [];
     const noticeKey = c.req.query("notice");
     const notices = { ...CANCEL_NOTICES, ...RELEASE_NOTICES, ...RECONCILE_NOTICES };
     const notice = noticeKey && Object.hasOwn(notices, noticeKey) ? notices[noticeKey as keyof typeof notices] : null;
@@ -184,7 +188,7 @@ export function createCockpit(options: CockpitOptions): Hono<AppEnv> {
       logFilter: logFilterOf((name) => c.req.query(name)),
       now: Date.now(),
     };
-    if (partial) return htmlPage(c, <ExecutionSections {...props} names={sections.filter(isExecutionSection)} />);
+    if (partial) return htmlPage(c, <ExecutionSections {...props} names={sections} />);
     return htmlPage(c, <ExecutionPage {...props} />);
   });
 

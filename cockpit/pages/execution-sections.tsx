@@ -46,12 +46,10 @@ export const EXECUTION_SECTIONS = {
 /** A section's name. */
 export type ExecutionSectionName = keyof typeof EXECUTION_SECTIONS;
 
-/** Whether `name` names one of {@link EXECUTION_SECTIONS}. */
-export function isExecutionSection(name: string): name is ExecutionSectionName {
-  return Object.hasOwn(EXECUTION_SECTIONS, name);
-}
+/** Every section's name, in the page's order. */
+export const EXECUTION_SECTION_NAMES = Object.keys(EXECUTION_SECTIONS) as ExecutionSectionName[];
 
 /** Only the sections asked for, in a bare document: what refresh.js takes them from. */
 export function ExecutionSections(props: ExecutionPageProps & { names: ExecutionSectionName[] }) {
-  return <div data-sections>{[...new Set(props.names)].map((name) => EXECUTION_SECTIONS[name](props))}</div>;
+  return <div data-sections>{props.names.map((name) => EXECUTION_SECTIONS[name](props))}</div>;
 }

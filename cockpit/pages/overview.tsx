@@ -4,12 +4,11 @@ import type { ExecutionSnapshot } from "../../runtime/execution/snapshot.ts";
 import type { ExecutionState } from "../../runtime/execution/state-machine.ts";
 import { BadgeTemplates } from "../components/badges.tsx";
 import { ConnectionStatus } from "../components/connection-status.tsx";
-import { ExecutionRowTemplate, ExecutionTable } from "../components/execution-table.tsx";
+import { ExecutionRowTemplate } from "../components/execution-table.tsx";
+import { OVERVIEW_SECTIONS } from "./overview-sections.tsx";
 import { Layout } from "../components/layout.tsx";
 import { LoadErrors } from "../components/load-errors.tsx";
-import { StateCounts } from "../components/state-counts.tsx";
 import { CATALOG_PATH } from "../catalog-signature.ts";
-import { StateChart } from "../components/state-chart.tsx";
 import type { Bucket } from "../chart-data.ts";
 import { capabilitiesPath, EXECUTION_PAGE_TEMPLATE, executionsPath, ID_PLACEHOLDER, LIVE_CHANNEL_PATH, overviewPath } from "../paths.ts";
 
@@ -61,16 +60,14 @@ export function OverviewPage(props: OverviewProps) {
 
         <section class="panel" aria-labelledby="counts-heading">
           <h2 id="counts-heading">Executions by state</h2>
-          <StateCounts counts={props.counts} />
+          {OVERVIEW_SECTIONS.counts(props)}
         </section>
 
-        <StateChart buckets={props.activity.buckets} spanHours={props.activity.spanHours} more={props.activity.more} />
+        {OVERVIEW_SECTIONS.activity(props)}
 
         <section class="panel" aria-labelledby="active-heading">
           <h2 id="active-heading">Running now</h2>
-          <div data-section="active">
-            <ExecutionTable name="active" items={props.active} empty="Nothing is running or queued." caption="Executions running, cancelling or queued" />
-          </div>
+          {OVERVIEW_SECTIONS.active(props)}
         </section>
 
         <section class="panel" aria-labelledby="recent-heading">
@@ -78,9 +75,7 @@ export function OverviewPage(props: OverviewProps) {
             <h2 id="recent-heading">Recent</h2>
             <a href={executionsPath()}>All executions →</a>
           </div>
-          <div data-section="recent">
-            <ExecutionTable name="recent" items={props.recent} empty="No executions yet. Start one from a capability's page." caption="Most recent executions" />
-          </div>
+          {OVERVIEW_SECTIONS.recent(props)}
         </section>
 
         <section class="panel" aria-labelledby="load-heading">

@@ -262,7 +262,7 @@ describe("cockpit pages", () => {
     expect(failed.querySelector('[data-counts] a[aria-current="true"]')?.textContent).toContain("Failed");
   });
 
-  test("an execution page answers the sections it is asked for alone, not its large input: what its scripts re-read", async () => {
+  test("an execution page and the overview answer the sections they are asked for alone (an execution's large input not among them): what their scripts re-read", async () => {
     const id = await server.start("team.echo", { message: "m".repeat(300_000) });
     await server.completed(id);
     const whole = await server.page(`/cockpit/executions/${id}`);
@@ -278,6 +278,12 @@ describe("cockpit pages", () => {
     const wrong = await server.page(`/cockpit/executions/${id}?section=timeline&section=input`);
     expect(wrong.status).toBe(400);
     expect(textOf(parseHtml(wrong.html), "main")).toContain('section must be one of output, failure, reconciliation, timeline, steps, diagnostics, artifacts, log-dropped, log-lines, got "input".');
+    // The overview too: the counts its script re-reads at each change of state, alone.
+    const counts = await server.page("/cockpit?section=counts");
+    const countsDoc = parseHtml(counts.html);
+    expect([...countsDoc.querySelectorAll("[data-section]")].map((element) => element.getAttribute("data-section"))).toEqual(["counts"]);
+    expect(Number(textOf(countsDoc, '[data-count="succeeded"]'))).toBeGreaterThanOrEqual(1);
+    expect((await server.page("/cockpit?section=chart")).status).toBe(400);
   });
 
   test("unknown ids answer a 404 page, malformed ones a 400 page, and both carry the CSP", async () => {

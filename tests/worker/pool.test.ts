@@ -637,7 +637,8 @@ describe("createWorkerPool", () => {
     expect(outcome.ok).toBe(true);
     expect(problems).toEqual([]);
     expect(p.stats().replaced).toBe(0);
-  });
+    // A million members each way: seconds on a busy 2-core machine, not the 5 s a test gets by default.
+  }, 30_000);
 
   test("a task whose input takes its worker longer to parse than the start bound is begun, not taken back: the worker marks it received first", async () => {
     const p = makePool({ startTimeoutMs: 100 });
@@ -648,7 +649,8 @@ describe("createWorkerPool", () => {
     expect(outcome.ok).toBe(true);
     expect(problems).toEqual([]);
     expect(p.stats().replaced).toBe(0);
-  });
+    // A million members each way: seconds on a busy 2-core machine, not the 5 s a test gets by default.
+  }, 30_000);
 
   test("a file that does not export a capability fails as a load failure, naming the file", async () => {
     const outcome = await makePool().run(task("not-a-capability", "fixture.none"), { lane: "direct" }).outcome;

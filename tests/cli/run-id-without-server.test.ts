@@ -93,25 +93,32 @@ describe("docket run --run-id without a server", () => {
   test("a run with the run_id of one still running follows it to its end and never runs its own", async () => {
     const checkout = countedCheckout();
     const first = spawnDocket(fromSource, ["run", "demo.counted", "--run-id", "r-busy", "--input", '{"wait":"go"}'], { cwd: checkout, env: {} });
-    const firstSaid = watchStream(first.stderr);
-    await firstSaid.until(/▸ demo\.counted/);
-    const second = spawnDocket(fromSource, ["run", "demo.counted", "--run-id", "r-busy", "--input", '{"wait":"go"}'], { cwd: checkout, env: {} });
-    const secondSaid = watchStream(second.stderr);
-    await secondSaid.until(/is still running \(pid \d+\); following it to its end/);
-    writeFileSync(join(checkout, "go"), "");
-    const [a, b] = await Promise.all([first.exited, second.exited]);
-    expect([a, b]).toEqual([0, 0]);
-    expect(await new Response(second.stdout).text()).toContain('"n": 1');
-    expect(runs(checkout)).toBe(1);
+    let second: typeof first | null = null;
+    try {
+      await watchStream(first.stderr).until(/▸ demo\.counted/);
+      second = spawnDocket(fromSource, ["run", "demo.counted", "--run-id", "r-busy", "--input", '{"wait":"go"}'], { cwd: checkout, env: {} });
+      await watchStream(second.stderr).until(/is still running \(pid \d+\); following it to its end/);
+      writeFileSync(join(checkout, "go"), "");
+      const [a, b] = await Promise.all([first.exited, second.exited]);
+      expect([a, b]).toEqual([0, 0]);
+      expect(await new Response(second.stdout).text()).toContain('"n": 1');
+      expect(runs(checkout)).toBe(1);
+    } finally {
+      // Never left waiting for a file that no failed test will write.
+      for (const child of [first, second]) child?.kill("SIGKILL");
+    }
   });
 
   test("a run whose process was killed mid-run leaves an unknown outcome: a retry runs nothing and says so", async () => {
     const checkout = countedCheckout();
     const first = spawnDocket(fromSource, ["run", "demo.counted", "--run-id", "r-killed", "--input", '{"wait":"never"}'], { cwd: checkout, env: {} });
-    // Killed once its handler has begun its work (the line is its first effect).
-    await pollUntil(async () => runs(checkout), (n) => n === 1, "the first run's handler to begin");
-    first.kill("SIGKILL");
-    await first.exited;
+    try {
+      // Killed once its handler has begun its work (the line is its first effect).
+      await pollUntil(async () => runs(checkout), (n) => n === 1, "the first run's handler to begin");
+    } finally {
+      first.kill("SIGKILL");
+      await first.exited;
+    }
     const retry = await run(checkout, ["--run-id", "r-killed", "--input", '{"wait":"never"}', "--format", "json"]);
     expect(retry.code).not.toBe(0);
     const document = oneJsonDocument(retry.stdout);

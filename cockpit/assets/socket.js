@@ -21,8 +21,13 @@
   var BASE_MS = 500;
   /** No retry waits longer than this. */
   var CAP_MS = 15000;
-  /** A channel quiet for this many heartbeats has broken the server's promise: the page says so. */
-  var STALLED_HEARTBEATS = 1.25;
+  /**
+   * A channel quiet for this many heartbeats has broken the server's promise (a heartbeat once it
+   * has been quiet for 1.25): the page says so. The margin is the server's timer drift: at exactly
+   * 1.25 a healthy idle page said "Stalled" for a few milliseconds at every heartbeat, and a screen
+   * reader announced it.
+   */
+  var STALLED_HEARTBEATS = 1.5;
   /** A channel quiet for this many heartbeats is taken for dead (`docket executions events --follow` gives up then too). */
   var SILENT_HEARTBEATS = 2;
 

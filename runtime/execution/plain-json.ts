@@ -17,17 +17,37 @@ export type PlainJsonProblem = { reason: "too_deep" } | { reason: "not_json"; pa
  * a problem does it walk again, with places, for the path.
  */
 export function plainJsonProblem(value: unknown, max: number, root: string): PlainJsonProblem | null {
-  const found = problemKind(value, max);
+  let found: ReturnType<typeof problemKind>;
+  try {
+    found = problemKind(value, max);
+  } catch (error) {
+    // A getter that throws (or a Proxy's trap): the value cannot even be read, let alone written.
+    return { reason: "not_json", path: root, what: unreadable(error) };
+  }
   if (found === null) return null;
   if (found === "too_deep") return { reason: "too_deep" };
   // A value whose getters answer differently the second time may hide it from the walk with
   // places: its root is named then, never nothing.
-  return placedProblem(value, max, root) ?? { reason: "not_json", path: root, what: "a value JSON cannot hold as it is" };
+  try {
+    return placedProblem(value, max, root) ?? { reason: "not_json", path: root, what: "a value JSON cannot hold as it is" };
+  } catch (error) {
+    return { reason: "not_json", path: root, what: unreadable(error) };
+  }
 }
 
-/** True when `value` is plain JSON within `max` levels (see {@link plainJsonProblem}). */
+/** True when `value` is plain JSON within `max` levels (see {@link plainJsonProblem}); false when reading it throws. */
 export function isPlainJson(value: unknown, max: number): boolean {
-  return problemKind(value, max) === null;
+  try {
+    return problemKind(value, max) === null;
+  } catch {
+    return false;
+  }
+}
+
+/** What a value is whose reading threw: the class of what was thrown, never its message (it may hold anything). */
+function unreadable(error: unknown): string {
+  const kind = error instanceof Error ? error.name : typeof error;
+  return `a value that threw when read (a getter or a Proxy threw ${/^[aeiou]/i.test(kind) ? "an" : "a"} ${kind})`;
 }
 
 /** True when JSON writes `item` as it is, apart from the members of an array or plain object, which are checked on their own. */

@@ -372,6 +372,17 @@ describe("createWorkerPool", () => {
     await rm(dir, { recursive: true, force: true });
   });
 
+  test("an output whose getter throws when read fails as an output JSON cannot hold, and its worker takes the next task (it hung for good, holding its lane)", async () => {
+    const p = makePool();
+    for (const lane of ["execution", "direct"] as const) {
+      const outcome = await p.run(task("getter-throws", "fixture.getter-throws"), { lane }).outcome;
+      expect(outcome).toMatchObject({ ok: false, error: { kind: "output_not_json", path: "output", what: "a value that threw when read (a getter or a Proxy threw an Error)" } });
+      expect(await p.run(task("echo", "fixture.echo", { n: 8 }), { lane }).outcome).toMatchObject({ ok: true });
+    }
+    // The thrown message is the handler's own: it reaches no client, nor the log as docket's.
+    expect(problems.join("\n")).not.toContain("getter boom");
+  });
+
   test("an idle worker is left alone when what its handler left ends soon, or when nothing was left", async () => {
     const p = makePool({ idleCheckMs: 100 });
     expect(await p.run(task("leaves-busy", "fixture.leaves-busy", { ms: 80 }), { lane: "execution" }).outcome).toEqual({ ok: true, output: {} });

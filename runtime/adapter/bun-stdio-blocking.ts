@@ -1,11 +1,7 @@
 // Bun only: gives the process's stdin, stdout and stderr back in the blocking mode it found them in.
 import { fstatSync, readdirSync } from "node:fs";
+import { fcntlCaller, fcntlDeclaration, LIBC } from "./_libc.ts";
 
-/** libc's file names per platform; the first that opens is used. */
-const LIBC: Record<string, string[]> = {
-  linux: ["libc.so.6", "libc.so", "libc.musl-x86_64.so.1", "libc.musl-aarch64.so.1"],
-  darwin: ["libSystem.B.dylib", "/usr/lib/libSystem.B.dylib"],
-};
 const F_GETFL = 3;
 const F_SETFL = 4;
 const O_NONBLOCK: Record<string, number> = { linux: 0x800, darwin: 0x4 };
@@ -95,15 +91,10 @@ function libcFcntl(): ((fd: number, command: number, argument: number) => number
   } catch {
     return null;
   }
-  const i32 = ffi.FFIType.i32;
-  // fcntl is variadic: on Apple arm64 its third argument is read from the stack, which eight
-  // register arguments before it reach (bun:ffi has no variadic calls; see bun-stdout-fd.ts).
-  const padded = process.platform === "darwin" && process.arch === "arm64";
   for (const name of names) {
     try {
-      const lib = ffi.dlopen(name, { fcntl: { args: padded ? [i32, i32, i32, i32, i32, i32, i32, i32, i32] : [i32, i32, i32], returns: i32 } });
-      const call = lib.symbols.fcntl as unknown as (...args: number[]) => number;
-      return padded ? (fd, command, argument) => call(fd, command, 0, 0, 0, 0, 0, 0, argument) : (fd, command, argument) => call(fd, command, argument);
+      const lib = ffi.dlopen(name, { fcntl: fcntlDeclaration(ffi.FFIType.i32) });
+      return fcntlCaller(lib.symbols.fcntl);
     } catch {
       // The next name.
     }

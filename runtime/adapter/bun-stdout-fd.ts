@@ -1,10 +1,6 @@
 // Bun only: moves file descriptor 1 aside with libc's dup/dup2 through bun:ffi (runtime/cli/stdout-claim.ts).
+import { fcntlCaller, fcntlDeclaration, LIBC } from "./_libc.ts";
 
-/** libc's file names per platform; the first that opens is used. */
-const LIBC: Record<string, string[]> = {
-  linux: ["libc.so.6", "libc.so", "libc.musl-x86_64.so.1", "libc.musl-aarch64.so.1"],
-  darwin: ["libSystem.B.dylib", "/usr/lib/libSystem.B.dylib"],
-};
 /** fcntl's commands and flag; the same numbers on Linux and macOS. */
 const F_SETFD = 2;
 const FD_CLOEXEC = 1;
@@ -28,14 +24,10 @@ export async function moveStdoutAside(): Promise<number | null> {
   }
   const { dlopen, FFIType } = ffi;
   const i32 = FFIType.i32;
-  // fcntl is variadic. On Apple arm64 a variadic argument is passed on the stack, not in a
-  // register, and bun:ffi has no variadic calls: declaring eight register arguments first puts
-  // the flag in the stack slot fcntl reads it from. Elsewhere the fixed three-argument call works.
-  const padded = process.platform === "darwin" && process.arch === "arm64";
   const symbols = {
     dup: { args: [i32], returns: i32 },
     dup2: { args: [i32, i32], returns: i32 },
-    fcntl: { args: padded ? [i32, i32, i32, i32, i32, i32, i32, i32, i32] : [i32, i32, i32], returns: i32 },
+    fcntl: fcntlDeclaration(i32),
   } as const;
   for (const name of names) {
     let lib: ReturnType<typeof dlopen<typeof symbols>>;
@@ -45,11 +37,11 @@ export async function moveStdoutAside(): Promise<number | null> {
       continue;
     }
     try {
-      const { dup, dup2, fcntl } = lib.symbols as unknown as { dup(fd: number): number; dup2(from: number, to: number): number; fcntl(...args: number[]): number };
+      const { dup, dup2 } = lib.symbols as unknown as { dup(fd: number): number; dup2(from: number, to: number): number };
+      const fcntl = fcntlCaller(lib.symbols.fcntl);
       const saved = dup(1);
       if (saved < 0) return null;
-      if (padded) fcntl(saved, F_SETFD, 0, 0, 0, 0, 0, 0, FD_CLOEXEC);
-      else fcntl(saved, F_SETFD, FD_CLOEXEC);
+      fcntl(saved, F_SETFD, FD_CLOEXEC);
       if (dup2(2, 1) < 0) return null;
       return saved;
     } finally {

@@ -338,7 +338,8 @@
       if (progress && progress.getAttribute("data-reported") !== "true") progress.remove();
       // What events drew is drawn again by the server once they are all in: exact even where the
       // page skipped events, and what a reload shows.
-      refresh(["output", "failure", "artifacts", "timeline", "reconciliation", "steps", "diagnostics", "log-dropped", "log-lines"]);
+      // Once per execution, so at once: not a second after the last re-read.
+      refresh(["output", "failure", "artifacts", "timeline", "reconciliation", "steps", "diagnostics", "log-dropped", "log-lines"], true);
       if (data.state === "succeeded") {
         // Until the server's drawing of the output takes the section's place (above), the event's
         // value; one too large for the live channel says so there, and goes with it.

@@ -1,7 +1,11 @@
 // refresh.js — re-reads named sections of the current page from the server and puts them in
 // place (`data-section="…"`). What only the server draws (an output by its shape, a timeline, a
 // chart) is then never drawn twice, in TypeScript and again in the browser. Requests are
-// coalesced: while one is on its way, later asks wait for it and go out once, a second later.
+// coalesced and spaced: an ask goes out at once when the last answer came a second ago or more;
+// otherwise it waits, with every other ask made meanwhile, and they go out together once that
+// second is over — at most one request in flight and one a second, however many events come.
+// An ask that cannot wait (`refresh(names, true)`: an execution's end, drawn once) skips the
+// second but still waits for the request in flight.
 // The request names the sections (`?section=…`), so a page able to draw them alone sends only them.
 // `hooks.sent()` runs as a request goes out and `hooks.replaced(names)` once its sections are in
 // place: what a page applied in between may predate the server's drawing, and can be applied again.
@@ -13,7 +17,11 @@
   docket.sectionRefresher = function (root, pageUrl, hooks) {
     hooks = hooks || {};
     var inFlight = false;
+    // True for a second after each answer: asks made then wait for the end of it.
+    var coolingDown = false;
     var wanted = {};
+    // An ask made meanwhile cannot wait for the second to pass.
+    var urgent = false;
     // `window.docketEnv` may supply fetch and setTimeout (tests do, with a clock they move by hand).
     var env = window.docketEnv || {};
     function request(url, init) {
@@ -22,14 +30,17 @@
     function wait(fn, ms) {
       return env.setTimeout ? env.setTimeout(fn, ms) : window.setTimeout(fn, ms);
     }
-    function refresh(names) {
+    /** Asks for the sections `names`; `now`: without waiting for the second since the last answer. */
+    function refresh(names, now) {
       names.forEach(function (name) {
         wanted[name] = true;
       });
-      if (inFlight || !pageUrl || typeof DOMParser === "undefined") return;
+      if (now) urgent = true;
+      if (inFlight || (coolingDown && !urgent) || !pageUrl || typeof DOMParser === "undefined") return;
       var asked = Object.keys(wanted);
       if (asked.length === 0) return;
       wanted = {};
+      urgent = false;
       inFlight = true;
       if (hooks.sent) hooks.sent();
       // A page that can draw sections alone answers only those (`?section=`); another, the page.
@@ -57,11 +68,12 @@
         .catch(function () {})
         .then(function () {
           inFlight = false;
-          if (Object.keys(wanted).length > 0) {
-            wait(function () {
-              refresh([]);
-            }, 1000);
-          }
+          coolingDown = true;
+          wait(function () {
+            coolingDown = false;
+            if (Object.keys(wanted).length > 0) refresh([]);
+          }, 1000);
+          if (urgent) refresh([]);
         });
     }
     /** Asks for `names` at most once per `ms`, however often called. */

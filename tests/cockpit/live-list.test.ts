@@ -55,7 +55,14 @@ describe("live-list.js", () => {
     expect(row().querySelector("b")).toBeNull();
     expect(row().querySelector('[data-cell="actor"]')!.textContent).toBe("docket run (pid 42)");
     expect(text(row().querySelector('[data-cell="state"]'))).toBe("○ Queued");
-    // A state changed: the counts are the server's, read again.
+    // A state changed: the counts are the server's, read again — a second after the last answer,
+    // not before, however many changes come meanwhile.
+    expect(served.pending()).toBe(false);
+    page.clock.advance(999);
+    await page.settle();
+    expect(served.pending()).toBe(false);
+    page.clock.advance(1);
+    await page.settle();
     expect(served.fetch.urls.at(-1)).toBe("/cockpit?section=counts");
     served.answer(overviewHtml([runningSnapshot()], countsOf({ queued: 1, running: 1, succeeded: 4 })));
     await page.settle();
@@ -146,6 +153,8 @@ describe("live-list.js", () => {
     await page.settle();
     // Another capability's queued execution, never shown here, is cancelled: sequence 2, from queued.
     page.sockets[0]!.receive(event(2, "execution.completed", { state: "cancelled", duration_ms: 0 }, OTHER));
+    page.clock.advance(1000);
+    await page.settle();
     served.answer(executionsHtml([shown], countsOf({ succeeded: 1, cancelled: 1 }), filter));
     await page.settle();
     expect([count("queued"), count("running"), count("cancelled")]).toEqual(["0", "0", "1"]);
@@ -158,6 +167,45 @@ describe("live-list.js", () => {
     all.sockets[0]!.receive({ type: "stream.ready", subscribed: "all", replayed: 0, truncated: false, heartbeat_ms: 20_000 });
     all.sockets[0]!.receive(event(1, "execution.created", { capability: "team.echo", input: {}, actor: { kind: "http" }, run_id: null, session_key: null }, "x-20260908T010205Z-0000000b"));
     expect(all.document.querySelector('[data-slot="resync"]')!.hasAttribute("hidden")).toBe(false);
+  });
+
+  test("live-list.js re-reads at most once a second under a burst of executions, and the last change is read", async () => {
+    const fetch = fakeFetch(() => overviewHtml([]));
+    const page = loadPage(overviewHtml([]), { path: "/cockpit", scripts: [...LIST_SCRIPTS], fetch });
+    pages.push(page);
+    const socket = page.sockets[0]!;
+    socket.open();
+    socket.receive({ type: "stream.ready", subscribed: "all", heartbeat_ms: 20_000 });
+    await page.settle();
+    expect(fetch.urls).toHaveLength(1);
+    // 60 executions created, started and ended over 3 s: 180 changes of state, every 50 ms.
+    const sends: Array<{ at: number; url: string }> = [];
+    const step = async () => {
+      const before = fetch.urls.length;
+      page.clock.advance(50);
+      await page.settle();
+      for (const url of fetch.urls.slice(before)) sends.push({ at: page.clock.now().getTime(), url });
+    };
+    let lastChange = 0;
+    for (let i = 0; i < 60; i++) {
+      const id = `x-20260908T010205Z-${i.toString(16).padStart(8, "0")}`;
+      socket.receive(event(1, "execution.created", { capability: "team.echo", input: {}, actor: { kind: "http" }, run_id: null, session_key: null }, id));
+      socket.receive(event(2, "execution.started", {}, id));
+      socket.receive(event(3, "execution.completed", { state: "succeeded", duration_ms: 1 }, id));
+      lastChange = page.clock.now().getTime();
+      await step();
+    }
+    // Then quiet for 3 s: what changed after the last re-read is read once its second is over.
+    for (let i = 0; i < 60; i++) await step();
+    // One re-read a second at most (the first right away, then one each time the second ends)…
+    for (let i = 1; i < sends.length; i++) expect(sends[i]!.at - sends[i - 1]!.at).toBeGreaterThanOrEqual(1000);
+    expect(sends.length).toBeLessThanOrEqual(6);
+    // …and the counts are read after the last change, once.
+    expect(sends.filter((s) => s.at > lastChange && s.url.includes("section=counts"))).toHaveLength(1);
+    const sent = fetch.urls.length;
+    page.clock.advance(5000);
+    await page.settle();
+    expect(fetch.urls).toHaveLength(sent);
   });
 
   test("live-list.js re-reads the page each time the every-execution channel comes back, and after it lagged", async () => {
@@ -175,8 +223,13 @@ describe("live-list.js", () => {
     page.sockets[1]!.receive({ type: "stream.ready", subscribed: "all", heartbeat_ms: 20_000 });
     await page.settle();
     expect(page.sockets[1]!.url).toBe(`${ORIGIN.replace("http", "ws")}/events`);
+    // Ready again a quarter of a second after the last answer: read once that second is over.
+    expect(fetch.urls).toEqual([everything]);
+    page.clock.advance(750);
+    await page.settle();
     expect(fetch.urls).toEqual([everything, everything]);
     page.sockets[1]!.receive({ type: "stream.lagged", dropped: 3, last_sequence: {} });
+    page.clock.advance(1000);
     await page.settle();
     expect(fetch.urls).toHaveLength(3);
   });

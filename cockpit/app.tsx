@@ -27,6 +27,7 @@ import { EXECUTION_SECTION_NAMES, ExecutionSections } from "./pages/execution-se
 import { OVERVIEW_SECTION_NAMES, OverviewSections } from "./pages/overview-sections.tsx";
 import { sectionsAsked, unknownSectionMessage } from "./section-query.ts";
 import { ExecutionsPage } from "./pages/executions.tsx";
+import { EXECUTIONS_SECTION_NAMES, ExecutionsSections } from "./pages/executions-sections.tsx";
 import { OverviewPage } from "./pages/overview.tsx";
 import { problemResponse } from "./problem-response.tsx";
 import { htmlPage } from "./render.ts";
@@ -129,25 +130,28 @@ export function createCockpit(options: CockpitOptions): Hono<AppEnv> {
     const capability = c.req.query("capability") || null;
     if (capability !== null && capability.length > 128) return problemResponse(c, root, { status: 400, title: "Capability filter too long", message: "capability must be at most 128 characters." });
     const cursor = c.req.query("cursor") || null;
+    // The sections live-list.js re-reads (the counts at each change of state): only what they show is read.
+    const asked = sectionsAsked(c, EXECUTIONS_SECTION_NAMES);
+    if ("unknown" in asked) return problemResponse(c, root, { status: 400, title: "Unknown section", message: unknownSectionMessage(EXECUTIONS_SECTION_NAMES, asked.unknown) });
+    const rows = asked.names === null || asked.names.includes("list");
     let page;
     try {
-      page = plane.store.list({ state: (state as ExecutionState | null) ?? undefined, capability: capability ?? undefined, cursor: cursor ?? undefined, limit: PAGE_SIZE });
+      page = plane.store.list({ state: (state as ExecutionState | null) ?? undefined, capability: capability ?? undefined, cursor: cursor ?? undefined, limit: rows ? PAGE_SIZE : 1 });
     } catch (error) {
       if (error instanceof InvalidCursorError) return problemResponse(c, root, { status: 400, title: "Unknown cursor", message: error.message });
       throw error;
     }
-    return htmlPage(
-      c,
-      <ExecutionsPage
-        root={root}
-        items={page.items}
-        counts={page.counts}
-        nextCursor={page.next_cursor}
-        filter={{ state: state as ExecutionState | null, capability, cursor }}
-        capabilityIds={plane.capabilities().filter(runsAsExecution).map((x) => x.id)}
-        heartbeatMs={plane.limits.heartbeat_ms}
-      />,
-    );
+    const props = {
+      root,
+      items: page.items,
+      counts: page.counts,
+      nextCursor: page.next_cursor,
+      filter: { state: state as ExecutionState | null, capability, cursor },
+      capabilityIds: asked.names === null ? plane.capabilities().filter(runsAsExecution).map((x) => x.id) : [],
+      heartbeatMs: plane.limits.heartbeat_ms,
+    };
+    if (asked.names !== null) return htmlPage(c, <ExecutionsSections {...props} names={asked.names} />);
+    return htmlPage(c, <ExecutionsPage {...props} />);
   });
 
   app.get("/executions/:id", (c) => {

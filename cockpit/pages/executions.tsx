@@ -3,11 +3,10 @@ import type { ExecutionSnapshot } from "../../runtime/execution/snapshot.ts";
 import { EXECUTION_STATES, type ExecutionState } from "../../runtime/execution/state-machine.ts";
 import { BadgeTemplates } from "../components/badges.tsx";
 import { ConnectionStatus } from "../components/connection-status.tsx";
-import { ExecutionTable } from "../components/execution-table.tsx";
 import { Layout } from "../components/layout.tsx";
-import { StateCounts } from "../components/state-counts.tsx";
 import { STATE_LOOK } from "../components/badges.tsx";
 import { apiExecutionsPath, EXECUTION_PAGE_TEMPLATE, executionsPath, ID_PLACEHOLDER, LIVE_CHANNEL_PATH } from "../paths.ts";
+import { EXECUTIONS_SECTIONS } from "./executions-sections.tsx";
 
 /** What the executions list shows. */
 export interface ExecutionsProps {
@@ -56,7 +55,7 @@ export function ExecutionsPage(props: ExecutionsProps) {
 
         <section class="panel" aria-labelledby="counts-heading">
           <h2 id="counts-heading">By state</h2>
-          <StateCounts counts={props.counts} current={filter.state} />
+          {EXECUTIONS_SECTIONS.counts(props)}
         </section>
 
         <section class="panel" aria-labelledby="list-heading">
@@ -93,19 +92,7 @@ export function ExecutionsPage(props: ExecutionsProps) {
               {filtered ? <a href={executionsPath()}>Clear filters</a> : null}
             </div>
           </form>
-          <div data-section="list">
-            <ExecutionTable name="list" items={props.items} empty={filtered ? "No execution matches these filters." : "No executions yet."} caption="Executions, newest first" />
-            <nav class="pager" aria-label="Pages">
-              {filter.cursor ? <a href={executionsPath({ state: filter.state ?? undefined, capability: filter.capability ?? undefined })}>← First page</a> : <span></span>}
-              {props.nextCursor ? (
-                <a href={executionsPath({ state: filter.state ?? undefined, capability: filter.capability ?? undefined, cursor: props.nextCursor })} rel="next" data-next-page>
-                  Next page →
-                </a>
-              ) : (
-                <span class="muted">End of the list.</span>
-              )}
-            </nav>
-          </div>
+          {EXECUTIONS_SECTIONS.list(props)}
         </section>
         <p class="notice notice-info" data-slot="resync" hidden role="status">
           <span class="glyph" aria-hidden="true">

@@ -286,6 +286,31 @@ describe("cockpit pages", () => {
     expect((await server.page("/cockpit?section=chart")).status).toBe(400);
   });
 
+  test("the executions list answers its counts and its rows alone when asked, filtered as the page is: what live-list.js re-reads", async () => {
+    const ids = [await server.start("team.echo", { message: "one" }), await server.start("team.echo", { message: "two" })];
+    for (const id of ids) await server.completed(id);
+    const whole = await server.page("/cockpit/executions?capability=team.echo");
+    const counts = await server.page("/cockpit/executions?capability=team.echo&section=counts");
+    expect(counts.status).toBe(200);
+    const countsDoc = parseHtml(counts.html);
+    expect([...countsDoc.querySelectorAll("[data-section]")].map((element) => element.getAttribute("data-section"))).toEqual(["counts"]);
+    expect(Number(textOf(countsDoc, '[data-count="succeeded"]'))).toBeGreaterThanOrEqual(2);
+    // The counts alone: no rows, no filter form, no layout around them.
+    expect(countsDoc.querySelector("tr[data-execution-row]")).toBeNull();
+    expect(countsDoc.querySelector("form")).toBeNull();
+    expect(counts.html.length * 3).toBeLessThan(whole.html.length);
+    expect(counts.headers.get("content-security-policy")).toContain("default-src");
+    // The rows alone, under the same filter, as the whole page shows them.
+    const list = parseHtml((await server.page("/cockpit/executions?capability=team.echo&section=counts&section=list")).html);
+    expect([...list.querySelectorAll("[data-section]")].map((element) => element.getAttribute("data-section"))).toEqual(["counts", "list"]);
+    const rowsOf = (doc: ReturnType<typeof parseHtml>) => [...doc.querySelectorAll("tr[data-execution-row]")].map((row) => row.getAttribute("data-execution-row"));
+    expect(rowsOf(list)).toEqual(rowsOf(parseHtml(whole.html)));
+    for (const id of ids) expect(rowsOf(list)).toContain(id);
+    const wrong = await server.page("/cockpit/executions?section=list&section=filters");
+    expect(wrong.status).toBe(400);
+    expect(textOf(parseHtml(wrong.html), "main")).toContain('section must be one of counts, list, got "filters".');
+  });
+
   test("unknown ids answer a 404 page, malformed ones a 400 page, and both carry the CSP", async () => {
     const cases: Array<[string, number, string]> = [
       ["/cockpit/executions/x-20260101T000000Z-00000000", 404, "No such execution"],

@@ -1,7 +1,7 @@
 import { inspect } from "node:util";
 import type { JsonSchema } from "../capability/registered.ts";
 import { isSensitiveSchema, REDACTED } from "./redaction.ts";
-import { sanitizeLine, sanitizeText } from "./text-sanitize.ts";
+import { holdsEscape, sanitizeLine, sanitizeText } from "./text-sanitize.ts";
 import { urlEncodedForms } from "./_url-forms.ts";
 import { MAX_INPUT_DEPTH, PLANE_ENVELOPE_DEPTH } from "./json-depth.ts";
 import { refTarget, withRefs } from "./schema-refs.ts";
@@ -157,6 +157,18 @@ export function createSecretMask(values: Iterable<string>): SecretMask {
   const list = [...secrets].sort((a, b) => b.length - a.length);
   const text = (input: string) => maskText(input, list);
   return { secrets: list, text, value: (value) => maskValue(value, text, 0) };
+}
+
+/**
+ * `text` masked as written, when making it safe to print could take part of a secret with it, for
+ * the mask to find the rest no more: an escape left unfinished just before a secret (`ESC [` then
+ * `hunter2…`) ends at its first letter (`ESC [ h` is a sequence of its own), and made safe the text
+ * reads `unter2…`. Other control characters go alone, taking nothing with them. Texts are masked
+ * once more after they are made safe (docs/security.md); a text with no escape, the common case,
+ * costs one regex test here.
+ */
+export function maskedBeforeSafe(text: string, mask: (text: string) => string): string {
+  return holdsEscape(text) ? mask(text) : text;
 }
 
 /**

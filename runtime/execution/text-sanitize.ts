@@ -65,6 +65,11 @@ function lastIntroducer(text: string, from: number, floor: number): number {
 }
 const INTRODUCERS: ReadonlySet<number> = new Set([0x90, 0x98, 0x9b, 0x9d, 0x9e, 0x9f]);
 
+/** True when `text` holds the introducer of an escape sequence (ESC or a C1 one): made safe, it may lose what follows that too. */
+export function holdsEscape(text: string): boolean {
+  return HAS_INTRODUCER.test(text);
+}
+
 /** What a line break inside one log line becomes: a log line stays one line on every surface. */
 export const LINE_BREAK_MARK = " ⏎ ";
 

@@ -5,7 +5,7 @@ import { createArtifactWriter } from "./_artifacts.ts";
 import { createExec } from "./exec.ts";
 import { spawnHere, type Spawner } from "./spawn-child.ts";
 import type { WorkerTask } from "./task.ts";
-import { createSecretMask, isSecretNumber, unfinishedSecretLength } from "../execution/secret-mask.ts";
+import { createSecretMask, isSecretNumber, maskedBeforeSafe, unfinishedSecretLength } from "../execution/secret-mask.ts";
 import { boundDraftTexts } from "../execution/text-limits.ts";
 import { postedEvents } from "./event-backlog.ts";
 import { sanitizeLine, sanitizeText, unfinishedEscapeLength } from "../execution/text-sanitize.ts";
@@ -89,11 +89,11 @@ export function createWorkerContext(options: WorkerContextOptions): WorkerContex
   // that it never splits a secret or an escape sequence. `line` is for one-line texts, `block`
   // for multi-line ones (stream chunks, diagnostic messages), as the store sanitizes them.
   const mask = createSecretMask(task.secrets ?? []);
-  const line = (value: unknown) => mask.text(sanitizeLine(String(value)));
+  const line = (value: unknown) => mask.text(sanitizeLine(maskedBeforeSafe(String(value), mask.text)));
   // A number of an event that is a sensitive number of the input (a PIN given as a progress count):
   // the event's numbers are not text to mask, so such a one is left out, as "unknown" (null).
   const visible = (n: number | null) => (n !== null && mask.secrets.length > 0 && isSecretNumber(n, mask.text) ? null : n);
-  const block = (value: unknown) => mask.text(sanitizeText(String(value)));
+  const block = (value: unknown) => mask.text(sanitizeText(maskedBeforeSafe(String(value), mask.text)));
   let pending: EventDraft[] = [];
   let pendingUnits = 0;
   let scheduled = false;
@@ -206,7 +206,7 @@ export function createWorkerContext(options: WorkerContextOptions): WorkerContex
           // The whole chunk is masked before it is cut into pieces, so no piece holds half a secret.
           return streamPieces(streamName, block(done));
         }
-        const text = sanitizeText(done);
+        const text = sanitizeText(maskedBeforeSafe(done, mask.text));
         // A chunk that ends with the start of a secret holds that start back until the next chunk
         // (or the task's end) says whether the secret follows: written in pieces (a library writing
         // in blocks, a token printed a character at a time), it is masked whole. Found in the text

@@ -22,6 +22,7 @@ import { guardOwnProcess, refusedCall } from "./_own-process.ts";
 import { packagePaths } from "./_linked-packages.ts";
 import { trackTopLevelWork, type PendingWork } from "./_top-level-deferrals.ts";
 import { sanitizeLine } from "../execution/text-sanitize.ts";
+import { maskedBeforeSafe } from "../execution/secret-mask.ts";
 import { captureConsole, type ConsoleTarget } from "./_console-capture.ts";
 import { outputOver } from "./_output-size.ts";
 import { plainJsonProblem } from "../execution/plain-json.ts";
@@ -402,10 +403,10 @@ function classify(error: unknown, context: WorkerContext): TaskError {
         code: error.code,
         // Made safe to print here, before the secrets are masked out of them (on the main thread):
         // a bell inside a secret, removed after the mask, would show the secret whole.
-        message: sanitizeLine(String(error.message)),
+        message: sanitizeLine(maskedBeforeSafe(String(error.message), context.mask)),
         context: jsonSafe(error.context),
         ...(error.retryability === undefined ? {} : { retryability: error.retryability }),
-        ...(error.suggestion === undefined ? {} : { suggestion: sanitizeLine(String(error.suggestion)) }),
+        ...(error.suggestion === undefined ? {} : { suggestion: sanitizeLine(maskedBeforeSafe(String(error.suggestion), context.mask)) }),
         ...(certainty === "applied" || certainty === "not_applied" ? { outcome_certainty: certainty } : {}),
       };
     }

@@ -971,6 +971,33 @@ describe("worker context", () => {
     expect(streamed(["hunter2secretXYZ"], ["progress hunt"])).toBe("progress hunt");
   });
 
+  test("a secret right after an unfinished escape is masked whole: made safe, the escape would take its first letter and the rest show", () => {
+    const secret = "hunter2secretXYZ";
+    const c = context(7, [secret]);
+    // `ESC [` then `h…`: `ESC [ h` is a whole sequence, removed with the secret's first letter.
+    c.ctx.progress.log(`token=\u001b[${secret}`);
+    c.ctx.progress.log(`\u001b]8;;${secret}`, "warn");
+    c.ctx.progress.stream("stdout", `S:\u001b[${secret}\n`);
+    c.ctx.progress.stream("stdout", "T:\u001b[");
+    c.ctx.progress.stream("stdout", `${secret} end\n`);
+    c.ctx.progress.diagnostic({ severity: "error", message: `D:\u001b[${secret}` });
+    c.close();
+    const texts = c.drafts().map((d) => JSON.stringify(d.data));
+    expect(texts.length).toBeGreaterThanOrEqual(5);
+    for (const text of texts) expect(text).not.toContain(secret.slice(1, 8));
+    expect(texts.join("\n")).toContain("redacted");
+  });
+
+  test("a CapabilityError whose message holds a secret right after an unfinished escape leaves the worker with that secret masked", async () => {
+    const secret = "hunter2secretXYZ";
+    const input = { message: `refused \u001b[${secret}`, suggestion: `rotate \u001b[${secret}` };
+    const outcome = await makePool().run(task("capability-error", "fixture.capability_error", input, { secrets: [secret] }), { lane: "execution" }).outcome;
+    expect(outcome).toMatchObject({ ok: false, error: { kind: "capability", code: "verification_failed" } });
+    const text = JSON.stringify(outcome);
+    expect(text).not.toContain(secret.slice(1, 8));
+    expect(text).toContain("redacted");
+  });
+
   test("a stream keeps an escape sequence split between two writes whole (a colour kept, another removed whole), with or without secrets; one never finished is dropped, and none is held past a bound", () => {
     const streamed = (secrets: string[], pieces: string[]) => {
       const c = context(7, secrets);

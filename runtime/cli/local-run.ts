@@ -221,6 +221,9 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
     let release: (() => void) | null = null;
     const hold = options.runId !== undefined ? new Promise<void>((resolve) => (release = resolve)) : undefined;
     let started;
+    // When this run's --deadline-ms passes, counted from its admission as an execution's is: a run
+    // that turns out to be another one follows that one until then, not for ever.
+    const deadlineAt = deadlineMs === undefined ? undefined : performance.now() + deadlineMs;
     try {
       started = plane.engine.start({ capability: capabilityId, input, run_id: options.runId, deadline_ms: deadlineMs }, edge, { hold });
     } catch (error) {
@@ -309,7 +312,7 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
         const stopFollowing = () => stopWithoutRunning(claimed.marked.execution_id);
         interrupt = { first: stopFollowing, second: stopFollowing };
         say(`run_id ${options.runId} was already used for ${claimed.marked.execution_id} by a run without a server (pid ${claimed.marked.pid}, ${claimed.marked.started_at}), so this run is that execution and nothing runs again`);
-        return await finishFromMark(options, style, root, claimed.marked, say);
+        return await finishFromMark(options, style, root, claimed.marked, say, deadlineAt);
       }
       mark = claimed.claimed;
       say("no server serves this checkout, so this execution is visible to this process alone (its run_id is kept in .docket/runs/)");
@@ -566,10 +569,12 @@ const MARK_LOOK_MS = 250;
  * The run_id was already used by a run without a server, for `mark.execution_id`: that execution
  * is this run. Its end, written into its mark, is this run's end, in the same words and exit code,
  * and the JSON document says `deduplicated`; while that run's process still runs, its mark is
- * looked at until it ends. A process gone without writing its end (killed) left no end to tell:
- * whether its work took effect is unknown, and nothing runs again.
+ * looked at until it ends, or until this run's own deadline (`deadlineAt`, performance.now) passes:
+ * then this run stops waiting, `deadline_exceeded`, and that run goes on. A process gone without
+ * writing its end (killed) left no end to tell: whether its work took effect is unknown, and
+ * nothing runs again.
  */
-async function finishFromMark(options: LocalRunOptions, style: TerminalStyle, root: string, mark: RunMark, say: (line: string) => void): Promise<number> {
+async function finishFromMark(options: LocalRunOptions, style: TerminalStyle, root: string, mark: RunMark, say: (line: string) => void, deadlineAt?: number): Promise<number> {
   let current: RunMark | null = mark;
   let said = false;
   while (current !== null && current.end === undefined) {
@@ -591,13 +596,35 @@ async function finishFromMark(options: LocalRunOptions, style: TerminalStyle, ro
       });
       return await finishWithoutEnd(options, style, { id: current.execution_id, capability: current.capability }, failure);
     }
+    const left = deadlineAt === undefined ? Infinity : deadlineAt - performance.now();
+    if (left <= 0) return await stopFollowingMark(options, style, current);
     if (!said) say(`${current.execution_id} is still running (pid ${current.pid}); following it to its end`);
     said = true;
-    await new Promise((resolve) => setTimeout(resolve, MARK_LOOK_MS));
+    await new Promise((resolve) => setTimeout(resolve, Math.min(MARK_LOOK_MS, left)));
     // Deleted meanwhile (by hand): what it said stands until its process is gone.
     current = readRunMark(root, options.runId!) ?? current;
   }
   return await finishSettled(options, style, current!.end!, { deduplicated: true });
+}
+
+/**
+ * The end of a run whose --deadline-ms passed while it followed the run holding its run_id (still
+ * running): nothing of this run ran, and the other run goes on. A deadline that passes before a
+ * handler began is `deadline_exceeded` at stage queue, and so is this (exit code 1); the same
+ * --run-id again follows that run again, or reads how it ended.
+ */
+async function stopFollowingMark(options: LocalRunOptions, style: TerminalStyle, mark: RunMark): Promise<number> {
+  const failure = buildFailure({
+    error_code: "deadline_exceeded",
+    stage: "queue",
+    message: `docket run stopped waiting for ${mark.execution_id}, the execution its run_id ${options.runId} names, when its --deadline-ms of ${options.deadlineMs} ms passed: nothing of this run ran, and ${mark.execution_id} goes on in the run that holds it (pid ${mark.pid}).`,
+    suggestion: "Run again with the same --run-id to follow it to its end, or read how it ended (with a longer --deadline-ms, or none, to wait for it).",
+    retryability: "safe",
+    context: { run_id: options.runId, execution_id: mark.execution_id, pid: mark.pid, deadline_ms: options.deadlineMs },
+    request_id: requestIdFrom(undefined),
+    trace_id: newTraceId(),
+  });
+  return await finishRefused(options, style, failure, mark.capability);
 }
 
 /** What the server answers of a deduplicated run's execution: its snapshot, "forgotten" (its run_id alone is kept), or null when it could not be asked. */

@@ -109,6 +109,37 @@ describe("docket run --run-id without a server", () => {
     }
   });
 
+  test("a run with --deadline-ms that follows another run holding its run_id stops waiting once its deadline passes (exit 1), and the other run goes on", async () => {
+    const checkout = countedCheckout();
+    const first = spawnDocket(fromSource, ["run", "demo.counted", "--run-id", "r-late", "--input", '{"wait":"go"}'], { cwd: checkout, env: {} });
+    let second: typeof first | null = null;
+    try {
+      await watchStream(first.stderr).until(/▸ demo\.counted/);
+      second = spawnDocket(fromSource, ["run", "demo.counted", "--run-id", "r-late", "--input", '{"wait":"go"}', "--deadline-ms", "1500", "--format", "json"], { cwd: checkout, env: {} });
+      const [code, stdout, stderr] = await Promise.all([second.exited, new Response(second.stdout).text(), new Response(second.stderr).text()]);
+      expect(stderr).toContain("following it to its end");
+      // A deadline's exit code (README.md, "run exit codes"): 1, as for a run whose own deadline passed.
+      expect(code).toBe(1);
+      const document = oneJsonDocument(stdout);
+      expect(document.execution).toBeNull();
+      expect(document.failure).toMatchObject({ error_code: "deadline_exceeded", retryability: "safe", context: { run_id: "r-late", deadline_ms: 1500 } });
+      expect(document.failure.message).toContain("stopped waiting");
+      expect(document.failure.message).toContain("goes on");
+      expect(document.failure.suggestion).toContain("--run-id");
+      expect(stderr).toContain("error deadline_exceeded: docket run stopped waiting for");
+      // The other run was never stopped: it ends by itself, once, and its end is the run_id's.
+      writeFileSync(join(checkout, "go"), "");
+      expect(await first.exited).toBe(0);
+      const after = await run(checkout, ["--run-id", "r-late", "--input", '{"wait":"go"}', "--format", "json"]);
+      expect(after.code).toBe(0);
+      expect(oneJsonDocument(after.stdout)).toMatchObject({ deduplicated: true, output: { n: 1 } });
+      expect(runs(checkout)).toBe(1);
+    } finally {
+      for (const child of [first, second]) child?.kill("SIGKILL");
+    }
+    // Three runs one after the other, the second waiting out its deadline.
+  }, 20_000);
+
   test("a run whose process was killed mid-run leaves an unknown outcome: a retry runs nothing and says so", async () => {
     const checkout = countedCheckout();
     const first = spawnDocket(fromSource, ["run", "demo.counted", "--run-id", "r-killed", "--input", '{"wait":"never"}'], { cwd: checkout, env: {} });

@@ -330,7 +330,8 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
     // The server holds the end too before the run says how it ended (a script may ask it next).
     await reporter?.finish(stoppingNow ? STOP_NOW_REPORT_MS : undefined);
     writing = true;
-    return await finishSettled(options, style, snapshot);
+    // Heard by no server, the execution is in no server's store: nothing can reconcile it there.
+    return await finishSettled(options, style, snapshot, {}, reporter === null);
   } finally {
     // The terminal gets its cursor back whatever happened (an exception included).
     live?.stop();
@@ -604,7 +605,7 @@ async function finishFromMark(options: LocalRunOptions, style: TerminalStyle, ro
     // Deleted meanwhile (by hand): what it said stands until its process is gone.
     current = readRunMark(root, options.runId!) ?? current;
   }
-  return await finishSettled(options, style, current!.end!, { deduplicated: true });
+  return await finishSettled(options, style, current!.end!, { deduplicated: true }, true);
 }
 
 /**
@@ -672,9 +673,13 @@ async function finishWithoutEnd(options: LocalRunOptions, style: TerminalStyle, 
   return await deliverDocument(options, document, null, exitCodeOf({ state: null, failure }));
 }
 
-/** The end of an execution: output on stdout (or the one JSON document), the failure on stderr. */
-async function finishSettled(options: LocalRunOptions, style: TerminalStyle, snapshot: ExecutionSnapshot, also: { deduplicated?: true; details_expired?: true } = {}): Promise<number> {
+/**
+ * The end of an execution: output on stdout (or the one JSON document), the failure on stderr.
+ * `unheld`: the execution ran in a run without a server and no server holds it (unheldFailure).
+ */
+async function finishSettled(options: LocalRunOptions, style: TerminalStyle, ended: ExecutionSnapshot, also: { deduplicated?: true; details_expired?: true } = {}, unheld = false): Promise<number> {
   const { output } = options;
+  const snapshot = unheld && ended.failure ? { ...ended, failure: unheldFailure(ended.failure, ended.id, options.runId) } : ended;
   const document = `${JSON.stringify(snapshot.state === "succeeded" ? { execution: snapshot, output: snapshot.output, ...also } : { execution: snapshot, failure: snapshot.failure, ...also }, null, 2)}\n`;
   if (options.format === "json") {
     await output.stdout(document);
@@ -687,6 +692,22 @@ async function finishSettled(options: LocalRunOptions, style: TerminalStyle, sna
   if (snapshot.state !== "succeeded" && snapshot.failure) output.stderr(runnerSafe(options.env, failureText({ ...snapshot.failure, suggestion: snapshot.failure.suggestion.replace("in the server's log", "in this run's log above (stderr)") }, style)));
   await writeSummary(options, { capability: snapshot.capability, execution: snapshot, failure: snapshot.failure });
   return await deliverDocument(options, document, snapshot, exitCodeOf({ state: snapshot.state, failure: snapshot.failure }));
+}
+
+/**
+ * A failure whose outcome is unknown says to settle it with `docket executions reconcile`, which
+ * records what was found in the store of the server holding the execution (docs/reconciliation.md).
+ * An execution run without a server is in no server's store — a server started later records its
+ * run_id, not the execution — so that would answer not_found: the suggestion says what a person
+ * can do instead. A handler's own suggestion that does not name reconcile stays.
+ */
+function unheldFailure(failure: FailureDescriptor, id: string, runId: string | undefined): FailureDescriptor {
+  if (failure.outcome_certainty !== "unknown" || !/executions[ .]reconcile/.test(failure.suggestion)) return failure;
+  const again = runId === undefined ? "run it again" : `run it with another --run-id (run_id ${runId} keeps answering with this end)`;
+  return {
+    ...failure,
+    suggestion: `The work may have been done: check by hand what it changed. No server holds ${id} (it ran in a docket run without a server), so there is nothing to reconcile it with and nothing records what you find; if the work did not take effect and is still wanted, ${again}.`,
+  };
 }
 
 /** Where a run's end is recorded besides its streams: `--result-file`, and in GitHub Actions the step's outputs and summary. */

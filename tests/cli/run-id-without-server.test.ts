@@ -35,6 +35,25 @@ export default capability({
 });
 `;
 
+/** A write that acts (a line in ran.txt), then fails not knowing whether its work took effect. */
+const HALFWAY = `import { capability, CapabilityError } from "docket";
+import * as v from "valibot";
+import { appendFileSync } from "node:fs";
+import { join } from "node:path";
+export default capability({
+  id: "demo.halfway",
+  title: "Halfway",
+  description: "Acts, then fails with its outcome unknown",
+  effect: "write",
+  input: v.object({}),
+  output: v.object({}),
+  async handler(_input, ctx) {
+    appendFileSync(join(ctx.root, "ran.txt"), "pushed\\n");
+    throw new CapabilityError("push_failed", "the remote closed the connection after the push was sent", { retryability: "manual_reconcile" });
+  },
+});
+`;
+
 function countedCheckout(): string {
   const checkout = tempCheckout();
   writeFiles(checkout, { "capabilities/demo.counted.ts": COUNTED });
@@ -157,6 +176,31 @@ describe("docket run --run-id without a server", () => {
     expect(document.failure.retryability).toBe("never");
     expect(document.failure.message).toContain("ended without writing how it ended");
     expect(runs(checkout)).toBe(1);
+  });
+
+  test("a failed end of unknown outcome read back from a mark says what a person can do, not to reconcile it at a server that never held it", async () => {
+    const checkout = tempCheckout();
+    writeFiles(checkout, { "capabilities/demo.halfway.ts": HALFWAY });
+    const first = await docket(fromSource, ["run", "demo.halfway", "--run-id", "r-half", "--format", "json"], { cwd: checkout, env: {} });
+    expect(first.code).toBe(1);
+    const again = await docket(fromSource, ["run", "demo.halfway", "--run-id", "r-half", "--format", "json"], { cwd: checkout, env: {} });
+    expect(again.code).toBe(1);
+    const document = oneJsonDocument(again.stdout);
+    expect(document.deduplicated).toBe(true);
+    expect(document.execution.id).toBe(oneJsonDocument(first.stdout).execution.id);
+    expect(document.failure).toMatchObject({ error_code: "push_failed", outcome_certainty: "unknown" });
+    for (const [said, suggestion] of [
+      [again.stderr, document.failure.suggestion],
+      // The run that failed says so too: no server ever held its execution either.
+      [first.stderr, oneJsonDocument(first.stdout).failure.suggestion],
+    ]) {
+      expect(said).not.toContain("executions reconcile");
+      expect(suggestion).not.toMatch(/executions[ .]reconcile/);
+      expect(suggestion).toContain("No server holds");
+      expect(suggestion).toContain("check by hand what it changed");
+      expect(suggestion).toContain("another --run-id");
+    }
+    expect(readFileSync(join(checkout, "ran.txt"), "utf8")).toBe("pushed\n");
   });
 
   test("marks are bounded by run_identities: past it a new run_id is refused (capacity) and nothing runs", async () => {

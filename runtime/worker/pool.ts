@@ -296,7 +296,8 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       job.slot = null;
       job.lostUnread = (job.lostUnread ?? 0) + 1;
       if (job.lostUnread >= MAX_LOST_UNREAD) {
-        report(`${laneWorker(slot.lane)} stopped before reading ${job.task.capability}'s task (${why}), the ${job.lostUnread}th worker to do so; it did not run.`);
+        // Named like each worker before it: the log names the capability whose leftovers ended them (docs/containment.md).
+        report(`${laneWorker(slot.lane)} stopped before reading ${job.task.capability}'s task (${why}), left by ${culpritOf(slot)}: ${job.lostUnread} workers in turn stopped under it before reading it, so it did not run.`);
         settle(job, { kind: "worker_lost", never_began: true, message: `${job.lostUnread} workers in turn stopped before reading it (the last: exit code ${code})` });
       } else {
         report(`${laneWorker(slot.lane)} stopped before reading ${job.task.capability}'s task (${why}, left by ${culpritOf(slot)}); replacing it, and the task waits for the new one.`);

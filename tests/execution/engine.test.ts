@@ -618,6 +618,18 @@ describe("engine completion", () => {
     expect(h.store.get(other)!.failure!.message).toBe("No execution worker could start, so demo.read did not run.");
   });
 
+  test("a task three workers in turn died under before reading it fails unavailable at stage queue, not_applied, even for a write: nothing ran", async () => {
+    const h = harness();
+    const id = h.engine.start({ capability: "demo.write", input: {} }, EDGE).execution.id;
+    await flush();
+    h.pool.of(id)!.end({ ok: false, error: { kind: "worker_lost", never_began: true, message: "3 workers in turn stopped before reading it (the last: exit code 7)" } });
+    await flush();
+    const done = h.store.get(id)!;
+    expect(done.state).toBe("failed");
+    expect(done.failure).toMatchObject({ error_code: "unavailable", stage: "queue", outcome_certainty: "not_applied", retryability: "after_delay", context: { reason: "worker_lost" } });
+    expect(done.failure!.message).toBe("demo.write did not run: 3 workers in turn stopped before reading it (the last: exit code 7), before its handler began.");
+  });
+
   test("a handler whose process.abort() docket refused says that call was refused, not only \"threw an Error EPERM\"", async () => {
     const h = harness();
     const id = h.engine.start({ capability: "demo.read", input: {} }, EDGE).execution.id;

@@ -288,7 +288,7 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
     };
     if (server && reporter && hold) {
       const first = await reporter.first;
-      if (first.kind === "deduplicated") return await finishDeduplicated(options, style, server!, { id: first.execution_id, capability: capabilityId! }, say);
+      if (first.kind === "deduplicated") return await finishDeduplicated(options, style, server!, { id: first.execution_id, capability: capabilityId! }, say, deadlineAt);
       if (first.kind === "refused" && first.failure?.error_code === "run_id_conflict") return await finishRefused(options, style, first.failure, capabilityId);
       if (first.kind === "refused") {
         // Not kept there, the run_id would not stop the next run with it: this one must not run either.
@@ -444,8 +444,10 @@ const FOLLOW_RESTART_MS = 30_000;
  * An execution whose details expired ended long ago: its state is its end, at once, and the
  * document says `details_expired` too. One the server forgot (past `executions_retained`) keeps
  * only its identity, so its end cannot be known: a refusal that no retry can help (docs/limits.md).
+ * Still running when this run's own deadline (`deadlineAt`, performance.now) passes, it is left to
+ * go on, and this run stops waiting (stopFollowing).
  */
-async function finishDeduplicated(options: LocalRunOptions, style: TerminalStyle, server: ServerClient, original: { id: string; capability: string }, say: (line: string) => void): Promise<number> {
+async function finishDeduplicated(options: LocalRunOptions, style: TerminalStyle, server: ServerClient, original: { id: string; capability: string }, say: (line: string) => void, deadlineAt?: number): Promise<number> {
   const executionId = original.id;
   say(`run_id ${options.runId} was already used for ${executionId}, so this run is that execution and nothing runs again: ${server.url}/cockpit/executions/${executionId}`);
   let client = server;
@@ -462,20 +464,29 @@ async function finishDeduplicated(options: LocalRunOptions, style: TerminalStyle
   // Followed to its end, through a restart of the server (its lease names it again): a server
   // that went away mid-follow is looked for for FOLLOW_RESTART_MS.
   const giveUpAt = Date.now() + FOLLOW_RESTART_MS;
-  while (!ended(snapshot)) {
-    if (snapshot !== null && snapshot !== "forgotten") {
-      if (!said) say(`${executionId} is ${snapshot.state}; following it to its end`);
-      said = true;
-      await followEvents(client, { id: executionId, after: snapshot.last_sequence, onEvent: () => {}, onNote: () => {} });
+  const deadline = new AbortController();
+  const timer = deadlineAt === undefined ? undefined : setTimeout(() => deadline.abort(), Math.max(0, deadlineAt - performance.now()));
+  try {
+    while (!ended(snapshot) && !deadline.signal.aborted) {
+      if (snapshot !== null && snapshot !== "forgotten") {
+        if (!said) say(`${executionId} is ${snapshot.state}; following it to its end`);
+        said = true;
+        await followEvents(client, { id: executionId, after: snapshot.last_sequence, onEvent: () => {}, onNote: () => {}, signal: deadline.signal });
+        if (deadline.signal.aborted) break;
+        snapshot = await current();
+        if (ended(snapshot)) break;
+      }
+      if (Date.now() > giveUpAt) break;
+      await pause(500, deadline.signal);
+      if (deadline.signal.aborted) break;
+      client = (await findServer(client.root, { timeout_ms: 1500 }).catch(() => null)) ?? client;
       snapshot = await current();
-      if (ended(snapshot)) break;
     }
-    if (Date.now() > giveUpAt) break;
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    client = (await findServer(client.root, { timeout_ms: 1500 }).catch(() => null)) ?? client;
-    snapshot = await current();
+  } finally {
+    clearTimeout(timer);
   }
-  if (snapshot === "forgotten") return await finishForgotten(options, style, client, original);
+  if (snapshot === "forgotten") return await finishForgotten(options, style, client, original, deadlineAt);
+  if (deadline.signal.aborted && !ended(snapshot)) return await stopFollowing(options, style, { ...original, where: `at the server at ${client.url}` });
   if (snapshot === null || !isTerminal(snapshot.state)) {
     const failure = buildFailure({
       error_code: "unavailable",
@@ -598,7 +609,7 @@ async function finishFromMark(options: LocalRunOptions, style: TerminalStyle, ro
       return await finishWithoutEnd(options, style, { id: current.execution_id, capability: current.capability }, failure);
     }
     const left = deadlineAt === undefined ? Infinity : deadlineAt - performance.now();
-    if (left <= 0) return await stopFollowingMark(options, style, current);
+    if (left <= 0) return await stopFollowing(options, style, { id: current.execution_id, capability: current.capability, where: `in the run that holds it (pid ${current.pid})`, context: { pid: current.pid } });
     if (!said) say(`${current.execution_id} is still running (pid ${current.pid}); following it to its end`);
     said = true;
     await new Promise((resolve) => setTimeout(resolve, Math.min(MARK_LOOK_MS, left)));
@@ -609,23 +620,38 @@ async function finishFromMark(options: LocalRunOptions, style: TerminalStyle, ro
 }
 
 /**
- * The end of a run whose --deadline-ms passed while it followed the run holding its run_id (still
- * running): nothing of this run ran, and the other run goes on. A deadline that passes before a
- * handler began is `deadline_exceeded` at stage queue, and so is this (exit code 1); the same
- * --run-id again follows that run again, or reads how it ended.
+ * The end of a run whose --deadline-ms passed while it followed the execution its run_id names
+ * (still running: at the server, or in the run without a server that holds its mark): nothing of
+ * this run ran, and that execution goes on (`where`). A deadline that passes before a handler
+ * began is `deadline_exceeded` at stage queue, and so is this (exit code 1); the same --run-id
+ * again follows that execution again, or reads how it ended.
  */
-async function stopFollowingMark(options: LocalRunOptions, style: TerminalStyle, mark: RunMark): Promise<number> {
+async function stopFollowing(options: LocalRunOptions, style: TerminalStyle, followed: { id: string; capability: string; where: string; context?: Record<string, unknown> }): Promise<number> {
   const failure = buildFailure({
     error_code: "deadline_exceeded",
     stage: "queue",
-    message: `docket run stopped waiting for ${mark.execution_id}, the execution its run_id ${options.runId} names, when its --deadline-ms of ${options.deadlineMs} ms passed: nothing of this run ran, and ${mark.execution_id} goes on in the run that holds it (pid ${mark.pid}).`,
+    message: `docket run stopped waiting for ${followed.id}, the execution its run_id ${options.runId} names, when its --deadline-ms of ${options.deadlineMs} ms passed: nothing of this run ran, and ${followed.id} goes on ${followed.where}.`,
     suggestion: "Run again with the same --run-id to follow it to its end, or read how it ended (with a longer --deadline-ms, or none, to wait for it).",
     retryability: "safe",
-    context: { run_id: options.runId, execution_id: mark.execution_id, pid: mark.pid, deadline_ms: options.deadlineMs },
+    context: { run_id: options.runId, execution_id: followed.id, deadline_ms: options.deadlineMs, ...followed.context },
     request_id: requestIdFrom(undefined),
     trace_id: newTraceId(),
   });
-  return await finishRefused(options, style, failure, mark.capability);
+  return await finishRefused(options, style, failure, followed.capability);
+}
+
+/** Waits `ms`, or less when `signal` aborts first. */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    if (signal.aborted) done();
+    else signal.addEventListener("abort", done, { once: true });
+  });
 }
 
 /** What the server answers of a deduplicated run's execution: its snapshot, "forgotten" (its run_id alone is kept), or null when it could not be asked. */
@@ -636,7 +662,7 @@ type SeenExecution = ExecutionSnapshot | "forgotten" | null;
  * anywhere, and nothing runs again. Refused (exit 2) like a run_id_conflict: only another
  * --run-id runs the work, and retrying this one never helps. The document names the execution.
  */
-async function finishForgotten(options: LocalRunOptions, style: TerminalStyle, server: ServerClient, original: { id: string; capability: string }): Promise<number> {
+async function finishForgotten(options: LocalRunOptions, style: TerminalStyle, server: ServerClient, original: { id: string; capability: string }, deadlineAt?: number): Promise<number> {
   const executionId = original.id;
   // Run without a server, its mark may tell how it ended (the server records a mark's identity, not its execution).
   let marked: RunMark | null = null;
@@ -645,7 +671,7 @@ async function finishForgotten(options: LocalRunOptions, style: TerminalStyle, s
   } catch {
     // Unreadable: the execution is taken for one the server forgot, as before marks existed.
   }
-  if (marked !== null && marked.execution_id === executionId) return await finishFromMark(options, style, server.root, marked, () => {});
+  if (marked !== null && marked.execution_id === executionId) return await finishFromMark(options, style, server.root, marked, () => {}, deadlineAt);
   const failure = buildFailure({
     error_code: "not_found",
     stage: "admit",

@@ -428,6 +428,28 @@ describe("docket run and the server serving its checkout", () => {
     }
   });
 
+  test("docket run --run-id --deadline-ms following another execution at the server stops waiting once its deadline passes (exit 1); that execution goes on", async () => {
+    const checkout = tempCheckout();
+    const server = await serveCheckout(checkout);
+    const http = api(server.url);
+    try {
+      const input = { steps: 100, delay_ms: 200 };
+      const started = await http.post("/api/v1/executions/start", { capability: "executions.demonstrate", input, run_id: "rid-late" });
+      const id = started.body.execution.id;
+      const late = await docket(fromSource, [...DEMO, JSON.stringify(input), "--run-id", "rid-late", "--deadline-ms", "1500"], { cwd: checkout });
+      expect(late.stderr).toContain("following it to its end");
+      expect(late.code).toBe(1);
+      const document = oneJsonDocument(late.stdout);
+      expect(document).toMatchObject({ execution: null, failure: { error_code: "deadline_exceeded", retryability: "safe", context: { run_id: "rid-late", execution_id: id, deadline_ms: 1500 } } });
+      expect(document.failure.message).toContain("stopped waiting");
+      expect(document.failure.message).toContain("goes on");
+      expect((await http.get(`/api/v1/executions/get?id=${id}`)).state).toBe("running");
+      await http.post("/api/v1/executions/cancel", { id });
+    } finally {
+      await server.stop();
+    }
+  }, 30_000);
+
   test("docket run reports to a server that requires a token, with the token of its lease", async () => {
     const checkout = tempCheckout();
     const token = "a-token-for-report-tests-0123";

@@ -7,7 +7,11 @@
 // subscription is not lost. Events that arrive while a re-read is on its way are applied again to
 // what it brings; each row carries the sequence it was drawn at, so none is applied twice or
 // backwards. On the overview a new execution gets a row; on the list a notice offers a reload
-// when the filter would show it. Rows and badges are cloned from the server's <template>s; text
+// ("2 new executions match this list") for each execution a reload would show that the page does
+// not: a new one on the first page when its filters take a queued execution, and one that since
+// reached the state the list is filtered by. An event names its execution's capability only when
+// it is created, and not where the execution sits among the pages, so for the latter the page asks
+// the server what a reload shows. Rows and badges are cloned from the server's <template>s; text
 // is set with textContent.
 (function () {
   "use strict";
@@ -52,16 +56,109 @@
       var empty = body.querySelector("[data-empty]");
       if (empty) empty.hidden = body.querySelectorAll("tr[data-execution-row]").length > 0;
     }
-    function offerReload() {
+    var filterState = root.getAttribute("data-filter-state") || "";
+    var filterCapability = root.getAttribute("data-filter-capability") || "";
+    var pageUrl = root.getAttribute("data-page") || "";
+    // A page after the first (a cursor) holds older executions only: a new one is never on it.
+    var firstPage = !new URL(pageUrl, window.location.href).searchParams.get("cursor");
+    /** Executions a reload would show that the page may not: id → true (insertion order is age). */
+    var arrived = new Map();
+    /** Capabilities of the executions created since the page loaded, by id (bounded as `latest`). */
+    var capabilities = new Map();
+
+    function drawn(id) {
+      var list = table("list");
+      return rows(id).some(function (row) {
+        return list !== null && list.contains(row);
+      });
+    }
+    /** Shows the notice with how many arrived executions the page does not show, or hides it. */
+    function showArrived() {
       var note = root.querySelector('[data-slot="resync"]');
-      if (note) note.hidden = false;
+      if (!note) return;
+      var count = 0;
+      arrived.forEach(function (_, id) {
+        if (!drawn(id)) count++;
+      });
+      var words = note.querySelector('[data-slot="new-count"]');
+      if (words) words.textContent = count === 1 ? "1 new execution matches this list" : count + " new executions match this list";
+      note.hidden = count === 0;
+    }
+    /** One that left the filtered state again (a running one ended) is no longer shown by a reload. */
+    function left(id) {
+      asking.delete(id);
+      if (asked) asked.delete(id);
+      if (arrived.delete(id)) showArrived();
+    }
+    function arrive(id) {
+      arrived.delete(id);
+      arrived.set(id, true);
+      if (arrived.size > REMEMBERED) arrived.delete(arrived.keys().next().value);
+      showArrived();
     }
 
-    /** Whether the list's filter would show a new (queued) execution of this capability. */
-    function matchesFilter(capability) {
-      var state = root.getAttribute("data-filter-state");
-      var only = root.getAttribute("data-filter-capability");
-      return (!state || state === "queued") && (!only || only === capability);
+    /** Whether the list would show a new (queued) execution of this capability: first page, filters that take it. */
+    function takesCreated(capability) {
+      return firstPage && (!filterState || filterState === "queued") && (!filterCapability || filterCapability === capability);
+    }
+
+    /**
+     * Executions that reached the filtered state, whose place in the list only the server knows:
+     * asked about together, one request at a time, the next at most once a second.
+     */
+    var asking = new Map();
+    /** The ids of the question on its way (null when none is): one that leaves meanwhile is dropped from it. */
+    var asked = null;
+    var askTimer = null;
+    var env = window.docketEnv || {};
+    function wait(fn, ms) {
+      return env.setTimeout ? env.setTimeout(fn, ms) : window.setTimeout(fn, ms);
+    }
+    function reached(id) {
+      if (drawn(id) || arrived.has(id)) return;
+      var capability = capabilities.get(id);
+      if (filterCapability && capability !== undefined && capability !== filterCapability) return;
+      // Created since the page loaded: on the first page, and on no other.
+      if (capability !== undefined) {
+        if (firstPage) arrive(id);
+        return;
+      }
+      asking.set(id, true);
+      if (asking.size > REMEMBERED) asking.delete(asking.keys().next().value);
+      ask();
+    }
+    function ask() {
+      if (asked !== null || askTimer !== null || asking.size === 0 || !pageUrl || typeof DOMParser === "undefined") return;
+      asked = asking;
+      asking = new Map();
+      // The page as a reload draws it, its list alone where the server can draw it alone.
+      var url = new URL(pageUrl, window.location.href);
+      url.searchParams.append("section", "list");
+      var init = { headers: { Accept: "text/html" }, credentials: "same-origin" };
+      (env.fetch ? env.fetch(url.pathname + url.search, init) : window.fetch(url.pathname + url.search, init))
+        .then(function (response) {
+          return response.ok ? response.text() : null;
+        })
+        .then(function (html) {
+          if (!html) return;
+          var fresh = new DOMParser().parseFromString(html, "text/html");
+          var listed = {};
+          Array.prototype.forEach.call(fresh.querySelectorAll('[data-execution-table="list"] tr[data-execution-row]'), function (row) {
+            listed[row.getAttribute("data-execution-row")] = true;
+          });
+          asked.forEach(function (_, id) {
+            if (listed[id]) arrive(id);
+          });
+        })
+        .catch(function () {})
+        .then(function () {
+          asked = null;
+          if (asking.size === 0) return;
+          askTimer = wait(function () {
+            askTimer = null;
+            ask();
+          }, 1000);
+        });
     }
 
     function remember(event) {
@@ -135,6 +232,8 @@
 
     /** Re-read sections are in place, drawn at some moment after they were asked for: apply again what came since. */
     function replaced() {
+      // A re-read list may now show what the notice counted.
+      if (!overview) showArrived();
       latest.forEach(function (kept) {
         if (kept.created && overview) insert(kept.created);
         // In their order: a row takes no event older than the last it took.
@@ -166,10 +265,17 @@
         if (event.type === "execution.created" || event.type === "execution.completed") refreshChart();
         if (event.type === "execution.created") {
           if (overview) insert(event);
-          else if (matchesFilter(event.data.capability)) offerReload();
+          else {
+            capabilities.set(event.execution_id, event.data.capability);
+            if (capabilities.size > REMEMBERED) capabilities.delete(capabilities.keys().next().value);
+            if (takesCreated(event.data.capability)) arrive(event.execution_id);
+          }
           return;
         }
         applyToRows(event);
+        // One that reached the state the list is filtered by may belong on it now.
+        if (!overview && filterState && to === filterState) reached(event.execution_id);
+        else if (!overview && filterState && to !== null) left(event.execution_id);
       },
       /** The channel is (again) following every execution: what happened before is re-read. */
       subscribed: function () {

@@ -99,7 +99,7 @@ export function ExecutionsPage(props: ExecutionsProps) {
             ℹ
           </span>
           <span>
-            Executions this list would show have started since it was drawn. <a href="" data-reload>Reload</a> to see them.
+            <span data-slot="new-count">New executions match this list</span> — <a href="" data-reload>reload</a> to see them.
           </span>
         </p>
         <BadgeTemplates />

@@ -8,6 +8,24 @@ import { BROWSER_TESTS, launchChromium, watchedContext } from "./_support/browse
 const TEST_TIMEOUT = 60_000;
 const WAIT = { timeout: 20_000 };
 
+/** Waits for its gate file (`.gate-<name>-1`), then fails or succeeds as asked: an end the test decides. */
+const flaky = (id: string) => `import { capability } from "docket";
+import * as v from "valibot";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { setTimeout as delay } from "node:timers/promises";
+export default capability({
+  id: "${id}", title: "Flaky", description: "Waits for its gate file, then fails or succeeds.", effect: "read",
+  input: v.object({ name: v.pipe(v.string(), v.regex(/^[a-z0-9-]{1,40}$/)), fail: v.boolean() }),
+  output: v.object({ ok: v.boolean() }),
+  async handler(input, ctx) {
+    while (!existsSync(join(ctx.root, ".gate-" + input.name + "-1"))) await delay(5);
+    if (input.fail) throw new Error("failed as asked");
+    return { ok: true };
+  },
+});
+`;
+
 let server: CockpitServer;
 let browser: Browser;
 let context: BrowserContext;
@@ -36,7 +54,7 @@ async function pageWithHeldChannel(): Promise<{ page: Page; connect(): void }> {
 
 describe.skipIf(!BROWSER_TESTS)("live cockpit pages in headless Chromium", () => {
   beforeAll(async () => {
-    server = await startCockpitServer();
+    server = await startCockpitServer({ max_concurrent: 4 }, { "team.flaky.ts": flaky("team.flaky"), "team.wobbly.ts": flaky("team.wobbly") });
     browser = await launchChromium();
     context = await watchedContext(browser, problems, { width: 1280, height: 900 });
   }, TEST_TIMEOUT);
@@ -63,6 +81,43 @@ describe.skipIf(!BROWSER_TESTS)("live cockpit pages in headless Chromium", () =>
       const counts = (await (await fetch(`${server.url}/api/v1/executions?limit=1`)).json()) as { counts: Record<string, number> };
       await page.waitForFunction((running) => document.querySelector('[data-count="running"]')!.textContent === String(running), counts.counts.running, WAIT);
       expect(await page.textContent('[data-count="succeeded"]')).toBe(String(counts.counts.succeeded));
+      await page.close();
+    }, TEST_TIMEOUT);
+  }
+
+  for (const filter of ["state=failed&capability=team.flaky", "state=failed"]) {
+    test(`/cockpit/executions?${filter} offers a reload for each execution that since ended failed there, and for none it would not show`, async () => {
+      const byCapability = filter.includes("capability");
+      const run = (capability: string, name: string, fail: boolean) => server.start(capability, { name: `${name}-${byCapability ? "c" : "s"}`, fail });
+      const end = async (id: string, name: string) => {
+        server.openGate(`${name}-${byCapability ? "c" : "s"}`, 1);
+        await server.completed(id);
+      };
+      // Created before the page was drawn (the page never saw which capability they are) and after.
+      const before = await run("team.flaky", "before", true);
+      const other = await run("team.wobbly", "other", true);
+      const page = await context.newPage();
+      await page.goto(`${server.url}/cockpit/executions?${filter}`);
+      await page.waitForSelector('[data-docket-connection][data-state="live"]', WAIT);
+      const after = await run("team.flaky", "after", true);
+      const fine = await run("team.flaky", "fine", false);
+      const notice = page.locator('[data-slot="resync"]');
+      expect(await notice.isHidden()).toBe(true);
+      // What this list would not show ends first: (by capability) one of another capability that failed, and one that succeeded.
+      await end(other, "other");
+      await end(fine, "fine");
+      await end(before, "before");
+      await end(after, "after");
+      const wanted = byCapability ? "2 new executions match this list" : "3 new executions match this list";
+      await page.waitForFunction((text) => document.querySelector('[data-slot="resync"]')!.textContent!.includes(text), wanted, WAIT);
+      expect(await notice.isVisible()).toBe(true);
+      // The reload it offers shows them.
+      await Promise.all([page.waitForEvent("load", WAIT), notice.locator("[data-reload]").click()]);
+      await page.waitForSelector(`tr[data-execution-row="${after}"][data-state="failed"]`, WAIT);
+      const shown = await page.locator('[data-execution-table="list"] tr[data-execution-row]').evaluateAll((rows) => rows.map((row) => row.getAttribute("data-execution-row")));
+      expect(shown).toContain(before);
+      expect(shown.includes(other)).toBe(!byCapability);
+      expect(shown).not.toContain(fine);
       await page.close();
     }, TEST_TIMEOUT);
   }

@@ -208,6 +208,62 @@ describe("live-list.js", () => {
     expect(fetch.urls).toHaveLength(sent);
   });
 
+  test("live-list.js counts on a state-filtered list each execution that reached its state, asking the server where the page cannot know, and drops one that left it", async () => {
+    const filter = { state: "running" as const, capability: "team.echo" };
+    // The list alone is what the page asks when it cannot know: of the two executions created
+    // before the page that start, only ID is team.echo (the re-reads at ready came before either).
+    const fetch = fakeFetch((url) =>
+      url.searchParams.getAll("section").join() === "list" ? executionsHtml([runningSnapshot({ capability: "team.echo" })], countsOf({ running: 1 }), filter) : executionsHtml([], countsOf({}), filter),
+    );
+    const page = loadPage(executionsHtml([], countsOf({}), filter), { path: "/cockpit/executions?state=running&capability=team.echo", scripts: [...LIST_SCRIPTS], fetch });
+    pages.push(page);
+    const doc = page.document;
+    const notice = doc.querySelector('[data-slot="resync"]')!;
+    const socket = page.sockets[0]!;
+    socket.open();
+    socket.receive({ type: "stream.ready", subscribed: "all", replayed: 0, truncated: false, heartbeat_ms: 20_000 });
+    await page.settle();
+    const created = (id: string, capability: string) => event(1, "execution.created", { capability, input: {}, actor: { kind: "http" }, run_id: null, session_key: null }, id);
+    const listAsked = () => fetch.urls.filter((url) => url === "/cockpit/executions?state=running&capability=team.echo&section=list");
+    // Created since the page loaded: its capability is known, so the page decides alone.
+    const mine = "x-20260908T010205Z-0000000a";
+    const theirs = "x-20260908T010205Z-0000000b";
+    socket.receive(created(mine, "team.echo"));
+    socket.receive(created(theirs, "team.sleep"));
+    socket.receive(event(2, "execution.started", {}, theirs));
+    await page.settle();
+    expect(notice.hasAttribute("hidden")).toBe(true);
+    socket.receive(event(2, "execution.started", {}, mine));
+    expect(notice.hasAttribute("hidden")).toBe(false);
+    expect(text(notice)).toContain("1 new execution matches this list");
+    expect(listAsked()).toEqual([]);
+    // It ended: a reload would not show it.
+    socket.receive(event(3, "execution.completed", { state: "succeeded", duration_ms: 1 }, mine));
+    expect(notice.hasAttribute("hidden")).toBe(true);
+    // Created before the page was drawn: the server says, by what a reload shows, which of them this list takes.
+    socket.receive(event(2, "execution.started", {}, ID));
+    socket.receive(event(2, "execution.started", {}, OTHER));
+    await page.settle();
+    page.clock.advance(1000);
+    await page.settle();
+    // One question at a time: the second start, which came while the first was asked, a second later.
+    expect(listAsked()).toHaveLength(2);
+    expect(text(notice)).toContain("1 new execution matches this list");
+    expect(notice.hasAttribute("hidden")).toBe(false);
+  });
+
+  test("live-list.js offers no reload on a later page (a cursor) for a new execution: it is on the first", async () => {
+    const fetch = fakeFetch(() => executionsHtml([], countsOf({}), { cursor: "b206MQ" }));
+    const page = loadPage(executionsHtml([], countsOf({}), { cursor: "b206MQ" }), { path: "/cockpit/executions?cursor=b206MQ", scripts: [...LIST_SCRIPTS], fetch });
+    pages.push(page);
+    page.sockets[0]!.open();
+    page.sockets[0]!.receive({ type: "stream.ready", subscribed: "all", replayed: 0, truncated: false, heartbeat_ms: 20_000 });
+    await page.settle();
+    page.sockets[0]!.receive(event(1, "execution.created", { capability: "team.echo", input: {}, actor: { kind: "http" }, run_id: null, session_key: null }, OTHER));
+    await page.settle();
+    expect(page.document.querySelector('[data-slot="resync"]')!.hasAttribute("hidden")).toBe(true);
+  });
+
   test("live-list.js re-reads the page each time the every-execution channel comes back, and after it lagged", async () => {
     const fetch = fakeFetch(() => overviewHtml([]));
     const page = loadPage(overviewHtml([]), { path: "/cockpit", scripts: [...LIST_SCRIPTS], fetch, random: () => 0 });

@@ -30,9 +30,25 @@ export function stepsDroppedText(dropped: number, failed: number | null): string
   return `${dropped} earlier step(s) not kept${which}.`;
 }
 
-/** A value as indented JSON text; `undefined` (nothing returned) reads as `null`. */
+// The bidirectional embeddings, overrides and isolates, which make a text read in another order
+// than it is written ("report\u202efdp.exe" reads "reportexe.pdf"). Handler text (log lines,
+// steps, diagnostics, a failure's message) loses them before it is stored; what else a handler
+// gives (an output, a failure's context, an artifact's name) keeps them, and loses them where the
+// cockpit shows it (docs/cockpit.md). format.js does the same for what the scripts show.
+const BIDI_CONTROLS = /[\u202a-\u202e\u2066-\u2069]/g;
+
+/** A string a handler gave, as the cockpit shows it as text: without bidirectional controls. */
+export function shownText(text: string): string {
+  return text.replace(BIDI_CONTROLS, "");
+}
+
+/**
+ * A value as indented JSON text; `undefined` (nothing returned) reads as `null`. A bidirectional
+ * control is written as its escape (`\u202e`): it can only stand inside a string, where the
+ * escape is the same value, so the text is still the exact JSON and reads in the order it is written.
+ */
 export function formatJson(value: unknown): string {
-  const text = JSON.stringify(value === undefined ? null : value, null, 2) ?? "null";
+  const text = (JSON.stringify(value === undefined ? null : value, null, 2) ?? "null").replace(BIDI_CONTROLS, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
   if (text.length <= MAX_SHOWN_JSON) return text;
   // A page is no place for megabytes: the API serves the whole value.
   return `${text.slice(0, MAX_SHOWN_JSON)}\n… ${(text.length - MAX_SHOWN_JSON).toLocaleString("en-US")} more characters not shown; read the whole value from the API (the links on this page).`;

@@ -1,4 +1,6 @@
-/** How the cockpit shows a value: by what it is, not as one JSON text. */
+import { shownText } from "./format.ts";
+
+/** How the cockpit shows a value: by what it is, not as one JSON text. Its texts are shown text (no bidirectional controls). */
 export type OutputShape =
   | { kind: "nothing" }
   | { kind: "scalar"; text: string }
@@ -29,7 +31,7 @@ const isPlainObject = (value: unknown): value is Record<string, unknown> => type
 
 /** A cell's text: scalars as they are, anything else as compact JSON, cut at MAX_CELL characters. */
 function cellText(value: unknown): string {
-  const text = value === undefined ? "" : typeof value === "string" ? value : JSON.stringify(value) ?? "";
+  const text = shownText(value === undefined ? "" : typeof value === "string" ? value : JSON.stringify(value) ?? "");
   return text.length > MAX_CELL ? `${text.slice(0, MAX_CELL - 1)}…` : text;
 }
 
@@ -46,9 +48,9 @@ function tableOf(items: unknown[]): TableShape | null {
       }
     }
   }
-  const columns = seen.slice(0, MAX_COLUMNS);
-  const rows = items.slice(0, MAX_ROWS).map((item) => columns.map((column) => cellText((item as Record<string, unknown>)[column])));
-  return { columns, rows, more: Math.max(0, items.length - MAX_ROWS), moreColumns: seen.length - columns.length };
+  const keys = seen.slice(0, MAX_COLUMNS);
+  const rows = items.slice(0, MAX_ROWS).map((item) => keys.map((key) => cellText((item as Record<string, unknown>)[key])));
+  return { columns: keys.map(shownText), rows, more: Math.max(0, items.length - MAX_ROWS), moreColumns: seen.length - keys.length };
 }
 
 /**
@@ -57,7 +59,7 @@ function tableOf(items: unknown[]): TableShape | null {
  */
 export function outputShape(value: unknown, depth = 0): OutputShape {
   if (value === undefined || value === null) return { kind: "nothing" };
-  if (typeof value === "string") return value.length > LONG_TEXT || value.includes("\n") ? { kind: "text", text: value } : { kind: "scalar", text: value };
+  if (typeof value === "string") return value.length > LONG_TEXT || value.includes("\n") ? { kind: "text", text: shownText(value) } : { kind: "scalar", text: shownText(value) };
   if (typeof value === "number" || typeof value === "boolean") return { kind: "scalar", text: String(value) };
   if (Array.isArray(value)) {
     const table = tableOf(value);
@@ -66,7 +68,7 @@ export function outputShape(value: unknown, depth = 0): OutputShape {
   if (isPlainObject(value) && depth === 0) {
     const entries = Object.entries(value);
     if (entries.length === 0 || entries.length > MAX_FIELDS) return { kind: "json", value };
-    return { kind: "record", fields: entries.map(([name, field]) => ({ name, shape: outputShape(field, depth + 1) })) };
+    return { kind: "record", fields: entries.map(([name, field]) => ({ name: shownText(name), shape: outputShape(field, depth + 1) })) };
   }
   return { kind: "json", value };
 }

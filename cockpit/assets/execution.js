@@ -129,8 +129,8 @@
       var row = clone("step");
       row.setAttribute("data-step-id", id);
       row.setAttribute("data-started", timestamp);
-      field(row, "title").textContent = title;
-      field(row, "id").textContent = id;
+      field(row, "title").textContent = format.text(title);
+      field(row, "id").textContent = format.text(id);
       field(row, "state").replaceChildren(clone("step-running"));
       var empty = body.querySelector("[data-empty]");
       body.insertBefore(row, empty);
@@ -295,10 +295,10 @@
         var d = events[i].data;
         var row = clone("diagnostic");
         field(row, "severity").replaceChildren(clone("severity-" + d.severity) || clone("severity-info"));
-        field(row, "message").textContent = d.message;
-        var where = d.file ? d.file + (d.line !== undefined ? ":" + d.line + (d.column !== undefined ? ":" + d.column : "") : "") : "—";
+        field(row, "message").textContent = format.text(d.message);
+        var where = d.file ? format.text(d.file) + (d.line !== undefined ? ":" + d.line + (d.column !== undefined ? ":" + d.column : "") : "") : "—";
         field(row, "location").textContent = where;
-        field(row, "code").textContent = d.code || "—";
+        field(row, "code").textContent = d.code ? format.text(d.code) : "—";
         rows.appendChild(row);
       }
       body.insertBefore(rows, body.querySelector("[data-empty]"));
@@ -352,7 +352,7 @@
         Array.prototype.forEach.call(fields, function (element) {
           var key = element.getAttribute("data-failure-field");
           var value = data.failure[key];
-          element.textContent = key === "context" ? format.json(value || {}) : value === undefined ? "—" : String(value);
+          element.textContent = key === "context" ? format.json(value || {}) : value === undefined ? "—" : format.text(value);
         });
         section("failure").hidden = false;
       }
@@ -367,14 +367,14 @@
       },
       "execution.step": function (event) {
         var row = runningStep(event.data.id);
-        if (row) field(row, "title").textContent = event.data.title;
+        if (row) field(row, "title").textContent = format.text(event.data.title);
         else newStep(event.data.id, event.data.title, event.timestamp);
         refreshTimelineSoon();
       },
       "execution.step_done": function (event) {
         var row = runningStep(event.data.id) || newStep(event.data.id, event.data.id, event.timestamp);
         field(row, "state").replaceChildren(clone(event.data.ok ? "step-succeeded" : "step-failed"));
-        field(row, "message").textContent = event.data.message || "";
+        field(row, "message").textContent = format.text(event.data.message || "");
         field(row, "duration").textContent = format.duration(Date.parse(event.timestamp) - Date.parse(row.getAttribute("data-started")));
         refreshTimelineSoon();
       },

@@ -3,6 +3,8 @@
 (function () {
   "use strict";
   var docket = (window.docket = window.docket || {});
+  /** The bidirectional embeddings, overrides and isolates: never shown (cockpit/format.ts says why). */
+  var BIDI_CONTROLS = /[\u202a-\u202e\u2066-\u2069]/g;
 
   docket.format = {
     /** `2026-09-08 01:02:03 UTC`. */
@@ -56,9 +58,15 @@
       var which = failed === null ? "" : failed === 0 ? ", none of them failed" : ", " + failed + " of them failed";
       return dropped + " earlier step(s) not kept" + which + ".";
     },
-    /** A value as indented JSON; nothing reads as null. */
+    /** A value as indented JSON; nothing reads as null; a bidirectional control as its escape (still the exact JSON). */
     json: function (value) {
-      return JSON.stringify(value === undefined ? null : value, null, 2);
+      return JSON.stringify(value === undefined ? null : value, null, 2).replace(BIDI_CONTROLS, function (c) {
+        return "\\u" + c.charCodeAt(0).toString(16);
+      });
+    },
+    /** A string a handler gave, as shown text: without bidirectional controls. */
+    text: function (text) {
+      return String(text).replace(BIDI_CONTROLS, "");
     },
   };
 

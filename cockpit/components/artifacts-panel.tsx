@@ -2,7 +2,7 @@
 import type { ExecutionSnapshot } from "../../runtime/execution/snapshot.ts";
 import type { ArtifactInfo } from "../../runtime/execution/plane.ts";
 import { isTerminal } from "../../runtime/execution/state-machine.ts";
-import { formatBytes } from "../format.ts";
+import { formatBytes, shownText } from "../format.ts";
 import { artifactDownloadPath, releasePath } from "../paths.ts";
 
 /** Why the artifacts cannot be released now, in words; null when they can. The engine decides again on release. */
@@ -38,8 +38,8 @@ export function ArtifactsPanel(props: { execution: ExecutionSnapshot; artifacts:
             {props.artifacts.map((a) => (
               <tr data-artifact={a.name}>
                 <td>
-                  <a href={artifactDownloadPath(x.id, a.name)} download={a.name} class="mono wrap-anywhere">
-                    {a.name}
+                  <a href={artifactDownloadPath(x.id, a.name)} download={shownText(a.name)} class="mono wrap-anywhere">
+                    {shownText(a.name)}
                   </a>
                 </td>
                 <td class="nowrap">{formatBytes(a.bytes)}</td>

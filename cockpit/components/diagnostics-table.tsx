@@ -1,11 +1,12 @@
 /** @jsxImportSource hono/jsx */
 import type { DiagnosticInput } from "../../runtime/capability/declaration.ts";
+import { shownText } from "../format.ts";
 import { SeverityBadge } from "./badges.tsx";
 
 /** `file:line:column` of a diagnostic, as far as it is known. */
 export function locationOf(d: Pick<DiagnosticInput, "file" | "line" | "column">): string {
   if (!d.file) return "—";
-  return `${d.file}${d.line !== undefined ? `:${d.line}${d.column !== undefined ? `:${d.column}` : ""}` : ""}`;
+  return `${shownText(d.file)}${d.line !== undefined ? `:${d.line}${d.column !== undefined ? `:${d.column}` : ""}` : ""}`;
 }
 
 /**
@@ -37,14 +38,14 @@ export function DiagnosticsTable(props: { diagnostics: DiagnosticInput[]; droppe
                 </td>
                 <td>
                   <span data-field="message" class="wrap-anywhere pre-line">
-                    {d.message}
+                    {shownText(d.message)}
                   </span>
                   <span data-field="location" class="location mono wrap-anywhere">
                     {locationOf(d)}
                   </span>
                 </td>
                 <td data-field="code" class="mono nowrap">
-                  {d.code ?? "—"}
+                  {shownText(d.code ?? "—")}
                 </td>
               </tr>
             ))}

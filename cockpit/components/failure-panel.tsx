@@ -1,6 +1,6 @@
 /** @jsxImportSource hono/jsx */
 import type { FailureDescriptor } from "../../runtime/execution/failure.ts";
-import { formatJson } from "../format.ts";
+import { formatJson, shownText } from "../format.ts";
 
 /** Every member of the failure descriptor (docs/protocol.md), in the order a reader needs them. */
 export const FAILURE_FIELDS: Array<{ key: keyof FailureDescriptor; label: string }> = [
@@ -42,7 +42,7 @@ export function FailurePanel(props: { failure: FailureDescriptor | null; title?:
                 </pre>
               ) : (
                 <span class={key.endsWith("_id") || key === "error_code" ? "mono wrap-anywhere" : "wrap-anywhere"} data-failure-field={key}>
-                  {f ? String(f[key]) : ""}
+                  {f ? shownText(String(f[key])) : ""}
                 </span>
               )}
             </dd>

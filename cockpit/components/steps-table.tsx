@@ -1,6 +1,6 @@
 /** @jsxImportSource hono/jsx */
 import type { StepSnapshot } from "../../runtime/execution/snapshot.ts";
-import { between, formatDuration, stepsDroppedText } from "../format.ts";
+import { between, formatDuration, shownText, stepsDroppedText } from "../format.ts";
 import { StepBadge } from "./badges.tsx";
 
 /**
@@ -18,14 +18,14 @@ function StepRow(props: { step: StepSnapshot; endedAt: string | null }) {
       </td>
       <td>
         <span data-field="title" class="wrap-anywhere">
-          {s.title}
+          {shownText(s.title)}
         </span>{" "}
         <code class="muted" data-field="id">
-          {s.id}
+          {shownText(s.id)}
         </code>
       </td>
       <td data-field="message" class="wrap-anywhere">
-        {s.message ?? ""}
+        {shownText(s.message ?? "")}
       </td>
       <td data-field="duration">{formatDuration(between(s.started_at, stopped ? props.endedAt : s.finished_at))}</td>
     </tr>

@@ -350,6 +350,9 @@ export function SchemaForm(props: SchemaFormProps) {
   const given = values?.get(RAW_JSON_CONTROL) ?? "";
   const withheld = given.trim() !== "" && mayHoldSecret(given, capability.input_schema);
   const raw = withheld ? "" : given;
+  const rawError = errors[RAW_JSON_CONTROL];
+  // Described and marked as every other field is (Field): its help, then its problem.
+  const rawDescribedBy = [withheld ? "raw-json-help" : "", rawError ? "raw-json-error" : ""].filter(Boolean).join(" ");
   const write = capability.effect === "write";
   return (
     <form method="post" action={props.action} class="run-form" data-docket-run data-confirm={write ? confirmQuestion(capability) : undefined}>
@@ -363,17 +366,21 @@ export function SchemaForm(props: SchemaFormProps) {
           ))}
         </fieldset>
       )}
-      <details class="raw-json" open={shape === null || raw.trim() !== "" || Boolean(errors[RAW_JSON_CONTROL])}>
+      <details class={`raw-json${rawError ? " has-error" : ""}`} open={shape === null || raw.trim() !== "" || Boolean(rawError)}>
         <summary>{shape === null ? "Input as JSON" : "Send raw JSON instead"}</summary>
         <label for="raw-json">{shape === null ? "The whole input, as JSON (this schema has no form)." : "The whole input as JSON; when filled it replaces the fields above."}</label>
-        {withheld ? <p class="help">This input holds secrets, so the JSON you sent is not filled in again: paste it once more.</p> : null}
-        <textarea id="raw-json" name={RAW_JSON_CONTROL} rows={6} class="mono" spellcheck={false} aria-describedby={errors[RAW_JSON_CONTROL] ? "raw-json-error" : undefined}>
+        {withheld ? (
+          <p class="help" id="raw-json-help">
+            This input holds secrets, so the JSON you sent is not filled in again: paste it once more.
+          </p>
+        ) : null}
+        <textarea id="raw-json" name={RAW_JSON_CONTROL} rows={6} class="mono" spellcheck={false} aria-describedby={rawDescribedBy || undefined} aria-invalid={rawError ? "true" : undefined}>
           {raw}
         </textarea>
-        {errors[RAW_JSON_CONTROL] ? (
+        {rawError ? (
           <p class="field-error" id="raw-json-error">
             <span aria-hidden="true">✕ </span>
-            {errors[RAW_JSON_CONTROL]}
+            {rawError}
           </p>
         ) : null}
       </details>

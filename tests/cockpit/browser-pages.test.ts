@@ -167,6 +167,58 @@ describe.skipIf(!BROWSER_TESTS)("cockpit pages in headless Chromium", () => {
     await page.close();
   }, TEST_TIMEOUT);
 
+  test("the raw JSON box is marked invalid and described by its problem, as the other fields are, when its JSON does not parse or fails the schema", async () => {
+    // A refused form answers 400, which Chromium reports as a console error: expected here alone.
+    const refused: string[] = [];
+    const own = await watchedContext(browser, refused, { width: WIDTHS[0], height: 900 });
+    const page = await own.newPage();
+    /** What a screen reader is told of a control: whether it is invalid, and the texts its aria-describedby names. */
+    const told = (selector: string) =>
+      page.locator(selector).evaluate((control) => ({
+        invalid: control.getAttribute("aria-invalid"),
+        description: (control.getAttribute("aria-describedby") ?? "")
+          .split(" ")
+          .filter(Boolean)
+          .map((id) => document.getElementById(id)?.textContent?.trim() ?? `(no element #${id})`)
+          .join(" | "),
+      }));
+    const send = async (raw: string) => {
+      await page.goto(`${server.url}/cockpit/capabilities/team.echo`);
+      await page.fill('[name="input.message"]', "the fields are not read");
+      await page.click("details.raw-json summary");
+      await page.fill("#raw-json", raw);
+      await Promise.all([page.waitForNavigation(WAIT), page.click('button[value="call"]')]);
+    };
+    // A field's problem: what the raw JSON box must match.
+    await page.goto(`${server.url}/cockpit/capabilities/team.deploy`);
+    page.on("dialog", (dialog) => void dialog.accept());
+    await page.selectOption('[name="input.target"]', "staging");
+    await page.fill('[name="input.token"]', "t0ken");
+    await page.fill('[name="input.ports"]', "80\nhttp");
+    await Promise.all([page.waitForNavigation(WAIT), page.click('button[value="call"]')]);
+    const field = await told('[name="input.ports"]');
+    expect(field.invalid).toBe("true");
+    expect(field.description).toContain("http");
+
+    await send('{"message": ');
+    const unparsed = await told("#raw-json");
+    expect(unparsed.invalid).toBe("true");
+    expect(unparsed.description).toContain("not valid JSON");
+    expect(await page.locator("details.raw-json").getAttribute("open")).not.toBeNull();
+
+    await send('{"message": 5}');
+    const wrong = await told("#raw-json");
+    expect(wrong.invalid).toBe("true");
+    expect(wrong.description).toContain("message");
+
+    // Good JSON: nothing to say.
+    await send('{"message": "fine"}');
+    expect(JSON.parse((await page.textContent('[data-slot="result"]'))!)).toEqual({ message: "fine" });
+    expect(await told("#raw-json")).toEqual({ invalid: null, description: "" });
+    await own.close();
+    expect(refused.filter((problem) => !problem.endsWith("the server responded with a status of 400 (Bad Request)"))).toEqual([]);
+  }, TEST_TIMEOUT);
+
   test("every page reads top-down at 390 px without scrolling sideways (screenshots at both widths)", async () => {
     const pages = ["/cockpit", "/cockpit/capabilities", "/cockpit/capabilities/team.report", "/cockpit/capabilities/team.deploy", "/cockpit/executions", `/cockpit/executions/${reportId}`];
     for (const [index, context] of [wide, narrow].entries()) {

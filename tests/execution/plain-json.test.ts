@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { isPlainJson, plainJsonProblem } from "../../runtime/execution/plain-json.ts";
+import { isPlainJson, plainJsonProblem, writtenJson } from "../../runtime/execution/plain-json.ts";
 import { MAX_INPUT_DEPTH } from "../../runtime/execution/json-depth.ts";
 
 describe("isPlainJson", () => {
@@ -50,5 +50,83 @@ describe("plainJsonProblem", () => {
     expect(plainJsonProblem({ z: wide }, MAX_INPUT_DEPTH, "output")).toBeNull();
     wide[999_999] = Infinity;
     expect(plainJsonProblem({ z: wide }, MAX_INPUT_DEPTH, "output")).toMatchObject({ path: "output.z[999999]" });
+  });
+});
+
+describe("writtenJson", () => {
+  const written = (value: unknown) => writtenJson(value, MAX_INPUT_DEPTH, "output");
+
+  test("plain JSON is itself, not a copy; a Date stays a Date", () => {
+    const value = { a: [1, undefined, { b: null }], at: new Date(0) };
+    expect(written(value)).toEqual({ ok: true, value });
+    expect((written(value) as { value: unknown }).value).toBe(value);
+  });
+
+  test("what has a toJSON is written as JSON writes it: toJSON called with its key, what it returns in its place", () => {
+    class Celsius {
+      constructor(readonly degrees: number) {}
+      toJSON(key: string) {
+        return { key, celsius: this.degrees, at: new Date(0), inner: { toJSON: () => "inner" } };
+      }
+    }
+    const value = { t: new Celsius(2), list: [new Celsius(3)], url: new URL("https://example.com/a"), own: { toJSON: () => [1] } };
+    const result = written(value);
+    expect(result.ok).toBe(true);
+    const copy = (result as { value: unknown }).value;
+    expect(copy).toEqual({ t: { key: "t", celsius: 2, at: new Date(0), inner: "inner" }, list: [{ key: "0", celsius: 3, at: new Date(0), inner: "inner" }], url: "https://example.com/a", own: [1] });
+    expect(JSON.stringify(copy)).toBe(JSON.stringify(value));
+    expect(written(new Celsius(1))).toMatchObject({ ok: true, value: { key: "", celsius: 1 } });
+  });
+
+  test("a toJSON that returns what JSON would not write as it is, or throws, is refused at the holder's path", () => {
+    class Reading {
+      constructor(readonly value: unknown) {}
+      toJSON() {
+        return this.value;
+      }
+    }
+    expect(written({ r: new Reading(Infinity) })).toEqual({ ok: false, problem: { reason: "not_json", path: "output.r", what: "a Reading object whose toJSON() returns Infinity, which JSON writes as null" } });
+    expect(written({ r: new Reading(new Map()) })).toMatchObject({ problem: { path: "output.r", what: "a Reading object whose toJSON() returns a Map, which JSON writes as {}" } });
+    // What toJSON returns is not given a second toJSON: JSON writes a Date there as {}.
+    expect(written({ r: new Reading(new Date(0)) })).toMatchObject({ problem: { path: "output.r", what: "a Reading object whose toJSON() returns a Date object, not a plain object, which JSON writes as its own fields only" } });
+    expect(written({ r: new Reading({ deep: [{ toJSON: () => NaN }] }) })).toMatchObject({ problem: { path: "output.r.deep[0]", what: "an object whose toJSON() returns NaN, which JSON writes as null" } });
+    const throws = { toJSON: () => { throw new RangeError("secret 42"); } };
+    expect(written({ items: [throws] })).toEqual({ ok: false, problem: { reason: "not_json", path: "output.items[0]", what: "an object whose toJSON() threw a RangeError" } });
+  });
+
+  test("a class instance is refused where it is, whatever its fields; a getter that throws is named where it is", () => {
+    class Point {
+      #x = 1;
+      get x() {
+        return this.#x;
+      }
+    }
+    expect(written({ p: [new Point()] })).toMatchObject({ ok: false, problem: { path: "output.p[0]", what: "a Point object, not a plain object, which JSON writes as its own fields only" } });
+    const getter = { a: { get b(): number { throw new TypeError("no"); } } };
+    expect(written(getter)).toEqual({ ok: false, problem: { reason: "not_json", path: "output.a.b", what: "a value that threw when read (a getter or a Proxy threw a TypeError)" } });
+  });
+
+  test("an own __proto__ member is copied as data; nesting past the bound through a toJSON is too deep", () => {
+    const value = JSON.parse('{"__proto__": {"a": 1}, "t": 1}');
+    value.t = { toJSON: () => 2 };
+    const copy = (written(value) as { value: Record<string, unknown> }).value;
+    expect(Object.getPrototypeOf(copy)).toBe(Object.prototype);
+    expect(JSON.stringify(copy)).toBe('{"__proto__":{"a":1},"t":2}');
+    const cycle: Record<string, unknown> = {};
+    cycle.self = { toJSON: () => cycle };
+    expect(written(cycle)).toEqual({ ok: false, problem: { reason: "too_deep" } });
+  });
+
+  test("isPlainJson calls no toJSON and walks a plain object whatever members it has, as before", () => {
+    let called = false;
+    const holder = new (class Reading {
+      toJSON() {
+        called = true;
+        return Infinity;
+      }
+    })();
+    expect(isPlainJson({ r: holder }, MAX_INPUT_DEPTH)).toBe(true);
+    expect(isPlainJson({ toJSON: () => 1 }, MAX_INPUT_DEPTH)).toBe(false);
+    expect(called).toBe(false);
   });
 });

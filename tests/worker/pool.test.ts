@@ -408,7 +408,7 @@ describe("createWorkerPool", () => {
     const p = makePool();
     for (const lane of ["execution", "direct"] as const) {
       const outcome = await p.run(task("getter-throws", "fixture.getter-throws"), { lane }).outcome;
-      expect(outcome).toMatchObject({ ok: false, error: { kind: "output_not_json", path: "output", what: "a value that threw when read (a getter or a Proxy threw an Error)" } });
+      expect(outcome).toMatchObject({ ok: false, error: { kind: "output_not_json", path: "output.g", what: "a value that threw when read (a getter or a Proxy threw an Error)" } });
       expect(await p.run(task("echo", "fixture.echo", { n: 8 }), { lane }).outcome).toMatchObject({ ok: true });
     }
     // The thrown message is the handler's own: it reaches no client, nor the log as docket's.

@@ -5,7 +5,7 @@ import { buildFailure, forcedStopCertainty, raisedSuggestion, type FailureDescri
 import { checkValue, describeProblems } from "./validate.ts";
 import { parsesUnchanged } from "./_parses-unchanged.ts";
 import { MAX_INPUT_DEPTH } from "./json-depth.ts";
-import { plainJsonProblem, type PlainJsonProblem } from "./plain-json.ts";
+import { writtenJson, type PlainJsonProblem } from "./plain-json.ts";
 import { masksSomething, NO_MASK, type SecretMask } from "./secret-mask.ts";
 import { thrownClass, thrownDetail } from "./thrown.ts";
 
@@ -245,8 +245,8 @@ function unmasked(capability: RegisteredCapability, outcome: TaskOutcome, stop: 
         { capability: capability.id, reason: "output_too_large", bytes: error.bytes, limit: error.limit },
       );
     case "output_not_json": {
-      // Found in the worker, where structured clone refused it: said as the main thread says a Map.
-      const refused = notJsonCheck({ reason: "not_json", path: error.path, what: error.what }, false);
+      // Found in the worker, on the output as returned: said as the main thread says a Map.
+      const refused = notJsonCheck("too_deep" in error ? { reason: "too_deep" } : { reason: "not_json", path: error.path, what: error.what }, false);
       return refusedOutput(capability, ids, `returned an output that ${refused.message}`, refused.suggestion, refused.context);
     }
     case "internal":
@@ -386,20 +386,24 @@ function outputProblem(capability: RegisteredCapability, output: unknown): Outpu
   if (capability.plane) return schemaProblem(capability, output);
   // The output as returned, whatever its schema takes: a Map, a Set or an Infinity that a
   // `v.record`, `v.any()` or `v.number()` lets through would be stored as `{}` or null, and the
-  // execution "succeed" with what the handler never returned (docs/handler-api.md).
-  return notJson(output, false) ?? schemaProblem(capability, output);
+  // execution "succeed" with what the handler never returned (docs/handler-api.md). The handler's
+  // worker checked it already, as returned; its thread runs the handler's code, so it is checked
+  // again as it arrived.
+  const written = asJson(output, false);
+  return written.ok ? schemaProblem(capability, written.value) : written;
 }
 
 /**
- * What keeps an output from being the JSON it will be stored as, as the end of "returned an output
- * that …"; `transformed` when a transform of the output schema made it.
+ * An output as JSON writes it (docs/handler-api.md: what has a `toJSON` as it returns), or what
+ * keeps it from being the JSON it will be stored as, as the end of "returned an output that …";
+ * `transformed` when a transform of the output schema made it.
  */
-function notJson(output: unknown, transformed: boolean): (OutputCheck & { ok: false }) | null {
-  const problem = plainJsonProblem(output, MAX_INPUT_DEPTH, "output");
-  return problem === null ? null : notJsonCheck(problem, transformed);
+function asJson(output: unknown, transformed: boolean): OutputCheck {
+  const written = writtenJson(output, MAX_INPUT_DEPTH, "output");
+  return written.ok ? { ok: true, value: written.value } : notJsonCheck(written.problem, transformed);
 }
 
-/** What `notJson` says of a problem found. */
+/** What `asJson` says of a problem found, and the worker's `output_not_json` too. */
 function notJsonCheck(problem: PlainJsonProblem, transformed: boolean): OutputCheck & { ok: false } {
   const made = transformed ? "is made, by a transform of its output schema, into a value that " : "";
   if (problem.reason === "too_deep") {
@@ -418,8 +422,8 @@ function schemaProblem(capability: RegisteredCapability, output: unknown): Outpu
   // What a transform of the schema made must still be JSON: it is stored and sent as such (a
   // transform adding a cycle or a BigInt failed the answer of a write whose handler had run).
   if (checked.ok && !capability.plane && checked.value !== output) {
-    const made = notJson(checked.value, true);
-    if (made) return { ...made, suggestion: "Make the output schema's transforms return plain JSON values (never an async function)." };
+    const made = asJson(checked.value, true);
+    return made.ok ? made : { ...made, suggestion: "Make the output schema's transforms return plain JSON values (never an async function)." };
   }
   if (checked.ok) return checked;
   return {

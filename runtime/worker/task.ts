@@ -85,10 +85,13 @@ export type TaskError =
   /** `bytes`: the output's characters of JSON, or with `at_least`, how far the count got before it stopped past the limit. */
   | { kind: "output_too_large"; message: string; bytes: number; limit: number; at_least?: boolean }
   /**
-   * It returned an output the thread boundary cannot copy (a function, a Symbol): `path` names
-   * where (`output.callback`), `what` what is there, as execution/plain-json.ts says it.
+   * It returned an output JSON cannot hold as it is (a class instance, a Map, an Infinity, a
+   * function), found in its worker on the value as returned: `path` names where
+   * (`output.callback`), `what` what is there, as execution/plain-json.ts says it; or `too_deep`,
+   * nested past the bound or holding itself.
    */
-  | { kind: "output_not_json"; message: string; path: string; what: string };
+  | { kind: "output_not_json"; message: string; path: string; what: string }
+  | { kind: "output_not_json"; message: string; too_deep: true };
 
 /** What a capability's file did that kept its handler from being called. */
 export type LoadFailureCause = "threw" | "load_timeout" | "exited" | "memory_exceeded";

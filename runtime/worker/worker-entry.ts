@@ -25,7 +25,7 @@ import { sanitizeLine } from "../execution/text-sanitize.ts";
 import { maskedBeforeSafe } from "../execution/secret-mask.ts";
 import { captureConsole, type ConsoleTarget } from "./_console-capture.ts";
 import { outputOver } from "./_output-size.ts";
-import { plainJsonProblem } from "../execution/plain-json.ts";
+import { plainJsonProblem, writtenJson } from "../execution/plain-json.ts";
 import { MAX_INPUT_DEPTH } from "../execution/json-depth.ts";
 import { beginTask, endUnbegun, receiveTask } from "./_task-claim.ts";
 
@@ -97,16 +97,47 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
       post({ type: "host", request });
     });
 
-  const finish = (run: Running, outcome: TaskOutcome) => {
+  /**
+   * The message that ends `run`: its outcome, or its output refused — over `output_bytes`, or, as
+   * its handler `returned` it, not plain JSON. The size comes first: it stops counting just past
+   * the limit, where a walk of an output that reaches one array from many places would go down
+   * every path. The check runs on the value as returned, before the thread copy turns a class
+   * instance into a plain object of its own fields and leaves out what a `toJSON` would write; a
+   * `toJSON` it holds runs here, in the handler's thread, as its task's (docs/handler-api.md).
+   */
+  const outcomeMessage = (run: Running, outcome: TaskOutcome, returned: boolean): string | FromWorker => {
+    const message = (outcome: TaskOutcome) => toWire<FromWorker>({ type: "outcome", id: run.id, outcome });
+    const wire = message(outcome);
+    if (!outcome.ok) return wire;
+    const tooLarge = overLimit(wire, outcome.output, run.outputBytes);
+    if (tooLarge) return message(tooLarge);
+    if (!returned) return wire;
+    const checked = owner.run(run, () => asReturned(outcome.output));
+    if (!checked.ok) return message(checked);
+    if (checked.output === outcome.output) return wire;
+    // What a toJSON returned stands in the output now: measured again, as it is written.
+    const written = message(checked);
+    const writtenTooLarge = overLimit(written, checked.output, run.outputBytes);
+    return writtenTooLarge ? message(writtenTooLarge) : written;
+  };
+
+  const finish = (run: Running, outcome: TaskOutcome, returned = false) => {
     if (run.done) return;
+    // Made while the task is still running: what a toJSON prints is its log, flushed with the rest
+    // when its context closes, before the outcome.
+    let message: string | FromWorker | null = null;
+    let thrown: unknown;
+    try {
+      message = outcomeMessage(run, outcome, returned);
+    } catch (error) {
+      thrown = error;
+    }
     run.done = true;
     run.context.close();
     if (current === run) current = null;
     try {
-      const wire = toWire<FromWorker>({ type: "outcome", id: run.id, outcome });
-      const over = outcome.ok && run.outputBytes !== undefined ? outputOver(wire, outcome.output, run.outputBytes) : null;
-      const size = over && (over.at_least ? `more than ${run.outputBytes} characters of JSON` : `${over.bytes} characters of JSON`);
-      port.postMessage(over === null ? wire : toWire<FromWorker>({ type: "outcome", id: run.id, outcome: { ok: false, error: { kind: "output_too_large", message: `an output of ${size}, over output_bytes (${run.outputBytes})`, bytes: over.bytes, limit: run.outputBytes!, ...(over.at_least ? { at_least: true } : {}) } } }));
+      if (message === null) throw thrown;
+      port.postMessage(message);
     } catch (error) {
       // An output structured clone cannot copy (a function, a Symbol): what the handler returned
       // is refused, named where it is, as the main thread names a Map or an Infinity — nothing was
@@ -144,6 +175,7 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
       if (recentMasks.length > RECENT_MASKS) recentMasks.shift();
     }
     let outcome: TaskOutcome;
+    let returned = false;
     try {
       // The warm path stays synchronous: a cached declaration and a handler that returns a plain
       // value post their outcome in the same turn that received the task, with no promise hops.
@@ -168,11 +200,13 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
         if (!beginTask(claim, id)) return abandon(run);
         const result = owner.run(run, () => (task.entry === "reconcile" ? reconcileOf(def)(task.input as never, context.ctx) : def.handler(task.input as never, context.ctx)));
         outcome = { ok: true, output: isThenable(result) ? await result : result };
+        // A check's answer is kept as JSON writes it (reconciliation.md): only a handler's output is checked.
+        returned = task.entry !== "reconcile";
       }
     } catch (error) {
       outcome = { ok: false, error: classify(error, context) };
     }
-    finish(run, outcome);
+    finish(run, outcome, returned);
   };
 
   port.on("message", (data: string | ToWorker) => {
@@ -426,6 +460,27 @@ function internal(error: unknown, note: string | null, mask?: (text: string) => 
   const message = thrownMessage(error);
   const refused = refusedCall(error);
   return { kind: "internal", error_class: thrownClass(error), message: note ? `${note}: ${message}` : message, stack: thrownDetail(error, mask), ...(note ? { note } : {}), ...(refused ? { refused } : {}) };
+}
+
+/** The refusal of an output whose JSON is over `limit` characters (`wire`: its message, see outputOver), or null. */
+function overLimit(wire: unknown, output: unknown, limit: number | undefined): TaskOutcome | null {
+  const over = limit === undefined ? null : outputOver(wire, output, limit);
+  if (over === null) return null;
+  const size = over.at_least ? `more than ${limit} characters of JSON` : `${over.bytes} characters of JSON`;
+  return { ok: false, error: { kind: "output_too_large", message: `an output of ${size}, over output_bytes (${limit})`, bytes: over.bytes, limit: limit!, ...(over.at_least ? { at_least: true } : {}) } };
+}
+
+/**
+ * A handler's output as JSON writes it (a `toJSON` called in its place), or its refusal naming
+ * where it is not plain JSON. The main thread checks what arrives again: this thread runs the
+ * handler's code, and is not trusted to have.
+ */
+function asReturned(output: unknown): TaskOutcome {
+  const written = writtenJson(output, MAX_INPUT_DEPTH, "output");
+  if (written.ok) return { ok: true, output: written.value };
+  const problem = written.problem;
+  if (problem.reason === "too_deep") return { ok: false, error: { kind: "output_not_json", message: `output nests deeper than ${MAX_INPUT_DEPTH} levels, or holds itself`, too_deep: true } };
+  return { ok: false, error: { kind: "output_not_json", message: `${problem.path} is ${problem.what}`, path: problem.path, what: problem.what } };
 }
 
 /** Why an output could not be copied to the main thread: the first value in it JSON cannot hold, and where. */

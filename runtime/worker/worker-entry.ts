@@ -101,9 +101,10 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
    * The message that ends `run`: its outcome, or its output refused — over `output_bytes`, or, as
    * its handler `returned` it, not plain JSON. The size comes first: it stops counting just past
    * the limit, where a walk of an output that reaches one array from many places would go down
-   * every path. The check runs on the value as returned, before the thread copy turns a class
-   * instance into a plain object of its own fields and leaves out what a `toJSON` would write; a
-   * `toJSON` it holds runs here, in the handler's thread, as its task's (docs/handler-api.md).
+   * every path. The check runs on the value as returned, before the thread copy (structured
+   * clone, for what JSON does not carry as it is) turns a class instance into a plain object of
+   * its own fields and leaves out what a `toJSON` would write; a `toJSON` it holds runs here, in
+   * the handler's thread, as its task's (docs/handler-api.md).
    */
   const outcomeMessage = (run: Running, outcome: TaskOutcome, returned: boolean): string | FromWorker => {
     const message = (outcome: TaskOutcome) => toWire<FromWorker>({ type: "outcome", id: run.id, outcome });
@@ -111,7 +112,9 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
     if (!outcome.ok) return wire;
     const tooLarge = overLimit(wire, outcome.output, run.outputBytes);
     if (tooLarge) return message(tooLarge);
-    if (!returned) return wire;
+    // An output toWire wrote as JSON holds plain objects, arrays and JSON's own values only: it
+    // crosses as JSON wrote it, with nothing to look at here (the main thread bounds its depth).
+    if (!returned || typeof wire === "string") return wire;
     const checked = owner.run(run, () => asReturned(outcome.output));
     if (!checked.ok) return message(checked);
     if (checked.output === outcome.output) return wire;

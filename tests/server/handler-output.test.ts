@@ -53,6 +53,11 @@ const OUTPUTS = {
   throws: () => ({ reading: new Secretive() }),
   date: () => ({ at: new Date(86400000) }),
   holes: () => ({ list: [1, undefined, 3] }),
+  cycle: () => {
+    const cycle = { when: new Date(0) };
+    cycle.self = cycle;
+    return cycle;
+  },
   plain: () => ({ ok: true }),
 };
 
@@ -185,6 +190,18 @@ describe("a handler's output, as returned", () => {
       // As JSON writes them: a Date as its ISO string, undefined in an array as null.
       expectStored(await returned(live, "date"), { at: "1970-01-02T00:00:00.000Z" });
       expectStored(await returned(live, "holes"), { list: [1, null, 3] });
+    } finally {
+      await live.close();
+    }
+  });
+
+  test("an output that holds itself is refused in its worker as too deep, as the main thread said it", async () => {
+    const live = await openLive(server.url);
+    try {
+      const { snapshot, direct } = await returned(live, "cycle");
+      const failure = { error_code: "internal", stage: "complete", context: { reason: "not_json", limit: 128 }, message: "out.returns returned an output that nests deeper than 128 levels, or holds itself (a cycle); it cannot be stored or shown." };
+      expect(snapshot).toMatchObject({ state: "failed", failure });
+      expect(direct.error).toMatchObject(failure);
     } finally {
       await live.close();
     }

@@ -22,6 +22,8 @@ export interface FolderWatch {
   add(folder: string): void;
   /** Counts as a change: `onChange` runs once the folders have been quiet for the debounce time. */
   touch(): void;
+  /** True while a change waits for its `onChange`: the folders are not quiet (a reload reading them may have read mid-save). */
+  pending(): boolean;
 }
 
 /** How many folders `add` watches beyond the given ones: each is one watcher. */
@@ -38,13 +40,14 @@ export const DEFAULT_MAX_WAIT_MS = 500;
 
 /**
  * Calls `onChange` once the capability folders have been quiet for `debounceMs` after any change
- * in them, or `maxWaitMs` after the first change of a burst that goes on (docs/authoring.md, "Live reload"). Every event counts, whatever its file name: on Linux
+ * in them, or `maxWaitMs` after the first change of a burst that goes on (docs/authoring.md, "Live reload"):
+ * `quiet` says which (a reload forced by a burst may read a file mid-save). Every event counts, whatever its file name: on Linux
  * an atomic save may name only the temporary file, and a spurious reload costs a folder read, since
  * unchanged files are not imported again. A folder that does not exist (yet) is watched through its
  * parent, so creating `capabilities/` is seen too; a watched folder that is removed falls back to
  * its parent the same way. Folders are not descended into, as discovery does not.
  */
-export function watchFolders(folders: string[], onChange: () => void, options: WatchFoldersOptions = {}): FolderWatch {
+export function watchFolders(folders: string[], onChange: (quiet: boolean) => void, options: WatchFoldersOptions = {}): FolderWatch {
   const debounceMs = options.debounceMs ?? DEFAULT_DEBOUNCE_MS;
   const maxWaitMs = Math.max(debounceMs, options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS);
   const clock = options.clock ?? systemClock;
@@ -54,20 +57,20 @@ export function watchFolders(folders: string[], onChange: () => void, options: W
   let deadline: unknown = null;
   let closed = false;
 
-  const fire = () => {
+  const fire = (quiet: boolean) => {
     if (timer !== null) clock.clearTimeout(timer);
     if (deadline !== null) clock.clearTimeout(deadline);
     timer = deadline = null;
     if (closed) return;
     rearm();
-    onChange();
+    onChange(quiet);
   };
 
   const changed = () => {
     if (closed) return;
     if (timer !== null) clock.clearTimeout(timer);
-    timer = clock.setTimeout(fire, debounceMs);
-    deadline ??= clock.setTimeout(fire, maxWaitMs);
+    timer = clock.setTimeout(() => fire(true), debounceMs);
+    deadline ??= clock.setTimeout(() => fire(false), maxWaitMs);
   };
 
   const watchOne = (folder: string) => {
@@ -111,6 +114,7 @@ export function watchFolders(folders: string[], onChange: () => void, options: W
       watchOne(folder);
     },
     touch: changed,
+    pending: () => timer !== null,
     close() {
       closed = true;
       if (timer !== null) clock.clearTimeout(timer);

@@ -28,24 +28,31 @@ describe("watchFolders", () => {
     base = realpathSync(mkdtempSync(join(tmpdir(), "docket-watch-")));
     const clock = new ManualClock();
     let calls = 0;
-    watch = watchFolders([base], () => void calls++, { debounceMs: 100, clock });
+    const quiet: boolean[] = [];
+    watch = watchFolders([base], (isQuiet) => void (calls++, quiet.push(isQuiet)), { debounceMs: 100, clock });
+    expect(watch.pending()).toBe(false);
     writeFileSync(join(base, "a.b.ts"), "1");
     writeFileSync(join(base, "a.b.ts"), "2");
     writeFileSync(join(base, "c.d.ts"), "3");
     await until("a pending reload", () => clock.pending > 0);
+    expect(watch.pending()).toBe(true);
     // The burst's later events may still be on their way; each one only moves the quiet time on.
     await Bun.sleep(50);
     clock.advance(99);
     expect(calls).toBe(0);
     clock.advance(1);
     expect(calls).toBe(1);
+    // Called after the quiet time: the folders were quiet, and nothing waits any more.
+    expect(quiet).toEqual([true]);
+    expect(watch.pending()).toBe(false);
   });
 
   test("watchFolders calls onChange within its longest wait of the first change, however often the folder keeps changing", async () => {
     base = realpathSync(mkdtempSync(join(tmpdir(), "docket-watch-")));
     const clock = new ManualClock();
     let calls = 0;
-    watch = watchFolders([base], () => void calls++, { debounceMs: 100, maxWaitMs: 500, clock });
+    const quiet: boolean[] = [];
+    watch = watchFolders([base], (isQuiet) => void (calls++, quiet.push(isQuiet)), { debounceMs: 100, maxWaitMs: 500, clock });
     // A build stamp rewritten every 50 ms of the clock: never 100 ms quiet.
     for (let step = 0; step < 9; step++) {
       writeFileSync(join(base, "build-stamp.txt"), String(step));
@@ -58,6 +65,8 @@ describe("watchFolders", () => {
     await Bun.sleep(20);
     clock.advance(50);
     expect(calls).toBe(1);
+    // Called at the longest wait, not after quiet: a reload then may read a file mid-save.
+    expect(quiet).toEqual([false]);
   });
 
   test("watchFolders sees a folder that does not exist yet once it is created, and files written in it", async () => {

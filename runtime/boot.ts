@@ -55,8 +55,11 @@ export interface BootedPlane {
   store: ExecutionStore;
   /** The ids of `options.files`, in order, for those that loaded. */
   fileIds: string[];
-  /** Loads the capability folders again and swaps the registry whole (docs/authoring.md, "Live reload"). */
-  reload(): Promise<ReloadChange>;
+  /**
+   * Loads the capability folders again and swaps the registry whole (docs/authoring.md, "Live
+   * reload"); `settled()`: the folders were quiet before and during the read (catalog-reload.ts).
+   */
+  reload(settled?: () => boolean): Promise<ReloadChange>;
   /** The folders `reload` reads: `<root>/capabilities` and each `--capabilities DIR`. */
   watchedFolders: string[];
   /** The folders of the local modules the capabilities import, as of the last load: watched too. */

@@ -4,29 +4,63 @@
 import { diffCatalogs, type CatalogChange, type LiveCatalog } from "./live-catalog.ts";
 import type { CapabilityCatalog, RegisteredCapability } from "./registered.ts";
 
-/** What one reload changed, and the files whose new failure it held back (read them again once the folder is quiet). */
+/** What one reload changed, and the files whose failure (or absence) it held back (read them again once the folders are quiet). */
 export interface ReloadChange extends CatalogChange {
   held: string[];
 }
+
+/** Options of {@link createCatalogReload}. */
+export interface CatalogReloadOptions {
+  /** How long a capability is kept past its file's failure while the folders never settle; default MAX_HOLD_MS. */
+  maxHoldMs?: number;
+  /** How many reads found it failing before one may drop it unsettled; default MIN_HOLD_READS. */
+  minHoldReads?: number;
+  /** Monotonic milliseconds; `performance.now()` unless a test moves it. */
+  now?: () => number;
+}
+
+/**
+ * The longest a capability is kept in place of a failing or missing file while the folders keep
+ * changing: long enough for an editor's save to land between two reads forced by a folder that is
+ * never quiet (one every half second), short enough that a file really deleted or broken there is
+ * said within seconds rather than never.
+ */
+export const MAX_HOLD_MS = 3000;
+/**
+ * And the fewest reads that must have found it failing or gone first: on a busy machine one read
+ * (its trial loads) can take longer than MAX_HOLD_MS, and a single unlucky read must not drop it.
+ */
+export const MIN_HOLD_READS = 4;
 
 /**
  * Reloads `catalog` with what `build` reads of the folders. One reload runs at a time; a change
  * met during one (`reload()` called meanwhile) is picked up by one more pass right after it, and
  * what changed from before the first pass to after the last is said once.
  *
- * A pass that turns a capability the catalog serves into a load error keeps that capability in
- * place, once, and says so in `held`: a save is a truncate and then a write, and a pass can read a
- * file or a helper in between (a reload forced by a folder that is never quiet comes at any
- * moment), which would drop a valid capability and answer its calls 404 until the next reload.
- * The caller reads the folders again once they are quiet (watch-capabilities.ts): a text saved
- * whole since loads; a failure still there is then the load error, as any other.
+ * `settled()`, asked once a pass has read the folders: true when they were quiet before it and
+ * stayed so while it read them (watch-capabilities.ts asks the folder watch). A pass that was not
+ * settled may have read a file mid-save — a save is a truncate then a write, or a rename of the
+ * old file away then a write (Vim), or an unlink then a create, and a reload forced by a folder
+ * that is never quiet comes at any moment — so a capability the catalog serves whose file (or a
+ * helper) now fails to load or is gone is kept in place, its last version served, and named in
+ * `held`: the caller reads the folders again once they are quiet. A settled pass judges: a text
+ * saved whole since loads, a failure or absence still there is the load error or the removal.
+ * While the folders never settle, a capability is kept `maxHoldMs` from the first pass that
+ * found it failing, and through at least `minHoldReads` such passes; the pass after both judges
+ * as a settled one would.
  */
-export function createCatalogReload(catalog: LiveCatalog, build: () => Promise<CapabilityCatalog>): () => Promise<ReloadChange> {
+export function createCatalogReload(catalog: LiveCatalog, build: () => Promise<CapabilityCatalog>, options: CatalogReloadOptions = {}): (settled?: () => boolean) => Promise<ReloadChange> {
+  const maxHoldMs = options.maxHoldMs ?? MAX_HOLD_MS;
+  const minHoldReads = options.minHoldReads ?? MIN_HOLD_READS;
+  const now = options.now ?? (() => performance.now());
   let reloading: Promise<ReloadChange> | null = null;
   let again = false;
-  // Files held back by the last pass: their next failure is the load error.
-  let held = new Set<string>();
-  return async function reload(): Promise<ReloadChange> {
+  // The settledness asked of the next pass: the latest caller's (a change met meanwhile is newer).
+  let isSettled: () => boolean = () => false;
+  // Files whose capability is kept in place of their failure: since when (the first pass that found it), through how many passes.
+  let held = new Map<string, { since: number; reads: number }>();
+  return async function reload(settled: () => boolean = () => false): Promise<ReloadChange> {
+    isSettled = settled;
     if (reloading) {
       again = true;
       return reloading;
@@ -36,12 +70,19 @@ export function createCatalogReload(catalog: LiveCatalog, build: () => Promise<C
       do {
         again = false;
         const next = await build();
-        const failing = droppedFiles(catalog.snapshot(), next);
-        const hold = [...failing.keys()].filter((file) => !held.has(file));
-        held = new Set(hold);
-        catalog.swap(hold.length === 0 ? next : keeping(next, hold.map((file) => failing.get(file)!)));
+        // A change met while this pass read the folders (a reload asked for meanwhile) unsettles it.
+        const judge = !again && isSettled();
+        const at = now();
+        const kept = new Map<string, { since: number; reads: number }>();
+        for (const [file, capability] of droppedFiles(catalog.snapshot(), next)) {
+          const { since, reads } = held.get(file) ?? { since: at, reads: 0 };
+          const within = at - since < maxHoldMs || reads < minHoldReads;
+          if (!judge && within && next.get(capability.id) === null) kept.set(file, { since, reads: reads + 1 });
+        }
+        held = kept;
+        catalog.swap(kept.size === 0 ? next : keeping(next, catalog.snapshot().list().filter((capability) => capability.source.kind === "file" && kept.has(capability.source.file))));
       } while (again);
-      return { ...diffCatalogs(before, catalog.snapshot()), held: [...held] };
+      return { ...diffCatalogs(before, catalog.snapshot()), held: [...held.keys()] };
     })();
     try {
       return await reloading;
@@ -51,19 +92,21 @@ export function createCatalogReload(catalog: LiveCatalog, build: () => Promise<C
   };
 }
 
-/** The files (with their capability) that `served` serves and that are load errors in `next`. */
+/**
+ * The files (with their capability) that `served` serves and that `next` does not: a load error
+ * now, or no capability from that file at all (the file is gone, for now or for good).
+ */
 function droppedFiles(served: CapabilityCatalog, next: CapabilityCatalog): Map<string, RegisteredCapability> {
-  const failed = new Set(next.loadErrors().map((error) => error.file));
-  return new Map(served.list().flatMap((capability) => (capability.source.kind === "file" && failed.has(capability.source.file) ? [[capability.source.file, capability] as const] : [])));
+  const serving = new Set(next.list().flatMap((capability) => (capability.source.kind === "file" ? [capability.source.file] : [])));
+  return new Map(served.list().flatMap((capability) => (capability.source.kind === "file" && !serving.has(capability.source.file) ? [[capability.source.file, capability] as const] : [])));
 }
 
-/** `next` with `kept` served in place of their files' load errors (one whose id another file took now is not kept). */
+/** `next` with `kept` served in place of their files' load errors or absence (`kept` ids are free in `next`). */
 function keeping(next: CapabilityCatalog, kept: RegisteredCapability[]): CapabilityCatalog {
-  const free = kept.filter((capability) => next.get(capability.id) === null);
-  const files = new Set(free.map((capability) => capability.source.file));
-  const byId = new Map(free.map((capability) => [capability.id, capability]));
+  const files = new Set(kept.flatMap((capability) => (capability.source.kind === "file" ? [capability.source.file] : [])));
+  const byId = new Map(kept.map((capability) => [capability.id, capability]));
   return {
-    list: () => [...next.list(), ...free].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)),
+    list: () => [...next.list(), ...kept].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)),
     get: (id) => next.get(id) ?? byId.get(id) ?? null,
     loadErrors: () => next.loadErrors().filter((error) => !files.has(error.file)),
   };

@@ -7,9 +7,10 @@ import { watchFolders, type FolderWatch, type WatchFoldersOptions } from "./watc
 export interface ReloadablePlane {
   /**
    * Loads the capability folders again and swaps the registry whole; absent: no live reload.
+   * `settled()`: whether the folders were quiet before the read and stayed so through it.
    * `held`: files whose failure it held back (catalog-reload.ts), read again once the folders are quiet.
    */
-  reload?(): Promise<CatalogChange & { held?: string[] }>;
+  reload?(settled?: () => boolean): Promise<CatalogChange & { held?: string[] }>;
   /** The checkout root: its package.json and node_modules are watched too, for installs. */
   root?: string;
   /** The folders to watch for `reload`. */
@@ -46,11 +47,12 @@ export function watchCapabilities(booted: ReloadablePlane, options: WatchCapabil
   const watchSources = () => {
     for (const folder of booted.sourceFolders?.() ?? []) watch.add(folder);
   };
-  const onChange = () => {
-    reload().then(
+  const onChange = (quiet: boolean) => {
+    // Settled: the folders were quiet for the debounce time before the read, and no change came since.
+    reload(() => quiet && !watch.pending()).then(
       (change) => {
         watchSources();
-        // A capability whose file failed mid-save is kept for now: read again once the folders are quiet.
+        // A capability whose file failed or went missing mid-save is kept for now: read again once the folders are quiet.
         if ((change.held?.length ?? 0) > 0) watch.touch();
         if (change === said || isEmptyChange(change)) return;
         said = change;

@@ -30,7 +30,17 @@ describe("watchCapabilities", () => {
     ];
     let reloads = 0;
     const logged: string[] = [];
-    watch = watchCapabilities({ reload: async () => answers[Math.min(reloads++, answers.length - 1)]!, watchedFolders: [base] }, { log: (line) => logged.push(line), watchOptions: { debounceMs: 100, clock } })!;
+    const settled: boolean[] = [];
+    watch = watchCapabilities(
+      {
+        reload: async (isSettled) => {
+          settled.push(isSettled?.() ?? false);
+          return answers[Math.min(reloads++, answers.length - 1)]!;
+        },
+        watchedFolders: [base],
+      },
+      { log: (line) => logged.push(line), watchOptions: { debounceMs: 100, clock } },
+    )!;
     watch.touch();
     clock.advance(100);
     expect(reloads).toBe(1);
@@ -46,5 +56,37 @@ describe("watchCapabilities", () => {
     // Nothing held: no reload more.
     clock.advance(1000);
     expect(reloads).toBe(2);
+    // Both came after the quiet time: each may judge what it read.
+    expect(settled).toEqual([true, true]);
+  });
+
+  test("a reload forced by folders that are never quiet, or met by a change while it reads, is told it is not settled, and may not judge a file it found failing (tester B)", async () => {
+    base = realpathSync(mkdtempSync(join(tmpdir(), "docket-watch-caps-")));
+    const clock = new ManualClock();
+    const asked: Array<() => boolean> = [];
+    watch = watchCapabilities(
+      {
+        reload: async (isSettled) => {
+          asked.push(isSettled!);
+          return change();
+        },
+        watchedFolders: [base],
+      },
+      { log: () => undefined, watchOptions: { debounceMs: 100, maxWaitMs: 300, clock } },
+    )!;
+    // A build stamp rewritten every 50 ms: never 100 ms quiet, so the reload is forced at 300 ms.
+    for (let step = 0; step < 6; step++) {
+      watch.touch();
+      clock.advance(50);
+    }
+    expect(asked.length).toBe(1);
+    expect(asked[0]!()).toBe(false);
+    // After quiet: settled, until a change comes while it reads.
+    watch.touch();
+    clock.advance(100);
+    expect(asked.length).toBe(2);
+    expect(asked[1]!()).toBe(true);
+    watch.touch();
+    expect(asked[1]!()).toBe(false);
   });
 });

@@ -51,8 +51,38 @@ export function dataProblem(kind: DataKind, text: string, required: boolean): st
 /** What a data module exports, as the runtime's own JSON and text imports do: its value as `default`, and a JSON object's members by name. */
 export function dataExports(kind: DataKind, text: string): Record<string, unknown> {
   if (kind === "text") return { default: text };
+  const prepared = preparedData();
+  // Looked up only where something was prepared (a trial): a key of megabytes is hashed to look.
+  const ready = prepared.size > 0 ? prepared.get(text) : undefined;
+  if (ready !== undefined) {
+    prepared.delete(text);
+    return ready;
+  }
   const value = parseJson(text);
   return isPlainObject(value) ? { ...value, default: value } : { default: value };
+}
+
+/** Per thread, on globalThis as the pins are (pinned-sources.ts): a second copy of this module must see them. */
+const PREPARED = Symbol.for("docket.data.prepared");
+
+function preparedData(): Map<string, Record<string, unknown>> {
+  const global = globalThis as { [PREPARED]?: Map<string, Record<string, unknown>> };
+  return (global[PREPARED] ??= new Map());
+}
+
+/**
+ * Parses a JSON text now, for the import that asks for it next (its `dataExports`, once): a trial
+ * load (worker/load-probe.ts) parses the data a file imports before it times the file's top level,
+ * since 20 MB of JSON takes a second or more to parse on a busy machine, and that time is not the
+ * top level's. A text that does not parse is left to its import, which fails as it would have.
+ */
+export function prepareData(kind: DataKind, text: string): void {
+  if (kind !== "json") return;
+  try {
+    preparedData().set(text, dataExports(kind, text));
+  } catch {
+    // Its import says why, with the file.
+  }
 }
 
 /** JSON as the runtime reads a JSON file: a byte order mark first is allowed. */

@@ -70,6 +70,11 @@ export type FromWorker =
   | { type: "events"; id: number; json: string }
   /** The task's end. Always after its last `events` message on the same port, so order holds. */
   | { type: "outcome"; id: number; outcome: TaskOutcome }
+  /**
+   * A trial load (worker/load-probe.ts) has its texts and the data they import parsed, and imports
+   * the file now: its time limit, the top level's, counts from here.
+   */
+  | { type: "importing"; id: number }
   /** `ctx.host()`: ask the main thread for the serving process's facts. */
   | { type: "host"; request: number }
   /**

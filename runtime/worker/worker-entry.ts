@@ -8,6 +8,7 @@ import { collectGarbage } from "../adapter/collect-garbage.ts";
 import { CapabilityError } from "../capability/capability-error.ts";
 import { createVersionImporter } from "./_import-version.ts";
 import { importTarget } from "../capability/pinned-sources.ts";
+import { prepareData } from "../capability/data-imports.ts";
 import type { CapabilitySources } from "../capability/capability-sources.ts";
 import type { ImportFailure } from "../capability/_import-failure.ts";
 import type { CapabilityDef, HostFacts } from "../capability/declaration.ts";
@@ -184,7 +185,7 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
       // value post their outcome in the same turn that received the task, with no promise hops.
       if (task.entry === "load") {
         if (!beginTask(claim, id)) return abandon(run);
-        outcome = { ok: true, output: await tryLoad(task, boot.load_timeout_ms) };
+        outcome = { ok: true, output: await tryLoad(task, boot.load_timeout_ms, () => post({ type: "importing", id })) };
       } else {
         let def: CapabilityDef;
         try {
@@ -320,15 +321,20 @@ function createDefinitionCache(loadTimeoutMs: number) {
  * A trial load (worker/load-probe.ts): imports the source the main thread read of the file and
  * its local modules (its `input`), pinned so that the modules run exactly those texts, and runs
  * nothing of it. Null when it loaded; else where and why it failed, as the main thread's import
- * would have said it.
+ * would have said it. `importing()` once the data it imports is parsed and its import begins:
+ * the trial's time limit is the top level's, from then on.
  */
-async function tryLoad(task: WorkerTask, loadTimeoutMs: number): Promise<ImportFailure | null> {
+async function tryLoad(task: WorkerTask, loadTimeoutMs: number, importing: () => void): Promise<ImportFailure | null> {
   const file = task.source.file;
   const sources = task.input as CapabilitySources;
   const text = sources.text;
   // As the main thread will import it (inspect.ts): pinned to these texts, unless it is CommonJS.
-  const { specifier, pin } = importTarget(sources);
+  const { specifier, pin, pinned } = importTarget(sources);
   pin();
+  // Served pinned, a JSON file is parsed when the import asks for it: parsed here first, its
+  // time (seconds for tens of MB on a busy machine) is not counted as the top level's.
+  if (pinned) for (const module of sources.modules) if (module.data !== undefined) prepareData(module.data, module.served);
+  importing();
   // This worker only ever runs this trial (load-probe.ts): what its top level defers can be watched.
   // A package linked into node_modules runs from its own folder: still a package's code, not the capability's.
   const timers = trackTopLevelWork(packagePaths(dirname(file)));

@@ -39,6 +39,16 @@ const sourcesOf = (path: string, text: string): CapabilitySources => {
 /** Checks a file as discovery does: with the text it read. */
 const check = (probe: ReturnType<typeof createLoadProbe>, f: { path: string; version: string; text: string }) => probe.check(sourcesOf(f.path, f.text));
 
+/** A capability file `<name>.ts` importing `<name>.json`, about 21 MB of JSON, whose top level runs `top` first; its source as discovery reads it. */
+async function bigDataFile(name: string, top: string): Promise<{ sources: CapabilitySources }> {
+  const rows = Array.from({ length: 200_000 }, (_, i) => ({ id: i, name: `item-${i}`, tags: [`a${i % 7}`, `b${i % 13}`], score: ((i * 7919) % 1000) / 10, note: `lorem ipsum dolor sit amet ${i % 100}` }));
+  writeFileSync(join(dir, `${name}.json`), JSON.stringify({ rows }));
+  const path = join(dir, `${name}.ts`);
+  const text = source(`import data from "./${name}.json";\n${top}\nif (data.rows.length !== 200000) throw new Error("not all rows");`);
+  writeFileSync(path, text);
+  return { sources: await readSources(path, text) };
+}
+
 const mark = (name: string) => `appendFileSync(${JSON.stringify(join(dir, name))}, "x");`;
 const marks = (name: string) => (existsSync(join(dir, name)) ? readFileSync(join(dir, name), "utf8").length : 0);
 
@@ -168,6 +178,42 @@ console.log(JSON.stringify(verdicts));
       const looping = source("for (;;) {}");
       expect(await probe.check(sourcesOf(calm.path, looping))).toMatchObject({ code: "load_timeout" });
       expect(marks("calm.mark")).toBe(0);
+    } finally {
+      await probe.close();
+    }
+  });
+
+  test("the data a file imports (20 MB of JSON) is handed over and parsed before its top level is timed: it loads within a load time far shorter than that takes (tester B)", async () => {
+    registerDocketModules();
+    const probe = createLoadProbe({ workerUrl: DEFAULT_WORKER_URL, timeoutMs: 300 });
+    try {
+      const { sources } = await bigDataFile("big-data", mark("big-data.mark"));
+      expect(sources.modules.some((module) => module.data === "json" && module.served.length > 20_000_000)).toBe(true);
+      expect(await probe.check(sources)).toBeNull();
+      expect(marks("big-data.mark")).toBe(1);
+      // Its top level is still timed: one that loops beside the same data is refused as before.
+      const looping = await bigDataFile("big-data-loop", `${mark("big-data-loop.mark")}\nfor (;;) {}`);
+      const verdict = (await probe.check(looping.sources))!;
+      expect(verdict.code).toBe("load_timeout");
+      expect(verdict.reason).toContain("did not finish loading within 300 ms when docket tried it in a worker first (a synchronous loop or slow work at its top level");
+      expect(marks("big-data-loop.mark")).toBe(1);
+    } finally {
+      await probe.close();
+    }
+  });
+
+  test("a trial whose texts could not even be handed to its worker in time says so — the machine is busy, nothing of the file ran — not that its top level loops (tester B)", async () => {
+    registerDocketModules();
+    // No time at all per MiB: 20 MB of JSON cannot cross over and be parsed within 1 ms.
+    const probe = createLoadProbe({ workerUrl: DEFAULT_WORKER_URL, timeoutMs: 1, prepareMsPerMib: 0 });
+    try {
+      const { sources } = await bigDataFile("big-busy", mark("big-busy.mark"));
+      const verdict = (await probe.check(sources))!;
+      expect(verdict.code).toBe("load_timeout");
+      expect(verdict.reason).toMatch(/could not hand the file and the \d+ MiB of text and data it imports to a worker \(and parse that data\) within 1 ms/);
+      expect(verdict.reason).toContain("nothing of the file ran");
+      expect(verdict.reason).not.toContain("synchronous loop");
+      expect(marks("big-busy.mark")).toBe(0);
     } finally {
       await probe.close();
     }

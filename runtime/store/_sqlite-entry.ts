@@ -17,7 +17,10 @@ export interface Entry {
   pending: PendingEvents;
   /** Waiting for the next write. */
   dirty: boolean;
-  /** Dropped beyond executions_retained: its row goes with the next write. */
+  /**
+   * Dropped beyond executions_retained (its row goes with a later write), or taken back by
+   * withdraw. A forgotten execution stays readable until the deletion of its row is committed.
+   */
   forgotten: boolean;
   /** Its changes were refused by the file once already and it was failed (see failUnwritable). */
   unwritable: boolean;

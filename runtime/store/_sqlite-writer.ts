@@ -82,6 +82,10 @@ export interface WriteBehind {
   changed(entry: Entry, events: number): void;
   /** Notes that a forgotten execution's rows go. */
   forget(entry: Entry): void;
+  /** True while the deletion of a forgotten execution's rows is not committed. */
+  forgetting(entry: Entry): boolean;
+  /** Keeps the rows of an execution whose deletion is not committed after all. */
+  unforget(entry: Entry): void;
   /** Notes a new run identity. */
   recordRun(identity: RunIdentity): void;
   /** A run identity recorded and not written yet. */
@@ -410,6 +414,10 @@ export function createWriteBehind(options: WriteBehindOptions): WriteBehind {
       forgotten.add(entry.order);
       forgottenIds.add(entry.id);
       if (forgotten.size >= FORGET_BATCH) schedule();
+    },
+    forgetting: (entry) => forgotten.has(entry.order),
+    unforget(entry) {
+      forgotten.delete(entry.order);
     },
     recordRun(identity) {
       runs.set(identity.run_id, { ...identity });

@@ -117,6 +117,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     onUnwritable: (entry, error) => failUnwritable(entry, error),
     onWritten: () => {
       starting?.settled();
+      sweep();
       // The ends a creation's forgetting waited for are written: it goes on (see evict).
       if (evictWaiting) {
         evictWaiting = false;
@@ -132,6 +133,11 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
   const counts = zeroCounts();
   // Terminal executions, in the order they are forgotten past executions_retained.
   const finished = new ForgetOrder<Entry>((entry) => entry.order);
+  // Executions held against executions_retained: `entries` less the forgotten ones it still holds.
+  let held = 0;
+  // Forgotten executions whose rows the file may still hold, in the order they were forgotten:
+  // they stay in `entries`, readable, until their deletion is committed (see evict).
+  const forgetting: Entry[] = [];
   // An eviction stopped at an execution whose end was not written yet: the next write resumes it.
   let evictWaiting = false;
   let nextOrder = 1;
@@ -145,14 +151,44 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
   const retainedBytes = new Map<string, RetainedBytes>();
 
   // A subscription replays what is committed (without writing first), then hears each commit.
-  const fanOut = createFanOut({ history: { events: (id, after, limit) => eventsPage(source, { id, after, limit }), ids: () => entries.keys() }, onListenerError: options.onListenerError });
+  const fanOut = createFanOut({
+    history: {
+      events: (id, after, limit) => {
+        sweep();
+        return eventsPage(source, { id, after, limit });
+      },
+      ids: () => {
+        sweep();
+        return entries.keys();
+      },
+    },
+    onListenerError: options.onListenerError,
+  });
 
   function open(): void {
     if (closed) throw new Error("The execution store is closed; create a new one to keep working.");
   }
 
+  /**
+   * Lets go of the forgotten executions whose deletion is committed. The writer deletes every
+   * forgotten row it was told of in one write, so those are the first ones forgotten.
+   */
+  function sweep(): void {
+    while (forgetting.length > 0 && !writer.forgetting(forgetting[0]!)) {
+      const entry = forgetting.shift()!;
+      // Its id may have been created again meanwhile: that one stays.
+      if (entries.get(entry.id) === entry) entries.delete(entry.id);
+    }
+  }
+
+  /** The execution held under `id`, a forgotten one included until its deletion is committed. */
+  function lookup(id: string): Entry | undefined {
+    sweep();
+    return entries.get(id);
+  }
+
   function entryOf(id: string, action: string): Entry {
-    const entry = entries.get(id);
+    const entry = lookup(id);
     if (entry === undefined) throw new Error(`Cannot ${action} execution ${id}: the store does not hold it (never created here, or forgotten after finishing; executions_retained is ${limits.executions_retained}).`);
     return entry;
   }
@@ -160,9 +196,23 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
   /** `unsettled`: a finished execution whose outcome is unknown and not reconciled (as loaded). */
   function register(entry: Entry, unsettled = false): Entry {
     entries.set(entry.id, entry);
+    held++;
     counts[entry.state]++;
     if (isTerminal(entry.state)) finished.finished(entry, unsettled);
     return entry;
+  }
+
+  /**
+   * A forgotten execution whose deletion is not committed is held again (a withdrawn creation
+   * forgot it, or a reconciliation reached it): it was never gone for anyone.
+   */
+  function unforget(entry: Entry, snapshot: ExecutionSnapshot): void {
+    forgetting.splice(forgetting.indexOf(entry), 1);
+    writer.unforget(entry);
+    entry.forgotten = false;
+    held++;
+    counts[entry.state]++;
+    finished.finished(entry, outcomeUnknown(snapshot));
   }
 
   /**
@@ -171,16 +221,22 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
    * before, it was gone for its readers while the file still held it running, and a crash then
    * brought it back ended as interrupted, its end lost (docs/durability.md). Memory stays bounded:
    * the wait is one write long, and while writes fail nothing new is admitted to add to it.
+   *
+   * A forgotten execution stays readable, to readers and to the engine alike, until the deletion
+   * of its row is committed (see sweep): told it is gone while the file still held it (a 404, a
+   * cancel's not_found, a run_id retry without its state), a client saw it come back after a
+   * crash.
    */
   function evict(): void {
-    while (entries.size > limits.executions_retained) {
+    while (held > limits.executions_retained) {
       const entry = finished.next(limits.executions_retained, endPending);
       if (entry === undefined) return;
       // Failed as unwritable, an entry may be in the heap twice (see failUnwritable).
       if (entry.forgotten || !isTerminal(entry.state)) continue;
       entry.forgotten = true;
-      entries.delete(entry.id);
+      held--;
       counts[entry.state]--;
+      forgetting.push(entry);
       writer.forget(entry);
     }
   }
@@ -194,7 +250,11 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
 
   function create(execution: NewExecution): ExecutionSnapshot {
     open();
-    if (entries.has(execution.id)) throw new Error(`Cannot create execution ${execution.id}: the store already holds an execution with this id.`);
+    const existing = lookup(execution.id);
+    if (existing !== undefined && !existing.forgotten) throw new Error(`Cannot create execution ${execution.id}: the store already holds an execution with this id.`);
+    // A forgotten one of that id whose row is not deleted yet: the new one takes the id (and goes
+    // last in `entries`, which keeps creation order); the writer deletes the old row first.
+    if (existing !== undefined) entries.delete(execution.id);
     const created_at = execution.created_at ?? stamp();
     const snapshot = initialSnapshot({ ...execution, input: keep(execution.input), actor: keep(execution.actor) }, created_at);
     const event = createdEvent(execution, snapshot);
@@ -216,11 +276,13 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     // A finished execution has no live snapshot; checkBatch refuses any event for it all the same.
     const snapshot = entry.snapshot ?? currentSnapshot(source, entry);
     const before = entry.state;
-    const wasUnsettled = finished.isUnsettled(entry);
     // Everything that can throw (a refused move, a value JSON cannot hold) runs before anything
     // is applied: a refused call leaves no trace.
     checkBatch(snapshot, drafts);
     if (drafts.length === 0) return [];
+    // Forgotten, its deletion not committed: a reconciliation keeps it (see unforget).
+    if (entry.forgotten) unforget(entry, snapshot);
+    const wasUnsettled = finished.isUnsettled(entry);
     // Only a reconciliation reaches a finished execution: its snapshot is live again until written.
     if (entry.snapshot === null) entry.snapshot = snapshot;
     let sizes = retainedBytes.get(id);
@@ -289,15 +351,23 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
   /** See ExecutionStore.withdraw: a creation the file never took, taken back whole. */
   function withdraw(id: string): boolean {
     open();
-    const entry = entries.get(id);
-    if (entry === undefined || entry.stored.exists || isTerminal(entry.state) || early) return false;
+    const entry = lookup(id);
+    if (entry === undefined || entry.forgotten || entry.stored.exists || isTerminal(entry.state) || early) return false;
     // Still in the writer's batch: a forgotten entry is skipped by every write (see _sqlite-writer.ts).
     entry.forgotten = true;
     entries.delete(id);
+    held--;
     counts[entry.state]--;
     retainedBytes.delete(id);
     const run_id = entry.snapshot?.run_id ?? null;
     if (run_id !== null && writer.pendingRun(run_id)?.execution_id === id && writer.dropRun(run_id)) runCount--;
+    // What its creation forgot and the file still holds is held again, newest first: a creation
+    // taken back forgets nothing.
+    for (let i = forgetting.length - 1; i >= 0 && held < limits.executions_retained; i--) {
+      const forgotten = forgetting[i]!;
+      if (!writer.forgetting(forgotten)) break;
+      if (entries.get(forgotten.id) === forgotten) unforget(forgotten, currentSnapshot(source, forgotten));
+    }
     return true;
   }
 
@@ -306,13 +376,13 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     // A read is served what is committed: pending changes are written first, when the file takes
     // them — forgotten rows too, before an execution is answered as gone.
     writer.flushQuietly();
-    const entry = entries.get(id);
+    const entry = lookup(id);
     return entry === undefined ? null : readerSnapshot(source, entry);
   }
 
   function current(id: string): ExecutionSnapshot | null {
     open();
-    const entry = entries.get(id);
+    const entry = lookup(id);
     return entry === undefined ? null : liveSnapshot(source, entry);
   }
 
@@ -329,6 +399,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     const before = filter.cursor === undefined ? nextOrder : cursorOrder(filter.cursor);
     // The file's indexes answer, and readers see what is committed: pending changes go first.
     writer.flushQuietly();
+    sweep();
     const { items, next_cursor } = listItems(source, { before, state: filter.state, capability: filter.capability, limit });
     return { items, next_cursor, counts: writer.idle() ? { ...counts } : { ...zeroCounts(), ...tables.countStates() } };
   }
@@ -337,12 +408,14 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     open();
     const before = cursor === undefined ? nextOrder : cursorOrder(cursor);
     writer.flushQuietly();
+    sweep();
     return headsPage(source, before, limit);
   }
 
   function events(id: string, after?: number, limit?: number): EventsPage | null {
     open();
     writer.flushQuietly();
+    sweep();
     return eventsPage(source, { id, after, limit });
   }
 
@@ -372,6 +445,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
   function expireDetails(): number {
     open();
     writer.flush();
+    sweep();
     const cutoff = new Date(clock().getTime() - limits.details_retention_ms).toISOString();
     return expireFinished(db, tables, entries, cutoff, options.artifactsHeld ?? (() => false));
   }
@@ -436,6 +510,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     // A lowered executions_retained applies at once.
     evict();
     writer.flush();
+    sweep();
     // What it noted is recovered and committed: the notes of the next run start afresh.
     starting.empty();
     expireDetails();
@@ -490,7 +565,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
       return writer.durable();
     },
     // Written with its run identity (the engine records it first, in the same tick): see _sqlite-writer.ts.
-    creationCommitted: (id) => entries.get(id)?.stored.exists === true,
+    creationCommitted: (id) => lookup(id)?.stored.exists === true,
     starting: noteStart,
     close,
   };

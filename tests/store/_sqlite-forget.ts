@@ -1,10 +1,14 @@
 import { describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
+import { unlinkSync } from "node:fs";
+import { join } from "node:path";
+import { createSqliteStore } from "../../runtime/store/sqlite-store.ts";
 import type { SqliteExecutionStore } from "../../runtime/store/sqlite-store.ts";
 import { FORGET_BATCH } from "../../runtime/store/_sqlite-writer.ts";
-import { draft, idOf, newExecution, TestClock } from "./_fixtures.ts";
+import { draft, idOf, limitsWith, newExecution, TestClock } from "./_fixtures.ts";
 import { copyOfFiles, openStore, tempDb } from "./_sqlite-support.ts";
 import { reconciled, unknownEnd } from "./_contract-reconcile.ts";
+import { fillDisk, smallDisk } from "./_sqlite-durability.ts";
 
 /** Executions 1..n, each finished before the next is created, each in a write of its own (a busy store's writes). */
 async function finishOneByOne(store: SqliteExecutionStore, from: number, to: number): Promise<void> {
@@ -115,6 +119,103 @@ export function forgetCases(): void {
       await finishOneByOne(again, 6, 6);
       expect(again.get(idOf(1))).toBeNull();
       again.close();
+    });
+
+    test("sqlite store answers a forgotten execution as held until its deletion is committed: the engine's own view (cancel, reconcile, a run_id retry) never calls gone what a crash brings back", async () => {
+      const path = tempDb();
+      const clock = new TestClock();
+      const store = openStore(path, clock, { executions_retained: 3 });
+      await finishOneByOne(store, 1, 4);
+      // 1 is forgotten, its row left for a batch: the file still holds it, so it is not gone yet.
+      expect(rowsInFile(path)).toContain(idOf(1));
+      expect(store.current(idOf(1))).toMatchObject({ id: idOf(1), state: "succeeded" });
+      const crashed = copyOfFiles(path);
+      const reopened = openStore(crashed, clock, { executions_retained: 3 });
+      expect(reopened.list().items.map((s) => s.id)).toEqual([idOf(4), idOf(3), idOf(2)]);
+      reopened.close();
+      // A read writes the deletion first: from then on it is gone, for the file too.
+      expect(store.get(idOf(1))).toBeNull();
+      expect(store.current(idOf(1))).toBeNull();
+      expect(rowsInFile(path)).not.toContain(idOf(1));
+      store.close();
+    });
+
+    test("sqlite store keeps a forgotten execution readable while its deletion cannot be written, and a withdrawn creation forgets nothing", async () => {
+      const disk = smallDisk("8m");
+      if (disk === null) {
+        console.warn("skipped: mounting a small tmpfs is not allowed here (not root)");
+        return;
+      }
+      let failed: () => void = () => {};
+      const path = join(disk.dir, "state.db");
+      const clock = new TestClock();
+      const make = () =>
+        createSqliteStore({ path, limits: limitsWith({ executions_retained: 3 }), clock: clock.now, onListenerError: () => {}, onPersistError: () => failed() });
+      let store: SqliteExecutionStore | null = make();
+      try {
+        await finishOneByOne(store, 1, 3);
+        store.flush();
+        const filler = fillDisk(disk.dir);
+        // A creation the full disk refuses takes the store past its bound: 1 is forgotten in memory only.
+        let failure = new Promise<void>((resolve) => (failed = resolve));
+        store.create(newExecution(4, { input: { pad: "x".repeat(1_000_000) } }));
+        await failure;
+        expect(store.storageFault()).not.toBeNull();
+        expect(store.get(idOf(1))).toMatchObject({ state: "succeeded" });
+        expect(store.current(idOf(1))).toMatchObject({ state: "succeeded" });
+        expect(store.events(idOf(1))?.last_sequence).toBe(3);
+        expect(store.list().items.map((s) => s.id)).toEqual([idOf(3), idOf(2), idOf(1)]);
+        // The creation is taken back: what it forgot is held again, once space returns too.
+        expect(store.withdraw(idOf(4))).toBe(true);
+        expect(store.get(idOf(1))).toMatchObject({ state: "succeeded" });
+        unlinkSync(filler);
+        store.flush();
+        expect(store.get(idOf(1))).toMatchObject({ state: "succeeded" });
+        expect(store.list().items.map((s) => s.id)).toEqual([idOf(3), idOf(2), idOf(1)]);
+        expect(store.get(idOf(4))).toBeNull();
+
+        // Forgotten by a creation that stays: readable until the deletion is written, gone after, and for good.
+        const filler2 = fillDisk(disk.dir);
+        failure = new Promise<void>((resolve) => (failed = resolve));
+        store.create(newExecution(5, { input: { pad: "x".repeat(1_000_000) } }));
+        await failure;
+        expect(store.get(idOf(1))).toMatchObject({ state: "succeeded" });
+        unlinkSync(filler2);
+        await store.durable();
+        expect(store.get(idOf(1))).toBeNull();
+        store.close();
+        store = make();
+        expect(store.get(idOf(1))).toBeNull();
+        expect(store.list().items.map((s) => s.id)).toEqual([idOf(5), idOf(3), idOf(2)]);
+      } finally {
+        // Closed on a disk still full when an expectation failed: that failure is the one to see.
+        try {
+          store?.close();
+        } catch {}
+        disk.unmount();
+      }
+    });
+
+    test("sqlite store reconciling an unknown outcome forgotten past the bound, its row not deleted yet, keeps it and writes the reconciliation", async () => {
+      const path = tempDb();
+      const clock = new TestClock();
+      const store = openStore(path, clock, { executions_retained: 1 });
+      for (const n of [1, 2]) {
+        store.create(newExecution(n, { effect: "write" }));
+        store.append(idOf(n), [draft.started(), unknownEnd]);
+        await store.durable();
+      }
+      // Two unsettled ones outnumber a bound of one: the oldest is forgotten, its row left for a batch.
+      store.create(newExecution(3));
+      await store.durable();
+      expect(store.current(idOf(1))).toMatchObject({ failure: { outcome_certainty: "unknown" } });
+      store.append(idOf(1), [reconciled()]);
+      await store.durable();
+      expect(store.get(idOf(1))).toMatchObject({ reconciliation: { outcome: "applied" } });
+      store.close();
+      const reopened = openStore(path, clock, { executions_retained: 3 });
+      expect(reopened.get(idOf(1))).toMatchObject({ reconciliation: { outcome: "applied" } });
+      reopened.close();
     });
 
     test("sqlite store reusing a forgotten id before its row is deleted writes the new execution, not a conflict", async () => {

@@ -7,6 +7,12 @@ export interface Entry {
   id: string;
   /** Creation position, from 1: the list order and what a list cursor names. */
   order: number;
+  /**
+   * Its place in the order finished executions are forgotten in: its creation position, but for
+   * one a restart ended, which comes after every execution that had finished before (see open in
+   * sqlite-store.ts).
+   */
+  rank: number;
   capability: string;
   state: ExecutionState;
   /** The live snapshot; null for a terminal execution once written (read back from the file). */
@@ -40,7 +46,7 @@ export interface Entry {
 
 /** An entry not (yet) in the file. */
 export function newEntry(fields: Pick<Entry, "id" | "order" | "capability" | "state" | "snapshot" | "lastSequence" | "retainedFrom">): Entry {
-  return { ...fields, pending: new PendingEvents(), dirty: false, forgotten: false, unwritable: false, finishedAt: null, stored: { exists: false, state: null, lastSequence: 0, snapshotSequence: 0, retainedFrom: 1, headLast: 0, headBytes: 0 }, headWrite: null };
+  return { ...fields, rank: fields.order, pending: new PendingEvents(), dirty: false, forgotten: false, unwritable: false, finishedAt: null, stored: { exists: false, state: null, lastSequence: 0, snapshotSequence: 0, retainedFrom: 1, headLast: 0, headBytes: 0 }, headWrite: null };
 }
 
 /**

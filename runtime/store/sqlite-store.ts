@@ -132,7 +132,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
   const source: ReadSource = { path, tables, entries, limits };
   const counts = zeroCounts();
   // Terminal executions, in the order they are forgotten past executions_retained.
-  const finished = new ForgetOrder<Entry>((entry) => entry.order);
+  const finished = new ForgetOrder<Entry>((entry) => entry.rank);
   // Executions held against executions_retained: `entries` less the forgotten ones it still holds.
   let held = 0;
   // Forgotten executions whose rows the file may still hold, in the order they were forgotten:
@@ -225,11 +225,11 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
    * A forgotten execution stays readable, to readers and to the engine alike, until the deletion
    * of its row is committed (see sweep): told it is gone while the file still held it (a 404, a
    * cancel's not_found, a run_id retry without its state), a client saw it come back after a
-   * crash.
+   * crash. `exempt` ones are not forgotten now (those a restart just ended: see open).
    */
-  function evict(): void {
+  function evict(exempt?: ReadonlySet<Entry>): void {
     while (held > limits.executions_retained) {
-      const entry = finished.next(limits.executions_retained, endPending);
+      const entry = finished.next(limits.executions_retained, (e) => exempt?.has(e) === true || endPending(e));
       if (entry === undefined) return;
       // Failed as unwritable, an entry may be in the heap twice (see failUnwritable).
       if (entry.forgotten || !isTerminal(entry.state)) continue;
@@ -505,10 +505,14 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     }
     runCount = tables.runCount();
     trimLowered(db, tables, lowered);
+    // What a restart ends, it ends now: forgotten after every execution that had finished before,
+    // and never in this open, before anyone could read how it ended (docs/durability.md).
+    const unfinished = [...entries.values()].filter((entry) => !isTerminal(entry.state));
+    unfinished.forEach((entry, i) => (entry.rank = nextOrder - 1 + (i + 1) / (unfinished.length + 1)));
     const begun = starting.left((id) => entries.get(id)?.state === "queued");
     recovered.push(...recoverUnfinished({ append, events }, entries.values(), begun));
-    // A lowered executions_retained applies at once.
-    evict();
+    // A lowered executions_retained applies at once, but to what the restart ended.
+    evict(new Set(recovered.map((r) => entries.get(r.id)!)));
     writer.flush();
     sweep();
     // What it noted is recovered and committed: the notes of the next run start afresh.

@@ -218,6 +218,28 @@ export function forgetCases(): void {
       reopened.close();
     });
 
+    test("sqlite store reopened after a crash does not forget in the same open the executions it ended: their ends are readable, the oldest finished before the crash go first", async () => {
+      const path = tempDb();
+      const clock = new TestClock();
+      const store = openStore(path, clock, { executions_retained: 3 });
+      store.create(newExecution(1));
+      store.append(idOf(1), [draft.started()]);
+      store.create(newExecution(2));
+      await finishOneByOne(store, 3, 5);
+      const crashed = copyOfFiles(path);
+      store.close();
+      const reopened = openStore(crashed, clock, { executions_retained: 2 });
+      expect(reopened.recovered.map((r) => [r.id, r.state])).toEqual([[idOf(1), "failed"], [idOf(2), "cancelled"]]);
+      expect(reopened.get(idOf(1))).toMatchObject({ state: "failed", failure: { error_code: "interrupted" } });
+      expect(reopened.get(idOf(2))).toMatchObject({ state: "cancelled" });
+      expect(reopened.list().items.map((s) => s.id)).toEqual([idOf(2), idOf(1)]);
+      // Ended last, they are forgotten last: the next creation forgets the first of them.
+      reopened.create(newExecution(6));
+      expect(reopened.get(idOf(1))).toBeNull();
+      expect(reopened.list().items.map((s) => s.id)).toEqual([idOf(6), idOf(2)]);
+      reopened.close();
+    });
+
     test("sqlite store reusing a forgotten id before its row is deleted writes the new execution, not a conflict", async () => {
       const path = tempDb();
       const clock = new TestClock();

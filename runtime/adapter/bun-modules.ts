@@ -2,6 +2,7 @@ import * as valibot from "valibot";
 import { DATA_MARK, MISSING, type ImportScanner } from "../capability/capability-sources.ts";
 import { dataExports, type DataKind } from "../capability/data-imports.ts";
 import { markPinsServed, pinnedText } from "../capability/pinned-sources.ts";
+import { unpinnedLoadRefusal } from "../capability/_unpinned-load.ts";
 import * as docket from "../public.ts";
 
 // The flag lives on globalThis, not in a module variable: plugin registration is per thread (per
@@ -28,6 +29,16 @@ export function registerDocketModules(): void {
     setup(build) {
       build.module("docket", () => ({ exports: docketExports, loader: "object" }));
       build.module("valibot", () => ({ exports: valibotExports, loader: "object" }));
+      // A local script a capability's code asks for by a name docket could not read (computed,
+      // import.meta.require, a made require): refused, never loaded from disk unpinned
+      // (capability/_unpinned-load.ts). Asked of every resolution: only one made by a pinned
+      // module, for a name its text does not hold, goes further than a look-up.
+      build.onResolve({ filter: /.*/ }, (args) => {
+        if (resolvingOurselves) return undefined;
+        const refusal = unpinnedLoadRefusal(args.path, args.importer, resolveOurselves);
+        if (refusal !== null) throw refusal;
+        return undefined;
+      });
       // A capability file and its local modules imported with the texts docket read of them
       // (capability/pinned-sources.ts); never the disk in their place.
       build.onLoad({ filter: /\?docket_pin=/ }, (args) => {
@@ -51,6 +62,20 @@ export function registerDocketModules(): void {
   });
   markPinsServed(localImportScanner);
   global[REGISTERED] = true;
+}
+
+/** Set while the guard resolves a name itself: the runtime's resolver asks the plugin again. */
+let resolvingOurselves = false;
+
+function resolveOurselves(specifier: string, fromDir: string): string | null {
+  resolvingOurselves = true;
+  try {
+    return Bun.resolveSync(specifier, fromDir);
+  } catch {
+    return null;
+  } finally {
+    resolvingOurselves = false;
+  }
 }
 
 /**

@@ -40,6 +40,12 @@ export interface SourceModule {
   served: string;
   /** Imported as data (a JSON file, or a file imported `with { type: "text" }`): its text is its value, and it imports nothing. */
   data?: DataKind;
+  /**
+   * The specifiers its served text names literally and leaves as written (packages, imports with
+   * other attributes, `require.resolve("./x.ts")`): what it may ask the runtime for other than its
+   * pinned imports (adapter/bun-modules.ts refuses the rest when they lead to a local script).
+   */
+  literals?: string[];
 }
 
 /** A capability file's source as read once: the file first, then every local module it reaches. */
@@ -144,7 +150,13 @@ export async function readCapabilitySources(file: string, text: string, scanner:
   }
   const all = [...modules.values()];
   for (const module of all) module.key = digestOf(reachable(module, modules));
-  if (scanner !== null) for (const module of all) if (module.data === undefined) module.served = servedText(module, modules, scanner, file);
+  if (scanner !== null) {
+    for (const module of all) {
+      if (module.data !== undefined) continue;
+      module.served = servedText(module, modules, scanner, file);
+      module.literals = literalsOf(module, scanner);
+    }
+  }
   return { file, text, version: root.key, modules: all, commonJs };
 }
 
@@ -268,6 +280,22 @@ function servedText(module: SourceModule, modules: Map<string, SourceModule>, sc
   }
   return served;
 }
+
+/**
+ * The specifiers a module's served text still names as written (its pinned imports name their
+ * pinned specifiers instead), and the literal arguments of a `.resolve(…)`: a path asked for, not
+ * loaded. Read from the scan servedText made (or the text's own, when nothing was rewritten).
+ */
+function literalsOf(module: SourceModule, scanner: ImportScanner): string[] {
+  const rewritten = module.served !== module.text;
+  const specifiers = scanned(rewritten ? `${module.path}${PIN_MARK}` : module.path, module.served, scanner, module.path).specifiers ?? [];
+  const literals = new Set(specifiers.filter((specifier) => !specifier.includes(PIN_MARK)));
+  for (const match of module.text.matchAll(RESOLVE_LITERAL)) literals.add(match[2]!);
+  return [...literals];
+}
+
+/** `require.resolve("./x.ts")`, `req.resolve('../lib/x')`: a literal path resolved, not loaded. */
+const RESOLVE_LITERAL = /\.resolve\s*\(\s*(["'`])([^"'`\n$]+)\1/g;
 
 function describeImporter(path: string, file: string): string {
   return path === file ? "the capability" : path;

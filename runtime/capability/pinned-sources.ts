@@ -7,12 +7,13 @@
 // elsewhere nothing is pinned.
 
 import { realpathSync } from "node:fs";
-import { PIN_MARK, pinnedSpecifier, readCapabilitySources, type CapabilitySources, type ImportScanner } from "./capability-sources.ts";
+import { PIN_MARK, pinnedSpecifier, readCapabilitySources, realOrSelf, type CapabilitySources, type ImportScanner } from "./capability-sources.ts";
 import { versionedSpecifier } from "./capability-version.ts";
 
 /** The map lives on globalThis: plugin registration is per thread, and a second copy of this module must see the same pins. */
 const PINS = Symbol.for("docket.pinned.sources");
 const SERVED = Symbol.for("docket.pinned.served");
+const IMPORTERS = Symbol.for("docket.pinned.importers");
 
 /**
  * The pinned texts of this thread, oldest first, and their length. Kept, not released once an
@@ -21,7 +22,14 @@ const SERVED = Symbol.for("docket.pinned.served");
  */
 type Pins = { texts: Map<string, string>; chars: number };
 
-type PinGlobal = { [PINS]?: Pins; [SERVED]?: ImportScanner };
+/**
+ * The modules this thread imported pinned, as code, by path (and real path): the runtime names an
+ * importer by its path alone. Each with the specifiers its served texts name as written (packages,
+ * imports with attributes): a local script it asks for otherwise is refused (adapter/bun-modules.ts).
+ */
+type Importers = Map<string, Set<string>>;
+
+type PinGlobal = { [PINS]?: Pins; [SERVED]?: ImportScanner; [IMPORTERS]?: Importers };
 
 /** Past this much pinned text (UTF-16 units, about bytes for code), the oldest is let go (a server edited for days). */
 const MAX_PINNED_CHARS = 64 * 1024 * 1024;
@@ -29,6 +37,29 @@ const MAX_PINNED_CHARS = 64 * 1024 * 1024;
 function pins(): Pins {
   const global = globalThis as PinGlobal;
   return (global[PINS] ??= { texts: new Map(), chars: 0 });
+}
+
+function importers(): Importers {
+  const global = globalThis as PinGlobal;
+  return (global[IMPORTERS] ??= new Map());
+}
+
+/** The specifiers the pinned module at `path` names as written, or undefined when no module of that path was imported pinned as code in this thread. */
+export function pinnedImporterLiterals(path: string): ReadonlySet<string> | undefined {
+  return importers().get(path);
+}
+
+/** Records `module` as imported pinned, with what it names as written: one set per path, whatever its versions (each names its specifiers literally). */
+function addImporter(path: string, literals: readonly string[]): void {
+  const held = importers();
+  const keys = [path];
+  const real = realOrSelf(path);
+  if (real !== path) keys.push(real);
+  for (const key of keys) {
+    let known = held.get(key);
+    if (known === undefined) held.set(key, (known = new Set()));
+    for (const literal of literals) known.add(literal);
+  }
 }
 
 /** The scanner of local imports where pinned specifiers are served (the Bun module plugin is registered in this thread), else null. */
@@ -100,12 +131,16 @@ const ES_MODULE_SYNTAX = /(?:^|[\s;{}()])(?:import\s+[\w$]|import\s*[*{"]|import
  */
 export function importTarget(sources: CapabilitySources): { specifier: string; pinned: boolean; pin(): void } {
   const { file, version } = sources;
-  if (servedScanner() === null || sources.commonJs) return { specifier: versionedSpecifier(file, version), pinned: false, pin: () => {} };
+  // A CommonJS capability file loads what it requires from disk, as documented: not refused.
+  if (servedScanner() === null || sources.commonJs) return { specifier: versionedSpecifier(file, version), pinned: false, pin: () => void importers().delete(file) };
   return {
     specifier: pinnedSpecifier(file, version),
     pinned: true,
     pin() {
-      for (const module of sources.modules) pinSource(pinnedSpecifier(module.path, module.key, module.data), module.served);
+      for (const module of sources.modules) {
+        pinSource(pinnedSpecifier(module.path, module.key, module.data), module.served);
+        if (module.data === undefined) addImporter(module.path, module.literals ?? []);
+      }
     },
   };
 }

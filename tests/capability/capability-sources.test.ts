@@ -448,6 +448,49 @@ describe("capability sources", () => {
     expect(namesIn(await sourcesOf(join(named, "cap.ts")), named)).toEqual(["_h.ts", "cap.ts"]);
   });
 
+  test("a local module that an import docket cannot see loads at run time is refused by the runtime, naming it: the disk's text never runs beside the pinned one (tester T2)", async () => {
+    // Each of these hides its import from docket's reading of the text; each used to load the file from disk.
+    const ways = [
+      "async (root) => (await import(`${root}/lib/_m.ts`)).V",
+      'async () => (await import(".." + "/lib/_m.ts")).V',
+      'async () => { const name = ["..", "lib", "_m.ts"].join("/"); return (await import(name)).V; }',
+      'async (root) => require(root + "/lib/_m.ts").V',
+      'async () => import.meta.require("../lib/_h.cjs").V',
+      "async () => { const make = createRequire; const r = make(import.meta.url); return r(\"../lib/_h.cjs\").V; }",
+      'async () => { const r = createRequire(import.meta.url); const load = (p: string) => r(p); return load("../lib/_h.cjs").V; }',
+      'async () => (nodeModule as any)["create" + "Require"](import.meta.url)("../lib/_h.cjs").V',
+      'async (root) => createRequire(import.meta.url)(root + "/lib/_h.cjs").V',
+      "async (root) => { const name = root + \"/lib/_m.ts\"; return (await import(name)).V; }",
+    ];
+    const header = 'import * as nodeModule from "node:module";\nimport { createRequire } from "node:module";\nimport { createHash } from "node:crypto";\n';
+    const files = { "lib/_m.ts": 'export const V = "m-disk";\n', "lib/_h.cjs": 'module.exports = { V: "h-disk" };\n', "lib/data.json": '{"n": 1}\n' };
+    const pinnedFn = async (name: string, body: string) => {
+      const at = tree(name, { ...files, "caps/cap.ts": `${header}export default ${body};\n` });
+      const sources = await sourcesOf(join(at, "caps/cap.ts"));
+      return { at, run: (await importPinned(join(at, "caps/cap.ts"), sources)) as (root: string) => Promise<unknown> };
+    };
+    for (const [i, way] of ways.entries()) {
+      const { at, run } = await pinnedFn(`unseen-${i}`, way);
+      const outcome = await run(at).then((value) => `loaded ${String(value)}`, (e: Error) => e.message);
+      expect(`${way} → ${outcome}`).toContain(`${way} → docket refused to load ${join(at, "lib", way.includes("_h.cjs") ? "_h.cjs" : "_m.ts")} from disk`);
+      expect(outcome).toContain(`${join(at, "caps/cap.ts")} loads it by a name docket could not read`);
+      expect(outcome).toContain("import it by a literal path");
+    }
+    // A built-in module, a package's or a JSON file named at run time (data, read as the runtime finds it), and a path only asked for, are not refused.
+    const fine: Array<[string, unknown]> = [
+      ['async () => (await import("node:" + "path")).sep', "/"],
+      ['async () => (await import("vali" + "bot")).string !== undefined', true],
+      ['async () => createHash("sha256").update("x").digest("hex").length', 64],
+      ['async (root) => (await import(root + "/lib/data.json")).default.n', 1],
+      ['async () => createRequire(import.meta.url).resolve("../lib/_m.ts")', "lib/_m.ts"],
+    ];
+    for (const [i, [way, expected]] of fine.entries()) {
+      const { at, run } = await pinnedFn(`unseen-fine-${i}`, way);
+      const value = await run(at);
+      expect(`${way} → ${String(value)}`).toBe(`${way} → ${String(expected === "lib/_m.ts" ? join(at, "lib", "_m.ts") : expected)}`);
+    }
+  });
+
   test("every way of computing a local module's name is refused, and code that only looks like one is not (tester Z2)", async () => {
     const computed = [
       "require(`./rules/` + name)",

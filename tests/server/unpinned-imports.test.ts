@@ -1,0 +1,91 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { registerDocketModules } from "../../runtime/adapter/bun-modules.ts";
+import { bootPlane } from "../../runtime/boot.ts";
+import { resolveLimits } from "../../runtime/execution/limits.ts";
+import { defaultMounts } from "../../runtime/server/default-mounts.ts";
+import { startServer, type DocketServer } from "../../runtime/server/serve.ts";
+
+// Everything a capability runs is the text docket read (docs/containment.md, "Loading"), against a
+// running server: a local module its code reaches in a way docket cannot pin is refused by name,
+// on the main thread and in the workers alike, rather than run from disk beside the pinned texts.
+
+let root: string;
+let server: DocketServer;
+
+/** Resolves once `check` is true, asking again every few ms; fails after a bound far above the debounce. */
+async function until(what: string, check: () => Promise<boolean> | boolean): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    if (await check()) return;
+    await Bun.sleep(20);
+  }
+  throw new Error(`gave up waiting for ${what}`);
+}
+
+const api = async (path: string, init?: RequestInit) => fetch(`${server.url}/api/v1/${path}`, { ...init, headers: { "Content-Type": "application/json" } });
+const list = async () => (await (await api("capabilities/list")).json()) as { capabilities: Array<{ id: string; title: string; version: string }>; load_errors: Array<{ file: string; reason: string }> };
+const start = async (capability: string, input: unknown = {}) => ((await (await api("executions/start", { method: "POST", body: JSON.stringify({ capability, input }) })).json()) as { execution: { id: string } }).execution.id;
+const get = async (id: string) => (await (await api(`executions/get?id=${id}`)).json()) as { state: string; output?: Record<string, unknown>; failure?: { message: string }; capability_version: string };
+const finished = async (id: string) => {
+  await until(`execution ${id} to end`, async () => ["succeeded", "failed"].includes((await get(id)).state));
+  return get(id);
+};
+
+/** A capability file of `id` whose handler answers `handler`'s value, with `top` before it. */
+function capabilityFile(id: string, handler: string, top = ""): string {
+  return `import { capability } from "docket";\nimport * as v from "valibot";\n${top}\nexport default capability({ id: ${JSON.stringify(id)}, title: ${JSON.stringify(id)}, description: "A test capability.", effect: "read", input: v.object({ n: v.optional(v.string(), "_m1") }), output: v.record(v.string(), v.unknown()), handler: ${handler} });\n`;
+}
+
+beforeAll(async () => {
+  registerDocketModules();
+  root = realpathSync(mkdtempSync(join(tmpdir(), "docket-unpinned-")));
+  mkdirSync(join(root, ".git"));
+  mkdirSync(join(root, "capabilities"));
+  mkdirSync(join(root, "lib"));
+  server = await startServer({
+    cwd: root,
+    port: 0,
+    storeKind: "memory",
+    limits: resolveLimits({ overrides: { load_timeout_ms: 2000 } }),
+    capabilityDirs: [],
+    runtime: "bun",
+    importFile: (path) => import(path),
+    mounts: defaultMounts,
+    log: () => undefined,
+    boot: async (options) => await bootPlane(options),
+    watchOptions: { debounceMs: 30 },
+  });
+});
+
+afterAll(async () => {
+  await server?.stop();
+  rmSync(root, { recursive: true, force: true });
+});
+
+describe("docket serve: local modules docket cannot pin", () => {
+  test("a local module a handler imports by a name computed at run time is refused by name, in an execution and in a direct call; it never runs from disk (tester T2)", async () => {
+    writeFileSync(join(root, "lib", "_m1.ts"), 'export const V = "m1-disk";\n');
+    writeFileSync(join(root, "capabilities", "team.rules.ts"), capabilityFile("team.rules", "async (input, ctx) => ({ first: (await import(`${ctx.root}/lib/${input.n}.ts`)).V })"));
+    await until("team.rules", async () => (await list()).capabilities.some((c) => c.id === "team.rules"));
+    const failed = await finished(await start("team.rules"));
+    expect(failed.state).toBe("failed");
+    expect(failed.failure).toMatchObject({ error_code: "not_runnable", context: { reason: "unpinned_import", file: join(root, "lib", "_m1.ts") } });
+    expect(failed.failure!.message).toContain(`docket refused to load ${join(root, "lib", "_m1.ts")} from disk: ${join(root, "capabilities", "team.rules.ts")} loads it by a name docket could not read`);
+    const direct = await (await api("team/rules", { method: "POST", body: "{}" })).text();
+    expect(direct).toContain(`docket refused to load ${join(root, "lib", "_m1.ts")} from disk`);
+    expect(direct).not.toContain("m1-disk");
+  });
+
+  test("a top level that loads a local module by a name docket cannot read is a load error naming it: the trial refuses it (tester T2)", async () => {
+    // A folder of its own: the runtime keeps a folder's listing from its first look.
+    mkdirSync(join(root, "top"));
+    writeFileSync(join(root, "top", "_c.ts"), 'export const C = "c-disk";\n');
+    const file = join(root, "capabilities", "team.toplevel.ts");
+    writeFileSync(file, capabilityFile("team.toplevel", "() => ({ c: C })", 'const name = [import.meta.dir, "..", "top", "_c.ts"].join("/");\nconst { C } = await import(name);'));
+    await until("team.toplevel's load error", async () => (await list()).load_errors.some((e) => e.file === file));
+    expect((await list()).load_errors.find((e) => e.file === file)!.reason).toContain(`docket refused to load ${join(root, "top", "_c.ts")} from disk`);
+    expect((await list()).capabilities.some((c) => c.id === "team.toplevel")).toBe(false);
+  });
+});

@@ -172,18 +172,20 @@ function localImports(module: SourceModule, scanner: ImportScanner): LocalImport
   const uses = usesOf(module);
   for (const specifier of scanned(module.path, module.text, scanner).specifiers ?? []) {
     if (found.has(specifier) || found.has(`${specifier}\0json`) || found.has(`${specifier}\0text`)) continue;
+    let resolved: string | null;
     if (!/^\.{0,2}\//.test(specifier)) {
-      const local = aliasedLocal(specifier, fromDir, scanner);
-      if (local !== null) found.set(specifier, { specifier, path: local });
-      continue;
+      // A name: local only through an alias, and then a script or data like a path's.
+      resolved = aliasedLocal(specifier, fromDir, scanner);
+      if (resolved === null) continue;
+    } else {
+      resolved = scanner.resolve(specifier, fromDir)?.replace(/\?.*$/, "") ?? null;
+      // Not there now: served as missing, whatever is written there before a thread asks.
+      if (resolved === null) {
+        found.set(specifier, { specifier, path: resolve(fromDir, specifier.replace(/\?.*$/, "")), missing: true });
+        continue;
+      }
+      if (resolved.includes("/node_modules/")) continue;
     }
-    const resolved = scanner.resolve(specifier, fromDir)?.replace(/\?.*$/, "") ?? null;
-    // Not there now: served as missing, whatever is written there before a thread asks.
-    if (resolved === null) {
-      found.set(specifier, { specifier, path: resolve(fromDir, specifier.replace(/\?.*$/, "")), missing: true });
-      continue;
-    }
-    if (resolved.includes("/node_modules/")) continue;
     // A specifier this reading of the text did not find in place is code, unless written with attributes only.
     const used = uses.get(specifier) ?? new Set<ImportUse>([importedAsDataOnly(module.text, specifier) ? "type:?" : "import"]);
     const { code, data } = importKinds(resolved, used);
@@ -209,9 +211,10 @@ function usesOf(module: SourceModule): Map<string, Set<ImportUse>> {
 }
 
 /**
- * Where a name (not a path) leads to a script of the module's own project, or null: a tsconfig
+ * Where a name (not a path) leads to a file of the module's own project, or null: a tsconfig
  * `paths` alias (`@/format`, `@lib/*` → `../lib/*`) or a package.json `"imports"` entry
- * (`#lib/x`) that resolves to a script outside node_modules. A package resolves into
+ * (`#lib/x`, `#cfg` → `./settings.json`) that resolves outside node_modules — a script, or data
+ * (JSON, text) read and served like data imported by its path. A package resolves into
  * node_modules, or to Bun's install cache when it is not installed, or — a workspace package npm
  * linked into node_modules — to its own folder: none of them is an alias, so a name that an
  * installed package holds is never one. Which config file the alias came from does not matter:
@@ -221,7 +224,7 @@ function aliasedLocal(specifier: string, fromDir: string, scanner: ImportScanner
   // docket serves these two itself (adapter/bun-modules.ts), whatever a resolver would find.
   if (specifier === "docket" || specifier === "valibot" || specifier.startsWith("valibot/")) return null;
   const resolved = resolveFresh(specifier, fromDir, (name, dir) => scanner.resolve(name, dir))?.replace(/\?.*$/, "") ?? null;
-  if (resolved === null || !resolved.startsWith("/") || /\/node_modules\/|\/\.bun\/install\/cache\//.test(resolved) || !PINNABLE.test(resolved)) return null;
+  if (resolved === null || !resolved.startsWith("/") || /\/node_modules\/|\/\.bun\/install\/cache\//.test(resolved)) return null;
   // `#…` names only a package.json "imports" entry; any other name may also be a package's.
   if (specifier.startsWith("#")) return resolved;
   const pkg = packageOf(specifier);

@@ -295,6 +295,28 @@ describe("capability sources", () => {
     expect(await ((await importPinned(file, after)) as () => Promise<string>)()).toBe('two two 1,2 ask two note two h export const h = "h"; two twonote two\n');
   });
 
+  test("a JSON or text file reached through an alias (package.json imports, tsconfig paths) is data of the capability like one imported by its path: in its version, served as read (tester T2)", async () => {
+    const at = tree("data-alias", {
+      "package.json": '{ "name": "data-alias", "type": "module", "imports": { "#cfg": "./lib/settings.json", "#prompts/*": "./prompts/*" } }',
+      "capabilities/tsconfig.json": '{ "compilerOptions": { "paths": { "@data/*": ["../data/*"] } } }',
+      "lib/settings.json": '{"limit":1}',
+      "prompts/ask.md": "ask one\n",
+      "data/list.json": "[1]",
+      "capabilities/cap.ts": 'import settings from "#cfg";\nimport prompt from "#prompts/ask.md" with { type: "text" };\nimport list from "@data/list.json";\nexport default [settings.limit, prompt.trim(), list.join(",")].join(" ");\n',
+    });
+    const file = join(at, "capabilities/cap.ts");
+    const before = await sourcesOf(file);
+    expect(namesIn(before, at)).toEqual(["capabilities/cap.ts", "data/list.json", "lib/settings.json", "prompts/ask.md"]);
+    writeFileSync(join(at, "lib/settings.json"), '{"limit":2}');
+    const after = await sourcesOf(file);
+    expect(after.version).not.toBe(before.version);
+    writeFileSync(join(at, "prompts/ask.md"), "ask two\n");
+    writeFileSync(join(at, "data/list.json"), "[2]");
+    // Each version serves the values read for it, whatever is on disk by then.
+    expect(await importPinned(file, before)).toBe("1 ask one 1");
+    expect(await importPinned(file, after)).toBe("2 ask one 1");
+  });
+
   test("a JSON file that does not parse, or one loaded with require() whose value is no object, is refused by name", async () => {
     const at = tree("bad-data", {
       "broken.ts": 'import cfg from "./_broken.json";\nexport default cfg;\n',

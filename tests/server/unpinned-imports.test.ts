@@ -44,6 +44,9 @@ beforeAll(async () => {
   mkdirSync(join(root, ".git"));
   mkdirSync(join(root, "capabilities"));
   mkdirSync(join(root, "lib"));
+  mkdirSync(join(root, "config"));
+  writeFileSync(join(root, "config", "settings.json"), '{"limit":1}');
+  writeFileSync(join(root, "package.json"), JSON.stringify({ name: "unpinned-checkout", type: "module", imports: { "#cfg": "./config/settings.json" } }));
   server = await startServer({
     cwd: root,
     port: 0,
@@ -87,5 +90,22 @@ describe("docket serve: local modules docket cannot pin", () => {
     await until("team.toplevel's load error", async () => (await list()).load_errors.some((e) => e.file === file));
     expect((await list()).load_errors.find((e) => e.file === file)!.reason).toContain(`docket refused to load ${join(root, "top", "_c.ts")} from disk`);
     expect((await list()).capabilities.some((c) => c.id === "team.toplevel")).toBe(false);
+  });
+
+  test("a JSON file reached through a package.json imports alias is part of the capability: its edit is a new version, and one execution sees one value of it (tester T2)", async () => {
+    const file = join(root, "capabilities", "team.aliased.ts");
+    writeFileSync(
+      file,
+      'import { capability } from "docket";\nimport * as v from "valibot";\nimport settings from "#cfg";\nexport default capability({ id: "team.aliased", title: "Aliased", description: "Reads its settings twice.", effect: "read", input: v.object({ limit: v.optional(v.number(), settings.limit) }), output: v.object({ defaultApplied: v.number(), handlerSees: v.number() }), handler: (input) => ({ defaultApplied: input.limit, handlerSees: settings.limit }) });\n',
+    );
+    const aliased = () => list().then((l) => l.capabilities.find((c) => c.id === "team.aliased"));
+    await until("team.aliased", async () => (await aliased()) !== undefined);
+    const first = (await aliased())!.version;
+    expect(await (await api("team/aliased", { method: "POST", body: "{}" })).json()).toEqual({ defaultApplied: 1, handlerSees: 1 });
+    writeFileSync(join(root, "config", "settings.json"), '{"limit":2}');
+    await until("the settings' edit reloaded", async () => (await aliased())!.version !== first);
+    const second = (await aliased())!.version;
+    const done = await finished(await start("team.aliased"));
+    expect(done).toMatchObject({ state: "succeeded", output: { defaultApplied: 2, handlerSees: 2 }, capability_version: second });
   });
 });

@@ -4,8 +4,9 @@
 // (docs/authoring.md, "Versions"; docs/containment.md, "Loading").
 
 import { createHash } from "node:crypto";
-import { realpathSync, statSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { readdirSync, realpathSync, statSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
+import { caseTwins } from "./_case-twin.ts";
 import { importedAsDataOnly, rewriteByPattern, rewriteSpecifiers, specifierUses, type ImportUse } from "./_specifier-rewrite.ts";
 import { dataProblem, importKinds, type DataKind } from "./data-imports.ts";
 import { unpinnableImport, type UnpinnableImport } from "./_unpinnable-import.ts";
@@ -115,6 +116,7 @@ export async function readCapabilitySources(file: string, text: string, scanner:
   const commonJs = isCommonJs(text, file);
   if (scanner !== null && !commonJs) {
     let bytes = Buffer.byteLength(text);
+    const twinsIn = new Map<string, Map<string, string>>();
     const queue = [root];
     for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
       for (const local of localImports(next, scanner)) {
@@ -125,6 +127,10 @@ export async function readCapabilitySources(file: string, text: string, scanner:
           if (readAlready?.data !== undefined) checkData(local, readAlready.text, next.path, file);
           next.imports.push(local);
           continue;
+        }
+        const twin = caseTwinIn(local.path, twinsIn);
+        if (twin !== null) {
+          throw new CapabilityError("invalid_input", `${local.path} (imported by ${describeImporter(next.path, file)} as ${JSON.stringify(local.specifier)}) and ${twin} beside it differ only by letter case, and Bun cannot load two such files apart (it resolves an import of either to one of them, and an edit of the other goes unseen), so the capability is not loaded; rename or remove one of them`);
         }
         const size = sizeOf(local.path);
         if (modules.size > MAX_SOURCE_MODULES || bytes + size > MAX_SOURCE_BYTES) {
@@ -195,6 +201,22 @@ function localImports(module: SourceModule, scanner: ImportScanner): LocalImport
     else if (!code && data.length === 0 && !isRegularFile(resolved)) found.set(specifier, { specifier, path: resolved });
   }
   return [...found.values()];
+}
+
+/** The entry beside `path` whose name differs from its own only by letter case (_case-twin.ts), or null; each folder listed once per read. */
+function caseTwinIn(path: string, listed: Map<string, Map<string, string>>): string | null {
+  const folder = dirname(path);
+  let twins = listed.get(folder);
+  if (twins === undefined) {
+    try {
+      twins = caseTwins(readdirSync(folder));
+    } catch {
+      twins = new Map();
+    }
+    listed.set(folder, twins);
+  }
+  const twin = twins.get(basename(path));
+  return twin === undefined ? null : join(folder, twin);
 }
 
 /** Refuses data that cannot be served as the import asks (data-imports.ts), by name; judged once per text. */

@@ -317,6 +317,25 @@ describe("capability sources", () => {
     expect(await importPinned(file, after)).toBe("2 ask one 1");
   });
 
+  test("a helper whose name differs from another's beside it only by letter case is refused, naming both: the runtime would load one for the other (tester T2)", async () => {
+    const at = tree("case-twins", {
+      "cap.ts": 'import { C } from "./lib/_case.ts";\nexport default C;\n',
+      "upper.ts": 'import { C } from "./lib/_Case.ts";\nexport default C;\n',
+      "data.ts": 'import cfg from "./conf/x.json";\nexport default cfg;\n',
+      "lib/_case.ts": 'export const C = "lower";\n',
+      "lib/_Case.ts": 'export const C = "upper";\n',
+      "conf/x.json": "1",
+      "conf/X.json": "2",
+    });
+    for (const [name, helper, twin] of [["cap.ts", "lib/_case.ts", "lib/_Case.ts"], ["upper.ts", "lib/_Case.ts", "lib/_case.ts"], ["data.ts", "conf/x.json", "conf/X.json"]] as const) {
+      const refused = await sourcesOf(join(at, name)).then(() => "loaded", (e: Error) => e.message);
+      // Which of the two the runtime resolves to is its business: both are named.
+      expect(refused).toContain("differ only by letter case");
+      expect(refused).toContain(join(at, helper));
+      expect(refused).toContain(join(at, twin));
+    }
+  });
+
   test("a JSON file that does not parse, or one loaded with require() whose value is no object, is refused by name", async () => {
     const at = tree("bad-data", {
       "broken.ts": 'import cfg from "./_broken.json";\nexport default cfg;\n',

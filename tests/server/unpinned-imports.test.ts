@@ -108,4 +108,18 @@ describe("docket serve: local modules docket cannot pin", () => {
     const done = await finished(await start("team.aliased"));
     expect(done).toMatchObject({ state: "succeeded", output: { defaultApplied: 2, handlerSees: 2 }, capability_version: second });
   });
+
+  test("a capability whose helper has a twin differing only by letter case is a load error naming both: the runtime would run one in place of the other (tester T2)", async () => {
+    mkdirSync(join(root, "twins"));
+    writeFileSync(join(root, "twins", "_case.ts"), 'export const C = "lower";\n');
+    writeFileSync(join(root, "twins", "_Case.ts"), 'export const C = "upper";\n');
+    const file = join(root, "capabilities", "team.cased.ts");
+    writeFileSync(file, capabilityFile("team.cased", "() => ({ c: C })", 'import { C } from "../twins/_case.ts";'));
+    await until("team.cased's load error", async () => (await list()).load_errors.some((e) => e.file === file));
+    const reason = (await list()).load_errors.find((e) => e.file === file)!.reason;
+    expect(reason).toContain("differ only by letter case");
+    expect(reason).toContain(join(root, "twins", "_case.ts"));
+    expect(reason).toContain(join(root, "twins", "_Case.ts"));
+    expect((await list()).capabilities.some((c) => c.id === "team.cased")).toBe(false);
+  });
 });

@@ -4,7 +4,7 @@
 // (docs/authoring.md, "Versions"; docs/containment.md, "Loading").
 
 import { createHash } from "node:crypto";
-import { readdirSync, realpathSync, statSync } from "node:fs";
+import { lstatSync, readdirSync, realpathSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { caseTwins } from "./_case-twin.ts";
 import { importedAsDataOnly, rewriteByPattern, rewriteSpecifiers, specifierUses, type ImportUse } from "./_specifier-rewrite.ts";
@@ -190,6 +190,7 @@ function localImports(module: SourceModule, scanner: ImportScanner): LocalImport
         found.set(specifier, { specifier, path: resolve(fromDir, specifier.replace(/\?.*$/, "")), missing: true });
         continue;
       }
+      resolved = linkedNow(specifier, fromDir, resolved);
       if (resolved.includes("/node_modules/")) continue;
     }
     // A specifier this reading of the text did not find in place is code, unless written with attributes only.
@@ -202,6 +203,33 @@ function localImports(module: SourceModule, scanner: ImportScanner): LocalImport
   }
   return [...found.values()];
 }
+
+/**
+ * Where a relative import leads now when the file it names is a symbolic link: the runtime keeps
+ * where a link led the first time it resolved it, for the life of the process, so a link
+ * re-pointed since (`ln -sfn b.ts _s.ts`) would still give the old target — read, pinned and
+ * versioned in the new one's place. The link's target is read again; any other file is where
+ * the runtime said.
+ */
+function linkedNow(specifier: string, fromDir: string, resolved: string): string {
+  const written = resolve(fromDir, specifier.replace(/\?.*$/, ""));
+  for (const candidate of [written, ...SCRIPT_EXTENSIONS.map((extension) => `${written}${extension}`)]) {
+    let link: boolean;
+    try {
+      link = lstatSync(candidate).isSymbolicLink();
+    } catch {
+      continue;
+    }
+    if (!link) return resolved;
+    // A link to a folder (its index file), or to nothing, is left to the runtime.
+    const target = realOrSelf(candidate);
+    return target !== candidate && !isFolder(target) ? target : resolved;
+  }
+  return resolved;
+}
+
+/** The extensions the runtime tries for an import written without one, in its order. */
+const SCRIPT_EXTENSIONS = [".tsx", ".ts", ".jsx", ".js", ".mjs", ".cjs", ".mts", ".cts", ".json"];
 
 /** The entry beside `path` whose name differs from its own only by letter case (_case-twin.ts), or null; each folder listed once per read. */
 function caseTwinIn(path: string, listed: Map<string, Map<string, string>>): string | null {
@@ -332,6 +360,14 @@ export function realOrSelf(path: string): string {
     return realpathSync(path);
   } catch {
     return path;
+  }
+}
+
+function isFolder(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
   }
 }
 

@@ -2,7 +2,7 @@
 // imported pinned to exactly those texts (pinned-sources.ts, docs/authoring.md "Versions").
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { registerDocketModules } from "../../runtime/adapter/bun-modules.ts";
@@ -334,6 +334,20 @@ describe("capability sources", () => {
       expect(refused).toContain(join(at, helper));
       expect(refused).toContain(join(at, twin));
     }
+  });
+
+  test("a helper that is a symbolic link is read at the target it has now: re-pointed, it is a new version of the new target, though the runtime still gives the old one (tester T2)", async () => {
+    const at = tree("repointed", { "cap.ts": 'import { S } from "./_s.ts";\nexport default S;\n', "a.ts": 'export const S = "a";\n', "b.ts": 'export const S = "b";\n' });
+    symlinkSync("a.ts", join(at, "_s.ts"));
+    const before = await sourcesOf(join(at, "cap.ts"));
+    expect(namesIn(before, at)).toEqual(["a.ts", "cap.ts"]);
+    symlinkSync("b.ts", join(at, "_s.new"));
+    renameSync(join(at, "_s.new"), join(at, "_s.ts"));
+    expect(Bun.resolveSync("./_s.ts", at)).toBe(join(at, "a.ts"));
+    const after = await sourcesOf(join(at, "cap.ts"));
+    expect(namesIn(after, at)).toEqual(["b.ts", "cap.ts"]);
+    expect(after.version).not.toBe(before.version);
+    expect(await importPinned(join(at, "cap.ts"), after)).toBe("b");
   });
 
   test("a JSON file that does not parse, or one loaded with require() whose value is no object, is refused by name", async () => {

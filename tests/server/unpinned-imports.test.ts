@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { registerDocketModules } from "../../runtime/adapter/bun-modules.ts";
@@ -121,5 +121,25 @@ describe("docket serve: local modules docket cannot pin", () => {
     expect(reason).toContain(join(root, "twins", "_case.ts"));
     expect(reason).toContain(join(root, "twins", "_Case.ts"));
     expect((await list()).capabilities.some((c) => c.id === "team.cased")).toBe(false);
+  });
+
+  test("a helper that is a symbolic link, re-pointed while serving, is a new version serving the new target at once, in an execution and in a direct call (tester T2)", async () => {
+    mkdirSync(join(root, "targets"));
+    writeFileSync(join(root, "targets", "a.ts"), 'export const S = "a";\n');
+    writeFileSync(join(root, "targets", "b.ts"), 'export const S = "b";\n');
+    const link = join(root, "capabilities", "_s.ts");
+    symlinkSync("../targets/a.ts", link);
+    writeFileSync(join(root, "capabilities", "team.linkedhelper.ts"), capabilityFile("team.linkedhelper", "() => ({ s: S })", 'import { S } from "./_s.ts";'));
+    const linked = () => list().then((l) => l.capabilities.find((c) => c.id === "team.linkedhelper"));
+    await until("team.linkedhelper", async () => (await linked()) !== undefined);
+    const first = (await linked())!.version;
+    expect(await (await api("team/linkedhelper", { method: "POST", body: "{}" })).json()).toEqual({ s: "a" });
+    // As `ln -sfn b.ts _s.ts` does: a new link renamed over the old one.
+    symlinkSync("../targets/b.ts", `${link}.new`);
+    renameSync(`${link}.new`, link);
+    await until("the re-pointed link reloaded", async () => (await linked())!.version !== first);
+    expect(await (await api("team/linkedhelper", { method: "POST", body: "{}" })).json()).toEqual({ s: "b" });
+    const done = await finished(await start("team.linkedhelper"));
+    expect(done).toMatchObject({ state: "succeeded", output: { s: "b" }, capability_version: (await linked())!.version });
   });
 });

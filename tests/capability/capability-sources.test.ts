@@ -546,6 +546,15 @@ describe("capability sources", () => {
     }
   });
 
+  test("a CommonJS capability file still loads what it requires from disk, as documented: the runtime's refusal is for pinned modules only", async () => {
+    const at = tree("commonjs-cap", { "cap.js": 'const h = require("./_h.js");\nconst name = "./_g.js";\nmodule.exports = h.V + require(name).V;\n', "_h.js": 'module.exports = { V: "h" };\n', "_g.js": 'module.exports = { V: "g" };\n' });
+    const sources = await sourcesOf(join(at, "cap.js"));
+    const target = importTarget(sources);
+    expect(target.pinned).toBe(false);
+    target.pin();
+    expect(((await import(target.specifier)) as { default: unknown }).default).toBe("hg");
+  });
+
   test("every way of computing a local module's name is refused, and code that only looks like one is not (tester Z2)", async () => {
     const computed = [
       "require(`./rules/` + name)",

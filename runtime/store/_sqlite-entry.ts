@@ -42,11 +42,17 @@ export interface Entry {
   stored: { exists: boolean; state: ExecutionState | null; lastSequence: number; snapshotSequence: number; retainedFrom: number; headLast: number; headBytes: number };
   /** What the write in progress appends to the row's head (see HEAD_BYTES): made `stored` once it commits. */
   headWrite: { last: number; bytes: number } | null;
+  /**
+   * The last event the events rows hold past the row's `last_sequence`, 0 when none: a backlog
+   * written in parts after a storage fault (see _sqlite-writer.ts, writeParts). Nobody sees them
+   * until the row's write commits them; open deletes them when a crash came first.
+   */
+  partsLast: number;
 }
 
 /** An entry not (yet) in the file. */
 export function newEntry(fields: Pick<Entry, "id" | "order" | "capability" | "state" | "snapshot" | "lastSequence" | "retainedFrom">): Entry {
-  return { ...fields, rank: fields.order, pending: new PendingEvents(), dirty: false, forgotten: false, unwritable: false, finishedAt: null, stored: { exists: false, state: null, lastSequence: 0, snapshotSequence: 0, retainedFrom: 1, headLast: 0, headBytes: 0 }, headWrite: null };
+  return { ...fields, rank: fields.order, pending: new PendingEvents(), dirty: false, forgotten: false, unwritable: false, finishedAt: null, stored: { exists: false, state: null, lastSequence: 0, snapshotSequence: 0, retainedFrom: 1, headLast: 0, headBytes: 0 }, headWrite: null, partsLast: 0 };
 }
 
 /**
@@ -59,5 +65,8 @@ export function needsSnapshot(entry: Entry, snapshotEvery: number): boolean {
   // A finished execution's reads come from its written snapshot alone, so anything that changes
   // it after completion (its one `execution.reconciled`) rewrites it whole.
   if (isTerminal(entry.state) && entry.lastSequence !== entry.stored.snapshotSequence) return true;
+  // Events after the written snapshot that this write drops (events_retained_bytes can drop them
+  // before snapshotEvery comes): open would have nothing to fold them back in from.
+  if (entry.retainedFrom > entry.stored.snapshotSequence + 1) return true;
   return !entry.stored.exists || entry.state !== entry.stored.state || entry.lastSequence - entry.stored.snapshotSequence >= snapshotEvery;
 }

@@ -40,9 +40,14 @@ export function loadEntry(row: ExecutionRow, tables: StoreTables, limits: Limits
   return entry;
 }
 
-/** Deletes, in one transaction, the events of loaded entries that a lowered events_retained no longer keeps. */
-export function trimLowered(db: Database, tables: StoreTables, entries: readonly Entry[]): void {
+/**
+ * Deletes, in one transaction, the events of loaded entries that a lowered events_retained no
+ * longer keeps, and those an unfinished one's row never committed: parts of a backlog written
+ * after a storage fault (see Entry.partsLast) when a crash came before the row's own write.
+ */
+export function trimLowered(db: Database, tables: StoreTables, entries: readonly Entry[], unfinished: readonly Entry[] = []): void {
   db.transaction(() => {
+    for (const entry of unfinished) tables.dropPartsBetween(entry.order, entry.stored.lastSequence, Number.MAX_SAFE_INTEGER);
     for (const entry of entries) {
       tables.dropEventsBelow(entry.order, entry.retainedFrom);
       tables.writeExecution({ ord: entry.order, id: entry.id, capability: entry.capability, state: entry.state, finished_at: null, last_sequence: entry.lastSequence, retained_from: entry.retainedFrom, snapshot: null, head: null, head_last: entry.stored.headLast }, false);

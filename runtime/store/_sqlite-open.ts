@@ -28,6 +28,7 @@ export interface OpenFileOptions {
   cadence?: WriteBehindOptions["cadence"];
   onWritten?: WriteBehindOptions["onWritten"];
   onFailed?: WriteBehindOptions["onFailed"];
+  committedSnapshot?: WriteBehindOptions["committedSnapshot"];
 }
 
 /**
@@ -78,6 +79,7 @@ export function openStoreFile(options: OpenFileOptions): OpenFile {
       cadence: options.cadence,
       onWritten: options.onWritten,
       onFailed: options.onFailed,
+      committedSnapshot: options.committedSnapshot,
     });
     return { db, tables, writer };
   } catch (error) {

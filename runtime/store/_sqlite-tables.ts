@@ -86,6 +86,7 @@ export function prepareTables(db: Database) {
   const deleteChunksBelow = db.prepare<void, [number, number]>("DELETE FROM events WHERE execution_ord = ? AND sequence < ?");
   const dropHeadBelow = db.prepare<void, [number, number]>("UPDATE executions SET head = NULL WHERE ord = ? AND head_last < ? AND head IS NOT NULL");
   const deleteEvents = db.prepare<void, [number]>("DELETE FROM events WHERE execution_ord = ?");
+  const deleteChunksBetween = db.prepare<void, [number, number, number]>("DELETE FROM events WHERE execution_ord = ? AND sequence > ? AND sequence < ?");
   const deleteExecution = db.prepare<void, [number]>("DELETE FROM executions WHERE ord = ?");
   const selectSnapshot = db.prepare<{ snapshot: string }, [number]>("SELECT snapshot FROM executions WHERE ord = ?");
   const selectRows = db.prepare<ExecutionRow, []>(
@@ -127,6 +128,13 @@ export function prepareTables(db: Database) {
     dropEventsBelow(ord: number, retainedFrom: number): void {
       deleteChunksBelow.run(ord, retainedFrom);
       dropHeadBelow.run(ord, retainedFrom);
+    },
+    /**
+     * Deletes the chunks ending after `after` and before `before`: events written in parts past the
+     * row's `last_sequence` (see Entry.partsLast) that are no longer wanted.
+     */
+    dropPartsBetween(ord: number, after: number, before: number): void {
+      deleteChunksBetween.run(ord, after, before);
     },
     /** Deletes the execution at `ord` and its events. */
     forget(ord: number): void {

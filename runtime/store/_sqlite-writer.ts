@@ -1,6 +1,7 @@
 import type { Database } from "bun:sqlite";
 import { isTerminal } from "../execution/state-machine.ts";
 import type { ExecutionEvent } from "../execution/protocol.ts";
+import type { ExecutionSnapshot } from "../execution/snapshot.ts";
 import type { RunIdentity, StorageFault } from "./store.ts";
 import { needsSnapshot, type Entry } from "./_sqlite-entry.ts";
 import { UnwritableValueError } from "./_sqlite-unwritable.ts";
@@ -13,6 +14,15 @@ import { systemClock, type Clock } from "../execution/clock.ts";
 /** A write happens once this many events are pending, whatever the tick: it bounds memory and what a crash loses. */
 export const FLUSH_EVENTS = 4096;
 const RETRY_MS = 1000;
+/** A retry that commits nothing waits twice as long as the last, up to this (see flushQuietly). */
+const RETRY_MAX_MS = 4000;
+/**
+ * After a storage fault, the backlog is written in transactions of about this many bytes of
+ * events (see drain): one transaction of everything a fault held back — each flooding
+ * execution's whole retained window — needs that much free space for the log at once, and a
+ * disk freed to less than that never took it, however often it was tried.
+ */
+export const DRAIN_BYTES = 1024 * 1024;
 /** Writes pausing this long is when the log is checkpointed into the database. */
 const QUIET_MS = 1000;
 /**
@@ -71,6 +81,12 @@ export interface WriteBehindOptions {
   onWritten?: () => void;
   /** Called after every write that failed for the moment, its fault set (the first one is also told to onError). */
   onFailed?: () => void;
+  /**
+   * The snapshot the file holds of an entry, its written events folded in (_sqlite-reads.ts
+   * committedSnapshot): written again when a backlog's first part drops the events it was folded
+   * from (see writeParts). Without it, nothing is written in parts.
+   */
+  committedSnapshot?: (entry: Entry) => ExecutionSnapshot;
 }
 
 /** What the writer needs of a clock (execution/clock.ts): tests move it by hand. */
@@ -145,6 +161,9 @@ export function createWriteBehind(options: WriteBehindOptions): WriteBehind {
   let fault: StorageFault | null = null;
   let stopped = false;
   let retry: ReturnType<typeof setTimeout> | null = null;
+  let retryMs = RETRY_MS;
+  /** Commits made so far: a retry that made none backs off (see flushQuietly). */
+  let progress = 0;
   let checkpointTimer: ReturnType<typeof setTimeout> | null = null;
   let lastWrite = Number.NEGATIVE_INFINITY;
   /** Executions the last write created (see BUSY_CREATIONS). */
@@ -174,7 +193,7 @@ export function createWriteBehind(options: WriteBehindOptions): WriteBehind {
       },
       !entry.stored.exists,
     );
-    if (head === null) tables.writeChunks(entry.order, entry.pending.chunks(entry.retainedFrom, CHUNK_EVENTS, CHUNK_BYTES));
+    if (head === null) tables.writeChunks(entry.order, entry.pending.chunks(Math.max(entry.retainedFrom, entry.partsLast + 1), CHUNK_EVENTS, CHUNK_BYTES));
     if (entry.retainedFrom > entry.stored.retainedFrom) tables.dropEventsBelow(entry.order, entry.retainedFrom);
   }
 
@@ -185,7 +204,7 @@ export function createWriteBehind(options: WriteBehindOptions): WriteBehind {
    */
   function headPiece(entry: Entry): EventChunk | null {
     const { headLast, headBytes, lastSequence } = entry.stored;
-    if (entry.retainedFrom !== 1 || headLast !== lastSequence || entry.pending.events.length === 0) return null;
+    if (entry.retainedFrom !== 1 || headLast !== lastSequence || entry.pending.events.length === 0 || entry.partsLast > 0) return null;
     const room = HEAD_BYTES - headBytes - (headBytes > 0 ? 1 : 0);
     if (room <= 0) return null;
     const pieces = entry.pending.chunks(1, Number.MAX_SAFE_INTEGER, room);
@@ -224,6 +243,7 @@ export function createWriteBehind(options: WriteBehindOptions): WriteBehind {
       headBytes: entry.headWrite?.bytes ?? entry.stored.headBytes,
     };
     entry.headWrite = null;
+    entry.partsLast = 0;
     if (done && entry.snapshot !== null) entry.finishedAt = entry.snapshot.details_expired === true ? null : entry.snapshot.finished_at;
     // A finished execution's snapshot never changes again: the file's copy serves its reads.
     if (done) entry.snapshot = null;
@@ -255,9 +275,135 @@ export function createWriteBehind(options: WriteBehindOptions): WriteBehind {
     }
     dirty = [];
     for (const { entry, error } of refused) {
+      // Its events are numbered again from what is committed: parts past that would be read as theirs.
+      if (entry.partsLast > 0) {
+        try {
+          db.transaction(() => tables.dropPartsBetween(entry.order, entry.stored.lastSequence, Number.MAX_SAFE_INTEGER))();
+          entry.partsLast = 0;
+        } catch {
+          // Left for open to delete; the execution's next events may be refused with them.
+        }
+      }
       entry.dirty = false;
       entry.pending.take(false);
       options.onUnwritable(entry, error);
+    }
+  }
+
+  /** The events an entry's next write has still to write, as chunks, and their bytes. */
+  function backlog(entry: Entry): { chunks: EventChunk[]; bytes: number } {
+    const chunks = entry.pending.chunks(Math.max(entry.retainedFrom, entry.partsLast + 1), CHUNK_EVENTS, CHUNK_BYTES);
+    let bytes = 0;
+    for (const chunk of chunks) bytes += chunk.json.length;
+    return { chunks, bytes };
+  }
+
+  /**
+   * True for an entry whose backlog may be written in parts and its row apart from the others':
+   * its row exists and is unfinished, so nothing but its own events waits on it (a new row goes
+   * with the forgotten rows, in the last transaction of a drain; see drain).
+   */
+  function drainable(entry: Entry): boolean {
+    const state = entry.stored.state;
+    return entry.dirty && !entry.forgotten && entry.stored.exists && state !== null && !isTerminal(state);
+  }
+
+  /**
+   * A part of a backlog: chunks past the row's last_sequence, which nobody reads until the row's
+   * own write commits them (reads stop at the row's last_sequence; open deletes them when a crash
+   * came first). The first part of a drain first lets go of what the file holds past retention:
+   * the row keeps the events from `trim.retainedFrom` on (`trim.snapshot`, when given, is its
+   * committed snapshot, written again because the events it was folded from go), and parts an
+   * earlier try wrote that retention has passed since go too. Deleted first, their pages are
+   * what the part's events are written to.
+   */
+  const writePart = db.transaction((entry: Entry, chunks: readonly EventChunk[], trim: { retainedFrom: number; snapshot: string | null } | null) => {
+    const { stored } = entry;
+    if (trim !== null) {
+      if (trim.retainedFrom > stored.retainedFrom) {
+        tables.writeExecution(
+          { ord: entry.order, id: entry.id, capability: entry.capability, state: stored.state!, finished_at: null, last_sequence: stored.lastSequence, retained_from: trim.retainedFrom, snapshot: trim.snapshot, head: null, head_last: stored.headLast },
+          false,
+        );
+        tables.dropEventsBelow(entry.order, trim.retainedFrom);
+      }
+      if (entry.partsLast > 0) tables.dropPartsBetween(entry.order, stored.lastSequence, entry.retainedFrom);
+    }
+    tables.writeChunks(entry.order, chunks);
+  });
+
+  /**
+   * Writes an entry's backlog in parts of at most DRAIN_BYTES (one larger event alone excepted),
+   * oldest first, each its own transaction, until what is left fits one: the row's own write
+   * (writeEntry) takes that, and commits all of it at once — readers and acknowledgements see
+   * nothing of the parts before. The file never holds more of the execution than its retained
+   * window and one part: the first part deletes what retention dropped meanwhile, all of the old
+   * window but its last event when retention passed it whole. Throws as a write does; what
+   * committed stays written (partsLast), and the next try goes on from there.
+   */
+  function writeParts(entry: Entry): void {
+    const { chunks, bytes } = backlog(entry);
+    if (bytes <= DRAIN_BYTES || options.committedSnapshot === undefined) return;
+    const { lastSequence, snapshotSequence } = entry.stored;
+    const retainedFrom = Math.max(entry.stored.retainedFrom, Math.min(entry.retainedFrom, lastSequence));
+    let snapshot: string | null = null;
+    // The events the written snapshot was folded from go: the file gets the snapshot they made.
+    if (retainedFrom > entry.stored.retainedFrom && retainedFrom > snapshotSequence + 1) {
+      const committed = options.committedSnapshot(entry);
+      committed.retained_from = retainedFrom;
+      committed.truncated = retainedFrom > 1;
+      snapshot = JSON.stringify(committed);
+    }
+    let trim: { retainedFrom: number; snapshot: string | null } | null = { retainedFrom, snapshot };
+    let left = bytes;
+    for (let i = 0; left > DRAIN_BYTES && i < chunks.length; ) {
+      let j = i;
+      let size = chunks[i]!.json.length;
+      while (j + 1 < chunks.length && size + chunks[j + 1]!.json.length <= DRAIN_BYTES) size += chunks[++j]!.json.length;
+      writePart(entry, chunks.slice(i, j + 1), trim);
+      if (trim !== null) {
+        entry.stored.retainedFrom = retainedFrom;
+        if (snapshot !== null) entry.stored.snapshotSequence = lastSequence;
+        trim = null;
+      }
+      entry.partsLast = chunks[j]!.last;
+      progress++;
+      options.logSync?.wrote();
+      left -= size;
+      i = j + 1;
+    }
+  }
+
+  const writeGroup = db.transaction((group: readonly Entry[]) => {
+    for (const entry of group) writeEntry(entry);
+  });
+
+  /**
+   * A write after a storage fault, while the backlog may be larger than the disk's free space:
+   * each execution's events in parts (writeParts), then the rows of executions that existed
+   * before, several to a transaction while their events total at most DRAIN_BYTES, each
+   * commit handed to the subscribers. What is left — new rows, forgotten rows, run identities,
+   * the last group — is the caller's last transaction (writeAll). Whoever waits for the write
+   * waits for that last one: each commit acknowledges only what it holds.
+   */
+  function drain(out: Committed): void {
+    for (const entry of dirty) if (drainable(entry)) writeParts(entry);
+    let group: Entry[] = [];
+    let size = 0;
+    for (const entry of dirty) {
+      if (!drainable(entry)) continue;
+      const bytes = backlog(entry).bytes;
+      if (group.length > 0 && size + bytes > DRAIN_BYTES) {
+        writeGroup(group);
+        for (const written of group) committed(written, out);
+        dirty = dirty.filter((e) => e.dirty);
+        progress++;
+        options.logSync?.wrote();
+        group = [];
+        size = 0;
+      }
+      group.push(entry);
+      size += bytes;
     }
   }
 
@@ -354,6 +500,7 @@ export function createWriteBehind(options: WriteBehindOptions): WriteBehind {
     let whole = true;
     try {
       try {
+        if (failing) drain(out);
         writeAll(forgets);
         for (const entry of dirty) committed(entry, out);
         dirty = [];
@@ -385,17 +532,22 @@ export function createWriteBehind(options: WriteBehindOptions): WriteBehind {
   function flushQuietly(batched: boolean): void {
     if (batched) scheduled = false;
     if (stopped) return;
+    const before = progress;
     try {
       flush(batched);
+      retryMs = RETRY_MS;
     } catch (error) {
       if (!failing) options.onError(error);
+      // A try that committed nothing (the disk still full) waits longer each time, up to
+      // RETRY_MAX_MS: each one writes up to a part into the log before it fails.
+      retryMs = !failing || progress !== before ? RETRY_MS : Math.min(RETRY_MAX_MS, retryMs * 2);
       failing = true;
       fault ??= { reason: error instanceof Error ? error.message : String(error), since: new Date().toISOString() };
       retry ??= setTimeout(() => {
         retry = null;
         emptyLog();
         flushQuietly(false);
-      }, RETRY_MS);
+      }, retryMs);
       retry.unref?.();
       options.onFailed?.();
     }

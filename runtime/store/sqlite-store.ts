@@ -127,6 +127,8 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     onFailed: () => {
       for (const listener of [...faultListeners]) listener();
     },
+    // A backlog written in parts after a fault rewrites this when it drops what it was folded from.
+    committedSnapshot: (entry) => committedSnapshot(source, entry),
   });
   const entries = new Map<string, Entry>();
   const source: ReadSource = { path, tables, entries, limits };
@@ -498,16 +500,17 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
   try {
     starting = openStartingJournal(path, options.journalWrite);
     const lowered: Entry[] = [];
+    const unfinished: Entry[] = [];
     for (const row of tables.rows()) {
       const entry = register(loadEntry(row, tables, limits), row.unsettled === 1);
       if (entry.snapshot === null && entry.retainedFrom > entry.stored.retainedFrom) lowered.push(entry);
+      if (!isTerminal(entry.state)) unfinished.push(entry);
       nextOrder = row.ord + 1;
     }
     runCount = tables.runCount();
-    trimLowered(db, tables, lowered);
+    trimLowered(db, tables, lowered, unfinished);
     // What a restart ends, it ends now: forgotten after every execution that had finished before,
     // and never in this open, before anyone could read how it ended (docs/durability.md).
-    const unfinished = [...entries.values()].filter((entry) => !isTerminal(entry.state));
     unfinished.forEach((entry, i) => (entry.rank = nextOrder - 1 + (i + 1) / (unfinished.length + 1)));
     const begun = starting.left((id) => entries.get(id)?.state === "queued");
     recovered.push(...recoverUnfinished({ append, events }, entries.values(), begun));

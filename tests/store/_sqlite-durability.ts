@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { Database } from "bun:sqlite";
+import { mkdirSync, mkdtempSync, rmSync, statSync, truncateSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ExecutionEvent } from "../../runtime/execution/protocol.ts";
@@ -172,6 +173,87 @@ export function durabilityCases(): void {
         try {
           store.close();
         } catch {}
+        disk.unmount();
+      }
+    });
+
+    test("sqlite store recovers by itself from a full disk whose backlog is larger than the space freed: it writes it in parts, holds no event past retention, and acknowledges only once all of it is committed", async () => {
+      const disk = smallDisk("16m");
+      if (disk === null) {
+        console.warn("skipped: mounting a small tmpfs is not allowed here (not root)");
+        return;
+      }
+      const path = join(disk.dir, "state.db");
+      const clock = new TestClock();
+      const limits = { events_retained: 6000 };
+      const line = (i: number) => `${i} ${"y".repeat(1000)}`;
+      let store: SqliteExecutionStore | null = createSqliteStore({ path, limits: limitsWith(limits), clock: clock.now, onPersistError: () => {} });
+      let filler: string | null = null;
+      try {
+        // A window of 6,000 events of ~1 KB (~6.6 MB) written while the disk has room.
+        store.create(newExecution(1));
+        store.append(idOf(1), [draft.started()]);
+        for (let i = 0; i < 6000; i += 500) {
+          store.append(idOf(1), Array.from({ length: 500 }, (_, j) => draft.log(line(i + j))));
+          await store.durable();
+        }
+        // Writes pause: the log is copied into the database, so a try emptying it needs no room.
+        await new Promise((resolve) => setTimeout(resolve, 1500));
+        const heard: number[] = [];
+        store.subscribe({ executions: "all", live: true }, (event) => heard.push(event.sequence));
+        let failures = 0;
+        store.onStorageFault(() => failures++);
+        filler = fillDisk(disk.dir);
+        // A whole new window while nothing can be written: the backlog is ~6.6 MB.
+        store.append(idOf(1), [draft.progress(1, 2)]);
+        const acknowledged = store.durable();
+        for (let i = 0; i < 6000; i += 500) store.append(idOf(1), Array.from({ length: 500 }, (_, j) => draft.log(line(6000 + i + j))));
+        while (failures === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+        expect(store.storageFault()).not.toBeNull();
+        const last = store.current(idOf(1))!.last_sequence;
+        // 4 MiB freed, the log's file counted (each try empties it first): less than one
+        // transaction of the whole backlog needs for the log.
+        const log = statSync(`${path}-wal`, { throwIfNoEntry: false })?.size ?? 0;
+        truncateSync(filler, Math.max(0, statSync(filler).size - Math.max(0, 4 * 1024 * 1024 - log)));
+        const freedAt = failures;
+        let recovered = false;
+        void acknowledged.then(() => (recovered = true));
+        while (!recovered && failures < freedAt + 4) await new Promise((resolve) => setTimeout(resolve, 50));
+        expect(recovered).toBe(true);
+        expect(store.storageFault()).toBeNull();
+        const from = last - 6000 + 1;
+        expect(store.get(idOf(1))).toMatchObject({ state: "running", last_sequence: last, retained_from: from });
+        expect(heard.at(-1)).toBe(last);
+        const readAll = (reader: SqliteExecutionStore, after: number) => {
+          const seen: number[] = [];
+          for (;;) {
+            const page = reader.events(idOf(1), after)!.events;
+            if (page.length === 0) return seen;
+            seen.push(...sequences(page));
+            after = page.at(-1)!.sequence;
+          }
+        };
+        expect(readAll(store, 0)).toEqual(Array.from({ length: 6000 }, (_, i) => from + i));
+        store.close();
+        store = null;
+        // The file holds the retained window and nothing past it.
+        const db = new Database(path, { readonly: true });
+        try {
+          expect(db.query("SELECT count(*) AS n FROM events WHERE sequence < ?").get(from)).toEqual({ n: 0 });
+        } finally {
+          db.close();
+        }
+        // And it is what a restart reads: the window, then the end recovery gave the execution.
+        rmSync(filler, { force: true });
+        store = createSqliteStore({ path, limits: limitsWith(limits), clock: clock.now });
+        const reopened = store.get(idOf(1))!;
+        expect(reopened.last_sequence).toBeGreaterThan(last);
+        expect(readAll(store, 0)).toEqual(Array.from({ length: reopened.last_sequence - reopened.retained_from + 1 }, (_, i) => reopened.retained_from + i));
+      } finally {
+        try {
+          store?.close();
+        } catch {}
+        if (filler !== null) rmSync(filler, { force: true });
         disk.unmount();
       }
     });

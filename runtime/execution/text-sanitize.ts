@@ -13,6 +13,15 @@ const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2
 const HAS_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
 const HAS_CONTROL_OR_NEWLINE = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
 const LINE_BREAK = /\r\n|\r|\n/g;
+/**
+ * A single shift (SS2, SS3; `ESC N`, `ESC O` or 8-bit) with the one character it shifts: a
+ * terminal draws that character from another set, so it goes with the shift. stripAnsi removes
+ * `ESC O` alone, and `ESC O A` (an arrow key's code) would leave its `A` in the text, between the
+ * halves of what it split.
+ */
+const SINGLE_SHIFT = /(?:\u001b[NO]|[\u008e\u008f])[^\u0000-\u001f\u007f-\u009f]?/g;
+/** Removes every escape sequence (single shifts with their character) from a text with no colour in it. */
+const withoutEscapes = (segment: string) => stripAnsi(segment.replace(SINGLE_SHIFT, ""));
 const TRAILING_BREAKS = /(?:\r\n|\r|\n)+$/;
 
 /**
@@ -28,10 +37,10 @@ export const MAX_HELD_ESCAPE_UNITS = 256;
  * alone or with intermediates only (`ESC (`).
  */
 const UNFINISHED_ESCAPE =
-  /^(?:(?:\u001b\[|\u009b)[\u0030-\u003f]*[\u0020-\u002f]*|(?:\u001b[\]PX^_k]|[\u0090\u0098\u009d\u009e\u009f])[^\u0007\u0018\u001a\u001b\u0080-\u009f]*|\u001b[\u0020-\u002f]*)$/;
+  /^(?:(?:\u001b\[|\u009b)[\u0030-\u003f]*[\u0020-\u002f]*|(?:\u001b[\]PX^_k]|[\u0090\u0098\u009d\u009e\u009f])[^\u0007\u0018\u001a\u001b\u0080-\u009f]*|\u001b[\u0020-\u002f]*|[\u008e\u008f]|\u001bN|\u001bO)$/;
 /** A string whose terminator `ESC \` the end of a text cuts after its `ESC`. */
 const STRING_BEFORE_ESC = /^(?:\u001b[\]PX^_k]|[\u0090\u0098\u009d\u009e\u009f])[^\u0007\u0018\u001a\u001b\u0080-\u009f]*\u001b$/;
-const HAS_INTRODUCER = /[\u001b\u0090\u0098\u009b\u009d\u009e\u009f]/;
+const HAS_INTRODUCER = /[\u001b\u008e\u008f\u0090\u0098\u009b\u009d\u009e\u009f]/;
 const ESC = 0x1b;
 
 /**
@@ -59,11 +68,11 @@ export function unfinishedEscapeLength(text: string): number {
 function lastIntroducer(text: string, from: number, floor: number): number {
   for (let i = from; i >= floor; i--) {
     const code = text.charCodeAt(i);
-    if (code === ESC || (code >= 0x90 && code <= 0x9f && INTRODUCERS.has(code))) return i;
+    if (code === ESC || (code >= 0x8e && code <= 0x9f && INTRODUCERS.has(code))) return i;
   }
   return -1;
 }
-const INTRODUCERS: ReadonlySet<number> = new Set([0x90, 0x98, 0x9b, 0x9d, 0x9e, 0x9f]);
+const INTRODUCERS: ReadonlySet<number> = new Set([0x8e, 0x8f, 0x90, 0x98, 0x9b, 0x9d, 0x9e, 0x9f]);
 
 /** True when `text` holds the introducer of an escape sequence (ESC or a C1 one): made safe, it may lose what follows that too. */
 export function holdsEscape(text: string): boolean {
@@ -80,7 +89,7 @@ export const LINE_BREAK_MARK = " ⏎ ";
  */
 export function sanitizeText(text: string): string {
   if (!HAS_CONTROL.test(text)) return text;
-  return keepingColour(text, (segment) => stripAnsi(segment).replace(LINE_BREAK, "\n").replace(CONTROL, ""));
+  return keepingColour(text, (segment) => withoutEscapes(segment).replace(LINE_BREAK, "\n").replace(CONTROL, ""));
 }
 
 /**
@@ -91,7 +100,7 @@ export function sanitizeText(text: string): string {
  */
 export function sanitizeLine(text: string): string {
   if (!HAS_CONTROL_OR_NEWLINE.test(text)) return text;
-  return keepingColour(text.replace(TRAILING_BREAKS, ""), (segment) => stripAnsi(segment).replace(LINE_BREAK, LINE_BREAK_MARK).replace(CONTROL, ""));
+  return keepingColour(text.replace(TRAILING_BREAKS, ""), (segment) => withoutEscapes(segment).replace(LINE_BREAK, LINE_BREAK_MARK).replace(CONTROL, ""));
 }
 
 /**

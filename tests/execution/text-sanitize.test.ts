@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { sanitizeDraft, sanitizeLine, sanitizeText } from "../../runtime/execution/text-sanitize.ts";
+import { sanitizeDraft, sanitizeLine, sanitizeText, unfinishedEscapeLength } from "../../runtime/execution/text-sanitize.ts";
 import { createSecretMask } from "../../runtime/execution/secret-mask.ts";
 
 /** The bidirectional embeddings, overrides and isolates: LRE RLE PDF LRO RLO, LRI RLI FSI PDI. */
@@ -32,6 +32,15 @@ describe("making handler text safe to print", () => {
     expect(texts({ type: "execution.progress", data: { current: 1, message: `p${rlo}` } })).not.toContain(rlo);
     expect(texts({ type: "execution.diagnostic", data: { severity: "error", message: `d${rlo}`, code: `c${rlo}`, file: `f${rlo}` } })).not.toContain(rlo);
     expect(texts({ type: "execution.stream", data: { name: "stdout", chunk: `c${rlo}\n` } })).not.toContain(rlo);
+  });
+
+  test("a single shift (SS2, SS3, 7- or 8-bit) goes with the character it shifts, and one at a text's end waits for it", () => {
+    for (const shift of ["\u001bOA", "\u001bNA", "\u008fA", "\u008eA"]) {
+      expect(sanitizeLine(`Qz7kW${shift}p3m`)).toBe("Qz7kWp3m");
+      expect(sanitizeText(`Qz7kW${shift}p3m\n`)).toBe("Qz7kWp3m\n");
+    }
+    expect(sanitizeLine("\u001bO\u001b[31mred")).toBe("\u001b[31mred");
+    for (const end of ["\u001bO", "\u001bN", "\u008f", "\u008e"]) expect(unfinishedEscapeLength(`abc${end}`)).toBe(end.length);
   });
 
   test("a secret with an override inside is masked as it reads once the override is removed", () => {

@@ -191,31 +191,61 @@ export function unfinishedSecretLength(text: string, secrets: readonly string[])
   return longest;
 }
 
-/** A colour (SGR) escape: `ESC [ … m`, what a handler's coloured output holds between its words. */
-const COLOUR = /\u001b\[[0-9;:]*m/g;
+/**
+ * What a terminal shows nothing of, yet lets the text around it read as one word: escape
+ * sequences (a colour, a single shift `ESC O` with the character it shifts, a window title), the
+ * same written 8-bit (C1), a colour escape as JSON and `console.log` spell it inside a string
+ * (`\u001b[31m`, `\x1B[31m`), a control character alone, a zero-width or bidirectional format
+ * character. Line breaks and tabs show, and stay. Matched in this order at each place.
+ */
+const UNSEEN = new RegExp(
+  [
+    // A string (OSC, DCS, SOS, PM, APC) with its terminator.
+    String.raw`(?:\u001b[\]PX^_k]|[\u0090\u0098\u009d\u009e\u009f])[^\u0007\u0018\u001a\u001b\u0080-\u009f]*(?:\u0007|\u001b\\|\u009c)`,
+    // A CSI, 7-bit or 8-bit.
+    String.raw`(?:\u001b\[|\u009b)[\u0030-\u003f]*[\u0020-\u002f]*[\u0040-\u007e]`,
+    // A single shift and the one character it shifts.
+    String.raw`(?:\u001b[NO]|[\u008e\u008f])[^\u0000-\u001f\u007f-\u009f]?`,
+    // Any other escape: ESC, intermediates, a final byte.
+    String.raw`\u001b[\u0020-\u002f]*[\u0030-\u007e]`,
+    // A colour escape spelled as JSON or console.log write it inside a string.
+    String.raw`\\(?:u001[bB]\[|x1[bB]\[|u009[bB]|x9[bB])[0-9;:]*m`,
+    String.raw`[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u00ad\u200b-\u200d\u2060\ufeff\u202a-\u202e\u2066-\u2069]`,
+  ].join("|"),
+  "g",
+);
+const HAS_UNSEEN = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u00ad\u200b-\u200d\u2060\ufeff\u202a-\u202e\u2066-\u2069]|\\[ux][019]/;
+
+/**
+ * `text` as it reads, what {@link UNSEEN} matches left out, with the index each of its units has
+ * in `text`; null when nothing is left out.
+ */
+export function asItReads(text: string): { visible: string; at: number[] } | null {
+  if (!HAS_UNSEEN.test(text)) return null;
+  let visible = "";
+  const at: number[] = [];
+  let from = 0;
+  for (const unseen of text.matchAll(UNSEEN)) {
+    for (let i = from; i < unseen.index; i++) at.push(i);
+    visible += text.slice(from, unseen.index);
+    from = unseen.index + unseen[0].length;
+  }
+  if (from === 0) return null;
+  for (let i = from; i < text.length; i++) at.push(i);
+  return { visible: visible + text.slice(from), at };
+}
 
 /**
  * Every occurrence of every secret, overlapping ones included, becomes one `[redacted]`: the
  * covered ranges are merged first, so two secrets that overlap leave no piece of either behind.
- * A text holding colour escapes is also searched as it reads on a terminal, the escapes left
- * out: `hunter2s\x1b[0mecretXYZ` (a colour reset at a write's boundary) shows the secret whole.
+ * A text holding what a terminal does not show (a colour escape, a control or zero-width
+ * character) is also searched as it reads: `hunter2s\x1b[0mecretXYZ` (a colour reset at a
+ * write's boundary) shows the secret whole, and the whole span becomes `[redacted]`.
  */
 function maskText(input: string, secrets: readonly string[]): string {
   let ranges = occurrences(input, secrets, null);
-  if (input.includes("\u001b[")) {
-    // The visible text, and for each of its units the index it has in the input.
-    let visible = "";
-    const at: number[] = [];
-    let from = 0;
-    for (const escape of input.matchAll(COLOUR)) {
-      for (let i = from; i < escape.index; i++) at.push(i);
-      visible += input.slice(from, escape.index);
-      from = escape.index + escape[0].length;
-    }
-    for (let i = from; i < input.length; i++) at.push(i);
-    visible += input.slice(from);
-    if (visible.length < input.length) ranges = occurrences(visible, secrets, ranges, at);
-  }
+  const reads = asItReads(input);
+  if (reads !== null) ranges = occurrences(reads.visible, secrets, ranges, reads.at);
   if (ranges === null) return input;
   ranges.sort((a, b) => a[0] - b[0]);
   let out = "";

@@ -5,7 +5,7 @@ import { createArtifactWriter } from "./_artifacts.ts";
 import { createExec } from "./exec.ts";
 import { spawnHere, type Spawner } from "./spawn-child.ts";
 import type { WorkerTask } from "./task.ts";
-import { createSecretMask, isSecretNumber, maskedBeforeSafe, unfinishedSecretLength } from "../execution/secret-mask.ts";
+import { asItReads, createSecretMask, isSecretNumber, maskedBeforeSafe, unfinishedSecretLength } from "../execution/secret-mask.ts";
 import { boundDraftTexts } from "../execution/text-limits.ts";
 import { postedEvents } from "./event-backlog.ts";
 import { sanitizeLine, sanitizeText, unfinishedEscapeLength } from "../execution/text-sanitize.ts";
@@ -253,8 +253,18 @@ export function createWorkerContext(options: WorkerContextOptions): WorkerContex
  * Where the part of a stream's text to hold back begins: at the start of its longest tail that
  * begins a secret, or earlier, at the start of a secret that runs past that point (masked
  * apart, the two pieces would each show part of it). The text's length when nothing is held.
+ * Looked for in the text as written and as it reads: a tail `hunte\x1b[31m` ends in a colour
+ * escape, and the next write's `r2…` still shows the secret whole after it.
  */
 function heldBackFrom(text: string, secrets: readonly string[]): number {
+  const cut = heldBackAsWritten(text, secrets);
+  const reads = asItReads(text);
+  if (reads === null) return cut;
+  const from = heldBackAsWritten(reads.visible, secrets);
+  return from < reads.visible.length ? Math.min(cut, reads.at[from]!) : cut;
+}
+
+function heldBackAsWritten(text: string, secrets: readonly string[]): number {
   let cut = text.length - unfinishedSecretLength(text, secrets);
   for (let moved = true; moved && cut > 0; ) {
     moved = false;

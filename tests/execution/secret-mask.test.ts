@@ -205,6 +205,21 @@ describe("createSecretMask", () => {
     expect(createSecretMask(["\u0007ab\u0007"]).text("ab")).toBe("ab");
   });
 
+  test("a secret split by what a terminal does not show is masked as it reads: an escape (7- or 8-bit), a control or zero-width character, a colour escape as JSON or console.log spell it", () => {
+    const mask = createSecretMask(["Qz7kWp3mVb9tRx"]);
+    const [a, b] = ["Qz7kW", "p3mVb9tRx"];
+    for (const hidden of ["\u001b[31m", "\u001b[38:2::255:0:0m", "\u009b31m", "\u001bOA", "\u008fA", "\u001bNA", "\u001b]0;title\u0007", "\u0007", "\u200b", "\u00ad", "\u202e"]) {
+      expect(mask.text(`x ${a}${hidden}${b} y`)).toBe("x [redacted] y");
+    }
+    const { inspect } = require("node:util") as typeof import("node:util");
+    expect(mask.text(inspect({ k: `${a}\u001b[31m${b}` }))).toBe("{ k: '[redacted]' }");
+    expect(mask.text(JSON.stringify({ k: `${a}\u001b[31m${b}` }))).toBe('{"k":"[redacted]"}');
+    expect(mask.value({ c1: `${a}\u009b31m${b}` })).toEqual({ c1: "[redacted]" });
+    // A line break or a tab shows: the halves are on two lines, or apart.
+    expect(mask.text(`${a}\n${b}`)).toBe(`${a}\n${b}`);
+    expect(mask.text(`${a}\t${b}`)).toBe(`${a}\t${b}`);
+  });
+
   test("unfinishedSecretLength: the longest tail of a text that starts a secret (any form) without finishing it", () => {
     const { secrets } = createSecretMask(["hunter22", "a/b c:d"]);
     expect(unfinishedSecretLength("password: hun", secrets)).toBe(3);

@@ -1001,6 +1001,14 @@ describe("worker context", () => {
     // A colour reset at a write's boundary: the terminal shows the secret whole.
     expect(streamed(["hunter2secretXYZ"], ["K:hunter2s", "\u001b[0mecretXYZ\n"])).toBe("K:[redacted]\n");
     expect(streamed(["hunter2secretXYZ"], ["\u001b[31mhunter2s\u001b[0m\u001b[31mecretXYZ\u001b[0m\n"])).toBe("\u001b[31m[redacted]\u001b[0m\n");
+    // A write that ends with a colour escape after the start of a secret: the next write's rest still reads whole.
+    const [a, b] = ["Qz7kW", "p3mVb9tRx"];
+    expect(streamed([a + b], [`${a}\u001b[31m`, `${b}\u001b[0m\n`])).toBe("[redacted]\u001b[0m\n");
+    expect(streamed([a + b], [a, "\u001b[31m", `${b}\n`])).toBe("[redacted]\n");
+    expect(streamed([a + b], [a, "\u001b\u001b[31m", `${b}\n`])).toBe("[redacted]\n");
+    expect(streamed([a + b], [`${a}\u001b[38:2::255:0:0m`, `${b}\n`])).toBe("[redacted]\n");
+    expect(streamed([a + b], [`S:${a}\u200b`, `${b}\n`])).toBe("S:[redacted]\n");
+    expect(streamed([a + b], [`${a}\u001bO`, `A${b}\n`])).toBe("[redacted]\n");
     // \r then \n a write apart is one line break, in a secret and out of one.
     const crlf = "user:pw1\r\ntok:abcdef";
     expect(streamed([crlf], ["C:", ...crlf.split(""), "\n"])).toBe("C:[redacted]\n");

@@ -15,18 +15,24 @@ const MAX_NAME_BYTES = 255;
 // symlink or a FIFO planted there), which is renamed to the artifact's name once whole.
 const OPEN_FLAGS = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW;
 
-/** Checks an artifact name: one path segment, no traversal, nothing a file system or a download would misread. */
-export function checkArtifactName(name: unknown): string {
+/**
+ * Checks an artifact name: one path segment, no traversal, nothing a file system or a download
+ * would misread. A refusal quotes the name with `mask` applied first: JSON-quoted, a control
+ * character inside a secret becomes escape text (`\u0007`) that no mask finds any more.
+ */
+export function checkArtifactName(name: unknown, mask: (text: string) => string = (text) => text): string {
   const bad = (why: string): never => {
-    throw new CapabilityError("invalid_input", `Cannot write artifact ${JSON.stringify(name)}: ${why}.`, {
-      context: { name: typeof name === "string" ? name.slice(0, 300) : String(name) },
+    const shown = typeof name === "string" ? mask(name) : String(name);
+    throw new CapabilityError("invalid_input", `Cannot write artifact ${JSON.stringify(shown)}: ${why}.`, {
+      context: { name: shown.slice(0, 300) },
       suggestion: 'Use a plain file name such as "report.json".',
     });
   };
   if (typeof name !== "string") return bad("the name must be a string");
   if (name === "" || name === "." || name === "..") return bad("the name must be a file name, not empty, \".\" or \"..\"");
   if (name.includes("/") || name.includes("\\")) return bad("the name must be a single path segment, without / or \\");
-  if (/[\u0000-\u001f\u007f]/.test(name)) return bad("the name must not contain NUL or control characters");
+  // C1 too (U+0080–U+009F): an 8-bit escape (`\u009b31m`) is one to a terminal that shows the name.
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(name)) return bad("the name must not contain NUL or control characters");
   if (Buffer.byteLength(name) > MAX_NAME_BYTES) return bad(`the name must be at most ${MAX_NAME_BYTES} bytes`);
   if (name.startsWith(PARTIAL_ARTIFACT_PREFIX)) return bad(`names beginning with ${PARTIAL_ARTIFACT_PREFIX} are docket's own (an artifact being written)`);
   return name;
@@ -46,7 +52,7 @@ export function createArtifactWriter(task: Pick<WorkerTask, "artifacts_dir" | "a
 
   return {
     async write(name, data) {
-      const checked = checkArtifactName(name);
+      const checked = checkArtifactName(name, mask);
       // Names are listed to every client as they are (executions.artifacts, the cockpit): one that
       // holds a sensitive value of the input would show it, so it is refused, and never quoted.
       if (mask(checked) !== checked) {

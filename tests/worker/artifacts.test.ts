@@ -70,6 +70,18 @@ describe("ctx.artifacts.write", () => {
     expect((await writer.write("report.json", "x")).name).toBe("report.json");
   });
 
+  test("a name holding a C1 control (an 8-bit escape) is refused, and a refused name is quoted with the secret masked, before JSON spells its control characters", async () => {
+    const mask = (text: string) => text.replace(/Qz7kW[\u0007\u009b1m]*p3mVb9tRx/g, "[redacted]");
+    const writer = createArtifactWriter({ artifacts_dir: dir, artifact_limits: LIMITS }, mask);
+    expect((await failure(writer.write("a\u009b1mb.txt", "x"))).message).toContain("control characters");
+    for (const name of ["Qz7kW\u009b1mp3mVb9tRx", "xQz7kW\u0007p3mVb9tRx.txt"]) {
+      const error = await failure(writer.write(name, "x"));
+      expect(error.code).toBe("invalid_input");
+      expect(JSON.stringify({ message: error.message, context: error.context })).not.toContain("Qz7kW");
+    }
+    expect(await readdir(root)).toEqual([]);
+  });
+
   test("a symlink at the artifact's name is refused and its target left untouched", async () => {
     const writer = createArtifactWriter({ artifacts_dir: dir, artifact_limits: LIMITS });
     await writer.write("first.txt", "1");

@@ -11,8 +11,9 @@
 // not: a new one on the first page when its filters take a queued execution, and one that since
 // reached the state the list is filtered by. An event names its execution's capability only when
 // it is created, and not where the execution sits among the pages, so for the latter the page asks
-// the server what a reload shows. Rows and badges are cloned from the server's <template>s; text
-// is set with textContent.
+// the server what a reload shows: the list section, read with the counts' re-reads (refresh.js:
+// one request in flight, one a second) and not put in place. Rows and badges are cloned from the
+// server's <template>s; text is set with textContent.
 (function () {
   "use strict";
   var docket = (window.docket = window.docket || {});
@@ -104,16 +105,11 @@
 
     /**
      * Executions that reached the filtered state, whose place in the list only the server knows:
-     * asked about together, one request at a time, the next at most once a second.
+     * asked about together, with the next re-read (the list section read alone, not put in place).
      */
     var asking = new Map();
     /** The ids of the question on its way (null when none is): one that leaves meanwhile is dropped from it. */
     var asked = null;
-    var askTimer = null;
-    var env = window.docketEnv || {};
-    function wait(fn, ms) {
-      return env.setTimeout ? env.setTimeout(fn, ms) : window.setTimeout(fn, ms);
-    }
     function reached(id) {
       if (drawn(id) || arrived.has(id)) return;
       var capability = capabilities.get(id);
@@ -125,40 +121,18 @@
       }
       asking.set(id, true);
       if (asking.size > REMEMBERED) asking.delete(asking.keys().next().value);
-      ask();
+      readList();
     }
-    function ask() {
-      if (asked !== null || askTimer !== null || asking.size === 0 || !pageUrl || typeof DOMParser === "undefined") return;
-      asked = asking;
-      asking = new Map();
-      // The page as a reload draws it, its list alone where the server can draw it alone.
-      var url = new URL(pageUrl, window.location.href);
-      url.searchParams.append("section", "list");
-      var init = { headers: { Accept: "text/html" }, credentials: "same-origin" };
-      (env.fetch ? env.fetch(url.pathname + url.search, init) : window.fetch(url.pathname + url.search, init))
-        .then(function (response) {
-          return response.ok ? response.text() : null;
-        })
-        .then(function (html) {
-          if (!html) return;
-          var fresh = new DOMParser().parseFromString(html, "text/html");
-          var listed = {};
-          Array.prototype.forEach.call(fresh.querySelectorAll('[data-execution-table="list"] tr[data-execution-row]'), function (row) {
-            listed[row.getAttribute("data-execution-row")] = true;
-          });
-          asked.forEach(function (_, id) {
-            if (listed[id]) arrive(id);
-          });
-        })
-        .catch(function () {})
-        .then(function () {
-          asked = null;
-          if (asking.size === 0) return;
-          askTimer = wait(function () {
-            askTimer = null;
-            ask();
-          }, 1000);
-        });
+    /** The answer to the question on its way: those of its executions the list a reload draws lists. */
+    function answered(fresh) {
+      var listed = {};
+      Array.prototype.forEach.call(fresh.querySelectorAll('[data-execution-table="list"] tr[data-execution-row]'), function (row) {
+        listed[row.getAttribute("data-execution-row")] = true;
+      });
+      asked.forEach(function (_, id) {
+        if (listed[id]) arrive(id);
+      });
+      asked = null;
     }
 
     function remember(event) {
@@ -231,7 +205,8 @@
     }
 
     /** Re-read sections are in place, drawn at some moment after they were asked for: apply again what came since. */
-    function replaced() {
+    function replaced(names, fresh) {
+      if (asked !== null && names.indexOf("list") !== -1) answered(fresh);
       // A re-read list may now show what the notice counted.
       if (!overview) showArrived();
       latest.forEach(function (kept) {
@@ -246,13 +221,18 @@
       });
     }
 
-    function sent() {
+    function sent(names) {
       latest = new Map();
+      // A question whose request failed is not answered; the list read now asks what is asked since.
+      if (names.indexOf("list") === -1) return;
+      asked = asking;
+      asking = new Map();
     }
 
     // The counts, the tables and the overview's chart are the server's drawing (refresh.js).
     var refresher = docket.sectionRefresher ? docket.sectionRefresher(root, root.getAttribute("data-page"), { sent: sent, replaced: replaced }) : null;
     var refresh = refresher ? refresher.refresh : function () {};
+    var readList = refresher ? function () { refresher.read(["list"]); } : function () {};
     // The chart is re-read at most every 2 s while executions come and go.
     var refreshChart = refresher && overview ? refresher.throttled(["activity"], 2000) : function () {};
 

@@ -7,8 +7,11 @@
 // An ask that cannot wait (`refresh(names, true)`: an execution's end, drawn once) skips the
 // second but still waits for the request in flight.
 // The request names the sections (`?section=…`), so a page able to draw them alone sends only them.
-// `hooks.sent()` runs as a request goes out and `hooks.replaced(names)` once its sections are in
-// place: what a page applied in between may predate the server's drawing, and can be applied again.
+// A section can also be asked only to be read (`read(names)`: the page looks at what the server
+// would draw and leaves its own in place); it goes out with the same requests, so reading does not
+// add to them. `hooks.sent(names)` runs as a request goes out and `hooks.replaced(names, fresh)`
+// once its sections are in place (`fresh`: the document they came in, read sections included):
+// what a page applied in between may predate the server's drawing, and can be applied again.
 (function () {
   "use strict";
   var docket = (window.docket = window.docket || {});
@@ -19,6 +22,7 @@
     var inFlight = false;
     // True for a second after each answer: asks made then wait for the end of it.
     var coolingDown = false;
+    /** Section name → "draw" (put in place) or "read" (only handed to `hooks.replaced`). */
     var wanted = {};
     // An ask made meanwhile cannot wait for the second to pass.
     var urgent = false;
@@ -33,16 +37,27 @@
     /** Asks for the sections `names`; `now`: without waiting for the second since the last answer. */
     function refresh(names, now) {
       names.forEach(function (name) {
-        wanted[name] = true;
+        wanted[name] = "draw";
       });
       if (now) urgent = true;
+      send();
+    }
+    /** Asks for the sections `names` to read alone, not put in place (one asked to be drawn as well is). */
+    function read(names) {
+      names.forEach(function (name) {
+        if (!wanted[name]) wanted[name] = "read";
+      });
+      send();
+    }
+    function send() {
       if (inFlight || (coolingDown && !urgent) || !pageUrl || typeof DOMParser === "undefined") return;
       var asked = Object.keys(wanted);
       if (asked.length === 0) return;
+      var modes = wanted;
       wanted = {};
       urgent = false;
       inFlight = true;
-      if (hooks.sent) hooks.sent();
+      if (hooks.sent) hooks.sent(asked);
       // A page that can draw sections alone answers only those (`?section=`); another, the page.
       var url = new URL(pageUrl, window.location.href);
       asked.forEach(function (name) {
@@ -56,6 +71,7 @@
           if (!html) return;
           var fresh = new DOMParser().parseFromString(html, "text/html");
           asked.forEach(function (name) {
+            if (modes[name] !== "draw") return;
             var selector = '[data-section="' + name + '"]';
             var next = fresh.querySelector(selector);
             var current = root.querySelector(selector);
@@ -63,7 +79,7 @@
           });
           if (docket.wireSortableTables) docket.wireSortableTables();
           if (docket.wireForms) docket.wireForms(root);
-          if (hooks.replaced) hooks.replaced(asked);
+          if (hooks.replaced) hooks.replaced(asked, fresh);
         })
         .catch(function () {})
         .then(function () {
@@ -71,9 +87,9 @@
           coolingDown = true;
           wait(function () {
             coolingDown = false;
-            if (Object.keys(wanted).length > 0) refresh([]);
+            send();
           }, 1000);
-          if (urgent) refresh([]);
+          if (urgent) send();
         });
     }
     /** Asks for `names` at most once per `ms`, however often called. */
@@ -87,6 +103,6 @@
         }, ms);
       };
     }
-    return { refresh: refresh, throttled: throttled, wait: wait };
+    return { refresh: refresh, read: read, throttled: throttled, wait: wait };
   };
 })();

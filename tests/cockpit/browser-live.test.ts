@@ -54,7 +54,7 @@ async function pageWithHeldChannel(): Promise<{ page: Page; connect(): void }> {
 
 describe.skipIf(!BROWSER_TESTS)("live cockpit pages in headless Chromium", () => {
   beforeAll(async () => {
-    server = await startCockpitServer({ max_concurrent: 4 }, { "team.flaky.ts": flaky("team.flaky"), "team.wobbly.ts": flaky("team.wobbly") });
+    server = await startCockpitServer({ max_concurrent: 4 }, { "team.flaky.ts": flaky("team.flaky"), "team.wobbly.ts": flaky("team.wobbly"), "team.burst.ts": flaky("team.burst") });
     browser = await launchChromium();
     context = await watchedContext(browser, problems, { width: 1280, height: 900 });
   }, TEST_TIMEOUT);
@@ -121,6 +121,45 @@ describe.skipIf(!BROWSER_TESTS)("live cockpit pages in headless Chromium", () =>
       await page.close();
     }, TEST_TIMEOUT);
   }
+
+  test("/cockpit/executions?state=failed&capability=… asks where a burst of failures sits with its counts' re-reads: never two requests in flight", async () => {
+    // Created before the page was drawn, so the page cannot know their capability and asks the
+    // server; they fail once the gate opens, four at a time, then the queued ones at once.
+    const ids: string[] = [];
+    for (let i = 0; i < 40; i++) ids.push(await server.start("team.burst", { name: "burst", fail: true }));
+    const page = await context.newPage();
+    // Every re-read the page sends is counted while the server has not answered it; the first
+    // (once the channel is ready) is answered only after the burst, so all of it comes meanwhile.
+    let inFlight = 0;
+    let mostInFlight = 0;
+    let sections = 0;
+    let releaseFirst = () => {};
+    const firstHeld = new Promise<void>((held) => {
+      void page.route(/[?&]section=/, async (route) => {
+        inFlight++;
+        mostInFlight = Math.max(mostInFlight, inFlight);
+        const first = sections++ === 0;
+        const response = await route.fetch();
+        if (first) {
+          await new Promise<void>((release) => {
+            releaseFirst = release;
+            held();
+          });
+        }
+        inFlight--;
+        await route.fulfill({ response });
+      });
+    });
+    await page.goto(`${server.url}/cockpit/executions?state=failed&capability=team.burst`);
+    await firstHeld;
+    server.openGate("burst", 1);
+    for (const id of ids) await server.completed(id);
+    releaseFirst();
+    await page.waitForFunction(() => document.querySelector('[data-slot="new-count"]')!.textContent === "40 new executions match this list", undefined, WAIT);
+    expect(sections).toBeGreaterThan(1);
+    expect(mostInFlight).toBe(1);
+    await page.close();
+  }, TEST_TIMEOUT);
 
   test("no page reported a console error, an uncaught error or a CSP violation", () => {
     expect(problems).toEqual([]);

@@ -210,10 +210,13 @@ describe("live-list.js", () => {
 
   test("live-list.js counts on a state-filtered list each execution that reached its state, asking the server where the page cannot know, and drops one that left it", async () => {
     const filter = { state: "running" as const, capability: "team.echo" };
-    // The list alone is what the page asks when it cannot know: of the two executions created
-    // before the page that start, only ID is team.echo (the re-reads at ready came before either).
+    // The list is what the page asks when it cannot know: of the two executions created before
+    // the page that start, only ID is team.echo (the re-reads at ready came before either).
+    let startedSince = false;
     const fetch = fakeFetch((url) =>
-      url.searchParams.getAll("section").join() === "list" ? executionsHtml([runningSnapshot({ capability: "team.echo" })], countsOf({ running: 1 }), filter) : executionsHtml([], countsOf({}), filter),
+      startedSince && url.searchParams.getAll("section").includes("list")
+        ? executionsHtml([runningSnapshot({ capability: "team.echo" })], countsOf({ running: 1 }), filter)
+        : executionsHtml([], countsOf({}), filter),
     );
     const page = loadPage(executionsHtml([], countsOf({}), filter), { path: "/cockpit/executions?state=running&capability=team.echo", scripts: [...LIST_SCRIPTS], fetch });
     pages.push(page);
@@ -223,8 +226,9 @@ describe("live-list.js", () => {
     socket.open();
     socket.receive({ type: "stream.ready", subscribed: "all", replayed: 0, truncated: false, heartbeat_ms: 20_000 });
     await page.settle();
+    startedSince = true;
     const created = (id: string, capability: string) => event(1, "execution.created", { capability, input: {}, actor: { kind: "http" }, run_id: null, session_key: null }, id);
-    const listAsked = () => fetch.urls.filter((url) => url === "/cockpit/executions?state=running&capability=team.echo&section=list");
+    const listAsked = () => fetch.urls.slice(1).filter((url) => url.includes("section=list"));
     // Created since the page loaded: its capability is known, so the page decides alone.
     const mine = "x-20260908T010205Z-0000000a";
     const theirs = "x-20260908T010205Z-0000000b";
@@ -246,10 +250,59 @@ describe("live-list.js", () => {
     await page.settle();
     page.clock.advance(1000);
     await page.settle();
-    // One question at a time: the second start, which came while the first was asked, a second later.
-    expect(listAsked()).toHaveLength(2);
+    // Both asked together, with the counts, once the second since the last answer is over; the list read, not drawn.
+    expect(listAsked()).toEqual(["/cockpit/executions?state=running&capability=team.echo&section=counts&section=list"]);
+    expect(doc.querySelectorAll('[data-execution-table="list"] tr[data-execution-row]')).toHaveLength(0);
     expect(text(notice)).toContain("1 new execution matches this list");
     expect(notice.hasAttribute("hidden")).toBe(false);
+  });
+
+  test("live-list.js asks where executions that reached a filtered list's state sit through the same re-reads as its counts: one request in flight, one a second", async () => {
+    // 40 executions created before the page was drawn (their capability unknown to it) start one
+    // every 100 ms and fail 250 ms later; the server answers each request 40 ms after it came.
+    const failing = Array.from({ length: 40 }, (_, i) => ({ id: `x-20260908T010205Z-${i.toString(16).padStart(8, "0")}`, started: 100 * i, failed: 100 * i + 250 }));
+    let page: LoadedPage;
+    let inFlight = 0;
+    let mostInFlight = 0;
+    const sends: Array<{ at: number; url: string }> = [];
+    const drawnAt = (at: number) => {
+      const failed = failing.filter((x) => x.failed <= at).reverse();
+      const rows = failed.map((x) => runningSnapshot({ id: x.id, capability: "team.echo", state: "failed", finished_at: stamp(3), duration_ms: 250, last_sequence: 3 }));
+      return executionsHtml(rows, countsOf({ running: failing.filter((x) => x.started <= at && x.failed > at).length, failed: failed.length }), { state: "failed" });
+    };
+    const fetch = fakeFetch((url) => {
+      const at = page.clock.monotonic();
+      sends.push({ at, url: url.pathname + url.search });
+      inFlight++;
+      mostInFlight = Math.max(mostInFlight, inFlight);
+      return new Promise<string>((resolve) =>
+        page.clock.setTimeout(() => {
+          inFlight--;
+          resolve(drawnAt(at + 40));
+        }, 40),
+      );
+    });
+    page = loadPage(executionsHtml([], countsOf({ queued: 40 }), { state: "failed" }), { path: "/cockpit/executions?state=failed", scripts: [...LIST_SCRIPTS], fetch });
+    pages.push(page);
+    const socket = page.sockets[0]!;
+    socket.open();
+    socket.receive({ type: "stream.ready", subscribed: "all", replayed: 0, truncated: false, heartbeat_ms: 20_000 });
+    await page.settle();
+    // Events come as they happen, the clock moved 10 ms at a time, for 4.25 s and then 3 s of quiet.
+    for (let now = 0; now <= 7250; now += 10) {
+      for (const x of failing) {
+        if (x.started === now) socket.receive(event(2, "execution.started", {}, x.id));
+        if (x.failed === now) socket.receive(event(3, "execution.completed", { state: "failed", duration_ms: 250 }, x.id));
+      }
+      page.clock.advance(10);
+      await page.settle();
+    }
+    expect(sends.some((s) => s.url.includes("section=list") && s.at > 0)).toBe(true);
+    // One request in flight at a time, and the next a second after the last answer at the earliest.
+    expect(mostInFlight).toBe(1);
+    for (let i = 1; i < sends.length; i++) expect(sends[i]!.at - sends[i - 1]!.at).toBeGreaterThanOrEqual(1000);
+    // Every failed one is counted, each once.
+    expect(text(page.document.querySelector('[data-slot="new-count"]'))).toBe("40 new executions match this list");
   });
 
   test("live-list.js offers no reload on a later page (a cursor) for a new execution: it is on the first", async () => {

@@ -146,6 +146,7 @@ export function createCockpit(options: CockpitOptions): Hono<AppEnv> {
       items: page.items,
       counts: page.counts,
       nextCursor: page.next_cursor,
+      pageSize: PAGE_SIZE,
       filter: { state: state as ExecutionState | null, capability, cursor },
       capabilityIds: asked.names === null ? plane.capabilities().filter(runsAsExecution).map((x) => x.id) : [],
       heartbeatMs: plane.limits.heartbeat_ms,

@@ -60,6 +60,7 @@
     var filterState = root.getAttribute("data-filter-state") || "";
     var filterCapability = root.getAttribute("data-filter-capability") || "";
     var pageUrl = root.getAttribute("data-page") || "";
+    var pageSize = Number(root.getAttribute("data-page-size")) || 0;
     // A page after the first (a cursor) holds older executions only: a new one is never on it.
     var firstPage = !new URL(pageUrl, window.location.href).searchParams.get("cursor");
     /** Executions a reload would show that the page may not: id → true (insertion order is age). */
@@ -81,6 +82,8 @@
       arrived.forEach(function (_, id) {
         if (!drawn(id)) count++;
       });
+      // A reload shows one page: no more new executions than that.
+      if (pageSize > 0) count = Math.min(count, pageSize);
       var words = note.querySelector('[data-slot="new-count"]');
       if (words) words.textContent = count === 1 ? "1 new execution matches this list" : count + " new executions match this list";
       note.hidden = count === 0;

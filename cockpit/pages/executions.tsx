@@ -14,6 +14,8 @@ export interface ExecutionsProps {
   items: ExecutionSnapshot[];
   counts: Record<ExecutionState, number>;
   nextCursor: string | null;
+  /** How many rows a page shows at most: a reload shows no more new executions than that. */
+  pageSize: number;
   filter: { state: ExecutionState | null; capability: string | null; cursor: string | null };
   /** Capability ids to offer in the filter (the registry's, plus the filtered one). */
   capabilityIds: string[];
@@ -38,6 +40,7 @@ export function ExecutionsPage(props: ExecutionsProps) {
         data-page={executionsPath({ state: filter.state ?? undefined, capability: filter.capability ?? undefined, cursor: filter.cursor ?? undefined })}
         data-filter-state={filter.state ?? ""}
         data-filter-capability={filter.capability ?? ""}
+        data-page-size={String(props.pageSize)}
         data-socket={LIVE_CHANNEL_PATH}
         data-heartbeat-ms={String(props.heartbeatMs)}
         data-execution-url={EXECUTION_PAGE_TEMPLATE}

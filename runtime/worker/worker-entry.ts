@@ -26,7 +26,7 @@ import { sanitizeLine } from "../execution/text-sanitize.ts";
 import { maskedBeforeSafe } from "../execution/secret-mask.ts";
 import { captureConsole, type ConsoleTarget } from "./_console-capture.ts";
 import { outputOver } from "./_output-size.ts";
-import { plainJsonProblem, writtenJson } from "../execution/plain-json.ts";
+import { jsonText, plainJsonProblem, type PlainJsonProblem } from "../execution/plain-json.ts";
 import { MAX_INPUT_DEPTH } from "../execution/json-depth.ts";
 import { beginTask, endUnbegun, receiveTask } from "./_task-claim.ts";
 
@@ -100,29 +100,23 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
 
   /**
    * The message that ends `run`: its outcome, or its output refused — over `output_bytes`, or, as
-   * its handler `returned` it, not plain JSON. The size comes first: it stops counting just past
-   * the limit, where a walk of an output that reaches one array from many places would go down
-   * every path. The check runs on the value as returned, before the thread copy (structured
-   * clone, for what JSON does not carry as it is) turns a class instance into a plain object of
-   * its own fields and leaves out what a `toJSON` would write; a `toJSON` it holds runs here, in
-   * the handler's thread, as its task's (docs/handler-api.md).
+   * its handler `returned` it, not plain JSON. A returned output is read once, by the JSON.stringify
+   * that writes it (execution/plain-json.ts, jsonText), in the handler's thread, as its task's (a
+   * `toJSON` it holds runs here): the text that crosses is what JSON made of it, checked as JSON
+   * read it and stopped once past the limit, never a second reading of getters or a `toJSON`
+   * (docs/handler-api.md). Other outcomes (docket's own) go as toWire sends them, measured too.
    */
   const outcomeMessage = (run: Running, outcome: TaskOutcome, returned: boolean): string | FromWorker => {
     const message = (outcome: TaskOutcome) => toWire<FromWorker>({ type: "outcome", id: run.id, outcome });
+    if (!outcome.ok) return message(outcome);
+    if (returned) {
+      const limit = run.outputBytes ?? UNBOUNDED_OUTPUT;
+      const written = owner.run(run, () => jsonText(outcome.output, MAX_INPUT_DEPTH, "output", limit));
+      if (written.ok) return outcomeText(run.id, written.text);
+      return message("over" in written ? tooLarge(written.over, true, limit) : notJson(written.problem));
+    }
     const wire = message(outcome);
-    if (!outcome.ok) return wire;
-    const tooLarge = overLimit(wire, outcome.output, run.outputBytes);
-    if (tooLarge) return message(tooLarge);
-    // An output toWire wrote as JSON holds plain objects, arrays and JSON's own values only: it
-    // crosses as JSON wrote it, with nothing to look at here (the main thread bounds its depth).
-    if (!returned || typeof wire === "string") return wire;
-    const checked = owner.run(run, () => asReturned(outcome.output));
-    if (!checked.ok) return message(checked);
-    if (checked.output === outcome.output) return wire;
-    // What a toJSON returned stands in the output now: measured again, as it is written.
-    const written = message(checked);
-    const writtenTooLarge = overLimit(written, checked.output, run.outputBytes);
-    return writtenTooLarge ? message(writtenTooLarge) : written;
+    return overLimit(run.id, wire, outcome.output, run.outputBytes) ?? wire;
   };
 
   const finish = (run: Running, outcome: TaskOutcome, returned = false) => {
@@ -471,23 +465,37 @@ function internal(error: unknown, note: string | null, mask?: (text: string) => 
   return { kind: "internal", error_class: thrownClass(error), message: note ? `${note}: ${message}` : message, stack: thrownDetail(error, mask), ...(note ? { note } : {}), ...(refused ? { refused } : {}) };
 }
 
-/** The refusal of an output whose JSON is over `limit` characters (`wire`: its message, see outputOver), or null. */
-function overLimit(wire: unknown, output: unknown, limit: number | undefined): TaskOutcome | null {
+/** The refusal of an output whose JSON is over `limit` characters (`wire`: its message, see outputOver) as a message, or null. */
+function overLimit(id: number, wire: string | FromWorker, output: unknown, limit: number | undefined): string | FromWorker | null {
   const over = limit === undefined ? null : outputOver(wire, output, limit);
-  if (over === null) return null;
-  const size = over.at_least ? `more than ${limit} characters of JSON` : `${over.bytes} characters of JSON`;
-  return { ok: false, error: { kind: "output_too_large", message: `an output of ${size}, over output_bytes (${limit})`, bytes: over.bytes, limit: limit!, ...(over.at_least ? { at_least: true } : {}) } };
+  return over === null ? null : toWire<FromWorker>({ type: "outcome", id, outcome: tooLarge(over.bytes, over.at_least, limit!) });
+}
+
+/** The refusal of an output of `bytes` characters of JSON (`atLeast`: counted that far before stopping), over `limit`. */
+function tooLarge(bytes: number, atLeast: boolean, limit: number): TaskOutcome {
+  const size = atLeast ? `more than ${limit} characters of JSON` : `${bytes} characters of JSON`;
+  return { ok: false, error: { kind: "output_too_large", message: `an output of ${size}, over output_bytes (${limit})`, bytes, limit, ...(atLeast ? { at_least: true } : {}) } };
 }
 
 /**
- * A handler's output as JSON writes it (a `toJSON` called in its place), or its refusal naming
- * where it is not plain JSON. The main thread checks what arrives again: this thread runs the
- * handler's code, and is not trusted to have.
+ * How far a returned output is written when its task has no `output_bytes`: the largest the
+ * limit admits (execution/limits.ts), so that no output is written without end.
  */
-function asReturned(output: unknown): TaskOutcome {
-  const written = writtenJson(output, MAX_INPUT_DEPTH, "output");
-  if (written.ok) return { ok: true, output: written.value };
-  const problem = written.problem;
+const UNBOUNDED_OUTPUT = 1024 * 1024 * 1024;
+
+/**
+ * The outcome message of an output whose JSON text is `text` (undefined: JSON wrote nothing, and
+ * the output is undefined), as toWire would write it: the main thread parses it as any message.
+ */
+function outcomeText(id: number, text: string | undefined): string {
+  return `{"type":"outcome","id":${id},"outcome":{"ok":true${text === undefined ? "" : `,"output":${text}`}}}`;
+}
+
+/**
+ * The refusal of an output that is not plain JSON, naming where. The main thread checks what
+ * arrives again: this thread runs the handler's code, and is not trusted to have.
+ */
+function notJson(problem: PlainJsonProblem): TaskOutcome {
   if (problem.reason === "too_deep") return { ok: false, error: { kind: "output_not_json", message: `output nests deeper than ${MAX_INPUT_DEPTH} levels, or holds itself`, too_deep: true } };
   return { ok: false, error: { kind: "output_not_json", message: `${problem.path} is ${problem.what}`, path: problem.path, what: problem.what } };
 }

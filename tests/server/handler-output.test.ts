@@ -59,6 +59,18 @@ const OUTPUTS = {
     return cycle;
   },
   plain: () => ({ ok: true }),
+  // Each read once, as JSON.stringify reads it: a getter or a toJSON answering otherwise the next time.
+  flipMap: () => { let n = 0; return { get g() { n++; return n === 1 ? 1 : new Map([[1, 2]]); } }; },
+  flipNaN: () => { let n = 0; return { get g() { n++; return n === 1 ? 1 : NaN; } }; },
+  flipPoint: () => { let n = 0; return { get g() { n++; return n === 1 ? 1 : new Point(); } }; },
+  counted: () => { let n = 0; return { a: { toJSON() { n++; return { calls: n }; } } }; },
+  infThenOne: () => { let n = 0; return { a: { toJSON() { n++; return n === 1 ? Infinity : 1; } } }; },
+  oneThenShared: () => {
+    let n = 0;
+    return { a: { toJSON() { n++; if (n === 1) return 1; let x = [1]; for (let i = 0; i < 60; i++) x = [x, x]; return x; } } };
+  },
+  // 2^31 members, each 1: as long as its deadline to walk, unless stopped at output_bytes.
+  proxyLength: () => new Proxy([], { get(target, key) { return key === "length" ? 2 ** 31 : 1; } }),
 };
 
 export default capability({
@@ -105,7 +117,7 @@ beforeAll(async () => {
   writeFileSync(join(root, "capabilities", "out.returns.js"), RETURNS);
   writeFileSync(join(root, "capabilities", "out.ends.js"), ENDS);
   // One worker in each lane: a task after one that ended is taken by the same worker, or by none.
-  const limits = resolveLimits({ overrides: { max_concurrent: 1 } });
+  const limits = resolveLimits({ overrides: { max_concurrent: 1, output_bytes: 1024 * 1024 } });
   server = await startServer({ cwd: root, port: 0, storeKind: "memory", limits, capabilityDirs: [], runtime: "bun", log: (line) => log.push(line) });
 }, 30_000);
 
@@ -190,6 +202,37 @@ describe("a handler's output, as returned", () => {
       // As JSON writes them: a Date as its ISO string, undefined in an array as null.
       expectStored(await returned(live, "date"), { at: "1970-01-02T00:00:00.000Z" });
       expectStored(await returned(live, "holes"), { list: [1, null, 3] });
+    } finally {
+      await live.close();
+    }
+  });
+
+  test("an output is read once, as JSON writes it: what is stored is what that reading wrote, or the refusal of what it read", async () => {
+    const live = await openLive(server.url);
+    try {
+      // Checked on one reading and written from another, these were stored as {"g":{}} and {"g":null}.
+      expectStored(await returned(live, "flipMap"), { g: 1 });
+      expectStored(await returned(live, "flipNaN"), { g: 1 });
+      expectStored(await returned(live, "flipPoint"), { g: 1 });
+      // toJSON called once, as JSON.stringify calls it: not { calls: 2 }.
+      expectStored(await returned(live, "counted"), { a: { calls: 1 } });
+      // What JSON read was Infinity: refused, not stored as the 1 a second call returned.
+      expectRefused(await returned(live, "infThenOne"), "output.a", "Infinity, which JSON writes as null");
+      // What JSON read was 1: stored, and no second call grows a value reached on 2^60 paths.
+      expectStored(await returned(live, "oneThenShared"), { a: 1 });
+    } finally {
+      await live.close();
+    }
+  });
+
+  test("an array reporting 2^31 members is stopped at output_bytes, not walked until its deadline", async () => {
+    const live = await openLive(server.url);
+    try {
+      const { snapshot, direct } = await returned(live, "proxyLength");
+      const failure = { error_code: "internal", stage: "complete", context: { reason: "output_too_large", limit: 1024 * 1024 } };
+      expect(snapshot).toMatchObject({ state: "failed", failure });
+      expect(direct.error).toMatchObject(failure);
+      expect((await execution(live, "out.returns", { kind: "plain" })).output).toEqual({ ok: true });
     } finally {
       await live.close();
     }

@@ -1,5 +1,5 @@
 import type { HostFacts } from "../capability/declaration.ts";
-import type { TaskOutcome, WorkerTask } from "./task.ts";
+import { markArrivedAsText, type TaskOutcome, type WorkerTask } from "./task.ts";
 import type { SpawnRequest } from "./spawn-child.ts";
 
 /** What the pool hands a new worker through `workerData`. Structured-clone safe. */
@@ -120,6 +120,13 @@ export function toWire<M extends ToWorker | FromWorker>(message: M): string | M 
 /** The message `toWire` sent. */
 export function fromWire<M extends ToWorker | FromWorker>(data: string | M): M {
   return typeof data === "string" ? (JSON.parse(data) as M) : data;
+}
+
+/** The message `toWire` sent, its outcome marked when it arrived as JSON text (task.ts, arrivedAsJsonText). */
+export function fromWorkerWire(data: string | FromWorker): FromWorker {
+  const message = fromWire(data);
+  if (typeof data === "string" && message.type === "outcome" && typeof message.outcome === "object" && message.outcome !== null) markArrivedAsText(message.outcome);
+  return message;
 }
 
 /** How `toWire` writes a `run` message's start, the task id next. */

@@ -1,7 +1,7 @@
 import { createRequire } from "node:module";
 import type { Worker } from "node:worker_threads";
 import { killThreadDescendants } from "./_thread-children.ts";
-import { fromWire, type FromWorker, type WorkerBoot } from "./_messages.ts";
+import { fromWorkerWire, type FromWorker, type WorkerBoot } from "./_messages.ts";
 import { workerChildren } from "./_worker-children.ts";
 import { laneWorker, type Lane } from "./task.ts";
 import { createBacklog, turnBoundReceiver } from "./event-backlog.ts";
@@ -155,7 +155,7 @@ export class WorkerSlot<J> {
     // children are exactly the ones to end.
     const children = workerChildren(worker);
     worker.on("message", (data: string | FromWorker) => {
-      const message = fromWire(data);
+      const message = fromWorkerWire(data);
       if (message.type === "events") received(message.json.length);
       if (message.type === "spawn") children.spawn(message.ref, message.request);
       else if (this.worker === worker) this.received(message);

@@ -98,6 +98,24 @@ export type LoadFailureCause = "threw" | "load_timeout" | "exited" | "memory_exc
 
 export type TaskOutcome = { ok: true; output: unknown } | { ok: false; error: TaskError };
 
+/**
+ * The outcomes whose message arrived as JSON text, marked by the main thread as it parses them
+ * (never by the worker, whose thread runs handler code): their output is what JSON.parse made, so
+ * plain JSON by construction — only how deep it nests, and a number past a double's range (1e309
+ * parses as Infinity), are left to check (execution/_completion.ts).
+ */
+const arrivedAsText = new WeakSet<object>();
+
+/** Marks `outcome` as parsed from JSON text the worker sent (worker/_messages.ts, fromWorkerWire). */
+export function markArrivedAsText(outcome: TaskOutcome): void {
+  arrivedAsText.add(outcome);
+}
+
+/** True when `outcome` arrived from its worker as JSON text, which JSON.parse made. */
+export function arrivedAsJsonText(outcome: TaskOutcome): boolean {
+  return arrivedAsText.has(outcome);
+}
+
 /** A running task. */
 export interface TaskHandle {
   readonly outcome: Promise<TaskOutcome>;

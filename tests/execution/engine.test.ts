@@ -7,6 +7,7 @@ import type { StartResult } from "../../runtime/execution/plane.ts";
 import type { ExecutionSnapshot } from "../../runtime/execution/snapshot.ts";
 import { EDGE, harness } from "./_support/harness.ts";
 import { flush } from "./_support/fake-pool.ts";
+import { markArrivedAsText } from "../../runtime/worker/task.ts";
 
 function failureOf(fn: () => unknown) {
   try {
@@ -786,6 +787,34 @@ describe("engine.call (direct)", () => {
       h.pool.tasks.at(-1)!.succeed(output);
       expect(await call).toMatchObject({ error_code: "internal", stage: "complete", message: failure.message });
     }
+  });
+
+  test("an output that arrived as JSON text is not walked for what JSON.parse cannot make, but its depth and a number past a double's range still fail it", async () => {
+    let deep: unknown = 1;
+    for (let i = 0; i < 200; i++) deep = [deep];
+    const cases = [
+      [{ counts: {}, tags: deep }, { reason: "not_json", limit: 128 }],
+      // JSON.parse("1e309") is Infinity.
+      [{ counts: { a: 1 }, ratio: JSON.parse("1e309") }, { reason: "not_json", path: "output.ratio" }],
+    ] as const;
+    for (const [output, context] of cases) {
+      const h = harness();
+      const id = h.engine.start({ capability: "demo.tally", input: {} }, EDGE).execution.id;
+      await flush();
+      const outcome = { ok: true as const, output };
+      markArrivedAsText(outcome);
+      h.pool.of(id)!.end(outcome);
+      await flush();
+      expect(h.store.get(id)!).toMatchObject({ state: "failed", failure: { error_code: "internal", stage: "complete", context } });
+    }
+    const h = harness();
+    const id = h.engine.start({ capability: "demo.tally", input: {} }, EDGE).execution.id;
+    await flush();
+    const outcome = { ok: true as const, output: { counts: { a: 1 }, tags: [{ b: [null, "x", true] }] } };
+    markArrivedAsText(outcome);
+    h.pool.of(id)!.end(outcome);
+    await flush();
+    expect(h.store.get(id)!).toMatchObject({ state: "succeeded", output: { counts: { a: 1 }, tags: [{ b: [null, "x", true] }] } });
   });
 
   test("an output its worker could not copy (a function, a Symbol) fails as an output JSON cannot hold, at stage complete, naming where", async () => {

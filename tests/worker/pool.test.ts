@@ -5,13 +5,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { HostFacts } from "../../runtime/capability/declaration.ts";
 import type { EventDraft } from "../../runtime/execution/protocol.ts";
-import { fromWire, runIdOfWire, toWire, type FromWorker, type ToWorker } from "../../runtime/worker/_messages.ts";
+import { fromWire, fromWorkerWire, runIdOfWire, toWire, type FromWorker, type ToWorker } from "../../runtime/worker/_messages.ts";
 import { createWorkerContext } from "../../runtime/worker/_worker-context.ts";
 import { defaultLimits } from "../../runtime/execution/limits.ts";
 import { textLimitsOf } from "../../runtime/execution/text-limits.ts";
 import { MAX_HELD_ESCAPE_UNITS, sanitizeDraft } from "../../runtime/execution/text-sanitize.ts";
 import { createWorkerPool, type WorkerPool, type WorkerPoolOptions, type WorkerTask } from "../../runtime/worker/index.ts";
-import type { TaskOutcome } from "../../runtime/worker/task.ts";
+import { arrivedAsJsonText, type TaskOutcome } from "../../runtime/worker/task.ts";
 
 const fixture = (name: string) => new URL(`./fixtures/${name}.ts`, import.meta.url).pathname;
 
@@ -632,6 +632,17 @@ describe("createWorkerPool", () => {
       const refused = await p.run(task("types", "fixture.types", { when: new Date(5), returns }), { lane: "direct" }).outcome;
       expect(refused).toMatchObject({ ok: false, error: { kind: "output_not_json", path: `output.${returns}` } });
     }
+  });
+
+  test("an output arrives as the JSON text its worker wrote, and only such an outcome is marked so (the main thread walks it no further than its depth)", async () => {
+    const p = makePool();
+    const plain = await p.run(task("echo", "fixture.echo", { a: [1, "x", null, { b: true }] }), { lane: "direct" }).outcome;
+    expect(plain.ok).toBe(true);
+    expect(arrivedAsJsonText(plain)).toBe(true);
+    // Parsed from a string on the main thread only: an outcome posted as an object is not marked, whatever it holds.
+    const posted = { type: "outcome", id: 1, outcome: { ok: true, output: { arrived: "as an object" } } } as const;
+    expect(arrivedAsJsonText((fromWorkerWire(posted) as typeof posted).outcome)).toBe(false);
+    expect(arrivedAsJsonText((fromWorkerWire(JSON.stringify(posted)) as typeof posted).outcome)).toBe(true);
   });
 
   test("an output structured clone cannot copy (a function, a Symbol) is refused as the handler's output, named where it is: no DataCloneError said to be thrown", async () => {

@@ -4,7 +4,7 @@ import type { EdgeInfo } from "./plane.ts";
 import { buildFailure, forcedStopCertainty, raisedSuggestion, type FailureDescriptor, type Retryability } from "./failure.ts";
 import { checkValue, describeProblems } from "./validate.ts";
 import { parsesUnchanged } from "./_parses-unchanged.ts";
-import { inputShapeProblem, MAX_INPUT_DEPTH } from "./json-depth.ts";
+import { MAX_INPUT_DEPTH } from "./json-depth.ts";
 import { writtenJson, type PlainJsonProblem } from "./plain-json.ts";
 import { masksSomething, NO_MASK, type SecretMask } from "./secret-mask.ts";
 import { thrownClass, thrownDetail } from "./thrown.ts";
@@ -388,10 +388,10 @@ function outputProblem(capability: RegisteredCapability, output: unknown, parsed
   // `v.record`, `v.any()` or `v.number()` lets through would be stored as `{}` or null, and the
   // execution "succeed" with what the handler never returned (docs/handler-api.md). The handler's
   // worker checked it already, as returned; its thread runs the handler's code, so it is checked
-  // again as it arrived — unless it arrived as JSON text (`parsed`): then JSON.parse made it, plain
-  // JSON by construction, and only its depth and a number past a double's range are looked at, in
-  // one walk with no call per member (re-checking 2M objects held the main thread 335 ms).
-  if (parsed && inputShapeProblem(output, MAX_INPUT_DEPTH) === null) return schemaProblem(capability, output);
+  // again as it arrived — unless it arrived as JSON text whose depth and numbers were looked at as
+  // it was parsed (`parsed`, worker/_messages.ts): JSON.parse made it, plain JSON by construction
+  // (re-checking 2M empty objects held the main thread 335 ms).
+  if (parsed) return schemaProblem(capability, output);
   const written = asJson(output, false);
   return written.ok ? schemaProblem(capability, written.value) : written;
 }

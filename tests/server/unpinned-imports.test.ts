@@ -46,6 +46,14 @@ beforeAll(async () => {
   mkdirSync(join(root, "lib"));
   mkdirSync(join(root, "config"));
   writeFileSync(join(root, "config", "settings.json"), '{"limit":1}');
+  // An installed package, and files of the project a name starting with it climbs out to; a file
+  // of code under a data name, and one with no extension.
+  mkdirSync(join(root, "node_modules", "pkgx"), { recursive: true });
+  writeFileSync(join(root, "node_modules", "pkgx", "package.json"), '{"name":"pkgx","type":"module","main":"index.js"}');
+  writeFileSync(join(root, "node_modules", "pkgx", "index.js"), 'export const P = "pkg";\n');
+  mkdirSync(join(root, "climb"));
+  writeFileSync(join(root, "climb", "_a.ts"), 'export const r = "climbed-disk";\n');
+  writeFileSync(join(root, "climb", "evil.txt"), 'export const r = "txt-ran";\n');
   writeFileSync(join(root, "package.json"), JSON.stringify({ name: "unpinned-checkout", type: "module", imports: { "#cfg": "./config/settings.json" } }));
   server = await startServer({
     cwd: root,
@@ -79,6 +87,26 @@ describe("docket serve: local modules docket cannot pin", () => {
     const direct = await (await api("team/rules", { method: "POST", body: "{}" })).text();
     expect(direct).toContain(`docket refused to load ${join(root, "lib", "_m1.ts")} from disk`);
     expect(direct).not.toContain("m1-disk");
+  });
+
+  test("a name starting with an installed package that climbs out of its folder (pkgx/../../climb/_a.ts) is refused by name; the package itself still loads (tester T5)", async () => {
+    writeFileSync(join(root, "capabilities", "team.climb.ts"), capabilityFile("team.climb", 'async () => ({ p: (await import(["pkgx"].join(""))).P, r: (await import(["pkgx", "..", "..", "climb", "_a.ts"].join("/"))).r })'));
+    await until("team.climb", async () => (await list()).capabilities.some((c) => c.id === "team.climb"));
+    const failed = await finished(await start("team.climb"));
+    expect(failed.failure).toMatchObject({ error_code: "not_runnable", context: { reason: "unpinned_import", file: join(root, "climb", "_a.ts") } });
+    expect(JSON.stringify(failed)).not.toContain("climbed-disk");
+  });
+
+  test("code under a data name run as a script (import(…/evil.txt, { with: { type: \"js\" } })) is refused by name; JSON by a computed path still loads (tester T5)", async () => {
+    writeFileSync(join(root, "capabilities", "team.txtjs.ts"), capabilityFile("team.txtjs", 'async (input, ctx) => ({ r: (await import(ctx.root + "/climb/evil.txt", { with: { type: "js" } } as never)).r })'));
+    writeFileSync(join(root, "capabilities", "team.jsonread.ts"), capabilityFile("team.jsonread", 'async (input, ctx) => ({ limit: (await import(ctx.root + "/config/" + "settings.json")).default.limit })'));
+    await until("team.txtjs and team.jsonread", async () => (await list()).capabilities.filter((c) => c.id === "team.txtjs" || c.id === "team.jsonread").length === 2);
+    const failed = await finished(await start("team.txtjs"));
+    expect(failed.failure).toMatchObject({ error_code: "not_runnable", context: { reason: "unpinned_import", file: join(root, "climb", "evil.txt") } });
+    expect(JSON.stringify(failed)).not.toContain("txt-ran");
+    const json = await finished(await start("team.jsonread"));
+    expect(json.state).toBe("succeeded");
+    expect(typeof json.output!.limit).toBe("number");
   });
 
   test("a top level that loads a local module by a name docket cannot read is a load error naming it: the trial refuses it (tester T2)", async () => {

@@ -20,9 +20,11 @@ export function unpinnableImport(text: string): UnpinnableImport | null {
 
 /** Text that may import a local module by a computed name: an import or require beside a local path or import.meta. */
 const MAY_COMPUTE_IMPORT = /(?:import|require)\s*\(/;
-const LOCAL_HINT = /["'`]\.\.?\/|import\.meta|__dirname|__filename|process\.cwd\(\)/;
-/** `import(` or `require(` as a call of its own, not a method (`.import(`) nor part of a name. */
-const IMPORT_CALL = /(?<![.\w$])(?:import|require)\s*\(/g;
+// `"#lib/"`: a package.json "imports" name, which the runtime resolves without asking the module
+// plugin, so no check at run time sees it.
+const LOCAL_HINT = /["'`](?:\.\.?\/|#)|import\.meta|__dirname|__filename|process\.cwd\(\)/;
+/** `import(` or `require(` as a call of its own, not a method (`.import(`) nor part of a name; or `import.meta.require(`. */
+const IMPORT_CALL = /(?<![.\w$])(?:import|require|import\s*\.\s*meta\s*\.\s*require)\s*\(/g;
 
 /**
  * The first argument of an `import(…)` or `require(…)` that names a local module by a name
@@ -40,8 +42,12 @@ function computedLocalImport(text: string): UnpinnableImport | null {
     const end = firstArgumentEnd(code, start);
     const written = text.slice(start, end).trim();
     const shape = code.slice(start, end).trim();
+    const literal = /^(["'`])_*\1$/.test(shape) && !written.includes("${");
+    // `import.meta.require("#lib/x")`: a package.json "imports" name no runtime check sees, read by
+    // no scan as an import (a literal `import()` or `require()` of one is pinned like a path).
+    if (literal && /meta/.test(match[0]) && /^["'`]#/.test(written)) return { kind: "computed", written: bounded(written), line: lineAt(text, start) };
     // One literal with no substitution is a plain import, rewritten and pinned like the others.
-    if (/^(["'`])_*\1$/.test(shape) && !written.includes("${")) continue;
+    if (literal) continue;
     // A JSON file named at run time is data the runtime reads as it finds it, unpinned (docs/containment.md).
     if (/\.json["'`)]/.test(written)) continue;
     if (LOCAL_HINT.test(written)) return { kind: "computed", written: bounded(written), line: lineAt(text, start) };
@@ -81,7 +87,7 @@ function createdRequireOfLocal(text: string): UnpinnableImport | null {
   }
   for (const start of argumentsAt.sort((a, b) => a - b)) {
     const written = text.slice(start, firstArgumentEnd(code, start)).trim();
-    const literal = /^(["'`])(?:\.{0,2}\/|file:)/.test(written) && !written.includes("/node_modules/");
+    const literal = /^(["'`])(?:\.{0,2}\/|file:|#)/.test(written) && !written.includes("/node_modules/");
     if (literal || LOCAL_HINT.test(written)) return { kind: "created-require", written: bounded(written), line: lineAt(text, start) };
   }
   return null;

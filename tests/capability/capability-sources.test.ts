@@ -465,6 +465,45 @@ describe("capability sources", () => {
     expect(namesIn(await sourcesOf(join(at, "fine.ts")), at)).toEqual(["_rules/a.ts", "fine.ts"]);
   });
 
+  test("a package's name that climbs out of its folder (ms/../../lib/x.ts) names a file of the project: pinned and in the version like one, never loaded from disk as the package's (tester T5)", async () => {
+    const at = tree("climb", {
+      "package.json": '{ "name": "climb-checkout", "type": "module" }',
+      "node_modules/pkgx/package.json": '{ "name": "pkgx", "type": "module", "main": "index.js" }',
+      "node_modules/pkgx/index.js": 'export const P = "pkg";\n',
+      "lib/rules/c.ts": 'export const r = "c v1";\n',
+      "capabilities/cap.ts": 'import { r } from "pkgx/../../lib/rules/c.ts";\nimport { P } from "pkgx";\nexport default [r, P].join(" ");\n',
+    });
+    const sources = await sourcesOf(join(at, "capabilities/cap.ts"));
+    expect(namesIn(sources, at)).toEqual(["capabilities/cap.ts", "lib/rules/c.ts"]);
+    writeFileSync(join(at, "lib/rules/c.ts"), "for (;;) {}\nexport const r = 'never';\n");
+    expect(await importPinned(join(at, "capabilities/cap.ts"), sources)).toBe("c v1 pkg");
+  });
+
+  test("an import or require of a package.json imports name (#…) computed at run time, or passed to import.meta.require or a made require, is refused by line: the runtime resolves such a name without asking docket (tester T5)", async () => {
+    const cases = [
+      ['export const f = async (n: string) => (await import("#lib/rules/" + n)).r;', '"#lib/rules/" + n', "docket cannot pin the import of"],
+      ["export const f = (n: string) => require(`#lib/rules/${n}`).r;", "`#lib/rules/${n}`", "docket cannot pin the import of"],
+      ['export const f = () => import.meta.require("#lib/rules/a").r;', '"#lib/rules/a"', "docket cannot pin the import of"],
+      ['import { createRequire } from "node:module";\nexport const f = () => createRequire(import.meta.url)("#lib/rules/a").r;', '"#lib/rules/a"', "docket cannot pin"],
+    ];
+    for (const [i, [code, written, says]] of cases.entries()) {
+      const at = tree(`hash-${i}`, {
+        "package.json": '{ "name": "hash-checkout", "type": "module", "imports": { "#lib/*": "./lib/*.ts" } }',
+        "lib/rules/a.ts": 'export const r = "a";\n',
+        "capabilities/cap.ts": `${code}\nexport default 1;\n`,
+      });
+      const refused = await sourcesOf(join(at, "capabilities/cap.ts")).then(() => "loaded", (e: Error) => e.message);
+      expect(refused).toContain(`${says} ${written}`);
+    }
+    // A literal one is pinned as before.
+    const literal = tree("hash-literal", {
+      "package.json": '{ "name": "hash-literal", "type": "module", "imports": { "#lib/*": "./lib/*.ts" } }',
+      "lib/rules/a.ts": 'export const r = "a";\n',
+      "capabilities/cap.ts": 'export const f = async () => (await import("#lib/rules/a")).r;\nexport default 1;\n',
+    });
+    expect(namesIn(await sourcesOf(join(literal, "capabilities/cap.ts")), literal)).toEqual(["capabilities/cap.ts", "lib/rules/a.ts"]);
+  });
+
   test("a local module loaded by a require made with createRequire is refused by line (it would run from disk, outside the version, unwatched); a package's, or one bound to the name require, is not (tester A)", async () => {
     const made = [
       ['const legacy = createRequire(import.meta.url)("../lib/cr.cjs");', '"../lib/cr.cjs"'],

@@ -1,7 +1,7 @@
 import { inspect } from "node:util";
 import type { JsonSchema } from "../capability/registered.ts";
 import { isSensitiveSchema, REDACTED } from "./redaction.ts";
-import { holdsEscape, sanitizeLine, sanitizeText } from "./text-sanitize.ts";
+import { holdsEscape, sanitizeLine, sanitizeText, SINGLE_SHIFT } from "./text-sanitize.ts";
 import { urlEncodedForms } from "./_url-forms.ts";
 import { MAX_INPUT_DEPTH, PLANE_ENVELOPE_DEPTH } from "./json-depth.ts";
 import { refTarget, withRefs } from "./schema-refs.ts";
@@ -191,6 +191,9 @@ export function unfinishedSecretLength(text: string, secrets: readonly string[])
   return longest;
 }
 
+/** A control character alone (not a line break nor a tab), a soft hyphen, a zero-width or bidirectional format character. */
+const UNSEEN_CHARACTER = String.raw`[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u00ad\u200b-\u200d\u2060\ufeff\u202a-\u202e\u2066-\u2069]`;
+
 /**
  * What a terminal shows nothing of, yet lets the text around it read as one word: escape
  * sequences (a colour, a single shift `ESC O` with the character it shifts, a window title), the
@@ -204,17 +207,17 @@ const UNSEEN = new RegExp(
     String.raw`(?:\u001b[\]PX^_k]|[\u0090\u0098\u009d\u009e\u009f])[^\u0007\u0018\u001a\u001b\u0080-\u009f]*(?:\u0007|\u001b\\|\u009c)`,
     // A CSI, 7-bit or 8-bit.
     String.raw`(?:\u001b\[|\u009b)[\u0030-\u003f]*[\u0020-\u002f]*[\u0040-\u007e]`,
-    // A single shift and the one character it shifts.
-    String.raw`(?:\u001b[NO]|[\u008e\u008f])[^\u0000-\u001f\u007f-\u009f]?`,
+    // A single shift and the one character it shifts, as the sanitizer removes them.
+    SINGLE_SHIFT.source,
     // Any other escape: ESC, intermediates, a final byte.
     String.raw`\u001b[\u0020-\u002f]*[\u0030-\u007e]`,
     // A colour escape spelled as JSON or console.log write it inside a string.
     String.raw`\\(?:u001[bB]\[|x1[bB]\[|u009[bB]|x9[bB])[0-9;:]*m`,
-    String.raw`[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u00ad\u200b-\u200d\u2060\ufeff\u202a-\u202e\u2066-\u2069]`,
+    UNSEEN_CHARACTER,
   ].join("|"),
   "g",
 );
-const HAS_UNSEEN = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u00ad\u200b-\u200d\u2060\ufeff\u202a-\u202e\u2066-\u2069]|\\[ux][019]/;
+const HAS_UNSEEN = new RegExp(`${UNSEEN_CHARACTER}|\\\\[ux][019]`);
 
 /**
  * `text` as it reads, what {@link UNSEEN} matches left out, with the index each of its units has

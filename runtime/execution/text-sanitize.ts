@@ -19,7 +19,7 @@ const LINE_BREAK = /\r\n|\r|\n/g;
  * `ESC O` alone, and `ESC O A` (an arrow key's code) would leave its `A` in the text, between the
  * halves of what it split.
  */
-const SINGLE_SHIFT = /(?:\u001b[NO]|[\u008e\u008f])[^\u0000-\u001f\u007f-\u009f]?/g;
+export const SINGLE_SHIFT = /(?:\u001b[NO]|[\u008e\u008f])[^\u0000-\u001f\u007f-\u009f]?/g;
 /** Removes every escape sequence (single shifts with their character) from a text with no colour in it. */
 const withoutEscapes = (segment: string) => stripAnsi(segment.replace(SINGLE_SHIFT, ""));
 const TRAILING_BREAKS = /(?:\r\n|\r|\n)+$/;

@@ -56,6 +56,8 @@ export class WorkerSlot<J> {
   lastCapability: string | null = null;
   /** Tasks that ended here, through replacements (the idle watch compares its looks by it). */
   tasksEnded = 0;
+  /** Tasks that ended on the current worker: none on a fresh one, where no handler's leftover can run. */
+  tasksHere = 0;
   /**
    * The worker thread's minor page faults when it last collected its garbage (or when first
    * counted), and the tasks ended since it was last looked at: what it faulted in across its tasks
@@ -127,6 +129,7 @@ export class WorkerSlot<J> {
   private start(): void {
     this.faultsAtCollect = null;
     this.tasksSinceLook = 0;
+    this.tasksHere = 0;
     this.heldOver = false;
     // The backlog is this worker's alone: a terminated one's unreceived batches must not hold up its replacement.
     const backlog = createBacklog();

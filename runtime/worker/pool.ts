@@ -288,11 +288,13 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       // the task goes back to the head of its queue rather than failing for a start-up problem.
       job.slot = null;
       lanes[slot.lane].queue.unshift(job);
-    } else if (job && unbegun === "handed") {
-      // It never read the task: what ended the thread was a previous handler's leftover (a timer
-      // that exits or throws, memory it kept growing). The task never left the pool; it waits for
-      // the next worker, at the head of its queue — unless workers keep dying under it, when it
-      // ends unbegun (docs/containment.md, "Take back what was never begun").
+    } else if (job && (unbegun === "handed" || (unbegun === "received" && slot.tasksHere > 0))) {
+      // It never began the task: what ended the thread was a previous handler's leftover (a timer
+      // that exits or throws, memory it kept growing) — certainly if the worker had not read the
+      // task, and perhaps if it was importing the task's file, since the file's await lets such a
+      // timer run. The task never left the pool; it waits for the next worker, at the head of its
+      // queue, where only its own file can end the thread — unless workers keep dying under it,
+      // when it ends unbegun (docs/containment.md, "Take back what was never begun").
       job.slot = null;
       job.lostUnread = (job.lostUnread ?? 0) + 1;
       if (job.lostUnread >= MAX_LOST_UNREAD) {
@@ -300,7 +302,11 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
         report(`${laneWorker(slot.lane)} stopped before reading ${job.task.capability}'s task (${why}), left by ${culpritOf(slot)}: ${job.lostUnread} workers in turn stopped under it before reading it, so it did not run.`);
         settle(job, { kind: "worker_lost", never_began: true, message: `${job.lostUnread} workers in turn stopped before reading it (the last: exit code ${code})` });
       } else {
-        report(`${laneWorker(slot.lane)} stopped before reading ${job.task.capability}'s task (${why}, left by ${culpritOf(slot)}); replacing it, and the task waits for the new one.`);
+        report(
+          unbegun === "handed"
+            ? `${laneWorker(slot.lane)} stopped before reading ${job.task.capability}'s task (${why}, left by ${culpritOf(slot)}); replacing it, and the task waits for the new one.`
+            : `${laneWorker(slot.lane)} stopped while importing ${job.task.capability}'s file (${why}), perhaps by what ${culpritOf(slot)} left running there; replacing it, and the task waits for the new one, where only its own file runs.`,
+        );
         lanes[slot.lane].queue.unshift(job);
       }
     } else if (job && unbegun === "received") {
@@ -358,6 +364,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     slot.job = null;
     slot.lastCapability = job.task.capability;
     slot.tasksEnded++;
+    slot.tasksHere++;
     idleWatch.taskEnded();
     if (slot.isReady) slot.worker.unref();
     resolveJob(job, outcome);

@@ -14,9 +14,11 @@ import { terminalSnapshot } from "../_support/terminal.ts";
 
 const EDGE = { actor: { kind: "http" as const }, request_id: "r-take-back", trace_id: "0".repeat(32) };
 
-/** Returns at once, leaving a timer that spins its worker's thread for input.ms. */
+/** Returns at once, leaving a timer that notes in leftovers.txt that it runs, then spins its worker's thread for input.ms. */
 const LEAVE = `import { capability } from "docket";
 import * as v from "valibot";
+import { appendFileSync } from "node:fs";
+import { join } from "node:path";
 export default capability({
   id: "test.leave",
   title: "Leave work behind",
@@ -24,8 +26,8 @@ export default capability({
   effect: "write",
   input: v.object({ ms: v.number() }),
   output: v.object({}),
-  handler(input) {
-    setTimeout(() => { const end = Date.now() + input.ms; while (Date.now() < end) {} }, 0);
+  handler(input, ctx) {
+    setTimeout(() => { appendFileSync(join(ctx.root, "leftovers.txt"), "spin\\n"); const end = Date.now() + input.ms; while (Date.now() < end) {} }, 0);
     return {};
   },
 });
@@ -51,9 +53,11 @@ export default capability({
 });
 `;
 
-/** Returns at once, leaving a timer that spins its worker's thread for 150 ms and then ends it. */
+/** Returns at once, leaving a timer that notes in leftovers.txt that it runs, spins its worker's thread for 150 ms and then ends it. */
 const EXIT_LATER = `import { capability } from "docket";
 import * as v from "valibot";
+import { appendFileSync } from "node:fs";
+import { join } from "node:path";
 export default capability({
   id: "test.exitlater",
   title: "Exit later",
@@ -61,8 +65,45 @@ export default capability({
   effect: "write",
   input: v.object({}),
   output: v.object({}),
-  handler() {
-    setTimeout(() => { const end = Date.now() + 150; while (Date.now() < end) {} process.exit(5); }, 0);
+  handler(_input, ctx) {
+    setTimeout(() => { appendFileSync(join(ctx.root, "leftovers.txt"), "exit\\n"); const end = Date.now() + 150; while (Date.now() < end) {} process.exit(5); }, 0);
+    return {};
+  },
+});
+`;
+
+/** Returns at once, leaving a timer that ends its worker's thread input.ms later, without keeping the thread busy until then. */
+const EXIT_SOON = `import { capability } from "docket";
+import * as v from "valibot";
+export default capability({
+  id: "test.exitsoon",
+  title: "Exit soon",
+  description: "Returns, leaving a timer that ends its worker's thread.",
+  effect: "write",
+  input: v.object({ ms: v.number() }),
+  output: v.object({}),
+  handler(input) {
+    setTimeout(() => process.exit(6), input.ms);
+    return {};
+  },
+});
+`;
+
+/** A file whose top level awaits 300 ms (once armed-slowtop exists: the main thread's own import at boot is quick), then marks when its handler begins. */
+const SLOW_TOP = `import { capability } from "docket";
+import * as v from "valibot";
+import { appendFileSync, existsSync } from "node:fs";
+import { join } from "node:path";
+if (existsSync(join(import.meta.dir, "armed-slowtop"))) await new Promise((resolve) => setTimeout(resolve, 300));
+export default capability({
+  id: "test.slowtop",
+  title: "Slow top level",
+  description: "Awaits in its top level.",
+  effect: "write",
+  input: v.object({}),
+  output: v.object({}),
+  handler(_input, ctx) {
+    appendFileSync(join(ctx.root, "marks.txt"), "slowtop\\n");
     return {};
   },
 });
@@ -79,6 +120,8 @@ beforeAll(async () => {
   writeFileSync(join(root, "capabilities", "test.leave.ts"), LEAVE);
   writeFileSync(join(root, "capabilities", "test.mark.ts"), MARK);
   writeFileSync(join(root, "capabilities", "test.exitlater.ts"), EXIT_LATER);
+  writeFileSync(join(root, "capabilities", "test.exitsoon.ts"), EXIT_SOON);
+  writeFileSync(join(root, "capabilities", "test.slowtop.ts"), SLOW_TOP);
   // One execution worker: the next task is handed to the worker the leftover keeps busy.
   plane = await bootPlane({ cwd: root, storeKind: "memory", limits: resolveLimits({ overrides: { max_concurrent: 1, grace_ms: 5000 } }), importFile: (path) => import(path), log: () => undefined });
 });
@@ -90,14 +133,19 @@ afterAll(async () => {
 
 const terminal = (id: string): Promise<ExecutionSnapshot> => terminalSnapshot(plane.store, id);
 
-const marks = () => (existsSync(join(root, "marks.txt")) ? readFileSync(join(root, "marks.txt"), "utf8").trim().split("\n") : []);
+const lines = (name: string) => (existsSync(join(root, name)) ? readFileSync(join(root, name), "utf8").trim().split("\n") : []);
+const marks = () => lines("marks.txt");
 
-/** Leaves the only execution worker spinning for a minute, and waits until its timer runs. */
-async function leaveWorkBehind(): Promise<void> {
-  const id = plane.engine.start({ capability: "test.leave", input: { ms: 60_000 } }, EDGE).execution.id;
+/** Starts `capability` and waits for it to succeed and for the timer it leaves behind to run. */
+async function leave(capability: string, input: unknown): Promise<void> {
+  const before = lines("leftovers.txt").length;
+  const id = plane.engine.start({ capability, input }, EDGE).execution.id;
   expect((await terminal(id)).state).toBe("succeeded");
-  await Bun.sleep(100);
+  while (lines("leftovers.txt").length === before) await Bun.sleep(5);
 }
+
+/** Leaves the only execution worker spinning for a minute, its timer running. */
+const leaveWorkBehind = () => leave("test.leave", { ms: 60_000 });
 
 describe("take-back", () => {
   test("the next execution on a worker kept busy by a leftover runs once, on a new worker", async () => {
@@ -109,13 +157,26 @@ describe("take-back", () => {
   });
 
   test("the next execution handed to a worker that a leftover then ends, before it read the task, runs once on the new worker (not worker_lost)", async () => {
-    const left = plane.engine.start({ capability: "test.exitlater", input: {} }, EDGE).execution.id;
-    expect((await terminal(left)).state).toBe("succeeded");
+    await leave("test.exitlater", {});
     // Handed while the leftover spins, 150 ms before it ends the thread: the task is never read there.
     const id = plane.engine.start({ capability: "test.mark", input: { tag: "after-exit" } }, EDGE).execution.id;
     const done = await terminal(id);
     expect({ state: done.state, failure: done.failure }).toEqual({ state: "succeeded", failure: null } as never);
     expect(marks().filter((m) => m === "after-exit")).toEqual(["after-exit"]);
+  });
+
+  test("the next execution, whose file a leftover's timer ends the worker while it is imported, runs once on a new worker (not a failure of its file)", async () => {
+    // A fresh worker, where nothing was left running: the one test.exitlater ended is gone.
+    const fresh = plane.engine.start({ capability: "test.mark", input: { tag: "fresh" } }, EDGE).execution.id;
+    expect((await terminal(fresh)).state).toBe("succeeded");
+    const left = plane.engine.start({ capability: "test.exitsoon", input: { ms: 100 } }, EDGE).execution.id;
+    expect((await terminal(left)).state).toBe("succeeded");
+    // Received at once; its file's top level awaits 300 ms, during which the leftover's timer ends the thread.
+    writeFileSync(join(root, "capabilities", "armed-slowtop"), "");
+    const id = plane.engine.start({ capability: "test.slowtop", input: {} }, EDGE).execution.id;
+    const done = await terminal(id);
+    expect({ state: done.state, failure: done.failure }).toEqual({ state: "succeeded", failure: null } as never);
+    expect(marks().filter((m) => m === "slowtop")).toEqual(["slowtop"]);
   });
 
   test("a cancel sent while it waited on the busy worker ends it cancelled, never begun, nothing applied", async () => {

@@ -145,6 +145,23 @@ function unmasked(capability: RegisteredCapability, outcome: TaskOutcome, stop: 
   }
   // Its file failed while its worker imported it: the file's failure, and nothing ran.
   if (error.kind === "load_failed") return loadFailed(capability, ids, error);
+  // No worker of its lane could start: it never left the queue, so nothing ran, even of a write.
+  if (error.kind === "worker_lost" && error.no_worker) {
+    return {
+      state: "failed",
+      failure: buildFailure({
+        ...ids,
+        error_code: "unavailable",
+        stage: "queue",
+        message: error.message,
+        retryability: "after_delay",
+        outcome_certainty: "not_applied",
+        suggestion: "Nothing ran. The server's log says why its worker threads could not start (a broken install, no memory or threads left): fix that and restart docket, then start this again.",
+        context: { capability: capability.id, stage: "queue", reason: "no_worker" },
+      }),
+      stack: error.message,
+    };
+  }
   // Workers in turn died before reading it (what previous handlers left running): nothing ran.
   if (error.kind === "worker_lost" && error.never_began) {
     const message = `${capability.id} did not run: ${error.message}, before its handler began.`;

@@ -591,7 +591,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   function failQueueIfLaneDead(lane: Lane): void {
     const { slots, queue } = lanes[lane];
     if (!slots.every((s) => s.dead)) return;
-    for (const job of queue.splice(0)) settle(job, { kind: "worker_lost", message: `No ${lane} worker could start, so ${job.task.capability} did not run.` });
+    for (const job of queue.splice(0)) settle(job, { kind: "worker_lost", never_began: true, no_worker: true, message: `No ${lane} worker could start, so ${job.task.capability} did not run.` });
   }
 
   function unqueue(job: Job): boolean {
@@ -620,7 +620,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       nextId = nextId >= MAX_TASK_ID ? 1 : nextId + 1;
 
       if (closed) settle(job, { kind: "terminated", message: "The worker pool is closed." });
-      else if (lane.slots.every((s) => s.dead)) settle(job, { kind: "worker_lost", message: `No ${laneName} worker could start, so ${task.capability} did not run.` });
+      else if (lane.slots.every((s) => s.dead)) settle(job, { kind: "worker_lost", never_began: true, no_worker: true, message: `No ${laneName} worker could start, so ${task.capability} did not run.` });
       else {
         lane.queue.push(job);
         dispatch(laneName);

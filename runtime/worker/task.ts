@@ -68,8 +68,9 @@ export type TaskError =
    * The worker died (crash, process.exit, out of memory) while running it — or, `never_began`,
    * workers in turn died before reading it (a previous handler's leftovers): nothing of it ran.
    * `exit_code`: the code the thread running it ended with (a handler's `process.exit(3)`: 3).
+   * `no_worker`: no worker of its lane could start, so it never left the queue: nothing of it ran.
    */
-  | { kind: "worker_lost"; message: string; never_began?: true; exit_code?: number }
+  | { kind: "worker_lost"; message: string; never_began?: true; exit_code?: number; no_worker?: true }
   /** The pool terminated the worker on request (deadline grace expired, forced stop). */
   | { kind: "terminated"; message: string }
   /** The pool terminated the worker because the handler outgrew its memory limit (docs/containment.md). */

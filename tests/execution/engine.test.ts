@@ -612,12 +612,19 @@ describe("engine completion", () => {
     expect(failure.message).toBe("demo.read failed at stage run: the thread running its handler ended (exit code 3) before the handler finished.");
     expect(failure.context).toMatchObject({ reason: "worker_lost", exit_code: 3 });
     expect(failure.suggestion).toContain("process.exit()");
-    // No exit code (no worker could start): the pool's own sentence, once.
-    const other = h.engine.start({ capability: "demo.read", input: {} }, EDGE).execution.id;
+  });
+
+  test("a task no worker could start for fails unavailable at stage queue, not_applied, even for a write, in the pool's own sentence once", async () => {
+    const h = harness();
+    const id = h.engine.start({ capability: "demo.write", input: {} }, EDGE).execution.id;
     await flush();
-    h.pool.of(other)!.end({ ok: false, error: { kind: "worker_lost", message: "No execution worker could start, so demo.read did not run." } });
+    h.pool.of(id)!.end({ ok: false, error: { kind: "worker_lost", never_began: true, no_worker: true, message: "No execution worker could start, so demo.write did not run." } });
     await flush();
-    expect(h.store.get(other)!.failure!.message).toBe("No execution worker could start, so demo.read did not run.");
+    const done = h.store.get(id)!;
+    expect(done.state).toBe("failed");
+    expect(done.failure).toMatchObject({ error_code: "unavailable", stage: "queue", outcome_certainty: "not_applied", retryability: "after_delay", context: { reason: "no_worker" } });
+    expect(done.failure!.message).toBe("No execution worker could start, so demo.write did not run.");
+    expect(done.failure!.suggestion).toContain("could not start");
   });
 
   test("a task three workers in turn died under before reading it fails unavailable at stage queue, not_applied, even for a write: nothing ran", async () => {

@@ -973,7 +973,7 @@ describe("createWorkerPool", () => {
     const p = makePool({ workerUrl: new URL("file:///nonexistent/docket/worker-entry.ts") });
     await expect(p.warm()).rejects.toThrow(/could not start/);
     for (const lane of ["execution", "direct"] as const) {
-      expect(await p.run(task("echo", "fixture.echo"), { lane }).outcome).toMatchObject({ ok: false, error: { kind: "worker_lost" } });
+      expect(await p.run(task("echo", "fixture.echo"), { lane }).outcome).toMatchObject({ ok: false, error: { kind: "worker_lost", never_began: true, no_worker: true } });
     }
     expect(p.stats()).toMatchObject({ execution_workers: 0, direct_workers: 0 });
     expect(problems.join("\n")).toContain("failed to start 3 times in a row");

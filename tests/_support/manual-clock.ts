@@ -55,4 +55,9 @@ export class ManualClock implements Clock {
   get pending(): number {
     return this.timers.size;
   }
+
+  /** How many timers were ever set: a test waits for it to grow to know a callback it cannot see has run. */
+  get scheduled(): number {
+    return this.next - 1;
+  }
 }

@@ -51,6 +51,14 @@ export async function findServer(root: string, options: { timeout_ms?: number } 
   return (await isLeaseLive(lease, options)) ? serverClient(lease) : null;
 }
 
+/** Why an answer's body could not be read, for ServerUnreachableError. */
+function unreadBody(status: number, error: unknown): string {
+  const e = error as Error;
+  if (e?.name === "TimeoutError") return "no answer in time";
+  if (e?.name === "SyntaxError") return `HTTP ${status} whose body is not JSON`;
+  return `HTTP ${status} whose body was cut off: ${e?.message ?? String(error)}`;
+}
+
 /** How many times a read is asked while the server's large-answer budget is spent (see request). */
 const BUSY_TRIES = 5;
 
@@ -75,7 +83,10 @@ export function serverClient(lease: Lease): ServerClient {
     let body: any;
     try {
       body = await response.json();
-    } catch {
+    } catch (error) {
+      // The time given covers the body too: an answer cut off, late or not JSON is none, never a
+      // success with nothing in it (`executions show` printed null and exited 0).
+      if (response.ok) throw new ServerUnreachableError(lease.url, unreadBody(response.status, error));
       body = null;
     }
     if (response.ok) return { ok: true, status: response.status, body };

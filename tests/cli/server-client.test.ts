@@ -3,7 +3,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
-import { unansweringServer } from "../../runtime/cli/server-client.ts";
+import { serverClient, ServerUnreachableError, unansweringServer } from "../../runtime/cli/server-client.ts";
 import { lockCheckout } from "../../runtime/server/checkout-lock.ts";
 import { ensureDocketDir, leasePath, type Lease } from "../../runtime/server/lease.ts";
 import { removeTempDirs, tempCheckout } from "./_harness.ts";
@@ -27,5 +27,31 @@ describe("unansweringServer", () => {
       lock.release();
     }
     expect(unansweringServer(root)).toBeNull();
+  });
+});
+
+describe("serverClient", () => {
+  test("serverClient takes an answer whose body does not come in time, or is not JSON, for no answer: never for a success with nothing in it", async () => {
+    const started = new TextEncoder().encode('{"state":"succ');
+    const server = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch(request) {
+        // Its status and the start of its body are sent, and the rest never is.
+        if (new URL(request.url).pathname === "/cut") return new Response(new ReadableStream({ start: (c) => c.enqueue(started) }), { headers: { "content-type": "application/json" } });
+        return new Response("<html>a proxy's page</html>", { headers: { "content-type": "text/html" } });
+      },
+    });
+    try {
+      const client = serverClient({ url: server.url.origin, pid: process.pid, root: "/nowhere", token: null, started_at: new Date().toISOString(), pid_namespace: "pid:[1]" });
+      const cut = client.request("GET", "/cut", { timeoutMs: 300 });
+      await expect(cut).rejects.toThrow(ServerUnreachableError);
+      await expect(cut).rejects.toThrow("no answer in time");
+      const page = client.request("GET", "/page");
+      await expect(page).rejects.toThrow(ServerUnreachableError);
+      await expect(page).rejects.toThrow("HTTP 200 whose body is not JSON");
+    } finally {
+      server.stop(true);
+    }
   });
 });

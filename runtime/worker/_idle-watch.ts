@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import type { Worker } from "node:worker_threads";
 import { threadMinorFaults, threadStat } from "./memory-watchdog.ts";
 
@@ -5,9 +6,10 @@ import { threadMinorFaults, threadStat } from "./memory-watchdog.ts";
  * A handler can return and leave work running on its worker's thread: a timer that loops, a
  * callback that computes or allocates. The next task handed to that worker finds it busy and is taken back
  * (pool.ts), but with no next task the thread would hold a core for as long as the work lasts.
- * This watch looks at idle workers' threads (their CPU time under /proc, Linux only) once a
+ * This watch looks at idle workers' threads (their times under /proc, Linux only) once a
  * period from the first task's end on, and names one that stayed busy — most of each of `strikes`
- * periods in a row, or WINDOW_SHARE of the last WINDOW_LOOKS, with no task to run — or one that
+ * periods in a row, or WINDOW_SHARE of the last WINDOW_LOOKS, with no task to run (ran for it, or,
+ * never once asleep, ran or waited for a CPU for it: see busyFor) — or one that
  * grew the process past the memory limit since its task ended, so the pool can replace it
  * (docs/containment.md).
  */
@@ -22,8 +24,8 @@ export interface IdleWatchOptions<S extends IdleSlot> {
   busyShare?: number;
   /** Busy periods in a row before `onBusy`; default 2. */
   strikes?: number;
-  /** CPU time of a thread (`<pid>/task/<tid>`) in milliseconds, or null when unknown; default from /proc. */
-  cpuMs?: (thread: string) => number | null;
+  /** A thread's (`<pid>/task/<tid>`) times, or null when unknown; default from /proc (threadTimes). */
+  times?: (thread: string) => ThreadTimes | null;
   /**
    * MiB an idle worker may grow the process by (`worker_memory_mb`): past it — its thread faulted
    * in that much since its task ended, and the process grew by as much — `onGrew` (the pool
@@ -45,6 +47,16 @@ const WINDOW_LOOKS = 10;
 /** The share of the long window a thread must have run to count as busy. */
 const WINDOW_SHARE = 0.4;
 
+/** What the watch reads of a thread at a look. */
+export interface ThreadTimes {
+  /** Milliseconds it ran on a CPU. */
+  cpuMs: number;
+  /** Milliseconds it ran or waited on a run queue for a CPU; null when the kernel keeps no such time. */
+  runnableMs: number | null;
+  /** Times it went to sleep of its own accord (waited for an event, a lock, a timer); null when unknown. */
+  sleeps: number | null;
+}
+
 /** What the watch reads of a pool's slot. */
 export interface IdleSlot {
   worker: Worker;
@@ -57,7 +69,7 @@ export interface IdleSlot {
 interface Look {
   worker: Worker;
   tasksEnded: number;
-  cpuMs: number;
+  times: ThreadTimes;
   at: number;
   strikes: number;
   /** Page faults of its thread at this look, and when its idle spell began (null: unknown). */
@@ -65,8 +77,8 @@ interface Look {
   faultsAtIdle: number | null;
   /** The process's resident bytes when its idle spell began. */
   rssAtIdle: number;
-  /** CPU time and time of its last looks, oldest first (at most WINDOW_LOOKS). */
-  window: Array<{ cpuMs: number; at: number }>;
+  /** Thread times and time of its last looks, oldest first (at most WINDOW_LOOKS). */
+  window: Array<{ times: ThreadTimes; at: number }>;
 }
 
 const MIB = 1024 * 1024;
@@ -77,7 +89,7 @@ export class IdleWatch<S extends IdleSlot> {
   private readonly intervalMs: number;
   private readonly busyShare: number;
   private readonly strikes: number;
-  private readonly cpuMs: (thread: string) => number | null;
+  private readonly times: (thread: string) => ThreadTimes | null;
   private readonly faults: (thread: string) => number | null;
   private readonly rss: () => number;
   private timer: ReturnType<typeof setTimeout> | null = null;
@@ -87,7 +99,7 @@ export class IdleWatch<S extends IdleSlot> {
     this.intervalMs = options.intervalMs ?? 1000;
     this.busyShare = options.busyShare ?? 0.5;
     this.strikes = options.strikes ?? 2;
-    this.cpuMs = options.cpuMs ?? threadCpuMs;
+    this.times = options.times ?? threadTimes;
     this.faults = options.limitMb === undefined ? () => null : (options.faults ?? threadMinorFaults);
     this.rss = options.rss ?? (() => process.memoryUsage.rss());
   }
@@ -130,14 +142,14 @@ export class IdleWatch<S extends IdleSlot> {
     let rss: number | null = null;
     for (const slot of this.options.idle()) {
       if (slot.thread === null) continue;
-      const cpuMs = this.cpuMs(slot.thread);
-      if (cpuMs === null) continue;
+      const times = this.times(slot.thread);
+      if (times === null) continue;
       const faults = this.faults(slot.thread);
       rss ??= limitMb === undefined ? 0 : this.rss();
       const before = this.looks.get(slot);
       const comparable = before !== undefined && before.worker === slot.worker && before.tasksEnded === slot.tasksEnded;
       if (!comparable) {
-        this.looks.set(slot, { worker: slot.worker, tasksEnded: slot.tasksEnded, cpuMs, at: now, strikes: 0, faults, faultsAtIdle: faults, rssAtIdle: rss, window: [{ cpuMs, at: now }] });
+        this.looks.set(slot, { worker: slot.worker, tasksEnded: slot.tasksEnded, times, at: now, strikes: 0, faults, faultsAtIdle: faults, rssAtIdle: rss, window: [{ times, at: now }] });
         continue;
       }
       const grownMb = faults === null || before.faultsAtIdle === null ? 0 : ((faults - before.faultsAtIdle) * PAGE_BYTES) / MIB;
@@ -146,18 +158,60 @@ export class IdleWatch<S extends IdleSlot> {
         this.options.onGrew?.(slot, grownMb);
         continue;
       }
-      const busy = cpuMs - before.cpuMs >= this.busyShare * (now - before.at);
+      const busy = busyFor(before.times, times) >= this.busyShare * (now - before.at);
       const strikes = busy ? before.strikes + 1 : 0;
-      const window = [...before.window.slice(1 - WINDOW_LOOKS), { cpuMs, at: now }];
+      const window = [...before.window.slice(1 - WINDOW_LOOKS), { times, at: now }];
       const oldest = window[0]!;
-      const windowBusy = window.length === WINDOW_LOOKS && cpuMs - oldest.cpuMs >= WINDOW_SHARE * (now - oldest.at);
+      const windowBusyMs = busyFor(oldest.times, times);
+      const windowBusy = window.length === WINDOW_LOOKS && windowBusyMs >= WINDOW_SHARE * (now - oldest.at);
       if (strikes >= this.strikes || windowBusy) {
         this.looks.delete(slot);
-        this.options.onBusy(slot, windowBusy ? cpuMs - oldest.cpuMs : strikes * (now - before.at));
+        this.options.onBusy(slot, windowBusy ? windowBusyMs : strikes * (now - before.at));
         continue;
       }
-      this.looks.set(slot, { ...before, cpuMs, at: now, strikes, faults, window });
+      this.looks.set(slot, { ...before, times, at: now, strikes, faults, window });
     }
+  }
+}
+
+/**
+ * For how long a thread was busy between two looks. A thread that never slept meanwhile wanted
+ * its CPU all along: the time it ran or waited for one counts, however little of the CPU a loaded
+ * machine gave it (by CPU time alone, a spinning leftover that shared a core with other work ran
+ * for under half of each look and was never found). A thread that slept counts the time it ran
+ * only: an idle worker woken by a timer waits long for a CPU on a loaded machine, and is not busy.
+ */
+function busyFor(before: ThreadTimes, after: ThreadTimes): number {
+  const ran = after.cpuMs - before.cpuMs;
+  const neverSlept = before.sleeps !== null && after.sleeps === before.sleeps;
+  return neverSlept && before.runnableMs !== null && after.runnableMs !== null ? Math.max(ran, after.runnableMs - before.runnableMs) : ran;
+}
+
+/** A thread's times from /proc/<pid>/task/<tid>/{stat,schedstat,status}; null when its CPU time is unreadable. */
+function threadTimes(thread: string): ThreadTimes | null {
+  const cpuMs = threadCpuMs(thread);
+  if (cpuMs === null) return null;
+  return { cpuMs, runnableMs: threadRunnableMs(thread), sleeps: threadSleeps(thread) };
+}
+
+/** Milliseconds a thread ran or waited on a run queue (schedstat: nanoseconds on a CPU, then waiting for one); null when unreadable. */
+function threadRunnableMs(thread: string): number | null {
+  try {
+    const [run, waited] = readFileSync(`/proc/${thread}/schedstat`, "utf8").split(" ");
+    const ms = (Number(run) + Number(waited)) / 1e6;
+    return Number.isFinite(ms) ? ms : null;
+  } catch {
+    return null;
+  }
+}
+
+/** How often a thread gave up its CPU of its own accord (status: voluntary_ctxt_switches); null when unreadable. */
+function threadSleeps(thread: string): number | null {
+  try {
+    const found = /^voluntary_ctxt_switches:\s*(\d+)$/m.exec(readFileSync(`/proc/${thread}/status`, "utf8"));
+    return found ? Number(found[1]) : null;
+  } catch {
+    return null;
   }
 }
 

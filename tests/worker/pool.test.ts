@@ -174,13 +174,44 @@ describe("createWorkerPool", () => {
   });
 
   test("a leftover that begins its work long after its handler returned is found all the same: the looks go on", async () => {
-    const p = makePool({ idleCheckMs: 100 });
-    expect(await p.run(task("leaves-busy", "fixture.leaves-busy", { ms: 60_000, delay_ms: 1000 }), { lane: "execution" }).outcome).toEqual({ ok: true, output: {} });
-    await Bun.sleep(900);
-    expect(p.stats().replaced).toBe(0);
-    for (let i = 0; i < 100 && p.stats().replaced === 0; i++) await Bun.sleep(50);
-    expect(p.stats().replaced).toBe(1);
-    expect(problems.join("\n")).toMatch(/kept its thread busy .* work fixture\.leaves-busy left running after it returned/);
+    const dir = await mkdtemp(join(tmpdir(), "docket-late-spin-"));
+    try {
+      const p = makePool({ idleCheckMs: 100 });
+      // It spins only once the gate opens: the looks meanwhile find a worker that is idle but for a short timer.
+      const gate = join(dir, "gate");
+      expect(await p.run(task("leaves-busy", "fixture.leaves-busy", { ms: 60_000, gate }), { lane: "execution" }).outcome).toEqual({ ok: true, output: {} });
+      await Bun.sleep(900);
+      expect(p.stats().replaced).toBe(0);
+      await writeFile(gate, "");
+      for (let i = 0; i < 100 && p.stats().replaced === 0; i++) await Bun.sleep(50);
+      expect(p.stats().replaced).toBe(1);
+      expect(problems.join("\n")).toMatch(/kept its thread busy .* work fixture\.leaves-busy left running after it returned/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test.skipIf(process.platform !== "linux" || !Bun.which("taskset") || !Bun.which("renice"))("a worker left spinning is found on a machine too busy to give it much of a core: it wants its CPU all the time", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "docket-starved-spin-"));
+    // The leftover's thread shares one CPU with a process that spins at a higher priority: it runs
+    // a few percent of the time, and waits for the CPU the rest of it.
+    const rival = Bun.spawn(["taskset", "-c", "0", "sh", "-c", "while :; do :; done"]);
+    try {
+      const p = makePool({ idleCheckMs: 100 });
+      const threadFile = join(dir, "thread");
+      const gate = join(dir, "gate");
+      expect(await p.run(task("leaves-busy", "fixture.leaves-busy", { ms: 60_000, gate, thread_file: threadFile }), { lane: "execution" }).outcome).toEqual({ ok: true, output: {} });
+      const tid = readFileSync(threadFile, "utf8").split("/").pop()!;
+      expect(Bun.spawnSync(["taskset", "-p", "-c", "0", tid], { stdout: "ignore" }).exitCode).toBe(0);
+      expect(Bun.spawnSync(["renice", "-n", "19", "-p", tid], { stdout: "ignore" }).exitCode).toBe(0);
+      await writeFile(gate, "");
+      for (let i = 0; i < 100 && p.stats().replaced === 0; i++) await Bun.sleep(50);
+      expect(p.stats().replaced).toBe(1);
+      expect(problems.join("\n")).toMatch(/kept its thread busy .* work fixture\.leaves-busy left running after it returned/);
+    } finally {
+      rival.kill("SIGKILL");
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   test.skipIf(process.platform !== "linux")("a handler stopped by force: the child it started itself is killed and reaped, never left a zombie of the server", async () => {

@@ -97,8 +97,10 @@ interface Job {
   settled: boolean;
   /** When its worker was last asked to collect garbage because the process outgrew the limit (performance.now). */
   collectAskedAt?: number;
-  /** How many workers stopped before reading it (see onExit). */
+  /** How many workers stopped before reading it (see onExit), or failed importing its file after other tasks ran there (see retryElsewhere). */
   lostUnread?: number;
+  /** Taken back from a worker that may hold a previous handler's leftover: it goes to a fresh worker where one is free (dispatch). */
+  fresh?: boolean;
   resolve(outcome: TaskOutcome): void;
 }
 
@@ -167,7 +169,9 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       return;
     }
     if (unbegun === "received") {
-      // Grown by the file's top level as its worker imported it: the handler never began.
+      // Grown as its worker imported the file: the handler never began. Not retried on a fresh
+      // worker as other failures of an import are (retryElsewhere): while the old thread's memory
+      // is being freed the process does not grow, so the retry's own growth would go unseen.
       report(`${laneWorker(slot.lane)} importing ${job.task.capability}'s file grew past the memory limit of ${memoryLimitMb} MiB (about ${usedMb} MiB) before its handler began; terminating and replacing it.`);
       stopBy(slot, job, { kind: "load_failed", cause: "memory_exceeded", message: `its top level grew past the memory limit of ${memoryLimitMb} MiB (about ${usedMb} MiB)`, limit_mb: memoryLimitMb, used_mb: usedMb });
       return;
@@ -288,13 +292,11 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       // the task goes back to the head of its queue rather than failing for a start-up problem.
       job.slot = null;
       lanes[slot.lane].queue.unshift(job);
-    } else if (job && (unbegun === "handed" || (unbegun === "received" && slot.tasksHere > 0))) {
-      // It never began the task: what ended the thread was a previous handler's leftover (a timer
-      // that exits or throws, memory it kept growing) — certainly if the worker had not read the
-      // task, and perhaps if it was importing the task's file, since the file's await lets such a
-      // timer run. The task never left the pool; it waits for the next worker, at the head of its
-      // queue, where only its own file can end the thread — unless workers keep dying under it,
-      // when it ends unbegun (docs/containment.md, "Take back what was never begun").
+    } else if (job && unbegun === "handed") {
+      // It never read the task: what ended the thread was a previous handler's leftover (a timer
+      // that exits or throws, memory it kept growing). The task never left the pool; it waits for
+      // the next worker, at the head of its queue — unless workers keep dying under it, when it
+      // ends unbegun (docs/containment.md, "Take back what was never begun").
       job.slot = null;
       job.lostUnread = (job.lostUnread ?? 0) + 1;
       if (job.lostUnread >= MAX_LOST_UNREAD) {
@@ -302,13 +304,12 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
         report(`${laneWorker(slot.lane)} stopped before reading ${job.task.capability}'s task (${why}), left by ${culpritOf(slot)}: ${job.lostUnread} workers in turn stopped under it before reading it, so it did not run.`);
         settle(job, { kind: "worker_lost", never_began: true, message: `${job.lostUnread} workers in turn stopped before reading it (the last: exit code ${code})` });
       } else {
-        report(
-          unbegun === "handed"
-            ? `${laneWorker(slot.lane)} stopped before reading ${job.task.capability}'s task (${why}, left by ${culpritOf(slot)}); replacing it, and the task waits for the new one.`
-            : `${laneWorker(slot.lane)} stopped while importing ${job.task.capability}'s file (${why}), perhaps by what ${culpritOf(slot)} left running there; replacing it, and the task waits for the new one, where only its own file runs.`,
-        );
+        report(`${laneWorker(slot.lane)} stopped before reading ${job.task.capability}'s task (${why}, left by ${culpritOf(slot)}); replacing it, and the task waits for the new one.`);
+        job.fresh = true;
         lanes[slot.lane].queue.unshift(job);
       }
+    } else if (job && unbegun === "received" && retryElsewhere(slot, job, `stopped (${why})`)) {
+      // Retried on a fresh worker: the slot replaces this one once onExit returns.
     } else if (job && unbegun === "received") {
       // It ended while importing the file, before the handler was called (the thread is gone: no race).
       report(`${laneWorker(slot.lane)} stopped while importing ${job.task.capability}'s file, before its handler began (${why}); replacing it.`);
@@ -321,12 +322,22 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     }
   }
 
+  /** Hands queued tasks to free workers in order; a task taken back from a worker that may hold a leftover goes to a fresh one where one is free. */
   function dispatch(lane: Lane): void {
     const { slots, queue } = lanes[lane];
-    for (const slot of slots) {
-      if (queue.length === 0) return;
-      if (slot.job || slot.dead) continue;
-      assign(slot, queue.shift()!);
+    while (queue.length > 0) {
+      const fresh = queue[0]!.fresh === true;
+      let chosen: Slot | null = null;
+      for (const slot of slots) {
+        if (slot.job || slot.dead) continue;
+        if (!fresh || slot.tasksHere === 0) {
+          chosen = slot;
+          break;
+        }
+        chosen ??= slot;
+      }
+      if (chosen === null) return;
+      assign(chosen, queue.shift()!);
     }
   }
 
@@ -354,6 +365,13 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   }
 
   function release(slot: Slot, job: Job, outcome: TaskOutcome): void {
+    // (A top-level await the worker's own load timer gave up on is the file's: had a leftover held the thread, that timer could not have run.)
+    if (!outcome.ok && outcome.error.kind === "load_failed" && outcome.error.uncaught && retryElsewhere(slot, job, outcome.error.message)) {
+      // Perhaps not the file's doing but a previous handler's leftover: it runs on a fresh worker.
+      replaceJobWorker(slot, job);
+      dispatch(slot.lane);
+      return;
+    }
     // What a handler allocated outside the heap (Buffers) stays resident after it returns until
     // its worker collects, which an idle worker may never do: held, it would count as the growth
     // of the handlers still running, and stop one of them under its limit. So a worker whose
@@ -565,6 +583,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
 
   /** A worker held in a file's top level past the load time, its task taken back: the task fails as the file's, and the worker is replaced. */
   function loadNeverFinished(slot: Slot, job: Job, preparingMs: number): void {
+    if (retryElsewhere(slot, job, `was still importing it ${Math.round(preparingMs / 1000)} s after it received the task, its thread too busy for its own load timer`)) return replaceJobWorker(slot, job);
     report(
       `${laneWorker(slot.lane)} was still importing ${job.task.capability}'s file ${Math.round(preparingMs / 1000)} s after it received the task, past load_timeout_ms (${loadTimeoutMs} ms), with its thread too busy for its own load timer (a synchronous loop at the file's top level?). Its task fails before its handler began; the worker is replaced.`,
     );
@@ -584,8 +603,32 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     slot.job = null;
     job.slot = null;
     // Never cancelled: a cancel of a task not begun takes it back at once (see cancel()).
+    job.fresh = true;
     lanes[slot.lane].queue.unshift(job);
     replaceWorker(slot);
+  }
+
+  /**
+   * A task whose file failed while a worker imported it — ended its thread, kept it busy past the
+   * load time, left an error uncaught — on a worker where other tasks
+   * ran before: what failed may be what one of them left running (a timer that exits, allocates,
+   * spins or rejects while the file's top level awaits), not the file. The handler never began,
+   * so the task goes back to the head of its queue for a fresh worker, where only its own file
+   * runs first (docs/containment.md, "Take back what was never begun"). The caller replaces the
+   * worker. False, and nothing done, on a fresh worker (the failure is surely the file's) or once
+   * MAX_LOST_UNREAD workers failed under it.
+   */
+  function retryElsewhere(slot: Slot, job: Job, what: string): boolean {
+    if (slot.tasksHere === 0 || (job.lostUnread ?? 0) + 1 >= MAX_LOST_UNREAD) return false;
+    job.lostUnread = (job.lostUnread ?? 0) + 1;
+    report(`${laneWorker(slot.lane)} importing ${job.task.capability}'s file failed (${what}), perhaps by what ${culpritOf(slot)} left running there; replacing it, and the task waits for a fresh worker, where only its own file runs.`);
+    watchdog.unwatch(job.id);
+    job.collectAskedAt = undefined;
+    job.slot = null;
+    job.fresh = true;
+    if (slot.job === job) slot.job = null;
+    lanes[slot.lane].queue.unshift(job);
+    return true;
   }
 
   function failQueueIfLaneDead(lane: Lane): void {

@@ -80,8 +80,10 @@ export type TaskError =
    * (docs/containment.md, "Take back what was never begun"): the file's top level threw, did not
    * finish loading within `load_timeout_ms`, ended the worker's thread, or outgrew the memory
    * limit. Nothing of the handler ran. `message`: what the file did, as a load error says it.
+   * `uncaught`: what failed was an error left uncaught while the file was imported, which may be
+   * another's (a previous handler's leftover timer), not one its import threw.
    */
-  | { kind: "load_failed"; cause: LoadFailureCause; message: string; limit_mb?: number; used_mb?: number }
+  | { kind: "load_failed"; cause: LoadFailureCause; message: string; limit_mb?: number; used_mb?: number; uncaught?: true }
   /** It returned an output larger than `output_bytes` (characters of its JSON), which the worker kept. */
   /** `bytes`: the output's characters of JSON, or with `at_least`, how far the count got before it stopped past the limit. */
   | { kind: "output_too_large"; message: string; bytes: number; limit: number; at_least?: boolean }

@@ -258,9 +258,9 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
     if (of !== undefined && of !== current) {
       post({ type: "problem", message: `${laneWorker(boot.lane)} caught an error thrown by work ${of.capability} left running after its task ended (no task fails for it): ${thrownDetail(error, of.context.mask)}` });
     } else if (current && !current.done && endUnbegun(claim, current.id)) {
-      // Left uncaught while its file was imported (a rejection its top level did not await): the
-      // file's failure, and the handler never ran.
-      finish(current, { ok: false, error: { kind: "load_failed", cause: "threw", message: `loading the file left an error uncaught: ${thrownDetail(error).split("\n")[0]}` } });
+      // Left uncaught while its file was imported (a rejection its top level did not await, or a
+      // previous handler's leftover's): the handler never ran (the pool judges whose it was).
+      finish(current, { ok: false, error: { kind: "load_failed", cause: "threw", uncaught: true, message: `loading the file left an error uncaught: ${thrownDetail(error).split("\n")[0]}` } });
     } else if (current && !current.done) {
       finish(current, { ok: false, error: internal(error, "it failed outside its own call (an uncaught error or unhandled rejection)", current.context.mask) });
     } else {

@@ -403,15 +403,15 @@ describe("createWorkerPool", () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  test("a task that three workers in turn die under before reading it ends unbegun (worker_lost, never_began); the pool goes on", async () => {
+  test("a task whose worker a leftover ends before reading it goes to that worker's fresh replacement, not to another free worker that ran tasks (whose leftover may end it too)", async () => {
     // No take-back for a slow start, nor a look at idle workers, within the test: only the exits act.
     const p = makePool({ executionWorkers: 3, directWorkers: 0, startTimeoutMs: 60_000, idleCheckMs: 60_000 });
     await p.warm();
     const dir = await mkdtemp(join(tmpdir(), "docket-lost-unread-"));
     try {
-      // A pending task goes to the first free worker. Each worker is left spinning by a previous
-      // handler, and its leftover ends its thread in turn — the one the task waits on each time:
-      // worker 3 (first free), then worker 2 (free by then, worker 1 still busy), then worker 1.
+      // Each worker is left spinning by a previous handler, and its leftover ends its thread in
+      // turn: worker 3 first (the task waits on it, the first free), while worker 2 is free by
+      // then and worker 1 still busy. Handed to worker 2, the task would die under it as well.
       const at = Date.now() + 1500;
       const left = (returnAt: number, exitAt: number, code: number, name: string) =>
         p.run(task("leaves-exit", "fixture.leaves-exit", { return_at: returnAt, exit_at: exitAt, exit_code: code, started: join(dir, name) }), { lane: "execution" }).outcome;
@@ -420,13 +420,12 @@ describe("createWorkerPool", () => {
       expect(await left(0, at + 1000, 5, "third")).toEqual({ ok: true, output: {} });
       // Handed once the third worker's leftover holds its thread: it never reads it.
       for (let i = 0; i < 400 && !existsSync(join(dir, "third")); i++) await Bun.sleep(5);
-      const lost = await p.run(task("echo", "fixture.echo", { n: 9 }), { lane: "execution" }).outcome;
+      const ran = await p.run(task("echo", "fixture.echo", { n: 9 }), { lane: "execution" }).outcome;
+      expect(ran).toMatchObject({ ok: true, output: { input: { n: 9 } } });
       expect(await Promise.all([first, second])).toEqual([{ ok: true, output: {} }, { ok: true, output: {} }]);
-      expect(lost).toEqual({ ok: false, error: { kind: "worker_lost", never_began: true, message: "3 workers in turn stopped before reading it (the last: exit code 7)" } });
       const said = problems.filter((m) => m.includes("before reading fixture.echo's task"));
-      expect(said).toHaveLength(3);
-      expect(said.slice(0, 2).every((m) => m.includes("left by fixture.leaves-exit); replacing it, and the task waits for the new one"))).toBe(true);
-      expect(said[2]).toMatch(/^An execution worker stopped before reading fixture\.echo's task \(exit code 7[^)]*\), left by fixture\.leaves-exit: 3 workers in turn stopped under it before reading it, so it did not run\.$/);
+      expect(said).toHaveLength(1);
+      expect(said[0]).toMatch(/^An execution worker stopped before reading fixture\.echo's task \(exit code 5[^)]*, left by fixture\.leaves-exit\); replacing it, and the task waits for the new one\.$/);
       // The replaced workers take the next task.
       expect(await p.run(task("echo", "fixture.echo", { n: 10 }), { lane: "execution" }).outcome).toMatchObject({ ok: true, output: { input: { n: 10 } } });
     } finally {

@@ -299,3 +299,109 @@ describe("take-back while its worker prepares it", () => {
     expect(slowMarks().filter((m) => m.startsWith("stuck"))).toEqual([]);
   });
 });
+
+/** Returns at once, leaving behind, `after_ms` later, a timer that ends its worker's thread, spins, or rejects a promise nobody handles. */
+const LEFTOVER = `import { capability } from "docket";
+import * as v from "valibot";
+export default capability({
+  id: "test.leftover",
+  title: "Leave a leftover",
+  description: "Returns, leaving a timer that misbehaves later.",
+  effect: "write",
+  input: v.object({ kind: v.picklist(["exit", "spin", "reject"]), after_ms: v.number() }),
+  output: v.object({}),
+  handler(input) {
+    setTimeout(() => {
+      if (input.kind === "exit") process.exit(6);
+      if (input.kind === "spin") { const end = Date.now() + 30_000; while (Date.now() < end) {} }
+      if (input.kind === "reject") void Promise.reject(new Error("leftover boom"));
+    }, input.after_ms);
+    return {};
+  },
+});
+`;
+
+/** Once armed-<id> exists, its top level notes in tops.txt that it runs, awaits 1 s, then (exits) ends its thread; its handler marks that it ran. */
+const awaitingTop = (id: string, exits: boolean) => `import { capability } from "docket";
+import * as v from "valibot";
+import { appendFileSync, existsSync } from "node:fs";
+import { join } from "node:path";
+if (existsSync(join(import.meta.dir, "armed-${id}"))) {
+  appendFileSync(join(import.meta.dir, "..", "tops.txt"), "${id}\\n");
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  ${exits ? "process.exit(4);" : ""}
+}
+export default capability({
+  id: "test.${id}",
+  title: "Awaits in its top level",
+  description: "Awaits a second as it loads.",
+  effect: "write",
+  input: v.object({}),
+  output: v.object({}),
+  handler(_input, ctx) {
+    appendFileSync(join(ctx.root, "marks.txt"), "${id}\\n");
+    return {};
+  },
+});
+`;
+
+// What a previous handler left running may end its worker, keep it busy or leave an error uncaught while the
+// worker imports the next task's file (whose top-level await lets it run): that task never began,
+// and is not blamed on its file — it runs on a fresh worker, where only its own file runs first
+// (docs/containment.md, "Take back what was never begun").
+describe("take-back of a task whose import a leftover failed", () => {
+  let leftRoot: string;
+  let leftPlane: BootedPlane;
+  const file = (name: string) => join(leftRoot, name);
+  const read = (name: string) => (existsSync(file(name)) ? readFileSync(file(name), "utf8").trim().split("\n") : []);
+
+  beforeAll(async () => {
+    leftRoot = realpathSync(mkdtempSync(join(tmpdir(), "docket-take-back-leftover-")));
+    mkdirSync(join(leftRoot, ".git"));
+    mkdirSync(file("capabilities"));
+    writeFileSync(file("capabilities/test.leftover.ts"), LEFTOVER);
+    writeFileSync(file("capabilities/test.mark.ts"), MARK);
+    for (const id of ["slow-exit", "slow-spin", "slow-reject"]) writeFileSync(file(`capabilities/test.${id}.ts`), awaitingTop(id, false));
+    writeFileSync(file("capabilities/test.ownexit.ts"), awaitingTop("ownexit", true));
+    leftPlane = await bootPlane({
+      cwd: leftRoot,
+      storeKind: "memory",
+      limits: resolveLimits({ overrides: { max_concurrent: 1, load_timeout_ms: 3000, grace_ms: 300 } }),
+      importFile: (path) => import(path),
+      log: () => undefined,
+    });
+  });
+
+  afterAll(async () => {
+    await leftPlane?.close();
+    rmSync(leftRoot, { recursive: true, force: true });
+  });
+
+  const run = async (capability: string, input: unknown) => terminalSnapshot(leftPlane.store, leftPlane.engine.start({ capability, input }, EDGE).execution.id);
+
+  for (const kind of ["exit", "spin", "reject"] as const) {
+    test(`a leftover that ${kind === "exit" ? "ends the thread" : kind === "spin" ? "keeps the thread busy past the load time" : "leaves a rejection unhandled"} while the next file is imported: that task runs once on a fresh worker, not failed as its file's`, async () => {
+      const id = `slow-${kind}`;
+      expect((await run("test.mark", { tag: `warm-${kind}` })).state).toBe("succeeded");
+      expect((await run("test.leftover", { kind, after_ms: 100 })).state).toBe("succeeded");
+      writeFileSync(file(`capabilities/armed-${id}`), "");
+      const done = await run(`test.${id}`, {});
+      expect({ state: done.state, failure: done.failure }).toEqual({ state: "succeeded", failure: null } as never);
+      expect(read("marks.txt").filter((m) => m === id)).toEqual([id]);
+      // Imported twice: on the worker the leftover failed, then on the fresh one.
+      expect(read("tops.txt").filter((m) => m === id)).toEqual([id, id]);
+    }, 20_000);
+  }
+
+  test("a file whose own top level ends its thread on a worker that ran other tasks is tried once more on a fresh worker, then fails as the file's", async () => {
+    expect((await run("test.mark", { tag: "warm-own" })).state).toBe("succeeded");
+    writeFileSync(file("capabilities/armed-ownexit"), "");
+    const done = await run("test.ownexit", {});
+    expect(done.state).toBe("failed");
+    expect(done.failure).toMatchObject({ stage: "queue", outcome_certainty: "not_applied", context: { reason: "load_failed", load: "exited" } });
+    expect(read("tops.txt").filter((m) => m === "ownexit")).toEqual(["ownexit", "ownexit"]);
+    expect(read("marks.txt")).not.toContain("ownexit");
+    // The lane goes on.
+    expect((await run("test.mark", { tag: "after-own" })).state).toBe("succeeded");
+  }, 20_000);
+});

@@ -1,7 +1,7 @@
 // The CLI layer's public exports (README.md). The binary's entry is main.ts; commands live in commands/.
 export { main } from "./main.ts";
 export { runLocally, isCapabilityPath, cliEdge, outputText } from "./local-run.ts";
-export type { LocalRunOptions, RunOutput } from "./local-run.ts";
+export type { LocalRunOptions, RunOutput } from "./local-run-options.ts";
 export { EXIT, exitCodeOf, failureText } from "./exit-code.ts";
 export type { RunEnd } from "./exit-code.ts";
 export { createRunReporter, plainPrinters, clockTime, formatDuration, location } from "./run-reporter.ts";

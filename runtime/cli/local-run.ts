@@ -11,7 +11,7 @@ import type { EdgeInfo } from "../execution/plane.ts";
 import type { ExecutionEvent } from "../execution/protocol.ts";
 import { expiredExecution, type ExecutionSnapshot } from "../execution/snapshot.ts";
 import { newTraceId, requestIdFrom, traceIdFrom } from "../server/edge-ids.ts";
-import { INPUT_ENV_SUGGESTION, inputEnvProblem, type ParsedInput } from "./_input.ts";
+import { INPUT_ENV_SUGGESTION, inputEnvProblem } from "./_input.ts";
 import { droppedFieldText, undeclaredFields } from "../execution/undeclared-fields.ts";
 import * as v from "valibot";
 import { terminalStyle, type TerminalStyle } from "./_terminal.ts";
@@ -33,32 +33,7 @@ import { guardExit } from "../worker/_own-process.ts";
 import type { ExecutionReporter } from "./_reporter.ts";
 import { claimRunIdLocally, markedRunAlive } from "./_run-id-claim.ts";
 import { endRunMark, readRunMark, runMarksDir, type RunMark } from "../store/run-marks.ts";
-
-/** Where a run writes; the CLI passes the process's streams, tests may pass buffers. */
-export interface RunOutput {
-  stdout(text: string): Promise<void>;
-  stderr(text: string): void;
-  /** Whether stderr is a terminal (colour). */
-  stderrIsTTY: boolean;
-}
-
-/** Everything `docket run` decided from its command line, already checked for shape. */
-export interface LocalRunOptions {
-  cwd: string;
-  env: Record<string, string | undefined>;
-  /** A capability id, or a path to a capability file. */
-  target: string;
-  /** The parsed `--input` (undefined lets the capability's defaults apply), or why it could not be read. */
-  input: ParsedInput;
-  format: "text" | "json";
-  runId?: string;
-  /** The `--deadline-ms` value, or why it is not one (refused like bad input, so `--format json` still prints one document). */
-  deadlineMs?: number | { problem: string };
-  capabilityDirs: string[];
-  /** `--result-file`: where the one JSON document is also written, whatever the format. */
-  resultFile?: string;
-  output: RunOutput;
-}
+import type { LocalRunOptions, RunOutput } from "./local-run-options.ts";
 
 /** `./check.ts`, `/abs/check.ts`, `checks/x.ts`: a file to run Deno-style, not an id. */
 export function isCapabilityPath(target: string): boolean {

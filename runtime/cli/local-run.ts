@@ -10,7 +10,7 @@ import { LimitsError, resolveLimits } from "../execution/limits.ts";
 import type { EdgeInfo } from "../execution/plane.ts";
 import type { ExecutionEvent } from "../execution/protocol.ts";
 import { expiredExecution, type ExecutionSnapshot } from "../execution/snapshot.ts";
-import { newTraceId, requestIdFrom, traceIdFrom } from "../server/edge-ids.ts";
+import { newTraceId, requestIdFrom } from "../server/edge-ids.ts";
 import { INPUT_ENV_SUGGESTION, inputEnvProblem } from "./_input.ts";
 import { droppedFieldText, undeclaredFields } from "../execution/undeclared-fields.ts";
 import * as v from "valibot";
@@ -34,19 +34,12 @@ import type { ExecutionReporter } from "./_reporter.ts";
 import { claimRunIdLocally, markedRunAlive } from "./_run-id-claim.ts";
 import { endRunMark, readRunMark, runMarksDir, type RunMark } from "../store/run-marks.ts";
 import type { LocalRunOptions, RunOutput } from "./local-run-options.ts";
+import { cliEdge } from "./cli-edge.ts";
+import { outputText } from "./output-text.ts";
 
 /** `./check.ts`, `/abs/check.ts`, `checks/x.ts`: a file to run Deno-style, not an id. */
 export function isCapabilityPath(target: string): boolean {
   return target.startsWith(".") || target.startsWith("/") || /\.(ts|js|mts|mjs)$/.test(target);
-}
-
-/** The ids a CLI run carries from its edge (docs/protocol.md): a W3C `TRACEPARENT` from the caller is honoured. */
-export function cliEdge(env: Record<string, string | undefined>): EdgeInfo {
-  return {
-    actor: { kind: "cli", pid: process.pid },
-    request_id: requestIdFrom(undefined),
-    trace_id: traceIdFrom(env.TRACEPARENT) ?? newTraceId(),
-  };
 }
 
 /**
@@ -808,13 +801,6 @@ async function writeResultFile(path: string, document: string): Promise<void> {
  */
 function runnerSafe(env: Record<string, string | undefined>, text: string): string {
   return isGitHubActions(env) ? inertCommands(text) : text;
-}
-
-/** An output as text: a string as it is, anything else as indented JSON. */
-export function outputText(value: unknown): string {
-  if (value === undefined) return "";
-  const text = typeof value === "string" ? value : JSON.stringify(value, null, 2);
-  return text.endsWith("\n") ? text : `${text}\n`;
 }
 
 async function writeSummary(options: DocumentTargets, facts: Parameters<typeof stepSummary>[0]): Promise<void> {

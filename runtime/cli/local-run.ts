@@ -1,4 +1,4 @@
-import { basename, dirname, join, relative, resolve } from "node:path";
+import { basename, join, relative, resolve } from "node:path";
 import { BUILTINS } from "../capability/builtins.ts";
 import { listCapabilityFiles } from "../capability/inspect.ts";
 import { prepareCapabilityThread } from "./_capability-thread.ts";
@@ -17,8 +17,7 @@ import * as v from "valibot";
 import { terminalStyle, type TerminalStyle } from "./_terminal.ts";
 import { onInterrupts } from "./_interrupts.ts";
 import { EXIT, exitCodeOf, failureText, type RunEnd } from "./exit-code.ts";
-import { annotation, appendStepOutputs, appendStepSummary, gitHubPrinters, inertCommands, isGitHubActions, maskCommands, stepSummary } from "./github-actions.ts";
-import { lstat, rename, rm, writeFile } from "node:fs/promises";
+import { annotation, gitHubPrinters, inertCommands, isGitHubActions, maskCommands } from "./github-actions.ts";
 import { MIN_MASKED_LENGTH, sensitiveValues } from "../execution/secret-mask.ts";
 import { transformedSecrets } from "../execution/before-transforms.ts";
 import { checkValue, transforms } from "../execution/validate.ts";
@@ -36,6 +35,7 @@ import { endRunMark, readRunMark, runMarksDir, type RunMark } from "../store/run
 import type { LocalRunOptions, RunOutput } from "./local-run-options.ts";
 import { cliEdge } from "./cli-edge.ts";
 import { outputText } from "./output-text.ts";
+import { deliverDocument, writeSummary } from "./_run-document.ts";
 
 /** `./check.ts`, `/abs/check.ts`, `checks/x.ts`: a file to run Deno-style, not an id. */
 export function isCapabilityPath(target: string): boolean {
@@ -704,113 +704,12 @@ function unheldFailure(failure: FailureDescriptor, id: string, runId: string | u
   };
 }
 
-/** Where a run's end is recorded besides its streams: `--result-file`, and in GitHub Actions the step's outputs and summary. */
-type DocumentTargets = Pick<LocalRunOptions, "cwd" | "env" | "resultFile" | "output">;
-
-/** What `recordUsageRefusal` knows of a `docket run` whose command line was refused. */
-export interface UsageRefusalOptions extends Pick<LocalRunOptions, "cwd" | "env" | "resultFile"> {
-  /** The capability the command line names, when it could be read. */
-  target?: string;
-  /** The usage error's message. */
-  message: string;
-  stderr(text: string): void;
-}
-
-/**
- * A `docket run` refused for its command line (a flag unknown, repeated or out of its values; exit
- * 2) records that end where any refused run does: the JSON document in `--result-file` when that
- * flag could be read, and in GitHub Actions the step summary and the outputs with state `refused`
- * (docs/distribution.md). Otherwise a later step read an empty `state` for an exit 2, and a
- * missing or stale result file. The usage error itself is printed by the caller.
- */
-export async function recordUsageRefusal(options: UsageRefusalOptions): Promise<void> {
-  const edge = cliEdge(options.env);
-  const failure = buildFailure({
-    error_code: "invalid_input",
-    stage: "validate",
-    // A stray token may be a value (a secret passed unquoted, split by the shell): the summary and
-    // the result file, which outlive the job's masked log, say where the mistake is, not what it held.
-    message: options.message.replace(/"(?:[^"\\]|\\.)*"/g, '"…"'),
-    suggestion: "Correct the command line as docket run's message in the log says (docket run --help) and run it again.",
-    context: { reason: "usage" },
-    request_id: edge.request_id,
-    trace_id: edge.trace_id,
-  });
-  const targets: DocumentTargets = { ...options, output: { stdout: async () => {}, stderr: options.stderr, stderrIsTTY: false } };
-  await writeSummary(targets, { capability: options.target ?? "(none named)", execution: null, failure });
-  await deliverDocument(targets, `${JSON.stringify({ execution: null, failure }, null, 2)}\n`, null, EXIT.usage);
-}
-
-/**
- * The run's JSON document to `--result-file`, and in GitHub Actions the step's outputs
- * `execution-id`, `state` and `result-file` (docs/distribution.md). A result file that cannot be
- * written fails a run that had succeeded: a later step would read a stale or missing file.
- */
-async function deliverDocument(options: DocumentTargets, document: string, snapshot: ExecutionSnapshot | null, code: number): Promise<number> {
-  let written = false;
-  if (options.resultFile !== undefined) {
-    try {
-      await writeResultFile(options.resultFile, document);
-      written = true;
-    } catch (error) {
-      options.output.stderr(`docket: cannot write --result-file ${options.resultFile}: ${(error as Error).message}\n`);
-      if (code === EXIT.succeeded) code = EXIT.failed;
-    }
-  }
-  const outputs = options.env.GITHUB_OUTPUT;
-  if (isGitHubActions(options.env) && outputs) {
-    try {
-      await appendStepOutputs(outputs, { "execution-id": snapshot?.id ?? "", state: snapshot?.state ?? (code === EXIT.cancelled ? "cancelled" : "refused"), "result-file": written ? resolve(options.cwd, options.resultFile!) : "" });
-    } catch (error) {
-      options.output.stderr(`warning: cannot write the step outputs to ${outputs}: ${(error as Error).message}\n`);
-    }
-  }
-  return code;
-}
-
-/**
- * Writes the result file whole or not at all: beside it under a short name, with its mode, then
- * renamed over it — a write that fails halfway (a full disk) leaves the previous file or none,
- * never a partial document a later step would read. What is no regular file (a link, /dev/stdout,
- * a FIFO) is written through as it is, never replaced; so is a file whose folder takes no new
- * file (a writable file in a folder that is not).
- */
-async function writeResultFile(path: string, document: string): Promise<void> {
-  const existing = await lstat(path).catch(() => null);
-  if (existing !== null && !existing.isFile()) return writeFile(path, document, "utf8");
-  const partial = join(dirname(path), `.docket-result.${process.pid}.partial`);
-  try {
-    await writeFile(partial, document, { encoding: "utf8", mode: existing === null ? 0o666 : existing.mode & 0o777 });
-  } catch (error) {
-    await rm(partial, { force: true }).catch(() => undefined);
-    const code = (error as NodeJS.ErrnoException).code;
-    if (existing !== null && (code === "EACCES" || code === "EPERM" || code === "EROFS")) return writeFile(path, document, "utf8");
-    throw error;
-  }
-  try {
-    await rename(partial, path);
-  } catch (error) {
-    await rm(partial, { force: true }).catch(() => undefined);
-    throw error;
-  }
-}
-
 /**
  * Text that a capability or a thrown error may have shaped (the output, a failure, a stack), as
  * printed: in GitHub Actions, workflow commands in it are made inert (docs/distribution.md).
  */
 function runnerSafe(env: Record<string, string | undefined>, text: string): string {
   return isGitHubActions(env) ? inertCommands(text) : text;
-}
-
-async function writeSummary(options: DocumentTargets, facts: Parameters<typeof stepSummary>[0]): Promise<void> {
-  const path = options.env.GITHUB_STEP_SUMMARY;
-  if (!isGitHubActions(options.env) || !path) return;
-  try {
-    await appendStepSummary(path, stepSummary(facts));
-  } catch (error) {
-    options.output.stderr(`warning: cannot write the step summary to ${path}: ${(error as Error).message}\n`);
-  }
 }
 
 /**

@@ -4,7 +4,8 @@ import { dirname, resolve } from "node:path";
 import { firstPositional, repeatedFlag, UsageError, type DocketCommandMeta } from "../_command-line.ts";
 import { applyInputEnv, readInput } from "../_input.ts";
 import { claimStdout, writeClaimed } from "../stdout-claim.ts";
-import { recordUsageRefusal, runLocally } from "../local-run.ts";
+import { runLocally } from "../local-run.ts";
+import { recordUsageRefusal } from "../_usage-refusal.ts";
 import { defaultLimits, resolveLimits } from "../../execution/limits.ts";
 import { MAX_DEADLINE_MS } from "../../execution/engine.ts";
 

@@ -5,19 +5,19 @@ import { prepareCapabilityThread } from "./_capability-thread.ts";
 import { bootPlane, type BootedPlane } from "../boot.ts";
 import { findCheckoutRoot } from "../capability/checkout.ts";
 import type { LoadError, RegisteredCapability } from "../capability/registered.ts";
-import { buildFailure, FailureError, type FailureDescriptor, type Retryability } from "../execution/failure.ts";
+import { buildFailure, FailureError, type Retryability } from "../execution/failure.ts";
 import { LimitsError, resolveLimits } from "../execution/limits.ts";
 import type { EdgeInfo } from "../execution/plane.ts";
 import type { ExecutionEvent } from "../execution/protocol.ts";
-import { expiredExecution, type ExecutionSnapshot } from "../execution/snapshot.ts";
+import type { ExecutionSnapshot } from "../execution/snapshot.ts";
 import { newTraceId, requestIdFrom } from "../server/edge-ids.ts";
 import { INPUT_ENV_SUGGESTION, inputEnvProblem } from "./_input.ts";
 import { droppedFieldText, undeclaredFields } from "../execution/undeclared-fields.ts";
 import * as v from "valibot";
 import { terminalStyle, type TerminalStyle } from "./_terminal.ts";
 import { onInterrupts } from "./_interrupts.ts";
-import { EXIT, exitCodeOf, failureText, type RunEnd } from "./exit-code.ts";
-import { annotation, gitHubPrinters, inertCommands, isGitHubActions, maskCommands } from "./github-actions.ts";
+import { EXIT } from "./exit-code.ts";
+import { annotation, gitHubPrinters, isGitHubActions, maskCommands } from "./github-actions.ts";
 import { MIN_MASKED_LENGTH, sensitiveValues } from "../execution/secret-mask.ts";
 import { transformedSecrets } from "../execution/before-transforms.ts";
 import { checkValue, transforms } from "../execution/validate.ts";
@@ -34,8 +34,7 @@ import { claimRunIdLocally, markedRunAlive } from "./_run-id-claim.ts";
 import { endRunMark, readRunMark, runMarksDir, type RunMark } from "../store/run-marks.ts";
 import type { LocalRunOptions, RunOutput } from "./local-run-options.ts";
 import { cliEdge } from "./cli-edge.ts";
-import { outputText } from "./output-text.ts";
-import { deliverDocument, writeSummary } from "./_run-document.ts";
+import { finishRefused, finishSettled, finishWithoutEnd, runnerSafe } from "./_run-end.ts";
 
 /** `./check.ts`, `/abs/check.ts`, `checks/x.ts`: a file to run Deno-style, not an id. */
 export function isCapabilityPath(target: string): boolean {
@@ -389,16 +388,6 @@ function reportLoadErrors(errors: LoadError[], root: string, gitHub: boolean, st
   output.stderr(`${gitHub ? lines.join("\n") : [style.yellow(head), ...lines.map((l) => `  ${l}`)].join("\n")}\n`);
 }
 
-/** The end of a run that never became an execution: a refusal, exit 2 (or 1 for a refusal that is not the caller's). */
-async function finishRefused(options: LocalRunOptions, style: TerminalStyle, failure: FailureDescriptor, capability = options.target): Promise<number> {
-  const end: RunEnd = { state: null, failure };
-  const document = `${JSON.stringify({ execution: null, failure }, null, 2)}\n`;
-  if (options.format === "json") await options.output.stdout(document);
-  options.output.stderr(runnerSafe(options.env, failureText(failure, style)));
-  await writeSummary(options, { capability, execution: null, failure });
-  return await deliverDocument(options, document, null, exitCodeOf(end));
-}
-
 /** How long a run stopped by a second Ctrl-C waits for a server to take its end: a local server answers in milliseconds. */
 const STOP_NOW_REPORT_MS = 500;
 
@@ -652,64 +641,6 @@ async function finishForgotten(options: LocalRunOptions, style: TerminalStyle, s
     trace_id: newTraceId(),
   });
   return await finishWithoutEnd(options, style, original, failure);
-}
-
-/**
- * The end of a run whose run_id names an execution whose end nobody can tell: refused (the
- * document names the execution, deduplicated, its details expired), nothing runs again.
- */
-async function finishWithoutEnd(options: LocalRunOptions, style: TerminalStyle, original: { id: string; capability: string }, failure: FailureDescriptor): Promise<number> {
-  const execution = expiredExecution({ execution_id: original.id, capability: original.capability, run_id: options.runId! });
-  const document = `${JSON.stringify({ execution, failure, deduplicated: true, details_expired: true }, null, 2)}\n`;
-  if (options.format === "json") await options.output.stdout(document);
-  options.output.stderr(runnerSafe(options.env, failureText(failure, style)));
-  await writeSummary(options, { capability: original.capability, execution: null, failure });
-  return await deliverDocument(options, document, null, exitCodeOf({ state: null, failure }));
-}
-
-/**
- * The end of an execution: output on stdout (or the one JSON document), the failure on stderr.
- * `unheld`: the execution ran in a run without a server and no server holds it (unheldFailure).
- */
-async function finishSettled(options: LocalRunOptions, style: TerminalStyle, ended: ExecutionSnapshot, also: { deduplicated?: true; details_expired?: true } = {}, unheld = false): Promise<number> {
-  const { output } = options;
-  const snapshot = unheld && ended.failure ? { ...ended, failure: unheldFailure(ended.failure, ended.id, options.runId) } : ended;
-  const document = `${JSON.stringify(snapshot.state === "succeeded" ? { execution: snapshot, output: snapshot.output, ...also } : { execution: snapshot, failure: snapshot.failure, ...also }, null, 2)}\n`;
-  if (options.format === "json") {
-    await output.stdout(document);
-  } else if (snapshot.state === "succeeded" && !also.details_expired) {
-    // An expired output is not kept (null): printing "null" would pass for what the handler answered.
-    const text = outputText(snapshot.output);
-    if (text !== "") await output.stdout(runnerSafe(options.env, text));
-  }
-  // The handler ran in this process: what "the server's log" holds of it is this run's own stderr, above.
-  if (snapshot.state !== "succeeded" && snapshot.failure) output.stderr(runnerSafe(options.env, failureText({ ...snapshot.failure, suggestion: snapshot.failure.suggestion.replace("in the server's log", "in this run's log above (stderr)") }, style)));
-  await writeSummary(options, { capability: snapshot.capability, execution: snapshot, failure: snapshot.failure });
-  return await deliverDocument(options, document, snapshot, exitCodeOf({ state: snapshot.state, failure: snapshot.failure }));
-}
-
-/**
- * A failure whose outcome is unknown says to settle it with `docket executions reconcile`, which
- * records what was found in the store of the server holding the execution (docs/reconciliation.md).
- * An execution run without a server is in no server's store — a server started later records its
- * run_id, not the execution — so that would answer not_found: the suggestion says what a person
- * can do instead. A handler's own suggestion that does not name reconcile stays.
- */
-function unheldFailure(failure: FailureDescriptor, id: string, runId: string | undefined): FailureDescriptor {
-  if (failure.outcome_certainty !== "unknown" || !/executions[ .]reconcile/.test(failure.suggestion)) return failure;
-  const again = runId === undefined ? "run it again" : `run it with another --run-id (run_id ${runId} keeps answering with this end)`;
-  return {
-    ...failure,
-    suggestion: `The work may have been done: check by hand what it changed. No server holds ${id} (it ran in a docket run without a server), so there is nothing to reconcile it with and nothing records what you find; if the work did not take effect and is still wanted, ${again}.`,
-  };
-}
-
-/**
- * Text that a capability or a thrown error may have shaped (the output, a failure, a stack), as
- * printed: in GitHub Actions, workflow commands in it are made inert (docs/distribution.md).
- */
-function runnerSafe(env: Record<string, string | undefined>, text: string): string {
-  return isGitHubActions(env) ? inertCommands(text) : text;
 }
 
 /**

@@ -1,6 +1,7 @@
 // The CLI layer's public exports (README.md). The binary's entry is main.ts; commands live in commands/.
 export { main } from "./main.ts";
-export { runLocally, isCapabilityPath } from "./local-run.ts";
+export { runLocally } from "./local-run.ts";
+export { isCapabilityPath } from "./run-target.ts";
 export { cliEdge } from "./cli-edge.ts";
 export { outputText } from "./output-text.ts";
 export type { LocalRunOptions, RunOutput } from "./local-run-options.ts";

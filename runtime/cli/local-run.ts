@@ -1,6 +1,4 @@
-import { basename, join, relative, resolve } from "node:path";
-import { BUILTINS } from "../capability/builtins.ts";
-import { listCapabilityFiles } from "../capability/inspect.ts";
+import { relative, resolve } from "node:path";
 import { prepareCapabilityThread } from "./_capability-thread.ts";
 import { bootPlane, type BootedPlane } from "../boot.ts";
 import { findCheckoutRoot } from "../capability/checkout.ts";
@@ -15,13 +13,13 @@ import * as v from "valibot";
 import { terminalStyle, type TerminalStyle } from "./_terminal.ts";
 import { onInterrupts } from "./_interrupts.ts";
 import { EXIT } from "./exit-code.ts";
-import { annotation, gitHubPrinters, isGitHubActions, maskCommands } from "./github-actions.ts";
+import { gitHubPrinters, isGitHubActions, maskCommands } from "./github-actions.ts";
 import { MIN_MASKED_LENGTH, sensitiveValues } from "../execution/secret-mask.ts";
 import { transformedSecrets } from "../execution/before-transforms.ts";
 import { checkValue, transforms } from "../execution/validate.ts";
 import { hasSensitive } from "../execution/redaction.ts";
 import { createLiveView, wantsLiveView, type LiveView } from "./live-view.ts";
-import { createRunReporter, location, plainPrinters } from "./run-reporter.ts";
+import { createRunReporter, plainPrinters } from "./run-reporter.ts";
 import { findServer, serverClient, unansweringServer } from "./server-client.ts";
 import { isTerminal } from "../execution/state-machine.ts";
 import { reportToServer } from "./_reporter-to-server.ts";
@@ -34,11 +32,7 @@ import { cliEdge } from "./cli-edge.ts";
 import { finishRefused, finishSettled, runnerSafe } from "./_run-end.ts";
 import { finishDeduplicated, finishFromMark } from "./_deduplicated-run.ts";
 import { claimWithoutServer } from "./_claim-without-server.ts";
-
-/** `./check.ts`, `/abs/check.ts`, `checks/x.ts`: a file to run Deno-style, not an id. */
-export function isCapabilityPath(target: string): boolean {
-  return target.startsWith(".") || target.startsWith("/") || /\.(ts|js|mts|mjs)$/.test(target);
-}
+import { filesToLoad, isCapabilityPath, locateTarget, reportLoadErrors } from "./run-target.ts";
 
 /**
  * `docket run`: boots a plane in this process (memory store, one execution worker), starts the
@@ -320,26 +314,6 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
   }
 }
 
-/**
- * Which files of the capability folders a run loads: only the one it runs. A file is named by
- * the id it declares (a mismatch is a load error), so `docket run team.deploy` needs
- * `team.deploy.ts` alone; a broken or slow file elsewhere (one whose top level hangs for
- * load_timeout_ms) then neither stops nor slows a CI step. A built-in loads every file: some read
- * the registry (`capabilities.verify` checks every file, in CI). So does an id no file is named
- * after, so that the refusal can list what exists and what did not load.
- */
-async function filesToLoad(options: LocalRunOptions, file: string | null): Promise<((path: string) => boolean) | undefined> {
-  if (file !== null) return (path) => resolve(path) === file;
-  const id = options.target;
-  if (Object.keys(BUILTINS).some((name) => name.replace(/\.[^.]+$/, "") === id)) return undefined;
-  const named = (path: string) => basename(path).replace(/\.[^.]+$/, "") === id;
-  const root = findCheckoutRoot(options.cwd);
-  for (const dir of [join(root, "capabilities"), ...options.capabilityDirs.map((dir) => resolve(options.cwd, dir))]) {
-    if (((await listCapabilityFiles(dir)) ?? []).some(named)) return named;
-  }
-  return undefined;
-}
-
 /** Prints an execution's events (its history, then live) until it is terminal; answers its final snapshot. */
 function follow(plane: BootedPlane, id: string, gitHub: boolean, style: TerminalStyle, output: RunOutput, live: LiveView | null): Promise<ExecutionSnapshot> {
   const plain = plainPrinters(style, { localTime: output.stderrIsTTY });
@@ -355,36 +329,6 @@ function follow(plane: BootedPlane, id: string, gitHub: boolean, style: Terminal
       resolveSnapshot(plane.store.get(id)!);
     });
   });
-}
-
-/**
- * The capability a target names, and the load errors that belong to it versus the rest of the
- * checkout. Run by id, the file named after it that did not load (when nothing else declares that
- * id) is the target's own: its load error is the run's refusal, not a note beside a not_found.
- */
-function locateTarget(plane: BootedPlane, target: string, file: string | null): { capabilityId: string | null; ownErrors: LoadError[]; otherErrors: LoadError[] } {
-  const errors = plane.registry.loadErrors();
-  if (file === null) {
-    const ownErrors = plane.registry.get(target) ? [] : errors.filter((e) => basename(e.file).replace(/\.[^.]+$/, "") === target);
-    return { capabilityId: ownErrors.length > 0 ? null : target, ownErrors, otherErrors: errors.filter((e) => !ownErrors.includes(e)) };
-  }
-  const capabilityId = plane.fileIds[0] ?? null;
-  const own = (e: LoadError) => e.file === file;
-  return { capabilityId, ownErrors: capabilityId ? [] : errors.filter(own), otherErrors: errors.filter((e) => !own(e)) };
-}
-
-/** The checkout's other broken capability files, said once: they do not stop this run (docs/architecture.md). */
-function reportLoadErrors(errors: LoadError[], root: string, gitHub: boolean, style: TerminalStyle, output: RunOutput): void {
-  if (errors.length === 0) return;
-  const shown = (file: string) => (file.startsWith(root) ? relative(root, file) || file : file);
-  const lines = errors.map((e) => {
-    const d = { severity: "warning" as const, message: `capability file did not load: ${e.reason}`, file: shown(e.file), line: e.line ?? undefined, column: e.column ?? undefined };
-    return gitHub ? annotation(d) : `${location(d)} ${e.reason}`;
-  });
-  // Counted by file: one file can have several problems, each on its own line.
-  const files = new Set(errors.map((e) => e.file)).size;
-  const head = `${files} capability file${files === 1 ? "" : "s"} did not load (the run goes on without ${files === 1 ? "it" : "them"}):`;
-  output.stderr(`${gitHub ? lines.join("\n") : [style.yellow(head), ...lines.map((l) => `  ${l}`)].join("\n")}\n`);
 }
 
 /** How long a run stopped by a second Ctrl-C waits for a server to take its end: a local server answers in milliseconds. */

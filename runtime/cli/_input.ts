@@ -5,6 +5,7 @@ import { nearestField, schemaBranches } from "../execution/undeclared-fields.ts"
 import { jsonErrorPosition, jsonParseReason } from "../execution/json-position.ts";
 import { LIMIT_SPECS, limitEnvName } from "../execution/limits.ts";
 import { formatBytes } from "../execution/storage-gate.ts";
+import * as v from "valibot";
 
 /** Where `--input` text comes from and how much of it is read, injected so that tests need no real stdin. */
 export interface InputSources {
@@ -207,3 +208,20 @@ export function inputEnvProblem(field: string, schema: unknown): string | null {
   return null;
 }
 
+/** True when the input, checked by its schema, still holds `field` (a dotted path); false when it fails the check or drops it. */
+export function keptByCheck(schema: v.GenericSchema, input: unknown, field: string): boolean {
+  let checked: ReturnType<typeof v.safeParse>;
+  try {
+    checked = v.safeParse(schema, input);
+  } catch {
+    // A schema whose own check throws keeps nothing the run could rely on.
+    return false;
+  }
+  if (!checked.success) return false;
+  let at: unknown = checked.output;
+  for (const segment of field.split(".")) {
+    if (at === null || typeof at !== "object" || !Object.hasOwn(at, segment)) return false;
+    at = (at as Record<string, unknown>)[segment];
+  }
+  return true;
+}

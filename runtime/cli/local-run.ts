@@ -2,22 +2,18 @@ import { relative, resolve } from "node:path";
 import { prepareCapabilityThread } from "./_capability-thread.ts";
 import { bootPlane, type BootedPlane } from "../boot.ts";
 import { findCheckoutRoot } from "../capability/checkout.ts";
-import type { LoadError, RegisteredCapability } from "../capability/registered.ts";
+import type { LoadError } from "../capability/registered.ts";
 import { buildFailure, FailureError, type Retryability } from "../execution/failure.ts";
 import { LimitsError, resolveLimits } from "../execution/limits.ts";
 import type { ExecutionEvent } from "../execution/protocol.ts";
 import type { ExecutionSnapshot } from "../execution/snapshot.ts";
-import { INPUT_ENV_SUGGESTION, inputEnvProblem } from "./_input.ts";
+import { INPUT_ENV_SUGGESTION, inputEnvProblem, keptByCheck } from "./_input.ts";
 import { droppedFieldText, undeclaredFields } from "../execution/undeclared-fields.ts";
-import * as v from "valibot";
 import { terminalStyle, type TerminalStyle } from "./_terminal.ts";
 import { onInterrupts } from "./_interrupts.ts";
 import { EXIT } from "./exit-code.ts";
 import { gitHubPrinters, isGitHubActions, maskCommands } from "./github-actions.ts";
-import { MIN_MASKED_LENGTH, sensitiveValues } from "../execution/secret-mask.ts";
-import { transformedSecrets } from "../execution/before-transforms.ts";
-import { checkValue, transforms } from "../execution/validate.ts";
-import { hasSensitive } from "../execution/redaction.ts";
+import { MIN_MASKED_LENGTH } from "../execution/secret-mask.ts";
 import { createLiveView, wantsLiveView, type LiveView } from "./live-view.ts";
 import { createRunReporter, plainPrinters } from "./run-reporter.ts";
 import { findServer, serverClient, unansweringServer } from "./server-client.ts";
@@ -31,6 +27,7 @@ import type { LocalRunOptions, RunOutput } from "./local-run-options.ts";
 import { cliEdge } from "./cli-edge.ts";
 import { finishRefused, finishSettled, runnerSafe } from "./_run-end.ts";
 import { finishDeduplicated, finishFromMark } from "./_deduplicated-run.ts";
+import { secretsToAnnounce } from "./_secrets-to-announce.ts";
 import { claimWithoutServer } from "./_claim-without-server.ts";
 import { filesToLoad, isCapabilityPath, locateTarget, reportLoadErrors } from "./run-target.ts";
 
@@ -333,35 +330,3 @@ function follow(plane: BootedPlane, id: string, gitHub: boolean, style: Terminal
 
 /** How long a run stopped by a second Ctrl-C waits for a server to take its end: a local server answers in milliseconds. */
 const STOP_NOW_REPORT_MS = 500;
-
-/**
- * The secrets a run masks, to be announced with ::add-mask:: before it starts: those sent, and
- * those its schema gives the handler that were never sent (a default, `() => process.env.TOKEN`),
- * wherever its transforms put them, as the engine reads them (docs/security.md).
- */
-function secretsToAnnounce(declared: RegisteredCapability, input: unknown): string[] {
-  const sent = sensitiveValues(input, declared.input_schema);
-  if (!hasSensitive(declared.input_schema)) return sent;
-  const checked = checkValue(declared.def.input, input, "input");
-  if (!checked.ok || checked.value === input) return sent;
-  const made = transforms(declared.def.input) ? transformedSecrets(declared.def.input, declared.input_schema, input, checked.value) : sensitiveValues(checked.value, declared.input_schema);
-  return [...new Set([...sent, ...made])];
-}
-
-/** True when the input, checked by its schema, still holds `field` (a dotted path); false when it fails the check or drops it. */
-function keptByCheck(schema: v.GenericSchema, input: unknown, field: string): boolean {
-  let checked: ReturnType<typeof v.safeParse>;
-  try {
-    checked = v.safeParse(schema, input);
-  } catch {
-    // A schema whose own check throws keeps nothing the run could rely on.
-    return false;
-  }
-  if (!checked.success) return false;
-  let at: unknown = checked.output;
-  for (const segment of field.split(".")) {
-    if (at === null || typeof at !== "object" || !Object.hasOwn(at, segment)) return false;
-    at = (at as Record<string, unknown>)[segment];
-  }
-  return true;
-}

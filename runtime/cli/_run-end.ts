@@ -2,7 +2,7 @@
 import type { FailureDescriptor } from "../execution/failure.ts";
 import { expiredExecution, type ExecutionSnapshot } from "../execution/snapshot.ts";
 import { exitCodeOf, failureText, type RunEnd } from "./exit-code.ts";
-import { inertCommands, isGitHubActions } from "./github-actions.ts";
+import { runnerSafe } from "./github-actions.ts";
 import type { LocalRunOptions } from "./local-run-options.ts";
 import { outputText } from "./output-text.ts";
 import type { TerminalStyle } from "./_terminal.ts";
@@ -66,12 +66,4 @@ export async function finishWithoutEnd(options: LocalRunOptions, style: Terminal
   options.output.stderr(runnerSafe(options.env, failureText(failure, style)));
   await writeSummary(options, { capability: original.capability, execution: null, failure });
   return await deliverDocument(options, document, null, exitCodeOf({ state: null, failure }));
-}
-
-/**
- * Text that a capability or a thrown error may have shaped (the output, a failure, a stack), as
- * printed: in GitHub Actions, workflow commands in it are made inert (docs/distribution.md).
- */
-export function runnerSafe(env: Record<string, string | undefined>, text: string): string {
-  return isGitHubActions(env) ? inertCommands(text) : text;
 }

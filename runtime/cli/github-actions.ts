@@ -40,6 +40,14 @@ export function inertCommands(text: string, token: string = randomUUID()): strin
 }
 
 /**
+ * Text that a capability or a thrown error may have shaped (the output, a failure, a stack), as
+ * printed: in GitHub Actions, workflow commands in it are made inert (docs/distribution.md).
+ */
+export function runnerSafe(env: Record<string, string | undefined>, text: string): string {
+  return isGitHubActions(env) ? inertCommands(text) : text;
+}
+
+/**
  * Under GitHub Actions, stops the runner from obeying any workflow command in what this process
  * prints from now on, until it exits: `::stop-commands::<random token>` on each of `fds` now,
  * `::<token>::` when the process exits. For `docket serve` and `docket mcp`, whose output carries

@@ -12,7 +12,7 @@ import { droppedFieldText, undeclaredFields } from "../execution/undeclared-fiel
 import { terminalStyle, type TerminalStyle } from "./_terminal.ts";
 import { onInterrupts } from "./_interrupts.ts";
 import { EXIT } from "./exit-code.ts";
-import { gitHubPrinters, isGitHubActions, maskCommands } from "./github-actions.ts";
+import { gitHubPrinters, isGitHubActions, maskCommands, runnerSafe } from "./github-actions.ts";
 import { MIN_MASKED_LENGTH } from "../execution/secret-mask.ts";
 import { createLiveView, wantsLiveView, type LiveView } from "./live-view.ts";
 import { createRunReporter, plainPrinters } from "./run-reporter.ts";
@@ -25,7 +25,7 @@ import type { ExecutionReporter } from "./_reporter.ts";
 import { endRunMark, runMarksDir, type RunMark } from "../store/run-marks.ts";
 import type { LocalRunOptions, RunOutput } from "./local-run-options.ts";
 import { cliEdge } from "./cli-edge.ts";
-import { finishRefused, finishSettled, runnerSafe } from "./_run-end.ts";
+import { finishRefused, finishSettled } from "./_run-end.ts";
 import { finishDeduplicated, finishFromMark } from "./_deduplicated-run.ts";
 import { secretsToAnnounce } from "./_secrets-to-announce.ts";
 import { claimWithoutServer } from "./_claim-without-server.ts";

@@ -7,7 +7,7 @@ import { loadRegistry } from "../_load-registry.ts";
 import { claimStdout, writeClaimed } from "../stdout-claim.ts";
 import { terminalStyle, type TerminalStyle } from "../_terminal.ts";
 import { EXIT } from "../exit-code.ts";
-import { inertCommands, isGitHubActions } from "../github-actions.ts";
+import { runnerSafe } from "../github-actions.ts";
 import { location } from "../run-reporter.ts";
 
 const shared = {
@@ -44,7 +44,7 @@ const list = defineCommand({
       await writeStdout(`${JSON.stringify({ capabilities: capabilities.map(describeCapability), load_errors: loadErrors }, null, 2)}\n`);
       return EXIT.succeeded;
     }
-    await writeStdout(shown(`${capabilityTable(capabilities, style)}${loadErrorLines(loadErrors, root, style)}`));
+    await writeStdout(runnerSafe(process.env, `${capabilityTable(capabilities, style)}${loadErrorLines(loadErrors, root, style)}`));
     return EXIT.succeeded;
   },
 });
@@ -67,7 +67,7 @@ const show = defineCommand({
       await writeStdout(`${JSON.stringify(describeCapability(found), null, 2)}\n`);
       return EXIT.succeeded;
     }
-    await writeStdout(shown(capabilityText(found, root, style)));
+    await writeStdout(runnerSafe(process.env, capabilityText(found, root, style)));
     return EXIT.succeeded;
   },
 });
@@ -77,11 +77,6 @@ const groupMeta: DocketCommandMeta = {
   description: "Read the capability registry: what this checkout can run.",
   examples: ["docket capabilities list", "docket capabilities show health.report"],
 };
-
-/** Text shaped by capability files, as printed: in GitHub Actions, workflow commands in it are made inert (docs/distribution.md). */
-function shown(text: string): string {
-  return isGitHubActions(process.env) ? inertCommands(text) : text;
-}
 
 /** `docket capabilities list|show <id>` (README.md): projections of the registry. */
 export default defineCommand({ meta: groupMeta, subCommands: { list, show } });

@@ -12,7 +12,7 @@ import { writeStdout } from "../_run-cli.ts";
 import { writerOf } from "../fd-writer.ts";
 import { terminalStyle, type TerminalStyle } from "../_terminal.ts";
 import { EXIT, exitCodeOf, failureText } from "../exit-code.ts";
-import { inertCommands, isGitHubActions } from "../github-actions.ts";
+import { runnerSafe } from "../github-actions.ts";
 import { createRunReporter, formatDuration, location, plainPrinters } from "../run-reporter.ts";
 import { findServer, followEvents, readEvents, ServerUnreachableError, unansweringServer, type EventsOutcome, type ServerClient } from "../server-client.ts";
 import type { Lease } from "../../server/lease.ts";
@@ -45,7 +45,7 @@ function out(formatArg: string): Out {
     errStyle,
     json: formatArg === "json",
     note: (line) => void process.stderr.write(`${errStyle.dim(line)}\n`),
-    shown: (text) => (isGitHubActions(process.env) ? inertCommands(text) : text),
+    shown: (text) => runnerSafe(process.env, text),
   };
 }
 

@@ -25,6 +25,7 @@ import { declaredOnly, droppedFieldText, undeclaredFields } from "./undeclared-f
 import { Scheduler } from "./_scheduler.ts";
 import { completionOf, type Completion, type StopCircumstances } from "./_completion.ts";
 import { DirectCalls, type AdmittedInput } from "./_direct-calls.ts";
+import { armHandlerTimeout } from "./_handler-timeout.ts";
 import { artifactsDir, listArtifacts, removeArtifacts } from "./artifact-files.ts";
 import { protocolDocument, type ProtocolDocument } from "./protocol-document.ts";
 import { createReportLedger, runIdentitiesFull } from "./report-ledger.ts";
@@ -73,7 +74,7 @@ interface Active {
   run_id: string | null;
   /** The start request's deadline, counted from `admitted` (queue time included). */
   deadline_ms: number | null;
-  /** The declaration's `timeout_ms`, counted from `started`. */
+  /** The declaration's `timeout_ms`, counted from when its handler begins (_handler-timeout.ts). */
   timeout_ms: number | null;
   /** The input's sensitive values, masked in every text the run produces (docs/security.md). */
   mask: SecretMask;
@@ -501,8 +502,10 @@ export function createEngine(options: EngineOptions): Engine {
       text_limits: textLimits,
       output_bytes: limits.output_bytes,
     };
+    // Its worker notes when the handler begins, which timeout_ms counts from.
+    if (active.timeout_ms !== null) task.timed = true;
     active.handle = pool.run(task, { lane: "execution", onEvents: (drafts) => appendHandlerEvents(active, drafts) });
-    if (active.timeout_ms !== null) active.timers.push(clock.setTimeout(() => expire(active, "timeout_ms"), active.timeout_ms));
+    if (active.timeout_ms !== null) armHandlerTimeout(clock, active.handle, active.timeout_ms, active.timers, () => expire(active, "timeout_ms"));
     active.done = active.handle.outcome.then(
       (outcome) => complete(active, completionOf(active.capability, outcome, active.stop, active.edge, active.mask)),
       (error) =>

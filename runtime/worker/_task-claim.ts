@@ -10,11 +10,45 @@
  * - `-id`: begun. Its handler (or reconcile check, or trial load) was called.
  * - `0` after `id | RECEIVED`, set by the worker: its file failed to load; the task ended unbegun.
  * - anything else: taken back, or the next task's.
+ *
+ * Beside it (at byte 8) is one Float64: when the handler of the task it holds began, noted by the
+ * worker just before its swap to `-id` for a task whose `timeout_ms` counts from then (WorkerTask
+ * `timed`), in claimTime's time base. The swap publishes it: a main thread that reads `-id` reads
+ * the time noted before.
  */
 
 /** The highest task id: the bit above it marks a task received. */
 export const MAX_TASK_ID = 0x3fffffff;
 const RECEIVED = 0x40000000;
+
+/** Bytes of a claim: the Int32 of where its task stands, then the Float64 of when its handler began. */
+const CLAIM_BYTES = 16;
+
+/** A claim to share with a new worker (WorkerBoot.claim). */
+export function newClaim(): Int32Array {
+  return new Int32Array(new SharedArrayBuffer(CLAIM_BYTES));
+}
+
+/** Where a claim's begin time is kept: a view made once per worker, so that noting it allocates nothing. */
+export function beginTimeOf(claim: Int32Array): Float64Array {
+  return new Float64Array(claim.buffer, 8, 1);
+}
+
+/**
+ * The time base of a begin time: epoch milliseconds at sub-millisecond resolution, monotonic within
+ * a thread. Each thread counts from its own start (`performance.timeOrigin` is the wall clock
+ * then), so a worker's times read in the main thread are off by the steps the wall clock took
+ * between the two starts (a suspend, an NTP step): the main thread measures that as the worker
+ * starts (clockStep) and takes it off.
+ */
+export function claimTime(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+/** Main thread, as it starts a worker: how far the wall clock has moved from this thread's time base, which the worker's will start from. */
+export function clockStep(): number {
+  return Date.now() - claimTime();
+}
 
 /** Main thread, before the task is posted: the worker may receive only what is handed to it. */
 export function handTask(claim: Int32Array, id: number): void {
@@ -37,6 +71,16 @@ export function beginTask(claim: Int32Array, id: number): boolean {
  */
 export function endUnbegun(claim: Int32Array, id: number): boolean {
   return Atomics.compareExchange(claim, 0, id | RECEIVED, 0) === (id | RECEIVED);
+}
+
+/**
+ * Main thread: milliseconds since the handler of task `id` began, or null when it has not begun
+ * there (see the claim above). `step`: clockStep when the worker started. Only for a task whose
+ * worker noted its begin (`timed`).
+ */
+export function begunAgo(claim: Int32Array, begunAt: Float64Array, id: number, step: number): number | null {
+  if (Atomics.load(claim, 0) !== -id) return null;
+  return Math.max(0, claimTime() - (begunAt[0] - step));
 }
 
 /** Main thread: whether the worker received task `id` and has not begun it (it is importing the file or parsing the input). */

@@ -5,6 +5,7 @@ import { fromWorkerWire, type FromWorker, type WorkerBoot } from "./_messages.ts
 import { workerChildren } from "./_worker-children.ts";
 import { laneWorker, type Lane } from "./task.ts";
 import { createBacklog, turnBoundReceiver } from "./event-backlog.ts";
+import { begunAgo, beginTimeOf, clockStep, newClaim } from "./_task-claim.ts";
 
 // Required, not imported, and taken as the module loads: the first ESM import of node:worker_threads
 // in a thread fixes what capability files importing it later get, and the main thread replaces its
@@ -50,6 +51,9 @@ export class WorkerSlot<J> {
    * worker has its own: one replaced while stuck must never claim a task handed to its successor.
    */
   claim!: Int32Array;
+  /** When the current worker began the handler of the task its claim holds (see _task-claim.ts), and the wall clock's step as it started. */
+  private begunAt!: Float64Array;
+  private clockStep = 0;
   /** When the current worker said it was ready (performance.now); 0 before. */
   readyAt = 0;
   /** The capability of the last task that ended here: what left work behind, if the worker stays busy. */
@@ -97,6 +101,11 @@ export class WorkerSlot<J> {
     this.options.onReplaced(this);
   }
 
+  /** Milliseconds since the current worker began task `id`'s handler, or null when it has not (a `timed` task's only). */
+  begunAgo(id: number): number | null {
+    return begunAgo(this.claim, this.begunAt, id, this.clockStep);
+  }
+
   /** Resolves once the slot's worker is ready, through restarts; rejects when it is given up or stopped. */
   async warm(): Promise<void> {
     for (;;) {
@@ -134,7 +143,9 @@ export class WorkerSlot<J> {
     // The backlog is this worker's alone: a terminated one's unreceived batches must not hold up its replacement.
     const backlog = createBacklog();
     const received = turnBoundReceiver(backlog);
-    this.claim = new Int32Array(new SharedArrayBuffer(4));
+    this.claim = newClaim();
+    this.begunAt = beginTimeOf(this.claim);
+    this.clockStep = clockStep();
     const boot: WorkerBoot = {
       lane: this.lane,
       cancel: this.flag.buffer as SharedArrayBuffer,

@@ -693,6 +693,9 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
             settle(job, { kind: "cancelled", message: "Cancelled before the handler started.", never_began: true });
           }
         },
+        begunAgo() {
+          return job.slot === null ? null : job.slot.begunAgo(job.id);
+        },
         terminate() {
           if (job.settled) return;
           const slot = job.slot;

@@ -46,6 +46,11 @@ export interface WorkerTask {
    * one itself, so that it never crosses to the main thread. Absent: no bound.
    */
   output_bytes?: number;
+  /**
+   * Its `timeout_ms` counts from its handler's start: the worker notes when it calls the handler,
+   * which TaskHandle.begunAgo reads (worker/_task-claim.ts). Absent: nothing is noted.
+   */
+  timed?: true;
 }
 
 /** Why a handler did not return an output. */
@@ -124,6 +129,12 @@ export interface TaskHandle {
   readonly outcome: Promise<TaskOutcome>;
   /** Cooperative cancel: `ctx.progress.cancelled()` turns true at once (even in a busy loop), `ctx.signal` aborts. */
   cancel(): void;
+  /**
+   * Milliseconds since its handler began, or null while it has not: still queued, being received
+   * or prepared (its file imported, its input parsed), or taken back to run on another worker. Known
+   * only for a `timed` task, and only until its outcome is settled.
+   */
+  begunAgo(): number | null;
   /** Stops the handler by force: the worker is terminated and replaced; outcome resolves `terminated`. */
   terminate(): void;
 }

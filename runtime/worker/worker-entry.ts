@@ -29,7 +29,7 @@ import { outputOver } from "./_output-size.ts";
 import { plainJsonProblem, type PlainJsonProblem } from "../execution/plain-json.ts";
 import { jsonText } from "../execution/json-text.ts";
 import { MAX_INPUT_DEPTH } from "../execution/json-depth.ts";
-import { beginTask, endUnbegun, receiveTask } from "./_task-claim.ts";
+import { beginTask, beginTimeOf, claimTime, endUnbegun, receiveTask } from "./_task-claim.ts";
 
 /** How many tasks' secrets a worker keeps masking in output no task owns. */
 const RECENT_MASKS = 16;
@@ -70,6 +70,7 @@ const owner = new AsyncLocalStorage<Running>();
 function serve(port: MessagePort, boot: WorkerBoot): void {
   const cancelFlag = new Int32Array(boot.cancel);
   const claim = new Int32Array(boot.claim);
+  const begunAt = beginTimeOf(claim);
   const backlog = new Int32Array(boot.backlog);
   const definitions = createDefinitionCache(boot.load_timeout_ms);
   const hostRequests = new Map<number, { resolve(facts: HostFacts): void; reject(error: Error): void }>();
@@ -195,7 +196,9 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
           return finish(run, { ok: false, error: await loadFailure(error, task, boot.load_timeout_ms) });
         }
         // The last thing before the handler: a cancel or a deadline that came during the import
-        // or the input's parse took the task back, and then its handler never runs.
+        // or the input's parse took the task back, and then its handler never runs. Its start, for
+        // a timeout_ms counted from it, is noted before the swap that publishes it.
+        if (task.timed) begunAt[0] = claimTime();
         if (!beginTask(claim, id)) return abandon(run);
         const result = owner.run(run, () => (task.entry === "reconcile" ? reconcileOf(def)(task.input as never, context.ctx) : def.handler(task.input as never, context.ctx)));
         outcome = { ok: true, output: isThenable(result) ? await result : result };

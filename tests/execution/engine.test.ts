@@ -389,6 +389,76 @@ describe("engine deadlines", () => {
     expect(h.store.get(timed)!.failure!.message).toContain("timeout_ms of 1000 ms");
   });
 
+  test("a capability's timeout_ms counts from when its handler begins, not when it is handed to the pool: time its worker spends importing the file is not the handler's", async () => {
+    // Begun before the timer's first look, between two looks, and after several.
+    for (const preparing of [400, 1000, 1030, 3700]) {
+      const h = harness({ grace_ms: 10 });
+      h.pool.beginsAtOnce = false;
+      const id = h.engine.start({ capability: "demo.timed", input: {} }, EDGE).execution.id;
+      await flush();
+      const task = h.pool.of(id)!;
+      h.clock.advance(preparing);
+      expect(task.cancelRequested).toBe(false);
+      task.begin();
+      h.clock.advance(999);
+      expect(task.cancelRequested).toBe(false);
+      h.clock.advance(1);
+      expect(task.cancelRequested).toBe(true);
+      h.clock.advance(10);
+      await flush();
+      expect(h.store.get(id)).toMatchObject({ state: "failed", failure: { error_code: "deadline_exceeded", stage: "run", context: { bound: "timeout_ms", deadline_ms: 1000, terminated: true } } });
+      expect(h.clock.pending).toBe(0);
+    }
+  });
+
+  test("a task that never begins is never failed by its timeout_ms: its file's failure is its own, and no timer is left", async () => {
+    const h = harness({ grace_ms: 10 });
+    h.pool.beginsAtOnce = false;
+    const id = h.engine.start({ capability: "demo.timed", input: {} }, EDGE).execution.id;
+    await flush();
+    const task = h.pool.of(id)!;
+    // Waiting for a worker, or taken back from one a leftover keeps busy and handed to the next.
+    h.clock.advance(10_000);
+    expect(task.cancelRequested).toBe(false);
+    task.end({ ok: false, error: { kind: "load_failed", cause: "threw", message: "it threw Error: no config" } });
+    await flush();
+    expect(h.store.get(id)).toMatchObject({ state: "failed", failure: { stage: "queue", context: { reason: "load_failed" } } });
+    expect(h.clock.pending).toBe(0);
+  });
+
+  test("deadline_ms still counts from admission while the handler has not begun; timeout_ms from the begin, the earlier wins", async () => {
+    const h = harness({ grace_ms: 10 });
+    h.pool.beginsAtOnce = false;
+    const unbegun = h.engine.start({ capability: "demo.timed", input: {}, deadline_ms: 2500 }, EDGE).execution.id;
+    const begun = h.engine.start({ capability: "demo.timed", input: {}, deadline_ms: 2500 }, EDGE).execution.id;
+    await flush();
+    h.clock.advance(2000);
+    h.pool.of(begun)!.begin();
+    h.clock.advance(499);
+    expect(h.pool.of(unbegun)!.cancelRequested).toBe(false);
+    expect(h.pool.of(begun)!.cancelRequested).toBe(false);
+    h.clock.advance(1);
+    // The pool takes back a task not begun when it is cancelled.
+    expect(h.pool.of(unbegun)!.cancelRequested).toBe(true);
+    h.pool.of(unbegun)!.end({ ok: false, error: { kind: "cancelled", message: "Cancelled before the handler started.", never_began: true } });
+    expect(h.pool.of(begun)!.cancelRequested).toBe(true);
+    h.pool.of(begun)!.end({ ok: false, error: { kind: "cancelled", message: "Cancelled" } });
+    await flush();
+    expect(h.store.get(unbegun)).toMatchObject({ state: "failed", failure: { error_code: "deadline_exceeded", stage: "queue", outcome_certainty: "not_applied", context: { bound: "deadline_ms", deadline_ms: 2500 } } });
+    expect(h.store.get(begun)).toMatchObject({ state: "failed", failure: { error_code: "deadline_exceeded", stage: "run", context: { bound: "deadline_ms", deadline_ms: 2500 } } });
+    // A timeout_ms earlier than what is left of deadline_ms wins.
+    const early = h.engine.start({ capability: "demo.timed", input: {}, deadline_ms: 5000 }, EDGE).execution.id;
+    await flush();
+    h.clock.advance(3000);
+    h.pool.of(early)!.begin();
+    h.clock.advance(1000);
+    expect(h.pool.of(early)!.cancelRequested).toBe(true);
+    h.pool.of(early)!.end({ ok: false, error: { kind: "cancelled", message: "Cancelled" } });
+    await flush();
+    expect(h.store.get(early)).toMatchObject({ state: "failed", failure: { error_code: "deadline_exceeded", context: { bound: "timeout_ms", deadline_ms: 1000 } } });
+    expect(h.clock.pending).toBe(0);
+  });
+
   test("engine.start refuses a deadline_ms that is not a positive whole number", () => {
     const h = harness();
     expect(failureOf(() => h.engine.start({ capability: "demo.read", input: {}, deadline_ms: -5 }, EDGE)).error_code).toBe("invalid_input");

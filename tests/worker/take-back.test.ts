@@ -109,6 +109,47 @@ export default capability({
 });
 `;
 
+/** A file whose top level awaits 1.5 s (once armed-slowtimed exists), longer than its timeout_ms; its handler marks that it ran and returns. */
+const SLOW_TIMED = `import { capability } from "docket";
+import * as v from "valibot";
+import { appendFileSync, existsSync } from "node:fs";
+import { join } from "node:path";
+if (existsSync(join(import.meta.dir, "armed-slowtimed"))) await new Promise((resolve) => setTimeout(resolve, 1500));
+export default capability({
+  id: "test.slowtimed",
+  title: "Slow top level, short timeout",
+  description: "Awaits in its top level longer than its timeout_ms.",
+  effect: "write",
+  timeout_ms: 1000,
+  input: v.object({}),
+  output: v.object({}),
+  handler(_input, ctx) {
+    appendFileSync(join(ctx.root, "marks.txt"), "slowtimed\\n");
+    return {};
+  },
+});
+`;
+
+/** Marks that it ran, with a timeout_ms shorter than the wait before a task is taken back from a busy worker. */
+const TIMED_MARK = `import { capability } from "docket";
+import * as v from "valibot";
+import { appendFileSync } from "node:fs";
+import { join } from "node:path";
+export default capability({
+  id: "test.timedmark",
+  title: "Timed mark",
+  description: "Appends a line when it begins.",
+  effect: "write",
+  timeout_ms: 800,
+  input: v.object({ tag: v.string() }),
+  output: v.object({}),
+  handler(input, ctx) {
+    appendFileSync(join(ctx.root, "marks.txt"), input.tag + "\\n");
+    return {};
+  },
+});
+`;
+
 let root: string;
 let plane: BootedPlane;
 
@@ -122,6 +163,8 @@ beforeAll(async () => {
   writeFileSync(join(root, "capabilities", "test.exitlater.ts"), EXIT_LATER);
   writeFileSync(join(root, "capabilities", "test.exitsoon.ts"), EXIT_SOON);
   writeFileSync(join(root, "capabilities", "test.slowtop.ts"), SLOW_TOP);
+  writeFileSync(join(root, "capabilities", "test.slowtimed.ts"), SLOW_TIMED);
+  writeFileSync(join(root, "capabilities", "test.timedmark.ts"), TIMED_MARK);
   // One execution worker: the next task is handed to the worker the leftover keeps busy.
   plane = await bootPlane({ cwd: root, storeKind: "memory", limits: resolveLimits({ overrides: { max_concurrent: 1, grace_ms: 5000 } }), importFile: (path) => import(path), log: () => undefined });
 });
@@ -177,6 +220,22 @@ describe("take-back", () => {
     const done = await terminal(id);
     expect({ state: done.state, failure: done.failure }).toEqual({ state: "succeeded", failure: null } as never);
     expect(marks().filter((m) => m === "slowtop")).toEqual(["slowtop"]);
+  });
+
+  test("a timeout_ms counts from the handler's start: the next execution, its timeout_ms shorter than the wait before a take-back, runs once on a new worker", async () => {
+    await leaveWorkBehind();
+    const id = plane.engine.start({ capability: "test.timedmark", input: { tag: "timed-after-leftover" } }, EDGE).execution.id;
+    const done = await terminal(id);
+    expect({ state: done.state, failure: done.failure }).toEqual({ state: "succeeded", failure: null } as never);
+    expect(marks().filter((m) => m === "timed-after-leftover")).toEqual(["timed-after-leftover"]);
+  });
+
+  test("a timeout_ms counts from the handler's start: a file whose top level awaits longer than it does not spend it", async () => {
+    writeFileSync(join(root, "capabilities", "armed-slowtimed"), "");
+    const id = plane.engine.start({ capability: "test.slowtimed", input: {} }, EDGE).execution.id;
+    const done = await terminal(id);
+    expect({ state: done.state, failure: done.failure }).toEqual({ state: "succeeded", failure: null } as never);
+    expect(marks().filter((m) => m === "slowtimed")).toEqual(["slowtimed"]);
   });
 
   test("a cancel sent while it waited on the busy worker ends it cancelled, never begun, nothing applied", async () => {

@@ -7,10 +7,21 @@ export class FakeTask implements TaskHandle {
   cancelRequested = false;
   terminated = false;
   settled = false;
+  /** When its handler began, on the pool's clock; null while it has not (see FakePool.beginsAtOnce). */
+  begunAt: number | null = null;
   private resolve!: (outcome: TaskOutcome) => void;
 
-  constructor(readonly task: WorkerTask, private readonly options: RunTaskOptions) {
+  constructor(readonly task: WorkerTask, private readonly options: RunTaskOptions, private readonly clock: Monotonic) {
     this.outcome = new Promise((resolve) => (this.resolve = resolve));
+  }
+
+  /** Its worker calls its handler now (after a slow import, say, or on a new worker after a take-back). */
+  begin(): void {
+    this.begunAt = this.clock.monotonic();
+  }
+
+  begunAgo(): number | null {
+    return this.begunAt === null || this.settled ? null : this.clock.monotonic() - this.begunAt;
   }
 
   emit(...drafts: EventDraft[]): void {
@@ -37,12 +48,22 @@ export class FakeTask implements TaskHandle {
   }
 }
 
+/** The time a fake pool notes a handler's start in: the test's clock, where it has one. */
+interface Monotonic {
+  monotonic(): number;
+}
+
 /** A pool whose tasks never run by themselves: every step is the test's decision. */
 export class FakePool implements WorkerPool {
   readonly tasks: FakeTask[] = [];
+  /** Whether a task's handler begins as it is handed over, as on a ready worker; false: the test calls begin(). */
+  beginsAtOnce = true;
+
+  constructor(private readonly clock: Monotonic = { monotonic: () => performance.now() }) {}
 
   run(task: WorkerTask, options: RunTaskOptions): TaskHandle {
-    const fake = new FakeTask(task, options);
+    const fake = new FakeTask(task, options, this.clock);
+    if (this.beginsAtOnce) fake.begin();
     this.tasks.push(fake);
     return fake;
   }

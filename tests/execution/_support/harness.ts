@@ -224,7 +224,7 @@ export function harness(overrides: Partial<Limits> = {}, options: Pick<EngineOpt
   const limits = resolveLimits({ overrides });
   const clock = new ManualClock();
   const store = createMemoryStore({ limits, clock: () => clock.now() });
-  const pool = new FakePool();
+  const pool = new FakePool(clock);
   const logged: string[] = [];
   const engine = createEngine({
     registry: catalog(Object.values(TEST_CAPABILITIES)),

@@ -1,12 +1,13 @@
 import type { HostFacts } from "../capability/declaration.ts";
 import { callsDirectly, type RegisteredCapability } from "../capability/registered.ts";
-import type { TaskOutcome, WorkerPool } from "../worker/task.ts";
+import type { TaskOutcome, WorkerPool, WorkerTask } from "../worker/task.ts";
 import type { Clock } from "./clock.ts";
 import type { Limits } from "./limits.ts";
 import type { EdgeInfo, PlaneHandle } from "./plane.ts";
 import { buildFailure, FailureError, type FailureDescriptor } from "./failure.ts";
 import { canonicalJson } from "./canonical-json.ts";
 import { completionOf, type StopCircumstances } from "./_completion.ts";
+import { armHandlerTimeout } from "./_handler-timeout.ts";
 import { mainThreadContext } from "./_main-context.ts";
 import { CapabilityError } from "../capability/capability-error.ts";
 import { maskOf, type SecretMask } from "./secret-mask.ts";
@@ -144,33 +145,34 @@ export class DirectCalls {
 
   /**
    * A work capability on the direct lane, bounded like an execution (docs/containment.md): past
-   * its deadline (the capability's `timeout_ms` or `direct_deadline_ms`, the shorter), or once its
-   * caller went away, it is cancelled; `grace_ms` later its worker is terminated and replaced, so
-   * a handler that never returns cannot hold the lane.
+   * its deadline (`direct_deadline_ms` from the call, or the capability's `timeout_ms` from its
+   * handler's start, the earlier), or once its caller went away, it is cancelled; `grace_ms` later
+   * its worker is terminated and replaced, so a handler that never returns cannot hold the lane.
    */
   private async callOnWorker(capability: RegisteredCapability, input: unknown, edge: EdgeInfo, mask: SecretMask, secrets: string[], signal?: AbortSignal): Promise<unknown> {
     const { pool, root, clock, limits } = this.options;
-    const handle = pool.run(
-      {
-        capability: capability.id,
-        source: capability.source,
-        version: capability.version,
-        input,
-        secrets,
-        execution: null,
-        root,
-        artifacts_dir: null,
-        artifact_limits: { files: limits.artifacts_per_execution, bytes: limits.artifact_bytes, total_bytes: limits.artifacts_total_bytes, disk_free_floor: 0 },
+    // Two bounds, the earlier wins: direct_deadline_ms from the call (the caller's wait, time spent
+    // waiting for the direct worker included), the capability's timeout_ms from its handler's start
+    // (_handler-timeout.ts) — which can win only when it is the shorter.
+    const timeoutMs = capability.timeout_ms !== null && capability.timeout_ms < limits.direct_deadline_ms ? capability.timeout_ms : null;
+    const task: WorkerTask = {
+      capability: capability.id,
+      source: capability.source,
+      version: capability.version,
+      input,
+      secrets,
+      execution: null,
+      root,
+      artifacts_dir: null,
+      artifact_limits: { files: limits.artifacts_per_execution, bytes: limits.artifact_bytes, total_bytes: limits.artifacts_total_bytes, disk_free_floor: 0 },
       // Half the handler's grace: a child is killed while the handler still has time to end on its own.
       kill_grace_ms: Math.floor(limits.grace_ms / 2),
-        output_bytes: limits.output_bytes,
-      },
-      { lane: "direct" },
-    );
-    // The capability's own timeout_ms wins when it is the shorter bound.
-    const own = capability.timeout_ms !== null && capability.timeout_ms <= limits.direct_deadline_ms;
-    const deadlineMs = own ? capability.timeout_ms! : limits.direct_deadline_ms;
-    const stop: StopCircumstances = { cancelRequested: false, deadlineExpired: false, forced: false, deadlineMs, deadlineSource: own ? "timeout_ms" : "direct_deadline_ms" };
+      output_bytes: limits.output_bytes,
+    };
+    // Its worker notes when the handler begins, which timeout_ms counts from.
+    if (timeoutMs !== null) task.timed = true;
+    const handle = pool.run(task, { lane: "direct" });
+    const stop: StopCircumstances = { cancelRequested: false, deadlineExpired: false, forced: false, deadlineMs: limits.direct_deadline_ms, deadlineSource: "direct_deadline_ms" };
     const timers: unknown[] = [];
     let stopping = false;
     const stopHandler = () => {
@@ -184,12 +186,15 @@ export class DirectCalls {
         }, limits.grace_ms),
       );
     };
-    timers.push(
-      clock.setTimeout(() => {
-        stop.deadlineExpired = true;
-        stopHandler();
-      }, deadlineMs),
-    );
+    const expire = (source: "direct_deadline_ms" | "timeout_ms", ms: number) => {
+      if (stop.deadlineExpired) return;
+      stop.deadlineExpired = true;
+      stop.deadlineMs = ms;
+      stop.deadlineSource = source;
+      stopHandler();
+    };
+    timers.push(clock.setTimeout(() => expire("direct_deadline_ms", limits.direct_deadline_ms), limits.direct_deadline_ms));
+    if (timeoutMs !== null) armHandlerTimeout(clock, handle, timeoutMs, timers, () => expire("timeout_ms", timeoutMs));
     const callerGone = () => {
       stop.cancelRequested = true;
       stopHandler();

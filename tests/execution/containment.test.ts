@@ -42,6 +42,37 @@ describe("direct call deadline", () => {
     expect(await call).toMatchObject({ error_code: "deadline_exceeded", context: { deadline_ms: 1000, terminated: false } });
   });
 
+  test("in a direct call too, timeout_ms counts from the handler's start and direct_deadline_ms from the call: the earlier wins", async () => {
+    const h = harness({ direct_deadline_ms: 3000, grace_ms: 10 });
+    h.pool.beginsAtOnce = false;
+    const timed = failureOf(h.engine.call("demo.timed", {}, EDGE));
+    await flush();
+    const task = h.pool.tasks[0]!;
+    // Its worker imports the file (its top level awaits), or waits to be free of a leftover.
+    h.clock.advance(1500);
+    expect(task.cancelRequested).toBe(false);
+    task.begin();
+    h.clock.advance(999);
+    expect(task.cancelRequested).toBe(false);
+    h.clock.advance(1);
+    expect(task.cancelRequested).toBe(true);
+    task.end({ ok: false, error: { kind: "cancelled", message: "stopped" } });
+    expect(await timed).toMatchObject({ error_code: "deadline_exceeded", stage: "run", context: { deadline_ms: 1000, bound: "timeout_ms", terminated: false } });
+    // Begun late, its timeout_ms would end after the caller's bound: direct_deadline_ms ends it.
+    const late = failureOf(h.engine.call("demo.timed", {}, EDGE));
+    await flush();
+    const second = h.pool.tasks[1]!;
+    h.clock.advance(2500);
+    second.begin();
+    h.clock.advance(499);
+    expect(second.cancelRequested).toBe(false);
+    h.clock.advance(1);
+    expect(second.cancelRequested).toBe(true);
+    second.end({ ok: false, error: { kind: "cancelled", message: "stopped" } });
+    expect(await late).toMatchObject({ error_code: "deadline_exceeded", context: { deadline_ms: 3000, bound: "direct_deadline_ms" } });
+    expect(h.clock.pending).toBe(0);
+  });
+
   test("a direct call whose caller went away is cancelled, and terminated when it does not stop", async () => {
     const h = harness({ grace_ms: 100 });
     const gone = new AbortController();

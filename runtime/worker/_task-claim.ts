@@ -45,9 +45,14 @@ export function claimTime(): number {
   return performance.timeOrigin + performance.now();
 }
 
-/** Main thread, as it starts a worker: how far the wall clock has moved from this thread's time base, which the worker's will start from. */
+/**
+ * Main thread, as it starts a worker: how far the wall clock has moved from this thread's time
+ * base, which the worker's will start from. Under a millisecond it is Date.now's own rounding down,
+ * not a step.
+ */
 export function clockStep(): number {
-  return Date.now() - claimTime();
+  const step = Date.now() - claimTime();
+  return step > -1 && step <= 0 ? 0 : step;
 }
 
 /** Main thread, before the task is posted: the worker may receive only what is handed to it. */

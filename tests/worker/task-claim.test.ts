@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { beginTask, handTask, isUnreceived, MAX_TASK_ID, receiveTask, takeBackUnbegun, takeBackUnreceived } from "../../runtime/worker/_task-claim.ts";
+import { beginTask, beginTimeOf, begunAgo, claimTime, handTask, isUnreceived, MAX_TASK_ID, newClaim, receiveTask, takeBackUnbegun, takeBackUnreceived } from "../../runtime/worker/_task-claim.ts";
 
 const word = () => new Int32Array(new SharedArrayBuffer(4));
 
@@ -63,5 +63,26 @@ describe("task claim", () => {
     expect(takeBackUnbegun(claim, MAX_TASK_ID)).toBeNull();
     handTask(claim, 1);
     expect(takeBackUnbegun(claim, 1)).toBe("handed");
+  });
+
+  test("the time a task's handler began is read only for the task begun, and with the wall clock's step between the threads' starts taken off", () => {
+    const claim = newClaim();
+    const begunAt = beginTimeOf(claim);
+    handTask(claim, 7);
+    expect(begunAgo(claim, begunAt, 7, 0)).toBeNull();
+    expect(receiveTask(claim, 7)).toBe(true);
+    expect(begunAgo(claim, begunAt, 7, 0)).toBeNull();
+    // Noted by the worker 500 ms ago, before the swap that publishes it.
+    begunAt[0] = claimTime() - 500;
+    expect(beginTask(claim, 7)).toBe(true);
+    expect(begunAgo(claim, begunAt, 7, 0)).toBeGreaterThanOrEqual(500);
+    // The same note, from a worker started once the wall clock had stepped 1 s ahead of this thread's time base, is 1 s earlier here.
+    expect(begunAgo(claim, begunAt, 7, 1000)).toBeGreaterThanOrEqual(1500);
+    // Never less than nothing, whatever a step not seen did.
+    expect(begunAgo(claim, begunAt, 7, -10_000)).toBe(0);
+    // The next task's, not begun yet, reads as not begun.
+    handTask(claim, 8);
+    expect(begunAgo(claim, begunAt, 8, 0)).toBeNull();
+    expect(begunAgo(claim, begunAt, 7, 0)).toBeNull();
   });
 });

@@ -670,6 +670,13 @@ export function createEngine(options: EngineOptions): Engine {
       return receipt(true, `${id} was cancelled before it started.`);
     }
     if (!snapshot.cancellable) {
+      // Handed to a worker and not begun (busy with a leftover, importing the file): nothing of it
+      // ran, so it is taken back whatever its declaration says, as it is while queued.
+      if (active?.handle && !active.completed && !active.stop.cancelRequested && active.handle.withdraw()) {
+        active.stop.cancelRequested = true;
+        store.append(id, [{ type: "execution.cancel_requested", data: { actor: edge.actor } }]);
+        return receipt(true, `${id} was cancelled before its handler began.`);
+      }
       return receipt(false, `${snapshot.capability} is not cancellable: it does not check for cancellation, so ${id} runs to its end.`);
     }
     if (!active || !active.handle) {

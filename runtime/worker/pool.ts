@@ -637,6 +637,29 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     for (const job of queue.splice(0)) settle(job, { kind: "worker_lost", never_began: true, no_worker: true, message: `No ${lane} worker could start, so ${job.task.capability} did not run.` });
   }
 
+  /**
+   * Takes `job` back if its handler has not begun — still queued, or handed to its worker and not
+   * begun (it may be busy with a leftover, importing the file, parsing the input): then it never
+   * will be, and it settles cancelled, never begun. False, and nothing done, once it began.
+   */
+  function withdraw(job: Job): boolean {
+    const slot = job.slot;
+    if (!slot) {
+      if (!unqueue(job)) return false;
+      settle(job, { kind: "cancelled", message: "Cancelled before the handler started.", never_began: true });
+      return true;
+    }
+    const unbegun = takeBackUnbegun(slot.claim, job.id);
+    if (unbegun === null) return false;
+    // Settling unwatches it and clears its slot; the slot's own record is cleared here.
+    slot.job = null;
+    settle(job, { kind: "cancelled", message: "Cancelled before the handler started.", never_began: true });
+    if (unbegun === "received") abandonPreparing(slot, job);
+    else if (slot.isReady) slot.worker.unref();
+    dispatch(slot.lane);
+    return true;
+  }
+
   function unqueue(job: Job): boolean {
     for (const lane of Object.values(lanes)) {
       const at = lane.queue.indexOf(job);
@@ -674,24 +697,19 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
         cancel() {
           if (job.settled || job.cancelRequested) return;
           job.cancelRequested = true;
+          if (withdraw(job)) return;
           const slot = job.slot;
-          const unbegun = slot ? takeBackUnbegun(slot.claim, job.id) : null;
-          if (slot && unbegun !== null) {
-            // Handed to its worker and not begun (it may be busy with a leftover, or importing the
-            // file, or parsing the input): now it never will be. Settling unwatches it and clears
-            // its slot; the slot's own record is cleared here.
-            slot.job = null;
-            settle(job, { kind: "cancelled", message: "Cancelled before the handler started.", never_began: true });
-            if (unbegun === "received") abandonPreparing(slot, job);
-            else if (slot.isReady) slot.worker.unref();
-            dispatch(slot.lane);
-          } else if (slot) {
+          if (slot) {
             // The store is what a busy-looping handler sees; the message aborts ctx.signal.
             Atomics.store(slot.flag, 0, job.id);
             slot.worker.postMessage(toWire<ToWorker>({ type: "cancel", id: job.id }));
-          } else if (unqueue(job)) {
-            settle(job, { kind: "cancelled", message: "Cancelled before the handler started.", never_began: true });
           }
+        },
+        withdraw() {
+          if (job.settled || job.cancelRequested) return false;
+          const withdrawn = withdraw(job);
+          if (withdrawn) job.cancelRequested = true;
+          return withdrawn;
         },
         begunAgo() {
           return job.slot === null ? null : job.slot.begunAgo(job.id);

@@ -130,6 +130,12 @@ export interface TaskHandle {
   /** Cooperative cancel: `ctx.progress.cancelled()` turns true at once (even in a busy loop), `ctx.signal` aborts. */
   cancel(): void;
   /**
+   * Takes it back only if its handler has not begun (queued, handed, being prepared): then its
+   * outcome settles `cancelled` with `never_began` and true is returned; a begun handler is left
+   * alone (false). A task nothing of which ran is withdrawn whether or not it could be cancelled.
+   */
+  withdraw(): boolean;
+  /**
    * Milliseconds since its handler began, or null while it has not: still queued, being received
    * or prepared (its file imported, its input parsed), or taken back to run on another worker. Known
    * only for a `timed` task, and only until its outcome is settled.

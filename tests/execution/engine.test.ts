@@ -273,6 +273,25 @@ describe("engine.cancel", () => {
     expect(types(h, id)).toEqual(["execution.created", "execution.started"]);
   });
 
+  test("engine.cancel of a non-cancellable execution handed to a worker that has not begun its handler takes it back: cancelled at stage queue, not_applied", async () => {
+    const h = harness();
+    h.pool.beginsAtOnce = false;
+    const id = h.engine.start({ capability: "demo.write", input: {} }, EDGE).execution.id;
+    await flush();
+    const receipt = h.engine.cancel(id, EDGE);
+    expect(receipt).toMatchObject({ cancellable: false, requested: true });
+    expect(receipt.message).toContain("before its handler began");
+    await flush();
+    expect(h.store.get(id)).toMatchObject({ state: "cancelled", failure: { error_code: "cancelled", stage: "queue", outcome_certainty: "not_applied", retryability: "safe" } });
+    expect(types(h, id)).toEqual(["execution.created", "execution.started", "execution.cancel_requested", "execution.completed"]);
+    // Once its handler began, a second one runs to its end as before.
+    const begun = h.engine.start({ capability: "demo.write", input: {} }, EDGE).execution.id;
+    await flush();
+    h.pool.of(begun)!.begin();
+    expect(h.engine.cancel(begun, EDGE)).toMatchObject({ state: "running", requested: false });
+    expect(h.pool.of(begun)!.settled).toBe(false);
+  });
+
   test("engine.cancel of a terminal execution answers what is true and changes nothing", async () => {
     const h = harness();
     const id = h.engine.start({ capability: "demo.read", input: {} }, EDGE).execution.id;

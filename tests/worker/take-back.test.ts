@@ -249,6 +249,16 @@ describe("take-back", () => {
     expect(marks()).not.toContain("cancelled");
   });
 
+  test("a cancel of a capability that cannot be cancelled, sent while it waited on the busy worker, takes it back all the same: nothing of it ran", async () => {
+    await leaveWorkBehind();
+    const id = plane.engine.start({ capability: "test.leave", input: { ms: 0 } }, EDGE).execution.id;
+    await Bun.sleep(50);
+    expect(plane.engine.cancel(id, EDGE)).toMatchObject({ cancellable: false, requested: true });
+    const done = await terminal(id);
+    expect(done.state).toBe("cancelled");
+    expect(done.failure).toMatchObject({ error_code: "cancelled", stage: "queue", outcome_certainty: "not_applied" });
+  });
+
   test("a deadline that passed while it waited on the busy worker fails it deadline_exceeded, never begun, nothing applied", async () => {
     await leaveWorkBehind();
     const id = plane.engine.start({ capability: "test.mark", input: { tag: "late" }, deadline_ms: 300 }, EDGE).execution.id;

@@ -42,6 +42,14 @@ export class FakeTask implements TaskHandle {
     this.cancelRequested = true;
   }
 
+  /** Takes it back while its handler has not begun (see begin), as the pool does. */
+  withdraw(): boolean {
+    if (this.settled || this.begunAt !== null) return false;
+    this.cancelRequested = true;
+    this.end({ ok: false, error: { kind: "cancelled", message: "Cancelled before the handler started.", never_began: true } });
+    return true;
+  }
+
   terminate(): void {
     this.terminated = true;
     this.end({ ok: false, error: { kind: "terminated", message: "terminated by the pool" } });

@@ -723,27 +723,27 @@ describe("createWorkerPool", () => {
   });
 
   test("a task JSON cannot carry, whose structured clone takes its worker longer to copy in than the start bound, is begun, not taken back", async () => {
-    const p = makePool({ startTimeoutMs: 100 });
-    // A Date makes the task go by structured clone; a million members make its copy take some 400 ms.
+    const p = makePool({ startTimeoutMs: 20 });
+    // A Date makes the task go by structured clone; 250,000 members make its copy take some 100 ms.
     const input: Record<string, unknown> = { when: new Date(0) };
-    for (let i = 0; i < 1_000_000; i++) input[`member-${i}`] = i;
+    for (let i = 0; i < 250_000; i++) input[`member-${i}`] = i;
     const outcome = await p.run(task("echo", "fixture.echo", input), { lane: "execution" }).outcome;
     expect(outcome.ok).toBe(true);
     expect(problems).toEqual([]);
     expect(p.stats().replaced).toBe(0);
-    // A million members each way: seconds on a busy 2-core machine, not the 5 s a test gets by default.
+    // Seconds on a busy 2-core machine, not the 5 s a test gets by default.
   }, 30_000);
 
   test("a task whose input takes its worker longer to parse than the start bound is begun, not taken back: the worker marks it received first", async () => {
-    const p = makePool({ startTimeoutMs: 100 });
-    // An object of a million members (some 22 MB of JSON): its parse alone takes a worker some 250 ms.
+    const p = makePool({ startTimeoutMs: 20 });
+    // An object of 250,000 members (some 5 MB of JSON): its parse alone takes a worker some 60 ms.
     const input: Record<string, number> = {};
-    for (let i = 0; i < 1_000_000; i++) input[`member-${i}`] = i;
+    for (let i = 0; i < 250_000; i++) input[`member-${i}`] = i;
     const outcome = await p.run(task("echo", "fixture.echo", input), { lane: "execution" }).outcome;
     expect(outcome.ok).toBe(true);
     expect(problems).toEqual([]);
     expect(p.stats().replaced).toBe(0);
-    // A million members each way: seconds on a busy 2-core machine, not the 5 s a test gets by default.
+    // Seconds on a busy 2-core machine, not the 5 s a test gets by default.
   }, 30_000);
 
   test("a file that does not export a capability fails as a load failure, naming the file", async () => {

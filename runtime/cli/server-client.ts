@@ -59,6 +59,42 @@ function unreadBody(status: number, error: unknown): string {
   return `HTTP ${status} whose body was cut off: ${e?.message ?? String(error)}`;
 }
 
+/** Aborts its signal once nothing has come for `ms`: before the answer's head, then between two parts of its body. */
+class SilenceTimeout {
+  private readonly controller = new AbortController();
+  private timer: ReturnType<typeof setTimeout>;
+  readonly signal = this.controller.signal;
+
+  constructor(private readonly ms: number) {
+    this.timer = this.arm();
+  }
+
+  /** The body's text, the wait starting again with each part that arrives. */
+  async read(response: Response): Promise<string> {
+    this.clear();
+    this.timer = this.arm();
+    if (!response.body) return "";
+    const reader = response.body.getReader();
+    const decoder = new TextDecoder();
+    let text = "";
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return text + decoder.decode();
+      text += decoder.decode(value, { stream: true });
+      this.clear();
+      this.timer = this.arm();
+    }
+  }
+
+  clear(): void {
+    clearTimeout(this.timer);
+  }
+
+  private arm(): ReturnType<typeof setTimeout> {
+    return setTimeout(() => this.controller.abort(new DOMException("no answer in time", "TimeoutError")), this.ms);
+  }
+}
+
 /** How many times a read is asked while the server's large-answer budget is spent (see request). */
 const BUSY_TRIES = 5;
 
@@ -68,26 +104,33 @@ export function serverClient(lease: Lease): ServerClient {
   const requestOnce = async (method: "GET" | "POST", path: string, options: ServerRequestOptions = {}): Promise<ServerAnswer> => {
     const url = new URL(path, lease.url);
     for (const [key, value] of Object.entries(options.query ?? {})) if (value !== undefined) url.searchParams.set(key, String(value));
+    // The time given is a bound on silence, not on the whole answer: a large answer that keeps
+    // arriving on a loaded machine is read to its end, one that stops for that long is none.
+    const silence = new SilenceTimeout(options.timeoutMs ?? 10_000);
     let response: Response;
-    try {
-      response = await fetch(url, {
-        method,
-        headers: options.body === undefined ? auth : { ...auth, "Content-Type": "application/json" },
-        body: options.body === undefined ? undefined : JSON.stringify(options.body),
-        signal: options.signal ? AbortSignal.any([AbortSignal.timeout(options.timeoutMs ?? 10_000), options.signal]) : AbortSignal.timeout(options.timeoutMs ?? 10_000),
-      });
-    } catch (error) {
-      const e = error as Error;
-      throw new ServerUnreachableError(lease.url, e?.name === "TimeoutError" ? "no answer in time" : (e?.message ?? String(error)));
-    }
     let body: any;
     try {
-      body = await response.json();
-    } catch (error) {
-      // The time given covers the body too: an answer cut off, late or not JSON is none, never a
-      // success with nothing in it (`executions show` printed null and exited 0).
-      if (response.ok) throw new ServerUnreachableError(lease.url, unreadBody(response.status, error));
-      body = null;
+      try {
+        response = await fetch(url, {
+          method,
+          headers: options.body === undefined ? auth : { ...auth, "Content-Type": "application/json" },
+          body: options.body === undefined ? undefined : JSON.stringify(options.body),
+          signal: options.signal ? AbortSignal.any([silence.signal, options.signal]) : silence.signal,
+        });
+      } catch (error) {
+        const e = error as Error;
+        throw new ServerUnreachableError(lease.url, e?.name === "TimeoutError" ? "no answer in time" : (e?.message ?? String(error)));
+      }
+      try {
+        body = JSON.parse(await silence.read(response));
+      } catch (error) {
+        // An answer cut off, silent too long or not JSON is none, never a success with nothing in
+        // it (`executions show` printed null and exited 0).
+        if (response.ok) throw new ServerUnreachableError(lease.url, unreadBody(response.status, error));
+        body = null;
+      }
+    } finally {
+      silence.clear();
     }
     if (response.ok) return { ok: true, status: response.status, body };
     const failure = body?.error as FailureDescriptor | undefined;

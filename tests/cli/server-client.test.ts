@@ -31,7 +31,7 @@ describe("unansweringServer", () => {
 });
 
 describe("serverClient", () => {
-  test("serverClient takes an answer whose body does not come in time, or is not JSON, for no answer: never for a success with nothing in it", async () => {
+  test("serverClient takes an answer whose body stops coming for its time, or is not JSON, for no answer (never for a success with nothing in it); one that keeps coming is read whole", async () => {
     const started = new TextEncoder().encode('{"state":"succ');
     const server = Bun.serve({
       hostname: "127.0.0.1",
@@ -39,6 +39,20 @@ describe("serverClient", () => {
       fetch(request) {
         // Its status and the start of its body are sent, and the rest never is.
         if (new URL(request.url).pathname === "/cut") return new Response(new ReadableStream({ start: (c) => c.enqueue(started) }), { headers: { "content-type": "application/json" } });
+        if (new URL(request.url).pathname === "/slow") {
+          const parts = ['{"parts":[', ...Array.from({ length: 10 }, (_, i) => (i === 0 ? "0" : `,${i}`)), "]}"];
+          return new Response(
+            new ReadableStream({
+              async pull(c) {
+                const part = parts.shift();
+                if (part === undefined) return c.close();
+                await Bun.sleep(part.startsWith("{") ? 0 : 100);
+                c.enqueue(new TextEncoder().encode(part));
+              },
+            }),
+            { headers: { "content-type": "application/json" } },
+          );
+        }
         return new Response("<html>a proxy's page</html>", { headers: { "content-type": "text/html" } });
       },
     });
@@ -47,6 +61,9 @@ describe("serverClient", () => {
       const cut = client.request("GET", "/cut", { timeoutMs: 300 });
       await expect(cut).rejects.toThrow(ServerUnreachableError);
       await expect(cut).rejects.toThrow("no answer in time");
+      // One that keeps coming, a part every 100 ms for 1 s, is read whole: the time is a bound on silence.
+      const slow = await client.request("GET", "/slow", { timeoutMs: 300 });
+      expect(slow).toEqual({ ok: true, status: 200, body: { parts: Array.from({ length: 10 }, (_, i) => i) } });
       const page = client.request("GET", "/page");
       await expect(page).rejects.toThrow(ServerUnreachableError);
       await expect(page).rejects.toThrow("HTTP 200 whose body is not JSON");

@@ -12,7 +12,6 @@ export interface BenchResult {
 const BENCHES: Array<[string, () => Promise<BenchResult>]> = [
   ["store-append", async () => (await import("./store-append.ts")).benchStoreAppend()],
   ["worker-roundtrip", async () => (await import("./worker-roundtrip.ts")).benchWorkerRoundtrip()],
-  ["json-text", async () => (await import("./json-text.ts")).benchJsonText()],
   ["engine", async () => (await import("./engine.ts")).benchEngine()],
   ["http-dispatch", async () => (await import("./http-dispatch.ts")).benchHttpDispatch()],
   ["live-channel", async () => (await import("./live-channel.ts")).benchLiveChannel()],

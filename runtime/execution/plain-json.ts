@@ -49,15 +49,118 @@ export function writtenJson(value: unknown, max: number, root: string): WrittenJ
   }
 }
 
-/** Thrown by placedWritten's walk past its budget of members. */
+/** A value's JSON text (undefined: JSON writes nothing), or why it has none: over `limit` characters (`at_least`: counted that far), or not plain JSON. */
+export type JsonText = { ok: true; text: string | undefined } | { ok: false; over: number } | { ok: false; problem: PlainJsonProblem };
+
+/** JSON.isRawJSON where the runtime has it: a JSON.rawJSON("1") (null-prototype, frozen) is written as its text. */
+const isRawJson = (JSON as { isRawJSON?: (value: unknown) => boolean }).isRawJSON;
+
+/** Thrown by jsonText's walk: past its limit, or nested past its depth. */
 const PAST_LIMIT = Symbol("past the limit");
+const TOO_DEEP = Symbol("too deep");
 
 /**
- * The problem placedWritten finds in `value` (within `limit` members), for a better name of one
- * already found at `path` (kept only where it names that path); with no `path`, whatever it finds
- * first. Null when it finds nothing, or throws.
+ * `value`'s JSON text as JSON.stringify writes it, read once: the text is what JSON made of the
+ * value as it read it, never a second reading (a getter or a `toJSON` that answers differently the
+ * next time, counted, or grown into a value reached on 2^60 paths, would be stored as what no
+ * check saw). One JSON.stringify whose replacer sees each value as JSON writes it (after its
+ * `toJSON`), checks it as {@link writtenJson} does, bounds its depth by `max`, and counts a lower
+ * bound of the characters written, stopping once past `limit`: an output within `limit` is never
+ * stopped, a Proxy array of 2^31 members or a value shared on every level is stopped at `limit`.
+ * A value that is not plain JSON is measured on (a Map as its entries, a BigInt as its digits):
+ * an output both too large and not JSON is refused as too large, as the worker always did.
+ * Only after a problem does a second walk (bounded by `limit` too) look for a better name for it:
+ * what a `toJSON` returned ("a Reading object whose toJSON() returns Infinity"), kept only where it
+ * names the same path the first found.
  */
-export function namedProblem(value: unknown, max: number, root: string, limit: number, path: string | null): PlainJsonProblem | null {
+export function jsonText(value: unknown, max: number, root: string, limit: number): JsonText {
+  // The containers JSON is inside, outermost first, and the key each sits at: a member's holder is
+  // `this` of the replacer, so popping down to it gives its depth and path, with no allocation per member.
+  const holders: object[] = [];
+  const keys: string[] = [];
+  let size = 0;
+  let found: { holders: object[]; keys: string[]; what: string } | null = null;
+  const note = (key: string, item: unknown, what: string) => {
+    found ??= { holders: [...holders], keys: [...keys, key], what: what || whatItIs(item) };
+  };
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(value, function (this: object, key: string, item: unknown): unknown {
+      while (holders.length > 0 && holders[holders.length - 1] !== this) (holders.pop(), keys.pop());
+      // Only the root's holder (JSON's wrapper) is not one of ours. A member of an object costs its
+      // key ("key":) when written; an array's commas are not counted (a lower bound).
+      const inObject = holders.length > 0 && !Array.isArray(this);
+      const inArray = holders.length > 0 && !inObject;
+      let written: unknown = item;
+      switch (typeof item) {
+        case "string":
+          size += item.length + 2;
+          break;
+        case "number":
+          size += 1;
+          if (!Number.isFinite(item)) note(key, item, "");
+          break;
+        case "boolean":
+          size += 4;
+          break;
+        case "undefined":
+          // Left out of an object, null in an array.
+          if (inArray) size += 4;
+          break;
+        case "bigint":
+          note(key, item, "");
+          size += item.toString().length;
+          written = undefined;
+          break;
+        case "object":
+          if (item === null) {
+            size += 4;
+            break;
+          }
+          if (isRawJson?.(item)) {
+            // A JSON.rawJSON is written as its text, whose members no replacer sees: counted whole.
+            size += (item as { rawJSON: string }).rawJSON.length;
+            break;
+          }
+          if (!isContainer(item)) {
+            note(key, item, "");
+            if (item instanceof Map || item instanceof Set) written = [...item];
+            else if (item instanceof ArrayBuffer) (size += item.byteLength, (written = undefined));
+            else if (ArrayBuffer.isView(item)) (size += item.buffer.byteLength, (written = undefined));
+          }
+          if (written !== undefined) {
+            if (holders.length >= max) throw TOO_DEEP;
+            size += 2;
+            holders.push(written as object);
+            keys.push(key);
+          }
+          break;
+        default:
+          // A function or a Symbol: JSON leaves it out of an object, and writes null in an array
+          // (counted, so that a Proxy array claiming 2^31 of them stops at the limit too).
+          note(key, item, "");
+          if (inArray) size += 4;
+          written = undefined;
+      }
+      if (inObject && written !== undefined) size += key.length + 3;
+      if (size > limit) throw PAST_LIMIT;
+      return written;
+    });
+  } catch (error) {
+    if (error === PAST_LIMIT || size > limit) return { ok: false, over: size };
+    if (error === TOO_DEEP) return { ok: false, problem: { reason: "too_deep" } };
+    // A getter, a toJSON or a Proxy's trap threw, or JSON met a cycle: the walk with places says
+    // which; if its second reading finds nothing, the member being read is named.
+    return { ok: false, problem: secondLook(value, max, root, limit, null) ?? { reason: "not_json", path: pathOfKeys(root, holders, keys), what: unreadable(error) } };
+  }
+  if (found === null) return { ok: true, text };
+  const first: { holders: object[]; keys: string[]; what: string } = found;
+  const path = pathOfKeys(root, first.holders, first.keys);
+  return { ok: false, problem: secondLook(value, max, root, limit, path) ?? { reason: "not_json", path, what: first.what } };
+}
+
+/** What placedWritten finds (only where it names `path`, when one is given), within `limit` members; null when it finds nothing, or throws. */
+function secondLook(value: unknown, max: number, root: string, limit: number, path: string | null): PlainJsonProblem | null {
   try {
     const written = placedWritten(value, max, root, false, limit);
     if (written.ok) return null;
@@ -68,10 +171,10 @@ export function namedProblem(value: unknown, max: number, root: string, limit: n
   }
 }
 
-/** The path of the member reached by `keys` under `root` (a number: an array's index). */
-export function pathOfKeys(root: string, keys: ReadonlyArray<string | number>): string {
+/** The path of the member at the last of `keys`, each key under the holder before it (the first: the root's own, ""). */
+function pathOfKeys(root: string, holders: object[], keys: string[]): string {
   let place: Place | null = null;
-  for (const key of keys) place = { parent: place, key };
+  for (let i = 1; i < keys.length; i++) place = { parent: place, key: Array.isArray(holders[i - 1]) ? Number(keys[i]) : keys[i]! };
   return pathOf(root, place);
 }
 
@@ -99,7 +202,7 @@ function refused(problem: PlainJsonProblem): WrittenJson {
 }
 
 /** What a value is whose reading threw: the class of what was thrown, never its message (it may hold anything). */
-export function unreadable(error: unknown): string {
+function unreadable(error: unknown): string {
   return `a value that threw when read (a getter or a Proxy threw ${articled(thrownKind(error))})`;
 }
 
@@ -129,7 +232,7 @@ function isPlainPrimitive(item: unknown): boolean {
 }
 
 /** An array or a plain object: JSON writes its members, each checked in turn. */
-export function isContainer(item: object): boolean {
+function isContainer(item: object): boolean {
   if (Array.isArray(item)) return true;
   const proto = Object.getPrototypeOf(item);
   return proto === Object.prototype || proto === null;
@@ -291,7 +394,7 @@ function pathOf(root: string, place: Place | null): string {
 }
 
 /** What a value JSON does not keep is, and what JSON would make of it: "a Map, which JSON writes as {}". */
-export function whatItIs(item: unknown): string {
+function whatItIs(item: unknown): string {
   switch (typeof item) {
     case "number":
       return `${item}, which JSON writes as null`;

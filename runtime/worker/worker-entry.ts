@@ -26,8 +26,7 @@ import { sanitizeLine } from "../execution/text-sanitize.ts";
 import { maskedBeforeSafe } from "../execution/secret-mask.ts";
 import { captureConsole, type ConsoleTarget } from "./_console-capture.ts";
 import { outputOver } from "./_output-size.ts";
-import { plainJsonProblem, type PlainJsonProblem } from "../execution/plain-json.ts";
-import { jsonText } from "../execution/json-text.ts";
+import { jsonText, plainJsonProblem, type PlainJsonProblem } from "../execution/plain-json.ts";
 import { MAX_INPUT_DEPTH } from "../execution/json-depth.ts";
 import { beginTask, beginTimeOf, claimTime, endUnbegun, receiveTask } from "./_task-claim.ts";
 
@@ -102,8 +101,8 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
 
   /**
    * The message that ends `run`: its outcome, or its output refused — over `output_bytes`, or, as
-   * its handler `returned` it, not plain JSON. A returned output is read once, by the walk that
-   * writes it as JSON.stringify would (execution/json-text.ts, jsonText), in the handler's thread, as its task's (a
+   * its handler `returned` it, not plain JSON. A returned output is read once, by the JSON.stringify
+   * that writes it (execution/plain-json.ts, jsonText), in the handler's thread, as its task's (a
    * `toJSON` it holds runs here): the text that crosses is what JSON made of it, checked as JSON
    * read it and stopped once past the limit, never a second reading of getters or a `toJSON`
    * (docs/handler-api.md). Other outcomes (docket's own) go as toWire sends them, measured too.

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { jsonText } from "../../runtime/execution/json-text.ts";
+import { jsonText } from "../../runtime/execution/plain-json.ts";
 import { MAX_INPUT_DEPTH } from "../../runtime/execution/json-depth.ts";
 
 const MIB = 1024 * 1024;
@@ -133,6 +133,9 @@ describe("jsonText", () => {
     // Both too large and not JSON: too large, as the worker always said.
     expect(written({ m: new Map(Array.from({ length: 5000 }, (_, i) => [`k${i}`, i])) }, 4096)).toMatchObject({ ok: false, over: expect.any(Number) });
     expect(written({ text: "a".repeat(4000) }, 4096)).toMatchObject({ ok: true });
+    // A JSON.rawJSON counts as the text it is written as.
+    const raw = (JSON as unknown as { rawJSON?: (text: string) => unknown }).rawJSON;
+    if (raw) expect(written({ raw: raw(`"${"a".repeat(5000)}"`) }, 4096)).toMatchObject({ ok: false, over: expect.any(Number) });
   });
 });
 

@@ -52,6 +52,9 @@ export function writtenJson(value: unknown, max: number, root: string): WrittenJ
 /** A value's JSON text (undefined: JSON writes nothing), or why it has none: over `limit` characters (`at_least`: counted that far), or not plain JSON. */
 export type JsonText = { ok: true; text: string | undefined } | { ok: false; over: number } | { ok: false; problem: PlainJsonProblem };
 
+/** JSON's writer as this module found it, before any capability code ran: a handler that replaces JSON.stringify must not write what is stored. */
+const stringify = JSON.stringify;
+
 /** JSON.isRawJSON where the runtime has it: a JSON.rawJSON("1") (null-prototype, frozen) is written as its text. */
 const isRawJson = (JSON as { isRawJSON?: (value: unknown) => boolean }).isRawJSON;
 
@@ -85,7 +88,7 @@ export function jsonText(value: unknown, max: number, root: string, limit: numbe
   };
   let text: string | undefined;
   try {
-    text = JSON.stringify(value, function (this: object, key: string, item: unknown): unknown {
+    text = stringify(value, function (this: object, key: string, item: unknown): unknown {
       while (holders.length > 0 && holders[holders.length - 1] !== this) (holders.pop(), keys.pop());
       // Only the root's holder (JSON's wrapper) is not one of ours. A member of an object costs its
       // key ("key":) when written; an array's commas are not counted (a lower bound).

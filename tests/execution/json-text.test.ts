@@ -113,6 +113,16 @@ describe("jsonText", () => {
     expect(written(getter)).toEqual({ ok: false, problem: { reason: "not_json", path: "output.a.b", what: "a value that threw when read (a getter or a Proxy threw a TypeError)" } });
   });
 
+  test("writes with JSON's writer as it was before any capability code ran: a handler's replaced JSON.stringify writes nothing stored", () => {
+    const original = JSON.stringify;
+    JSON.stringify = (() => '{"forged":true}') as typeof JSON.stringify;
+    try {
+      expect(written({ list: ["checked"] })).toEqual({ ok: true, text: '{"list":["checked"]}' });
+    } finally {
+      JSON.stringify = original;
+    }
+  });
+
   test("a cycle or nesting past the bound is too deep", () => {
     const cycle: Record<string, unknown> = { a: 1 };
     cycle.self = cycle;

@@ -147,38 +147,17 @@ function unmasked(capability: RegisteredCapability, outcome: TaskOutcome, stop: 
   if (error.kind === "load_failed") return loadFailed(capability, ids, error);
   // No worker of its lane could start: it never left the queue, so nothing ran, even of a write.
   if (error.kind === "worker_lost" && error.no_worker) {
-    return {
-      state: "failed",
-      failure: buildFailure({
-        ...ids,
-        error_code: "unavailable",
-        stage: "queue",
-        message: error.message,
-        retryability: "after_delay",
-        outcome_certainty: "not_applied",
-        suggestion: "Nothing ran. The server's log says why its worker threads could not start (a broken install, no memory or threads left): fix that and restart docket, then start this again.",
-        context: { capability: capability.id, stage: "queue", reason: "no_worker" },
-      }),
-      stack: error.message,
-    };
+    return unbegun(capability, ids, error.message, "no_worker", "Nothing ran. The server's log says why its worker threads could not start (a broken install, no memory or threads left): fix that and restart docket, then start this again.");
   }
   // Workers in turn died before reading it (what previous handlers left running): nothing ran.
   if (error.kind === "worker_lost" && error.never_began) {
-    const message = `${capability.id} did not run: ${error.message}, before its handler began.`;
-    return {
-      state: "failed",
-      failure: buildFailure({
-        ...ids,
-        error_code: "unavailable",
-        stage: "queue",
-        message,
-        retryability: "after_delay",
-        outcome_certainty: "not_applied",
-        suggestion: "Nothing ran. The server's log names the capability whose leftovers (timers, callbacks) ended its workers: fix it, then start this again.",
-        context: { capability: capability.id, stage: "queue", reason: "worker_lost" },
-      }),
-      stack: message,
-    };
+    return unbegun(
+      capability,
+      ids,
+      `${capability.id} did not run: ${error.message}, before its handler began.`,
+      "worker_lost",
+      "Nothing ran. The server's log names the capability whose leftovers (timers, callbacks) ended its workers: fix it, then start this again.",
+    );
   }
   if (stop.deadlineExpired && error.kind !== "memory_exceeded" && (error.kind !== "capability" || stop.forced)) {
     return {
@@ -303,6 +282,24 @@ function unmasked(capability: RegisteredCapability, outcome: TaskOutcome, stop: 
         { error_class: error.error_class },
       );
   }
+}
+
+/** A task whose handler never began because no worker would run it: `unavailable` at stage queue, nothing applied, `context.reason` saying why. */
+function unbegun(capability: RegisteredCapability, ids: { request_id: string; trace_id: string }, message: string, reason: "no_worker" | "worker_lost", suggestion: string): Completion {
+  return {
+    state: "failed",
+    failure: buildFailure({
+      ...ids,
+      error_code: "unavailable",
+      stage: "queue",
+      message,
+      retryability: "after_delay",
+      outcome_certainty: "not_applied",
+      suggestion,
+      context: { capability: capability.id, stage: "queue", reason },
+    }),
+    stack: message,
+  };
 }
 
 /**

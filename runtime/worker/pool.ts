@@ -610,9 +610,9 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
 
   /**
    * A task whose file failed while a worker imported it — ended its thread, kept it busy past the
-   * load time, left an error uncaught — on a worker where other tasks
-   * ran before: what failed may be what one of them left running (a timer that exits, allocates,
-   * spins or rejects while the file's top level awaits), not the file. The handler never began,
+   * load time, left an error uncaught — on a worker where other tasks ran before: what failed may
+   * be what one of them left running (a timer that exits, spins or rejects while the file's top
+   * level awaits), not the file. The handler never began,
    * so the task goes back to the head of its queue for a fresh worker, where only its own file
    * runs first (docs/containment.md, "Take back what was never begun"). The caller replaces the
    * worker. False, and nothing done, on a fresh worker (the failure is surely the file's) or once

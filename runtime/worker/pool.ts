@@ -365,8 +365,10 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   }
 
   function release(slot: Slot, job: Job, outcome: TaskOutcome): void {
-    // (A top-level await the worker's own load timer gave up on is the file's: had a leftover held the thread, that timer could not have run.)
-    if (!outcome.ok && outcome.error.kind === "load_failed" && outcome.error.uncaught && retryElsewhere(slot, job, outcome.error.message)) {
+    // A load timer that fired on time gave up on the file's own top-level await; one that fired
+    // late, or an uncaught error, may be what an earlier task left running (retryElsewhere).
+    const mayBeLeftover = !outcome.ok && outcome.error.kind === "load_failed" && (outcome.error.uncaught || outcome.error.held);
+    if (mayBeLeftover && retryElsewhere(slot, job, outcome.error.message)) {
       // Perhaps not the file's doing but a previous handler's leftover: it runs on a fresh worker.
       replaceJobWorker(slot, job);
       dispatch(slot.lane);

@@ -86,9 +86,11 @@ export type TaskError =
    * finish loading within `load_timeout_ms`, ended the worker's thread, or outgrew the memory
    * limit. Nothing of the handler ran. `message`: what the file did, as a load error says it.
    * `uncaught`: what failed was an error left uncaught while the file was imported, which may be
-   * another's (a previous handler's leftover timer), not one its import threw.
+   * another's (a previous handler's leftover timer), not one its import threw. `held`: the load
+   * time ran out while synchronous code held the thread (its timer fired late), which may be such
+   * a leftover too, not the file's top level.
    */
-  | { kind: "load_failed"; cause: LoadFailureCause; message: string; limit_mb?: number; used_mb?: number; uncaught?: true }
+  | { kind: "load_failed"; cause: LoadFailureCause; message: string; limit_mb?: number; used_mb?: number; uncaught?: true; held?: true }
   /** It returned an output larger than `output_bytes` (characters of its JSON), which the worker kept. */
   /** `bytes`: the output's characters of JSON, or with `at_least`, how far the count got before it stopped past the limit. */
   | { kind: "output_too_large"; message: string; bytes: number; limit: number; at_least?: boolean }

@@ -372,8 +372,22 @@ function workLeftRunning(work: PendingWork, file: string): ImportFailure {
   };
 }
 
-/** What `withinLoadTime` rejects with: the file, not the handler, took too long. */
-class LoadTimeout extends Error {}
+/**
+ * What `withinLoadTime` rejects with: the file, not the handler, took too long. `held`: its timer
+ * ran late, so synchronous code held the thread for part of the load time — the file's own top
+ * level, or what an earlier task left running there (docs/containment.md).
+ */
+class LoadTimeout extends Error {
+  constructor(
+    message: string,
+    readonly held: boolean,
+  ) {
+    super(message);
+  }
+}
+
+/** How late a load timer must fire for its thread to count as held by synchronous code (a timer on a busy 2-core machine fires a few ms late). */
+const HELD_LATE_MS = 100;
 
 /** A file that loaded but is not the capability its task names: its message says so whole. */
 class NotACapability extends Error {}
@@ -384,8 +398,9 @@ class NotACapability extends Error {}
  */
 function withinLoadTime<T>(loading: Promise<T>, file: string, ms: number): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
+  const due = performance.now() + ms;
   const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new LoadTimeout(`${file} did not finish loading within ${ms} ms (a top-level await that never settles, or slow work when it is imported)`)), ms);
+    timer = setTimeout(() => reject(new LoadTimeout(`${file} did not finish loading within ${ms} ms (a top-level await that never settles, or slow work when it is imported)`, performance.now() - due >= HELD_LATE_MS)), ms);
   });
   return Promise.race([loading, late]).finally(() => clearTimeout(timer));
 }
@@ -395,6 +410,9 @@ function withinLoadTime<T>(loading: Promise<T>, file: string, ms: number): Promi
  * it threw): the task's failure is the file's, not its handler's (docs/containment.md).
  */
 async function loadFailure(error: unknown, task: WorkerTask, loadTimeoutMs: number): Promise<TaskError> {
+  if (error instanceof LoadTimeout && error.held) {
+    return { kind: "load_failed", cause: "load_timeout", held: true, message: `it did not finish loading within ${loadTimeoutMs} ms (load_timeout_ms), its worker's thread held by synchronous code for part of that time: slow work at its top level` };
+  }
   if (error instanceof LoadTimeout) return { kind: "load_failed", cause: "load_timeout", message: `it did not finish loading within ${loadTimeoutMs} ms (load_timeout_ms): a top-level await that never settles, or slow work at its top level` };
   if (error instanceof NotACapability) return { kind: "load_failed", cause: "threw", message: error.message.replace(/\.$/, "") };
   // Loaded only when a file fails: a worker whose files load never needs it.

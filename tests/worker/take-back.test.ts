@@ -372,14 +372,27 @@ describe("take-back while its worker prepares it", () => {
 /** Returns at once, leaving behind, `after_ms` later, a timer that ends its worker's thread, spins, or rejects a promise nobody handles. */
 const LEFTOVER = `import { capability } from "docket";
 import * as v from "valibot";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 export default capability({
   id: "test.leftover",
   title: "Leave a leftover",
   description: "Returns, leaving a timer that misbehaves later.",
   effect: "write",
-  input: v.object({ kind: v.picklist(["exit", "spin", "reject"]), after_ms: v.number() }),
+  input: v.object({ kind: v.picklist(["exit", "spin", "reject", "hold"]), after_ms: v.number() }),
   output: v.object({}),
-  handler(input) {
+  handler(input, ctx) {
+    if (input.kind === "hold") {
+      // Once the next file's top level runs (and awaits), hold the thread a while past the load
+      // time, though less than the pool's own margin beyond it.
+      const poll = setInterval(() => {
+        if (!existsSync(join(ctx.root, "tops.txt")) || !readFileSync(join(ctx.root, "tops.txt"), "utf8").includes("slow-hold")) return;
+        clearInterval(poll);
+        const end = Date.now() + 3300;
+        while (Date.now() < end) {}
+      }, 5);
+      return {};
+    }
     setTimeout(() => {
       if (input.kind === "exit") process.exit(6);
       if (input.kind === "spin") { const end = Date.now() + 30_000; while (Date.now() < end) {} }
@@ -390,7 +403,7 @@ export default capability({
 });
 `;
 
-/** Once armed-<id> exists, its top level notes in tops.txt that it runs, awaits 1 s, then (exits) ends its thread; its handler marks that it ran. */
+/** Once armed-<id> exists, its top level notes in tops.txt that it runs, awaits 1 s and then 0.1 s, then (exits) ends its thread; its handler marks that it ran. */
 const awaitingTop = (id: string, exits: boolean) => `import { capability } from "docket";
 import * as v from "valibot";
 import { appendFileSync, existsSync } from "node:fs";
@@ -398,6 +411,7 @@ import { join } from "node:path";
 if (existsSync(join(import.meta.dir, "armed-${id}"))) {
   appendFileSync(join(import.meta.dir, "..", "tops.txt"), "${id}\\n");
   await new Promise((resolve) => setTimeout(resolve, 1000));
+  await new Promise((resolve) => setTimeout(resolve, 100));
   ${exits ? "process.exit(4);" : ""}
 }
 export default capability({
@@ -430,7 +444,7 @@ describe("take-back of a task whose import a leftover failed", () => {
     mkdirSync(file("capabilities"));
     writeFileSync(file("capabilities/test.leftover.ts"), LEFTOVER);
     writeFileSync(file("capabilities/test.mark.ts"), MARK);
-    for (const id of ["slow-exit", "slow-spin", "slow-reject"]) writeFileSync(file(`capabilities/test.${id}.ts`), awaitingTop(id, false));
+    for (const id of ["slow-exit", "slow-spin", "slow-reject", "slow-hold"]) writeFileSync(file(`capabilities/test.${id}.ts`), awaitingTop(id, false));
     writeFileSync(file("capabilities/test.ownexit.ts"), awaitingTop("ownexit", true));
     leftPlane = await bootPlane({
       cwd: leftRoot,
@@ -448,8 +462,9 @@ describe("take-back of a task whose import a leftover failed", () => {
 
   const run = async (capability: string, input: unknown) => terminalSnapshot(leftPlane.store, leftPlane.engine.start({ capability, input }, EDGE).execution.id);
 
-  for (const kind of ["exit", "spin", "reject"] as const) {
-    test(`a leftover that ${kind === "exit" ? "ends the thread" : kind === "spin" ? "keeps the thread busy past the load time" : "leaves a rejection unhandled"} while the next file is imported: that task runs once on a fresh worker, not failed as its file's`, async () => {
+  const doing = { exit: "ends the thread", spin: "keeps the thread busy past the load time", reject: "leaves a rejection unhandled", hold: "holds the thread past the load time, yet not past the pool's margin (the worker's own load timer fires late)" };
+  for (const kind of ["exit", "spin", "reject", "hold"] as const) {
+    test(`a leftover that ${doing[kind]} while the next file is imported: that task runs once on a fresh worker, not failed as its file's`, async () => {
       const id = `slow-${kind}`;
       expect((await run("test.mark", { tag: `warm-${kind}` })).state).toBe("succeeded");
       expect((await run("test.leftover", { kind, after_ms: 100 })).state).toBe("succeeded");

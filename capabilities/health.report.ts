@@ -42,6 +42,19 @@ export default capability({
         }),
       ),
     }),
+    workers: v.optional(
+      v.nullable(
+        v.object({
+          execution: v.pipe(v.number(), v.description("Execution-lane workers that can take a task (not given up).")),
+          direct: v.pipe(v.number(), v.description("Direct-lane workers that can take a task (not given up).")),
+          fault: v.pipe(
+            v.nullable(v.object({ lane: v.string(), reason: v.string(), since: v.string() })),
+            v.description("A lane none of whose workers could start: its tasks fail at once until one starts again, which docket tries after a wait."),
+          ),
+        }),
+      ),
+      null,
+    ),
     limits: v.record(v.string(), v.number()),
   }),
   examples: [{}],
@@ -67,6 +80,7 @@ export default capability({
     await run("runtime", "Runtime", async () => ({ message: describeRuntime(host), problems: [] }));
     await run("capabilities", "Capabilities", async () => checkCapabilities(host, ctx));
     await run("store", "Execution store", async () => checkStore(host));
+    if (host.workers) await run("workers", "Workers", async () => checkWorkers(host.workers!));
     await run("limits", "Limits in force", async () => checkLimits(host));
 
     return {
@@ -78,6 +92,7 @@ export default capability({
       warnings,
       runtime: host.runtime,
       store: host.store,
+      workers: host.workers ?? null,
       limits: host.limits,
     };
   },
@@ -163,6 +178,20 @@ function checkStore(host: HostFacts): { message: string; problems: DiagnosticInp
   const used = storage ? `; ${mib(storage.bytes)} of ${mib(storage.budget_bytes)} in use${free}` : "";
   const events = retained_bytes != null ? `; events ${mib(retained_bytes)} of ${mib(host.limits.executions_retained_bytes ?? 0)} (executions_retained_bytes)` : "";
   return { message: `${kind} store${fault ? " (cannot write)" : ""}: ${held}${events}${used}`, problems };
+}
+
+/** Each lane has a worker to run on; a lane none of whose workers could start fails its tasks at once. */
+function checkWorkers(workers: NonNullable<HostFacts["workers"]>): { message: string; problems: DiagnosticInput[] } {
+  const problems: DiagnosticInput[] = [];
+  const { fault } = workers;
+  if (fault) {
+    problems.push({
+      severity: "error",
+      code: "no_worker",
+      message: `No ${fault.lane} worker could start since ${fault.since} (${fault.reason}): its tasks fail at once, never begun; docket tries to start one again after a wait — free memory or threads, or restart the server`,
+    });
+  }
+  return { message: `${workers.execution} execution worker(s), ${workers.direct} direct worker(s)${fault ? `; the ${fault.lane} lane has none` : ""}`, problems };
 }
 
 function mib(bytes: number): string {

@@ -39,6 +39,8 @@ export interface BootOptions {
   log?: (line: string) => void;
   /** Direct-lane workers (default 1). */
   directWorkers?: number;
+  /** How long a lane's worker that could not start waits before it is tried again (the pool's `restartAfterMs`; default 10 s). */
+  workerRestartAfterMs?: number;
   /**
    * Try every capability file in a worker before importing it on the main thread (worker/load-probe.ts):
    * a file whose top level never ends must not reach a thread that then never answers again — a
@@ -86,6 +88,7 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
     loadTimeoutMs: limits.load_timeout_ms,
     // A forced stop already waited grace_ms for the handler; its children get half that again.
     childGraceMs: Math.floor(limits.grace_ms / 2),
+    restartAfterMs: options.workerRestartAfterMs,
   });
   const warming = pool.warm();
   // Built again on every reload: files whose text did not change are not imported again, since a

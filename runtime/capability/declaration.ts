@@ -63,6 +63,11 @@ export interface HostFacts {
     /** Bytes of events a memory store holds against executions_retained_bytes; null for a store that keeps them on disk. */
     retained_bytes?: number | null;
   };
+  /**
+   * The workers that run handlers, by lane: how many can take a task now, and a lane none of
+   * whose workers could start (it is tried again after a wait), or null.
+   */
+  workers?: { execution: number; direct: number; fault: { lane: "execution" | "direct"; reason: string; since: string } | null };
   limits: Record<string, number>;
 }
 

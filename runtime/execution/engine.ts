@@ -714,6 +714,11 @@ export function createEngine(options: EngineOptions): Engine {
     active.handle.terminate();
   }
 
+  function workersNow(): NonNullable<HostFacts["workers"]> {
+    const { execution_workers, direct_workers } = pool.stats();
+    return { execution: execution_workers, direct: direct_workers, fault: pool.workerFault() };
+  }
+
   function hostFacts(): HostFacts {
     return {
       root,
@@ -729,6 +734,7 @@ export function createEngine(options: EngineOptions): Engine {
       capabilities: registry.list().map((c) => ({ id: c.id, effect: c.effect, execution: c.execution, source: c.source.kind === "builtin" ? "builtin" : c.source.file })),
       load_errors: registry.loadErrors(),
       store: { kind: options.storeKind, counts: store.list({ limit: 1 }).counts, fault: storage.fault(), storage: storage.usage(), retained_bytes: store.retainedBytes?.() ?? null },
+      workers: workersNow(),
       limits: { ...limits },
     };
   }
@@ -966,6 +972,7 @@ export function createEngine(options: EngineOptions): Engine {
     handle,
     forceStop,
     hostFacts,
+    workerFault: () => pool.workerFault(),
     /**
      * Stops the engine: what waits is cancelled (nothing was applied), what runs is stopped and
      * ends `interrupted` with the certainty of its effect — never silently success, never gone.

@@ -6,6 +6,7 @@ import type { ExecutionStore } from "../store/store.ts";
 import type { LoadError, RegisteredCapability } from "../capability/registered.ts";
 import type { ProtocolDocument } from "./protocol-document.ts";
 import type { ExecutionReport, ReportAnswer } from "./report-protocol.ts";
+import type { WorkerFault } from "../worker/task.ts";
 
 /** Who asked, as the edge (HTTP, MCP, CLI, cockpit) established it. The engine never invents these. */
 export interface EdgeInfo {
@@ -99,6 +100,8 @@ export interface ExecutionPlane {
   call(capability: string, input: unknown, edge: EdgeInfo, options?: CallOptions): Promise<unknown>;
   /** The same plane bound to one caller, as plane capabilities receive it. */
   handle(edge: EdgeInfo): PlaneHandle;
+  /** A lane none of whose workers could start, or null (`/healthz`). Absent: the plane runs no workers of its own. */
+  workerFault?(): WorkerFault | null;
 }
 
 export type { ExecutionEvent };

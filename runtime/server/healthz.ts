@@ -1,20 +1,36 @@
 import type { ExecutionStore } from "../store/store.ts";
+import type { WorkerFault } from "../worker/task.ts";
 
-/** What `GET /healthz` answers: 200 `{ok: true}`, or 503 with why the store is not ok. */
+/** What `GET /healthz` answers: 200 `{ok: true}`, or 503 with what is not ok. */
 export interface HealthzAnswer {
   status: 200 | 503;
-  body: { ok: true } | { ok: false; store: { ok: false; reason: string; since: string } };
+  body:
+    | { ok: true }
+    | {
+        ok: false;
+        store?: { ok: false; reason: string; since: string };
+        workers?: { ok: false; lane: WorkerFault["lane"]; reason: string; since: string };
+      };
 }
 
 /**
- * Liveness with the one fact a probe needs beyond it: whether the store can write. A store that
- * cannot refuses new executions (docs/limits.md), so a probe sees it not ok — with the store's
- * words, but never the checkout's paths: `/healthz` is open without a token.
+ * Liveness with the facts a probe needs beyond it: whether the store can write, and whether each
+ * lane has a worker to run on. A store that cannot write refuses new executions, and a lane with
+ * no worker fails its tasks at once (docs/limits.md, docs/containment.md): either is not ok — with
+ * the words of what failed, but never the checkout's paths: `/healthz` is open without a token.
  */
-export function healthz(store: Pick<ExecutionStore, "storageFault">): HealthzAnswer {
+export function healthz(store: Pick<ExecutionStore, "storageFault">, workerFault: () => WorkerFault | null = () => null): HealthzAnswer {
   const fault = store.storageFault();
-  if (fault === null) return { status: 200, body: { ok: true } };
-  return { status: 503, body: { ok: false, store: { ok: false, reason: withoutPaths(fault.reason), since: fault.since } } };
+  const workers = workerFault();
+  if (fault === null && workers === null) return { status: 200, body: { ok: true } };
+  return {
+    status: 503,
+    body: {
+      ok: false,
+      ...(fault === null ? {} : { store: { ok: false as const, reason: withoutPaths(fault.reason), since: fault.since } }),
+      ...(workers === null ? {} : { workers: { ok: false as const, lane: workers.lane, reason: withoutPaths(workers.reason), since: workers.since } }),
+    },
+  };
 }
 
 /** An error's words with every absolute path in them replaced by `<path>`, cut to 200 characters. */

@@ -16,8 +16,13 @@ const { Worker: ThreadWorker } = createRequire(import.meta.url)("node:worker_thr
 /** How long `stop()` waits for a worker to end before it leaves it to end with the process. */
 const STOP_WAIT_MS = 2000;
 
-/** A worker that dies before it is ready this many times in a row is not started again: its script is broken. */
+/**
+ * A worker that dies before it is ready this many times in a row is given up: its script is
+ * broken, or the process cannot start threads now (too many, too little memory). The slot tries
+ * again after a wait (`restartAfterMs`), doubled at each give-up in a row up to MAX_RESTART_AFTER_MS.
+ */
 const MAX_START_FAILURES = 3;
+const MAX_RESTART_AFTER_MS = 300_000;
 
 /** What a slot needs from its pool. Every hook is called for the slot's current worker only, never after `stop()`. */
 export interface WorkerSlotOptions<J> {
@@ -34,6 +39,10 @@ export interface WorkerSlotOptions<J> {
   onReplaced: (slot: WorkerSlot<J>) => void;
   /** The slot is given up (`dead`): its worker failed to start MAX_START_FAILURES times in a row. */
   onGaveUp: (slot: WorkerSlot<J>) => void;
+  /** A given-up slot's worker started after all (see MAX_START_FAILURES): the slot runs tasks again. */
+  onRevived: (slot: WorkerSlot<J>) => void;
+  /** How long a given-up slot waits before it tries to start a worker again (doubled at each give-up in a row); null: never. */
+  restartAfterMs: number | null;
   /** TERM → KILL wait for the process groups of `ctx.exec` children a worker leaves behind. */
   childGraceMs: number;
 }
@@ -81,9 +90,14 @@ export class WorkerSlot<J> {
   isReady = false;
   /** The worker's OS thread under /proc, once ready (null off Linux): what the memory watchdog reads. */
   thread: string | null = null;
-  /** Given up after MAX_START_FAILURES; its lane runs on the other slots. */
+  /** Given up after MAX_START_FAILURES; its lane runs on the other slots until it starts again. */
   dead = false;
+  /** Since when (ISO time) and why it is given up, while `dead`. */
+  deadSince: string | null = null;
+  deadReason: string | null = null;
   private startFailures = 0;
+  private giveUps = 0;
+  private restartTimer: ReturnType<typeof setTimeout> | null = null;
   private lastError: string | null = null;
   private stopped = false;
   /** Ending the process groups that exited workers left behind; `stop()` waits for them. */
@@ -120,6 +134,7 @@ export class WorkerSlot<J> {
   /** Terminates the worker for good (the pool is closing): a pending start fails and the exit is ignored. */
   async stop(): Promise<void> {
     this.stopped = true;
+    if (this.restartTimer !== null) clearTimeout(this.restartTimer);
     this.failStart(new Error("The worker pool closed."));
     const terminated = this.worker.terminate().catch(() => undefined);
     // A thread waiting in execSync ends (and lets the stop finish) once its child does.
@@ -192,6 +207,7 @@ export class WorkerSlot<J> {
     this.readyAt = performance.now();
     this.thread = message.thread ?? null;
     this.startFailures = 0;
+    if (this.dead) this.revived();
     // Referenced while starting or busy, so an awaited task keeps the process alive; idle
     // workers are unreferenced, so a forgotten pool never holds the process open.
     if (!this.job) this.worker.unref();
@@ -204,13 +220,41 @@ export class WorkerSlot<J> {
     if (!this.isReady) {
       this.startFailures++;
       this.failStart(new Error(`${laneWorker(this.lane)} could not start from ${this.options.workerUrl.href} (${why}).`));
-      if (this.startFailures >= MAX_START_FAILURES) {
-        this.dead = true;
-        this.options.report(`${laneWorker(this.lane)} failed to start ${this.startFailures} times in a row (${why}); not starting it again.`);
-        this.options.onGaveUp(this);
-        return;
-      }
+      if (this.startFailures >= MAX_START_FAILURES) return this.giveUp(why);
     }
     this.replace();
+  }
+
+  /** No worker started MAX_START_FAILURES times in a row: none is started again until a wait has passed. */
+  private giveUp(why: string): void {
+    const after = this.options.restartAfterMs;
+    const waitMs = after === null ? null : Math.min(after * 2 ** this.giveUps, MAX_RESTART_AFTER_MS);
+    this.giveUps++;
+    if (!this.dead) {
+      this.dead = true;
+      this.deadSince = new Date().toISOString();
+    }
+    this.deadReason = `${laneWorker(this.lane)} failed to start ${this.startFailures} times in a row (${why.split("\n")[0]})`;
+    const next = waitMs === null ? "not starting it again" : `trying again in ${waitMs >= 1000 ? `${Math.round(waitMs / 1000)} s` : `${waitMs} ms`}`;
+    this.options.report(`${this.deadReason}; ${next}.`);
+    this.options.onGaveUp(this);
+    if (waitMs === null) return;
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = null;
+      if (this.stopped) return;
+      this.startFailures = 0;
+      this.replace();
+    }, waitMs);
+    // A pool nobody closes must not be held open by a slot waiting to try again.
+    (this.restartTimer as { unref?: () => void }).unref?.();
+  }
+
+  private revived(): void {
+    this.options.report(`${laneWorker(this.lane)} started again, ${Math.round((Date.now() - Date.parse(this.deadSince!)) / 1000)} s after it was given up.`);
+    this.dead = false;
+    this.deadSince = null;
+    this.deadReason = null;
+    this.giveUps = 0;
+    this.options.onRevived(this);
   }
 }

@@ -163,6 +163,9 @@ export function createLoadProbe(options: LoadProbeOptions): LoadProbe {
     },
     onReplaced() {},
     onGaveUp() {},
+    onRevived() {},
+    // A trial's slot given up is dropped (checkNow): the next trial starts one of its own.
+    restartAfterMs: null,
   };
 
   /**

@@ -49,6 +49,12 @@ export interface WorkerPoolOptions {
    * back and runs on a new worker (default START_TIMEOUT_MS).
    */
   startTimeoutMs?: number;
+  /**
+   * How long a lane's worker that failed to start three times in a row waits before it is tried
+   * again, doubled at each give-up in a row up to 5 minutes (default 10 s). Meanwhile, a lane with
+   * no worker fails its tasks `no_worker` at once.
+   */
+  restartAfterMs?: number;
   /** How often idle workers are looked at after a task ended, for work a handler left running (_idle-watch.ts); default 1000 ms. */
   idleCheckMs?: number;
   /** Minor page faults of a worker's thread (`<pid>/task/<tid>`), or null; default from /proc (tests give their own). */
@@ -220,6 +226,10 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       failQueueIfLaneDead(slot.lane);
       dispatch(slot.lane);
     },
+    onRevived(slot) {
+      dispatch(slot.lane);
+    },
+    restartAfterMs: options.restartAfterMs ?? 10_000,
   };
   for (let i = 0; i < executionWorkers; i++) lanes.execution.slots.push(new WorkerSlot("execution", slotOptions));
   for (let i = 0; i < directWorkers; i++) lanes.direct.slots.push(new WorkerSlot("direct", slotOptions));
@@ -749,6 +759,16 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
         }
       }
       await Promise.all(stopping);
+    },
+
+    workerFault() {
+      for (const lane of ["execution", "direct"] as const) {
+        const slots = lanes[lane].slots;
+        if (slots.length === 0 || !slots.every((s) => s.dead)) continue;
+        const since = slots.map((s) => s.deadSince!).sort()[0];
+        return { lane, reason: slots[0].deadReason!, since };
+      }
+      return null;
     },
 
     stats() {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { HostFacts } from "../../runtime/capability/declaration.ts";
@@ -90,6 +90,13 @@ afterEach(async () => {
   pool = null;
   problems.length = 0;
 });
+
+/** Waits, at most 10 s, until `check()` holds; fails naming what it waited for. */
+async function until(check: () => boolean): Promise<void> {
+  for (const end = Date.now() + 10_000; !check(); await Bun.sleep(20)) {
+    if (Date.now() > end) throw new Error(`waited 10 s for ${check.toString()}`);
+  }
+}
 
 /** The pid a fixture writes to `file` once its child started (0 if it never does within 4 s). */
 async function pidIn(file: string): Promise<number> {
@@ -1007,7 +1014,35 @@ describe("createWorkerPool", () => {
     }
     expect(p.stats()).toMatchObject({ execution_workers: 0, direct_workers: 0 });
     expect(problems.join("\n")).toContain("failed to start 3 times in a row");
+    expect(p.workerFault()).toMatchObject({ lane: "execution", reason: expect.stringContaining("failed to start 3 times in a row") });
   });
+
+  test("a lane whose workers could not start tries again after a wait, doubled each time, and runs tasks once a worker starts", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "docket-broken-workers-"));
+    const marker = join(dir, "broken");
+    writeFileSync(marker, "");
+    process.env.DOCKET_TEST_BROKEN_WORKERS = marker;
+    try {
+      const p = makePool({ workerUrl: new URL("./fixtures/worker-entry-while-broken.ts", import.meta.url), restartAfterMs: 100 });
+      await expect(p.warm()).rejects.toThrow(/could not start/);
+      const fault = p.workerFault();
+      expect(fault).toMatchObject({ lane: "execution", reason: expect.stringContaining("An execution worker failed to start 3 times in a row") });
+      expect(Date.parse(fault!.since)).toBeGreaterThan(Date.now() - 60_000);
+      // Meanwhile a task fails at once, never begun.
+      expect(await p.run(task("echo", "fixture.echo"), { lane: "execution" }).outcome).toMatchObject({ ok: false, error: { no_worker: true, never_began: true } });
+      // It tries again, fails again: the next wait is doubled; the fault keeps its first time.
+      await until(() => problems.some((m) => m.includes("trying again in 200 ms")));
+      expect(p.workerFault()?.since).toBe(fault!.since);
+      rmSync(marker);
+      await until(() => p.workerFault() === null);
+      expect(problems.join("\n")).toMatch(/An execution worker started again, \d+ s after it was given up/);
+      expect(await p.run(task("echo", "fixture.echo", 3), { lane: "execution" }).outcome).toMatchObject({ ok: true, output: { input: 3 } });
+      expect(await p.run(task("echo", "fixture.echo", 4), { lane: "direct" }).outcome).toMatchObject({ ok: true, output: { input: 4 } });
+    } finally {
+      delete process.env.DOCKET_TEST_BROKEN_WORKERS;
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 30_000);
 });
 
 describe("worker context", () => {

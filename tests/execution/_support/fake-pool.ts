@@ -1,5 +1,5 @@
 import type { EventDraft } from "../../../runtime/execution/protocol.ts";
-import type { RunTaskOptions, TaskHandle, TaskOutcome, WorkerPool, WorkerTask } from "../../../runtime/worker/task.ts";
+import type { RunTaskOptions, TaskHandle, TaskOutcome, WorkerFault, WorkerPool, WorkerTask } from "../../../runtime/worker/task.ts";
 
 /** A task the test drives by hand: what the handler emits and how it ends. */
 export class FakeTask implements TaskHandle {
@@ -80,6 +80,13 @@ export class FakePool implements WorkerPool {
 
   async close(): Promise<void> {
     for (const task of this.tasks) task.terminate();
+  }
+
+  /** What workerFault() answers; a test sets it. */
+  fault: WorkerFault | null = null;
+
+  workerFault(): WorkerFault | null {
+    return this.fault;
   }
 
   stats() {

@@ -1,0 +1,116 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { bootPlane } from "../../runtime/boot.ts";
+import { resolveLimits } from "../../runtime/execution/limits.ts";
+import { defaultMounts } from "../../runtime/server/default-mounts.ts";
+import { startServer, type DocketServer } from "../../runtime/server/serve.ts";
+import { useDocketModules } from "../_support/capability-fixtures.ts";
+
+// A lane whose workers stop being able to start (no threads or memory left, say) while the server
+// runs: /healthz and health.report say so, its tasks fail at once, and it runs again once a worker
+// starts (docs/containment.md).
+
+const EXITS = `import { capability } from "docket";
+import * as v from "valibot";
+export default capability({
+  id: "test.exits",
+  title: "Exits",
+  description: "Ends its worker's thread.",
+  effect: "write",
+  input: v.object({}),
+  output: v.object({}),
+  handler() {
+    process.exit(3);
+  },
+});
+`;
+
+let root: string;
+let marker: string;
+let server: DocketServer;
+const logged: string[] = [];
+
+const post = (path: string, body: unknown) => fetch(server.url + path, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+
+async function until(probe: () => Promise<boolean>, what: string, ms = 20_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await probe())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await Bun.sleep(50);
+  }
+}
+
+async function finished(id: string): Promise<any> {
+  let snapshot: any;
+  await until(async () => ["succeeded", "failed", "cancelled"].includes((snapshot = await (await fetch(`${server.url}/api/v1/executions/get?id=${id}`)).json()).state), `${id} to end`);
+  return snapshot;
+}
+
+beforeAll(async () => {
+  useDocketModules();
+  root = realpathSync(mkdtempSync(join(tmpdir(), "docket-worker-fault-")));
+  mkdirSync(join(root, ".git"));
+  mkdirSync(join(root, "capabilities"));
+  writeFileSync(join(root, "capabilities", "test.exits.ts"), EXITS);
+  marker = join(root, "workers-broken");
+  process.env.DOCKET_TEST_BROKEN_WORKERS = marker;
+  server = await startServer({
+    cwd: root,
+    port: 0,
+    storeKind: "memory",
+    limits: resolveLimits({ overrides: { max_concurrent: 1 } }),
+    capabilityDirs: [],
+    runtime: "bun",
+    mounts: defaultMounts,
+    logFile: false,
+    log: (line) => logged.push(line),
+    workerUrl: new URL("../worker/fixtures/worker-entry-while-broken.ts", import.meta.url),
+    boot: (options) => bootPlane({ ...options, workerRestartAfterMs: 300 }),
+  });
+});
+
+afterAll(async () => {
+  await server?.stop();
+  delete process.env.DOCKET_TEST_BROKEN_WORKERS;
+  rmSync(root, { recursive: true, force: true });
+});
+
+describe("a lane with no worker", () => {
+  test("/healthz is 503 naming the lane, its tasks fail unavailable at once, and all is well again once a worker starts", async () => {
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+    // From now on no worker can start; the handler ends its own, so its replacement must start.
+    writeFileSync(marker, "");
+    const lost = await finished(((await (await post("/api/v1/executions/start", { capability: "test.exits", input: {} })).json()) as any).execution.id);
+    expect(lost.state).toBe("failed");
+    await until(async () => (await fetch(`${server.url}/healthz`)).status === 503, "/healthz to say the lane has no worker");
+
+    const health = (await (await fetch(`${server.url}/healthz`)).json()) as any;
+    expect(health).toMatchObject({ ok: false, workers: { ok: false, lane: "execution", reason: expect.stringContaining("failed to start 3 times in a row") } });
+    expect(health.workers.since).toMatch(/^\d{4}-\d\d-\d\dT/);
+    expect(health.store).toBeUndefined();
+    expect(JSON.stringify(health)).not.toContain(root);
+    expect(logged.join("\n")).toContain("An execution worker failed to start 3 times in a row");
+
+    // Its tasks fail at once, never begun, nothing applied.
+    const refused = await finished(((await (await post("/api/v1/executions/start", { capability: "executions.demonstrate", input: { steps: 0, delay_ms: 0 } })).json()) as any).execution.id);
+    expect(refused.state).toBe("failed");
+    expect(refused.failure).toMatchObject({ error_code: "unavailable", stage: "queue", outcome_certainty: "not_applied", retryability: "after_delay", context: { reason: "no_worker" } });
+
+    // health.report (a direct call: its lane still runs) names it as an error.
+    const report = (await (await post("/api/v1/health/report", {})).json()) as any;
+    expect(report.ok).toBe(false);
+    expect(report.workers).toMatchObject({ execution: 0, direct: 1, fault: { lane: "execution", since: health.workers.since } });
+    expect(report.checks.find((c: any) => c.id === "workers")).toMatchObject({ ok: false });
+
+    // Threads can start again: the lane comes back by itself.
+    rmSync(marker);
+    await until(async () => (await fetch(`${server.url}/healthz`)).status === 200, "the lane to start a worker again");
+    expect(logged.join("\n")).toMatch(/An execution worker started again/);
+    const ran = await finished(((await (await post("/api/v1/executions/start", { capability: "executions.demonstrate", input: { steps: 0, delay_ms: 0 } })).json()) as any).execution.id);
+    expect(ran.state).toBe("succeeded");
+    const healthy = (await (await post("/api/v1/health/report", {})).json()) as any;
+    expect(healthy.checks.find((c: any) => c.id === "workers")).toMatchObject({ ok: true, message: "1 execution worker(s), 1 direct worker(s)" });
+  }, 30_000);
+});

@@ -168,6 +168,8 @@ function unmasked(capability: RegisteredCapability, outcome: TaskOutcome, stop: 
         stage: "run",
         message: `${capability.id} did not finish within ${deadlineText(stop)} and ${stop.forced ? "did not stop when asked; its worker was terminated." : "stopped when asked."}`,
         ...forced,
+        // A write whose effect is unknown is settled first, whatever stopped it (buildFailure's default).
+        ...(forced.retryability === "manual_reconcile" ? {} : { suggestion: deadlineSuggestion(stop, capability) }),
         context: { deadline_ms: stop.deadlineMs, terminated: stop.forced, ...(stop.deadlineSource ? { bound: stop.deadlineSource } : {}) },
       }),
     };
@@ -368,6 +370,17 @@ function deadlineText(stop: StopCircumstances): string {
   if (stop.deadlineSource === "timeout_ms") return `its timeout_ms of ${stop.deadlineMs} ms`;
   if (stop.deadlineSource === "direct_deadline_ms") return `the direct-call deadline of ${stop.deadlineMs} ms (direct_deadline_ms)`;
   return `its deadline of ${stop.deadlineMs} ms`;
+}
+
+/** What to do about a handler the bound named by `stop.deadlineSource` stopped. */
+function deadlineSuggestion(stop: StopCircumstances, capability: RegisteredCapability): string {
+  if (stop.deadlineSource === "deadline_ms") return "Start it again with a larger deadline_ms (it counts from admission, queue time included), or make the work smaller.";
+  if (stop.deadlineSource === "timeout_ms") return "Raise the capability's timeout_ms in its declaration, or make the work smaller.";
+  if (stop.deadlineSource === "direct_deadline_ms") {
+    const asExecution = capability.execution === "never" ? "" : "Start it as an execution instead (docket run, POST /api/v1/executions/start), which direct_deadline_ms does not bound, or raise it";
+    return `${asExecution || "Raise direct_deadline_ms"} (--direct-deadline-ms, DOCKET_DIRECT_DEADLINE_MS), or make the work smaller.`;
+  }
+  return "Give it more time or make the work smaller.";
 }
 
 function internal(

@@ -28,7 +28,11 @@ describe("direct call deadline", () => {
     expect(task.terminated).toBe(false);
     h.clock.advance(100);
     expect(task.terminated).toBe(true);
-    expect(await call).toMatchObject({ error_code: "deadline_exceeded", stage: "run", outcome_certainty: "not_applied", context: { deadline_ms: 500, terminated: true } });
+    const failure = await call;
+    expect(failure).toMatchObject({ error_code: "deadline_exceeded", stage: "run", outcome_certainty: "not_applied", context: { deadline_ms: 500, terminated: true } });
+    // Its advice is about the bound that stopped it, not a start's deadline_ms.
+    expect(failure.suggestion).toStartWith("Start it as an execution instead (docket run, POST /api/v1/executions/start), which direct_deadline_ms does not bound");
+    expect(failure.suggestion).not.toContain("the start's deadline_ms");
     expect(h.clock.pending).toBe(0);
   });
 
@@ -70,6 +74,18 @@ describe("direct call deadline", () => {
     expect(second.cancelRequested).toBe(true);
     second.end({ ok: false, error: { kind: "cancelled", message: "stopped" } });
     expect(await late).toMatchObject({ error_code: "deadline_exceeded", context: { deadline_ms: 3000, bound: "direct_deadline_ms" } });
+  });
+
+  test("a write a deadline stopped with its effect unknown is told to be reconciled first, whichever bound stopped it", async () => {
+    const h = harness({ direct_deadline_ms: 3000, grace_ms: 10 });
+    const call = failureOf(h.engine.call("demo.write", {}, EDGE));
+    await flush();
+    h.clock.advance(3000);
+    expect(h.pool.tasks[0]!.cancelRequested).toBe(true);
+    h.clock.advance(10);
+    const failure = await call;
+    expect(failure).toMatchObject({ error_code: "deadline_exceeded", outcome_certainty: "unknown", retryability: "manual_reconcile", context: { bound: "direct_deadline_ms", terminated: true } });
+    expect(failure.suggestion).toContain("executions.reconcile");
     expect(h.clock.pending).toBe(0);
   });
 

@@ -387,6 +387,7 @@ describe("engine deadlines", () => {
     task.end({ ok: false, error: { kind: "cancelled", message: "Cancelled" } });
     await flush();
     expect(h.store.get(second)).toMatchObject({ state: "failed", failure: { error_code: "deadline_exceeded", stage: "run", context: { bound: "deadline_ms", deadline_ms: 100 } } });
+    expect(h.store.get(second)!.failure!.suggestion).toStartWith("Start it again with a larger deadline_ms");
   });
 
   test("a capability's timeout_ms counts from its start, not its admission; the earlier bound wins", async () => {

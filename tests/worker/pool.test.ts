@@ -1017,6 +1017,31 @@ describe("createWorkerPool", () => {
     expect(p.workerFault()).toMatchObject({ lane: "execution", reason: expect.stringContaining("failed to start 3 times in a row") });
   });
 
+  test("a task handed to a worker that then fails to start waits for the next one and runs once there", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "docket-broken-workers-"));
+    const marker = join(dir, "broken");
+    process.env.DOCKET_TEST_BROKEN_WORKERS = marker;
+    try {
+      const p = makePool({ workerUrl: new URL("./fixtures/worker-entry-while-broken.ts", import.meta.url), restartAfterMs: 60_000 });
+      await p.warm();
+      // The next two workers of the lane fail to start; the third starts.
+      writeFileSync(marker, "2");
+      expect(await p.run(task("exits", "fixture.exits"), { lane: "execution" }).outcome).toMatchObject({ ok: false, error: { kind: "worker_lost" } });
+      // Handed at once to the replacement, which is not ready yet and fails to start, then to the next.
+      const events: EventDraft[] = [];
+      const outcome = await p.run(task("events", "fixture.events", { count: 2 }), { lane: "execution", onEvents: (drafts) => events.push(...drafts) }).outcome;
+      expect(outcome).toMatchObject({ ok: true, output: { emitted: 2 } });
+      // Its handler ran once: one step, its two progress events.
+      expect(events.map((e) => e.type)).toEqual(["execution.step", "execution.progress", "execution.progress", "execution.log", "execution.stream", "execution.diagnostic", "execution.step_done"]);
+      expect(readFileSync(marker, "utf8")).toBe("0");
+      expect(problems.join("\n")).not.toContain("times in a row");
+      expect(p.workerFault()).toBeNull();
+    } finally {
+      delete process.env.DOCKET_TEST_BROKEN_WORKERS;
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 30_000);
+
   test("a lane whose workers could not start tries again after a wait, doubled each time, and runs tasks once a worker starts", async () => {
     const dir = mkdtempSync(join(tmpdir(), "docket-broken-workers-"));
     const marker = join(dir, "broken");

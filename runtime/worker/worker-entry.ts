@@ -386,8 +386,18 @@ class LoadTimeout extends Error {
   }
 }
 
-/** How late a load timer must fire for its thread to count as held by synchronous code (a timer on a busy 2-core machine fires a few ms late). */
-const HELD_LATE_MS = 100;
+/**
+ * When a load counts as `held`: its thread was held by synchronous code for at least
+ * HELD_MS, and for at least HELD_SHARE of the load time, counted in stretches of at least
+ * HELD_GAP_MS — what a 10 ms sampler measures of its own lateness (a timer on a busy 2-core
+ * machine fires a few ms late; a thread waiting for a core, rarely 20 ms) — plus the load timer's
+ * own lateness. One long hold, or many short ones (a leftover interval that spins 45 ms at a time
+ * while the file's top level awaits timer after timer), count alike.
+ */
+const HELD_MS = 100;
+const HELD_SHARE = 0.2;
+const HELD_GAP_MS = 20;
+const HELD_TICK_MS = 10;
 
 /** A file that loaded but is not the capability its task names: its message says so whole. */
 class NotACapability extends Error {}
@@ -399,10 +409,26 @@ class NotACapability extends Error {}
 function withinLoadTime<T>(loading: Promise<T>, file: string, ms: number): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const due = performance.now() + ms;
+  let heldMs = 0;
+  let tick = performance.now();
+  const sampler = setInterval(() => {
+    const now = performance.now();
+    const gap = now - tick - HELD_TICK_MS;
+    if (gap >= HELD_GAP_MS) heldMs += gap;
+    tick = now;
+  }, HELD_TICK_MS);
   const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new LoadTimeout(`${file} did not finish loading within ${ms} ms (a top-level await that never settles, or slow work when it is imported)`, performance.now() - due >= HELD_LATE_MS)), ms);
+    timer = setTimeout(() => {
+      const lateMs = performance.now() - due;
+      // The hold that made this timer late may not have reached the sampler yet.
+      const held = lateMs >= HELD_MS || heldMs + Math.max(0, lateMs) >= Math.max(HELD_MS, ms * HELD_SHARE);
+      reject(new LoadTimeout(`${file} did not finish loading within ${ms} ms (a top-level await that never settles, or slow work when it is imported)`, held));
+    }, ms);
   });
-  return Promise.race([loading, late]).finally(() => clearTimeout(timer));
+  return Promise.race([loading, late]).finally(() => {
+    clearTimeout(timer);
+    clearInterval(sampler);
+  });
 }
 
 /**

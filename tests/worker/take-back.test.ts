@@ -379,7 +379,7 @@ export default capability({
   title: "Leave a leftover",
   description: "Returns, leaving a timer that misbehaves later.",
   effect: "write",
-  input: v.object({ kind: v.picklist(["exit", "spin", "reject", "hold"]), after_ms: v.number() }),
+  input: v.object({ kind: v.picklist(["exit", "spin", "reject", "hold", "chunked"]), after_ms: v.number() }),
   output: v.object({}),
   handler(input, ctx) {
     if (input.kind === "hold") {
@@ -393,6 +393,19 @@ export default capability({
       }, 5);
       return {};
     }
+    if (input.kind === "chunked") {
+      // Once the next file's top level runs, hold the thread 45 ms at a time, every millisecond,
+      // for 5 s: never long enough at once to make a timer more than 45 ms late.
+      let started = 0;
+      const slices = setInterval(() => {
+        if (!started && (!existsSync(join(ctx.root, "tops.txt")) || !readFileSync(join(ctx.root, "tops.txt"), "utf8").includes("slow-chunked"))) return;
+        started ||= Date.now();
+        if (Date.now() - started > 5000) return clearInterval(slices);
+        const end = Date.now() + 45;
+        while (Date.now() < end) {}
+      }, 1);
+      return {};
+    }
     setTimeout(() => {
       if (input.kind === "exit") process.exit(6);
       if (input.kind === "spin") { const end = Date.now() + 30_000; while (Date.now() < end) {} }
@@ -403,7 +416,11 @@ export default capability({
 });
 `;
 
-/** Once armed-<id> exists, its top level notes in tops.txt that it runs, awaits 1 s and then 0.1 s, then (exits) ends its thread; its handler marks that it ran. */
+/**
+ * Once armed-<id> exists, its top level notes in tops.txt that it runs, awaits 1 s and then 0.1 s
+ * (slow-chunked: then 80 timers of 1 ms in a row, 0.1 s alone), then (exits) ends its thread; its
+ * handler marks that it ran.
+ */
 const awaitingTop = (id: string, exits: boolean) => `import { capability } from "docket";
 import * as v from "valibot";
 import { appendFileSync, existsSync } from "node:fs";
@@ -412,6 +429,7 @@ if (existsSync(join(import.meta.dir, "armed-${id}"))) {
   appendFileSync(join(import.meta.dir, "..", "tops.txt"), "${id}\\n");
   await new Promise((resolve) => setTimeout(resolve, 1000));
   await new Promise((resolve) => setTimeout(resolve, 100));
+  ${id === "slow-chunked" ? "for (let i = 0; i < 80; i++) await new Promise((resolve) => setTimeout(resolve, 1));" : ""}
   ${exits ? "process.exit(4);" : ""}
 }
 export default capability({
@@ -444,7 +462,7 @@ describe("take-back of a task whose import a leftover failed", () => {
     mkdirSync(file("capabilities"));
     writeFileSync(file("capabilities/test.leftover.ts"), LEFTOVER);
     writeFileSync(file("capabilities/test.mark.ts"), MARK);
-    for (const id of ["slow-exit", "slow-spin", "slow-reject", "slow-hold"]) writeFileSync(file(`capabilities/test.${id}.ts`), awaitingTop(id, false));
+    for (const id of ["slow-exit", "slow-spin", "slow-reject", "slow-hold", "slow-chunked"]) writeFileSync(file(`capabilities/test.${id}.ts`), awaitingTop(id, false));
     writeFileSync(file("capabilities/test.ownexit.ts"), awaitingTop("ownexit", true));
     leftPlane = await bootPlane({
       cwd: leftRoot,
@@ -462,8 +480,8 @@ describe("take-back of a task whose import a leftover failed", () => {
 
   const run = async (capability: string, input: unknown) => terminalSnapshot(leftPlane.store, leftPlane.engine.start({ capability, input }, EDGE).execution.id);
 
-  const doing = { exit: "ends the thread", spin: "keeps the thread busy past the load time", reject: "leaves a rejection unhandled", hold: "holds the thread past the load time, yet not past the pool's margin (the worker's own load timer fires late)" };
-  for (const kind of ["exit", "spin", "reject", "hold"] as const) {
+  const doing = { exit: "ends the thread", spin: "keeps the thread busy past the load time", reject: "leaves a rejection unhandled", hold: "holds the thread past the load time, yet not past the pool's margin (the worker's own load timer fires late)", chunked: "holds the thread 45 ms at a time (the load timer never fires much late)" };
+  for (const kind of ["exit", "spin", "reject", "hold", "chunked"] as const) {
     test(`a leftover that ${doing[kind]} while the next file is imported: that task runs once on a fresh worker, not failed as its file's`, async () => {
       const id = `slow-${kind}`;
       expect((await run("test.mark", { tag: `warm-${kind}` })).state).toBe("succeeded");

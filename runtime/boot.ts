@@ -168,7 +168,15 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
     processAlive: isProcessAlive,
     pidNamespace: ownPidNamespace(),
   });
-  await warming;
+  try {
+    await warming;
+  } catch (error) {
+    // A lane none of whose workers could start stops the boot: nothing of the plane may outlive
+    // it, not a pool trying to start them again for nobody.
+    await Promise.all([engine.close(), probe?.close()]);
+    store.close();
+    throw error;
+  }
   const booted = engine;
   return {
     root,

@@ -114,3 +114,35 @@ describe("a lane with no worker", () => {
     expect(healthy.checks.find((c: any) => c.id === "workers")).toMatchObject({ ok: true, message: "1 execution worker(s), 1 direct worker(s)" });
   }, 30_000);
 });
+
+describe("a boot whose workers cannot start", () => {
+  test("fails, and leaves nothing behind trying to start them again", async () => {
+    const bootRoot = realpathSync(mkdtempSync(join(tmpdir(), "docket-worker-fault-boot-")));
+    mkdirSync(join(bootRoot, ".git"));
+    const bootMarker = join(bootRoot, "workers-broken");
+    writeFileSync(bootMarker, "");
+    process.env.DOCKET_TEST_BROKEN_WORKERS = bootMarker;
+    const lines: string[] = [];
+    try {
+      await expect(
+        bootPlane({
+          cwd: bootRoot,
+          storeKind: "sqlite",
+          limits: resolveLimits({ overrides: { max_concurrent: 2 } }),
+          importFile: (path) => import(path),
+          workerUrl: new URL("../worker/fixtures/worker-entry-while-broken.ts", import.meta.url),
+          workerRestartAfterMs: 50,
+          log: (line) => lines.push(line),
+        }),
+      ).rejects.toThrow(/could not start/);
+      // Workers could start now: a pool left behind would start them within its 50 ms wait.
+      rmSync(bootMarker);
+      await Bun.sleep(500);
+      expect(lines.join("\n")).toContain("failed to start 3 times in a row");
+      expect(lines.join("\n")).not.toContain("started again");
+    } finally {
+      process.env.DOCKET_TEST_BROKEN_WORKERS = marker;
+      rmSync(bootRoot, { recursive: true, force: true });
+    }
+  }, 30_000);
+});

@@ -48,8 +48,8 @@ export default capability({
           execution: v.pipe(v.number(), v.description("Execution-lane workers that can take a task (not given up).")),
           direct: v.pipe(v.number(), v.description("Direct-lane workers that can take a task (not given up).")),
           fault: v.pipe(
-            v.nullable(v.object({ lane: v.string(), reason: v.string(), since: v.string() })),
-            v.description("A lane none of whose workers could start: its tasks fail at once until one starts again, which docket tries after a wait."),
+            v.nullable(v.object({ lanes: v.array(v.string()), reason: v.string(), since: v.string() })),
+            v.description("The lanes none of whose workers could start: their tasks fail at once until one starts again, which docket tries after a wait."),
           ),
         }),
       ),
@@ -188,10 +188,10 @@ function checkWorkers(workers: NonNullable<HostFacts["workers"]>): { message: st
     problems.push({
       severity: "error",
       code: "no_worker",
-      message: `No ${fault.lane} worker could start since ${fault.since} (${fault.reason}): its tasks fail at once, never begun; docket tries to start one again after a wait — free memory or threads, or restart the server`,
+      message: `No ${fault.lanes.join(" or ")} worker could start since ${fault.since} (${fault.reason}): such tasks fail at once, never begun; docket tries to start one again after a wait — free memory or threads, or restart the server`,
     });
   }
-  return { message: `${workers.execution} execution worker(s), ${workers.direct} direct worker(s)${fault ? `; the ${fault.lane} lane has none` : ""}`, problems };
+  return { message: `${workers.execution} execution worker(s), ${workers.direct} direct worker(s)${fault ? `; the ${fault.lanes.join(" and ")} lane${fault.lanes.length > 1 ? "s have" : " has"} none` : ""}`, problems };
 }
 
 function mib(bytes: number): string {

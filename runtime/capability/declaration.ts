@@ -67,7 +67,7 @@ export interface HostFacts {
    * The workers that run handlers, by lane: how many can take a task now, and a lane none of
    * whose workers could start (it is tried again after a wait), or null.
    */
-  workers?: { execution: number; direct: number; fault: { lane: "execution" | "direct"; reason: string; since: string } | null };
+  workers?: { execution: number; direct: number; fault: { lanes: Array<"execution" | "direct">; reason: string; since: string } | null };
   limits: Record<string, number>;
 }
 

@@ -9,7 +9,7 @@ export interface HealthzAnswer {
     | {
         ok: false;
         store?: { ok: false; reason: string; since: string };
-        workers?: { ok: false; lane: WorkerFault["lane"]; reason: string; since: string };
+        workers?: { ok: false; lanes: WorkerFault["lanes"]; reason: string; since: string };
       };
 }
 
@@ -28,7 +28,7 @@ export function healthz(store: Pick<ExecutionStore, "storageFault">, workerFault
     body: {
       ok: false,
       ...(fault === null ? {} : { store: { ok: false as const, reason: withoutPaths(fault.reason), since: fault.since } }),
-      ...(workers === null ? {} : { workers: { ok: false as const, lane: workers.lane, reason: withoutPaths(workers.reason), since: workers.since } }),
+      ...(workers === null ? {} : { workers: { ok: false as const, lanes: workers.lanes, reason: withoutPaths(workers.reason), since: workers.since } }),
     },
   };
 }

@@ -762,13 +762,10 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     },
 
     workerFault() {
-      for (const lane of ["execution", "direct"] as const) {
-        const slots = lanes[lane].slots;
-        if (slots.length === 0 || !slots.every((s) => s.dead)) continue;
-        const since = slots.map((s) => s.deadSince!).sort()[0];
-        return { lane, reason: slots[0].deadReason!, since };
-      }
-      return null;
+      const dead = (["execution", "direct"] as const).filter((lane) => lanes[lane].slots.length > 0 && lanes[lane].slots.every((s) => s.dead));
+      if (dead.length === 0) return null;
+      const slots = lanes[dead[0]].slots;
+      return { lanes: dead, reason: slots[0].deadReason!, since: slots.map((s) => s.deadSince!).sort()[0] };
     },
 
     stats() {

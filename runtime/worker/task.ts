@@ -169,19 +169,20 @@ export interface WorkerPool {
   /** Terminates every worker; running tasks resolve `terminated`. */
   close(): Promise<void>;
   stats(): { execution_workers: number; direct_workers: number; busy: number; replaced: number; memory_stops: number };
-  /** A lane none of whose workers could start (they are tried again after a wait), or null. */
+  /** The lanes none of whose workers could start (they are tried again after a wait), or null. */
   workerFault(): WorkerFault | null;
 }
 
 /**
- * A lane with no worker: each of its workers failed to start three times in a row. Its tasks fail
- * `no_worker` at once until one starts again (docs/containment.md); `/healthz` reports it.
+ * Lanes with no worker: each of their workers failed to start three times in a row. Their tasks
+ * fail `no_worker` at once until one starts again (docs/containment.md); `/healthz` reports it.
  */
 export interface WorkerFault {
-  lane: Lane;
-  /** The log's sentence: what failed, how often, with the last exit's first line. */
+  /** Every lane with no worker, the execution lane first. */
+  lanes: Lane[];
+  /** The log's sentence for the first of them: what failed, how often, with the last exit's first line. */
   reason: string;
-  /** When the lane lost its last worker (ISO time). */
+  /** When the first of them lost its last worker (ISO time). */
   since: string;
 }
 

@@ -87,7 +87,7 @@ describe("a lane with no worker", () => {
     await until(async () => (await fetch(`${server.url}/healthz`)).status === 503, "/healthz to say the lane has no worker");
 
     const health = (await (await fetch(`${server.url}/healthz`)).json()) as any;
-    expect(health).toMatchObject({ ok: false, workers: { ok: false, lane: "execution", reason: expect.stringContaining("failed to start 3 times in a row") } });
+    expect(health).toMatchObject({ ok: false, workers: { ok: false, lanes: ["execution"], reason: expect.stringContaining("failed to start 3 times in a row") } });
     expect(health.workers.since).toMatch(/^\d{4}-\d\d-\d\dT/);
     expect(health.store).toBeUndefined();
     expect(JSON.stringify(health)).not.toContain(root);
@@ -101,7 +101,7 @@ describe("a lane with no worker", () => {
     // health.report (a direct call: its lane still runs) names it as an error.
     const report = (await (await post("/api/v1/health/report", {})).json()) as any;
     expect(report.ok).toBe(false);
-    expect(report.workers).toMatchObject({ execution: 0, direct: 1, fault: { lane: "execution", since: health.workers.since } });
+    expect(report.workers).toMatchObject({ execution: 0, direct: 1, fault: { lanes: ["execution"], since: health.workers.since } });
     expect(report.checks.find((c: any) => c.id === "workers")).toMatchObject({ ok: false });
 
     // Threads can start again: the lane comes back by itself.

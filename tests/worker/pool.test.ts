@@ -1014,7 +1014,9 @@ describe("createWorkerPool", () => {
     }
     expect(p.stats()).toMatchObject({ execution_workers: 0, direct_workers: 0 });
     expect(problems.join("\n")).toContain("failed to start 3 times in a row");
-    expect(p.workerFault()).toMatchObject({ lane: "execution", reason: expect.stringContaining("failed to start 3 times in a row") });
+    // warm() rejects as soon as one slot gives up; the other lane follows.
+    await until(() => p.workerFault()?.lanes.length === 2);
+    expect(p.workerFault()).toMatchObject({ lanes: ["execution", "direct"], reason: expect.stringContaining("An execution worker failed to start 3 times in a row") });
   });
 
   test("a task handed to a worker that then fails to start waits for the next one and runs once there", async () => {
@@ -1050,13 +1052,15 @@ describe("createWorkerPool", () => {
     try {
       const p = makePool({ workerUrl: new URL("./fixtures/worker-entry-while-broken.ts", import.meta.url), restartAfterMs: 100 });
       await expect(p.warm()).rejects.toThrow(/could not start/);
+      // warm() rejects as soon as one slot gives up; the other lane follows.
+      await until(() => p.workerFault()?.lanes.length === 2);
       const fault = p.workerFault();
-      expect(fault).toMatchObject({ lane: "execution", reason: expect.stringContaining("An execution worker failed to start 3 times in a row") });
+      expect(fault).toMatchObject({ lanes: ["execution", "direct"], reason: expect.stringContaining("An execution worker failed to start 3 times in a row") });
       expect(Date.parse(fault!.since)).toBeGreaterThan(Date.now() - 60_000);
       // Meanwhile a task fails at once, never begun.
       expect(await p.run(task("echo", "fixture.echo"), { lane: "execution" }).outcome).toMatchObject({ ok: false, error: { no_worker: true, never_began: true } });
       // It tries again, fails again: the next wait is doubled; the fault keeps its first time.
-      await until(() => problems.some((m) => m.includes("trying again in 200 ms")));
+      await until(() => problems.some((m) => m.includes("An execution worker failed to start 3 times in a row") && m.includes("trying again in 200 ms")));
       expect(p.workerFault()?.since).toBe(fault!.since);
       rmSync(marker);
       await until(() => p.workerFault() === null);

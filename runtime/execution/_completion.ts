@@ -124,7 +124,10 @@ function unmasked(capability: RegisteredCapability, outcome: TaskOutcome, stop: 
         message: `${capability.id} did not begin within ${deadlineText(stop)}, so nothing ran.`,
         retryability: "safe",
         outcome_certainty: "not_applied",
-        suggestion: "Start it again with a longer deadline, or when fewer executions are running.",
+        suggestion:
+          stop.deadlineSource === "direct_deadline_ms"
+            ? "It waited for a direct worker the whole direct_deadline_ms: call it again when fewer direct calls run, or raise direct_deadline_ms (--direct-deadline-ms, DOCKET_DIRECT_DEADLINE_MS)."
+            : "Start it again with a longer deadline, or when fewer executions are running.",
         context: { deadline_ms: stop.deadlineMs, terminated: false, ...(stop.deadlineSource ? { bound: stop.deadlineSource } : {}) },
       }),
     };

@@ -33,7 +33,10 @@ export function healthz(store: Pick<ExecutionStore, "storageFault">, workerFault
   };
 }
 
-/** An error's words with every absolute path in them replaced by `<path>`, cut to 200 characters. */
+/**
+ * An error's words with every absolute path in them — or `file:` URL — replaced by `<path>`, cut
+ * to 200 characters. A path starts after a space, a quote, a bracket, `=`, `:` or `,`.
+ */
 export function withoutPaths(reason: string): string {
-  return reason.replace(/(^|[\s'"(=])(?:[A-Za-z]:)?[\\/][^\s'"()]*/g, "$1<path>").slice(0, 200);
+  return reason.replace(/(^|[\s'"`(\[<=:,])(?:file:\/\/)?(?:[A-Za-z]:)?[\\/][^\s'"`()[\]<>,]*/g, "$1<path>").slice(0, 200);
 }

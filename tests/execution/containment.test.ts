@@ -103,6 +103,21 @@ describe("direct call deadline", () => {
     expect(await call).toMatchObject({ error_code: "cancelled", context: { terminated: true } });
   });
 
+  test("a direct call that waited for a worker past direct_deadline_ms fails at stage queue, told to call again or raise that bound", async () => {
+    const h = harness({ direct_deadline_ms: 500, grace_ms: 10 });
+    h.pool.beginsAtOnce = false;
+    const call = failureOf(h.engine.call("demo.read", {}, EDGE));
+    await flush();
+    h.clock.advance(500);
+    // The pool takes a task not begun back at its cancel: it never ran.
+    const task = h.pool.tasks[0]!;
+    expect(task.cancelRequested).toBe(true);
+    task.end({ ok: false, error: { kind: "cancelled", message: "Cancelled before the handler started.", never_began: true } });
+    const failure = await call;
+    expect(failure).toMatchObject({ error_code: "deadline_exceeded", stage: "queue", outcome_certainty: "not_applied", context: { bound: "direct_deadline_ms", deadline_ms: 500 } });
+    expect(failure.suggestion).toStartWith("It waited for a direct worker the whole direct_deadline_ms");
+  });
+
   test("a direct call whose caller left before it began never waits for its deadline", async () => {
     const h = harness({ grace_ms: 0 });
     const call = failureOf(h.engine.call("demo.read", {}, EDGE, { signal: AbortSignal.abort() }));

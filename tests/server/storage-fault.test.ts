@@ -335,5 +335,10 @@ describe("/healthz", () => {
     expect(withoutPaths("disk I/O error")).toBe("disk I/O error");
     expect(withoutPaths('ENOSPC: no space left on device, write "C:\\Users\\me\\repo\\x"')).toBe('ENOSPC: no space left on device, write "<path>"');
     expect(withoutPaths("x".repeat(500))).toHaveLength(200);
+    // A file: URL, and a path after a colon, a bracket, a backquote or a comma.
+    expect(withoutPaths("Cannot load module file:///home/me/repo/dep.ts (ENOENT)")).toBe("Cannot load module <path> (ENOENT)");
+    expect(withoutPaths("EACCES:/srv/x [/srv/y] `/srv/z` a,/srv/w <C:\\Users\\me>")).toBe("EACCES:<path> [<path>] `<path>` a,<path> <<path>>");
+    // Words that only look alike are kept.
+    expect(withoutPaths("exit code 1; at 12:30, 3/4 done")).toBe("exit code 1; at 12:30, 3/4 done");
   });
 });

@@ -221,6 +221,8 @@ export class WorkerSlot<J> {
       this.startFailures++;
       this.failStart(new Error(`${laneWorker(this.lane)} could not start from ${this.options.workerUrl.href} (${why}).`));
       if (this.startFailures >= MAX_START_FAILURES) return this.giveUp(why);
+      // Not while the slot waits to try again: its give-up said so.
+      if (!this.dead) this.options.report(`${laneWorker(this.lane)} could not start (${why.split("\n")[0]}); starting another (${this.startFailures} of ${MAX_START_FAILURES} tries).`);
     }
     this.replace();
   }

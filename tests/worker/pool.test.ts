@@ -1036,6 +1036,8 @@ describe("createWorkerPool", () => {
       // Its handler ran once: one step, its two progress events.
       expect(events.map((e) => e.type)).toEqual(["execution.step", "execution.progress", "execution.progress", "execution.log", "execution.stream", "execution.diagnostic", "execution.step_done"]);
       expect(readFileSync(marker, "utf8")).toBe("0");
+      // Each failed start is said, and that another is started.
+      expect(problems.filter((m) => m.startsWith("An execution worker could not start (")).map((m) => m.replace(/^.*starting another /, ""))).toEqual(["(1 of 3 tries).", "(2 of 3 tries)."]);
       expect(problems.join("\n")).not.toContain("times in a row");
       expect(p.workerFault()).toBeNull();
     } finally {

@@ -378,6 +378,15 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     // A load timer that fired on time gave up on the file's own top-level await; one that fired
     // late, or an uncaught error, may be what an earlier task left running (retryElsewhere).
     const mayBeLeftover = !outcome.ok && outcome.error.kind === "load_failed" && (outcome.error.uncaught || outcome.error.held);
+    if (mayBeLeftover && job.cancelRequested && slot.tasksHere > 0) {
+      // Cancelled while its import was given up (the worker could no longer take the cancel): it
+      // never began, and is not tried again elsewhere; its worker is replaced.
+      resolveJob(job, { ok: false, error: { kind: "cancelled", message: "Cancelled before the handler started.", never_began: true } });
+      slot.job = null;
+      replaceJobWorker(slot, job);
+      dispatch(slot.lane);
+      return;
+    }
     if (mayBeLeftover && retryElsewhere(slot, job, outcome.error.message)) {
       // Perhaps not the file's doing but a previous handler's leftover: it runs on a fresh worker.
       replaceJobWorker(slot, job);

@@ -36,6 +36,13 @@ const RECENT_MASKS = 16;
 // answer the memory watchdog's question itself, and stay under any limit (docs/containment.md).
 const memoryUsage = process.memoryUsage.bind(process);
 const heapUsed = () => memoryUsage().heapUsed;
+/**
+ * The timers and clock `withinLoadTime` uses, taken as the worker starts: a capability file's top
+ * level that replaces the globals (a fake-timer library, a stub) must neither break the next
+ * file's load time nor leave the sampler running.
+ */
+const ownTimers = { setTimeout, clearTimeout, setInterval, clearInterval, now: performance.now.bind(performance) };
+
 
 // First, before any capability file is imported: their `import … from "docket"` must find us,
 // and none may signal the process every execution runs in.
@@ -408,26 +415,26 @@ class NotACapability extends Error {}
  */
 function withinLoadTime<T>(loading: Promise<T>, file: string, ms: number): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const due = performance.now() + ms;
+  const due = ownTimers.now() + ms;
   let heldMs = 0;
-  let tick = performance.now();
-  const sampler = setInterval(() => {
-    const now = performance.now();
+  let tick = ownTimers.now();
+  const sampler = ownTimers.setInterval(() => {
+    const now = ownTimers.now();
     const gap = now - tick - HELD_TICK_MS;
     if (gap >= HELD_GAP_MS) heldMs += gap;
     tick = now;
   }, HELD_TICK_MS);
   const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      const lateMs = performance.now() - due;
+    timer = ownTimers.setTimeout(() => {
+      const lateMs = ownTimers.now() - due;
       // The hold that made this timer late may not have reached the sampler yet.
       const held = lateMs >= HELD_MS || heldMs + Math.max(0, lateMs) >= Math.max(HELD_MS, ms * HELD_SHARE);
       reject(new LoadTimeout(`${file} did not finish loading within ${ms} ms (a top-level await that never settles, or slow work when it is imported)`, held));
     }, ms);
   });
   return Promise.race([loading, late]).finally(() => {
-    clearTimeout(timer);
-    clearInterval(sampler);
+    ownTimers.clearTimeout(timer);
+    ownTimers.clearInterval(sampler);
   });
 }
 

@@ -1,0 +1,84 @@
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { registerDocketModules } from "../../runtime/adapter/bun-modules.ts";
+import { bootPlane, type BootedPlane } from "../../runtime/boot.ts";
+import { resolveLimits } from "../../runtime/execution/limits.ts";
+import { terminalSnapshot } from "../_support/terminal.ts";
+
+// A cancel that reaches the pool after a worker gave up importing a file (its thread held by a
+// previous handler's leftover) but before the pool read that verdict: the worker could no longer
+// take the cancel, and the task must not be tried again elsewhere (docs/containment.md).
+const EDGE = { actor: { kind: "http" as const }, request_id: "r-take-back-cancel", trace_id: "0".repeat(32) };
+// Returns at once, leaving a timer that holds the thread 600 ms once the target file's top level ran.
+const LEFTOVER = `import { capability } from "docket";
+import * as v from "valibot";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+export default capability({ id: "test.leftover", title: "l", description: "l", effect: "write", input: v.object({ target: v.string() }), output: v.object({}),
+  handler(input, ctx) {
+    const poll = setInterval(() => {
+      if (!existsSync(join(ctx.root, "tops.txt")) || !readFileSync(join(ctx.root, "tops.txt"), "utf8").includes(input.target)) return;
+      clearInterval(poll);
+      const end = Date.now() + 600; while (Date.now() < end) {}
+    }, 2);
+    return {};
+  } });
+`;
+// A fine file: its top level awaits 50 ms. Its handler notes that it began.
+const GOOD = (id: string) => `import { capability } from "docket";
+import * as v from "valibot";
+import { appendFileSync, existsSync } from "node:fs";
+import { join } from "node:path";
+if (existsSync(join(import.meta.dir, "armed-${id}"))) { appendFileSync(join(import.meta.dir, "..", "tops.txt"), "${id}\\n"); for (let i = 0; i < 6; i++) await Bun.sleep(20); }
+export default capability({ id: "test.${id}", title: "g", description: "g", effect: "write", cancellable: true, input: v.object({}), output: v.object({}),
+  handler(_i, ctx) { appendFileSync(join(ctx.root, "marks.txt"), "${id}\\n"); return {}; } });
+`;
+let root: string;
+let plane: BootedPlane;
+const logs: string[] = [];
+beforeAll(async () => {
+  registerDocketModules();
+  root = realpathSync(mkdtempSync(join(tmpdir(), "docket-take-back-cancel-")));
+  mkdirSync(join(root, ".git"));
+  mkdirSync(join(root, "capabilities"));
+  writeFileSync(join(root, "capabilities", "test.leftover.ts"), LEFTOVER);
+  writeFileSync(join(root, "capabilities", "test.good.ts"), GOOD("good"));
+  writeFileSync(join(root, "capabilities", "test.good2.ts"), GOOD("good2"));
+  plane = await bootPlane({ cwd: root, storeKind: "memory", limits: resolveLimits({ overrides: { max_concurrent: 1, load_timeout_ms: 300 } }), importFile: (p) => import(p), log: (l: unknown) => void logs.push(String(l)) });
+});
+afterAll(async () => { await plane?.close(); rmSync(root, { recursive: true, force: true }); });
+const start = (c: string, input: unknown = {}) => plane.engine.start({ capability: c, input } as never, EDGE).execution.id;
+const has = (name: string, what: string) => existsSync(join(root, name)) && readFileSync(join(root, name), "utf8").includes(what);
+
+test("a cancel that arrives after the worker gave up the import (held) but before the pool read it: the retry must not begin the handler", async () => {
+  expect((await terminalSnapshot(plane.store, start("test.leftover", { target: "good" }))).state).toBe("succeeded");
+  writeFileSync(join(root, "capabilities", "armed-good"), "");
+  const id = start("test.good");
+  const end0 = Date.now() + 5000;
+  while (!has("tops.txt", "good") && Date.now() < end0) await Bun.sleep(1);
+  // The main thread is busy (as a server's may be) while the worker's held verdict is posted.
+  const end = Date.now() + 1000;
+  while (Date.now() < end) {}
+  plane.engine.cancel(id, EDGE);
+  const done = await terminalSnapshot(plane.store, id);
+  await Bun.sleep(200);
+  expect(has("marks.txt", "good")).toBe(false);
+  expect(done.state).toBe("cancelled");
+  expect(done.failure).toMatchObject({ stage: "queue", outcome_certainty: "not_applied" });
+}, 20_000);
+
+test("the same window with a deadline_ms instead of a cancel: never begun, deadline_exceeded", async () => {
+  expect((await terminalSnapshot(plane.store, start("test.leftover", { target: "good2" }))).state).toBe("succeeded");
+  writeFileSync(join(root, "capabilities", "armed-good2"), "");
+  const id = plane.engine.start({ capability: "test.good2", input: {}, deadline_ms: 700 } as never, EDGE).execution.id;
+  const end0 = Date.now() + 5000;
+  while (!has("tops.txt", "good2") && Date.now() < end0) await Bun.sleep(1);
+  const end = Date.now() + 1000;
+  while (Date.now() < end) {}
+  const done = await terminalSnapshot(plane.store, id);
+  await Bun.sleep(200);
+  expect(done.failure).toMatchObject({ error_code: "deadline_exceeded", outcome_certainty: "not_applied" });
+  expect(has("marks.txt", "good2")).toBe(false);
+}, 20_000);

@@ -394,12 +394,13 @@ class LoadTimeout extends Error {
 }
 
 /**
- * When a load counts as `held`: its thread was held by synchronous code for at least
- * HELD_MS, and for at least HELD_SHARE of the load time, counted in stretches of at least
- * HELD_GAP_MS — what a 10 ms sampler measures of its own lateness (a timer on a busy 2-core
- * machine fires a few ms late; a thread waiting for a core, rarely 20 ms) — plus the load timer's
- * own lateness. One long hold, or many short ones (a leftover interval that spins 45 ms at a time
- * while the file's top level awaits timer after timer), count alike.
+ * When a load counts as `held`: synchronous code held its thread for HELD_MS at once (one
+ * stretch, or the load timer firing that late), or for HELD_SHARE of the load time in all,
+ * counted in stretches of at least HELD_GAP_MS. A 10 ms sampler measures the stretches as its own
+ * lateness: a timer on a busy 2-core machine fires a few ms late, and a thread waiting for a core
+ * rarely 20 ms. So one long hold and many short ones (a leftover interval that spins 45 ms at a
+ * time while the file's top level awaits timer after timer) count alike. A file of its own slow
+ * at its top level may count too: it is then tried once more on a fresh worker (pool.ts).
  */
 const HELD_MS = 100;
 const HELD_SHARE = 0.2;
@@ -417,18 +418,20 @@ function withinLoadTime<T>(loading: Promise<T>, file: string, ms: number): Promi
   let timer: ReturnType<typeof setTimeout> | undefined;
   const due = ownTimers.now() + ms;
   let heldMs = 0;
+  let longestMs = 0;
   let tick = ownTimers.now();
   const sampler = ownTimers.setInterval(() => {
     const now = ownTimers.now();
     const gap = now - tick - HELD_TICK_MS;
     if (gap >= HELD_GAP_MS) heldMs += gap;
+    if (gap > longestMs) longestMs = gap;
     tick = now;
   }, HELD_TICK_MS);
   const late = new Promise<never>((_, reject) => {
     timer = ownTimers.setTimeout(() => {
       const lateMs = ownTimers.now() - due;
-      // The hold that made this timer late may not have reached the sampler yet.
-      const held = lateMs >= HELD_MS || heldMs + Math.max(0, lateMs) >= Math.max(HELD_MS, ms * HELD_SHARE);
+      // The hold that made this timer late may not have reached the sampler yet: its lateness is that hold.
+      const held = lateMs >= HELD_MS || longestMs >= HELD_MS || heldMs >= Math.max(HELD_MS, ms * HELD_SHARE);
       reject(new LoadTimeout(`${file} did not finish loading within ${ms} ms (a top-level await that never settles, or slow work when it is imported)`, held));
     }, ms);
   });

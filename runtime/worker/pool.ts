@@ -661,7 +661,9 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   /**
    * Takes `job` back if its handler has not begun — still queued, or handed to its worker and not
    * begun (it may be busy with a leftover, importing the file, parsing the input): then it never
-   * will be, and it settles cancelled, never begun. False, and nothing done, once it began.
+   * will be, and it settles cancelled, never begun. True too, unsettled, when its worker already
+   * ended it unbegun (its file failed to load): the verdict settles it, not retried. False, and
+   * nothing done, once it began.
    */
   function withdraw(job: Job): boolean {
     const slot = job.slot;
@@ -671,7 +673,10 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       return true;
     }
     const unbegun = takeBackUnbegun(slot.claim, job.id);
-    if (unbegun === null) return false;
+    // Its worker ended it unbegun (its file failed to load) and the verdict is on its way: nothing
+    // of it ran. The caller marks the cancel, which release() then honours instead of trying the
+    // task again elsewhere.
+    if (unbegun === null) return slot.job === job && Atomics.load(slot.claim, 0) === 0;
     // Settling unwatches it and clears its slot; the slot's own record is cleared here.
     slot.job = null;
     settle(job, { kind: "cancelled", message: "Cancelled before the handler started.", never_began: true });

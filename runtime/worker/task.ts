@@ -135,6 +135,8 @@ export interface TaskHandle {
    * Takes it back only if its handler has not begun (queued, handed, being prepared): then its
    * outcome settles `cancelled` with `never_began` and true is returned; a begun handler is left
    * alone (false). A task nothing of which ran is withdrawn whether or not it could be cancelled.
+   * One whose file failed to load is withdrawn too: its outcome is then that failure, or
+   * `cancelled` where the failure may be a previous handler's leftover (never tried again).
    */
   withdraw(): boolean;
   /**

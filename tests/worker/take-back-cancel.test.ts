@@ -27,12 +27,12 @@ export default capability({ id: "test.leftover", title: "l", description: "l", e
   } });
 `;
 // A fine file: its top level awaits 50 ms. Its handler notes that it began.
-const GOOD = (id: string) => `import { capability } from "docket";
+const GOOD = (id: string, cancellable = true) => `import { capability } from "docket";
 import * as v from "valibot";
 import { appendFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 if (existsSync(join(import.meta.dir, "armed-${id}"))) { appendFileSync(join(import.meta.dir, "..", "tops.txt"), "${id}\\n"); for (let i = 0; i < 6; i++) await Bun.sleep(20); }
-export default capability({ id: "test.${id}", title: "g", description: "g", effect: "write", cancellable: true, input: v.object({}), output: v.object({}),
+export default capability({ id: "test.${id}", title: "g", description: "g", effect: "write", cancellable: ${cancellable}, input: v.object({}), output: v.object({}),
   handler(_i, ctx) { appendFileSync(join(ctx.root, "marks.txt"), "${id}\\n"); return {}; } });
 `;
 let root: string;
@@ -46,6 +46,7 @@ beforeAll(async () => {
   writeFileSync(join(root, "capabilities", "test.leftover.ts"), LEFTOVER);
   writeFileSync(join(root, "capabilities", "test.good.ts"), GOOD("good"));
   writeFileSync(join(root, "capabilities", "test.good2.ts"), GOOD("good2"));
+  writeFileSync(join(root, "capabilities", "test.good3.ts"), GOOD("good3", false));
   plane = await bootPlane({ cwd: root, storeKind: "memory", limits: resolveLimits({ overrides: { max_concurrent: 1, load_timeout_ms: 300 } }), importFile: (p) => import(p), log: (l: unknown) => void logs.push(String(l)) });
 });
 afterAll(async () => { await plane?.close(); rmSync(root, { recursive: true, force: true }); });
@@ -81,4 +82,23 @@ test("the same window with a deadline_ms instead of a cancel: never begun, deadl
   await Bun.sleep(200);
   expect(done.failure).toMatchObject({ error_code: "deadline_exceeded", outcome_certainty: "not_applied" });
   expect(has("marks.txt", "good2")).toBe(false);
+}, 20_000);
+
+test("the same window for a capability that cannot be cancelled: nothing of it ran, so the cancel takes it back all the same", async () => {
+  expect((await terminalSnapshot(plane.store, start("test.leftover", { target: "good3" }))).state).toBe("succeeded");
+  writeFileSync(join(root, "capabilities", "armed-good3"), "");
+  const id = start("test.good3");
+  const end0 = Date.now() + 5000;
+  while (!has("tops.txt", "good3") && Date.now() < end0) await Bun.sleep(1);
+  const end = Date.now() + 1000;
+  while (Date.now() < end) {}
+  const receipt = plane.engine.cancel(id, EDGE);
+  expect(receipt).toMatchObject({ requested: true, cancellable: false });
+  const done = await terminalSnapshot(plane.store, id);
+  await Bun.sleep(200);
+  expect(has("marks.txt", "good3")).toBe(false);
+  expect(done.state).toBe("cancelled");
+  expect(done.failure).toMatchObject({ stage: "queue", outcome_certainty: "not_applied" });
+  // The lane runs on.
+  expect((await terminalSnapshot(plane.store, start("test.leftover", { target: "nothing" }))).state).toBe("succeeded");
 }, 20_000);

@@ -126,7 +126,7 @@ function unmasked(capability: RegisteredCapability, outcome: TaskOutcome, stop: 
         outcome_certainty: "not_applied",
         suggestion:
           stop.deadlineSource === "direct_deadline_ms"
-            ? "It waited for a direct worker the whole direct_deadline_ms: call it again when fewer direct calls run, or raise direct_deadline_ms (--direct-deadline-ms, DOCKET_DIRECT_DEADLINE_MS)."
+            ? "It did not begin within direct_deadline_ms (it waited for a direct worker, or for its file to load there): call it again when fewer direct calls run, or raise direct_deadline_ms (--direct-deadline-ms, DOCKET_DIRECT_DEADLINE_MS)."
             : "Start it again with a longer deadline, or when fewer executions are running.",
         context: { deadline_ms: stop.deadlineMs, terminated: false, ...(stop.deadlineSource ? { bound: stop.deadlineSource } : {}) },
       }),

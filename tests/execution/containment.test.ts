@@ -115,7 +115,7 @@ describe("direct call deadline", () => {
     task.end({ ok: false, error: { kind: "cancelled", message: "Cancelled before the handler started.", never_began: true } });
     const failure = await call;
     expect(failure).toMatchObject({ error_code: "deadline_exceeded", stage: "queue", outcome_certainty: "not_applied", context: { bound: "direct_deadline_ms", deadline_ms: 500 } });
-    expect(failure.suggestion).toStartWith("It waited for a direct worker the whole direct_deadline_ms");
+    expect(failure.suggestion).toStartWith("It did not begin within direct_deadline_ms");
   });
 
   test("a direct call whose caller left before it began never waits for its deadline", async () => {

@@ -53,50 +53,48 @@ afterAll(async () => { await plane?.close(); rmSync(root, { recursive: true, for
 const start = (c: string, input: unknown = {}) => plane.engine.start({ capability: c, input } as never, EDGE).execution.id;
 const has = (name: string, what: string) => existsSync(join(root, name)) && readFileSync(join(root, name), "utf8").includes(what);
 
-test("a cancel that arrives after the worker gave up the import (held) but before the pool read it: the retry must not begin the handler", async () => {
-  expect((await terminalSnapshot(plane.store, start("test.leftover", { target: "good" }))).state).toBe("succeeded");
-  writeFileSync(join(root, "capabilities", "armed-good"), "");
-  const id = start("test.good");
-  const end0 = Date.now() + 5000;
-  while (!has("tops.txt", "good") && Date.now() < end0) await Bun.sleep(1);
-  // The main thread is busy (as a server's may be) while the worker's held verdict is posted.
-  const end = Date.now() + 1000;
-  while (Date.now() < end) {}
-  plane.engine.cancel(id, EDGE);
-  const done = await terminalSnapshot(plane.store, id);
+/**
+ * Leaves the leftover aimed at `id`'s file, starts `id` (with `deadline_ms`, if given) and returns
+ * once the worker gave up its import, held, with the main thread kept busy meanwhile (as a
+ * server's may be): the verdict is posted, not read yet.
+ */
+async function inHeldWindow(id: string, deadline_ms?: number): Promise<string> {
+  expect((await terminalSnapshot(plane.store, start("test.leftover", { target: id }))).state).toBe("succeeded");
+  writeFileSync(join(root, "capabilities", `armed-${id}`), "");
+  const execution = plane.engine.start({ capability: `test.${id}`, input: {}, ...(deadline_ms === undefined ? {} : { deadline_ms }) } as never, EDGE).execution.id;
+  for (const end = Date.now() + 5000; !has("tops.txt", id) && Date.now() < end; ) await Bun.sleep(1);
+  for (const end = Date.now() + 1000; Date.now() < end; ) {}
+  return execution;
+}
+
+/** How `id`'s execution ended, once it did and a little more, and whether its handler ran. */
+async function ending(id: string, execution: string): Promise<{ done: Awaited<ReturnType<typeof terminalSnapshot>>; ran: boolean }> {
+  const done = await terminalSnapshot(plane.store, execution);
   await Bun.sleep(200);
-  expect(has("marks.txt", "good")).toBe(false);
+  return { done, ran: has("marks.txt", id) };
+}
+
+test("a cancel that arrives after the worker gave up the import (held) but before the pool read it: the retry must not begin the handler", async () => {
+  const id = await inHeldWindow("good");
+  plane.engine.cancel(id, EDGE);
+  const { done, ran } = await ending("good", id);
+  expect(ran).toBe(false);
   expect(done.state).toBe("cancelled");
   expect(done.failure).toMatchObject({ stage: "queue", outcome_certainty: "not_applied" });
 }, 20_000);
 
 test("the same window with a deadline_ms instead of a cancel: never begun, deadline_exceeded", async () => {
-  expect((await terminalSnapshot(plane.store, start("test.leftover", { target: "good2" }))).state).toBe("succeeded");
-  writeFileSync(join(root, "capabilities", "armed-good2"), "");
-  const id = plane.engine.start({ capability: "test.good2", input: {}, deadline_ms: 700 } as never, EDGE).execution.id;
-  const end0 = Date.now() + 5000;
-  while (!has("tops.txt", "good2") && Date.now() < end0) await Bun.sleep(1);
-  const end = Date.now() + 1000;
-  while (Date.now() < end) {}
-  const done = await terminalSnapshot(plane.store, id);
-  await Bun.sleep(200);
+  const id = await inHeldWindow("good2", 700);
+  const { done, ran } = await ending("good2", id);
   expect(done.failure).toMatchObject({ error_code: "deadline_exceeded", outcome_certainty: "not_applied" });
-  expect(has("marks.txt", "good2")).toBe(false);
+  expect(ran).toBe(false);
 }, 20_000);
 
 test("the same window for a capability that cannot be cancelled: nothing of it ran, so the cancel takes it back all the same", async () => {
-  expect((await terminalSnapshot(plane.store, start("test.leftover", { target: "good3" }))).state).toBe("succeeded");
-  writeFileSync(join(root, "capabilities", "armed-good3"), "");
-  const id = start("test.good3");
-  const end0 = Date.now() + 5000;
-  while (!has("tops.txt", "good3") && Date.now() < end0) await Bun.sleep(1);
-  const end = Date.now() + 1000;
-  while (Date.now() < end) {}
-  const receipt = plane.engine.cancel(id, EDGE);
-  expect(receipt).toMatchObject({ requested: true, cancellable: false });
-  const done = await terminalSnapshot(plane.store, id);
-  await Bun.sleep(200);
-  expect(has("marks.txt", "good3")).toBe(false);
+  const id = await inHeldWindow("good3");
+  expect(plane.engine.cancel(id, EDGE)).toMatchObject({ requested: true, cancellable: false });
+  const { done, ran } = await ending("good3", id);
+  expect(ran).toBe(false);
   expect(done.state).toBe("cancelled");
   expect(done.failure).toMatchObject({ stage: "queue", outcome_certainty: "not_applied" });
   // The lane runs on.

@@ -49,7 +49,7 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
   app.use("*", requestBodyBudget(options.bodies ?? requestBodies(plane.limits.request_bytes_in_flight)));
 
   app.get("/healthz", (c) => {
-    const { status, body } = healthz(plane.store, () => plane.workerFault?.() ?? null);
+    const { status, body } = healthz(plane.store, plane.workerFault?.() ?? null);
     return c.json(body, status);
   });
   app.get(`${API_PREFIX}/openapi.json`, (c) => c.json(openApiDocument(plane, { token: config.token !== null, origin: config.origin })));

@@ -19,9 +19,8 @@ export interface HealthzAnswer {
  * no worker fails its tasks at once (docs/limits.md, docs/containment.md): either is not ok — with
  * the words of what failed, but never the checkout's paths: `/healthz` is open without a token.
  */
-export function healthz(store: Pick<ExecutionStore, "storageFault">, workerFault: () => WorkerFault | null = () => null): HealthzAnswer {
+export function healthz(store: Pick<ExecutionStore, "storageFault">, workers: WorkerFault | null = null): HealthzAnswer {
   const fault = store.storageFault();
-  const workers = workerFault();
   if (fault === null && workers === null) return { status: 200, body: { ok: true } };
   return {
     status: 503,

@@ -78,6 +78,11 @@ export function endUnbegun(claim: Int32Array, id: number): boolean {
   return Atomics.compareExchange(claim, 0, id | RECEIVED, 0) === (id | RECEIVED);
 }
 
+/** Main thread, of the task its slot still holds: its worker ended it unbegun (endUnbegun), and its verdict is on its way. */
+export function endedUnbegun(claim: Int32Array): boolean {
+  return Atomics.load(claim, 0) === 0;
+}
+
 /**
  * Main thread: milliseconds since the handler of task `id` began, or null when it has not begun
  * there (see the claim above). `step`: clockStep when the worker started. Only for a task whose

@@ -90,9 +90,7 @@ export class WorkerSlot<J> {
   isReady = false;
   /** The worker's OS thread under /proc, once ready (null off Linux): what the memory watchdog reads. */
   thread: string | null = null;
-  /** Given up after MAX_START_FAILURES; its lane runs on the other slots until it starts again. */
-  dead = false;
-  /** Since when (ISO time) and why it is given up, while `dead`. */
+  /** Since when (ISO time) and why it is given up (MAX_START_FAILURES), or null while it is not. */
   deadSince: string | null = null;
   deadReason: string | null = null;
   private startFailures = 0;
@@ -118,6 +116,11 @@ export class WorkerSlot<J> {
   /** Milliseconds since the current worker began task `id`'s handler, or null when it has not (a `timed` task's only). */
   begunAgo(id: number): number | null {
     return begunAgo(this.claim, this.begunAt, id, this.clockStep);
+  }
+
+  /** Given up after MAX_START_FAILURES: its lane runs on the other slots until it starts again. */
+  get dead(): boolean {
+    return this.deadSince !== null;
   }
 
   /** Resolves once the slot's worker is ready, through restarts; rejects when it is given up or stopped. */
@@ -232,10 +235,7 @@ export class WorkerSlot<J> {
     const after = this.options.restartAfterMs;
     const waitMs = after === null ? null : Math.min(after * 2 ** this.giveUps, MAX_RESTART_AFTER_MS);
     this.giveUps++;
-    if (!this.dead) {
-      this.dead = true;
-      this.deadSince = new Date().toISOString();
-    }
+    this.deadSince ??= new Date().toISOString();
     this.deadReason = `${laneWorker(this.lane)} failed to start ${this.startFailures} times in a row (${why.split("\n")[0]})`;
     const next = waitMs === null ? "not starting it again" : `trying again in ${waitMs >= 1000 ? `${Math.round(waitMs / 1000)} s` : `${waitMs} ms`}`;
     this.options.report(`${this.deadReason}; ${next}.`);
@@ -253,7 +253,6 @@ export class WorkerSlot<J> {
 
   private revived(): void {
     this.options.report(`${laneWorker(this.lane)} started again, ${Math.round((Date.now() - Date.parse(this.deadSince!)) / 1000)} s after it was given up.`);
-    this.dead = false;
     this.deadSince = null;
     this.deadReason = null;
     this.giveUps = 0;

@@ -6,7 +6,7 @@ import { WorkerSlot, type WorkerSlotOptions } from "./_worker-slot.ts";
 import { MemoryWatchdog, threadMinorFaults } from "./memory-watchdog.ts";
 import { killThreadDescendants } from "./_thread-children.ts";
 import { IdleWatch } from "./_idle-watch.ts";
-import { handTask, isPreparing, isUnreceived, MAX_TASK_ID, takeBackUnbegun, takeBackUnreceived } from "./_task-claim.ts";
+import { endedUnbegun, handTask, isPreparing, isUnreceived, MAX_TASK_ID, takeBackUnbegun, takeBackUnreceived } from "./_task-claim.ts";
 import { laneWorker, type HostFacts, type Lane, type RunTaskOptions, type TaskError, type TaskHandle, type TaskOutcome, type WorkerPool, type WorkerTask } from "./task.ts";
 
 /**
@@ -676,7 +676,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     // Its worker ended it unbegun (its file failed to load) and the verdict is on its way: nothing
     // of it ran. The caller marks the cancel, which release() then honours instead of trying the
     // task again elsewhere.
-    if (unbegun === null) return slot.job === job && Atomics.load(slot.claim, 0) === 0;
+    if (unbegun === null) return slot.job === job && endedUnbegun(slot.claim);
     // Settling unwatches it and clears its slot; the slot's own record is cleared here.
     slot.job = null;
     settle(job, { kind: "cancelled", message: "Cancelled before the handler started.", never_began: true });

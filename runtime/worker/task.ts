@@ -87,8 +87,8 @@ export type TaskError =
    * limit. Nothing of the handler ran. `message`: what the file did, as a load error says it.
    * `uncaught`: what failed was an error left uncaught while the file was imported, which may be
    * another's (a previous handler's leftover timer), not one its import threw. `held`: the load
-   * time ran out while synchronous code held the thread (its timer fired late), which may be such
-   * a leftover too, not the file's top level.
+   * time ran out after synchronous code held the thread for part of it (worker-entry.ts,
+   * HELD_MS), which may be such a leftover too, not the file's top level.
    */
   | { kind: "load_failed"; cause: LoadFailureCause; message: string; limit_mb?: number; used_mb?: number; uncaught?: true; held?: true }
   /** It returned an output larger than `output_bytes` (characters of its JSON), which the worker kept. */

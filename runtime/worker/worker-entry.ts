@@ -43,7 +43,6 @@ const heapUsed = () => memoryUsage().heapUsed;
  */
 const ownTimers = { setTimeout, clearTimeout, setInterval, clearInterval, now: performance.now.bind(performance) };
 
-
 // First, before any capability file is imported: their `import … from "docket"` must find us,
 // and none may signal the process every execution runs in.
 registerDocketModules();
@@ -380,8 +379,8 @@ function workLeftRunning(work: PendingWork, file: string): ImportFailure {
 }
 
 /**
- * What `withinLoadTime` rejects with: the file, not the handler, took too long. `held`: its timer
- * ran late, so synchronous code held the thread for part of the load time — the file's own top
+ * What `withinLoadTime` rejects with: the file, not the handler, took too long. `held`:
+ * synchronous code held the thread for part of the load time (see HELD_MS) — the file's own top
  * level, or what an earlier task left running there (docs/containment.md).
  */
 class LoadTimeout extends Error {

@@ -26,6 +26,8 @@ const TOP_LEVELS: Record<string, string> = {
   stalls: `appendFileSync(join(import.meta.dir, "..", "imports-stalls.txt"), "import\\n"); await new Promise(() => {});`,
   exits: `process.exit(3);`,
   loops: `for (;;) {}`,
+  // Past the load time, but finished before the pool's own backstop (a second more) would act.
+  slow: `const until = Date.now() + ${LOAD_TIMEOUT_MS + 450}; while (Date.now() < until) {}`,
   grows: `const held = []; for (let i = 0; i < 40; i++) held.push(Buffer.alloc(16 * 1024 * 1024, 1)); for (;;) {}`,
 };
 
@@ -142,6 +144,12 @@ describe("a task whose file fails while its worker imports it", () => {
 
   test("a synchronous loop at the top level, with no deadline, ends as a load timeout and frees its lane", async () => {
     const done = await runArmed("loops");
+    expect(done.failure).toMatchObject({ error_code: "internal", stage: "queue", outcome_certainty: "not_applied", context: { load: "load_timeout" } });
+    expect(done.failure!.message).toContain(`did not finish loading within ${LOAD_TIMEOUT_MS} ms`);
+  });
+
+  test("a synchronous top level that finishes past load_timeout_ms fails as a load timeout: its import settled late, its handler never runs", async () => {
+    const done = await runArmed("slow");
     expect(done.failure).toMatchObject({ error_code: "internal", stage: "queue", outcome_certainty: "not_applied", context: { load: "load_timeout" } });
     expect(done.failure!.message).toContain(`did not finish loading within ${LOAD_TIMEOUT_MS} ms`);
   });

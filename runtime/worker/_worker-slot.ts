@@ -95,6 +95,8 @@ export class WorkerSlot<J> {
   deadReason: string | null = null;
   private startFailures = 0;
   private giveUps = 0;
+  /** Callers of warm() waiting for this slot's worker (a server starting). */
+  private warmers = 0;
   private restartTimer: ReturnType<typeof setTimeout> | null = null;
   private lastError: string | null = null;
   private stopped = false;
@@ -125,12 +127,17 @@ export class WorkerSlot<J> {
 
   /** Resolves once the slot's worker is ready, through restarts; rejects when it is given up or stopped. */
   async warm(): Promise<void> {
-    for (;;) {
-      try {
-        return await this.ready;
-      } catch (error) {
-        if (this.dead || this.stopped) throw error;
+    this.warmers++;
+    try {
+      for (;;) {
+        try {
+          return await this.ready;
+        } catch (error) {
+          if (this.dead || this.stopped) throw error;
+        }
       }
+    } finally {
+      this.warmers--;
     }
   }
 
@@ -237,7 +244,8 @@ export class WorkerSlot<J> {
     this.giveUps++;
     this.deadSince ??= new Date().toISOString();
     this.deadReason = `${laneWorker(this.lane)} failed to start ${this.startFailures} times in a row (${why.split("\n")[0]})`;
-    const next = waitMs === null ? "not starting it again" : `trying again in ${waitMs >= 1000 ? `${Math.round(waitMs / 1000)} s` : `${waitMs} ms`}`;
+    // A warm-up waiting for it (the server starting) fails now: its caller decides what follows.
+    const next = this.warmers > 0 ? "giving up its start" : waitMs === null ? "not starting it again" : `trying again in ${waitMs >= 1000 ? `${Math.round(waitMs / 1000)} s` : `${waitMs} ms`}`;
     this.options.report(`${this.deadReason}; ${next}.`);
     this.options.onGaveUp(this);
     if (waitMs === null) return;

@@ -139,6 +139,9 @@ describe("a boot whose workers cannot start", () => {
       rmSync(bootMarker);
       await Bun.sleep(500);
       expect(lines.join("\n")).toContain("failed to start 3 times in a row");
+      // The boot fails: its log does not promise another try.
+      expect(lines.join("\n")).toContain("giving up its start");
+      expect(lines.join("\n")).not.toContain("trying again");
       expect(lines.join("\n")).not.toContain("started again");
     } finally {
       process.env.DOCKET_TEST_BROKEN_WORKERS = marker;

@@ -675,7 +675,7 @@ export function createEngine(options: EngineOptions): Engine {
       if (active?.handle && !active.completed && !active.stop.cancelRequested && active.handle.withdraw()) {
         active.stop.cancelRequested = true;
         store.append(id, [{ type: "execution.cancel_requested", data: { actor: edge.actor } }]);
-        return receipt(true, `${id} was cancelled before its handler began.`);
+        return receipt(true, `${id} is taken back before its handler began: it ends cancelled, never run; follow its events for the outcome.`);
       }
       return receipt(false, `${snapshot.capability} is not cancellable: it does not check for cancellation, so ${id} runs to its end.`);
     }

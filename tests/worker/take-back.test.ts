@@ -253,7 +253,7 @@ describe("take-back", () => {
     await leaveWorkBehind();
     const id = plane.engine.start({ capability: "test.leave", input: { ms: 0 } }, EDGE).execution.id;
     await Bun.sleep(50);
-    expect(plane.engine.cancel(id, EDGE)).toMatchObject({ cancellable: false, requested: true });
+    expect(plane.engine.cancel(id, EDGE)).toMatchObject({ cancellable: false, requested: true, message: expect.stringContaining("taken back before its handler began") });
     const done = await terminal(id);
     expect(done.state).toBe("cancelled");
     expect(done.failure).toMatchObject({ error_code: "cancelled", stage: "queue", outcome_certainty: "not_applied" });

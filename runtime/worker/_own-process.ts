@@ -82,25 +82,34 @@ export function refusedCall(error: unknown): string | null {
 }
 
 /**
- * Guards `process.exit` on the main thread of `docket run` while it runs: a capability file's top
+ * Guards `process.exit` on the main thread of `docket run` while it runs (or of a server, with
+ * SERVER_ENDING): a capability file's top
  * level, or what it deferred (`main().then(() => process.exit(0))`, left from the script it came
  * from), ended the run with its own exit code — 0 included — before the execution's end was
  * written, and a CI step passed with nothing done and nothing said. The call throws instead: at
  * the top level it is the file's load error; later, an error the run reports. Answers docket's
  * own exit, and what puts the runtime's back.
  */
-export function guardExit(): { exit: (code: number) => never; restore(): void } {
+export function guardExit(ending = RUN_ENDING): { exit: (code: number) => never; restore(): void } {
   const original = process.exit;
   const exit = original.bind(process) as (code: number) => never;
   process.exit = function (code?: unknown): never {
-    const error = new Error(
-      `process.exit(${code === undefined ? "" : String(code)}) in capability code would end docket run before its execution's end is written, and a CI step would pass or fail on it with nothing said; a capability ends its work by returning or throwing.`,
-    ) as NodeJS.ErrnoException;
+    const error = new Error(`process.exit(${code === undefined ? "" : String(code)}) in capability code would ${ending}; a capability ends its work by returning or throwing.`) as NodeJS.ErrnoException;
     error.code = "EPERM";
     throw error;
   } as typeof process.exit;
   return { exit, restore: () => void (process.exit = original) };
 }
+
+/** What a capability's process.exit would do to `docket run`, as guardExit says it by default. */
+const RUN_ENDING = "end docket run before its execution's end is written, and a CI step would pass or fail on it with nothing said";
+
+/**
+ * The same for a process that serves (`docket serve`, `docket mcp`): a file whose top level exits
+ * only on the main thread passes its trial in a worker, and its import there would end the server
+ * with nothing said. Guarded, its import fails instead: a load error naming the call.
+ */
+export const SERVER_ENDING = "end the docket server, every execution it runs and every client it serves, with nothing said";
 
 /** Marks a process object (one per thread) whose signals are guarded already. */
 const GUARDED = Symbol.for("docket.signals.guarded");

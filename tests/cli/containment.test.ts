@@ -47,6 +47,8 @@ const HOSTILE = {
   "capabilities/hostile.hang.ts": `await new Promise(() => {});\n${header("hostile.hang", `effect: "read", input: v.object({}), output: v.object({}), handler: () => ({})`)}`,
   // Its top level never returns; only the server has it (--capabilities served-only).
   "served-only/hostile.loops.ts": `for (;;) {}\n${header("hostile.loops", `effect: "read", input: v.object({}), output: v.object({}), handler: () => ({})`)}`,
+  // Ends the process only on the main thread: its trial in a worker passes, the server's own import refuses it.
+  "served-only/hostile.mainexit.ts": `import { isMainThread } from "node:worker_threads";\nif (isMainThread) process.exit(4);\n${header("hostile.mainexit", `effect: "read", input: v.object({}), output: v.object({}), handler: () => ({})`)}`,
   "data/a.txt": "a\n",
 };
 
@@ -97,7 +99,9 @@ describe("containment (compiled binary)", () => {
       // The file that never finishes loading is a load error with its file; everything else started.
       await stderr.until(/hostile\.hang\.ts.*did not finish loading within 300 ms/);
       await stderr.until(/hostile\.loops\.ts.*did not finish loading within 300 ms when docket tried it in a worker first/);
-      expect((await healthy()).load_errors).toBe(2);
+      // A top level that ends only the main thread is refused there: a load error, the server up.
+      await stderr.until(/hostile\.mainexit\.ts.*process\.exit\(4\) in capability code would end the docket server/);
+      expect((await healthy()).load_errors).toBe(3);
 
       // A busy loop on the direct lane, by GET and by POST: 504 once the deadline and the grace
       // are over, and the direct lane answers the next call at once.

@@ -2,6 +2,7 @@ import { finished } from "node:stream/promises";
 import type { Writable } from "node:stream";
 import { defineCommand } from "citty";
 import { prepareCapabilityThread } from "../_capability-thread.ts";
+import { guardExit, SERVER_ENDING } from "../../worker/_own-process.ts";
 import { bootPlane } from "../../boot.ts";
 import { findCheckoutRoot } from "../../capability/checkout.ts";
 import { watchCapabilities } from "../../capability/watch-capabilities.ts";
@@ -78,6 +79,8 @@ export default defineCommand({
     }
 
     prepareCapabilityThread();
+    // Capability code on this thread (a file's top level) may not end the session; the command's end exits (main.ts).
+    guardExit(SERVER_ENDING);
     const plane = await bootPlane({ cwd: process.cwd(), storeKind: "memory", limits, capabilityDirs, importFile: (path) => import(path), log, trialLoads: true });
     for (const error of plane.registry.loadErrors()) {
       log(`docket mcp: could not load ${error.file}${error.line !== null ? `:${error.line}` : ""}: ${error.reason}`);

@@ -1,5 +1,6 @@
 import { defineCommand, type ArgsDef } from "citty";
 import { prepareCapabilityThread } from "../_capability-thread.ts";
+import { guardExit, SERVER_ENDING } from "../../worker/_own-process.ts";
 import { LIMIT_SPECS, limitFlagName, LimitsError, resolveLimits, type Limits } from "../../execution/limits.ts";
 import { installShutdown } from "../../server/shutdown.ts";
 import { ServerAlreadyRunningError, startServer } from "../../server/serve.ts";
@@ -57,6 +58,8 @@ export default defineCommand({
     }
 
     prepareCapabilityThread();
+    // Capability code on this thread (a file's top level) may not end the server; its own stop does.
+    const exitGuard = guardExit(SERVER_ENDING);
     // Capability text (load errors, stacks, what handlers print) never acts as a workflow command.
     inertOutput(process.env, [1, 2]);
     const log = (line: string) => void process.stderr.write(`${line}\n`);
@@ -111,7 +114,7 @@ export default defineCommand({
     // A clean stop exits once stderr has taken every line (the last says it stopped), and never 0
     // when a line was lost (a full disk); a second signal leaves at once (fd-writer.ts hands over
     // what the reader takes then).
-    installShutdown(server, { log: server.log, exit: (code) => void exitWhenWritten(code) });
+    installShutdown(server, { log: server.log, exit: (code) => void exitWhenWritten(code, exitGuard.exit) });
     if (parsed.open) void openBrowser(`${server.url}/cockpit`, server.log);
     // Runs until a signal; installShutdown stops the server and exits the process.
     return new Promise<number>(() => {});
@@ -119,8 +122,7 @@ export default defineCommand({
 });
 
 /** Exits with `code` (130 at once), or once stdout and stderr have taken what was written (settleOutput). */
-async function exitWhenWritten(code: number): Promise<void> {
-  const exit = process.exit.bind(process);
+async function exitWhenWritten(code: number, exit: (code: number) => never): Promise<void> {
   if (code === 130) return exit(code);
   exit(await settleOutput(code, writerOf(process.stdout), writerOf(process.stderr)));
 }

@@ -474,14 +474,19 @@ describe("createWorkerPool", () => {
 
   test("a task its worker began is never taken back, however long it runs: a synchronous loop, a wait", async () => {
     const p = makePool({ startTimeoutMs: 50 });
-    const busy = p.run(task("busy", "fixture.busy", { check: true }), { lane: "execution" });
+    const busy = p.run(task("busy", "fixture.busy", { check: true }, { timed: true }), { lane: "execution" });
+    // On a loaded machine the worker may not receive it within 50 ms, and then it is rightly taken
+    // back before it began: what is proved here starts once its handler began.
+    await until(() => busy.begunAgo() !== null);
+    const replaced = p.stats().replaced;
+    const logged = problems.length;
     await Bun.sleep(300);
     busy.cancel();
     expect(await busy.outcome).toMatchObject({ ok: false, error: { kind: "cancelled" } });
     const after = await p.run(task("echo", "fixture.echo", { n: 2 }), { lane: "execution" }).outcome;
     expect(after).toMatchObject({ ok: true });
-    expect(p.stats().replaced).toBe(0);
-    expect(problems).toEqual([]);
+    expect(p.stats().replaced).toBe(replaced);
+    expect(problems.slice(logged)).toEqual([]);
   });
 
   test("a refusal of process.abort() or of a signal to its own process that a handler lets through says which call docket refused", async () => {

@@ -240,6 +240,28 @@ describe("docket executions against the server serving the checkout", () => {
     }
   });
 
+  test("docket executions events --follow from an ended execution's last sequence (or past it) exits at once with nothing to print; past a running one's end it is a usage error (tester)", async () => {
+    const { last_sequence } = await http.get(`/api/v1/executions/get?id=${own}`);
+    for (const after of [last_sequence, last_sequence + 5]) {
+      const ended = await cli(["events", own, "--follow", "--after", String(after), "--format", "json"]);
+      expect(ended.code).toBe(0);
+      expect(ended.stdout).toBe("");
+    }
+    // One event short of its end: its completion is printed, and the follow ends.
+    const tail = await cli(["events", own, "--follow", "--after", String(last_sequence - 1), "--format", "json"]);
+    expect(tail.code).toBe(0);
+    expect(JSON.parse(tail.stdout)).toMatchObject({ type: "execution.completed", sequence: last_sequence });
+    const started = await http.post("/api/v1/executions/start", { capability: "executions.demonstrate", input: { steps: 100, delay_ms: 100 } });
+    const id = started.body.execution.id;
+    try {
+      const past = await cli(["events", id, "--follow", "--after", "100000"]);
+      expect(past.code).toBe(2);
+      expect(past.stderr).toMatch(new RegExp(`--after 100000 is past the last event of ${id} \\(sequence \\d+, (queued|running)\\)`));
+    } finally {
+      await http.post("/api/v1/executions/cancel", { id });
+    }
+  });
+
   test("docket executions cancel asks a running execution to stop (exit 0); of a finished one it says why not (exit 1)", async () => {
     const started = await http.post("/api/v1/executions/start", { capability: "executions.demonstrate", input: { steps: 100, delay_ms: 100 } });
     const id = started.body.execution.id;

@@ -5,7 +5,7 @@ import { buildFailure, type FailureDescriptor } from "../../execution/failure.ts
 import type { ExecutionEvent } from "../../execution/protocol.ts";
 import type { ExecutionSnapshot, ReconciliationSnapshot } from "../../execution/snapshot.ts";
 import type { ReconcileReceipt } from "../../execution/plane.ts";
-import { EXECUTION_STATES } from "../../execution/state-machine.ts";
+import { EXECUTION_STATES, isTerminal } from "../../execution/state-machine.ts";
 import { newTraceId, requestIdFrom } from "../../server/edge-ids.ts";
 import { UsageError, type DocketCommandMeta } from "../_command-line.ts";
 import { writeStdout } from "../_run-cli.ts";
@@ -186,10 +186,18 @@ const events = defineCommand({
     const after = wholeNumber(args.after, "after", 0, Number.MAX_SAFE_INTEGER, command) ?? 0;
     const o = out(args.format);
     return withServer(o, async (server) => {
-      if (args.follow) {
+      let follow = args.follow === true;
+      if (follow) {
         // The live channel refuses an unknown execution before its handshake, without a reason a client can read: ask first.
         const known = await server.request("GET", "/api/v1/executions/get", { query: { id: args.id } });
         if (!known.ok) return fail(o, known.failure);
+        const { state, last_sequence } = known.body as ExecutionSnapshot;
+        // Ended, and nothing after the cursor: no event will come (its end among them), so there is nothing to follow.
+        if (isTerminal(state)) follow = after < last_sequence;
+        // A cursor past what exists hides the events up to it, its end perhaps among them: following would never end.
+        else if (after > last_sequence) {
+          throw new UsageError(`--after ${after} is past the last event of ${args.id} (sequence ${last_sequence}, ${state}): the live channel sends nothing at or below a cursor, so its end might never show; give --after ${last_sequence} or less.`, command);
+        }
       }
       const plain = plainPrinters(o.style, { localTime: process.stdout.isTTY === true });
       const stdout = writerOf(process.stdout);
@@ -198,7 +206,7 @@ const events = defineCommand({
       const onEvent = (event: ExecutionEvent) => (o.json ? void stdout.write(`${JSON.stringify(event)}\n`) : printer.print(event));
       // Whoever reads stdout left (`| head -2`) or it cannot be written: reading and following stop.
       const options = { id: args.id, after, onEvent, onNote: o.note, signal: stdout.closed };
-      const outcome: EventsOutcome = args.follow ? await followEvents(server, options) : await readEvents(server, options);
+      const outcome: EventsOutcome = follow ? await followEvents(server, options) : await readEvents(server, options);
       if (!o.json) printer.flush();
       await stdout.settled();
       // A reader that left is no error (exit quietly, as `docket run … | head -1` does); a failed

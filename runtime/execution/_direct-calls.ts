@@ -37,6 +37,8 @@ export interface AdmittedInput {
   sent: unknown;
   /** Its sensitive values, sent and transformed: masked in every text the run produces. */
   secrets: string[];
+  /** The input exactly as the client gave it, before any default or transform: a run's identity. */
+  given: unknown;
 }
 
 /** The signal of a call without a caller that can leave; nothing ever aborts it. */

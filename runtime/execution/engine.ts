@@ -255,7 +255,7 @@ export function createEngine(options: EngineOptions): Engine {
       ? [...new Set([...sensitiveValues(sent, capability.input_schema), ...(sent === checked.value ? [] : transformedSecrets(capability.def.input, capability.input_schema, given, checked.value))])]
       : [];
     refuseTooManySecrets(id, edge, verb, secrets.length);
-    return { capability, input: checked.value, sent, secrets };
+    return { capability, input: checked.value, sent, secrets, given };
   }
 
   /** Refuses an input holding more distinct secrets than a run's texts can be searched for. */
@@ -310,7 +310,7 @@ export function createEngine(options: EngineOptions): Engine {
   /** A start's result, with the execution it made (null for a known run_id). */
   function admit(request: StartRequest, edge: EdgeInfo, options: StartOptions = {}): { result: StartResult; active: Active | null } {
     if (closed) throw failure(edge, { error_code: "unavailable", stage: "admit", message: "The engine is shutting down.", suggestion: "Start it again once the server serves again: nothing ran." });
-    const { capability, input, sent, secrets } = admitInput(request.capability, request.input, edge, "start", (found) => {
+    const { capability, input, sent, secrets, given } = admitInput(request.capability, request.input, edge, "start", (found) => {
       if (runsAsExecution(found)) return;
       throw failure(edge, {
         error_code: "not_runnable",
@@ -321,19 +321,22 @@ export function createEngine(options: EngineOptions): Engine {
     });
     const run_id = request.run_id ?? null;
     const stored = redactInput(capability, sent);
-    // A run's identity is its capability and its input as stored, secrets redacted
-    // (docs/security.md, "Secrets are not part of a run's identity"): the same run_id with another
-    // secret is that run, never a conflict, so that no answer and no stored hash tells whether a
-    // guessed secret was the real one. Only a run identity keeps it: sorting the keys of a large
-    // input is not free (docs/limits.md).
-    const hash = run_id === null ? "" : canonicalHash(stored);
+    // A run's identity is its capability and its input as the client sent it (the fields its
+    // schema declares), secrets redacted (docs/security.md, "Secrets are not part of a run's
+    // identity"): the same run_id with another secret is that run, never a conflict, so that no
+    // answer and no stored hash tells whether a guessed secret was the real one. A default the
+    // schema fills in is not part of it: one computed at each start (a timestamp) would make the
+    // same request sent again a conflict. Only a run identity keeps it: sorting the keys of a
+    // large input is not free (docs/limits.md).
+    const hash = run_id === null ? "" : canonicalHash(redactInput(capability, declaredOnly(given, capability.input_schema)));
     if (run_id !== null) {
       if (!RUN_ID_PATTERN.test(run_id)) {
         throw failure(edge, { error_code: "invalid_input", stage: "validate", message: `run_id must match [A-Za-z0-9._:-]{1,128}, got ${JSON.stringify(run_id)}.` });
       }
       const known = store.findRun(run_id);
       if (known) {
-        if (known.capability !== capability.id || known.input_hash !== hash) {
+        // An identity stored before it was the input as sent is the input as stored (defaults filled in).
+        if (known.capability !== capability.id || (known.input_hash !== hash && known.input_hash !== canonicalHash(stored))) {
           throw failure(edge, {
             error_code: "run_id_conflict",
             stage: "admit",

@@ -156,6 +156,23 @@ describe("engine.start", () => {
     expect(h.store.list().items).toHaveLength(1);
   });
 
+  test("engine.start's run identity is the input as sent: a default computed at each start (a timestamp) does not make the same request sent again a conflict (tester)", () => {
+    const h = harness();
+    const first = h.engine.start({ capability: "demo.stamped", input: { label: "a" }, run_id: "stamped-1" }, EDGE);
+    const again = h.engine.start({ capability: "demo.stamped", input: { label: "a" }, run_id: "stamped-1" }, EDGE);
+    expect(again).toMatchObject({ deduplicated: true, execution: { id: first.execution.id } });
+    // The stored input holds the default the first start computed; the identity, what was sent.
+    expect(h.store.findRun("stamped-1")!.input_hash).toBe(canonicalHash({ label: "a" }));
+    // What the client sends still tells runs apart, the default's field included.
+    expect(failureOf(() => h.engine.start({ capability: "demo.stamped", input: { label: "b" }, run_id: "stamped-1" }, EDGE)).error_code).toBe("run_id_conflict");
+    expect(failureOf(() => h.engine.start({ capability: "demo.stamped", input: { label: "a", at: "t9" }, run_id: "stamped-1" }, EDGE)).error_code).toBe("run_id_conflict");
+    // An identity an older docket stored (of the input with its defaults filled in: demo.read's n is 1) is still that run.
+    const stored = snapshotOf(h.engine.start({ capability: "demo.read", input: {} }, EDGE));
+    h.store.recordRun({ run_id: "read-old", execution_id: stored.id, capability: "demo.read", input_hash: canonicalHash({ n: 1 }) });
+    expect(h.engine.start({ capability: "demo.read", input: {}, run_id: "read-old" }, EDGE)).toMatchObject({ deduplicated: true, execution: { id: stored.id } });
+    expect(h.store.list().items).toHaveLength(2);
+  });
+
   test("engine.start's run identity leaves secrets out: the same run_id with another secret is that run, and the stored hash is of the redacted input (tester: pin.pay)", () => {
     const h = harness();
     const input = (user: string, token: string) => ({ user, auth: { token }, keys: [{ name: "k", key: `key-${token}` }] });

@@ -19,6 +19,9 @@ const noop = async () => {
   throw new Error("test capabilities run on the fake pool, never here");
 };
 
+/** How many defaults demo.stamped computed: each start's differs. */
+let stamps = 0;
+
 /** Capabilities whose handlers the fake pool plays; only their declarations matter. */
 export const TEST_CAPABILITIES = {
   read: registered(
@@ -54,6 +57,17 @@ export const TEST_CAPABILITIES = {
       timeout_ms: 1000,
       input: v.object({}),
       output: v.object({ ok: v.boolean() }),
+      handler: noop,
+    }),
+  ),
+  stamped: registered(
+    capability({
+      id: "demo.stamped",
+      title: "Stamped",
+      description: "A default computed at each start, as a timestamp is.",
+      effect: "write",
+      input: v.object({ label: v.string(), at: v.optional(v.string(), () => `t${++stamps}`) }),
+      output: v.object({}),
       handler: noop,
     }),
   ),

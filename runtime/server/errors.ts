@@ -13,6 +13,9 @@ import { thrownDetail } from "../execution/thrown.ts";
  * - `interrupted` → 503: the process doing the work went away.
  * - `memory_exceeded` → 500: the handler failed on the server's side; no change of the request
  *   alone makes it succeed, and it is not the server's unavailability (503) either.
+ * - `capability_changed` → 503: docket's own, not the capability's: its file was saved (or moved)
+ *   between its load and this call, and the reload within a second serves it again — a 4xx would
+ *   tell a client not to retry. It carries `Retry-After: 1`.
  * - any handler code raised through CapabilityError → 422: the request was understood and valid,
  *   and the capability refused it for a reason of its own.
  */
@@ -33,6 +36,7 @@ export function statusOf(failure: Pick<FailureDescriptor, "error_code">): number
       return 500;
     case "unavailable":
     case "interrupted":
+    case "capability_changed":
       return 503;
     case "deadline_exceeded":
       return 504;

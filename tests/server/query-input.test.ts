@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { holdsSecret, inputFromQuery, queryRefusal, readWholeNumber } from "../../runtime/server/query-input.ts";
-import { statusOf } from "../../runtime/server/errors.ts";
+import { failureAnswer, statusOf } from "../../runtime/server/errors.ts";
+import { buildFailure } from "../../runtime/execution/failure.ts";
 
 const schema = {
   type: "object",
@@ -109,6 +110,7 @@ describe("readWholeNumber", () => {
 
 describe("statusOf", () => {
   test("statusOf projects every plane code onto its one HTTP status; handler codes are 422", () => {
+    expect(failureAnswer(buildFailure({ error_code: "capability_changed", stage: "run", message: "changed", retryability: "after_delay" }), "r-1").headers.get("Retry-After")).toBe("1");
     const cases: Record<string, number> = {
       invalid_input: 400,
       not_runnable: 400,
@@ -119,6 +121,8 @@ describe("statusOf", () => {
       internal: 500,
       unavailable: 503,
       interrupted: 503,
+      // Raised by docket when a file changed between its load and the call: retried, not the capability's refusal (tester).
+      capability_changed: 503,
       deadline_exceeded: 504,
       verification_failed: 422,
     };

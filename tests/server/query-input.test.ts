@@ -110,7 +110,7 @@ describe("readWholeNumber", () => {
 
 describe("statusOf", () => {
   test("statusOf projects every plane code onto its one HTTP status; handler codes are 422", () => {
-    expect(failureAnswer(buildFailure({ error_code: "capability_changed", stage: "run", message: "changed", retryability: "after_delay" }), "r-1").headers.get("Retry-After")).toBe("1");
+    expect(failureAnswer(buildFailure({ error_code: "capability_changed", stage: "run", message: "changed", retryability: "after_delay", request_id: "r-1", trace_id: "0".repeat(32) }), "r-1").headers.get("Retry-After")).toBe("1");
     const cases: Record<string, number> = {
       invalid_input: 400,
       not_runnable: 400,

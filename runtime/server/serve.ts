@@ -17,6 +17,8 @@ import { acquireLease, ensureDocketDir, isLeaseLive, ownPidNamespace, readLease,
 import { openLogFile, teeLog, type LogFile } from "./log-file.ts";
 import { lockCheckout, type CheckoutLock } from "./checkout-lock.ts";
 import { recordRunMarks } from "../store/run-marks.ts";
+import { storedRunIdentities } from "../store/stored-run-identity.ts";
+import type { ExecutionStore, RunIdentity } from "../store/store.ts";
 import { capabilityPost } from "./capability-post.ts";
 import { largeAnswers } from "./large-answers.ts";
 import { requestBodies } from "./request-bodies.ts";
@@ -178,6 +180,9 @@ async function serveWithLog(options: ServeOptions, bind: { token: string | null;
     const marks = recordRunMarks(plane.root, plane.store);
     if (marks.recorded > 0) options.log(`recorded the run_ids of ${marks.recorded} run${marks.recorded === 1 ? "" : "s"} made without a server (.docket/runs/)`);
     if (marks.full > 0) options.log(`warning: ${marks.full} run_id${marks.full === 1 ? "" : "s"} of runs made without a server (.docket/runs/) could not be recorded: the run identities are full (run_identities); a start with one of them would run again`);
+    // A memory store starts empty; the run_ids a server with the sqlite store took before it are
+    // in .docket/state.db, and a start with one must not run again here (docs/durability.md).
+    if (options.storeKind === "memory") recordStoreFileIdentities(plane, options.limits.run_identities, options.log);
     if (marks.unreadable > 0) options.log(`warning: ${marks.unreadable} file${marks.unreadable === 1 ? "" : "s"} in .docket/runs/ ${marks.unreadable === 1 ? "is" : "are"} not a run_id mark and ${marks.unreadable === 1 ? "was" : "were"} left as ${marks.unreadable === 1 ? "it is" : "they are"}`);
     const allowedHosts = [...(options.allowedHosts ?? [])];
     // A name given to --host is trusted as --allow-host is, but never `localhost`: the server's own
@@ -237,4 +242,24 @@ async function serveWithLog(options: ServeOptions, bind: { token: string | null;
     await booted.close().catch(() => undefined);
     throw error;
   }
+}
+
+/**
+ * Records in a memory store the run identities of the checkout's store file (`.docket/state.db`),
+ * which this server, holding the checkout's lock, reads alone: a start with one of those run_ids
+ * is that run, deduplicated, its details expired (they stay in the file). A file that cannot be
+ * read is said, and the server serves on: those run_ids could run again.
+ */
+function recordStoreFileIdentities(plane: { root: string; store: Pick<ExecutionStore, "findRun" | "recordRun"> }, limit: number, log: (line: string) => void): void {
+  const path = join(plane.root, ".docket", "state.db");
+  let identities: RunIdentity[];
+  try {
+    identities = storedRunIdentities(path, limit);
+  } catch (error) {
+    log(`warning: could not read the run_ids of ${path} (${(error as Error)?.message ?? String(error)}): a start here with a run_id a server with the sqlite store took could run again`);
+    return;
+  }
+  let recorded = 0;
+  for (const identity of identities) if (plane.store.findRun(identity.run_id) === null && plane.store.recordRun(identity)) recorded++;
+  if (recorded > 0) log(`recorded the run_ids of ${recorded} run${recorded === 1 ? "" : "s"} of .docket/state.db (the memory store keeps no executions: those answer with their details expired)`);
 }

@@ -15,12 +15,26 @@ import type { RunIdentity } from "./store.ts";
  * Throws when the file is there and cannot be read: whether the run_id was used is then unknown.
  */
 export function storedRunIdentity(path: string, runId: string): RunIdentity | null {
-  if (!existsSync(path)) return null;
+  return readIdentities(path, (db) => db.query<RunIdentity, [string]>("SELECT run_id, execution_id, capability, input_hash FROM run_identities WHERE run_id = ?").get(runId)) ?? null;
+}
+
+/**
+ * The run identities the checkout's store file holds, at most `limit`: read by a
+ * server with the memory store as it starts (serve.ts), which holds the checkout's lock, so that a
+ * run_id a sqlite server took before it is that run there too. Empty, and throws, as above.
+ */
+export function storedRunIdentities(path: string, limit: number): RunIdentity[] {
+  return readIdentities(path, (db) => db.query<RunIdentity, [number]>("SELECT run_id, execution_id, capability, input_hash FROM run_identities LIMIT ?").all(limit)) ?? [];
+}
+
+/** `read` of the store file's identities; undefined when there is no file, no table or no bun:sqlite. */
+function readIdentities<T>(path: string, read: (db: Database) => T): T | undefined {
+  if (!existsSync(path)) return undefined;
   let sqlite: typeof import("bun:sqlite");
   try {
     sqlite = require("bun:sqlite") as typeof import("bun:sqlite");
   } catch {
-    return null;
+    return undefined;
   }
   let db: Database | null = null;
   try {
@@ -29,8 +43,8 @@ export function storedRunIdentity(path: string, runId: string): RunIdentity | nu
     db.run("PRAGMA busy_timeout = 0");
     const table = db.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'run_identities'").get();
     // A file with no identities yet (or not docket's: the server refuses those itself) holds none.
-    if (table === null) return null;
-    return db.query<RunIdentity, [string]>("SELECT run_id, execution_id, capability, input_hash FROM run_identities WHERE run_id = ?").get(runId);
+    if (table === null) return undefined;
+    return read(db);
   } finally {
     db?.close(false);
   }

@@ -13,7 +13,7 @@ import type { RunningServer } from "./_listen.ts";
 import { createApp, type AppMounts } from "./app.ts";
 import { LiveChannel } from "./live-channel.ts";
 import type { LiveClock } from "./live-socket.ts";
-import { acquireLease, ensureDocketDir, isLeaseLive, ownPidNamespace, readLease, releaseLease, type Lease } from "./lease.ts";
+import { acquireLease, ensureDocketDir, isLeaseLive, isProcessAlive, ownPidNamespace, pidVisible, readLease, releaseLease, type Lease } from "./lease.ts";
 import { openLogFile, teeLog, type LogFile } from "./log-file.ts";
 import { lockCheckout, type CheckoutLock } from "./checkout-lock.ts";
 import { recordRunMarks } from "../store/run-marks.ts";
@@ -100,6 +100,15 @@ export class ServerAlreadyRunningError extends Error {
   }
 }
 
+/**
+ * The lease, unless the process it names is gone: a server killed (SIGKILL, a crash) leaves its
+ * lease behind, and the lock's holder is then another server, starting, that has not written its
+ * own yet. Naming the dead one would send the operator to an address nothing listens on.
+ */
+function liveLease(lease: Lease | null): Lease | null {
+  return lease !== null && pidVisible(lease) && !isProcessAlive(lease.pid) ? null : lease;
+}
+
 /** True for 127.0.0.0/8, ::1 and localhost: the addresses no other machine can reach. */
 export function isLoopback(host: string): boolean {
   const h = host.replace(/^\[|\]$/g, "").toLowerCase();
@@ -139,7 +148,7 @@ export async function startServer(options: ServeOptions): Promise<DocketServer> 
   // — serving, starting, frozen — a second server is refused here and touches nothing.
   const root = findCheckoutRoot(options.cwd);
   const lock = lockCheckout(root);
-  if (lock === null) throw new ServerAlreadyRunningError(readLease(root), root);
+  if (lock === null) throw new ServerAlreadyRunningError(liveLease(readLease(root)), root);
   // A server that takes no lock (the Node build) is kept away by its lease, when it answers.
   const holder = readLease(root);
   if (holder && (await isLeaseLive(holder))) {

@@ -6,6 +6,7 @@ import { acquireLease, isLeaseLive, isProcessAlive, leasePath, ownPidNamespace, 
 import { isLoopback, serverToken, ServerAlreadyRunningError, startServer } from "../../runtime/server/serve.ts";
 import { resolveLimits } from "../../runtime/execution/limits.ts";
 import { tempCheckout } from "./_support/servers.ts";
+import { lockCheckout } from "../../runtime/server/checkout-lock.ts";
 
 /** The pid of a process that has already exited. */
 function deadPid(): number {
@@ -157,6 +158,28 @@ describe("lease", () => {
     const again = await serve(root);
     await again.stop();
     rmSync(root, { recursive: true, force: true });
+  });
+
+  test("a second server refused while the lock's holder has not written its lease does not name the dead server whose lease was left behind (tester)", async () => {
+    const root = tempCheckout();
+    // A server killed earlier left its lease; another, starting, holds the lock and has written none yet.
+    mkdirSync(join(root, ".docket"), { recursive: true });
+    const dead = deadPid();
+    writeFileSync(leasePath(root), JSON.stringify(leaseIn(root, { pid: dead, url: "http://127.0.0.1:4711" })));
+    const starting = lockCheckout(root)!;
+    try {
+      const refused = await serve(root).then(
+        () => null,
+        (error) => error,
+      );
+      expect(refused).toBeInstanceOf(ServerAlreadyRunningError);
+      expect(refused.message).toContain("has no lease: it is starting");
+      expect(refused.message).not.toContain(String(dead));
+      expect(refused.message).not.toContain("4711");
+    } finally {
+      starting.release();
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });
 

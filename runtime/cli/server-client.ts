@@ -302,7 +302,15 @@ export function unansweringServer(root: string): Lease | null {
     if (written !== null) return written;
   }
   const pid = lockHolderPid(root);
-  return { url: "(no address: it has written no lease — it is starting, or its .docket/ was removed)", pid: typeof pid === "number" ? pid : 0, root, token: null, started_at: "", pid_namespace: null };
+  return { url: "(no address: it has written no lease — it is starting, or its .docket/ was removed)", pid: typeof pid === "number" ? pid : 0, root, token: null, started_at: UNLEASED, pid_namespace: null };
+}
+
+/** The `started_at` of the holder `unansweringServer` names from the lock alone: it has written no lease. */
+const UNLEASED = "";
+
+/** A holder that has written no lease yet: a server starting (its capability files loading), not one known to be frozen. */
+export function isUnleased(holder: Lease): boolean {
+  return holder.started_at === UNLEASED;
 }
 
 /** How long a server that holds the checkout and has written no lease is given to write one. */

@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import type { DocketServer } from "../../runtime/server/serve.ts";
+import { lockCheckout } from "../../runtime/server/checkout-lock.ts";
 import { obeyedCommands } from "../_support/workflow-commands.ts";
 import { docket, fromSource, oneJsonDocument, removeTempDirs, spawnDocket, tempCheckout, tempDir, watchStream, writeFiles } from "./_harness.ts";
 import { api, pollUntil, serveCheckout } from "./_report-support.ts";
@@ -45,6 +46,22 @@ describe("docket executions beside a server that does not answer", () => {
       serve.kill("SIGCONT");
       serve.kill("SIGINT");
       await serve.exited;
+    }
+  }, 30_000);
+
+  test("a server holding the checkout that has written no address yet (starting) is said to be starting, not told to be killed (tester)", async () => {
+    const checkout = tempCheckout();
+    // Holds the checkout's lock as a server loading its capability files does, before its lease.
+    const lock = lockCheckout(checkout)!;
+    try {
+      const result = await docket(fromSource, ["executions", "list"], { cwd: checkout });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain(`The docket server (pid ${process.pid}) holding ${checkout} has not written its address yet: it is starting`);
+      expect(result.stderr).toContain(`Run this again once it prints "docket serving ${checkout} at …"`);
+      expect(result.stderr).not.toContain("kill -CONT");
+      expect(result.stderr).not.toContain("frozen");
+    } finally {
+      lock.release();
     }
   }, 30_000);
 

@@ -14,7 +14,7 @@ import { terminalStyle, type TerminalStyle } from "../_terminal.ts";
 import { EXIT, exitCodeOf, failureText } from "../exit-code.ts";
 import { runnerSafe } from "../github-actions.ts";
 import { createRunReporter, formatDuration, location, plainPrinters } from "../run-reporter.ts";
-import { findServer, followEvents, readEvents, ServerUnreachableError, unansweringServer, type EventsOutcome, type ServerClient } from "../server-client.ts";
+import { findServer, followEvents, isUnleased, readEvents, ServerUnreachableError, unansweringServer, type EventsOutcome, type ServerClient } from "../server-client.ts";
 import type { Lease } from "../../server/lease.ts";
 
 const format = { type: "enum" as const, options: ["text", "json"], default: "text", description: "text: for a person; json: JSON (events: one event per line)" };
@@ -71,11 +71,22 @@ function noServer(root: string, why: string): FailureDescriptor {
 
 /** The failure of a server that holds the checkout and does not answer (stopped, frozen, or too busy). */
 function frozenServer(root: string, holder: Lease): FailureDescriptor {
+  const pid = holder.pid > 0 ? ` (pid ${holder.pid})` : "";
+  // Holding the checkout with no lease written is, most often, a server still loading its capability files.
+  const [message, suggestion] = isUnleased(holder)
+    ? [
+        `The docket server${pid} holding ${root} has not written its address yet: it is starting (loading its capability files), or its .docket/ was removed under it. No other server can start while it holds the checkout.`,
+        `Run this again once it prints "docket serving ${root} at …"${holder.pid > 0 ? `; if it never does, stop it (kill ${holder.pid})` : ""}.`,
+      ]
+    : [
+        `The docket server${pid} serving ${root} at ${holder.url} does not answer: it is stopped (SIGSTOP, a suspended terminal), frozen or too busy. No other server can start while it holds the checkout.`,
+        `Resume it (kill -CONT ${holder.pid}) or stop it (kill ${holder.pid}), then run this again.`,
+      ];
   return buildFailure({
     error_code: "unavailable",
     stage: "admit",
-    message: `The docket server (pid ${holder.pid}) serving ${root} at ${holder.url} does not answer: it is stopped (SIGSTOP, a suspended terminal), frozen or too busy. No other server can start while it holds the checkout.`,
-    suggestion: `Resume it (kill -CONT ${holder.pid}) or stop it (kill ${holder.pid}), then run this again.`,
+    message,
+    suggestion,
     retryability: "after_delay",
     request_id: requestIdFrom(undefined),
     trace_id: newTraceId(),

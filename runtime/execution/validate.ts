@@ -35,18 +35,31 @@ export function checkValue<T = unknown>(schema: AnySchema, value: unknown, root:
     return { ok: false, problems: [{ path: root, message: `the capability's schema could not check it: one of its checks or transforms threw ${thrownClass(error)} instead of reporting an issue (the capability's file should return false from a check, or catch in a transform)` }] };
   }
   // Read before the copies get their prototype back: messageOf tells them by having none.
-  const messages = result.success ? [] : result.issues.map((issue) => messageOf(issue, schema));
+  const problems = result.success ? [] : result.issues.map((issue) => ({ path: pathOf(root, issue), message: problemText(issue, schema, root, [], isSecret, withheld) }));
   restore();
   if (result.success) return { ok: true, value: result.output as T };
-  return {
-    ok: false,
-    problems: result.issues.map((issue, i) => {
-      const message = messages[i]!;
-      const keys = (issue.path ?? []).map((item) => (item as { key: string | number }).key);
-      return { path: pathOf(root, issue), message: isSecret?.(keys) ? withholdReceived(message, issue.input, withheld) : message };
-    }),
-  };
+  return { ok: false, problems };
 }
+
+/**
+ * What is wrong at `issue`, its received value withheld where `isSecret` says so. A union none of
+ * whose forms took the value says, for each form, what it lacked: valibot's own message for two
+ * object forms reads "Expected Object but received Object", which names nothing.
+ */
+function problemText(issue: v.BaseIssue<unknown>, schema: AnySchema, root: string, above: ValuePath, isSecret: ((path: ValuePath) => boolean) | undefined, withheld: string): string {
+  const keys = [...above, ...(issue.path ?? []).map((item) => (item as { key: string | number }).key)];
+  const forms = issue.type === "union" && issue.expected === issue.received ? (issue.issues ?? []) : [];
+  if (forms.length > 0) {
+    const at = pathOf(root, issue);
+    const each = new Set(forms.slice(0, MAX_FORMS_SAID).map((form) => `${pathOf(at, form)}: ${problemText(form, schema, pathOf(at, form), keys, isSecret, withheld)}`));
+    return `it matches none of the forms its schema allows: ${[...each].join("; or ")}${forms.length > MAX_FORMS_SAID ? "; …" : ""}`;
+  }
+  const message = messageOf(issue, schema);
+  return isSecret?.(keys) ? withholdReceived(message, issue.input, withheld) : message;
+}
+
+/** How many of a union's forms a problem says what they lacked. */
+const MAX_FORMS_SAID = 5;
 
 /**
  * A copy of `value` whose plain objects, at every depth, have no prototype while the schema reads

@@ -33,6 +33,38 @@ describe("checkValue", () => {
   });
 });
 
+// valibot says of a value no object form of a union took "Expected Object but received Object":
+// each form's problem is said instead, a sensitive field's value withheld there too (tester).
+describe("checkValue of a union", () => {
+  type Failed = { ok: false; problems: Array<{ path: string; message: string }> };
+  const schema = v.object({ auth: v.union([v.object({ token: v.pipe(v.string(), v.minLength(40)) }), v.object({ user: v.string(), pin: v.number() })]) });
+
+  test("a value no object form takes names what each form lacked", () => {
+    const checked = checkValue(schema, { auth: { c: 1 } }, "input") as Failed;
+    expect(checked.problems).toEqual([
+      {
+        path: "input.auth",
+        message:
+          'it matches none of the forms its schema allows: input.auth.token: Invalid key: Expected "token" but received undefined; or input.auth.user: Invalid key: Expected "user" but received undefined; or input.auth.pin: Invalid key: Expected "pin" but received undefined',
+      },
+    ]);
+    expect(checked.problems[0]!.message).not.toContain("Expected Object but received Object");
+    // A union valibot already names well is left as it says it.
+    expect((checkValue(v.object({ n: v.union([v.string(), v.number()]) }), { n: true }, "input") as Failed).problems[0]!.message).toBe("Invalid type: Expected (string | number) but received true");
+  });
+
+  test("a sensitive field inside a form is not quoted back", () => {
+    // A number where the token's string goes: no form takes it, and each is said.
+    const secret = 918273645546372;
+    const checked = checkValue(schema, { auth: { token: secret } }, "input", (path) => path.join(".") === "auth.token") as Failed;
+    expect(checked.problems[0]!.message).toContain("input.auth.token: Invalid type: Expected string (the value given is not shown: the field is sensitive)");
+    expect(checked.problems[0]!.message).not.toContain(String(secret));
+    // One form that took the object: its own problem, at its own path, withheld the same.
+    const short = checkValue(schema, { auth: { token: "tok_SUPERSECRET" } }, "input", (path) => path.join(".") === "auth.token") as Failed;
+    expect(short.problems).toEqual([{ path: "input.auth.token", message: "Invalid length: Expected >=40 (the value given is not shown: the field is sensitive)" }]);
+  });
+});
+
 // valibot's object schema asks `key in input`: on an ordinary object that finds Object.prototype's
 // members, so a field named after one of them must be looked for among the value's own members.
 describe("checkValue and fields named after Object.prototype's members", () => {

@@ -20,7 +20,7 @@ import { thrownClass, thrownDetail } from "./thrown.ts";
 import { checkValue, describeProblems, maskProblems, transforms, type Checked } from "./validate.ts";
 import { parsesUnchanged } from "./_parses-unchanged.ts";
 import { inputShapeProblem, MAX_INPUT_DEPTH, PLANE_ENVELOPE_DEPTH } from "./json-depth.ts";
-import { isPlainJson } from "./plain-json.ts";
+import { isPlainJson, plainJsonProblem } from "./plain-json.ts";
 import { declaredOnly, droppedFieldText, undeclaredFields } from "./undeclared-fields.ts";
 import { Scheduler } from "./_scheduler.ts";
 import { completionOf, type Completion, type StopCircumstances } from "./_completion.ts";
@@ -235,12 +235,15 @@ export function createEngine(options: EngineOptions): Engine {
     // A transform of the schema may make what JSON cannot hold (a cycle, a BigInt): the input is
     // stored and sent to the worker as JSON, so it is refused here, not failed later as docket's own.
     if (checked.value !== given && !capability.plane && transforms(capability.def.input) && !isPlainJson(checked.value, depth)) {
+      // Where and what (a type, never the value: it may be a secret's), looked for only once refused.
+      const problem = plainJsonProblem(checked.value, depth, "input");
+      const made = problem?.reason === "not_json" ? `made ${problem.path} ${problem.what}` : "made a value nested too deep for JSON (or a cycle)";
       throw failure(edge, {
         error_code: "invalid_input",
         stage: "validate",
-        message: `Cannot ${verb} ${id}: a transform of its input schema made a value JSON cannot hold (a BigInt, a cycle, a function, or nested too deep).`,
-        suggestion: "Make the input schema's transforms return plain JSON values; the capability's file is the one to correct.",
-        context: { reason: "transform_not_json" },
+        message: `Cannot ${verb} ${id}: a transform of its input schema ${made}; the input is kept and handed over as JSON.`,
+        suggestion: "Send a value the transform turns into plain JSON (a number it can read, say); the capability's file should check what it transforms (v.pipe(v.string(), v.decimal(), v.transform(Number))).",
+        context: { reason: "transform_not_json", ...(problem?.reason === "not_json" ? { path: problem.path } : {}) },
       });
     }
     // The input schema describes what clients send, up to the first transform: a transform that

@@ -156,6 +156,14 @@ describe("engine.start", () => {
     expect(h.store.list().items).toHaveLength(1);
   });
 
+  test("engine.start refuses an input a transform made NaN of, naming the field and what it became, never the value (tester)", () => {
+    const h = harness();
+    const refused = failureOf(() => h.engine.start({ capability: "demo.numeric", input: { n: "abc" } }, EDGE));
+    expect(refused).toMatchObject({ error_code: "invalid_input", context: { reason: "transform_not_json", path: "input.n" } });
+    expect(refused.message).toBe("Cannot start demo.numeric: a transform of its input schema made input.n NaN, which JSON writes as null; the input is kept and handed over as JSON.");
+    expect(snapshotOf(h.engine.start({ capability: "demo.numeric", input: { n: "42" } }, EDGE)).state).toBe("queued");
+  });
+
   test("engine.start's run identity is the input as sent: a default computed at each start (a timestamp) does not make the same request sent again a conflict (tester)", () => {
     const h = harness();
     const first = h.engine.start({ capability: "demo.stamped", input: { label: "a" }, run_id: "stamped-1" }, EDGE);

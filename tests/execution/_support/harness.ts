@@ -60,6 +60,17 @@ export const TEST_CAPABILITIES = {
       handler: noop,
     }),
   ),
+  numeric: registered(
+    capability({
+      id: "demo.numeric",
+      title: "Numeric",
+      description: "Reads a number from a text, unchecked.",
+      effect: "read",
+      input: v.object({ n: v.pipe(v.string(), v.transform(Number)) }),
+      output: v.object({}),
+      handler: noop,
+    }),
+  ),
   stamped: registered(
     capability({
       id: "demo.stamped",

@@ -37,7 +37,7 @@ export interface BootOptions {
   workerUrl?: URL;
   clock?: Clock;
   log?: (line: string) => void;
-  /** Direct-lane workers (default 1). */
+  /** Direct-lane workers (default: the `direct_workers` limit). */
   directWorkers?: number;
   /** How long a lane's worker that could not start waits before it is tried again (the pool's `restartAfterMs`; default 10 s). */
   workerRestartAfterMs?: number;
@@ -80,7 +80,7 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
   let engine: Engine | null = null;
   const pool = createWorkerPool({
     executionWorkers: limits.max_concurrent,
-    directWorkers: options.directWorkers ?? 1,
+    directWorkers: options.directWorkers ?? limits.direct_workers,
     hostFacts: () => engine!.hostFacts(),
     workerUrl: options.workerUrl,
     onWorkerError: options.log,

@@ -1,6 +1,7 @@
 /** Every bound of docs/limits.md, in one typed object. */
 export interface Limits {
   max_concurrent: number;
+  direct_workers: number;
   max_queued: number;
   executions_retained: number;
   events_retained: number;
@@ -56,6 +57,7 @@ const MIB = 1024 * 1024;
 /** Defaults, ranges and meaning of every limit. Flags and DOCKET_* variables derive from the keys. */
 export const LIMIT_SPECS: Record<keyof Limits, LimitSpec> = {
   max_concurrent: { default: 2, min: 1, max: 8, doc: "executions running at once" },
+  direct_workers: { default: 1, min: 1, max: 8, doc: "direct calls running at once (an HTTP call of a capability, the cockpit's Run, an MCP tool)" },
   max_queued: { default: 256, min: 0, max: 1_000_000, doc: "executions waiting to run" },
   executions_retained: { default: 1000, min: 1, max: 10_000_000, doc: "executions kept (oldest terminal forgotten first)" },
   events_retained: { default: 10_000, min: 10, max: 100_000_000, doc: "events kept per execution" },

@@ -14,11 +14,11 @@ import * as v from "valibot";
 export default capability({
   id: "test.chatty",
   title: "Chatty",
-  description: "Logs many long lines, then fails, succeeds with a large output, or waits to be cancelled.",
+  description: "Logs many long lines, then fails, succeeds with a large output, or waits to be cancelled (ticking: a log line every 100 ms meanwhile).",
   effect: "read",
   cancellable: true,
   errors: ["it_broke"],
-  input: v.object({ lines: v.number(), end: v.picklist(["fail", "succeed", "wait"]), outBytes: v.optional(v.number(), 0) }),
+  input: v.object({ lines: v.number(), end: v.picklist(["fail", "succeed", "wait", "tick"]), outBytes: v.optional(v.number(), 0) }),
   output: v.object({ blob: v.string() }),
   async handler(input, ctx) {
     for (let i = 0; i < input.lines; i++) console.log(\`line \${i} \${"x".repeat(200)}\`);
@@ -27,6 +27,10 @@ export default capability({
       throw new CapabilityError("it_broke", "THE FAILURE MESSAGE");
     }
     while (input.end === "wait" && !ctx.progress.cancelled()) await new Promise((resolve) => setTimeout(resolve, 20));
+    for (let tick = 0; input.end === "tick" && !ctx.progress.cancelled(); tick++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      console.log(\`tick \${tick}\`);
+    }
     if (ctx.progress.cancelled()) throw ctx.progress.cancellation();
     return { blob: "y".repeat(input.outBytes) };
   },
@@ -153,8 +157,10 @@ describe("docket executions against a server, with readers that are behind or le
       const [stderr, code] = await Promise.all([new Response(child.stderr).text(), child.exited]);
       expect({ format, code, stderr }).toEqual({ format, code: 0, stderr: "" });
     }
-    // An execution that runs until cancelled: a follow that kept going would never end.
-    const waiting = await api(server.url).post("/api/v1/executions/start", { capability: "test.chatty", input: { lines: 50, end: "wait" } });
+    // An execution that runs until cancelled: a follow that kept going would never end. It ticks:
+    // a reader's leaving is seen at the next write, as by `tail -f`, and on a loaded machine the
+    // follow may have written all there was before the reader left.
+    const waiting = await api(server.url).post("/api/v1/executions/start", { capability: "test.chatty", input: { lines: 50, end: "tick" } });
     const running = waiting.body.execution.id;
     try {
       await pollUntil(() => api(server.url).get(`/api/v1/executions/get?id=${running}`), (s) => s.last_sequence >= 50, "the waiting execution to log");

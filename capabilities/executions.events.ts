@@ -20,7 +20,7 @@ export default capability({
   }),
   handler(input, ctx) {
     const page = planeOf(ctx).store.events(input.id, input.after, input.limit);
-    if (!page) throw new CapabilityError("not_found", `No execution ${input.id}.`, { context: { id: input.id } });
+    if (!page) throw new CapabilityError("not_found", `No execution ${input.id}.`, { context: { id: input.id }, suggestion: "Check the id: executions.list lists the executions this server keeps (the executions_retained most recent)." });
     return page;
   },
 });

@@ -11,7 +11,7 @@ export default capability({
   output: executionSnapshotSchema(),
   handler(input, ctx) {
     const snapshot = planeOf(ctx).store.get(input.id);
-    if (!snapshot) throw new CapabilityError("not_found", `No execution ${input.id}.`, { context: { id: input.id } });
+    if (!snapshot) throw new CapabilityError("not_found", `No execution ${input.id}.`, { context: { id: input.id }, suggestion: "Check the id: executions.list lists the executions this server keeps (the executions_retained most recent)." });
     return snapshot;
   },
 });

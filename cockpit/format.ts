@@ -1,4 +1,5 @@
 import type { Actor } from "../runtime/execution/protocol.ts";
+import { withoutColour } from "../runtime/execution/text-colour.ts";
 
 /** An ISO timestamp as the cockpit shows it: `2026-09-08 01:02:03 UTC` (the server does not know the reader's zone). */
 export function formatTime(iso: string | null | undefined): string {
@@ -36,10 +37,16 @@ export function stepsDroppedText(dropped: number, failed: number | null): string
 // gives (an output, a failure's context, an artifact's name) keeps them, and loses them where the
 // cockpit shows it (docs/cockpit.md). format.js does the same for what the scripts show.
 const BIDI_CONTROLS = /[\u202a-\u202e\u2066-\u2069]/g;
+// What else no text shows: C0 controls but \t and \n, DEL, C1 controls, and the bidi controls.
+const HIDDEN = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
 
-/** A string a handler gave, as the cockpit shows it as text: without bidirectional controls. */
+/**
+ * A string a handler gave, as the cockpit shows it as text: without escape sequences (the colour a
+ * handler's step title or failure message keeps is painted in the log alone; elsewhere its `ESC [31m`
+ * would show as a box and "[31m"), control characters or bidirectional controls.
+ */
 export function shownText(text: string): string {
-  return text.replace(BIDI_CONTROLS, "");
+  return withoutColour(text).replace(HIDDEN, "");
 }
 
 /**
@@ -76,7 +83,7 @@ export function progressText(progress: { current: number; total: number | null; 
   if (!progress) return "No progress reported yet.";
   const percent = progress.total ? ` (${Math.floor((100 * progress.current) / progress.total)}%)` : "";
   const count = progress.total === null ? `${progress.current} so far (total unknown)` : `${progress.current} of ${progress.total}${percent}`;
-  return progress.message ? `${count} — ${progress.message}` : count;
+  return progress.message ? `${count} — ${shownText(progress.message)}` : count;
 }
 
 /** The time of day of an ISO timestamp, to the millisecond (`01:02:03.456`), for log lines. */

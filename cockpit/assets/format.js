@@ -5,6 +5,17 @@
   var docket = (window.docket = window.docket || {});
   /** The bidirectional embeddings, overrides and isolates: never shown (cockpit/format.ts says why). */
   var BIDI_CONTROLS = /[\u202a-\u202e\u2066-\u2069]/g;
+  /** Escape sequences: CSI (a colour among them), and OSC and the other strings, with their terminator. */
+  var CSI = /(?:\u001b\[|\u009b)[\u0030-\u003f]*[\u0020-\u002f]*[\u0040-\u007e]/g;
+  var STRINGS = /(?:\u001b[\]PX^_]|[\u0090\u0098\u009d\u009e\u009f])[^\u0007\u001b\u009c]*(?:\u0007|\u001b\\|\u009c)/g;
+  var OTHER_ESCAPES = /\u001b[\u0020-\u002f]*[\u0030-\u007e]?/g;
+  /** Controls but \t and \n, and the bidi controls: never shown. */
+  var HIDDEN = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+
+  /** A string a handler gave, as shown text: no escape sequence, control or bidi control (cockpit/format.ts, shownText). */
+  function shownText(text) {
+    return String(text).replace(STRINGS, "").replace(CSI, "").replace(OTHER_ESCAPES, "").replace(HIDDEN, "");
+  }
 
   docket.format = {
     /** `2026-09-08 01:02:03 UTC`. */
@@ -27,7 +38,7 @@
       var total = p.total === undefined ? null : p.total;
       var percent = total ? " (" + Math.floor((100 * p.current) / total) + "%)" : "";
       var count = total === null ? p.current + " so far (total unknown)" : p.current + " of " + total + percent;
-      return p.message ? count + " — " + p.message : count;
+      return p.message ? count + " — " + shownText(p.message) : count;
     },
     /** Who started an execution, in words. */
     actor: function (actor) {
@@ -64,10 +75,8 @@
         return "\\u" + c.charCodeAt(0).toString(16);
       });
     },
-    /** A string a handler gave, as shown text: without bidirectional controls. */
-    text: function (text) {
-      return String(text).replace(BIDI_CONTROLS, "");
-    },
+    /** A string a handler gave, as shown text: without escape sequences, controls or bidirectional controls. */
+    text: shownText,
   };
 
   // Every <time data-local-time> the server rendered says its absolute time in the reader's zone on hover.

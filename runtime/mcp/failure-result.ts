@@ -3,6 +3,7 @@ import { rpcError } from "./rpc-error.ts";
 import { buildFailure, FailureError, newCorrelationId, type FailureDescriptor } from "../execution/failure.ts";
 import type { EdgeInfo } from "../execution/plane.ts";
 import { thrownDetail } from "../execution/thrown.ts";
+import { withoutColour } from "../execution/text-colour.ts";
 
 /** MCP's code for a resource that does not exist (2025-11-25 spec, resources: error handling). */
 export const RESOURCE_NOT_FOUND = -32002;
@@ -12,7 +13,8 @@ export const RESOURCE_NOT_FOUND = -32002;
  * structured content, `isError: true`, and a short text for clients that read text only.
  */
 export function failureToolResult(failure: FailureDescriptor): CallToolResult {
-  const text = `${failure.error_code}: ${failure.message} ${failure.suggestion} (retryability ${failure.retryability}, outcome ${failure.outcome_certainty}, correlation id ${failure.correlation_id})`;
+  // A handler's message keeps its colour as stored; the text an agent reads has none of its escapes.
+  const text = withoutColour(`${failure.error_code}: ${failure.message} ${failure.suggestion} (retryability ${failure.retryability}, outcome ${failure.outcome_certainty}, correlation id ${failure.correlation_id})`);
   return { isError: true, structuredContent: { ...failure }, content: [{ type: "text", text }] };
 }
 

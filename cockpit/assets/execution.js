@@ -473,6 +473,24 @@
       flush: flush,
       /** Says that events from..to were dropped by the server before this page could read them. */
       missed: missed,
+      /**
+       * The server no longer knows this execution (socket.js, onGone): what the page shows is what
+       * it knew last, so its state is no longer shown as current and nothing can be cancelled.
+       */
+      gone: function () {
+        flush();
+        var state = slot("state");
+        if (state && root.getAttribute("data-terminal") !== "true") {
+          state.textContent = "? Unknown";
+          root.setAttribute("data-state", "unknown");
+        }
+        var cancel = slot("cancel");
+        if (cancel) cancel.remove();
+        notice(
+          "error",
+          "This server no longer knows this execution: it restarted with the memory store (which keeps nothing), or forgot it (it keeps the executions_retained most recent). The page shows what it knew last.",
+        );
+      },
       notice: notice,
       /** Starts the timeline's clock (see followTimeline): the page was just drawn, so the first look is a second away. */
       followTimeline: function () {
@@ -491,9 +509,15 @@
       function (url, init) {
         return window.fetch(url, init);
       };
+    var navigate =
+      env.navigate ||
+      function (url) {
+        window.location.assign(url);
+      };
     form.addEventListener("submit", function (event) {
       event.preventDefault();
       var button = form.querySelector("button");
+      var label = button ? button.textContent : "";
       if (button) {
         button.disabled = true;
         button.textContent = "Cancel requested";
@@ -501,7 +525,17 @@
       request(form.action, { method: "POST", headers: { Accept: "application/json" }, credentials: "same-origin" })
         .then(function (response) {
           return response.json().then(function (receipt) {
-            view.notice(response.ok && receipt.requested ? "success" : "error", receipt.message || (receipt.error && receipt.error.message) || "Cancel was not requested.");
+            var requested = response.ok && receipt.requested;
+            view.notice(requested ? "success" : "error", receipt.message || (receipt.error && receipt.error.message) || "Cancel was not requested.");
+            // Not requested: the button says so no more (a cancel that can be asked again, is).
+            if (!requested && button && button.isConnected) {
+              button.disabled = false;
+              button.textContent = label;
+            }
+            // The receipt says it ended while the page shows it running: the page is behind its events
+            // (a flood). The server's page says what is true now.
+            var ended = receipt.state === "succeeded" || receipt.state === "failed" || receipt.state === "cancelled";
+            if (ended && root.getAttribute("data-terminal") !== "true") navigate(root.getAttribute("data-page") || window.location.href);
           });
         })
         .catch(function () {
@@ -527,6 +561,7 @@
       indicator: root.querySelector("[data-docket-connection]"),
       onEvent: view.apply,
       onMissed: view.missed,
+      onGone: view.gone,
     });
   }
 

@@ -8,6 +8,8 @@
 // - drops an event at or below the last sequence seen;
 // - on a one-execution channel, an event beyond the next number reconnects with after=<last seen>,
 //   and the same gap a second time is read over HTTP (executions.events) instead;
+// - on a one-execution channel refused before a word, asks over HTTP whether the server still knows
+//   the execution, and stops for good when it does not (onGone);
 // - says a channel is stalled once it said nothing for 1.25 heartbeats (the server promises to be
 //   heard within that: docs/protocol.md), and drops it after two, as `--follow` does, and reconnects;
 // - shows the connection by word and shape in the page's indicator.
@@ -40,6 +42,7 @@
     stalled: { shape: "◐", word: "Stalled — no word from the server" },
     ended: { shape: "■", word: "Finished — nothing more to follow" },
     closed: { shape: "■", word: "Not following" },
+    gone: { shape: "■", word: "Not following — this server no longer knows this execution" },
   };
 
   function environment() {
@@ -89,7 +92,8 @@
    * one-execution channel with gap mending), after (the rendered sequence), heartbeatMs,
    * indicator (element), onEvent(event), onMissed(from, to) (history no longer retained),
    * onSubscribed() (an every-execution channel is ready, or lagged: what happened before it, or
-   * what it dropped, is not replayed — the page re-reads it).
+   * what it dropped, is not replayed — the page re-reads it), onGone() (the server no longer knows
+   * the one execution followed: nothing more will come).
    */
   function openChannel(options) {
     var env = environment();
@@ -165,9 +169,11 @@
       if (done) return;
       show(attempt === 0 && !everReady ? "connecting" : "reconnecting");
       var ws = new env.WebSocket(socketUrl(options.url, single ? lastSeen : null));
+      var heard = false;
       socket = ws;
       ws.onmessage = function (message) {
         if (ws !== socket) return;
+        heard = true;
         armWatchdog();
         var frame;
         try {
@@ -181,6 +187,9 @@
         if (ws !== socket) return;
         drop();
         schedule();
+        // Refused before a word (a browser is told no status): the server may be down, or up and
+        // without this execution (restarted with the memory store, or it forgot it). HTTP says which.
+        if (single && !heard) probe();
       };
       ws.onerror = function () {
         // A close always follows an error; reconnecting is decided there.
@@ -195,6 +204,29 @@
       attempt += 1;
       show("reconnecting", "in " + Math.max(1, Math.round(delay / 1000)) + " s");
       retry = env.setTimeout(connect, delay);
+    }
+
+    /**
+     * Asks the events URL, while the retry waits, whether the server still knows the execution: a
+     * 404 ends the following for good (the page says why, instead of showing its last state as
+     * current while it retries for ever); any other answer, or none, leaves the retry as it was.
+     */
+    function probe() {
+      var url = new URL(options.eventsUrl, window.location.href);
+      url.searchParams.set("after", String(lastSeen));
+      url.searchParams.set("limit", "1");
+      env
+        .fetch(url.href, { headers: { Accept: "application/json" }, credentials: "same-origin" })
+        .then(function (response) {
+          if (done || response.status !== 404) return;
+          done = true;
+          if (retry !== null) env.clearTimeout(retry);
+          retry = null;
+          drop();
+          show("gone");
+          if (options.onGone) options.onGone();
+        })
+        .catch(function () {});
     }
 
     /** Reconnects at once from the last sequence seen (a gap or lag, not a failure). */

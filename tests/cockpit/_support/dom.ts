@@ -30,6 +30,8 @@ export interface LoadedPage {
   /** The socket socket.js holds open now (the newest not closed). */
   current(): FakeSocket | undefined;
   confirms: string[];
+  /** Where the page navigated itself (`window.location.assign`, through `docketEnv.navigate`). */
+  navigations: string[];
   /** Lets promise chains (fetch replies) run to their end. */
   settle(): Promise<void>;
   close(): Promise<void>;
@@ -59,7 +61,9 @@ export function loadPage(html: string, options: LoadOptions): LoadedPage {
   const w = window as unknown as Record<string, unknown>;
   const fakes = fakeWebSockets(() => (w.docket as { executionView?: { flush?: () => void } } | undefined)?.executionView?.flush?.());
   const confirms: string[] = [];
+  const navigations: string[] = [];
   w.docketEnv = {
+    navigate: (url: string) => void navigations.push(url),
     WebSocket: fakes.WebSocket,
     setTimeout: (fn: () => void, ms: number) => clock.setTimeout(fn, ms),
     clearTimeout: (handle: unknown) => clock.clearTimeout(handle),
@@ -79,6 +83,7 @@ export function loadPage(html: string, options: LoadOptions): LoadedPage {
     sockets: fakes.sockets,
     current: fakes.current,
     confirms,
+    navigations,
     async settle() {
       for (let i = 0; i < 20; i++) await Promise.resolve();
       // What came over HTTP (a gap read) is drawn at the next frame, as what came over the socket.

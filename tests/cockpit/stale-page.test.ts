@@ -1,0 +1,78 @@
+import { describe, expect, test } from "bun:test";
+import { loadPage, ORIGIN, type FakeFetch } from "./_support/dom.ts";
+import { executionHtml, ID, runningSnapshot } from "./_support/fixtures.ts";
+
+// An execution page never shows what it knew last as current once the server said otherwise
+// (a tester): a server that no longer knows the execution (restarted with the memory store), a
+// Cancel answered "already succeeded" while the page, behind a flood of events, still shows it running.
+
+/** A fetch answering `answer(url)` with its status and JSON body. */
+function fetchAnswering(answer: (url: URL) => { status: number; body: unknown }): FakeFetch {
+  const urls: string[] = [];
+  const fn = (async (url: string) => {
+    urls.push(url);
+    const { status, body } = answer(new URL(url, ORIGIN));
+    return { ok: status < 400, status, json: async () => body, text: async () => JSON.stringify(body) };
+  }) as FakeFetch;
+  fn.urls = urls;
+  return fn;
+}
+
+const scripts = ["socket.js", "format.js", "log-filter.js", "refresh.js", "execution.js"] as const;
+const indicatorWord = (doc: Document) => doc.querySelector("[data-connection-word]")!.textContent;
+
+describe("an execution page the server contradicts", () => {
+  test("a socket refused before a word, and the events URL answering 404: the page stops following, says why, and offers no Cancel", async () => {
+    const fetch = fetchAnswering((url) => (url.pathname === "/api/v1/executions/events" ? { status: 404, body: { error: { error_code: "not_found" } } } : { status: 200, body: {} }));
+    const page = loadPage(executionHtml(runningSnapshot()), { path: `/cockpit/executions/${ID}`, scripts: [...scripts], fetch });
+    try {
+      expect(page.document.querySelector('[data-slot="cancel"]')).not.toBeNull();
+      page.sockets[0]!.lose();
+      await page.settle();
+      expect(fetch.urls.some((u) => u.includes("/api/v1/executions/events") && u.includes(`id=${ID}`))).toBe(true);
+      expect(indicatorWord(page.document)).toBe("Not following — this server no longer knows this execution");
+      expect(page.document.querySelector('[data-slot="state"]')!.textContent).toBe("? Unknown");
+      expect(page.document.querySelector('[data-slot="cancel"]')).toBeNull();
+      expect(page.document.querySelector('[data-slot="notice"]')!.textContent).toContain("This server no longer knows this execution");
+      // No retry comes: the page follows nothing more.
+      const opened = page.sockets.length;
+      page.clock.advance(60_000);
+      expect(page.sockets.length).toBe(opened);
+    } finally {
+      await page.close();
+    }
+  });
+
+  test("a socket refused while the server still knows the execution (it is down, say): the page retries as before", async () => {
+    const fetch = fetchAnswering(() => ({ status: 200, body: { events: [], last_sequence: 2 } }));
+    const page = loadPage(executionHtml(runningSnapshot()), { path: `/cockpit/executions/${ID}`, scripts: [...scripts], fetch });
+    try {
+      page.sockets[0]!.lose();
+      await page.settle();
+      page.clock.advance(1000);
+      expect(page.sockets.length).toBe(2);
+      expect(page.document.querySelector('[data-slot="cancel"]')).not.toBeNull();
+    } finally {
+      await page.close();
+    }
+  });
+
+  test("Cancel answered 'already succeeded' while the page shows it running: the page goes to the server's page, and the button does not claim a cancel was requested", async () => {
+    const fetch = fetchAnswering((url) =>
+      url.pathname.endsWith("/cancel") ? { status: 200, body: { id: ID, state: "succeeded", cancellable: true, requested: false, recorded: true, message: `${ID} is already succeeded; nothing to cancel.` } } : { status: 200, body: {} },
+    );
+    const page = loadPage(executionHtml(runningSnapshot()), { path: `/cockpit/executions/${ID}`, scripts: [...scripts], fetch });
+    try {
+      const form = page.document.querySelector('[data-slot="cancel"]') as HTMLFormElement;
+      form.dispatchEvent(new page.window.Event("submit", { cancelable: true }) as unknown as Event);
+      await page.settle();
+      expect(page.document.querySelector('[data-slot="notice"]')!.textContent).toContain("is already succeeded; nothing to cancel.");
+      const button = form.querySelector("button")!;
+      expect(button.textContent).not.toBe("Cancel requested");
+      expect(button.hasAttribute("disabled")).toBe(false);
+      expect(page.navigations).toEqual([`/cockpit/executions/${ID}`]);
+    } finally {
+      await page.close();
+    }
+  });
+});

@@ -236,14 +236,17 @@ export function createEngine(options: EngineOptions): Engine {
     // stored and sent to the worker as JSON, so it is refused here, not failed later as docket's own.
     if (checked.value !== given && !capability.plane && transforms(capability.def.input) && !isPlainJson(checked.value, depth)) {
       // Where and what (a type, never the value: it may be a secret's), looked for only once refused.
-      const problem = plainJsonProblem(checked.value, depth, "input");
-      const made = problem?.reason === "not_json" ? `made ${problem.path} ${problem.what}` : "made a value nested too deep for JSON (or a cycle)";
+      const found = plainJsonProblem(checked.value, depth, "input");
+      // A path through a transform's making may hold a key made of a secret (`{ [token]: … }`):
+      // named only where the input has no sensitive field.
+      const problem = found?.reason === "not_json" && hasSensitive(capability.input_schema) ? { ...found, path: null } : found;
+      const made = problem?.reason !== "not_json" ? "made a value nested too deep for JSON (or a cycle)" : problem.path === null ? `made a value ${problem.what}` : `made ${problem.path} ${problem.what}`;
       throw failure(edge, {
         error_code: "invalid_input",
         stage: "validate",
         message: `Cannot ${verb} ${id}: a transform of its input schema ${made}; the input is kept and handed over as JSON.`,
         suggestion: "Send a value the transform turns into plain JSON (a number it can read, say); the capability's file should check what it transforms (v.pipe(v.string(), v.decimal(), v.transform(Number))).",
-        context: { reason: "transform_not_json", ...(problem?.reason === "not_json" ? { path: problem.path } : {}) },
+        context: { reason: "transform_not_json", ...(problem?.reason === "not_json" && problem.path !== null ? { path: problem.path } : {}) },
       });
     }
     // The input schema describes what clients send, up to the first transform: a transform that
@@ -338,8 +341,7 @@ export function createEngine(options: EngineOptions): Engine {
       }
       const known = store.findRun(run_id);
       if (known) {
-        // An identity stored before it was the input as sent is the input as stored (defaults filled in).
-        if (known.capability !== capability.id || (known.input_hash !== hash && known.input_hash !== canonicalHash(stored))) {
+        if (known.capability !== capability.id || known.input_hash !== hash) {
           throw failure(edge, {
             error_code: "run_id_conflict",
             stage: "admit",

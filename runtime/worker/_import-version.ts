@@ -20,6 +20,8 @@ export function createVersionImporter(importFile: (specifier: string) => Promise
     // Before the handler ran: nothing was applied, and running again after the reload is safe.
     new CapabilityError("capability_changed", `${file} (or a module it imports) changed on disk after docket loaded it (loaded ${version}, now ${now}), so that version can no longer run.`, {
       retryability: "after_delay",
+      // Refused before the file was imported: its handler never ran, a write's included.
+      outcome_certainty: "not_applied",
       suggestion: "docket serve reloads the file within a second; run it again then.",
       context: { loaded_version: version, file_version: now },
     });
@@ -27,6 +29,8 @@ export function createVersionImporter(importFile: (specifier: string) => Promise
     const reason = (error as NodeJS.ErrnoException).code === "ENOENT" ? "no longer exists" : `can no longer be read (${(error as Error).message})`;
     return new CapabilityError("capability_changed", `${file} (or a module it imports) ${reason} since docket loaded it (loaded ${version}), so that version can no longer run.`, {
       retryability: "after_delay",
+      // Refused before the file was imported: its handler never ran, a write's included.
+      outcome_certainty: "not_applied",
       suggestion: "docket serve reloads the folder within a second (a renamed file under its new id); run it again then.",
       context: { loaded_version: version },
     });

@@ -162,6 +162,10 @@ describe("engine.start", () => {
     expect(refused).toMatchObject({ error_code: "invalid_input", context: { reason: "transform_not_json", path: "input.n" } });
     expect(refused.message).toBe("Cannot start demo.numeric: a transform of its input schema made input.n NaN, which JSON writes as null; the input is kept and handed over as JSON.");
     expect(snapshotOf(h.engine.start({ capability: "demo.numeric", input: { n: "42" } }, EDGE)).state).toBe("queued");
+    // Where the input has a sensitive field, a path (whose keys a transform may have made of a secret) is not named.
+    const secret = failureOf(() => h.engine.start({ capability: "demo.keyed", input: { pin: "MYSECRETPIN" } }, EDGE));
+    expect(secret.message).toBe("Cannot start demo.keyed: a transform of its input schema made a value NaN, which JSON writes as null; the input is kept and handed over as JSON.");
+    expect(JSON.stringify(secret)).not.toContain("MYSECRETPIN");
   });
 
   test("engine.start's run identity is the input as sent: a default computed at each start (a timestamp) does not make the same request sent again a conflict (tester)", () => {
@@ -174,11 +178,12 @@ describe("engine.start", () => {
     // What the client sends still tells runs apart, the default's field included.
     expect(failureOf(() => h.engine.start({ capability: "demo.stamped", input: { label: "b" }, run_id: "stamped-1" }, EDGE)).error_code).toBe("run_id_conflict");
     expect(failureOf(() => h.engine.start({ capability: "demo.stamped", input: { label: "a", at: "t9" }, run_id: "stamped-1" }, EDGE)).error_code).toBe("run_id_conflict");
-    // An identity an older docket stored (of the input with its defaults filled in: demo.read's n is 1) is still that run.
-    const stored = snapshotOf(h.engine.start({ capability: "demo.read", input: {} }, EDGE));
-    h.store.recordRun({ run_id: "read-old", execution_id: stored.id, capability: "demo.read", input_hash: canonicalHash({ n: 1 }) });
-    expect(h.engine.start({ capability: "demo.read", input: {}, run_id: "read-old" }, EDGE)).toMatchObject({ deduplicated: true, execution: { id: stored.id } });
-    expect(h.store.list().items).toHaveLength(2);
+    // A default's value sent is another input than the field left out, in either order: the identity is what was sent.
+    h.engine.start({ capability: "demo.read", input: { n: 1 }, run_id: "read-1" }, EDGE);
+    expect(failureOf(() => h.engine.start({ capability: "demo.read", input: {}, run_id: "read-1" }, EDGE)).error_code).toBe("run_id_conflict");
+    h.engine.start({ capability: "demo.read", input: {}, run_id: "read-2" }, EDGE);
+    expect(failureOf(() => h.engine.start({ capability: "demo.read", input: { n: 1 }, run_id: "read-2" }, EDGE)).error_code).toBe("run_id_conflict");
+    expect(h.store.list().items).toHaveLength(3);
   });
 
   test("engine.start's run identity leaves secrets out: the same run_id with another secret is that run, and the stored hash is of the redacted input (tester: pin.pay)", () => {

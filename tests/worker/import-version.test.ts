@@ -49,7 +49,7 @@ describe("importVersion", () => {
     const { dir, file, version } = await loadedCopy();
     await rename(file, join(dir, "fixture.other.ts"));
     const outcome = await outcomeOf(task(file, version));
-    expect(outcome).toMatchObject({ ok: false, error: { kind: "capability", code: "capability_changed", retryability: "after_delay" } });
+    expect(outcome).toMatchObject({ ok: false, error: { kind: "capability", code: "capability_changed", retryability: "after_delay", outcome_certainty: "not_applied" } });
     if (outcome.ok || outcome.error.kind !== "capability") throw new Error("unreachable");
     expect(outcome.error.message).toContain("no longer exists");
     expect(outcome.error.message).not.toContain("ENOENT");
@@ -59,7 +59,7 @@ describe("importVersion", () => {
     const { dir, file, version } = await loadedCopy();
     await unlink(file);
     await symlink(join(dir, "nowhere.ts"), file);
-    expect(await outcomeOf(task(file, version))).toMatchObject({ ok: false, error: { kind: "capability", code: "capability_changed", retryability: "after_delay" } });
+    expect(await outcomeOf(task(file, version))).toMatchObject({ ok: false, error: { kind: "capability", code: "capability_changed", retryability: "after_delay", outcome_certainty: "not_applied" } });
   });
 
   test("importVersion still runs the file while it is the version registered", async () => {

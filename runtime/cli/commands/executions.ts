@@ -100,11 +100,13 @@ function frozenServer(root: string, holder: Lease): FailureDescriptor {
  */
 async function withServer(o: Out, body: (server: ServerClient) => Promise<number>): Promise<number> {
   const root = findCheckoutRoot(process.cwd());
-  const server = await findServer(root);
+  let server = await findServer(root);
   if (!server) {
     // A server that holds the checkout and does not answer is no missing one: starting another is refused.
     const holder = unansweringServer(root);
-    return fail(o, holder ? frozenServer(root, holder) : noServer(root, ""));
+    // A lease written while that looked (a server that just finished starting) is asked once more before it is called frozen.
+    if (holder !== null && !isUnleased(holder)) server = await findServer(root);
+    if (!server) return fail(o, holder ? frozenServer(root, holder) : noServer(root, ""));
   }
   try {
     return await body(server);
@@ -203,8 +205,9 @@ const events = defineCommand({
         const known = await server.request("GET", "/api/v1/executions/get", { query: { id: args.id } });
         if (!known.ok) return fail(o, known.failure);
         const { state, last_sequence } = known.body as ExecutionSnapshot;
-        // Ended, and nothing after the cursor: no event will come (its end among them), so there is nothing to follow.
-        if (isTerminal(state)) follow = after < last_sequence;
+        // Ended: no event will come that is not stored already (and one whose details expired
+        // keeps none the live channel could replay), so what is kept is read, not followed.
+        if (isTerminal(state)) follow = false;
         // A cursor past what exists hides the events up to it, its end perhaps among them: following would never end.
         else if (after > last_sequence) {
           throw new UsageError(`--after ${after} is past the last event of ${args.id} (sequence ${last_sequence}, ${state}): the live channel sends nothing at or below a cursor, so its end might never show; give --after ${last_sequence} or less.`, command);

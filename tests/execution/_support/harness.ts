@@ -71,6 +71,17 @@ export const TEST_CAPABILITIES = {
       handler: noop,
     }),
   ),
+  keyed: registered(
+    capability({
+      id: "demo.keyed",
+      title: "Keyed",
+      description: "A transform that makes a key of a secret.",
+      effect: "read",
+      input: v.object({ pin: sensitive(v.pipe(v.string(), v.transform((pin) => ({ [pin]: Number.NaN })))) }),
+      output: v.object({}),
+      handler: noop,
+    }),
+  ),
   stamped: registered(
     capability({
       id: "demo.stamped",

@@ -31,7 +31,12 @@ export function restoreStdioBlockingAtExit(): void {
   }
   if (![...found.values()].includes(false)) return;
   const restore = () => {
+    // A descriptor the CLI opened for itself (cli/fd-writer.ts) shares its mode with no one, and is
+    // written at exit without waiting: made blocking, a full pipe whose reader never reads held the
+    // exit (a server's second stop signal) for good.
+    const own = (globalThis as unknown as Record<symbol, Set<number> | undefined>)[Symbol.for("docket.private-descriptors")];
     for (const fd of openDescriptors()) {
+      if (own?.has(fd)) continue;
       const key = fileKey(fd);
       if (key === null || found.get(key) !== false) continue;
       const flags = fcntl(fd, F_GETFL, 0);

@@ -181,12 +181,23 @@ function ownDescriptor(fd: number): number {
   if (process.platform !== "linux") return fd;
   try {
     if (!fstatSync(fd).isFIFO()) return fd;
-    return openSync(`/proc/self/fd/${fd}`, constants.O_WRONLY | constants.O_NONBLOCK);
+    const own = openSync(`/proc/self/fd/${fd}`, constants.O_WRONLY | constants.O_NONBLOCK);
+    // Never made to wait (adapter/bun-stdio-blocking.ts leaves it be at exit): what is flushed at
+    // exit to a reader that takes nothing would otherwise hold the exit for good.
+    privateDescriptors().add(own);
+    return own;
   } catch {
     // No /proc, or a pipe that cannot be opened so (no reader left): written as it is.
     return fd;
   }
 }
+
+/** The descriptors this process opened for itself on a shared pipe: no one else's mode to give back. */
+function privateDescriptors(): Set<number> {
+  const global = globalThis as unknown as Record<symbol, Set<number> | undefined>;
+  return (global[PRIVATE_DESCRIPTORS] ??= new Set());
+}
+const PRIVATE_DESCRIPTORS = Symbol.for("docket.private-descriptors");
 
 const ROUTED = Symbol.for("docket.fd-writer");
 /** The most stderr keeps for a reader that is behind; more is dropped, and said so once it reads. */

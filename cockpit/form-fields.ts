@@ -28,6 +28,8 @@ export interface FieldSpec {
   required: boolean;
   description: string | null;
   hasDefault: boolean;
+  /** A secret's default, left out of the published schema (it applies all the same). */
+  defaultWithheld: boolean;
   default: unknown;
   /** `choice` / `choices`: the allowed values. */
   options: Scalar[];
@@ -208,6 +210,7 @@ function fieldOf(name: string, control: string, raw: unknown, required: boolean,
     required,
     description: typeof s.description === "string" ? s.description : typeof s.title === "string" ? s.title : null,
     hasDefault: "default" in s,
+    defaultWithheld: s["x-docket-default-withheld"] === true || original["x-docket-default-withheld"] === true,
     default: s.default,
     options: shape.options,
     item: shape.item,

@@ -67,6 +67,7 @@ function helpText(field: FieldSpec): string {
   if (field.kind === "json") parts.push("JSON.");
   if (field.nullable) parts.push(field.required ? nullHelp(field) : "May be null.");
   if (field.hasDefault) parts.push(`Default: ${JSON.stringify(field.default)}.`);
+  else if (field.defaultWithheld) parts.push("It has a default of its own, a secret not shown here: leave it empty to use it.");
   if (field.secret) parts.push("A secret: redacted before anything is stored or shown.");
   return parts.join(" ");
 }

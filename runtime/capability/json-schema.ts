@@ -3,6 +3,7 @@ import * as v from "valibot";
 import type { AnySchema } from "./declaration.ts";
 import type { JsonSchema } from "./registered.ts";
 import { secretPipes } from "./_secret-pipes.ts";
+import { isSensitiveSchema } from "../execution/redaction.ts";
 
 /** Which side of a capability a schema describes: what clients send, or what they receive. */
 export type SchemaSide = "input" | "output";
@@ -69,7 +70,7 @@ export function toCapabilityJsonSchema(schema: AnySchema, side: SchemaSide): Jso
   // A secret's mark must reach the published schema wherever it sits in a pipe (docs/security.md).
   const marked = secretPipes(schema);
   try {
-    return toJsonSchema(marked as never, config) as JsonSchema;
+    return withheldSecretDefaults(toJsonSchema(marked as never, config) as JsonSchema);
   } catch (error) {
     const detail = error instanceof Error ? error.message : String(error);
     const culprit = locate(marked as SchemaNode, [], config, new Set());
@@ -77,6 +78,30 @@ export function toCapabilityJsonSchema(schema: AnySchema, side: SchemaSide): Jso
     const path = culprit && culprit.path.length > 0 ? culprit.path.join("").replace(/^\./, "") : null;
     throw new SchemaConversionError(side, path, schemaType, culprit?.detail ?? detail);
   }
+}
+
+/**
+ * The schema with the default of every secret taken out (`v.optional(sensitive(v.string()),
+ * "…")`): a published schema is read by every client, the cockpit's form and MCP's tools/list
+ * among them, and no page may carry a secret (docs/security.md). `x-docket-default-withheld`
+ * says that one applies all the same. A node is a secret when marked, or a null-or-secret union.
+ */
+function withheldSecretDefaults(schema: JsonSchema): JsonSchema {
+  const stack: unknown[] = [schema];
+  const seen = new Set<object>();
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (typeof node !== "object" || node === null || seen.has(node)) continue;
+    seen.add(node);
+    const record = node as Record<string, unknown>;
+    const branches = [record.anyOf, record.oneOf].flatMap((list) => (Array.isArray(list) ? list : []));
+    if ("default" in record && (isSensitiveSchema(record as JsonSchema) || branches.some((branch) => isSensitiveSchema(branch as JsonSchema)))) {
+      delete record.default;
+      record["x-docket-default-withheld"] = true;
+    }
+    for (const [key, value] of Object.entries(record)) if (key !== "default" && key !== "const" && key !== "enum" && key !== "examples") stack.push(value);
+  }
+  return schema;
 }
 
 /** What the walk needs of a valibot schema; read structurally so no internal type is imported. */

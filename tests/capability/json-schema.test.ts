@@ -43,6 +43,19 @@ describe("toCapabilityJsonSchema", () => {
     expect(schema.required).toEqual([]);
   });
 
+  test("toCapabilityJsonSchema leaves a secret's default out of the published schema, saying one applies (a tester saw it on the capability page)", () => {
+    const schema = toCapabilityJsonSchema(
+      v.object({ key: v.optional(sensitive(v.string()), "default-secret-value"), pin: v.nullable(sensitive(v.string()), "1234-secret"), plain: v.optional(v.string(), "shown") }),
+      "input",
+    );
+    expect(JSON.stringify(schema)).not.toContain("default-secret-value");
+    expect(JSON.stringify(schema)).not.toContain("1234-secret");
+    expect(schema.properties!.key).toMatchObject({ type: "string", "x-docket-sensitive": true, "x-docket-default-withheld": true });
+    expect(schema.properties!.key).not.toHaveProperty("default");
+    expect(schema.properties!.pin).toMatchObject({ "x-docket-default-withheld": true });
+    expect(schema.properties!.plain).toEqual({ type: "string", default: "shown" });
+  });
+
   test("toCapabilityJsonSchema writes nullable as anyOf with null, still required", () => {
     const schema = toCapabilityJsonSchema(v.object({ a: v.nullable(v.string()), b: v.nullish(v.number()), c: v.nullable(v.string(), "x") }), "input");
     expect(schema.properties).toEqual({

@@ -72,6 +72,15 @@ function helpText(field: FieldSpec): string {
   return parts.join(" ");
 }
 
+/**
+ * An option as a person reads it: its text, unless another option reads the same (`1` and `"1"`,
+ * `true` and `"true"`): then as JSON, so that the number and the text can be told apart.
+ */
+function optionLabel(option: unknown, options: readonly unknown[]): string {
+  const text = String(option);
+  return options.some((other) => other !== option && String(other) === text) ? JSON.stringify(option) : text;
+}
+
 /** The text a control starts with: what was submitted, else the default (never a secret). */
 function initialText(field: FieldSpec, values: PostedForm | null): string {
   if (field.sensitive) return "";
@@ -110,7 +119,7 @@ function Control(props: { field: FieldSpec; id: string; values: PostedForm | nul
           {field.options.map((option, k) => (
             <label class="checkbox">
               <input type="checkbox" name={field.control} value={optionValue(option)} checked={chosen.includes(optionValue(option))} id={`${id}-${k}`} />
-              <span>{String(option)}</span>
+              <span>{optionLabel(option, field.options)}</span>
             </label>
           ))}
         </div>
@@ -129,7 +138,7 @@ function Control(props: { field: FieldSpec; id: string; values: PostedForm | nul
           {!(field.required && field.hasDefault && !field.nullable) ? <option value="">{!field.required ? "— not set —" : field.nullable ? "— null —" : "— choose —"}</option> : null}
           {field.options.map((option) => (
             <option value={optionValue(option)} selected={chosen.includes(optionValue(option))}>
-              {String(option)}
+              {optionLabel(option, field.options)}
             </option>
           ))}
         </select>

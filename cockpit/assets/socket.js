@@ -23,6 +23,8 @@
   var BASE_MS = 500;
   /** No retry waits longer than this. */
   var CAP_MS = 15000;
+  /** Events arriving this much later than the quickest did: the indicator says the page is behind. */
+  var BEHIND_MS = 2000;
   /**
    * A channel quiet for this many heartbeats has broken the server's promise (a heartbeat once it
    * has been quiet for 1.25): the page says so. The margin is the server's timer drift: at exactly
@@ -114,6 +116,9 @@
     var everReady = false;
     var done = false;
     var state = null;
+    /** The least age of an event on arrival (noteLag), and the seconds behind the indicator says. */
+    var leastAge = null;
+    var shownBehind = 0;
 
     function show(name, detail) {
       state = name;
@@ -243,6 +248,7 @@
           armWatchdog();
           attempt = 0;
           show("live");
+          shownBehind = 0;
           if (!single && options.onSubscribed) options.onSubscribed();
           everReady = true;
           return;
@@ -292,8 +298,27 @@
 
     function deliver(event) {
       lastSeen = event.sequence;
+      noteLag(event.timestamp);
       options.onEvent(event);
       if (event.type === "execution.completed") finish();
+    }
+
+    /**
+     * How far behind the server this page reads: an event's age when it arrives, less the least age
+     * seen (the clocks' offset, and the path's own time). A browser takes a few thousand frames a
+     * second; a flood beyond that arrives later and later, and the page says so ("Live — 4 s behind")
+     * rather than show its last events as now.
+     */
+    function noteLag(timestamp) {
+      var at = Date.parse(timestamp);
+      if (!isFinite(at)) return;
+      var age = Date.now() - at;
+      if (leastAge === null || age < leastAge) leastAge = age;
+      var lag = age - leastAge;
+      var behind = lag >= BEHIND_MS ? Math.round(lag / 1000) : 0;
+      if (behind === shownBehind || state !== "live") return;
+      shownBehind = behind;
+      show("live", behind > 0 ? "— " + behind + " s behind the server" : "");
     }
 
     /** Delivers an event that HTTP could not supply the history before: that history is no longer retained. */
@@ -353,7 +378,10 @@
         return;
       }
       gapAt = null;
-      if (!done && socket) show("live");
+      if (!done && socket) {
+        show("live");
+        shownBehind = 0;
+      }
     }
 
     function finish() {

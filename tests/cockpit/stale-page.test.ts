@@ -76,3 +76,24 @@ describe("an execution page the server contradicts", () => {
     }
   });
 });
+
+describe("an execution page behind a flood", () => {
+  test("events arriving later and later than the first did: the indicator says how far behind the server the page reads, and no more once it caught up", async () => {
+    const page = loadPage(executionHtml(runningSnapshot()), { path: `/cockpit/executions/${ID}`, scripts: [...scripts] });
+    try {
+      const socket = page.sockets[0]!;
+      socket.open();
+      socket.receive({ type: "stream.ready", schema_version: "1", subscribed: [ID], replayed: 0, truncated: false, heartbeat_ms: 20_000 });
+      const after = runningSnapshot().last_sequence;
+      const log = (n: number, ageMs: number) => ({ sequence: after + n, execution_id: ID, type: "execution.log", timestamp: new Date(Date.now() - ageMs).toISOString(), data: { level: "info", message: `line ${n}` } });
+      socket.receive(log(1, 0));
+      expect(indicatorWord(page.document)).toBe("Live");
+      socket.receive(log(2, 4_000));
+      expect(indicatorWord(page.document)).toBe("Live — 4 s behind the server");
+      socket.receive(log(3, 100));
+      expect(indicatorWord(page.document)).toBe("Live");
+    } finally {
+      await page.close();
+    }
+  });
+});

@@ -3,7 +3,7 @@ import * as v from "valibot";
 import type { AnySchema } from "./declaration.ts";
 import type { JsonSchema } from "./registered.ts";
 import { secretPipes } from "./_secret-pipes.ts";
-import { isSensitiveSchema } from "../execution/redaction.ts";
+import { hasSensitive } from "../execution/redaction.ts";
 
 /** Which side of a capability a schema describes: what clients send, or what they receive. */
 export type SchemaSide = "input" | "output";
@@ -84,7 +84,8 @@ export function toCapabilityJsonSchema(schema: AnySchema, side: SchemaSide): Jso
  * The schema with the default of every secret taken out (`v.optional(sensitive(v.string()),
  * "…")`): a published schema is read by every client, the cockpit's form and MCP's tools/list
  * among them, and no page may carry a secret (docs/security.md). `x-docket-default-withheld`
- * says that one applies all the same. A node is a secret when marked, or a null-or-secret union.
+ * says that one applies all the same. Any node holding a secret anywhere below it (an object, a
+ * list, a record, a union of them, a `$ref` to one) has its default withheld whole.
  */
 function withheldSecretDefaults(schema: JsonSchema): JsonSchema {
   const stack: unknown[] = [schema];
@@ -94,8 +95,7 @@ function withheldSecretDefaults(schema: JsonSchema): JsonSchema {
     if (typeof node !== "object" || node === null || seen.has(node)) continue;
     seen.add(node);
     const record = node as Record<string, unknown>;
-    const branches = [record.anyOf, record.oneOf].flatMap((list) => (Array.isArray(list) ? list : []));
-    if ("default" in record && (isSensitiveSchema(record as JsonSchema) || branches.some((branch) => isSensitiveSchema(branch as JsonSchema)))) {
+    if ("default" in record && hasSensitive(record, schema)) {
       delete record.default;
       record["x-docket-default-withheld"] = true;
     }

@@ -45,15 +45,26 @@ describe("toCapabilityJsonSchema", () => {
 
   test("toCapabilityJsonSchema leaves a secret's default out of the published schema, saying one applies (a tester saw it on the capability page)", () => {
     const schema = toCapabilityJsonSchema(
-      v.object({ key: v.optional(sensitive(v.string()), "default-secret-value"), pin: v.nullable(sensitive(v.string()), "1234-secret"), plain: v.optional(v.string(), "shown") }),
+      v.object({
+        key: v.optional(sensitive(v.string()), "default-secret-value"),
+        pin: v.nullable(sensitive(v.string()), "1234-secret"),
+        plain: v.optional(v.string(), "shown"),
+        // A default holding a secret anywhere inside it (tester E): behind v.lazy, in an object, a list, a record, a tuple, a union.
+        lazy: v.optional(v.lazy(() => sensitive(v.string())), "SECRET_G"),
+        object: v.optional(v.object({ t: sensitive(v.string()), u: v.string() }), { t: "SECRET_H", u: "x" }),
+        list: v.optional(v.array(sensitive(v.string())), ["SECRET_I"]),
+        record: v.optional(v.record(v.string(), sensitive(v.string())), { x: "SECRET_L" }),
+        tuple: v.optional(v.tuple([sensitive(v.string())]), ["SECRET_M"]),
+        union: v.optional(v.union([v.object({ kind: v.literal("x"), t: sensitive(v.string()) }), v.object({ kind: v.literal("y") })]), { kind: "x" as const, t: "SECRET_N" }),
+      }),
       "input",
     );
-    expect(JSON.stringify(schema)).not.toContain("default-secret-value");
-    expect(JSON.stringify(schema)).not.toContain("1234-secret");
-    expect(schema.properties!.key).toMatchObject({ type: "string", "x-docket-sensitive": true, "x-docket-default-withheld": true });
-    expect(schema.properties!.key).not.toHaveProperty("default");
-    expect(schema.properties!.pin).toMatchObject({ "x-docket-default-withheld": true });
-    expect(schema.properties!.plain).toEqual({ type: "string", default: "shown" });
+    for (const secret of ["default-secret-value", "1234-secret", "SECRET_G", "SECRET_H", "SECRET_I", "SECRET_L", "SECRET_M", "SECRET_N"]) expect({ secret, published: JSON.stringify(schema).includes(secret) }).toEqual({ secret, published: false });
+    const properties = schema.properties as Record<string, Record<string, unknown>>;
+    expect(properties.key).toMatchObject({ type: "string", "x-docket-sensitive": true, "x-docket-default-withheld": true });
+    expect(properties.key).not.toHaveProperty("default");
+    for (const name of ["pin", "lazy", "object", "list", "record", "tuple", "union"]) expect({ name, withheld: properties[name]!["x-docket-default-withheld"] }).toEqual({ name, withheld: true });
+    expect(properties.plain).toEqual({ type: "string", default: "shown" });
   });
 
   test("toCapabilityJsonSchema writes nullable as anyOf with null, still required", () => {

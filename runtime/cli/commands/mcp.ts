@@ -2,6 +2,7 @@ import { finished } from "node:stream/promises";
 import type { Writable } from "node:stream";
 import { defineCommand } from "citty";
 import { prepareCapabilityThread } from "../_capability-thread.ts";
+import { routeConsole } from "../_console-route.ts";
 import { guardExit, SERVER_ENDING } from "../../worker/_own-process.ts";
 import { bootPlane } from "../../boot.ts";
 import { findCheckoutRoot } from "../../capability/checkout.ts";
@@ -79,6 +80,8 @@ export default defineCommand({
     }
 
     prepareCapabilityThread();
+    // What a file's top level prints on this thread never holds it (stdout is the protocol's: stderr, by claimStdout).
+    routeConsole();
     // Capability code on this thread (a file's top level) may not end the session; the command's end exits (main.ts).
     guardExit(SERVER_ENDING);
     const plane = await bootPlane({ cwd: process.cwd(), storeKind: "memory", limits, capabilityDirs, importFile: (path) => import(path), log, trialLoads: true });

@@ -1,5 +1,6 @@
 import { defineCommand, type ArgsDef } from "citty";
 import { prepareCapabilityThread } from "../_capability-thread.ts";
+import { routeConsole } from "../_console-route.ts";
 import { guardExit, SERVER_ENDING } from "../../worker/_own-process.ts";
 import { LIMIT_SPECS, limitFlagName, LimitsError, resolveLimits, type Limits } from "../../execution/limits.ts";
 import { installShutdown } from "../../server/shutdown.ts";
@@ -58,6 +59,8 @@ export default defineCommand({
     }
 
     prepareCapabilityThread();
+    // What a file's top level prints on this thread never holds it (a stderr nobody reads).
+    routeConsole();
     // Capability code on this thread (a file's top level) may not end the server; its own stop does.
     const exitGuard = guardExit(SERVER_ENDING);
     // Capability text (load errors, stacks, what handlers print) never acts as a workflow command.

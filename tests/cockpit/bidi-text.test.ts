@@ -5,7 +5,7 @@ import { StepsTable } from "../../cockpit/components/steps-table.tsx";
 import type { StepSnapshot } from "../../runtime/execution/snapshot.ts";
 import { startCockpitServer, type CockpitServer } from "./_support/cockpit-server.ts";
 import { loadPage } from "./_support/dom.ts";
-import { event, executionHtml, ID, runningSnapshot } from "./_support/fixtures.ts";
+import { event, executionHtml, ID, liveExecutionPage, runningSnapshot } from "./_support/fixtures.ts";
 
 // The bidirectional embeddings, overrides and isolates make a text read in another order than it
 // is written ("\u202eexe.pdf" reads "fdp.exe"): handler text loses them before it is stored, and
@@ -112,14 +112,8 @@ describe("the cockpit's components and scripts show no bidi control a snapshot o
   });
 
   test("execution.js: steps, diagnostics, the output and the failure as events bring them", async () => {
-    const snapshot = runningSnapshot();
-    const page = loadPage(executionHtml(snapshot), { path: `/cockpit/executions/${ID}`, scripts: ["socket.js", "format.js", "log-filter.js", "refresh.js", "execution.js"] });
+    const { page, send } = liveExecutionPage();
     try {
-      const socket = page.sockets[0]!;
-      socket.open();
-      socket.receive({ type: "stream.ready", schema_version: "1", subscribed: [ID], replayed: 0, truncated: false, heartbeat_ms: 20_000 });
-      let next = snapshot.last_sequence + 1;
-      const send = (type: string, data: Record<string, unknown>) => socket.receive(event(next++, type, data));
       send("execution.step", { id: step.id, title: step.title });
       send("execution.step_done", { id: step.id, ok: true, message: step.message });
       send("execution.diagnostic", { severity: "warning", message: `diag ${RLO}txt.exe`, code: `c${ISOLATE}ode`, file: `fi${RLO}le.ts`, line: 1 });

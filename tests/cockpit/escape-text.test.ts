@@ -2,8 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { failureToolResult } from "../../runtime/mcp/failure-result.ts";
 import { buildFailure } from "../../runtime/execution/failure.ts";
 import { startCockpitServer, type CockpitServer } from "./_support/cockpit-server.ts";
-import { loadPage } from "./_support/dom.ts";
-import { event, executionHtml, ID, runningSnapshot } from "./_support/fixtures.ts";
+import { liveExecutionPage } from "./_support/fixtures.ts";
 
 // A handler's colour is kept with its texts (docs/cockpit.md) and painted in the log alone:
 // everywhere else the cockpit shows a text, its escape sequences are removed, never shown as a box
@@ -63,14 +62,8 @@ describe("the cockpit shows no escape sequence outside the log", () => {
   });
 
   test("execution.js: a step, progress, a diagnostic and a failure as events bring them", async () => {
-    const snapshot = runningSnapshot();
-    const page = loadPage(executionHtml(snapshot), { path: `/cockpit/executions/${ID}`, scripts: ["socket.js", "format.js", "log-filter.js", "refresh.js", "execution.js"] });
+    const { page, send } = liveExecutionPage();
     try {
-      const socket = page.sockets[0]!;
-      socket.open();
-      socket.receive({ type: "stream.ready", schema_version: "1", subscribed: [ID], replayed: 0, truncated: false, heartbeat_ms: 20_000 });
-      let next = snapshot.last_sequence + 1;
-      const send = (type: string, data: Record<string, unknown>) => socket.receive(event(next++, type, data));
       send("execution.step", { id: "paint", title: "\u001b[31mTitle red\u001b[0m" });
       send("execution.progress", { current: 1, total: 2, message: "\u001b[1;32mhalf way\u001b[m" });
       send("execution.diagnostic", { severity: "warning", message: "\u001b[31mdiag red\u001b[0m", file: "a.ts", line: 1 });

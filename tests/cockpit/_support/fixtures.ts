@@ -7,6 +7,7 @@ import { OverviewPage } from "../../../cockpit/pages/overview.tsx";
 import { ExecutionsPage } from "../../../cockpit/pages/executions.tsx";
 import { isTerminal, type ExecutionState } from "../../../runtime/execution/state-machine.ts";
 import { CapabilityPage } from "../../../cockpit/pages/capability.tsx";
+import { loadPage, type LoadedPage } from "./dom.ts";
 
 /** The execution the DOM tests follow. */
 export const ID = "x-20260908T010203Z-0a1b2c3d";
@@ -120,4 +121,18 @@ export function capabilityOf(effect: "read" | "write"): RegisteredCapability {
 /** The capability page as the server renders it. */
 export function capabilityHtml(capability: RegisteredCapability): string {
   return `<!doctype html>\n${String(CapabilityPage({ root: "/work/checkout", capability, values: null, errors: {}, problem: null, result: null, history: [] }))}`;
+}
+
+/**
+ * The page of a running execution (runningSnapshot) with the execution page's scripts, its socket
+ * open and ready: `send(type, data)` gives it the next event in sequence.
+ */
+export function liveExecutionPage(): { page: LoadedPage; send(type: string, data: Record<string, unknown>): void } {
+  const snapshot = runningSnapshot();
+  const page = loadPage(executionHtml(snapshot), { path: `/cockpit/executions/${ID}`, scripts: ["socket.js", "format.js", "log-filter.js", "refresh.js", "execution.js"] });
+  const socket = page.sockets[0]!;
+  socket.open();
+  socket.receive({ type: "stream.ready", schema_version: "1", subscribed: [ID], replayed: 0, truncated: false, heartbeat_ms: 20_000 });
+  let next = snapshot.last_sequence + 1;
+  return { page, send: (type, data) => socket.receive(event(next++, type, data)) };
 }

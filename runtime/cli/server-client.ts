@@ -1,7 +1,7 @@
 import type { FailureDescriptor } from "../execution/failure.ts";
 import { formatWindow } from "./run-reporter.ts";
 import type { ExecutionEvent } from "../execution/protocol.ts";
-import { isLeaseLive, isProcessAlive, pidVisible, readLease, type Lease } from "../server/lease.ts";
+import { isLeaseLive, leaseHolderGone, readLease, type Lease } from "../server/lease.ts";
 import { checkoutFlockHeld, lockCheckout } from "../server/checkout-lock.ts";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -289,7 +289,7 @@ export function followEvents(server: ServerClient, options: EventsOptions): Prom
  * judged by it: the lock alone says whether its server is there.
  */
 export function unansweringServer(root: string): Lease | null {
-  const leased = (lease: Lease | null) => (lease !== null && lease.root === root && (!pidVisible(lease) || isProcessAlive(lease.pid)) ? lease : null);
+  const leased = (lease: Lease | null) => (lease !== null && lease.root === root && !leaseHolderGone(lease) ? lease : null);
   const lease = leased(readLease(root));
   if (!lockHeld(root, lease !== null)) return null;
   if (lease !== null) return lease;

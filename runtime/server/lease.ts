@@ -142,6 +142,14 @@ export function isProcessAlive(pid: number): boolean {
 }
 
 /**
+ * True when the process the lease names is known to be gone: a server killed (SIGKILL, a crash)
+ * leaves its lease behind. A pid this process cannot see (`pidVisible`) is never taken for gone.
+ */
+export function leaseHolderGone(lease: Lease): boolean {
+  return pidVisible(lease) && !isProcessAlive(lease.pid);
+}
+
+/**
  * True when the lease's holder is alive and serving: its pid exists AND the server at its URL
  * answers `GET /api/v1/plane` with the same root and that pid (a recycled pid, another server on
  * a reused port, or the new server itself on the port the dead one had, does not count). Bounded
@@ -149,7 +157,7 @@ export function isProcessAlive(pid: number): boolean {
  * answer alone says — `kill(pid, 0)` in another pid namespace took a serving server for a dead one.
  */
 export async function isLeaseLive(lease: Lease, options: { timeout_ms?: number } = {}): Promise<boolean> {
-  if (pidVisible(lease) && !isProcessAlive(lease.pid)) return false;
+  if (leaseHolderGone(lease)) return false;
   try {
     const response = await fetch(new URL("/api/v1/plane", lease.url), {
       headers: lease.token ? { Authorization: `Bearer ${lease.token}` } : {},

@@ -13,10 +13,10 @@ import type { RunningServer } from "./_listen.ts";
 import { createApp, type AppMounts } from "./app.ts";
 import { LiveChannel } from "./live-channel.ts";
 import type { LiveClock } from "./live-socket.ts";
-import { acquireLease, ensureDocketDir, isLeaseLive, isProcessAlive, ownPidNamespace, pidVisible, readLease, releaseLease, type Lease } from "./lease.ts";
+import { acquireLease, ensureDocketDir, isLeaseLive, leaseHolderGone, ownPidNamespace, readLease, releaseLease, type Lease } from "./lease.ts";
 import { openLogFile, teeLog, type LogFile } from "./log-file.ts";
 import { lockCheckout, type CheckoutLock } from "./checkout-lock.ts";
-import { recordRunMarks } from "../store/run-marks.ts";
+import { recordIdentities, recordRunMarks } from "../store/run-marks.ts";
 import { storedRunIdentities } from "../store/stored-run-identity.ts";
 import type { ExecutionStore, RunIdentity } from "../store/store.ts";
 import { capabilityPost } from "./capability-post.ts";
@@ -100,15 +100,6 @@ export class ServerAlreadyRunningError extends Error {
   }
 }
 
-/**
- * The lease, unless the process it names is gone: a server killed (SIGKILL, a crash) leaves its
- * lease behind, and the lock's holder is then another server, starting, that has not written its
- * own yet. Naming the dead one would send the operator to an address nothing listens on.
- */
-function liveLease(lease: Lease | null): Lease | null {
-  return lease !== null && pidVisible(lease) && !isProcessAlive(lease.pid) ? null : lease;
-}
-
 /** True for 127.0.0.0/8, ::1 and localhost: the addresses no other machine can reach. */
 export function isLoopback(host: string): boolean {
   const h = host.replace(/^\[|\]$/g, "").toLowerCase();
@@ -148,7 +139,12 @@ export async function startServer(options: ServeOptions): Promise<DocketServer> 
   // — serving, starting, frozen — a second server is refused here and touches nothing.
   const root = findCheckoutRoot(options.cwd);
   const lock = lockCheckout(root);
-  if (lock === null) throw new ServerAlreadyRunningError(liveLease(readLease(root)), root);
+  // A lease whose process is gone was left by a killed server: the lock's holder is another,
+  // starting, that has not written its own yet; naming the dead one would send the operator nowhere.
+  if (lock === null) {
+    const lease = readLease(root);
+    throw new ServerAlreadyRunningError(lease !== null && leaseHolderGone(lease) ? null : lease, root);
+  }
   // A server that takes no lock (the Node build) is kept away by its lease, when it answers.
   const holder = readLease(root);
   if (holder && (await isLeaseLive(holder))) {
@@ -268,7 +264,7 @@ function recordStoreFileIdentities(plane: { root: string; store: Pick<ExecutionS
     log(`warning: could not read the run_ids of ${path} (${(error as Error)?.message ?? String(error)}): a start here with a run_id a server with the sqlite store took could run again`);
     return;
   }
-  let recorded = 0;
-  for (const identity of identities) if (plane.store.findRun(identity.run_id) === null && plane.store.recordRun(identity)) recorded++;
+  const { recorded, full } = recordIdentities(plane.store, identities);
   if (recorded > 0) log(`recorded the run_ids of ${recorded} run${recorded === 1 ? "" : "s"} of .docket/state.db (the memory store keeps no executions: those answer with their details expired)`);
+  if (full > 0) log(`warning: ${full} run_id${full === 1 ? "" : "s"} of .docket/state.db could not be recorded: the run identities are full (run_identities); a start with one of them would run again`);
 }

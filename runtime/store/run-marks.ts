@@ -91,14 +91,22 @@ export function listRunMarks(root: string): { marks: RunMark[]; unreadable: numb
  */
 export function recordRunMarks(root: string, store: Pick<ExecutionStore, "findRun" | "recordRun">): { recorded: number; full: number; unreadable: number } {
   const { marks, unreadable } = listRunMarks(root);
+  return { ...recordIdentities(store, marks.map((mark) => ({ run_id: mark.run_id, execution_id: mark.execution_id, capability: mark.capability, input_hash: mark.input_hash }))), unreadable };
+}
+
+/**
+ * Records in a store the identities it does not hold yet (one it holds stays as it is): how many
+ * were recorded, and how many could not be, the store's run identities being full.
+ */
+export function recordIdentities(store: Pick<ExecutionStore, "findRun" | "recordRun">, identities: RunIdentity[]): { recorded: number; full: number } {
   let recorded = 0;
   let full = 0;
-  for (const mark of marks) {
-    if (store.findRun(mark.run_id) !== null) continue;
-    if (store.recordRun({ run_id: mark.run_id, execution_id: mark.execution_id, capability: mark.capability, input_hash: mark.input_hash })) recorded++;
+  for (const identity of identities) {
+    if (store.findRun(identity.run_id) !== null) continue;
+    if (store.recordRun(identity)) recorded++;
     else full++;
   }
-  return { recorded, full, unreadable };
+  return { recorded, full };
 }
 
 /**

@@ -31,6 +31,12 @@ export interface FdWriter {
   flushNow(): void;
   /** Gives up on what waits (a reader that stopped for good, `why`): dropped, kept as the failure, writing ends. */
   abandon(why: string): void;
+  /**
+   * Asks `probe` every `everyMs` whether the reader closed its end while nothing is written (a
+   * command that follows something quiet); once it did, `closed` is aborted as an EPIPE would.
+   * Answers the stop of the asking.
+   */
+  watchReader(probe: (fd: number) => boolean | null, everyMs: number): () => void;
 }
 
 interface Pending {
@@ -69,6 +75,13 @@ export function createFdWriter(fd: number, name: string, maxQueuedBytes = Infini
   };
   // The reader closed its end (EPIPE): nobody is left to read anything, which is no failure of ours.
   let gone = false;
+  /** Nobody reads any more (or nobody is waited for): what waits is dropped, and so is what comes. */
+  const readerLeft = () => {
+    gone = true;
+    closed.abort();
+    dropAll();
+    wake();
+  };
   /**
    * After a write of the queue's head failed: a full non-blocking pipe is tried again; a reader
    * gone drops everything. Any other failure (a full disk, an I/O error) loses that chunk, is kept
@@ -163,10 +176,16 @@ export function createFdWriter(fd: number, name: string, maxQueuedBytes = Infini
     abandon(why) {
       if (queue.length === 0) return;
       failure ??= Object.assign(new Error(why), { code: "ESTALLED" });
-      gone = true;
-      closed.abort();
-      dropAll();
-      wake();
+      readerLeft();
+    },
+    watchReader(probe, everyMs) {
+      const look = setInterval(() => {
+        if (gone || probe(target) !== true) return;
+        clearInterval(look);
+        readerLeft();
+      }, everyMs);
+      look.unref?.();
+      return () => clearInterval(look);
     },
   };
 }

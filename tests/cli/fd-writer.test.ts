@@ -2,6 +2,7 @@ import { afterAll, expect, test } from "bun:test";
 import { closeSync, constants, openSync, readFileSync, readSync } from "node:fs";
 import { join } from "node:path";
 import { createFdWriter, settleOutput, writeFailureText } from "../../runtime/cli/fd-writer.ts";
+import { readerGone } from "../../runtime/adapter/reader-gone.ts";
 import { removeTempDirs, tempDir } from "./_harness.ts";
 
 afterAll(removeTempDirs);
@@ -40,6 +41,30 @@ test("createFdWriter on a full disk keeps the failure, closes, and settleOutput 
   } finally {
     closeSync(full);
     closeSync(err);
+  }
+});
+
+test("watchReader closes a writer whose pipe's reader left while nothing was written, as a write's EPIPE would", async () => {
+  const fifo = join(tempDir("fd-writer"), "pipe");
+  expect(Bun.spawnSync(["mkfifo", fifo]).exitCode).toBe(0);
+  const read = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+  const write = openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK);
+  try {
+    const writer = createFdWriter(write, "stdout");
+    const stop = writer.watchReader(readerGone, 5);
+    expect(readerGone(write)).toBe(false);
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(writer.closed.aborted).toBe(false);
+    closeSync(read);
+    expect(readerGone(write)).toBe(true);
+    await new Promise((resolve) => writer.closed.addEventListener("abort", resolve, { once: true }));
+    // A reader that left is no failure; what comes after is dropped without waiting.
+    expect(writer.failure).toBeNull();
+    await writer.write("nobody reads this\n");
+    await writer.settled();
+    stop();
+  } finally {
+    closeSync(write);
   }
 });
 

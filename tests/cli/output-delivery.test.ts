@@ -147,7 +147,7 @@ describe("docket executions against a server, with readers that are behind or le
     await expectFullDiskSaid([["executions", "list", "--format", "json"], ["executions", "show", id], ["executions", "events", id], ["executions", "events", id, "--format", "json"]]);
   }, 30_000);
 
-  test("docket executions events | head -1 exits 0 without a word, and --follow stops once its reader left", async () => {
+  test("docket executions events | head -1 exits 0 without a word, and --follow of a quiet execution stops once its reader left", async () => {
     for (const format of ["text", "json"]) {
       const child = Bun.spawn([...fromSource.argv(), "executions", "events", id, "--format", format], { cwd: checkout, env: cleanEnv(), stdin: "ignore", stdout: "pipe", stderr: "pipe" });
       // The reader takes the first chunk and leaves, as `head -1` does.
@@ -157,16 +157,22 @@ describe("docket executions against a server, with readers that are behind or le
       const [stderr, code] = await Promise.all([new Response(child.stderr).text(), child.exited]);
       expect({ format, code, stderr }).toEqual({ format, code: 0, stderr: "" });
     }
-    // An execution that runs until cancelled: a follow that kept going would never end. It ticks:
-    // a reader's leaving is seen at the next write, as by `tail -f`, and on a loaded machine the
-    // follow may have written all there was before the reader left.
-    const waiting = await api(server.url).post("/api/v1/executions/start", { capability: "test.chatty", input: { lines: 50, end: "tick" } });
+    // An execution that runs until cancelled and writes nothing more after its first lines: a
+    // follow that kept going would never end, and no write of its own would find the reader gone.
+    const waiting = await api(server.url).post("/api/v1/executions/start", { capability: "test.chatty", input: { lines: 50, end: "wait" } });
     const running = waiting.body.execution.id;
     try {
       await pollUntil(() => api(server.url).get(`/api/v1/executions/get?id=${running}`), (s) => s.last_sequence >= 50, "the waiting execution to log");
       const follow = Bun.spawn([...fromSource.argv(), "executions", "events", running, "--follow"], { cwd: checkout, env: cleanEnv(), stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+      // The reader leaves once it has everything there is: the follow has nothing left to write.
       const reader = follow.stdout.getReader();
-      await reader.read();
+      let seen = "";
+      while (!seen.includes("line 49 ")) {
+        const chunk = await reader.read();
+        if (chunk.done) break;
+        seen += new TextDecoder().decode(chunk.value);
+      }
+      expect(seen).toContain("line 49 ");
       await reader.cancel();
       const [stderr, code] = await Promise.all([new Response(follow.stderr).text(), follow.exited]);
       expect({ code, stderr }).toEqual({ code: 0, stderr: "" });

@@ -16,6 +16,10 @@ import { runnerSafe } from "../github-actions.ts";
 import { createRunReporter, formatDuration, location, plainPrinters } from "../run-reporter.ts";
 import { findServer, followEvents, isUnleased, readEvents, ServerUnreachableError, unansweringServer, type EventsOutcome, type ServerClient } from "../server-client.ts";
 import type { Lease } from "../../server/lease.ts";
+import { readerGone } from "../../adapter/reader-gone.ts";
+
+/** How often `events --follow` asks whether whoever reads its stdout has left. */
+const READER_LOOK_MS = 1000;
 
 const format = { type: "enum" as const, options: ["text", "json"], default: "text", description: "text: for a person; json: JSON (events: one event per line)" };
 const idArg = { type: "positional", required: true, description: "An execution id, like x-20260908T010203Z-0a1b2c3d", valueHint: "id" } as const;
@@ -220,7 +224,10 @@ const events = defineCommand({
       const onEvent = (event: ExecutionEvent) => (o.json ? void stdout.write(`${JSON.stringify(event)}\n`) : printer.print(event));
       // Whoever reads stdout left (`| head -2`) or it cannot be written: reading and following stop.
       const options = { id: args.id, after, onEvent, onNote: o.note, signal: stdout.closed };
-      const outcome: EventsOutcome = follow ? await followEvents(server, options) : await readEvents(server, options);
+      // Following a quiet execution writes nothing for a while, so no write would find the reader
+      // gone: it is asked about every second, and the connection to the server ends with it.
+      const stopWatching = follow ? stdout.watchReader(readerGone, READER_LOOK_MS) : () => undefined;
+      const outcome: EventsOutcome = follow ? await followEvents(server, options).finally(stopWatching) : await readEvents(server, options);
       if (!o.json) printer.flush();
       await stdout.settled();
       // A reader that left is no error (exit quietly, as `docket run … | head -1` does); a failed

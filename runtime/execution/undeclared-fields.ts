@@ -12,7 +12,8 @@ const MAX_VISITS = 100_000;
  * shows as `items.0.dryRun`), at most 20: what the input's check drops without a word. Read from
  * the JSON Schema, through unions (a field of any branch is declared), nullables, array items
  * and `$ref`s (a recursive schema's `$defs`); an object that takes any field (a record, `unknown`)
- * is not looked into, nor is a value marked sensitive (its member names are part of the secret),
+ * drops only the keys no check keeps (`NEVER_KEPT_KEYS`), and a record's values are looked into
+ * by their own schema; a value marked sensitive is not (its member names are part of the secret),
  * however it is nested (a union, a `$ref`). A field the check kept all the
  * same (a loose object: its checked value still holds it) is not one. The checked value is only
  * asked that: a transform may give back anything.
@@ -32,7 +33,22 @@ export function undeclaredFields(given: unknown, checked: unknown, schema: unkno
       for (let i = 0; i < value.length && found.length < 20; i++) walk(value[i], Array.isArray(kept) ? kept[i] : undefined, item, `${at}${i}.`);
       return;
     }
-    if (branches.some(takesAnyField)) return;
+    if (branches.some(takesAnyField)) {
+      // Any field is taken, bar those the check never keeps in any object (a record's keys
+      // included): a key it dropped is one of them, any other may have been renamed by the check.
+      if (!isRecord(kept)) return;
+      const values = branches.length === 1 ? (branches[0] as { additionalProperties?: unknown }).additionalProperties : undefined;
+      for (const key of Object.keys(value)) {
+        if (found.length >= 20) break;
+        if (!Object.hasOwn(kept, key)) {
+          if (NEVER_KEPT_KEYS.has(key)) found.push(`${at}${key}`);
+        } else if (values !== null && typeof values === "object") {
+          // A record's values have a schema of their own: a misspelt field of one is dropped as any.
+          walk((value as Record<string, unknown>)[key], kept[key], values, `${at}${key}.`);
+        }
+      }
+      return;
+    }
     const objects = branches.flatMap((branch) => {
       const properties = (branch as { properties?: unknown }).properties;
       return properties !== null && typeof properties === "object" ? [properties as Record<string, unknown>] : [];
@@ -88,6 +104,13 @@ export function declaredOnly(given: unknown, schema: unknown): unknown {
   return walk(given, schema);
 }
 
+/**
+ * The keys valibot's object checks never copy into what they answer (records, loose objects and
+ * rests alike), so that no input can set an object's prototype: sent as a record's key, such a
+ * one is dropped without a word.
+ */
+const NEVER_KEPT_KEYS = new Set(["__proto__", "constructor", "prototype"]);
+
 /** A branch that names no properties, or takes more than it names, takes any field. */
 function takesAnyField(branch: { type?: unknown; properties?: unknown }): boolean {
   const b = branch as { properties?: unknown; additionalProperties?: unknown; patternProperties?: unknown; type?: unknown };
@@ -103,6 +126,10 @@ export function nearestField(name: string, known: string[]): string {
 /** A dropped field (a dotted path) with the one meant, as the input's JSON Schema names the fields beside it. */
 export function droppedFieldText(field: string, schema: unknown): string {
   const path = field.split(".");
+  const last = path.at(-1)!;
+  if (NEVER_KEPT_KEYS.has(last) && !fieldsNamedAt(schema, path.slice(0, -1)).includes(last)) {
+    return `${JSON.stringify(field)} (no object of an input keeps a key named ${[...NEVER_KEPT_KEYS].join(", ")}: rename it)`;
+  }
   return `${JSON.stringify(field)}${nearestField(path.at(-1)!, fieldsNamedAt(schema, path.slice(0, -1)))}`;
 }
 

@@ -38,6 +38,9 @@ describe("engine.start", () => {
       // Inside an array's items, and beside a declared field named as docket's own markers.
       [{ env: "prod", items: [{ name: "a" }, { name: "b", dryRun: true }] }, '"items.1.dryRun" (did you mean "dry_run"?)'],
       [{ env: "prod", withheld: true, dryRun: true }, '"dryRun" (did you mean "dry_run"?)'],
+      // A record's key that no check keeps (valibot drops it to keep prototypes out), as JSON sends it.
+      [JSON.parse('{"env":"prod","labels":{"team":"a","__proto__":"x"}}'), '"labels.__proto__" (no object of an input keeps a key named __proto__, constructor, prototype: rename it)'],
+      [{ env: "prod", labels: { constructor: "x" } }, '"labels.constructor" (no object'],
     ] as const) {
       const refused = failureOf(() => h.engine.start({ capability: "demo.deploy", input }, EDGE));
       expect(refused).toMatchObject({ error_code: "invalid_input", stage: "validate", context: { reason: "unknown_fields" } });

@@ -33,6 +33,16 @@ describe("undeclaredFields", () => {
     expect(dropped(schema, given)).toEqual(["extr"]);
   });
 
+  test("undeclaredFields names a record's keys that no check keeps (constructor, prototype, __proto__), and misspelt fields of a record's values", () => {
+    const schema = v.object({ env: v.optional(v.record(v.string(), v.string())), hosts: v.optional(v.record(v.string(), v.object({ port: v.number() }))), any: v.optional(v.unknown()) });
+    const given = JSON.parse('{"env":{"constructor":"c","prototype":"p","__proto__":"x","ok":"y"},"hosts":{"a":{"port":1,"prot":2}},"any":{"constructor":"kept"}}');
+    expect(dropped(schema, given)).toEqual(["env.constructor", "env.prototype", "env.__proto__", "hosts.a.prot"]);
+    expect(droppedFieldText("env.constructor", toCapabilityJsonSchema(schema, "input"))).toBe('"env.constructor" (no object of an input keeps a key named __proto__, constructor, prototype: rename it)');
+    // A key the record's own check renames is no dropped key: only the three are known to be dropped.
+    const record = { type: "object", properties: { env: { type: "object", additionalProperties: { type: "string" } } } };
+    expect(undeclaredFields({ env: { PATH: "/bin" } }, { env: { path: "/bin" } }, record)).toEqual([]);
+  });
+
   test("undeclaredFields ends on a cycle of references", () => {
     const schema = { type: "object", properties: { a: { $ref: "#/$defs/x" } }, $defs: { x: { anyOf: [{ $ref: "#/$defs/y" }] }, y: { allOf: [{ $ref: "#/$defs/x" }, { type: "object", properties: { b: { type: "string" } } }] } } };
     expect(undeclaredFields({ a: { b: "1", c: "2" } }, { a: { b: "1" } }, schema)).toEqual(["a.c"]);

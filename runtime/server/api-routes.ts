@@ -62,6 +62,17 @@ export function apiRoutes(plane: ExecutionPlane, answers: LargeAnswers): Hono<Ap
       if (!body.ok) return body.response;
       input = body.value;
     } else {
+      // A GET's input is its query string alone: a body beside it (`curl -X GET -d '{…}'`) would be
+      // dropped without a word, and the call answered for the defaults. Refused, as a POST's query is.
+      const length = Number(c.req.header("content-length") ?? 0);
+      if (length > 0 || c.req.header("transfer-encoding") !== undefined) {
+        return edgeFailure(c, {
+          status: 400,
+          message: `${c.req.method} ${capabilityPath(capability.id)} takes its input as a query string only; the request's body${length > 0 ? ` (${length} bytes)` : ""} would not be read.`,
+          suggestion: `Send the JSON body with POST ${capabilityPath(capability.id)}, or give its fields as query parameters.`,
+          context: { reason: "body_on_get" },
+        });
+      }
       const params = new URL(c.req.url).searchParams;
       const refused = queryRefusal(params, capability.input_schema);
       if (refused) return edgeFailure(c, { status: 400, message: refused.message, suggestion: refused.suggestion, context: refused.context });

@@ -118,6 +118,21 @@ describe("capability POST route", () => {
   });
 });
 
+describe("capability GET route", () => {
+  test("a GET with a body is refused naming it, never answered for the defaults; an empty one is no body", async () => {
+    const host = new URL(open.url).host;
+    const get = (headers: string, body = "") => raw(open, `GET /api/v1/capabilities/list HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n${headers}\r\n${body}`);
+    for (const said of [await get("Content-Type: application/json\r\nContent-Length: 19\r\n", '{"capability":"x"}\n'), await get("Transfer-Encoding: chunked\r\n", "2\r\n{}\r\n0\r\n\r\n")]) {
+      expect(said.split("\r\n")[0]).toBe("HTTP/1.1 400 Bad Request");
+      const error = JSON.parse(said.slice(said.indexOf("\r\n\r\n") + 4)).error;
+      expect(error).toMatchObject({ error_code: "invalid_input", context: { reason: "body_on_get" } });
+      expect(error.message).toContain("GET /api/v1/capabilities/list takes its input as a query string only; the request's body");
+      expect(error.suggestion).toContain("POST /api/v1/capabilities/list");
+    }
+    expect((await get("Content-Length: 0\r\n")).split("\r\n")[0]).toBe("HTTP/1.1 200 OK");
+  });
+});
+
 describe("capability POST route, a client that leaves mid-body", () => {
   test("capability POST route and the app both take a body cut short by its client as the client's doing: no server error logged", async () => {
     const { startServer } = await import("../../runtime/server/serve.ts");

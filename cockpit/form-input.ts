@@ -23,9 +23,16 @@ function put(target: Record<string, unknown>, key: string, value: unknown): void
   Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
+/**
+ * A number as a form's number box submits it (HTML's "valid floating-point number": `-1.5`,
+ * `.5`, `1e3`): never what `Number()` alone would also take (`0x10`, `0b1`, `Infinity`, `+5`),
+ * which the API reads as no number either.
+ */
+const FORM_NUMBER = /^-?(?:\d+(?:\.\d+)?|\.\d+)(?:[eE][+-]?\d+)?$/;
+
 function readNumber(field: FieldSpec, text: string, integer: boolean, what = field.name): Read {
   const trimmed = text.trim();
-  const value = trimmed === "" ? NaN : Number(trimmed);
+  const value = FORM_NUMBER.test(trimmed) ? Number(trimmed) : NaN;
   if (!Number.isFinite(value)) return { error: `${what} must be a number, got ${shown(field, text)}.` };
   if (integer && !Number.isInteger(value)) return { error: `${what} must be a whole number, got ${shown(field, text)}.` };
   return { value };

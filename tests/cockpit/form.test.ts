@@ -125,6 +125,17 @@ describe("inputFromForm", () => {
     expect(result.message).toStartWith("The input has 6 problems:");
   });
 
+  test("inputFromForm reads a number as a number box submits one, never as Number() would (0x10, Infinity, +5)", () => {
+    for (const text of ["0x10", "0b1", "Infinity", "+5", "1_000", "1e400", "5.", "1 2"]) {
+      const result = inputFromForm(shape, form([["input.name", "Ada"], ["input.secret", "s"], ["input.pin", "1"], ["input.nested.x", text]]));
+      expect(result.ok ? { text, read: result.input } : { text, errors: result.errors }).toEqual({ text, errors: { "input.nested.x": `x must be a number, got ${JSON.stringify(text)}.`, "input.nested": "nested has problems in its fields." } });
+    }
+    for (const [text, value] of [[" -1.5 ", -1.5], [".5", 0.5], ["1e3", 1000], ["007", 7]] as const) {
+      const result = inputFromForm(shape, form([["input.name", "Ada"], ["input.secret", "s"], ["input.pin", "1"], ["input.nested.x", text]]));
+      expect(result.ok && (result.input as { nested: { x: number } }).nested.x).toBe(value);
+    }
+  });
+
   test("inputFromForm takes the raw JSON control as the whole input when it is filled", () => {
     expect(inputFromForm(shape, form([["raw_json", '{"anything": [1]}'], ["input.pin", "x"]]))).toEqual({ ok: true, input: { anything: [1] } });
     expect(inputFromForm(null, form([]))).toEqual({ ok: true, input: {} });

@@ -131,7 +131,9 @@ const INPUT_ENV = /^([A-Za-z_][A-Za-z0-9_.-]*)=([A-Za-z_][A-Za-z0-9_]*)$/;
 /**
  * `--input-env field=VAR` (repeatable): the input's `field` is the environment variable's value,
  * so a secret never stands on the command line (where `ps` shows it); `auth.token` is the field
- * `token` of the object `auth` (made when absent). Applied over `--input`. Whether the capability
+ * `token` of the object `auth` (made when absent). Applied over `--input` (a file of the input's
+ * other fields, with a placeholder where the secret goes); one field named by two `--input-env`
+ * is refused, as `--input` given twice is: one of them would win without a word. Whether the capability
  * has such a field is checked once it is loaded (inputEnvProblem), and only then is a variable not
  * set (or empty) refused, naming it and never printing a value (`unsetEnv`).
  */
@@ -146,6 +148,8 @@ export function applyInputEnv(parsed: ParsedInput, pairs: string[], env: Record<
     const match = INPUT_ENV.exec(pair);
     if (!match) return refused(`--input-env takes field=VARIABLE, like --input-env token=GITHUB_TOKEN, got ${JSON.stringify(pair.slice(0, 80))}.`);
     const [, field, variable] = match as unknown as [string, string, string];
+    const twice = pairs.find((other) => other !== pair && other.startsWith(`${field}=`));
+    if (twice !== undefined) return refused(`--input-env ${field}=${variable} and --input-env ${twice} both give ${field}; give it once.`);
     const path = field.split(".");
     if (path.some((segment) => segment === "" || FORBIDDEN.has(segment))) return refused(`--input-env ${field}=${variable}: ${JSON.stringify(field)} is not a field path; give names joined by dots, like auth.token.`);
     const value = env[variable];

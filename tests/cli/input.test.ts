@@ -147,6 +147,11 @@ describe("applyInputEnv", () => {
     expect(applyInputEnv({ ok: true, value: undefined }, ["token=SLACK_TOKEN", "note=NOTE"], env)).toEqual({ ok: true, value: { token: "xoxb-secret-value", note: "a note" }, fromEnv: ["token", "note"] });
   });
 
+  test("one field named by two --input-env is refused, naming both: neither would win without a word", () => {
+    expect(applyInputEnv({ ok: true, value: {} }, ["token=SLACK_TOKEN", "note=NOTE", "token=NOTE"], env)).toEqual({ ok: false, message: "--input-env token=SLACK_TOKEN and --input-env token=NOTE both give token; give it once.", suggestion: INPUT_ENV_SUGGESTION });
+    expect(applyInputEnv({ ok: true, value: {} }, ["token=SLACK_TOKEN", "token.x=NOTE"], env)).toMatchObject({ ok: false });
+  });
+
   test("a malformed pair or an input that is not an object is refused by name, saying how to correct the flag", () => {
     expect(applyInputEnv({ ok: true, value: {} }, ["token"], env)).toMatchObject({ ok: false, message: expect.stringContaining("field=VARIABLE"), suggestion: INPUT_ENV_SUGGESTION });
     expect(applyInputEnv({ ok: true, value: [1] }, ["token=SLACK_TOKEN"], env)).toMatchObject({ ok: false, message: expect.stringContaining("not a JSON object"), suggestion: INPUT_ENV_SUGGESTION });

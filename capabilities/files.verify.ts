@@ -82,10 +82,10 @@ export default capability({
         counts.mismatched && `${counts.mismatched} changed`,
         counts.missing && `${counts.missing} missing`,
         counts.unreadable && `${counts.unreadable} unreadable`,
-        malformed && `${malformed} bad manifest lines`,
+        malformed && `${malformed} bad manifest line${malformed === 1 ? "" : "s"}`,
         noneHere && "none of them here (ignore_missing)",
       ].filter(Boolean);
-      throw new CapabilityError("verification_failed", `${manifestName} does not match the checkout: ${parts.join(", ")} (of ${entries.length} files listed); see the diagnostics`, {
+      throw new CapabilityError("verification_failed", `${manifestName} does not match the checkout: ${parts.join(", ")}; it lists ${entries.length === 1 ? "1 file" : `${entries.length} files`}; see the diagnostics`, {
         context: { files: entries.length, ...counts, malformed, ...(input.ignore_missing ? { absent } : {}) },
         suggestion: noneHere
           ? "Run it where the downloaded files are: the manifest's paths are relative to the checkout root (outside a git checkout, the folder docket runs in)."

@@ -100,6 +100,8 @@ describe("files.verify", () => {
     const t = createTestContext({ root });
     const error = await failure(runHandler(verify, { manifest: "m.sha256" }, t.ctx));
     expect(error.context).toMatchObject({ malformed: 2, mismatched: 0 });
+    // The lines not read are no files listed: counted apart (a tester read "2 bad lines (of 1 file listed)").
+    expect(error.message).toBe("m.sha256 does not match the checkout: 2 bad manifest lines; it lists 1 file; see the diagnostics");
     expect(t.diagnostics().map((d) => [d.code, d.file, d.line])).toEqual([
       ["malformed_line", "m.sha256", 2],
       ["malformed_line", "m.sha256", 4],

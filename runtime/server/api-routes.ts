@@ -98,6 +98,17 @@ export function apiRoutes(plane: ExecutionPlane, answers: LargeAnswers): Hono<Ap
   for (const alias of ["/executions", "/executions/artifact"]) api.all(alias, (c) => onlyGet(c, `${API_PREFIX}${alias}`));
 
   api.all("/*", (c) => {
+    // `/api/v1/executions/`: the route without its last slash, named as such (not as a capability `executions.`).
+    const trimmed = c.req.path.replace(/\/+$/, "");
+    if (trimmed !== c.req.path && trimmed.length > API_PREFIX.length) {
+      return edgeFailure(c, {
+        status: 404,
+        error_code: "not_found",
+        message: `${c.req.path.slice(0, 200)} ends with a slash, and no route does.`,
+        suggestion: `Call ${trimmed.slice(0, 200)} instead.`,
+        context: { reason: "trailing_slash", path: trimmed.slice(0, 200) },
+      });
+    }
     const id = c.req.path.slice(API_PREFIX.length + 1).split("/").join(".");
     const capability = isCapabilityId(id) ? plane.capability(id) : null;
     if (!capability) return unknownCapability(c, plane, id);

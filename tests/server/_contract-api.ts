@@ -28,6 +28,15 @@ export function apiContract(name: string, start: StartFn): void {
       expect(response.headers.get("x-request-id")).toMatch(/^[A-Za-z0-9._:-]{1,128}$/);
     });
 
+    test("a route with a trailing slash is a 404 naming the route without it, not an unknown capability `executions.`", async () => {
+      for (const path of ["/api/v1/executions/", "/api/v1/capabilities/list/"]) {
+        const response = await http.get(path);
+        expect(response.status).toBe(404);
+        const { error } = (await response.json()) as any;
+        expect(error).toMatchObject({ error_code: "not_found", suggestion: `Call ${path.slice(0, -1)} instead.`, context: { reason: "trailing_slash" } });
+      }
+    });
+
     test("read capability answers GET with query and POST with a JSON body", async () => {
       const list = (await (await http.get("/api/v1/capabilities/list")).json()) as any;
       expect(list.capabilities.map((c: any) => c.id)).toContain("executions.demonstrate");

@@ -69,6 +69,17 @@ export async function readJsonBody(c: Context<AppEnv>, limit: number): Promise<B
   if (sized ? Number(declared) === 0 : !c.req.raw.body) {
     if (type === undefined || isJson(type)) return { ok: true, value: {} };
   }
+  const charset = type === undefined || !isJsonEssence(type) ? null : foreignCharset(type);
+  if (charset !== null) {
+    return refuse(
+      edgeFailure(c, {
+        status: 415,
+        message: `The request body must be JSON in UTF-8, but its Content-Type says charset=${JSON.stringify(charset.slice(0, 40))}.`,
+        suggestion: "Send the body encoded as UTF-8, with Content-Type: application/json (charset=utf-8, or no charset).",
+        context: { reason: "unsupported_media_type", charset: charset.slice(0, 40) },
+      }),
+    );
+  }
   if (type === undefined || !isJson(type)) {
     return refuse(
       edgeFailure(c, {
@@ -112,6 +123,25 @@ export async function readJsonBody(c: Context<AppEnv>, limit: number): Promise<B
 
 /** True for `application/json` and `application/*+json`, parameters aside. */
 export function isJson(contentType: string): boolean {
+  return isJsonEssence(contentType) && foreignCharset(contentType) === null;
+}
+
+function isJsonEssence(contentType: string): boolean {
   const essence = contentType.split(";")[0]!.trim().toLowerCase();
   return essence === "application/json" || (essence.startsWith("application/") && essence.endsWith("+json"));
+}
+
+/**
+ * The charset a Content-Type names when it is not UTF-8 (`application/json; charset=latin1`), or
+ * null. JSON is UTF-8 (RFC 8259): such a body would be read as UTF-8 all the same, its text
+ * changed or refused as invalid without a word of why.
+ */
+function foreignCharset(contentType: string): string | null {
+  for (const parameter of contentType.split(";").slice(1)) {
+    const [name, value = ""] = parameter.split("=");
+    if (name!.trim().toLowerCase() !== "charset") continue;
+    const charset = value.trim().replace(/^"(.*)"$/, "$1");
+    if (!/^utf-?8$/i.test(charset)) return charset;
+  }
+  return null;
 }

@@ -186,6 +186,20 @@ export function apiContract(name: string, start: StartFn): void {
       expect(((await response.json()) as any).error.error_code).toBe("invalid_input");
     });
 
+    test("a JSON body whose Content-Type names a charset other than UTF-8 is 415 naming it, never read as UTF-8 all the same", async () => {
+      const body = JSON.stringify({ capability: "executions.demonstrate", input: { steps: 0, delay_ms: 0 } });
+      for (const type of ["application/json; charset=latin1", 'application/json;charset="ISO-8859-1"']) {
+        const response = await http.send("/api/v1/executions/start", { method: "POST", headers: { "Content-Type": type }, body });
+        expect(response.status).toBe(415);
+        const { error } = (await response.json()) as any;
+        expect(error.message).toStartWith("The request body must be JSON in UTF-8, but its Content-Type says charset=");
+        expect(error.context.reason).toBe("unsupported_media_type");
+      }
+      for (const type of ["application/json; charset=utf-8", "application/json; charset=UTF8"]) {
+        expect((await http.send("/api/v1/executions/start", { method: "POST", headers: { "Content-Type": type }, body })).status).toBe(200);
+      }
+    });
+
     test("a body sent with a Content-Encoding is 415 naming it and saying to send it uncompressed; nothing is started", async () => {
       const body = JSON.stringify({ capability: "executions.demonstrate", input: { steps: 0, delay_ms: 0 } });
       const before = ((await (await http.get("/api/v1/executions")).json()) as any).items.length;

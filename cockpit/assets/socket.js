@@ -26,6 +26,11 @@
   /** Events arriving this much later than the quickest did: the indicator says the page is behind. */
   var BEHIND_MS = 2000;
   /**
+   * A page behind has a backlog that arrives frame after frame: once none has come for this long,
+   * it has read everything there was, and the indicator stops saying it is behind.
+   */
+  var CAUGHT_UP_MS = 1000;
+  /**
    * A channel quiet for this many heartbeats has broken the server's promise (a heartbeat once it
    * has been quiet for 1.25): the page says so. The margin is the server's timer drift: at exactly
    * 1.25 a healthy idle page said "Stalled" for a few milliseconds at every heartbeat, and a screen
@@ -119,6 +124,8 @@
     /** The least age of an event on arrival (noteLag), and the seconds behind the indicator says. */
     var leastAge = null;
     var shownBehind = 0;
+    /** Clears "behind" once no event came for CAUGHT_UP_MS. */
+    var caughtUpTimer = null;
 
     function show(name, detail) {
       state = name;
@@ -316,9 +323,19 @@
       if (leastAge === null || age < leastAge) leastAge = age;
       var lag = age - leastAge;
       var behind = lag >= BEHIND_MS ? Math.round(lag / 1000) : 0;
+      if (caughtUpTimer !== null) env.clearTimeout(caughtUpTimer);
+      caughtUpTimer = behind > 0 ? env.setTimeout(caughtUp, CAUGHT_UP_MS) : null;
       if (behind === shownBehind || state !== "live") return;
       shownBehind = behind;
       show("live", behind > 0 ? "— " + behind + " s behind the server" : "");
+    }
+
+    /** Nothing came for CAUGHT_UP_MS while the page said it was behind: it has read all there was. */
+    function caughtUp() {
+      caughtUpTimer = null;
+      if (shownBehind === 0 || state !== "live") return;
+      shownBehind = 0;
+      show("live");
     }
 
     /** Delivers an event that HTTP could not supply the history before: that history is no longer retained. */

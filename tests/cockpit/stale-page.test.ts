@@ -96,4 +96,28 @@ describe("an execution page behind a flood", () => {
       await page.close();
     }
   });
+
+  test("a page that read its whole backlog says so once no event came for a second, though the last one it read was old (a flood that ended, a reconnect's replay)", async () => {
+    const page = loadPage(executionHtml(runningSnapshot()), { path: `/cockpit/executions/${ID}`, scripts: [...scripts] });
+    try {
+      const socket = page.sockets[0]!;
+      socket.open();
+      socket.receive({ type: "stream.ready", schema_version: "1", subscribed: [ID], replayed: 0, truncated: false, heartbeat_ms: 20_000 });
+      const after = runningSnapshot().last_sequence;
+      const log = (n: number, ageMs: number) => ({ sequence: after + n, execution_id: ID, type: "execution.log", timestamp: new Date(Date.now() - ageMs).toISOString(), data: { level: "info", message: `line ${n}` } });
+      socket.receive(log(1, 0));
+      socket.receive(log(2, 6_000));
+      expect(indicatorWord(page.document)).toBe("Live — 6 s behind the server");
+      // The backlog still arriving: behind it stays.
+      page.clock.advance(900);
+      socket.receive(log(3, 5_000));
+      page.clock.advance(900);
+      expect(indicatorWord(page.document)).toBe("Live — 5 s behind the server");
+      // Nothing more came: everything there was has been read.
+      page.clock.advance(200);
+      expect(indicatorWord(page.document)).toBe("Live");
+    } finally {
+      await page.close();
+    }
+  });
 });

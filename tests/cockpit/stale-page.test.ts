@@ -97,6 +97,31 @@ describe("an execution page behind a flood", () => {
     }
   });
 
+  test("after a draw of 200 events or more, the next waits a quarter of a second, never drawn early by the first draw's leftover timer", async () => {
+    const page = loadPage(executionHtml(runningSnapshot()), { path: `/cockpit/executions/${ID}`, scripts: [...scripts] });
+    try {
+      const view = (page.window as unknown as { docket: { executionView: { apply(e: unknown): void } } }).docket.executionView;
+      const after = runningSnapshot().last_sequence;
+      const drawn = () => Number(page.document.querySelector('[data-slot="last-sequence"]')!.textContent);
+      const log = (n: number) => ({ sequence: after + n, execution_id: ID, type: "execution.log", timestamp: new Date().toISOString(), data: { level: "info", message: `line ${n}` } });
+      for (let n = 1; n <= 300; n++) view.apply(log(n));
+      page.clock.advance(16);
+      expect(drawn()).toBe(after + 300);
+      // A flood: the next event waits FLOOD_MS from its scheduling, whatever else was armed before.
+      view.apply(log(301));
+      page.clock.advance(200);
+      expect(drawn()).toBe(after + 300);
+      page.clock.advance(50);
+      expect(drawn()).toBe(after + 301);
+      // One event drawn: the pace is a frame's again.
+      view.apply(log(302));
+      page.clock.advance(16);
+      expect(drawn()).toBe(after + 302);
+    } finally {
+      await page.close();
+    }
+  });
+
   test("a page that read its whole backlog says so once no event came for a second, though the last one it read was old (a flood that ended, a reconnect's replay)", async () => {
     const page = loadPage(executionHtml(runningSnapshot()), { path: `/cockpit/executions/${ID}`, scripts: [...scripts] });
     try {

@@ -67,6 +67,9 @@ export function loadPage(html: string, options: LoadOptions): LoadedPage {
     WebSocket: fakes.WebSocket,
     setTimeout: (fn: () => void, ms: number) => clock.setTimeout(fn, ms),
     clearTimeout: (handle: unknown) => clock.clearTimeout(handle),
+    // A frame every 16 ms of the manual clock, as a 60 Hz screen gives them.
+    requestAnimationFrame: (fn: () => void) => clock.setTimeout(fn, 16),
+    cancelAnimationFrame: (handle: unknown) => clock.clearTimeout(handle),
     random: options.random ?? (() => 0.5),
     fetch: options.fetch ?? fakeFetch(() => ({})),
   };

@@ -570,7 +570,12 @@
             // The receipt says it ended while the page shows it running: the page is behind its events
             // (a flood). The server's page says what is true now.
             var ended = receipt.state === "succeeded" || receipt.state === "failed" || receipt.state === "cancelled";
-            if (ended && root.getAttribute("data-terminal") !== "true") navigate(root.getAttribute("data-page") || window.location.href);
+            // It says why the Cancel button is gone, as the page a Cancel without a script lands on does.
+            if (ended && root.getAttribute("data-terminal") !== "true") {
+              var page = new URL(root.getAttribute("data-page") || window.location.href, window.location.href);
+              page.searchParams.set("notice", "cancel-refused");
+              navigate(page.pathname + page.search);
+            }
           });
         })
         .catch(function () {

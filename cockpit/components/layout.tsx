@@ -3,6 +3,7 @@ import type { Child } from "hono/jsx";
 import { DOCKET_VERSION } from "../../runtime/version.ts";
 import { assetPath, type AssetName } from "../assets.ts";
 import { capabilitiesPath, executionsPath, overviewPath } from "../paths.ts";
+import { shownText } from "../format.ts";
 
 /** Which navigation entry a page belongs to. */
 export type Section = "overview" | "capabilities" | "executions" | null;
@@ -32,7 +33,7 @@ export function Layout(props: LayoutProps) {
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <meta name="color-scheme" content="light dark" />
-        <title>{`${props.title} · docket`}</title>
+        <title>{`${shownText(props.title)} · docket`}</title>
         <link rel="icon" type="image/svg+xml" href={assetPath("icon.svg")} />
         <link rel="stylesheet" href={assetPath("cockpit.css")} />
         {(props.scripts ?? []).map((name) => (

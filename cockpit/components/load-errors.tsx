@@ -1,6 +1,6 @@
 /** @jsxImportSource hono/jsx */
 import type { LoadError } from "../../runtime/capability/registered.ts";
-import { checkoutPath } from "../format.ts";
+import { checkoutPath, shownText } from "../format.ts";
 
 /** Capability files that did not load, with file (relative to the checkout), line and reason (docs/architecture.md); says so when there are none. */
 export function LoadErrors(props: { errors: LoadError[]; root: string }) {
@@ -23,7 +23,7 @@ export function LoadErrors(props: { errors: LoadError[]; root: string }) {
                 {checkoutPath(error.file, props.root)}
               </td>
               <td class="mono">{error.line === null ? "—" : error.column === null ? String(error.line) : `${error.line}:${error.column}`}</td>
-              <td class="wrap-anywhere pre-line">{error.reason}</td>
+              <td class="wrap-anywhere pre-line">{shownText(error.reason)}</td>
             </tr>
           ))}
         </tbody>

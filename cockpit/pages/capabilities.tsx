@@ -5,7 +5,7 @@ import { Layout } from "../components/layout.tsx";
 import { LoadErrors } from "../components/load-errors.tsx";
 import { MarkdownText } from "../components/markdown-text.tsx";
 import { searchCapabilities } from "../capability-search.ts";
-import { checkoutPath } from "../format.ts";
+import { checkoutPath, shownText } from "../format.ts";
 import { capabilitiesPath, capabilityPagePath } from "../paths.ts";
 
 /** How a capability runs, in words. */
@@ -36,7 +36,7 @@ function CapabilityTable(props: { capabilities: RegisteredCapability[]; caption:
                 <a href={capabilityPagePath(c.id)} class="mono">
                   {c.id}
                 </a>
-                <div class="wrap-anywhere">{c.title}</div>
+                <div class="wrap-anywhere">{shownText(c.title)}</div>
                 <MarkdownText text={c.description} inline class="muted small wrap-anywhere description" />
               </td>
               <td>

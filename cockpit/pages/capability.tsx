@@ -6,7 +6,7 @@ import { FailurePanel } from "../components/failure-panel.tsx";
 import { JsonBlock } from "../components/json-block.tsx";
 import { Layout } from "../components/layout.tsx";
 import { Notice } from "../components/notice.tsx";
-import { checkoutPath, formatDuration } from "../format.ts";
+import { checkoutPath, formatDuration, shownText } from "../format.ts";
 import { MarkdownText } from "../components/markdown-text.tsx";
 import { SchemaForm } from "../json-schema-form.tsx";
 import { HistoryChart } from "../components/history-chart.tsx";
@@ -46,7 +46,7 @@ export function CapabilityPage(props: CapabilityPageProps) {
       </nav>
       <div class="page-head">
         <div>
-          <h1 class="wrap-anywhere">{c.title}</h1>
+          <h1 class="wrap-anywhere">{shownText(c.title)}</h1>
           <p class="mono muted">{c.id}</p>
         </div>
         <EffectBadge effect={c.effect} />

@@ -14,7 +14,7 @@ import { Notice } from "../components/notice.tsx";
 import { OtherEvents } from "../components/other-events.tsx";
 import { ProgressBar } from "../components/progress-bar.tsx";
 import { Streams } from "../components/streams.tsx";
-import { actorLabel, formatDuration, formatTime } from "../format.ts";
+import { actorLabel, formatDuration, formatTime, shownText } from "../format.ts";
 import type { HistoryExtras } from "../history-extras.ts";
 import { EXECUTION_SECTIONS } from "./execution-sections.tsx";
 import { cancelPath, capabilityPagePath, executionPagePath, executionsPath, runAgainPath } from "../paths.ts";
@@ -93,7 +93,7 @@ function repositoryText(repository: string, root: string): string {
 export function ExecutionPage(props: ExecutionPageProps) {
   const x = props.execution;
   const terminal = isTerminal(x.state);
-  const title = props.capability?.title ?? x.capability;
+  const title = shownText(props.capability?.title ?? x.capability);
   return (
     <Layout title={`${x.capability} ${x.id}`} section="executions" root={props.root} scripts={["socket.js", "format.js", "anser.js", "ansi.js", "log-filter.js", "output-table.js", "refresh.js", "execution.js", "run-form.js"]}>
       <div

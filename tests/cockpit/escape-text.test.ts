@@ -82,6 +82,40 @@ describe("the cockpit shows no escape sequence outside the log", () => {
   });
 });
 
+// A capability's own texts, and a file's load error, are shown outside any log too (tester F).
+const TITLED = `import { capability } from "docket";
+import * as v from "valibot";
+export default capability({
+  id: "team.titled", title: "${red("Title")} \u202eRTL", description: "A ${red("red")} **bold** \u202edescription", effect: "read",
+  input: v.object({}), output: v.object({}),
+  async handler() { return {}; },
+});
+`;
+const BROKEN = `throw new Error("load ${red("failed")} \u202eRTL");
+export default null;
+`;
+
+describe("the cockpit shows no escape sequence or bidi override of a capability's title, description or load error", () => {
+  let titled: CockpitServer;
+  beforeAll(async () => {
+    titled = await startCockpitServer({}, { "team.titled.ts": TITLED, "team.broken.ts": BROKEN });
+  });
+  afterAll(async () => {
+    await titled?.stop();
+  });
+
+  test("the overview, the capabilities, the capability's page and an execution's page", async () => {
+    const id = await titled.start("team.titled", {});
+    await titled.completed(id);
+    for (const path of ["/cockpit", "/cockpit/capabilities", "/cockpit/capabilities/team.titled", `/cockpit/executions/${id}`]) {
+      const { html } = await titled.page(path);
+      expect({ path, escapes: /[\u001b\u009b\u202e]/.test(html), painted: html.includes("[31m") }).toEqual({ path, escapes: false, painted: false });
+    }
+    expect((await titled.page("/cockpit/capabilities/team.titled")).html).toContain("Title RTL");
+    expect((await titled.page("/cockpit/capabilities")).html).toContain("load failed RTL");
+  });
+});
+
 describe("an MCP failure's text", () => {
   test("carries no escape sequence of the handler's message (the descriptor keeps it as stored)", () => {
     const failure = buildFailure({ error_code: "painted", stage: "run", message: "\u001b[31mfailed red\u001b[0m", suggestion: "\u001b[1mtry\u001b[0m", request_id: "r", trace_id: "0".repeat(32) });

@@ -4,6 +4,8 @@ import type { CapabilityDef } from "./declaration.ts";
 import { checkDeclaration } from "./inspect.ts";
 import type { CapabilityCatalog, CapabilitySource, LoadError, RegisteredCapability } from "./registered.ts";
 import { TakenIds } from "./taken-ids.ts";
+import { sanitizeText } from "../execution/text-sanitize.ts";
+import { withoutColour } from "../execution/text-colour.ts";
 
 /** Options of `CapabilityRegistry.add`. */
 export interface AddCapabilityOptions {
@@ -40,8 +42,10 @@ export class CapabilityRegistry implements CapabilityCatalog {
     const execution = declared.execution ?? "allowed";
     const registered: RegisteredCapability = {
       id: check.id,
-      title: declared.title,
-      description: declared.description,
+      // Shown by every surface, a terminal's included: no escape sequence (a colour, a window
+      // title, a screen cleared), control or bidi override of the file's text is passed on.
+      title: plainText(declared.title),
+      description: plainText(declared.description),
       effect: declared.effect,
       cancellable: declared.cancellable ?? false,
       timeout_ms: declared.timeout_ms ?? null,
@@ -86,4 +90,9 @@ export class CapabilityRegistry implements CapabilityCatalog {
 function versionOf(source: CapabilitySource, text: string | undefined): string {
   if (text !== undefined) return fileVersion(text);
   return source.kind === "builtin" ? builtinVersion() : "unknown";
+}
+
+/** A declaration's text as every surface shows it: without escape sequences (colour included), controls or bidi overrides; lines and tabs kept. */
+function plainText(text: string): string {
+  return withoutColour(sanitizeText(text));
 }

@@ -41,6 +41,12 @@ describe("CapabilityRegistry", () => {
     expect(registry.loadErrors()).toEqual([]);
   });
 
+  test("CapabilityRegistry.add registers the title and description without escape sequences, controls or bidi overrides: every surface shows them, a terminal's included", () => {
+    const registry = new CapabilityRegistry();
+    const added = registry.add(def({ title: "Count \u001b[31mred\u001b[0m files \u001b]0;pwned\u0007\u202e", description: "Counts\u001b[2J files.\n\n- in\tfolders" }), file("files.count.ts"));
+    expect({ title: added!.title, description: added!.description }).toEqual({ title: "Count red files ", description: "Counts files.\n\n- in\tfolders" });
+  });
+
   test("CapabilityRegistry.list is sorted by id", () => {
     const registry = new CapabilityRegistry();
     for (const id of ["zeta.run", "alpha.run", "mid.run"]) registry.add(def({ id }), { kind: "builtin", file: `${id}.ts` });

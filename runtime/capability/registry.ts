@@ -28,14 +28,14 @@ export class CapabilityRegistry implements CapabilityCatalog {
   add(def: unknown, source: CapabilitySource, options: AddCapabilityOptions = {}): RegisteredCapability | null {
     const check = checkDeclaration(def, { fileName: basename(source.file), text: options.text });
     if (check.problems.length > 0 || check.id === null || !check.input_schema || !check.output_schema) {
-      for (const problem of check.problems) this.#errors.push({ file: source.file, line: problem.line, column: problem.column, reason: problem.reason });
+      for (const problem of check.problems) this.#record({ file: source.file, line: problem.line, column: problem.column, reason: problem.reason });
       return null;
     }
     // The first one stays: a checkout file can never shadow a built-in by loading later.
     const conflict = this.#taken.conflict(check.id, source);
     if (conflict) {
       const fix = conflict.holder ? "Give one of them another id." : "Give it another id.";
-      this.#errors.push({ file: source.file, line: null, column: null, reason: `${conflict.reason}; this file is ignored. ${fix}` });
+      this.#record({ file: source.file, line: null, column: null, reason: `${conflict.reason}; this file is ignored. ${fix}` });
       return null;
     }
     const declared = def as CapabilityDef;
@@ -67,7 +67,12 @@ export class CapabilityRegistry implements CapabilityCatalog {
 
   /** Records a file that never reached `add` (it did not import, or exported nothing). */
   addLoadError(error: LoadError): void {
-    this.#errors.push({ ...error });
+    this.#record(error);
+  }
+
+  /** A load error's reason quotes what a file threw, which every surface shows: as plain text (see plainText). */
+  #record(error: LoadError): void {
+    this.#errors.push({ ...error, reason: plainText(error.reason) });
   }
 
   /** Every registered capability, sorted by id. */

@@ -47,6 +47,12 @@ describe("CapabilityRegistry", () => {
     expect({ title: added!.title, description: added!.description }).toEqual({ title: "Count red files ", description: "Counts files.\n\n- in\tfolders" });
   });
 
+  test("CapabilityRegistry keeps a load error's reason (what a file threw) as plain text", () => {
+    const registry = new CapabilityRegistry();
+    registry.addLoadError({ file: "/work/x/capabilities/a.ts", line: 1, column: 1, reason: "it threw while loading: \u001b[31mfailed\u001b[0m \u001b]0;pwned\u0007\u202eRTL" });
+    expect(registry.loadErrors()[0]!.reason).toBe("it threw while loading: failed RTL");
+  });
+
   test("CapabilityRegistry.list is sorted by id", () => {
     const registry = new CapabilityRegistry();
     for (const id of ["zeta.run", "alpha.run", "mid.run"]) registry.add(def({ id }), { kind: "builtin", file: `${id}.ts` });

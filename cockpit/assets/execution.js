@@ -63,14 +63,24 @@
      * (completion re-reads the timeline itself).
      */
     function followTimeline() {
-      if (root.getAttribute("data-terminal") === "true") return;
+      // Ended, or a server that no longer knows it (gone): no step will move again.
+      if (root.getAttribute("data-terminal") === "true" || root.getAttribute("data-state") === "unknown") return;
       var steps = slot("steps");
       var running = steps && steps.querySelector('[data-step-state="running"]');
-      if ((timelineStale || running) && document.visibilityState !== "hidden") {
+      // Read while the live channel is heard: a server that is down or restarting answers nothing,
+      // and the timeline is read again once the channel is back (its steps' ends come with it).
+      if ((timelineStale || running) && document.visibilityState !== "hidden" && channelHeard()) {
         timelineStale = false;
         refresh(["timeline"]);
       }
       refresher.wait(followTimeline, 1000);
+    }
+
+    /** Whether the page's live channel is heard now (its indicator says so); true on a page without one. */
+    function channelHeard() {
+      var indicator = document.querySelector("[data-docket-connection]");
+      var state = indicator && indicator.getAttribute("data-state");
+      return !state || state === "snapshot" || state === "live" || state === "catching-up" || state === "connecting";
     }
 
     function notice(kind, text) {

@@ -43,6 +43,40 @@ describe("an execution page the server contradicts", () => {
     }
   });
 
+  test("the timeline of a running step is read while the channel is heard, not while the server is down, and never again once the server no longer knows the execution", async () => {
+    let known = true;
+    const fetch = fetchAnswering((url) => (url.pathname === "/api/v1/executions/events" && !known ? { status: 404, body: { error: { error_code: "not_found" } } } : { status: 200, body: { events: [], last_sequence: 2 } }));
+    const running = runningSnapshot({ steps: [{ id: "a", title: "A", state: "running", message: null, started_at: "2026-09-08T01:02:04.000Z", finished_at: null }] });
+    const page = loadPage(executionHtml(running), { path: `/cockpit/executions/${ID}`, scripts: [...scripts], fetch });
+    const timelineReads = () => fetch.urls.filter((u) => u.includes("section=timeline")).length;
+    try {
+      page.sockets[0]!.open();
+      page.sockets[0]!.receive({ type: "stream.ready", schema_version: "1", subscribed: [ID], replayed: 0, truncated: false, heartbeat_ms: 20_000 });
+      for (let i = 0; i < 30; i++) (page.clock.advance(100), await page.settle());
+      expect(timelineReads()).toBeGreaterThan(0);
+      // The server down: the socket lost, the events URL still answered (it knows it, say, through a proxy).
+      page.sockets[0]!.lose();
+      await page.settle();
+      const whileDown = timelineReads();
+      for (let i = 0; i < 50; i++) (page.clock.advance(100), await page.settle());
+      expect(timelineReads()).toBe(whileDown);
+      // Restarted without it: the next refused socket finds it gone, and the timeline is read no more.
+      known = false;
+      for (const socket of page.sockets.slice(1)) socket.lose();
+      for (let i = 0; i < 200 && page.document.querySelector('[data-slot="state"]')!.textContent !== "? Unknown"; i++) {
+        page.clock.advance(500);
+        await page.settle();
+        for (const socket of page.sockets.slice(1)) if (socket.readyState === 0) socket.lose();
+      }
+      expect(page.document.querySelector('[data-slot="state"]')!.textContent).toBe("? Unknown");
+      const atGone = timelineReads();
+      for (let i = 0; i < 50; i++) (page.clock.advance(200), await page.settle());
+      expect(timelineReads()).toBe(atGone);
+    } finally {
+      await page.close();
+    }
+  });
+
   test("a socket refused while the server still knows the execution (it is down, say): the page retries as before", async () => {
     const fetch = fetchAnswering(() => ({ status: 200, body: { events: [], last_sequence: 2 } }));
     const page = loadPage(executionHtml(runningSnapshot()), { path: `/cockpit/executions/${ID}`, scripts: [...scripts], fetch });

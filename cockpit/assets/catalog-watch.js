@@ -8,7 +8,22 @@
   if (!root) return;
   var url = root.getAttribute("data-catalog-url");
   var every = Number(root.getAttribute("data-catalog-ms")) || 1500;
+  /** A server that does not answer (stopped, restarting) is asked less and less often, down to once in this long. */
+  var SLOWEST_MS = 15000;
+  var delay = every;
   var busy = false;
+  // `window.docketEnv` may supply fetch and setTimeout (tests do, with a clock they move by hand).
+  var env = window.docketEnv || {};
+  var ask =
+    env.fetch ||
+    function (address, init) {
+      return window.fetch(address, init);
+    };
+  var later =
+    env.setTimeout ||
+    function (fn, ms) {
+      return window.setTimeout(fn, ms);
+    };
 
   function swap(html) {
     var fresh = new DOMParser().parseFromString(html, "text/html");
@@ -23,26 +38,36 @@
   }
 
   function check() {
-    if (busy || document.visibilityState !== "visible") return;
+    if (busy || document.visibilityState !== "visible") return null;
     busy = true;
-    fetch(url, { cache: "no-store", credentials: "same-origin" })
+    return ask(url, { cache: "no-store", credentials: "same-origin" })
       .then(function (response) {
+        delay = every;
         return response.ok ? response.json() : null;
       })
       .then(function (answer) {
         if (!answer || answer.signature === root.getAttribute("data-catalog")) return null;
-        return fetch(location.href, { cache: "no-store", credentials: "same-origin" }).then(function (response) {
+        return ask(location.href, { cache: "no-store", credentials: "same-origin" }).then(function (response) {
           return response.ok ? response.text().then(swap) : null;
         });
       })
       .catch(function () {
-        // The server is restarting or gone: the live channel's status already says so.
+        // The server is restarting or gone (the live channel's status already says so): asked
+        // again after twice the wait, not every second and a half for as long as the tab is open.
+        delay = Math.min(SLOWEST_MS, delay * 2);
       })
       .then(function () {
         busy = false;
       });
   }
 
-  setInterval(check, every);
+  /** Asks, then waits: the wait after an answer is the usual one again, after none twice the last. */
+  function tick() {
+    Promise.resolve(check()).then(function () {
+      later(tick, delay);
+    });
+  }
+
+  later(tick, every);
   document.addEventListener("visibilitychange", check);
 })();

@@ -15,9 +15,10 @@ import { inputFromForm } from "./form-input.ts";
 import { CONFIRM_CONTROL, MODE_CONTROL } from "./json-schema-form.tsx";
 import { CapabilityPage, type CallResult } from "./pages/capability.tsx";
 import { capabilityHistory } from "./chart-data.ts";
-import { executionPagePath } from "./paths.ts";
+import { capabilityPagePath, executionPagePath } from "./paths.ts";
+import { RESULT_QUERY, type CallResults } from "./call-results.ts";
 import { problemResponse } from "./problem-response.tsx";
-import { htmlPage } from "./render.ts";
+import { htmlPage, pageHtml } from "./render.ts";
 
 /** The edge of a cockpit action: the actor is the cockpit, the ids are the request's. */
 export function cockpitEdge(c: Context): EdgeInfo {
@@ -39,16 +40,24 @@ function failureOf(c: Context, error: unknown): FailureDescriptor {
  * failure) on the capability page. A form that cannot be read is shown again with its problems,
  * as a 400; a write that was not confirmed is not run.
  */
-export async function runCapability(c: Context, plane: ExecutionPlane, capability: RegisteredCapability): Promise<Response> {
+export async function runCapability(c: Context, plane: ExecutionPlane, capability: RegisteredCapability, results: CallResults): Promise<Response> {
   const body = await readFormBody(c, plane.limits.input_bytes);
   if (!body.ok) return "response" in body ? body.response : problemResponse(c, plane.root, { status: body.status, title: "The form could not be read", message: body.message });
   const form = body.form;
-  const page = (status: number, extra: { errors?: Record<string, string>; problem?: string | null; result?: CallResult | null }) =>
-    htmlPage(c, <CapabilityPage root={plane.root} capability={capability} values={form} errors={extra.errors ?? {}} problem={extra.problem ?? null} result={extra.result ?? null} history={capabilityHistory(plane.store, capability.id)} />, status);
+  const drawn = (extra: { errors?: Record<string, string>; problem?: string | null; result?: CallResult | null }) => (
+    <CapabilityPage root={plane.root} capability={capability} values={form} errors={extra.errors ?? {}} problem={extra.problem ?? null} result={extra.result ?? null} history={capabilityHistory(plane.store, capability.id)} />
+  );
+  const page = (status: number, extra: Parameters<typeof drawn>[0]) => htmlPage(c, drawn(extra), status);
+  // What a call that ran answers is kept and read by a GET (303): a reload, or Back, must not post
+  // the form again — run a write twice, send its secret again (tester F).
+  const ran = (status: number, extra: Parameters<typeof drawn>[0]) => {
+    const token = results.keep({ html: pageHtml(drawn(extra)), status });
+    return token === null ? page(status, extra) : c.redirect(`${capabilityPagePath(capability.id)}?${RESULT_QUERY}=${token}`, 303);
+  };
 
   // A failure about a field (the schema's check, or one naming it) is also shown at that field.
-  const failedPage = (failure: FailureDescriptor) =>
-    page(statusOf(failure), { result: { kind: "failure", failure }, errors: fieldErrorsOf(failure, formShape(capability.input_schema), form) });
+  const failedPage = (failure: FailureDescriptor, answer: typeof page = page) =>
+    answer(statusOf(failure), { result: { kind: "failure", failure }, errors: fieldErrorsOf(failure, formShape(capability.input_schema), form) });
 
   const mode = form.get(MODE_CONTROL);
   if (mode !== "call" && mode !== "start") return page(400, { problem: 'Choose "Run" or "Run as execution".' });
@@ -71,9 +80,9 @@ export async function runCapability(c: Context, plane: ExecutionPlane, capabilit
   if (!callsDirectly(capability)) return page(400, { problem: `${capability.id} runs only as an execution: use "Run as execution".` });
   try {
     const output = await plane.call(capability.id, reading.input, edge, { signal: longRequest(c) });
-    return page(200, { result: { kind: "output", value: output } });
+    return ran(200, { result: { kind: "output", value: output } });
   } catch (error) {
-    return failedPage(failureOf(c, error));
+    return failedPage(failureOf(c, error), ran);
   }
 }
 

@@ -18,6 +18,7 @@ import { againValues } from "./run-again.ts";
 import { logFilterOf } from "./log-filter.ts";
 import { capabilityHistory, stateBuckets } from "./chart-data.ts";
 import { serveAsset } from "./assets.ts";
+import { createCallResults, RESULT_QUERY, type CallResults } from "./call-results.ts";
 import { catalogSignature } from "./catalog-signature.ts";
 import { historyExtras, STREAM_TAIL_CHARS } from "./history-extras.ts";
 import { CapabilitiesPage } from "./pages/capabilities.tsx";
@@ -40,6 +41,8 @@ export interface CockpitOptions {
   live?: LiveChannel;
   /** Where stacks of unexpected errors go (stderr); never a page. */
   log?: (line: string) => void;
+  /** The pages "Run" answered, kept for their GET (a clock of its own in tests). */
+  callResults?: CallResults;
 }
 
 const RECENT = 20;
@@ -55,6 +58,7 @@ export function createCockpit(options: CockpitOptions): Hono<AppEnv> {
   const { plane } = options;
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const root = plane.root;
+  const results = options.callResults ?? createCallResults();
   const app = new Hono<AppEnv>();
   app.use("*", securityHeaders());
 
@@ -110,6 +114,14 @@ export function createCockpit(options: CockpitOptions): Hono<AppEnv> {
   app.get("/capabilities/:id", (c) => {
     const capability = capabilityOr(c, c.req.param("id"));
     if (capability instanceof Response) return capability;
+    // What a "Run" answered (its POST's 303): the page as it was drawn then, not the call again.
+    const token = c.req.query(RESULT_QUERY);
+    if (token !== undefined) {
+      const kept = results.get(token);
+      if (kept) return c.html(kept.html, kept.status as 200);
+      const notice = "The result of that Run is no longer kept (a Run's page is kept ten minutes, for a reload); run it again to see one.";
+      return htmlPage(c, <CapabilityPage root={root} capability={capability} values={null} errors={{}} problem={null} result={null} notice={notice} history={capabilityHistory(plane.store, capability.id)} />);
+    }
     const again = againValues(plane.store, capability, c.req.query("again"));
     if (again.kind === "refused") return problemResponse(c, root, again.problem);
     const notice = again.kind === "filled" ? again.notice : null;
@@ -119,7 +131,7 @@ export function createCockpit(options: CockpitOptions): Hono<AppEnv> {
   app.post("/capabilities/:id", (c) => {
     const capability = capabilityOr(c, c.req.param("id"));
     if (capability instanceof Response) return capability;
-    return runCapability(c, plane, capability);
+    return runCapability(c, plane, capability, results);
   });
 
   app.get("/executions", (c) => {

@@ -6,8 +6,27 @@ import { closeParsed, parseHtml, textOf } from "./_support/html.ts";
 
 let server: CockpitServer;
 
+// A write whose every run adds a line to a file of the checkout: how many times it ran.
+const TALLY = `import { capability, sensitive } from "docket";
+import * as v from "valibot";
+import { appendFileSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+export default capability({
+  id: "team.tally", title: "Tally", description: "Adds a line to .tally each run.", effect: "write",
+  input: v.object({ token: sensitive(v.string()), fail: v.optional(v.boolean(), false) }),
+  output: v.object({ runs: v.number() }),
+  errors: ["asked_to_fail"],
+  handler(input, ctx) {
+    appendFileSync(join(ctx.root, ".tally"), "run\\n");
+    const runs = readFileSync(join(ctx.root, ".tally"), "utf8").split("\\n").length - 1;
+    if (input.fail) throw new (require("docket").CapabilityError)("asked_to_fail", "failed on run " + runs);
+    return { runs };
+  },
+});
+`;
+
 beforeAll(async () => {
-  server = await startCockpitServer();
+  server = await startCockpitServer({}, { "team.tally.ts": TALLY });
 });
 
 afterAll(async () => {
@@ -42,6 +61,35 @@ describe("cockpit forms", () => {
     expect(doc.querySelector('[name="input.replicas"]')?.getAttribute("value")).toBe("3");
     expect(doc.querySelector('[name="input.target"] option[selected]')?.textContent).toBe("production");
     expect(doc.querySelector('[name="input.dry_run"]')?.hasAttribute("checked")).toBe(false);
+  });
+
+  test("Run answers 303 to a page of its result: reading it again (a reload, Back) runs nothing again and holds no secret", async () => {
+    for (const fail of [false, true]) {
+      const posted = await fetch(`${server.url}/cockpit/capabilities/team.tally`, {
+        method: "POST",
+        redirect: "manual",
+        headers: { "content-type": "application/x-www-form-urlencoded", origin: server.url },
+        body: new URLSearchParams({ mode: "call", confirmed: "1", "input.token": "tally-secret-1", ...(fail ? { "input.fail": "true" } : {}) }),
+      });
+      expect(posted.status).toBe(303);
+      const location = posted.headers.get("location")!;
+      expect(location).toMatch(/^\/cockpit\/capabilities\/team\.tally\?result=[0-9a-f-]{36}$/);
+      const pages = [];
+      for (let i = 0; i < 3; i++) {
+        const page = await server.page(location);
+        pages.push(page.html);
+        expect(page.status).toBe(fail ? 422 : 200);
+        expect(page.html).not.toContain("tally-secret-1");
+      }
+      expect(new Set(pages).size).toBe(1);
+      // Run once each: the first Run's one line, then the failed Run's second.
+      if (fail) expect(pages[0]).toContain("failed on run 2");
+      else expect(JSON.parse(textOf(parseHtml(pages[0]!), '[data-slot="result"]')!)).toEqual({ runs: 1 });
+    }
+    // A result no longer kept (or never): the page says so, and runs nothing.
+    const gone = await server.page("/cockpit/capabilities/team.tally?result=00000000-0000-4000-8000-000000000000");
+    expect(gone.status).toBe(200);
+    expect(textOf(parseHtml(gone.html), '[data-slot="again"]')).toContain("The result of that Run is no longer kept");
   });
 
   test("a write capability is not run until it is confirmed", async () => {

@@ -142,7 +142,7 @@ export interface CockpitServer {
   openGate(name: string, step: number): void;
   /** GET a page; the body as text. */
   page(path: string): Promise<{ status: number; headers: Headers; html: string }>;
-  /** POST a form (urlencoded) with this server's Origin, as a browser would; redirects not followed. */
+  /** POST a form (urlencoded) with this server's Origin, as a browser would; redirects not followed, but for a Run's to its result page. */
   post(path: string, form: Record<string, string | string[]>, headers?: Record<string, string>): Promise<Response>;
 }
 
@@ -195,10 +195,13 @@ export async function startCockpitServer(limits: Partial<Record<keyof Limits, nu
       const response = await fetch(url + path, { redirect: "manual" });
       return { status: response.status, headers: response.headers, html: await response.text() };
     },
-    post(path, form, headers = {}) {
+    async post(path, form, headers = {}) {
       const body = new URLSearchParams();
       for (const [name, value] of Object.entries(form)) for (const v of Array.isArray(value) ? value : [value]) body.append(name, v);
-      return fetch(url + path, { method: "POST", redirect: "manual", headers: { "content-type": "application/x-www-form-urlencoded", origin: url, ...headers }, body });
+      const response = await fetch(url + path, { method: "POST", redirect: "manual", headers: { "content-type": "application/x-www-form-urlencoded", origin: url, ...headers }, body });
+      // A Run's page is read by the GET its 303 names, as a browser reads it (Post/Redirect/Get).
+      const location = response.headers.get("location");
+      return response.status === 303 && location !== null && /[?&]result=/.test(location) ? fetch(url + location, { redirect: "manual" }) : response;
     },
   };
 }

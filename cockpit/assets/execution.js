@@ -532,6 +532,10 @@
     };
   }
 
+  function isEnded(state) {
+    return state === "succeeded" || state === "failed" || state === "cancelled";
+  }
+
   /** The page's timers and frames for drawing; `window.docketEnv` may supply them (tests do). */
   function drawClock() {
     var env = window.docketEnv || {};
@@ -559,6 +563,34 @@
       function (url) {
         window.location.assign(url);
       };
+    var clock = drawClock();
+    var watching = false;
+    /** Asks the execution's snapshot once a second until it ended (then shows the server's page) or the page drew its end. */
+    function watchEnd() {
+      var url = root.getAttribute("data-snapshot");
+      if (watching || !url) return;
+      watching = true;
+      var wait = 1000;
+      var look = function () {
+        if (root.getAttribute("data-terminal") === "true" || root.getAttribute("data-state") === "unknown") return;
+        request(url, { headers: { Accept: "application/json" }, credentials: "same-origin" })
+          .then(function (response) {
+            return response.ok ? response.json() : null;
+          })
+          .then(function (snapshot) {
+            if (root.getAttribute("data-terminal") === "true") return;
+            if (snapshot && isEnded(snapshot.state)) return navigate(root.getAttribute("data-page") || window.location.href);
+            wait = 1000;
+            clock.setTimeout(look, wait);
+          })
+          .catch(function () {
+            // No answer (the server stopped): asked less and less often, as the catalog is.
+            wait = Math.min(15000, wait * 2);
+            clock.setTimeout(look, wait);
+          });
+      };
+      clock.setTimeout(look, wait);
+    }
     form.addEventListener("submit", function (event) {
       event.preventDefault();
       var button = form.querySelector("button");
@@ -579,13 +611,16 @@
             }
             // The receipt says it ended while the page shows it running: the page is behind its events
             // (a flood). The server's page says what is true now.
-            var ended = receipt.state === "succeeded" || receipt.state === "failed" || receipt.state === "cancelled";
+            var ended = isEnded(receipt.state);
             // It says why the Cancel button is gone, as the page a Cancel without a script lands on does.
             if (ended && root.getAttribute("data-terminal") !== "true") {
               var page = new URL(root.getAttribute("data-page") || window.location.href, window.location.href);
               page.searchParams.set("notice", "cancel-refused");
               navigate(page.pathname + page.search);
             }
+            // Requested: the handler stops soon, but a page behind a flood would draw that seconds
+            // later. The server is asked once a second, and its page shown once it has ended there.
+            if (requested) watchEnd();
           });
         })
         .catch(function () {

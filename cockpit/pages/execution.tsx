@@ -104,6 +104,7 @@ export function ExecutionPage(props: ExecutionPageProps) {
         data-terminal={terminal ? "true" : "false"}
         data-socket={x.links.socket}
         data-events={x.links.events}
+        data-snapshot={x.links.self}
         data-page={executionPagePath(x.id)}
         data-after={String(x.last_sequence)}
         data-heartbeat-ms={String(props.heartbeatMs)}

@@ -112,6 +112,39 @@ describe("an execution page the server contradicts", () => {
   });
 });
 
+describe("an execution page behind a flood, after a Cancel", () => {
+  test("a Cancel requested: the page asks the server once a second, and shows the server's page once it ended there, though its own events lag", async () => {
+    let state = "cancelling";
+    const fetch = fetchAnswering((url) =>
+      url.pathname.endsWith("/cancel")
+        ? { status: 200, body: { id: ID, state: "cancelling", cancellable: true, requested: true, recorded: true, message: "cancel requested" } }
+        : url.pathname === "/api/v1/executions/get"
+          ? { status: 200, body: { ...runningSnapshot(), state } }
+          : { status: 200, body: {} },
+    );
+    const page = loadPage(executionHtml(runningSnapshot()), { path: `/cockpit/executions/${ID}`, scripts: [...scripts], fetch });
+    const asked = () => fetch.urls.filter((u) => u.startsWith("/api/v1/executions/get")).length;
+    try {
+      const form = page.document.querySelector('[data-slot="cancel"]') as HTMLFormElement;
+      form.dispatchEvent(new page.window.Event("submit", { cancelable: true }) as unknown as Event);
+      await page.settle();
+      for (let i = 0; i < 3; i++) (page.clock.advance(1000), await page.settle());
+      expect(asked()).toBe(3);
+      expect(page.navigations).toEqual([]);
+      state = "cancelled";
+      page.clock.advance(1000);
+      await page.settle();
+      expect(page.navigations).toEqual([`/cockpit/executions/${ID}`]);
+      // Nothing more is asked once it is shown.
+      const after = asked();
+      for (let i = 0; i < 5; i++) (page.clock.advance(1000), await page.settle());
+      expect(asked()).toBe(after);
+    } finally {
+      await page.close();
+    }
+  });
+});
+
 describe("an execution page behind a flood", () => {
   test("events arriving later and later than the first did: the indicator says how far behind the server the page reads, and no more once it caught up", async () => {
     const page = loadPage(executionHtml(runningSnapshot()), { path: `/cockpit/executions/${ID}`, scripts: [...scripts] });

@@ -1,6 +1,31 @@
 // What the Bun adapters that call libc through bun:ffi share: where libc is, and how to call fcntl.
 import type { FFIFunction } from "bun:ffi";
 
+type Ffi = typeof import("bun:ffi");
+
+/**
+ * The symbols `declare` names, from the first of the platform's libc files that opens through
+ * bun:ffi; null where there is none to open (Node, Windows, a libc not found).
+ */
+export function libcSymbols(declare: (ffi: Ffi) => Record<string, FFIFunction>): Record<string, unknown> | null {
+  const names = LIBC[process.platform];
+  if (!names || typeof (globalThis as { Bun?: unknown }).Bun === "undefined") return null;
+  let ffi: Ffi;
+  try {
+    ffi = require("bun:ffi") as Ffi;
+  } catch {
+    return null;
+  }
+  for (const name of names) {
+    try {
+      return ffi.dlopen(name, declare(ffi)).symbols as Record<string, unknown>;
+    } catch {
+      // The next name.
+    }
+  }
+  return null;
+}
+
 /** libc's file names per platform; the first that opens is used. */
 export const LIBC: Record<string, string[]> = {
   linux: ["libc.so.6", "libc.so", "libc.musl-x86_64.so.1", "libc.musl-aarch64.so.1"],

@@ -1,6 +1,6 @@
 // Bun only: gives the process's stdin, stdout and stderr back in the blocking mode it found them in.
 import { fstatSync, readdirSync } from "node:fs";
-import { fcntlCaller, fcntlDeclaration, LIBC } from "./_libc.ts";
+import { fcntlCaller, fcntlDeclaration, libcSymbols } from "./_libc.ts";
 
 const F_GETFL = 3;
 const F_SETFL = 4;
@@ -88,21 +88,6 @@ function openDescriptors(): number[] {
 
 /** libc's fcntl through bun:ffi, kept open for the exit; null where it cannot be had. */
 function libcFcntl(): ((fd: number, command: number, argument: number) => number) | null {
-  const names = LIBC[process.platform];
-  if (!names || typeof (globalThis as { Bun?: unknown }).Bun === "undefined") return null;
-  let ffi: typeof import("bun:ffi");
-  try {
-    ffi = require("bun:ffi") as typeof import("bun:ffi");
-  } catch {
-    return null;
-  }
-  for (const name of names) {
-    try {
-      const lib = ffi.dlopen(name, { fcntl: fcntlDeclaration(ffi.FFIType.i32) });
-      return fcntlCaller(lib.symbols.fcntl);
-    } catch {
-      // The next name.
-    }
-  }
-  return null;
+  const symbols = libcSymbols((ffi) => ({ fcntl: fcntlDeclaration(ffi.FFIType.i32) }));
+  return symbols === null ? null : fcntlCaller(symbols.fcntl);
 }

@@ -1,5 +1,5 @@
 // Bun only: asks the kernel whether the reader of a pipe or socket we write has closed its end.
-import { LIBC } from "./_libc.ts";
+import { libcSymbols } from "./_libc.ts";
 
 const POLLERR = 0x8;
 const POLLHUP = 0x10;
@@ -29,24 +29,7 @@ let found: ((entry: Int32Array, count: number, timeoutMs: number) => number) | n
 /** libc's poll through bun:ffi, looked up once; null where it cannot be had. */
 function libcPoll(): ((entry: Int32Array, count: number, timeoutMs: number) => number) | null {
   if (found !== undefined) return found;
-  found = null;
-  const names = LIBC[process.platform];
-  if (!names || typeof (globalThis as { Bun?: unknown }).Bun === "undefined") return null;
-  let ffi: typeof import("bun:ffi");
-  try {
-    ffi = require("bun:ffi") as typeof import("bun:ffi");
-  } catch {
-    return null;
-  }
-  for (const name of names) {
-    try {
-      const lib = ffi.dlopen(name, { poll: { args: [ffi.FFIType.ptr, ffi.FFIType.u64, ffi.FFIType.i32], returns: ffi.FFIType.i32 } });
-      const call = lib.symbols.poll as unknown as (entry: Int32Array, count: number | bigint, timeoutMs: number) => number;
-      found = (entry, count, timeoutMs) => call(entry, count, timeoutMs);
-      return found;
-    } catch {
-      // The next name.
-    }
-  }
-  return null;
+  const symbols = libcSymbols((ffi) => ({ poll: { args: [ffi.FFIType.ptr, ffi.FFIType.u64, ffi.FFIType.i32], returns: ffi.FFIType.i32 } }));
+  found = symbols === null ? null : (symbols.poll as (entry: Int32Array, count: number, timeoutMs: number) => number);
+  return found;
 }

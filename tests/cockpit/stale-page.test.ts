@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { loadPage, ORIGIN, type FakeFetch } from "./_support/dom.ts";
-import { executionHtml, ID, runningSnapshot } from "./_support/fixtures.ts";
+import { executionHtml, ID, liveExecutionPage, runningSnapshot } from "./_support/fixtures.ts";
 
 // An execution page never shows what it knew last as current once the server said otherwise
 // (a tester): a server that no longer knows the execution (restarted with the memory store), a
@@ -147,18 +147,13 @@ describe("an execution page behind a flood, after a Cancel", () => {
 
 describe("an execution page behind a flood", () => {
   test("events arriving later and later than the first did: the indicator says how far behind the server the page reads, and no more once it caught up", async () => {
-    const page = loadPage(executionHtml(runningSnapshot()), { path: `/cockpit/executions/${ID}`, scripts: [...scripts] });
+    const { page, send } = liveExecutionPage();
     try {
-      const socket = page.sockets[0]!;
-      socket.open();
-      socket.receive({ type: "stream.ready", schema_version: "1", subscribed: [ID], replayed: 0, truncated: false, heartbeat_ms: 20_000 });
-      const after = runningSnapshot().last_sequence;
-      const log = (n: number, ageMs: number) => ({ sequence: after + n, execution_id: ID, type: "execution.log", timestamp: new Date(Date.now() - ageMs).toISOString(), data: { level: "info", message: `line ${n}` } });
-      socket.receive(log(1, 0));
+      send("execution.log", { level: "info", message: "line 1" }, 0);
       expect(indicatorWord(page.document)).toBe("Live");
-      socket.receive(log(2, 4_000));
+      send("execution.log", { level: "info", message: "line 2" }, 4_000);
       expect(indicatorWord(page.document)).toBe("Live — 4 s behind the server");
-      socket.receive(log(3, 100));
+      send("execution.log", { level: "info", message: "line 3" }, 100);
       expect(indicatorWord(page.document)).toBe("Live");
     } finally {
       await page.close();
@@ -191,19 +186,14 @@ describe("an execution page behind a flood", () => {
   });
 
   test("a page that read its whole backlog says so once no event came for a second, though the last one it read was old (a flood that ended, a reconnect's replay)", async () => {
-    const page = loadPage(executionHtml(runningSnapshot()), { path: `/cockpit/executions/${ID}`, scripts: [...scripts] });
+    const { page, send } = liveExecutionPage();
     try {
-      const socket = page.sockets[0]!;
-      socket.open();
-      socket.receive({ type: "stream.ready", schema_version: "1", subscribed: [ID], replayed: 0, truncated: false, heartbeat_ms: 20_000 });
-      const after = runningSnapshot().last_sequence;
-      const log = (n: number, ageMs: number) => ({ sequence: after + n, execution_id: ID, type: "execution.log", timestamp: new Date(Date.now() - ageMs).toISOString(), data: { level: "info", message: `line ${n}` } });
-      socket.receive(log(1, 0));
-      socket.receive(log(2, 6_000));
+      send("execution.log", { level: "info", message: "line 1" }, 0);
+      send("execution.log", { level: "info", message: "line 2" }, 6_000);
       expect(indicatorWord(page.document)).toBe("Live — 6 s behind the server");
       // The backlog still arriving: behind it stays.
       page.clock.advance(900);
-      socket.receive(log(3, 5_000));
+      send("execution.log", { level: "info", message: "line 3" }, 5_000);
       page.clock.advance(900);
       expect(indicatorWord(page.document)).toBe("Live — 5 s behind the server");
       // Nothing more came: everything there was has been read.

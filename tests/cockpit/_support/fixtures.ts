@@ -125,14 +125,18 @@ export function capabilityHtml(capability: RegisteredCapability): string {
 
 /**
  * The page of a running execution (runningSnapshot) with the execution page's scripts, its socket
- * open and ready: `send(type, data)` gives it the next event in sequence.
+ * open and ready: `send(type, data)` gives it the next event in sequence; `ageMs`, made that long
+ * ago (a page behind a flood receives old events).
  */
-export function liveExecutionPage(): { page: LoadedPage; send(type: string, data: Record<string, unknown>): void } {
+export function liveExecutionPage(): { page: LoadedPage; send(type: string, data: Record<string, unknown>, ageMs?: number): void } {
   const snapshot = runningSnapshot();
   const page = loadPage(executionHtml(snapshot), { path: `/cockpit/executions/${ID}`, scripts: ["socket.js", "format.js", "log-filter.js", "refresh.js", "execution.js"] });
   const socket = page.sockets[0]!;
   socket.open();
   socket.receive({ type: "stream.ready", schema_version: "1", subscribed: [ID], replayed: 0, truncated: false, heartbeat_ms: 20_000 });
   let next = snapshot.last_sequence + 1;
-  return { page, send: (type, data) => socket.receive(event(next++, type, data)) };
+  return {
+    page,
+    send: (type, data, ageMs) => socket.receive({ ...event(next++, type, data), ...(ageMs === undefined ? {} : { timestamp: new Date(Date.now() - ageMs).toISOString() }) }),
+  };
 }

@@ -25,7 +25,13 @@ export function undeclaredFields(given: unknown, checked: unknown, schema: unkno
   const walk = (value: unknown, kept: unknown, node: unknown, at: string) => {
     if (found.length >= 20 || ++visits > MAX_VISITS || value === null || typeof value !== "object") return;
     const branches = schemaBranches(node, schema);
-    if (branches.length === 0 || branches.some((branch) => isSensitiveSchema(branch as JsonSchema))) return;
+    if (branches.length === 0) return;
+    if (branches.some((branch) => isSensitiveSchema(branch as JsonSchema))) {
+      // A secret's member names are its own, never named; but one of the few names no object
+      // keeps (a secret record's key "constructor") says nothing of it, and is dropped all the same.
+      if (isRecord(value) && isRecord(kept)) for (const key of NEVER_KEPT_KEYS) if (Object.hasOwn(value, key) && !Object.hasOwn(kept, key)) found.push(`${at}${key}`);
+      return;
+    }
     if (Array.isArray(value)) {
       const items = branches.flatMap((branch) => ((branch as { items?: unknown }).items === undefined ? [] : [(branch as { items?: unknown }).items]));
       if (items.length === 0) return;
@@ -33,36 +39,31 @@ export function undeclaredFields(given: unknown, checked: unknown, schema: unkno
       for (let i = 0; i < value.length && found.length < 20; i++) walk(value[i], Array.isArray(kept) ? kept[i] : undefined, item, `${at}${i}.`);
       return;
     }
-    if (branches.some(takesAnyField)) {
-      // Any field is taken, bar those the check never keeps in any object (a record's keys
-      // included): a key it dropped is one of them, any other may have been renamed by the check.
-      if (!isRecord(kept)) return;
-      const values = branches.length === 1 ? (branches[0] as { additionalProperties?: unknown }).additionalProperties : undefined;
-      for (const key of Object.keys(value)) {
-        if (found.length >= 20) break;
-        if (!Object.hasOwn(kept, key)) {
-          if (NEVER_KEPT_KEYS.has(key)) found.push(`${at}${key}`);
-        } else if (values !== null && typeof values === "object") {
-          // A record's values have a schema of their own: a misspelt field of one is dropped as any.
-          walk((value as Record<string, unknown>)[key], kept[key], values, `${at}${key}.`);
-        }
-      }
-      return;
-    }
     const objects = branches.flatMap((branch) => {
       const properties = (branch as { properties?: unknown }).properties;
       return properties !== null && typeof properties === "object" ? [properties as Record<string, unknown>] : [];
     });
+    const anyField = branches.filter(takesAnyField);
+    // A transform made the checked value something else: nothing is known of what an object that takes any field kept.
+    if (anyField.length > 0 && !isRecord(kept)) return;
+    // What a field no branch declares is checked by: each such branch's rest (a record's values), or anything.
+    const rests = anyField.map((branch) => restOf(branch as { additionalProperties?: unknown }));
+    // The check answered a key the input did not have and no branch declares: a record's key it
+    // renamed (a key schema's transform), so a key missing from the answer may be that one, renamed.
+    const renamed = isRecord(kept) && Object.keys(kept).some((key) => !Object.hasOwn(value, key) && !objects.some((properties) => Object.hasOwn(properties, key)));
     for (const key of Object.keys(value)) {
       if (found.length >= 20) break;
-      const holding = objects.filter((properties) => Object.hasOwn(properties, key));
-      const keptValue = isRecord(kept) && Object.hasOwn(kept, key) ? kept[key] : undefined;
-      if (holding.length === 0) {
-        if (!(isRecord(kept) && Object.hasOwn(kept, key))) found.push(`${at}${key}`);
+      const holding = objects.filter((properties) => Object.hasOwn(properties, key)).map((properties) => properties[key]);
+      const keptHas = isRecord(kept) && Object.hasOwn(kept, key);
+      const declaring = holding.length > 0 ? holding : rests;
+      if (!keptHas && (declaring.length === 0 || NEVER_KEPT_KEYS.has(key) || (holding.length === 0 && !renamed))) {
+        found.push(`${at}${key}`);
         continue;
       }
-      const next = holding.length === 1 ? holding[0]![key] : { anyOf: holding.map((properties) => properties[key]) };
-      walk((value as Record<string, unknown>)[key], keptValue, next, `${at}${key}.`);
+      // Kept, and declared by nothing (a loose object's own extra field): nothing to look into.
+      if (declaring.length === 0) continue;
+      // A declared field is checked by its own schema (an objectWithRest's too); any other by the rests.
+      walk((value as Record<string, unknown>)[key], keptHas ? (kept as Record<string, unknown>)[key] : undefined, declaring.length === 1 ? declaring[0] : { anyOf: declaring }, `${at}${key}.`);
     }
   };
   walk(given, checked, schema, "");
@@ -110,6 +111,12 @@ export function declaredOnly(given: unknown, schema: unknown): unknown {
  * one is dropped without a word.
  */
 const NEVER_KEPT_KEYS = new Set(["__proto__", "constructor", "prototype"]);
+
+/** What checks the fields a branch that takes any field does not name: a record's value schema, or anything (`{}`). */
+function restOf(branch: { additionalProperties?: unknown }): unknown {
+  const rest = branch.additionalProperties;
+  return rest !== null && typeof rest === "object" ? rest : {};
+}
 
 /** A branch that names no properties, or takes more than it names, takes any field. */
 function takesAnyField(branch: { type?: unknown; properties?: unknown }): boolean {

@@ -31,6 +31,9 @@ describe("undeclaredFields", () => {
     });
     const given = { lazy: { user: "a", SecretName1: 1 }, around: { user: "a", SecretName2: 1 }, union: { user: "a", SecretName3: 1 }, maybe: { user: "a", SecretName4: 1 }, extr: "x" };
     expect(dropped(schema, given)).toEqual(["extr"]);
+    // A key no object keeps is dropped from a secret too, and its name says nothing of the secret (tester H).
+    const env = v.object({ env: sensitive(v.record(v.string(), v.string())) });
+    expect(dropped(env, JSON.parse('{"env":{"constructor":"secret-value","API_KEY":"k"}}'))).toEqual(["env.constructor"]);
   });
 
   test("undeclaredFields names a record's keys that no check keeps (constructor, prototype, __proto__), and misspelt fields of a record's values", () => {
@@ -41,6 +44,17 @@ describe("undeclaredFields", () => {
     // A key the record's own check renames is no dropped key: only the three are known to be dropped.
     const record = { type: "object", properties: { env: { type: "object", additionalProperties: { type: "string" } } } };
     expect(undeclaredFields({ env: { PATH: "/bin" } }, { env: { path: "/bin" } }, record)).toEqual([]);
+  });
+
+  test("undeclaredFields finds a misspelt field inside a union of records, a union of an object and a record, and an objectWithRest's declared field (tester H)", () => {
+    const unionOfRecords = v.object({ m: v.union([v.record(v.string(), v.object({ a: v.optional(v.number()) })), v.record(v.string(), v.object({ b: v.optional(v.string()) }))]) });
+    expect(dropped(unionOfRecords, { m: { k: { c: 1 } } })).toEqual(["m.k.c"]);
+    expect(dropped(unionOfRecords, { m: { k: { b: "x" } } })).toEqual([]);
+    const objectOrRecord = v.object({ m: v.union([v.object({ kind: v.literal("a"), dryRun: v.optional(v.boolean(), false) }), v.record(v.string(), v.string())]) });
+    expect(dropped(objectOrRecord, { m: { kind: "a", dryRn: true } })).toEqual(["m.dryRn"]);
+    expect(dropped(objectOrRecord, { m: { x: "y" } })).toEqual([]);
+    const withRest = v.objectWithRest({ o: v.optional(v.object({ dryRun: v.optional(v.boolean()) })) }, v.record(v.string(), v.unknown()));
+    expect(dropped(withRest, { o: { dryRn: true }, other: { any: 1 } })).toEqual(["o.dryRn"]);
   });
 
   test("undeclaredFields ends on a cycle of references", () => {

@@ -133,15 +133,19 @@ function isJsonEssence(contentType: string): boolean {
 
 /**
  * The charset a Content-Type names when it is not UTF-8 (`application/json; charset=latin1`), or
- * null. JSON is UTF-8 (RFC 8259): such a body would be read as UTF-8 all the same, its text
- * changed or refused as invalid without a word of why.
+ * null (UTF-8, US-ASCII, or none named). JSON is UTF-8 (RFC 8259): such a body would be read as UTF-8 all the same, its text
+ * changed or refused as invalid without a word of why. Parameters are read as RFC 9110 writes
+ * them: a `;` or `charset=` inside a quoted value is part of that value.
  */
-function foreignCharset(contentType: string): string | null {
-  for (const parameter of contentType.split(";").slice(1)) {
-    const [name, value = ""] = parameter.split("=");
-    if (name!.trim().toLowerCase() !== "charset") continue;
-    const charset = value.trim().replace(/^"(.*)"$/, "$1");
-    if (!/^utf-?8$/i.test(charset)) return charset;
+export function foreignCharset(contentType: string | undefined): string | null {
+  if (contentType === undefined) return null;
+  const parameter = /;\s*([^=;\s]+)\s*=\s*("(?:[^"\\]|\\.)*"|[^;]*)/g;
+  for (const match of contentType.matchAll(parameter)) {
+    if (match[1]!.toLowerCase() !== "charset") continue;
+    const raw = match[2]!.trim();
+    const charset = raw.startsWith('"') ? raw.slice(1, -1).replace(/\\(.)/g, "$1") : raw;
+    // US-ASCII is a part of UTF-8: its bytes read the same.
+    if (!/^(?:utf-?8|us-ascii)$/i.test(charset)) return charset;
   }
   return null;
 }

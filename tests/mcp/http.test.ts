@@ -275,6 +275,18 @@ describe("MCP over Streamable HTTP: requests that do not fit", () => {
     expect(answer.error.message).toContain('Content-Encoding "gzip"');
     expect(answer.error.message).toContain("send it uncompressed");
   });
+
+  test("/mcp answers a body said to be in a charset other than UTF-8 415 naming it, instead of reading it as UTF-8 (tester H)", async () => {
+    const response = await fetch(new URL("/mcp", server.url), { method: "POST", headers: { ...MCP_HEADERS, "Content-Type": "application/json; charset=latin1" }, body: INITIALIZE });
+    expect(response.status).toBe(415);
+    const answer = (await response.json()) as { id: unknown; error: { code: number; message: string } };
+    expect(answer).toMatchObject({ id: null, error: { code: -32600 } });
+    expect(answer.error.message).toContain('charset="latin1"');
+    // UTF-8 named, or a parameter that only holds "charset=" inside its quotes: read as ever.
+    for (const type of ["application/json; charset=UTF-8", 'application/json; profile="a;charset=x"']) {
+      expect((await fetch(new URL("/mcp", server.url), { method: "POST", headers: { ...MCP_HEADERS, "Content-Type": type }, body: INITIALIZE })).status).toBe(200);
+    }
+  });
 });
 
 describe("MCP over Streamable HTTP with a token", () => {

@@ -195,7 +195,7 @@ export function apiContract(name: string, start: StartFn): void {
         expect(error.message).toStartWith("The request body must be JSON in UTF-8, but its Content-Type says charset=");
         expect(error.context.reason).toBe("unsupported_media_type");
       }
-      for (const type of ["application/json; charset=utf-8", "application/json; charset=UTF8"]) {
+      for (const type of ["application/json; charset=utf-8", "application/json; charset=UTF8", "application/json; charset=us-ascii", 'application/json; profile="a;charset=x"']) {
         expect((await http.send("/api/v1/executions/start", { method: "POST", headers: { "Content-Type": type }, body })).status).toBe(200);
       }
     });

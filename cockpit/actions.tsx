@@ -51,7 +51,7 @@ export async function runCapability(c: Context, plane: ExecutionPlane, capabilit
   // What a call that ran answers is kept and read by a GET (303): a reload, or Back, must not post
   // the form again — run a write twice, send its secret again (tester F).
   const ran = (status: number, extra: Parameters<typeof drawn>[0]) => {
-    const token = results.keep({ html: pageHtml(drawn(extra)), status });
+    const token = results.keep({ html: pageHtml(drawn(extra)), status, capability: capability.id });
     return token === null ? page(status, extra) : c.redirect(`${capabilityPagePath(capability.id)}?${RESULT_QUERY}=${token}`, 303);
   };
 

@@ -117,7 +117,7 @@ export function createCockpit(options: CockpitOptions): Hono<AppEnv> {
     // What a "Run" answered (its POST's 303): the page as it was drawn then, not the call again.
     const token = c.req.query(RESULT_QUERY);
     if (token !== undefined) {
-      const kept = results.get(token);
+      const kept = results.get(token, capability.id);
       if (kept) return c.html(kept.html, kept.status as 200);
       const notice = "The result of that Run is no longer kept (a Run's page is kept ten minutes, for a reload); run it again to see one.";
       return htmlPage(c, <CapabilityPage root={root} capability={capability} values={null} errors={{}} problem={null} result={null} notice={notice} history={capabilityHistory(plane.store, capability.id)} />);

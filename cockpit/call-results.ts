@@ -1,17 +1,18 @@
 import { randomUUID } from "node:crypto";
 
-/** A page kept for its GET: the HTML a "Run" answered, and its status. */
+/** A page kept for its GET: the HTML a "Run" answered, its status, and the capability it ran. */
 export interface KeptPage {
   html: string;
   status: number;
+  capability: string;
 }
 
 /** The pages "Run" answered, kept for a while so that a reload reads them instead of running again. */
 export interface CallResults {
   /** Keeps `page`; answers the token its GET names (`?result=<token>`), or null for a page larger than all that is kept. */
   keep(page: KeptPage): string | null;
-  /** The page kept under `token`, or null once it is let go (or never was). */
-  get(token: string): KeptPage | null;
+  /** The page kept under `token` for `capability`'s address, or null once it is let go (or never was, or is another's). */
+  get(token: string, capability: string): KeptPage | null;
 }
 
 /** The query parameter of the GET that reads a kept page: `/cockpit/capabilities/<id>?result=<token>`. */
@@ -53,10 +54,10 @@ export function createCallResults(now: () => number = Date.now, limits = CALL_RE
       expire();
       return token;
     },
-    get(token) {
+    get(token, capability) {
       expire();
       const page = pages.get(token);
-      return page ? { html: page.html, status: page.status } : null;
+      return page && page.capability === capability ? { html: page.html, status: page.status, capability } : null;
     },
   };
 }

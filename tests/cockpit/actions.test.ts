@@ -82,6 +82,10 @@ describe("cockpit forms", () => {
         expect(page.html).not.toContain("tally-secret-1");
       }
       expect(new Set(pages).size).toBe(1);
+      // Its token read at another capability's address shows nothing of it (tester H).
+      const elsewhere = await server.page(location.replace("team.tally", "team.echo"));
+      expect(elsewhere.html).not.toContain("Tally");
+      expect(textOf(parseHtml(elsewhere.html), '[data-slot="again"]')).toContain("no longer kept");
       // Run once each: the first Run's one line, then the failed Run's second.
       if (fail) expect(pages[0]).toContain("failed on run 2");
       else expect(JSON.parse(textOf(parseHtml(pages[0]!), '[data-slot="result"]')!)).toEqual({ runs: 1 });

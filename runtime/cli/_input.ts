@@ -148,8 +148,16 @@ export function applyInputEnv(parsed: ParsedInput, pairs: string[], env: Record<
     const match = INPUT_ENV.exec(pair);
     if (!match) return refused(`--input-env takes field=VARIABLE, like --input-env token=GITHUB_TOKEN, got ${JSON.stringify(pair.slice(0, 80))}.`);
     const [, field, variable] = match as unknown as [string, string, string];
-    const twice = pairs.find((other) => other !== pair && other.startsWith(`${field}=`));
-    if (twice !== undefined) return refused(`--input-env ${field}=${variable} and --input-env ${twice} both give ${field}; give it once.`);
+    // The same field, or a field and one inside it (auth and auth.token): one would win, by the flags' order.
+    const twice = pairs.find((other) => {
+      const named = other.slice(0, Math.max(0, other.indexOf("=")));
+      return other !== pair && (named === field || named.startsWith(`${field}.`) || field.startsWith(`${named}.`));
+    });
+    if (twice !== undefined) {
+      const named = twice.slice(0, twice.indexOf("="));
+      const what = named === field ? `both give ${field}; give it once` : `give ${field} and ${named}, one inside the other; give one of them`;
+      return refused(`--input-env ${field}=${variable} and --input-env ${twice} ${what}.`);
+    }
     const path = field.split(".");
     if (path.some((segment) => segment === "" || FORBIDDEN.has(segment))) return refused(`--input-env ${field}=${variable}: ${JSON.stringify(field)} is not a field path; give names joined by dots, like auth.token.`);
     const value = env[variable];

@@ -149,7 +149,10 @@ describe("applyInputEnv", () => {
 
   test("one field named by two --input-env is refused, naming both: neither would win without a word", () => {
     expect(applyInputEnv({ ok: true, value: {} }, ["token=SLACK_TOKEN", "note=NOTE", "token=NOTE"], env)).toEqual({ ok: false, message: "--input-env token=SLACK_TOKEN and --input-env token=NOTE both give token; give it once.", suggestion: INPUT_ENV_SUGGESTION });
-    expect(applyInputEnv({ ok: true, value: {} }, ["token=SLACK_TOKEN", "token.x=NOTE"], env)).toMatchObject({ ok: false });
+    // A field and one inside it, in either order (tester H: auth.token then auth kept auth alone).
+    for (const pairs of [["auth=SLACK_TOKEN", "auth.token=NOTE"], ["auth.token=NOTE", "auth=SLACK_TOKEN"]]) {
+      expect(applyInputEnv({ ok: true, value: {} }, pairs, env)).toMatchObject({ ok: false, message: expect.stringContaining("one inside the other; give one of them.") });
+    }
   });
 
   test("a malformed pair or an input that is not an object is refused by name, saying how to correct the flag", () => {

@@ -98,18 +98,20 @@ export function apiRoutes(plane: ExecutionPlane, answers: LargeAnswers): Hono<Ap
   for (const alias of ["/executions", "/executions/artifact"]) api.all(alias, (c) => onlyGet(c, `${API_PREFIX}${alias}`));
 
   api.all("/*", (c) => {
-    // `/api/v1/executions/`: the route without its last slash, named as such (not as a capability `executions.`).
+    // `/api/v1/executions/`: the route without its last slash, named as such (not as a capability
+    // `executions.`) when there is one; otherwise the capability it would name does not exist.
     const trimmed = c.req.path.replace(/\/+$/, "");
-    if (trimmed !== c.req.path && trimmed.length > API_PREFIX.length) {
+    const id = trimmed.slice(API_PREFIX.length + 1).split("/").join(".");
+    if (trimmed !== c.req.path && (trimmed === `${API_PREFIX}/executions` || (isCapabilityId(id) && plane.capability(id)))) {
+      const search = new URL(c.req.url).search;
       return edgeFailure(c, {
         status: 404,
         error_code: "not_found",
         message: `${c.req.path.slice(0, 200)} ends with a slash, and no route does.`,
-        suggestion: `Call ${trimmed.slice(0, 200)} instead.`,
+        suggestion: `Call ${trimmed.slice(0, 200)}${search.slice(0, 200)} instead.`,
         context: { reason: "trailing_slash", path: trimmed.slice(0, 200) },
       });
     }
-    const id = c.req.path.slice(API_PREFIX.length + 1).split("/").join(".");
     const capability = isCapabilityId(id) ? plane.capability(id) : null;
     if (!capability) return unknownCapability(c, plane, id);
     const methods = methodsOf(capability);
@@ -139,6 +141,15 @@ export function onlyGet(c: Context<AppEnv>, path: string): Response {
 }
 
 function unknownCapability(c: Context<AppEnv>, plane: ExecutionPlane, id: string): Response {
+  if (id === "") {
+    return edgeFailure(c, {
+      status: 404,
+      error_code: "not_found",
+      message: `${API_PREFIX}/ names no capability.`,
+      suggestion: `Call a capability at ${API_PREFIX}/<id with dots as slashes>, like ${API_PREFIX}/capabilities/list, which lists them.`,
+      context: { capabilities: `${API_PREFIX}/capabilities/list` },
+    });
+  }
   // Its file did not load (the usual case right after an edit): why, as executions.start says it.
   const broken = loadErrorFor(id, plane);
   if (broken !== undefined) {

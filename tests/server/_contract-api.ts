@@ -29,12 +29,17 @@ export function apiContract(name: string, start: StartFn): void {
     });
 
     test("a route with a trailing slash is a 404 naming the route without it, not an unknown capability `executions.`", async () => {
-      for (const path of ["/api/v1/executions/", "/api/v1/capabilities/list/"]) {
-        const response = await http.get(path);
+      for (const [path, meant] of [["/api/v1/executions/", "/api/v1/executions"], ["/api/v1/capabilities/list/", "/api/v1/capabilities/list"], ["/api/v1/capabilities/get/?id=files.digest", "/api/v1/capabilities/get?id=files.digest"]]) {
+        const response = await http.get(path!);
         expect(response.status).toBe(404);
         const { error } = (await response.json()) as any;
-        expect(error).toMatchObject({ error_code: "not_found", suggestion: `Call ${path.slice(0, -1)} instead.`, context: { reason: "trailing_slash" } });
+        expect(error).toMatchObject({ error_code: "not_found", suggestion: `Call ${meant} instead.`, context: { reason: "trailing_slash" } });
       }
+      // No route there without the slash either: an unknown capability, named without its slash (tester H).
+      const nowhere = (await (await http.get("/api/v1/no/such/")).json()) as any;
+      expect(nowhere.error.message).toContain('No capability "no.such" is loaded');
+      const bare = (await (await http.get("/api/v1/")).json()) as any;
+      expect(bare.error.message).toBe("/api/v1/ names no capability.");
     });
 
     test("read capability answers GET with query and POST with a JSON body", async () => {

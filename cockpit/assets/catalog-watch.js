@@ -42,8 +42,10 @@
     busy = true;
     return ask(url, { cache: "no-store", credentials: "same-origin" })
       .then(function (response) {
+        // A proxy's 502 while the server restarts is no answer from it either.
+        if (!response.ok) throw new Error("HTTP " + response.status);
         delay = every;
-        return response.ok ? response.json() : null;
+        return response.json();
       })
       .then(function (answer) {
         if (!answer || answer.signature === root.getAttribute("data-catalog")) return null;

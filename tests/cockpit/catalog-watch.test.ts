@@ -11,7 +11,11 @@ test("catalog-watch asks every 1.5 s while the server answers, and backs off to 
   const urls: string[] = [];
   const fetch = (async (url: string) => {
     urls.push(url);
-    if (!up) throw new TypeError("Failed to fetch");
+    if (!up) {
+      // Refused, or a proxy's 502 in front of it: no answer from the server either way.
+      if (urls.length % 2 === 0) throw new TypeError("Failed to fetch");
+      return { ok: false, status: 502, json: async () => ({}), text: async () => "Bad Gateway" };
+    }
     return { ok: true, status: 200, json: async () => ({ signature: "sig-1" }), text: async () => "" };
   }) as unknown as FakeFetch;
   const page = loadPage(HTML, { path: "/cockpit", scripts: ["catalog-watch.js"], fetch });

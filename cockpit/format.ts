@@ -118,5 +118,6 @@ export function relativeTime(iso: string, now: number): string {
 /** A file as the reader knows it: relative to the checkout when inside it (`capabilities/x.ts`), else as it is. */
 export function checkoutPath(file: string, root: string): string {
   const prefix = root.endsWith("/") ? root : `${root}/`;
-  return file.startsWith(prefix) ? file.slice(prefix.length) : file;
+  // A file's name may hold what no text shows (an escape sequence typed into it): shown without it.
+  return shownText(file.startsWith(prefix) ? file.slice(prefix.length) : file);
 }

@@ -19,7 +19,7 @@ export function LoadErrors(props: { errors: LoadError[]; root: string }) {
         <tbody>
           {props.errors.map((error) => (
             <tr data-load-error>
-              <td class="mono wrap-anywhere" title={error.file}>
+              <td class="mono wrap-anywhere" title={shownText(error.file)}>
                 {checkoutPath(error.file, props.root)}
               </td>
               <td class="mono">{error.line === null ? "—" : error.column === null ? String(error.line) : `${error.line}:${error.column}`}</td>

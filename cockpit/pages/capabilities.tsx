@@ -46,7 +46,7 @@ function CapabilityTable(props: { capabilities: RegisteredCapability[]; caption:
                 {runsAs(c)}
                 {c.cancellable ? <div class="muted small">cancellable</div> : null}
               </td>
-              <td class="mono wrap-anywhere small" title={c.source.kind === "builtin" ? undefined : c.source.file}>
+              <td class="mono wrap-anywhere small" title={c.source.kind === "builtin" ? undefined : shownText(c.source.file)}>
                 {c.source.kind === "builtin" ? "built-in" : checkoutPath(c.source.file, props.root)}
               </td>
             </tr>

@@ -82,7 +82,7 @@ export function CapabilityPage(props: CapabilityPageProps) {
           </div>
           <div class="fact">
             <dt>Source</dt>
-            <dd class="mono wrap-anywhere" title={c.source.kind === "builtin" ? undefined : c.source.file}>
+            <dd class="mono wrap-anywhere" title={c.source.kind === "builtin" ? undefined : shownText(c.source.file)}>
               {c.source.kind === "builtin" ? "built-in" : checkoutPath(c.source.file, props.root)}
             </dd>
           </div>

@@ -4,8 +4,7 @@ import type { CapabilityDef } from "./declaration.ts";
 import { checkDeclaration } from "./inspect.ts";
 import type { CapabilityCatalog, CapabilitySource, LoadError, RegisteredCapability } from "./registered.ts";
 import { TakenIds } from "./taken-ids.ts";
-import { sanitizeText } from "../execution/text-sanitize.ts";
-import { withoutColour } from "../execution/text-colour.ts";
+import { plainText } from "../execution/text-sanitize.ts";
 
 /** Options of `CapabilityRegistry.add`. */
 export interface AddCapabilityOptions {
@@ -95,9 +94,4 @@ export class CapabilityRegistry implements CapabilityCatalog {
 function versionOf(source: CapabilitySource, text: string | undefined): string {
   if (text !== undefined) return fileVersion(text);
   return source.kind === "builtin" ? builtinVersion() : "unknown";
-}
-
-/** A declaration's text as every surface shows it: without escape sequences (colour included), controls or bidi overrides; lines and tabs kept. */
-function plainText(text: string): string {
-  return withoutColour(sanitizeText(text));
 }

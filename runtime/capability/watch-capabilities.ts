@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { isEmptyChange, type CatalogChange } from "./live-catalog.ts";
 import type { LoadError } from "./registered.ts";
 import { watchFolders, type FolderWatch, type WatchFoldersOptions } from "./watch-folders.ts";
+import { plainText } from "../execution/text-sanitize.ts";
 
 /** What {@link watchCapabilities} needs of a booted plane (runtime/boot.ts's `bootPlane` gives it). */
 export interface ReloadablePlane {
@@ -30,7 +31,7 @@ export interface WatchCapabilitiesOptions {
 /** One line for stderr about a file that did not load, with its place when known. */
 export function loadErrorLine(error: LoadError): string {
   const where = error.line !== null ? `:${error.line}${error.column !== null ? `:${error.column}` : ""}` : "";
-  return `docket could not load ${error.file}${where}: ${error.reason}`;
+  return `docket could not load ${plainText(error.file)}${where}: ${error.reason}`;
 }
 
 /**

@@ -10,6 +10,7 @@ import { annotation } from "./github-actions.ts";
 import type { LocalRunOptions, RunOutput } from "./local-run-options.ts";
 import { location } from "./run-reporter.ts";
 import type { TerminalStyle } from "./_terminal.ts";
+import { plainText } from "../execution/text-sanitize.ts";
 
 /** `./check.ts`, `/abs/check.ts`, `checks/x.ts`: a file to run Deno-style, not an id. */
 export function isCapabilityPath(target: string): boolean {
@@ -55,7 +56,7 @@ export function locateTarget(plane: BootedPlane, target: string, file: string | 
 /** The checkout's other broken capability files, said once: they do not stop this run (docs/architecture.md). */
 export function reportLoadErrors(errors: LoadError[], root: string, gitHub: boolean, style: TerminalStyle, output: RunOutput): void {
   if (errors.length === 0) return;
-  const shown = (file: string) => (file.startsWith(root) ? relative(root, file) || file : file);
+  const shown = (file: string) => plainText(file.startsWith(root) ? relative(root, file) || file : file);
   const lines = errors.map((e) => {
     const d = { severity: "warning" as const, message: `capability file did not load: ${e.reason}`, file: shown(e.file), line: e.line ?? undefined, column: e.column ?? undefined };
     return gitHub ? annotation(d) : `${location(d)} ${e.reason}`;

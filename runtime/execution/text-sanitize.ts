@@ -93,6 +93,15 @@ export function sanitizeText(text: string): string {
 }
 
 /**
+ * A text as every surface shows it where no colour belongs (a capability's title, a file's name in
+ * a load error): without escape sequences (colour included), controls or bidi overrides; lines
+ * and tabs kept.
+ */
+export function plainText(text: string): string {
+  return withoutColour(sanitizeText(text));
+}
+
+/**
  * One log line made safe to print: ANSI escapes other than colour (SGR), control characters and
  * bidirectional overrides removed, `\t` kept,
  * trailing line breaks dropped (`log("done\n")` is one line) and inner ones shown as

@@ -154,6 +154,21 @@ describe("docket capabilities", () => {
     expect(result.stdout.match(/capabilities\/bad\.twice\.ts/g)!.length).toBeGreaterThan(1);
   });
 
+  test("list and show print a declaration's title and description, a file's thrown reason and its very name without escape sequences or bidi overrides (no window title set, no screen cleared)", async () => {
+    const hostile = tempCheckout();
+    writeFiles(hostile, {
+      "capabilities/esc.titled.ts": 'import { capability } from "docket";\nimport * as v from "valibot";\nexport default capability({ id: "esc.titled", title: "T \\u001b[31mred\\u001b[0m \\u001b]0;pwn\\u0007", description: "d \\u001b[2J \\u202eRTL", effect: "read", input: v.object({}), output: v.object({}), handler: () => ({}) });\n',
+      "capabilities/esc.\u001b]0;FN\u0007name.ts": 'throw new Error("load \\u001b[31mfailed\\u001b[0m \\u202eRTL");\n',
+    });
+    const list = await cli(["capabilities", "list"], hostile);
+    const show = await cli(["capabilities", "show", "esc.titled"], hostile);
+    for (const text of [list.stdout, show.stdout]) expect(text).not.toMatch(/[\u001b\u0007\u202e]/);
+    expect(list.stdout).toMatch(/^esc\.titled +read +T red $/m);
+    expect(list.stdout).toContain("capabilities/esc.name.ts:1:11 it threw while loading: load failed RTL");
+    expect(list.stdout).toContain("load failed RTL");
+    expect(show.stdout).toContain("d  RTL");
+  });
+
   test("list --format json is one document: capabilities with schemas, and load errors", async () => {
     const result = await cli(["capabilities", "list", "--format", "json"]);
     expect(result.code).toBe(0);

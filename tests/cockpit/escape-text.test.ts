@@ -98,7 +98,8 @@ export default null;
 describe("the cockpit shows no escape sequence or bidi override of a capability's title, description or load error", () => {
   let titled: CockpitServer;
   beforeAll(async () => {
-    titled = await startCockpitServer({}, { "team.titled.ts": TITLED, "team.broken.ts": BROKEN });
+    // A file whose very name holds an escape sequence (a window title) and a bidi override (tester H).
+    titled = await startCockpitServer({}, { "team.titled.ts": TITLED, "team.broken.ts": BROKEN, "esc.\u001b]0;FN\u0007na\u202eme.ts": BROKEN });
   });
   afterAll(async () => {
     await titled?.stop();
@@ -113,6 +114,7 @@ describe("the cockpit shows no escape sequence or bidi override of a capability'
     }
     expect((await titled.page("/cockpit/capabilities/team.titled")).html).toContain("Title RTL");
     expect((await titled.page("/cockpit/capabilities")).html).toContain("load failed RTL");
+    expect((await titled.page("/cockpit/capabilities")).html).toContain("capabilities/esc.name.ts");
   });
 });
 

@@ -9,6 +9,7 @@ import { terminalStyle, type TerminalStyle } from "../_terminal.ts";
 import { EXIT } from "../exit-code.ts";
 import { runnerSafe } from "../github-actions.ts";
 import { location } from "../run-reporter.ts";
+import { plainText } from "../../execution/text-sanitize.ts";
 
 const shared = {
   format: { type: "enum" as const, options: ["text", "json"], default: "text", description: "text: for a person; json: one JSON document" },
@@ -94,7 +95,7 @@ function capabilityTable(capabilities: RegisteredCapability[], style: TerminalSt
 function loadErrorLines(errors: LoadError[], root: string, style: TerminalStyle): string {
   if (errors.length === 0) return "";
   const lines = errors.map((e) => {
-    const file = e.file.startsWith(`${root}/`) ? relative(root, e.file) : e.file;
+    const file = plainText(e.file.startsWith(`${root}/`) ? relative(root, e.file) : e.file);
     return `  ${location({ file, line: e.line ?? undefined, column: e.column ?? undefined })} ${e.reason}`;
   });
   // Counted by file: one file can have several problems, each on its own line.
@@ -104,7 +105,7 @@ function loadErrorLines(errors: LoadError[], root: string, style: TerminalStyle)
 
 /** One capability for a person: facts, description, schemas, and each example as a command to run. */
 function capabilityText(c: RegisteredCapability, root: string, style: TerminalStyle): string {
-  const source = c.source.kind === "builtin" ? "built-in" : c.source.file.startsWith(`${root}/`) ? relative(root, c.source.file) : c.source.file;
+  const source = c.source.kind === "builtin" ? "built-in" : plainText(c.source.file.startsWith(`${root}/`) ? relative(root, c.source.file) : c.source.file);
   const facts = [
     `effect: ${c.effect}${c.effect === "write" ? " (may change something)" : ""}`,
     `cancellable: ${c.cancellable ? "yes" : "no"}`,

@@ -21,6 +21,7 @@ import { writerOf } from "../fd-writer.ts";
 import { repeatedFlag, UsageError, type DocketCommandMeta } from "../_command-line.ts";
 import { inertOutput } from "../github-actions.ts";
 import { EXIT } from "../exit-code.ts";
+import { plainText } from "../../execution/text-sanitize.ts";
 
 const meta: DocketCommandMeta = {
   name: "mcp",
@@ -86,7 +87,7 @@ export default defineCommand({
     guardExit(SERVER_ENDING);
     const plane = await bootPlane({ cwd: process.cwd(), storeKind: "memory", limits, capabilityDirs, importFile: (path) => import(path), log, trialLoads: true });
     for (const error of plane.registry.loadErrors()) {
-      log(`docket mcp: could not load ${error.file}${error.line !== null ? `:${error.line}` : ""}: ${error.reason}`);
+      log(`docket mcp: could not load ${plainText(error.file)}${error.line !== null ? `:${error.line}` : ""}: ${error.reason}`);
     }
     if (silent) log(`docket mcp: the docket server (pid ${silent.pid}) at ${silent.url} holds ${root} and does not answer (stopped, frozen or too busy), so only direct calls of read capabilities run here; everything else is refused until docket mcp is started again with the server answering.`);
     else log(`docket mcp: no docket server serves ${root}, so executions started here are visible to this process alone (start one with docket serve).`);

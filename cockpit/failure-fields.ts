@@ -7,14 +7,17 @@ import { PostedForm } from "./form-names.ts";
  * The problems of a failed call or start, by the form control they are about, so that the page
  * shows each at its field as it shows a problem of reading the form (docs/cockpit.md): the
  * schema's problems (`context.problems`, at paths like `input.rows[0].size`) at the deepest field
- * the path reaches, and a failure that names a field (`context.field`) at that field. With the raw
+ * the path reaches, and a failure that names a field (`context.field`, or the fields of
+ * `context.fields`) at that field. With the raw
  * JSON box filled, the fields were not what was sent: the problems are shown at that box.
  */
 export function fieldErrorsOf(failure: FailureDescriptor, shape: FormShape, submitted: URLSearchParams): Record<string, string> {
   const form = new PostedForm(submitted);
-  const context = (failure.context ?? {}) as { problems?: unknown; field?: unknown };
+  const context = (failure.context ?? {}) as { problems?: unknown; field?: unknown; fields?: unknown };
   const problems = Array.isArray(context.problems) ? context.problems.filter(isProblem) : [];
-  if ((form.get(RAW_JSON_CONTROL) ?? "").trim() !== "") return problems.length > 0 || typeof context.field === "string" ? { [RAW_JSON_CONTROL]: failure.message } : {};
+  // Fields a write may not lose (`unknown_fields`: a record's key "constructor"), as dotted paths.
+  const named = Array.isArray(context.fields) ? context.fields.filter((field): field is string => typeof field === "string") : [];
+  if ((form.get(RAW_JSON_CONTROL) ?? "").trim() !== "") return problems.length > 0 || typeof context.field === "string" || named.length > 0 ? { [RAW_JSON_CONTROL]: failure.message } : {};
   if (shape === null) return {};
   const errors: Record<string, string> = {};
   const add = (control: string | null, text: string) => {
@@ -25,6 +28,7 @@ export function fieldErrorsOf(failure: FailureDescriptor, shape: FormShape, subm
     if (keys !== null) add(controlOf(shape, keys, form), `${problem.path.replace(/^input\.?/, "") || "input"}: ${problem.message}`);
   }
   if (problems.length === 0 && typeof context.field === "string") add(controlOf(shape, [context.field], form), failure.message);
+  for (const path of problems.length === 0 ? named : []) add(controlOf(shape, path.split(".").map((key) => (/^\d+$/.test(key) ? Number(key) : key)), form), failure.message);
   return errors;
 }
 

@@ -63,4 +63,10 @@ describe("fieldErrorsOf", () => {
     expect(fieldErrorsOf(problems(["input.i", "Too big"]), shape, new URLSearchParams([["raw_json", '{"i": 11}']]))).toEqual({ raw_json: "Cannot call x: …" });
     expect(fieldErrorsOf(refused({ reason: "too_large" }), shape, new URLSearchParams())).toEqual({});
   });
+
+  test("fieldErrorsOf marks each field a write would have lost (unknown_fields), at the deepest control its path reaches (tester H)", () => {
+    const lost = refused({ reason: "unknown_fields", fields: ["owner.constructor", "rows.0.sise"] }, "Cannot call x: its input has no field …");
+    const form = new URLSearchParams([["input.rows.0.path", "a"]]);
+    expect(fieldErrorsOf(lost, shape, form)).toEqual({ "input.owner": "Cannot call x: its input has no field …", "input.rows": "Cannot call x: its input has no field …" });
+  });
 });

@@ -532,6 +532,9 @@
     };
   }
 
+  /** A page this many seconds behind its events asks the server whether the execution ended (endWatcher). */
+  var BEHIND_WATCH_S = 5;
+
   function isEnded(state) {
     return state === "succeeded" || state === "failed" || state === "cancelled";
   }
@@ -549,48 +552,65 @@
   }
 
   /** The Cancel form posts in the background and reports the receipt; without a script it posts normally. */
-  function wireCancel(root, view) {
-    var form = root.querySelector('[data-slot="cancel"]');
-    if (!form) return;
+  /** What a page asks and where it goes: `window.docketEnv` may supply fetch and navigate (tests do). */
+  function pageActions() {
     var env = window.docketEnv || {};
-    var request =
-      env.fetch ||
-      function (url, init) {
-        return window.fetch(url, init);
-      };
-    var navigate =
-      env.navigate ||
-      function (url) {
-        window.location.assign(url);
-      };
+    return {
+      request:
+        env.fetch ||
+        function (url, init) {
+          return window.fetch(url, init);
+        },
+      navigate:
+        env.navigate ||
+        function (url) {
+          window.location.assign(url);
+        },
+    };
+  }
+
+  /**
+   * A page that may draw the execution's end late (behind a flood, or a Cancel it asked for) asks
+   * the server for the execution once a second instead, and shows the server's page once it has
+   * ended there; less and less often while the server does not answer. `watch()` starts it, once.
+   */
+  function endWatcher(root) {
+    var actions = pageActions();
     var clock = drawClock();
     var watching = false;
-    /** Asks the execution's snapshot once a second until it ended (then shows the server's page) or the page drew its end. */
-    function watchEnd() {
+    return function watch() {
       var url = root.getAttribute("data-snapshot");
       if (watching || !url) return;
       watching = true;
       var wait = 1000;
       var look = function () {
         if (root.getAttribute("data-terminal") === "true" || root.getAttribute("data-state") === "unknown") return;
-        request(url, { headers: { Accept: "application/json" }, credentials: "same-origin" })
+        actions
+          .request(url, { headers: { Accept: "application/json" }, credentials: "same-origin" })
           .then(function (response) {
             return response.ok ? response.json() : null;
           })
           .then(function (snapshot) {
             if (root.getAttribute("data-terminal") === "true") return;
-            if (snapshot && isEnded(snapshot.state)) return navigate(root.getAttribute("data-page") || window.location.href);
+            if (snapshot && isEnded(snapshot.state)) return actions.navigate(root.getAttribute("data-page") || window.location.href);
             wait = 1000;
             clock.setTimeout(look, wait);
           })
           .catch(function () {
-            // No answer (the server stopped): asked less and less often, as the catalog is.
             wait = Math.min(15000, wait * 2);
             clock.setTimeout(look, wait);
           });
       };
       clock.setTimeout(look, wait);
-    }
+    };
+  }
+
+  function wireCancel(root, view, watchEnd) {
+    var form = root.querySelector('[data-slot="cancel"]');
+    if (!form) return;
+    var actions = pageActions();
+    var request = actions.request;
+    var navigate = actions.navigate;
     form.addEventListener("submit", function (event) {
       event.preventDefault();
       var button = form.querySelector("button");
@@ -634,7 +654,8 @@
     if (!root) return;
     var view = executionView(root);
     docket.executionView = view;
-    wireCancel(root, view);
+    var watchEnd = endWatcher(root);
+    wireCancel(root, view, watchEnd);
     // A finished execution takes no more events: nothing to follow.
     if (root.getAttribute("data-terminal") === "true") return;
     view.followTimeline();
@@ -647,6 +668,10 @@
       onEvent: view.apply,
       onMissed: view.missed,
       onGone: view.gone,
+      // Seconds behind a flood: its end would be drawn that late, so the server is asked for it.
+      onBehind: function (seconds) {
+        if (seconds >= BEHIND_WATCH_S) watchEnd();
+      },
     });
   }
 

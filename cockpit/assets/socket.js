@@ -100,7 +100,8 @@
    * indicator (element), onEvent(event), onMissed(from, to) (history no longer retained),
    * onSubscribed() (an every-execution channel is ready, or lagged: what happened before it, or
    * what it dropped, is not replayed — the page re-reads it), onGone() (the server no longer knows
-   * the one execution followed: nothing more will come).
+   * the one execution followed: nothing more will come), onBehind(seconds) (the events arrive that
+   * many seconds after they were made: a flood faster than the page reads).
    */
   function openChannel(options) {
     var env = environment();
@@ -328,6 +329,7 @@
       if (behind === shownBehind || state !== "live") return;
       shownBehind = behind;
       show("live", behind > 0 ? "— " + behind + " s behind the server" : "");
+      if (behind > 0 && options.onBehind) options.onBehind(behind);
     }
 
     /** Nothing came for CAUGHT_UP_MS while the page said it was behind: it has read all there was. */

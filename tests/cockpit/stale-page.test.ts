@@ -145,6 +145,32 @@ describe("an execution page behind a flood, after a Cancel", () => {
   });
 });
 
+describe("an execution page behind a flood, ended on the server", () => {
+  test("five seconds behind, the page asks the server once a second, and shows the server's page once it ended there (a tester's page showed Running 26 s after)", async () => {
+    let state = "running";
+    const fetch = fetchAnswering((url) => (url.pathname === "/api/v1/executions/get" ? { status: 200, body: { ...runningSnapshot(), state } } : { status: 200, body: {} }));
+    const asked = () => fetch.urls.filter((u) => u.startsWith("/api/v1/executions/get")).length;
+    const { page, send } = liveExecutionPage({ fetch });
+    try {
+      send("execution.log", { level: "info", message: "line 1" }, 0);
+      send("execution.log", { level: "info", message: "line 2" }, 3_000);
+      for (let i = 0; i < 3; i++) (page.clock.advance(500), await page.settle());
+      // Three seconds behind: its events will tell it soon enough.
+      expect(asked()).toBe(0);
+      send("execution.log", { level: "info", message: "line 3" }, 6_000);
+      for (let i = 0; i < 2; i++) (page.clock.advance(1000), await page.settle());
+      expect(asked()).toBeGreaterThan(0);
+      expect(page.navigations).toEqual([]);
+      state = "succeeded";
+      page.clock.advance(1000);
+      await page.settle();
+      expect(page.navigations).toEqual([`/cockpit/executions/${ID}`]);
+    } finally {
+      await page.close();
+    }
+  });
+});
+
 describe("an execution page behind a flood", () => {
   test("events arriving later and later than the first did: the indicator says how far behind the server the page reads, and no more once it caught up", async () => {
     const { page, send } = liveExecutionPage();

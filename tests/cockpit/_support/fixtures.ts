@@ -7,7 +7,7 @@ import { OverviewPage } from "../../../cockpit/pages/overview.tsx";
 import { ExecutionsPage } from "../../../cockpit/pages/executions.tsx";
 import { isTerminal, type ExecutionState } from "../../../runtime/execution/state-machine.ts";
 import { CapabilityPage } from "../../../cockpit/pages/capability.tsx";
-import { loadPage, type LoadedPage } from "./dom.ts";
+import { loadPage, type FakeFetch, type LoadedPage } from "./dom.ts";
 
 /** The execution the DOM tests follow. */
 export const ID = "x-20260908T010203Z-0a1b2c3d";
@@ -128,9 +128,9 @@ export function capabilityHtml(capability: RegisteredCapability): string {
  * open and ready: `send(type, data)` gives it the next event in sequence; `ageMs`, made that long
  * ago (a page behind a flood receives old events).
  */
-export function liveExecutionPage(): { page: LoadedPage; send(type: string, data: Record<string, unknown>, ageMs?: number): void } {
+export function liveExecutionPage(options: { fetch?: FakeFetch } = {}): { page: LoadedPage; send(type: string, data: Record<string, unknown>, ageMs?: number): void } {
   const snapshot = runningSnapshot();
-  const page = loadPage(executionHtml(snapshot), { path: `/cockpit/executions/${ID}`, scripts: ["socket.js", "format.js", "log-filter.js", "refresh.js", "execution.js"] });
+  const page = loadPage(executionHtml(snapshot), { path: `/cockpit/executions/${ID}`, scripts: ["socket.js", "format.js", "log-filter.js", "refresh.js", "execution.js"], ...options });
   const socket = page.sockets[0]!;
   socket.open();
   socket.receive({ type: "stream.ready", schema_version: "1", subscribed: [ID], replayed: 0, truncated: false, heartbeat_ms: 20_000 });

@@ -167,6 +167,12 @@ describe("docket capabilities", () => {
     expect(list.stdout).toContain("capabilities/esc.name.ts:1:11 it threw while loading: load failed RTL");
     expect(list.stdout).toContain("load failed RTL");
     expect(show.stdout).toContain("d  RTL");
+    // A field's description and example, printed as JSON: a bidi override as its escape, the same value (tester H).
+    writeFiles(hostile, { "capabilities/esc.fields.ts": 'import { capability } from "docket";\nimport * as v from "valibot";\nexport default capability({ id: "esc.fields", title: "F", description: "F.", effect: "read", input: v.object({ name: v.pipe(v.string(), v.description("who \\u202eRTL")) }), output: v.object({}), examples: [{ name: "x\\u202ey" }], handler: () => ({}) });\n' });
+    const fields = await cli(["capabilities", "show", "esc.fields"], hostile);
+    expect(fields.stdout).not.toMatch(/[\u202e]/);
+    expect(fields.stdout).toContain('"description": "who \\u202eRTL"');
+    expect(fields.stdout).toContain('--input \'{"name":"x\\u202ey"}\'');
   });
 
   test("list --format json is one document: capabilities with schemas, and load errors", async () => {

@@ -10,6 +10,7 @@ import { EXIT } from "../exit-code.ts";
 import { runnerSafe } from "../github-actions.ts";
 import { location } from "../run-reporter.ts";
 import { plainText } from "../../execution/text-sanitize.ts";
+import { jsonText } from "../_json-text.ts";
 
 const shared = {
   format: { type: "enum" as const, options: ["text", "json"], default: "text", description: "text: for a person; json: one JSON document" },
@@ -114,7 +115,7 @@ function capabilityText(c: RegisteredCapability, root: string, style: TerminalSt
     ...(c.errors.length > 0 ? [`error codes: ${c.errors.join(", ")}`] : []),
     `source: ${source} (${c.version})`,
   ];
-  const examples = c.examples.map((e) => `  docket run ${c.id} --input ${shellQuote(JSON.stringify(e))}`);
+  const examples = c.examples.map((e) => `  docket run ${c.id} --input ${shellQuote(jsonText(e, 0))}`);
   return [
     `${style.bold(c.id)} — ${c.title}`,
     "",
@@ -123,10 +124,10 @@ function capabilityText(c: RegisteredCapability, root: string, style: TerminalSt
     ...facts,
     "",
     style.bold("input schema"),
-    JSON.stringify(c.input_schema, null, 2),
+    jsonText(c.input_schema),
     "",
     style.bold("output schema"),
-    JSON.stringify(c.output_schema, null, 2),
+    jsonText(c.output_schema),
     ...(examples.length > 0 ? ["", style.bold("examples"), ...examples] : []),
     "",
   ].join("\n");

@@ -17,6 +17,7 @@ import { createRunReporter, formatDuration, location, plainPrinters } from "../r
 import { findServer, followEvents, isUnleased, readEvents, ServerUnreachableError, unansweringServer, type EventsOutcome, type ServerClient } from "../server-client.ts";
 import type { Lease } from "../../server/lease.ts";
 import { readerGone } from "../../adapter/reader-gone.ts";
+import { jsonText } from "../_json-text.ts";
 
 /** How often `events --follow` asks whether whoever reads its stdout has left. */
 const READER_LOOK_MS = 1000;
@@ -377,7 +378,7 @@ function showText(e: ExecutionSnapshot, url: string, style: TerminalStyle): stri
     lines.push("", style.bold(`log (last ${shown.length} of ${e.log.length + e.log_dropped})`));
     for (const l of shown) lines.push(`  ${l.level.padEnd(5)} ${l.message}`);
   }
-  if (e.state === "succeeded") lines.push("", style.bold("output"), JSON.stringify(e.output ?? null, null, 2));
+  if (e.state === "succeeded") lines.push("", style.bold("output"), jsonText(e.output ?? null));
   if (e.failure) lines.push("", failureText(e.failure, style).trimEnd());
   if (e.reconciliation) lines.push("", ...reconciliationLines(e.reconciliation, style));
   else if (e.failure?.outcome_certainty === "unknown") lines.push("", style.yellow(`outcome unknown, not reconciled: settle it with docket executions reconcile ${e.id} --applied|--not-applied --note "…"`));

@@ -48,9 +48,11 @@ export function undeclaredFields(given: unknown, checked: unknown, schema: unkno
     if (anyField.length > 0 && !isRecord(kept)) return;
     // What a field no branch declares is checked by: each such branch's rest (a record's values), or anything.
     const rests = anyField.map((branch) => restOf(branch as { additionalProperties?: unknown }));
-    // The check answered a key the input did not have and no branch declares: a record's key it
-    // renamed (a key schema's transform), so a key missing from the answer may be that one, renamed.
-    const renamed = isRecord(kept) && Object.keys(kept).some((key) => !Object.hasOwn(value, key) && !objects.some((properties) => Object.hasOwn(properties, key)));
+    // A key a record's check left out may be one it renamed (a key schema's transform) or one its
+    // transform filtered out: only the keys no check keeps are known to be lost there. Beside an
+    // object that names its fields (a union of the two), a key missing from an answer that holds
+    // no key nobody sent was dropped by that object's check.
+    const renamed = objects.length === 0 || (isRecord(kept) && Object.keys(kept).some((key) => !Object.hasOwn(value, key) && !objects.some((properties) => Object.hasOwn(properties, key))));
     for (const key of Object.keys(value)) {
       if (found.length >= 20) break;
       const holding = objects.filter((properties) => Object.hasOwn(properties, key)).map((properties) => properties[key]);

@@ -44,6 +44,8 @@ describe("undeclaredFields", () => {
     // A key the record's own check renames is no dropped key: only the three are known to be dropped.
     const record = { type: "object", properties: { env: { type: "object", additionalProperties: { type: "string" } } } };
     expect(undeclaredFields({ env: { PATH: "/bin" } }, { env: { path: "/bin" } }, record)).toEqual([]);
+    // Nor is a key the record's own transform filtered out (a write that means to leave `_private` keys).
+    expect(undeclaredFields({ env: { A: "1", _b: "2" } }, { env: { A: "1" } }, record)).toEqual([]);
   });
 
   test("undeclaredFields finds a misspelt field inside a union of records, a union of an object and a record, and an objectWithRest's declared field (tester H)", () => {

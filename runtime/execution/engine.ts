@@ -220,7 +220,7 @@ export function createEngine(options: EngineOptions): Engine {
     // /events refuses a misspelt parameter). A capability file's read runs, as it would have
     // anyway (docket run notes what was dropped).
     if ((capability.effect === "write" || capability.plane) && checked.value !== given) {
-      const dropped = undeclaredFields(given, checked.value, capability.input_schema);
+      const dropped = undeclaredFields(given, checked.value, capability.input_schema, { exact: !transforms(capability.def.input) });
       if (dropped.length > 0) {
         const why = capability.effect === "write" ? "a write is never run with part of its input left out" : "the built-ins that answer about the server never answer with part of the question left out";
         throw failure(edge, {

@@ -14,29 +14,47 @@ const MAX_VISITS = 100_000;
  * and `$ref`s (a recursive schema's `$defs`); an object that takes any field (a record, `unknown`)
  * drops only the keys no check keeps (`NEVER_KEPT_KEYS`), and a record's values are looked into
  * by their own schema; a value marked sensitive is not (its member names are part of the secret),
- * however it is nested (a union, a `$ref`). A field the check kept all the
- * same (a loose object: its checked value still holds it) is not one. The checked value is only
- * asked that: a transform may give back anything.
+ * however it is nested (a union, a `$ref`), though with `exact` a field its check dropped is said
+ * as the secret's, unnamed. A field the check kept all the same (a loose object: its checked value
+ * still holds it) is not one. `exact`: the schema has no transform, so the checked value is what
+ * the check kept of the input, and a declared field missing from it was dropped (a union's other
+ * branch's); otherwise the checked value is only asked whether it holds a field, since a
+ * transform may give back anything.
  */
-export function undeclaredFields(given: unknown, checked: unknown, schema: unknown): string[] {
+export function undeclaredFields(given: unknown, checked: unknown, schema: unknown, options: { exact?: boolean } = {}): string[] {
   const found: string[] = [];
   let visits = 0;
   const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === "object" && !Array.isArray(value);
+  // Whether the check kept any less of `value` than it was given, at any depth (a secret's fields: never named).
+  const lostInside = (value: unknown, kept: unknown): boolean => {
+    if (value === null || typeof value !== "object" || ++visits > MAX_VISITS) return false;
+    if (kept === null || typeof kept !== "object" || Array.isArray(value) !== Array.isArray(kept)) return true;
+    const held = kept as Record<string, unknown>;
+    return Object.keys(value).some((key) => !Object.hasOwn(held, key) || lostInside((value as Record<string, unknown>)[key], held[key]));
+  };
   const walk = (value: unknown, kept: unknown, node: unknown, at: string) => {
-    if (found.length >= 20 || ++visits > MAX_VISITS || value === null || typeof value !== "object") return;
+    // Only objects and arrays are counted: a long list of numbers costs nothing to pass over.
+    if (found.length >= 20 || value === null || typeof value !== "object" || ++visits > MAX_VISITS) return;
     const branches = schemaBranches(node, schema);
     if (branches.length === 0) return;
     if (branches.some((branch) => isSensitiveSchema(branch as JsonSchema))) {
       // A secret's member names are its own, never named; but one of the few names no object
       // keeps (a secret record's key "constructor") says nothing of it, and is dropped all the same.
       if (isRecord(value) && isRecord(kept)) for (const key of NEVER_KEPT_KEYS) if (Object.hasOwn(value, key) && !Object.hasOwn(kept, key)) found.push(`${at}${key}`);
+      // Any other field its check dropped is said as the secret's, unnamed (`auth.…`).
+      if (options.exact && found.length === 0 && lostInside(value, kept)) found.push(`${at}${SECRET_FIELD}`);
       return;
     }
     if (Array.isArray(value)) {
-      const items = branches.flatMap((branch) => ((branch as { items?: unknown }).items === undefined ? [] : [(branch as { items?: unknown }).items]));
-      if (items.length === 0) return;
-      const item = items.length === 1 ? items[0] : { anyOf: items };
-      for (let i = 0; i < value.length && found.length < 20; i++) walk(value[i], Array.isArray(kept) ? kept[i] : undefined, item, `${at}${i}.`);
+      for (let i = 0; i < value.length && found.length < 20; i++) {
+        // A tuple's element i has its own schema (prefixItems), the rest the items' (a list's every element).
+        const schemas = branches.flatMap((branch) => {
+          const { prefixItems, items } = branch as { prefixItems?: unknown; items?: unknown };
+          if (Array.isArray(prefixItems) && i < prefixItems.length) return [prefixItems[i]];
+          return items !== null && typeof items === "object" ? [items] : [];
+        });
+        if (schemas.length > 0) walk(value[i], Array.isArray(kept) ? kept[i] : undefined, schemas.length === 1 ? schemas[0] : { anyOf: schemas }, `${at}${i}.`);
+      }
       return;
     }
     const objects = branches.flatMap((branch) => {
@@ -58,10 +76,14 @@ export function undeclaredFields(given: unknown, checked: unknown, schema: unkno
       const holding = objects.filter((properties) => Object.hasOwn(properties, key)).map((properties) => properties[key]);
       const keptHas = isRecord(kept) && Object.hasOwn(kept, key);
       const declaring = holding.length > 0 ? holding : rests;
-      if (!keptHas && (declaring.length === 0 || NEVER_KEPT_KEYS.has(key) || (holding.length === 0 && !renamed))) {
+      // `exact` (no transform anywhere in the input's schema): the answer is what the check kept of
+      // the input, so a field it lacks was dropped, one a union's other branch declares included.
+      if (!keptHas && (declaring.length === 0 || NEVER_KEPT_KEYS.has(key) || (holding.length === 0 && !renamed) || (options.exact && isRecord(kept)))) {
         found.push(`${at}${key}`);
         continue;
       }
+      // A record's key the check renamed or filtered out: its value is not in the answer to compare.
+      if (!keptHas && holding.length === 0) continue;
       // Kept, and declared by nothing (a loose object's own extra field): nothing to look into.
       if (declaring.length === 0) continue;
       // A declared field is checked by its own schema (an objectWithRest's too); any other by the rests.
@@ -107,6 +129,9 @@ export function declaredOnly(given: unknown, schema: unknown): unknown {
   return walk(given, schema);
 }
 
+/** The last segment of a field a secret's check dropped: its name is the secret's, never shown. */
+const SECRET_FIELD = "…";
+
 /**
  * The keys valibot's object checks never copy into what they answer (records, loose objects and
  * rests alike), so that no input can set an object's prototype: sent as a record's key, such a
@@ -136,6 +161,7 @@ export function nearestField(name: string, known: string[]): string {
 export function droppedFieldText(field: string, schema: unknown): string {
   const path = field.split(".");
   const last = path.at(-1)!;
+  if (last === SECRET_FIELD) return `${JSON.stringify(path.slice(0, -1).join("."))} (a field inside this secret that its schema does not declare, not named: the secret's names are its own)`;
   if (NEVER_KEPT_KEYS.has(last) && !fieldsNamedAt(schema, path.slice(0, -1)).includes(last)) {
     return `${JSON.stringify(field)} (no object of an input keeps a key named ${[...NEVER_KEPT_KEYS].join(", ")}: rename it)`;
   }

@@ -5,8 +5,8 @@ import { sensitive } from "../../runtime/capability/sensitive.ts";
 import { declaredOnly, droppedFieldText, undeclaredFields } from "../../runtime/execution/undeclared-fields.ts";
 
 /** The fields the input's own check drops, as the engine asks: the given input, the checked one, the JSON Schema. */
-function dropped(schema: v.GenericSchema, given: unknown): string[] {
-  return undeclaredFields(given, v.parse(schema, given), toCapabilityJsonSchema(schema, "input"));
+function dropped(schema: v.GenericSchema, given: unknown, exact = false): string[] {
+  return undeclaredFields(given, v.parse(schema, given), toCapabilityJsonSchema(schema, "input"), { exact });
 }
 
 describe("undeclaredFields", () => {
@@ -57,6 +57,36 @@ describe("undeclaredFields", () => {
     expect(dropped(objectOrRecord, { m: { x: "y" } })).toEqual([]);
     const withRest = v.objectWithRest({ o: v.optional(v.object({ dryRun: v.optional(v.boolean()) })) }, v.record(v.string(), v.unknown()));
     expect(dropped(withRest, { o: { dryRn: true }, other: { any: 1 } })).toEqual(["o.dryRn"]);
+  });
+
+  test("with no transform in the schema (exact), a field of a union's other branch that the chosen one dropped is found, in a variant and nested too (tester I)", () => {
+    const target = v.object({ target: v.union([v.object({ path: v.optional(v.string(), ".") }), v.object({ glob: v.string() })]) });
+    // The first branch takes it, with its default: the glob the client sent would be lost.
+    expect(dropped(target, { target: { glob: "*.ts" } }, true)).toEqual(["target.glob"]);
+    expect(dropped(target, { target: { glob: "*.ts" } }, false)).toEqual([]);
+    const notify = v.object({ n: v.variant("kind", [v.object({ kind: v.literal("email"), to: v.string() }), v.object({ kind: v.literal("hook"), url: v.string(), dryRun: v.optional(v.boolean()) })]) });
+    expect(dropped(notify, { n: { kind: "email", to: "x", dryRun: true } }, true)).toEqual(["n.dryRun"]);
+    expect(dropped(notify, { n: { kind: "hook", url: "u", dryRun: true } }, true)).toEqual([]);
+  });
+
+  test("a tuple's elements are checked by their own schemas (prefixItems), and a long list of numbers does not use up the look's bound (tester I)", () => {
+    const pair = v.object({ p: v.tuple([v.object({ path: v.string(), dryRun: v.optional(v.boolean()) }), v.string()]) });
+    expect(dropped(pair, { p: [{ path: "/x", dryRn: true }, "s"] })).toEqual(["p.0.dryRn"]);
+    const big = v.object({ items: v.array(v.number()), opts: v.object({ dryRun: v.optional(v.boolean()) }) });
+    expect(dropped(big, { items: Array.from({ length: 150_000 }, (_, i) => i), opts: { dryRn: true } })).toEqual(["opts.dryRn"]);
+  });
+
+  test("with exact, a field a secret's check dropped is said as the secret's, unnamed (tester I)", () => {
+    const auth = v.object({ auth: sensitive(v.object({ token: v.string(), dryRun: v.optional(v.boolean()) })) });
+    const lost = dropped(auth, { auth: { token: "secret-tok", dry_run_SecretName: true } }, true);
+    expect(lost).toEqual(["auth.…"]);
+    expect(droppedFieldText(lost[0]!, toCapabilityJsonSchema(auth, "input"))).toBe('"auth" (a field inside this secret that its schema does not declare, not named: the secret\'s names are its own)');
+    expect(dropped(auth, { auth: { token: "secret-tok", dryRun: true } }, true)).toEqual([]);
+  });
+
+  test("a record's key its check renamed is not looked into: its value is not in the answer under that key", () => {
+    const hosts = { type: "object", properties: { hosts: { type: "object", additionalProperties: { type: "object", properties: { port: { type: "number" } } } } } };
+    expect(undeclaredFields({ hosts: { Web: { port: 80, tls: true } } }, { hosts: { web: { port: 80, tls: true } } }, hosts)).toEqual([]);
   });
 
   test("undeclaredFields ends on a cycle of references", () => {

@@ -59,12 +59,14 @@ let notified: Client;
 let plane: BootedPlane | null = null;
 
 /** Resolves once `check` is true, asking again every few ms; fails after a bound far above the debounce. */
+/** Waits until `check` holds, for 20 s at most: a reload on a loaded 2-core machine (two test files at a time) took over 10 s once. */
 async function until(what: string, check: () => Promise<boolean> | boolean): Promise<void> {
-  for (let i = 0; i < 500; i++) {
+  const began = performance.now();
+  while (performance.now() - began < 20_000) {
     if (await check()) return;
     await Bun.sleep(20);
   }
-  throw new Error(`gave up waiting for ${what}`);
+  throw new Error(`gave up waiting for ${what} after ${Math.round(performance.now() - began)} ms`);
 }
 
 const api = async (path: string, init?: RequestInit) => fetch(`${server.url}/api/v1/${path}`, { ...init, headers: { "Content-Type": "application/json" } });

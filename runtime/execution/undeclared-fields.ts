@@ -66,10 +66,10 @@ export function undeclaredFields(given: unknown, checked: unknown, schema: unkno
     if (anyField.length > 0 && !isRecord(kept)) return;
     // What a field no branch declares is checked by: each such branch's rest (a record's values), or anything.
     const rests = anyField.map((branch) => restOf(branch as { additionalProperties?: unknown }));
-    // A key a record's check left out may be one it renamed (a key schema's transform) or one its
-    // transform filtered out: only the keys no check keeps are known to be lost there. Beside an
-    // object that names its fields (a union of the two), a key missing from an answer that holds
-    // no key nobody sent was dropped by that object's check.
+    // An answer that holds a key nobody sent and no branch declares was reshaped by a transform (a
+    // record key's, or one that moved a loose object's extra fields aside), and a key a record's
+    // check left out may be one its transform renamed or filtered out: then only the keys no check
+    // keeps are known to be lost there. Otherwise a key missing from the answer was dropped.
     const renamed = objects.length === 0 || (isRecord(kept) && Object.keys(kept).some((key) => !Object.hasOwn(value, key) && !objects.some((properties) => Object.hasOwn(properties, key))));
     for (const key of Object.keys(value)) {
       if (found.length >= 20) break;
@@ -78,7 +78,7 @@ export function undeclaredFields(given: unknown, checked: unknown, schema: unkno
       const declaring = holding.length > 0 ? holding : rests;
       // `exact` (no transform anywhere in the input's schema): the answer is what the check kept of
       // the input, so a field it lacks was dropped, one a union's other branch declares included.
-      if (!keptHas && (declaring.length === 0 || NEVER_KEPT_KEYS.has(key) || (holding.length === 0 && !renamed) || (options.exact && isRecord(kept)))) {
+      if (!keptHas && (NEVER_KEPT_KEYS.has(key) || (options.exact && isRecord(kept)) || (holding.length === 0 && !renamed))) {
         found.push(`${at}${key}`);
         continue;
       }

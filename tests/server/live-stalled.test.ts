@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startFastReader } from "./_support/fast-reader-process.ts";
 import { completedOf, openLive } from "./_support/live-client.ts";
@@ -25,7 +28,8 @@ const SERVER = fileURLToPath(new URL("./_support/measured-server.ts", import.met
 
 /** The measured server's stdout, a JSON line at a time. */
 function startMeasured(limits: Record<string, number>) {
-  const child: ChildProcess = spawn(process.execPath, [SERVER, JSON.stringify(limits)], { stdio: ["pipe", "pipe", "inherit"] });
+  const root = mkdtempSync(join(tmpdir(), "docket-measured-"));
+  const child: ChildProcess = spawn(process.execPath, [SERVER, JSON.stringify(limits), root], { stdio: ["pipe", "pipe", "inherit"] });
   const lines: string[] = [];
   let wake: (() => void) | null = null;
   let buffered = "";
@@ -55,9 +59,14 @@ function startMeasured(limits: Record<string, number>) {
       child.stdin!.write("memory\n");
       return (await next()).heap as number;
     },
-    stop: () => {
+    /** Ends the server (killed if it has not ended within 5 s), then removes its checkout. */
+    stop: async () => {
+      const ended = new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve(null) : child.once("exit", resolve)));
       child.stdin!.end();
-      setTimeout(() => child.exitCode === null && child.kill("SIGKILL"), 5_000).unref();
+      const kill = setTimeout(() => child.exitCode === null && child.kill("SIGKILL"), 5_000);
+      await ended;
+      clearTimeout(kill);
+      rmSync(root, { recursive: true, force: true });
     },
   };
 }

@@ -1,13 +1,13 @@
 // A docket server (Bun adapter, memory store) in a process of its own, so that its memory can be
 // measured apart from the test's: prints its URL, then answers each "memory" line on stdin with
-// its RSS and heap after a full collection. Limits come as a JSON argument.
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+// its RSS and heap after a full collection. Limits come as a JSON argument, then the checkout it
+// serves (made, and removed, by the test: however this process ends, nothing is left behind).
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { resolveLimits } from "../../../runtime/execution/limits.ts";
 import { startServer } from "../../../runtime/server/serve.ts";
 
-const root = mkdtempSync(join(tmpdir(), "docket-measured-"));
+const root = process.argv[3]!;
 mkdirSync(join(root, ".git"));
 const server = await startServer({
   cwd: root,
@@ -34,9 +34,8 @@ process.stdin.on("data", (chunk) => {
     }
   }
 });
-// The test's end (stdin closed) or a kill ends it; the checkout goes with it.
+// The test's end (stdin closed) or a kill ends it.
 process.stdin.on("end", async () => {
   await server.stop();
-  rmSync(root, { recursive: true, force: true });
   process.exit(0);
 });

@@ -30,7 +30,6 @@ import { finishDeduplicated, finishFromMark } from "./_deduplicated-run.ts";
 import { secretsToAnnounce } from "./_secrets-to-announce.ts";
 import { claimWithoutServer } from "./_claim-without-server.ts";
 import { filesToLoad, isCapabilityPath, locateTarget, reportLoadErrors } from "./run-target.ts";
-import { transforms } from "../execution/validate.ts";
 
 /**
  * `docket run`: boots a plane in this process (memory store, one execution worker), starts the
@@ -212,8 +211,9 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
       }
     }
     // A field the input schema does not have is dropped by its check without a word: a typo in a
-    // CI step's --input would run with the default instead. Said, with the field meant.
-    for (const field of "input" in started.execution ? undeclaredFields(input, started.execution.input, declared?.input_schema, { exact: declared !== null && declared !== undefined && !transforms(declared.def.input) }) : []) {
+    // CI step's --input would run with the default instead. Said, with the field meant. Not `exact`:
+    // the execution's input is as stored (a secret redacted whole), not what the check kept.
+    for (const field of "input" in started.execution ? undeclaredFields(input, started.execution.input, declared?.input_schema) : []) {
       say(`note: ${capabilityId} has no input field ${droppedFieldText(field, declared?.input_schema)}; it was ignored`);
     }
     // After the second Ctrl-C the run is over at once: a server is given STOP_NOW_REPORT_MS to take

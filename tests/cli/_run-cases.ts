@@ -206,6 +206,12 @@ export function defineRunCases(runner: () => DocketRunner): void {
     const nested = await run([file("demo.nested.ts"), "--input", '{"auth":{"token":"t","tokn":"x"}}']);
     expect(nested.code).toBe(0);
     expect(nested.stderr).toContain('note: demo.nested has no input field "auth.tokn" (did you mean "token"?); it was ignored');
+    // A secret kept whole is stored redacted whole: nothing of it was dropped, and no note says so.
+    writeFiles(userDir, {
+      "demo.secretobj.ts": 'import { capability, sensitive } from "docket";\nimport * as v from "valibot";\nexport default capability({ id: "demo.secretobj", title: "S", description: "S.", effect: "read", input: v.object({ auth: sensitive(v.object({ token: v.string(), extra: v.optional(v.string()) })) }), output: v.object({ ok: v.boolean() }), handler: () => ({ ok: true }) });\n',
+    });
+    const secret = await run([file("demo.secretobj.ts"), "--input", '{"auth":{"token":"abcdefgh","extra":"zzzzzzzz"}}']);
+    expect({ code: secret.code, noted: secret.stderr.includes("has no input field") }).toEqual({ code: 0, noted: false });
   });
 
   test("docket run --run-id of a bad shape exits 2", async () => {

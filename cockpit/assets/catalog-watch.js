@@ -12,18 +12,10 @@
   var SLOWEST_MS = 15000;
   var delay = every;
   var busy = false;
-  // `window.docketEnv` may supply fetch and setTimeout (tests do, with a clock they move by hand).
-  var env = window.docketEnv || {};
-  var ask =
-    env.fetch ||
-    function (address, init) {
-      return window.fetch(address, init);
-    };
-  var later =
-    env.setTimeout ||
-    function (fn, ms) {
-      return window.setTimeout(fn, ms);
-    };
+  // socket.js's, which tests replace (window.docketEnv).
+  var env = window.docket.environment();
+  var ask = env.fetch;
+  var later = env.setTimeout;
 
   function swap(html) {
     var fresh = new DOMParser().parseFromString(html, "text/html");

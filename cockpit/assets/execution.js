@@ -418,7 +418,7 @@
     /** The frame and the timer a scheduled draw waits for: whichever comes first draws, and the other is called off. */
     var frameHandle = null;
     var timerHandle = null;
-    var clock = drawClock();
+    var clock = docket.environment();
     /**
      * A flood: the last draw took FLOOD_EVENTS or more. The next waits FLOOD_MS instead of a frame:
      * each draw's layout of the log costs about as much for 100 lines as for 1,000, and lines past
@@ -539,44 +539,13 @@
     return state === "succeeded" || state === "failed" || state === "cancelled";
   }
 
-  /** The page's timers and frames for drawing; `window.docketEnv` may supply them (tests do). */
-  function drawClock() {
-    var env = window.docketEnv || {};
-    var frame = env.requestAnimationFrame || (typeof window.requestAnimationFrame === "function" ? window.requestAnimationFrame.bind(window) : null);
-    return {
-      setTimeout: env.setTimeout || window.setTimeout.bind(window),
-      clearTimeout: env.clearTimeout || window.clearTimeout.bind(window),
-      requestAnimationFrame: frame,
-      cancelAnimationFrame: env.cancelAnimationFrame || (typeof window.cancelAnimationFrame === "function" ? window.cancelAnimationFrame.bind(window) : function () {}),
-    };
-  }
-
-  /** The Cancel form posts in the background and reports the receipt; without a script it posts normally. */
-  /** What a page asks and where it goes: `window.docketEnv` may supply fetch and navigate (tests do). */
-  function pageActions() {
-    var env = window.docketEnv || {};
-    return {
-      request:
-        env.fetch ||
-        function (url, init) {
-          return window.fetch(url, init);
-        },
-      navigate:
-        env.navigate ||
-        function (url) {
-          window.location.assign(url);
-        },
-    };
-  }
-
   /**
    * A page that may draw the execution's end late (behind a flood, or a Cancel it asked for) asks
    * the server for the execution once a second instead, and shows the server's page once it has
    * ended there; less and less often while the server does not answer. `watch()` starts it, once.
    */
   function endWatcher(root) {
-    var actions = pageActions();
-    var clock = drawClock();
+    var env = docket.environment();
     var watching = false;
     return function watch() {
       var url = root.getAttribute("data-snapshot");
@@ -585,32 +554,33 @@
       var wait = 1000;
       var look = function () {
         if (root.getAttribute("data-terminal") === "true" || root.getAttribute("data-state") === "unknown") return;
-        actions
-          .request(url, { headers: { Accept: "application/json" }, credentials: "same-origin" })
+        env
+          .fetch(url, { headers: { Accept: "application/json" }, credentials: "same-origin" })
           .then(function (response) {
             return response.ok ? response.json() : null;
           })
           .then(function (snapshot) {
             if (root.getAttribute("data-terminal") === "true") return;
-            if (snapshot && isEnded(snapshot.state)) return actions.navigate(root.getAttribute("data-page") || window.location.href);
+            if (snapshot && isEnded(snapshot.state)) return env.navigate(root.getAttribute("data-page") || window.location.href);
             wait = 1000;
-            clock.setTimeout(look, wait);
+            env.setTimeout(look, wait);
           })
           .catch(function () {
             wait = Math.min(15000, wait * 2);
-            clock.setTimeout(look, wait);
+            env.setTimeout(look, wait);
           });
       };
-      clock.setTimeout(look, wait);
+      env.setTimeout(look, wait);
     };
   }
 
+  /** The Cancel form posts in the background and reports the receipt; without a script it posts normally. */
   function wireCancel(root, view, watchEnd) {
     var form = root.querySelector('[data-slot="cancel"]');
     if (!form) return;
-    var actions = pageActions();
-    var request = actions.request;
-    var navigate = actions.navigate;
+    var env = docket.environment();
+    var request = env.fetch;
+    var navigate = env.navigate;
     form.addEventListener("submit", function (event) {
       event.preventDefault();
       var button = form.querySelector("button");

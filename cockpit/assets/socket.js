@@ -52,6 +52,11 @@
     gone: { shape: "■", word: "Not following — this server no longer knows this execution" },
   };
 
+  /**
+   * What the page's scripts call that a test replaces (`window.docketEnv`): the socket, requests,
+   * timers and frames, the random source, and where a page goes. Also docket.environment, for the
+   * scripts loaded after this one.
+   */
   function environment() {
     var given = window.docketEnv || {};
     return {
@@ -72,8 +77,21 @@
           window.clearTimeout(handle);
         },
       random: given.random || Math.random,
+      // A hidden tab gets no frames: null where there are none to ask for.
+      requestAnimationFrame: given.requestAnimationFrame || (typeof window.requestAnimationFrame === "function" ? window.requestAnimationFrame.bind(window) : null),
+      cancelAnimationFrame:
+        given.cancelAnimationFrame ||
+        function (handle) {
+          if (typeof window.cancelAnimationFrame === "function") window.cancelAnimationFrame(handle);
+        },
+      navigate:
+        given.navigate ||
+        function (url) {
+          window.location.assign(url);
+        },
     };
   }
+  docket.environment = environment;
 
   /** Milliseconds before retry `attempt` (0-based): min(cap, base·2^attempt), jittered within its upper half. */
   function backoffDelay(attempt, random) {

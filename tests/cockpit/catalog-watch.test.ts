@@ -18,7 +18,7 @@ test("catalog-watch asks every 1.5 s while the server answers, and backs off to 
     }
     return { ok: true, status: 200, json: async () => ({ signature: "sig-1" }), text: async () => "" };
   }) as unknown as FakeFetch;
-  const page = loadPage(HTML, { path: "/cockpit", scripts: ["catalog-watch.js"], fetch });
+  const page = loadPage(HTML, { path: "/cockpit", scripts: ["socket.js", "catalog-watch.js"], fetch });
   const asks = () => urls.filter((u) => new URL(u, ORIGIN).pathname === "/cockpit/catalog").length;
   const run = async (ms: number) => {
     for (let t = 0; t < ms; t += 100) {

@@ -6,7 +6,7 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import type { ExecutionPlane } from "../execution/plane.ts";
 import { createDocketMcpServer } from "./server.ts";
 import { cancelledRequest, PendingRequests } from "./pending-requests.ts";
-import { foreignCharset, isIdentityCoding } from "../server/json-body.ts";
+import { foreignCharset, foreignCharsetMessage, isIdentityCoding } from "../server/json-body.ts";
 import { largestBody, readRequestBody } from "../server/request-bodies.ts";
 import { checkMessage, idOf } from "./_message-check.ts";
 
@@ -127,8 +127,7 @@ export function createMcpApp(plane: ExecutionPlane, options: McpAppOptions = {})
     // JSON is UTF-8: a body said to be in another charset would be read as UTF-8 all the same.
     const charset = foreignCharset(c.req.header("content-type"));
     if (charset !== null) {
-      const message = `The request body must be JSON in UTF-8, but its Content-Type says charset=${JSON.stringify(charset.slice(0, 40))}: send it encoded as UTF-8.`;
-      return c.json({ jsonrpc: "2.0", id: null, error: { code: -32600, message } }, 415);
+      return c.json({ jsonrpc: "2.0", id: null, error: { code: -32600, message: foreignCharsetMessage(charset) } }, 415);
     }
     const id = c.req.header("mcp-session-id");
     let request = c.req.raw;

@@ -74,7 +74,7 @@ export async function readJsonBody(c: Context<AppEnv>, limit: number): Promise<B
     return refuse(
       edgeFailure(c, {
         status: 415,
-        message: `The request body must be JSON in UTF-8, but its Content-Type says charset=${JSON.stringify(charset.slice(0, 40))}.`,
+        message: foreignCharsetMessage(charset),
         suggestion: "Send the body encoded as UTF-8, with Content-Type: application/json (charset=utf-8, or no charset).",
         context: { reason: "unsupported_media_type", charset: charset.slice(0, 40) },
       }),
@@ -121,7 +121,7 @@ export async function readJsonBody(c: Context<AppEnv>, limit: number): Promise<B
   }
 }
 
-/** True for `application/json` and `application/*+json`, parameters aside. */
+/** True for `application/json` and `application/*+json` whose charset, if named, is UTF-8 (see foreignCharset). */
 export function isJson(contentType: string): boolean {
   return isJsonEssence(contentType) && foreignCharset(contentType) === null;
 }
@@ -148,4 +148,9 @@ export function foreignCharset(contentType: string | undefined): string | null {
     if (!/^(?:utf-?8|us-ascii)$/i.test(charset)) return charset;
   }
   return null;
+}
+
+/** What a refusal of a body in a charset other than UTF-8 says, on /api/v1 and /mcp alike. */
+export function foreignCharsetMessage(charset: string): string {
+  return `The request body must be JSON in UTF-8, but its Content-Type says charset=${JSON.stringify(charset.slice(0, 40))}: send it encoded as UTF-8.`;
 }

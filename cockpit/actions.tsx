@@ -36,9 +36,9 @@ function failureOf(c: Context, error: unknown): FailureDescriptor {
 
 /**
  * POST `/cockpit/capabilities/<id>`: the generated form's two buttons. "Run as execution" starts
- * it and answers 303 to the execution's page; "Run" calls it and shows the output (or the
- * failure) on the capability page. A form that cannot be read is shown again with its problems,
- * as a 400; a write that was not confirmed is not run.
+ * it and answers 303 to the execution's page; "Run" calls it and answers 303 to the capability
+ * page of its output (or failure), kept for a reload (call-results.ts). A form that cannot be
+ * read is shown again with its problems, as a 400; a write that was not confirmed is not run.
  */
 export async function runCapability(c: Context, plane: ExecutionPlane, capability: RegisteredCapability, results: CallResults): Promise<Response> {
   const body = await readFormBody(c, plane.limits.input_bytes);
@@ -51,8 +51,10 @@ export async function runCapability(c: Context, plane: ExecutionPlane, capabilit
   // What a call that ran answers is kept and read by a GET (303): a reload, or Back, must not post
   // the form again — run a write twice, send its secret again (tester F).
   const ran = (status: number, extra: Parameters<typeof drawn>[0]) => {
-    const token = results.keep({ html: pageHtml(drawn(extra)), status, capability: capability.id });
-    return token === null ? page(status, extra) : c.redirect(`${capabilityPagePath(capability.id)}?${RESULT_QUERY}=${token}`, 303);
+    const html = pageHtml(drawn(extra));
+    const token = results.keep({ html, status, capability: capability.id });
+    // Larger than all that is kept: answered as it is, the one way left to show it.
+    return token === null ? c.html(html, status as 200) : c.redirect(`${capabilityPagePath(capability.id)}?${RESULT_QUERY}=${token}`, 303);
   };
 
   // A failure about a field (the schema's check, or one naming it) is also shown at that field.

@@ -1,6 +1,7 @@
-import { existsSync, watch, type FSWatcher } from "node:fs";
+import { existsSync, watch as watchPath, type FSWatcher } from "node:fs";
 import { basename, dirname } from "node:path";
 import { systemClock, type Clock } from "../execution/clock.ts";
+import { lookAtPaths, looksDiffer, type PathLook } from "./path-looks.ts";
 
 /** Options of {@link watchFolders}. */
 export interface WatchFoldersOptions {
@@ -11,6 +12,13 @@ export interface WatchFoldersOptions {
   clock?: Pick<Clock, "setTimeout" | "clearTimeout">;
   /** A folder that cannot be watched (for the server log); watching the others goes on. */
   onProblem?: (message: string) => void;
+  /**
+   * How often the folders are also looked at directly, for a change the file system did not report
+   * (DEFAULT_POLL_MS); 0: never.
+   */
+  pollMs?: number;
+  /** The file system's change events (node:fs `watch`); a test gives one that never reports, as a network mount does. */
+  watch?: (path: string, options: { persistent: boolean }, listener: (event: string, name: string | Buffer | null) => void) => FSWatcher;
 }
 
 /** A running watch; `close()` stops it and cancels a pending `onChange`. */
@@ -37,6 +45,21 @@ export const DEFAULT_DEBOUNCE_MS = 150;
  * this long after the first one, quiet or not.
  */
 export const DEFAULT_MAX_WAIT_MS = 500;
+/**
+ * The file system does not always report a change: a folder mounted from elsewhere (WSL's /mnt/c
+ * edited from Windows, a network share, some container mounts) reports none, and a queue that
+ * overflows loses some. The folders are looked at this often as well, so a change is reloaded
+ * within this long however it was missed.
+ */
+export const DEFAULT_POLL_MS = 2000;
+/** The files a poll looks at one by one, across every watched folder (path-looks.ts). */
+export const POLL_STAT_BUDGET = 1000;
+/**
+ * A poll runs on the main thread, which serves every client: the next one waits at least this many
+ * times as long as the last one took (a typical checkout's takes under 1 ms; 256 folders of helpers,
+ * 10 ms on a slow VM), so polling never takes more than 1 % of it.
+ */
+const POLL_COST_FACTOR = 100;
 
 /**
  * Calls `onChange` once the capability folders have been quiet for `debounceMs` after any change
@@ -45,17 +68,26 @@ export const DEFAULT_MAX_WAIT_MS = 500;
  * an atomic save may name only the temporary file, and a spurious reload costs a folder read, since
  * unchanged files are not imported again. A folder that does not exist (yet) is watched through its
  * parent, so creating `capabilities/` is seen too; a watched folder that is removed falls back to
- * its parent the same way. Folders are not descended into, as discovery does not.
+ * its parent the same way. Folders are not descended into, as discovery does not. Every `pollMs` the
+ * folders are also compared with how they looked at the last `onChange`, and a difference counts as a
+ * change: one the file system did not report is reloaded all the same.
  */
 export function watchFolders(folders: string[], onChange: (quiet: boolean) => void, options: WatchFoldersOptions = {}): FolderWatch {
   const debounceMs = options.debounceMs ?? DEFAULT_DEBOUNCE_MS;
   const maxWaitMs = Math.max(debounceMs, options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS);
   const clock = options.clock ?? systemClock;
+  const watch = options.watch ?? watchPath;
+  const pollMs = options.pollMs ?? DEFAULT_POLL_MS;
   const watchers = new Map<string, { target: string; watcher: FSWatcher }>();
   // The quiet-time timer, moved on by every change; and the burst's deadline, set by its first.
   let timer: unknown = null;
   let deadline: unknown = null;
   let closed = false;
+  // How each folder looked when onChange last ran (or when the watch began, or the folder was
+  // added), and the poll's timer.
+  let seen: PathLook[] = [];
+  let poll: unknown = null;
+  const looks = () => lookAtPaths(folders, POLL_STAT_BUDGET);
 
   const fire = (quiet: boolean) => {
     if (timer !== null) clock.clearTimeout(timer);
@@ -63,7 +95,34 @@ export function watchFolders(folders: string[], onChange: (quiet: boolean) => vo
     timer = deadline = null;
     if (closed) return;
     rearm();
+    // Before the reload reads them: a change made while it reads is a difference at the next poll.
+    if (pollMs > 0) seen = looks();
     onChange(quiet);
+  };
+
+  const pollOnce = () => {
+    poll = null;
+    if (closed) return;
+    const began = performance.now();
+    try {
+      // A change already waits for its onChange, which looks at the folders again itself.
+      if (timer !== null) return;
+      const now = looks();
+      const differs = now.some((after, i) => {
+        const before = seen[i];
+        return before !== undefined && looksDiffer(before, after);
+      });
+      seen = now;
+      if (differs) changed();
+    } finally {
+      armPoll(POLL_COST_FACTOR * (performance.now() - began));
+    }
+  };
+  const armPoll = (atLeastMs = 0) => {
+    if (closed || pollMs <= 0) return;
+    poll = clock.setTimeout(pollOnce, Math.max(pollMs, atLeastMs));
+    // Like the watchers (persistent: false), the poll never keeps the process alive.
+    (poll as { unref?: () => void } | null)?.unref?.();
   };
 
   const changed = () => {
@@ -94,7 +153,8 @@ export function watchFolders(folders: string[], onChange: (quiet: boolean) => vo
       });
       watchers.set(folder, { target, watcher });
     } catch (error) {
-      options.onProblem?.(`docket cannot watch ${target} for changes (${(error as Error).message}); restart docket serve (or docket mcp) to pick up edits there.`);
+      const instead = pollMs > 0 ? `it looks at it every ${pollMs / 1000} s instead, so an edit there is picked up within that` : "restart docket serve (or docket mcp) to pick up edits there";
+      options.onProblem?.(`docket cannot watch ${target} for changes (${(error as Error).message}); ${instead}.`);
     }
   };
 
@@ -106,12 +166,16 @@ export function watchFolders(folders: string[], onChange: (quiet: boolean) => vo
   rearm();
   const given = folders.length;
   folders = [...folders];
+  if (pollMs > 0) seen = looks();
+  armPoll();
   return {
     rearm,
     add(folder) {
       if (closed || folders.includes(folder) || folders.length - given >= MAX_ADDED) return;
       folders.push(folder);
       watchOne(folder);
+      // As it is now is where its changes count from (an edit since the reload that found it is not seen).
+      if (pollMs > 0) seen.push(lookAtPaths([folder], POLL_STAT_BUDGET)[0]!);
     },
     touch: changed,
     pending: () => timer !== null,
@@ -119,6 +183,7 @@ export function watchFolders(folders: string[], onChange: (quiet: boolean) => vo
       closed = true;
       if (timer !== null) clock.clearTimeout(timer);
       if (deadline !== null) clock.clearTimeout(deadline);
+      if (poll !== null) clock.clearTimeout(poll);
       for (const { watcher } of watchers.values()) watcher.close();
       watchers.clear();
     },

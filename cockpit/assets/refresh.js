@@ -26,14 +26,11 @@
     var wanted = {};
     // An ask made meanwhile cannot wait for the second to pass.
     var urgent = false;
-    // `window.docketEnv` may supply fetch and setTimeout (tests do, with a clock they move by hand).
-    var env = window.docketEnv || {};
-    function request(url, init) {
-      return env.fetch ? env.fetch(url, init) : window.fetch(url, init);
-    }
-    function wait(fn, ms) {
-      return env.setTimeout ? env.setTimeout(fn, ms) : window.setTimeout(fn, ms);
-    }
+    // Requests and timers from socket.js's environment (loaded first), which tests replace with a
+    // clock they move by hand (window.docketEnv).
+    var env = docket.environment();
+    var request = env.fetch;
+    var wait = env.setTimeout;
     /** Asks for the sections `names`; `now`: without waiting for the second since the last answer. */
     function refresh(names, now) {
       names.forEach(function (name) {

@@ -1,7 +1,7 @@
 // A release built for the tests (in the temporary folder, never over dist/), and a loopback HTTP
 // server that serves a release folder the way a release page does.
 import { createHash } from "node:crypto";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gitCommit } from "../../scripts/build.ts";
@@ -26,7 +26,8 @@ let shared: Promise<BuiltRelease> | null = null;
  * `npm run release` of TEST_TARGETS — the very function the script runs, so the tests check what
  * users download. Built once and kept in the temporary folder under a key of this checkout, its
  * commit, the sources the binary is built from and Bun's version: later runs (and every file of
- * tests/distribution in one run) reuse it, and a new build removes this checkout's older ones.
+ * tests/distribution in one run) reuse it, and a new build removes this checkout's older ones, and
+ * those of checkouts that are gone (a clone removed after its run: 668 MB each otherwise).
  */
 export function testRelease(): Promise<BuiltRelease> {
   shared ??= (async () => {
@@ -37,6 +38,7 @@ export function testRelease(): Promise<BuiltRelease> {
       const staging = mkdtempSync(`${dist}.partial-`);
       try {
         await buildRelease({ dist: staging, targets: TEST_TARGETS });
+        writeFileSync(join(staging, CHECKOUT_FILE), REPO);
         renameSync(staging, dist);
       } catch (error) {
         rmSync(staging, { recursive: true, force: true });
@@ -46,10 +48,39 @@ export function testRelease(): Promise<BuiltRelease> {
         if (old.startsWith(prefix) && join(realpathSync(tmpdir()), old) !== dist && !old.includes(".partial-")) rmSync(join(tmpdir(), old), { recursive: true, force: true });
       }
     }
+    removeOrphans(dist);
     const manifest = JSON.parse(readFileSync(join(dist, "release", "release.json"), "utf8")) as ReleaseManifest;
     return { dist, releaseDir: join(dist, "release"), npmDir: join(dist, "npm"), manifest };
   })();
   return shared;
+}
+
+/** Names, in a built release's folder, the checkout it was built for. */
+const CHECKOUT_FILE = "checkout.txt";
+/** A build left half-way this long ago is no other run's, still building. */
+const PARTIAL_STALE_MS = 60 * 60 * 1000;
+
+/**
+ * Removes the test releases of checkouts that no longer exist, and builds left half-way by runs
+ * killed over an hour ago. A release that names no checkout (built before it was recorded) is left.
+ */
+function removeOrphans(own: string): void {
+  const root = realpathSync(tmpdir());
+  for (const name of readdirSync(root)) {
+    if (!name.startsWith("docket-test-release-")) continue;
+    const path = join(root, name);
+    if (path === own) continue;
+    try {
+      if (name.includes(".partial-")) {
+        if (Date.now() - statSync(path).mtimeMs > PARTIAL_STALE_MS) rmSync(path, { recursive: true, force: true });
+        continue;
+      }
+      const checkout = join(path, CHECKOUT_FILE);
+      if (existsSync(checkout) && !existsSync(join(readFileSync(checkout, "utf8"), "package.json"))) rmSync(path, { recursive: true, force: true });
+    } catch {
+      // Another run removing it, or not ours to read: left as it is.
+    }
+  }
 }
 
 /** What the binaries depend on: the commit, every source file that is bundled, Bun, the targets. */

@@ -1,34 +1,53 @@
-import { readdirSync, statSync } from "node:fs";
+import { opendirSync, statSync, type Dirent, type Stats } from "node:fs";
 import { join } from "node:path";
 
 /**
  * What each watched path looks like now, such that two looks differ (`looksDiffer`) when a file in
- * it was created, removed, renamed or written between them: the path's own identity and
- * modification time, the names of a folder's entries, and the size and modification time of each
- * file among them. Folders are not descended into, as discovery does not. The live reload's poll
- * compares them to catch a change the file system never reported (docs/authoring.md, "Live reload").
+ * it was created, removed, renamed or written between them: the path's own identity, modification
+ * and change times, the names of a folder's entries, and the identity, size, modification and
+ * change times of each file among them (the change time moves with a `chmod` and with a copy that
+ * kept the old modification time, `cp -p`). Folders are not descended into, as discovery does not.
+ * The live reload's poll compares them to catch a change the file system never reported
+ * (docs/authoring.md, "Live reload").
  *
- * `statBudget` bounds the files looked at one by one across all the paths (one system call each,
- * on the main thread), shared out so that a large folder does not leave the others none: each
- * folder's files are looked at whole if it holds no more than its share, and a folder's unused
- * share goes to the larger ones. Past its share, a folder's entry names and its own modification
- * time still show a file created, removed or renamed there, but not one written in place.
+ * A look runs on the main thread, so what it reads is bounded:
+ * - `budget.entries`: the entries read across all the paths. A folder holding more than
+ *   MAX_FOLDER_ENTRIES, or more than is left, or whose own size says it may (LARGE_FOLDER_BYTES:
+ *   a folder is read whole to know), is looked at as one whole: its own times still move when a
+ *   file in it is created, removed or renamed, not when one is written in place.
+ * - `budget.stats`: the files looked at one by one (one system call each), shared out so that a
+ *   large folder does not leave the others none: each folder's files are looked at whole if it
+ *   holds no more than its share, and a folder's unused share goes to the larger ones.
  */
-export function lookAtPaths(paths: readonly string[], statBudget: number): PathLook[] {
-  const read = paths.map(readPath);
+export function lookAtPaths(paths: readonly string[], budget: { entries: number; stats: number }): PathLook[] {
+  let entriesLeft = budget.entries;
+  const read = paths.map((path) => {
+    const found = readPath(path, Math.min(MAX_FOLDER_ENTRIES, entriesLeft));
+    entriesLeft -= found.read;
+    return found;
+  });
   const shares = shareOut(
     read.map((path) => path.files.length),
-    statBudget,
+    budget.stats,
   );
   return read.map((path, i) => ({ head: path.head, names: path.names.join("\0"), files: statFiles(paths[i]!, path.files.slice(0, shares[i]!)) }));
 }
+
+/** The most entries of one folder read one by one; past it the folder is looked at as one whole. */
+export const MAX_FOLDER_ENTRIES = 1000;
+/**
+ * A folder this large on disk is not read (reading 100,000 entries takes some 50 ms, however few
+ * are kept): ext4 takes about 24 bytes an entry, tmpfs 20, so this is some 2,700 entries or more,
+ * or as many once (an ext4 folder does not shrink).
+ */
+export const LARGE_FOLDER_BYTES = 64 * 1024;
 
 /** One path's look. */
 export interface PathLook {
   head: string;
   /** Its entries' names, NUL-separated (no file name holds a NUL). */
   names: string;
-  /** Identity, size and modification time of the files looked at one by one, by name. */
+  /** Identity, size and times of the files looked at one by one, by name. */
   files: Map<string, string>;
 }
 
@@ -46,34 +65,49 @@ export function looksDiffer(before: PathLook, after: PathLook): boolean {
 }
 
 interface ReadPath {
-  /** The path's own kind, identity, size and modification time; "-" when absent, "?" when unreadable. */
+  /** The path's own kind and stat; "-" when absent, "?" when unreadable. */
   head: string;
   /** A folder's entries that are not folders (files, links), by name, in order. */
   files: string[];
   /** Every entry's name, in order. */
   names: string[];
+  /** How many entries were read. */
+  read: number;
 }
 
-function readPath(path: string): ReadPath {
+const statText = (stat: Stats) => `${stat.ino}:${stat.size}:${stat.mtimeMs}:${stat.ctimeMs}`;
+
+function readPath(path: string, allowed: number): ReadPath {
+  const none = (head: string, read = 0): ReadPath => ({ head, files: [], names: [], read });
   let own;
   try {
     own = statSync(path, { throwIfNoEntry: false });
   } catch {
     // Unreadable (permission, a loop of links): seen as such until it changes.
-    return { head: "?", files: [], names: [] };
+    return none("?");
   }
-  if (own === undefined) return { head: "-", files: [], names: [] };
-  const head = `${own.isDirectory() ? "d" : "f"}:${own.ino}:${own.size}:${own.mtimeMs}`;
-  if (!own.isDirectory()) return { head, files: [], names: [] };
-  let entries;
+  if (own === undefined) return none("-");
+  const head = `${own.isDirectory() ? "d" : "f"}:${statText(own)}`;
+  if (!own.isDirectory()) return none(head);
+  if (own.size > LARGE_FOLDER_BYTES) return none(`${head}:large`);
+  const entries: Dirent[] = [];
   try {
-    entries = readdirSync(path, { withFileTypes: true });
+    const folder = opendirSync(path);
+    try {
+      for (let entry = folder.readSync(); entry !== null; entry = folder.readSync()) {
+        // One more than allowed tells that the folder holds too many: it is looked at whole.
+        if (entries.length === allowed) return none(`${head}:large`, entries.length);
+        entries.push(entry);
+      }
+    } finally {
+      folder.closeSync();
+    }
   } catch {
-    return { head: `${head}:?`, files: [], names: [] };
+    return none(`${head}:?`, entries.length);
   }
   entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   // A folder's own contents are not read: its name says it is there.
-  return { head, files: entries.filter((entry) => !entry.isDirectory()).map((entry) => entry.name), names: entries.map((entry) => entry.name) };
+  return { head, files: entries.filter((entry) => !entry.isDirectory()).map((entry) => entry.name), names: entries.map((entry) => entry.name), read: entries.length };
 }
 
 /** Up to `budget` looks shared among folders wanting `wants` each: the smaller ones whole first, the rest evenly. */
@@ -98,7 +132,7 @@ function statFiles(folder: string, names: string[]): Map<string, string> {
     } catch {
       stat = undefined;
     }
-    files.set(name, stat === undefined ? "-" : `${stat.ino}:${stat.size}:${stat.mtimeMs}`);
+    files.set(name, stat === undefined ? "-" : statText(stat));
   }
   return files;
 }

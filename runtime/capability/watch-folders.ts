@@ -1,4 +1,4 @@
-import { existsSync, watch as watchPath, type FSWatcher } from "node:fs";
+import { existsSync, statSync, watch as watchPath, type FSWatcher } from "node:fs";
 import { basename, dirname } from "node:path";
 import { systemClock, type Clock } from "../execution/clock.ts";
 import { lookAtPaths, looksDiffer, type PathLook } from "./path-looks.ts";
@@ -9,7 +9,7 @@ export interface WatchFoldersOptions {
   debounceMs?: number;
   /** The longest `onChange` waits after the first change of a burst that never goes quiet. */
   maxWaitMs?: number;
-  clock?: Pick<Clock, "setTimeout" | "clearTimeout">;
+  clock?: Pick<Clock, "setTimeout" | "clearTimeout" | "monotonic">;
   /** A folder that cannot be watched (for the server log); watching the others goes on. */
   onProblem?: (message: string) => void;
   /**
@@ -52,14 +52,14 @@ export const DEFAULT_MAX_WAIT_MS = 500;
  * within this long however it was missed.
  */
 export const DEFAULT_POLL_MS = 2000;
-/** The files a poll looks at one by one, across every watched folder (path-looks.ts). */
-export const POLL_STAT_BUDGET = 1000;
+/** What one look reads at most, across every watched folder (path-looks.ts): entries, and files looked at one by one. */
+export const LOOK_BUDGET = { entries: 5000, stats: 1000 };
 /**
- * A poll runs on the main thread, which serves every client: the next one waits at least this many
- * times as long as the last one took (a typical checkout's takes under 1 ms; 256 folders of helpers,
- * 10 ms on a slow VM), so polling never takes more than 1 % of it.
+ * A look runs on the main thread, which serves every client: the next one waits until at least
+ * this many times as long as the last one took has passed (a typical checkout's takes under 1 ms;
+ * 256 folders of helpers, 10–17 ms on a slow VM), so looking never takes more than 1 % of it.
  */
-const POLL_COST_FACTOR = 100;
+const LOOK_COST_FACTOR = 100;
 
 /**
  * Calls `onChange` once the capability folders have been quiet for `debounceMs` after any change
@@ -67,10 +67,14 @@ const POLL_COST_FACTOR = 100;
  * `quiet` says which (a reload forced by a burst may read a file mid-save). Every event counts, whatever its file name: on Linux
  * an atomic save may name only the temporary file, and a spurious reload costs a folder read, since
  * unchanged files are not imported again. A folder that does not exist (yet) is watched through its
- * parent, so creating `capabilities/` is seen too; a watched folder that is removed falls back to
- * its parent the same way. Folders are not descended into, as discovery does not. Every `pollMs` the
- * folders are also compared with how they looked at the last `onChange`, and a difference counts as a
- * change: one the file system did not report is reloaded all the same.
+ * parent, so creating `capabilities/` is seen too; a watched folder that is removed, or replaced
+ * (re-created, renamed over, a link re-pointed), is watched again at its next change. Folders are
+ * not descended into, as discovery does not.
+ *
+ * Every `pollMs` the folders are also looked at and compared with the look before, and a
+ * difference counts as a change: one the file system did not report is reloaded all the same. With
+ * no event to say that such a change goes on (a slow save), the folders are looked at again when the
+ * quiet time ends, and a difference since is more change: the quiet time starts over.
  */
 export function watchFolders(folders: string[], onChange: (quiet: boolean) => void, options: WatchFoldersOptions = {}): FolderWatch {
   const debounceMs = options.debounceMs ?? DEFAULT_DEBOUNCE_MS;
@@ -78,49 +82,73 @@ export function watchFolders(folders: string[], onChange: (quiet: boolean) => vo
   const clock = options.clock ?? systemClock;
   const watch = options.watch ?? watchPath;
   const pollMs = options.pollMs ?? DEFAULT_POLL_MS;
-  const watchers = new Map<string, { target: string; watcher: FSWatcher }>();
+  // Each watched folder's watcher, the path it watches (itself, or its parent while it is missing) and which folder that path was then.
+  const watchers = new Map<string, { target: string; identity: string; watcher: FSWatcher }>();
+  // Paths the file system refused to watch, said once each.
+  const refused = new Set<string>();
   // The quiet-time timer, moved on by every change; and the burst's deadline, set by its first.
   let timer: unknown = null;
   let deadline: unknown = null;
   let closed = false;
-  // How each folder looked when onChange last ran (or when the watch began, or the folder was
-  // added), and the poll's timer.
+  // An event came since the last onChange: the file system reports changes here, and says when they go on.
+  let eventSince = false;
+  // The folders' last look (one per folder, in order), when it ended and what it cost; and the poll's timer.
   let seen: PathLook[] = [];
+  let lookedAt = -Infinity;
+  let lookCostMs = 0;
   let poll: unknown = null;
-  const looks = () => lookAtPaths(folders, POLL_STAT_BUDGET);
+
+  /** A look at every folder now; null when the last one was too recent for its cost (LOOK_COST_FACTOR). */
+  const look = (): PathLook[] | null => {
+    if (clock.monotonic() - lookedAt < LOOK_COST_FACTOR * lookCostMs) return null;
+    // What it cost is the main thread's own time, whatever the clock.
+    const began = performance.now();
+    const now = lookAtPaths(folders, LOOK_BUDGET);
+    lookCostMs = performance.now() - began;
+    lookedAt = clock.monotonic();
+    return now;
+  };
+  const differsFromSeen = (now: PathLook[]) =>
+    now.some((after, i) => {
+      const before = seen[i];
+      return before !== undefined && looksDiffer(before, after);
+    });
 
   const fire = (quiet: boolean) => {
+    if (closed) return;
+    const now = pollMs > 0 ? look() : null;
+    if (now !== null) {
+      // Still changing with no event to say so (a slow save where none are sent): wait for quiet again.
+      const more = quiet && !eventSince && differsFromSeen(now);
+      seen = now;
+      if (more) {
+        timer = clock.setTimeout(() => fire(true), debounceMs);
+        return;
+      }
+    }
     if (timer !== null) clock.clearTimeout(timer);
     if (deadline !== null) clock.clearTimeout(deadline);
     timer = deadline = null;
-    if (closed) return;
+    eventSince = false;
     rearm();
-    // Before the reload reads them: a change made while it reads is a difference at the next poll.
-    if (pollMs > 0) seen = looks();
     onChange(quiet);
   };
 
   const pollOnce = () => {
     poll = null;
     if (closed) return;
-    const began = performance.now();
-    try {
-      // A change already waits for its onChange, which looks at the folders again itself.
-      if (timer !== null) return;
-      const now = looks();
-      const differs = now.some((after, i) => {
-        const before = seen[i];
-        return before !== undefined && looksDiffer(before, after);
-      });
+    // A change already waits for its onChange, which looks at the folders itself.
+    const now = timer === null ? look() : null;
+    if (now !== null) {
+      const differs = differsFromSeen(now);
       seen = now;
       if (differs) changed();
-    } finally {
-      armPoll(POLL_COST_FACTOR * (performance.now() - began));
     }
+    armPoll();
   };
-  const armPoll = (atLeastMs = 0) => {
+  const armPoll = () => {
     if (closed || pollMs <= 0) return;
-    poll = clock.setTimeout(pollOnce, Math.max(pollMs, atLeastMs));
+    poll = clock.setTimeout(pollOnce, Math.max(pollMs, LOOK_COST_FACTOR * lookCostMs));
     // Like the watchers (persistent: false), the poll never keeps the process alive.
     (poll as { unref?: () => void } | null)?.unref?.();
   };
@@ -131,28 +159,48 @@ export function watchFolders(folders: string[], onChange: (quiet: boolean) => vo
     timer = clock.setTimeout(() => fire(true), debounceMs);
     deadline ??= clock.setTimeout(() => fire(false), maxWaitMs);
   };
+  const eventCame = () => {
+    eventSince = true;
+    changed();
+  };
+
+  /** Which folder a path is now: its inode, and its birth time (a folder re-created at once may get the old one's inode); null when absent. */
+  const identityOf = (path: string): string | null => {
+    try {
+      const stat = statSync(path, { throwIfNoEntry: false });
+      return stat === undefined ? null : `${stat.ino}:${stat.birthtimeMs}`;
+    } catch {
+      return null;
+    }
+  };
 
   const watchOne = (folder: string) => {
     // The folder itself when it exists, else its parent for the folder's own name only.
     const target = existsSync(folder) ? folder : dirname(folder);
+    const identity = identityOf(target);
     const current = watchers.get(folder);
-    if (current?.target === target) return;
+    // The same path, and still the same folder: a folder re-created, renamed over or re-pointed
+    // by a link is another one, and a watcher of the old one hears nothing of it.
+    if (current?.target === target && current.identity === identity) return;
     current?.watcher.close();
     watchers.delete(folder);
-    if (!existsSync(target)) return;
+    if (identity === null) return;
     try {
       const own = target === folder;
       const watcher = watch(target, { persistent: false }, (_event, name) => {
-        if (own || name === null || name === undefined || String(name) === basename(folder)) changed();
+        if (own || name === null || name === undefined || String(name) === basename(folder)) eventCame();
       });
       watcher.on("error", () => {
         // The folder went away under the watcher: watch it through its parent again.
         watcher.close();
         if (watchers.get(folder)?.watcher === watcher) watchers.delete(folder);
-        changed();
+        eventCame();
       });
-      watchers.set(folder, { target, watcher });
+      watchers.set(folder, { target, identity, watcher });
+      refused.delete(target);
     } catch (error) {
+      if (refused.has(target)) return;
+      refused.add(target);
       const instead = pollMs > 0 ? `it looks at it every ${pollMs / 1000} s instead, so an edit there is picked up within that` : "restart docket serve (or docket mcp) to pick up edits there";
       options.onProblem?.(`docket cannot watch ${target} for changes (${(error as Error).message}); ${instead}.`);
     }
@@ -166,7 +214,7 @@ export function watchFolders(folders: string[], onChange: (quiet: boolean) => vo
   rearm();
   const given = folders.length;
   folders = [...folders];
-  if (pollMs > 0) seen = looks();
+  if (pollMs > 0) seen = look() ?? [];
   armPoll();
   return {
     rearm,
@@ -175,7 +223,7 @@ export function watchFolders(folders: string[], onChange: (quiet: boolean) => vo
       folders.push(folder);
       watchOne(folder);
       // As it is now is where its changes count from (an edit since the reload that found it is not seen).
-      if (pollMs > 0) seen.push(lookAtPaths([folder], POLL_STAT_BUDGET)[0]!);
+      if (pollMs > 0) seen.push(lookAtPaths([folder], LOOK_BUDGET)[0]!);
     },
     touch: changed,
     pending: () => timer !== null,

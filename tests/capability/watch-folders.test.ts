@@ -1,9 +1,10 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { EventEmitter } from "node:events";
-import { mkdirSync, mkdtempSync, realpathSync, renameSync, rmSync, utimesSync, writeFileSync, type FSWatcher } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, realpathSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync, type FSWatcher } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { DEFAULT_POLL_MS, POLL_STAT_BUDGET, watchFolders, type FolderWatch } from "../../runtime/capability/watch-folders.ts";
+import { DEFAULT_POLL_MS, watchFolders, type FolderWatch } from "../../runtime/capability/watch-folders.ts";
+import { MAX_FOLDER_ENTRIES } from "../../runtime/capability/path-looks.ts";
 import { ManualClock } from "../_support/manual-clock.ts";
 
 let base: string;
@@ -135,7 +136,7 @@ describe("watchFolders", () => {
     const helpers = join(base, "lib");
     mkdirSync(large);
     mkdirSync(helpers);
-    for (let i = 0; i <= POLL_STAT_BUDGET; i++) writeFileSync(join(large, `f${i}.ts`), "x");
+    for (let i = 0; i <= MAX_FOLDER_ENTRIES; i++) writeFileSync(join(large, `f${i}.ts`), "x");
     const clock = new ManualClock();
     let calls = 0;
     watch = watchFolders([large, later], () => void calls++, { debounceMs: 10, clock, watch: silent });
@@ -147,10 +148,10 @@ describe("watchFolders", () => {
     };
     expect(found(() => mkdirSync(later))).toBe(1);
     expect(found(() => writeFileSync(join(later, "a.b.ts"), "1"))).toBe(1);
-    // Past the files a poll looks at one by one, a new name is still a change.
+    // A folder too large to read entry by entry is looked at whole: a new file in it is still a change.
     expect(found(() => writeFileSync(join(large, "zz.ts"), "1"))).toBe(1);
     // Added: how it is then is its start; what comes after is a change, a file written in place
-    // too, though the large folder alone holds more files than a poll looks at one by one.
+    // too, though the large folder alone holds more files than a look reads.
     writeFileSync(join(helpers, "format.ts"), "1");
     watch.add(helpers);
     expect(found(() => undefined)).toBe(0);
@@ -184,5 +185,113 @@ describe("watchFolders", () => {
     writeFileSync(join(base, "a.b.ts"), "1");
     clock.advance(3 * DEFAULT_POLL_MS);
     expect(calls).toBe(0);
+  });
+
+  test("watchFolders finds at its poll a change that kept the file's size and modification time: a copy that kept them (cp -p), a chmod", () => {
+    base = realpathSync(mkdtempSync(join(tmpdir(), "docket-watch-")));
+    const file = join(base, "a.b.ts");
+    writeFileSync(file, "export const x = 1;\n");
+    const clock = new ManualClock();
+    let calls = 0;
+    watch = watchFolders([base], () => void calls++, { debounceMs: 10, clock, watch: silent });
+    const { atime, mtime } = statSync(file);
+    writeFileSync(file, "export const x = 2;\n");
+    utimesSync(file, atime, mtime);
+    clock.advance(DEFAULT_POLL_MS + 10);
+    expect(calls).toBe(1);
+    chmodSync(file, 0o600);
+    clock.advance(DEFAULT_POLL_MS + 10);
+    expect(calls).toBe(2);
+  });
+
+  test("watchFolders waits out a slow save the file system does not report: the folders look different again when the quiet time ends, so it starts over", () => {
+    base = realpathSync(mkdtempSync(join(tmpdir(), "docket-watch-")));
+    const file = join(base, "a.b.ts");
+    const clock = new ManualClock();
+    const quiet: boolean[] = [];
+    // A quiet time long beside what a look costs, so that each end of it looks again.
+    watch = watchFolders([base], (isQuiet) => void quiet.push(isQuiet), { debounceMs: 1000, maxWaitMs: 10_000, clock, watch: silent });
+    let text = "";
+    const append = (part: string) => writeFileSync(file, (text += part));
+    append("// first part\n");
+    clock.advance(DEFAULT_POLL_MS);
+    // Found at the poll; written again before the quiet time ends: no reload yet.
+    append("// second part\n");
+    clock.advance(1000);
+    expect(quiet).toEqual([]);
+    append("export const x = 1;\n");
+    clock.advance(1000);
+    expect(quiet).toEqual([]);
+    // Nothing more: the next end of the quiet time reloads, once, as quiet.
+    clock.advance(1000);
+    expect(quiet).toEqual([true]);
+    clock.advance(3 * DEFAULT_POLL_MS);
+    expect(quiet).toEqual([true]);
+  });
+
+  test("watchFolders says once that the file system refused a folder, however many reloads try it again", () => {
+    base = realpathSync(mkdtempSync(join(tmpdir(), "docket-watch-")));
+    const clock = new ManualClock();
+    const problems: string[] = [];
+    const refused = () => {
+      throw new Error("ENOSPC: System limit for number of file watchers reached");
+    };
+    watch = watchFolders([base, join(base, "package.json"), join(base, "tsconfig.json")], () => undefined, { debounceMs: 10, clock, watch: refused, onProblem: (m) => problems.push(m) });
+    for (let i = 0; i < 3; i++) {
+      writeFileSync(join(base, `f${i}.ts`), "1");
+      clock.advance(DEFAULT_POLL_MS + 10);
+    }
+    // The folder, and its own folder again for the two files missing in it: one line.
+    expect(problems).toHaveLength(1);
+  });
+
+  test("watchFolders watches a folder again once it is re-created, renamed over, or its link re-pointed: the old folder's watcher hears nothing of the new one", async () => {
+    base = realpathSync(mkdtempSync(join(tmpdir(), "docket-watch-")));
+    const folder = join(base, "capabilities");
+    mkdirSync(folder);
+    let calls = 0;
+    // Events alone: the poll would find these within 2 s, the watcher within the quiet time.
+    watch = watchFolders([folder], () => void calls++, { debounceMs: 10, pollMs: 0 });
+    const edited = async (what: string, file: string) => {
+      await Bun.sleep(50);
+      const before = calls;
+      writeFileSync(file, String(Math.random()));
+      await until(what, () => calls > before);
+    };
+    rmSync(folder, { recursive: true });
+    mkdirSync(folder);
+    await until("the re-creation", () => calls >= 1);
+    await edited("an edit in the re-created folder", join(folder, "a.b.ts"));
+
+    // mv capabilities old; mv next capabilities: edits in old are no longer heard.
+    const next = join(base, "next");
+    mkdirSync(next);
+    let before = calls;
+    renameSync(folder, join(base, "old"));
+    renameSync(next, folder);
+    await until("the swap", () => calls > before);
+    await edited("an edit in the folder swapped in", join(folder, "c.d.ts"));
+    await Bun.sleep(100);
+    before = calls;
+    writeFileSync(join(base, "old", "a.b.ts"), "no longer watched");
+    await Bun.sleep(300);
+    expect(calls).toBe(before);
+
+    // capabilities -> releases/v1, re-pointed at releases/v2 in one rename.
+    rmSync(folder, { recursive: true });
+    for (const v of ["v1", "v2"]) mkdirSync(join(base, "releases", v), { recursive: true });
+    symlinkSync(join(base, "releases", "v1"), folder);
+    await Bun.sleep(100);
+    await edited("an edit in v1", join(base, "releases", "v1", "a.b.ts"));
+    symlinkSync(join(base, "releases", "v2"), join(base, "link"));
+    renameSync(join(base, "link"), folder);
+    // The link's re-pointing is an event in the checkout folder only: the watch is rearmed at the next change it hears, v1's.
+    writeFileSync(join(base, "releases", "v1", "a.b.ts"), "old");
+    await Bun.sleep(200);
+    const settled = calls;
+    await edited("an edit in v2", join(base, "releases", "v2", "a.b.ts"));
+    writeFileSync(join(base, "releases", "v1", "a.b.ts"), "no longer served");
+    await Bun.sleep(300);
+    expect(calls).toBe(settled + 1);
   });
 });

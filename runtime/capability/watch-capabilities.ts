@@ -65,7 +65,11 @@ export function watchCapabilities(booted: ReloadablePlane, options: WatchCapabil
         if (parts.length > 0) options.log(`docket reloaded capabilities: ${parts.join("; ")}`);
         for (const error of change.newErrors) options.log(loadErrorLine(error));
       },
-      (error) => options.log(`docket could not reload the capabilities: ${(error as Error)?.stack ?? error}`),
+      (error) => {
+        // A folder the system refused to read (permissions, a folder gone mid-read) is its message; a bug of docket's, its stack.
+        const system = typeof (error as NodeJS.ErrnoException)?.code === "string";
+        options.log(`docket could not reload the capabilities: ${system ? `${(error as Error).message}; it tries again at the next change` : ((error as Error)?.stack ?? error)}`);
+      },
     );
   };
   const watch = watchFolders(booted.watchedFolders, onChange, { onProblem: options.log, ...options.watchOptions });

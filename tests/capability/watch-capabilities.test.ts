@@ -89,4 +89,29 @@ describe("watchCapabilities", () => {
     watch.touch();
     expect(asked[1]!()).toBe(false);
   });
+
+  test("a reload the system refused (a folder that cannot be read) is said in one line, with no stack, and the next change tries again", async () => {
+    base = realpathSync(mkdtempSync(join(tmpdir(), "docket-watch-caps-")));
+    const clock = new ManualClock();
+    const logged: string[] = [];
+    let reloads = 0;
+    watch = watchCapabilities(
+      {
+        reload: async () => {
+          if (reloads++ === 0) throw Object.assign(new Error(`EACCES: permission denied, scandir '${base}'`), { code: "EACCES" });
+          return change({ added: ["team.live"] });
+        },
+        watchedFolders: [base],
+      },
+      { log: (line) => logged.push(line), watchOptions: { debounceMs: 100, clock, pollMs: 0 } },
+    )!;
+    watch.touch();
+    clock.advance(100);
+    await Bun.sleep(0);
+    expect(logged).toEqual([`docket could not reload the capabilities: EACCES: permission denied, scandir '${base}'; it tries again at the next change`]);
+    watch.touch();
+    clock.advance(100);
+    await Bun.sleep(0);
+    expect(logged[1]).toBe("docket reloaded capabilities: added team.live");
+  });
 });

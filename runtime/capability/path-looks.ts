@@ -15,21 +15,31 @@ import { join } from "node:path";
  *   MAX_FOLDER_ENTRIES, or more than is left, or whose own size says it may (LARGE_FOLDER_BYTES:
  *   a folder is read whole to know), is looked at as one whole: its own times still move when a
  *   file in it is created, removed or renamed, not when one is written in place.
- * - `budget.stats`: the files looked at one by one (one system call each), shared out so that a
- *   large folder does not leave the others none: each folder's files are looked at whole if it
- *   holds no more than its share, and a folder's unused share goes to the larger ones.
+ * - `budget.stats`: the files looked at one by one (one system call each). The first `first` paths
+ *   (the capability folders) are served first, whole, in order; what is left is shared out among
+ *   the others so that a large folder does not leave them none: each one's files are looked at
+ *   whole if it holds no more than its share, and a folder's unused share goes to the larger ones.
  */
-export function lookAtPaths(paths: readonly string[], budget: { entries: number; stats: number }): PathLook[] {
+export function lookAtPaths(paths: readonly string[], budget: { entries: number; stats: number }, first = 0): PathLook[] {
   let entriesLeft = budget.entries;
   const read = paths.map((path) => {
     const found = readPath(path, Math.min(MAX_FOLDER_ENTRIES, entriesLeft));
     entriesLeft -= found.read;
     return found;
   });
-  const shares = shareOut(
-    read.map((path) => path.files.length),
-    budget.stats,
-  );
+  let statsLeft = budget.stats;
+  const served = read.slice(0, first).map((path) => {
+    const share = Math.min(path.files.length, statsLeft);
+    statsLeft -= share;
+    return share;
+  });
+  const shares = [
+    ...served,
+    ...shareOut(
+      read.slice(first).map((path) => path.files.length),
+      statsLeft,
+    ),
+  ];
   return read.map((path, i) => ({ head: path.head, names: path.names.join("\0"), files: statFiles(paths[i]!, path.files.slice(0, shares[i]!)) }));
 }
 
@@ -89,7 +99,8 @@ function readPath(path: string, allowed: number): ReadPath {
   if (own === undefined) return none("-");
   const head = `${own.isDirectory() ? "d" : "f"}:${statText(own)}`;
   if (!own.isDirectory()) return none(head);
-  if (own.size > LARGE_FOLDER_BYTES) return none(`${head}:large`);
+  // Not opened at all: Bun's opendirSync reads a whole folder however few entries are taken.
+  if (own.size > LARGE_FOLDER_BYTES || allowed === 0) return none(`${head}:large`);
   const entries: Dirent[] = [];
   try {
     const folder = opendirSync(path);

@@ -55,11 +55,13 @@ export const DEFAULT_POLL_MS = 2000;
 /** What one look reads at most, across every watched folder (path-looks.ts): entries, and files looked at one by one. */
 export const LOOK_BUDGET = { entries: 5000, stats: 1000 };
 /**
- * A look runs on the main thread, which serves every client: the next one waits until at least
- * this many times as long as the last one took has passed (a typical checkout's takes under 1 ms;
- * 256 folders of helpers, 10–17 ms on a slow VM), so looking never takes more than 1 % of it.
+ * A look runs on the main thread, which serves every client: the next poll waits at least this many
+ * times as long as a look takes (a typical checkout's takes under 1 ms; 256 folders of helpers,
+ * 10–20 ms on a slow VM), so polling never takes more than 1 % of it. What a look takes is the
+ * fastest of the last LOOK_COSTS_KEPT: one look slowed by a busy machine does not space the polls out.
  */
 const LOOK_COST_FACTOR = 100;
+const LOOK_COSTS_KEPT = 5;
 
 /**
  * Calls `onChange` once the capability folders have been quiet for `debounceMs` after any change
@@ -92,30 +94,30 @@ export function watchFolders(folders: string[], onChange: (quiet: boolean) => vo
   let closed = false;
   // An event came since the last onChange: the file system reports changes here, and says when they go on.
   let eventSince = false;
-  // The folders' last look (one per folder, in order), when it ended and what it cost; and the poll's timer.
-  let seen: PathLook[] = [];
-  let lookedAt = -Infinity;
-  let lookCostMs = 0;
+  // The folders' last look (one per folder, in order; null: a folder added since, whose next look
+  // is where its changes count from), what the last looks cost; and the poll's timer.
+  let seen: Array<PathLook | null> = [];
+  const lookCosts: number[] = [];
   let poll: unknown = null;
 
-  /** A look at every folder now; null when the last one was too recent for its cost (LOOK_COST_FACTOR). */
-  const look = (): PathLook[] | null => {
-    if (clock.monotonic() - lookedAt < LOOK_COST_FACTOR * lookCostMs) return null;
+  /** A look at every folder now, the capability folders (the `given` first ones) served first. */
+  const look = (): PathLook[] => {
     // What it cost is the main thread's own time, whatever the clock.
     const began = performance.now();
-    const now = lookAtPaths(folders, LOOK_BUDGET);
-    lookCostMs = performance.now() - began;
-    lookedAt = clock.monotonic();
+    const now = lookAtPaths(folders, LOOK_BUDGET, given);
+    lookCosts.push(performance.now() - began);
+    if (lookCosts.length > LOOK_COSTS_KEPT) lookCosts.shift();
     return now;
   };
   const differsFromSeen = (now: PathLook[]) =>
     now.some((after, i) => {
       const before = seen[i];
-      return before !== undefined && looksDiffer(before, after);
+      return before !== undefined && before !== null && looksDiffer(before, after);
     });
 
   const fire = (quiet: boolean) => {
     if (closed) return;
+    // Looked at before every reload, whatever it costs beside polling: the reload reads them all anyway.
     const now = pollMs > 0 ? look() : null;
     if (now !== null) {
       // Still changing with no event to say so (a slow save where none are sent): wait for quiet again.
@@ -146,9 +148,11 @@ export function watchFolders(folders: string[], onChange: (quiet: boolean) => vo
     }
     armPoll();
   };
-  const armPoll = () => {
+  /** The next poll in `ms`, or after the poll period (longer for a look that costs much). */
+  const armPoll = (ms?: number) => {
     if (closed || pollMs <= 0) return;
-    poll = clock.setTimeout(pollOnce, Math.max(pollMs, LOOK_COST_FACTOR * lookCostMs));
+    if (poll !== null) clock.clearTimeout(poll);
+    poll = clock.setTimeout(pollOnce, ms ?? Math.max(pollMs, LOOK_COST_FACTOR * (lookCosts.length > 0 ? Math.min(...lookCosts) : 0)));
     // Like the watchers (persistent: false), the poll never keeps the process alive.
     (poll as { unref?: () => void } | null)?.unref?.();
   };
@@ -214,7 +218,7 @@ export function watchFolders(folders: string[], onChange: (quiet: boolean) => vo
   rearm();
   const given = folders.length;
   folders = [...folders];
-  if (pollMs > 0) seen = look() ?? [];
+  if (pollMs > 0) seen = look();
   armPoll();
   return {
     rearm,
@@ -222,8 +226,10 @@ export function watchFolders(folders: string[], onChange: (quiet: boolean) => vo
       if (closed || folders.includes(folder) || folders.length - given >= MAX_ADDED) return;
       folders.push(folder);
       watchOne(folder);
-      // As it is now is where its changes count from (an edit since the reload that found it is not seen).
-      if (pollMs > 0) seen.push(lookAtPaths([folder], LOOK_BUDGET)[0]!);
+      // Looked at soon, with the others (a reload adds them together): as it is then is where its changes count from.
+      if (pollMs <= 0) return;
+      seen.push(null);
+      armPoll(0);
     },
     touch: changed,
     pending: () => timer !== null,

@@ -207,23 +207,25 @@ describe("watchFolders", () => {
   test("watchFolders waits out a slow save the file system does not report: the folders look different again when the quiet time ends, so it starts over", () => {
     base = realpathSync(mkdtempSync(join(tmpdir(), "docket-watch-")));
     const file = join(base, "a.b.ts");
+    // 400 files beside it: a look that takes some milliseconds is taken all the same at the end of the quiet time.
+    for (let i = 0; i < 400; i++) writeFileSync(join(base, `f${i}.txt`), "x");
     const clock = new ManualClock();
     const quiet: boolean[] = [];
-    // A quiet time long beside what a look costs, so that each end of it looks again.
-    watch = watchFolders([base], (isQuiet) => void quiet.push(isQuiet), { debounceMs: 1000, maxWaitMs: 10_000, clock, watch: silent });
+    // The default quiet time (150 ms); a slow save reloaded at the longest wait is not quiet.
+    watch = watchFolders([base], (isQuiet) => void quiet.push(isQuiet), { maxWaitMs: 10_000, clock, watch: silent });
     let text = "";
     const append = (part: string) => writeFileSync(file, (text += part));
     append("// first part\n");
     clock.advance(DEFAULT_POLL_MS);
     // Found at the poll; written again before the quiet time ends: no reload yet.
     append("// second part\n");
-    clock.advance(1000);
+    clock.advance(150);
     expect(quiet).toEqual([]);
     append("export const x = 1;\n");
-    clock.advance(1000);
+    clock.advance(150);
     expect(quiet).toEqual([]);
     // Nothing more: the next end of the quiet time reloads, once, as quiet.
-    clock.advance(1000);
+    clock.advance(150);
     expect(quiet).toEqual([true]);
     clock.advance(3 * DEFAULT_POLL_MS);
     expect(quiet).toEqual([true]);
@@ -293,5 +295,38 @@ describe("watchFolders", () => {
     writeFileSync(join(base, "releases", "v1", "a.b.ts"), "no longer served");
     await Bun.sleep(300);
     expect(calls).toBe(settled + 1);
+  });
+
+  test("watchFolders looks at the capability folders' files first, and at folders added later with the others: no change is made up, none is missed", () => {
+    base = realpathSync(mkdtempSync(join(tmpdir(), "docket-watch-")));
+    const caps = join(base, "capabilities");
+    mkdirSync(caps);
+    for (let i = 0; i < 500; i++) writeFileSync(join(caps, `c${String(i).padStart(3, "0")}.ts`), "x");
+    const helpers = [1, 2, 3, 4, 5, 6].map((n) => join(base, `lib${n}`));
+    for (const folder of helpers) {
+      mkdirSync(folder);
+      for (let i = 0; i < 900; i++) writeFileSync(join(folder, `h${i}.ts`), "x");
+    }
+    const clock = new ManualClock();
+    let calls = 0;
+    watch = watchFolders([caps], () => void calls++, { debounceMs: 10, clock, watch: silent });
+    const found = (change: () => void) => {
+      const before = calls;
+      change();
+      clock.advance(DEFAULT_POLL_MS + 10);
+      return calls - before;
+    };
+    // 5,900 entries in all, over what a look reads: the later helper folders are looked at whole.
+    for (const folder of helpers) watch.add(folder);
+    expect(found(() => undefined)).toBe(0);
+    expect(found(() => undefined)).toBe(0);
+    // The last capability file by name, written in place at its size: past any even share of 1,000 files among seven folders.
+    const last = join(caps, "c499.ts");
+    expect(found(() => {
+      writeFileSync(last, "y");
+      utimesSync(last, new Date(), new Date(Date.now() + 7000));
+    })).toBe(1);
+    // A file created in a helper folder looked at whole is still seen.
+    expect(found(() => writeFileSync(join(helpers[5]!, "new.ts"), "1"))).toBe(1);
   });
 });

@@ -30,7 +30,11 @@ export interface FolderWatch {
   add(folder: string): void;
   /** Counts as a change: `onChange` runs once the folders have been quiet for the debounce time. */
   touch(): void;
-  /** True while a change waits for its `onChange`: the folders are not quiet (a reload reading them may have read mid-save). */
+  /**
+   * True while a change waits for its `onChange`: the folders are not quiet (a reload reading them
+   * may have read mid-save). Asked once a reload has read them: where the file system may not have
+   * reported a change, the folders are looked at to tell (a change found so is then waiting).
+   */
   pending(): boolean;
 }
 
@@ -92,8 +96,9 @@ export function watchFolders(folders: string[], onChange: (quiet: boolean) => vo
   let timer: unknown = null;
   let deadline: unknown = null;
   let closed = false;
-  // An event came since the last onChange: the file system reports changes here, and says when they go on.
-  let eventSince = false;
+  // Folders an event came for since the last onChange: the file system reports their changes, and
+  // says when those go on. Only the others need a look to tell.
+  const eventFor = new Set<string>();
   // The folders' last look (one per folder, in order; null: a folder added since, whose next look
   // is where its changes count from), what the last looks cost; and the poll's timer.
   let seen: Array<PathLook | null> = [];
@@ -109,9 +114,11 @@ export function watchFolders(folders: string[], onChange: (quiet: boolean) => vo
     if (lookCosts.length > LOOK_COSTS_KEPT) lookCosts.shift();
     return now;
   };
-  const differsFromSeen = (now: PathLook[]) =>
+  /** Whether a folder looks different now than at the last look; `unheard`: only among those no event came for. */
+  const differsFromSeen = (now: PathLook[], unheard = false) =>
     now.some((after, i) => {
       const before = seen[i];
+      if (unheard && eventFor.has(folders[i]!)) return false;
       return before !== undefined && before !== null && looksDiffer(before, after);
     });
 
@@ -120,8 +127,8 @@ export function watchFolders(folders: string[], onChange: (quiet: boolean) => vo
     // Looked at before every reload, whatever it costs beside polling: the reload reads them all anyway.
     const now = pollMs > 0 ? look() : null;
     if (now !== null) {
-      // Still changing with no event to say so (a slow save where none are sent): wait for quiet again.
-      const more = quiet && !eventSince && differsFromSeen(now);
+      // Still changing where no event says so (a slow save in a folder that sends none): wait for quiet again.
+      const more = quiet && differsFromSeen(now, true);
       seen = now;
       if (more) {
         timer = clock.setTimeout(() => fire(true), debounceMs);
@@ -131,7 +138,7 @@ export function watchFolders(folders: string[], onChange: (quiet: boolean) => vo
     if (timer !== null) clock.clearTimeout(timer);
     if (deadline !== null) clock.clearTimeout(deadline);
     timer = deadline = null;
-    eventSince = false;
+    eventFor.clear();
     rearm();
     onChange(quiet);
   };
@@ -163,8 +170,8 @@ export function watchFolders(folders: string[], onChange: (quiet: boolean) => vo
     timer = clock.setTimeout(() => fire(true), debounceMs);
     deadline ??= clock.setTimeout(() => fire(false), maxWaitMs);
   };
-  const eventCame = () => {
-    eventSince = true;
+  const eventCame = (folder: string) => {
+    eventFor.add(folder);
     changed();
   };
 
@@ -192,13 +199,13 @@ export function watchFolders(folders: string[], onChange: (quiet: boolean) => vo
     try {
       const own = target === folder;
       const watcher = watch(target, { persistent: false }, (_event, name) => {
-        if (own || name === null || name === undefined || String(name) === basename(folder)) eventCame();
+        if (own || name === null || name === undefined || String(name) === basename(folder)) eventCame(folder);
       });
       watcher.on("error", () => {
         // The folder went away under the watcher: watch it through its parent again.
         watcher.close();
         if (watchers.get(folder)?.watcher === watcher) watchers.delete(folder);
-        eventCame();
+        eventCame(folder);
       });
       watchers.set(folder, { target, identity, watcher });
       refused.delete(target);
@@ -232,7 +239,16 @@ export function watchFolders(folders: string[], onChange: (quiet: boolean) => vo
       armPoll(0);
     },
     touch: changed,
-    pending: () => timer !== null,
+    pending() {
+      if (timer !== null) return true;
+      if (closed || pollMs <= 0) return false;
+      // A change made while the reload read, in a folder that sends no event, shows only to a look.
+      const now = look();
+      const differs = differsFromSeen(now);
+      seen = now;
+      if (differs) changed();
+      return differs;
+    },
     close() {
       closed = true;
       if (timer !== null) clock.clearTimeout(timer);

@@ -1,6 +1,7 @@
 // Reloading on changes (watch-capabilities.ts, docs/authoring.md "Live reload"), with the clock in the test's hands.
 import { afterEach, describe, expect, test } from "bun:test";
-import { mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { EventEmitter } from "node:events";
+import { mkdtempSync, realpathSync, rmSync, writeFileSync, type FSWatcher } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { CatalogChange } from "../../runtime/capability/live-catalog.ts";
@@ -113,5 +114,33 @@ describe("watchCapabilities", () => {
     clock.advance(100);
     await Bun.sleep(0);
     expect(logged[1]).toBe("docket reloaded capabilities: added team.live");
+  });
+
+  test("a reload that met a save in a folder that sends no events is told it is not settled, and the folders are read again once quiet", async () => {
+    base = realpathSync(mkdtempSync(join(tmpdir(), "docket-watch-caps-")));
+    const clock = new ManualClock();
+    const settled: boolean[] = [];
+    let reloads = 0;
+    watch = watchCapabilities(
+      {
+        reload: async (isSettled) => {
+          // The first read meets a save that begins as it reads: a look shows it, no event does.
+          if (reloads++ === 0) writeFileSync(join(base, "team.b.ts"), "export const half =");
+          settled.push(isSettled!());
+          return change();
+        },
+        watchedFolders: [base],
+      },
+      { log: () => undefined, watchOptions: { debounceMs: 100, clock, watch: () => Object.assign(new EventEmitter(), { close() {} }) as unknown as FSWatcher } },
+    )!;
+    watch.touch();
+    clock.advance(100);
+    await Bun.sleep(0);
+    expect(settled).toEqual([false]);
+    // The change it found waits for the quiet time, then the folders are read again, settled.
+    clock.advance(100);
+    await Bun.sleep(0);
+    expect(settled).toEqual([false, true]);
+    expect(reloads).toBe(2);
   });
 });

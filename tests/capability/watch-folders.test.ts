@@ -329,4 +329,32 @@ describe("watchFolders", () => {
     // A file created in a helper folder looked at whole is still seen.
     expect(found(() => writeFileSync(join(helpers[5]!, "new.ts"), "1"))).toBe(1);
   });
+
+  test("watchFolders waits out a slow save in a folder that sends no events though another watched folder sends them", () => {
+    base = realpathSync(mkdtempSync(join(tmpdir(), "docket-watch-")));
+    const caps = join(base, "capabilities");
+    const lib = join(base, "lib");
+    mkdirSync(caps);
+    mkdirSync(lib);
+    // capabilities/ on a share that sends nothing; lib/ reports, through listeners the test calls.
+    const listeners = new Map<string, (event: string, name: string | null) => void>();
+    const mixed = (path: string, _options: { persistent: boolean }, listener: (event: string, name: string | Buffer | null) => void) => {
+      if (path === lib) listeners.set(path, listener as (event: string, name: string | null) => void);
+      return silent();
+    };
+    const clock = new ManualClock();
+    const quiet: boolean[] = [];
+    watch = watchFolders([caps, lib], (isQuiet) => void quiet.push(isQuiet), { maxWaitMs: 10_000, clock, watch: mixed });
+    const file = join(caps, "a.b.ts");
+    writeFileSync(file, "// first part\n");
+    clock.advance(DEFAULT_POLL_MS);
+    // The save goes on, and a note is written in lib/ meanwhile: lib's event says nothing of capabilities/.
+    writeFileSync(file, "// first part\n// second part\n");
+    writeFileSync(join(lib, "notes.txt"), "1");
+    listeners.get(lib)!("change", "notes.txt");
+    clock.advance(150);
+    expect(quiet).toEqual([]);
+    clock.advance(150);
+    expect(quiet).toEqual([true]);
+  });
 });

@@ -1,13 +1,13 @@
 // Reloading on changes (watch-capabilities.ts, docs/authoring.md "Live reload"), with the clock in the test's hands.
 import { afterEach, describe, expect, test } from "bun:test";
-import { EventEmitter } from "node:events";
-import { mkdtempSync, realpathSync, rmSync, writeFileSync, type FSWatcher } from "node:fs";
+import { mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { CatalogChange } from "../../runtime/capability/live-catalog.ts";
 import { watchCapabilities } from "../../runtime/capability/watch-capabilities.ts";
 import type { FolderWatch } from "../../runtime/capability/watch-folders.ts";
 import { ManualClock } from "../_support/manual-clock.ts";
+import { silentWatch } from "../_support/silent-watch.ts";
 
 let base: string;
 let watch: FolderWatch | null = null;
@@ -131,7 +131,7 @@ describe("watchCapabilities", () => {
         },
         watchedFolders: [base],
       },
-      { log: () => undefined, watchOptions: { debounceMs: 100, clock, watch: () => Object.assign(new EventEmitter(), { close() {} }) as unknown as FSWatcher } },
+      { log: () => undefined, watchOptions: { debounceMs: 100, clock, watch: silentWatch } },
     )!;
     watch.touch();
     clock.advance(100);

@@ -1,11 +1,11 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { EventEmitter } from "node:events";
-import { chmodSync, mkdirSync, mkdtempSync, realpathSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync, type FSWatcher } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, realpathSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DEFAULT_POLL_MS, watchFolders, type FolderWatch } from "../../runtime/capability/watch-folders.ts";
 import { MAX_FOLDER_ENTRIES } from "../../runtime/capability/path-looks.ts";
 import { ManualClock } from "../_support/manual-clock.ts";
+import { silentWatch } from "../_support/silent-watch.ts";
 
 let base: string;
 let watch: FolderWatch | null = null;
@@ -16,8 +16,6 @@ afterEach(() => {
   rmSync(base, { recursive: true, force: true });
 });
 
-/** A file system that never reports a change, as a folder mounted from elsewhere (WSL's /mnt/c, a network share). */
-const silent = () => Object.assign(new EventEmitter(), { close() {} }) as unknown as FSWatcher;
 
 /** Resolves when `check` holds, asking every few ms; fails after a generous bound. */
 async function until(what: string, check: () => boolean): Promise<void> {
@@ -102,7 +100,7 @@ describe("watchFolders", () => {
     writeFileSync(join(base, "a.b.ts"), "1");
     const clock = new ManualClock();
     let calls = 0;
-    watch = watchFolders([base], () => void calls++, { debounceMs: 100, clock, watch: silent });
+    watch = watchFolders([base], () => void calls++, { debounceMs: 100, clock, watch: silentWatch });
     writeFileSync(join(base, "c.d.ts"), "new");
     clock.advance(DEFAULT_POLL_MS - 1);
     expect(calls).toBe(0);
@@ -139,7 +137,7 @@ describe("watchFolders", () => {
     for (let i = 0; i <= MAX_FOLDER_ENTRIES; i++) writeFileSync(join(large, `f${i}.ts`), "x");
     const clock = new ManualClock();
     let calls = 0;
-    watch = watchFolders([large, later], () => void calls++, { debounceMs: 10, clock, watch: silent });
+    watch = watchFolders([large, later], () => void calls++, { debounceMs: 10, clock, watch: silentWatch });
     const found = (change: () => void) => {
       const before = calls;
       change();
@@ -178,7 +176,7 @@ describe("watchFolders", () => {
     base = realpathSync(mkdtempSync(join(tmpdir(), "docket-watch-")));
     const clock = new ManualClock();
     let calls = 0;
-    watch = watchFolders([base], () => void calls++, { debounceMs: 10, clock, watch: silent });
+    watch = watchFolders([base], () => void calls++, { debounceMs: 10, clock, watch: silentWatch });
     expect(clock.pending).toBe(1);
     watch.close();
     expect(clock.pending).toBe(0);
@@ -193,7 +191,7 @@ describe("watchFolders", () => {
     writeFileSync(file, "export const x = 1;\n");
     const clock = new ManualClock();
     let calls = 0;
-    watch = watchFolders([base], () => void calls++, { debounceMs: 10, clock, watch: silent });
+    watch = watchFolders([base], () => void calls++, { debounceMs: 10, clock, watch: silentWatch });
     const { atime, mtime } = statSync(file);
     writeFileSync(file, "export const x = 2;\n");
     utimesSync(file, atime, mtime);
@@ -212,7 +210,7 @@ describe("watchFolders", () => {
     const clock = new ManualClock();
     const quiet: boolean[] = [];
     // The default quiet time (150 ms); a slow save reloaded at the longest wait is not quiet.
-    watch = watchFolders([base], (isQuiet) => void quiet.push(isQuiet), { maxWaitMs: 10_000, clock, watch: silent });
+    watch = watchFolders([base], (isQuiet) => void quiet.push(isQuiet), { maxWaitMs: 10_000, clock, watch: silentWatch });
     let text = "";
     const append = (part: string) => writeFileSync(file, (text += part));
     append("// first part\n");
@@ -309,7 +307,7 @@ describe("watchFolders", () => {
     }
     const clock = new ManualClock();
     let calls = 0;
-    watch = watchFolders([caps], () => void calls++, { debounceMs: 10, clock, watch: silent });
+    watch = watchFolders([caps], () => void calls++, { debounceMs: 10, clock, watch: silentWatch });
     const found = (change: () => void) => {
       const before = calls;
       change();
@@ -340,7 +338,7 @@ describe("watchFolders", () => {
     const listeners = new Map<string, (event: string, name: string | null) => void>();
     const mixed = (path: string, _options: { persistent: boolean }, listener: (event: string, name: string | Buffer | null) => void) => {
       if (path === lib) listeners.set(path, listener as (event: string, name: string | null) => void);
-      return silent();
+      return silentWatch();
     };
     const clock = new ManualClock();
     const quiet: boolean[] = [];

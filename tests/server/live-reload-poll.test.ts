@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { EventEmitter } from "node:events";
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync, type FSWatcher } from "node:fs";
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { registerDocketModules } from "../../runtime/adapter/bun-modules.ts";
@@ -8,13 +7,12 @@ import { bootPlane } from "../../runtime/boot.ts";
 import { resolveLimits } from "../../runtime/execution/limits.ts";
 import { defaultMounts } from "../../runtime/server/default-mounts.ts";
 import { startServer, type DocketServer } from "../../runtime/server/serve.ts";
+import { silentWatch } from "../_support/silent-watch.ts";
 
 // Live reload where the file system reports no change at all (docs/authoring.md, "Live reload"):
 // a checkout on WSL's /mnt/c edited from Windows, a network share. The server's poll alone sees
 // a file added, a helper outside the capability folders edited, and a file removed.
 
-/** A file system that never reports a change. */
-const silent = () => Object.assign(new EventEmitter(), { close() {} }) as unknown as FSWatcher;
 
 const greetFile = (id: string) =>
   [
@@ -60,7 +58,7 @@ beforeAll(async () => {
     mounts: defaultMounts,
     log: (line) => logLines.push(line),
     boot: (options) => bootPlane(options),
-    watchOptions: { debounceMs: 30, pollMs: 200, watch: silent },
+    watchOptions: { debounceMs: 30, pollMs: 200, watch: silentWatch },
   });
 });
 

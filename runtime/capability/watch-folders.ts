@@ -9,7 +9,7 @@ export interface WatchFoldersOptions {
   debounceMs?: number;
   /** The longest `onChange` waits after the first change of a burst that never goes quiet. */
   maxWaitMs?: number;
-  clock?: Pick<Clock, "setTimeout" | "clearTimeout" | "monotonic">;
+  clock?: Pick<Clock, "setTimeout" | "clearTimeout">;
   /** A folder that cannot be watched (for the server log); watching the others goes on. */
   onProblem?: (message: string) => void;
   /**
@@ -143,16 +143,20 @@ export function watchFolders(folders: string[], onChange: (quiet: boolean) => vo
     onChange(quiet);
   };
 
+  /** Looks at the folders; a difference from the last look is a change, and true. */
+  const lookForChange = (): boolean => {
+    const now = look();
+    const differs = differsFromSeen(now);
+    seen = now;
+    if (differs) changed();
+    return differs;
+  };
+
   const pollOnce = () => {
     poll = null;
     if (closed) return;
     // A change already waits for its onChange, which looks at the folders itself.
-    const now = timer === null ? look() : null;
-    if (now !== null) {
-      const differs = differsFromSeen(now);
-      seen = now;
-      if (differs) changed();
-    }
+    if (timer === null) lookForChange();
     armPoll();
   };
   /** The next poll in `ms`, or after the poll period (longer for a look that costs much). */
@@ -243,11 +247,7 @@ export function watchFolders(folders: string[], onChange: (quiet: boolean) => vo
       if (timer !== null) return true;
       if (closed || pollMs <= 0) return false;
       // A change made while the reload read, in a folder that sends no event, shows only to a look.
-      const now = look();
-      const differs = differsFromSeen(now);
-      seen = now;
-      if (differs) changed();
-      return differs;
+      return lookForChange();
     },
     close() {
       closed = true;

@@ -8,7 +8,8 @@ import { join } from "node:path";
  * change times of each file among them (the change time moves with a `chmod` and with a copy that
  * kept the old modification time, `cp -p`). Folders are not descended into, as discovery does not.
  * The live reload's poll compares them to catch a change the file system never reported
- * (docs/authoring.md, "Live reload").
+ * (docs/authoring.md, "Live reload"); a path's first look tells by its `newest` time whether it
+ * changed since a given moment.
  *
  * A look runs on the main thread, so what it reads is bounded:
  * - `budget.entries`: the entries read across all the paths. A folder holding more than
@@ -40,7 +41,10 @@ export function lookAtPaths(paths: readonly string[], budget: { entries: number;
       statsLeft,
     ),
   ];
-  return read.map((path, i) => ({ head: path.head, names: path.names.join("\0"), files: statFiles(paths[i]!, path.files.slice(0, shares[i]!)) }));
+  return read.map((path, i) => {
+    const files = statFiles(paths[i]!, path.files.slice(0, shares[i]!));
+    return { head: path.head, names: path.names.join("\0"), files: files.looks, newest: Math.max(path.newest, files.newest) };
+  });
 }
 
 /** The most entries of one folder read one by one; past it the folder is looked at as one whole. */
@@ -59,6 +63,8 @@ export interface PathLook {
   names: string;
   /** Identity, size and times of the files looked at one by one, by name. */
   files: Map<string, string>;
+  /** The latest modification or change time (ms since the epoch) of the path itself and of the files looked at one by one; 0 when none. */
+  newest: number;
 }
 
 /**
@@ -83,12 +89,15 @@ interface ReadPath {
   names: string[];
   /** How many entries were read. */
   read: number;
+  /** The path's own latest modification or change time (ms), 0 when absent or unreadable. */
+  newest: number;
 }
 
 const statText = (stat: Stats) => `${stat.ino}:${stat.size}:${stat.mtimeMs}:${stat.ctimeMs}`;
+const newestOf = (stat: Stats) => Math.max(stat.mtimeMs, stat.ctimeMs);
 
 function readPath(path: string, allowed: number): ReadPath {
-  const none = (head: string, read = 0): ReadPath => ({ head, files: [], names: [], read });
+  const none = (head: string, read = 0, newest = 0): ReadPath => ({ head, files: [], names: [], read, newest });
   let own;
   try {
     own = statSync(path, { throwIfNoEntry: false });
@@ -98,27 +107,28 @@ function readPath(path: string, allowed: number): ReadPath {
   }
   if (own === undefined) return none("-");
   const head = `${own.isDirectory() ? "d" : "f"}:${statText(own)}`;
-  if (!own.isDirectory()) return none(head);
+  const newest = newestOf(own);
+  if (!own.isDirectory()) return none(head, 0, newest);
   // Not opened at all: Bun's opendirSync reads a whole folder however few entries are taken.
-  if (own.size > LARGE_FOLDER_BYTES || allowed === 0) return none(`${head}:large`);
+  if (own.size > LARGE_FOLDER_BYTES || allowed === 0) return none(`${head}:large`, 0, newest);
   const entries: Dirent[] = [];
   try {
     const folder = opendirSync(path);
     try {
       for (let entry = folder.readSync(); entry !== null; entry = folder.readSync()) {
         // One more than allowed tells that the folder holds too many: it is looked at whole.
-        if (entries.length === allowed) return none(`${head}:large`, entries.length);
+        if (entries.length === allowed) return none(`${head}:large`, entries.length, newest);
         entries.push(entry);
       }
     } finally {
       folder.closeSync();
     }
   } catch {
-    return none(`${head}:?`, entries.length);
+    return none(`${head}:?`, entries.length, newest);
   }
   entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   // A folder's own contents are not read: its name says it is there.
-  return { head, files: entries.filter((entry) => !entry.isDirectory()).map((entry) => entry.name), names: entries.map((entry) => entry.name), read: entries.length };
+  return { head, files: entries.filter((entry) => !entry.isDirectory()).map((entry) => entry.name), names: entries.map((entry) => entry.name), read: entries.length, newest };
 }
 
 /** Up to `budget` looks shared among folders wanting `wants` each: the smaller ones whole first, the rest evenly. */
@@ -134,8 +144,9 @@ function shareOut(wants: number[], budget: number): number[] {
   return shares;
 }
 
-function statFiles(folder: string, names: string[]): Map<string, string> {
+function statFiles(folder: string, names: string[]): { looks: Map<string, string>; newest: number } {
   const files = new Map<string, string>();
+  let newest = 0;
   for (const name of names) {
     let stat;
     try {
@@ -144,6 +155,7 @@ function statFiles(folder: string, names: string[]): Map<string, string> {
       stat = undefined;
     }
     files.set(name, stat === undefined ? "-" : statText(stat));
+    if (stat !== undefined) newest = Math.max(newest, newestOf(stat));
   }
-  return files;
+  return { looks: files, newest };
 }

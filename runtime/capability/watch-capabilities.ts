@@ -44,15 +44,17 @@ export function watchCapabilities(booted: ReloadablePlane, options: WatchCapabil
   if (!reload || !booted.watchedFolders) return null;
   // Changes met during a reload join it and are answered with its one change: said once.
   let said: CatalogChange | null = null;
-  // A helper outside the capability folders (`../lib/format.ts`) reloads what imports it too.
-  const watchSources = () => {
-    for (const folder of booted.sourceFolders?.() ?? []) watch.add(folder);
+  // A helper outside the capability folders (`../lib/format.ts`) reloads what imports it too; one
+  // first met by a reload is watched from when that reload began to read.
+  const watchSources = (since?: number) => {
+    for (const folder of booted.sourceFolders?.() ?? []) watch.add(folder, since);
   };
   const onChange = (quiet: boolean) => {
+    const began = Date.now();
     // Settled: the folders were quiet for the debounce time before the read, and no change came since.
     reload(() => quiet && !watch.pending()).then(
       (change) => {
-        watchSources();
+        watchSources(began);
         // A capability whose file failed or went missing mid-save is kept for now: read again once the folders are quiet.
         if ((change.held?.length ?? 0) > 0) watch.touch();
         if (change === said || isEmptyChange(change)) return;

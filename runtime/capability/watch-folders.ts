@@ -26,8 +26,12 @@ export interface FolderWatch {
   close(): void;
   /** Re-checks which folders exist now and watches each where it can (called after every change). */
   rearm(): void;
-  /** Watches one more folder too (a folder of local modules a capability imports); at most MAX_ADDED. */
-  add(folder: string): void;
+  /**
+   * Watches one more folder too (a folder of local modules a capability imports); at most MAX_ADDED.
+   * `since` (ms since the epoch): when its files were read, by the reload that found it; a file in it
+   * changed after that is a change. Without it, how the folder is at its first look is its start.
+   */
+  add(folder: string, since?: number): void;
   /** Counts as a change: `onChange` runs once the folders have been quiet for the debounce time. */
   touch(): void;
   /**
@@ -66,6 +70,12 @@ export const LOOK_BUDGET = { entries: 5000, stats: 1000 };
  */
 const LOOK_COST_FACTOR = 100;
 const LOOK_COSTS_KEPT = 5;
+/**
+ * A file's times are as coarse as its file system keeps them (2 s on FAT, 1 s on some network
+ * shares) and the kernel's clock for them runs a few ms behind: a file changed this long before
+ * a folder was read counts as changed after. The cost is one more reload that finds nothing new.
+ */
+export const FILE_TIME_SLACK_MS = 2000;
 
 /**
  * Calls `onChange` once the capability folders have been quiet for `debounceMs` after any change
@@ -99,9 +109,9 @@ export function watchFolders(folders: string[], onChange: (quiet: boolean) => vo
   // Folders an event came for since the last onChange: the file system reports their changes, and
   // says when those go on. Only the others need a look to tell.
   const eventFor = new Set<string>();
-  // The folders' last look (one per folder, in order; null: a folder added since, whose next look
-  // is where its changes count from), what the last looks cost; and the poll's timer.
-  let seen: Array<PathLook | null> = [];
+  // The folders' last look (one per folder, in order). A folder added since has none yet: its next
+  // look is where its changes count from, and a file changed after `since` in it is a change.
+  let seen: Array<PathLook | { since: number }> = [];
   const lookCosts: number[] = [];
   let poll: unknown = null;
 
@@ -118,8 +128,8 @@ export function watchFolders(folders: string[], onChange: (quiet: boolean) => vo
   const differsFromSeen = (now: PathLook[], unheard = false) =>
     now.some((after, i) => {
       const before = seen[i];
-      if (unheard && eventFor.has(folders[i]!)) return false;
-      return before !== undefined && before !== null && looksDiffer(before, after);
+      if (before === undefined || (unheard && eventFor.has(folders[i]!))) return false;
+      return "since" in before ? after.newest >= before.since : looksDiffer(before, after);
     });
 
   const fire = (quiet: boolean) => {
@@ -233,13 +243,14 @@ export function watchFolders(folders: string[], onChange: (quiet: boolean) => vo
   armPoll();
   return {
     rearm,
-    add(folder) {
+    add(folder, since) {
       if (closed || folders.includes(folder) || folders.length - given >= MAX_ADDED) return;
       folders.push(folder);
       watchOne(folder);
-      // Looked at soon, with the others (a reload adds them together): as it is then is where its changes count from.
+      // Looked at soon, with the others (a reload adds them together). A file saved between the
+      // reload's read and now sent no event to a watcher made only now: only its time tells.
       if (pollMs <= 0) return;
-      seen.push(null);
+      seen.push({ since: since === undefined ? Infinity : since - FILE_TIME_SLACK_MS });
       armPoll(0);
     },
     touch: changed,

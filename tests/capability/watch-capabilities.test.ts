@@ -1,6 +1,6 @@
 // Reloading on changes (watch-capabilities.ts, docs/authoring.md "Live reload"), with the clock in the test's hands.
 import { afterEach, describe, expect, test } from "bun:test";
-import { mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { CatalogChange } from "../../runtime/capability/live-catalog.ts";
@@ -141,6 +141,45 @@ describe("watchCapabilities", () => {
     clock.advance(100);
     await Bun.sleep(0);
     expect(settled).toEqual([false, true]);
+    expect(reloads).toBe(2);
+  });
+
+  test("a helper folder first met by a reload, whose file was saved after that reload read it and before its folder was watched, is read again: no watcher was there to hear it", async () => {
+    base = realpathSync(mkdtempSync(join(tmpdir(), "docket-watch-caps-")));
+    const helpers = join(base, "lib");
+    mkdirSync(helpers);
+    writeFileSync(join(helpers, "format.ts"), "export const v = 1;");
+    const clock = new ManualClock();
+    let reloads = 0;
+    let found: string[] = [];
+    watch = watchCapabilities(
+      {
+        reload: async () => {
+          // The first reload imports the helper (its folder is watched only once the reload is done);
+          // the helper is saved again right after it was read.
+          if (reloads++ === 0) {
+            found = [helpers];
+            writeFileSync(join(helpers, "format.ts"), "export const v = 2;");
+          }
+          return change();
+        },
+        watchedFolders: [base],
+        sourceFolders: () => found,
+      },
+      { log: () => undefined, watchOptions: { debounceMs: 100, clock, watch: silentWatch } },
+    )!;
+    watch.touch();
+    clock.advance(100);
+    await Bun.sleep(0);
+    expect(reloads).toBe(1);
+    // The helper folder's first look sees a file changed since the reload began: read again.
+    clock.advance(0);
+    clock.advance(100);
+    await Bun.sleep(0);
+    expect(reloads).toBe(2);
+    // Nothing changed since: no more reloads.
+    clock.advance(5000);
+    await Bun.sleep(0);
     expect(reloads).toBe(2);
   });
 });

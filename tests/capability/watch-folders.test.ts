@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { chmodSync, mkdirSync, mkdtempSync, realpathSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { DEFAULT_POLL_MS, watchFolders, type FolderWatch } from "../../runtime/capability/watch-folders.ts";
+import { DEFAULT_POLL_MS, FILE_TIME_SLACK_MS, watchFolders, type FolderWatch } from "../../runtime/capability/watch-folders.ts";
 import { MAX_FOLDER_ENTRIES } from "../../runtime/capability/path-looks.ts";
 import { ManualClock } from "../_support/manual-clock.ts";
 import { silentWatch } from "../_support/silent-watch.ts";
@@ -155,6 +155,32 @@ describe("watchFolders", () => {
     expect(found(() => undefined)).toBe(0);
     expect(found(() => writeFileSync(join(helpers, "format.ts"), "22"))).toBe(1);
     expect(found(() => undefined)).toBe(0);
+  });
+
+  test("watchFolders counts a file of a folder added with a moment it was read from, changed after that moment (less the file times' slack), as a change at its first look, and nothing older", () => {
+    base = realpathSync(mkdtempSync(join(tmpdir(), "docket-watch-")));
+    const [read, old, unknown] = ["read", "old", "unknown"].map((name) => join(base, name));
+    for (const folder of [read, old, unknown]) {
+      mkdirSync(folder);
+      writeFileSync(join(folder, "format.ts"), "1");
+    }
+    const clock = new ManualClock();
+    let calls = 0;
+    watch = watchFolders([join(base, "capabilities")], () => void calls++, { debounceMs: 10, clock, watch: silentWatch });
+    const found = (add: () => void) => {
+      const before = calls;
+      add();
+      clock.advance(0);
+      clock.advance(10);
+      return calls - before;
+    };
+    // Read by a reload that began now: the file was written (its change time) within the slack of it.
+    expect(found(() => watch!.add(read, Date.now()))).toBe(1);
+    // Read well after the file's last change: as it is, is where its changes count from.
+    expect(found(() => watch!.add(old, Date.now() + FILE_TIME_SLACK_MS + 60_000))).toBe(0);
+    expect(found(() => watch!.add(unknown))).toBe(0);
+    clock.advance(DEFAULT_POLL_MS + 10);
+    expect(calls).toBe(1);
   });
 
   test("watchFolders whose folder the file system refuses to watch (no watches left) says it polls instead, and picks up an edit there", () => {

@@ -1,6 +1,9 @@
 // Bun only: asks the kernel whether the reader of a pipe or socket we write has closed its end.
 import { libcSymbols } from "./_libc.ts";
 
+/** How often a command that may not write for a while (`events --follow`, `docket mcp`) asks whether its reader left. */
+export const READER_LOOK_MS = 1000;
+
 const POLLERR = 0x8;
 const POLLHUP = 0x10;
 

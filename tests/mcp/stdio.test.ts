@@ -289,6 +289,25 @@ describe("docket mcp without a server", () => {
     expect(await child.exited).toBe(0);
   });
 
+  test("docket mcp ends when the agent closes its end of stdout while it has nothing to write: idle, or with a call running long (tester M3)", async () => {
+    const root = tempCheckout({ "capabilities/team.slow.ts": capabilityFile("team.slow", { input: "v.object({})", body: "return new Promise((resolve) => setTimeout(() => resolve({ greeting: 'late' }), 120_000));" }) });
+    cleanups.push(() => removeCheckout(root));
+    for (const call of [false, true]) {
+      const child = Bun.spawn([...FROM_SOURCE, "mcp"], { cwd: root, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+      cleanups.push(() => void (isProcessAlive(child.pid) && child.kill("SIGKILL")));
+      const send = (message: object) => child.stdin.write(`${JSON.stringify(message)}\n`);
+      send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: "leaving", version: "1" } } });
+      const reader = child.stdout.getReader();
+      await reader.read();
+      send({ jsonrpc: "2.0", method: "notifications/initialized" });
+      if (call) send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "team_slow", arguments: {} } });
+      child.stdin.flush();
+      // The agent stops reading and closes its end, and sends nothing more; stdin stays open.
+      await reader.cancel();
+      expect(await child.exited).toBe(0);
+    }
+  });
+
   test("docket mcp reads a last line that stdin ends without a newline", async () => {
     const root = tempCheckout({});
     cleanups.push(() => removeCheckout(root));

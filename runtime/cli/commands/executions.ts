@@ -16,11 +16,8 @@ import { runnerSafe } from "../github-actions.ts";
 import { createRunReporter, formatDuration, location, plainPrinters } from "../run-reporter.ts";
 import { findServer, followEvents, isUnleased, readEvents, ServerUnreachableError, unansweringServer, type EventsOutcome, type ServerClient } from "../server-client.ts";
 import type { Lease } from "../../server/lease.ts";
-import { readerGone } from "../../adapter/reader-gone.ts";
+import { READER_LOOK_MS, readerGone } from "../../adapter/reader-gone.ts";
 import { jsonText } from "../_json-text.ts";
-
-/** How often `events --follow` asks whether whoever reads its stdout has left. */
-const READER_LOOK_MS = 1000;
 
 const format = { type: "enum" as const, options: ["text", "json"], default: "text", description: "text: for a person; json: JSON (events: one event per line)" };
 const idArg = { type: "positional", required: true, description: "An execution id, like x-20260908T010203Z-0a1b2c3d", valueHint: "id" } as const;

@@ -18,6 +18,7 @@ import { standbyPlane } from "../../mcp/standby-plane.ts";
 import { serveMcpOverStdio } from "../../mcp/stdio.ts";
 import { claimStdout } from "../stdout-claim.ts";
 import { writerOf } from "../fd-writer.ts";
+import { READER_LOOK_MS, readerGone } from "../../adapter/reader-gone.ts";
 import { repeatedFlag, UsageError, type DocketCommandMeta } from "../_command-line.ts";
 import { inertOutput } from "../github-actions.ts";
 import { EXIT } from "../exit-code.ts";
@@ -62,6 +63,8 @@ export default defineCommand({
     inertOutput(process.env, [2]);
     const log = (line: string) => void process.stderr.write(`${line}\n`);
     // An agent that closed its end of stdout can be answered no more: the session ends as on a signal.
+    // An idle session, or one whose calls run long, writes nothing that would find it gone: asked every second.
+    writerOf(process.stdout).watchReader(readerGone, READER_LOOK_MS);
     const hangUp = untilHangUp(process.stdin, writerOf(process.stdout).closed);
     const root = findCheckoutRoot(process.cwd());
     const capabilityDirs = repeatedFlag(rawArgs, "capabilities");

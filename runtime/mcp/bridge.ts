@@ -3,7 +3,7 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontex
 import { ErrorCode, isInitializeRequest, isJSONRPCErrorResponse, isJSONRPCNotification, isJSONRPCRequest, isJSONRPCResultResponse, type JSONRPCMessage, type JSONRPCRequest, type RequestId } from "@modelcontextprotocol/sdk/types.js";
 import type { HangUp } from "./hang-up.ts";
 import { JsonLinesTransport } from "./json-lines-transport.ts";
-import { cancelledRequest, PendingRequests } from "./pending-requests.ts";
+import { cancelledRequest, PendingRequests, reusedIdAnswer } from "./pending-requests.ts";
 import { fetchTellingStreamEnds } from "./_stream-ends.ts";
 import { failureToolResult } from "./failure-result.ts";
 import { buildFailure } from "../execution/failure.ts";
@@ -285,6 +285,12 @@ export async function bridgeStdioToHttp(options: BridgeOptions): Promise<void> {
   // is answered in a few milliseconds, and a cancel that came after its answer cancels nothing).
   let queue = Promise.resolve();
   downstream.onmessage = (message) => {
+    // Never sent on (the server would see two requests of one id): answered here, and the request
+    // waiting with that id still waits.
+    if (pending.reused(message)) {
+      downstream.send(reusedIdAnswer(message)).catch((error) => sayOnce(`docket mcp: ${(error as Error).message}`));
+      return;
+    }
     // A cancel of no request in flight is not sent on: MCP says to ignore it.
     if (!pending.received(message)) return;
     const cancelledId = cancelledRequest(message);

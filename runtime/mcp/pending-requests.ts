@@ -1,4 +1,4 @@
-import { isJSONRPCErrorResponse, isJSONRPCNotification, isJSONRPCRequest, isJSONRPCResultResponse, type JSONRPCMessage, type RequestId } from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode, isJSONRPCErrorResponse, isJSONRPCNotification, isJSONRPCRequest, isJSONRPCResultResponse, type JSONRPCMessage, type JSONRPCRequest, type RequestId } from "@modelcontextprotocol/sdk/types.js";
 
 /**
  * The agent's requests that have no answer yet, seen from the messages passing by. When stdin
@@ -23,6 +23,15 @@ export class PendingRequests {
       this.settle(id);
     }
     return true;
+  }
+
+  /**
+   * Whether `message` is a request whose id a request still waiting already has: JSON-RPC ids
+   * name one request each, and its answer could not say which of the two it answers. Such a
+   * request is answered {@link reusedIdAnswer} and not run; the one waiting is left as it is.
+   */
+  reused(message: JSONRPCMessage): message is JSONRPCRequest {
+    return isJSONRPCRequest(message) && this.ids.has(message.id);
   }
 
   /** A message to the agent, once written. */
@@ -63,4 +72,10 @@ export class PendingRequests {
 export function cancelledRequest(message: JSONRPCMessage): RequestId | undefined {
   if (!isJSONRPCNotification(message) || message.method !== "notifications/cancelled") return undefined;
   return (message.params as { requestId?: RequestId } | undefined)?.requestId;
+}
+
+/** The answer to a request that reused the id of one still waiting (see PendingRequests.reused): nothing of it ran. */
+export function reusedIdAnswer(request: JSONRPCRequest): JSONRPCMessage {
+  const message = `The request id ${JSON.stringify(request.id)} is already used by a request of this session that has no answer yet, so this ${request.method} request was not run: give each request in flight an id of its own, and send it again with a new id.`;
+  return { jsonrpc: "2.0", id: request.id, error: { code: ErrorCode.InvalidRequest, message } };
 }

@@ -4,7 +4,7 @@ import type { JSONRPCMessage, MessageExtraInfo } from "@modelcontextprotocol/sdk
 import type { ExecutionPlane } from "../execution/plane.ts";
 import type { HangUp } from "./hang-up.ts";
 import { JsonLinesTransport } from "./json-lines-transport.ts";
-import { PendingRequests } from "./pending-requests.ts";
+import { PendingRequests, reusedIdAnswer } from "./pending-requests.ts";
 import { createDocketMcpServer } from "./server.ts";
 
 /** Options of {@link serveMcpOverStdio}. */
@@ -42,7 +42,9 @@ class ObservedTransport implements Transport {
     private readonly pending: PendingRequests,
   ) {
     inner.onmessage = (message, extra) => {
-      if (pending.received(message)) this.onmessage?.(message, extra);
+      // Answered here, not through send: the request waiting with that id still waits.
+      if (pending.reused(message)) void inner.send(reusedIdAnswer(message)).catch((error) => this.onerror?.(error as Error));
+      else if (pending.received(message)) this.onmessage?.(message, extra);
     };
     inner.onclose = () => this.onclose?.();
     inner.onerror = (error) => this.onerror?.(error);

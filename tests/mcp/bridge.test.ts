@@ -150,3 +150,43 @@ test("bridgeStdioToHttp answers each request once while the agent does not read 
   expect(answers.map((message) => message.id)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
   expect(answers.every((message) => message.result !== undefined)).toBe(true);
 });
+
+test("bridgeStdioToHttp answers a request that reuses the id of one still waiting -32600, sends it nowhere, and still relays the first one's answer (tester M2)", async () => {
+  const headers = { "mcp-session-id": "session-3" };
+  const calls: unknown[] = [];
+  let release = (): void => undefined;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    async fetch(request) {
+      if (request.method !== "POST") return new Response(null, { status: 200, headers });
+      const message = await request.json();
+      if (message.method === "initialize") {
+        return Response.json({ jsonrpc: "2.0", id: message.id, result: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: { tools: {} }, serverInfo: { name: "stand-in", version: "1" } } }, { headers });
+      }
+      if (message.id === undefined) return new Response(null, { status: 202, headers });
+      calls.push(message.params.arguments.tag);
+      // The first call is answered only once the test lets it: it waits while the second comes.
+      await released;
+      return Response.json({ jsonrpc: "2.0", id: message.id, result: { content: [], structuredContent: { tag: message.params.arguments.tag } } }, { headers });
+    },
+  });
+  cleanups.push(() => void server.stop(true));
+  const agent = bridgeTo(new URL("/mcp", server.url));
+  agent.send({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: "agent", version: "1" } } });
+  expect((await agent.next()).id).toBe(0);
+  const call = (tag: string) => ({ jsonrpc: "2.0", id: "dup", method: "tools/call", params: { name: "docket_execution_start", arguments: { capability: "team.write", input: {}, tag } } });
+  agent.send(call("first"));
+  while (calls.length === 0) await Bun.sleep(5);
+  agent.send(call("second"));
+  const refused = await agent.next();
+  expect(refused).toMatchObject({ id: "dup", error: { code: -32600 } });
+  expect(refused.error.message).toContain('The request id "dup" is already used by a request of this session that has no answer yet');
+  release();
+  expect(await agent.next()).toMatchObject({ id: "dup", result: { structuredContent: { tag: "first" } } });
+  // Once answered, the id is free again.
+  agent.send(call("third"));
+  expect(await agent.next()).toMatchObject({ id: "dup", result: { structuredContent: { tag: "third" } } });
+  expect(calls).toEqual(["first", "third"]);
+});

@@ -308,6 +308,23 @@ describe("docket mcp without a server", () => {
     }
   });
 
+  test("docket mcp answers a request that reuses the id of one still waiting -32600 and runs nothing of it; the first is answered, and the id is free again after (tester M2)", async () => {
+    const root = tempCheckout({
+      "capabilities/team.slow.ts": capabilityFile("team.slow", { input: "v.object({ tag: v.string() })", body: "return new Promise((resolve) => setTimeout(() => resolve({ greeting: input.tag }), 400));" }),
+    });
+    cleanups.push(() => removeCheckout(root));
+    const agent = await startRawAgent(root);
+    const call = (tag: string) => JSON.stringify({ jsonrpc: "2.0", id: "dup", method: "tools/call", params: { name: "team_slow", arguments: { tag } } });
+    agent.send(call("first"));
+    agent.send(call("second"));
+    const refused = await agent.next();
+    expect(refused).toMatchObject({ id: "dup", error: { code: -32600 } });
+    expect(refused.error.message).toContain("already used by a request of this session that has no answer yet");
+    expect(await agent.next()).toMatchObject({ id: "dup", result: { structuredContent: { greeting: "first" } } });
+    agent.send(call("third"));
+    expect(await agent.next()).toMatchObject({ id: "dup", result: { structuredContent: { greeting: "third" } } });
+  });
+
   test("docket mcp reads a last line that stdin ends without a newline", async () => {
     const root = tempCheckout({});
     cleanups.push(() => removeCheckout(root));

@@ -110,7 +110,8 @@ const SILENCE_TO_WARN_MS = 2500;
  * said once on stderr; the run goes on and keeps trying, backing off to `maxBackoffMs`, and says
  * so again when the server answers. If the server ended the execution for silence meanwhile, the
  * run reports its real end when it has one, which the server records as a reconciliation
- * (docs/reconciliation.md). A run that has ended stops trying `finishWaitMs` after its end.
+ * (docs/reconciliation.md). A run that has ended stops trying `finishWaitMs` after its end, or after
+ * the server's last answer that took more of its events (a server behind, not gone).
  */
 export function createExecutionReporter(options: ExecutionReporterOptions): ExecutionReporter {
   const { store, id, pid, clock, say } = options;
@@ -154,6 +155,15 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
   /** Ends reporting when the end window (finish) passes, even while a report waits for an answer. */
   let finishTimer: unknown = null;
   let finishDue = Number.POSITIVE_INFINITY;
+  /**
+   * The end window: how long after the run's end — or after the server's last answer that took
+   * more of its events since — reporting still tries. Shortened by a later finish (a second Ctrl-C),
+   * it is no longer moved on by answers: that run asked to be let go.
+   */
+  let finishWindowMs = 0;
+  let windowShortened = false;
+  /** When the server last took events after the run's end; 0 while it has not. */
+  let tookSinceEndAt = 0;
   /** Aborts the report in flight when reporting ends under it. */
   let inFlightAbort: AbortController | null = null;
   /** When the server last answered (or reporting began): how long it has been silent. */
@@ -255,6 +265,9 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
       say(`the server at ${serverNow()} answers again; reporting ${id} resumed`);
     }
     if (awaitingEnd) endSent = true;
+    // A server that answers and takes more after the run's end is not gone, only behind (a run
+    // that logged faster than reports travel): the end window counts from its last answer.
+    if (finishing && answer.through > through && !windowShortened) moveFinishWindow();
     through = answer.through;
     outbox.acknowledged(through);
     // Reports come well within the server's silence limit, whatever it is set to.
@@ -312,7 +325,18 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
   /** The end window passed without the server holding the run's end. */
   function gaveUp(): void {
     finishTimer = null;
-    end(`the server at ${serverNow()} did not answer within ${formatWindow(finishDue - finishingSince)} of this run's end, so the end of ${id} was not reported to it`);
+    const since = tookSinceEndAt > 0 ? `its last answer (it was still taking this run's events ${formatWindow(tookSinceEndAt - finishingSince)} after the run's end)` : "this run's end";
+    end(`the server at ${serverNow()} did not answer within ${formatWindow(finishDue - Math.max(finishingSince, tookSinceEndAt))} of ${since}, so the end of ${id} was not reported to it`);
+  }
+
+  /** The end window, from now: the server just took more of the run's events. */
+  function moveFinishWindow(): void {
+    const now = clock.monotonic();
+    tookSinceEndAt = now;
+    if (stopped || finishTimer === null) return;
+    clock.clearTimeout(finishTimer);
+    finishDue = now + finishWindowMs;
+    finishTimer = clock.setTimeout(gaveUp, finishWindowMs);
   }
 
   function end(line: string | null): void {
@@ -349,6 +373,8 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
       // A report in flight to a frozen server waits for its own timeout: the window is kept by a
       // timer of its own, not by the next failure (docs/protocol.md: "it tries 3 s more").
       if (!stopped && now + waitMs < finishDue) {
+        if (finishDue !== Number.POSITIVE_INFINITY) windowShortened = true;
+        finishWindowMs = waitMs;
         finishDue = now + waitMs;
         if (finishTimer !== null) clock.clearTimeout(finishTimer);
         finishTimer = clock.setTimeout(gaveUp, waitMs);

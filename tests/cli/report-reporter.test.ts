@@ -273,6 +273,40 @@ describe("the run's reporter", () => {
     expect(t.sent).toHaveLength(2);
   });
 
+  test("reporter of a run that ended keeps reporting while the server takes its events, however long past the end window that is: a server behind is not gone (tester T1)", async () => {
+    const t = setup();
+    await t.tick(0);
+    // A run that logged faster than reports travel: 5,000 events wait when it ends.
+    for (let i = 0; i < 5000; i++) t.store.append(ID, [{ type: "execution.log", data: { level: "info", message: `line ${i}` } }]);
+    t.store.append(ID, [{ type: "execution.completed", data: { state: "succeeded", output: { n: 1 }, duration_ms: 5 } }]);
+    // Each report (1,000 events at most) is answered 2.5 s after it was sent: 15 s for them all.
+    t.answerWith((report) => new Promise<ReportAnswer>((resolve) => t.clock.setTimeout(() => resolve(t.took(report)), 2500)));
+    let done = false;
+    const finished = t.reporter.finish().then(() => (done = true));
+    for (let i = 0; i < 8 && !done; i++) await t.tick(2500);
+    await finished;
+    expect(t.said.filter((line) => line.includes("did not answer"))).toEqual([]);
+    expect((t.sent.at(-1)!.events as Array<{ type: string }>).at(-1)!.type).toBe("execution.completed");
+  });
+
+  test("reporter of a run that ended gives up when a server that took its events after the end stops answering, a window after its last answer", async () => {
+    const t = setup();
+    await t.tick(0);
+    for (let i = 0; i < 1500; i++) t.store.append(ID, [{ type: "execution.log", data: { level: "info", message: `line ${i}` } }]);
+    t.store.append(ID, [{ type: "execution.completed", data: { state: "succeeded", output: { n: 1 }, duration_ms: 5 } }]);
+    // The first report after the end is taken 2 s later; then the server freezes.
+    let answered = 0;
+    t.answerWith((report) => (answered++ === 0 ? new Promise<ReportAnswer>((resolve) => t.clock.setTimeout(() => resolve(t.took(report)), 2000)) : new Promise<ReportAnswer>(() => {})));
+    let done = false;
+    const finished = t.reporter.finish().then(() => (done = true));
+    await t.tick(2000);
+    await t.tick(2999);
+    expect(done).toBe(false);
+    await t.tick(1);
+    await finished;
+    expect(t.said.at(-1)).toBe(`the server at ${URL} did not answer within 3 s of its last answer (it was still taking this run's events 2 s after the run's end), so the end of ${ID} was not reported to it`);
+  });
+
   test("reporter's end window is shortened by a later finish (a second Ctrl-C), never lengthened", async () => {
     const t = setup();
     await t.tick(0);

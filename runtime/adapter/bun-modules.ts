@@ -4,6 +4,7 @@ import { dataExports, type DataKind } from "../capability/data-imports.ts";
 import { markPinsServed, pinnedText } from "../capability/pinned-sources.ts";
 import { unpinnedLoadRefusal } from "../capability/_unpinned-load.ts";
 import * as docket from "../public.ts";
+import { inDocketWords } from "../execution/thrown.ts";
 
 // The flag lives on globalThis, not in a module variable: plugin registration is per thread (per
 // global object), and a second copy of this module in the same thread must see it too.
@@ -46,12 +47,12 @@ export function registerDocketModules(): void {
         if (args.path.endsWith(`?docket_pin=${MISSING}`)) {
           // Thrown here, not by the module's text: an `import { fmt }` of a text that exports
           // nothing fails at linking first, as "Export named 'fmt' not found", hiding why.
-          throw new Error(`Cannot find module ${JSON.stringify(file)}: it did not exist, or could not be read, when docket read the capability that imports it (docket reads it again at the next reload)`);
+          throw inDocketWords(new Error(`Cannot find module ${JSON.stringify(file)}: it did not exist, or could not be read, when docket read the capability that imports it (docket reads it again at the next reload)`));
         }
         const [text, asRead] = pinnedOrSibling(args.path, file);
         if (text === undefined) {
           // Let go of after long editing (pinned-sources.ts): the disk may hold another text now.
-          throw new Error(`docket no longer holds the text of ${JSON.stringify(file)} it read for this version of the capability (the oldest texts are let go after many edits), so it is not imported from disk in its place; restart the server`);
+          throw inDocketWords(new Error(`docket no longer holds the text of ${JSON.stringify(file)} it read for this version of the capability (the oldest texts are let go after many edits), so it is not imported from disk in its place; restart the server`));
         }
         // Data (JSON, text) is served as its value, whatever attributes the import was written with.
         const data = args.path.indexOf(DATA_MARK);

@@ -4,11 +4,18 @@ import { fileURLToPath } from "node:url";
 import { explainUnresolvedPackage, installAdvice } from "./_missing-package.ts";
 import { withoutImportQueries } from "./import-query.ts";
 import { locateSpecifier } from "./_source-lines.ts";
-import { thrownClass } from "../execution/thrown.ts";
+import { isInDocketWords, thrownClass, UNSAID } from "../execution/thrown.ts";
+import { CapabilityError } from "./capability-error.ts";
 
 /** Where and why a capability file failed to import, as a user can act on it. */
 export interface ImportFailure {
+  /** What every client reads: of a value the file threw, its class only (docs/security.md). */
   reason: string;
+  /**
+   * The reason with what the thrown value said (its message, a thrown string), which may hold a
+   * URL with its password or a path: for the server's own log and the author's terminal only.
+   */
+  detail?: string;
   line: number | null;
   column: number | null;
   /**
@@ -36,7 +43,7 @@ export function describeImportFailure(error: unknown, absPath: string, text?: st
   try {
     const failure = describe(error, absPath, text);
     // The runtime's messages name modules by the specifier docket imported them by.
-    return { ...failure, reason: withoutImportQueries(failure.reason) };
+    return { ...failure, reason: withoutImportQueries(failure.reason), ...(failure.detail !== undefined ? { detail: withoutImportQueries(failure.detail) } : {}) };
   } catch {
     // A thrown Proxy or an object whose getters or toString throw: its class is all that is safe
     // to read, and a careless file must never take discovery (and the server) down with it.
@@ -76,10 +83,15 @@ function describe(error: unknown, absPath: string, text?: string): ImportFailure
     // Thrown by a module the file imports: say which, and where.
     const other = at.line === null ? innermostLocalFrame(error) : null;
     const where = other ? ` (in ${relative(dirname(file), other.path)} line ${other.line})` : "";
-    return { reason: `it threw while loading: ${kind}${error.message}${where}`, ...at };
+    const said = `it threw while loading: ${kind}${error.message}${where}`;
+    // As of a handler (docs/security.md): a CapabilityError's text is written to be read (docket's
+    // own refusals while loading are ones too); anything else thrown is shown by its class.
+    if (CapabilityError.is(error) || isInDocketWords(error)) return { reason: `it threw while loading: ${error.message}${where}`, ...at };
+    return { reason: `it threw while loading: ${thrownClass(error)}${where}${UNSAID}`, detail: said, ...at };
   }
-  return { reason: `it threw while loading: ${notAnErrorText(error)}`, line: null, column: null };
+  return { reason: `it threw while loading: ${thrownClass(error)}${UNSAID}`, detail: `it threw while loading: ${notAnErrorText(error)}`, line: null, column: null };
 }
+
 
 /**
  * A thrown value that is no Error, as a load error says it: a string as it is; anything else by

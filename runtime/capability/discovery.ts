@@ -99,8 +99,8 @@ export async function loadCapabilityFile(absPath: string, importFile: ImportFile
 async function loadInto(registry: CapabilityRegistry, file: string, options: ImportCapabilityOptions): Promise<RegisteredCapability | null> {
   const imported = await importCapabilityFile(file, options);
   if (!imported.ok) {
-    const { line, column, reason, code, kept_out } = imported.problem;
-    registry.addLoadError({ file, line, column, reason, ...(kept_out ? { kept_out: code } : {}) });
+    const { line, column, reason, code, kept_out, detail } = imported.problem;
+    registry.addLoadError({ file, line, column, reason, ...(kept_out ? { kept_out: code } : {}) }, detail);
     return null;
   }
   return registry.add(imported.value, { kind: "file", file }, { text: imported.text, version: imported.version });

@@ -68,6 +68,8 @@ export interface CapabilityProblem {
   column: number | null;
   /** Refused by its trial load in a worker (worker/load-probe.ts): importing it may hang or end the thread. */
   kept_out?: boolean;
+  /** The reason with what the file threw, for the process's own log only (_import-failure.ts). */
+  detail?: string;
 }
 
 /** The verdict on one declaration: its problems, and its JSON Schemas when they convert. */
@@ -336,8 +338,8 @@ export async function importCapabilityFile(absPath: string, options: ImportCapab
     }
     module = loaded.value;
   } catch (error) {
-    const { reason, line, column } = describeImportFailure(error, file, text);
-    return { ok: false, problem: { code: "import_failed", reason, line, column } };
+    const { reason, line, column, detail } = describeImportFailure(error, file, text);
+    return { ok: false, problem: { code: "import_failed", reason, line, column, ...(detail !== undefined ? { detail } : {}) } };
   }
   const value = (module as { default?: unknown } | null)?.default;
   if (value === undefined) {

@@ -1,4 +1,4 @@
-import type { CapabilityCatalog, LoadError, RegisteredCapability } from "./registered.ts";
+import { loadErrorReason, type CapabilityCatalog, type LoadError, type RegisteredCapability } from "./registered.ts";
 
 /** What changed between two registries, by capability id (a changed one has another version). */
 export interface CatalogChange {
@@ -83,7 +83,8 @@ export function diffCatalogs(before: CapabilityCatalog, after: CapabilityCatalog
 }
 
 function errorKey(error: LoadError): string {
-  return `${error.file}\n${error.line}\n${error.column}\n${error.reason}`;
+  // What the file threw, too: a throw that says something else is a new error for the log to say.
+  return `${error.file}\n${error.line}\n${error.column}\n${loadErrorReason(error)}`;
 }
 
 /** True when nothing a surface shows changed. */

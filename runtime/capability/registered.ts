@@ -60,6 +60,20 @@ export interface LoadError {
    * level that loops, exits or leaves work running, never imported on a main thread.
    */
   kept_out?: string;
+  /**
+   * The reason with what the file threw (its message may hold a URL with its password, or a path):
+   * for the process's own log only. A symbol key, so that no JSON (an answer, an event, a stored
+   * row) and no message to a thread carries it, while a copy (`{ ...error }`) keeps it.
+   */
+  [LOAD_ERROR_DETAIL]?: string;
+}
+
+/** The key of a load error's {@link LoadError} detail. */
+export const LOAD_ERROR_DETAIL = Symbol("docket.loadErrorDetail");
+
+/** A load error as the process's own log says it: with what the file threw. */
+export function loadErrorReason(error: LoadError): string {
+  return error[LOAD_ERROR_DETAIL] ?? error.reason;
 }
 
 /** The public, JSON-safe description of a capability (capabilities.list / get, OpenAPI, MCP). */

@@ -2,7 +2,7 @@ import { basename } from "node:path";
 import { builtinVersion, fileVersion } from "./capability-version.ts";
 import type { CapabilityDef } from "./declaration.ts";
 import { checkDeclaration } from "./inspect.ts";
-import type { CapabilityCatalog, CapabilitySource, LoadError, RegisteredCapability } from "./registered.ts";
+import { LOAD_ERROR_DETAIL, type CapabilityCatalog, type CapabilitySource, type LoadError, type RegisteredCapability } from "./registered.ts";
 import { TakenIds } from "./taken-ids.ts";
 import { plainText } from "../execution/text-sanitize.ts";
 
@@ -65,13 +65,13 @@ export class CapabilityRegistry implements CapabilityCatalog {
   }
 
   /** Records a file that never reached `add` (it did not import, or exported nothing). */
-  addLoadError(error: LoadError): void {
-    this.#record(error);
+  addLoadError(error: LoadError, detail?: string): void {
+    this.#record(error, detail);
   }
 
-  /** A load error's reason quotes what a file threw, which every surface shows: as plain text (see plainText). */
-  #record(error: LoadError): void {
-    this.#errors.push({ ...error, reason: plainText(error.reason) });
+  /** A load error's reason quotes the file's text or what it threw, which every surface shows: as plain text (see plainText). */
+  #record(error: LoadError, detail?: string): void {
+    this.#errors.push({ ...error, reason: plainText(error.reason), ...(detail !== undefined ? { [LOAD_ERROR_DETAIL]: plainText(detail) } : {}) });
   }
 
   /** Every registered capability, sorted by id. */

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { isEmptyChange, type CatalogChange } from "./live-catalog.ts";
-import type { LoadError } from "./registered.ts";
+import { loadErrorReason, type LoadError } from "./registered.ts";
 import { watchFolders, type FolderWatch, type WatchFoldersOptions } from "./watch-folders.ts";
 import { plainText } from "../execution/text-sanitize.ts";
 
@@ -31,7 +31,8 @@ export interface WatchCapabilitiesOptions {
 /** One line for stderr about a file that did not load, with its place when known. */
 export function loadErrorLine(error: LoadError): string {
   const where = error.line !== null ? `:${error.line}${error.column !== null ? `:${error.column}` : ""}` : "";
-  return `docket could not load ${plainText(error.file)}${where}: ${error.reason}`;
+  // The process's own log: what the file threw is said here, never to a client.
+  return `docket could not load ${plainText(error.file)}${where}: ${loadErrorReason(error)}`;
 }
 
 /**

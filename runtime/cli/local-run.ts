@@ -2,7 +2,8 @@ import { relative, resolve } from "node:path";
 import { prepareCapabilityThread } from "./_capability-thread.ts";
 import { bootPlane, type BootedPlane } from "../boot.ts";
 import { findCheckoutRoot } from "../capability/checkout.ts";
-import type { LoadError } from "../capability/registered.ts";
+import { LOAD_ERROR_DETAIL, type LoadError } from "../capability/registered.ts";
+import { plainText } from "../execution/text-sanitize.ts";
 import { buildFailure, FailureError, type Retryability } from "../execution/failure.ts";
 import { LimitsError, resolveLimits } from "../execution/limits.ts";
 import type { ExecutionEvent } from "../execution/protocol.ts";
@@ -155,6 +156,11 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
       // does not say which file failed.
       const at = (e: LoadError) => (e.line === null ? "" : `${e.line}${e.column !== null ? `:${e.column}` : ""}`);
       const why = ownErrors.map((e) => (file === null ? `${[relative(plane.root, e.file) || e.file, at(e)].filter(Boolean).join(":")} ${e.reason}` : `${e.line !== null ? `line ${at(e)}: ` : ""}${e.reason}`)).join("; ");
+      // What the file threw is printed here, in this run's log (stderr), as docket serve's log says
+      // it: never in the document, nor in what a server is told.
+      for (const e of ownErrors) {
+        if (e[LOAD_ERROR_DETAIL] !== undefined) output.stderr(runnerSafe(env, `[docket] ${[plainText(relative(plane.root, e.file) || e.file), at(e)].filter(Boolean).join(":")}: ${e[LOAD_ERROR_DETAIL]}\n`));
+      }
       // A reason that is a sentence already ends with its own period.
       const reason = why || "the file declares no capability";
       // The file is what is wrong, not an input: the default suggestion would say to correct the input.

@@ -314,7 +314,10 @@ function unbegun(capability: RegisteredCapability, ids: { request_id: string; tr
  */
 function loadFailed(capability: RegisteredCapability, ids: { request_id: string; trace_id: string }, error: Extract<TaskError, { kind: "load_failed" }>): Completion {
   const memory = error.cause === "memory_exceeded";
-  const message = `${capability.id} did not run: its file failed while its worker imported it, before the handler began (${error.message.replace(/\.$/, "")}).`;
+  const failed = (why: string) => `${capability.id} did not run: its file failed while its worker imported it, before the handler began (${why.replace(/\.$/, "")}).`;
+  const message = failed(error.message);
+  // What the file threw goes to the server's log only, under the failure's correlation id.
+  const said = failed(error.detail ?? error.message);
   return {
     state: "failed",
     failure: buildFailure({
@@ -329,7 +332,7 @@ function loadFailed(capability: RegisteredCapability, ids: { request_id: string;
       suggestion: LOAD_FAILED_SUGGESTION[error.cause],
       context: { capability: capability.id, stage: "queue", reason: "load_failed", load: error.cause, ...(memory ? { limit_mb: error.limit_mb, used_mb: error.used_mb } : {}) },
     }),
-    stack: message,
+    stack: said,
   };
 }
 

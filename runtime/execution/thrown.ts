@@ -25,6 +25,34 @@ function isError(value: unknown): value is Error {
   }
 }
 
+const DOCKET_WORDS = Symbol.for("docket.inDocketWords");
+
+/**
+ * Marks an error docket itself throws into a capability's code (a guard's refusal, a module it
+ * cannot serve): its message is docket's, holding nothing of the file's, so a load error shows it
+ * whole where what a file throws is shown by its class.
+ */
+export function inDocketWords<T extends Error>(error: T): T {
+  Object.defineProperty(error, DOCKET_WORDS, { value: true });
+  return error;
+}
+
+/** Whether `error` was marked by {@link inDocketWords}. */
+export function isInDocketWords(error: unknown): boolean {
+  try {
+    return (error as { [DOCKET_WORDS]?: unknown } | null)?.[DOCKET_WORDS] === true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Said after the class of what a capability file's top level threw, in its load error: what the
+ * value said may hold a secret (a URL with its password, a path), so only the process's own log
+ * prints it (docs/security.md).
+ */
+export const UNSAID = " (what it said is not shown to clients, as it may hold a secret: docket serve's log, or a docket run of the file, prints it)";
+
 /**
  * The class of a thrown value, safe to show any client: an identifier-shaped name (the error's
  * `name`, or its constructor's for a subclass that kept "Error"), followed by a system error code

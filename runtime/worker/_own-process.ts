@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { threadStat } from "./memory-watchdog.ts";
+import { inDocketWords } from "../execution/thrown.ts";
 
 /**
  * The module that guards a thread a handler starts itself (`new Worker(…)`), preloaded there
@@ -68,7 +69,7 @@ function refusal(message: string, call: string): NodeJS.ErrnoException {
   const error = new Error(message) as NodeJS.ErrnoException & { [REFUSED_CALL]?: string };
   error.code = "EPERM";
   Object.defineProperty(error, REFUSED_CALL, { value: call });
-  return error;
+  return inDocketWords(error);
 }
 
 /** The call the guard refused, when `error` is its refusal. */

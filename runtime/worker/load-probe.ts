@@ -3,6 +3,7 @@ import type { CapabilitySources } from "../capability/capability-sources.ts";
 import type { FromWorker, ToWorker } from "./_messages.ts";
 import { WorkerSlot, type WorkerSlotOptions } from "./_worker-slot.ts";
 import { MemoryWatchdog } from "./memory-watchdog.ts";
+import { UNSAID } from "../execution/thrown.ts";
 import { handTask } from "./_task-claim.ts";
 import type { TaskOutcome, WorkerTask } from "./task.ts";
 
@@ -45,6 +46,8 @@ export interface LoadProblem {
   reason: string;
   line: number | null;
   column: number | null;
+  /** The reason with what the file threw, for the server's log only (capability/_import-failure.ts). */
+  detail?: string;
 }
 
 const problem = (code: LoadProblem["code"], reason: string): LoadProblem => ({ code, reason, line: null, column: null });
@@ -76,17 +79,21 @@ function verdictOf(outcome: TaskOutcome): Verdict {
   if (!outcome.ok) {
     const error = outcome.error;
     // The worker's note ("it failed outside its own call") says what the reason already says.
-    const detail = error.kind === "internal" ? `${error.error_class}: ${error.note && error.message.startsWith(`${error.note}: `) ? error.message.slice(error.note.length + 2) : error.message}` : error.message;
-    return { problem: problem("import_failed", `loading the file left an error uncaught (${detail.split("\n")[0]}) when docket tried it in a worker first, so docket did not import it; await or catch what its top level starts`), keep: false };
+    const said = error.kind === "internal" ? `${error.error_class}: ${error.note && error.message.startsWith(`${error.note}: `) ? error.message.slice(error.note.length + 2) : error.message}` : error.message;
+    // A client reads the class of what was left uncaught; what it said, only the server's log.
+    const uncaught = (what: string) => `loading the file left an error uncaught (${what}) when docket tried it in a worker first, so docket did not import it; await or catch what its top level starts`;
+    const shown = error.kind === "internal" ? `${uncaught(error.error_class)}${UNSAID}` : uncaught(said.split("\n")[0]!);
+    return { problem: { ...problem("import_failed", shown), ...(error.kind === "internal" ? { detail: uncaught(said.split("\n")[0]!) } : {}) }, keep: false };
   }
   if (outcome.output === null || typeof outcome.output !== "object") return { problem: null, keep: true };
-  const failure = outcome.output as { reason?: unknown; line?: unknown; column?: unknown; outside?: unknown };
+  const failure = outcome.output as { reason?: unknown; line?: unknown; column?: unknown; outside?: unknown; detail?: unknown };
   if (typeof failure.reason !== "string") return { problem: null, keep: true };
   // An import that did not resolve, or a package that was uninstalled, depends on what is
   // installed, not on the text alone: an install (which the watch sees in package.json or
   // node_modules) must try the file again (_import-failure.ts says which failures are so).
   const keep = failure.outside !== true;
-  return { problem: { code: "import_failed", reason: failure.reason, line: typeof failure.line === "number" ? failure.line : null, column: typeof failure.column === "number" ? failure.column : null }, keep };
+  const detail = typeof failure.detail === "string" ? { detail: failure.detail } : {};
+  return { problem: { code: "import_failed", reason: failure.reason, line: typeof failure.line === "number" ? failure.line : null, column: typeof failure.column === "number" ? failure.column : null, ...detail }, keep };
 }
 
 /**

@@ -17,7 +17,7 @@ import { fromWire, runIdOfWire, toWire, type FromWorker, type ToWorker, type Wor
 import { createWorkerContext, isCancellation, type WorkerContext } from "./_worker-context.ts";
 import { spawnThroughMain } from "./_spawn-through-main.ts";
 import { laneWorker, type TaskError, type TaskOutcome, type WorkerTask } from "./task.ts";
-import { thrownClass, thrownDetail, thrownMessage } from "../execution/thrown.ts";
+import { thrownClass, thrownDetail, thrownMessage, UNSAID } from "../execution/thrown.ts";
 import { currentThread } from "./memory-watchdog.ts";
 import { guardOwnProcess, refusedCall } from "./_own-process.ts";
 import { packagePaths } from "./_linked-packages.ts";
@@ -268,7 +268,7 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
     } else if (current && !current.done && endUnbegun(claim, current.id)) {
       // Left uncaught while its file was imported (a rejection its top level did not await, or a
       // previous handler's leftover's): the handler never ran (the pool judges whose it was).
-      finish(current, { ok: false, error: { kind: "load_failed", cause: "threw", uncaught: true, message: `loading the file left an error uncaught: ${thrownDetail(error).split("\n")[0]}` } });
+      finish(current, { ok: false, error: { kind: "load_failed", cause: "threw", uncaught: true, message: `loading the file left an error uncaught: ${thrownClass(error)}${UNSAID}`, detail: `loading the file left an error uncaught: ${thrownDetail(error).split("\n")[0]}` } });
     } else if (current && !current.done) {
       finish(current, { ok: false, error: internal(error, "it failed outside its own call (an uncaught error or unhandled rejection)", current.context.mask) });
     } else {
@@ -462,7 +462,10 @@ async function loadFailure(error: unknown, task: WorkerTask, loadTimeoutMs: numb
   // Loaded only when a file fails: a worker whose files load never needs it.
   const { describeImportFailure } = await import("../capability/_import-failure.ts");
   const failure = describeImportFailure(error, task.source.file);
-  return { kind: "load_failed", cause: "threw", message: `${failure.reason}${failure.line === null ? "" : ` (line ${failure.line})`}` };
+  const line = failure.line === null ? "" : ` (line ${failure.line})`;
+  // The line goes with the class, before the note that says where the rest is.
+  const message = failure.reason.endsWith(UNSAID) ? `${failure.reason.slice(0, -UNSAID.length)}${line}${UNSAID}` : `${failure.reason}${line}`;
+  return { kind: "load_failed", cause: "threw", message, ...(failure.detail !== undefined ? { detail: `${failure.detail}${line}` } : {}) };
 }
 
 /** The declaration's reconcile check; the engine asks only for one it declares, but a reloaded file may have dropped it. */

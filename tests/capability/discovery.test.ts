@@ -5,6 +5,9 @@ import { join } from "node:path";
 import * as v from "valibot";
 import { capability } from "../../runtime/capability/declaration.ts";
 import { discoverCapabilities, loadCapabilityFile } from "../../runtime/capability/discovery.ts";
+import { LOAD_ERROR_DETAIL } from "../../runtime/capability/registered.ts";
+import { loadErrorLine } from "../../runtime/capability/watch-capabilities.ts";
+import { UNSAID } from "../../runtime/execution/thrown.ts";
 import { findCheckoutRoot } from "../../runtime/capability/checkout.ts";
 import { capabilitySource, removeCheckout, tempCheckout, useDocketModules, writeFiles } from "../_support/capability-fixtures.ts";
 
@@ -84,7 +87,11 @@ describe("discoverCapabilities", () => {
     const registry = await discoverCapabilities({ root, dirs: [], builtins: {}, importFile });
     const error = errorFor(registry.loadErrors(), "top.throws.ts")!;
     expect(error.line).toBe(4);
-    expect(error.reason).toBe("it threw while loading: not configured: set TOKEN");
+    // What it said is the process's log's (LOAD_ERROR_DETAIL, no JSON carries it); a client reads its class.
+    expect(error.reason).toBe(`it threw while loading: Error${UNSAID}`);
+    expect(error[LOAD_ERROR_DETAIL]).toBe("it threw while loading: not configured: set TOKEN");
+    expect(JSON.stringify(registry.loadErrors())).not.toContain("set TOKEN");
+    expect(loadErrorLine(error)).toContain("not configured: set TOKEN");
     expect(error.reason).not.toContain("    at ");
   });
 

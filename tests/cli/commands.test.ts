@@ -164,8 +164,11 @@ describe("docket capabilities", () => {
     const show = await cli(["capabilities", "show", "esc.titled"], hostile);
     for (const text of [list.stdout, show.stdout]) expect(text).not.toMatch(/[\u001b\u0007\u202e]/);
     expect(list.stdout).toMatch(/^esc\.titled +read +T red $/m);
-    expect(list.stdout).toContain("capabilities/esc.name.ts:1:11 it threw while loading: load failed RTL");
-    expect(list.stdout).toContain("load failed RTL");
+    // What the file threw is not listed (docs/security.md): `docket run` of the file prints it, as plain text too.
+    expect(list.stdout).toContain("capabilities/esc.name.ts:1:11 it threw while loading: Error (what it said is not shown");
+    const ran = await cli(["run", "./capabilities/esc.\u001b]0;FN\u0007name.ts"], hostile);
+    expect(ran.stderr).toContain("capabilities/esc.name.ts:1:11: it threw while loading: load failed RTL");
+    expect(ran.stderr).not.toMatch(/[\u001b\u0007\u202e]/);
     expect(show.stdout).toContain("d  RTL");
     // A field's description and example, printed as JSON: a bidi override as its escape, the same value (tester H).
     writeFiles(hostile, { "capabilities/esc.fields.ts": 'import { capability } from "docket";\nimport * as v from "valibot";\nexport default capability({ id: "esc.fields", title: "F", description: "F.", effect: "read", input: v.object({ name: v.pipe(v.string(), v.description("who \\u202eRTL")) }), output: v.object({}), examples: [{ name: "x\\u202ey" }], handler: () => ({}) });\n' });

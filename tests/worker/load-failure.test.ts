@@ -108,12 +108,14 @@ async function runArmed(id: string): Promise<ExecutionSnapshot> {
 }
 
 describe("a task whose file fails while its worker imports it", () => {
-  test("a top level that throws fails it as the file's, at stage queue, not_applied, saying what it threw", async () => {
+  test("a top level that throws fails it as the file's, at stage queue, not_applied, saying the class of what it threw", async () => {
     const done = await runArmed("throws");
     expect(done.state).toBe("failed");
     expect(done.failure).toMatchObject({ error_code: "internal", stage: "queue", outcome_certainty: "not_applied", retryability: "never", context: { reason: "load_failed", load: "threw" } });
     expect(done.failure!.message).toContain("test.throws did not run: its file failed while its worker imported it, before the handler began");
-    expect(done.failure!.message).toContain("top level refused");
+    // What it threw is the server log's (docs/security.md): the failure names its class and line.
+    expect(done.failure!.message).toContain("it threw while loading: Error (line 5) (what it said is not shown to clients");
+    expect(done.failure!.message).not.toContain("top level refused");
     expect(done.failure!.message).not.toContain("its handler threw");
   });
 

@@ -9,6 +9,7 @@ import { fileVersion } from "../../runtime/capability/capability-version.ts";
 import { readSources } from "../../runtime/capability/pinned-sources.ts";
 import { registerDocketModules } from "../../runtime/adapter/bun-modules.ts";
 import { createLoadProbe } from "../../runtime/worker/load-probe.ts";
+import { UNSAID } from "../../runtime/execution/thrown.ts";
 import { DEFAULT_WORKER_URL } from "../../runtime/worker/pool.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "docket-load-probe-"));
@@ -118,7 +119,8 @@ describe("load probe", () => {
     try {
       const throws = file("throws.ts", 'throw new Error("broken at the top");');
       // Line 2 of the text: the import line comes first.
-      expect(await check(probe, throws)).toEqual({ code: "import_failed", reason: "it threw while loading: broken at the top", line: 2, column: expect.any(Number) });
+      // What it said is for the server's log only (detail): a client reads its class.
+      expect(await check(probe, throws)).toEqual({ code: "import_failed", reason: `it threw while loading: Error${UNSAID}`, detail: "it threw while loading: broken at the top", line: 2, column: expect.any(Number) });
       const kills = file("kills.ts", 'process.kill(process.pid, "SIGTERM");');
       expect((await check(probe, kills))!.reason).toContain("would signal the docket process");
       const aborts = file("aborts.ts", "process.abort();");
@@ -155,9 +157,12 @@ console.log(JSON.stringify(verdicts));
     const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
     expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
     const [first, again, , afterLeftovers, plainRejection] = JSON.parse(stdout);
-    expect(plainRejection?.reason).toContain("left an error uncaught (Error: always)");
+    expect(plainRejection?.reason).toContain("left an error uncaught (Error)");
+    expect(plainRejection?.reason).not.toContain("always");
+    expect(plainRejection?.detail).toContain("left an error uncaught (Error: always)");
     expect(first.reason).toContain("left an error uncaught");
-    expect(first.reason).toContain("forgot to await this");
+    expect(first.reason).not.toContain("forgot to await this");
+    expect(first.detail).toContain("forgot to await this");
     // Not kept: the same text is tried again (the error may have come from elsewhere).
     expect(again.reason).toContain("left an error uncaught");
     expect(marks("rejects.mark")).toBe(2);

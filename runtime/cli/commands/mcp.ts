@@ -7,6 +7,7 @@ import { guardExit, SERVER_ENDING } from "../../worker/_own-process.ts";
 import { bootPlane } from "../../boot.ts";
 import { findCheckoutRoot } from "../../capability/checkout.ts";
 import { watchCapabilities } from "../../capability/watch-capabilities.ts";
+import { loadErrorReason } from "../../capability/registered.ts";
 import { LimitsError, resolveLimits, type Limits } from "../../execution/limits.ts";
 import { buildFailure, type FailureDescriptor } from "../../execution/failure.ts";
 import type { EdgeInfo } from "../../execution/plane.ts";
@@ -90,7 +91,7 @@ export default defineCommand({
     guardExit(SERVER_ENDING);
     const plane = await bootPlane({ cwd: process.cwd(), storeKind: "memory", limits, capabilityDirs, importFile: (path) => import(path), log, trialLoads: true });
     for (const error of plane.registry.loadErrors()) {
-      log(`docket mcp: could not load ${plainText(error.file)}${error.line !== null ? `:${error.line}` : ""}: ${error.reason}`);
+      log(`docket mcp: could not load ${plainText(error.file)}${error.line !== null ? `:${error.line}` : ""}: ${loadErrorReason(error)}`);
     }
     if (silent) log(`docket mcp: the docket server (pid ${silent.pid}) at ${silent.url} holds ${root} and does not answer (stopped, frozen or too busy), so only direct calls of read capabilities run here; everything else is refused until docket mcp is started again with the server answering.`);
     else log(`docket mcp: no docket server serves ${root}, so executions started here are visible to this process alone (start one with docket serve).`);

@@ -150,11 +150,18 @@ export function checkCommandLine(args: ArgsDef, tokens: string[], command: strin
       if (given.has(found[0]) && !repeatable.includes(found[0])) {
         // Not the values: one may be a secret (an --input), and this line goes to a CI log.
         const others = repeatable.length === 0 ? "" : ` (of its options only ${repeatable.map((name) => `--${name}`).join(" and ")} repeat)`;
-        throw new UsageError(`Option --${found[0]} of ${command} is given more than once; it takes one value${others}. Give it once.`, command);
+        // Named as typed (`--no-watch`); a switch holds no value to speak of.
+        const typed = found === negated ? `--no-${found[0]}` : `--${found[0]}`;
+        const holds = takesValue(found[1]) ? `; it takes one value${others}` : `; --${found[0]} and --no-${found[0]} are one switch${others}`;
+        throw new UsageError(`Option ${typed} of ${command} is given more than once${holds}. Give it once.`, command);
       }
       given.add(found[0]);
       if (takesValue(found[1]) && inline === undefined) {
-        if (i + 1 >= tokens.length) throw new UsageError(`Option --${found[0]} of ${command} needs a value${found[1].valueHint ? ` (${found[1].valueHint})` : ""}.`, command);
+        const needs = `Option --${found[0]} of ${command} needs a value${found[1].valueHint ? ` (${found[1].valueHint})` : ""}`;
+        if (i + 1 >= tokens.length) throw new UsageError(`${needs}.`, command);
+        // `--run-id --deadline-ms 5000` would take "--deadline-ms" as the run id, and 5000 as a stray word.
+        const next = tokens[i + 1]!;
+        if (/^--[^-]/.test(next)) throw new UsageError(`${needs}, but the next word is the option ${next.split("=")[0]}. Give its value after it (a value that begins with -- as --${found[0]}=--…).`, command);
         i++;
       }
       continue;

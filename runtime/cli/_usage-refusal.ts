@@ -11,6 +11,8 @@ export interface UsageRefusalOptions extends Pick<LocalRunOptions, "cwd" | "env"
   /** The usage error's message. */
   message: string;
   stderr(text: string): void;
+  /** Given when the command line asks for `--format json`: stdout gets the document too, as for any refusal. */
+  stdout?: (text: string) => Promise<void>;
 }
 
 /**
@@ -18,7 +20,8 @@ export interface UsageRefusalOptions extends Pick<LocalRunOptions, "cwd" | "env"
  * 2) records that end where any refused run does: the JSON document in `--result-file` when that
  * flag could be read, and in GitHub Actions the step summary and the outputs with state `refused`
  * (docs/distribution.md). Otherwise a later step read an empty `state` for an exit 2, and a
- * missing or stale result file. The usage error itself is printed by the caller.
+ * missing or stale result file. With `--format json` the document is printed on stdout too. The
+ * usage error itself is printed by the caller (stderr).
  */
 export async function recordUsageRefusal(options: UsageRefusalOptions): Promise<void> {
   const edge = cliEdge(options.env);
@@ -35,5 +38,8 @@ export async function recordUsageRefusal(options: UsageRefusalOptions): Promise<
   });
   const targets: DocumentTargets = { ...options, output: { stdout: async () => {}, stderr: options.stderr, stderrIsTTY: false } };
   await writeSummary(targets, { capability: options.target ?? "(none named)", execution: null, failure });
-  await deliverDocument(targets, `${JSON.stringify({ execution: null, failure }, null, 2)}\n`, null, EXIT.usage);
+  const document = `${JSON.stringify({ execution: null, failure }, null, 2)}\n`;
+  // `--format json` prints exactly one document, whatever was wrong (README.md).
+  await options.stdout?.(document);
+  await deliverDocument(targets, document, null, EXIT.usage);
 }

@@ -22,7 +22,10 @@ describe("checkCommandLine", () => {
     const twice = (flag: string) => new UsageError(`Option --${flag} of docket run is given more than once; it takes one value (of its options only --capabilities repeat). Give it once.`, "docket run");
     expect(refused(["x", "--input", "A", "--input", "B"])).toThrow(twice("input"));
     expect(refused(["x", "--deadline-ms=5", "--deadlineMs", "6"])).toThrow(twice("deadline-ms"));
-    expect(refused(["x", "--open", "--no-open"])).toThrow(twice("open"));
+    // A switch is named as typed, and holds no value (tester T6: "--no-watch --no-watch" named --watch).
+    expect(refused(["x", "--open", "--no-open"])).toThrow("Option --no-open of docket run is given more than once; --open and --no-open are one switch (of its options only --capabilities repeat). Give it once.");
+    expect(refused(["x", "--no-open", "--no-open"])).toThrow("Option --no-open of docket run is given more than once; --open and --no-open are one switch");
+    expect(refused(["x", "--no-open", "--open"])).toThrow("Option --open of docket run is given more than once; --open and --no-open are one switch");
     const withCapabilities = { ...args, capabilities: { type: "string" as const } };
     expect(() => checkCommandLine(withCapabilities, ["x", "--capabilities", "a", "--capabilities=b"], "docket run", { repeatable: ["capabilities"] })).not.toThrow();
     // Without a list, nothing repeats.
@@ -32,6 +35,11 @@ describe("checkCommandLine", () => {
   test("refuses an unknown flag, a value flag without value, and an extra positional", () => {
     expect(() => checkCommandLine(args, ["x", "--bogus"], "docket run")).toThrow(new UsageError("Unknown option --bogus for docket run.", "docket run"));
     expect(() => checkCommandLine(args, ["x", "--input"], "docket run")).toThrow("Option --input of docket run needs a value.");
+    // The next word an option of its own: not taken as the value (tester T5: `--run-id --format json` ran with run id "--format").
+    expect(() => checkCommandLine(args, ["x", "--input", "--deadline-ms", "5"], "docket run")).toThrow("Option --input of docket run needs a value, but the next word is the option --deadline-ms. Give its value after it (a value that begins with -- as --input=--…).");
+    expect(() => checkCommandLine(args, ["x", "--input", "--bogus=1"], "docket run")).toThrow("but the next word is the option --bogus.");
+    // A value given inline, a lone "-" (stdin) and a negative number are values.
+    expect(() => checkCommandLine(args, ["x", "--input=--x", "--deadline-ms", "-5"], "docket run")).not.toThrow();
     expect(() => checkCommandLine(args, ["x", "y"], "docket run")).toThrow('Unexpected argument "y" for docket run.');
   });
 

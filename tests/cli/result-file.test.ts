@@ -115,6 +115,18 @@ describe("docket run --result-file", () => {
     expect(JSON.parse(readFileSync(join(cwd, "r.json"), "utf8")).failure.context).toEqual({ reason: "usage" });
   });
 
+  test("a command line refused with --format json prints its one document on stdout, as every refusal does; the message stays on stderr (tester T8)", async () => {
+    const cwd = checkout();
+    for (const mistake of [["--bogus", "--format", "json"], ["--format=json", "--format", "json"], ["--format", "json", "--run-id", "--deadline-ms", "5"]]) {
+      const refused = await docket(fromSource, ["run", "demo.greet", ...mistake], { cwd });
+      expect(refused.code).toBe(2);
+      expect(JSON.parse(refused.stdout)).toMatchObject({ execution: null, failure: { error_code: "invalid_input", context: { reason: "usage" } } });
+      expect(refused.stderr.trimEnd()).toEndWith("See docket run --help.");
+    }
+    // Asked for text, stdout stays empty.
+    expect((await docket(fromSource, ["run", "demo.greet", "--bogus"], { cwd })).stdout).toBe("");
+  });
+
   test("outside GitHub Actions a command line refused still writes the result file it names", async () => {
     const cwd = checkout();
     const refused = await docket(fromSource, ["run", "demo.greet", "--bogus", "--result-file", "r.json"], { cwd });

@@ -6,6 +6,7 @@ import { applyInputEnv, readInput } from "../_input.ts";
 import { claimStdout, writeClaimed } from "../stdout-claim.ts";
 import { runLocally } from "../local-run.ts";
 import { recordUsageRefusal } from "../_usage-refusal.ts";
+import { writeStdout } from "../_run-cli.ts";
 import { defaultLimits, resolveLimits } from "../../execution/limits.ts";
 import { MAX_DEADLINE_MS } from "../../execution/engine.ts";
 
@@ -31,7 +32,9 @@ const meta: DocketCommandMeta = {
   onUsageError: ({ message, tokens, args }) => {
     const at = firstPositional(tokens, args);
     const files = repeatedFlag(tokens, "result-file");
+    const formats = repeatedFlag(tokens, "format");
     return recordUsageRefusal({
+      ...(formats.length > 0 && formats.every((format) => format === "json") ? { stdout: writeStdout } : {}),
       cwd: process.cwd(),
       env: process.env,
       target: at === -1 ? undefined : tokens[at],

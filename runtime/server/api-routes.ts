@@ -9,7 +9,7 @@ import type { AppEnv } from "./_app-env.ts";
 import { edgeFailure, failureResponse } from "./errors.ts";
 import { answersBusyFailure, type LargeAnswers } from "./large-answers.ts";
 import { readJsonBody } from "./json-body.ts";
-import { inputFromQuery, queryRefusal } from "./query-input.ts";
+import { inputFromQuery, queryEncodingRefusal, queryRefusal } from "./query-input.ts";
 import { downloadArtifact } from "./artifact-download.ts";
 import { longRequest } from "./long-request.ts";
 
@@ -73,8 +73,9 @@ export function apiRoutes(plane: ExecutionPlane, answers: LargeAnswers): Hono<Ap
           context: { reason: "body_on_get" },
         });
       }
-      const params = new URL(c.req.url).searchParams;
-      const refused = queryRefusal(params, capability.input_schema);
+      const url = new URL(c.req.url);
+      const params = url.searchParams;
+      const refused = queryEncodingRefusal(url.search) ?? queryRefusal(params, capability.input_schema);
       if (refused) return edgeFailure(c, { status: 400, message: refused.message, suggestion: refused.suggestion, context: refused.context });
       input = inputFromQuery(params, capability.input_schema);
     }

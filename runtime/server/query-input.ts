@@ -110,6 +110,28 @@ function wholeRangeOf(schema: JsonSchema | undefined): WholeRange | null {
 }
 
 /**
+ * A query string that is not percent-encoded UTF-8 (`%FF`, `%E0%A4%A`, `%ZZ`), or null. URL parsing
+ * would pass such a parameter on changed (U+FFFD for the bytes, a `%ZZ` as it is), and the call run
+ * with a value nobody sent, where a body of the same bytes is refused. Its place only is said: a
+ * value may be a secret.
+ */
+export function queryEncodingRefusal(search: string): QueryRefusal | null {
+  const parts = (search.startsWith("?") ? search.slice(1) : search).split("&");
+  for (let i = 0; i < parts.length; i++) {
+    try {
+      decodeURIComponent(parts[i]!.replaceAll("+", " "));
+    } catch {
+      return {
+        message: `Parameter ${i + 1} of the query string is not percent-encoded UTF-8: each % must be followed by two hex digits, and the bytes they make must be UTF-8 text. Nothing was run.`,
+        suggestion: "Encode each name and value as UTF-8 with encodeURIComponent (curl: -G --data-urlencode name=value), or send a JSON body with POST.",
+        context: { parameter: `#${i + 1}`, reason: "query_not_utf8" },
+      };
+    }
+  }
+  return null;
+}
+
+/**
  * The first GET parameter refused before the input is built, or null: one that holds a secret
  * (holdsSecret: it belongs in a POST body), or one whose schema is a non-negative integer and
  * whose text is not one of its range (readWholeNumber), named in the words /events uses for `after`.

@@ -96,6 +96,20 @@ describe("a sensitive field in the query string", () => {
     expect(doc.paths["/api/v1/sec/lazy"].get.parameters.map((p: any) => p.name)).toEqual(["mode"]);
   });
 
+  test("a GET whose query string is not percent-encoded UTF-8 is refused 400 naming the parameter's place, not its value, and nothing runs (testers M7, T7)", async () => {
+    for (const [mode, bad] of [["bytes", "%FF"], ["cut", "%E0%A4%A"], ["nothex", "%ZZ"]]) {
+      const answer = await fetch(`${server.url}/api/v1/sec/leak?mode=${mode}&other=${bad}`);
+      expect(answer.status).toBe(400);
+      const { error } = await answer.json();
+      expect(error).toMatchObject({ error_code: "invalid_input", context: { reason: "query_not_utf8", parameter: "#2" } });
+      expect(error.message).toStartWith("Parameter 2 of the query string is not percent-encoded UTF-8");
+      expect(existsSync(join(root, `ran-${mode}`))).toBe(false);
+    }
+    // Encoded UTF-8, a + for a space and a literal % encoded as %25 are as sent.
+    const good = await fetch(`${server.url}/api/v1/sec/leak?mode=${encodeURIComponent("é 100%")}+x`);
+    expect(await good.json()).toEqual({ mode: "é 100% x", given: false });
+  });
+
   test("a GET without the sensitive field runs, and a POST takes it in its body", async () => {
     const get = await fetch(`${server.url}/api/v1/sec/leak?mode=get`);
     expect(await get.json()).toEqual({ mode: "get", given: false });

@@ -71,7 +71,52 @@ export function onStopSignal(listener: (signal: NodeJS.Signals) => void, options
     listener(signal);
   };
   for (const signal of signals) process.on(signal, onSignal);
+  // A signal held while the command's modules loaded (holdStopSignals) is this listener's now.
+  for (const signal of releaseHold()) queueMicrotask(() => onSignal(signal));
   return () => {
     for (const signal of signals) process.off(signal, onSignal);
   };
+}
+
+/** The hold of {@link holdStopSignals} while it lasts: what came, and how to end it. */
+let hold: { came: NodeJS.Signals[]; end(): void } | null = null;
+
+/**
+ * From the very start of a command that listens for stop signals later (`docket run`, once its
+ * modules are loaded and its input read), a stop signal is held for that listener instead of
+ * ending the process on the spot: the first one installed with {@link onStopSignal} gets it at
+ * once. A run stopped in its first tens of milliseconds then still ends as a run stopped before
+ * it started, with its document (README.md). Held for `ms` at most: a command that never
+ * listens (it waits on stdin meanwhile, say) is then ended by the signal as it would have been.
+ */
+export function holdStopSignals(ms = 1000): void {
+  if (hold !== null) return;
+  const signals = stopSignals();
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  const came: NodeJS.Signals[] = [];
+  const onSignal = (signal: NodeJS.Signals) => {
+    came.push(signal);
+    timer ??= setTimeout(() => {
+      // Nobody took it: the signal's own default, as if it had never been held.
+      const first = releaseHold()[0];
+      if (first !== undefined) process.kill(process.pid, first);
+    }, ms);
+  };
+  for (const signal of signals) process.on(signal, onSignal);
+  hold = {
+    came,
+    end() {
+      for (const signal of signals) process.off(signal, onSignal);
+      if (timer !== null) clearTimeout(timer);
+    },
+  };
+}
+
+/** Ends the hold, answering the signals it held (none when there was no hold). */
+function releaseHold(): NodeJS.Signals[] {
+  if (hold === null) return [];
+  const { came } = hold;
+  hold.end();
+  hold = null;
+  return came;
 }

@@ -1,6 +1,8 @@
 // The binary's entry: `docket <command>`. Sub-commands are imported on first use, so `docket run`
 // never evaluates the server's modules and `docket --version` evaluates almost nothing. (In a
 // bundle without code splitting, the node: built-ins every command imports still load up front.)
+// First of all: a stop signal to `docket run` is held for the run from here on.
+import "./_early-signals.ts";
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { defineCommand } from "citty";

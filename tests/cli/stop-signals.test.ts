@@ -47,3 +47,31 @@ describe("onStopSignal", () => {
     expect(heard).toHaveLength(2);
   });
 });
+
+describe("holdStopSignals", () => {
+  // In a process of its own: a real SIGTERM, sent to itself.
+  const run = (script: string) => {
+    const child = Bun.spawnSync([process.execPath, "-e", `import { holdStopSignals, onStopSignal } from ${JSON.stringify(MODULE)};\n${script}`], { stdout: "pipe", stderr: "pipe" });
+    return { out: child.stdout.toString().trim(), code: child.exitCode, signal: child.signalCode };
+  };
+
+  test.skipIf(process.platform === "win32")("a stop signal that comes before the command listens is held for its first listener, which gets it at once (tester T4: a run stopped in its first 70 ms left no document)", () => {
+    const held = run(`holdStopSignals();
+process.kill(process.pid, "SIGTERM");
+await Bun.sleep(50);
+console.log("still here");
+onStopSignal((signal) => { console.log("got " + signal); process.exit(3); });
+await Bun.sleep(5000);`);
+    expect({ out: held.out, code: held.code }).toEqual({ out: "still here\ngot SIGTERM", code: 3 });
+  });
+
+  test.skipIf(process.platform === "win32")("a held stop signal nobody listens for ends the process as it would have, after the hold", () => {
+    const unheld = run(`holdStopSignals(200);
+process.kill(process.pid, "SIGTERM");
+console.log("held");
+await Bun.sleep(5000);
+console.log("never");`);
+    expect(unheld.out).toBe("held");
+    expect(unheld.signal).toBe("SIGTERM");
+  });
+});

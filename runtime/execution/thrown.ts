@@ -2,10 +2,22 @@
 // "Error ENOENT", "a string (not an Error)"); the message, cause and stack go to the process's log under
 // the failure's correlation id (docs/security.md). Both functions are total: a thrown Proxy, an
 // object whose getters or toString throw, or a revoked Proxy never make them throw.
+import { constants } from "node:os";
 import { withoutImportQueries } from "../capability/import-query.ts";
 
-const IDENTIFIER = /^[A-Za-z_$][\w$]{0,63}$/;
-const ERROR_CODE = /^[A-Z][A-Z0-9_]{1,39}$/;
+/**
+ * A class name shown: identifier-shaped and named as error classes are (`TypeError`, `UpstreamError`,
+ * `DOMException`). Any other `name` or constructor name (`ghp_16C7…`, `hunter2Token`) may be text
+ * a file set, and is not shown.
+ */
+const CLASS_NAME = /^[A-Za-z_$][\w$]{0,58}(?:Error|Exception)$/;
+/**
+ * A code shown: a system error's (`ENOENT`, `ECONNREFUSED`, os.constants.errno), or Node's and
+ * undici's own (`ERR_INVALID_ARG_TYPE`, `UND_ERR_CONNECT_TIMEOUT`). Any other (`AKIAIOSFODNN7EXAMPLE`)
+ * may be a value a file set, and is not shown.
+ */
+const SYSTEM_CODES = new Set(Object.keys(constants.errno));
+const NAMED_CODE = /^(?:ERR|UND_ERR)_[A-Z0-9_]{1,60}$/;
 const MAX_DETAIL = 16 * 1024;
 
 /** Reads a property without running into a throwing getter or Proxy trap. */
@@ -81,10 +93,10 @@ export function thrownClass(value: unknown): string {
   } catch {
     ctor = undefined;
   }
-  const shaped = (candidate: unknown) => (typeof candidate === "string" && IDENTIFIER.test(candidate) ? candidate : null);
+  const shaped = (candidate: unknown) => (typeof candidate === "string" && CLASS_NAME.test(candidate) ? candidate : null);
   let label = shaped(name) !== null && name !== "Error" ? (name as string) : (shaped(ctor) ?? (error ? "Error" : null));
   const code = read(value as object, "code");
-  const coded = typeof code === "string" && ERROR_CODE.test(code) ? code : null;
+  const coded = typeof code === "string" && (SYSTEM_CODES.has(code) || NAMED_CODE.test(code)) ? code : null;
   if (label === null || (!error && label === "Object")) {
     if (!error) return notAnError(coded === null ? "an object" : `an object with code ${coded}`);
     label = "Error";

@@ -32,6 +32,23 @@ describe("thrownClass", () => {
     expect(thrownClass(Object.assign(new Error("x"), { code: SECRET }))).toBe("Error");
   });
 
+  test("thrownClass shows a name only as error classes are named, and a code only as the system, Node or undici give one: identifier-shaped tokens are not shown (tester R1)", () => {
+    expect(thrownClass(Object.assign(new Error("x"), { name: "ghp_16C7e42F292c6912E7710c838347Ae178B4a" }))).toBe("Error");
+    expect(thrownClass(Object.assign(new Error("x"), { name: "hunter2SuperSecretToken" }))).toBe("Error");
+    expect(thrownClass(Object.assign(new Error("x"), { code: "AKIAIOSFODNN7EXAMPLE" }))).toBe("Error");
+    expect(thrownClass(Object.assign(new Error("x"), { code: "E_SECRETCODE_ABC" }))).toBe("Error");
+    expect(thrownClass({ name: "SECRET9objname", message: "m" })).toBe("an object (not an Error)");
+    expect(thrownClass(new DOMException("m", "SECRETDOMNAME"))).toBe("DOMException");
+    class Sneaky extends Error {}
+    Object.defineProperty(Sneaky, "name", { value: "tok_live_4eC39HqLyjWDarjtT1zdp7dc" });
+    expect(thrownClass(new Sneaky("x"))).toBe("Error");
+    // What is shown still is.
+    expect(thrownClass(Object.assign(new Error("x"), { code: "ECONNREFUSED" }))).toBe("Error ECONNREFUSED");
+    expect(thrownClass(Object.assign(new TypeError("x"), { code: "ERR_INVALID_ARG_TYPE" }))).toBe("TypeError ERR_INVALID_ARG_TYPE");
+    expect(thrownClass(Object.assign(new Error("x"), { code: "UND_ERR_CONNECT_TIMEOUT" }))).toBe("Error UND_ERR_CONNECT_TIMEOUT");
+    expect(thrownClass(new AggregateError([], "x"))).toBe("AggregateError");
+  });
+
   test("thrownDetail names a capability's modules by their paths, without the query docket imports them by", () => {
     const error = new Error("boom");
     error.stack = "Error: boom\n    at handler (/repo/capabilities/team.x.ts?docket_pin=0123abcd:4:11)\n    at /repo/capabilities/_h.ts?docket_version=ff00:2:3";

@@ -60,7 +60,7 @@ function describe(error: unknown, absPath: string, text?: string): ImportFailure
     const importer = String((error as { referrer?: unknown }).referrer ?? "") || file;
     const own = samePath(importer, file);
     // A helper's unresolved import is found in the helper's text (read again: this is the failure path).
-    const importerText = own ? text : readTextOrNothing(withoutQuery(importer));
+    const importerText = own ? (text ?? readTextOrNothing(file)) : readTextOrNothing(withoutQuery(importer));
     const specifier = asWritten(String((error as { specifier?: unknown }).specifier ?? ""), withoutQuery(importer), importerText);
     const at = locationOf((error as { position?: BuildPosition }).position, file);
     // Bun 1.4 gives no position for an unresolved import: find the line that names it.
@@ -68,6 +68,11 @@ function describe(error: unknown, absPath: string, text?: string): ImportFailure
     const helperLine = own ? null : locateSpecifier(importerText, specifier)?.line;
     const inOther = own ? "" : ` (imported by ${relative(dirname(file), withoutQuery(importer))}${helperLine ? ` line ${helperLine}` : ""})`;
     const reason = explainUnresolvedPackage(specifier, importer, messageOf(error), importerText) ?? `cannot resolve import ${JSON.stringify(specifier)}: ${messageOf(error)}.`;
+    // A name the file computes when it runs (`await import(process.env.CONFIG_URL)`) is a value, not
+    // its text: it may be a URL with its password. Quoted in the log only.
+    if (importerText === undefined || !importerText.includes(specifier)) {
+      return { reason: `cannot resolve an import whose name the file computes when it runs${inOther}${UNSAID}`, detail: `${reason}${inOther}`, ...where, outside: true };
+    }
     return { reason: `${reason}${inOther}`, ...where, outside: true };
   }
   if (error instanceof Error) {
@@ -147,7 +152,13 @@ function fromReadFailure(message: string, file: string, text: string | undefined
     return { reason: `cannot load the package "${pkg}": ${gone} is gone (uninstalled, or its node_modules replaced, while docket ran). Install it again with \`${advice.command}\` in ${advice.dir}, or remove the import.`, ...at, outside: true };
   }
   const shown = samePath(gone, file) ? "the file" : relative(dirname(file), gone);
-  return { reason: `cannot read ${shown} (${code}): it was removed or renamed while it was being loaded. Restore it, or correct the import that names it.`, line: null, column: null, outside: true };
+  const reason = `cannot read ${shown} (${code}): it was removed or renamed while it was being loaded. Restore it, or correct the import that names it.`;
+  // A path the file's text does not name was computed when it ran (see the unresolved import above).
+  const written = text ?? readTextOrNothing(file) ?? "";
+  if (shown !== "the file" && !written.includes(shown) && !written.includes(shown.replace(/\.[cm]?[jt]sx?$/, ""))) {
+    return { reason: `cannot read a module whose name the file computes when it runs (${code})${UNSAID}`, detail: reason, line: null, column: null, outside: true };
+  }
+  return { reason, line: null, column: null, outside: true };
 }
 
 /** The position if it points into `file`. */

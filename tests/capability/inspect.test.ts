@@ -18,6 +18,8 @@ beforeAll(async () => {
     // Several packages missing: all named, one install for them (tester S), none of what is there or served.
     "caps/needs.many.ts": 'import a from "ms-nowhere";\nimport { parse } from "yaml-nowhere/dist";\nimport fs from "fs";\nimport { join } from "node:path";\nimport * as v from "valibot";\nimport { capability } from "docket";\nconst later = () => import("@team-nowhere/lib");\nexport default [a, parse, fs, join, v, capability, later];\n',
     "caps/throws.string.ts": 'throw "plain string";\n',
+    // The name of what it imports is computed when it runs: a URL with its password, say (tester R2).
+    "caps/needs.computed.ts": 'const url = ["postgres://admin", "SECRET40pw@db/x"].join(":");\nawait import(url);\nexport default {};\n',
     "caps/throws.trap.ts": 'throw { toString() { throw new Error("toString trap"); } };\n',
     "caps/throws.proxy.ts": 'const trap = () => { throw new Error("trap"); };\nthrow new Proxy({}, { get: trap, getPrototypeOf: trap, has: trap, ownKeys: trap, getOwnPropertyDescriptor: trap });\n',
     "caps/good.one.ts": capabilitySource({ id: "good.one" }),
@@ -62,6 +64,12 @@ describe("inspectCapabilityFile", () => {
   test("inspectCapabilityFile reports the first of several syntax errors in a .js file", async () => {
     const report = await inspectCapabilityFile(join(root, "caps/bad.js"));
     expect(report.problems[0]).toMatchObject({ code: "import_failed", line: 3, reason: expect.stringMatching(/^syntax error: .+ \(and \d+ more\)$/) });
+  });
+
+  test("inspectCapabilityFile does not quote an import whose name the file computes when it runs: the log has it (tester R2)", async () => {
+    const report = await inspectCapabilityFile(join(root, "caps/needs.computed.ts"));
+    expect(report.problems[0]!.reason).toBe(`cannot resolve an import whose name the file computes when it runs${UNSAID}`);
+    expect(report.problems[0]!.detail).toContain("postgres://admin:SECRET40pw@db/x");
   });
 
   test("inspectCapabilityFile explains an import that cannot be resolved", async () => {
@@ -165,7 +173,7 @@ describe("checkDeclaration unknown fields", () => {
 describe("listCapabilityFiles", () => {
   test("listCapabilityFiles lists .ts and .js files sorted, without helpers, hidden files (editor locks), tests, declarations or subfolders", async () => {
     const files = await listCapabilityFiles(join(root, "caps"));
-    expect(files!.map((f) => f.slice(f.lastIndexOf("/") + 1))).toEqual(["bad.js", "good.one.ts", "needs.many.ts", "needs.pkg.ts", "throws.proxy.ts", "throws.string.ts", "throws.trap.ts", "top.throws.ts"]);
+    expect(files!.map((f) => f.slice(f.lastIndexOf("/") + 1))).toEqual(["bad.js", "good.one.ts", "needs.computed.ts", "needs.many.ts", "needs.pkg.ts", "throws.proxy.ts", "throws.string.ts", "throws.trap.ts", "top.throws.ts"]);
   });
 
   test("listCapabilityFiles answers null for a missing folder", async () => {

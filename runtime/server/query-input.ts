@@ -110,7 +110,8 @@ function wholeRangeOf(schema: JsonSchema | undefined): WholeRange | null {
 }
 
 /**
- * A query string that is not percent-encoded UTF-8 (`%FF`, `%E0%A4%A`, `%ZZ`), or null. URL parsing
+ * A query string that is not percent-encoded UTF-8 (`%FF`, `%E0%A4%A`, `%ZZ`, raw bytes that are not
+ * UTF-8, which reach docket as U+FFFD), or null. URL parsing
  * would pass such a parameter on changed (U+FFFD for the bytes, a `%ZZ` as it is), and the call run
  * with a value nobody sent, where a body of the same bytes is refused. Its place only is said: a
  * value may be a secret.
@@ -119,10 +120,13 @@ export function queryEncodingRefusal(search: string): QueryRefusal | null {
   const parts = (search.startsWith("?") ? search.slice(1) : search).split("&");
   for (let i = 0; i < parts.length; i++) {
     try {
-      decodeURIComponent(parts[i]!.replaceAll("+", " "));
+      // Bytes sent raw (unencoded) that are no UTF-8 reach docket as U+FFFD already, encoded as
+      // %EF%BF%BD like a real one: the replacement character is refused with them. Meant, it goes
+      // in a JSON body.
+      if (decodeURIComponent(parts[i]!.replaceAll("+", " ")).includes("\uFFFD")) throw new URIError("U+FFFD");
     } catch {
       return {
-        message: `Parameter ${i + 1} of the query string is not percent-encoded UTF-8: each % must be followed by two hex digits, and the bytes they make must be UTF-8 text. Nothing was run.`,
+        message: `Parameter ${i + 1} of the query string is not percent-encoded UTF-8: each % must be followed by two hex digits, and the bytes they make must be UTF-8 text (bytes sent unencoded that are not arrive as U+FFFD, which is refused too). Nothing was run.`,
         suggestion: "Encode each name and value as UTF-8 with encodeURIComponent (curl: -G --data-urlencode name=value), or send a JSON body with POST.",
         context: { parameter: `#${i + 1}`, reason: "query_not_utf8" },
       };

@@ -117,7 +117,8 @@ describe("docket run --result-file", () => {
 
   test("a command line refused with --format json prints its one document on stdout, as every refusal does; the message stays on stderr (tester T8)", async () => {
     const cwd = checkout();
-    for (const mistake of [["--bogus", "--format", "json"], ["--format=json", "--format", "json"], ["--format", "json", "--run-id", "--deadline-ms", "5"]]) {
+    // The last: refused once the run has claimed stdout for its document (tester R4 read it on stderr).
+    for (const mistake of [["--bogus", "--format", "json"], ["--format=json", "--format", "json"], ["--format", "json", "--run-id", "--deadline-ms", "5"], ["--format", "json", "--result-file", "missing/r.json"]]) {
       const refused = await docket(fromSource, ["run", "demo.greet", ...mistake], { cwd });
       expect(refused.code).toBe(2);
       expect(JSON.parse(refused.stdout)).toMatchObject({ execution: null, failure: { error_code: "invalid_input", context: { reason: "usage" } } });

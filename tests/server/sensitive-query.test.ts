@@ -3,6 +3,7 @@
 // parameter. URLs end up in logs, as README says of `?token=`.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
+import { connect } from "node:net";
 import { join } from "node:path";
 import type { DocketServer } from "../../runtime/server/serve.ts";
 import { serveCapabilityFiles, type ServedCheckout } from "./_support/servers.ts";
@@ -105,6 +106,18 @@ describe("a sensitive field in the query string", () => {
       expect(error.message).toStartWith("Parameter 2 of the query string is not percent-encoded UTF-8");
       expect(existsSync(join(root, `ran-${mode}`))).toBe(false);
     }
+    // Bytes that are no UTF-8 sent raw, not percent-encoded (tester R5): the same mistake.
+    const raw = await new Promise<string>((resolve, reject) => {
+      let got = "";
+      const { port, hostname } = new URL(server.url);
+      const socket = connect(Number(port), hostname, () => socket.write(Buffer.concat([Buffer.from("GET /api/v1/sec/leak?mode=raw&other="), Buffer.from([0xff, 0xc3, 0x28]), Buffer.from(` HTTP/1.1\r\nHost: ${hostname}:${port}\r\nConnection: close\r\n\r\n`)])));
+      socket.on("data", (chunk) => (got += chunk));
+      socket.on("end", () => resolve(got));
+      socket.on("error", reject);
+    });
+    expect(raw).toStartWith("HTTP/1.1 400");
+    expect(raw).toContain("query_not_utf8");
+    expect(existsSync(join(root, "ran-raw"))).toBe(false);
     // Encoded UTF-8, a + for a space and a literal % encoded as %25 are as sent.
     const good = await fetch(`${server.url}/api/v1/sec/leak?mode=${encodeURIComponent("é 100%")}+x`);
     expect(await good.json()).toEqual({ mode: "é 100% x", given: false });

@@ -6,7 +6,7 @@ import { applyInputEnv, readInput } from "../_input.ts";
 import { claimStdout, writeClaimed } from "../stdout-claim.ts";
 import { runLocally } from "../local-run.ts";
 import { recordUsageRefusal } from "../_usage-refusal.ts";
-import { writeStdout } from "../_run-cli.ts";
+import { writerOf } from "../fd-writer.ts";
 import { defaultLimits, resolveLimits } from "../../execution/limits.ts";
 import { MAX_DEADLINE_MS } from "../../execution/engine.ts";
 
@@ -34,7 +34,8 @@ const meta: DocketCommandMeta = {
     const files = repeatedFlag(tokens, "result-file");
     const formats = repeatedFlag(tokens, "format");
     return recordUsageRefusal({
-      ...(formats.length > 0 && formats.every((format) => format === "json") ? { stdout: writeStdout } : {}),
+      // Through stdout's own writer: once the run claimed stdout, process.stdout is sent to stderr.
+      ...(formats.length > 0 && formats.every((format) => format === "json") ? { stdout: (text: string) => writerOf(process.stdout).write(text) } : {}),
       cwd: process.cwd(),
       env: process.env,
       target: at === -1 ? undefined : tokens[at],

@@ -79,6 +79,30 @@ function bridgeTo(url: URL) {
   };
 }
 
+/**
+ * A stand-in MCP server that opens a session, takes notifications and the session's GET and DELETE,
+ * and hands every request to `answer`.
+ */
+function standIn(sessionId: string, answer: (message: any, headers: Record<string, string>) => Response | Promise<Response>) {
+  const headers = { "mcp-session-id": sessionId };
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    async fetch(request) {
+      // The session's end (DELETE) and its stream (GET) need nothing here.
+      if (request.method !== "POST") return new Response(null, { status: 200, headers });
+      const message = await request.json();
+      if (message.method === "initialize") {
+        return Response.json({ jsonrpc: "2.0", id: message.id, result: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: { tools: {} }, serverInfo: { name: "stand-in", version: "1" } } }, { headers });
+      }
+      if (message.id === undefined) return new Response(null, { status: 202, headers });
+      return answer(message, headers);
+    },
+  });
+  cleanups.push(() => void server.stop(true));
+  return server;
+}
+
 test("bridgeStdioToHttp sends a cancel before the answer of the start it cancels, relays no answer the server gives it anyway, and cancels the execution that start made", async () => {
   const server = lateCancelServer();
   const agent = bridgeTo(server.url);
@@ -96,26 +120,13 @@ test("bridgeStdioToHttp sends a cancel before the answer of the start it cancels
 });
 
 test("bridgeStdioToHttp answers each request once while the agent does not read its stdout: an answer waiting for stdout is no call left unanswered when its stream ends (tester R1)", async () => {
-  const headers = { "mcp-session-id": "session-2" };
   let listed = 0;
-  const server = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    async fetch(request) {
-      // The session's end (DELETE) and its stream (GET) need nothing here.
-      if (request.method !== "POST") return new Response(null, { status: 200, headers });
-      const message = await request.json();
-      if (message.method === "initialize") {
-        return Response.json({ jsonrpc: "2.0", id: message.id, result: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: { tools: {} }, serverInfo: { name: "stand-in", version: "1" } } }, { headers });
-      }
-      if (message.id === undefined) return new Response(null, { status: 202, headers });
-      listed++;
-      // An answer on an event stream that ends with it, as the server's are.
-      const answer = { jsonrpc: "2.0", id: message.id, result: { tools: [], padding: "x".repeat(200) } };
-      return new Response(`event: message\ndata: ${JSON.stringify(answer)}\n\n`, { headers: { ...headers, "content-type": "text/event-stream" } });
-    },
+  const server = standIn("session-2", (message, headers) => {
+    listed++;
+    // An answer on an event stream that ends with it, as the server's are.
+    const answer = { jsonrpc: "2.0", id: message.id, result: { tools: [], padding: "x".repeat(200) } };
+    return new Response(`event: message\ndata: ${JSON.stringify(answer)}\n\n`, { headers: { ...headers, "content-type": "text/event-stream" } });
   });
-  cleanups.push(() => void server.stop(true));
   // An agent that stops reading: nothing written leaves stdout until the test lets it.
   const held: Array<() => void> = [];
   const lines: string[] = [];
@@ -152,27 +163,15 @@ test("bridgeStdioToHttp answers each request once while the agent does not read 
 });
 
 test("bridgeStdioToHttp answers a request that reuses the id of one still waiting -32600, sends it nowhere, and still relays the first one's answer (tester M2)", async () => {
-  const headers = { "mcp-session-id": "session-3" };
   const calls: unknown[] = [];
   let release = (): void => undefined;
   const released = new Promise<void>((resolve) => (release = resolve));
-  const server = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    async fetch(request) {
-      if (request.method !== "POST") return new Response(null, { status: 200, headers });
-      const message = await request.json();
-      if (message.method === "initialize") {
-        return Response.json({ jsonrpc: "2.0", id: message.id, result: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: { tools: {} }, serverInfo: { name: "stand-in", version: "1" } } }, { headers });
-      }
-      if (message.id === undefined) return new Response(null, { status: 202, headers });
-      calls.push(message.params.arguments.tag);
-      // The first call is answered only once the test lets it: it waits while the second comes.
-      await released;
-      return Response.json({ jsonrpc: "2.0", id: message.id, result: { content: [], structuredContent: { tag: message.params.arguments.tag } } }, { headers });
-    },
+  const server = standIn("session-3", async (message, headers) => {
+    calls.push(message.params.arguments.tag);
+    // The first call is answered only once the test lets it: it waits while the second comes.
+    await released;
+    return Response.json({ jsonrpc: "2.0", id: message.id, result: { content: [], structuredContent: { tag: message.params.arguments.tag } } }, { headers });
   });
-  cleanups.push(() => void server.stop(true));
   const agent = bridgeTo(new URL("/mcp", server.url));
   agent.send({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: "agent", version: "1" } } });
   expect((await agent.next()).id).toBe(0);

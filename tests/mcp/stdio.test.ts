@@ -63,6 +63,17 @@ interface RawAgent {
   pid: number;
 }
 
+/** `docket mcp` over a checkout, its initialize sent and answered; the agent holds its stdout's reader, to close it. */
+async function leavingAgent(root: string) {
+  const child = Bun.spawn([...FROM_SOURCE, "mcp"], { cwd: root, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+  cleanups.push(() => void (isProcessAlive(child.pid) && child.kill("SIGKILL")));
+  const send = (message: object) => child.stdin.write(`${JSON.stringify(message)}\n`);
+  send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: "leaving", version: "1" } } });
+  const reader = child.stdout.getReader();
+  await reader.read();
+  return { child, send, reader };
+}
+
 async function startRawAgent(root: string): Promise<RawAgent> {
   const child = Bun.spawn([...FROM_SOURCE, "mcp"], { cwd: root, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
   cleanups.push(() => void (isProcessAlive(child.pid) && child.kill("SIGKILL")));
@@ -275,12 +286,7 @@ describe("docket mcp without a server", () => {
   test("docket mcp ends when the agent closes its end of stdout, though stdin stays open: what it asks can be answered no more (tester R2)", async () => {
     const root = tempCheckout();
     cleanups.push(() => removeCheckout(root));
-    const child = Bun.spawn([...FROM_SOURCE, "mcp"], { cwd: root, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
-    cleanups.push(() => void (isProcessAlive(child.pid) && child.kill("SIGKILL")));
-    const send = (message: object) => child.stdin.write(`${JSON.stringify(message)}\n`);
-    send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: "leaving", version: "1" } } });
-    const reader = child.stdout.getReader();
-    await reader.read();
+    const { child, send, reader } = await leavingAgent(root);
     // The agent stops reading and closes its end; the next answer docket mcp writes finds it gone.
     await reader.cancel();
     send({ jsonrpc: "2.0", method: "notifications/initialized" });
@@ -293,12 +299,7 @@ describe("docket mcp without a server", () => {
     const root = tempCheckout({ "capabilities/team.slow.ts": capabilityFile("team.slow", { input: "v.object({})", body: "return new Promise((resolve) => setTimeout(() => resolve({ greeting: 'late' }), 120_000));" }) });
     cleanups.push(() => removeCheckout(root));
     for (const call of [false, true]) {
-      const child = Bun.spawn([...FROM_SOURCE, "mcp"], { cwd: root, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
-      cleanups.push(() => void (isProcessAlive(child.pid) && child.kill("SIGKILL")));
-      const send = (message: object) => child.stdin.write(`${JSON.stringify(message)}\n`);
-      send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: "leaving", version: "1" } } });
-      const reader = child.stdout.getReader();
-      await reader.read();
+      const { child, send, reader } = await leavingAgent(root);
       send({ jsonrpc: "2.0", method: "notifications/initialized" });
       if (call) send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "team_slow", arguments: {} } });
       child.stdin.flush();

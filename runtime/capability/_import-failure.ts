@@ -228,8 +228,16 @@ function samePath(candidate: string, file: string): boolean {
   }
 }
 
-function isNamed(error: unknown, name: string): boolean {
-  return typeof error === "object" && error !== null && ((error as { name?: unknown }).name === name || error.constructor?.name === name);
+/**
+ * Whether `error` is the runtime's own BuildMessage or ResolveMessage (Bun's globals), whose text a
+ * load error quotes: not an Error a file named so (`e.name = "BuildMessage"`). By name where the
+ * runtime has no such global.
+ */
+function isNamed(error: unknown, name: "BuildMessage" | "ResolveMessage"): boolean {
+  if (typeof error !== "object" || error === null) return false;
+  const runtimeClass = (globalThis as Record<string, unknown>)[name];
+  if (typeof runtimeClass === "function") return error instanceof runtimeClass;
+  return (error as { name?: unknown }).name === name || error.constructor?.name === name;
 }
 
 function messageOf(error: unknown): string {

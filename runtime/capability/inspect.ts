@@ -14,6 +14,7 @@ import { importTarget, readSources } from "./pinned-sources.ts";
 import { MAX_TIMEOUT_MS, type CapabilityDef } from "./declaration.ts";
 import { SchemaConversionError, toCapabilityJsonSchema, type SchemaSide } from "./json-schema.ts";
 import type { JsonSchema } from "./registered.ts";
+import { thrownClass } from "../execution/thrown.ts";
 
 /** The id shape: lower-case dotted, `namespace.verb` (capability-id.ts). */
 export const CAPABILITY_ID = CAPABILITY_ID_PATTERN;
@@ -193,9 +194,12 @@ function checkExamples(examples: unknown[], input: v.GenericSchema, report: Repo
       if (result.success) return;
       const issue = result.issues[0];
       const path = issue.path?.map((item) => String(item.key)).join(".");
-      report("bad_example", "examples", `examples[${i}] does not match the input schema: ${path ? `input.${path}: ` : ""}${issue.message}`);
+      // Without the value it received: an example may be computed (a secret read from the
+      // environment), and a load error reaches every client (docs/security.md).
+      const expected = issue.message.replace(/(?:\s*but received|:\s*Received) [\s\S]*$/, "");
+      report("bad_example", "examples", `examples[${i}] does not match the input schema: ${path ? `input.${path}: ` : ""}${expected}`);
     } catch (error) {
-      report("bad_example", "examples", `examples[${i}] could not be checked: ${error instanceof Error ? error.message : String(error)}`);
+      report("bad_example", "examples", `examples[${i}] could not be checked: its check threw ${thrownClass(error)}`);
     }
   });
 }

@@ -5,6 +5,7 @@ import { checkDeclaration } from "./inspect.ts";
 import { LOAD_ERROR_DETAIL, type CapabilityCatalog, type CapabilitySource, type LoadError, type RegisteredCapability } from "./registered.ts";
 import { TakenIds } from "./taken-ids.ts";
 import { plainText } from "../execution/text-sanitize.ts";
+import { redact } from "../execution/redaction.ts";
 
 /** Options of `CapabilityRegistry.add`. */
 export interface AddCapabilityOptions {
@@ -50,7 +51,9 @@ export class CapabilityRegistry implements CapabilityCatalog {
       timeout_ms: declared.timeout_ms ?? null,
       cache: declared.cache ? { ttl_ms: declared.cache.ttl_ms } : null,
       execution,
-      examples: [...(declared.examples ?? [])],
+      // Published as docs, to every client: a secret given as an example (read from the environment,
+      // say) is shown as a stored input shows it (docs/security.md).
+      examples: (declared.examples ?? []).map((example) => redact(example, check.input_schema ?? undefined)),
       errors: [...(declared.errors ?? [])],
       input_schema: check.input_schema,
       output_schema: check.output_schema,

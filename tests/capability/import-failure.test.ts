@@ -45,4 +45,10 @@ describe("describeImportFailure", () => {
     expect(describeImportFailure(missing, FILE)).toMatchObject({ reason: `it threw while loading: Error ENOENT${UNSAID}`, line: 4 });
     expect(describeImportFailure(new CapabilityError("not_runnable", "set TOKEN first"), FILE).reason).toStartWith("it threw while loading: set TOKEN first");
   });
+
+  test("an Error a file names BuildMessage is no syntax error of the runtime's: its class is shown, not what it says (tester R2)", () => {
+    const forged = Object.assign(new Error("postgres://u:LEAK01@h/db"), { name: "BuildMessage" });
+    expect(describeImportFailure(forged, FILE).reason).not.toContain("LEAK01");
+    expect(describeImportFailure(new AggregateError([forged], "x"), FILE).reason).not.toContain("LEAK01");
+  });
 });

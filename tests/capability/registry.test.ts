@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import * as v from "valibot";
 import { capability, type CapabilityDef } from "../../runtime/capability/declaration.ts";
 import { CapabilityRegistry } from "../../runtime/capability/registry.ts";
+import { sensitive } from "../../runtime/capability/sensitive.ts";
 
 function def(overrides: Record<string, unknown> = {}): CapabilityDef {
   return {
@@ -154,6 +155,14 @@ describe("CapabilityRegistry", () => {
     expect(error!.reason).toContain("examples[1] does not match the input schema: input.path:");
   });
 
+  test("an example that does not match is refused without the value it holds: it may be computed, a secret read from the environment (tester R2)", () => {
+    const registry = new CapabilityRegistry();
+    registry.add(def({ input: v.object({ token: sensitive(v.pipe(v.string(), v.regex(/^xoxb-/))) }), examples: [{ token: "LEAKtokpw" }] }), file("files.count.ts"));
+    const [error] = registry.loadErrors();
+    expect(error!.reason).toStartWith("examples[0] does not match the input schema: input.token: Invalid format: Expected /^xoxb-/");
+    expect(error!.reason).not.toContain("LEAK");
+  });
+
   test("CapabilityRegistry.add refuses error codes that are not lower snake case", () => {
     const registry = new CapabilityRegistry();
     registry.add(def({ errors: ["ok_code", "Bad-Code"] }), file("files.count.ts"));
@@ -172,5 +181,11 @@ describe("CapabilityRegistry", () => {
     registry.addLoadError({ file: "a.ts", line: 1, column: 2, reason: "broken" });
     registry.loadErrors()[0]!.reason = "changed";
     expect(registry.loadErrors()[0]!.reason).toBe("broken");
+  });
+
+  test("a secret given as an example (read from the environment, say) is published redacted, as a stored input is; the rest as declared (tester R2)", () => {
+    const registry = new CapabilityRegistry();
+    const added = registry.add(def({ input: v.object({ path: v.string(), token: sensitive(v.string()) }), examples: [{ path: "src", token: "LEAKtokpw" }] }), file("files.count.ts"));
+    expect(added!.examples).toEqual([{ path: "src", token: "[redacted]" }]);
   });
 });

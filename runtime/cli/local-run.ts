@@ -155,11 +155,12 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
       // Run by id, the file is named too (file:line:column), as the listing names it: the id alone
       // does not say which file failed.
       const at = (e: LoadError) => (e.line === null ? "" : `${e.line}${e.column !== null ? `:${e.column}` : ""}`);
-      const why = ownErrors.map((e) => (file === null ? `${[relative(plane.root, e.file) || e.file, at(e)].filter(Boolean).join(":")} ${e.reason}` : `${e.line !== null ? `line ${at(e)}: ` : ""}${e.reason}`)).join("; ");
+      const where = (e: LoadError) => [relative(plane.root, e.file) || e.file, at(e)].filter(Boolean).join(":");
+      const why = ownErrors.map((e) => (file === null ? `${where(e)} ${e.reason}` : `${e.line !== null ? `line ${at(e)}: ` : ""}${e.reason}`)).join("; ");
       // What the file threw is printed here, in this run's log (stderr), as docket serve's log says
       // it: never in the document, nor in what a server is told.
       for (const e of ownErrors) {
-        if (e[LOAD_ERROR_DETAIL] !== undefined) output.stderr(runnerSafe(env, `[docket] ${[plainText(relative(plane.root, e.file) || e.file), at(e)].filter(Boolean).join(":")}: ${e[LOAD_ERROR_DETAIL]}\n`));
+        if (e[LOAD_ERROR_DETAIL] !== undefined) output.stderr(runnerSafe(env, `[docket] ${plainText(where(e))}: ${e[LOAD_ERROR_DETAIL]}\n`));
       }
       // A reason that is a sentence already ends with its own period.
       const reason = why || "the file declares no capability";

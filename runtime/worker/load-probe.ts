@@ -79,11 +79,11 @@ function verdictOf(outcome: TaskOutcome): Verdict {
   if (!outcome.ok) {
     const error = outcome.error;
     // The worker's note ("it failed outside its own call") says what the reason already says.
-    const said = error.kind === "internal" ? `${error.error_class}: ${error.note && error.message.startsWith(`${error.note}: `) ? error.message.slice(error.note.length + 2) : error.message}` : error.message;
+    const said = (error.kind === "internal" ? `${error.error_class}: ${error.note && error.message.startsWith(`${error.note}: `) ? error.message.slice(error.note.length + 2) : error.message}` : error.message).split("\n")[0]!;
     // A client reads the class of what was left uncaught; what it said, only the server's log.
     const uncaught = (what: string) => `loading the file left an error uncaught (${what}) when docket tried it in a worker first, so docket did not import it; await or catch what its top level starts`;
-    const shown = error.kind === "internal" ? `${uncaught(error.error_class)}${UNSAID}` : uncaught(said.split("\n")[0]!);
-    return { problem: { ...problem("import_failed", shown), ...(error.kind === "internal" ? { detail: uncaught(said.split("\n")[0]!) } : {}) }, keep: false };
+    if (error.kind !== "internal") return { problem: problem("import_failed", uncaught(said)), keep: false };
+    return { problem: { ...problem("import_failed", `${uncaught(error.error_class)}${UNSAID}`), detail: uncaught(said) }, keep: false };
   }
   if (outcome.output === null || typeof outcome.output !== "object") return { problem: null, keep: true };
   const failure = outcome.output as { reason?: unknown; line?: unknown; column?: unknown; outside?: unknown; detail?: unknown };

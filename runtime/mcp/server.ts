@@ -1,6 +1,7 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
   CallToolRequestSchema,
+  ErrorCode,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
@@ -10,6 +11,7 @@ import {
 import type { ExecutionPlane } from "../execution/plane.ts";
 import { DOCKET_VERSION } from "../version.ts";
 import { checkedRequest } from "./_checked-request.ts";
+import { rpcError } from "./rpc-error.ts";
 import { failureJsonSchema } from "./_schemas.ts";
 import { callTool } from "./call-tool.ts";
 import { mcpEdge, type McpRequestFacts } from "./edge.ts";
@@ -35,7 +37,17 @@ const INSTRUCTIONS = [
 ].join(" ");
 
 /** What a listing takes, said when its params do not fit. */
-const LISTING_PARAMS = 'Send no params, or {"cursor": "<nextCursor of the previous answer>"}.';
+const LISTING_PARAMS = "Send no params: docket answers a listing whole, with no nextCursor.";
+
+/**
+ * A listing's answer, refusing a cursor: docket answers every listing in one page, with no
+ * nextCursor, so a cursor is none it gave, and MCP says an invalid cursor is -32602 (a client
+ * that sent one would otherwise take the first page for the next).
+ */
+function whole<T>(request: { method: string; params?: { cursor?: unknown } }, list: () => T): T {
+  if (request.params?.cursor !== undefined) throw rpcError(ErrorCode.InvalidParams, `Invalid params of ${request.method}: params.cursor is no cursor docket gave. ${LISTING_PARAMS}`);
+  return list();
+}
 
 /**
  * An MCP server over one execution plane, with the low-level SDK `Server`: the tools are read from
@@ -62,7 +74,7 @@ export function createDocketMcpServer(plane: ExecutionPlane, options: DocketMcpS
   const edgeOf = (request: McpRequestFacts) => mcpEdge(server.getClientVersion()?.name, request);
 
   // Params that do not fit are -32602 with what is wrong, not the SDK's -32603 (_checked-request.ts).
-  server.setRequestHandler(checkedRequest(ListToolsRequestSchema, LISTING_PARAMS), () => ({ tools: listTools(plane, failureSchema) }));
+  server.setRequestHandler(checkedRequest(ListToolsRequestSchema, LISTING_PARAMS), (request) => whole(request, () => ({ tools: listTools(plane, failureSchema) })));
   server.setRequestHandler(checkedRequest(CallToolRequestSchema, 'Send params as {"name": "<tool>", "arguments": {…}}: tools/list names the tools and the arguments each takes.'), (request, extra) =>
     callTool(plane, request.params.name, request.params.arguments, {
       edge: edgeOf({ requestId: extra.requestId, _meta: request.params._meta }),
@@ -74,8 +86,8 @@ export function createDocketMcpServer(plane: ExecutionPlane, options: DocketMcpS
       log,
     }),
   );
-  server.setRequestHandler(checkedRequest(ListResourcesRequestSchema, LISTING_PARAMS), () => ({ resources: listResources() }));
-  server.setRequestHandler(checkedRequest(ListResourceTemplatesRequestSchema, LISTING_PARAMS), () => ({ resourceTemplates: [EXECUTION_TEMPLATE] }));
+  server.setRequestHandler(checkedRequest(ListResourcesRequestSchema, LISTING_PARAMS), (request) => whole(request, () => ({ resources: listResources() })));
+  server.setRequestHandler(checkedRequest(ListResourceTemplatesRequestSchema, LISTING_PARAMS), (request) => whole(request, () => ({ resourceTemplates: [EXECUTION_TEMPLATE] })));
   server.setRequestHandler(checkedRequest(ReadResourceRequestSchema, 'Send params as {"uri": "docket://executions/<id>"}: resources/list and resources/templates/list name the resources.'), (request, extra) =>
     readResource(plane, request.params.uri, edgeOf({ requestId: extra.requestId, _meta: request.params._meta }), log),
   );

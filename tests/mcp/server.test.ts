@@ -44,6 +44,16 @@ describe("tools/list", () => {
     expect(names).not.toContain("capabilities_list");
   });
 
+  test("a listing answers whole, with no nextCursor, and a cursor sent to it is -32602, not the first page again (tester M6)", async () => {
+    expect((await client.listTools()).nextCursor).toBeUndefined();
+    for (const list of [() => client.listTools({ cursor: "zzz" }), () => client.listResources({ cursor: "zzz" }), () => client.listResourceTemplates({ cursor: "zzz" })]) {
+      const error = await list().catch((e) => e);
+      expect(error).toBeInstanceOf(McpError);
+      expect(error.code).toBe(ErrorCode.InvalidParams);
+      expect(error.message).toContain("params.cursor is no cursor docket gave. Send no params: docket answers a listing whole, with no nextCursor.");
+    }
+  });
+
   test("tools/list gives each work capability its own input JSON Schema, and its output or a failure descriptor as output schema", async () => {
     const { tools } = await client.listTools();
     const greet = tools.find((t) => t.name === "team_greet")!;

@@ -268,7 +268,8 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
     } else if (current && !current.done && endUnbegun(claim, current.id)) {
       // Left uncaught while its file was imported (a rejection its top level did not await, or a
       // previous handler's leftover's): the handler never ran (the pool judges whose it was).
-      finish(current, { ok: false, error: { kind: "load_failed", cause: "threw", uncaught: true, message: `loading the file left an error uncaught: ${thrownClass(error)}${UNSAID}`, detail: `loading the file left an error uncaught: ${thrownDetail(error).split("\n")[0]}` } });
+      const uncaught = "loading the file left an error uncaught:";
+      finish(current, { ok: false, error: { kind: "load_failed", cause: "threw", uncaught: true, message: `${uncaught} ${thrownClass(error)}${UNSAID}`, detail: `${uncaught} ${thrownDetail(error).split("\n")[0]}` } });
     } else if (current && !current.done) {
       finish(current, { ok: false, error: internal(error, "it failed outside its own call (an uncaught error or unhandled rejection)", current.context.mask) });
     } else {

@@ -65,8 +65,9 @@ export default defineCommand({
     const log = (line: string) => void process.stderr.write(`${line}\n`);
     // An agent that closed its end of stdout can be answered no more: the session ends as on a signal.
     // An idle session, or one whose calls run long, writes nothing that would find it gone: asked every second.
-    writerOf(process.stdout).watchReader(readerGone, READER_LOOK_MS);
-    const hangUp = untilHangUp(process.stdin, writerOf(process.stdout).closed);
+    const protocolOut = writerOf(process.stdout);
+    protocolOut.watchReader(readerGone, READER_LOOK_MS);
+    const hangUp = untilHangUp(process.stdin, protocolOut.closed);
     const root = findCheckoutRoot(process.cwd());
     const capabilityDirs = repeatedFlag(rawArgs, "capabilities");
 

@@ -9,6 +9,7 @@ import { ProgressRelay, type ProgressParams } from "./progress-relay.ts";
 import { toolName, toolTargets, type ToolTarget } from "./tools.ts";
 import { didYouMeanText } from "../capability/did-you-mean.ts";
 import { callsDirectly } from "../capability/registered.ts";
+import { describeProblems } from "../execution/validate.ts";
 
 /** Everything one tools/call needs besides the plane. */
 export interface ToolCallContext {
@@ -68,6 +69,32 @@ function cancelledFailure(name: string, edge: EdgeInfo) {
   return buildFailure({ error_code: "cancelled", stage: "run", message: `The client cancelled tools/call ${name}.`, request_id: edge.request_id, trace_id: edge.trace_id });
 }
 
+/**
+ * A member docket_execution_start does not take is refused as executions.start refuses one, its
+ * list of members with `wait` in it: the tool's schema has `wait`, so leaving it out of the list
+ * would send an agent away from the one member it may have meant.
+ */
+function refuseUnknownMembers(target: ToolTarget, args: Record<string, unknown>, edge: EdgeInfo): void {
+  const members = [...Object.keys((target.capability.input_schema.properties as object | undefined) ?? {}), "wait"];
+  const problems = Object.keys(args)
+    .filter((key) => !members.includes(key))
+    .map((key) => {
+      const near = didYouMeanText(key.slice(0, 128), members);
+      return { path: /^[A-Za-z_$][\w$]*$/.test(key) ? `input.${key}` : `input[${JSON.stringify(key)}]`, message: `Unknown member ${JSON.stringify(key)}: ${near ? `${near} ` : ""}The members are ${members.join(", ")}.` };
+    });
+  if (problems.length === 0) return;
+  throw new FailureError(
+    buildFailure({
+      error_code: "invalid_input",
+      stage: "validate",
+      message: `Cannot call ${target.capability.id}: ${describeProblems(problems)}`,
+      context: { problems: problems.slice(0, 50) },
+      request_id: edge.request_id,
+      trace_id: edge.trace_id,
+    }),
+  );
+}
+
 /** docket_execution_start: answers at once, or with `wait` follows the execution to its end. */
 async function start(plane: ExecutionPlane, target: ToolTarget, args: Record<string, unknown>, context: ToolCallContext & { abandoned: AbortSignal }): Promise<CallToolResult> {
   const { wait = false, ...request } = args;
@@ -83,6 +110,7 @@ async function start(plane: ExecutionPlane, target: ToolTarget, args: Record<str
       }),
     );
   }
+  refuseUnknownMembers(target, args, context.edge);
   const started = (await plane.call(target.capability.id, request, context.edge)) as StartResult;
   const { id } = started.execution;
   const cancel = () => {

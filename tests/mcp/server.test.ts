@@ -132,6 +132,17 @@ describe("plane tools", () => {
     expect(structured(badWait).context.problems[0].path).toBe("input.wait");
   });
 
+  test("docket_execution_start names wait among its members when it refuses one it does not take, and starts nothing", async () => {
+    const before = plane.store.list({ limit: 1000 }).items.length;
+    const typo = await client.callTool({ name: "docket_execution_start", arguments: { capability: "executions.demonstrate", input: {}, wiat: true, "odd key": 1 } });
+    expect(typo.isError).toBe(true);
+    const failure = structured(typo);
+    expect(failure).toMatchObject({ error_code: "invalid_input", stage: "validate", outcome_certainty: "not_applied" });
+    expect(failure.context.problems.map((p: { path: string }) => p.path)).toEqual(["input.wiat", 'input["odd key"]']);
+    expect(failure.message).toContain('input.wiat: Unknown member "wiat": Did you mean "wait"? The members are capability, input, run_id, session_key, deadline_ms, wait.');
+    expect(plane.store.list({ limit: 1000 }).items.length).toBe(before);
+  });
+
   test("docket_execution_start with a run_id returns the original execution for the same input", async () => {
     const args = { capability: "executions.demonstrate", input: { steps: 0, delay_ms: 0 }, run_id: "mcp-run-1" };
     const first = structured(await client.callTool({ name: "docket_execution_start", arguments: args }));

@@ -156,7 +156,9 @@ export function accessGuard(config: ServerConfig): MiddlewareHandler<AppEnv> {
             signedIn === "other_page"
               ? OTHER_PAGE
               : tokens.length === 0
-                ? "This server requires a token: send Authorization: Bearer <token>."
+                ? (c.req.header("authorization") ?? "").trim() !== ""
+                  ? "The Authorization header holds no token docket can read: send it once, as Bearer and the token (two Authorization headers arrive as one, joined by a comma)."
+                  : "This server requires a token: send Authorization: Bearer <token>."
                 : right
                   ? "More than one token was sent, and not all are this server's token: send one."
                   : "The token sent is not this server's token.",

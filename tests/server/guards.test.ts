@@ -169,6 +169,19 @@ describe("app", () => {
     }
   });
 
+  test("an Authorization header docket cannot read a token from is told so, not told to send one (tester note, session 32)", async () => {
+    const { request } = appWith({ token: "s3cret-s3cret-s3cret" });
+    // Two Authorization headers reach the app as Bun gives them: one value, joined by ", ".
+    const twoHeaders = { Authorization: "Bearer s3cret-s3cret-s3cret, Bearer wrong-wrong-wrong" };
+    for (const headers of [twoHeaders, { Authorization: "Basic czNjcmV0" }, { Authorization: "Bearer" }]) {
+      const refused = await request("/api/v1/demo/echo", { headers });
+      expect(refused.status).toBe(401);
+      const { message } = ((await refused.json()) as any).error;
+      expect(message).toBe("The Authorization header holds no token docket can read: send it once, as Bearer and the token (two Authorization headers arrive as one, joined by a comma).");
+    }
+    expect(((await (await request("/api/v1/demo/echo", { headers: { Authorization: "  " } })).json()) as any).error.message).toBe("This server requires a token: send Authorization: Bearer <token>.");
+  });
+
   test("the cockpit and MCP mount points answer a 404 descriptor until mounted; / goes to the cockpit", async () => {
     const { request } = appWith();
     for (const path of ["/cockpit", "/cockpit/executions", "/mcp"]) {

@@ -130,12 +130,17 @@ export function renderLiveView(state: LiveState, options: FrameOptions): string[
   const room = budget - fixed.length;
   const tailCount = Math.min(state.tail.length, Math.max(0, room - Math.min(state.steps.length, 3)));
   const tail = state.tail.slice(state.tail.length - tailCount).map((line) => fit(`  ${oneLine(line)}`));
-  const steps = stepLines(state.steps, room - tailCount, spin, style).map(fit);
+  const steps = stepLines(state.steps, room - tailCount, spin, style, !isLive(state)).map(fit);
   return [header, ...steps, ...(bar ? [bar] : []), ...tail, ...(note ? [note] : [])];
 }
 
+/** True until the execution reached a terminal state. */
+function isLive(state: LiveState): boolean {
+  return state.state === "queued" || state.state === "running" || state.state === "cancelling";
+}
+
 function headerLine(state: LiveState, spin: string, now: number, style: TerminalStyle): string {
-  const live = state.state === "queued" || state.state === "running" || state.state === "cancelling";
+  const live = isLive(state);
   const mark = live ? style.cyan(spin) : state.state === "succeeded" ? style.green("✔") : state.state === "failed" ? style.red("✘") : style.yellow("■");
   const elapsed = state.durationMs ?? (state.startedAt === null ? 0 : Math.max(0, now - state.startedAt));
   const word = state.state === "cancelling" ? style.yellow(state.state) : state.state;
@@ -143,7 +148,8 @@ function headerLine(state: LiveState, spin: string, now: number, style: Terminal
   return `${mark} ${style.bold(state.capability || "run")} ${style.dim(state.executionId)} ${word} ${style.dim(took)}`;
 }
 
-function stepLines(steps: LiveStep[], room: number, spin: string, style: TerminalStyle): string[] {
+/** A step still running once its execution ended is shown stopped, never with a spinner that no longer turns. */
+function stepLines(steps: LiveStep[], room: number, spin: string, style: TerminalStyle, ended: boolean): string[] {
   if (room <= 0 || steps.length === 0) return [];
   let shown = steps;
   let hidden = 0;
@@ -156,8 +162,9 @@ function stepLines(steps: LiveStep[], room: number, spin: string, style: Termina
     hidden = steps.length - shown.length;
   }
   const lines = shown.map((step) => {
-    const mark = step.state === "running" ? style.cyan(spin) : step.state === "done" ? style.green("✔") : style.red("✘");
-    const message = step.message ? style.dim(` — ${oneLine(step.message)}`) : "";
+    const stopped = ended && step.state === "running";
+    const mark = stopped ? style.yellow("■") : step.state === "running" ? style.cyan(spin) : step.state === "done" ? style.green("✔") : style.red("✘");
+    const message = stopped ? style.dim(" — stopped: the execution ended before this step did") : step.message ? style.dim(` — ${oneLine(step.message)}`) : "";
     return `  ${mark} ${oneLine(step.title)}${message}`;
   });
   return hidden > 0 ? [style.dim(`  … ${hidden} earlier step${hidden === 1 ? "" : "s"}`), ...lines] : lines;
@@ -238,7 +245,7 @@ function truncateAt(text: string, width: number): { text: string; columns: numbe
  * then the run's state and duration. All the steps, however many: it is printed once, not redrawn.
  */
 export function renderSummary(state: LiveState, options: Pick<FrameOptions, "now" | "style">): string[] {
-  const steps = stepLines(state.steps, Number.POSITIVE_INFINITY, "·", options.style);
+  const steps = stepLines(state.steps, Number.POSITIVE_INFINITY, "·", options.style, !isLive(state));
   // Not cut to the width: printed once and never redrawn, a long line may wrap like any output.
   return [...steps, headerLine(state, "·", options.now, options.style)];
 }

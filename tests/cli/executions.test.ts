@@ -287,6 +287,10 @@ describe("docket executions against the server serving the checkout", () => {
     expect(cancelled.code).toBe(0);
     expect(cancelled.stdout).toContain("cancel requested");
     await pollUntil(() => http.get(`/api/v1/executions/get?id=${id}`), (s) => s.state === "cancelled", "the execution to stop");
+    // The step it was in when cancelled is shown stopped, not running, as the cockpit shows it.
+    const shown = (await cli(["show", id])).stdout;
+    expect(shown).toMatch(/^ {2}■ step-\d+ — Step \d+ of 100 \(stopped: the execution ended before this step did\)$/m);
+    expect(shown).not.toContain("▸");
     const again = await cli(["cancel", reported, "--format", "json"]);
     expect(again.code).toBe(1);
     expect(oneJsonDocument(again.stdout)).toMatchObject({ id: reported, state: "succeeded", requested: false });

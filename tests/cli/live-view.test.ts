@@ -107,6 +107,19 @@ describe("live view renderer", () => {
     expect(lines.at(-1)).toBe(`✘ files.digest ${ID} failed in 2.4 s`);
   });
 
+  test("a step still running when the execution ended is shown stopped, in the last frame and the summary, never with a spinner", () => {
+    const state = stateOf(
+      event("execution.step", { id: "a", title: "Scan" }),
+      event("execution.step_done", { id: "a", ok: true }),
+      event("execution.step", { id: "b", title: "Upload" }),
+    );
+    expect(frame(state).slice(1, 3)).toEqual(["  ✔ Scan", `  ${SPINNER[0]} Upload`]);
+    applyEvent(state, event("execution.completed", { state: "cancelled", duration_ms: 900 }));
+    const stopped = "  ■ Upload — stopped: the execution ended before this step did";
+    expect(frame(state).slice(1, 3)).toEqual(["  ✔ Scan", stopped]);
+    expect(renderSummary(state, { now: START, style: plain })).toEqual(["  ✔ Scan", stopped, `■ files.digest ${ID} cancelled in 900 ms`]);
+  });
+
   test("truncate counts wide characters twice and never cuts inside an escape sequence", () => {
     expect(truncate("漢字漢字", 5, false)).toBe("漢字…");
     expect(truncate("\u001b[31mredred\u001b[39m", 4, true)).toBe("\u001b[31mred…\u001b[0m");

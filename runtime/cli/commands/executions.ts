@@ -364,7 +364,13 @@ function showText(e: ExecutionSnapshot, url: string, style: TerminalStyle): stri
   if (e.progress) lines.push(`progress: ${e.progress.current}${e.progress.total === null ? "" : `/${e.progress.total}`}${e.progress.message ? ` ${e.progress.message}` : ""}`);
   if (e.steps.length > 0) {
     lines.push("", style.bold("steps"));
-    for (const s of e.steps) lines.push(`  ${s.state === "succeeded" ? style.green("✔") : s.state === "failed" ? style.red("✖") : style.cyan("▸")} ${s.id} — ${s.title}${s.message ? ` (${s.message})` : ""}`);
+    // A step still running in an execution that ended was stopped with it (as the cockpit shows it).
+    const ended = e.finished_at !== null;
+    for (const s of e.steps) {
+      const stopped = ended && s.state === "running";
+      const mark = s.state === "succeeded" ? style.green("✔") : s.state === "failed" ? style.red("✖") : stopped ? style.yellow("■") : style.cyan("▸");
+      lines.push(`  ${mark} ${s.id} — ${s.title}${stopped ? " (stopped: the execution ended before this step did)" : s.message ? ` (${s.message})` : ""}`);
+    }
   }
   if (e.diagnostics.length > 0) {
     lines.push("", style.bold(`diagnostics${e.diagnostics_dropped ? ` (${e.diagnostics_dropped} older dropped)` : ""}`));

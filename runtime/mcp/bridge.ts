@@ -5,6 +5,7 @@ import type { HangUp } from "./hang-up.ts";
 import { JsonLinesTransport } from "./json-lines-transport.ts";
 import { cancelledRequest, PendingRequests, reusedIdAnswer } from "./pending-requests.ts";
 import { fetchTellingStreamEnds } from "./_stream-ends.ts";
+import { earlyRequestAnswer, SessionStart } from "./session-start.ts";
 import { failureToolResult } from "./failure-result.ts";
 import { buildFailure } from "../execution/failure.ts";
 import { newTraceId, requestIdFrom } from "../server/edge-ids.ts";
@@ -51,6 +52,7 @@ export async function bridgeStdioToHttp(options: BridgeOptions): Promise<void> {
   const { log } = options;
   const initializing = new Set<RequestId>();
   const pending = new PendingRequests();
+  const session = new SessionStart();
   let target: ServerAddress = { url: options.url, token: options.token };
   /** The agent's initialize request, and whether it said notifications/initialized: what a new session is opened with. */
   let agentInitialize: JSONRPCRequest | null = null;
@@ -289,6 +291,13 @@ export async function bridgeStdioToHttp(options: BridgeOptions): Promise<void> {
     // waiting with that id still waits.
     if (pending.reused(message)) {
       downstream.send(reusedIdAnswer(message)).catch((error) => sayOnce(`docket mcp: ${(error as Error).message}`));
+      return;
+    }
+    // Before initialize there is no session with the server to send a request in: refused as a
+    // standalone docket mcp refuses it, and a ping (which MCP allows then) answered here.
+    if (session.early(message) || (isJSONRPCRequest(message) && message.method === "ping" && !session.started())) {
+      const said = message.method === "ping" ? { jsonrpc: "2.0" as const, id: message.id, result: {} } : earlyRequestAnswer(message);
+      downstream.send(said).catch((error) => sayOnce(`docket mcp: ${(error as Error).message}`));
       return;
     }
     // A cancel of no request in flight is not sent on: MCP says to ignore it.

@@ -5,6 +5,7 @@ import type { ExecutionPlane } from "../execution/plane.ts";
 import type { HangUp } from "./hang-up.ts";
 import { JsonLinesTransport } from "./json-lines-transport.ts";
 import { PendingRequests, reusedIdAnswer } from "./pending-requests.ts";
+import { earlyRequestAnswer, SessionStart } from "./session-start.ts";
 import { createDocketMcpServer } from "./server.ts";
 
 /** Options of {@link serveMcpOverStdio}. */
@@ -33,6 +34,7 @@ export async function serveMcpOverStdio(plane: ExecutionPlane, options: StdioSer
 
 /** The stdio transport, with every message in and out shown to the pending requests (which drop a cancel of no request in flight). */
 class ObservedTransport implements Transport {
+  private readonly session = new SessionStart();
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void;
@@ -44,6 +46,8 @@ class ObservedTransport implements Transport {
     inner.onmessage = (message, extra) => {
       // Answered here, not through send: the request waiting with that id still waits.
       if (pending.reused(message)) void inner.send(reusedIdAnswer(message)).catch((error) => this.onerror?.(error as Error));
+      // Never run: nothing of the session exists yet (over HTTP and forwarding, none would run it).
+      else if (this.session.early(message)) void inner.send(earlyRequestAnswer(message)).catch((error) => this.onerror?.(error as Error));
       else if (pending.received(message)) this.onmessage?.(message, extra);
     };
     inner.onclose = () => this.onclose?.();

@@ -74,7 +74,7 @@ async function leavingAgent(root: string) {
   return { child, send, reader };
 }
 
-async function startRawAgent(root: string): Promise<RawAgent> {
+async function startRawAgent(root: string, { initialize = true } = {}): Promise<RawAgent> {
   const child = Bun.spawn([...FROM_SOURCE, "mcp"], { cwd: root, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
   cleanups.push(() => void (isProcessAlive(child.pid) && child.kill("SIGKILL")));
   const received: any[] = [];
@@ -112,10 +112,33 @@ async function startRawAgent(root: string): Promise<RawAgent> {
       return received.shift();
     },
   };
+  if (!initialize) return agent;
   agent.send(JSON.stringify({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: "raw", version: "1" } } }));
   expect((await agent.next()).result.serverInfo.name).toBe("docket");
   agent.send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }));
   return agent;
+}
+
+/**
+ * A request before initialize is refused -32600 and runs nothing, a ping is answered, and the
+ * session then begins as usual: the same whether docket mcp stands alone or forwards (tester, session 32).
+ */
+async function expectRequestsBeforeInitializeRefused(root: string): Promise<void> {
+  const agent = await startRawAgent(root, { initialize: false });
+  agent.send(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "docket_execution_start", arguments: { capability: "executions.demonstrate" } } }));
+  const refused = await agent.next();
+  expect(refused).toMatchObject({ jsonrpc: "2.0", id: 1, error: { code: -32600 } });
+  expect(refused.error.message).toBe('Invalid Request: "tools/call" came before initialize. An MCP session begins with an initialize request (then notifications/initialized): send it first, then this request again.');
+  agent.send(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "ping" }));
+  expect(await agent.next()).toMatchObject({ jsonrpc: "2.0", id: 2, result: {} });
+  agent.send(JSON.stringify({ jsonrpc: "2.0", id: 3, method: "initialize", params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: "raw", version: "1" } } }));
+  expect((await agent.next()).result.serverInfo.name).toBe("docket");
+  agent.send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }));
+  agent.send(JSON.stringify({ jsonrpc: "2.0", id: 4, method: "tools/call", params: { name: "team_greet", arguments: { name: "Ada" } } }));
+  expect((await agent.next()).result.structuredContent).toEqual({ greeting: "Hello, Ada" });
+  // The start refused before initialize made no execution, here or on the server.
+  agent.send(JSON.stringify({ jsonrpc: "2.0", id: 5, method: "tools/call", params: { name: "docket_executions", arguments: {} } }));
+  expect((await agent.next()).result.structuredContent.items).toEqual([]);
 }
 
 const NOISY = capabilityFile("team.noisy", {
@@ -326,6 +349,12 @@ describe("docket mcp without a server", () => {
     expect(await agent.next()).toMatchObject({ id: "dup", result: { structuredContent: { greeting: "third" } } });
   });
 
+  test("docket mcp alone refuses a request sent before initialize -32600, running nothing, and answers a ping", async () => {
+    const root = tempCheckout({ "capabilities/team.greet.ts": capabilityFile("team.greet") });
+    cleanups.push(() => removeCheckout(root));
+    await expectRequestsBeforeInitializeRefused(root);
+  });
+
   test("docket mcp reads a last line that stdin ends without a newline", async () => {
     const root = tempCheckout({});
     cleanups.push(() => removeCheckout(root));
@@ -510,6 +539,14 @@ describe("docket mcp beside a server", () => {
     expect(again).toMatchObject({ id: 9, result: { protocolVersion: LATEST_PROTOCOL_VERSION, serverInfo: { name: "docket" }, capabilities: { tools: {} } } });
     agent.send(JSON.stringify({ jsonrpc: "2.0", id: 10, method: "tools/call", params: { name: "team_greet", arguments: { name: "Ada" } } }));
     expect((await agent.next()).result.structuredContent).toEqual({ greeting: "Hello, Ada" });
+  });
+
+  test("docket mcp forwarding refuses a request sent before initialize as a standalone one does, runs nothing on the server, and answers a ping", async () => {
+    const root = tempCheckout({ "capabilities/team.greet.ts": capabilityFile("team.greet") });
+    cleanups.push(() => removeCheckout(root));
+    const server = await serveCheckout(root);
+    cleanups.push(() => server.stop());
+    await expectRequestsBeforeInitializeRefused(root);
   });
 
   test("docket mcp forwarding answers a call whose server is killed under it, instead of leaving the agent waiting, and exits when stdin ends", async () => {

@@ -260,20 +260,26 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
 
   // A stray timer or promise of a handler must not kill the worker silently: it fails the task it
   // belongs to while that task runs. One that outlived its task is logged, masked with that
-  // task's secrets; one of unknown origin fails the task running, or is logged when none runs.
+  // task's secrets; one of unknown origin fails the task running, or is logged when none runs,
+  // masked with the secrets of the tasks this worker ran last: a promise left to reject carries
+  // no task (the runtime gives unhandledRejection no async context), and may be any of theirs.
   const uncaught = (error: unknown) => {
     const of = owner.getStore();
     if (of !== undefined && of !== current) {
       post({ type: "problem", message: `${laneWorker(boot.lane)} caught an error thrown by work ${of.capability} left running after its task ended (no task fails for it): ${thrownDetail(error, of.context.mask)}` });
-    } else if (current && !current.done && endUnbegun(claim, current.id)) {
+      return;
+    }
+    const running = current !== null && !current.done ? current : null;
+    const mask = running === null ? maskRecent : (text: string) => maskRecent(running.context.mask(text));
+    if (running !== null && endUnbegun(claim, running.id)) {
       // Left uncaught while its file was imported (a rejection its top level did not await, or a
       // previous handler's leftover's): the handler never ran (the pool judges whose it was).
       const uncaught = "loading the file left an error uncaught:";
-      finish(current, { ok: false, error: { kind: "load_failed", cause: "threw", uncaught: true, message: `${uncaught} ${thrownClass(error)}${UNSAID}`, detail: `${uncaught} ${thrownDetail(error).split("\n")[0]}` } });
-    } else if (current && !current.done) {
-      finish(current, { ok: false, error: internal(error, "it failed outside its own call (an uncaught error or unhandled rejection)", current.context.mask) });
+      finish(running, { ok: false, error: { kind: "load_failed", cause: "threw", uncaught: true, message: `${uncaught} ${thrownClass(error)}${UNSAID}`, detail: `${uncaught} ${thrownDetail(error, mask).split("\n")[0]}` } });
+    } else if (running !== null) {
+      finish(running, { ok: false, error: internal(error, "it failed outside its own call (an uncaught error or unhandled rejection)", mask) });
     } else {
-      post({ type: "problem", message: `${laneWorker(boot.lane)} caught an error outside any task: ${thrownDetail(error)}` });
+      post({ type: "problem", message: `${laneWorker(boot.lane)} caught an error outside any task: ${thrownDetail(error, mask)}` });
     }
   };
   process.on("uncaughtException", uncaught);
@@ -529,7 +535,7 @@ function classify(error: unknown, context: WorkerContext): TaskError {
 
 /** An internal failure: its class for the client, its message and stack for the log (execution/thrown.ts). */
 function internal(error: unknown, note: string | null, mask?: (text: string) => string): TaskError {
-  const message = thrownMessage(error);
+  const message = mask ? mask(thrownMessage(error)) : thrownMessage(error);
   const refused = refusedCall(error);
   return { kind: "internal", error_class: thrownClass(error), message: note ? `${note}: ${message}` : message, stack: thrownDetail(error, mask), ...(note ? { note } : {}), ...(refused ? { refused } : {}) };
 }

@@ -577,6 +577,24 @@ describe("createWorkerPool", () => {
     expect(stats.replaced).toBe(0);
   });
 
+  test("a promise a handler left to reject unhandled is masked with the secrets of the tasks its worker ran last, logged alone or in the failure of the task it fails (tester, session 33)", async () => {
+    const token = "tok-1618-secret";
+    const { outcomes, problems: logged } = await inPlainBun([
+      // Returns at once, its rejection a microtask later: its task ended.
+      task("leaves-rejection", "fixture.leaves-rejection", { reject_ms: 0, wait_ms: -1, token }, { secrets: [token] }),
+      task("echo", "fixture.echo", 1),
+      // Rejects 60 ms on, while the next task (no secrets of its own) runs on the same worker.
+      task("leaves-rejection", "fixture.leaves-rejection", { reject_ms: 60, wait_ms: -1, token }, { secrets: [token] }),
+      task("leaves-rejection", "fixture.leaves-rejection", { reject_ms: -1, wait_ms: 300, token: "none" }),
+    ]);
+    expect(outcomes.slice(0, 3)).toMatchObject([{ ok: true }, { ok: true, output: { input: 1 } }, { ok: true }]);
+    // Bun tells of an unhandled rejection when it gets to it (at once, or a task or two later), and
+    // carries no task with it: logged outside any task, or failing the task that runs then.
+    const told = [...logged, ...outcomes.flatMap((o) => (o.ok || o.error.kind !== "internal" ? [] : [o.error.stack ?? "", o.error.message]))];
+    expect(told.filter((text) => text.includes("late rejection holding [redacted]")).length).toBeGreaterThan(0);
+    expect(JSON.stringify({ outcomes, logged })).not.toContain(token);
+  });
+
   test("what an execution's handler prints is its log (console, by level, a line an event) and its streams (process.stdout/stderr), masked, a token written in two pieces too; printed by a direct call or after its task it is the process's output, masked, and never another task's log", async () => {
     const token = "tok-2718-secret";
     const output: Array<[string, string]> = [];

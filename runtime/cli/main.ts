@@ -3,6 +3,7 @@
 // bundle without code splitting, the node: built-ins every command imports still load up front.)
 // First of all: a stop signal to `docket run` is held for the run from here on.
 import "./_early-signals.ts";
+import "./_server-token-env.ts";
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { defineCommand } from "citty";

@@ -2,7 +2,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { closeSync, constants, existsSync, openSync, readFileSync, readSync } from "node:fs";
 import { join } from "node:path";
-import { docket, fromSource, removeTempDirs, spawnDocket, tempCheckout, watchStream, writeFiles } from "./_harness.ts";
+import { docket, fromSource, oneJsonDocument, removeTempDirs, spawnDocket, tempCheckout, watchStream, writeFiles } from "./_harness.ts";
 
 afterAll(removeTempDirs);
 
@@ -206,6 +206,18 @@ export default capability({
     } finally {
       child.kill("SIGINT");
       await child.exited;
+    }
+    // Nor from a shell that exported it to start its server: docket run, without and beside that server (tester, session 33).
+    for (const beside of [false, true]) {
+      const server = beside ? spawnDocket(fromSource, ["serve", "--port", "0"], { cwd: checkout, env: { DOCKET_TOKEN: token } }) : null;
+      try {
+        if (server) await watchStream(server.stderr).until(/docket serving .* at http:\/\/127\.0\.0\.1:\d+/);
+        const run = await docket(fromSource, ["run", "env.dump", "--format", "json"], { cwd: checkout, env: { DOCKET_TOKEN: token } });
+        expect({ beside, code: run.code, output: oneJsonDocument(run.stdout).output }).toEqual({ beside, code: 0, output: { own: ["PATH"], child: ["PATH"] } });
+      } finally {
+        server?.kill("SIGINT");
+        await server?.exited;
+      }
     }
   });
 

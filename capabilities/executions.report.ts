@@ -1,4 +1,4 @@
-import { capability, CAPABILITY_ID_PATTERN, executionIdSchema, executionStateSchema, planeOf } from "docket";
+import { capability, CAPABILITY_ID_PATTERN, executionIdSchema, executionStateSchema, planeOf, sessionKeySchema } from "docket";
 import * as v from "valibot";
 
 const actor = v.looseObject({ kind: v.string() });
@@ -38,7 +38,7 @@ export default capability({
         v.description("With a run_id, from a run whose handler waits for it: take the run_id as this execution's now. The report that creates the execution never does; the run begins once an answer says run_id_bound."),
       ),
     ),
-    session_key: v.optional(v.nullable(v.pipe(v.string(), v.minLength(1), v.maxLength(256)))),
+    session_key: v.optional(v.nullable(sessionKeySchema())),
     request_id: v.pipe(v.string(), v.regex(/^[A-Za-z0-9._:-]{1,128}$/, "must be 1-128 characters of A-Z a-z 0-9 . _ : -")),
     trace_id: v.pipe(v.string(), v.regex(/^[0-9a-f]{32}$/, "must be 32 lower-case hex digits")),
     cancel_sequence: v.optional(

@@ -1,4 +1,4 @@
-import { capability, executionSnapshotSchema, planeOf } from "docket";
+import { capability, executionSnapshotSchema, planeOf, sessionKeySchema } from "docket";
 import * as v from "valibot";
 
 export default capability({
@@ -13,7 +13,7 @@ export default capability({
     capability: v.pipe(v.string(), v.minLength(1), v.description("The capability to run, like files.digest.")),
     input: v.optional(v.unknown(), {}),
     run_id: v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z0-9._:-]{1,128}$/, "must be 1-128 characters of A-Z a-z 0-9 . _ : -"), v.description("Idempotency key: the same run_id and input return the original execution."))),
-    session_key: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(256), v.description("Executions sharing it run one at a time, in order of admission."))),
+    session_key: v.optional(sessionKeySchema()),
     deadline_ms: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.description("Deadline in milliseconds, counted from admission (queue time included), so it bounds the caller's wait. The capability's own timeout_ms still counts from the handler's start; the earlier one wins. Past it the handler is cancelled, and its worker terminated grace_ms later; an execution still queued then ends cancelled with deadline_exceeded and never starts."))),
   }),
   output: v.object({

@@ -24,7 +24,7 @@ export { EXECUTION_STATES } from "./execution/state-machine.ts";
 export type { PlaneHandle, StartRequest, StartResult, CancelReceipt, ArtifactInfo, EdgeInfo, ReconcileRequest, ReconcileReceipt } from "./execution/plane.ts";
 export type { ExecutionSnapshot } from "./execution/snapshot.ts";
 export type { ExecutionEvent } from "./execution/protocol.ts";
-export { executionIdSchema, executionStateSchema, executionSnapshotSchema } from "./capability/schemas.ts";
+export { executionIdSchema, executionStateSchema, executionSnapshotSchema, sessionKeySchema } from "./capability/schemas.ts";
 export { describeCapability } from "./capability/registered.ts";
 export type { RegisteredCapability, LoadError } from "./capability/registered.ts";
 export { inspectCapabilityFile, listCapabilityFiles, type CapabilityFileReport, type CapabilityProblem } from "./capability/inspect.ts";

@@ -11,6 +11,21 @@ export function executionIdSchema() {
   );
 }
 
+/**
+ * A session key a client chooses (docs/protocol.md): 1–256 characters, none of them a control
+ * character or a bidirectional override. Every surface shows it — a terminal, the cockpit, a CI
+ * log — and a key holding `ESC ]0;…` would set a window title there, or read in another order.
+ */
+export function sessionKeySchema() {
+  return v.pipe(
+    v.string(),
+    v.minLength(1),
+    v.maxLength(256),
+    v.regex(/^[^\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]*$/, "must hold no control characters (escapes, line breaks, tabs) or bidirectional overrides"),
+    v.description("Executions sharing it run one at a time, in order of admission."),
+  );
+}
+
 /** An execution state. */
 export function executionStateSchema() {
   return v.picklist(EXECUTION_STATES);

@@ -96,14 +96,18 @@ export function plainPrinters(style: TerminalStyle, options: { localTime?: boole
       return [stamp(e, `${style.cyan("◆")} reconciled as ${e.data.outcome} ${how} (${by})${e.data.note ? ` — ${e.data.note}` : ""}`)];
     },
   };
+  // Without colour, no line keeps one a handler's text brought (a step title, a stream's name, a
+  // diagnostic's file): `NO_COLOR` and a pipe get none, whatever field it came in.
+  const plain = (lines: string[]) => (style.color ? lines : lines.map(withoutColour));
+  const uncoloured = style.color ? printers : (Object.fromEntries(Object.entries(printers).map(([type, print]) => [type, (e: ExecutionEvent) => plain((print as EventPrinter)(e))])) as Required<EventPrinters>);
   return {
-    printers,
+    printers: uncoloured,
     // A type this CLI does not know: shown with its data, never dropped (docs/protocol.md).
-    unknown: (e) => [stamp(e, `${style.dim("·")} ${e.type} ${JSON.stringify(e.data)}`)],
+    unknown: (e) => plain([stamp(e, `${style.dim("·")} ${e.type} ${JSON.stringify(e.data)}`)]),
     flush() {
       const rest = [...partial].filter(([, text]) => text !== "").map(([name, text]) => streamLine(name, text));
       partial.clear();
-      return rest;
+      return plain(rest);
     },
   };
 }

@@ -1,6 +1,7 @@
 import type { RequestId } from "@modelcontextprotocol/sdk/types.js";
 import type { EdgeInfo } from "../execution/plane.ts";
 import { newTraceId, requestIdFrom, traceIdFrom } from "../server/edge-ids.ts";
+import { plainText } from "../execution/text-sanitize.ts";
 
 /** What an MCP request tells the edge about itself. */
 export interface McpRequestFacts {
@@ -8,8 +9,8 @@ export interface McpRequestFacts {
   _meta?: Record<string, unknown>;
 }
 
-// clientInfo.name is whatever the client says; bounded and stripped of control characters before
-// it reaches the store, the cockpit and the logs.
+// clientInfo.name is whatever the client says; bounded, and without escape sequences, control
+// characters or bidirectional overrides (one line), before it reaches the store, the cockpit and the logs.
 const CLIENT_NAME_LIMIT = 128;
 
 /**
@@ -18,7 +19,7 @@ const CLIENT_NAME_LIMIT = 128;
  * the trace id from a W3C `traceparent` in `_meta` when given, else a fresh one.
  */
 export function mcpEdge(clientName: string | undefined, request: McpRequestFacts): EdgeInfo {
-  const client = clientName?.replace(/[\u0000-\u001f\u007f]/g, "").slice(0, CLIENT_NAME_LIMIT);
+  const client = clientName === undefined ? undefined : plainText(clientName).replace(/[\t\n]+/g, " ").trim().slice(0, CLIENT_NAME_LIMIT);
   const traceparent = request._meta?.traceparent;
   return {
     actor: client ? { kind: "mcp", client } : { kind: "mcp" },

@@ -34,6 +34,24 @@ describe("run reporter", () => {
     ]);
   });
 
+  test("without colour (NO_COLOR, a pipe) no line keeps a colour a handler's text brought, whatever the field (tester, session 33)", () => {
+    const red = "\u001b[31mred\u001b[0m";
+    const { reporter, text } = collect();
+    reporter.print(event("execution.step", { id: "s", title: `title ${red}` }));
+    reporter.print(event("execution.step_done", { id: "s", ok: true, message: `done ${red}` }));
+    reporter.print(event("execution.progress", { current: 1, message: `at ${red}` }));
+    reporter.print(event("execution.diagnostic", { severity: "error", message: `m ${red}`, file: `f${red}.ts`, code: `C${red}` }));
+    reporter.print(event("execution.stream", { name: `out${red}`, chunk: `line ${red}\nrest ${red}` }));
+    reporter.print(event("execution.completed", { state: "succeeded", duration_ms: 5 }));
+    expect(text()).not.toContain("\u001b");
+    expect(text()).toContain("12:03:04 ▸ step s — title red");
+    expect(text()).toContain("outred │ rest red");
+    // With colour, a handler's colour is shown, and reset before the line ends.
+    const coloured = collect(true);
+    coloured.reporter.print(event("execution.log", { level: "info", message: `x ${red}` }));
+    expect(coloured.text()).toContain(`x ${red}\u001b[0m`);
+  });
+
   test("joins stream chunks into whole lines and flushes the rest before the final line", () => {
     const { reporter, text } = collect();
     reporter.print(event("execution.stream", { name: "git", chunk: "one\ntw" }));

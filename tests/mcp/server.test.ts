@@ -132,6 +132,16 @@ describe("plane tools", () => {
     expect(structured(badWait).context.problems[0].path).toBe("input.wait");
   });
 
+  test("the client's name is the actor's without escape sequences, controls or bidirectional overrides, on one line (tester, session 33)", async () => {
+    const hostile = await connectInProcess(plane, "<img src=x>\u001b]0;MCPTITLE\u0007\u202eevil\nagent\u0000");
+    try {
+      const id = structured(await hostile.callTool({ name: "docket_execution_start", arguments: { capability: "executions.demonstrate", input: { steps: 1, delay_ms: 0 } } })).execution.id;
+      expect(plane.store.current(id)!.actor).toEqual({ kind: "mcp", client: "<img src=x>evil agent" });
+    } finally {
+      await hostile.close();
+    }
+  });
+
   test("docket_execution_start names wait among its members when it refuses one it does not take, and starts nothing", async () => {
     const before = plane.store.list({ limit: 1000 }).items.length;
     const typo = await client.callTool({ name: "docket_execution_start", arguments: { capability: "executions.demonstrate", input: {}, wiat: true, "odd key": 1 } });

@@ -116,6 +116,23 @@ export function apiContract(name: string, start: StartFn): void {
       expect(((await (await http.get("/api/v1/executions?limit=200")).json()) as any).items.length).toBe(before);
     });
 
+    test("a session_key holding an escape sequence, a line break or a bidirectional override is 400 naming it; nothing is started (tester, session 33)", async () => {
+      const before = ((await (await http.get("/api/v1/executions?limit=200")).json()) as any).items.length;
+      for (const key of ["k\u001b]0;PWNED\u0007", "two\nlines", "a\u202eRTL", "bell\u0007", "c1\u009b2J"]) {
+        const response = await http.post("/api/v1/executions/start", { capability: "executions.demonstrate", input: { steps: 1, delay_ms: 0 }, session_key: key });
+        expect(response.status).toBe(400);
+        const { error } = (await response.json()) as any;
+        expect(error.error_code).toBe("invalid_input");
+        expect(error.message).toContain("input.session_key: must hold no control characters (escapes, line breaks, tabs) or bidirectional overrides");
+      }
+      expect(((await (await http.get("/api/v1/executions?limit=200")).json()) as any).items.length).toBe(before);
+      // Right-to-left text and its marks are no override: kept.
+      const started = await http.post("/api/v1/executions/start", { capability: "executions.demonstrate", input: { steps: 1, delay_ms: 0 }, session_key: "שלום\u200f-queue" });
+      expect(started.status).toBe(200);
+      const id = ((await started.json()) as any).execution.id;
+      expect(((await (await http.get(`/api/v1/executions/get?id=${id}`)).json()) as any).session_key).toBe("שלום\u200f-queue");
+    });
+
     test("a misspelt parameter of docket's own reads (afterr, limt) is 400 naming it and the one meant, as /events refuses one, never answered as if absent (tester T1)", async () => {
       const id = await http.start("executions.demonstrate", { steps: 1, delay_ms: 0 });
       await http.completed(id);

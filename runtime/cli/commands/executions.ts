@@ -18,6 +18,8 @@ import { findServer, followEvents, isUnleased, readEvents, ServerUnreachableErro
 import type { Lease } from "../../server/lease.ts";
 import { READER_LOOK_MS, readerGone } from "../../adapter/reader-gone.ts";
 import { jsonText } from "../_json-text.ts";
+import { plainText } from "../../execution/text-sanitize.ts";
+import { withoutColour } from "../../execution/text-colour.ts";
 
 const format = { type: "enum" as const, options: ["text", "json"], default: "text", description: "text: for a person; json: JSON (events: one event per line)" };
 const idArg = { type: "positional", required: true, description: "An execution id, like x-20260908T010203Z-0a1b2c3d", valueHint: "id" } as const;
@@ -42,12 +44,14 @@ interface Out {
 
 function out(formatArg: string): Out {
   const errStyle = terminalStyle(process.stderr, process.env);
+  const style = terminalStyle(process.stdout, process.env);
   return {
-    style: terminalStyle(process.stdout, process.env),
+    style,
     errStyle,
     json: formatArg === "json",
     note: (line) => void process.stderr.write(`${errStyle.dim(line)}\n`),
-    shown: (text) => runnerSafe(process.env, text),
+    // Without colour on stdout, none of a handler's either (a log line, a step title): NO_COLOR and a pipe get plain text.
+    shown: (text) => runnerSafe(process.env, style.color ? text : withoutColour(text)),
   };
 }
 
@@ -338,7 +342,10 @@ export default defineCommand({ meta: groupMeta, subCommands: { list, show, event
 
 /** `2026-09-08 01:02:03` in UTC, as the snapshot's ISO stamp says it. */
 const when = (iso: string | null) => (iso ? iso.replace("T", " ").replace(/\.\d+Z$|Z$/, "") : "—");
-const actorText = (actor: ExecutionSnapshot["actor"]) => (actor.kind === "cli" ? `cli ${actor.pid}` : actor.kind === "mcp" && actor.client ? `mcp ${actor.client}` : actor.kind);
+// A client's own text (an MCP client's name, a session key), printed as one line of plain text
+// whatever a store written by an older docket holds: no escape, control or bidirectional override.
+const oneLinePlain = (text: string) => plainText(text).replace(/[\t\n]+/g, " ");
+const actorText = (actor: ExecutionSnapshot["actor"]) => (actor.kind === "cli" ? `cli ${actor.pid}` : actor.kind === "mcp" && actor.client ? `mcp ${oneLinePlain(actor.client)}` : actor.kind);
 
 /** id · state · capability · actor · created · duration, aligned, then the counts per state. */
 function listText(page: { items: ExecutionSnapshot[]; next_cursor: string | null; counts: Record<string, number> }, style: TerminalStyle): string {
@@ -359,7 +366,8 @@ function showText(e: ExecutionSnapshot, url: string, style: TerminalStyle): stri
   // Absent from executions stored before versions were recorded.
   if (e.capability_version) lines.push(`code version: ${e.capability_version}`);
   lines.push(`created ${when(e.created_at)} · started ${when(e.started_at)} · finished ${when(e.finished_at)}${e.duration_ms === null ? "" : ` · took ${formatDuration(e.duration_ms)}`} (UTC)`);
-  if (e.run_id || e.session_key) lines.push([e.run_id && `run_id ${e.run_id}`, e.session_key && `session ${e.session_key}`].filter(Boolean).join(" · "));
+  // A session key is the client's text: one stored before keys were checked may hold anything.
+  if (e.run_id || e.session_key) lines.push([e.run_id && `run_id ${e.run_id}`, e.session_key && `session ${oneLinePlain(e.session_key)}`].filter(Boolean).join(" · "));
   lines.push(style.dim(`request ${e.request_id} · trace ${e.trace_id} · last sequence ${e.last_sequence}${e.truncated ? ` (events before ${e.retained_from} dropped)` : ""}`));
   if (e.progress) lines.push(`progress: ${e.progress.current}${e.progress.total === null ? "" : `/${e.progress.total}`}${e.progress.message ? ` ${e.progress.message}` : ""}`);
   if (e.steps.length > 0) {

@@ -46,6 +46,6 @@ export { isWithin, resolveInside } from "./resolve-inside.ts";
 export type { ResolveInsideOptions } from "./resolve-inside.ts";
 export { globMatcher, globToRegExp } from "./glob.ts";
 export { planeOf } from "./plane-of.ts";
-export { executionIdSchema, executionSnapshotSchema, executionStateSchema } from "./schemas.ts";
+export { executionIdSchema, executionSnapshotSchema, executionStateSchema, sessionKeySchema } from "./schemas.ts";
 // BUILTINS (./builtins.ts) is imported directly where the process starts: re-exporting it here would
 // load every built-in capability, and with it the whole public module, wherever this index is used.

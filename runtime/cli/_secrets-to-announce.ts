@@ -9,7 +9,9 @@ import { checkValue, transforms } from "../execution/validate.ts";
  * those its schema gives the handler that were never sent (a default, `() => process.env.TOKEN`),
  * wherever its transforms put them, as the engine reads them (docs/security.md).
  */
-export function secretsToAnnounce(declared: RegisteredCapability, input: unknown): string[] {
+export function secretsToAnnounce(declared: RegisteredCapability, given: unknown): string[] {
+  // No --input is the empty object, as the engine reads it: the schema's defaults are still given.
+  const input = given === undefined ? {} : given;
   const sent = sensitiveValues(input, declared.input_schema);
   if (!hasSensitive(declared.input_schema)) return sent;
   const checked = checkValue(declared.def.input, input, "input");

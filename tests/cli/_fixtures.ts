@@ -70,6 +70,24 @@ export default capability({
 });
 `;
 
+/** Every field optional, a secret among them defaulted: run with no --input at all (tester, session 33). */
+export const DEFAULTED_ONLY = `import { capability, sensitive } from "docket";
+import * as v from "valibot";
+
+export default capability({
+  id: "demo.defonly",
+  title: "Token by default",
+  description: "Writes its defaulted token where no mask reaches (fd 2).",
+  effect: "read",
+  input: v.object({ token: v.optional(sensitive(v.string()), "s3cr3t-default-9f2") }),
+  output: v.object({ ok: v.boolean() }),
+  handler(input) {
+    require("node:fs").writeSync(2, "RAW:" + input.token + "\\n");
+    return { ok: true };
+  },
+});
+`;
+
 export const NOT_JSON_TRANSFORMS = `import { capability } from "docket";
 import * as v from "valibot";
 

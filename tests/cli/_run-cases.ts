@@ -2,7 +2,7 @@
 import { beforeAll, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ECHO, GREET, IGNORES_TERM, LOOSE, NESTED, SLEEPS, SLOW_LOAD, SPIN, DEFAULTED_SECRET, STUBBORN_SLEEPS, THROWING_SCHEMA, NOT_JSON_TRANSFORMS } from "./_fixtures.ts";
+import { ECHO, GREET, IGNORES_TERM, LOOSE, NESTED, SLEEPS, SLOW_LOAD, SPIN, DEFAULTED_SECRET, DEFAULTED_ONLY, STUBBORN_SLEEPS, THROWING_SCHEMA, NOT_JSON_TRANSFORMS } from "./_fixtures.ts";
 import { obeyedCommands } from "../_support/workflow-commands.ts";
 import { STOP_SIGNAL_ECHO_MS } from "../../runtime/adapter/stop-signals.ts";
 import { docket, oneJsonDocument, spawnDocket, watchStream, tempCheckout, tempDir, writeFiles, type DocketRunner } from "./_harness.ts";
@@ -15,7 +15,7 @@ export function defineRunCases(runner: () => DocketRunner): void {
   let checkout = "";
   beforeAll(() => {
     userDir = tempDir("user");
-    writeFiles(userDir, { "demo.greet.ts": GREET, "demo.echo.ts": ECHO, "demo.spin.ts": SPIN, "demo.sleeps.ts": SLEEPS, "demo.stubborn.ts": STUBBORN_SLEEPS, "demo.ignores.ts": IGNORES_TERM, "demo.loose.ts": LOOSE, "demo.nested.ts": NESTED, "demo.throwing.ts": THROWING_SCHEMA, "demo.notjson.ts": NOT_JSON_TRANSFORMS, "demo.slowload.ts": SLOW_LOAD, "demo.envdef.ts": DEFAULTED_SECRET, "input.json": '{"message":"from a file"}' });
+    writeFiles(userDir, { "demo.greet.ts": GREET, "demo.echo.ts": ECHO, "demo.spin.ts": SPIN, "demo.sleeps.ts": SLEEPS, "demo.stubborn.ts": STUBBORN_SLEEPS, "demo.ignores.ts": IGNORES_TERM, "demo.loose.ts": LOOSE, "demo.nested.ts": NESTED, "demo.throwing.ts": THROWING_SCHEMA, "demo.notjson.ts": NOT_JSON_TRANSFORMS, "demo.slowload.ts": SLOW_LOAD, "demo.envdef.ts": DEFAULTED_SECRET, "demo.defonly.ts": DEFAULTED_ONLY, "input.json": '{"message":"from a file"}' });
     checkout = tempCheckout();
   });
   const run = (args: string[], options: { env?: Record<string, string>; stdin?: string } = {}) => docket(runner(), ["run", ...args], { cwd: checkout, ...options });
@@ -405,6 +405,14 @@ export function defineRunCases(runner: () => DocketRunner): void {
     expect(result.stderr).toContain('calling with {"authorization":"[redacted]"}');
     expect(result.stderr.replace(`::add-mask::${token}\n`, "")).not.toContain(token);
     expect(oneJsonDocument(result.stdout).output).toEqual({ sent: "[redacted]" });
+  });
+
+  test("docket run with no --input announces with ::add-mask:: a secret its schema defaults to, before anything else (tester, session 33)", async () => {
+    const result = await run([file("demo.defonly.ts")], { env: { GITHUB_ACTIONS: "true" } });
+    expect(result.code).toBe(0);
+    expect(result.stderr.startsWith("::add-mask::s3cr3t-default-9f2\n")).toBe(true);
+    // Written straight to fd 2, past every mask of docket's: only the runner's mask, announced first, blanks it.
+    expect(result.stderr).toContain("RAW:s3cr3t-default-9f2");
   });
 
   test("docket run by id loads only that id's file: a broken file and one whose top level never finishes elsewhere neither stop nor slow it; a built-in (capabilities.verify) and an unknown id load every file", async () => {

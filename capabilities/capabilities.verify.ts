@@ -7,7 +7,7 @@ export default capability({
   id: "capabilities.verify",
   title: "Verify capability files",
   description:
-    "Loads every capability file of the checkout's capabilities/ folder (and of path, when given) on its own, fresh from disk, and checks its id, file name, schema conversion and examples, and that no two files share an id. One diagnostic per problem with file and line; fails with verification_failed when there is any. The CI step for a folder of capabilities.",
+    "Loads every capability file of the checkout's capabilities/ folder, of every folder this process loads besides it (--capabilities), and of path when given, each on its own, fresh from disk, and checks its id, file name, schema conversion and examples, and that no two files share an id. One diagnostic per problem with file and line; fails with verification_failed when there is any. The CI step for a folder of capabilities.",
   effect: "read",
   cancellable: true,
   errors: ["verification_failed"],
@@ -21,22 +21,24 @@ export default capability({
   }),
   examples: [{}, { path: "tools/capabilities" }],
   async handler(input, ctx) {
-    const folders = [join(ctx.root, "capabilities")];
-    if (input.path !== undefined) folders.push(await resolveInside(ctx.root, input.path, { label: "input.path" }));
+    const host = await ctx.host();
+    // The folders this process serves are the ones a CI step means: `docket run capabilities.verify
+    // --capabilities checks` checks checks/, as `capabilities list --capabilities checks` lists it.
+    const folders: Array<{ folder: string; named: string | null }> = [{ folder: join(ctx.root, "capabilities"), named: null }, ...(host.capability_folders ?? []).map((folder) => ({ folder, named: null }))];
+    if (input.path !== undefined) folders.push({ folder: await resolveInside(ctx.root, input.path, { label: "input.path" }), named: input.path });
 
     ctx.progress.step("list", "List capability files");
-    const files = await listFolders(folders, input.path);
+    const files = await listFolders(folders);
     ctx.progress.stepDone("list", true, `${files.length} files`);
     // Files that look like capabilities one folder down are never loaded (folders are not searched):
     // said, so that a file moved into a subfolder does not pass the check by vanishing from it.
-    for (const folder of folders) {
+    for (const { folder } of folders) {
       for (const nested of await nestedCapabilityFiles(folder)) {
         ctx.progress.diagnostic({ severity: "warning", code: "not_loaded", file: display(ctx.root, nested), message: `${display(ctx.root, nested)} is in a subfolder, and only files directly in ${display(ctx.root, folder)}/ are loaded; move it up, or name its folder with --capabilities (and as path here).` });
       }
     }
 
     // A file whose top level never settles is a problem of its own, not a verify that hangs.
-    const host = await ctx.host();
     const timeoutMs = host.limits.load_timeout_ms;
     // Files the host's trial load kept out (a top level that loops, exits or leaves work running):
     // imported here they would hang this worker or end it, so their verdict is the trial's.
@@ -88,7 +90,7 @@ export default capability({
         suggestion: "Fix each diagnostic at its file and line, then run capabilities.verify again.",
       });
     }
-    if (files.length === 0) ctx.progress.log(`No capability files found in ${folders.map((f) => display(ctx.root, f)).join(" or ")}`, "warn");
+    if (files.length === 0) ctx.progress.log(`No capability files found in ${folders.map((f) => display(ctx.root, f.folder)).join(" or ")}`, "warn");
     return {
       files: files.length,
       capabilities: reports.map((r) => ({ file: display(ctx.root, r.file), id: r.id! })),
@@ -97,16 +99,19 @@ export default capability({
   },
 });
 
-/** The capability files of each folder, as discovery would load them; a folder met twice counts once. */
-async function listFolders(folders: string[], given: string | undefined): Promise<string[]> {
+/**
+ * The capability files of each folder, as discovery would load them; a folder met twice counts
+ * once. `named`: the input.path that named it, or null for a folder the process loads anyway.
+ */
+async function listFolders(folders: Array<{ folder: string; named: string | null }>): Promise<string[]> {
   const files: string[] = [];
   const seen = new Set<string>();
-  for (const [index, folder] of folders.entries()) {
+  for (const { folder, named } of folders) {
     const listed = await listCapabilityFiles(folder);
     if (listed === null) {
-      // The checkout's own capabilities/ may be absent; a folder the caller named must exist.
-      if (index === 0) continue;
-      throw new CapabilityError("invalid_input", `input.path ${JSON.stringify(given)} is not a folder of the checkout; give the folder of your capability files, relative to the checkout root`, { context: { path: given } });
+      // The checkout's own capabilities/ may be absent (and a served one removed since); a folder the caller named must exist.
+      if (named === null) continue;
+      throw new CapabilityError("invalid_input", `input.path ${JSON.stringify(named)} is not a folder of the checkout; give the folder of your capability files, relative to the checkout root`, { context: { path: named } });
     }
     const real = await realpath(folder);
     if (seen.has(real)) continue;

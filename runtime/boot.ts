@@ -159,6 +159,7 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
     limits,
     root,
     storeKind: options.storeKind,
+    capabilityFolders: (options.capabilityDirs ?? []).map((dir) => resolve(dir)),
     clock: options.clock,
     log: options.log,
     storedBytes: durable ? () => durable.storedBytes() : undefined,

@@ -53,6 +53,8 @@ export interface HostFacts {
   runtime: { docket_version: string; bun: string | null; node: string; platform: string; arch: string; pid: number; uptime_ms: number };
   capabilities: Array<{ id: string; effect: "read" | "write"; execution: "allowed" | "never" | "always"; source: string }>;
   load_errors: Array<{ file: string; line: number | null; column: number | null; reason: string; kept_out?: string }>;
+  /** The folders of capability files this process loads besides the checkout's capabilities/ (`--capabilities`), absolute. */
+  capability_folders?: string[];
   store: {
     kind: string;
     counts: Record<string, number>;

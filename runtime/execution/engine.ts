@@ -42,6 +42,8 @@ export interface EngineOptions {
   root: string;
   /** Name of the store kind, for health facts ("memory", "sqlite"). */
   storeKind: string;
+  /** The folders of capability files loaded besides the checkout's capabilities/ (--capabilities), absolute; default none. */
+  capabilityFolders?: string[];
   clock?: Clock;
   /** Where stacks and internal errors go: this process's stderr, never a client. */
   log?: (line: string) => void;
@@ -741,6 +743,7 @@ export function createEngine(options: EngineOptions): Engine {
       },
       capabilities: registry.list().map((c) => ({ id: c.id, effect: c.effect, execution: c.execution, source: c.source.kind === "builtin" ? "builtin" : c.source.file })),
       load_errors: registry.loadErrors(),
+      capability_folders: options.capabilityFolders ?? [],
       store: { kind: options.storeKind, counts: store.list({ limit: 1 }).counts, fault: storage.fault(), storage: storage.usage(), retained_bytes: store.retainedBytes?.() ?? null },
       workers: workersNow(),
       limits: { ...limits },

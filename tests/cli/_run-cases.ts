@@ -443,6 +443,18 @@ export function defineRunCases(runner: () => DocketRunner): void {
     expect(unknown.stderr).toContain("broken.one.ts");
   }, 30_000);
 
+  test("docket run capabilities.verify --capabilities DIR checks DIR too, as the CI step for that folder (tester, session 33)", async () => {
+    const repo = tempCheckout();
+    writeFiles(repo, { "capabilities/demo.echo.ts": ECHO, "checks/broken.syntax.ts": "export default {\n", "checks/demo.greet.ts": GREET });
+    const verify = await docket(runner(), ["run", "capabilities.verify", "--capabilities", "checks", "--format", "json"], { cwd: join(repo) });
+    expect(verify.code).toBe(1);
+    const document = oneJsonDocument(verify.stdout);
+    expect(document.failure.error_code).toBe("verification_failed");
+    expect(verify.stderr).toContain("checks/broken.syntax.ts");
+    // Without the folder named, it is not this process's, and verify checks capabilities/ alone.
+    expect((await docket(runner(), ["run", "capabilities.verify"], { cwd: join(repo) })).code).toBe(0);
+  }, 30_000);
+
   test("docket run --capabilities DIR (repeatable) runs capabilities by id from folders outside the checkout", async () => {
     const [first, second] = [tempDir("first"), tempDir("second")];
     writeFiles(first, { "demo.echo.ts": ECHO });

@@ -31,6 +31,11 @@ export function stepsDroppedText(dropped: number, failed: number | null): string
   return `${dropped} earlier step(s) not kept${which}.`;
 }
 
+/** What the streams panel says of the streams it does not show (history-extras.ts, STREAMS_SHOWN); format.js says it in the same words. */
+export function streamsDroppedText(dropped: number): string {
+  return `${dropped} more stream(s) not shown: only those written to last are. docket executions events has every chunk.`;
+}
+
 // The bidirectional embeddings, overrides and isolates, which make a text read in another order
 // than it is written ("report\u202efdp.exe" reads "reportexe.pdf"). Handler text (log lines,
 // steps, diagnostics, a failure's message) loses them before it is stored; what else a handler
@@ -50,12 +55,12 @@ export function shownText(text: string): string {
 }
 
 /**
- * A value as indented JSON text; `undefined` (nothing returned) reads as `null`. A bidirectional
+ * A value as JSON text, indented (`indent` 0: on one line); `undefined` (nothing returned) reads as `null`. A bidirectional
  * control is written as its escape (`\u202e`): it can only stand inside a string, where the
  * escape is the same value, so the text is still the exact JSON and reads in the order it is written.
  */
-export function formatJson(value: unknown): string {
-  const text = (JSON.stringify(value === undefined ? null : value, null, 2) ?? "null").replace(BIDI_CONTROLS, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
+export function formatJson(value: unknown, indent = 2): string {
+  const text = (JSON.stringify(value === undefined ? null : value, null, indent) ?? "null").replace(BIDI_CONTROLS, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
   if (text.length <= MAX_SHOWN_JSON) return text;
   // A page is no place for megabytes: the API serves the whole value.
   return `${text.slice(0, MAX_SHOWN_JSON)}\n… ${(text.length - MAX_SHOWN_JSON).toLocaleString("en-US")} more characters not shown; read the whole value from the API (the links on this page).`;

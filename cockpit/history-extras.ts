@@ -4,6 +4,13 @@ import type { ExecutionStore } from "../runtime/store/store.ts";
 /** Characters of each named stream an execution page shows (the browser keeps the same bound). */
 export const STREAM_TAIL_CHARS = 64 * 1024;
 
+/**
+ * Named streams an execution page shows at most: those written to last, in the order they began
+ * (the browser keeps the same bound). Each costs a block of the page; a handler naming a stream
+ * per file of 16,000 made a 17 MB page that took its browser 6 s to open.
+ */
+export const STREAMS_SHOWN = 100;
+
 /** Unknown-type events an execution page lists at most. */
 const OTHER_EVENTS_SHOWN = 200;
 
@@ -12,6 +19,8 @@ const KNOWN = new Set<string>(EVENT_TYPES);
 /** What an execution's history holds that its snapshot does not: stream tails and events of unknown types. */
 export interface HistoryExtras {
   streams: Map<string, string>;
+  /** Streams not shown (past STREAMS_SHOWN): the ones written to least lately. */
+  streamsDropped: number;
   other: ExecutionEvent[];
 }
 
@@ -21,6 +30,8 @@ export interface HistoryExtras {
  */
 export function historyExtras(store: ExecutionStore, id: string, through: number): HistoryExtras {
   const streams = new Map<string, string>();
+  // When each stream was last written to (its last sequence), to keep the STREAMS_SHOWN latest.
+  const written = new Map<string, number>();
   const other: ExecutionEvent[] = [];
   let after = 0;
   while (after < through) {
@@ -32,6 +43,7 @@ export function historyExtras(store: ExecutionStore, id: string, through: number
         const data = event.data as { name: string; chunk: string };
         const text = (streams.get(data.name) ?? "") + data.chunk;
         streams.set(data.name, text.length > STREAM_TAIL_CHARS ? text.slice(-STREAM_TAIL_CHARS) : text);
+        written.set(data.name, event.sequence);
       } else if (!KNOWN.has(event.type)) {
         other.push(event);
         if (other.length > OTHER_EVENTS_SHOWN) other.shift();
@@ -39,5 +51,8 @@ export function historyExtras(store: ExecutionStore, id: string, through: number
     }
     after = page.events[page.events.length - 1]!.sequence;
   }
-  return { streams, other };
+  if (streams.size <= STREAMS_SHOWN) return { streams, streamsDropped: 0, other };
+  const latest = new Set([...written].sort((a, b) => b[1] - a[1]).slice(0, STREAMS_SHOWN).map(([name]) => name));
+  const shown = new Map([...streams].filter(([name]) => latest.has(name)));
+  return { streams: shown, streamsDropped: streams.size - shown.size, other };
 }

@@ -5,6 +5,7 @@ import { hasSensitive, holdsSensitive } from "../runtime/execution/redaction.ts"
 import { optionValue, RAW_JSON_CONTROL } from "./form-input.ts";
 import { PostedForm } from "./form-names.ts";
 import { serverTimeZone, toServerWallTime } from "./local-time.ts";
+import { formatJson } from "./format.ts";
 
 /** The control that marks a write as confirmed: set by run-form.js after `confirm()`, or ticked without JavaScript. */
 export const CONFIRM_CONTROL = "confirmed";
@@ -66,7 +67,8 @@ function helpText(field: FieldSpec): string {
   if (field.kind === "variant") parts.push("Choose its shape, then fill that shape's fields.");
   if (field.kind === "json") parts.push("JSON.");
   if (field.nullable) parts.push(field.required ? nullHelp(field) : "May be null.");
-  if (field.hasDefault) parts.push(`Default: ${JSON.stringify(field.default)}.`);
+  // As every JSON the cockpit shows: a bidirectional override written as its escape (tester, session 33).
+  if (field.hasDefault) parts.push(`Default: ${formatJson(field.default, 0)}.`);
   else if (field.defaultWithheld) parts.push("It has a default of its own, a secret not shown here: leave it empty to use it.");
   if (field.secret) parts.push("A secret: redacted before anything is stored or shown.");
   return parts.join(" ");
@@ -81,11 +83,18 @@ function optionLabel(option: unknown, options: readonly unknown[]): string {
   return options.some((other) => other !== option && String(other) === text) ? JSON.stringify(option) : text;
 }
 
+/** In JSON text: an escaped control (`\u001b`…, `\n` and `\t` aside) or a raw bidirectional control. */
+const HIDDEN_IN_FIELD = /\\u00[01][0-9a-f]|\\u007f|[\u0080-\u009f\u202a-\u202e\u2066-\u2069]/;
+
 /** The text a control starts with: what was submitted, else the default (never a secret). */
 function initialText(field: FieldSpec, values: PostedForm | null): string {
   if (field.sensitive) return "";
   if (values) return values.get(field.control) ?? "";
   if (!field.hasDefault || field.default === undefined) return "";
+  // A default holding a control or a bidirectional override would read in another order in its
+  // field, and removing it would send another value: the field starts empty, the default applies,
+  // and its help shows it as JSON with escapes.
+  if (HIDDEN_IN_FIELD.test(JSON.stringify(field.default))) return "";
   if (field.kind === "json") return JSON.stringify(field.default, null, 2);
   if (field.kind === "timestamp" && typeof field.default === "string") return toServerWallTime(field.default);
   if (field.kind === "list" && Array.isArray(field.default)) return field.default.join("\n");

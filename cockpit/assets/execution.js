@@ -120,20 +120,33 @@
       var running = slot("steps") ? slot("steps").querySelectorAll('[data-step-state="running"]') : [];
       Array.prototype.forEach.call(running, function (badge) {
         var row = badge.closest("tr[data-step-id]");
+        runningRows.delete(row);
         var stopped = clone("step-stopped");
         if (stopped) badge.replaceWith(stopped);
         if (row && at) field(row, "duration").textContent = format.duration(Date.parse(at) - Date.parse(row.getAttribute("data-started")));
       });
     }
 
-    /** The latest step with this id, if it still runs (searched from the end, as the server's snapshot does). */
-    function runningStep(id) {
-      for (var row = slot("steps").lastElementChild; row; row = row.previousElementSibling) {
-        if (row.getAttribute("data-step-id") === id) return row.querySelector('[data-step-state="running"]') ? row : null;
-      }
-      return null;
+    /**
+     * The latest row of each step id, and the rows whose step runs: looked up, not searched for (a
+     * flood of 20,000 steps, each a search of the table, held a page's thread for seconds).
+     */
+    var latestStep = new Map();
+    var runningRows = new Set();
+    var stepsEmpty = slot("steps") ? slot("steps").querySelector("[data-empty]") : null;
+    if (slot("steps")) {
+      Array.prototype.forEach.call(slot("steps").querySelectorAll("tr[data-step-id]"), function (row) {
+        latestStep.set(row.getAttribute("data-step-id"), row);
+        if (row.querySelector('[data-step-state="running"]')) runningRows.add(row);
+      });
     }
-    var stepCount = slot("steps") ? slot("steps").querySelectorAll("tr[data-step-id]").length : 0;
+
+    /** The latest step with this id, if it still runs (as the server's snapshot finds it). */
+    function runningStep(id) {
+      var row = latestStep.get(id);
+      return row && runningRows.has(row) ? row : null;
+    }
+    var stepCount = latestStep.size === 0 ? 0 : slot("steps").querySelectorAll("tr[data-step-id]").length;
     function newStep(id, title, timestamp) {
       var body = slot("steps");
       var row = clone("step");
@@ -142,9 +155,10 @@
       field(row, "title").textContent = format.text(title);
       field(row, "id").textContent = format.text(id);
       field(row, "state").replaceChildren(clone("step-running"));
-      var empty = body.querySelector("[data-empty]");
-      body.insertBefore(row, empty);
-      hideEmpty(body);
+      body.insertBefore(row, stepsEmpty && stepsEmpty.parentNode === body ? stepsEmpty : null);
+      if (stepsEmpty) stepsEmpty.hidden = true;
+      latestStep.set(id, row);
+      runningRows.add(row);
       stepCount += 1;
       boundSteps(body);
       return row;
@@ -164,14 +178,17 @@
       while (stepCount > limit) {
         var first = body.querySelector("tr[data-step-id]");
         var gone = first;
-        for (var row = first; row; row = row.nextElementSibling) {
-          if (row.hasAttribute("data-step-id") && !row.querySelector('[data-step-state="running"]')) {
+        // Every step kept runs: the oldest goes, with no walk over them all.
+        for (var row = runningRows.size < stepCount ? first : null; row; row = row.nextElementSibling) {
+          if (row.hasAttribute("data-step-id") && !runningRows.has(row)) {
             gone = row;
             break;
           }
         }
         if (failed !== null && gone.querySelector('[data-step-state="failed"]')) failed += 1;
         gone.remove();
+        runningRows.delete(gone);
+        if (latestStep.get(gone.getAttribute("data-step-id")) === gone) latestStep.delete(gone.getAttribute("data-step-id"));
         stepCount -= 1;
         dropped += 1;
       }
@@ -267,17 +284,60 @@
     }
 
     /** A stream's chunks of a batch, joined: painted once, not once per chunk. */
+    /**
+     * Each stream's block by name, and when it was last written to (a count of draws): found in a
+     * map, not by a search of every block (16,000 names once held a page's thread for seconds).
+     */
+    var streamBlocks = new Map();
+    var streamWritten = new Map();
+    var streamDraws = 0;
+    if (slot("streams")) {
+      Array.prototype.forEach.call(slot("streams").querySelectorAll("[data-stream]"), function (element) {
+        streamBlocks.set(element.getAttribute("data-stream"), element);
+        streamWritten.set(element.getAttribute("data-stream"), 0);
+      });
+    }
+    /** Keeps the streams shown to the server's bound (data-shown): the one written to least lately goes, counted. */
+    function boundStreams(holder) {
+      var shown = Number(holder.getAttribute("data-shown")) || 100;
+      if (streamBlocks.size <= shown) return;
+      var oldest = null;
+      streamWritten.forEach(function (at, name) {
+        if (oldest === null || at < streamWritten.get(oldest)) oldest = name;
+      });
+      streamBlocks.get(oldest).remove();
+      streamBlocks.delete(oldest);
+      streamWritten.delete(oldest);
+      streamText.delete(oldest);
+      streamsDropped.add(oldest);
+      countDroppedStreams(holder, 1);
+    }
+    /** Streams this page let go: one written again is shown again, and no longer counted. */
+    var streamsDropped = new Set();
+    function countDroppedStreams(holder, change) {
+      var dropped = Math.max(0, (Number(holder.getAttribute("data-dropped")) || 0) + change);
+      holder.setAttribute("data-dropped", String(dropped));
+      var note = slot("streams-dropped");
+      if (note) {
+        note.hidden = dropped === 0;
+        note.textContent = format.streamsDropped(dropped);
+      }
+    }
+
     function appendStream(name, chunk) {
       var holder = slot("streams");
-      var block = Array.prototype.find.call(holder.querySelectorAll("[data-stream]"), function (element) {
-        return element.getAttribute("data-stream") === name;
-      });
+      var block = streamBlocks.get(name);
       if (!block) {
         block = clone("stream");
         block.setAttribute("data-stream", name);
-        block.querySelector("h3").textContent = name;
+        block.querySelector("h3").textContent = format.text(name);
         holder.appendChild(block);
+        streamBlocks.set(name, block);
+        if (streamsDropped.delete(name)) countDroppedStreams(holder, -1);
       }
+      streamWritten.set(name, streamDraws);
+      boundStreams(holder);
+      if (!streamBlocks.has(name)) return;
       var pre = block.querySelector("[data-stream-text]");
       var limit = Number(holder.getAttribute("data-limit")) || 65536;
       // The raw text (colour codes included) is kept aside: the page shows it painted.
@@ -383,6 +443,7 @@
       },
       "execution.step_done": function (event) {
         var row = runningStep(event.data.id) || newStep(event.data.id, event.data.id, event.timestamp);
+        runningRows.delete(row);
         field(row, "state").replaceChildren(clone(event.data.ok ? "step-succeeded" : "step-failed"));
         field(row, "message").textContent = format.text(event.data.message || "");
         field(row, "duration").textContent = format.duration(Date.parse(event.timestamp) - Date.parse(row.getAttribute("data-started")));
@@ -445,6 +506,7 @@
       if (pending.length === 0) return;
       var batch = pending;
       pending = [];
+      streamDraws += 1;
       flooding = batch.length >= FLOOD_EVENTS;
       var logs = [];
       var diagnostics = [];

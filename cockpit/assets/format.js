@@ -69,6 +69,10 @@
       var which = failed === null ? "" : failed === 0 ? ", none of them failed" : ", " + failed + " of them failed";
       return dropped + " earlier step(s) not kept" + which + ".";
     },
+    /** The streams the page does not show (only the latest written are); cockpit/format.ts's words. */
+    streamsDropped: function (dropped) {
+      return dropped + " more stream(s) not shown: only those written to last are. docket executions events has every chunk.";
+    },
     /** A value as indented JSON; nothing reads as null; a bidirectional control as its escape (still the exact JSON). */
     json: function (value) {
       return JSON.stringify(value === undefined ? null : value, null, 2).replace(BIDI_CONTROLS, function (c) {

@@ -1,16 +1,25 @@
 /** @jsxImportSource hono/jsx */
 import { ColouredText } from "./coloured-text.tsx";
+import { shownText, streamsDroppedText } from "../format.ts";
+import { STREAMS_SHOWN } from "../history-extras.ts";
 
-/** The tail of each named text stream (`ctx.progress.stream`), bounded to `limit` characters each, in its colours. */
-export function Streams(props: { streams: Map<string, string>; limit: number }) {
+/**
+ * The tail of each named text stream (`ctx.progress.stream`), bounded to `limit` characters each,
+ * in its colours; at most STREAMS_SHOWN streams, the ones written to last, and how many more there are.
+ * A name is shown as text: its colour sequences and controls removed.
+ */
+export function Streams(props: { streams: Map<string, string>; dropped: number; limit: number }) {
   const named = [...props.streams.entries()];
   return (
     <section class="panel" data-section="streams" hidden={named.length === 0} aria-labelledby="streams-heading">
       <h2 id="streams-heading">Streams</h2>
-      <div data-slot="streams" data-limit={String(props.limit)}>
+      <p class="muted" data-slot="streams-dropped" hidden={props.dropped === 0}>
+        {streamsDroppedText(props.dropped)}
+      </p>
+      <div data-slot="streams" data-limit={String(props.limit)} data-shown={String(STREAMS_SHOWN)} data-dropped={String(props.dropped)}>
         {named.map(([name, text]) => (
           <div class="stream" data-stream={name}>
-            <h3 class="mono wrap-anywhere">{name}</h3>
+            <h3 class="mono wrap-anywhere">{shownText(name)}</h3>
             <pre class="stream-text" tabindex={0} data-stream-text>
               <ColouredText text={text} />
             </pre>

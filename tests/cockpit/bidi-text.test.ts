@@ -21,7 +21,7 @@ const SNEAKY = `import { capability, CapabilityError } from "docket";
 import * as v from "valibot";
 export default capability({
   id: "team.sneaky", title: "Sneaky", description: "Hides bidi controls in everything it gives.", effect: "read",
-  input: v.object({ fail: v.boolean(), direct: v.optional(v.boolean()) }),
+  input: v.object({ fail: v.boolean(), direct: v.optional(v.boolean()), label: v.optional(v.string(), "a${RLO}RTL") }),
   output: v.any(),
   async handler(input, ctx) {
     ctx.progress.step("s${RLO}tep", "Title ${RLO}gnp.exe");
@@ -83,6 +83,12 @@ describe("the cockpit shows no bidi control a handler gave", () => {
     expect(html).toContain("try again");
     expect(html).toContain("&quot;ke\\u202ey&quot;: &quot;val\\u2067ue&quot;");
     expect(html).toContain("&quot;in\\u202eside&quot;");
+  });
+
+  test("the capability page: a default shown in a field's help is JSON with its bidi control as an escape (tester, session 33)", async () => {
+    const { html } = await server.page("/cockpit/capabilities/team.sneaky");
+    expect(html).toContain("Default: &quot;a\\u202eRTL&quot;.");
+    expect(shown(html)).not.toMatch(BIDI);
   });
 
   test("a direct call's result on the capability page: output and failure", async () => {

@@ -7,6 +7,7 @@ import type { ExecutionSnapshot } from "../../runtime/execution/snapshot.ts";
 import type { LogLevel } from "../../cockpit/log-filter.ts";
 import { defaultLimits } from "../../runtime/execution/limits.ts";
 import { createMemoryStore } from "../../runtime/store/memory-store.ts";
+import { historyExtras, STREAMS_SHOWN } from "../../cockpit/history-extras.ts";
 
 const pages: LoadedPage[] = [];
 
@@ -307,6 +308,43 @@ describe("execution page scripts: bounded steps and diagnostics", () => {
       { numRuns: 30 },
     );
   }, 60_000);
+
+  test("a page watched live shows the streams written to last, at most the server's bound, with their names as text, and says how many it does not show, as a reload would (tester, session 33)", async () => {
+    const store = createMemoryStore({ limits: defaultLimits() });
+    store.create({ id: ID, capability: "executions.demonstrate", input: {}, actor: { kind: "cockpit" }, repository: "/work/checkout", run_id: null, session_key: null, request_id: "r-1", trace_id: "0".repeat(32), cancellable: true, effect: "read" });
+    store.append(ID, [{ type: "execution.started", data: {} }]);
+    const page = loadPage(executionHtml(store.get(ID)!), { path: `/cockpit/executions/${ID}`, scripts: [...SCRIPTS] });
+    pages.push(page);
+    const view = (page.window as unknown as { docket: { executionView: { apply(e: unknown): void; flush(): void } } }).docket.executionView;
+    page.sockets[0]!.open();
+    // 150 streams, a frame of 30 at a time (one name coloured), then the first written again.
+    const name = (i: number) => (i === 149 ? "last\u001b[31mred\u001b[0m" : `s${i}`);
+    for (let from = 0; from < 150; from += 30) {
+      for (let i = from; i < from + 30; i++) for (const stored of store.append(ID, [{ type: "execution.stream", data: { name: name(i), chunk: `chunk ${i}\n` } }] as never)) view.apply(stored);
+      view.flush();
+    }
+    for (const stored of store.append(ID, [{ type: "execution.stream", data: { name: "s0", chunk: "again\n" } }] as never)) view.apply(stored);
+    view.flush();
+    const extras = historyExtras(store, ID, store.get(ID)!.last_sequence);
+    const reloaded = loadPage(executionHtml(store.get(ID)!, { extras }), { path: `/cockpit/executions/${ID}`, scripts: [] });
+    pages.push(reloaded);
+    const streamsOf = (doc: Document) => ({
+      names: new Set([...doc.querySelectorAll("[data-slot='streams'] [data-stream]")].map((block) => block.getAttribute("data-stream"))),
+      headings: [...doc.querySelectorAll("[data-slot='streams'] [data-stream] h3")].map((h) => h.textContent),
+      note: doc.querySelector('[data-slot="streams-dropped"]')!.textContent,
+    });
+    const live = streamsOf(page.document);
+    expect(live.names.size).toBe(STREAMS_SHOWN);
+    expect(live.names.has("s0")).toBe(true);
+    expect(live.names.has("s50")).toBe(false);
+    expect(live.headings).toContain("lastred");
+    expect(live.note).toBe("50 more stream(s) not shown: only those written to last are. docket executions events has every chunk.");
+    // The reload shows the same streams (in the order they began) and says the same.
+    const again = streamsOf(reloaded.document);
+    expect(again.names).toEqual(live.names);
+    expect(again.note).toBe(live.note);
+    expect(again.headings).toContain("lastred");
+  });
 
   test("the steps table says how many earlier steps were not kept and how many of those failed, live and reloaded alike", () => {
     const steps = ["c", "d"].map((id) => ({ id, title: id, state: "succeeded" as const, message: null, started_at: stamp(1), finished_at: stamp(2) }));

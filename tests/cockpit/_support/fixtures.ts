@@ -3,6 +3,7 @@ import type { LogFilter } from "../../../cockpit/log-filter.ts";
 import type { RegisteredCapability } from "../../../runtime/capability/registered.ts";
 import { executionLinks, type ExecutionSnapshot } from "../../../runtime/execution/snapshot.ts";
 import { ExecutionPage } from "../../../cockpit/pages/execution.tsx";
+import type { HistoryExtras } from "../../../cockpit/history-extras.ts";
 import { OverviewPage } from "../../../cockpit/pages/overview.tsx";
 import { ExecutionsPage } from "../../../cockpit/pages/executions.tsx";
 import { isTerminal, type ExecutionState } from "../../../runtime/execution/state-machine.ts";
@@ -59,12 +60,12 @@ export function runningSnapshot(overrides: Partial<ExecutionSnapshot> = {}): Exe
 }
 
 /** The execution page as the server renders it for `snapshot`. */
-export function executionHtml(snapshot: ExecutionSnapshot, options: { logLimit?: number; stepLimit?: number; diagnosticLimit?: number; artifacts?: ArtifactInfo[]; logFilter?: LogFilter; now?: number } = {}): string {
+export function executionHtml(snapshot: ExecutionSnapshot, options: { logLimit?: number; stepLimit?: number; diagnosticLimit?: number; artifacts?: ArtifactInfo[]; logFilter?: LogFilter; now?: number; extras?: HistoryExtras } = {}): string {
   const page = ExecutionPage({
     root: "/work/checkout",
     execution: snapshot,
     capability: null,
-    extras: { streams: new Map(), other: [] },
+    extras: options.extras ?? { streams: new Map(), streamsDropped: 0, other: [] },
     heartbeatMs: 20_000,
     logLimit: options.logLimit ?? 1000,
     stepLimit: options.stepLimit ?? 1000,

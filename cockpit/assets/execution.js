@@ -18,8 +18,11 @@
     function section(name) {
       return root.querySelector('[data-section="' + name + '"]');
     }
+    /** The page's templates by name, looked up once: a search per clone walked every row before them. */
+    var templates = new Map();
     function clone(name) {
-      var template = root.querySelector('template[data-template="' + name + '"]');
+      if (!templates.has(name)) templates.set(name, root.querySelector('template[data-template="' + name + '"]'));
+      var template = templates.get(name);
       // A row's template wraps it in a table (a bare <tr> is not parsed inside <template> everywhere).
       if (!template) return null;
       var element = template.content.querySelector("[data-root]") || template.content.firstElementChild;

@@ -19,6 +19,11 @@ export interface ReportSession {
    * never from the run's `started_at`, which is the run's clock (docs/protocol.md).
    */
   runningSince: number | null;
+  /**
+   * Adopted after a restart and not heard since: the namespace its reports named is not known, so
+   * its pid is looked up among this server's processes (report-watch.ts); a report clears it.
+   */
+  adopted?: boolean;
 }
 
 /**
@@ -53,6 +58,7 @@ export class ReportSessions {
     const session = this.#sessions.get(id) ?? { pid, namespace, gone: false, timer: null, due: 0, cancelBy: null, runningSince: null };
     if (namespace !== null) session.namespace = namespace;
     session.gone = false;
+    session.adopted = false;
     this.#sessions.set(id, session);
     this.#listen(id, session, this.silenceMs);
     return session;

@@ -23,6 +23,8 @@ export interface ReportWatchOptions {
   looksUp: boolean;
   /** Whether a run's process is alive, as far as this server can see it (report-ledger.ts). */
   alive(pid: number, namespace: string | null): boolean;
+  /** This server's own pid namespace (null: none): where the pid of a run adopted after a restart is looked up. */
+  ownNamespace?: string | null;
   /** Ends a run that never started and never will (its run_id was never bound): `cancelled`, nothing applied. */
   abandon(snapshot: ExecutionSnapshot, why: string): void;
 }
@@ -62,7 +64,10 @@ export function createReportWatch(options: ReportWatchOptions): ReportWatch {
     reporterCheck = clock.setTimeout(() => {
       reporterCheck = null;
       for (const [id, session] of sessions.entries()) {
-        if (!session.gone && !options.alive(session.pid, session.namespace)) sessions.endWithin(id, Math.min(GONE_GRACE_MS, limits.report_silence_ms));
+        // A run adopted after a restart named its namespace only to the server that heard it: its
+        // pid is looked up here, a run in another namespace being one this server cannot see.
+        const namespace = session.adopted ? (options.ownNamespace ?? null) : session.namespace;
+        if (!session.gone && !options.alive(session.pid, namespace)) sessions.endWithin(id, Math.min(GONE_GRACE_MS, limits.report_silence_ms));
       }
       watchReporters();
     }, REPORTER_CHECK_MS);
@@ -78,7 +83,11 @@ export function createReportWatch(options: ReportWatchOptions): ReportWatch {
     if (!snapshot || isTerminal(snapshot.state)) return;
     const silent = describeMs(limits.report_silence_ms);
     // What the server knows of the run's end: its process gone, or only nothing heard.
-    const unheard = session.gone ? `docket run (pid ${session.pid}) exited without reporting its end` : `nothing was heard from docket run (pid ${session.pid}) for ${silent}`;
+    const unheard = session.gone
+      ? session.adopted
+        ? `docket run (pid ${session.pid}), heard by an earlier server of this checkout, is not among this machine's processes`
+        : `docket run (pid ${session.pid}) exited without reporting its end`
+      : `nothing was heard from docket run (pid ${session.pid}) for ${silent}`;
     // Queued with its run_id not bound to it: the run waited for that before its handler, so it
     // never started (docs/protocol.md), and its run_id was never held.
     if (snapshot.state === "queued" && snapshot.run_id !== null && store.findRun(snapshot.run_id)?.execution_id !== id) {
@@ -96,7 +105,9 @@ export function createReportWatch(options: ReportWatchOptions): ReportWatch {
       error_code: "unavailable",
       stage: "report",
       message: session.gone
-        ? `docket run (pid ${session.pid}) exited without its end reaching this server: it was killed or crashed, or it ended while this server could not hear it (stopped or too busy), so how far the work got is not known here.`
+        ? session.adopted
+          ? `docket run (pid ${session.pid}), which an earlier server of this checkout heard, is not among this machine's processes: it ended while no server could hear it (killed, crashed, or done while the server was down), or it runs in another pid namespace (a container) this server cannot see. How far the work got is not known here.`
+          : `docket run (pid ${session.pid}) exited without its end reaching this server: it was killed or crashed, or it ended while this server could not hear it (stopped or too busy), so how far the work got is not known here.`
         : `Nothing was heard from docket run (pid ${session.pid}) for ${silent}: it was stopped, killed, or lost its way to this server, and may still be working where this server cannot see it.`,
       retryability: write ? "manual_reconcile" : "safe",
       outcome_certainty: write ? "unknown" : "not_applied",
@@ -105,7 +116,7 @@ export function createReportWatch(options: ReportWatchOptions): ReportWatch {
         : session.gone
           ? "Its own output (a terminal, a CI log) says how far it got; check what the work changes before running it again."
           : `Check whether process ${session.pid} is still running; its own output says how the work ended.`,
-      context: { pid: session.pid, silence_ms: limits.report_silence_ms, ...(session.gone ? { reason: "reporter_exited" } : {}) },
+      context: { pid: session.pid, silence_ms: limits.report_silence_ms, ...(session.gone ? { reason: session.adopted ? "reporter_not_found" : "reporter_exited" } : {}) },
       request_id: snapshot.request_id,
       trace_id: snapshot.trace_id,
     });
@@ -135,6 +146,7 @@ export function createReportWatch(options: ReportWatchOptions): ReportWatch {
         for (const snapshot of page.items) {
           if (snapshot.actor.kind !== "cli") continue;
           const session = sessions.touch(snapshot.id, snapshot.actor.pid);
+          session.adopted = true;
           if (snapshot.state !== "queued") session.runningSince ??= clock.now().getTime();
           // A cancel asked of the earlier server, which the run may not have heard: it hears it now.
           if (snapshot.state === "cancelling") session.cancelBy = askedCancel(snapshot.id, snapshot.actor.pid);

@@ -77,7 +77,7 @@ export interface ReportLedger {
  */
 export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
   const { store, limits, clock, log } = options;
-  const watch = createReportWatch({ store, limits, clock, log, looksUp: options.processAlive !== undefined, alive, abandon });
+  const watch = createReportWatch({ store, limits, clock, log, looksUp: options.processAlive !== undefined, alive, abandon, ownNamespace: options.pidNamespace ?? null });
   const { sessions } = watch;
   /** When the execution's last stored event happened: no event of it may be stored earlier. */
   const lastStoredTime = (snapshot: ExecutionSnapshot): string =>

@@ -602,4 +602,40 @@ describe("report ledger after a restart", () => {
     expect(store.get(silent.id)).toMatchObject({ state: "failed", failure: { error_code: "unavailable", outcome_certainty: "not_applied", context: { pid: PID } } });
     expect(store.get(heard.id)).toMatchObject({ state: "succeeded" });
   });
+
+  test("a run adopted after a restart whose process is not among this server's ends within seconds, saying so; one still alive keeps the whole limit (tester, session 33)", async () => {
+    const { createEngine } = await import("../../runtime/execution/engine.ts");
+    const { createMemoryStore } = await import("../../runtime/store/memory-store.ts");
+    const { resolveLimits } = await import("../../runtime/execution/limits.ts");
+    const { ManualClock } = await import("../_support/manual-clock.ts");
+    const { catalog } = await import("../_support/registered.ts");
+    const { FakePool } = await import("./_support/fake-pool.ts");
+    const { TEST_CAPABILITIES } = await import("./_support/harness.ts");
+
+    const HERE = "pid:[4026531836]";
+    const gone = await finishedRun({ capability: "demo.write", input: {}, end: "hold" });
+    const limits = resolveLimits({ overrides: { report_silence_ms: 30_000 } });
+    const clock = new ManualClock();
+    const store = createMemoryStore({ limits, clock: () => clock.now() });
+    const earlier = harness();
+    await send(earlier, reportOf(gone.run, gone.id, gone.events, { pid_namespace: HERE }));
+    for (const event of earlier.store.events(gone.id, 0, 1000)!.events) {
+      if (event.type === "execution.created") {
+        const s = earlier.store.get(gone.id)!;
+        store.create({ id: s.id, capability: s.capability, input: s.input, actor: s.actor, repository: s.repository, run_id: s.run_id, session_key: s.session_key, request_id: s.request_id, trace_id: s.trace_id, cancellable: s.cancellable, effect: s.effect });
+      } else store.append(gone.id, [{ type: event.type, data: event.data } as never]);
+    }
+    let alive = true;
+    const server = createEngine({ registry: catalog(Object.values(TEST_CAPABILITIES)), store, pool: new FakePool(), limits, root: "/checkout", storeKind: "sqlite", clock, log: () => {}, processAlive: (pid) => pid === PID && alive, pidNamespace: HERE });
+    // Alive among this server's processes: looked at every second, and left the whole limit.
+    clock.advance(5000);
+    expect(store.get(gone.id)!.state).toBe("running");
+    alive = false;
+    clock.advance(2000);
+    const snapshot = store.get(gone.id)!;
+    expect(snapshot).toMatchObject({ state: "failed", failure: { error_code: "unavailable", outcome_certainty: "unknown", context: { pid: PID, reason: "reporter_not_found" } } });
+    expect(snapshot.failure!.message).toContain(`docket run (pid ${PID}), which an earlier server of this checkout heard, is not among this machine's processes`);
+    expect(snapshot.failure!.message).toContain("or it runs in another pid namespace (a container) this server cannot see");
+    await server.close();
+  });
 });

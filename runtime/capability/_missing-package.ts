@@ -60,7 +60,7 @@ export function installAdvice(pkg: string, fromDir: string): InstallAdvice {
 }
 
 /** The module file a resolved import path leads to, as the runtime tries it: as written, with an extension, or a folder's index. */
-function existingModule(path: string): string | null {
+export function existingModule(path: string): string | null {
   for (const candidate of [path, ...MODULE_SUFFIXES.map((suffix) => `${path}${suffix}`)]) {
     try {
       if (statSync(candidate).isFile()) return candidate;

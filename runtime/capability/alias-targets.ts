@@ -69,6 +69,11 @@ export function nearestTsconfig(dir: string): string | null {
   return nearest(dir, "tsconfig.json");
 }
 
+/** The package.json nearest `dir` (its "imports" are `#` aliases), or null. */
+export function nearestManifest(dir: string): string | null {
+  return nearest(dir, "package.json");
+}
+
 /** Every `paths` alias of one tsconfig.json (not of what it extends), targets absolute, `*` kept. */
 export function tsconfigAliases(config: string): TsconfigAlias[] {
   const options = (readJson(config)?.compilerOptions ?? {}) as { baseUrl?: unknown; paths?: unknown };

@@ -11,7 +11,9 @@ import { importedAsDataOnly, rewriteByPattern, rewriteSpecifiers, specifierUses,
 import { dataProblem, importKinds, type DataKind } from "./data-imports.ts";
 import { unpinnableImport, type UnpinnableImport } from "./_unpinnable-import.ts";
 import { CapabilityError } from "./capability-error.ts";
-import { installedPackageDir, packageOf } from "./_missing-package.ts";
+import { existingModule, installedPackageDir, packageOf, RESTART_TO_LOAD } from "./_missing-package.ts";
+import { aliasTargets } from "./alias-targets.ts";
+import { noteAliasConfigs, staleAliasConfigs } from "./_alias-configs-read.ts";
 import { resolveFresh } from "./_fresh-resolve.ts";
 import { readRegularFileText } from "./open-regular-file.ts";
 
@@ -109,6 +111,8 @@ const PINNABLE = /\.(ts|tsx|mts|cts|js|jsx|mjs|cjs)$/;
  * text of it that no trial saw.
  */
 export async function readCapabilitySources(file: string, text: string, scanner: ImportScanner | null, looksCommonJs: (text: string) => boolean): Promise<CapabilitySources> {
+  // The runtime reads the alias configs of the file's folder as it imports the file, if not before.
+  noteAliasConfigs(dirname(realOrSelf(file)));
   const root: SourceModule = { path: file, text, imports: [], key: "", served: text };
   const modules = new Map<string, SourceModule>([[file, root]]);
   // What the runtime parses as an ES module is one, whatever words a quick look finds in it.
@@ -274,13 +278,33 @@ function aliasedLocal(specifier: string, fromDir: string, scanner: ImportScanner
   // docket serves these two itself (adapter/bun-modules.ts), whatever a resolver would find.
   if (specifier === "docket" || specifier === "valibot" || specifier.startsWith("valibot/")) return null;
   const resolved = resolveFresh(specifier, fromDir, (name, dir) => scanner.resolve(name, dir))?.replace(/\?.*$/, "") ?? null;
+  // Not found by this thread's runtime, though a config maps it to a file now: a mapping newer than what it read.
+  if (resolved === null) refuseMappingNewerThanProcess(specifier, fromDir, null);
   if (resolved === null || !resolved.startsWith("/") || /\/node_modules\/|\/\.bun\/install\/cache\//.test(resolved)) return null;
+  refuseMappingNewerThanProcess(specifier, fromDir, resolved);
   // `#…` names only a package.json "imports" entry; any other name may also be a package's.
   if (specifier.startsWith("#")) return resolved;
   // A package's name that climbs out of its folder (`ms/../../lib/x.ts`) names a file of the project.
   const pkg = packageOf(specifier);
   const dir = pkg === null ? null : installedPackageDir(pkg, fromDir);
   return dir !== null && insideFolder(realOrSelf(resolved), realOrSelf(dir)) ? null : resolved;
+}
+
+/**
+ * An alias not resolved before its tsconfig.json "paths" or package.json "imports" changed since
+ * this thread first read them (_alias-configs-read.ts) is a load error saying to restart: the runtime reads each config once per thread, so a
+ * thread that read it before the change resolves the alias as it was — a version of the capability
+ * that differs from the one loaded, refused on every call as changed on disk, for ever
+ * (docs/authoring.md: a change of where an alias points takes effect after a restart).
+ */
+function refuseMappingNewerThanProcess(specifier: string, fromDir: string, found: string | null): void {
+  const { configs, targets } = aliasTargets(specifier, fromDir);
+  const resolved = found ?? targets.map(existingModule).find((path) => path !== null) ?? null;
+  if (resolved === null) return;
+  const changed = staleAliasConfigs(specifier, fromDir, found === null ? null : resolved, configs);
+  if (changed.length === 0) return;
+  const named = changed.map((config) => basename(config)).join(" and ");
+  throw new CapabilityError("invalid_input", `cannot resolve import ${JSON.stringify(specifier)}: ${named} maps it to ${JSON.stringify(resolved)}, but ${changed.length > 1 ? "they were" : "it was"} changed after this process first read ${changed.length > 1 ? "them" : "it"}, and the runtime keeps the mapping it read first. ${RESTART_TO_LOAD} to use it.`);
 }
 
 /**

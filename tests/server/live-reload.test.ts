@@ -409,6 +409,25 @@ describe("docket serve live reload", () => {
     await until("team.mapped gone", async () => (await reason()) === "");
   });
 
+  test("live reload: an alias added to capabilities/tsconfig.json while serving is a load error saying to restart, never a capability that fails every call as changed on disk (tester, session 33)", async () => {
+    const lib = join(root, "liby");
+    mkdirSync(lib, { recursive: true });
+    writeFileSync(join(lib, "l.ts"), 'export const L = "Aliased";\n');
+    const tsconfig = join(root, "capabilities", "tsconfig.json");
+    writeFileSync(tsconfig, JSON.stringify({ compilerOptions: { paths: { "~y/*": ["../liby/*"] } } }));
+    const file = join(root, "capabilities", "team.tilde.ts");
+    writeFileSync(file, `import { capability } from "docket";\nimport * as v from "valibot";\nimport { L } from "~y/l";\nexport default capability({ id: "team.tilde", title: L, description: "Titled through an alias added while serving.", effect: "read", input: v.object({}), output: v.object({}), handler: () => ({}) });\n`);
+    const reason = async () => (await list()).load_errors.find((e) => e.file === file)?.reason ?? "";
+    await until("the alias's load error", async () => (await reason()) !== "");
+    expect(await reason()).toContain('cannot resolve import "~y/l": tsconfig.json maps it to');
+    expect(await reason()).toContain("Restart `docket serve`");
+    expect((await list()).capabilities.some((c) => c.id === "team.tilde")).toBe(false);
+    rmSync(file);
+    rmSync(tsconfig);
+    rmSync(lib, { recursive: true, force: true });
+    await until("team.tilde gone", async () => (await reason()) === "");
+  });
+
   test("live reload: a helper created behind an alias after the runtime listed its folder is found (package.json imports)", async () => {
     const lib = join(root, "aliased");
     mkdirSync(lib, { recursive: true });

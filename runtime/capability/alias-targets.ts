@@ -16,12 +16,9 @@ export function aliasTargets(specifier: string, fromDir: string): { configs: str
   const tsconfig = nearest(fromDir, "tsconfig.json");
   if (tsconfig !== null) {
     const before = targets.length;
-    const options = (readJson(tsconfig)?.compilerOptions ?? {}) as { baseUrl?: unknown; paths?: unknown };
-    const base = resolve(dirname(tsconfig), typeof options.baseUrl === "string" ? options.baseUrl : ".");
-    for (const [pattern, values] of Object.entries(isRecord(options.paths) ? options.paths : {})) {
-      const star = matched(pattern, specifier);
-      if (star === null || !Array.isArray(values)) continue;
-      for (const value of values) if (typeof value === "string") targets.push(resolve(base, value.replace("*", star)));
+    for (const alias of tsconfigAliases(tsconfig)) {
+      const star = matched(alias.pattern, specifier);
+      if (star !== null) for (const target of alias.targets) targets.push(target.replace("*", star));
     }
     if (targets.length > before) configs.push(tsconfig);
   }
@@ -74,13 +71,46 @@ export function nearestManifest(dir: string): string | null {
   return nearest(dir, "package.json");
 }
 
-/** Every `paths` alias of one tsconfig.json (not of what it extends), targets absolute, `*` kept. */
+/**
+ * Every `paths` alias a tsconfig.json has, as TypeScript reads it: its own `paths`, or else those
+ * of the config it `extends` (a file; an Nx or Turborepo root's `tsconfig.base.json`), the nearest
+ * one in that chain that has any — they are never merged. Targets absolute, `*` kept, from the
+ * `baseUrl` of the chain (the config that sets it) or else the folder of the config holding them.
+ */
 export function tsconfigAliases(config: string): TsconfigAlias[] {
-  const options = (readJson(config)?.compilerOptions ?? {}) as { baseUrl?: unknown; paths?: unknown };
-  const base = resolve(dirname(config), typeof options.baseUrl === "string" ? options.baseUrl : ".");
-  return Object.entries(isRecord(options.paths) ? options.paths : {})
+  const chain = extendsChain(config);
+  const holder = chain.find((link) => isRecord(link.options.paths));
+  if (holder === undefined) return [];
+  const based = chain.find((link) => typeof link.options.baseUrl === "string");
+  const base = based ? resolve(dirname(based.file), based.options.baseUrl as string) : dirname(holder.file);
+  return Object.entries(holder.options.paths as Record<string, unknown>)
     .filter((entry): entry is [string, unknown[]] => Array.isArray(entry[1]))
     .map(([pattern, values]) => ({ config, pattern, targets: values.filter((value): value is string => typeof value === "string").map((value) => resolve(base, value)) }));
+}
+
+/** How many configs an `extends` chain is followed through (a cycle ends it too). */
+const MAX_EXTENDS = 16;
+
+/** A config and the configs it extends, nearest first: files named by a path (`./base.json`, `../tsconfig.base`), not packages. */
+function extendsChain(config: string): Array<{ file: string; options: Record<string, unknown> }> {
+  const chain: Array<{ file: string; options: Record<string, unknown> }> = [];
+  const seen = new Set<string>();
+  const queue = [config];
+  for (let file = queue.shift(); file !== undefined && chain.length < MAX_EXTENDS; file = queue.shift()) {
+    if (seen.has(file)) continue;
+    seen.add(file);
+    const json = readJson(file);
+    if (json === null) continue;
+    chain.push({ file, options: isRecord(json.compilerOptions) ? json.compilerOptions : {} });
+    // TypeScript 5 takes an array too, the last one winning: read last first.
+    const named = typeof json.extends === "string" ? [json.extends] : Array.isArray(json.extends) ? json.extends.filter((e): e is string => typeof e === "string").reverse() : [];
+    for (const name of named) {
+      if (!/^\.{1,2}\/|^\//.test(name)) continue;
+      const path = resolve(dirname(file), name);
+      queue.push(existsSync(path) || path.endsWith(".json") ? path : `${path}.json`);
+    }
+  }
+  return chain;
 }
 
 /** An alias target as a `paths` entry of a config in `dir`: relative, with `./` or `../` in front, `/` separated. */

@@ -53,6 +53,19 @@ describe("explainUnresolvedPackage", () => {
     expect(reason).not.toContain("install");
   });
 
+  test("an alias the root tsconfig.json inherits through extends (an Nx tsconfig.base.json) says which entry to add, never to install a package of that name (tester, session 33)", () => {
+    const repo = join(root, "nx");
+    mkdirSync(join(repo, "capabilities"), { recursive: true });
+    mkdirSync(join(repo, "libs", "shared"), { recursive: true });
+    mkdirSync(join(repo, ".git"));
+    writeFileSync(join(repo, "tsconfig.base.json"), JSON.stringify({ compilerOptions: { baseUrl: ".", paths: { "@acme/shared": ["libs/shared/index.ts"] } } }));
+    writeFileSync(join(repo, "tsconfig.json"), JSON.stringify({ extends: "./tsconfig.base.json", include: ["libs"] }));
+    writeFileSync(join(repo, "capabilities", "tsconfig.json"), JSON.stringify({ compilerOptions: { paths: { docket: ["../.docket/types/docket/public.d.ts"] } } }));
+    const reason = explainUnresolvedPackage("@acme/shared", join(repo, "capabilities", "nx.shared.ts"), RUNTIME)!;
+    expect(reason).toContain('Add "@acme/shared": ["../libs/shared/index.ts"] to the compilerOptions.paths of capabilities/tsconfig.json.');
+    expect(reason).not.toContain("npm install");
+  });
+
   test("a package that is not installed is still told how to install it", () => {
     expect(explainUnresolvedPackage("left-pad-nowhere", importer, RUNTIME)).toContain("Install it with `npm install left-pad-nowhere`");
   });

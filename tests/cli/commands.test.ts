@@ -372,6 +372,19 @@ export default capability({
     expect(check.stdout.toString() + check.stderr.toString()).toBe("");
   }, 30_000);
 
+  test("docket init copies the aliases the root tsconfig.json inherits through extends (an Nx tsconfig.base.json), from the base's baseUrl (tester, session 33)", async () => {
+    const repo = tempCheckout();
+    writeFiles(repo, {
+      "tsconfig.base.json": '{"compilerOptions":{"baseUrl":".","paths":{"@acme/shared":["libs/shared/index.ts"]}}}\n',
+      "tsconfig.json": '{"extends":"./tsconfig.base.json","include":["libs"]}\n',
+      "libs/shared/index.ts": 'export const S = "shared";\n',
+    });
+    const init = await cli(["init"], repo);
+    expect(init.code).toBe(0);
+    const paths = JSON.parse(readFileSync(join(repo, "capabilities", "tsconfig.json"), "utf8")).compilerOptions.paths;
+    expect(paths["@acme/shared"]).toEqual(["../libs/shared/index.ts"]);
+  }, 30_000);
+
   test("docket init --capabilities DIR sets up a package's capability folder: its tsconfig.json maps the checkout's types from where it sits, and tsc passes there", async () => {
     const repo = tempCheckout();
     writeFiles(repo, { "tsconfig.json": '{"compilerOptions":{"paths":{"@shared/*":["./shared/*"]}},"exclude":["packages"]}\n', "shared/sum.ts": "export const sum = (a: number, b: number): number => a + b;\n" });

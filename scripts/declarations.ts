@@ -42,11 +42,20 @@ export function generateDeclarations(): DeclarationFiles {
       throw new Error(`Cannot make docket's declaration files: tsc -p ${work} said:\n${tsc.stdout.toString()}${tsc.stderr.toString()}`);
     }
     files["valibot/index.d.ts"] = readFileSync(VALIBOT_DTS, "utf8");
+    // Text imports (docs/authoring.md): a `.txt` file, or one imported `with { type: "text" }`, is a
+    // string. Ambient, so in a file of its own, which every file importing "docket" reaches.
+    files["docket/text-imports.d.ts"] = TEXT_IMPORTS;
+    files["docket/public.d.ts"] = `/// <reference path="./text-imports.d.ts" />\n${files["docket/public.d.ts"]}`;
     return files;
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
 }
+
+/** The files a capability imports as text, typed as the string the runtime gives (its default export). */
+const TEXT_IMPORTS = `// Text a capability imports: a .txt file by its name, the others \`with { type: "text" }\`.
+${["txt", "md", "markdown", "html", "htm", "css", "sql", "csv", "tsv", "xml", "svg", "graphql", "gql", "sh", "tmpl", "hbs", "mustache", "liquid", "njk", "ini", "env", "log", "diff", "patch"].map((ext) => `declare module "*.${ext}" {\n  const text: string;\n  export default text;\n}`).join("\n")}
+`;
 
 /** A short digest of the files, so that a checkout can tell types of another build from its own. */
 export function declarationsDigest(files: DeclarationFiles): string {

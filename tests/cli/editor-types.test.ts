@@ -120,6 +120,33 @@ describe("docket init and editor types", () => {
     expect(checked.code).toBe(0);
   });
 
+  test("tsc passes a capability importing text, a .txt by its name and a .md with { type: \"text\" }, as a string (tester, session 33)", async () => {
+    const checkout = await initialized();
+    writeFileSync(join(checkout, "capabilities", "prompt.txt"), "Say hello.\n");
+    writeFileSync(join(checkout, "capabilities", "tmpl.md"), "# Title\n");
+    writeFileSync(
+      join(checkout, "capabilities", "team.prompt.ts"),
+      `import { capability } from "docket";
+import * as v from "valibot";
+import prompt from "./prompt.txt";
+import tmpl from "./tmpl.md" with { type: "text" };
+
+export default capability({
+  id: "team.prompt",
+  title: "Prompt",
+  description: "Returns its texts.",
+  effect: "read",
+  input: v.object({}),
+  output: v.object({ length: v.number() }),
+  handler: () => ({ length: prompt.length + tmpl.trim().length }),
+});
+`,
+    );
+    expect(typeCheck(checkout)).toEqual({ code: 0, output: "" });
+    const ran = await docket(binary, ["run", "team.prompt"], { cwd: checkout });
+    expect(ran.stdout).toContain('"length": 18');
+  });
+
   test("tsc fails on a file that reads a field its input schema lacks, naming the file and line", async () => {
     const checkout = await initialized();
     writeFileSync(join(checkout, "capabilities", "team.count.ts"), BAD_FIELD);

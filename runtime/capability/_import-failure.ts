@@ -92,6 +92,11 @@ function describe(error: unknown, absPath: string, text?: string): ImportFailure
     // As of a handler (docs/security.md): a CapabilityError's text is written to be read (docket's
     // own refusals while loading are ones too); anything else thrown is shown by its class.
     if (CapabilityError.is(error) || isInDocketWords(error)) return { reason: `it threw while loading: ${error.message}${where}`, ...at };
+    // A package that loads its compiled addon as it is imported (bcrypt, better-sqlite3): what to
+    // use instead, as a handler's call of one says it (docs/editor-types.md) — no fault of the file's code.
+    if (/\bERR_DLOPEN_FAILED$/.test(thrownClass(error))) {
+      return { reason: `it loaded a native addon (a compiled .node module of an npm package) while loading${where}, which docket's runtime could not load (ERR_DLOPEN_FAILED): docket runs capabilities on Bun, which loads many but not all Node addons; use a package without native code (bun:sqlite for better-sqlite3, bcryptjs for bcrypt), or run that tool as a command with ctx.exec. The server's log names the module`, detail: said, ...at, outside: true };
+    }
     return { reason: `it threw while loading: ${thrownClass(error)}${where}${UNSAID}`, detail: said, ...at };
   }
   return { reason: `it threw while loading: ${thrownClass(error)}${UNSAID}`, detail: `it threw while loading: ${notAnErrorText(error)}`, line: null, column: null };

@@ -18,6 +18,15 @@ describe("describeImportFailure", () => {
     expect(describeImportFailure(error, FILE)).toMatchObject({ reason: `it threw while loading: Error (in ../lib/helper.ts line 7)${UNSAID}`, detail: "it threw while loading: boom (in ../lib/helper.ts line 7)" });
   });
 
+  test("a package whose compiled addon the runtime cannot load as it is imported says so and what to use instead (tester, session 33)", () => {
+    const error = Object.assign(thrown("dlopen failed: /repo/node_modules/bcrypt/build/Release/bcrypt_lib.node: invalid ELF header", "    at /repo/node_modules/bcrypt/bcrypt.js:6:15\n    at /repo/capabilities/team.cap.ts:3:1"), { code: "ERR_DLOPEN_FAILED" });
+    const failure = describeImportFailure(error, FILE);
+    expect(failure.reason).toContain("it loaded a native addon (a compiled .node module of an npm package) while loading");
+    expect(failure.reason).toContain("use a package without native code (bun:sqlite for better-sqlite3, bcryptjs for bcrypt), or run that tool as a command with ctx.exec");
+    expect(failure.reason).not.toContain("invalid ELF header");
+    expect(failure.detail).toContain("invalid ELF header");
+  });
+
   test("docket's own code inside the binary is never named as the user's module (it said '(in ../../$bunfs/root/chunk-….js line 276)')", () => {
     const error = Object.assign(new CapabilityError("not_runnable", "docket no longer holds the text"), { stack: "CapabilityError: docket no longer holds the text\n    at pinned (/$bunfs/root/chunk-xvjrzphc.js:276:13)\n    at node_modules/x/index.js:1:1" });
     // docket's own refusal while loading is in its own words: shown whole.

@@ -23,7 +23,7 @@ export interface MemoryWatchdogOptions {
    * Called for a watched task that went over; the caller terminates its worker, or returns false
    * to keep watching it (it asked the worker to give memory back first, and looks again next time).
    */
-  onExceeded: (key: number, usedMb: number) => boolean | void;
+  onExceeded: (key: number, usedMb: number, processWide: boolean) => boolean | void;
   /** How often to sample while a handler runs; default 100 ms. */
   intervalMs?: number;
   /** The process's resident bytes; default `process.memoryUsage.rss()`. */
@@ -129,14 +129,14 @@ export class MemoryWatchdog {
     // faults past the limit without holding anything, and the process grows all the same.
     const handlersGrewMb = grownMb - this.mainGrownMb();
     const over = handlersGrewMb > limitMb ? estimates.filter((e) => e.mb > limitMb) : [];
-    // Page faults can under-count (huge pages, a larger page size): when the process holds more
-    // than every running handler's allowance together, the one that faulted most is stopped anyway.
-    if (!this.options.ownFaultsOnly && over.length === 0 && handlersGrewMb > limitMb * (this.watched.size + 1) && estimates.length > 0) {
-      over.push(estimates.reduce((a, b) => (b.mb > a.mb ? b : a)));
-    }
+    // Page faults can under-count (huge pages, a larger page size), and miss memory a handler's
+    // own threads hold (a Worker it started): when the process holds more than every running
+    // handler's allowance together, the one that faulted most is stopped anyway.
+    const processWide = !this.options.ownFaultsOnly && over.length === 0 && handlersGrewMb > limitMb * (this.watched.size + 1) && estimates.length > 0;
+    if (processWide) over.push(estimates.reduce((a, b) => (b.mb > a.mb ? b : a)));
     let stopped = false;
     for (const { key, mb } of over) {
-      if (this.options.onExceeded(key, Math.round(Math.max(mb, limitMb))) === false) continue;
+      if (this.options.onExceeded(key, Math.round(processWide ? handlersGrewMb : Math.max(mb, limitMb)), processWide) === false) continue;
       this.unwatch(key);
       stopped = true;
     }

@@ -103,6 +103,12 @@ interface Job {
   settled: boolean;
   /** When its worker was last asked to collect garbage because the process outgrew the limit (performance.now). */
   collectAskedAt?: number;
+  /**
+   * Its worker collected once already for the process outgrowing every allowance: the next time
+   * it does, the memory is held outside that worker's heap (a Worker the handler started, native
+   * memory), which no collection there gives back, and the handler is stopped.
+   */
+  collectedForProcess?: boolean;
   /** How many workers stopped before reading it (see onExit), or failed importing its file after other tasks ran there (see retryElsewhere). */
   lostUnread?: number;
   /** Taken back from a worker that may hold a previous handler's leftover: it goes to a fresh worker where one is free (dispatch). */
@@ -146,10 +152,11 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   const watchdog = new MemoryWatchdog({
     limitMb: memoryLimitMb,
     intervalMs: memorySampleMs,
-    onExceeded(id, usedMb) {
+    onExceeded(id, usedMb, processWide) {
       const job = jobs.get(id);
       const slot = job?.slot;
       if (!job || !slot || job.settled) return;
+      if (processWide && job.collectedForProcess && job.collectAskedAt === undefined) return stopForMemory(slot, job, usedMb, true);
       // Page faults count memory freed and allocated again, and garbage is resident until its
       // worker collects: its worker is asked to collect first, and answers what its heap still
       // holds (answeredCollect). One that has not answered two looks later never yields (a
@@ -157,15 +164,16 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       const now = performance.now();
       if (job.collectAskedAt === undefined) {
         job.collectAskedAt = now;
+        if (processWide) job.collectedForProcess = true;
         slot.worker.postMessage(toWire<ToWorker>({ type: "collect" }));
         return false;
       }
       if (now - job.collectAskedAt <= 2 * memorySampleMs) return false;
-      stopForMemory(slot, job, usedMb);
+      stopForMemory(slot, job, usedMb, processWide);
     },
   });
 
-  function stopForMemory(slot: Slot, job: Job, usedMb: number): void {
+  function stopForMemory(slot: Slot, job: Job, usedMb: number, processWide = false): void {
     memoryStops++;
     const unbegun = takeBackUnbegun(slot.claim, job.id);
     if (unbegun === "handed") {
@@ -182,10 +190,13 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       stopBy(slot, job, { kind: "load_failed", cause: "memory_exceeded", message: `its top level grew past the memory limit of ${memoryLimitMb} MiB (about ${usedMb} MiB)`, limit_mb: memoryLimitMb, used_mb: usedMb });
       return;
     }
-    report(`${laneWorker(slot.lane)} running ${job.task.capability} grew past the memory limit of ${memoryLimitMb} MiB (about ${usedMb} MiB); terminating and replacing it.`);
+    const outside = processWide ? ", held outside its worker's heap (a Worker it started, or native memory)" : "";
+    report(`${laneWorker(slot.lane)} running ${job.task.capability} grew past the memory limit of ${memoryLimitMb} MiB (about ${usedMb} MiB${outside}); terminating and replacing it.`);
     stopBy(slot, job, {
       kind: "memory_exceeded",
-      message: `${job.task.capability} used more memory than its worker's limit of ${memoryLimitMb} MiB.`,
+      message: processWide
+        ? `${job.task.capability} used more memory than its worker's limit of ${memoryLimitMb} MiB: the process grew by about ${usedMb} MiB while it ran${outside}.`
+        : `${job.task.capability} used more memory than its worker's limit of ${memoryLimitMb} MiB.`,
       limit_mb: memoryLimitMb,
       used_mb: usedMb,
     });

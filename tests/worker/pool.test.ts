@@ -349,6 +349,13 @@ describe("createWorkerPool", () => {
     expect(p.stats()).toMatchObject({ memory_stops: 0 });
   });
 
+  test("a handler whose own Worker holds the memory is stopped once the process outgrows every running handler's allowance, though its worker's heap holds little (tester, session 33)", async () => {
+    const p = makePool({ memoryLimitMb: 100, memorySampleMs: 50 });
+    const outcome = await p.run(task("nests", "fixture.nests", { mb: 640, wait_ms: 8000 }), { lane: "execution" }).outcome;
+    expect(outcome).toMatchObject({ ok: false, error: { kind: "memory_exceeded" } });
+    expect((outcome as { error: { message: string } }).error.message).toContain("held outside its worker's heap (a Worker it started, or native memory)");
+  }, 20_000);
+
   test("a handler that replaced process.memoryUsage to say it holds nothing is stopped at its limit all the same", async () => {
     const p = makePool({ memoryLimitMb: 100, memorySampleMs: 50 });
     expect(await p.run(task("forges", "fixture.forges", { mb: 800 }), { lane: "execution" }).outcome).toMatchObject({ ok: false, error: { kind: "memory_exceeded" } });

@@ -10,6 +10,7 @@ import { dirname, join, resolve } from "node:path";
 import { BUILTIN_DIR, BUILTINS } from "./capability/builtins.ts";
 import { createMemoryStore } from "./store/memory-store.ts";
 import { ensureDocketDir, isProcessAlive, ownPidNamespace } from "./server/lease.ts";
+import { childLedger, endLeftChildren } from "./worker/child-ledger.ts";
 import { createWorkerPool, DEFAULT_WORKER_URL } from "./worker/pool.ts";
 import { realOrSelf, type CapabilitySources } from "./capability/capability-sources.ts";
 import { createLoadProbe } from "./worker/load-probe.ts";
@@ -78,7 +79,11 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
   const importFile = options.importFile ?? ((path: string) => import(path));
   const { limits } = options;
   let engine: Engine | null = null;
+  // ctx.exec children a killed docket of this checkout left running are ended first (child-ledger.ts).
+  const leftChildren = endLeftChildren(root, limits.grace_ms);
+  if (leftChildren.length > 0) options.log?.(`docket ended ${leftChildren.length} process group(s) of ctx.exec children (${leftChildren.join(", ")}) that a docket process of this checkout, killed since, left running.`);
   const pool = createWorkerPool({
+    childLedger: childLedger(root),
     executionWorkers: limits.max_concurrent,
     directWorkers: options.directWorkers ?? limits.direct_workers,
     hostFacts: () => engine!.hostFacts(),

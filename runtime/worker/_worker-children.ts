@@ -2,6 +2,7 @@ import type { Worker } from "node:worker_threads";
 import { toWire, type ToWorker } from "./_messages.ts";
 import { childGroups, endProcessGroups, signalGroup } from "./process-groups.ts";
 import { SpawnError, spawnHere, type SpawnRequest } from "./spawn-child.ts";
+import { NO_LEDGER, type ChildLedger } from "./child-ledger.ts";
 
 /** The children of one worker's `ctx.exec` calls, started and reaped by the main thread. */
 export interface WorkerChildren {
@@ -16,7 +17,7 @@ export interface WorkerChildren {
  * the thread that starts a child is the one that reaps it: started here, a child of a worker that
  * was terminated or crashed is still ended and reaped, never left running or as a zombie.
  */
-export function workerChildren(worker: Worker): WorkerChildren {
+export function workerChildren(worker: Worker, ledger: ChildLedger = NO_LEDGER): WorkerChildren {
   const groups = new Set<number>();
   let ended = false;
   const post = (message: ToWorker) => {
@@ -38,10 +39,12 @@ export function workerChildren(worker: Worker): WorkerChildren {
           }
           groups.add(child.pid);
           childGroups.add(child.pid);
+          ledger.started(child.pid);
           post({ type: "spawned", ref, pid: child.pid });
           void child.exited.then((exit) => {
             groups.delete(child.pid);
             childGroups.delete(child.pid);
+            ledger.ended(child.pid);
             post({ type: "child_exit", ref, code: exit.code, signal: exit.signal });
           });
         })
@@ -52,7 +55,11 @@ export function workerChildren(worker: Worker): WorkerChildren {
     },
     end(graceMs) {
       ended = true;
-      return groups.size === 0 ? Promise.resolve() : endProcessGroups(groups, graceMs);
+      if (groups.size === 0) return Promise.resolve();
+      const ending = [...groups];
+      return endProcessGroups(ending, graceMs).then(() => {
+        for (const pgid of ending) ledger.ended(pgid);
+      });
     },
   };
 }

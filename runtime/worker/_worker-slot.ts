@@ -3,6 +3,7 @@ import type { Worker } from "node:worker_threads";
 import { killThreadDescendants } from "./_thread-children.ts";
 import { fromWorkerWire, type FromWorker, type WorkerBoot } from "./_messages.ts";
 import { workerChildren } from "./_worker-children.ts";
+import type { ChildLedger } from "./child-ledger.ts";
 import { laneWorker, type Lane } from "./task.ts";
 import { createBacklog, turnBoundReceiver } from "./event-backlog.ts";
 import { begunAgo, beginTimeOf, clockStep, newClaim } from "./_task-claim.ts";
@@ -45,6 +46,8 @@ export interface WorkerSlotOptions<J> {
   restartAfterMs: number | null;
   /** TERM → KILL wait for the process groups of `ctx.exec` children a worker leaves behind. */
   childGraceMs: number;
+  /** Where the `ctx.exec` children of this process are recorded (child-ledger.ts). */
+  childLedger?: ChildLedger;
 }
 
 /**
@@ -192,7 +195,7 @@ export class WorkerSlot<J> {
     // worker's late messages and exit must not touch the slot's next task.
     // This worker's `ctx.exec` children, served even after it is replaced: a terminated worker's
     // children are exactly the ones to end.
-    const children = workerChildren(worker);
+    const children = workerChildren(worker, this.options.childLedger);
     worker.on("message", (data: string | FromWorker) => {
       const message = fromWorkerWire(data);
       if (message.type === "events") received(message.json.length);

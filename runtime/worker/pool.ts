@@ -6,6 +6,7 @@ import { WorkerSlot, type WorkerSlotOptions } from "./_worker-slot.ts";
 import { MemoryWatchdog, threadMinorFaults } from "./memory-watchdog.ts";
 import { killThreadDescendants } from "./_thread-children.ts";
 import { IdleWatch } from "./_idle-watch.ts";
+import type { ChildLedger } from "./child-ledger.ts";
 import { endedUnbegun, handTask, isPreparing, isUnreceived, MAX_TASK_ID, takeBackUnbegun, takeBackUnreceived } from "./_task-claim.ts";
 import { laneWorker, type HostFacts, type Lane, type RunTaskOptions, type TaskError, type TaskHandle, type TaskOutcome, type WorkerPool, type WorkerTask } from "./task.ts";
 
@@ -43,6 +44,8 @@ export interface WorkerPoolOptions {
   loadTimeoutMs?: number;
   /** TERM → KILL wait for `ctx.exec` children of a worker that was terminated or lost (default 2000). */
   childGraceMs?: number;
+  /** Where `ctx.exec` children are recorded, so that a docket after this one ends those a kill left (child-ledger.ts); default nowhere. */
+  childLedger?: ChildLedger;
   /**
    * How long a ready worker may leave a task handed to it unbegun before it counts as stuck on
    * work a previous handler left behind (a timer or callback that outlived it): the task is taken
@@ -227,6 +230,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     loadTimeoutMs,
     report,
     childGraceMs: options.childGraceMs ?? 2000,
+    childLedger: options.childLedger,
     onMessage,
     onExit,
     onReplaced(slot) {

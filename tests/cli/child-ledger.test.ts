@@ -1,0 +1,96 @@
+// ctx.exec children outlive no killed docket (docs/containment.md, "No child outlives its
+// execution"): a server or a `docket run` killed with SIGKILL runs no code, so the next docket of
+// the checkout ends the process groups it recorded in .docket/children/ — never those of a docket
+// that still runs.
+import { afterAll, describe, expect, test } from "bun:test";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { docket, fromSource, removeTempDirs, spawnDocket, tempCheckout, watchStream, writeFiles } from "./_harness.ts";
+
+afterAll(() => removeTempDirs());
+
+/** Runs `sleep <seconds>` under a shell through ctx.exec, and records that it started. */
+const KIDS = `import { capability } from "docket";
+import * as v from "valibot";
+export default capability({
+  id: "team.kids", title: "Kids", description: "Runs a long child.", effect: "read",
+  input: v.object({ seconds: v.number() }), output: v.object({}),
+  async handler(input, ctx) {
+    await ctx.exec(["sh", "-c", "sleep " + input.seconds + "; true"]);
+    return {};
+  },
+});
+`;
+const QUICK = `import { capability } from "docket";
+import * as v from "valibot";
+export default capability({ id: "team.quick", title: "Quick", description: "Returns.", effect: "read", input: v.object({}), output: v.object({ ok: v.boolean() }), handler: () => ({ ok: true }) });
+`;
+
+/** The pids of `sleep <seconds>` processes (a distinct number per test: no other test's). */
+function sleepers(seconds: number): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0");
+      if (cmdline[0] === "sleep" && cmdline[1] === String(seconds)) found.push(Number(entry));
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return found;
+}
+
+async function until(what: string, check: () => boolean, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await Bun.sleep(25);
+  }
+}
+
+describe.skipIf(process.platform !== "linux")("ctx.exec children of a killed docket", () => {
+  test("a server killed with SIGKILL leaves its ctx.exec child to the next docket of the checkout, which ends it; one that still runs keeps its own", async () => {
+    const checkout = tempCheckout();
+    writeFiles(checkout, { "capabilities/team.kids.ts": KIDS, "capabilities/team.quick.ts": QUICK });
+    const server = spawnDocket(fromSource, ["serve", "--port", "0"], { cwd: checkout });
+    try {
+      const url = (await watchStream(server.stderr).until(/docket serving .* at (http:\/\/127\.0\.0\.1:\d+)/)).match(/at (http:\/\/127\.0\.0\.1:\d+)/)![1]!;
+      const start = (seconds: number) => fetch(`${url}/api/v1/executions/start`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ capability: "team.kids", input: { seconds } }) });
+      expect((await start(3101)).status).toBe(200);
+      await until("the server's child", () => sleepers(3101).length === 1);
+      // A docket run beside the live server leaves the server's child alone.
+      expect((await docket(fromSource, ["run", "team.quick"], { cwd: checkout })).code).toBe(0);
+      expect(sleepers(3101)).toHaveLength(1);
+      server.kill("SIGKILL");
+      await server.exited;
+      expect(sleepers(3101)).toHaveLength(1);
+      // The next docket of the checkout ends it, and says so.
+      const next = await docket(fromSource, ["run", "team.quick"], { cwd: checkout });
+      expect(next.code).toBe(0);
+      expect(next.stderr).toMatch(/docket ended 1 process group\(s\) of ctx\.exec children \(\d+\) that a docket process of this checkout, killed since, left running\./);
+      await until("the child ended", () => sleepers(3101).length === 0);
+      expect(readdirSync(join(checkout, ".docket", "children"))).toEqual([]);
+    } finally {
+      server.kill("SIGKILL");
+      for (const pid of sleepers(3101)) process.kill(pid, "SIGKILL");
+    }
+  }, 30_000);
+
+  test("a docket run killed with SIGKILL leaves its ctx.exec child to the next docket run, which ends it", async () => {
+    const checkout = tempCheckout();
+    writeFiles(checkout, { "capabilities/team.kids.ts": KIDS, "capabilities/team.quick.ts": QUICK });
+    const run = spawnDocket(fromSource, ["run", "team.kids", "--input", '{"seconds":3102}'], { cwd: checkout });
+    try {
+      await until("the run's child", () => sleepers(3102).length === 1);
+      run.kill("SIGKILL");
+      await run.exited;
+      expect(sleepers(3102)).toHaveLength(1);
+      expect((await docket(fromSource, ["run", "team.quick"], { cwd: checkout })).code).toBe(0);
+      await until("the child ended", () => sleepers(3102).length === 0);
+    } finally {
+      run.kill("SIGKILL");
+      for (const pid of sleepers(3102)) process.kill(pid, "SIGKILL");
+    }
+  }, 30_000);
+});

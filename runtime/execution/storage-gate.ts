@@ -23,7 +23,7 @@ const NEAR_FLOOR = 2;
 const DISK_LOW_RETRY_S = 10;
 /** What `Retry-After` says while the store cannot write: the writer retries every second. */
 const FAULT_RETRY_S = 5;
-const FAULT_SUGGESTION = "Free disk space under the checkout's .docket/ folder (or fix the disk); admissions resume by themselves once a write succeeds. health.report says what the store reports.";
+const FAULT_SUGGESTION = "Free disk space under the checkout's .docket/ folder (or fix the disk); admissions resume by themselves once a write succeeds. health.report says what the store reports: a store file removed under the server (.docket/ deleted) needs a restart of docket serve.";
 /** What `Retry-After` says over the budget: space comes back by a person's release, not by waiting. */
 const BUDGET_RETRY_S = 60;
 

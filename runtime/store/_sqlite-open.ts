@@ -3,6 +3,7 @@ import { closeSync, constants, fchmodSync, fstatSync, lstatSync, openSync } from
 import type { Limits } from "../execution/limits.ts";
 import { FULL_DISK_REMEDY, prepareSchema, StoreFileError } from "./_sqlite-schema.ts";
 import { prepareTables, type StoreTables } from "./_sqlite-tables.ts";
+import { storeFileIdentity } from "./_sqlite-file-identity.ts";
 import { createWriteBehind, type WriteBehind, type WriteBehindOptions } from "./_sqlite-writer.ts";
 import { createLogSync } from "./_sqlite-log-sync.ts";
 import { createLogBound } from "./_sqlite-log-bound.ts";
@@ -80,6 +81,7 @@ export function openStoreFile(options: OpenFileOptions): OpenFile {
       onWritten: options.onWritten,
       onFailed: options.onFailed,
       committedSnapshot: options.committedSnapshot,
+      fileGone: storeFileIdentity(path),
     });
     return { db, tables, writer };
   } catch (error) {

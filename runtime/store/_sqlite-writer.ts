@@ -79,6 +79,8 @@ export interface WriteBehindOptions {
   cadence?: WriteCadence;
   /** Called after a write that committed everything pending, nothing refused (see _sqlite-starting.ts). */
   onWritten?: () => void;
+  /** Why the file is no longer the one opened (_sqlite-file-identity.ts), or null: asked before every write, which then fails for the moment. */
+  fileGone?: () => string | null;
   /** Called after every write that failed for the moment, its fault set (the first one is also told to onError). */
   onFailed?: () => void;
   /**
@@ -499,6 +501,8 @@ export function createWriteBehind(options: WriteBehindOptions): WriteBehind {
     for (const entry of dirty) if (!entry.stored.exists) creations++;
     let whole = true;
     try {
+      const gone = options.fileGone?.();
+      if (gone) throw Object.assign(new Error(gone), { code: "SQLITE_CANTOPEN_UNLINKED" });
       try {
         if (failing) drain(out);
         writeAll(forgets);

@@ -64,6 +64,30 @@ function sequences(events: ExecutionEvent[]): number[] {
 /** docs/durability.md: acknowledge after durable, writer faults, unwritable values, private files. */
 export function durabilityCases(): void {
   describe("sqlite store durability", () => {
+    test("sqlite store whose file is removed under it (git clean -fdX) commits nothing more and says why in storageFault: no answer waits on a file no restart reads (tester, session 33)", async () => {
+      const path = tempDb();
+      const store = createSqliteStore({ path, limits: limitsWith({}), clock: new TestClock().now, onPersistError: () => undefined });
+      try {
+        store.create(newExecution(1));
+        await store.durable();
+        expect(store.storageFault()).toBeNull();
+        for (const suffix of ["", "-wal", "-shm"]) rmSync(`${path}${suffix}`, { force: true });
+        store.create(newExecution(2));
+        const acknowledged = store.durable();
+        expect(await settledSoon(acknowledged)).toBe(false);
+        expect(store.storageFault()).toMatchObject({ reason: expect.stringContaining("was removed while this server ran (a git clean -fdX, or .docket/ deleted?)") });
+        // Readers see what was committed before, nothing after.
+        expect(store.get(idOf(2))).toBeNull();
+        acknowledged.catch(() => undefined);
+      } finally {
+        try {
+          store.close();
+        } catch {
+          // Its last write fails as every write since: nothing more is written, nothing lost that was acknowledged.
+        }
+      }
+    });
+
     test("sqlite store on a full disk keeps everything accepted in memory, shows readers only what is committed, says so in storageFault, and writes it all once space returns", async () => {
       const disk = smallDisk("8m");
       if (disk === null) {

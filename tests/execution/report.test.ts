@@ -566,7 +566,11 @@ describe("report ledger after a restart", () => {
     expect(earlier.store.get(id)).toMatchObject({ state: "cancelled", last_sequence: run.store.get(id)!.last_sequence });
   });
 
-  test("an engine adopts reported runs its durable store holds unfinished: a report resumes one, silence ends another unavailable", async () => {
+  /**
+   * What an earlier server of the checkout left in its file: `runs` reported to it (each still
+   * running), copied into a store that a new engine — the next server — opens with `options`.
+   */
+  async function restartedWith(runs: Array<Awaited<ReturnType<typeof finishedRun>>>, silenceMs: number, options: { processAlive?: (pid: number) => boolean; pidNamespace?: string; pid_namespace?: string } = {}) {
     const { createEngine } = await import("../../runtime/execution/engine.ts");
     const { createMemoryStore } = await import("../../runtime/store/memory-store.ts");
     const { resolveLimits } = await import("../../runtime/execution/limits.ts");
@@ -574,16 +578,12 @@ describe("report ledger after a restart", () => {
     const { catalog } = await import("../_support/registered.ts");
     const { FakePool } = await import("./_support/fake-pool.ts");
     const { TEST_CAPABILITIES } = await import("./_support/harness.ts");
-
-    // What an earlier server left in its file: two reported runs, both still running.
-    const heard = await finishedRun({ end: "hold" });
-    const silent = await finishedRun({ end: "hold" });
-    const limits = resolveLimits({ overrides: { report_silence_ms: 1000 } });
+    const limits = resolveLimits({ overrides: { report_silence_ms: silenceMs } });
     const clock = new ManualClock();
     const store = createMemoryStore({ limits, clock: () => clock.now() });
     const earlier = harness();
-    for (const run of [heard, silent]) {
-      await send(earlier, reportOf(run.run, run.id, run.events));
+    for (const run of runs) {
+      await send(earlier, reportOf(run.run, run.id, run.events, options.pid_namespace ? { pid_namespace: options.pid_namespace } : {}));
       for (const event of earlier.store.events(run.id, 0, 1000)!.events) {
         if (event.type === "execution.created") {
           const s = earlier.store.get(run.id)!;
@@ -591,8 +591,14 @@ describe("report ledger after a restart", () => {
         } else store.append(run.id, [{ type: event.type, data: event.data } as never]);
       }
     }
+    const server = createEngine({ registry: catalog(Object.values(TEST_CAPABILITIES)), store, pool: new FakePool(), limits, root: "/checkout", storeKind: "sqlite", clock, log: () => {}, processAlive: options.processAlive, pidNamespace: options.pidNamespace });
+    return { server, store, clock };
+  }
 
-    const server = createEngine({ registry: catalog(Object.values(TEST_CAPABILITIES)), store, pool: new FakePool(), limits, root: "/checkout", storeKind: "sqlite", clock, log: () => {} });
+  test("an engine adopts reported runs its durable store holds unfinished: a report resumes one, silence ends another unavailable", async () => {
+    const heard = await finishedRun({ end: "hold" });
+    const silent = await finishedRun({ end: "hold" });
+    const { server, store, clock } = await restartedWith([heard, silent], 1000);
     clock.advance(600);
     heard.task.succeed({ n: 3 });
     await flush();
@@ -601,32 +607,14 @@ describe("report ledger after a restart", () => {
     clock.advance(400);
     expect(store.get(silent.id)).toMatchObject({ state: "failed", failure: { error_code: "unavailable", outcome_certainty: "not_applied", context: { pid: PID } } });
     expect(store.get(heard.id)).toMatchObject({ state: "succeeded" });
+    await server.close();
   });
 
   test("a run adopted after a restart whose process is not among this server's ends within seconds, saying so; one still alive keeps the whole limit (tester, session 33)", async () => {
-    const { createEngine } = await import("../../runtime/execution/engine.ts");
-    const { createMemoryStore } = await import("../../runtime/store/memory-store.ts");
-    const { resolveLimits } = await import("../../runtime/execution/limits.ts");
-    const { ManualClock } = await import("../_support/manual-clock.ts");
-    const { catalog } = await import("../_support/registered.ts");
-    const { FakePool } = await import("./_support/fake-pool.ts");
-    const { TEST_CAPABILITIES } = await import("./_support/harness.ts");
-
     const HERE = "pid:[4026531836]";
     const gone = await finishedRun({ capability: "demo.write", input: {}, end: "hold" });
-    const limits = resolveLimits({ overrides: { report_silence_ms: 30_000 } });
-    const clock = new ManualClock();
-    const store = createMemoryStore({ limits, clock: () => clock.now() });
-    const earlier = harness();
-    await send(earlier, reportOf(gone.run, gone.id, gone.events, { pid_namespace: HERE }));
-    for (const event of earlier.store.events(gone.id, 0, 1000)!.events) {
-      if (event.type === "execution.created") {
-        const s = earlier.store.get(gone.id)!;
-        store.create({ id: s.id, capability: s.capability, input: s.input, actor: s.actor, repository: s.repository, run_id: s.run_id, session_key: s.session_key, request_id: s.request_id, trace_id: s.trace_id, cancellable: s.cancellable, effect: s.effect });
-      } else store.append(gone.id, [{ type: event.type, data: event.data } as never]);
-    }
     let alive = true;
-    const server = createEngine({ registry: catalog(Object.values(TEST_CAPABILITIES)), store, pool: new FakePool(), limits, root: "/checkout", storeKind: "sqlite", clock, log: () => {}, processAlive: (pid) => pid === PID && alive, pidNamespace: HERE });
+    const { server, store, clock } = await restartedWith([gone], 30_000, { processAlive: (pid) => pid === PID && alive, pidNamespace: HERE, pid_namespace: HERE });
     // Alive among this server's processes: looked at every second, and left the whole limit.
     clock.advance(5000);
     expect(store.get(gone.id)!.state).toBe("running");

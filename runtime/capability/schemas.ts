@@ -21,7 +21,7 @@ export function sessionKeySchema() {
     v.string(),
     v.minLength(1),
     v.maxLength(256),
-    v.regex(/^[^\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]*$/, "must hold no control characters (escapes, line breaks, tabs) or bidirectional overrides"),
+    v.regex(/^[^\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]*$/, "must hold no control characters (escapes, line breaks, tabs) or bidirectional overrides"),
     v.description("Executions sharing it run one at a time, in order of admission."),
   );
 }

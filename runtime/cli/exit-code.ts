@@ -1,3 +1,4 @@
+import { plainText } from "../execution/text-sanitize.ts";
 import type { FailureDescriptor } from "../execution/failure.ts";
 import type { ExecutionState } from "../execution/state-machine.ts";
 import type { TerminalStyle } from "./_terminal.ts";
@@ -40,9 +41,12 @@ export function exitCodeOf(end: RunEnd): number {
  * that find the details in this process's log. Never a stack trace; the descriptor holds none.
  */
 export function failureText(failure: FailureDescriptor, style: TerminalStyle): string {
-  const headline = failure.error_code === "cancelled" ? style.yellow(`cancelled: ${failure.message}`) : style.red(`error ${failure.error_code}: ${failure.message}`);
+  // A CapabilityError's message and suggestion are the handler's text: printed without escapes
+  // (no colour, no window title), whatever the terminal, as every other text of a handler is.
+  const message = plainText(failure.message);
+  const headline = failure.error_code === "cancelled" ? style.yellow(`cancelled: ${message}`) : style.red(`error ${failure.error_code}: ${message}`);
   const lines = [headline];
-  if (failure.suggestion) lines.push(`  ${failure.suggestion}`);
+  if (failure.suggestion) lines.push(`  ${plainText(failure.suggestion)}`);
   const certainty = failure.outcome_certainty === "unknown" ? "; its effect is unknown: check by hand before running it again" : "";
   lines.push(style.dim(`  correlation id ${failure.correlation_id} · request ${failure.request_id} · stage ${failure.stage} · retry: ${failure.retryability}${certainty}`));
   return `${lines.join("\n")}\n`;

@@ -110,7 +110,8 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
       files: file ? [file] : [],
       only,
       importFile: (path) => import(path),
-      log: (line) => output.stderr(runnerSafe(env, `${line}\n`)),
+      // The plane's log holds what handlers threw (stacks): no escape of theirs reaches the terminal.
+      log: (line) => output.stderr(runnerSafe(env, `${plainText(line)}\n`)),
       // A run makes no direct call: no direct-lane worker to spawn (one fewer start-up cost).
       directWorkers: 0,
       // Each file the run loads (its own, or for a built-in every file of the checkout) is tried in

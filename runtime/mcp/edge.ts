@@ -19,7 +19,7 @@ const CLIENT_NAME_LIMIT = 128;
  * the trace id from a W3C `traceparent` in `_meta` when given, else a fresh one.
  */
 export function mcpEdge(clientName: string | undefined, request: McpRequestFacts): EdgeInfo {
-  const client = clientName === undefined ? undefined : plainText(clientName).replace(/[\t\n]+/g, " ").trim().slice(0, CLIENT_NAME_LIMIT);
+  const client = clientName === undefined ? undefined : plainText(clientName).replace(/[\t\n\u2028\u2029]+/g, " ").trim().slice(0, CLIENT_NAME_LIMIT);
   const traceparent = request._meta?.traceparent;
   return {
     actor: client ? { kind: "mcp", client } : { kind: "mcp" },

@@ -443,6 +443,30 @@ export function defineRunCases(runner: () => DocketRunner): void {
     expect(unknown.stderr).toContain("broken.one.ts");
   }, 30_000);
 
+  test("docket run prints no escape a handler's failure holds (its message, suggestion, the stack on stderr), a window title included (tester, session 33)", async () => {
+    const repo = tempCheckout();
+    writeFiles(repo, {
+      "capabilities/team.escapes.ts": `import { capability, CapabilityError } from "docket";
+import * as v from "valibot";
+export default capability({
+  id: "team.escapes", title: "Escapes", description: "Fails with escapes.", effect: "read",
+  input: v.object({ plain: v.boolean() }), output: v.object({}),
+  handler(input) {
+    if (input.plain) throw new Error("plainerr \\u001b[31mred\\u001b]0;TITLE\\u0007");
+    throw new CapabilityError("boom", "cap \\u001b[31mred\\u001b]0;TITLE\\u0007", { suggestion: "sugg \\u001b[32mgreen" });
+  },
+});
+`,
+    });
+    for (const plain of [true, false]) {
+      const result = await docket(runner(), ["run", "team.escapes", "--input", JSON.stringify({ plain })], { cwd: join(repo), env: { NO_COLOR: "1" } });
+      expect(result.code).toBe(1);
+      expect(result.stderr).not.toContain("\u001b");
+      expect(result.stderr).not.toContain("\u0007");
+      expect(result.stderr).toContain(plain ? "plainerr red" : "error boom: cap red");
+    }
+  }, 30_000);
+
   test("docket run capabilities.verify --capabilities DIR checks DIR too, as the CI step for that folder (tester, session 33)", async () => {
     const repo = tempCheckout();
     writeFiles(repo, { "capabilities/demo.echo.ts": ECHO, "checks/broken.syntax.ts": "export default {\n", "checks/demo.greet.ts": GREET });

@@ -133,7 +133,7 @@ describe("plane tools", () => {
   });
 
   test("the client's name is the actor's without escape sequences, controls or bidirectional overrides, on one line (tester, session 33)", async () => {
-    const hostile = await connectInProcess(plane, "<img src=x>\u001b]0;MCPTITLE\u0007\u202eevil\nagent\u0000");
+    const hostile = await connectInProcess(plane, "<img src=x>\u001b]0;MCPTITLE\u0007\u202eevil\u2028agent\u0000");
     try {
       const id = structured(await hostile.callTool({ name: "docket_execution_start", arguments: { capability: "executions.demonstrate", input: { steps: 1, delay_ms: 0 } } })).execution.id;
       expect(plane.store.current(id)!.actor).toEqual({ kind: "mcp", client: "<img src=x>evil agent" });

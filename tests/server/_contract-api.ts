@@ -118,7 +118,7 @@ export function apiContract(name: string, start: StartFn): void {
 
     test("a session_key holding an escape sequence, a line break or a bidirectional override is 400 naming it; nothing is started (tester, session 33)", async () => {
       const before = ((await (await http.get("/api/v1/executions?limit=200")).json()) as any).items.length;
-      for (const key of ["k\u001b]0;PWNED\u0007", "two\nlines", "a\u202eRTL", "bell\u0007", "c1\u009b2J"]) {
+      for (const key of ["k\u001b]0;PWNED\u0007", "two\nlines", "a\u202eRTL", "bell\u0007", "c1\u009b2J", "deploy\u2028FAKE: state succeeded", "para\u2029x"]) {
         const response = await http.post("/api/v1/executions/start", { capability: "executions.demonstrate", input: { steps: 1, delay_ms: 0 }, session_key: key });
         expect(response.status).toBe(400);
         const { error } = (await response.json()) as any;

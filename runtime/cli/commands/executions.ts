@@ -344,7 +344,7 @@ export default defineCommand({ meta: groupMeta, subCommands: { list, show, event
 const when = (iso: string | null) => (iso ? iso.replace("T", " ").replace(/\.\d+Z$|Z$/, "") : "—");
 // A client's own text (an MCP client's name, a session key), printed as one line of plain text
 // whatever a store written by an older docket holds: no escape, control or bidirectional override.
-const oneLinePlain = (text: string) => plainText(text).replace(/[\t\n]+/g, " ");
+const oneLinePlain = (text: string) => plainText(text).replace(/[\t\n\u2028\u2029]+/g, " ");
 const actorText = (actor: ExecutionSnapshot["actor"]) => (actor.kind === "cli" ? `cli ${actor.pid}` : actor.kind === "mcp" && actor.client ? `mcp ${oneLinePlain(actor.client)}` : actor.kind);
 
 /** id · state · capability · actor · created · duration, aligned, then the counts per state. */

@@ -62,7 +62,8 @@ export default defineCommand({
     const stdout = await claimStdout();
     // Capability text on stderr never acts as a workflow command; stdout is the protocol's (one JSON message a line).
     inertOutput(process.env, [2]);
-    const log = (line: string) => void process.stderr.write(`${line}\n`);
+    // What handlers threw reaches this log: none of their escapes reaches the terminal.
+    const log = (line: string) => void process.stderr.write(`${plainText(line)}\n`);
     // An agent that closed its end of stdout can be answered no more: the session ends as on a signal.
     // An idle session, or one whose calls run long, writes nothing that would find it gone: asked every second.
     const protocolOut = writerOf(process.stdout);

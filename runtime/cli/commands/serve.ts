@@ -1,4 +1,5 @@
 import { defineCommand, type ArgsDef } from "citty";
+import { plainText } from "../../execution/text-sanitize.ts";
 import { prepareCapabilityThread } from "../_capability-thread.ts";
 import { routeConsole } from "../_console-route.ts";
 import { guardExit, SERVER_ENDING } from "../../worker/_own-process.ts";
@@ -65,7 +66,8 @@ export default defineCommand({
     const exitGuard = guardExit(SERVER_ENDING);
     // Capability text (load errors, stacks, what handlers print) never acts as a workflow command.
     inertOutput(process.env, [1, 2]);
-    const log = (line: string) => void process.stderr.write(`${line}\n`);
+    // The log holds what handlers threw (stacks, messages): no escape of theirs reaches the terminal or the log file.
+    const log = (line: string) => void process.stderr.write(`${plainText(line)}\n`);
     // "[::1]", as a URL writes it, is the address ::1 (bracketed again, it made http://[[::1]]:port);
     // anything else with brackets, a slash or a space is no address nor name.
     const host = String(parsed.host).replace(/^\[(.*)\]$/, "$1");

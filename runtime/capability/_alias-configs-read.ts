@@ -1,14 +1,16 @@
 import { statSync } from "node:fs";
-import { join } from "node:path";
-import { nearestManifest, nearestTsconfig } from "./alias-targets.ts";
+import { dirname, join } from "node:path";
 
 /**
  * The alias configs (tsconfig.json "paths", package.json "imports") as this thread first met them:
- * the runtime reads each once per thread, when it first resolves from its folder, and keeps what it
- * read. A config changed since resolves its aliases the old way in a thread that read it before —
- * a version of a capability other than the one loaded — until the process restarts.
+ * the runtime reads them once per thread, when it first resolves from a folder, and keeps what it
+ * read. A config written or created since resolves its aliases the old way in a thread that read
+ * them before — a version of a capability other than the one loaded — until the process restarts.
  */
 const firstSeen = new Map<string, number>();
+
+/** The names of the configs that may hold a folder's aliases. */
+const CONFIGS = ["tsconfig.json", "package.json"];
 
 /** The time a config was last written, or -1 when there is none. */
 function writtenAt(config: string): number {
@@ -19,17 +21,26 @@ function writtenAt(config: string): number {
   }
 }
 
-/** Notes the configs that govern the folder `dir` as they are now, unless this thread met them already: the runtime reads them as it imports from there. */
-export function noteAliasConfigs(dir: string): void {
-  // The folder's own, absent ones too: one created later is a change of what the runtime read there.
-  for (const config of [join(dir, "tsconfig.json"), join(dir, "package.json"), nearestTsconfig(dir), nearestManifest(dir)]) {
-    if (config !== null && !firstSeen.has(config)) firstSeen.set(config, writtenAt(config));
+/** Every config path that may govern the folder `dir`: its own and each folder's above, to the root. */
+function governing(dir: string): string[] {
+  const paths: string[] = [];
+  for (let at = dir; ; at = dirname(at)) {
+    for (const name of CONFIGS) paths.push(join(at, name));
+    if (dirname(at) === at) return paths;
   }
 }
 
-/** Those of `configs` written since this thread first met them (each met now is noted). */
-export function aliasConfigsChanged(configs: string[]): string[] {
-  return configs.filter((config) => {
+/**
+ * Notes the configs that may govern the folder `dir` as they are now (absent ones too: one created
+ * later is a change), unless this thread met them already: the runtime reads them as it imports from there.
+ */
+export function noteAliasConfigs(dir: string): void {
+  for (const config of governing(dir)) if (!firstSeen.has(config)) firstSeen.set(config, writtenAt(config));
+}
+
+/** The configs governing `dir` written, created or removed since this thread first met them (each met now is noted). */
+function changedSinceSeen(dir: string): string[] {
+  return governing(dir).filter((config) => {
     const now = writtenAt(config);
     const first = firstSeen.get(config);
     if (first === undefined) firstSeen.set(config, now);
@@ -41,15 +52,19 @@ export function aliasConfigsChanged(configs: string[]): string[] {
 const resolvedBefore = new Map<string, string>();
 
 /**
- * The configs that make `specifier` (from `fromDir`, found at `resolved` by this thread's runtime,
- * or null when it does not find it though they map it to a file) resolve otherwise in this thread's
- * runtime than they read now: none when it resolved the same before, or when its configs are as
- * this thread first met them; else those written since.
+ * The configs that make `specifier` (from `fromDir`) resolve otherwise in this thread's runtime
+ * than they read now (`resolvedNow`: the file they lead to, or null when none): none when it
+ * resolves as it did before, or when the configs are as this thread first met them, or when it
+ * never resolved and still does not (a package, a missing file); else those changed since.
  */
-export function staleAliasConfigs(specifier: string, fromDir: string, resolved: string | null, configs: string[]): string[] {
+export function staleAliasConfigs(specifier: string, fromDir: string, resolvedNow: string | null): string[] {
   const key = `${fromDir}\0${specifier}`;
-  if (resolved !== null && resolvedBefore.get(key) === resolved) return [];
-  const changed = aliasConfigsChanged(configs);
-  if (changed.length === 0 && resolved !== null) resolvedBefore.set(key, resolved);
-  return changed;
+  const before = resolvedBefore.get(key);
+  if (resolvedNow !== null && before === resolvedNow) return [];
+  const changed = changedSinceSeen(fromDir);
+  if (changed.length === 0) {
+    if (resolvedNow !== null) resolvedBefore.set(key, resolvedNow);
+    return [];
+  }
+  return resolvedNow === null && before === undefined ? [] : changed;
 }

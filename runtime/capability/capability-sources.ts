@@ -298,13 +298,18 @@ function aliasedLocal(specifier: string, fromDir: string, scanner: ImportScanner
  * (docs/authoring.md: a change of where an alias points takes effect after a restart).
  */
 function refuseMappingNewerThanProcess(specifier: string, fromDir: string, found: string | null): void {
-  const { configs, targets } = aliasTargets(specifier, fromDir);
+  const { targets } = aliasTargets(specifier, fromDir);
   const resolved = found ?? targets.map(existingModule).find((path) => path !== null) ?? null;
-  if (resolved === null) return;
-  const changed = staleAliasConfigs(specifier, fromDir, found === null ? null : resolved, configs);
+  const changed = staleAliasConfigs(specifier, fromDir, resolved);
   if (changed.length === 0) return;
-  const named = changed.map((config) => basename(config)).join(" and ");
-  throw new CapabilityError("invalid_input", `cannot resolve import ${JSON.stringify(specifier)}: ${named} maps it to ${JSON.stringify(resolved)}, but ${changed.length > 1 ? "they were" : "it was"} changed after this process first read ${changed.length > 1 ? "them" : "it"}, and the runtime keeps the mapping it read first. ${RESTART_TO_LOAD} to use it.`);
+  const named = changed.map((config) => relativeToFolder(fromDir, config)).join(" and ");
+  const now = resolved === null ? "it no longer maps it to a file" : `it maps it to ${JSON.stringify(resolved)} now`;
+  throw new CapabilityError("invalid_input", `cannot resolve import ${JSON.stringify(specifier)}: ${named} ${changed.length > 1 ? "were" : "was"} created, changed or removed after this process first read ${changed.length > 1 ? "them" : "it"} (${now}), and the runtime keeps the mapping it read first. ${RESTART_TO_LOAD} to use it.`);
+}
+
+/** A config's path as seen from the folder of the module importing through it: `tsconfig.json`, `../package.json`. */
+function relativeToFolder(fromDir: string, config: string): string {
+  return relative(fromDir, config) || basename(config);
 }
 
 /**

@@ -83,6 +83,9 @@ beforeAll(async () => {
   mkdirSync(join(root, ".git"));
   mkdirSync(join(root, "capabilities"));
   writeFileSync(join(root, "capabilities", "team.greet.ts"), greetFile("Greet v1", "v1", join(root, "release-v1")));
+  // The checkout's "#aliased/*" imports, there from the start: a config created while serving is
+  // read by no thread that read the folder before, and is a load error that says to restart.
+  writeFileSync(join(root, "package.json"), JSON.stringify({ name: "reload-checkout", type: "module", imports: { "#aliased/*": "./aliased/*" } }));
   server = await startServer({
     cwd: root,
     port: 0,
@@ -419,7 +422,7 @@ describe("docket serve live reload", () => {
     writeFileSync(file, `import { capability } from "docket";\nimport * as v from "valibot";\nimport { L } from "~y/l";\nexport default capability({ id: "team.tilde", title: L, description: "Titled through an alias added while serving.", effect: "read", input: v.object({}), output: v.object({}), handler: () => ({}) });\n`);
     const reason = async () => (await list()).load_errors.find((e) => e.file === file)?.reason ?? "";
     await until("the alias's load error", async () => (await reason()) !== "");
-    expect(await reason()).toContain('cannot resolve import "~y/l": tsconfig.json maps it to');
+    expect(await reason()).toContain('cannot resolve import "~y/l": tsconfig.json was created, changed or removed after this process first read it (it maps it to');
     expect(await reason()).toContain("Restart `docket serve`");
     expect((await list()).capabilities.some((c) => c.id === "team.tilde")).toBe(false);
     rmSync(file);
@@ -428,12 +431,29 @@ describe("docket serve live reload", () => {
     await until("team.tilde gone", async () => (await reason()) === "");
   });
 
+  test("live reload: a package.json created while serving with an alias a new file imports is a load error saying to restart: it was listed as loaded and failed every call as changed on disk (tester, session 33)", async () => {
+    const sub = join(root, "capabilities", "_o");
+    mkdirSync(sub, { recursive: true });
+    writeFileSync(join(sub, "o.ts"), 'export const O = "O";\n');
+    // The capabilities/ folder's own package.json, created now: its "imports" are newer than every thread's reading.
+    const manifest = join(root, "capabilities", "package.json");
+    writeFileSync(manifest, JSON.stringify({ name: "caps", type: "module", imports: { "#o/*": "./_o/*" } }));
+    const file = join(root, "capabilities", "team.imp.ts");
+    writeFileSync(file, `import { capability } from "docket";\nimport * as v from "valibot";\nimport { O } from "#o/o.ts";\nexport default capability({ id: "team.imp", title: O, description: "Through an alias of a new package.json.", effect: "read", input: v.object({}), output: v.object({}), handler: () => ({}) });\n`);
+    const reason = async () => (await list()).load_errors.find((e) => e.file === file)?.reason ?? "";
+    await until("the alias's load error", async () => (await reason()) !== "");
+    expect(await reason()).toContain('cannot resolve import "#o/o.ts": package.json was created, changed or removed after this process first read it');
+    expect(await reason()).toContain("Restart `docket serve`");
+    rmSync(file);
+    rmSync(manifest);
+    rmSync(sub, { recursive: true, force: true });
+    await until("team.imp gone", async () => (await reason()) === "");
+  });
+
   test("live reload: a helper created behind an alias after the runtime listed its folder is found (package.json imports)", async () => {
     const lib = join(root, "aliased");
     mkdirSync(lib, { recursive: true });
     writeFileSync(join(lib, "first.ts"), 'export const FIRST = "First";\n');
-    const manifest = join(root, "package.json");
-    writeFileSync(manifest, JSON.stringify({ name: "reload-checkout", type: "module", imports: { "#aliased/*": "./aliased/*" } }));
     const file = join(root, "capabilities", "team.aliased.ts");
     const capability = (name: string, constant: string) =>
       `import { capability } from "docket";\nimport * as v from "valibot";\nimport { ${constant} } from "#aliased/${name}.ts";\nexport default capability({ id: "team.aliased", title: ${constant}, description: "Titled by an aliased helper.", effect: "read", input: v.object({}), output: v.object({}), handler: () => ({}) });\n`;
@@ -444,8 +464,9 @@ describe("docket serve live reload", () => {
     writeFileSync(join(lib, "second.ts"), 'export const SECOND = "Second";\n');
     writeFileSync(file, capability("second", "SECOND"));
     await until("the new aliased helper served", async () => (await title()) === "Second");
+    // Served where it runs too, not only listed: every thread resolves it alike.
+    expect((await (await api("team/aliased", { method: "POST", body: "{}" })).json())).toEqual({});
     rmSync(file);
-    rmSync(manifest);
     rmSync(lib, { recursive: true, force: true });
     await until("team.aliased gone", async () => (await title()) === undefined);
   });

@@ -23,7 +23,7 @@ import { guardOwnProcess, refusedCall } from "./_own-process.ts";
 import { packagePaths } from "./_linked-packages.ts";
 import { trackTopLevelWork, type PendingWork } from "./_top-level-deferrals.ts";
 import { sanitizeLine } from "../execution/text-sanitize.ts";
-import { maskedBeforeSafe } from "../execution/secret-mask.ts";
+import { createSecretMask, maskedBeforeSafe } from "../execution/secret-mask.ts";
 import { captureConsole, type ConsoleTarget } from "./_console-capture.ts";
 import { outputOver } from "./_output-size.ts";
 import { jsonText, plainJsonProblem, type PlainJsonProblem } from "../execution/plain-json.ts";
@@ -85,8 +85,11 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
   const post = (message: FromWorker) => port.postMessage(toWire(message));
   // The masks of the tasks this worker ran last: code whose task the runtime lost track of (a
   // MessagePort or BroadcastChannel listener carries no async context) is masked with all of them.
-  const recentMasks: Array<(text: string) => string> = [];
-  const maskRecent = (text: string) => recentMasks.reduce((masked, mask) => mask(masked), text);
+  // Their secrets, kept to make one mask of them all (longest first, so that one task's secret
+  // holding another's is masked whole, not in part): made when needed, and kept until the next task.
+  const recentSecrets: string[][] = [];
+  let recentMask: ((text: string) => string) | null = null;
+  const maskRecent = (text: string) => (recentMask ??= createSecretMask(recentSecrets.flat()).text)(text);
   // What handler code prints is its execution's log, or the process's output (masked) when no
   // running execution owns the code printing: never another task's log.
   captureConsole(
@@ -176,8 +179,9 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
     const run: Running = { id, capability: task.capability, context, done: false, logged: task.execution !== null, outputBytes: task.output_bytes };
     current = run;
     if ((task.secrets?.length ?? 0) > 0) {
-      recentMasks.push(context.mask);
-      if (recentMasks.length > RECENT_MASKS) recentMasks.shift();
+      recentSecrets.push(task.secrets!);
+      if (recentSecrets.length > RECENT_MASKS) recentSecrets.shift();
+      recentMask = null;
     }
     let outcome: TaskOutcome;
     let returned = false;
@@ -270,7 +274,8 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
       return;
     }
     const running = current !== null && !current.done ? current : null;
-    const mask = running === null ? maskRecent : (text: string) => maskRecent(running.context.mask(text));
+    // The running task's secrets are among the recent ones (when it has any): one mask, longest first.
+    const mask = maskRecent;
     if (running !== null && endUnbegun(claim, running.id)) {
       // Left uncaught while its file was imported (a rejection its top level did not await, or a
       // previous handler's leftover's): the handler never ran (the pool judges whose it was).

@@ -602,6 +602,19 @@ describe("createWorkerPool", () => {
     expect(JSON.stringify({ outcomes, logged })).not.toContain(token);
   });
 
+  test("a leftover rejection holding a secret that holds another task's shorter one is masked whole, not in part (tester, session 33)", async () => {
+    const { outcomes, problems: logged } = await inPlainBun([
+      task("leaves-rejection", "fixture.leaves-rejection", { reject_ms: -1, wait_ms: -1, token: "TAILPART" }, { secrets: ["TAILPART"] }),
+      task("leaves-rejection", "fixture.leaves-rejection", { reject_ms: 0, wait_ms: -1, token: "HEADPARTTAILPART" }, { secrets: ["HEADPARTTAILPART"] }),
+      task("leaves-rejection", "fixture.leaves-rejection", { reject_ms: -1, wait_ms: 300, token: "none" }),
+    ]);
+    // Logged, or in the failure of the task it fails: wherever Bun tells of it, masked whole.
+    const told = JSON.stringify({ outcomes, logged });
+    expect(told).toContain("late rejection holding [redacted]");
+    expect(told).not.toContain("HEADPART");
+    expect(told).not.toContain("TAILPART");
+  });
+
   test("what an execution's handler prints is its log (console, by level, a line an event) and its streams (process.stdout/stderr), masked, a token written in two pieces too; printed by a direct call or after its task it is the process's output, masked, and never another task's log", async () => {
     const token = "tok-2718-secret";
     const output: Array<[string, string]> = [];

@@ -41,7 +41,9 @@ export function streamsDroppedText(dropped: number): string {
 // steps, diagnostics, a failure's message) loses them before it is stored; what else a handler
 // gives (an output, a failure's context, an artifact's name) keeps them, and loses them where the
 // cockpit shows it (docs/cockpit.md). format.js does the same for what the scripts show.
-const BIDI_CONTROLS = /[\u202a-\u202e\u2066-\u2069]/g;
+// In JSON text, where JSON.stringify writes them raw: DEL and the C1 controls (U+009B opens an
+// escape sequence of its own on a terminal) and the bidi controls, each then written as its escape.
+const RAW_IN_JSON = /[\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
 // What else no text shows: C0 controls but \t and \n, DEL, C1 controls, and the bidi controls.
 const HIDDEN = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
 
@@ -60,7 +62,7 @@ export function shownText(text: string): string {
  * escape is the same value, so the text is still the exact JSON and reads in the order it is written.
  */
 export function formatJson(value: unknown, indent = 2): string {
-  const text = (JSON.stringify(value === undefined ? null : value, null, indent) ?? "null").replace(BIDI_CONTROLS, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
+  const text = (JSON.stringify(value === undefined ? null : value, null, indent) ?? "null").replace(RAW_IN_JSON, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
   if (text.length <= MAX_SHOWN_JSON) return text;
   // A page is no place for megabytes: the API serves the whole value.
   return `${text.slice(0, MAX_SHOWN_JSON)}\n… ${(text.length - MAX_SHOWN_JSON).toLocaleString("en-US")} more characters not shown; read the whole value from the API (the links on this page).`;

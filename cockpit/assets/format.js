@@ -4,7 +4,8 @@
   "use strict";
   var docket = (window.docket = window.docket || {});
   /** The bidirectional embeddings, overrides and isolates: never shown (cockpit/format.ts says why). */
-  var BIDI_CONTROLS = /[\u202a-\u202e\u2066-\u2069]/g;
+  // In JSON text, where JSON.stringify writes them raw: DEL, the C1 controls and the bidi controls (format.ts).
+  var RAW_IN_JSON = /[\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
   /** Escape sequences: CSI (a colour among them), and OSC and the other strings, with their terminator. */
   var CSI = /(?:\u001b\[|\u009b)[\u0030-\u003f]*[\u0020-\u002f]*[\u0040-\u007e]/g;
   var STRINGS = /(?:\u001b[\]PX^_]|[\u0090\u0098\u009d\u009e\u009f])[^\u0007\u001b\u009c]*(?:\u0007|\u001b\\|\u009c)/g;
@@ -75,8 +76,8 @@
     },
     /** A value as indented JSON; nothing reads as null; a bidirectional control as its escape (still the exact JSON). */
     json: function (value) {
-      return JSON.stringify(value === undefined ? null : value, null, 2).replace(BIDI_CONTROLS, function (c) {
-        return "\\u" + c.charCodeAt(0).toString(16);
+      return JSON.stringify(value === undefined ? null : value, null, 2).replace(RAW_IN_JSON, function (c) {
+        return "\\u" + ("000" + c.charCodeAt(0).toString(16)).slice(-4);
       });
     },
     /** A string a handler gave, as shown text: without escape sequences, controls or bidirectional controls. */

@@ -21,7 +21,7 @@ const SNEAKY = `import { capability, CapabilityError } from "docket";
 import * as v from "valibot";
 export default capability({
   id: "team.sneaky", title: "Sneaky", description: "Hides bidi controls in everything it gives.", effect: "read",
-  input: v.object({ fail: v.boolean(), direct: v.optional(v.boolean()), label: v.optional(v.string(), "a${RLO}RTL") }),
+  input: v.object({ fail: v.boolean(), direct: v.optional(v.boolean()), label: v.optional(v.string(), "a${RLO}RTL\u009b32m") }),
   output: v.any(),
   async handler(input, ctx) {
     ctx.progress.step("s${RLO}tep", "Title ${RLO}gnp.exe");
@@ -87,8 +87,10 @@ describe("the cockpit shows no bidi control a handler gave", () => {
 
   test("the capability page: a default shown in a field's help is JSON with its bidi control as an escape (tester, session 33)", async () => {
     const { html } = await server.page("/cockpit/capabilities/team.sneaky");
-    expect(html).toContain("Default: &quot;a\\u202eRTL&quot;.");
+    // A C1 control (U+009B opens a terminal escape of its own) is written as its escape too.
+    expect(html).toContain("Default: &quot;a\\u202eRTL\\u009b32m&quot;.");
     expect(shown(html)).not.toMatch(BIDI);
+    expect(html).not.toContain("\u009b");
   });
 
   test("a direct call's result on the capability page: output and failure", async () => {

@@ -99,10 +99,16 @@ export function explainUnresolvedPackage(specifier: string, importer: string, ru
   const alias = aliasTargets(specifier, dirname(importer));
   const found = alias.targets.map(existingModule).find((path) => path !== null);
   if (found) {
-    // The file is there and the mapping names it: the runtime read the config before the mapping
-    // (it reads tsconfig.json and package.json "imports" once per process).
     const configs = alias.configs.map((config) => basename(config)).join(" and ");
-    return `cannot resolve import ${JSON.stringify(specifier)}: ${configs} maps it to ${JSON.stringify(found)}, which exists, but the mapping is newer than this process, which read ${configs} when it first needed it and keeps what it read. ${RESTART_TO_LOAD} to use it.`;
+    // The file is there and the mapping names it: the runtime read the config before the mapping
+    // (it reads tsconfig.json and package.json "imports" once per process)…
+    if (changedSince(processStart(), alias.configs)) {
+      return `cannot resolve import ${JSON.stringify(specifier)}: ${configs} maps it to ${JSON.stringify(found)}, which exists, but the mapping is newer than this process, which read ${configs} when it first needed it and keeps what it read. ${RESTART_TO_LOAD} to use it.`;
+    }
+    // …or, older than this process, the runtime does not read it where TypeScript does (a
+    // `paths` inherited through an "extends" list): a restart would not help.
+    const own = nearestTsconfig(dirname(importer));
+    return `cannot resolve import ${JSON.stringify(specifier)}: ${configs} maps it to ${JSON.stringify(found)}, which exists, but the runtime does not resolve it from there (it reads the "paths" of the nearest tsconfig.json and of one config it extends by a single name, not an "extends" list). Add the alias to the compilerOptions.paths of ${own === null ? "the tsconfig.json nearest this file" : relative(findCheckoutRoot(dirname(importer)), own) || own} itself.`;
   }
   if (alias.targets.length > 0) {
     return `cannot resolve import ${JSON.stringify(specifier)}: ${alias.configs.map((config) => basename(config)).join(" and ")} ${alias.configs.length > 1 ? "map" : "maps"} it to ${alias.targets.map((target) => JSON.stringify(target)).join(" or ")}, and no such file exists. Create it, or correct the import or the alias.`;

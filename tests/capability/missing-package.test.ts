@@ -38,6 +38,24 @@ describe("explainUnresolvedPackage", () => {
     expect(loadErrorSuggestion({ file, line: 1, column: 1, reason: explainUnresolvedPackage("@lib/q.ts", importer, RUNTIME)! })).toContain("loads it again once it is saved");
   });
 
+  test("an alias of a config older than this process that the runtime still does not resolve (an extends list) says where to add it, not to restart (tester, session 33)", () => {
+    const repo = join(root, "listed");
+    mkdirSync(join(repo, "config"), { recursive: true });
+    mkdirSync(join(repo, "libs"), { recursive: true });
+    mkdirSync(join(repo, ".git"));
+    writeFileSync(join(repo, "libs", "util.ts"), "export const u = 1;\n");
+    writeFileSync(join(repo, "config", "paths.json"), JSON.stringify({ compilerOptions: { baseUrl: "..", paths: { "@acme/util": ["libs/util.ts"] } } }));
+    const tsconfig = join(repo, "tsconfig.json");
+    writeFileSync(tsconfig, JSON.stringify({ extends: ["./config/paths.json"] }));
+    // Written long before this process started.
+    const past = new Date(Date.now() - 3_600_000);
+    for (const file of [tsconfig, join(repo, "config", "paths.json")]) utimesSync(file, past, past);
+    const reason = explainUnresolvedPackage("@acme/util", join(repo, "t.nx.ts"), RUNTIME)!;
+    expect(reason).toContain("but the runtime does not resolve it from there");
+    expect(reason).toContain("Add the alias to the compilerOptions.paths of tsconfig.json itself.");
+    expect(reason).not.toContain("Restart");
+  });
+
   test("an alias of a tsconfig.json above the file's own one says which entry to add to its own, never to install it", () => {
     const repo = join(root, "rooted");
     mkdirSync(join(repo, "capabilities"), { recursive: true });

@@ -41,6 +41,15 @@ function sleepers(seconds: number): number[] {
   return found;
 }
 
+/** The child groups recorded in the checkout's ledger: one is written a moment after its child started. */
+function recorded(checkout: string): string[] {
+  try {
+    return readdirSync(join(checkout, ".docket", "children"));
+  } catch {
+    return [];
+  }
+}
+
 async function until(what: string, check: () => boolean, ms = 10_000): Promise<void> {
   const end = Date.now() + ms;
   while (!check()) {
@@ -58,7 +67,7 @@ describe.skipIf(process.platform !== "linux")("ctx.exec children of a killed doc
       const url = (await watchStream(server.stderr).until(/docket serving .* at (http:\/\/127\.0\.0\.1:\d+)/)).match(/at (http:\/\/127\.0\.0\.1:\d+)/)![1]!;
       const start = (seconds: number) => fetch(`${url}/api/v1/executions/start`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ capability: "team.kids", input: { seconds } }) });
       expect((await start(3101)).status).toBe(200);
-      await until("the server's child", () => sleepers(3101).length === 1);
+      await until("the server's child, recorded", () => sleepers(3101).length === 1 && recorded(checkout).length === 1);
       // A docket run beside the live server leaves the server's child alone.
       expect((await docket(fromSource, ["run", "team.quick"], { cwd: checkout })).code).toBe(0);
       expect(sleepers(3101)).toHaveLength(1);
@@ -70,7 +79,7 @@ describe.skipIf(process.platform !== "linux")("ctx.exec children of a killed doc
       expect(next.code).toBe(0);
       expect(next.stderr).toMatch(/docket ended 1 process group\(s\) of ctx\.exec children \(\d+\) that a docket process of this checkout, killed since, left running\./);
       await until("the child ended", () => sleepers(3101).length === 0);
-      expect(readdirSync(join(checkout, ".docket", "children"))).toEqual([]);
+      expect(recorded(checkout)).toEqual([]);
     } finally {
       server.kill("SIGKILL");
       for (const pid of sleepers(3101)) process.kill(pid, "SIGKILL");
@@ -82,7 +91,7 @@ describe.skipIf(process.platform !== "linux")("ctx.exec children of a killed doc
     writeFiles(checkout, { "capabilities/team.kids.ts": KIDS, "capabilities/team.quick.ts": QUICK });
     const run = spawnDocket(fromSource, ["run", "team.kids", "--input", '{"seconds":3102}'], { cwd: checkout });
     try {
-      await until("the run's child", () => sleepers(3102).length === 1);
+      await until("the run's child, recorded", () => sleepers(3102).length === 1 && recorded(checkout).length === 1);
       run.kill("SIGKILL");
       await run.exited;
       expect(sleepers(3102)).toHaveLength(1);

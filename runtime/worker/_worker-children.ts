@@ -30,16 +30,22 @@ export function workerChildren(worker: Worker, ledger: ChildLedger = NO_LEDGER):
   };
   return {
     spawn(ref, request) {
-      spawnHere(request, (stream, chunk) => post({ type: "child_output", ref, stream, chunk }))
+      // Recorded as soon as the process exists: a docket killed a moment later leaves it recorded.
+      let recorded: number | null = null;
+      const record = (pid: number) => {
+        recorded = pid;
+        ledger.started(pid);
+      };
+      spawnHere(request, (stream, chunk) => post({ type: "child_output", ref, stream, chunk }), record)
         .then((child) => {
           if (ended) {
             // The worker went away while the child was starting.
             signalGroup(child.pid, "SIGKILL");
+            ledger.ended(child.pid);
             return;
           }
           groups.add(child.pid);
           childGroups.add(child.pid);
-          ledger.started(child.pid);
           post({ type: "spawned", ref, pid: child.pid });
           void child.exited.then((exit) => {
             groups.delete(child.pid);
@@ -49,6 +55,7 @@ export function workerChildren(worker: Worker, ledger: ChildLedger = NO_LEDGER):
           });
         })
         .catch((error: unknown) => {
+          if (recorded !== null) ledger.ended(recorded);
           const e = error instanceof SpawnError ? error : new SpawnError(null, String((error as Error)?.message ?? error));
           post({ type: "spawn_failed", ref, code: e.code, message: e.message });
         });

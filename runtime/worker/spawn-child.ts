@@ -35,15 +35,19 @@ export class SpawnError extends Error {
 /** Where output goes as it comes: raw bytes of stdout or stderr. */
 export type OnOutput = (stream: "stdout" | "stderr", chunk: Uint8Array) => void;
 
-/** Starts a child: in this thread, or (from a worker) in the main thread. Rejects with SpawnError. */
-export type Spawner = (request: SpawnRequest, onOutput: OnOutput) => Promise<SpawnedChild>;
+/**
+ * Starts a child: in this thread, or (from a worker) in the main thread. Rejects with SpawnError.
+ * `onPid`, when given, hears the child's pid as soon as the process exists, before it is known to
+ * have started (the ledger of child-ledger.ts records it then, leaving no moment unrecorded).
+ */
+export type Spawner = (request: SpawnRequest, onOutput: OnOutput, onPid?: (pid: number) => void) => Promise<SpawnedChild>;
 
 /**
  * Starts a child in this thread as the leader of a process group of its own (setsid), no shell.
  * The thread that starts a child is the one that reaps it: a worker's children are started by the
  * main thread (spawnThroughMain), so that one terminated never leaves a zombie behind.
  */
-export const spawnHere: Spawner = (request, onOutput) =>
+export const spawnHere: Spawner = (request, onOutput, onPid) =>
   new Promise((resolve, reject) => {
     let child;
     try {
@@ -58,6 +62,7 @@ export const spawnHere: Spawner = (request, onOutput) =>
       reject(new SpawnError((error as NodeJS.ErrnoException).code ?? null, (error as Error).message));
       return;
     }
+    if (child.pid !== undefined) onPid?.(child.pid);
     // Every listener is attached before anything is awaited: a fast child may exit at once.
     child.stdout!.on("data", (chunk: Buffer) => onOutput("stdout", chunk));
     child.stderr!.on("data", (chunk: Buffer) => onOutput("stderr", chunk));

@@ -66,11 +66,6 @@ export function nearestTsconfig(dir: string): string | null {
   return nearest(dir, "tsconfig.json");
 }
 
-/** The package.json nearest `dir` (its "imports" are `#` aliases), or null. */
-export function nearestManifest(dir: string): string | null {
-  return nearest(dir, "package.json");
-}
-
 /**
  * Every `paths` alias a tsconfig.json has, as TypeScript reads it: its own `paths`, or else those
  * of the config it `extends` (a file; an Nx or Turborepo root's `tsconfig.base.json`), the nearest

@@ -273,18 +273,17 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
       post({ type: "problem", message: `${laneWorker(boot.lane)} caught an error thrown by work ${of.capability} left running after its task ended (no task fails for it): ${thrownDetail(error, of.context.mask)}` });
       return;
     }
-    const running = current !== null && !current.done ? current : null;
     // The running task's secrets are among the recent ones (when it has any): one mask, longest first.
-    const mask = maskRecent;
+    const running = current !== null && !current.done ? current : null;
     if (running !== null && endUnbegun(claim, running.id)) {
       // Left uncaught while its file was imported (a rejection its top level did not await, or a
       // previous handler's leftover's): the handler never ran (the pool judges whose it was).
       const uncaught = "loading the file left an error uncaught:";
-      finish(running, { ok: false, error: { kind: "load_failed", cause: "threw", uncaught: true, message: `${uncaught} ${thrownClass(error)}${UNSAID}`, detail: `${uncaught} ${thrownDetail(error, mask).split("\n")[0]}` } });
+      finish(running, { ok: false, error: { kind: "load_failed", cause: "threw", uncaught: true, message: `${uncaught} ${thrownClass(error)}${UNSAID}`, detail: `${uncaught} ${thrownDetail(error, maskRecent).split("\n")[0]}` } });
     } else if (running !== null) {
-      finish(running, { ok: false, error: internal(error, "it failed outside its own call (an uncaught error or unhandled rejection)", mask) });
+      finish(running, { ok: false, error: internal(error, "it failed outside its own call (an uncaught error or unhandled rejection)", maskRecent) });
     } else {
-      post({ type: "problem", message: `${laneWorker(boot.lane)} caught an error outside any task: ${thrownDetail(error, mask)}` });
+      post({ type: "problem", message: `${laneWorker(boot.lane)} caught an error outside any task: ${thrownDetail(error, maskRecent)}` });
     }
   };
   process.on("uncaughtException", uncaught);

@@ -30,12 +30,18 @@ function governing(dir: string): string[] {
   }
 }
 
+/** The folders (as named) whose configs this thread noted: each is walked once, not at every read of a capability there. */
+const notedFolders = new Set<string>();
+
 /**
- * Notes the configs that may govern the folder `dir` as they are now (absent ones too: one created
- * later is a change), unless this thread met them already: the runtime reads them as it imports from there.
+ * Notes the configs that may govern the folder `dir` (named; `real()` gives the folder it really
+ * is, asked only the first time) as they are now (absent ones too: one created later is a change),
+ * unless this thread met them already: the runtime reads them as it imports from there.
  */
-export function noteAliasConfigs(dir: string): void {
-  for (const config of governing(dir)) if (!firstSeen.has(config)) firstSeen.set(config, writtenAt(config));
+export function noteAliasConfigs(dir: string, real: () => string = () => dir): void {
+  if (notedFolders.has(dir)) return;
+  notedFolders.add(dir);
+  for (const config of governing(real())) if (!firstSeen.has(config)) firstSeen.set(config, writtenAt(config));
 }
 
 /** The configs governing `dir` written, created or removed since this thread first met them (each met now is noted). */

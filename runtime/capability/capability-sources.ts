@@ -112,7 +112,7 @@ const PINNABLE = /\.(ts|tsx|mts|cts|js|jsx|mjs|cjs)$/;
  */
 export async function readCapabilitySources(file: string, text: string, scanner: ImportScanner | null, looksCommonJs: (text: string) => boolean): Promise<CapabilitySources> {
   // The runtime reads the alias configs of the file's folder as it imports the file, if not before.
-  noteAliasConfigs(dirname(realOrSelf(file)));
+  noteAliasConfigs(dirname(file), () => dirname(realOrSelf(file)));
   const root: SourceModule = { path: file, text, imports: [], key: "", served: text };
   const modules = new Map<string, SourceModule>([[file, root]]);
   // What the runtime parses as an ES module is one, whatever words a quick look finds in it.

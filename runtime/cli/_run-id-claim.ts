@@ -1,7 +1,6 @@
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { holdCheckoutShared, holdRunClaims } from "../server/checkout-lock.ts";
-import { ensureDocketDir, isProcessAlive, ownPidNamespace } from "../server/lease.ts";
+import { ensureDocketDir, isProcessAlive, ownPidNamespace, processStarted } from "../server/lease.ts";
 import { countRunMarks, createRunMark, readRunMark, type RunMark } from "../store/run-marks.ts";
 import type { RunIdentity } from "../store/store.ts";
 import { storedRunIdentity } from "../store/stored-run-identity.ts";
@@ -72,13 +71,3 @@ export function markedRunAlive(mark: RunMark): boolean | "unknown" {
   return mark.pid_started === null || processStarted(mark.pid) === mark.pid_started;
 }
 
-/** A process's start time in clock ticks since boot (Linux: field 22 of /proc/<pid>/stat), or null where it cannot be read. */
-function processStarted(pid: number): string | null {
-  try {
-    // After the command name, which may hold spaces and parentheses: field 3 is the first after ") ".
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(") ") + 2).split(" ")[19] ?? null;
-  } catch {
-    return null;
-  }
-}

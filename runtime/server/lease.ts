@@ -124,6 +124,22 @@ export function pidVisible(lease: Lease): boolean {
   return lease.pid_namespace === ownPidNamespace();
 }
 
+/**
+ * A process's start time as the kernel counts it (/proc/<pid>/stat, field 22), or null: gone, no
+ * /proc, or exited and not yet reaped by its parent (a zombie: a server killed under a shell that
+ * has not waited for it yet runs nothing).
+ */
+export function processStarted(pid: number): string | null {
+  try {
+    // After the command name, which may hold spaces and parentheses: field 3 (the state) is the first after ") ".
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(") ") + 2).split(" ");
+    return fields[0] === "Z" ? null : (fields[19] ?? null);
+  } catch {
+    return null;
+  }
+}
+
 /** True when a process with this pid exists (EPERM: it exists but belongs to someone else). */
 export function isProcessAlive(pid: number): boolean {
   try {

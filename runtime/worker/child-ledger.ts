@@ -1,7 +1,7 @@
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { endProcessGroups, signalGroup } from "./process-groups.ts";
-import { ensureDocketDir } from "../server/lease.ts";
+import { ensureDocketDir, processStarted } from "../server/lease.ts";
 
 /**
  * The process groups of `ctx.exec` children this process runs, one small file each under
@@ -101,22 +101,6 @@ function readRecord(path: string): ChildRecord | null {
     const value = JSON.parse(readFileSync(path, "utf8")) as Partial<ChildRecord>;
     const ok = Number.isSafeInteger(value.pgid) && Number.isSafeInteger(value.owner_pid) && typeof value.started === "string" && typeof value.owner_started === "string";
     return ok ? (value as ChildRecord) : null;
-  } catch {
-    return null;
-  }
-}
-
-/**
- * A process's start time as the kernel counts it (/proc/<pid>/stat, field 22), or null: gone, no
- * /proc, or exited and not yet reaped by its parent (a zombie: a server killed under a shell that
- * has not waited for it yet runs nothing).
- */
-export function processStarted(pid: number): string | null {
-  try {
-    // After the command name, which may hold spaces and parentheses: field 3 (the state) is the first after ") ".
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(") ") + 2).split(" ");
-    return fields[0] === "Z" ? null : (fields[19] ?? null);
   } catch {
     return null;
   }

@@ -102,6 +102,14 @@ export function plainText(text: string): string {
 }
 
 /**
+ * A client's own short text (a session key, an MCP client's name) as one line of plain text: no
+ * escape, control or bidi override, and its tabs and line breaks (U+2028 and U+2029 too) as spaces.
+ */
+export function oneLinePlain(text: string): string {
+  return plainText(text).replace(/[\t\n\u2028\u2029]+/g, " ");
+}
+
+/**
  * One log line made safe to print: ANSI escapes other than colour (SGR), control characters and
  * bidirectional overrides removed, `\t` kept,
  * trailing line breaks dropped (`log("done\n")` is one line) and inner ones shown as

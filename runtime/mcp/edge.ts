@@ -1,7 +1,7 @@
 import type { RequestId } from "@modelcontextprotocol/sdk/types.js";
 import type { EdgeInfo } from "../execution/plane.ts";
 import { newTraceId, requestIdFrom, traceIdFrom } from "../server/edge-ids.ts";
-import { plainText } from "../execution/text-sanitize.ts";
+import { oneLinePlain } from "../execution/text-sanitize.ts";
 
 /** What an MCP request tells the edge about itself. */
 export interface McpRequestFacts {
@@ -19,7 +19,7 @@ const CLIENT_NAME_LIMIT = 128;
  * the trace id from a W3C `traceparent` in `_meta` when given, else a fresh one.
  */
 export function mcpEdge(clientName: string | undefined, request: McpRequestFacts): EdgeInfo {
-  const client = clientName === undefined ? undefined : plainText(clientName).replace(/[\t\n\u2028\u2029]+/g, " ").trim().slice(0, CLIENT_NAME_LIMIT);
+  const client = clientName === undefined ? undefined : oneLinePlain(clientName).trim().slice(0, CLIENT_NAME_LIMIT);
   const traceparent = request._meta?.traceparent;
   return {
     actor: client ? { kind: "mcp", client } : { kind: "mcp" },

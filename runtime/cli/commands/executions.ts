@@ -18,7 +18,7 @@ import { findServer, followEvents, isUnleased, readEvents, ServerUnreachableErro
 import type { Lease } from "../../server/lease.ts";
 import { READER_LOOK_MS, readerGone } from "../../adapter/reader-gone.ts";
 import { jsonText } from "../_json-text.ts";
-import { plainText } from "../../execution/text-sanitize.ts";
+import { oneLinePlain } from "../../execution/text-sanitize.ts";
 import { withoutColour } from "../../execution/text-colour.ts";
 
 const format = { type: "enum" as const, options: ["text", "json"], default: "text", description: "text: for a person; json: JSON (events: one event per line)" };
@@ -344,7 +344,6 @@ export default defineCommand({ meta: groupMeta, subCommands: { list, show, event
 const when = (iso: string | null) => (iso ? iso.replace("T", " ").replace(/\.\d+Z$|Z$/, "") : "—");
 // A client's own text (an MCP client's name, a session key), printed as one line of plain text
 // whatever a store written by an older docket holds: no escape, control or bidirectional override.
-const oneLinePlain = (text: string) => plainText(text).replace(/[\t\n\u2028\u2029]+/g, " ");
 const actorText = (actor: ExecutionSnapshot["actor"]) => (actor.kind === "cli" ? `cli ${actor.pid}` : actor.kind === "mcp" && actor.client ? `mcp ${oneLinePlain(actor.client)}` : actor.kind);
 
 /** id · state · capability · actor · created · duration, aligned, then the counts per state. */

@@ -157,6 +157,11 @@ export class MemoryWatchdog {
     return now === null ? 0 : ((now - this.mainFaultsAtBaseline) * PAGE_BYTES) / MIB;
   }
 
+  /** Growth counts from what the process holds now (a worker collected and holds little: what it freed stays resident, reused). */
+  rebase(): void {
+    this.takeBaseline(this.rss());
+  }
+
   /** Stops sampling for good (the pool closed). */
   close(): void {
     this.watched.clear();

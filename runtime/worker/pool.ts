@@ -288,7 +288,12 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
    */
   function answeredCollect(slot: Slot, job: Job, heldMb: number): void {
     job.collectAskedAt = undefined;
-    if (heldMb <= memoryLimitMb) watchdog.restartCount(job.id);
+    if (heldMb <= memoryLimitMb) {
+      watchdog.restartCount(job.id);
+      // Asked for the process's growth: what it held is garbage now, resident but reused. Only
+      // growth past this point — memory held outside its heap, which goes on growing — stops it.
+      if (job.collectedForProcess) watchdog.rebase();
+    }
     else stopForMemory(slot, job, heldMb);
   }
 

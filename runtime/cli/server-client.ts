@@ -46,8 +46,7 @@ export class ServerUnreachableError extends Error {
  */
 export async function findServer(root: string, options: { timeout_ms?: number } = {}): Promise<ServerClient | null> {
   const lease = readLease(root);
-  // A lease copied along with a checkout names the other checkout's server: not ours.
-  if (!lease || lease.root !== root) return null;
+  if (!lease) return null;
   return (await isLeaseLive(lease, options)) ? serverClient(lease) : null;
 }
 
@@ -289,7 +288,7 @@ export function followEvents(server: ServerClient, options: EventsOptions): Prom
  * judged by it: the lock alone says whether its server is there.
  */
 export function unansweringServer(root: string): Lease | null {
-  const leased = (lease: Lease | null) => (lease !== null && lease.root === root && !leaseHolderGone(lease) ? lease : null);
+  const leased = (lease: Lease | null) => (lease !== null && !leaseHolderGone(lease) ? lease : null);
   const lease = leased(readLease(root));
   if (!lockHeld(root, lease !== null)) return null;
   if (lease !== null) return lease;

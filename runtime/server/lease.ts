@@ -84,7 +84,11 @@ function refuseUnlikeFolder(dir: string): void {
   throw new DocketDirError(`${dir} is a file, not a folder: docket keeps its state, token and editor types there. Move the file away and run again; docket makes the folder itself.`);
 }
 
-/** The checkout's lease, or null when there is none or it is not a lease (a torn or foreign file). */
+/**
+ * The checkout's lease, or null when there is none, it is not a lease (a torn or foreign file), or
+ * it names another checkout: a lease copied along with a checkout (`cp -a`) names the original's
+ * server, which serves none of this copy.
+ */
 export function readLease(root: string): Lease | null {
   let value: unknown;
   try {
@@ -96,6 +100,7 @@ export function readLease(root: string): Lease | null {
   }
   const l = value as Partial<Lease> | null;
   if (!l || typeof l.url !== "string" || !Number.isSafeInteger(l.pid) || typeof l.root !== "string" || typeof l.started_at !== "string") return null;
+  if (l.root !== root) return null;
   return { url: l.url, pid: l.pid!, root: l.root, token: typeof l.token === "string" ? l.token : null, started_at: l.started_at, pid_namespace: typeof l.pid_namespace === "string" ? l.pid_namespace : null };
 }
 

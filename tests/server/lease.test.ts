@@ -121,6 +121,30 @@ describe("lease", () => {
     }
   });
 
+  test("a checkout copied with its .docket/ while its server runs can be served: the copied lease names the original's server, not the copy's", async () => {
+    const original = tempCheckout();
+    const copy = tempCheckout();
+    const first = await serve(original);
+    try {
+      mkdirSync(join(copy, ".docket"), { recursive: true });
+      writeFileSync(leasePath(copy), readFileSync(leasePath(original)));
+      expect(readLease(copy)).toBeNull();
+      const lines: string[] = [];
+      const second = await serve(copy, lines);
+      try {
+        expect(readLease(copy)).toMatchObject({ root: copy, url: second.url });
+        expect(readLease(original)).toMatchObject({ root: original, url: first.url });
+        expect(lines.join("\n")).toContain(`docket serving ${copy}`);
+      } finally {
+        await second.stop();
+      }
+    } finally {
+      await first.stop();
+      rmSync(original, { recursive: true, force: true });
+      rmSync(copy, { recursive: true, force: true });
+    }
+  });
+
   test("releaseLease removes only a lease that is still this one", async () => {
     const root = tempCheckout();
     const first = leaseIn(root, { started_at: "first" });

@@ -79,7 +79,7 @@ export default defineCommand({
       // A server restarted meanwhile (on another port, say) is found again through its lease.
       const relocate = async () => {
         const now = readLease(root);
-        return now && now.root === root && (await isLeaseLive(now)) ? { url: new URL("/mcp", now.url), token: now.token } : null;
+        return now && (await isLeaseLive(now)) ? { url: new URL("/mcp", now.url), token: now.token } : null;
       };
       await bridgeStdioToHttp({ url: new URL("/mcp", server.url), token: server.token, stdin: process.stdin, stdout, hangUp, log, relocate });
       await flushed(stdout);
@@ -118,8 +118,7 @@ export default defineCommand({
  */
 async function locateServer(root: string): Promise<{ answering: Lease | null; silent: Lease | null }> {
   const lease = readLease(root);
-  // A lease copied along with a checkout names the other checkout's server: not ours.
-  if (lease && lease.root === root && (await isLeaseLive(lease))) return { answering: lease, silent: null };
+  if (lease && (await isLeaseLive(lease))) return { answering: lease, silent: null };
   const holder = unansweringServer(root);
   if (holder === null) return { answering: null, silent: null };
   // A busy server (parsing a large input, say) answers late, and is still the checkout's server.

@@ -128,6 +128,9 @@ export function editorTsconfig(root: string, aliases: Record<string, string[]> =
       noEmit: true,
       skipLibCheck: true,
       allowImportingTsExtensions: true,
+      // docket compiles each file alone, as Bun does: a type re-exported without `export type`
+      // passes a whole-program check and fails at load ("export 'Row' not found"). tsc refuses it too.
+      isolatedModules: true,
       // Add "node" or "bun" here after `npm install -D @types/node` (or `@types/bun`).
       types,
       // Written by `docket types` (every docket command refreshes them when missing or stale).

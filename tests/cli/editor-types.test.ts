@@ -166,6 +166,42 @@ export default capability({
     expect(checked.output).toContain("capabilities/team.count.ts(11,3): error TS2322: Type '(input: { path: string; }, ctx: CapabilityContext) => { file: number; }' is not assignable");
   });
 
+  test("tsc refuses a type re-exported without `export type`, as docket's loader does; with `export type` both accept it (tester, session 34)", async () => {
+    const checkout = await initialized();
+    writeFiles(checkout, {
+      "capabilities/_types.ts": "export interface Row { name: string }\n",
+      "capabilities/_reexport.ts": 'import { Row } from "./_types.ts";\nexport { Row };\nexport function mk(name: string): Row {\n  return { name };\n}\n',
+      "capabilities/team.rows.ts": `import { capability } from "docket";
+import * as v from "valibot";
+import { mk, type Row } from "./_reexport.ts";
+
+export default capability({
+  id: "team.rows",
+  title: "Rows",
+  description: "Makes a row through a module that re-exports its type.",
+  effect: "read",
+  input: v.object({}),
+  output: v.object({ name: v.string() }),
+  handler(): Row {
+    return mk("a");
+  },
+});
+`,
+    });
+    const refused = await docket(binary, ["run", "team.rows"], { cwd: checkout });
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain("Row");
+    const checked = typeCheck(checkout);
+    expect(checked.code).not.toBe(0);
+    expect(checked.output).toContain("capabilities/_reexport.ts(2,10): error TS1205");
+
+    writeFileSync(join(checkout, "capabilities", "_reexport.ts"), 'import type { Row } from "./_types.ts";\nexport type { Row };\nexport function mk(name: string): Row {\n  return { name };\n}\n');
+    expect(typeCheck(checkout)).toEqual({ code: 0, output: "" });
+    const ran = await docket(binary, ["run", "team.rows"], { cwd: checkout });
+    expect(ran.stderr).toContain("✔ succeeded");
+    expect(ran.code).toBe(0);
+  });
+
   test("docket init in a checkout where .docket is a file says what it could not write, exit 1; other commands only warn", async () => {
     const checkout = tempCheckout();
     writeFileSync(join(checkout, ".docket"), "not a folder\n");

@@ -76,12 +76,16 @@ export function tsconfigAliases(config: string): TsconfigAlias[] {
   const chain = extendsChain(config);
   const holder = chain.find((link) => isRecord(link.options.paths));
   if (holder === undefined) return [];
+  // `${configDir}` (TypeScript 5.5) is the folder of the config being read, whichever config of the chain wrote it.
+  const filled = (path: string) => (path.startsWith(CONFIG_DIR) ? dirname(config) + path.slice(CONFIG_DIR.length) : path);
   const based = chain.find((link) => typeof link.options.baseUrl === "string");
-  const base = based ? resolve(dirname(based.file), based.options.baseUrl as string) : dirname(holder.file);
+  const base = based ? resolve(dirname(based.file), filled(based.options.baseUrl as string)) : dirname(holder.file);
   return Object.entries(holder.options.paths as Record<string, unknown>)
     .filter((entry): entry is [string, unknown[]] => Array.isArray(entry[1]))
-    .map(([pattern, values]) => ({ config, pattern, targets: values.filter((value): value is string => typeof value === "string").map((value) => resolve(base, value)) }));
+    .map(([pattern, values]) => ({ config, pattern, targets: values.filter((value): value is string => typeof value === "string").map((value) => resolve(base, filled(value))) }));
 }
+
+const CONFIG_DIR = "${configDir}";
 
 /** How many configs an `extends` chain is followed through (a cycle ends it too). */
 const MAX_EXTENDS = 16;

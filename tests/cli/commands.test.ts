@@ -385,6 +385,39 @@ export default capability({
     expect(paths["@acme/shared"]).toEqual(["../libs/shared/index.ts"]);
   }, 30_000);
 
+  test("docket init reads ${configDir} in an inherited alias as the folder of the config that extends it (TypeScript 5.5); the capability runs and tsc passes (tester, session 34)", async () => {
+    const repo = tempCheckout();
+    writeFiles(repo, {
+      "configs/base.json": '{"compilerOptions":{"paths":{"@/*":["${configDir}/src/*"]}}}\n',
+      "tsconfig.json": '{"extends":"./configs/base.json","exclude":["capabilities"]}\n',
+      "src/x.ts": "export const q = 41;\n",
+    });
+    expect((await cli(["init"], repo)).code).toBe(0);
+    const paths = JSON.parse(readFileSync(join(repo, "capabilities", "tsconfig.json"), "utf8")).compilerOptions.paths;
+    expect(paths["@/*"]).toEqual(["../src/*"]);
+    writeFiles(repo, {
+      "capabilities/team.q.ts": `import { capability } from "docket";
+import * as v from "valibot";
+import { q } from "@/x";
+
+export default capability({
+  id: "team.q",
+  title: "Q",
+  description: "Reads a constant through an alias.",
+  effect: "read",
+  input: v.object({}),
+  output: v.object({ q: v.number() }),
+  handler: () => ({ q: q + 1 }),
+});
+`,
+    });
+    const ran = await cli(["run", "team.q"], repo);
+    expect(ran.stderr).not.toContain("${configDir}");
+    expect(JSON.parse(ran.stdout)).toEqual({ q: 42 });
+    const check = Bun.spawnSync([join(REPO, "node_modules", ".bin", "tsc"), "--noEmit", "-p", "capabilities"], { cwd: repo, stdout: "pipe", stderr: "pipe" });
+    expect(check.stdout.toString() + check.stderr.toString()).toBe("");
+  }, 30_000);
+
   test("docket init --capabilities DIR sets up a package's capability folder: its tsconfig.json maps the checkout's types from where it sits, and tsc passes there", async () => {
     const repo = tempCheckout();
     writeFiles(repo, { "tsconfig.json": '{"compilerOptions":{"paths":{"@shared/*":["./shared/*"]}},"exclude":["packages"]}\n', "shared/sum.ts": "export const sum = (a: number, b: number): number => a + b;\n" });

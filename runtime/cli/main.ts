@@ -12,6 +12,8 @@ import { DOCKET_VERSION } from "../version.ts";
 import { runCli } from "./_run-cli.ts";
 import { settleOutput, writerOf } from "./fd-writer.ts";
 import { repeatedFlag, type DocketCommandMeta } from "./_command-line.ts";
+import { unnamableWorkingFolder } from "./_working-folder.ts";
+import { EXIT } from "./exit-code.ts";
 
 // The runtime's exit, taken before any capability file is imported: a run guards process.exit
 // from capability code while it runs (worker/_own-process.ts, guardExit), and the command's end
@@ -55,11 +57,16 @@ if (import.meta.main) {
   const stdout = writerOf(process.stdout);
   const stderr = writerOf(process.stderr);
   const args = commandLine(process.argv.slice(2));
+  const asksOnly = args.length === 0 || args.some((arg) => arg === "--version" || arg === "-v" || arg === "--help" || arg === "-h");
+  const unnamable = asksOnly ? null : unnamableWorkingFolder(process.cwd());
+  if (unnamable !== null) {
+    process.stderr.write(`${unnamable}\n`);
+    exitProcess(await settleOutput(EXIT.usage, stdout, stderr));
+  }
   // A checkout set up by `docket init` gets this build's editor types before a command runs; not
   // for --version or --help, nor a command that does not exist, which write nothing (install.sh
   // runs --version wherever it is; a typo must not touch the checkout).
   const root = findCheckoutRoot(process.cwd());
-  const asksOnly = args.length === 0 || args.some((arg) => arg === "--version" || arg === "-v" || arg === "--help" || arg === "-h");
   const known = Object.hasOwn(main.subCommands as object, args[0] ?? "");
   // A `--capabilities` folder that `docket init --capabilities` set up counts as capabilities/ does.
   const folders = known ? repeatedFlag(args, "capabilities").map((dir) => resolve(process.cwd(), dir)) : [];

@@ -385,6 +385,22 @@ export default capability({
     expect(paths["@acme/shared"]).toEqual(["../libs/shared/index.ts"]);
   }, 30_000);
 
+  test("a folder whose path is not valid UTF-8 is refused, exit 2, before anything is written there or in the folder its name would be taken for (tester, session 34)", () => {
+    const parent = tempCheckout();
+    // The folder `bad\xffname`, made and entered by the shell: JavaScript cannot hold its name.
+    const made = Bun.spawnSync(["sh", "-c", 'd="$(printf "bad\\377name")"; mkdir "$d" && cd "$d" && git init -q && exec "$@"', "sh", ...fromSource.argv(), "init"], { cwd: parent, stdout: "pipe", stderr: "pipe" });
+    expect(made.stderr.toString()).toContain(`docket cannot work in ${parent}/bad\uFFFDname: the folder's path is not valid UTF-8`);
+    expect(made.exitCode).toBe(2);
+    expect(made.stdout.toString()).toBe("");
+    // Only the folder the shell made, holding only its .git: no capabilities/, no sibling made for the other name.
+    const inParent = readdirSync(parent).filter((name) => name !== ".git");
+    expect(inParent).toHaveLength(1);
+    expect(Bun.spawnSync(["sh", "-c", 'ls -A "$(printf "bad\\377name")"'], { cwd: parent }).stdout.toString()).toBe(".git\n");
+    // --version still answers there (install.sh runs it wherever it is).
+    const version = Bun.spawnSync(["sh", "-c", 'cd "$(printf "bad\\377name")" && exec "$@"', "sh", ...fromSource.argv(), "--version"], { cwd: parent, stdout: "pipe", stderr: "pipe" });
+    expect(version.exitCode).toBe(0);
+  });
+
   test("docket init reads ${configDir} in an inherited alias as the folder of the config that extends it (TypeScript 5.5); the capability runs and tsc passes (tester, session 34)", async () => {
     const repo = tempCheckout();
     writeFiles(repo, {

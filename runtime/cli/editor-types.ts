@@ -33,19 +33,31 @@ export async function declarationFiles(): Promise<Record<string, string>> {
   return generateDeclarations();
 }
 
-/** True when `<root>/.docket/types/` holds this build's declaration files. */
+/**
+ * True when `<root>/.docket/types/` holds this build's declaration files, whole: the stamp names
+ * this build, and every file it lists has the size written. A file deleted or emptied by hand (a
+ * clean-up tool, a write cut short by a full disk) is missing types too, which tsc reports as
+ * "is not a module" in every capability file.
+ */
 export function typesAreCurrent(root: string): boolean {
   try {
-    if (readFileSync(join(root, TYPES_DIR, STAMP_FILE), "utf8").trim() !== typesStamp()) return false;
+    const [stamp, ...listed] = readFileSync(join(root, TYPES_DIR, STAMP_FILE), "utf8").trimEnd().split("\n");
+    if (stamp?.trim() !== typesStamp() || listed.length === 0) return false;
+    return listed.every((line) => {
+      const space = line.indexOf(" ");
+      return statSync(join(root, TYPES_DIR, line.slice(space + 1))).size === Number(line.slice(0, space));
+    });
   } catch {
     return false;
   }
-  // The stamp alone does not say the tree is whole: a file deleted by hand (or a clean-up tool) is missing types too.
-  return ENTRY_FILES.every((file) => existsSync(join(root, TYPES_DIR, file)));
 }
 
-/** The files the tsconfig's `paths` name: without either, nothing of docket or valibot is typed. */
-const ENTRY_FILES = ["docket/public.d.ts", "valibot/index.d.ts"];
+/** The stamp file's text: the stamp, then one line per file, its size in bytes and its path under `.docket/types/`. */
+function stampText(files: Record<string, string>): string {
+  return `${typesStamp()}\n${Object.entries(files)
+    .map(([name, text]) => `${Buffer.byteLength(text)} ${name}\n`)
+    .join("")}`;
+}
 
 /**
  * (Re)writes `<root>/.docket/types/` whole: into a fresh folder first, then swapped in by rename,
@@ -65,7 +77,7 @@ export async function writeEditorTypes(root: string): Promise<string> {
       mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
       writeFileSync(path, text, { mode: 0o600 });
     }
-    writeFileSync(join(fresh, STAMP_FILE), `${typesStamp()}\n`, { mode: 0o600 });
+    writeFileSync(join(fresh, STAMP_FILE), stampText(files), { mode: 0o600 });
     const old = `${target}.old-${process.pid}-${Date.now()}`;
     try {
       renameSync(target, old);

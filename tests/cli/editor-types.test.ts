@@ -256,11 +256,12 @@ export default capability({
     }
   });
 
-  test("every docket command restores types that are missing or from another docket; init keeps what exists", async () => {
+  test("every docket command restores types that are missing, emptied or from another docket; init keeps what exists", async () => {
     const checkout = await initialized();
     const types = join(checkout, ".docket", "types");
     const stamp = readFileSync(join(types, "VERSION"), "utf8");
-    expect(stamp).toMatch(/^docket \d+\.\d+\.\d+\S* [0-9a-f]{16}\n$/);
+    expect(stamp).toMatch(/^docket \d+\.\d+\.\d+\S* [0-9a-f]{16}\n(\d+ \S+\.d\.ts\n)+$/);
+    expect(stamp).toContain(`\n${statSync(join(types, "docket", "public.d.ts")).size} docket/public.d.ts\n`);
 
     rmSync(join(types, "valibot"), { recursive: true });
     writeFileSync(join(types, "VERSION"), "docket 0.0.1 0123456789abcdef\n");
@@ -272,6 +273,12 @@ export default capability({
     rmSync(join(types, "valibot", "index.d.ts"));
     expect((await docket(binary, ["capabilities", "list"], { cwd: checkout })).code).toBe(0);
     expect(existsSync(join(types, "valibot", "index.d.ts"))).toBe(true);
+
+    // One file emptied (a clean-up tool, a write cut short by a full disk): tsc would say "is not a module" in every file (tester, session 34).
+    writeFileSync(join(types, "docket", "public.d.ts"), "");
+    expect((await docket(binary, ["capabilities", "list"], { cwd: checkout })).code).toBe(0);
+    expect(statSync(join(types, "docket", "public.d.ts")).size).toBeGreaterThan(0);
+    expect(typeCheck(checkout).code).toBe(0);
 
     // A teammate's clone: capabilities/ committed, .docket/ not. --version and --help write nothing
     // (install.sh runs --version wherever it is run), nor does a mistyped command; a command that works does.

@@ -526,7 +526,12 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     writer.stop(new Error(`The execution store ${path} could not be opened.`));
     fanOut.close();
     starting?.close();
-    db.close(false);
+    // Its statements finalized too: else the connection, and its lock on the file, outlive the failure.
+    try {
+      db.close(true);
+    } catch {
+      db.close(false);
+    }
     throw asFileError(path, error);
   }
   expiryTimer = startExpiry(expireDetails, { everyMs: options.expiryIntervalMs, limits, onError: reportPersistError });

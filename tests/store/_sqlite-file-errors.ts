@@ -104,6 +104,23 @@ export function fileErrorCases(): void {
       expect(existsSync(`${victim}-wal`) || existsSync(`${path}-wal`)).toBe(false);
     });
 
+    test("a folder where the start journal goes is named, with what to move; the history is not what to give up, and is kept (tester, session 34)", () => {
+      const path = tempDb();
+      const store = openStore(path, new TestClock());
+      store.create(newExecution(7));
+      store.close();
+      rmSync(`${path}-starting`, { force: true });
+      mkdirSync(`${path}-starting`);
+      const error = openError(path);
+      expect(error.message).toContain(`Cannot open the execution store ${path}: ${path}-starting is a folder`);
+      expect(error.message).toContain(`Move that folder aside (mv ${path}-starting ${path}-starting.moved)`);
+      expect(error.message).not.toContain("empty history");
+      rmSync(`${path}-starting`, { recursive: true });
+      const reopened = openStore(path, new TestClock());
+      expect(reopened.get(newExecution(7).id)?.id).toBe(newExecution(7).id);
+      reopened.close();
+    });
+
     test("sqlite store names a companion file committed as a link (the log, the starting journal), the file it leads to untouched (tester Z3)", () => {
       for (const suffix of ["-wal", "-shm", "-journal", "-starting"]) {
         const path = tempDb();

@@ -131,10 +131,14 @@ const ES_MODULE_SYNTAX = /(?:^|[\s;{}()])(?:import\s+[\w$]|import\s*[*{"]|import
  */
 export function importTarget(sources: CapabilitySources): { specifier: string; pinned: boolean; pin(): void } {
   const { file, version } = sources;
+  // A linked capability file is imported by its target: the runtime keeps where a link led the
+  // first time, so a link pointed elsewhere (`ln -sfn`) was still asked for by its old target,
+  // whose pin this version does not have (pinSource pins the target it leads to now).
+  const path = realOrSelf(file);
   // A CommonJS capability file loads what it requires from disk, as documented: not refused.
-  if (servedScanner() === null || sources.commonJs) return { specifier: versionedSpecifier(file, version), pinned: false, pin: () => void importers().delete(file) };
+  if (servedScanner() === null || sources.commonJs) return { specifier: versionedSpecifier(path, version), pinned: false, pin: () => void importers().delete(file) };
   return {
-    specifier: pinnedSpecifier(file, version),
+    specifier: pinnedSpecifier(path, version),
     pinned: true,
     pin() {
       for (const module of sources.modules) {

@@ -170,4 +170,32 @@ describe("docket serve: local modules docket cannot pin", () => {
     const done = await finished(await start("team.linkedhelper"));
     expect(done).toMatchObject({ state: "succeeded", output: { s: "b" }, capability_version: (await linked())!.version });
   });
+
+  test("a capability file that is a symbolic link, re-pointed while serving, then pointed back, then made a file, serves each new text at once, in an execution and in a direct call (tester, session 34)", async () => {
+    mkdirSync(join(root, "versions"));
+    for (const tag of ["a", "b"]) writeFileSync(join(root, "versions", `${tag}.ts`), capabilityFile("team.linkedcap", `() => ({ tag: ${JSON.stringify(tag)} })`));
+    const link = join(root, "capabilities", "team.linkedcap.ts");
+    symlinkSync("../versions/a.ts", link);
+    const linked = () => list().then((l) => l.capabilities.find((c) => c.id === "team.linkedcap"));
+    await until("team.linkedcap", async () => (await linked()) !== undefined);
+    const call = async () => (await api("team/linkedcap", { method: "POST", body: "{}" })).json();
+    expect(await call()).toEqual({ tag: "a" });
+    // As `ln -sfn`: a new link renamed over the old one; then back; then a file of b's text with one more line.
+    const steps: Array<[() => void, string]> = [
+      [() => (symlinkSync("../versions/b.ts", `${link}.new`), renameSync(`${link}.new`, link)), "b"],
+      [() => (symlinkSync("../versions/a.ts", `${link}.new`), renameSync(`${link}.new`, link)), "a"],
+      [() => (writeFileSync(`${link}.new`, `${capabilityFile("team.linkedcap", '() => ({ tag: "file" })')}// a file now\n`), renameSync(`${link}.new`, link)), "file"],
+    ];
+    for (const [change, tag] of steps) {
+      const before = (await linked())?.version;
+      change();
+      await until(`the capability serving ${tag}`, async () => {
+        const now = await linked();
+        return now !== undefined && now.version !== before;
+      });
+      expect((await list()).load_errors.filter((error) => error.file === link)).toEqual([]);
+      expect(await call()).toEqual({ tag });
+      expect(await finished(await start("team.linkedcap"))).toMatchObject({ state: "succeeded", output: { tag } });
+    }
+  });
 });

@@ -69,7 +69,8 @@ export function failureAnswer(failure: FailureDescriptor, requestId: string, sta
 
 function failureHeaders(failure: FailureDescriptor, requestId: string, status: number): Record<string, string> {
   const headers: Record<string, string> = { "X-Request-Id": failure.request_id || requestId };
-  if (status === 429 || status === 503) {
+  // A refusal waiting cannot lift (retryability "never": the run_identities bound) names no time to come back.
+  if ((status === 429 || status === 503) && failure.retryability !== "never") {
     const after = Number(failure.context.retry_after_s);
     headers["Retry-After"] = String(Number.isFinite(after) && after > 0 ? Math.ceil(after) : 1);
   }

@@ -30,9 +30,9 @@ const created = (actor: unknown = { kind: "cli", pid: PID }, run_id: string | nu
   event(1, "execution.created", { capability: "executions.demonstrate", input: { steps: 1 }, actor, run_id, session_key: null });
 const STARTED = event(2, "execution.started", {});
 
-async function post(s: DocketServer, path: string, body: unknown): Promise<{ status: number; body: any }> {
+async function post(s: DocketServer, path: string, body: unknown): Promise<{ status: number; retryAfter: string | null; body: any }> {
   const response = await fetch(`${s.url}/api/v1/${path}`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
-  return { status: response.status, body: await response.json() };
+  return { status: response.status, retryAfter: response.headers.get("Retry-After"), body: await response.json() };
 }
 
 const eventsOf = async (s: DocketServer) => ((await (await fetch(`${s.url}/api/v1/executions/events?id=${ID}`)).json()) as any).events ?? [];
@@ -118,7 +118,7 @@ describe("executions.report: the numbers of a reported event", () => {
 });
 
 describe("the run-identity limit", () => {
-  test("a start and a run's report refused for the run-identity limit say the same thing, each with its own way around it, never retryable", async () => {
+  test("a start and a run's report refused for the run-identity limit say the same thing, each with its own way around it, never retryable, with no Retry-After", async () => {
     const s = await serve({ run_identities: 1 });
     expect((await post(s, "executions/start", { capability: "executions.demonstrate", input: { steps: 0, delay_ms: 0 }, run_id: "first" })).status).toBe(200);
     const start = await post(s, "executions/start", { capability: "executions.demonstrate", input: { steps: 0, delay_ms: 0 }, run_id: "second" });
@@ -136,6 +136,8 @@ describe("the run-identity limit", () => {
     expect(start.body.error).toMatchObject(expected("second", "Start without a run_id"));
     expect(run.status).toBe(429);
     expect(run.body.error).toMatchObject(expected("third", "Run without --run-id"));
+    // Waiting frees no run identity: no Retry-After, which a client obeying it would retry by for ever (tester, session 34).
+    expect([start.retryAfter, run.retryAfter]).toEqual([null, null]);
     expect((await fetch(`${s.url}/api/v1/executions/get?id=${ID}`)).status).toBe(404);
   });
 });

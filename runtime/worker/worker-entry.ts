@@ -289,6 +289,16 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
   process.on("uncaughtException", uncaught);
   process.on("unhandledRejection", uncaught);
 
+  // process.exit in handler code ends this thread (the pool fails its task: the worker stopped).
+  // What the code wrote in the turn before it is still batched here (the last log lines, often the
+  // reason it exits for, a step it opened): posted first, as the task's end would post it.
+  const exitThread = process.exit.bind(process);
+  process.exit = function (code?: number | string | null) {
+    const of = owner.getStore() ?? current;
+    if (of !== null && of !== undefined && !of.done) of.context.close();
+    return exitThread(code as number);
+  } as typeof process.exit;
+
   post({ type: "ready", thread: currentThread() });
 }
 

@@ -230,4 +230,28 @@ describe("containment (compiled binary)", () => {
     expect(JSON.parse(run.stdout)).toMatchObject({ execution: null, failure: { error_code: "invalid_input", context: { file: join(team, "capabilities", "left.exit.ts") } } });
     expect(run.stderr).toContain("Cannot run left.exit: capabilities/left.exit.ts loading the file ended its thread (exit code 0) when docket tried it in a worker first");
   }, 60_000);
+
+  test("a handler's last lines before its process.exit() are its log: the reason a CI step exits for, its raw writes and the step it opened are kept (tester, session 34)", async () => {
+    const team = tempCheckout();
+    writeFiles(team, {
+      "capabilities/left.exitlog.ts": header(
+        "left.exitlog",
+        `effect: "read", input: v.object({}), output: v.object({}),
+         async handler(_input, ctx) {
+           ctx.progress.step("check", "Check");
+           console.log("L1"); console.log("L2"); console.error("FATAL: the config is missing");
+           process.stderr.write("RAWERR\\n"); process.stdout.write("RAWOUT\\n"); console.log("L3 last");
+           process.exit(2);
+         }`,
+      ),
+    });
+    const run = await docket(runner, ["run", "left.exitlog", "--format", "json"], { cwd: team, env: LIMITS });
+    expect(run.code).toBe(1);
+    const document = JSON.parse(run.stdout);
+    expect(document.failure).toMatchObject({ error_code: "internal", context: { reason: "worker_lost", exit_code: 2 } });
+    expect(document.execution.log.map((line: { message: string }) => line.message)).toEqual(["L1", "L2", "FATAL: the config is missing", "L3 last"]);
+    expect(document.execution.steps).toMatchObject([{ id: "check", title: "Check" }]);
+    const shown = await docket(runner, ["executions", "events", document.execution.id], { cwd: team, env: LIMITS });
+    for (const text of ["RAWERR", "RAWOUT", "FATAL: the config is missing", "L3 last"]) expect(run.stderr + shown.stdout).toContain(text);
+  }, 60_000);
 });

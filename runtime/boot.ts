@@ -18,6 +18,9 @@ import { realpathSync } from "node:fs";
 import { createEngine, type Engine } from "./execution/engine.ts";
 import { diskFreeBytes } from "./execution/storage-gate.ts";
 import { hasArtifacts } from "./execution/artifact-files.ts";
+import { readLeftReports, removeLeftReports } from "./store/left-reports.ts";
+import type { ExecutionReport } from "./execution/report-protocol.ts";
+import * as v from "valibot";
 
 /** How to assemble one execution plane. */
 export interface BootOptions {
@@ -173,6 +176,7 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
     diskFree: durable ? () => diskFreeBytes(root) : undefined,
     processAlive: isProcessAlive,
     pidNamespace: ownPidNamespace(),
+    leftReports: (id) => leftReportsOf(root, id),
   });
   try {
     await warming;
@@ -226,4 +230,17 @@ function sameFile(a: string, b: string): boolean {
   } catch {
     return resolve(a) === resolve(b);
   }
+}
+
+/**
+ * The reports a run left in `root` for execution `id` (store/left-reports.ts), each checked as
+ * `executions.report` checks a report sent over HTTP: one that is not a report leaves none taken.
+ */
+function leftReportsOf(root: string, id: string): { reports: ExecutionReport[]; forget(): void } | null {
+  const left = readLeftReports(root, id);
+  if (left === null) return null;
+  const schema = BUILTINS["executions.report.ts"]!.input;
+  const checked = left.map((report) => v.safeParse(schema, report));
+  const reports = checked.every((result) => result.success) ? checked.map((result) => result.output as ExecutionReport) : [];
+  return { reports, forget: () => removeLeftReports(root, id) };
 }

@@ -52,7 +52,16 @@ export interface ExecutionReporterOptions {
    * does not hang on it.
    */
   finishWaitMs?: number;
+  /**
+   * Leaves the reports still owed when the end window passes after the run ended (the server down
+   * or frozen), for the server to take once it finds this run's process gone
+   * (store/left-reports.ts); answers where they were left. Absent: nothing is left.
+   */
+  leave?: (reports: ExecutionReport[]) => string | null;
 }
+
+/** The most reports (of up to 1 MiB each) a run leaves for its server: a run that owes more leaves none, and its server judges it by its silence. */
+const LEFT_REPORTS = 16;
 
 /** The server answered and refused the report (a 4xx): trying again would only be refused again. */
 export class ReportRefusedError extends Error {
@@ -326,7 +335,45 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
   function gaveUp(): void {
     finishTimer = null;
     const since = tookSinceEndAt > 0 ? `its last answer (it was still taking this run's events ${formatWindow(tookSinceEndAt - finishingSince)} after the run's end)` : "this run's end";
-    end(`the server at ${serverNow()} did not answer within ${formatWindow(finishDue - Math.max(finishingSince, tookSinceEndAt))} of ${since}, so the end of ${id} was not reported to it`);
+    end(`the server at ${serverNow()} did not answer within ${formatWindow(finishDue - Math.max(finishingSince, tookSinceEndAt))} of ${since}, so the end of ${id} was not reported to it${leaveOwed()}`);
+  }
+
+  /** Leaves what the server has not taken of an ended run for it to take later (options.leave); what the run says of it. */
+  function leaveOwed(): string {
+    const local = store.get(id);
+    if (options.leave === undefined || local === null || !isTerminal(local.state)) return "";
+    const reports = owedReports();
+    if (reports === null) return "";
+    try {
+      const where = options.leave(reports);
+      return where === null ? "" : `; it is left in ${where}, which the server takes once it finds this run's process gone`;
+    } catch (error) {
+      return `, nor could it be left for the server in .docket/reports/ (${(error as Error)?.message ?? String(error)})`;
+    }
+  }
+
+  /** The reports this run still owes, each as report() would send it; null when it owes none, or more than a run leaves. */
+  function owedReports(): ExecutionReport[] | null {
+    const bodyOf = (events: ExecutionReport["events"], input: unknown): ExecutionReport => {
+      const body: ExecutionReport = { ...description, input, events };
+      if (cancelSequence !== null) body.cancel_sequence = cancelSequence;
+      if (!bound) body.bind_run_id = true;
+      return body;
+    };
+    if (awaitingEnd) {
+      const events = ownEnd();
+      return events === null ? null : [bodyOf(events, undefined)];
+    }
+    const reports: ExecutionReport[] = [];
+    for (let after = through; reports.length <= LEFT_REPORTS; ) {
+      const batch = nextBatch(unsent, id, after, { frameBytes: options.frameBytes, pid });
+      if (!batch.ok) return null;
+      if (batch.events.length === 0) break;
+      reports.push(bodyOf(batch.events, after === 0 ? description.input : undefined));
+      after = batch.events.at(-1)!.sequence;
+      if (!batch.full) break;
+    }
+    return reports.length === 0 || reports.length > LEFT_REPORTS ? null : reports;
   }
 
   /** The end window, from now: the server just took more of the run's events. */

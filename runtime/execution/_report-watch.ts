@@ -27,6 +27,8 @@ export interface ReportWatchOptions {
   ownNamespace?: string | null;
   /** Ends a run that never started and never will (its run_id was never bound): `cancelled`, nothing applied. */
   abandon(snapshot: ExecutionSnapshot, why: string): void;
+  /** Takes what a run whose process is gone left for this server at its end; true when that ended it. */
+  takeLeft?(id: string): boolean;
 }
 
 /** The runs a server hears, and how it stops hearing one (report-ledger.ts). */
@@ -79,6 +81,9 @@ export function createReportWatch(options: ReportWatchOptions): ReportWatch {
    * read, so a killed run is never a ghost in the list.
    */
   function silence(id: string, session: ReportSession): void {
+    if (!store.current(id) || isTerminal(store.current(id)!.state)) return;
+    // Gone after it ended while this server could not answer: its end may wait in .docket/reports/.
+    if (session.gone && options.takeLeft?.(id)) return;
     const snapshot = store.current(id);
     if (!snapshot || isTerminal(snapshot.state)) return;
     const silent = describeMs(limits.report_silence_ms);

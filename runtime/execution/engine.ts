@@ -4,6 +4,7 @@ import { unknownCapabilityHint } from "../capability/unknown-capability.ts";
 import type { ExecutionStore } from "../store/store.ts";
 import type { TaskHandle, WorkerPool, WorkerTask } from "../worker/task.ts";
 import type { EventDraft } from "./protocol.ts";
+import type { ExecutionReport } from "./report-protocol.ts";
 import type { Limits } from "./limits.ts";
 import { boundFailureTexts, textLimitsOf } from "./text-limits.ts";
 import type { CancelReceipt, EdgeInfo, ExecutionPlane, PlaneHandle, StartRequest, StartResult } from "./plane.ts";
@@ -64,6 +65,12 @@ export interface EngineOptions {
    * without namespaces, where a reporter that names none is looked up.
    */
   pidNamespace?: string | null;
+  /**
+   * The reports a run left in the checkout when its server did not answer at its end
+   * (store/left-reports.ts), checked as a report over HTTP is; `forget` removes them. Taken when a
+   * reported run's process is found gone, before it is judged by its silence.
+   */
+  leftReports?: (id: string) => { reports: ExecutionReport[]; forget(): void } | null;
 }
 
 /** One execution the engine admitted and has not finished. */
@@ -302,6 +309,7 @@ export function createEngine(options: EngineOptions): Engine {
     log,
     processAlive: options.processAlive,
     pidNamespace: options.pidNamespace ?? null,
+    leftReports: options.leftReports,
     redactInput: (id, input) => {
       const capability = registry.get(id);
       return capability ? redactInput(capability, input) : input;

@@ -31,6 +31,8 @@ export interface ReportLedgerOptions {
   processAlive?: (pid: number) => boolean;
   /** This server's pid namespace (null: none, another OS): a reporter's pid is looked up only when it names the same. */
   pidNamespace?: string | null;
+  /** The reports a run left when this server did not answer at its end (engine.ts `leftReports`). */
+  leftReports?: (id: string) => { reports: ExecutionReport[]; forget(): void } | null;
 }
 
 /**
@@ -77,7 +79,7 @@ export interface ReportLedger {
  */
 export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
   const { store, limits, clock, log } = options;
-  const watch = createReportWatch({ store, limits, clock, log, looksUp: options.processAlive !== undefined, alive, abandon, ownNamespace: options.pidNamespace ?? null });
+  const watch = createReportWatch({ store, limits, clock, log, looksUp: options.processAlive !== undefined, alive, abandon, takeLeft, ownNamespace: options.pidNamespace ?? null });
   const { sessions } = watch;
   /** When the execution's last stored event happened: no event of it may be stored earlier. */
   const lastStoredTime = (snapshot: ExecutionSnapshot): string =>
@@ -93,6 +95,29 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
   function skewOf(snapshot: ExecutionSnapshot | null, report: ExecutionReport): 0 | 1 {
     if (snapshot === null || snapshot.state !== "cancelling" || !sessions.get(snapshot.id)?.cancelBy) return 0;
     return report.cancel_sequence !== undefined && snapshot.last_sequence >= report.cancel_sequence ? 0 : 1;
+  }
+
+  /**
+   * Takes the reports a run whose process is gone left for this server (it did not answer at the
+   * run's end): true when they ended the execution, as the run ended it. Taken or refused, they
+   * are removed: they would only be refused again.
+   */
+  function takeLeft(id: string): boolean {
+    const left = options.leftReports?.(id);
+    if (!left) return false;
+    const snapshot = store.current(id);
+    if (snapshot === null) return false;
+    const edge: EdgeInfo = { actor: snapshot.actor, request_id: snapshot.request_id, trace_id: snapshot.trace_id };
+    try {
+      for (const report of left.reports) ingest(report, edge);
+    } catch (error) {
+      log(`[docket] ${id}: the reports its run left in .docket/reports/ could not be taken: ${(error as Error)?.message ?? String(error)}`);
+    }
+    left.forget();
+    const now = store.current(id);
+    if (now === null || !isTerminal(now.state)) return false;
+    log(`[docket] ${id}: docket run (pid ${snapshot.actor.kind === "cli" ? snapshot.actor.pid : "?"}) ended while this server could not hear it, and left its end in .docket/reports/: taken, it ${now.state}.`);
+    return true;
   }
 
   function ingest(report: ExecutionReport, edge: EdgeInfo): ReportAnswer {

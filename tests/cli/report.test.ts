@@ -1,6 +1,7 @@
 // docs/protocol.md end to end, with real processes: `docket run` reports to the server serving its checkout.
 import { afterAll, describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { ensureDocketDir, leasePath } from "../../runtime/server/lease.ts";
 import { completedOf, openLive } from "../server/_support/live-client.ts";
 import { docket, fromSource, oneJsonDocument, removeTempDirs, spawnDocket, tempCheckout, watchStream, writeFiles } from "./_harness.ts";
@@ -427,6 +428,38 @@ describe("docket run and the server serving its checkout", () => {
       await serve.exited;
     }
   });
+
+  test("docket run --run-id that ends while its server is down leaves its end in .docket/reports/: the restarted server records it as it ended, and a rerun (a CI job's re-run) ends as it did, running nothing (tester, session 34)", async () => {
+    const checkout = tempCheckout();
+    let serve = spawnDocket(fromSource, ["serve", "--port", "0"], { cwd: checkout });
+    try {
+      const banner = await watchStream(serve.stderr).until(/docket serving .* at (http:\/\/127\.0\.0\.1:\d+)/);
+      const http = api(banner.match(/at (http:\/\/127\.0\.0\.1:\d+)/)![1]!);
+      const input = JSON.stringify({ steps: 8, delay_ms: 250 });
+      const run = spawnDocket(fromSource, [...DEMO, input, "--run-id", "rid-left"], { cwd: checkout });
+      const stderr = new Response(run.stderr).text();
+      const id = (await reportedBy(http, run.pid, "running")).id;
+      serve.kill("SIGKILL");
+      await serve.exited;
+      expect(await run.exited).toBe(0);
+      const said = await stderr;
+      expect(said).toContain(`so the end of ${id} was not reported to it; it is left in ${checkout}/.docket/reports/${id}.json, which the server takes once it finds this run's process gone`);
+      expect(existsSync(join(checkout, ".docket", "reports", `${id}.json`))).toBe(true);
+
+      serve = spawnDocket(fromSource, ["serve", "--port", "0"], { cwd: checkout });
+      const again = await watchStream(serve.stderr).until(/docket serving .* at (http:\/\/127\.0\.0\.1:\d+)/);
+      const restarted = api(again.match(/at (http:\/\/127\.0\.0\.1:\d+)/)![1]!);
+      const ended = await pollUntil(() => restarted.get(`/api/v1/executions/get?id=${id}`), (got) => got.state !== "running", `${id} ended at the restarted server`);
+      expect(ended).toMatchObject({ state: "succeeded", output: { steps: 8 } });
+      expect(existsSync(join(checkout, ".docket", "reports", `${id}.json`))).toBe(false);
+      const rerun = await docket(fromSource, [...DEMO, input, "--run-id", "rid-left"], { cwd: checkout });
+      expect(rerun.code).toBe(0);
+      expect(oneJsonDocument(rerun.stdout)).toMatchObject({ deduplicated: true, execution: { id, state: "succeeded" } });
+    } finally {
+      serve.kill("SIGTERM");
+      await serve.exited;
+    }
+  }, 60_000);
 
   test("docket run --run-id --deadline-ms following another execution at the server stops waiting once its deadline passes (exit 1); that execution goes on", async () => {
     const checkout = tempCheckout();

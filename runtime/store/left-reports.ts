@@ -1,0 +1,72 @@
+import { closeSync, constants, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
+import { join } from "node:path";
+import type { ExecutionReport } from "../execution/report-protocol.ts";
+
+/**
+ * The reports a `docket run` could not deliver at its end (docs/protocol.md, "A run that ends while
+ * its server is away"): the server did not answer within the end window, so the run leaves the
+ * reports it still owed in `.docket/reports/<execution id>.json` before it exits. A server that
+ * finds the run's process gone takes them from there before it judges the run by its silence: a
+ * run that succeeded while the server was down or frozen is recorded as it ended, not as a run of
+ * unknown outcome — which a rerun with its run_id would answer for ever after.
+ */
+export function leftReportsDir(root: string): string {
+  return join(root, ".docket", "reports");
+}
+
+/** An execution id as a file name: docket's ids are made of these characters; another gets none. */
+const FILE_SAFE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+function leftReportPath(root: string, id: string): string | null {
+  return FILE_SAFE_ID.test(id) ? join(leftReportsDir(root), `${id}.json`) : null;
+}
+
+/** Leaves `reports` (in order, each one report's body) for `id`: written aside, synced, renamed in whole. Answers the file, or null when the id cannot name one. */
+export function leaveReports(root: string, id: string, reports: readonly ExecutionReport[]): string | null {
+  const path = leftReportPath(root, id);
+  if (path === null) return null;
+  const dir = leftReportsDir(root);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const aside = join(dir, `.${process.pid}.${Math.random().toString(36).slice(2)}.partial`);
+  const fd = openSync(aside, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+  try {
+    const bytes = Buffer.from(`${JSON.stringify({ id, reports })}\n`);
+    for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at);
+    fsyncSync(fd);
+  } catch (error) {
+    closeSync(fd);
+    rmSync(aside, { force: true });
+    throw error;
+  }
+  closeSync(fd);
+  try {
+    renameSync(aside, path);
+  } catch (error) {
+    rmSync(aside, { force: true });
+    throw error;
+  }
+  return path;
+}
+
+/**
+ * The reports left for `id`, as their file holds them (each still to be checked as any report is),
+ * or null when none were left, or the file is not what `leaveReports` writes.
+ */
+export function readLeftReports(root: string, id: string): unknown[] | null {
+  const path = leftReportPath(root, id);
+  if (path === null) return null;
+  let value: unknown;
+  try {
+    value = JSON.parse(readFileSync(path, "utf8"));
+  } catch {
+    return null;
+  }
+  const left = value as { id?: unknown; reports?: unknown } | null;
+  return left !== null && typeof left === "object" && left.id === id && Array.isArray(left.reports) ? left.reports : null;
+}
+
+/** Removes the reports left for `id` (taken, or refused: they would only be refused again). */
+export function removeLeftReports(root: string, id: string): void {
+  const path = leftReportPath(root, id);
+  if (path !== null) rmSync(path, { force: true });
+}

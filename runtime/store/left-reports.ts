@@ -1,4 +1,4 @@
-import { closeSync, constants, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
+import { closeSync, constants, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import type { ExecutionReport } from "../execution/report-protocol.ts";
 
@@ -69,4 +69,26 @@ export function readLeftReports(root: string, id: string): unknown[] | null {
 export function removeLeftReports(root: string, id: string): void {
   const path = leftReportPath(root, id);
   if (path !== null) rmSync(path, { force: true });
+}
+
+/**
+ * Removes the reports left for executions `held` says the store does not hold (a server starting:
+ * a memory store holds none of an earlier server's, and a run never heard has nothing to end):
+ * no server would ever take them. Answers how many were removed.
+ */
+export function removeUnheldLeftReports(root: string, held: (id: string) => boolean): number {
+  let names: string[];
+  try {
+    names = readdirSync(leftReportsDir(root));
+  } catch {
+    return 0;
+  }
+  let removed = 0;
+  for (const name of names) {
+    const id = name.endsWith(".json") ? name.slice(0, -".json".length) : null;
+    if (id === null || !FILE_SAFE_ID.test(id) || held(id)) continue;
+    removeLeftReports(root, id);
+    removed++;
+  }
+  return removed;
 }

@@ -445,6 +445,9 @@ describe("docket run and the server serving its checkout", () => {
       const said = await stderr;
       expect(said).toContain(`so the end of ${id} was not reported to it; it is left in ${checkout}/.docket/reports/${id}.json, which the server takes once it finds this run's process gone`);
       expect(existsSync(join(checkout, ".docket", "reports", `${id}.json`))).toBe(true);
+      // One left for an execution this server's store never held: no server would take it, and the next one removes it.
+      const stray = join(checkout, ".docket", "reports", "x-20260101T000000Z-00000000.json");
+      writeFileSync(stray, JSON.stringify({ id: "x-20260101T000000Z-00000000", reports: [] }));
 
       serve = spawnDocket(fromSource, ["serve", "--port", "0"], { cwd: checkout });
       const again = await watchStream(serve.stderr).until(/docket serving .* at (http:\/\/127\.0\.0\.1:\d+)/);
@@ -452,6 +455,7 @@ describe("docket run and the server serving its checkout", () => {
       const ended = await pollUntil(() => restarted.get(`/api/v1/executions/get?id=${id}`), (got) => got.state !== "running", `${id} ended at the restarted server`);
       expect(ended).toMatchObject({ state: "succeeded", output: { steps: 8 } });
       expect(existsSync(join(checkout, ".docket", "reports", `${id}.json`))).toBe(false);
+      expect(existsSync(stray)).toBe(false);
       const rerun = await docket(fromSource, [...DEMO, input, "--run-id", "rid-left"], { cwd: checkout });
       expect(rerun.code).toBe(0);
       expect(oneJsonDocument(rerun.stdout)).toMatchObject({ deduplicated: true, execution: { id, state: "succeeded" } });

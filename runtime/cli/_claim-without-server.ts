@@ -33,7 +33,10 @@ export async function claimWithoutServer(options: LocalRunOptions, style: Termin
     answer = claimRunIdLocally(root, { run_id: runId, execution_id: claim.id, capability: claim.capabilityId, input_hash: claim.inputHash }, claim.limit);
   } catch (error) {
     const why = error instanceof Error ? error.message : String(error);
-    return await claim.refuse(`Cannot look up or keep run_id ${runId} in ${runMarksDir(root)} or .docket/state.db (${why}), so whether it was used already cannot be known, and a run with it again would run again; nothing ran. Fix what the message says (a full disk, a folder not writable) and run again (the same --run-id is safe).`, { run_id: runId }, "unavailable");
+    return await claim.refuse(`Cannot look up or keep run_id ${runId} in ${runMarksDir(root)} or .docket/state.db (${why}), so whether it was used already cannot be known, and a run with it again would run again; nothing ran. Fix what the message says (a full disk, a folder not writable) and run again (the same --run-id is safe).`, { run_id: runId }, "unavailable", {
+      retryability: "safe",
+      suggestion: "Fix what the message says (a full disk, a .docket/ this user cannot write to, a file in .docket/runs/ that is not a run mark) and run again: the same --run-id is safe.",
+    });
   }
   switch (answer.kind) {
     case "claimed":

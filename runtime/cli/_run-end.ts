@@ -24,7 +24,11 @@ export async function finishRefused(options: LocalRunOptions, style: TerminalSty
  */
 export async function finishSettled(options: LocalRunOptions, style: TerminalStyle, ended: ExecutionSnapshot, also: { deduplicated?: true; details_expired?: true } = {}, unheld = false): Promise<number> {
   const { output } = options;
-  const snapshot = unheld && ended.failure ? { ...ended, failure: unheldFailure(ended.failure, ended.id, options.runId) } : ended;
+  // A handler that ran in this process: what "the server's log" holds of it is this run's own stderr,
+  // said so in the document and the job summary too. One that ran elsewhere (deduplicated) is the server's.
+  const ownLog = (failure: FailureDescriptor) => (also.deduplicated ? failure : { ...failure, suggestion: failure.suggestion.replace("in the server's log", "in this run's log above (stderr)") });
+  const failure = ended.failure && ownLog(unheld ? unheldFailure(ended.failure, ended.id, options.runId) : ended.failure);
+  const snapshot = failure ? { ...ended, failure } : ended;
   const document = `${JSON.stringify(snapshot.state === "succeeded" ? { execution: snapshot, output: snapshot.output, ...also } : { execution: snapshot, failure: snapshot.failure, ...also }, null, 2)}\n`;
   if (options.format === "json") {
     await output.stdout(document);
@@ -33,8 +37,7 @@ export async function finishSettled(options: LocalRunOptions, style: TerminalSty
     const text = outputText(snapshot.output);
     if (text !== "") await output.stdout(runnerSafe(options.env, text));
   }
-  // The handler ran in this process: what "the server's log" holds of it is this run's own stderr, above.
-  if (snapshot.state !== "succeeded" && snapshot.failure) output.stderr(runnerSafe(options.env, failureText({ ...snapshot.failure, suggestion: snapshot.failure.suggestion.replace("in the server's log", "in this run's log above (stderr)") }, style)));
+  if (snapshot.state !== "succeeded" && snapshot.failure) output.stderr(runnerSafe(options.env, failureText(snapshot.failure, style)));
   await writeSummary(options, { capability: snapshot.capability, execution: snapshot, failure: snapshot.failure });
   return await deliverDocument(options, document, snapshot, exitCodeOf({ state: snapshot.state, failure: snapshot.failure }));
 }

@@ -2,7 +2,7 @@
 // spins, blocks on a FIFO, allocates without end or never finishes loading does not take the
 // server, the direct lane or the other executions with it.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, rmSync } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { buildBinary, docket, fromBinary, removeTempDirs, spawnDocket, tempCheckout, watchStream, writeFiles, type DocketRunner } from "./_harness.ts";
 
@@ -245,10 +245,15 @@ describe("containment (compiled binary)", () => {
          }`,
       ),
     });
-    const run = await docket(runner, ["run", "left.exitlog", "--format", "json"], { cwd: team, env: LIMITS });
+    const summary = join(team, "summary.md");
+    const run = await docket(runner, ["run", "left.exitlog", "--format", "json"], { cwd: team, env: { ...LIMITS, GITHUB_ACTIONS: "true", GITHUB_STEP_SUMMARY: summary } });
     expect(run.code).toBe(1);
     const document = JSON.parse(run.stdout);
     expect(document.failure).toMatchObject({ error_code: "internal", context: { reason: "worker_lost", exit_code: 2 } });
+    // No server: where the details are is this run's own stderr, in the document and the job's summary alike.
+    expect(document.failure.suggestion).toContain("the correlation id finds what ended it in this run's log above (stderr)");
+    expect(readFileSync(summary, "utf8")).toContain("this run's log above (stderr)");
+    expect(readFileSync(summary, "utf8")).not.toContain("server's log");
     expect(document.execution.log.map((line: { message: string }) => line.message)).toEqual(["L1", "L2", "FATAL: the config is missing", "L3 last"]);
     expect(document.execution.steps).toMatchObject([{ id: "check", title: "Check" }]);
     const shown = await docket(runner, ["executions", "events", document.execution.id], { cwd: team, env: LIMITS });

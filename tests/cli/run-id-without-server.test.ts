@@ -226,6 +226,8 @@ describe("docket run --run-id without a server", () => {
     expect(failure.error_code).toBe("unavailable");
     expect(failure.message).toContain("is not a run mark");
     expect(failure.message).toContain("nothing ran");
+    // Not the generic "check that the process doing the work is still running": no process does any (tester, session 34).
+    expect(failure.suggestion).toBe("Fix what the message says (a full disk, a .docket/ this user cannot write to, a file in .docket/runs/ that is not a run mark) and run again: the same --run-id is safe.");
     expect(runs(checkout)).toBe(0);
   });
 

@@ -2,8 +2,8 @@ import { onStopSignal } from "../adapter/stop-signals.ts";
 
 /** What each Ctrl-C does; the count is what makes the second press different from the first. */
 export interface InterruptHandlers {
-  /** The first Ctrl-C: ask politely. */
-  first(): void;
+  /** The first Ctrl-C (or SIGTERM, or hang-up: `signal` says which): ask politely. */
+  first(signal: NodeJS.Signals): void;
   /** The second: stop now. */
   second(): void;
   /** Any later one: the stop did not take; leave at once. */
@@ -19,9 +19,9 @@ export interface InterruptHandlers {
  */
 export function onInterrupts(handlers: InterruptHandlers): () => void {
   let presses = 0;
-  return onStopSignal(() => {
+  return onStopSignal((signal) => {
     presses++;
-    if (presses === 1) handlers.first();
+    if (presses === 1) handlers.first(signal);
     else if (presses === 2) handlers.second();
     else handlers.later();
   });

@@ -86,10 +86,10 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
     void finishRefused(options, style, failure).finally(() => exitGuard.exit(EXIT.cancelled));
   };
   const stopBeforeStart = () => stopWithoutRunning();
-  let interrupt: { first(): void; second(): void } = { first: stopBeforeStart, second: stopBeforeStart };
+  let interrupt: { first(signal: NodeJS.Signals): void; second(): void } = { first: stopBeforeStart, second: stopBeforeStart };
   // Past the second Ctrl-C: leave at once (once the run is over, its children killed first).
   let leave: () => void = () => exitGuard.exit(EXIT.cancelled);
-  const uninstallInterrupts = onInterrupts({ first: () => interrupt.first(), second: () => interrupt.second(), later: () => leave() });
+  const uninstallInterrupts = onInterrupts({ first: (signal) => interrupt.first(signal), second: () => interrupt.second(), later: () => leave() });
   const uninstall = () => {
     uninstallInterrupts();
     exitGuard.restore();
@@ -231,9 +231,15 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
     let ended = false;
     let writing = false;
     interrupt = {
-      first() {
+      first(signal) {
         const receipt = plane.engine.cancel(id, edge);
-        const note = receipt.requested ? "cancelling…" : receipt.message;
+        // SIGTERM is how `timeout`, CI runners and container stops end a step, most of them with
+        // SIGKILL next rather than a second signal: a handler that cannot be asked to stop is
+        // stopped after the grace a cancelled one gets, so the run still ends with its document,
+        // its children ended — not killed with nothing said, nor left running for ever.
+        const terminating = !receipt.requested && signal === "SIGTERM" && !isTerminal(plane.store.get(id)?.state ?? "succeeded");
+        if (terminating) setTimeout(() => interrupt.second(), limits.grace_ms);
+        const note = receipt.requested ? "cancelling…" : terminating ? `${receipt.message.replace(/\.$/, "")}, or until SIGTERM's grace of ${formatGrace(limits.grace_ms)} passes: then it is stopped.` : receipt.message;
         if (live) live.cancelling(`${note} press Ctrl-C again to stop now`);
         else output.stderr(`${style.yellow(note)} press Ctrl-C again to stop now\n`);
       },
@@ -339,3 +345,8 @@ function follow(plane: BootedPlane, id: string, gitHub: boolean, style: Terminal
 
 /** How long a run stopped by a second Ctrl-C waits for a server to take its end: a local server answers in milliseconds. */
 const STOP_NOW_REPORT_MS = 500;
+
+/** A grace in words: "5 s", "500 ms". */
+function formatGrace(ms: number): string {
+  return ms >= 1000 && ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
+}

@@ -259,4 +259,46 @@ describe("containment (compiled binary)", () => {
     const shown = await docket(runner, ["executions", "events", document.execution.id], { cwd: team, env: LIMITS });
     for (const text of ["RAWERR", "RAWOUT", "FATAL: the config is missing", "L3 last"]) expect(run.stderr + shown.stdout).toContain(text);
   }, 60_000);
+
+  test("one SIGTERM (timeout, a CI runner, a container stop) ends a run of a capability that is not cancellable after the grace, with its document and exit 130; one Ctrl-C only asks (tester, session 34)", async () => {
+    const team = tempCheckout();
+    writeFiles(team, {
+      "capabilities/stuck.write.ts": header("stuck.write", `effect: "write", input: v.object({}), output: v.object({}), async handler(_input, ctx) { writeFileSync(join(ctx.root, "started.mark"), ""); await new Promise(() => {}); return {}; }`),
+    });
+    const started = join(team, "started.mark");
+    const running = async (child: ReturnType<typeof spawnDocket>) => {
+      for (let i = 0; i < 400 && !existsSync(started); i++) await Bun.sleep(25);
+      expect(existsSync(started)).toBe(true);
+      rmSync(started);
+      return child;
+    };
+    const env = { ...LIMITS, DOCKET_GRACE_MS: "300" };
+    const children: Array<ReturnType<typeof spawnDocket>> = [];
+    const spawned = () => {
+      const child = spawnDocket(runner, ["run", "stuck.write", "--format", "json"], { cwd: team, env });
+      children.push(child);
+      return child;
+    };
+    try {
+      // Ctrl-C: the handler is asked, cannot hear it, and runs on until a second press.
+      const asked = await running(spawned());
+      const askedErr = watchStream(asked.stderr);
+      asked.kill("SIGINT");
+      await askedErr.until(/is not cancellable: .* runs to its end\. press Ctrl-C again to stop now/);
+      await Bun.sleep(1000);
+      expect(asked.exitCode).toBeNull();
+      asked.kill("SIGINT");
+      expect(await asked.exited).toBe(130);
+
+      const terminated = await running(spawned());
+      const stdout = new Response(terminated.stdout).text();
+      const stderr = watchStream(terminated.stderr);
+      terminated.kill("SIGTERM");
+      await stderr.until(/runs to its end, or until SIGTERM's grace of 300 ms passes: then it is stopped\./);
+      expect(await terminated.exited).toBe(130);
+      expect(JSON.parse(await stdout)).toMatchObject({ execution: { state: "cancelled" }, failure: { error_code: "cancelled", outcome_certainty: "unknown", retryability: "manual_reconcile" } });
+    } finally {
+      for (const child of children) child.kill("SIGKILL");
+    }
+  }, 60_000);
 });

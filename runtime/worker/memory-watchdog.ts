@@ -46,6 +46,8 @@ interface Watched {
   /** Read again until known: a task may be handed to a worker still starting. */
   thread: () => string | null;
   faultsAtStart: number | null;
+  /** Its thread's faults when they were first counted: restartCount does not move it. */
+  faultsAtWatch?: number | null;
 }
 
 const MIB = 1024 * 1024;
@@ -157,9 +159,22 @@ export class MemoryWatchdog {
     return now === null ? 0 : ((now - this.mainFaultsAtBaseline) * PAGE_BYTES) / MIB;
   }
 
-  /** Growth counts from what the process holds now (a worker collected and holds little: what it freed stays resident, reused). */
-  rebase(): void {
-    this.takeBaseline(this.rss());
+  /**
+   * Growth counts from what the process holds now, forgiving what handler `key`'s own thread
+   * faulted in since it was first watched (and one allowance more): it collected and holds little,
+   * so what it freed is resident and reused. Growth its thread did not fault in — a Worker of its
+   * own that took hundreds of MiB at once before the collect was answered (a busy machine answers
+   * late) — is not forgiven, and the next look finds it again. Where threads have no counters,
+   * all of it is forgiven, as before.
+   */
+  rebase(key: number): void {
+    const rss = this.rss();
+    const w = this.watched.get(key);
+    const thread = w?.thread() ?? null;
+    const now = thread === null ? null : this.faults(thread);
+    const ownMb = now === null || w?.faultsAtWatch == null ? null : ((now - w.faultsAtWatch) * PAGE_BYTES) / MIB;
+    if (this.baseline === null || ownMb === null) return this.takeBaseline(rss);
+    this.takeBaseline(Math.min(rss, this.baseline + (ownMb + this.options.limitMb) * MIB));
   }
 
   /** Stops sampling for good (the pool closed). */
@@ -187,6 +202,7 @@ export class MemoryWatchdog {
   private startCounting(w: Watched): void {
     const thread = w.thread();
     w.faultsAtStart = thread === null ? null : this.faults(thread);
+    if (w.faultsAtWatch == null) w.faultsAtWatch = w.faultsAtStart;
   }
 
   private estimate(w: Watched, grownMb: number): number {

@@ -290,9 +290,9 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     job.collectAskedAt = undefined;
     if (heldMb <= memoryLimitMb) {
       watchdog.restartCount(job.id);
-      // Asked for the process's growth: what it held is garbage now, resident but reused. Only
-      // growth past this point — memory held outside its heap, which goes on growing — stops it.
-      if (job.collectedForProcess) watchdog.rebase();
+      // Asked for the process's growth: what its own thread faulted in is garbage now, resident but
+      // reused. Growth it did not fault in itself — held outside its heap (a Worker of its own) — stops it.
+      if (job.collectedForProcess) watchdog.rebase(job.id);
     }
     else stopForMemory(slot, job, heldMb);
   }

@@ -74,6 +74,35 @@ describe("MemoryWatchdog", () => {
     expect(exceeded.map(([key]) => key)).toEqual([1]);
   });
 
+  test("MemoryWatchdog's rebase after a collect forgives what the handler's own thread faulted in (churn left resident), not growth elsewhere (a Worker of its own that took 640 MiB at once is found again) (session 34)", () => {
+    for (const churn of [true, false]) {
+      const state = { rssMb: 100, faults: new Map<string, number>([["1/task/1", 0], ["1/task/11", 0]]) };
+      const findings: boolean[] = [];
+      const watchdog = new MemoryWatchdog({
+        limitMb: 64,
+        intervalMs: 60_000,
+        rss: () => state.rssMb * MIB,
+        faults: (thread) => state.faults.get(thread) ?? null,
+        // Each finding asks the worker to collect (false: still watched), which answers small.
+        onExceeded: (_key, _mb, processWide) => (findings.push(processWide), false),
+        perThread: true,
+        mainThread: "1/task/1",
+      });
+      watchdog.watch(1, () => "1/task/11");
+      watchdog.sample();
+      // 640 MiB faulted in by the handler's thread (garbage it frees), or by another (its own Worker).
+      if (churn) state.faults.set("1/task/11", 640 * PAGES_PER_MIB);
+      state.rssMb += 640;
+      watchdog.sample();
+      expect(findings).toEqual([!churn]);
+      watchdog.restartCount(1);
+      watchdog.rebase(1);
+      watchdog.sample();
+      expect(findings).toEqual(churn ? [false] : [true, true]);
+      watchdog.close();
+    }
+  });
+
   test("MemoryWatchdog names the handler whose thread grew past the limit, not the one beside it", () => {
     const { state, exceeded, watchdog, grow } = rig(64);
     state.faults.set("1/task/11", 500).set("1/task/12", 900);

@@ -237,9 +237,10 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
         // SIGKILL next rather than a second signal: a handler that cannot be asked to stop is
         // stopped after the grace a cancelled one gets, so the run still ends with its document,
         // its children ended — not killed with nothing said, nor left running for ever.
-        const terminating = !receipt.requested && signal === "SIGTERM" && !isTerminal(plane.store.get(id)?.state ?? "succeeded");
+        // A hang-up is the same: the terminal is gone, and nobody is left to press Ctrl-C again.
+        const terminating = !receipt.requested && signal !== "SIGINT" && !isTerminal(plane.store.get(id)?.state ?? "succeeded");
         if (terminating) setTimeout(() => interrupt.second(), limits.grace_ms);
-        const note = receipt.requested ? "cancelling…" : terminating ? `${receipt.message.replace(/\.$/, "")}, or until SIGTERM's grace of ${formatGrace(limits.grace_ms)} passes: then it is stopped.` : receipt.message;
+        const note = receipt.requested ? "cancelling…" : terminating ? `${receipt.message.replace(/\.$/, "")}, or until ${signal}'s grace of ${formatGrace(limits.grace_ms)} passes: then it is stopped.` : receipt.message;
         if (live) live.cancelling(`${note} press Ctrl-C again to stop now`);
         else output.stderr(`${style.yellow(note)} press Ctrl-C again to stop now\n`);
       },

@@ -260,7 +260,7 @@ describe("containment (compiled binary)", () => {
     for (const text of ["RAWERR", "RAWOUT", "FATAL: the config is missing", "L3 last"]) expect(run.stderr + shown.stdout).toContain(text);
   }, 60_000);
 
-  test("one SIGTERM (timeout, a CI runner, a container stop) ends a run of a capability that is not cancellable after the grace, with its document and exit 130; one Ctrl-C only asks (tester, session 34)", async () => {
+  test("one SIGTERM (timeout, a CI runner, a container stop) or hang-up ends a run of a capability that is not cancellable after the grace, with its document and exit 130; one Ctrl-C only asks (tester, session 34)", async () => {
     const team = tempCheckout();
     writeFiles(team, {
       "capabilities/stuck.write.ts": header("stuck.write", `effect: "write", input: v.object({}), output: v.object({}), async handler(_input, ctx) { writeFileSync(join(ctx.root, "started.mark"), ""); await new Promise(() => {}); return {}; }`),
@@ -297,6 +297,13 @@ describe("containment (compiled binary)", () => {
       await stderr.until(/runs to its end, or until SIGTERM's grace of 300 ms passes: then it is stopped\./);
       expect(await terminated.exited).toBe(130);
       expect(JSON.parse(await stdout)).toMatchObject({ execution: { state: "cancelled" }, failure: { error_code: "cancelled", outcome_certainty: "unknown", retryability: "manual_reconcile" } });
+
+      // A hang-up (the terminal closed) the same: nobody is left to press again.
+      const hungUp = await running(spawned());
+      const hungErr = watchStream(hungUp.stderr);
+      hungUp.kill("SIGHUP");
+      await hungErr.until(/or until SIGHUP's grace of 300 ms passes: then it is stopped\./);
+      expect(await hungUp.exited).toBe(130);
     } finally {
       for (const child of children) child.kill("SIGKILL");
     }

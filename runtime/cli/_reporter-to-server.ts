@@ -5,7 +5,7 @@ import { systemClock } from "../execution/clock.ts";
 import { createExecutionReporter, ReportRefusedError, type ExecutionReporter } from "./_reporter.ts";
 import { findServer, ServerUnreachableError, type ServerClient } from "./server-client.ts";
 import { ownPidNamespace } from "../server/lease.ts";
-import { leaveReports } from "../store/left-reports.ts";
+import { leaveReports, removeLeftReports } from "../store/left-reports.ts";
 
 /**
  * One report waits at most this long, looking the server up again included: a local server answers
@@ -71,6 +71,7 @@ export function reportToServer(options: ReportToServerOptions): ExecutionReporte
     serverUrl: () => server.url,
     clock: systemClock,
     leave: (reports) => leaveReports(server.root, id, reports),
+    forgetLeft: () => removeLeftReports(server.root, id),
     async send(report, signal) {
       const deadline = Date.now() + REPORT_TIMEOUT_MS;
       if (lost) {

@@ -58,6 +58,8 @@ export interface ExecutionReporterOptions {
    * (store/left-reports.ts); answers where they were left. Absent: nothing is left.
    */
   leave?: (reports: ExecutionReport[]) => string | null;
+  /** Removes what `leave` left, once the server took the run's end after all. */
+  forgetLeft?: () => void;
 }
 
 /** The most reports (of up to 1 MiB each) a run leaves for its server: a run that owes more leaves none, and its server judges it by its silence. */
@@ -161,6 +163,8 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
   let cancelSequence: number | null = null;
   let finishing = false;
   let finishingSince = 0;
+  /** The end window passed without the server taking the run's end (gaveUp). */
+  let givenUp = false;
   /** Ends reporting when the end window (finish) passes, even while a report waits for an answer. */
   let finishTimer: unknown = null;
   let finishDue = Number.POSITIVE_INFINITY;
@@ -323,6 +327,9 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
     if (error instanceof ReportRefusedError && !bound) return end(null);
     if (error instanceof ReportRefusedError) return end(`the server at ${serverNow()} refused the report of ${id} (${reason}), so from now on this execution is visible to this process alone`);
     failures++;
+    // Ended, with a server that does not answer: what it owes is left at once, then again when
+    // the end window passes — a run killed while it waits (a CI job cancelled) leaves it all the same.
+    if (finishing) leaveQuietly();
     if (!warned && (!heard || failures >= FAILURES_TO_WARN || clock.monotonic() - answeredAt >= SILENCE_TO_WARN_MS)) {
       warned = true;
       say(`the server at ${serverNow()} does not answer (${reason}); this run goes on and keeps trying to report to it`);
@@ -334,8 +341,25 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
   /** The end window passed without the server holding the run's end. */
   function gaveUp(): void {
     finishTimer = null;
+    givenUp = true;
     const since = tookSinceEndAt > 0 ? `its last answer (it was still taking this run's events ${formatWindow(tookSinceEndAt - finishingSince)} after the run's end)` : "this run's end";
     end(`the server at ${serverNow()} did not answer within ${formatWindow(finishDue - Math.max(finishingSince, tookSinceEndAt))} of ${since}, so the end of ${id} was not reported to it${leaveOwed()}`);
+  }
+
+  /** Whether reports were left while the end window was still open (leaveQuietly): removed if the server takes the end after all. */
+  let leftEarly = false;
+
+  /** Leaves what the run owes without a word, while it still tries the server (failed, finishing). */
+  function leaveQuietly(): void {
+    const local = store.get(id);
+    if (leftEarly || options.leave === undefined || local === null || !isTerminal(local.state)) return;
+    const reports = owedReports();
+    if (reports === null) return;
+    try {
+      leftEarly = options.leave(reports) !== null;
+    } catch {
+      // Said, if it still cannot be left, when the end window passes (leaveOwed).
+    }
   }
 
   /** Leaves what the server has not taken of an ended run for it to take later (options.leave); what the run says of it. */
@@ -389,6 +413,8 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
   function end(line: string | null): void {
     if (stopped) return;
     stopped = true;
+    // Left while the server did not answer, and then it took the end (or reporting ended for another reason than giving up on it).
+    if (leftEarly && !givenUp) options.forgetLeft?.();
     if (timer !== null) clock.clearTimeout(timer);
     timer = null;
     if (finishTimer !== null) clock.clearTimeout(finishTimer);
@@ -416,6 +442,8 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
       if (!finishing) {
         finishing = true;
         finishingSince = now;
+        // A server known not to answer (a report in flight to a frozen one waits 3 s to fail): left at once.
+        if (failures > 0 || warned) leaveQuietly();
       }
       // A report in flight to a frozen server waits for its own timeout: the window is kept by a
       // timer of its own, not by the next failure (docs/protocol.md: "it tries 3 s more").

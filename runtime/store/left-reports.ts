@@ -72,11 +72,12 @@ export function removeLeftReports(root: string, id: string): void {
 }
 
 /**
- * Removes the reports left for executions `held` says the store does not hold (a server starting:
- * a memory store holds none of an earlier server's, and a run never heard has nothing to end):
- * no server would ever take them. Answers how many were removed.
+ * Removes the reports left for executions `awaited` says no server awaits (a server starting: its
+ * store does not hold them — a memory store holds none of an earlier server's, and a run never
+ * heard has nothing to end — or holds them ended already): no server would ever take them.
+ * Answers how many were removed.
  */
-export function removeUnheldLeftReports(root: string, held: (id: string) => boolean): number {
+export function removeUnawaitedLeftReports(root: string, awaited: (id: string) => boolean): number {
   let names: string[];
   try {
     names = readdirSync(leftReportsDir(root));
@@ -86,7 +87,7 @@ export function removeUnheldLeftReports(root: string, held: (id: string) => bool
   let removed = 0;
   for (const name of names) {
     const id = name.endsWith(".json") ? name.slice(0, -".json".length) : null;
-    if (id === null || !FILE_SAFE_ID.test(id) || held(id)) continue;
+    if (id === null || !FILE_SAFE_ID.test(id) || awaited(id)) continue;
     removeLeftReports(root, id);
     removed++;
   }

@@ -465,6 +465,60 @@ describe("docket run and the server serving its checkout", () => {
     }
   }, 60_000);
 
+  test("docket run killed while it waits for its server at its end (a CI job cancelled then) has left its end already: the restarted server records it as it ended (checking tester, session 34)", async () => {
+    const checkout = tempCheckout();
+    let serve = spawnDocket(fromSource, ["serve", "--port", "0"], { cwd: checkout });
+    try {
+      const banner = await watchStream(serve.stderr).until(/docket serving .* at (http:\/\/127\.0\.0\.1:\d+)/);
+      const http = api(banner.match(/at (http:\/\/127\.0\.0\.1:\d+)/)![1]!);
+      const run = spawnDocket(fromSource, [...DEMO, JSON.stringify({ steps: 4, delay_ms: 250 }), "--run-id", "rid-killed"], { cwd: checkout });
+      const id = (await reportedBy(http, run.pid, "running")).id;
+      serve.kill("SIGKILL");
+      await serve.exited;
+      const left = join(checkout, ".docket", "reports", `${id}.json`);
+      await pollUntil(async () => existsSync(left), (there) => there, `${left} written as the run ends`);
+      // Within its 3 s end window: nothing said yet, nothing on stdout.
+      run.kill("SIGKILL");
+      await run.exited;
+
+      serve = spawnDocket(fromSource, ["serve", "--port", "0"], { cwd: checkout });
+      const again = await watchStream(serve.stderr).until(/docket serving .* at (http:\/\/127\.0\.0\.1:\d+)/);
+      const restarted = api(again.match(/at (http:\/\/127\.0\.0\.1:\d+)/)![1]!);
+      const ended = await pollUntil(() => restarted.get(`/api/v1/executions/get?id=${id}`), (got) => got.state !== "running", `${id} ended at the restarted server`);
+      expect(ended).toMatchObject({ state: "succeeded", output: { steps: 4 } });
+      expect(existsSync(left)).toBe(false);
+    } finally {
+      serve.kill("SIGTERM");
+      await serve.exited;
+    }
+  }, 60_000);
+
+  test("docket run whose server stops answering only for a moment at its end takes back what it left once the server takes its end", async () => {
+    const checkout = tempCheckout();
+    const serve = spawnDocket(fromSource, ["serve", "--port", "0"], { cwd: checkout });
+    try {
+      const banner = await watchStream(serve.stderr).until(/docket serving .* at (http:\/\/127\.0\.0\.1:\d+)/);
+      const http = api(banner.match(/at (http:\/\/127\.0\.0\.1:\d+)/)![1]!);
+      const run = spawnDocket(fromSource, [...DEMO, JSON.stringify({ steps: 4, delay_ms: 250 })], { cwd: checkout });
+      const id = (await reportedBy(http, run.pid, "running")).id;
+      // Frozen until the run has ended and left its end, then thawed within the 3 s window.
+      serve.kill("SIGSTOP");
+      const left = join(checkout, ".docket", "reports", `${id}.json`);
+      try {
+        await pollUntil(async () => existsSync(left), (there) => there, `${left} written as the run ends`);
+      } finally {
+        serve.kill("SIGCONT");
+      }
+      expect(await run.exited).toBe(0);
+      expect((await http.get(`/api/v1/executions/get?id=${id}`)).state).toBe("succeeded");
+      expect(existsSync(left)).toBe(false);
+    } finally {
+      serve.kill("SIGCONT");
+      serve.kill("SIGTERM");
+      await serve.exited;
+    }
+  }, 60_000);
+
   test("docket run --run-id --deadline-ms following another execution at the server stops waiting once its deadline passes (exit 1); that execution goes on", async () => {
     const checkout = tempCheckout();
     const server = await serveCheckout(checkout);

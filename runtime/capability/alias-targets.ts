@@ -1,6 +1,6 @@
 // Where a tsconfig `paths` alias or a package.json `"imports"` entry leads, read by docket itself
 // (_fresh-resolve.ts asks those folders again; _missing-package.ts names them in a load error).
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { parseJsonc } from "./jsonc.ts";
 
@@ -104,12 +104,44 @@ function extendsChain(config: string): Array<{ file: string; options: Record<str
     // TypeScript 5 takes an array too, the last one winning: read last first.
     const named = typeof json.extends === "string" ? [json.extends] : Array.isArray(json.extends) ? json.extends.filter((e): e is string => typeof e === "string").reverse() : [];
     for (const name of named) {
-      if (!/^\.{1,2}\/|^\//.test(name)) continue;
+      if (!/^\.{1,2}\/|^\//.test(name)) {
+        // A package's config (`@acme/tsconfig/base.json`, `@acme/tsconfig`), found as TypeScript finds it.
+        const found = packageConfig(name, dirname(file));
+        if (found !== null) queue.push(found);
+        continue;
+      }
       const path = resolve(dirname(file), name);
       queue.push(existsSync(path) || path.endsWith(".json") ? path : `${path}.json`);
     }
   }
   return chain;
+}
+
+/**
+ * The file a tsconfig's `extends` names by package (`@acme/tsconfig/base.json`, `@acme/tsconfig`):
+ * in the nearest node_modules up from `fromDir` that has it, the path itself, with `.json` added,
+ * or for a package folder its package.json `tsconfig` field, else its `tsconfig.json`. Null when none.
+ */
+function packageConfig(name: string, fromDir: string): string | null {
+  for (let at = fromDir; ; at = dirname(at)) {
+    const path = join(at, "node_modules", name);
+    if (isFile(path)) return path;
+    if (isFile(`${path}.json`)) return `${path}.json`;
+    if (existsSync(join(path, "package.json")) || existsSync(join(path, "tsconfig.json"))) {
+      const field = readJson(join(path, "package.json"))?.tsconfig;
+      const config = typeof field === "string" ? join(path, field) : join(path, "tsconfig.json");
+      return isFile(config) ? config : null;
+    }
+    if (dirname(at) === at) return null;
+  }
+}
+
+function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
 }
 
 /** An alias target as a `paths` entry of a config in `dir`: relative, with `./` or `../` in front, `/` separated. */

@@ -434,6 +434,18 @@ export default capability({
     expect(check.stdout.toString() + check.stderr.toString()).toBe("");
   }, 30_000);
 
+  test("docket init follows an extends naming a package's config (a shared @acme/tsconfig), as TypeScript does, with its ${configDir} (checking tester, session 34)", async () => {
+    for (const [extendsName, files] of [
+      ["@acme/tsc/base.json", { "node_modules/@acme/tsc/base.json": '{"compilerOptions":{"paths":{"@/*":["${configDir}/src/*"]}}}\n' }],
+      ["@acme/tsc", { "node_modules/@acme/tsc/package.json": '{"name":"@acme/tsc","tsconfig":"shared.json"}\n', "node_modules/@acme/tsc/shared.json": '{"compilerOptions":{"paths":{"@/*":["${configDir}/src/*"]}}}\n' }],
+    ] as const) {
+      const repo = tempCheckout();
+      writeFiles(repo, { ...files, "tsconfig.json": `{"extends":${JSON.stringify(extendsName)},"exclude":["capabilities"]}\n`, "src/x.ts": "export const q = 41;\n" });
+      expect((await cli(["init"], repo)).code).toBe(0);
+      expect(JSON.parse(readFileSync(join(repo, "capabilities", "tsconfig.json"), "utf8")).compilerOptions.paths["@/*"]).toEqual(["../src/*"]);
+    }
+  }, 30_000);
+
   test("docket init --capabilities DIR sets up a package's capability folder: its tsconfig.json maps the checkout's types from where it sits, and tsc passes there", async () => {
     const repo = tempCheckout();
     writeFiles(repo, { "tsconfig.json": '{"compilerOptions":{"paths":{"@shared/*":["./shared/*"]}},"exclude":["packages"]}\n', "shared/sum.ts": "export const sum = (a: number, b: number): number => a + b;\n" });

@@ -12,6 +12,7 @@ import { INPUT_ENV_SUGGESTION, inputEnvProblem, keptByCheck } from "./_input.ts"
 import { droppedFieldText, undeclaredFields } from "../execution/undeclared-fields.ts";
 import { terminalStyle, type TerminalStyle } from "./_terminal.ts";
 import { onInterrupts } from "./_interrupts.ts";
+import { UNSAID } from "../execution/thrown.ts";
 import { EXIT } from "./exit-code.ts";
 import { gitHubPrinters, isGitHubActions, maskCommands, runnerSafe } from "./github-actions.ts";
 import { MIN_MASKED_LENGTH } from "../execution/secret-mask.ts";
@@ -157,7 +158,10 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
       // does not say which file failed.
       const at = (e: LoadError) => (e.line === null ? "" : `${e.line}${e.column !== null ? `:${e.column}` : ""}`);
       const where = (e: LoadError) => [relative(plane.root, e.file) || e.file, at(e)].filter(Boolean).join(":");
-      const why = ownErrors.map((e) => (file === null ? `${where(e)} ${e.reason}` : `${e.line !== null ? `line ${at(e)}: ` : ""}${e.reason}`)).join("; ");
+      // What the file said is withheld from the document and the job summary, and printed just
+      // above, in this run's log: the refusal says so, not to look in a server's log.
+      const ownWords = (reason: string) => reason.replaceAll(UNSAID, UNSAID_HERE);
+      const why = ownErrors.map((e) => (file === null ? `${where(e)} ${ownWords(e.reason)}` : `${e.line !== null ? `line ${at(e)}: ` : ""}${ownWords(e.reason)}`)).join("; ");
       // What the file threw is printed here, in this run's log (stderr), as docket serve's log says
       // it: never in the document, nor in what a server is told.
       for (const e of ownErrors) {
@@ -166,7 +170,7 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
       // A reason that is a sentence already ends with its own period.
       const reason = why || "the file declares no capability";
       // The file is what is wrong, not an input: the default suggestion would say to correct the input.
-      return await refuse(`Cannot run ${options.target}: ${reason}${/[.!?]$/.test(reason) ? "" : "."}`, { file: file ?? ownErrors[0]!.file, errors: ownErrors }, "invalid_input", { retryability: "never", suggestion: "Correct the capability file as the message says and run it again." });
+      return await refuse(`Cannot run ${options.target}: ${reason}${/[.!?]$/.test(reason) ? "" : "."}`, { file: file ?? ownErrors[0]!.file, errors: ownErrors.map((e) => ({ ...e, reason: ownWords(e.reason) })) }, "invalid_input", { retryability: "never", suggestion: "Correct the capability file as the message says and run it again." });
     }
     // Its fields are the capability's: now a variable that gives none of them a value is refused.
     if (options.input.unsetEnv !== undefined) return await refuse(`Cannot run ${options.target}: ${options.input.unsetEnv}`, {}, "invalid_input", flagMistake(INPUT_ENV_SUGGESTION));
@@ -351,3 +355,6 @@ const STOP_NOW_REPORT_MS = 500;
 function formatGrace(ms: number): string {
   return ms >= 1000 && ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
 }
+
+/** What a run of the file says in place of UNSAID: what the file said is printed just above, on stderr. */
+const UNSAID_HERE = " (what it said is in this run's log above, on stderr, and not in this document or summary, as it may hold a secret)";

@@ -169,6 +169,9 @@ describe("docket capabilities", () => {
     const ran = await cli(["run", "./capabilities/esc.\u001b]0;FN\u0007name.ts"], hostile);
     expect(ran.stderr).toContain("capabilities/esc.name.ts:1:11: it threw while loading: load failed RTL");
     expect(ran.stderr).not.toMatch(/[\u001b\u0007\u202e]/);
+    // The refusal says where that is: this run's log, not a server's (checking tester, session 34).
+    expect(ran.stderr).toContain("it threw while loading: Error (what it said is in this run's log above, on stderr, and not in this document or summary, as it may hold a secret).");
+    expect(ran.stderr).not.toContain("docket serve's log");
     expect(show.stdout).toContain("d  RTL");
     // A field's description and example, printed as JSON: a bidi override as its escape, the same value (tester H).
     writeFiles(hostile, { "capabilities/esc.fields.ts": 'import { capability } from "docket";\nimport * as v from "valibot";\nexport default capability({ id: "esc.fields", title: "F", description: "F.", effect: "read", input: v.object({ name: v.pipe(v.string(), v.description("who \\u202eRTL")) }), output: v.object({}), examples: [{ name: "x\\u202ey" }], handler: () => ({}) });\n' });

@@ -100,8 +100,13 @@ const COMPANIONS = ["-wal", "-shm", "-journal", "-starting"];
 function refuseLinkedCompanions(path: string): void {
   for (const suffix of COMPANIONS) {
     const companion = `${path}${suffix}`;
-    if (lstatSync(companion, { throwIfNoEntry: false })?.isSymbolicLink()) {
+    const found = lstatSync(companion, { throwIfNoEntry: false });
+    if (found?.isSymbolicLink()) {
       throw new StoreFileError(companion, "it is a symbolic link, and docket opens none of its store's files through one (one could lead out of the checkout)", `Remove the link (rm ${companion}): the store makes the file again when it needs it.`);
+    }
+    // A folder or a pipe where a companion goes holds none of the history: that one is moved, not the store.
+    if (found !== undefined && !found.isFile()) {
+      throw new StoreFileError(companion, `it is ${found.isDirectory() ? "a folder" : "not a regular file (a pipe, a socket or a device)"}, where the store keeps a file of its own`, `Move it aside (mv ${companion} ${companion}.moved): the store itself is untouched and keeps its history, and makes the file again when it needs it.`);
     }
   }
 }

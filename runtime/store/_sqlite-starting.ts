@@ -1,5 +1,4 @@
 import { closeSync, constants, fchmodSync, fstatSync, ftruncateSync, openSync, readSync, writeSync } from "node:fs";
-import { StoreFileError } from "./_sqlite-schema.ts";
 
 /**
  * The handlers handed to a worker whose `execution.started` may not be committed yet
@@ -45,7 +44,7 @@ export type WriteLine = (fd: number, text: string) => number;
 /** Opens (creates, private; never through a symbolic link) the journal beside the database at `databasePath`. */
 export function openStartingJournal(databasePath: string, write: WriteLine = writeSync): StartingJournal {
   const path = `${databasePath}-starting`;
-  const fd = openJournal(databasePath, path);
+  const fd = openSync(path, constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
   // Private like the database (one left wider by hand is narrowed, as the database is).
   if ((fstatSync(fd).mode & 0o077) !== 0) fchmodSync(fd, 0o600);
   let lines = 0;
@@ -129,14 +128,4 @@ export function openStartingJournal(databasePath: string, write: WriteLine = wri
       closeSync(fd);
     },
   };
-}
-
-/** The journal's file, opened; a folder in its place names itself, not the database (which is fine). */
-function openJournal(databasePath: string, path: string): number {
-  try {
-    return openSync(path, constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "EISDIR") throw error;
-    throw new StoreFileError(databasePath, `${path} is a folder, where docket keeps its notes of starts begun`, `Move that folder aside (mv ${path} ${path}.moved): the store itself is untouched and keeps its history, and the next start makes the file.`);
-  }
 }

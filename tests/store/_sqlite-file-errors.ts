@@ -104,21 +104,27 @@ export function fileErrorCases(): void {
       expect(existsSync(`${victim}-wal`) || existsSync(`${path}-wal`)).toBe(false);
     });
 
-    test("a folder where the start journal goes is named, with what to move; the history is not what to give up, and is kept (tester, session 34)", () => {
-      const path = tempDb();
-      const store = openStore(path, new TestClock());
-      store.create(newExecution(7));
-      store.close();
-      rmSync(`${path}-starting`, { force: true });
-      mkdirSync(`${path}-starting`);
-      const error = openError(path);
-      expect(error.message).toContain(`Cannot open the execution store ${path}: ${path}-starting is a folder`);
-      expect(error.message).toContain(`Move that folder aside (mv ${path}-starting ${path}-starting.moved)`);
-      expect(error.message).not.toContain("empty history");
-      rmSync(`${path}-starting`, { recursive: true });
-      const reopened = openStore(path, new TestClock());
-      expect(reopened.get(newExecution(7).id)?.id).toBe(newExecution(7).id);
-      reopened.close();
+    test("a folder or a pipe where a companion file goes is named, with what to move; the history is not what to give up, and is kept (testers, session 34)", () => {
+      for (const [suffix, make, what] of [
+        ["-starting", (at: string) => mkdirSync(at), "a folder"],
+        ["-wal", (at: string) => mkdirSync(at), "a folder"],
+        ["-starting", (at: string) => Bun.spawnSync(["mkfifo", at]), "not a regular file"],
+      ] as const) {
+        const path = tempDb();
+        const store = openStore(path, new TestClock());
+        store.create(newExecution(7));
+        store.close();
+        rmSync(`${path}${suffix}`, { force: true });
+        make(`${path}${suffix}`);
+        const error = openError(path);
+        expect(error.message).toContain(`Cannot open the execution store ${path}${suffix}: it is ${what}`);
+        expect(error.message).toContain(`Move it aside (mv ${path}${suffix} ${path}${suffix}.moved): the store itself is untouched and keeps its history`);
+        expect(error.message).not.toContain("empty history");
+        rmSync(`${path}${suffix}`, { recursive: true });
+        const reopened = openStore(path, new TestClock());
+        expect(reopened.get(newExecution(7).id)?.id).toBe(newExecution(7).id);
+        reopened.close();
+      }
     });
 
     test("sqlite store names a companion file committed as a link (the log, the starting journal), the file it leads to untouched (tester Z3)", () => {

@@ -1,6 +1,7 @@
-import { closeSync, constants, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { ExecutionReport } from "../execution/report-protocol.ts";
+import { replaceWhole } from "./_file-aside.ts";
 
 /**
  * The reports a `docket run` could not deliver at its end (docs/protocol.md, "A run that ends while
@@ -27,24 +28,7 @@ export function leaveReports(root: string, id: string, reports: readonly Executi
   if (path === null) return null;
   const dir = leftReportsDir(root);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const aside = join(dir, `.${process.pid}.${Math.random().toString(36).slice(2)}.partial`);
-  const fd = openSync(aside, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
-  try {
-    const bytes = Buffer.from(`${JSON.stringify({ id, reports })}\n`);
-    for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at);
-    fsyncSync(fd);
-  } catch (error) {
-    closeSync(fd);
-    rmSync(aside, { force: true });
-    throw error;
-  }
-  closeSync(fd);
-  try {
-    renameSync(aside, path);
-  } catch (error) {
-    rmSync(aside, { force: true });
-    throw error;
-  }
+  replaceWhole(path, dir, `${JSON.stringify({ id, reports })}\n`);
   return path;
 }
 

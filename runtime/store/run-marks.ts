@@ -1,8 +1,9 @@
 import { createHash } from "node:crypto";
-import { closeSync, constants, fsyncSync, linkSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
+import { linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { ExecutionSnapshot } from "../execution/snapshot.ts";
 import type { ExecutionStore, RunIdentity } from "./store.ts";
+import { replaceWhole, syncFolder, writeAside } from "./_file-aside.ts";
 
 /**
  * A run_id used by a `docket run` that found no server (docs/protocol.md, "A run without a
@@ -119,7 +120,7 @@ export function createRunMark(root: string, mark: RunMark): "created" | RunMark 
   const dir = runMarksDir(root);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   if (lstatSync(dir).isSymbolicLink() || !lstatSync(dir).isDirectory()) throw new Error(`${dir} is not a folder`);
-  const aside = writeAside(dir, mark);
+  const aside = writeAside(dir, `${JSON.stringify(mark)}\n`);
   try {
     linkSync(aside, markPath(root, mark.run_id));
   } catch (error) {
@@ -139,40 +140,8 @@ export function createRunMark(root: string, mark: RunMark): "created" | RunMark 
 /** Writes the end of a run into its mark (replaced whole, synced). */
 export function endRunMark(root: string, mark: RunMark, end: ExecutionSnapshot): void {
   const dir = runMarksDir(root);
-  const aside = writeAside(dir, { ...mark, end });
-  try {
-    renameSync(aside, markPath(root, mark.run_id));
-  } catch (error) {
-    rmSync(aside, { force: true });
-    throw error;
-  }
+  replaceWhole(markPath(root, mark.run_id), dir, `${JSON.stringify({ ...mark, end })}\n`);
   syncFolder(dir);
-}
-
-/** The mark written to a private file of its own beside the marks, synced: nothing half written ever gets a mark's name. */
-function writeAside(dir: string, mark: RunMark): string {
-  const path = join(dir, `.${process.pid}.${Math.random().toString(36).slice(2)}.partial`);
-  const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
-  try {
-    const bytes = Buffer.from(`${JSON.stringify(mark)}\n`);
-    for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at);
-    fsyncSync(fd);
-  } catch (error) {
-    closeSync(fd);
-    rmSync(path, { force: true });
-    throw error;
-  }
-  closeSync(fd);
-  return path;
-}
-
-function syncFolder(dir: string): void {
-  const fd = openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY);
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
 }
 
 /** A mark from its file's text, or null when the text is not one (every member checked: it decides whether work runs). */

@@ -1,6 +1,7 @@
 // What the end-to-end tests of docs/protocol.md share: a server on a temporary checkout, its API, and bounded polls.
 import { resolveLimits, type Limits } from "../../runtime/execution/limits.ts";
 import { startServer, type DocketServer } from "../../runtime/server/serve.ts";
+import { fromSource, spawnDocket, watchStream } from "./_harness.ts";
 
 /** `docket serve` in this process, on a free port, serving `checkout`. */
 export function serveCheckout(checkout: string, options: { limits?: Partial<Limits>; token?: string; storeKind?: "memory" | "sqlite" } = {}): Promise<DocketServer> {
@@ -57,4 +58,11 @@ export function reportedBy(server: ReturnType<typeof api>, pid: number, state?: 
 /** Occurrences of the line a run says when no server can see it. */
 export function aloneLines(stderr: string): number {
   return stderr.match(/visible to this process alone/g)?.length ?? 0;
+}
+
+/** `docket serve --port 0` on `checkout` as a process of its own (one a test can SIGKILL or SIGSTOP), once it serves: the process and its API. */
+export async function serveProcess(checkout: string): Promise<{ serve: ReturnType<typeof spawnDocket>; http: ReturnType<typeof api> }> {
+  const serve = spawnDocket(fromSource, ["serve", "--port", "0"], { cwd: checkout });
+  const banner = await watchStream(serve.stderr).until(/docket serving .* at (http:\/\/127\.0\.0\.1:\d+)/);
+  return { serve, http: api(banner.match(/at (http:\/\/127\.0\.0\.1:\d+)/)![1]!) };
 }

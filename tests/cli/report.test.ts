@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { ensureDocketDir, leasePath } from "../../runtime/server/lease.ts";
 import { completedOf, openLive } from "../server/_support/live-client.ts";
 import { docket, fromSource, oneJsonDocument, removeTempDirs, spawnDocket, tempCheckout, watchStream, writeFiles } from "./_harness.ts";
-import { aloneLines, api, pollUntil, reportedBy, serveCheckout } from "./_report-support.ts";
+import { aloneLines, api, pollUntil, reportedBy, serveCheckout, serveProcess } from "./_report-support.ts";
 
 afterAll(removeTempDirs);
 
@@ -431,10 +431,8 @@ describe("docket run and the server serving its checkout", () => {
 
   test("docket run --run-id that ends while its server is down leaves its end in .docket/reports/: the restarted server records it as it ended, and a rerun (a CI job's re-run) ends as it did, running nothing (tester, session 34)", async () => {
     const checkout = tempCheckout();
-    let serve = spawnDocket(fromSource, ["serve", "--port", "0"], { cwd: checkout });
+    let { serve, http } = await serveProcess(checkout);
     try {
-      const banner = await watchStream(serve.stderr).until(/docket serving .* at (http:\/\/127\.0\.0\.1:\d+)/);
-      const http = api(banner.match(/at (http:\/\/127\.0\.0\.1:\d+)/)![1]!);
       const input = JSON.stringify({ steps: 8, delay_ms: 250 });
       const run = spawnDocket(fromSource, [...DEMO, input, "--run-id", "rid-left"], { cwd: checkout });
       const stderr = new Response(run.stderr).text();
@@ -449,10 +447,8 @@ describe("docket run and the server serving its checkout", () => {
       const stray = join(checkout, ".docket", "reports", "x-20260101T000000Z-00000000.json");
       writeFileSync(stray, JSON.stringify({ id: "x-20260101T000000Z-00000000", reports: [] }));
 
-      serve = spawnDocket(fromSource, ["serve", "--port", "0"], { cwd: checkout });
-      const again = await watchStream(serve.stderr).until(/docket serving .* at (http:\/\/127\.0\.0\.1:\d+)/);
-      const restarted = api(again.match(/at (http:\/\/127\.0\.0\.1:\d+)/)![1]!);
-      const ended = await pollUntil(() => restarted.get(`/api/v1/executions/get?id=${id}`), (got) => got.state !== "running", `${id} ended at the restarted server`);
+      ({ serve, http } = await serveProcess(checkout));
+      const ended = await pollUntil(() => http.get(`/api/v1/executions/get?id=${id}`), (got) => got.state !== "running", `${id} ended at the restarted server`);
       expect(ended).toMatchObject({ state: "succeeded", output: { steps: 8 } });
       expect(existsSync(join(checkout, ".docket", "reports", `${id}.json`))).toBe(false);
       expect(existsSync(stray)).toBe(false);
@@ -467,10 +463,8 @@ describe("docket run and the server serving its checkout", () => {
 
   test("docket run killed while it waits for its server at its end (a CI job cancelled then) has left its end already: the restarted server records it as it ended (checking tester, session 34)", async () => {
     const checkout = tempCheckout();
-    let serve = spawnDocket(fromSource, ["serve", "--port", "0"], { cwd: checkout });
+    let { serve, http } = await serveProcess(checkout);
     try {
-      const banner = await watchStream(serve.stderr).until(/docket serving .* at (http:\/\/127\.0\.0\.1:\d+)/);
-      const http = api(banner.match(/at (http:\/\/127\.0\.0\.1:\d+)/)![1]!);
       const run = spawnDocket(fromSource, [...DEMO, JSON.stringify({ steps: 4, delay_ms: 250 }), "--run-id", "rid-killed"], { cwd: checkout });
       const id = (await reportedBy(http, run.pid, "running")).id;
       serve.kill("SIGKILL");
@@ -483,10 +477,8 @@ describe("docket run and the server serving its checkout", () => {
       run.kill("SIGKILL");
       await run.exited;
 
-      serve = spawnDocket(fromSource, ["serve", "--port", "0"], { cwd: checkout });
-      const again = await watchStream(serve.stderr).until(/docket serving .* at (http:\/\/127\.0\.0\.1:\d+)/);
-      const restarted = api(again.match(/at (http:\/\/127\.0\.0\.1:\d+)/)![1]!);
-      const ended = await pollUntil(() => restarted.get(`/api/v1/executions/get?id=${id}`), (got) => got.state !== "running", `${id} ended at the restarted server`);
+      ({ serve, http } = await serveProcess(checkout));
+      const ended = await pollUntil(() => http.get(`/api/v1/executions/get?id=${id}`), (got) => got.state !== "running", `${id} ended at the restarted server`);
       expect(ended).toMatchObject({ state: "succeeded", output: { steps: 4 } });
       expect(existsSync(left)).toBe(false);
     } finally {
@@ -497,10 +489,8 @@ describe("docket run and the server serving its checkout", () => {
 
   test("docket run whose server stops answering only for a moment at its end takes back what it left once the server takes its end", async () => {
     const checkout = tempCheckout();
-    const serve = spawnDocket(fromSource, ["serve", "--port", "0"], { cwd: checkout });
+    const { serve, http } = await serveProcess(checkout);
     try {
-      const banner = await watchStream(serve.stderr).until(/docket serving .* at (http:\/\/127\.0\.0\.1:\d+)/);
-      const http = api(banner.match(/at (http:\/\/127\.0\.0\.1:\d+)/)![1]!);
       const run = spawnDocket(fromSource, [...DEMO, JSON.stringify({ steps: 4, delay_ms: 250 })], { cwd: checkout });
       const id = (await reportedBy(http, run.pid, "running")).id;
       // Frozen until the run has ended and left its end, then thawed within the 3 s window.

@@ -14,7 +14,9 @@ export const RESOURCE_NOT_FOUND = -32002;
  */
 export function failureToolResult(failure: FailureDescriptor): CallToolResult {
   // A handler's message keeps its colour as stored; the text an agent reads has none of its escapes.
-  const text = withoutColour(`${failure.error_code}: ${failure.message} ${failure.suggestion} (retryability ${failure.retryability}, outcome ${failure.outcome_certainty}, correlation id ${failure.correlation_id})`);
+  // A message that says what to do already (the run-identity limit's) is not followed by it again.
+  const advice = failure.message.includes(failure.suggestion) ? "" : ` ${failure.suggestion}`;
+  const text = withoutColour(`${failure.error_code}: ${failure.message}${advice} (retryability ${failure.retryability}, outcome ${failure.outcome_certainty}, correlation id ${failure.correlation_id})`);
   return { isError: true, structuredContent: { ...failure }, content: [{ type: "text", text }] };
 }
 

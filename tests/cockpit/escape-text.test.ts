@@ -128,4 +128,11 @@ describe("an MCP failure's text", () => {
     expect((result.content[0] as { text: string }).text).toStartWith("painted: failed red try (retryability");
     expect((result.structuredContent as { message: string }).message).toBe("\u001b[31mfailed red\u001b[0m");
   });
+
+  test("says a suggestion the message holds already once (the run-identity limit's; checking tester, session 34)", () => {
+    const advice = "Start without a run_id, or raise the server's limit.";
+    const failure = buildFailure({ error_code: "capacity", stage: "admit", message: `Cannot record run_id "r": the limit is reached. ${advice}`, suggestion: advice, request_id: "r", trace_id: "0".repeat(32) });
+    const text = (failureToolResult(failure).content[0] as { text: string }).text;
+    expect(text.split(advice)).toHaveLength(2);
+  });
 });

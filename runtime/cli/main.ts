@@ -12,7 +12,7 @@ import { DOCKET_VERSION } from "../version.ts";
 import { runCli } from "./_run-cli.ts";
 import { settleOutput, writerOf } from "./fd-writer.ts";
 import { repeatedFlag, type DocketCommandMeta } from "./_command-line.ts";
-import { unnamableWorkingFolder } from "./_working-folder.ts";
+import { unnamablePathArgument, unnamableWorkingFolder } from "./_working-folder.ts";
 import { EXIT } from "./exit-code.ts";
 
 // The runtime's exit, taken before any capability file is imported: a run guards process.exit
@@ -58,7 +58,7 @@ if (import.meta.main) {
   const stderr = writerOf(process.stderr);
   const args = commandLine(process.argv.slice(2));
   const asksOnly = args.length === 0 || args.some((arg) => arg === "--version" || arg === "-v" || arg === "--help" || arg === "-h");
-  const unnamable = asksOnly ? null : unnamableWorkingFolder(process.cwd());
+  const unnamable = asksOnly ? null : (unnamableWorkingFolder(process.cwd()) ?? unnamablePathArgument(args, process.cwd()));
   if (unnamable !== null) {
     process.stderr.write(`${unnamable}\n`);
     exitProcess(await settleOutput(EXIT.usage, stdout, stderr));

@@ -404,6 +404,21 @@ export default capability({
     expect(version.exitCode).toBe(0);
   });
 
+  test("a path argument that is not valid UTF-8 (--result-file, --capabilities, --input @file) is refused, exit 2, before anything is written at the path it would be taken for; one really named with U+FFFD is used (checking tester, session 34)", () => {
+    const checkout = tempCheckout();
+    const sh = (script: string, ...args: string[]) => Bun.spawnSync(["sh", "-c", script, "sh", ...fromSource.argv(), ...args], { cwd: checkout, stdout: "pipe", stderr: "pipe" });
+    for (const [flag, value] of [["--result-file", "res\\377.json"], ["--capabilities", "caps\\377"], ["--input", "@in\\377.json"]]) {
+      const refused = sh(`exec "$@" ${flag} "$(printf '${value}')"`, "run", "executions.demonstrate");
+      expect(refused.stderr.toString()).toContain(`given to ${flag}: it is not valid UTF-8`);
+      expect(refused.exitCode).toBe(2);
+    }
+    expect(readdirSync(checkout).filter((name) => name !== ".git")).toEqual([]);
+    // A file whose name really holds U+FFFD (valid UTF-8) is no lost byte.
+    writeFileSync(join(checkout, "in\uFFFD.json"), '{"steps":0,"delay_ms":0}');
+    const named = sh('exec "$@"', "run", "executions.demonstrate", "--input", "@in\uFFFD.json");
+    expect(named.exitCode).toBe(0);
+  });
+
   test("docket init reads ${configDir} in an inherited alias as the folder of the config that extends it (TypeScript 5.5); the capability runs and tsc passes (tester, session 34)", async () => {
     const repo = tempCheckout();
     writeFiles(repo, {

@@ -9,12 +9,14 @@ afterAll(removeTempDirs);
 /** Resolves once the server of `checkout` answers /healthz (its lease names it): past start-up, where its signals are taken. */
 async function untilServing(checkout: string): Promise<void> {
   const lease = join(checkout, ".docket", "lease.json");
-  for (let i = 0; i < 1000; i++) {
+  // A bound on a broken build: 40 files that fail their trial loads, one worker each, took 20 s
+  // to start under a CI run's load.
+  for (let i = 0; i < 3000; i++) {
     const url = existsSync(lease) ? ((JSON.parse(readFileSync(lease, "utf8") || "{}") as { url?: string }).url ?? null) : null;
     if (url !== null && (await fetch(`${url}/healthz`).catch(() => null))?.ok) return;
     await Bun.sleep(20);
   }
-  throw new Error(`the server of ${checkout} did not answer within 20 s`);
+  throw new Error(`the server of ${checkout} did not answer within 60 s`);
 }
 
 describe("docket serve", () => {
@@ -86,7 +88,7 @@ describe("docket serve", () => {
       // A failed expectation leaves no server behind (it waits for a reader that is gone).
       for (const server of [child, full]) if (server !== null && server.exitCode === null) server.kill("SIGKILL");
     }
-  }, 30_000);
+  }, 120_000);
 
   // Linux only: elsewhere docket cannot tell whether it was started under nohup, and leaves hang-ups alone (stop-signals.ts).
   test.skipIf(process.platform !== "linux")(

@@ -3,7 +3,7 @@
 // (one that does not exist, or a sibling), and `docket init` made and filled it (a tester's
 // finding). Such a folder is refused before anything is read or written, and so is such a path
 // given as an argument (`--result-file`, `--capabilities`, `--input @file`, a file to run).
-import { existsSync, statSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { repeatedFlag } from "./_command-line.ts";
 
@@ -31,23 +31,52 @@ const PATH_FLAGS: Array<[flag: string, path: (value: string) => string | null]> 
 
 /**
  * Why docket cannot use a path given on the command line `args` (run in `cwd`), or null: a path
- * that holds U+FFFD and names nothing that exists lost a byte that is not UTF-8 on its way in, and
- * would read or write another path than the one meant (a tester's `--result-file $'res\xff.json'`
- * wrote `res\uFFFD.json`). One that exists with that character in its name is used.
+ * with a byte that is not UTF-8 reaches JavaScript with U+FFFD in its place, and would read or
+ * write another path than the one meant (a tester's `--result-file $'res\xff.json'` wrote
+ * `res\uFFFD.json`, and one with `in\uFFFD.json` beside it read that file). The command line's
+ * own bytes say which arguments lost a byte (Linux: /proc/self/cmdline); where they cannot be
+ * read, a path holding U+FFFD that names nothing is taken for one.
  */
-export function unnamablePathArgument(args: readonly string[], cwd: string): string | null {
-  const given: Array<[what: string, path: string]> = [];
+export function unnamablePathArgument(args: readonly string[], cwd: string, lossy: ReadonlySet<string> | null = lossyArguments()): string | null {
+  const given: Array<[what: string, path: string, arg: string]> = [];
   for (const [flag, pathOf] of PATH_FLAGS) {
     for (const value of repeatedFlag([...args], flag)) {
       const path = pathOf(value);
-      if (path !== null) given.push([`--${flag}`, path]);
+      if (path !== null) given.push([`--${flag}`, path, value]);
     }
   }
   // `docket run ./capabilities/x.ts`: a file to run.
-  if (args[0] === "run" && args[1] !== undefined && !args[1].startsWith("-")) given.push(["docket run", args[1]]);
-  for (const [what, path] of given) {
-    if (!path.includes("\uFFFD") || existsSync(resolve(cwd, path))) continue;
+  if (args[0] === "run" && args[1] !== undefined && !args[1].startsWith("-")) given.push(["docket run", args[1], args[1]]);
+  for (const [what, path, arg] of given) {
+    if (!path.includes("\uFFFD")) continue;
+    // The argument as given, alone or as the value of `--flag=value`.
+    const lost = lossy === null ? !existsSync(resolve(cwd, path)) : [...lossy].some((one) => one === arg || one.endsWith(`=${arg}`));
+    if (!lost) continue;
     return `docket cannot use the path ${JSON.stringify(path)} given to ${what}: it is not valid UTF-8 (each \uFFFD stands for a byte that is not), so docket would read or write another path than the one meant. Give a path whose name is UTF-8 (rename the file or folder) and run again.`;
   }
   return null;
+}
+
+/** The arguments of this process that are not valid UTF-8, as JavaScript got them (U+FFFD for each bad byte); null where the command line cannot be read. */
+function lossyArguments(): Set<string> | null {
+  let raw: Buffer;
+  try {
+    raw = readFileSync("/proc/self/cmdline");
+  } catch {
+    return null;
+  }
+  const strict = new TextDecoder("utf-8", { fatal: true });
+  const lossy = new Set<string>();
+  for (let at = 0; at < raw.length; ) {
+    let end = raw.indexOf(0, at);
+    if (end === -1) end = raw.length;
+    const bytes = raw.subarray(at, end);
+    try {
+      strict.decode(bytes);
+    } catch {
+      lossy.add(bytes.toString("utf8"));
+    }
+    at = end + 1;
+  }
+  return lossy;
 }

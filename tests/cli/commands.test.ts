@@ -413,10 +413,15 @@ export default capability({
       expect(refused.exitCode).toBe(2);
     }
     expect(readdirSync(checkout).filter((name) => name !== ".git")).toEqual([]);
-    // A file whose name really holds U+FFFD (valid UTF-8) is no lost byte.
+    // A file whose name really holds U+FFFD (valid UTF-8) is no lost byte: read, or written new.
     writeFileSync(join(checkout, "in\uFFFD.json"), '{"steps":0,"delay_ms":0}');
-    const named = sh('exec "$@"', "run", "executions.demonstrate", "--input", "@in\uFFFD.json");
+    const named = sh('exec "$@"', "run", "executions.demonstrate", "--input", "@in\uFFFD.json", "--result-file", "res\uFFFD.json");
     expect(named.exitCode).toBe(0);
+    expect(JSON.parse(readFileSync(join(checkout, "res\uFFFD.json"), "utf8")).execution.state).toBe("succeeded");
+    // Beside it, the name with the bad byte is still refused: it is not that file.
+    const twin = sh(`exec "$@" --input "@$(printf 'in\\377.json')"`, "run", "executions.demonstrate");
+    expect(twin.stderr.toString()).toContain("given to --input: it is not valid UTF-8");
+    expect(twin.exitCode).toBe(2);
   });
 
   test("docket init reads ${configDir} in an inherited alias as the folder of the config that extends it (TypeScript 5.5); the capability runs and tsc passes (tester, session 34)", async () => {

@@ -62,6 +62,13 @@ export interface ExecutionReporterOptions {
   forgetLeft?: () => void;
 }
 
+/**
+ * How long after its end a run whose server has not taken that end yet leaves what it owes
+ * (store/left-reports.ts): a server that answers takes an end in milliseconds, and a run killed
+ * later than this in its end window (a CI job cancelled then) has left it all the same.
+ */
+const LEAVE_AFTER_MS = 250;
+
 /** The most reports (of up to 1 MiB each) a run leaves for its server: a run that owes more leaves none, and its server judges it by its silence. */
 const LEFT_REPORTS = 16;
 
@@ -165,6 +172,8 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
   let finishingSince = 0;
   /** The end window passed without the server taking the run's end (gaveUp). */
   let givenUp = false;
+  /** Leaves what the run owes if the server has not taken its end LEAVE_AFTER_MS after it ended. */
+  let leaveTimer: unknown = null;
   /** Ends reporting when the end window (finish) passes, even while a report waits for an answer. */
   let finishTimer: unknown = null;
   let finishDue = Number.POSITIVE_INFINITY;
@@ -414,6 +423,8 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
     if (stopped) return;
     stopped = true;
     // Left while the server did not answer, and then it took the end (or reporting ended for another reason than giving up on it).
+    if (leaveTimer !== null) clock.clearTimeout(leaveTimer);
+    leaveTimer = null;
     if (leftEarly && !givenUp) options.forgetLeft?.();
     if (timer !== null) clock.clearTimeout(timer);
     timer = null;
@@ -442,8 +453,10 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
       if (!finishing) {
         finishing = true;
         finishingSince = now;
-        // A server known not to answer (a report in flight to a frozen one waits 3 s to fail): left at once.
+        // A server known not to answer: left at once. Else if it has not taken the end a moment
+        // later (a report in flight to a server frozen just now waits 3 s to fail): left then.
         if (failures > 0 || warned) leaveQuietly();
+        else leaveTimer = clock.setTimeout(() => ((leaveTimer = null), leaveQuietly()), LEAVE_AFTER_MS);
       }
       // A report in flight to a frozen server waits for its own timeout: the window is kept by a
       // timer of its own, not by the next failure (docs/protocol.md: "it tries 3 s more").

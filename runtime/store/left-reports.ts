@@ -49,10 +49,17 @@ export function readLeftReports(root: string, id: string): unknown[] | null {
   return left !== null && typeof left === "object" && left.id === id && Array.isArray(left.reports) ? left.reports : null;
 }
 
-/** Removes the reports left for `id` (taken, or refused: they would only be refused again). */
+/**
+ * Removes the reports left for `id` (taken, or refused: they would only be refused again). Never
+ * throws: what cannot be removed (a folder someone made under that name) is left as it is.
+ */
 export function removeLeftReports(root: string, id: string): void {
   const path = leftReportPath(root, id);
-  if (path !== null) rmSync(path, { force: true });
+  try {
+    if (path !== null) rmSync(path, { force: true });
+  } catch {
+    // Not a file docket left: not docket's to remove.
+  }
 }
 
 /**

@@ -1,6 +1,6 @@
 // docs/protocol.md end to end, with real processes: `docket run` reports to the server serving its checkout.
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ensureDocketDir, leasePath } from "../../runtime/server/lease.ts";
 import { completedOf, openLive } from "../server/_support/live-client.ts";
@@ -446,12 +446,16 @@ describe("docket run and the server serving its checkout", () => {
       // One left for an execution this server's store never held: no server would take it, and the next one removes it.
       const stray = join(checkout, ".docket", "reports", "x-20260101T000000Z-00000000.json");
       writeFileSync(stray, JSON.stringify({ id: "x-20260101T000000Z-00000000", reports: [] }));
+      // A folder under a report's name is no report of docket's: left as it is, and the server starts all the same (checking tester).
+      const folder = join(checkout, ".docket", "reports", "x-20260101T000000Z-00000001.json");
+      mkdirSync(folder);
 
       ({ serve, http } = await serveProcess(checkout));
       const ended = await pollUntil(() => http.get(`/api/v1/executions/get?id=${id}`), (got) => got.state !== "running", `${id} ended at the restarted server`);
       expect(ended).toMatchObject({ state: "succeeded", output: { steps: 8 } });
       expect(existsSync(join(checkout, ".docket", "reports", `${id}.json`))).toBe(false);
       expect(existsSync(stray)).toBe(false);
+      expect(existsSync(folder)).toBe(true);
       const rerun = await docket(fromSource, [...DEMO, input, "--run-id", "rid-left"], { cwd: checkout });
       expect(rerun.code).toBe(0);
       expect(oneJsonDocument(rerun.stdout)).toMatchObject({ deduplicated: true, execution: { id, state: "succeeded" } });
@@ -482,6 +486,33 @@ describe("docket run and the server serving its checkout", () => {
       expect(ended).toMatchObject({ state: "succeeded", output: { steps: 4 } });
       expect(existsSync(left)).toBe(false);
     } finally {
+      serve.kill("SIGTERM");
+      await serve.exited;
+    }
+  }, 60_000);
+
+  test("docket run whose server froze a moment before its end, killed 1.5 s after that end, has left its end already: the restarted server records it as it ended (second checking tester, session 34)", async () => {
+    const checkout = tempCheckout();
+    let { serve, http } = await serveProcess(checkout);
+    try {
+      const run = spawnDocket(fromSource, [...DEMO, JSON.stringify({ steps: 4, delay_ms: 250 }), "--run-id", "rid-frozen"], { cwd: checkout });
+      const said = watchStream(run.stderr);
+      const id = (await reportedBy(http, run.pid, "running")).id;
+      // Frozen with a report in flight: that report waits 3 s for its answer, longer than the run has left.
+      serve.kill("SIGSTOP");
+      await said.until(/succeeded in/);
+      await Bun.sleep(1500);
+      expect(run.exitCode).toBeNull();
+      run.kill("SIGKILL");
+      await run.exited;
+      serve.kill("SIGKILL");
+      await serve.exited;
+
+      ({ serve, http } = await serveProcess(checkout));
+      const ended = await pollUntil(() => http.get(`/api/v1/executions/get?id=${id}`), (got) => got.state !== "running", `${id} ended at the restarted server`);
+      expect(ended).toMatchObject({ state: "succeeded", output: { steps: 4 } });
+    } finally {
+      serve.kill("SIGCONT");
       serve.kill("SIGTERM");
       await serve.exited;
     }

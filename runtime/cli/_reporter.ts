@@ -53,9 +53,10 @@ export interface ExecutionReporterOptions {
    */
   finishWaitMs?: number;
   /**
-   * Leaves the reports still owed when the end window passes after the run ended (the server down
-   * or frozen), for the server to take once it finds this run's process gone
-   * (store/left-reports.ts); answers where they were left. Absent: nothing is left.
+   * Leaves the reports still owed by a run that ended while its server did not take its end (down
+   * or frozen) — LEAVE_AFTER_MS after the end, and again when the end window passes — for the
+   * server to take once it finds this run's process gone (store/left-reports.ts); answers where
+   * they were left. Absent: nothing is left.
    */
   leave?: (reports: ExecutionReport[]) => string | null;
   /** Removes what `leave` left, once the server took the run's end after all. */
@@ -105,7 +106,7 @@ export interface ExecutionReporter {
    * a report in flight is waiting for. A later call may shorten that window (a second Ctrl-C), never lengthen it.
    */
   finish(waitMs?: number): Promise<void>;
-  /** Stops reporting at once, saying nothing. */
+  /** Stops reporting at once, saying nothing; what an ended run still owes is left for the server (`leave`). */
   stop(): void;
 }
 
@@ -174,6 +175,8 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
   let givenUp = false;
   /** Leaves what the run owes if the server has not taken its end LEAVE_AFTER_MS after it ended. */
   let leaveTimer: unknown = null;
+  /** Whether reports were left while the end window was still open (leaveQuietly): removed if the server takes the end after all. */
+  let leftEarly = false;
   /** Ends reporting when the end window (finish) passes, even while a report waits for an answer. */
   let finishTimer: unknown = null;
   let finishDue = Number.POSITIVE_INFINITY;
@@ -355,13 +358,10 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
     end(`the server at ${serverNow()} did not answer within ${formatWindow(finishDue - Math.max(finishingSince, tookSinceEndAt))} of ${since}, so the end of ${id} was not reported to it${leaveOwed()}`);
   }
 
-  /** Whether reports were left while the end window was still open (leaveQuietly): removed if the server takes the end after all. */
-  let leftEarly = false;
-
   /** Leaves what the run owes without a word, while it still tries the server (failed, finishing). */
   function leaveQuietly(): void {
     const local = store.get(id);
-    if (leftEarly || options.leave === undefined || local === null || !isTerminal(local.state)) return;
+    if (stopped || leftEarly || options.leave === undefined || local === null || !isTerminal(local.state)) return;
     const reports = owedReports();
     if (reports === null) return;
     try {
@@ -470,6 +470,12 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
       wake(0);
       return finished;
     },
-    stop: () => end(null),
+    // Stopped waiting (a third Ctrl-C): what it owes stays for the server, as when it gives up.
+    stop: () => {
+      if (stopped) return;
+      leaveQuietly();
+      givenUp = true;
+      end(null);
+    },
   };
 }

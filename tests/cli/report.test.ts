@@ -1,6 +1,6 @@
 // docs/protocol.md end to end, with real processes: `docket run` reports to the server serving its checkout.
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ensureDocketDir, leasePath } from "../../runtime/server/lease.ts";
 import { completedOf, openLive } from "../server/_support/live-client.ts";
@@ -87,6 +87,8 @@ describe("docket run and the server serving its checkout", () => {
       const said = await stderr.done;
       expect(said).toContain(`reported to the server at ${server.url}`);
       expect(aloneLines(said)).toBe(0);
+      // Its end taken, the run leaves nothing for a server to take later (store/left-reports.ts).
+      expect(existsSync(join(checkout, ".docket", "reports")) ? readdirSync(join(checkout, ".docket", "reports")) : []).toEqual([]);
     } finally {
       child.kill("SIGKILL");
       await server.stop();

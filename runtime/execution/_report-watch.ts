@@ -81,7 +81,8 @@ export function createReportWatch(options: ReportWatchOptions): ReportWatch {
    * read, so a killed run is never a ghost in the list.
    */
   function silence(id: string, session: ReportSession): void {
-    if (!store.current(id) || isTerminal(store.current(id)!.state)) return;
+    const heard = store.current(id);
+    if (!heard || isTerminal(heard.state)) return;
     // Gone after it ended while this server could not answer: its end may wait in .docket/reports/.
     if (session.gone && options.takeLeft?.(id)) return;
     const snapshot = store.current(id);

@@ -109,6 +109,9 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
     if (snapshot === null) return false;
     const edge: EdgeInfo = { actor: snapshot.actor, request_id: snapshot.request_id, trace_id: snapshot.trace_id };
     try {
+      // Only this execution's, from the process that reported it: a file is no way to report another.
+      const pid = snapshot.actor.kind === "cli" ? snapshot.actor.pid : null;
+      if (left.reports.some((report) => report.id !== id || report.pid !== pid)) throw new Error("they are not this execution's, from the process that ran it");
       for (const report of left.reports) ingest(report, edge);
     } catch (error) {
       log(`[docket] ${id}: the reports its run left in .docket/reports/ could not be taken: ${(error as Error)?.message ?? String(error)}`);

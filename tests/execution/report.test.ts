@@ -499,6 +499,32 @@ describe("executions.report and the run's process", () => {
     expect(server.clock.pending).toBe(0);
   });
 
+  test("a run gone after it ended is settled by the reports it left (store/left-reports.ts), not failed for silence; reports of another execution or process are refused and removed (manual clock, session 34)", async () => {
+    for (const forged of [null, { id: "x-20260101T000000Z-00000000" }, { pid: PID + 1 }] as const) {
+      const { run, id, events } = await finishedRun();
+      let alive = true;
+      const forgotten: string[] = [];
+      const left = reportOf(run, id, events.slice(3), forged ?? {});
+      const server = harness(
+        { report_silence_ms: 30_000 },
+        { processAlive: (pid) => pid === PID && alive, pidNamespace: HERE, leftReports: (of) => (of === id ? { reports: [left], forget: () => void forgotten.push(of) } : null) },
+      );
+      // Heard up to its third event; its server then missed the rest, and its end.
+      await send(server, reportOf(run, id, events.slice(0, 3), { pid_namespace: HERE }));
+      alive = false;
+      server.clock.advance(2000);
+      expect(forgotten).toEqual([id]);
+      const snapshot = server.store.get(id)!;
+      if (forged === null) {
+        expect(snapshot).toMatchObject({ state: "succeeded", last_sequence: events.at(-1)!.sequence });
+        expect(server.logged.join("\n")).toContain("left its end in .docket/reports/: taken, it succeeded");
+      } else {
+        expect(snapshot).toMatchObject({ state: "failed", failure: { error_code: "unavailable", context: { reason: "reporter_exited" } } });
+        expect(server.logged.join("\n")).toContain("could not be taken: they are not this execution's, from the process that ran it");
+      }
+    }
+  });
+
   test("report a run sent before its process exited, read within the grace, is taken: the run ends as it reported (manual clock)", async () => {
     const { run, id, events } = await finishedRun();
     let alive = true;

@@ -256,7 +256,7 @@ export interface Harness {
 }
 
 /** An engine over the memory store, a fake pool and a manual clock; `options` adds what the engine is given besides. */
-export function harness(overrides: Partial<Limits> = {}, options: Pick<EngineOptions, "processAlive" | "pidNamespace"> = {}): Harness {
+export function harness(overrides: Partial<Limits> = {}, options: Pick<EngineOptions, "processAlive" | "pidNamespace" | "leftReports"> = {}): Harness {
   const limits = resolveLimits({ overrides });
   const clock = new ManualClock();
   const store = createMemoryStore({ limits, clock: () => clock.now() });

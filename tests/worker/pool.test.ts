@@ -360,8 +360,10 @@ describe("createWorkerPool", () => {
     }
     expect(await holding).toEqual({ ok: true, output: { held_mb: 60 } });
     expect(p.stats()).toMatchObject({ memory_stops: 0, replaced: 0 });
-    // A handler past its limit is still stopped.
-    expect(await p.run(task("holds", "fixture.holds", { mb: 160, hold_ms: 500 }), { lane: "execution" }).outcome).toMatchObject({ ok: false, error: { kind: "memory_exceeded" } });
+    // A handler past its limit is still stopped. Well past: the 300 MiB the handlers before it
+    // freed may still be resident in these workers, and memory taken again there faults nothing
+    // new (a CI run under load once saw 160 MiB run through on the pages its predecessors left).
+    expect(await p.run(task("holds", "fixture.holds", { mb: 500, hold_ms: 500 }), { lane: "execution" }).outcome).toMatchObject({ ok: false, error: { kind: "memory_exceeded" } });
   });
 
   test("a handler that only churns memory (much garbage, little held) is asked to collect before it would be stopped, and runs to its end", async () => {

@@ -17,7 +17,7 @@ import { EXIT } from "./exit-code.ts";
 import { gitHubPrinters, isGitHubActions, maskCommands, runnerSafe } from "./github-actions.ts";
 import { MIN_MASKED_LENGTH } from "../execution/secret-mask.ts";
 import { createLiveView, wantsLiveView, type LiveView } from "./live-view.ts";
-import { createRunReporter, plainPrinters } from "./run-reporter.ts";
+import { createRunReporter, formatWindow, plainPrinters } from "./run-reporter.ts";
 import { findServer, serverClient, unansweringServer } from "./server-client.ts";
 import { isTerminal } from "../execution/state-machine.ts";
 import { reportToServer } from "./_reporter-to-server.ts";
@@ -244,7 +244,7 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
         // A hang-up is the same: the terminal is gone, and nobody is left to press Ctrl-C again.
         const terminating = !receipt.requested && signal !== "SIGINT" && !isTerminal(plane.store.get(id)?.state ?? "succeeded");
         if (terminating) setTimeout(() => interrupt.second(), limits.grace_ms);
-        const note = receipt.requested ? "cancelling…" : terminating ? `${receipt.message.replace(/\.$/, "")}, or until ${signal}'s grace of ${formatGrace(limits.grace_ms)} passes: then it is stopped.` : receipt.message;
+        const note = receipt.requested ? "cancelling…" : terminating ? `${receipt.message.replace(/\.$/, "")}, or until ${signal}'s grace of ${formatWindow(limits.grace_ms)} passes: then it is stopped.` : receipt.message;
         if (live) live.cancelling(`${note} press Ctrl-C again to stop now`);
         else output.stderr(`${style.yellow(note)} press Ctrl-C again to stop now\n`);
       },
@@ -350,11 +350,6 @@ function follow(plane: BootedPlane, id: string, gitHub: boolean, style: Terminal
 
 /** How long a run stopped by a second Ctrl-C waits for a server to take its end: a local server answers in milliseconds. */
 const STOP_NOW_REPORT_MS = 500;
-
-/** A grace in words: "5 s", "500 ms". */
-function formatGrace(ms: number): string {
-  return ms >= 1000 && ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
-}
 
 /** What a run of the file says in place of UNSAID: what the file said is printed just above, on stderr. */
 const UNSAID_HERE = " (what it said is in this run's log above, on stderr, and not in this document or summary, as it may hold a secret)";

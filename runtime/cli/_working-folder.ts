@@ -37,7 +37,7 @@ const PATH_FLAGS: Array<[flag: string, path: (value: string) => string | null]> 
  * own bytes say which arguments lost a byte (Linux: /proc/self/cmdline); where they cannot be
  * read, a path holding U+FFFD that names nothing is taken for one.
  */
-export function unnamablePathArgument(args: readonly string[], cwd: string, lossy: ReadonlySet<string> | null = lossyArguments()): string | null {
+export function unnamablePathArgument(args: readonly string[], cwd: string, lossyOf: () => ReadonlySet<string> | null = lossyArguments): string | null {
   const given: Array<[what: string, path: string, arg: string]> = [];
   for (const [flag, pathOf] of PATH_FLAGS) {
     for (const value of repeatedFlag([...args], flag)) {
@@ -47,8 +47,11 @@ export function unnamablePathArgument(args: readonly string[], cwd: string, loss
   }
   // `docket run ./capabilities/x.ts`: a file to run.
   if (args[0] === "run" && args[1] !== undefined && !args[1].startsWith("-")) given.push(["docket run", args[1], args[1]]);
+  // The command line is read only when a path holds U+FFFD: every other start costs nothing.
+  let lossy: ReadonlySet<string> | null | undefined;
   for (const [what, path, arg] of given) {
     if (!path.includes("\uFFFD")) continue;
+    if (lossy === undefined) lossy = lossyOf();
     // The argument as given, alone or as the value of `--flag=value`.
     const lost = lossy === null ? !existsSync(resolve(cwd, path)) : [...lossy].some((one) => one === arg || one.endsWith(`=${arg}`));
     if (!lost) continue;

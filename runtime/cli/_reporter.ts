@@ -358,31 +358,37 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
     end(`the server at ${serverNow()} did not answer within ${formatWindow(finishDue - Math.max(finishingSince, tookSinceEndAt))} of ${since}, so the end of ${id} was not reported to it${leaveOwed()}`);
   }
 
-  /** Leaves what the run owes without a word, while it still tries the server (failed, finishing). */
-  function leaveQuietly(): void {
+  /**
+   * Leaves what an ended run still owes for the server to take later (options.leave): where it
+   * went; null when nothing was left (nothing owed, the run not ended, no place to leave it);
+   * or the error that kept it from being left.
+   */
+  function leaveNow(): { where: string } | { error: unknown } | null {
     const local = store.get(id);
-    if (stopped || leftEarly || options.leave === undefined || local === null || !isTerminal(local.state)) return;
+    if (options.leave === undefined || local === null || !isTerminal(local.state)) return null;
     const reports = owedReports();
-    if (reports === null) return;
+    if (reports === null) return null;
     try {
-      leftEarly = options.leave(reports) !== null;
-    } catch {
-      // Said, if it still cannot be left, when the end window passes (leaveOwed).
+      const where = options.leave(reports);
+      return where === null ? null : { where };
+    } catch (error) {
+      return { error };
     }
   }
 
-  /** Leaves what the server has not taken of an ended run for it to take later (options.leave); what the run says of it. */
+  /** Leaves what the run owes without a word, while it still tries the server (failed, finishing); a failure is said when the end window passes (leaveOwed). */
+  function leaveQuietly(): void {
+    if (stopped || leftEarly) return;
+    const left = leaveNow();
+    leftEarly = left !== null && "where" in left;
+  }
+
+  /** Leaves what the server has not taken of an ended run, as the run gives up on it; what the run says of it. */
   function leaveOwed(): string {
-    const local = store.get(id);
-    if (options.leave === undefined || local === null || !isTerminal(local.state)) return "";
-    const reports = owedReports();
-    if (reports === null) return "";
-    try {
-      const where = options.leave(reports);
-      return where === null ? "" : `; it is left in ${where}, which the server takes once it finds this run's process gone`;
-    } catch (error) {
-      return `, nor could it be left for the server in .docket/reports/ (${(error as Error)?.message ?? String(error)})`;
-    }
+    const left = leaveNow();
+    if (left === null) return "";
+    if ("where" in left) return `; it is left in ${left.where}, which the server takes once it finds this run's process gone`;
+    return `, nor could it be left for the server in .docket/reports/ (${(left.error as Error)?.message ?? String(left.error)})`;
   }
 
   /** The reports this run still owes, each as report() would send it; null when it owes none, or more than a run leaves. */

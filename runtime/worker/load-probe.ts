@@ -4,6 +4,7 @@ import type { FromWorker, ToWorker } from "./_messages.ts";
 import { WorkerSlot, type WorkerSlotOptions } from "./_worker-slot.ts";
 import { MemoryWatchdog } from "./memory-watchdog.ts";
 import { UNSAID } from "../execution/thrown.ts";
+import { plainText } from "../execution/text-sanitize.ts";
 import { handTask } from "./_task-claim.ts";
 import type { TaskOutcome, WorkerTask } from "./task.ts";
 
@@ -60,6 +61,29 @@ interface Trial {
   id: number;
   settle(verdict: Verdict): void;
   importing(): void;
+  /** What the file's top level printed: its last PRINTED_CHARS characters, and one more when it printed more. */
+  printed: string;
+}
+
+/**
+ * How much of what a refused file's top level printed the server's log shows, from its end: the
+ * reason a file gives before `process.exit(1)` or a throw is its last words.
+ */
+export const PRINTED_CHARS = 2000;
+
+/**
+ * The problem, with what the file's top level printed before it was refused: the server's log
+ * shows it (`detail`), a client reads that it is there. The trial's worker is the only place it
+ * went: docket never imported the file, so nothing else printed it.
+ */
+function withPrinted(found: LoadProblem, printed: string): LoadProblem {
+  // Kept one character past the bound: more than the bound was printed, and its first line is cut.
+  const cut = printed.length > PRINTED_CHARS;
+  // Shown as text, never as the terminal's commands (colours, cursor moves, a title change).
+  const text = plainText(cut ? printed.slice(printed.indexOf("\n") + 1) : printed).replace(/\s+$/, "");
+  if (text === "") return found;
+  const lines = [...(cut ? ["…"] : []), ...text.split("\n")].map((line) => `  | ${line}`).join("\n");
+  return { ...found, reason: `${found.reason} (the server's log shows what its top level printed before)`, detail: `${found.detail ?? found.reason}. Its top level printed:\n${lines}` };
 }
 
 /**
@@ -157,6 +181,7 @@ export function createLoadProbe(options: LoadProbeOptions): LoadProbe {
     onMessage(from, message: FromWorker) {
       if (message.type === "outcome" && from.job?.id === message.id) from.job.settle(verdictOf(message.outcome));
       else if (message.type === "importing" && from.job?.id === message.id) from.job.importing();
+      else if (message.type === "output" && from.job) from.job.printed = (from.job.printed + message.text).slice(-PRINTED_CHARS - 1);
       else if (message.type === "problem") report(message.message);
     },
     onExit(from, code) {
@@ -210,12 +235,13 @@ export function createLoadProbe(options: LoadProbeOptions): LoadProbe {
       }, prepareMs);
       const trialOf: Trial = {
         id,
+        printed: "",
         settle(verdict) {
           if (worker.job !== trialOf) return;
           clearTimeout(timer);
           watchdog.unwatch(id);
           worker.job = null;
-          resolve(verdict);
+          resolve(verdict.problem === null ? verdict : { ...verdict, problem: withPrinted(verdict.problem, trialOf.printed) });
         },
         importing() {
           if (worker.job !== trialOf) return;

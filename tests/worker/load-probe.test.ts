@@ -99,6 +99,29 @@ describe("load probe", () => {
     }
   });
 
+  test("what a refused file's top level printed is in its detail for the server's log (its last words, as text); a client reads that it is there; a file that loads and prints adds nothing", async () => {
+    const probe = createLoadProbe({ workerUrl: DEFAULT_WORKER_URL, timeoutMs: 300 });
+    try {
+      const exits = file("says-and-exits.ts", 'console.log("reading config");\nconsole.error("FATAL: \\x1b]0;title\\x07DEPLOY_TARGET is not set");\nprocess.exit(1);');
+      const exited = (await check(probe, exits))!;
+      expect(exited.reason).toContain("ended its thread (exit code 1)");
+      expect(exited.reason).toContain("the server's log shows what its top level printed");
+      expect(exited.reason).not.toContain("FATAL");
+      expect(exited.detail).toContain("Its top level printed:\n  | reading config\n  | FATAL: DEPLOY_TARGET is not set");
+      const hangs = file("says-and-hangs.ts", 'process.stdout.write("warming the cache… ");\nawait new Promise(() => {});');
+      expect((await check(probe, hangs))!.detail).toEndWith("Its top level printed:\n  | warming the cache…");
+      const chatty = file("says-much-and-throws.ts", 'for (let i = 0; i < 5000; i++) console.log(`line ${i}`);\nthrow new Error("then broke");');
+      const broke = (await check(probe, chatty))!;
+      expect(broke.detail).toStartWith("it threw while loading: then broke. Its top level printed:\n  | …\n  | line 4");
+      expect(broke.detail).toEndWith("  | line 4999");
+      expect(broke.detail!.length).toBeLessThan(3200);
+      const quiet = file("says-and-loads.ts", 'console.log("loaded fine");');
+      expect(await check(probe, quiet)).toBeNull();
+    } finally {
+      await probe.close();
+    }
+  });
+
   test("a top level that allocates without end is stopped at the memory limit, as a handler is", async () => {
     const probe = createLoadProbe({ workerUrl: DEFAULT_WORKER_URL, timeoutMs: 20_000, memoryLimitMb: 64 });
     try {

@@ -13,7 +13,7 @@ import { ensureDocketDir, isProcessAlive, ownPidNamespace } from "./server/lease
 import { childLedger, endLeftChildren } from "./worker/child-ledger.ts";
 import { createWorkerPool, DEFAULT_WORKER_URL } from "./worker/pool.ts";
 import { realOrSelf, type CapabilitySources } from "./capability/capability-sources.ts";
-import { createLoadProbe } from "./worker/load-probe.ts";
+import { createLoadProbe, TRIAL_PATIENCE_MS } from "./worker/load-probe.ts";
 import { realpathSync } from "node:fs";
 import { createEngine, type Engine } from "./execution/engine.ts";
 import { diskFreeBytes } from "./execution/storage-gate.ts";
@@ -51,6 +51,8 @@ export interface BootOptions {
    * server's, which serves everyone, nor a run's, which Ctrl-C and SIGTERM could no longer stop.
    */
   trialLoads?: boolean;
+  /** How long a reload waits for one file's trial load before it parks it (default TRIAL_PATIENCE_MS), for tests. */
+  trialPatienceMs?: number;
 }
 
 /** The assembled plane: registry → engine → store, with the pool under the engine. */
@@ -104,9 +106,14 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
   // A file whose import never finishes is waited for once, not on every reload after it.
   const hung = new Set<string>();
   const probe = options.trialLoads ? createLoadProbe({ workerUrl: options.workerUrl ?? DEFAULT_WORKER_URL, timeoutMs: limits.load_timeout_ms, memoryLimitMb: limits.worker_memory_mb, report: options.log }) : null;
-  const check = probe ? (sources: CapabilitySources) => probe.check(sources) : undefined;
   let sourceFolders = new Set<string>();
-  const build = async () => {
+  /**
+   * Reads the folders. A reload's read (`patient`) parks a file whose trial load outlasts
+   * TRIAL_PATIENCE_MS (load-probe.ts), so that it does not hold up the other files; the first read
+   * waits for every verdict: there is nothing served yet to keep in its place.
+   */
+  const build = async (patient = false) => {
+    const check = probe ? (sources: CapabilitySources) => (patient ? probe.check(sources, options.trialPatienceMs ?? TRIAL_PATIENCE_MS) : probe.check(sources)) : undefined;
     const folders = new Set<string>();
     const onSources = (sources: CapabilitySources) => {
       for (const module of sources.modules) for (const local of [module, ...module.imports]) folders.add(dirname(local.path));
@@ -148,7 +155,7 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
   const first = await build();
   const registry = new LiveCatalog(first.registry);
   const { fileIds } = first;
-  const reload = createCatalogReload(registry, async () => (await build()).registry);
+  const reload = createCatalogReload(registry, async () => (await build(true)).registry);
   let store: ExecutionStore;
   try {
     store = await openStore(options.storeKind, root, limits, options.clock, options.log);

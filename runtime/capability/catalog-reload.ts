@@ -2,11 +2,16 @@
 // (docs/authoring.md, "Live reload").
 
 import { diffCatalogs, type CatalogChange, type LiveCatalog } from "./live-catalog.ts";
-import type { CapabilityCatalog, RegisteredCapability } from "./registered.ts";
+import type { CapabilityCatalog, LoadError, RegisteredCapability } from "./registered.ts";
 
 /** What one reload changed, and the files whose failure (or absence) it held back (read them again once the folders are quiet). */
 export interface ReloadChange extends CatalogChange {
   held: string[];
+  /**
+   * Settles once one of the files whose trial load outlasted the reload's patience has its
+   * verdict (reload again then: the verdict is answered at once); null when none did.
+   */
+  parked: Promise<void> | null;
 }
 
 /** Options of {@link createCatalogReload}. */
@@ -67,22 +72,30 @@ export function createCatalogReload(catalog: LiveCatalog, build: () => Promise<C
     }
     reloading = (async () => {
       const before = catalog.snapshot();
+      let parked: ReadonlyMap<string, Promise<void>> = new Map();
       do {
         again = false;
         const next = await build();
         // A change met while this pass read the folders (a reload asked for meanwhile) unsettles it.
         const judge = !again && isSettled();
         const at = now();
+        // A file whose trial is still running keeps what was served of it, its capability or its
+        // load error, until its verdict: the other files' changes are not held up by it.
+        parked = next.parked?.() ?? new Map();
         const kept = new Map<string, { since: number; reads: number }>();
         for (const [file, capability] of droppedFiles(catalog.snapshot(), next)) {
+          if (parked.has(file)) continue;
           const { since, reads } = held.get(file) ?? { since: at, reads: 0 };
           const within = at - since < maxHoldMs || reads < minHoldReads;
           if (!judge && within && next.get(capability.id) === null) kept.set(file, { since, reads: reads + 1 });
         }
         held = kept;
-        catalog.swap(kept.size === 0 ? next : keeping(next, catalog.snapshot().list().filter((capability) => capability.source.kind === "file" && kept.has(capability.source.file))));
+        const served = catalog.snapshot();
+        const keptCapabilities = served.list().filter((capability) => capability.source.kind === "file" && (kept.has(capability.source.file) || (parked.has(capability.source.file) && next.get(capability.id) === null)));
+        const keptErrors = served.loadErrors().filter((error) => parked.has(error.file));
+        catalog.swap(keptCapabilities.length + keptErrors.length === 0 ? next : keeping(next, keptCapabilities, keptErrors));
       } while (again);
-      return { ...diffCatalogs(before, catalog.snapshot()), held: [...held.keys()] };
+      return { ...diffCatalogs(before, catalog.snapshot()), held: [...held.keys()], parked: parked.size === 0 ? null : Promise.race(parked.values()) };
     })();
     try {
       return await reloading;
@@ -101,13 +114,16 @@ function droppedFiles(served: CapabilityCatalog, next: CapabilityCatalog): Map<s
   return new Map(served.list().flatMap((capability) => (capability.source.kind === "file" && !serving.has(capability.source.file) ? [[capability.source.file, capability] as const] : [])));
 }
 
-/** `next` with `kept` served in place of their files' load errors or absence (`kept` ids are free in `next`). */
-function keeping(next: CapabilityCatalog, kept: RegisteredCapability[]): CapabilityCatalog {
+/**
+ * `next` with `kept` served in place of their files' load errors or absence (`kept` ids are free
+ * in `next`), and with `keptErrors`, the load errors served of files `next` did not judge yet.
+ */
+function keeping(next: CapabilityCatalog, kept: RegisteredCapability[], keptErrors: LoadError[]): CapabilityCatalog {
   const files = new Set(kept.flatMap((capability) => (capability.source.kind === "file" ? [capability.source.file] : [])));
   const byId = new Map(kept.map((capability) => [capability.id, capability]));
   return {
     list: () => [...next.list(), ...kept].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)),
     get: (id) => next.get(id) ?? byId.get(id) ?? null,
-    loadErrors: () => next.loadErrors().filter((error) => !files.has(error.file)),
+    loadErrors: () => [...next.loadErrors().filter((error) => !files.has(error.file)), ...keptErrors],
   };
 }

@@ -98,6 +98,10 @@ export async function loadCapabilityFile(absPath: string, importFile: ImportFile
 
 async function loadInto(registry: CapabilityRegistry, file: string, options: ImportCapabilityOptions): Promise<RegisteredCapability | null> {
   const imported = await importCapabilityFile(file, options);
+  if (!imported.ok && "parked" in imported) {
+    registry.park(file, imported.parked);
+    return null;
+  }
   if (!imported.ok) {
     const { line, column, reason, code, kept_out, detail } = imported.problem;
     registry.addLoadError({ file, line, column, reason, ...(kept_out ? { kept_out: code } : {}) }, detail);

@@ -207,7 +207,16 @@ function checkExamples(examples: unknown[], input: v.GenericSchema, report: Repo
 /** A file that imported, with its default export and its text; or the problem that stopped it. */
 export type ImportedCapabilityFile =
   | { ok: true; value: unknown; text: string; version: string }
-  | { ok: false; problem: CapabilityProblem };
+  | { ok: false; problem: CapabilityProblem }
+  | { ok: false; parked: Promise<void> };
+
+/**
+ * A trial load that outlasted a reload's patience (worker/load-probe.ts): the file is neither
+ * loaded nor refused yet, and `parked` settles once its verdict is known.
+ */
+export interface ParkedTrial {
+  parked: Promise<void>;
+}
 
 /** Options of `importCapabilityFile` and `inspectCapabilityFile`. */
 export interface ImportCapabilityOptions {
@@ -233,7 +242,7 @@ export interface ImportCapabilityOptions {
    * import it. The server passes one, so that a synchronous loop at a file's top level never
    * holds its main thread.
    */
-  probe?: (sources: CapabilitySources) => Promise<CapabilityProblem | null>;
+  probe?: (sources: CapabilitySources) => Promise<CapabilityProblem | null | ParkedTrial>;
   /** Told what each file is made of once it is read (the server watches its local modules' folders). */
   onSources?: (sources: CapabilitySources) => void;
   /**
@@ -318,6 +327,7 @@ export async function importCapabilityFile(absPath: string, options: ImportCapab
     // Tried in a worker with this very text: a failure there is the file's load error, and the
     // main thread never runs it.
     const problem = await options.probe(sources);
+    if (problem !== null && "parked" in problem) return { ok: false, parked: problem.parked };
     if (problem !== null) return { ok: false, problem: { ...problem, kept_out: true } };
   }
   target.pin();
@@ -382,9 +392,11 @@ export interface CapabilityFileReport {
  * Imports and checks one capability file in isolation: import, default export, declaration,
  * schemas, examples. Never throws for a bad file; duplicates across files are the caller's to find.
  */
-export async function inspectCapabilityFile(absPath: string, options: ImportCapabilityOptions = {}): Promise<CapabilityFileReport> {
+export async function inspectCapabilityFile(absPath: string, options: Omit<ImportCapabilityOptions, "probe"> = {}): Promise<CapabilityFileReport> {
   const file = resolve(absPath);
+  // Without a probe, nothing is parked.
   const imported = await importCapabilityFile(file, options);
+  if (!imported.ok && "parked" in imported) throw new Error("a trial load was parked without a probe");
   if (!imported.ok) return { file, id: null, problems: [imported.problem], input_schema: null, output_schema: null };
   const check = checkDeclaration(imported.value, { fileName: basename(file), text: imported.text });
   return { file, ...check };

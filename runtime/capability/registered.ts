@@ -101,6 +101,11 @@ export interface CapabilityCatalog {
   list(): RegisteredCapability[];
   get(id: string): RegisteredCapability | null;
   loadErrors(): LoadError[];
+  /**
+   * The files a reload's read left with their trial load still running (worker/load-probe.ts),
+   * each with the promise of its verdict: a reload keeps what it served of them until then.
+   */
+  parked?(): ReadonlyMap<string, Promise<void>>;
   /** Calls `listener` whenever the catalog is replaced (a live reload); returns the unsubscribe. */
   subscribe?(listener: () => void): () => void;
 }

@@ -23,6 +23,7 @@ export class CapabilityRegistry implements CapabilityCatalog {
   readonly #byId = new Map<string, RegisteredCapability>();
   readonly #taken = new TakenIds();
   readonly #errors: LoadError[] = [];
+  readonly #parked = new Map<string, Promise<void>>();
 
   /** Checks and registers a declaration; returns it, or null when it became load errors. */
   add(def: unknown, source: CapabilitySource, options: AddCapabilityOptions = {}): RegisteredCapability | null {
@@ -85,6 +86,19 @@ export class CapabilityRegistry implements CapabilityCatalog {
   /** The capability with this id, or null. */
   get(id: string): RegisteredCapability | null {
     return this.#byId.get(id) ?? null;
+  }
+
+  /**
+   * Records a file whose trial load outlasted a reload's patience (worker/load-probe.ts): neither
+   * loaded nor refused yet; `settled` once its verdict is known.
+   */
+  park(file: string, settled: Promise<void>): void {
+    this.#parked.set(file, settled);
+  }
+
+  /** The files parked while this registry was read, each with its verdict's promise. */
+  parked(): ReadonlyMap<string, Promise<void>> {
+    return this.#parked;
   }
 
   /** The files that did not load, in the order they were met. */

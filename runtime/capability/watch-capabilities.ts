@@ -11,7 +11,7 @@ export interface ReloadablePlane {
    * `settled()`: whether the folders were quiet before the read and stayed so through it.
    * `held`: files whose failure it held back (catalog-reload.ts), read again once the folders are quiet.
    */
-  reload?(settled?: () => boolean): Promise<CatalogChange & { held?: string[] }>;
+  reload?(settled?: () => boolean): Promise<CatalogChange & { held?: string[]; parked?: Promise<void> | null }>;
   /** The checkout root: its package.json and node_modules are watched too, for installs. */
   root?: string;
   /** The folders to watch for `reload`. */
@@ -58,6 +58,8 @@ export function watchCapabilities(booted: ReloadablePlane, options: WatchCapabil
         watchSources(began);
         // A capability whose file failed or went missing mid-save is kept for now: read again once the folders are quiet.
         if ((change.held?.length ?? 0) > 0) watch.touch();
+        // A file whose trial load was still running kept what was served of it: read again at its verdict.
+        void change.parked?.then(() => watch.touch());
         if (change === said || isEmptyChange(change)) return;
         said = change;
         const parts = [

@@ -22,7 +22,7 @@ export function createVersionImporter(importFile: (specifier: string) => Promise
       retryability: "after_delay",
       // Refused before the file was imported: its handler never ran, a write's included.
       outcome_certainty: "not_applied",
-      suggestion: "docket serve loads the saved file again, usually within a second (longer while another file of the same reload is tried, up to load_timeout_ms: 5 s by default); run it again then.",
+      suggestion: "docket serve loads the saved file again, usually within a second (up to load_timeout_ms, 5 s by default, when its top level is slow to load); run it again then.",
       context: { loaded_version: version, file_version: now },
     });
   const gone = (file: string, version: string, error: unknown) => {
@@ -31,7 +31,7 @@ export function createVersionImporter(importFile: (specifier: string) => Promise
       retryability: "after_delay",
       // Refused before the file was imported: its handler never ran, a write's included.
       outcome_certainty: "not_applied",
-      suggestion: "docket serve loads the folder again, usually within a second (a renamed file under its new id; longer while another file of the same reload is tried, up to load_timeout_ms: 5 s by default); run it again then.",
+      suggestion: "docket serve loads the folder again, usually within a second (a renamed file under its new id; up to load_timeout_ms, 5 s by default, when its top level is slow to load); run it again then.",
       context: { loaded_version: version },
     });
   };

@@ -1,5 +1,6 @@
 import { dirname, relative } from "node:path";
 import type { CapabilitySources } from "../capability/capability-sources.ts";
+import type { ParkedTrial } from "../capability/inspect.ts";
 import type { FromWorker, ToWorker } from "./_messages.ts";
 import { WorkerSlot, type WorkerSlotOptions } from "./_worker-slot.ts";
 import { MemoryWatchdog } from "./memory-watchdog.ts";
@@ -36,10 +37,28 @@ export interface LoadProbe {
    * Why this source of a capability file (the file's text and its local modules', as read; its
    * `version` digests them) must not be imported on the main thread, or null: import it. A source
    * is tried once: its verdict stands until the file or a local module it imports changes.
+   *
+   * With `patienceMs` (a reload's), a trial still running after that long is parked: the check
+   * answers {@link ParkedTrial} and the next check starts, while the trial goes on in its worker
+   * until its verdict, which the next check of that source answers at once. Without it, the check
+   * waits for the verdict.
    */
   check(sources: CapabilitySources): Promise<LoadProblem | null>;
+  check(sources: CapabilitySources, patienceMs: number): Promise<LoadProblem | null | ParkedTrial>;
   close(): Promise<void>;
 }
+
+/**
+ * How many trials may be parked at once. Each is a top level still running (a loop burns a core
+ * until `load_timeout_ms`); past this many, a check waits for its verdict as without patience.
+ */
+export const MAX_PARKED = 4;
+
+/**
+ * How long a reload waits for one file's trial before parking it: far longer than a trial takes
+ * (a worker starting, about 30 ms, and the file's import), far shorter than `load_timeout_ms`.
+ */
+export const TRIAL_PATIENCE_MS = 1000;
 
 /** Why a trial refused a file: its load error, as discovery reports it. */
 export interface LoadProblem {
@@ -147,7 +166,12 @@ export function createLoadProbe(options: LoadProbeOptions): LoadProbe {
   const passed = new Set<string>();
   /** Versions refused, with why: the same text is not tried (nor its top level run) again on a later reload. */
   const refused = new Map<string, LoadProblem>();
-  let slot: WorkerSlot<Trial> | null = null;
+  /** Each trial's worker, until it is dropped: the one of the check in turn, and those parked. */
+  const running = new Set<WorkerSlot<Trial>>();
+  /** The parked trials, by source: settled once their verdict is known (and recorded). */
+  const parkedTrials = new Map<string, Promise<void>>();
+  /** A parked trial's refusal that is not kept (memory, an uncaught error): answered to the next check of its source, once. */
+  const unread = new Map<string, LoadProblem>();
   const memoryLimitMb = options.memoryLimitMb ?? 1024;
   // A top level that allocates without end is stopped as a handler would be (memory-watchdog.ts).
   const watchdog = new MemoryWatchdog({
@@ -157,19 +181,19 @@ export function createLoadProbe(options: LoadProbeOptions): LoadProbe {
     // what they grow must not be charged to the file.
     ownFaultsOnly: true,
     onExceeded(id, usedMb) {
-      slot?.job?.id === id &&
-        slot.job.settle({
-          problem: problem(
-            "import_failed",
-            `loading the file grew past the memory limit of ${memoryLimitMb} MiB (about ${usedMb} MiB) when docket tried it in a worker first, so docket did not import it; take the work out of its top level and save it again, or raise DOCKET_WORKER_MEMORY_MB`,
-          ),
-          keep: false,
-        });
+      const trial = [...running].find((worker) => worker.job?.id === id)?.job;
+      trial?.settle({
+        problem: problem(
+          "import_failed",
+          `loading the file grew past the memory limit of ${memoryLimitMb} MiB (about ${usedMb} MiB) when docket tried it in a worker first, so docket did not import it; take the work out of its top level and save it again, or raise DOCKET_WORKER_MEMORY_MB`,
+        ),
+        keep: false,
+      });
     },
   });
   let nextId = 1;
   let closed = false;
-  /** One trial at a time, each in a worker of its own: discovery loads file after file anyway. */
+  /** One check at a time, each trial in a worker of its own: discovery loads file after file anyway (a parked trial goes on beside). */
   let turn: Promise<unknown> = Promise.resolve();
 
   const slotOptions: WorkerSlotOptions<Trial> = {
@@ -201,14 +225,12 @@ export function createLoadProbe(options: LoadProbeOptions): LoadProbe {
   };
 
   /**
-   * Ends the current worker, waiting at most a second for it: a port a refused file's top level
+   * Ends a trial's worker, waiting at most a second for it: a port a refused file's top level
    * opened is free again before the next trial, while a thread stuck in a system call (which
    * nothing can interrupt) does not hold discovery.
    */
-  const drop = async () => {
-    const old = slot;
-    slot = null;
-    if (!old) return;
+  const drop = async (old: WorkerSlot<Trial>) => {
+    if (!running.delete(old)) return;
     old.worker.unref();
     const stopped = old.stop().catch(() => undefined);
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -283,16 +305,17 @@ export function createLoadProbe(options: LoadProbeOptions): LoadProbe {
     });
 
   return {
-    check(sources) {
-      const checked = turn.then(() => checkNow(sources));
+    check: ((sources: CapabilitySources, patienceMs?: number) => {
+      const checked = turn.then(() => checkNow(sources, patienceMs));
       turn = checked;
       return checked;
-    },
+    }) as LoadProbe["check"],
     async close() {
       closed = true;
       watchdog.close();
-      slot?.job?.settle({ problem: stopping(), keep: false });
-      await drop();
+      const workers = [...running];
+      for (const worker of workers) worker.job?.settle({ problem: stopping(), keep: false });
+      await Promise.all(workers.map(drop));
     },
   };
 
@@ -301,31 +324,48 @@ export function createLoadProbe(options: LoadProbeOptions): LoadProbe {
    * file's top level left there (a timer, a rejection, a loop, an open port) reaches the next
    * trial or the main thread's import.
    */
-  async function checkNow(sources: CapabilitySources): Promise<LoadProblem | null> {
+  async function checkNow(sources: CapabilitySources, patienceMs: number | undefined): Promise<LoadProblem | null | ParkedTrial> {
     const key = `${sources.file}\n${sources.version}`;
     if (passed.has(key)) return null;
     // Untried, a text must not reach the main thread, not even while the server stops.
     if (closed) return stopping();
-    const known = refused.get(key);
+    const known = refused.get(key) ?? unread.get(key);
+    unread.delete(key);
     if (known !== undefined) return { ...known };
+    // Being tried already: the same text is not run twice at once.
+    const tried = parkedTrials.get(key);
+    if (tried !== undefined) return { parked: tried };
     const worker = new WorkerSlot<Trial>("direct", slotOptions);
-    slot = worker;
+    running.add(worker);
     try {
       await worker.warm();
     } catch (error) {
-      if (slot === worker) slot = null;
+      running.delete(worker);
       if (closed) return stopping();
       // No worker to try it in: untried, it is not imported either.
       return problem("import_failed", `docket could not start a worker to try the file in first (${(error as Error)?.message ?? error}), so docket did not import it; save it again to retry`);
     }
-    if (slot !== worker) return stopping();
-    const verdict = await trial(worker, sources);
-    // A file that passed left nothing running in its worker (the trial refuses a server, a timer, a
-    // listener), so no port of its is waited for: the main thread imports it while the worker ends.
-    if (slot === worker && verdict.problem === null) void drop();
-    else if (slot === worker) await drop();
-    if (verdict.problem === null) passed.add(key);
-    else if (verdict.keep) refused.set(key, { ...verdict.problem });
-    return verdict.problem;
+    if (!running.has(worker)) return stopping();
+    const judged = trial(worker, sources).then(async (verdict) => {
+      if (verdict.problem === null) passed.add(key);
+      else if (verdict.keep) refused.set(key, { ...verdict.problem });
+      else if (parkedTrials.has(key)) unread.set(key, { ...verdict.problem });
+      // A file that passed left nothing running in its worker (the trial refuses a server, a
+      // timer, a listener), so no port of its is waited for: the main thread imports it while the
+      // worker ends.
+      if (verdict.problem === null) void drop(worker);
+      else await drop(worker);
+      parkedTrials.delete(key);
+      return verdict;
+    });
+    if (patienceMs === undefined || parkedTrials.size >= MAX_PARKED) return (await judged).problem;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const outlasted = new Promise<null>((resolve) => (timer = setTimeout(resolve, patienceMs, null)));
+    const verdict = await Promise.race([judged, outlasted]);
+    clearTimeout(timer);
+    if (verdict !== null) return verdict.problem;
+    const parked = judged.then(() => undefined);
+    parkedTrials.set(key, parked);
+    return { parked };
   }
 }

@@ -148,6 +148,43 @@ describe("catalog reload", () => {
     expect(reads).toBe(2);
   });
 
+  test("a file whose trial load is parked keeps what was served of it, its capability or its load error, whatever the read; the others' changes are swapped in at once, and the reload says when to read again", async () => {
+    const OTHER = "/work/team/capabilities/team.other.ts";
+    const other = (version: string) => ({ ...registered(capability({ id: "team.other", title: "Other", description: "Another.", effect: "read", input: v.object({}), output: v.object({}), handler: () => ({}) }), { file: OTHER }), version });
+    const otherError: LoadError = { file: OTHER, line: null, column: null, reason: "it threw while loading: Error" };
+    let verdict = () => {};
+    const verdictKnown = new Promise<void>((resolve) => (verdict = resolve));
+    const parkedRead = (capabilities: ReturnType<typeof live>[], errors: LoadError[], parkedFiles: string[]): CapabilityCatalog => ({ ...catalog(capabilities, errors), parked: () => new Map(parkedFiles.map((file) => [file, verdictKnown])) });
+    const { served, heard, reload } = reloadOver(catalog([live("sha256:one")], [otherError]), [
+      // team.live's file parked; team.other's fixed.
+      parkedRead([other("sha256:fixed")], [], [FILE]),
+      // Then team.other's file parked, team.live's judged.
+      parkedRead([live("sha256:two")], [], [OTHER]),
+    ]);
+    const first = await reload(quiet);
+    expect(first).toMatchObject({ held: [], added: ["team.other"], removed: [], changed: [], newErrors: [], clearedErrors: 1 });
+    expect(served.get("team.live")?.version).toBe("sha256:one");
+    expect(served.get("team.other")?.version).toBe("sha256:fixed");
+    expect(first.parked).not.toBeNull();
+    let told = false;
+    void first.parked!.then(() => (told = true));
+    await Bun.sleep(1);
+    expect(told).toBe(false);
+    verdict();
+    await first.parked;
+    // A parked file that served a load error keeps it, and one that served a capability keeps that.
+    const erroring = reloadOver(catalog([], [otherError]), [parkedRead([live("sha256:two")], [], [OTHER])]);
+    expect(await erroring.reload(quiet)).toMatchObject({ added: ["team.live"], newErrors: [], clearedErrors: 0 });
+    expect(erroring.served.loadErrors()).toEqual([otherError]);
+    const second = await reload(busy);
+    expect(second).toMatchObject({ changed: ["team.live"], removed: [], held: [] });
+    expect(served.get("team.other")?.version).toBe("sha256:fixed");
+    expect(heard.flatMap((change) => change.removed)).toEqual([]);
+    // Nothing parked: nothing to read again for.
+    const plain = reloadOver(catalog([]), [catalog([live("sha256:one")])]);
+    expect((await plain.reload(quiet)).parked).toBeNull();
+  });
+
   test("a reload asked for while one runs joins it: one more pass, and the change is said once", async () => {
     let release = () => {};
     const gate = new Promise<void>((resolve) => (release = resolve));

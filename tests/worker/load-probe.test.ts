@@ -8,7 +8,7 @@ import type { CapabilitySources } from "../../runtime/capability/capability-sour
 import { fileVersion } from "../../runtime/capability/capability-version.ts";
 import { readSources } from "../../runtime/capability/pinned-sources.ts";
 import { registerDocketModules } from "../../runtime/adapter/bun-modules.ts";
-import { createLoadProbe } from "../../runtime/worker/load-probe.ts";
+import { createLoadProbe, MAX_PARKED } from "../../runtime/worker/load-probe.ts";
 import { UNSAID } from "../../runtime/execution/thrown.ts";
 import { DEFAULT_WORKER_URL } from "../../runtime/worker/pool.ts";
 
@@ -117,6 +117,71 @@ describe("load probe", () => {
       expect(broke.detail!.length).toBeLessThan(3200);
       const quiet = file("says-and-loads.ts", 'console.log("loaded fine");');
       expect(await check(probe, quiet)).toBeNull();
+    } finally {
+      await probe.close();
+    }
+  });
+
+  test("with patience, a trial that outlasts it is parked and the next check goes on at once; its verdict, once known, is answered at once and is never tried twice", async () => {
+    const probe = createLoadProbe({ workerUrl: DEFAULT_WORKER_URL, timeoutMs: 30_000 });
+    try {
+      const gate = join(dir, "parked.gate");
+      // Its top level waits for the gate, then throws: its verdict comes only when the test says.
+      const waits = file("parked-waits.ts", `${mark("parked-waits.mark")}\nwhile (!(await Bun.file(${JSON.stringify(gate)}).exists())) await Bun.sleep(5);\nthrow new Error("opened and broke");`);
+      const first = await probe.check(sourcesOf(waits.path, waits.text), 100);
+      expect(first).toEqual({ parked: expect.any(Promise) });
+      // The next file is tried while the parked one still runs (load_timeout_ms is 30 s).
+      expect(await probe.check(sourcesOf(file("parked-next.ts", "").path, source("")), 100)).toBeNull();
+      // Asked again meanwhile, the same text is not run a second time: the same parked trial.
+      const again = await probe.check(sourcesOf(waits.path, waits.text), 100);
+      expect(again).toEqual({ parked: expect.any(Promise) });
+      expect(marks("parked-waits.mark")).toBe(1);
+      let settled = false;
+      void (first as { parked: Promise<void> }).parked.then(() => (settled = true));
+      await Bun.sleep(50);
+      expect(settled).toBe(false);
+      writeFileSync(gate, "");
+      await (first as { parked: Promise<void> }).parked;
+      await (again as { parked: Promise<void> }).parked;
+      // Its verdict is answered at once, with or without patience, and the file ran once.
+      expect(await probe.check(sourcesOf(waits.path, waits.text), 100)).toMatchObject({ code: "import_failed", reason: expect.stringContaining("it threw while loading: Error") });
+      expect(await check(probe, waits)).toMatchObject({ code: "import_failed" });
+      expect(marks("parked-waits.mark")).toBe(1);
+      // Without patience a check waits for its verdict, however long.
+      rmSync(gate);
+      const slow = file("parked-slow.ts", "await Bun.sleep(300);");
+      expect(await check(probe, slow)).toBeNull();
+    } finally {
+      await probe.close();
+    }
+  });
+
+  test("a parked refusal that is not kept (memory) is answered once, then tried again; no more than MAX_PARKED trials are parked at once; close() ends the parked ones", async () => {
+    const probe = createLoadProbe({ workerUrl: DEFAULT_WORKER_URL, timeoutMs: 30_000, memoryLimitMb: 64 });
+    try {
+      const gate = join(dir, "hog.gate");
+      const hog = file("parked-hog.ts", `${mark("parked-hog.mark")}\nwhile (!(await Bun.file(${JSON.stringify(gate)}).exists())) await Bun.sleep(5);\nconst rows: number[][] = [];\nfor (;;) rows.push(new Array(1_000_000).fill(1));`);
+      const parked = await probe.check(sourcesOf(hog.path, hog.text), 100);
+      expect(parked).toEqual({ parked: expect.any(Promise) });
+      writeFileSync(gate, "");
+      await (parked as { parked: Promise<void> }).parked;
+      expect(await probe.check(sourcesOf(hog.path, hog.text), 100)).toMatchObject({ reason: expect.stringContaining("grew past the memory limit of 64 MiB") });
+      expect(marks("parked-hog.mark")).toBe(1);
+      // Not kept: the next check tries it again (memory the process grew meanwhile may have been to blame).
+      expect(await check(probe, hog)).toMatchObject({ reason: expect.stringContaining("grew past the memory limit") });
+      expect(marks("parked-hog.mark")).toBe(2);
+
+      const hangs = Array.from({ length: MAX_PARKED }, (_, i) => file(`parked-hang-${i}.ts`, `${mark(`parked-hang-${i}.mark`)}\nawait new Promise(() => {});`));
+      const verdicts = [];
+      for (const hang of hangs) verdicts.push(await probe.check(sourcesOf(hang.path, hang.text), 50));
+      expect(verdicts).toEqual(hangs.map(() => ({ parked: expect.any(Promise) })));
+      // One more waits for its verdict: it is not parked beside them.
+      const waited = probe.check(sourcesOf(file("parked-one-more.ts", "await Bun.sleep(200);").path, source("await Bun.sleep(200);")), 50);
+      expect(await waited).toBeNull();
+      await probe.close();
+      // Closing ends the parked trials: each settles, and their texts are never passed.
+      await Promise.all(verdicts.map((verdict) => (verdict as { parked: Promise<void> }).parked));
+      expect(await probe.check(sourcesOf(hangs[0]!.path, hangs[0]!.text), 50)).toMatchObject({ reason: expect.stringContaining("the server is stopping") });
     } finally {
       await probe.close();
     }

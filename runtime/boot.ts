@@ -150,6 +150,7 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
       else if (registry.add(loaded.capability.def, { kind: "file", file: path }, { version: loaded.capability.version })) fileIds.push(loaded.capability.id);
     }
     sourceFolders = folders;
+    probe?.rest();
     return { registry, fileIds };
   };
   const first = await build();

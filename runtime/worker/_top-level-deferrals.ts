@@ -1,7 +1,7 @@
 // Work a capability's top level defers — timers, immediates, servers, process listeners — seen
 // during its trial load (load-probe.ts): such work passed the trial and then ran
 // on the server's main thread, where nothing contains what it does (docs/containment.md,
-// "Loading"). Only a trial worker installs this, and it is ended after the trial: the globals and
+// "Loading"). Only a trial worker installs this, and it is ended after its trials: the globals and
 // modules it replaces are never those of a worker that runs handlers.
 
 import { createRequire } from "node:module";
@@ -34,6 +34,19 @@ const FRAME_PATH = /(?:\(|\bat\s)((?:file:\/\/)?\/[^\s()]*?)(?:\?[^\s():]*)?:(\d
  * import and its turns are over.
  */
 export function trackTopLevelWork(isPackage: (path: string) => boolean = (path) => path.includes("/node_modules/")): { pending(): PendingWork[] } {
+  // A trial worker runs trials one after the other while each passes (load-probe.ts): the
+  // globals are replaced once, and each trial starts with nothing pending (a trial that passed
+  // left nothing of its own code pending).
+  if (tracking !== null) return tracking.restart(isPackage);
+  tracking = installTracking(isPackage);
+  return tracking;
+}
+
+/** The tracking this thread installed, if any. */
+let tracking: { pending(): PendingWork[]; restart(isPackage: (path: string) => boolean): { pending(): PendingWork[] } } | null = null;
+
+function installTracking(packageTest: (path: string) => boolean) {
+  let isPackage = packageTest;
   const pending = new Map<unknown, PendingWork>();
   const OwnError = Error;
   // Started directly by the capability's code: a timer the runtime starts for it (inside
@@ -311,7 +324,16 @@ export function trackTopLevelWork(isPackage: (path: string) => boolean = (path) 
   const globalAdd = globalThis.addEventListener.bind(globalThis);
   listening(process, "process", ["on", "addListener", "once", "prependListener", "prependOnceListener"], ["off", "removeListener"], "removeAllListeners", (event, then) => processOnce(event as string, then));
   listening(globalThis, "globalThis", ["addEventListener"], ["removeEventListener"], null, (event, then) => globalAdd(String(event), then, { once: true }));
-  return { pending: () => [...pending.values()] };
+  const tracked = {
+    pending: () => [...pending.values()],
+    restart(next: (path: string) => boolean) {
+      isPackage = next;
+      pending.clear();
+      byNumber.clear();
+      return tracked;
+    },
+  };
+  return tracked;
 }
 
 /**

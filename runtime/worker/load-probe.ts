@@ -45,6 +45,12 @@ export interface LoadProbe {
    */
   check(sources: CapabilitySources): Promise<LoadProblem | null>;
   check(sources: CapabilitySources, patienceMs: number): Promise<LoadProblem | null | ParkedTrial>;
+  /**
+   * The read of the folders is over: the worker kept for the next trial is ended, so that the
+   * next read's trials import packages as they are installed then, not as a worker imported
+   * them before (an uninstalled package is a load error, not a module cached there).
+   */
+  rest(): void;
   close(): Promise<void>;
 }
 
@@ -59,6 +65,17 @@ export const MAX_PARKED = 4;
  * (a worker starting, about 30 ms, and the file's import), far shorter than `load_timeout_ms`.
  */
 export const TRIAL_PATIENCE_MS = 1000;
+
+/**
+ * How many trials one worker runs, one after the other, while each passes: a top level that
+ * passed left nothing of its own running there (the trial refuses a timer, a server, a
+ * listener), and a worker takes some 30–70 ms to start, most of a trial's time. A refused file's
+ * worker is ended at once.
+ */
+export const TRIALS_PER_WORKER = 32;
+
+/** How long the worker of a trial that passed waits for the next trial before it is ended (a read of the folders ends it at once: `rest`). */
+export const SPARE_IDLE_MS = 2000;
 
 /** Why a trial refused a file: its load error, as discovery reports it. */
 export interface LoadProblem {
@@ -168,6 +185,8 @@ export function createLoadProbe(options: LoadProbeOptions): LoadProbe {
   const refused = new Map<string, LoadProblem>();
   /** Each trial's worker, until it is dropped: the one of the check in turn, and those parked. */
   const running = new Set<WorkerSlot<Trial>>();
+  /** The worker of the last trial that passed, idle, kept for the next trial; with how many trials it ran, and its idle timer. */
+  let spare: { worker: WorkerSlot<Trial>; trials: number; idle: ReturnType<typeof setTimeout> } | null = null;
   /** The parked trials, by source: settled once their verdict is known (and recorded). */
   const parkedTrials = new Map<string, Promise<void>>();
   /** A parked trial's refusal that is not kept (memory, an uncaught error): answered to the next check of its source, once. */
@@ -310,9 +329,18 @@ export function createLoadProbe(options: LoadProbeOptions): LoadProbe {
       turn = checked;
       return checked;
     }) as LoadProbe["check"],
+    rest() {
+      const idle = spare;
+      spare = null;
+      if (idle === null) return;
+      clearTimeout(idle.idle);
+      void drop(idle.worker);
+    },
     async close() {
       closed = true;
       watchdog.close();
+      if (spare !== null) clearTimeout(spare.idle);
+      spare = null;
       const workers = [...running];
       for (const worker of workers) worker.job?.settle({ problem: stopping(), keep: false });
       await Promise.all(workers.map(drop));
@@ -320,9 +348,25 @@ export function createLoadProbe(options: LoadProbeOptions): LoadProbe {
   };
 
   /**
-   * One trial, in a worker of its own that is ended after it, whatever the verdict: nothing a
-   * file's top level left there (a timer, a rejection, a loop, an open port) reaches the next
-   * trial or the main thread's import.
+   * Keeps the worker of a trial that passed for the next trial, idle (it holds nothing open), up
+   * to TRIALS_PER_WORKER trials and SPARE_IDLE_MS; ends it otherwise.
+   */
+  function keepSpare(worker: WorkerSlot<Trial>, trials: number): void {
+    if (closed || spare !== null || trials >= TRIALS_PER_WORKER) return void drop(worker);
+    worker.worker.unref();
+    const idle = setTimeout(() => {
+      if (spare?.worker !== worker) return;
+      spare = null;
+      void drop(worker);
+    }, SPARE_IDLE_MS);
+    (idle as { unref?: () => void }).unref?.();
+    spare = { worker, trials, idle };
+  }
+
+  /**
+   * One trial, in a worker that ran only trials that passed, or a new one; a refused file's is
+   * ended after it: nothing its top level left there (a timer, a rejection, a loop, an open port)
+   * reaches the next trial or the main thread's import.
    */
   async function checkNow(sources: CapabilitySources, patienceMs: number | undefined): Promise<LoadProblem | null | ParkedTrial> {
     const key = `${sources.file}\n${sources.version}`;
@@ -335,7 +379,11 @@ export function createLoadProbe(options: LoadProbeOptions): LoadProbe {
     // Being tried already: the same text is not run twice at once.
     const tried = parkedTrials.get(key);
     if (tried !== undefined) return { parked: tried };
-    const worker = new WorkerSlot<Trial>("direct", slotOptions);
+    const reused = spare;
+    spare = null;
+    if (reused !== null) clearTimeout(reused.idle);
+    const worker = reused?.worker ?? new WorkerSlot<Trial>("direct", slotOptions);
+    const trials = (reused?.trials ?? 0) + 1;
     running.add(worker);
     try {
       await worker.warm();
@@ -350,10 +398,12 @@ export function createLoadProbe(options: LoadProbeOptions): LoadProbe {
       if (verdict.problem === null) passed.add(key);
       else if (verdict.keep) refused.set(key, { ...verdict.problem });
       else if (parkedTrials.has(key)) unread.set(key, { ...verdict.problem });
-      // A file that passed left nothing running in its worker (the trial refuses a server, a
-      // timer, a listener), so no port of its is waited for: the main thread imports it while the
-      // worker ends.
-      if (verdict.problem === null) void drop(worker);
+      // A file that passed left nothing of its own running in its worker (the trial refuses a
+      // server, a timer, a listener): the next trial may run there, and the main thread imports
+      // it meanwhile.
+      // A parked trial's verdict comes between reads: its worker is not the next read's.
+      if (verdict.problem === null && !parkedTrials.has(key)) keepSpare(worker, trials);
+      else if (verdict.problem === null) void drop(worker);
       else await drop(worker);
       parkedTrials.delete(key);
       return verdict;

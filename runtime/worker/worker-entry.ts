@@ -359,7 +359,7 @@ async function tryLoad(task: WorkerTask, loadTimeoutMs: number, importing: () =>
   // time (seconds for tens of MB on a busy machine) is not counted as the top level's.
   if (pinned) for (const module of sources.modules) if (module.data !== undefined) prepareData(module.data, module.served);
   importing();
-  // This worker only ever runs this trial (load-probe.ts): what its top level defers can be watched.
+  // This worker only ever runs trials (load-probe.ts), the next only once one passed: what its top level defers can be watched.
   // A package linked into node_modules runs from its own folder: still a package's code, not the capability's.
   const timers = trackTopLevelWork(packagePaths(dirname(file)));
   try {

@@ -8,7 +8,7 @@ import type { CapabilitySources } from "../../runtime/capability/capability-sour
 import { fileVersion } from "../../runtime/capability/capability-version.ts";
 import { readSources } from "../../runtime/capability/pinned-sources.ts";
 import { registerDocketModules } from "../../runtime/adapter/bun-modules.ts";
-import { createLoadProbe, MAX_PARKED } from "../../runtime/worker/load-probe.ts";
+import { createLoadProbe, MAX_PARKED, TRIALS_PER_WORKER } from "../../runtime/worker/load-probe.ts";
 import { UNSAID } from "../../runtime/execution/thrown.ts";
 import { DEFAULT_WORKER_URL } from "../../runtime/worker/pool.ts";
 
@@ -187,6 +187,40 @@ describe("load probe", () => {
     }
   });
 
+  test("trials that pass run one after the other in one worker, which still tells what a later top level leaves running; after a refusal, after TRIALS_PER_WORKER trials and after a read (rest), the next trial has a new worker", async () => {
+    const probe = createLoadProbe({ workerUrl: DEFAULT_WORKER_URL, timeoutMs: 5000 });
+    const threads = join(dir, "trial-threads.txt");
+    const recordThread = `const { threadId } = await import("node:worker_threads");\nappendFileSync(${JSON.stringify(threads)}, threadId + "\\n");`;
+    const threadIds = () => readFileSync(threads, "utf8").trim().split("\n");
+    try {
+      for (const name of ["reused-1", "reused-2"]) expect(await check(probe, file(`${name}.ts`, recordThread))).toBeNull();
+      // Its top level starts an interval in the worker two trials passed in: still refused, by line.
+      const ticks = file("reused-ticks.ts", `${recordThread}\nsetInterval(() => {}, 1000);`);
+      expect(await check(probe, ticks)).toMatchObject({ reason: expect.stringContaining("its top level left an interval running (setInterval at line 4)") });
+      expect(await check(probe, file("after-refusal.ts", recordThread))).toBeNull();
+      const [first, second, third, fourth] = threadIds();
+      expect(second).toBe(first!);
+      expect(third).toBe(first!);
+      expect(fourth).not.toBe(first!);
+      // A worker runs TRIALS_PER_WORKER trials at most: the next one starts afresh.
+      for (let i = 1; i < TRIALS_PER_WORKER; i++) expect(await check(probe, file(`many-${i}.ts`, `${recordThread}\n// ${i}`))).toBeNull();
+      expect(await check(probe, file("many-last.ts", recordThread))).toBeNull();
+      const ids = threadIds().slice(3);
+      expect(new Set(ids.slice(0, TRIALS_PER_WORKER)).size).toBe(1);
+      expect(ids[TRIALS_PER_WORKER]).not.toBe(ids[0]!);
+      // A read of the folders over (rest), the next read's first trial has a new worker: it
+      // imports packages as they are installed then, not as modules that worker cached.
+      expect(await check(probe, file("same-read.ts", recordThread))).toBeNull();
+      probe.rest();
+      expect(await check(probe, file("next-read.ts", recordThread))).toBeNull();
+      const [sameRead, nextRead] = threadIds().slice(-2);
+      expect(sameRead).toBe(ids[TRIALS_PER_WORKER]!);
+      expect(nextRead).not.toBe(sameRead!);
+    } finally {
+      await probe.close();
+    }
+  });
+
   test("a top level that allocates without end is stopped at the memory limit, as a handler is", async () => {
     const probe = createLoadProbe({ workerUrl: DEFAULT_WORKER_URL, timeoutMs: 20_000, memoryLimitMb: 64 });
     try {
@@ -312,7 +346,7 @@ console.log(JSON.stringify(verdicts));
     }
   });
 
-  test("each trial's worker ends with it, with what its top level left running; close() refuses a trial in progress and every later one", async () => {
+  test("a refused trial's worker ends with it, with what its top level left running; close() refuses a trial in progress and every later one", async () => {
     const probe = createLoadProbe({ workerUrl: DEFAULT_WORKER_URL, timeoutMs: 5000 });
     const ticking = file("ticking.ts", `${mark("tick.mark")}\nsetInterval(() => { ${mark("tick.mark")} }, 5);`);
     expect(await check(probe, ticking)).toMatchObject({ reason: expect.stringContaining("its top level left an interval running (setInterval at line 3)") });

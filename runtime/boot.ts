@@ -113,7 +113,8 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
    * waits for every verdict: there is nothing served yet to keep in its place.
    */
   const build = async (patient = false) => {
-    const check = probe ? (sources: CapabilitySources) => (patient ? probe.check(sources, options.trialPatienceMs ?? TRIAL_PATIENCE_MS) : probe.check(sources)) : undefined;
+    const waiting = probe ? (sources: CapabilitySources) => probe.check(sources) : undefined;
+    const check = probe && patient ? (sources: CapabilitySources) => probe.check(sources, options.trialPatienceMs ?? TRIAL_PATIENCE_MS) : waiting;
     const folders = new Set<string>();
     const onSources = (sources: CapabilitySources) => {
       for (const module of sources.modules) for (const local of [module, ...module.imports]) folders.add(dirname(local.path));
@@ -139,7 +140,8 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
       // A file of the checkout's capabilities/ that failed there already: its errors stand, and a
       // second import (of a file that never finishes loading, say) would only wait as long again.
       if (registry.loadErrors().some((error) => sameFile(error.file, path))) continue;
-      const loaded = await loadCapabilityFile(path, importFile, limits.load_timeout_ms, check);
+      // A file named on the command line has no registry entry to keep in its place: waited for.
+      const loaded = await loadCapabilityFile(path, importFile, limits.load_timeout_ms, waiting);
       if (!loaded.ok) {
         for (const error of loaded.errors) registry.addLoadError(error);
         continue;

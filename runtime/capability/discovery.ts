@@ -2,7 +2,8 @@ import { existsSync, readdirSync } from "node:fs";
 import { realpath } from "node:fs/promises";
 import { basename, join, resolve } from "node:path";
 import type { CapabilityDef } from "./declaration.ts";
-import { importCapabilityFile, listCapabilityFiles, type ImportCapabilityOptions } from "./inspect.ts";
+import { importCapabilityFile, listCapabilityFiles, type CapabilityProblem, type ImportCapabilityOptions } from "./inspect.ts";
+import type { CapabilitySources } from "./capability-sources.ts";
 import { CapabilityRegistry } from "./registry.ts";
 import { caseTwins } from "./_case-twin.ts";
 import type { LoadError, RegisteredCapability } from "./registered.ts";
@@ -90,7 +91,7 @@ export async function discoverCapabilities(options: DiscoveryOptions): Promise<C
 export type LoadedCapabilityFile = { ok: true; capability: RegisteredCapability } | { ok: false; errors: LoadError[] };
 
 /** Loads one capability file on its own, for `docket run ./path/to/file.ts`. */
-export async function loadCapabilityFile(absPath: string, importFile: ImportFile, loadTimeoutMs?: number, probe?: DiscoveryOptions["probe"]): Promise<LoadedCapabilityFile> {
+export async function loadCapabilityFile(absPath: string, importFile: ImportFile, loadTimeoutMs?: number, probe?: (sources: CapabilitySources) => Promise<CapabilityProblem | null>): Promise<LoadedCapabilityFile> {
   const registry = new CapabilityRegistry();
   const capability = await loadInto(registry, resolve(absPath), { importFile, timeoutMs: loadTimeoutMs, probe });
   return capability ? { ok: true, capability } : { ok: false, errors: registry.loadErrors() };

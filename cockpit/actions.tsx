@@ -73,7 +73,9 @@ export async function runCapability(c: Context, plane: ExecutionPlane, capabilit
   if (mode === "start") {
     if (!runsAsExecution(capability)) return page(400, { problem: `${capability.id} runs only as a direct call: use "Run".` });
     try {
-      const started = plane.start({ capability: capability.id, input: reading.input }, edge);
+      // Sent to its page once its start is committed, as the API answers a start: the page of an
+      // execution a crash then takes back would have been a promise broken (docs/durability.md).
+      const started = await plane.handle(edge).start({ capability: capability.id, input: reading.input });
       return c.redirect(started.execution.links.cockpit, 303);
     } catch (error) {
       return failedPage(failureOf(c, error));
@@ -92,24 +94,27 @@ export async function runCapability(c: Context, plane: ExecutionPlane, capabilit
 export const CANCEL_NOTICES = {
   "cancel-requested": { kind: "success", text: "Cancel requested. The execution stops when its handler next checks; this page shows when it has." },
   "cancel-refused": { kind: "error", text: "Cancel was not requested: the execution had already finished or cannot be cancelled." },
+  "cancel-unrecorded": { kind: "error", text: "Cancel asked of the handler, but the execution store cannot write at the moment: it is recorded once it can (health.report says why), and until then a crash would forget it." },
 } as const;
 
 /**
- * POST `/cockpit/executions/<id>/cancel`: asks for cancellation. A script asking for JSON gets the
- * receipt; a plain form post is sent back to the execution's page (303) with a notice.
+ * POST `/cockpit/executions/<id>/cancel`: asks for cancellation, answered once the request is
+ * committed, as the API answers it. A script asking for JSON gets the receipt; a plain form post
+ * is sent back to the execution's page (303) with a notice.
  */
-export function cancelExecution(c: Context, plane: ExecutionPlane, id: string): Response {
+export async function cancelExecution(c: Context, plane: ExecutionPlane, id: string): Promise<Response> {
   if (!isExecutionId(id)) {
     return problemResponse(c, plane.root, { status: 400, title: "Not an execution id", message: `${JSON.stringify(String(id).slice(0, 80))} is not an execution id (x-<yyyymmddThhmmssZ>-<8 hex>).` });
   }
   let receipt;
   try {
-    receipt = plane.cancel(id, cockpitEdge(c));
+    receipt = await plane.handle(cockpitEdge(c)).cancel(id);
   } catch (error) {
     const failure = failureOf(c, error);
     const status = statusOf(failure);
     return problemResponse(c, plane.root, { status, title: status === 404 ? "No such execution" : "Cancel failed", message: failure.message, suggestion: failure.suggestion });
   }
   if ((c.req.header("accept") ?? "").includes("application/json")) return c.json(receipt);
-  return c.redirect(`${executionPagePath(id)}?notice=${receipt.requested ? "cancel-requested" : "cancel-refused"}`, 303);
+  const notice = !receipt.requested ? "cancel-refused" : receipt.recorded === false ? "cancel-unrecorded" : "cancel-requested";
+  return c.redirect(`${executionPagePath(id)}?notice=${notice}`, 303);
 }

@@ -26,8 +26,11 @@
   /** The list view: `apply(event)` for each event of any execution, `subscribed()` at each `stream.ready`. */
   function listView(root) {
     var overview = root.getAttribute("data-mode") === "overview";
-    /** The sections re-read when the channel (re)subscribes: the counts and the tables. */
-    var tables = overview ? ["counts", "active", "recent"] : ["counts", "list"];
+    /**
+     * The sections re-read when the channel (re)subscribes: the counts and the tables, and the
+     * overview's chart (an execution a restarted server ended meanwhile sends no event).
+     */
+    var tables = overview ? ["counts", "active", "recent", "activity"] : ["counts", "list"];
     /**
      * Per execution, its creation and latest state-changing and progress events that arrived since
      * the last re-read was asked for (a Map: insertion order is age). What came before it is in the

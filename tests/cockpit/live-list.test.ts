@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { fakeFetch, loadPage, ORIGIN, type LoadedPage } from "./_support/dom.ts";
 import { capabilityHtml, capabilityOf, countsOf, event, executionsHtml, ID, overviewHtml, runningSnapshot, stamp } from "./_support/fixtures.ts";
+import type { Bucket } from "../../cockpit/chart-data.ts";
 
 const pages: LoadedPage[] = [];
 
@@ -84,17 +85,22 @@ describe("live-list.js", () => {
     expect(doc.querySelector('[data-execution-table="active"] [data-empty]')!.hasAttribute("hidden")).toBe(false);
   });
 
-  test("live-list.js re-reads the overview once the channel is ready: an execution that ended while the page loaded does not stay running", async () => {
+  test("live-list.js re-reads the overview once the channel is ready: an execution that ended while the page loaded does not stay running, in its tables, counts or chart", async () => {
     const served = servedPages();
-    const page = loadPage(overviewHtml([runningSnapshot()], countsOf({ running: 1 })), { path: "/cockpit", scripts: [...LIST_SCRIPTS], fetch: served.fetch });
+    const bucket = (counts: Partial<Bucket["counts"]>): Bucket[] => [{ from: 0, to: 1, counts: { succeeded: 0, failed: 0, cancelled: 0, active: 0, ...counts } }];
+    const page = loadPage(overviewHtml([runningSnapshot()], countsOf({ running: 1 }), bucket({ active: 1 })), { path: "/cockpit", scripts: [...LIST_SCRIPTS], fetch: served.fetch });
     pages.push(page);
     const doc = page.document;
     page.sockets[0]!.open();
     // It ended between the drawing and the subscription: the channel, live only, never says so.
     page.sockets[0]!.receive({ type: "stream.ready", subscribed: "all", replayed: 0, truncated: false, heartbeat_ms: 20_000 });
     expect(served.pending()).toBe(true);
-    served.answer(overviewHtml([runningSnapshot({ state: "succeeded", finished_at: stamp(3), duration_ms: 1, last_sequence: 3 })], countsOf({ succeeded: 1 })));
+    expect(doc.querySelectorAll('[data-chart="activity"] rect.bar-active')).toHaveLength(1);
+    served.answer(overviewHtml([runningSnapshot({ state: "succeeded", finished_at: stamp(3), duration_ms: 1, last_sequence: 3 })], countsOf({ succeeded: 1 }), bucket({ succeeded: 1 })));
     await page.settle();
+    // The chart is the server's drawing too: read again with the rest (a restarted server ended it, say).
+    expect(doc.querySelectorAll('[data-chart="activity"] rect.bar-active')).toHaveLength(0);
+    expect(doc.querySelectorAll('[data-chart="activity"] rect.bar-succeeded')).toHaveLength(1);
     expect(doc.querySelector(`[data-execution-table="recent"] tr[data-execution-row="${ID}"]`)!.getAttribute("data-state")).toBe("succeeded");
     expect(doc.querySelectorAll('[data-execution-table="active"] tr[data-execution-row]')).toHaveLength(0);
     expect([doc.querySelector('[data-count="running"]')!.textContent, doc.querySelector('[data-count="succeeded"]')!.textContent]).toEqual(["0", "1"]);
@@ -341,7 +347,7 @@ describe("live-list.js", () => {
     page.sockets[0]!.open();
     page.sockets[0]!.receive({ type: "stream.ready", subscribed: "all", heartbeat_ms: 20_000 });
     await page.settle();
-    const everything = "/cockpit?section=counts&section=active&section=recent";
+    const everything = "/cockpit?section=counts&section=active&section=recent&section=activity";
     expect(fetch.urls).toEqual([everything]);
     page.sockets[0]!.lose();
     page.clock.advance(250);

@@ -1,5 +1,6 @@
 import type { ArtifactInfo } from "../../../runtime/execution/plane.ts";
 import type { LogFilter } from "../../../cockpit/log-filter.ts";
+import type { Bucket } from "../../../cockpit/chart-data.ts";
 import type { RegisteredCapability } from "../../../runtime/capability/registered.ts";
 import { executionLinks, type ExecutionSnapshot } from "../../../runtime/execution/snapshot.ts";
 import { ExecutionPage } from "../../../cockpit/pages/execution.tsx";
@@ -85,9 +86,9 @@ export function countsOf(given: Partial<Record<ExecutionState, number>> = {}): R
 }
 
 /** The overview as the server renders it, with `active` running now (those not ended) and in recent. */
-export function overviewHtml(active: ExecutionSnapshot[], counts = countsOf({ running: active.length, succeeded: 4 })): string {
+export function overviewHtml(active: ExecutionSnapshot[], counts = countsOf({ running: active.length, succeeded: 4 }), buckets: Bucket[] = []): string {
   const running = active.filter((x) => !isTerminal(x.state));
-  const page = OverviewPage({ root: "/work/checkout", counts, active: running, recent: active, loadErrors: [], capabilityCount: 3, heartbeatMs: 20_000, activity: { buckets: [], spanHours: 6, more: false } });
+  const page = OverviewPage({ root: "/work/checkout", counts, active: running, recent: active, loadErrors: [], capabilityCount: 3, heartbeatMs: 20_000, activity: { buckets, spanHours: 6, more: false } });
   return `<!doctype html>\n${String(page)}`;
 }
 

@@ -334,10 +334,13 @@ describe("watchFolders", () => {
     const clock = new ManualClock();
     let calls = 0;
     watch = watchFolders([caps], () => void calls++, { debounceMs: 10, clock, watch: silentWatch });
+    // A look spaces the polls by a hundred times its own cost, in real time: on a machine loaded
+    // enough for a look at 5,900 entries to take 20 ms, past DEFAULT_POLL_MS. The test's clock
+    // moves a minute, a few polls however slow the machine.
     const found = (change: () => void) => {
       const before = calls;
       change();
-      clock.advance(DEFAULT_POLL_MS + 10);
+      clock.advance(60_000);
       return calls - before;
     };
     // 5,900 entries in all, over what a look reads: the later helper folders are looked at whole.

@@ -5,6 +5,7 @@ import { holdsEscape, sanitizeLine, sanitizeText, SINGLE_SHIFT } from "./text-sa
 import { urlEncodedForms } from "./_url-forms.ts";
 import { MAX_INPUT_DEPTH, PLANE_ENVELOPE_DEPTH } from "./json-depth.ts";
 import { refTarget, withRefs } from "./schema-refs.ts";
+import { indexSecrets, type SecretIndex } from "./_secret-index.ts";
 
 /** Shorter values are not masked by value: "abc" would blank every word that holds it (docs/security.md). */
 export const MIN_MASKED_LENGTH = 4;
@@ -20,6 +21,8 @@ export const MAX_SENSITIVE_VALUES = 100;
 export interface SecretMask {
   /** The literal values masked (and their JSON- and URL-encoded forms), longest first; empty when there is nothing to hide. */
   readonly secrets: readonly string[];
+  /** The secrets by their first units, when there are many (_secret-index.ts); null otherwise. */
+  readonly index: SecretIndex | null;
   /** `text` with every occurrence of a secret replaced by `[redacted]`. */
   text(text: string): string;
   /** A copy of a JSON-like value with every string (and object key) masked; the value itself when nothing needs masking. */
@@ -117,8 +120,15 @@ function declaredNames(schema: JsonSchema | undefined, root: unknown, names = ne
 /** A line of a multi-line secret at least this long is masked on its own too (see createSecretMask). */
 const MIN_LINE_LENGTH = 8;
 
+/**
+ * A secret longer than this is not masked in its URL-encoded forms: no URL carries one (servers
+ * refuse a request line past 8–16 KiB), and its dozen encodings cost the main thread about a
+ * second per MiB of secret, for each input that holds it (a certificate bundle as a secret).
+ */
+export const URL_FORMS_MAX_LENGTH = 16 * 1024;
+
 /** The mask that changes nothing: an execution whose input holds no secret. */
-export const NO_MASK: SecretMask = { secrets: [], text: (text) => text, value: (value) => value };
+export const NO_MASK: SecretMask = { secrets: [], index: null, text: (text) => text, value: (value) => value };
 
 /**
  * A mask for these secret values. Values shorter than MIN_MASKED_LENGTH are left alone; each
@@ -139,7 +149,7 @@ export function createSecretMask(values: Iterable<string>): SecretMask {
       // control characters escaped its own way.
       secrets.add(inspect(form).slice(1, -1));
       // A URL drops a secret's tabs and line breaks: what is left of a short one may be shorter still.
-      for (const encoded of urlEncodedForms(form)) if (encoded.length >= MIN_MASKED_LENGTH) secrets.add(encoded);
+      if (form.length <= URL_FORMS_MAX_LENGTH) for (const encoded of urlEncodedForms(form)) if (encoded.length >= MIN_MASKED_LENGTH) secrets.add(encoded);
     }
     // Each line of a multi-line secret (a PEM key) on its own: console.log of an object writes such
     // a string one line at a time, joined by `' +`; a line that short is no secret of its own.
@@ -155,8 +165,9 @@ export function createSecretMask(values: Iterable<string>): SecretMask {
   }
   if (secrets.size === 0) return NO_MASK;
   const list = [...secrets].sort((a, b) => b.length - a.length);
-  const text = (input: string) => maskText(input, list);
-  return { secrets: list, text, value: (value) => maskValue(value, text, 0) };
+  const index = indexSecrets(list);
+  const text = (input: string) => maskText(input, list, index);
+  return { secrets: list, index, text, value: (value) => maskValue(value, text, 0) };
 }
 
 /**
@@ -176,7 +187,8 @@ export function maskedBeforeSafe(text: string, mask: (text: string) => string): 
  * there: the longest such tail, 0 if none. A text written in pieces holds that tail back for the
  * next piece, so that a secret written across two pieces is masked whole.
  */
-export function unfinishedSecretLength(text: string, secrets: readonly string[]): number {
+export function unfinishedSecretLength(text: string, secrets: readonly string[], index: SecretIndex | null = null): number {
+  if (index !== null) return index.unfinished(text);
   let longest = 0;
   for (const secret of secrets) {
     const first = secret.charCodeAt(0);
@@ -245,10 +257,10 @@ export function asItReads(text: string): { visible: string; at: number[] } | nul
  * character) is also searched as it reads: `hunter2s\x1b[0mecretXYZ` (a colour reset at a
  * write's boundary) shows the secret whole, and the whole span becomes `[redacted]`.
  */
-function maskText(input: string, secrets: readonly string[]): string {
-  let ranges = occurrences(input, secrets, null);
+function maskText(input: string, secrets: readonly string[], index: SecretIndex | null): string {
+  let ranges = occurrences(input, secrets, index, null);
   const reads = asItReads(input);
-  if (reads !== null) ranges = occurrences(reads.visible, secrets, ranges, reads.at);
+  if (reads !== null) ranges = occurrences(reads.visible, secrets, index, ranges, reads.at);
   if (ranges === null) return input;
   ranges.sort((a, b) => a[0] - b[0]);
   let out = "";
@@ -270,8 +282,22 @@ function maskText(input: string, secrets: readonly string[]): string {
  * The ranges of `text` (in the input's indexes through `at`, when `text` is a view of it) where a
  * secret stands, added to `ranges`; null when none.
  */
-function occurrences(text: string, secrets: readonly string[], ranges: Array<[number, number]> | null, at?: number[]): Array<[number, number]> | null {
+function occurrences(text: string, secrets: readonly string[], index: SecretIndex | null, ranges: Array<[number, number]> | null, at?: number[]): Array<[number, number]> | null {
   const place = (start: number, end: number): [number, number] => (at === undefined ? [start, end] : [at[start]!, at[end - 1]! + 1]);
+  if (index !== null) {
+    // In order of their starts: back-to-back and overlapping ones are one range as they come.
+    let last: [number, number] | null = null;
+    let lastEnd = -1;
+    index.find(text, (start, end) => {
+      if (last !== null && start <= lastEnd) {
+        if (end > lastEnd) last[1] = place(start, (lastEnd = end))[1];
+      } else {
+        lastEnd = end;
+        (ranges ??= []).push((last = place(start, end)));
+      }
+    });
+    return ranges;
+  }
   for (const secret of secrets) {
     let last: [number, number] | null = null;
     let lastEnd = -1;

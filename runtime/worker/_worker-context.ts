@@ -5,7 +5,7 @@ import { createArtifactWriter } from "./_artifacts.ts";
 import { createExec } from "./exec.ts";
 import { spawnHere, type Spawner } from "./spawn-child.ts";
 import type { WorkerTask } from "./task.ts";
-import { asItReads, createSecretMask, isSecretNumber, maskedBeforeSafe, unfinishedSecretLength } from "../execution/secret-mask.ts";
+import { asItReads, createSecretMask, isSecretNumber, maskedBeforeSafe, unfinishedSecretLength, type SecretMask } from "../execution/secret-mask.ts";
 import { boundDraftTexts } from "../execution/text-limits.ts";
 import { postedEvents } from "./event-backlog.ts";
 import { sanitizeLine, sanitizeText, unfinishedEscapeLength } from "../execution/text-sanitize.ts";
@@ -212,7 +212,7 @@ export function createWorkerContext(options: WorkerContextOptions): WorkerContex
         // in blocks, a token printed a character at a time), it is masked whole. Found in the text
         // before it is masked: masked first, a secret's first line (a secret of its own) hid the
         // start of the whole secret.
-        const cut = heldBackFrom(text, mask.secrets);
+        const cut = heldBackFrom(text, mask);
         if (cut < text.length || unfinished > 0) heldStreams.set(streamName, text.slice(cut) + raw.slice(done.length));
         else heldStreams.delete(streamName);
         streamPieces(streamName, mask.text(text.slice(0, cut)));
@@ -256,16 +256,35 @@ export function createWorkerContext(options: WorkerContextOptions): WorkerContex
  * Looked for in the text as written and as it reads: a tail `hunte\x1b[31m` ends in a colour
  * escape, and the next write's `r2…` still shows the secret whole after it.
  */
-function heldBackFrom(text: string, secrets: readonly string[]): number {
-  const cut = heldBackAsWritten(text, secrets);
+function heldBackFrom(text: string, mask: SecretMask): number {
+  const cut = heldBackAsWritten(text, mask);
   const reads = asItReads(text);
   if (reads === null) return cut;
-  const from = heldBackAsWritten(reads.visible, secrets);
+  const from = heldBackAsWritten(reads.visible, mask);
   return from < reads.visible.length ? Math.min(cut, reads.at[from]!) : cut;
 }
 
-function heldBackAsWritten(text: string, secrets: readonly string[]): number {
-  let cut = text.length - unfinishedSecretLength(text, secrets);
+function heldBackAsWritten(text: string, { secrets, index }: SecretMask): number {
+  let cut = text.length - unfinishedSecretLength(text, secrets, index);
+  if (index !== null) {
+    // The earliest secret that runs past the cut moves it back to its start; one that starts
+    // there may run past it again, as long as any does.
+    const longest = secrets[0]?.length ?? 0;
+    for (let moved = true; moved && cut > 0; ) {
+      moved = false;
+      index.find(
+        text,
+        (start, end) => {
+          if (start < cut && end > cut) {
+            cut = start;
+            moved = true;
+          }
+        },
+        cut - longest + 1,
+      );
+    }
+    return cut;
+  }
   for (let moved = true; moved && cut > 0; ) {
     moved = false;
     for (const secret of secrets) {

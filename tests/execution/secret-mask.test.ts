@@ -2,7 +2,8 @@ import { describe, expect, test } from "bun:test";
 import * as v from "valibot";
 import { sensitive } from "../../runtime/capability/sensitive.ts";
 import { toCapabilityJsonSchema } from "../../runtime/capability/json-schema.ts";
-import { createSecretMask, masksSomething, maskOf, NO_MASK, sensitiveValues, unfinishedSecretLength } from "../../runtime/execution/secret-mask.ts";
+import { createSecretMask, masksSomething, maskOf, NO_MASK, sensitiveValues, unfinishedSecretLength, URL_FORMS_MAX_LENGTH } from "../../runtime/execution/secret-mask.ts";
+import { INDEXED_FROM } from "../../runtime/execution/_secret-index.ts";
 
 const schema = {
   type: "object",
@@ -218,6 +219,56 @@ describe("createSecretMask", () => {
     // A line break or a tab shows: the halves are on two lines, or apart.
     expect(mask.text(`${a}\n${b}`)).toBe(`${a}\n${b}`);
     expect(mask.text(`${a}\t${b}`)).toBe(`${a}\t${b}`);
+  });
+
+  test("a mask of many secrets (looked up by their first units) masks every text exactly as one search per secret does, overlaps and repeats included, and finds the same unfinished tails", () => {
+    // A seeded generator: the same texts every run.
+    let seed = 7;
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+    const word = (min: number, max: number) => Array.from({ length: min + Math.floor(next() * (max - min + 1)) }, () => "abc"[Math.floor(next() * 3)]).join("");
+    // Letters alone: every form of each secret (JSON, inspect, URL) is itself, so the mask's secrets are these.
+    const values = [...new Set(Array.from({ length: INDEXED_FROM + 20 }, () => word(4, 9)))];
+    const mask = createSecretMask(values);
+    expect(mask.index).not.toBeNull();
+    expect([...mask.secrets].sort()).toEqual([...values].sort());
+    /** Every occurrence of every secret, merged, as the mask promises. */
+    const reference = (text: string) => {
+      const covered = new Array<boolean>(text.length).fill(false);
+      for (const secret of values) for (let at = text.indexOf(secret); at !== -1; at = text.indexOf(secret, at + 1)) covered.fill(true, at, at + secret.length);
+      let out = "";
+      for (let i = 0; i < text.length; i++) {
+        if (!covered[i]) out += text[i];
+        else if (i === 0 || !covered[i - 1]) out += "[redacted]";
+      }
+      return out;
+    };
+    const naiveTail = (text: string) => {
+      let longest = 0;
+      for (const secret of values) for (let at = Math.max(0, text.length - secret.length + 1); at < text.length; at++) if (secret.startsWith(text.slice(at))) longest = Math.max(longest, text.length - at);
+      return longest;
+    };
+    for (let i = 0; i < 400; i++) {
+      const text = Array.from({ length: 1 + Math.floor(next() * 6) }, () => (next() < 0.5 ? values[Math.floor(next() * values.length)]! : word(1, 12)) + (next() < 0.3 ? " " : "")).join("");
+      expect(mask.text(text)).toBe(reference(text));
+      expect(unfinishedSecretLength(text, mask.secrets, mask.index)).toBe(naiveTail(text));
+      expect(unfinishedSecretLength(text, mask.secrets)).toBe(naiveTail(text));
+    }
+  });
+
+  test("a secret of thousands of lines (a certificate bundle) is masked whole, line by line and as JSON; one longer than URL_FORMS_MAX_LENGTH is not searched for in URL encodings, which no URL carries", () => {
+    const line = (i: number) => `MIIB${String(i).padStart(6, "0")}Qz7kWp3mVb9tRxAbCdEfGh+/`;
+    const bundle = Array.from({ length: 3500 }, (_, i) => line(i)).join("\n");
+    expect(bundle.length).toBeGreaterThan(URL_FORMS_MAX_LENGTH);
+    const mask = createSecretMask([bundle]);
+    expect(mask.index).not.toBeNull();
+    // Itself and its made-safe and JSON forms, each line and its inspect form: no dozen URL encodings of the whole.
+    expect(mask.secrets.length).toBeLessThan(2 * 3500 + 10);
+    expect(mask.secrets.some((secret) => /%2F|%0A|%2B/i.test(secret))).toBe(false);
+    expect(mask.text(`ca=${bundle};`)).toBe("ca=[redacted];");
+    expect(mask.text(JSON.stringify({ ca: bundle }))).toBe('{"ca":"[redacted]"}');
+    expect(mask.text(`line: ${line(1234)} end`)).toBe("line: [redacted] end");
+    // A short secret keeps its URL forms.
+    expect(createSecretMask(["p@ss word/1"]).text("https://x/?q=p%40ss+word%2F1")).toBe("https://x/?q=[redacted]");
   });
 
   test("unfinishedSecretLength: the longest tail of a text that starts a secret (any form) without finishing it", () => {

@@ -1197,6 +1197,15 @@ describe("worker context", () => {
     expect(streamed(["unrelated-secret"], ["a\r", "\nb\n"])).toBe("a\nb\n");
     // Text that merely starts like a secret is written, at the latest when the task ends.
     expect(streamed(["hunter2secretXYZ"], ["progress hunt"])).toBe("progress hunt");
+    // The same with many secrets, looked up by their first units (_secret-index.ts): a certificate bundle's lines.
+    const many = (secrets: string[]) => [...secrets, ...Array.from({ length: 60 }, (_, i) => `filler-secret-${i}-Zq9`)];
+    expect(streamed(many([multi]), ["C:", ...multi.split(""), " done\n"])).toBe("C:[redacted] done\n");
+    expect(streamed(many([multi]), ["C:user:pw1", "\ntok:abcdef done\n"])).toBe("C:[redacted] done\n");
+    expect(streamed(many(["hunter2secretXYZ"]), ["K:hunter2s", "\u001b[0mecretXYZ\n"])).toBe("K:[redacted]\n");
+    expect(streamed(many([a + b]), [a, "\u001b[31m", `${b}\n`])).toBe("[redacted]\n");
+    expect(streamed(many([crlf]), ["C:", ...crlf.split(""), "\n"])).toBe("C:[redacted]\n");
+    expect(streamed(many(["hunter2secretXYZ"]), ["progress hunt"])).toBe("progress hunt");
+    expect(streamed(many([]), ["filler-sec", "ret-7-Zq9 and filler-secret-12-Z", "q9\n"])).toBe("[redacted] and [redacted]\n");
   });
 
   test("a secret right after an unfinished escape is masked whole: made safe, the escape would take its first letter and the rest show", () => {

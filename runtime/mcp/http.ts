@@ -5,7 +5,7 @@ import { isJSONRPCRequest, type JSONRPCMessage, type RequestId } from "@modelcon
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { ExecutionPlane } from "../execution/plane.ts";
 import { createDocketMcpServer } from "./server.ts";
-import { cancelledRequest, PendingRequests } from "./pending-requests.ts";
+import { cancelledRequest, PendingRequests, reusedIdAnswer } from "./pending-requests.ts";
 import { foreignCharset, foreignCharsetMessage, isIdentityCoding } from "../server/json-body.ts";
 import { largestBody, readRequestBody } from "../server/request-bodies.ts";
 import { checkMessage, idOf } from "./_message-check.ts";
@@ -162,8 +162,20 @@ export function createMcpApp(plane: ExecutionPlane, options: McpAppOptions = {})
     // request's signal, or the answer stream it no longer reads, says so (docs/containment.md).
     const left = new AbortController();
     c.req.raw.signal.addEventListener("abort", () => left.abort(c.req.raw.signal.reason), { once: true });
-    if (carried !== null && isJSONRPCRequest(carried)) session.callers.set(carried.id, left.signal);
-    return openedAtOnce(await session.transport.handleRequest(request), () => left.abort(new Error("the client stopped reading the answer")));
+    const asked = carried !== null && isJSONRPCRequest(carried) ? carried : null;
+    if (asked !== null) {
+      // JSON-RPC ids name one request each: the transport would send the waiting request's answer
+      // down this one's stream, or run both and lose one answer. Nothing of it runs.
+      if (session.pending.reused(asked as JSONRPCMessage)) return c.json(reusedIdAnswer(asked), 400);
+      // Waiting from now, not from when the transport reads it: a second request with its id sent
+      // meanwhile is refused too.
+      session.pending.received(asked);
+      session.callers.set(asked.id, left.signal);
+    }
+    const response = await session.transport.handleRequest(request);
+    // Refused by the transport before it ran (a header it does not take): no answer will come.
+    if (asked !== null && response.status >= 400) session.pending.forget(asked.id);
+    return openedAtOnce(response, () => left.abort(new Error("the client stopped reading the answer")));
   });
   return app;
 }

@@ -39,6 +39,11 @@ export class PendingRequests {
     if ((isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) && message.id !== undefined) this.settle(message.id);
   }
 
+  /** A request refused before it ran (its transport answered it itself): no answer of the server's will come. */
+  forget(id: RequestId): void {
+    this.settle(id);
+  }
+
   /** Whether the request `id` still waits for its answer. */
   has(id: RequestId): boolean {
     return this.ids.has(id);

@@ -378,6 +378,33 @@ describe("createMcpApp sessions", () => {
     expect(rest).toContain("succeeded");
   });
 
+  test("/mcp answers a request that reuses the id of one still waiting -32600 and runs nothing of it; the first is answered on its own stream, and the id is free again after (tester)", async () => {
+    const post = (body: unknown, session?: string) =>
+      fetch(`${server.url}/mcp`, { method: "POST", headers: { ...MCP_HEADERS, ...(session ? { "Mcp-Session-Id": session, "Mcp-Protocol-Version": LATEST_PROTOCOL_VERSION } : {}) }, body: JSON.stringify(body) });
+    const opened = await post(JSON.parse(INITIALIZE));
+    const session = opened.headers.get("mcp-session-id")!;
+    await opened.text();
+    await (await post({ jsonrpc: "2.0", method: "notifications/initialized" }, session)).text();
+    const executions = async () => ((await (await fetch(`${server.url}/api/v1/executions/list?capability=executions.demonstrate`)).json()) as { items: Array<{ input: { steps: number } }> }).items;
+    const start = (steps: number) => ({ jsonrpc: "2.0", id: "dup", method: "tools/call", params: { name: "docket_execution_start", arguments: { capability: "executions.demonstrate", input: { steps, delay_ms: 150 }, wait: true } } });
+    const first = post(start(3), session);
+    await Bun.sleep(100);
+    // Sent while the first waits, with its id: refused, and no execution of it is made.
+    const second = await post(start(7), session);
+    expect(second.status).toBe(400);
+    const refused = (await second.json()) as { id: string; error: { code: number; message: string } };
+    expect(refused).toMatchObject({ id: "dup", error: { code: -32600 } });
+    expect(refused.error.message).toContain("already used by a request of this session that has no answer yet");
+    // The first is answered on its own stream, as itself.
+    const answer = await (await first).text();
+    const message = JSON.parse(answer.split("\n").find((line) => line.startsWith("data: "))!.slice(6));
+    expect(message).toMatchObject({ id: "dup", result: { structuredContent: { execution: { state: "succeeded", input: { steps: 3 } } } } });
+    expect((await executions()).some((execution) => execution.input.steps === 7)).toBe(false);
+    // Answered, its id may be used again.
+    const again = await (await post(start(2), session)).text();
+    expect(JSON.parse(again.split("\n").find((line) => line.startsWith("data: "))!.slice(6))).toMatchObject({ id: "dup", result: { structuredContent: { execution: { state: "succeeded" } } } });
+  });
+
   test("a session whose client waits for an answer is never the one closed; with every session waiting, a new one is refused 503", async () => {
     const { fetchApp, open } = sessionsApp(2);
     const waitingCall = (client: Client) => client.callTool({ name: "docket_execution_start", arguments: { capability: "executions.demonstrate", input: { steps: 4, delay_ms: 150 }, wait: true } }, undefined, { timeout: 20_000 });

@@ -1,6 +1,6 @@
 import type { Readable, Writable } from "node:stream";
 import type { Transport, TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { JSONRPCMessage, MessageExtraInfo } from "@modelcontextprotocol/sdk/types.js";
+import { isJSONRPCRequest, isJSONRPCResultResponse, type JSONRPCMessage, type MessageExtraInfo, type RequestId } from "@modelcontextprotocol/sdk/types.js";
 import type { ExecutionPlane } from "../execution/plane.ts";
 import type { HangUp } from "./hang-up.ts";
 import { JsonLinesTransport } from "./json-lines-transport.ts";
@@ -35,6 +35,9 @@ export async function serveMcpOverStdio(plane: ExecutionPlane, options: StdioSer
 /** The stdio transport, with every message in and out shown to the pending requests (which drop a cancel of no request in flight). */
 class ObservedTransport implements Transport {
   private readonly session = new SessionStart();
+  /** The first initialize's id, and its answer once sent: what a later initialize of the agent is answered (a session is negotiated once). */
+  private initializeId: RequestId | null = null;
+  private sessionResult: Record<string, unknown> | null = null;
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void;
@@ -44,11 +47,17 @@ class ObservedTransport implements Transport {
     private readonly pending: PendingRequests,
   ) {
     inner.onmessage = (message, extra) => {
+      const initialize = isJSONRPCRequest(message) && message.method === "initialize";
       // Answered here, not through send: the request waiting with that id still waits.
       if (pending.reused(message)) void inner.send(reusedIdAnswer(message)).catch((error) => this.onerror?.(error as Error));
+      // The session is negotiated once: a second initialize gets the first one's answer, as over HTTP and forwarding.
+      else if (initialize && this.sessionResult !== null) void inner.send({ jsonrpc: "2.0", id: message.id, result: this.sessionResult }).catch((error) => this.onerror?.(error as Error));
       // Never run: nothing of the session exists yet (over HTTP and forwarding, none would run it).
       else if (this.session.early(message)) void inner.send(earlyRequestAnswer(message)).catch((error) => this.onerror?.(error as Error));
-      else if (pending.received(message)) this.onmessage?.(message, extra);
+      else if (pending.received(message)) {
+        if (initialize && this.initializeId === null) this.initializeId = message.id;
+        this.onmessage?.(message, extra);
+      }
     };
     inner.onclose = () => this.onclose?.();
     inner.onerror = (error) => this.onerror?.(error);
@@ -63,6 +72,7 @@ class ObservedTransport implements Transport {
   }
 
   async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    if (this.sessionResult === null && this.initializeId !== null && isJSONRPCResultResponse(message) && message.id === this.initializeId) this.sessionResult = message.result;
     await this.inner.send(message, options);
     this.pending.answered(message);
   }

@@ -349,6 +349,20 @@ describe("docket mcp without a server", () => {
     expect(await agent.next()).toMatchObject({ id: "dup", result: { structuredContent: { greeting: "third" } } });
   });
 
+  test("docket mcp alone answers a second initialize with the session's own result, as forwarding and HTTP do: the session is negotiated once (tester)", async () => {
+    const root = tempCheckout({ "capabilities/team.greet.ts": capabilityFile("team.greet") });
+    cleanups.push(() => removeCheckout(root));
+    const agent = await startRawAgent(root, { initialize: false });
+    agent.send(JSON.stringify({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } }));
+    const first = await agent.next();
+    expect(first.result.protocolVersion).toBe("2025-06-18");
+    agent.send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }));
+    agent.send(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "1999-01-01", capabilities: {}, clientInfo: { name: "again", version: "2" } } }));
+    expect(await agent.next()).toEqual({ jsonrpc: "2.0", id: 1, result: first.result });
+    agent.send(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }));
+    expect((await agent.next()).result.tools.some((tool: { name: string }) => tool.name === "team_greet")).toBe(true);
+  });
+
   test("docket mcp alone refuses a request sent before initialize -32600, running nothing, and answers a ping", async () => {
     const root = tempCheckout({ "capabilities/team.greet.ts": capabilityFile("team.greet") });
     cleanups.push(() => removeCheckout(root));

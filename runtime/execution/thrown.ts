@@ -13,11 +13,14 @@ import { withoutImportQueries } from "../capability/import-query.ts";
 const CLASS_NAME = /^[A-Za-z_$][\w$]{0,58}(?:Error|Exception)$/;
 /**
  * A code shown: a system error's (`ENOENT`, `ECONNREFUSED`, os.constants.errno), or Node's and
- * undici's own (`ERR_INVALID_ARG_TYPE`, `UND_ERR_CONNECT_TIMEOUT`). Any other (`AKIAIOSFODNN7EXAMPLE`)
- * may be a value a file set, and is not shown.
+ * undici's own (`ERR_INVALID_ARG_TYPE`, `UND_ERR_CONNECT_TIMEOUT`): words of capital letters
+ * (`ERR_HTTP2_…`, `ERR_INVALID_UTF8`, `ERR_V8BREAKITERATOR` aside) joined by `_`. Any other
+ * (`AKIAIOSFODNN7EXAMPLE`, `ERR_AKIAIOSFODNN7EXAMPLE`: a key behind the prefix) may be a value a
+ * file set, and is not shown.
  */
 const SYSTEM_CODES = new Set(Object.keys(constants.errno));
-const NAMED_CODE = /^(?:ERR|UND_ERR)_[A-Z0-9_]{1,60}$/;
+const CODE_WORD = String.raw`(?:[A-Z]{1,20}|HTTP2|UTF8|V8BREAKITERATOR|V8|IPV4|IPV6)`;
+const NAMED_CODE = new RegExp(String.raw`^(?:ERR|UND_ERR)(?:_${CODE_WORD}){1,8}$`);
 const MAX_DETAIL = 16 * 1024;
 
 /** Reads a property without running into a throwing getter or Proxy trap. */

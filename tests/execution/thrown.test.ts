@@ -46,6 +46,12 @@ describe("thrownClass", () => {
     expect(thrownClass(Object.assign(new Error("x"), { code: "ECONNREFUSED" }))).toBe("Error ECONNREFUSED");
     expect(thrownClass(Object.assign(new TypeError("x"), { code: "ERR_INVALID_ARG_TYPE" }))).toBe("TypeError ERR_INVALID_ARG_TYPE");
     expect(thrownClass(Object.assign(new Error("x"), { code: "UND_ERR_CONNECT_TIMEOUT" }))).toBe("Error UND_ERR_CONNECT_TIMEOUT");
+    expect(thrownClass(Object.assign(new Error("x"), { code: "ERR_HTTP2_STREAM_ERROR" }))).toBe("Error ERR_HTTP2_STREAM_ERROR");
+    expect(thrownClass(Object.assign(new Error("x"), { code: "ERR_TRANSFERRING_EXTERNALIZED_SHAREDARRAYBUFFER" }))).toBe("Error ERR_TRANSFERRING_EXTERNALIZED_SHAREDARRAYBUFFER");
+    // A key behind Node's prefix is no code of Node's (tester).
+    expect(thrownClass(Object.assign(new Error("x"), { code: "ERR_AKIAIOSFODNN7EXAMPLE" }))).toBe("Error");
+    expect(thrownClass(Object.assign(new Error("x"), { code: "UND_ERR_HUNTER2SECRET" }))).toBe("Error");
+    expect(thrownClass(Object.assign(new Error("x"), { code: "ERR_ghp_16C7e42F292c6912E7710c838347Ae178B4a" }))).toBe("Error");
     expect(thrownClass(new AggregateError([], "x"))).toBe("AggregateError");
   });
 

@@ -1,6 +1,7 @@
 // Bun only: gives the process's stdin, stdout and stderr back in the blocking mode it found them in.
 import { fstatSync, readdirSync } from "node:fs";
 import { fcntlCaller, fcntlDeclaration, libcSymbols } from "./_libc.ts";
+import { signalOwnProcess } from "../worker/_own-process.ts";
 
 const F_GETFL = 3;
 const F_SETFL = 4;
@@ -52,7 +53,7 @@ export function restoreStdioBlockingAtExit(): void {
       if (process.listenerCount(signal) > 1) return;
       restore();
       process.off(signal, onSignal);
-      process.kill(process.pid, signal);
+      signalOwnProcess(signal);
     };
     process.on(signal, onSignal);
   }

@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { signalOwnProcess } from "../worker/_own-process.ts";
 
 /**
  * The signals that ask a docket process to stop cleanly: SIGINT (Ctrl-C), SIGTERM, and SIGHUP (the
@@ -99,7 +100,7 @@ export function holdStopSignals(ms = 1000): void {
     timer ??= setTimeout(() => {
       // Nobody took it: the signal's own default, as if it had never been held.
       const first = releaseHold()[0];
-      if (first !== undefined) process.kill(process.pid, first);
+      if (first !== undefined) signalOwnProcess(first);
     }, ms);
   };
   for (const signal of signals) process.on(signal, onSignal);

@@ -1,5 +1,6 @@
 import type { Readable } from "node:stream";
 import { onStopSignal } from "../adapter/stop-signals.ts";
+import { signalOwnProcess } from "../worker/_own-process.ts";
 
 /** Why the agent's session ends: its stdin ended (finish what was asked), a signal, or its stdout closed (stop now: no answer can reach it). */
 export type HangUp = "stdin" | "signal" | "stdout";
@@ -21,7 +22,7 @@ export function untilHangUp(stdin: Readable, stdoutClosed?: AbortSignal): Promis
         return;
       }
       offSignals();
-      process.kill(process.pid, signal);
+      signalOwnProcess(signal);
     });
     const done = (why: HangUp) => {
       stdin.off("end", onEnd);

@@ -47,9 +47,23 @@ export function guardSignals(): void {
       }
       return send(target, sig);
     };
-  process.kill = guarded("process.kill", process.kill.bind(process)) as typeof process.kill;
   const runtime = process as unknown as { _kill?: (pid: number, signal?: string | number) => unknown };
-  if (typeof runtime._kill === "function") runtime._kill = guarded("process._kill", runtime._kill.bind(process));
+  const kill = process.kill.bind(process);
+  const underlying = typeof runtime._kill === "function" ? runtime._kill : null;
+  // docket's own code re-raises a signal it took, to end by its default (signalOwnProcess):
+  // with the kill the process had, its `_kill` (which process.kill calls) included. Kept here,
+  // where no capability's code can reach it.
+  unguardedKill = (signal: NodeJS.Signals) => {
+    const now = runtime._kill;
+    if (underlying !== null) runtime._kill = underlying;
+    try {
+      kill(process.pid, signal);
+    } finally {
+      if (underlying !== null) runtime._kill = now;
+    }
+  };
+  process.kill = guarded("process.kill", kill) as typeof process.kill;
+  if (underlying !== null) runtime._kill = guarded("process._kill", underlying.bind(process));
   // In a worker it would end the whole process too (a capability file's top level tried in a
   // worker first must fail there, not pass and then run on the main thread).
   process.abort = (() => {
@@ -114,6 +128,19 @@ export const SERVER_ENDING = "end the docket server, every execution it runs and
 
 /** Marks a process object (one per thread) whose signals are guarded already. */
 const GUARDED = Symbol.for("docket.signals.guarded");
+
+/** The process's own kill of itself, as it was before guardSignals; null while nothing is guarded. */
+let unguardedKill: ((signal: NodeJS.Signals) => void) | null = null;
+
+/**
+ * Sends `signal` to this process, for docket's own code that took a signal and now ends by its
+ * default: with the runtime's own kill, not the guard's, which refuses to signal this process
+ * (a Ctrl-C of `docket capabilities list | cat` was refused, and the listing went on to its end).
+ */
+export function signalOwnProcess(signal: NodeJS.Signals): void {
+  if (unguardedKill !== null) unguardedKill(signal);
+  else process.kill(process.pid, signal);
+}
 /** Marks a thread whose Worker constructors preload the guard already. */
 const WRAPPED = Symbol.for("docket.workers.wrapped");
 

@@ -2,7 +2,7 @@
 // Bun makes it non-blocking once process.stdout is used, and the next program of a CI step's shell,
 // which shares it, then failed its large writes with EAGAIN.
 import { afterAll, expect, test } from "bun:test";
-import { closeSync, constants, existsSync, openSync, readFileSync, readSync } from "node:fs";
+import { closeSync, constants, existsSync, openSync, readFileSync, readSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { cleanEnv, fromSource, removeTempDirs, tempCheckout, tempDir, writeFiles } from "./_harness.ts";
 import { ECHO } from "./_fixtures.ts";
@@ -76,3 +76,23 @@ test.skipIf(!existsSync("/proc/self/fdinfo"))("docket ended by a signal no handl
     for (const fd of [writer, reader, feeder, stdin]) closeSync(fd);
   }
 });
+
+test("docket capabilities list writing to a pipe ends at a stop signal while a file's trial load is slow: the signal it passes on to its own default is not refused as a capability's (tester)", async () => {
+  const checkout = tempCheckout();
+  const began = join(tempDir("began"), "began");
+  // Its top level is slow: the listing waits for its trial, and the signal comes meanwhile.
+  writeFiles(join(checkout, "capabilities"), {
+    "demo.slow.ts": `import { capability } from "docket";\nimport * as v from "valibot";\nimport { writeFileSync } from "node:fs";\nwriteFileSync(${JSON.stringify(began)}, "");\nawait Bun.sleep(4000);\nexport default capability({ id: "demo.slow", title: "Slow", description: "Slow to load.", effect: "read", input: v.object({}), output: v.object({}), handler: () => ({}) });\n`,
+  });
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    const child = Bun.spawn([...fromSource.argv(), "capabilities", "list"], { cwd: checkout, env: cleanEnv(), stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    for (const until = Date.now() + 20_000; !existsSync(began) && Date.now() < until; await Bun.sleep(20));
+    expect(existsSync(began)).toBe(true);
+    child.kill(signal);
+    const [out, err] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+    expect(err).not.toContain("would signal the docket process");
+    // Ended by the signal: not after listing everything, with 0.
+    expect({ signal, code: child.exitCode, by: child.signalCode, listed: out.includes("demo.slow") }).toEqual({ signal, code: null, by: signal, listed: false });
+    rmSync(began, { force: true });
+  }
+}, 60_000);

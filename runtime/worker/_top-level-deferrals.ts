@@ -33,7 +33,7 @@ const FRAME_PATH = /(?:\(|\bat\s)((?:file:\/\/)?\/[^\s()]*?)(?:\?[^\s():]*)?:(\d
  * a package's (`isPackage`: in node_modules, or a package linked into it — see _linked-packages.ts). Returns what is still pending, for the trial to judge once the
  * import and its turns are over.
  */
-export function trackTopLevelWork(isPackage: (path: string) => boolean = (path) => path.includes("/node_modules/")): { pending(): PendingWork[] } {
+export function trackTopLevelWork(isPackage: (path: string) => boolean = (path) => path.includes("/node_modules/")): TopLevelWork {
   // A trial worker runs trials one after the other while each passes (load-probe.ts): the
   // globals are replaced once, and each trial starts with nothing pending (a trial that passed
   // left nothing of its own code pending).
@@ -43,7 +43,16 @@ export function trackTopLevelWork(isPackage: (path: string) => boolean = (path) 
 }
 
 /** The tracking this thread installed, if any. */
-let tracking: { pending(): PendingWork[]; restart(isPackage: (path: string) => boolean): { pending(): PendingWork[] } } | null = null;
+let tracking: TopLevelWork | null = null;
+
+/** What a trial's top level left pending: its own work, and how much a package started. */
+export interface TopLevelWork {
+  /** The work the capability's own code deferred and that is still pending. */
+  pending(): PendingWork[];
+  /** How many timers, intervals and immediates a package started are still pending: they run later, in this worker. */
+  foreign(): number;
+  restart(isPackage: (path: string) => boolean): TopLevelWork;
+}
 
 function installTracking(packageTest: (path: string) => boolean) {
   let isPackage = packageTest;
@@ -51,10 +60,16 @@ function installTracking(packageTest: (path: string) => boolean) {
   const OwnError = Error;
   // Started directly by the capability's code: a timer the runtime starts for it (inside
   // node:timers/promises, say) is judged by what the capability chains on, below.
+  // Who started the work the last wrapper saw: a package's is no file's to refuse, but it runs
+  // later in this worker, so one still pending keeps the worker from the next trial (`foreign`).
+  let byPackage = false;
   const startedBy = (): PendingWork["where"] | false => {
     const starter = starterOf(OwnError, isPackage);
+    byPackage = starter === "package";
     return starter === "package" || starter === "docket" ? false : starter;
   };
+  /** Timers, intervals and immediates a package started that are still pending. */
+  const foreign = new Set<unknown>();
   const g = globalThis as unknown as Record<string, (...args: unknown[]) => unknown>;
   // A timer is cleared by its handle, by the number it converts to (`+setTimeout(…)`), or by its
   // own `close()`: each forgets it.
@@ -80,7 +95,20 @@ function installTracking(packageTest: (path: string) => boolean) {
   const forget = (handle: unknown) => {
     const held = typeof handle === "number" ? byNumber.get(handle) : handle;
     pending.delete(held);
+    foreign.delete(held);
     if (typeof handle === "number") byNumber.delete(handle);
+  };
+  /** `start(fire)` for a package's callback: pending in `foreign` until it fired (once: `once`) or was cleared. */
+  const foreignWork = (start: (fire: (...given: unknown[]) => unknown) => unknown, callback: (...a: unknown[]) => unknown, once: boolean) => {
+    let handle: unknown;
+    handle = start((...given: unknown[]) => {
+      if (once) foreign.delete(handle);
+      return callback(...given);
+    });
+    foreign.add(handle);
+    const id = Number(handle);
+    if (handle !== null && typeof handle === "object" && Number.isFinite(id)) byNumber.set(id, handle);
+    return handle;
   };
   const originalTimeout = g.setTimeout!;
   const originalInterval = g.setInterval!;
@@ -89,6 +117,7 @@ function installTracking(packageTest: (path: string) => boolean) {
 
   g.setTimeout = function (callback: unknown, ms?: unknown, ...args: unknown[]) {
     const where = startedBy();
+    if (where === false && byPackage && typeof callback === "function") return foreignWork((fire) => originalTimeout(fire, ms, ...args), callback as (...a: unknown[]) => unknown, true);
     if (where === false || typeof callback !== "function") return originalTimeout(callback, ms, ...args);
     let handle: unknown;
     const fire = (...given: unknown[]) => {
@@ -100,8 +129,9 @@ function installTracking(packageTest: (path: string) => boolean) {
     return handle;
   };
   g.setInterval = function (callback: unknown, ms?: unknown, ...args: unknown[]) {
-    const handle = originalInterval(callback, ms, ...args);
     const where = startedBy();
+    if (where === false && byPackage && typeof callback === "function") return foreignWork((fire) => originalInterval(fire, ms, ...args), callback as (...a: unknown[]) => unknown, false);
+    const handle = originalInterval(callback, ms, ...args);
     if (where !== false) remember(handle, { kind: "setInterval", left: "an interval running", undo: "clear it", where, due: Infinity });
     return handle;
   };
@@ -203,6 +233,7 @@ function installTracking(packageTest: (path: string) => boolean) {
   const originalClearImmediate = g.clearImmediate!;
   g.setImmediate = function (callback: unknown, ...args: unknown[]) {
     const where = startedBy();
+    if (where === false && byPackage && typeof callback === "function") return foreignWork((fire) => originalImmediate(fire, ...args), callback as (...a: unknown[]) => unknown, true);
     if (where === false || typeof callback !== "function") return originalImmediate(callback, ...args);
     let handle: unknown;
     const fire = (...given: unknown[]) => {
@@ -215,6 +246,7 @@ function installTracking(packageTest: (path: string) => boolean) {
   };
   g.clearImmediate = function (handle: unknown) {
     pending.delete(handle);
+    foreign.delete(handle);
     return originalClearImmediate(handle);
   };
 
@@ -326,9 +358,11 @@ function installTracking(packageTest: (path: string) => boolean) {
   listening(globalThis, "globalThis", ["addEventListener"], ["removeEventListener"], null, (event, then) => globalAdd(String(event), then, { once: true }));
   const tracked = {
     pending: () => [...pending.values()],
+    foreign: () => foreign.size,
     restart(next: (path: string) => boolean) {
       isPackage = next;
       pending.clear();
+      foreign.clear();
       byNumber.clear();
       return tracked;
     },

@@ -147,7 +147,7 @@ function verdictOf(outcome: TaskOutcome): Verdict {
   }
   if (outcome.output === null || typeof outcome.output !== "object") return { problem: null, keep: true };
   const failure = outcome.output as { reason?: unknown; line?: unknown; column?: unknown; outside?: unknown; detail?: unknown };
-  if (typeof failure.reason !== "string") return { problem: null, keep: true };
+  if (typeof failure.reason !== "string") return { problem: null, keep: true, spent: (failure as { spent?: unknown }).spent === true };
   // An import that did not resolve, or a package that was uninstalled, depends on what is
   // installed, not on the text alone: an install (which the watch sees in package.json or
   // node_modules) must try the file again (_import-failure.ts says which failures are so).
@@ -164,6 +164,8 @@ function verdictOf(outcome: TaskOutcome): Verdict {
 interface Verdict {
   problem: LoadProblem | null;
   keep: boolean;
+  /** Passed, in a worker no further trial may run in (a package's timer left pending, a built-in replaced). */
+  spent?: boolean;
 }
 
 /** Where else a top level that did not finish may be: the local modules the file imports, a few by name. */
@@ -382,27 +384,17 @@ export function createLoadProbe(options: LoadProbeOptions): LoadProbe {
     const reused = spare;
     spare = null;
     if (reused !== null) clearTimeout(reused.idle);
-    const worker = reused?.worker ?? new WorkerSlot<Trial>("direct", slotOptions);
-    const trials = (reused?.trials ?? 0) + 1;
-    running.add(worker);
-    try {
-      await worker.warm();
-    } catch (error) {
-      running.delete(worker);
-      if (closed) return stopping();
-      // No worker to try it in: untried, it is not imported either.
-      return problem("import_failed", `docket could not start a worker to try the file in first (${(error as Error)?.message ?? error}), so docket did not import it; save it again to retry`);
-    }
-    if (!running.has(worker)) return stopping();
-    const judged = trial(worker, sources).then(async (verdict) => {
+    const first = reused === null ? await readyWorker() : { worker: reused.worker, trials: reused.trials + 1 };
+    if ("problem" in first) return first.problem;
+    const judged = judgeIn(first.worker, first.trials, sources).then(async ({ verdict, worker, trials }) => {
       if (verdict.problem === null) passed.add(key);
       else if (verdict.keep) refused.set(key, { ...verdict.problem });
       else if (parkedTrials.has(key)) unread.set(key, { ...verdict.problem });
       // A file that passed left nothing of its own running in its worker (the trial refuses a
-      // server, a timer, a listener): the next trial may run there, and the main thread imports
-      // it meanwhile.
-      // A parked trial's verdict comes between reads: its worker is not the next read's.
-      if (verdict.problem === null && !parkedTrials.has(key)) keepSpare(worker, trials);
+      // server, a timer, a listener): the next trial may run there, unless a package left a timer
+      // or the file replaced a built-in (`spent`). A parked trial's verdict comes between reads:
+      // its worker is not the next read's.
+      if (verdict.problem === null && !verdict.spent && !parkedTrials.has(key)) keepSpare(worker, trials);
       else if (verdict.problem === null) void drop(worker);
       else await drop(worker);
       parkedTrials.delete(key);
@@ -418,4 +410,35 @@ export function createLoadProbe(options: LoadProbeOptions): LoadProbe {
     parkedTrials.set(key, parked);
     return { parked };
   }
+
+  /** A new worker, started, for a trial; or why there is none (the probe closed, or no worker could start). */
+  async function readyWorker(): Promise<{ worker: WorkerSlot<Trial>; trials: number } | { problem: LoadProblem }> {
+    const worker = new WorkerSlot<Trial>("direct", slotOptions);
+    running.add(worker);
+    try {
+      await worker.warm();
+    } catch (error) {
+      running.delete(worker);
+      if (closed) return { problem: stopping() };
+      // No worker to try it in: untried, it is not imported either.
+      return { problem: problem("import_failed", `docket could not start a worker to try the file in first (${(error as Error)?.message ?? error}), so docket did not import it; save it again to retry`) };
+    }
+    return running.has(worker) ? { worker, trials: 1 } : { problem: stopping() };
+  }
+
+  /**
+   * The trial of `sources` in `worker`, which ran `trials - 1` trials before. A refusal there may
+   * be another file's doing (what an earlier top level left running that the trial cannot see: a
+   * child's callback, a socket's), so it is the verdict only from a worker that ran nothing
+   * before: the file is tried again in a new one.
+   */
+  async function judgeIn(worker: WorkerSlot<Trial>, trials: number, sources: CapabilitySources): Promise<{ verdict: Verdict; worker: WorkerSlot<Trial>; trials: number }> {
+    const verdict = await trial(worker, sources);
+    if (verdict.problem === null || trials === 1 || closed) return { verdict, worker, trials };
+    await drop(worker);
+    const fresh = await readyWorker();
+    if ("problem" in fresh) return { verdict: { problem: fresh.problem, keep: false }, worker, trials };
+    return judgeIn(fresh.worker, 1, sources);
+  }
+
 }

@@ -22,6 +22,7 @@ import { currentThread } from "./memory-watchdog.ts";
 import { guardOwnProcess, refusedCall } from "./_own-process.ts";
 import { packagePaths } from "./_linked-packages.ts";
 import { trackTopLevelWork, type PendingWork } from "./_top-level-deferrals.ts";
+import { builtinsSnapshot } from "./_pristine-builtins.ts";
 import { sanitizeLine } from "../execution/text-sanitize.ts";
 import { createSecretMask, maskedBeforeSafe } from "../execution/secret-mask.ts";
 import { captureConsole, type ConsoleTarget } from "./_console-capture.ts";
@@ -348,7 +349,7 @@ function createDefinitionCache(loadTimeoutMs: number) {
  * would have said it. `importing()` once the data it imports is parsed and its import begins:
  * the trial's time limit is the top level's, from then on.
  */
-async function tryLoad(task: WorkerTask, loadTimeoutMs: number, importing: () => void): Promise<ImportFailure | null> {
+async function tryLoad(task: WorkerTask, loadTimeoutMs: number, importing: () => void): Promise<ImportFailure | PassedSpent | null> {
   const file = task.source.file;
   const sources = task.input as CapabilitySources;
   const text = sources.text;
@@ -362,6 +363,8 @@ async function tryLoad(task: WorkerTask, loadTimeoutMs: number, importing: () =>
   // This worker only ever runs trials (load-probe.ts), the next only once one passed: what its top level defers can be watched.
   // A package linked into node_modules runs from its own folder: still a package's code, not the capability's.
   const timers = trackTopLevelWork(packagePaths(dirname(file)));
+  // The built-ins as the trials before left them (first: as the worker started, its guards in place).
+  builtinsAsTaken ??= builtinsSnapshot();
   try {
     await withinLoadTime(import(specifier), file, loadTimeoutMs);
     // A rejection its top level left unhandled is reported once the turn it happened in is over:
@@ -376,13 +379,27 @@ async function tryLoad(task: WorkerTask, loadTimeoutMs: number, importing: () =>
       await new Promise((resolve) => setTimeout(resolve, Math.max(1, Math.max(...soon.map((t) => t.due)) - performance.now() + 1)));
     }
     const left = timers.pending()[0];
-    return left ? workLeftRunning(left, file) : null;
+    if (left) return workLeftRunning(left, file);
+    // Passed: the next file's trial may run here, unless what this one left would run during it
+    // (a package's timer) or it changed what docket's own checks call (a built-in replaced).
+    return timers.foreign() === 0 && builtinsAsTaken() ? null : { spent: true };
   } catch (error) {
     // Loaded only when a file fails: a worker that runs handlers never needs it.
     const { describeImportFailure } = await import("../capability/_import-failure.ts");
     return describeImportFailure(error, file, text);
   }
 }
+
+/**
+ * A trial that passed in a worker no further trial may run in (load-probe.ts): a package left a
+ * timer pending, or the file replaced a built-in.
+ */
+interface PassedSpent {
+  spent: true;
+}
+
+/** The built-ins of this trial worker as it started (_pristine-builtins.ts); null before its first trial. */
+let builtinsAsTaken: (() => boolean) | null = null;
 
 /** How soon a timer a top level started must be due for the trial to wait for it to fire. */
 const SOON_MS = 100;

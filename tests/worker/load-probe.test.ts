@@ -198,14 +198,18 @@ describe("load probe", () => {
       const ticks = file("reused-ticks.ts", `${recordThread}\nsetInterval(() => {}, 1000);`);
       expect(await check(probe, ticks)).toMatchObject({ reason: expect.stringContaining("its top level left an interval running (setInterval at line 4)") });
       expect(await check(probe, file("after-refusal.ts", recordThread))).toBeNull();
-      const [first, second, third, fourth] = threadIds();
+      // Refused in the worker two trials passed in, the file is tried again in a new worker (where
+      // nothing of another file can be to blame), and refused there too.
+      const [first, second, third, again, fifth] = threadIds();
       expect(second).toBe(first!);
       expect(third).toBe(first!);
-      expect(fourth).not.toBe(first!);
+      expect(again).not.toBe(first!);
+      expect(fifth).not.toBe(again!);
+      expect(fifth).not.toBe(first!);
       // A worker runs TRIALS_PER_WORKER trials at most: the next one starts afresh.
       for (let i = 1; i < TRIALS_PER_WORKER; i++) expect(await check(probe, file(`many-${i}.ts`, `${recordThread}\n// ${i}`))).toBeNull();
       expect(await check(probe, file("many-last.ts", recordThread))).toBeNull();
-      const ids = threadIds().slice(3);
+      const ids = threadIds().slice(4);
       expect(new Set(ids.slice(0, TRIALS_PER_WORKER)).size).toBe(1);
       expect(ids[TRIALS_PER_WORKER]).not.toBe(ids[0]!);
       // A read of the folders over (rest), the next read's first trial has a new worker: it
@@ -216,6 +220,49 @@ describe("load probe", () => {
       const [sameRead, nextRead] = threadIds().slice(-2);
       expect(sameRead).toBe(ids[TRIALS_PER_WORKER]!);
       expect(nextRead).not.toBe(sameRead!);
+    } finally {
+      await probe.close();
+    }
+  });
+
+  test("a worker a package left a timer in, or whose built-ins a top level replaced, runs no further trial: the next file's verdict is its own (tester)", async () => {
+    const probe = createLoadProbe({ workerUrl: DEFAULT_WORKER_URL, timeoutMs: 1500 });
+    const threads = join(dir, "spent-threads.txt");
+    const recordThread = `const { threadId } = await import("node:worker_threads");\nappendFileSync(${JSON.stringify(threads)}, threadId + "\\n");`;
+    const threadIds = () => readFileSync(threads, "utf8").trim().split("\n");
+    // A package whose import starts a timer that holds its thread two seconds later: no file's to refuse.
+    const pkg = join(dir, "node_modules", "warm-cache");
+    mkdirSync(pkg, { recursive: true });
+    writeFileSync(join(pkg, "package.json"), JSON.stringify({ name: "warm-cache", version: "1.0.0", main: "index.js" }));
+    writeFileSync(join(pkg, "index.js"), "setTimeout(() => { const t = Date.now(); while (Date.now() - t < 2000) {} }, 300);\nmodule.exports = { lookup: () => 1 };\n");
+    try {
+      expect(await check(probe, file("spent-uses-package.ts", `${recordThread}\nimport { lookup } from "warm-cache";\nlookup();`))).toBeNull();
+      // Slow enough for the package's timer to fire during it, were it in the same worker.
+      expect(await check(probe, file("spent-next.ts", `${recordThread}\nawait Bun.sleep(600);`))).toBeNull();
+      // A top level that replaces a built-in docket's checks call: the next file is tried elsewhere, and its interval is still seen.
+      expect(await check(probe, file("spent-patches.ts", `${recordThread}\nconst includes = String.prototype.includes;\nString.prototype.includes = function (s: string, ...r: number[]) { return s === "/node_modules/" || includes.call(this, s, ...r); };`))).toBeNull();
+      expect(await check(probe, file("spent-leaks.ts", `${recordThread}\nsetInterval(() => {}, 700);`))).toMatchObject({ reason: expect.stringContaining("its top level left an interval running") });
+      const [uses, next, patches, leaks] = threadIds();
+      expect(next).not.toBe(uses!);
+      expect(patches).toBe(next!);
+      expect(leaks).not.toBe(patches!);
+    } finally {
+      await probe.close();
+      rmSync(join(dir, "node_modules"), { recursive: true, force: true });
+    }
+  });
+
+  test("a file refused in a worker earlier trials passed in is tried again in a new one: what an earlier top level left running that no check sees (a child's callback) never becomes another file's remembered verdict (tester)", async () => {
+    const probe = createLoadProbe({ workerUrl: DEFAULT_WORKER_URL, timeoutMs: 1000 });
+    try {
+      // Its child's callback holds the worker's thread 3 s, 300 ms after this file passed.
+      const defers = file("defers-child.ts", 'import { execFile } from "node:child_process";\nexecFile("sleep", ["0.3"], () => { const t = Date.now(); while (Date.now() - t < 3000) {} });');
+      expect(await check(probe, defers)).toBeNull();
+      const innocent = file("innocent.ts", `${mark("innocent.mark")}\nawait Bun.sleep(500);`);
+      expect(await check(probe, innocent)).toBeNull();
+      // Tried twice at most (the first time perhaps held by the callback), and passed.
+      expect(marks("innocent.mark")).toBeGreaterThanOrEqual(1);
+      expect(marks("innocent.mark")).toBeLessThanOrEqual(2);
     } finally {
       await probe.close();
     }
@@ -323,7 +370,8 @@ console.log(JSON.stringify(verdicts));
       const verdict = (await probe.check(looping.sources))!;
       expect(verdict.code).toBe("load_timeout");
       expect(verdict.reason).toContain("did not finish loading within 300 ms when docket tried it in a worker first (a synchronous loop or slow work at its top level");
-      expect(marks("big-data-loop.mark")).toBe(1);
+      // Refused in the worker the first file passed in, then in a new one: its own verdict.
+      expect(marks("big-data-loop.mark")).toBe(2);
     } finally {
       await probe.close();
     }

@@ -17,6 +17,14 @@ const CANCELLED = Buffer.from("notifications/cancelled");
 const LINES_PER_TURN = 64;
 
 /**
+ * What stdin may hold back, read and not yet answered, before it is paused. Below it stdin is
+ * read on while answers wait (their turn, or stdout's room): a socket stdin (what Node gives a
+ * child) paused when the agent ended it was never heard to end under Bun 1.4, and the process
+ * spun a core instead of exiting.
+ */
+export const MAX_BACKLOG_BYTES = 1024 * 1024;
+
+/**
  * MCP's stdio transport, one JSON-RPC message per line each way, for `docket mcp` on both sides of
  * it (serving a plane, and forwarding to a server). It replaces the SDK's StdioServerTransport,
  * which drops a line it cannot read with only an `onerror`, and closes for good at a line over
@@ -35,15 +43,17 @@ export class JsonLinesTransport implements Transport {
   /** The rest of an over-long line (already answered) is skipped up to its newline. */
   private skipping = false;
   private started = false;
-  /** stdout is over its bound: stdin is paused until it drains (see send), and these writes resolve then. */
+  /** stdout is over its bound: what stdin brings is held back until it drains (see send), and these writes resolve then. */
   private draining = false;
   private drained: Array<() => void> = [];
-  /** stdin is paused until the turn after the lines just read (see consume). */
+  /** What stdin brings is held back until the turn after the lines just read (see consume). */
   private turnPending = false;
   /** Lines read from stdin and held back until the answers to those before them had a turn. */
   private backlog: Buffer | null = null;
   /** The ids of requests read and not answered yet: what a cancel held back in the backlog may be for. */
   private readonly unanswered = new PendingRequests();
+  /** stdin is paused: more than MAX_BACKLOG_BYTES is held back. */
+  private paused = false;
 
   constructor(
     private readonly stdin: Readable,
@@ -83,7 +93,6 @@ export class JsonLinesTransport implements Transport {
       if (!this.draining) {
         this.draining = true;
         this.stdout.once("drain", this.onDrain);
-        this.pauseInput();
       }
       this.drained.push(resolve);
     });
@@ -97,12 +106,17 @@ export class JsonLinesTransport implements Transport {
     if (!this.turnPending) this.afterTurn();
   };
 
-  private pauseInput(): void {
-    if (this.started) this.stdin.pause();
+  /** Pauses stdin while more than MAX_BACKLOG_BYTES is held back: an agent that writes without reading fills no memory. */
+  private holdInput(): void {
+    if (!this.started || this.paused || (this.backlog?.length ?? 0) <= MAX_BACKLOG_BYTES) return;
+    this.paused = true;
+    this.stdin.pause();
   }
 
-  /** Reads stdin again, unless the transport closed meanwhile. */
+  /** Reads stdin again once what is held back is under the bound, unless the transport closed meanwhile. */
   private resumeInput(): void {
+    if (!this.paused || (this.backlog?.length ?? 0) > MAX_BACKLOG_BYTES) return;
+    this.paused = false;
     if (this.stdin.listeners("data").includes(this.onData)) this.stdin.resume();
   }
 
@@ -123,10 +137,11 @@ export class JsonLinesTransport implements Transport {
 
   private readonly onData = (chunk: Buffer | string) => {
     const bytes = typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk;
-    // A chunk the stream had on its way when it was paused waits behind what is held back.
+    // A chunk that comes while lines wait for their turn (or for stdout's room) waits behind them.
     if (this.backlog !== null || this.turnPending || this.draining) {
       // A chunk's first piece continues the line begun before it only when nothing is held back.
       this.backlog = this.backlog === null ? this.cancelsFirst(bytes, this.partial.length > 0) : this.cancelsFirst(Buffer.concat([this.backlog, bytes]), false);
+      this.holdInput();
       return;
     }
     this.consume(bytes, LINES_PER_TURN);
@@ -161,7 +176,7 @@ export class JsonLinesTransport implements Transport {
     else this.keepPartial(rest);
     if (most === Infinity) return;
     this.turnPending = true;
-    this.pauseInput();
+    this.holdInput();
     setImmediate(this.afterTurn);
   }
 
@@ -205,7 +220,7 @@ export class JsonLinesTransport implements Transport {
     const backlog = this.backlog;
     this.backlog = null;
     if (backlog) this.consume(backlog, LINES_PER_TURN);
-    else this.resumeInput();
+    this.resumeInput();
   };
 
   /** The start of a line whose end is still to come; one over the bound is answered at once and skipped. */

@@ -363,6 +363,18 @@ describe("docket mcp without a server", () => {
     expect((await agent.next()).result.tools.some((tool: { name: string }) => tool.name === "team_greet")).toBe(true);
   });
 
+  test("docket mcp alone exits once it answered everything when an agent spawned by Node (stdin a socket) ends stdin while docket mcp holds its reading back: it never heard the end, and spun a core (tester)", async () => {
+    const root = tempCheckout({ "capabilities/team.greet.ts": capabilityFile("team.greet") });
+    cleanups.push(() => removeCheckout(root));
+    const agent = Bun.spawn(["node", join(import.meta.dir, "_socket-agent.mjs"), JSON.stringify(FROM_SOURCE), root], { stdout: "pipe", stderr: "pipe" });
+    cleanups.push(() => void (isProcessAlive(agent.pid) && agent.kill("SIGKILL")));
+    const [out, err] = await Promise.all([new Response(agent.stdout).text(), new Response(agent.stderr).text(), agent.exited]);
+    const seen = JSON.parse(out.trim() || `{"error":${JSON.stringify(err)}}`) as { sent: number; answered: number; ended: { code: number | null; signal: string | null } | null };
+    // Enough requests to fill its stdout first; every one answered (and the initialize), then the exit.
+    expect(seen.sent).toBeGreaterThan(200);
+    expect(seen).toEqual({ sent: seen.sent, answered: seen.sent + 1, ended: { code: 0, signal: null } });
+  }, 90_000);
+
   test("docket mcp alone refuses a request sent before initialize -32600, running nothing, and answers a ping", async () => {
     const root = tempCheckout({ "capabilities/team.greet.ts": capabilityFile("team.greet") });
     cleanups.push(() => removeCheckout(root));

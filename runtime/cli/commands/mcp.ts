@@ -24,6 +24,7 @@ import { repeatedFlag, UsageError, type DocketCommandMeta } from "../_command-li
 import { inertOutput } from "../github-actions.ts";
 import { EXIT } from "../exit-code.ts";
 import { plainText } from "../../execution/text-sanitize.ts";
+import { readToEnd } from "../../adapter/read-to-end.ts";
 
 const meta: DocketCommandMeta = {
   name: "mcp",
@@ -68,7 +69,7 @@ export default defineCommand({
     // An idle session, or one whose calls run long, writes nothing that would find it gone: asked every second.
     const protocolOut = writerOf(process.stdout);
     protocolOut.watchReader(readerGone, READER_LOOK_MS);
-    const hangUp = untilHangUp(process.stdin, protocolOut.closed);
+    const hangUp = untilHangUp(process.stdin, protocolOut.closed, () => readToEnd(0));
     const root = findCheckoutRoot(process.cwd());
     const capabilityDirs = repeatedFlag(rawArgs, "capabilities");
 

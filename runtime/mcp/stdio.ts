@@ -1,6 +1,6 @@
 import type { Readable, Writable } from "node:stream";
 import type { Transport, TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { isJSONRPCRequest, isJSONRPCResultResponse, type JSONRPCMessage, type MessageExtraInfo, type RequestId } from "@modelcontextprotocol/sdk/types.js";
+import { isJSONRPCErrorResponse, isJSONRPCRequest, isJSONRPCResultResponse, type JSONRPCMessage, type MessageExtraInfo, type RequestId } from "@modelcontextprotocol/sdk/types.js";
 import type { ExecutionPlane } from "../execution/plane.ts";
 import type { HangUp } from "./hang-up.ts";
 import { JsonLinesTransport } from "./json-lines-transport.ts";
@@ -35,9 +35,14 @@ export async function serveMcpOverStdio(plane: ExecutionPlane, options: StdioSer
 /** The stdio transport, with every message in and out shown to the pending requests (which drop a cancel of no request in flight). */
 class ObservedTransport implements Transport {
   private readonly session = new SessionStart();
-  /** The first initialize's id, and its answer once sent: what a later initialize of the agent is answered (a session is negotiated once). */
+  /**
+   * The first initialize's id, and its result once sent (null: it was refused): what a later
+   * initialize of the agent is answered, even one sent before that answer (a session is
+   * negotiated once).
+   */
   private initializeId: RequestId | null = null;
-  private sessionResult: Record<string, unknown> | null = null;
+  private firstAnswer: Promise<Record<string, unknown> | null> | null = null;
+  private settleFirst: ((result: Record<string, unknown> | null) => void) | null = null;
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void;
@@ -50,12 +55,20 @@ class ObservedTransport implements Transport {
       const initialize = isJSONRPCRequest(message) && message.method === "initialize";
       // Answered here, not through send: the request waiting with that id still waits.
       if (pending.reused(message)) void inner.send(reusedIdAnswer(message)).catch((error) => this.onerror?.(error as Error));
-      // The session is negotiated once: a second initialize gets the first one's answer, as over HTTP and forwarding.
-      else if (initialize && this.sessionResult !== null) void inner.send({ jsonrpc: "2.0", id: message.id, result: this.sessionResult }).catch((error) => this.onerror?.(error as Error));
+      // The session is negotiated once: a later initialize gets the first one's answer, as over HTTP and forwarding.
+      else if (initialize && this.firstAnswer !== null) {
+        pending.received(message);
+        void this.firstAnswer
+          .then((result) => (result !== null ? this.send({ jsonrpc: "2.0", id: message.id, result }) : this.onmessage?.(message, extra)))
+          .catch((error) => this.onerror?.(error as Error));
+      }
       // Never run: nothing of the session exists yet (over HTTP and forwarding, none would run it).
       else if (this.session.early(message)) void inner.send(earlyRequestAnswer(message)).catch((error) => this.onerror?.(error as Error));
       else if (pending.received(message)) {
-        if (initialize && this.initializeId === null) this.initializeId = message.id;
+        if (initialize) {
+          this.initializeId = message.id;
+          this.firstAnswer = new Promise((resolve) => (this.settleFirst = resolve));
+        }
         this.onmessage?.(message, extra);
       }
     };
@@ -72,7 +85,10 @@ class ObservedTransport implements Transport {
   }
 
   async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
-    if (this.sessionResult === null && this.initializeId !== null && isJSONRPCResultResponse(message) && message.id === this.initializeId) this.sessionResult = message.result;
+    if (this.settleFirst !== null && (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) && message.id === this.initializeId) {
+      this.settleFirst(isJSONRPCResultResponse(message) ? message.result : null);
+      this.settleFirst = null;
+    }
     await this.inner.send(message, options);
     this.pending.answered(message);
   }

@@ -361,6 +361,13 @@ describe("docket mcp without a server", () => {
     expect(await agent.next()).toEqual({ jsonrpc: "2.0", id: 1, result: first.result });
     agent.send(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }));
     expect((await agent.next()).result.tools.some((tool: { name: string }) => tool.name === "team_greet")).toBe(true);
+    // Sent before the first one's answer (in one write, as a pipe delivers them): answered the same (checking tester).
+    const piped = await startRawAgent(root, { initialize: false });
+    const initialize = (id: number, protocolVersion: string, name: string) => JSON.stringify({ jsonrpc: "2.0", id, method: "initialize", params: { protocolVersion, capabilities: {}, clientInfo: { name, version: "1" } } });
+    piped.send(`${initialize(1, "2025-03-26", "a")}\n${JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })}\n${initialize(2, "2024-11-05", "b")}`);
+    const [one, two] = [await piped.next(), await piped.next()];
+    expect(one.result.protocolVersion).toBe("2025-03-26");
+    expect(two).toEqual({ jsonrpc: "2.0", id: 2, result: one.result });
   });
 
   test("docket mcp alone exits once it answered everything when an agent spawned by Node (stdin a socket) ends stdin while docket mcp holds its reading back: it never heard the end, and spun a core (tester)", async () => {

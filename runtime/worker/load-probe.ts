@@ -115,10 +115,20 @@ export const PRINTED_CHARS = 2000;
 function withPrinted(found: LoadProblem, printed: string): LoadProblem {
   // Kept one character past the bound: more than the bound was printed, and its first line is cut.
   const cut = printed.length > PRINTED_CHARS;
+  let shown = cut ? printed.slice(1) : printed;
+  let lead: string[] = [];
+  if (cut) {
+    // The cut line is dropped when a whole line follows it, else shown from where it was cut.
+    const firstEnd = shown.indexOf("\n");
+    if (firstEnd !== -1 && shown.slice(firstEnd + 1).trim() !== "") {
+      shown = shown.slice(firstEnd + 1);
+      lead = ["…"];
+    } else shown = `…${shown}`;
+  }
   // Shown as text, never as the terminal's commands (colours, cursor moves, a title change).
-  const text = plainText(cut ? printed.slice(printed.indexOf("\n") + 1) : printed).replace(/\s+$/, "");
-  if (text === "") return found;
-  const lines = [...(cut ? ["…"] : []), ...text.split("\n")].map((line) => `  | ${line}`).join("\n");
+  const text = plainText(shown).replace(/\s+$/, "");
+  if (text === "" || text === "…") return found;
+  const lines = [...lead, ...text.split("\n")].map((line) => `  | ${line}`).join("\n");
   return { ...found, reason: `${found.reason} (the server's log shows what its top level printed before)`, detail: `${found.detail ?? found.reason}. Its top level printed:\n${lines}` };
 }
 

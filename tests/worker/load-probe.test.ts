@@ -115,6 +115,11 @@ describe("load probe", () => {
       expect(broke.detail).toStartWith("it threw while loading: then broke. Its top level printed:\n  | …\n  | line 4");
       expect(broke.detail).toEndWith("  | line 4999");
       expect(broke.detail!.length).toBeLessThan(3200);
+      // One line longer than what is kept: its end is shown, from where it was cut (checking tester).
+      const long = file("says-long-and-exits.ts", 'console.log("START-BIG " + "x".repeat(5000) + " END-BIG");\nprocess.exit(3);');
+      const longDetail = (await check(probe, long))!.detail!;
+      expect(longDetail).toContain("Its top level printed:\n  | …xxx");
+      expect(longDetail).toEndWith("xxx END-BIG");
       const quiet = file("says-and-loads.ts", 'console.log("loaded fine");');
       expect(await check(probe, quiet)).toBeNull();
     } finally {

@@ -2,6 +2,7 @@
 // "Error ENOENT", "a string (not an Error)"); the message, cause and stack go to the process's log under
 // the failure's correlation id (docs/security.md). Both functions are total: a thrown Proxy, an
 // object whose getters or toString throw, or a revoked Proxy never make them throw.
+import * as dns from "node:dns";
 import { constants } from "node:os";
 import { withoutImportQueries } from "../capability/import-query.ts";
 
@@ -12,13 +13,19 @@ import { withoutImportQueries } from "../capability/import-query.ts";
  */
 const CLASS_NAME = /^[A-Za-z_$][\w$]{0,58}(?:Error|Exception)$/;
 /**
- * A code shown: a system error's (`ENOENT`, `ECONNREFUSED`, os.constants.errno), or Node's and
+ * A code shown: a system error's (`ENOENT`, `ECONNREFUSED`, os.constants.errno), a name lookup's
+ * (`ENOTFOUND`, `EAI_AGAIN`), or Node's and
  * undici's own (`ERR_INVALID_ARG_TYPE`, `UND_ERR_CONNECT_TIMEOUT`): words of capital letters
  * (`ERR_HTTP2_…`, `ERR_INVALID_UTF8`, `ERR_V8BREAKITERATOR` aside) joined by `_`. Any other
  * (`AKIAIOSFODNN7EXAMPLE`, `ERR_AKIAIOSFODNN7EXAMPLE`: a key behind the prefix) may be a value a
  * file set, and is not shown.
  */
-const SYSTEM_CODES = new Set(Object.keys(constants.errno));
+const SYSTEM_CODES = new Set([
+  ...Object.keys(constants.errno),
+  // A name lookup's (fetch of a host that does not resolve): node:dns's codes, and getaddrinfo's.
+  ...(Object.values(dns) as unknown[]).filter((value): value is string => typeof value === "string" && /^E[A-Z]+$/.test(value)),
+  ...["ADDRFAMILY", "AGAIN", "BADFLAGS", "BADHINTS", "CANCELED", "FAIL", "FAMILY", "MEMORY", "NODATA", "NONAME", "OVERFLOW", "PROTOCOL", "SERVICE", "SOCKTYPE"].map((name) => `EAI_${name}`),
+]);
 const CODE_WORD = String.raw`(?:[A-Z]{1,20}|HTTP2|UTF8|V8BREAKITERATOR|V8|IPV4|IPV6)`;
 const NAMED_CODE = new RegExp(String.raw`^(?:ERR|UND_ERR)(?:_${CODE_WORD}){1,8}$`);
 const MAX_DETAIL = 16 * 1024;

@@ -47,6 +47,8 @@ describe("thrownClass", () => {
     expect(thrownClass(Object.assign(new TypeError("x"), { code: "ERR_INVALID_ARG_TYPE" }))).toBe("TypeError ERR_INVALID_ARG_TYPE");
     expect(thrownClass(Object.assign(new Error("x"), { code: "UND_ERR_CONNECT_TIMEOUT" }))).toBe("Error UND_ERR_CONNECT_TIMEOUT");
     expect(thrownClass(Object.assign(new Error("x"), { code: "ERR_HTTP2_STREAM_ERROR" }))).toBe("Error ERR_HTTP2_STREAM_ERROR");
+    // A host that does not resolve: what fetch and node:dns say (checking tester).
+    for (const code of ["ENOTFOUND", "EAI_AGAIN", "EAI_NONAME", "ESERVFAIL"]) expect(thrownClass(Object.assign(new Error("x"), { code }))).toBe(`Error ${code}`);
     expect(thrownClass(Object.assign(new Error("x"), { code: "ERR_TRANSFERRING_EXTERNALIZED_SHAREDARRAYBUFFER" }))).toBe("Error ERR_TRANSFERRING_EXTERNALIZED_SHAREDARRAYBUFFER");
     // A key behind Node's prefix is no code of Node's (tester).
     expect(thrownClass(Object.assign(new Error("x"), { code: "ERR_AKIAIOSFODNN7EXAMPLE" }))).toBe("Error");

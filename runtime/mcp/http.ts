@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { Hono, type Context } from "hono";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { isJSONRPCRequest, type JSONRPCMessage, type RequestId } from "@modelcontextprotocol/sdk/types.js";
+import { isJSONRPCRequest, isJSONRPCResultResponse, type JSONRPCMessage, type RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { ExecutionPlane } from "../execution/plane.ts";
 import { createDocketMcpServer } from "./server.ts";
@@ -24,6 +24,8 @@ interface Session {
   pending: PendingRequests;
   /** Per request still unanswered, the signal of the HTTP request that carried it (see callerLeft). */
   callers: Map<RequestId, AbortSignal>;
+  /** The result its initialize was answered: what a later initialize on it is answered (a session is negotiated once). */
+  negotiated: { result: Record<string, unknown> | null };
 }
 
 // Bun closes a connection that sent nothing for 10 s (Bun.serve's default idleTimeout); an SSE
@@ -71,12 +73,14 @@ export function createMcpApp(plane: ExecutionPlane, options: McpAppOptions = {})
       );
     }
     const callers = new Map<RequestId, AbortSignal>();
+    const negotiated: Session["negotiated"] = { result: null };
+    const initializeId = isJSONRPCRequest(message) && message.method === "initialize" ? message.id : null;
     const server = createDocketMcpServer(plane, { log: options.log, callerLeft: (id) => callers.get(id) });
     const pending = new PendingRequests();
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
-        sessions.set(id, { server, transport, pending, callers });
+        sessions.set(id, { server, transport, pending, callers, negotiated });
       },
       keepAliveMs: KEEP_ALIVE_MS,
       maxRequestBodySize: largestBody(plane.limits.input_bytes),
@@ -102,6 +106,7 @@ export function createMcpApp(plane: ExecutionPlane, options: McpAppOptions = {})
     };
     const send = transport.send.bind(transport);
     transport.send = async (message, sendOptions) => {
+      if (negotiated.result === null && initializeId !== null && isJSONRPCResultResponse(message) && message.id === initializeId) negotiated.result = message.result;
       try {
         await send(message, sendOptions);
       } finally {
@@ -163,6 +168,9 @@ export function createMcpApp(plane: ExecutionPlane, options: McpAppOptions = {})
     const left = new AbortController();
     c.req.raw.signal.addEventListener("abort", () => left.abort(c.req.raw.signal.reason), { once: true });
     const asked = carried !== null && isJSONRPCRequest(carried) ? carried : null;
+    // A session is negotiated once: a later initialize on it gets the first one's answer, as
+    // docket mcp answers it on stdio (the transport refused it -32600 with id null).
+    if (asked !== null && asked.method === "initialize" && session.negotiated.result !== null) return c.json({ jsonrpc: "2.0", id: asked.id, result: session.negotiated.result });
     if (asked !== null) {
       // JSON-RPC ids name one request each: the transport would send the waiting request's answer
       // down this one's stream, or run both and lose one answer. Nothing of it runs.

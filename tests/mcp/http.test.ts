@@ -405,6 +405,19 @@ describe("createMcpApp sessions", () => {
     expect(JSON.parse(again.split("\n").find((line) => line.startsWith("data: "))!.slice(6))).toMatchObject({ id: "dup", result: { structuredContent: { execution: { state: "succeeded" } } } });
   });
 
+  test("/mcp answers a second initialize on a session with that session's own result, its id kept: the session is negotiated once, as docket mcp answers it (checking tester)", async () => {
+    const post = (body: unknown, session?: string) =>
+      fetch(`${server.url}/mcp`, { method: "POST", headers: { ...MCP_HEADERS, ...(session ? { "Mcp-Session-Id": session, "Mcp-Protocol-Version": "2025-03-26" } : {}) }, body: JSON.stringify(body) });
+    const initialize = (id: number, protocolVersion: string, name: string) => ({ jsonrpc: "2.0", id, method: "initialize", params: { protocolVersion, capabilities: {}, clientInfo: { name, version: "1" } } });
+    const opened = await post(initialize(1, "2025-03-26", "a"));
+    const session = opened.headers.get("mcp-session-id")!;
+    const first = JSON.parse((await opened.text()).split("\n").find((line) => line.startsWith("data: "))!.slice(6));
+    expect(first.result.protocolVersion).toBe("2025-03-26");
+    const again = await post(initialize(2, "2024-11-05", "b"), session);
+    expect(again.status).toBe(200);
+    expect(await again.json()).toEqual({ jsonrpc: "2.0", id: 2, result: first.result });
+  });
+
   test("a session whose client waits for an answer is never the one closed; with every session waiting, a new one is refused 503", async () => {
     const { fetchApp, open } = sessionsApp(2);
     const waitingCall = (client: Client) => client.callTool({ name: "docket_execution_start", arguments: { capability: "executions.demonstrate", input: { steps: 4, delay_ms: 150 }, wait: true } }, undefined, { timeout: 20_000 });

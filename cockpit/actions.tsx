@@ -5,7 +5,7 @@ import { callsDirectly, runsAsExecution, type RegisteredCapability } from "../ru
 import { isExecutionId } from "../runtime/execution/execution-id.ts";
 import { buildFailure, FailureError, type FailureDescriptor } from "../runtime/execution/failure.ts";
 import type { EdgeInfo, ExecutionPlane } from "../runtime/execution/plane.ts";
-import { requestIds, statusOf } from "../runtime/server/errors.ts";
+import { failureAnswer, requestIds, statusOf } from "../runtime/server/errors.ts";
 import { longRequest } from "../runtime/server/long-request.ts";
 import { readFormBody } from "./form-body.ts";
 import { fieldErrorsOf } from "./failure-fields.ts";
@@ -103,8 +103,12 @@ export const CANCEL_NOTICES = {
  * is sent back to the execution's page (303) with a notice.
  */
 export async function cancelExecution(c: Context, plane: ExecutionPlane, id: string): Promise<Response> {
+  // A script asking for JSON (the page's Cancel button) gets its refusals as the API gives them too.
+  const json = (c.req.header("accept") ?? "").includes("application/json");
   if (!isExecutionId(id)) {
-    return problemResponse(c, plane.root, { status: 400, title: "Not an execution id", message: `${JSON.stringify(String(id).slice(0, 80))} is not an execution id (x-<yyyymmddThhmmssZ>-<8 hex>).` });
+    const message = `${JSON.stringify(String(id).slice(0, 80))} is not an execution id (x-<yyyymmddThhmmssZ>-<8 hex>).`;
+    if (json) return failureAnswer(buildFailure({ error_code: "invalid_input", stage: "validate", message, ...requestIds(c as never) }), requestIds(c as never).request_id, 400);
+    return problemResponse(c, plane.root, { status: 400, title: "Not an execution id", message });
   }
   let receipt;
   try {
@@ -112,9 +116,10 @@ export async function cancelExecution(c: Context, plane: ExecutionPlane, id: str
   } catch (error) {
     const failure = failureOf(c, error);
     const status = statusOf(failure);
+    if (json) return failureAnswer(failure, requestIds(c as never).request_id, status);
     return problemResponse(c, plane.root, { status, title: status === 404 ? "No such execution" : "Cancel failed", message: failure.message, suggestion: failure.suggestion });
   }
-  if ((c.req.header("accept") ?? "").includes("application/json")) return c.json(receipt);
+  if (json) return c.json(receipt);
   const notice = !receipt.requested ? "cancel-refused" : receipt.recorded === false ? "cancel-unrecorded" : "cancel-requested";
   return c.redirect(`${executionPagePath(id)}?notice=${notice}`, 303);
 }

@@ -70,6 +70,24 @@ describe("cockpit answers after commit", () => {
     }
   });
 
+  test("Cancel asked for JSON (the page's script) gets its refusals as JSON too: an unknown execution 404, a malformed id 400, never a page (checking tester)", async () => {
+    const h = await cockpitOnFile();
+    try {
+      const unknown = await h.cockpit.request("/executions/x-20260101T000000Z-00000000/cancel", { method: "POST", headers: { accept: "application/json" } });
+      expect(unknown.status).toBe(404);
+      expect(unknown.headers.get("content-type")).toContain("application/json");
+      expect(((await unknown.json()) as { error: { error_code: string } }).error.error_code).toBe("not_found");
+      const malformed = await h.cockpit.request("/executions/nope/cancel", { method: "POST", headers: { accept: "application/json" } });
+      expect(malformed.status).toBe(400);
+      expect(((await malformed.json()) as { error: { error_code: string; message: string } }).error).toMatchObject({ error_code: "invalid_input", message: expect.stringContaining("is not an execution id") });
+      // A form post still gets the page.
+      const page = await h.cockpit.request("/executions/nope/cancel", { method: "POST" });
+      expect(page.headers.get("content-type")).toContain("text/html");
+    } finally {
+      await h.close();
+    }
+  });
+
   test("while the store cannot write, Cancel is asked of the handler and its page says it is not recorded yet, without waiting for the disk", async () => {
     const h = await cockpitOnFile();
     try {

@@ -6,6 +6,7 @@ import type { CapabilityCatalog } from "../capability/registered.ts";
 import { defaultLimits, resolveLimits } from "../execution/limits.ts";
 import { createLoadProbe } from "../worker/load-probe.ts";
 import { DEFAULT_WORKER_URL } from "../worker/pool.ts";
+import { guardExit, LISTING_ENDING } from "../worker/_own-process.ts";
 
 /**
  * The registry alone, as `docket capabilities` reads it: the same discovery `bootPlane` runs, without
@@ -13,6 +14,10 @@ import { DEFAULT_WORKER_URL } from "../worker/pool.ts";
  */
 export async function loadRegistry(options: { cwd: string; capabilityDirs: string[] }): Promise<{ root: string; registry: CapabilityCatalog }> {
   prepareCapabilityThread();
+  // What a file's code does on this thread once imported (a package's child-process callback):
+  // its process.exit() fails instead of ending the listing with nothing written (main.ts keeps
+  // the runtime's own exit for the command's end).
+  guardExit(LISTING_ENDING);
   const root = findCheckoutRoot(options.cwd);
   // Only the load time limit matters here; a bad DOCKET_LOAD_TIMEOUT_MS falls back to its default
   // rather than stopping a listing (serve and run refuse it with the limit named).

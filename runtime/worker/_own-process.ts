@@ -119,6 +119,9 @@ export function guardExit(ending = RUN_ENDING): { exit: (code: number) => never;
 /** What a capability's process.exit would do to `docket run`, as guardExit says it by default. */
 const RUN_ENDING = "end docket run before its execution's end is written, and a CI step would pass or fail on it with nothing said";
 
+/** What a capability's process.exit would do to `docket capabilities`: a listing that is empty, and says nothing. */
+export const LISTING_ENDING = "end docket capabilities before its listing is written, with nothing said (a CI check reading it would pass on an empty list)";
+
 /**
  * The same for a process that serves (`docket serve`, `docket mcp`): a file whose top level exits
  * only on the main thread passes its trial in a worker, and its import there would end the server

@@ -200,6 +200,22 @@ describe("containment (compiled binary)", () => {
     ]);
   }, 60_000);
 
+  test("a package whose child-process callback calls process.exit(0) once imported cannot end the listing with nothing written: the call is refused and said, the listing written whole (checking tester)", async () => {
+    const team = tempCheckout();
+    writeFiles(team, {
+      "node_modules/exiter/package.json": JSON.stringify({ name: "exiter", version: "1.0.0", main: "index.js" }),
+      // No timer of the file's: its trial passes, and the main thread's import starts the child.
+      "node_modules/exiter/index.js": 'require("child_process").execFile("sleep", ["0.3"], () => process.exit(0));\nmodule.exports = { x: 1 };\n',
+      "capabilities/uses.exiter.ts": `import { x } from "exiter";\n${header("uses.exiter", `effect: "read", input: v.object({}), output: v.object({ n: v.number() }), handler: () => ({ n: x })`)}`,
+      // Slow to load after it: the callback comes while the listing is still being read.
+      ...Object.fromEntries(["z.one", "z.two", "z.three"].map((id) => [`capabilities/${id}.ts`, `await Bun.sleep(300);\n${header(id, `effect: "read", input: v.object({}), output: v.object({}), handler: () => ({})`)}`])),
+    });
+    const listed = await docket(runner, ["capabilities", "list", "--format", "json"], { cwd: team, env: { ...LIMITS, DOCKET_LOAD_TIMEOUT_MS: "3000" } });
+    expect(listed.stderr).toContain("process.exit(0) in capability code would end docket capabilities before its listing is written");
+    const ids = (JSON.parse(listed.stdout) as { capabilities: Array<{ id: string }> }).capabilities.map((c) => c.id);
+    expect(ids).toEqual(expect.arrayContaining(["uses.exiter", "z.one", "z.two", "z.three"]));
+  }, 60_000);
+
   test("docket run of a capability whose top level loops for ever is a load error within load_timeout_ms, by id and by path, and SIGINT or SIGTERM meanwhile ends it at once", async () => {
     const team = tempCheckout();
     writeFiles(team, {

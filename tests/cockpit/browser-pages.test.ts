@@ -251,15 +251,23 @@ describe.skipIf(!BROWSER_TESTS)("cockpit pages in headless Chromium", () => {
       await page.setViewportSize({ width, height: 900 });
       await page.goto(`${server.url}/cockpit/executions/${id}`);
       await page.locator('.timeline-row[data-step-id="step-2"][data-step-state="running"]').waitFor(WAIT);
-      const rows = await page.$$eval(".timeline-row", (items) =>
-        items.map((row) => {
-          const track = row.querySelector("svg.timeline-track")!.getBoundingClientRect();
-          const bar = row.querySelector("rect.timeline-bar")!.getBoundingClientRect();
-          const x = Number(row.querySelector("rect.timeline-bar")!.getAttribute("x"));
-          // Where the bar starts on the page, and where the axis (x in percent of the track) puts it.
-          return { track: [Math.round(track.left), Math.round(track.right)], start: Math.round(bar.left), onAxis: Math.round(track.left + (x / 100) * track.width) };
-        }),
-      );
+      const measure = () =>
+        page.$$eval(".timeline-row", (items) =>
+          items.map((row) => {
+            const track = row.querySelector("svg.timeline-track")!.getBoundingClientRect();
+            const bar = row.querySelector("rect.timeline-bar")!.getBoundingClientRect();
+            const x = Number(row.querySelector("rect.timeline-bar")!.getAttribute("x"));
+            // Where the bar starts on the page, and where the axis (x in percent of the track) puts it.
+            return { track: [Math.round(track.left), Math.round(track.right)], start: Math.round(bar.left), onAxis: Math.round(track.left + (x / 100) * track.width) };
+          }),
+        );
+      // The running step's section is drawn again while it runs: rows read as it was swapped out
+      // measure nothing (a CI run read a track 0 wide), and are read again from the new one.
+      let rows = await measure();
+      for (let attempt = 1; attempt < 5 && (rows.length < 2 || rows.some((row) => row.track[1]! - row.track[0]! === 0)); attempt++) {
+        await Bun.sleep(100);
+        rows = await measure();
+      }
       const [one, two] = rows;
       // One axis: the same track edges in every row, wide enough to read.
       expect({ width, track: two!.track }).toEqual({ width, track: one!.track });

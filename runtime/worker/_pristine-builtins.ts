@@ -34,14 +34,20 @@ function watchedObjects(): object[] {
   ];
 }
 
-/** The functions and objects `object` holds under its own keys, as they are now (getters and setters included). */
+/**
+ * The functions and objects a property holds (its getter, setter or value); a number or a string
+ * (Error.stackTraceLimit, a version) is data, not code docket calls.
+ */
+function codeOf(descriptor: PropertyDescriptor): unknown[] {
+  return [descriptor.get, descriptor.set, descriptor.value].filter((value) => typeof value === "function" || (typeof value === "object" && value !== null));
+}
+
+/** The functions and objects `object` holds under its own keys, as they are now. */
 function ownValues(object: object): Map<PropertyKey, unknown[]> {
   const values = new Map<PropertyKey, unknown[]>();
   for (const key of Reflect.ownKeys(object)) {
     const descriptor = Reflect.getOwnPropertyDescriptor(object, key);
-    if (descriptor === undefined) continue;
-    // A number or a string (Error.stackTraceLimit, a version) is data, not code docket calls.
-    const kept = [descriptor.get, descriptor.set, descriptor.value].filter((value) => typeof value === "function" || (typeof value === "object" && value !== null));
+    const kept = descriptor === undefined ? [] : codeOf(descriptor);
     if (kept.length > 0) values.set(key, kept);
   }
   return values;
@@ -58,7 +64,7 @@ export function builtinsSnapshot(): () => boolean {
       for (const [key, values] of before) {
         const descriptor = Reflect.getOwnPropertyDescriptor(object, key);
         if (descriptor === undefined) return false;
-        const now = [descriptor.get, descriptor.set, descriptor.value].filter((value) => typeof value === "function" || (typeof value === "object" && value !== null));
+        const now = codeOf(descriptor);
         if (now.length !== values.length || now.some((value, i) => value !== values[i])) return false;
       }
     }

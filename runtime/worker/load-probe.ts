@@ -156,8 +156,8 @@ function verdictOf(outcome: TaskOutcome): Verdict {
     return { problem: { ...problem("import_failed", `${uncaught(error.error_class)}${UNSAID}`), detail: uncaught(said) }, keep: false };
   }
   if (outcome.output === null || typeof outcome.output !== "object") return { problem: null, keep: true };
-  const failure = outcome.output as { reason?: unknown; line?: unknown; column?: unknown; outside?: unknown; detail?: unknown };
-  if (typeof failure.reason !== "string") return { problem: null, keep: true, spent: (failure as { spent?: unknown }).spent === true };
+  const failure = outcome.output as { reason?: unknown; line?: unknown; column?: unknown; outside?: unknown; detail?: unknown; spent?: unknown };
+  if (typeof failure.reason !== "string") return { problem: null, keep: true, spent: failure.spent === true };
   // An import that did not resolve, or a package that was uninstalled, depends on what is
   // installed, not on the text alone: an install (which the watch sees in package.json or
   // node_modules) must try the file again (_import-failure.ts says which failures are so).

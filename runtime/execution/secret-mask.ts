@@ -5,7 +5,8 @@ import { holdsEscape, sanitizeLine, sanitizeText, SINGLE_SHIFT } from "./text-sa
 import { urlEncodedForms } from "./_url-forms.ts";
 import { MAX_INPUT_DEPTH, PLANE_ENVELOPE_DEPTH } from "./json-depth.ts";
 import { refTarget, withRefs } from "./schema-refs.ts";
-import { indexSecrets, type SecretIndex } from "./_secret-index.ts";
+import { AUTOMATON_MAX_UNITS, indexSecrets, unitsOf, type SecretIndex } from "./_secret-index.ts";
+import { eachOccurrence, unfinishedOf } from "./_secret-borders.ts";
 
 /** Shorter values are not masked by value: "abc" would blank every word that holds it (docs/security.md). */
 export const MIN_MASKED_LENGTH = 4;
@@ -190,16 +191,7 @@ export function maskedBeforeSafe(text: string, mask: (text: string) => string): 
 export function unfinishedSecretLength(text: string, secrets: readonly string[], index: SecretIndex | null = null): number {
   if (index !== null) return index.unfinished(text);
   let longest = 0;
-  for (const secret of secrets) {
-    const first = secret.charCodeAt(0);
-    // From the earliest place a tail shorter than the secret can start: the first match is the longest.
-    for (let at = Math.max(0, text.length - secret.length + 1); at < text.length - longest; at++) {
-      if (text.charCodeAt(at) === first && secret.startsWith(text.slice(at))) {
-        longest = text.length - at;
-        break;
-      }
-    }
-  }
+  for (const secret of secrets) longest = Math.max(longest, unfinishedOf(text, secret, secrets));
   return longest;
 }
 
@@ -285,13 +277,17 @@ function maskText(input: string, secrets: readonly string[], index: SecretIndex 
 function occurrences(text: string, secrets: readonly string[], index: SecretIndex | null, ranges: Array<[number, number]> | null, at?: number[]): Array<[number, number]> | null {
   const place = (start: number, end: number): [number, number] => (at === undefined ? [start, end] : [at[start]!, at[end - 1]! + 1]);
   if (index !== null) {
-    // In order of their starts: back-to-back and overlapping ones are one range as they come.
+    // One overlapping or back-to-back with the last is one range with it, as they come: a text that
+    // repeats a secret a million times stays one range to sort. The rest are merged after sorting.
     let last: [number, number] | null = null;
+    let lastStart = -1;
     let lastEnd = -1;
     index.find(text, (start, end) => {
-      if (last !== null && start <= lastEnd) {
+      if (last !== null && start <= lastEnd && end >= lastStart) {
+        if (start < lastStart) last[0] = place((lastStart = start), end)[0];
         if (end > lastEnd) last[1] = place(start, (lastEnd = end))[1];
       } else {
+        lastStart = start;
         lastEnd = end;
         (ranges ??= []).push((last = place(start, end)));
       }
@@ -301,7 +297,7 @@ function occurrences(text: string, secrets: readonly string[], index: SecretInde
   for (const secret of secrets) {
     let last: [number, number] | null = null;
     let lastEnd = -1;
-    for (let found = text.indexOf(secret); found !== -1; found = text.indexOf(secret, found + 1)) {
+    eachOccurrence(text, secret, secrets, (found) => {
       // Back-to-back or overlapping occurrences of one secret make one range, so a text that
       // repeats it a million times stays one range to sort, not a million.
       if (last !== null && found <= lastEnd) {
@@ -311,7 +307,7 @@ function occurrences(text: string, secrets: readonly string[], index: SecretInde
         lastEnd = found + secret.length;
         (ranges ??= []).push((last = place(found, lastEnd)));
       }
-    }
+    });
   }
   return ranges;
 }
@@ -332,6 +328,17 @@ function maskValue<T>(value: T, text: (input: string) => string, depth: number):
   const copy: Record<string, unknown> = {};
   for (const [key, child] of Object.entries(value as Record<string, unknown>)) copy[text(key)] = maskValue(child, text, depth + 1);
   return copy as T;
+}
+
+/**
+ * How many UTF-16 units a mask's secrets come to, when that is more than a run's texts are
+ * searched for in bounded time: an indexed mask past AUTOMATON_MAX_UNITS (docs/security.md). Null
+ * otherwise; a few secrets are each searched for natively, whatever their length.
+ */
+export function maskedUnitsBeyondLimit(mask: SecretMask): number | null {
+  if (mask.index === null) return null;
+  const units = unitsOf(mask.secrets);
+  return units > AUTOMATON_MAX_UNITS ? units : null;
 }
 
 /** The mask of an input's secrets as the engine collected them; NO_MASK when there are none. */

@@ -10,7 +10,7 @@ import { completionOf, type StopCircumstances } from "./_completion.ts";
 import { armHandlerTimeout } from "./_handler-timeout.ts";
 import { mainThreadContext } from "./_main-context.ts";
 import { CapabilityError } from "../capability/capability-error.ts";
-import { maskOf, type SecretMask } from "./secret-mask.ts";
+import type { SecretMask } from "./secret-mask.ts";
 import { thrownClass, thrownDetail } from "./thrown.ts";
 import { boundFailureTexts } from "./text-limits.ts";
 import { sanitizeLine } from "./text-sanitize.ts";
@@ -37,6 +37,8 @@ export interface AdmittedInput {
   sent: unknown;
   /** Its sensitive values, sent and transformed: masked in every text the run produces. */
   secrets: string[];
+  /** The mask of those values. */
+  mask: SecretMask;
   /** The input exactly as the client gave it, before any default or transform: a run's identity. */
   given: unknown;
 }
@@ -86,7 +88,7 @@ export class DirectCalls {
 
   /** The capability, its checked input and the mask of its secrets; throws what refuses the call. */
   private admit(id: string, rawInput: unknown, edge: EdgeInfo): Admitted {
-    const { capability, input, secrets } = this.options.admitInput(id, rawInput, edge, "call", (found) => {
+    const { capability, input, secrets, mask } = this.options.admitInput(id, rawInput, edge, "call", (found) => {
       if (callsDirectly(found)) return;
       throw new FailureError(
         buildFailure({
@@ -100,7 +102,7 @@ export class DirectCalls {
         }),
       );
     });
-    return { capability, input, mask: maskOf(secrets), secrets };
+    return { capability, input, mask, secrets };
   }
 
   /** A work capability: from the cache when its declaration allows and its input holds no secret, else on the direct lane. */

@@ -16,7 +16,8 @@ import { expiredExecution } from "./snapshot.ts";
 import { canonicalHash } from "./canonical-json.ts";
 import { redact, hasSensitive, sensitivePaths } from "./redaction.ts";
 import { transformedSecrets } from "./before-transforms.ts";
-import { createSecretMask, MAX_SENSITIVE_VALUES, maskOf, sensitiveValues, type SecretMask } from "./secret-mask.ts";
+import { createSecretMask, MAX_SENSITIVE_VALUES, maskedUnitsBeyondLimit, maskOf, sensitiveValues, type SecretMask } from "./secret-mask.ts";
+import { AUTOMATON_MAX_UNITS } from "./_secret-index.ts";
 import { thrownClass, thrownDetail } from "./thrown.ts";
 import { checkValue, describeProblems, maskProblems, transforms, type Checked } from "./validate.ts";
 import { parsesUnchanged } from "./_parses-unchanged.ts";
@@ -270,7 +271,9 @@ export function createEngine(options: EngineOptions): Engine {
       ? [...new Set([...sensitiveValues(sent, capability.input_schema), ...(sent === checked.value ? [] : transformedSecrets(capability.def.input, capability.input_schema, given, checked.value))])]
       : [];
     refuseTooManySecrets(id, edge, verb, secrets.length);
-    return { capability, input: checked.value, sent, secrets, given };
+    const mask = maskOf(secrets);
+    refuseMaskTooLarge(id, edge, verb, mask);
+    return { capability, input: checked.value, sent, secrets, mask, given };
   }
 
   /** Refuses an input holding more distinct secrets than a run's texts can be searched for. */
@@ -282,6 +285,19 @@ export function createEngine(options: EngineOptions): Engine {
       message: `Cannot ${verb} ${id}: the input holds ${secrets} sensitive values, more than the ${MAX_SENSITIVE_VALUES} docket masks in what a run prints.`,
       suggestion: "Pass fewer secrets in one input (one credential per field), or split the work.",
       context: { reason: "too_many_secrets", count: secrets, limit: MAX_SENSITIVE_VALUES },
+    });
+  }
+
+  /** Refuses an input whose secrets, in all the forms masked, are more than a run's texts can be searched for in bounded time. */
+  function refuseMaskTooLarge(id: string, edge: EdgeInfo, verb: string, mask: SecretMask): void {
+    const units = maskedUnitsBeyondLimit(mask);
+    if (units === null) return;
+    throw failure(edge, {
+      error_code: "invalid_input",
+      stage: "validate",
+      message: `Cannot ${verb} ${id}: the input's sensitive values, in every form docket masks them in (each value, each of its lines, as JSON, console.log and URLs write them), come to ${units.toLocaleString("en-US")} characters, more than the ${AUTOMATON_MAX_UNITS.toLocaleString("en-US")} docket searches a run's texts for.`,
+      suggestion: "Pass a large secret (a certificate bundle over about 1.5 MB, many long multi-line values) as a path to a file the handler reads, or split the work.",
+      context: { reason: "secrets_too_large", units, limit: AUTOMATON_MAX_UNITS },
     });
   }
 
@@ -326,7 +342,7 @@ export function createEngine(options: EngineOptions): Engine {
   /** A start's result, with the execution it made (null for a known run_id). */
   function admit(request: StartRequest, edge: EdgeInfo, options: StartOptions = {}): { result: StartResult; active: Active | null } {
     if (closed) throw failure(edge, { error_code: "unavailable", stage: "admit", message: "The engine is shutting down.", suggestion: "Start it again once the server serves again: nothing ran." });
-    const { capability, input, sent, secrets, given } = admitInput(request.capability, request.input, edge, "start", (found) => {
+    const { capability, input, sent, secrets, mask, given } = admitInput(request.capability, request.input, edge, "start", (found) => {
       if (runsAsExecution(found)) return;
       throw failure(edge, {
         error_code: "not_runnable",
@@ -415,7 +431,6 @@ export function createEngine(options: EngineOptions): Engine {
       effect: capability.effect,
       capability_version: capability.version,
     });
-    const mask = maskOf(secrets);
     const active: Active = {
       id,
       session_key,

@@ -9,6 +9,7 @@ import { EDGE, harness } from "./_support/harness.ts";
 import { flush } from "./_support/fake-pool.ts";
 import { arrivedAsJsonText, type TaskOutcome } from "../../runtime/worker/task.ts";
 import { fromWorkerWire } from "../../runtime/worker/_messages.ts";
+import { AUTOMATON_MAX_UNITS } from "../../runtime/execution/_secret-index.ts";
 
 function failureOf(fn: () => unknown) {
   try {
@@ -611,6 +612,26 @@ describe("engine secrets", () => {
     expect(failure).toMatchObject({ error_code: "invalid_input", context: { reason: "too_many_secrets", count: 102, limit: 100 } });
     expect(JSON.stringify(failure)).not.toContain("key-value-");
     expect(h.engine.start({ capability: "demo.secret", input: { user: "ada", auth: { token: "tok-1" }, keys: keys.slice(0, 99) } }, EDGE).execution).toMatchObject({ state: "queued" });
+  });
+
+  test("an input whose secrets, in every form masked, are more than docket searches texts for is refused before anything is stored; a 1.3 MB certificate bundle is not", async () => {
+    const h = harness();
+    const bundle = (lines: number) => Array.from({ length: lines }, (_, i) => `MIIB${String(i).padStart(8, "0")}${"Qz7kWp3mVb9tRxAbCdEfGh+/".repeat(2)}`).join("\n");
+    const big = bundle(40_000);
+    const failure = failureOf(() => h.engine.start({ capability: "demo.secret", input: { user: "ada", auth: { token: big }, keys: [] } }, EDGE));
+    expect(failure).toMatchObject({ error_code: "invalid_input", stage: "validate", context: { reason: "secrets_too_large", limit: AUTOMATON_MAX_UNITS } });
+    expect((failure.context as { units: number }).units).toBeGreaterThan(AUTOMATON_MAX_UNITS);
+    expect(failure.message).toContain("more than the 8,000,000");
+    expect(JSON.stringify(failure)).not.toContain("MIIB0000");
+    expect(h.store.list().items).toEqual([]);
+    expect(h.pool.tasks).toHaveLength(0);
+    const called = await h.engine.call("demo.secret", { user: "ada", auth: { token: big }, keys: [] }, EDGE).then(
+      () => null,
+      (refused: FailureError) => refused.failure,
+    );
+    expect(called).toMatchObject({ error_code: "invalid_input", context: { reason: "secrets_too_large" } });
+    expect(h.pool.tasks).toHaveLength(0);
+    expect(h.engine.start({ capability: "demo.secret", input: { user: "ada", auth: { token: bundle(20_000) }, keys: [] } }, EDGE).execution).toMatchObject({ state: "queued" });
   });
 });
 

@@ -76,6 +76,12 @@ export interface WorkerContext {
   close(): void;
   /** `text` with the task's secret values masked (what a thrown value's detail gets before it is cut). */
   mask(text: string): string;
+  /**
+   * Writes what the task's code printed outside an execution (a direct call) to the process's
+   * output, masked, holding back a tail that starts a secret until the next write or the task's
+   * end, as an execution's streams do.
+   */
+  output(stream: "stdout" | "stderr", text: string): void;
 }
 
 /** Builds `ctx` for one task: progress methods batch event drafts, `cancelled()` reads shared memory. */
@@ -132,6 +138,17 @@ export function createWorkerContext(options: WorkerContextOptions): WorkerContex
 
   /** Each stream's held-back tail: masked text that may be the start of a secret (see `stream`). */
   const heldStreams = new Map<string, string>();
+  /** The same for what goes to the process's output (see `output`), not masked yet. */
+  const heldOutput = new Map<"stdout" | "stderr", string>();
+  const output = (stream: "stdout" | "stderr", text: string) => {
+    // Once the task ended nothing would let a held tail go: a stray callback's write goes whole.
+    if (closed || mask.secrets.length === 0) return post({ type: "output", stream, text: mask.text(text) });
+    const raw = (heldOutput.get(stream) ?? "") + text;
+    const cut = heldBackFrom(raw, mask);
+    if (cut < raw.length) heldOutput.set(stream, raw.slice(cut));
+    else heldOutput.delete(stream);
+    if (cut > 0) post({ type: "output", stream, text: mask.text(raw.slice(0, cut)) });
+  };
   /** A stream's text as events: a huge one as several, so that no event outgrows a live-channel frame. */
   const streamPieces = (name: string, whole: string) => {
     for (let at = 0; at < whole.length; ) {
@@ -242,10 +259,13 @@ export function createWorkerContext(options: WorkerContextOptions): WorkerContex
       // An escape it never finished is dropped: what it would have done is unknown.
       for (const [name, text] of heldStreams) streamPieces(name, block(text.slice(0, text.length - unfinishedEscapeLength(text))));
       heldStreams.clear();
+      for (const [stream, text] of heldOutput) post({ type: "output", stream, text: mask.text(text) });
+      heldOutput.clear();
       flush();
       closed = true;
     },
     mask: mask.text,
+    output,
   };
 }
 

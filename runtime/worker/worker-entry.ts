@@ -97,7 +97,7 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
     (): ConsoleTarget => {
       const of = owner.getStore();
       if (of !== undefined && !of.done && of.logged) return { kind: "execution", log: of.context.ctx.progress.log, stream: of.context.ctx.progress.stream, mask: of.context.mask };
-      return { kind: "process", mask: of?.context.mask ?? maskRecent };
+      return of === undefined ? { kind: "process", mask: maskRecent } : { kind: "process", mask: of.context.mask, write: of.context.output };
     },
     (stream, text) => post({ type: "output", stream, text }),
   );

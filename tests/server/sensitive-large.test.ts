@@ -44,7 +44,7 @@ describe("large and self-similar secrets", () => {
     await live.waitFor((f) => f.type === "stream.ready");
     const started = (await (await post(server, "/api/v1/executions/start", { capability: "sec.echo", input: { token } })).json()) as any;
     const id = started.execution.id;
-    await live.waitFor(completedOf(id), 30_000);
+    await live.waitFor(completedOf(id));
     await live.close();
     const snapshot = (await (await fetch(`${server.url}/api/v1/executions/get?id=${id}`)).json()) as any;
     expect(snapshot).toMatchObject({ state: "succeeded", output: { twice: "[redacted]" } });

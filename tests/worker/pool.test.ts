@@ -694,6 +694,13 @@ describe("createWorkerPool", () => {
     expect(output.map(([stream, text]) => `${stream}:${text}`).join("")).toContain("stdout:log holding [redacted]\n");
     expect(output).toContainEqual(["stderr", "error holding [redacted]\n"]);
     expect(JSON.stringify(output)).not.toContain(token);
+    // Written in two pieces, the token is held back until the second shows it whole, as in an
+    // execution's streams; a start the task never finished goes out when it ends.
+    const stderr = output.filter(([stream]) => stream === "stderr").map(([, text]) => text).join("");
+    expect(stderr).toContain("split [redacted] done\n");
+    expect(stderr).not.toContain(token.slice(0, 5));
+    expect(stderr).toContain("last tok-");
+    expect(output.filter(([stream]) => stream === "stdout").map(([, text]) => text).join("")).toContain("bytes €[redacted]\n");
   });
 
   test("a secret with line breaks (a PEM key) printed with console.* is masked before its lines become log events, and one with quotes printed inside an object", async () => {

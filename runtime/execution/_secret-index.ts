@@ -76,7 +76,7 @@ export function indexSecrets(secrets: readonly string[], options: { patience?: n
 }
 
 /** The UTF-16 units of `secrets` in all. */
-export function unitsOf(secrets: readonly string[]): number {
+function unitsOf(secrets: readonly string[]): number {
   let units = 0;
   for (const secret of secrets) units += secret.length;
   return units;

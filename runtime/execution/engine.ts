@@ -16,7 +16,7 @@ import { expiredExecution } from "./snapshot.ts";
 import { canonicalHash } from "./canonical-json.ts";
 import { redact, hasSensitive, sensitivePaths } from "./redaction.ts";
 import { transformedSecrets } from "./before-transforms.ts";
-import { createSecretMask, MAX_SENSITIVE_VALUES, maskedUnitsBeyondLimit, maskOf, sensitiveValues, type SecretMask } from "./secret-mask.ts";
+import { admissionMask, createSecretMask, MAX_SENSITIVE_VALUES, NO_MASK, sensitiveValues, type SecretMask } from "./secret-mask.ts";
 import { AUTOMATON_MAX_UNITS } from "./_secret-index.ts";
 import { thrownClass, thrownDetail } from "./thrown.ts";
 import { checkValue, describeProblems, maskProblems, transforms, type Checked } from "./validate.ts";
@@ -271,8 +271,8 @@ export function createEngine(options: EngineOptions): Engine {
       ? [...new Set([...sensitiveValues(sent, capability.input_schema), ...(sent === checked.value ? [] : transformedSecrets(capability.def.input, capability.input_schema, given, checked.value))])]
       : [];
     refuseTooManySecrets(id, edge, verb, secrets.length);
-    const mask = maskOf(secrets);
-    refuseMaskTooLarge(id, edge, verb, mask);
+    const mask = secrets.length === 0 ? NO_MASK : admissionMask(secrets);
+    if (!("text" in mask)) refuseMaskTooLarge(id, edge, verb, mask.units);
     return { capability, input: checked.value, sent, secrets, mask, given };
   }
 
@@ -289,13 +289,11 @@ export function createEngine(options: EngineOptions): Engine {
   }
 
   /** Refuses an input whose secrets, in all the forms masked, are more than a run's texts can be searched for in bounded time. */
-  function refuseMaskTooLarge(id: string, edge: EdgeInfo, verb: string, mask: SecretMask): void {
-    const units = maskedUnitsBeyondLimit(mask);
-    if (units === null) return;
+  function refuseMaskTooLarge(id: string, edge: EdgeInfo, verb: string, units: number): never {
     throw failure(edge, {
       error_code: "invalid_input",
       stage: "validate",
-      message: `Cannot ${verb} ${id}: the input's sensitive values, in every form docket masks them in (each value, each of its lines, as JSON, console.log and URLs write them), come to ${units.toLocaleString("en-US")} characters, more than the ${AUTOMATON_MAX_UNITS.toLocaleString("en-US")} docket searches a run's texts for.`,
+      message: `Cannot ${verb} ${id}: the input's sensitive values, in every form docket masks them in (each value, each of its lines, as JSON, console.log and URLs write them), come to ${units.toLocaleString("en-US")} characters or more, more than the ${AUTOMATON_MAX_UNITS.toLocaleString("en-US")} docket searches a run's texts for.`,
       suggestion: "Pass a large secret (a certificate bundle over about 1.5 MB, many long multi-line values) as a path to a file the handler reads, or split the work.",
       context: { reason: "secrets_too_large", units, limit: AUTOMATON_MAX_UNITS },
     });

@@ -5,7 +5,7 @@ import { holdsEscape, sanitizeLine, sanitizeText, SINGLE_SHIFT } from "./text-sa
 import { urlEncodedForms } from "./_url-forms.ts";
 import { MAX_INPUT_DEPTH, PLANE_ENVELOPE_DEPTH } from "./json-depth.ts";
 import { refTarget, withRefs } from "./schema-refs.ts";
-import { AUTOMATON_MAX_UNITS, indexSecrets, unitsOf, type SecretIndex } from "./_secret-index.ts";
+import { AUTOMATON_MAX_UNITS, INDEXED_FROM, indexSecrets, type SecretIndex } from "./_secret-index.ts";
 import { eachOccurrence, unfinishedOf } from "./_secret-borders.ts";
 
 /** Shorter values are not masked by value: "abc" would blank every word that holds it (docs/security.md). */
@@ -137,20 +137,41 @@ export const NO_MASK: SecretMask = { secrets: [], index: null, text: (text) => t
  * `JSON.stringify(input)`) and URL-encoded (a credential put into a URL, each common way).
  */
 export function createSecretMask(values: Iterable<string>): SecretMask {
+  return buildMask(values, Infinity) as SecretMask;
+}
+
+/**
+ * The mask of an input's secrets, as createSecretMask makes it; or, when its texts to find come to
+ * more than AUTOMATON_MAX_UNITS and there are enough of them to be indexed, how many units they
+ * came to when making them stopped (at least that many): such an input is refused, and one of
+ * megabytes of multi-line secrets costs the main thread no more than making a mask at the bound.
+ */
+export function admissionMask(values: readonly string[]): SecretMask | { units: number } {
+  return buildMask(values, AUTOMATON_MAX_UNITS);
+}
+
+function buildMask(values: Iterable<string>, maxUnits: number): SecretMask | { units: number } {
   const secrets = new Set<string>();
+  let units = 0;
+  const add = (text: string) => {
+    if (secrets.has(text)) return;
+    secrets.add(text);
+    units += text.length;
+  };
+  const over = () => units > maxUnits && secrets.size >= INDEXED_FROM;
   for (const value of values) {
     // Texts are made safe to print before they are masked (docs/security.md), so a secret holding
     // a line break or a control character (a token read from a file with its newline, a PEM key)
     // appears in them as it does made safe: each form is masked.
     for (const form of new Set([value, sanitizeLine(value), sanitizeText(value)])) {
       if (form.length < MIN_MASKED_LENGTH) continue;
-      secrets.add(form);
-      secrets.add(JSON.stringify(form).slice(1, -1));
+      add(form);
+      add(JSON.stringify(form).slice(1, -1));
       // As console.log writes it inside an object (`{ key: 'p\'a"ss\tword' }`), quotes and
       // control characters escaped its own way.
-      secrets.add(inspect(form).slice(1, -1));
+      add(inspect(form).slice(1, -1));
       // A URL drops a secret's tabs and line breaks: what is left of a short one may be shorter still.
-      if (form.length <= URL_FORMS_MAX_LENGTH) for (const encoded of urlEncodedForms(form)) if (encoded.length >= MIN_MASKED_LENGTH) secrets.add(encoded);
+      if (form.length <= URL_FORMS_MAX_LENGTH) for (const encoded of urlEncodedForms(form)) if (encoded.length >= MIN_MASKED_LENGTH) add(encoded);
     }
     // Each line of a multi-line secret (a PEM key) on its own: console.log of an object writes such
     // a string one line at a time, joined by `' +`; a line that short is no secret of its own.
@@ -158,11 +179,13 @@ export function createSecretMask(values: Iterable<string>): SecretMask {
     if (lines.length > 1) {
       for (const line of lines) {
         if (line.trim().length < MIN_LINE_LENGTH) continue;
-        secrets.add(line);
+        add(line);
         // As console.log writes that line of it inside an object: escaped its own way.
-        secrets.add(inspect(line).slice(1, -1));
+        add(inspect(line).slice(1, -1));
+        if (over()) return { units };
       }
     }
+    if (over()) return { units };
   }
   if (secrets.size === 0) return NO_MASK;
   const list = [...secrets].sort((a, b) => b.length - a.length);
@@ -328,17 +351,6 @@ function maskValue<T>(value: T, text: (input: string) => string, depth: number):
   const copy: Record<string, unknown> = {};
   for (const [key, child] of Object.entries(value as Record<string, unknown>)) copy[text(key)] = maskValue(child, text, depth + 1);
   return copy as T;
-}
-
-/**
- * How many UTF-16 units a mask's secrets come to, when that is more than a run's texts are
- * searched for in bounded time: an indexed mask past AUTOMATON_MAX_UNITS (docs/security.md). Null
- * otherwise; a few secrets are each searched for natively, whatever their length.
- */
-export function maskedUnitsBeyondLimit(mask: SecretMask): number | null {
-  if (mask.index === null) return null;
-  const units = unitsOf(mask.secrets);
-  return units > AUTOMATON_MAX_UNITS ? units : null;
 }
 
 /** The mask of an input's secrets as the engine collected them; NO_MASK when there are none. */

@@ -21,6 +21,7 @@ const BENCHES: Array<[string, () => Promise<BenchResult>]> = [
   ["stalled", async () => (await import("./stalled.ts")).benchStalled()],
   ["replay", async () => (await import("./replay.ts")).benchReplay()],
   ["large-inputs", async () => (await import("./large-inputs.ts")).benchLargeInputs()],
+  ["secret-mask", async () => (await import("./secret-mask.ts")).benchSecretMask()],
   ["cold-start", async () => (await import("./cold-start.ts")).benchColdStart()],
   ["release-binaries", async () => (await import("./release-binaries.ts")).benchReleaseBinaries()],
 ];

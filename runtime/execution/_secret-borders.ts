@@ -2,6 +2,15 @@
 // that repeats a secret which repeats itself (`AAAA…`) holds an occurrence at nearly every place;
 // searching again one place after each found one compared the whole secret every time, and a
 // secret of 160,000 units in an output twice as long held the server's main thread 8 seconds.
+// The runtime's own search is no help past a short secret either: it compares a long one as far
+// as it agrees at each place, and a text that nearly holds it everywhere (`A`×29,999 then `B`,
+// again and again, for a secret of 30,000 `A`) held the main thread 17 s.
+
+/**
+ * Secrets up to this long are found by the runtime's own search (native, and at worst this many
+ * comparisons per unit of text); longer ones by their table, in one pass over the text.
+ */
+export const NATIVE_SEARCH_MAX = 64;
 
 /** Per list of secrets (a mask's), the borders of each secret once they were needed. */
 const cache = new WeakMap<readonly string[], Map<string, Int32Array>>();
@@ -34,6 +43,7 @@ export function bordersOf(secret: string, list: readonly string[]): Int32Array {
  */
 export function eachOccurrence(text: string, secret: string, list: readonly string[], found: (start: number) => void): void {
   const length = secret.length;
+  if (length > NATIVE_SEARCH_MAX) return eachLongOccurrence(text, secret, list, found);
   let at = text.indexOf(secret);
   if (at === -1) return;
   // Only a secret found at all pays for its table.
@@ -43,6 +53,27 @@ export function eachOccurrence(text: string, secret: string, list: readonly stri
     found(at);
     if (period < length && text.startsWith(again, at + length)) at += period;
     else at = text.indexOf(secret, at + (period < length ? Math.max(period, length - period) + 1 : length));
+  }
+}
+
+/**
+ * Every occurrence of a long secret, by Knuth–Morris–Pratt from the first place its beginning
+ * stands (found natively: a text without it, the common case, costs one short search).
+ */
+function eachLongOccurrence(text: string, secret: string, list: readonly string[], found: (start: number) => void): void {
+  const from = text.indexOf(secret.slice(0, NATIVE_SEARCH_MAX));
+  if (from === -1 || text.length - from < secret.length) return;
+  const borders = bordersOf(secret, list);
+  const length = secret.length;
+  let matched = 0;
+  for (let at = from; at < text.length; at++) {
+    const unit = text.charCodeAt(at);
+    while (matched > 0 && secret.charCodeAt(matched) !== unit) matched = borders[matched - 1]!;
+    if (secret.charCodeAt(matched) === unit) matched++;
+    if (matched === length) {
+      found(at + 1 - length);
+      matched = borders[length - 1]!;
+    }
   }
 }
 

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { createSecretMask, unfinishedSecretLength } from "../../runtime/execution/secret-mask.ts";
 import { INDEXED_FROM, indexSecrets, type SecretIndex } from "../../runtime/execution/_secret-index.ts";
-import { eachOccurrence, unfinishedOf } from "../../runtime/execution/_secret-borders.ts";
+import { eachOccurrence, NATIVE_SEARCH_MAX, unfinishedOf } from "../../runtime/execution/_secret-borders.ts";
 
 // A seeded generator: the same secrets and texts every run.
 function generator(seed: number) {
@@ -73,6 +73,21 @@ describe("finding many secrets in a text", () => {
     }
   });
 
+  test("a node with thousands of children (3,000 lines each starting with another CJK character) is searched like any other", () => {
+    const lines: string[] = [];
+    for (let unit = 0x4e00; unit < 0x4e00 + 3000; unit++) lines.push(`A${String.fromCharCode(unit)}qq${unit % 7}`);
+    const secrets = [...lines, ...Array.from({ length: 3 }, (_, i) => "B".repeat(50) + i)];
+    const index = indexSecrets(secrets, { patience: 0 })!;
+    const { next } = generator(17);
+    for (let i = 0; i < 200; i++) {
+      const text = Array.from({ length: 8 }, () => (next() < 0.5 ? lines[Math.floor(next() * lines.length)]! : `A\uFF21${String.fromCharCode(0x4e00 + Math.floor(next() * 4000))}q`)).join("");
+      expect(coveredBy(index, text)).toEqual(covered(text, secrets));
+      expect(index.unfinished(text)).toBe(naiveTail(text, secrets));
+    }
+    // The CJK line of an unfinished tail: its first two units are a node of 3,000 children.
+    expect(index.unfinished("x A\u4e05q")).toBe(3);
+  });
+
   test("the automaton searches from a given place on: what starts before it is not found", () => {
     const secrets = Array.from({ length: INDEXED_FROM }, (_, i) => `secret-${String(i).padStart(3, "0")}`);
     const index = indexSecrets(secrets)!;
@@ -84,10 +99,13 @@ describe("finding many secrets in a text", () => {
     expect(index.unfinished("tail secret-047")).toBe(0);
   });
 
-  test("one secret's occurrences, overlapping ones included, and its unfinished tail, as the slow truth finds them", () => {
+  test("one secret's occurrences, overlapping ones included, and its unfinished tail, as the slow truth finds them, short or past NATIVE_SEARCH_MAX", () => {
     const { next, word } = generator(5);
-    for (let i = 0; i < 400; i++) {
-      const secret = next() < 0.5 ? word(1, 3).repeat(1 + Math.floor(next() * 6)) : word(2, 12);
+    let long = 0;
+    for (let i = 0; i < 600; i++) {
+      const kind = next();
+      const secret = kind < 0.35 ? word(1, 3).repeat(1 + Math.floor(next() * 6)) : kind < 0.7 ? word(2, 12) : word(1, 3).repeat(30 + Math.floor(next() * 40)) + word(0, 4);
+      if (secret.length > NATIVE_SEARCH_MAX) long++;
       const text = Array.from({ length: 1 + Math.floor(next() * 6) }, () => (next() < 0.5 ? secret.repeat(1 + Math.floor(next() * 3)) : word(0, 6))).join("");
       const starts: number[] = [];
       eachOccurrence(text, secret, [secret], (at) => starts.push(at));
@@ -96,6 +114,7 @@ describe("finding many secrets in a text", () => {
       expect(starts).toEqual(truth);
       expect(unfinishedOf(text, secret, [secret])).toBe(naiveTail(text, [secret]));
     }
+    expect(long).toBeGreaterThan(100);
   });
 
   test("masking takes time in proportion to the text, whatever the secrets share: cases that took tens of seconds each", () => {

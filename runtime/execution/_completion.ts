@@ -6,7 +6,7 @@ import { checkValue, describeProblems } from "./validate.ts";
 import { parsesUnchanged } from "./_parses-unchanged.ts";
 import { MAX_INPUT_DEPTH } from "./json-depth.ts";
 import { writtenJson, type PlainJsonProblem } from "./plain-json.ts";
-import { masksSomething, NO_MASK, type SecretMask } from "./secret-mask.ts";
+import { maskChanged, NO_MASK, type SecretMask } from "./secret-mask.ts";
 import { thrownClass, thrownDetail } from "./thrown.ts";
 
 /** How a run ended, before it is written as `execution.completed`. */
@@ -57,7 +57,7 @@ function maskedCompletion(capability: RegisteredCapability, outcome: TaskOutcome
     // Masked, a secret of the output is the text "[redacted]": where its schema does not take that
     // (a number, a pattern, a length, a choice), the output would no longer be what clients were
     // promised (an MCP client refuses it). Refused, as any output that does not fit.
-    if (masksSomething(completion.output, mask)) {
+    if (maskChanged(completion.output, output)) {
       const check = schemaProblem(capability, output);
       if (!check.ok) {
         return refusedOutput(capability, { request_id: edge.request_id, trace_id: edge.trace_id }, "returned a sensitive value of its input, which is masked as \"[redacted]\" in everything clients read, and its output schema does not take that text there", "Leave the sensitive value out of the output, or declare that field so that it may read \"[redacted]\".", { reason: "sensitive_output", ...(check.context ?? {}) }, true);

@@ -153,25 +153,26 @@ export function admissionMask(values: readonly string[]): SecretMask | { units: 
 function buildMask(values: Iterable<string>, maxUnits: number): SecretMask | { units: number } {
   const secrets = new Set<string>();
   let units = 0;
-  const add = (text: string) => {
-    if (secrets.has(text)) return;
-    secrets.add(text);
-    units += text.length;
+  /** Adds a text to find; true once they are past `maxUnits` (checked at each, a URL form of a long value is megabytes). */
+  const add = (text: string): boolean => {
+    if (!secrets.has(text)) {
+      secrets.add(text);
+      units += text.length;
+    }
+    return units > maxUnits && secrets.size >= INDEXED_FROM;
   };
-  const over = () => units > maxUnits && secrets.size >= INDEXED_FROM;
   for (const value of values) {
     // Texts are made safe to print before they are masked (docs/security.md), so a secret holding
     // a line break or a control character (a token read from a file with its newline, a PEM key)
     // appears in them as it does made safe: each form is masked.
     for (const form of new Set([value, sanitizeLine(value), sanitizeText(value)])) {
       if (form.length < MIN_MASKED_LENGTH) continue;
-      add(form);
-      add(JSON.stringify(form).slice(1, -1));
+      if (add(form) || add(JSON.stringify(form).slice(1, -1))) return { units };
       // As console.log writes it inside an object (`{ key: 'p\'a"ss\tword' }`), quotes and
       // control characters escaped its own way.
-      add(inspect(form).slice(1, -1));
+      if (add(inspect(form).slice(1, -1))) return { units };
       // A URL drops a secret's tabs and line breaks: what is left of a short one may be shorter still.
-      if (form.length <= URL_FORMS_MAX_LENGTH) for (const encoded of urlEncodedForms(form)) if (encoded.length >= MIN_MASKED_LENGTH) add(encoded);
+      if (form.length <= URL_FORMS_MAX_LENGTH) for (const encoded of urlEncodedForms(form)) if (encoded.length >= MIN_MASKED_LENGTH && add(encoded)) return { units };
     }
     // Each line of a multi-line secret (a PEM key) on its own: console.log of an object writes such
     // a string one line at a time, joined by `' +`; a line that short is no secret of its own.
@@ -179,13 +180,10 @@ function buildMask(values: Iterable<string>, maxUnits: number): SecretMask | { u
     if (lines.length > 1) {
       for (const line of lines) {
         if (line.trim().length < MIN_LINE_LENGTH) continue;
-        add(line);
         // As console.log writes that line of it inside an object: escaped its own way.
-        add(inspect(line).slice(1, -1));
-        if (over()) return { units };
+        if (add(line) || add(inspect(line).slice(1, -1))) return { units };
       }
     }
-    if (over()) return { units };
   }
   if (secrets.size === 0) return NO_MASK;
   const list = [...secrets].sort((a, b) => b.length - a.length);
@@ -273,10 +271,19 @@ export function asItReads(text: string): { visible: string; at: number[] } | nul
  * write's boundary) shows the secret whole, and the whole span becomes `[redacted]`.
  */
 function maskText(input: string, secrets: readonly string[], index: SecretIndex | null): string {
-  let ranges = occurrences(input, secrets, index, null);
+  const ranges = rangesOf(input, secrets, index);
+  return ranges === null ? input : redacted(input, ranges);
+}
+
+/** Where secrets stand in `input`, as written and as it reads; null when nowhere. */
+function rangesOf(input: string, secrets: readonly string[], index: SecretIndex | null): Array<[number, number]> | null {
+  const ranges = occurrences(input, secrets, index, null);
   const reads = asItReads(input);
-  if (reads !== null) ranges = occurrences(reads.visible, secrets, index, ranges, reads.at);
-  if (ranges === null) return input;
+  return reads === null ? ranges : occurrences(reads.visible, secrets, index, ranges, reads.at);
+}
+
+/** `input` with each run of overlapping `ranges` (at least one) replaced by one `[redacted]`. */
+function redacted(input: string, ranges: Array<[number, number]>): string {
   ranges.sort((a, b) => a[0] - b[0]);
   let out = "";
   let copied = 0;
@@ -291,6 +298,31 @@ function maskText(input: string, secrets: readonly string[], index: SecretIndex 
     [start, end] = [a, b];
   }
   return out + input.slice(copied, start) + REDACTED + input.slice(end);
+}
+
+/**
+ * `left` and `right` each masked, as parts of the one text they make, when a secret stands across
+ * where they meet: each part of it is `[redacted]` on its side. Null when no secret does. What a
+ * handler prints to one stream through two channels (`process.stdout.write("hunt")`, then
+ * `console.log("er2…")`) is one text where it is printed.
+ */
+export function maskAcross(left: string, right: string, mask: SecretMask): [string, string] | null {
+  if (mask.secrets.length === 0 || left === "" || right === "") return null;
+  const ranges = rangesOf(left + right, mask.secrets, mask.index);
+  const meet = left.length;
+  if (ranges === null || !ranges.some(([start, end]) => start < meet && end > meet)) return null;
+  const leftRanges: Array<[number, number]> = [];
+  const rightRanges: Array<[number, number]> = [];
+  for (const [start, end] of ranges) {
+    if (start < meet) leftRanges.push([start, Math.min(end, meet)]);
+    if (end > meet) rightRanges.push([Math.max(start, meet) - meet, end - meet]);
+  }
+  return [leftRanges.length > 0 ? redacted(left, leftRanges) : left, rightRanges.length > 0 ? redacted(right, rightRanges) : right];
+}
+
+/** Where secrets of `mask` stand in `text`, as written: ranges that cover every one, unordered, possibly overlapping. */
+export function secretsIn(text: string, mask: SecretMask): Array<[number, number]> {
+  return mask.secrets.length === 0 ? [] : (occurrences(text, mask.secrets, mask.index, null) ?? []);
 }
 
 /**
@@ -359,15 +391,23 @@ export function maskOf(secrets: readonly string[]): SecretMask {
 }
 
 /**
- * Whether the mask changes anything of `value`: a string or a key holding a secret, or a number
- * that is one. What it changes may no longer fit a schema (a pattern, a length, a number).
+ * Whether masking changed anything of `value`, `masked` being what `mask.value` made of it: a
+ * string or a key that held a secret, or a number that is one. What it changed may no longer fit
+ * a schema (a pattern, a length, a number). Read by comparing the two, not by masking again: an
+ * output of megabytes is masked once on the main thread.
  */
-export function masksSomething(value: unknown, mask: SecretMask, depth = 0): boolean {
-  if (typeof value === "number") return isSecretNumber(value, mask.text);
-  if (typeof value === "string") return mask.text(value) !== value;
+export function maskChanged(value: unknown, masked: unknown, depth = 0): boolean {
+  if (Object.is(value, masked)) return false;
+  if (typeof value === "string" || typeof value === "number") return true;
   if (value === null || typeof value !== "object" || depth > 256) return false;
-  if (Array.isArray(value)) return value.some((item) => masksSomething(item, mask, depth + 1));
-  return Object.entries(value as Record<string, unknown>).some(([key, child]) => mask.text(key) !== key || masksSomething(child, mask, depth + 1));
+  // A String object is masked as its text.
+  if (typeof masked === "string") return String(value) !== masked;
+  if (masked === null || typeof masked !== "object") return true;
+  if (Array.isArray(value)) return !Array.isArray(masked) || value.length !== masked.length || value.some((item, i) => maskChanged(item, masked[i], depth + 1));
+  const keys = Object.keys(value);
+  const maskedKeys = Object.keys(masked);
+  if (keys.length !== maskedKeys.length || keys.some((key, i) => key !== maskedKeys[i])) return true;
+  return keys.some((key) => maskChanged((value as Record<string, unknown>)[key], (masked as Record<string, unknown>)[key], depth + 1));
 }
 
 /** Whether a number is a secret itself (its decimal text masks whole), as a sensitive number of the input is. */

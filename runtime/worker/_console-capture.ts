@@ -10,8 +10,8 @@ import { withoutImportQueries } from "../capability/import-query.ts";
  * through the main thread, made safe by `mask`.
  */
 export type ConsoleTarget =
-  | { kind: "execution"; log(message: string, level: LogLevel): void; stream(name: "stdout" | "stderr", chunk: string): void; mask(text: string): string }
-  | { kind: "process"; mask(text: string): string; write?(stream: "stdout" | "stderr", text: string): void };
+  | { kind: "execution"; print(stream: "stdout" | "stderr", text: string, level: LogLevel): void; stream(name: "stdout" | "stderr", chunk: string): void }
+  | { kind: "process"; mask(text: string): string; write?(stream: "stdout" | "stderr", text: string, printed: boolean): void };
 
 /** What the worker's console and process.stdout/stderr write to when no execution takes it. */
 export type ProcessOutput = (stream: "stdout" | "stderr", text: string) => void;
@@ -61,10 +61,9 @@ export function captureConsole(target: () => ConsoleTarget, output: ProcessOutpu
       const done = typeof encoding === "function" ? encoding : callback;
       const to = target();
       // A task's own writes are held and masked by its context, so that a secret written in two goes whole.
-      if (to.kind === "process") to.write ? to.write(stream, text) : output(stream, to.mask(text));
+      if (to.kind === "process") to.write ? to.write(stream, text, calling !== "") : output(stream, to.mask(text));
       else if (calling === "") to.stream(stream, text);
-      // Masked whole before it is cut into lines: a secret with line breaks (a PEM key) spans them.
-      else for (const line of to.mask(text).replace(/\n+$/, "").split("\n")) to.log(line, calling);
+      else to.print(stream, text, calling);
       if (typeof done === "function") queueMicrotask(() => (done as (error?: Error | null) => void)(null));
       return true;
     };

@@ -5,7 +5,7 @@ import { createArtifactWriter } from "./_artifacts.ts";
 import { createExec } from "./exec.ts";
 import { spawnHere, type Spawner } from "./spawn-child.ts";
 import type { WorkerTask } from "./task.ts";
-import { asItReads, createSecretMask, isSecretNumber, maskedBeforeSafe, unfinishedSecretLength, type SecretMask } from "../execution/secret-mask.ts";
+import { asItReads, createSecretMask, isSecretNumber, maskAcross, maskedBeforeSafe, secretsIn, unfinishedSecretLength, type SecretMask } from "../execution/secret-mask.ts";
 import { boundDraftTexts } from "../execution/text-limits.ts";
 import { postedEvents } from "./event-backlog.ts";
 import { sanitizeLine, sanitizeText, unfinishedEscapeLength } from "../execution/text-sanitize.ts";
@@ -77,11 +77,19 @@ export interface WorkerContext {
   /** `text` with the task's secret values masked (what a thrown value's detail gets before it is cut). */
   mask(text: string): string;
   /**
+   * What a console method of the task's code printed to `stream` (console.log: stdout), as log
+   * lines at `level`. A secret begun by a write to that stream whose start it holds back
+   * (`process.stdout.write("hunt")`, then `console.log("er2…")`) is one text where they are
+   * printed: masked as such, each part `[redacted]`.
+   */
+  print(stream: "stdout" | "stderr", text: string, level: LogLevel): void;
+  /**
    * Writes what the task's code printed outside an execution (a direct call) to the process's
    * output, masked, holding back a tail that starts a secret until the next write or the task's
-   * end, as an execution's streams do.
+   * end, as an execution's streams do; `printed`: a console method's text, which goes out at once
+   * (a held tail stays held, unless the text finishes a secret it starts).
    */
-  output(stream: "stdout" | "stderr", text: string): void;
+  output(stream: "stdout" | "stderr", text: string, printed: boolean): void;
 }
 
 /** Builds `ctx` for one task: progress methods batch event drafts, `cancelled()` reads shared memory. */
@@ -140,9 +148,18 @@ export function createWorkerContext(options: WorkerContextOptions): WorkerContex
   const heldStreams = new Map<string, string>();
   /** The same for what goes to the process's output (see `output`), not masked yet. */
   const heldOutput = new Map<"stdout" | "stderr", string>();
-  const output = (stream: "stdout" | "stderr", text: string) => {
+  const output = (stream: "stdout" | "stderr", text: string, printed: boolean) => {
     // Once the task ended nothing would let a held tail go: a stray callback's write goes whole.
     if (closed || mask.secrets.length === 0) return post({ type: "output", stream, text: mask.text(text) });
+    if (printed) {
+      const held = heldOutput.get(stream);
+      const across = held === undefined ? null : maskAcross(held, text, mask);
+      if (across !== null) {
+        heldOutput.delete(stream);
+        post({ type: "output", stream, text: mask.text(across[0]) });
+      }
+      return post({ type: "output", stream, text: mask.text(across?.[1] ?? text) });
+    }
     const raw = (heldOutput.get(stream) ?? "") + text;
     const cut = heldBackFrom(raw, mask);
     if (cut < raw.length) heldOutput.set(stream, raw.slice(cut));
@@ -265,6 +282,16 @@ export function createWorkerContext(options: WorkerContextOptions): WorkerContex
       closed = true;
     },
     mask: mask.text,
+    print(stream, text, level) {
+      const held = heldStreams.get(stream);
+      const across = held === undefined ? null : maskAcross(held, text, mask);
+      if (across !== null) {
+        heldStreams.delete(stream);
+        streamPieces(stream, block(across[0]));
+      }
+      // Masked whole before it is cut into lines: a secret with line breaks (a PEM key) spans them.
+      for (const line of mask.text(across?.[1] ?? text).replace(/\n+$/, "").split("\n")) ctx.progress.log(line, level);
+    },
     output,
   };
 }
@@ -284,38 +311,21 @@ function heldBackFrom(text: string, mask: SecretMask): number {
   return from < reads.visible.length ? Math.min(cut, reads.at[from]!) : cut;
 }
 
-function heldBackAsWritten(text: string, { secrets, index }: SecretMask): number {
-  let cut = text.length - unfinishedSecretLength(text, secrets, index);
-  if (index !== null) {
-    // The earliest secret that runs past the cut moves it back to its start; one that starts
-    // there may run past it again, as long as any does.
-    const longest = secrets[0]?.length ?? 0;
-    for (let moved = true; moved && cut > 0; ) {
-      moved = false;
-      index.find(
-        text,
-        (start, end) => {
-          if (start < cut && end > cut) {
-            cut = start;
-            moved = true;
-          }
-        },
-        cut - longest + 1,
-      );
-    }
-    return cut;
+function heldBackAsWritten(text: string, mask: SecretMask): number {
+  const cut = text.length - unfinishedSecretLength(text, mask.secrets, mask.index);
+  if (cut === 0) return 0;
+  // A secret that runs past the cut moves it back to its start, and one that overlaps that one
+  // to its own, and so on: the cut goes to the start of the run of overlapping secrets it falls
+  // in. Found in one pass: moved one secret at a time, each move searching again, a text of
+  // secrets overlapping back to back took seconds a write.
+  let start = 0;
+  let end = 0;
+  for (const [from, to] of secretsIn(text, mask).sort((a, b) => a[0] - b[0])) {
+    if (from >= cut) break;
+    if (from < end) end = Math.max(end, to);
+    else [start, end] = [from, to];
   }
-  for (let moved = true; moved && cut > 0; ) {
-    moved = false;
-    for (const secret of secrets) {
-      const found = text.indexOf(secret, Math.max(0, cut - secret.length + 1));
-      if (found !== -1 && found < cut && found + secret.length > cut) {
-        cut = found;
-        moved = true;
-      }
-    }
-  }
-  return cut;
+  return start < cut && cut < end ? start : cut;
 }
 
 /** About how many UTF-16 units a draft's texts hold: what makes one event large. */

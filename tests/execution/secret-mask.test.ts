@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import * as v from "valibot";
 import { sensitive } from "../../runtime/capability/sensitive.ts";
 import { toCapabilityJsonSchema } from "../../runtime/capability/json-schema.ts";
-import { createSecretMask, masksSomething, maskOf, NO_MASK, sensitiveValues, unfinishedSecretLength, URL_FORMS_MAX_LENGTH } from "../../runtime/execution/secret-mask.ts";
+import { createSecretMask, maskChanged, maskOf, NO_MASK, sensitiveValues, unfinishedSecretLength, URL_FORMS_MAX_LENGTH } from "../../runtime/execution/secret-mask.ts";
 import { INDEXED_FROM } from "../../runtime/execution/_secret-index.ts";
 
 const schema = {
@@ -31,9 +31,13 @@ describe("sensitiveValues", () => {
     // A number of an output that is the secret becomes the text that hides it; others, even one
     // holding its digits (another number), stay numbers (tester T: a count of 10000 with a pin of 1000).
     expect(mask.value<unknown>({ pin: 73914562, near: 739145620, other: 7391456, list: [73914562, 1] })).toEqual({ pin: "[redacted]", near: 739145620, other: 7391456, list: ["[redacted]", 1] });
-    expect(masksSomething({ a: [1, { b: 73914562 }] }, mask)).toBe(true);
-    expect(masksSomething({ a: [1, { b: 739145620 }], c: "7391" }, mask)).toBe(false);
-    expect(masksSomething({ c: "pin 73914562" }, mask)).toBe(true);
+    const changed = (value: unknown) => maskChanged(value, mask.value(value));
+    expect(changed({ a: [1, { b: 73914562 }] })).toBe(true);
+    expect(changed({ a: [1, { b: 739145620 }], c: "7391" })).toBe(false);
+    expect(changed({ c: "pin 73914562" })).toBe(true);
+    expect(changed({ "key 73914562": 1 })).toBe(true);
+    expect(changed([new String("pin 73914562")])).toBe(true);
+    expect(changed([new String("pin"), new Date(0), null, true])).toBe(false);
   });
 
   test("sensitiveValues takes the keys of a sensitive record as secrets, but not the field names a sensitive object declares", () => {

@@ -16,12 +16,14 @@ import { secretAutomaton } from "./_secret-automaton.ts";
 export const INDEXED_FROM = 48;
 
 /**
- * At most this many UTF-16 units of secrets, in all their forms, are searched for with an
- * automaton: 19 bytes a unit, about 150 MiB at most. An input whose mask would hold more is
- * refused (docs/security.md); a 1.3 MB certificate bundle of 20,000 lines, with its forms, is
- * 5.3 million.
+ * The most UTF-16 units of secrets, in all their forms, of an input whose mask is indexed: its
+ * automaton takes 19 bytes a unit, about 75 MiB and half a second of the main thread to build at
+ * most. An input whose mask would hold more is refused (secret-mask.ts, admissionMask;
+ * docs/security.md), and a worker's mask of its recent tasks keeps no more. A 0.6 MB certificate
+ * bundle of 10,000 lines, with its forms, is 2.6 million. At 8 million, eight such runs at once
+ * held the server 28 s and took 1.4 GiB (checking tester).
  */
-export const AUTOMATON_MAX_UNITS = 8_000_000;
+export const AUTOMATON_MAX_UNITS = 4_000_000;
 
 /** Units compared per unit of text (and per 1,024 more) before the automaton is built. */
 export const PATIENCE = 16;
@@ -42,14 +44,13 @@ const GAVE_UP = -1;
 
 /**
  * The index of `secrets` (each at least two units long), or null when there are too few to need
- * one. `patience`: units compared per unit of text before the automaton takes over (0: at once);
- * never past `maxUnits` of secrets.
+ * one. `patience`: units compared per unit of text before the automaton takes over (0: at once;
+ * Infinity: never).
  */
-export function indexSecrets(secrets: readonly string[], options: { patience?: number; maxUnits?: number } = {}): SecretIndex | null {
+export function indexSecrets(secrets: readonly string[], options: { patience?: number } = {}): SecretIndex | null {
   if (secrets.length < INDEXED_FROM) return null;
-  const { patience = PATIENCE, maxUnits = AUTOMATON_MAX_UNITS } = options;
+  const { patience = PATIENCE } = options;
   const pairs = pairIndex(secrets);
-  if (unitsOf(secrets) > maxUnits) return { find: (text, found, from) => pairs.find(text, found, from, Infinity), unfinished: (text) => pairs.unfinished(text, Infinity) };
   let automaton: SecretIndex | null = null;
   const allowed = (text: string) => patience * (text.length + 1024);
   return {
@@ -76,13 +77,25 @@ export function indexSecrets(secrets: readonly string[], options: { patience?: n
 }
 
 /** The UTF-16 units of `secrets` in all. */
-function unitsOf(secrets: readonly string[]): number {
+export function unitsOf(secrets: readonly string[]): number {
   let units = 0;
   for (const secret of secrets) units += secret.length;
   return units;
 }
 
 const pairOf = (text: string, at: number) => (text.charCodeAt(at) << 16) | text.charCodeAt(at + 1);
+
+/** The first place in `list` (longest first) of a secret no longer than `units`; its length when none is. */
+function fitting(list: readonly string[], units: number): number {
+  let low = 0;
+  let high = list.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (list[middle]!.length > units) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
 
 /** The secrets by their first two units: a candidate list per place of a text, each compared there. */
 function pairIndex(secrets: readonly string[]) {
@@ -109,10 +122,12 @@ function pairIndex(secrets: readonly string[]) {
       for (let at = Math.max(0, from); at < text.length - 1; at++) {
         const list = byPair.get(pairOf(text, at));
         if (list === undefined) continue;
-        for (const secret of list) {
+        // Those longer than the rest of the text are passed over at once: a short text (an output
+        // of many short strings) met every candidate at each place, uncounted.
+        for (let i = fitting(list, text.length - at); i < list.length; i++) {
+          const secret = list[i]!;
           // Its first two units are the pair's.
           const length = secret.length;
-          if (at + length > text.length) continue;
           let same = 2;
           while (same < length && secret.charCodeAt(same) === text.charCodeAt(at + same)) same++;
           // One for the candidate, one for each unit past the pair.
@@ -121,8 +136,8 @@ function pairIndex(secrets: readonly string[]) {
             found(at, at + length);
             break;
           }
+          if (compared > allowed) return GAVE_UP;
         }
-        if (compared > allowed) return GAVE_UP;
       }
       return 0;
     },
@@ -134,14 +149,15 @@ function pairIndex(secrets: readonly string[]) {
         const list = at < text.length - 1 ? byPair.get(pairOf(text, at)) : byFirst.get(text.charCodeAt(at));
         if (list === undefined) continue;
         const rest = text.length - at;
-        for (const secret of list) {
-          if (secret.length <= rest) continue;
+        // Only a secret longer than the rest can start there without finishing.
+        for (let i = 0, longer = fitting(list, rest); i < longer; i++) {
+          const secret = list[i]!;
           let same = 0;
           while (same < rest && secret.charCodeAt(same) === text.charCodeAt(at + same)) same++;
           compared += same + 1;
           if (same === rest) return rest;
+          if (compared > allowed) return GAVE_UP;
         }
-        if (compared > allowed) return GAVE_UP;
       }
       return 0;
     },

@@ -16,7 +16,7 @@ import { expiredExecution } from "./snapshot.ts";
 import { canonicalHash } from "./canonical-json.ts";
 import { redact, hasSensitive, sensitivePaths } from "./redaction.ts";
 import { transformedSecrets } from "./before-transforms.ts";
-import { admissionMask, createSecretMask, MAX_SENSITIVE_VALUES, NO_MASK, sensitiveValues, type SecretMask } from "./secret-mask.ts";
+import { admissionMask, MAX_SENSITIVE_VALUES, NO_MASK, sensitiveValues, type SecretMask } from "./secret-mask.ts";
 import { AUTOMATON_MAX_UNITS } from "./_secret-index.ts";
 import { thrownClass, thrownDetail } from "./thrown.ts";
 import { checkValue, describeProblems, maskProblems, transforms, type Checked } from "./validate.ts";
@@ -216,7 +216,9 @@ export function createEngine(options: EngineOptions): Engine {
       // so that masking stays bounded.
       const secrets = hasSensitive(capability.input_schema) ? sensitiveValues(given, capability.input_schema) : [];
       refuseTooManySecrets(id, edge, verb, new Set(secrets).size);
-      const problems = maskProblems(checked.problems, createSecretMask(secrets));
+      const mask = secrets.length === 0 ? NO_MASK : admissionMask(secrets);
+      if (!("text" in mask)) refuseMaskTooLarge(id, edge, verb, mask.units);
+      const problems = maskProblems(checked.problems, mask);
       throw failure(edge, {
         error_code: "invalid_input",
         stage: "validate",
@@ -294,7 +296,7 @@ export function createEngine(options: EngineOptions): Engine {
       error_code: "invalid_input",
       stage: "validate",
       message: `Cannot ${verb} ${id}: the input's sensitive values, in every form docket masks them in (each value, each of its lines, as JSON, console.log and URLs write them), come to ${units.toLocaleString("en-US")} characters or more, more than the ${AUTOMATON_MAX_UNITS.toLocaleString("en-US")} docket searches a run's texts for.`,
-      suggestion: "Pass a large secret (a certificate bundle over about 1.5 MB, many long multi-line values) as a path to a file the handler reads, or split the work.",
+      suggestion: "Pass a large secret (a certificate bundle over about 0.9 MB, many long multi-line values) as a path to a file the handler reads, or split the work.",
       context: { reason: "secrets_too_large", units, limit: AUTOMATON_MAX_UNITS },
     });
   }

@@ -11,7 +11,7 @@ import { withoutImportQueries } from "../capability/import-query.ts";
  */
 export type ConsoleTarget =
   | { kind: "execution"; print(stream: "stdout" | "stderr", text: string, level: LogLevel): void; stream(name: "stdout" | "stderr", chunk: string): void }
-  | { kind: "process"; mask(text: string): string; write?(stream: "stdout" | "stderr", text: string, printed: boolean): void };
+  | { kind: "process"; mask(text: string): string; write?(stream: "stdout" | "stderr", text: string): void };
 
 /** What the worker's console and process.stdout/stderr write to when no execution takes it. */
 export type ProcessOutput = (stream: "stdout" | "stderr", text: string) => void;
@@ -61,7 +61,7 @@ export function captureConsole(target: () => ConsoleTarget, output: ProcessOutpu
       const done = typeof encoding === "function" ? encoding : callback;
       const to = target();
       // A task's own writes are held and masked by its context, so that a secret written in two goes whole.
-      if (to.kind === "process") to.write ? to.write(stream, text, calling !== "") : output(stream, to.mask(text));
+      if (to.kind === "process") to.write ? to.write(stream, text) : output(stream, to.mask(text));
       else if (calling === "") to.stream(stream, text);
       else to.print(stream, text, calling);
       if (typeof done === "function") queueMicrotask(() => (done as (error?: Error | null) => void)(null));

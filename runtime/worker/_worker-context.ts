@@ -86,10 +86,11 @@ export interface WorkerContext {
   /**
    * Writes what the task's code printed outside an execution (a direct call) to the process's
    * output, masked, holding back a tail that starts a secret until the next write or the task's
-   * end, as an execution's streams do; `printed`: a console method's text, which goes out at once
-   * (a held tail stays held, unless the text finishes a secret it starts).
+   * end, as an execution's streams do. Writes and console lines alike, in the order they came:
+   * the process's output is one text, and put out of order it could show a secret its code never
+   * printed whole (`write("hunter2SEChunt")`, then `console.log("RETxyz")`).
    */
-  output(stream: "stdout" | "stderr", text: string, printed: boolean): void;
+  output(stream: "stdout" | "stderr", text: string): void;
 }
 
 /** Builds `ctx` for one task: progress methods batch event drafts, `cancelled()` reads shared memory. */
@@ -148,18 +149,9 @@ export function createWorkerContext(options: WorkerContextOptions): WorkerContex
   const heldStreams = new Map<string, string>();
   /** The same for what goes to the process's output (see `output`), not masked yet. */
   const heldOutput = new Map<"stdout" | "stderr", string>();
-  const output = (stream: "stdout" | "stderr", text: string, printed: boolean) => {
+  const output = (stream: "stdout" | "stderr", text: string) => {
     // Once the task ended nothing would let a held tail go: a stray callback's write goes whole.
     if (closed || mask.secrets.length === 0) return post({ type: "output", stream, text: mask.text(text) });
-    if (printed) {
-      const held = heldOutput.get(stream);
-      const across = held === undefined ? null : maskAcross(held, text, mask);
-      if (across !== null) {
-        heldOutput.delete(stream);
-        post({ type: "output", stream, text: mask.text(across[0]) });
-      }
-      return post({ type: "output", stream, text: mask.text(across?.[1] ?? text) });
-    }
     const raw = (heldOutput.get(stream) ?? "") + text;
     const cut = heldBackFrom(raw, mask);
     if (cut < raw.length) heldOutput.set(stream, raw.slice(cut));
@@ -298,29 +290,28 @@ export function createWorkerContext(options: WorkerContextOptions): WorkerContex
 
 /**
  * Where the part of a stream's text to hold back begins: at the start of its longest tail that
- * begins a secret, or earlier, at the start of a secret that runs past that point (masked
- * apart, the two pieces would each show part of it). The text's length when nothing is held.
- * Looked for in the text as written and as it reads: a tail `hunte\x1b[31m` ends in a colour
- * escape, and the next write's `r2…` still shows the secret whole after it.
+ * begins a secret, or earlier, at the start of the run of overlapping secrets that point falls in
+ * (masked apart, the two pieces would each show part of one). The text's length when nothing is
+ * held. Looked for in the text as written and as it reads, together: a tail `hunte\x1b[31m` ends
+ * in a colour escape, and the next write's `r2…` still shows the secret whole after it; a secret
+ * holding a zero-width character stands only as written, and a cut found as the text reads must
+ * not fall inside it.
  */
 function heldBackFrom(text: string, mask: SecretMask): number {
-  const cut = heldBackAsWritten(text, mask);
+  let cut = text.length - unfinishedSecretLength(text, mask.secrets, mask.index);
+  const ranges = secretsIn(text, mask);
   const reads = asItReads(text);
-  if (reads === null) return cut;
-  const from = heldBackAsWritten(reads.visible, mask);
-  return from < reads.visible.length ? Math.min(cut, reads.at[from]!) : cut;
-}
-
-function heldBackAsWritten(text: string, mask: SecretMask): number {
-  const cut = text.length - unfinishedSecretLength(text, mask.secrets, mask.index);
+  if (reads !== null) {
+    const tail = unfinishedSecretLength(reads.visible, mask.secrets, mask.index);
+    if (tail > 0) cut = Math.min(cut, reads.at[reads.visible.length - tail]!);
+    for (const [from, to] of secretsIn(reads.visible, mask)) ranges.push([reads.at[from]!, reads.at[to - 1]! + 1]);
+  }
   if (cut === 0) return 0;
-  // A secret that runs past the cut moves it back to its start, and one that overlaps that one
-  // to its own, and so on: the cut goes to the start of the run of overlapping secrets it falls
-  // in. Found in one pass: moved one secret at a time, each move searching again, a text of
-  // secrets overlapping back to back took seconds a write.
+  // Found in one pass: moved one secret at a time, each move searching again, a text of secrets
+  // overlapping back to back took seconds a write.
   let start = 0;
   let end = 0;
-  for (const [from, to] of secretsIn(text, mask).sort((a, b) => a[0] - b[0])) {
+  for (const [from, to] of ranges.sort((a, b) => a[0] - b[0])) {
     if (from >= cut) break;
     if (from < end) end = Math.max(end, to);
     else [start, end] = [from, to];

@@ -25,6 +25,7 @@ import { trackTopLevelWork, type PendingWork } from "./_top-level-deferrals.ts";
 import { builtinsSnapshot } from "./_pristine-builtins.ts";
 import { sanitizeLine } from "../execution/text-sanitize.ts";
 import { createSecretMask, maskedBeforeSafe } from "../execution/secret-mask.ts";
+import { AUTOMATON_MAX_UNITS, unitsOf } from "../execution/_secret-index.ts";
 import { captureConsole, type ConsoleTarget } from "./_console-capture.ts";
 import { outputOver } from "./_output-size.ts";
 import { jsonText, plainJsonProblem, type PlainJsonProblem } from "../execution/plain-json.ts";
@@ -181,7 +182,10 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
     current = run;
     if ((task.secrets?.length ?? 0) > 0) {
       recentSecrets.push(task.secrets!);
-      if (recentSecrets.length > RECENT_MASKS) recentSecrets.shift();
+      // At most RECENT_MASKS tasks, and about as many secrets as one input may hold (their forms
+      // are about four times a multi-line value): one mask of more would build an automaton of
+      // hundreds of MiB (_secret-index.ts). The newest task's are always kept.
+      while (recentSecrets.length > RECENT_MASKS || (recentSecrets.length > 1 && unitsOf(recentSecrets.flat()) > AUTOMATON_MAX_UNITS / 4)) recentSecrets.shift();
       recentMask = null;
     }
     let outcome: TaskOutcome;

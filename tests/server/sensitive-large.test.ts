@@ -69,7 +69,7 @@ describe("large and self-similar secrets", () => {
     const refused = await post(server, "/api/v1/executions/start", { capability: "sec.echo", input: { token } });
     expect(refused.status).toBe(400);
     const body = (await refused.json()) as any;
-    expect(body.error).toMatchObject({ error_code: "invalid_input", context: { reason: "secrets_too_large", limit: 8_000_000 } });
+    expect(body.error).toMatchObject({ error_code: "invalid_input", context: { reason: "secrets_too_large", limit: 4_000_000 } });
     expect(JSON.stringify(body)).not.toContain("MIIB0000");
     const direct = await post(server, "/api/v1/sec/echo", { token });
     expect(direct.status).toBe(400);

@@ -1,6 +1,6 @@
 import { Writable } from "node:stream";
 import { moveStdoutAside } from "../adapter/bun-stdout-fd.ts";
-import { writerOf } from "./fd-writer.ts";
+import { READER_STALL_MS, writerOf } from "./fd-writer.ts";
 
 /**
  * Keeps stdout for the command's own document or protocol messages (`docket run`, `docket
@@ -34,9 +34,23 @@ export async function claimStdout(): Promise<Writable> {
   return protocol;
 }
 
-/** Writes `text` to a claimed stdout and resolves once the OS has it, the reader has gone, or writing failed. */
-export function writeClaimed(stdout: Writable, text: string): Promise<void> {
+/**
+ * Writes `text` to a claimed stdout and resolves once the OS has it, the reader has gone, or
+ * writing failed; or once the reader took nothing for `stallMs`, when it is given up on as a
+ * failed write (the command's end then says so and exits 1). A reader that stops reading for good
+ * and keeps its end open (`docket run … | (sleep 1000)`) held the run there, past its end, until
+ * the reader left, and signals with it.
+ */
+export function writeClaimed(stdout: Writable, text: string, stallMs = READER_STALL_MS): Promise<void> {
+  const writer = writerOf(process.stdout);
   return new Promise((resolve) => {
-    stdout.write(text, () => resolve());
+    const look = setInterval(() => {
+      if (writer.idleMs >= stallMs) writer.abandon(`its reader took nothing for ${Math.round(stallMs / 100) / 10} s and kept it open`);
+    }, Math.max(1, Math.min(1000, stallMs / 4)));
+    look.unref?.();
+    stdout.write(text, () => {
+      clearInterval(look);
+      resolve();
+    });
   });
 }

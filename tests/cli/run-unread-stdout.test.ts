@@ -1,0 +1,38 @@
+// `docket run --format json` whose stdout is a pipe nobody reads (a consumer that stopped for good
+// and keeps its end open) ends about 10 s after its end, exit 1, saying the document did not get
+// through: it waited for the reader for good, past its end (CLI tester).
+import { afterAll, expect, test } from "bun:test";
+import { closeSync, openSync } from "node:fs";
+import { join } from "node:path";
+import { cleanEnv, fromSource, removeTempDirs, tempCheckout, tempDir, writeFiles } from "./_harness.ts";
+import { READER_STALL_MS } from "../../runtime/cli/fd-writer.ts";
+
+afterAll(removeTempDirs);
+
+const BIG = `import { capability } from "docket";
+import * as v from "valibot";
+export default capability({ id: "t.big", title: "Big", description: "Returns an output larger than a pipe holds.", effect: "read",
+  input: v.object({}), output: v.object({ big: v.string() }), handler: () => ({ big: "y".repeat(1 << 20) }) });
+`;
+
+test.skipIf(process.platform !== "linux")("a run whose stdout reader takes nothing gives it up READER_STALL_MS after its end: exit 1, and stderr says the document is incomplete", async () => {
+  const checkout = tempCheckout();
+  writeFiles(checkout, { "capabilities/t.big.ts": BIG });
+  const fifo = join(tempDir("fifo"), "stdout");
+  expect(Bun.spawnSync(["mkfifo", fifo]).exitCode).toBe(0);
+  // Held open for reading and writing, and never read: the pipe fills at 64 KiB and stays full.
+  const holder = openSync(fifo, "r+");
+  const stdout = openSync(fifo, "w");
+  try {
+    const run = Bun.spawn([...fromSource.argv(), "run", "t.big", "--format", "json"], { cwd: checkout, env: cleanEnv(), stdin: "ignore", stdout, stderr: "pipe" });
+    closeSync(stdout);
+    const ended = await Promise.race([run.exited, Bun.sleep(READER_STALL_MS + 20_000).then(() => "still running" as const)]);
+    if (ended === "still running") run.kill("SIGKILL");
+    expect(ended).toBe(1);
+    const stderr = await new Response(run.stderr).text();
+    expect(stderr).toContain("succeeded");
+    expect(stderr).toContain("could not write stdout: its reader took nothing for 10 s and kept it open");
+  } finally {
+    closeSync(holder);
+  }
+}, READER_STALL_MS + 40_000);

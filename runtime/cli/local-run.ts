@@ -143,12 +143,23 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
     const { capabilityId, ownErrors, otherErrors } = locateTarget(plane, options.target, file);
     // Before anything else is printed: the runner then blanks these values in every later line.
     const declared = capabilityId === null ? null : plane.registry.get(capabilityId);
-    if (gitHub && declared) output.stderr(maskCommands(secretsToAnnounce(declared, input), MIN_MASKED_LENGTH));
+    const announced = declared ? secretsToAnnounce(declared, input) : [];
+    // A value given with --input-env is one its giver keeps off the command line: announced too,
+    // whether or not the capability marks its field sensitive.
+    const fromEnv = (options.input.fromEnv ?? []).map((field) => ({ field, value: valueAt(input, field) }));
+    const unmarked = fromEnv.filter(({ value }) => typeof value === "string" && !announced.includes(value));
+    if (gitHub && declared) output.stderr(maskCommands([...announced, ...unmarked.map(({ value }) => value as string)], MIN_MASKED_LENGTH));
     for (const field of declared ? (options.input.fromEnv ?? []) : []) {
       const problem = inputEnvProblem(field, declared!.input_schema);
       // The JSON Schema does not say whether an object keeps fields it does not name (valibot's
       // looseObject does): the check itself does, when the input passes it.
       if (problem !== null && !keptByCheck(declared!.def.input, input, field)) return await refuse(`Cannot run ${options.target}: ${problem}`, { field }, "invalid_input", flagMistake(INPUT_ENV_SUGGESTION));
+    }
+    // Only a sensitive field is masked by docket: one that is not is printed and stored as given.
+    for (const { field } of declared ? unmarked : []) {
+      output.stderr(
+        runnerSafe(env, `note: --input-env fills ${field}, which ${declared!.id} does not mark sensitive(): its value is printed and stored like any other field${gitHub ? " (this job's log masks it)" : ""}; mark the field sensitive() in the capability file to have docket mask it everywhere.\n`),
+      );
     }
     // capabilities.verify reports every file that does not load itself, as an error diagnostic: a
     // warning here too would annotate each of them twice in a CI job.
@@ -353,3 +364,13 @@ const STOP_NOW_REPORT_MS = 500;
 
 /** What a run of the file says in place of UNSAID: what the file said is printed just above, on stderr. */
 const UNSAID_HERE = " (what it said is in this run's log above, on stderr, and not in this document or summary, as it may hold a secret)";
+
+/** The value at a dotted field path of an input (`auth.token`), if there is one. */
+function valueAt(input: unknown, field: string): unknown {
+  let value = input;
+  for (const segment of field.split(".")) {
+    if (value === null || typeof value !== "object" || !Object.hasOwn(value, segment)) return undefined;
+    value = (value as Record<string, unknown>)[segment];
+  }
+  return value;
+}

@@ -407,6 +407,22 @@ export function defineRunCases(runner: () => DocketRunner): void {
     expect(oneJsonDocument(result.stdout).output).toEqual({ sent: "[redacted]" });
   });
 
+  test("a value --input-env gives a field the capability does not mark sensitive is announced with ::add-mask:: in GitHub Actions, and the run says docket itself does not mask it (CLI tester)", async () => {
+    const value = "Zq9-topsecret-env";
+    const env = { GITHUB_ACTIONS: "true", ECHO_THIS: value };
+    const result = await run([file("demo.echo.ts"), "--input-env", "message=ECHO_THIS"], { env });
+    expect(result.code).toBe(0);
+    expect(result.stderr.startsWith(`::add-mask::${value}\n`)).toBe(true);
+    expect(result.stderr).toContain("note: --input-env fills message, which demo.echo does not mark sensitive(): its value is printed and stored like any other field (this job's log masks it)");
+    expect(result.stdout).toContain(value);
+    // A sensitive field's value is docket's own to mask: announced once, no note.
+    const masked = await run([file("demo.defonly.ts"), "--input-env", "token=ECHO_THIS"], { env });
+    expect(masked.code).toBe(0);
+    expect(masked.stderr.startsWith(`::add-mask::${value}\n`)).toBe(true);
+    expect(masked.stderr.split(`::add-mask::${value}`)).toHaveLength(2);
+    expect(masked.stderr).not.toContain("note: --input-env");
+  });
+
   test("docket run with no --input announces with ::add-mask:: a secret its schema defaults to, before anything else (tester, session 33)", async () => {
     const result = await run([file("demo.defonly.ts")], { env: { GITHUB_ACTIONS: "true" } });
     expect(result.code).toBe(0);

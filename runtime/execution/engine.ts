@@ -123,6 +123,11 @@ export interface Engine extends ExecutionPlane {
   forceStop(id: string): void;
   /** Facts about this process, as `ctx.host()` answers them. */
   hostFacts(): HostFacts;
+  /**
+   * Takes the reports a gone run left for an execution this server does not hold, as if it had
+   * sent them (report-ledger.ts `takeUnheld`): a server starting does, for each file it finds.
+   */
+  takeLeftReports(id: string): boolean;
   close(): Promise<void>;
 }
 
@@ -1006,6 +1011,7 @@ export function createEngine(options: EngineOptions): Engine {
     handle,
     forceStop,
     hostFacts,
+    takeLeftReports: (id) => reports.takeUnheld(id),
     workerFault: () => pool.workerFault(),
     /**
      * Stops the engine: what waits is cancelled (nothing was applied), what runs is stopped and

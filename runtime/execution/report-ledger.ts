@@ -63,6 +63,13 @@ export interface ReportLedger {
    * to the run in its next answer, which cancels its own execution. Null when no run is reporting `id`.
    */
   requestCancel(id: string, actor: Actor): { pid: number } | null;
+  /**
+   * Takes the reports a run left for an execution this server does not hold (it never heard the
+   * run: it was down or frozen at the run's first report), once the run's process is gone, as if
+   * the run had sent them: true when they ended the execution. Left as they are while the run
+   * lives (it may still deliver them, or take them back); taken or refused, removed.
+   */
+  takeUnheld(id: string): boolean;
   close(): void;
 }
 
@@ -121,6 +128,28 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
     if (now === null || !isTerminal(now.state)) return false;
     log(`[docket] ${id}: docket run (pid ${snapshot.actor.kind === "cli" ? snapshot.actor.pid : "?"}) ended while this server could not hear it, and left its end in .docket/reports/: taken, it ${now.state}.`);
     return true;
+  }
+
+  function takeUnheld(id: string): boolean {
+    if (store.current(id) !== null) return false;
+    const left = options.leftReports?.(id);
+    if (!left) return false;
+    const first = left.reports[0];
+    if (first !== undefined && alive(first.pid, first.pid_namespace)) return false;
+    try {
+      if (first === undefined) throw new Error("the file holds no report that checks");
+      // Only this execution's, from the one process that reported it: a file is no way to report another.
+      if (left.reports.some((report) => report.id !== id || report.pid !== first.pid)) throw new Error("they are not all this execution's, from one process");
+      const edge: EdgeInfo = { actor: { kind: "cli", pid: first.pid }, request_id: first.request_id, trace_id: first.trace_id };
+      for (const report of left.reports) ingest(report, edge);
+    } catch (error) {
+      log(`[docket] ${id}: the reports its run left in .docket/reports/ could not be taken: ${(error as Error)?.message ?? String(error)}`);
+    }
+    left.forget();
+    const now = store.current(id);
+    if (now === null) return false;
+    log(`[docket] ${id}: docket run (pid ${first!.pid}) ran it while no server heard it, and left its reports in .docket/reports/: taken, it ${isTerminal(now.state) ? now.state : `is ${now.state}`}.`);
+    return isTerminal(now.state);
   }
 
   function ingest(report: ExecutionReport, edge: EdgeInfo): ReportAnswer {
@@ -393,6 +422,7 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
 
   return {
     ingest,
+    takeUnheld,
     requestCancel(id, actor) {
       const session = sessions.get(id);
       if (!session) return null;

@@ -17,7 +17,8 @@ import { acquireLease, ensureDocketDir, isLeaseLive, leaseHolderGone, ownPidName
 import { openLogFile, teeLog, type LogFile } from "./log-file.ts";
 import { lockCheckout, type CheckoutLock } from "./checkout-lock.ts";
 import { recordIdentities, recordRunMarks } from "../store/run-marks.ts";
-import { removeUnawaitedLeftReports } from "../store/left-reports.ts";
+import { leftReportIds, removeLeftReports } from "../store/left-reports.ts";
+import type { Engine } from "../execution/engine.ts";
 import { isTerminal } from "../execution/state-machine.ts";
 import { storedRunIdentities } from "../store/stored-run-identity.ts";
 import type { ExecutionStore, RunIdentity } from "../store/store.ts";
@@ -190,8 +191,18 @@ async function serveWithLog(options: ServeOptions, bind: { token: string | null;
     // A memory store starts empty; the run_ids a server with the sqlite store took before it are
     // in .docket/state.db, and a start with one must not run again here (docs/durability.md).
     if (options.storeKind === "memory") recordStoreFileIdentities(plane, options.limits.run_identities, options.log);
-    // Reports left by runs whose execution this durable store does not hold, or holds ended: no server would ever take them.
-    if (options.storeKind !== "memory") removeUnawaitedLeftReports(plane.root, (id) => !isTerminal(plane.store.current(id)?.state ?? "succeeded"));
+    // Reports left by runs: those of an execution this durable store holds ended, no server would
+    // ever take; those of one it does not hold are a run it never heard (down or frozen at its
+    // first report), taken as if the run had sent them once its process is gone. A memory store
+    // holds none of an earlier server's, and cannot tell the two apart: it leaves them be.
+    if (options.storeKind !== "memory") {
+      for (const id of leftReportIds(plane.root)) {
+        const held = plane.store.current(id);
+        if (held === null) {
+          if ("takeLeftReports" in plane) (plane as Engine).takeLeftReports(id);
+        } else if (isTerminal(held.state)) removeLeftReports(plane.root, id);
+      }
+    }
     if (marks.unreadable > 0) options.log(`warning: ${marks.unreadable} file${marks.unreadable === 1 ? "" : "s"} in .docket/runs/ ${marks.unreadable === 1 ? "is" : "are"} not a run_id mark and ${marks.unreadable === 1 ? "was" : "were"} left as ${marks.unreadable === 1 ? "it is" : "they are"}`);
     const allowedHosts = [...(options.allowedHosts ?? [])];
     // A name given to --host is trusted as --allow-host is, but never `localhost`: the server's own

@@ -62,25 +62,16 @@ export function removeLeftReports(root: string, id: string): void {
   }
 }
 
-/**
- * Removes the reports left for executions `awaited` says no server awaits (a server starting: its
- * store does not hold them — a memory store holds none of an earlier server's, and a run never
- * heard has nothing to end — or holds them ended already): no server would ever take them.
- * Answers how many were removed.
- */
-export function removeUnawaitedLeftReports(root: string, awaited: (id: string) => boolean): number {
+/** The executions reports were left for in `root`, by their files' names. */
+export function leftReportIds(root: string): string[] {
   let names: string[];
   try {
     names = readdirSync(leftReportsDir(root));
   } catch {
-    return 0;
+    return [];
   }
-  let removed = 0;
-  for (const name of names) {
+  return names.flatMap((name) => {
     const id = name.endsWith(".json") ? name.slice(0, -".json".length) : null;
-    if (id === null || !FILE_SAFE_ID.test(id) || awaited(id)) continue;
-    removeLeftReports(root, id);
-    removed++;
-  }
-  return removed;
+    return id !== null && FILE_SAFE_ID.test(id) ? [id] : [];
+  });
 }

@@ -467,6 +467,28 @@ describe("docket run and the server serving its checkout", () => {
     }
   }, 60_000);
 
+  test("docket run whose server was frozen through the whole run leaves its reports: a restarted server that never heard of the execution takes them, and holds it as it ended (CLI tester)", async () => {
+    const checkout = tempCheckout();
+    let { serve, http } = await serveProcess(checkout);
+    try {
+      serve.kill("SIGSTOP");
+      const run = await docket(fromSource, [...DEMO, JSON.stringify({ steps: 2, delay_ms: 10 })], { cwd: checkout });
+      expect(run.code).toBe(0);
+      const id = oneJsonDocument(run.stdout).execution.id as string;
+      expect(run.stderr).toContain(`it is left in ${checkout}/.docket/reports/${id}.json`);
+      serve.kill("SIGKILL");
+      await serve.exited;
+      ({ serve, http } = await serveProcess(checkout));
+      const held = await pollUntil(() => http.get(`/api/v1/executions/get?id=${id}`), (got) => got.state === "succeeded", `${id} taken by the restarted server`);
+      expect(held).toMatchObject({ id, state: "succeeded", output: { steps: 2 }, actor: { kind: "cli" } });
+      expect(existsSync(join(checkout, ".docket", "reports", `${id}.json`))).toBe(false);
+    } finally {
+      serve.kill("SIGCONT");
+      serve.kill("SIGTERM");
+      await serve.exited;
+    }
+  }, 60_000);
+
   test("docket run killed while it waits for its server at its end (a CI job cancelled then) has left its end already: the restarted server records it as it ended (checking tester, session 34)", async () => {
     const checkout = tempCheckout();
     let { serve, http } = await serveProcess(checkout);

@@ -6,7 +6,7 @@ import type { ExecutionReport, ReportAnswer } from "../execution/report-protocol
 import { isTerminal } from "../execution/state-machine.ts";
 import type { ExecutionStore, Subscription } from "../store/store.ts";
 import { nextBatch, withheldIfLarge } from "./_reporter-batch.ts";
-import { ReporterOutbox } from "./_reporter-outbox.ts";
+import { OUTBOX_UNITS, ReporterOutbox } from "./_reporter-outbox.ts";
 
 /** What a run's reporter is built from. */
 export interface ExecutionReporterOptions {
@@ -70,8 +70,15 @@ export interface ExecutionReporterOptions {
  */
 const LEAVE_AFTER_MS = 250;
 
-/** The most reports (of up to 1 MiB each) a run leaves for its server: a run that owes more leaves none, and its server judges it by its silence. */
-const LEFT_REPORTS = 16;
+/**
+ * The most reports (of up to 1 MiB each) a run leaves for its server: as many as the events its
+ * outbox keeps can make (OUTBOX_UNITS of JSON, up to 3 bytes a unit), so that a run that could
+ * still have reported them all leaves them all. A run that owes more (its outbox dropped events)
+ * leaves none, says so, and its server judges it by its silence. At 16, a run that logged 50,000
+ * lines while its server was down left nothing, and its success was recorded as a failure of
+ * unknown outcome (CLI tester).
+ */
+const LEFT_REPORTS = Math.ceil((OUTBOX_UNITS * 3) / (1024 * 1024));
 
 /** The server answered and refused the report (a 4xx): trying again would only be refused again. */
 export class ReportRefusedError extends Error {
@@ -368,6 +375,7 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
     if (options.leave === undefined || local === null || !isTerminal(local.state)) return null;
     const reports = owedReports();
     if (reports === null) return null;
+    if (reports === "too many") return { error: new Error(`it owes more than the ${LEFT_REPORTS} reports of 1 MiB a run leaves; the server will end it as of unknown outcome`) };
     try {
       const where = options.leave(reports);
       return where === null ? null : { where };
@@ -391,8 +399,8 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
     return `, nor could it be left for the server in .docket/reports/ (${(left.error as Error)?.message ?? String(left.error)})`;
   }
 
-  /** The reports this run still owes, each as report() would send it; null when it owes none, or more than a run leaves. */
-  function owedReports(): ExecutionReport[] | null {
+  /** The reports this run still owes, each as report() would send it; null when it owes none; "too many" when more than a run leaves. */
+  function owedReports(): ExecutionReport[] | null | "too many" {
     const bodyOf = (events: ExecutionReport["events"], input: unknown): ExecutionReport => {
       const body: ExecutionReport = { ...description, input, events };
       if (cancelSequence !== null) body.cancel_sequence = cancelSequence;
@@ -412,7 +420,7 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
       after = batch.events.at(-1)!.sequence;
       if (!batch.full) break;
     }
-    return reports.length === 0 || reports.length > LEFT_REPORTS ? null : reports;
+    return reports.length === 0 ? null : reports.length > LEFT_REPORTS ? "too many" : reports;
   }
 
   /** The end window, from now: the server just took more of the run's events. */

@@ -1,6 +1,6 @@
 // docs/protocol.md end to end, with real processes: `docket run` reports to the server serving its checkout.
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ensureDocketDir, leasePath } from "../../runtime/server/lease.ts";
 import { completedOf, openLive } from "../server/_support/live-client.ts";
@@ -466,6 +466,31 @@ describe("docket run and the server serving its checkout", () => {
       await serve.exited;
     }
   }, 60_000);
+
+  test("docket run --run-id that logged more than 16 MiB of events while its server was down leaves them all: the restarted server records it as it ended, and a rerun ends as it did (CLI tester)", async () => {
+    const checkout = tempCheckout();
+    let { serve, http } = await serveProcess(checkout);
+    try {
+      const input = JSON.stringify({ steps: 3, delay_ms: 400, events: 150_000 });
+      const run = spawnDocket(fromSource, [...DEMO, input, "--run-id", "rid-many"], { cwd: checkout });
+      const stderr = new Response(run.stderr).text();
+      const id = (await reportedBy(http, run.pid, "running")).id;
+      serve.kill("SIGKILL");
+      await serve.exited;
+      expect(await run.exited).toBe(0);
+      expect(await stderr).toContain(`it is left in ${checkout}/.docket/reports/${id}.json`);
+      expect(statSync(join(checkout, ".docket", "reports", `${id}.json`)).size).toBeGreaterThan(16 << 20);
+      ({ serve, http } = await serveProcess(checkout));
+      const ended = await pollUntil(() => http.get(`/api/v1/executions/get?id=${id}`), (got) => got.state !== "running", `${id} ended at the restarted server`);
+      expect(ended).toMatchObject({ state: "succeeded", output: { steps: 3 } });
+      const rerun = await docket(fromSource, [...DEMO, input, "--run-id", "rid-many"], { cwd: checkout });
+      expect(rerun.code).toBe(0);
+      expect(oneJsonDocument(rerun.stdout)).toMatchObject({ deduplicated: true, execution: { id, state: "succeeded" } });
+    } finally {
+      serve.kill("SIGTERM");
+      await serve.exited;
+    }
+  }, 90_000);
 
   test("docket run whose server was frozen through the whole run leaves its reports: a restarted server that never heard of the execution takes them, and holds it as it ended (CLI tester)", async () => {
     const checkout = tempCheckout();

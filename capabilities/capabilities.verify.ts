@@ -24,11 +24,12 @@ export default capability({
     const host = await ctx.host();
     // The folders this process serves are the ones a CI step means: `docket run capabilities.verify
     // --capabilities checks` checks checks/, as `capabilities list --capabilities checks` lists it.
-    const folders: Array<{ folder: string; named: string | null }> = [{ folder: join(ctx.root, "capabilities"), named: null }, ...(host.capability_folders ?? []).map((folder) => ({ folder, named: null }))];
+    // A folder given with --capabilities must exist: mistyped, it would pass the check by holding nothing.
+    const folders: Folder[] = [{ folder: join(ctx.root, "capabilities"), named: null }, ...(host.capability_folders ?? []).map((folder) => ({ folder, named: "--capabilities" as const }))];
     if (input.path !== undefined) folders.push({ folder: await resolveInside(ctx.root, input.path, { label: "input.path" }), named: input.path });
 
     ctx.progress.step("list", "List capability files");
-    const files = await listFolders(folders);
+    const files = await listFolders(folders, ctx.root);
     ctx.progress.stepDone("list", true, `${files.length} files`);
     // Files that look like capabilities one folder down are never loaded (folders are not searched):
     // said, so that a file moved into a subfolder does not pass the check by vanishing from it.
@@ -99,18 +100,25 @@ export default capability({
   },
 });
 
-/**
- * The capability files of each folder, as discovery would load them; a folder met twice counts
- * once. `named`: the input.path that named it, or null for a folder the process loads anyway.
- */
-async function listFolders(folders: Array<{ folder: string; named: string | null }>): Promise<string[]> {
+/** A folder to check; `named`: the input.path that named it, "--capabilities" for one given to the process, null for the checkout's own. */
+type Folder = { folder: string; named: string | null };
+
+/** The capability files of each folder, as discovery would load them; a folder met twice counts once. */
+async function listFolders(folders: Folder[], root: string): Promise<string[]> {
   const files: string[] = [];
   const seen = new Set<string>();
   for (const { folder, named } of folders) {
     const listed = await listCapabilityFiles(folder);
     if (listed === null) {
-      // The checkout's own capabilities/ may be absent (and a served one removed since); a folder the caller named must exist.
+      // The checkout's own capabilities/ may be absent; a folder the caller named must exist.
       if (named === null) continue;
+      if (named === "--capabilities") {
+        const shown = display(root, folder).startsWith("..") ? folder : display(root, folder);
+        throw new CapabilityError("verification_failed", `--capabilities ${shown} is not a folder, so nothing of it was verified`, {
+          context: { folder: shown },
+          suggestion: "Give --capabilities the folder of your capability files (relative to where docket runs, or absolute), then run capabilities.verify again.",
+        });
+      }
       throw new CapabilityError("invalid_input", `input.path ${JSON.stringify(named)} is not a folder of the checkout; give the folder of your capability files, relative to the checkout root`, { context: { path: named } });
     }
     const real = await realpath(folder);

@@ -130,6 +130,12 @@ describe("capabilities.verify", () => {
     }
   });
 
+  test("capabilities.verify fails when a folder given with --capabilities is not there: mistyped, it passed by holding nothing (CLI tester)", async () => {
+    const missing = await failure(runHandler(verify, {}, createTestContext({ root, host: { capability_folders: ["/nonexistent/caps"] } }).ctx));
+    expect(missing.code).toBe("verification_failed");
+    expect(missing.message).toBe("--capabilities /nonexistent/caps is not a folder, so nothing of it was verified");
+  });
+
   test("capabilities.verify refuses a path outside the checkout or that is not a folder", async () => {
     expect((await failure(runHandler(verify, { path: "../x" }, createTestContext({ root }).ctx))).code).toBe("invalid_input");
     expect((await failure(runHandler(verify, { path: "/tmp" }, createTestContext({ root }).ctx))).code).toBe("invalid_input");

@@ -11,8 +11,9 @@ export type DocumentTargets = Pick<LocalRunOptions, "cwd" | "env" | "resultFile"
 
 /**
  * The run's JSON document to `--result-file`, and in GitHub Actions the step's outputs
- * `execution-id`, `state` and `result-file` (docs/distribution.md). A result file that cannot be
- * written fails a run that had succeeded: a later step would read a stale or missing file.
+ * `execution-id`, `state` and `result-file` (docs/distribution.md). A result file or step outputs
+ * that cannot be written fail a run that had succeeded: a later step would read a stale or
+ * missing file, or an empty `state`.
  */
 export async function deliverDocument(options: DocumentTargets, document: string, snapshot: ExecutionSnapshot | null, code: number): Promise<number> {
   let written = false;
@@ -30,7 +31,8 @@ export async function deliverDocument(options: DocumentTargets, document: string
     try {
       await appendStepOutputs(outputs, { "execution-id": snapshot?.id ?? "", state: snapshot?.state ?? (code === EXIT.cancelled ? "cancelled" : "refused"), "result-file": written ? resolve(options.cwd, options.resultFile!) : "" });
     } catch (error) {
-      options.output.stderr(`warning: cannot write the step outputs to ${outputs}: ${(error as Error).message}\n`);
+      options.output.stderr(`docket: cannot write the step outputs to ${outputs}: ${(error as Error).message}\n`);
+      if (code === EXIT.succeeded) code = EXIT.failed;
     }
   }
   return code;

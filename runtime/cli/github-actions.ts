@@ -2,7 +2,7 @@
 // Command syntax and escaping follow @actions/core (toolkit/packages/core/src/command.ts).
 import { randomUUID } from "node:crypto";
 import { writeSync } from "node:fs";
-import { appendFile } from "node:fs/promises";
+import { appendFile, stat, truncate } from "node:fs/promises";
 import type { DiagnosticInput } from "../capability/declaration.ts";
 import type { ExecutionSnapshot } from "../execution/snapshot.ts";
 import type { FailureDescriptor } from "../execution/failure.ts";
@@ -132,12 +132,20 @@ export async function appendStepSummary(path: string, markdown: string): Promise
 
 /**
  * Sets a step's outputs through the `$GITHUB_OUTPUT` file, in the heredoc form of @actions/core
- * (`name<<delimiter`), so that no value can end its own line and forge another output.
+ * (`name<<delimiter`), so that no value can end its own line and forge another output. Appended
+ * whole or not at all: a write that fails halfway (a full disk) is cut off again, since a block
+ * left without its closing delimiter fails the runner's reading of every output of the step.
  */
 export async function appendStepOutputs(path: string, outputs: Record<string, string>): Promise<void> {
   const delimiter = `ghadelimiter_${randomUUID()}`;
   const text = Object.entries(outputs).map(([name, value]) => `${name}<<${delimiter}\n${value}\n${delimiter}\n`).join("");
-  await appendFile(path, text, "utf8");
+  const before = await stat(path).catch(() => null);
+  try {
+    await appendFile(path, text, "utf8");
+  } catch (error) {
+    if (before?.isFile()) await truncate(path, before.size).catch(() => undefined);
+    throw error;
+  }
 }
 
 // GitHub limits a step summary to 1 MiB; an output bigger than this points at --format json instead.

@@ -407,6 +407,13 @@ export function defineRunCases(runner: () => DocketRunner): void {
     expect(oneJsonDocument(result.stdout).output).toEqual({ sent: "[redacted]" });
   });
 
+  test.skipIf(process.platform !== "linux")("step outputs that cannot be written fail a run that succeeded, as a result file does: a later step would read an empty state (CLI tester)", async () => {
+    const result = await run([file("demo.echo.ts"), "--input", '{"message":"hi"}'], { env: { GITHUB_ACTIONS: "true", GITHUB_OUTPUT: "/dev/full" } });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe("hi\n");
+    expect(result.stderr).toContain("docket: cannot write the step outputs to /dev/full: ENOSPC");
+  });
+
   test("a value --input-env gives a field the capability does not mark sensitive is announced with ::add-mask:: in GitHub Actions, and the run says docket itself does not mask it (CLI tester)", async () => {
     const value = "Zq9-topsecret-env";
     const env = { GITHUB_ACTIONS: "true", ECHO_THIS: value };

@@ -242,7 +242,7 @@ function unmasked(capability: RegisteredCapability, outcome: TaskOutcome, stop: 
         capability,
         ids,
         `returned an output of ${error.at_least ? `more than ${error.limit} characters of JSON (the output_bytes limit)` : `${error.bytes} characters of JSON, more than the output_bytes limit of ${error.limit}`}; it was not kept.`,
-        "Write a large result as an artifact (ctx.artifacts.write, in an execution) and return its name, or raise the limit (--output-bytes, DOCKET_OUTPUT_BYTES).",
+        "Write a large result as an artifact (ctx.artifacts.write, in an execution) and return its name, or raise the limit (docket serve --output-bytes; DOCKET_OUTPUT_BYTES, which docket run reads too).",
         { capability: capability.id, reason: "output_too_large", bytes: error.bytes, limit: error.limit },
       );
     case "output_not_json": {

@@ -44,7 +44,7 @@ const GAVE_UP = -1;
 
 /**
  * The index of `secrets` (each at least two units long), or null when there are too few to need
- * one. `patience`: units compared per unit of text before the automaton takes over (0: at once;
+ * one. `patience`: units compared per unit of text before the automaton takes over (0: at the first;
  * Infinity: never).
  */
 export function indexSecrets(secrets: readonly string[], options: { patience?: number } = {}): SecretIndex | null {

@@ -191,18 +191,11 @@ async function serveWithLog(options: ServeOptions, bind: { token: string | null;
     // A memory store starts empty; the run_ids a server with the sqlite store took before it are
     // in .docket/state.db, and a start with one must not run again here (docs/durability.md).
     if (options.storeKind === "memory") recordStoreFileIdentities(plane, options.limits.run_identities, options.log);
-    // Reports left by runs: those of an execution this durable store holds ended, no server would
-    // ever take; those of one it does not hold are a run it never heard (down or frozen at its
-    // first report), taken as if the run had sent them once its process is gone. A memory store
-    // holds none of an earlier server's, and cannot tell the two apart: it leaves them be.
-    if (options.storeKind !== "memory") {
-      for (const id of leftReportIds(plane.root)) {
-        const held = plane.store.current(id);
-        if (held === null) {
-          if ("takeLeftReports" in plane) (plane as Engine).takeLeftReports(id);
-        } else if (isTerminal(held.state)) removeLeftReports(plane.root, id);
-      }
-    }
+    // Reports left by runs (takeLeftReports), now and every LEFT_REPORTS_EVERY_MS: a run this server
+    // did not hear while it was frozen leaves them as it exits, with the server serving on.
+    const leftScan = options.storeKind === "memory" ? null : setInterval(() => takeLeftReports(plane), LEFT_REPORTS_EVERY_MS);
+    leftScan?.unref?.();
+    if (options.storeKind !== "memory") takeLeftReports(plane);
     if (marks.unreadable > 0) options.log(`warning: ${marks.unreadable} file${marks.unreadable === 1 ? "" : "s"} in .docket/runs/ ${marks.unreadable === 1 ? "is" : "are"} not a run_id mark and ${marks.unreadable === 1 ? "was" : "were"} left as ${marks.unreadable === 1 ? "it is" : "they are"}`);
     const allowedHosts = [...(options.allowedHosts ?? [])];
     // A name given to --host is trusted as --allow-host is, but never `localhost`: the server's own
@@ -244,6 +237,7 @@ async function serveWithLog(options: ServeOptions, bind: { token: string | null;
       stop: (reason = "server stopping") =>
         (stopping ??= (async () => {
           watching?.close();
+          if (leftScan !== null) clearInterval(leftScan);
           // Live clients first: each is told why, and given a moment to read what it was sent.
           await live.closeAll(reason);
           try {
@@ -261,6 +255,26 @@ async function serveWithLog(options: ServeOptions, bind: { token: string | null;
     await running?.stop().catch(() => undefined);
     await booted.close().catch(() => undefined);
     throw error;
+  }
+}
+
+/** How often a server with a durable store looks for reports left by runs it did not hear. */
+const LEFT_REPORTS_EVERY_MS = 5000;
+
+/**
+ * The reports runs left in `.docket/reports/` (docs/protocol.md): those of an execution this
+ * durable store holds ended, no server would ever take, and they are removed; those of one it does
+ * not hold are a run it never heard (down or frozen at its first report), taken as if the run had
+ * sent them once its process is gone. Those of one it holds running are taken when the run is
+ * judged by its silence. A memory store holds none of an earlier server's and cannot tell the
+ * first two apart: a server with one leaves them be.
+ */
+function takeLeftReports(plane: ExecutionPlane | Engine): void {
+  for (const id of leftReportIds(plane.root)) {
+    const held = plane.store.current(id);
+    if (held === null) {
+      if ("takeLeftReports" in plane) plane.takeLeftReports(id);
+    } else if (isTerminal(held.state)) removeLeftReports(plane.root, id);
   }
 }
 

@@ -514,6 +514,25 @@ describe("docket run and the server serving its checkout", () => {
     }
   }, 60_000);
 
+  test("docket run whose server was frozen through the whole run leaves its reports, and the server, once it wakes, takes them within seconds (checking tester)", async () => {
+    const checkout = tempCheckout();
+    const { serve, http } = await serveProcess(checkout);
+    try {
+      serve.kill("SIGSTOP");
+      const run = await docket(fromSource, [...DEMO, JSON.stringify({ steps: 2, delay_ms: 10 })], { cwd: checkout });
+      expect(run.code).toBe(0);
+      const id = oneJsonDocument(run.stdout).execution.id as string;
+      serve.kill("SIGCONT");
+      const held = await pollUntil(() => http.get(`/api/v1/executions/get?id=${id}`), (got) => got.state === "succeeded", `${id} taken by the server once it woke`);
+      expect(held).toMatchObject({ id, state: "succeeded", output: { steps: 2 } });
+      expect(existsSync(join(checkout, ".docket", "reports", `${id}.json`))).toBe(false);
+    } finally {
+      serve.kill("SIGCONT");
+      serve.kill("SIGTERM");
+      await serve.exited;
+    }
+  }, 60_000);
+
   test("docket run killed while it waits for its server at its end (a CI job cancelled then) has left its end already: the restarted server records it as it ended (checking tester, session 34)", async () => {
     const checkout = tempCheckout();
     let { serve, http } = await serveProcess(checkout);

@@ -147,7 +147,10 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
     }
     left.forget();
     const now = store.current(id);
-    if (now === null) return false;
+    if (now === null) {
+      if (first !== undefined) log(`[docket] ${id}: the reports its run left in .docket/reports/ made no execution here (its run_id, ${first.run_id ?? "none"}, may name another execution already), and were removed.`);
+      return false;
+    }
     log(`[docket] ${id}: docket run (pid ${first!.pid}) ran it while no server heard it, and left its reports in .docket/reports/: taken, it ${isTerminal(now.state) ? now.state : `is ${now.state}`}.`);
     return isTerminal(now.state);
   }

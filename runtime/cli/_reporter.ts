@@ -2,7 +2,7 @@ import type { Clock } from "../execution/clock.ts";
 import { formatWindow } from "./run-reporter.ts";
 import type { Actor } from "../execution/protocol.ts";
 import type { FailureDescriptor } from "../execution/failure.ts";
-import type { ExecutionReport, ReportAnswer } from "../execution/report-protocol.ts";
+import { REPORT_MAX_EVENTS, type ExecutionReport, type ReportAnswer } from "../execution/report-protocol.ts";
 import { isTerminal } from "../execution/state-machine.ts";
 import type { ExecutionStore, Subscription } from "../store/store.ts";
 import { nextBatch, withheldIfLarge } from "./_reporter-batch.ts";
@@ -71,14 +71,16 @@ export interface ExecutionReporterOptions {
 const LEAVE_AFTER_MS = 250;
 
 /**
- * The most reports (of up to 1 MiB each) a run leaves for its server: as many as the events its
- * outbox keeps can make (OUTBOX_UNITS of JSON, up to 3 bytes a unit), so that a run that could
- * still have reported them all leaves them all. A run that owes more (its outbox dropped events)
- * leaves none, says so, and its server judges it by its silence. At 16, a run that logged 50,000
- * lines while its server was down left nothing, and its success was recorded as a failure of
- * unknown outcome (CLI tester).
+ * The most reports a run leaves for its server: as many as the events its outbox keeps can make,
+ * so that a run that could still have reported them all leaves them all. A report holds up to 1
+ * MiB or REPORT_MAX_EVENTS events; the outbox keeps OUTBOX_UNITS units of JSON (up to 3 bytes a
+ * unit), and no event's JSON is under 100 units, so its events make no more reports than the
+ * larger of the two counts. A run that owes more (its outbox dropped events) leaves none, says
+ * so, and its server judges it by its silence. At 16, a run that logged 50,000 lines while its
+ * server was down left nothing, and its success was recorded as a failure of unknown outcome; at
+ * 192, 200,000 one-character lines (CLI testers).
  */
-const LEFT_REPORTS = Math.ceil((OUTBOX_UNITS * 3) / (1024 * 1024));
+const LEFT_REPORTS = Math.max(Math.ceil((OUTBOX_UNITS * 3) / (1024 * 1024)), Math.ceil(OUTBOX_UNITS / 100 / REPORT_MAX_EVENTS));
 
 /** The server answered and refused the report (a 4xx): trying again would only be refused again. */
 export class ReportRefusedError extends Error {
@@ -375,7 +377,7 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
     if (options.leave === undefined || local === null || !isTerminal(local.state)) return null;
     const reports = owedReports();
     if (reports === null) return null;
-    if (reports === "too many") return { error: new Error(`it owes more than the ${LEFT_REPORTS} reports of 1 MiB a run leaves; the server will end it as of unknown outcome`) };
+    if (reports === "too many") return { error: new Error(`it owes more than the ${LEFT_REPORTS} reports a run leaves; the server will end it as of unknown outcome`) };
     try {
       const where = options.leave(reports);
       return where === null ? null : { where };

@@ -127,7 +127,17 @@ export function gitHubPrinters(plain: Required<EventPrinters>): EventPrinters {
 
 /** Appends the run's Markdown summary to the file GitHub renders on the job's page. */
 export async function appendStepSummary(path: string, markdown: string): Promise<void> {
+  await refusePipe(path);
   await appendFile(path, markdown.endsWith("\n") ? markdown : `${markdown}\n`, "utf8");
+}
+
+/**
+ * Refuses a pipe where the runner gives a file: opened to append, a FIFO nobody reads holds the
+ * run past its end for good, signals included (checking tester).
+ */
+async function refusePipe(path: string): Promise<void> {
+  const found = await stat(path).catch(() => null);
+  if (found !== null && (found.isFIFO() || found.isSocket())) throw new Error(`${path} is a pipe, not a file`);
 }
 
 /**
@@ -139,6 +149,7 @@ export async function appendStepSummary(path: string, markdown: string): Promise
 export async function appendStepOutputs(path: string, outputs: Record<string, string>): Promise<void> {
   const delimiter = `ghadelimiter_${randomUUID()}`;
   const text = Object.entries(outputs).map(([name, value]) => `${name}<<${delimiter}\n${value}\n${delimiter}\n`).join("");
+  await refusePipe(path);
   const before = await stat(path).catch(() => null);
   try {
     await appendFile(path, text, "utf8");

@@ -156,10 +156,10 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
       if (problem !== null && !keptByCheck(declared!.def.input, input, field)) return await refuse(`Cannot run ${options.target}: ${problem}`, { field }, "invalid_input", flagMistake(INPUT_ENV_SUGGESTION));
     }
     // Only a sensitive field is masked by docket: one that is not is printed and stored as given.
-    for (const { field } of declared ? unmarked : []) {
-      output.stderr(
-        runnerSafe(env, `note: --input-env fills ${field}, which ${declared!.id} does not mark sensitive(): its value is printed and stored like any other field${gitHub ? " (this job's log masks it)" : ""}; mark the field sensitive() in the capability file to have docket mask it everywhere.\n`),
-      );
+    for (const { field, value } of declared ? unmarked : []) {
+      // A value too short to mask (it would blank ordinary words) is announced to no one.
+      const jobMasks = gitHub && (value as string).length >= MIN_MASKED_LENGTH ? " (this job's log masks it)" : "";
+      output.stderr(runnerSafe(env, `note: --input-env fills ${field}, which ${declared!.id} does not mark sensitive(): its value is printed and stored like any other field${jobMasks}; mark the field sensitive() in the capability file to have docket mask it everywhere.\n`));
     }
     // capabilities.verify reports every file that does not load itself, as an error diagnostic: a
     // warning here too would annotate each of them twice in a CI job.

@@ -130,6 +130,17 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
     return true;
   }
 
+  /**
+   * Whether a report was refused for the moment only (the store cannot write, storage over its
+   * budget, the run identities full): the reports it left are kept for a later look, where one
+   * refused as invalid would only be refused again. A run that succeeded while the disk was
+   * nearly full was lost for good when its file was removed (checking tester).
+   */
+  const deferred = new Set<string>();
+  function passing(error: unknown): boolean {
+    return error instanceof FailureError && error.failure.error_code !== "invalid_input";
+  }
+
   function takeUnheld(id: string): boolean {
     if (store.current(id) !== null) return false;
     const left = options.leftReports?.(id);
@@ -143,6 +154,12 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
       const edge: EdgeInfo = { actor: { kind: "cli", pid: first.pid }, request_id: first.request_id, trace_id: first.trace_id };
       for (const report of left.reports) ingest(report, edge);
     } catch (error) {
+      if (passing(error)) {
+        // Looked at again every few seconds: said once.
+        if (!deferred.has(id)) log(`[docket] ${id}: the reports its run left in .docket/reports/ are not taken for now, and kept for later: ${(error as FailureError).failure.message}`);
+        deferred.add(id);
+        return false;
+      }
       log(`[docket] ${id}: the reports its run left in .docket/reports/ could not be taken: ${(error as Error)?.message ?? String(error)}`);
     }
     left.forget();

@@ -61,8 +61,9 @@ export function aloneLines(stderr: string): number {
 }
 
 /** `docket serve --port 0` on `checkout` as a process of its own (one a test can SIGKILL or SIGSTOP), once it serves: the process and its API. */
-export async function serveProcess(checkout: string): Promise<{ serve: ReturnType<typeof spawnDocket>; http: ReturnType<typeof api> }> {
-  const serve = spawnDocket(fromSource, ["serve", "--port", "0"], { cwd: checkout });
-  const banner = await watchStream(serve.stderr).until(/docket serving .* at (http:\/\/127\.0\.0\.1:\d+)/);
-  return { serve, http: api(banner.match(/at (http:\/\/127\.0\.0\.1:\d+)/)![1]!) };
+export async function serveProcess(checkout: string, flags: string[] = []): Promise<{ serve: ReturnType<typeof spawnDocket>; http: ReturnType<typeof api>; said: ReturnType<typeof watchStream> }> {
+  const serve = spawnDocket(fromSource, ["serve", "--port", "0", ...flags], { cwd: checkout });
+  const said = watchStream(serve.stderr);
+  const banner = await said.until(/docket serving .* at (http:\/\/127\.0\.0\.1:\d+)/);
+  return { serve, http: api(banner.match(/at (http:\/\/127\.0\.0\.1:\d+)/)![1]!), said };
 }

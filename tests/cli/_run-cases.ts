@@ -412,6 +412,13 @@ export function defineRunCases(runner: () => DocketRunner): void {
     expect(result.code).toBe(1);
     expect(result.stdout).toBe("hi\n");
     expect(result.stderr).toContain("docket: cannot write the step outputs to /dev/full: ENOSPC");
+    // A pipe nobody reads held the run past its end for good (checking tester): refused at once.
+    const fifo = join(tempDir("fifo"), "outputs");
+    expect(Bun.spawnSync(["mkfifo", fifo]).exitCode).toBe(0);
+    const piped = await run([file("demo.echo.ts"), "--input", '{"message":"hi"}'], { env: { GITHUB_ACTIONS: "true", GITHUB_OUTPUT: fifo, GITHUB_STEP_SUMMARY: fifo } });
+    expect(piped.code).toBe(1);
+    expect(piped.stderr).toContain(`docket: cannot write the step outputs to ${fifo}: ${fifo} is a pipe, not a file`);
+    expect(piped.stderr).toContain(`warning: cannot write the step summary to ${fifo}`);
   });
 
   test("a value --input-env gives a field the capability does not mark sensitive is announced with ::add-mask:: in GitHub Actions, and the run says docket itself does not mask it (CLI tester)", async () => {

@@ -514,6 +514,34 @@ describe("docket run and the server serving its checkout", () => {
     }
   }, 60_000);
 
+  test("reports left for an execution a starting server may not admit now (its disk floor) are kept for later, not removed: the next server takes them (checking tester)", async () => {
+    const checkout = tempCheckout();
+    let { serve, http, said } = await serveProcess(checkout);
+    try {
+      serve.kill("SIGSTOP");
+      const run = await docket(fromSource, [...DEMO, JSON.stringify({ steps: 2, delay_ms: 10 })], { cwd: checkout });
+      expect(run.code).toBe(0);
+      const id = oneJsonDocument(run.stdout).execution.id as string;
+      const left = join(checkout, ".docket", "reports", `${id}.json`);
+      serve.kill("SIGKILL");
+      await serve.exited;
+      ({ serve, http, said } = await serveProcess(checkout, ["--disk-free-floor-bytes", "1099511627776"]));
+      await said.until(new RegExp(`${id}: the reports its run left in .docket/reports/ are not taken for now, and kept for later`));
+      expect(existsSync(left)).toBe(true);
+      expect((await http.get(`/api/v1/executions/get?id=${id}`)).error).toMatchObject({ error_code: "not_found" });
+      serve.kill("SIGTERM");
+      await serve.exited;
+      ({ serve, http, said } = await serveProcess(checkout));
+      const held = await pollUntil(() => http.get(`/api/v1/executions/get?id=${id}`), (got) => got.state === "succeeded", `${id} taken by the next server`);
+      expect(held).toMatchObject({ id, state: "succeeded" });
+      expect(existsSync(left)).toBe(false);
+    } finally {
+      serve.kill("SIGCONT");
+      serve.kill("SIGTERM");
+      await serve.exited;
+    }
+  }, 60_000);
+
   test("docket run whose server was frozen through the whole run leaves its reports, and the server, once it wakes, takes them within seconds (checking tester)", async () => {
     const checkout = tempCheckout();
     const { serve, http } = await serveProcess(checkout);

@@ -2,6 +2,7 @@
 import { fstatSync, readdirSync } from "node:fs";
 import { fcntlCaller, fcntlDeclaration, libcSymbols } from "./_libc.ts";
 import { signalOwnProcess } from "../worker/_own-process.ts";
+import { ignoredFromStart } from "./stop-signals.ts";
 
 const F_GETFL = 3;
 const F_SETFL = 4;
@@ -49,6 +50,9 @@ export function restoreStdioBlockingAtExit(): void {
   // CI step's timeout on `executions events --follow`): restored first, then the signal is given
   // its default end again. A command that handles the signal itself exits through "exit".
   for (const signal of ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"] as const) {
+    // One the process was started with ignored (`docket run … &` in a script, `nohup`) stays
+    // ignored: listened to here, it ended the run mid-handler (checking tester).
+    if (ignoredFromStart(signal)) continue;
     const onSignal = () => {
       if (process.listenerCount(signal) > 1) return;
       restore();

@@ -20,7 +20,15 @@ export function stopSignals(): NodeJS.Signals[] {
 }
 
 /** The numbers of the signals whose start disposition is looked at (bit n − 1 of `SigIgn`). */
-const SIGNAL_NUMBERS = { SIGHUP: 1, SIGINT: 2 } as const;
+const SIGNAL_NUMBERS = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3 } as const;
+
+/**
+ * Whether this process was started with `signal` ignored (SIGHUP, SIGINT or SIGQUIT, read from
+ * /proc on Linux; false where it cannot be read): a listener of docket's own must not undo that.
+ */
+export function ignoredFromStart(signal: NodeJS.Signals): boolean {
+  return ignoredAtStart()?.has(signal) ?? false;
+}
 let ignoredSignals: Set<NodeJS.Signals> | null | undefined;
 
 /** SIGHUP and SIGINT as this process was started: those ignored, or null when that cannot be read. */

@@ -156,6 +156,9 @@ export function checkCommandLine(args: ArgsDef, tokens: string[], command: strin
         throw new UsageError(`Option ${typed} of ${command} is given more than once${holds}. Give it once.`, command);
       }
       given.add(found[0]);
+      // A folder given empty (`--capabilities "$DIR"` with DIR unset) would name where docket runs.
+      const value = inline ?? tokens[i + 1];
+      if (found[0] === "capabilities" && value === "") throw new UsageError(`Option --capabilities of ${command} is given an empty folder (an unset variable?). Give the folder of your capability files.`, command);
       if (takesValue(found[1]) && inline === undefined) {
         const needs = `Option --${found[0]} of ${command} needs a value${found[1].valueHint ? ` (${found[1].valueHint})` : ""}`;
         if (i + 1 >= tokens.length) throw new UsageError(`${needs}.`, command);

@@ -28,6 +28,9 @@ describe("checkCommandLine", () => {
     expect(refused(["x", "--no-open", "--open"])).toThrow("Option --open of docket run is given more than once; --open and --no-open are one switch");
     const withCapabilities = { ...args, capabilities: { type: "string" as const } };
     expect(() => checkCommandLine(withCapabilities, ["x", "--capabilities", "a", "--capabilities=b"], "docket run", { repeatable: ["capabilities"] })).not.toThrow();
+    // An empty folder (an unset variable in a CI step) would name where docket runs: refused.
+    expect(() => checkCommandLine(withCapabilities, ["x", "--capabilities", ""], "docket run", { repeatable: ["capabilities"] })).toThrow("Option --capabilities of docket run is given an empty folder (an unset variable?)");
+    expect(() => checkCommandLine(withCapabilities, ["x", "--capabilities="], "docket run", { repeatable: ["capabilities"] })).toThrow("is given an empty folder");
     // Without a list, nothing repeats.
     expect(() => checkCommandLine(withCapabilities, ["x", "--capabilities", "a", "--capabilities=b"], "docket run")).toThrow("Option --capabilities of docket run is given more than once; it takes one value. Give it once.");
   });

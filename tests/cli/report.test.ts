@@ -11,6 +11,19 @@ afterAll(removeTempDirs);
 
 const DEMO = ["run", "executions.demonstrate", "--format", "json", "--input"];
 
+/**
+ * Freezes `serve` and runs executions.demonstrate in `checkout` to its end, unheard: it exits 0
+ * and leaves its reports in .docket/reports/. Answers the execution's id; the server stays frozen.
+ */
+async function runUnheard(checkout: string, serve: ReturnType<typeof spawnDocket>): Promise<string> {
+  serve.kill("SIGSTOP");
+  const run = await docket(fromSource, [...DEMO, JSON.stringify({ steps: 2, delay_ms: 10 })], { cwd: checkout });
+  expect(run.code).toBe(0);
+  const id = oneJsonDocument(run.stdout).execution.id as string;
+  expect(run.stderr).toContain(`it is left in ${checkout}/.docket/reports/${id}.json`);
+  return id;
+}
+
 /** Takes any data and answers how deep it nests. */
 const DEEP_TAKE = `import { capability } from "docket";
 import * as v from "valibot";
@@ -496,11 +509,7 @@ describe("docket run and the server serving its checkout", () => {
     const checkout = tempCheckout();
     let { serve, http } = await serveProcess(checkout);
     try {
-      serve.kill("SIGSTOP");
-      const run = await docket(fromSource, [...DEMO, JSON.stringify({ steps: 2, delay_ms: 10 })], { cwd: checkout });
-      expect(run.code).toBe(0);
-      const id = oneJsonDocument(run.stdout).execution.id as string;
-      expect(run.stderr).toContain(`it is left in ${checkout}/.docket/reports/${id}.json`);
+      const id = await runUnheard(checkout, serve);
       serve.kill("SIGKILL");
       await serve.exited;
       ({ serve, http } = await serveProcess(checkout));
@@ -518,10 +527,7 @@ describe("docket run and the server serving its checkout", () => {
     const checkout = tempCheckout();
     let { serve, http, said } = await serveProcess(checkout);
     try {
-      serve.kill("SIGSTOP");
-      const run = await docket(fromSource, [...DEMO, JSON.stringify({ steps: 2, delay_ms: 10 })], { cwd: checkout });
-      expect(run.code).toBe(0);
-      const id = oneJsonDocument(run.stdout).execution.id as string;
+      const id = await runUnheard(checkout, serve);
       const left = join(checkout, ".docket", "reports", `${id}.json`);
       serve.kill("SIGKILL");
       await serve.exited;
@@ -546,10 +552,7 @@ describe("docket run and the server serving its checkout", () => {
     const checkout = tempCheckout();
     const { serve, http } = await serveProcess(checkout);
     try {
-      serve.kill("SIGSTOP");
-      const run = await docket(fromSource, [...DEMO, JSON.stringify({ steps: 2, delay_ms: 10 })], { cwd: checkout });
-      expect(run.code).toBe(0);
-      const id = oneJsonDocument(run.stdout).execution.id as string;
+      const id = await runUnheard(checkout, serve);
       serve.kill("SIGCONT");
       const held = await pollUntil(() => http.get(`/api/v1/executions/get?id=${id}`), (got) => got.state === "succeeded", `${id} taken by the server once it woke`);
       expect(held).toMatchObject({ id, state: "succeeded", output: { steps: 2 } });

@@ -115,14 +115,8 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
     const snapshot = store.current(id);
     if (snapshot === null) return false;
     const edge: EdgeInfo = { actor: snapshot.actor, request_id: snapshot.request_id, trace_id: snapshot.trace_id };
-    try {
-      // Only this execution's, from the process that reported it: a file is no way to report another.
-      const pid = snapshot.actor.kind === "cli" ? snapshot.actor.pid : null;
-      if (left.reports.some((report) => report.id !== id || report.pid !== pid)) throw new Error("they are not this execution's, from the process that ran it");
-      for (const report of left.reports) ingest(report, edge);
-    } catch (error) {
-      log(`[docket] ${id}: the reports its run left in .docket/reports/ could not be taken: ${(error as Error)?.message ?? String(error)}`);
-    }
+    const refused = ingestLeft(id, left.reports, snapshot.actor.kind === "cli" ? snapshot.actor.pid : null, edge);
+    if (refused !== null) logNotTaken(id, refused);
     left.forget();
     const now = store.current(id);
     if (now === null || !isTerminal(now.state)) return false;
@@ -141,27 +135,39 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
     return error instanceof FailureError && error.failure.error_code !== "invalid_input";
   }
 
+  /**
+   * Ingests the reports a run left for `id`, as `edge` would have sent them: only if they are all
+   * this execution's, from process `pid` (a file is no way to report another). Answers what
+   * refused them, or null when they were taken.
+   */
+  function ingestLeft(id: string, reports: readonly ExecutionReport[], pid: number | null, edge: EdgeInfo): unknown {
+    try {
+      if (reports.some((report) => report.id !== id || report.pid !== pid)) throw new Error("they are not this execution's, from the process that ran it");
+      for (const report of reports) ingest(report, edge);
+      return null;
+    } catch (error) {
+      return error;
+    }
+  }
+
+  function logNotTaken(id: string, error: unknown): void {
+    log(`[docket] ${id}: the reports its run left in .docket/reports/ could not be taken: ${(error as Error)?.message ?? String(error)}`);
+  }
+
   function takeUnheld(id: string): boolean {
     if (store.current(id) !== null) return false;
     const left = options.leftReports?.(id);
     if (!left) return false;
     const first = left.reports[0];
     if (first !== undefined && alive(first.pid, first.pid_namespace)) return false;
-    try {
-      if (first === undefined) throw new Error("the file holds no report that checks");
-      // Only this execution's, from the one process that reported it: a file is no way to report another.
-      if (left.reports.some((report) => report.id !== id || report.pid !== first.pid)) throw new Error("they are not all this execution's, from one process");
-      const edge: EdgeInfo = { actor: { kind: "cli", pid: first.pid }, request_id: first.request_id, trace_id: first.trace_id };
-      for (const report of left.reports) ingest(report, edge);
-    } catch (error) {
-      if (passing(error)) {
-        // Looked at again every few seconds: said once.
-        if (!deferred.has(id)) log(`[docket] ${id}: the reports its run left in .docket/reports/ are not taken for now, and kept for later: ${(error as FailureError).failure.message}`);
-        deferred.add(id);
-        return false;
-      }
-      log(`[docket] ${id}: the reports its run left in .docket/reports/ could not be taken: ${(error as Error)?.message ?? String(error)}`);
+    const refused = first === undefined ? new Error("the file holds no report that checks") : ingestLeft(id, left.reports, first.pid, { actor: { kind: "cli", pid: first.pid }, request_id: first.request_id, trace_id: first.trace_id });
+    if (passing(refused)) {
+      // Looked at again every few seconds: said once.
+      if (!deferred.has(id)) log(`[docket] ${id}: the reports its run left in .docket/reports/ are not taken for now, and kept for later: ${(refused as FailureError).failure.message}`);
+      deferred.add(id);
+      return false;
     }
+    if (refused !== null) logNotTaken(id, refused);
     left.forget();
     const now = store.current(id);
     if (now === null) {

@@ -288,21 +288,69 @@ export function followEvents(server: ServerClient, options: EventsOptions): Prom
  * judged by it: the lock alone says whether its server is there.
  */
 export function unansweringServer(root: string): Lease | null {
-  const leased = (lease: Lease | null) => (lease !== null && !leaseHolderGone(lease) ? lease : null);
-  const lease = leased(readLease(root));
-  if (!lockHeld(root, lease !== null)) return null;
-  if (lease !== null) return lease;
+  const holder = checkoutHolder(root);
+  if (holder === null || !isUnleased(holder)) return holder;
   // Held, with no lease yet: a server starting (its capability files still loading), or one
   // frozen while it did. Not "no server" — a run_id run here could run twice (a tester's finding).
   // Given a moment to write its lease, it is named by it; else by what the lock says of it.
   for (const deadline = Date.now() + STARTING_WAIT_MS; Date.now() < deadline; ) {
     Atomics.wait(PAUSE, 0, 0, 100);
-    const written = leased(readLease(root));
+    const written = leasedBy(readLease(root));
     if (written !== null) return written;
   }
+  return holder;
+}
+
+/** The server that holds `root` as it is now: its lease, one named by the lock alone (`isUnleased`) when it has written none yet, or null when none holds it. */
+function checkoutHolder(root: string): Lease | null {
+  const lease = leasedBy(readLease(root));
+  if (!lockHeld(root, lease !== null)) return null;
+  if (lease !== null) return lease;
   const pid = lockHolderPid(root);
   return { url: "(no address: it has written no lease — it is starting, or its .docket/ was removed)", pid: typeof pid === "number" ? pid : 0, root, token: null, started_at: UNLEASED, pid_namespace: null };
 }
+
+/** A lease whose process is still there, or null. */
+function leasedBy(lease: Lease | null): Lease | null {
+  return lease !== null && !leaseHolderGone(lease) ? lease : null;
+}
+
+/**
+ * The checkout's server for a run that cannot go on without it (a --run-id run: only the server
+ * can say whether its run_id was used): `{ server }` once it answers, `{ holder }` when one holds
+ * the checkout and does not answer, null when none holds it. A server still starting is waited
+ * for: one loading its capability files (the lock held, no lease yet) up to `STARTING_LOAD_MS`,
+ * one that has just written its lease until `STARTING_ANSWER_MS` after it did. `docket serve &`
+ * then `docket run --run-id …` in one CI step goes through that server, not "does not answer".
+ * Waits without blocking the thread, so Ctrl-C still stops the run.
+ */
+export async function serverOnceStarted(root: string, waiting: (holder: Lease, waitMs: number) => void, clock: { now(): number; sleep(ms: number): Promise<void> } = REAL_CLOCK): Promise<{ server: ServerClient } | { holder: Lease } | null> {
+  const loadingUntil = clock.now() + STARTING_LOAD_MS;
+  for (let said = false; ; ) {
+    const holder = checkoutHolder(root);
+    if (holder === null) return null;
+    if (!said && isUnleased(holder)) {
+      said = true;
+      waiting(holder, STARTING_LOAD_MS);
+    }
+    if (isUnleased(holder)) {
+      if (clock.now() >= loadingUntil) return { holder };
+    } else {
+      const server = await findServer(root);
+      if (server !== null) return { server };
+      const leasedAt = Date.parse(holder.started_at);
+      if (!(clock.now() < leasedAt + STARTING_ANSWER_MS)) return { holder };
+    }
+    await clock.sleep(STARTING_POLL_MS);
+  }
+}
+
+const REAL_CLOCK = { now: () => Date.now(), sleep: (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)) };
+/** How long a server that holds the checkout and has written no lease (its capability files loading) is waited for by a run that needs it. */
+export const STARTING_LOAD_MS = 15_000;
+/** How long after writing its lease a server that does not answer yet is taken for one starting (busy with its first work), not a frozen one. */
+const STARTING_ANSWER_MS = 5_000;
+const STARTING_POLL_MS = 100;
 
 /** The `started_at` of the holder `unansweringServer` names from the lock alone: it has written no lease. */
 const UNLEASED = "";

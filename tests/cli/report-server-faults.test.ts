@@ -170,11 +170,43 @@ describe("docket run and a server that is killed or frozen", () => {
       expect(existsSync(join(checkout, ".docket", "lease.json"))).toBe(false);
       const ran = await docket(fromSource, ["run", "team.touch", "--run-id", "dup-1"], { cwd: checkout });
       expect(ran.code).toBe(1);
-      expect(ran.stderr).toContain(`The docket server (pid ${server.pid}) serving this checkout`);
+      // A server starting is waited for, a while: this one never goes on.
+      expect(ran.stderr).toContain(`the docket server (pid ${server.pid}) serving this checkout is starting (loading its capability files); this run waits up to 15 s for it to answer`);
+      expect(ran.stderr).toContain(`The docket server (pid ${server.pid}) serving this checkout did not finish starting within 15 s`);
       expect(ran.stderr).toContain("nothing ran");
       expect(existsSync(join(checkout, "touched.txt"))).toBe(false);
     } finally {
       server.kill("SIGCONT");
+      server.kill("SIGKILL");
+      await server.exited;
+    }
+  }, 60_000);
+
+  test("docket run --run-id started while the server is still loading its capability files (`docket serve &` in the same CI step) waits for it and runs through it, once", async () => {
+    const checkout = tempCheckout();
+    writeFiles(checkout, {
+      "capabilities/team.slow.ts": 'import { capability } from "docket";\nimport * as v from "valibot";\nawait new Promise((r) => setTimeout(r, 3000));\nexport default capability({ id: "team.slow", title: "Slow", description: "Loads slowly.", effect: "read", input: v.object({}), output: v.object({}), handler: () => ({}) });\n',
+      "capabilities/team.touch.ts": 'import { capability } from "docket";\nimport * as v from "valibot";\nimport { appendFileSync } from "node:fs";\nexport default capability({ id: "team.touch", title: "Touch", description: "Writes a line.", effect: "write", input: v.object({}), output: v.object({}), handler(_input, ctx) { appendFileSync(ctx.root + "/touched.txt", "ran\\n"); return {}; } });\n',
+    });
+    const server = spawnDocket(fromSource, ["serve", "--port", "0"], { cwd: checkout });
+    try {
+      await pollUntil(async () => existsSync(join(checkout, ".docket", "serve.lock")), (held) => held, "the server to hold its lock");
+      expect(existsSync(join(checkout, ".docket", "lease.json"))).toBe(false);
+      // By its file: the run loads that one file, not the slow one the server is loading.
+      const run = () => docket(fromSource, ["run", "capabilities/team.touch.ts", "--run-id", "ci-1", "--format", "json"], { cwd: checkout });
+      const ran = await run();
+      // Before, the run refused within a few seconds: "does not answer … nothing ran".
+      expect(ran.code).toBe(0);
+      expect(ran.stderr).toContain(`the docket server (pid ${server.pid}) serving this checkout is starting`);
+      expect(ran.stderr).toContain("reported to the server at http://127.0.0.1:");
+      const id = oneJsonDocument(ran.stdout).execution.id;
+      // The server kept the run_id: the same step again is that execution, and runs nothing.
+      const again = await run();
+      expect(again.code).toBe(0);
+      expect(oneJsonDocument(again.stdout).execution.id).toBe(id);
+      expect(again.stderr).toContain(`run_id ci-1 was already used for ${id}`);
+      expect(readFileSync(join(checkout, "touched.txt"), "utf8")).toBe("ran\n");
+    } finally {
       server.kill("SIGKILL");
       await server.exited;
     }

@@ -15,10 +15,11 @@ import { onInterrupts } from "./_interrupts.ts";
 import { UNSAID } from "../execution/thrown.ts";
 import { EXIT } from "./exit-code.ts";
 import { gitHubPrinters, isGitHubActions, maskCommands, runnerSafe } from "./github-actions.ts";
+import { checkValue } from "../execution/validate.ts";
 import { MIN_MASKED_LENGTH } from "../execution/secret-mask.ts";
 import { createLiveView, wantsLiveView, type LiveView } from "./live-view.ts";
 import { createRunReporter, formatWindow, plainPrinters } from "./run-reporter.ts";
-import { findServer, serverClient, unansweringServer } from "./server-client.ts";
+import { findServer, isUnleased, serverClient, serverOnceStarted, STARTING_LOAD_MS, unansweringServer } from "./server-client.ts";
 import { isTerminal } from "../execution/state-machine.ts";
 import { reportToServer } from "./_reporter-to-server.ts";
 import { childGroups, endEveryChildGroup, signalGroup } from "../worker/process-groups.ts";
@@ -148,7 +149,15 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
     // whether or not the capability marks its field sensitive.
     const fromEnv = (options.input.fromEnv ?? []).map((field) => ({ field, value: valueAt(input, field) }));
     const unmarked = fromEnv.filter(({ value }) => typeof value === "string" && !announced.includes(value));
-    if (gitHub && declared) output.stderr(maskCommands([...announced, ...unmarked.map(({ value }) => value as string)], MIN_MASKED_LENGTH));
+    // The value as the schema hands it on (trimmed, upper-cased) is the one printed and stored:
+    // announced too, or the job's log would show it.
+    const checked = declared && unmarked.length > 0 ? checkValue(declared.def.input, input ?? {}, "input") : null;
+    const changed = (field: string, value: unknown) => {
+      const made = checked?.ok ? valueAt(checked.value, field) : undefined;
+      return typeof made === "string" && made !== value ? [made] : [];
+    };
+    const unmarkedForms = unmarked.flatMap(({ field, value }) => [value as string, ...changed(field, value)]);
+    if (gitHub && declared) output.stderr(maskCommands([...announced, ...unmarkedForms], MIN_MASKED_LENGTH));
     for (const field of declared ? (options.input.fromEnv ?? []) : []) {
       const problem = inputEnvProblem(field, declared!.input_schema);
       // The JSON Schema does not say whether an object keeps fields it does not name (valibot's
@@ -158,7 +167,7 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
     // Only a sensitive field is masked by docket: one that is not is printed and stored as given.
     for (const { field, value } of declared ? unmarked : []) {
       // A value too short to mask (it would blank ordinary words) is announced to no one.
-      const jobMasks = gitHub && (value as string).length >= MIN_MASKED_LENGTH ? " (this job's log masks it)" : "";
+      const jobMasks = gitHub && [value as string, ...changed(field, value)].some((form) => form.length >= MIN_MASKED_LENGTH) ? " (this job's log masks it)" : "";
       output.stderr(runnerSafe(env, `note: --input-env fills ${field}, which ${declared!.id} does not mark sensitive(): its value is printed and stored like any other field${jobMasks}; mark the field sensitive() in the capability file to have docket mask it everywhere.\n`));
     }
     // capabilities.verify reports every file that does not load itself, as an error diagnostic: a
@@ -186,14 +195,16 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
     // Its fields are the capability's: now a variable that gives none of them a value is refused.
     if (options.input.unsetEnv !== undefined) return await refuse(`Cannot run ${options.target}: ${options.input.unsetEnv}`, {}, "invalid_input", flagMistake(INPUT_ENV_SUGGESTION));
 
-    const server = await serving;
+    let server = await serving;
     const root = findCheckoutRoot(options.cwd);
     // A server holds this checkout but does not answer (frozen, busy): with a run_id, nobody can
     // say whether that run_id was used already, and running anyway ran it twice (a tester froze
     // the server while a start with the same run_id waited in it). Without one, the run goes on.
+    // One still starting (`docket serve &` just before, in the same CI step) is waited for.
     if (!server && options.runId !== undefined) {
-      const holder = unansweringServer(findCheckoutRoot(options.cwd));
-      if (holder !== null) return await refuse(`The docket server (pid ${holder.pid}) serving this checkout at ${holder.url} does not answer, so whether run_id ${options.runId} was used already cannot be known; nothing ran. Run again once it answers (the same --run-id is safe), or stop it.`, { pid: holder.pid, run_id: options.runId }, "unavailable");
+      const found = await serverOnceStarted(root, (holder, waitMs) => output.stderr(`${style.dim(`the docket server${holder.pid ? ` (pid ${holder.pid})` : ""} serving this checkout is starting (loading its capability files); this run waits up to ${formatWindow(waitMs)} for it to answer, as its run_id is that server's to keep`)}\n`));
+      if (found !== null && "server" in found) server = found.server;
+      else if (found !== null) return await refuse(`The docket server (pid ${found.holder.pid}) serving this checkout ${isUnleased(found.holder) ? `did not finish starting within ${formatWindow(STARTING_LOAD_MS)} (it has written no address yet: its capability files are still loading, or it is frozen)` : `at ${found.holder.url} does not answer`}, so whether run_id ${options.runId} was used already cannot be known; nothing ran. Run again once it answers (the same --run-id is safe), or stop it.`, { pid: found.holder.pid, run_id: options.runId }, "unavailable");
     }
     // With a run_id, the handler waits for the word on it — the server's, or without one the marks
     // and store file of the checkout: already another execution's, this run is that one and does not

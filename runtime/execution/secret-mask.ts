@@ -381,7 +381,12 @@ function maskValue<T>(value: T, text: (input: string) => string, depth: number):
   // A Date, Map or typed array a transform produced carries no text a client reads as such.
   if (proto !== Object.prototype && proto !== null) return value;
   const copy: Record<string, unknown> = {};
-  for (const [key, child] of Object.entries(value as Record<string, unknown>)) copy[text(key)] = maskValue(child, text, depth + 1);
+  for (const [key, child] of Object.entries(value as Record<string, unknown>)) {
+    const masked = text(key);
+    // An own "__proto__" key (JSON.parse makes one) stays a key: assigned, it would set the copy's prototype and vanish.
+    if (masked === "__proto__") Object.defineProperty(copy, masked, { value: maskValue(child, text, depth + 1), enumerable: true, writable: true, configurable: true });
+    else copy[masked] = maskValue(child, text, depth + 1);
+  }
   return copy as T;
 }
 

@@ -194,6 +194,13 @@ describe("createSecretMask", () => {
     expect(mask.value("hunter22")).toBe("[redacted]");
   });
 
+  test("mask.value keeps an own __proto__ key as a key (JSON.parse makes one): assigned, it set the copy's prototype and the field vanished", () => {
+    const mask = createSecretMask(["hunter22"]);
+    const masked = mask.value<Record<string, unknown>>(JSON.parse('{"__proto__":{"echo":"hunter22"},"n":1}'));
+    expect(JSON.stringify(masked)).toBe('{"__proto__":{"echo":"[redacted]"},"n":1}');
+    expect(Object.getPrototypeOf(masked)).toBe(Object.prototype);
+  });
+
   test("mask.value masks a String object as the text JSON writes for it", () => {
     const mask = createSecretMask(["hunter22"]);
     const boxed = structuredClone({ echoed: new String("x hunter22 y"), list: [new String("hunter22")] });

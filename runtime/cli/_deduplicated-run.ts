@@ -48,7 +48,7 @@ export async function finishDeduplicated(options: LocalRunOptions, style: Termin
       if (snapshot !== null && snapshot !== "forgotten") {
         if (!said) say(`${executionId} is ${snapshot.state}; following it to its end`);
         said = true;
-        await followEvents(client, { id: executionId, after: snapshot.last_sequence, onEvent: () => {}, onNote: () => {}, signal: deadline.signal });
+        await followEvents(client, { id: executionId, after: snapshot.last_sequence, onEvent: () => {}, onNote: () => {}, onQuiet: say, signal: deadline.signal });
         if (deadline.signal.aborted) break;
         snapshot = await current();
         if (ended(snapshot)) break;

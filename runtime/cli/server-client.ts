@@ -170,6 +170,8 @@ export interface EventsOptions {
   onEvent(event: ExecutionEvent): void;
   /** Something the reader should know (history already dropped), one line. */
   onNote(line: string): void;
+  /** A follow's channel went quiet past a heartbeat (a server stopped or frozen): said once per silence, one line, before the follow gives up on it. */
+  onQuiet?(line: string): void;
   /** Stops reading or following when aborted (whoever took the events left); the outcome then says so. */
   signal?: AbortSignal;
 }
@@ -218,12 +220,14 @@ export function followEvents(server: ServerClient, options: EventsOptions): Prom
   let done = false;
   let heartbeatMs = DEFAULT_HEARTBEAT_MS;
   let silence: ReturnType<typeof setTimeout> | undefined;
+  let quiet: ReturnType<typeof setTimeout> | undefined;
   return new Promise((resolve) => {
     const socket = new WebSocket(url, protocols);
     const settle = (outcome: EventsOutcome) => {
       if (done) return;
       done = true;
       clearTimeout(silence);
+      clearTimeout(quiet);
       options.signal?.removeEventListener("abort", stop);
       socket.close();
       resolve(outcome);
@@ -231,7 +235,13 @@ export function followEvents(server: ServerClient, options: EventsOptions): Prom
     // Every frame (a heartbeat included) restarts the wait; the connection's opening is waited for as long.
     const listen = () => {
       clearTimeout(silence);
+      clearTimeout(quiet);
       const waitMs = heartbeatMs * HEARTBEATS_MISSED;
+      // A heartbeat missed: said before the give-up, so that a follower does not wait in silence.
+      if (options.onQuiet) {
+        const quietMs = heartbeatMs * 1.25;
+        quiet = setTimeout(() => options.onQuiet?.(`nothing has come from the server at ${server.url} for ${formatWindow(quietMs)}, though it sends a heartbeat at least that often: it may be stopped, frozen or too busy; waiting for it until ${formatWindow(waitMs)} have passed`), quietMs);
+      }
       silence = setTimeout(() => {
         settle({ ok: false, reason: `the server at ${server.url} does not answer: nothing came on the live channel for ${formatWindow(waitMs)}, though it sends a heartbeat at least every ${formatWindow(heartbeatMs * 1.25)} (it is stopped, frozen or too busy); follow again with --after ${last} once it answers` });
       }, waitMs);

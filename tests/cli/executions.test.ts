@@ -122,6 +122,11 @@ describe("docket executions beside a server that does not answer", () => {
     expect(code).toBe(1);
     expect(stderr).toContain(`Stopped following ${id}: the server at ${url} does not answer: nothing came on the live channel for 1 s`);
     expect(stderr).toContain(`follow again with --after ${last} once it answers`);
+    // A missed heartbeat is said first, once: the follower is not left waiting in silence.
+    const quiet = `nothing has come from the server at ${url} for `;
+    expect(stderr.split(quiet)).toHaveLength(2);
+    expect(stderr.indexOf(quiet)).toBeLessThan(stderr.indexOf("Stopped following"));
+    expect(stderr).toContain("it may be stopped, frozen or too busy; waiting for it until 1 s have passed");
   }, 30_000);
 
   test("docket executions events --follow of a server killed meanwhile says the live channel closed and where to resume, exit 1", async () => {

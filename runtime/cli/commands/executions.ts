@@ -225,7 +225,7 @@ const events = defineCommand({
       const printer = createRunReporter({ write: (text) => void stdout.write(o.shown(text)), printers: plain.printers, unknown: plain.unknown, flush: plain.flush });
       const onEvent = (event: ExecutionEvent) => (o.json ? void stdout.write(`${JSON.stringify(event)}\n`) : printer.print(event));
       // Whoever reads stdout left (`| head -2`) or it cannot be written: reading and following stop.
-      const options = { id: args.id, after, onEvent, onNote: o.note, signal: stdout.closed };
+      const options = { id: args.id, after, onEvent, onNote: o.note, onQuiet: o.note, signal: stdout.closed };
       // Following a quiet execution writes nothing for a while, so no write would find the reader
       // gone: it is asked about every second, and the connection to the server ends with it.
       const stopWatching = follow ? stdout.watchReader(readerGone, READER_LOOK_MS) : () => undefined;

@@ -334,7 +334,7 @@ function leasedBy(lease: Lease | null): Lease | null {
  * then `docket run --run-id …` in one CI step goes through that server, not "does not answer".
  * Waits without blocking the thread, so Ctrl-C still stops the run.
  */
-export async function serverOnceStarted(root: string, waiting: (holder: Lease, waitMs: number) => void, clock: { now(): number; sleep(ms: number): Promise<void> } = REAL_CLOCK): Promise<{ server: ServerClient } | { holder: Lease } | null> {
+export async function serverOnceStarted(root: string, waiting: (holder: Lease, waitMs: number) => void, clock: { now(): number; sleep(ms: number): Promise<void> } = REAL_CLOCK): Promise<{ server: ServerClient; lease: Lease } | { holder: Lease } | null> {
   const loadingUntil = clock.now() + STARTING_LOAD_MS;
   for (let said = false; ; ) {
     const holder = checkoutHolder(root);
@@ -346,8 +346,7 @@ export async function serverOnceStarted(root: string, waiting: (holder: Lease, w
     if (isUnleased(holder)) {
       if (clock.now() >= loadingUntil) return { holder };
     } else {
-      const server = await findServer(root);
-      if (server !== null) return { server };
+      if (await isLeaseLive(holder)) return { server: serverClient(holder), lease: holder };
       const leasedAt = Date.parse(holder.started_at);
       if (!(clock.now() < leasedAt + STARTING_ANSWER_MS)) return { holder };
     }

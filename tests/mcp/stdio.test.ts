@@ -766,6 +766,21 @@ export default capability({
 `;
 
 describe("docket mcp beside a server that does not answer", () => {
+  test("docket mcp started while the server still loads its capability files (`docket serve &` just before) waits for it and forwards to it", async () => {
+    const slow = capabilityFile("team.slow").replace("export default capability({", "await new Promise((r) => setTimeout(r, 3000));\nexport default capability({");
+    const root = tempCheckout({ "capabilities/team.greet.ts": capabilityFile("team.greet"), "capabilities/team.slow.ts": slow });
+    cleanups.push(() => removeCheckout(root));
+    const server = spawnDocket(fromSource, ["serve", "--port", "0"], { cwd: root });
+    cleanups.push(() => void (isProcessAlive(server.pid!) && server.kill("SIGKILL")));
+    await untilSeen(() => existsSync(join(root, ".docket", "serve.lock")), "the server to hold its lock");
+    expect(existsSync(join(root, ".docket", "lease.json"))).toBe(false);
+    const agent = await startAgent(root, "early-agent");
+    // Before, it took the server for a silent one for good: no start, no write, until restarted.
+    expect(agent.stderr()).toContain(`docket mcp: the docket server (pid ${server.pid}) serving ${root} is starting (loading its capability files); waiting up to 15 s for it to answer.`);
+    expect(agent.stderr()).toContain("docket mcp: forwarding to the docket server at http://127.0.0.1:");
+    expect(structured(await agent.client.callTool({ name: "team_slow", arguments: { name: "Ada" } }))).toEqual({ greeting: "Hello, Ada" });
+  }, 30_000);
+
   test("docket mcp beside a frozen server runs no start or write of its own (a run_id the server holds never runs twice): it refuses them naming the server, and answers direct reads", async () => {
     const root = tempCheckout({ "capabilities/team.write.ts": APPENDING_WRITE, "capabilities/team.greet.ts": capabilityFile("team.greet") });
     cleanups.push(() => removeCheckout(root));

@@ -12,7 +12,8 @@ import { LimitsError, resolveLimits, type Limits } from "../../execution/limits.
 import { buildFailure, type FailureDescriptor } from "../../execution/failure.ts";
 import type { EdgeInfo } from "../../execution/plane.ts";
 import { isLeaseLive, readLease, type Lease } from "../../server/lease.ts";
-import { unansweringServer } from "../server-client.ts";
+import { isUnleased, serverOnceStarted, unansweringServer } from "../server-client.ts";
+import { formatWindow } from "../run-reporter.ts";
 import { bridgeStdioToHttp } from "../../mcp/bridge.ts";
 import { untilHangUp } from "../../mcp/hang-up.ts";
 import { standbyPlane } from "../../mcp/standby-plane.ts";
@@ -73,7 +74,7 @@ export default defineCommand({
     const root = findCheckoutRoot(process.cwd());
     const capabilityDirs = repeatedFlag(rawArgs, "capabilities");
 
-    const { answering: server, silent } = await locateServer(root);
+    const { answering: server, silent } = await locateServer(root, log);
     if (server) {
       log(`docket mcp: forwarding to the docket server at ${server.url}, which serves ${root}; executions show in its cockpit.`);
       if (capabilityDirs.length > 0) log("docket mcp: --capabilities is ignored: the server's own capabilities answer.");
@@ -117,11 +118,13 @@ export default defineCommand({
  * The checkout's server as docket mcp finds it: one that answers (forwarded to), one that holds
  * the checkout and does not answer (silent: stopped, frozen, too busy), or neither.
  */
-async function locateServer(root: string): Promise<{ answering: Lease | null; silent: Lease | null }> {
-  const lease = readLease(root);
-  if (lease && (await isLeaseLive(lease))) return { answering: lease, silent: null };
-  const holder = unansweringServer(root);
-  if (holder === null) return { answering: null, silent: null };
+async function locateServer(root: string, log: (line: string) => void): Promise<{ answering: Lease | null; silent: Lease | null }> {
+  // A server still starting (`docket serve &` just before) is waited for, as a --run-id run waits.
+  const found = await serverOnceStarted(root, (holder, waitMs) => log(`docket mcp: the docket server${holder.pid ? ` (pid ${holder.pid})` : ""} serving ${root} is starting (loading its capability files); waiting up to ${formatWindow(waitMs)} for it to answer.`));
+  if (found === null) return { answering: null, silent: null };
+  if ("server" in found) return { answering: found.lease, silent: null };
+  const holder = found.holder;
+  if (isUnleased(holder)) return { answering: null, silent: holder };
   // A busy server (parsing a large input, say) answers late, and is still the checkout's server.
   return (await isLeaseLive(holder, { timeout_ms: BUSY_SERVER_MS })) ? { answering: holder, silent: null } : { answering: null, silent: holder };
 }

@@ -334,21 +334,22 @@ function leasedBy(lease: Lease | null): Lease | null {
  * then `docket run --run-id …` in one CI step goes through that server, not "does not answer".
  * Waits without blocking the thread, so Ctrl-C still stops the run.
  */
-export async function serverOnceStarted(root: string, waiting: (holder: Lease, waitMs: number) => void, clock: { now(): number; sleep(ms: number): Promise<void> } = REAL_CLOCK): Promise<{ server: ServerClient; lease: Lease } | { holder: Lease } | null> {
+export async function serverOnceStarted(root: string, waiting: (holder: Lease, waitMs: number) => void, clock: { now(): number; sleep(ms: number): Promise<void> } = REAL_CLOCK): Promise<{ server: ServerClient; lease: Lease } | { holder: Lease; loading: boolean } | null> {
   const loadingUntil = clock.now() + STARTING_LOAD_MS;
   for (let said = false; ; ) {
     const holder = checkoutHolder(root);
     if (holder === null) return null;
-    if (!said && isUnleased(holder)) {
-      said = true;
-      waiting(holder, STARTING_LOAD_MS);
-    }
     if (isUnleased(holder)) {
-      if (clock.now() >= loadingUntil) return { holder };
+      // Its serve.lock gone, it is a server whose .docket/ was removed (`git clean -fdX`), not
+      // one starting: it writes no lease again, and is not waited for.
+      if (!existsSync(join(root, ".docket", "serve.lock"))) return { holder, loading: false };
+      if (!said) waiting(holder, STARTING_LOAD_MS);
+      said = true;
+      if (clock.now() >= loadingUntil) return { holder, loading: true };
     } else {
       if (await isLeaseLive(holder)) return { server: serverClient(holder), lease: holder };
       const leasedAt = Date.parse(holder.started_at);
-      if (!(clock.now() < leasedAt + STARTING_ANSWER_MS)) return { holder };
+      if (!(clock.now() < leasedAt + STARTING_ANSWER_MS)) return { holder, loading: false };
     }
     await clock.sleep(STARTING_POLL_MS);
   }

@@ -23,6 +23,24 @@ async function serve(checkout: string, flags: string[] = []) {
   return { child, url: banner.match(/at (http:\/\/127\.0\.0\.1:\d+)/)![1]! };
 }
 
+/** `team.touch` appends a line to touched.txt each time it runs. */
+const TOUCH = 'import { capability } from "docket";\nimport * as v from "valibot";\nimport { appendFileSync } from "node:fs";\nexport default capability({ id: "team.touch", title: "Touch", description: "Writes a line.", effect: "write", input: v.object({}), output: v.object({}), handler(_input, ctx) { appendFileSync(ctx.root + "/touched.txt", "ran\\n"); return {}; } });\n';
+
+/**
+ * `docket serve` in a new checkout whose `team.slow` takes 3 s to load (6 s in all: its trial,
+ * then its import), answered once the server holds the checkout's lock: it has no lease yet.
+ */
+async function serveStillLoading() {
+  const checkout = tempCheckout();
+  writeFiles(checkout, {
+    "capabilities/team.slow.ts": 'import { capability } from "docket";\nimport * as v from "valibot";\nawait new Promise((r) => setTimeout(r, 3000));\nexport default capability({ id: "team.slow", title: "Slow", description: "Loads slowly.", effect: "read", input: v.object({}), output: v.object({}), handler: () => ({}) });\n',
+    "capabilities/team.touch.ts": TOUCH,
+  });
+  const server = spawnDocket(fromSource, ["serve", "--port", "0"], { cwd: checkout });
+  await pollUntil(async () => existsSync(join(checkout, ".docket", "serve.lock")), (held) => held, "the server to hold its lock");
+  return { checkout, server };
+}
+
 describe("docket run and a server that is killed or frozen", () => {
   test("docket run whose cancel the server answered before it was SIGKILLed is cancelled by the restarted server", async () => {
     const checkout = tempCheckout();
@@ -157,15 +175,8 @@ describe("docket run and a server that is killed or frozen", () => {
   }, 60_000);
 
   test("docket run --run-id beside a server frozen while it starts (its lock held, no lease yet) runs nothing: not 'no server' (tester Z1)", async () => {
-    const checkout = tempCheckout();
-    // A capability whose top level takes a while: the server holds its lock long before its lease.
-    writeFiles(checkout, {
-      "capabilities/team.slow.ts": 'import { capability } from "docket";\nimport * as v from "valibot";\nawait new Promise((r) => setTimeout(r, 2000));\nexport default capability({ id: "team.slow", title: "Slow", description: "Loads slowly.", effect: "read", input: v.object({}), output: v.object({}), handler: () => ({}) });\n',
-      "capabilities/team.touch.ts": 'import { capability } from "docket";\nimport * as v from "valibot";\nimport { appendFileSync } from "node:fs";\nexport default capability({ id: "team.touch", title: "Touch", description: "Writes a line.", effect: "write", input: v.object({}), output: v.object({}), handler(_input, ctx) { appendFileSync(ctx.root + "/touched.txt", "ran\\n"); return {}; } });\n',
-    });
-    const server = spawnDocket(fromSource, ["serve", "--port", "0"], { cwd: checkout });
+    const { checkout, server } = await serveStillLoading();
     try {
-      await pollUntil(async () => existsSync(join(checkout, ".docket", "serve.lock")), (held) => held, "the server to hold its lock");
       server.kill("SIGSTOP");
       expect(existsSync(join(checkout, ".docket", "lease.json"))).toBe(false);
       const ran = await docket(fromSource, ["run", "team.touch", "--run-id", "dup-1"], { cwd: checkout });
@@ -183,14 +194,8 @@ describe("docket run and a server that is killed or frozen", () => {
   }, 60_000);
 
   test("docket run --run-id started while the server is still loading its capability files (`docket serve &` in the same CI step) waits for it and runs through it, once", async () => {
-    const checkout = tempCheckout();
-    writeFiles(checkout, {
-      "capabilities/team.slow.ts": 'import { capability } from "docket";\nimport * as v from "valibot";\nawait new Promise((r) => setTimeout(r, 3000));\nexport default capability({ id: "team.slow", title: "Slow", description: "Loads slowly.", effect: "read", input: v.object({}), output: v.object({}), handler: () => ({}) });\n',
-      "capabilities/team.touch.ts": 'import { capability } from "docket";\nimport * as v from "valibot";\nimport { appendFileSync } from "node:fs";\nexport default capability({ id: "team.touch", title: "Touch", description: "Writes a line.", effect: "write", input: v.object({}), output: v.object({}), handler(_input, ctx) { appendFileSync(ctx.root + "/touched.txt", "ran\\n"); return {}; } });\n',
-    });
-    const server = spawnDocket(fromSource, ["serve", "--port", "0"], { cwd: checkout });
+    const { checkout, server } = await serveStillLoading();
     try {
-      await pollUntil(async () => existsSync(join(checkout, ".docket", "serve.lock")), (held) => held, "the server to hold its lock");
       expect(existsSync(join(checkout, ".docket", "lease.json"))).toBe(false);
       // By its file: the run loads that one file, not the slow one the server is loading.
       const run = () => docket(fromSource, ["run", "capabilities/team.touch.ts", "--run-id", "ci-1", "--format", "json"], { cwd: checkout });
@@ -215,7 +220,7 @@ describe("docket run and a server that is killed or frozen", () => {
   test("docket run --run-id beside a server whose .docket/ was deleted (git clean -fdX) runs nothing: the server still holds the checkout (tester Z3)", async () => {
     const checkout = tempCheckout();
     writeFiles(checkout, {
-      "capabilities/team.touch.ts": 'import { capability } from "docket";\nimport * as v from "valibot";\nimport { appendFileSync } from "node:fs";\nexport default capability({ id: "team.touch", title: "Touch", description: "Writes a line.", effect: "write", input: v.object({}), output: v.object({}), handler(_input, ctx) { appendFileSync(ctx.root + "/touched.txt", "ran\\n"); return {}; } });\n',
+      "capabilities/team.touch.ts": TOUCH,
     });
     const server = await serve(checkout);
     try {

@@ -3,7 +3,7 @@ import type { ExecutionReport, ReportAnswer } from "../execution/report-protocol
 import type { FailureDescriptor } from "../execution/failure.ts";
 import { systemClock } from "../execution/clock.ts";
 import { createExecutionReporter, ReportRefusedError, type ExecutionReporter } from "./_reporter.ts";
-import { findServer, ServerUnreachableError, type ServerClient } from "./server-client.ts";
+import { findServer, NO_ADDRESS, ServerUnreachableError, type ServerClient } from "./server-client.ts";
 import { ownPidNamespace } from "../server/lease.ts";
 import { leaveReports, removeLeftReports } from "../store/left-reports.ts";
 
@@ -69,6 +69,8 @@ export function reportToServer(options: ReportToServerOptions): ExecutionReporte
     pidNamespace: ownPidNamespace(),
     frameBytes: plane.limits.frame_bytes,
     serverUrl: () => server.url,
+    // A server still starting has no address to name yet.
+    serverName: () => (server.url === NO_ADDRESS ? `the docket server (pid ${server.pid}), which has written no address yet,` : `the server at ${server.url}`),
     clock: systemClock,
     leave: (reports) => leaveReports(server.root, id, reports),
     forgetLeft: () => removeLeftReports(server.root, id),

@@ -20,6 +20,8 @@ export interface ExecutionReporterOptions {
   frameBytes: number;
   /** Where the server is, for what the run says: read each time (a server restarted on the checkout has another). */
   serverUrl: string | (() => string);
+  /** How what the run says names the server (default: "the server at <its URL>"): read each time too. */
+  serverName?: () => string;
   /**
    * Sends one report; throws when no answer came (nothing answers, an error status). `signal`
    * aborts when reporting ends meanwhile (the run's end window passed): nobody waits for it then.
@@ -148,6 +150,7 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
   const finishWaitMs = options.finishWaitMs ?? 3000;
   const serverUrl = options.serverUrl;
   const serverNow = typeof serverUrl === "string" ? () => serverUrl : serverUrl;
+  const serverName = options.serverName ?? ((): string => `the server at ${serverNow()}`);
   let everyMs = options.everyMs ?? 2000;
   const created = store.get(id)!;
   const description: Omit<ExecutionReport, "events"> = {
@@ -250,7 +253,7 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
     } else {
       const batch = nextBatch(unsent, id, through, { frameBytes: options.frameBytes, pid });
       if (!batch.ok) {
-        return end(`events of ${id} after ${through} were dropped from this process before the server at ${serverNow()} took them, so from now on this execution is visible to this process alone`);
+        return end(`events of ${id} after ${through} were dropped from this process before ${serverName()} took them, so from now on this execution is visible to this process alone`);
       }
       full = batch.full;
       // The input travels until the server holds the execution; after that it would only weigh.
@@ -280,7 +283,7 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
       // (or, when the server was not heard before it began, has run beside it: said so).
       const late = firstKnown;
       resolveFirst({ kind: "deduplicated", execution_id: answer.deduplicated_to });
-      return end(late ? `the server at ${serverNow()} names ${answer.deduplicated_to} as this run_id's execution, and could not be asked before this run began: this run is visible to this process alone` : null);
+      return end(late ? `${serverName()} names ${answer.deduplicated_to} as this run_id's execution, and could not be asked before this run began: this run is visible to this process alone` : null);
     }
     // The first report only creates the execution there; the run_id is bound by the next, which the
     // server reads only while this run waits for it: a run that gave up holds no run_id. A server
@@ -292,11 +295,11 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
     answeredAt = clock.monotonic();
     if (!heard && bound) {
       heard = true;
-      say(`reported to the server at ${serverNow()}: ${serverNow()}/cockpit/executions/${id}`);
+      say(`reported to ${serverName()}: ${serverNow()}/cockpit/executions/${id}`);
     }
     if (warned) {
       warned = false;
-      say(`the server at ${serverNow()} answers again; reporting ${id} resumed`);
+      say(`${serverName()} answers again; reporting ${id} resumed`);
     }
     if (awaitingEnd) endSent = true;
     // A server that answers and takes more after the run's end is not gone, only behind (a run
@@ -326,19 +329,19 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
       // Ended for silence while this run could not be heard: its real end settles it, once it has one.
       if (!awaitingEnd) {
         awaitingEnd = true;
-        if (!done) say(`the server at ${serverNow()} ended ${id} as ${answer.state} while it could not hear this run (${answer.message}); the run goes on and reports its real end when it finishes`);
+        if (!done) say(`${serverName()} ended ${id} as ${answer.state} while it could not hear this run (${answer.message}); the run goes on and reports its real end when it finishes`);
       }
       if (done) wake(0);
       return;
     }
     if (awaitingEnd) {
-      end(answer.takes_end === true ? `the server at ${serverNow()} could not settle ${id} from this run's end (its outcome is unknown too); settle it by hand: docket executions reconcile ${id}` : `the server at ${serverNow()} holds ${id} as ${answer.state} and recorded this run's real end: ${answer.message}`);
+      end(answer.takes_end === true ? `${serverName()} could not settle ${id} from this run's end (its outcome is unknown too); settle it by hand: docket executions reconcile ${id}` : `${serverName()} holds ${id} as ${answer.state} and recorded this run's real end: ${answer.message}`);
       return;
     }
     const same = done && answer.through >= local!.last_sequence && answer.state === local!.state;
     if (same) return end(null);
-    if (done) return end(`the server at ${serverNow()} holds ${id} as ${answer.state}: ${answer.message}`);
-    end(`the server at ${serverNow()} ended ${id} as ${answer.state} (${answer.message}), so from now on this execution is visible to this process alone`);
+    if (done) return end(`${serverName()} holds ${id} as ${answer.state}: ${answer.message}`);
+    end(`${serverName()} ended ${id} as ${answer.state} (${answer.message}), so from now on this execution is visible to this process alone`);
   }
 
   function failed(error: unknown): void {
@@ -346,14 +349,14 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
     // A run with a run_id waits for its first answer and says itself what a refusal of it means
     // (nothing runs): "visible to this process alone" would say it goes on.
     if (error instanceof ReportRefusedError && !bound) return end(null);
-    if (error instanceof ReportRefusedError) return end(`the server at ${serverNow()} refused the report of ${id} (${reason}), so from now on this execution is visible to this process alone`);
+    if (error instanceof ReportRefusedError) return end(`${serverName()} refused the report of ${id} (${reason}), so from now on this execution is visible to this process alone`);
     failures++;
     // Ended, with a server that does not answer: what it owes is left at once, then again when
     // the end window passes — a run killed while it waits (a CI job cancelled) leaves it all the same.
     if (finishing) leaveQuietly();
     if (!warned && (!heard || failures >= FAILURES_TO_WARN || clock.monotonic() - answeredAt >= SILENCE_TO_WARN_MS)) {
       warned = true;
-      say(`the server at ${serverNow()} does not answer (${reason}); this run goes on and keeps trying to report to it`);
+      say(`${serverName()} does not answer (${reason}); this run goes on and keeps trying to report to it`);
     }
     // Once the run has ended, the finish timer ends reporting when its window passes.
     wake(Math.min(maxBackoffMs, soonMs * 2 ** failures));
@@ -364,7 +367,7 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
     finishTimer = null;
     givenUp = true;
     const since = tookSinceEndAt > 0 ? `its last answer (it was still taking this run's events ${formatWindow(tookSinceEndAt - finishingSince)} after the run's end)` : "this run's end";
-    end(`the server at ${serverNow()} did not answer within ${formatWindow(finishDue - Math.max(finishingSince, tookSinceEndAt))} of ${since}, so the end of ${id} was not reported to it${leaveOwed()}`);
+    end(`${serverName()} did not answer within ${formatWindow(finishDue - Math.max(finishingSince, tookSinceEndAt))} of ${since}, so the end of ${id} was not reported to it${leaveOwed()}`);
   }
 
   /**

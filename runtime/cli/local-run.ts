@@ -19,7 +19,7 @@ import { checkValue } from "../execution/validate.ts";
 import { MIN_MASKED_LENGTH } from "../execution/secret-mask.ts";
 import { createLiveView, wantsLiveView, type LiveView } from "./live-view.ts";
 import { createRunReporter, formatWindow, plainPrinters } from "./run-reporter.ts";
-import { findServer, serverClient, serverOnceStarted, STARTING_LOAD_MS, unansweringServer } from "./server-client.ts";
+import { checkoutHolder, findServer, isUnleased, serverClient, serverOnceStarted, STARTING_LOAD_MS } from "./server-client.ts";
 import { isTerminal } from "../execution/state-machine.ts";
 import { reportToServer } from "./_reporter-to-server.ts";
 import { childGroups, endEveryChildGroup, signalGroup } from "../worker/process-groups.ts";
@@ -232,7 +232,7 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
       // A server that holds the checkout's lock and does not answer (frozen, overloaded, starting)
       // is the checkout's server all the same, silent for now: the run reports to it once it
       // answers, as to one that went silent mid-run (docs/protocol.md, "One plane per checkout").
-      const holder = unansweringServer(root);
+      const holder = checkoutHolder(root);
       if (holder === null) {
         // With a run_id, said once the run_id is claimed: the run may turn out to be another one.
         if (options.runId === undefined) say("no server serves this checkout, so this execution is visible to this process alone");
@@ -240,7 +240,8 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
         // None at the first look, one now: the run_id is that server's to keep, and it did not answer yet.
         return await refuse(`A docket server (pid ${holder.pid}) began serving this checkout as this run started, so run_id ${options.runId} was not kept; nothing ran.`, { run_id: options.runId, pid: holder.pid }, "unavailable", { retryability: "safe", suggestion: "Run again: the run then goes through that server (the same --run-id is safe)." });
       } else {
-        say(`the docket server (pid ${holder.pid}) serving this checkout at ${holder.url} does not answer; this run goes on and reports to it once it answers`);
+        const silent = isUnleased(holder) ? "is starting (it has written no address yet)" : `at ${holder.url} does not answer`;
+        say(`the docket server${holder.pid ? ` (pid ${holder.pid})` : ""} serving this checkout ${silent}; this run goes on and reports to it once it answers`);
         reporter = reportToServer({ server: serverClient(holder), plane: plane.engine, id, edge, say, unanswered: true });
       }
     }

@@ -291,33 +291,21 @@ export function followEvents(server: ServerClient, options: EventsOptions): Prom
 }
 
 /**
- * The lease of a server that holds `root` and does not answer, or null: its process lives and
- * still holds the checkout's lock (a lock this process can take means no server holds it; the
- * build without a lock, where every take succeeds, cannot tell and lets the run go on). A lease
- * whose pid this process cannot see (a server in another pid namespace, `pidVisible`) is not
- * judged by it: the lock alone says whether its server is there.
+ * The server that holds `root` as it is now, without waiting: its lease, one named by the lock
+ * alone (`isUnleased`) when it has written none yet (starting: its capability files loading; or
+ * frozen while it did, or its .docket/ removed), or null when none holds it. A server that holds
+ * the lock and does not answer is no missing one — a run_id run beside it could run twice (a
+ * tester's finding). A lock this process can take means no server holds it (the build without a
+ * lock, where every take succeeds, cannot tell and lets the run go on). A lease whose pid this
+ * process cannot see (a server in another pid namespace, `pidVisible`) is not judged by it: the
+ * lock alone says whether its server is there.
  */
-export function unansweringServer(root: string): Lease | null {
-  const holder = checkoutHolder(root);
-  if (holder === null || !isUnleased(holder)) return holder;
-  // Held, with no lease yet: a server starting (its capability files still loading), or one
-  // frozen while it did. Not "no server" — a run_id run here could run twice (a tester's finding).
-  // Given a moment to write its lease, it is named by it; else by what the lock says of it.
-  for (const deadline = Date.now() + STARTING_WAIT_MS; Date.now() < deadline; ) {
-    Atomics.wait(PAUSE, 0, 0, 100);
-    const written = leasedBy(readLease(root));
-    if (written !== null) return written;
-  }
-  return holder;
-}
-
-/** The server that holds `root` as it is now: its lease, one named by the lock alone (`isUnleased`) when it has written none yet, or null when none holds it. */
-function checkoutHolder(root: string): Lease | null {
+export function checkoutHolder(root: string): Lease | null {
   const lease = leasedBy(readLease(root));
   if (!lockHeld(root, lease !== null)) return null;
   if (lease !== null) return lease;
   const pid = lockHolderPid(root);
-  return { url: "(no address: it has written no lease — it is starting, or its .docket/ was removed)", pid: typeof pid === "number" ? pid : 0, root, token: null, started_at: UNLEASED, pid_namespace: null };
+  return { url: NO_ADDRESS, pid: typeof pid === "number" ? pid : 0, root, token: null, started_at: UNLEASED, pid_namespace: null };
 }
 
 /** A lease whose process is still there, or null. */
@@ -362,7 +350,10 @@ export const STARTING_LOAD_MS = 15_000;
 const STARTING_ANSWER_MS = 5_000;
 const STARTING_POLL_MS = 100;
 
-/** The `started_at` of the holder `unansweringServer` names from the lock alone: it has written no lease. */
+/** The `url` of a holder named from the lock alone (`checkoutHolder`): it has written no lease. */
+export const NO_ADDRESS = "(no address: it has written no lease — it is starting, or its .docket/ was removed)";
+
+/** The `started_at` of a holder named from the lock alone (`checkoutHolder`): it has written no lease. */
 const UNLEASED = "";
 
 /** A holder that has written no lease yet: a server starting (its capability files loading), not one known to be frozen. */
@@ -370,9 +361,6 @@ export function isUnleased(holder: Lease): boolean {
   return holder.started_at === UNLEASED;
 }
 
-/** How long a server that holds the checkout and has written no lease is given to write one. */
-const STARTING_WAIT_MS = 5_000;
-const PAUSE = new Int32Array(new SharedArrayBuffer(4));
 
 /**
  * Whether a process holds the checkout's lock. A lock the kernel lists (Linux: /proc/locks) is

@@ -326,7 +326,7 @@ describe("docket run and the server serving its checkout", () => {
     } finally {
       await small.stop();
     }
-  });
+  }, 30_000);
 
   test("docket run --run-id with an input as deep as any input may be (128 levels) is reported and its run_id kept: run again, it is that execution", async () => {
     const checkout = tempCheckout();

@@ -3,14 +3,14 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
-import { serverClient, ServerUnreachableError, unansweringServer } from "../../runtime/cli/server-client.ts";
+import { serverClient, ServerUnreachableError, checkoutHolder } from "../../runtime/cli/server-client.ts";
 import { lockCheckout } from "../../runtime/server/checkout-lock.ts";
 import { ensureDocketDir, leasePath, type Lease } from "../../runtime/server/lease.ts";
 import { removeTempDirs, tempCheckout } from "./_harness.ts";
 
 afterAll(removeTempDirs);
 
-describe("unansweringServer", () => {
+describe("checkoutHolder", () => {
   test("a lease of another pid namespace is not judged by its pid: the server is there while it holds the checkout's lock, and gone once it does not", () => {
     const root = tempCheckout();
     // The number names a process of the server's namespace: here it names nobody.
@@ -18,15 +18,15 @@ describe("unansweringServer", () => {
     const lease: Lease = { url: "http://127.0.0.1:9", pid, root, token: null, started_at: new Date().toISOString(), pid_namespace: "pid:[1]" };
     ensureDocketDir(root);
     writeFileSync(leasePath(root), JSON.stringify(lease));
-    expect(unansweringServer(root)).toBeNull();
+    expect(checkoutHolder(root)).toBeNull();
     const lock = lockCheckout(root)!;
     try {
       // Before the fix the lease was taken for a dead server's, and the run waited 5 s for another.
-      expect(unansweringServer(root)).toEqual(lease);
+      expect(checkoutHolder(root)).toEqual(lease);
     } finally {
       lock.release();
     }
-    expect(unansweringServer(root)).toBeNull();
+    expect(checkoutHolder(root)).toBeNull();
   });
 });
 

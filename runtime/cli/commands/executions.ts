@@ -13,8 +13,8 @@ import { writerOf } from "../fd-writer.ts";
 import { terminalStyle, type TerminalStyle } from "../_terminal.ts";
 import { EXIT, exitCodeOf, failureText } from "../exit-code.ts";
 import { runnerSafe } from "../github-actions.ts";
-import { createRunReporter, formatDuration, location, plainPrinters } from "../run-reporter.ts";
-import { findServer, followEvents, isUnleased, readEvents, ServerUnreachableError, unansweringServer, type EventsOutcome, type ServerClient } from "../server-client.ts";
+import { createRunReporter, formatDuration, formatWindow, location, plainPrinters } from "../run-reporter.ts";
+import { findServer, followEvents, isUnleased, readEvents, serverOnceStarted, ServerUnreachableError, STARTING_LOAD_MS, type EventsOutcome, type ServerClient } from "../server-client.ts";
 import type { Lease } from "../../server/lease.ts";
 import { READER_LOOK_MS, readerGone } from "../../adapter/reader-gone.ts";
 import { jsonText } from "../_json-text.ts";
@@ -76,12 +76,12 @@ function noServer(root: string, why: string): FailureDescriptor {
 }
 
 /** The failure of a server that holds the checkout and does not answer (stopped, frozen, or too busy). */
-function frozenServer(root: string, holder: Lease): FailureDescriptor {
+function frozenServer(root: string, holder: Lease, loading: boolean): FailureDescriptor {
   const pid = holder.pid > 0 ? ` (pid ${holder.pid})` : "";
   // Holding the checkout with no lease written is, most often, a server still loading its capability files.
   const [message, suggestion] = isUnleased(holder)
     ? [
-        `The docket server${pid} holding ${root} has not written its address yet: it is starting (loading its capability files), or its .docket/ was removed under it. No other server can start while it holds the checkout.`,
+        `The docket server${pid} holding ${root} has not written its address ${loading ? `within ${formatWindow(STARTING_LOAD_MS)}: it is still starting (loading its capability files) or frozen` : "and its .docket/ was removed under it"}. No other server can start while it holds the checkout.`,
         `Run this again once it prints "docket serving ${root} at …"${holder.pid > 0 ? `; if it never does, stop it (kill ${holder.pid})` : ""}.`,
       ]
     : [
@@ -108,11 +108,11 @@ async function withServer(o: Out, body: (server: ServerClient) => Promise<number
   const root = findCheckoutRoot(process.cwd());
   let server = await findServer(root);
   if (!server) {
-    // A server that holds the checkout and does not answer is no missing one: starting another is refused.
-    const holder = unansweringServer(root);
-    // A lease written while that looked (a server that just finished starting) is asked once more before it is called frozen.
-    if (holder !== null && !isUnleased(holder)) server = await findServer(root);
-    if (!server) return fail(o, holder ? frozenServer(root, holder) : noServer(root, ""));
+    // A server that holds the checkout and does not answer is no missing one: starting another is
+    // refused. One still starting (`docket serve &` just before) is waited for.
+    const found = await serverOnceStarted(root, (holder, waitMs) => o.note(`the docket server${holder.pid ? ` (pid ${holder.pid})` : ""} serving this checkout is starting (loading its capability files); waiting up to ${formatWindow(waitMs)} for it to answer`));
+    if (found !== null && "server" in found) server = found.server;
+    else return fail(o, found ? frozenServer(root, found.holder, found.loading) : noServer(root, ""));
   }
   try {
     return await body(server);

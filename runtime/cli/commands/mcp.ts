@@ -12,7 +12,7 @@ import { LimitsError, resolveLimits, type Limits } from "../../execution/limits.
 import { buildFailure, type FailureDescriptor } from "../../execution/failure.ts";
 import type { EdgeInfo } from "../../execution/plane.ts";
 import { isLeaseLive, readLease, type Lease } from "../../server/lease.ts";
-import { isUnleased, serverOnceStarted, unansweringServer } from "../server-client.ts";
+import { checkoutHolder, isUnleased, serverOnceStarted } from "../server-client.ts";
 import { formatWindow } from "../run-reporter.ts";
 import { bridgeStdioToHttp } from "../../mcp/bridge.ts";
 import { untilHangUp } from "../../mcp/hang-up.ts";
@@ -137,7 +137,7 @@ const BUSY_SERVER_MS = 5_000;
  * server's state is looked at again, so that one stopped since is not said to hold the checkout.
  */
 function silentServerFailure(root: string, silent: Lease, what: string, edge: EdgeInfo): FailureDescriptor {
-  const holds = unansweringServer(root)?.pid === silent.pid;
+  const holds = checkoutHolder(root)?.pid === silent.pid;
   const state = holds ? "holds this checkout and did not answer when docket mcp started (stopped, frozen or too busy)" : "did not answer when docket mcp started and has stopped since";
   return buildFailure({
     error_code: "unavailable",

@@ -217,6 +217,25 @@ describe("docket run and a server that is killed or frozen", () => {
     }
   }, 60_000);
 
+  test("docket run without a run_id beside a server still loading its capability files goes on at once, names the server by its pid, and the server takes the reports it left", async () => {
+    const { checkout, server } = await serveStillLoading();
+    try {
+      const ran = await docket(fromSource, ["run", "capabilities/team.touch.ts", "--format", "json"], { cwd: checkout });
+      expect(ran.code).toBe(0);
+      const id = oneJsonDocument(ran.stdout).execution.id;
+      expect(ran.stderr).toContain(`the docket server (pid ${server.pid}) serving this checkout is starting (it has written no address yet); this run goes on and reports to it once it answers`);
+      // Before, the run's thread waited up to 5 s for the lease, its handler running; and the server was named "(no address: …)".
+      expect(ran.stderr).toContain(`the docket server (pid ${server.pid}), which has written no address yet, did not answer within 3 s of this run's end`);
+      expect(ran.stderr).not.toContain("(no address");
+      const url = (await watchStream(server.stderr).until(/docket serving .* at (http:\/\/127\.0\.0\.1:\d+)/)).match(/at (http:\/\/127\.0\.0\.1:\d+)/)![1]!;
+      const held = await pollUntil(() => api(url).get(`/api/v1/executions/get?id=${id}`).catch(() => null), (e) => e?.state === "succeeded", "the server to take the run's left reports");
+      expect(held.actor).toMatchObject({ kind: "cli" });
+    } finally {
+      server.kill("SIGKILL");
+      await server.exited;
+    }
+  }, 60_000);
+
   test("docket run --run-id beside a server whose .docket/ was deleted (git clean -fdX) runs nothing: the server still holds the checkout (tester Z3)", async () => {
     const checkout = tempCheckout();
     writeFiles(checkout, {

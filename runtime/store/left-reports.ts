@@ -34,19 +34,30 @@ export function leaveReports(root: string, id: string, reports: readonly Executi
 
 /**
  * The reports left for `id`, as their file holds them (each still to be checked as any report is),
- * or null when none were left, or the file is not what `leaveReports` writes.
+ * or null when none were left (or the name is no file docket can read: a folder, one it may not
+ * open). A file that is not what `leaveReports` writes (not JSON, cut short, another shape) holds
+ * no report: `[]`, refused and removed like a report that does not check. `leaveReports` renames
+ * its files into place whole, so such a file is never one being written. Kept, it was read again
+ * at every look, every 5 s, for ever.
  */
 export function readLeftReports(root: string, id: string): unknown[] | null {
   const path = leftReportPath(root, id);
   if (path === null) return null;
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    // Too large to be a text at all: no file of docket's either.
+    return (error as NodeJS.ErrnoException)?.code === "ERR_STRING_TOO_LONG" ? [] : null;
+  }
   let value: unknown;
   try {
-    value = JSON.parse(readFileSync(path, "utf8"));
+    value = JSON.parse(text);
   } catch {
-    return null;
+    return [];
   }
   const left = value as { id?: unknown; reports?: unknown } | null;
-  return left !== null && typeof left === "object" && left.id === id && Array.isArray(left.reports) ? left.reports : null;
+  return left !== null && typeof left === "object" && left.id === id && Array.isArray(left.reports) ? left.reports : [];
 }
 
 /**

@@ -512,10 +512,21 @@ describe("docket run and the server serving its checkout", () => {
       const id = await runUnheard(checkout, serve);
       serve.kill("SIGKILL");
       await serve.exited;
-      ({ serve, http } = await serveProcess(checkout));
+      // Beside it, files that are no reports docket left (cut short, not JSON): refused and removed
+      // once, not read again at every look for ever.
+      const cut = join(checkout, ".docket", "reports", "x-20261205T000000Z-0000c0de.json");
+      const garbage = join(checkout, ".docket", "reports", "x-20261205T000000Z-0000beef.json");
+      writeFileSync(cut, (await Bun.file(join(checkout, ".docket", "reports", `${id}.json`)).text()).slice(0, 100));
+      writeFileSync(garbage, "not json at all");
+      let said: Awaited<ReturnType<typeof serveProcess>>["said"];
+      ({ serve, http, said } = await serveProcess(checkout));
       const held = await pollUntil(() => http.get(`/api/v1/executions/get?id=${id}`), (got) => got.state === "succeeded", `${id} taken by the restarted server`);
       expect(held).toMatchObject({ id, state: "succeeded", output: { steps: 2 }, actor: { kind: "cli" } });
       expect(existsSync(join(checkout, ".docket", "reports", `${id}.json`))).toBe(false);
+      await said.until(/0000beef: the reports its run left in \.docket\/reports\/ could not be taken: the file holds no report that checks/);
+      await said.until(/0000c0de: the reports its run left in \.docket\/reports\/ could not be taken: the file holds no report that checks/);
+      expect(existsSync(cut)).toBe(false);
+      expect(existsSync(garbage)).toBe(false);
     } finally {
       serve.kill("SIGCONT");
       serve.kill("SIGTERM");

@@ -4,14 +4,12 @@ import { ErrorCode, isInitializeRequest, isJSONRPCErrorResponse, isJSONRPCNotifi
 import type { HangUp } from "./hang-up.ts";
 import { JsonLinesTransport } from "./json-lines-transport.ts";
 import { cancelledRequest, PendingRequests, reusedIdAnswer } from "./pending-requests.ts";
-import { fetchTellingStreamEnds } from "./_stream-ends.ts";
+import { watchStreamEnds } from "./_stream-ends.ts";
 import { earlyRequestAnswer, SessionStart } from "./session-start.ts";
 import { failureToolResult } from "./failure-result.ts";
 import { buildFailure } from "../execution/failure.ts";
 import { newTraceId, requestIdFrom } from "../server/edge-ids.ts";
 
-/** How long an answer stream that ended is given for its last message to be parsed and relayed. */
-const STREAM_END_GRACE_MS = 200;
 /** How long a server asked to open a new session (reconnect) is waited for. */
 const RECONNECT_ANSWER_MS = 10_000;
 
@@ -74,8 +72,11 @@ export async function bridgeStdioToHttp(options: BridgeOptions): Promise<void> {
   const cancelled = new Set<RequestId>();
   /** The docket_execution_start requests in flight: one cancelled and answered anyway started an execution nobody knows of. */
   const starts = new Set<RequestId>();
+  /** Requests the bridge answered itself, the server's stream having ended without their answer: one the server still gives is not a second answer. */
+  const gaveUp = new Set<RequestId>();
   const answer = async (message: JSONRPCMessage) => {
     const id = responseId(message);
+    if (id !== undefined && gaveUp.delete(id)) return;
     if (id !== undefined) {
       onAnswer.get(id)?.();
       onAnswer.delete(id);
@@ -96,37 +97,39 @@ export async function bridgeStdioToHttp(options: BridgeOptions): Promise<void> {
   };
   /**
    * An answer stream that ended before its answer (the server stopped, crashed or restarted under
-   * a call): the agent is told, instead of waiting forever. The SDK may still be parsing the
-   * stream's last bytes when it ends, so its answer is given a moment to arrive first.
+   * a call): the agent is told, instead of waiting forever. Told after every message the stream
+   * held was handed on (_stream-ends.ts), so an answer still being parsed is never taken for one
+   * that did not come.
    */
   const streamEnded = (ids: RequestId[], error: unknown) => {
     const origin = target.url.origin;
-    setTimeout(() => {
-      for (const id of ids) {
-        // A cancelled request whose answer did not come (the server took the cancel) is done with.
-        cancelled.delete(id);
-        starts.delete(id);
-        onAnswer.get(id)?.();
-        onAnswer.delete(id);
-        if (!pending.has(id)) continue;
-        // The server went away under a call: whoever listens at its address next is not trusted
-        // with the token until the lease says a server of this checkout is there (reconnect).
-        suspect = true;
-        const why = error ? ` (${reasonOf(error)})` : "";
-        sayOnce(`docket mcp: the docket server at ${origin} closed a call's answer before it was given`);
-        const message = `The docket server at ${origin} stopped answering this request before its answer came${why}: it stopped, crashed or restarted. A call that starts work may have run: once a server runs again, find it with docket_executions or \`docket executions list\` before you retry.`;
-        answer({ jsonrpc: "2.0", id, error: { code: ErrorCode.ConnectionClosed, message } }).catch(() => undefined);
-      }
-    }, STREAM_END_GRACE_MS);
+    for (const id of ids) {
+      // A cancelled request whose answer did not come (the server took the cancel) is done with.
+      cancelled.delete(id);
+      starts.delete(id);
+      onAnswer.get(id)?.();
+      onAnswer.delete(id);
+      if (!pending.has(id)) continue;
+      // The server went away under a call: whoever listens at its address next is not trusted
+      // with the token until the lease says a server of this checkout is there (reconnect).
+      suspect = true;
+      const why = error ? ` (${reasonOf(error)})` : "";
+      sayOnce(`docket mcp: the docket server at ${origin} closed a call's answer before it was given`);
+      const message = `The docket server at ${origin} stopped answering this request before its answer came${why}: it stopped, crashed or restarted. A call that starts work may have run: once a server runs again, find it with docket_executions or \`docket executions list\` before you retry.`;
+      answer({ jsonrpc: "2.0", id, error: { code: ErrorCode.ConnectionClosed, message } }).catch(() => undefined);
+      gaveUp.add(id);
+    }
   };
+  const streamEnds = watchStreamEnds(streamEnded);
 
   /** The transport of one session with the server at `address`; its messages go to the agent. */
   const connect = (address: ServerAddress): StreamableHTTPClientTransport => {
     const transport = new StreamableHTTPClientTransport(address.url, {
       requestInit: { headers: address.token ? { Authorization: `Bearer ${address.token}` } : {} },
-      fetch: fetchTellingStreamEnds(streamEnded),
+      fetch: streamEnds.fetch,
     });
     transport.onmessage = (message) => {
+      if (streamEnds.ends(message)) return;
       const own = "id" in message && message.id !== undefined && !("method" in message) ? ownRequests.get(message.id) : undefined;
       if (own) return own(message);
       const id = responseId(message);
@@ -314,6 +317,8 @@ export async function bridgeStdioToHttp(options: BridgeOptions): Promise<void> {
       return;
     }
     if (isJSONRPCRequest(message)) {
+      // An id answered by the bridge itself, used again: the answer to come is this request's.
+      gaveUp.delete(message.id);
       unsent.add(message.id);
       if (message.method === "tools/call" && (message.params as { name?: unknown } | undefined)?.name === "docket_execution_start") starts.add(message.id);
     }

@@ -506,6 +506,24 @@ describe("docket mcp beside a server", () => {
     return { server, agent };
   }
 
+  test("docket mcp forwarding answers a call whose answer is megabytes once, with its result: not first 'the server stopped' while the answer was still being parsed (MCP tester)", async () => {
+    const big = capabilityFile("team.big", { input: "v.object({ mb: v.number() })", output: "v.object({ s: v.string() })", body: 'return { s: "x".repeat(Math.floor(input.mb * 1_000_000)) };' });
+    const root = tempCheckout({ "capabilities/team.big.ts": big });
+    cleanups.push(() => removeCheckout(root));
+    // A server of its own process, as in use: it sends the answer's bytes as fast as they go.
+    await serveToFreeze(root);
+    const agent = await startRawAgent(root);
+    agent.send(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "docket_execution_start", arguments: { capability: "team.big", input: { mb: 7.5 }, wait: true } } }));
+    const first = await agent.next();
+    // Before, a -32000 "stopped answering … crashed or restarted" came first, then the result.
+    expect(first.error).toBeUndefined();
+    expect(first.id).toBe(1);
+    expect(first.result.structuredContent.execution.state).toBe("succeeded");
+    // Nothing more for id 1: the next message is the answer to the next request.
+    agent.send(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "ping" }));
+    expect(await agent.next()).toMatchObject({ id: 2, result: {} });
+  }, 60_000);
+
   test("docket mcp forwards to the server of its checkout: the agent's execution is in the server's list with actor mcp", async () => {
     const { server, agent } = await serveAndAgent();
     expect(agent.stderr()).toContain(`forwarding to the docket server at ${server.url}`);

@@ -293,7 +293,7 @@ export async function bridgeStdioToHttp(options: BridgeOptions): Promise<void> {
     // Never sent on (the server would see two requests of one id): answered here, and the request
     // waiting with that id still waits.
     if (pending.reused(message)) {
-      downstream.send(reusedIdAnswer(message)).catch((error) => sayOnce(`docket mcp: ${(error as Error).message}`));
+      downstream.send(reusedIdAnswer(message, pending)).catch((error) => sayOnce(`docket mcp: ${(error as Error).message}`));
       return;
     }
     // Before initialize there is no session with the server to send a request in: refused as a

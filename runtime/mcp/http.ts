@@ -174,7 +174,7 @@ export function createMcpApp(plane: ExecutionPlane, options: McpAppOptions = {})
     if (asked !== null) {
       // JSON-RPC ids name one request each: the transport would send the waiting request's answer
       // down this one's stream, or run both and lose one answer. Nothing of it runs.
-      if (session.pending.reused(asked as JSONRPCMessage)) return c.json(reusedIdAnswer(asked), 400);
+      if (session.pending.reused(asked as JSONRPCMessage)) return c.json(reusedIdAnswer(asked, session.pending), 400);
       // Waiting from now, not from when the transport reads it: a second request with its id sent
       // meanwhile is refused too.
       session.pending.received(asked);

@@ -7,6 +7,13 @@ import { ErrorCode, isJSONRPCErrorResponse, isJSONRPCNotification, isJSONRPCRequ
  */
 export class PendingRequests {
   private readonly ids = new Set<RequestId>();
+  /**
+   * Requests the agent cancelled in flight, newest last: their work may still be ending (a
+   * handler told to stop, a start being undone) and no answer says when, so their ids stay taken.
+   * MCP forbids reusing an id in a session; a request that did was run, its cancel applied to it
+   * instead of the cancelled one, and the cancelled one's answer given as its own (MCP tester).
+   */
+  private readonly retired = new Set<RequestId>();
   private waiters: Array<() => void> = [];
 
   /**
@@ -21,6 +28,7 @@ export class PendingRequests {
       const id = cancelledRequest(message);
       if (id === undefined || !this.ids.has(id)) return false;
       this.settle(id);
+      this.retire(id);
     }
     return true;
   }
@@ -31,7 +39,12 @@ export class PendingRequests {
    * request is answered {@link reusedIdAnswer} and not run; the one waiting is left as it is.
    */
   reused(message: JSONRPCMessage): message is JSONRPCRequest {
-    return isJSONRPCRequest(message) && this.ids.has(message.id);
+    return isJSONRPCRequest(message) && (this.ids.has(message.id) || this.retired.has(message.id));
+  }
+
+  /** Whether `id` names a request the agent cancelled in this session (see `retired`). */
+  cancelled(id: RequestId): boolean {
+    return this.retired.has(id);
   }
 
   /** A message to the agent, once written. */
@@ -65,6 +78,12 @@ export class PendingRequests {
     return new Promise((resolve) => this.waiters.push(resolve));
   }
 
+  private retire(id: RequestId): void {
+    this.retired.add(id);
+    // Bounded: the oldest cancelled work has ended long before this many cancels later.
+    if (this.retired.size > RETIRED_IDS) this.retired.delete(this.retired.values().next().value!);
+  }
+
   private settle(id: RequestId): void {
     if (!this.ids.delete(id) || this.ids.size > 0) return;
     const waiters = this.waiters;
@@ -73,6 +92,9 @@ export class PendingRequests {
   }
 }
 
+/** How many cancelled requests' ids stay taken (see PendingRequests `retired`). */
+const RETIRED_IDS = 10_000;
+
 /** The request a `notifications/cancelled` cancels, or undefined for any other message. */
 export function cancelledRequest(message: JSONRPCMessage): RequestId | undefined {
   if (!isJSONRPCNotification(message) || message.method !== "notifications/cancelled") return undefined;
@@ -80,7 +102,8 @@ export function cancelledRequest(message: JSONRPCMessage): RequestId | undefined
 }
 
 /** The answer to a request that reused the id of one still waiting (see PendingRequests.reused): nothing of it ran. */
-export function reusedIdAnswer(request: JSONRPCRequest): JSONRPCMessage {
-  const message = `The request id ${JSON.stringify(request.id)} is already used by a request of this session that has no answer yet, so this ${request.method} request was not run: give each request in flight an id of its own, and send it again with a new id.`;
+export function reusedIdAnswer(request: JSONRPCRequest, pending: PendingRequests): JSONRPCMessage {
+  const used = pending.cancelled(request.id) ? "a request of this session that was cancelled (its work may still be ending, and MCP never reuses an id in a session)" : "a request of this session that has no answer yet";
+  const message = `The request id ${JSON.stringify(request.id)} is already used by ${used}, so this ${request.method} request was not run: give each request an id of its own, and send it again with a new id.`;
   return { jsonrpc: "2.0", id: request.id, error: { code: ErrorCode.InvalidRequest, message } };
 }

@@ -54,7 +54,7 @@ class ObservedTransport implements Transport {
     inner.onmessage = (message, extra) => {
       const initialize = isJSONRPCRequest(message) && message.method === "initialize";
       // Answered here, not through send: the request waiting with that id still waits.
-      if (pending.reused(message)) void inner.send(reusedIdAnswer(message)).catch((error) => this.onerror?.(error as Error));
+      if (pending.reused(message)) void inner.send(reusedIdAnswer(message, pending)).catch((error) => this.onerror?.(error as Error));
       // The session is negotiated once: a later initialize gets the first one's answer, as over HTTP and forwarding.
       else if (initialize && this.firstAnswer !== null) {
         pending.received(message);

@@ -160,6 +160,34 @@ async function serveToFreeze(root: string) {
   return server;
 }
 
+/** A checkout whose team.slow answers its tag after 400 ms, and ignores a cancel. */
+async function slowCheckout(): Promise<string> {
+  const root = tempCheckout({
+    "capabilities/team.slow.ts": capabilityFile("team.slow", { input: "v.object({ tag: v.string() })", body: "return new Promise((resolve) => setTimeout(() => resolve({ greeting: input.tag }), 400));" }),
+  });
+  cleanups.push(() => removeCheckout(root));
+  return root;
+}
+
+/**
+ * A call, its cancel and a call reusing its id, in one write: the second is refused -32600 and
+ * runs nothing, the cancelled one is never answered, and the session goes on. Before, the cancel
+ * reached the second call and the first one's answer was given as the second's (MCP tester).
+ */
+async function expectCancelledIdRefused(root: string): Promise<void> {
+  const agent = await startRawAgent(root);
+  const call = (tag: string) => JSON.stringify({ jsonrpc: "2.0", id: "X", method: "tools/call", params: { name: "team_slow", arguments: { tag } } });
+  const cancel = JSON.stringify({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: "X" } });
+  agent.send(`${call("first")}\n${cancel}\n${call("second")}`);
+  const refused = await agent.next();
+  expect(refused).toMatchObject({ id: "X", error: { code: -32600 } });
+  expect(refused.error.message).toContain('The request id "X" is already used by a request of this session that was cancelled');
+  // Long enough for the cancelled call to have ended: its answer, were it given, would come first.
+  await Bun.sleep(800);
+  agent.send(JSON.stringify({ jsonrpc: "2.0", id: "after", method: "tools/call", params: { name: "team_slow", arguments: { tag: "after" } } }));
+  expect(await agent.next()).toMatchObject({ id: "after", result: { structuredContent: { greeting: "after" } } });
+}
+
 describe("docket mcp without a server", () => {
   test("docket mcp serves a plane of its own on stdio, says so once on stderr, and its stdout carries JSON-RPC only", async () => {
     const root = tempCheckout({ "capabilities/team.noisy.ts": NOISY });
@@ -349,6 +377,10 @@ describe("docket mcp without a server", () => {
     expect(await agent.next()).toMatchObject({ id: "dup", result: { structuredContent: { greeting: "third" } } });
   });
 
+  test("docket mcp alone answers a request that reuses the id of one the agent cancelled -32600 and runs nothing of it; the cancelled one is not answered (MCP tester)", async () => {
+    await expectCancelledIdRefused(await slowCheckout());
+  });
+
   test("docket mcp alone answers a second initialize with the session's own result, as forwarding and HTTP do: the session is negotiated once (tester)", async () => {
     const root = tempCheckout({ "capabilities/team.greet.ts": capabilityFile("team.greet") });
     cleanups.push(() => removeCheckout(root));
@@ -505,6 +537,13 @@ describe("docket mcp beside a server", () => {
     const agent = await startAgent(root, "forwarded-agent");
     return { server, agent };
   }
+
+  test("docket mcp forwarding answers a request that reuses the id of one the agent cancelled -32600 and sends it nowhere; the cancelled one is not answered (MCP tester)", async () => {
+    const root = await slowCheckout();
+    const server = await serveCheckout(root);
+    cleanups.push(() => server.stop());
+    await expectCancelledIdRefused(root);
+  });
 
   test("docket mcp forwarding answers a call whose answer is megabytes once, with its result: not first 'the server stopped' while the answer was still being parsed (MCP tester)", async () => {
     const big = capabilityFile("team.big", { input: "v.object({ mb: v.number() })", output: "v.object({ s: v.string() })", body: 'return { s: "x".repeat(Math.floor(input.mb * 1_000_000)) };' });

@@ -9,6 +9,7 @@ import { earlyRequestAnswer, SessionStart } from "./session-start.ts";
 import { failureToolResult } from "./failure-result.ts";
 import { buildFailure } from "../execution/failure.ts";
 import { newTraceId, requestIdFrom } from "../server/edge-ids.ts";
+import { inputShapeProblem } from "../execution/json-depth.ts";
 
 /** How long a server asked to open a new session (reconnect) is waited for. */
 const RECONNECT_ANSWER_MS = 10_000;
@@ -316,6 +317,14 @@ export async function bridgeStdioToHttp(options: BridgeOptions): Promise<void> {
       upstream.send(message).catch((error) => refuse(message, error));
       return;
     }
+    // JSON has no number past ±1.8e308 (`1e400` parses as Infinity), and the request is written
+    // again to be sent on: the server would read null in its place, and a write run with it.
+    const unwritable = isJSONRPCRequest(message) ? notFiniteAnswer(message) : null;
+    if (unwritable !== null) {
+      pending.answered(unwritable);
+      downstream.send(unwritable).catch((error) => sayOnce(`docket mcp: ${(error as Error).message}`));
+      return;
+    }
     if (isJSONRPCRequest(message)) {
       // An id answered by the bridge itself, used again: the answer to come is this request's.
       gaveUp.delete(message.id);
@@ -359,6 +368,30 @@ export async function bridgeStdioToHttp(options: BridgeOptions): Promise<void> {
       misses = (await options.relocate()) === null ? misses + 1 : 0;
     }
   }
+}
+
+/**
+ * The answer to a request holding a number JSON cannot hold, which the bridge cannot send on as
+ * it came (written again, Infinity is null), or null: as a standalone docket mcp and the server
+ * refuse it — a tool call's failure (`invalid_input`, `not_finite`), any other request's -32602.
+ */
+function notFiniteAnswer(request: JSONRPCRequest): JSONRPCMessage | null {
+  const params = request.params as { name?: unknown; arguments?: unknown } | undefined;
+  const call = request.method === "tools/call" && params?.arguments !== undefined;
+  const shape = inputShapeProblem(call ? params!.arguments : params, Number.POSITIVE_INFINITY);
+  if (shape?.reason !== "not_finite") return null;
+  const where = `${shape.path} is a number too large for JSON to hold (it reads as ${shape.value})`;
+  if (!call) return { jsonrpc: "2.0", id: request.id, error: { code: ErrorCode.InvalidParams, message: `Invalid params of ${request.method}: params.${where}. Send a number within ±1.8e308.` } };
+  const failure = buildFailure({
+    error_code: "invalid_input",
+    stage: "validate",
+    message: `Cannot call ${String(params!.name)}: ${where}.`,
+    suggestion: "Send a number within ±1.8e308, or the value as a string if it must be that large.",
+    context: { reason: "not_finite", path: shape.path },
+    request_id: requestIdFrom(undefined),
+    trace_id: newTraceId(),
+  });
+  return { jsonrpc: "2.0", id: request.id, result: failureToolResult(failure) };
 }
 
 /** The id a response answers, or undefined for a request or a notification. */

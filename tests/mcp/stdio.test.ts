@@ -545,6 +545,25 @@ describe("docket mcp beside a server", () => {
     await expectCancelledIdRefused(root);
   });
 
+  test("docket mcp forwarding refuses a number JSON cannot hold (1e400) as the server does, and runs nothing: sent on, it read as null and a write ran with it (MCP tester)", async () => {
+    const limited = capabilityFile("team.limit", { input: "v.object({ limit: v.nullable(v.number()) })", output: "v.object({ limit: v.nullable(v.number()) })", body: 'require("node:fs").appendFileSync(ctx.root + "/ran.txt", JSON.stringify(input) + "\\n"); return input;' }).replace('effect: "read"', 'effect: "write"').replace("handler(input)", "handler(input, ctx)");
+    const root = tempCheckout({ "capabilities/team.limit.ts": limited });
+    cleanups.push(() => removeCheckout(root));
+    const server = await serveCheckout(root);
+    cleanups.push(() => server.stop());
+    const agent = await startRawAgent(root);
+    agent.send('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"team_limit","arguments":{"limit":1e400}}}');
+    const direct = await agent.next();
+    expect(direct).toMatchObject({ id: 1, result: { isError: true, structuredContent: { error_code: "invalid_input", context: { reason: "not_finite", path: "limit" } } } });
+    expect(direct.result.structuredContent.message).toBe("Cannot call team_limit: limit is a number too large for JSON to hold (it reads as Infinity).");
+    agent.send('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"docket_execution_start","arguments":{"capability":"team.limit","input":{"limit":-1e999}}}}');
+    expect(await agent.next()).toMatchObject({ id: 2, result: { isError: true, structuredContent: { error_code: "invalid_input", context: { reason: "not_finite", path: "input.limit" } } } });
+    // A number JSON holds goes through as before.
+    agent.send('{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"team_limit","arguments":{"limit":1e300}}}');
+    expect(await agent.next()).toMatchObject({ id: 3, result: { structuredContent: { limit: 1e300 } } });
+    expect(readFileSync(join(root, "ran.txt"), "utf8")).toBe('{"limit":1e+300}\n');
+  });
+
   test("docket mcp forwarding answers a call whose answer is megabytes once, with its result: not first 'the server stopped' while the answer was still being parsed (MCP tester)", async () => {
     const big = capabilityFile("team.big", { input: "v.object({ mb: v.number() })", output: "v.object({ s: v.string() })", body: 'return { s: "x".repeat(Math.floor(input.mb * 1_000_000)) };' });
     const root = tempCheckout({ "capabilities/team.big.ts": big });

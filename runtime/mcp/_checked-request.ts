@@ -27,16 +27,29 @@ interface RequestSchema {
  * McpError reaches the SDK, which answers with its code. The handler receives what the full
  * schema parsed, as before.
  */
-export function checkedRequest<T>(schema: T, hint: string): T {
+export function checkedRequest<T>(schema: T, hint: string, keep?: (request: unknown, parsed: unknown) => unknown): T {
   const full = schema as unknown as RequestSchema;
   return full
     .pick({ method: true })
     .loose()
     .overwrite((request) => {
       const parsed = full.safeParse(request);
-      if (parsed.success) return parsed.data;
+      if (parsed.success) return keep ? keep(request, parsed.data) : parsed.data;
       throw rpcError(ErrorCode.InvalidParams, invalidParamsText(request, problemsOf(parsed.error.issues, request), hint));
     }) as T;
+}
+
+/**
+ * A tools/call's arguments as the agent sent them, not zod's copy: the copy assigns each member,
+ * and an own `__proto__` member (JSON.parse makes one) set the copy's prototype instead — the
+ * member was gone, and a write ran without it where HTTP refuses it (MCP tester). The schema
+ * takes any member of any value there, so the object the agent sent is what it checked.
+ */
+export function keepSentArguments(request: unknown, parsed: unknown): unknown {
+  const sent = (request as { params?: { arguments?: unknown } }).params?.arguments;
+  const params = (parsed as { params?: { arguments?: unknown } }).params;
+  if (params !== undefined && sent !== null && typeof sent === "object" && !Array.isArray(sent) && params.arguments !== undefined) params.arguments = sent;
+  return parsed;
 }
 
 /** The problems of a request that its SDK schema does not take (at most five), or none when it fits. */

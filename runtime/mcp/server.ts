@@ -10,7 +10,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import type { ExecutionPlane } from "../execution/plane.ts";
 import { DOCKET_VERSION } from "../version.ts";
-import { checkedRequest } from "./_checked-request.ts";
+import { checkedRequest, keepSentArguments } from "./_checked-request.ts";
 import { rpcError } from "./rpc-error.ts";
 import { failureJsonSchema } from "./_schemas.ts";
 import { callTool } from "./call-tool.ts";
@@ -75,7 +75,7 @@ export function createDocketMcpServer(plane: ExecutionPlane, options: DocketMcpS
 
   // Params that do not fit are -32602 with what is wrong, not the SDK's -32603 (_checked-request.ts).
   server.setRequestHandler(checkedRequest(ListToolsRequestSchema, LISTING_PARAMS), (request) => whole(request, () => ({ tools: listTools(plane, failureSchema) })));
-  server.setRequestHandler(checkedRequest(CallToolRequestSchema, 'Send params as {"name": "<tool>", "arguments": {…}}: tools/list names the tools and the arguments each takes.'), (request, extra) =>
+  server.setRequestHandler(checkedRequest(CallToolRequestSchema, 'Send params as {"name": "<tool>", "arguments": {…}}: tools/list names the tools and the arguments each takes.', keepSentArguments), (request, extra) =>
     callTool(plane, request.params.name, request.params.arguments, {
       edge: edgeOf({ requestId: extra.requestId, _meta: request.params._meta }),
       signal: extra.signal,

@@ -377,6 +377,23 @@ describe("docket mcp without a server", () => {
     expect(await agent.next()).toMatchObject({ id: "dup", result: { structuredContent: { greeting: "third" } } });
   });
 
+  test("docket mcp refuses a write whose arguments hold a __proto__ member, as HTTP does: the SDK's copy of the arguments dropped it, and the write ran without it (MCP tester)", async () => {
+    const tags = capabilityFile("team.tags", { input: "v.object({ tags: v.record(v.string(), v.number()) })", output: "v.object({ got: v.string() })", body: 'require("node:fs").appendFileSync(ctx.root + "/ran.txt", "ran\\n"); return { got: JSON.stringify(input) };' }).replace('effect: "read"', 'effect: "write"').replace("handler(input)", "handler(input, ctx)");
+    const root = tempCheckout({ "capabilities/team.tags.ts": tags });
+    cleanups.push(() => removeCheckout(root));
+    const agent = await startRawAgent(root);
+    agent.send('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"team_tags","arguments":{"tags":{"a":2},"__proto__":{"x":1}}}}');
+    const refused = await agent.next();
+    expect(refused).toMatchObject({ id: 1, result: { isError: true, structuredContent: { error_code: "invalid_input" } } });
+    expect(refused.result.structuredContent.message).toContain('its input has no field "__proto__"');
+    agent.send('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"docket_execution_start","arguments":{"capability":"team.tags","input":{"tags":{"a":2}},"__proto__":{"x":1}}}}');
+    expect(await agent.next()).toMatchObject({ id: 2, result: { isError: true, structuredContent: { error_code: "invalid_input" } } });
+    expect(existsSync(join(root, "ran.txt"))).toBe(false);
+    // Without it, the same call runs.
+    agent.send('{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"team_tags","arguments":{"tags":{"a":2}}}}');
+    expect(await agent.next()).toMatchObject({ id: 3, result: { structuredContent: { got: '{"tags":{"a":2}}' } } });
+  });
+
   test("docket mcp alone answers a request that reuses the id of one the agent cancelled -32600 and runs nothing of it; the cancelled one is not answered (MCP tester)", async () => {
     await expectCancelledIdRefused(await slowCheckout());
   });

@@ -2,7 +2,7 @@ import { ErrorCode, InitializeRequestSchema, isJSONRPCRequest, JSONRPCMessageSch
 import { describeValue, invalidParamsText, requestProblems } from "./_checked-request.ts";
 
 /** A JSON value checked as one JSON-RPC message: the message, or the error to answer with instead. */
-export type CheckedMessage = { ok: true; message: JSONRPCMessage } | { ok: false; id: RequestId | null; code: number; message: string };
+export type CheckedMessage = { ok: true; message: JSONRPCMessage } | { ok: false; id: RequestId | null; code: number; message: string; notification: boolean };
 
 const EXAMPLE = '{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}';
 
@@ -18,12 +18,25 @@ const MEMBERS = new Set(["jsonrpc", "id", "method", "params", "result", "error"]
 export function checkMessage(value: unknown, unit: "line" | "request"): CheckedMessage {
   const parsed = JSONRPCMessageSchema.safeParse(value);
   if (parsed.success) return paramsChecked(parsed.data);
+  const notification = isNotification(value);
   if (byPosition(value)) {
     // JSON-RPC 2.0 allows params by position; MCP's methods take them by name: the params are wrong, not the message.
-    return { ok: false, id: idOf(value), code: ErrorCode.InvalidParams, message: `Invalid params: MCP methods take params by name, as an object, and ${JSON.stringify((value as { method: string }).method)} was sent an array. Send params like {"name": "<tool>", "arguments": {…}}.` };
+    return { ok: false, id: idOf(value), code: ErrorCode.InvalidParams, message: `Invalid params: MCP methods take params by name, as an object, and ${JSON.stringify((value as { method: string }).method)} was sent an array. Send params like {"name": "<tool>", "arguments": {…}}.`, notification };
   }
   const issue = deepest(parsed.error.issues as Issue[]);
-  return { ok: false, id: idOf(value), code: ErrorCode.InvalidRequest, message: `Invalid Request: ${notAMessage(value, unit, issue)}` };
+  return { ok: false, id: idOf(value), code: ErrorCode.InvalidRequest, message: `Invalid Request: ${notAMessage(value, unit, issue)}`, notification };
+}
+
+/**
+ * Whether `value` is a notification, whatever its params: "2.0", a string method and no `id`
+ * member. JSON-RPC 2.0: a notification is never answered, one whose params do not fit included;
+ * on stdio it is dropped (and said on stderr), over HTTP refused with an error status (MCP's
+ * Streamable HTTP says so for input the server cannot accept).
+ */
+function isNotification(value: unknown): boolean {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  const message = value as Record<string, unknown>;
+  return message.jsonrpc === "2.0" && typeof message.method === "string" && !("id" in message);
 }
 
 const INITIALIZE_HINT = `Send params as {"protocolVersion": "${LATEST_PROTOCOL_VERSION}", "capabilities": {}, "clientInfo": {"name": "<client>", "version": "<version>"}}.`;
@@ -41,11 +54,11 @@ function paramsChecked(message: JSONRPCMessage): CheckedMessage {
   if (!isJSONRPCRequest(message)) return { ok: true, message };
   if (message.method === "initialize") {
     const problems = requestProblems(InitializeRequestSchema, message);
-    if (problems.length > 0) return { ok: false, id: message.id, code: ErrorCode.InvalidParams, message: invalidParamsText(message, problems, INITIALIZE_HINT) };
+    if (problems.length > 0) return { ok: false, id: message.id, code: ErrorCode.InvalidParams, message: invalidParamsText(message, problems, INITIALIZE_HINT), notification: false };
   }
   if ((message.params as { task?: unknown } | undefined)?.task !== undefined) {
     const problem = "params.task asks to run the request as an MCP task, which docket does not offer (it declares no tasks capability)";
-    return { ok: false, id: message.id, code: ErrorCode.InvalidParams, message: invalidParamsText(message, [problem], TASK_HINT) };
+    return { ok: false, id: message.id, code: ErrorCode.InvalidParams, message: invalidParamsText(message, [problem], TASK_HINT), notification: false };
   }
   return { ok: true, message };
 }

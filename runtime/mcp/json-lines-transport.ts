@@ -253,7 +253,9 @@ export class JsonLinesTransport implements Transport {
     }
     const checked = checkMessage(value, "line");
     if (!checked.ok) {
-      this.refuse(checked.id, checked.code, checked.message);
+      // A notification is never answered (JSON-RPC 2.0), one that does not fit included: said here instead.
+      if (checked.notification) this.onerror?.(new Error(`a notification that does not fit was ignored: ${checked.message.replace(/^Invalid (Request|params): /, "")}`));
+      else this.refuse(checked.id, checked.code, checked.message);
       return;
     }
     // What a held-back cancel may be for (cancelsFirst); a cancelled request is never answered (MCP),

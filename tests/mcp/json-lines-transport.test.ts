@@ -31,6 +31,22 @@ describe("JsonLinesTransport", () => {
     expect(delivered).toEqual([{ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "café" } }]);
   });
 
+  test("JsonLinesTransport never answers a notification, one whose params do not fit included: it is said on its error channel and dropped (JSON-RPC 2.0; MCP tester)", async () => {
+    const { stdin, transport, delivered, written } = await linked();
+    const errors: string[] = [];
+    transport.onerror = (error) => void errors.push(error.message);
+    stdin.write('{"jsonrpc":"2.0","method":"notifications/cancelled","params":[]}\n{"jsonrpc":"2.0","method":"notifications/cancelled","params":"x"}\n');
+    // A request that does not fit is still answered, with its id.
+    stdin.write('{"jsonrpc":"2.0","id":7,"method":"ping","params":"x"}\n{"jsonrpc":"2.0","id":8,"method":"ping"}\n');
+    await untilSeen(() => delivered.length > 0, "the ping after them");
+    const answers = written();
+    expect(answers).toHaveLength(1);
+    expect(answers[0]).toMatchObject({ id: 7, error: { code: -32600 } });
+    expect(delivered).toEqual([{ jsonrpc: "2.0", id: 8, method: "ping" }]);
+    expect(errors).toHaveLength(2);
+    expect(errors[1]).toBe('a notification that does not fit was ignored: "params" must be an object, got "x".');
+  });
+
   test("JsonLinesTransport answers a line over its bound once, skips the rest of it, and reads the next line", async () => {
     const { stdin, delivered, written } = await linked(64);
     stdin.write("x".repeat(50));

@@ -19,6 +19,8 @@ const KNOWN = new Set<string>(EVENT_TYPES);
 /** What an execution's history holds that its snapshot does not: stream tails and events of unknown types. */
 export interface HistoryExtras {
   streams: Map<string, string>;
+  /** The sequence of each shown stream's last chunk: the page keeps the latest written when live chunks come. */
+  streamsWritten: Map<string, number>;
   /** Streams not shown (past STREAMS_SHOWN): the ones written to least lately. */
   streamsDropped: number;
   other: ExecutionEvent[];
@@ -51,8 +53,8 @@ export function historyExtras(store: ExecutionStore, id: string, through: number
     }
     after = page.events[page.events.length - 1]!.sequence;
   }
-  if (streams.size <= STREAMS_SHOWN) return { streams, streamsDropped: 0, other };
+  if (streams.size <= STREAMS_SHOWN) return { streams, streamsWritten: written, streamsDropped: 0, other };
   const latest = new Set([...written].sort((a, b) => b[1] - a[1]).slice(0, STREAMS_SHOWN).map(([name]) => name));
   const shown = new Map([...streams].filter(([name]) => latest.has(name)));
-  return { streams: shown, streamsDropped: streams.size - shown.size, other };
+  return { streams: shown, streamsWritten: written, streamsDropped: streams.size - shown.size, other };
 }

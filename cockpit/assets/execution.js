@@ -288,16 +288,17 @@
 
     /** A stream's chunks of a batch, joined: painted once, not once per chunk. */
     /**
-     * Each stream's block by name, and when it was last written to (a count of draws): found in a
-     * map, not by a search of every block (16,000 names once held a page's thread for seconds).
+     * Each stream's block by name, and when it was last written to (the sequence of its last chunk):
+     * found in a map, not by a search of every block (16,000 names once held a page's thread for
+     * seconds). A count of draws tied every stream of a flood's batch, and the bound then let go of
+     * the one written last (a tester's finding): the page must keep what a reload shows.
      */
     var streamBlocks = new Map();
     var streamWritten = new Map();
-    var streamDraws = 0;
     if (slot("streams")) {
       Array.prototype.forEach.call(slot("streams").querySelectorAll("[data-stream]"), function (element) {
         streamBlocks.set(element.getAttribute("data-stream"), element);
-        streamWritten.set(element.getAttribute("data-stream"), 0);
+        streamWritten.set(element.getAttribute("data-stream"), Number(element.getAttribute("data-written")) || 0);
       });
     }
     /** Keeps the streams shown to the server's bound (data-shown): the one written to least lately goes, counted. */
@@ -327,7 +328,7 @@
       }
     }
 
-    function appendStream(name, chunk) {
+    function appendStream(name, chunk, sequence) {
       var holder = slot("streams");
       var block = streamBlocks.get(name);
       if (!block) {
@@ -338,7 +339,7 @@
         streamBlocks.set(name, block);
         if (streamsDropped.delete(name)) countDroppedStreams(holder, -1);
       }
-      streamWritten.set(name, streamDraws);
+      streamWritten.set(name, sequence);
       boundStreams(holder);
       if (!streamBlocks.has(name)) return;
       var pre = block.querySelector("[data-stream-text]");
@@ -509,7 +510,6 @@
       if (pending.length === 0) return;
       var batch = pending;
       pending = [];
-      streamDraws += 1;
       flooding = batch.length >= FLOOD_EVENTS;
       var logs = [];
       var diagnostics = [];
@@ -521,15 +521,18 @@
         else if (event.type === "execution.diagnostic") diagnostics.push(event);
         else if (event.type === "execution.stream") {
           var name = String(event.data.name);
-          streams.set(name, (streams.get(name) || "") + event.data.chunk);
+          var written = streams.get(name);
+          // Moved to the end: the batch's streams are added in the order of their last chunk.
+          streams.delete(name);
+          streams.set(name, { text: (written ? written.text : "") + event.data.chunk, sequence: event.sequence });
         } else if (event.type === "execution.progress") progress = event;
         else {
           // What a terminal event draws comes after every line, chunk and progress before it.
           if (event.type === "execution.completed") {
             appendLogs(logs.splice(0));
             appendDiagnostics(diagnostics.splice(0));
-            streams.forEach(function (chunk, stream) {
-              appendStream(stream, chunk);
+            streams.forEach(function (written, stream) {
+              appendStream(stream, written.text, written.sequence);
             });
             streams.clear();
             if (progress) handlers["execution.progress"](progress);
@@ -541,8 +544,8 @@
       }
       appendLogs(logs);
       appendDiagnostics(diagnostics);
-      streams.forEach(function (chunk, stream) {
-        appendStream(stream, chunk);
+      streams.forEach(function (written, stream) {
+        appendStream(stream, written.text, written.sequence);
       });
       if (progress) handlers["execution.progress"](progress);
       var last = slot("last-sequence");

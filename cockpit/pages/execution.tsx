@@ -187,7 +187,7 @@ export function ExecutionPage(props: ExecutionPageProps) {
         {EXECUTION_SECTIONS.diagnostics(props)}
         {EXECUTION_SECTIONS.artifacts(props)}
         <LogBox lines={x.log} dropped={x.log_dropped} limit={props.logLimit} filter={props.logFilter} action={executionPagePath(x.id)} />
-        <Streams streams={props.extras.streams} dropped={props.extras.streamsDropped} limit={props.streamLimit} />
+        <Streams streams={props.extras.streams} written={props.extras.streamsWritten} dropped={props.extras.streamsDropped} limit={props.streamLimit} />
         <OtherEvents events={props.extras.other} />
 
         <section class="panel" aria-labelledby="input-heading">

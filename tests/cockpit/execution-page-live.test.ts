@@ -346,6 +346,42 @@ describe("execution page scripts: bounded steps and diagnostics", () => {
     expect(again.headings).toContain("lastred");
   });
 
+  test("a page watched live through a flood keeps the streams written to last when one batch writes more than its bound, and after a reload's, as a reload would (cockpit tester)", async () => {
+    const store = createMemoryStore({ limits: defaultLimits() });
+    store.create({ id: ID, capability: "executions.demonstrate", input: {}, actor: { kind: "cockpit" }, repository: "/work/checkout", run_id: null, session_key: null, request_id: "r-1", trace_id: "0".repeat(32), cancellable: true, effect: "read" });
+    store.append(ID, [{ type: "execution.started", data: {} }]);
+    const write = (view: { apply(e: unknown): void }, name: string) => {
+      for (const stored of store.append(ID, [{ type: "execution.stream", data: { name, chunk: `${name}\n` } }] as never)) view.apply(stored);
+    };
+    const names = (doc: Document) => new Set([...doc.querySelectorAll("[data-slot='streams'] [data-stream]")].map((block) => block.getAttribute("data-stream")));
+    const reload = () => loadPage(executionHtml(store.get(ID)!, { extras: historyExtras(store, ID, store.get(ID)!.last_sequence) }), { path: `/cockpit/executions/${ID}`, scripts: [] });
+    const page = loadPage(executionHtml(store.get(ID)!), { path: `/cockpit/executions/${ID}`, scripts: [...SCRIPTS] });
+    pages.push(page);
+    const view = (page.window as unknown as { docket: { executionView: { apply(e: unknown): void; flush(): void } } }).docket.executionView;
+    page.sockets[0]!.open();
+    // One batch: st0 … st100, then st0 again. Before, every stream of the batch had one stamp, and the first made (st0) went.
+    for (let i = 0; i <= STREAMS_SHOWN; i++) write(view, `st${i}`);
+    write(view, "st0");
+    view.flush();
+    const reloaded = reload();
+    pages.push(reloaded);
+    expect(names(page.document).has("st0")).toBe(true);
+    expect(names(page.document).has("st1")).toBe(false);
+    expect(names(page.document)).toEqual(names(reloaded.document));
+    // A page opened now starts from the reload's streams, each as lately written as the server says.
+    const opened = loadPage(executionHtml(store.get(ID)!, { extras: historyExtras(store, ID, store.get(ID)!.last_sequence) }), { path: `/cockpit/executions/${ID}`, scripts: [...SCRIPTS] });
+    pages.push(opened);
+    const openedView = (opened.window as unknown as { docket: { executionView: { apply(e: unknown): void; flush(): void } } }).docket.executionView;
+    opened.sockets[0]!.open();
+    write(openedView, "fresh");
+    openedView.flush();
+    const after = reload();
+    pages.push(after);
+    expect(names(opened.document).has("st2")).toBe(false);
+    expect(names(opened.document).has("st0")).toBe(true);
+    expect(names(opened.document)).toEqual(names(after.document));
+  });
+
   test("the steps table says how many earlier steps were not kept and how many of those failed, live and reloaded alike", () => {
     const steps = ["c", "d"].map((id) => ({ id, title: id, state: "succeeded" as const, message: null, started_at: stamp(1), finished_at: stamp(2) }));
     const page = loadPage(executionHtml(runningSnapshot({ steps, steps_dropped: 5, steps_dropped_failed: 2 }), { stepLimit: 2 }), { path: `/cockpit/executions/${ID}`, scripts: [...SCRIPTS] });

@@ -15,7 +15,7 @@ import { CANCEL_NOTICES, cancelExecution, cockpitEdge, runCapability } from "./a
 import { RELEASE_NOTICES, releaseArtifacts } from "./release-action.tsx";
 import { RECONCILE_NOTICES, reconcileExecution } from "./reconcile-action.tsx";
 import { againValues } from "./run-again.ts";
-import { logFilterOf } from "./log-filter.ts";
+import { LOG_LEVELS, logFilterOf } from "./log-filter.ts";
 import { capabilityHistory, stateBuckets } from "./chart-data.ts";
 import { serveAsset } from "./assets.ts";
 import { createCallResults, RESULT_QUERY, type CallResults } from "./call-results.ts";
@@ -31,6 +31,7 @@ import { ExecutionsPage } from "./pages/executions.tsx";
 import { EXECUTIONS_SECTION_NAMES, ExecutionsSections } from "./pages/executions-sections.tsx";
 import { OverviewPage } from "./pages/overview.tsx";
 import { problemResponse } from "./problem-response.tsx";
+import { takesQuery } from "./page-query.ts";
 import { htmlPage } from "./render.ts";
 import { securityHeaders } from "./security-headers.ts";
 
@@ -70,7 +71,7 @@ export function createCockpit(options: CockpitOptions): Hono<AppEnv> {
     return c.json({ signature: catalogSignature(plane.capabilities(), plane.loadErrors()) });
   });
 
-  app.get("/", (c) => {
+  app.get("/", takesQuery(root, ["section"]), (c) => {
     // The sections live-list.js re-reads (the counts at each change of state): only what they show is read.
     const asked = sectionsAsked(c, OVERVIEW_SECTION_NAMES);
     if ("unknown" in asked) return problemResponse(c, root, { status: 400, title: "Unknown section", message: unknownSectionMessage(OVERVIEW_SECTION_NAMES, asked.unknown) });
@@ -95,7 +96,7 @@ export function createCockpit(options: CockpitOptions): Hono<AppEnv> {
     return htmlPage(c, <OverviewPage {...props} />);
   });
 
-  app.get("/capabilities", (c) => htmlPage(c, <CapabilitiesPage root={root} capabilities={plane.capabilities()} loadErrors={plane.loadErrors()} query={(c.req.query("q") ?? "").slice(0, 200)} />));
+  app.get("/capabilities", takesQuery(root, ["q"]), (c) => htmlPage(c, <CapabilitiesPage root={root} capabilities={plane.capabilities()} loadErrors={plane.loadErrors()} query={(c.req.query("q") ?? "").slice(0, 200)} />));
 
   const capabilityOr = (c: Context, id: string) => {
     if (!isCapabilityId(id)) {
@@ -111,7 +112,7 @@ export function createCockpit(options: CockpitOptions): Hono<AppEnv> {
     return capability;
   };
 
-  app.get("/capabilities/:id", (c) => {
+  app.get("/capabilities/:id", takesQuery(root, ["again", RESULT_QUERY]), (c) => {
     const capability = capabilityOr(c, c.req.param("id"));
     if (capability instanceof Response) return capability;
     // What a "Run" answered (its POST's 303): the page as it was drawn then, not the call again.
@@ -134,7 +135,7 @@ export function createCockpit(options: CockpitOptions): Hono<AppEnv> {
     return runCapability(c, plane, capability, results);
   });
 
-  app.get("/executions", (c) => {
+  app.get("/executions", takesQuery(root, ["state", "capability", "cursor", "section"]), (c) => {
     const state = c.req.query("state") || null;
     if (state !== null && !(EXECUTION_STATES as readonly string[]).includes(state)) {
       return problemResponse(c, root, { status: 400, title: "Unknown state", message: `state must be one of ${EXECUTION_STATES.join(", ")}, got ${JSON.stringify(state.slice(0, 40))}.` });
@@ -167,7 +168,7 @@ export function createCockpit(options: CockpitOptions): Hono<AppEnv> {
     return htmlPage(c, <ExecutionsPage {...props} />);
   });
 
-  app.get("/executions/:id", (c) => {
+  app.get("/executions/:id", takesQuery(root, ["notice", "section", "log_level", "log_q"]), (c) => {
     const id = c.req.param("id");
     if (!isExecutionId(id)) {
       return problemResponse(c, root, { status: 400, title: "Not an execution id", message: `${JSON.stringify(String(id).slice(0, 80))} is not an execution id (x-<yyyymmddThhmmssZ>-<8 hex>).` });
@@ -185,6 +186,10 @@ export function createCockpit(options: CockpitOptions): Hono<AppEnv> {
     const asked = sectionsAsked(c, EXECUTION_SECTION_NAMES);
     if ("unknown" in asked) return problemResponse(c, root, { status: 400, title: "Unknown section", message: unknownSectionMessage(EXECUTION_SECTION_NAMES, asked.unknown) });
     const sections = asked.names ?? [];
+    const level = c.req.query("log_level");
+    if (level !== undefined && level !== "" && !(LOG_LEVELS as readonly string[]).includes(level)) {
+      return problemResponse(c, root, { status: 400, title: "Unknown log level", message: `log_level must be one of ${LOG_LEVELS.join(", ")}, got ${JSON.stringify(level.slice(0, 40))}.` });
+    }
     const noticeKey = c.req.query("notice");
     const notices = { ...CANCEL_NOTICES, ...RELEASE_NOTICES, ...RECONCILE_NOTICES };
     const notice = noticeKey && Object.hasOwn(notices, noticeKey) ? notices[noticeKey as keyof typeof notices] : null;

@@ -319,6 +319,13 @@ describe("cockpit pages", () => {
       ["/cockpit/capabilities/Not..An..Id", 400, "Not a capability id"],
       ["/cockpit/executions?state=finished", 400, "Unknown state"],
       ["/cockpit/executions?cursor=zzz", 400, "Unknown cursor"],
+      // A misspelt or repeated filter answered the whole list, as if filtered (cockpit tester).
+      ["/cockpit/executions?State=failed", 400, "Unknown query parameter"],
+      ["/cockpit/executions?capabilty=team.echo", 400, "Unknown query parameter"],
+      ["/cockpit/executions?state=failed&state=succeeded", 400, "Repeated query parameter"],
+      ["/cockpit/executions/x-20260101T000000Z-00000000?log_lvl=warn", 400, "Unknown query parameter"],
+      ["/cockpit?sections=counts", 400, "Unknown query parameter"],
+      ["/cockpit/capabilities?query=x", 400, "Unknown query parameter"],
       ["/cockpit/nothing/here", 404, "Not found"],
     ];
     for (const [path, status, title] of cases) {
@@ -328,6 +335,9 @@ describe("cockpit pages", () => {
       expect(page.headers.get("content-security-policy")).toContain("script-src 'self'");
       expect(textOf(parseHtml(page.html), "h1")).toBe(title);
     }
+    const misspelt = parseHtml((await server.page("/cockpit/executions?capabilty=team.echo")).html);
+    expect(textOf(misspelt, "main")).toContain('This page reads no parameter "capabilty". This page takes "state", "capability", "cursor", "section".');
+    expect(textOf(misspelt, "main")).toContain('Did you mean "capability"?');
     const slash = await server.page("/cockpit/capabilities/");
     expect(slash.status).toBe(301);
     expect(slash.headers.get("location")).toBe("/cockpit/capabilities");

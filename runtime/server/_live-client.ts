@@ -104,6 +104,8 @@ export class LiveClient {
   announced: Map<string, number> | null = null;
   /** Bytes its view counts for in what lagging members keep, all together (see LiveGroups.keep). */
   keptBytes = 0;
+  /** Where the view it keeps ends, in bytes appended to the log in all (LiveLog `bytes`): with keptBytes, its stretch of the log. */
+  keptUntil = 0;
   /**
    * A member of every execution whose view was given up before it was written (see
    * LiveGroups.giveUp): how many events of it were lost, and for each execution the first and

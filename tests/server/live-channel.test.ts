@@ -1325,6 +1325,41 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
     store.close();
   });
 
+  test("members that stall at the same moment hold the same stretch of the log, counted once against what stalled members keep: none is given up early (cockpit tester)", async () => {
+    // Each may fall 24 frames behind; all together keep about 40 frames: less than three stretches, more than one.
+    const { live, create, progress, hub, store } = withTopics({ subscriber_queue_bytes: queueBytesFor(24), lagging_kept_bytes: queueBytesFor(40) });
+    const flood = create(1);
+    await store.durable();
+    const stallers = Array.from({ length: 3 }, () => new FakeSocket(hub));
+    for (const socket of stallers) live.open(socket, { executions: "all" });
+    await untilWritten(live);
+    const framesAtStall = stallers.map((socket) => socket.frames.length);
+    for (const socket of stallers) {
+      socket.mode = "backpressure";
+      socket.buffered = 1 << 30;
+    }
+    for (let step = 0; step < 4; step++) {
+      progress(flood, 10);
+      await untilWritten(live);
+    }
+    const held = () => stallers.map((s) => (live as any).clients.get(s).view?.end > (live as any).clients.get(s).cursor);
+    // Before, each was counted for its whole stretch: the first two were given up at once.
+    expect(held()).toEqual([true, true, true]);
+    for (const socket of stallers) {
+      socket.mode = "ok";
+      socket.buffered = 0;
+      live.drain(socket);
+    }
+    progress(flood, 1);
+    await untilWritten(live);
+    for (const [i, socket] of stallers.entries()) {
+      const notice = socket.frames.findIndex((f) => f.type === "stream.lagged");
+      expect(notice - framesAtStall[i]!).toBeGreaterThan(20);
+      expect(socket.frames.filter((f) => f.type === "stream.lagged")).toHaveLength(1);
+    }
+    store.close();
+  });
+
   test.each(["memory", "sqlite"] as const)("following different sets of executions, random floods and stalls: each gets only what it follows, per execution in order and once, every gap announced, dropped counts that add up (%s store)", async (kind) => {
     await fc.assert(
       fc.asyncProperty(

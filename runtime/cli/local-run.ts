@@ -15,6 +15,7 @@ import { onInterrupts } from "./_interrupts.ts";
 import { UNSAID } from "../execution/thrown.ts";
 import { EXIT } from "./exit-code.ts";
 import { gitHubPrinters, isGitHubActions, maskCommands, runnerSafe } from "./github-actions.ts";
+import { writerOf } from "./fd-writer.ts";
 import { checkValue } from "../execution/validate.ts";
 import { MIN_MASKED_LENGTH } from "../execution/secret-mask.ts";
 import { createLiveView, wantsLiveView, type LiveView } from "./live-view.ts";
@@ -275,6 +276,9 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
         if (live) live.cancelling("stopping now…");
         else output.stderr(`${style.yellow("stopping now")}\n`);
         stoppingNow = true;
+        // The end is being written to a reader that takes nothing: given up now, not after the
+        // rest of its 10 s (said as a failed write, exit 1), where a third signal left without a word.
+        if (writing) writerOf(process.stdout).abandon("a second stop signal came while its reader took nothing");
         plane.engine.forceStop(id);
         // Cancelled already (the handler stopped when asked), the run may be waiting for a server.
         if (ended) void reporter?.finish(STOP_NOW_REPORT_MS);

@@ -4,7 +4,8 @@
 import { afterAll, expect, test } from "bun:test";
 import { closeSync, openSync } from "node:fs";
 import { join } from "node:path";
-import { cleanEnv, fromSource, removeTempDirs, tempCheckout, tempDir, writeFiles } from "./_harness.ts";
+import { cleanEnv, fromSource, removeTempDirs, tempCheckout, tempDir, watchStream, writeFiles } from "./_harness.ts";
+import { STOP_SIGNAL_ECHO_MS } from "../../runtime/adapter/stop-signals.ts";
 import { READER_STALL_MS } from "../../runtime/cli/fd-writer.ts";
 
 afterAll(removeTempDirs);
@@ -32,6 +33,36 @@ test.skipIf(process.platform !== "linux")("a run whose stdout reader takes nothi
     const stderr = await new Response(run.stderr).text();
     expect(stderr).toContain("succeeded");
     expect(stderr).toContain("could not write stdout: its reader took nothing for 10 s and kept it open");
+  } finally {
+    closeSync(holder);
+  }
+}, READER_STALL_MS + 40_000);
+
+test.skipIf(process.platform !== "linux")("a second stop signal while the run's end waits for a stdout reader that takes nothing gives the reader up at once: exit 1, said as the write's failure (checking tester, session 36)", async () => {
+  const checkout = tempCheckout();
+  writeFiles(checkout, { "capabilities/t.big.ts": BIG });
+  const fifo = join(tempDir("fifo"), "stdout");
+  expect(Bun.spawnSync(["mkfifo", fifo]).exitCode).toBe(0);
+  const holder = openSync(fifo, "r+");
+  const stdout = openSync(fifo, "w");
+  try {
+    const run = Bun.spawn([...fromSource.argv(), "run", "t.big", "--format", "json"], { cwd: checkout, env: cleanEnv(), stdin: "ignore", stdout, stderr: "pipe" });
+    closeSync(stdout);
+    const said = watchStream(run.stderr);
+    await said.until(/succeeded/);
+    // Its end is being written now, into a pipe that is full.
+    await Bun.sleep(300);
+    run.kill("SIGINT");
+    await Bun.sleep(STOP_SIGNAL_ECHO_MS + 100);
+    run.kill("SIGINT");
+    const ended = await Promise.race([run.exited, Bun.sleep(READER_STALL_MS + 20_000).then(() => "still running" as const)]);
+    if (ended === "still running") run.kill("SIGKILL");
+    expect(ended).toBe(1);
+    const stderr = await said.done;
+    expect(stderr).toContain("stopping now");
+    // Given up by the signal, not by the reader's 10 s of silence.
+    expect(stderr).toContain("could not write stdout: a second stop signal came while its reader took nothing");
+    expect(stderr).not.toContain("took nothing for 10 s");
   } finally {
     closeSync(holder);
   }

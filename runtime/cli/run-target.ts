@@ -18,16 +18,26 @@ export function isCapabilityPath(target: string): boolean {
 }
 
 /**
+ * Built-ins that read nothing of the checkout's capabilities (no `ctx.host()` catalog): run by id,
+ * they load none of its files, so a broken, slow or hanging file there neither slows nor notes
+ * them. Any other built-in (capabilities.verify, health.report read the host's catalog and its
+ * load errors) loads every file, as a server would.
+ */
+const ALONE = new Set(["executions.demonstrate", "files.digest", "files.verify"]);
+
+/**
  * Which files of the capability folders a run loads: only the one it runs. A file is named by
  * the id it declares (a mismatch is a load error), so `docket run team.deploy` needs
  * `team.deploy.ts` alone; a broken or slow file elsewhere (one whose top level hangs for
- * load_timeout_ms) then neither stops nor slows a CI step. A built-in loads every file: some read
- * the registry (`capabilities.verify` checks every file, in CI). So does an id no file is named
- * after, so that the refusal can list what exists and what did not load.
+ * load_timeout_ms) then neither stops nor slows a CI step. A built-in that reads the catalog
+ * loads every file (`capabilities.verify` checks every file, in CI); one that does not, none
+ * (ALONE). So does an id no file is named after, so that the refusal can list what exists and
+ * what did not load.
  */
 export async function filesToLoad(options: LocalRunOptions, file: string | null): Promise<((path: string) => boolean) | undefined> {
   if (file !== null) return (path) => resolve(path) === file;
   const id = options.target;
+  if (ALONE.has(id)) return () => false;
   if (Object.keys(BUILTINS).some((name) => name.replace(/\.[^.]+$/, "") === id)) return undefined;
   const named = (path: string) => basename(path).replace(/\.[^.]+$/, "") === id;
   const root = findCheckoutRoot(options.cwd);

@@ -473,6 +473,14 @@ export function defineRunCases(runner: () => DocketRunner): void {
     expect(verify.stderr).not.toContain("did not load (the run goes on");
     const inCi = await docket(runner(), ["run", "capabilities.verify"], { cwd: join(repo), env: { GITHUB_ACTIONS: "true", CI: "true" } });
     expect(inCi.stderr.split("\n").filter((line) => line.startsWith("::") && line.includes("broken.one.ts"))).toHaveLength(1);
+    // A built-in that reads nothing of the checkout loads none of it: the hanging file would hold
+    // it for a minute (DOCKET_LOAD_TIMEOUT_MS), and the broken one is no note of its run.
+    writeFiles(repo, { "capabilities/hangs.forever.ts": "await new Promise(() => {});\n" });
+    const demo = await docket(runner(), ["run", "executions.demonstrate", "--input", '{"steps":1,"delay_ms":0}'], { cwd: join(repo), env });
+    expect(demo.code).toBe(0);
+    expect(demo.stderr).not.toContain("broken.one.ts");
+    expect(demo.stderr).not.toContain("hangs.forever.ts");
+    writeFiles(repo, { "capabilities/hangs.forever.ts": "export default 6;\n" });
     const unknown = await docket(runner(), ["run", "demo.ech"], { cwd: join(repo) });
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain("demo.echo");

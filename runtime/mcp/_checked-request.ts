@@ -100,6 +100,8 @@ export function describeValue(value: unknown): string {
   if (value === undefined) return "nothing";
   if (Array.isArray(value)) return "an array";
   if (typeof value === "object" && value !== null) return "an object";
+  // JSON writes them as null, which is not what was sent (1e400 reads as Infinity).
+  if (typeof value === "number" && !Number.isFinite(value)) return `${value} (a number too large for JSON to hold)`;
   const text = JSON.stringify(value);
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }

@@ -112,6 +112,7 @@ function notAMessage(value: unknown, unit: "line" | "request", issue: { path: Pr
   if ("id" in message && idOf(message) === null) return `"id" must be a string or an integer, got ${describeValue(message.id)}.`;
   if ("method" in message && typeof message.method !== "string") return `"method" must be a string, got ${describeValue(message.method)}.`;
   if ("params" in message && (typeof message.params !== "object" || message.params === null || Array.isArray(message.params))) return `"params" must be an object, got ${describeValue(message.params)}.`;
+  if ("method" in message && ("result" in message || "error" in message)) return `a message has "method" (a request or a notification) or "result" or "error" (a response), never both. Send messages like ${EXAMPLE}.`;
   const strangers = Object.keys(message).filter((key) => !MEMBERS.has(key));
   if (strangers.length > 0) {
     const named = strangers.slice(0, 3).map((key) => JSON.stringify(key.length > 40 ? `${key.slice(0, 37)}...` : key)).join(", ");

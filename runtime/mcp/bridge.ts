@@ -371,17 +371,20 @@ export async function bridgeStdioToHttp(options: BridgeOptions): Promise<void> {
 }
 
 /**
- * The answer to a request holding a number JSON cannot hold, which the bridge cannot send on as
- * it came (written again, Infinity is null), or null: as a standalone docket mcp and the server
- * refuse it — a tool call's failure (`invalid_input`, `not_finite`), any other request's -32602.
+ * The answer to a tool call whose arguments hold a number JSON cannot hold, which the bridge
+ * cannot send on as it came (written again, Infinity is null), or null: refused as a standalone
+ * docket mcp and the server refuse it, a tool call's failure (`invalid_input`, `not_finite`).
  */
 function notFiniteAnswer(request: JSONRPCRequest): JSONRPCMessage | null {
   const params = request.params as { name?: unknown; arguments?: unknown } | undefined;
-  const call = request.method === "tools/call" && params?.arguments !== undefined;
-  const shape = inputShapeProblem(call ? params!.arguments : params, Number.POSITIVE_INFINITY);
+  // Only a tool call's arguments reach a handler as data: anywhere else (a member the server
+  // ignores, arguments that are no object and are refused as such) it changes nothing, as it
+  // changes nothing for a standalone docket mcp or the server (checking tester).
+  const args = request.method === "tools/call" ? params?.arguments : undefined;
+  if (args === null || typeof args !== "object" || Array.isArray(args)) return null;
+  const shape = inputShapeProblem(args, Number.POSITIVE_INFINITY);
   if (shape?.reason !== "not_finite") return null;
   const where = `${shape.path} is a number too large for JSON to hold (it reads as ${shape.value})`;
-  if (!call) return { jsonrpc: "2.0", id: request.id, error: { code: ErrorCode.InvalidParams, message: `Invalid params of ${request.method}: params.${where}. Send a number within ±1.8e308.` } };
   const failure = buildFailure({
     error_code: "invalid_input",
     stage: "validate",

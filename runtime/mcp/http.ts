@@ -170,11 +170,13 @@ export function createMcpApp(plane: ExecutionPlane, options: McpAppOptions = {})
     const asked = carried !== null && isJSONRPCRequest(carried) ? carried : null;
     // A session is negotiated once: a later initialize on it gets the first one's answer, as
     // docket mcp answers it on stdio (the transport refused it -32600 with id null).
+    // JSON-RPC ids name one request each: the transport would send the waiting request's answer
+    // down this one's stream, or run both and lose one answer. Nothing of it runs — an initialize
+    // included, checked first: answered with the session's result, it was a second answer to the
+    // id of a call still waiting (checking tester).
+    if (asked !== null && session.pending.reused(asked as JSONRPCMessage)) return c.json(reusedIdAnswer(asked, session.pending), 400);
     if (asked !== null && asked.method === "initialize" && session.negotiated.result !== null) return c.json({ jsonrpc: "2.0", id: asked.id, result: session.negotiated.result });
     if (asked !== null) {
-      // JSON-RPC ids name one request each: the transport would send the waiting request's answer
-      // down this one's stream, or run both and lose one answer. Nothing of it runs.
-      if (session.pending.reused(asked as JSONRPCMessage)) return c.json(reusedIdAnswer(asked, session.pending), 400);
       // Waiting from now, not from when the transport reads it: a second request with its id sent
       // meanwhile is refused too.
       session.pending.received(asked);

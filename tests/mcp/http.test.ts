@@ -395,6 +395,10 @@ describe("createMcpApp sessions", () => {
     const refused = (await second.json()) as { id: string; error: { code: number; message: string } };
     expect(refused).toMatchObject({ id: "dup", error: { code: -32600 } });
     expect(refused.error.message).toContain("already used by a request of this session that has no answer yet");
+    // An initialize with that id too: answered with the session's result, it was a second answer to "dup" (checking tester).
+    const initialize = await post({ ...JSON.parse(INITIALIZE), id: "dup" }, session);
+    expect(initialize.status).toBe(400);
+    expect(await initialize.json()).toMatchObject({ id: "dup", error: { code: -32600 } });
     // The first is answered on its own stream, as itself.
     const answer = await (await first).text();
     const message = JSON.parse(answer.split("\n").find((line) => line.startsWith("data: "))!.slice(6));

@@ -44,3 +44,10 @@ test("checkMessage takes a message that fits, an initialize included", () => {
   expect(checkMessage(initialize, "request")).toEqual({ ok: true, message: initialize as never });
   expect(checkMessage({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 2 } }, "line").ok).toBe(true);
 });
+
+test("checkMessage names a number JSON cannot hold as what was sent, not as the null JSON writes for it, and a message that is both a request and a response as such (checking tester)", () => {
+  expect(refusal({ jsonrpc: "2.0", id: Number.POSITIVE_INFINITY, method: "tools/list" }).message).toBe('Invalid Request: "id" must be a string or an integer, got Infinity (a number too large for JSON to hold).');
+  const both = refusal({ jsonrpc: "2.0", id: 3, method: "tools/list", result: {} });
+  expect(both).toMatchObject({ id: 3, code: -32600 });
+  expect(both.message).toStartWith('Invalid Request: a message has "method" (a request or a notification) or "result" or "error" (a response), never both.');
+});

@@ -575,6 +575,9 @@ describe("docket mcp beside a server", () => {
     expect(direct.result.structuredContent.message).toBe("Cannot call team_limit: limit is a number too large for JSON to hold (it reads as Infinity).");
     agent.send('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"docket_execution_start","arguments":{"capability":"team.limit","input":{"limit":-1e999}}}}');
     expect(await agent.next()).toMatchObject({ id: 2, result: { isError: true, structuredContent: { error_code: "invalid_input", context: { reason: "not_finite", path: "input.limit" } } } });
+    // Where no handler reads it, it changes nothing, as for the server and a standalone docket mcp (checking tester).
+    agent.send('{"jsonrpc":"2.0","id":4,"method":"ping","params":{"x":1e400}}');
+    expect(await agent.next()).toMatchObject({ id: 4, result: {} });
     // A number JSON holds goes through as before.
     agent.send('{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"team_limit","arguments":{"limit":1e300}}}');
     expect(await agent.next()).toMatchObject({ id: 3, result: { structuredContent: { limit: 1e300 } } });

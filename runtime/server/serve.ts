@@ -47,6 +47,12 @@ export interface ServeOptions {
   host?: string;
   /** Default 4700; 0 picks a free port. */
   port?: number;
+  /**
+   * The checkout's lock, taken already (`docket serve` takes it before it loads the server's
+   * modules: a `docket run` started beside it then finds the server there); null when it could
+   * not be had (another server holds it). Absent: taken here.
+   */
+  lock?: CheckoutLock | null;
   storeKind: "memory" | "sqlite";
   limits: Limits;
   capabilityDirs: string[];
@@ -141,7 +147,7 @@ export async function startServer(options: ServeOptions): Promise<DocketServer> 
   // checkout is opened or recovered, and held for the server's life. Whatever the holder is doing
   // — serving, starting, frozen — a second server is refused here and touches nothing.
   const root = findCheckoutRoot(options.cwd);
-  const lock = lockCheckout(root);
+  const lock = options.lock !== undefined ? options.lock : lockCheckout(root);
   // A lease whose process is gone was left by a killed server: the lock's holder is another,
   // starting, that has not written its own yet; naming the dead one would send the operator nowhere.
   if (lock === null) {

@@ -5,8 +5,8 @@ import { routeConsole } from "../_console-route.ts";
 import { guardExit, SERVER_ENDING } from "../../worker/_own-process.ts";
 import { LIMIT_SPECS, limitFlagName, LimitsError, resolveLimits, type Limits } from "../../execution/limits.ts";
 import { installShutdown } from "../../server/shutdown.ts";
-import { ServerAlreadyRunningError, startServer } from "../../server/serve.ts";
-import { defaultMounts } from "../../server/default-mounts.ts";
+import { lockCheckout, type CheckoutLock } from "../../server/checkout-lock.ts";
+import { findCheckoutRoot } from "../../capability/checkout.ts";
 import { repeatedFlag, UsageError, type DocketCommandMeta } from "../_command-line.ts";
 import { inertOutput } from "../github-actions.ts";
 import { settleOutput, writerOf } from "../fd-writer.ts";
@@ -82,9 +82,19 @@ export default defineCommand({
     // The server's credential is no handler's business: a worker, and every child it runs
     // (test runners, npm scripts), would otherwise inherit it with the environment, and print it.
     delete process.env.DOCKET_TOKEN;
+    // The checkout's lock first, before the server's modules (the cockpit, the MCP SDK: about
+    // 0.4 s of loading): a `docket run --run-id` started with `docket serve &` looked before the
+    // lock was taken, ran as a run without a server, and was never seen by it (checking tester).
+    // Taken or refused here, startServer reports it as it does its own.
+    let lock: CheckoutLock | null | undefined;
+    let serveModule: typeof import("../../server/serve.ts") | undefined;
     let server;
     try {
-      server = await startServer({
+      lock = lockCheckout(findCheckoutRoot(process.cwd()));
+      serveModule = await import("../../server/serve.ts");
+      const { defaultMounts } = await import("../../server/default-mounts.ts");
+      server = await serveModule.startServer({
+        lock,
         cwd: process.cwd(),
         host,
         port: Number(port),
@@ -110,9 +120,10 @@ export default defineCommand({
       if (isAddressInUse(error)) {
         throw new UsageError(`Cannot serve: ${portTakenMessage(host, Number(port), await portHolder(host, Number(port)))}`, command, { pointToHelp: false });
       }
-      if (error instanceof ServerAlreadyRunningError || error instanceof RangeError || disk || (error as Error)?.name === "StoreFileError") {
+      const another = serveModule !== undefined && error instanceof serveModule.ServerAlreadyRunningError;
+      if (another || error instanceof RangeError || disk || (error as Error)?.name === "StoreFileError") {
         // Only a bad flag is answered by the help; another server or the disk is not.
-        throw new UsageError(`Cannot serve: ${(error as Error).message}`, command, { pointToHelp: !(error instanceof ServerAlreadyRunningError) && !disk });
+        throw new UsageError(`Cannot serve: ${(error as Error).message}`, command, { pointToHelp: !another && !disk });
       }
       throw error;
     }

@@ -38,6 +38,12 @@ export async function finishDeduplicated(options: LocalRunOptions, style: Termin
   const ended = (s: SeenExecution) => s === "forgotten" || (s !== null && (s.details_expired === true || isTerminal(s.state)));
   let snapshot = await current();
   let said = false;
+  // Said once for the run, not again by each follow after the server's return.
+  let quietSaid = false;
+  const sayQuietOnce = (line: string) => {
+    if (!quietSaid) say(line);
+    quietSaid = true;
+  };
   // Followed to its end, through a restart of the server (its lease names it again): a server
   // that went away mid-follow is looked for for FOLLOW_RESTART_MS.
   const giveUpAt = Date.now() + FOLLOW_RESTART_MS;
@@ -48,7 +54,7 @@ export async function finishDeduplicated(options: LocalRunOptions, style: Termin
       if (snapshot !== null && snapshot !== "forgotten") {
         if (!said) say(`${executionId} is ${snapshot.state}; following it to its end`);
         said = true;
-        await followEvents(client, { id: executionId, after: snapshot.last_sequence, onEvent: () => {}, onNote: () => {}, onQuiet: say, signal: deadline.signal });
+        await followEvents(client, { id: executionId, after: snapshot.last_sequence, onEvent: () => {}, onNote: () => {}, onQuiet: sayQuietOnce, signal: deadline.signal });
         if (deadline.signal.aborted) break;
         snapshot = await current();
         if (ended(snapshot)) break;

@@ -206,6 +206,9 @@ const DEFAULT_HEARTBEAT_MS = 20_000;
  */
 const HEARTBEATS_MISSED = 2;
 
+/** Heartbeats of silence after which a follow says the server went quiet (between the 1.25 it may take and the give-up). */
+const QUIET_HEARTBEATS = 1.6;
+
 /**
  * Follows one execution over the live channel (`/events?execution=<id>&after=<n>`, the runtime's
  * built-in WebSocket) until its `execution.completed`. Each event is handed on once, in order: an
@@ -221,6 +224,7 @@ export function followEvents(server: ServerClient, options: EventsOptions): Prom
   let heartbeatMs = DEFAULT_HEARTBEAT_MS;
   let silence: ReturnType<typeof setTimeout> | undefined;
   let quiet: ReturnType<typeof setTimeout> | undefined;
+  let quietSaid = false;
   return new Promise((resolve) => {
     const socket = new WebSocket(url, protocols);
     const settle = (outcome: EventsOutcome) => {
@@ -237,10 +241,15 @@ export function followEvents(server: ServerClient, options: EventsOptions): Prom
       clearTimeout(silence);
       clearTimeout(quiet);
       const waitMs = heartbeatMs * HEARTBEATS_MISSED;
-      // A heartbeat missed: said before the give-up, so that a follower does not wait in silence.
-      if (options.onQuiet) {
-        const quietMs = heartbeatMs * 1.25;
-        quiet = setTimeout(() => options.onQuiet?.(`nothing has come from the server at ${server.url} for ${formatWindow(quietMs)}, though it sends a heartbeat at least that often: it may be stopped, frozen or too busy; waiting for it until ${formatWindow(waitMs)} have passed`), quietMs);
+      // A heartbeat missed: said before the give-up, once a follow, so that a follower does not
+      // wait in silence. Past the 1.25 heartbeats a quiet server may take, with room for a late
+      // timer: at 1.25 it was said over and over beside a healthy server (checking tester).
+      if (options.onQuiet && !quietSaid) {
+        const quietMs = heartbeatMs * QUIET_HEARTBEATS;
+        quiet = setTimeout(() => {
+          quietSaid = true;
+          options.onQuiet?.(`nothing has come from the server at ${server.url} for ${formatWindow(quietMs)}, though it sends a heartbeat at least every ${formatWindow(heartbeatMs * 1.25)}: it may be stopped, frozen or too busy; waiting for it until ${formatWindow(waitMs)} have passed`);
+        }, quietMs);
       }
       silence = setTimeout(() => {
         settle({ ok: false, reason: `the server at ${server.url} does not answer: nothing came on the live channel for ${formatWindow(waitMs)}, though it sends a heartbeat at least every ${formatWindow(heartbeatMs * 1.25)} (it is stopped, frozen or too busy); follow again with --after ${last} once it answers` });

@@ -149,6 +149,24 @@ describe("docket executions beside a server that does not answer", () => {
     expect(stderr).toContain("it may be stopped, frozen or too busy; waiting for it until 1 s have passed");
   }, 30_000);
 
+  test("docket executions events --follow of a healthy server with a short heartbeat never says it went quiet (checking tester)", async () => {
+    const checkout = tempCheckout();
+    const serve = spawnDocket(fromSource, ["serve", "--port", "0", "--heartbeat-ms", "1000"], { cwd: checkout });
+    try {
+      const banner = await watchStream(serve.stderr).until(/docket serving .* at (http:\/\/127\.0\.0\.1:\d+)/);
+      const url = banner.match(/at (http:\/\/127\.0\.0\.1:\d+)/)![1]!;
+      // Quiet stretches of 2.5 s: heartbeats fill them, each within 1.25 heartbeats of the last.
+      const started = await api(url).post("/api/v1/executions/start", { capability: "executions.demonstrate", input: { steps: 2, delay_ms: 2500 } });
+      const followed = await docket(fromSource, ["executions", "events", started.body.execution.id, "--follow"], { cwd: checkout });
+      expect(followed.code).toBe(0);
+      // Before, said at 1.25 heartbeats, the most a quiet server may take: over and over.
+      expect(followed.stderr).not.toContain("nothing has come from the server");
+    } finally {
+      serve.kill("SIGKILL");
+      await serve.exited;
+    }
+  }, 30_000);
+
   test("docket executions events --follow of a server killed meanwhile says the live channel closed and where to resume, exit 1", async () => {
     const { id, code, last, stderr } = await followThenSignalServer("SIGKILL");
     expect(code).toBe(1);

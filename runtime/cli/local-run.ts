@@ -20,7 +20,7 @@ import { checkValue } from "../execution/validate.ts";
 import { MIN_MASKED_LENGTH } from "../execution/secret-mask.ts";
 import { createLiveView, wantsLiveView, type LiveView } from "./live-view.ts";
 import { createRunReporter, formatWindow, plainPrinters } from "./run-reporter.ts";
-import { checkoutHolder, findServer, isUnleased, serverClient, serverOnceStarted, STARTING_LOAD_MS } from "./server-client.ts";
+import { checkoutHolder, findServer, isUnleased, serverClient, serverOnceStarted, startingWaitMs } from "./server-client.ts";
 import { isTerminal } from "../execution/state-machine.ts";
 import { reportToServer } from "./_reporter-to-server.ts";
 import { childGroups, endEveryChildGroup, signalGroup } from "../worker/process-groups.ts";
@@ -203,9 +203,10 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
     // the server while a start with the same run_id waited in it). Without one, the run goes on.
     // One still starting (`docket serve &` just before, in the same CI step) is waited for.
     if (!server && options.runId !== undefined) {
-      const found = await serverOnceStarted(root, (holder, waitMs) => output.stderr(`${style.dim(`the docket server${holder.pid ? ` (pid ${holder.pid})` : ""} serving this checkout is starting (loading its capability files); this run waits up to ${formatWindow(waitMs)} for it to answer, as its run_id is that server's to keep`)}\n`));
+      const loadingMs = await startingWaitMs(root, options.capabilityDirs.map((dir) => resolve(options.cwd, dir)), limits.load_timeout_ms);
+      const found = await serverOnceStarted(root, (holder, waitMs) => output.stderr(`${style.dim(`the docket server${holder.pid ? ` (pid ${holder.pid})` : ""} serving this checkout is starting (loading its capability files); this run waits up to ${formatWindow(waitMs)} for it to answer, as its run_id is that server's to keep`)}\n`), loadingMs);
       if (found !== null && "server" in found) server = found.server;
-      else if (found !== null) return await refuse(`The docket server (pid ${found.holder.pid}) serving this checkout ${found.loading ? `did not finish starting within ${formatWindow(STARTING_LOAD_MS)} (it has written no address yet: its capability files are still loading, or it is frozen)` : `at ${found.holder.url} does not answer`}, so whether run_id ${options.runId} was used already cannot be known; nothing ran. Run again once it answers (the same --run-id is safe), or stop it.`, { pid: found.holder.pid, run_id: options.runId }, "unavailable");
+      else if (found !== null) return await refuse(`The docket server (pid ${found.holder.pid}) serving this checkout ${found.loading ? `did not finish starting within ${formatWindow(found.waitedMs)} (it has written no address yet: its capability files are still loading, or it is frozen)` : `at ${found.holder.url} does not answer`}, so whether run_id ${options.runId} was used already cannot be known; nothing ran. Run again once it answers (the same --run-id is safe), or stop it.`, { pid: found.holder.pid, run_id: options.runId }, "unavailable");
     }
     // With a run_id, the handler waits for the word on it — the server's, or without one the marks
     // and store file of the checkout: already another execution's, this run is that one and does not

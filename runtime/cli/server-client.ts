@@ -331,30 +331,46 @@ function leasedBy(lease: Lease | null): Lease | null {
  * then `docket run --run-id …` in one CI step goes through that server, not "does not answer".
  * Waits without blocking the thread, so Ctrl-C still stops the run.
  */
-export async function serverOnceStarted(root: string, waiting: (holder: Lease, waitMs: number) => void, clock: { now(): number; sleep(ms: number): Promise<void> } = REAL_CLOCK): Promise<{ server: ServerClient; lease: Lease } | { holder: Lease; loading: boolean } | null> {
-  const loadingUntil = clock.now() + STARTING_LOAD_MS;
+export async function serverOnceStarted(root: string, waiting: (holder: Lease, waitMs: number) => void, loadingMs = STARTING_LOAD_MS, clock: { now(): number; sleep(ms: number): Promise<void> } = REAL_CLOCK): Promise<{ server: ServerClient; lease: Lease } | { holder: Lease; loading: boolean; waitedMs: number } | null> {
+  const loadingUntil = clock.now() + loadingMs;
   for (let said = false; ; ) {
     const holder = checkoutHolder(root);
     if (holder === null) return null;
     if (isUnleased(holder)) {
       // Its serve.lock gone, it is a server whose .docket/ was removed (`git clean -fdX`), not
       // one starting: it writes no lease again, and is not waited for.
-      if (!existsSync(join(root, ".docket", "serve.lock"))) return { holder, loading: false };
-      if (!said) waiting(holder, STARTING_LOAD_MS);
+      if (!existsSync(join(root, ".docket", "serve.lock"))) return { holder, loading: false, waitedMs: 0 };
+      if (!said) waiting(holder, loadingMs);
       said = true;
-      if (clock.now() >= loadingUntil) return { holder, loading: true };
+      if (clock.now() >= loadingUntil) return { holder, loading: true, waitedMs: loadingMs };
     } else {
       if (await isLeaseLive(holder)) return { server: serverClient(holder), lease: holder };
       const leasedAt = Date.parse(holder.started_at);
-      if (!(clock.now() < leasedAt + STARTING_ANSWER_MS)) return { holder, loading: false };
+      if (!(clock.now() < leasedAt + STARTING_ANSWER_MS)) return { holder, loading: false, waitedMs: 0 };
     }
     await clock.sleep(STARTING_POLL_MS);
   }
 }
 
 const REAL_CLOCK = { now: () => Date.now(), sleep: (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)) };
-/** How long a server that holds the checkout and has written no lease (its capability files loading) is waited for by a run that needs it. */
+/** How long, at least, a server that holds the checkout and has written no lease (its capability files loading) is waited for by a run that needs it. */
 export const STARTING_LOAD_MS = 15_000;
+/** How long, at most: a server frozen while it starts is not waited for longer than this. */
+const STARTING_LOAD_MAX_MS = 120_000;
+
+/**
+ * How long a run waits for a server still loading the capability files of `root`'s capabilities/
+ * and of `dirs`: each file may take `loadTimeoutMs` twice (its trial in a worker, then its import),
+ * one after the other. At least STARTING_LOAD_MS, at most STARTING_LOAD_MAX_MS. A fixed 15 s gave
+ * up on a server loading three files of 4 s each, which takes 25 s (checking tester).
+ */
+export async function startingWaitMs(root: string, dirs: readonly string[], loadTimeoutMs: number): Promise<number> {
+  // Loaded only when a server is found starting: `docket executions` need none of it otherwise.
+  const { listCapabilityFiles } = await import("../capability/inspect.ts");
+  let files = 0;
+  for (const dir of [join(root, "capabilities"), ...dirs]) files += (await listCapabilityFiles(dir).catch(() => null))?.length ?? 0;
+  return Math.min(STARTING_LOAD_MAX_MS, Math.max(STARTING_LOAD_MS, files * 2 * loadTimeoutMs));
+}
 /** How long after writing its lease a server that does not answer yet is taken for one starting (busy with its first work), not a frozen one. */
 const STARTING_ANSWER_MS = 5_000;
 const STARTING_POLL_MS = 100;

@@ -182,8 +182,9 @@ describe("docket run and a server that is killed or frozen", () => {
       const ran = await docket(fromSource, ["run", "team.touch", "--run-id", "dup-1"], { cwd: checkout });
       expect(ran.code).toBe(1);
       // A server starting is waited for, a while: this one never goes on.
-      expect(ran.stderr).toContain(`the docket server (pid ${server.pid}) serving this checkout is starting (loading its capability files); this run waits up to 15 s for it to answer`);
-      expect(ran.stderr).toContain(`The docket server (pid ${server.pid}) serving this checkout did not finish starting within 15 s`);
+      // Two capability files, each given load_timeout_ms (5 s) twice: 20 s.
+      expect(ran.stderr).toContain(`the docket server (pid ${server.pid}) serving this checkout is starting (loading its capability files); this run waits up to 20 s for it to answer`);
+      expect(ran.stderr).toContain(`The docket server (pid ${server.pid}) serving this checkout did not finish starting within 20 s`);
       expect(ran.stderr).toContain("nothing ran");
       expect(existsSync(join(checkout, "touched.txt"))).toBe(false);
     } finally {

@@ -3,10 +3,10 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { NO_ADDRESS, serverOnceStarted, STARTING_LOAD_MS } from "../../runtime/cli/server-client.ts";
+import { NO_ADDRESS, serverOnceStarted, STARTING_LOAD_MS, startingWaitMs } from "../../runtime/cli/server-client.ts";
 import { lockCheckout } from "../../runtime/server/checkout-lock.ts";
 import { leasePath, type Lease } from "../../runtime/server/lease.ts";
-import { removeTempDirs, tempCheckout } from "./_harness.ts";
+import { removeTempDirs, tempCheckout, writeFiles } from "./_harness.ts";
 
 afterAll(removeTempDirs);
 
@@ -36,7 +36,7 @@ describe("serverOnceStarted", () => {
     const root = tempCheckout();
     const said: string[] = [];
     const clock = movingClock();
-    expect(await serverOnceStarted(root, (holder) => said.push(String(holder.pid)), clock)).toBeNull();
+    expect(await serverOnceStarted(root, (holder) => said.push(String(holder.pid)), STARTING_LOAD_MS, clock)).toBeNull();
     expect(clock.elapsed()).toBe(0);
     expect(said).toEqual([]);
   });
@@ -49,7 +49,7 @@ describe("serverOnceStarted", () => {
       const said: Array<[number, number]> = [];
       // Its lease is written 4 s in (its files loaded), and it answers from then on.
       const clock = movingClock([[4_000, () => writeFileSync(leasePath(root), JSON.stringify(lease(root, server.url.origin, Date.now())))]]);
-      const found = await serverOnceStarted(root, (holder, waitMs) => said.push([holder.pid, waitMs]), clock);
+      const found = await serverOnceStarted(root, (holder, waitMs) => said.push([holder.pid, waitMs]), STARTING_LOAD_MS, clock);
       expect(found !== null && "server" in found ? found.server.url : null).toBe(server.url.origin);
       expect(clock.elapsed()).toBe(4_000);
       expect(said).toEqual([[process.pid, STARTING_LOAD_MS]]);
@@ -64,8 +64,8 @@ describe("serverOnceStarted", () => {
     const lock = lockCheckout(root)!;
     try {
       const clock = movingClock();
-      const found = await serverOnceStarted(root, () => undefined, clock);
-      expect(found).toMatchObject({ holder: { url: NO_ADDRESS, pid: process.pid }, loading: true });
+      const found = await serverOnceStarted(root, () => undefined, STARTING_LOAD_MS, clock);
+      expect(found).toMatchObject({ holder: { url: NO_ADDRESS, pid: process.pid }, loading: true, waitedMs: STARTING_LOAD_MS });
       expect(clock.elapsed()).toBe(STARTING_LOAD_MS);
     } finally {
       lock.release();
@@ -79,7 +79,7 @@ describe("serverOnceStarted", () => {
       rmSync(join(root, ".docket"), { recursive: true, force: true });
       const said: number[] = [];
       const clock = movingClock();
-      const found = await serverOnceStarted(root, (holder) => said.push(holder.pid), clock);
+      const found = await serverOnceStarted(root, (holder) => said.push(holder.pid), STARTING_LOAD_MS, clock);
       expect(found).toMatchObject({ holder: { url: NO_ADDRESS }, loading: false });
       expect(clock.elapsed()).toBe(0);
       expect(said).toEqual([]);
@@ -95,15 +95,27 @@ describe("serverOnceStarted", () => {
       // Nothing listens at this address: port 9 on loopback refuses at once.
       writeFileSync(leasePath(root), JSON.stringify(lease(root, "http://127.0.0.1:9", Date.now() - 60_000)));
       const old = movingClock();
-      expect(await serverOnceStarted(root, () => undefined, old)).toMatchObject({ holder: { url: "http://127.0.0.1:9" }, loading: false });
+      expect(await serverOnceStarted(root, () => undefined, STARTING_LOAD_MS, old)).toMatchObject({ holder: { url: "http://127.0.0.1:9" }, loading: false });
       expect(old.elapsed()).toBe(0);
       const young = movingClock();
       writeFileSync(leasePath(root), JSON.stringify(lease(root, "http://127.0.0.1:9", young.now() - 1_000)));
-      expect(await serverOnceStarted(root, () => undefined, young)).toMatchObject({ holder: { url: "http://127.0.0.1:9" }, loading: false });
+      expect(await serverOnceStarted(root, () => undefined, STARTING_LOAD_MS, young)).toMatchObject({ holder: { url: "http://127.0.0.1:9" }, loading: false });
       expect(young.elapsed()).toBeGreaterThanOrEqual(4_000);
       expect(young.elapsed()).toBeLessThanOrEqual(4_100);
     } finally {
       lock.release();
     }
+  });
+});
+
+describe("startingWaitMs", () => {
+  test("a server loading its files is waited for as long as each file may take, twice (its trial, then its import), within 15 s and 2 min", async () => {
+    const root = tempCheckout();
+    expect(await startingWaitMs(root, [], 5_000)).toBe(STARTING_LOAD_MS);
+    // Three files of capabilities/ and one of another folder; a helper and a test are no capability files.
+    writeFiles(root, { "capabilities/a.one.ts": "", "capabilities/a.two.ts": "", "capabilities/a.three.ts": "", "capabilities/_helper.ts": "", "capabilities/a.one.test.ts": "", "more/b.one.ts": "" });
+    expect(await startingWaitMs(root, [], 5_000)).toBe(30_000);
+    expect(await startingWaitMs(root, [join(root, "more"), join(root, "missing")], 5_000)).toBe(40_000);
+    expect(await startingWaitMs(root, [], 60_000)).toBe(120_000);
   });
 });

@@ -872,7 +872,7 @@ describe("docket mcp beside a server that does not answer", () => {
     expect(existsSync(join(root, ".docket", "lease.json"))).toBe(false);
     const agent = await startAgent(root, "early-agent");
     // Before, it took the server for a silent one for good: no start, no write, until restarted.
-    expect(agent.stderr()).toContain(`docket mcp: the docket server (pid ${server.pid}) serving ${root} is starting (loading its capability files); waiting up to 15 s for it to answer.`);
+    expect(agent.stderr()).toContain(`docket mcp: the docket server (pid ${server.pid}) serving ${root} is starting (loading its capability files); waiting up to 20 s for it to answer.`);
     expect(agent.stderr()).toContain("docket mcp: forwarding to the docket server at http://127.0.0.1:");
     expect(structured(await agent.client.callTool({ name: "team_slow", arguments: { name: "Ada" } }))).toEqual({ greeting: "Hello, Ada" });
   }, 30_000);

@@ -1,6 +1,7 @@
 import { defineCommand } from "citty";
 import { findCheckoutRoot } from "../../capability/checkout.ts";
 import { isExecutionId } from "../../execution/execution-id.ts";
+import { resolveLimits } from "../../execution/limits.ts";
 import { buildFailure, type FailureDescriptor } from "../../execution/failure.ts";
 import type { ExecutionEvent } from "../../execution/protocol.ts";
 import type { ExecutionSnapshot, ReconciliationSnapshot } from "../../execution/snapshot.ts";
@@ -14,7 +15,7 @@ import { terminalStyle, type TerminalStyle } from "../_terminal.ts";
 import { EXIT, exitCodeOf, failureText } from "../exit-code.ts";
 import { runnerSafe } from "../github-actions.ts";
 import { createRunReporter, formatDuration, formatWindow, location, plainPrinters } from "../run-reporter.ts";
-import { findServer, followEvents, isUnleased, readEvents, serverOnceStarted, ServerUnreachableError, STARTING_LOAD_MS, type EventsOutcome, type ServerClient } from "../server-client.ts";
+import { findServer, followEvents, isUnleased, readEvents, serverOnceStarted, ServerUnreachableError, startingWaitMs, type EventsOutcome, type ServerClient } from "../server-client.ts";
 import type { Lease } from "../../server/lease.ts";
 import { READER_LOOK_MS, readerGone } from "../../adapter/reader-gone.ts";
 import { jsonText } from "../_json-text.ts";
@@ -76,12 +77,12 @@ function noServer(root: string, why: string): FailureDescriptor {
 }
 
 /** The failure of a server that holds the checkout and does not answer (stopped, frozen, or too busy). */
-function frozenServer(root: string, holder: Lease, loading: boolean): FailureDescriptor {
+function frozenServer(root: string, holder: Lease, waitedMs: number | null): FailureDescriptor {
   const pid = holder.pid > 0 ? ` (pid ${holder.pid})` : "";
   // Holding the checkout with no lease written is, most often, a server still loading its capability files.
   const [message, suggestion] = isUnleased(holder)
     ? [
-        `The docket server${pid} holding ${root} has not written its address ${loading ? `within ${formatWindow(STARTING_LOAD_MS)}: it is still starting (loading its capability files) or frozen` : "and its .docket/ was removed under it"}. No other server can start while it holds the checkout.`,
+        `The docket server${pid} holding ${root} has not written its address ${waitedMs !== null ? `within ${formatWindow(waitedMs)}: it is still starting (loading its capability files) or frozen` : "and its .docket/ was removed under it"}. No other server can start while it holds the checkout.`,
         `Run this again once it prints "docket serving ${root} at …"${holder.pid > 0 ? `; if it never does, stop it (kill ${holder.pid})` : ""}.`,
       ]
     : [
@@ -110,9 +111,9 @@ async function withServer(o: Out, body: (server: ServerClient) => Promise<number
   if (!server) {
     // A server that holds the checkout and does not answer is no missing one: starting another is
     // refused. One still starting (`docket serve &` just before) is waited for.
-    const found = await serverOnceStarted(root, (holder, waitMs) => o.note(`the docket server${holder.pid ? ` (pid ${holder.pid})` : ""} serving this checkout is starting (loading its capability files); waiting up to ${formatWindow(waitMs)} for it to answer`));
+    const found = await serverOnceStarted(root, (holder, waitMs) => o.note(`the docket server${holder.pid ? ` (pid ${holder.pid})` : ""} serving this checkout is starting (loading its capability files); waiting up to ${formatWindow(waitMs)} for it to answer`), await startingWaitMs(root, [], loadTimeoutMs()));
     if (found !== null && "server" in found) server = found.server;
-    else return fail(o, found ? frozenServer(root, found.holder, found.loading) : noServer(root, ""));
+    else return fail(o, found ? frozenServer(root, found.holder, found.loading ? found.waitedMs : null) : noServer(root, ""));
   }
   try {
     return await body(server);
@@ -428,4 +429,13 @@ function protocolText(doc: { schema_version: string; payload_schemas: Record<str
     ...Object.entries(doc.limits).map(([key, value]) => `  ${key} ${value}`),
   ];
   return `${lines.join("\n")}\n`;
+}
+
+/** `load_timeout_ms` as this process's environment sets it (the server's is most likely the same): the default when it sets none, or one out of bounds. */
+function loadTimeoutMs(): number {
+  try {
+    return resolveLimits({ env: process.env }).load_timeout_ms;
+  } catch {
+    return resolveLimits().load_timeout_ms;
+  }
 }

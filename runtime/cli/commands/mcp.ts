@@ -1,4 +1,5 @@
 import { finished } from "node:stream/promises";
+import { resolve } from "node:path";
 import type { Writable } from "node:stream";
 import { defineCommand } from "citty";
 import { prepareCapabilityThread } from "../_capability-thread.ts";
@@ -12,7 +13,7 @@ import { LimitsError, resolveLimits, type Limits } from "../../execution/limits.
 import { buildFailure, type FailureDescriptor } from "../../execution/failure.ts";
 import type { EdgeInfo } from "../../execution/plane.ts";
 import { isLeaseLive, readLease, type Lease } from "../../server/lease.ts";
-import { checkoutHolder, isUnleased, serverOnceStarted } from "../server-client.ts";
+import { checkoutHolder, isUnleased, serverOnceStarted, startingWaitMs } from "../server-client.ts";
 import { formatWindow } from "../run-reporter.ts";
 import { bridgeStdioToHttp } from "../../mcp/bridge.ts";
 import { untilHangUp } from "../../mcp/hang-up.ts";
@@ -74,7 +75,7 @@ export default defineCommand({
     const root = findCheckoutRoot(process.cwd());
     const capabilityDirs = repeatedFlag(rawArgs, "capabilities");
 
-    const { answering: server, silent } = await locateServer(root, log);
+    const { answering: server, silent } = await locateServer(root, log, await startingWaitMs(root, capabilityDirs.map((dir) => resolve(process.cwd(), dir)), limits.load_timeout_ms));
     if (server) {
       log(`docket mcp: forwarding to the docket server at ${server.url}, which serves ${root}; executions show in its cockpit.`);
       if (capabilityDirs.length > 0) log("docket mcp: --capabilities is ignored: the server's own capabilities answer.");
@@ -118,9 +119,9 @@ export default defineCommand({
  * The checkout's server as docket mcp finds it: one that answers (forwarded to), one that holds
  * the checkout and does not answer (silent: stopped, frozen, too busy), or neither.
  */
-async function locateServer(root: string, log: (line: string) => void): Promise<{ answering: Lease | null; silent: Lease | null }> {
+async function locateServer(root: string, log: (line: string) => void, loadingMs: number): Promise<{ answering: Lease | null; silent: Lease | null }> {
   // A server still starting (`docket serve &` just before) is waited for, as a --run-id run waits.
-  const found = await serverOnceStarted(root, (holder, waitMs) => log(`docket mcp: the docket server${holder.pid ? ` (pid ${holder.pid})` : ""} serving ${root} is starting (loading its capability files); waiting up to ${formatWindow(waitMs)} for it to answer.`));
+  const found = await serverOnceStarted(root, (holder, waitMs) => log(`docket mcp: the docket server${holder.pid ? ` (pid ${holder.pid})` : ""} serving ${root} is starting (loading its capability files); waiting up to ${formatWindow(waitMs)} for it to answer.`), loadingMs);
   if (found === null) return { answering: null, silent: null };
   if ("server" in found) return { answering: found.lease, silent: null };
   const holder = found.holder;

@@ -1,7 +1,7 @@
 import type { FailureDescriptor } from "../execution/failure.ts";
 import { formatWindow } from "./run-reporter.ts";
 import type { ExecutionEvent } from "../execution/protocol.ts";
-import { isLeaseLive, leaseHolderGone, readLease, type Lease } from "../server/lease.ts";
+import { isLeaseLive, leaseHolderGone, pidVisible, readLease, type Lease } from "../server/lease.ts";
 import { checkoutFlockHeld, lockCheckout } from "../server/checkout-lock.ts";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -312,8 +312,12 @@ export function followEvents(server: ServerClient, options: EventsOptions): Prom
 export function checkoutHolder(root: string): Lease | null {
   const lease = leasedBy(readLease(root));
   if (!lockHeld(root, lease !== null)) return null;
-  if (lease !== null) return lease;
   const pid = lockHolderPid(root);
+  // A lease whose pid is not the lock's holder is a dead server's whose pid another process has
+  // now: the holder is a server that has written no lease yet. Named by the lease, a `sleep` was
+  // called the frozen server, to be killed (checking tester).
+  const stale = lease !== null && typeof pid === "number" && pidVisible(lease) && pid !== lease.pid;
+  if (lease !== null && !stale) return lease;
   return { url: NO_ADDRESS, pid: typeof pid === "number" ? pid : 0, root, token: null, started_at: UNLEASED, pid_namespace: null };
 }
 

@@ -3,9 +3,9 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
-import { serverClient, ServerUnreachableError, checkoutHolder } from "../../runtime/cli/server-client.ts";
+import { checkoutHolder, NO_ADDRESS, serverClient, ServerUnreachableError } from "../../runtime/cli/server-client.ts";
 import { lockCheckout } from "../../runtime/server/checkout-lock.ts";
-import { ensureDocketDir, leasePath, type Lease } from "../../runtime/server/lease.ts";
+import { ensureDocketDir, leasePath, ownPidNamespace, type Lease } from "../../runtime/server/lease.ts";
 import { removeTempDirs, tempCheckout } from "./_harness.ts";
 
 afterAll(removeTempDirs);
@@ -27,6 +27,27 @@ describe("checkoutHolder", () => {
       lock.release();
     }
     expect(checkoutHolder(root)).toBeNull();
+  });
+});
+
+describe("checkoutHolder and a stale lease", () => {
+  test.skipIf(process.platform !== "linux")("a lease whose pid another live process took is not the holder's: the lock's holder is named, as a server with no lease yet (checking tester)", async () => {
+    const root = tempCheckout();
+    // A dead server's lease, its pid now a `sleep`'s, in this pid namespace.
+    const other = Bun.spawn(["sleep", "30"]);
+    try {
+      ensureDocketDir(root);
+      writeFileSync(leasePath(root), JSON.stringify({ url: "http://127.0.0.1:9", pid: other.pid, root, token: null, started_at: new Date(0).toISOString(), pid_namespace: ownPidNamespace() }));
+      const lock = lockCheckout(root)!;
+      try {
+        // Before, the lease was taken as the holder's: the `sleep` was "the docket server", to be resumed or killed.
+        expect(checkoutHolder(root)).toMatchObject({ pid: process.pid, url: NO_ADDRESS });
+      } finally {
+        lock.release();
+      }
+    } finally {
+      other.kill();
+    }
   });
 });
 

@@ -153,10 +153,8 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
     // The value as the schema hands it on (trimmed, upper-cased) is the one printed and stored:
     // announced too, or the job's log would show it.
     const checked = declared && unmarked.length > 0 ? checkValue(declared.def.input, input ?? {}, "input") : null;
-    const changed = (field: string, value: unknown) => {
-      const made = checked?.ok ? valueAt(checked.value, field) : undefined;
-      return typeof made === "string" && made !== value ? [made] : [];
-    };
+    // Each text the schema made of it (split into a list, wrapped in an object): what is printed.
+    const changed = (field: string, value: unknown) => (checked?.ok ? textsIn(valueAt(checked.value, field)).filter((made) => made !== value) : []);
     const unmarkedForms = unmarked.flatMap(({ field, value }) => [value as string, ...changed(field, value)]);
     if (gitHub && declared) output.stderr(maskCommands([...announced, ...unmarkedForms], MIN_MASKED_LENGTH));
     for (const field of declared ? (options.input.fromEnv ?? []) : []) {
@@ -383,6 +381,21 @@ const STOP_NOW_REPORT_MS = 500;
 const UNSAID_HERE = " (what it said is in this run's log above, on stderr, and not in this document or summary, as it may hold a secret)";
 
 /** The value at a dotted field path of an input (`auth.token`), if there is one. */
+/** The texts a value holds (itself, or its strings at any depth, at most TEXTS_ANNOUNCED of them). */
+function textsIn(value: unknown): string[] {
+  const texts: string[] = [];
+  const stack: unknown[] = [value];
+  while (stack.length > 0 && texts.length < TEXTS_ANNOUNCED) {
+    const at = stack.pop();
+    if (typeof at === "string") texts.push(at);
+    else if (at !== null && typeof at === "object") stack.push(...Object.values(at as object).slice(0, TEXTS_ANNOUNCED));
+  }
+  return texts;
+}
+
+/** Texts of one transformed --input-env value announced at most: a list of thousands is no secret's form. */
+const TEXTS_ANNOUNCED = 256;
+
 function valueAt(input: unknown, field: string): unknown {
   let value = input;
   for (const segment of field.split(".")) {

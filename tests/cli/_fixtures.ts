@@ -142,6 +142,9 @@ export default capability({
 /** ECHO whose message the schema trims and upper-cases: the handler gets, and returns, another form of what was sent. */
 export const SHOUT = ECHO.replace('id: "demo.echo"', 'id: "demo.shout"').replace("v.object({ message: v.string() })", "v.object({ message: v.pipe(v.string(), v.transform((text) => text.trim().toUpperCase())) })");
 
+/** ECHO whose message the schema splits at commas: the handler gets a list, and returns it as JSON. */
+export const SPLIT = ECHO.replace('id: "demo.echo"', 'id: "demo.split"').replace("v.object({ message: v.string() })", 'v.object({ message: v.pipe(v.string(), v.transform((text) => text.split(","))) })').replace("return input.message;", "return JSON.stringify(input.message);");
+
 /** Runs until stopped; with cooperative: true it stops when asked, otherwise it ignores cancellation. */
 export const SPIN = `import { capability } from "docket";
 import * as v from "valibot";

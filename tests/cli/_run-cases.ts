@@ -2,7 +2,7 @@
 import { beforeAll, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ECHO, SHOUT, GREET, IGNORES_TERM, LOOSE, NESTED, SLEEPS, SLOW_LOAD, SPIN, DEFAULTED_SECRET, DEFAULTED_ONLY, STUBBORN_SLEEPS, THROWING_SCHEMA, NOT_JSON_TRANSFORMS } from "./_fixtures.ts";
+import { ECHO, SHOUT, SPLIT, GREET, IGNORES_TERM, LOOSE, NESTED, SLEEPS, SLOW_LOAD, SPIN, DEFAULTED_SECRET, DEFAULTED_ONLY, STUBBORN_SLEEPS, THROWING_SCHEMA, NOT_JSON_TRANSFORMS } from "./_fixtures.ts";
 import { obeyedCommands } from "../_support/workflow-commands.ts";
 import { STOP_SIGNAL_ECHO_MS } from "../../runtime/adapter/stop-signals.ts";
 import { docket, oneJsonDocument, spawnDocket, watchStream, tempCheckout, tempDir, writeFiles, type DocketRunner } from "./_harness.ts";
@@ -15,7 +15,7 @@ export function defineRunCases(runner: () => DocketRunner): void {
   let checkout = "";
   beforeAll(() => {
     userDir = tempDir("user");
-    writeFiles(userDir, { "demo.greet.ts": GREET, "demo.echo.ts": ECHO, "demo.shout.ts": SHOUT, "demo.spin.ts": SPIN, "demo.sleeps.ts": SLEEPS, "demo.stubborn.ts": STUBBORN_SLEEPS, "demo.ignores.ts": IGNORES_TERM, "demo.loose.ts": LOOSE, "demo.nested.ts": NESTED, "demo.throwing.ts": THROWING_SCHEMA, "demo.notjson.ts": NOT_JSON_TRANSFORMS, "demo.slowload.ts": SLOW_LOAD, "demo.envdef.ts": DEFAULTED_SECRET, "demo.defonly.ts": DEFAULTED_ONLY, "input.json": '{"message":"from a file"}' });
+    writeFiles(userDir, { "demo.greet.ts": GREET, "demo.echo.ts": ECHO, "demo.shout.ts": SHOUT, "demo.split.ts": SPLIT, "demo.spin.ts": SPIN, "demo.sleeps.ts": SLEEPS, "demo.stubborn.ts": STUBBORN_SLEEPS, "demo.ignores.ts": IGNORES_TERM, "demo.loose.ts": LOOSE, "demo.nested.ts": NESTED, "demo.throwing.ts": THROWING_SCHEMA, "demo.notjson.ts": NOT_JSON_TRANSFORMS, "demo.slowload.ts": SLOW_LOAD, "demo.envdef.ts": DEFAULTED_SECRET, "demo.defonly.ts": DEFAULTED_ONLY, "input.json": '{"message":"from a file"}' });
     checkout = tempCheckout();
   });
   const run = (args: string[], options: { env?: Record<string, string>; stdin?: string } = {}) => docket(runner(), ["run", ...args], { cwd: checkout, ...options });
@@ -441,6 +441,12 @@ export function defineRunCases(runner: () => DocketRunner): void {
     expect(shouted.stdout).toBe(`${value.toUpperCase()}\n`);
     expect(shouted.stderr).toContain(`::add-mask::${value.toUpperCase()}\n`);
     expect(shouted.stderr).toContain("(this job's log masks it)");
+    // Made into a list, each of its texts is printed (checking tester).
+    const split = await run([file("demo.split.ts"), "--input-env", "message=ECHO_THIS"], { env: { ...env, ECHO_THIS: "firstsecret,secondsecret" } });
+    expect(split.code).toBe(0);
+    expect(split.stdout).toBe('["firstsecret","secondsecret"]\n');
+    expect(split.stderr).toContain("::add-mask::firstsecret\n");
+    expect(split.stderr).toContain("::add-mask::secondsecret\n");
   });
 
   test("docket run with no --input announces with ::add-mask:: a secret its schema defaults to, before anything else (tester, session 33)", async () => {

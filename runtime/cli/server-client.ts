@@ -170,7 +170,7 @@ export interface EventsOptions {
   onEvent(event: ExecutionEvent): void;
   /** Something the reader should know (history already dropped), one line. */
   onNote(line: string): void;
-  /** A follow's channel went quiet past a heartbeat (a server stopped or frozen): said once per silence, one line, before the follow gives up on it. */
+  /** A follow's channel went quiet past a heartbeat (a server stopped or frozen): said once a follow, one line, before the follow gives up on it. */
   onQuiet?(line: string): void;
   /** Stops reading or following when aborted (whoever took the events left); the outcome then says so. */
   signal?: AbortSignal;
@@ -330,8 +330,9 @@ function leasedBy(lease: Lease | null): Lease | null {
  * The checkout's server for a run that cannot go on without it (a --run-id run: only the server
  * can say whether its run_id was used): `{ server }` once it answers, `{ holder }` when one holds
  * the checkout and does not answer, null when none holds it. A server still starting is waited
- * for: one loading its capability files (the lock held, no lease yet) up to `STARTING_LOAD_MS`,
- * one that has just written its lease until `STARTING_ANSWER_MS` after it did. `docket serve &`
+ * for: one loading its capability files (the lock held, no lease yet) up to `loadingMs` (what
+ * `startingWaitMs` says its files may take), one that has just written its lease until
+ * `STARTING_ANSWER_MS` after it did. `docket serve &`
  * then `docket run --run-id …` in one CI step goes through that server, not "does not answer".
  * Waits without blocking the thread, so Ctrl-C still stops the run.
  */

@@ -155,11 +155,16 @@ describe("containment (compiled binary)", () => {
   }, 90_000);
 
   test("run starts despite a never-settling file, refuses that file by name, and fails an allocating handler with memory_exceeded", async () => {
-    const builtin = await docket(runner, ["run", "files.digest", "--input", '{"path":"data/a.txt"}', "--format", "json"], { cwd: checkout, env: LIMITS });
-    expect(builtin.code).toBe(0);
-    expect(JSON.parse(builtin.stdout).execution.state).toBe("succeeded");
+    // A built-in that reads the checkout's capabilities loads every file, and names the one that never settles.
+    const builtin = await docket(runner, ["run", "health.report", "--format", "json"], { cwd: checkout, env: LIMITS });
+    expect(JSON.parse(builtin.stdout).execution.state).not.toBe("running");
     expect(builtin.stderr).toContain("hostile.hang.ts");
     expect(builtin.stderr).toContain("did not finish loading within 300 ms");
+    // One that reads nothing of them loads none: the never-settling file is no part of its run.
+    const digest = await docket(runner, ["run", "files.digest", "--input", '{"path":"data/a.txt"}', "--format", "json"], { cwd: checkout, env: LIMITS });
+    expect(digest.code).toBe(0);
+    expect(JSON.parse(digest.stdout).execution.state).toBe("succeeded");
+    expect(digest.stderr).not.toContain("hostile.hang.ts");
 
     const hanging = await docket(runner, ["run", "./capabilities/hostile.hang.ts"], { cwd: checkout, env: LIMITS });
     expect(hanging.code).toBe(2);

@@ -1273,6 +1273,18 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
     store.close();
   });
 
+  /** Which of `sockets` still keep a view of the log they were not written. */
+  const keepingViews = (live: unknown, sockets: FakeSocket[]) => sockets.map((s) => (live as any).clients.get(s).view?.end > (live as any).clients.get(s).cursor);
+
+  /** Stalled sockets read again: each is written what waits for it. */
+  const resumeReading = (live: { drain(socket: FakeSocket): void }, sockets: FakeSocket[]) => {
+    for (const socket of sockets) {
+      socket.mode = "ok";
+      socket.buffered = 0;
+      live.drain(socket);
+    }
+  };
+
   test("what stalled members keep is bounded all together: the longest-kept stretch goes first, and its member is told exactly what it lost", async () => {
     // Each member may fall 24 frames behind; all of them together keep at most about 60 frames.
     const { live, create, progress, hub, store } = withTopics({ subscriber_queue_bytes: queueBytesFor(24), lagging_kept_bytes: queueBytesFor(60) });
@@ -1288,7 +1300,7 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
     const healthy = new FakeSocket();
     live.open(healthy, { executions: "all" });
     await untilWritten(live);
-    const held = () => stallers.map((s) => (live as any).clients.get(s).view?.end > (live as any).clients.get(s).cursor);
+    const held = () => keepingViews(live, stallers);
     // Six members stall one after the other, each past its queue: each keeps about 24 frames,
     // the newest views are kept while the total allows and the oldest are given up.
     const framesAtStall: number[] = [];
@@ -1305,11 +1317,7 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
       await untilWritten(live);
     }
     expect(held()).toEqual([false, false, false, false, true, true]);
-    for (const socket of stallers) {
-      socket.mode = "ok";
-      socket.buffered = 0;
-      live.drain(socket);
-    }
+    resumeReading(live, stallers);
     progress(other, 1);
     await untilWritten(live);
     // Following named executions replays their history; following all begins at what is stored then.
@@ -1342,14 +1350,10 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
       progress(flood, 10);
       await untilWritten(live);
     }
-    const held = () => stallers.map((s) => (live as any).clients.get(s).view?.end > (live as any).clients.get(s).cursor);
+    const held = () => keepingViews(live, stallers);
     // Before, each was counted for its whole stretch: the first two were given up at once.
     expect(held()).toEqual([true, true, true]);
-    for (const socket of stallers) {
-      socket.mode = "ok";
-      socket.buffered = 0;
-      live.drain(socket);
-    }
+    resumeReading(live, stallers);
     progress(flood, 1);
     await untilWritten(live);
     for (const [i, socket] of stallers.entries()) {

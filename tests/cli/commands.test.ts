@@ -126,6 +126,13 @@ describe("docket command-line mistakes exit 2", () => {
     expect(both.code).toBe(0);
     expect(both.stdout).toContain("more.one");
     expect(both.stdout).toContain("more.two");
+    // A mistyped folder is a usage error, not a listing of the built-ins alone that exits 0.
+    for (const command of [["capabilities", "list"], ["capabilities", "show", "files.digest"]]) {
+      const missing = await cli([...command, "--capabilities", join(dirs, "nope")]);
+      expect(missing.code).toBe(2);
+      expect(missing.stderr).toContain(`--capabilities ${join(dirs, "nope")} is not a folder. Give an existing folder of capability files.`);
+      expect(missing.stdout).toBe("");
+    }
   });
 
   test("a group without its command", async () => {

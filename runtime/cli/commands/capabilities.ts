@@ -1,4 +1,5 @@
-import { relative } from "node:path";
+import { statSync } from "node:fs";
+import { relative, resolve } from "node:path";
 import { defineCommand } from "citty";
 import { unknownCapabilityHint } from "../../capability/unknown-capability.ts";
 import { describeCapability, runsAsText, type LoadError, type RegisteredCapability } from "../../capability/registered.ts";
@@ -35,11 +36,12 @@ const list = defineCommand({
   meta: listMeta,
   args: shared,
   async run({ args, rawArgs }) {
+    const COMMAND = "docket capabilities list";
     // The terminal is asked first; then stdout is the listing's alone, whatever a capability file prints at load.
     const style = terminalStyle(process.stdout, process.env);
     const stdout = await claimStdout();
     const writeStdout = (text: string) => writeClaimed(stdout, text);
-    const { root, registry } = await loadRegistry({ cwd: process.cwd(), capabilityDirs: repeatedFlag(rawArgs, "capabilities") });
+    const { root, registry } = await loadRegistry({ cwd: process.cwd(), capabilityDirs: existingFolders(repeatedFlag(rawArgs, "capabilities"), COMMAND) });
     const capabilities = registry.list();
     const loadErrors = registry.loadErrors();
     if (args.format === "json") {
@@ -55,10 +57,11 @@ const show = defineCommand({
   meta: showMeta,
   args: { id: { type: "positional", required: true, description: "The capability id, like files.digest", valueHint: "id" }, ...shared },
   async run({ args, rawArgs }) {
+    const COMMAND = "docket capabilities show";
     const style = terminalStyle(process.stdout, process.env);
     const stdout = await claimStdout();
     const writeStdout = (text: string) => writeClaimed(stdout, text);
-    const { root, registry } = await loadRegistry({ cwd: process.cwd(), capabilityDirs: repeatedFlag(rawArgs, "capabilities") });
+    const { root, registry } = await loadRegistry({ cwd: process.cwd(), capabilityDirs: existingFolders(repeatedFlag(rawArgs, "capabilities"), COMMAND) });
     const found = registry.get(args.id);
     if (!found) {
       const near = registry.list().filter((c) => c.id.split(".")[0] === args.id.split(".")[0]).map((c) => c.id);
@@ -73,6 +76,24 @@ const show = defineCommand({
     return EXIT.succeeded;
   },
 });
+
+/**
+ * The folders given with --capabilities, each an existing folder, or a usage error naming the one
+ * that is not: listed with a missing one, the built-ins alone showed and the command exited 0, a
+ * mistyped folder in a CI step passing unseen (capabilities.verify fails on it too).
+ */
+function existingFolders(dirs: string[], command: string): string[] {
+  for (const dir of dirs) {
+    let folder = false;
+    try {
+      folder = statSync(resolve(process.cwd(), dir)).isDirectory();
+    } catch {
+      // Missing, or not to be looked at: not a folder to load.
+    }
+    if (!folder) throw new UsageError(`--capabilities ${dir} is not a folder. Give an existing folder of capability files.`, command);
+  }
+  return dirs;
+}
 
 const groupMeta: DocketCommandMeta = {
   name: "capabilities",

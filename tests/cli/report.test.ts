@@ -444,65 +444,61 @@ describe("docket run and the server serving its checkout", () => {
     }
   });
 
-  test("docket run --run-id that ends while its server is down leaves its end in .docket/reports/: the restarted server records it as it ended, and a rerun (a CI job's re-run) ends as it did, running nothing (tester, session 34)", async () => {
+  /**
+   * executions.demonstrate with `input` and run_id `runId` in a new served checkout, its server
+   * SIGKILLed once the run reported: the run exits 0, its reports left. `meanwhile` looks at the
+   * checkout before a server starts there again; then the restarted server holds the execution
+   * ended, and a rerun with the same run_id (a CI job's re-run) ends as it did, running nothing.
+   * Answers the execution as the restarted server holds it.
+   */
+  async function killedMidRunThenRerun(input: string, runId: string, meanwhile: (checkout: string, id: string, stderr: string) => void): Promise<any> {
     const checkout = tempCheckout();
     let { serve, http } = await serveProcess(checkout);
     try {
-      const input = JSON.stringify({ steps: 8, delay_ms: 250 });
-      const run = spawnDocket(fromSource, [...DEMO, input, "--run-id", "rid-left"], { cwd: checkout });
+      const run = spawnDocket(fromSource, [...DEMO, input, "--run-id", runId], { cwd: checkout });
       const stderr = new Response(run.stderr).text();
       const id = (await reportedBy(http, run.pid, "running")).id;
       serve.kill("SIGKILL");
       await serve.exited;
       expect(await run.exited).toBe(0);
-      const said = await stderr;
+      meanwhile(checkout, id, await stderr);
+      ({ serve, http } = await serveProcess(checkout));
+      const ended = await pollUntil(() => http.get(`/api/v1/executions/get?id=${id}`), (got) => got.state !== "running", `${id} ended at the restarted server`);
+      expect(existsSync(join(checkout, ".docket", "reports", `${id}.json`))).toBe(false);
+      const rerun = await docket(fromSource, [...DEMO, input, "--run-id", runId], { cwd: checkout });
+      expect(rerun.code).toBe(0);
+      expect(oneJsonDocument(rerun.stdout)).toMatchObject({ deduplicated: true, execution: { id, state: "succeeded" } });
+      return ended;
+    } finally {
+      serve.kill("SIGTERM");
+      await serve.exited;
+    }
+  }
+
+  test("docket run --run-id that ends while its server is down leaves its end in .docket/reports/: the restarted server records it as it ended, and a rerun (a CI job's re-run) ends as it did, running nothing (tester, session 34)", async () => {
+    let stray = "";
+    let folder = "";
+    const ended = await killedMidRunThenRerun(JSON.stringify({ steps: 8, delay_ms: 250 }), "rid-left", (checkout, id, said) => {
       expect(said).toContain(`so the end of ${id} was not reported to it; it is left in ${checkout}/.docket/reports/${id}.json, which the server takes once it finds this run's process gone`);
       expect(existsSync(join(checkout, ".docket", "reports", `${id}.json`))).toBe(true);
       // One left for an execution this server's store never held: no server would take it, and the next one removes it.
-      const stray = join(checkout, ".docket", "reports", "x-20260101T000000Z-00000000.json");
+      stray = join(checkout, ".docket", "reports", "x-20260101T000000Z-00000000.json");
       writeFileSync(stray, JSON.stringify({ id: "x-20260101T000000Z-00000000", reports: [] }));
       // A folder under a report's name is no report of docket's: left as it is, and the server starts all the same (checking tester).
-      const folder = join(checkout, ".docket", "reports", "x-20260101T000000Z-00000001.json");
+      folder = join(checkout, ".docket", "reports", "x-20260101T000000Z-00000001.json");
       mkdirSync(folder);
-
-      ({ serve, http } = await serveProcess(checkout));
-      const ended = await pollUntil(() => http.get(`/api/v1/executions/get?id=${id}`), (got) => got.state !== "running", `${id} ended at the restarted server`);
-      expect(ended).toMatchObject({ state: "succeeded", output: { steps: 8 } });
-      expect(existsSync(join(checkout, ".docket", "reports", `${id}.json`))).toBe(false);
-      expect(existsSync(stray)).toBe(false);
-      expect(existsSync(folder)).toBe(true);
-      const rerun = await docket(fromSource, [...DEMO, input, "--run-id", "rid-left"], { cwd: checkout });
-      expect(rerun.code).toBe(0);
-      expect(oneJsonDocument(rerun.stdout)).toMatchObject({ deduplicated: true, execution: { id, state: "succeeded" } });
-    } finally {
-      serve.kill("SIGTERM");
-      await serve.exited;
-    }
+    });
+    expect(ended).toMatchObject({ state: "succeeded", output: { steps: 8 } });
+    expect(existsSync(stray)).toBe(false);
+    expect(existsSync(folder)).toBe(true);
   }, 60_000);
 
   test("docket run --run-id that logged more than 16 MiB of events while its server was down leaves them all: the restarted server records it as it ended, and a rerun ends as it did (CLI tester)", async () => {
-    const checkout = tempCheckout();
-    let { serve, http } = await serveProcess(checkout);
-    try {
-      const input = JSON.stringify({ steps: 3, delay_ms: 400, events: 150_000 });
-      const run = spawnDocket(fromSource, [...DEMO, input, "--run-id", "rid-many"], { cwd: checkout });
-      const stderr = new Response(run.stderr).text();
-      const id = (await reportedBy(http, run.pid, "running")).id;
-      serve.kill("SIGKILL");
-      await serve.exited;
-      expect(await run.exited).toBe(0);
-      expect(await stderr).toContain(`it is left in ${checkout}/.docket/reports/${id}.json`);
+    const ended = await killedMidRunThenRerun(JSON.stringify({ steps: 3, delay_ms: 400, events: 150_000 }), "rid-many", (checkout, id, said) => {
+      expect(said).toContain(`it is left in ${checkout}/.docket/reports/${id}.json`);
       expect(statSync(join(checkout, ".docket", "reports", `${id}.json`)).size).toBeGreaterThan(16 << 20);
-      ({ serve, http } = await serveProcess(checkout));
-      const ended = await pollUntil(() => http.get(`/api/v1/executions/get?id=${id}`), (got) => got.state !== "running", `${id} ended at the restarted server`);
-      expect(ended).toMatchObject({ state: "succeeded", output: { steps: 3 } });
-      const rerun = await docket(fromSource, [...DEMO, input, "--run-id", "rid-many"], { cwd: checkout });
-      expect(rerun.code).toBe(0);
-      expect(oneJsonDocument(rerun.stdout)).toMatchObject({ deduplicated: true, execution: { id, state: "succeeded" } });
-    } finally {
-      serve.kill("SIGTERM");
-      await serve.exited;
-    }
+    });
+    expect(ended).toMatchObject({ state: "succeeded", output: { steps: 3 } });
   }, 90_000);
 
   test("docket run whose server was frozen through the whole run leaves its reports: a restarted server that never heard of the execution takes them, and holds it as it ended (CLI tester)", async () => {

@@ -354,29 +354,33 @@ describe("execution page scripts: bounded steps and diagnostics", () => {
       for (const stored of store.append(ID, [{ type: "execution.stream", data: { name, chunk: `${name}\n` } }] as never)) view.apply(stored);
     };
     const names = (doc: Document) => new Set([...doc.querySelectorAll("[data-slot='streams'] [data-stream]")].map((block) => block.getAttribute("data-stream")));
-    const reload = () => loadPage(executionHtml(store.get(ID)!, { extras: historyExtras(store, ID, store.get(ID)!.last_sequence) }), { path: `/cockpit/executions/${ID}`, scripts: [] });
-    const page = loadPage(executionHtml(store.get(ID)!), { path: `/cockpit/executions/${ID}`, scripts: [...SCRIPTS] });
-    pages.push(page);
-    const view = (page.window as unknown as { docket: { executionView: { apply(e: unknown): void; flush(): void } } }).docket.executionView;
-    page.sockets[0]!.open();
+    // The page as the server draws it now, with the streams it holds (a reload), with or without its scripts.
+    const drawn = (scripts: Array<(typeof SCRIPTS)[number]>) => {
+      const page = loadPage(executionHtml(store.get(ID)!, { extras: historyExtras(store, ID, store.get(ID)!.last_sequence) }), { path: `/cockpit/executions/${ID}`, scripts });
+      pages.push(page);
+      return page;
+    };
+    const reload = () => drawn([]);
+    /** The page opened now and watched live: its view takes the events stored from here on. */
+    const watched = () => {
+      const page = drawn([...SCRIPTS]);
+      page.sockets[0]!.open();
+      return { page, view: (page.window as unknown as { docket: { executionView: { apply(e: unknown): void; flush(): void } } }).docket.executionView };
+    };
+    const { page, view } = watched();
     // One batch: st0 … st100, then st0 again. Before, every stream of the batch had one stamp, and the first made (st0) went.
     for (let i = 0; i <= STREAMS_SHOWN; i++) write(view, `st${i}`);
     write(view, "st0");
     view.flush();
     const reloaded = reload();
-    pages.push(reloaded);
     expect(names(page.document).has("st0")).toBe(true);
     expect(names(page.document).has("st1")).toBe(false);
     expect(names(page.document)).toEqual(names(reloaded.document));
     // A page opened now starts from the reload's streams, each as lately written as the server says.
-    const opened = loadPage(executionHtml(store.get(ID)!, { extras: historyExtras(store, ID, store.get(ID)!.last_sequence) }), { path: `/cockpit/executions/${ID}`, scripts: [...SCRIPTS] });
-    pages.push(opened);
-    const openedView = (opened.window as unknown as { docket: { executionView: { apply(e: unknown): void; flush(): void } } }).docket.executionView;
-    opened.sockets[0]!.open();
+    const { page: opened, view: openedView } = watched();
     write(openedView, "fresh");
     openedView.flush();
     const after = reload();
-    pages.push(after);
     expect(names(opened.document).has("st2")).toBe(false);
     expect(names(opened.document).has("st0")).toBe(true);
     expect(names(opened.document)).toEqual(names(after.document));

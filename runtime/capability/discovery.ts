@@ -2,7 +2,7 @@ import { existsSync, readdirSync } from "node:fs";
 import { realpath } from "node:fs/promises";
 import { basename, join, resolve } from "node:path";
 import type { CapabilityDef } from "./declaration.ts";
-import { importCapabilityFile, listCapabilityFiles, type CapabilityProblem, type ImportCapabilityOptions } from "./inspect.ts";
+import { importCapabilityFile, importPreparedFile, listCapabilityFiles, prepareCapabilityFile, type CapabilityProblem, type ImportCapabilityOptions, type ImportedCapabilityFile } from "./inspect.ts";
 import type { CapabilitySources } from "./capability-sources.ts";
 import { CapabilityRegistry } from "./registry.ts";
 import { caseTwins } from "./_case-twin.ts";
@@ -79,9 +79,18 @@ export async function discoverCapabilities(options: DiscoveryOptions): Promise<C
     const skip = builtinFolders.has(real) ? (file: string) => basename(file) in options.builtins || !only(file) : (file: string) => !only(file);
     // Every entry of the folder, listed once: a file differing from another only by case cannot be loaded apart from it.
     const twins = caseTwins(readdirSync(real));
-    for (const file of files) {
-      if (skip(file)) continue;
-      await loadInto(registry, file, { importFile: options.importFile, timeoutMs: options.loadTimeoutMs, hung: options.hung, probe: options.probe, onSources: options.onSources, caseTwin: twins.get(basename(file)) ?? null });
+    const loading = files.filter((file) => !skip(file));
+    const optionsOf = (file: string): ImportCapabilityOptions => ({ importFile: options.importFile, timeoutMs: options.loadTimeoutMs, hung: options.hung, probe: options.probe, onSources: options.onSources, caseTwin: twins.get(basename(file)) ?? null });
+    // One file ahead: the next file is read and its trial begun (in a worker) while this thread
+    // imports the one before, so that a file's two loads (its trial, then its import) cost the
+    // start about one load each, not two. Imports stay one at a time and in order.
+    const prepare = (i: number) => (i < loading.length ? prepareCapabilityFile(loading[i]!, optionsOf(loading[i]!)) : null);
+    let next = prepare(0);
+    for (let i = 0; i < loading.length; i++) {
+      const prepared = await next!;
+      if (!("ok" in prepared) && prepared.trial !== null) await prepared.trial;
+      next = prepare(i + 1);
+      addTo(registry, loading[i]!, await importPreparedFile(prepared, optionsOf(loading[i]!)));
     }
   }
   return registry;
@@ -98,7 +107,11 @@ export async function loadCapabilityFile(absPath: string, importFile: ImportFile
 }
 
 async function loadInto(registry: CapabilityRegistry, file: string, options: ImportCapabilityOptions): Promise<RegisteredCapability | null> {
-  const imported = await importCapabilityFile(file, options);
+  return addTo(registry, file, await importCapabilityFile(file, options));
+}
+
+/** Adds what a file's import gave to the registry: its capability, its load error, or its parked trial. */
+function addTo(registry: CapabilityRegistry, file: string, imported: ImportedCapabilityFile): RegisteredCapability | null {
   if (!imported.ok && "parked" in imported) {
     registry.park(file, imported.parked);
     return null;

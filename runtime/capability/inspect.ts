@@ -257,8 +257,30 @@ export const DEFAULT_LOAD_TIMEOUT_MS = 5000;
 
 /** Imports one capability file and takes its default export; an import failure becomes a problem. */
 export async function importCapabilityFile(absPath: string, options: ImportCapabilityOptions = {}): Promise<ImportedCapabilityFile> {
+  return importPreparedFile(await prepareCapabilityFile(absPath, options), options);
+}
+
+/**
+ * A capability file read, with its trial load (`probe`) begun but not awaited: what comes before
+ * its import on this thread. Discovery prepares the next file while it imports one, so that the
+ * next file's trial in a worker runs beside this thread's import instead of after it.
+ */
+export interface PreparedCapabilityFile {
+  file: string;
+  text: string;
+  version: string;
+  target: ReturnType<typeof importTarget>;
+  /** The trial's verdict (null: import it), or null when there is no trial. */
+  trial: Promise<CapabilityProblem | null | ParkedTrial> | null;
+}
+
+/**
+ * Reads a capability file and begins its trial load: everything `importCapabilityFile` does
+ * before its import, or the problem that stops it there. The trial runs on; `importPreparedFile`
+ * awaits it.
+ */
+export async function prepareCapabilityFile(absPath: string, options: ImportCapabilityOptions = {}): Promise<PreparedCapabilityFile | ImportedCapabilityFile> {
   const file = resolve(absPath);
-  const importFile = options.importFile ?? ((specifier: string) => import(specifier));
   // Refused before it is read: Bun would import the twin in its place (or fail naming the twin's path).
   const twin = options.caseTwin !== undefined ? options.caseTwin : caseTwinOf(file);
   if (twin !== null) {
@@ -308,11 +330,8 @@ export async function importCapabilityFile(absPath: string, options: ImportCapab
   // unpinned, the file is imported under a name of its own.
   const pinnedTarget = importTarget(sources);
   const target = options.fresh && !pinnedTarget.pinned ? { specifier: `${file}?docket_fresh=${crypto.randomUUID()}`, pinned: false, pin: () => {} } : pinnedTarget;
-  const specifier = target.specifier;
-  let module: unknown;
   const timeoutMs = options.timeoutMs ?? DEFAULT_LOAD_TIMEOUT_MS;
-  const hung = options.hung;
-  if (hung?.has(specifier)) {
+  if (options.hung?.has(target.specifier)) {
     return {
       ok: false,
       problem: {
@@ -323,13 +342,26 @@ export async function importCapabilityFile(absPath: string, options: ImportCapab
       },
     };
   }
-  if (options.probe && !options.fresh) {
-    // Tried in a worker with this very text: a failure there is the file's load error, and the
-    // main thread never runs it.
-    const problem = await options.probe(sources);
+  // Tried in a worker with this very text: a failure there is the file's load error, and the
+  // main thread never runs it.
+  const trial = options.probe && !options.fresh ? options.probe(sources) : null;
+  return { file, text, version, target, trial };
+}
+
+/** Imports a file `prepareCapabilityFile` read, once its trial passed; the same answers as `importCapabilityFile`. */
+export async function importPreparedFile(prepared: PreparedCapabilityFile | ImportedCapabilityFile, options: ImportCapabilityOptions = {}): Promise<ImportedCapabilityFile> {
+  if ("ok" in prepared) return prepared;
+  const { file, text, version, target, trial } = prepared;
+  const specifier = target.specifier;
+  const importFile = options.importFile ?? ((specifier: string) => import(specifier));
+  const timeoutMs = options.timeoutMs ?? DEFAULT_LOAD_TIMEOUT_MS;
+  const hung = options.hung;
+  if (trial !== null) {
+    const problem = await trial;
     if (problem !== null && "parked" in problem) return { ok: false, parked: problem.parked };
     if (problem !== null) return { ok: false, problem: { ...problem, kept_out: true } };
   }
+  let module: unknown;
   target.pin();
   try {
     const importing = importFile(specifier);

@@ -277,6 +277,81 @@ describe("loadCapabilityFile", () => {
   });
 });
 
+describe("discoverCapabilities: the next file's trial beside this file's import", () => {
+  test("each file's trial begins while the file before it imports; imports stay one at a time, in order, each after its own trial", async () => {
+    const folder = await tempCheckout("docket-ahead-");
+    try {
+      await writeFiles(folder, {
+        "capabilities/a.one.ts": capabilitySource({ id: "a.one" }),
+        "capabilities/b.two.ts": capabilitySource({ id: "b.two" }),
+        "capabilities/c.three.ts": capabilitySource({ id: "c.three" }),
+      });
+      const seen: string[] = [];
+      const name = (path: string) => path.split("/").pop()!.split(".")[0]!;
+      let importing = 0;
+      const registry = await discoverCapabilities({
+        root: folder,
+        dirs: [],
+        builtins: {},
+        probe: async (sources) => {
+          seen.push(`trial ${name(sources.file)}`);
+          await Bun.sleep(5);
+          seen.push(`tried ${name(sources.file)}`);
+          return null;
+        },
+        importFile: async (path) => {
+          importing++;
+          expect(importing).toBe(1);
+          seen.push(`import ${name(path)}`);
+          // Long enough for the next file's read and trial to start meanwhile.
+          await Bun.sleep(50);
+          seen.push(`imported ${name(path)}`);
+          importing--;
+          return import(path);
+        },
+      });
+      expect(registry.list().map((c) => c.id).sort()).toEqual(["a.one", "b.two", "c.three"]);
+      expect(registry.loadErrors()).toEqual([]);
+      const at = (entry: string) => seen.indexOf(entry);
+      for (const [file, next] of [["a", "b"], ["b", "c"]] as const) {
+        expect(at(`tried ${file}`)).toBeLessThan(at(`import ${file}`));
+        expect(at(`trial ${next}`)).toBeLessThan(at(`imported ${file}`));
+        expect(at(`imported ${file}`)).toBeLessThan(at(`import ${next}`));
+      }
+      expect(at("tried c")).toBeLessThan(at("import c"));
+    } finally {
+      await removeCheckout(folder);
+    }
+  });
+
+  test("a file refused by its trial is never imported, and the files after it still load", async () => {
+    const folder = await tempCheckout("docket-ahead-");
+    try {
+      await writeFiles(folder, {
+        "capabilities/a.one.ts": capabilitySource({ id: "a.one" }),
+        "capabilities/b.two.ts": capabilitySource({ id: "b.two" }),
+        "capabilities/c.three.ts": capabilitySource({ id: "c.three" }),
+      });
+      const imported: string[] = [];
+      const registry = await discoverCapabilities({
+        root: folder,
+        dirs: [],
+        builtins: {},
+        probe: async (sources) => (sources.file.endsWith("b.two.ts") ? { code: "import_failed", reason: "it threw when tried", line: null, column: null } : null),
+        importFile: (path) => {
+          imported.push(path.split("/").pop()!.split("?")[0]!);
+          return import(path);
+        },
+      });
+      expect(registry.list().map((c) => c.id).sort()).toEqual(["a.one", "c.three"]);
+      expect(registry.loadErrors()).toEqual([expect.objectContaining({ file: join(folder, "capabilities/b.two.ts"), reason: "it threw when tried" })]);
+      expect(imported).toEqual(["a.one.ts", "c.three.ts"]);
+    } finally {
+      await removeCheckout(folder);
+    }
+  });
+});
+
 describe("findCheckoutRoot", () => {
   test("findCheckoutRoot finds the nearest ancestor with .git, a folder or a file", async () => {
     await mkdir(join(root, "a/b/c"), { recursive: true });

@@ -278,14 +278,20 @@ describe("loadCapabilityFile", () => {
 });
 
 describe("discoverCapabilities: the next file's trial beside this file's import", () => {
-  test("each file's trial begins while the file before it imports; imports stay one at a time, in order, each after its own trial", async () => {
+  /** A checkout of three good capability files, loaded in the order a, b, c. */
+  const threeFiles = async () => {
     const folder = await tempCheckout("docket-ahead-");
+    await writeFiles(folder, {
+      "capabilities/a.one.ts": capabilitySource({ id: "a.one" }),
+      "capabilities/b.two.ts": capabilitySource({ id: "b.two" }),
+      "capabilities/c.three.ts": capabilitySource({ id: "c.three" }),
+    });
+    return folder;
+  };
+
+  test("each file's trial begins while the file before it imports; imports stay one at a time, in order, each after its own trial", async () => {
+    const folder = await threeFiles();
     try {
-      await writeFiles(folder, {
-        "capabilities/a.one.ts": capabilitySource({ id: "a.one" }),
-        "capabilities/b.two.ts": capabilitySource({ id: "b.two" }),
-        "capabilities/c.three.ts": capabilitySource({ id: "c.three" }),
-      });
       const seen: string[] = [];
       const name = (path: string) => path.split("/").pop()!.split(".")[0]!;
       let importing = 0;
@@ -325,13 +331,8 @@ describe("discoverCapabilities: the next file's trial beside this file's import"
   });
 
   test("a file refused by its trial is never imported, and the files after it still load", async () => {
-    const folder = await tempCheckout("docket-ahead-");
+    const folder = await threeFiles();
     try {
-      await writeFiles(folder, {
-        "capabilities/a.one.ts": capabilitySource({ id: "a.one" }),
-        "capabilities/b.two.ts": capabilitySource({ id: "b.two" }),
-        "capabilities/c.three.ts": capabilitySource({ id: "c.three" }),
-      });
       const imported: string[] = [];
       const registry = await discoverCapabilities({
         root: folder,

@@ -1,13 +1,20 @@
-import { statSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { readFileSync, statSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { parseJsonc } from "./jsonc.ts";
 
 /**
  * The alias configs (tsconfig.json "paths", package.json "imports") as this thread first met them:
  * the runtime reads them once per thread, when it first resolves from a folder, and keeps what it
  * read. A config written or created since resolves its aliases the old way in a thread that read
  * them before — a version of a capability other than the one loaded — until the process restarts.
+ * Kept: when each was last written, and what of it decides where an alias leads (`mapping`).
  */
-const firstSeen = new Map<string, number>();
+const firstSeen = new Map<string, Seen>();
+
+interface Seen {
+  writtenAt: number;
+  mapping: string;
+}
 
 /** The names of the configs that may hold a folder's aliases. */
 const CONFIGS = ["tsconfig.json", "package.json"];
@@ -19,6 +26,36 @@ function writtenAt(config: string): number {
   } catch {
     return -1;
   }
+}
+
+/**
+ * What of a config decides where its aliases lead: a tsconfig.json's `extends`, `paths` and
+ * `baseUrl`, a package.json's `"imports"`. Everything else a save changes there
+ * (`npm install` adding a dependency, `"types"` added as editor-types.md says) leaves every alias
+ * where it was (hostile tester, session 38: such a save made each thread that had not imported
+ * an alias yet refuse it, and every call failed as changed on disk). A config that does not
+ * parse is kept whole: any change of it counts. One that is not there maps nothing, as one
+ * without any of those fields.
+ */
+function mappingOf(config: string): string {
+  let text: string;
+  try {
+    text = readFileSync(config, "utf8");
+  } catch {
+    return "{}";
+  }
+  try {
+    const json = parseJsonc(text) as Record<string, unknown> | null;
+    if (basename(config) === "package.json") return JSON.stringify({ imports: json?.imports });
+    const options = (json?.compilerOptions ?? {}) as Record<string, unknown>;
+    return JSON.stringify({ extends: json?.extends, paths: options.paths, baseUrl: options.baseUrl });
+  } catch {
+    return `unparsed:${text}`;
+  }
+}
+
+function seenNow(config: string): Seen {
+  return { writtenAt: writtenAt(config), mapping: mappingOf(config) };
 }
 
 /** Every config path that may govern the folder `dir`: its own and each folder's above, to the root. */
@@ -41,16 +78,21 @@ const notedFolders = new Set<string>();
 export function noteAliasConfigs(dir: string, real: () => string = () => dir): void {
   if (notedFolders.has(dir)) return;
   notedFolders.add(dir);
-  for (const config of governing(real())) if (!firstSeen.has(config)) firstSeen.set(config, writtenAt(config));
+  for (const config of governing(real())) if (!firstSeen.has(config)) firstSeen.set(config, seenNow(config));
 }
 
-/** The configs governing `dir` written, created or removed since this thread first met them (each met now is noted). */
+/**
+ * The configs governing `dir` whose aliases were written, created or removed since this thread
+ * first met them (each met now is noted): a save that left them as they were is no change.
+ */
 function changedSinceSeen(dir: string): string[] {
   return governing(dir).filter((config) => {
-    const now = writtenAt(config);
     const first = firstSeen.get(config);
-    if (first === undefined) firstSeen.set(config, now);
-    return first !== undefined && first !== now;
+    if (first === undefined) {
+      firstSeen.set(config, seenNow(config));
+      return false;
+    }
+    return writtenAt(config) !== first.writtenAt && mappingOf(config) !== first.mapping;
   });
 }
 

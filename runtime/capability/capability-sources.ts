@@ -281,13 +281,17 @@ function aliasedLocal(specifier: string, fromDir: string, scanner: ImportScanner
   // Not found by this thread's runtime, though a config maps it to a file now: a mapping newer than what it read.
   if (resolved === null) refuseMappingNewerThanProcess(specifier, fromDir, null);
   if (resolved === null || !resolved.startsWith("/") || /\/node_modules\/|\/\.bun\/install\/cache\//.test(resolved)) return null;
-  refuseMappingNewerThanProcess(specifier, fromDir, resolved);
-  // `#…` names only a package.json "imports" entry; any other name may also be a package's.
-  if (specifier.startsWith("#")) return resolved;
-  // A package's name that climbs out of its folder (`ms/../../lib/x.ts`) names a file of the project.
-  const pkg = packageOf(specifier);
+  // A package (a workspace package npm linked into node_modules resolves to its own folder) is no
+  // alias, whatever configs were written since: asked before the mapping's age, or an
+  // `npm install` while serving made every thread that had not yet imported it refuse it
+  // (hostile tester, session 38). `#…` names only a package.json "imports" entry; any other name
+  // may also be a package's. A package's name that climbs out of its folder
+  // (`ms/../../lib/x.ts`) names a file of the project.
+  const pkg = specifier.startsWith("#") ? null : packageOf(specifier);
   const dir = pkg === null ? null : installedPackageDir(pkg, fromDir);
-  return dir !== null && insideFolder(realOrSelf(resolved), realOrSelf(dir)) ? null : resolved;
+  if (dir !== null && insideFolder(realOrSelf(resolved), realOrSelf(dir))) return null;
+  refuseMappingNewerThanProcess(specifier, fromDir, resolved);
+  return resolved;
 }
 
 /**

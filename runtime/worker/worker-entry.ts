@@ -85,6 +85,10 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
   let current: Running | null = null;
 
   const post = (message: FromWorker) => port.postMessage(toWire(message));
+  // Object.prototype's keys as this worker began: what a handler adds there (a deep merge of an
+  // input's "__proto__" key) is taken back once its task ends, before the next task, of any
+  // capability, runs here (docs/containment.md).
+  const objectKeys = new Set(Reflect.ownKeys(Object.prototype));
   // The masks of the tasks this worker ran last: code whose task the runtime lost track of (a
   // MessagePort or BroadcastChannel listener carries no async context) is masked with all of them.
   // Their secrets, kept to make one mask of them all (longest first, so that one task's secret
@@ -145,6 +149,8 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
     run.done = true;
     run.context.close();
     if (current === run) current = null;
+    // A trial's (capability "") refuses its file instead, and its worker is ended (tryLoad).
+    if (run.capability !== "") takeBackObjectKeys(run);
     try {
       if (message === null) throw thrown;
       port.postMessage(message);
@@ -155,6 +161,16 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
       if (outcome.ok) return post({ type: "outcome", id: run.id, outcome: { ok: false, error: notCopied(outcome.output) } });
       post({ type: "outcome", id: run.id, outcome: { ok: false, error: internal(error, "its result could not be sent to the main thread", run.context.mask) } });
     }
+  };
+
+  /** Removes the keys a task's handler added to Object.prototype, and says so in the server's log. */
+  const takeBackObjectKeys = (run: Running) => {
+    const added = Reflect.ownKeys(Object.prototype).filter((key) => !objectKeys.has(key));
+    if (added.length === 0) return;
+    const kept = added.filter((key) => !Reflect.deleteProperty(Object.prototype, key));
+    const named = namedKeys(added);
+    const left = kept.length === 0 ? "docket removed it, so that no later task on this worker sees it" : `docket could not remove ${namedKeys(kept)} (defined as not configurable): later tasks on this worker see it until the worker is replaced`;
+    post({ type: "problem", message: run.context.mask(`${laneWorker(boot.lane)}: ${run.capability}'s handler added ${named} to Object.prototype, so that every object of its thread had it (a deep merge of an input's "__proto__" key does so); ${left}`) });
   };
 
   /**
@@ -369,6 +385,7 @@ async function tryLoad(task: WorkerTask, loadTimeoutMs: number, importing: () =>
   const timers = trackTopLevelWork(packagePaths(dirname(file)));
   // The built-ins as the trials before left them (first: as the worker started, its guards in place).
   builtinsAsTaken ??= builtinsSnapshot();
+  const objectKeys = new Set(Reflect.ownKeys(Object.prototype));
   try {
     await withinLoadTime(import(specifier), file, loadTimeoutMs);
     // A rejection its top level left unhandled is reported once the turn it happened in is over:
@@ -384,6 +401,8 @@ async function tryLoad(task: WorkerTask, loadTimeoutMs: number, importing: () =>
     }
     const left = timers.pending()[0];
     if (left) return workLeftRunning(left, file);
+    const added = Reflect.ownKeys(Object.prototype).filter((key) => !objectKeys.has(key));
+    if (added.length > 0) return objectPrototypeGrown(added);
     // Passed: the next file's trial may run here, unless what this one left would run during it
     // (a package's timer) or it changed what docket's own checks call (a built-in replaced).
     return timers.foreign() === 0 && builtinsAsTaken() ? null : { spent: true };
@@ -416,6 +435,26 @@ function workLeftRunning(work: PendingWork, file: string): ImportFailure {
   return {
     reason: `its top level left ${work.left} (${work.kind}${at}) when docket tried it in a worker first: imported, it would run later on docket's main thread (in a server, the thread that serves every client), where nothing can stop it, so docket did not import it; start it in the handler (and stop it when ctx.signal aborts), or ${work.undo} before the top level ends`,
     line: inFile ? where.line : null,
+    column: null,
+  };
+}
+
+/** Property keys as a log line names them: the first three, quoted and cut to 60 characters. */
+function namedKeys(keys: PropertyKey[]): string {
+  const named = keys.slice(0, 3).map((key) => (typeof key === "symbol" ? key.toString() : JSON.stringify(String(key).length > 60 ? `${String(key).slice(0, 60)}…` : String(key))));
+  return `${named.join(", ")}${keys.length > 3 ? ` and ${keys.length - 3} more` : ""}`;
+}
+
+/**
+ * A top level that gave every object of its thread a property (hostile tester, session 38: a
+ * deep merge of a parsed `{"__proto__": {"debug": true}}`): on the server's main thread, every
+ * `for…in` and `in` of docket and of every capability would see it — the other files' schemas
+ * failed to convert, and removing the file mended nothing until a restart.
+ */
+function objectPrototypeGrown(added: PropertyKey[]): ImportFailure {
+  return {
+    reason: `its top level added ${namedKeys(added)} to Object.prototype when docket tried it in a worker first (a deep merge or a copy of a parsed "__proto__" key does so): imported, every object of the server and of the other capabilities would have it, so docket did not import it; skip "__proto__", "constructor" and "prototype" keys when merging, or build the object with Object.create(null)`,
+    line: null,
     column: null,
   };
 }

@@ -257,6 +257,26 @@ describe("load probe", () => {
     }
   });
 
+  test("a top level that adds a key to Object.prototype (a deep merge of a parsed __proto__) is refused, named by the key: on the main thread every object of the server would have it (hostile tester, session 38)", async () => {
+    const probe = createLoadProbe({ workerUrl: DEFAULT_WORKER_URL, timeoutMs: 1500 });
+    try {
+      const merge = 'function merge(t: any, s: any) { for (const k in s) { if (typeof s[k] === "object") { t[k] ??= {}; merge(t[k], s[k]); } else t[k] = s[k]; } return t; }\nmerge({}, JSON.parse(\'{"__proto__": {"debug": true}}\'));';
+      const verdict = (await check(probe, file("pollutes.ts", merge)))!;
+      expect(verdict).toMatchObject({ code: "import_failed", line: null });
+      expect(verdict.reason).toStartWith('its top level added "debug" to Object.prototype when docket tried it in a worker first');
+      expect(verdict.reason).toContain("Object.create(null)");
+      // Not enumerable, a symbol, several: each is a key every object then has.
+      const many = (await check(probe, file("pollutes-many.ts", 'Object.defineProperty(Object.prototype, "hidden", { value: 1, configurable: true });\n(Object.prototype as any)[Symbol.for("tag")] = 1;\nfor (const k of ["a", "b", "c"]) (Object.prototype as any)[k] = 1;')))!;
+      expect(many.reason).toStartWith('its top level added "hidden", "a", "b" and 2 more to Object.prototype');
+      // Array.prototype grown, or a key added to an object of its own: loaded.
+      expect(await check(probe, file("own-keys.ts", "(Array.prototype as any).last = function () { return this[this.length - 1]; };\nconst config: Record<string, unknown> = {};\nconfig.debug = true;"))).toBeNull();
+      // Nothing reached this thread.
+      expect("debug" in {}).toBe(false);
+    } finally {
+      await probe.close();
+    }
+  });
+
   test("a file refused in a worker earlier trials passed in is tried again in a new one: what an earlier top level left running that no check sees (a child's callback) never becomes another file's remembered verdict (tester)", async () => {
     const probe = createLoadProbe({ workerUrl: DEFAULT_WORKER_URL, timeoutMs: 1000 });
     try {

@@ -131,6 +131,22 @@ async function pidIn(file: string): Promise<number> {
   return 0;
 }
 
+describe("createWorkerPool: Object.prototype between tasks", () => {
+  test("what a handler adds to Object.prototype (a deep merge of an input's __proto__) is taken back once its task ends, and said: the next task on the worker, of any capability, never sees it (hostile tester, session 38)", async () => {
+    const p = makePool({ executionWorkers: 1, directWorkers: 0 });
+    // JSON.parse makes "__proto__" an own key, as an HTTP body's is.
+    const input = JSON.parse('{"__proto__": {"debug": true}}');
+    const first = await p.run(task("merges", "fixture.merges", input), { lane: "execution" }).outcome;
+    // The handler saw what it did itself.
+    expect(first).toMatchObject({ ok: true, output: { polluted: true } });
+    const next = await p.run(task("merges", "fixture.merges", {}), { lane: "execution" }).outcome;
+    expect(next).toMatchObject({ ok: true, output: { retries: 1, polluted: false } });
+    await until(() => problems.some((line) => line.includes("fixture.merges's handler added")));
+    expect(problems.find((line) => line.includes("Object.prototype"))).toContain('fixture.merges\'s handler added "debug" to Object.prototype, so that every object of its thread had it (a deep merge of an input\'s "__proto__" key does so); docket removed it, so that no later task on this worker sees it');
+    expect(p.stats().replaced).toBe(0);
+  });
+});
+
 describe("createWorkerPool", () => {
   test("createWorkerPool refuses worker counts outside 1..8", () => {
     expect(() => createWorkerPool({ executionWorkers: 0, hostFacts: () => HOST })).toThrow(/executionWorkers must be a whole number from 1 to 8, got 0/);

@@ -5,6 +5,8 @@ import { markPinsServed, pinnedText } from "../capability/pinned-sources.ts";
 import { unpinnedLoadRefusal } from "../capability/_unpinned-load.ts";
 import * as docket from "../public.ts";
 import { inDocketWords } from "../execution/thrown.ts";
+import { compileOptionsOf } from "../capability/compile-options.ts";
+import { compiledText } from "./_compiled-text.ts";
 
 // The flag lives on globalThis, not in a module variable: plugin registration is per thread (per
 // global object), and a second copy of this module in the same thread must see it too.
@@ -57,7 +59,7 @@ export function registerDocketModules(): void {
         // Data (JSON, text) is served as its value, whatever attributes the import was written with.
         const data = args.path.indexOf(DATA_MARK);
         if (data !== -1) return { exports: dataExports(args.path.slice(data + DATA_MARK.length) as DataKind, text), loader: "object" };
-        return { contents: text, loader: loaderOf(asRead) };
+        return compiledText(text, loaderOf(asRead), compileOptionsOf(asRead));
       });
     },
   });

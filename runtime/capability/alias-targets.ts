@@ -91,7 +91,7 @@ const CONFIG_DIR = "${configDir}";
 const MAX_EXTENDS = 16;
 
 /** A config and the configs it extends, nearest first: files named by a path (`./base.json`, `../tsconfig.base`), not packages. */
-function extendsChain(config: string): Array<{ file: string; options: Record<string, unknown> }> {
+export function extendsChain(config: string): Array<{ file: string; options: Record<string, unknown> }> {
   const chain: Array<{ file: string; options: Record<string, unknown> }> = [];
   const seen = new Set<string>();
   const queue = [config];

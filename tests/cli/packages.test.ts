@@ -48,6 +48,42 @@ export default capability({
   return checkout;
 }
 
+describe("tsconfig.json compile options in capability files (compiled binary)", () => {
+  test("legacy decorators (experimentalDecorators) and a JSX import source (jsxImportSource, classic jsx) from the nearest tsconfig.json run as under bun run: the binary's runtime applied none (hostile tester, session 38)", async () => {
+    const checkout = tempCheckout();
+    cpSync(join(REPO, "node_modules", "hono"), join(checkout, "node_modules", "hono"), { recursive: true });
+    writeFiles(checkout, {
+      "tsconfig.json": JSON.stringify({ compilerOptions: { experimentalDecorators: true } }),
+      // A decorator TypeScript's legacy way calls with (target, key, descriptor); the standard way passes (method, context).
+      "lib/_service.ts": 'function logged(target: object, key: string, desc: PropertyDescriptor) {\n  const original = desc.value;\n  desc.value = function (...args: unknown[]) { return "logged:" + original.apply(this, args); };\n}\nexport class Service {\n  @logged greet(name: string) { return "hi " + name; }\n}\n',
+      "ui/tsconfig.json": JSON.stringify({ compilerOptions: { jsx: "react-jsx", jsxImportSource: "hono/jsx" } }),
+      "ui/_card.tsx": "export const card = (title: string) => String(<div class=\"card\">{title}</div>);\n",
+      "classic/tsconfig.json": JSON.stringify({ compilerOptions: { jsx: "react", jsxFactory: "h", jsxFragmentFactory: "Fragment" } }),
+      "classic/_tag.tsx": "const Fragment = \"\";\nconst h = (tag: string, _props: unknown, ...children: string[]) => `<${tag}>${children.join(\"\")}</${tag}>`;\nexport const tag = () => <b>{\"x\"}</b>;\n",
+      "capabilities/team.compiled.ts": `import { capability } from "docket";
+import * as v from "valibot";
+import { Service } from "../lib/_service.ts";
+import { card } from "../ui/_card.tsx";
+import { tag } from "../classic/_tag.tsx";
+
+export default capability({
+  id: "team.compiled",
+  title: "Compiled as the tsconfig says",
+  description: "Uses a legacy decorator, hono's JSX and a classic JSX factory.",
+  effect: "read",
+  input: v.object({}),
+  output: v.object({ greeting: v.string(), card: v.string(), tag: v.string() }),
+  handler: () => ({ greeting: new Service().greet("x"), card: card("T"), tag: tag() }),
+});
+`,
+    });
+    const result = await docket(binary, ["run", "team.compiled", "--format", "json"], { cwd: checkout });
+    expect(result.stderr).toContain("✔ succeeded");
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout).output).toEqual({ greeting: "logged:hi x", card: '<div class="card">T</div>', tag: "<b>x</b>" });
+  });
+});
+
 describe("npm packages in capability files (compiled binary)", () => {
   test("a capability importing packages from the checkout's node_modules runs with docket run", async () => {
     const checkout = checkoutWithPackages();

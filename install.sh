@@ -245,9 +245,16 @@ else
   login_shell="${SHELL:-}"
   login_shell="${login_shell##*/}"
   case "$login_shell" in
-    zsh) rc="${HOME:-~}/.zshrc" ;;
-    bash) rc="${HOME:-~}/.bashrc" ;;
-    *) rc="${HOME:-~}/.profile" ;;
+    zsh) rc_name=.zshrc ;;
+    bash) rc_name=.bashrc ;;
+    *) rc_name=.profile ;;
+  esac
+  # The rc file as the advised line names it: a HOME holding a space or a quote is quoted, or the
+  # line would append to a file named by its first word; without HOME, ~ for the user's shell.
+  case "${HOME:-}" in
+    '') rc="~/$rc_name" ;;
+    *[!A-Za-z0-9_./+@%=:,-]*) rc="$(sh_quote "$HOME/$rc_name")" ;;
+    *) rc="$HOME/$rc_name" ;;
   esac
   printf '\n%s is not on your PATH. To run docket by name, add it:\n' "$dir"
   if [ "$login_shell" = fish ]; then

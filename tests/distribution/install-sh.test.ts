@@ -180,6 +180,13 @@ describe("install.sh", () => {
       const path = Bun.spawnSync(["sh", "-c", `. ${home}/.bashrc && printf %s "$PATH"`], { env: { PATH: "/usr/bin:/bin" } }).stdout.toString();
       expect(path).toBe(`${dir}:/usr/bin:/bin`);
     }
+    // A HOME holding a space and a quote: the line appends to its rc file, not to a file named by its first word (hostile tester, session 38).
+    const spaced = join(tempDir("home"), "inst home's");
+    mkdirSync(spaced);
+    const dir = join(tempDir("bin"), "bin dir");
+    const shell = await install(["--dir", dir], { HOME: spaced, SHELL: "/bin/bash" });
+    expect(Bun.spawnSync(["sh", "-c", advised(shell.stdout)], { cwd: tempDir("cwd") }).exitCode).toBe(0);
+    expect(readFileSync(join(spaced, ".bashrc"), "utf8")).toBe(`export PATH="${dir}:$PATH"\n`);
     const fish = await install(["--dir", join(tempDir("bin"), "it's \\ here")], { SHELL: "/usr/bin/fish" });
     expect(fish.stdout).toMatch(/fish_add_path '\/\S+\/it\\'s \\\\ here'\n/);
   }, SLOW);

@@ -34,7 +34,15 @@ export function leasePath(root: string): string {
 export function ensureDocketDir(root: string): string {
   const dir = join(root, ".docket");
   refuseUnlikeFolder(dir);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== "EACCES" && code !== "EPERM" && code !== "EROFS") throw error;
+    // The runtime says only "EACCES: permission denied, mkdir …": what needs the folder, and the ways out.
+    const why = code === "EROFS" ? "the checkout is on a read-only file system" : "this user cannot write to the checkout";
+    throw new DocketDirError(`cannot create ${dir} (${code}): ${why}, and docket keeps its lock, its address, its logs and its store there. Run docket as a user who can write to ${root}, or make it writable (docket run of a capability needs no .docket/ unless it has a --run-id).`);
+  }
   // Made by someone else between the check and the mkdir: checked again before anything goes in.
   refuseUnlikeFolder(dir);
   try {

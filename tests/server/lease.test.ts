@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, rmSync, statSync, writeFileSync, mkdirSync } from "node:fs";
-import { join } from "node:path";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, mkdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, join } from "node:path";
 import { spawnSync } from "node:child_process";
 import { acquireLease, isLeaseLive, isProcessAlive, leasePath, ownPidNamespace, readLease, releaseLease, type Lease } from "../../runtime/server/lease.ts";
 import { isLoopback, serverToken, ServerAlreadyRunningError, startServer } from "../../runtime/server/serve.ts";
@@ -220,5 +221,24 @@ describe("serve options", () => {
     expect(() => serverToken("127.0.0.1", "short")).toThrow(RangeError);
     expect(isLoopback("127.8.9.10")).toBe(true);
     expect(isLoopback("10.0.0.1")).toBe(false);
+  });
+});
+
+describe("a checkout this user cannot write to", () => {
+  // Root writes anywhere: the refusal is seen as another user, which needs root to become.
+  const asNobody = process.getuid?.() === 0 && Bun.which("su") !== null;
+  test.skipIf(!asNobody)("ensureDocketDir names the folder it cannot create, why, and the ways out, not only the runtime's EACCES (hostile tester, session 38)", () => {
+    const root = mkdtempSync(join(tmpdir(), "docket-read-only-"));
+    try {
+      chmodSync(root, 0o555);
+      const lease = new URL("../../runtime/server/lease.ts", import.meta.url).pathname;
+      const script = `import { ensureDocketDir } from ${JSON.stringify(lease)};\ntry { ensureDocketDir(${JSON.stringify(root)}); console.log("made"); } catch (error) { console.log(error.name + ": " + error.message); }\n`;
+      writeFileSync(join(tmpdir(), `${basename(root)}.ts`), script, { mode: 0o644 });
+      const ran = spawnSync("su", ["nobody", "-s", "/bin/sh", "-c", `${process.execPath} ${join(tmpdir(), `${basename(root)}.ts`)}`], { encoding: "utf8" });
+      expect(ran.stdout.trim()).toBe(`DocketDirError: cannot create ${root}/.docket (EACCES): this user cannot write to the checkout, and docket keeps its lock, its address, its logs and its store there. Run docket as a user who can write to ${root}, or make it writable (docket run of a capability needs no .docket/ unless it has a --run-id).`);
+    } finally {
+      rmSync(join(tmpdir(), `${basename(root)}.ts`), { force: true });
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });

@@ -10,8 +10,15 @@ export default capability({
   input: v.object({ id: executionIdSchema() }),
   output: executionSnapshotSchema(),
   handler(input, ctx) {
-    const snapshot = planeOf(ctx).store.get(input.id);
-    if (!snapshot) throw new CapabilityError("not_found", `No execution ${input.id}.`, { context: { id: input.id }, suggestion: "Check the id: executions.list lists the executions this server keeps (the executions_retained most recent)." });
-    return snapshot;
+    const plane = planeOf(ctx);
+    const snapshot = plane.store.get(input.id);
+    if (snapshot) return snapshot;
+    // Run by a `docket run` without a server: its end as its mark tells it, or why there is none yet.
+    const answer = plane.ranWithoutServer?.(input.id) ?? null;
+    if (answer !== null) {
+      if ("ended" in answer) return answer.ended;
+      throw new CapabilityError("not_found", answer.failure.message, { context: answer.failure.context, suggestion: answer.failure.suggestion });
+    }
+    throw new CapabilityError("not_found", `No execution ${input.id}.`, { context: { id: input.id }, suggestion: "Check the id: executions.list lists the executions this server keeps (the executions_retained most recent)." });
   },
 });

@@ -9,7 +9,7 @@ import type { LocalRunOptions } from "./local-run-options.ts";
 import { findServer, followEvents, type ServerClient } from "./server-client.ts";
 import type { TerminalStyle } from "./_terminal.ts";
 import { finishRefused, finishSettled, finishWithoutEnd } from "./_run-end.ts";
-import { markedRunAlive } from "./_run-id-claim.ts";
+import { markedRunAlive } from "../server/marked-runs.ts";
 
 /** How long a run that is another execution keeps looking for a server that went away while it followed it. */
 const FOLLOW_RESTART_MS = 30_000;
@@ -26,6 +26,10 @@ const FOLLOW_RESTART_MS = 30_000;
  */
 export async function finishDeduplicated(options: LocalRunOptions, style: TerminalStyle, server: ServerClient, original: { id: string; capability: string }, say: (line: string) => void, deadlineAt?: number): Promise<number> {
   const executionId = original.id;
+  // Run without a server, its mark tells how it ended, as this process reads it (the server holds
+  // its run_id and reads the same mark, never its events).
+  const marked = markOf(server.root, options.runId!);
+  if (marked !== null && marked.execution_id === executionId) return await finishFromMark(options, style, server.root, marked, say, deadlineAt);
   say(`run_id ${options.runId} was already used for ${executionId}, so this run is that execution and nothing runs again: ${server.url}/cockpit/executions/${executionId}`);
   let client = server;
   const current = async (): Promise<SeenExecution> => {
@@ -68,7 +72,7 @@ export async function finishDeduplicated(options: LocalRunOptions, style: Termin
   } finally {
     clearTimeout(timer);
   }
-  if (snapshot === "forgotten") return await finishForgotten(options, style, client, original, deadlineAt);
+  if (snapshot === "forgotten") return await finishForgotten(options, style, client, original);
   if (deadline.signal.aborted && !ended(snapshot)) return await stopFollowing(options, style, { ...original, where: `at the server at ${client.url}` });
   if (snapshot === null || !isTerminal(snapshot.state)) {
     const failure = buildFailure({
@@ -174,16 +178,8 @@ type SeenExecution = ExecutionSnapshot | "forgotten" | null;
  * anywhere, and nothing runs again. Refused (exit 2) like a run_id_conflict: only another
  * --run-id runs the work, and retrying this one never helps. The document names the execution.
  */
-async function finishForgotten(options: LocalRunOptions, style: TerminalStyle, server: ServerClient, original: { id: string; capability: string }, deadlineAt?: number): Promise<number> {
+async function finishForgotten(options: LocalRunOptions, style: TerminalStyle, server: ServerClient, original: { id: string; capability: string }): Promise<number> {
   const executionId = original.id;
-  // Run without a server, its mark may tell how it ended (the server records a mark's identity, not its execution).
-  let marked: RunMark | null = null;
-  try {
-    marked = readRunMark(server.root, options.runId!);
-  } catch {
-    // Unreadable: the execution is taken for one the server forgot, as before marks existed.
-  }
-  if (marked !== null && marked.execution_id === executionId) return await finishFromMark(options, style, server.root, marked, () => {}, deadlineAt);
   const failure = buildFailure({
     error_code: "not_found",
     stage: "admit",
@@ -196,4 +192,13 @@ async function finishForgotten(options: LocalRunOptions, style: TerminalStyle, s
     trace_id: newTraceId(),
   });
   return await finishWithoutEnd(options, style, original, failure);
+}
+
+/** The mark of `runId`, or null when there is none or it cannot be read (the execution is then taken for one the server holds, or forgot). */
+function markOf(root: string, runId: string): RunMark | null {
+  try {
+    return readRunMark(root, runId);
+  } catch {
+    return null;
+  }
 }

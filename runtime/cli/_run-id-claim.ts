@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { holdCheckoutShared, holdRunClaims } from "../server/checkout-lock.ts";
-import { ensureDocketDir, isProcessAlive, ownPidNamespace, processStarted } from "../server/lease.ts";
+import { ensureDocketDir, ownPidNamespace, processStarted } from "../server/lease.ts";
 import { countRunMarks, createRunMark, readRunMark, type RunMark } from "../store/run-marks.ts";
 import type { RunIdentity } from "../store/store.ts";
 import { storedRunIdentity } from "../store/stored-run-identity.ts";
@@ -61,13 +61,4 @@ function claimUnderLocks(root: string, identity: RunIdentity, mark: RunMark, lim
   }
 }
 
-/**
- * Whether the process that left `mark` still runs: false once it is gone (or its pid names another
- * process now), "unknown" from another pid namespace, where its pid means nothing here.
- */
-export function markedRunAlive(mark: RunMark): boolean | "unknown" {
-  if (mark.pid_namespace !== ownPidNamespace()) return "unknown";
-  if (!isProcessAlive(mark.pid)) return false;
-  return mark.pid_started === null || processStarted(mark.pid) === mark.pid_started;
-}
 

@@ -13,6 +13,8 @@ import { buildFailure, FailureError, forcedStopCertainty, newCorrelationId, type
 import { isExecutionId, newExecutionId, RUN_ID_PATTERN } from "./execution-id.ts";
 import { isTerminal } from "./state-machine.ts";
 import { expiredExecution } from "./snapshot.ts";
+import { markedRunAnswer } from "./marked-run-answer.ts";
+import type { MarkedRun } from "../server/marked-runs.ts";
 import { canonicalHash } from "./canonical-json.ts";
 import { redact, hasSensitive, sensitivePaths } from "./redaction.ts";
 import { transformedSecrets } from "./before-transforms.ts";
@@ -128,6 +130,11 @@ export interface Engine extends ExecutionPlane {
    * sent them (report-ledger.ts `takeUnheld`): a server starting does, for each file it finds.
    */
   takeLeftReports(id: string): boolean;
+  /**
+   * The runs without a server whose marks the server recorded as it started (server/marked-runs.ts):
+   * a start with one of their run_ids, and a read of their execution, answer from the mark.
+   */
+  knowRunsWithoutServer(lookup: (executionId: string) => MarkedRun | null): void;
   close(): Promise<void>;
 }
 
@@ -148,6 +155,12 @@ export function createEngine(options: EngineOptions): Engine {
   let closed = false;
 
   // What the engine refuses may quote what the caller sent (an id of megabytes): cut as any failure message is.
+  /** The runs without a server a server knows of (knowRunsWithoutServer); none until told. */
+  let runsWithoutServer: (executionId: string) => MarkedRun | null = () => null;
+  const markedRunAnswerOf = (id: string) => {
+    const marked = runsWithoutServer(id);
+    return marked === null ? null : markedRunAnswer(marked);
+  };
   const failure = (edge: EdgeInfo, rest: Omit<Parameters<typeof buildFailure>[0], "request_id" | "trace_id">): FailureError =>
     new FailureError(boundFailureTexts(buildFailure({ ...rest, request_id: edge.request_id, trace_id: edge.trace_id }), limits.failure_message_bytes));
 
@@ -385,6 +398,13 @@ export function createEngine(options: EngineOptions): Engine {
         // answer waits until it is committed: docs/durability.md).
         const original = store.current(known.execution_id);
         if (original !== null && !original.details_expired) return { result: { execution: original, deduplicated: true }, active: null };
+        // Run by a `docket run` without a server: its end as its mark tells it, or why there is none yet.
+        const marked = original === null ? runsWithoutServer(known.execution_id) : null;
+        if (marked !== null) {
+          const answer = markedRunAnswer(marked);
+          if ("failure" in answer) throw failure(edge, { ...answer.failure, stage: "admit" });
+          return { result: { execution: answer.ended, deduplicated: true, details_expired: true }, active: null };
+        }
         return { result: { execution: original ?? expiredExecution(known), deduplicated: true, details_expired: true }, active: null };
       }
     }
@@ -792,6 +812,10 @@ export function createEngine(options: EngineOptions): Engine {
 
     constructor(readonly edge: EdgeInfo) {}
 
+    ranWithoutServer(id: string) {
+      return markedRunAnswerOf(id);
+    }
+
     capabilities() {
       return registry.list();
     }
@@ -1012,6 +1036,10 @@ export function createEngine(options: EngineOptions): Engine {
     forceStop,
     hostFacts,
     takeLeftReports: (id) => reports.takeUnheld(id),
+    knowRunsWithoutServer(lookup) {
+      runsWithoutServer = lookup;
+    },
+    ranWithoutServer: (id) => markedRunAnswerOf(id),
     workerFault: () => pool.workerFault(),
     /**
      * Stops the engine: what waits is cancelled (nothing was applied), what runs is stopped and

@@ -3,6 +3,7 @@ import type { ExecutionSnapshot, ExpiredExecution, ReconciliationSnapshot } from
 import type { Limits } from "./limits.ts";
 import type { ExecutionState } from "./state-machine.ts";
 import type { ExecutionStore } from "../store/store.ts";
+import type { MarkedRunAnswer } from "./marked-run-answer.ts";
 import type { LoadError, RegisteredCapability } from "../capability/registered.ts";
 import type { ProtocolDocument } from "./protocol-document.ts";
 import type { ExecutionReport, ReportAnswer } from "./report-protocol.ts";
@@ -102,6 +103,8 @@ export interface ExecutionPlane {
   handle(edge: EdgeInfo): PlaneHandle;
   /** A lane none of whose workers could start, or null (`/healthz`). Absent: the plane runs no workers of its own. */
   workerFault?(): WorkerFault | null;
+  /** An execution a `docket run` ran without a server, as its mark tells it (marked-run-answer.ts); null for any other. */
+  ranWithoutServer?(id: string): MarkedRunAnswer | null;
 }
 
 export type { ExecutionEvent };
@@ -123,6 +126,8 @@ export interface PlaneHandle {
   readonly limits: Limits;
   readonly edge: EdgeInfo;
   readonly store: ExecutionStore;
+  /** An execution a `docket run` ran without a server, as its mark tells it (marked-run-answer.ts); null for any other. */
+  ranWithoutServer?(id: string): MarkedRunAnswer | null;
   capabilities(): RegisteredCapability[];
   capability(id: string): RegisteredCapability | null;
   loadErrors(): LoadError[];

@@ -279,6 +279,10 @@ describe("run_ids kept without a server, and the server", () => {
       expect(start.body.deduplicated).toBe(true);
       expect(start.body.details_expired).toBe(true);
       expect(start.body.execution.id).toBe(id);
+      // Its end as the mark kept it, not an identity alone that reads as settled long ago (hostile tester, session 38).
+      expect(start.body.execution).toMatchObject({ state: "succeeded", output: { n: 1 }, details_expired: true });
+      const read = await server.http.get(`/api/v1/executions/get?id=${id}`);
+      expect(read).toMatchObject({ id, state: "succeeded", output: { n: 1 }, details_expired: true });
       // Through the server, the run reads the end its mark kept.
       const through = await run(checkout, ["--run-id", "window-1", "--format", "json"]);
       expect(through.code).toBe(0);
@@ -289,6 +293,34 @@ describe("run_ids kept without a server, and the server", () => {
       const conflict = await server.http.post("/api/v1/executions/start", { capability: "demo.counted", input: { n: 3 }, run_id: "window-1" });
       expect(conflict.status).toBe(409);
     } finally {
+      await server.stop();
+    }
+    expect(runs(checkout)).toBe(1);
+  });
+
+  test("a start with the run_id of a run without a server still running, or killed mid-run, says so: it never answers an identity alone that reads as settled, and nothing runs again (hostile tester, session 38)", async () => {
+    const checkout = countedCheckout();
+    const running = spawnDocket(fromSource, ["run", "demo.counted", "--run-id", "outside-1", "--input", JSON.stringify({ wait: "go" })], { cwd: checkout });
+    await pollUntil(async () => ({ ran: runs(checkout) }), (seen) => seen.ran === 1, "the run without a server to begin");
+    const server = await serve(checkout);
+    try {
+      const start = await server.http.post("/api/v1/executions/start", { capability: "demo.counted", input: { wait: "go" }, run_id: "outside-1" });
+      expect(start.status).toBe(503);
+      expect(start.body.error).toMatchObject({ error_code: "unavailable", retryability: "after_delay", context: { run_id: "outside-1", pid: running.pid } });
+      expect(start.body.error.message).toContain(`which docket run (pid ${running.pid}) has been running without a server since`);
+      const id = start.body.error.context.execution_id as string;
+      const read = await server.http.get(`/api/v1/executions/get?id=${id}`);
+      expect(read.error).toMatchObject({ error_code: "not_found" });
+      expect(read.error.message).toContain(`docket run (pid ${running.pid}) has been running without a server`);
+      // Killed before it wrote how it ended: its outcome is unknown, and that is what a start answers.
+      running.kill("SIGKILL");
+      await running.exited;
+      const after = await server.http.post("/api/v1/executions/start", { capability: "demo.counted", input: { wait: "go" }, run_id: "outside-1" });
+      expect(after.status).toBe(503);
+      expect(after.body.error).toMatchObject({ error_code: "unavailable", retryability: "never", outcome_certainty: "unknown" });
+      expect(after.body.error.message).toContain("ended without writing how it ended (it was killed?): whether its work took effect is not known, and nothing runs again");
+    } finally {
+      running.kill("SIGKILL");
       await server.stop();
     }
     expect(runs(checkout)).toBe(1);

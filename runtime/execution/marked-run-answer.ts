@@ -1,0 +1,48 @@
+// What a server answers of an execution `docket run` ran without a server, by its mark
+// (docs/protocol.md, "A run without a server"): its end once written there, else why the server
+// cannot tell it — never an identity alone that reads as an execution long settled.
+import type { FailureOptions } from "./failure.ts";
+import type { ExecutionSnapshot } from "./snapshot.ts";
+import type { MarkedRun } from "../server/marked-runs.ts";
+
+/** The run's end (its final snapshot, its details not this server's), or the failure that says why there is none to tell. */
+export type MarkedRunAnswer = { ended: ExecutionSnapshot & { details_expired: true } } | { failure: Omit<FailureOptions, "request_id" | "trace_id" | "stage"> };
+
+export function markedRunAnswer({ mark, alive }: MarkedRun): MarkedRunAnswer {
+  const id = mark.execution_id;
+  // Its events and log were the run's own, never sent here: only the end it wrote is known.
+  if (mark.end !== undefined) return { ended: { ...mark.end, details_expired: true } };
+  const context = { run_id: mark.run_id, execution_id: id, pid: mark.pid, started_at: mark.started_at };
+  if (alive === true) {
+    return {
+      failure: {
+        error_code: "unavailable",
+        message: `run_id ${mark.run_id} names ${id}, which docket run (pid ${mark.pid}) has been running without a server since ${mark.started_at}: this server does not run it and holds none of its events, and how it ends is written in its mark (.docket/runs/) once it ends. Nothing runs again.`,
+        suggestion: "Ask again once that run has ended (the same run_id is safe): the answer is then its end.",
+        retryability: "after_delay",
+        context,
+      },
+    };
+  }
+  if (alive === false) {
+    return {
+      failure: {
+        error_code: "unavailable",
+        message: `run_id ${mark.run_id} names ${id}, which docket run (pid ${mark.pid}) ran without a server from ${mark.started_at} and ended without writing how it ended (it was killed?): whether its work took effect is not known, and nothing runs again.`,
+        suggestion: "Check whether that run's work took effect; use another run_id to run it again.",
+        retryability: "never",
+        outcome_certainty: "unknown",
+        context,
+      },
+    };
+  }
+  return {
+    failure: {
+      error_code: "unavailable",
+      message: `run_id ${mark.run_id} names ${id}, which docket run (pid ${mark.pid}, in another pid namespace) runs or ran without a server and has not written how it ended: this server cannot tell whether it still runs. Nothing runs again.`,
+      suggestion: "Ask again once that run has ended (the same run_id is safe), or use another run_id to run the work again.",
+      retryability: "safe",
+      context,
+    },
+  };
+}

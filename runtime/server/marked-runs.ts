@@ -1,0 +1,41 @@
+// The executions `docket run` ran without a server, as a server started later can tell them
+// (docs/protocol.md, "A run without a server"): from each run's mark in .docket/runs/.
+import { isProcessAlive, ownPidNamespace, processStarted } from "./lease.ts";
+import { readRunMark, type RunMark } from "../store/run-marks.ts";
+
+/** A run without a server as its mark tells it now, and whether its process still runs ("unknown": from another pid namespace). */
+export interface MarkedRun {
+  mark: RunMark;
+  alive: boolean | "unknown";
+}
+
+/**
+ * Whether the process that left `mark` still runs: false once it is gone (or its pid names another
+ * process now), "unknown" from another pid namespace, where its pid means nothing here.
+ */
+export function markedRunAlive(mark: RunMark): boolean | "unknown" {
+  if (mark.pid_namespace !== ownPidNamespace()) return "unknown";
+  if (!isProcessAlive(mark.pid)) return false;
+  return mark.pid_started === null || processStarted(mark.pid) === mark.pid_started;
+}
+
+/**
+ * Looks up, by execution id, the runs whose marks a server recorded as it started (`runIds`:
+ * execution id → run_id): each mark is read again when asked, since a run still going when the
+ * server started writes its end there later. Null for any other execution, or a mark gone or
+ * naming another execution now.
+ */
+export function markedRunLookup(root: string, runIds: ReadonlyMap<string, string>): (executionId: string) => MarkedRun | null {
+  return (executionId) => {
+    const runId = runIds.get(executionId);
+    if (runId === undefined) return null;
+    let mark: RunMark | null;
+    try {
+      mark = readRunMark(root, runId);
+    } catch {
+      return null;
+    }
+    if (mark === null || mark.execution_id !== executionId) return null;
+    return { mark, alive: mark.end === undefined ? markedRunAlive(mark) : false };
+  };
+}

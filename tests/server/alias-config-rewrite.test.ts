@@ -2,10 +2,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { registerDocketModules } from "../../runtime/adapter/bun-modules.ts";
-import { resolveLimits } from "../../runtime/execution/limits.ts";
-import { defaultMounts } from "../../runtime/server/default-mounts.ts";
-import { startServer, type DocketServer } from "../../runtime/server/serve.ts";
+import type { DocketServer } from "../../runtime/server/serve.ts";
+import { serveCheckout } from "./_support/servers.ts";
 
 // A config rewritten while serving that leaves a name's mapping as it was (docs/authoring.md,
 // "Live reload"): `npm install` rewrites package.json, editor-types.md has `"types"` added to
@@ -26,7 +24,6 @@ const call = async (id: string) => {
 };
 
 beforeAll(async () => {
-  registerDocketModules();
   root = realpathSync(mkdtempSync(join(tmpdir(), "docket-alias-rewrite-")));
   mkdirSync(join(root, ".git"));
   // An npm workspace: its package linked into node_modules, resolving to its own folder.
@@ -44,18 +41,7 @@ beforeAll(async () => {
   writeFileSync(join(root, "capabilities", "team.plain.ts"), capabilityFile("team.plain", "", '"plain"'));
   writeFileSync(join(root, "capabilities", "team.workspace.ts"), capabilityFile("team.workspace", 'import { shout } from "@team/util";', 'shout("hi")'));
   writeFileSync(join(root, "capabilities", "team.alias.ts"), capabilityFile("team.alias", 'import { WORD } from "@lib/word.ts";', "WORD"));
-  server = await startServer({
-    cwd: root,
-    port: 0,
-    storeKind: "memory",
-    limits: resolveLimits({}),
-    capabilityDirs: [],
-    runtime: "bun",
-    importFile: (path) => import(path),
-    mounts: defaultMounts,
-    log: () => undefined,
-    watchOptions: { debounceMs: 30 },
-  });
+  server = await serveCheckout(root, { watchOptions: { debounceMs: 30 } });
 });
 
 afterAll(async () => {

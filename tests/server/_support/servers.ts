@@ -54,7 +54,7 @@ export async function serveCapabilityFiles(files: Record<string, string>, option
   const root = tempCheckout();
   mkdirSync(join(root, "capabilities"));
   for (const [name, source] of Object.entries(files)) writeFileSync(join(root, "capabilities", name), source);
-  const server = await startServer({ cwd: root, port: 0, storeKind: options.storeKind ?? "memory", limits: resolveLimits(), capabilityDirs: [], runtime: "bun", mounts: defaultMounts, log: () => undefined });
+  const server = await serveCheckout(root, { storeKind: options.storeKind ?? "memory" });
   return {
     server,
     root,
@@ -63,6 +63,15 @@ export async function serveCapabilityFiles(files: Record<string, string>, option
       rmSync(root, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * A server (Bun, in this process, the cockpit mounted, the memory store, default limits, nothing
+ * logged) over the checkout at `root`, as it is; `options` override any of those.
+ */
+export async function serveCheckout(root: string, options: Partial<Parameters<typeof startServer>[0]> = {}): Promise<DocketServer> {
+  useDocketModules();
+  return startServer({ cwd: root, port: 0, storeKind: "memory", limits: resolveLimits(), capabilityDirs: [], runtime: "bun", importFile: (path) => import(path), mounts: defaultMounts, log: () => undefined, ...options });
 }
 
 /** The Bun adapter, in this process (what the compiled binary runs). */

@@ -6,6 +6,7 @@ import { importCapabilityFile, importPreparedFile, listCapabilityFiles, prepareC
 import type { CapabilitySources } from "./capability-sources.ts";
 import { CapabilityRegistry } from "./registry.ts";
 import { caseTwins } from "./_case-twin.ts";
+import { lookalikeFiles } from "./_lookalike-files.ts";
 import type { LoadError, RegisteredCapability } from "./registered.ts";
 
 /** How to import a module: `(p) => import(p)` from the CLI, after the `docket` module is registered. */
@@ -79,6 +80,7 @@ export async function discoverCapabilities(options: DiscoveryOptions): Promise<C
     const skip = builtinFolders.has(real) ? (file: string) => basename(file) in options.builtins || !only(file) : (file: string) => !only(file);
     // Every entry of the folder, listed once: a file differing from another only by case cannot be loaded apart from it.
     const twins = caseTwins(readdirSync(real));
+    registry.noteLookalikes(lookalikeFiles(real));
     const loading = files.filter((file) => !skip(file));
     const optionsOf = (file: string): ImportCapabilityOptions => ({ importFile: options.importFile, timeoutMs: options.loadTimeoutMs, hung: options.hung, probe: options.probe, onSources: options.onSources, caseTwin: twins.get(basename(file)) ?? null });
     // One file ahead: the next file is read and its trial begun (in a worker) while this thread

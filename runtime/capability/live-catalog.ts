@@ -1,4 +1,5 @@
 import { loadErrorReason, type CapabilityCatalog, type LoadError, type RegisteredCapability } from "./registered.ts";
+import type { LookalikeFile } from "./_lookalike-files.ts";
 
 /** What changed between two registries, by capability id (a changed one has another version). */
 export interface CatalogChange {
@@ -35,6 +36,10 @@ export class LiveCatalog implements CapabilityCatalog {
 
   loadErrors(): LoadError[] {
     return this.#current.loadErrors();
+  }
+
+  lookalikes(): LookalikeFile[] {
+    return this.#current.lookalikes?.() ?? [];
   }
 
   /** The registry in place now (a later swap does not change it). */

@@ -1,3 +1,4 @@
+import type { LookalikeFile } from "./_lookalike-files.ts";
 import type { CapabilityDef } from "./declaration.ts";
 
 /** A JSON Schema object as @valibot/to-json-schema emits it. */
@@ -108,4 +109,6 @@ export interface CapabilityCatalog {
   parked?(): ReadonlyMap<string, Promise<void>>;
   /** Calls `listener` whenever the catalog is replaced (a live reload); returns the unsubscribe. */
   subscribe?(listener: () => void): () => void;
+  /** Files of the capability folders that look like capability files but are not loaded (_lookalike-files.ts). */
+  lookalikes?(): LookalikeFile[];
 }

@@ -4,6 +4,7 @@ import type { CapabilityDef } from "./declaration.ts";
 import { checkDeclaration } from "./inspect.ts";
 import { LOAD_ERROR_DETAIL, type CapabilityCatalog, type CapabilitySource, type LoadError, type RegisteredCapability } from "./registered.ts";
 import { TakenIds } from "./taken-ids.ts";
+import type { LookalikeFile } from "./_lookalike-files.ts";
 import { plainText } from "../execution/text-sanitize.ts";
 import { redact } from "../execution/redaction.ts";
 
@@ -24,6 +25,7 @@ export class CapabilityRegistry implements CapabilityCatalog {
   readonly #taken = new TakenIds();
   readonly #errors: LoadError[] = [];
   readonly #parked = new Map<string, Promise<void>>();
+  readonly #lookalikes: LookalikeFile[] = [];
 
   /** Checks and registers a declaration; returns it, or null when it became load errors. */
   add(def: unknown, source: CapabilitySource, options: AddCapabilityOptions = {}): RegisteredCapability | null {
@@ -99,6 +101,15 @@ export class CapabilityRegistry implements CapabilityCatalog {
   /** The files parked while this registry was read, each with its verdict's promise. */
   parked(): ReadonlyMap<string, Promise<void>> {
     return this.#parked;
+  }
+
+  /** Notes files that look like capability files but are not loaded (discovery, _lookalike-files.ts). */
+  noteLookalikes(files: LookalikeFile[]): void {
+    this.#lookalikes.push(...files);
+  }
+
+  lookalikes(): LookalikeFile[] {
+    return [...this.#lookalikes];
   }
 
   /** The files that did not load, in the order they were met. */

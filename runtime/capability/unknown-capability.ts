@@ -8,12 +8,15 @@ import type { CapabilityCatalog, LoadError } from "./registered.ts";
  * not load and why (the usual case right after an edit), else the loaded ids closest to it, else
  * where the list is. One sentence or two, for a failure's `suggestion`.
  */
-export function unknownCapabilityHint(id: string, catalog: Pick<CapabilityCatalog, "list" | "loadErrors">): string {
+export function unknownCapabilityHint(id: string, catalog: Pick<CapabilityCatalog, "list" | "loadErrors" | "lookalikes">): string {
   const broken = loadErrorFor(id, catalog);
   if (broken) {
     const at = broken.line === null ? "" : `:${broken.line}`;
     return `${broken.file}${at} did not load: ${broken.reason}`;
   }
+  // A file named for it that discovery does not take (a subfolder, a .tsx): said, not a bare "not loaded".
+  const lookalike = catalog.lookalikes?.().find((file) => file.id === id);
+  if (lookalike) return `${lookalike.file} is not loaded: ${lookalike.reason}.`;
   const close = didYouMeanText(id, catalog.list().map((c) => c.id));
   const list = "List the loaded capabilities with capabilities.list (docket capabilities list).";
   return close === "" ? list : `${close} ${list}`;

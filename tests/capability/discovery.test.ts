@@ -9,6 +9,7 @@ import { LOAD_ERROR_DETAIL } from "../../runtime/capability/registered.ts";
 import { loadErrorLine } from "../../runtime/capability/watch-capabilities.ts";
 import { UNSAID } from "../../runtime/execution/thrown.ts";
 import { findCheckoutRoot } from "../../runtime/capability/checkout.ts";
+import { unknownCapabilityHint } from "../../runtime/capability/unknown-capability.ts";
 import { capabilitySource, removeCheckout, tempCheckout, useDocketModules, writeFiles } from "../_support/capability-fixtures.ts";
 
 const importFile = (path: string) => import(path);
@@ -347,6 +348,36 @@ describe("discoverCapabilities: the next file's trial beside this file's import"
       expect(registry.list().map((c) => c.id).sort()).toEqual(["a.one", "c.three"]);
       expect(registry.loadErrors()).toEqual([expect.objectContaining({ file: join(folder, "capabilities/b.two.ts"), reason: "it threw when tried" })]);
       expect(imported).toEqual(["a.one.ts", "c.three.ts"]);
+    } finally {
+      await removeCheckout(folder);
+    }
+  });
+});
+
+describe("discoverCapabilities: files that look like capability files but are not loaded", () => {
+  test("a capability file in a subfolder, or named .tsx, is named when its id is asked for, with why it is not loaded and what to do (hostile tester, session 38)", async () => {
+    const folder = await tempCheckout("docket-lookalike-");
+    try {
+      await writeFiles(folder, {
+        "capabilities/a.one.ts": capabilitySource({ id: "a.one" }),
+        "capabilities/ci/ci.lint.ts": capabilitySource({ id: "ci.lint" }),
+        "capabilities/ci/_helper.ts": "export const x = 1;\n",
+        "capabilities/_lib/lib.thing.ts": capabilitySource({ id: "lib.thing" }),
+        "capabilities/ui.card.tsx": capabilitySource({ id: "ui.card" }),
+        "capabilities/Notes.md": "not a capability\n",
+      });
+      const registry = await discoverCapabilities({ root: folder, dirs: [], builtins: {}, importFile });
+      expect(registry.list().map((c) => c.id)).toEqual(["a.one"]);
+      expect(registry.loadErrors()).toEqual([]);
+      const real = await realpath(folder);
+      expect(registry.lookalikes().map((l) => [l.id, l.file])).toEqual([
+        ["ui.card", join(real, "capabilities/ui.card.tsx")],
+        ["ci.lint", join(real, "capabilities/ci/ci.lint.ts")],
+      ]);
+      expect(unknownCapabilityHint("ci.lint", registry)).toBe(`${join(real, "capabilities/ci/ci.lint.ts")} is not loaded: it is in the subfolder ci/, and docket loads the capability files of a folder itself, not of its subfolders; move it up, or name the subfolder with --capabilities ${join(real, "capabilities/ci")}.`);
+      expect(unknownCapabilityHint("ui.card", registry)).toContain("docket loads capability files named .ts or .js, not .tsx; rename it to ui.card.ts");
+      // Any other id: the usual hint.
+      expect(unknownCapabilityHint("a.onr", registry)).toContain("a.one");
     } finally {
       await removeCheckout(folder);
     }

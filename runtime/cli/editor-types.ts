@@ -1,5 +1,6 @@
 // Editor types with no npm install (docs/editor-types.md): `.docket/types/` holds the declaration
 // files of "docket" and "valibot", and `capabilities/tsconfig.json` maps both names to them.
+import type { CompileOptions } from "../capability/compile-options.ts";
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, relative, sep } from "node:path";
 import { ensureDocketDir } from "../server/lease.ts";
@@ -122,7 +123,7 @@ const RUNTIME_TYPES = ["node", "bun"];
  * TypeScript 6 and later read only the ones listed (5 read every `@types` package it found), so
  * the list is written out for every version alike (docs/editor-types.md).
  */
-export function editorTsconfig(root: string, aliases: Record<string, string[]> = {}, folder = join(root, "capabilities")): string {
+export function editorTsconfig(root: string, aliases: Record<string, string[]> = {}, folder = join(root, "capabilities"), compile: CompileOptions = {}): string {
   // From the folder the config sits in: `../.docket/types/…` for capabilities/, deeper for a
   // `--capabilities` folder of a monorepo package.
   const typesOf = (file: string) => relative(folder, join(root, TYPES_DIR, file)).split(sep).join("/");
@@ -153,8 +154,13 @@ export function editorTsconfig(root: string, aliases: Record<string, string[]> =
         docket: [typesOf("docket/public.d.ts")],
         valibot: [typesOf("valibot/index.d.ts")],
       },
+      // The checkout's options that change what code does (its JSX source, legacy decorators):
+      // this file is the nearest config of capability files, and docket runs them by it
+      // (docs/authoring.md, "TypeScript settings"), as tsc checks them.
+      ...compile,
     },
-    include: ["**/*.ts"],
+    // .tsx too once JSX is set: a capability may import a .tsx helper of its folder.
+    include: compile.jsx !== undefined || compile.jsxImportSource !== undefined ? ["**/*.ts", "**/*.tsx"] : ["**/*.ts"],
   };
   return `${JSON.stringify(config, null, 2)}\n`;
 }

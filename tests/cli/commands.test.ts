@@ -370,7 +370,7 @@ export default capability({
     });
     const init = await cli(["init"], repo);
     expect(init.code).toBe(0);
-    expect(init.stdout).toContain("Created capabilities/tsconfig.json with the paths aliases of tsconfig.json (@/*)");
+    expect(init.stdout).toContain("Created capabilities/tsconfig.json with the paths aliases and the JSX and decorator options of tsconfig.json (@/*)");
     const paths = JSON.parse(readFileSync(join(repo, "capabilities", "tsconfig.json"), "utf8")).compilerOptions.paths;
     // docket's own two stay docket's: the root's "docket" alias is not copied over them.
     expect(paths).toEqual({ "@/*": ["../src/*"], docket: ["../.docket/types/docket/public.d.ts"], valibot: ["../.docket/types/valibot/index.d.ts"] });
@@ -380,6 +380,27 @@ export default capability({
     expect(JSON.parse(ran.stdout)).toEqual({ text: "[Ada]" });
     const check = Bun.spawnSync([join(REPO, "node_modules", ".bin", "tsc"), "--noEmit", "-p", "capabilities"], { cwd: repo, stdout: "pipe", stderr: "pipe" });
     expect(check.stdout.toString() + check.stderr.toString()).toBe("");
+  }, 30_000);
+
+  test("docket init copies the root tsconfig.json's JSX and decorator options (through extends), which docket runs capability files by, and takes .tsx in then (hostile tester, session 38)", async () => {
+    const repo = tempCheckout();
+    writeFiles(repo, {
+      "tsconfig.base.json": '{"compilerOptions":{"experimentalDecorators":true,"emitDecoratorMetadata":true}}\n',
+      "tsconfig.json": '{"extends":"./tsconfig.base.json","compilerOptions":{"jsx":"react-jsx","jsxImportSource":"hono/jsx","strict":true}}\n',
+    });
+    const init = await cli(["init"], repo);
+    expect(init.code).toBe(0);
+    expect(init.stdout).toContain("with the paths aliases and the JSX and decorator options of tsconfig.json (experimentalDecorators, emitDecoratorMetadata, jsx, jsxImportSource)");
+    const config = JSON.parse(readFileSync(join(repo, "capabilities", "tsconfig.json"), "utf8"));
+    expect(config.compilerOptions).toMatchObject({ experimentalDecorators: true, emitDecoratorMetadata: true, jsx: "react-jsx", jsxImportSource: "hono/jsx", strict: true });
+    expect(config.include).toEqual(["**/*.ts", "**/*.tsx"]);
+    // Without any, nothing is added and .tsx stays out.
+    const plain = tempCheckout();
+    writeFiles(plain, { "tsconfig.json": '{"compilerOptions":{"strict":true}}\n' });
+    expect((await cli(["init"], plain)).code).toBe(0);
+    const written = JSON.parse(readFileSync(join(plain, "capabilities", "tsconfig.json"), "utf8"));
+    expect(written.compilerOptions.experimentalDecorators).toBeUndefined();
+    expect(written.include).toEqual(["**/*.ts"]);
   }, 30_000);
 
   test("docket init copies the aliases the root tsconfig.json inherits through extends (an Nx tsconfig.base.json), from the base's baseUrl (tester, session 33)", async () => {
@@ -481,7 +502,7 @@ export default capability({
     writeFiles(repo, { "tsconfig.json": '{"compilerOptions":{"paths":{"@shared/*":["./shared/*"]}},"exclude":["packages"]}\n', "shared/sum.ts": "export const sum = (a: number, b: number): number => a + b;\n" });
     const init = await cli(["init", "--capabilities", "packages/tools/caps"], repo);
     expect(init.code).toBe(0);
-    expect(init.stdout).toContain("Created packages/tools/caps/tsconfig.json with the paths aliases of tsconfig.json (@shared/*)");
+    expect(init.stdout).toContain("Created packages/tools/caps/tsconfig.json with the paths aliases and the JSX and decorator options of tsconfig.json (@shared/*)");
     // No first capability and no capabilities/ folder: the folder given is the one set up.
     expect(existsSync(join(repo, "capabilities"))).toBe(false);
     const config = JSON.parse(readFileSync(join(repo, "packages", "tools", "caps", "tsconfig.json"), "utf8"));

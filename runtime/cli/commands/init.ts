@@ -1,3 +1,4 @@
+import { compileOptionsOf } from "../../capability/compile-options.ts";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join, posix, relative, resolve, sep } from "node:path";
 import { defineCommand } from "citty";
@@ -56,9 +57,11 @@ export default defineCommand({
         if (existsSync(tsconfig)) done.push(`Kept ${shown(tsconfig)} (it exists; its paths should map docket and valibot to the checkout's .docket/types/)`);
         else {
           const aliases = rootAliases(root, folder);
-          writeFileSync(tsconfig, editorTsconfig(root, aliases, folder), { flag: "wx" });
-          const copied = Object.keys(aliases);
-          done.push(`Created ${shown(tsconfig)}${copied.length === 0 ? "" : ` with the paths aliases of ${shown(join(root, "tsconfig.json"))} (${copied.join(", ")}): only the nearest tsconfig.json's paths apply to a file`}`);
+          const rootConfig = join(root, "tsconfig.json");
+          const compile = existsSync(rootConfig) ? compileOptionsOf(rootConfig) : {};
+          writeFileSync(tsconfig, editorTsconfig(root, aliases, folder, compile), { flag: "wx" });
+          const copied = [...Object.keys(aliases), ...Object.keys(compile)];
+          done.push(`Created ${shown(tsconfig)}${copied.length === 0 ? "" : ` with the paths aliases and the JSX and decorator options of ${shown(rootConfig)} (${copied.join(", ")}): only the nearest tsconfig.json's apply to a file`}`);
         }
       }
       done.push(`Wrote ${shown(await writeEditorTypes(root))}/ (the types of "docket" and "valibot")`);

@@ -8,21 +8,26 @@ type Loader = "ts" | "tsx" | "jsx" | "js";
 
 /**
  * What to hand the runtime for `text` (served with `loader`) under `options`:
- * - JSX options become the pragma comment TypeScript and the runtime read in the file itself, put
- *   before line 1 on the same line, so that every line keeps its number (line 1's columns move
- *   by the comment's length). A file that has a JSX pragma of its own keeps it alone.
- * - `experimentalDecorators`: a `.ts` module that uses a decorator is compiled here with
- *   TypeScript's legacy decorators, and handed over as JavaScript; the compiled text's lines are
- *   not the file's, so an error in it names a line of the compiled text.
+ * - `experimentalDecorators`: a `.ts` or `.tsx` module that uses a decorator is compiled here
+ *   with TypeScript's legacy decorators (and its JSX as the options say), and handed over as
+ *   JavaScript; the compiled text's lines are not the file's, so an error in it names a line of
+ *   the compiled text.
+ * - Otherwise JSX options become the pragma comment TypeScript and the runtime read in the file
+ *   itself, put in front of its first line (after a `#!` line), on the same line, so that every
+ *   line keeps its number (that line's columns move by the comment's length). A file that has a
+ *   JSX pragma of its own keeps it alone.
  */
 export function compiledText(text: string, loader: Loader, options: CompileOptions): { contents: string; loader: Loader } {
-  if (loader === "ts" && options.experimentalDecorators === true && /@[A-Za-z_$]/.test(text)) {
-    const tsconfig = JSON.stringify({ compilerOptions: { experimentalDecorators: true, emitDecoratorMetadata: options.emitDecoratorMetadata === true } });
-    return { contents: new Bun.Transpiler({ loader: "ts", tsconfig }).transformSync(text), loader: "js" };
+  if ((loader === "ts" || loader === "tsx") && options.experimentalDecorators === true && /@[A-Za-z_$]/.test(text)) {
+    return { contents: withLegacyDecorators(text, loader, options), loader: "js" };
   }
   if ((loader === "tsx" || loader === "jsx") && !/@jsx/.test(text)) {
     const pragma = jsxPragma(options);
-    if (pragma !== null) return { contents: `/** ${pragma} */ ${text}`, loader };
+    if (pragma !== null) {
+      // A `#!` line must stay the first: the comment goes at the start of the next one.
+      const at = text.startsWith("#!") ? text.indexOf("\n") + 1 : 0;
+      if (at !== 0 || !text.startsWith("#!")) return { contents: `${text.slice(0, at)}/** ${pragma} */ ${text.slice(at)}`, loader };
+    }
   }
   return { contents: text, loader };
 }
@@ -36,4 +41,24 @@ function jsxPragma(options: CompileOptions): string | null {
     return parts.join(" ");
   }
   return options.jsxImportSource ? `@jsxImportSource ${options.jsxImportSource}` : null;
+}
+
+/**
+ * The module compiled with legacy decorators. The compiler calls the automatic JSX runtime's
+ * functions by names of its own (`jsx_w77yafs4`) without importing them (the runtime would add
+ * that import itself): they are imported here from the import source's runtime.
+ */
+function withLegacyDecorators(text: string, loader: "ts" | "tsx", options: CompileOptions): string {
+  const jsx = loader === "tsx" ? { jsx: options.jsx, jsxFactory: options.jsxFactory, jsxFragmentFactory: options.jsxFragmentFactory, jsxImportSource: options.jsxImportSource } : {};
+  const tsconfig = JSON.stringify({ compilerOptions: { experimentalDecorators: true, emitDecoratorMetadata: options.emitDecoratorMetadata === true, ...jsx } });
+  // The compiler does not take a `#!` line, which the runtime skips: the same length of comment.
+  const source = text.startsWith("#!") ? `//${text.slice(2)}` : text;
+  const compiled = new Bun.Transpiler({ loader, tsconfig }).transformSync(source);
+  if (loader !== "tsx" || options.jsx === "react") return compiled;
+  const used = new Map<string, string>();
+  for (const [name, fn] of compiled.matchAll(/\b(jsxDEV|jsxs|jsx|Fragment)_[a-z0-9]{8}\b/g)) used.set(name, fn!);
+  if (used.size === 0) return compiled;
+  const runtime = `${options.jsxImportSource ?? "react"}/${[...used.values()].includes("jsxDEV") ? "jsx-dev-runtime" : "jsx-runtime"}`;
+  const names = [...used].map(([name, fn]) => `${fn} as ${name}`).join(", ");
+  return `import { ${names} } from ${JSON.stringify(runtime)};\n${compiled}`;
 }

@@ -58,6 +58,10 @@ describe("tsconfig.json compile options in capability files (compiled binary)", 
       "lib/_service.ts": 'function logged(target: object, key: string, desc: PropertyDescriptor) {\n  const original = desc.value;\n  desc.value = function (...args: unknown[]) { return "logged:" + original.apply(this, args); };\n}\nexport class Service {\n  @logged greet(name: string) { return "hi " + name; }\n}\n',
       "ui/tsconfig.json": JSON.stringify({ compilerOptions: { jsx: "react-jsx", jsxImportSource: "hono/jsx" } }),
       "ui/_card.tsx": "export const card = (title: string) => String(<div class=\"card\">{title}</div>);\n",
+      // A #! line stays the first (checking tester); legacy decorators in a .tsx, with its JSX (checking tester).
+      "ui/_bang.tsx": "#!/usr/bin/env bun\nexport const bang = () => String(<i>bang</i>);\n",
+      "ui/tsx-decorated/tsconfig.json": JSON.stringify({ compilerOptions: { experimentalDecorators: true, jsx: "react-jsx", jsxImportSource: "hono/jsx" } }),
+      "ui/tsx-decorated/_tagged.tsx": 'function tag(value: string) { return (target: { tag?: string }) => { target.tag = value; }; }\n@tag("from-tsx") export class Tagged { static tag?: string; }\nexport const tagged = () => `${Tagged.tag}:${String(<><b key="k">x</b>{1}</>)}`;\n',
       "classic/tsconfig.json": JSON.stringify({ compilerOptions: { jsx: "react", jsxFactory: "h", jsxFragmentFactory: "Fragment" } }),
       "classic/_tag.tsx": "const Fragment = \"\";\nconst h = (tag: string, _props: unknown, ...children: string[]) => `<${tag}>${children.join(\"\")}</${tag}>`;\nexport const tag = () => <b>{\"x\"}</b>;\n",
       "capabilities/team.compiled.ts": `import { capability } from "docket";
@@ -65,6 +69,8 @@ import * as v from "valibot";
 import { Service } from "../lib/_service.ts";
 import { card } from "../ui/_card.tsx";
 import { tag } from "../classic/_tag.tsx";
+import { bang } from "../ui/_bang.tsx";
+import { tagged } from "../ui/tsx-decorated/_tagged.tsx";
 
 export default capability({
   id: "team.compiled",
@@ -72,15 +78,15 @@ export default capability({
   description: "Uses a legacy decorator, hono's JSX and a classic JSX factory.",
   effect: "read",
   input: v.object({}),
-  output: v.object({ greeting: v.string(), card: v.string(), tag: v.string() }),
-  handler: () => ({ greeting: new Service().greet("x"), card: card("T"), tag: tag() }),
+  output: v.object({ greeting: v.string(), card: v.string(), tag: v.string(), bang: v.string(), tagged: v.string() }),
+  handler: () => ({ greeting: new Service().greet("x"), card: card("T"), tag: tag(), bang: bang(), tagged: tagged() }),
 });
 `,
     });
     const result = await docket(binary, ["run", "team.compiled", "--format", "json"], { cwd: checkout });
     expect(result.stderr).toContain("✔ succeeded");
     expect(result.code).toBe(0);
-    expect(JSON.parse(result.stdout).output).toEqual({ greeting: "logged:hi x", card: '<div class="card">T</div>', tag: "<b>x</b>" });
+    expect(JSON.parse(result.stdout).output).toEqual({ greeting: "logged:hi x", card: '<div class="card">T</div>', tag: "<b>x</b>", bang: "<i>bang</i>", tagged: "from-tsx:<b>x</b>1" });
   });
 });
 

@@ -23,6 +23,7 @@ import { guardOwnProcess, refusedCall } from "./_own-process.ts";
 import { packagePaths } from "./_linked-packages.ts";
 import { trackTopLevelWork, type PendingWork } from "./_top-level-deferrals.ts";
 import { builtinsSnapshot } from "./_pristine-builtins.ts";
+import { sharedPrototypes } from "./_shared-prototypes.ts";
 import { sanitizeLine } from "../execution/text-sanitize.ts";
 import { createSecretMask, maskedBeforeSafe } from "../execution/secret-mask.ts";
 import { AUTOMATON_MAX_UNITS, unitsOf } from "../execution/_secret-index.ts";
@@ -85,10 +86,12 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
   let current: Running | null = null;
 
   const post = (message: FromWorker) => port.postMessage(toWire(message));
-  // Object.prototype's keys as this worker began: what a handler adds there (a deep merge of an
-  // input's "__proto__" key) is taken back once its task ends, before the next task, of any
-  // capability, runs here (docs/containment.md).
-  const objectKeys = new Set(Reflect.ownKeys(Object.prototype));
+  // The shared prototypes as this worker began: what a handler adds or replaces there (a deep
+  // merge of an input's "__proto__" key) is taken back once its task ends, and what work it left
+  // running changed, before the next task begins (docs/containment.md).
+  const prototypes = sharedPrototypes();
+  /** The capability of the task that ran here last, whose leftovers a change found between tasks is. */
+  let lastCapability: string | null = null;
   // The masks of the tasks this worker ran last: code whose task the runtime lost track of (a
   // MessagePort or BroadcastChannel listener carries no async context) is masked with all of them.
   // Their secrets, kept to make one mask of them all (longest first, so that one task's secret
@@ -150,7 +153,10 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
     run.context.close();
     if (current === run) current = null;
     // A trial's (capability "") refuses its file instead, and its worker is ended (tryLoad).
-    if (run.capability !== "") takeBackObjectKeys(run);
+    if (run.capability !== "") {
+      takeBackPrototypes(`${run.capability}'s handler`, run.context.mask);
+      lastCapability = run.capability;
+    }
     try {
       if (message === null) throw thrown;
       port.postMessage(message);
@@ -163,14 +169,17 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
     }
   };
 
-  /** Removes the keys a task's handler added to Object.prototype, and says so in the server's log. */
-  const takeBackObjectKeys = (run: Running) => {
-    const added = Reflect.ownKeys(Object.prototype).filter((key) => !objectKeys.has(key));
-    if (added.length === 0) return;
-    const kept = added.filter((key) => !Reflect.deleteProperty(Object.prototype, key));
-    const named = namedKeys(added);
-    const left = kept.length === 0 ? "docket removed it, so that no later task on this worker sees it" : `docket could not remove ${namedKeys(kept)} (defined as not configurable): later tasks on this worker see it until the worker is replaced`;
-    post({ type: "problem", message: run.context.mask(`${laneWorker(boot.lane)}: ${run.capability}'s handler added ${named} to Object.prototype, so that every object of its thread had it (a deep merge of an input's "__proto__" key does so); ${left}`) });
+  /**
+   * Takes back what was added to or replaced on the shared prototypes (_shared-prototypes.ts), and
+   * says so in the server's log: by `who` (a handler, during its task) or by what a task left
+   * running (found as the next one begins).
+   */
+  const takeBackPrototypes = (who: string, mask: (text: string) => string) => {
+    const found = prototypes.takeBack();
+    if (found === null) return;
+    const names = (keys: string[]) => `${keys.slice(0, 3).join(", ")}${keys.length > 3 ? ` and ${keys.length - 3} more` : ""}`;
+    const left = found.kept.length === 0 ? "docket put them back as the worker began, so that no later task on it sees them" : `docket could not put back ${names(found.kept)} (defined as not configurable): later tasks on this worker see ${found.kept.length === 1 ? "it" : "them"}`;
+    post({ type: "problem", message: mask(`${laneWorker(boot.lane)}: ${who} added or replaced ${names(found.changed)}, which every object of its thread shares (a deep merge of an input's "__proto__" key does so); ${left}`) });
   };
 
   /**
@@ -195,6 +204,8 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
   const runTask = async (id: number, task: WorkerTask) => {
     const context = createWorkerContext({ id, task, cancelFlag, backlog, post, host, spawn: children.spawn });
     const run: Running = { id, capability: task.capability, context, done: false, logged: task.execution !== null, outputBytes: task.output_bytes };
+    // What work an earlier task left running changed meanwhile is not this task's to meet.
+    if (lastCapability !== null && task.entry !== "load") takeBackPrototypes(`work ${lastCapability}'s task left running after it ended`, maskRecent);
     current = run;
     if ((task.secrets?.length ?? 0) > 0) {
       recentSecrets.push(task.secrets!);
@@ -385,7 +396,7 @@ async function tryLoad(task: WorkerTask, loadTimeoutMs: number, importing: () =>
   const timers = trackTopLevelWork(packagePaths(dirname(file)));
   // The built-ins as the trials before left them (first: as the worker started, its guards in place).
   builtinsAsTaken ??= builtinsSnapshot();
-  const objectKeys = new Set(Reflect.ownKeys(Object.prototype));
+  const prototypes = sharedPrototypes();
   try {
     await withinLoadTime(import(specifier), file, loadTimeoutMs);
     // A rejection its top level left unhandled is reported once the turn it happened in is over:
@@ -401,8 +412,8 @@ async function tryLoad(task: WorkerTask, loadTimeoutMs: number, importing: () =>
     }
     const left = timers.pending()[0];
     if (left) return workLeftRunning(left, file);
-    const added = Reflect.ownKeys(Object.prototype).filter((key) => !objectKeys.has(key));
-    if (added.length > 0) return objectPrototypeGrown(added);
+    const changed = prototypes.takeBack();
+    if (changed !== null) return sharedPrototypesChanged(changed.changed);
     // Passed: the next file's trial may run here, unless what this one left would run during it
     // (a package's timer) or it changed what docket's own checks call (a built-in replaced).
     return timers.foreign() === 0 && builtinsAsTaken() ? null : { spent: true };
@@ -439,21 +450,16 @@ function workLeftRunning(work: PendingWork, file: string): ImportFailure {
   };
 }
 
-/** Property keys as a log line names them: the first three, quoted and cut to 60 characters. */
-function namedKeys(keys: PropertyKey[]): string {
-  const named = keys.slice(0, 3).map((key) => (typeof key === "symbol" ? key.toString() : JSON.stringify(String(key).length > 60 ? `${String(key).slice(0, 60)}…` : String(key))));
-  return `${named.join(", ")}${keys.length > 3 ? ` and ${keys.length - 3} more` : ""}`;
-}
-
 /**
- * A top level that gave every object of its thread a property (hostile tester, session 38: a
+ * A top level that changed what every object of its thread shares (hostile tester, session 38: a
  * deep merge of a parsed `{"__proto__": {"debug": true}}`): on the server's main thread, every
- * `for…in` and `in` of docket and of every capability would see it — the other files' schemas
+ * `for…in` and `in` of docket and of every capability would meet it — the other files' schemas
  * failed to convert, and removing the file mended nothing until a restart.
  */
-function objectPrototypeGrown(added: PropertyKey[]): ImportFailure {
+function sharedPrototypesChanged(changed: string[]): ImportFailure {
+  const named = `${changed.slice(0, 3).join(", ")}${changed.length > 3 ? ` and ${changed.length - 3} more` : ""}`;
   return {
-    reason: `its top level added ${namedKeys(added)} to Object.prototype when docket tried it in a worker first (a deep merge or a copy of a parsed "__proto__" key does so): imported, every object of the server and of the other capabilities would have it, so docket did not import it; skip "__proto__", "constructor" and "prototype" keys when merging, or build the object with Object.create(null)`,
+    reason: `its top level added or replaced ${named} when docket tried it in a worker first (a deep merge or a copy of a parsed "__proto__" key does so): imported, every object of the server and of the other capabilities would have it, so docket did not import it; skip "__proto__", "constructor" and "prototype" keys when merging, or build the object with Object.create(null)`,
     line: null,
     column: null,
   };

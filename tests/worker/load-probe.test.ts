@@ -258,19 +258,22 @@ describe("load probe", () => {
     }
   });
 
-  test("a top level that adds a key to Object.prototype (a deep merge of a parsed __proto__) is refused, named by the key: on the main thread every object of the server would have it (hostile tester, session 38)", async () => {
+  test("a top level that adds or replaces what every object shares (a deep merge of a parsed __proto__) is refused, naming what: on the main thread every object of the server would have it (hostile tester, session 38)", async () => {
     const probe = createLoadProbe({ workerUrl: DEFAULT_WORKER_URL, timeoutMs: 1500 });
     try {
       const merge = 'function merge(t: any, s: any) { for (const k in s) { if (typeof s[k] === "object") { t[k] ??= {}; merge(t[k], s[k]); } else t[k] = s[k]; } return t; }\nmerge({}, JSON.parse(\'{"__proto__": {"debug": true}}\'));';
       const verdict = (await check(probe, file("pollutes.ts", merge)))!;
       expect(verdict).toMatchObject({ code: "import_failed", line: null });
-      expect(verdict.reason).toStartWith('its top level added "debug" to Object.prototype when docket tried it in a worker first');
+      expect(verdict.reason).toStartWith("its top level added or replaced Object.prototype.debug when docket tried it in a worker first");
       expect(verdict.reason).toContain("Object.create(null)");
       // Not enumerable, a symbol, several: each is a key every object then has.
       const many = (await check(probe, file("pollutes-many.ts", 'Object.defineProperty(Object.prototype, "hidden", { value: 1, configurable: true });\n(Object.prototype as any)[Symbol.for("tag")] = 1;\nfor (const k of ["a", "b", "c"]) (Object.prototype as any)[k] = 1;')))!;
-      expect(many.reason).toStartWith('its top level added "hidden", "a", "b" and 2 more to Object.prototype');
-      // Array.prototype grown, or a key added to an object of its own: loaded.
-      expect(await check(probe, file("own-keys.ts", "(Array.prototype as any).last = function () { return this[this.length - 1]; };\nconst config: Record<string, unknown> = {};\nconfig.debug = true;"))).toBeNull();
+      expect(many.reason).toStartWith("its top level added or replaced Object.prototype.hidden, Object.prototype.a, Object.prototype.b and 2 more");
+      // A method every object has, replaced; a key every array has (checking tester).
+      expect((await check(probe, file("replaces.ts", "Object.prototype.toLocaleString = function () { return \"x\"; };")))!.reason).toStartWith("its top level added or replaced Object.prototype.toLocaleString");
+      expect((await check(probe, file("arrays.ts", "(Array.prototype as any).polluted = 1;")))!.reason).toStartWith("its top level added or replaced Array.prototype.polluted");
+      // A method added to Array.prototype as polyfills add them (not enumerable), or a key of an object of its own: loaded.
+      expect(await check(probe, file("own-keys.ts", 'Object.defineProperty(Array.prototype, "last", { value() { return this[this.length - 1]; }, configurable: true });\nconst config: Record<string, unknown> = {};\nconfig.debug = true;'))).toBeNull();
       // Nothing reached this thread.
       expect("debug" in {}).toBe(false);
     } finally {

@@ -131,18 +131,33 @@ async function pidIn(file: string): Promise<number> {
   return 0;
 }
 
-describe("createWorkerPool: Object.prototype between tasks", () => {
-  test("what a handler adds to Object.prototype (a deep merge of an input's __proto__) is taken back once its task ends, and said: the next task on the worker, of any capability, never sees it (hostile tester, session 38)", async () => {
+describe("createWorkerPool: shared prototypes between tasks", () => {
+  test("what a handler adds to or replaces on the shared prototypes (a deep merge of an input's __proto__) is taken back once its task ends, and said: the next task on the worker, of any capability, never sees it (hostile tester, checking tester, session 38)", async () => {
     const p = makePool({ executionWorkers: 1, directWorkers: 0 });
-    // JSON.parse makes "__proto__" an own key, as an HTTP body's is.
-    const input = JSON.parse('{"__proto__": {"debug": true}}');
-    const first = await p.run(task("merges", "fixture.merges", input), { lane: "execution" }).outcome;
-    // The handler saw what it did itself.
-    expect(first).toMatchObject({ ok: true, output: { polluted: true } });
-    const next = await p.run(task("merges", "fixture.merges", {}), { lane: "execution" }).outcome;
-    expect(next).toMatchObject({ ok: true, output: { retries: 1, polluted: false } });
-    await until(() => problems.some((line) => line.includes("fixture.merges's handler added")));
-    expect(problems.find((line) => line.includes("Object.prototype"))).toContain('fixture.merges\'s handler added "debug" to Object.prototype, so that every object of its thread had it (a deep merge of an input\'s "__proto__" key does so); docket removed it, so that no later task on this worker sees it');
+    const run = async (input: unknown) => (await p.run(task("merges", "fixture.merges", input), { lane: "execution" }).outcome) as { ok: boolean; output?: Record<string, unknown> };
+    // JSON.parse makes "__proto__" an own key, as an HTTP body's is. The handler sees what it did itself.
+    expect(await run(JSON.parse('{"__proto__": {"debug": true}}'))).toMatchObject({ ok: true, output: { polluted: true } });
+    expect(await run({})).toMatchObject({ ok: true, output: { retries: 1, polluted: false } });
+    // A method every object has, replaced; a key every array has, through an array target.
+    expect(await run(JSON.parse('{"opts": {"__proto__": {"toString": "x"}}, "list": {"__proto__": {"arr": 1}}}'))).toMatchObject({ ok: true });
+    expect(await run({})).toMatchObject({ ok: true, output: { toString: "function", arrayKey: false } });
+    await until(() => problems.filter((line) => line.includes("fixture.merges's handler added or replaced")).length >= 2);
+    expect(problems.find((line) => line.includes("Object.prototype.debug"))).toContain("fixture.merges's handler added or replaced Object.prototype.debug, which every object of its thread shares (a deep merge of an input's \"__proto__\" key does so); docket put them back as the worker began, so that no later task on it sees them");
+    expect(problems.some((line) => line.includes("Object.prototype.toString") && line.includes("Array.prototype.arr"))).toBe(true);
+    // Work a task left running that pollutes after it ended: taken back before the next task, and named as that task's leftovers.
+    expect(await run({ later: JSON.parse('{"__proto__": {"debug": "late"}}') })).toMatchObject({ ok: true, output: { polluted: false } });
+    await Bun.sleep(100);
+    expect(await run({})).toMatchObject({ ok: true, output: { polluted: false } });
+    expect(problems.some((line) => line.includes("work fixture.merges's task left running after it ended added or replaced Object.prototype.debug"))).toBe(true);
+    // A key that cannot be removed is said once, not after every later task.
+    problems.length = 0;
+    await run({ fixed: true });
+    await run({});
+    await run({});
+    await Bun.sleep(50);
+    const fixed = problems.filter((line) => line.includes("fixedKey"));
+    expect(fixed).toHaveLength(1);
+    expect(fixed[0]).toContain("docket could not put back Object.prototype.fixedKey (defined as not configurable): later tasks on this worker see it");
     expect(p.stats().replaced).toBe(0);
   });
 });

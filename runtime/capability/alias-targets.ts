@@ -5,35 +5,62 @@ import { dirname, join, relative, resolve, sep } from "node:path";
 import { parseJsonc } from "./jsonc.ts";
 
 /**
+ * The alias configs as some reader sees them: on disk now (ON_DISK), or as a thread first met
+ * them (_alias-configs-read.ts). Null: no config at that path.
+ */
+export interface AliasConfigs {
+  /** A tsconfig.json's aliases (tsconfigAliases), or null when there is none at that path. */
+  tsconfig(path: string): TsconfigAlias[] | null;
+  /** A package.json's `"imports"` value (undefined when it has none), or null when there is none at that path. */
+  manifest(path: string): { imports: unknown } | null;
+}
+
+/** The alias configs as they are on disk now. */
+export const ON_DISK: AliasConfigs = {
+  tsconfig: (path) => (existsSync(path) ? tsconfigAliases(path) : null),
+  manifest: (path) => (existsSync(path) ? { imports: readJson(path)?.imports } : null),
+};
+
+/**
  * The paths an alias may lead to (without the runtime's extension guessing): the nearest
  * tsconfig.json's `paths` and, for `#…`, the nearest package.json's `"imports"`, `*` substituted.
  * Configs that do not parse (as JSON with comments and trailing commas) give none; `configs` are the ones
- * that matched.
+ * that matched. Read from disk, or as `read` gives the configs.
  */
-export function aliasTargets(specifier: string, fromDir: string): { configs: string[]; targets: string[] } {
+export function aliasTargets(specifier: string, fromDir: string, read: AliasConfigs = ON_DISK): { configs: string[]; targets: string[] } {
   const configs: string[] = [];
   const targets: string[] = [];
-  const tsconfig = nearest(fromDir, "tsconfig.json");
+  const tsconfig = nearestOf(fromDir, "tsconfig.json", read.tsconfig);
   if (tsconfig !== null) {
     const before = targets.length;
-    for (const alias of tsconfigAliases(tsconfig)) {
+    for (const alias of tsconfig.value) {
       const star = matched(alias.pattern, specifier);
       if (star !== null) for (const target of alias.targets) targets.push(target.replace("*", star));
     }
-    if (targets.length > before) configs.push(tsconfig);
+    if (targets.length > before) configs.push(tsconfig.path);
   }
-  const manifest = specifier.startsWith("#") ? nearest(fromDir, "package.json") : null;
+  const manifest = specifier.startsWith("#") ? nearestOf(fromDir, "package.json", read.manifest) : null;
   if (manifest !== null) {
     const before = targets.length;
-    const imports = readJson(manifest)?.imports;
+    const imports = manifest.value.imports;
     for (const [pattern, value] of Object.entries(isRecord(imports) ? imports : {})) {
       const star = matched(pattern, specifier);
       if (star === null) continue;
-      for (const leaf of stringLeaves(value)) if (leaf.startsWith("./")) targets.push(resolve(dirname(manifest), leaf.replace("*", star)));
+      for (const leaf of stringLeaves(value)) if (leaf.startsWith("./")) targets.push(resolve(dirname(manifest.path), leaf.replace("*", star)));
     }
-    if (targets.length > before) configs.push(manifest);
+    if (targets.length > before) configs.push(manifest.path);
   }
   return { configs, targets };
+}
+
+/** The nearest config named `name` up from `dir` that `read` finds, with what it read of it. */
+function nearestOf<T>(dir: string, name: string, read: (path: string) => T | null): { path: string; value: T } | null {
+  for (let at = dir; ; at = dirname(at)) {
+    const path = join(at, name);
+    const value = read(path);
+    if (value !== null) return { path, value };
+    if (dirname(at) === at) return null;
+  }
 }
 
 /** A tsconfig.json's `paths` alias, its targets made absolute (`*` kept). */

@@ -279,7 +279,7 @@ function aliasedLocal(specifier: string, fromDir: string, scanner: ImportScanner
   if (specifier === "docket" || specifier === "valibot" || specifier.startsWith("valibot/")) return null;
   const resolved = resolveFresh(specifier, fromDir, (name, dir) => scanner.resolve(name, dir))?.replace(/\?.*$/, "") ?? null;
   // Not found by this thread's runtime, though a config maps it to a file now: a mapping newer than what it read.
-  if (resolved === null) refuseMappingNewerThanProcess(specifier, fromDir, null);
+  if (resolved === null) refuseMappingNewerThanProcess(specifier, fromDir);
   if (resolved === null || !resolved.startsWith("/") || /\/node_modules\/|\/\.bun\/install\/cache\//.test(resolved)) return null;
   // A package (a workspace package npm linked into node_modules resolves to its own folder) is no
   // alias, whatever configs were written since: asked before the mapping's age, or an
@@ -290,24 +290,24 @@ function aliasedLocal(specifier: string, fromDir: string, scanner: ImportScanner
   const pkg = specifier.startsWith("#") ? null : packageOf(specifier);
   const dir = pkg === null ? null : installedPackageDir(pkg, fromDir);
   if (dir !== null && insideFolder(realOrSelf(resolved), realOrSelf(dir))) return null;
-  refuseMappingNewerThanProcess(specifier, fromDir, resolved);
+  refuseMappingNewerThanProcess(specifier, fromDir);
   return resolved;
 }
 
 /**
- * An alias not resolved before its tsconfig.json "paths" or package.json "imports" changed since
- * this thread first read them (_alias-configs-read.ts) is a load error saying to restart: the runtime reads each config once per thread, so a
- * thread that read it before the change resolves the alias as it was — a version of the capability
- * that differs from the one loaded, refused on every call as changed on disk, for ever
- * (docs/authoring.md: a change of where an alias points takes effect after a restart).
+ * An alias whose tsconfig.json "paths" (through its `extends`) or package.json "imports" lead
+ * elsewhere now than when this thread first read them (_alias-configs-read.ts) is a load error
+ * saying to restart: the runtime reads each config once per thread, so a thread that read it
+ * before resolves the alias as it was — a version of the capability that differs from the one
+ * loaded, refused on every call as changed on disk, for ever (docs/authoring.md: a change of where
+ * an alias points takes effect after a restart). A save that leaves it where it led is no change.
  */
-function refuseMappingNewerThanProcess(specifier: string, fromDir: string, found: string | null): void {
-  const { targets } = aliasTargets(specifier, fromDir);
-  const resolved = found ?? targets.map(existingModule).find((path) => path !== null) ?? null;
-  const changed = staleAliasConfigs(specifier, fromDir, resolved);
+function refuseMappingNewerThanProcess(specifier: string, fromDir: string): void {
+  const changed = staleAliasConfigs(specifier, fromDir);
   if (changed.length === 0) return;
+  const mapped = aliasTargets(specifier, fromDir).targets.map(existingModule).find((path) => path !== null) ?? null;
   const named = changed.map((config) => relativeToFolder(fromDir, config)).join(" and ");
-  const now = resolved === null ? "it no longer maps it to a file" : `it maps it to ${JSON.stringify(resolved)} now`;
+  const now = mapped === null ? "it no longer maps it to a file" : `it maps it to ${JSON.stringify(mapped)} now`;
   throw new CapabilityError("invalid_input", `cannot resolve import ${JSON.stringify(specifier)}: ${named} ${changed.length > 1 ? "were" : "was"} created, changed or removed after this process first read ${changed.length > 1 ? "them" : "it"} (${now}), and the runtime keeps the mapping it read first. ${RESTART_TO_LOAD} to use it.`);
 }
 

@@ -37,7 +37,14 @@ beforeAll(async () => {
   mkdirSync(join(root, "capabilities"));
   mkdirSync(join(root, "lib"));
   writeFileSync(join(root, "lib", "word.ts"), 'export const WORD = "aliased";\n');
-  writeFileSync(join(root, "capabilities", "tsconfig.json"), JSON.stringify({ compilerOptions: { paths: { "@lib/*": ["../lib/*"] } } }));
+  // Through an `extends` base, as an Nx or Turborepo checkout has them.
+  writeFileSync(join(root, "capabilities", "tsconfig.base.json"), JSON.stringify({ compilerOptions: { paths: { "@lib/*": ["../lib/*"], "@val/*": ["../val1/*"] } } }));
+  writeFileSync(join(root, "capabilities", "tsconfig.json"), JSON.stringify({ extends: "./tsconfig.base.json" }));
+  mkdirSync(join(root, "val1"));
+  mkdirSync(join(root, "val2"));
+  writeFileSync(join(root, "val1", "v.ts"), 'export const V = "v1";\n');
+  writeFileSync(join(root, "val2", "v.ts"), 'export const V = "v2";\n');
+  writeFileSync(join(root, "capabilities", "team.val.ts"), capabilityFile("team.val", 'import { V } from "@val/v.ts";', "V"));
   writeFileSync(join(root, "capabilities", "team.plain.ts"), capabilityFile("team.plain", "", '"plain"'));
   writeFileSync(join(root, "capabilities", "team.workspace.ts"), capabilityFile("team.workspace", 'import { shout } from "@team/util";', 'shout("hi")'));
   writeFileSync(join(root, "capabilities", "team.alias.ts"), capabilityFile("team.alias", 'import { WORD } from "@lib/word.ts";', "WORD"));
@@ -57,7 +64,7 @@ describe("a config rewritten while serving, its mappings unchanged", () => {
     // What `npm install ms` does to the root manifest, and what editor-types.md has added to the tsconfig.
     await Bun.sleep(20);
     writeFileSync(join(root, "package.json"), JSON.stringify({ name: "team", private: true, workspaces: ["packages/*"], dependencies: { ms: "^2.1.3" } }));
-    writeFileSync(join(root, "capabilities", "tsconfig.json"), JSON.stringify({ compilerOptions: { paths: { "@lib/*": ["../lib/*"] }, types: ["node"] } }));
+    writeFileSync(join(root, "capabilities", "tsconfig.json"), JSON.stringify({ extends: "./tsconfig.base.json", compilerOptions: { types: ["node"] } }));
     // Once the reload the writes cause has settled: the capabilities are still listed, unchanged.
     await Bun.sleep(300);
     const listed = (await (await fetch(`${server.url}/api/v1/capabilities/list`)).json()) as { capabilities: Array<{ id: string }>; load_errors: unknown[] };
@@ -68,5 +75,25 @@ describe("a config rewritten while serving, its mappings unchanged", () => {
       expect(workspace).toEqual({ status: 200, body: { said: "HI" } });
       expect(alias).toEqual({ status: 200, body: { said: "aliased" } });
     }
+  });
+
+  test("an alias that leads elsewhere after its extends base was edited is a load error saying to restart and naming where it leads now, never a capability that fails every call as changed (checking tester, session 38)", async () => {
+    const list = async () => (await (await fetch(`${server.url}/api/v1/capabilities/list`)).json()) as { capabilities: Array<{ id: string }>; load_errors: Array<{ file: string; reason: string }> };
+    expect((await call("team.val")).body).toEqual({ said: "v1" });
+    writeFileSync(join(root, "capabilities", "tsconfig.base.json"), JSON.stringify({ compilerOptions: { paths: { "@lib/*": ["../lib/*"], "@val/*": ["../val2/*"] } } }));
+    // Saved again (an edit), the file that resolved it before is read anew.
+    await Bun.sleep(20);
+    writeFileSync(join(root, "capabilities", "team.val.ts"), `${capabilityFile("team.val", 'import { V } from "@val/v.ts";', "V")}// saved\n`);
+    const file = join(root, "capabilities", "team.val.ts");
+    let reason = "";
+    for (const end = Date.now() + 10_000; reason === "" && Date.now() < end; await Bun.sleep(30)) reason = (await list()).load_errors.find((e) => e.file === file)?.reason ?? "";
+    expect(reason).toContain(`cannot resolve import "@val/v.ts": tsconfig.json was created, changed or removed after this process first read it (it maps it to ${JSON.stringify(join(root, "val2", "v.ts"))} now)`);
+    expect(reason).toContain("Restart `docket serve`");
+    // Not loaded, so not callable: never a call refused as changed on disk.
+    const answer = (await call("team.val")) as unknown as { status: number; body: { error: { error_code: string; message: string } } };
+    expect(answer.status).toBe(404);
+    expect(answer.body.error.message).toContain("did not load");
+    // The alias that still leads where it led keeps working.
+    expect(await call("team.alias")).toEqual({ status: 200, body: { said: "aliased" } });
   });
 });

@@ -20,22 +20,24 @@ export function markedRunAlive(mark: RunMark): boolean | "unknown" {
 }
 
 /**
- * Looks up, by execution id, the runs whose marks a server recorded as it started (`runIds`:
- * execution id → run_id): each mark is read again when asked, since a run still going when the
- * server started writes its end there later. Null for any other execution, or a mark gone or
- * naming another execution now.
+ * Looks up, by execution id, the runs whose marks a server recorded as it started (`marks`): each
+ * mark is read again when asked, since a run still going when the server started writes its end
+ * there later. A mark removed since (to make room) is answered as last read: the run_id stays
+ * that run's. Null for any other execution.
  */
-export function markedRunLookup(root: string, runIds: ReadonlyMap<string, string>): (executionId: string) => MarkedRun | null {
+export function markedRunLookup(root: string, marks: readonly RunMark[]): (executionId: string) => MarkedRun | null {
+  const lastRead = new Map(marks.map((mark) => [mark.execution_id, mark]));
   return (executionId) => {
-    const runId = runIds.get(executionId);
-    if (runId === undefined) return null;
-    let mark: RunMark | null;
+    const known = lastRead.get(executionId);
+    if (known === undefined) return null;
+    let mark: RunMark | null = null;
     try {
-      mark = readRunMark(root, runId);
+      mark = readRunMark(root, known.run_id);
     } catch {
-      return null;
+      // Unreadable now: as last read.
     }
-    if (mark === null || mark.execution_id !== executionId) return null;
+    if (mark !== null && mark.execution_id === executionId) lastRead.set(executionId, mark);
+    else mark = known;
     return { mark, alive: mark.end === undefined ? markedRunAlive(mark) : false };
   };
 }

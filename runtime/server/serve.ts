@@ -193,7 +193,7 @@ async function serveWithLog(options: ServeOptions, bind: { token: string | null;
     // The run_ids that runs without a server used while none served (docs/protocol.md, "A run
     // without a server"): recorded before anything is answered, so that no start runs one again.
     const marks = recordRunMarks(plane.root, plane.store);
-    if ("knowRunsWithoutServer" in plane) plane.knowRunsWithoutServer(markedRunLookup(plane.root, marks.runIds));
+    if ("knowRunsWithoutServer" in plane) plane.knowRunsWithoutServer(markedRunLookup(plane.root, marks.marks));
     if (marks.recorded > 0) options.log(`recorded the run_ids of ${marks.recorded} run${marks.recorded === 1 ? "" : "s"} made without a server (.docket/runs/)`);
     if (marks.full > 0) options.log(`warning: ${marks.full} run_id${marks.full === 1 ? "" : "s"} of runs made without a server (.docket/runs/) could not be recorded: the run identities are full (run_identities); a start with one of them would run again`);
     // A memory store starts empty; the run_ids a server with the sqlite store took before it are

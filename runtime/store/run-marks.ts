@@ -90,11 +90,10 @@ export function listRunMarks(root: string): { marks: RunMark[]; unreadable: numb
  * run, deduplicated (its execution is not the server's: its details count as expired). An identity
  * the store holds already stays as it is. The marks stay: a run with their run_id reads its end there.
  */
-export function recordRunMarks(root: string, store: Pick<ExecutionStore, "findRun" | "recordRun">): { recorded: number; full: number; unreadable: number; runIds: Map<string, string> } {
+export function recordRunMarks(root: string, store: Pick<ExecutionStore, "findRun" | "recordRun">): { recorded: number; full: number; unreadable: number; marks: RunMark[] } {
   const { marks, unreadable } = listRunMarks(root);
-  // Each mark's execution and run_id: the server answers of those executions from the marks (server/marked-runs.ts).
-  const runIds = new Map(marks.map((mark) => [mark.execution_id, mark.run_id]));
-  return { ...recordIdentities(store, marks.map((mark) => ({ run_id: mark.run_id, execution_id: mark.execution_id, capability: mark.capability, input_hash: mark.input_hash }))), unreadable, runIds };
+  // The marks read: the server answers of their executions from them (server/marked-runs.ts).
+  return { ...recordIdentities(store, marks.map((mark) => ({ run_id: mark.run_id, execution_id: mark.execution_id, capability: mark.capability, input_hash: mark.input_hash }))), unreadable, marks };
 }
 
 /**

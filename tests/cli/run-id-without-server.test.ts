@@ -3,7 +3,7 @@
 // through the server started next — runs the work a second time. Real processes, a real server.
 import { afterAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { docket, fromSource, oneJsonDocument, removeTempDirs, spawnDocket, tempCheckout, watchStream, writeFiles } from "./_harness.ts";
 import { api, pollUntil } from "./_report-support.ts";
@@ -283,6 +283,14 @@ describe("run_ids kept without a server, and the server", () => {
       expect(start.body.execution).toMatchObject({ state: "succeeded", output: { n: 1 }, details_expired: true });
       const read = await server.http.get(`/api/v1/executions/get?id=${id}`);
       expect(read).toMatchObject({ id, state: "succeeded", output: { n: 1 }, details_expired: true });
+      // Its mark removed while serving (to make room): answered as last read (checking tester).
+      const marksDir = join(checkout, ".docket", "runs");
+      const moved = join(checkout, "moved-marks");
+      mkdirSync(moved);
+      for (const name of readdirSync(marksDir)) renameSync(join(marksDir, name), join(moved, name));
+      const after = await server.http.post("/api/v1/executions/start", { capability: "demo.counted", input: {}, run_id: "window-1" });
+      expect(after.body.execution).toMatchObject({ id, state: "succeeded", output: { n: 1 }, details_expired: true });
+      for (const name of readdirSync(moved)) renameSync(join(moved, name), join(marksDir, name));
       // Through the server, the run reads the end its mark kept.
       const through = await run(checkout, ["--run-id", "window-1", "--format", "json"]);
       expect(through.code).toBe(0);

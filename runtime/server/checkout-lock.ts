@@ -1,7 +1,7 @@
 import { closeSync, constants, openSync } from "node:fs";
 import { join } from "node:path";
 import type { Database } from "bun:sqlite";
-import { ensureDocketDir } from "./lease.ts";
+import { docketDirOwnerAdvice, ensureDocketDir } from "./lease.ts";
 import { fileLockHeld, takeFileLock, type HeldFileLock } from "./_file-lock.ts";
 
 /** The lock of one checkout's server, held for the server's life (see lockCheckout). */
@@ -53,7 +53,8 @@ export function lockCheckout(root: string, options: CheckoutLockOptions = {}): C
     closeSync(openSync(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o600));
   } catch (error) {
     flock?.release();
-    throw new CheckoutLockError(`Cannot take the lock of ${root} (${path}): ${error instanceof Error ? error.message : String(error)}. Check that .docket/ is writable, that serve.lock is no link, and that its disk has space.`);
+    const owner = docketDirOwnerAdvice(root);
+    throw new CheckoutLockError(`Cannot take the lock of ${root} (${path}): ${error instanceof Error ? error.message : String(error)}.${owner || " Check that .docket/ is writable, that serve.lock is no link, and that its disk has space."}`);
   }
   let db: Database | null = null;
   try {
@@ -67,7 +68,8 @@ export function lockCheckout(root: string, options: CheckoutLockOptions = {}): C
     db?.close(false);
     flock?.release();
     if (isBusy(error)) return null;
-    throw new CheckoutLockError(`Cannot take the lock of ${root} (${path}): ${error instanceof Error ? error.message : String(error)}. Check that .docket/ is writable and that its disk has space.`);
+    const owner = docketDirOwnerAdvice(root);
+    throw new CheckoutLockError(`Cannot take the lock of ${root} (${path}): ${error instanceof Error ? error.message : String(error)}.${owner || " Check that .docket/ is writable and that its disk has space."}`);
   }
   const held = db;
   let released = false;

@@ -59,13 +59,46 @@ export function ensureDocketDir(root: string): string {
       writeFileSync(partial, "*\n", { mode: 0o600 });
       renameSync(partial, ignore);
     } catch {
-      rmSync(partial, { force: true });
+      try {
+        rmSync(partial, { force: true });
+      } catch {
+        // Not even looked into (another user's .docket/): the lock says whose it is.
+      }
     }
   }
   return dir;
 }
 
 /** A `.docket/` that cannot be docket's own folder: a link, a file. */
+/**
+ * Why this user cannot write in `.docket/`, when it belongs to another user (a server run there
+ * once as root, a CI job as another user), with the ways out; "" otherwise. The runtime's
+ * EACCES names neither.
+ */
+export function docketDirOwnerAdvice(root: string): string {
+  const dir = join(root, ".docket");
+  let owner: number;
+  try {
+    owner = statSync(dir).uid;
+  } catch {
+    return "";
+  }
+  const me = process.getuid?.();
+  if (me === undefined || owner === me) return "";
+  const name = userName(owner);
+  return ` ${dir} belongs to ${name === null ? `user ${owner}` : `${name} (uid ${owner})`}, not to this user (uid ${me}): run docket as that user, or give the folder to this one (sudo chown -R ${me} ${dir}).`;
+}
+
+/** The name of user `uid` from /etc/passwd, or null. */
+function userName(uid: number): string | null {
+  try {
+    const line = readFileSync("/etc/passwd", "utf8").split("\n").find((entry) => entry.split(":")[2] === String(uid));
+    return line?.split(":")[0] || null;
+  } catch {
+    return null;
+  }
+}
+
 export class DocketDirError extends Error {
   override readonly name = "DocketDirError";
 }

@@ -236,6 +236,13 @@ describe("a checkout this user cannot write to", () => {
       writeFileSync(join(tmpdir(), `${basename(root)}.ts`), script, { mode: 0o644 });
       const ran = spawnSync("su", ["nobody", "-s", "/bin/sh", "-c", `${process.execPath} ${join(tmpdir(), `${basename(root)}.ts`)}`], { encoding: "utf8" });
       expect(ran.stdout.trim()).toBe(`DocketDirError: cannot create ${root}/.docket (EACCES): this user cannot write to the checkout, and docket keeps its lock, its address, its logs and its store there. Run docket as a user who can write to ${root}, or make it writable (docket run of a capability needs no .docket/ unless it has a --run-id).`);
+      // A .docket/ made by root before (a server run once as root): the lock names its owner and the ways out (checking tester).
+      chmodSync(root, 0o755);
+      mkdirSync(join(root, ".docket"), { mode: 0o700 });
+      const checkoutLock = new URL("../../runtime/server/checkout-lock.ts", import.meta.url).pathname;
+      writeFileSync(join(tmpdir(), `${basename(root)}.ts`), `import { lockCheckout } from ${JSON.stringify(checkoutLock)};\ntry { lockCheckout(${JSON.stringify(root)}); console.log("locked"); } catch (error) { console.log(error.message); }\n`, { mode: 0o644 });
+      const locked = spawnSync("su", ["nobody", "-s", "/bin/sh", "-c", `${process.execPath} ${join(tmpdir(), `${basename(root)}.ts`)}`], { encoding: "utf8" });
+      expect(locked.stdout).toContain(`${root}/.docket belongs to root (uid 0), not to this user (uid 65534): run docket as that user, or give the folder to this one (sudo chown -R 65534 ${root}/.docket).`);
     } finally {
       rmSync(join(tmpdir(), `${basename(root)}.ts`), { force: true });
       rmSync(root, { recursive: true, force: true });

@@ -220,6 +220,13 @@ append_command() {
     *) printf 'echo %s >> %s' "$(sh_quote "$1")" "$2" ;;
   esac
 }
+# A path as a command line names it: as it is when it holds only safe characters, else quoted.
+shell_word() {
+  case "$1" in
+    *[!A-Za-z0-9_./+@%=:,-]*) sh_quote "$1" ;;
+    *) printf '%s' "$1" ;;
+  esac
+}
 # Escaped for the inside of double quotes: \ " $ and ` each take a backslash.
 dq_escape() {
   printf '%s' "$1" | sed 's/[\\"$`]/\\&/g'
@@ -238,7 +245,7 @@ elif [ "${GITHUB_ACTIONS:-}" = true ] && [ -n "${GITHUB_PATH:-}" ]; then
   printf '\n%s is not on PATH. For later steps to run docket by name, add it:\n' "$dir"
   # shellcheck disable=SC2016 # $GITHUB_PATH is for the step's shell to expand, not this one.
   printf '  %s\n' "$(append_command "$dir" '"$GITHUB_PATH"')"
-  printf 'Until then: %s --help\n' "$dir/$exe"
+  printf 'Until then: %s --help\n' "$(shell_word "$dir/$exe")"
   if [ -n "$shadow" ]; then printf 'Until then, docket by name runs %s, not this one.\n' "$shadow"; fi
 else
   # SHELL may be unset (a CI job, cron, a container): set -u would stop on a bare ${SHELL}.
@@ -253,7 +260,7 @@ else
   # line would append to a file named by its first word; without HOME, ~ for the user's shell.
   case "${HOME:-}" in
     '') rc="~/$rc_name" ;;
-    *[!A-Za-z0-9_./+@%=:,-]*) rc="$(sh_quote "$HOME/$rc_name")" ;;
+    *[!A-Za-z0-9_./+@%=:,-]*) rc="$(shell_word "$HOME/$rc_name")" ;;
     *) rc="$HOME/$rc_name" ;;
   esac
   printf '\n%s is not on your PATH. To run docket by name, add it:\n' "$dir"
@@ -263,6 +270,6 @@ else
     # shellcheck disable=SC2016 # $PATH is for the user's shell to expand, not this one.
     printf '  %s\n' "$(append_command "export PATH=\"$(dq_escape "$dir"):"'$PATH"' "$rc")"
   fi
-  printf 'then open a new terminal. Until then: %s --help\n' "$dir/$exe"
+  printf 'then open a new terminal. Until then: %s --help\n' "$(shell_word "$dir/$exe")"
   if [ -n "$shadow" ]; then printf 'Until then, docket by name runs %s, not this one.\n' "$shadow"; fi
 fi

@@ -187,6 +187,9 @@ describe("install.sh", () => {
     const shell = await install(["--dir", dir], { HOME: spaced, SHELL: "/bin/bash" });
     expect(Bun.spawnSync(["sh", "-c", advised(shell.stdout)], { cwd: tempDir("cwd") }).exitCode).toBe(0);
     expect(readFileSync(join(spaced, ".bashrc"), "utf8")).toBe(`export PATH="${dir}:$PATH"\n`);
+    // And the command it says to run until then runs (checking tester).
+    const untilThen = shell.stdout.split("\n").find((line) => line.includes("Until then: "))!.replace(/^.*Until then: /, "");
+    expect(Bun.spawnSync(["sh", "-c", untilThen]).exitCode).toBe(0);
     const fish = await install(["--dir", join(tempDir("bin"), "it's \\ here")], { SHELL: "/usr/bin/fish" });
     expect(fish.stdout).toMatch(/fish_add_path '\/\S+\/it\\'s \\\\ here'\n/);
   }, SLOW);

@@ -13,8 +13,7 @@ import { buildFailure, FailureError, forcedStopCertainty, newCorrelationId, type
 import { isExecutionId, newExecutionId, RUN_ID_PATTERN } from "./execution-id.ts";
 import { isTerminal } from "./state-machine.ts";
 import { expiredExecution } from "./snapshot.ts";
-import { markedRunAnswer } from "./marked-run-answer.ts";
-import type { MarkedRun } from "../server/marked-runs.ts";
+import { markedRunAnswer, type MarkedRun } from "./marked-run-answer.ts";
 import { canonicalHash } from "./canonical-json.ts";
 import { redact, hasSensitive, sensitivePaths } from "./redaction.ts";
 import { transformedSecrets } from "./before-transforms.ts";
@@ -154,13 +153,13 @@ export function createEngine(options: EngineOptions): Engine {
   const bootedAt = clock.monotonic();
   let closed = false;
 
-  // What the engine refuses may quote what the caller sent (an id of megabytes): cut as any failure message is.
   /** The runs without a server a server knows of (knowRunsWithoutServer); none until told. */
   let runsWithoutServer: (executionId: string) => MarkedRun | null = () => null;
   const markedRunAnswerOf = (id: string) => {
     const marked = runsWithoutServer(id);
     return marked === null ? null : markedRunAnswer(marked);
   };
+  // What the engine refuses may quote what the caller sent (an id of megabytes): cut as any failure message is.
   const failure = (edge: EdgeInfo, rest: Omit<Parameters<typeof buildFailure>[0], "request_id" | "trace_id">): FailureError =>
     new FailureError(boundFailureTexts(buildFailure({ ...rest, request_id: edge.request_id, trace_id: edge.trace_id }), limits.failure_message_bytes));
 

@@ -3,7 +3,13 @@
 // cannot tell it — never an identity alone that reads as an execution long settled.
 import type { FailureOptions } from "./failure.ts";
 import type { ExecutionSnapshot } from "./snapshot.ts";
-import type { MarkedRun } from "../server/marked-runs.ts";
+import type { RunMark } from "../store/run-marks.ts";
+
+/** A run without a server as its mark tells it now, and whether its process still runs ("unknown": from another pid namespace). */
+export interface MarkedRun {
+  mark: RunMark;
+  alive: boolean | "unknown";
+}
 
 /** The run's end (its final snapshot, its details not this server's), or the failure that says why there is none to tell. */
 export type MarkedRunAnswer = { ended: ExecutionSnapshot & { details_expired: true } } | { failure: Omit<FailureOptions, "request_id" | "trace_id" | "stage"> };

@@ -2,12 +2,8 @@
 // (docs/protocol.md, "A run without a server"): from each run's mark in .docket/runs/.
 import { isProcessAlive, ownPidNamespace, processStarted } from "./lease.ts";
 import { readRunMark, type RunMark } from "../store/run-marks.ts";
+import type { MarkedRun } from "../execution/marked-run-answer.ts";
 
-/** A run without a server as its mark tells it now, and whether its process still runs ("unknown": from another pid namespace). */
-export interface MarkedRun {
-  mark: RunMark;
-  alive: boolean | "unknown";
-}
 
 /**
  * Whether the process that left `mark` still runs: false once it is gone (or its pid names another

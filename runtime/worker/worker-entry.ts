@@ -177,9 +177,8 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
   const takeBackPrototypes = (who: string, mask: (text: string) => string) => {
     const found = prototypes.takeBack();
     if (found === null) return;
-    const names = (keys: string[]) => `${keys.slice(0, 3).join(", ")}${keys.length > 3 ? ` and ${keys.length - 3} more` : ""}`;
-    const left = found.kept.length === 0 ? "docket put them back as the worker began, so that no later task on it sees them" : `docket could not put back ${names(found.kept)} (defined as not configurable): later tasks on this worker see ${found.kept.length === 1 ? "it" : "them"}`;
-    post({ type: "problem", message: mask(`${laneWorker(boot.lane)}: ${who} added or replaced ${names(found.changed)}, which every object of its thread shares (a deep merge of an input's "__proto__" key does so); ${left}`) });
+    const left = found.kept.length === 0 ? "docket put them back as the worker began, so that no later task on it sees them" : `docket could not put back ${namedKeys(found.kept)} (defined as not configurable): later tasks on this worker see ${found.kept.length === 1 ? "it" : "them"}`;
+    post({ type: "problem", message: mask(`${laneWorker(boot.lane)}: ${who} added or replaced ${namedKeys(found.changed)}, which every object of its thread shares (a deep merge of an input's "__proto__" key does so); ${left}`) });
   };
 
   /**
@@ -450,6 +449,11 @@ function workLeftRunning(work: PendingWork, file: string): ImportFailure {
   };
 }
 
+/** Keys as a line names them: the first three, and how many more. */
+function namedKeys(keys: string[]): string {
+  return `${keys.slice(0, 3).join(", ")}${keys.length > 3 ? ` and ${keys.length - 3} more` : ""}`;
+}
+
 /**
  * A top level that changed what every object of its thread shares (hostile tester, session 38: a
  * deep merge of a parsed `{"__proto__": {"debug": true}}`): on the server's main thread, every
@@ -457,9 +461,8 @@ function workLeftRunning(work: PendingWork, file: string): ImportFailure {
  * failed to convert, and removing the file mended nothing until a restart.
  */
 function sharedPrototypesChanged(changed: string[]): ImportFailure {
-  const named = `${changed.slice(0, 3).join(", ")}${changed.length > 3 ? ` and ${changed.length - 3} more` : ""}`;
   return {
-    reason: `its top level added or replaced ${named} when docket tried it in a worker first (a deep merge or a copy of a parsed "__proto__" key does so): imported, every object of the server and of the other capabilities would have it, so docket did not import it; skip "__proto__", "constructor" and "prototype" keys when merging, or build the object with Object.create(null)`,
+    reason: `its top level added or replaced ${namedKeys(changed)} when docket tried it in a worker first (a deep merge or a copy of a parsed "__proto__" key does so): imported, every object of the server and of the other capabilities would have it, so docket did not import it; skip "__proto__", "constructor" and "prototype" keys when merging, or build the object with Object.create(null)`,
     line: null,
     column: null,
   };

@@ -1,5 +1,6 @@
 import { dirname, join } from "node:path";
 import { aliasTargets, ON_DISK, type AliasConfigs, type TsconfigAlias } from "./alias-targets.ts";
+import { existingModule } from "./_missing-package.ts";
 
 /**
  * The alias configs (tsconfig.json "paths", through its `extends`; package.json "imports") as this
@@ -53,6 +54,13 @@ export function staleAliasConfigs(specifier: string, fromDir: string): string[] 
   noteAliasConfigs(fromDir);
   const then = aliasTargets(specifier, fromDir, FIRST_SEEN);
   const now = aliasTargets(specifier, fromDir, ON_DISK);
-  if (then.targets.length === now.targets.length && then.targets.every((target, i) => target === now.targets[i])) return [];
+  // Where it leads: the first target that is a module, as the runtime takes it. A fallback or a
+  // condition it never reaches, changed, moves nothing (checking tester).
+  if (leadsTo(then.targets) === leadsTo(now.targets)) return [];
   return [...new Set([...now.configs, ...then.configs])];
+}
+
+/** The module a list of alias targets leads to: the first that exists, or "" when none does (or there is none). */
+function leadsTo(targets: string[]): string {
+  return targets.map(existingModule).find((path) => path !== null) ?? "";
 }

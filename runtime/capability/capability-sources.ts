@@ -179,6 +179,9 @@ function localImports(module: SourceModule, scanner: ImportScanner): LocalImport
   const found = new Map<string, LocalImport>();
   // From the folder the module really is in: the runtime resolves a linked file from its target's.
   const fromDir = dirname(realOrSelf(module.path));
+  // The runtime reads that folder's alias configs as it imports the module, if not before: a
+  // helper's folder too, not only the capability file's (checking tester).
+  noteAliasConfigs(fromDir);
   const uses = usesOf(module);
   for (const specifier of scanned(module.path, module.text, scanner).specifiers ?? []) {
     if (found.has(specifier) || found.has(`${specifier}\0json`) || found.has(`${specifier}\0text`)) continue;

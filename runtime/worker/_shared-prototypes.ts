@@ -1,37 +1,52 @@
 // The prototypes every object of a worker's thread shares, as the worker began, taken back after
-// each task (docs/containment.md, "Object.prototype"): what a handler adds or replaces there —
-// a naive deep merge of an input holding "__proto__" does — never reaches the next task, of any
-// capability, on that worker.
+// each task (docs/containment.md, "Loading" and the handler's part after it): what a handler adds
+// or replaces there — a naive deep merge of an input holding "__proto__" does — never reaches the
+// next task, of any capability, on that worker.
 
-/** What one look found changed, by key, and what could not be put back (a key defined as not configurable). */
+/** What one look found changed, by key, and what could not be put back (a key defined as not configurable, a prototype frozen). */
 export interface PrototypeChanges {
-  /** Keys added or replaced, named as `Object.prototype.debug`. */
+  /** Keys added, replaced or removed, named as `Object.prototype.debug`. */
   changed: string[];
-  /** Those that stay: defined as not configurable, they cannot be removed or put back. */
+  /** Those that stay: defined as not configurable, or on a prototype made non-extensible. */
   kept: string[];
 }
 
+/** One prototype looked at whole: every key and what it holds. */
+interface Whole {
+  name: string;
+  target: Record<PropertyKey, unknown>;
+  original: Map<PropertyKey, PropertyDescriptor>;
+  /** Data keys, read by value (cheap); accessors (`__proto__`, `caller`), by descriptor. */
+  values: Array<readonly [PropertyKey, unknown]>;
+  accessors: Array<[PropertyKey, PropertyDescriptor]>;
+  extensible: boolean;
+}
+
+function taken(name: string, target: object): Whole {
+  const whole: Whole = { name, target: target as Record<PropertyKey, unknown>, original: new Map(), values: [], accessors: [], extensible: true };
+  retake(whole);
+  return whole;
+}
+
+/** Takes the prototype as it is now: what stays after a look is the worker's from then on. */
+function retake(whole: Whole): void {
+  whole.original.clear();
+  for (const key of Reflect.ownKeys(whole.target)) whole.original.set(key, Reflect.getOwnPropertyDescriptor(whole.target, key)!);
+  whole.values = [...whole.original].filter(([, d]) => "value" in d).map(([key, d]) => [key, d.value] as const);
+  whole.accessors = [...whole.original].filter(([, d]) => !("value" in d));
+  whole.extensible = Object.isExtensible(whole.target);
+}
+
 /**
- * Takes Object.prototype as it is now (every key, and what each holds), and the keys the other
- * shared prototypes have. `takeBack()` then removes what was added, puts back what was replaced,
- * and answers what it found (null: nothing). It costs under a microsecond when nothing changed:
- * it runs twice per task. Object.prototype and Function.prototype are looked at whole; on Array,
- * String, Number and Boolean prototypes only keys a `for…in` meets (what an assignment adds) —
- * listing their keys takes microseconds each, and a method of theirs replaced is not seen.
+ * Takes Object.prototype and Function.prototype as they are now (every key, and what each holds),
+ * and the for…in keys of the other shared prototypes. `takeBack()` then removes what was added,
+ * puts back what was replaced or removed, and answers what it found (null: nothing). It costs
+ * under a microsecond when nothing changed: it runs twice per task. On Array, String, Number and
+ * Boolean prototypes only keys a `for…in` meets are seen (what an assignment adds) — listing their
+ * keys takes microseconds each, and a method of theirs replaced is not seen.
  */
 export function sharedPrototypes(): { takeBack(): PrototypeChanges | null } {
-  const object = Object.prototype as Record<PropertyKey, unknown>;
-  const original = new Map<PropertyKey, PropertyDescriptor>();
-  for (const key of Reflect.ownKeys(object)) original.set(key, Reflect.getOwnPropertyDescriptor(object, key)!);
-  // The data keys, read by value (cheap); the accessors (__proto__), by descriptor.
-  let values: Array<readonly [PropertyKey, unknown]> = [];
-  let accessors: Array<[PropertyKey, PropertyDescriptor]> = [];
-  const split = () => {
-    values = [...original].filter(([, d]) => "value" in d).map(([key, d]) => [key, d.value] as const);
-    accessors = [...original].filter(([, d]) => !("value" in d));
-  };
-  split();
-  let functionKeys = new Set(Reflect.ownKeys(Function.prototype));
+  const wholes = [taken("Object", Object.prototype), taken("Function", Function.prototype)];
   /** Keys that could not be taken back, by name: the worker's from then on. */
   const stays = new Set<string>();
   // A sample of each kind: a for…in over it meets the enumerable keys its prototype gained.
@@ -52,27 +67,35 @@ export function sharedPrototypes(): { takeBack(): PrototypeChanges | null } {
         const done = descriptor === undefined ? Reflect.deleteProperty(target, key) : Reflect.defineProperty(target, key, descriptor);
         if (!done) kept.push(named(proto, key));
       };
-      const keys = Reflect.ownKeys(object);
-      if (keys.length !== original.size) for (const key of keys) if (!original.has(key)) restore("Object", object, key, undefined);
-      for (const [key, value] of values) if (object[key] !== value || !Object.hasOwn(object, key)) restore("Object", object, key, original.get(key));
-      for (const [key, d] of accessors) {
-        const now = Reflect.getOwnPropertyDescriptor(object, key);
-        if (now?.get !== d.get || now?.set !== d.set) restore("Object", object, key, d);
+      let stay = false;
+      for (const whole of wholes) {
+        const { name, target, original } = whole;
+        // Removed or replaced first (a key removed reads as the one it inherits, never the same
+        // value): then every original key is there, and the count tells whether any was added, also
+        // when a key was removed and another added (checking tester).
+        for (const [key, value] of whole.values) if (target[key] !== value) restore(name, target, key, original.get(key));
+        for (const [key, d] of whole.accessors) {
+          const now = Reflect.getOwnPropertyDescriptor(target, key);
+          if (now?.get !== d.get || now?.set !== d.set) restore(name, target, key, d);
+        }
+        const keys = Reflect.ownKeys(target);
+        if (keys.length !== original.size) for (const key of keys) if (!original.has(key)) restore(name, target, key, undefined);
+        if (whole.extensible && !Object.isExtensible(target)) {
+          // Frozen, sealed or made non-extensible: nothing makes it extensible again.
+          changed.push(`${name}.prototype (made non-extensible)`);
+          kept.push(`${name}.prototype (made non-extensible)`);
+        }
       }
-      const functionNow = Reflect.ownKeys(Function.prototype);
-      if (functionNow.length !== functionKeys.size) for (const key of functionNow) if (!functionKeys.has(key)) restore("Function", Function.prototype, key, undefined);
       for (const [proto, target, sample] of samples) {
         for (const key in sample as object) if (Object.hasOwn(target, key) && !stays.has(named(proto, key))) restore(proto, target, key, undefined);
       }
       if (changed.length === 0) return null;
       if (kept.length > 0) {
-        for (const key of kept) stays.add(key);
         // What stays is taken as the worker's from now on: said once, not after every task.
-        original.clear();
-        for (const key of Reflect.ownKeys(object)) original.set(key, Reflect.getOwnPropertyDescriptor(object, key)!);
-        split();
-        functionKeys = new Set(Reflect.ownKeys(Function.prototype));
+        for (const key of kept) stays.add(key);
+        stay = true;
       }
+      if (stay) for (const whole of wholes) retake(whole);
       return { changed, kept };
     },
   };

@@ -272,6 +272,9 @@ describe("load probe", () => {
       // A method every object has, replaced; a key every array has (checking tester).
       expect((await check(probe, file("replaces.ts", "Object.prototype.toLocaleString = function () { return \"x\"; };")))!.reason).toStartWith("its top level added or replaced Object.prototype.toLocaleString");
       expect((await check(probe, file("arrays.ts", "(Array.prototype as any).polluted = 1;")))!.reason).toStartWith("its top level added or replaced Array.prototype.polluted");
+      // What every function has, replaced; Object.prototype frozen (second checking tester).
+      expect((await check(probe, file("functions.ts", 'Function.prototype.toString = () => "patched";')))!.reason).toStartWith("its top level added or replaced Function.prototype.toString");
+      expect((await check(probe, file("freezes.ts", "Object.freeze(Object.prototype);")))!.reason).toStartWith("its top level added or replaced Object.prototype (made non-extensible)");
       // A method added to Array.prototype as polyfills add them (not enumerable), or a key of an object of its own: loaded.
       expect(await check(probe, file("own-keys.ts", 'Object.defineProperty(Array.prototype, "last", { value() { return this[this.length - 1]; }, configurable: true });\nconst config: Record<string, unknown> = {};\nconfig.debug = true;'))).toBeNull();
       // Nothing reached this thread.

@@ -149,6 +149,14 @@ describe("createWorkerPool: shared prototypes between tasks", () => {
     await Bun.sleep(100);
     expect(await run({})).toMatchObject({ ok: true, output: { polluted: false } });
     expect(problems.some((line) => line.includes("work fixture.merges's task left running after it ended added or replaced Object.prototype.debug"))).toBe(true);
+    // A key removed and another added (the count stays), and Function.prototype.toString replaced: all put back at the task's end (second checking tester).
+    problems.length = 0;
+    expect(await run({ swap: true })).toMatchObject({ ok: true, output: { polluted: true, functionText: "patched" } });
+    expect(await run({})).toMatchObject({ ok: true, output: { polluted: false, functionText: "function named", toLocaleString: "function" } });
+    await until(() => problems.some((line) => line.includes("fixture.merges's handler added or replaced")));
+    expect(problems.filter((line) => line.includes("left running"))).toEqual([]);
+    expect(problems.join("\n")).toContain("Object.prototype.swapped");
+    expect(problems.join("\n")).toContain("Function.prototype.toString");
     // A key that cannot be removed is said once, not after every later task.
     problems.length = 0;
     await run({ fixed: true });

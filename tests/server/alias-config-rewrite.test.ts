@@ -18,6 +18,9 @@ let server: DocketServer;
 const capabilityFile = (id: string, imports: string, output: string) =>
   `import { capability } from "docket";\nimport * as v from "valibot";\n${imports}\nexport default capability({ id: ${JSON.stringify(id)}, title: ${JSON.stringify(id)}, description: "Answers through what it imports.", effect: "read", input: v.object({}), output: v.object({ said: v.string() }), handler: () => ({ said: ${output} }) });\n`;
 
+/** The checkout's package.json "imports": `#h/*` to lib/, and a browser condition elsewhere. */
+const HASH_IMPORTS = (browser: string) => ({ "#h/*": { browser, default: "./lib/*" } });
+
 const call = async (id: string) => {
   const response = await fetch(`${server.url}/api/v1/${id.replace(".", "/")}`, { method: "POST", headers: { "Content-Type": "application/json" }, body: "{}" });
   return { status: response.status, body: (await response.json()) as { said?: string; error_code?: string; message?: string } };
@@ -27,7 +30,8 @@ beforeAll(async () => {
   root = realpathSync(mkdtempSync(join(tmpdir(), "docket-alias-rewrite-")));
   mkdirSync(join(root, ".git"));
   // An npm workspace: its package linked into node_modules, resolving to its own folder.
-  writeFileSync(join(root, "package.json"), JSON.stringify({ name: "team", private: true, workspaces: ["packages/*"] }));
+  // Its "imports" with a condition the runtime never takes ("browser").
+  writeFileSync(join(root, "package.json"), JSON.stringify({ name: "team", private: true, workspaces: ["packages/*"], imports: HASH_IMPORTS("./nowhere/*") }));
   mkdirSync(join(root, "packages", "util", "src"), { recursive: true });
   writeFileSync(join(root, "packages", "util", "package.json"), JSON.stringify({ name: "@team/util", version: "1.0.0", type: "module", main: "./src/index.ts" }));
   writeFileSync(join(root, "packages", "util", "src", "index.ts"), "export const shout = (s: string) => s.toUpperCase();\n");
@@ -45,6 +49,15 @@ beforeAll(async () => {
   writeFileSync(join(root, "val1", "v.ts"), 'export const V = "v1";\n');
   writeFileSync(join(root, "val2", "v.ts"), 'export const V = "v2";\n');
   writeFileSync(join(root, "capabilities", "team.val.ts"), capabilityFile("team.val", 'import { V } from "@val/v.ts";', "V"));
+  writeFileSync(join(root, "capabilities", "team.hash.ts"), capabilityFile("team.hash", 'import { WORD } from "#h/word.ts";', "WORD"));
+  // A helper in a folder of its own with its own tsconfig.json, importing through no alias yet.
+  mkdirSync(join(root, "tools", "la"), { recursive: true });
+  mkdirSync(join(root, "tools", "lb"), { recursive: true });
+  writeFileSync(join(root, "tools", "tsconfig.json"), JSON.stringify({ compilerOptions: { paths: { "@l/*": ["./la/*"] } } }));
+  writeFileSync(join(root, "tools", "la", "v.ts"), 'export const L = "la";\n');
+  writeFileSync(join(root, "tools", "lb", "v.ts"), 'export const L = "lb";\n');
+  writeFileSync(join(root, "tools", "_h.ts"), 'export const H = "plain";\n');
+  writeFileSync(join(root, "capabilities", "team.helper.ts"), capabilityFile("team.helper", 'import { H } from "../tools/_h.ts";', "H"));
   writeFileSync(join(root, "capabilities", "team.plain.ts"), capabilityFile("team.plain", "", '"plain"'));
   writeFileSync(join(root, "capabilities", "team.workspace.ts"), capabilityFile("team.workspace", 'import { shout } from "@team/util";', 'shout("hi")'));
   writeFileSync(join(root, "capabilities", "team.alias.ts"), capabilityFile("team.alias", 'import { WORD } from "@lib/word.ts";', "WORD"));
@@ -63,7 +76,7 @@ describe("a config rewritten while serving, its mappings unchanged", () => {
     expect(warm.map((answer) => answer.body.said)).toEqual(Array(6).fill("plain"));
     // What `npm install ms` does to the root manifest, and what editor-types.md has added to the tsconfig.
     await Bun.sleep(20);
-    writeFileSync(join(root, "package.json"), JSON.stringify({ name: "team", private: true, workspaces: ["packages/*"], dependencies: { ms: "^2.1.3" } }));
+    writeFileSync(join(root, "package.json"), JSON.stringify({ name: "team", private: true, workspaces: ["packages/*"], imports: HASH_IMPORTS("./nowhere/*"), dependencies: { ms: "^2.1.3" } }));
     writeFileSync(join(root, "capabilities", "tsconfig.json"), JSON.stringify({ extends: "./tsconfig.base.json", compilerOptions: { types: ["node"] } }));
     // Once the reload the writes cause has settled: the capabilities are still listed, unchanged.
     await Bun.sleep(300);
@@ -95,5 +108,32 @@ describe("a config rewritten while serving, its mappings unchanged", () => {
     expect(answer.body.error.message).toContain("did not load");
     // The alias that still leads where it led keeps working.
     expect(await call("team.alias")).toEqual({ status: 200, body: { said: "aliased" } });
+  });
+
+  test("a condition of package.json \"imports\" the runtime never takes, changed, moves nothing: no load error, the capability runs (second checking tester)", async () => {
+    expect((await call("team.hash")).body).toEqual({ said: "aliased" });
+    writeFileSync(join(root, "package.json"), JSON.stringify({ name: "team", private: true, workspaces: ["packages/*"], imports: HASH_IMPORTS("./nowhere2/*"), dependencies: { ms: "^2.1.3" } }));
+    await Bun.sleep(20);
+    writeFileSync(join(root, "capabilities", "team.hash.ts"), `${capabilityFile("team.hash", 'import { WORD } from "#h/word.ts";', "WORD")}// saved\n`);
+    await Bun.sleep(400);
+    const listed = (await (await fetch(`${server.url}/api/v1/capabilities/list`)).json()) as { capabilities: Array<{ id: string }>; load_errors: Array<{ file: string }> };
+    expect(listed.load_errors.filter((e) => e.file.endsWith("team.hash.ts"))).toEqual([]);
+    expect(await call("team.hash")).toEqual({ status: 200, body: { said: "aliased" } });
+  });
+
+  test("a helper folder's own tsconfig.json changed before the helper first imports through it is a load error once the helper is saved, never the old target served (second checking tester)", async () => {
+    expect((await call("team.helper")).body).toEqual({ said: "plain" });
+    writeFileSync(join(root, "tools", "tsconfig.json"), JSON.stringify({ compilerOptions: { paths: { "@l/*": ["./lb/*"] } } }));
+    await Bun.sleep(20);
+    writeFileSync(join(root, "tools", "_h.ts"), 'import { L } from "@l/v.ts";\nexport const H = "aliased:" + L;\n');
+    const file = join(root, "capabilities", "team.helper.ts");
+    let reason = "";
+    for (const end = Date.now() + 10_000; reason === "" && Date.now() < end; await Bun.sleep(30)) {
+      const listed = (await (await fetch(`${server.url}/api/v1/capabilities/list`)).json()) as { load_errors: Array<{ file: string; reason: string }> };
+      reason = listed.load_errors.find((e) => e.file === file)?.reason ?? "";
+    }
+    expect(reason).toContain(`cannot resolve import "@l/v.ts"`);
+    expect(reason).toContain(`it maps it to ${JSON.stringify(join(root, "tools", "lb", "v.ts"))} now`);
+    expect((await call("team.helper")).status).toBe(404);
   });
 });

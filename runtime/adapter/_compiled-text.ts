@@ -21,7 +21,8 @@ export function compiledText(text: string, loader: Loader, options: CompileOptio
   if ((loader === "ts" || loader === "tsx") && options.experimentalDecorators === true && /@[A-Za-z_$]/.test(text)) {
     return { contents: withLegacyDecorators(text, loader, options), loader: "js" };
   }
-  if ((loader === "tsx" || loader === "jsx") && !/@jsx/.test(text)) {
+  // A pragma of its own is `@jsx…` then a space (`@jsxImportSource preact`), never an address that merely holds "@jsx".
+  if ((loader === "tsx" || loader === "jsx") && !/@jsx(?:ImportSource|Runtime|Frag)?\s/.test(text)) {
     const pragma = jsxPragma(options);
     if (pragma !== null) {
       // A `#!` line must stay the first: the comment goes at the start of the next one.

@@ -57,7 +57,8 @@ describe("tsconfig.json compile options in capability files (compiled binary)", 
       // A decorator TypeScript's legacy way calls with (target, key, descriptor); the standard way passes (method, context).
       "lib/_service.ts": 'function logged(target: object, key: string, desc: PropertyDescriptor) {\n  const original = desc.value;\n  desc.value = function (...args: unknown[]) { return "logged:" + original.apply(this, args); };\n}\nexport class Service {\n  @logged greet(name: string) { return "hi " + name; }\n}\n',
       "ui/tsconfig.json": JSON.stringify({ compilerOptions: { jsx: "react-jsx", jsxImportSource: "hono/jsx" } }),
-      "ui/_card.tsx": "export const card = (title: string) => String(<div class=\"card\">{title}</div>);\n",
+      // An address holding "@jsx" is no pragma of its own (second checking tester).
+      "ui/_card.tsx": "// questions: ui@jsxworks.dev\nexport const card = (title: string) => String(<div class=\"card\">{title}</div>);\n",
       // A #! line stays the first (checking tester); legacy decorators in a .tsx, with its JSX (checking tester).
       "ui/_bang.tsx": "#!/usr/bin/env bun\nexport const bang = () => String(<i>bang</i>);\n",
       "ui/tsx-decorated/tsconfig.json": JSON.stringify({ compilerOptions: { experimentalDecorators: true, jsx: "react-jsx", jsxImportSource: "hono/jsx" } }),

@@ -9,16 +9,30 @@ import type { RunMark } from "../store/run-marks.ts";
 export interface MarkedRun {
   mark: RunMark;
   alive: boolean | "unknown";
+  /** Its mark holds an end no run wrote (edited by hand): how it ended cannot be told. */
+  unreadableEnd?: true;
 }
 
 /** The run's end (its final snapshot, its details not this server's), or the failure that says why there is none to tell. */
 export type MarkedRunAnswer = { ended: ExecutionSnapshot & { details_expired: true } } | { failure: Omit<FailureOptions, "request_id" | "trace_id" | "stage"> };
 
-export function markedRunAnswer({ mark, alive }: MarkedRun): MarkedRunAnswer {
+export function markedRunAnswer({ mark, alive, unreadableEnd }: MarkedRun): MarkedRunAnswer {
   const id = mark.execution_id;
+  const context = { run_id: mark.run_id, execution_id: id, pid: mark.pid, started_at: mark.started_at };
+  if (unreadableEnd) {
+    return {
+      failure: {
+        error_code: "unavailable",
+        message: `run_id ${mark.run_id} names ${id}, which docket run (pid ${mark.pid}) ran without a server from ${mark.started_at}; its mark in .docket/runs/ holds an end that is not the one a run writes there (edited?), so how it ended cannot be told, and nothing runs again.`,
+        suggestion: "Check whether that run's work took effect; use another run_id to run it again.",
+        retryability: "never",
+        outcome_certainty: "unknown",
+        context,
+      },
+    };
+  }
   // Its events and log were the run's own, never sent here: only the end it wrote is known.
   if (mark.end !== undefined) return { ended: { ...mark.end, details_expired: true } };
-  const context = { run_id: mark.run_id, execution_id: id, pid: mark.pid, started_at: mark.started_at };
   if (alive === true) {
     return {
       failure: {

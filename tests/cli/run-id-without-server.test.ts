@@ -272,8 +272,16 @@ describe("run_ids kept without a server, and the server", () => {
     const alone = await run(checkout, ["--run-id", "window-1", "--format", "json"]);
     expect(alone.code).toBe(0);
     const id = oneJsonDocument(alone.stdout).execution.id;
+    // A second run whose mark's end is then edited by hand into something no run writes.
+    expect((await run(checkout, ["--run-id", "window-2", "--input", '{"n":2}', "--format", "json"])).code).toBe(0);
+    const editedMark = join(checkout, ".docket", "runs", `${createHash("sha256").update("window-2").digest("hex").slice(0, 40)}.json`);
+    writeFileSync(editedMark, JSON.stringify({ ...JSON.parse(readFileSync(editedMark, "utf8")), end: { state: "banana", id: "zzz" } }));
     const server = await serve(checkout);
     try {
+      const edited = await server.http.post("/api/v1/executions/start", { capability: "demo.counted", input: { n: 2 }, run_id: "window-2" });
+      expect(edited.status).toBe(503);
+      expect(edited.body.error).toMatchObject({ error_code: "unavailable", retryability: "never", outcome_certainty: "unknown" });
+      expect(edited.body.error.message).toContain("holds an end that is not the one a run writes there (edited?)");
       const start = await server.http.post("/api/v1/executions/start", { capability: "demo.counted", input: {}, run_id: "window-1" });
       expect(start).toMatchObject({ status: 200 });
       expect(start.body.deduplicated).toBe(true);
@@ -303,7 +311,7 @@ describe("run_ids kept without a server, and the server", () => {
     } finally {
       await server.stop();
     }
-    expect(runs(checkout)).toBe(1);
+    expect(runs(checkout)).toBe(2);
   });
 
   test("a start with the run_id of a run without a server still running, or killed mid-run, says so: it never answers an identity alone that reads as settled, and nothing runs again (hostile tester, session 38)", async () => {

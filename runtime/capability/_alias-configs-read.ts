@@ -1,5 +1,6 @@
+import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { aliasTargets, ON_DISK, type AliasConfigs, type TsconfigAlias } from "./alias-targets.ts";
+import { aliasTargets, ON_DISK, tsconfigAliasesWithBase, type AliasConfigs, type TsconfigAlias } from "./alias-targets.ts";
 import { existingModule } from "./_missing-package.ts";
 
 /**
@@ -14,14 +15,20 @@ import { existingModule } from "./_missing-package.ts";
 const tsconfigs = new Map<string, TsconfigAlias[] | null>();
 const manifests = new Map<string, { imports: unknown } | null>();
 
+/** The configs on disk now, a tsconfig.json's `baseUrl` counted as where the names it maps lead (tsconfigAliasesWithBase). */
+const NOW: AliasConfigs = {
+  tsconfig: (path) => (existsSync(path) ? tsconfigAliasesWithBase(path) : null),
+  manifest: ON_DISK.manifest,
+};
+
 /** The configs as this thread first met them; one not met yet is met now, as it is. */
 const FIRST_SEEN: AliasConfigs = {
   tsconfig(path) {
-    if (!tsconfigs.has(path)) tsconfigs.set(path, ON_DISK.tsconfig(path));
+    if (!tsconfigs.has(path)) tsconfigs.set(path, NOW.tsconfig(path));
     return tsconfigs.get(path)!;
   },
   manifest(path) {
-    if (!manifests.has(path)) manifests.set(path, ON_DISK.manifest(path));
+    if (!manifests.has(path)) manifests.set(path, NOW.manifest(path));
     return manifests.get(path)!;
   },
 };
@@ -53,11 +60,16 @@ export function noteAliasConfigs(dir: string, real: () => string = () => dir): v
 export function staleAliasConfigs(specifier: string, fromDir: string): string[] {
   noteAliasConfigs(fromDir);
   const then = aliasTargets(specifier, fromDir, FIRST_SEEN);
-  const now = aliasTargets(specifier, fromDir, ON_DISK);
+  const now = aliasTargets(specifier, fromDir, NOW);
   // Where it leads: the first target that is a module, as the runtime takes it. A fallback or a
   // condition it never reaches, changed, moves nothing (checking tester).
   if (leadsTo(then.targets) === leadsTo(now.targets)) return [];
   return [...new Set([...now.configs, ...then.configs])];
+}
+
+/** Where `specifier` leads now through the configs (`baseUrl` included), or null: for a load error to name. */
+export function aliasLeadsNow(specifier: string, fromDir: string): string | null {
+  return leadsTo(aliasTargets(specifier, fromDir, NOW).targets) || null;
 }
 
 /** The module a list of alias targets leads to: the first that exists, or "" when none does (or there is none). */

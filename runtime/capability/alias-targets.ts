@@ -114,6 +114,22 @@ export function tsconfigAliases(config: string): TsconfigAlias[] {
 
 const CONFIG_DIR = "${configDir}";
 
+/**
+ * The aliases of a tsconfig.json with what its `baseUrl` adds after them: any other name
+ * (`src/v.ts`) looked up under that folder, as TypeScript and the runtime do once `paths` matched
+ * nothing — a catch-all `*` last. Only for telling where an import leads (_alias-configs-read.ts):
+ * every package name matches it too, and leads nowhere there.
+ */
+export function tsconfigAliasesWithBase(config: string): TsconfigAlias[] {
+  const chain = extendsChain(config);
+  const based = chain.find((link) => typeof link.options.baseUrl === "string");
+  const aliases = tsconfigAliases(config);
+  if (based === undefined) return aliases;
+  const baseUrl = based.options.baseUrl as string;
+  const filled = baseUrl.startsWith(CONFIG_DIR) ? dirname(config) + baseUrl.slice(CONFIG_DIR.length) : baseUrl;
+  return [...aliases, { config, pattern: "*", targets: [join(resolve(dirname(based.file), filled), "*")] }];
+}
+
 /** How many configs an `extends` chain is followed through (a cycle ends it too). */
 const MAX_EXTENDS = 16;
 

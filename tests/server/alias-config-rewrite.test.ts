@@ -58,6 +58,15 @@ beforeAll(async () => {
   writeFileSync(join(root, "tools", "lb", "v.ts"), 'export const L = "lb";\n');
   writeFileSync(join(root, "tools", "_h.ts"), 'export const H = "plain";\n');
   writeFileSync(join(root, "capabilities", "team.helper.ts"), capabilityFile("team.helper", 'import { H } from "../tools/_h.ts";', "H"));
+  // A name looked up under a tsconfig.json's baseUrl alone, no paths entry.
+  mkdirSync(join(root, "based", "src"), { recursive: true });
+  mkdirSync(join(root, "based", "alt", "src"), { recursive: true });
+  mkdirSync(join(root, "based", "caps"), { recursive: true });
+  writeFileSync(join(root, "based", "src", "b.ts"), 'export const B = "src";\n');
+  writeFileSync(join(root, "based", "alt", "src", "b.ts"), 'export const B = "alt";\n');
+  writeFileSync(join(root, "based", "caps", "tsconfig.json"), JSON.stringify({ compilerOptions: { baseUrl: ".." } }));
+  writeFileSync(join(root, "based", "caps", "_b.ts"), 'import { B } from "src/b.ts";\nexport const BASED = B;\n');
+  writeFileSync(join(root, "capabilities", "team.based.ts"), capabilityFile("team.based", 'import { BASED } from "../based/caps/_b.ts";', "BASED"));
   writeFileSync(join(root, "capabilities", "team.plain.ts"), capabilityFile("team.plain", "", '"plain"'));
   writeFileSync(join(root, "capabilities", "team.workspace.ts"), capabilityFile("team.workspace", 'import { shout } from "@team/util";', 'shout("hi")'));
   writeFileSync(join(root, "capabilities", "team.alias.ts"), capabilityFile("team.alias", 'import { WORD } from "@lib/word.ts";', "WORD"));
@@ -135,5 +144,20 @@ describe("a config rewritten while serving, its mappings unchanged", () => {
     expect(reason).toContain(`cannot resolve import "@l/v.ts"`);
     expect(reason).toContain(`it maps it to ${JSON.stringify(join(root, "tools", "lb", "v.ts"))} now`);
     expect((await call("team.helper")).status).toBe(404);
+  });
+
+  test("a name looked up under baseUrl alone that leads elsewhere once baseUrl changed is a load error once saved, never the old target served (second checking tester)", async () => {
+    expect((await call("team.based")).body).toEqual({ said: "src" });
+    writeFileSync(join(root, "based", "caps", "tsconfig.json"), JSON.stringify({ compilerOptions: { baseUrl: "../alt" } }));
+    await Bun.sleep(20);
+    writeFileSync(join(root, "based", "caps", "_b.ts"), 'import { B } from "src/b.ts";\nexport const BASED = B; // saved\n');
+    const file = join(root, "capabilities", "team.based.ts");
+    let reason = "";
+    for (const end = Date.now() + 10_000; reason === "" && Date.now() < end; await Bun.sleep(30)) {
+      const listed = (await (await fetch(`${server.url}/api/v1/capabilities/list`)).json()) as { load_errors: Array<{ file: string; reason: string }> };
+      reason = listed.load_errors.find((e) => e.file === file)?.reason ?? "";
+    }
+    expect(reason).toContain(`cannot resolve import "src/b.ts"`);
+    expect(reason).toContain(`it maps it to ${JSON.stringify(join(root, "based", "alt", "src", "b.ts"))} now`);
   });
 });

@@ -21,6 +21,16 @@ const capabilityFile = (id: string, imports: string, output: string) =>
 /** The checkout's package.json "imports": `#h/*` to lib/, and a browser condition elsewhere. */
 const HASH_IMPORTS = (browser: string) => ({ "#h/*": { browser, default: "./lib/*" } });
 
+/** The load error of `file` once the server lists one (10 s at most), or "". */
+const loadErrorOf = async (file: string): Promise<string> => {
+  for (const end = Date.now() + 10_000; Date.now() < end; await Bun.sleep(30)) {
+    const listed = (await (await fetch(`${server.url}/api/v1/capabilities/list`)).json()) as { load_errors: Array<{ file: string; reason: string }> };
+    const reason = listed.load_errors.find((e) => e.file === file)?.reason;
+    if (reason !== undefined) return reason;
+  }
+  return "";
+};
+
 const call = async (id: string) => {
   const response = await fetch(`${server.url}/api/v1/${id.replace(".", "/")}`, { method: "POST", headers: { "Content-Type": "application/json" }, body: "{}" });
   return { status: response.status, body: (await response.json()) as { said?: string; error_code?: string; message?: string } };
@@ -100,15 +110,13 @@ describe("a config rewritten while serving, its mappings unchanged", () => {
   });
 
   test("an alias that leads elsewhere after its extends base was edited is a load error saying to restart and naming where it leads now, never a capability that fails every call as changed (checking tester, session 38)", async () => {
-    const list = async () => (await (await fetch(`${server.url}/api/v1/capabilities/list`)).json()) as { capabilities: Array<{ id: string }>; load_errors: Array<{ file: string; reason: string }> };
     expect((await call("team.val")).body).toEqual({ said: "v1" });
     writeFileSync(join(root, "capabilities", "tsconfig.base.json"), JSON.stringify({ compilerOptions: { paths: { "@lib/*": ["../lib/*"], "@val/*": ["../val2/*"] } } }));
     // Saved again (an edit), the file that resolved it before is read anew.
     await Bun.sleep(20);
     writeFileSync(join(root, "capabilities", "team.val.ts"), `${capabilityFile("team.val", 'import { V } from "@val/v.ts";', "V")}// saved\n`);
     const file = join(root, "capabilities", "team.val.ts");
-    let reason = "";
-    for (const end = Date.now() + 10_000; reason === "" && Date.now() < end; await Bun.sleep(30)) reason = (await list()).load_errors.find((e) => e.file === file)?.reason ?? "";
+    const reason = await loadErrorOf(file);
     expect(reason).toContain(`cannot resolve import "@val/v.ts": tsconfig.json was created, changed or removed after this process first read it (it maps it to ${JSON.stringify(join(root, "val2", "v.ts"))} now)`);
     expect(reason).toContain("Restart `docket serve`");
     // Not loaded, so not callable: never a call refused as changed on disk.
@@ -136,11 +144,7 @@ describe("a config rewritten while serving, its mappings unchanged", () => {
     await Bun.sleep(20);
     writeFileSync(join(root, "tools", "_h.ts"), 'import { L } from "@l/v.ts";\nexport const H = "aliased:" + L;\n');
     const file = join(root, "capabilities", "team.helper.ts");
-    let reason = "";
-    for (const end = Date.now() + 10_000; reason === "" && Date.now() < end; await Bun.sleep(30)) {
-      const listed = (await (await fetch(`${server.url}/api/v1/capabilities/list`)).json()) as { load_errors: Array<{ file: string; reason: string }> };
-      reason = listed.load_errors.find((e) => e.file === file)?.reason ?? "";
-    }
+    const reason = await loadErrorOf(file);
     expect(reason).toContain(`cannot resolve import "@l/v.ts"`);
     expect(reason).toContain(`it maps it to ${JSON.stringify(join(root, "tools", "lb", "v.ts"))} now`);
     expect((await call("team.helper")).status).toBe(404);
@@ -152,11 +156,7 @@ describe("a config rewritten while serving, its mappings unchanged", () => {
     await Bun.sleep(20);
     writeFileSync(join(root, "based", "caps", "_b.ts"), 'import { B } from "src/b.ts";\nexport const BASED = B; // saved\n');
     const file = join(root, "capabilities", "team.based.ts");
-    let reason = "";
-    for (const end = Date.now() + 10_000; reason === "" && Date.now() < end; await Bun.sleep(30)) {
-      const listed = (await (await fetch(`${server.url}/api/v1/capabilities/list`)).json()) as { load_errors: Array<{ file: string; reason: string }> };
-      reason = listed.load_errors.find((e) => e.file === file)?.reason ?? "";
-    }
+    const reason = await loadErrorOf(file);
     expect(reason).toContain(`cannot resolve import "src/b.ts"`);
     expect(reason).toContain(`it maps it to ${JSON.stringify(join(root, "based", "alt", "src", "b.ts"))} now`);
   });

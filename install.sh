@@ -259,7 +259,7 @@ else
   # The rc file as the advised line names it: a HOME holding a space or a quote is quoted, or the
   # line would append to a file named by its first word; without HOME, ~ for the user's shell.
   case "${HOME:-}" in
-    '') rc="~/$rc_name" ;;
+    '') rc="${HOME:-~}/$rc_name" ;;
     *[!A-Za-z0-9_./+@%=:,-]*) rc="$(shell_word "$HOME/$rc_name")" ;;
     *) rc="$HOME/$rc_name" ;;
   esac

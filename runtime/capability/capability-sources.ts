@@ -12,6 +12,7 @@ import { dataProblem, importKinds, type DataKind } from "./data-imports.ts";
 import { unpinnableImport, type UnpinnableImport } from "./_unpinnable-import.ts";
 import { CapabilityError } from "./capability-error.ts";
 import { installedPackageDir, packageOf, RESTART_TO_LOAD } from "./_missing-package.ts";
+import { extendsChain } from "./alias-targets.ts";
 import { aliasLeadsNow, noteAliasConfigs, staleAliasConfigs } from "./_alias-configs-read.ts";
 import { resolveFresh } from "./_fresh-resolve.ts";
 import { readRegularFileText } from "./open-regular-file.ts";
@@ -308,7 +309,8 @@ function refuseMappingNewerThanProcess(specifier: string, fromDir: string): void
   const changed = staleAliasConfigs(specifier, fromDir);
   if (changed.length === 0) return;
   const mapped = aliasLeadsNow(specifier, fromDir);
-  const named = changed.map((config) => relativeToFolder(fromDir, config)).join(" and ");
+  // A tsconfig.json that extends others may have changed through them (an edited tsconfig.base.json).
+  const named = changed.map((config) => `${relativeToFolder(fromDir, config)}${basename(config) === "tsconfig.json" && extendsChain(config).length > 1 ? " (or a config it extends)" : ""}`).join(" and ");
   const now = mapped === null ? "it no longer maps it to a file" : `it maps it to ${JSON.stringify(mapped)} now`;
   throw new CapabilityError("invalid_input", `cannot resolve import ${JSON.stringify(specifier)}: ${named} ${changed.length > 1 ? "were" : "was"} created, changed or removed after this process first read ${changed.length > 1 ? "them" : "it"} (${now}), and the runtime keeps the mapping it read first. ${RESTART_TO_LOAD} to use it.`);
 }

@@ -117,7 +117,7 @@ describe("a config rewritten while serving, its mappings unchanged", () => {
     writeFileSync(join(root, "capabilities", "team.val.ts"), `${capabilityFile("team.val", 'import { V } from "@val/v.ts";', "V")}// saved\n`);
     const file = join(root, "capabilities", "team.val.ts");
     const reason = await loadErrorOf(file);
-    expect(reason).toContain(`cannot resolve import "@val/v.ts": tsconfig.json was created, changed or removed after this process first read it (it maps it to ${JSON.stringify(join(root, "val2", "v.ts"))} now)`);
+    expect(reason).toContain(`cannot resolve import "@val/v.ts": tsconfig.json (or a config it extends) was created, changed or removed after this process first read it (it maps it to ${JSON.stringify(join(root, "val2", "v.ts"))} now)`);
     expect(reason).toContain("Restart `docket serve`");
     // Not loaded, so not callable: never a call refused as changed on disk.
     const answer = (await call("team.val")) as unknown as { status: number; body: { error: { error_code: string; message: string } } };

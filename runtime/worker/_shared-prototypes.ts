@@ -15,6 +15,8 @@ export interface PrototypeChanges {
 interface Whole {
   name: string;
   target: Record<PropertyKey, unknown>;
+  /** What it inherits from (Object.prototype: null): set to another, every object meets that one's keys. */
+  parent: object | null;
   original: Map<PropertyKey, PropertyDescriptor>;
   /** Data keys, read by value (cheap); accessors (`__proto__`, `caller`), by descriptor. */
   values: Array<readonly [PropertyKey, unknown]>;
@@ -23,7 +25,7 @@ interface Whole {
 }
 
 function taken(name: string, target: object): Whole {
-  const whole: Whole = { name, target: target as Record<PropertyKey, unknown>, original: new Map(), values: [], accessors: [], extensible: true };
+  const whole: Whole = { name, target: target as Record<PropertyKey, unknown>, parent: Object.getPrototypeOf(target), original: new Map(), values: [], accessors: [], extensible: true };
   retake(whole);
   return whole;
 }
@@ -56,6 +58,8 @@ export function sharedPrototypes(): { takeBack(): PrototypeChanges | null } {
     ["Number", Number.prototype, 0],
     ["Boolean", Boolean.prototype, false],
   ];
+  // What each inherits from (Object.prototype): `Object.setPrototypeOf(Array.prototype, …)` gives every array other keys.
+  const parents = samples.map(([, proto]) => Object.getPrototypeOf(proto) as object | null);
 
   return {
     takeBack() {
@@ -68,12 +72,20 @@ export function sharedPrototypes(): { takeBack(): PrototypeChanges | null } {
         if (!done) kept.push(named(proto, key));
       };
       let stay = false;
+      const reparent = (proto: string, target: object, parent: object | null) => {
+        changed.push(`${proto}.prototype's prototype`);
+        if (!Reflect.setPrototypeOf(target, parent)) kept.push(`${proto}.prototype's prototype`);
+      };
+      samples.forEach(([proto, target], i) => {
+        if (Object.getPrototypeOf(target) !== parents[i]) reparent(proto, target, parents[i]!);
+      });
       for (const whole of wholes) {
         const { name, target, original } = whole;
+        if (Object.getPrototypeOf(target) !== whole.parent) reparent(name, target, whole.parent);
         // Removed or replaced first (a key removed reads as the one it inherits, never the same
         // value): then every original key is there, and the count tells whether any was added, also
         // when a key was removed and another added (checking tester).
-        for (const [key, value] of whole.values) if (target[key] !== value) restore(name, target, key, original.get(key));
+        for (const [key, value] of whole.values) if (readsOtherThan(target, key, value)) restore(name, target, key, original.get(key));
         for (const [key, d] of whole.accessors) {
           const now = Reflect.getOwnPropertyDescriptor(target, key);
           if (now?.get !== d.get || now?.set !== d.set) restore(name, target, key, d);
@@ -82,8 +94,8 @@ export function sharedPrototypes(): { takeBack(): PrototypeChanges | null } {
         if (keys.length !== original.size) for (const key of keys) if (!original.has(key)) restore(name, target, key, undefined);
         if (whole.extensible && !Object.isExtensible(target)) {
           // Frozen, sealed or made non-extensible: nothing makes it extensible again.
-          changed.push(`${name}.prototype (made non-extensible)`);
-          kept.push(`${name}.prototype (made non-extensible)`);
+          changed.push(`${name}.prototype (frozen or sealed)`);
+          kept.push(`${name}.prototype (frozen or sealed)`);
         }
       }
       for (const [proto, target, sample] of samples) {
@@ -99,4 +111,17 @@ export function sharedPrototypes(): { takeBack(): PrototypeChanges | null } {
       return { changed, kept };
     },
   };
+}
+
+/**
+ * Whether `target[key]` reads as anything but `value`: a key replaced by a getter that throws
+ * (or made an accessor) counts as replaced, and never throws out of the look (third checking
+ * tester: it hung the task whose end looked).
+ */
+function readsOtherThan(target: Record<PropertyKey, unknown>, key: PropertyKey, value: unknown): boolean {
+  try {
+    return target[key] !== value;
+  } catch {
+    return true;
+  }
 }

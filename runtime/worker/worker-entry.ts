@@ -175,10 +175,17 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
    * running (found as the next one begins).
    */
   const takeBackPrototypes = (who: string, mask: (text: string) => string) => {
-    const found = prototypes.takeBack();
+    let found;
+    try {
+      found = prototypes.takeBack();
+    } catch (error) {
+      // Never out of a task's end: what a handler left there must not hold the task (or its lane).
+      post({ type: "problem", message: mask(`${laneWorker(boot.lane)}: the look at the prototypes every object shares after ${who} failed: ${(error as Error)?.message ?? String(error)}`) });
+      return;
+    }
     if (found === null) return;
-    const left = found.kept.length === 0 ? "docket put them back as the worker began, so that no later task on it sees them" : `docket could not put back ${namedKeys(found.kept)} (defined as not configurable): later tasks on this worker see ${found.kept.length === 1 ? "it" : "them"}`;
-    post({ type: "problem", message: mask(`${laneWorker(boot.lane)}: ${who} added or replaced ${namedKeys(found.changed)}, which every object of its thread shares (a deep merge of an input's "__proto__" key does so); ${left}`) });
+    const left = found.kept.length === 0 ? "docket put them back as the worker began, so that no later task on it sees them" : `docket could not put back ${namedKeys(found.kept)} (not configurable, or frozen): later tasks on this worker see ${found.kept.length === 1 ? "it" : "them"}`;
+    post({ type: "problem", message: mask(`${laneWorker(boot.lane)}: ${who} added or replaced ${namedKeys(found.changed)}, which every object of its thread shares (a deep merge of an input's "__proto__" key does so, or a polyfill); ${left}`) });
   };
 
   /**
@@ -462,7 +469,7 @@ function namedKeys(keys: string[]): string {
  */
 function sharedPrototypesChanged(changed: string[]): ImportFailure {
   return {
-    reason: `its top level added or replaced ${namedKeys(changed)} when docket tried it in a worker first (a deep merge or a copy of a parsed "__proto__" key does so): imported, every object of the server and of the other capabilities would have it, so docket did not import it; skip "__proto__", "constructor" and "prototype" keys when merging, or build the object with Object.create(null)`,
+    reason: `its top level (or a package it imports) added or replaced ${namedKeys(changed)} when docket tried it in a worker first: imported, every object of the server and of the other capabilities would have it, so docket did not import it; a deep merge of a parsed "__proto__" key does so (skip "__proto__", "constructor" and "prototype" keys, or merge into Object.create(null)), and so does a polyfill package, which the runtime does not need`,
     line: null,
     column: null,
   };

@@ -264,17 +264,21 @@ describe("load probe", () => {
       const merge = 'function merge(t: any, s: any) { for (const k in s) { if (typeof s[k] === "object") { t[k] ??= {}; merge(t[k], s[k]); } else t[k] = s[k]; } return t; }\nmerge({}, JSON.parse(\'{"__proto__": {"debug": true}}\'));';
       const verdict = (await check(probe, file("pollutes.ts", merge)))!;
       expect(verdict).toMatchObject({ code: "import_failed", line: null });
-      expect(verdict.reason).toStartWith("its top level added or replaced Object.prototype.debug when docket tried it in a worker first");
+      expect(verdict.reason).toStartWith("its top level (or a package it imports) added or replaced Object.prototype.debug when docket tried it in a worker first");
       expect(verdict.reason).toContain("Object.create(null)");
+      expect(verdict.reason).toContain("a polyfill package");
       // Not enumerable, a symbol, several: each is a key every object then has.
       const many = (await check(probe, file("pollutes-many.ts", 'Object.defineProperty(Object.prototype, "hidden", { value: 1, configurable: true });\n(Object.prototype as any)[Symbol.for("tag")] = 1;\nfor (const k of ["a", "b", "c"]) (Object.prototype as any)[k] = 1;')))!;
-      expect(many.reason).toStartWith("its top level added or replaced Object.prototype.hidden, Object.prototype.a, Object.prototype.b and 2 more");
+      expect(many.reason).toStartWith("its top level (or a package it imports) added or replaced Object.prototype.hidden, Object.prototype.a, Object.prototype.b and 2 more");
       // A method every object has, replaced; a key every array has (checking tester).
-      expect((await check(probe, file("replaces.ts", "Object.prototype.toLocaleString = function () { return \"x\"; };")))!.reason).toStartWith("its top level added or replaced Object.prototype.toLocaleString");
-      expect((await check(probe, file("arrays.ts", "(Array.prototype as any).polluted = 1;")))!.reason).toStartWith("its top level added or replaced Array.prototype.polluted");
+      expect((await check(probe, file("replaces.ts", "Object.prototype.toLocaleString = function () { return \"x\"; };")))!.reason).toStartWith("its top level (or a package it imports) added or replaced Object.prototype.toLocaleString");
+      expect((await check(probe, file("arrays.ts", "(Array.prototype as any).polluted = 1;")))!.reason).toStartWith("its top level (or a package it imports) added or replaced Array.prototype.polluted");
       // What every function has, replaced; Object.prototype frozen (second checking tester).
-      expect((await check(probe, file("functions.ts", 'Function.prototype.toString = () => "patched";')))!.reason).toStartWith("its top level added or replaced Function.prototype.toString");
-      expect((await check(probe, file("freezes.ts", "Object.freeze(Object.prototype);")))!.reason).toStartWith("its top level added or replaced Object.prototype (made non-extensible)");
+      expect((await check(probe, file("functions.ts", 'Function.prototype.toString = () => "patched";')))!.reason).toStartWith("its top level (or a package it imports) added or replaced Function.prototype.toString");
+      expect((await check(probe, file("freezes.ts", "Object.freeze(Object.prototype);")))!.reason).toStartWith("its top level (or a package it imports) added or replaced Object.prototype (frozen or sealed)");
+      // What arrays inherit, swapped; a getter that throws in place of a method (third checking tester).
+      expect((await check(probe, file("reparents.ts", "Object.setPrototypeOf(Array.prototype, Object.create(Object.prototype, { evil: { value: 1, enumerable: true } }));")))!.reason).toStartWith("its top level (or a package it imports) added or replaced Array.prototype's prototype");
+      expect((await check(probe, file("getter.ts", 'Object.defineProperty(Object.prototype, "toString", { get() { throw new Error("boom getter"); }, configurable: true });')))!.reason).toStartWith("its top level (or a package it imports) added or replaced Object.prototype.toString");
       // A method added to Array.prototype as polyfills add them (not enumerable), or a key of an object of its own: loaded.
       expect(await check(probe, file("own-keys.ts", 'Object.defineProperty(Array.prototype, "last", { value() { return this[this.length - 1]; }, configurable: true });\nconst config: Record<string, unknown> = {};\nconfig.debug = true;'))).toBeNull();
       // Nothing reached this thread.

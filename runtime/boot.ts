@@ -13,6 +13,7 @@ import { ensureDocketDir, isProcessAlive, ownPidNamespace } from "./server/lease
 import { childLedger, endLeftChildren } from "./worker/child-ledger.ts";
 import { createWorkerPool, DEFAULT_WORKER_URL } from "./worker/pool.ts";
 import { realOrSelf, type CapabilitySources } from "./capability/capability-sources.ts";
+import { sharedPrototypes } from "./worker/_shared-prototypes.ts";
 import { createLoadProbe, TRIAL_PATIENCE_MS } from "./worker/load-probe.ts";
 import { realpathSync } from "node:fs";
 import { createEngine, type Engine } from "./execution/engine.ts";
@@ -105,6 +106,23 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
   // file's module is imported by its version (capability-version.ts).
   // A file whose import never finishes is waited for once, not on every reload after it.
   const hung = new Set<string>();
+  // The server's own thread: what a capability's code does to the shared prototypes after its
+  // trial passed (a package's timer, which a trial cannot follow) is put back before each read of
+  // the folders and every second, and said (docs/containment.md). Taken before any file is imported.
+  const mainPrototypes = options.trialLoads ? sharedPrototypes() : null;
+  const takeBackMain = () => {
+    let found;
+    try {
+      found = mainPrototypes?.takeBack() ?? null;
+    } catch {
+      return;
+    }
+    if (found === null) return;
+    const left = found.kept.length === 0 ? "docket put them back as the server began" : `docket could not put back ${found.kept.slice(0, 3).join(", ")} (not configurable, or frozen): restart the server`;
+    options.log?.(`warning: code of a capability file (or a package it imports) added or replaced ${found.changed.slice(0, 3).join(", ")}${found.changed.length > 3 ? ` and ${found.changed.length - 3} more` : ""} on the server's main thread after the file loaded (a timer it left, which its trial could not follow), which every object there shares; ${left}`);
+  };
+  const mainLook = mainPrototypes === null ? null : setInterval(takeBackMain, MAIN_PROTOTYPES_LOOK_MS);
+  (mainLook as { unref?: () => void } | null)?.unref?.();
   const probe = options.trialLoads ? createLoadProbe({ workerUrl: options.workerUrl ?? DEFAULT_WORKER_URL, timeoutMs: limits.load_timeout_ms, memoryLimitMb: limits.worker_memory_mb, report: options.log }) : null;
   let sourceFolders = new Set<string>();
   /**
@@ -113,6 +131,7 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
    * waits for every verdict: there is nothing served yet to keep in its place.
    */
   const build = async (patient = false) => {
+    takeBackMain();
     const waiting = probe ? (sources: CapabilitySources) => probe.check(sources) : undefined;
     const check = probe && patient ? (sources: CapabilitySources) => probe.check(sources, options.trialPatienceMs ?? TRIAL_PATIENCE_MS) : waiting;
     const folders = new Set<string>();
@@ -166,6 +185,7 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
     // An unusable store file stops the boot; the workers already spawning must not outlive it
     // (and their warm-up, which the close ends, is no longer awaited).
     warming.catch(() => undefined);
+    if (mainLook !== null) clearInterval(mainLook);
     await Promise.all([pool.close(), probe?.close()]);
     throw error;
   }
@@ -193,6 +213,7 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
   } catch (error) {
     // A lane none of whose workers could start stops the boot: nothing of the plane may outlive
     // it, not a pool trying to start them again for nobody.
+    if (mainLook !== null) clearInterval(mainLook);
     await Promise.all([engine.close(), probe?.close()]);
     store.close();
     throw error;
@@ -208,11 +229,15 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
     watchedFolders: [join(root, "capabilities"), ...(options.capabilityDirs ?? []).map((dir) => resolve(dir))],
     sourceFolders: () => [...sourceFolders],
     async close() {
+      if (mainLook !== null) clearInterval(mainLook);
       await Promise.all([booted.close(), probe?.close()]);
       store.close();
     },
   };
 }
+
+/** How often the server's main thread looks at the shared prototypes (a look costs under 2 µs). */
+const MAIN_PROTOTYPES_LOOK_MS = 1000;
 
 /**
  * The plane's store. The sqlite one is imported here, on demand, so that `docket run` and the Node

@@ -2,7 +2,7 @@
 // spins, blocks on a FIFO, allocates without end or never finishes loading does not take the
 // server, the direct lane or the other executions with it.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { buildBinary, docket, fromBinary, removeTempDirs, spawnDocket, tempCheckout, watchStream, writeFiles, type DocketRunner } from "./_harness.ts";
 
@@ -77,6 +77,36 @@ async function until<T>(look: () => Promise<T | null | undefined | false>, what:
 }
 
 describe("containment (compiled binary)", () => {
+  test("a package whose timer pollutes Object.prototype after the file's trial passed is put back on the server's main thread: the other capabilities keep loading (third checking tester, session 38)", async () => {
+    const polluted = tempCheckout();
+    writeFiles(polluted, {
+      "node_modules/lazy-poly/package.json": JSON.stringify({ name: "lazy-poly", version: "1.0.0", main: "index.js" }),
+      // A package's timer is not the file's: its trial passes (docs/containment.md).
+      "node_modules/lazy-poly/index.js": 'setTimeout(() => { Object.prototype.lazy = "x"; Array.prototype.lazyArr = 1; }, 400);\nmodule.exports = { ok: 1 };\n',
+      "package.json": JSON.stringify({ name: "polluted", private: true, dependencies: { "lazy-poly": "1.0.0" } }),
+      "capabilities/l.poly.ts": 'import { capability } from "docket";\nimport * as v from "valibot";\nimport "lazy-poly";\nexport default capability({ id: "l.poly", title: "Poly", description: "Imports a package that pollutes later.", effect: "read", input: v.object({}), output: v.object({ keys: v.array(v.string()) }), handler: () => { const keys: string[] = []; for (const k in {}) keys.push(k); return { keys }; } });\n',
+      "capabilities/l.other.ts": 'import { capability } from "docket";\nimport * as v from "valibot";\nexport default capability({ id: "l.other", title: "Other", description: "Loads beside it.", effect: "read", input: v.object({ n: v.number() }), output: v.object({ n: v.number() }), handler: (input) => input });\n',
+    });
+    const child = spawnDocket(runner, ["serve", "--port", "0"], { cwd: polluted });
+    const stderr = watchStream(child.stderr);
+    try {
+      const url = (await stderr.until(/docket serving .* at http:\/\/127\.0\.0\.1:\d+/)).match(/at (http:\/\/127\.0\.0\.1:\d+)/)![1]!;
+      await stderr.until(/added or replaced Object\.prototype\.lazy.* on the server's main thread after the file loaded .*docket put them back as the server began/);
+      // A reload after it: every capability still converts and loads.
+      writeFileSync(join(polluted, "capabilities", "l.other.ts"), `${readFileSync(join(polluted, "capabilities", "l.other.ts"), "utf8")}// saved\n`);
+      await Bun.sleep(800);
+      const listed = (await (await fetch(`${url}/api/v1/capabilities/list`)).json()) as { capabilities: Array<{ id: string }>; load_errors: unknown[] };
+      expect(listed.load_errors).toEqual([]);
+      expect(listed.capabilities.map((c) => c.id)).toEqual(expect.arrayContaining(["l.poly", "l.other", "health.report"]));
+      expect((await (await fetch(`${url}/cockpit`)).status)).toBe(200);
+      const other = await fetch(`${url}/api/v1/l/other`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"n":2}' });
+      expect(await other.json()).toEqual({ n: 2 });
+    } finally {
+      child.kill("SIGTERM");
+      await child.exited;
+    }
+  }, 60_000);
+
   test("serve starts despite a never-settling file and one whose top level never returns; the direct lane, other executions and the server survive spinning, blocking, vanishing and allocating handlers", async () => {
     const child = spawnDocket(runner, ["serve", "--port", "0", "--max-concurrent", "2", "--capabilities", "served-only"], { cwd: checkout, env: LIMITS });
     const stderr = watchStream(child.stderr);

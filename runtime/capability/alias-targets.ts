@@ -46,7 +46,7 @@ export function aliasTargets(specifier: string, fromDir: string, read: AliasConf
     for (const [pattern, value] of Object.entries(isRecord(imports) ? imports : {})) {
       const star = matched(pattern, specifier);
       if (star === null) continue;
-      for (const leaf of stringLeaves(value)) if (leaf.startsWith("./")) targets.push(resolve(dirname(manifest.path), leaf.replace("*", star)));
+      for (const leaf of takenLeaves(value)) if (leaf.startsWith("./")) targets.push(resolve(dirname(manifest.path), leaf.replace("*", star)));
     }
     if (targets.length > before) configs.push(manifest.path);
   }
@@ -203,11 +203,20 @@ function matched(pattern: string, specifier: string): string | null {
   return specifier.slice(head.length, specifier.length - tail.length);
 }
 
-/** The strings of a package.json `"imports"` value: a path, or conditions (`{"bun": …, "default": …}`) holding paths. */
-function stringLeaves(value: unknown): string[] {
+/** The conditions the runtime matches in a package.json `"imports"` value, in any order the file gives them. */
+const RUNTIME_CONDITIONS = new Set(["bun", "import", "require", "node", "module", "default"]);
+
+/**
+ * The paths of a package.json `"imports"` value the runtime may take: a path, each of an array,
+ * or of conditions the first one it matches (`{"types": …, "bun": …, "default": …}` takes "bun"),
+ * never one it skips (`types`, `browser`) — a change there leads nowhere else (third checking tester).
+ */
+function takenLeaves(value: unknown): string[] {
   if (typeof value === "string") return [value];
-  if (Array.isArray(value)) return value.flatMap(stringLeaves);
-  return isRecord(value) ? Object.values(value).flatMap(stringLeaves) : [];
+  if (Array.isArray(value)) return value.flatMap(takenLeaves);
+  if (!isRecord(value)) return [];
+  const taken = Object.keys(value).find((condition) => RUNTIME_CONDITIONS.has(condition));
+  return taken === undefined ? [] : takenLeaves(value[taken]);
 }
 
 function nearest(dir: string, name: string): string | null {

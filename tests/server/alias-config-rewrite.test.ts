@@ -19,7 +19,7 @@ const capabilityFile = (id: string, imports: string, output: string) =>
   `import { capability } from "docket";\nimport * as v from "valibot";\n${imports}\nexport default capability({ id: ${JSON.stringify(id)}, title: ${JSON.stringify(id)}, description: "Answers through what it imports.", effect: "read", input: v.object({}), output: v.object({ said: v.string() }), handler: () => ({ said: ${output} }) });\n`;
 
 /** The checkout's package.json "imports": `#h/*` to lib/, and a browser condition elsewhere. */
-const HASH_IMPORTS = (browser: string) => ({ "#h/*": { browser, default: "./lib/*" } });
+const HASH_IMPORTS = (browser: string) => ({ "#h/*": { types: browser, browser, default: "./lib/*" } });
 
 /** The load error of `file` once the server lists one (10 s at most), or "". */
 const loadErrorOf = async (file: string): Promise<string> => {
@@ -60,6 +60,8 @@ beforeAll(async () => {
   writeFileSync(join(root, "val2", "v.ts"), 'export const V = "v2";\n');
   writeFileSync(join(root, "capabilities", "team.val.ts"), capabilityFile("team.val", 'import { V } from "@val/v.ts";', "V"));
   writeFileSync(join(root, "capabilities", "team.hash.ts"), capabilityFile("team.hash", 'import { WORD } from "#h/word.ts";', "WORD"));
+  // Through the same alias as team.val, written with .js for the .ts file (TypeScript's way).
+  writeFileSync(join(root, "capabilities", "team.valjs.ts"), capabilityFile("team.valjs", 'import { V } from "@val/v.js";', "V"));
   // A helper in a folder of its own with its own tsconfig.json, importing through no alias yet.
   mkdirSync(join(root, "tools", "la"), { recursive: true });
   mkdirSync(join(root, "tools", "lb"), { recursive: true });
@@ -125,9 +127,12 @@ describe("a config rewritten while serving, its mappings unchanged", () => {
     expect(answer.body.error.message).toContain("did not load");
     // The alias that still leads where it led keeps working.
     expect(await call("team.alias")).toEqual({ status: 200, body: { said: "aliased" } });
+    // An import of the .js name of the .ts file leads elsewhere too, once read again (third checking tester).
+    writeFileSync(join(root, "capabilities", "team.valjs.ts"), `${capabilityFile("team.valjs", 'import { V } from "@val/v.js";', "V")}// saved\n`);
+    expect(await loadErrorOf(join(root, "capabilities", "team.valjs.ts"))).toContain('cannot resolve import "@val/v.js"');
   });
 
-  test("a condition of package.json \"imports\" the runtime never takes, changed, moves nothing: no load error, the capability runs (second checking tester)", async () => {
+  test("a condition of package.json \"imports\" the runtime never takes (types, browser), changed, moves nothing: no load error, the capability runs (second and third checking testers)", async () => {
     expect((await call("team.hash")).body).toEqual({ said: "aliased" });
     writeFileSync(join(root, "package.json"), JSON.stringify({ name: "team", private: true, workspaces: ["packages/*"], imports: HASH_IMPORTS("./nowhere2/*"), dependencies: { ms: "^2.1.3" } }));
     await Bun.sleep(20);

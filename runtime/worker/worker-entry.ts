@@ -154,7 +154,8 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
     if (current === run) current = null;
     // A trial's (capability "") refuses its file instead, and its worker is ended (tryLoad).
     if (run.capability !== "") {
-      takeBackPrototypes(`${run.capability}'s handler`, run.context.mask);
+      // Work a task before left running, which changed them before this task began, may have done it again meanwhile (third checking tester).
+      takeBackPrototypes(leftoverOf === null ? `${run.capability}'s handler` : `${run.capability}'s handler, or work ${leftoverOf}'s task left running (which did before this task began)`, run.context.mask);
       lastCapability = run.capability;
     }
     try {
@@ -174,19 +175,22 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
    * says so in the server's log: by `who` (a handler, during its task) or by what a task left
    * running (found as the next one begins).
    */
-  const takeBackPrototypes = (who: string, mask: (text: string) => string) => {
+  const takeBackPrototypes = (who: string, mask: (text: string) => string): boolean => {
     let found;
     try {
       found = prototypes.takeBack();
     } catch (error) {
       // Never out of a task's end: what a handler left there must not hold the task (or its lane).
       post({ type: "problem", message: mask(`${laneWorker(boot.lane)}: the look at the prototypes every object shares after ${who} failed: ${(error as Error)?.message ?? String(error)}`) });
-      return;
+      return false;
     }
-    if (found === null) return;
+    if (found === null) return false;
     const left = found.kept.length === 0 ? "docket put them back as the worker began, so that no later task on it sees them" : `docket could not put back ${namedKeys(found.kept)} (not configurable, or frozen): later tasks on this worker see ${found.kept.length === 1 ? "it" : "them"}`;
     post({ type: "problem", message: mask(`${laneWorker(boot.lane)}: ${who} added or replaced ${namedKeys(found.changed)}, which every object of its thread shares (a deep merge of an input's "__proto__" key does so, or a polyfill); ${left}`) });
+    return true;
   };
+  /** The capability whose leftover work changed the prototypes before the task running now began, if any: it may be at it again. */
+  let leftoverOf: string | null = null;
 
   /**
    * A task taken back while this worker prepared it (cancelled, or its deadline passed): the pool
@@ -211,7 +215,12 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
     const context = createWorkerContext({ id, task, cancelFlag, backlog, post, host, spawn: children.spawn });
     const run: Running = { id, capability: task.capability, context, done: false, logged: task.execution !== null, outputBytes: task.output_bytes };
     // What work an earlier task left running changed meanwhile is not this task's to meet.
-    if (lastCapability !== null && task.entry !== "load") takeBackPrototypes(`work ${lastCapability}'s task left running after it ended`, maskRecent);
+    if (lastCapability !== null && task.entry !== "load") {
+      const left = takeBackPrototypes(`work ${leftoverOf ?? lastCapability}'s task left running after it ended`, maskRecent);
+      // Blamed on the task that left it, as long as it goes on (not on each task it lands in).
+      if (left) leftoverOf ??= lastCapability;
+      else leftoverOf = null;
+    }
     current = run;
     if ((task.secrets?.length ?? 0) > 0) {
       recentSecrets.push(task.secrets!);

@@ -13,7 +13,7 @@ import { ensureDocketDir, isProcessAlive, ownPidNamespace } from "./server/lease
 import { childLedger, endLeftChildren } from "./worker/child-ledger.ts";
 import { createWorkerPool, DEFAULT_WORKER_URL } from "./worker/pool.ts";
 import { realOrSelf, type CapabilitySources } from "./capability/capability-sources.ts";
-import { sharedPrototypes } from "./worker/_shared-prototypes.ts";
+import { namedChanges, sharedPrototypes } from "./worker/_shared-prototypes.ts";
 import { createLoadProbe, TRIAL_PATIENCE_MS } from "./worker/load-probe.ts";
 import { realpathSync } from "node:fs";
 import { createEngine, type Engine } from "./execution/engine.ts";
@@ -118,8 +118,8 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
       return;
     }
     if (found === null) return;
-    const left = found.kept.length === 0 ? "docket put them back as the server began" : `docket could not put back ${found.kept.slice(0, 3).join(", ")} (not configurable, or frozen): restart the server`;
-    options.log?.(`warning: code of a capability file (or a package it imports) added or replaced ${found.changed.slice(0, 3).join(", ")}${found.changed.length > 3 ? ` and ${found.changed.length - 3} more` : ""} on the server's main thread after the file loaded (a timer it left, which its trial could not follow), which every object there shares; ${left}`);
+    const left = found.kept.length === 0 ? "docket put them back as the server began" : `docket could not put back ${namedChanges(found.kept)} (not configurable, or frozen): restart the server`;
+    options.log?.(`warning: code of a capability file (or a package it imports) added or replaced ${namedChanges(found.changed)} on the server's main thread after the file loaded (a timer it left, which its trial could not follow), which every object there shares; ${left}`);
   };
   const mainLook = mainPrototypes === null ? null : setInterval(takeBackMain, MAIN_PROTOTYPES_LOOK_MS);
   (mainLook as { unref?: () => void } | null)?.unref?.();

@@ -74,10 +74,5 @@ export function aliasLeadsNow(specifier: string, fromDir: string): string | null
 
 /** The module a list of alias targets leads to: the first that exists, or "" when none does (or there is none). */
 function leadsTo(targets: string[]): string {
-  return targets.map((target) => existingModule(target) ?? existingModule(asTypeScript(target))).find((path) => path !== null) ?? "";
-}
-
-/** A `.js` name as the TypeScript file it stands for (`x.js` → `x.ts`), as the runtime reads an import of it; else the name itself. */
-function asTypeScript(path: string): string {
-  return path.replace(/\.(m|c)?js(x?)$/, (_all, kind: string | undefined, x: string) => `.${kind ?? ""}ts${x}`);
+  return targets.map(existingModule).find((path) => path !== null) ?? "";
 }

@@ -59,9 +59,14 @@ export function installAdvice(pkg: string, fromDir: string): InstallAdvice {
   return { command: `${add ?? "npm install"} ${pkg}`, dir: manifestDir ?? root };
 }
 
-/** The module file a resolved import path leads to, as the runtime tries it: as written, with an extension, or a folder's index. */
+/**
+ * The module file a resolved import path leads to, as the runtime tries it: as written, with an
+ * extension, or a folder's index; a `.js` name that is not there, as the TypeScript file it stands
+ * for (`x.js` → `x.ts`, TypeScript's way of naming an import).
+ */
 export function existingModule(path: string): string | null {
-  for (const candidate of [path, ...MODULE_SUFFIXES.map((suffix) => `${path}${suffix}`)]) {
+  const typescript = path.replace(/\.(m|c)?js(x?)$/, (_all, kind: string | undefined, x: string) => `.${kind ?? ""}ts${x}`);
+  for (const candidate of [path, ...MODULE_SUFFIXES.map((suffix) => `${path}${suffix}`), ...(typescript === path ? [] : [typescript])]) {
     try {
       if (statSync(candidate).isFile()) return candidate;
     } catch {

@@ -125,3 +125,8 @@ function readsOtherThan(target: Record<PropertyKey, unknown>, key: PropertyKey, 
     return true;
   }
 }
+
+/** Changed keys as a log line or a load error names them: the first three, and how many more. */
+export function namedChanges(keys: string[]): string {
+  return `${keys.slice(0, 3).join(", ")}${keys.length > 3 ? ` and ${keys.length - 3} more` : ""}`;
+}

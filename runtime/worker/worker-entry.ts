@@ -23,7 +23,7 @@ import { guardOwnProcess, refusedCall } from "./_own-process.ts";
 import { packagePaths } from "./_linked-packages.ts";
 import { trackTopLevelWork, type PendingWork } from "./_top-level-deferrals.ts";
 import { builtinsSnapshot } from "./_pristine-builtins.ts";
-import { sharedPrototypes } from "./_shared-prototypes.ts";
+import { namedChanges, sharedPrototypes } from "./_shared-prototypes.ts";
 import { sanitizeLine } from "../execution/text-sanitize.ts";
 import { createSecretMask, maskedBeforeSafe } from "../execution/secret-mask.ts";
 import { AUTOMATON_MAX_UNITS, unitsOf } from "../execution/_secret-index.ts";
@@ -185,8 +185,8 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
       return false;
     }
     if (found === null) return false;
-    const left = found.kept.length === 0 ? "docket put them back as the worker began, so that no later task on it sees them" : `docket could not put back ${namedKeys(found.kept)} (not configurable, or frozen): later tasks on this worker see ${found.kept.length === 1 ? "it" : "them"}`;
-    post({ type: "problem", message: mask(`${laneWorker(boot.lane)}: ${who} added or replaced ${namedKeys(found.changed)}, which every object of its thread shares (a deep merge of an input's "__proto__" key does so, or a polyfill); ${left}`) });
+    const left = found.kept.length === 0 ? "docket put them back as the worker began, so that no later task on it sees them" : `docket could not put back ${namedChanges(found.kept)} (not configurable, or frozen): later tasks on this worker see ${found.kept.length === 1 ? "it" : "them"}`;
+    post({ type: "problem", message: mask(`${laneWorker(boot.lane)}: ${who} added or replaced ${namedChanges(found.changed)}, which every object of its thread shares (a deep merge of an input's "__proto__" key does so, or a polyfill); ${left}`) });
     return true;
   };
   /** The capability whose leftover work changed the prototypes before the task running now began, if any: it may be at it again. */
@@ -465,11 +465,6 @@ function workLeftRunning(work: PendingWork, file: string): ImportFailure {
   };
 }
 
-/** Keys as a line names them: the first three, and how many more. */
-function namedKeys(keys: string[]): string {
-  return `${keys.slice(0, 3).join(", ")}${keys.length > 3 ? ` and ${keys.length - 3} more` : ""}`;
-}
-
 /**
  * A top level that changed what every object of its thread shares (hostile tester, session 38: a
  * deep merge of a parsed `{"__proto__": {"debug": true}}`): on the server's main thread, every
@@ -478,7 +473,7 @@ function namedKeys(keys: string[]): string {
  */
 function sharedPrototypesChanged(changed: string[]): ImportFailure {
   return {
-    reason: `its top level (or a package it imports) added or replaced ${namedKeys(changed)} when docket tried it in a worker first: imported, every object of the server and of the other capabilities would have it, so docket did not import it; a deep merge of a parsed "__proto__" key does so (skip "__proto__", "constructor" and "prototype" keys, or merge into Object.create(null)), and so does a polyfill package, which the runtime does not need`,
+    reason: `its top level (or a package it imports) added or replaced ${namedChanges(changed)} when docket tried it in a worker first: imported, every object of the server and of the other capabilities would have it, so docket did not import it; a deep merge of a parsed "__proto__" key does so (skip "__proto__", "constructor" and "prototype" keys, or merge into Object.create(null)), and so does a polyfill package, which the runtime does not need`,
     line: null,
     column: null,
   };

@@ -13,7 +13,7 @@ export default capability({
     const found = planeOf(ctx).capability(input.id);
     if (!found) {
       throw new CapabilityError("not_found", `No capability "${input.id}" is loaded.`, {
-        suggestion: "List the loaded capabilities with capabilities.list.",
+        suggestion: planeOf(ctx).unknownCapabilityHint(input.id),
         context: { id: input.id },
       });
     }

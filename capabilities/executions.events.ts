@@ -19,8 +19,12 @@ export default capability({
     last_sequence: v.number(),
   }),
   handler(input, ctx) {
-    const page = planeOf(ctx).store.events(input.id, input.after, input.limit);
-    if (!page) throw new CapabilityError("not_found", `No execution ${input.id}.`, { context: { id: input.id }, suggestion: "Check the id: executions.list lists the executions this server keeps (the executions_retained most recent)." });
-    return page;
+    const plane = planeOf(ctx);
+    const page = plane.store.events(input.id, input.after, input.limit);
+    if (page) return page;
+    // Run by a `docket run` without a server: its events stayed with that run; said, not a bare "no execution".
+    const notHeld = plane.whyNotHeld?.(input.id, "has none of its events") ?? null;
+    if (notHeld !== null) throw new CapabilityError("not_found", notHeld.message, { suggestion: notHeld.suggestion, context: notHeld.context });
+    throw new CapabilityError("not_found", `No execution ${input.id}.`, { context: { id: input.id }, suggestion: "Check the id: executions.list lists the executions this server keeps (the executions_retained most recent)." });
   },
 });

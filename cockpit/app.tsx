@@ -3,7 +3,7 @@ import { Hono, type Context } from "hono";
 import { isCapabilityId } from "../runtime/capability/capability-id.ts";
 import { runsAsExecution } from "../runtime/capability/registered.ts";
 import { didYouMeanText } from "../runtime/capability/did-you-mean.ts";
-import { loadErrorFor, unknownCapabilityHint } from "../runtime/capability/unknown-capability.ts";
+import { loadErrorFor, loadErrorSuggestion, lookalikeFor, planeCapabilityHint } from "../runtime/capability/unknown-capability.ts";
 import type { ExecutionPlane } from "../runtime/execution/plane.ts";
 import { isExecutionId } from "../runtime/execution/execution-id.ts";
 import { newCorrelationId } from "../runtime/execution/failure.ts";
@@ -106,7 +106,10 @@ export function createCockpit(options: CockpitOptions): Hono<AppEnv> {
     if (!capability) {
       // Its file did not load (the usual case right after an edit): say why, not only that it is missing.
       const broken = loadErrorFor(id, plane);
-      if (broken) return problemResponse(c, root, { status: 404, title: "Capability did not load", message: `No capability ${id} is loaded: ${unknownCapabilityHint(id, { list: () => plane.capabilities(), loadErrors: () => plane.loadErrors() }).replace(/\.$/, "")}.`, suggestion: "Correct the file: a server watching its folders loads it again once it is saved (one started with --no-watch, once restarted)." });
+      if (broken) return problemResponse(c, root, { status: 404, title: "Capability did not load", message: `No capability ${id} is loaded: ${planeCapabilityHint(id, plane).replace(/\.$/, "")}.`, suggestion: loadErrorSuggestion(broken) });
+      // A file named for it that discovery does not take (a subfolder, a .tsx): which, and why.
+      const lookalike = lookalikeFor(id, plane);
+      if (lookalike) return problemResponse(c, root, { status: 404, title: "Capability file not loaded", message: `No capability ${id} is loaded: ${lookalike.file} is not loaded: ${lookalike.reason}.`, suggestion: "Move or rename the file as said: a server watching its folders loads it once it is there (one started with --no-watch, once restarted)." });
       return problemResponse(c, root, { status: 404, title: "No such capability", message: `No capability ${id} is loaded.`, suggestion: `${didYouMeanText(id, plane.capabilities().map((x) => x.id))} The capabilities page lists every one this server loaded, and the files that did not load.`.trim() });
     }
     return capability;
@@ -174,6 +177,9 @@ export function createCockpit(options: CockpitOptions): Hono<AppEnv> {
       return problemResponse(c, root, { status: 400, title: "Not an execution id", message: `${JSON.stringify(String(id).slice(0, 80))} is not an execution id (x-<yyyymmddThhmmssZ>-<8 hex>).` });
     }
     const execution = plane.store.get(id);
+    // Run by a `docket run` without a server: the server knows how it ended, not its events.
+    const notHeld = execution ? null : (plane.whyNotHeld?.(id, "has no page of it") ?? null);
+    if (notHeld !== null) return problemResponse(c, root, { status: 404, title: "Ran without a server", message: notHeld.message, suggestion: notHeld.suggestion });
     if (!execution) {
       return problemResponse(c, root, {
         status: 404,

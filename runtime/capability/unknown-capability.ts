@@ -1,7 +1,8 @@
 import { basename } from "node:path";
 import { didYouMeanText } from "./did-you-mean.ts";
 import { RESTART_TO_LOAD } from "./_missing-package.ts";
-import type { CapabilityCatalog, LoadError } from "./registered.ts";
+import type { CapabilityCatalog, LoadError, RegisteredCapability } from "./registered.ts";
+import type { LookalikeFile } from "./_lookalike-files.ts";
 
 /**
  * What to tell someone who named a capability that is not loaded: the file of that name that did
@@ -15,11 +16,28 @@ export function unknownCapabilityHint(id: string, catalog: Pick<CapabilityCatalo
     return `${broken.file}${at} did not load: ${broken.reason}`;
   }
   // A file named for it that discovery does not take (a subfolder, a .tsx): said, not a bare "not loaded".
-  const lookalike = catalog.lookalikes?.().find((file) => file.id === id);
+  const lookalike = lookalikeFor(id, catalog);
   if (lookalike) return `${lookalike.file} is not loaded: ${lookalike.reason}.`;
   const close = didYouMeanText(id, catalog.list().map((c) => c.id));
   const list = "List the loaded capabilities with capabilities.list (docket capabilities list).";
   return close === "" ? list : `${close} ${list}`;
+}
+
+/** The catalog as a plane shows it (its list named `capabilities`): what the HTTP API, the cockpit and plane capabilities hold. */
+export interface PlaneCatalog {
+  capabilities(): RegisteredCapability[];
+  loadErrors(): LoadError[];
+  lookalikes?(): LookalikeFile[];
+}
+
+/** unknownCapabilityHint, read from a plane. */
+export function planeCapabilityHint(id: string, plane: PlaneCatalog): string {
+  return unknownCapabilityHint(id, { list: () => plane.capabilities(), loadErrors: () => plane.loadErrors(), lookalikes: () => plane.lookalikes?.() ?? [] });
+}
+
+/** The file that looks like `id`'s capability file but is not loaded (a subfolder, a .tsx), or undefined. */
+export function lookalikeFor(id: string, plane: Pick<PlaneCatalog, "lookalikes">): LookalikeFile | undefined {
+  return plane.lookalikes?.().find((file) => file.id === id);
 }
 
 /**

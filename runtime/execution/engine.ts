@@ -13,7 +13,7 @@ import { buildFailure, FailureError, forcedStopCertainty, newCorrelationId, type
 import { isExecutionId, newExecutionId, RUN_ID_PATTERN } from "./execution-id.ts";
 import { isTerminal } from "./state-machine.ts";
 import { expiredExecution } from "./snapshot.ts";
-import { markedRunAnswer, type MarkedRun } from "./marked-run-answer.ts";
+import { markedRunAnswer, markedRunNotHeld, type MarkedRun } from "./marked-run-answer.ts";
 import { canonicalHash } from "./canonical-json.ts";
 import { redact, hasSensitive, sensitivePaths } from "./redaction.ts";
 import { transformedSecrets } from "./before-transforms.ts";
@@ -158,6 +158,15 @@ export function createEngine(options: EngineOptions): Engine {
   const markedRunAnswerOf = (id: string) => {
     const marked = runsWithoutServer(id);
     return marked === null ? null : markedRunAnswer(marked);
+  };
+  const whyNotHeld = (id: string, cannot: string) => {
+    const answer = markedRunAnswerOf(id);
+    return answer === null ? null : markedRunNotHeld(id, answer, cannot);
+  };
+  /** Not found: said so, and why when the execution ran in a `docket run` without a server. */
+  const noExecution = (edge: EdgeInfo, id: string, cannot: string) => {
+    const notHeld = whyNotHeld(id, cannot);
+    return failure(edge, notHeld === null ? { error_code: "not_found", stage: "validate", message: `No execution ${id}.`, context: { id } } : { error_code: "not_found", stage: "validate", ...notHeld });
   };
   // What the engine refuses may quote what the caller sent (an id of megabytes): cut as any failure message is.
   const failure = (edge: EdgeInfo, rest: Omit<Parameters<typeof buildFailure>[0], "request_id" | "trace_id">): FailureError =>
@@ -350,7 +359,7 @@ export function createEngine(options: EngineOptions): Engine {
   });
 
   // Settles unknown outcomes (docs/reconciliation.md): by a person, or by the capability's own check.
-  const reconciler = createReconciler({ store, registry, pool, limits, root, clock, log });
+  const reconciler = createReconciler({ store, registry, pool, limits, root, clock, log, whyNotHeld });
 
   function start(request: StartRequest, edge: EdgeInfo, options: StartOptions = {}): StartResult {
     return admit(request, edge, options).result;
@@ -695,7 +704,7 @@ export function createEngine(options: EngineOptions): Engine {
       throw failure(edge, { error_code: "invalid_input", stage: "validate", message: `"${id}" is not an execution id (x-<yyyymmddThhmmssZ>-<8 hex>).` });
     }
     const snapshot = store.current(id);
-    if (!snapshot) throw failure(edge, { error_code: "not_found", stage: "validate", message: `No execution ${id}.`, context: { id } });
+    if (!snapshot) throw noExecution(edge, id, "cannot cancel it");
     const receipt = (requested: boolean, message: string): CancelReceipt => ({
       id,
       state: store.current(id)!.state,
@@ -815,6 +824,10 @@ export function createEngine(options: EngineOptions): Engine {
       return markedRunAnswerOf(id);
     }
 
+    whyNotHeld(id: string, cannot: string) {
+      return whyNotHeld(id, cannot);
+    }
+
     capabilities() {
       return registry.list();
     }
@@ -825,6 +838,10 @@ export function createEngine(options: EngineOptions): Engine {
 
     loadErrors() {
       return registry.loadErrors();
+    }
+
+    unknownCapabilityHint(id: string) {
+      return unknownCapabilityHint(id, registry);
     }
 
     // What these answers acknowledge is committed before they are sent (docs/durability.md).
@@ -868,13 +885,13 @@ export function createEngine(options: EngineOptions): Engine {
     }
 
     artifacts(id: string) {
-      requireExecution(id, this.edge);
+      requireExecution(id, this.edge, "cannot list its artifacts");
       return listArtifacts(root, id, limits.artifact_bytes);
     }
 
     release(id: string) {
       const edge = this.edge;
-      const snapshot = requireExecution(id, edge);
+      const snapshot = requireExecution(id, edge, "cannot release its artifacts");
       if (!isTerminal(snapshot.state)) {
         throw failure(edge, {
           error_code: "invalid_input",
@@ -1011,10 +1028,10 @@ export function createEngine(options: EngineOptions): Engine {
     }
   }
 
-  function requireExecution(id: string, edge: EdgeInfo) {
+  function requireExecution(id: string, edge: EdgeInfo, cannot: string) {
     if (!isExecutionId(id)) throw failure(edge, { error_code: "invalid_input", stage: "validate", message: `"${id}" is not an execution id.` });
     const snapshot = store.get(id);
-    if (!snapshot) throw failure(edge, { error_code: "not_found", stage: "validate", message: `No execution ${id}.`, context: { id } });
+    if (!snapshot) throw noExecution(edge, id, cannot);
     return snapshot;
   }
 
@@ -1027,6 +1044,7 @@ export function createEngine(options: EngineOptions): Engine {
     capabilities: () => registry.list(),
     capability: (id) => registry.get(id),
     loadErrors: () => registry.loadErrors(),
+    lookalikes: () => registry.lookalikes?.() ?? [],
     onCapabilitiesChanged: (listener) => registry.subscribe?.(listener) ?? (() => undefined),
     start,
     cancel,
@@ -1039,6 +1057,7 @@ export function createEngine(options: EngineOptions): Engine {
       runsWithoutServer = lookup;
     },
     ranWithoutServer: (id) => markedRunAnswerOf(id),
+    whyNotHeld,
     workerFault: () => pool.workerFault(),
     /**
      * Stops the engine: what waits is cancelled (nothing was applied), what runs is stopped and

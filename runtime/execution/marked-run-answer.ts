@@ -66,3 +66,32 @@ export function markedRunAnswer({ mark, alive, unreadableEnd }: MarkedRun): Mark
     },
   };
 }
+
+/** A refusal's text for what a server cannot do with a run without a server. */
+export interface NotHeld {
+  message: string;
+  suggestion: string;
+  context: Record<string, unknown>;
+}
+
+/**
+ * Why this server cannot do what was asked (`cannot`: "has none of its events", "cannot cancel
+ * it") of a run without a server: its events and log stayed with that run, and the server knows
+ * only what its mark says.
+ */
+export function markedRunNotHeld(id: string, answer: MarkedRunAnswer, cannot: string): NotHeld {
+  if ("ended" in answer) {
+    const { run_id, state } = answer.ended;
+    return {
+      message: `${id} ran in a docket run without a server${run_id ? ` (run_id ${run_id})` : ""} and ended ${state}; its events and log stayed with that run, and this server, which knows only how it ended, ${cannot}.`,
+      suggestion: `Read how it ended with executions.get (GET /api/v1/executions/get?id=${id}); that docket run showed its events itself.`,
+      context: { id, run_id, state, ran_without_server: true },
+    };
+  }
+  const { message, suggestion, context } = answer.failure;
+  return {
+    message: `${message} This server ${cannot}.`,
+    suggestion: suggestion ?? "Ask executions.get of its id again later.",
+    context: { id, ...context, ran_without_server: true },
+  };
+}

@@ -3,8 +3,9 @@ import type { ExecutionSnapshot, ExpiredExecution, ReconciliationSnapshot } from
 import type { Limits } from "./limits.ts";
 import type { ExecutionState } from "./state-machine.ts";
 import type { ExecutionStore } from "../store/store.ts";
-import type { MarkedRunAnswer } from "./marked-run-answer.ts";
+import type { MarkedRunAnswer, NotHeld } from "./marked-run-answer.ts";
 import type { LoadError, RegisteredCapability } from "../capability/registered.ts";
+import type { LookalikeFile } from "../capability/_lookalike-files.ts";
 import type { ProtocolDocument } from "./protocol-document.ts";
 import type { ExecutionReport, ReportAnswer } from "./report-protocol.ts";
 import type { WorkerFault } from "../worker/task.ts";
@@ -86,6 +87,8 @@ export interface ExecutionPlane {
   capabilities(): RegisteredCapability[];
   capability(id: string): RegisteredCapability | null;
   loadErrors(): LoadError[];
+  /** Files of the capability folders that look like capability files but are not loaded (a subfolder, a .tsx), and why. */
+  lookalikes?(): LookalikeFile[];
   /**
    * Calls `listener` after the capabilities were reloaded (docs/authoring.md, "Live reload"), once
    * every surface already reads the new ones; returns the unsubscribe. Absent: they never change.
@@ -105,6 +108,8 @@ export interface ExecutionPlane {
   workerFault?(): WorkerFault | null;
   /** An execution a `docket run` ran without a server, as its mark tells it (marked-run-answer.ts); null for any other. */
   ranWithoutServer?(id: string): MarkedRunAnswer | null;
+  /** Why this server cannot do what was asked (`cannot`: "has none of its events") of an execution it knows only as a run without a server (marked-run-answer.ts); null for any other. */
+  whyNotHeld?(id: string, cannot: string): NotHeld | null;
 }
 
 export type { ExecutionEvent };
@@ -128,9 +133,13 @@ export interface PlaneHandle {
   readonly store: ExecutionStore;
   /** An execution a `docket run` ran without a server, as its mark tells it (marked-run-answer.ts); null for any other. */
   ranWithoutServer?(id: string): MarkedRunAnswer | null;
+  /** Why this server cannot do what was asked (`cannot`: "has none of its events") of an execution it knows only as a run without a server (marked-run-answer.ts); null for any other. */
+  whyNotHeld?(id: string, cannot: string): NotHeld | null;
   capabilities(): RegisteredCapability[];
   capability(id: string): RegisteredCapability | null;
   loadErrors(): LoadError[];
+  /** What to tell someone who named a capability that is not loaded: the file that did not load and why, a look-alike file, or the closest ids. */
+  unknownCapabilityHint(id: string): string;
   /** Answers once what it acknowledges is committed (docs/durability.md); so do cancel and report. */
   start(request: StartRequest): Promise<StartResult>;
   cancel(id: string): Promise<CancelReceipt>;

@@ -2,7 +2,7 @@ import { Hono, type Context } from "hono";
 import type { EdgeInfo, ExecutionPlane } from "../execution/plane.ts";
 import { isCapabilityId } from "../capability/capability-id.ts";
 import { didYouMean } from "../capability/did-you-mean.ts";
-import { loadErrorFor, loadErrorSuggestion, unknownCapabilityHint } from "../capability/unknown-capability.ts";
+import { loadErrorFor, loadErrorSuggestion, lookalikeFor, planeCapabilityHint } from "../capability/unknown-capability.ts";
 import { callsDirectly } from "../capability/registered.ts";
 import type { RegisteredCapability } from "../capability/registered.ts";
 import type { AppEnv } from "./_app-env.ts";
@@ -157,9 +157,20 @@ function unknownCapability(c: Context<AppEnv>, plane: ExecutionPlane, id: string
     return edgeFailure(c, {
       status: 404,
       error_code: "not_found",
-      message: `No capability "${id}" is loaded, so ${capabilityPath(id)} does not exist now: ${unknownCapabilityHint(id, { list: () => plane.capabilities(), loadErrors: () => plane.loadErrors() }).replace(/\.$/, "")}.`,
+      message: `No capability "${id}" is loaded, so ${capabilityPath(id)} does not exist now: ${planeCapabilityHint(id, plane).replace(/\.$/, "")}.`,
       suggestion: loadErrorSuggestion(broken),
       context: { capability: id, file: broken.file, line: broken.line, reason: "load_error" },
+    });
+  }
+  // A file named for it that discovery does not take (a subfolder, a .tsx): which, and why.
+  const lookalike = lookalikeFor(id, plane);
+  if (lookalike !== undefined) {
+    return edgeFailure(c, {
+      status: 404,
+      error_code: "not_found",
+      message: `No capability "${id}" is loaded, so ${capabilityPath(id)} does not exist: ${lookalike.file} is not loaded: ${lookalike.reason}.`,
+      suggestion: "Move or rename the file as said: a server watching its folders loads it once it is there (one started with --no-watch, once restarted).",
+      context: { capability: id, file: lookalike.file, reason: "not_a_capability_file" },
     });
   }
   const close = didYouMean(id.slice(0, 128), plane.capabilities().filter(callsDirectly).map((x) => x.id)).map(capabilityPath);

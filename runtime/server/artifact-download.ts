@@ -54,7 +54,11 @@ export async function downloadArtifact(c: Context<AppEnv>, plane: ExecutionPlane
       suggestion: `List the artifacts with /api/v1/executions/artifacts?id=${id}.`,
       context: { id, name },
     });
-  if (!plane.store.get(id)) return notFound(`No execution ${id}.`);
+  if (!plane.store.get(id)) {
+    const notHeld = plane.whyNotHeld?.(id, "cannot serve its artifacts") ?? null;
+    if (notHeld !== null) return edgeFailure(c, { status: 404, error_code: "not_found", ...notHeld });
+    return notFound(`No execution ${id}.`);
+  }
   // What a write cut short left (docket's own name for a file being written) is no artifact.
   if (name.startsWith(PARTIAL_ARTIFACT_PREFIX)) return notFound(`${id} has no artifact ${name}.`);
   // The folders on the way are checked too: a symlinked artifacts folder would lead outside the checkout.

@@ -1,5 +1,6 @@
 import type { ExecutionEvent } from "../execution/protocol.ts";
 import { SCHEMA_VERSION } from "../execution/protocol.ts";
+import type { NotHeld } from "../execution/marked-run-answer.ts";
 import type { Limits } from "../execution/limits.ts";
 import type { ExecutionStore } from "../store/store.ts";
 import { AWAITING_TURN, LiveClient, type LiveGroup } from "./_live-client.ts";
@@ -18,6 +19,8 @@ export interface LiveChannelOptions {
   store: ExecutionStore;
   limits: Limits;
   clock?: LiveClock;
+  /** Why an execution the store does not hold is not here, when it ran in a `docket run` without a server (the plane's whyNotHeld). */
+  whyNotHeld?: (id: string, cannot: string) => NotHeld | null;
 }
 
 // Frames one client gets in one corked write; the writer then moves on to the next client, so
@@ -236,10 +239,12 @@ export class LiveChannel {
   }
   private readonly groups: LiveGroups;
   private readonly monotonic: () => number;
+  private readonly whyNotHeld: LiveChannelOptions["whyNotHeld"];
 
   constructor(options: LiveChannelOptions) {
     this.store = options.store;
     this.limits = options.limits;
+    this.whyNotHeld = options.whyNotHeld;
     this.clock = options.clock ?? systemLiveClock;
     this.monotonic = this.clock.monotonic?.bind(this.clock) ?? (() => performance.now());
     // The channel's subscription is live: it takes what is handed out from now on, and each
@@ -272,7 +277,7 @@ export class LiveChannel {
 
   /** Checks a `/events` request before any upgrade: 400 by shape, 426 without an upgrade, 404 unknown execution, 503 full. */
   check(params: URLSearchParams, upgrade: boolean): LiveCheck {
-    return checkLiveRequest(params, upgrade, { store: this.store, limits: this.limits, connections: this.clients.size, stopping: this.stopped });
+    return checkLiveRequest(params, upgrade, { store: this.store, limits: this.limits, connections: this.clients.size, stopping: this.stopped, whyNotHeld: this.whyNotHeld });
   }
 
   /**

@@ -211,7 +211,7 @@ async function serveWithLog(options: ServeOptions, bind: { token: string | null;
     if (isIP(host) === 0 && !isLocalhostName(host)) allowedHosts.push(host);
     // port and origin are filled in as soon as the adapter has bound, before any request is answered.
     const config: ServerConfig = { host, port, allowedHosts, token, origin: "" };
-    const live = new LiveChannel({ store: plane.store, limits: options.limits, clock: options.liveClock });
+    const live = new LiveChannel({ store: plane.store, limits: options.limits, clock: options.liveClock, whyNotHeld: plane.whyNotHeld });
     // One budget for the large answers of every route (large-answers.ts).
     const answers = largeAnswers(options.limits.answer_bytes_in_flight);
     // One budget for the request bodies every route reads, the direct POST route's included (request-bodies.ts).

@@ -21,6 +21,7 @@ export function serveCheckout(checkout: string, options: { limits?: Partial<Limi
 export function api(url: string, token: string | null = null) {
   const headers = (extra: Record<string, string> = {}) => (token ? { Authorization: `Bearer ${token}`, ...extra } : extra);
   return {
+    url,
     async get(path: string): Promise<any> {
       const response = await fetch(url + path, { headers: headers() });
       return response.json();

@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFile
 import { join } from "node:path";
 import { docket, fromSource, oneJsonDocument, removeTempDirs, spawnDocket, tempCheckout, watchStream, writeFiles } from "./_harness.ts";
 import { api, pollUntil } from "./_report-support.ts";
+import { rawUpgrade } from "../server/_support/raw-ws.ts";
 import { claimRunIdLocally } from "../../runtime/cli/_run-id-claim.ts";
 import { holdCheckoutShared, lockCheckout } from "../../runtime/server/checkout-lock.ts";
 
@@ -291,6 +292,32 @@ describe("run_ids kept without a server, and the server", () => {
       expect(start.body.execution).toMatchObject({ state: "succeeded", output: { n: 1 }, details_expired: true });
       const read = await server.http.get(`/api/v1/executions/get?id=${id}`);
       expect(read).toMatchObject({ id, state: "succeeded", output: { n: 1 }, details_expired: true });
+      // Its events, page, live channel, artifacts, cancel and reconcile: not here, and each says why, not a bare "No execution".
+      const why = `${id} ran in a docket run without a server (run_id window-1) and ended succeeded; its events and log stayed with that run`;
+      const events = await server.http.get(`/api/v1/executions/events?id=${id}`);
+      expect(events.error).toMatchObject({ error_code: "not_found", context: { id, run_id: "window-1", ran_without_server: true } });
+      expect(events.error.message).toBe(`${why}, and this server, which knows only how it ended, has none of its events.`);
+      expect(events.error.suggestion).toContain(`executions.get (GET /api/v1/executions/get?id=${id})`);
+      for (const [path, body, cannot] of [
+        ["/api/v1/executions/cancel", { id }, "cannot cancel it"],
+        ["/api/v1/executions/reconcile", { id, outcome: "applied", note: "seen" }, "cannot reconcile it"],
+        ["/api/v1/executions/artifacts", { id }, "cannot list its artifacts"],
+      ] as const) {
+        const answer = await server.http.post(path, body);
+        expect({ path, status: answer.status, code: answer.body.error?.error_code }).toEqual({ path, status: 404, code: "not_found" });
+        expect(answer.body.error.message).toStartWith(why);
+        expect(answer.body.error.message).toContain(cannot);
+      }
+      const download = await fetch(`${server.http.url}/api/v1/executions/artifact?id=${id}&name=out.txt`);
+      expect(download.status).toBe(404);
+      expect(((await download.json()) as any).error.message).toStartWith(why);
+      const page = await fetch(`${server.http.url}/cockpit/executions/${id}`);
+      expect(page.status).toBe(404);
+      expect(await page.text()).toContain("has no page of it");
+      const live = await rawUpgrade(server.http.url, `/events?execution=${id}`);
+      live.close();
+      expect(live.status).toBe(404);
+      expect(live.body).toContain(why);
       // Its mark removed while serving (to make room): answered as last read (checking tester).
       const marksDir = join(checkout, ".docket", "runs");
       const moved = join(checkout, "moved-marks");
@@ -328,6 +355,12 @@ describe("run_ids kept without a server, and the server", () => {
       const read = await server.http.get(`/api/v1/executions/get?id=${id}`);
       expect(read.error).toMatchObject({ error_code: "not_found" });
       expect(read.error.message).toContain(`docket run (pid ${running.pid}) has been running without a server`);
+      const events = await server.http.get(`/api/v1/executions/events?id=${id}`);
+      expect(events.error).toMatchObject({ error_code: "not_found", context: { id, pid: running.pid, ran_without_server: true } });
+      expect(events.error.message).toContain(`docket run (pid ${running.pid}) has been running without a server`);
+      expect(events.error.message).toEndWith("This server has none of its events.");
+      const cancel = await server.http.post("/api/v1/executions/cancel", { id });
+      expect(cancel.body.error.message).toEndWith("This server cannot cancel it.");
       // Killed before it wrote how it ended: its outcome is unknown, and that is what a start answers.
       running.kill("SIGKILL");
       await running.exited;

@@ -67,7 +67,7 @@ export function staleAliasConfigs(specifier: string, fromDir: string): string[] 
   return [...new Set([...now.configs, ...then.configs])];
 }
 
-/** Where `specifier` leads now through the configs (`baseUrl` included), or null: for a load error to name. */
+/** Where `specifier` leads now through the configs (`baseUrl` included), or null. */
 export function aliasLeadsNow(specifier: string, fromDir: string): string | null {
   return leadsTo(aliasTargets(specifier, fromDir, NOW).targets) || null;
 }

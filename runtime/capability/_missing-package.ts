@@ -60,23 +60,32 @@ export function installAdvice(pkg: string, fromDir: string): InstallAdvice {
 }
 
 /**
- * The module file a resolved import path leads to, as the runtime tries it: as written, with an
- * extension, or a folder's index; a `.js` name that is not there, as the TypeScript file it stands
- * for (`x.js` → `x.ts`, TypeScript's way of naming an import).
+ * The module file a resolved import path leads to, as the runtime tries it (Bun 1.4, measured): as
+ * written; with an extension, in the runtime's order; a `.js`-family name that is not there, as
+ * the TypeScript file it stands for (`x.js` → `x.ts`, `x.tsx`, `x.mts`; `x.mjs` → `x.mts`;
+ * `x.cjs` → `x.cts`: TypeScript's way of naming an import); else a folder's index file, in the
+ * same order. Null when none is a file.
  */
 export function existingModule(path: string): string | null {
-  const typescript = path.replace(/\.(m|c)?js(x?)$/, (_all, kind: string | undefined, x: string) => `.${kind ?? ""}ts${x}`);
-  for (const candidate of [path, ...MODULE_SUFFIXES.map((suffix) => `${path}${suffix}`), ...(typescript === path ? [] : [typescript])]) {
-    try {
-      if (statSync(candidate).isFile()) return candidate;
-    } catch {
-      // Not there: the next candidate.
-    }
-  }
-  return null;
+  const written = path.match(/^(.*)\.(js|jsx|mjs|cjs)$/);
+  const typescript = written === null ? [] : (TYPESCRIPT_FOR[written[2]!] ?? []).map((extension) => `${written[1]}${extension}`);
+  const candidates = [path, ...MODULE_EXTENSIONS.map((extension) => `${path}${extension}`), ...typescript, ...MODULE_EXTENSIONS.map((extension) => `${path}/index${extension}`)];
+  return candidates.find(isFileNow) ?? null;
 }
 
-const MODULE_SUFFIXES = [".ts", ".tsx", ".js", ".mjs", ".cjs", ".jsx", ".mts", ".cts", "/index.ts", "/index.js"];
+/** The extensions the runtime tries for a module named without one, in its order (Bun 1.4, measured). */
+export const MODULE_EXTENSIONS = [".tsx", ".jsx", ".mts", ".ts", ".mjs", ".js", ".cts", ".cjs", ".json"];
+
+/** What the runtime tries for a `.js`-family name that is not there, in its order (Bun 1.4, measured). */
+const TYPESCRIPT_FOR: Record<string, string[]> = { js: [".ts", ".tsx", ".mts"], jsx: [".ts", ".tsx", ".mts"], mjs: [".mts"], cjs: [".cts"] };
+
+function isFileNow(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
 
 /** The folder of `pkg` in a `node_modules` above `fromDir`, when one holds it. */
 export function installedPackageDir(pkg: string, fromDir: string): string | null {

@@ -33,9 +33,12 @@ export function aliasTargets(specifier: string, fromDir: string, read: AliasConf
   const tsconfig = nearestOf(fromDir, "tsconfig.json", read.tsconfig);
   if (tsconfig !== null) {
     const before = targets.length;
-    for (const alias of tsconfig.value) {
-      const star = matched(alias.pattern, specifier);
-      if (star !== null) for (const target of alias.targets) targets.push(target.replace("*", star));
+    // Only the best `paths` pattern's targets are tried (its first that exists), as TypeScript and
+    // the runtime do; a `baseUrl` look-up after them.
+    const best = bestMatch(tsconfig.value.filter((alias) => !alias.base), (alias) => alias.pattern, specifier);
+    const base = tsconfig.value.find((alias) => alias.base);
+    for (const taken of [best, base === undefined ? null : { value: base, star: specifier }]) {
+      if (taken !== null) for (const target of taken.value.targets) targets.push(target.replace("*", taken.star));
     }
     if (targets.length > before) configs.push(tsconfig.path);
   }
@@ -43,14 +46,30 @@ export function aliasTargets(specifier: string, fromDir: string, read: AliasConf
   if (manifest !== null) {
     const before = targets.length;
     const imports = manifest.value.imports;
-    for (const [pattern, value] of Object.entries(isRecord(imports) ? imports : {})) {
-      const star = matched(pattern, specifier);
-      if (star === null) continue;
-      for (const leaf of takenLeaves(value)) if (leaf.startsWith("./")) targets.push(resolve(dirname(manifest.path), leaf.replace("*", star)));
-    }
+    // One entry is taken: the key itself, else the pattern with the longest part before its `*` (Node's rule).
+    const best = bestMatch(Object.entries(isRecord(imports) ? imports : {}), ([pattern]) => pattern, specifier);
+    if (best !== null) for (const leaf of takenLeaves(best.value[1])) if (leaf.startsWith("./")) targets.push(resolve(dirname(manifest.path), leaf.replace("*", best.star)));
     if (targets.length > before) configs.push(manifest.path);
   }
   return { configs, targets };
+}
+
+/**
+ * The entry whose pattern matches `specifier` best, and what its `*` stands for: a pattern without
+ * `*` equal to it, else the matching pattern with the longest part before its `*` (then the longer
+ * pattern), the first of equals. Null when none matches.
+ */
+function bestMatch<T>(entries: T[], patternOf: (entry: T) => string, specifier: string): { value: T; star: string } | null {
+  let best: { value: T; star: string; head: number; length: number } | null = null;
+  for (const value of entries) {
+    const pattern = patternOf(value);
+    const star = matched(pattern, specifier);
+    if (star === null) continue;
+    if (!pattern.includes("*")) return { value, star };
+    const head = pattern.indexOf("*");
+    if (best === null || head > best.head || (head === best.head && pattern.length > best.length)) best = { value, star, head, length: pattern.length };
+  }
+  return best;
 }
 
 /** The nearest config named `name` up from `dir` that `read` finds, with what it read of it. */
@@ -68,6 +87,8 @@ export interface TsconfigAlias {
   config: string;
   pattern: string;
   targets: string[];
+  /** The look-up under `baseUrl` of a name `paths` did not map (tsconfigAliasesWithBase): tried after the best pattern. */
+  base?: true;
 }
 
 /**
@@ -86,6 +107,17 @@ export function outerAlias(specifier: string, fromDir: string): TsconfigAlias | 
     if (match) return match;
   }
   return null;
+}
+
+/**
+ * The configs that decide where an alias imported from `dir` leads: the nearest tsconfig.json and
+ * the configs it `extends` (a root `tsconfig.base.json`), and the nearest package.json — watched,
+ * so that editing one reloads what imports through it (docs/authoring.md, "Live reload").
+ */
+export function aliasConfigFiles(dir: string): string[] {
+  const tsconfig = nearest(dir, "tsconfig.json");
+  const manifest = nearest(dir, "package.json");
+  return [...(tsconfig === null ? [] : extendsChain(tsconfig).map((link) => link.file)), ...(manifest === null ? [] : [manifest])];
 }
 
 /** The tsconfig.json nearest to `dir`, upwards: the one whose `paths` apply to a file there; null when none. */
@@ -127,7 +159,7 @@ export function tsconfigAliasesWithBase(config: string): TsconfigAlias[] {
   if (based === undefined) return aliases;
   const baseUrl = based.options.baseUrl as string;
   const filled = baseUrl.startsWith(CONFIG_DIR) ? dirname(config) + baseUrl.slice(CONFIG_DIR.length) : baseUrl;
-  return [...aliases, { config, pattern: "*", targets: [join(resolve(dirname(based.file), filled), "*")] }];
+  return [...aliases, { config, pattern: "*", targets: [join(resolve(dirname(based.file), filled), "*")], base: true }];
 }
 
 /** How many configs an `extends` chain is followed through (a cycle ends it too). */

@@ -11,7 +11,7 @@ import { importedAsDataOnly, rewriteByPattern, rewriteSpecifiers, specifierUses,
 import { dataProblem, importKinds, type DataKind } from "./data-imports.ts";
 import { unpinnableImport, type UnpinnableImport } from "./_unpinnable-import.ts";
 import { CapabilityError } from "./capability-error.ts";
-import { installedPackageDir, packageOf, RESTART_TO_LOAD } from "./_missing-package.ts";
+import { installedPackageDir, MODULE_EXTENSIONS, packageOf, RESTART_TO_LOAD } from "./_missing-package.ts";
 import { extendsChain } from "./alias-targets.ts";
 import { aliasLeadsNow, noteAliasConfigs, staleAliasConfigs } from "./_alias-configs-read.ts";
 import { resolveFresh } from "./_fresh-resolve.ts";
@@ -220,7 +220,7 @@ function localImports(module: SourceModule, scanner: ImportScanner): LocalImport
  */
 function linkedNow(specifier: string, fromDir: string, resolved: string): string {
   const written = resolve(fromDir, specifier.replace(/\?.*$/, ""));
-  for (const candidate of [written, ...SCRIPT_EXTENSIONS.map((extension) => `${written}${extension}`)]) {
+  for (const candidate of [written, ...MODULE_EXTENSIONS.map((extension) => `${written}${extension}`)]) {
     let link: boolean;
     try {
       link = lstatSync(candidate).isSymbolicLink();
@@ -234,9 +234,6 @@ function linkedNow(specifier: string, fromDir: string, resolved: string): string
   }
   return resolved;
 }
-
-/** The extensions the runtime tries for an import written without one, in its order. */
-const SCRIPT_EXTENSIONS = [".tsx", ".ts", ".jsx", ".js", ".mjs", ".cjs", ".mts", ".cts", ".json"];
 
 /** The entry beside `path` whose name differs from its own only by letter case (_case-twin.ts), or null; each folder listed once per read. */
 function caseTwinIn(path: string, listed: Map<string, Map<string, string>>): string | null {
@@ -269,50 +266,50 @@ function usesOf(module: SourceModule): Map<string, Set<ImportUse>> {
 
 /**
  * Where a name (not a path) leads to a file of the module's own project, or null: a tsconfig
- * `paths` alias (`@/format`, `@lib/*` → `../lib/*`) or a package.json `"imports"` entry
- * (`#lib/x`, `#cfg` → `./settings.json`) that resolves outside node_modules — a script, or data
- * (JSON, text) read and served like data imported by its path. A package resolves into
- * node_modules, or to Bun's install cache when it is not installed, or — a workspace package npm
- * linked into node_modules — to its own folder: none of them is an alias, so a name that an
- * installed package holds is never one. Which config file the alias came from does not matter:
- * `docket init` puts a tsconfig.json in capabilities/ while package.json "imports" sit at the root.
+ * `paths` alias (`@/format`, `@lib/*` → `../lib/*`, or a name under its `baseUrl`) or a
+ * package.json `"imports"` entry (`#lib/x`, `#cfg` → `./settings.json`) that leads outside
+ * node_modules — a script, or data (JSON, text) read and served like data imported by its path.
+ * A package resolves into node_modules, or to Bun's install cache when it is not installed, or — a
+ * workspace package npm linked into node_modules — to its own folder: none of them is an alias,
+ * whatever configs were written since (hostile tester, session 38). Which config file the alias
+ * came from does not matter: `docket init` puts a tsconfig.json in capabilities/ while package.json
+ * "imports" sit at the root.
+ *
+ * Where an alias leads is docket's reading of the configs on disk now (alias-targets.ts, in the
+ * runtime's order), not the runtime's: the runtime reads each config once for the life of the
+ * process (every thread), so it would keep resolving an alias whose config changed the old way.
+ * Every local import is served pinned to the file docket names, so a changed alias reloads its
+ * importers as an edited helper does (docs/authoring.md, "Live reload").
  */
 function aliasedLocal(specifier: string, fromDir: string, scanner: ImportScanner): string | null {
   // docket serves these two itself (adapter/bun-modules.ts), whatever a resolver would find.
   if (specifier === "docket" || specifier === "valibot" || specifier.startsWith("valibot/")) return null;
   const resolved = resolveFresh(specifier, fromDir, (name, dir) => scanner.resolve(name, dir))?.replace(/\?.*$/, "") ?? null;
-  // Not found by this thread's runtime, though a config maps it to a file now: a mapping newer than what it read.
-  if (resolved === null) refuseMappingNewerThanProcess(specifier, fromDir);
-  if (resolved === null || !resolved.startsWith("/") || /\/node_modules\/|\/\.bun\/install\/cache\//.test(resolved)) return null;
-  // A package (a workspace package npm linked into node_modules resolves to its own folder) is no
-  // alias, whatever configs were written since: asked before the mapping's age, or an
-  // `npm install` while serving made every thread that had not yet imported it refuse it
-  // (hostile tester, session 38). `#…` names only a package.json "imports" entry; any other name
-  // may also be a package's. A package's name that climbs out of its folder
-  // (`ms/../../lib/x.ts`) names a file of the project.
+  if (resolved !== null && (!resolved.startsWith("/") || /\/node_modules\/|\/\.bun\/install\/cache\//.test(resolved))) return null;
+  // `#…` names only a package.json "imports" entry; any other name may also be a package's. A
+  // package's name that climbs out of its folder (`ms/../../lib/x.ts`) names a file of the project.
   const pkg = specifier.startsWith("#") ? null : packageOf(specifier);
   const dir = pkg === null ? null : installedPackageDir(pkg, fromDir);
-  if (dir !== null && insideFolder(realOrSelf(resolved), realOrSelf(dir))) return null;
-  refuseMappingNewerThanProcess(specifier, fromDir);
+  if (resolved !== null && dir !== null && insideFolder(realOrSelf(resolved), realOrSelf(dir))) return null;
+  const now = aliasLeadsNow(specifier, fromDir);
+  if (now !== null) return now;
+  // No config leads it to a file now: the runtime's answer, unless that is a mapping it kept from
+  // before (a new process may resolve the name as a package).
+  if (resolved !== null) refuseMappingGone(specifier, fromDir);
   return resolved;
 }
 
 /**
- * An alias whose tsconfig.json "paths" (through its `extends`) or package.json "imports" lead
- * elsewhere now than when this thread first read them (_alias-configs-read.ts) is a load error
- * saying to restart: the runtime reads each config once per thread, so a thread that read it
- * before resolves the alias as it was — a version of the capability that differs from the one
- * loaded, refused on every call as changed on disk, for ever (docs/authoring.md: a change of where
- * an alias points takes effect after a restart). A save that leaves it where it led is no change.
+ * An alias the runtime still resolves to a file, where the configs on disk lead it to none now:
+ * a load error saying to restart, naming the configs changed since this thread first read them.
+ * Resolved the old way, it would be a version of the capability other than a new process loads.
  */
-function refuseMappingNewerThanProcess(specifier: string, fromDir: string): void {
+function refuseMappingGone(specifier: string, fromDir: string): void {
   const changed = staleAliasConfigs(specifier, fromDir);
   if (changed.length === 0) return;
-  const mapped = aliasLeadsNow(specifier, fromDir);
   // A tsconfig.json that extends others may have changed through them (an edited tsconfig.base.json).
   const named = changed.map((config) => `${relativeToFolder(fromDir, config)}${basename(config) === "tsconfig.json" && extendsChain(config).length > 1 ? " (or a config it extends)" : ""}`).join(" and ");
-  const now = mapped === null ? "it no longer maps it to a file" : `it maps it to ${JSON.stringify(mapped)} now`;
-  throw new CapabilityError("invalid_input", `cannot resolve import ${JSON.stringify(specifier)}: ${named} ${changed.length > 1 ? "were" : "was"} created, changed or removed after this process first read ${changed.length > 1 ? "them" : "it"} (${now}), and the runtime keeps the mapping it read first. ${RESTART_TO_LOAD} to use it.`);
+  throw new CapabilityError("invalid_input", `cannot resolve import ${JSON.stringify(specifier)}: ${named} ${changed.length > 1 ? "were" : "was"} created, changed or removed after this process first read ${changed.length > 1 ? "them" : "it"} (it no longer maps it to a file), and the runtime keeps the mapping it read first. ${RESTART_TO_LOAD} to use it.`);
 }
 
 /** A config's path as seen from the folder of the module importing through it: `tsconfig.json`, `../package.json`. */

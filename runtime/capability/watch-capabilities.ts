@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { aliasConfigFiles } from "./alias-targets.ts";
 import { isEmptyChange, type CatalogChange } from "./live-catalog.ts";
 import { loadErrorReason, type LoadError } from "./registered.ts";
 import { watchFolders, type FolderWatch, type WatchFoldersOptions } from "./watch-folders.ts";
@@ -47,8 +48,11 @@ export function watchCapabilities(booted: ReloadablePlane, options: WatchCapabil
   let said: CatalogChange | null = null;
   // A helper outside the capability folders (`../lib/format.ts`) reloads what imports it too; one
   // first met by a reload is watched from when that reload began to read.
+  // So do the configs that decide where their aliases lead (a root tsconfig.base.json they extend).
   const watchSources = (since?: number) => {
-    for (const folder of booted.sourceFolders?.() ?? []) watch.add(folder, since);
+    const folders = booted.sourceFolders?.() ?? [];
+    for (const folder of folders) watch.add(folder, since);
+    for (const folder of [...booted.watchedFolders!, ...folders]) for (const config of aliasConfigFiles(folder)) watch.add(config, since);
   };
   const onChange = (quiet: boolean) => {
     const began = Date.now();

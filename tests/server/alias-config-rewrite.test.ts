@@ -36,6 +36,22 @@ const call = async (id: string) => {
   return { status: response.status, body: (await response.json()) as { said?: string; error_code?: string; message?: string } };
 };
 
+/** Asks `done` again (every 30 ms) until it holds, 10 s at most: the reload a save starts, seen through the API. */
+const until = async (what: string, done: () => Promise<boolean>) => {
+  for (const end = Date.now() + 10_000; Date.now() < end; await Bun.sleep(30)) if (await done()) return;
+  throw new Error(`gave up waiting for ${what}`);
+};
+
+const loadErrorsNow = async () => ((await (await fetch(`${server.url}/api/v1/capabilities/list`)).json()) as { load_errors: unknown[] }).load_errors;
+
+/** Six calls of each at once, three rounds: every worker answers the same, none refuses the capability as changed. */
+const sameEverywhere = async (ids: string[], body: unknown) => {
+  for (let round = 0; round < 3; round++) {
+    const answers = await Promise.all(ids.flatMap((id) => Array.from({ length: 6 }, () => call(id))));
+    expect(answers).toEqual(answers.map(() => ({ status: 200, body })) as never);
+  }
+};
+
 beforeAll(async () => {
   root = realpathSync(mkdtempSync(join(tmpdir(), "docket-alias-rewrite-")));
   mkdirSync(join(root, ".git"));
@@ -111,25 +127,15 @@ describe("a config rewritten while serving, its mappings unchanged", () => {
     }
   });
 
-  test("an alias that leads elsewhere after its extends base was edited is a load error saying to restart and naming where it leads now, never a capability that fails every call as changed (checking tester, session 38)", async () => {
+  test("an alias that leads elsewhere after its extends base was edited is served where it leads now once its importer is read again — on every thread, never the old target, never a call refused as changed (checking tester, session 38; live since session 39)", async () => {
     expect((await call("team.val")).body).toEqual({ said: "v1" });
     writeFileSync(join(root, "capabilities", "tsconfig.base.json"), JSON.stringify({ compilerOptions: { paths: { "@lib/*": ["../lib/*"], "@val/*": ["../val2/*"] } } }));
-    // Saved again (an edit), the file that resolved it before is read anew.
-    await Bun.sleep(20);
-    writeFileSync(join(root, "capabilities", "team.val.ts"), `${capabilityFile("team.val", 'import { V } from "@val/v.ts";', "V")}// saved\n`);
-    const file = join(root, "capabilities", "team.val.ts");
-    const reason = await loadErrorOf(file);
-    expect(reason).toContain(`cannot resolve import "@val/v.ts": tsconfig.json (or a config it extends) was created, changed or removed after this process first read it (it maps it to ${JSON.stringify(join(root, "val2", "v.ts"))} now)`);
-    expect(reason).toContain("Restart `docket serve`");
-    // Not loaded, so not callable: never a call refused as changed on disk.
-    const answer = (await call("team.val")) as unknown as { status: number; body: { error: { error_code: string; message: string } } };
-    expect(answer.status).toBe(404);
-    expect(answer.body.error.message).toContain("did not load");
+    await until("team.val served through the new mapping", async () => (await call("team.val")).body.said === "v2");
+    // Every worker, whichever read the configs first: six at once, three rounds.
+    await sameEverywhere(["team.val", "team.valjs"], { said: "v2" });
+    expect(await loadErrorsNow()).toEqual([]);
     // The alias that still leads where it led keeps working.
     expect(await call("team.alias")).toEqual({ status: 200, body: { said: "aliased" } });
-    // An import of the .js name of the .ts file leads elsewhere too, once read again (third checking tester).
-    writeFileSync(join(root, "capabilities", "team.valjs.ts"), `${capabilityFile("team.valjs", 'import { V } from "@val/v.js";', "V")}// saved\n`);
-    expect(await loadErrorOf(join(root, "capabilities", "team.valjs.ts"))).toContain('cannot resolve import "@val/v.js"');
   });
 
   test("a condition of package.json \"imports\" the runtime never takes (types, browser), changed, moves nothing: no load error, the capability runs (second and third checking testers)", async () => {
@@ -143,26 +149,56 @@ describe("a config rewritten while serving, its mappings unchanged", () => {
     expect(await call("team.hash")).toEqual({ status: 200, body: { said: "aliased" } });
   });
 
-  test("a helper folder's own tsconfig.json changed before the helper first imports through it is a load error once the helper is saved, never the old target served (second checking tester)", async () => {
+  test("a helper folder's own tsconfig.json changed before the helper first imports through it: the helper, saved, is served through the new mapping, never the old target (second checking tester; live since session 39)", async () => {
     expect((await call("team.helper")).body).toEqual({ said: "plain" });
     writeFileSync(join(root, "tools", "tsconfig.json"), JSON.stringify({ compilerOptions: { paths: { "@l/*": ["./lb/*"] } } }));
     await Bun.sleep(20);
     writeFileSync(join(root, "tools", "_h.ts"), 'import { L } from "@l/v.ts";\nexport const H = "aliased:" + L;\n');
-    const file = join(root, "capabilities", "team.helper.ts");
-    const reason = await loadErrorOf(file);
-    expect(reason).toContain(`cannot resolve import "@l/v.ts"`);
-    expect(reason).toContain(`it maps it to ${JSON.stringify(join(root, "tools", "lb", "v.ts"))} now`);
-    expect((await call("team.helper")).status).toBe(404);
+    await until("team.helper served through the new mapping", async () => (await call("team.helper")).body.said === "aliased:lb");
+    await sameEverywhere(["team.helper"], { said: "aliased:lb" });
   });
 
-  test("a name looked up under baseUrl alone that leads elsewhere once baseUrl changed is a load error once saved, never the old target served (second checking tester)", async () => {
+  test("a name looked up under baseUrl alone that leads elsewhere once baseUrl changed is served from there once saved, never the old target (second checking tester; live since session 39)", async () => {
     expect((await call("team.based")).body).toEqual({ said: "src" });
     writeFileSync(join(root, "based", "caps", "tsconfig.json"), JSON.stringify({ compilerOptions: { baseUrl: "../alt" } }));
     await Bun.sleep(20);
     writeFileSync(join(root, "based", "caps", "_b.ts"), 'import { B } from "src/b.ts";\nexport const BASED = B; // saved\n');
-    const file = join(root, "capabilities", "team.based.ts");
-    const reason = await loadErrorOf(file);
-    expect(reason).toContain(`cannot resolve import "src/b.ts"`);
-    expect(reason).toContain(`it maps it to ${JSON.stringify(join(root, "based", "alt", "src", "b.ts"))} now`);
+    await until("team.based served from the new baseUrl", async () => (await call("team.based")).body.said === "alt");
+    await sameEverywhere(["team.based"], { said: "alt" });
+  });
+
+  test("an alias that now leads to no file is a load error saying to restart (a new process may find a package of that name), never the old target served", async () => {
+    writeFileSync(join(root, "tools", "tsconfig.json"), JSON.stringify({ compilerOptions: { paths: { "@l/*": ["./lc/*"] } } }));
+    await Bun.sleep(20);
+    writeFileSync(join(root, "tools", "_h.ts"), 'import { L } from "@l/v.ts";\nexport const H = "aliased:" + L; // saved\n');
+    const reason = await loadErrorOf(join(root, "capabilities", "team.helper.ts"));
+    expect(reason).toContain('cannot resolve import "@l/v.ts": tsconfig.json was created, changed or removed after this process first read it (it no longer maps it to a file)');
+    expect(reason).toContain("Restart `docket serve`");
+    expect((await call("team.helper")).status).toBe(404);
+  });
+});
+
+describe("a config outside the watched folders that an alias's tsconfig.json extends", () => {
+  test("edited, it reloads what imports through the alias, with no other save: a root tsconfig.base.json (Nx, Turborepo)", async () => {
+    const base = realpathSync(mkdtempSync(join(tmpdir(), "docket-alias-base-")));
+    mkdirSync(join(base, ".git"));
+    mkdirSync(join(base, "capabilities"));
+    mkdirSync(join(base, "w1"));
+    mkdirSync(join(base, "w2"));
+    writeFileSync(join(base, "w1", "w.ts"), 'export const W = "w1";\n');
+    writeFileSync(join(base, "w2", "w.ts"), 'export const W = "w2";\n');
+    writeFileSync(join(base, "tsconfig.base.json"), JSON.stringify({ compilerOptions: { paths: { "@w/*": ["./w1/*"] } } }));
+    writeFileSync(join(base, "capabilities", "tsconfig.json"), JSON.stringify({ extends: "../tsconfig.base.json" }));
+    writeFileSync(join(base, "capabilities", "team.w.ts"), capabilityFile("team.w", 'import { W } from "@w/w.ts";', "W"));
+    const own = await serveCheckout(base, { watchOptions: { debounceMs: 30 } });
+    try {
+      const said = async () => ((await (await fetch(`${own.url}/api/v1/team/w`, { method: "POST", headers: { "Content-Type": "application/json" }, body: "{}" })).json()) as { said?: string }).said;
+      expect(await said()).toBe("w1");
+      writeFileSync(join(base, "tsconfig.base.json"), JSON.stringify({ compilerOptions: { paths: { "@w/*": ["./w2/*"] } } }));
+      await until("team.w served through the edited base", async () => (await said()) === "w2");
+    } finally {
+      await own.stop();
+      rmSync(base, { recursive: true, force: true });
+    }
   });
 });

@@ -119,6 +119,12 @@ export interface ExecutionReporter {
   finish(waitMs?: number): Promise<void>;
   /** Stops reporting at once, saying nothing; what an ended run still owes is left for the server (`leave`). */
   stop(): void;
+  /**
+   * The last sequence the server holds of the execution, once it took the run's end, when that is
+   * beyond the run's own: the server's own `execution.cancel_requested` of a cancel asked of it that
+   * reached the run only after it had ended, stored before the run's end. Null otherwise.
+   */
+  serverLastSequence(): number | null;
 }
 
 /** Failed reports in a row, after one succeeded, before the run says the server does not answer (docs/protocol.md). */
@@ -181,6 +187,8 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
   let cancelPassed = false;
   /** The sequence of this run's own execution.cancel_requested, once it has one: every report says it. */
   let cancelSequence: number | null = null;
+  /** The server's last sequence of the execution when it holds events beyond the run's (serverLastSequence). */
+  let serverLast: number | null = null;
   let finishing = false;
   let finishingSince = 0;
   /** The end window passed without the server taking the run's end (gaveUp). */
@@ -339,6 +347,14 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
       return;
     }
     const same = done && answer.through >= local!.last_sequence && answer.state === local!.state;
+    // A cancel asked of the server that reached this run only after it had ended is held there as
+    // the server's own event, before this run's end: said, and the run's document counts it, so
+    // that the run and the server tell the same execution (docs/protocol.md).
+    if (same && answer.through > local!.last_sequence) {
+      serverLast = answer.through;
+      const cancels = answer.through - local!.last_sequence === 1 ? "a cancel" : `${answer.through - local!.last_sequence} events`;
+      return end(`${serverName()} holds ${cancels} asked of it for ${id} that reached this run only after it had ended ${local!.state}: it stands there before this run's end, which is sequence ${answer.through} there (${local!.last_sequence} here)`);
+    }
     if (same) return end(null);
     if (done) return end(`${serverName()} holds ${id} as ${answer.state}: ${answer.message}`);
     end(`${serverName()} ended ${id} as ${answer.state} (${answer.message}), so from now on this execution is visible to this process alone`);
@@ -489,6 +505,7 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
       wake(0);
       return finished;
     },
+    serverLastSequence: () => serverLast,
     // Stopped waiting (a third Ctrl-C): what it owes stays for the server, as when it gives up.
     stop: () => {
       if (stopped) return;

@@ -333,8 +333,11 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
     // The server holds the end too before the run says how it ended (a script may ask it next).
     await reporter?.finish(stoppingNow ? STOP_NOW_REPORT_MS : undefined);
     writing = true;
+    // A cancel the server holds before the run's end (it came too late for the run) is counted as the server counts it.
+    const serverLast = reporter?.serverLastSequence() ?? null;
+    const told = serverLast === null ? snapshot : { ...snapshot, last_sequence: serverLast };
     // Heard by no server, the execution is in no server's store: nothing can reconcile it there.
-    return await finishSettled(options, style, snapshot, {}, reporter === null);
+    return await finishSettled(options, style, told, {}, reporter === null);
   } finally {
     // The terminal gets its cursor back whatever happened (an exception included).
     live?.stop();

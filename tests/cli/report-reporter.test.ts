@@ -402,6 +402,21 @@ describe("the run's reporter", () => {
     expect(ended.sent).toHaveLength(2);
   });
 
+  test("reporter of a run that ended before a cancel asked of the server reached it says so, and gives the server's count of the execution's events (hostile tester, session 39)", async () => {
+    const t = setup();
+    await t.tick(0);
+    expect(t.reporter.serverLastSequence()).toBeNull();
+    t.store.append(ID, [{ type: "execution.completed", data: { state: "succeeded", output: { n: 1 }, duration_ms: 5 } }]);
+    // The server stored its own cancel_requested (3) before it took the run's end, which it holds as 4.
+    t.answerWith((report) => t.took(report, { ended: true, state: "succeeded", through: 4 }));
+    const finished = t.reporter.finish();
+    await t.tick(0);
+    await finished;
+    expect(t.reporter.serverLastSequence()).toBe(4);
+    expect(t.said.at(-1)).toBe(`the server at ${URL} holds a cancel asked of it for ${ID} that reached this run only after it had ended succeeded: it stands there before this run's end, which is sequence 4 there (3 here)`);
+    expect(alone(t.said)).toEqual([]);
+  });
+
   test("reporter of a run waiting for its run_id asks the server to bind it after the first answer, and lets the run begin only once an answer says it is bound", async () => {
     const { reporter, sent, took, answerWith, said, tick } = setup({ runId: "rid-1" });
     let first: unknown = null;

@@ -134,6 +134,58 @@ describe("docket run and the server serving its checkout", () => {
     }
   });
 
+  test("docket run that ends before a cancel asked of the server reaches it says so, and its document counts the execution's events as the server does (hostile tester, session 39)", async () => {
+    const checkout = tempCheckout();
+    // Waits for a file to appear (polling), whatever a cancel asks: its end is the test's to give.
+    writeFiles(checkout, {
+      "capabilities/demo.gate.ts": `import { capability } from "docket";
+import * as v from "valibot";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+export default capability({
+  id: "demo.gate",
+  title: "Gate",
+  description: "Ends once a file named go appears.",
+  effect: "read",
+  cancellable: true,
+  input: v.object({}),
+  output: v.object({ went: v.boolean() }),
+  async handler(_input, ctx) {
+    while (!existsSync(join(ctx.root, "go"))) await new Promise((r) => setTimeout(r, 10));
+    return { went: true };
+  },
+});
+`,
+    });
+    const server = await serveCheckout(checkout);
+    const http = api(server.url);
+    const child = spawnDocket(fromSource, ["run", "demo.gate", "--format", "json"], { cwd: checkout });
+    try {
+      const stdout = new Response(child.stdout).text();
+      const stderr = new Response(child.stderr).text();
+      const running = await reportedBy(http, child.pid, "running");
+      // The run hears the server only in the answers to its reports: stopped, it hears nothing
+      // until its handler has ended, and the report of that end is the first the cancel can answer.
+      child.kill("SIGSTOP");
+      const receipt = await http.post("/api/v1/executions/cancel", { id: running.id });
+      expect(receipt.body).toMatchObject({ requested: true, state: "cancelling" });
+      writeFileSync(join(checkout, "go"), "");
+      child.kill("SIGCONT");
+      expect(await child.exited).toBe(0);
+      const document = oneJsonDocument(await stdout);
+      const held = await http.get(`/api/v1/executions/get?id=${running.id}`);
+      expect(held).toMatchObject({ state: "succeeded", output: { went: true } });
+      expect(document.execution).toMatchObject({ id: running.id, state: "succeeded", last_sequence: held.last_sequence });
+      const { events } = await http.get(`/api/v1/executions/events?id=${running.id}&limit=1000`);
+      expect(events.map((e: any) => e.type)).toEqual(["execution.created", "execution.started", "execution.cancel_requested", "execution.completed"]);
+      expect(await stderr).toContain(`holds a cancel asked of it for ${running.id} that reached this run only after it had ended succeeded: it stands there before this run's end, which is sequence 4 there (3 here)`);
+    } finally {
+      child.kill("SIGCONT");
+      child.kill("SIGKILL");
+      await server.stop();
+    }
+  });
+
   /**
    * A `docket serve` of its own (its report silence set through its environment variable) and a
    * run reporting to it, SIGKILLed once the server holds it running: the failure the server ends

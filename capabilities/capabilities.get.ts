@@ -12,7 +12,7 @@ export default capability({
   handler(input, ctx) {
     const found = planeOf(ctx).capability(input.id);
     if (!found) {
-      throw new CapabilityError("not_found", `No capability "${input.id}" is loaded.`, {
+      throw new CapabilityError("not_found", `No capability ${JSON.stringify(input.id)} is loaded.`, {
         suggestion: planeOf(ctx).unknownCapabilityHint(input.id),
         context: { id: input.id },
       });

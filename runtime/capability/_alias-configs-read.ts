@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { aliasTargets, ON_DISK, tsconfigAliasesWithBase, type AliasConfigs, type TsconfigAlias } from "./alias-targets.ts";
+import { aliasTargets, ON_DISK, tsconfigAliasesWithBase, type AliasConfigs, type ImportKind, type TsconfigAlias } from "./alias-targets.ts";
 import { existingModule } from "./_missing-package.ts";
 
 /**
@@ -67,9 +67,9 @@ export function staleAliasConfigs(specifier: string, fromDir: string): string[] 
   return [...new Set([...now.configs, ...then.configs])];
 }
 
-/** Where `specifier` leads now through the configs (`baseUrl` included), or null. */
-export function aliasLeadsNow(specifier: string, fromDir: string): string | null {
-  return leadsTo(aliasTargets(specifier, fromDir, NOW).targets) || null;
+/** Where `specifier` leads now through the configs (`baseUrl` included), imported as `kind`, or null. */
+export function aliasLeadsNow(specifier: string, fromDir: string, kind: ImportKind = "import"): string | null {
+  return leadsTo(aliasTargets(specifier, fromDir, NOW, kind).targets) || null;
 }
 
 /** The module a list of alias targets leads to: the first that exists, or "" when none does (or there is none). */

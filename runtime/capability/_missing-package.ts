@@ -2,6 +2,7 @@ import { existsSync, lstatSync, statSync } from "node:fs";
 import { builtinModules } from "node:module";
 import { basename, dirname, join, relative } from "node:path";
 import { aliasTargets, nearestTsconfig, outerAlias, targetFrom } from "./alias-targets.ts";
+import { readConfigJson } from "./config-file.ts";
 import { findCheckoutRoot } from "./checkout.ts";
 import { packageEntry } from "./_package-entry.ts";
 
@@ -69,8 +70,18 @@ export function installAdvice(pkg: string, fromDir: string): InstallAdvice {
 export function existingModule(path: string): string | null {
   const written = path.match(/^(.*)\.(js|jsx|mjs|cjs)$/);
   const typescript = written === null ? [] : (TYPESCRIPT_FOR[written[2]!] ?? []).map((extension) => `${written[1]}${extension}`);
-  const candidates = [path, ...MODULE_EXTENSIONS.map((extension) => `${path}${extension}`), ...typescript, ...MODULE_EXTENSIONS.map((extension) => `${path}/index${extension}`)];
-  return candidates.find(isFileNow) ?? null;
+  const file = [path, ...MODULE_EXTENSIONS.map((extension) => `${path}${extension}`), ...typescript].find(isFileNow);
+  if (file !== undefined) return file;
+  // A folder: the file its package.json "main" names, as the runtime takes it, else its index.
+  const main = folderMain(path);
+  const inFolder = main === null ? [] : [main, ...MODULE_EXTENSIONS.map((extension) => `${main}${extension}`), ...MODULE_EXTENSIONS.map((extension) => `${main}/index${extension}`)];
+  return [...inFolder, ...MODULE_EXTENSIONS.map((extension) => `${path}/index${extension}`)].find(isFileNow) ?? null;
+}
+
+/** The path a folder's package.json "main" names, or null (no package.json, no "main"). */
+function folderMain(dir: string): string | null {
+  const main = readConfigJson(join(dir, "package.json"))?.main;
+  return typeof main === "string" && main !== "" ? join(dir, main) : null;
 }
 
 /** The extensions the runtime tries for a module named without one, in its order (Bun 1.4, measured). */

@@ -1,4 +1,5 @@
-import { readFileSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
+import { readConfigJson } from "./config-file.ts";
 import { join } from "node:path";
 
 /**
@@ -20,12 +21,9 @@ const BUILD = "Build the package (one installed from a git checkout or a workspa
  * be said.
  */
 export function packageEntry(dir: string, subpath: string): PackageEntry | null {
-  let manifest: { exports?: unknown; main?: unknown };
-  try {
-    manifest = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { exports?: unknown; main?: unknown };
-  } catch {
-    return null;
-  }
+  // Read as any config is: a FIFO named package.json never holds the thread (config-file.ts).
+  const manifest = readConfigJson(join(dir, "package.json")) as { exports?: unknown; main?: unknown } | null;
+  if (manifest === null) return null;
   if (manifest.exports !== undefined && manifest.exports !== null) return exportedEntry(dir, manifest.exports, `.${subpath}`);
   if (subpath === "") return mainEntry(dir, typeof manifest.main === "string" ? manifest.main : null);
   const path = join(dir, subpath);

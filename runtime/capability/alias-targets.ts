@@ -1,8 +1,8 @@
 // Where a tsconfig `paths` alias or a package.json `"imports"` entry leads, read by docket itself
 // (_fresh-resolve.ts asks those folders again; _missing-package.ts names them in a load error).
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
-import { parseJsonc } from "./jsonc.ts";
+import { readConfigJson } from "./config-file.ts";
 
 /**
  * The alias configs as some reader sees them: on disk now (ON_DISK), or as a thread first met
@@ -27,7 +27,7 @@ export const ON_DISK: AliasConfigs = {
  * Configs that do not parse (as JSON with comments and trailing commas) give none; `configs` are the ones
  * that matched. Read from disk, or as `read` gives the configs.
  */
-export function aliasTargets(specifier: string, fromDir: string, read: AliasConfigs = ON_DISK): { configs: string[]; targets: string[] } {
+export function aliasTargets(specifier: string, fromDir: string, read: AliasConfigs = ON_DISK, kind: ImportKind = "import"): { configs: string[]; targets: string[] } {
   const configs: string[] = [];
   const targets: string[] = [];
   const tsconfig = nearestOf(fromDir, "tsconfig.json", read.tsconfig);
@@ -48,7 +48,7 @@ export function aliasTargets(specifier: string, fromDir: string, read: AliasConf
     const imports = manifest.value.imports;
     // One entry is taken: the key itself, else the pattern with the longest part before its `*` (Node's rule).
     const best = bestMatch(Object.entries(isRecord(imports) ? imports : {}), ([pattern]) => pattern, specifier);
-    if (best !== null) for (const leaf of takenLeaves(best.value[1])) if (leaf.startsWith("./")) targets.push(resolve(dirname(manifest.path), leaf.replace("*", best.star)));
+    if (best !== null) for (const leaf of takenLeaves(best.value[1], kind)) if (leaf.startsWith("./")) targets.push(resolve(dirname(manifest.path), leaf.replaceAll("*", best.star)));
     if (targets.length > before) configs.push(manifest.path);
   }
   return { configs, targets };
@@ -235,20 +235,27 @@ function matched(pattern: string, specifier: string): string | null {
   return specifier.slice(head.length, specifier.length - tail.length);
 }
 
-/** The conditions the runtime matches in a package.json `"imports"` value, in any order the file gives them. */
-const RUNTIME_CONDITIONS = new Set(["bun", "import", "require", "node", "module", "default"]);
+/** How a module imports a name: `import` (and `import()`), or `require()` — package.json "imports" conditions differ. */
+export type ImportKind = "import" | "require";
+
+/** The conditions the runtime matches in a package.json `"imports"` value, by how it is imported (Bun 1.4, measured; never `module`, `types`, `browser`). */
+const RUNTIME_CONDITIONS: Record<ImportKind, ReadonlySet<string>> = {
+  import: new Set(["bun", "node", "import", "default", "node-addons"]),
+  require: new Set(["bun", "node", "require", "default", "node-addons"]),
+};
 
 /**
  * The paths of a package.json `"imports"` value the runtime may take: a path, each of an array,
  * or of conditions the first one it matches (`{"types": …, "bun": …, "default": …}` takes "bun"),
- * never one it skips (`types`, `browser`) — a change there leads nowhere else (third checking tester).
+ * never one it skips (`types`, `browser`, `require` for an import) — a change there leads nowhere
+ * else (third checking tester).
  */
-function takenLeaves(value: unknown): string[] {
+function takenLeaves(value: unknown, kind: ImportKind): string[] {
   if (typeof value === "string") return [value];
-  if (Array.isArray(value)) return value.flatMap(takenLeaves);
+  if (Array.isArray(value)) return value.flatMap((item) => takenLeaves(item, kind));
   if (!isRecord(value)) return [];
-  const taken = Object.keys(value).find((condition) => RUNTIME_CONDITIONS.has(condition));
-  return taken === undefined ? [] : takenLeaves(value[taken]);
+  const taken = Object.keys(value).find((condition) => RUNTIME_CONDITIONS[kind].has(condition));
+  return taken === undefined ? [] : takenLeaves(value[taken], kind);
 }
 
 function nearest(dir: string, name: string): string | null {
@@ -259,13 +266,7 @@ function nearest(dir: string, name: string): string | null {
 }
 
 function readJson(file: string): Record<string, unknown> | null {
-  try {
-    // A tsconfig.json may hold comments and trailing commas (TypeScript reads them; `tsc --init` writes them).
-    const value = parseJsonc(readFileSync(file, "utf8"));
-    return isRecord(value) ? value : null;
-  } catch {
-    return null;
-  }
+  return readConfigJson(file);
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

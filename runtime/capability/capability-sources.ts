@@ -12,7 +12,7 @@ import { dataProblem, importKinds, type DataKind } from "./data-imports.ts";
 import { unpinnableImport, type UnpinnableImport } from "./_unpinnable-import.ts";
 import { CapabilityError } from "./capability-error.ts";
 import { installedPackageDir, MODULE_EXTENSIONS, packageOf, RESTART_TO_LOAD } from "./_missing-package.ts";
-import { extendsChain } from "./alias-targets.ts";
+import { aliasTargets, extendsChain, type ImportKind } from "./alias-targets.ts";
 import { aliasLeadsNow, noteAliasConfigs, staleAliasConfigs } from "./_alias-configs-read.ts";
 import { resolveFresh } from "./_fresh-resolve.ts";
 import { readRegularFileText } from "./open-regular-file.ts";
@@ -188,7 +188,9 @@ function localImports(module: SourceModule, scanner: ImportScanner): LocalImport
     let resolved: string | null;
     if (!/^\.{0,2}\//.test(specifier)) {
       // A name: local only through an alias, and then a script or data like a path's.
-      resolved = aliasedLocal(specifier, fromDir, scanner);
+      // Imported by require() alone, package.json "imports" conditions are require's.
+      const used = uses.get(specifier);
+      resolved = aliasedLocal(specifier, fromDir, scanner, used !== undefined && used.size > 0 && [...used].every((use) => use === "require") ? "require" : "import");
       if (resolved === null) continue;
     } else {
       resolved = scanner.resolve(specifier, fromDir)?.replace(/\?.*$/, "") ?? null;
@@ -212,22 +214,20 @@ function localImports(module: SourceModule, scanner: ImportScanner): LocalImport
 }
 
 /**
- * Where a relative import leads now when the file it names is a symbolic link: the runtime keeps
- * where a link led the first time it resolved it, for the life of the process, so a link
- * re-pointed since (`ln -sfn b.ts _s.ts`) would still give the old target — read, pinned and
- * versioned in the new one's place. The link's target is read again; any other file is where
- * the runtime said.
+ * Where a relative import leads now when the file it names is a symbolic link, or sits in a
+ * folder reached through one (`cur -> v1`): the runtime keeps where a link led the first time it
+ * resolved it, for the life of the process, so a link re-pointed since (`ln -sfn b.ts _s.ts`,
+ * `ln -sfn v2 cur`) would still give the old target — read, pinned and versioned in the new one's
+ * place. The links are read again; any other file is where the runtime said.
  */
 function linkedNow(specifier: string, fromDir: string, resolved: string): string {
   const written = resolve(fromDir, specifier.replace(/\?.*$/, ""));
   for (const candidate of [written, ...MODULE_EXTENSIONS.map((extension) => `${written}${extension}`)]) {
-    let link: boolean;
     try {
-      link = lstatSync(candidate).isSymbolicLink();
+      lstatSync(candidate);
     } catch {
       continue;
     }
-    if (!link) return resolved;
     // A link to a folder (its index file), or to nothing, is left to the runtime.
     const target = realOrSelf(candidate);
     return target !== candidate && !isFolder(target) ? target : resolved;
@@ -281,21 +281,34 @@ function usesOf(module: SourceModule): Map<string, Set<ImportUse>> {
  * Every local import is served pinned to the file docket names, so a changed alias reloads its
  * importers as an edited helper does (docs/authoring.md, "Live reload").
  */
-function aliasedLocal(specifier: string, fromDir: string, scanner: ImportScanner): string | null {
+function aliasedLocal(specifier: string, fromDir: string, scanner: ImportScanner, kind: ImportKind): string | null {
   // docket serves these two itself (adapter/bun-modules.ts), whatever a resolver would find.
   if (specifier === "docket" || specifier === "valibot" || specifier.startsWith("valibot/")) return null;
+  // The configs first, as the runtime reads them (`paths` before node_modules), but as they are on
+  // disk now: the runtime's own answer may come from a reading older than an edit.
+  const now = aliasLeadsNow(specifier, fromDir, kind);
+  if (now !== null) {
+    // Into node_modules (vendored code mapped by `paths`): a package's file, the runtime's to import
+    // — unless the runtime still leads the name elsewhere, as the configs did when it first read them.
+    if (/\/node_modules\//.test(now)) {
+      const runtime = resolveFresh(specifier, fromDir, (name, dir) => scanner.resolve(name, dir))?.replace(/\?.*$/, "") ?? null;
+      if (runtime !== null && runtime.startsWith("/") && realOrSelf(runtime) !== realOrSelf(now)) refuseRuntimeMapping(specifier, fromDir, `it maps it to ${JSON.stringify(now)} now, a file of a package, which the runtime imports itself`);
+      return null;
+    }
+    // The file itself, its links read now (a `cur -> v1` folder re-pointed): as linkedNow does for a path.
+    const target = realOrSelf(now);
+    return isFolder(target) ? now : target;
+  }
   const resolved = resolveFresh(specifier, fromDir, (name, dir) => scanner.resolve(name, dir))?.replace(/\?.*$/, "") ?? null;
-  if (resolved !== null && (!resolved.startsWith("/") || /\/node_modules\/|\/\.bun\/install\/cache\//.test(resolved))) return null;
+  if (resolved === null || !resolved.startsWith("/") || /\/node_modules\/|\/\.bun\/install\/cache\//.test(resolved)) return null;
   // `#…` names only a package.json "imports" entry; any other name may also be a package's. A
   // package's name that climbs out of its folder (`ms/../../lib/x.ts`) names a file of the project.
   const pkg = specifier.startsWith("#") ? null : packageOf(specifier);
   const dir = pkg === null ? null : installedPackageDir(pkg, fromDir);
-  if (resolved !== null && dir !== null && insideFolder(realOrSelf(resolved), realOrSelf(dir))) return null;
-  const now = aliasLeadsNow(specifier, fromDir);
-  if (now !== null) return now;
+  if (dir !== null && insideFolder(realOrSelf(resolved), realOrSelf(dir))) return null;
   // No config leads it to a file now: the runtime's answer, unless that is a mapping it kept from
   // before (a new process may resolve the name as a package).
-  if (resolved !== null) refuseMappingGone(specifier, fromDir);
+  refuseMappingGone(specifier, fromDir);
   return resolved;
 }
 
@@ -305,11 +318,19 @@ function aliasedLocal(specifier: string, fromDir: string, scanner: ImportScanner
  * Resolved the old way, it would be a version of the capability other than a new process loads.
  */
 function refuseMappingGone(specifier: string, fromDir: string): void {
-  const changed = staleAliasConfigs(specifier, fromDir);
-  if (changed.length === 0) return;
+  if (staleAliasConfigs(specifier, fromDir).length > 0) refuseRuntimeMapping(specifier, fromDir, "it no longer maps it to a file");
+}
+
+/**
+ * The load error of an import the runtime resolves as configs mapped it when it first read them,
+ * where the configs on disk now say otherwise (`now`) and docket cannot serve it pinned itself.
+ */
+function refuseRuntimeMapping(specifier: string, fromDir: string, now: string): never {
+  const stale = staleAliasConfigs(specifier, fromDir);
+  const changed = stale.length > 0 ? stale : aliasTargets(specifier, fromDir).configs;
   // A tsconfig.json that extends others may have changed through them (an edited tsconfig.base.json).
-  const named = changed.map((config) => `${relativeToFolder(fromDir, config)}${basename(config) === "tsconfig.json" && extendsChain(config).length > 1 ? " (or a config it extends)" : ""}`).join(" and ");
-  throw new CapabilityError("invalid_input", `cannot resolve import ${JSON.stringify(specifier)}: ${named} ${changed.length > 1 ? "were" : "was"} created, changed or removed after this process first read ${changed.length > 1 ? "them" : "it"} (it no longer maps it to a file), and the runtime keeps the mapping it read first. ${RESTART_TO_LOAD} to use it.`);
+  const named = changed.map((config) => `${relativeToFolder(fromDir, config)}${basename(config) === "tsconfig.json" && extendsChain(config).length > 1 ? " (or a config it extends)" : ""}`).join(" and ") || "its alias configs";
+  throw new CapabilityError("invalid_input", `cannot resolve import ${JSON.stringify(specifier)}: ${named} ${changed.length > 1 ? "were" : "was"} created, changed or removed after this process first read ${changed.length > 1 ? "them" : "it"} (${now}), and the runtime keeps the mapping it read first. ${RESTART_TO_LOAD} to use it.`);
 }
 
 /** A config's path as seen from the folder of the module importing through it: `tsconfig.json`, `../package.json`. */

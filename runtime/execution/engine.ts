@@ -179,7 +179,7 @@ export function createEngine(options: EngineOptions): Engine {
       throw failure(edge, {
         error_code: "not_found",
         stage: "validate",
-        message: `No capability "${id}" is loaded.`,
+        message: `No capability ${JSON.stringify(id)} is loaded.`,
         suggestion: unknownCapabilityHint(id, registry),
         context: { capability: id },
       });

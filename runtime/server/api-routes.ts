@@ -177,7 +177,7 @@ function unknownCapability(c: Context<AppEnv>, plane: ExecutionPlane, id: string
   return edgeFailure(c, {
     status: 404,
     error_code: "not_found",
-    message: `No capability "${id.slice(0, 128)}" is loaded, so ${API_PREFIX}/${id.split(".").join("/").slice(0, 128)} does not exist.`,
+    message: `No capability ${JSON.stringify(id.slice(0, 128))} is loaded, so ${API_PREFIX}/${id.split(".").join("/").slice(0, 128)} does not exist.`,
     suggestion: `${close.length > 0 ? `Did you mean ${close.join(" or ")}? ` : ""}List the loaded capabilities at ${API_PREFIX}/capabilities/list.`,
     context: { capability: id.slice(0, 128), capabilities: `${API_PREFIX}/capabilities/list` },
   });

@@ -94,3 +94,33 @@ describe("docket's reading of an alias is the runtime's", () => {
     }
   });
 });
+
+describe("docket's reading of an alias is the runtime's: conditions, folders, links (third tester, session 39)", () => {
+  test("package.json imports conditions an import takes: bun, node, import, default, node-addons — never require, module, browser, types", () => {
+    const conditions = ["bun", "node", "import", "require", "module", "node-addons", "browser", "types", "worker"];
+    const files: Record<string, string> = { "package.json": JSON.stringify({ name: "team", imports: Object.fromEntries(conditions.map((c) => [`#${c}`, { [c]: `./${c}.ts`, default: "./fallback.ts" }])) }), "fallback.ts": "" };
+    for (const c of conditions) files[`${c}.ts`] = "";
+    const dir = checkout(files);
+    for (const c of conditions) expect({ c, docket: aliasLeadsNow(`#${c}`, dir) }).toEqual({ c, docket: runtimeResolves(`#${c}`, dir) });
+    // And what require() takes: require, never import.
+    expect(aliasLeadsNow("#require", dir, "require")).toEndWith("/require.ts");
+    expect(aliasLeadsNow("#import", dir, "require")).toEndWith("/fallback.ts");
+    expect(aliasLeadsNow("#module", dir, "require")).toEndWith("/fallback.ts");
+  });
+
+  test("a folder: the file its package.json main names before its index; a target with two `*`", () => {
+    const dir = checkout({
+      "tsconfig.json": JSON.stringify({ compilerOptions: { paths: { "@d/*": ["./d/*"] } } }),
+      "package.json": JSON.stringify({ name: "team", imports: { "#two/*": "./two/*/*.ts" } }),
+      "d/main/package.json": JSON.stringify({ main: "entry.ts" }),
+      "d/main/entry.ts": "",
+      "d/main/index.ts": "",
+      "d/bare/package.json": JSON.stringify({ main: "lib/start" }),
+      "d/bare/lib/start.ts": "",
+      "d/none/package.json": JSON.stringify({ name: "none" }),
+      "d/none/index.ts": "",
+      "two/x/x.ts": "",
+    });
+    for (const specifier of ["@d/main", "@d/bare", "@d/none", "#two/x"]) expect({ specifier, docket: aliasLeadsNow(specifier, dir) }).toEqual({ specifier, docket: runtimeResolves(specifier, dir) });
+  });
+});

@@ -42,6 +42,15 @@ export function apiContract(name: string, start: StartFn): void {
       expect(bare.error.message).toBe("/api/v1/ names no capability.");
     });
 
+    test("an id holding a control character is quoted with it escaped, never shown as the loaded id it is not (hostile tester, session 39)", async () => {
+      const started = await http.post("/api/v1/executions/start", { capability: "executions.demonstrate\u0000", input: {} });
+      const { error } = (await started.json()) as any;
+      expect(error.error_code).toBe("not_found");
+      expect(error.message).toBe('No capability "executions.demonstrate\\u0000" is loaded.');
+      const got = (await (await http.get("/api/v1/capabilities/get?id=executions.demonstrate%01")).json()) as any;
+      expect(got.error.message).toBe('No capability "executions.demonstrate\\u0001" is loaded.');
+    });
+
     test("read capability answers GET with query and POST with a JSON body", async () => {
       const list = (await (await http.get("/api/v1/capabilities/list")).json()) as any;
       expect(list.capabilities.map((c: any) => c.id)).toContain("executions.demonstrate");

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import type { DocketServer } from "../../runtime/server/serve.ts";
 import { serveCheckout } from "./_support/servers.ts";
 
@@ -200,5 +200,80 @@ describe("a config outside the watched folders that an alias's tsconfig.json ext
       await own.stop();
       rmSync(base, { recursive: true, force: true });
     }
+  });
+});
+
+describe("aliases through links, out of node_modules, and configs that are no regular file (third tester, session 39)", () => {
+  let own: DocketServer;
+  let checkoutDir: string;
+  const say = async (id: string) => ((await (await fetch(`${own.url}/api/v1/${id.replace(".", "/")}`, { method: "POST", headers: { "Content-Type": "application/json" }, body: "{}" })).json()) as { said?: string }).said;
+  const save = (id: string, imports: string) => writeFileSync(join(checkoutDir, "capabilities", `${id}.ts`), `${capabilityFile(id, imports, "V")}// saved ${Date.now()}\n`);
+  const tsconfig = (paths: Record<string, string[]>) => writeFileSync(join(checkoutDir, "capabilities", "tsconfig.json"), JSON.stringify({ compilerOptions: { paths } }));
+
+  beforeAll(async () => {
+    checkoutDir = realpathSync(mkdtempSync(join(tmpdir(), "docket-alias-links-")));
+    mkdirSync(join(checkoutDir, ".git"));
+    mkdirSync(join(checkoutDir, "capabilities"));
+    for (const [path, text] of Object.entries({
+      "lib/v1/x.ts": 'export const V = "v1";\n',
+      "lib/v2/x.ts": 'export const V = "v2";\n',
+      "lib/local.ts": 'export const V = "local";\n',
+      "lib/fake.ts": 'export const V = "fake";\n',
+      "node_modules/vend/x.ts": 'export const V = "vendored";\n',
+      "node_modules/ms/package.json": JSON.stringify({ name: "ms", version: "1.0.0", main: "index.js" }),
+      "node_modules/ms/index.js": 'export const V = "package";\n',
+      "lib/sub/s.ts": 'export const V = "beside a FIFO";\n',
+    })) {
+      mkdirSync(dirname(join(checkoutDir, path)), { recursive: true });
+      writeFileSync(join(checkoutDir, path), text);
+    }
+    symlinkSync("v1", join(checkoutDir, "lib", "cur"));
+    tsconfig({ "@cur/*": ["../lib/cur/*"], "@ui/*": ["../node_modules/vend/*"] });
+    save("team.cur", 'import { V } from "@cur/x";');
+    save("team.ui", 'import { V } from "@ui/x";');
+    save("team.ms", 'import { V } from "ms";');
+    own = await serveCheckout(checkoutDir, { watchOptions: { debounceMs: 30 } });
+  });
+
+  afterAll(async () => {
+    await own?.stop();
+    rmSync(checkoutDir, { recursive: true, force: true });
+  });
+
+  const sameOnEvery = async (id: string, said: string) => {
+    await until(`${id} saying ${said}`, async () => (await say(id)) === said);
+    const answers = await Promise.all(Array.from({ length: 8 }, () => say(id)));
+    expect(answers).toEqual(Array(8).fill(said));
+  };
+
+  test("a folder link an alias leads through, re-pointed (`ln -sfn v2 cur`), serves the new target once its importer is read again — never a load error until restart", async () => {
+    expect(await say("team.cur")).toBe("v1");
+    symlinkSync("v2", join(checkoutDir, "lib", "cur.new"));
+    renameSync(join(checkoutDir, "lib", "cur.new"), join(checkoutDir, "lib", "cur"));
+    save("team.cur", 'import { V } from "@cur/x";');
+    await sameOnEvery("team.cur", "v2");
+  });
+
+  test("an alias moved from a package's file to a project file serves the project file; a paths entry for an installed package's name takes it, as the runtime does", async () => {
+    expect(await say("team.ui")).toBe("vendored");
+    expect(await say("team.ms")).toBe("package");
+    tsconfig({ "@cur/*": ["../lib/cur/*"], "@ui/*": ["../lib/*"], ms: ["../lib/fake.ts"] });
+    save("team.ui", 'import { V } from "@ui/local";');
+    save("team.ms", 'import { V } from "ms";');
+    await sameOnEvery("team.ui", "local");
+    await sameOnEvery("team.ms", "fake");
+  });
+
+  test("a FIFO named package.json or tsconfig.json in a helper's folder is never read: the server answers, and the capability loads", async () => {
+    writeFileSync(join(checkoutDir, "lib", "a.ts"), 'export const V = "a";\n');
+    save("team.fifo", 'import { V } from "../lib/a.ts";');
+    await sameOnEvery("team.fifo", "a");
+    Bun.spawnSync(["mkfifo", join(checkoutDir, "lib", "sub", "package.json")]);
+    Bun.spawnSync(["mkfifo", join(checkoutDir, "lib", "sub", "tsconfig.json")]);
+    // The helper, served already, now imports from the folder holding them.
+    writeFileSync(join(checkoutDir, "lib", "a.ts"), 'export { V } from "./sub/s.ts";\n');
+    await sameOnEvery("team.fifo", "beside a FIFO");
+    const health = await fetch(`${own.url}/healthz`, { signal: AbortSignal.timeout(2000) });
+    expect(health.status).toBe(200);
   });
 });

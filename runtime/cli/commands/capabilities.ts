@@ -66,7 +66,7 @@ const show = defineCommand({
     if (!found) {
       const near = registry.list().filter((c) => c.id.split(".")[0] === args.id.split(".")[0]).map((c) => c.id);
       const hint = near.length > 0 ? ` Loaded in the same namespace: ${near.join(", ")}.` : "";
-      throw new UsageError(`No capability "${args.id}" is loaded.${hint} ${unknownCapabilityHint(args.id, registry).replace("capabilities.list (docket capabilities list)", "docket capabilities list")}`, "docket capabilities show");
+      throw new UsageError(`No capability ${JSON.stringify(args.id)} is loaded.${hint} ${unknownCapabilityHint(args.id, registry).replace("capabilities.list (docket capabilities list)", "docket capabilities list")}`, "docket capabilities show");
     }
     if (args.format === "json") {
       await writeStdout(`${JSON.stringify(describeCapability(found), null, 2)}\n`);

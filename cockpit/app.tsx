@@ -10,6 +10,7 @@ import { newCorrelationId } from "../runtime/execution/failure.ts";
 import { EXECUTION_STATES, type ExecutionState } from "../runtime/execution/state-machine.ts";
 import type { AppEnv } from "../runtime/server/_app-env.ts";
 import type { LiveChannel } from "../runtime/server/live-channel.ts";
+import { loopTurn } from "../runtime/server/loop-turn.ts";
 import { InvalidCursorError } from "../runtime/store/list-cursor.ts";
 import { CANCEL_NOTICES, cancelExecution, cockpitEdge, runCapability } from "./actions.tsx";
 import { RELEASE_NOTICES, releaseArtifacts } from "./release-action.tsx";
@@ -62,6 +63,11 @@ export function createCockpit(options: CockpitOptions): Hono<AppEnv> {
   const results = options.callResults ?? createCallResults();
   const app = new Hono<AppEnv>();
   app.use("*", securityHeaders());
+  // Every page is built on the main thread: the loop turns first, so workers' answers get through (loop-turn.ts).
+  app.use("*", async (_c, next) => {
+    await loopTurn();
+    await next();
+  });
 
   app.get("/assets/:name", (c) => serveAsset(c, c.req.param("name")));
 

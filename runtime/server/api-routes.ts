@@ -12,6 +12,7 @@ import { readJsonBody } from "./json-body.ts";
 import { inputFromQuery, queryEncodingRefusal, queryRefusal } from "./query-input.ts";
 import { downloadArtifact } from "./artifact-download.ts";
 import { longRequest } from "./long-request.ts";
+import { loopTurn } from "./loop-turn.ts";
 
 /** Where every capability's route lives: `a.b` → `/api/v1/a/b`. */
 export const API_PREFIX = "/api/v1";
@@ -79,6 +80,9 @@ export function apiRoutes(plane: ExecutionPlane, answers: LargeAnswers): Hono<Ap
       if (refused) return edgeFailure(c, { status: 400, message: refused.message, suggestion: refused.suggestion, context: refused.context });
       input = inputFromQuery(params, capability.input_schema);
     }
+    // A read built on the main thread (a listing, a snapshot) waits for the loop to turn first, so
+    // that workers' answers get through however many such reads come (loop-turn.ts).
+    if (capability.plane && capability.effect === "read") await loopTurn();
     // The call is bounded by its own deadline; a client that leaves cancels it.
     const edge = edgeOf(c);
     const output = await plane.call(capability.id, input, edge, { signal: longRequest(c) });

@@ -1,3 +1,4 @@
+import { jsonWithin, listedSnapshot } from "./listed-snapshot.ts";
 import type { ExecutionEvent } from "../execution/protocol.ts";
 import type { ExecutionSnapshot } from "../execution/snapshot.ts";
 import type { ExecutionState } from "../execution/state-machine.ts";
@@ -101,11 +102,34 @@ export function listItems(source: ReadSource, query: ListItemsQuery): Pick<ListP
   for (const row of rows.slice(0, limit)) {
     const entry = source.entries.get(row.id);
     // A forgotten row the file still holds may share its id with a newer execution: not that one.
-    const snapshot = entry === undefined || entry.order !== row.ord ? null : readerSnapshot(source, entry);
-    if (snapshot !== null) items.push(snapshot);
+    const listed = entry === undefined || entry.order !== row.ord ? null : listedOf(source, entry);
+    if (listed !== null) items.push(listed);
   }
   return { items, next_cursor: rows.length > limit ? encodeListCursor(rows[limit - 1]!.ord) : null };
 }
+
+/** Listing views of finished executions, kept while what the file holds of them stays the same. */
+const listedKept = new WeakMap<Entry, { key: string; listed: ExecutionSnapshot }>();
+
+/**
+ * An execution as a listing shows it. A finished one's is kept, when it is small (LISTED_KEPT_CHARS):
+ * its snapshot is read from the file and parsed whole — megabytes for one that logged much — and
+ * a listing (the cockpit's, refreshed every few seconds) asks for the same ones again and again.
+ */
+function listedOf(source: ReadSource, entry: Entry): ExecutionSnapshot | null {
+  const finished = entry.snapshot === null && !ahead(entry);
+  const key = `${entry.stored.lastSequence}:${entry.stored.retainedFrom}:${entry.finishedAt}:${entry.stored.state}`;
+  const kept = finished ? listedKept.get(entry) : undefined;
+  if (kept?.key === key) return copySnapshot(kept.listed);
+  const snapshot = readerSnapshot(source, entry);
+  if (snapshot === null) return null;
+  const listed = listedSnapshot(snapshot);
+  if (finished && jsonWithin(listed, LISTED_KEPT_CHARS)) listedKept.set(entry, { key, listed: copySnapshot(listed) });
+  return listed;
+}
+
+/** The most a kept listing view may hold (about, in characters of JSON): 1,000 retained executions keep at most about 32 MiB. */
+const LISTED_KEPT_CHARS = 32 * 1024;
 
 /**
  * The last `count` committed executions before `query.before` of the state and capability asked

@@ -1,3 +1,4 @@
+import { listedSnapshot } from "./listed-snapshot.ts";
 import type { EventDraft, ExecutionEvent } from "../execution/protocol.ts";
 import { createdEvent, createStamper, numberEvents } from "./_numbering.ts";
 import { copySnapshot, keep } from "./_kept-values.ts";
@@ -268,7 +269,7 @@ export function createMemoryStore(options: MemoryStoreOptions): ExecutionStore {
         next_cursor = encodeListCursor(lastOrder);
         break;
       }
-      items.push(snapshotAt(row));
+      items.push(listedSnapshot(snapshotAt(row)));
       lastOrder = rows.order(row);
     }
     return { items, next_cursor, counts: { ...counts } };

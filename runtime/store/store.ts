@@ -52,6 +52,7 @@ export interface ListFilter {
 }
 
 export type ListPage = {
+  /** Newest first, each as a listing shows it (listed-snapshot.ts): its log, steps, diagnostics, input and output kept small. */
   items: ExecutionSnapshot[];
   next_cursor: string | null;
   /** How many executions the store holds in each state (all of them, not just this page). */

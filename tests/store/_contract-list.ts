@@ -3,6 +3,7 @@ import fc from "fast-check";
 import { EXECUTION_STATES, type ExecutionState } from "../../runtime/execution/state-machine.ts";
 import { InvalidCursorError, type ExecutionStore, type ListFilter } from "../../runtime/store/index.ts";
 import { draft, idOf, newExecution, pathTo, type Fixture } from "./_fixtures.ts";
+import { reconciled, unknownEnd } from "./_contract-reconcile.ts";
 
 const CAPABILITIES = ["demo.read", "demo.write", "files.digest"];
 
@@ -45,6 +46,37 @@ export function listCases(f: Fixture): void {
       expect(both.every((s) => s.capability === "demo.write" && s.state === "succeeded")).toBe(true);
       expect(store.list({ capability: "nope" }).items).toEqual([]);
       expect(store.list({ capability: "nope" }).next_cursor).toBeNull();
+    });
+
+    test("store.list shows each execution with what grows kept small, the rest as get answers it; a listing asked again after the execution changed shows the change (hostile tester, session 39)", () => {
+      const store = f.make();
+      const big = { text: "y".repeat(10_000) };
+      store.create(newExecution(1, { input: big }));
+      const lines = Array.from({ length: 40 }, (_, i) => draft.log(`line ${i} ${"z".repeat(100)}`));
+      const steps = Array.from({ length: 15 }, (_, i) => [draft.step(`s${i}`), draft.stepDone(`s${i}`, i !== 2)]).flat();
+      const diagnostics = Array.from({ length: 14 }, (_, i) => draft.diagnostic(`d${i}`));
+      store.append(idOf(1), [draft.started(), ...lines, ...steps, ...diagnostics, draft.completed("succeeded", { rows: Array.from({ length: 2000 }, (_, i) => i) })]);
+      store.create(newExecution(2));
+      store.append(idOf(2), [draft.started(), draft.log("one"), unknownEnd]);
+      for (let round = 0; round < 2; round++) {
+        const [small, listed] = store.list().items;
+        const whole = store.get(idOf(1))!;
+        expect(small).toEqual(store.get(idOf(2))!);
+        expect(listed!.log.map((line) => line.message)).toEqual(whole.log.slice(-3).map((line) => line.message));
+        expect(listed!.log_dropped).toBe(whole.log_dropped + whole.log.length - 3);
+        expect(listed!.steps.map((step) => step.id)).toEqual(whole.steps.slice(-10).map((step) => step.id));
+        expect(listed!.steps_dropped).toBe(whole.steps_dropped + 5);
+        expect(listed!.steps_dropped_failed).toBe(1);
+        expect(listed!.diagnostics).toEqual(whole.diagnostics.slice(0, 10));
+        expect(listed!.diagnostics_dropped).toBe(whole.diagnostics_dropped + 4);
+        expect(listed!.input).toEqual({ withheld: "listing", limit: 4096, self: whole.links.self });
+        expect(listed!.output).toEqual({ withheld: "listing", limit: 4096, self: whole.links.self });
+        const { log, log_dropped, steps, steps_dropped, steps_dropped_failed, diagnostics, diagnostics_dropped, input, output, ...rest } = whole;
+        expect(listed).toMatchObject(rest);
+      }
+      // A reconciliation after the end is a change a listing shows at once.
+      store.append(idOf(2), [reconciled()]);
+      expect(store.list().items[0]).toEqual(store.get(idOf(2))!);
     });
 
     test("store.list counts every execution held, per state, whatever the filter and page", () => {

@@ -542,6 +542,10 @@ export default capability({
     const missing = await run(["demo.echo", "--capabilities", join(first, "nowhere")]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain("is not a folder");
+    // A capability found elsewhere (a built-in) does not make the mistyped folder pass unseen (hostile tester, session 39).
+    const builtin = await run(["health.report", "--capabilities", join(first, "nowhere")]);
+    expect(builtin.code).toBe(2);
+    expect(builtin.stderr).toContain(`--capabilities ${join(first, "nowhere")} is not a folder`);
   });
 
   test("docket run reads neither the checkout's .env nor its bunfig.toml (a preload), from source as from the binary (tester A)", async () => {

@@ -1,10 +1,10 @@
-import { statSync } from "node:fs";
-import { relative, resolve } from "node:path";
+import { relative } from "node:path";
 import { defineCommand } from "citty";
 import { unknownCapabilityHint } from "../../capability/unknown-capability.ts";
 import { describeCapability, runsAsText, type LoadError, type RegisteredCapability } from "../../capability/registered.ts";
 import { repeatedFlag, UsageError, type DocketCommandMeta } from "../_command-line.ts";
 import { loadRegistry } from "../_load-registry.ts";
+import { existingFolders } from "../_capability-folders.ts";
 import { claimStdout, writeClaimed } from "../stdout-claim.ts";
 import { terminalStyle, type TerminalStyle } from "../_terminal.ts";
 import { EXIT } from "../exit-code.ts";
@@ -76,24 +76,6 @@ const show = defineCommand({
     return EXIT.succeeded;
   },
 });
-
-/**
- * The folders given with --capabilities, each an existing folder, or a usage error naming the one
- * that is not: listed with a missing one, the built-ins alone showed and the command exited 0, a
- * mistyped folder in a CI step passing unseen (capabilities.verify fails on it too).
- */
-function existingFolders(dirs: string[], command: string): string[] {
-  for (const dir of dirs) {
-    let folder = false;
-    try {
-      folder = statSync(resolve(process.cwd(), dir)).isDirectory();
-    } catch {
-      // Missing, or not to be looked at: not a folder to load.
-    }
-    if (!folder) throw new UsageError(`--capabilities ${dir} is not a folder. Give an existing folder of capability files.`, command);
-  }
-  return dirs;
-}
 
 const groupMeta: DocketCommandMeta = {
   name: "capabilities",

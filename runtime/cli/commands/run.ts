@@ -5,6 +5,7 @@ import { firstPositional, repeatedFlag, UsageError, type DocketCommandMeta } fro
 import { applyInputEnv, readInput } from "../_input.ts";
 import { claimStdout, writeClaimed } from "../stdout-claim.ts";
 import { runLocally } from "../local-run.ts";
+import { existingFolders } from "../_capability-folders.ts";
 import { recordUsageRefusal } from "../_usage-refusal.ts";
 import { writerOf } from "../fd-writer.ts";
 import { defaultLimits, resolveLimits } from "../../execution/limits.ts";
@@ -75,7 +76,7 @@ export default defineCommand({
       format: args.format === "json" ? "json" : "text",
       runId: args["run-id"],
       deadlineMs,
-      capabilityDirs: repeatedFlag(rawArgs, "capabilities"),
+      capabilityDirs: existingFolders(repeatedFlag(rawArgs, "capabilities"), "docket run"),
       resultFile: resultFile(args["result-file"]),
       output: { stdout: (text) => writeClaimed(stdout, text), stderr: (text) => void process.stderr.write(text), stderrIsTTY: process.stderr.isTTY === true },
     });

@@ -1,5 +1,7 @@
 import { runCommand, type CommandDef } from "citty";
-import { checkCommandLine, commandPath, resolveChain, UsageError, type ResolvedCommand } from "./_command-line.ts";
+import { checkCommandLine, commandPath, repeatedFlag, resolveChain, UsageError, type ResolvedCommand } from "./_command-line.ts";
+import { buildFailure } from "../execution/failure.ts";
+import { cliEdge } from "./cli-edge.ts";
 import { didYouMeanText } from "../capability/did-you-mean.ts";
 import { renderHelp } from "./_help.ts";
 import { wantsColor } from "./_terminal.ts";
@@ -66,11 +68,19 @@ export async function runCli(root: CommandDef<any>, rawArgs: string[]): Promise<
     // citty's own parse errors (a missing positional, a value outside an enum) are CLIError.
     if (error instanceof UsageError || (error instanceof Error && error.name === "CLIError")) {
       const message = error.message.replace(/\u001b\[[0-9;]*m/g, "");
+      const help = error instanceof UsageError ? (error.pointToHelp ? `See ${error.command} --help.\n` : "") : `See ${command} --help.\n`;
       if (named?.leaf.cmd.run && named.leaf.meta.onUsageError) {
         const args = (typeof named.leaf.cmd.args === "function" ? await named.leaf.cmd.args() : await named.leaf.cmd.args) ?? {};
         await named.leaf.meta.onUsageError({ message, tokens: named.rest, args });
+      } else if (named?.leaf.cmd.run) {
+        // `--format json` prints one JSON document whatever was wrong, as a refusal by the server does: `{error}`.
+        const formats = repeatedFlag(named.rest, "format");
+        if (formats.length > 0 && formats.every((format) => format === "json")) {
+          const edge = cliEdge(process.env);
+          const failure = buildFailure({ error_code: "invalid_input", stage: "validate", message, suggestion: help.trim() || `See ${command} --help.`, context: { reason: "usage" }, request_id: edge.request_id, trace_id: edge.trace_id });
+          await writeStdout(`${JSON.stringify({ error: failure }, null, 2)}\n`);
+        }
       }
-      const help = error instanceof UsageError ? (error.pointToHelp ? `See ${error.command} --help.\n` : "") : `See ${command} --help.\n`;
       writeStderr(`${message}\n${help}`);
       return EXIT.usage;
     }

@@ -135,6 +135,23 @@ describe("docket command-line mistakes exit 2", () => {
     }
   });
 
+  test("a command line refused with --format json prints one JSON document, {error}, as a refusal by the server does; without it stdout stays empty (hostile tester, session 39)", async () => {
+    for (const line of [
+      ["executions", "show", "nope", "--format", "json"],
+      ["executions", "events", "x-20260908T010203Z-0a1b2c3d", "--after", "1e1", "--format=json"],
+      ["capabilities", "list", "--format", "json", "--bogus"],
+    ]) {
+      const refused = await cli(line);
+      expect(refused.code).toBe(2);
+      const document = JSON.parse(refused.stdout);
+      expect(document.error).toMatchObject({ error_code: "invalid_input", context: { reason: "usage" } });
+      expect(refused.stderr).toContain(document.error.message);
+    }
+    const text = await cli(["capabilities", "list", "--bogus"]);
+    expect(text.code).toBe(2);
+    expect(text.stdout).toBe("");
+  });
+
   test("a group without its command", async () => {
     const result = await cli(["capabilities"]);
     expect(result.code).toBe(2);

@@ -12,10 +12,8 @@ export default capability({
   handler(input, ctx) {
     const found = planeOf(ctx).capability(input.id);
     if (!found) {
-      throw new CapabilityError("not_found", `No capability ${JSON.stringify(input.id)} is loaded.`, {
-        suggestion: planeOf(ctx).unknownCapabilityHint(input.id),
-        context: { id: input.id },
-      });
+      const { message, suggestion } = planeOf(ctx).unknownCapability(input.id);
+      throw new CapabilityError("not_found", message, { suggestion, context: { id: input.id } });
     }
     return describeCapability(found);
   },

@@ -36,6 +36,8 @@ export interface ReportWatch {
   sessions: ReportSessions;
   /** A run was heard: its silence starts over. `namespace` is the one its report named (null: none). */
   hear(id: string, pid: number, namespace: string | null): ReportSession;
+  /** Who asked the cancel the store holds for a reported execution, when it was asked of a server; null when the run cancelled itself. */
+  askedCancel(id: string, pid: number): Actor | null;
   close(): void;
 }
 
@@ -183,6 +185,7 @@ export function createReportWatch(options: ReportWatchOptions): ReportWatch {
   return {
     sessions,
     hear,
+    askedCancel,
     close() {
       if (reporterCheck !== null) clock.clearTimeout(reporterCheck);
       reporterCheck = null;

@@ -1,6 +1,7 @@
 import { runsAsExecution, type CapabilityCatalog, type RegisteredCapability } from "../capability/registered.ts";
 import { MAX_TIMEOUT_MS, type HostFacts } from "../capability/declaration.ts";
 import { unknownCapabilityHint } from "../capability/unknown-capability.ts";
+import { quotedText } from "./text-sanitize.ts";
 import type { ExecutionStore } from "../store/store.ts";
 import type { TaskHandle, WorkerPool, WorkerTask } from "../worker/task.ts";
 import type { EventDraft } from "./protocol.ts";
@@ -179,7 +180,7 @@ export function createEngine(options: EngineOptions): Engine {
       throw failure(edge, {
         error_code: "not_found",
         stage: "validate",
-        message: `No capability ${JSON.stringify(id)} is loaded.`,
+        message: `No capability ${quotedText(id)} is loaded.`,
         suggestion: unknownCapabilityHint(id, registry),
         context: { capability: id },
       });
@@ -840,8 +841,8 @@ export function createEngine(options: EngineOptions): Engine {
       return registry.loadErrors();
     }
 
-    unknownCapabilityHint(id: string) {
-      return unknownCapabilityHint(id, registry);
+    unknownCapability(id: string) {
+      return { message: `No capability ${quotedText(id)} is loaded.`, suggestion: unknownCapabilityHint(id, registry) };
     }
 
     // What these answers acknowledge is committed before they are sent (docs/durability.md).

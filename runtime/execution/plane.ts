@@ -138,8 +138,8 @@ export interface PlaneHandle {
   capabilities(): RegisteredCapability[];
   capability(id: string): RegisteredCapability | null;
   loadErrors(): LoadError[];
-  /** What to tell someone who named a capability that is not loaded: the file that did not load and why, a look-alike file, or the closest ids. */
-  unknownCapabilityHint(id: string): string;
+  /** What to tell someone who named a capability that is not loaded: the id as sent, and the file that did not load and why, a look-alike file, or the closest ids. */
+  unknownCapability(id: string): { message: string; suggestion: string };
   /** Answers once what it acknowledges is committed (docs/durability.md); so do cancel and report. */
   start(request: StartRequest): Promise<StartResult>;
   cancel(id: string): Promise<CancelReceipt>;

@@ -100,7 +100,11 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
    * sequence the run's cancel is taken (or is the next one, to be taken the same way).
    */
   function skewOf(snapshot: ExecutionSnapshot | null, report: ExecutionReport): 0 | 1 {
-    if (snapshot === null || snapshot.state !== "cancelling" || !sessions.get(snapshot.id)?.cancelBy) return 0;
+    if (snapshot === null || snapshot.state !== "cancelling") return 0;
+    // Its session is gone once the run was found gone or silent, when what it left is taken: the store tells then (checking tester, session 39).
+    const session = sessions.get(snapshot.id);
+    const askedOfServer = session !== undefined ? session.cancelBy : snapshot.actor.kind === "cli" ? watch.askedCancel(snapshot.id, snapshot.actor.pid) : null;
+    if (!askedOfServer) return 0;
     return report.cancel_sequence !== undefined && snapshot.last_sequence >= report.cancel_sequence ? 0 : 1;
   }
 

@@ -177,3 +177,15 @@ export function sanitizeDraft(draft: EventDraft): EventDraft {
       return draft;
   }
 }
+
+/** What JSON.stringify leaves as it is and a line's sanitizing removes (CONTROL without the C0 range), and the line separators. */
+const UNQUOTED_CONTROL = /[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * `text` quoted as JSON with every character a message's sanitizing would remove written as an
+ * escape (`"quick.echo\u007f"`): a message that names what was sent never names another thing —
+ * a loaded id — instead (hostile tester, session 39).
+ */
+export function quotedText(text: string): string {
+  return JSON.stringify(text).replace(UNQUOTED_CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}

@@ -13,6 +13,7 @@ import { inputFromQuery, queryEncodingRefusal, queryRefusal } from "./query-inpu
 import { downloadArtifact } from "./artifact-download.ts";
 import { longRequest } from "./long-request.ts";
 import { loopTurn } from "./loop-turn.ts";
+import { quotedText } from "../execution/text-sanitize.ts";
 
 /** Where every capability's route lives: `a.b` → `/api/v1/a/b`. */
 export const API_PREFIX = "/api/v1";
@@ -181,7 +182,7 @@ function unknownCapability(c: Context<AppEnv>, plane: ExecutionPlane, id: string
   return edgeFailure(c, {
     status: 404,
     error_code: "not_found",
-    message: `No capability ${JSON.stringify(id.slice(0, 128))} is loaded, so ${API_PREFIX}/${id.split(".").join("/").slice(0, 128)} does not exist.`,
+    message: `No capability ${quotedText(id.slice(0, 128))} is loaded, so ${quotedText(`${API_PREFIX}/${id.split(".").join("/").slice(0, 128)}`)} does not exist.`,
     suggestion: `${close.length > 0 ? `Did you mean ${close.join(" or ")}? ` : ""}List the loaded capabilities at ${API_PREFIX}/capabilities/list.`,
     context: { capability: id.slice(0, 128), capabilities: `${API_PREFIX}/capabilities/list` },
   });

@@ -16,32 +16,46 @@ export const LISTED_VALUE_CHARS = 4096;
 /** What a listing shows in place of an input or output larger than LISTED_VALUE_CHARS. */
 export type ListedWithheld = { withheld: "listing"; limit: number; self: string };
 
+/** Characters of JSON one listed execution may have, about; past it fewer log lines, steps and diagnostics are shown (LISTED_FEWER, then none). */
+export const LISTED_ITEM_CHARS = 16 * 1024;
+/** How many log lines, steps and diagnostics a listed execution over LISTED_ITEM_CHARS keeps. */
+const LISTED_FEWER = 1;
+
 /**
  * The snapshot as a listing shows it. Arrays are sliced, never changed in place; the snapshot
  * given may be the store's own copy. Costs a bounded amount per execution: values are measured
- * only up to the limit.
+ * only up to their limit.
  */
 export function listedSnapshot(snapshot: ExecutionSnapshot): ExecutionSnapshot {
-  const { log, steps, diagnostics } = snapshot;
-  const listed: ExecutionSnapshot = { ...snapshot };
-  if (log.length > LISTED_LOG_LINES) {
-    listed.log = log.slice(-LISTED_LOG_LINES);
-    listed.log_dropped = snapshot.log_dropped + (log.length - LISTED_LOG_LINES);
-  }
-  if (steps.length > LISTED_STEPS) {
-    const dropped = steps.slice(0, steps.length - LISTED_STEPS);
-    listed.steps = steps.slice(-LISTED_STEPS);
-    listed.steps_dropped = snapshot.steps_dropped + dropped.length;
-    if (snapshot.steps_dropped_failed !== undefined || dropped.some((step) => step.state === "failed")) {
-      listed.steps_dropped_failed = (snapshot.steps_dropped_failed ?? 0) + dropped.filter((step) => step.state === "failed").length;
-    }
-  }
-  if (diagnostics.length > LISTED_DIAGNOSTICS) {
-    listed.diagnostics = diagnostics.slice(0, LISTED_DIAGNOSTICS);
-    listed.diagnostics_dropped = snapshot.diagnostics_dropped + (diagnostics.length - LISTED_DIAGNOSTICS);
-  }
+  let listed = trimmed(snapshot, LISTED_LOG_LINES, LISTED_STEPS, LISTED_DIAGNOSTICS);
   if (!jsonWithin(snapshot.input, LISTED_VALUE_CHARS)) listed.input = withheld(snapshot);
   if ("output" in snapshot && !jsonWithin(snapshot.output, LISTED_VALUE_CHARS)) listed.output = withheld(snapshot);
+  // Long step titles and messages, diagnostics of kilobytes: fewer of them, then none.
+  for (const keep of [LISTED_FEWER, 0]) {
+    if (jsonWithin(listed, LISTED_ITEM_CHARS)) break;
+    listed = { ...trimmed(snapshot, keep, keep, keep), input: listed.input, ...("output" in listed ? { output: listed.output } : {}) };
+  }
+  return listed;
+}
+
+/** The snapshot with the last `logLines` log lines, the last `steps` steps and the first `diagnostics` diagnostics, the others counted as dropped. */
+function trimmed(snapshot: ExecutionSnapshot, logLines: number, steps: number, diagnostics: number): ExecutionSnapshot {
+  const listed: ExecutionSnapshot = { ...snapshot };
+  if (snapshot.log.length > logLines) {
+    listed.log = logLines === 0 ? [] : snapshot.log.slice(-logLines);
+    listed.log_dropped = snapshot.log_dropped + (snapshot.log.length - logLines);
+  }
+  if (snapshot.steps.length > steps) {
+    const dropped = snapshot.steps.slice(0, snapshot.steps.length - steps);
+    listed.steps = steps === 0 ? [] : snapshot.steps.slice(-steps);
+    listed.steps_dropped = snapshot.steps_dropped + dropped.length;
+    const failed = dropped.filter((step) => step.state === "failed").length;
+    if (snapshot.steps_dropped_failed !== undefined || failed > 0) listed.steps_dropped_failed = (snapshot.steps_dropped_failed ?? 0) + failed;
+  }
+  if (snapshot.diagnostics.length > diagnostics) {
+    listed.diagnostics = snapshot.diagnostics.slice(0, diagnostics);
+    listed.diagnostics_dropped = snapshot.diagnostics_dropped + (snapshot.diagnostics.length - diagnostics);
+  }
   return listed;
 }
 
@@ -49,17 +63,21 @@ function withheld(snapshot: ExecutionSnapshot): ListedWithheld {
   return { withheld: "listing", limit: LISTED_VALUE_CHARS, self: snapshot.links.self };
 }
 
+/** A character JSON writes escaped (`\u0000`, `\"`), or half of a pair it may. */
+const ESCAPED = /[\u0000-\u001f"\\\ud800-\udfff]/;
+
 /**
- * Whether `value`'s JSON has at most `limit` characters, about: strings and keys counted by their
- * length, numbers and the rest by a few characters. Stops as soon as the count passes the limit,
- * so an 8 MiB output costs what its first `limit` characters do.
+ * Whether `value`'s JSON has at most `limit` characters, about: strings by their JSON (escapes
+ * counted), keys likewise, numbers and the rest by a few characters. Stops as soon as the count
+ * passes the limit, so an 8 MiB output costs what its first `limit` characters do.
  */
 export function jsonWithin(value: unknown, limit: number): boolean {
   let count = 0;
+  const text = (s: string) => (s.length > limit ? limit + 1 : ESCAPED.test(s) ? JSON.stringify(s).length : s.length + 2);
   const stack: unknown[] = [value];
   while (stack.length > 0) {
     const next = stack.pop();
-    if (typeof next === "string") count += next.length + 2;
+    if (typeof next === "string") count += text(next);
     else if (next === null || typeof next !== "object") count += 8;
     else if (Array.isArray(next)) {
       count += 2 + next.length;
@@ -67,7 +85,7 @@ export function jsonWithin(value: unknown, limit: number): boolean {
       for (const item of next) stack.push(item);
     } else {
       for (const key in next) {
-        count += key.length + 4;
+        count += text(key) + 2;
         if (count > limit) return false;
         stack.push((next as Record<string, unknown>)[key]);
       }

@@ -24,6 +24,26 @@ async function runUnheard(checkout: string, serve: ReturnType<typeof spawnDocket
   return id;
 }
 
+/** Waits for a file named go to appear (polling), whatever a cancel asks: its end is the test's to give. */
+const GATE = `import { capability } from "docket";
+import * as v from "valibot";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+export default capability({
+  id: "demo.gate",
+  title: "Gate",
+  description: "Ends once a file named go appears.",
+  effect: "read",
+  cancellable: true,
+  input: v.object({}),
+  output: v.object({ went: v.boolean() }),
+  async handler(_input, ctx) {
+    while (!existsSync(join(ctx.root, "go"))) await new Promise((r) => setTimeout(r, 10));
+    return { went: true };
+  },
+});
+`;
+
 /** Takes any data and answers how deep it nests. */
 const DEEP_TAKE = `import { capability } from "docket";
 import * as v from "valibot";
@@ -137,26 +157,7 @@ describe("docket run and the server serving its checkout", () => {
   test("docket run that ends before a cancel asked of the server reaches it says so, and its document counts the execution's events as the server does (hostile tester, session 39)", async () => {
     const checkout = tempCheckout();
     // Waits for a file to appear (polling), whatever a cancel asks: its end is the test's to give.
-    writeFiles(checkout, {
-      "capabilities/demo.gate.ts": `import { capability } from "docket";
-import * as v from "valibot";
-import { existsSync } from "node:fs";
-import { join } from "node:path";
-export default capability({
-  id: "demo.gate",
-  title: "Gate",
-  description: "Ends once a file named go appears.",
-  effect: "read",
-  cancellable: true,
-  input: v.object({}),
-  output: v.object({ went: v.boolean() }),
-  async handler(_input, ctx) {
-    while (!existsSync(join(ctx.root, "go"))) await new Promise((r) => setTimeout(r, 10));
-    return { went: true };
-  },
-});
-`,
-    });
+    writeFiles(checkout, { "capabilities/demo.gate.ts": GATE });
     const server = await serveCheckout(checkout);
     const http = api(server.url);
     const child = spawnDocket(fromSource, ["run", "demo.gate", "--format", "json"], { cwd: checkout });
@@ -543,6 +544,37 @@ export default capability({
     expect(ended).toMatchObject({ state: "succeeded", output: { steps: 8 } });
     expect(existsSync(stray)).toBe(false);
     expect(existsSync(folder)).toBe(true);
+  }, 60_000);
+
+  test("docket run that a server asked to cancel, then died, and that ended unaware leaves its end in .docket/reports/: the restarted server records it as it ended, after the cancel it stored (checking tester, session 39)", async () => {
+    const checkout = tempCheckout();
+    writeFiles(checkout, { "capabilities/demo.gate.ts": GATE });
+    let { serve, http } = await serveProcess(checkout);
+    const run = spawnDocket(fromSource, ["run", "demo.gate", "--run-id", "rk1", "--format", "json"], { cwd: checkout });
+    try {
+      const stdout = new Response(run.stdout).text();
+      const id = (await reportedBy(http, run.pid, "running")).id as string;
+      // It hears the server only in the answers to its reports: stopped, it hears nothing of the cancel.
+      run.kill("SIGSTOP");
+      expect((await http.post("/api/v1/executions/cancel", { id })).body).toMatchObject({ requested: true, state: "cancelling" });
+      serve.kill("SIGKILL");
+      await serve.exited;
+      writeFileSync(join(checkout, "go"), "");
+      run.kill("SIGCONT");
+      expect(await run.exited).toBe(0);
+      expect(oneJsonDocument(await stdout).execution.state).toBe("succeeded");
+      ({ serve, http } = await serveProcess(checkout));
+      const ended = await pollUntil(() => http.get(`/api/v1/executions/get?id=${id}`), (got) => got.state !== "running" && got.state !== "cancelling", `${id} ended at the restarted server`);
+      expect(ended).toMatchObject({ state: "succeeded", output: { went: true }, last_sequence: 4 });
+      const { events } = await http.get(`/api/v1/executions/events?id=${id}`);
+      expect(events.map((e: any) => e.type)).toEqual(["execution.created", "execution.started", "execution.cancel_requested", "execution.completed"]);
+      expect(existsSync(join(checkout, ".docket", "reports", `${id}.json`))).toBe(false);
+    } finally {
+      run.kill("SIGCONT");
+      run.kill("SIGKILL");
+      serve.kill("SIGTERM");
+      await serve.exited;
+    }
   }, 60_000);
 
   test("docket run --run-id that logged more than 16 MiB of events while its server was down leaves them all: the restarted server records it as it ended, and a rerun ends as it did (CLI tester)", async () => {

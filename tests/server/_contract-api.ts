@@ -49,6 +49,13 @@ export function apiContract(name: string, start: StartFn): void {
       expect(error.message).toBe('No capability "executions.demonstrate\\u0000" is loaded.');
       const got = (await (await http.get("/api/v1/capabilities/get?id=executions.demonstrate%01")).json()) as any;
       expect(got.error.message).toBe('No capability "executions.demonstrate\\u0001" is loaded.');
+      // What JSON leaves as it is and a message's sanitizing removes (DEL, C1, bidirectional overrides) is escaped too (checking tester).
+      for (const [sent, shown] of [["%7F", "\\u007f"], ["%C2%85", "\\u0085"], ["%E2%80%AE", "\\u202e"]]) {
+        const odd = (await (await http.get(`/api/v1/capabilities/get?id=executions.demonstrate${sent}`)).json()) as any;
+        expect(odd.error.message).toBe(`No capability "executions.demonstrate${shown}" is loaded.`);
+      }
+      const route = (await (await http.get("/api/v1/x%00/y%1b")).json()) as any;
+      expect(route.error.message).toBe('No capability "x\\u0000.y\\u001b" is loaded, so "/api/v1/x\\u0000/y\\u001b" does not exist.');
     });
 
     test("read capability answers GET with query and POST with a JSON body", async () => {

@@ -79,6 +79,22 @@ export function listCases(f: Fixture): void {
       expect(store.list().items[0]).toEqual(store.get(idOf(2))!);
     });
 
+    test("store.list keeps each listed execution to about 16 KiB of JSON: escapes counted, long steps and diagnostics fewer (checking tester, session 39)", () => {
+      const store = f.make();
+      store.create(newExecution(1, { input: { nul: "\u0000".repeat(1000) } }));
+      const steps = Array.from({ length: 12 }, (_, i) => [draft.step(`s${i}-${"i".repeat(900)}`, "t".repeat(1000)), draft.stepDone(`s${i}-${"i".repeat(900)}`, true, "m".repeat(4000))]).flat();
+      const diagnostics = Array.from({ length: 12 }, () => draft.diagnostic("d".repeat(4000)));
+      store.append(idOf(1), [draft.started(), ...steps, ...diagnostics, draft.completed("succeeded", { ok: "\u2028".repeat(10) })]);
+      const [listed] = store.list().items;
+      const whole = store.get(idOf(1))!;
+      expect(listed!.input).toEqual({ withheld: "listing", limit: 4096, self: whole.links.self });
+      expect(listed!.output).toEqual({ ok: "\u2028".repeat(10) });
+      expect(JSON.stringify(listed).length).toBeLessThanOrEqual(16 * 1024);
+      expect(listed!.steps.length + listed!.steps_dropped).toBe(whole.steps.length + whole.steps_dropped);
+      expect(listed!.diagnostics.length + listed!.diagnostics_dropped).toBe(whole.diagnostics.length + whole.diagnostics_dropped);
+      expect(listed!.steps.at(-1)?.id ?? null).toBe(listed!.steps.length === 0 ? null : whole.steps.at(-1)!.id);
+    });
+
     test("store.list counts every execution held, per state, whatever the filter and page", () => {
       const store = f.make();
       populate(store, 13);

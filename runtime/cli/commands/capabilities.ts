@@ -10,7 +10,7 @@ import { terminalStyle, type TerminalStyle } from "../_terminal.ts";
 import { EXIT } from "../exit-code.ts";
 import { runnerSafe } from "../github-actions.ts";
 import { location } from "../run-reporter.ts";
-import { plainText } from "../../execution/text-sanitize.ts";
+import { plainText, quotedText } from "../../execution/text-sanitize.ts";
 import { jsonText } from "../_json-text.ts";
 
 const shared = {
@@ -66,7 +66,7 @@ const show = defineCommand({
     if (!found) {
       const near = registry.list().filter((c) => c.id.split(".")[0] === args.id.split(".")[0]).map((c) => c.id);
       const hint = near.length > 0 ? ` Loaded in the same namespace: ${near.join(", ")}.` : "";
-      throw new UsageError(`No capability ${JSON.stringify(args.id)} is loaded.${hint} ${unknownCapabilityHint(args.id, registry).replace("capabilities.list (docket capabilities list)", "docket capabilities list")}`, "docket capabilities show");
+      throw new UsageError(`No capability ${quotedText(args.id)} is loaded.${hint} ${unknownCapabilityHint(args.id, registry).replace("capabilities.list (docket capabilities list)", "docket capabilities list")}`, "docket capabilities show");
     }
     if (args.format === "json") {
       await writeStdout(`${JSON.stringify(describeCapability(found), null, 2)}\n`);

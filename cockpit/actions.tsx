@@ -62,7 +62,7 @@ export async function runCapability(c: Context, plane: ExecutionPlane, capabilit
     answer(statusOf(failure), { result: { kind: "failure", failure }, errors: fieldErrorsOf(failure, formShape(capability.input_schema), form) });
 
   const mode = form.get(MODE_CONTROL);
-  if (mode !== "call" && mode !== "start") return page(400, { problem: 'Choose "Run" or "Run as execution".' });
+  if (form.getAll(MODE_CONTROL).length > 1 || (mode !== "call" && mode !== "start")) return page(400, { problem: 'Choose "Run" or "Run as execution" (one of them).' });
   const reading = inputFromForm(formShape(capability.input_schema), form, { secrets: hasSensitive(capability.input_schema) });
   if (!reading.ok) return page(400, { errors: reading.errors, problem: reading.message });
   if (capability.effect === "write" && !form.getAll(CONFIRM_CONTROL).includes("1")) {

@@ -232,7 +232,8 @@ export function createCockpit(options: CockpitOptions): Hono<AppEnv> {
 
   app.all("*", (c) => {
     const path = new URL(c.req.url).pathname;
-    if (c.req.method === "GET" && path.length > 1 && path.endsWith("/")) return c.redirect(path.replace(/\/+$/, ""), 301);
+    // A HEAD asks what a GET would get: the same redirect (checking tester, session 39).
+    if ((c.req.method === "GET" || c.req.method === "HEAD") && path.length > 1 && path.endsWith("/")) return c.redirect(path.replace(/\/+$/, ""), 301);
     return problemResponse(c, root, { status: 404, title: "Not found", message: `The cockpit has no page at ${path.slice(0, 200)}.` });
   });
 

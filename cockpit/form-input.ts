@@ -55,7 +55,13 @@ function emptyGroup(field: FieldSpec, value: unknown[] | Record<string, never>):
   return { value: field.nullable ? null : value };
 }
 
+/** The kinds whose control a form sends once: sent more often (a hand-made post), which value is meant cannot be told. */
+const SENT_ONCE = new Set<FieldSpec["kind"]>(["text", "password", "number", "integer", "boolean", "choice", "list", "date", "datetime", "timestamp", "json"]);
+
 function readField(field: FieldSpec, form: PostedForm, errors: Errors): Read {
+  // As the API refuses a repeated parameter, rather than one of its values silently winning (contract tester, session 39).
+  const sent = SENT_ONCE.has(field.kind) ? form.getAll(field.control).length : 0;
+  if (sent > 1) return { error: `${field.name} was sent ${sent} times; it takes one value.` };
   const text = form.get(field.control) ?? "";
   switch (field.kind) {
     case "text":

@@ -131,7 +131,10 @@ describe("cockpit forms", () => {
       [deployForm({ "input.target": "" }), 400, "target is required."],
       [deployForm({ "input.target": '"moon"' }), 400, 'target must be one of "staging", "production", got "\\"moon\\"".'],
       [deployForm({ raw_json: "{not json" }), 400, "The raw JSON input is not valid JSON"],
-      [deployForm({ mode: "launch" }), 400, 'Choose "Run" or "Run as execution".'],
+      [deployForm({ mode: "launch" }), 400, 'Choose "Run" or "Run as execution" (one of them).'],
+      // A field or the mode sent twice (a hand-made post): refused, never one of its values silently taken (contract tester, session 39).
+      [deployForm({ mode: ["call", "start"] }), 400, 'Choose "Run" or "Run as execution" (one of them).'],
+      [deployForm({ "input.target": ['"staging"', '"production"'] }), 400, "target was sent 2 times; it takes one value."],
     ];
     for (const [form, status, message] of cases) {
       const response = await server.post("/cockpit/capabilities/team.deploy", form);

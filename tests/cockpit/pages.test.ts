@@ -341,6 +341,10 @@ describe("cockpit pages", () => {
     const slash = await server.page("/cockpit/capabilities/");
     expect(slash.status).toBe(301);
     expect(slash.headers.get("location")).toBe("/cockpit/capabilities");
+    for (const path of ["/cockpit/capabilities/", "/cockpit/"]) {
+      const head = await fetch(`${server.url}${path}`, { method: "HEAD", redirect: "manual" });
+      expect({ path, status: head.status, location: head.headers.get("location") }).toEqual({ path, status: 301, location: path.replace(/\/$/, "") });
+    }
   });
 
   test("docket serve's default mounts include the cockpit", async () => {

@@ -13,6 +13,7 @@ import { unpinnableImport, type UnpinnableImport } from "./_unpinnable-import.ts
 import { CapabilityError } from "./capability-error.ts";
 import { installedPackageDir, MODULE_EXTENSIONS, packageOf, RESTART_TO_LOAD } from "./_missing-package.ts";
 import { aliasTargets, extendsChain, type ImportKind } from "./alias-targets.ts";
+import { configDoesNotParse } from "./config-file.ts";
 import { aliasLeadsNow, noteAliasConfigs, staleAliasConfigs } from "./_alias-configs-read.ts";
 import { resolveFresh } from "./_fresh-resolve.ts";
 import { readRegularFileText } from "./open-regular-file.ts";
@@ -328,6 +329,11 @@ function refuseMappingGone(specifier: string, fromDir: string): void {
 function refuseRuntimeMapping(specifier: string, fromDir: string, now: string): never {
   const stale = staleAliasConfigs(specifier, fromDir);
   const changed = stale.length > 0 ? stale : aliasTargets(specifier, fromDir).configs;
+  // A config that does not parse (saved half-edited) is what to correct, not a reason to restart (alias tester, session 39).
+  const broken = changed.flatMap((config) => (basename(config) === "tsconfig.json" ? extendsChain(config).map((link) => link.file).concat(config) : [config])).find(configDoesNotParse);
+  if (broken !== undefined) {
+    throw new CapabilityError("invalid_input", `cannot resolve import ${JSON.stringify(specifier)}: ${relativeToFolder(fromDir, broken)} does not parse as JSON (comments and trailing commas are allowed), so where the import leads cannot be read; correct it, and docket reads it again once it is saved.`);
+  }
   // A tsconfig.json that extends others may have changed through them (an edited tsconfig.base.json).
   const named = changed.map((config) => `${relativeToFolder(fromDir, config)}${basename(config) === "tsconfig.json" && extendsChain(config).length > 1 ? " (or a config it extends)" : ""}`).join(" and ") || "its alias configs";
   throw new CapabilityError("invalid_input", `cannot resolve import ${JSON.stringify(specifier)}: ${named} ${changed.length > 1 ? "were" : "was"} created, changed or removed after this process first read ${changed.length > 1 ? "them" : "it"} (${now}), and the runtime keeps the mapping it read first. ${RESTART_TO_LOAD} to use it.`);

@@ -57,3 +57,21 @@ function parse(text: string): Record<string, unknown> | null {
   }
   return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
 }
+
+/** True when `path` is a regular file whose text is not a JSON object (comments and trailing commas allowed): a config being edited, or broken. */
+export function configDoesNotParse(path: string): boolean {
+  if (readConfigJson(path) !== null) return false;
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+  } catch {
+    return false;
+  }
+  try {
+    return fstatSync(fd).isFile();
+  } catch {
+    return false;
+  } finally {
+    closeSync(fd);
+  }
+}

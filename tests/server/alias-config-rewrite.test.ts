@@ -22,9 +22,9 @@ const capabilityFile = (id: string, imports: string, output: string) =>
 const HASH_IMPORTS = (browser: string) => ({ "#h/*": { types: browser, browser, default: "./lib/*" } });
 
 /** The load error of `file` once the server lists one (10 s at most), or "". */
-const loadErrorOf = async (file: string): Promise<string> => {
+const loadErrorOf = async (file: string, at: DocketServer = server): Promise<string> => {
   for (const end = Date.now() + 10_000; Date.now() < end; await Bun.sleep(30)) {
-    const listed = (await (await fetch(`${server.url}/api/v1/capabilities/list`)).json()) as { load_errors: Array<{ file: string; reason: string }> };
+    const listed = (await (await fetch(`${at.url}/api/v1/capabilities/list`)).json()) as { load_errors: Array<{ file: string; reason: string }> };
     const reason = listed.load_errors.find((e) => e.file === file)?.reason;
     if (reason !== undefined) return reason;
   }
@@ -262,6 +262,19 @@ describe("aliases through links, out of node_modules, and configs that are no re
     save("team.ms", 'import { V } from "ms";');
     await sameOnEvery("team.ui", "local");
     await sameOnEvery("team.ms", "fake");
+  });
+
+  test("a config saved half-edited (it does not parse) is a load error naming it, saying to correct it — not to restart — and the file loads again once it is corrected", async () => {
+    const config = join(checkoutDir, "capabilities", "tsconfig.json");
+    const good = JSON.stringify({ compilerOptions: { paths: { "@cur/*": ["../lib/cur/*"], "@ui/*": ["../lib/*"], ms: ["../lib/fake.ts"] } } });
+    writeFileSync(config, good.slice(0, -3));
+    save("team.cur", 'import { V } from "@cur/x";');
+    const reason = await loadErrorOf(join(checkoutDir, "capabilities", "team.cur.ts"), own);
+    expect(reason).toContain('cannot resolve import "@cur/x": tsconfig.json does not parse as JSON');
+    expect(reason).not.toContain("Restart");
+    writeFileSync(config, good);
+    save("team.cur", 'import { V } from "@cur/x";');
+    await sameOnEvery("team.cur", "v2");
   });
 
   test("a FIFO named package.json or tsconfig.json in a helper's folder is never read: the server answers, and the capability loads", async () => {

@@ -288,19 +288,20 @@ function aliasedLocal(specifier: string, fromDir: string, scanner: ImportScanner
   // The configs first, as the runtime reads them (`paths` before node_modules), but as they are on
   // disk now: the runtime's own answer may come from a reading older than an edit.
   const now = aliasLeadsNow(specifier, fromDir, kind);
+  // Where this process's runtime resolves it (its folder listings asked again: _fresh-resolve.ts).
+  const runtimeResolves = () => resolveFresh(specifier, fromDir, (name, dir) => scanner.resolve(name, dir))?.replace(/\?.*$/, "") ?? null;
   if (now !== null) {
     // Into node_modules (vendored code mapped by `paths`): a package's file, the runtime's to import
     // — unless the runtime still leads the name elsewhere, as the configs did when it first read them.
     if (/\/node_modules\//.test(now)) {
-      const runtime = resolveFresh(specifier, fromDir, (name, dir) => scanner.resolve(name, dir))?.replace(/\?.*$/, "") ?? null;
+      const runtime = runtimeResolves();
       if (runtime !== null && runtime.startsWith("/") && realOrSelf(runtime) !== realOrSelf(now)) refuseRuntimeMapping(specifier, fromDir, `it maps it to ${JSON.stringify(now)} now, a file of a package, which the runtime imports itself`);
       return null;
     }
-    // The file itself, its links read now (a `cur -> v1` folder re-pointed): as linkedNow does for a path.
-    const target = realOrSelf(now);
-    return isFolder(target) ? now : target;
+    // The file itself (existingModule finds only files), its links read now (a `cur -> v1` folder re-pointed): as linkedNow does for a path.
+    return realOrSelf(now);
   }
-  const resolved = resolveFresh(specifier, fromDir, (name, dir) => scanner.resolve(name, dir))?.replace(/\?.*$/, "") ?? null;
+  const resolved = runtimeResolves();
   if (resolved === null || !resolved.startsWith("/") || /\/node_modules\/|\/\.bun\/install\/cache\//.test(resolved)) return null;
   // `#…` names only a package.json "imports" entry; any other name may also be a package's. A
   // package's name that climbs out of its folder (`ms/../../lib/x.ts`) names a file of the project.

@@ -3,7 +3,7 @@ import { Hono, type Context } from "hono";
 import { isCapabilityId } from "../runtime/capability/capability-id.ts";
 import { runsAsExecution } from "../runtime/capability/registered.ts";
 import { didYouMeanText } from "../runtime/capability/did-you-mean.ts";
-import { loadErrorFor, loadErrorSuggestion, lookalikeFor, planeCapabilityHint } from "../runtime/capability/unknown-capability.ts";
+import { loadErrorFor, loadErrorSuggestion, LOOKALIKE_SUGGESTION, lookalikeFor, planeCapabilityHint } from "../runtime/capability/unknown-capability.ts";
 import type { ExecutionPlane } from "../runtime/execution/plane.ts";
 import { isExecutionId } from "../runtime/execution/execution-id.ts";
 import { newCorrelationId } from "../runtime/execution/failure.ts";
@@ -115,7 +115,7 @@ export function createCockpit(options: CockpitOptions): Hono<AppEnv> {
       if (broken) return problemResponse(c, root, { status: 404, title: "Capability did not load", message: `No capability ${id} is loaded: ${planeCapabilityHint(id, plane).replace(/\.$/, "")}.`, suggestion: loadErrorSuggestion(broken) });
       // A file named for it that discovery does not take (a subfolder, a .tsx): which, and why.
       const lookalike = lookalikeFor(id, plane);
-      if (lookalike) return problemResponse(c, root, { status: 404, title: "Capability file not loaded", message: `No capability ${id} is loaded: ${lookalike.file} is not loaded: ${lookalike.reason}.`, suggestion: "Move or rename the file as said: a server watching its folders loads it once it is there (one started with --no-watch, once restarted)." });
+      if (lookalike) return problemResponse(c, root, { status: 404, title: "Capability file not loaded", message: `No capability ${id} is loaded: ${lookalike.file} is not loaded: ${lookalike.reason}.`, suggestion: LOOKALIKE_SUGGESTION });
       return problemResponse(c, root, { status: 404, title: "No such capability", message: `No capability ${id} is loaded.`, suggestion: `${didYouMeanText(id, plane.capabilities().map((x) => x.id))} The capabilities page lists every one this server loaded, and the files that did not load.`.trim() });
     }
     return capability;

@@ -28,7 +28,10 @@ export function readConfigJson(path: string): Record<string, unknown> | null {
   }
   try {
     const stat = fstatSync(fd);
-    if (!stat.isFile()) return null;
+    if (!stat.isFile()) {
+      parsed.delete(path);
+      return null;
+    }
     const identity = `${stat.ino}:${stat.size}:${stat.mtimeMs}:${stat.ctimeMs}`;
     const kept = parsed.get(path);
     if (kept?.identity === identity) return kept.value;
@@ -37,6 +40,7 @@ export function readConfigJson(path: string): Record<string, unknown> | null {
     parsed.set(path, { identity, value });
     return value;
   } catch {
+    parsed.delete(path);
     return null;
   } finally {
     closeSync(fd);
@@ -60,18 +64,6 @@ function parse(text: string): Record<string, unknown> | null {
 
 /** True when `path` is a regular file whose text is not a JSON object (comments and trailing commas allowed): a config being edited, or broken. */
 export function configDoesNotParse(path: string): boolean {
-  if (readConfigJson(path) !== null) return false;
-  let fd: number;
-  try {
-    fd = openSync(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
-  } catch {
-    return false;
-  }
-  try {
-    return fstatSync(fd).isFile();
-  } catch {
-    return false;
-  } finally {
-    closeSync(fd);
-  }
+  // Only a regular file read whole is kept, its value null when it did not parse.
+  return readConfigJson(path) === null && parsed.has(path);
 }

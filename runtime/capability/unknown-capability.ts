@@ -35,6 +35,9 @@ export function planeCapabilityHint(id: string, plane: PlaneCatalog): string {
   return unknownCapabilityHint(id, { list: () => plane.capabilities(), loadErrors: () => plane.loadErrors(), lookalikes: () => plane.lookalikes?.() ?? [] });
 }
 
+/** What to do about a look-alike file (lookalikeFor): the same words over HTTP and in the cockpit. */
+export const LOOKALIKE_SUGGESTION = "Move or rename the file as said: a server watching its folders loads it once it is there (one started with --no-watch, once restarted).";
+
 /** The file that looks like `id`'s capability file but is not loaded (a subfolder, a .tsx), or undefined. */
 export function lookalikeFor(id: string, plane: Pick<PlaneCatalog, "lookalikes">): LookalikeFile | undefined {
   return plane.lookalikes?.().find((file) => file.id === id);

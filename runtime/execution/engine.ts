@@ -14,7 +14,7 @@ import { buildFailure, FailureError, forcedStopCertainty, newCorrelationId, type
 import { isExecutionId, newExecutionId, RUN_ID_PATTERN } from "./execution-id.ts";
 import { isTerminal } from "./state-machine.ts";
 import { expiredExecution } from "./snapshot.ts";
-import { markedRunAnswer, markedRunNotHeld, type MarkedRun } from "./marked-run-answer.ts";
+import { executionNotFound, markedRunAnswer, markedRunNotHeld, type MarkedRun } from "./marked-run-answer.ts";
 import { canonicalHash } from "./canonical-json.ts";
 import { redact, hasSensitive, sensitivePaths } from "./redaction.ts";
 import { transformedSecrets } from "./before-transforms.ts";
@@ -165,10 +165,7 @@ export function createEngine(options: EngineOptions): Engine {
     return answer === null ? null : markedRunNotHeld(id, answer, cannot);
   };
   /** Not found: said so, and why when the execution ran in a `docket run` without a server. */
-  const noExecution = (edge: EdgeInfo, id: string, cannot: string) => {
-    const notHeld = whyNotHeld(id, cannot);
-    return failure(edge, notHeld === null ? { error_code: "not_found", stage: "validate", message: `No execution ${id}.`, context: { id } } : { error_code: "not_found", stage: "validate", ...notHeld });
-  };
+  const noExecution = (edge: EdgeInfo, id: string, cannot: string) => failure(edge, { stage: "validate", ...executionNotFound(id, whyNotHeld(id, cannot)) });
   // What the engine refuses may quote what the caller sent (an id of megabytes): cut as any failure message is.
   const failure = (edge: EdgeInfo, rest: Omit<Parameters<typeof buildFailure>[0], "request_id" | "trace_id">): FailureError =>
     new FailureError(boundFailureTexts(buildFailure({ ...rest, request_id: edge.request_id, trace_id: edge.trace_id }), limits.failure_message_bytes));

@@ -95,3 +95,8 @@ export function markedRunNotHeld(id: string, answer: MarkedRunAnswer, cannot: st
     context: { id, ...context, ran_without_server: true },
   };
 }
+
+/** The not_found of an execution a server does not hold, saying why when it ran in a `docket run` without a server (`notHeld`). */
+export function executionNotFound(id: string, notHeld: NotHeld | null): { error_code: "not_found"; message: string; suggestion?: string; context: Record<string, unknown> } {
+  return notHeld === null ? { error_code: "not_found", message: `No execution ${id}.`, context: { id } } : { error_code: "not_found", ...notHeld };
+}

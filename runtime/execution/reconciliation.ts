@@ -1,4 +1,4 @@
-import type { NotHeld } from "./marked-run-answer.ts";
+import { executionNotFound, type NotHeld } from "./marked-run-answer.ts";
 import type { CapabilityCatalog, RegisteredCapability } from "../capability/registered.ts";
 import type { ExecutionStore } from "../store/store.ts";
 import type { WorkerPool } from "../worker/task.ts";
@@ -63,10 +63,7 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
     if (!isExecutionId(id)) throw failure(edge, { error_code: "invalid_input", stage: "validate", message: `"${id}" is not an execution id (x-<yyyymmddThhmmssZ>-<8 hex>).` });
     // Decided on the live view; the answer waits until it is committed (docs/durability.md).
     const snapshot = store.current(id);
-    if (!snapshot) {
-      const notHeld = options.whyNotHeld?.(id, "cannot reconcile it") ?? null;
-      throw failure(edge, notHeld === null ? { error_code: "not_found", stage: "validate", message: `No execution ${id}.`, context: { id } } : { error_code: "not_found", stage: "validate", ...notHeld });
-    }
+    if (!snapshot) throw failure(edge, { stage: "validate", ...executionNotFound(id, options.whyNotHeld?.(id, "cannot reconcile it") ?? null) });
     // Nothing in the request is wrong here: the execution is not one to settle (now, or ever), so
     // each refusal says what to do instead of the default "correct the input".
     const refuse = (reason: string, message: string, suggestion: string) => failure(edge, { error_code: "invalid_input", stage: "admit", message, suggestion, context: { id, reason, state: snapshot.state } });

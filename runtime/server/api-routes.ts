@@ -2,7 +2,7 @@ import { Hono, type Context } from "hono";
 import type { EdgeInfo, ExecutionPlane } from "../execution/plane.ts";
 import { isCapabilityId } from "../capability/capability-id.ts";
 import { didYouMean } from "../capability/did-you-mean.ts";
-import { loadErrorFor, loadErrorSuggestion, lookalikeFor, planeCapabilityHint } from "../capability/unknown-capability.ts";
+import { loadErrorFor, loadErrorSuggestion, LOOKALIKE_SUGGESTION, lookalikeFor, planeCapabilityHint } from "../capability/unknown-capability.ts";
 import { callsDirectly } from "../capability/registered.ts";
 import type { RegisteredCapability } from "../capability/registered.ts";
 import type { AppEnv } from "./_app-env.ts";
@@ -174,7 +174,7 @@ function unknownCapability(c: Context<AppEnv>, plane: ExecutionPlane, id: string
       status: 404,
       error_code: "not_found",
       message: `No capability "${id}" is loaded, so ${capabilityPath(id)} does not exist: ${lookalike.file} is not loaded: ${lookalike.reason}.`,
-      suggestion: "Move or rename the file as said: a server watching its folders loads it once it is there (one started with --no-watch, once restarted).",
+      suggestion: LOOKALIKE_SUGGESTION,
       context: { capability: id, file: lookalike.file, reason: "not_a_capability_file" },
     });
   }

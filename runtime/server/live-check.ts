@@ -1,6 +1,6 @@
 import type { Limits } from "../execution/limits.ts";
 import type { ExecutionStore } from "../store/store.ts";
-import type { NotHeld } from "../execution/marked-run-answer.ts";
+import { executionNotFound, type NotHeld } from "../execution/marked-run-answer.ts";
 import { namedExecutionsWithin, parseLiveTarget, type LiveTarget } from "./live-target.ts";
 
 /** The verdict on a `/events` request before the upgrade: the subscription, or the refusal to answer. */
@@ -51,10 +51,7 @@ export function checkLiveRequest(params: URLSearchParams, upgrade: boolean, admi
   }
   if (target.executions !== "all") {
     const missing = target.executions.find((id) => admission.store.get(id) === null);
-    if (missing) {
-      const notHeld = admission.whyNotHeld?.(missing, "has none of its events to send") ?? null;
-      return { ok: false, status: 404, error_code: "not_found", ...(notHeld ?? { message: `No execution ${missing}.`, context: { id: missing } }) };
-    }
+    if (missing) return { ok: false, status: 404, ...executionNotFound(missing, admission.whyNotHeld?.(missing, "has none of its events to send") ?? null) };
   }
   const { limits, connections, stopping } = admission;
   if (stopping || connections >= limits.live_connections) {

@@ -262,6 +262,11 @@ export class LiveChannel {
     return this.dirty.length > 0 || this.outboxes.length > 0 || this.grown || this.planning.length > 0 || (this.waitingForTurn.length > 0 && this.turnHolders.size < REPLAYS_AT_ONCE);
   }
 
+  /** Frames the channel still keeps for a connection (sent ones it has not let go of yet too): what it costs the server's memory. */
+  framesKept(socket: LiveSocket): number {
+    return this.clients.get(socket)?.queue.length ?? 0;
+  }
+
   /** Open connections. */
   get connections(): number {
     return this.clients.size;
@@ -595,6 +600,9 @@ export class LiveChannel {
           if (!send(frame)) return;
         }
         if (client.replay.length === 0) break;
+        // Every frame queued went out: forget them before the next page, or a socket that takes
+        // many pages before it fills would keep them all until its client read again.
+        client.compact();
         this.pageOfHistory(client);
       }
       if (client.fast) return;

@@ -290,6 +290,25 @@ describe("LiveChannel delivery", () => {
     expect(socket.types()).not.toContain("stream.lagged");
   });
 
+  test("a socket that takes many pages of history before it fills keeps at most one page queued, not every frame it sent (server-exhaustion check)", async () => {
+    const { live, create, progress } = setup();
+    const id = create(1);
+    progress(id, 3000);
+    const socket = new FakeSocket();
+    // The kernel's buffer takes about 2,000 frames before the socket pushes back.
+    socket.onSend = () => {
+      if (socket.sent >= 2000) socket.mode = "backpressure";
+    };
+    live.open(socket, { executions: [id] });
+    await untilWritten(live);
+    expect(socket.sent).toBe(2000);
+    expect(live.framesKept(socket)).toBeLessThanOrEqual(256);
+    socket.onSend = null;
+    socket.mode = "ok";
+    for (let i = 0; i < 40; i++) live.drain(socket);
+    expect(socket.events().map((e) => e.sequence)).toEqual(Array.from({ length: 3002 }, (_, i) => i + 1));
+  });
+
   test("an event larger than frame_bytes is withheld, the connection stays open", async () => {
     const { live, create, store, limits } = setup({ frame_bytes: 1024 });
     const id = create(1);

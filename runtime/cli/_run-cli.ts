@@ -6,13 +6,16 @@ import { didYouMeanText } from "../capability/did-you-mean.ts";
 import { renderHelp } from "./_help.ts";
 import { wantsColor } from "./_terminal.ts";
 import { EXIT } from "./exit-code.ts";
+import { writerOf } from "./fd-writer.ts";
 import { versionText } from "../version.ts";
 
-/** Writes to stdout and resolves once the text is handed to the OS, so an exit right after loses nothing. */
+/**
+ * Writes to stdout and resolves once the text is handed to the OS, so an exit right after loses
+ * nothing. Through stdout's own writer: a command that claimed stdout (stdout-claim.ts) sent
+ * `process.stdout.write` to stderr, and its `--format json` refusal must still reach stdout.
+ */
 export function writeStdout(text: string): Promise<void> {
-  return new Promise((resolve) => {
-    process.stdout.write(text, () => resolve());
-  });
+  return writerOf(process.stdout).write(text);
 }
 
 /** Writes a line of the CLI's own (not a run's) to stderr. */

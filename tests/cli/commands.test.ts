@@ -140,6 +140,9 @@ describe("docket command-line mistakes exit 2", () => {
       ["executions", "show", "nope", "--format", "json"],
       ["executions", "events", "x-20260908T010203Z-0a1b2c3d", "--after", "1e1", "--format=json"],
       ["capabilities", "list", "--format", "json", "--bogus"],
+      // Refused inside the command, after it claimed stdout for its document (walkthrough tester, session 40).
+      ["capabilities", "show", "nope.nope", "--format", "json"],
+      ["capabilities", "list", "--capabilities", "nodir", "--format", "json"],
     ]) {
       const refused = await cli(line);
       expect(refused.code).toBe(2);

@@ -1,7 +1,7 @@
 import * as v from "valibot";
 import type { AnySchema } from "../capability/declaration.ts";
 import { REDACTED } from "./redaction.ts";
-import { didYouMeanText } from "../capability/did-you-mean.ts";
+import { didYouMean, didYouMeanText } from "../capability/did-you-mean.ts";
 import { MIN_MASKED_LENGTH, type SecretMask } from "./secret-mask.ts";
 import { thrownClass } from "./thrown.ts";
 import { schemaNodes } from "../capability/schema-nodes.ts";
@@ -185,6 +185,10 @@ function messageOf(issue: v.BaseIssue<unknown>, schema: AnySchema): string {
     const near = didYouMeanText(issue.input, known);
     return `Unknown member ${JSON.stringify(issue.input)}: ${near ? `${near} ` : ""}The members are ${known.join(", ")}.`;
   }
+  // A required field the value lacks: valibot says "Invalid key: Expected "text" but received
+  // undefined". Said as missing, with the field given in its place when one is close ("txt").
+  const missing = missingField(issue, schema);
+  if (missing !== null) return missing;
   // valibot's messages read "Invalid type: Expected number but received "ten""; keep them, they name the value.
   // It names an object by its prototype's constructor, so one without a prototype (a copy of
   // ownMembersOnly) reads "null": it is an object.
@@ -193,6 +197,26 @@ function messageOf(issue: v.BaseIssue<unknown>, schema: AnySchema): string {
     return `${issue.message.slice(0, -"null".length)}Object`;
   }
   return issue.message;
+}
+
+/** Fields of an object looked at for one that was meant as a missing one: an input may have thousands. */
+const MAX_FIELDS_LOOKED_AT = 1000;
+
+/** "Missing required field "text"", naming a field of the same object it does not declare that is close (a typo), or null when `issue` is not a missing field. */
+function missingField(issue: v.BaseIssue<unknown>, schema: AnySchema): string | null {
+  if (!issue.type.endsWith("object") || issue.received !== "undefined" || issue.input !== undefined) return null;
+  const last = issue.path?.at(-1) as { key?: unknown; input?: unknown } | undefined;
+  if (last === undefined || typeof last.key !== "string" || issue.expected !== JSON.stringify(last.key)) return null;
+  const said = `Missing required field ${JSON.stringify(last.key)}`;
+  const parent = last.input;
+  if (parent === null || typeof parent !== "object" || Array.isArray(parent)) return `${said}.`;
+  const declared = entriesAt(schema, (issue.path ?? []).slice(0, -1).map((item) => (item as { key: unknown }).key)) ?? {};
+  const given: string[] = [];
+  for (const key in parent) {
+    if (given.length >= MAX_FIELDS_LOOKED_AT) break;
+    if (Object.hasOwn(parent, key) && !Object.hasOwn(declared, key) && didYouMean(key, [last.key]).length > 0) given.push(key);
+  }
+  return given.length === 0 ? `${said}.` : `${said}; it has ${given.map((key) => JSON.stringify(key)).join(" and ")}, which its schema does not declare: did you mean ${JSON.stringify(last.key)}?`;
 }
 
 /** The problems with every secret of `mask` masked in their paths (a record's key) and messages. */

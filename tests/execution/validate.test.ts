@@ -39,13 +39,27 @@ describe("checkValue of a union", () => {
   type Failed = { ok: false; problems: Array<{ path: string; message: string }> };
   const schema = v.object({ auth: v.union([v.object({ token: v.pipe(v.string(), v.minLength(40)) }), v.object({ user: v.string(), pin: v.number() })]) });
 
+  test("a missing required field is said so, with a field given in its place that is close (a typo), at any depth (walkthrough tester)", () => {
+    const typed = v.object({ text: v.string(), options: v.optional(v.object({ name: v.string(), nameless: v.optional(v.string()) })) });
+    expect((checkValue(typed, { txt: "a" }, "input") as Failed).problems).toEqual([
+      { path: "input.text", message: 'Missing required field "text"; it has "txt", which its schema does not declare: did you mean "text"?' },
+    ]);
+    expect((checkValue(typed, {}, "input") as Failed).problems).toEqual([{ path: "input.text", message: 'Missing required field "text".' }]);
+    // A declared field near the missing one is not offered: it is there for itself.
+    expect((checkValue(typed, { text: "a", options: { nmae: "x", nameless: "y", zzz: 1 } }, "input") as Failed).problems).toEqual([
+      { path: "input.options.name", message: 'Missing required field "name"; it has "nmae", which its schema does not declare: did you mean "name"?' },
+    ]);
+    // A field present with the wrong type keeps valibot's message, which names the value.
+    expect((checkValue(typed, { text: 3 }, "input") as Failed).problems[0]!.message).toBe("Invalid type: Expected string but received 3");
+  });
+
   test("a value no object form takes names what each form lacked", () => {
     const checked = checkValue(schema, { auth: { c: 1 } }, "input") as Failed;
     expect(checked.problems).toEqual([
       {
         path: "input.auth",
         message:
-          'it matches none of the forms its schema allows: input.auth.token: Invalid key: Expected "token" but received undefined; or input.auth.user: Invalid key: Expected "user" but received undefined; or input.auth.pin: Invalid key: Expected "pin" but received undefined',
+          'it matches none of the forms its schema allows: input.auth.token: Missing required field "token".; or input.auth.user: Missing required field "user".; or input.auth.pin: Missing required field "pin".',
       },
     ]);
     expect(checked.problems[0]!.message).not.toContain("Expected Object but received Object");

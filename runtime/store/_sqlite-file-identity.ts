@@ -1,23 +1,60 @@
-import { statSync } from "node:fs";
+import { statSync, type Stats } from "node:fs";
 
 /**
- * Whether the store's file is still the one opened: a checkout cleaned under a running server
- * (`git clean -fdX`, `rm -rf .docket`) unlinks it, and SQLite then writes on to a file no path
- * names, which a restart never finds — so an answer acknowledged after that would be lost. Answers
- * why the file is not the one opened (a write then fails as a storage fault: nothing more is
- * acknowledged), or null. One stat per write of the store.
+ * Whether the store's files are still the ones it opened: a checkout cleaned under a running
+ * server (`git clean -fdX`, `rm -rf .docket`) unlinks them, and SQLite then writes on to files no
+ * path names, which a restart never finds — so an answer acknowledged after that would be lost.
+ * Three cases, each noticed at the next write (docs/durability.md, "One server per checkout"):
+ *
+ * - the database removed or replaced by another file;
+ * - the database cut shorter in place (`truncate`, `: > state.db`): the store never makes it
+ *   smaller (it does not vacuum), so a file shorter than it was is one someone else emptied;
+ * - the write-ahead log (`<db>-wal`) removed or replaced: commits go on into a log no path names,
+ *   and a crash loses everything since the last checkpoint. A server stopped cleanly copies that
+ *   log into the database first, so the message says to stop it that way.
+ *
+ * Answers why the files are not the ones opened (a write then fails as a storage fault: nothing
+ * more is acknowledged), or null. Two stats per write of the store.
  */
 export function storeFileIdentity(path: string): () => string | null {
   const opened = statSync(path);
+  let largest = opened.size;
+  const logPath = `${path}-wal`;
+  // In WAL mode the log exists from the open on, and stays (emptied, not removed) while the store runs.
+  let log = statOrNull(logPath);
   return () => {
-    let now;
-    try {
-      now = statSync(path);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "ENOENT" && (error as NodeJS.ErrnoException).code !== "ENOTDIR") return null;
-      now = null;
+    const now = statOrNull(path);
+    if (now === undefined) return null;
+    if (now === null || !sameFile(now, opened)) {
+      return `${path} was ${now === null ? "removed" : "replaced by another file"} while this server ran (a git clean -fdX, or .docket/ deleted?): what the store writes now could never be read again, so it admits nothing new. Restart docket serve: it starts a new store there (the executions this one held are lost with the file)`;
     }
-    if (now !== null && now.ino === opened.ino && now.dev === opened.dev) return null;
-    return `${path} was ${now === null ? "removed" : "replaced by another file"} while this server ran (a git clean -fdX, or .docket/ deleted?): what the store writes now could never be read again, so it admits nothing new. Restart docket serve: it starts a new store there (the executions this one held are lost with the file)`;
+    if (now.size < largest) {
+      return `${path} was cut from ${largest} to ${now.size} bytes while this server ran (emptied or truncated by something else: the store never makes it smaller): what it held is damaged, so the store admits nothing new. Stop docket serve, put back a copy of the file if there is one (or move it aside to start a new store), and start it again`;
+    }
+    largest = now.size;
+    const nowLog = statOrNull(logPath);
+    if (nowLog === undefined) return null;
+    if (log === null) {
+      log = nowLog;
+      return null;
+    }
+    if (nowLog === null || !sameFile(nowLog, log)) {
+      return `${logPath}, the store's write-ahead log, was ${nowLog === null ? "removed" : "replaced by another file"} while this server ran: what the store commits now goes to a log no restart would read, and a crash would lose it, so it admits nothing new. Stop docket serve cleanly (Ctrl-C or SIGTERM: it copies the log it still holds into ${path} first, and nothing acknowledged is lost) and start it again`;
+    }
+    return null;
   };
+}
+
+/** The file's stat; null when there is none at `path`; undefined when it cannot be looked at (a permission, an I/O error): not a reason to refuse writes. */
+function statOrNull(path: string): Stats | null | undefined {
+  try {
+    return statSync(path);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code === "ENOENT" || code === "ENOTDIR" ? null : undefined;
+  }
+}
+
+function sameFile(a: Stats, b: Stats): boolean {
+  return a.ino === b.ino && a.dev === b.dev;
 }

@@ -88,6 +88,40 @@ export function durabilityCases(): void {
       }
     });
 
+    for (const { what, harm, says, keeps } of [
+      // A clean stop copies the log it still holds into the database: nothing acknowledged is lost.
+      { what: "whose write-ahead log is removed under it", harm: (path: string) => rmSync(`${path}-wal`), says: "-wal, the store's write-ahead log, was removed while this server ran", keeps: true },
+      { what: "whose log is replaced by another file", harm: (path: string) => (rmSync(`${path}-wal`), writeFileSync(`${path}-wal`, "")), says: "-wal, the store's write-ahead log, was replaced by another file", keeps: false },
+      { what: "whose file is emptied in place", harm: (path: string) => truncateSync(path, 0), says: "bytes while this server ran (emptied or truncated by something else", keeps: false },
+    ]) {
+      test(`sqlite store ${what} commits nothing more and says why: a crash would lose what it acknowledged (durability tester, session 40)`, async () => {
+        const path = tempDb();
+        const store = createSqliteStore({ path, limits: limitsWith({}), clock: new TestClock().now, onPersistError: () => undefined });
+        try {
+          store.create(newExecution(1));
+          await store.durable();
+          harm(path);
+          store.create(newExecution(2));
+          const acknowledged = store.durable();
+          expect(await settledSoon(acknowledged)).toBe(false);
+          expect(store.storageFault()).toMatchObject({ reason: expect.stringContaining(says) });
+          expect(store.get(idOf(2))).toBeNull();
+          acknowledged.catch(() => undefined);
+        } finally {
+          try {
+            store.close();
+          } catch {
+            // Its last write fails as every write since.
+          }
+        }
+        if (!keeps) return;
+        const reopened = createSqliteStore({ path, limits: limitsWith({}), clock: new TestClock().now, onPersistError: () => undefined });
+        expect(reopened.get(idOf(1))).not.toBeNull();
+        expect(reopened.get(idOf(2))).toBeNull();
+        reopened.close();
+      });
+    }
+
     test("sqlite store on a full disk keeps everything accepted in memory, shows readers only what is committed, says so in storageFault, and writes it all once space returns", async () => {
       const disk = smallDisk("8m");
       if (disk === null) {

@@ -1,4 +1,5 @@
 /** @jsxImportSource hono/jsx */
+import { StoreDamagedError, storeDamagedRemedy } from "../runtime/store/store.ts";
 import { Hono, type Context } from "hono";
 import { isCapabilityId } from "../runtime/capability/capability-id.ts";
 import { runsAsExecution } from "../runtime/capability/registered.ts";
@@ -238,6 +239,10 @@ export function createCockpit(options: CockpitOptions): Hono<AppEnv> {
   });
 
   app.onError((error, c) => {
+    // A store whose file turned out damaged is the server's condition, not a bug: said as the API says it.
+    if (error instanceof StoreDamagedError) {
+      return problemResponse(c, root, { status: 503, title: "The execution store is damaged", message: error.message, suggestion: storeDamagedRemedy(error.path) });
+    }
     const correlation_id = newCorrelationId();
     log(`[docket] ${correlation_id} cockpit ${c.req.method} ${new URL(c.req.url).pathname}: ${error?.stack ?? String(error)}`);
     return problemResponse(c, root, {

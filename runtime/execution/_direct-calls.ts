@@ -14,6 +14,7 @@ import type { SecretMask } from "./secret-mask.ts";
 import { thrownClass, thrownDetail } from "./thrown.ts";
 import { boundFailureTexts } from "./text-limits.ts";
 import { sanitizeLine } from "./text-sanitize.ts";
+import { StoreDamagedError, storeDamagedRemedy } from "../store/store.ts";
 
 /** What direct calls need from the engine. */
 export interface DirectCallsOptions {
@@ -138,12 +139,12 @@ export class DirectCalls {
       // all: the caller's own signal says it (a mirror of it cost a controller and a listener per call).
       result = capability.def.handler(input as never, mainThreadContext(this.options.handle(edge), this.options.hostFacts, signal ?? NEVER_ABORTED));
     } catch (error) {
-      return settledPromise(() => settled(outcomeOfThrown(error)));
+      return settledPromise(() => settled(outcomeOfThrown(error, edge)));
     }
     if (!isThenable(result)) return settledPromise(() => settled({ ok: true, output: result }));
     return Promise.resolve(result).then(
       (output) => settled({ ok: true, output }),
-      (error) => settled(outcomeOfThrown(error)),
+      (error) => settled(outcomeOfThrown(error, edge)),
     );
   }
 
@@ -227,9 +228,23 @@ export class DirectCalls {
   }
 }
 
-/** What a plane handler threw, as an outcome; a FailureError is the answer itself and is thrown on. */
-function outcomeOfThrown(error: unknown): TaskOutcome {
+/** What a plane handler threw, as an outcome; a FailureError is the answer itself and is thrown on, as is a damaged store's (unavailable, not a bug). */
+function outcomeOfThrown(error: unknown, edge: EdgeInfo): TaskOutcome {
   if (error instanceof FailureError) throw error;
+  if (error instanceof StoreDamagedError) {
+    throw new FailureError(
+      buildFailure({
+        error_code: "unavailable",
+        stage: "run",
+        message: error.message,
+        retryability: "never",
+        suggestion: storeDamagedRemedy(error.path),
+        context: { reason: "store_damaged" },
+        request_id: edge.request_id,
+        trace_id: edge.trace_id,
+      }),
+    );
+  }
   if (CapabilityError.is(error)) {
     const { code, message, context, retryability, suggestion, outcome_certainty } = error;
     // Safe to print before its secrets are masked, as in a worker (worker-entry.ts).

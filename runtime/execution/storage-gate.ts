@@ -1,6 +1,6 @@
 import { lstatSync, readdirSync, statfsSync } from "node:fs";
 import { join } from "node:path";
-import type { StorageFault } from "../store/store.ts";
+import { storeDamagedRemedy, type StorageFault } from "../store/store.ts";
 import type { Clock } from "./clock.ts";
 import type { Limits } from "./limits.ts";
 
@@ -45,6 +45,8 @@ export interface StorageUsage {
 export interface StorageRefusal {
   error_code: "unavailable" | "capacity";
   message: string;
+  /** When waiting cannot help (a damaged file); otherwise the code's default. */
+  retryability?: "never";
   suggestion: string;
   context: Record<string, unknown>;
 }
@@ -135,6 +137,15 @@ export function createStorageGate(options: StorageGateOptions): StorageGate {
 
   function refusal(verb: string): StorageRefusal | null {
     const fault = options.fault();
+    if (fault?.damaged) {
+      return {
+        error_code: "unavailable",
+        message: `Cannot ${verb}: the execution store's file ${fault.damaged.path} is damaged (found at ${fault.since}), so no new execution is admitted; what it can still read is answered.`,
+        retryability: "never",
+        suggestion: storeDamagedRemedy(fault.damaged.path),
+        context: { reason: "store_damaged", since: fault.since },
+      };
+    }
     if (fault !== null) {
       return {
         error_code: "unavailable",

@@ -2,7 +2,7 @@ import type { ExecutionEvent } from "../execution/protocol.ts";
 import { SCHEMA_VERSION } from "../execution/protocol.ts";
 import type { NotHeld } from "../execution/marked-run-answer.ts";
 import type { Limits } from "../execution/limits.ts";
-import type { ExecutionStore } from "../store/store.ts";
+import { StoreDamagedError, type ExecutionStore } from "../store/store.ts";
 import { AWAITING_TURN, LiveClient, type LiveGroup } from "./_live-client.ts";
 import { LiveGroups } from "./_live-groups.ts";
 import { signedSequence } from "./_live-log.ts";
@@ -367,8 +367,7 @@ export class LiveChannel {
     try {
       client.planning = { planner: new ReplayPlanner(this.store, target, opened ?? openedAt(this.store)), start };
     } catch (error) {
-      this.forget(client, true, 1011, "history unreadable");
-      throw error;
+      return this.unreadable(client, error);
     }
     this.plan(client);
     // Many executions to look at (all of them, from a cursor): the rest on the writer's turns.
@@ -385,8 +384,7 @@ export class LiveChannel {
     try {
       if (!planner.step()) return;
     } catch (error) {
-      this.forget(client, true, 1011, "history unreadable");
-      throw error;
+      return this.unreadable(client, error);
     }
     client.planning = null;
     const { plan } = planner;
@@ -583,6 +581,7 @@ export class LiveChannel {
 
   private flushNow(client: LiveClient, maxFrames: number): void {
     let lost = false;
+    let unreadable: unknown = null;
     let budget = maxFrames;
     /** Sends one frame; false when writing must stop (backpressure, a lost socket, the budget). */
     const send = (frame: string): boolean => {
@@ -603,7 +602,12 @@ export class LiveChannel {
         // Every frame queued went out: forget them before the next page, or a socket that takes
         // many pages before it fills would keep them all until its client read again.
         client.compact();
-        this.pageOfHistory(client);
+        try {
+          this.pageOfHistory(client);
+        } catch (error) {
+          unreadable = error;
+          return;
+        }
       }
       if (client.fast) return;
       const source = client.source;
@@ -635,6 +639,7 @@ export class LiveChannel {
     // Only what it was sent makes it busy: passing entries of what it does not follow is not news to it.
     if (budget < maxFrames) client.seen = this.epoch;
     if (lost) return this.forget(client, true, 1011, "send failed");
+    if (unreadable !== null) return this.unreadable(client, unreadable);
     client.compact();
     if (client.overlap !== null && client.cursor >= client.overlap.until) client.overlap = null;
     if (client.blocked || client.closed || client.waiting > 0 || client.replay.length > 0) return;
@@ -671,6 +676,17 @@ export class LiveChannel {
       bytes += frame.length;
     }
     if (range.after >= range.through || page === null || page.events.length === 0) client.replay.shift();
+  }
+
+  /**
+   * A connection whose history could not be read is closed saying so (1011). A store whose file is
+   * damaged says it in its health, so that is all; any other error is thrown on, once the
+   * connection is let go, for the server's log.
+   */
+  private unreadable(client: LiveClient, error: unknown): void {
+    const damaged = error instanceof StoreDamagedError;
+    this.forget(client, true, 1011, damaged ? "history unreadable: the store file is damaged (see /healthz)" : "history unreadable");
+    if (!damaged) throw error;
   }
 
   /** A log member that wrote everything it kept is told what it lost, and resumes at the log's end. */

@@ -21,7 +21,7 @@ export function storeFileIdentity(path: string): () => string | null {
   let largest = opened.size;
   const logPath = `${path}-wal`;
   // In WAL mode the log exists from the open on, and stays (emptied, not removed) while the store runs.
-  let log = statOrNull(logPath);
+  let log = statOrNull(logPath) ?? null;
   return () => {
     const now = statOrNull(path);
     if (now === undefined) return null;

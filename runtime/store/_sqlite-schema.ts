@@ -98,6 +98,17 @@ export class StoreFileError extends Error {
 export const FULL_DISK_REMEDY =
   "The disk (or the folder's quota) is full: free some space and start again — nothing in the file is lost, and moving it aside would only hide its history.";
 
+/**
+ * What SQLite said when an error means the file itself is damaged or unreadable — a page it
+ * cannot make sense of (SQLITE_CORRUPT), a file that is no database (SQLITE_NOTADB), a read the
+ * disk failed (SQLITE_IOERR) — or null for any other error.
+ */
+export function damageOf(error: unknown): string | null {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== "string" || !/^SQLITE_(CORRUPT|NOTADB|IOERR)/.test(code)) return null;
+  return `${error instanceof Error ? error.message : String(error)}, ${code}`;
+}
+
 /** True for SQLite's "the file is locked by someone else". */
 function isLocked(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;

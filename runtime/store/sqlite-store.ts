@@ -6,7 +6,7 @@ import type { EventDraft, ExecutionEvent } from "../execution/protocol.ts";
 import type { ExecutionSnapshot } from "../execution/snapshot.ts";
 import { EXECUTION_STATES, isTerminal, type ExecutionState } from "../execution/state-machine.ts";
 import type { Limits } from "../execution/limits.ts";
-import type { AppendOptions, EventsPage, ExecutionStore, HeadsPage, ListFilter, ListPage, NewExecution, RunIdentity, StorageFault } from "./store.ts";
+import { StoreDamagedError, storeDamagedRemedy, type AppendOptions, type EventsPage, type ExecutionStore, type HeadsPage, type ListFilter, type ListPage, type NewExecution, type RunIdentity, type StorageFault } from "./store.ts";
 import { checkBatch, initialSnapshot } from "./_fold.ts";
 import { createFanOut } from "./_fan-out.ts";
 import { ForgetOrder } from "./_forget-order.ts";
@@ -15,6 +15,7 @@ import { InvalidCursorError, decodeListCursor } from "./list-cursor.ts";
 import { newEntry, type Entry } from "./_sqlite-entry.ts";
 import { loadEntry, trimLowered } from "./_sqlite-load.ts";
 import { asFileError, openStoreFile, startExpiry } from "./_sqlite-open.ts";
+import { damageOf } from "./_sqlite-schema.ts";
 import type { WriteCadence } from "./_sqlite-writer.ts";
 import { committedSnapshot, currentSnapshot, eventsPage, headsPage, listItems, listLimit, liveSnapshot, readerSnapshot, type ReadSource } from "./_sqlite-reads.ts";
 import { slimmed, unwritableCompletion } from "./_sqlite-unwritable.ts";
@@ -103,6 +104,8 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
   // Handlers handed to a worker before their start is committed: read once, by the recovery below.
   let starting: StartingJournal | null = null;
   let noteFault: StorageFault | null = null;
+  // Set by the first read that found the file damaged (readingFile): it stays until a restart.
+  let damaged: StorageFault | null = null;
   const faultListeners = new Set<() => void>();
   const { db, tables, writer } = openStoreFile({
     path,
@@ -379,7 +382,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     // them — forgotten rows too, before an execution is answered as gone.
     writer.flushQuietly();
     const entry = lookup(id);
-    return entry === undefined ? null : readerSnapshot(source, entry);
+    return entry === undefined ? null : readingFile(() => readerSnapshot(source, entry));
   }
 
   function current(id: string): ExecutionSnapshot | null {
@@ -402,8 +405,10 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     // The file's indexes answer, and readers see what is committed: pending changes go first.
     writer.flushQuietly();
     sweep();
-    const { items, next_cursor } = listItems(source, { before, state: filter.state, capability: filter.capability, limit });
-    return { items, next_cursor, counts: writer.idle() ? { ...counts } : { ...zeroCounts(), ...tables.countStates() } };
+    return readingFile(() => {
+      const { items, next_cursor } = listItems(source, { before, state: filter.state, capability: filter.capability, limit });
+      return { items, next_cursor, counts: writer.idle() ? { ...counts } : { ...zeroCounts(), ...tables.countStates() } };
+    });
   }
 
   function heads(cursor: string | undefined, limit: number): HeadsPage {
@@ -411,14 +416,30 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     const before = cursor === undefined ? nextOrder : cursorOrder(cursor);
     writer.flushQuietly();
     sweep();
-    return headsPage(source, before, limit);
+    return readingFile(() => headsPage(source, before, limit));
   }
 
   function events(id: string, after?: number, limit?: number): EventsPage | null {
     open();
     writer.flushQuietly();
     sweep();
-    return eventsPage(source, { id, after, limit });
+    return readingFile(() => eventsPage(source, { id, after, limit }));
+  }
+
+  /**
+   * A read of the file; a file found damaged there (SQLITE_CORRUPT, SQLITE_NOTADB, an I/O error)
+   * becomes the store's fault — health red, nothing new admitted — and a StoreDamagedError that
+   * says so, not an error a client would read as a bug.
+   */
+  function readingFile<T>(read: () => T): T {
+    try {
+      return read();
+    } catch (error) {
+      const why = damageOf(error);
+      if (why === null) throw error;
+      damaged ??= { reason: `${new StoreDamagedError(path, why).message} ${storeDamagedRemedy(path)}`, since: clock().toISOString(), damaged: { path } };
+      throw new StoreDamagedError(path, why);
+    }
   }
 
   function release(id: string): void {
@@ -431,7 +452,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
   function findRun(run_id: string): RunIdentity | null {
     open();
     const identity = writer.pendingRun(run_id);
-    return identity !== undefined ? { ...identity } : tables.readRun(run_id);
+    return identity !== undefined ? { ...identity } : readingFile(() => tables.readRun(run_id));
   }
 
   function recordRun(identity: RunIdentity): boolean {
@@ -463,7 +484,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
       return true;
     }
     if (noteFault === null) {
-      noteFault = { reason: `cannot note a start in ${path}-starting (the disk may be full); starts wait until it can`, since: clock().toISOString() };
+      noteFault = { reason: `cannot note a start in ${path}-starting (the disk may be full); starts wait until it can`, since: clock().toISOString(), damaged: { path } };
       reportPersistError(new Error(noteFault.reason));
     }
     return false;
@@ -566,7 +587,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
       const pragma = (name: string) => (db.query(`PRAGMA ${name}`).get() as Record<string, number>)[name]!;
       return (pragma("page_count") - pragma("freelist_count")) * pragma("page_size");
     },
-    storageFault: () => writer.fault() ?? noteFaultNow(),
+    storageFault: () => writer.fault() ?? damaged ?? noteFaultNow(),
     onStorageFault: (listener) => {
       faultListeners.add(listener);
       return () => faultListeners.delete(listener);

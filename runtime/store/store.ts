@@ -117,11 +117,30 @@ export interface Subscription {
 }
 
 /** Why the store cannot write what it holds right now (disk full, I/O error), and since when. */
+/**
+ * Thrown by a read of a store whose file turned out damaged (a page SQLite cannot read: the disk,
+ * or something else writing into it). The store admits nothing new from then on (its
+ * storageFault says so); the message names the file, what SQLite said, and what to do.
+ */
+export class StoreDamagedError extends Error {
+  constructor(readonly path: string, readonly why: string) {
+    super(`The execution store ${path} is damaged: SQLite cannot read part of it (${why}), so what it holds there cannot be answered, and it admits nothing new.`);
+    this.name = "StoreDamagedError";
+  }
+}
+
+/** What to do about a damaged store file (StoreDamagedError). */
+export function storeDamagedRemedy(path: string): string {
+  return `Stop docket serve, then put back a copy of ${path} if there is one, or move it aside (with ${path}-wal and ${path}-shm) to start a new store — sqlite3's .recover may save what is still readable. Restarting alone keeps the damage.`;
+}
+
 export interface StorageFault {
   /** The error's own words, for the server's log and health.report; never a client's answer. */
   reason: string;
   /** ISO timestamp of the first failed write of this run of failures. */
   since: string;
+  /** Set when the file was found damaged (StoreDamagedError): waiting never ends it, a person must. */
+  damaged?: { path: string };
 }
 
 /**

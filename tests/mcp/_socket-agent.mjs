@@ -16,7 +16,9 @@ let sent = 0;
 const began = Date.now();
 while (Date.now() - began < 3000) {
   sent++;
-  if (send({ jsonrpc: "2.0", id: sent, method: "tools/list" })) continue;
+  // Pings: the cheapest answer. tools/list answers took docket mcp ~20 s to write for the ~22,000
+  // requests that fill its backlog, past this agent's 30 s wait on a loaded machine.
+  if (send({ jsonrpc: "2.0", id: sent, method: "ping" })) continue;
   await Promise.race([new Promise((resolve) => child.stdin.once("drain", resolve)), new Promise((resolve) => setTimeout(resolve, 100))]);
 }
 child.stdin.end();

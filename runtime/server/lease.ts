@@ -1,5 +1,5 @@
 import { chmodSync, existsSync, linkSync, lstatSync, mkdirSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 
 /** What `.docket/lease.json` holds: which server serves this checkout (docs/protocol.md). */
 export interface Lease {
@@ -242,8 +242,12 @@ export async function acquireLease(lease: Lease): Promise<{ ok: true } | { ok: f
   ensureDocketDir(lease.root);
   const path = leasePath(lease.root);
   const temporary = `${path}.${process.pid}.${Date.now()}.tmp`;
-  writeFileSync(temporary, `${JSON.stringify(lease, null, 2)}\n`, { mode: 0o600 });
   try {
+    try {
+      writeFileSync(temporary, `${JSON.stringify(lease, null, 2)}\n`, { mode: 0o600 });
+    } catch (error) {
+      throw leaseUnwritable(path, error);
+    }
     try {
       linkSync(temporary, path);
       return { ok: true };
@@ -261,6 +265,18 @@ export async function acquireLease(lease: Lease): Promise<{ ok: true } | { ok: f
       // Already renamed into place.
     }
   }
+}
+
+/** Why the lease could not be written, naming the file and what to do; the error's code is kept (a disk refusal is told apart by it). */
+function leaseUnwritable(path: string, error: unknown): Error {
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  const why =
+    code === "ENOSPC" || code === "EDQUOT"
+      ? `the disk (or the folder's quota) is full (${code}). Free some space on the disk holding ${dirname(path)} and start again`
+      : code === "EROFS" || code === "EACCES" || code === "EPERM"
+        ? `${code === "EROFS" ? "the disk is read-only" : "this user may not write there"} (${code}). Serve from a checkout this user can write to`
+        : `${(error as Error)?.message ?? String(error)}`;
+  return Object.assign(new Error(`cannot write the server's lease ${path}: ${why}.`), { code });
 }
 
 /** Removes the lease only if it is still this one (same pid, url and start): never another server's. */

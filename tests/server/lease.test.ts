@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, mkdirSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, mkdirSync } from "node:fs";
+import { fillDisk, smallDisk } from "../store/_sqlite-durability.ts";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { spawnSync } from "node:child_process";
@@ -43,6 +44,27 @@ describe("lease", () => {
       expect(isProcessAlive(parent.pid)).toBe(true);
     } finally {
       parent.kill("SIGKILL");
+    }
+  });
+
+  test("acquireLease on a full disk says which file and what to do, keeps the error's code, and leaves no temporary file behind (durability tester, session 40)", async () => {
+    const disk = smallDisk("1m");
+    if (disk === null) return console.warn("skipped: mounting a small tmpfs is not allowed here (not root)");
+    try {
+      const root = join(disk.dir, "checkout");
+      mkdirSync(join(root, ".docket"), { recursive: true });
+      fillDisk(disk.dir);
+      for (let attempt = 0; attempt < 2; attempt++) {
+        const refused = await acquireLease(leaseIn(root)).then(
+          () => null,
+          (error: NodeJS.ErrnoException) => error,
+        );
+        expect(refused?.code).toBe("ENOSPC");
+        expect(refused?.message).toBe(`cannot write the server's lease ${leasePath(root)}: the disk (or the folder's quota) is full (ENOSPC). Free some space on the disk holding ${join(root, ".docket")} and start again.`);
+      }
+      expect(readdirSync(join(root, ".docket")).filter((name) => name.startsWith("lease.json"))).toEqual([]);
+    } finally {
+      disk.unmount();
     }
   });
 

@@ -1,3 +1,4 @@
+import { builtinsIntact, withOriginalBuiltins } from "./_masking-builtins.ts";
 import { inspect } from "node:util";
 import type { JsonSchema } from "../capability/registered.ts";
 import { isSensitiveSchema, REDACTED } from "./redaction.ts";
@@ -188,7 +189,15 @@ function buildMask(values: Iterable<string>, maxUnits: number): SecretMask | { u
   if (secrets.size === 0) return NO_MASK;
   const list = [...secrets].sort((a, b) => b.length - a.length);
   const index = indexSecrets(list);
-  const text = (input: string) => maskText(input, list, index);
+  // With the built-ins masking calls as the thread began (a worker's handler may have replaced
+  // them); a text that cannot be masked with them is hidden whole.
+  const text = (input: string) =>
+    builtinsIntact()
+      ? maskText(input, list, index)
+      : withOriginalBuiltins(
+          () => maskText(input, list, index),
+          () => REDACTED,
+        );
   return { secrets: list, index, text, value: (value) => maskValue(value, text, 0) };
 }
 

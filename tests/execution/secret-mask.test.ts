@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import * as v from "valibot";
+import { join } from "node:path";
 import { sensitive } from "../../runtime/capability/sensitive.ts";
 import { toCapabilityJsonSchema } from "../../runtime/capability/json-schema.ts";
 import { createSecretMask, maskChanged, maskOf, NO_MASK, sensitiveValues, unfinishedSecretLength, URL_FORMS_MAX_LENGTH } from "../../runtime/execution/secret-mask.ts";
@@ -314,5 +315,49 @@ describe("createSecretMask", () => {
     for (const piece of ["B\\\\", "C\\tz"]) expect(printed).not.toContain(piece);
     // A line too short to be a secret of its own is left alone elsewhere.
     expect(createSecretMask(["abc\nshort\nlonger-line-here"]).text("short and longer-line-here")).toBe("short and [redacted]");
+  });
+});
+
+describe("masking with built-ins a handler replaced (containment tester, session 40)", () => {
+  const SECRET = "Pa55:w0rd/Sekr3t+Z=q";
+
+  test("a replaced String.prototype.indexOf (or slice, or Array.prototype.push) does not turn masking off, and stays the handler's after", () => {
+    const mask = createSecretMask([SECRET]);
+    const own = { indexOf: String.prototype.indexOf, slice: String.prototype.slice, push: Array.prototype.push };
+    const fakeIndexOf = () => -1;
+    const fakeSlice = function (this: string) {
+      return String(this);
+    };
+    const fakePush = () => 0;
+    try {
+      String.prototype.indexOf = fakeIndexOf;
+      String.prototype.slice = fakeSlice;
+      Array.prototype.push = fakePush;
+      expect(mask.text(`LOG ${SECRET} and ${SECRET}.`)).toBe("LOG [redacted] and [redacted].");
+      expect(mask.value({ said: `OUT ${SECRET}` })).toEqual({ said: "OUT [redacted]" });
+      // What the handler installed is what its code goes on seeing.
+      expect(String.prototype.indexOf).toBe(fakeIndexOf);
+      expect(String.prototype.slice).toBe(fakeSlice);
+      expect(Array.prototype.push).toBe(fakePush);
+    } finally {
+      String.prototype.indexOf = own.indexOf;
+      String.prototype.slice = own.slice;
+      Array.prototype.push = own.push;
+    }
+  });
+
+  test("one replaced for good (defined as not configurable) hides the whole text rather than trust it; a configurable one is put back for the mask", () => {
+    // In a process of its own: a built-in made unconfigurable could never be put back for the other tests.
+    const script = `
+      import { createSecretMask } from ${JSON.stringify(join(import.meta.dir, "../../runtime/execution/secret-mask.ts"))};
+      const mask = createSecretMask([${JSON.stringify(SECRET)}]);
+      Object.defineProperty(String.prototype, "charCodeAt", { value: () => 0, writable: true, configurable: true });
+      const configurable = mask.text("a ${SECRET} b");
+      Object.defineProperty(String.prototype, "indexOf", { value: () => -1, writable: false, configurable: false });
+      console.log(JSON.stringify([configurable, mask.text("a ${SECRET} b"), "x".indexOf("x")]));
+    `;
+    const ran = Bun.spawnSync([process.execPath, "-e", script], { stderr: "pipe" });
+    expect(ran.stderr.toString()).toBe("");
+    expect(JSON.parse(ran.stdout.toString())).toEqual(["a [redacted] b", "[redacted]", -1]);
   });
 });

@@ -1,0 +1,52 @@
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import type { DocketServer } from "../../runtime/server/serve.ts";
+import { serveCapabilityFiles, type ServedCheckout } from "./_support/servers.ts";
+import { completedOf, openLive } from "./_support/live-client.ts";
+
+// The containment tester's t2.proto: one careless line replacing a String method on the worker.
+const PATCHING = `import { capability, sensitive } from "docket";
+import * as v from "valibot";
+export default capability({
+  id: "t2.proto", title: "Proto", description: "Replaces String.prototype.indexOf, then prints its secret.", effect: "read",
+  input: v.object({ patch: v.boolean(), token: sensitive(v.string()) }),
+  output: v.object({ s: v.string() }),
+  async handler(input, ctx) {
+    if (input.patch) String.prototype.indexOf = function () { return -1; } as never;
+    console.log("LOG " + input.token);
+    ctx.progress.log("PLOG " + input.token);
+    return { s: "OUT " + input.token };
+  },
+});
+`;
+
+let served: ServedCheckout;
+let server: DocketServer;
+beforeAll(async () => {
+  served = await serveCapabilityFiles({ "t2.proto.ts": PATCHING });
+  ({ server } = served);
+}, 30_000);
+afterAll(() => served?.stop());
+
+async function run(input: Record<string, unknown>): Promise<string> {
+  const live = await openLive(server.url, "");
+  await live.waitFor((f) => f.type === "stream.ready");
+  const answer = (await (await fetch(`${server.url}/api/v1/executions/start`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ capability: "t2.proto", input }) })).json()) as any;
+  await live.waitFor(completedOf(answer.execution.id));
+  await live.close();
+  const snapshot = await (await fetch(`${server.url}/api/v1/executions/get?id=${answer.execution.id}`)).text();
+  const events = await (await fetch(`${server.url}/api/v1/executions/events?id=${answer.execution.id}`)).text();
+  return snapshot + events;
+}
+
+test("a handler that replaces String.prototype.indexOf still has its secret masked in its log, and so do later tasks on that worker, of other secrets (containment tester, session 40)", async () => {
+  const first = await run({ patch: true, token: "Pa55:w0rd/Sekr3t+Z=q" });
+  expect(first).toContain("LOG [redacted]");
+  expect(first).toContain("PLOG [redacted]");
+  expect(first).not.toContain("Sekr3t");
+  // Each worker of the pool gets its turn: at least one of these runs where the patch stays.
+  for (let i = 0; i < 4; i++) {
+    const later = await run({ patch: false, token: `other-token-${i}-9876` });
+    expect(later).toContain("PLOG [redacted]");
+    expect(later).not.toContain(`other-token-${i}`);
+  }
+}, 60_000);

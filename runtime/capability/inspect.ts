@@ -389,7 +389,7 @@ export async function importPreparedFile(prepared: PreparedCapabilityFile | Impo
   }
   const value = (module as { default?: unknown } | null)?.default;
   if (value === undefined) {
-    return { ok: false, problem: { code: "no_default_export", reason: "the file has no default export; end it with export default capability({ … })", line: null, column: null } };
+    return { ok: false, problem: { code: "no_default_export", reason: `the file has no default export; end it with export default capability({ … }) — or, if it is a module capabilities import, name it with a leading underscore (_${basename(file)}) and docket will not load it as a capability`, line: null, column: null } };
   }
   return { ok: true, value, text, version };
 }

@@ -53,7 +53,13 @@ export function loadErrorSuggestion(error: LoadError): string {
   return "Correct the file: a server watching its folders loads it again once it is saved (one started with --no-watch, once restarted).";
 }
 
-/** The load error of the file that would have declared `id` (named after it), or undefined. */
+/**
+ * The load error of the file that would have declared `id`: named after it, or, failing that, one
+ * that declares it under another name (renamed without its id: `team.sleepy.ts` declaring
+ * "team.slow", refused as file_name_mismatch). Undefined when none.
+ */
 export function loadErrorFor(id: string, catalog: Pick<CapabilityCatalog, "loadErrors">): LoadError | undefined {
-  return catalog.loadErrors().find((e) => basename(e.file) === `${id}.ts` || basename(e.file) === `${id}.js`);
+  const errors = catalog.loadErrors();
+  const declares = `declares id ${JSON.stringify(id)};`;
+  return errors.find((e) => basename(e.file) === `${id}.ts` || basename(e.file) === `${id}.js`) ?? errors.find((e) => e.reason.includes(declares));
 }

@@ -101,9 +101,12 @@ describe("discoverCapabilities", () => {
     const errors = registry.loadErrors();
     expect(errorFor(errors, "bad_id.ts")).toMatchObject({ line: 5, reason: expect.stringContaining('id "Bad.Id" must be lower-case dotted') });
     expect(errorFor(errors, "wrong.name.ts")!.reason).toContain('named "wrong.name.ts" but declares id "right.name"');
+    // Asked for by the id it declares, the renamed file is named, not a bare "not loaded" (walkthrough tester, session 40).
+    expect(unknownCapabilityHint("right.name", registry)).toStartWith(`${errorFor(errors, "wrong.name.ts")!.file}`);
+    expect(unknownCapabilityHint("right.name", registry)).toContain('declares id "right.name"; rename the file to "right.name.ts"');
     expect(errorFor(errors, "has.date.ts")).toMatchObject({ line: 9, reason: expect.stringContaining('input.when cannot be published as JSON Schema: The "date" schema') });
     expect(errorFor(errors, "bad.example.ts")!.reason).toContain("examples[1] does not match the input schema: input.n:");
-    expect(errorFor(errors, "no.default.ts")!.reason).toContain("no default export");
+    expect(errorFor(errors, "no.default.ts")!.reason).toContain("no default export; end it with export default capability({ … }) — or, if it is a module capabilities import, name it with a leading underscore (_no.default.ts)");
     expect(errorFor(errors, "not.capability.ts")!.reason).toContain("not a capability");
     const dup = errors.find((e) => e.file === join(other, "extra/dup.first.ts"))!;
     expect(dup.reason).toContain(`already declared by ${join(root, "capabilities/dup.first.ts")}`);

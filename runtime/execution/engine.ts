@@ -711,7 +711,7 @@ export function createEngine(options: EngineOptions): Engine {
       recorded: true,
       message,
     });
-    if (isTerminal(snapshot.state)) return receipt(false, `${id} is already ${snapshot.state}; nothing to cancel.`);
+    if (isTerminal(snapshot.state)) return receipt(false, `${id} has already ended (${snapshot.state}); nothing to cancel.`);
     if (snapshot.state === "cancelling") return receipt(true, `Cancellation of ${id} was already requested; follow its events for the outcome.`);
     const active = scheduler.get(id);
     // Queued, or taken and held before its handler (see begin): it never ran.

@@ -93,14 +93,14 @@ describe("an execution page the server contradicts", () => {
 
   test("Cancel answered 'already succeeded' while the page shows it running: the page goes to the server's page, and the button does not claim a cancel was requested", async () => {
     const fetch = fetchAnswering((url) =>
-      url.pathname.endsWith("/cancel") ? { status: 200, body: { id: ID, state: "succeeded", cancellable: true, requested: false, recorded: true, message: `${ID} is already succeeded; nothing to cancel.` } } : { status: 200, body: {} },
+      url.pathname.endsWith("/cancel") ? { status: 200, body: { id: ID, state: "succeeded", cancellable: true, requested: false, recorded: true, message: `${ID} has already ended (succeeded); nothing to cancel.` } } : { status: 200, body: {} },
     );
     const page = loadPage(executionHtml(runningSnapshot()), { path: `/cockpit/executions/${ID}`, scripts: [...scripts], fetch });
     try {
       const form = page.document.querySelector('[data-slot="cancel"]') as HTMLFormElement;
       form.dispatchEvent(new page.window.Event("submit", { cancelable: true }) as unknown as Event);
       await page.settle();
-      expect(page.document.querySelector('[data-slot="notice"]')!.textContent).toContain("is already succeeded; nothing to cancel.");
+      expect(page.document.querySelector('[data-slot="notice"]')!.textContent).toContain("has already ended (succeeded); nothing to cancel.");
       const button = form.querySelector("button")!;
       expect(button.textContent).not.toBe("Cancel requested");
       expect(button.hasAttribute("disabled")).toBe(false);

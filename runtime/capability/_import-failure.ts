@@ -76,6 +76,15 @@ function describe(error: unknown, absPath: string, text?: string): ImportFailure
     return { reason: `${reason}${inOther}`, ...where, outside: true };
   }
   if (error instanceof Error) {
+    // A local module gone when docket read the capability (deleted, moved: served as missing): the
+    // line that imports it, as an unresolved import is said (walkthrough tester, session 40).
+    const gone = /^Cannot find module ("[^"]+"): it did not exist, or could not be read, when docket read the capability/.exec(error.message);
+    if (gone) {
+      const path = JSON.parse(gone[1]!) as string;
+      const specifier = asWritten(`${path}?docket_pin=`, file, text);
+      const line = specifier === path ? null : locateSpecifier(text, specifier);
+      if (line) return { reason: `cannot resolve import ${JSON.stringify(specifier)}: there is no file ${relative(dirname(file), path)} (deleted or moved?), or it could not be read; put it back or correct the import, and docket reads the capability again once either is saved.`, ...line };
+    }
     // A name a module does not export has no frame: the line that imports that module has it.
     const missing = /Export named '[^']*' not found in module '([^']+)'/.exec(error.message);
     if (missing) {

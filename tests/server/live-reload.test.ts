@@ -167,6 +167,24 @@ describe("docket serve live reload", () => {
     expect(logLines.some((line) => line.includes("removed team.extra"))).toBe(true);
   });
 
+  test("live reload: a helper deleted under a capability that imports it is a load error at the line of its import, as docket run says it; put back, it loads again (walkthrough tester, session 40)", async () => {
+    const file = join(root, "capabilities", "team.helped.ts");
+    const helper = join(root, "capabilities", "_fmt.ts");
+    writeFileSync(helper, "export const fmt = (s: string) => `<${s}>`;\n");
+    writeFileSync(file, ['import { capability } from "docket";', 'import * as v from "valibot";', 'import { fmt } from "./_fmt.ts";', 'export default capability({ id: "team.helped", title: "Helped", description: "Uses a helper.", effect: "read", input: v.object({}), output: v.object({ s: v.string() }), handler: () => ({ s: fmt("x") }) });', ""].join("\n"));
+    await until("team.helped loaded", async () => (await list()).capabilities.some((c) => c.id === "team.helped"));
+    rmSync(helper);
+    await until("team.helped's load error", async () => (await list()).load_errors.some((e) => e.file === file));
+    const error = (await list()).load_errors.find((e) => e.file === file) as { reason: string; line: number | null; column: number | null };
+    expect(error).toMatchObject({ line: 3, reason: 'cannot resolve import "./_fmt.ts": there is no file _fmt.ts (deleted or moved?), or it could not be read; put it back or correct the import, and docket reads the capability again once either is saved.' });
+    writeFileSync(helper, "export const fmt = (s: string) => `[${s}]`;\n");
+    await until("team.helped back", async () => (await list()).capabilities.some((c) => c.id === "team.helped"));
+    expect(await (await api("team/helped")).json()).toEqual({ s: "[x]" });
+    rmSync(file);
+    rmSync(helper);
+    await until("team.helped gone", async () => !(await list()).capabilities.some((c) => c.id === "team.helped") && (await list()).load_errors.length === 0);
+  });
+
   test("live reload: a file that breaks is a load error everywhere and its last good version is not kept", async () => {
     const file = join(root, "capabilities", "team.greet.ts");
     writeFileSync(file, 'import { capability } from "docket";\nexport default capability({ id: "team.greet",\n  oops oops\n});\n');

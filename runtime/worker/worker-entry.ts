@@ -23,6 +23,7 @@ import { guardOwnProcess, refusedCall } from "./_own-process.ts";
 import { packagePaths } from "./_linked-packages.ts";
 import { trackTopLevelWork, type PendingWork } from "./_top-level-deferrals.ts";
 import { builtinsSnapshot } from "./_pristine-builtins.ts";
+import { environmentBefore, putBackSecretVariables } from "./_env-secrets.ts";
 import { namedChanges, sharedPrototypes } from "./_shared-prototypes.ts";
 import { sanitizeLine } from "../execution/text-sanitize.ts";
 import { createSecretMask, maskedBeforeSafe } from "../execution/secret-mask.ts";
@@ -65,6 +66,8 @@ interface Running {
   logged: boolean;
   /** The task's `output_bytes`, when it has one. */
   outputBytes?: number;
+  /** The environment as a task with secrets began (_env-secrets.ts); null for a task without. */
+  environment: Record<string, string | undefined> | null;
 }
 
 /**
@@ -156,6 +159,7 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
     if (run.capability !== "") {
       // Work a task before left running, which changed them before this task began, may have done it again meanwhile (third checking tester).
       takeBackPrototypes(leftoverOf === null ? `${run.capability}'s handler` : `${run.capability}'s handler, or work ${leftoverOf}'s task left running (which did before this task began)`, run.context.mask);
+      if (run.environment !== null) forgetSecretVariables(run);
       lastCapability = run.capability;
     }
     try {
@@ -189,6 +193,14 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
     post({ type: "problem", message: mask(`${laneWorker(boot.lane)}: ${who} added or replaced ${namedChanges(found.changed)}, which every object of its thread shares (a deep merge of an input's "__proto__" key does so, or a polyfill); ${left}`) });
     return true;
   };
+  /** Puts back the variables of process.env a task left holding one of its secrets, and says so in the server's log. */
+  const forgetSecretVariables = (run: Running) => {
+    const names = putBackSecretVariables(run.environment!, run.context.mask);
+    if (names.length === 0) return;
+    const listed = names.map((name) => run.context.mask(name)).join(", ");
+    post({ type: "problem", message: `${laneWorker(boot.lane)}: ${run.capability}'s handler left a secret of its input in process.env (${listed}); docket put back what ${names.length === 1 ? "it" : "they"} held before the task, so that no later task on this worker reads it. Pass a secret to a command with ctx.exec's env option instead.` });
+  };
+
   /** The capability whose leftover work changed the prototypes before the task running now began, if any: it may be at it again. */
   let leftoverOf: string | null = null;
 
@@ -213,7 +225,7 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
    */
   const runTask = async (id: number, task: WorkerTask) => {
     const context = createWorkerContext({ id, task, cancelFlag, backlog, post, host, spawn: children.spawn });
-    const run: Running = { id, capability: task.capability, context, done: false, logged: task.execution !== null, outputBytes: task.output_bytes };
+    const run: Running = { id, capability: task.capability, context, done: false, logged: task.execution !== null, outputBytes: task.output_bytes, environment: (task.secrets?.length ?? 0) > 0 ? environmentBefore() : null };
     // What work an earlier task left running changed meanwhile is not this task's to meet.
     if (lastCapability !== null && task.entry !== "load") {
       const left = takeBackPrototypes(`work ${leftoverOf ?? lastCapability}'s task left running after it ended`, maskRecent);

@@ -175,7 +175,7 @@ describe("docket serve live reload", () => {
     await until("team.helped loaded", async () => (await list()).capabilities.some((c) => c.id === "team.helped"));
     rmSync(helper);
     await until("team.helped's load error", async () => (await list()).load_errors.some((e) => e.file === file));
-    const error = (await list()).load_errors.find((e) => e.file === file) as { reason: string; line: number | null; column: number | null };
+    const error = (await list()).load_errors.find((e) => e.file === file) as unknown as { reason: string; line: number | null; column: number | null };
     expect(error).toMatchObject({ line: 3, reason: 'cannot resolve import "./_fmt.ts": there is no file _fmt.ts (deleted or moved?), or it could not be read; put it back or correct the import, and docket reads the capability again once either is saved.' });
     writeFileSync(helper, "export const fmt = (s: string) => `[${s}]`;\n");
     await until("team.helped back", async () => (await list()).capabilities.some((c) => c.id === "team.helped"));

@@ -19,18 +19,35 @@ export default capability({
 });
 `;
 
+// The tester's t2.leak: a secret put into the worker's environment, read by later tasks of anyone.
+const LEAKING = `import { capability, sensitive } from "docket";
+import * as v from "valibot";
+export default capability({
+  id: "t2.leak", title: "Leak", description: "Puts its secret in process.env, or reads what is there.", effect: "read",
+  input: v.object({ mode: v.picklist(["env", "readenv"]), token: sensitive(v.string()) }),
+  output: v.object({ env: v.nullable(v.string()), env2: v.nullable(v.string()) }),
+  async handler(input) {
+    if (input.mode === "env") {
+      process.env.T2_LEAK = input.token;
+      (Bun.env as Record<string, string>).T2_LEAK2 = "Bearer " + input.token;
+    }
+    return { env: process.env.T2_LEAK ?? null, env2: Bun.env.T2_LEAK2 ?? null };
+  },
+});
+`;
+
 let served: ServedCheckout;
 let server: DocketServer;
 beforeAll(async () => {
-  served = await serveCapabilityFiles({ "t2.proto.ts": PATCHING });
+  served = await serveCapabilityFiles({ "t2.proto.ts": PATCHING, "t2.leak.ts": LEAKING });
   ({ server } = served);
 }, 30_000);
 afterAll(() => served?.stop());
 
-async function run(input: Record<string, unknown>): Promise<string> {
+async function run(input: Record<string, unknown>, capability = "t2.proto"): Promise<string> {
   const live = await openLive(server.url, "");
   await live.waitFor((f) => f.type === "stream.ready");
-  const answer = (await (await fetch(`${server.url}/api/v1/executions/start`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ capability: "t2.proto", input }) })).json()) as any;
+  const answer = (await (await fetch(`${server.url}/api/v1/executions/start`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ capability, input }) })).json()) as any;
   await live.waitFor(completedOf(answer.execution.id));
   await live.close();
   const snapshot = await (await fetch(`${server.url}/api/v1/executions/get?id=${answer.execution.id}`)).text();
@@ -48,5 +65,16 @@ test("a handler that replaces String.prototype.indexOf still has its secret mask
     const later = await run({ patch: false, token: `other-token-${i}-9876` });
     expect(later).toContain("PLOG [redacted]");
     expect(later).not.toContain(`other-token-${i}`);
+  }
+}, 60_000);
+
+test("a secret a handler leaves in process.env (or Bun.env) is put back once its task ends: no later task on that worker reads it (containment tester, session 40)", async () => {
+  const own = await run({ mode: "env", token: "Pa55:w0rd/Sekr3t+Z=q" }, "t2.leak");
+  // Its own task reads it (masked in what it returns).
+  expect(own).toContain('"env":"[redacted]"');
+  for (let i = 0; i < 4; i++) {
+    const later = await run({ mode: "readenv", token: `other-token-${i}-9876` }, "t2.leak");
+    expect(later).toContain('"env":null,"env2":null');
+    expect(later).not.toContain("Sekr3t");
   }
 }, 60_000);

@@ -2,7 +2,7 @@ import type { ExecutionPlane, EdgeInfo } from "../execution/plane.ts";
 import type { ExecutionReport, ReportAnswer } from "../execution/report-protocol.ts";
 import type { FailureDescriptor } from "../execution/failure.ts";
 import { systemClock } from "../execution/clock.ts";
-import { createExecutionReporter, ReportRefusedError, type ExecutionReporter } from "./_reporter.ts";
+import { createExecutionReporter, ReportRefusedError, ServerStoreFaultError, type ExecutionReporter } from "./_reporter.ts";
 import { findServer, NO_ADDRESS, ServerUnreachableError, type ServerClient } from "./server-client.ts";
 import { ownPidNamespace } from "../server/lease.ts";
 import { leaveReports, removeLeftReports } from "../store/left-reports.ts";
@@ -91,6 +91,9 @@ export function reportToServer(options: ReportToServerOptions): ExecutionReporte
         }
       } catch (error) {
         lost = true;
+        // A server whose store cannot write holds reports until it can: its /healthz says why.
+        const fault = error instanceof ServerUnreachableError && error.reason === "no answer in time" ? await storeFaultOf(server.url) : null;
+        if (fault !== null) throw new ServerStoreFaultError(fault);
         // The run names the server already; the reason alone completes its sentence.
         throw error instanceof ServerUnreachableError ? new Error(error.reason) : error;
       }
@@ -116,4 +119,24 @@ function withoutFields(report: ExecutionReport, fields: ReadonlySet<string>): Ex
   const copy: Record<string, unknown> = { ...report };
   for (const field of fields) delete copy[field];
   return copy as unknown as ExecutionReport;
+}
+
+/** How long the look at a silent server's /healthz may take. */
+const HEALTH_LOOK_MS = 1000;
+
+/**
+ * What a server that left a report unanswered says of its store (`GET /healthz`, open without a
+ * token): "its store cannot write (since …: …)" while it has a storage fault, else null.
+ */
+async function storeFaultOf(url: string): Promise<string | null> {
+  if (url === NO_ADDRESS) return null;
+  try {
+    const response = await fetch(new URL("/healthz", url), { signal: AbortSignal.timeout(HEALTH_LOOK_MS) });
+    if (response.status !== 503) return null;
+    const body = (await response.json()) as { store?: { reason?: unknown; since?: unknown } };
+    const { reason, since } = body.store ?? {};
+    return typeof reason === "string" ? `its store cannot write to disk${typeof since === "string" ? ` since ${since}` : ""} (${reason}), and it holds reports until it can` : null;
+  } catch {
+    return null;
+  }
 }

@@ -85,6 +85,17 @@ const LEAVE_AFTER_MS = 250;
 const LEFT_REPORTS = Math.max(Math.ceil((OUTBOX_UNITS * 3) / (1024 * 1024)), Math.ceil(OUTBOX_UNITS / 100 / REPORT_MAX_EVENTS));
 
 /** The server answered and refused the report (a 4xx): trying again would only be refused again. */
+/**
+ * A report the server did not answer in time while it says, itself, why (its store cannot write:
+ * a full disk): it holds reports until it can. Said as that, not as a server that does not answer.
+ */
+export class ServerStoreFaultError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ServerStoreFaultError";
+  }
+}
+
 export class ReportRefusedError extends Error {
   constructor(
     message: string,
@@ -372,7 +383,11 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
     if (finishing) leaveQuietly();
     if (!warned && (!heard || failures >= FAILURES_TO_WARN || clock.monotonic() - answeredAt >= SILENCE_TO_WARN_MS)) {
       warned = true;
-      say(`${serverName()} does not answer (${reason}); this run goes on and keeps trying to report to it`);
+      say(
+        error instanceof ServerStoreFaultError
+          ? `${serverName()} answers, but cannot take this run's reports now: ${reason}; this run goes on and keeps trying to report to it`
+          : `${serverName()} does not answer (${reason}); this run goes on and keeps trying to report to it`,
+      );
     }
     // Once the run has ended, the finish timer ends reporting when its window passes.
     wake(Math.min(maxBackoffMs, soonMs * 2 ** failures));

@@ -613,6 +613,13 @@ export default capability({
     const twice = await cli(["init", "--capabilities", "tools/caps", "--capabilities", "tools/caps/"], mono);
     expect(twice.stderr).toContain("type-checks tools/caps/ too");
     expect(twice.stderr).not.toContain("tools/caps/ and tools/caps/");
+    // capabilities/ set up by an earlier init is named too: following the note does not drop it (walkthrough tester, session 40).
+    const both = tempCheckout();
+    writeFiles(both, { "tsconfig.json": '{"compilerOptions":{"strict":true}}\n' });
+    expect((await cli(["init"], both)).stderr).toContain('"exclude": ["capabilities"]\n');
+    const second = await cli(["init", "--capabilities", "packages/tools/caps"], both);
+    expect(second.stderr).toContain("type-checks capabilities/ and packages/tools/caps/ too");
+    expect(second.stderr).toContain('"exclude": ["capabilities", "packages/tools/caps"]\n');
   }, 60_000);
 
   test("docket init keeps the excludes of what tsc --init writes (comments, trailing commas) in the line it names", async () => {

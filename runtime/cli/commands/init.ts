@@ -79,7 +79,11 @@ export default defineCommand({
     const dirFlag = given.length === 0 ? "" : ` --capabilities ${shown(folders[0]!)}`;
     const next = first ? `docket run ${FIRST_ID} --input '{"name":"Ada"}'` : `docket capabilities list${dirFlag}`;
     await writeStdout(`${done.join("\n")}\nNext:    ${next}   ·   docket new <namespace.verb>${dirFlag}   ·   ${folders.map((folder) => `npx --yes -p typescript tsc --noEmit -p ${shown(folder)}`).join("   ·   ")}\n`);
-    const note = await rootTsconfigNote(join(root, "tsconfig.json"), shown, [...new Set(folders.map((folder) => relative(root, folder).split(sep).join("/")))]);
+    // The checkout's capabilities/, set up by an earlier init, is named beside the folders given:
+    // a note naming only these would have its exclude line drop it (walkthrough tester, session 40).
+    const standard = join(root, "capabilities");
+    const noted = folders.includes(standard) || !existsSync(join(standard, "tsconfig.json")) ? folders : [standard, ...folders];
+    const note = await rootTsconfigNote(join(root, "tsconfig.json"), shown, [...new Set(noted.map((folder) => relative(root, folder).split(sep).join("/")))]);
     if (note !== null) process.stderr.write(note);
     return EXIT.succeeded;
   },

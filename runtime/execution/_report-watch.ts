@@ -109,14 +109,16 @@ export function createReportWatch(options: ReportWatchOptions): ReportWatch {
     }
     // A read changes nothing, however far it got (docs/handler-api.md): nothing to reconcile.
     const write = snapshot.effect === "write";
+    // What is not known is how far it got; a read changed nothing either way (outcome not_applied).
+    const read = write ? "" : ` ${snapshot.capability} is a read: whatever it got to, it changed nothing.`;
     const failure = buildFailure({
       error_code: "unavailable",
       stage: "report",
-      message: session.gone
+      message: (session.gone
         ? session.adopted
           ? `docket run (pid ${session.pid}), which an earlier server of this checkout heard, is not among this machine's processes: it ended while no server could hear it (killed, crashed, or done while the server was down), or it runs in another pid namespace (a container) this server cannot see. How far the work got is not known here.`
           : `docket run (pid ${session.pid}) exited without its end reaching this server: it was killed or crashed, or it ended while this server could not hear it (stopped or too busy), so how far the work got is not known here.`
-        : `Nothing was heard from docket run (pid ${session.pid}) for ${silent}: it was stopped, killed, or lost its way to this server, and may still be working where this server cannot see it.`,
+        : `Nothing was heard from docket run (pid ${session.pid}) for ${silent}: it was stopped, killed, or lost its way to this server, and may still be working where this server cannot see it.`) + read,
       retryability: write ? "manual_reconcile" : "safe",
       outcome_certainty: write ? "unknown" : "not_applied",
       suggestion: !write

@@ -161,6 +161,8 @@ describe("executions.report (engine)", () => {
     const snapshot = server.store.get(id)!;
     expect(snapshot).toMatchObject({ state: "failed", effect: "read", failure: { error_code: "unavailable", stage: "report", outcome_certainty: "not_applied", retryability: "safe" } });
     expect(snapshot.failure!.suggestion).toContain("demo.read is a read and changed nothing");
+    // The message says it too, not only that how far it got is unknown (checking tester, session 39).
+    expect(snapshot.failure!.message).toEndWith("demo.read is a read: whatever it got to, it changed nothing.");
     // Not one of the unknown outcomes the run's real end would settle.
     expect((await send(server, reportOf(run, id, events.slice(3)))).takes_end).toBe(false);
   });

@@ -64,31 +64,9 @@ function sequences(events: ExecutionEvent[]): number[] {
 /** docs/durability.md: acknowledge after durable, writer faults, unwritable values, private files. */
 export function durabilityCases(): void {
   describe("sqlite store durability", () => {
-    test("sqlite store whose file is removed under it (git clean -fdX) commits nothing more and says why in storageFault: no answer waits on a file no restart reads (tester, session 33)", async () => {
-      const path = tempDb();
-      const store = createSqliteStore({ path, limits: limitsWith({}), clock: new TestClock().now, onPersistError: () => undefined });
-      try {
-        store.create(newExecution(1));
-        await store.durable();
-        expect(store.storageFault()).toBeNull();
-        for (const suffix of ["", "-wal", "-shm"]) rmSync(`${path}${suffix}`, { force: true });
-        store.create(newExecution(2));
-        const acknowledged = store.durable();
-        expect(await settledSoon(acknowledged)).toBe(false);
-        expect(store.storageFault()).toMatchObject({ reason: expect.stringContaining("was removed while this server ran (a git clean -fdX, or .docket/ deleted?)") });
-        // Readers see what was committed before, nothing after.
-        expect(store.get(idOf(2))).toBeNull();
-        acknowledged.catch(() => undefined);
-      } finally {
-        try {
-          store.close();
-        } catch {
-          // Its last write fails as every write since: nothing more is written, nothing lost that was acknowledged.
-        }
-      }
-    });
-
     for (const { what, harm, says, keeps } of [
+      // A checkout cleaned under the server (tester, session 33): no answer waits on a file no restart reads.
+      { what: "whose file is removed under it (git clean -fdX)", harm: (path: string) => ["", "-wal", "-shm"].forEach((suffix) => rmSync(`${path}${suffix}`, { force: true })), says: "was removed while this server ran (a git clean -fdX, or .docket/ deleted?)", keeps: false },
       // A clean stop copies the log it still holds into the database: nothing acknowledged is lost.
       { what: "whose write-ahead log is removed under it", harm: (path: string) => rmSync(`${path}-wal`), says: "-wal, the store's write-ahead log, was removed while this server ran", keeps: true },
       { what: "whose log is replaced by another file", harm: (path: string) => (rmSync(`${path}-wal`), writeFileSync(`${path}-wal`, "")), says: "-wal, the store's write-ahead log, was replaced by another file", keeps: false },
@@ -100,18 +78,20 @@ export function durabilityCases(): void {
         try {
           store.create(newExecution(1));
           await store.durable();
+          expect(store.storageFault()).toBeNull();
           harm(path);
           store.create(newExecution(2));
           const acknowledged = store.durable();
           expect(await settledSoon(acknowledged)).toBe(false);
           expect(store.storageFault()).toMatchObject({ reason: expect.stringContaining(says) });
+          // Readers see what was committed before, nothing after.
           expect(store.get(idOf(2))).toBeNull();
           acknowledged.catch(() => undefined);
         } finally {
           try {
             store.close();
           } catch {
-            // Its last write fails as every write since.
+            // Its last write fails as every write since: nothing more is written, nothing lost that was acknowledged.
           }
         }
         if (!keeps) return;

@@ -5,22 +5,77 @@
 // runs with the originals: replaced ones are put back for the time of the mask and the handler's
 // own put back after it, so that the handler's code still sees what it installed.
 
+/** What `[][Symbol.iterator]()` inherits: its `next` is what every `for…of` over an array and every destructuring calls. */
+const ArrayIterator = Object.getPrototypeOf([][Symbol.iterator]()) as object;
+/** The same for a Set's and a Map's iterators, and a matchAll's. */
+const SetIterator = Object.getPrototypeOf(new Set()[Symbol.iterator]()) as object;
+const MapIterator = Object.getPrototypeOf(new Map()[Symbol.iterator]()) as object;
+const RegExpStringIterator = Object.getPrototypeOf(/a/g[Symbol.matchAll]("")) as object;
+
 const WATCHED: ReadonlyArray<readonly [target: object, key: PropertyKey]> = [
-  ...(["indexOf", "startsWith", "slice", "charAt", "charCodeAt", "matchAll", "substring", "split"] as const).map((key) => [String.prototype, key] as const),
-  ...(["exec", "test", Symbol.matchAll, Symbol.split] as const).map((key) => [RegExp.prototype, key] as const),
-  ...(["push", "sort"] as const).map((key) => [Array.prototype, key] as const),
-  ...(["get", "set", "has"] as const).map((key) => [Map.prototype, key] as const),
+  ...(["indexOf", "startsWith", "slice", "charAt", "charCodeAt", "matchAll", "substring", "split", "replace", "replaceAll"] as const).map((key) => [String.prototype, key] as const),
+  ...(["exec", "test", Symbol.matchAll, Symbol.split, Symbol.replace] as const).map((key) => [RegExp.prototype, key] as const),
+  [RegExp, Symbol.species],
+  ...(["push", "sort", "join", Symbol.iterator] as const).map((key) => [Array.prototype, key] as const),
+  [ArrayIterator, "next"],
+  ...(["get", "set", "has", Symbol.iterator] as const).map((key) => [Map.prototype, key] as const),
+  [MapIterator, "next"],
+  ...(["has", "add", Symbol.iterator] as const).map((key) => [Set.prototype, key] as const),
+  [SetIterator, "next"],
+  [RegExpStringIterator, "next"],
   ...(["get", "set", "has"] as const).map((key) => [WeakMap.prototype, key] as const),
   [Math, "max"],
   [Math, "min"],
+  [JSON, "stringify"],
 ] as const;
 
-const originals = WATCHED.map(([target, key]) => Reflect.getOwnPropertyDescriptor(target, key)!);
-const values = originals.map((descriptor) => descriptor.value as unknown);
+// Without a prototype: a descriptor is read member by member, inherited ones included, and a
+// handler may add `get` or `value` to Object.prototype for the time of its task.
+const originals = WATCHED.map(([target, key]) => Object.assign(Object.create(null) as PropertyDescriptor, Reflect.getOwnPropertyDescriptor(target, key)!));
 // Called as captured: a handler replacing Reflect's own does not reach them.
 const describe = Reflect.getOwnPropertyDescriptor;
 const define = Reflect.defineProperty;
 const remove = Reflect.deleteProperty;
+
+const S = String.prototype;
+const R = RegExp.prototype;
+const A = Array.prototype;
+const M = Map.prototype;
+const T = Set.prototype;
+const W = WeakMap.prototype;
+const sIndexOf = S.indexOf, sStartsWith = S.startsWith, sSlice = S.slice, sCharAt = S.charAt, sCharCodeAt = S.charCodeAt, sMatchAll = S.matchAll, sSubstring = S.substring, sSplit = S.split, sReplace = S.replace, sReplaceAll = S.replaceAll;
+const rExec = R.exec, rTest = R.test, rMatchAll = R[Symbol.matchAll], rSplit = R[Symbol.split], rReplace = R[Symbol.replace];
+const aPush = A.push, aSort = A.sort, aJoin = A.join, aIterator = A[Symbol.iterator], aNext = (ArrayIterator as { next: unknown }).next;
+const mGet = M.get, mSet = M.set, mHas = M.has, mIterator = M[Symbol.iterator], mNext = (MapIterator as { next: unknown }).next;
+const tHas = T.has, tAdd = T.add, tIterator = T[Symbol.iterator], tNext = (SetIterator as { next: unknown }).next;
+const xNext = (RegExpStringIterator as { next: unknown }).next;
+const wGet = W.get, wSet = W.set, wHas = W.has;
+const max = Math.max, min = Math.min, stringify = JSON.stringify;
+
+/**
+ * True while every built-in masking calls is the one the thread began with: about thirty cached
+ * property reads (a loop over WATCHED cost 0.3 µs a call, half of masking a log line). A getter
+ * installed in place of one (RegExp[Symbol.species]) is called by the read, as by masking itself.
+ */
+export function builtinsIntact(): boolean {
+  return (
+    S.indexOf === sIndexOf && S.startsWith === sStartsWith && S.slice === sSlice && S.charAt === sCharAt && S.charCodeAt === sCharCodeAt &&
+    S.matchAll === sMatchAll && S.substring === sSubstring && S.split === sSplit && S.replace === sReplace && S.replaceAll === sReplaceAll &&
+    R.exec === rExec && R.test === rTest && R[Symbol.matchAll] === rMatchAll && R[Symbol.split] === rSplit && R[Symbol.replace] === rReplace &&
+    (RegExp as unknown as Record<symbol, unknown>)[Symbol.species] === RegExp &&
+    A.push === aPush && A.sort === aSort && A.join === aJoin && A[Symbol.iterator] === aIterator && (ArrayIterator as { next: unknown }).next === aNext &&
+    M.get === mGet && M.set === mSet && M.has === mHas && M[Symbol.iterator] === mIterator && (MapIterator as { next: unknown }).next === mNext &&
+    T.has === tHas && T.add === tAdd && T[Symbol.iterator] === tIterator && (SetIterator as { next: unknown }).next === tNext &&
+    (RegExpStringIterator as { next: unknown }).next === xNext &&
+    W.get === wGet && W.set === wSet && W.has === wHas &&
+    Math.max === max && Math.min === min && JSON.stringify === stringify
+  );
+}
+
+/** Whether `now` is the descriptor the thread began with (`was`): the same value, getter and setter. */
+function unchanged(now: PropertyDescriptor | undefined, was: PropertyDescriptor): boolean {
+  return now !== undefined && now.value === was.value && now.get === was.get && now.set === was.set;
+}
 
 /**
  * `work()` run with the built-ins masking calls as the thread began; `unsure()` instead when one
@@ -28,51 +83,12 @@ const remove = Reflect.deleteProperty;
  * trust its own searches hides the whole text rather than risk showing a secret. Callers ask
  * builtinsIntact() first (the case of every handler but a careless one) and come here only when not.
  */
-const S = String.prototype;
-const R = RegExp.prototype;
-const A = Array.prototype;
-const M = Map.prototype;
-const W = WeakMap.prototype;
-const [sIndexOf, sStartsWith, sSlice, sCharAt, sCharCodeAt, sMatchAll, sSubstring, sSplit, rExec, rTest, rMatchAll, rSplit, aPush, aSort, mGet, mSet, mHas, wGet, wSet, wHas, max, min] = values;
-
-/**
- * True while every built-in masking calls is the one the thread began with. Written out key by
- * key (each read a cached one): the same reads in a loop over WATCHED cost 0.3 µs a call, half of
- * masking a log line.
- */
-export function builtinsIntact(): boolean {
-  return (
-    S.indexOf === sIndexOf &&
-    S.startsWith === sStartsWith &&
-    S.slice === sSlice &&
-    S.charAt === sCharAt &&
-    S.charCodeAt === sCharCodeAt &&
-    S.matchAll === sMatchAll &&
-    S.substring === sSubstring &&
-    S.split === sSplit &&
-    R.exec === rExec &&
-    R.test === rTest &&
-    R[Symbol.matchAll] === rMatchAll &&
-    R[Symbol.split] === rSplit &&
-    A.push === aPush &&
-    A.sort === aSort &&
-    M.get === mGet &&
-    M.set === mSet &&
-    M.has === mHas &&
-    W.get === wGet &&
-    W.set === wSet &&
-    W.has === wHas &&
-    Math.max === max &&
-    Math.min === min
-  );
-}
-
 export function withOriginalBuiltins<T>(work: () => T, unsure: () => T): T {
   // Indexes and assignments only, here: no method or iterator a handler could have replaced.
   let replaced: number[] | null = null;
   for (let i = 0; i < WATCHED.length; i++) {
     const watched = WATCHED[i]!;
-    if ((watched[0] as Record<PropertyKey, unknown>)[watched[1]] !== values[i]) {
+    if (!unchanged(describe(watched[0], watched[1]), originals[i]!)) {
       replaced ??= [];
       replaced[replaced.length] = i;
     }
@@ -97,3 +113,31 @@ export function withOriginalBuiltins<T>(work: () => T, unsure: () => T): T {
     }
   }
 }
+
+/** The names of the watched built-ins replaced now (`String.prototype.indexOf`): for the server's log, off the hot path. */
+export function replacedBuiltins(): string[] {
+  const names: string[] = [];
+  for (let i = 0; i < WATCHED.length; i++) {
+    const watched = WATCHED[i]!;
+    if (unchanged(describe(watched[0], watched[1]), originals[i]!)) continue;
+    const key = typeof watched[1] === "symbol" ? `[${watched[1].description}]` : `.${String(watched[1])}`;
+    names[names.length] = `${OWNER_NAMES.get(watched[0]) ?? "a built-in"}${key}`;
+  }
+  return names;
+}
+
+const OWNER_NAMES = new Map<object, string>([
+  [String.prototype, "String.prototype"],
+  [RegExp.prototype, "RegExp.prototype"],
+  [RegExp, "RegExp"],
+  [Array.prototype, "Array.prototype"],
+  [ArrayIterator, "%ArrayIteratorPrototype%"],
+  [Map.prototype, "Map.prototype"],
+  [MapIterator, "%MapIteratorPrototype%"],
+  [Set.prototype, "Set.prototype"],
+  [SetIterator, "%SetIteratorPrototype%"],
+  [RegExpStringIterator, "%RegExpStringIteratorPrototype%"],
+  [WeakMap.prototype, "WeakMap.prototype"],
+  [Math, "Math"],
+  [JSON, "JSON"],
+]);

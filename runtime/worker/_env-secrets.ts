@@ -2,7 +2,8 @@
 // careless and common line): `process.env` (and `Bun.env`, the same object) is the worker's, so the
 // next task on it, of any capability, read the secret, and its mask knows only its own secrets
 // (containment tester, session 40). What a task with secrets set there that holds one of them is
-// put back as it was before the task once it ends (docs/containment.md).
+// put back as it was before the task once it ends, and what work a task left running sets later
+// (a timer) as the next task begins (docs/containment.md).
 
 /** The environment's values as a task with secrets begins: about a microsecond for 40 variables. */
 export function environmentBefore(): Record<string, string | undefined> {
@@ -20,7 +21,9 @@ export function putBackSecretVariables(before: Record<string, string | undefined
   const putBack: string[] = [];
   for (const key of Object.keys(env)) {
     const value = env[key];
-    if (value === before[key] || typeof value !== "string" || mask(value) === value) continue;
+    if (value === before[key] || typeof value !== "string") continue;
+    // A secret as the variable's value, or as its name (`process.env["T_" + token] = "1"`).
+    if (mask(value) === value && (Object.hasOwn(before, key) || mask(key) === key)) continue;
     const was = before[key];
     if (was === undefined) delete env[key];
     else env[key] = was;

@@ -85,6 +85,11 @@ export type FromWorker =
   | { type: "spawn"; ref: number; request: SpawnRequest }
   /** Something went wrong outside any task (for the server log only). */
   | { type: "problem"; message: string }
+  /**
+   * Built-ins every task of this worker shares were replaced (by the task that ran, or work one
+   * left running): the worker is to be replaced once its task ends. `message` is for the server log.
+   */
+  | { type: "tainted"; message: string }
   /** Console or process.stdout/stderr output of no running execution, masked (_console-capture.ts). */
   | { type: "output"; stream: "stdout" | "stderr"; text: string }
   /** The answer to `collect`: MiB this worker's heap still holds once it collected (what its handler keeps). */

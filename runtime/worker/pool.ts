@@ -271,6 +271,12 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       case "problem":
         report(message.message);
         break;
+      case "tainted":
+        // Replaced once its task ends (release), or now when none runs: no later task meets them.
+        report(message.message);
+        if (job) slot.outdated = true;
+        else if (slot.isReady) retire(slot);
+        break;
       case "output":
         output(message.stream, message.text);
         break;

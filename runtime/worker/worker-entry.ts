@@ -24,6 +24,7 @@ import { packagePaths } from "./_linked-packages.ts";
 import { trackTopLevelWork, type PendingWork } from "./_top-level-deferrals.ts";
 import { builtinsSnapshot } from "./_pristine-builtins.ts";
 import { environmentBefore, putBackSecretVariables } from "./_env-secrets.ts";
+import { builtinsIntact, replacedBuiltins } from "../execution/_masking-builtins.ts";
 import { namedChanges, sharedPrototypes } from "./_shared-prototypes.ts";
 import { sanitizeLine } from "../execution/text-sanitize.ts";
 import { createSecretMask, maskedBeforeSafe } from "../execution/secret-mask.ts";
@@ -160,6 +161,7 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
       // Work a task before left running, which changed them before this task began, may have done it again meanwhile (third checking tester).
       takeBackPrototypes(leftoverOf === null ? `${run.capability}'s handler` : `${run.capability}'s handler, or work ${leftoverOf}'s task left running (which did before this task began)`, run.context.mask);
       if (run.environment !== null) forgetSecretVariables(run);
+      if (!builtinsIntact()) taintedBy(`${run.capability}'s handler`, run.context.mask);
       lastCapability = run.capability;
     }
     try {
@@ -193,6 +195,26 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
     post({ type: "problem", message: mask(`${laneWorker(boot.lane)}: ${who} added or replaced ${namedChanges(found.changed)}, which every object of its thread shares (a deep merge of an input's "__proto__" key does so, or a polyfill); ${left}`) });
     return true;
   };
+  /**
+   * Built-ins masking and docket's messages call were replaced (_masking-builtins.ts): masking
+   * still runs with the originals, but a mask built from now on, and every task's code, would meet
+   * them — this worker is replaced once its task ends (pool.ts), and the server's log says why.
+   */
+  let tainted = false;
+  const taintedBy = (who: string, mask: (text: string) => string) => {
+    if (tainted) return;
+    tainted = true;
+    post({ type: "tainted", message: mask(`${laneWorker(boot.lane)}: ${who} replaced ${replacedBuiltins().join(", ")}, which every task of its worker shares (a polyfill, or a patch); docket masks with the originals and replaces the worker once its task ends, so that no later task runs with them. Do not replace built-ins in a capability.`) });
+  };
+
+  /** The environment as this worker began: what work a task left running set there since, holding a recent task's secret, is put back to it. */
+  const environmentAtStart = environmentBefore();
+  const forgetLeftSecretVariables = () => {
+    const names = putBackSecretVariables(environmentAtStart, maskRecent);
+    if (names.length === 0) return;
+    post({ type: "problem", message: `${laneWorker(boot.lane)}: work ${lastCapability ?? "an earlier task"}'s task left running put a secret of a recent task in process.env (${names.map(maskRecent).join(", ")}) after that task ended; docket put back what ${names.length === 1 ? "it" : "they"} held as the worker began, before the next task.` });
+  };
+
   /** Puts back the variables of process.env a task left holding one of its secrets, and says so in the server's log. */
   const forgetSecretVariables = (run: Running) => {
     const names = putBackSecretVariables(run.environment!, run.context.mask);
@@ -234,6 +256,10 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
       else leftoverOf = null;
     }
     current = run;
+    // Work an earlier task left running may have replaced them since: this task is the last here.
+    if (!builtinsIntact()) taintedBy(`work ${lastCapability ?? "an earlier task"}'s task left running`, maskRecent);
+    // ...or put a secret of a recent task in the environment since it ended (a timer): put back as the worker began.
+    if (recentSecrets.length > 0) forgetLeftSecretVariables();
     if ((task.secrets?.length ?? 0) > 0) {
       recentSecrets.push(task.secrets!);
       // At most RECENT_MASKS tasks, and about as many secrets as one input may hold (their forms

@@ -12,6 +12,7 @@ export default capability({
   output: v.object({ s: v.string() }),
   async handler(input, ctx) {
     if (input.patch) String.prototype.indexOf = function () { return -1; } as never;
+    if (input.mode === "dump") ctx.progress.log("ENV " + JSON.stringify(Object.entries(process.env).filter(([key]) => key.startsWith("TT_"))));
     console.log("LOG " + input.token);
     ctx.progress.log("PLOG " + input.token);
     return { s: "OUT " + input.token };
@@ -36,10 +37,43 @@ export default capability({
 });
 `;
 
+// The checking tester's patches: built-ins masking (and docket's messages) call, replaced by a handler.
+const PATCHES = `import { capability, sensitive } from "docket";
+import * as v from "valibot";
+const patches: Record<string, () => void> = {
+  iterator: () => {
+    const own = Array.prototype[Symbol.iterator];
+    Array.prototype[Symbol.iterator] = function (this: unknown[]) {
+      return this.length === 2 && typeof this[0] === "number" ? [0, 0][Symbol.iterator]() : own.call(this);
+    } as never;
+  },
+  sethas: () => { Set.prototype.has = () => true; },
+  stringify: () => { JSON.stringify = (() => "S") as never; },
+  species: () => { Object.defineProperty(RegExp, Symbol.species, { get: () => function () { return /(?!)/g; }, configurable: true }); },
+  timer: () => {},
+  none: () => {},
+  dump: () => {},
+};
+export default capability({
+  id: "t4.patch", title: "Patch", description: "Replaces a built-in, then prints its secret.", effect: "read",
+  input: v.object({ mode: v.string(), token: sensitive(v.string()) }),
+  output: v.object({ ok: v.boolean() }),
+  async handler(input, ctx) {
+    patches[input.mode]!();
+    if (input.mode === "timer") setTimeout(() => { process.env.TT_TIMER = input.token; process.env["TT_" + input.token] = "1"; }, 50);
+    if (input.mode === "dump") ctx.progress.log("ENV " + JSON.stringify(Object.entries(process.env).filter(([key]) => key.startsWith("TT_"))));
+    console.log("LOG " + input.token);
+    ctx.progress.log("PLOG " + input.token);
+    ctx.progress.log("ZW " + input.token.slice(0, 4) + "\\u200b" + input.token.slice(4));
+    return { ok: true };
+  },
+});
+`;
+
 let served: ServedCheckout;
 let server: DocketServer;
 beforeAll(async () => {
-  served = await serveCapabilityFiles({ "t2.proto.ts": PATCHING, "t2.leak.ts": LEAKING });
+  served = await serveCapabilityFiles({ "t2.proto.ts": PATCHING, "t2.leak.ts": LEAKING, "t4.patch.ts": PATCHES });
   ({ server } = served);
 }, 30_000);
 afterAll(() => served?.stop());
@@ -76,5 +110,29 @@ test("a secret a handler leaves in process.env (or Bun.env) is put back once its
     const later = await run({ mode: "readenv", token: `other-token-${i}-9876` }, "t2.leak");
     expect(later).toContain('"env":null,"env2":null');
     expect(later).not.toContain("Sekr3t");
+  }
+}, 60_000);
+
+for (const mode of ["iterator", "sethas", "stringify", "species"]) {
+  test(`a handler that replaces ${mode === "sethas" ? "Set.prototype.has" : mode === "stringify" ? "JSON.stringify" : mode === "species" ? "RegExp[Symbol.species]" : "Array.prototype[Symbol.iterator]"} has its own secret masked, and the next tasks run on a worker without it, masked and ending (checking tester, session 40)`, async () => {
+    const own = await run({ mode, token: "SEKRETabc123" }, "t4.patch");
+    expect(own).toContain('"succeeded"');
+    expect(own).not.toContain("SEKRETabc123");
+    expect(own).not.toContain("SEKR\\u200bETabc123");
+    for (let i = 0; i < 3; i++) {
+      const later = await run({ mode: "none", token: `OTHERxyz78${i}` }, "t4.patch").catch((error) => String(error));
+      expect(later).toContain("PLOG [redacted]");
+      expect(later).not.toContain(`OTHERxyz78${i}`);
+    }
+  }, 60_000);
+}
+
+test("a secret put in process.env by a timer its task left running is put back before the next task, as a value or as a name (checking tester, session 40)", async () => {
+  await run({ mode: "timer", token: "TIMERsekret42" }, "t4.patch");
+  await Bun.sleep(200);
+  for (let i = 0; i < 3; i++) {
+    const later = await run({ mode: "dump", token: `other-token-${i}-1111` }, "t4.patch");
+    expect(later).toContain("ENV [");
+    expect(later).not.toContain("TIMERsekret42");
   }
 }, 60_000);

@@ -13,16 +13,23 @@ import { statSync, type Stats } from "node:fs";
  *   and a crash loses everything since the last checkpoint. A server stopped cleanly copies that
  *   log into the database first, so the message says to stop it that way.
  *
- * Answers why the files are not the ones opened (a write then fails as a storage fault: nothing
- * more is acknowledged), or null. Two stats per write of the store.
+ * `changed()` answers why the files are not the ones opened (a write then fails as a storage
+ * fault: nothing more is acknowledged), or null: two stats per write of the store. `settled()`,
+ * after each commit and checkpoint of the store's own, notes the size it left the file at: a
+ * file cut shorter than that later is noticed at the next write, however much it had grown.
  */
-export function storeFileIdentity(path: string): () => string | null {
+export function storeFileIdentity(path: string): { changed: () => string | null; settled: () => void } {
   const opened = statSync(path);
   let largest = opened.size;
+  /** After a commit or checkpoint of the store's own (which may grow the file): its size from then on is the least it may have. */
+  const settled = () => {
+    const now = statOrNull(path);
+    if (now && sameFile(now, opened) && now.size > largest) largest = now.size;
+  };
   const logPath = `${path}-wal`;
   // In WAL mode the log exists from the open on, and stays (emptied, not removed) while the store runs.
   let log = statOrNull(logPath) ?? null;
-  return () => {
+  const changed = () => {
     const now = statOrNull(path);
     if (now === undefined) return null;
     if (now === null || !sameFile(now, opened)) {
@@ -43,6 +50,7 @@ export function storeFileIdentity(path: string): () => string | null {
     }
     return null;
   };
+  return { changed, settled };
 }
 
 /** The file's stat; null when there is none at `path`; undefined when it cannot be looked at (a permission, an I/O error): not a reason to refuse writes. */

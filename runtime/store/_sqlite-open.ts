@@ -65,6 +65,7 @@ export function openStoreFile(options: OpenFileOptions): OpenFile {
     // Before anything of the file is loaded or written: the log a crash left is copied in first.
     const logBound = createLogBound(db, path);
     const tables = prepareTables(db);
+    const identity = storeFileIdentity(path);
     const writer = createWriteBehind({
       db,
       tables,
@@ -81,7 +82,8 @@ export function openStoreFile(options: OpenFileOptions): OpenFile {
       onWritten: options.onWritten,
       onFailed: options.onFailed,
       committedSnapshot: options.committedSnapshot,
-      fileGone: storeFileIdentity(path),
+      fileGone: identity.changed,
+      filesSettled: identity.settled,
     });
     return { db, tables, writer };
   } catch (error) {

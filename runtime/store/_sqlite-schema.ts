@@ -101,9 +101,13 @@ export const FULL_DISK_REMEDY =
 /**
  * What SQLite said when an error means the file itself is damaged or unreadable — a page it
  * cannot make sense of (SQLITE_CORRUPT), a file that is no database (SQLITE_NOTADB), a read the
- * disk failed (SQLITE_IOERR) — or null for any other error.
+ * disk failed (SQLITE_IOERR), a stored JSON record that no longer parses — or null for any other
+ * error. Asked of errors thrown by the store's reads only.
  */
 export function damageOf(error: unknown): string | null {
+  // Damage inside a row SQLite reads fine (an event's bytes overwritten): the store wrote only
+  // JSON there, so a row that does not parse as JSON is one damaged since (checking tester).
+  if (error instanceof SyntaxError) return `a stored record does not parse as JSON: ${error.message}`;
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code !== "string" || !/^SQLITE_(CORRUPT|NOTADB|IOERR)/.test(code)) return null;
   return `${error instanceof Error ? error.message : String(error)}, ${code}`;

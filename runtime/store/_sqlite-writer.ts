@@ -81,6 +81,8 @@ export interface WriteBehindOptions {
   onWritten?: () => void;
   /** Why the file is no longer the one opened (_sqlite-file-identity.ts), or null: asked before every write, which then fails for the moment. */
   fileGone?: () => string | null;
+  /** Told after each commit and checkpoint of the store's own, which may grow the file (_sqlite-file-identity.ts). */
+  filesSettled?: () => void;
   /** Called after every write that failed for the moment, its fault set (the first one is also told to onError). */
   onFailed?: () => void;
   /**
@@ -436,6 +438,7 @@ export function createWriteBehind(options: WriteBehindOptions): WriteBehind {
     }
     try {
       db.run("PRAGMA wal_checkpoint(PASSIVE)");
+      options.filesSettled?.();
     } catch {
       // Busy or failing: the next pause, SQLite's own backstop or close checkpoints instead.
     }
@@ -450,6 +453,7 @@ export function createWriteBehind(options: WriteBehindOptions): WriteBehind {
   function emptyLog(): void {
     try {
       options.logBound?.empty();
+      options.filesSettled?.();
       options.logBound?.measure();
     } catch {
       // Still no room for the copy: the write fails too, and its failure is the one reported.
@@ -527,6 +531,7 @@ export function createWriteBehind(options: WriteBehindOptions): WriteBehind {
     failing = false;
     fault = null;
     lastWriteCreations = creations;
+    options.filesSettled?.();
     wrote();
     if (whole) options.onWritten?.();
     if (out.events.length > 0) options.onCommit(out);

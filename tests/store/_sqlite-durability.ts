@@ -8,6 +8,7 @@ import type { ExecutionEvent } from "../../runtime/execution/protocol.ts";
 import { createSqliteStore, type SqliteExecutionStore } from "../../runtime/store/sqlite-store.ts";
 import { draft, idOf, limitsWith, newExecution, TestClock } from "./_fixtures.ts";
 import { tempDb } from "./_sqlite-support.ts";
+import { ManualClock } from "../_support/manual-clock.ts";
 
 /** A small tmpfs of `size`, so that a write meets a real full disk; null where mounting is not allowed. */
 export function smallDisk(size: string): { dir: string; unmount(): void } | null {
@@ -101,6 +102,37 @@ export function durabilityCases(): void {
         reopened.close();
       });
     }
+
+    test("sqlite store whose file is cut in place after its own checkpoint grew it, to more than it was before that, commits nothing more (checking tester, session 40)", async () => {
+      const path = tempDb();
+      const time = new ManualClock();
+      const store = createSqliteStore({ path, limits: limitsWith({}), clock: () => time.now(), cadence: time, onPersistError: () => undefined, onListenerError: () => {} });
+      try {
+        for (let n = 1; n <= 200; n++) {
+          store.create(newExecution(n));
+          store.append(idOf(n), [draft.started(), ...Array.from({ length: 20 }, (_, i) => draft.log(`line ${i} ${"x".repeat(200)}`))]);
+        }
+        await store.durable();
+        const before = statSync(path).size;
+        // A pause: the store copies its log into the file, which grows (its look is a real timer of QUIET_MS; the quiet, the cadence's).
+        time.advance(2_000);
+        await Bun.sleep(1_300);
+        const grown = statSync(path).size;
+        expect(grown).toBeGreaterThan(before + 16_384);
+        truncateSync(path, grown - 16_384);
+        store.create(newExecution(201));
+        const acknowledged = store.durable();
+        acknowledged.catch(() => undefined);
+        expect(await settledSoon(acknowledged)).toBe(false);
+        expect(store.storageFault()).toMatchObject({ reason: expect.stringContaining(`was cut from ${grown} to ${grown - 16_384} bytes`) });
+      } finally {
+        try {
+          store.close();
+        } catch {
+          // Its last write fails as every write since.
+        }
+      }
+    });
 
     test("sqlite store on a full disk keeps everything accepted in memory, shows readers only what is committed, says so in storageFault, and writes it all once space returns", async () => {
       const disk = smallDisk("8m");

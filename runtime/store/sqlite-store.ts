@@ -515,7 +515,8 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     } catch {
       db.close(false);
     }
-    if (failure !== null) throw new Error(`The execution store ${path} could not write its last changes before closing (${failure instanceof Error ? failure.message : String(failure)}); what was appended in its last moment is lost.`);
+    // What it could not write was never acknowledged to anyone (an answer waits for its write): said so, not only that it is lost.
+    if (failure !== null) throw new Error(`The execution store ${path} could not write its last changes before closing (${failure instanceof Error ? failure.message : String(failure)}); what was appended since its last write — never acknowledged to any client — is lost.`);
   }
 
   try {

@@ -55,7 +55,7 @@ export function describeImportFailure(error: unknown, absPath: string, text?: st
 function describe(error: unknown, absPath: string, text?: string): ImportFailure {
   const file = resolve(absPath);
   const build = firstBuildMessage(error);
-  if (build) return fromReadFailure(build.message, file, text) ?? fromBuildMessage(build.message, build.position, build.more, file);
+  if (build) return fromReadFailure(build.message, file, text) ?? fromBuildMessage(build.message, build.position, build.more, file, text);
   if (isNamed(error, "ResolveMessage")) {
     const importer = String((error as { referrer?: unknown }).referrer ?? "") || file;
     const own = samePath(importer, file);
@@ -136,13 +136,16 @@ function firstBuildMessage(error: unknown): { message: string; position: BuildPo
   return null;
 }
 
-function fromBuildMessage(message: string, position: BuildPosition | undefined, more: number, file: string): ImportFailure {
+function fromBuildMessage(message: string, position: BuildPosition | undefined, more: number, file: string, text: string | undefined): ImportFailure {
   const suffix = more > 0 ? ` (and ${more} more)` : "";
   const at = locationOf(position, file);
   if (at.line === null && position?.file && position.line) {
-    // The syntax error is in a module the capability imports: name that file, not the capability.
+    // The syntax error is in a module the capability imports: name that file, not the capability,
+    // and point at the line of the capability that imports it, when it does so itself.
     const other = relative(dirname(file), withoutQuery(position.file));
-    return { reason: `syntax error in ${other} line ${position.line}: ${message}${suffix}`, line: null, column: null };
+    const specifier = asWritten(`${withoutQuery(position.file)}?docket_pin=`, file, text);
+    const importedAt = specifier === withoutQuery(position.file) ? null : locateSpecifier(text, specifier);
+    return { reason: `syntax error in ${other} line ${position.line}: ${message}${suffix}`, ...(importedAt ?? { line: null, column: null }) };
   }
   return { reason: `syntax error: ${message}${suffix}`, ...at };
 }

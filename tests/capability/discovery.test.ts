@@ -272,12 +272,12 @@ describe("loadCapabilityFile", () => {
     expect(JSON.stringify(result)).not.toContain("docket_pin");
   });
 
-  test("loadCapabilityFile names a syntax error in a module the file imports", async () => {
+  test("loadCapabilityFile names a syntax error in a module the file imports, at the line of the file that imports it (walkthrough tester, session 40)", async () => {
     await mkdir(join(other, "lib"), { recursive: true });
     await writeFile(join(other, "lib/broken.ts"), "export const x = ;\n");
-    await writeFile(join(other, "lib/uses.broken.ts"), 'import { x } from "./broken.ts";\nexport default x;\n');
+    await writeFile(join(other, "lib/uses.broken.ts"), '// uses a helper\nimport { x } from "./broken.ts";\nexport default x;\n');
     const result = await loadCapabilityFile(join(other, "lib/uses.broken.ts"), importFile);
-    expect(result).toEqual({ ok: false, errors: [expect.objectContaining({ line: null, reason: expect.stringContaining("syntax error in broken.ts line 1") })] });
+    expect(result).toEqual({ ok: false, errors: [expect.objectContaining({ line: 2, reason: expect.stringContaining("syntax error in broken.ts line 1") })] });
   });
 });
 

@@ -1,9 +1,10 @@
 // The built-in methods masking calls (secret-mask.ts and the searches under it), as the thread
 // began. A worker masks what its handler logs on the handler's own thread, where the handler may
 // replace any of them: one line of a careless polyfill (`String.prototype.indexOf = …`) turned
-// masking off for that task and every later one on the worker (docs/containment.md). Masking now
+// masking off for that task and every later one on the worker (docs/containment.md). Masking
 // runs with the originals: replaced ones are put back for the time of the mask and the handler's
-// own put back after it, so that the handler's code still sees what it installed.
+// own put back after it, so that the handler's code still sees what it installed; a worker where
+// one was replaced is retired once its task ends (worker-entry.ts, pool.ts).
 
 /** What `[][Symbol.iterator]()` inherits: its `next` is what every `for…of` over an array and every destructuring calls. */
 const ArrayIterator = Object.getPrototypeOf([][Symbol.iterator]()) as object;

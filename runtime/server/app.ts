@@ -72,6 +72,17 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
         context: { reason: "subprotocol", offered: offered.filter((p) => !p.startsWith(TOKEN_SUBPROTOCOL_PREFIX)) },
       });
     }
+    // RFC 6455 §4.1: an opening handshake says Connection: Upgrade (a token of a list); the runtime
+    // would upgrade one that does not, which no WebSocket client sends (contract tester, session 39).
+    const connection = (c.req.header("connection") ?? "").toLowerCase().split(",").map((token) => token.trim());
+    if (upgrade && !connection.includes("upgrade")) {
+      return edgeFailure(c, {
+        status: 400,
+        message: "The WebSocket handshake is malformed: it asks to upgrade to websocket without Connection: Upgrade (RFC 6455 §4.1).",
+        suggestion: "Connect with a WebSocket client (every current browser and library sends both headers), or send Connection: Upgrade with Upgrade: websocket.",
+        context: { reason: "bad_handshake" },
+      });
+    }
     // RFC 6455 §4.4: a version this server does not speak is told the one it does, with a descriptor like any refusal.
     const version = c.req.header("sec-websocket-version");
     if (upgrade && version !== "13") {

@@ -161,6 +161,11 @@ describe("app", () => {
     expect(old.headers.get("sec-websocket-version")).toBe("13");
     expect(old.headers.get("x-request-id")).toBeTruthy();
     expect(((await old.json()) as any).error).toMatchObject({ error_code: "invalid_input", context: { reason: "websocket_version" } });
+    // An upgrade without Connection: Upgrade is no handshake (RFC 6455 §4.1); one listing it among others is (Firefox: "keep-alive, Upgrade").
+    const noConnection = await request("/events?token=s3cret-s3cret-s3cret", { headers: { Upgrade: "websocket", "Sec-WebSocket-Version": "13" } });
+    expect(noConnection.status).toBe(400);
+    expect(((await noConnection.json()) as any).error).toMatchObject({ error_code: "invalid_input", context: { reason: "bad_handshake" } });
+    expect((await request("/events?token=s3cret-s3cret-s3cret", { headers: { ...upgrade, Connection: "keep-alive, Upgrade" } })).status).toBe(501);
     // Two ?token= are two tokens, in either order: refused as two, never the first one taken (tester T1).
     for (const query of ["token=s3cret-s3cret-s3cret&token=bad", "token=bad&token=s3cret-s3cret-s3cret"]) {
       const twice = await request(`/events?${query}`, { headers: upgrade });

@@ -3,7 +3,7 @@ import { relative, dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { explainUnresolvedPackage, installAdvice } from "./_missing-package.ts";
 import { withoutImportQueries } from "./import-query.ts";
-import { locateSpecifier } from "./_source-lines.ts";
+import { locateSpecifier, type SourceLocation } from "./_source-lines.ts";
 import { isInDocketWords, thrownClass, UNSAID } from "../execution/thrown.ts";
 import { CapabilityError } from "./capability-error.ts";
 
@@ -81,16 +81,14 @@ function describe(error: unknown, absPath: string, text?: string): ImportFailure
     const gone = /^Cannot find module ("[^"]+"): it did not exist, or could not be read, when docket read the capability/.exec(error.message);
     if (gone) {
       const path = JSON.parse(gone[1]!) as string;
-      const specifier = asWritten(`${path}?docket_pin=`, file, text);
-      const line = specifier === path ? null : locateSpecifier(text, specifier);
-      if (line) return { reason: `cannot resolve import ${JSON.stringify(specifier)}: there is no file ${relative(dirname(file), path)} (deleted or moved?), or it could not be read; put it back or correct the import, and docket reads the capability again once either is saved.`, ...line };
+      const imported = importOf(path, file, text);
+      if (imported) return { reason: `cannot resolve import ${JSON.stringify(imported.specifier)}: there is no file ${relative(dirname(file), path)} (deleted or moved?), or it could not be read; put it back or correct the import, and docket reads the capability again once either is saved.`, line: imported.line, column: imported.column };
     }
     // A name a module does not export has no frame: the line that imports that module has it.
     const missing = /Export named '[^']*' not found in module '([^']+)'/.exec(error.message);
     if (missing) {
-      const specifier = asWritten(missing[1]!.includes("?docket_pin=") ? missing[1]! : `${missing[1]}?docket_pin=`, file, text);
-      const line = locateSpecifier(text, specifier);
-      if (line) return { reason: `it threw while loading: ${error.name && error.name !== "Error" ? `${error.name}: ` : ""}${error.message}`, ...line };
+      const imported = importOf(missing[1]!, file, text);
+      if (imported) return { reason: `it threw while loading: ${error.name && error.name !== "Error" ? `${error.name}: ` : ""}${error.message}`, line: imported.line, column: imported.column };
     }
     const at = frameIn(error, file);
     const kind = error.name && error.name !== "Error" ? `${error.name}: ` : "";
@@ -143,9 +141,8 @@ function fromBuildMessage(message: string, position: BuildPosition | undefined, 
     // The syntax error is in a module the capability imports: name that file, not the capability,
     // and point at the line of the capability that imports it, when it does so itself.
     const other = relative(dirname(file), withoutQuery(position.file));
-    const specifier = asWritten(`${withoutQuery(position.file)}?docket_pin=`, file, text);
-    const importedAt = specifier === withoutQuery(position.file) ? null : locateSpecifier(text, specifier);
-    return { reason: `syntax error in ${other} line ${position.line}: ${message}${suffix}`, ...(importedAt ?? { line: null, column: null }) };
+    const imported = importOf(position.file, file, text);
+    return { reason: `syntax error in ${other} line ${position.line}: ${message}${suffix}`, line: imported?.line ?? null, column: imported?.column ?? null };
   }
   return { reason: `syntax error: ${message}${suffix}`, ...at };
 }
@@ -204,13 +201,21 @@ function frameIn(error: Error, file: string): { line: number | null; column: num
  */
 function asWritten(specifier: string, importer: string, text: string | undefined): string {
   if (!specifier.includes("?docket_pin=")) return specifier;
-  const path = withoutQuery(specifier);
-  const relativePath = relative(dirname(importer), path);
+  return importOf(specifier, importer, text)?.specifier ?? withoutQuery(specifier);
+}
+
+/**
+ * Where `importer` (its `text`) imports the local module at `path` (pinned or not) itself: the
+ * specifier as written, relative, and where it stands; null when its text names it no such way.
+ */
+function importOf(path: string, importer: string, text: string | undefined): ({ specifier: string } & SourceLocation) | null {
+  const relativePath = relative(dirname(importer), withoutQuery(path));
   const candidates = relativePath.startsWith("..") ? [relativePath] : [`./${relativePath}`, relativePath];
   for (const candidate of [...candidates, ...candidates.map((c) => c.replace(/\.[cm]?[jt]sx?$/, ""))]) {
-    if (locateSpecifier(text, candidate)) return candidate;
+    const at = locateSpecifier(text, candidate);
+    if (at) return { specifier: candidate, ...at };
   }
-  return path;
+  return null;
 }
 
 function readTextOrNothing(path: string): string | undefined {

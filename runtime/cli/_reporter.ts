@@ -84,7 +84,6 @@ const LEAVE_AFTER_MS = 250;
  */
 const LEFT_REPORTS = Math.max(Math.ceil((OUTBOX_UNITS * 3) / (1024 * 1024)), Math.ceil(OUTBOX_UNITS / 100 / REPORT_MAX_EVENTS));
 
-/** The server answered and refused the report (a 4xx): trying again would only be refused again. */
 /**
  * A report the server did not answer in time while it says, itself, why (its store cannot write:
  * a full disk): it holds reports until it can. Said as that, not as a server that does not answer.
@@ -96,6 +95,7 @@ export class ServerStoreFaultError extends Error {
   }
 }
 
+/** The server answered and refused the report (a 4xx): trying again would only be refused again. */
 export class ReportRefusedError extends Error {
   constructor(
     message: string,

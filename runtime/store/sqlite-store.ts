@@ -437,8 +437,9 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
     } catch (error) {
       const why = damageOf(error);
       if (why === null) throw error;
-      damaged ??= { reason: `${new StoreDamagedError(path, why).message} ${storeDamagedRemedy(path)}`, since: clock().toISOString(), damaged: { path } };
-      throw new StoreDamagedError(path, why);
+      const damage = new StoreDamagedError(path, why);
+      damaged ??= { reason: `${damage.message} ${storeDamagedRemedy(path)}`, since: clock().toISOString(), damaged: { path } };
+      throw damage;
     }
   }
 

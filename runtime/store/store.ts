@@ -116,7 +116,6 @@ export interface Subscription {
   unsubscribe(): void;
 }
 
-/** Why the store cannot write what it holds right now (disk full, I/O error), and since when. */
 /**
  * Thrown by a read of a store whose file turned out damaged (a page SQLite cannot read: the disk,
  * or something else writing into it). The store admits nothing new from then on (its
@@ -134,6 +133,7 @@ export function storeDamagedRemedy(path: string): string {
   return `Stop docket serve, then put back a copy of ${path} if there is one, or move it aside (with ${path}-wal and ${path}-shm) to start a new store — sqlite3's .recover may save what is still readable. Restarting alone keeps the damage.`;
 }
 
+/** Why the store cannot write what it holds right now (disk full, I/O error, a file damaged or removed), and since when. */
 export interface StorageFault {
   /** The error's own words, for the server's log and health.report; never a client's answer. */
   reason: string;

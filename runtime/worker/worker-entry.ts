@@ -160,7 +160,7 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
     if (run.capability !== "") {
       // Work a task before left running, which changed them before this task began, may have done it again meanwhile (third checking tester).
       takeBackPrototypes(leftoverOf === null ? `${run.capability}'s handler` : `${run.capability}'s handler, or work ${leftoverOf}'s task left running (which did before this task began)`, run.context.mask);
-      if (run.environment !== null) forgetSecretVariables(run);
+      if (run.environment !== null) forgetSecretVariables(run.environment, run.context.mask, `${run.capability}'s handler`, "before the task");
       if (!builtinsIntact()) taintedBy(`${run.capability}'s handler`, run.context.mask);
       lastCapability = run.capability;
     }
@@ -209,18 +209,16 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
 
   /** The environment as this worker began: what work a task left running set there since, holding a recent task's secret, is put back to it. */
   const environmentAtStart = environmentBefore();
-  const forgetLeftSecretVariables = () => {
-    const names = putBackSecretVariables(environmentAtStart, maskRecent);
-    if (names.length === 0) return;
-    post({ type: "problem", message: `${laneWorker(boot.lane)}: work ${lastCapability ?? "an earlier task"}'s task left running put a secret of a recent task in process.env (${names.map(maskRecent).join(", ")}) after that task ended; docket put back what ${names.length === 1 ? "it" : "they"} held as the worker began, before the next task.` });
-  };
 
-  /** Puts back the variables of process.env a task left holding one of its secrets, and says so in the server's log. */
-  const forgetSecretVariables = (run: Running) => {
-    const names = putBackSecretVariables(run.environment!, run.context.mask);
+  /**
+   * Puts back the variables of process.env that hold a secret `mask` knows and differ from
+   * `before` (_env-secrets.ts), and says so in the server's log: `who` put them there, `when` is
+   * what they are put back to.
+   */
+  const forgetSecretVariables = (before: Record<string, string | undefined>, mask: (text: string) => string, who: string, when: string) => {
+    const names = putBackSecretVariables(before, mask);
     if (names.length === 0) return;
-    const listed = names.map((name) => run.context.mask(name)).join(", ");
-    post({ type: "problem", message: `${laneWorker(boot.lane)}: ${run.capability}'s handler left a secret of its input in process.env (${listed}); docket put back what ${names.length === 1 ? "it" : "they"} held before the task, so that no later task on this worker reads it. Pass a secret to a command with ctx.exec's env option instead.` });
+    post({ type: "problem", message: `${laneWorker(boot.lane)}: ${who} put a secret in process.env (${names.map(mask).join(", ")}); docket put back what ${names.length === 1 ? "it" : "they"} held ${when}, so that no later task on this worker reads it. Pass a secret to a command with ctx.exec's env option instead.` });
   };
 
   /** The capability whose leftover work changed the prototypes before the task running now began, if any: it may be at it again. */
@@ -259,7 +257,7 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
     // Work an earlier task left running may have replaced them since: this task is the last here.
     if (!builtinsIntact()) taintedBy(`work ${lastCapability ?? "an earlier task"}'s task left running`, maskRecent);
     // ...or put a secret of a recent task in the environment since it ended (a timer): put back as the worker began.
-    if (recentSecrets.length > 0) forgetLeftSecretVariables();
+    if (recentSecrets.length > 0) forgetSecretVariables(environmentAtStart, maskRecent, `work ${lastCapability ?? "an earlier task"}'s task left running, after that task ended,`, "as the worker began");
     if ((task.secrets?.length ?? 0) > 0) {
       recentSecrets.push(task.secrets!);
       // At most RECENT_MASKS tasks, and about as many secrets as one input may hold (their forms

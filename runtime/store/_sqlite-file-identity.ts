@@ -38,7 +38,6 @@ export function storeFileIdentity(path: string): { changed: () => string | null;
     if (now.size < largest) {
       return `${path} was cut from ${largest} to ${now.size} bytes while this server ran (emptied or truncated by something else: the store never makes it smaller): what it held is damaged, so the store admits nothing new. Stop docket serve, put back a copy of the file if there is one (or move it aside to start a new store), and start it again`;
     }
-    largest = now.size;
     const nowLog = statOrNull(logPath);
     if (nowLog === undefined) return null;
     if (log === null) {

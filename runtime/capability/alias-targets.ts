@@ -18,7 +18,7 @@ export interface AliasConfigs {
 /** The alias configs as they are on disk now. */
 export const ON_DISK: AliasConfigs = {
   tsconfig: (path) => (existsSync(path) ? tsconfigAliases(path) : null),
-  manifest: (path) => (existsSync(path) ? { imports: readJson(path)?.imports } : null),
+  manifest: (path) => (existsSync(path) ? { imports: readConfigJson(path)?.imports } : null),
 };
 
 /**
@@ -173,7 +173,7 @@ export function extendsChain(config: string): Array<{ file: string; options: Rec
   for (let file = queue.shift(); file !== undefined && chain.length < MAX_EXTENDS; file = queue.shift()) {
     if (seen.has(file)) continue;
     seen.add(file);
-    const json = readJson(file);
+    const json = readConfigJson(file);
     if (json === null) continue;
     chain.push({ file, options: isRecord(json.compilerOptions) ? json.compilerOptions : {} });
     // TypeScript 5 takes an array too, the last one winning: read last first.
@@ -203,7 +203,7 @@ function packageConfig(name: string, fromDir: string): string | null {
     if (isFile(path)) return path;
     if (isFile(`${path}.json`)) return `${path}.json`;
     if (existsSync(join(path, "package.json")) || existsSync(join(path, "tsconfig.json"))) {
-      const field = readJson(join(path, "package.json"))?.tsconfig;
+      const field = readConfigJson(join(path, "package.json"))?.tsconfig;
       const config = typeof field === "string" ? join(path, field) : join(path, "tsconfig.json");
       return isFile(config) ? config : null;
     }
@@ -263,10 +263,6 @@ function nearest(dir: string, name: string): string | null {
     if (existsSync(join(at, name))) return join(at, name);
     if (dirname(at) === at) return null;
   }
-}
-
-function readJson(file: string): Record<string, unknown> | null {
-  return readConfigJson(file);
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

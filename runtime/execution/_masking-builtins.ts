@@ -13,9 +13,19 @@ const SetIterator = Object.getPrototypeOf(new Set()[Symbol.iterator]()) as objec
 const MapIterator = Object.getPrototypeOf(new Map()[Symbol.iterator]()) as object;
 const RegExpStringIterator = Object.getPrototypeOf(/a/g[Symbol.matchAll]("")) as object;
 
+/**
+ * RegExp.prototype's getters that `flags` reads, and `flags` itself: matchAll, split and replace
+ * read a regex's flags through them, so one answering wrongly (`global` always false) made masking
+ * throw into the handler's log call, or find nothing (containment, session 41). Those this runtime has.
+ */
+const FLAG_GETTERS = (["flags", "global", "ignoreCase", "multiline", "dotAll", "unicode", "unicodeSets", "sticky", "hasIndices"] as const).filter(
+  (key) => Reflect.getOwnPropertyDescriptor(RegExp.prototype, key)?.get !== undefined,
+);
+
 const WATCHED: ReadonlyArray<readonly [target: object, key: PropertyKey]> = [
   ...(["indexOf", "startsWith", "slice", "charAt", "charCodeAt", "matchAll", "substring", "split", "replace", "replaceAll"] as const).map((key) => [String.prototype, key] as const),
-  ...(["exec", "test", Symbol.matchAll, Symbol.split, Symbol.replace] as const).map((key) => [RegExp.prototype, key] as const),
+  ...(["exec", "test", Symbol.match, Symbol.matchAll, Symbol.split, Symbol.replace] as const).map((key) => [RegExp.prototype, key] as const),
+  ...FLAG_GETTERS.map((key) => [RegExp.prototype, key] as const),
   [RegExp, Symbol.species],
   ...(["push", "sort", "join", Symbol.iterator] as const).map((key) => [Array.prototype, key] as const),
   [ArrayIterator, "next"],
@@ -45,7 +55,16 @@ const M = Map.prototype;
 const T = Set.prototype;
 const W = WeakMap.prototype;
 const sIndexOf = S.indexOf, sStartsWith = S.startsWith, sSlice = S.slice, sCharAt = S.charAt, sCharCodeAt = S.charCodeAt, sMatchAll = S.matchAll, sSubstring = S.substring, sSplit = S.split, sReplace = S.replace, sReplaceAll = S.replaceAll;
-const rExec = R.exec, rTest = R.test, rMatchAll = R[Symbol.matchAll], rSplit = R[Symbol.split], rReplace = R[Symbol.replace];
+const rExec = R.exec, rTest = R.test, rMatch = R[Symbol.match], rMatchAll = R[Symbol.matchAll], rSplit = R[Symbol.split], rReplace = R[Symbol.replace];
+// The getters, looked at without a descriptor (19 ns, not 36) and without `.call` (a handler may
+// replace Function.prototype.call): reading `flags` itself builds a string, a microsecond.
+const lookupGetter = (Object.prototype as { __lookupGetter__(key: PropertyKey): unknown }).__lookupGetter__;
+const flagsGetterNow = lookupGetter.bind(R, "flags");
+const rFlags = flagsGetterNow();
+// What the flag getters answer for a regex with every flag and one with none, read as booleans
+// (7 ns): a getter replaced by one answering the same for both is seen.
+const EVERY_FLAG = /(?:)/dgimsuy;
+const NO_FLAG = /(?:)/;
 const aPush = A.push, aSort = A.sort, aJoin = A.join, aIterator = A[Symbol.iterator], aNext = (ArrayIterator as { next: unknown }).next;
 const mGet = M.get, mSet = M.set, mHas = M.has, mIterator = M[Symbol.iterator], mNext = (MapIterator as { next: unknown }).next;
 const tHas = T.has, tAdd = T.add, tIterator = T[Symbol.iterator], tNext = (SetIterator as { next: unknown }).next;
@@ -55,14 +74,16 @@ const max = Math.max, min = Math.min, stringify = JSON.stringify;
 
 /**
  * True while every built-in masking calls is the one the thread began with: about thirty cached
- * property reads (a loop over WATCHED cost 0.3 µs a call, half of masking a log line). A getter
- * installed in place of one (RegExp[Symbol.species]) is called by the read, as by masking itself.
+ * property reads, the flag getters' answers and one getter's lookup (~30 ns; a loop over WATCHED
+ * cost 0.3 µs a call, half of masking a log line). A getter installed in place of one
+ * (RegExp[Symbol.species]) is called by the read, as by masking itself.
  */
 export function builtinsIntact(): boolean {
   return (
     S.indexOf === sIndexOf && S.startsWith === sStartsWith && S.slice === sSlice && S.charAt === sCharAt && S.charCodeAt === sCharCodeAt &&
     S.matchAll === sMatchAll && S.substring === sSubstring && S.split === sSplit && S.replace === sReplace && S.replaceAll === sReplaceAll &&
-    R.exec === rExec && R.test === rTest && R[Symbol.matchAll] === rMatchAll && R[Symbol.split] === rSplit && R[Symbol.replace] === rReplace &&
+    R.exec === rExec && R.test === rTest && R[Symbol.match] === rMatch && R[Symbol.matchAll] === rMatchAll && R[Symbol.split] === rSplit && R[Symbol.replace] === rReplace &&
+    flagsGetterNow() === rFlags && flagsAnswerRight() &&
     (RegExp as unknown as Record<symbol, unknown>)[Symbol.species] === RegExp &&
     A.push === aPush && A.sort === aSort && A.join === aJoin && A[Symbol.iterator] === aIterator && (ArrayIterator as { next: unknown }).next === aNext &&
     M.get === mGet && M.set === mSet && M.has === mHas && M[Symbol.iterator] === mIterator && (MapIterator as { next: unknown }).next === mNext &&
@@ -70,6 +91,16 @@ export function builtinsIntact(): boolean {
     (RegExpStringIterator as { next: unknown }).next === xNext &&
     W.get === wGet && W.set === wSet && W.has === wHas &&
     Math.max === max && Math.min === min && JSON.stringify === stringify
+  );
+}
+
+/** Whether RegExp.prototype's flag getters answer as the thread began, for a regex with every flag and one with none. */
+function flagsAnswerRight(): boolean {
+  const every = EVERY_FLAG as RegExp & { unicodeSets?: boolean };
+  const none = NO_FLAG as RegExp & { unicodeSets?: boolean };
+  return (
+    every.global && every.ignoreCase && every.multiline && every.dotAll && every.unicode && every.sticky && every.hasIndices && every.unicodeSets !== true &&
+    !none.global && !none.ignoreCase && !none.multiline && !none.dotAll && !none.unicode && !none.sticky && !none.hasIndices && none.unicodeSets !== true
   );
 }
 

@@ -50,6 +50,9 @@ const patches: Record<string, () => void> = {
   sethas: () => { Set.prototype.has = () => true; },
   stringify: () => { JSON.stringify = (() => "S") as never; },
   species: () => { Object.defineProperty(RegExp, Symbol.species, { get: () => function () { return /(?!)/g; }, configurable: true }); },
+  match: () => { (RegExp.prototype as any)[Symbol.match] = undefined; },
+  flags: () => { Object.defineProperty(RegExp.prototype, "flags", { get: () => "", configurable: true }); },
+  global: () => { Object.defineProperty(RegExp.prototype, "global", { get: () => false, configurable: true }); },
   timer: () => {},
   none: () => {},
   dump: () => {},
@@ -113,8 +116,17 @@ test("a secret a handler leaves in process.env (or Bun.env) is put back once its
   }
 }, 60_000);
 
-for (const mode of ["iterator", "sethas", "stringify", "species"]) {
-  test(`a handler that replaces ${mode === "sethas" ? "Set.prototype.has" : mode === "stringify" ? "JSON.stringify" : mode === "species" ? "RegExp[Symbol.species]" : "Array.prototype[Symbol.iterator]"} has its own secret masked, and the next tasks run on a worker without it, masked and ending (checking tester, session 40)`, async () => {
+const REPLACED: Record<string, string> = {
+  iterator: "Array.prototype[Symbol.iterator] (checking tester, session 40)",
+  sethas: "Set.prototype.has (checking tester, session 40)",
+  stringify: "JSON.stringify (checking tester, session 40)",
+  species: "RegExp[Symbol.species] (checking tester, session 40)",
+  flags: "the getter of RegExp.prototype.flags (session 41: masking threw into its log call)",
+  global: "the getter of RegExp.prototype.global (session 41)",
+  match: "RegExp.prototype[Symbol.match] (session 41)",
+};
+for (const [mode, replaced] of Object.entries(REPLACED)) {
+  test(`a handler that replaces ${replaced} has its own secret masked, and the next tasks run on a worker without it, masked and ending`, async () => {
     const own = await run({ mode, token: "SEKRETabc123" }, "t4.patch");
     expect(own).toContain('"succeeded"');
     expect(own).not.toContain("SEKRETabc123");

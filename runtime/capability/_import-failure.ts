@@ -84,11 +84,13 @@ function describe(error: unknown, absPath: string, text?: string): ImportFailure
       const imported = importOf(path, file, text);
       if (imported) return { reason: `cannot resolve import ${JSON.stringify(imported.specifier)}: there is no file ${relative(dirname(file), path)} (deleted or moved?), or it could not be read; put it back or correct the import, and docket reads the capability again once either is saved.`, line: imported.line, column: imported.column };
     }
-    // A name a module does not export has no frame: the line that imports that module has it.
-    const missing = /Export named '[^']*' not found in module '([^']+)'/.exec(error.message);
+    // A name a module does not export (`import { capabilty } from "docket"`) is the runtime's link
+    // error, before any code of the file ran: said whole, at the line that imports that module, be
+    // it a local one, docket's, a node built-in or a package's (authoring tester, session 41).
+    const missing = missingExportOf(error);
     if (missing) {
-      const imported = importOf(missing[1]!, file, text);
-      if (imported) return { reason: `it threw while loading: ${error.name && error.name !== "Error" ? `${error.name}: ` : ""}${error.message}`, line: imported.line, column: imported.column };
+      const imported = importOf(missing.module, file, text) ?? importOfModule(missing.module, missing.name, text ?? readTextOrNothing(file));
+      return { reason: `it threw while loading: ${error.name}: ${error.message}`, line: imported?.line ?? null, column: imported?.column ?? null };
     }
     const at = frameIn(error, file);
     const kind = error.name && error.name !== "Error" ? `${error.name}: ` : "";
@@ -109,6 +111,51 @@ function describe(error: unknown, absPath: string, text?: string): ImportFailure
   return { reason: `it threw while loading: ${thrownClass(error)}${UNSAID}`, detail: `it threw while loading: ${notAnErrorText(error)}`, line: null, column: null };
 }
 
+
+/**
+ * The export and module of the runtime's link error for a name a module does not export, as Bun
+ * words it (for a named import, and for a default one); null for anything else, a SyntaxError the
+ * file threw itself included (it has a frame in a file).
+ */
+function missingExportOf(error: Error): { name: string; module: string } | null {
+  if (error.name !== "SyntaxError" || Object.getPrototypeOf(error) !== SyntaxError.prototype || FRAME_IN_A_FILE.test(error.stack ?? "")) return null;
+  const named = /^Export named '([^']*)' not found in module '([^']+)'\.?$/.exec(error.message);
+  if (named) return { name: named[1]!, module: named[2]! };
+  const other = /^module '([^']+)' does not have an export named '([^']*)'\./.exec(error.message) ?? null;
+  if (other) return { name: other[2]!, module: other[1]! };
+  const missingDefault = /^Missing '([^']*)' export in module '([^']+)'\.?$/.exec(error.message);
+  return missingDefault ? { name: missingDefault[1]!, module: missingDefault[2]! } : null;
+}
+
+/** A stack frame in a file on disk (`at … (/path/file.ts:3:9)`): a thrown error has one, a link error none. */
+const FRAME_IN_A_FILE = /\(\/[^()]*:\d+:\d+\)|\bat \/[^\s]*:\d+:\d+/;
+
+/**
+ * Where the file's text imports a module named by its specifier (`docket`, `node:path`) or by the
+ * path a package resolved to (`…/node_modules/zod/index.js`): of the imports of that package, the
+ * one whose statement names `name`, or the first.
+ */
+function importOfModule(module: string, name: string, text: string | undefined): SourceLocation | null {
+  if (text === undefined) return null;
+  const inPackage = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(module.slice(module.lastIndexOf("/node_modules/")));
+  const bare = inPackage ? inPackage[1]! : module.startsWith("/") ? null : module;
+  if (bare === null) return null;
+  const builtin = bare.startsWith("node:") ? bare.slice("node:".length) : null;
+  let first: SourceLocation | null = null;
+  const statement = /\b(?:import|export)\b[^;]*?\bfrom\s*(["'])([^"'\n]+)\1/g;
+  for (const found of text.matchAll(statement)) {
+    const specifier = found[2]!;
+    const ofModule = inPackage ? specifier === bare || specifier.startsWith(`${bare}/`) : specifier === bare || (builtin !== null && specifier === builtin);
+    if (!ofModule) continue;
+    // Where its opening quote stands, 1-based, as locateSpecifier says it.
+    const quote = found.index! + found[0].length - specifier.length - 2;
+    const before = text.slice(0, quote);
+    const at = { line: before.split("\n").length, column: quote - before.lastIndexOf("\n") };
+    if (new RegExp(`(?<![\\w$])${name.replaceAll("$", "\\$")}(?![\\w$])`).test(found[0])) return at;
+    first ??= at;
+  }
+  return first;
+}
 
 /**
  * A thrown value that is no Error, as a load error says it: a string as it is; anything else by

@@ -272,6 +272,34 @@ describe("loadCapabilityFile", () => {
     expect(JSON.stringify(result)).not.toContain("docket_pin");
   });
 
+  test("loadCapabilityFile says a name docket, a node built-in or a package does not export, whole, at the line that imports it (authoring tester, session 41)", async () => {
+    await mkdir(join(other, "node_modules/fakepkg"), { recursive: true });
+    await writeFile(join(other, "node_modules/fakepkg/package.json"), JSON.stringify({ name: "fakepkg", type: "module", exports: { ".": "./index.js", "./sub": "./sub.js" } }));
+    await writeFile(join(other, "node_modules/fakepkg/index.js"), "export const a = 1;\n");
+    await writeFile(join(other, "node_modules/fakepkg/sub.js"), "export const b = 1;\n");
+    await mkdir(join(other, "lib"), { recursive: true });
+    await writeFile(join(other, "lib/_plain.ts"), "export const plain = 1;\n");
+    const cases: Array<[file: string, text: string, line: number, said: string]> = [
+      ["typo.docket.ts", '// a typo\nimport { capabilty } from "docket";\nexport default capabilty;\n', 2, "Export named 'capabilty' not found in module 'docket'"],
+      ["typo.node.ts", 'import { join } from "node:path";\nimport {\n  nope,\n} from "node:path";\nexport default [join, nope];\n', 4, "Export named 'nope' not found in module 'node:path'"],
+      ["typo.package.ts", 'import { a } from "fakepkg";\nimport { zz } from "fakepkg/sub";\nexport default [a, zz];\n', 2, "Export named 'zz' not found in module '"],
+      ["typo.default.ts", '\nimport plain from "./_plain.ts";\nexport default plain;\n', 2, "does not have an export named 'default'"],
+    ];
+    for (const [name, text, line, said] of cases) {
+      await writeFile(join(other, "lib", name), text);
+      const result = await loadCapabilityFile(join(other, "lib", name), importFile);
+      expect({ name, result }).toEqual({ name, result: { ok: false, errors: [expect.objectContaining({ line, reason: expect.stringContaining(said) })] } });
+      expect((result as { errors: Array<{ reason: string }> }).errors[0]!.reason).toStartWith("it threw while loading: SyntaxError: ");
+    }
+  });
+
+  test("a SyntaxError a file throws itself is still shown by its class only, whatever its message says", async () => {
+    await mkdir(join(other, "lib"), { recursive: true });
+    await writeFile(join(other, "lib/throws.syntax.ts"), 'throw new SyntaxError("Export named \'hunter2\' not found in module \'docket\'");\n');
+    const result = await loadCapabilityFile(join(other, "lib/throws.syntax.ts"), importFile);
+    expect(JSON.stringify((result as { errors: unknown[] }).errors)).not.toContain("hunter2");
+  });
+
   test("loadCapabilityFile names a syntax error in a module the file imports, at the line of the file that imports it (walkthrough tester, session 40)", async () => {
     await mkdir(join(other, "lib"), { recursive: true });
     await writeFile(join(other, "lib/broken.ts"), "export const x = ;\n");

@@ -33,7 +33,7 @@ import { finishRefused, finishSettled } from "./_run-end.ts";
 import { finishDeduplicated, finishFromMark } from "./_deduplicated-run.ts";
 import { secretsToAnnounce } from "./_secrets-to-announce.ts";
 import { claimWithoutServer } from "./_claim-without-server.ts";
-import { filesToLoad, isCapabilityPath, locateTarget, reportLoadErrors } from "./run-target.ts";
+import { filesToLoad, locateTarget, reportLoadErrors, targetFile } from "./run-target.ts";
 
 /**
  * `docket run`: boots a plane in this process (memory store, one execution worker), starts the
@@ -98,7 +98,7 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
     exitGuard.restore();
   };
 
-  const file = isCapabilityPath(options.target) ? resolve(options.cwd, options.target) : null;
+  const file = targetFile(options.target, options.cwd);
   // Does a server serve this checkout (docs/protocol.md)? Asked while the plane boots, so it costs no time.
   const serving = findServer(findCheckoutRoot(options.cwd)).catch(() => null);
   prepareCapabilityThread();

@@ -1,9 +1,11 @@
 // What a docket run's target names: a file or an id, the files loaded for it, the capability it
 // is, and the load errors that are its own versus the rest of the checkout's.
+import { existsSync } from "node:fs";
 import { basename, join, relative, resolve } from "node:path";
 import type { BootedPlane } from "../boot.ts";
 import { BUILTINS } from "../capability/builtins.ts";
 import { findCheckoutRoot } from "../capability/checkout.ts";
+import { isCapabilityId } from "../capability/capability-id.ts";
 import { listCapabilityFiles } from "../capability/inspect.ts";
 import type { LoadError } from "../capability/registered.ts";
 import { annotation } from "./github-actions.ts";
@@ -15,6 +17,18 @@ import { plainText } from "../execution/text-sanitize.ts";
 /** `./check.ts`, `/abs/check.ts`, `checks/x.ts`: a file to run Deno-style, not an id. */
 export function isCapabilityPath(target: string): boolean {
   return target.startsWith(".") || target.startsWith("/") || /\.(ts|js|mts|mjs)$/.test(target);
+}
+
+/**
+ * The file a run's target names, absolute, or null for an id. An id may end like a file name
+ * (`lint.js` is a valid id, and is served): named so with no such file, it is the id, where it was
+ * refused as a missing file (authoring tester, session 41). `./lint.js` is always a file.
+ */
+export function targetFile(target: string, cwd: string): string | null {
+  if (!isCapabilityPath(target)) return null;
+  const path = resolve(cwd, target);
+  if (target.startsWith(".") || target.startsWith("/") || !isCapabilityId(target) || existsSync(path)) return path;
+  return null;
 }
 
 /**

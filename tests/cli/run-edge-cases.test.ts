@@ -19,11 +19,24 @@ beforeAll(() => {
     join(root, "capabilities", "edge.secret.ts"),
     `import { capability, sensitive } from "docket";\nimport * as v from "valibot";\nexport default capability({ id: "edge.secret", title: "Secret", description: "Takes a token.", effect: "read", input: v.object({ token: sensitive(v.pipe(v.string(), v.regex(/^tok_/))), count: v.number() }), output: v.object({}), handler: () => ({}) });\n`,
   );
+  writeFileSync(
+    join(root, "capabilities", "lint.js.ts"),
+    `import { capability } from "docket";\nimport * as v from "valibot";\nexport default capability({ id: "lint.js", title: "Lint JS", description: "An id that ends like a file name.", effect: "read", input: v.object({}), output: v.object({ linted: v.boolean() }), handler: () => ({ linted: true }) });\n`,
+  );
 });
 
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 describe("docket run edge cases", () => {
+  test("docket run of an id that ends like a file name (lint.js) runs that capability when no such file exists, and ./lint.js stays a file (authoring tester, session 41)", async () => {
+    const byId = await docket(fromSource, ["run", "lint.js", "--format", "json"], { cwd: root });
+    expect(byId.code).toBe(0);
+    expect(JSON.parse(byId.stdout).output).toEqual({ linted: true });
+    const asFile = await docket(fromSource, ["run", "./lint.js", "--format", "json"], { cwd: root });
+    expect(asFile.code).toBe(2);
+    expect(JSON.parse(asFile.stdout).failure.message).toContain("the file does not exist");
+  });
+
   test("docket run of a handler returning a BigInt fails internal and exits 1 instead of hanging", async () => {
     const run = await docket(fromSource, ["run", "edge.bigint", "--format", "json"], { cwd: root });
     expect(run.code).toBe(1);

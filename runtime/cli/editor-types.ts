@@ -1,7 +1,8 @@
 // Editor types with no npm install (docs/editor-types.md): `.docket/types/` holds the declaration
 // files of "docket" and "valibot", and `capabilities/tsconfig.json` maps both names to them.
 import type { CompileOptions } from "../capability/compile-options.ts";
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { targetFrom } from "../capability/alias-targets.ts";
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, relative, sep } from "node:path";
 import { ensureDocketDir } from "../server/lease.ts";
 import { DOCKET_VERSION } from "../version.ts";
@@ -114,6 +115,27 @@ function removeLeftovers(target: string): void {
   }
 }
 
+/**
+ * A path of the checkout (`root` and under) as seen from `folder`, relative, for a tsconfig.json
+ * there: from where the folder is named and, when it is a link to elsewhere, from where it really
+ * is. TypeScript reads a config's paths from the folder it was named by (`tsc -p capabilities`),
+ * the runtime from the real one (it resolves a module's links first): with one target alone, the
+ * aliases of a linked capabilities/ worked for one of them only (authoring tester, session 41).
+ * Both are written, the named one first, as a paths entry's fallbacks.
+ */
+export function fromFolder(root: string, folder: string, path: string): string[] {
+  const named = targetFrom(folder, path);
+  let real: string;
+  try {
+    const realRoot = realpathSync(root);
+    const inRoot = relative(root, path);
+    real = targetFrom(realpathSync(folder), inRoot.startsWith("..") ? path : join(realRoot, inRoot));
+  } catch {
+    return [named];
+  }
+  return real === named ? [named] : [named, real];
+}
+
 /** Runtime type packages a capability file may want, as `types` names them: Node's and Bun's. */
 const RUNTIME_TYPES = ["node", "bun"];
 
@@ -126,7 +148,7 @@ const RUNTIME_TYPES = ["node", "bun"];
 export function editorTsconfig(root: string, aliases: Record<string, string[]> = {}, folder = join(root, "capabilities"), compile: CompileOptions = {}): string {
   // From the folder the config sits in: `../.docket/types/…` for capabilities/, deeper for a
   // `--capabilities` folder of a monorepo package.
-  const typesOf = (file: string) => relative(folder, join(root, TYPES_DIR, file)).split(sep).join("/");
+  const typesOf = (file: string) => fromFolder(root, folder, join(root, TYPES_DIR, file));
   const types = RUNTIME_TYPES.filter((name) => existsSync(join(root, "node_modules", "@types", name, "package.json")));
   const config = {
     compilerOptions: {
@@ -151,8 +173,8 @@ export function editorTsconfig(root: string, aliases: Record<string, string[]> =
       // file's paths would otherwise hide from capability files: only the nearest config's count.
       paths: {
         ...aliases,
-        docket: [typesOf("docket/public.d.ts")],
-        valibot: [typesOf("valibot/index.d.ts")],
+        docket: typesOf("docket/public.d.ts"),
+        valibot: typesOf("valibot/index.d.ts"),
       },
       // The checkout's options that change what code does (its JSX source, legacy decorators):
       // this file is the nearest config of capability files, and docket runs them by it

@@ -256,6 +256,33 @@ export default capability({
     }
   });
 
+  test("a capabilities/ that links to another folder gets aliases and types that resolve from both places: docket runs a file importing @/… and tsc checks it through the link and where it is (authoring tester, session 41)", async () => {
+    const checkout = tempCheckout();
+    writeFiles(checkout, {
+      "tsconfig.json": JSON.stringify({ compilerOptions: { paths: { "@/*": ["./src/*"] } }, exclude: ["capabilities", "real"] }),
+      "src/util.ts": 'export const fmt = (name: string): string => `<${name}>`;\n',
+    });
+    mkdirSync(join(checkout, "real", "caps"), { recursive: true });
+    symlinkSync("real/caps", join(checkout, "capabilities"));
+    expect((await docket(binary, ["init"], { cwd: checkout })).code).toBe(0);
+    const paths = JSON.parse(readFileSync(join(checkout, "real", "caps", "tsconfig.json"), "utf8")).compilerOptions.paths;
+    expect(paths["@/*"]).toEqual(["../src/*", "../../src/*"]);
+    expect(paths.docket).toEqual(["../.docket/types/docket/public.d.ts", "../../.docket/types/docket/public.d.ts"]);
+    writeFiles(checkout, {
+      "real/caps/al.sym.ts": `import { capability } from "docket";
+import * as v from "valibot";
+import { fmt } from "@/util";
+export default capability({ id: "al.sym", title: "Alias", description: "Imports a root alias.", effect: "read", input: v.object({}), output: v.object({ s: v.string() }), async handler() { return { s: fmt("x") }; } });
+`,
+    });
+    const ran = await docket(binary, ["run", "al.sym", "--format", "json"], { cwd: checkout });
+    expect(JSON.parse(ran.stdout).output).toEqual({ s: "<x>" });
+    expect(ran.code).toBe(0);
+    expect(typeCheck(checkout)).toEqual({ code: 0, output: "" });
+    const real = Bun.spawnSync([TSC, "--noEmit", "-p", "real/caps"], { cwd: checkout, stdout: "pipe", stderr: "pipe" });
+    expect({ code: real.exitCode, output: real.stdout.toString() }).toEqual({ code: 0, output: "" });
+  });
+
   test("every docket command restores types that are missing, emptied or from another docket; init keeps what exists", async () => {
     const checkout = await initialized();
     const types = join(checkout, ".docket", "types");

@@ -3,13 +3,13 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join, posix, relative, resolve, sep } from "node:path";
 import { defineCommand } from "citty";
 import { findCheckoutRoot } from "../../capability/checkout.ts";
-import { targetFrom, tsconfigAliases } from "../../capability/alias-targets.ts";
+import { tsconfigAliases } from "../../capability/alias-targets.ts";
 import { parseJsonc } from "../../capability/jsonc.ts";
 import { listCapabilityFiles } from "../../capability/inspect.ts";
 import { readRegularFileText } from "../../capability/open-regular-file.ts";
 import { repeatedFlag, type DocketCommandMeta } from "../_command-line.ts";
 import { writeStdout } from "../_run-cli.ts";
-import { cannotWrite, editorTsconfig, writeEditorTypes } from "../editor-types.ts";
+import { cannotWrite, editorTsconfig, fromFolder, writeEditorTypes } from "../editor-types.ts";
 import { EXIT } from "../exit-code.ts";
 import { ensureDocketDir } from "../../server/lease.ts";
 import { capabilityTemplate } from "./new.ts";
@@ -101,7 +101,7 @@ function rootAliases(root: string, folder: string): Record<string, string[]> {
   const aliases: Record<string, string[]> = {};
   for (const alias of tsconfigAliases(config)) {
     if (alias.pattern === "docket" || alias.pattern === "valibot" || alias.targets.length === 0) continue;
-    aliases[alias.pattern] = alias.targets.map((target) => targetFrom(folder, target));
+    aliases[alias.pattern] = [...new Set(alias.targets.flatMap((target) => fromFolder(root, folder, target)))];
   }
   return aliases;
 }

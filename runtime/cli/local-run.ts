@@ -268,8 +268,10 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
         const terminating = !receipt.requested && signal !== "SIGINT" && !isTerminal(plane.store.get(id)?.state ?? "succeeded");
         if (terminating) setTimeout(() => interrupt.second(), limits.grace_ms);
         const note = receipt.requested ? "cancelling…" : terminating ? `${receipt.message.replace(/\.$/, "")}, or until ${signal}'s grace of ${formatWindow(limits.grace_ms)} passes: then it is stopped.` : receipt.message;
-        if (live) live.cancelling(`${note} press Ctrl-C again to stop now`);
-        else output.stderr(`${style.yellow(note)} press Ctrl-C again to stop now\n`);
+        // A second signal of any kind stops it: Ctrl-C is named only to whoever pressed it.
+        const again = signal === "SIGINT" ? "press Ctrl-C again to stop now" : `a second ${signal} stops it now`;
+        if (live) live.cancelling(`${note} ${again}`);
+        else output.stderr(`${style.yellow(note)} ${again}\n`);
       },
       second() {
         if (live) live.cancelling("stopping now…");

@@ -250,6 +250,17 @@ export function defineRunCases(runner: () => DocketRunner): void {
     expect(text).toMatch(/■ cancelled in /);
   });
 
+  test("docket run exits 130 when SIGTERM cancels a cancellable run, and names a second SIGTERM, not a Ctrl-C nobody pressed (authoring tester, session 41)", async () => {
+    const child = spawnDocket(runner(), ["run", file("demo.spin.ts")], { cwd: checkout });
+    const stderr = watchStream(child.stderr);
+    await stderr.until(/step spin — Spinning/);
+    child.kill("SIGTERM");
+    expect(await child.exited).toBe(130);
+    const text = await stderr.done;
+    expect(text).toContain("cancelling… a second SIGTERM stops it now");
+    expect(text).not.toContain("Ctrl-C");
+  });
+
   /**
    * Lets the echo window of the last press pass: a press within it is taken as the same request
    * arriving twice (adapter/stop-signals.ts), and a person's second press always comes later.

@@ -168,7 +168,7 @@ describe("the docket npm package", () => {
       process.kill(toGroup ? -child.pid! : child.pid!, signal);
       expect({ signal, toGroup, code: await exited }).toEqual({ signal, toGroup, code: 130 });
       // One press: docket asked the handler to stop and it did; a second would have stopped it by force.
-      expect(stderr).toContain("cancelling… press Ctrl-C again to stop now");
+      expect(stderr).toContain(signal === "SIGINT" ? "cancelling… press Ctrl-C again to stop now" : "cancelling… a second SIGTERM stops it now");
       expect(stderr).not.toContain("stopping now");
     }
   }, SLOW);

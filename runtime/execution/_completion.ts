@@ -329,12 +329,17 @@ function loadFailed(capability: RegisteredCapability, ids: { request_id: string;
       // limit will do it again until the file (or the limit) changes.
       retryability: error.cause === "load_timeout" ? "after_delay" : "never",
       outcome_certainty: "not_applied",
-      suggestion: LOAD_FAILED_SUGGESTION[error.cause],
+      // A package or module gone from the disk (uninstalled while serving): its message says what to
+      // do, and the file's top level is not at fault (authoring tester, session 41).
+      suggestion: error.outside ? OUTSIDE_SUGGESTION : LOAD_FAILED_SUGGESTION[error.cause],
       context: { capability: capability.id, stage: "queue", reason: "load_failed", load: error.cause, ...(memory ? { limit_mb: error.limit_mb, used_mb: error.used_mb } : {}) },
     }),
     stack: said,
   };
 }
+
+/** What to do about a file whose import failed for what is on disk beside it (a package uninstalled). */
+const OUTSIDE_SUGGESTION = "Nothing ran. Do what the message says (install the package again, or put the module back), then start it again; the capability file needs no change.";
 
 /** What to do about a file that failed to load in a worker, by what it did; nothing ran either way. */
 const LOAD_FAILED_SUGGESTION: Record<LoadFailureCause, string> = {

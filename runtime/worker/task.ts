@@ -90,7 +90,7 @@ export type TaskError =
    * time ran out after synchronous code held the thread for part of it (worker-entry.ts,
    * HELD_MS), which may be such a leftover too, not the file's top level.
    */
-  | { kind: "load_failed"; cause: LoadFailureCause; message: string; limit_mb?: number; used_mb?: number; uncaught?: true; held?: true; detail?: string }
+  | { kind: "load_failed"; cause: LoadFailureCause; message: string; limit_mb?: number; used_mb?: number; uncaught?: true; held?: true; detail?: string; outside?: true }
   /** It returned an output larger than `output_bytes` (characters of its JSON), which the worker kept. */
   /** `bytes`: the output's characters of JSON, or with `at_least`, how far the count got before it stopped past the limit. */
   | { kind: "output_too_large"; message: string; bytes: number; limit: number; at_least?: boolean }

@@ -602,7 +602,7 @@ async function loadFailure(error: unknown, task: WorkerTask, loadTimeoutMs: numb
   const line = failure.line === null ? "" : ` (line ${failure.line})`;
   // The line goes with the class, before the note that says where the rest is.
   const message = failure.reason.endsWith(UNSAID) ? `${failure.reason.slice(0, -UNSAID.length)}${line}${UNSAID}` : `${failure.reason}${line}`;
-  return { kind: "load_failed", cause: "threw", message, ...(failure.detail !== undefined ? { detail: `${failure.detail}${line}` } : {}) };
+  return { kind: "load_failed", cause: "threw", message, ...(failure.detail !== undefined ? { detail: `${failure.detail}${line}` } : {}), ...(failure.outside ? { outside: true as const } : {}) };
 }
 
 /** The declaration's reconcile check; the engine asks only for one it declares, but a reloaded file may have dropped it. */

@@ -29,6 +29,8 @@ const TOP_LEVELS: Record<string, string> = {
   // Past the load time, but finished before the pool's own backstop (a second more) would act.
   slow: `const until = Date.now() + ${LOAD_TIMEOUT_MS + 450}; while (Date.now() < until) {}`,
   grows: `const held = []; for (let i = 0; i < 40; i++) held.push(Buffer.alloc(16 * 1024 * 1024, 1)); for (;;) {}`,
+  // A package gone from node_modules, as after an uninstall while serving.
+  uninstalled: `await import("docket-fake-uninstalled");`,
 };
 
 /** A write whose handler marks that it ran; its top level fails as TOP_LEVELS[id] once armed. */
@@ -159,6 +161,13 @@ describe("a task whose file fails while its worker imports it", () => {
   test("a top level that outgrows the memory limit fails it memory_exceeded at stage queue, not_applied", async () => {
     const done = await runArmed("grows");
     expect(done.failure).toMatchObject({ error_code: "memory_exceeded", stage: "queue", outcome_certainty: "not_applied", context: { load: "memory_exceeded", limit_mb: MEMORY_MB } });
+  });
+
+  test("a top level whose package is not installed says how to install it, and that the file needs no change (authoring tester, session 41)", async () => {
+    const done = await runArmed("uninstalled");
+    expect(done.failure).toMatchObject({ stage: "queue", outcome_certainty: "not_applied", context: { load: "threw" } });
+    expect(done.failure!.message).toContain("npm install docket-fake-uninstalled");
+    expect(done.failure!.suggestion).toBe("Nothing ran. Do what the message says (install the package again, or put the module back), then start it again; the capability file needs no change.");
   });
 
   test("none of the failed loads ran its handler; the lane ran the next execution after each", () => {

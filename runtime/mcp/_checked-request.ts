@@ -84,7 +84,7 @@ function problemText(issue: Issue, request: unknown): string {
 
 function withArticle(type: string): string {
   if (type === "record" || type === "object") return "an object";
-  if (type === "array" || type === "integer") return `an ${type}`;
+  if (type === "array" || type === "integer" || type === "int") return type === "int" ? "an integer" : `an ${type}`;
   if (type === "boolean") return "true or false";
   return `a ${type}`;
 }

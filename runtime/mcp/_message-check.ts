@@ -1,4 +1,4 @@
-import { ErrorCode, InitializeRequestSchema, isJSONRPCRequest, JSONRPCMessageSchema, LATEST_PROTOCOL_VERSION, type JSONRPCMessage, type RequestId } from "@modelcontextprotocol/sdk/types.js";
+import { CancelledNotificationSchema, ErrorCode, InitializeRequestSchema, isJSONRPCNotification, isJSONRPCRequest, JSONRPCMessageSchema, LATEST_PROTOCOL_VERSION, type JSONRPCMessage, type RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { describeValue, invalidParamsText, requestProblems } from "./_checked-request.ts";
 
 /** A JSON value checked as one JSON-RPC message: the message, or the error to answer with instead. */
@@ -41,6 +41,8 @@ function isNotification(value: unknown): boolean {
 
 const INITIALIZE_HINT = `Send params as {"protocolVersion": "${LATEST_PROTOCOL_VERSION}", "capabilities": {}, "clientInfo": {"name": "<client>", "version": "<version>"}}.`;
 
+const CANCELLED_HINT = 'Send params like {"requestId": 7, "reason": "…"}: the id of the request to cancel, as it was sent.';
+
 const TASK_HINT = "Send the request without task; for work to follow later, call docket_execution_start and read docket_execution_events.";
 
 /**
@@ -51,6 +53,12 @@ const TASK_HINT = "Send the request without task; for work to follow later, call
  * -32603 "does not support task creation".
  */
 function paramsChecked(message: JSONRPCMessage): CheckedMessage {
+  // A cancellation whose requestId is no id (an object, null, 1.5) cancels nothing: refused as a
+  // notification whose params do not fit, not taken in silence (MCP tester, session 41).
+  if (isJSONRPCNotification(message) && message.method === "notifications/cancelled") {
+    const problems = requestProblems(CancelledNotificationSchema, message);
+    if (problems.length > 0) return { ok: false, id: null, code: ErrorCode.InvalidParams, message: invalidParamsText(message, problems, CANCELLED_HINT), notification: true };
+  }
   if (!isJSONRPCRequest(message)) return { ok: true, message };
   if (message.method === "initialize") {
     const problems = requestProblems(InitializeRequestSchema, message);

@@ -1,3 +1,4 @@
+import { basename } from "node:path";
 import { ErrorCode, type CallToolResult, type ProgressToken } from "@modelcontextprotocol/sdk/types.js";
 import { rpcError } from "./rpc-error.ts";
 import { isObjectSchema } from "./_schemas.ts";
@@ -8,6 +9,7 @@ import { followExecution } from "./follow.ts";
 import { ProgressRelay, type ProgressParams } from "./progress-relay.ts";
 import { toolName, toolTargets, type ToolTarget } from "./tools.ts";
 import { didYouMeanText } from "../capability/did-you-mean.ts";
+import { planeCapabilityHint } from "../capability/unknown-capability.ts";
 import { callsDirectly } from "../capability/registered.ts";
 import { describeProblems } from "../execution/validate.ts";
 
@@ -48,7 +50,7 @@ export async function callTool(plane: ExecutionPlane, name: string, args: Record
     if (target.kind === "plane") return success(target, await plane.call(target.capability.id, input, context.edge));
     // A cancelled request (or a client gone) cancels the direct call: its handler is asked to stop
     // and, grace_ms later, its worker is terminated. The answer is not awaited past the abort.
-    const value = isObjectSchema(target.capability.input_schema) ? input : input.input;
+    const value = isObjectSchema(target.capability.input_schema) ? input : unwrapped(target, input, context.edge);
     return success(target, await untilAborted(plane.call(target.capability.id, value, context.edge, { signal: abandoned }), abandoned));
   } catch (error) {
     // A cancelled request gets no answer (the SDK drops it); this only keeps the abort out of the log.
@@ -61,8 +63,40 @@ export async function callTool(plane: ExecutionPlane, name: string, args: Record
 function unknownToolHint(plane: ExecutionPlane, name: string, names: Iterable<string>): string {
   const executionOnly = plane.capabilities().find((c) => toolName(c.id) === name && !callsDirectly(c));
   if (executionOnly) return ` ${executionOnly.id} runs only as an execution: call docket_execution_start with {"capability":"${executionOnly.id}"}.`;
+  // Its file no longer loads (an edit broke it while an agent held the tool list): why, as HTTP says it (MCP tester, session 41).
+  const broken = plane.loadErrors().find((error) => toolName(basename(error.file).replace(/\.[^.]+$/, "")) === name);
+  if (broken) return ` ${planeCapabilityHint(basename(broken.file).replace(/\.[^.]+$/, ""), plane)}`;
   const close = didYouMeanText(name.slice(0, 128), names);
   return close ? ` ${close}` : "";
+}
+
+/**
+ * The input of a capability whose input is no object, which its tool takes as the argument
+ * `input` (MCP's arguments are an object): any other argument is refused, as an undeclared member
+ * of an object input is, not dropped — a write never runs with part of what was asked left out
+ * (`dry_run` beside `input`; MCP tester, session 41) — and a missing `input` is said so, where it
+ * read "Expected string but received Object".
+ */
+function unwrapped(target: ToolTarget, args: Record<string, unknown>, edge: EdgeInfo): unknown {
+  const problems = Object.keys(args)
+    .filter((key) => key !== "input")
+    .map((key) => ({
+      path: /^[A-Za-z_$][\w$]*$/.test(key) ? `arguments.${key}` : `arguments[${JSON.stringify(key.slice(0, 128))}]`,
+      message: `Unknown argument ${JSON.stringify(key.slice(0, 128))}: the tool takes one argument, input, which holds the whole input of ${target.capability.id}.`,
+    }));
+  if (!Object.hasOwn(args, "input")) problems.unshift({ path: "arguments.input", message: `Missing argument "input": the input of ${target.capability.id} goes in it, as its schema (the tool's inputSchema) says.` });
+  if (problems.length === 0) return args.input;
+  throw new FailureError(
+    buildFailure({
+      error_code: "invalid_input",
+      stage: "validate",
+      message: `Cannot call ${target.capability.id}: ${describeProblems(problems)}`,
+      suggestion: `Call ${toolName(target.capability.id)} with {"input": …} alone.`,
+      context: { problems: problems.slice(0, 50) },
+      request_id: edge.request_id,
+      trace_id: edge.trace_id,
+    }),
+  );
 }
 
 function cancelledFailure(name: string, edge: EdgeInfo) {

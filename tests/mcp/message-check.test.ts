@@ -51,3 +51,14 @@ test("checkMessage names a number JSON cannot hold as what was sent, not as the 
   expect(both).toMatchObject({ id: 3, code: -32600 });
   expect(both.message).toStartWith('Invalid Request: a message has "method" (a request or a notification) or "result" or "error" (a response), never both.');
 });
+
+test("checkMessage refuses a cancellation whose requestId is no request id, as a notification whose params do not fit; one with none, or an id, is taken (MCP tester, session 41)", () => {
+  for (const [requestId, said] of [[{ a: 1 }, "params.requestId must be a string or a number, got an object"], [null, "got null"], [1.5, "params.requestId must be a string or an integer, got 1.5"]] as const) {
+    const checked = checkMessage({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId } }, "request");
+    expect(checked).toMatchObject({ ok: false, id: null, code: -32602, notification: true });
+    expect((checked as { message: string }).message).toContain(said);
+    expect((checked as { message: string }).message).toContain('Send params like {"requestId": 7');
+  }
+  expect(checkMessage({ jsonrpc: "2.0", method: "notifications/cancelled", params: {} }, "line").ok).toBe(true);
+  expect(checkMessage({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: "r-1", reason: "timed out" } }, "line").ok).toBe(true);
+});

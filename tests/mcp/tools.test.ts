@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import * as v from "valibot";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
-import type { RegisteredCapability } from "../../runtime/capability/registered.ts";
+import type { LoadError, RegisteredCapability } from "../../runtime/capability/registered.ts";
 import { buildFailure } from "../../runtime/execution/failure.ts";
 import type { EdgeInfo, ExecutionPlane } from "../../runtime/execution/plane.ts";
 import { failureJsonSchema, toolInputSchema, toolOutputSchema } from "../../runtime/mcp/_schemas.ts";
@@ -12,10 +12,11 @@ import { registered } from "../_support/registered.ts";
 const EDGE: EdgeInfo = { actor: { kind: "mcp", client: "unit" }, request_id: "7", trace_id: "1".repeat(32) };
 
 /** A plane that only has a registry and records direct calls: enough for the tool projection. */
-function stubPlane(capabilities: RegisteredCapability[], answer: (id: string, input: unknown) => unknown = () => ({})) {
+function stubPlane(capabilities: RegisteredCapability[], answer: (id: string, input: unknown) => unknown = () => ({}), loadErrors: LoadError[] = []) {
   const calls: Array<{ id: string; input: unknown }> = [];
   const plane = {
     capabilities: () => capabilities,
+    loadErrors: () => loadErrors,
     capability: (id: string) => capabilities.find((c) => c.id === id) ?? null,
     call: async (id: string, input: unknown) => {
       calls.push({ id, input });
@@ -82,6 +83,29 @@ describe("tool projection", () => {
     expect(calls).toEqual([{ id: "text.upper", input: "shout" }]);
     expect(result.structuredContent).toBeUndefined();
     expect(result.content).toEqual([{ type: "text", text: '"SHOUT"' }]);
+  });
+
+  test("a tool of a capability whose input is not an object refuses any argument beside input, and a missing input, calling nothing (MCP tester, session 41)", async () => {
+    const { plane, calls } = stubPlane([work("files.wipe", v.array(v.string()), v.object({ deleted: v.number() }), { effect: "write" })], () => ({ deleted: 1 }));
+    const extra = await callTool(plane, "files_wipe", { input: ["a"], dry_run: true }, context());
+    expect(extra.isError).toBe(true);
+    expect(extra.structuredContent).toMatchObject({ error_code: "invalid_input", stage: "validate", context: { problems: [{ path: "arguments.dry_run" }] } });
+    expect((extra.structuredContent as { message: string }).message).toContain('Unknown argument "dry_run": the tool takes one argument, input, which holds the whole input of files.wipe.');
+    const misspelt = await callTool(plane, "files_wipe", { inptu: ["a"] }, context());
+    expect((misspelt.structuredContent as { message: string }).message).toBe(
+      'Cannot call files.wipe: arguments.input: Missing argument "input": the input of files.wipe goes in it, as its schema (the tool\'s inputSchema) says.; arguments.inptu: Unknown argument "inptu": the tool takes one argument, input, which holds the whole input of files.wipe.',
+    );
+    expect((await callTool(plane, "files_wipe", {}, context())).isError).toBe(true);
+    expect(calls).toEqual([]);
+    expect((await callTool(plane, "files_wipe", { input: ["a"] }, context())).structuredContent).toEqual({ deleted: 1 });
+    expect(calls).toEqual([{ id: "files.wipe", input: ["a"] }]);
+  });
+
+  test("calling a tool whose file no longer loads names the file, its line and why, as HTTP does, not a bare \"No tool\" (MCP tester, session 41)", async () => {
+    const broken: LoadError = { file: "/repo/capabilities/temp.cap.ts", line: 1, column: 16, reason: "syntax error: Unexpected {" } as LoadError;
+    const { plane } = stubPlane([work("temp.other")], undefined, [broken]);
+    const refused = await callTool(plane, "temp_cap", {}, context()).catch((error: Error) => error.message);
+    expect(refused).toBe('No tool "temp_cap". /repo/capabilities/temp.cap.ts:1 did not load: syntax error: Unexpected { tools/list names the tools of this server.');
   });
 
   test("a tool call that throws something unexpected answers internal with a correlation id, its stack only in the log", async () => {

@@ -640,6 +640,33 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
     }
   });
 
+  test("a connection opened after every other closed, while its execution went on, gets each event once and no stream.lagged: events handed out to nobody are no gap (live-channel tester, session 41)", async () => {
+    const fixture = storeWith();
+    const live = new LiveChannel({ store: fixture.store, limits: fixture.limits, clock: new FakeLiveClock() });
+    const id = fixture.create(1);
+    const first = new FakeSocket();
+    live.open(first, { executions: [id] });
+    await settle();
+    fixture.progress(id, 3);
+    await untilWritten(live);
+    live.close(first);
+    // Nobody connected: the channel holds no subscription while these are handed out.
+    fixture.progress(id, 5);
+    for (const target of [{ executions: [id], after: 0 }, { executions: "all" as const }]) {
+      const next = new FakeSocket();
+      live.open(next, target);
+      await settle();
+      fixture.progress(id, 2);
+      await untilWritten(live);
+      expect(next.frames.filter((f: any) => f.type === "stream.lagged")).toEqual([]);
+      const sequences = next.events().map((e) => e.sequence);
+      expect(sequences).toEqual([...new Set(sequences)].sort((a, b) => a - b));
+      if ("after" in target) expect(sequences).toEqual(Array.from({ length: fixture.store.get(id)!.last_sequence }, (_, i) => i + 1));
+      live.close(next);
+      fixture.progress(id, 1);
+    }
+  });
+
   test("a topic's fast members cost the append path one listener for the whole group, not one each", async () => {
     const fixture = storeWith();
     // The channel sees a store whose listeners are counted.

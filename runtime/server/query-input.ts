@@ -201,15 +201,24 @@ export function inputFromQuery(params: URLSearchParams, inputSchema: JsonSchema)
       const items = itemsOf(schema);
       const single = values.length === 1 ? values[0]! : null;
       if (single !== null && single.trimStart().startsWith("[")) {
-        input[key] = coerceScalar(single, { type: "array" });
+        put(input, key, coerceScalar(single, { type: "array" }));
         continue;
       }
       const parts = single === null ? values : single === "" ? [] : single.split(",");
-      input[key] = parts.map((part) => coerceScalar(part, items));
+      put(input, key, parts.map((part) => coerceScalar(part, items)));
       continue;
     }
     // A key repeated for a non-array stays an array, so validation names the mistake.
-    input[key] = values.length === 1 ? coerceScalar(values[0]!, schema) : values.map((value) => coerceScalar(value, schema));
+    put(input, key, values.length === 1 ? coerceScalar(values[0]!, schema) : values.map((value) => coerceScalar(value, schema)));
   }
   return input;
+}
+
+/**
+ * Sets `key` as an own member, as JSON.parse does for a body: `input["__proto__"] = …` would set
+ * the object's prototype instead, and `?__proto__=1` vanished before the check of undeclared
+ * fields (API tester, session 41).
+ */
+function put(input: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(input, key, { value, enumerable: true, writable: true, configurable: true });
 }

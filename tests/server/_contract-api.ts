@@ -156,6 +156,9 @@ export function apiContract(name: string, start: StartFn): void {
         [`/api/v1/executions/events?id=${id}&afterr=2`, "afterr", "after"],
         [`/api/v1/executions/events?id=${id}&after=1&limt=1`, "limt", "limit"],
         ["/api/v1/executions?stat=failed", "stat", "state"],
+        // Set as an own member, as a JSON body's: it vanished as the object's prototype (API tester, session 41).
+        [`/api/v1/executions/events?id=${id}&__proto__=x`, "__proto__", "rename it"],
+        ["/api/v1/executions?__proto__=1", "__proto__", "rename it"],
       ] as const) {
         const response = await http.get(path);
         expect(`${path}: ${response.status}`).toBe(`${path}: 400`);

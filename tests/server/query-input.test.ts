@@ -54,6 +54,13 @@ describe("inputFromQuery", () => {
   test("inputFromQuery keeps a key the schema does not name as text, and a repeated scalar as an array", () => {
     expect(coerce("other=1&s=a&s=b")).toEqual({ other: "1", s: ["a", "b"] });
   });
+
+  test("inputFromQuery sets __proto__ as an own member, as JSON.parse does, for validation to name, and changes no prototype", () => {
+    const input = coerce("__proto__=1&n=2");
+    expect(Object.keys(input)).toEqual(["__proto__", "n"]);
+    expect(Object.getPrototypeOf(input)).toBe(Object.prototype);
+    expect(JSON.stringify(input)).toBe(JSON.stringify(JSON.parse('{"__proto__":"1","n":2}')));
+  });
 });
 
 describe("readWholeNumber", () => {

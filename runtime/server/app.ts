@@ -63,7 +63,18 @@ export function createApp(options: AppOptions): Hono<AppEnv> {
     const upgrade = (c.req.header("upgrade") ?? "").toLowerCase() === "websocket";
     const verdict = live.check(new URL(c.req.url).searchParams, upgrade);
     if (!verdict.ok) return edgeFailure(c, { status: verdict.status, error_code: verdict.error_code, message: verdict.message, suggestion: verdict.suggestion, context: verdict.context, headers: verdict.headers });
-    const offered = offeredSubprotocols(c.req.header("sec-websocket-protocol"));
+    const protocols = c.req.header("sec-websocket-protocol");
+    const offered = offeredSubprotocols(protocols);
+    // RFC 6455 §4.1: the header, when sent, names one subprotocol or more. One naming none (", ,")
+    // was upgraded with the header echoed back empty, which strict clients refuse (API tester, session 41).
+    if (upgrade && protocols !== undefined && offered.length === 0) {
+      return edgeFailure(c, {
+        status: 400,
+        message: `The WebSocket handshake is malformed: Sec-WebSocket-Protocol names no subprotocol (${JSON.stringify(protocols.slice(0, 64))}).`,
+        suggestion: `Offer ["${LIVE_SUBPROTOCOL}"], or leave the header out.`,
+        context: { reason: "bad_handshake" },
+      });
+    }
     if (upgrade && offered.length > 0 && !offered.includes(LIVE_SUBPROTOCOL)) {
       return edgeFailure(c, {
         status: 400,

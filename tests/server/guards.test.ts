@@ -166,6 +166,10 @@ describe("app", () => {
     expect(noConnection.status).toBe(400);
     expect(((await noConnection.json()) as any).error).toMatchObject({ error_code: "invalid_input", context: { reason: "bad_handshake" } });
     expect((await request("/events?token=s3cret-s3cret-s3cret", { headers: { ...upgrade, Connection: "keep-alive, Upgrade" } })).status).toBe(501);
+    // A Sec-WebSocket-Protocol naming no subprotocol is no handshake either: it was upgraded with the header echoed empty (API tester, session 41).
+    const noProtocol = await request("/events?token=s3cret-s3cret-s3cret", { headers: { ...upgrade, "Sec-WebSocket-Protocol": ", ," } });
+    expect(noProtocol.status).toBe(400);
+    expect(((await noProtocol.json()) as any).error).toMatchObject({ error_code: "invalid_input", context: { reason: "bad_handshake" } });
     // Two ?token= are two tokens, in either order: refused as two, never the first one taken (tester T1).
     for (const query of ["token=s3cret-s3cret-s3cret&token=bad", "token=bad&token=s3cret-s3cret-s3cret"]) {
       const twice = await request(`/events?${query}`, { headers: upgrade });

@@ -1,4 +1,4 @@
-import { rowFields, type FieldSpec, type FormShape, type Scalar } from "./form-fields.ts";
+import { ROW_INDEX, rowFields, type FieldSpec, type FormShape, type Scalar } from "./form-fields.ts";
 import { PostedForm } from "./form-names.ts";
 import { withServerZone } from "./local-time.ts";
 
@@ -149,6 +149,28 @@ function readField(field: FieldSpec, form: PostedForm, errors: Errors): Read {
   }
 }
 
+/** The input's controls a form of `shape` may send, row indexes as `__row__`, a variant's chooser too. */
+function controlPatterns(fields: FieldSpec[], into: string[] = []): string[] {
+  for (const field of fields) {
+    into.push(field.control);
+    if (field.kind === "variant") {
+      into.push(`${field.control}.variant`);
+      for (const variant of field.variants) controlPatterns(variant.fields, into);
+    }
+    controlPatterns(field.fields, into);
+  }
+  return into;
+}
+
+/** The names sent under `input.` that no control of `shape` has (a row index as a form writes it: `0`, `12`). */
+function strayControls(shape: FieldSpec[], form: PostedForm): string[] {
+  const patterns = controlPatterns(shape).map((control) => control.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replaceAll(`\\.${ROW_INDEX}`, "\\.(?:0|[1-9]\\d*)"));
+  const known = new RegExp(`^(?:${patterns.join("|")})$`);
+  const strays: string[] = [];
+  for (const name of form.names()) if (name.startsWith("input.") && !known.test(name)) strays.push(name);
+  return strays;
+}
+
 /** Problems by control: a nested read records its fields' problems here, and says its own. */
 type Errors = Record<string, string>;
 
@@ -264,6 +286,15 @@ export function inputFromForm(shape: FormShape, submitted: URLSearchParams, opti
     }
   }
   if (shape === null) return { ok: true, input: {} };
+  // A control no field of the input has: the page was made for an earlier version of the file (a
+  // field renamed while it was open), or the form was changed. Read by the fields alone, the call
+  // ran without what was typed there — a write too, which the API refuses (MCP tester, session 41).
+  const strays = strayControls(shape, form);
+  if (strays.length > 0) {
+    const named = strays.slice(0, 3).map(quote).join(", ") + (strays.length > 3 ? ` and ${strays.length - 3} more` : "");
+    const message = `The form sent ${named}, which ${strays.length === 1 ? "is no field" : "are no fields"} of this capability's input as it is now: the page was made before its file changed, or the form was altered. Nothing ran. Fill in the form below (made for the capability as it is now) and run it again.`;
+    return { ok: false, errors: {}, message };
+  }
   const input: Record<string, unknown> = {};
   const errors: Record<string, string> = {};
   for (const field of shape) {

@@ -76,6 +76,11 @@ export class PostedForm {
     return this.#values.has(name);
   }
 
+  /** Every name sent, once each. */
+  names(): IterableIterator<string> {
+    return this.#values.keys();
+  }
+
   /** The row indexes sent under a rows or record control (`input.rows.3.path` → 3), ascending. */
   rowIndexes(control: string): number[] {
     return [...(this.#rows.get(control) ?? [])].sort((a, b) => a - b);

@@ -131,6 +131,20 @@ describe("cockpit form post", () => {
     expect(paths.slice(-2)).toEqual(["p1499", "far"]);
   });
 
+  test("a form sending a field the input no longer has (a page made before its file changed), or a row index no form writes, runs nothing and says which (MCP tester, session 41)", async () => {
+    for (const [stray, value] of [["input.name", "important"], ["input.rows.-1.path", "x"], ["input.rows.01.path", "x"], ["input.rows.abc.path", "x"], ["input.rows.1e3.path", "x"], ["input.rows.0.colour", "x"]]) {
+      const response = await server.post("/cockpit/capabilities/team.rows", { ...rowsForm(1), [stray!]: value! });
+      expect(`${stray}: ${response.status}`).toBe(`${stray}: 400`);
+      const problem = textOf(parseHtml(await response.text()), '[data-slot="problem"]');
+      expect(problem).toContain(`The form sent ${JSON.stringify(stray)}, which is no field of this capability's input as it is now`);
+      expect(problem).toContain("Nothing ran.");
+    }
+    // The fields a form of every shape writes are still taken: rows at any index, a variant's chooser and its shapes' fields.
+    expect((await server.post("/cockpit/capabilities/team.rows", { ...rowsForm(2), "input.rows.1.weight": "2" })).status).toBe(200);
+    const groups = await server.post("/cockpit/capabilities/team.maybe-groups", { mode: "call", "input.t.variant": "0", "input.t.v0.n": "3", "input.rows.0.p": "a", "input.rec.0.key": "k", "input.rec.0.value": "1" });
+    expect(groups.status).toBe(200);
+  });
+
   test("a problem in row 1,201 is shown next to that row's field, with every row drawn again", async () => {
     const response = await server.post("/cockpit/capabilities/team.rows", { ...rowsForm(1500), "input.rows.1200.weight": "heavy" });
     expect(response.status).toBe(400);

@@ -1,6 +1,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { didYouMeanText } from "../runtime/capability/did-you-mean.ts";
 import { problemResponse } from "./problem-response.tsx";
+import { queryEncodingRefusal } from "../runtime/server/query-input.ts";
 
 /** The one parameter a page may be given more than once: the sections its scripts re-read (section-query.ts). */
 const REPEATABLE = new Set(["section"]);
@@ -21,8 +22,13 @@ const EVERY_PAGE = new Set(["token"]);
 export function takesQuery(root: string, names: readonly string[]): MiddlewareHandler {
   const known = new Set(names);
   return async (c: Context, next) => {
+    const url = new URL(c.req.url);
+    // A value that is no percent-encoded UTF-8 (`%E0%A4%A`) would be read changed, and shown as a
+    // filter nobody chose: refused as the API refuses it (MCP and cockpit tester, session 41).
+    const malformed = queryEncodingRefusal(url.search);
+    if (malformed) return problemResponse(c, root, { status: 400, title: "Malformed query", message: malformed.message, suggestion: malformed.suggestion });
     const seen = new Set<string>();
-    for (const name of new URL(c.req.url).searchParams.keys()) {
+    for (const name of url.searchParams.keys()) {
       const shown = JSON.stringify(name.length > 40 ? `${name.slice(0, 37)}...` : name);
       if (EVERY_PAGE.has(name)) continue;
       if (!known.has(name)) {

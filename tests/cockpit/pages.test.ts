@@ -326,6 +326,9 @@ describe("cockpit pages", () => {
       ["/cockpit/executions/x-20260101T000000Z-00000000?log_lvl=warn", 400, "Unknown query parameter"],
       ["/cockpit?sections=counts", 400, "Unknown query parameter"],
       ["/cockpit/capabilities?query=x", 400, "Unknown query parameter"],
+      // Not percent-encoded UTF-8: read changed, it became a filter choice nobody made (MCP and cockpit tester, session 41).
+      ["/cockpit/executions?capability=%E0%A4%A", 400, "Malformed query"],
+      ["/cockpit/executions?state=%FF", 400, "Malformed query"],
       ["/cockpit/nothing/here", 404, "Not found"],
     ];
     for (const [path, status, title] of cases) {

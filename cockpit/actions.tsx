@@ -63,7 +63,7 @@ export async function runCapability(c: Context, plane: ExecutionPlane, capabilit
 
   const mode = form.get(MODE_CONTROL);
   if (form.getAll(MODE_CONTROL).length > 1 || (mode !== "call" && mode !== "start")) return page(400, { problem: 'Choose "Run" or "Run as execution" (one of them).' });
-  const reading = inputFromForm(formShape(capability.input_schema), form, { secrets: hasSensitive(capability.input_schema) });
+  const reading = inputFromForm(formShape(capability.input_schema), form, { secrets: hasSensitive(capability.input_schema), rootType: capability.input_schema.type });
   if (!reading.ok) return page(400, { errors: reading.errors, problem: reading.message });
   if (capability.effect === "write" && !form.getAll(CONFIRM_CONTROL).includes("1")) {
     const problem = `${capability.id} may change something (effect: write): confirm before it runs.`;

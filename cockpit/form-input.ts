@@ -271,7 +271,7 @@ function readVariant(field: FieldSpec, form: PostedForm, errors: Errors): Read {
  * JSON control, when filled, is the whole input instead. Problems are reported per field, in
  * sentences that name the field and the value; the schema itself is checked by the plane after.
  */
-export function inputFromForm(shape: FormShape, submitted: URLSearchParams, options: { secrets?: boolean } = {}): FormReading {
+export function inputFromForm(shape: FormShape, submitted: URLSearchParams, options: { secrets?: boolean; rootType?: unknown } = {}): FormReading {
   const form = new PostedForm(submitted);
   const raw = (form.get(RAW_JSON_CONTROL) ?? "").trim();
   if (raw !== "") {
@@ -285,7 +285,15 @@ export function inputFromForm(shape: FormShape, submitted: URLSearchParams, opti
       return { ok: false, errors: { [RAW_JSON_CONTROL]: message }, message };
     }
   }
-  if (shape === null) return { ok: true, input: {} };
+  if (shape === null) {
+    // An input that is no object (a string, a list) has no fields: an empty box is no input, not
+    // an empty object to be told "Expected string but received Object" about (MCP tester, session 41).
+    if (typeof options.rootType === "string" && options.rootType !== "object") {
+      const message = `The input of this capability is ${options.rootType === "array" || options.rootType === "integer" ? "an" : "a"} ${options.rootType}, not an object: write it as JSON in the raw JSON box (a string in quotes), then run it again.`;
+      return { ok: false, errors: { [RAW_JSON_CONTROL]: message }, message };
+    }
+    return { ok: true, input: {} };
+  }
   // A control no field of the input has: the page was made for an earlier version of the file (a
   // field renamed while it was open), or the form was changed. Read by the fields alone, the call
   // ran without what was typed there — a write too, which the API refuses (MCP tester, session 41).

@@ -142,6 +142,17 @@ describe("inputFromForm", () => {
     const bad = inputFromForm(null, form([["raw_json", "[1,"]]));
     expect(bad.ok).toBe(false);
   });
+
+  test("inputFromForm says an input that is no object goes in the raw JSON box when it is empty, not that an object was received (MCP tester, session 41)", () => {
+    expect(inputFromForm(null, form([]), { rootType: "string" })).toEqual({
+      ok: false,
+      errors: { raw_json: "The input of this capability is a string, not an object: write it as JSON in the raw JSON box (a string in quotes), then run it again." },
+      message: "The input of this capability is a string, not an object: write it as JSON in the raw JSON box (a string in quotes), then run it again.",
+    });
+    expect(inputFromForm(null, form([["raw_json", '"Ada"']]), { rootType: "string" })).toEqual({ ok: true, input: "Ada" });
+    // A record or an input of any shape may be an empty object.
+    expect(inputFromForm(null, form([]), { rootType: "object" })).toEqual({ ok: true, input: {} });
+  });
 });
 
 describe("generated forms for structured input", () => {

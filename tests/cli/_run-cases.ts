@@ -239,27 +239,20 @@ export function defineRunCases(runner: () => DocketRunner): void {
     }
   });
 
-  test("docket run exits 130 when Ctrl-C cancels a cancellable run", async () => {
-    const child = spawnDocket(runner(), ["run", file("demo.spin.ts")], { cwd: checkout });
-    const stderr = watchStream(child.stderr);
-    await stderr.until(/step spin — Spinning/);
-    child.kill("SIGINT");
-    expect(await child.exited).toBe(130);
-    const text = await stderr.done;
-    expect(text).toContain("cancelling… press Ctrl-C again to stop now");
-    expect(text).toMatch(/■ cancelled in /);
-  });
-
-  test("docket run exits 130 when SIGTERM cancels a cancellable run, and names a second SIGTERM, not a Ctrl-C nobody pressed (authoring tester, session 41)", async () => {
-    const child = spawnDocket(runner(), ["run", file("demo.spin.ts")], { cwd: checkout });
-    const stderr = watchStream(child.stderr);
-    await stderr.until(/step spin — Spinning/);
-    child.kill("SIGTERM");
-    expect(await child.exited).toBe(130);
-    const text = await stderr.done;
-    expect(text).toContain("cancelling… a second SIGTERM stops it now");
-    expect(text).not.toContain("Ctrl-C");
-  });
+  // SIGTERM names a second SIGTERM, not a Ctrl-C nobody pressed (authoring tester, session 41).
+  for (const [signal, said] of [["SIGINT", "cancelling… press Ctrl-C again to stop now"], ["SIGTERM", "cancelling… a second SIGTERM stops it now"]] as const) {
+    test(`docket run exits 130 when ${signal === "SIGINT" ? "Ctrl-C" : signal} cancels a cancellable run, and says what stops it at once`, async () => {
+      const child = spawnDocket(runner(), ["run", file("demo.spin.ts")], { cwd: checkout });
+      const stderr = watchStream(child.stderr);
+      await stderr.until(/step spin — Spinning/);
+      child.kill(signal);
+      expect(await child.exited).toBe(130);
+      const text = await stderr.done;
+      expect(text).toContain(said);
+      expect(text).toMatch(/■ cancelled in /);
+      if (signal === "SIGTERM") expect(text).not.toContain("Ctrl-C");
+    });
+  }
 
   /**
    * Lets the echo window of the last press pass: a press within it is taken as the same request

@@ -38,8 +38,13 @@ export class LiveGroups {
   private topics: LiveTopics | null = null;
   /** The channel's log: every followed event, once. */
   readonly log: LiveLog;
-  /** The store subscription feeding the log, while there is a group. */
-  private subscription: Subscription | null = null;
+  /**
+   * The store subscription feeding the log, from the channel's start to its end: kept while no
+   * connection is open, so that the channel sees every event handed out and a gap in them is one
+   * the store left (a subscription dropped with the last connection and made again with the next
+   * made the events between read as a gap, and forgot a real one; live-channel testers, session 41).
+   */
+  private subscription: Subscription | null;
   /** Groups following every execution, and for each named execution how many groups follow it. */
   private followingAll = 0;
   private readonly followers = new Map<string, number>();
@@ -52,8 +57,8 @@ export class LiveGroups {
   private keptBytes = 0;
 
   /**
-   * @param subscribe the channel's live store subscription to every execution, made with the first
-   *   group (its listener appends to the log, see append)
+   * @param subscribe the channel's live store subscription to every execution, made at once and
+   *   kept until unsubscribe() (its listener appends to the log, see append)
    * @param bound subscriber_queue_bytes: how far behind the log end a member may fall
    * @param keptBound lagging_kept_bytes: what the members that fell further keep, all together
    * @param makeFrame makes an event's frame for the log
@@ -65,6 +70,13 @@ export class LiveGroups {
     makeFrame?: FrameMaker,
   ) {
     this.log = new LiveLog(makeFrame);
+    this.subscription = subscribe();
+  }
+
+  /** Ends the store subscription: the channel is closing. */
+  unsubscribe(): void {
+    this.subscription?.unsubscribe();
+    this.subscription = null;
   }
 
   /** Lets caught-up members of a group share one topic of the runtime's native fan-out. */
@@ -87,7 +99,6 @@ export class LiveGroups {
       this.groups.set(key, group);
       if (group.ids === null) this.followingAll++;
       else for (const id of group.ids) this.followers.set(id, (this.followers.get(id) ?? 0) + 1);
-      this.subscription ??= this.subscribe();
     }
     group.members++;
     return group;
@@ -408,10 +419,6 @@ export class LiveGroups {
             this.lastAppended.delete(id);
           }
         }
-      }
-      if (this.groups.size === 0) {
-        this.subscription?.unsubscribe();
-        this.subscription = null;
       }
     }
     this.trim();

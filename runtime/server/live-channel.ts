@@ -111,7 +111,7 @@ export class LiveChannel {
   // The log grew since the writer last looked: it looks at every group once (O(groups) per slice,
   // never per event) for topics to publish and members to write.
   private grown = false;
-  /** Per execution not ended, the last sequence the store handed out while subscribed: where a gap in them begins. */
+  /** Per execution not ended, the last sequence the store handed out: where a gap in them begins. */
   private readonly lastDelivered = new Map<string, number>();
   // Connections whose history is still being looked for (see plan()).
   private planning: LiveClient[] = [];
@@ -249,20 +249,8 @@ export class LiveChannel {
     this.monotonic = this.clock.monotonic?.bind(this.clock) ?? (() => performance.now());
     // The channel's subscription is live: it takes what is handed out from now on, and each
     // connection is sent its own history before it reads from the log (see open and flush).
-    // Sequences are watched for gaps only while subscribed: events handed out while no connection
-    // was open never reached deliver(), and the next subscription's first event read as a gap —
-    // a false stream.lagged to a client that got every event (live-channel tester, session 41).
     this.groups = new LiveGroups(
-      () => {
-        const subscription = this.store.subscribe({ executions: "all", live: true }, (event, json) => this.deliver(event, json));
-        return {
-          ...subscription,
-          unsubscribe: () => {
-            subscription.unsubscribe();
-            this.lastDelivered.clear();
-          },
-        };
-      },
+      () => this.store.subscribe({ executions: "all", live: true }, (event, json) => this.deliver(event, json)),
       this.limits.subscriber_queue_bytes,
       this.limits.lagging_kept_bytes,
       this.makeFrame,
@@ -472,6 +460,7 @@ export class LiveChannel {
    */
   closeAll(reason: string): Promise<void> {
     this.stopped = true;
+    this.groups.unsubscribe();
     if (this.timer !== null) this.clock.clearTimeout(this.timer);
     this.timer = null;
     if (this.turnTimer !== null) this.clock.clearTimeout(this.turnTimer);

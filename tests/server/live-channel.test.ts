@@ -667,6 +667,26 @@ describe("LiveChannel topics (Bun's native fan-out)", () => {
     }
   });
 
+  test("events the store let go are announced to a connection opened while no other was open, once it had its history (checking tester, session 41)", async () => {
+    const fixture = storeWith();
+    // A store that hands out no event of sequences 5 to 8: what a sqlite store on a full disk lets go.
+    const gapped = { ...fixture.store, subscribe: (options: any, listener: any) => fixture.store.subscribe(options, (e: any, j: any) => (e.sequence >= 5 && e.sequence <= 8 ? undefined : listener(e, j))) };
+    const live = new LiveChannel({ store: gapped, limits: fixture.limits, clock: new FakeLiveClock() });
+    const id = fixture.create(1);
+    // Handed out while nobody is connected.
+    fixture.progress(id, 2);
+    const socket = new FakeSocket();
+    live.open(socket, { executions: [id], after: 0 });
+    await settle();
+    fixture.progress(id, 8);
+    await untilWritten(live);
+    const frames = socket.frames.filter((f: any) => f.type !== "stream.ready");
+    const gap = frames.findIndex((f: any) => f.type === "stream.lagged");
+    expect(frames.slice(0, gap).map((f: any) => f.sequence)).toEqual([1, 2, 3, 4]);
+    expect(frames[gap]).toMatchObject({ type: "stream.lagged", dropped: 4, last_sequence: { [id]: 4 } });
+    expect(frames.slice(gap + 1).map((f: any) => f.sequence)).toEqual([9, 10, 11, 12]);
+  });
+
   test("a topic's fast members cost the append path one listener for the whole group, not one each", async () => {
     const fixture = storeWith();
     // The channel sees a store whose listeners are counted.

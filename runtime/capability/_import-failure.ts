@@ -87,11 +87,12 @@ function describe(error: unknown, absPath: string, text?: string): ImportFailure
     // A name a module does not export (`import { capabilty } from "docket"`) is the runtime's link
     // error, before any code of the file ran: said whole, at the line that imports that module, be
     // it a local one, docket's, a node built-in or a package's (authoring tester, session 41).
+    // Said only when an import of the file's own text names that export from that module: a
+    // SyntaxError the file threw itself with such a message (its stack wiped), or a link error of a
+    // module it built at run time, may carry a secret (checking tester, session 41).
     const missing = missingExportOf(error);
-    if (missing) {
-      const imported = importOf(missing.module, file, text) ?? importOfModule(missing.module, missing.name, text ?? readTextOrNothing(file));
-      return { reason: `it threw while loading: ${error.name}: ${error.message}`, line: imported?.line ?? null, column: imported?.column ?? null };
-    }
+    const imported = missing === null ? null : importNaming(missing.module, missing.name, file, text ?? readTextOrNothing(file));
+    if (imported) return { reason: `it threw while loading: ${error.name}: ${error.message}`, ...imported };
     const at = frameIn(error, file);
     const kind = error.name && error.name !== "Error" ? `${error.name}: ` : "";
     // Thrown by a module the file imports: say which, and where.
@@ -131,30 +132,44 @@ function missingExportOf(error: Error): { name: string; module: string } | null 
 const FRAME_IN_A_FILE = /\(\/[^()]*:\d+:\d+\)|\bat \/[^\s]*:\d+:\d+/;
 
 /**
- * Where the file's text imports a module named by its specifier (`docket`, `node:path`) or by the
- * path a package resolved to (`…/node_modules/zod/index.js`): of the imports of that package, the
- * one whose statement names `name`, or the first.
+ * Where the file's text imports `name` from `module` — named by its specifier (`docket`,
+ * `node:path`), by the path a package resolved to (`…/node_modules/zod/index.js`) or by a local
+ * module's path — in a statement of its own text; null when none does.
  */
-function importOfModule(module: string, name: string, text: string | undefined): SourceLocation | null {
+function importNaming(module: string, name: string, file: string, text: string | undefined): SourceLocation | null {
   if (text === undefined) return null;
-  const inPackage = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(module.slice(module.lastIndexOf("/node_modules/")));
-  const bare = inPackage ? inPackage[1]! : module.startsWith("/") ? null : module;
-  if (bare === null) return null;
-  const builtin = bare.startsWith("node:") ? bare.slice("node:".length) : null;
-  let first: SourceLocation | null = null;
-  const statement = /\b(?:import|export)\b[^;]*?\bfrom\s*(["'])([^"'\n]+)\1/g;
-  for (const found of text.matchAll(statement)) {
+  const ofModule = specifierTest(module, file);
+  for (const found of text.matchAll(IMPORT_STATEMENT)) {
     const specifier = found[2]!;
-    const ofModule = inPackage ? specifier === bare || specifier.startsWith(`${bare}/`) : specifier === bare || (builtin !== null && specifier === builtin);
-    if (!ofModule) continue;
+    if (!ofModule(specifier) || !namesExport(found[0].slice(0, found[0].length - specifier.length - 2), name)) continue;
     // Where its opening quote stands, 1-based, as locateSpecifier says it.
     const quote = found.index! + found[0].length - specifier.length - 2;
     const before = text.slice(0, quote);
-    const at = { line: before.split("\n").length, column: quote - before.lastIndexOf("\n") };
-    if (new RegExp(`(?<![\\w$])${name.replaceAll("$", "\\$")}(?![\\w$])`).test(found[0])) return at;
-    first ??= at;
+    return { line: before.split("\n").length, column: quote - before.lastIndexOf("\n") };
   }
-  return first;
+  return null;
+}
+
+/** A static import or re-export and its specifier: `import { a } from "x"`, `export * from 'x'`. */
+const IMPORT_STATEMENT = /\b(?:import|export)\b[^;"'`]*?\bfrom\s*(["'])([^"'\n]+)\1/g;
+
+/** Whether a specifier as written names `module` as the runtime reported it. */
+function specifierTest(module: string, file: string): (specifier: string) => boolean {
+  const inPackage = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(module.slice(Math.max(0, module.lastIndexOf("/node_modules/"))));
+  if (inPackage) return (specifier) => specifier === inPackage[1] || specifier.startsWith(`${inPackage[1]}/`);
+  if (module.startsWith("/") || module.startsWith("file:")) {
+    const path = withoutQuery(module.startsWith("file:") ? fileURLToPath(module) : module);
+    const bare = path.replace(/\.[cm]?[jt]sx?$/, "");
+    return (specifier) => specifier.startsWith(".") && [path, bare].includes(resolve(dirname(file), specifier));
+  }
+  const builtin = module.startsWith("node:") ? module.slice("node:".length) : null;
+  return (specifier) => specifier === module || specifier === builtin;
+}
+
+/** Whether an import statement's clause (before its specifier) names the export `name`; `default` by a default import. */
+function namesExport(clause: string, name: string): boolean {
+  if (name === "default" && /^\s*import\s+(?:type\s+)?[A-Za-z_$][\w$]*\s*(?:,|from\b)/.test(clause)) return true;
+  return new RegExp(`(?<![\\w$])${name.replaceAll("$", "\\$")}(?![\\w$])`).test(clause.replace(/\bfrom\s*$/, ""));
 }
 
 /**

@@ -293,11 +293,21 @@ describe("loadCapabilityFile", () => {
     }
   });
 
-  test("a SyntaxError a file throws itself is still shown by its class only, whatever its message says", async () => {
+  test("a SyntaxError a file throws itself, or a link error of a module it builds at run time, is still shown by its class only, whatever its message says (checking tester, session 41)", async () => {
     await mkdir(join(other, "lib"), { recursive: true });
-    await writeFile(join(other, "lib/throws.syntax.ts"), 'throw new SyntaxError("Export named \'hunter2\' not found in module \'docket\'");\n');
-    const result = await loadCapabilityFile(join(other, "lib/throws.syntax.ts"), importFile);
-    expect(JSON.stringify((result as { errors: unknown[] }).errors)).not.toContain("hunter2");
+    const secret = "hunter2-" + "FROMFILE";
+    const throwing: Record<string, string> = {
+      "throws.plain.ts": `import { capability } from "docket";\nthrow new SyntaxError("Export named '${secret}' not found in module 'docket'");\nexport default capability;\n`,
+      "throws.nostack.ts": `import { capability } from "docket";\nconst s = ["hunter2", "FROMFILE"].join("-");\nconst e = new SyntaxError(\`Export named '\${s}' not found in module 'docket'.\`);\ne.stack = "";\nthrow e;\nexport default capability;\n`,
+      "throws.nolimit.ts": `import * as v from "valibot";\nconst s = ["hunter2", "FROMFILE"].join("-");\nError.stackTraceLimit = 0;\nthrow new SyntaxError(\`Missing '\${s}' export in module 'valibot'.\`);\nexport default v;\n`,
+      "throws.dynamic.ts": `const s = ["hunter2", "FROMFILE"].join("_");\nawait import(\`data:text/javascript,import { \${s} } from "node:path"; export default 1;\`);\nexport default 1;\n`,
+    };
+    for (const [name, text] of Object.entries(throwing)) {
+      await writeFile(join(other, "lib", name), text);
+      const result = await loadCapabilityFile(join(other, "lib", name), importFile);
+      expect({ name, ok: result.ok }).toEqual({ name, ok: false });
+      expect({ name, said: JSON.stringify((result as { errors: unknown[] }).errors) }).not.toEqual({ name, said: expect.stringMatching(/hunter2.FROMFILE/) });
+    }
   });
 
   test("loadCapabilityFile names a syntax error in a module the file imports, at the line of the file that imports it (walkthrough tester, session 40)", async () => {

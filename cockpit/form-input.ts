@@ -162,12 +162,20 @@ function controlPatterns(fields: FieldSpec[], into: string[] = []): string[] {
   return into;
 }
 
-/** The names sent under `input.` that no control of `shape` has (a row index as a form writes it: `0`, `12`). */
+/**
+ * The names sent under `input.` that no control of `shape` has: a row index is as a form writes it
+ * (`0`, `12`) and a safe integer, as PostedForm reads rows (one past 2^53 was no stray, and its row
+ * was dropped; checking tester, session 41).
+ */
 function strayControls(shape: FieldSpec[], form: PostedForm): string[] {
-  const patterns = controlPatterns(shape).map((control) => control.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replaceAll(`\\.${ROW_INDEX}`, "\\.(?:0|[1-9]\\d*)"));
+  const patterns = controlPatterns(shape).map((control) => control.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replaceAll(`\\.${ROW_INDEX}`, "\\.(0|[1-9]\\d*)"));
   const known = new RegExp(`^(?:${patterns.join("|")})$`);
   const strays: string[] = [];
-  for (const name of form.names()) if (name.startsWith("input.") && !known.test(name)) strays.push(name);
+  for (const name of form.names()) {
+    if (!name.startsWith("input.")) continue;
+    const match = known.exec(name);
+    if (match === null || match.some((index, i) => i > 0 && index !== undefined && !Number.isSafeInteger(Number(index)))) strays.push(name);
+  }
   return strays;
 }
 
@@ -289,7 +297,8 @@ export function inputFromForm(shape: FormShape, submitted: URLSearchParams, opti
     // An input that is no object (a string, a list) has no fields: an empty box is no input, not
     // an empty object to be told "Expected string but received Object" about (MCP tester, session 41).
     if (typeof options.rootType === "string" && options.rootType !== "object") {
-      const message = `The input of this capability is ${options.rootType === "array" || options.rootType === "integer" ? "an" : "a"} ${options.rootType}, not an object: write it as JSON in the raw JSON box (a string in quotes), then run it again.`;
+      const example = options.rootType === "string" ? " (a string in quotes)" : options.rootType === "array" ? " (a list in brackets: [ … ])" : "";
+      const message = `The input of this capability is ${options.rootType === "array" || options.rootType === "integer" ? "an" : "a"} ${options.rootType}, not an object: write it as JSON in the raw JSON box${example}, then run it again.`;
       return { ok: false, errors: { [RAW_JSON_CONTROL]: message }, message };
     }
     return { ok: true, input: {} };

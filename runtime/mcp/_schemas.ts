@@ -22,7 +22,8 @@ export function isObjectSchema(schema: JsonSchema): schema is ObjectSchema {
 export function toolInputSchema(schema: JsonSchema): ObjectSchema {
   if (isObjectSchema(schema)) return schema;
   const { $schema, $defs, ...body } = schema;
-  return { ...($schema ? { $schema } : {}), ...($defs ? { $defs } : {}), type: "object", properties: { input: body }, required: ["input"] } as ObjectSchema;
+  // An input with a default may be left out, as the capability itself takes it.
+  return { ...($schema ? { $schema } : {}), ...($defs ? { $defs } : {}), type: "object", properties: { input: body }, ...("default" in body ? {} : { required: ["input"] }) } as ObjectSchema;
 }
 
 /**

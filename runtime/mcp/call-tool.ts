@@ -84,7 +84,7 @@ function unwrapped(target: ToolTarget, args: Record<string, unknown>, edge: Edge
       path: /^[A-Za-z_$][\w$]*$/.test(key) ? `arguments.${key}` : `arguments[${JSON.stringify(key.slice(0, 128))}]`,
       message: `Unknown argument ${JSON.stringify(key.slice(0, 128))}: the tool takes one argument, input, which holds the whole input of ${target.capability.id}.`,
     }));
-  if (!Object.hasOwn(args, "input")) problems.unshift({ path: "arguments.input", message: `Missing argument "input": the input of ${target.capability.id} goes in it, as its schema (the tool's inputSchema) says.` });
+  if (!Object.hasOwn(args, "input") && !("default" in target.capability.input_schema)) problems.unshift({ path: "arguments.input", message: `Missing argument "input": the input of ${target.capability.id} goes in it, as its schema (the tool's inputSchema) says.` });
   if (problems.length === 0) return args.input;
   throw new FailureError(
     buildFailure({

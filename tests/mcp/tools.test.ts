@@ -101,6 +101,15 @@ describe("tool projection", () => {
     expect(calls).toEqual([{ id: "files.wipe", input: ["a"] }]);
   });
 
+  test("a tool whose input is no object but has a default takes no argument at all, as the capability does (checking tester, session 41)", async () => {
+    const capability = work("text.greet", v.optional(v.string(), "world"), v.string());
+    expect(toolInputSchema(capability.input_schema).required).toBeUndefined();
+    const { plane, calls } = stubPlane([capability], (_id, input) => `hello ${String(input)}`);
+    expect((await callTool(plane, "text_greet", {}, context())).isError).toBeUndefined();
+    expect(calls).toEqual([{ id: "text.greet", input: undefined }]);
+    expect((await callTool(plane, "text_greet", { inptu: "x" }, context())).isError).toBe(true);
+  });
+
   test("calling a tool whose file no longer loads names the file, its line and why, as HTTP does, not a bare \"No tool\" (MCP tester, session 41)", async () => {
     const broken: LoadError = { file: "/repo/capabilities/temp.cap.ts", line: 1, column: 16, reason: "syntax error: Unexpected {" } as LoadError;
     const { plane } = stubPlane([work("temp.other")], undefined, [broken]);

@@ -32,6 +32,27 @@
     );
   }
 
+  /** What names a control or a group of them: renamed in a row added. */
+  var NAMED = ["name", "id", "for", "aria-describedby", "data-rows", "data-row-template", "data-add-row", "data-variants"];
+
+  /**
+   * Renames every control and group under `root` from the template's index to the row's
+   * (`names`, `ids`: [from, to]), inside the row templates it holds too (a list in each row): a
+   * template's content is no child to querySelectorAll, and a row added in a row added kept the
+   * template's names, which the server refuses; a variant kept its chooser's name, and showed no
+   * fields (checking tester, session 41).
+   */
+  function renameIn(root, names, ids) {
+    Array.prototype.forEach.call(root.querySelectorAll("*"), function (element) {
+      NAMED.forEach(function (attribute) {
+        var value = element.getAttribute(attribute);
+        if (value === null) return;
+        element.setAttribute(attribute, value.split(names[0]).join(names[1]).split(ids[0]).join(ids[1]));
+      });
+      if (element.tagName === "TEMPLATE" && element.content) renameIn(element.content, names, ids);
+    });
+  }
+
   /** "Add a row": clones the row template with the next index in every name, id and reference. */
   function wireRows(group) {
     var control = group.getAttribute("data-rows");
@@ -48,13 +69,7 @@
       var names = [control + "." + placeholder, control + "." + index];
       var ids = [idOf(control + "." + placeholder), idOf(control + "." + index)];
       row.setAttribute("data-row", String(index));
-      Array.prototype.forEach.call(row.querySelectorAll("*"), function (element) {
-        ["name", "id", "for", "aria-describedby", "data-rows", "data-row-template", "data-add-row"].forEach(function (attribute) {
-          var value = element.getAttribute(attribute);
-          if (value === null) return;
-          element.setAttribute(attribute, value.split(names[0]).join(names[1]).split(ids[0]).join(ids[1]));
-        });
-      });
+      renameIn(row, names, ids);
       list.appendChild(row);
       Array.prototype.forEach.call(row.querySelectorAll("[data-rows]"), wireRows);
       Array.prototype.forEach.call(row.querySelectorAll("[data-variants]"), wireVariants);

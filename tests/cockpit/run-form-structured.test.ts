@@ -76,6 +76,30 @@ describe("run-form.js: rows and variants", () => {
     for (const input of added) expect(doc.querySelectorAll(`label[for="${input.id}"]`)).toHaveLength(1);
   });
 
+  test("a list inside a row added, and a variant inside it, get the row's index: their rows are read, their shapes shown (checking tester, session 41)", () => {
+    const pick = { oneOf: [{ type: "object", properties: { kind: { const: "x" }, xv: { type: "string" } }, required: ["kind", "xv"] }, { type: "object", properties: { kind: { const: "y" } }, required: ["kind"] }] };
+    const schema = { type: "object", properties: { groups: { type: "array", items: { type: "object", properties: { items: { type: "array", items: { type: "object", properties: { k: { type: "string" } } } }, pick } } } } };
+    const loaded = loadPage(capabilityHtml({ ...capabilityOf("read"), input_schema: schema }), { path: "/cockpit/capabilities/team.look", scripts: ["run-form.js"] });
+    pages.push(loaded);
+    const doc = loaded.document;
+    const change = () => new (doc.defaultView as unknown as { Event: typeof Event }).Event("change");
+    (doc.querySelector('[data-add-row="input.groups"]') as HTMLButtonElement).click();
+    const inner = doc.querySelector('[data-add-row="input.groups.1.items"]') as HTMLButtonElement | null;
+    expect(inner).not.toBeNull();
+    inner!.click();
+    const added = doc.querySelector('[name="input.groups.1.items.1.k"]') as HTMLInputElement | null;
+    expect(added).not.toBeNull();
+    added!.value = "deep";
+    (doc.querySelector('[name="input.groups.1.items.0.k"]') as HTMLInputElement).value = "first";
+    const x = doc.querySelector('[name="input.groups.1.pick.variant"][value="0"]') as HTMLInputElement;
+    x.checked = true;
+    x.dispatchEvent(change());
+    expect((doc.querySelector('[data-variants="input.groups.1.pick"] > fieldset[data-variant="0"]') as HTMLFieldSetElement).hidden).toBe(false);
+    (doc.querySelector('[name="input.groups.1.pick.v0.xv"]') as HTMLInputElement).value = "chosen";
+    expect(doc.querySelectorAll('[name*="__row__"]:not(template *)').length).toBe(0);
+    expect(sent(doc, schema)).toEqual({ ok: true, input: { groups: [{ items: [{ k: "first" }, { k: "deep" }], pick: { kind: "x", xv: "chosen" } }] } });
+  });
+
   test("an array or a record of sensitive strings is typed as JSON into a password box, never a textarea that shows it", () => {
     const sensitiveString = { type: "string", "x-docket-sensitive": true };
     const capability = { ...capabilityOf("read"), input_schema: { type: "object", properties: { tokens: { type: "array", items: sensitiveString }, keys: { type: "object", additionalProperties: sensitiveString } } } };

@@ -120,12 +120,16 @@ function describe(error: unknown, absPath: string, text?: string): ImportFailure
  */
 function missingExportOf(error: Error): { name: string; module: string } | null {
   if (error.name !== "SyntaxError" || Object.getPrototypeOf(error) !== SyntaxError.prototype || FRAME_IN_A_FILE.test(error.stack ?? "")) return null;
-  const named = /^Export named '([^']*)' not found in module '([^']+)'\.?$/.exec(error.message);
+  // Whole messages only, and names that are identifiers: the text around them is the runtime's.
+  const named = /^Export named '([A-Za-z_$][\w$]*)' not found in module '([^']+)'\.?$/.exec(error.message);
   if (named) return { name: named[1]!, module: named[2]! };
-  const other = /^module '([^']+)' does not have an export named '([^']*)'\./.exec(error.message) ?? null;
+  const other = /^module '([^']+)' does not have an export named '([A-Za-z_$][\w$]*)'\.(?: Did you mean '[A-Za-z_$][\w$]*'\?)?$/.exec(error.message);
   if (other) return { name: other[2]!, module: other[1]! };
-  const missingDefault = /^Missing '([^']*)' export in module '([^']+)'\.?$/.exec(error.message);
-  return missingDefault ? { name: missingDefault[1]!, module: missingDefault[2]! } : null;
+  const missingDefault = /^Missing '([A-Za-z_$][\w$]*)' export in module '([^']+)'\.?$/.exec(error.message);
+  if (missingDefault) return { name: missingDefault[1]!, module: missingDefault[2]! };
+  // A re-export (`export { helpr } from "./_helper.ts"`).
+  const reexported = /^export '([A-Za-z_$][\w$]*)' not found in '([^']+)'$/.exec(error.message);
+  return reexported ? { name: reexported[1]!, module: reexported[2]! } : null;
 }
 
 /** A stack frame in a file on disk (`at … (/path/file.ts:3:9)`): a thrown error has one, a link error none. */
@@ -169,6 +173,7 @@ function specifierTest(module: string, file: string): (specifier: string) => boo
 /** Whether an import statement's clause (before its specifier) names the export `name`; `default` by a default import. */
 function namesExport(clause: string, name: string): boolean {
   if (name === "default" && /^\s*import\s+(?:type\s+)?[A-Za-z_$][\w$]*\s*(?:,|from\b)/.test(clause)) return true;
+  // `name` is an identifier (missingExportOf): `$` is the one character of it a pattern reads otherwise.
   return new RegExp(`(?<![\\w$])${name.replaceAll("$", "\\$")}(?![\\w$])`).test(clause.replace(/\bfrom\s*$/, ""));
 }
 

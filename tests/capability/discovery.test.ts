@@ -284,6 +284,7 @@ describe("loadCapabilityFile", () => {
       ["typo.node.ts", 'import { join } from "node:path";\nimport {\n  nope,\n} from "node:path";\nexport default [join, nope];\n', 4, "Export named 'nope' not found in module 'node:path'"],
       ["typo.package.ts", 'import { a } from "fakepkg";\nimport { zz } from "fakepkg/sub";\nexport default [a, zz];\n', 2, "Export named 'zz' not found in module '"],
       ["typo.default.ts", '\nimport plain from "./_plain.ts";\nexport default plain;\n', 2, "does not have an export named 'default'"],
+      ["typo.reexport.ts", 'export { plian } from "./_plain.ts";\nexport default 1;\n', 1, "export 'plian' not found in '"],
     ];
     for (const [name, text, line, said] of cases) {
       await writeFile(join(other, "lib", name), text);
@@ -300,6 +301,8 @@ describe("loadCapabilityFile", () => {
       "throws.plain.ts": `import { capability } from "docket";\nthrow new SyntaxError("Export named '${secret}' not found in module 'docket'");\nexport default capability;\n`,
       "throws.nostack.ts": `import { capability } from "docket";\nconst s = ["hunter2", "FROMFILE"].join("-");\nconst e = new SyntaxError(\`Export named '\${s}' not found in module 'docket'.\`);\ne.stack = "";\nthrow e;\nexport default capability;\n`,
       "throws.nolimit.ts": `import * as v from "valibot";\nconst s = ["hunter2", "FROMFILE"].join("-");\nError.stackTraceLimit = 0;\nthrow new SyntaxError(\`Missing '\${s}' export in module 'valibot'.\`);\nexport default v;\n`,
+      "throws.trailing.ts": `import { capability } from "docket";\nconst s = ["hunter2", "FROMFILE"].join("-");\nconst e = new SyntaxError("module 'docket' does not have an export named 'capability'. tok=" + s);\ne.stack = "";\nthrow e;\nexport default capability;\n`,
+      "throws.pattern.ts": `import { capability } from "docket";\nconst s = ["hunter2", "FROMFILE"].join("-");\nconst e = new SyntaxError("Export named 'capability|" + s + "' not found in module 'docket'.");\ne.stack = "";\nthrow e;\nexport default capability;\n`,
       "throws.dynamic.ts": `const s = ["hunter2", "FROMFILE"].join("_");\nawait import(\`data:text/javascript,import { \${s} } from "node:path"; export default 1;\`);\nexport default 1;\n`,
     };
     for (const [name, text] of Object.entries(throwing)) {

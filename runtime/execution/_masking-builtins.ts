@@ -87,7 +87,7 @@ export function builtinsIntact(): boolean {
     // An index of Array.prototype (itself an array: one defined there lengthens it) is what every
     // array masking fills reads or writes through when it lacks one of its own (a setter at "0"
     // changed each range masking found; checking tester, session 41).
-    A.length === 0 &&
+    A.length === 0 && arraysInheritPlainly() &&
     (RegExp as unknown as Record<symbol, unknown>)[Symbol.species] === RegExp &&
     A.push === aPush && A.sort === aSort && A.join === aJoin && A[Symbol.iterator] === aIterator && (ArrayIterator as { next: unknown }).next === aNext &&
     M.get === mGet && M.set === mSet && M.has === mHas && M[Symbol.iterator] === mIterator && (MapIterator as { next: unknown }).next === mNext &&
@@ -96,6 +96,18 @@ export function builtinsIntact(): boolean {
     W.get === wGet && W.set === wSet && W.has === wHas &&
     Math.max === max && Math.min === min && JSON.stringify === stringify
   );
+}
+
+const getPrototypeOf = Object.getPrototypeOf;
+const OP = Object.prototype;
+
+/**
+ * Whether arrays inherit, past Array.prototype, from Object.prototype with no first index of its
+ * own: a setter there (or on a prototype put between) acts in every array as one on Array.prototype
+ * does (checking tester, session 41). Two looks, no allocation.
+ */
+function arraysInheritPlainly(): boolean {
+  return getPrototypeOf(A) === OP && describe(OP, "0") === undefined;
 }
 
 /** Whether RegExp.prototype's flag getters answer as the thread began, for a regex with every flag and one with none. */
@@ -122,7 +134,7 @@ function unchanged(now: PropertyDescriptor | undefined, was: PropertyDescriptor)
 export function withOriginalBuiltins<T>(work: () => T, unsure: () => T): T {
   // An index defined on Array.prototype acts in every array, this function's own included: not
   // taken away and put back, the text is hidden whole (the worker is replaced after its task).
-  if (A.length !== 0) return unsure();
+  if (A.length !== 0 || !arraysInheritPlainly()) return unsure();
   // Indexes and assignments only, here: no method or iterator a handler could have replaced.
   let replaced: number[] | null = null;
   for (let i = 0; i < WATCHED.length; i++) {
@@ -156,6 +168,7 @@ export function withOriginalBuiltins<T>(work: () => T, unsure: () => T): T {
 /** The names of the watched built-ins replaced now (`String.prototype.indexOf`): for the server's log, off the hot path. */
 export function replacedBuiltins(): string[] {
   const names: string[] = A.length === 0 ? [] : ["Array.prototype's indexes"];
+  if (!arraysInheritPlainly()) names[names.length] = getPrototypeOf(A) === OP ? "Object.prototype's index 0" : "Array.prototype's prototype";
   for (let i = 0; i < WATCHED.length; i++) {
     const watched = WATCHED[i]!;
     if (unchanged(describe(watched[0], watched[1]), originals[i]!)) continue;

@@ -51,6 +51,15 @@ const patches: Record<string, () => void> = {
   stringify: () => { JSON.stringify = (() => "S") as never; },
   species: () => { Object.defineProperty(RegExp, Symbol.species, { get: () => function () { return /(?!)/g; }, configurable: true }); },
   match: () => { (RegExp.prototype as any)[Symbol.match] = undefined; },
+  objindex: () => {
+    Object.defineProperty(Object.prototype, "0", {
+      configurable: true,
+      get() { return undefined; },
+      set(this: object, x: unknown) {
+        Object.defineProperty(this, "0", { value: Array.isArray(x) && x.length === 2 && typeof x[0] === "number" ? [0, 0] : x, writable: true, enumerable: true, configurable: true });
+      },
+    });
+  },
   index: () => {
     Object.defineProperty(Array.prototype, "0", {
       configurable: true,
@@ -134,6 +143,7 @@ const REPLACED: Record<string, string> = {
   global: "the getter of RegExp.prototype.global (session 41)",
   match: "RegExp.prototype[Symbol.match] (session 41)",
   index: "an index of Array.prototype with a setter (checking tester, session 41)",
+  objindex: "the index 0 of Object.prototype with a setter (checking tester, session 41)",
 };
 for (const [mode, replaced] of Object.entries(REPLACED)) {
   test(`a handler that replaces ${replaced} has its own secret masked, and the next tasks run on a worker without it, masked and ending`, async () => {

@@ -1,4 +1,5 @@
 import { closeSync, constants, openSync } from "node:fs";
+import { sqlitePathTooLong } from "../store/_sqlite-path.ts";
 import { join } from "node:path";
 import type { Database } from "bun:sqlite";
 import { docketDirOwnerAdvice, ensureDocketDir } from "./lease.ts";
@@ -55,6 +56,11 @@ export function lockCheckout(root: string, options: CheckoutLockOptions = {}): C
     flock?.release();
     const owner = docketDirOwnerAdvice(root);
     throw new CheckoutLockError(`Cannot take the lock of ${root} (${path}): ${error instanceof Error ? error.message : String(error)}.${owner || " Check that .docket/ is writable, that serve.lock is no link, and that its disk has space."}`);
+  }
+  const tooLong = sqlitePathTooLong(path);
+  if (tooLong !== null) {
+    flock?.release();
+    throw new CheckoutLockError(`Cannot take the lock of ${root} (${path}): ${tooLong}.`);
   }
   let db: Database | null = null;
   try {

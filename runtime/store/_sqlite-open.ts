@@ -1,4 +1,5 @@
 import type { Database } from "bun:sqlite";
+import { sqlitePathTooLong } from "./_sqlite-path.ts";
 import { closeSync, constants, fchmodSync, fstatSync, lstatSync, openSync } from "node:fs";
 import type { Limits } from "../execution/limits.ts";
 import { FULL_DISK_REMEDY, prepareSchema, StoreFileError } from "./_sqlite-schema.ts";
@@ -49,6 +50,8 @@ export function openStoreFile(options: OpenFileOptions): OpenFile {
   }
   let db: Database | null = null;
   try {
+    const tooLong = sqlitePathTooLong(path);
+    if (tooLong !== null) throw new Error(`Cannot open the execution store ${path}: ${tooLong}.`);
     refuseLinkedCompanions(path);
     refuseLogWithoutFile(path);
     // Created private before SQLite opens it (SQLite creates 0644, and gives its log the file's

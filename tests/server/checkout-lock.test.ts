@@ -7,6 +7,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { checkoutFlockHeld, lockCheckout } from "../../runtime/server/checkout-lock.ts";
 import { takeFileLock } from "../../runtime/server/_file-lock.ts";
+import { createSqliteStore } from "../../runtime/store/sqlite-store.ts";
+import { resolveLimits } from "../../runtime/execution/limits.ts";
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), "docket-lock-")));
 mkdirSync(join(root, ".git"));
@@ -101,5 +103,23 @@ describe("checkoutFlockHeld", () => {
       lock.release();
     }
     expect(checkoutFlockHeld(root)).toBe(false);
+  });
+});
+
+describe("a checkout deeper than SQLite opens files", () => {
+  test("lockCheckout and the sqlite store refuse a path past 504 bytes naming its length and the move to make, not 'unable to open database file' (distribution tester, session 41)", () => {
+    let deep = root;
+    while (Buffer.byteLength(join(deep, ".docket", "serve.lock")) <= 504) deep = join(deep, "d".repeat(90));
+    mkdirSync(join(deep, ".git"), { recursive: true });
+    let said = "";
+    try {
+      lockCheckout(deep)?.release();
+    } catch (error) {
+      said = (error as Error).message;
+    }
+    expect(said).toContain("bytes long, and SQLite, which docket keeps it with, opens files of paths of at most 504 bytes. Move the checkout to a shorter path");
+    expect(said).not.toContain("unable to open database file");
+    mkdirSync(join(deep, ".docket"), { recursive: true });
+    expect(() => createSqliteStore({ path: join(deep, ".docket", "state.db"), limits: resolveLimits() })).toThrow(/bytes long, and SQLite, which docket keeps it with, opens files of paths of at most 504 bytes/);
   });
 });

@@ -2,7 +2,7 @@ import type { ExecutionPlane, EdgeInfo } from "../execution/plane.ts";
 import type { ExecutionReport, ReportAnswer } from "../execution/report-protocol.ts";
 import type { FailureDescriptor } from "../execution/failure.ts";
 import { systemClock } from "../execution/clock.ts";
-import { createExecutionReporter, ReportRefusedError, ServerStoreFaultError, type ExecutionReporter } from "./_reporter.ts";
+import { createExecutionReporter, ReportDeferredError, ReportRefusedError, ServerStoreFaultError, type ExecutionReporter } from "./_reporter.ts";
 import { findServer, NO_ADDRESS, ServerUnreachableError, type ServerClient } from "./server-client.ts";
 import { ownPidNamespace } from "../server/lease.ts";
 import { leaveReports, removeLeftReports } from "../store/left-reports.ts";
@@ -102,7 +102,7 @@ export function reportToServer(options: ReportToServerOptions): ExecutionReporte
       // A server that answers and refuses would refuse again; one going away (503) may come back,
       // and so may room (429), unless the server says waiting frees none (run identities full).
       const refused = !answer.ok && answer.status >= 400 && answer.status < 500 && (answer.status !== 429 || answer.failure.retryability === "never");
-      if (refusal !== null) throw refused ? new ReportRefusedError(refusal, answer.ok ? null : answer.failure) : new Error(refusal);
+      if (refusal !== null && !answer.ok) throw refused ? new ReportRefusedError(refusal, answer.failure) : new ReportDeferredError(refusal, answer.failure);
       return (answer as { body: ReportAnswer }).body;
     },
     cancel(requestedBy) {

@@ -107,6 +107,21 @@ export class ReportRefusedError extends Error {
   }
 }
 
+/**
+ * The server answered and could not take the report now (a 503 on a low disk, a 429): it may later.
+ * What it said goes with a run that cannot go on without its answer (a run_id), not "did not answer".
+ */
+export class ReportDeferredError extends Error {
+  constructor(
+    message: string,
+    /** The server's descriptor of the refusal. */
+    readonly failure: FailureDescriptor,
+  ) {
+    super(message);
+    this.name = "ReportDeferredError";
+  }
+}
+
 /** What the server made of a run's first report. */
 export type FirstReport =
   /** It holds the execution now (or had it already): the run goes on. */
@@ -115,8 +130,8 @@ export type FirstReport =
   | { kind: "deduplicated"; execution_id: string }
   /** It refused the report (a run_id used with another input: run_id_conflict). */
   | { kind: "refused"; failure: FailureDescriptor | null }
-  /** Nothing answered: whether the run_id is free cannot be known. */
-  | { kind: "unheard" };
+  /** No answer that took it: whether the run_id is free cannot be known; `said`: why, when the server said (a low disk, a store that cannot write). */
+  | { kind: "unheard"; said?: { reason: string; failure: FailureDescriptor | null } };
 
 /** Reports one execution to the server serving the checkout, while it runs and once it ended. */
 export interface ExecutionReporter {
@@ -290,7 +305,13 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
     } catch (error) {
       inFlight = false;
       inFlightAbort = null;
-      resolveFirst(error instanceof ReportRefusedError ? { kind: "refused", failure: error.failure } : { kind: "unheard" });
+      resolveFirst(
+        error instanceof ReportRefusedError
+          ? { kind: "refused", failure: error.failure }
+          : error instanceof ReportDeferredError || error instanceof ServerStoreFaultError
+            ? { kind: "unheard", said: { reason: error.message, failure: error instanceof ReportDeferredError ? error.failure : null } }
+            : { kind: "unheard" },
+      );
       // Reporting ended while this one waited (its end window passed): nothing more to say or try.
       if (stopped) return;
       return failed(error);

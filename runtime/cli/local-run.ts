@@ -302,7 +302,11 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
         return await refuse(`The docket server at ${server!.url} refused this run's first report${why}, so run_id ${options.runId} could not be kept there, and a run with it again would run again; nothing ran.${code === "unavailable" && first.failure?.retryability !== "never" ? " Run again once the server takes reports (the same --run-id is safe)." : ""}`, { run_id: options.runId, server_error_code: first.failure?.error_code ?? null }, code, first.failure ? { retryability: first.failure.retryability, suggestion: first.failure.suggestion } : undefined);
       }
       if (first.kind === "unheard") {
-        return await refuse(`The docket server at ${server!.url} did not answer this run's first report, so whether run_id ${options.runId} was used already cannot be known; nothing ran. Run again once it answers (the same --run-id is safe).`, { run_id: options.runId }, "unavailable");
+        // What the server said, when it answered (a low disk, a store that cannot write), not "did not answer" (distribution tester, session 41).
+        const said = first.said;
+        const answered = said === undefined ? "did not answer this run's first report" : `could not take this run's first report (${said.reason.replace(/[.\s]+$/, "")})`;
+        const suggestion = said?.failure?.suggestion;
+        return await refuse(`The docket server at ${server!.url} ${answered}, so whether run_id ${options.runId} was used already cannot be known; nothing ran. Run again once it ${said === undefined ? "answers" : "takes reports"} (the same --run-id is safe).`, { run_id: options.runId, ...(said?.failure ? { server_error_code: said.failure.error_code } : {}) }, "unavailable", suggestion ? { retryability: said!.failure!.retryability, suggestion } : undefined);
       }
       // Taken: the run goes on.
       release!();

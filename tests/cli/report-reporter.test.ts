@@ -3,7 +3,8 @@ import { resolveLimits } from "../../runtime/execution/limits.ts";
 import type { ExecutionReport, ReportAnswer } from "../../runtime/execution/report-protocol.ts";
 import { createMemoryStore } from "../../runtime/store/memory-store.ts";
 import type { ExecutionStore } from "../../runtime/store/store.ts";
-import { createExecutionReporter, ReportRefusedError } from "../../runtime/cli/_reporter.ts";
+import { buildFailure } from "../../runtime/execution/failure.ts";
+import { createExecutionReporter, ReportDeferredError, ReportRefusedError } from "../../runtime/cli/_reporter.ts";
 import { ManualClock } from "../_support/manual-clock.ts";
 
 const ID = "x-20260908T010203Z-0a1b2c3d";
@@ -235,6 +236,20 @@ describe("the run's reporter", () => {
     await t.tick(10_000);
     expect(t.sent).toHaveLength(1);
     await t.reporter.finish();
+  });
+
+  test("reporter's first answer says what a server that answered and could not take the report said (a low disk), where one that did not answer says nothing (distribution tester, session 41)", async () => {
+    const failure = buildFailure({ error_code: "unavailable", stage: "admit", message: "The disk is low", suggestion: "Free some space.", retryability: "after_delay", request_id: "r", trace_id: "t" });
+    const deferred = setup({ runId: "r-1" });
+    deferred.answerWith(() => new ReportDeferredError("HTTP 503 unavailable: The disk is low", failure));
+    await deferred.tick(0);
+    expect(await deferred.reporter.first).toEqual({ kind: "unheard", said: { reason: "HTTP 503 unavailable: The disk is low", failure } });
+    deferred.reporter.stop();
+    const silent = setup({ runId: "r-2" });
+    silent.answerWith(() => new Error("ECONNREFUSED"));
+    await silent.tick(0);
+    expect(await silent.reporter.first).toEqual({ kind: "unheard" });
+    silent.reporter.stop();
   });
 
   test("reporter of a run that ended gives up on a server that does not answer finishWaitMs after the end", async () => {

@@ -300,3 +300,25 @@ describe("docket run and a server that is killed or frozen", () => {
     }
   }, 60_000);
 });
+
+describe("a --run-id run whose server cannot take its first report", () => {
+  test("docket run --run-id says what a server on a low disk answered, not that it did not answer; nothing ran (distribution tester, session 41)", async () => {
+    const checkout = tempCheckout();
+    writeFiles(checkout, { "capabilities/team.touch.ts": TOUCH });
+    const child = spawnDocket(fromSource, ["serve", "--port", "0"], { cwd: checkout, env: { DOCKET_DISK_FREE_FLOOR_BYTES: String(1024 * 1024 * 1024 * 1024) } });
+    void new Response(child.stdout).text();
+    try {
+      await watchStream(child.stderr).until(/docket serving .* at (http:\/\/127\.0\.0\.1:\d+)/);
+      const run = await docket(fromSource, ["run", "team.touch", "--run-id", "low-1", "--format", "json"], { cwd: checkout });
+      const document = oneJsonDocument(run.stdout);
+      expect(document.failure.message).toContain("could not take this run's first report (HTTP 503");
+      expect(document.failure.message).toContain("nothing ran. Run again once it takes reports (the same --run-id is safe).");
+      expect(document.failure.message).not.toContain("did not answer");
+      expect(document.failure.context.server_error_code).toBeString();
+      expect(existsSync(join(checkout, "touched.txt"))).toBe(false);
+    } finally {
+      child.kill("SIGTERM");
+      await child.exited;
+    }
+  }, 30_000);
+});

@@ -41,8 +41,8 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --version) [ $# -ge 2 ] || die "--version needs a value, e.g. --version 0.1.0"; version="$2"; shift 2 ;;
     --version=*) version="${1#*=}"; shift ;;
-    --dir) [ $# -ge 2 ] || die "--dir needs a folder, e.g. --dir ~/.local/bin"; dir="$2"; shift 2 ;;
-    --dir=*) dir="${1#*=}"; shift ;;
+    --dir) [ $# -ge 2 ] || die "--dir needs a folder, e.g. --dir ~/.local/bin"; dir="$2"; dir_given=1; shift 2 ;;
+    --dir=*) dir="${1#*=}"; dir_given=1; shift ;;
     --resolve) resolve_only=1; shift ;;
     -h | --help) usage; exit 0 ;;
     *) usage >&2; die "unknown argument \"$1\"" ;;
@@ -52,6 +52,13 @@ done
 version="${version#v}"
 case "$version" in
   "" | *[!0-9A-Za-z.+-]*) die "\"$version\" is not a version; give one like 0.1.0, or latest" ;;
+esac
+# An empty --dir is a mistake, not the default; a ~ the shell left as it is (--dir=~/bin, a YAML
+# env value) is the home folder, not a folder named ~ under the current one.
+if [ -n "${dir_given:-}" ] && [ -z "$dir" ]; then die "--dir is empty; name the folder to install into, e.g. --dir ~/.local/bin"; fi
+# shellcheck disable=SC2088 # the literal ~ is what is looked for
+case "$dir" in
+  "~" | "~/"*) [ -n "${HOME:-}" ] || die "HOME is not set, so $dir names no folder; give --dir as a full path"; dir="$HOME${dir#"~"}" ;;
 esac
 if [ -z "$dir" ]; then
   [ -n "${HOME:-}" ] || die "HOME is not set; name the folder to install into with --dir"
@@ -122,7 +129,8 @@ cleanup() {
   rm -rf "$tmp"
   if [ -n "$partial" ]; then rm -f "$partial"; fi
 }
-tmp=$(mktemp -d 2>/dev/null || mktemp -d -t docket)
+# In TMPDIR, else in /tmp (a TMPDIR missing or read-only failed with mktemp's own words alone).
+tmp=$(mktemp -d 2>/dev/null || mktemp -d /tmp/docket.XXXXXX 2>/dev/null) || die "cannot make a temporary folder in ${TMPDIR:-/tmp} nor in /tmp; set TMPDIR to a folder you can write, e.g. TMPDIR=\$HOME/tmp"
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM

@@ -289,6 +289,19 @@ describe("install.sh", () => {
     expect(result.stderr).toContain(`cannot download ${gone.url}/SHA256SUMS`);
   }, SLOW);
 
+  test("install.sh refuses an empty --dir, takes --dir=~/bin as the home folder's, and falls back to /tmp when TMPDIR cannot hold its download (distribution tester, session 41)", async () => {
+    const empty = await install(["--dir", ""]);
+    expect(empty.code).toBe(1);
+    expect(empty.stderr).toContain("--dir is empty; name the folder to install into");
+    const home = tempDir("home");
+    const cwd = tempDir("cwd");
+    const tilde = await install(["--dir=~/bin"], { HOME: home, TMPDIR: join(cwd, "no", "such", "folder") }, [], cwd);
+    expect(tilde.stderr).toBe("");
+    expect(tilde.code).toBe(0);
+    expect(existsSync(join(home, "bin", "docket"))).toBe(true);
+    expect(existsSync(join(cwd, "~"))).toBe(false);
+  }, SLOW);
+
   test("install.sh refuses an unknown argument with its usage", async () => {
     const result = await install(["--frobnicate"]);
     expect(result.code).toBe(1);

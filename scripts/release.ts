@@ -113,7 +113,19 @@ function removeAbandonedStaging(dist: string): void {
 }
 
 if (import.meta.main) {
-  const only = process.argv.slice(2).filter((a) => !a.startsWith("-"));
+  const args = process.argv.slice(2);
+  // An option is none of the targets: taken as one, or dropped, it built all six in place of dist/release (distribution tester, session 41).
+  const usage = `Usage: npm run release [-- TARGET…]   builds the binaries of the targets named (default: all of ${RELEASE_TARGETS.map((t) => t.name).join(", ")}) into dist/release/, with SHA256SUMS and release.json, and the npm packages into dist/npm/.`;
+  if (args.includes("--help") || args.includes("-h")) {
+    console.log(usage);
+    process.exit(0);
+  }
+  const option = args.find((a) => a.startsWith("-"));
+  if (option !== undefined) {
+    console.error(`Unknown option ${JSON.stringify(option)}: release takes the names of targets only.\n${usage}`);
+    process.exit(2);
+  }
+  const only = args;
   try {
     only.forEach(releaseTarget);
   } catch (error) {

@@ -50,6 +50,14 @@ function findBinary() {
     if (!TARGETS.includes(target)) {
       fail(`docket has no binary for ${target}; it is released for ${TARGETS.join(", ")}.`);
     }
+    // npm leaves the Linux package out on musl (Alpine: its libc field says glibc), where an
+    // install with optional dependencies would skip it again.
+    if (process.platform === "linux" && isMusl()) {
+      fail(
+        `docket's Linux binaries link glibc, and this Linux runs on musl (Alpine, say), so npm did not install @docket/${target}.\n` +
+          "Run docket on a glibc Linux (a Debian or Ubuntu image, node:20-slim), or in a glibc compatibility layer (apk add gcompat, at your own risk).",
+      );
+    }
     fail(
       `The package @docket/${target}, which holds docket's binary for this machine, is not installed.\n` +
         "npm skips it when optional dependencies are left out (--omit=optional, --no-optional) or when the\n" +
@@ -69,6 +77,16 @@ function findBinary() {
     }
   }
   return path;
+}
+
+/** True on a musl libc: Node's report names the glibc it runs on, and names none on musl. */
+function isMusl() {
+  try {
+    const header = process.report && process.report.getReport().header;
+    return Boolean(header) && !header.glibcVersionRuntime;
+  } catch {
+    return false;
+  }
 }
 
 function fail(message) {

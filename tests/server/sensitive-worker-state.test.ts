@@ -40,6 +40,15 @@ export default capability({
 // The checking tester's patches: built-ins masking (and docket's messages) call, replaced by a handler.
 const PATCHES = `import { capability, sensitive } from "docket";
 import * as v from "valibot";
+/** A setter at index 0 of owner that turns every [number, number] put there (a range masking found) into [0, 0]. */
+const indexSetter = (owner: object) =>
+  Object.defineProperty(owner, "0", {
+    configurable: true,
+    get() { return undefined; },
+    set(this: object, x: unknown) {
+      Object.defineProperty(this, "0", { value: Array.isArray(x) && x.length === 2 && typeof x[0] === "number" ? [0, 0] : x, writable: true, enumerable: true, configurable: true });
+    },
+  });
 const patches: Record<string, () => void> = {
   iterator: () => {
     const own = Array.prototype[Symbol.iterator];
@@ -51,24 +60,8 @@ const patches: Record<string, () => void> = {
   stringify: () => { JSON.stringify = (() => "S") as never; },
   species: () => { Object.defineProperty(RegExp, Symbol.species, { get: () => function () { return /(?!)/g; }, configurable: true }); },
   match: () => { (RegExp.prototype as any)[Symbol.match] = undefined; },
-  objindex: () => {
-    Object.defineProperty(Object.prototype, "0", {
-      configurable: true,
-      get() { return undefined; },
-      set(this: object, x: unknown) {
-        Object.defineProperty(this, "0", { value: Array.isArray(x) && x.length === 2 && typeof x[0] === "number" ? [0, 0] : x, writable: true, enumerable: true, configurable: true });
-      },
-    });
-  },
-  index: () => {
-    Object.defineProperty(Array.prototype, "0", {
-      configurable: true,
-      get() { return undefined; },
-      set(this: object, x: unknown) {
-        Object.defineProperty(this, "0", { value: Array.isArray(x) && x.length === 2 && typeof x[0] === "number" ? [0, 0] : x, writable: true, enumerable: true, configurable: true });
-      },
-    });
-  },
+  objindex: () => indexSetter(Object.prototype),
+  index: () => indexSetter(Array.prototype),
   flags: () => { Object.defineProperty(RegExp.prototype, "flags", { get: () => "", configurable: true }); },
   global: () => { Object.defineProperty(RegExp.prototype, "global", { get: () => false, configurable: true }); },
   timer: () => {},

@@ -32,6 +32,17 @@
     );
   }
 
+  /**
+   * The first element under `root` whose `attribute` is `value`: compared, not put in a selector,
+   * where a property name holding `"` stopped the script (checking tester, session 41).
+   */
+  function withAttribute(root, tag, attribute, value) {
+    var found = Array.prototype.filter.call(root.querySelectorAll(tag + "[" + attribute + "]"), function (element) {
+      return element.getAttribute(attribute) === value;
+    });
+    return found.length > 0 ? found[0] : null;
+  }
+
   /** What names a control or a group of them: renamed in a row added. */
   var NAMED = ["name", "id", "for", "aria-describedby", "data-rows", "data-row-template", "data-add-row", "data-variants"];
 
@@ -43,11 +54,18 @@
    * fields (checking tester, session 41).
    */
   function renameIn(root, names, ids) {
+    // Each name or id (aria-describedby lists several) begins with the row's: only that beginning
+    // changes, never a later part that repeats it (`input.a.__row__.input.a.__row__.c`).
+    function renamed(token) {
+      if (token.indexOf(names[0]) === 0) return names[1] + token.slice(names[0].length);
+      if (token.indexOf(ids[0]) === 0) return ids[1] + token.slice(ids[0].length);
+      return token;
+    }
     Array.prototype.forEach.call(root.querySelectorAll("*"), function (element) {
       NAMED.forEach(function (attribute) {
         var value = element.getAttribute(attribute);
         if (value === null) return;
-        element.setAttribute(attribute, value.split(names[0]).join(names[1]).split(ids[0]).join(ids[1]));
+        element.setAttribute(attribute, value.split(" ").map(renamed).join(" "));
       });
       if (element.tagName === "TEMPLATE" && element.content) renameIn(element.content, names, ids);
     });
@@ -56,8 +74,8 @@
   /** "Add a row": clones the row template with the next index in every name, id and reference. */
   function wireRows(group) {
     var control = group.getAttribute("data-rows");
-    var template = group.querySelector('template[data-row-template="' + control + '"]');
-    var button = group.querySelector('[data-add-row="' + control + '"]');
+    var template = withAttribute(group, "template", "data-row-template", control);
+    var button = withAttribute(group, "*", "data-add-row", control);
     var list = group.querySelector(".row-list");
     if (!template || !button || !list) return;
     var placeholder = template.getAttribute("data-row-index");
@@ -81,7 +99,9 @@
   /** A variant chooser shows only the chosen shape's fields, and sends only those. */
   function wireVariants(group) {
     var control = group.getAttribute("data-variants");
-    var radios = group.querySelectorAll('input[name="' + control + '.variant"]');
+    var radios = Array.prototype.filter.call(group.querySelectorAll("input[type=radio]"), function (radio) {
+      return radio.getAttribute("name") === control + ".variant";
+    });
     function show() {
       // The checked property, not `:checked`: a chooser served with its null choice checked keeps
       // that attribute after another is picked, and happy-dom (the tests' DOM) matches the attribute.

@@ -100,6 +100,28 @@ describe("run-form.js: rows and variants", () => {
     expect(sent(doc, schema)).toEqual({ ok: true, input: { groups: [{ items: [{ k: "first" }, { k: "deep" }], pick: { kind: "x", xv: "chosen" } }] } });
   });
 
+  test("a row added in a row added whose path repeats the outer one's gets names of its own, and a property named with a quote still gets its Add a row (checking tester, session 41)", () => {
+    const schema = {
+      type: "object",
+      properties: {
+        a: { type: "array", items: { type: "object", properties: { n: { type: "string" }, input: { type: "object", properties: { a: { type: "array", items: { type: "object", properties: { c: { type: "string" } } } } } } } } },
+        'we"ird': { type: "array", items: { type: "object", properties: { q: { type: "string" } } } },
+      },
+    };
+    const loaded = loadPage(capabilityHtml({ ...capabilityOf("read"), input_schema: schema }), { path: "/cockpit/capabilities/team.look", scripts: ["run-form.js"] });
+    pages.push(loaded);
+    const doc = loaded.document;
+    const button = (control: string) => [...doc.querySelectorAll("[data-add-row]")].find((b) => b.getAttribute("data-add-row") === control) as HTMLButtonElement | undefined;
+    button("input.a")!.click();
+    button("input.a.1.input.a")!.click();
+    button("input.a.1.input.a")!.click();
+    const names = [...doc.querySelectorAll("input")].map((i) => (i as HTMLInputElement).name).filter((n) => n.startsWith("input.a.1.input.a.") && !n.includes("__row__"));
+    expect(names).toEqual(["input.a.1.input.a.0.c", "input.a.1.input.a.1.c", "input.a.1.input.a.2.c"]);
+    expect(button('input.we"ird')?.hidden).toBe(false);
+    button('input.we"ird')!.click();
+    expect([...doc.querySelectorAll("input")].some((i) => (i as HTMLInputElement).name === 'input.we"ird.1.q')).toBe(true);
+  });
+
   test("an array or a record of sensitive strings is typed as JSON into a password box, never a textarea that shows it", () => {
     const sensitiveString = { type: "string", "x-docket-sensitive": true };
     const capability = { ...capabilityOf("read"), input_schema: { type: "object", properties: { tokens: { type: "array", items: sensitiveString }, keys: { type: "object", additionalProperties: sensitiveString } } } };

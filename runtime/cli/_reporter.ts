@@ -210,6 +210,8 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
   let bound = options.inputHash === undefined;
   let failures = 0;
   let warned = options.unanswered === true;
+  // The last report failed with an answer of the server's (it cannot take reports now), not silence.
+  let lastAnswered = false;
   let cancelPassed = false;
   /** The sequence of this run's own execution.cancel_requested, once it has one: every report says it. */
   let cancelSequence: number | null = null;
@@ -333,6 +335,7 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
     if (stopped) return;
     failures = 0;
     answeredAt = clock.monotonic();
+    lastAnswered = false;
     if (!heard && bound) {
       heard = true;
       say(`reported to ${serverName()}: ${serverNow()}/cockpit/executions/${id}`);
@@ -398,6 +401,12 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
     // (nothing runs): "visible to this process alone" would say it goes on.
     if (error instanceof ReportRefusedError && !bound) return end(null);
     if (error instanceof ReportRefusedError) return end(`${serverName()} refused the report of ${id} (${reason}), so from now on this execution is visible to this process alone`);
+    // A server that answered and cannot take reports now (a low disk, a store that cannot write) is
+    // said as that, not as one that does not answer; a run waiting for its run_id's first answer
+    // says itself that nothing ran (checking tester, session 41).
+    const answered = error instanceof ReportDeferredError || error instanceof ServerStoreFaultError;
+    lastAnswered = answered;
+    if (answered && !bound) return end(null);
     failures++;
     // Ended, with a server that does not answer: what it owes is left at once, then again when
     // the end window passes — a run killed while it waits (a CI job cancelled) leaves it all the same.
@@ -405,7 +414,7 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
     if (!warned && (!heard || failures >= FAILURES_TO_WARN || clock.monotonic() - answeredAt >= SILENCE_TO_WARN_MS)) {
       warned = true;
       say(
-        error instanceof ServerStoreFaultError
+        answered
           ? `${serverName()} answers, but cannot take this run's reports now: ${reason}; this run goes on and keeps trying to report to it`
           : `${serverName()} does not answer (${reason}); this run goes on and keeps trying to report to it`,
       );
@@ -419,7 +428,7 @@ export function createExecutionReporter(options: ExecutionReporterOptions): Exec
     finishTimer = null;
     givenUp = true;
     const since = tookSinceEndAt > 0 ? `its last answer (it was still taking this run's events ${formatWindow(tookSinceEndAt - finishingSince)} after the run's end)` : "this run's end";
-    end(`${serverName()} did not answer within ${formatWindow(finishDue - Math.max(finishingSince, tookSinceEndAt))} of ${since}, so the end of ${id} was not reported to it${leaveOwed()}`);
+    end(`${serverName()} ${lastAnswered ? "did not take this run's reports" : "did not answer"} within ${formatWindow(finishDue - Math.max(finishingSince, tookSinceEndAt))} of ${since}, so the end of ${id} was not reported to it${leaveOwed()}`);
   }
 
   /**

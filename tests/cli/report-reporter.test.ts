@@ -252,6 +252,21 @@ describe("the run's reporter", () => {
     silent.reporter.stop();
   });
 
+  test("reporter of a run with no run_id says a server that answers and cannot take its reports is that, not silent, and gives up on it in those words (checking tester, session 41)", async () => {
+    const failure = buildFailure({ error_code: "unavailable", stage: "admit", message: "The disk is low", retryability: "after_delay", request_id: "r", trace_id: "t" });
+    const t = setup();
+    t.answerWith(() => new ReportDeferredError("HTTP 503 unavailable: The disk is low", failure));
+    await t.tick(0);
+    expect(t.said).toEqual([`the server at ${URL} answers, but cannot take this run's reports now: HTTP 503 unavailable: The disk is low; this run goes on and keeps trying to report to it`]);
+    t.store.append(ID, [{ type: "execution.completed", data: { state: "succeeded", output: { n: 1 }, duration_ms: 5 } }]);
+    const finished = t.reporter.finish();
+    await t.tick(0);
+    await t.tick(3000);
+    await finished;
+    expect(t.said.at(-1)).toStartWith(`the server at ${URL} did not take this run's reports within 3 s of this run's end, so the end of ${ID} was not reported to it`);
+    expect(t.said.join("\n")).not.toContain("does not answer");
+  });
+
   test("reporter of a run that ended gives up on a server that does not answer finishWaitMs after the end", async () => {
     const t = setup();
     await t.tick(0);

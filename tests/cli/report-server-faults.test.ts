@@ -314,6 +314,7 @@ describe("a --run-id run whose server cannot take its first report", () => {
       expect(document.failure.message).toContain("could not take this run's first report (HTTP 503");
       expect(document.failure.message).toContain("nothing ran. Run again once it takes reports (the same --run-id is safe).");
       expect(document.failure.message).not.toContain("did not answer");
+      expect(run.stderr).not.toContain("does not answer");
       expect(document.failure.context.server_error_code).toBeString();
       expect(existsSync(join(checkout, "touched.txt"))).toBe(false);
     } finally {

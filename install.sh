@@ -134,6 +134,9 @@ tmp=$(mktemp -d 2>/dev/null || mktemp -d /tmp/docket.XXXXXX 2>/dev/null) || die 
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
+# A reader gone (`| head -1`) or a terminal hung up: the download goes with it too.
+trap 'exit 129' HUP
+trap 'exit 141' PIPE
 
 download "$base/SHA256SUMS" "$tmp/SHA256SUMS" || die "cannot download $base/SHA256SUMS; check the version ($version) and the address (DOCKET_DOWNLOAD_URL), or see $RELEASES"
 

@@ -125,7 +125,8 @@ if (import.meta.main) {
     console.error(`Unknown option ${JSON.stringify(option)}: release takes the names of targets only.\n${usage}`);
     process.exit(2);
   }
-  const only = args;
+  // A target named twice is built once (it was listed twice in SHA256SUMS and release.json).
+  const only = [...new Set(args)];
   try {
     only.forEach(releaseTarget);
   } catch (error) {

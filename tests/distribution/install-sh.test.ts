@@ -302,6 +302,20 @@ describe("install.sh", () => {
     expect(existsSync(join(cwd, "~"))).toBe(false);
   }, SLOW);
 
+  test("install.sh whose reader goes away (| head -1) leaves no download in TMPDIR (checking tester, session 41)", async () => {
+    const tmp = tempDir("tmp");
+    const dir = tempDir("bin");
+    const child = Bun.spawn(["sh", "-c", `sh "$0" --dir "$1" | head -1`, INSTALL_SH, dir], {
+      env: { ...cleanEnv({ HOME: tempDir("home"), DOCKET_DOWNLOAD_URL: server.url }), TMPDIR: tmp },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+    // The shell may still be cleaning up a moment after head ended.
+    for (let i = 0; i < 50 && readdirSync(tmp).length > 0; i++) await Bun.sleep(100);
+    expect(readdirSync(tmp)).toEqual([]);
+  }, SLOW);
+
   test("install.sh refuses an unknown argument with its usage", async () => {
     const result = await install(["--frobnicate"]);
     expect(result.code).toBe(1);

@@ -49,6 +49,12 @@ export function lockCheckout(root: string, options: CheckoutLockOptions = {}): C
     throw new CheckoutLockError(`Cannot take the lock of ${root}: ${error instanceof Error ? error.message : String(error)}.`);
   }
   if (flock === "held") return null;
+  // Before the file is made: a lock SQLite cannot open is refused leaving nothing behind.
+  const tooLong = sqlitePathTooLong(path);
+  if (tooLong !== null) {
+    flock?.release();
+    throw new CheckoutLockError(`Cannot take the lock of ${root} (${path}): ${tooLong}.`);
+  }
   try {
     // Created private before SQLite opens it: SQLite would create it world-readable.
     closeSync(openSync(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o600));
@@ -56,11 +62,6 @@ export function lockCheckout(root: string, options: CheckoutLockOptions = {}): C
     flock?.release();
     const owner = docketDirOwnerAdvice(root);
     throw new CheckoutLockError(`Cannot take the lock of ${root} (${path}): ${error instanceof Error ? error.message : String(error)}.${owner || " Check that .docket/ is writable, that serve.lock is no link, and that its disk has space."}`);
-  }
-  const tooLong = sqlitePathTooLong(path);
-  if (tooLong !== null) {
-    flock?.release();
-    throw new CheckoutLockError(`Cannot take the lock of ${root} (${path}): ${tooLong}.`);
   }
   let db: Database | null = null;
   try {

@@ -9,5 +9,5 @@ export const SQLITE_PATH_MAX_BYTES = 504;
 export function sqlitePathTooLong(path: string): string | null {
   const bytes = Buffer.byteLength(path);
   if (bytes <= SQLITE_PATH_MAX_BYTES) return null;
-  return `its path is ${bytes} bytes long, and SQLite, which docket keeps it with, opens files of paths of at most ${SQLITE_PATH_MAX_BYTES} bytes. Move the checkout to a shorter path (${bytes - SQLITE_PATH_MAX_BYTES} bytes shorter at least)`;
+  return `its path is ${bytes} bytes long, and SQLite, which docket keeps it with, opens files of paths of at most ${SQLITE_PATH_MAX_BYTES} bytes. Move the checkout to a shorter path (${bytes - SQLITE_PATH_MAX_BYTES} ${bytes - SQLITE_PATH_MAX_BYTES === 1 ? "byte" : "bytes"} shorter at least)`;
 }

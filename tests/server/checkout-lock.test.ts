@@ -2,7 +2,7 @@
 // holder's own process can do to it: opening and closing its files lets SQLite's fcntl lock go,
 // and a second server then started beside a frozen first one (tester V, high).
 import { afterAll, describe, expect, test } from "bun:test";
-import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { checkoutFlockHeld, lockCheckout } from "../../runtime/server/checkout-lock.ts";
@@ -119,6 +119,7 @@ describe("a checkout deeper than SQLite opens files", () => {
     }
     expect(said).toContain("bytes long, and SQLite, which docket keeps it with, opens files of paths of at most 504 bytes. Move the checkout to a shorter path");
     expect(said).not.toContain("unable to open database file");
+    expect(existsSync(join(deep, ".docket", "serve.lock"))).toBe(false);
     mkdirSync(join(deep, ".docket"), { recursive: true });
     expect(() => createSqliteStore({ path: join(deep, ".docket", "state.db"), limits: resolveLimits() })).toThrow(/bytes long, and SQLite, which docket keeps it with, opens files of paths of at most 504 bytes/);
   });

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { relative, dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { explainUnresolvedPackage, installAdvice } from "./_missing-package.ts";
+import { explainUnresolvedPackage, installAdvice, installedPackageOf, packageOf } from "./_missing-package.ts";
 import { withoutImportQueries } from "./import-query.ts";
 import { locateSpecifier, type SourceLocation } from "./_source-lines.ts";
 import { isInDocketWords, thrownClass, UNSAID } from "../execution/thrown.ts";
@@ -145,9 +145,10 @@ function importNaming(module: string, name: string, file: string, text: string |
   const ofModule = specifierTest(module, file);
   for (const found of text.matchAll(IMPORT_STATEMENT)) {
     const specifier = found[2]!;
-    if (!ofModule(specifier) || !namesExport(found[0].slice(0, found[0].length - specifier.length - 2), name)) continue;
-    // Where its opening quote stands, 1-based, as locateSpecifier says it.
+    // Where its opening quote stands: the statement's clause ends there.
     const quote = found.index! + found[0].length - specifier.length - 2;
+    if (!ofModule(specifier) || !namesExport(text.slice(found.index!, quote), name)) continue;
+    // 1-based, as locateSpecifier says it.
     const before = text.slice(0, quote);
     return { line: before.split("\n").length, column: quote - before.lastIndexOf("\n") };
   }
@@ -159,8 +160,8 @@ const IMPORT_STATEMENT = /\b(?:import|export)\b[^;"'`]*?\bfrom\s*(["'])([^"'\n]+
 
 /** Whether a specifier as written names `module` as the runtime reported it. */
 function specifierTest(module: string, file: string): (specifier: string) => boolean {
-  const inPackage = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(module.slice(Math.max(0, module.lastIndexOf("/node_modules/"))));
-  if (inPackage) return (specifier) => specifier === inPackage[1] || specifier.startsWith(`${inPackage[1]}/`);
+  const pkg = installedPackageOf(module);
+  if (pkg !== null) return (specifier) => packageOf(specifier) === pkg;
   if (module.startsWith("/") || module.startsWith("file:")) {
     const path = withoutQuery(module.startsWith("file:") ? fileURLToPath(module) : module);
     const bare = path.replace(/\.[cm]?[jt]sx?$/, "");
@@ -225,9 +226,8 @@ function fromReadFailure(message: string, file: string, text: string | undefined
   if (!read) return null;
   const [, code, path] = read as unknown as [string, string, string];
   const gone = withoutQuery(path);
-  const inPackage = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(gone.slice(gone.lastIndexOf("/node_modules/")));
-  if (code === "ENOENT" && inPackage) {
-    const pkg = inPackage[1]!;
+  const pkg = installedPackageOf(gone);
+  if (code === "ENOENT" && pkg !== null) {
     const advice = installAdvice(pkg, dirname(file));
     const at = locateSpecifier(text, pkg) ?? { line: null, column: null };
     return { reason: `cannot load the package "${pkg}": ${gone} is gone (uninstalled, or its node_modules replaced, while docket ran). Install it again with \`${advice.command}\` in ${advice.dir}, or remove the import.`, ...at, outside: true };

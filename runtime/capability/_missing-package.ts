@@ -22,6 +22,12 @@ export function packageOf(specifier: string): string | null {
   return parts[0]!;
 }
 
+/** The package whose files hold `path` (`…/node_modules/@scope/pkg/lib/x.js` → `@scope/pkg`): its innermost node_modules; null outside one. */
+export function installedPackageOf(path: string): string | null {
+  const at = path.lastIndexOf("/node_modules/");
+  return at < 0 ? null : packageOf(path.slice(at + "/node_modules/".length));
+}
+
 /** The lockfiles a checkout may hold, nearest first wins, and the command each one implies. */
 const LOCKFILES: Array<[file: string, add: string]> = [
   ["bun.lock", "bun add"],

@@ -1,3 +1,5 @@
+import { basename } from "node:path";
+
 /**
  * The shape of a capability id: lower-case dotted, `namespace.verb`, at least two segments; a `-`
  * or `_` inside a segment is fine (`repo.lint-check`, `files.digest_all`). See docs/handler-api.md.
@@ -7,6 +9,11 @@ export const CAPABILITY_ID_PATTERN = /^[a-z][a-z0-9_-]*(\.[a-z][a-z0-9_-]*)+$/;
 /** True when `value` has the shape of a capability id; every surface checks it before a look-up. */
 export function isCapabilityId(value: unknown): boolean {
   return typeof value === "string" && CAPABILITY_ID_PATTERN.test(value);
+}
+
+/** The id a capability file is named after: its name without its extension (`team.deploy.ts` → `team.deploy`). */
+export function idNamedBy(file: string): string {
+  return basename(file).replace(/\.[^.]+$/, "");
 }
 
 /** What to tell a user whose id does not have the shape. */

@@ -1,11 +1,11 @@
 // What a docket run's target names: a file or an id, the files loaded for it, the capability it
 // is, and the load errors that are its own versus the rest of the checkout's.
 import { existsSync } from "node:fs";
-import { basename, join, relative, resolve } from "node:path";
+import { join, relative, resolve } from "node:path";
 import type { BootedPlane } from "../boot.ts";
 import { BUILTINS } from "../capability/builtins.ts";
 import { findCheckoutRoot } from "../capability/checkout.ts";
-import { isCapabilityId } from "../capability/capability-id.ts";
+import { idNamedBy, isCapabilityId } from "../capability/capability-id.ts";
 import { listCapabilityFiles } from "../capability/inspect.ts";
 import type { LoadError } from "../capability/registered.ts";
 import { annotation } from "./github-actions.ts";
@@ -53,7 +53,7 @@ export async function filesToLoad(options: LocalRunOptions, file: string | null)
   const id = options.target;
   if (ALONE.has(id)) return () => false;
   if (Object.keys(BUILTINS).some((name) => name.replace(/\.[^.]+$/, "") === id)) return undefined;
-  const named = (path: string) => basename(path).replace(/\.[^.]+$/, "") === id;
+  const named = (path: string) => idNamedBy(path) === id;
   const root = findCheckoutRoot(options.cwd);
   for (const dir of [join(root, "capabilities"), ...options.capabilityDirs.map((dir) => resolve(options.cwd, dir))]) {
     if (((await listCapabilityFiles(dir)) ?? []).some(named)) return named;
@@ -69,7 +69,7 @@ export async function filesToLoad(options: LocalRunOptions, file: string | null)
 export function locateTarget(plane: BootedPlane, target: string, file: string | null): { capabilityId: string | null; ownErrors: LoadError[]; otherErrors: LoadError[] } {
   const errors = plane.registry.loadErrors();
   if (file === null) {
-    const ownErrors = plane.registry.get(target) ? [] : errors.filter((e) => basename(e.file).replace(/\.[^.]+$/, "") === target);
+    const ownErrors = plane.registry.get(target) ? [] : errors.filter((e) => idNamedBy(e.file) === target);
     return { capabilityId: ownErrors.length > 0 ? null : target, ownErrors, otherErrors: errors.filter((e) => !ownErrors.includes(e)) };
   }
   const capabilityId = plane.fileIds[0] ?? null;

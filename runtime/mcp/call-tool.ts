@@ -1,4 +1,3 @@
-import { basename } from "node:path";
 import { ErrorCode, type CallToolResult, type ProgressToken } from "@modelcontextprotocol/sdk/types.js";
 import { rpcError } from "./rpc-error.ts";
 import { isObjectSchema } from "./_schemas.ts";
@@ -10,6 +9,7 @@ import { ProgressRelay, type ProgressParams } from "./progress-relay.ts";
 import { toolName, toolTargets, type ToolTarget } from "./tools.ts";
 import { didYouMeanText } from "../capability/did-you-mean.ts";
 import { planeCapabilityHint } from "../capability/unknown-capability.ts";
+import { idNamedBy } from "../capability/capability-id.ts";
 import { callsDirectly } from "../capability/registered.ts";
 import { describeProblems } from "../execution/validate.ts";
 
@@ -64,8 +64,8 @@ function unknownToolHint(plane: ExecutionPlane, name: string, names: Iterable<st
   const executionOnly = plane.capabilities().find((c) => toolName(c.id) === name && !callsDirectly(c));
   if (executionOnly) return ` ${executionOnly.id} runs only as an execution: call docket_execution_start with {"capability":"${executionOnly.id}"}.`;
   // Its file no longer loads (an edit broke it while an agent held the tool list): why, as HTTP says it (MCP tester, session 41).
-  const broken = plane.loadErrors().find((error) => toolName(basename(error.file).replace(/\.[^.]+$/, "")) === name);
-  if (broken) return ` ${planeCapabilityHint(basename(broken.file).replace(/\.[^.]+$/, ""), plane)}`;
+  const broken = plane.loadErrors().map((error) => idNamedBy(error.file)).find((id) => toolName(id) === name);
+  if (broken !== undefined) return ` ${planeCapabilityHint(broken, plane)}`;
   const close = didYouMeanText(name.slice(0, 128), names);
   return close ? ` ${close}` : "";
 }

@@ -1,6 +1,8 @@
 // Whether a value is the JSON it will be stored and sent as, and if not, where and what it is not:
 // a handler's output as returned, what a schema transform made of an input or an output.
 
+import { pathStep } from "./json-path.ts";
+
 /** What keeps a value from being plain JSON: nesting (or a cycle) past the bound, or one value JSON would not keep. */
 export type PlainJsonProblem = { reason: "too_deep" } | { reason: "not_json"; path: string; what: string };
 
@@ -392,7 +394,7 @@ function pathOf(root: string, place: Place | null): string {
   const keys: Array<string | number> = [];
   for (let at = place; at !== null; at = at.parent) keys.push(at.key);
   let path = root;
-  for (const key of keys.reverse()) path += typeof key === "number" ? `[${key}]` : /^[A-Za-z_$][\w$]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`;
+  for (const key of keys.reverse()) path += pathStep(key);
   return path;
 }
 

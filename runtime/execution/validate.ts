@@ -5,6 +5,7 @@ import { didYouMean, didYouMeanText } from "../capability/did-you-mean.ts";
 import { MIN_MASKED_LENGTH, type SecretMask } from "./secret-mask.ts";
 import { thrownClass } from "./thrown.ts";
 import { schemaNodes } from "../capability/schema-nodes.ts";
+import { pathStep } from "./json-path.ts";
 
 /** One problem with a value, at a path like `input.files[2].name`. */
 export interface ValueProblem {
@@ -172,7 +173,7 @@ function pathOf(root: string, issue: v.BaseIssue<unknown>): string {
   let path = root;
   for (const item of issue.path ?? []) {
     const key = (item as { key: unknown }).key;
-    path += typeof key === "number" ? `[${key}]` : /^[A-Za-z_$][\w$]*$/.test(String(key)) ? `.${String(key)}` : `[${JSON.stringify(key)}]`;
+    path += pathStep(typeof key === "number" ? key : String(key));
   }
   return path;
 }

@@ -11,7 +11,8 @@ import { didYouMeanText } from "../capability/did-you-mean.ts";
 import { planeCapabilityHint } from "../capability/unknown-capability.ts";
 import { idNamedBy } from "../capability/capability-id.ts";
 import { callsDirectly } from "../capability/registered.ts";
-import { describeProblems } from "../execution/validate.ts";
+import { describeProblems, type ValueProblem } from "../execution/validate.ts";
+import { pathStep } from "../execution/json-path.ts";
 
 /** Everything one tools/call needs besides the plane. */
 export interface ToolCallContext {
@@ -81,17 +82,22 @@ function unwrapped(target: ToolTarget, args: Record<string, unknown>, edge: Edge
   const problems = Object.keys(args)
     .filter((key) => key !== "input")
     .map((key) => ({
-      path: /^[A-Za-z_$][\w$]*$/.test(key) ? `arguments.${key}` : `arguments[${JSON.stringify(key.slice(0, 128))}]`,
+      path: `arguments${pathStep(key.slice(0, 128))}`,
       message: `Unknown argument ${JSON.stringify(key.slice(0, 128))}: the tool takes one argument, input, which holds the whole input of ${target.capability.id}.`,
     }));
   if (!Object.hasOwn(args, "input") && !("default" in target.capability.input_schema)) problems.unshift({ path: "arguments.input", message: `Missing argument "input": the input of ${target.capability.id} goes in it, as its schema (the tool's inputSchema) says.` });
   if (problems.length === 0) return args.input;
+  refuseArguments(target, problems, edge, `Call ${toolName(target.capability.id)} with {"input": …} alone.`);
+}
+
+/** Refuses a tool call's arguments, each problem named, as the capability's own check refuses an input. */
+function refuseArguments(target: ToolTarget, problems: ValueProblem[], edge: EdgeInfo, suggestion?: string): never {
   throw new FailureError(
     buildFailure({
       error_code: "invalid_input",
       stage: "validate",
       message: `Cannot call ${target.capability.id}: ${describeProblems(problems)}`,
-      suggestion: `Call ${toolName(target.capability.id)} with {"input": …} alone.`,
+      ...(suggestion === undefined ? {} : { suggestion }),
       context: { problems: problems.slice(0, 50) },
       request_id: edge.request_id,
       trace_id: edge.trace_id,
@@ -114,19 +120,9 @@ function refuseUnknownMembers(target: ToolTarget, args: Record<string, unknown>,
     .filter((key) => !members.includes(key))
     .map((key) => {
       const near = didYouMeanText(key.slice(0, 128), members);
-      return { path: /^[A-Za-z_$][\w$]*$/.test(key) ? `input.${key}` : `input[${JSON.stringify(key)}]`, message: `Unknown member ${JSON.stringify(key)}: ${near ? `${near} ` : ""}The members are ${members.join(", ")}.` };
+      return { path: `input${pathStep(key)}`, message: `Unknown member ${JSON.stringify(key)}: ${near ? `${near} ` : ""}The members are ${members.join(", ")}.` };
     });
-  if (problems.length === 0) return;
-  throw new FailureError(
-    buildFailure({
-      error_code: "invalid_input",
-      stage: "validate",
-      message: `Cannot call ${target.capability.id}: ${describeProblems(problems)}`,
-      context: { problems: problems.slice(0, 50) },
-      request_id: edge.request_id,
-      trace_id: edge.trace_id,
-    }),
-  );
+  if (problems.length > 0) refuseArguments(target, problems, edge);
 }
 
 /** docket_execution_start: answers at once, or with `wait` follows the execution to its end. */

@@ -98,11 +98,13 @@ export function reportToServer(options: ReportToServerOptions): ExecutionReporte
         throw error instanceof ServerUnreachableError ? new Error(error.reason) : error;
       }
       lost = false;
-      const refusal = answer.ok ? null : `HTTP ${answer.status} ${answer.failure.error_code}: ${answer.failure.message}`;
-      // A server that answers and refuses would refuse again; one going away (503) may come back,
-      // and so may room (429), unless the server says waiting frees none (run identities full).
-      const refused = !answer.ok && answer.status >= 400 && answer.status < 500 && (answer.status !== 429 || answer.failure.retryability === "never");
-      if (refusal !== null && !answer.ok) throw refused ? new ReportRefusedError(refusal, answer.failure) : new ReportDeferredError(refusal, answer.failure);
+      if (!answer.ok) {
+        const refusal = `HTTP ${answer.status} ${answer.failure.error_code}: ${answer.failure.message}`;
+        // A server that answers and refuses would refuse again; one going away (503) may come back,
+        // and so may room (429), unless the server says waiting frees none (run identities full).
+        const refused = answer.status >= 400 && answer.status < 500 && (answer.status !== 429 || answer.failure.retryability === "never");
+        throw refused ? new ReportRefusedError(refusal, answer.failure) : new ReportDeferredError(refusal, answer.failure);
+      }
       return (answer as { body: ReportAnswer }).body;
     },
     cancel(requestedBy) {

@@ -64,7 +64,7 @@ export class LiveGroups {
    * @param makeFrame makes an event's frame for the log
    */
   constructor(
-    private readonly subscribe: () => Subscription,
+    subscribe: () => Subscription,
     private readonly bound: number,
     private readonly keptBound: number,
     makeFrame?: FrameMaker,

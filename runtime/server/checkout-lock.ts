@@ -1,7 +1,7 @@
 import { closeSync, constants, openSync } from "node:fs";
-import { sqlitePathTooLong } from "../store/_sqlite-path.ts";
 import { join } from "node:path";
 import type { Database } from "bun:sqlite";
+import { sqlitePathTooLong } from "../store/_sqlite-path.ts";
 import { docketDirOwnerAdvice, ensureDocketDir } from "./lease.ts";
 import { fileLockHeld, takeFileLock, type HeldFileLock } from "./_file-lock.ts";
 

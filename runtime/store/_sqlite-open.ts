@@ -1,6 +1,6 @@
 import type { Database } from "bun:sqlite";
-import { sqlitePathTooLong } from "./_sqlite-path.ts";
 import { closeSync, constants, fchmodSync, fstatSync, lstatSync, openSync } from "node:fs";
+import { sqlitePathTooLong } from "./_sqlite-path.ts";
 import type { Limits } from "../execution/limits.ts";
 import { FULL_DISK_REMEDY, prepareSchema, StoreFileError } from "./_sqlite-schema.ts";
 import { prepareTables, type StoreTables } from "./_sqlite-tables.ts";

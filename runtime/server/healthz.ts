@@ -32,10 +32,18 @@ export function healthz(store: Pick<ExecutionStore, "storageFault">, workers: Wo
   };
 }
 
+/** The longest reason `/healthz` quotes: docket's own reasons (with what to do, at their end) fit whole. */
+const MAX_REASON = 600;
+
 /**
- * An error's words with every absolute path in them — or `file:` URL — replaced by `<path>`, cut
- * to 200 characters. A path starts after a space, a quote, a bracket, `=`, `:` or `,`.
+ * An error's words with every absolute path in them — or `file:` URL — replaced by `<path>`. A
+ * path starts after a space, a quote, a bracket, `=`, `:` or `,`. Words past MAX_REASON
+ * characters are cut at a space and marked with `…`, never mid-word.
  */
 export function withoutPaths(reason: string): string {
-  return reason.replace(/(^|[\s'"`(\[<=:,])(?:file:\/\/)?(?:[A-Za-z]:)?[\\/][^\s'"`()[\]<>,]*/g, "$1<path>").slice(0, 200);
+  const words = reason.replace(/(^|[\s'"`(\[<=:,])(?:file:\/\/)?(?:[A-Za-z]:)?[\\/][^\s'"`()[\]<>,]*/g, "$1<path>");
+  if (words.length <= MAX_REASON) return words;
+  const cut = words.slice(0, MAX_REASON - 1);
+  const space = cut.lastIndexOf(" ");
+  return `${space > MAX_REASON / 2 ? cut.slice(0, space) : cut}…`;
 }

@@ -250,6 +250,12 @@ describe("docket run and a server that is killed or frozen", () => {
       expect(ran.stderr).toContain(`The docket server (pid ${server.child.pid}) serving this checkout`);
       expect(ran.stderr).toContain("nothing ran");
       expect(existsSync(join(checkout, "touched.txt"))).toBe(false);
+      // A start the server tries to write finds the file gone; /healthz then quotes the store's
+      // reason whole, with what to do at its end (it was cut at 200 characters, before it).
+      await fetch(`${server.url}/api/v1/executions/start`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ capability: "team.touch", input: {} }) });
+      const health = await pollUntil(async () => (await fetch(`${server.url}/healthz`)).json() as Promise<any>, (h) => h.ok === false, "the store to find its file gone");
+      expect(health.store.reason).toStartWith("<path> was removed while this server ran");
+      expect(health.store.reason).toEndWith("Restart docket serve: it starts a new store there (the executions this one held are lost with the file)");
     } finally {
       server.child.kill("SIGKILL");
       await server.child.exited;

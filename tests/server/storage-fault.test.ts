@@ -334,7 +334,10 @@ describe("/healthz", () => {
     expect(withoutPaths("unable to open database file /home/me/repo/.docket/state.db")).toBe("unable to open database file <path>");
     expect(withoutPaths("disk I/O error")).toBe("disk I/O error");
     expect(withoutPaths('ENOSPC: no space left on device, write "C:\\Users\\me\\repo\\x"')).toBe('ENOSPC: no space left on device, write "<path>"');
-    expect(withoutPaths("x".repeat(500))).toHaveLength(200);
+    expect(withoutPaths("x".repeat(900))).toBe(`${"x".repeat(599)}…`);
+    const long = withoutPaths(`${"word ".repeat(200)}end`);
+    expect(long.length).toBeLessThanOrEqual(600);
+    expect(long.endsWith("word…")).toBe(true);
     // A file: URL, and a path after a colon, a bracket, a backquote or a comma.
     expect(withoutPaths("Cannot load module file:///home/me/repo/dep.ts (ENOENT)")).toBe("Cannot load module <path> (ENOENT)");
     expect(withoutPaths("EACCES:/srv/x [/srv/y] `/srv/z` a,/srv/w <C:\\Users\\me>")).toBe("EACCES:<path> [<path>] `<path>` a,<path> <<path>>");

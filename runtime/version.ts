@@ -22,6 +22,9 @@ export function hostTarget(platform: string = process.platform, arch: string = p
   return `${platform === "win32" ? "windows" : platform}-${arch}`;
 }
 
+/** The ways to ask for the version, alone on the command line: `-V` as Python and GNU tools spell it too. */
+export const VERSION_FLAGS: readonly string[] = ["--version", "-v", "-V"];
+
 /**
  * What `docket --version` prints: the version first (what scripts cut out), then where the binary
  * came from, so a bug report names the exact build.

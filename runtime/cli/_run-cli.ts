@@ -7,7 +7,7 @@ import { renderHelp } from "./_help.ts";
 import { wantsColor } from "./_terminal.ts";
 import { EXIT } from "./exit-code.ts";
 import { writerOf } from "./fd-writer.ts";
-import { versionText } from "../version.ts";
+import { VERSION_FLAGS, versionText } from "../version.ts";
 
 /**
  * Writes to stdout and resolves once the text is handed to the OS, so an exit right after loses
@@ -45,7 +45,7 @@ export async function runCli(root: CommandDef<any>, rawArgs: string[]): Promise<
       await writeStdout(await renderHelp(chain, wantsColor(process.stdout, process.env)));
       return EXIT.succeeded;
     }
-    if (rawArgs.length === 1 && (rawArgs[0] === "--version" || rawArgs[0] === "-v")) {
+    if (rawArgs.length === 1 && VERSION_FLAGS.includes(rawArgs[0]!)) {
       // The version, then the build (commit and target, or "from source"): docs/distribution.md.
       await writeStdout(`${versionText()}\n`);
       return EXIT.succeeded;

@@ -8,7 +8,7 @@ import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { defineCommand } from "citty";
 import { findCheckoutRoot } from "../capability/checkout.ts";
-import { DOCKET_VERSION } from "../version.ts";
+import { DOCKET_VERSION, VERSION_FLAGS } from "../version.ts";
 import { runCli } from "./_run-cli.ts";
 import { settleOutput, writerOf } from "./fd-writer.ts";
 import { repeatedFlag, type DocketCommandMeta } from "./_command-line.ts";
@@ -57,7 +57,7 @@ if (import.meta.main) {
   const stdout = writerOf(process.stdout);
   const stderr = writerOf(process.stderr);
   const args = commandLine(process.argv.slice(2));
-  const asksOnly = args.length === 0 || args.some((arg) => arg === "--version" || arg === "-v" || arg === "--help" || arg === "-h");
+  const asksOnly = args.length === 0 || args.some((arg) => VERSION_FLAGS.includes(arg) || arg === "--help" || arg === "-h");
   const unnamable = asksOnly ? null : (unnamableWorkingFolder(process.cwd()) ?? unnamablePathArgument(args, process.cwd()));
   if (unnamable !== null) {
     process.stderr.write(`${unnamable}\n`);

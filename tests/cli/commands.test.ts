@@ -20,6 +20,8 @@ describe("docket --help and --version", () => {
   test("docket --version prints package.json's version and says it runs from source", async () => {
     const platform = `${process.platform === "win32" ? "windows" : process.platform}-${process.arch}`;
     expect(await cli(["--version"])).toMatchObject({ code: 0, stdout: `docket ${pkg.version} (from source, ${platform}, bun ${Bun.version})\n` });
+    // -v and -V (as Python and GNU tools spell it) say the same; it said "docket needs a command".
+    for (const flag of ["-v", "-V"]) expect(await cli([flag])).toMatchObject({ code: 0, stdout: `docket ${pkg.version} (from source, ${platform}, bun ${Bun.version})\n` });
   });
 
   for (const [command, example] of [

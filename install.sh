@@ -59,6 +59,8 @@ if [ -n "${dir_given:-}" ] && [ -z "$dir" ]; then die "--dir is empty; name the 
 # shellcheck disable=SC2088 # the literal ~ is what is looked for
 case "$dir" in
   "~" | "~/"*) [ -n "${HOME:-}" ] || die "HOME is not set, so $dir names no folder; give --dir as a full path"; dir="$HOME${dir#"~"}" ;;
+  # Another user's home (~root/bin) is not looked up: a folder named ~root here would be wrong.
+  "~"*) die "--dir $dir names another user's home, which install.sh does not look up; give --dir as a full path, e.g. --dir /root/bin" ;;
 esac
 if [ -z "$dir" ]; then
   [ -n "${HOME:-}" ] || die "HOME is not set; name the folder to install into with --dir"

@@ -300,6 +300,11 @@ describe("install.sh", () => {
     expect(tilde.code).toBe(0);
     expect(existsSync(join(home, "bin", "docket"))).toBe(true);
     expect(existsSync(join(cwd, "~"))).toBe(false);
+    // ~user is refused, naming what to give: it made a folder named ~root under the current one.
+    const other = await install(["--dir=~root/bin"], { HOME: home }, [], cwd);
+    expect(other.code).toBe(1);
+    expect(other.stderr).toContain("--dir ~root/bin names another user's home, which install.sh does not look up; give --dir as a full path");
+    expect(readdirSync(cwd)).toEqual([]);
   }, SLOW);
 
   test("install.sh whose reader goes away (| head -1) leaves no download in TMPDIR (checking tester, session 41)", async () => {

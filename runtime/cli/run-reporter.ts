@@ -1,4 +1,4 @@
-import type { EventType, ExecutionEvent } from "../execution/protocol.ts";
+import type { CancelReason, EventType, ExecutionEvent } from "../execution/protocol.ts";
 import { withoutColour } from "../execution/text-colour.ts";
 import type { TerminalStyle } from "./_terminal.ts";
 
@@ -23,6 +23,14 @@ export interface RunReporter {
   print(event: ExecutionEvent): void;
   flush(): void;
 }
+
+/** What an `execution.cancel_requested` line says, by its reason (none: someone asked). */
+const CANCEL_WORDS: Record<CancelReason | "requested", string> = {
+  requested: "cancellation requested",
+  deadline_ms: "deadline_ms passed: the handler is asked to stop",
+  timeout_ms: "timeout_ms passed: the handler is asked to stop",
+  handler: "the handler stopped itself as cancelled",
+};
 
 /**
  * `12:03:04`, an event's time of day. Local time for a person at a terminal (they compare it with
@@ -83,7 +91,7 @@ export function plainPrinters(style: TerminalStyle, options: { localTime?: boole
       const code = e.data.code ? style.dim(` [${e.data.code}]`) : "";
       return [stamp(e, `${paint(e.data.severity)} ${where ? `${where} ` : ""}${painted(e.data.message)}${code}`)];
     },
-    "execution.cancel_requested": (e) => [stamp(e, `${style.yellow("■")} cancellation requested`)],
+    "execution.cancel_requested": (e) => [stamp(e, `${style.yellow("■")} ${CANCEL_WORDS[e.data.reason ?? "requested"]}`)],
     "execution.completed": (e) => {
       const took = `in ${formatDuration(e.data.duration_ms)}`;
       if (e.data.state === "succeeded") return [stamp(e, `${style.green("✔")} succeeded ${took}`)];

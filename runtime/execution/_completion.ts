@@ -217,7 +217,11 @@ function unmasked(capability: RegisteredCapability, outcome: TaskOutcome, stop: 
             ...ids,
             error_code: "cancelled",
             stage: "run",
-            message: stop.forced ? `${capability.id} was stopped by force after cancellation was requested.` : `${capability.id} was cancelled and stopped when asked.`,
+            message: stop.forced
+              ? `${capability.id} was stopped by force after cancellation was requested.`
+              : stop.cancelRequested
+                ? `${capability.id} was cancelled and stopped when asked.`
+                : `${capability.id} stopped itself as cancelled (its handler threw its cancellation) without anyone asking.`,
             ...(stop.forced || capability.effect === "write" ? forced : { retryability: "safe", outcome_certainty: "not_applied" }),
             context: { terminated: stop.forced },
           }),

@@ -607,6 +607,16 @@ export function createEngine(options: EngineOptions): Engine {
       writeCompleted(active.id, { state: "cancelled", failure }, 0);
       return;
     }
+    // Cancelling from here, as after a request, so that every client sees the bound pass (the
+    // handler may still finish within the grace: then it succeeded after all). Not again after a
+    // request, and a store that cannot write does not keep the handler from being asked.
+    if (store.current(active.id)?.state === "running") {
+      try {
+        store.append(active.id, [{ type: "execution.cancel_requested", data: { actor: active.edge.actor, reason: bound } }]);
+      } catch (error) {
+        log(`[docket] could not store that ${active.id} passed its ${bound}: ${(error as Error).message}`);
+      }
+    }
     active.handle.cancel();
     terminateAfterGrace(active);
   }
@@ -650,9 +660,10 @@ export function createEngine(options: EngineOptions): Engine {
       // Already ended by the store (see appendHandlerEvents): its end stands.
       if (isTerminal(store.current(active.id)?.state ?? "running")) return;
       // A handler may stop as cancelled without anyone asking (it threw its own cancellation):
-      // the lifecycle still passes through cancelling, so the move is one mayMoveTo allows.
+      // the lifecycle still passes through cancelling, so the move is one mayMoveTo allows, and
+      // the event says the handler did it, not its starter.
       if (completion.state === "cancelled" && store.current(active.id)?.state === "running") {
-        store.append(active.id, [{ type: "execution.cancel_requested", data: { actor: active.edge.actor } }]);
+        store.append(active.id, [{ type: "execution.cancel_requested", data: { actor: active.edge.actor, reason: "handler" } }]);
       }
       writeCompleted(active.id, completion, duration_ms);
       rememberForCheck(active, completion);
@@ -712,7 +723,11 @@ export function createEngine(options: EngineOptions): Engine {
       message,
     });
     if (isTerminal(snapshot.state)) return receipt(false, `${id} has already ended (${snapshot.state}); nothing to cancel.`);
-    if (snapshot.state === "cancelling") return receipt(true, `Cancellation of ${id} was already requested; follow its events for the outcome.`);
+    if (snapshot.state === "cancelling") {
+      const bound = scheduler.get(id)?.stop;
+      const passed = bound?.deadlineExpired && !bound.cancelRequested ? `${id} passed its ${bound.deadlineSource} of ${bound.deadlineMs} ms and was asked to stop already` : `Cancellation of ${id} was already requested`;
+      return receipt(true, `${passed}; follow its events for the outcome.`);
+    }
     const active = scheduler.get(id);
     // Queued, or taken and held before its handler (see begin): it never ran.
     if (snapshot.state === "queued" && active && !active.handle && (scheduler.remove(id) || letGo(active))) {

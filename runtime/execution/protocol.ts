@@ -13,6 +13,10 @@ const Actor = v.variant("kind", [
 ]);
 export type Actor = v.InferOutput<typeof Actor>;
 
+/** Why an execution is cancelling when nobody asked (docs/protocol.md, "Cancellation and deadlines"). */
+export const CANCEL_REASONS = ["deadline_ms", "timeout_ms", "handler"] as const;
+export type CancelReason = (typeof CANCEL_REASONS)[number];
+
 const FailureSchema = v.object({
   error_code: v.pipe(v.string(), v.regex(/^[a-z][a-z0-9_]*$/)),
   stage: v.picklist(["validate", "admit", "queue", "run", "report", "complete"]),
@@ -52,7 +56,9 @@ export const EVENT_PAYLOADS = {
     column: v.optional(v.number()),
     truncated: v.optional(v.boolean()),
   }),
-  "execution.cancel_requested": v.object({ actor: Actor }),
+  // Without a reason, `actor` asked. With one, nobody did: the start's deadline_ms or the
+  // declaration's timeout_ms passed, or the handler stopped itself; `actor` is then the starter's.
+  "execution.cancel_requested": v.object({ actor: Actor, reason: v.optional(v.picklist(CANCEL_REASONS)) }),
   "execution.completed": v.object({
     state: v.picklist(["succeeded", "failed", "cancelled"]),
     output: v.optional(v.unknown()),

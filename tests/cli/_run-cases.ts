@@ -227,6 +227,8 @@ export function defineRunCases(runner: () => DocketRunner): void {
     const document = oneJsonDocument(result.stdout);
     expect(document.execution.state).toBe("failed");
     expect(document.failure).toMatchObject({ error_code: "deadline_exceeded", stage: "run", context: { deadline_ms: 500, terminated: true } });
+    // The deadline's passing is a line of the run's log, as a cancel asked is (lifecycle tester, session 42).
+    expect(result.stderr).toContain("deadline_ms passed: the handler is asked to stop");
   });
 
   test("docket run --deadline-ms that is not a number of milliseconds from 1 exits 2, saying how to give the flag (not \"correct the input\")", async () => {

@@ -374,6 +374,47 @@ describe("engine deadlines", () => {
     });
   });
 
+  test("a passed deadline is an execution.cancel_requested naming the bound: the execution is cancelling, and a handler finishing within the grace succeeded (lifecycle tester, session 42)", async () => {
+    const h = harness({ grace_ms: 200 });
+    const id = h.engine.start({ capability: "demo.read", input: {}, deadline_ms: 100 }, EDGE).execution.id;
+    await flush();
+    h.clock.advance(100);
+    // It stayed running, with nothing to show the deadline had passed.
+    expect(h.store.get(id)!.state).toBe("cancelling");
+    expect(h.store.events(id)!.events.at(-1)).toMatchObject({ type: "execution.cancel_requested", data: { actor: EDGE.actor, reason: "deadline_ms" } });
+    // A cancel asked now is told why the execution is cancelling already, and adds nothing.
+    const receipt = h.engine.cancel(id, EDGE);
+    expect(receipt).toMatchObject({ requested: true, state: "cancelling" });
+    expect(receipt.message).toStartWith(`${id} passed its deadline_ms of 100 ms and was asked to stop already`);
+    h.pool.of(id)!.succeed({ n: 1 });
+    await flush();
+    expect(types(h, id)).toEqual(["execution.created", "execution.started", "execution.cancel_requested", "execution.completed"]);
+    expect(h.store.get(id)).toMatchObject({ state: "succeeded", output: { n: 1 } });
+  });
+
+  test("a passed timeout_ms says so too, and a cancel asked before the deadline is not followed by a second event", async () => {
+    const h = harness({ grace_ms: 200 });
+    const timed = h.engine.start({ capability: "demo.timed", input: {} }, EDGE).execution.id;
+    const asked = h.engine.start({ capability: "demo.read", input: {}, deadline_ms: 100 }, EDGE).execution.id;
+    await flush();
+    h.engine.cancel(asked, EDGE);
+    h.clock.advance(1000);
+    expect(h.store.events(timed)!.events.at(-1)).toMatchObject({ type: "execution.cancel_requested", data: { reason: "timeout_ms" } });
+    expect(types(h, asked).filter((type) => type === "execution.cancel_requested")).toHaveLength(1);
+    expect(h.store.events(asked)!.events.at(-1)!.data).not.toHaveProperty("reason");
+  });
+
+  test("a handler that throws its own cancellation unasked is cancelling by reason handler, and its message says nobody asked (lifecycle tester, session 42)", async () => {
+    const h = harness();
+    const id = h.engine.start({ capability: "demo.read", input: {} }, EDGE).execution.id;
+    await flush();
+    h.pool.of(id)!.end({ ok: false, error: { kind: "cancelled", message: "Cancelled" } });
+    await flush();
+    expect(h.store.events(id)!.events.at(-2)).toMatchObject({ type: "execution.cancel_requested", data: { reason: "handler" } });
+    expect(h.store.get(id)).toMatchObject({ state: "cancelled", failure: { error_code: "cancelled" } });
+    expect(h.store.get(id)!.failure!.message).toBe("demo.read stopped itself as cancelled (its handler threw its cancellation) without anyone asking.");
+  });
+
   test("a read handler past deadline_ms of the start request fails deadline_exceeded with a safe retry", async () => {
     const h = harness({ grace_ms: 10 });
     const id = h.engine.start({ capability: "demo.read", input: {}, deadline_ms: 50 }, EDGE).execution.id;

@@ -239,8 +239,7 @@ describe("docket run --run-id without a server", () => {
     const all = await Promise.all(Array.from({ length: 8 }, (_, i) => run(checkout, ["--run-id", `parallel-${i}`, "--input", `{"n":${i}}`])));
     expect(all.map((r) => ({ code: r.code, server: /does not answer|began serving|Cannot look up/.test(r.stderr) }))).toEqual(Array.from({ length: 8 }, () => ({ code: 0, server: false })));
     expect(runs(checkout)).toBe(8);
-    // Nine processes on two cores: 3.3 s alone, past bun's default 5 s on a loaded machine.
-  }, 30_000);
+  });
 
   test("a run without a run_id beside a claim in progress is not taken for one with a server that does not answer", async () => {
     const checkout = countedCheckout();

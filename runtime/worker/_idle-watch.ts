@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import type { Worker } from "node:worker_threads";
-import { threadMinorFaults, threadStat } from "./memory-watchdog.ts";
+import { statCpuMs, threadMinorFaults, threadStat } from "./memory-watchdog.ts";
+import { NestedThreadsLook, type NestedSlot, type ThreadUse } from "./_nested-threads-look.ts";
 
 /**
  * A handler can return and leave work running on its worker's thread: a timer that loops, a
@@ -16,8 +17,8 @@ import { threadMinorFaults, threadStat } from "./memory-watchdog.ts";
 export interface IdleWatchOptions<S extends IdleSlot> {
   /** The workers to look at: ready, with no task. */
   idle: () => Iterable<S>;
-  /** A worker that kept busy with no task; the pool replaces it. */
-  onBusy: (slot: S, busyMs: number) => void;
+  /** A worker that kept busy with no task (or whose threads a handler started did: `nested`); the pool replaces it. */
+  onBusy: (slot: S, busyMs: number, nested: boolean) => void;
   /** How often to look while any worker may be busy; default 1000 ms. */
   intervalMs?: number;
   /** The share of a period a thread must have run to count as busy; default 0.5. */
@@ -32,11 +33,18 @@ export interface IdleWatchOptions<S extends IdleSlot> {
    * replaces it). Absent: memory is not looked at.
    */
   limitMb?: number;
-  onGrew?: (slot: S, grownMb: number) => void;
+  onGrew?: (slot: S, grownMb: number, nested: boolean) => void;
   /** Minor page faults of a thread; default from /proc (memory-watchdog.ts). */
   faults?: (thread: string) => number | null;
   /** The process's resident bytes; default `process.memoryUsage.rss()`. */
   rss?: () => number;
+  /**
+   * Every worker of the pool, busy or idle: with it, threads handlers started and left running
+   * are looked at too (_nested-threads-look.ts), and `onBusy` / `onGrew` name their worker.
+   */
+  all?: () => Iterable<S>;
+  /** What every thread but the main one and the pool's used (_nested-threads-look.ts); default from /proc. */
+  others?: (pool: string[]) => ThreadUse | null;
 }
 
 /**
@@ -58,12 +66,8 @@ export interface ThreadTimes {
 }
 
 /** What the watch reads of a pool's slot. */
-export interface IdleSlot {
+export interface IdleSlot extends NestedSlot {
   worker: Worker;
-  /** The worker's OS thread under /proc, or null (not known, or not Linux). */
-  thread: string | null;
-  /** Tasks that ended on the slot: a look spanning one is not an idle period. */
-  tasksEnded: number;
 }
 
 interface Look {
@@ -94,6 +98,7 @@ export class IdleWatch<S extends IdleSlot> {
   private readonly rss: () => number;
   private timer: ReturnType<typeof setTimeout> | null = null;
   private closed = false;
+  private readonly nested: NestedThreadsLook<S>;
 
   constructor(private readonly options: IdleWatchOptions<S>) {
     this.intervalMs = options.intervalMs ?? 1000;
@@ -102,6 +107,17 @@ export class IdleWatch<S extends IdleSlot> {
     this.times = options.times ?? threadTimes;
     this.faults = options.limitMb === undefined ? () => null : (options.faults ?? threadMinorFaults);
     this.rss = options.rss ?? (() => process.memoryUsage.rss());
+    this.nested = new NestedThreadsLook<S>({
+      limitMb: options.limitMb,
+      busyShare: this.busyShare,
+      strikes: this.strikes,
+      windowLooks: WINDOW_LOOKS,
+      windowShare: WINDOW_SHARE,
+      onBusy: (slot, busyMs) => options.onBusy(slot, busyMs, true),
+      onGrew: (slot, grownMb) => options.onGrew?.(slot, grownMb, true),
+      others: options.others,
+      rss: this.rss,
+    });
   }
 
   /** A task ended on some worker: look at the idle ones next period. No system call (the hot path). */
@@ -140,7 +156,9 @@ export class IdleWatch<S extends IdleSlot> {
     const now = performance.now();
     const { limitMb } = this.options;
     let rss: number | null = null;
-    for (const slot of this.options.idle()) {
+    const idle = [...this.options.idle()];
+    if (this.options.all) this.nested.look(now, [...this.options.all()], idle);
+    for (const slot of idle) {
       if (slot.thread === null) continue;
       const times = this.times(slot.thread);
       if (times === null) continue;
@@ -155,7 +173,7 @@ export class IdleWatch<S extends IdleSlot> {
       const grownMb = faults === null || before.faultsAtIdle === null ? 0 : ((faults - before.faultsAtIdle) * PAGE_BYTES) / MIB;
       if (limitMb !== undefined && grownMb > limitMb && (rss - before.rssAtIdle) / MIB > limitMb) {
         this.looks.delete(slot);
-        this.options.onGrew?.(slot, grownMb);
+        this.options.onGrew?.(slot, grownMb, false);
         continue;
       }
       const busy = busyFor(before.times, times) >= this.busyShare * (now - before.at);
@@ -166,7 +184,7 @@ export class IdleWatch<S extends IdleSlot> {
       const windowBusy = window.length === WINDOW_LOOKS && windowBusyMs >= WINDOW_SHARE * (now - oldest.at);
       if (strikes >= this.strikes || windowBusy) {
         this.looks.delete(slot);
-        this.options.onBusy(slot, windowBusy ? windowBusyMs : strikes * (now - before.at));
+        this.options.onBusy(slot, windowBusy ? windowBusyMs : strikes * (now - before.at), false);
         continue;
       }
       this.looks.set(slot, { ...before, times, at: now, strikes, faults, window });
@@ -215,13 +233,7 @@ function threadSleeps(thread: string): number | null {
   }
 }
 
-/** Clock ticks per second of /proc's CPU times (USER_HZ: 100 on every Linux docket runs on). */
-const TICKS_PER_SECOND = 100;
-
 /** User + system CPU time of a thread from /proc/<pid>/task/<tid>/stat, in milliseconds; null when unreadable. */
 function threadCpuMs(thread: string): number | null {
-  // Fields 14 and 15 (utime, stime).
-  const fields = threadStat(thread);
-  const ticks = fields === null ? NaN : Number(fields[11]) + Number(fields[12]);
-  return Number.isFinite(ticks) ? (ticks * 1000) / TICKS_PER_SECOND : null;
+  return statCpuMs(threadStat(thread));
 }

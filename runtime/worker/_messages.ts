@@ -93,7 +93,9 @@ export type FromWorker =
   /** Console or process.stdout/stderr output of no running execution, masked (_console-capture.ts). */
   | { type: "output"; stream: "stdout" | "stderr"; text: string }
   /** The answer to `collect`: MiB this worker's heap still holds once it collected (what its handler keeps). */
-  | { type: "collected"; held_mb: number };
+  | { type: "collected"; held_mb: number }
+  /** How many threads handlers started here (`new Worker`) are alive: sent on each start and end. */
+  | { type: "nested"; live: number };
 
 /**
  * Deeper than this, a value goes by structured clone. Above the deepest input admitted (json-depth.ts,

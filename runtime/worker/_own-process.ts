@@ -165,7 +165,9 @@ export function guardNestedWorkers(): void {
   };
   const wrap = <C extends new (...args: never[]) => object>(Original: C): C => {
     function Worker(this: unknown, url: unknown, options?: unknown) {
-      return Reflect.construct(Original, [url, withGuard(options)], new.target ?? Worker);
+      const started = Reflect.construct(Original, [url, withGuard(options)], new.target ?? Worker);
+      counted(started);
+      return started;
     }
     Worker.prototype = Original.prototype;
     Object.defineProperty(Original.prototype, "constructor", { value: Worker, writable: true, configurable: true });
@@ -175,6 +177,37 @@ export function guardNestedWorkers(): void {
   const threads = createRequire(import.meta.url)("node:worker_threads") as { Worker: new (...args: never[]) => object };
   threads.Worker = wrap(threads.Worker);
   if (typeof globalThis.Worker === "function") globalThis.Worker = wrap(globalThis.Worker as unknown as new (...args: never[]) => object) as unknown as typeof globalThis.Worker;
+}
+
+/** The threads this one started (`new Worker`) that have not ended, and who hears of each change. */
+let nestedLive = 0;
+let nestedListener: ((live: number) => void) | null = null;
+
+/**
+ * Tells `listener` how many threads this one started (`new Worker`, guarded above) are alive, at
+ * once and on each start and end: a pool worker tells the pool, whose idle watch then knows a
+ * worker with no task still has threads of a handler's running (docs/containment.md).
+ */
+export function onNestedWorkers(listener: (live: number) => void): void {
+  nestedListener = listener;
+  listener(nestedLive);
+}
+
+/** Counts a thread started until it ends ("exit" of node:worker_threads', "close" of the global Worker's). */
+function counted(worker: object): void {
+  const events = worker as { once?: (event: string, listener: () => void) => void; addEventListener?: (event: string, listener: () => void, options: { once: boolean }) => void };
+  let ended = false;
+  const end = () => {
+    if (ended) return;
+    ended = true;
+    nestedLive--;
+    nestedListener?.(nestedLive);
+  };
+  if (typeof events.once === "function") events.once("exit", end);
+  else if (typeof events.addEventListener === "function") events.addEventListener("close", end, { once: true });
+  else return;
+  nestedLive++;
+  nestedListener?.(nestedLive);
 }
 
 /** This process's group id, from /proc (Linux); null where it cannot be read. */

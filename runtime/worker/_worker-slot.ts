@@ -93,6 +93,8 @@ export class WorkerSlot<J> {
   isReady = false;
   /** The worker's OS thread under /proc, once ready (null off Linux): what the memory watchdog reads. */
   thread: string | null = null;
+  /** Threads handlers started on the current worker (`new Worker`) still alive, as it last said (the idle watch's). */
+  nestedLive = 0;
   /** Since when (ISO time) and why it is given up (MAX_START_FAILURES), or null while it is not. */
   deadSince: string | null = null;
   deadReason: string | null = null;
@@ -187,6 +189,7 @@ export class WorkerSlot<J> {
     this.outdated = false;
     this.isReady = false;
     this.thread = null;
+    this.nestedLive = 0;
     this.lastError = null;
     this.ready = new Promise<void>((resolve, reject) => ((this.markReady = resolve), (this.failStart = reject)));
     // warm() may reject; a pool nobody warms must not crash the process with an unhandled rejection.

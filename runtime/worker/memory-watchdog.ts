@@ -234,6 +234,16 @@ export function threadMinorFaults(thread: string): number | null {
   return Number.isFinite(minflt) ? minflt : null;
 }
 
+/** Clock ticks per second of /proc's CPU times (USER_HZ: 100 on every Linux docket runs on). */
+const TICKS_PER_SECOND = 100;
+
+/** User + system CPU time in a thread's stat fields (threadStat), in milliseconds; null when unreadable. */
+export function statCpuMs(fields: string[] | null): number | null {
+  // Fields 14 and 15 (utime, stime).
+  const ticks = fields === null ? NaN : Number(fields[11]) + Number(fields[12]);
+  return Number.isFinite(ticks) ? (ticks * 1000) / TICKS_PER_SECOND : null;
+}
+
 /**
  * The fields of `/proc/<pid>/task/<tid>/stat` (or of `/proc/<pid>/stat`, given a pid or "self") from the
  * third (state) on, so that field n is at index n - 3; null when it cannot be read (not Linux,

@@ -159,6 +159,9 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       const job = jobs.get(id);
       const slot = job?.slot;
       if (!job || !slot || job.settled) return;
+      // Growth on no handler's own thread, while a worker with no task has threads a handler left
+      // running: theirs first (the idle watch's), not this task's, which started none.
+      if (processWide && slot.nestedLive === 0 && idleSlots().some((idle) => idle.nestedLive > 0)) return false;
       if (processWide && job.collectedForProcess && job.collectAskedAt === undefined) return stopForMemory(slot, job, usedMb, true);
       // Page faults count memory freed and allocated again, and garbage is resident until its
       // worker collects: its worker is asked to collect first, and answers what its heap still
@@ -205,20 +208,36 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     });
   }
 
+  /** The workers ready with no task. */
+  function* idleSlots(): Generator<Slot> {
+    for (const lane of Object.values(lanes)) for (const slot of lane.slots) if (slot.isReady && !slot.job && !slot.dead) yield slot;
+  }
+
   // A worker whose thread stays busy with no task (what a handler left running) is replaced.
   const idleWatch = new IdleWatch<Slot>({
     intervalMs: options.idleCheckMs,
     limitMb: memoryLimitMb,
-    *idle() {
-      for (const lane of Object.values(lanes)) for (const slot of lane.slots) if (slot.isReady && !slot.job && !slot.dead) yield slot;
+    idle: idleSlots,
+    *all() {
+      for (const lane of Object.values(lanes)) yield* lane.slots;
     },
-    onBusy(slot, busyMs) {
-      report(`${laneWorker(slot.lane)} kept its thread busy for about ${Math.round(busyMs / 1000)} s with no task to run: work ${culpritOf(slot)} left running after it returned (a timer or a callback). It is replaced.`);
+    onBusy(slot, busyMs, nested) {
+      const seconds = Math.round(busyMs / 1000);
+      report(
+        nested
+          ? `${laneWorker(slot.lane)} has no task to run, but threads ${culpritOf(slot)} started (new Worker) and left running after it returned kept busy for about ${seconds} s. It is replaced, which ends them.`
+          : `${laneWorker(slot.lane)} kept its thread busy for about ${seconds} s with no task to run: work ${culpritOf(slot)} left running after it returned (a timer or a callback). It is replaced.`,
+      );
       replaceWorker(slot);
     },
-    onGrew(slot, grownMb) {
+    onGrew(slot, grownMb, nested) {
       memoryStops++;
-      report(`${laneWorker(slot.lane)} grew past the memory limit of ${memoryLimitMb} MiB (about ${Math.round(grownMb)} MiB) with no task to run: work ${culpritOf(slot)} left running after it returned. It is replaced.`);
+      const about = `the memory limit of ${memoryLimitMb} MiB (about ${Math.round(grownMb)} MiB)`;
+      report(
+        nested
+          ? `${laneWorker(slot.lane)} has no task to run, but threads ${culpritOf(slot)} started (new Worker) and left running after it returned grew the process past ${about}. It is replaced, which ends them.`
+          : `${laneWorker(slot.lane)} grew past ${about} with no task to run: work ${culpritOf(slot)} left running after it returned. It is replaced.`,
+      );
       replaceWorker(slot);
     },
   });
@@ -279,6 +298,9 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
         break;
       case "output":
         output(message.stream, message.text);
+        break;
+      case "nested":
+        slot.nestedLive = message.live;
         break;
       case "collected":
         if (job && job.collectAskedAt !== undefined) answeredCollect(slot, job, message.held_mb);

@@ -19,7 +19,7 @@ import { spawnThroughMain } from "./_spawn-through-main.ts";
 import { laneWorker, type TaskError, type TaskOutcome, type WorkerTask } from "./task.ts";
 import { thrownClass, thrownDetail, thrownMessage, UNSAID } from "../execution/thrown.ts";
 import { currentThread } from "./memory-watchdog.ts";
-import { guardOwnProcess, refusedCall } from "./_own-process.ts";
+import { guardOwnProcess, onNestedWorkers, refusedCall } from "./_own-process.ts";
 import { packagePaths } from "./_linked-packages.ts";
 import { trackTopLevelWork, type PendingWork } from "./_top-level-deferrals.ts";
 import { builtinsSnapshot } from "./_pristine-builtins.ts";
@@ -90,6 +90,9 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
   let current: Running | null = null;
 
   const post = (message: FromWorker) => port.postMessage(toWire(message));
+  // A thread a handler starts and leaves running is no task's: the pool's idle watch looks at the
+  // process for what such threads take, while this worker has any (docs/containment.md).
+  onNestedWorkers((live) => post({ type: "nested", live }));
   // The shared prototypes as this worker began: what a handler adds or replaces there (a deep
   // merge of an input's "__proto__" key) is taken back once its task ends, and what work it left
   // running changed, before the next task begins (docs/containment.md).

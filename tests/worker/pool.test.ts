@@ -474,6 +474,62 @@ describe("createWorkerPool", () => {
     expect(await p.run(task("echo", "fixture.echo", { n: 6 }), { lane: "execution" }).outcome).toMatchObject({ ok: true });
   });
 
+  // A thread a handler started (new Worker) is on no worker's counters: the process's are looked
+  // at while an idle worker has one alive (containment tester, session 42: one grew a server past 2 GB).
+  test("a worker with no task whose handler left a thread allocating is replaced once the process grew past the memory limit, which ends the thread", async () => {
+    if (process.platform !== "linux") return;
+    const p = makePool({ idleCheckMs: 100, memoryLimitMb: 32 });
+    expect(await p.run(task("leaves-thread", "fixture.leaves-thread", { mode: "hog" }), { lane: "execution" }).outcome).toEqual({ ok: true, output: {} });
+    for (let i = 0; i < 200 && p.stats().replaced === 0; i++) await Bun.sleep(50);
+    expect(p.stats()).toMatchObject({ replaced: 1, memory_stops: 1 });
+    expect(problems.join("\n")).toMatch(/An execution worker has no task to run, but threads fixture\.leaves-thread started \(new Worker\) and left running after it returned grew the process past the memory limit of 32 MiB \(about \d+ MiB\)\. It is replaced, which ends them\./);
+    // Ended with its worker: the process no longer grows by 100 MB a second.
+    await Bun.sleep(300);
+    const before = process.memoryUsage.rss();
+    await Bun.sleep(1000);
+    expect((process.memoryUsage.rss() - before) / 2 ** 20).toBeLessThan(50);
+    expect(await p.run(task("echo", "fixture.echo", { n: 8 }), { lane: "execution" }).outcome).toMatchObject({ ok: true });
+  });
+
+  test("a thread left allocating beside a running task is its worker's to answer for, not the task's, which started none", async () => {
+    if (process.platform !== "linux") return;
+    const p = makePool({ executionWorkers: 2, idleCheckMs: 100, memoryLimitMb: 32 });
+    const w = watcher();
+    const running = p.run(task("waits", "fixture.waits", { mode: "reason" }), { lane: "execution", onEvents: w.onEvents });
+    await w.started;
+    expect(await p.run(task("leaves-thread", "fixture.leaves-thread", { mode: "hog" }), { lane: "execution" }).outcome).toEqual({ ok: true, output: {} });
+    for (let i = 0; i < 200 && p.stats().replaced === 0; i++) await Bun.sleep(50);
+    expect(p.stats()).toMatchObject({ replaced: 1, memory_stops: 1 });
+    expect(problems.join("\n")).toContain("threads fixture.leaves-thread started (new Worker) and left running after it returned grew the process");
+    running.cancel();
+    expect(await running.outcome).toMatchObject({ ok: false, error: { kind: "cancelled" } });
+  });
+
+  test("a worker with no task whose handler left a thread spinning is replaced after a few looks, which ends the spin", async () => {
+    if (process.platform !== "linux") return;
+    const p = makePool({ idleCheckMs: 100 });
+    expect(await p.run(task("leaves-thread", "fixture.leaves-thread", { mode: "spin" }), { lane: "execution" }).outcome).toEqual({ ok: true, output: {} });
+    for (let i = 0; i < 100 && p.stats().replaced === 0; i++) await Bun.sleep(50);
+    expect(p.stats().replaced).toBe(1);
+    expect(problems.join("\n")).toMatch(/An execution worker has no task to run, but threads fixture\.leaves-thread started \(new Worker\) and left running after it returned kept busy for about \d+ s\. It is replaced, which ends them\./);
+    const before = threadCpuMs();
+    await Bun.sleep(1000);
+    const after = threadCpuMs();
+    const busiest = Math.max(0, ...[...after].map(([tid, ms]) => ms - (before.get(tid) ?? 0)));
+    expect(busiest).toBeLessThan(500);
+  });
+
+  test("a thread a handler left resting, or one that ended, costs its worker nothing", async () => {
+    if (process.platform !== "linux") return;
+    const p = makePool({ idleCheckMs: 200, memoryLimitMb: 32 });
+    expect(await p.run(task("leaves-thread", "fixture.leaves-thread", { mode: "rest" }), { lane: "execution" }).outcome).toEqual({ ok: true, output: {} });
+    // A spin of 150 ms, then the thread ends itself: less than half of two looks in a row can hold.
+    expect(await p.run(task("leaves-thread", "fixture.leaves-thread", { mode: "spin", stop_after_ms: 150 }), { lane: "execution" }).outcome).toEqual({ ok: true, output: {} });
+    await Bun.sleep(2500);
+    expect(problems).toEqual([]);
+    expect(p.stats().replaced).toBe(0);
+  });
+
   test("a task handed to a worker whose leftover outgrows the memory limit before the worker read it runs on the next worker, never charged with memory_exceeded", async () => {
     // No take-back for a slow start, nor a look at idle workers, within the test: only the memory limit acts.
     const p = makePool({ memoryLimitMb: 16, startTimeoutMs: 60_000, idleCheckMs: 60_000 });

@@ -11,6 +11,7 @@ import { repeatedFlag, UsageError, type DocketCommandMeta } from "../_command-li
 import { inertOutput } from "../github-actions.ts";
 import { settleOutput, writerOf } from "../fd-writer.ts";
 import { portHolder, portTakenMessage } from "../_port-holder.ts";
+import { StoreDamagedError, storeDamagedRemedy } from "../../store/store.ts";
 
 const meta: DocketCommandMeta = {
   name: "serve",
@@ -124,6 +125,11 @@ export default defineCommand({
       if (another || error instanceof RangeError || disk || (error as Error)?.name === "StoreFileError") {
         // Only a bad flag is answered by the help; another server or the disk is not.
         throw new UsageError(`Cannot serve: ${(error as Error).message}`, command, { pointToHelp: !another && !disk });
+      }
+      // Damaged pages found while the store opened (recovery reads every unfinished execution): the
+      // file must be put back or moved aside by a person; a crash's stack says none of that.
+      if (error instanceof StoreDamagedError) {
+        throw new UsageError(`Cannot serve: ${error.message} ${storeDamagedRemedy(error.path).replace("Stop docket serve, then put", "Put")}`, command, { pointToHelp: false });
       }
       throw error;
     }

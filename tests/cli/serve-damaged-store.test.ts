@@ -1,0 +1,45 @@
+// `docket serve` on a store file damaged where only a start-up read finds it (the table of
+// run_ids, read for the marks of runs made without a server): a refusal that names the file
+// and what to do, exit 2 — not "unexpected error" and a stack (durability tester, session 42).
+import { Database } from "bun:sqlite";
+import { afterAll, expect, test } from "bun:test";
+import { closeSync, openSync, writeSync } from "node:fs";
+import { join } from "node:path";
+import { resolveLimits } from "../../runtime/execution/limits.ts";
+import { defaultMounts } from "../../runtime/server/default-mounts.ts";
+import { startServer } from "../../runtime/server/serve.ts";
+import { useDocketModules } from "../_support/capability-fixtures.ts";
+import { docket, fromSource, removeTempDirs, tempCheckout } from "./_harness.ts";
+
+useDocketModules();
+afterAll(removeTempDirs);
+
+test("docket serve on a store damaged in its run_ids refuses, naming the file and what to do, exit 2", async () => {
+  const checkout = tempCheckout();
+  const server = await startServer({ cwd: checkout, port: 0, storeKind: "sqlite", limits: resolveLimits({ overrides: {} }), capabilityDirs: [], runtime: "bun", mounts: defaultMounts, log: () => undefined });
+  try {
+    for (let i = 0; i < 5; i++) {
+      const started = await fetch(`${server.url}/api/v1/executions/start`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ capability: "health.report", input: {}, run_id: `filler-${i}` }) });
+      expect(started.status).toBe(200);
+    }
+  } finally {
+    await server.stop();
+  }
+  // A run without a server leaves a mark, which the next server records among the run_ids.
+  expect((await docket(fromSource, ["run", "health.report", "--run-id", "marked-1"], { cwd: checkout })).code).toBe(0);
+  // The run_ids table's first page overwritten, as a failing disk or a stray writer would.
+  const file = join(checkout, ".docket", "state.db");
+  const db = new Database(file, { readonly: true });
+  const { page_size: size } = db.query("PRAGMA page_size").get() as { page_size: number };
+  const { rootpage } = db.query("SELECT rootpage FROM sqlite_master WHERE name = 'run_identities'").get() as { rootpage: number };
+  db.close();
+  const fd = openSync(file, "r+");
+  writeSync(fd, Buffer.alloc(size - 200, 0xff), 0, size - 200, (rootpage - 1) * size + 100);
+  closeSync(fd);
+  const served = await docket(fromSource, ["serve", "--port", "0"], { cwd: checkout });
+  expect(served.code).toBe(2);
+  expect(served.stderr).toStartWith(`Cannot serve: The execution store ${file} is damaged: SQLite cannot read part of it (database disk image is malformed, SQLITE_CORRUPT)`);
+  expect(served.stderr).toContain(`Put back a copy of ${file} if there is one, or move it aside`);
+  expect(served.stderr).not.toContain("unexpected error");
+  expect(served.stderr).not.toContain("See docket serve --help");
+}, 60_000);

@@ -246,7 +246,13 @@ async function serveWithLog(options: ServeOptions, bind: { token: string | null;
         (stopping ??= (async () => {
           watching?.close();
           if (leftScan !== null) clearInterval(leftScan);
-          // Live clients first: each is told why, and given a moment to read what it was sent.
+          // What runs is ended first, while live clients still listen: the end of each execution
+          // (interrupted, or cancelled while it waited) reaches them, committed as every event they
+          // get is, before stream.closing — a client following one with a memory store would never
+          // learn it otherwise. A store that cannot write is not waited for long.
+          if ("close" in plane) await plane.close();
+          await settledWithin(plane.store.durable(), CLOSING_COMMIT_WAIT_MS);
+          // Then live clients: each is told why, and given a moment to read what it was sent.
           await live.closeAll(reason);
           try {
             await server.stop();
@@ -264,6 +270,16 @@ async function serveWithLog(options: ServeOptions, bind: { token: string | null;
     await booted.close().catch(() => undefined);
     throw error;
   }
+}
+
+/** How long a stopping server waits for the ends of its executions to be committed before it tells live clients it closes. */
+const CLOSING_COMMIT_WAIT_MS = 2000;
+
+/** Resolves once `promise` settles, or `ms` later, whichever is first; never rejects. */
+function settledWithin(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
+  return Promise.race([promise.then(() => undefined, () => undefined), late]).finally(() => clearTimeout(timer));
 }
 
 /** How often a server with a durable store looks for reports left by runs it did not hear. */

@@ -169,13 +169,19 @@ export function limitsContract(name: string, start: StartFn, sink: any[]): void 
       await two.close();
     });
 
-    test("stopping the server sends stream.closing, then closes", async () => {
-      const live = await openLive(server.url, "", { onFrame: (f) => sink.push(f) });
-      await live.waitFor((f) => f.type === "stream.ready");
-      // The other connections of this server may still be closing: wait for this one's ready only.
+    test("stopping the server ends what runs first: a client following it gets its end (interrupted), then stream.closing, then the close", async () => {
+      const id = await client(server).start("executions.demonstrate", { steps: 100, delay_ms: 200 });
+      const live = await openLive(server.url, `execution=${id}`, { onFrame: (f) => sink.push(f) });
+      await live.waitFor((f) => f.execution_id === id && f.type === "execution.step");
+      // The other connections of this server may still be closing: wait for this one's frames only.
       await server.stop();
       const closing = await live.waitFor((f) => f.type === "stream.closing");
       expect(closing.reason).toContain("stopping");
+      // It was told stream.closing first, and never learned how the execution ended (lifecycle tester, session 42).
+      const types = live.frames.map((f) => f.type);
+      expect(types.indexOf("execution.completed")).toBeGreaterThan(-1);
+      expect(types.indexOf("execution.completed")).toBeLessThan(types.indexOf("stream.closing"));
+      expect(live.frames.find((f) => f.type === "execution.completed")!.data).toMatchObject({ state: "failed", failure: { error_code: "interrupted" } });
       expect(await live.closed).toBeGreaterThan(0);
     });
   });

@@ -94,7 +94,8 @@ export const LIMIT_SPECS: Record<keyof Limits, LimitSpec> = {
   request_bytes_in_flight: { default: 128 * MIB, min: MIB, max: 65536 * MIB, doc: "bytes of HTTP request bodies held while being read, all together (counted as they arrive; a body of 4 KiB or less by its Content-Length, never refused); past it a request is 503 with Retry-After" },
   mcp_sessions: { default: 64, min: 1, max: 100_000, doc: "MCP sessions kept over HTTP (past it the least recently used idle one is closed)" },
   heartbeat_ms: { default: 20_000, min: 10, max: 3_600_000, doc: "quiet time before a heartbeat" },
-  report_silence_ms: { default: 30_000, min: 10, max: 3_600_000, doc: "silence before a reported run fails unavailable" },
+  // At least 250: a run reports every third of it, and a round trip on a loaded machine takes tens of ms (at 10, every run failed).
+  report_silence_ms: { default: 30_000, min: 250, max: 3_600_000, doc: "silence before a reported run fails unavailable" },
   run_identities: { default: 100_000, min: 1, max: 100_000_000, doc: "run_id identities kept" },
   artifacts_per_execution: { default: 64, min: 0, max: 100_000, doc: "artifact files per execution" },
   artifact_bytes: { default: 8 * MIB, min: 0, max: 1024 * MIB, doc: "bytes of one artifact" },

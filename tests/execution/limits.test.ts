@@ -34,6 +34,8 @@ describe("limits", () => {
     expect(() => resolveLimits({ env: { DOCKET_GRACE_MS: "ten" } })).toThrow(/DOCKET_GRACE_MS/);
     // An input no stored snapshot could hold is refused as a setting, not accepted and then lost (tester V).
     expect(() => resolveLimits({ env: { DOCKET_INPUT_BYTES: "400000000" } })).toThrow(/DOCKET_INPUT_BYTES .* from 1024 to 134217728/);
+    // A silence no run can report within: at 10 ms every reported run failed on the server (lifecycle tester, session 42).
+    expect(() => resolveLimits({ overrides: { report_silence_ms: 10 } })).toThrow(/--report-silence-ms .* from 250 to 3600000, got 10/);
   });
 
   test("every limit has one env name and one flag name derived from its key", () => {

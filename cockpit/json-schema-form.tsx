@@ -2,6 +2,7 @@
 import { callsDirectly, runsAsExecution, type RegisteredCapability } from "../runtime/capability/registered.ts";
 import { formShape, ROW_INDEX, rowFields, type FieldSpec } from "./form-fields.ts";
 import { hasSensitive, holdsSensitive } from "../runtime/execution/redaction.ts";
+import { declaredOnly, schemaBranches } from "../runtime/execution/undeclared-fields.ts";
 import { optionValue, RAW_JSON_CONTROL } from "./form-input.ts";
 import { PostedForm } from "./form-names.ts";
 import { serverTimeZone, toServerWallTime } from "./local-time.ts";
@@ -345,11 +346,20 @@ function Field(props: FieldProps) {
   );
 }
 
-/** Whether raw JSON typed for `schema` may hold a secret: it does, or it is not JSON enough to tell. */
+/**
+ * Whether raw JSON typed for `schema` may hold a secret: it does, it is not JSON enough to tell,
+ * or it is not the schema's shape — a field the schema does not declare (`{"input":{"token":…}}`,
+ * a misspelt `"tokn"`), or no object where the schema takes one (`[{…}]`, a bare string): a
+ * secret sent in the wrong place is one all the same (containment tester, session 42).
+ */
 function mayHoldSecret(json: string, schema: RegisteredCapability["input_schema"]): boolean {
   if (!hasSensitive(schema)) return false;
   try {
-    return holdsSensitive(JSON.parse(json), schema);
+    const value: unknown = JSON.parse(json);
+    const isObject = value !== null && typeof value === "object" && !Array.isArray(value);
+    const takesOnlyObjects = schemaBranches(schema).every((branch) => branch.type === "object");
+    if (takesOnlyObjects && !isObject) return true;
+    return holdsSensitive(value, schema) || JSON.stringify(declaredOnly(value, schema)) !== JSON.stringify(value);
   } catch {
     return true;
   }

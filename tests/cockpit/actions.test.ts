@@ -144,6 +144,18 @@ describe("cockpit forms", () => {
     const raw = await server.post("/cockpit/capabilities/team.deploy", deployForm({ raw_json: '{"target":"staging","token":"x"}' }));
     expect(raw.status).toBe(200);
     expect(JSON.parse(textOf(parseHtml(await raw.text()), '[data-slot="result"]')!).deployed).toBe("staging");
+    // A secret sent in the wrong place — the API's body shape, a misspelt field, an array, a bare
+    // string — is a secret all the same: the box is not filled again (containment tester, session 42).
+    for (const wrong of ['{"input":{"target":"staging","token":"ghp_wrongplace1"}}', '{"target":"staging","tokn":"ghp_misspelt22"}', '[{"token":"ghp_inarray333"}]', '"ghp_barestring4"']) {
+      const refused = await server.post("/cockpit/capabilities/team.deploy", deployForm({ raw_json: wrong }));
+      expect(refused.status).toBe(400);
+      const html = await refused.text();
+      expect(html).not.toContain("ghp_");
+      expect(textOf(parseHtml(html), "#raw-json-help")).toContain("the JSON you sent is not filled in again");
+    }
+    // JSON of the schema's shape that gives no secret is filled again, to be corrected.
+    const moon = parseHtml(await (await server.post("/cockpit/capabilities/team.deploy", deployForm({ raw_json: '{"target":"moon"}' }))).text());
+    expect(moon.querySelector("#raw-json")?.textContent).toBe('{"target":"moon"}');
 
     const notAForm = await fetch(`${server.url}/cockpit/capabilities/team.deploy`, { method: "POST", headers: { "content-type": "application/json", origin: server.url }, body: "{}" });
     expect(notAForm.status).toBe(415);

@@ -1,19 +1,22 @@
 import { randomBytes } from "node:crypto";
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-// W3C Trace Context level 1: version 00, lower-case hex, trace and parent ids not all zeros.
-const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-[0-9a-f]{2}$/;
+// W3C Trace Context level 1: lower-case hex, trace and parent ids not all zeros. Version 00 is
+// exactly this; a later version (01–fe) is read by the same first fields, and may go on after a
+// "-", as the recommendation asks of a receiver; ff is never valid.
+const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-[0-9a-f]{2}(-.*)?$/s;
 
 /** The request's `X-Request-Id` when it has a safe shape, else a fresh one. */
 export function requestIdFrom(header: string | undefined): string {
   return header !== undefined && REQUEST_ID.test(header) ? header : `r-${randomBytes(10).toString("hex")}`;
 }
 
-/** The trace id of a valid W3C `traceparent` (version 00), else null. */
+/** The trace id of a valid W3C `traceparent` (version 00, or a later one's first fields), else null. */
 export function traceIdFrom(traceparent: string | undefined): string | null {
   const match = traceparent === undefined ? null : TRACEPARENT.exec(traceparent.trim());
   if (!match) return null;
-  const [, trace, parent] = match;
+  const [, version, trace, parent, more] = match;
+  if (version === "ff" || (version === "00" && more !== undefined)) return null;
   return /^0+$/.test(trace!) || /^0+$/.test(parent!) ? null : trace!;
 }
 

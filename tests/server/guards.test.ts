@@ -57,13 +57,16 @@ describe("guards", () => {
     expect(sameSecret("", "abc")).toBe(false);
   });
 
-  test("request ids are kept when well-formed; traceparent version 00 with non-zero ids gives the trace id", () => {
+  test("request ids are kept when well-formed; traceparent with non-zero ids gives the trace id", () => {
     expect(requestIdFrom("a.b:c-1_2")).toBe("a.b:c-1_2");
     expect(requestIdFrom("x".repeat(129))).not.toBe("x".repeat(129));
     expect(requestIdFrom("has space")).toMatch(/^r-[0-9a-f]{20}$/);
     const trace = "4bf92f3577b34da6a3ce929d0e0e4736";
     expect(traceIdFrom(`00-${trace}-00f067aa0ba902b7-01`)).toBe(trace);
-    for (const bad of [`01-${trace}-00f067aa0ba902b7-01`, `00-${"0".repeat(32)}-00f067aa0ba902b7-01`, `00-${trace}-${"0".repeat(16)}-01`, `00-${trace.toUpperCase()}-00f067aa0ba902b7-01`, "garbage", undefined]) {
+    // A later version is read by its first fields, with or without more after them (lifecycle tester, session 42).
+    expect(traceIdFrom(`01-${trace}-00f067aa0ba902b7-01`)).toBe(trace);
+    expect(traceIdFrom(`cc-${trace}-00f067aa0ba902b7-01-what-the-future-has`)).toBe(trace);
+    for (const bad of [`ff-${trace}-00f067aa0ba902b7-01`, `00-${trace}-00f067aa0ba902b7-01-more`, `01-${trace}-00f067aa0ba902b7-01more`, `00-${"0".repeat(32)}-00f067aa0ba902b7-01`, `00-${trace}-${"0".repeat(16)}-01`, `00-${trace.toUpperCase()}-00f067aa0ba902b7-01`, "garbage", undefined]) {
       expect(traceIdFrom(bad)).toBeNull();
     }
   });

@@ -247,9 +247,11 @@ async function openStore(kind: BootOptions["storeKind"], root: string, limits: L
   const now = clock ? () => clock.now() : undefined;
   // A listener that throws is a bug worth its stack in the server's log (and log file).
   const onListenerError = log && ((error: unknown, event: { event_id: string }) => log(`docket: an event listener threw on ${event.event_id}; further errors of this subscription are not reported: ${(error as Error)?.stack ?? String(error)}`));
-  if (kind === "memory") return createMemoryStore({ limits, clock: now, onListenerError });
+  // Nobody can settle it any more: said, with what to do, rather than gone without a word (docs/reconciliation.md).
+  const onForgotUnsettled = log && ((forgotten: { id: string; capability: string }) => log(`docket forgot ${forgotten.id} (${forgotten.capability}), whose outcome was unknown and never settled: more unsettled executions than executions_retained (${limits.executions_retained}) were held, so the oldest went, and it can no longer be reconciled. Settle unknown outcomes as they come (docket executions reconcile <id>, or the cockpit), or raise --executions-retained.`));
+  if (kind === "memory") return createMemoryStore({ limits, clock: now, onListenerError, onForgotUnsettled });
   const { createSqliteStore } = await import("./store/sqlite-store.ts");
-  const store = createSqliteStore({ path: join(ensureDocketDir(root), "state.db"), limits, clock: now, onListenerError, artifactsHeld: (id) => hasArtifacts(root, id), onPersistError: log && ((error) => log(`docket could not write the execution store (${(error as Error)?.message ?? error}); retrying`)) });
+  const store = createSqliteStore({ path: join(ensureDocketDir(root), "state.db"), limits, clock: now, onListenerError, onForgotUnsettled, artifactsHeld: (id) => hasArtifacts(root, id), onPersistError: log && ((error) => log(`docket could not write the execution store (${(error as Error)?.message ?? error}); retrying`)) });
   if (store.recovered.length > 0) {
     const failed = store.recovered.filter((r) => r.state === "failed").length;
     const ended = [failed > 0 ? `${failed} running → failed (interrupted)` : "", failed < store.recovered.length ? `${store.recovered.length - failed} queued → cancelled` : ""];

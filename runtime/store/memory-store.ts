@@ -6,7 +6,7 @@ import type { ExecutionSnapshot } from "../execution/snapshot.ts";
 import { EXECUTION_STATES, isTerminal, type ExecutionState } from "../execution/state-machine.ts";
 import { outcomeUnknown } from "../execution/retention.ts";
 import type { Limits } from "../execution/limits.ts";
-import { headsLimit, type AppendOptions, type EventsPage, type ExecutionHead, type ExecutionStore, type HeadsPage, type ListFilter, type ListPage, type NewExecution, type RunIdentity } from "./store.ts";
+import { headsLimit, type AppendOptions, type EventsPage, type ExecutionHead, type ExecutionStore, type ForgotUnsettled, type HeadsPage, type ListFilter, type ListPage, type NewExecution, type RunIdentity } from "./store.ts";
 import { checkBatch, initialSnapshot } from "./_fold.ts";
 import { EventRing } from "./_event-ring.ts";
 import { SEAL_MAX_EVENTS, SealedExecution } from "./_sealed-execution.ts";
@@ -26,6 +26,8 @@ export interface MemoryStoreOptions {
   clock?: () => Date;
   /** Told about the first error each subscription's listener throws; default: one line on stderr. */
   onListenerError?: (error: unknown, event: ExecutionEvent) => void;
+  /** Told when an unsettled unknown outcome is forgotten (store.ts). */
+  onForgotUnsettled?: ForgotUnsettled;
 }
 
 /**
@@ -145,7 +147,9 @@ export function createMemoryStore(options: MemoryStoreOptions): ExecutionStore {
       // Forgotten already (an execution that became terminal twice is on the heap twice).
       if (row < 0) continue;
       const entry = liveByOrder.get(order);
-      if (entry === undefined) dropSealed(row, sealing.texts.get(rows.idRef(row)));
+      const id = entry?.id ?? sealing.texts.get(rows.idRef(row));
+      if (wasUnsettled) options.onForgotUnsettled?.({ id, capability: rows.capability(row) });
+      if (entry === undefined) dropSealed(row, id);
       else {
         live.delete(entry.id);
         liveByOrder.delete(order);

@@ -6,7 +6,7 @@ import type { EventDraft, ExecutionEvent } from "../execution/protocol.ts";
 import type { ExecutionSnapshot } from "../execution/snapshot.ts";
 import { EXECUTION_STATES, isTerminal, type ExecutionState } from "../execution/state-machine.ts";
 import type { Limits } from "../execution/limits.ts";
-import { StoreDamagedError, storeDamagedRemedy, type AppendOptions, type EventsPage, type ExecutionStore, type HeadsPage, type ListFilter, type ListPage, type NewExecution, type RunIdentity, type StorageFault } from "./store.ts";
+import { StoreDamagedError, storeDamagedRemedy, type AppendOptions, type EventsPage, type ExecutionStore, type ForgotUnsettled, type HeadsPage, type ListFilter, type ListPage, type NewExecution, type RunIdentity, type StorageFault } from "./store.ts";
 import { checkBatch, initialSnapshot } from "./_fold.ts";
 import { createFanOut } from "./_fan-out.ts";
 import { ForgetOrder } from "./_forget-order.ts";
@@ -39,6 +39,8 @@ export interface SqliteStoreOptions {
   clock?: () => Date;
   /** Told about the first error each subscription's listener throws; default: one line on stderr. */
   onListenerError?: (error: unknown, event: ExecutionEvent) => void;
+  /** Told when an unsettled unknown outcome is forgotten (store.ts). */
+  onForgotUnsettled?: ForgotUnsettled;
   /** Told when writing to the file fails (the write is retried); default: one line on stderr. */
   onPersistError?: (error: unknown) => void;
   /** Told when an execution's changes could not be written at all and it was failed instead; default: one line on stderr. */
@@ -234,10 +236,12 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
    */
   function evict(exempt?: ReadonlySet<Entry>): void {
     while (held > limits.executions_retained) {
+      const unsettledBefore = finished.unsettledCount;
       const entry = finished.next(limits.executions_retained, (e) => exempt?.has(e) === true || endPending(e));
       if (entry === undefined) return;
       // Failed as unwritable, an entry may be in the heap twice (see failUnwritable).
       if (entry.forgotten || !isTerminal(entry.state)) continue;
+      if (finished.unsettledCount < unsettledBefore) options.onForgotUnsettled?.({ id: entry.id, capability: entry.capability });
       entry.forgotten = true;
       held--;
       counts[entry.state]--;

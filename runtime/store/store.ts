@@ -133,6 +133,13 @@ export function storeDamagedRemedy(path: string): string {
   return `Stop docket serve, then put back a copy of ${path} if there is one, or move it aside (with ${path}-wal and ${path}-shm) to start a new store — sqlite3's .recover may save what is still readable. Restarting alone keeps the damage.`;
 }
 
+/**
+ * Told when a finished execution whose outcome is unknown, and never settled, is forgotten: the
+ * unsettled ones alone outnumbered `executions_retained` (docs/reconciliation.md). Nobody can
+ * reconcile it any more, so the server's log says so.
+ */
+export type ForgotUnsettled = (forgotten: { id: string; capability: string }) => void;
+
 /** Why the store cannot write what it holds right now (disk full, I/O error, a file damaged or removed), and since when. */
 export interface StorageFault {
   /** The error's own words, for the server's log and health.report; never a client's answer. */

@@ -93,8 +93,11 @@ export function reconcileCases(f: Fixture): void {
       }
       expect(store.get(idOf(5))).toBeNull();
       expect(store.get(idOf(7))).not.toBeNull();
+      // Known outcomes went without a word; an unsettled one is told, for the server's log (durability tester, session 42).
+      expect(f.forgotUnsettled).toEqual([]);
       store.create(newExecution(10));
       expect(store.get(idOf(7))).toBeNull();
+      expect(f.forgotUnsettled).toEqual([{ id: idOf(7), capability: store.get(idOf(8))!.capability }]);
       expect([8, 9].map((n) => store.get(idOf(n))?.failure?.outcome_certainty)).toEqual(["unknown", "unknown"]);
       expect(store.list().items.map((s) => s.id)).toEqual([idOf(10), idOf(9), idOf(8), idOf(6)]);
     });

@@ -13,6 +13,8 @@ export type MakeStore = (limits: Limits, clock: () => Date) => ExecutionStore;
 export interface Fixture {
   make(overrides?: Partial<Limits>): ExecutionStore;
   clock: TestClock;
+  /** What the store last made was told of the unsettled executions it forgot (store.ts, ForgotUnsettled). */
+  forgotUnsettled: Array<{ id: string; capability: string }>;
 }
 
 /** A wall clock the test moves by hand. */

@@ -1,6 +1,6 @@
 import { describe } from "bun:test";
 import type { Limits } from "../../runtime/execution/limits.ts";
-import type { ExecutionStore } from "../../runtime/store/store.ts";
+import type { ExecutionStore, ForgotUnsettled } from "../../runtime/store/store.ts";
 import { limitsWith, TestClock, type Fixture } from "./_fixtures.ts";
 import { lifecycleCases } from "./_contract-lifecycle.ts";
 import { boundsCases } from "./_contract-bounds.ts";
@@ -15,14 +15,16 @@ import { textLimitCases } from "./_contract-text-limits.ts";
  * The execution store contract (docs/architecture.md): every implementation runs this one suite. `makeStore`
  * builds a fresh, empty store with the given limits and clock for each test.
  */
-export function storeContract(name: string, makeStore: (limits: Limits, clock: () => Date) => ExecutionStore): void {
+export function storeContract(name: string, makeStore: (limits: Limits, clock: () => Date, onForgotUnsettled: ForgotUnsettled) => ExecutionStore): void {
   describe(`store contract: ${name}`, () => {
     const f: Fixture = {
       clock: new TestClock(),
+      forgotUnsettled: [],
       make(overrides = {}) {
         this.clock = new TestClock();
         const clock = this.clock;
-        return makeStore(limitsWith(overrides), () => clock.now());
+        const forgot: Fixture["forgotUnsettled"] = (this.forgotUnsettled = []);
+        return makeStore(limitsWith(overrides), () => clock.now(), (forgotten) => forgot.push(forgotten));
       },
     };
     lifecycleCases(f);

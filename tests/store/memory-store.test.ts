@@ -6,7 +6,7 @@ import { draft, idOf, limitsWith, newExecution, pathTo } from "./_fixtures.ts";
 import { reconciled, unknownEnd } from "./_contract-reconcile.ts";
 import { countStringify } from "../_support/count-stringify.ts";
 
-storeContract("memory", (limits, clock) => createMemoryStore({ limits, clock, onListenerError: () => {} }));
+storeContract("memory", (limits, clock, onForgotUnsettled) => createMemoryStore({ limits, clock, onListenerError: () => {}, onForgotUnsettled }));
 
 describe("memory store", () => {
   test("memory store serializes no event for its subscribers: each gets the event, and serializes it only if it needs to", async () => {

@@ -29,7 +29,7 @@ afterAll(() => {
   removeDbDirs();
 });
 
-storeContract("sqlite", (limits, clock) => createSqliteStore({ path: join(dir, `${++n}.db`), limits, clock, onListenerError: () => {} }));
+storeContract("sqlite", (limits, clock, onForgotUnsettled) => createSqliteStore({ path: join(dir, `${++n}.db`), limits, clock, onListenerError: () => {}, onForgotUnsettled }));
 
 /**
  * The same store, written to the file after every call that changes it: every read then comes
@@ -56,7 +56,7 @@ function writtenThrough(store: SqliteExecutionStore): ExecutionStore {
   };
 }
 
-storeContract("sqlite, written through", (limits, clock) => writtenThrough(createSqliteStore({ path: join(dir, `${++n}.db`), limits, clock, onListenerError: () => {} })));
+storeContract("sqlite, written through", (limits, clock, onForgotUnsettled) => writtenThrough(createSqliteStore({ path: join(dir, `${++n}.db`), limits, clock, onListenerError: () => {}, onForgotUnsettled })));
 
 chunkCases();
 restartCases();

@@ -422,7 +422,10 @@ export function createEngine(options: EngineOptions): Engine {
       throw failure(edge, {
         error_code: "capacity",
         stage: "admit",
-        message: `Cannot start ${capability.id}: ${waiting === 1 ? "1 execution is" : `${waiting} executions are`} already waiting (limit ${limits.max_queued}).`,
+        message:
+          limits.max_queued === 0
+            ? `Cannot start ${capability.id}: ${limits.max_concurrent === 1 ? "the one execution this server runs at once is running" : `the ${limits.max_concurrent} executions this server runs at once are running`}, and it queues none (max_queued 0).`
+            : `Cannot start ${capability.id}: ${waiting === 1 ? "1 execution is" : `${waiting} executions are`} already waiting (limit ${limits.max_queued}).`,
         context: { queued: waiting, limit: limits.max_queued, retry_after_s: 1 },
       });
     }

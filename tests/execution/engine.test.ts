@@ -226,6 +226,13 @@ describe("engine.start", () => {
     expect(snapshotOf(h.engine.start({ capability: "demo.read", input: {} }, EDGE)).state).toBe("queued");
   });
 
+  test("with max_queued 0, a start while every execution slot is taken is refused saying no queue is kept, not '0 executions are already waiting' (lifecycle tester, session 42)", () => {
+    const h = harness({ max_concurrent: 1, max_queued: 0 });
+    h.engine.start({ capability: "demo.read", input: {} }, EDGE);
+    const refused = failureOf(() => h.engine.start({ capability: "demo.read", input: {} }, EDGE));
+    expect(refused).toMatchObject({ error_code: "capacity", message: "Cannot start demo.read: the one execution this server runs at once is running, and it queues none (max_queued 0)." });
+  });
+
   test("engine.start refuses with capacity when the queue is full, and runs at most max_concurrent at once", async () => {
     const h = harness({ max_concurrent: 1, max_queued: 2 });
     const ids = [0, 1, 2].map(() => h.engine.start({ capability: "demo.read", input: {} }, EDGE).execution.id);

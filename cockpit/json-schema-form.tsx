@@ -1,8 +1,7 @@
 /** @jsxImportSource hono/jsx */
 import { callsDirectly, runsAsExecution, type RegisteredCapability } from "../runtime/capability/registered.ts";
 import { formShape, ROW_INDEX, rowFields, type FieldSpec } from "./form-fields.ts";
-import { hasSensitive, holdsSensitive } from "../runtime/execution/redaction.ts";
-import { declaredOnly, schemaBranches } from "../runtime/execution/undeclared-fields.ts";
+import { mayHoldSecret } from "./raw-json-secret.ts";
 import { optionValue, RAW_JSON_CONTROL } from "./form-input.ts";
 import { PostedForm } from "./form-names.ts";
 import { serverTimeZone, toServerWallTime } from "./local-time.ts";
@@ -344,25 +343,6 @@ function Field(props: FieldProps) {
       <FieldError id={id} error={error} />
     </div>
   );
-}
-
-/**
- * Whether raw JSON typed for `schema` may hold a secret: it does, it is not JSON enough to tell,
- * or it is not the schema's shape — a field the schema does not declare (`{"input":{"token":…}}`,
- * a misspelt `"tokn"`), or no object where the schema takes one (`[{…}]`, a bare string): a
- * secret sent in the wrong place is one all the same (containment tester, session 42).
- */
-function mayHoldSecret(json: string, schema: RegisteredCapability["input_schema"]): boolean {
-  if (!hasSensitive(schema)) return false;
-  try {
-    const value: unknown = JSON.parse(json);
-    const isObject = value !== null && typeof value === "object" && !Array.isArray(value);
-    const takesOnlyObjects = schemaBranches(schema).every((branch) => branch.type === "object");
-    if (takesOnlyObjects && !isObject) return true;
-    return holdsSensitive(value, schema) || JSON.stringify(declaredOnly(value, schema)) !== JSON.stringify(value);
-  } catch {
-    return true;
-  }
 }
 
 /**

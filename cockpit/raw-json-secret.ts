@@ -1,0 +1,67 @@
+import type { JsonSchema } from "../runtime/capability/registered.ts";
+import { hasSensitive, holdsSensitive, isSensitiveSchema } from "../runtime/execution/redaction.ts";
+import { schemaBranches } from "../runtime/execution/undeclared-fields.ts";
+import { SENSITIVE_MARK } from "../runtime/capability/sensitive.ts";
+
+/** At most this many values of the JSON are looked at; past it, it is taken as holding a secret. */
+const MAX_VISITS = 100_000;
+
+/**
+ * Whether raw JSON typed for `schema` may hold a secret, so that the cockpit does not fill it in
+ * again (docs/security.md): the schema has a sensitive place, and the JSON gives it a value, is
+ * not JSON enough to tell, or is not the schema's shape at some depth — a field the schema does
+ * not declare (`{"input":{"token":…}}`, a misspelt name, one inside a record's value), or a value
+ * of another kind than the schema takes there (a string or an array where an object goes): a
+ * secret sent in the wrong place is one all the same (containment testers, session 42).
+ */
+export function mayHoldSecret(json: string, schema: JsonSchema): boolean {
+  if (!hasSensitive(schema)) return false;
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch {
+    return true;
+  }
+  return holdsSensitive(value, schema) || !fitsShape(value, schema);
+}
+
+/** Whether `value` is of a kind its schema takes, with only the fields it declares, at every depth. */
+function fitsShape(value: unknown, schema: JsonSchema): boolean {
+  let visits = 0;
+  const fits = (member: unknown, node: unknown): boolean => {
+    if (++visits > MAX_VISITS) return false;
+    // null gives no place a value; a node that says nothing takes anything.
+    if (member === null) return true;
+    const branches = schemaBranches(node, schema);
+    if (branches.length === 0) return true;
+    // What a sensitive place holds is the secret's (holdsSensitive says whether there is one).
+    if (branches.some((branch) => isSensitiveSchema(branch as JsonSchema) || (branch as Record<string, unknown>)[SENSITIVE_MARK] === true)) return true;
+    return branches.some((branch) => fitsBranch(member, branch as JsonSchema, fits));
+  };
+  return fits(value, schema);
+}
+
+/** Whether `value` fits one branch of a schema node (no union left in it). */
+function fitsBranch(value: unknown, branch: JsonSchema, fits: (member: unknown, node: unknown) => boolean): boolean {
+  const types = branch.type === undefined ? null : ([] as unknown[]).concat(branch.type);
+  const kind = Array.isArray(value) ? "array" : typeof value === "object" ? "object" : typeof value === "number" ? (Number.isInteger(value) ? "integer" : "number") : typeof value;
+  if (types !== null && !types.includes(kind) && !(kind === "integer" && types.includes("number"))) return false;
+  if (Array.isArray(value)) {
+    const items = (branch as { items?: unknown }).items;
+    return items === undefined || value.every((member) => fits(member, items));
+  }
+  if (kind !== "object") return true;
+  const { properties, additionalProperties, patternProperties } = branch as { properties?: Record<string, unknown>; additionalProperties?: unknown; patternProperties?: unknown };
+  // A pattern's fields are not matched here: taken as any field, as the input's check reads them.
+  if (patternProperties !== undefined) return true;
+  for (const [key, member] of Object.entries(value as Record<string, unknown>)) {
+    if (properties !== undefined && Object.hasOwn(properties, key)) {
+      if (!fits(member, properties[key])) return false;
+    } else if (additionalProperties !== undefined && additionalProperties !== false) {
+      if (additionalProperties !== true && !fits(member, additionalProperties)) return false;
+    } else if (properties !== undefined || additionalProperties === false) {
+      return false;
+    }
+  }
+  return true;
+}

@@ -1,0 +1,60 @@
+import { describe, expect, test } from "bun:test";
+import * as v from "valibot";
+import { mayHoldSecret } from "../../cockpit/raw-json-secret.ts";
+import { toCapabilityJsonSchema } from "../../runtime/capability/json-schema.ts";
+import { sensitive } from "../../runtime/capability/sensitive.ts";
+
+// The raw JSON box is filled again only with JSON that can hold no secret (docs/security.md).
+const schema = toCapabilityJsonSchema(
+  v.object({
+    name: v.string(),
+    count: v.optional(v.number()),
+    tags: v.optional(v.array(v.string())),
+    auth: v.optional(v.object({ user: v.string(), token: sensitive(v.string()) })),
+    items: v.optional(v.array(v.object({ label: v.string(), key: sensitive(v.string()) }))),
+    byHost: v.optional(v.record(v.string(), v.object({ pass: sensitive(v.string()) }))),
+    labels: v.optional(v.record(v.string(), v.string())),
+    mode: v.optional(v.variant("kind", [v.object({ kind: v.literal("a"), a: v.string() }), v.object({ kind: v.literal("b"), secret: sensitive(v.string()) })])),
+    note: v.optional(v.nullable(v.string())),
+  }),
+  "input",
+);
+
+describe("mayHoldSecret", () => {
+  test("JSON of the schema's shape that gives no secret may be shown again, whatever else is wrong with it", () => {
+    for (const json of ['{"name":"n"}', '{"name":"n","count":-1}', '{"count":1.5,"tags":["a","b"]}', '{"name":"n","auth":{"user":"u"}}', '{"name":"n","items":[{"label":"l"}]}', '{"name":"n","byHost":{"h":{}}}', '{"name":"n","labels":{"x":"y"}}', '{"name":"n","mode":{"kind":"a","a":"x"}}', '{"name":"n","note":null}', "{}"]) {
+      expect([json, mayHoldSecret(json, schema)]).toEqual([json, false]);
+    }
+  });
+
+  test("a secret, JSON that does not parse, or a shape the schema does not take at any depth is withheld (containment and checking testers, session 42)", () => {
+    for (const json of [
+      '{"name":"n","auth":{"user":"u","token":"s3cret"}}',
+      '{"name":"n","items":[{"label":"l","key":"s3cret"}]}',
+      '{"name":"n","mode":{"kind":"b","secret":"s3cret"}}',
+      "{not json",
+      // The wrong place, at the top and below it.
+      '{"input":{"name":"n","auth":{"token":"s3cret"}}}',
+      '{"name":"n","tokn":"s3cret"}',
+      '[{"auth":{"token":"s3cret"}}]',
+      '"s3cret"',
+      '{"name":"n","auth":"s3cret"}',
+      '{"name":"n","auth":["s3cret"]}',
+      '{"name":"n","items":["s3cret"]}',
+      '{"name":"n","byHost":{"h":{"pas":"s3cret"}}}',
+      '{"name":"n","byHost":{"h":"s3cret"}}',
+      '{"name":"n","tags":[{"token":"s3cret"}]}',
+      '{"name":"n","auth":{"user":"u","tokn":"s3cret"}}',
+      // A value of another kind than the place takes: a number may be the secret (a PIN) as well.
+      '{"name":5}',
+    ]) {
+      expect([json, mayHoldSecret(json, schema)]).toEqual([json, true]);
+    }
+  });
+
+  test("an input with no secret field is always shown again", () => {
+    const plain = toCapabilityJsonSchema(v.object({ name: v.string() }), "input");
+    expect(mayHoldSecret('{"input":{"token":"x"}}', plain)).toBe(false);
+    expect(mayHoldSecret("{not json", plain)).toBe(false);
+  });
+});

@@ -6,7 +6,11 @@ import { statCpuMs, threadStat } from "./memory-watchdog.ts";
  * such threads alive (and no busy one has: those are their task's, for the memory watchdog), this
  * look counts what the process used beyond the main thread and the pool's own threads; past the
  * memory limit, or busy for `strikes` periods in a row (or `windowShare` of the last `windowLooks`),
- * those idle workers are replaced — which ends the threads they started (docs/containment.md).
+ * an idle worker with such threads is replaced — which ends the threads it started — and the look
+ * begins again (docs/containment.md). What the process used cannot be told apart by thread, so of
+ * several such workers the one whose thread started last goes first: a pool of threads a file
+ * keeps at its top level is older than the leftover that began to spin, and is left alone unless
+ * the use goes on without the newer one.
  */
 export interface NestedSlot {
   /** The worker's OS thread under /proc, or null (not known, or not Linux). */
@@ -15,6 +19,8 @@ export interface NestedSlot {
   tasksEnded: number;
   /** Threads handlers started on the worker that are still alive, as the worker last said. */
   nestedLive: number;
+  /** When (performance.now) the worker last said a thread started. */
+  nestedSince: number;
 }
 
 /** CPU time and minor page faults, of a thread or of several. */
@@ -86,7 +92,7 @@ export class NestedThreadsLook<S extends NestedSlot> {
     const grownMb = ((use.faults - before.atStart.faults) * PAGE_BYTES) / MIB;
     if (limitMb !== undefined && grownMb > limitMb && (rss - before.rssAtStart) / MIB > limitMb) {
       this.spell = null;
-      for (const slot of suspects) this.options.onGrew(slot, grownMb);
+      this.options.onGrew(newest(suspects), grownMb);
       return;
     }
     const busy = use.cpuMs - before.last.cpuMs >= this.options.busyShare * (now - before.at);
@@ -98,11 +104,16 @@ export class NestedThreadsLook<S extends NestedSlot> {
     const windowBusy = window.length === windowLooks && windowBusyMs >= windowShare * (now - oldest.at);
     if (strikes >= this.options.strikes || windowBusy) {
       this.spell = null;
-      for (const slot of suspects) this.options.onBusy(slot, windowBusy ? windowBusyMs : strikes * (now - before.at));
+      this.options.onBusy(newest(suspects), windowBusy ? windowBusyMs : strikes * (now - before.at));
       return;
     }
     this.spell = { ...before, last: use, at: now, strikes, window };
   }
+}
+
+/** The slot whose thread started last. */
+function newest<S extends NestedSlot>(slots: readonly S[]): S {
+  return slots.reduce((a, b) => (b.nestedSince > a.nestedSince ? b : a));
 }
 
 /** A thread's (or, for "self", the whole process's, ended threads included) use from its stat; null when unreadable. */

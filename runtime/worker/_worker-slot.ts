@@ -95,6 +95,8 @@ export class WorkerSlot<J> {
   thread: string | null = null;
   /** Threads handlers started on the current worker (`new Worker`) still alive, as it last said (the idle watch's). */
   nestedLive = 0;
+  /** When (performance.now) the current worker last said a thread of a handler's started. */
+  nestedSince = 0;
   /** Since when (ISO time) and why it is given up (MAX_START_FAILURES), or null while it is not. */
   deadSince: string | null = null;
   deadReason: string | null = null;
@@ -190,6 +192,7 @@ export class WorkerSlot<J> {
     this.isReady = false;
     this.thread = null;
     this.nestedLive = 0;
+    this.nestedSince = 0;
     this.lastError = null;
     this.ready = new Promise<void>((resolve, reject) => ((this.markReady = resolve), (this.failStart = reject)));
     // warm() may reject; a pool nobody warms must not crash the process with an unhandled rejection.

@@ -225,7 +225,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       const seconds = Math.round(busyMs / 1000);
       report(
         nested
-          ? `${laneWorker(slot.lane)} has no task to run, but threads ${culpritOf(slot)} started (new Worker) and left running after it returned kept busy for about ${seconds} s. It is replaced, which ends them.`
+          ? `${laneWorker(slot.lane)} has no task to run, and threads outside docket's own kept the process busy for about ${seconds} s; of the idle workers with threads a handler started (new Worker) and left running, its were started last, by ${culpritOf(slot)}. It is replaced, which ends them.`
           : `${laneWorker(slot.lane)} kept its thread busy for about ${seconds} s with no task to run: work ${culpritOf(slot)} left running after it returned (a timer or a callback). It is replaced.`,
       );
       replaceWorker(slot);
@@ -235,7 +235,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       const about = `the memory limit of ${memoryLimitMb} MiB (about ${Math.round(grownMb)} MiB)`;
       report(
         nested
-          ? `${laneWorker(slot.lane)} has no task to run, but threads ${culpritOf(slot)} started (new Worker) and left running after it returned grew the process past ${about}. It is replaced, which ends them.`
+          ? `${laneWorker(slot.lane)} has no task to run, and threads outside docket's own grew the process past ${about}; of the idle workers with threads a handler started (new Worker) and left running, its were started last, by ${culpritOf(slot)}. It is replaced, which ends them.`
           : `${laneWorker(slot.lane)} grew past ${about} with no task to run: work ${culpritOf(slot)} left running after it returned. It is replaced.`,
       );
       replaceWorker(slot);
@@ -300,6 +300,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
         output(message.stream, message.text);
         break;
       case "nested":
+        if (message.live > slot.nestedLive) slot.nestedSince = performance.now();
         slot.nestedLive = message.live;
         break;
       case "collected":

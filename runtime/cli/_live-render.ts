@@ -1,7 +1,7 @@
 // The live view's model and its drawing: what a run looks like at one instant, as lines that fit
 // the terminal. Pure, so that tests check a frame without a terminal or a clock.
 import type { ExecutionEvent } from "../execution/protocol.ts";
-import { formatDuration } from "./run-reporter.ts";
+import { CANCEL_WORDS, formatDuration } from "./run-reporter.ts";
 import type { TerminalStyle } from "./_terminal.ts";
 
 /** Braille spinner frames, one per frame tick. */
@@ -77,9 +77,13 @@ export function applyEvent(state: LiveState, event: ExecutionEvent): void {
       state.progress = { current: data.current, total: data.total ?? null, message: data.message };
       return;
     }
-    case "execution.cancel_requested":
+    case "execution.cancel_requested": {
       if (state.state === "queued" || state.state === "running") state.state = "cancelling";
+      // Nobody asked (a deadline passed, the handler stopped itself): the note says why it is cancelling.
+      const reason = (event as ExecutionEvent<"execution.cancel_requested">).data.reason;
+      if (reason !== undefined) state.cancelNote ??= CANCEL_WORDS[reason];
       return;
+    }
     case "execution.completed": {
       const data = (event as ExecutionEvent<"execution.completed">).data;
       state.state = data.state;

@@ -25,7 +25,7 @@ export interface RunReporter {
 }
 
 /** What an `execution.cancel_requested` line says, by its reason (none: someone asked). */
-const CANCEL_WORDS: Record<CancelReason | "requested", string> = {
+export const CANCEL_WORDS: Record<CancelReason | "requested", string> = {
   requested: "cancellation requested",
   deadline_ms: "deadline_ms passed: the handler is asked to stop",
   timeout_ms: "timeout_ms passed: the handler is asked to stop",

@@ -89,6 +89,16 @@ describe("live view renderer", () => {
     expect(frame(state, { height: 2 })).toHaveLength(1);
   });
 
+  test("a cancel nobody asked for (a deadline passed) is the cancelling note of a terminal's live view, as it is a line of plain output (checking tester, session 42)", () => {
+    const state = stateOf(event("execution.step", { id: "a", title: "Scan" }), event("execution.cancel_requested", { actor: { kind: "cli", pid: 1 }, reason: "deadline_ms" }));
+    expect(frame(state).at(-1)).toBe("  deadline_ms passed: the handler is asked to stop");
+    // A note of the run's own (Ctrl-C) is not replaced by it.
+    const asked = stateOf(event("execution.step", { id: "a", title: "Scan" }));
+    asked.cancelNote = "cancelling… press Ctrl-C again to stop now";
+    applyEvent(asked, event("execution.cancel_requested", { actor: { kind: "cli", pid: 1 }, reason: "timeout_ms" }));
+    expect(asked.cancelNote).toBe("cancelling… press Ctrl-C again to stop now");
+  });
+
   test("renderLiveView shows the cancelling note above all but the header", () => {
     const state = stateOf(event("execution.step", { id: "a", title: "Scan" }), event("execution.cancel_requested", { actor: { kind: "cli", pid: 1 } }));
     state.cancelNote = "cancelling… press Ctrl-C again to stop now";

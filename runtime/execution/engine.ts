@@ -586,7 +586,8 @@ export function createEngine(options: EngineOptions): Engine {
    * lifecycle). Running: cancelled cooperatively, and its worker terminated `grace_ms` later.
    */
   function expire(active: Active, bound: "deadline_ms" | "timeout_ms"): void {
-    if (active.completed || active.stop.deadlineExpired) return;
+    // Asked to stop already (its grace running): that cancel, not the bound, is why it ends.
+    if (active.completed || active.stop.deadlineExpired || active.stop.cancelRequested) return;
     const ms = bound === "deadline_ms" ? active.deadline_ms : active.timeout_ms;
     active.stop.deadlineExpired = true;
     active.stop.deadlineMs = ms;

@@ -411,6 +411,20 @@ describe("engine deadlines", () => {
     expect(h.store.events(asked)!.events.at(-1)!.data).not.toHaveProperty("reason");
   });
 
+  test("a cancel asked before the deadline is why the execution ends, not the deadline passing during its grace (checking tester, session 42)", async () => {
+    const h = harness({ grace_ms: 200 });
+    const id = h.engine.start({ capability: "demo.read", input: {}, deadline_ms: 100 }, EDGE).execution.id;
+    await flush();
+    h.clock.advance(30);
+    h.engine.cancel(id, EDGE);
+    h.clock.advance(70);
+    h.clock.advance(130);
+    expect(h.pool.of(id)!.terminated).toBe(true);
+    await flush();
+    expect(h.store.get(id)).toMatchObject({ state: "cancelled", failure: { error_code: "cancelled", context: { terminated: true } } });
+    expect(types(h, id).filter((type) => type === "execution.cancel_requested")).toHaveLength(1);
+  });
+
   test("a handler that throws its own cancellation unasked is cancelling by reason handler, and its message says nobody asked (lifecycle tester, session 42)", async () => {
     const h = harness();
     const id = h.engine.start({ capability: "demo.read", input: {} }, EDGE).execution.id;

@@ -18,6 +18,7 @@ RELEASES="https://github.com/docket-dev/docket/releases"
 
 version="${DOCKET_VERSION:-latest}"
 dir="${DOCKET_INSTALL_DIR:-}"
+dir_from=DOCKET_INSTALL_DIR
 resolve_only=0
 
 die() {
@@ -41,8 +42,8 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --version) [ $# -ge 2 ] || die "--version needs a value, e.g. --version 0.1.0"; version="$2"; shift 2 ;;
     --version=*) version="${1#*=}"; shift ;;
-    --dir) [ $# -ge 2 ] || die "--dir needs a folder, e.g. --dir ~/.local/bin"; dir="$2"; dir_given=1; shift 2 ;;
-    --dir=*) dir="${1#*=}"; dir_given=1; shift ;;
+    --dir) [ $# -ge 2 ] || die "--dir needs a folder, e.g. --dir ~/.local/bin"; dir="$2"; dir_given=1; dir_from=--dir; shift 2 ;;
+    --dir=*) dir="${1#*=}"; dir_given=1; dir_from=--dir; shift ;;
     --resolve) resolve_only=1; shift ;;
     -h | --help) usage; exit 0 ;;
     *) usage >&2; die "unknown argument \"$1\"" ;;
@@ -59,8 +60,9 @@ if [ -n "${dir_given:-}" ] && [ -z "$dir" ]; then die "--dir is empty; name the 
 # shellcheck disable=SC2088 # the literal ~ is what is looked for
 case "$dir" in
   "~" | "~/"*) [ -n "${HOME:-}" ] || die "HOME is not set, so $dir names no folder; give --dir as a full path"; dir="$HOME${dir#"~"}" ;;
-  # Another user's home (~root/bin) is not looked up: a folder named ~root here would be wrong.
-  "~"*) die "--dir $dir names another user's home, which install.sh does not look up; give --dir as a full path, e.g. --dir /root/bin" ;;
+  # Another user's home (~root/bin), or the shell's ~+ and ~-, is not looked up: a folder named
+  # ~root here would be wrong.
+  "~"*) die "$dir_from $dir begins with a ~ that install.sh does not expand (only ~ and ~/… are the home folder); give $dir_from as a full path" ;;
 esac
 if [ -z "$dir" ]; then
   [ -n "${HOME:-}" ] || die "HOME is not set; name the folder to install into with --dir"

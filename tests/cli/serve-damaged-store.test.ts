@@ -3,7 +3,7 @@
 // and what to do, exit 2 — not "unexpected error" and a stack (durability tester, session 42).
 import { Database } from "bun:sqlite";
 import { afterAll, expect, test } from "bun:test";
-import { closeSync, openSync, writeSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { resolveLimits } from "../../runtime/execution/limits.ts";
 import { defaultMounts } from "../../runtime/server/default-mounts.ts";
@@ -41,5 +41,16 @@ test("docket serve on a store damaged in its run_ids refuses, naming the file an
   expect(served.stderr).toStartWith(`Cannot serve: The execution store ${file} is damaged: SQLite cannot read part of it (database disk image is malformed, SQLITE_CORRUPT)`);
   expect(served.stderr).toContain(`Put back a copy of ${file} if there is one, or move it aside`);
   expect(served.stderr).not.toContain("unexpected error");
+  expect(served.stderr).not.toContain("See docket serve --help");
+}, 60_000);
+
+test("docket serve on a store file SQLite cannot open refuses with what to do, and no pointer to --help, which cannot help (checking tester, session 42)", async () => {
+  const checkout = tempCheckout();
+  mkdirSync(join(checkout, ".docket"), { recursive: true });
+  writeFileSync(join(checkout, ".docket", "state.db"), Buffer.alloc(8192, 0xa5));
+  const served = await docket(fromSource, ["serve", "--port", "0"], { cwd: checkout });
+  expect(served.code).toBe(2);
+  expect(served.stderr).toStartWith(`Cannot serve: Cannot open the execution store ${join(checkout, ".docket", "state.db")}:`);
+  expect(served.stderr).toContain("docket never deletes or empties it");
   expect(served.stderr).not.toContain("See docket serve --help");
 }, 60_000);

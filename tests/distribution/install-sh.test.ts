@@ -303,7 +303,12 @@ describe("install.sh", () => {
     // ~user is refused, naming what to give: it made a folder named ~root under the current one.
     const other = await install(["--dir=~root/bin"], { HOME: home }, [], cwd);
     expect(other.code).toBe(1);
-    expect(other.stderr).toContain("--dir ~root/bin names another user's home, which install.sh does not look up; give --dir as a full path");
+    expect(other.stderr).toContain("--dir ~root/bin begins with a ~ that install.sh does not expand (only ~ and ~/… are the home folder); give --dir as a full path");
+    // The shell's ~+ is no user's home, and a variable is named as the variable (checking tester, session 42).
+    expect((await install(["--dir=~+/bin"], { HOME: home }, [], cwd)).stderr).toContain("--dir ~+/bin begins with a ~ that install.sh does not expand");
+    const variable = await install([], { HOME: home, DOCKET_INSTALL_DIR: "~alice/bin" }, [], cwd);
+    expect(variable.code).toBe(1);
+    expect(variable.stderr).toContain("DOCKET_INSTALL_DIR ~alice/bin begins with a ~ that install.sh does not expand (only ~ and ~/… are the home folder); give DOCKET_INSTALL_DIR as a full path");
     expect(readdirSync(cwd)).toEqual([]);
   }, SLOW);
 

@@ -123,8 +123,8 @@ export default defineCommand({
       }
       const another = serveModule !== undefined && error instanceof serveModule.ServerAlreadyRunningError;
       if (another || error instanceof RangeError || disk || (error as Error)?.name === "StoreFileError") {
-        // Only a bad flag is answered by the help; another server or the disk is not.
-        throw new UsageError(`Cannot serve: ${(error as Error).message}`, command, { pointToHelp: !another && !disk });
+        // Only a bad flag is answered by the help; another server, the disk or a store file is not.
+        throw new UsageError(`Cannot serve: ${(error as Error).message}`, command, { pointToHelp: error instanceof RangeError });
       }
       // Damaged pages found while the store opened (recovery reads every unfinished execution): the
       // file must be put back or moved aside by a person; a crash's stack says none of that.

@@ -18,6 +18,14 @@
     function section(name) {
       return root.querySelector('[data-section="' + name + '"]');
     }
+    /** What the page says of a cancel nobody asked for, by its reason (the server's words, runtime/execution/cancel-words.ts). */
+    function cancelWords() {
+      try {
+        return JSON.parse(root.getAttribute("data-cancel-words") || "{}");
+      } catch (error) {
+        return {};
+      }
+    }
     /** The page's templates by name, looked up once: a search per clone walked every row before them. */
     var templates = new Map();
     function clone(name) {
@@ -105,6 +113,8 @@
       var holder = slot("state");
       var badge = clone("state-" + state);
       if (holder && badge) holder.replaceChildren(badge);
+      var note = slot("cancel-note");
+      if (terminal && note) note.remove();
       var cancel = slot("cancel");
       if (!cancel) return;
       if (terminal) {
@@ -467,8 +477,19 @@
         slot("progress-text").textContent = format.progress(p);
         section("progress").setAttribute("data-reported", "true");
       },
-      "execution.cancel_requested": function () {
+      "execution.cancel_requested": function (event) {
         setState("cancelling");
+        // Nobody asked (a deadline passed, the handler stopped itself): the control says why, as the server draws it.
+        var reason = event.data && event.data.reason;
+        var words = reason ? cancelWords()[reason] : null;
+        var control = slot("cancel") || slot("cancel-note");
+        if (words && control) {
+          var note = document.createElement("p");
+          note.className = "muted small";
+          note.setAttribute("data-slot", "cancel-note");
+          note.textContent = words + ".";
+          control.replaceWith(note);
+        }
       },
       "execution.completed": complete,
       // How an unknown outcome was settled: drawn by the server (docs/reconciliation.md).

@@ -2,6 +2,8 @@
 import type { RegisteredCapability } from "../../runtime/capability/registered.ts";
 import type { ExecutionSnapshot } from "../../runtime/execution/snapshot.ts";
 import { isTerminal } from "../../runtime/execution/state-machine.ts";
+import { CANCEL_WORDS } from "../../runtime/execution/cancel-words.ts";
+import type { CancelReason } from "../../runtime/execution/protocol.ts";
 import { BadgeTemplates, EffectBadge, StateBadge } from "../components/badges.tsx";
 import { ConnectionStatus } from "../components/connection-status.tsx";
 import { JsonBlock } from "../components/json-block.tsx";
@@ -53,11 +55,27 @@ function Fact(props: { label: string; value: string; mono?: boolean; slot?: stri
   );
 }
 
-/** The Cancel form: only for a cancellable execution that has not finished (README.md). */
-function CancelControl(props: { execution: ExecutionSnapshot }) {
+/**
+ * The Cancel form: only for a cancellable execution that has not finished (README.md). One that
+ * is cancelling though nobody asked says why instead (a deadline passed, its handler stopped itself).
+ */
+function CancelControl(props: { execution: ExecutionSnapshot; reason: CancelReason | null }) {
   const x = props.execution;
   if (isTerminal(x.state)) return null;
-  if (!x.cancellable) return <p class="muted small">This capability does not check for cancellation, so it cannot be cancelled.</p>;
+  if (x.state === "cancelling" && props.reason !== null) {
+    return (
+      <p class="muted small" data-slot="cancel-note">
+        {CANCEL_WORDS[props.reason]}.
+      </p>
+    );
+  }
+  if (!x.cancellable) {
+    return (
+      <p class="muted small" data-slot="cancel-note">
+        This capability does not check for cancellation, so it cannot be cancelled.
+      </p>
+    );
+  }
   const requested = x.state === "cancelling";
   return (
     <form method="post" action={cancelPath(x.id)} class="cancel-form" data-slot="cancel">
@@ -108,6 +126,7 @@ export function ExecutionPage(props: ExecutionPageProps) {
         data-page={executionPagePath(x.id)}
         data-after={String(x.last_sequence)}
         data-heartbeat-ms={String(props.heartbeatMs)}
+        data-cancel-words={JSON.stringify(CANCEL_WORDS)}
       >
         <nav class="breadcrumbs" aria-label="Breadcrumbs">
           <a href={executionsPath()}>Executions</a> <span aria-hidden="true">›</span> <span class="mono wrap-anywhere">{x.id}</span>
@@ -128,7 +147,7 @@ export function ExecutionPage(props: ExecutionPageProps) {
             </div>
             <ConnectionStatus finished={terminal} />
             <div class="head-actions">
-              <CancelControl execution={x} />
+              <CancelControl execution={x} reason={props.extras.cancelReason} />
               <RunAgain execution={x} capability={props.capability} />
             </div>
           </div>

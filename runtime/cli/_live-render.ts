@@ -1,7 +1,8 @@
 // The live view's model and its drawing: what a run looks like at one instant, as lines that fit
 // the terminal. Pure, so that tests check a frame without a terminal or a clock.
 import type { ExecutionEvent } from "../execution/protocol.ts";
-import { CANCEL_WORDS, formatDuration } from "./run-reporter.ts";
+import { CANCEL_WORDS } from "../execution/cancel-words.ts";
+import { formatDuration } from "./run-reporter.ts";
 import type { TerminalStyle } from "./_terminal.ts";
 
 /** Braille spinner frames, one per frame tick. */

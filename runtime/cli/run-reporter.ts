@@ -1,4 +1,5 @@
-import type { CancelReason, EventType, ExecutionEvent } from "../execution/protocol.ts";
+import type { EventType, ExecutionEvent } from "../execution/protocol.ts";
+import { CANCEL_WORDS } from "../execution/cancel-words.ts";
 import { withoutColour } from "../execution/text-colour.ts";
 import type { TerminalStyle } from "./_terminal.ts";
 
@@ -23,14 +24,6 @@ export interface RunReporter {
   print(event: ExecutionEvent): void;
   flush(): void;
 }
-
-/** What an `execution.cancel_requested` line says, by its reason (none: someone asked). */
-export const CANCEL_WORDS: Record<CancelReason | "requested", string> = {
-  requested: "cancellation requested",
-  deadline_ms: "deadline_ms passed: the handler is asked to stop",
-  timeout_ms: "timeout_ms passed: the handler is asked to stop",
-  handler: "the handler stopped itself as cancelled",
-};
 
 /**
  * `12:03:04`, an event's time of day. Local time for a person at a terminal (they compare it with

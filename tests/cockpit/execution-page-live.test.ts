@@ -121,6 +121,17 @@ describe("execution page scripts: colour and filter", () => {
     expect(count()).toBe("2 of 3 line(s) match.");
   });
 
+  test("a deadline passing live turns the Cancel control into why it is cancelling; a cancel asked keeps the disabled button (checking tester, session 42)", () => {
+    const x = live();
+    expect(x.doc.querySelector('[data-slot="cancel"] button')).not.toBeNull();
+    x.send("execution.cancel_requested", { actor: { kind: "http" }, reason: "deadline_ms" });
+    expect(x.doc.querySelector('[data-slot="cancel"]')).toBeNull();
+    expect(x.doc.querySelector('[data-slot="cancel-note"]')!.textContent).toBe("deadline_ms passed: the handler is asked to stop.");
+    const asked = live();
+    asked.send("execution.cancel_requested", { actor: { kind: "http" } });
+    expect((asked.doc.querySelector('[data-slot="cancel"] button') as HTMLButtonElement).textContent).toBe("Cancel requested");
+  });
+
   test("a step still running when the execution is cancelled reads Stopped, not Running", () => {
     const x = live();
     x.send("execution.step", { id: "slow", title: "Slow step" });

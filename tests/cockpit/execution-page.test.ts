@@ -262,3 +262,17 @@ describe("execution.js", () => {
     expect([...x.doc.querySelectorAll('[data-slot="log"] .log-message')].map((e) => e.textContent)).toEqual(["line 12", "line 13"]);
   });
 });
+
+describe("execution page: a cancel nobody asked for", () => {
+  test("an execution cancelling because its deadline passed says so where the Cancel control was, cancellable or not (checking tester, session 42)", () => {
+    for (const cancellable of [true, false]) {
+      const html = executionHtml(runningSnapshot({ state: "cancelling", cancellable }), { extras: { streams: new Map(), streamsWritten: new Map(), streamsDropped: 0, other: [], cancelReason: "deadline_ms" } });
+      const doc = loadPage(html, { path: `/cockpit/executions/${ID}`, scripts: [] }).document;
+      expect(doc.querySelector('[data-slot="cancel"]')).toBeNull();
+      expect(doc.querySelector('[data-slot="cancel-note"]')!.textContent).toBe("deadline_ms passed: the handler is asked to stop.");
+    }
+    // Asked by someone: the disabled button, as before.
+    const asked = loadPage(executionHtml(runningSnapshot({ state: "cancelling" })), { path: `/cockpit/executions/${ID}`, scripts: [] }).document;
+    expect((asked.querySelector('[data-slot="cancel"] button') as HTMLButtonElement).textContent).toBe("Cancel requested");
+  });
+});

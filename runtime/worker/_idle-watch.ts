@@ -38,13 +38,8 @@ export interface IdleWatchOptions<S extends IdleSlot> {
   faults?: (thread: string) => number | null;
   /** The process's resident bytes; default `process.memoryUsage.rss()`. */
   rss?: () => number;
-  /**
-   * Every worker of the pool, busy or idle: with it, threads handlers started and left running
-   * are looked at too (_nested-threads-look.ts), and `onBusy` / `onGrew` name their worker.
-   */
-  all?: () => Iterable<S>;
-  /** What every thread but the main one and the pool's used (_nested-threads-look.ts); default from /proc. */
-  others?: (pool: string[]) => ThreadUse | null;
+  /** A thread's use, for the threads handlers started (_nested-threads-look.ts); default from /proc. */
+  threadUse?: (thread: string) => ThreadUse | null;
 }
 
 /**
@@ -68,6 +63,8 @@ export interface ThreadTimes {
 /** What the watch reads of a pool's slot. */
 export interface IdleSlot extends NestedSlot {
   worker: Worker;
+  /** The worker's OS thread under /proc, or null (not known, or not Linux). */
+  thread: string | null;
 }
 
 interface Look {
@@ -115,7 +112,7 @@ export class IdleWatch<S extends IdleSlot> {
       windowShare: WINDOW_SHARE,
       onBusy: (slot, busyMs) => options.onBusy(slot, busyMs, true),
       onGrew: (slot, grownMb) => options.onGrew?.(slot, grownMb, true),
-      others: options.others,
+      use: options.threadUse,
       rss: this.rss,
     });
   }
@@ -156,9 +153,9 @@ export class IdleWatch<S extends IdleSlot> {
     const now = performance.now();
     const { limitMb } = this.options;
     let rss: number | null = null;
-    const idle = [...this.options.idle()];
-    if (this.options.all) this.nested.look(now, [...this.options.all()], idle);
-    for (const slot of idle) {
+    for (const slot of this.options.idle()) {
+      // Replaced for what its threads did, its thread is no longer known: the look below passes it.
+      this.nested.look(now, slot);
       if (slot.thread === null) continue;
       const times = this.times(slot.thread);
       if (times === null) continue;

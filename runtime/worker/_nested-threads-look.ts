@@ -2,28 +2,22 @@ import { statCpuMs, threadStat } from "./memory-watchdog.ts";
 
 /**
  * A thread a handler starts itself (`new Worker`) and leaves running after it returned is on no
- * worker's counters: its memory and CPU are the process's. While some idle pool worker still has
- * such threads alive (and no busy one has: those are their task's, for the memory watchdog), this
- * look counts what the process used beyond the main thread and the pool's own threads; past the
- * memory limit, or busy for `strikes` periods in a row (or `windowShare` of the last `windowLooks`),
- * an idle worker with such threads is replaced — which ends the threads it started — and the look
- * begins again (docs/containment.md). What the process used cannot be told apart by thread, so of
- * several such workers the one whose thread started last goes first: a pool of threads a file
- * keeps at its top level is older than the leftover that began to spin, and is left alone unless
- * the use goes on without the newer one.
+ * worker's own counters. Each pool worker says which OS threads its handlers started and are
+ * alive (_own-process.ts); while it has no task, this look reads those threads' CPU time and page
+ * faults, as the idle watch reads the worker's own thread: busy for `strikes` periods in a row (or
+ * `windowShare` of the last `windowLooks`), or grown past the memory limit while the process grew
+ * as much, and the worker is replaced — which ends the threads it started (docs/containment.md).
+ * A look spanning a task of the worker is not the same idle spell: what its threads did then was
+ * that task's.
  */
 export interface NestedSlot {
-  /** The worker's OS thread under /proc, or null (not known, or not Linux). */
-  thread: string | null;
   /** Tasks that ended on the slot: a look spanning one is not the same idle spell. */
   tasksEnded: number;
-  /** Threads handlers started on the worker that are still alive, as the worker last said. */
-  nestedLive: number;
-  /** When (performance.now) the worker last said a thread started. */
-  nestedSince: number;
+  /** The OS threads (`<pid>/task/<tid>`) handlers started on the worker that are alive, as it last said. */
+  nestedThreads: string[];
 }
 
-/** CPU time and minor page faults, of a thread or of several. */
+/** CPU time and minor page faults of a thread. */
 export interface ThreadUse {
   cpuMs: number;
   faults: number;
@@ -39,8 +33,8 @@ export interface NestedThreadsOptions<S extends NestedSlot> {
   windowShare: number;
   onBusy: (slot: S, busyMs: number) => void;
   onGrew: (slot: S, grownMb: number) => void;
-  /** What every thread but the main one and `pool`'s used, since the process began; default from /proc. */
-  others?: (pool: string[]) => ThreadUse | null;
+  /** A thread's use since it began; default from /proc. */
+  use?: (thread: string) => ThreadUse | null;
   /** The process's resident bytes. */
   rss: () => number;
 }
@@ -49,95 +43,78 @@ const MIB = 1024 * 1024;
 const PAGE_BYTES = 4096;
 
 interface Spell {
-  /** The suspects (thread, tasks ended) and the pool's threads: another set is another spell. */
-  key: string;
-  atStart: ThreadUse;
+  tasksEnded: number;
+  /** Each thread's use when first seen in this spell, and at the last look. */
+  first: Map<string, ThreadUse>;
+  last: Map<string, ThreadUse>;
   rssAtStart: number;
-  last: ThreadUse;
   at: number;
   strikes: number;
-  window: Array<{ cpuMs: number; at: number }>;
+  /** CPU milliseconds the threads ran since the spell began, at each of the last looks. */
+  ranMs: number;
+  window: Array<{ ranMs: number; at: number }>;
 }
 
 export class NestedThreadsLook<S extends NestedSlot> {
-  private spell: Spell | null = null;
-  private readonly others: (pool: string[]) => ThreadUse | null;
+  private readonly spells = new WeakMap<S, Spell>();
+  private readonly use: (thread: string) => ThreadUse | null;
 
   constructor(private readonly options: NestedThreadsOptions<S>) {
-    this.others = options.others ?? othersUse;
+    this.use = options.use ?? useOf;
   }
 
-  /** One look, given the pool's slots and which of them are idle. */
-  look(now: number, all: readonly S[], idle: readonly S[]): void {
-    const suspects = idle.filter((slot) => slot.nestedLive > 0);
-    const busyWithThreads = all.some((slot) => slot.nestedLive > 0 && !idle.includes(slot));
-    if (suspects.length === 0 || busyWithThreads) {
-      this.spell = null;
+  /** One look at an idle slot's threads; a slot with none is forgotten. */
+  look(now: number, slot: S): void {
+    if (slot.nestedThreads.length === 0) {
+      this.spells.delete(slot);
       return;
     }
-    const pool = all.flatMap((slot) => (slot.thread === null ? [] : [slot.thread]));
-    const use = this.others(pool);
-    if (use === null) {
-      this.spell = null;
+    const uses = new Map<string, ThreadUse>();
+    for (const thread of slot.nestedThreads) {
+      const use = this.use(thread);
+      if (use !== null) uses.set(thread, use);
+    }
+    const before = this.spells.get(slot);
+    if (before === undefined || before.tasksEnded !== slot.tasksEnded) {
+      this.spells.set(slot, { tasksEnded: slot.tasksEnded, first: new Map(uses), last: uses, rssAtStart: this.options.rss(), at: now, strikes: 0, ranMs: 0, window: [{ ranMs: 0, at: now }] });
       return;
     }
-    const rss = this.options.rss();
-    const key = `${suspects.map((slot) => `${slot.thread}:${slot.tasksEnded}`).join(",")}|${pool.join(",")}`;
-    const before = this.spell;
-    if (before === null || before.key !== key) {
-      this.spell = { key, atStart: use, rssAtStart: rss, last: use, at: now, strikes: 0, window: [{ cpuMs: use.cpuMs, at: now }] };
+    // A thread first seen now counts from now; one that ended counts no more.
+    const first = new Map([...uses].map(([thread, use]) => [thread, before.first.get(thread) ?? use]));
+    let grownPages = 0;
+    let ranMs = 0;
+    for (const [thread, use] of uses) {
+      grownPages += use.faults - first.get(thread)!.faults;
+      ranMs += use.cpuMs - (before.last.get(thread) ?? use).cpuMs;
+    }
+    const { limitMb, windowLooks, windowShare } = this.options;
+    const grownMb = (grownPages * PAGE_BYTES) / MIB;
+    if (limitMb !== undefined && grownMb > limitMb && (this.options.rss() - before.rssAtStart) / MIB > limitMb) {
+      this.spells.delete(slot);
+      this.options.onGrew(slot, grownMb);
       return;
     }
-    const { limitMb } = this.options;
-    const grownMb = ((use.faults - before.atStart.faults) * PAGE_BYTES) / MIB;
-    if (limitMb !== undefined && grownMb > limitMb && (rss - before.rssAtStart) / MIB > limitMb) {
-      this.spell = null;
-      this.options.onGrew(newest(suspects), grownMb);
-      return;
-    }
-    const busy = use.cpuMs - before.last.cpuMs >= this.options.busyShare * (now - before.at);
+    const busy = ranMs >= this.options.busyShare * (now - before.at);
     const strikes = busy ? before.strikes + 1 : 0;
-    const { windowLooks, windowShare } = this.options;
-    const window = [...before.window.slice(1 - windowLooks), { cpuMs: use.cpuMs, at: now }];
+    const total = before.ranMs + ranMs;
+    const window = [...before.window.slice(1 - windowLooks), { ranMs: total, at: now }];
     const oldest = window[0]!;
-    const windowBusyMs = use.cpuMs - oldest.cpuMs;
-    const windowBusy = window.length === windowLooks && windowBusyMs >= windowShare * (now - oldest.at);
+    const windowRanMs = total - oldest.ranMs;
+    const windowBusy = window.length === windowLooks && windowRanMs >= windowShare * (now - oldest.at);
     if (strikes >= this.options.strikes || windowBusy) {
-      this.spell = null;
-      this.options.onBusy(newest(suspects), windowBusy ? windowBusyMs : strikes * (now - before.at));
+      this.spells.delete(slot);
+      this.options.onBusy(slot, windowBusy ? windowRanMs : strikes * (now - before.at));
       return;
     }
-    this.spell = { ...before, last: use, at: now, strikes, window };
+    this.spells.set(slot, { ...before, first, last: uses, at: now, strikes, ranMs: total, window });
   }
 }
 
-/** The slot whose thread started last. */
-function newest<S extends NestedSlot>(slots: readonly S[]): S {
-  return slots.reduce((a, b) => (b.nestedSince > a.nestedSince ? b : a));
-}
-
-/** A thread's (or, for "self", the whole process's, ended threads included) use from its stat; null when unreadable. */
+/** A thread's use from its stat; null when unreadable (it ended). */
 function useOf(thread: string): ThreadUse | null {
   const fields = threadStat(thread);
   const cpuMs = statCpuMs(fields);
   // Field 10 (minflt).
   const faults = Number(fields?.[7]);
   return cpuMs !== null && Number.isFinite(faults) ? { cpuMs, faults } : null;
-}
-
-/** The process's use less its main thread's and `pool`'s; null off Linux or when unreadable. */
-function othersUse(pool: string[]): ThreadUse | null {
-  const whole = useOf("self");
-  const main = useOf(`${process.pid}/task/${process.pid}`);
-  if (whole === null || main === null) return null;
-  let { cpuMs, faults } = whole;
-  cpuMs -= main.cpuMs;
-  faults -= main.faults;
-  for (const thread of pool) {
-    const own = useOf(thread);
-    if (own === null) return null;
-    cpuMs -= own.cpuMs;
-    faults -= own.faults;
-  }
-  return { cpuMs, faults };
 }

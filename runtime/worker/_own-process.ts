@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import { threadStat } from "./memory-watchdog.ts";
 import { inDocketWords } from "../execution/thrown.ts";
@@ -165,8 +165,10 @@ export function guardNestedWorkers(): void {
   };
   const wrap = <C extends new (...args: never[]) => object>(Original: C): C => {
     function Worker(this: unknown, url: unknown, options?: unknown) {
+      // The runtime starts the thread within the constructor: the one that appears is its.
+      const before = threadIds();
       const started = Reflect.construct(Original, [url, withGuard(options)], new.target ?? Worker);
-      counted(started);
+      counted(started, before === null ? [] : [...(threadIds() ?? [])].filter((id) => !before.has(id)));
       return started;
     }
     Worker.prototype = Original.prototype;
@@ -179,35 +181,45 @@ export function guardNestedWorkers(): void {
   if (typeof globalThis.Worker === "function") globalThis.Worker = wrap(globalThis.Worker as unknown as new (...args: never[]) => object) as unknown as typeof globalThis.Worker;
 }
 
-/** The threads this one started (`new Worker`) that have not ended, and who hears of each change. */
-let nestedLive = 0;
-let nestedListener: ((live: number) => void) | null = null;
+/** The threads this one started (`new Worker`) that have not ended (their OS threads, when known), and who hears of each change. */
+const nested = new Map<object, string[]>();
+let nestedListener: ((live: number, threads: string[]) => void) | null = null;
 
 /**
- * Tells `listener` how many threads this one started (`new Worker`, guarded above) are alive, at
- * once and on each start and end: a pool worker tells the pool, whose idle watch then knows a
- * worker with no task still has threads of a handler's running (docs/containment.md).
+ * Tells `listener` how many threads this one started (`new Worker`, guarded above) are alive, and
+ * their OS threads under /proc (`<pid>/task/<tid>`, Linux only), at once and on each start and
+ * end: a pool worker tells the pool, whose idle watch then looks at what those threads use while
+ * the worker has no task (docs/containment.md).
  */
-export function onNestedWorkers(listener: (live: number) => void): void {
+export function onNestedWorkers(listener: (live: number, threads: string[]) => void): void {
   nestedListener = listener;
-  listener(nestedLive);
+  tellNested();
+}
+
+function tellNested(): void {
+  nestedListener?.(nested.size, [...nested.values()].flat());
 }
 
 /** Counts a thread started until it ends ("exit" of node:worker_threads', "close" of the global Worker's). */
-function counted(worker: object): void {
+function counted(worker: object, threads: string[]): void {
   const events = worker as { once?: (event: string, listener: () => void) => void; addEventListener?: (event: string, listener: () => void, options: { once: boolean }) => void };
-  let ended = false;
   const end = () => {
-    if (ended) return;
-    ended = true;
-    nestedLive--;
-    nestedListener?.(nestedLive);
+    if (nested.delete(worker)) tellNested();
   };
   if (typeof events.once === "function") events.once("exit", end);
   else if (typeof events.addEventListener === "function") events.addEventListener("close", end, { once: true });
   else return;
-  nestedLive++;
-  nestedListener?.(nestedLive);
+  nested.set(worker, threads.map((id) => `${process.pid}/task/${id}`));
+  tellNested();
+}
+
+/** The ids of this process's threads now (/proc/self/task), or null where they cannot be read. */
+function threadIds(): Set<string> | null {
+  try {
+    return new Set(readdirSync("/proc/self/task"));
+  } catch {
+    return null;
+  }
 }
 
 /** This process's group id, from /proc (Linux); null where it cannot be read. */

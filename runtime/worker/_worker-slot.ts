@@ -93,10 +93,10 @@ export class WorkerSlot<J> {
   isReady = false;
   /** The worker's OS thread under /proc, once ready (null off Linux): what the memory watchdog reads. */
   thread: string | null = null;
-  /** Threads handlers started on the current worker (`new Worker`) still alive, as it last said (the idle watch's). */
-  nestedLive = 0;
-  /** When (performance.now) the current worker last said a thread of a handler's started. */
-  nestedSince = 0;
+  /** The OS threads handlers started on the current worker (`new Worker`) that are alive, as it last said (the idle watch's). */
+  nestedThreads: string[] = [];
+  /** The capability whose task was running, or ran last, when the current worker last said a thread started: the log's culprit. */
+  nestedBy: string | null = null;
   /** Since when (ISO time) and why it is given up (MAX_START_FAILURES), or null while it is not. */
   deadSince: string | null = null;
   deadReason: string | null = null;
@@ -191,8 +191,8 @@ export class WorkerSlot<J> {
     this.outdated = false;
     this.isReady = false;
     this.thread = null;
-    this.nestedLive = 0;
-    this.nestedSince = 0;
+    this.nestedThreads = [];
+    this.nestedBy = null;
     this.lastError = null;
     this.ready = new Promise<void>((resolve, reject) => ((this.markReady = resolve), (this.failStart = reject)));
     // warm() may reject; a pool nobody warms must not crash the process with an unhandled rejection.

@@ -161,7 +161,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       if (!job || !slot || job.settled) return;
       // Growth on no handler's own thread, while a worker with no task has threads a handler left
       // running: theirs first (the idle watch's), not this task's, which started none.
-      if (processWide && slot.nestedLive === 0 && idleSlots().some((idle) => idle.nestedLive > 0)) return false;
+      if (processWide && slot.nestedThreads.length === 0 && idleSlots().some((idle) => idle.nestedThreads.length > 0)) return false;
       if (processWide && job.collectedForProcess && job.collectAskedAt === undefined) return stopForMemory(slot, job, usedMb, true);
       // Page faults count memory freed and allocated again, and garbage is resident until its
       // worker collects: its worker is asked to collect first, and answers what its heap still
@@ -218,14 +218,11 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     intervalMs: options.idleCheckMs,
     limitMb: memoryLimitMb,
     idle: idleSlots,
-    *all() {
-      for (const lane of Object.values(lanes)) yield* lane.slots;
-    },
     onBusy(slot, busyMs, nested) {
       const seconds = Math.round(busyMs / 1000);
       report(
         nested
-          ? `${laneWorker(slot.lane)} has no task to run, and threads outside docket's own kept the process busy for about ${seconds} s; of the idle workers with threads a handler started (new Worker) and left running, its were started last, by ${culpritOf(slot)}. It is replaced, which ends them.`
+          ? `${laneWorker(slot.lane)} has no task to run, but threads ${slot.nestedBy ?? culpritOf(slot)} started (new Worker) and left running after it returned kept busy for about ${seconds} s. It is replaced, which ends them.`
           : `${laneWorker(slot.lane)} kept its thread busy for about ${seconds} s with no task to run: work ${culpritOf(slot)} left running after it returned (a timer or a callback). It is replaced.`,
       );
       replaceWorker(slot);
@@ -235,7 +232,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       const about = `the memory limit of ${memoryLimitMb} MiB (about ${Math.round(grownMb)} MiB)`;
       report(
         nested
-          ? `${laneWorker(slot.lane)} has no task to run, and threads outside docket's own grew the process past ${about}; of the idle workers with threads a handler started (new Worker) and left running, its were started last, by ${culpritOf(slot)}. It is replaced, which ends them.`
+          ? `${laneWorker(slot.lane)} has no task to run, but threads ${slot.nestedBy ?? culpritOf(slot)} started (new Worker) and left running after it returned grew past ${about}. It is replaced, which ends them.`
           : `${laneWorker(slot.lane)} grew past ${about} with no task to run: work ${culpritOf(slot)} left running after it returned. It is replaced.`,
       );
       replaceWorker(slot);
@@ -300,8 +297,8 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
         output(message.stream, message.text);
         break;
       case "nested":
-        if (message.live > slot.nestedLive) slot.nestedSince = performance.now();
-        slot.nestedLive = message.live;
+        if (message.threads.some((thread) => !slot.nestedThreads.includes(thread))) slot.nestedBy = job?.task.capability ?? slot.lastCapability;
+        slot.nestedThreads = message.threads;
         break;
       case "collected":
         if (job && job.collectAskedAt !== undefined) answeredCollect(slot, job, message.held_mb);

@@ -32,7 +32,9 @@ function fitsShape(value: unknown, schema: JsonSchema): boolean {
     if (++visits > MAX_VISITS) return false;
     // null gives no place a value; a node that says nothing takes anything.
     if (member === null) return true;
-    const branches = schemaBranches(node, schema);
+    // An intersection (allOf) takes what its parts take together: one object of their fields.
+    const merged = intersection(node);
+    const branches = schemaBranches(merged ?? node, schema);
     if (branches.length === 0) return true;
     // What a sensitive place holds is the secret's (holdsSensitive says whether there is one).
     if (branches.some((branch) => isSensitiveSchema(branch as JsonSchema) || (branch as Record<string, unknown>)[SENSITIVE_MARK] === true)) return true;
@@ -41,20 +43,42 @@ function fitsShape(value: unknown, schema: JsonSchema): boolean {
   return fits(value, schema);
 }
 
+/** An allOf of objects as one object holding all their fields; null for any other node. */
+function intersection(node: unknown): JsonSchema | null {
+  const parts = (node as { allOf?: unknown } | null)?.allOf;
+  if (!Array.isArray(parts) || parts.length === 0) return null;
+  const objects = parts as Array<{ type?: unknown; properties?: Record<string, unknown> }>;
+  if (!objects.every((part) => part !== null && typeof part === "object" && part.type === "object")) return null;
+  return { type: "object", properties: Object.assign({}, ...objects.map((part) => part.properties ?? {})) } as JsonSchema;
+}
+
 /** Whether `value` fits one branch of a schema node (no union left in it). */
 function fitsBranch(value: unknown, branch: JsonSchema, fits: (member: unknown, node: unknown) => boolean): boolean {
+  // A literal or a variant's key (const), a picklist (enum): only those values.
+  const { const: only, enum: among } = branch as { const?: unknown; enum?: unknown[] };
+  if ("const" in branch && JSON.stringify(value) !== JSON.stringify(only)) return false;
+  if (Array.isArray(among) && !among.some((member) => JSON.stringify(member) === JSON.stringify(value))) return false;
   const types = branch.type === undefined ? null : ([] as unknown[]).concat(branch.type);
   const kind = Array.isArray(value) ? "array" : typeof value === "object" ? "object" : typeof value === "number" ? (Number.isInteger(value) ? "integer" : "number") : typeof value;
   if (types !== null && !types.includes(kind) && !(kind === "integer" && types.includes("number"))) return false;
   if (Array.isArray(value)) {
-    const items = (branch as { items?: unknown }).items;
-    return items === undefined || value.every((member) => fits(member, items));
+    // A tuple's places (prefixItems), then its rest (items): an item past the places with no rest
+    // is one the schema does not declare.
+    const { prefixItems: places, items } = branch as { prefixItems?: unknown[]; items?: unknown };
+    const fixed = Array.isArray(places) ? places : [];
+    return value.every((member, at) => {
+      if (at < fixed.length) return fits(member, fixed[at]);
+      if (items === undefined) return fixed.length === 0;
+      return items !== false && fits(member, items);
+    });
   }
   if (kind !== "object") return true;
   const { properties, additionalProperties, patternProperties } = branch as { properties?: Record<string, unknown>; additionalProperties?: unknown; patternProperties?: unknown };
   // A pattern's fields are not matched here: taken as any field, as the input's check reads them.
   if (patternProperties !== undefined) return true;
   for (const [key, member] of Object.entries(value as Record<string, unknown>)) {
+    // Redaction cannot follow a "__proto__" key (it would set a prototype): nothing under it is told apart.
+    if (key === "__proto__") return false;
     if (properties !== undefined && Object.hasOwn(properties, key)) {
       if (!fits(member, properties[key])) return false;
     } else if (additionalProperties !== undefined && additionalProperties !== false) {

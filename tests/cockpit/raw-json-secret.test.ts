@@ -20,6 +20,34 @@ const schema = toCapabilityJsonSchema(
   "input",
 );
 
+const shapes = toCapabilityJsonSchema(
+  v.object({
+    pair: v.optional(v.tuple([v.string(), v.number()])),
+    strict: v.optional(v.strictTuple([v.string()])),
+    rest: v.optional(v.tupleWithRest([v.string()], v.object({ k: v.string() }))),
+    mode: v.optional(v.literal("a")),
+    level: v.optional(v.union([v.literal(1), v.literal(2)])),
+    auth: v.optional(v.variant("kind", [v.object({ kind: v.literal("none"), note: v.optional(v.string()) }), v.object({ kind: v.literal("token"), token: sensitive(v.string()) })])),
+    both: v.optional(v.intersect([v.object({ name: v.string() }), v.object({ count: v.number() })])),
+    headers: v.optional(v.record(v.string(), v.string())),
+    token: v.optional(sensitive(v.string())),
+  }),
+  "input",
+);
+
+describe("mayHoldSecret: tuples, literals, variants, intersections (checking tester, session 42)", () => {
+  test("JSON of these shapes with no secret is shown again", () => {
+    for (const json of ['{"pair":["a",1]}', '{"strict":["a"]}', '{"rest":["a",{"k":"x"}]}', '{"rest":["a"]}', '{"mode":"a"}', '{"level":2}', '{"auth":{"kind":"none","note":"n"}}', '{"both":{"name":"n","count":-1}}', '{"headers":{"h":"v"}}']) {
+      expect([json, mayHoldSecret(json, shapes)]).toEqual([json, false]);
+    }
+  });
+  test("a secret in a tuple's extra or wrong-kind place, a literal's place, another variant's field, or under a __proto__ key is withheld", () => {
+    for (const json of ['{"pair":["a",{"tokn":"s3cret"}]}', '{"pair":["a",1,"s3cret"]}', '{"strict":["a","s3cret"]}', '{"rest":["a",{"k":"x","p":"s3cret"}]}', '{"mode":{"token":"s3cret"}}', '{"mode":"s3cret"}', '{"level":["s3cret"]}', '{"auth":{"kind":"token","note":"s3cret"}}', '{"both":{"name":"n","count":1,"tokn":"s3cret"}}', '{"headers":{"__proto__":"s3cret"}}']) {
+      expect([json, mayHoldSecret(json, shapes)]).toEqual([json, true]);
+    }
+  });
+});
+
 describe("mayHoldSecret", () => {
   test("JSON of the schema's shape that gives no secret may be shown again, whatever else is wrong with it", () => {
     for (const json of ['{"name":"n"}', '{"name":"n","count":-1}', '{"count":1.5,"tags":["a","b"]}', '{"name":"n","auth":{"user":"u"}}', '{"name":"n","items":[{"label":"l"}]}', '{"name":"n","byHost":{"h":{}}}', '{"name":"n","labels":{"x":"y"}}', '{"name":"n","mode":{"kind":"a","a":"x"}}', '{"name":"n","note":null}', "{}"]) {

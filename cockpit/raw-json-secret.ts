@@ -28,7 +28,9 @@ export function mayHoldSecret(json: string, schema: JsonSchema): boolean {
 /** Whether `value` is of a kind its schema takes, with only the fields it declares, at every depth. */
 function fitsShape(value: unknown, schema: JsonSchema): boolean {
   let visits = 0;
-  const fits = (member: unknown, node: unknown): boolean => {
+  // `exact`: a value must be the literal or one of the picklist's own (a variant's key, which picks
+  // its branch); otherwise only of its kind — a wrong choice in a picklist is no secret.
+  const fits = (member: unknown, node: unknown, exact = false): boolean => {
     if (++visits > MAX_VISITS) return false;
     // null gives no place a value; a node that says nothing takes anything.
     if (member === null) return true;
@@ -38,7 +40,7 @@ function fitsShape(value: unknown, schema: JsonSchema): boolean {
     if (branches.length === 0) return true;
     // What a sensitive place holds is the secret's (holdsSensitive says whether there is one).
     if (branches.some((branch) => isSensitiveSchema(branch as JsonSchema) || (branch as Record<string, unknown>)[SENSITIVE_MARK] === true)) return true;
-    return branches.some((branch) => fitsBranch(member, branch as JsonSchema, fits));
+    return branches.some((branch) => fitsBranch(member, branch as JsonSchema, fits, exact, branches.length > 1));
   };
   return fits(value, schema);
 }
@@ -53,13 +55,14 @@ function intersection(node: unknown): JsonSchema | null {
 }
 
 /** Whether `value` fits one branch of a schema node (no union left in it). */
-function fitsBranch(value: unknown, branch: JsonSchema, fits: (member: unknown, node: unknown) => boolean): boolean {
-  // A literal or a variant's key (const), a picklist (enum): only those values.
+function fitsBranch(value: unknown, branch: JsonSchema, fits: (member: unknown, node: unknown, exact?: boolean) => boolean, exact: boolean, oneOfSeveral: boolean): boolean {
+  // A literal (const) or a picklist (enum): its values, or values of their kind.
   const { const: only, enum: among } = branch as { const?: unknown; enum?: unknown[] };
-  if ("const" in branch && JSON.stringify(value) !== JSON.stringify(only)) return false;
-  if (Array.isArray(among) && !among.some((member) => JSON.stringify(member) === JSON.stringify(value))) return false;
+  const allowed = "const" in branch ? [only] : Array.isArray(among) ? among : null;
+  const same = (a: unknown, b: unknown) => (exact ? JSON.stringify(a) === JSON.stringify(b) : sameKind(kindOf(a), kindOf(b)));
+  if (allowed !== null && !allowed.some((member) => same(member, value))) return false;
   const types = branch.type === undefined ? null : ([] as unknown[]).concat(branch.type);
-  const kind = Array.isArray(value) ? "array" : typeof value === "object" ? "object" : typeof value === "number" ? (Number.isInteger(value) ? "integer" : "number") : typeof value;
+  const kind = kindOf(value);
   if (types !== null && !types.includes(kind) && !(kind === "integer" && types.includes("number"))) return false;
   if (Array.isArray(value)) {
     // A tuple's places (prefixItems), then its rest (items): an item past the places with no rest
@@ -80,7 +83,8 @@ function fitsBranch(value: unknown, branch: JsonSchema, fits: (member: unknown, 
     // Redaction cannot follow a "__proto__" key (it would set a prototype): nothing under it is told apart.
     if (key === "__proto__") return false;
     if (properties !== undefined && Object.hasOwn(properties, key)) {
-      if (!fits(member, properties[key])) return false;
+      // One object of several (a variant's): its keys' literals decide which it is.
+      if (!fits(member, properties[key], oneOfSeveral)) return false;
     } else if (additionalProperties !== undefined && additionalProperties !== false) {
       if (additionalProperties !== true && !fits(member, additionalProperties)) return false;
     } else if (properties !== undefined || additionalProperties === false) {
@@ -88,4 +92,16 @@ function fitsBranch(value: unknown, branch: JsonSchema, fits: (member: unknown, 
     }
   }
   return true;
+}
+
+/** A JSON value's kind, as JSON Schema's `type` names it. */
+function kindOf(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "array";
+  if (typeof value === "number") return Number.isInteger(value) ? "integer" : "number";
+  return typeof value;
+}
+
+function sameKind(a: string, b: string): boolean {
+  return a === b || (a === "integer" && b === "number") || (a === "number" && b === "integer");
 }

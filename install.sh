@@ -59,7 +59,7 @@ esac
 if [ -n "${dir_given:-}" ] && [ -z "$dir" ]; then die "--dir is empty; name the folder to install into, e.g. --dir ~/.local/bin"; fi
 # shellcheck disable=SC2088 # the literal ~ is what is looked for
 case "$dir" in
-  "~" | "~/"*) [ -n "${HOME:-}" ] || die "HOME is not set, so $dir names no folder; give --dir as a full path"; dir="$HOME${dir#"~"}" ;;
+  "~" | "~/"*) [ -n "${HOME:-}" ] || die "HOME is not set, so $dir names no folder; give $dir_from as a full path"; dir="$HOME${dir#"~"}" ;;
   # Another user's home (~root/bin), or the shell's ~+ and ~-, is not looked up: a folder named
   # ~root here would be wrong.
   "~"*) die "$dir_from $dir begins with a ~ that install.sh does not expand (only ~ and ~/… are the home folder); give $dir_from as a full path" ;;

@@ -256,7 +256,13 @@ export async function acquireLease(lease: Lease): Promise<{ ok: true } | { ok: f
     }
     const holder = readLease(lease.root);
     if (holder && (await isLeaseLive(holder))) return { ok: false, holder };
-    renameSync(temporary, path);
+    try {
+      renameSync(temporary, path);
+    } catch (error) {
+      // A folder made at the lease's name: said, with the way out, not a crash's stack.
+      if (!lstatSync(path, { throwIfNoEntry: false })?.isDirectory()) throw error;
+      throw new DocketDirError(`cannot write the server's lease ${path}: it is a folder, not the file docket keeps there. Remove it (rm -r ${path}) and start again: docket makes the file.`);
+    }
     return { ok: true };
   } finally {
     try {

@@ -54,3 +54,13 @@ test("docket serve on a store file SQLite cannot open refuses with what to do, a
   expect(served.stderr).toContain("docket never deletes or empties it");
   expect(served.stderr).not.toContain("See docket serve --help");
 }, 60_000);
+
+test("docket serve where a folder stands at the lease's name refuses, naming it and the way out, exit 2 (checking tester, session 42)", async () => {
+  const checkout = tempCheckout();
+  const lease = join(checkout, ".docket", "lease.json");
+  mkdirSync(lease, { recursive: true });
+  const served = await docket(fromSource, ["serve", "--port", "0"], { cwd: checkout });
+  expect(served.code).toBe(2);
+  expect(served.stderr).toContain(`Cannot serve: cannot write the server's lease ${lease}: it is a folder, not the file docket keeps there. Remove it (rm -r ${lease}) and start again`);
+  expect(served.stderr).not.toContain("unexpected error");
+}, 60_000);

@@ -309,6 +309,9 @@ describe("install.sh", () => {
     const variable = await install([], { HOME: home, DOCKET_INSTALL_DIR: "~alice/bin" }, [], cwd);
     expect(variable.code).toBe(1);
     expect(variable.stderr).toContain("DOCKET_INSTALL_DIR ~alice/bin begins with a ~ that install.sh does not expand (only ~ and ~/… are the home folder); give DOCKET_INSTALL_DIR as a full path");
+    const homeless = await install([], { HOME: "", DOCKET_INSTALL_DIR: "~/bin" }, [], cwd);
+    expect(homeless.code).toBe(1);
+    expect(homeless.stderr).toContain("HOME is not set, so ~/bin names no folder; give DOCKET_INSTALL_DIR as a full path");
     expect(readdirSync(cwd)).toEqual([]);
   }, SLOW);
 

@@ -94,8 +94,8 @@ export type FromWorker =
   | { type: "output"; stream: "stdout" | "stderr"; text: string }
   /** The answer to `collect`: MiB this worker's heap still holds once it collected (what its handler keeps). */
   | { type: "collected"; held_mb: number }
-  /** How many threads handlers started here (`new Worker`) are alive, and their OS threads (`<pid>/task/<tid>`, when known): sent on each start and end. */
-  | { type: "nested"; live: number; threads: string[] };
+  /** The OS threads (`<pid>/task/<tid>`, where known) of the threads handlers started here (`new Worker`) that are alive: sent on each start and end. */
+  | { type: "nested"; threads: string[] };
 
 /**
  * Deeper than this, a value goes by structured clone. Above the deepest input admitted (json-depth.ts,

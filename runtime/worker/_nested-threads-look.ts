@@ -1,4 +1,4 @@
-import { statCpuMs, threadStat } from "./memory-watchdog.ts";
+import { statCpuMs, statMinorFaults, threadStat } from "./memory-watchdog.ts";
 
 /**
  * A thread a handler starts itself (`new Worker`) and leaves running after it returned is on no
@@ -114,7 +114,6 @@ export class NestedThreadsLook<S extends NestedSlot> {
 function useOf(thread: string): ThreadUse | null {
   const fields = threadStat(thread);
   const cpuMs = statCpuMs(fields);
-  // Field 10 (minflt).
-  const faults = Number(fields?.[7]);
-  return cpuMs !== null && Number.isFinite(faults) ? { cpuMs, faults } : null;
+  const faults = statMinorFaults(fields);
+  return cpuMs !== null && faults !== null ? { cpuMs, faults } : null;
 }

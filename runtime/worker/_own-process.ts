@@ -183,21 +183,21 @@ export function guardNestedWorkers(): void {
 
 /** The threads this one started (`new Worker`) that have not ended (their OS threads, when known), and who hears of each change. */
 const nested = new Map<object, string[]>();
-let nestedListener: ((live: number, threads: string[]) => void) | null = null;
+let nestedListener: ((threads: string[]) => void) | null = null;
 
 /**
- * Tells `listener` how many threads this one started (`new Worker`, guarded above) are alive, and
- * their OS threads under /proc (`<pid>/task/<tid>`, Linux only), at once and on each start and
- * end: a pool worker tells the pool, whose idle watch then looks at what those threads use while
- * the worker has no task (docs/containment.md).
+ * Tells `listener` the OS threads under /proc (`<pid>/task/<tid>`, Linux only) of the threads this
+ * one started (`new Worker`, guarded above) that are alive, at once and on each start and end: a
+ * pool worker tells the pool, whose idle watch then looks at what those threads use while the
+ * worker has no task (docs/containment.md).
  */
-export function onNestedWorkers(listener: (live: number, threads: string[]) => void): void {
+export function onNestedWorkers(listener: (threads: string[]) => void): void {
   nestedListener = listener;
   tellNested();
 }
 
 function tellNested(): void {
-  nestedListener?.(nested.size, [...nested.values()].flat());
+  nestedListener?.([...nested.values()].flat());
 }
 
 /** Counts a thread started until it ends ("exit" of node:worker_threads', "close" of the global Worker's). */

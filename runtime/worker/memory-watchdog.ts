@@ -230,7 +230,13 @@ export function currentThread(): string | null {
 
 /** Minor page faults of a thread: field 10 of `/proc/<pid>/task/<tid>/stat`. */
 export function threadMinorFaults(thread: string): number | null {
-  const minflt = Number(threadStat(thread)?.[7]);
+  return statMinorFaults(threadStat(thread));
+}
+
+/** Minor page faults in a thread's stat fields (threadStat); null when unreadable. */
+export function statMinorFaults(fields: string[] | null): number | null {
+  // Field 10 (minflt).
+  const minflt = Number(fields?.[7]);
   return Number.isFinite(minflt) ? minflt : null;
 }
 

@@ -92,7 +92,7 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
   const post = (message: FromWorker) => port.postMessage(toWire(message));
   // A thread a handler starts and leaves running is no task's: the pool's idle watch looks at the
   // process for what such threads take, while this worker has any (docs/containment.md).
-  onNestedWorkers((live, threads) => post({ type: "nested", live, threads }));
+  onNestedWorkers((threads) => post({ type: "nested", threads }));
   // The shared prototypes as this worker began: what a handler adds or replaces there (a deep
   // merge of an input's "__proto__" key) is taken back once its task ends, and what work it left
   // running changed, before the next task begins (docs/containment.md).

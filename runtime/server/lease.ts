@@ -1,5 +1,6 @@
 import { chmodSync, existsSync, linkSync, lstatSync, mkdirSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { ownerAdvice } from "../store/owner-advice.ts";
 
 /** What `.docket/lease.json` holds: which server serves this checkout (docs/protocol.md). */
 export interface Lease {
@@ -69,34 +70,13 @@ export function ensureDocketDir(root: string): string {
   return dir;
 }
 
-/** A `.docket/` that cannot be docket's own folder: a link, a file. */
 /**
- * Why this user cannot write in `.docket/`, when it belongs to another user (a server run there
- * once as root, a CI job as another user), with the ways out; "" otherwise. The runtime's
- * EACCES names neither.
+ * Why this user cannot write in `.docket/`, when it belongs to another user, with the ways out;
+ * "" otherwise (store/owner-advice.ts).
  */
 export function docketDirOwnerAdvice(root: string): string {
-  const dir = join(root, ".docket");
-  let owner: number;
-  try {
-    owner = statSync(dir).uid;
-  } catch {
-    return "";
-  }
-  const me = process.getuid?.();
-  if (me === undefined || owner === me) return "";
-  const name = userName(owner);
-  return ` ${dir} belongs to ${name === null ? `user ${owner}` : `${name} (uid ${owner})`}, not to this user (uid ${me}): run docket as that user, or give the folder to this one (sudo chown -R ${me} ${dir}).`;
-}
-
-/** The name of user `uid` from /etc/passwd, or null. */
-function userName(uid: number): string | null {
-  try {
-    const line = readFileSync("/etc/passwd", "utf8").split("\n").find((entry) => entry.split(":")[2] === String(uid));
-    return line?.split(":")[0] || null;
-  } catch {
-    return null;
-  }
+  const advice = ownerAdvice(join(root, ".docket"));
+  return advice === null ? "" : ` ${advice}.`;
 }
 
 export class DocketDirError extends Error {

@@ -1,6 +1,8 @@
 import type { Database } from "bun:sqlite";
 import { closeSync, constants, fchmodSync, fstatSync, lstatSync, openSync } from "node:fs";
+import { dirname } from "node:path";
 import { sqlitePathTooLong } from "./_sqlite-path.ts";
+import { ownerAdvice } from "./owner-advice.ts";
 import type { Limits } from "../execution/limits.ts";
 import { FULL_DISK_REMEDY, prepareSchema, StoreFileError } from "./_sqlite-schema.ts";
 import { prepareTables, type StoreTables } from "./_sqlite-tables.ts";
@@ -141,7 +143,22 @@ export function asFileError(path: string, error: unknown): StoreFileError {
   const message = error instanceof Error ? error.message : String(error);
   if (code === "ELOOP") return new StoreFileError(path, "it is a symbolic link, and docket opens its store through none (one could lead out of the checkout)", `Remove the link (rm ${path}): the next start makes the file.`);
   const full = (typeof code === "string" && (code.startsWith("SQLITE_FULL") || code === "ENOSPC")) || /\bENOSPC\b|disk is full|No space left/i.test(message);
-  return new StoreFileError(path, `${message}${typeof code === "string" ? ` (${code})` : ""}`, full ? FULL_DISK_REMEDY : undefined);
+  const forbidden = code === "EACCES" || code === "EPERM" || (typeof code === "string" && code.startsWith("SQLITE_READONLY") && code !== "SQLITE_READONLY_RECOVERY");
+  const remedy = full ? FULL_DISK_REMEDY : forbidden ? forbiddenRemedy(path) : code === "EROFS" ? READ_ONLY_REMEDY : undefined;
+  return new StoreFileError(path, `${message}${typeof code === "string" ? ` (${code})` : ""}`, remedy);
+}
+
+/** The file system holding the store takes no writes: nothing is wrong with the file. */
+const READ_ONLY_REMEDY = "The file system holding it is read-only: serve from a checkout on a writable disk, or start with --store memory; nothing in the file is lost.";
+
+/**
+ * What to do when this process may not open the file, or make its log in its folder: whose they
+ * are, and who asks. Moving the file aside would hide a history that is whole (checking tester: a
+ * state.db left by `sudo docket serve` was answered "move it aside").
+ */
+function forbiddenRemedy(path: string): string {
+  const owner = ownerAdvice(path) ?? ownerAdvice(`${path}-wal`) ?? ownerAdvice(dirname(path));
+  return `${owner === null ? "This user may not write it or its folder: give this user the right to (chmod), or run docket as one who has it" : `${owner[0]!.toUpperCase()}${owner.slice(1)}`}; nothing in the file is lost, and moving it aside would only hide its history.`;
 }
 
 /** Options of {@link startExpiry}. */

@@ -3,7 +3,7 @@
 // and what to do, exit 2 — not "unexpected error" and a stack (durability tester, session 42).
 import { Database } from "bun:sqlite";
 import { afterAll, expect, test } from "bun:test";
-import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from "node:fs";
+import { chmodSync, chownSync, closeSync, mkdirSync, openSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { resolveLimits } from "../../runtime/execution/limits.ts";
 import { defaultMounts } from "../../runtime/server/default-mounts.ts";
@@ -53,6 +53,27 @@ test("docket serve on a store file SQLite cannot open refuses with what to do, a
   expect(served.stderr).toStartWith(`Cannot serve: Cannot open the execution store ${join(checkout, ".docket", "state.db")}:`);
   expect(served.stderr).toContain("docket never deletes or empties it");
   expect(served.stderr).not.toContain("See docket serve --help");
+}, 60_000);
+
+// Root opens any file: the refusal is seen as another user, which needs root to become.
+const asNobody = process.getuid?.() === 0 && Bun.which("su") !== null;
+
+test.skipIf(!asNobody)("docket serve on a store file another user owns names whose it is and the way out, not 'move it aside', exit 2 (checking tester, session 42)", async () => {
+  const checkout = tempCheckout();
+  const docketDir = join(checkout, ".docket");
+  mkdirSync(docketDir, { recursive: true });
+  // A state.db left by `sudo docket serve` in a .docket/ that is the user's own.
+  const file = join(docketDir, "state.db");
+  writeFileSync(file, "", { mode: 0o600 });
+  chmodSync(checkout, 0o755);
+  chownSync(docketDir, 65534, 65534);
+  const served = Bun.spawnSync(["su", "nobody", "-s", "/bin/sh", "-c", `cd ${checkout} && exec ${fromSource.argv().join(" ")} serve --port 0`], { stdout: "pipe", stderr: "pipe", timeout: 50_000 });
+  const stderr = served.stderr.toString();
+  expect(served.exitCode).toBe(2);
+  expect(stderr).toStartWith(`Cannot serve: Cannot open the execution store ${file}: EACCES`);
+  expect(stderr).toContain(`${file} belongs to root (uid 0), not to this user (nobody, uid 65534): run docket as that user, or give the folder to this one (sudo chown -R 65534 ${docketDir}); nothing in the file is lost, and moving it aside would only hide its history.`);
+  expect(stderr).not.toContain("Move the file aside");
+  expect(stderr).not.toContain("See docket serve --help");
 }, 60_000);
 
 test("docket serve where a folder stands at the lease's name refuses, naming it and the way out, exit 2 (checking tester, session 42)", async () => {

@@ -264,7 +264,7 @@ describe("a checkout this user cannot write to", () => {
       const checkoutLock = new URL("../../runtime/server/checkout-lock.ts", import.meta.url).pathname;
       writeFileSync(join(tmpdir(), `${basename(root)}.ts`), `import { lockCheckout } from ${JSON.stringify(checkoutLock)};\ntry { lockCheckout(${JSON.stringify(root)}); console.log("locked"); } catch (error) { console.log(error.message); }\n`, { mode: 0o644 });
       const locked = spawnSync("su", ["nobody", "-s", "/bin/sh", "-c", `${process.execPath} ${join(tmpdir(), `${basename(root)}.ts`)}`], { encoding: "utf8" });
-      expect(locked.stdout).toContain(`${root}/.docket belongs to root (uid 0), not to this user (uid 65534): run docket as that user, or give the folder to this one (sudo chown -R 65534 ${root}/.docket).`);
+      expect(locked.stdout).toContain(`${root}/.docket belongs to root (uid 0), not to this user (nobody, uid 65534): run docket as that user, or give the folder to this one (sudo chown -R 65534 ${root}/.docket).`);
     } finally {
       rmSync(join(tmpdir(), `${basename(root)}.ts`), { force: true });
       rmSync(root, { recursive: true, force: true });

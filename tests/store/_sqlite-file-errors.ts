@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
 import { StoreFileError } from "../../runtime/store/sqlite-store.ts";
 import { newExecution, TestClock } from "./_fixtures.ts";
 import { copyOfFiles, openStore, tempDb } from "./_sqlite-support.ts";
@@ -59,6 +60,26 @@ export function fileErrorCases(): void {
         expect(refused.message).not.toContain("Move the file aside");
       }
       expect(asFileError(path, Object.assign(new Error("file is not a database"), { code: "SQLITE_NOTADB" })).message).toContain("Move the file aside");
+    });
+
+    test("a store file another user owns, or a read-only disk, is answered with whose it is and the way out, not 'move it aside' (checking tester, session 42)", () => {
+      const path = tempDb();
+      writeFileSync(path, "");
+      const me = process.getuid?.();
+      // Another user's file: root can give one away; anyone else sees their own, and only the general advice.
+      const other = me === 0 ? 65534 : me;
+      if (me === 0) chownSync(path, other!, other!);
+      for (const code of ["EACCES", "EPERM", "SQLITE_READONLY_DIRECTORY"]) {
+        const refused = asFileError(path, Object.assign(new Error(`permission denied, open '${path}'`), { code }));
+        expect(refused.message).toContain(`Cannot open the execution store ${path}: permission denied, open '${path}' (${code})`);
+        expect(refused.message).not.toContain("Move the file aside");
+        expect(refused.message).toContain("nothing in the file is lost, and moving it aside would only hide its history.");
+        if (me === 0) expect(refused.message).toContain(`${path} belongs to nobody (uid 65534), not to this user (root, uid 0): run docket as that user, or give the folder to this one (sudo chown -R 0 ${dirname(path)})`);
+        else expect(refused.message).toContain("This user may not write it or its folder");
+      }
+      const readOnly = asFileError(path, Object.assign(new Error("EROFS: read-only file system, open"), { code: "EROFS" }));
+      expect(readOnly.message).toContain("The file system holding it is read-only: serve from a checkout on a writable disk, or start with --store memory");
+      expect(readOnly.message).not.toContain("Move the file aside");
     });
 
     test("sqlite store refuses an empty or missing file beside a log that holds a history, naming both, and leaves the log as it was (tester D3)", () => {

@@ -212,7 +212,7 @@ export function createCockpit(options: CockpitOptions): Hono<AppEnv> {
       execution,
       capability: plane.capability(execution.capability),
       // What only the whole page shows is not read for sections.
-      extras: partial ? { streams: new Map(), streamsWritten: new Map(), streamsDropped: 0, other: [], cancelReason: null } : historyExtras(plane.store, id, execution.last_sequence),
+      extras: partial ? { streams: new Map(), streamsWritten: new Map(), streamsDropped: 0, other: [] } : historyExtras(plane.store, id, execution.last_sequence),
       heartbeatMs: plane.limits.heartbeat_ms,
       logLimit: plane.limits.log_tail_lines,
       stepLimit: plane.limits.steps_retained,

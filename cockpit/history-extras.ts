@@ -1,4 +1,4 @@
-import { EVENT_TYPES, type CancelReason, type ExecutionEvent } from "../runtime/execution/protocol.ts";
+import { EVENT_TYPES, type ExecutionEvent } from "../runtime/execution/protocol.ts";
 import type { ExecutionStore } from "../runtime/store/store.ts";
 
 /** Characters of each named stream an execution page shows (the browser keeps the same bound). */
@@ -24,8 +24,6 @@ export interface HistoryExtras {
   /** Streams not shown (past STREAMS_SHOWN): the ones written to least lately. */
   streamsDropped: number;
   other: ExecutionEvent[];
-  /** Why it is cancelling when nobody asked (a deadline passed, the handler stopped itself): the last cancel_requested's reason, or null. */
-  cancelReason: CancelReason | null;
 }
 
 /**
@@ -37,7 +35,6 @@ export function historyExtras(store: ExecutionStore, id: string, through: number
   // When each stream was last written to (its last sequence), to keep the STREAMS_SHOWN latest.
   const written = new Map<string, number>();
   const other: ExecutionEvent[] = [];
-  let cancelReason: CancelReason | null = null;
   let after = 0;
   while (after < through) {
     const page = store.events(id, after, 1000);
@@ -49,8 +46,6 @@ export function historyExtras(store: ExecutionStore, id: string, through: number
         const text = (streams.get(data.name) ?? "") + data.chunk;
         streams.set(data.name, text.length > STREAM_TAIL_CHARS ? text.slice(-STREAM_TAIL_CHARS) : text);
         written.set(data.name, event.sequence);
-      } else if (event.type === "execution.cancel_requested") {
-        cancelReason = (event.data as { reason?: CancelReason }).reason ?? null;
       } else if (!KNOWN.has(event.type)) {
         other.push(event);
         if (other.length > OTHER_EVENTS_SHOWN) other.shift();
@@ -58,8 +53,8 @@ export function historyExtras(store: ExecutionStore, id: string, through: number
     }
     after = page.events[page.events.length - 1]!.sequence;
   }
-  if (streams.size <= STREAMS_SHOWN) return { streams, streamsWritten: written, streamsDropped: 0, other, cancelReason };
+  if (streams.size <= STREAMS_SHOWN) return { streams, streamsWritten: written, streamsDropped: 0, other };
   const latest = new Set([...written].sort((a, b) => b[1] - a[1]).slice(0, STREAMS_SHOWN).map(([name]) => name));
   const shown = new Map([...streams].filter(([name]) => latest.has(name)));
-  return { streams: shown, streamsWritten: written, streamsDropped: streams.size - shown.size, other, cancelReason };
+  return { streams: shown, streamsWritten: written, streamsDropped: streams.size - shown.size, other };
 }

@@ -3,7 +3,6 @@ import type { RegisteredCapability } from "../../runtime/capability/registered.t
 import type { ExecutionSnapshot } from "../../runtime/execution/snapshot.ts";
 import { isTerminal } from "../../runtime/execution/state-machine.ts";
 import { CANCEL_WORDS } from "../../runtime/execution/cancel-words.ts";
-import type { CancelReason } from "../../runtime/execution/protocol.ts";
 import { BadgeTemplates, EffectBadge, StateBadge } from "../components/badges.tsx";
 import { ConnectionStatus } from "../components/connection-status.tsx";
 import { JsonBlock } from "../components/json-block.tsx";
@@ -59,13 +58,15 @@ function Fact(props: { label: string; value: string; mono?: boolean; slot?: stri
  * The Cancel form: only for a cancellable execution that has not finished (README.md). One that
  * is cancelling though nobody asked says why instead (a deadline passed, its handler stopped itself).
  */
-function CancelControl(props: { execution: ExecutionSnapshot; reason: CancelReason | null }) {
+function CancelControl(props: { execution: ExecutionSnapshot }) {
   const x = props.execution;
   if (isTerminal(x.state)) return null;
-  if (x.state === "cancelling" && props.reason !== null) {
+  // From the snapshot, which keeps it when retention lets the event go (checking tester, session 42).
+  const reason = x.cancel_requested?.reason;
+  if (x.state === "cancelling" && reason !== undefined) {
     return (
       <p class="muted small" data-slot="cancel-note">
-        {CANCEL_WORDS[props.reason]}.
+        {CANCEL_WORDS[reason]}.
       </p>
     );
   }
@@ -147,7 +148,7 @@ export function ExecutionPage(props: ExecutionPageProps) {
             </div>
             <ConnectionStatus finished={terminal} />
             <div class="head-actions">
-              <CancelControl execution={x} reason={props.extras.cancelReason} />
+              <CancelControl execution={x} />
               <RunAgain execution={x} capability={props.capability} />
             </div>
           </div>

@@ -1,4 +1,4 @@
-import type { Actor } from "./protocol.ts";
+import type { Actor, CancelReason } from "./protocol.ts";
 import type { ExecutionState } from "./state-machine.ts";
 import type { FailureDescriptor } from "./failure.ts";
 import type { DiagnosticInput, LogLevel } from "../capability/declaration.ts";
@@ -72,6 +72,12 @@ export type ExecutionSnapshot = {
   last_sequence: number;
   retained_from: number;
   truncated: boolean;
+  /**
+   * Present once the execution was asked to stop (its `execution.cancel_requested`, kept when
+   * retention lets the event go): by whom, when, and why when nobody asked — a deadline passed,
+   * or the handler stopped itself (absent from snapshots stored before it was kept).
+   */
+  cancel_requested?: { actor: Actor; at: string; reason?: CancelReason };
   /** Present once an unknown outcome was settled; the state itself never moves after completion. */
   reconciliation?: ReconciliationSnapshot;
   /** True once the durable store dropped the details of a long-finished execution; identity stays. */

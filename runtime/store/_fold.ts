@@ -143,6 +143,7 @@ export function foldEvent(snapshot: ExecutionSnapshot, event: ExecutionEvent, li
       return;
     case "execution.cancel_requested":
       snapshot.state = "cancelling";
+      snapshot.cancel_requested = { actor: e.data.actor, at: event.timestamp, ...(e.data.reason === undefined ? {} : { reason: e.data.reason }) };
       return;
     case "execution.completed":
       snapshot.state = e.data.state;

@@ -153,6 +153,7 @@ export class SealedExecution {
       deepFreeze(snapshot.actor);
       deepFreeze(snapshot.output);
       deepFreeze(snapshot.failure);
+      if (snapshot.cancel_requested !== undefined) deepFreeze(snapshot.cancel_requested.actor);
       if (snapshot.reconciliation !== undefined) {
         deepFreeze(snapshot.reconciliation.actor);
         deepFreeze(snapshot.reconciliation.evidence);

@@ -370,6 +370,19 @@ describe("docket executions against the server serving the checkout", () => {
     const shown = (await cli(["show", id])).stdout;
     expect(shown).toContain("  ■ wait — Waiting for a cancel (stopped: the execution ended before this step did)");
     expect(shown).not.toContain("▸");
+    // Who asked it to stop (docket executions cancel asks over HTTP), and when, kept after the end.
+    expect(shown).toMatch(/\ncancel requested by http at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \(UTC\)\n/);
+  });
+
+  test("docket executions show says an execution was asked to stop because its deadline passed, not only 'cancelling' (checking tester, session 42)", async () => {
+    const started = await http.post("/api/v1/executions/start", { capability: "team.stepwait", input: {}, deadline_ms: 300 });
+    expect(started.status).toBe(200);
+    const id = started.body.execution.id;
+    const ended = await pollUntil(() => http.get(`/api/v1/executions/get?id=${id}`), (s) => s.finished_at !== null, "the deadline to end it");
+    expect(ended.cancel_requested).toMatchObject({ reason: "deadline_ms" });
+    const shown = (await cli(["show", id])).stdout;
+    expect(shown).toMatch(/\ndeadline_ms passed: the handler is asked to stop at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \(UTC\)\n/);
+    expect(oneJsonDocument((await cli(["show", id, "--format", "json"])).stdout).cancel_requested).toEqual(ended.cancel_requested);
   });
 
   test("docket executions protocol prints the contract in force; --format json is the whole document", async () => {

@@ -266,7 +266,7 @@ describe("execution.js", () => {
 describe("execution page: a cancel nobody asked for", () => {
   test("an execution cancelling because its deadline passed says so where the Cancel control was, cancellable or not (checking tester, session 42)", () => {
     for (const cancellable of [true, false]) {
-      const html = executionHtml(runningSnapshot({ state: "cancelling", cancellable }), { extras: { streams: new Map(), streamsWritten: new Map(), streamsDropped: 0, other: [], cancelReason: "deadline_ms" } });
+      const html = executionHtml(runningSnapshot({ state: "cancelling", cancellable, cancel_requested: { actor: { kind: "http" }, at: "2026-09-08T01:02:04.000Z", reason: "deadline_ms" } }));
       const doc = loadPage(html, { path: `/cockpit/executions/${ID}`, scripts: [] }).document;
       expect(doc.querySelector('[data-slot="cancel"]')).toBeNull();
       expect(doc.querySelector('[data-slot="cancel-note"]')!.textContent).toBe("deadline_ms passed: the handler is asked to stop.");

@@ -389,6 +389,9 @@ describe("engine deadlines", () => {
     // It stayed running, with nothing to show the deadline had passed.
     expect(h.store.get(id)!.state).toBe("cancelling");
     expect(h.store.events(id)!.events.at(-1)).toMatchObject({ type: "execution.cancel_requested", data: { actor: EDGE.actor, reason: "deadline_ms" } });
+    // The snapshot says so too, which outlives the event's retention (checking tester, session 42).
+    const asked = { actor: EDGE.actor, at: h.store.events(id)!.events.at(-1)!.timestamp, reason: "deadline_ms" as const };
+    expect(h.store.get(id)!.cancel_requested).toEqual(asked);
     // A cancel asked now is told why the execution is cancelling already, and adds nothing.
     const receipt = h.engine.cancel(id, EDGE);
     expect(receipt).toMatchObject({ requested: true, state: "cancelling" });
@@ -396,7 +399,7 @@ describe("engine deadlines", () => {
     h.pool.of(id)!.succeed({ n: 1 });
     await flush();
     expect(types(h, id)).toEqual(["execution.created", "execution.started", "execution.cancel_requested", "execution.completed"]);
-    expect(h.store.get(id)).toMatchObject({ state: "succeeded", output: { n: 1 } });
+    expect(h.store.get(id)).toMatchObject({ state: "succeeded", output: { n: 1 }, cancel_requested: asked });
   });
 
   test("a passed timeout_ms says so too, and a cancel asked before the deadline is not followed by a second event", async () => {
@@ -409,6 +412,8 @@ describe("engine deadlines", () => {
     expect(h.store.events(timed)!.events.at(-1)).toMatchObject({ type: "execution.cancel_requested", data: { reason: "timeout_ms" } });
     expect(types(h, asked).filter((type) => type === "execution.cancel_requested")).toHaveLength(1);
     expect(h.store.events(asked)!.events.at(-1)!.data).not.toHaveProperty("reason");
+    expect(h.store.get(asked)!.cancel_requested).toEqual({ actor: EDGE.actor, at: h.store.events(asked)!.events.at(-1)!.timestamp });
+    expect(h.store.get(timed)!.cancel_requested!.reason).toBe("timeout_ms");
   });
 
   test("a cancel asked before the deadline is why the execution ends, not the deadline passing during its grace (checking tester, session 42)", async () => {

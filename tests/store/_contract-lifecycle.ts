@@ -84,6 +84,29 @@ export function lifecycleCases(f: Fixture): void {
       expect(store.get(idOf(3))).toMatchObject({ state: "cancelled", started_at: null, failure: { error_code: "cancelled" } });
     });
 
+    test("the snapshot keeps who asked an execution to stop, when and why, after retention lets the event go and after the end (checking tester, session 42)", () => {
+      const store = f.make({ events_retained: 10 });
+      store.create(newExecution(1));
+      store.append(idOf(1), [draft.started()]);
+      f.clock.advance(100);
+      const at = f.clock.iso();
+      store.append(idOf(1), [{ type: "execution.cancel_requested", data: { actor: { kind: "http" }, reason: "deadline_ms" } }]);
+      expect(store.get(idOf(1))!.cancel_requested).toEqual({ actor: { kind: "http" }, at, reason: "deadline_ms" });
+      // A handler logging through its grace: the event leaves the retained history, the snapshot keeps it.
+      for (let i = 0; i < 30; i++) store.append(idOf(1), [{ type: "execution.log", data: { level: "info", message: `line ${i}` } }]);
+      expect(store.events(idOf(1))!.events.some((event) => event.type === "execution.cancel_requested")).toBe(false);
+      expect(store.get(idOf(1))).toMatchObject({ state: "cancelling", truncated: true, cancel_requested: { actor: { kind: "http" }, at, reason: "deadline_ms" } });
+      store.append(idOf(1), [draft.completed("succeeded", { n: 1 })]);
+      expect(store.get(idOf(1))).toMatchObject({ state: "succeeded", cancel_requested: { at, reason: "deadline_ms" } });
+      // Asked by someone: no reason; never asked: no field.
+      store.create(newExecution(2));
+      store.append(idOf(2), [draft.started(), draft.cancelRequested(), draft.completed("cancelled")]);
+      expect(store.get(idOf(2))!.cancel_requested).toEqual({ actor: { kind: "cli", pid: 42 }, at: f.clock.iso() });
+      store.create(newExecution(3));
+      store.append(idOf(3), pathTo("succeeded"));
+      expect(store.get(idOf(3))).not.toHaveProperty("cancel_requested");
+    });
+
     test("store.append shows a succeeded execution's output even when the handler returned nothing", () => {
       const store = f.make();
       store.create(newExecution(1));

@@ -66,7 +66,7 @@ export function executionHtml(snapshot: ExecutionSnapshot, options: { logLimit?:
     root: "/work/checkout",
     execution: snapshot,
     capability: null,
-    extras: options.extras ?? { streams: new Map(), streamsWritten: new Map(), streamsDropped: 0, other: [], cancelReason: null },
+    extras: options.extras ?? { streams: new Map(), streamsWritten: new Map(), streamsDropped: 0, other: [] },
     heartbeatMs: 20_000,
     logLimit: options.logLimit ?? 1000,
     stepLimit: options.stepLimit ?? 1000,

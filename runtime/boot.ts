@@ -87,7 +87,13 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
   let engine: Engine | null = null;
   // ctx.exec children a killed docket of this checkout left running are ended first (child-ledger.ts).
   const leftChildren = endLeftChildren(root, limits.grace_ms);
-  if (leftChildren.length > 0) options.log?.(`docket ended ${leftChildren.length} process group(s) of ctx.exec children (${leftChildren.join(", ")}) that a docket process of this checkout, killed since, left running.`);
+  if (leftChildren.ending.length > 0) {
+    const groups = leftChildren.ending;
+    options.log?.(`docket is ending ${groups.length} process group(s) of ctx.exec children (${groups.join(", ")}) that a docket process of this checkout, killed since, left running: TERM now, KILL after grace_ms (${limits.grace_ms} ms) to what ignores it — by the next docket of the checkout if this one has exited by then.`);
+  }
+  if (leftChildren.killed.length > 0) {
+    options.log?.(`docket killed ${leftChildren.killed.length} process group(s) of ctx.exec children (${leftChildren.killed.join(", ")}) left running by a killed docket process of this checkout, which ignored the TERM an earlier docket sent them for longer than grace_ms (${limits.grace_ms} ms).`);
+  }
   const pool = createWorkerPool({
     childLedger: childLedger(root),
     executionWorkers: limits.max_concurrent,

@@ -24,6 +24,7 @@ import { checkoutHolder, findServer, isUnleased, serverClient, serverOnceStarted
 import { isTerminal } from "../execution/state-machine.ts";
 import { reportToServer } from "./_reporter-to-server.ts";
 import { childGroups, endEveryChildGroup, signalGroup } from "../worker/process-groups.ts";
+import { forgetEndedLeftChildren } from "../worker/child-ledger.ts";
 import { guardExit } from "../worker/_own-process.ts";
 import type { ExecutionReporter } from "./_reporter.ts";
 import { endRunMark, runMarksDir, type RunMark } from "../store/run-marks.ts";
@@ -362,6 +363,8 @@ export async function runLocally(options: LocalRunOptions): Promise<number> {
     interrupt = { first: killNow, second: killNow };
     leave = killNow;
     await endEveryChildGroup(Math.floor(limits.grace_ms / 2));
+    // Groups a killed docket left, sent TERM as this run began: the records of those gone are forgotten now.
+    forgetEndedLeftChildren();
     uninstall();
   }
 }

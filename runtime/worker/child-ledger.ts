@@ -1,6 +1,6 @@
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { endProcessGroups, signalGroup } from "./process-groups.ts";
+import { endProcessGroups, groupRuns, signalGroup } from "./process-groups.ts";
 import { ensureDocketDir, processStarted } from "../server/lease.ts";
 
 /**
@@ -18,12 +18,16 @@ export interface ChildLedger {
   ended(pgid: number): void;
 }
 
-/** What one file holds: the group, its leader's start, and the process that owns it (and when that one started). */
+/**
+ * What one file holds: the group, its leader's start, and the process that owns it (and when that
+ * one started); once a later docket found it left running, when that one first sent it TERM.
+ */
 interface ChildRecord {
   pgid: number;
   started: string;
   owner_pid: number;
   owner_started: string;
+  termed_at?: string;
 }
 
 /** A ledger that records nothing: no checkout (a pool in a test), or no /proc to tell a process's start by. */
@@ -64,42 +68,90 @@ export function childLedger(root: string): ChildLedger {
   };
 }
 
+/** What {@link endLeftChildren} did: groups sent TERM now, and groups sent KILL for outliving their grace since an earlier TERM. */
+export interface LeftChildren {
+  ending: number[];
+  killed: number[];
+}
+
 /**
- * Ends the child groups that processes of this checkout which are gone left running (TERM, then
- * KILL after `graceMs`, in the background), and forgets their files; a group whose owner still
- * runs (another `docket run` beside this one) is left alone. Answers the groups it ends.
+ * Ends the child groups that processes of this checkout which are gone left running: TERM, then
+ * KILL once `graceMs` has passed since the first TERM, in the background. A group whose owner
+ * still runs (another `docket run` beside this one) is left alone. A group's file is forgotten only
+ * once the group is gone or was sent KILL: a short-lived docket (a `docket run` of a second) exits
+ * before the grace is over, and a group ignoring TERM must still meet its KILL — from the next
+ * docket of the checkout, which reads when the TERM was sent (authoring tester, session 43).
  */
-export function endLeftChildren(root: string, graceMs: number): number[] {
+export function endLeftChildren(root: string, graceMs: number, now: () => number = Date.now): LeftChildren {
+  const done: LeftChildren = { ending: [], killed: [] };
   const dir = childLedgerDir(root);
   let names: string[];
   try {
     // Only a real folder of a real .docket/ (a link committed as .docket is no ledger of ours).
-    if (!lstatSync(join(root, ".docket")).isDirectory() || !lstatSync(dir).isDirectory()) return [];
+    if (!lstatSync(join(root, ".docket")).isDirectory() || !lstatSync(dir).isDirectory()) return done;
     names = readdirSync(dir).filter((name) => name.endsWith(".json"));
   } catch {
-    return [];
+    return done;
   }
-  const left: number[] = [];
   for (const name of names) {
     const path = join(dir, name);
     const record = readRecord(path);
     if (record !== null && processStarted(record.owner_pid) === record.owner_started) continue;
-    rmSync(path, { force: true });
-    if (record === null || !signalGroup(record.pgid, 0)) continue;
     // A leader that still runs must be the one recorded (a pid reused since leads another group);
     // one that exited leaves its group's id reserved while any process of the group remains.
-    const leader = processStarted(record.pgid);
-    if (leader !== null && leader !== record.started) continue;
-    left.push(record.pgid);
+    const leader = record === null ? null : processStarted(record.pgid);
+    if (record === null || !groupRuns(record.pgid) || (leader !== null && leader !== record.started)) {
+      rmSync(path, { force: true });
+      continue;
+    }
+    const termed = record.termed_at === undefined ? Number.NaN : Date.parse(record.termed_at);
+    const left = Number.isFinite(termed) ? termed + graceMs - now() : graceMs;
+    if (left <= 0) {
+      signalGroup(record.pgid, "SIGKILL");
+      rmSync(path, { force: true });
+      done.killed.push(record.pgid);
+      continue;
+    }
+    if (!Number.isFinite(termed)) rewrite(path, { ...record, termed_at: new Date(now()).toISOString() });
+    done.ending.push(record.pgid);
+    ending.set(record.pgid, path);
+    void endProcessGroups([record.pgid], left).then(() => {
+      ending.delete(record.pgid);
+      rmSync(path, { force: true });
+    });
   }
-  if (left.length > 0) void endProcessGroups(left, graceMs);
-  return left;
+  return done;
+}
+
+/** The left groups this process sent TERM and has not seen end: group → its record. */
+const ending = new Map<number, string>();
+
+/**
+ * Forgets the records of the left groups this process is ending that are gone by now: what a
+ * process about to exit calls (`docket run`), whose own look at them would come after its exit.
+ * Those still running keep their records for the next docket.
+ */
+export function forgetEndedLeftChildren(): void {
+  for (const [pgid, path] of ending) {
+    if (groupRuns(pgid)) continue;
+    ending.delete(pgid);
+    rmSync(path, { force: true });
+  }
+}
+
+/** Best effort: a record that cannot be rewritten is TERMed again by the next docket, its grace counted anew. */
+function rewrite(path: string, record: ChildRecord): void {
+  try {
+    writeFileSync(path, JSON.stringify(record), { mode: 0o600 });
+  } catch {
+    // A full or read-only disk: the record stays as it was.
+  }
 }
 
 function readRecord(path: string): ChildRecord | null {
   try {
     const value = JSON.parse(readFileSync(path, "utf8")) as Partial<ChildRecord>;
-    const ok = Number.isSafeInteger(value.pgid) && Number.isSafeInteger(value.owner_pid) && typeof value.started === "string" && typeof value.owner_started === "string";
+    const ok = Number.isSafeInteger(value.pgid) && Number.isSafeInteger(value.owner_pid) && typeof value.started === "string" && typeof value.owner_started === "string" && (value.termed_at === undefined || typeof value.termed_at === "string");
     return ok ? (value as ChildRecord) : null;
   } catch {
     return null;

@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from "node:fs";
+
 /** How often a stopping group is checked for being empty before its grace is over. */
 const POLL_MS = 20;
 
@@ -11,6 +13,34 @@ export function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
     // EPERM: the group holds a process of another user, which a child of ours cannot have started.
     return (error as NodeJS.ErrnoException).code === "EPERM";
   }
+}
+
+/**
+ * Whether a process of the group `pgid` still runs: one that exited and waits to be reaped (a
+ * zombie, whose parent — the system's init once its docket was killed — has not collected it
+ * yet) runs nothing, though the group answers signals until it is reaped. Read from /proc where
+ * there is one; elsewhere, whether the group answers a signal.
+ */
+export function groupRuns(pgid: number): boolean {
+  if (!signalGroup(pgid, 0)) return false;
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return true;
+  }
+  for (const entry of entries) {
+    if (entry.charCodeAt(0) < 48 || entry.charCodeAt(0) > 57) continue;
+    try {
+      // Fields after the command name (which may hold spaces and parentheses): state, ppid, pgrp.
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const [state, , pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (Number(pgrp) === pgid && state !== "Z" && state !== "X") return true;
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return false;
 }
 
 /**

@@ -21,6 +21,18 @@ export default capability({
   },
 });
 `;
+/** Runs a child that ignores TERM (and its shell too), as a careless tool or a stuck one would. */
+const DEAF = `import { capability } from "docket";
+import * as v from "valibot";
+export default capability({
+  id: "team.deaf", title: "Deaf", description: "Runs a child that ignores TERM.", effect: "read",
+  input: v.object({ seconds: v.number() }), output: v.object({}),
+  async handler(input, ctx) {
+    await ctx.exec(["sh", "-c", "trap '' TERM; sleep " + input.seconds + "; true"]);
+    return {};
+  },
+});
+`;
 const QUICK = `import { capability } from "docket";
 import * as v from "valibot";
 export default capability({ id: "team.quick", title: "Quick", description: "Returns.", effect: "read", input: v.object({}), output: v.object({ ok: v.boolean() }), handler: () => ({ ok: true }) });
@@ -77,12 +89,44 @@ describe.skipIf(process.platform !== "linux")("ctx.exec children of a killed doc
       // The next docket of the checkout ends it, and says so.
       const next = await docket(fromSource, ["run", "team.quick"], { cwd: checkout });
       expect(next.code).toBe(0);
-      expect(next.stderr).toMatch(/docket ended 1 process group\(s\) of ctx\.exec children \(\d+\) that a docket process of this checkout, killed since, left running\./);
+      expect(next.stderr).toMatch(/docket is ending 1 process group\(s\) of ctx\.exec children \(\d+\) that a docket process of this checkout, killed since, left running: TERM now, KILL after grace_ms \(5000 ms\) to what ignores it/);
       await until("the child ended", () => sleepers(3101).length === 0);
       expect(recorded(checkout)).toEqual([]);
     } finally {
       server.kill("SIGKILL");
       for (const pid of sleepers(3101)) process.kill(pid, "SIGKILL");
+    }
+  }, 30_000);
+
+  test("a child ignoring TERM, left by a killed docket, meets its KILL from a later docket run once the grace has passed, though each run exits before it (authoring tester, session 43)", async () => {
+    const checkout = tempCheckout();
+    writeFiles(checkout, { "capabilities/team.deaf.ts": DEAF, "capabilities/team.quick.ts": QUICK });
+    const run = spawnDocket(fromSource, ["run", "team.deaf", "--input", '{"seconds":3103}'], { cwd: checkout });
+    try {
+      await until("the run's child, recorded", () => sleepers(3103).length === 1 && recorded(checkout).length === 1);
+      run.kill("SIGKILL");
+      await run.exited;
+      // A quick run sends TERM, which the child ignores, and exits long before its grace is over.
+      const first = await docket(fromSource, ["run", "team.quick"], { cwd: checkout, env: { DOCKET_GRACE_MS: "1500" } });
+      expect(first.code).toBe(0);
+      expect(first.stderr).toContain("TERM now, KILL after grace_ms (1500 ms) to what ignores it — by the next docket of the checkout if this one has exited by then.");
+      await Bun.sleep(300);
+      expect(sleepers(3103)).toHaveLength(1);
+      // Its record stays, with when the TERM was sent.
+      const [name] = recorded(checkout);
+      expect(name).toBeDefined();
+      const record = JSON.parse(readFileSync(join(checkout, ".docket", "children", name!), "utf8"));
+      expect(Date.parse(record.termed_at)).toBeGreaterThan(Date.now() - 10_000);
+      // Once the grace has passed, the next run kills it at once, and says why.
+      await Bun.sleep(1500);
+      const second = await docket(fromSource, ["run", "team.quick"], { cwd: checkout, env: { DOCKET_GRACE_MS: "1500" } });
+      expect(second.code).toBe(0);
+      expect(second.stderr).toMatch(/docket killed 1 process group\(s\) of ctx\.exec children \(\d+\) left running by a killed docket process of this checkout, which ignored the TERM an earlier docket sent them for longer than grace_ms \(1500 ms\)\./);
+      await until("the child killed", () => sleepers(3103).length === 0);
+      expect(recorded(checkout)).toEqual([]);
+    } finally {
+      run.kill("SIGKILL");
+      for (const pid of sleepers(3103)) process.kill(pid, "SIGKILL");
     }
   }, 30_000);
 

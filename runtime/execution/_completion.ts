@@ -100,14 +100,16 @@ function unmasked(capability: RegisteredCapability, outcome: TaskOutcome, stop: 
   }
   const error = outcome.error;
   if (stop.interrupted) {
+    // Still waiting for its worker when the process stopped: nothing of it ran, even of a write.
+    const began = !("never_began" in error && error.never_began === true);
     return {
       state: "failed",
       failure: buildFailure({
         ...ids,
         error_code: "interrupted",
-        stage: "run",
-        message: `${capability.id} was stopped because the process running it shut down.`,
-        ...forced,
+        stage: began ? "run" : "queue",
+        message: began ? `${capability.id} was stopped because the process running it shut down.` : `${capability.id} did not start: the process running it shut down first.`,
+        ...(began ? forced : { retryability: "safe", outcome_certainty: "not_applied" }),
         context: { capability: capability.id },
       }),
     };

@@ -4,7 +4,7 @@ import type { TaskOutcome, WorkerPool, WorkerTask } from "../worker/task.ts";
 import type { Clock } from "./clock.ts";
 import type { Limits } from "./limits.ts";
 import type { EdgeInfo, PlaneHandle } from "./plane.ts";
-import { buildFailure, FailureError, type FailureDescriptor } from "./failure.ts";
+import { buildFailure, CHECK_FIRST_DIRECT, FailureError, RECONCILE_FIRST, type FailureDescriptor } from "./failure.ts";
 import { canonicalJson } from "./canonical-json.ts";
 import { completionOf, type StopCircumstances } from "./_completion.ts";
 import { armHandlerTimeout } from "./_handler-timeout.ts";
@@ -67,8 +67,18 @@ const CACHE_ENTRIES = 1000;
  */
 export class DirectCalls {
   private readonly cache = new Map<string, { expires: number; output: unknown }>();
+  /** How each call on a worker now is stopping: the engine's close marks them interrupted. */
+  private readonly running = new Set<StopCircumstances>();
 
   constructor(private readonly options: DirectCallsOptions) {}
+
+  /**
+   * The process is stopping: every call on a worker now ends `interrupted` (503), as an execution
+   * does — not `internal`, "a bug", when the pool closes under it (API tester, session 43).
+   */
+  interrupt(): void {
+    for (const stop of this.running) stop.interrupted = true;
+  }
 
   /**
    * Calls a capability; `signal` aborts when the caller went away, which cancels the call. Not an
@@ -206,9 +216,11 @@ export class DirectCalls {
     };
     if (signal?.aborted) callerGone();
     else signal?.addEventListener("abort", callerGone, { once: true });
+    this.running.add(stop);
     try {
       return this.settle(capability, await handle.outcome, stop, edge, mask);
     } finally {
+      this.running.delete(stop);
       for (const timer of timers) clock.clearTimeout(timer);
       signal?.removeEventListener("abort", callerGone);
     }
@@ -224,7 +236,8 @@ export class DirectCalls {
 
   /** A call's failure as it leaves the plane: its texts within failure_message_bytes, as an execution's are. */
   private bounded(failure: FailureDescriptor): FailureError {
-    return new FailureError(boundFailureTexts(failure, this.options.limits.failure_message_bytes));
+    const told = failure.suggestion === RECONCILE_FIRST ? { ...failure, suggestion: CHECK_FIRST_DIRECT } : failure;
+    return new FailureError(boundFailureTexts(told, this.options.limits.failure_message_bytes));
   }
 }
 

@@ -1106,6 +1106,7 @@ export function createEngine(options: EngineOptions): Engine {
         writeCompleted(item.id, { state: "cancelled", failure }, 0);
       }
       for (const item of running) item.stop.interrupted = true;
+      direct.interrupt();
       await pool.close();
       await Promise.allSettled(running.map((item) => item.done));
     },

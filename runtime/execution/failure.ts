@@ -81,8 +81,15 @@ const DEFAULT_SUGGESTION: Record<PlaneErrorCode, string> = {
  * What a write whose effect may have happened needs first, whatever stopped it: settling, not a
  * bigger deadline (docs/reconciliation.md).
  */
-const RECONCILE_FIRST =
+export const RECONCILE_FIRST =
   "The work may have been done: check what it changed, then settle it with executions.reconcile (docket executions reconcile <id> --applied or --not-applied) before you start it again.";
+
+/**
+ * RECONCILE_FIRST for a direct call, which leaves no execution to settle: there is no id to give
+ * `executions.reconcile` (API tester, session 43).
+ */
+export const CHECK_FIRST_DIRECT =
+  "The work may have been done: check what it changed before you call it again. A direct call leaves no execution to settle; start it with executions.start to have one (an id, its events, and executions.reconcile).";
 
 /**
  * The suggestion of a failure a handler raised (CapabilityError) without one of its own. The

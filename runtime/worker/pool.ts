@@ -811,7 +811,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       if (startCheck !== null) clearTimeout(startCheck);
       const stopping: Array<Promise<unknown>> = [];
       for (const lane of Object.values(lanes)) {
-        for (const job of lane.queue.splice(0)) settle(job, { kind: "terminated", message: "The worker pool closed before the handler started." });
+        for (const job of lane.queue.splice(0)) settle(job, { kind: "terminated", message: "The worker pool closed before the handler started.", never_began: true });
         for (const slot of lane.slots) {
           if (slot.job) settle(slot.job, { kind: "terminated", message: `The worker pool closed while ${slot.job.task.capability} was running.` });
           slot.job = null;

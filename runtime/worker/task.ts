@@ -76,8 +76,11 @@ export type TaskError =
    * `no_worker`: no worker of its lane could start, so it never left the queue: nothing of it ran.
    */
   | { kind: "worker_lost"; message: string; never_began?: true; exit_code?: number; no_worker?: true }
-  /** The pool terminated the worker on request (deadline grace expired, forced stop). */
-  | { kind: "terminated"; message: string }
+  /**
+   * The pool terminated the worker on request (deadline grace expired, forced stop) — or, closing,
+   * stopped it; `never_began`: it was still queued when the pool closed, so nothing of it ran.
+   */
+  | { kind: "terminated"; message: string; never_began?: true }
   /** The pool terminated the worker because the handler outgrew its memory limit (docs/containment.md). */
   | { kind: "memory_exceeded"; message: string; limit_mb: number; used_mb: number }
   /**

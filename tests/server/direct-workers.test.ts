@@ -26,6 +26,9 @@ export default capability({
 });
 `;
 
+/** GATE as a write: stopped under way, its effect is unknown. */
+const WRITE_GATE = GATE.replace('id: "gate.wait", title: "Gate"', 'id: "gate.write", title: "Write gate"').replace('effect: "read"', 'effect: "write"');
+
 let server: DocketServer | null = null;
 let root = "";
 
@@ -40,6 +43,7 @@ async function serve(limits: Record<string, unknown>): Promise<DocketServer> {
   root = tempCheckout();
   mkdirSync(join(root, "capabilities"));
   writeFileSync(join(root, "capabilities", "gate.wait.ts"), GATE);
+  writeFileSync(join(root, "capabilities", "gate.write.ts"), WRITE_GATE);
   server = await startServer({ cwd: root, port: 0, storeKind: "memory", limits: resolveLimits({ overrides: limits }), capabilityDirs: [], runtime: "bun", log: () => undefined });
   return server;
 }
@@ -75,6 +79,24 @@ describe("direct_workers", () => {
     expect(await second).toEqual({ status: 200, body: { tag: "b" } });
     // b began after a was released: it had waited for the one direct worker.
     expect(statSync(join(root, "began-b")).mtimeMs).toBeGreaterThanOrEqual(statSync(join(root, "release-a")).mtimeMs);
+  });
+
+  test("direct calls cut off by the server stopping are 503 interrupted, not 500 'a bug': the one running by its effect, the one waiting not applied; a write is told to check, not to reconcile an execution it does not have (API tester, session 43)", async () => {
+    const s = await serve({});
+    const write = (tag: string) => fetch(`${s.url}/api/v1/gate/write`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ tag }) }).then(async (r) => ({ status: r.status, body: (await r.json()) as { error: Record<string, unknown> } }));
+    const running = write("w");
+    await until("the write to begin", () => existsSync(join(root, "began-w")));
+    const waiting = call(s, "q");
+    await Bun.sleep(50);
+    const stopped = s.stop();
+    const [w, q] = await Promise.all([running, waiting]);
+    await stopped;
+    server = null;
+    expect(w.status).toBe(503);
+    expect(w.body.error).toMatchObject({ error_code: "interrupted", stage: "run", outcome_certainty: "unknown", retryability: "manual_reconcile", message: "gate.write was stopped because the process running it shut down." });
+    expect(w.body.error.suggestion).toBe("The work may have been done: check what it changed before you call it again. A direct call leaves no execution to settle; start it with executions.start to have one (an id, its events, and executions.reconcile).");
+    expect(q.status).toBe(503);
+    expect(q.body.error).toMatchObject({ error_code: "interrupted", stage: "queue", outcome_certainty: "not_applied", retryability: "safe", message: "gate.wait did not start: the process running it shut down first." });
   });
 
   test("the limit is refused outside 1..8", () => {

@@ -18,7 +18,7 @@ import { createLoadProbe, TRIAL_PATIENCE_MS } from "./worker/load-probe.ts";
 import { realpathSync } from "node:fs";
 import { createEngine, type Engine } from "./execution/engine.ts";
 import { diskFreeBytes } from "./execution/storage-gate.ts";
-import { hasArtifacts } from "./execution/artifact-files.ts";
+import { hasArtifacts, removeArtifacts } from "./execution/artifact-files.ts";
 import { readLeftReports, removeLeftReports } from "./store/left-reports.ts";
 import type { ExecutionReport } from "./execution/report-protocol.ts";
 import * as v from "valibot";
@@ -255,9 +255,17 @@ async function openStore(kind: BootOptions["storeKind"], root: string, limits: L
   const onListenerError = log && ((error: unknown, event: { event_id: string }) => log(`docket: an event listener threw on ${event.event_id}; further errors of this subscription are not reported: ${(error as Error)?.stack ?? String(error)}`));
   // Nobody can settle it any more: said, with what to do, rather than gone without a word (docs/reconciliation.md).
   const onForgotUnsettled = log && ((forgotten: { id: string; capability: string }) => log(`docket forgot ${forgotten.id} (${forgotten.capability}), whose outcome was unknown and never settled: more unsettled executions than executions_retained (${limits.executions_retained}) were held, so the oldest went, and it can no longer be reconciled. Settle unknown outcomes as they come (docket executions reconcile <id>, or the cockpit), or raise --executions-retained.`));
-  if (kind === "memory") return createMemoryStore({ limits, clock: now, onListenerError, onForgotUnsettled });
+  // A forgotten execution's artifacts go with it: nothing could download or release them any more.
+  const onForgotten = (id: string) => {
+    try {
+      removeArtifacts(root, id);
+    } catch (error) {
+      log?.(`docket could not remove the artifacts of ${id}, forgotten past executions_retained (${(error as Error)?.message ?? error}): delete ${join(root, ".docket", "artifacts", id)} yourself.`);
+    }
+  };
+  if (kind === "memory") return createMemoryStore({ limits, clock: now, onListenerError, onForgotUnsettled, onForgotten });
   const { createSqliteStore } = await import("./store/sqlite-store.ts");
-  const store = createSqliteStore({ path: join(ensureDocketDir(root), "state.db"), limits, clock: now, onListenerError, onForgotUnsettled, artifactsHeld: (id) => hasArtifacts(root, id), onPersistError: log && ((error) => log(`docket could not write the execution store (${(error as Error)?.message ?? error}); retrying`)) });
+  const store = createSqliteStore({ path: join(ensureDocketDir(root), "state.db"), limits, clock: now, onListenerError, onForgotUnsettled, onForgotten, artifactsHeld: (id) => hasArtifacts(root, id), onPersistError: log && ((error) => log(`docket could not write the execution store (${(error as Error)?.message ?? error}); retrying`)) });
   if (store.recovered.length > 0) {
     const failed = store.recovered.filter((r) => r.state === "failed").length;
     const ended = [failed > 0 ? `${failed} running → failed (interrupted)` : "", failed < store.recovered.length ? `${store.recovered.length - failed} queued → cancelled` : ""];

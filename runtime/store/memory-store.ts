@@ -6,7 +6,7 @@ import type { ExecutionSnapshot } from "../execution/snapshot.ts";
 import { EXECUTION_STATES, isTerminal, type ExecutionState } from "../execution/state-machine.ts";
 import { outcomeUnknown } from "../execution/retention.ts";
 import type { Limits } from "../execution/limits.ts";
-import { headsLimit, type AppendOptions, type EventsPage, type ExecutionHead, type ExecutionStore, type ForgotUnsettled, type HeadsPage, type ListFilter, type ListPage, type NewExecution, type RunIdentity } from "./store.ts";
+import { headsLimit, type AppendOptions, type EventsPage, type ExecutionHead, type ExecutionStore, type ForgotUnsettled, type Forgotten, type HeadsPage, type ListFilter, type ListPage, type NewExecution, type RunIdentity } from "./store.ts";
 import { checkBatch, initialSnapshot } from "./_fold.ts";
 import { EventRing } from "./_event-ring.ts";
 import { SEAL_MAX_EVENTS, SealedExecution } from "./_sealed-execution.ts";
@@ -28,6 +28,8 @@ export interface MemoryStoreOptions {
   onListenerError?: (error: unknown, event: ExecutionEvent) => void;
   /** Told when an unsettled unknown outcome is forgotten (store.ts). */
   onForgotUnsettled?: ForgotUnsettled;
+  /** Told of each execution forgotten past the retention bounds (store.ts, Forgotten). */
+  onForgotten?: Forgotten;
 }
 
 /**
@@ -158,6 +160,7 @@ export function createMemoryStore(options: MemoryStoreOptions): ExecutionStore {
       heldBytes -= rows.bytes(row);
       if (wasUnsettled) unsettledBytes -= rows.bytes(row);
       rows.forget(row);
+      options.onForgotten?.(id);
     }
   }
 

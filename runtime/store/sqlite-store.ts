@@ -6,7 +6,7 @@ import type { EventDraft, ExecutionEvent } from "../execution/protocol.ts";
 import type { ExecutionSnapshot } from "../execution/snapshot.ts";
 import { EXECUTION_STATES, isTerminal, type ExecutionState } from "../execution/state-machine.ts";
 import type { Limits } from "../execution/limits.ts";
-import { StoreDamagedError, storeDamagedRemedy, type AppendOptions, type EventsPage, type ExecutionStore, type ForgotUnsettled, type HeadsPage, type ListFilter, type ListPage, type NewExecution, type RunIdentity, type StorageFault } from "./store.ts";
+import { StoreDamagedError, storeDamagedRemedy, type AppendOptions, type EventsPage, type ExecutionStore, type ForgotUnsettled, type Forgotten, type HeadsPage, type ListFilter, type ListPage, type NewExecution, type RunIdentity, type StorageFault } from "./store.ts";
 import { checkBatch, initialSnapshot } from "./_fold.ts";
 import { createFanOut } from "./_fan-out.ts";
 import { ForgetOrder } from "./_forget-order.ts";
@@ -41,6 +41,8 @@ export interface SqliteStoreOptions {
   onListenerError?: (error: unknown, event: ExecutionEvent) => void;
   /** Told when an unsettled unknown outcome is forgotten (store.ts). */
   onForgotUnsettled?: ForgotUnsettled;
+  /** Told of each execution forgotten past the retention bounds, once the file no longer holds it (store.ts, Forgotten). */
+  onForgotten?: Forgotten;
   /** Told when writing to the file fails (the write is retried); default: one line on stderr. */
   onPersistError?: (error: unknown) => void;
   /** Told when an execution's changes could not be written at all and it was failed instead; default: one line on stderr. */
@@ -183,8 +185,11 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
   function sweep(): void {
     while (forgetting.length > 0 && !writer.forgetting(forgetting[0]!)) {
       const entry = forgetting.shift()!;
-      // Its id may have been created again meanwhile: that one stays.
-      if (entries.get(entry.id) === entry) entries.delete(entry.id);
+      // Its id may have been created again meanwhile: that one stays, and so do its artifacts.
+      if (entries.get(entry.id) === entry) {
+        entries.delete(entry.id);
+        options.onForgotten?.(entry.id);
+      }
     }
   }
 

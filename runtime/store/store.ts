@@ -140,6 +140,13 @@ export function storeDamagedRemedy(path: string): string {
  */
 export type ForgotUnsettled = (forgotten: { id: string; capability: string }) => void;
 
+/**
+ * Told of each finished execution the store forgot past `executions_retained`: what is kept
+ * beside the store for it (its artifacts under `.docket/artifacts/<id>/`) goes with it, since
+ * nothing can reach it any more (cockpit tester, session 43).
+ */
+export type Forgotten = (id: string) => void;
+
 /** Why the store cannot write what it holds right now (disk full, I/O error, a file damaged or removed), and since when. */
 export interface StorageFault {
   /** The error's own words, for the server's log and health.report; never a client's answer. */

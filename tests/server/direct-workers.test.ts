@@ -96,7 +96,7 @@ describe("direct_workers", () => {
     expect(w.body.error).toMatchObject({ error_code: "interrupted", stage: "run", outcome_certainty: "unknown", retryability: "manual_reconcile", message: "gate.write was stopped because the process running it shut down." });
     expect(w.body.error.suggestion).toBe("The work may have been done: check what it changed before you call it again. A direct call leaves no execution to settle; start it with executions.start to have one (an id, its events, and executions.reconcile).");
     expect(q.status).toBe(503);
-    expect(q.body.error).toMatchObject({ error_code: "interrupted", stage: "queue", outcome_certainty: "not_applied", retryability: "safe", message: "gate.wait did not start: the process running it shut down first." });
+    expect((q.body as unknown as { error: Record<string, unknown> }).error).toMatchObject({ error_code: "interrupted", stage: "queue", outcome_certainty: "not_applied", retryability: "safe", message: "gate.wait did not start: the process running it shut down first." });
   });
 
   test("the limit is refused outside 1..8", () => {

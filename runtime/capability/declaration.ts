@@ -79,8 +79,8 @@ export interface ExecOptions {
   cwd?: string;
   /** Variables added to (or replacing those of) docket's own environment. */
   env?: Record<string, string>;
-  /** Text written to the child's stdin, which is then closed; default: no stdin. */
-  stdin?: string;
+  /** Text (or bytes) written to the child's stdin, which is then closed; default: no stdin. */
+  stdin?: string | Uint8Array;
   /** Resolve with a non-zero exit instead of throwing `exec_failed`; default false. */
   allowFailure?: boolean;
   /** Stream stdout and stderr line by line as `ctx.progress.stream("stdout" | "stderr", …)`; default true. */

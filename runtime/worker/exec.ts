@@ -1,5 +1,5 @@
-import { statSync } from "node:fs";
-import { isAbsolute, relative } from "node:path";
+import { existsSync, statSync } from "node:fs";
+import { isAbsolute, join, relative } from "node:path";
 import { StringDecoder } from "node:string_decoder";
 import { CapabilityError } from "../capability/capability-error.ts";
 import type { ExecOptions, ExecResult, ProgressReporter } from "../capability/declaration.ts";
@@ -58,6 +58,7 @@ export function createExec(host: ExecHost): Exec {
 
   async function exec(argv: readonly string[], options: ExecOptions = {}): Promise<ExecResult> {
     checkArgv(argv);
+    checkOptions(options);
     const command = describeCommand(argv);
     const maxBytes = checkMaxBytes(options.maxOutputBytes);
     const cwd = await resolveCwd(host.root, options.cwd);
@@ -73,7 +74,7 @@ export function createExec(host: ExecHost): Exec {
     try {
       child = await host.spawn(request, (name, chunk) => (name === "stdout" ? stdout : stderr).push(chunk));
     } catch (error) {
-      throw spawnFailure(command, error, folderMissing(cwd) ? relative(host.root, cwd) || "." : null);
+      throw spawnFailure(command, error, folderMissing(cwd) ? relative(host.root, cwd) || "." : null, host.root, argv[0]!);
     }
     const { pid } = child;
     if (taskEnded) {
@@ -220,6 +221,31 @@ function checkArgv(argv: readonly string[]): void {
   if (argv.some((a) => a.includes("\0"))) throw new TypeError("ctx.exec: an argument contains a NUL byte, which no program can receive.");
 }
 
+/**
+ * The options' types, checked before anything starts: a `stdin` of another type (a number from a
+ * `.js` file or an `any`) threw inside the spawn on the main thread, the child's stdin never
+ * closed, and the execution ran for ever (authoring tester, session 43); an `env` value that is
+ * no string became the text "null" in the child's environment.
+ */
+function checkOptions(options: ExecOptions): void {
+  if (options === null || typeof options !== "object" || Array.isArray(options)) throw new TypeError(`ctx.exec: its options must be an object, like { cwd: "src" }, got ${describeValue(options)}.`);
+  const { stdin, env, allowFailure, stream } = options as Record<string, unknown>;
+  if (stdin !== undefined && typeof stdin !== "string" && !ArrayBuffer.isView(stdin)) {
+    throw new TypeError(`ctx.exec: stdin must be a string (or bytes: a Buffer or Uint8Array), got ${describeValue(stdin)}; write String(value) to send a number.`);
+  }
+  if (env !== undefined) {
+    if (env === null || typeof env !== "object" || Array.isArray(env)) throw new TypeError(`ctx.exec: env must be an object of variables, like { CI: "1" }, got ${describeValue(env)}.`);
+    for (const [name, value] of Object.entries(env)) {
+      if (name === "" || name.includes("=") || name.includes("\0")) throw new TypeError(`ctx.exec: env holds the variable name ${JSON.stringify(name)}, which no environment can hold (empty, or with "=" or a NUL byte).`);
+      if (typeof value !== "string") throw new TypeError(`ctx.exec: env.${name} must be a string, got ${describeValue(value)}; write String(value), or leave the variable out.`);
+      if (value.includes("\0")) throw new TypeError(`ctx.exec: env.${name} contains a NUL byte, which no environment variable can hold.`);
+    }
+  }
+  for (const [name, value] of [["allowFailure", allowFailure], ["stream", stream]] as const) {
+    if (value !== undefined && typeof value !== "boolean") throw new TypeError(`ctx.exec: ${name} must be true or false, got ${describeValue(value)}.`);
+  }
+}
+
 function checkMaxBytes(value: unknown): number {
   if (value === undefined) return EXEC_OUTPUT_BYTES;
   if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0 || value > MAX_OUTPUT_BYTES) {
@@ -251,7 +277,7 @@ function folderMissing(cwd: string): boolean {
 }
 
 /** `missingCwd`: the child's folder (relative to the checkout) when it does not exist. */
-function spawnFailure(command: string, error: unknown, missingCwd: string | null = null): CapabilityError {
+function spawnFailure(command: string, error: unknown, missingCwd: string | null = null, root = "", program: string | null = null): CapabilityError {
   const code = error instanceof SpawnError ? error.code : (error as NodeJS.ErrnoException)?.code;
   if (code === "ENOENT" && missingCwd !== null) {
     return new CapabilityError("exec_failed", `${command} could not start: its folder ${JSON.stringify(missingCwd)} (ctx.exec cwd) does not exist in the checkout.`, {
@@ -260,7 +286,17 @@ function spawnFailure(command: string, error: unknown, missingCwd: string | null
     });
   }
   const why = code === "ENOENT" ? "the program was not found (is it installed and on PATH?)" : code === "EACCES" ? "the program is not executable" : (error as Error)?.message ?? String(error);
-  return new CapabilityError("exec_failed", `${command} could not start: ${why}.`, { context: { command: command.split(" ")[0], reason: code ?? "spawn_failed" } });
+  const local = code === "ENOENT" && program !== null ? packageBin(root, program) : null;
+  // An npm package's tool (tsc, vitest) is in node_modules/.bin, which npm scripts put on PATH and ctx.exec does not (authoring tester).
+  const suggestion = local === null ? undefined : `${program} is installed in the checkout (${relative(root, local)}), which is not on PATH: run it as ["${relative(root, local)}", …], or through npm, like ["npx", "--no-install", "${program}", …].`;
+  return new CapabilityError("exec_failed", `${command} could not start: ${why}.`, { context: { command: command.split(" ")[0], reason: code ?? "spawn_failed" }, ...(suggestion === undefined ? {} : { suggestion }) });
+}
+
+/** `<root>/node_modules/.bin/<program>` when it exists and `program` is a bare name, else null. */
+function packageBin(root: string, program: string): string | null {
+  if (program.includes("/") || program.includes("\\")) return null;
+  const bin = join(root, "node_modules", ".bin", program);
+  return existsSync(bin) ? bin : null;
 }
 
 /** The command as a person reads it: arguments with spaces or quotes quoted, bounded. */

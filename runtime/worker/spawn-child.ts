@@ -9,7 +9,7 @@ export interface SpawnRequest {
   /** Added to the environment of the process; null: the environment as it is. */
   env: Record<string, string> | null;
   /** Written to stdin, which is then closed; null: no stdin. */
-  stdin: string | null;
+  stdin: string | Uint8Array | null;
 }
 
 /** How a child ended. */
@@ -77,7 +77,15 @@ export const spawnHere: Spawner = (request, onOutput, onPid) =>
       }),
     );
     child.once("spawn", () => {
-      if (request.stdin !== null) child.stdin!.end(request.stdin);
+      if (request.stdin !== null) {
+        try {
+          child.stdin!.end(request.stdin);
+        } catch {
+          // What the stream cannot take (ctx.exec checks the type first): an empty stdin, closed,
+          // never one left open for a child that reads it until it ends.
+          child.stdin!.destroy();
+        }
+      }
       resolve({ pid: child.pid!, exited });
     });
     child.once("error", (error: NodeJS.ErrnoException) => reject(new SpawnError(error.code ?? null, error.message)));

@@ -32,6 +32,26 @@ export default capability({
 });
 `;
 
+/** Runs input.argv with input.opts as given (a .js file or an \`any\` can pass any type), bytes as stdin when asked; answers the result or the error. */
+const RAW_OPTIONS = `import { capability } from "docket";
+import * as v from "valibot";
+export default capability({
+  id: "test.exec-raw", title: "Raw options", description: "Runs input.argv with input.opts as given.", effect: "read",
+  input: v.object({ argv: v.array(v.string()), opts: v.unknown(), bytes: v.optional(v.string()) }),
+  output: v.unknown(),
+  async handler(input, ctx) {
+    const opts = input.opts as Record<string, unknown>;
+    if (input.bytes !== undefined) opts.stdin = new TextEncoder().encode(input.bytes);
+    try {
+      const result = await ctx.exec(input.argv, opts as never);
+      return { stdout: result.stdout };
+    } catch (error) {
+      return { error: (error as Error).name + ": " + (error as Error).message };
+    }
+  },
+});
+`;
+
 /** test.exec with a secret in its input: the child is given it. */
 const SECRET_RUNNER = RUNNER.replace('id: "test.exec"', 'id: "test.exec-secret"').replace("input: v.object({ argv: v.array(v.string()),", "input: v.object({ token: sensitive(v.string()), argv: v.array(v.string()),").replace('import { capability } from "docket";', 'import { capability, sensitive } from "docket";');
 /** Writes one line longer than a streamed piece in two writes, the secret argv[2] across the piece's end. */
@@ -109,6 +129,7 @@ beforeAll(async () => {
   mkdirSync(join(root, "scripts"));
   writeFileSync(join(root, "capabilities", "test.exec.ts"), RUNNER);
   writeFileSync(join(root, "capabilities", "test.exec-secret.ts"), SECRET_RUNNER);
+  writeFileSync(join(root, "capabilities", "test.exec-raw.ts"), RAW_OPTIONS);
   writeFileSync(join(root, "scripts", "split.mjs"), SPLIT);
   writeFileSync(join(root, "capabilities", "test.crash.ts"), CRASHER);
   writeFileSync(join(root, "capabilities", "test.no-await.ts"), NO_AWAIT);
@@ -208,11 +229,31 @@ describe("ctx.exec", () => {
     const missing = await terminal(start("test.exec", { argv: ["docket-no-such-program-xyz"] }));
     expect(missing.failure).toMatchObject({ error_code: "exec_failed" });
     expect(missing.failure!.message).toContain("not found");
+    // A package's tool in node_modules/.bin, not on PATH: the suggestion says where it is and how to run it (authoring tester, session 43).
+    mkdirSync(join(root, "node_modules", ".bin"), { recursive: true });
+    writeFileSync(join(root, "node_modules", ".bin", "docket-local-tool-xyz"), "#!/bin/sh\necho local\n", { mode: 0o755 });
+    const local = await terminal(start("test.exec", { argv: ["docket-local-tool-xyz", "--version"] }));
+    expect(local.failure).toMatchObject({ error_code: "exec_failed", suggestion: 'docket-local-tool-xyz is installed in the checkout (node_modules/.bin/docket-local-tool-xyz), which is not on PATH: run it as ["node_modules/.bin/docket-local-tool-xyz", …], or through npm, like ["npx", "--no-install", "docket-local-tool-xyz", …].' });
+    expect((await terminal(start("test.exec", { argv: ["node_modules/.bin/docket-local-tool-xyz"] }))).output).toMatchObject({ stdout: "local\n" });
     // A mistyped folder is named as the folder, not blamed on the program.
     const typo = await terminal(start("test.exec", { argv: [bun, "--version"], cwd: "sutie" }));
     expect(typo.failure).toMatchObject({ error_code: "exec_failed", context: { reason: "cwd_missing", cwd: "sutie" } });
     expect(typo.failure!.message).toContain('its folder "sutie" (ctx.exec cwd) does not exist');
     expect(typo.failure!.message).not.toContain("not found");
+  });
+
+  test("ctx.exec: options of the wrong type are a TypeError before anything starts, not a stdin left open and an execution running for ever; bytes are a stdin (authoring tester, session 43)", async () => {
+    const tried = async (opts: unknown, bytes?: string) => (await terminal(start("test.exec-raw", { argv: ["cat"], opts, ...(bytes === undefined ? {} : { bytes }) }))).output;
+    for (const stdin of [5, {}, true, null]) {
+      expect(await tried({ stdin })).toEqual({ error: `TypeError: ctx.exec: stdin must be a string (or bytes: a Buffer or Uint8Array), got ${JSON.stringify(stdin)}; write String(value) to send a number.` });
+    }
+    expect(await tried({ env: { FOO: null } })).toEqual({ error: "TypeError: ctx.exec: env.FOO must be a string, got null; write String(value), or leave the variable out." });
+    expect(await tried({ env: "x" })).toEqual({ error: 'TypeError: ctx.exec: env must be an object of variables, like { CI: "1" }, got "x".' });
+    expect(await tried({ env: { "A=B": "1" } })).toEqual({ error: 'TypeError: ctx.exec: env holds the variable name "A=B", which no environment can hold (empty, or with "=" or a NUL byte).' });
+    expect(await tried({ allowFailure: "yes" })).toEqual({ error: 'TypeError: ctx.exec: allowFailure must be true or false, got "yes".' });
+    expect(await tried("fast")).toEqual({ error: 'TypeError: ctx.exec: its options must be an object, like { cwd: "src" }, got "fast".' });
+    expect(await tried({ stdin: "text in" })).toEqual({ stdout: "text in" });
+    expect(await tried({}, "bytes in")).toEqual({ stdout: "bytes in" });
   });
 
   test("ctx.exec: cancel ends the child's group, and a child ignoring TERM is killed after the grace", async () => {

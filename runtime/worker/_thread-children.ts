@@ -35,10 +35,16 @@ export function killThreadDescendants(thread: string | null, startedSince?: numb
   reapLater(killed, 0);
 }
 
-/** A child of this process: its pid, and when it started (field 22 of its stat), which a reused pid does not share. */
+/**
+ * A child of this process: its pid, and when it started (field 22 of its stat), which a reused pid
+ * does not share. `adopted`: an orphan of an ended worker thread (adoptOrphans), reaped only once
+ * seen exited twice in a row (`exitedBefore`).
+ */
 interface Child {
   pid: number;
   started: string | undefined;
+  adopted?: boolean;
+  exitedBefore?: boolean;
 }
 
 function childOf(pid: number): Child {
@@ -54,8 +60,29 @@ function reaped(child: Child): boolean {
   const stat = threadStat(String(child.pid));
   if (stat === null || stat[19] !== child.started) return true;
   if (stat[0] !== "Z") return false;
+  // One exited a moment ago may be a ctx.exec child the runtime is about to reap, with its status.
+  if (child.adopted && !child.exitedBefore) {
+    child.exitedBefore = true;
+    return false;
+  }
   reapChild(child.pid);
   return true;
+}
+
+/**
+ * Takes in the processes a worker's thread started itself (a handler's `spawn`, not `ctx.exec`)
+ * and left when the thread ended — a crash, `process.exit`, a termination: Linux hands them to
+ * the main thread, whose runtime never waits for them, so each that exits stays a zombie for the
+ * server's life (authoring tester, session 43: `[esbuild] <defunct>` under `docket serve`). They
+ * join the spared children, reaped once seen exited two looks in a row; `own` are the main
+ * thread's own children (ctx.exec groups), which its runtime reaps. Linux only.
+ */
+export function adoptOrphans(own: ReadonlySet<number>): void {
+  const known = new Set([...spared].map((child) => child.pid));
+  const orphans = childrenIn(`/proc/${process.pid}/task/${process.pid}/children`)
+    .filter((pid) => !own.has(pid) && !known.has(pid))
+    .map((pid) => ({ ...childOf(pid), adopted: true }));
+  reapWhenDone(orphans);
 }
 
 /** Children spared from a stopped thread, reaped once they exit: looked at every REAP_POLL_MS. */
@@ -66,14 +93,18 @@ let sparedTimer: ReturnType<typeof setInterval> | null = null;
 function reapWhenDone(children: Child[]): void {
   for (const child of children) spared.add(child);
   if (spared.size === 0 || sparedTimer !== null) return;
-  sparedTimer = setInterval(() => {
-    for (const child of spared) if (reaped(child)) spared.delete(child);
-    if (spared.size === 0 && sparedTimer !== null) {
-      clearInterval(sparedTimer);
-      sparedTimer = null;
-    }
-  }, REAP_POLL_MS);
+  sparedTimer = setInterval(lookAtSpared, REAP_POLL_MS);
   (sparedTimer as { unref?: () => void }).unref?.();
+}
+
+/** One look at the spared children, as the timer takes every REAP_POLL_MS (tests take it themselves); answers how many are still looked after. */
+export function lookAtSpared(): number {
+  for (const child of spared) if (reaped(child)) spared.delete(child);
+  if (spared.size === 0 && sparedTimer !== null) {
+    clearInterval(sparedTimer);
+    sparedTimer = null;
+  }
+  return spared.size;
 }
 
 /** When the killed children of a thread are reaped: soon, then later for one that is slow to die. */

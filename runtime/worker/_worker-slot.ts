@@ -1,8 +1,9 @@
 import { createRequire } from "node:module";
 import type { Worker } from "node:worker_threads";
-import { killThreadDescendants } from "./_thread-children.ts";
+import { adoptOrphans, killThreadDescendants } from "./_thread-children.ts";
 import { fromWorkerWire, type FromWorker, type WorkerBoot } from "./_messages.ts";
 import { workerChildren } from "./_worker-children.ts";
+import { childGroups } from "./process-groups.ts";
 import type { ChildLedger } from "./child-ledger.ts";
 import { laneWorker, type Lane } from "./task.ts";
 import { createBacklog, turnBoundReceiver } from "./event-backlog.ts";
@@ -24,6 +25,8 @@ const STOP_WAIT_MS = 2000;
  */
 const MAX_START_FAILURES = 3;
 const MAX_RESTART_AFTER_MS = 300_000;
+/** When the orphans of an ended worker thread are looked for a second time (adoptOrphans). */
+const ORPHANS_AGAIN_MS = 250;
 
 /** What a slot needs from its pool. Every hook is called for the slot's current worker only, never after `stop()`. */
 export interface WorkerSlotOptions<J> {
@@ -214,6 +217,10 @@ export class WorkerSlot<J> {
     worker.on("exit", (code: number) => {
       // Terminated, crashed or closed: the worker can no longer end its children; the main thread does.
       const ending = children.end(this.options.childGraceMs);
+      // What its thread started itself and left is the main thread's now, to reap when it exits;
+      // looked for again a moment later, in case the thread was still ending.
+      adoptOrphans(childGroups);
+      (setTimeout(() => adoptOrphans(childGroups), ORPHANS_AGAIN_MS) as { unref?: () => void }).unref?.();
       this.endings.add(ending);
       void ending.finally(() => this.endings.delete(ending));
       if (this.worker === worker && !this.stopped) this.exited(code);

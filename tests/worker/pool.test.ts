@@ -13,6 +13,7 @@ import { textLimitsOf } from "../../runtime/execution/text-limits.ts";
 import { MAX_HELD_ESCAPE_UNITS, sanitizeDraft } from "../../runtime/execution/text-sanitize.ts";
 import { createWorkerPool, type WorkerPool, type WorkerPoolOptions, type WorkerTask } from "../../runtime/worker/index.ts";
 import { arrivedAsJsonText, type TaskOutcome } from "../../runtime/worker/task.ts";
+import { lookAtSpared } from "../../runtime/worker/_thread-children.ts";
 
 const fixture = (name: string) => new URL(`./fixtures/${name}.ts`, import.meta.url).pathname;
 
@@ -965,6 +966,36 @@ describe("createWorkerPool", () => {
     expect(problems.join("\n")).toContain("exit code 3");
     expect(await p.run(task("echo", "fixture.echo", "again"), { lane: "execution" }).outcome).toMatchObject({ ok: true, output: { input: "again" } });
     expect(p.stats()).toMatchObject({ execution_workers: 1, replaced: 1, busy: 0 });
+  });
+
+  test.skipIf(process.platform !== "linux")("a child a handler started itself and left is reaped after its worker crashed, not a zombie for the process's life (authoring tester, session 43)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "docket-orphan-"));
+    try {
+      const p = makePool();
+      const pidFile = join(dir, "child.pid");
+      expect(await p.run(task("leaves-child", "fixture.leaves-child", { pid_file: pidFile, seconds: 0.3 }), { lane: "execution" }).outcome).toMatchObject({ ok: true });
+      const pid = Number(readFileSync(pidFile, "utf8"));
+      // The same worker crashes: its thread, the child's parent, is gone.
+      expect(await p.run(task("exits", "fixture.exits"), { lane: "execution" }).outcome).toMatchObject({ ok: false, error: { kind: "worker_lost" } });
+      const state = () => {
+        try {
+          return /^State:\s+(\w)/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1];
+        } catch {
+          return "gone";
+        }
+      };
+      // It exits into a zombie of this process's main thread, which the runtime never waits for.
+      for (let i = 0; i < 300 && state() !== "Z"; i++) await Bun.sleep(10);
+      expect(state()).toBe("Z");
+      expect(readFileSync(`/proc/${process.pid}/task/${process.pid}/children`, "utf8").split(" ")).toContain(String(pid));
+      // The pool's reaper looks twice (its timer's looks, 10 s apart, taken here at once): reaped.
+      await Bun.sleep(300);
+      lookAtSpared();
+      lookAtSpared();
+      expect(state()).toBe("gone");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test("a hard crash (uncaught exception with no safety net) is worker_lost; the next task runs", async () => {

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { boundFrame, estimatedFrameBytes } from "../../runtime/server/live-frame.ts";
-import type { ExecutionEvent } from "../../runtime/execution/protocol.ts";
+import * as v from "valibot";
+import { ExecutionEventSchema, type ExecutionEvent } from "../../runtime/execution/protocol.ts";
 import { allEvents, draft, idOf, limitsWith, newExecution } from "../store/_fixtures.ts";
 import { createMemoryStore } from "../../runtime/store/index.ts";
 import { countStringify } from "../_support/count-stringify.ts";
@@ -53,17 +54,44 @@ describe("boundFrame", () => {
   const eventWith = (type: string, data: Record<string, unknown>) => ({ schema_version: "1", event_id: `${id}#7`, execution_id: id, sequence: 7, timestamp: "2026-12-01T00:00:00.000Z", type, data }) as unknown as ExecutionEvent;
   const bytes = (text: string) => Buffer.byteLength(text);
 
-  test("boundFrame withholds the largest values first, until the frame fits frame_bytes, keeping the small ones", () => {
+  test("boundFrame takes the largest values out first, until the frame fits frame_bytes, keeping the small ones; a handler event's texts are cut and marked truncated, so that the frame still validates (API tester, session 43)", () => {
     const event = eventWith("execution.diagnostic", { severity: "error", message: "m".repeat(1000), code: "c".repeat(900), file: "f".repeat(400), line: 3 });
     const frame = boundFrame(event, JSON.stringify(event), 1024);
     expect(bytes(frame)).toBeLessThanOrEqual(1024);
-    const { data } = JSON.parse(frame);
-    expect(data.severity).toBe("error");
-    expect(data.line).toBe(3);
-    expect(data.message).toEqual({ withheld: "too_large", bytes: 1002, limit: 1024, self: `/api/v1/executions/get?id=${id}` });
-    // Only as many as it takes: the largest two, and the file stays.
-    expect(data.code).toMatchObject({ withheld: "too_large", bytes: 902 });
+    const parsed = JSON.parse(frame);
+    expect(v.safeParse(ExecutionEventSchema, parsed).success).toBe(true);
+    const { data } = parsed;
+    expect(data).toMatchObject({ severity: "error", line: 3, truncated: true });
+    // Only as many as it takes: the largest two cut (to a start of each), and the file stays.
+    expect("m".repeat(1000).startsWith(data.message)).toBe(true);
+    expect(data.message.length).toBeLessThan(1000);
+    expect("c".repeat(900).startsWith(data.code)).toBe(true);
     expect(data.file).toBe("f".repeat(400));
+    // Not a handler event's text: an output is withheld, pointing at the snapshot.
+    const completed = eventWith("execution.completed", { state: "succeeded", output: { text: "o".repeat(2000) }, duration_ms: 4 });
+    expect(JSON.parse(boundFrame(completed, JSON.stringify(completed), 1024)).data.output).toEqual({ withheld: "too_large", bytes: 2011, limit: 1024, self: `/api/v1/executions/get?id=${id}` });
+  });
+
+  test("boundFrame cuts a text of wide characters at a whole one, and the frame validates, for every event a handler emits", () => {
+    const long = "😀é字".repeat(700);
+    for (const [type, data] of [
+      ["execution.log", { level: "info", message: long }],
+      ["execution.stream", { name: "out", chunk: long }],
+      ["execution.step", { id: "s", title: long }],
+      ["execution.step_done", { id: "s", ok: true, message: long }],
+      ["execution.progress", { current: 1, total: 2, message: long }],
+    ] as const) {
+      const event = eventWith(type, data);
+      const frame = boundFrame(event, JSON.stringify(event), 4096);
+      expect(bytes(frame)).toBeLessThanOrEqual(4096);
+      expect(bytes(frame)).toBeGreaterThan(3000);
+      const parsed = JSON.parse(frame);
+      expect(v.safeParse(ExecutionEventSchema, parsed).success).toBe(true);
+      expect(parsed.data.truncated).toBe(true);
+      const text = Object.values(parsed.data).find((value) => typeof value === "string" && value.length > 100) as string;
+      expect(long.startsWith(text)).toBe(true);
+      expect(/[\ud800-\udbff]$/.test(text)).toBe(false);
+    }
   });
 
   test("boundFrame withholds the whole payload when many small values make the frame too large", () => {

@@ -176,7 +176,7 @@ describe.skipIf(!available && !process.env.CI)("the cockpit in headless Chromium
     await page.close();
   }, TEST_TIMEOUT);
 
-  test("a long path in the log wraps instead of widening the page, on a wide and a narrow screen", async () => {
+  test("a long path in the log, or a long line in a description's code block, wraps or scrolls in its box instead of widening the page, on a wide and a narrow screen", async () => {
     const path = `deep/${"a-rather-long-folder-name/".repeat(30)}file-with-a-long-name.txt`;
     const id = await server.start("team.echo", { message: path, path });
     await server.completed(id);
@@ -188,6 +188,11 @@ describe.skipIf(!available && !process.env.CI)("the cockpit in headless Chromium
       expect(scroll).toBeLessThanOrEqual(client);
       const box = await page.locator('[data-slot="log"] .log-message').first().boundingBox();
       expect(box!.width).toBeLessThan(width);
+      // A description's fenced block with a long line scrolls in its own box (cockpit tester, session 43).
+      await page.goto(`${server.url}/cockpit/capabilities/team.report`);
+      const described = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth }));
+      expect(described.scroll).toBeLessThanOrEqual(described.client);
+      expect(await page.locator(".markdown pre").count()).toBe(1);
       await page.close();
     }
   }, TEST_TIMEOUT);

@@ -49,6 +49,10 @@ describe("cockpit: finding things", () => {
     expect(markdownHtml("[click](javascript:alert(1))")).not.toContain('href="javascript:');
     expect(markdownHtml("![x](http://example.com/x.png)")).not.toContain("<img");
     expect(markdownInlineHtml("First `code` paragraph.\n\nSecond one.")).toBe("First <code>code</code> paragraph.");
+    // A heading or a list item is summarised without its mark, and a heading is never a second h1 (cockpit tester, session 43).
+    expect(markdownInlineHtml("# Release notes\n\nMore.")).toBe("Release notes");
+    expect(markdownInlineHtml("- **Checks** the links")).toBe("<strong>Checks</strong> the links");
+    expect(markdownHtml("# Usage\n\n## Flags")).toBe("<h3>Usage</h3>\n<h4>Flags</h4>\n");
   });
 
   test("a capability page renders its Markdown description", async () => {

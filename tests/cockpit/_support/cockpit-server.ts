@@ -106,7 +106,7 @@ const REPORT = `import { capability } from "docket";
 import * as v from "valibot";
 import { setTimeout as delay } from "node:timers/promises";
 export default capability({
-  id: "team.report", title: "Sizes report", description: "Measures **three** things and writes a CSV.", effect: "read",
+  id: "team.report", title: "Sizes report", description: "Measures **three** things and writes a CSV.\\n\\n\`\`\`\\n" + "size,".repeat(120) + "\\n\`\`\`", effect: "read",
   input: v.object({ label: v.optional(v.string(), "sizes"), nested: v.optional(v.object({ depth: v.number(), tag: v.string() })) }),
   output: v.object({ label: v.string(), total: v.number(), rows: v.array(v.object({ name: v.string(), size: v.number() })), notes: v.string(), nested: v.optional(v.any()) }),
   async handler(input, ctx) {

@@ -56,6 +56,11 @@ export function shownText(text: string): string {
   return withoutColour(text).replace(HIDDEN, "");
 }
 
+/** Whether formatJson shows `value` whole (its indented JSON within the page's bound). */
+export function jsonShownWhole(value: unknown): boolean {
+  return (JSON.stringify(value === undefined ? null : value, null, 2) ?? "null").length <= MAX_SHOWN_JSON;
+}
+
 /**
  * A value as JSON text, indented (`indent` 0: on one line); `undefined` (nothing returned) reads as `null`. A bidirectional
  * control is written as its escape (`\u202e`): it can only stand inside a string, where the

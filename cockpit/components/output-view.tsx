@@ -1,9 +1,10 @@
 /** @jsxImportSource hono/jsx */
 import { outputShape, type OutputShape, type TableShape } from "../output-shape.ts";
 import { JsonBlock } from "./json-block.tsx";
+import { jsonShownWhole } from "../format.ts";
 
 /** Rows and columns; output-table.js sorts by a column when its header is pressed. */
-function OutputTable(props: { table: TableShape; label: string }) {
+function OutputTable(props: { table: TableShape; label: string; jsonWhole: () => boolean }) {
   const t = props.table;
   return (
     <div class="output-table">
@@ -32,7 +33,8 @@ function OutputTable(props: { table: TableShape; label: string }) {
       </div>
       <p class="muted small">
         {`${t.rows.length + t.more} row(s)`}
-        {t.more > 0 ? `; the first ${t.rows.length} are shown, the JSON view has every one` : ""}
+        {/* Sorting sorts the rows shown; where the others are is said as it is: the JSON view is cut past its own bound (cockpit tester, session 43). */}
+        {t.more > 0 ? `; the first ${t.rows.length} are shown (a column's header sorts these), ${props.jsonWhole() ? "the JSON view has every one" : "every one is in the API's answer (the links on this page): the JSON view is cut too"}` : ""}
         {t.moreColumns > 0 ? `; ${t.moreColumns} more column(s) in the JSON view` : ""}.
       </p>
     </div>
@@ -40,7 +42,7 @@ function OutputTable(props: { table: TableShape; label: string }) {
 }
 
 /** One shape, as markup. */
-function Shape(props: { shape: OutputShape; label: string }) {
+function Shape(props: { shape: OutputShape; label: string; jsonWhole: () => boolean }) {
   const s = props.shape;
   switch (s.kind) {
     case "nothing":
@@ -54,7 +56,7 @@ function Shape(props: { shape: OutputShape; label: string }) {
         </pre>
       );
     case "table":
-      return <OutputTable table={s.table} label={props.label} />;
+      return <OutputTable table={s.table} label={props.label} jsonWhole={props.jsonWhole} />;
     case "json":
       return <JsonBlock value={s.value} label={props.label} />;
     case "record":
@@ -64,7 +66,7 @@ function Shape(props: { shape: OutputShape; label: string }) {
             <div class={`output-field output-field-${field.shape.kind}`}>
               <dt class="mono">{field.name}</dt>
               <dd>
-                <Shape shape={field.shape} label={field.name} />
+                <Shape shape={field.shape} label={field.name} jsonWhole={props.jsonWhole} />
               </dd>
             </div>
           ))}
@@ -82,7 +84,7 @@ export function OutputView(props: { value: unknown; label: string; slot?: string
   const plainJson = shape.kind === "json";
   return (
     <div class="output-view" data-slot={props.slot ? `${props.slot}-view` : undefined}>
-      {plainJson ? null : <Shape shape={shape} label={props.label} />}
+      {plainJson ? null : <Shape shape={shape} label={props.label} jsonWhole={() => jsonShownWhole(props.value)} />}
       <details class="json-view" open={plainJson}>
         <summary>JSON</summary>
         <JsonBlock value={props.value} slot={props.slot} label={props.label} />

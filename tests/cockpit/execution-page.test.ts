@@ -276,3 +276,16 @@ describe("execution page: a cancel nobody asked for", () => {
     expect((asked.querySelector('[data-slot="cancel"] button') as HTMLButtonElement).textContent).toBe("Cancel requested");
   });
 });
+
+describe("execution page: an output table cut to its first rows", () => {
+  test("says the header sorts the rows shown, and where every row is: the JSON view only when it is not cut too (cockpit tester, session 43)", () => {
+    const caption = (rows: number, width: number) => {
+      const output = Array.from({ length: rows }, (_, i) => ({ i, text: "x".repeat(width) }));
+      const html = executionHtml(runningSnapshot({ state: "succeeded", finished_at: "2026-09-08T01:02:05.000Z", output }));
+      const doc = loadPage(html, { path: `/cockpit/executions/${ID}`, scripts: [] }).document;
+      return doc.querySelector(".output-table p")!.textContent!.replace(/\s+/g, " ").trim();
+    };
+    expect(caption(600, 4)).toBe("600 row(s); the first 500 are shown (a column's header sorts these), the JSON view has every one.");
+    expect(caption(5000, 100)).toBe("5000 row(s); the first 500 are shown (a column's header sorts these), every one is in the API's answer (the links on this page): the JSON view is cut too.");
+  });
+});

@@ -84,13 +84,73 @@
     text: shownText,
   };
 
-  // Every <time data-local-time> the server rendered says its absolute time in the reader's zone on hover.
-  function localiseTimes() {
-    Array.prototype.forEach.call(document.querySelectorAll("time[data-local-time]"), function (element) {
+  /** `5 min ago`, `just now`, `in 3 s`: cockpit/format.ts's relativeTime, the same words. */
+  docket.format.relative = function (iso, now) {
+    var ms = now - Date.parse(iso);
+    if (!isFinite(ms)) return "—";
+    var s = Math.abs(ms) / 1000;
+    if (s < 5) return "just now";
+    var words = s < 60 ? Math.floor(s) + " s" : s < 3600 ? Math.floor(s / 60) + " min" : s < 86400 ? Math.floor(s / 3600) + " h" : Math.floor(s / 86400) + " day" + (s < 172800 ? "" : "s");
+    return ms < 0 ? "in " + words : words + " ago";
+  };
+
+  // What a test replaces (window.docketEnv, as socket.js reads it): the clock and the timers.
+  var env = window.docketEnv || {};
+  var now = env.now || Date.now;
+  var later =
+    env.setTimeout ||
+    function (fn, ms) {
+      return window.setTimeout(fn, ms);
+    };
+  /** How often "5 min ago" is written again: a page left open keeps saying how long ago (cockpit tester). */
+  var RELATIVE_EVERY_MS = 15000;
+
+  // Every <time data-local-time> the server rendered — on load, or later in rows a live list put
+  // in — says its absolute time in the reader's zone on hover, once.
+  function localiseTimes(root) {
+    if (!root || typeof root.querySelectorAll !== "function") return;
+    var found = Array.prototype.slice.call(root.querySelectorAll("time[data-local-time]:not([data-localised])"));
+    if (root.matches && root.matches("time[data-local-time]:not([data-localised])")) found.push(root);
+    found.forEach(function (element) {
       var utc = element.getAttribute("title") || "";
       element.setAttribute("title", docket.format.localTime(element.getAttribute("datetime")) + (utc ? " · " + utc : ""));
+      element.setAttribute("data-localised", "");
     });
   }
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", localiseTimes);
-  else localiseTimes();
+  docket.format.localiseTimes = localiseTimes;
+
+  // Written again only while the page shows one: a page without relative times keeps no timer.
+  var refreshing = false;
+  function refreshRelative() {
+    var at = now();
+    var times = document.querySelectorAll("time[data-local-time]");
+    Array.prototype.forEach.call(times, function (element) {
+      var text = docket.format.relative(element.getAttribute("datetime"), at);
+      if (element.textContent !== text) element.textContent = text;
+    });
+    refreshing = times.length > 0;
+    if (refreshing) later(refreshRelative, RELATIVE_EVERY_MS);
+  }
+  function keepRefreshing() {
+    if (refreshing || !document.querySelector("time[data-local-time]")) return;
+    refreshing = true;
+    later(refreshRelative, RELATIVE_EVERY_MS);
+  }
+
+  function start() {
+    localiseTimes(document);
+    if (typeof MutationObserver === "function" && document.body) {
+      new MutationObserver(function (changes) {
+        changes.forEach(function (change) {
+          Array.prototype.forEach.call(change.addedNodes, function (node) {
+            if (node.nodeType === 1) localiseTimes(node);
+          });
+        });
+        keepRefreshing();
+      }).observe(document.body, { childList: true, subtree: true });
+    }
+    keepRefreshing();
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
 })();

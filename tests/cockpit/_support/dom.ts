@@ -71,6 +71,7 @@ export function loadPage(html: string, options: LoadOptions): LoadedPage {
     requestAnimationFrame: (fn: () => void) => clock.setTimeout(fn, 16),
     cancelAnimationFrame: (handle: unknown) => clock.clearTimeout(handle),
     random: options.random ?? (() => 0.5),
+    now: () => clock.now().getTime(),
     fetch: options.fetch ?? fakeFetch(() => ({})),
   };
   w.confirm = (question: string) => {

@@ -64,6 +64,7 @@
     var filterCapability = root.getAttribute("data-filter-capability") || "";
     var pageUrl = root.getAttribute("data-page") || "";
     var pageSize = Number(root.getAttribute("data-page-size")) || 0;
+    var retained = Number(root.getAttribute("data-executions-retained")) || 0;
     // A page after the first (a cursor) holds older executions only: a new one is never on it.
     var firstPage = !new URL(pageUrl, window.location.href).searchParams.get("cursor");
     /** Executions a reload would show that the page may not: id → true (insertion order is age). */
@@ -85,8 +86,10 @@
       arrived.forEach(function (_, id) {
         if (!drawn(id)) count++;
       });
-      // A reload shows one page: no more new executions than that.
+      // A reload shows one page: no more new executions than that — nor more than the store keeps
+      // (executions_retained: with 3, five new ones are three a reload shows; cockpit tester).
       if (pageSize > 0) count = Math.min(count, pageSize);
+      if (retained > 0) count = Math.min(count, retained);
       var words = note.querySelector('[data-slot="new-count"]');
       if (words) words.textContent = count === 1 ? "1 new execution matches this list" : count + " new executions match this list";
       note.hidden = count === 0;

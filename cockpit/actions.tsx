@@ -11,8 +11,8 @@ import { readFormBody } from "./form-body.ts";
 import { fieldErrorsOf } from "./failure-fields.ts";
 import { hasSensitive } from "../runtime/execution/redaction.ts";
 import { formShape } from "./form-fields.ts";
-import { inputFromForm } from "./form-input.ts";
-import { CONFIRM_CONTROL, MODE_CONTROL } from "./json-schema-form.tsx";
+import { inputFromForm, RAW_JSON_CONTROL } from "./form-input.ts";
+import { CONFIRM_CONTROL, MODE_CONTROL, TYPE_AGAIN_CONTROL } from "./json-schema-form.tsx";
 import { CapabilityPage, type CallResult } from "./pages/capability.tsx";
 import { capabilityHistory } from "./chart-data.ts";
 import { capabilityPagePath, executionPagePath } from "./paths.ts";
@@ -65,6 +65,13 @@ export async function runCapability(c: Context, plane: ExecutionPlane, capabilit
   if (form.getAll(MODE_CONTROL).length > 1 || (mode !== "call" && mode !== "start")) return page(400, { problem: 'Choose "Run" or "Run as execution" (one of them).' });
   const reading = inputFromForm(formShape(capability.input_schema), form, { secrets: hasSensitive(capability.input_schema), rootType: capability.input_schema.type });
   if (!reading.ok) return page(400, { errors: reading.errors, problem: reading.message });
+  // Run again of an execution given a secret: not sent without it, unasked (cockpit tester: an
+  // optional token left empty ran with another input). The raw JSON box, when filled, is the input.
+  const untyped = (form.get(RAW_JSON_CONTROL) ?? "").trim() === "" ? form.getAll(TYPE_AGAIN_CONTROL).filter((control) => (form.get(control) ?? "") === "") : [];
+  if (untyped.length > 0) {
+    const problem = "The execution this form runs again was given a secret here, and secrets are never stored: type it again. To run without it, open the capability's form afresh.";
+    return page(400, { errors: Object.fromEntries(untyped.map((control) => [control, "Type it again: the execution this runs again was given one."])), problem });
+  }
   if (capability.effect === "write" && !form.getAll(CONFIRM_CONTROL).includes("1")) {
     const problem = `${capability.id} may change something (effect: write): confirm before it runs.`;
     return page(400, { errors: { [CONFIRM_CONTROL]: problem }, problem });

@@ -12,6 +12,12 @@ export const CONFIRM_CONTROL = "confirmed";
 
 /** The control carrying which button was pressed. */
 export const MODE_CONTROL = "mode";
+/**
+ * The secret fields a Run again form must have typed again (their control names, one value each):
+ * the execution it runs again was given them, and only "[redacted]" was stored. Required in the
+ * browser and checked by the server, so that the run is never sent without one, unasked.
+ */
+export const TYPE_AGAIN_CONTROL = "type_again";
 
 /** Options of {@link SchemaForm}. */
 export interface SchemaFormProps {
@@ -114,7 +120,7 @@ function Control(props: { field: FieldSpec; id: string; values: PostedForm | nul
   const text = initialText(field, values);
   // The browser refuses to send an empty `required` control: not for one left empty on purpose,
   // which a nullable field (sent as null) and a field in a group (checked by the server) may be.
-  const required = field.required && !field.nullable && !props.inGroup;
+  const required = (field.required && !field.nullable && !props.inGroup) || (values?.getAll(TYPE_AGAIN_CONTROL).includes(field.control) ?? false);
   switch (field.kind) {
     case "boolean": {
       const checked = values ? values.has(field.control) : field.default === true;
@@ -393,6 +399,9 @@ export function SchemaForm(props: SchemaFormProps) {
           </p>
         ) : null}
       </details>
+      {(values?.getAll(TYPE_AGAIN_CONTROL) ?? []).map((control) => (
+        <input type="hidden" name={TYPE_AGAIN_CONTROL} value={control} />
+      ))}
       {write ? (
         <>
           <input type="hidden" name={CONFIRM_CONTROL} value="" data-confirmed />

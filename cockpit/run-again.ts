@@ -4,6 +4,7 @@ import { holdsSensitive } from "../runtime/execution/redaction.ts";
 import type { ExecutionStore } from "../runtime/store/store.ts";
 import { formShape, rowFields, type FieldSpec } from "./form-fields.ts";
 import { optionValue, RAW_JSON_CONTROL } from "./form-input.ts";
+import { TYPE_AGAIN_CONTROL } from "./json-schema-form.tsx";
 import { toServerWallTime, withServerZone } from "./local-time.ts";
 import type { ProblemProps } from "./pages/problem.tsx";
 
@@ -104,7 +105,10 @@ function droppedMembers(fields: FieldSpec[], value: Record<string, unknown>, pre
 function appendValues(values: URLSearchParams, field: FieldSpec, value: unknown, path: string, unheld: Unheld): void {
   if (value === undefined) return;
   if (field.sensitive) {
-    if (value !== null) unheld.secrets.push(path);
+    if (value !== null) {
+      unheld.secrets.push(path);
+      values.append(TYPE_AGAIN_CONTROL, field.control);
+    }
     return;
   }
   const put = (text: string) => values.append(field.control, text);

@@ -25,8 +25,19 @@ export default capability({
 });
 `;
 
+// A read with an optional secret: Run again of a run given one must not send it without, unasked.
+const NOTIFY = `import { capability, sensitive } from "docket";
+import * as v from "valibot";
+export default capability({
+  id: "team.notify", title: "Notify", description: "Says whether it was given a token.", effect: "read",
+  input: v.object({ channel: v.string(), token: v.optional(sensitive(v.string())) }),
+  output: v.object({ channel: v.string(), with_token: v.boolean() }),
+  handler: (input) => ({ channel: input.channel, with_token: input.token !== undefined }),
+});
+`;
+
 beforeAll(async () => {
-  server = await startCockpitServer({}, { "team.tally.ts": TALLY });
+  server = await startCockpitServer({}, { "team.tally.ts": TALLY, "team.notify.ts": NOTIFY });
 });
 
 afterAll(async () => {
@@ -37,6 +48,26 @@ afterAll(async () => {
 const deployForm = (extra: Record<string, string | string[]> = {}) => ({ mode: "call", confirmed: ["", "1"], "input.target": '"production"', "input.token": "s3cret-value", ...extra });
 
 describe("cockpit forms", () => {
+  test("Run again of an execution given an optional secret asks for it: the box is required, and a form sent without it runs nothing (cockpit tester, session 43)", async () => {
+    const first = await server.start("team.notify", { channel: "ops", token: "s3cret-value" });
+    await server.completed(first);
+    const again = parseHtml((await server.page(`/cockpit/capabilities/team.notify?again=${first}`)).html);
+    expect(again.querySelector('input[name="input.token"]')!.hasAttribute("required")).toBe(true);
+    expect(again.querySelector('input[type="hidden"][name="type_again"]')!.getAttribute("value")).toBe("input.token");
+    const without = await server.post("/cockpit/capabilities/team.notify", { mode: "call", "input.channel": "ops", "input.token": "", type_again: "input.token" });
+    expect(without.status).toBe(400);
+    const refused = parseHtml(await without.text());
+    expect(textOf(refused, ".field-error")).toContain("Type it again: the execution this runs again was given one.");
+    expect(refused.querySelector('input[name="input.token"]')!.hasAttribute("required")).toBe(true);
+    // Typed again, it runs with it; the form afresh (no type_again) runs without.
+    const typed = await server.post("/cockpit/capabilities/team.notify", { mode: "call", "input.channel": "ops", "input.token": "s3cret-value", type_again: "input.token" });
+    expect([200, 303]).toContain(typed.status);
+    const afresh = parseHtml(await (await server.post("/cockpit/capabilities/team.notify", { mode: "call", "input.channel": "ops", "input.token": "" })).text());
+    expect(afresh.querySelector('[data-slot="result"]')?.textContent ?? "").toContain('"with_token": false');
+    // A plain page (no Run again) asks nothing more of an optional secret.
+    expect(parseHtml((await server.page("/cockpit/capabilities/team.notify")).html).querySelector('input[name="input.token"]')!.hasAttribute("required")).toBe(false);
+  });
+
   test("Run as execution starts the capability as the cockpit and answers 303 to the execution's page", async () => {
     const response = await server.post("/cockpit/capabilities/executions.demonstrate", { mode: "start", "input.steps": "1", "input.delay_ms": "0", "input.events": "0" });
     expect(response.status).toBe(303);

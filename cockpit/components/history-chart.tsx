@@ -71,6 +71,10 @@ export function HistoryChart(props: { points: HistoryPoint[] }) {
             <text class="chart-label" x={W - PAD.right} y={H - 8} text-anchor="end">
               {formatTime(points[points.length - 1]!.created_at)}
             </text>
+            {/* The axis is an order, not a clock: six runs in one second and one nine minutes later are seven even steps (cockpit tester). */}
+            <text class="chart-label" x={PAD.left + plotW / 2} y={H - 8} text-anchor="middle" data-slot="history-axis">
+              {points.length > 1 ? "in order, evenly spaced" : ""}
+            </text>
             {points.map((point, i) => (
               <a href={executionPagePath(point.id)}>
                 <title>{`${point.id}: ${STATE_LOOK[point.state].word.toLowerCase()}${point.duration_ms !== null ? ` in ${formatDuration(point.duration_ms)}` : ""}, created ${formatTime(point.created_at)}`}</title>

@@ -20,11 +20,12 @@ const MIN_WIDTH = 0.6;
  * (or `now` while it runs). A step still running is drawn to the axis' end; once the execution
  * has ended it is "stopped", never "running".
  */
-export function timelineBars(steps: StepSnapshot[], execution: { started_at: string | null; finished_at: string | null }, now: number): { bars: TimelineBar[]; spanMs: number } {
+export function timelineBars(steps: StepSnapshot[], execution: EndOf, now: number): { bars: TimelineBar[]; spanMs: number } {
   if (steps.length === 0) return { bars: [], spanMs: 0 };
   const starts = steps.map((s) => Date.parse(s.started_at));
   const from = Math.min(execution.started_at ? Date.parse(execution.started_at) : Infinity, ...starts);
-  const ended = execution.finished_at ? Date.parse(execution.finished_at) : null;
+  const until = ranUntil(execution);
+  const ended = until === null ? null : Date.parse(until);
   const to = Math.max(ended ?? now, ...steps.map((s) => (s.finished_at ? Date.parse(s.finished_at) : (ended ?? now))));
   const span = Math.max(1, to - from);
   const bars = steps.map((step, i): TimelineBar => {
@@ -42,4 +43,22 @@ export function timelineBars(steps: StepSnapshot[], execution: { started_at: str
     };
   });
   return { bars, spanMs: span };
+}
+
+/** What {@link ranUntil} reads of an execution. */
+export type EndOf = { started_at: string | null; finished_at: string | null; duration_ms?: number | null };
+
+/**
+ * When an ended execution stopped running, for the steps it left running: its start plus its
+ * duration, where that is earlier than `finished_at` — a run a crash interrupted is ended by the
+ * next start, minutes later, its duration counted to its last event (cockpit tester: a step drawn
+ * running through the time the server was down). Null while it has not ended.
+ */
+export function ranUntil(execution: EndOf): string | null {
+  if (execution.finished_at === null) return null;
+  const started = execution.started_at === null ? Number.NaN : Date.parse(execution.started_at);
+  const duration = execution.duration_ms ?? Number.NaN;
+  if (!Number.isFinite(started) || !Number.isFinite(duration)) return execution.finished_at;
+  const end = started + duration;
+  return end < Date.parse(execution.finished_at) ? new Date(end).toISOString() : execution.finished_at;
 }

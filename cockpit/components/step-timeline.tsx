@@ -1,7 +1,7 @@
 /** @jsxImportSource hono/jsx */
 import type { StepSnapshot } from "../../runtime/execution/snapshot.ts";
 import { formatDuration, stepsDroppedText } from "../format.ts";
-import { timelineBars, type TimelineBar } from "../timeline.ts";
+import { timelineBars, type EndOf, type TimelineBar } from "../timeline.ts";
 
 const STATE_WORDS: Record<TimelineBar["state"], string> = {
   running: "running",
@@ -16,7 +16,7 @@ const STATE_WORDS: Record<TimelineBar["state"], string> = {
  * row says its state and duration in words: readable without colour. execution.js re-reads this
  * section from the server while steps change, so the drawing is written once.
  */
-export function StepTimeline(props: { steps: StepSnapshot[]; execution: { started_at: string | null; finished_at: string | null; steps_dropped?: number; steps_dropped_failed?: number }; now: number }) {
+export function StepTimeline(props: { steps: StepSnapshot[]; execution: EndOf & { steps_dropped?: number; steps_dropped_failed?: number }; now: number }) {
   const { bars, spanMs } = timelineBars(props.steps, props.execution, props.now);
   const dropped = props.execution.steps_dropped ?? 0;
   return (

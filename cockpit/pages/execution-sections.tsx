@@ -8,6 +8,7 @@ import { LogDropped, LogLines } from "../components/log-box.tsx";
 import { OutputView } from "../components/output-view.tsx";
 import { ReconciliationPanel } from "../components/reconciliation-panel.tsx";
 import { StepTimeline } from "../components/step-timeline.tsx";
+import { ranUntil } from "../timeline.ts";
 import { StepsTable } from "../components/steps-table.tsx";
 import type { ExecutionPageProps } from "./execution.tsx";
 
@@ -34,7 +35,7 @@ export const EXECUTION_SECTIONS = {
   timeline: (p) => <StepTimeline steps={p.execution.steps} execution={p.execution} now={p.now} />,
   steps: (p) => {
     const x = p.execution;
-    const endedAt = isTerminal(x.state) ? (x.finished_at ?? new Date(p.now).toISOString()) : null;
+    const endedAt = isTerminal(x.state) ? (ranUntil(x) ?? new Date(p.now).toISOString()) : null;
     return <StepsTable steps={x.steps} endedAt={endedAt} kept={{ limit: p.stepLimit, dropped: x.steps_dropped ?? 0, droppedFailed: x.steps_dropped_failed ?? null }} />;
   },
   diagnostics: (p) => <DiagnosticsTable diagnostics={p.execution.diagnostics} dropped={p.execution.diagnostics_dropped} limit={p.diagnosticLimit} />,

@@ -289,3 +289,19 @@ describe("execution page: an output table cut to its first rows", () => {
     expect(caption(5000, 100)).toBe("5000 row(s); the first 500 are shown (a column's header sorts these), every one is in the API's answer (the links on this page): the JSON view is cut too.");
   });
 });
+
+describe("execution page: a run a crash interrupted", () => {
+  test("its steps end where the run stopped (its start plus its duration), not at the restart that ended it minutes later (cockpit tester, session 43)", () => {
+    const steps = [
+      { id: "one", title: "One", state: "succeeded" as const, message: null, started_at: "2026-09-08T01:02:03.000Z", finished_at: "2026-09-08T01:02:05.000Z" },
+      { id: "two", title: "Two", state: "running" as const, message: null, started_at: "2026-09-08T01:02:05.000Z", finished_at: null },
+    ];
+    // Ran 6 s, its last event then; the next server start ended it 60 s later.
+    const snapshot = runningSnapshot({ state: "failed", started_at: "2026-09-08T01:02:03.000Z", finished_at: "2026-09-08T01:03:09.000Z", duration_ms: 6000, steps });
+    const doc = loadPage(executionHtml(snapshot), { path: `/cockpit/executions/${ID}`, scripts: [] }).document;
+    const text = (selector: string) => doc.querySelector(selector)!.textContent!.replace(/\s+/g, " ").trim();
+    expect(text('[data-section="timeline"] p')).toStartWith("2 step(s) over 6.00 s.");
+    const rows = [...doc.querySelectorAll('[data-section="steps"] td[data-field="duration"]')].map((cell) => cell.textContent);
+    expect(rows).toEqual(["2.00 s", "4.00 s"]);
+  });
+});

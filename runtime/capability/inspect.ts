@@ -444,8 +444,9 @@ export function isCapabilityFileName(name: string): boolean {
 }
 
 /**
- * The capability files of one folder as discovery loads them: absolute paths, sorted by name,
- * subfolders not descended into. `null` when the folder does not exist or is not a folder.
+ * The capability files of one folder as discovery loads them: absolute paths, sorted by name (an
+ * `x.ts` before an `x.js`, see byStemThenTs), subfolders not descended into. `null` when the
+ * folder does not exist or is not a folder.
  */
 export async function listCapabilityFiles(dir: string): Promise<string[] | null> {
   const folder = resolve(dir);
@@ -459,8 +460,21 @@ export async function listCapabilityFiles(dir: string): Promise<string[] | null>
     // name (importCapabilityFile), rather than skipping it without a word.
     .filter((entry) => !entry.isDirectory() && isCapabilityFileName(entry.name))
     .map((entry) => entry.name)
-    .sort()
+    .sort(byStemThenTs)
     .map((name) => join(folder, name));
+}
+
+/**
+ * Capability files in load order: by name, and of `x.ts` and `x.js`, the `.ts` first — the source
+ * beside what a build emitted from it. The first to declare an id is served and the other is the
+ * load error, so adding an `x.js` beside a served `x.ts` (a `tsc` run without `noEmit`) never
+ * takes its place (authoring tester, session 43: alphabetical order served the new `.js`).
+ */
+function byStemThenTs(a: string, b: string): number {
+  const stemA = a.replace(/\.(ts|js)$/, "");
+  const stemB = b.replace(/\.(ts|js)$/, "");
+  if (stemA !== stemB) return stemA < stemB ? -1 : 1;
+  return a.endsWith(".ts") === b.endsWith(".ts") ? 0 : a.endsWith(".ts") ? -1 : 1;
 }
 
 function isPositiveInteger(value: unknown): boolean {

@@ -492,7 +492,7 @@ describe("docket serve live reload", () => {
     await until("team.aliased gone", async () => (await title()) === undefined);
   });
 
-  test("live reload: a .js file beside a .ts of the same name while serving is the same duplicate, won by the same file, as at start (it was an error about a text docket no longer held)", async () => {
+  test("live reload: a .js file beside a .ts of the same name while serving is the same duplicate, won by the same file, as at start: the .ts, so that a build's output beside it never takes its place (authoring tester, session 43)", async () => {
     const twin = (n: number) =>
       `import { capability } from "docket";\nimport * as v from "valibot";\nexport default capability({ id: "team.twin", title: "Twin", description: "Says which file it is.", effect: "read", input: v.object({}), output: v.object({ n: v.number() }), handler: () => ({ n: ${n} }) });\n`;
     const ts = join(root, "capabilities", "team.twin.ts");
@@ -501,10 +501,11 @@ describe("docket serve live reload", () => {
     writeFileSync(ts, twin(1));
     await until("the .ts served", async () => (await answer()).n === 1);
     writeFileSync(js, twin(3));
-    // Files load in name order, the first holder staying: team.twin.js, then team.twin.ts refused.
-    await until("the .js served", async () => (await answer()).n === 3);
+    // Files load in name order, an x.ts before its x.js, the first holder staying: the .js refused.
+    await until("the .js refused", async () => (await list()).load_errors.some((e) => e.file === js));
+    expect((await answer()).n).toBe(1);
     const errors = (await list()).load_errors.filter((e) => e.file === ts || e.file === js);
-    expect(errors).toEqual([expect.objectContaining({ file: ts, reason: expect.stringContaining(`id "team.twin" is already declared by ${js}; this file is ignored`) })]);
+    expect(errors).toEqual([expect.objectContaining({ file: js, reason: expect.stringContaining(`id "team.twin" is already declared by ${ts}; this file is ignored`) })]);
     rmSync(js);
     rmSync(ts);
     await until("team.twin gone", async () => !(await list()).capabilities.some((c) => c.id === "team.twin") && !(await list()).load_errors.some((e) => e.file === ts || e.file === js));

@@ -69,7 +69,9 @@ export function serveWithBun(app: Hono<AppEnv>, live: LiveChannel, options: BunL
     const speaks = offeredSubprotocols(c.req.header("sec-websocket-protocol")).includes(LIVE_SUBPROTOCOL);
     const server = (c.env as { server: Server<unknown> }).server;
     const data = { events, url: new URL(c.req.url), protocol: speaks ? LIVE_SUBPROTOCOL : "" };
-    if (!server.upgrade(c.req.raw, { data, ...(speaks ? { headers: { "Sec-WebSocket-Protocol": LIVE_SUBPROTOCOL } } : {}) })) {
+    // The 101 carries the request's id like every other answer (API tester, session 43).
+    const headers: Record<string, string> = { "X-Request-Id": c.get("ids").request_id, ...(speaks ? { "Sec-WebSocket-Protocol": LIVE_SUBPROTOCOL } : {}) };
+    if (!server.upgrade(c.req.raw, { data, headers })) {
       throw new Error("Bun refused the WebSocket handshake.");
     }
     return new Response(null);

@@ -68,6 +68,18 @@ export function liveContract(name: string, start: StartFn, sink: any[]): void {
       expect(refused.headers["x-request-id"]).toBe("ws-404");
     });
 
+    test("the 101 answer carries X-Request-Id too, the one asked for when well-formed (API tester, session 43)", async () => {
+      const id = await http.start("executions.demonstrate", { steps: 1, delay_ms: 0 });
+      const given = await rawUpgrade(server.url, `/events?execution=${id}`, { "X-Request-Id": "ws-101" });
+      expect(given.status).toBe(101);
+      expect(given.headers["x-request-id"]).toBe("ws-101");
+      given.close();
+      const made = await rawUpgrade(server.url, `/events?execution=${id}`);
+      expect(made.status).toBe(101);
+      expect(made.headers["x-request-id"]).toMatch(/^r-[0-9a-f]{20}$/);
+      made.close();
+    });
+
     test("one execution: stream.ready first, then its history, then live, each sequence once", async () => {
       const id = await http.start("executions.demonstrate", { steps: 3, delay_ms: 20 });
       const live = await openLive(server.url, `execution=${id}`, { onFrame: (f) => sink.push(f) });

@@ -2,12 +2,10 @@
 // download or release them once the store no longer holds it, and they counted against the
 // storage budget for good (cockpit tester, session 43). Both stores.
 import { afterEach, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { registerDocketModules } from "../../runtime/adapter/bun-modules.ts";
-import { resolveLimits } from "../../runtime/execution/limits.ts";
-import { startServer, type DocketServer } from "../../runtime/server/serve.ts";
-import { tempCheckout } from "./_support/servers.ts";
+import type { DocketServer } from "../../runtime/server/serve.ts";
+import { serveCapabilityFiles, type ServedCheckout } from "./_support/servers.ts";
 
 const ART = `import { capability } from "docket";
 import * as v from "valibot";
@@ -21,13 +19,11 @@ export default capability({
 });
 `;
 
-let server: DocketServer | null = null;
-let root = "";
+let served: ServedCheckout | null = null;
 
 afterEach(async () => {
-  await server?.stop();
-  server = null;
-  rmSync(root, { recursive: true, force: true });
+  await served?.stop();
+  served = null;
 });
 
 async function finished(s: DocketServer, name: string): Promise<string> {
@@ -43,11 +39,8 @@ async function finished(s: DocketServer, name: string): Promise<string> {
 
 describe.each(["memory", "sqlite"] as const)("artifacts of a forgotten execution (%s store)", (storeKind) => {
   test("go with it once executions_retained forgets it; the retained one keeps its own", async () => {
-    registerDocketModules();
-    root = tempCheckout();
-    mkdirSync(join(root, "capabilities"));
-    writeFileSync(join(root, "capabilities", "team.art.ts"), ART);
-    server = await startServer({ cwd: root, port: 0, storeKind, limits: resolveLimits({ overrides: { executions_retained: 1 } }), capabilityDirs: [], runtime: "bun", log: () => undefined });
+    served = await serveCapabilityFiles({ "team.art.ts": ART }, { storeKind, limits: { overrides: { executions_retained: 1 } } });
+    const { server, root } = served;
     const first = await finished(server, "first.txt");
     const folder = (id: string) => join(root, ".docket", "artifacts", id);
     expect(existsSync(join(folder(first), "first.txt"))).toBe(true);

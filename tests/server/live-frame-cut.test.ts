@@ -2,13 +2,8 @@
 // to fit and marked truncated, so that every frame still validates against the schema
 // executions.protocol serves; a marker object in place of a string did not (API tester, session 43).
 import { afterEach, expect, test } from "bun:test";
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { registerDocketModules } from "../../runtime/adapter/bun-modules.ts";
-import { resolveLimits } from "../../runtime/execution/limits.ts";
-import { startServer, type DocketServer } from "../../runtime/server/serve.ts";
 import { frameValidator } from "./_support/http.ts";
-import { tempCheckout } from "./_support/servers.ts";
+import { serveCapabilityFiles, type ServedCheckout } from "./_support/servers.ts";
 
 const WIDE = `import { capability } from "docket";
 import * as v from "valibot";
@@ -26,21 +21,16 @@ export default capability({
 });
 `;
 
-let server: DocketServer | null = null;
-let root = "";
+let served: ServedCheckout | null = null;
 
 afterEach(async () => {
-  await server?.stop();
-  server = null;
-  rmSync(root, { recursive: true, force: true });
+  await served?.stop();
+  served = null;
 });
 
 test("frames of texts wider than frame_bytes are cut, marked truncated, and validate against the served schema; the events API keeps them whole", async () => {
-  registerDocketModules();
-  root = tempCheckout();
-  mkdirSync(join(root, "capabilities"));
-  writeFileSync(join(root, "capabilities", "team.wide.ts"), WIDE);
-  server = await startServer({ cwd: root, port: 0, storeKind: "sqlite", limits: resolveLimits({ overrides: { frame_bytes: 4096 } }), capabilityDirs: [], runtime: "bun", log: () => undefined });
+  served = await serveCapabilityFiles({ "team.wide.ts": WIDE }, { storeKind: "sqlite", limits: { overrides: { frame_bytes: 4096 } } });
+  const { server } = served;
   const started = await fetch(`${server.url}/api/v1/executions/start`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ capability: "team.wide", input: {} }) });
   const id = ((await started.json()) as { execution: { id: string } }).execution.id;
   const frames: any[] = [];

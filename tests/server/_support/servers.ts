@@ -49,12 +49,12 @@ export interface ServedCheckout {
  * A server (Bun, in this process, the cockpit mounted) over a fresh checkout whose `capabilities/`
  * holds `files` (file name → source): a capability written for one test, served as a user's is.
  */
-export async function serveCapabilityFiles(files: Record<string, string>, options: { storeKind?: "memory" | "sqlite" } = {}): Promise<ServedCheckout> {
+export async function serveCapabilityFiles(files: Record<string, string>, options: { storeKind?: "memory" | "sqlite"; limits?: Parameters<typeof resolveLimits>[0] } = {}): Promise<ServedCheckout> {
   useDocketModules();
   const root = tempCheckout();
   mkdirSync(join(root, "capabilities"));
   for (const [name, source] of Object.entries(files)) writeFileSync(join(root, "capabilities", name), source);
-  const server = await serveCheckout(root, { storeKind: options.storeKind ?? "memory" });
+  const server = await serveCheckout(root, { storeKind: options.storeKind ?? "memory", limits: resolveLimits(options.limits) });
   return {
     server,
     root,

@@ -415,6 +415,10 @@
     function complete(event) {
       var data = event.data;
       setState(data.state, event.timestamp);
+      // "Cancel requested … this page shows when it has": it has now; the state says how it ended
+      // (cockpit tester: the notice stayed until a reload). A refusal or a fault stays.
+      var told = slot("notice");
+      if (told && !told.hidden && /\bnotice-success\b/.test(told.className)) told.hidden = true;
       setFact("finished_at", format.time(event.timestamp));
       setFact("duration", format.duration(data.duration_ms));
       // A finished execution that never reported progress shows none, as the server draws it.

@@ -132,6 +132,21 @@ describe("execution page scripts: colour and filter", () => {
     expect((asked.doc.querySelector('[data-slot="cancel"] button') as HTMLButtonElement).textContent).toBe("Cancel requested");
   });
 
+  test("the 'cancel requested' notice goes once the execution has ended, which it said the page would show; a refusal stays (cockpit tester, session 43)", () => {
+    const x = live();
+    const view = (x.window as unknown as { docket: { executionView: { notice(kind: string, text: string): void } } }).docket.executionView;
+    view.notice("success", "Cancellation of it was requested; follow its events for the outcome.");
+    x.send("execution.cancel_requested", { actor: { kind: "cockpit" } });
+    expect(x.doc.querySelector('[data-slot="notice"]')!.hasAttribute("hidden")).toBe(false);
+    x.send("execution.completed", { state: "cancelled", duration_ms: 10, failure: { error_code: "cancelled", stage: "run", message: "m", retryability: "safe", outcome_certainty: "not_applied", correlation_id: "c", request_id: "r", trace_id: "t", suggestion: "s", context: {} } });
+    expect(x.doc.querySelector('[data-slot="notice"]')!.hasAttribute("hidden")).toBe(true);
+    const refused = live();
+    const other = (refused.window as unknown as { docket: { executionView: { notice(kind: string, text: string): void } } }).docket.executionView;
+    other.notice("error", "Cancel was not requested.");
+    refused.send("execution.completed", { state: "succeeded", duration_ms: 10, output: {} });
+    expect(refused.doc.querySelector('[data-slot="notice"]')!.hasAttribute("hidden")).toBe(false);
+  });
+
   test("a step still running when the execution is cancelled reads Stopped, not Running", () => {
     const x = live();
     x.send("execution.step", { id: "slow", title: "Slow step" });

@@ -54,22 +54,60 @@ describe("boundFrame", () => {
   const eventWith = (type: string, data: Record<string, unknown>) => ({ schema_version: "1", event_id: `${id}#7`, execution_id: id, sequence: 7, timestamp: "2026-12-01T00:00:00.000Z", type, data }) as unknown as ExecutionEvent;
   const bytes = (text: string) => Buffer.byteLength(text);
 
-  test("boundFrame takes the largest values out first, until the frame fits frame_bytes, keeping the small ones; a handler event's texts are cut and marked truncated, so that the frame still validates (API tester, session 43)", () => {
-    const event = eventWith("execution.diagnostic", { severity: "error", message: "m".repeat(1000), code: "c".repeat(900), file: "f".repeat(400), line: 3 });
+  const valid = (frame: string) => {
+    const parsed = JSON.parse(frame);
+    const checked = v.safeParse(ExecutionEventSchema, parsed);
+    expect(checked.issues?.map((issue) => issue.message) ?? []).toEqual([]);
+    return parsed;
+  };
+  /** `cut` is `whole`, or a start of it ending in "…". */
+  const startOf = (cut: string, whole: string) => cut === whole || (cut.endsWith("…") && whole.startsWith(cut.slice(0, -1)));
+
+  test("boundFrame cuts a handler event's texts to fair shares, marked truncated, so that the frame fits and validates; a short one is kept whole (API tester, session 43)", () => {
+    const texts = { message: "m".repeat(1000), code: "c".repeat(900), file: "f".repeat(120) };
+    const event = eventWith("execution.diagnostic", { severity: "error", ...texts, line: 3 });
     const frame = boundFrame(event, JSON.stringify(event), 1024);
     expect(bytes(frame)).toBeLessThanOrEqual(1024);
-    const parsed = JSON.parse(frame);
-    expect(v.safeParse(ExecutionEventSchema, parsed).success).toBe(true);
-    const { data } = parsed;
-    expect(data).toMatchObject({ severity: "error", line: 3, truncated: true });
-    // Only as many as it takes: the largest two cut (to a start of each), and the file stays.
-    expect("m".repeat(1000).startsWith(data.message)).toBe(true);
-    expect(data.message.length).toBeLessThan(1000);
-    expect("c".repeat(900).startsWith(data.code)).toBe(true);
-    expect(data.file).toBe("f".repeat(400));
+    const { data } = valid(frame);
+    expect(data).toMatchObject({ severity: "error", line: 3, truncated: true, file: texts.file });
+    // The two long ones share what is left, alike: neither is emptied for the other.
+    expect(startOf(data.message, texts.message) && startOf(data.code, texts.code)).toBe(true);
+    expect(Math.abs(data.message.length - data.code.length)).toBeLessThanOrEqual(4);
+    expect(data.message.length).toBeGreaterThan(250);
     // Not a handler event's text: an output is withheld, pointing at the snapshot.
     const completed = eventWith("execution.completed", { state: "succeeded", output: { text: "o".repeat(2000) }, duration_ms: 4 });
-    expect(JSON.parse(boundFrame(completed, JSON.stringify(completed), 1024)).data.output).toEqual({ withheld: "too_large", bytes: 2011, limit: 1024, self: `/api/v1/executions/get?id=${id}` });
+    expect(valid(boundFrame(completed, JSON.stringify(completed), 1024)).data.output).toEqual({ withheld: "too_large", bytes: 2011, limit: 1024, self: `/api/v1/executions/get?id=${id}` });
+  });
+
+  test("boundFrame never cuts an identity: a step's id and a stream's name stay whole while their texts give way (checking tester, session 43)", () => {
+    const stepId = `alpha-${"k".repeat(300)}`;
+    for (const [type, data, key] of [
+      ["execution.step", { id: stepId, title: "t".repeat(2000) }, "id"],
+      ["execution.step_done", { id: stepId, ok: false, message: "m".repeat(2000) }, "id"],
+      ["execution.stream", { name: `out-${"n".repeat(300)}`, chunk: "c".repeat(2000) }, "name"],
+    ] as const) {
+      const event = eventWith(type, data);
+      const parsed = valid(boundFrame(event, JSON.stringify(event), 1024));
+      expect(parsed.data[key]).toBe((data as Record<string, string>)[key]);
+      expect(parsed.data.truncated).toBe(true);
+    }
+  });
+
+  test("boundFrame keeps a failure, a reconciliation and a creation in their schema's shape: texts cut, opaque values withheld (checking tester, session 43)", () => {
+    const failure = { error_code: "boom", stage: "run", message: "a".repeat(3000), retryability: "never", outcome_certainty: "not_applied", correlation_id: "c-1", request_id: "r-1", trace_id: "t".repeat(32), suggestion: "s".repeat(3000), context: { detail: "d".repeat(2000) } };
+    const completed = eventWith("execution.completed", { state: "failed", failure, duration_ms: 5 });
+    const done = valid(boundFrame(completed, JSON.stringify(completed), 4096));
+    expect(done.data.failure).toMatchObject({ error_code: "boom", stage: "run", context: { withheld: "too_large" } });
+    expect(startOf(done.data.failure.message, failure.message) && startOf(done.data.failure.suggestion, failure.suggestion)).toBe(true);
+    expect(done.data.failure.message.length).toBeGreaterThan(1000);
+    const note = "é\u0001😀".repeat(300);
+    const reconciled = eventWith("execution.reconciled", { outcome: "applied", method: "manual", actor: { kind: "http" }, note, evidence: { log: "e".repeat(3000) } });
+    const settled = valid(boundFrame(reconciled, JSON.stringify(reconciled), 1024));
+    expect(startOf(settled.data.note, note)).toBe(true);
+    expect(settled.data.evidence).toMatchObject({ withheld: "too_large" });
+    const created = eventWith("execution.created", { capability: "team.x", input: { text: "i".repeat(800) }, actor: { kind: "http" }, run_id: "r".repeat(123), session_key: "€".repeat(60) });
+    const made = valid(boundFrame(created, JSON.stringify(created), 1024));
+    expect(made.data).toMatchObject({ run_id: "r".repeat(123), session_key: "€".repeat(60), input: { withheld: "too_large" } });
   });
 
   test("boundFrame cuts a text of wide characters at a whole one, and the frame validates, for every event a handler emits", () => {
@@ -84,13 +122,12 @@ describe("boundFrame", () => {
       const event = eventWith(type, data);
       const frame = boundFrame(event, JSON.stringify(event), 4096);
       expect(bytes(frame)).toBeLessThanOrEqual(4096);
-      expect(bytes(frame)).toBeGreaterThan(3000);
-      const parsed = JSON.parse(frame);
-      expect(v.safeParse(ExecutionEventSchema, parsed).success).toBe(true);
+      expect(bytes(frame)).toBeGreaterThan(3500);
+      const parsed = valid(frame);
       expect(parsed.data.truncated).toBe(true);
       const text = Object.values(parsed.data).find((value) => typeof value === "string" && value.length > 100) as string;
-      expect(long.startsWith(text)).toBe(true);
-      expect(/[\ud800-\udbff]$/.test(text)).toBe(false);
+      expect(startOf(text, long)).toBe(true);
+      expect(/[\ud800-\udbff]…$/.test(text)).toBe(false);
     }
   });
 

@@ -58,7 +58,9 @@ export function shownText(text: string): string {
 
 /** Whether formatJson shows `value` whole (its indented JSON within the page's bound). */
 export function jsonShownWhole(value: unknown): boolean {
-  return (JSON.stringify(value === undefined ? null : value, null, 2) ?? "null").length <= MAX_SHOWN_JSON;
+  const text = JSON.stringify(value === undefined ? null : value, null, 2) ?? "null";
+  // Each character formatJson writes as its escape (`\u202e`) takes six (checking tester).
+  return text.length + (text.match(RAW_IN_JSON)?.length ?? 0) * 5 <= MAX_SHOWN_JSON;
 }
 
 /**

@@ -86,13 +86,24 @@
       arrived.forEach(function (_, id) {
         if (!drawn(id)) count++;
       });
-      // A reload shows one page: no more new executions than that — nor more than the store keeps
-      // (executions_retained: with 3, five new ones are three a reload shows; cockpit tester).
+      // A reload shows one page: no more new executions than that — nor more than the store keeps:
+      // executions_retained finished ones at most, and every active one (with 3 kept, five finished
+      // new ones are three a reload shows, five running ones five; cockpit testers).
       if (pageSize > 0) count = Math.min(count, pageSize);
-      if (retained > 0) count = Math.min(count, retained);
+      if (retained > 0) count = Math.min(count, retained + activeCounted());
       var words = note.querySelector('[data-slot="new-count"]');
       if (words) words.textContent = count === 1 ? "1 new execution matches this list" : count + " new executions match this list";
       note.hidden = count === 0;
+    }
+    /** The active executions (queued, running, cancelling) by the counts last read: the store forgets none of them. */
+    function activeCounted() {
+      var active = 0;
+      Array.prototype.forEach.call(root.querySelectorAll("[data-count]"), function (element) {
+        if (TERMINAL[element.getAttribute("data-count")]) return;
+        var n = Number(String(element.textContent).replace(/[^0-9]/g, ""));
+        if (isFinite(n)) active += n;
+      });
+      return active;
     }
     /** One that left the filtered state again (a running one ended) is no longer shown by a reload. */
     function left(id) {

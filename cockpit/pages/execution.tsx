@@ -2,7 +2,7 @@
 import type { RegisteredCapability } from "../../runtime/capability/registered.ts";
 import type { ExecutionSnapshot } from "../../runtime/execution/snapshot.ts";
 import { isTerminal } from "../../runtime/execution/state-machine.ts";
-import { CANCEL_WORDS } from "../../runtime/execution/cancel-words.ts";
+import { CANCEL_WORDS, CANCEL_WORDS_PAST } from "../../runtime/execution/cancel-words.ts";
 import { BadgeTemplates, EffectBadge, StateBadge } from "../components/badges.tsx";
 import { ConnectionStatus } from "../components/connection-status.tsx";
 import { JsonBlock } from "../components/json-block.tsx";
@@ -179,6 +179,10 @@ export function ExecutionPage(props: ExecutionPageProps) {
               </dd>
             </div>
             <Fact label="Duration" value={formatDuration(x.duration_ms)} slot="duration" />
+            {/* Why an ended execution was asked to stop, kept after the end: a run that passed its deadline and still succeeded shows it only here (checking tester). */}
+            {isTerminal(x.state) && x.cancel_requested ? (
+              <Fact label="Asked to stop" value={`${x.cancel_requested.reason ? CANCEL_WORDS_PAST[x.cancel_requested.reason] : `by ${actorLabel(x.cancel_requested.actor)}`} (${formatTime(x.cancel_requested.at)})`} slot="cancel-asked" />
+            ) : null}
           </dl>
           <details class="more-facts">
             <summary>Identifiers and times</summary>

@@ -271,6 +271,12 @@ describe("execution page: a cancel nobody asked for", () => {
       expect(doc.querySelector('[data-slot="cancel"]')).toBeNull();
       expect(doc.querySelector('[data-slot="cancel-note"]')!.textContent).toBe("deadline_ms passed: the handler is asked to stop.");
     }
+    // Ended: the summary says it was asked to stop, and why (checking tester, session 43).
+    const ended = loadPage(executionHtml(runningSnapshot({ state: "succeeded", finished_at: "2026-09-08T01:02:05.000Z", output: {}, cancel_requested: { actor: { kind: "http" }, at: "2026-09-08T01:02:04.000Z", reason: "deadline_ms" } })), { path: `/cockpit/executions/${ID}`, scripts: [] }).document;
+    expect(ended.querySelector('[data-fact="cancel-asked"]')!.textContent).toBe("deadline_ms passed: the handler was asked to stop (2026-09-08 01:02:04 UTC)");
+    const askedEnded = loadPage(executionHtml(runningSnapshot({ state: "cancelled", finished_at: "2026-09-08T01:02:05.000Z", cancel_requested: { actor: { kind: "cockpit" }, at: "2026-09-08T01:02:04.000Z" } })), { path: `/cockpit/executions/${ID}`, scripts: [] }).document;
+    expect(askedEnded.querySelector('[data-fact="cancel-asked"]')!.textContent).toStartWith("by ");
+    expect(loadPage(executionHtml(runningSnapshot({ state: "cancelling", cancel_requested: { actor: { kind: "http" }, at: "2026-09-08T01:02:04.000Z" } })), { path: `/cockpit/executions/${ID}`, scripts: [] }).document.querySelector('[data-fact="cancel-asked"]')).toBeNull();
     // Asked by someone: the disabled button, as before.
     const asked = loadPage(executionHtml(runningSnapshot({ state: "cancelling" })), { path: `/cockpit/executions/${ID}`, scripts: [] }).document;
     expect((asked.querySelector('[data-slot="cancel"] button') as HTMLButtonElement).textContent).toBe("Cancel requested");
@@ -287,6 +293,10 @@ describe("execution page: an output table cut to its first rows", () => {
     };
     expect(caption(600, 4)).toBe("600 row(s); the first 500 are shown (a column's header sorts these), the JSON view has every one.");
     expect(caption(5000, 100)).toBe("5000 row(s); the first 500 are shown (a column's header sorts these), every one is in the API's answer (the links on this page): the JSON view is cut too.");
+    // Bidirectional controls are written as six-character escapes in the JSON view: counted so (checking tester).
+    const bidi = Array.from({ length: 600 }, (_, i) => ({ i, name: "\u202e".repeat(20) + "x".repeat(300) }));
+    const doc = loadPage(executionHtml(runningSnapshot({ state: "succeeded", finished_at: "2026-09-08T01:02:05.000Z", output: bidi })), { path: `/cockpit/executions/${ID}`, scripts: [] }).document;
+    expect(doc.querySelector(".output-table p")!.textContent!.replace(/\s+/g, " ").trim()).toEndWith("the JSON view is cut too.");
   });
 });
 

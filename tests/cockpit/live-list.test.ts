@@ -340,6 +340,19 @@ describe("live-list.js", () => {
     expect(text(page.document.querySelector('[data-slot="new-count"]'))).toBe("3 new executions match this list");
   });
 
+  test("live-list.js counts every active one beside executions_retained finished ones: the store forgets no active execution (checking tester, session 43)", async () => {
+    // The counts a re-read brings: five active ones (two running, three queued).
+    const fetch = fakeFetch(() => executionsHtml([], countsOf({ running: 2, queued: 3 }), {}, 50, 3));
+    const page = loadPage(executionsHtml([], countsOf({ running: 2, queued: 3 }), {}, 50, 3), { path: "/cockpit/executions", scripts: [...LIST_SCRIPTS], fetch });
+    pages.push(page);
+    const socket = page.sockets[0]!;
+    socket.open();
+    socket.receive({ type: "stream.ready", subscribed: "all", replayed: 0, truncated: false, heartbeat_ms: 20_000 });
+    await page.settle();
+    for (let i = 0; i < 5; i++) socket.receive(event(1, "execution.created", { capability: "team.echo", input: {}, actor: { kind: "http" }, run_id: null, session_key: null }, `x-20260908T010205Z-${i.toString(16).padStart(8, "0")}`));
+    expect(text(page.document.querySelector('[data-slot="new-count"]'))).toBe("5 new executions match this list");
+  });
+
   test("live-list.js offers no reload on a later page (a cursor) for a new execution: it is on the first", async () => {
     const fetch = fakeFetch(() => executionsHtml([], countsOf({}), { cursor: "b206MQ" }));
     const page = loadPage(executionsHtml([], countsOf({}), { cursor: "b206MQ" }), { path: "/cockpit/executions?cursor=b206MQ", scripts: [...LIST_SCRIPTS], fetch });

@@ -3,7 +3,7 @@ import { findCheckoutRoot } from "../../capability/checkout.ts";
 import { isExecutionId } from "../../execution/execution-id.ts";
 import { resolveLimits } from "../../execution/limits.ts";
 import { buildFailure, type FailureDescriptor } from "../../execution/failure.ts";
-import { CANCEL_WORDS } from "../../execution/cancel-words.ts";
+import { CANCEL_WORDS, CANCEL_WORDS_PAST } from "../../execution/cancel-words.ts";
 import type { ExecutionEvent } from "../../execution/protocol.ts";
 import type { ExecutionSnapshot, ReconciliationSnapshot } from "../../execution/snapshot.ts";
 import type { ReconcileReceipt } from "../../execution/plane.ts";
@@ -369,7 +369,10 @@ function showText(e: ExecutionSnapshot, url: string, style: TerminalStyle): stri
   lines.push(`created ${when(e.created_at)} · started ${when(e.started_at)} · finished ${when(e.finished_at)}${e.duration_ms === null ? "" : ` · took ${formatDuration(e.duration_ms)}`} (UTC)`);
   // Why it was asked to stop, kept after the end: a deadline passed during a run that then succeeded shows it only here.
   const cancel = e.cancel_requested;
-  if (cancel) lines.push(style.yellow(`${cancel.reason ? CANCEL_WORDS[cancel.reason] : `cancel requested by ${actorText(cancel.actor)}`} at ${when(cancel.at)} (UTC)`));
+  if (cancel) {
+    const words = e.finished_at === null ? CANCEL_WORDS : CANCEL_WORDS_PAST;
+    lines.push(style.yellow(`${cancel.reason ? words[cancel.reason] : `cancel requested by ${actorText(cancel.actor)}`} (${when(cancel.at)} UTC)`));
+  }
   // A session key is the client's text: one stored before keys were checked may hold anything.
   if (e.run_id || e.session_key) lines.push([e.run_id && `run_id ${e.run_id}`, e.session_key && `session ${oneLinePlain(e.session_key)}`].filter(Boolean).join(" · "));
   lines.push(style.dim(`request ${e.request_id} · trace ${e.trace_id} · last sequence ${e.last_sequence}${e.truncated ? ` (events before ${e.retained_from} dropped)` : ""}`));

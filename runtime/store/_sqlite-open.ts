@@ -143,8 +143,10 @@ export function asFileError(path: string, error: unknown): StoreFileError {
   const message = error instanceof Error ? error.message : String(error);
   if (code === "ELOOP") return new StoreFileError(path, "it is a symbolic link, and docket opens its store through none (one could lead out of the checkout)", `Remove the link (rm ${path}): the next start makes the file.`);
   const full = (typeof code === "string" && (code.startsWith("SQLITE_FULL") || code === "ENOSPC")) || /\bENOSPC\b|disk is full|No space left/i.test(message);
-  const forbidden = code === "EACCES" || code === "EPERM" || (typeof code === "string" && code.startsWith("SQLITE_READONLY") && code !== "SQLITE_READONLY_RECOVERY");
-  const remedy = full ? FULL_DISK_REMEDY : forbidden ? forbiddenRemedy(path) : code === "EROFS" ? READ_ONLY_REMEDY : undefined;
+  const denied = code === "EACCES" || code === "EPERM" || (typeof code === "string" && code.startsWith("SQLITE_READONLY") && code !== "SQLITE_READONLY_RECOVERY");
+  // SQLite says only "unable to open" of a log or shared-memory file it may not open: whose is said when one is another user's.
+  const foreign = denied || code === "SQLITE_CANTOPEN" || code === "SQLITE_PERM" ? foreignOwner(path) : null;
+  const remedy = full ? FULL_DISK_REMEDY : denied || foreign !== null ? forbiddenRemedy(foreign) : code === "EROFS" ? READ_ONLY_REMEDY : undefined;
   return new StoreFileError(path, `${message}${typeof code === "string" ? ` (${code})` : ""}`, remedy);
 }
 
@@ -156,9 +158,26 @@ const READ_ONLY_REMEDY = "The file system holding it is read-only: serve from a 
  * are, and who asks. Moving the file aside would hide a history that is whole (checking tester: a
  * state.db left by `sudo docket serve` was answered "move it aside").
  */
-function forbiddenRemedy(path: string): string {
-  const owner = ownerAdvice(path) ?? ownerAdvice(`${path}-wal`) ?? ownerAdvice(dirname(path));
+function forbiddenRemedy(owner: string | null): string {
   return `${owner === null ? "This user may not write it or its folder: give this user the right to (chmod), or run docket as one who has it" : `${owner[0]!.toUpperCase()}${owner.slice(1)}`}; nothing in the file is lost, and moving it aside would only hide its history.`;
+}
+
+/** Whose the first of the store's files (or its folder) that is another user's is, in ownerAdvice's words; null when all are this user's. */
+function foreignOwner(path: string): string | null {
+  for (const file of [path, ...COMPANIONS.map((suffix) => `${path}${suffix}`)]) {
+    if (!existsQuietly(file)) continue;
+    const owner = ownerAdvice(file);
+    if (owner !== null) return owner;
+  }
+  return ownerAdvice(dirname(path));
+}
+
+function existsQuietly(path: string): boolean {
+  try {
+    return lstatSync(path, { throwIfNoEntry: false }) !== undefined;
+  } catch {
+    return false;
+  }
 }
 
 /** Options of {@link startExpiry}. */

@@ -1,4 +1,4 @@
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, constants, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { endProcessGroups, groupRuns, signalGroup } from "./process-groups.ts";
 import { ensureDocketDir, processStarted } from "../server/lease.ts";
@@ -63,7 +63,7 @@ export function childLedger(root: string): ChildLedger {
       }
     },
     ended(pgid) {
-      rmSync(file(pgid), { force: true });
+      forget(file(pgid));
     },
   };
 }
@@ -95,20 +95,26 @@ export function endLeftChildren(root: string, graceMs: number, now: () => number
   }
   for (const name of names) {
     const path = join(dir, name);
+    // Only docket's own regular files: a folder, a pipe or a link there (a stray, or planted) is
+    // left as it is — its read would block the start for good or fill memory, its removal throw
+    // (checking tester, session 43: every docket of the checkout stopped on a folder d.json).
+    if (!isRegularFile(path)) continue;
     const record = readRecord(path);
     if (record !== null && processStarted(record.owner_pid) === record.owner_started) continue;
     // A leader that still runs must be the one recorded (a pid reused since leads another group);
     // one that exited leaves its group's id reserved while any process of the group remains.
     const leader = record === null ? null : processStarted(record.pgid);
     if (record === null || !groupRuns(record.pgid) || (leader !== null && leader !== record.started)) {
-      rmSync(path, { force: true });
+      forget(path);
       continue;
     }
-    const termed = record.termed_at === undefined ? Number.NaN : Date.parse(record.termed_at);
+    // A TERM dated in the future (the clock stepped back since) counts from now, not from then.
+    const stamped = record.termed_at === undefined ? Number.NaN : Date.parse(record.termed_at);
+    const termed = stamped > now() ? Number.NaN : stamped;
     const left = Number.isFinite(termed) ? termed + graceMs - now() : graceMs;
     if (left <= 0) {
       signalGroup(record.pgid, "SIGKILL");
-      rmSync(path, { force: true });
+      forget(path);
       done.killed.push(record.pgid);
       continue;
     }
@@ -117,10 +123,27 @@ export function endLeftChildren(root: string, graceMs: number, now: () => number
     ending.set(record.pgid, path);
     void endProcessGroups([record.pgid], left).then(() => {
       ending.delete(record.pgid);
-      rmSync(path, { force: true });
+      forget(path);
     });
   }
   return done;
+}
+
+function isRegularFile(path: string): boolean {
+  try {
+    return lstatSync(path, { throwIfNoEntry: false })?.isFile() === true;
+  } catch {
+    return false;
+  }
+}
+
+/** Removes a record; one that cannot be removed (another user's) is looked at again by the next docket. */
+function forget(path: string): void {
+  try {
+    rmSync(path, { force: true });
+  } catch {
+    // Left for the next docket, which finds its group gone.
+  }
 }
 
 /** The left groups this process sent TERM and has not seen end: group → its record. */
@@ -135,7 +158,7 @@ export function forgetEndedLeftChildren(): void {
   for (const [pgid, path] of ending) {
     if (groupRuns(pgid)) continue;
     ending.delete(pgid);
-    rmSync(path, { force: true });
+    forget(path);
   }
 }
 
@@ -148,12 +171,24 @@ function rewrite(path: string, record: ChildRecord): void {
   }
 }
 
+/** What a record takes at most: a few fields; a larger file is none of docket's. */
+const RECORD_BYTES = 4096;
+
 function readRecord(path: string): ChildRecord | null {
+  let fd: number | null = null;
   try {
-    const value = JSON.parse(readFileSync(path, "utf8")) as Partial<ChildRecord>;
+    // Never through a link, never blocking on a pipe swapped in since the look, never more than a record.
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    const stats = fstatSync(fd);
+    if (!stats.isFile() || stats.size > RECORD_BYTES) return null;
+    const bytes = Buffer.alloc(RECORD_BYTES);
+    const read = readSync(fd, bytes, 0, RECORD_BYTES, 0);
+    const value = JSON.parse(bytes.subarray(0, read).toString("utf8")) as Partial<ChildRecord>;
     const ok = Number.isSafeInteger(value.pgid) && Number.isSafeInteger(value.owner_pid) && typeof value.started === "string" && typeof value.owner_started === "string" && (value.termed_at === undefined || typeof value.termed_at === "string");
     return ok ? (value as ChildRecord) : null;
   } catch {
     return null;
+  } finally {
+    if (fd !== null) closeSync(fd);
   }
 }

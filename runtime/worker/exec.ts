@@ -1,5 +1,5 @@
 import { existsSync, statSync } from "node:fs";
-import { isAbsolute, join, relative } from "node:path";
+import { dirname, isAbsolute, join, relative } from "node:path";
 import { StringDecoder } from "node:string_decoder";
 import { CapabilityError } from "../capability/capability-error.ts";
 import type { ExecOptions, ExecResult, ProgressReporter } from "../capability/declaration.ts";
@@ -74,7 +74,7 @@ export function createExec(host: ExecHost): Exec {
     try {
       child = await host.spawn(request, (name, chunk) => (name === "stdout" ? stdout : stderr).push(chunk));
     } catch (error) {
-      throw spawnFailure(command, error, folderMissing(cwd) ? relative(host.root, cwd) || "." : null, host.root, argv[0]!);
+      throw spawnFailure(command, error, folderMissing(cwd) ? relative(host.root, cwd) || "." : null, host.root, argv[0]!, cwd);
     }
     const { pid } = child;
     if (taskEnded) {
@@ -277,7 +277,7 @@ function folderMissing(cwd: string): boolean {
 }
 
 /** `missingCwd`: the child's folder (relative to the checkout) when it does not exist. */
-function spawnFailure(command: string, error: unknown, missingCwd: string | null = null, root = "", program: string | null = null): CapabilityError {
+function spawnFailure(command: string, error: unknown, missingCwd: string | null = null, root = "", program: string | null = null, cwd: string | null = null): CapabilityError {
   const code = error instanceof SpawnError ? error.code : (error as NodeJS.ErrnoException)?.code;
   if (code === "ENOENT" && missingCwd !== null) {
     return new CapabilityError("exec_failed", `${command} could not start: its folder ${JSON.stringify(missingCwd)} (ctx.exec cwd) does not exist in the checkout.`, {
@@ -286,17 +286,26 @@ function spawnFailure(command: string, error: unknown, missingCwd: string | null
     });
   }
   const why = code === "ENOENT" ? "the program was not found (is it installed and on PATH?)" : code === "EACCES" ? "the program is not executable" : (error as Error)?.message ?? String(error);
-  const local = code === "ENOENT" && program !== null ? packageBin(root, program) : null;
+  const local = code === "ENOENT" && program !== null && cwd !== null ? packageBin(root, cwd, program) : null;
   // An npm package's tool (tsc, vitest) is in node_modules/.bin, which npm scripts put on PATH and ctx.exec does not (authoring tester).
-  const suggestion = local === null ? undefined : `${program} is installed in the checkout (${relative(root, local)}), which is not on PATH: run it as ["${relative(root, local)}", …], or through npm, like ["npx", "--no-install", "${program}", …].`;
+  // Named as the child's folder reaches it: a path relative to the checkout would not start from `cwd: "sub"` (checking tester).
+  const reach = local === null ? "" : relative(cwd!, local);
+  const suggestion = local === null ? undefined : `${program} is installed in the checkout (${relative(root, local)}), which is not on PATH: run it as ["${reach}", …]${cwd === root ? "" : ` (from ${relative(root, cwd!)}/)`}, or through npm, like ["npx", "--no-install", "${program}", …].`;
   return new CapabilityError("exec_failed", `${command} could not start: ${why}.`, { context: { command: command.split(" ")[0], reason: code ?? "spawn_failed" }, ...(suggestion === undefined ? {} : { suggestion }) });
 }
 
-/** `<root>/node_modules/.bin/<program>` when it exists and `program` is a bare name, else null. */
-function packageBin(root: string, program: string): string | null {
+/**
+ * The `node_modules/.bin/<program>` the child's folder would find first, as npm does — its own
+ * folder's, then each folder up to the checkout's (a workspace's package, then the root) — when
+ * `program` is a bare name; else null.
+ */
+function packageBin(root: string, cwd: string, program: string): string | null {
   if (program.includes("/") || program.includes("\\")) return null;
-  const bin = join(root, "node_modules", ".bin", program);
-  return existsSync(bin) ? bin : null;
+  for (let dir = cwd; ; dir = dirname(dir)) {
+    const bin = join(dir, "node_modules", ".bin", program);
+    if (existsSync(bin)) return bin;
+    if (dir === root || dirname(dir) === dir || relative(root, dir).startsWith("..")) return null;
+  }
 }
 
 /** The command as a person reads it: arguments with spaces or quotes quoted, bounded. */

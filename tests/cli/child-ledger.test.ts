@@ -3,8 +3,11 @@
 // the checkout ends the process groups it recorded in .docket/children/ — never those of a docket
 // that still runs.
 import { afterAll, describe, expect, test } from "bun:test";
-import { readdirSync, readFileSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { processStarted } from "../../runtime/server/lease.ts";
+import { endLeftChildren } from "../../runtime/worker/child-ledger.ts";
 import { docket, fromSource, removeTempDirs, spawnDocket, tempCheckout, watchStream, writeFiles } from "./_harness.ts";
 
 afterAll(() => removeTempDirs());
@@ -127,6 +130,39 @@ describe.skipIf(process.platform !== "linux")("ctx.exec children of a killed doc
     } finally {
       run.kill("SIGKILL");
       for (const pid of sleepers(3103)) process.kill(pid, "SIGKILL");
+    }
+  }, 30_000);
+
+  test("a folder, a pipe or a link to a device among the records is left alone: docket run starts, neither stopping on it nor reading it (checking tester, session 43)", async () => {
+    const checkout = tempCheckout();
+    writeFiles(checkout, { "capabilities/team.quick.ts": QUICK });
+    const children = join(checkout, ".docket", "children");
+    mkdirSync(join(children, "d.json"), { recursive: true });
+    expect(spawnSync("mkfifo", [join(children, "f.json")]).status).toBe(0);
+    symlinkSync("/dev/zero", join(children, "z.json"));
+    writeFileSync(join(children, "garbage.json"), "{not json");
+    const ran = await docket(fromSource, ["run", "team.quick"], { cwd: checkout });
+    expect(ran.stderr).not.toContain("EISDIR");
+    expect(ran.code).toBe(0);
+    // The strays stay as they were; the garbage record, docket's own kind of file, is let go.
+    expect(recorded(checkout).sort()).toEqual(["d.json", "f.json", "z.json"]);
+  }, 30_000);
+
+  test("a TERM dated in the future (a clock stepped back) counts from now: the KILL comes after grace_ms, not an hour later (checking tester, session 43)", async () => {
+    const checkout = tempCheckout();
+    const deaf = spawn("setsid", ["sh", "-c", "trap '' TERM; exec sleep 3105"], { detached: true, stdio: "ignore" });
+    try {
+      await until("the deaf sleeper", () => sleepers(3105).length === 1);
+      const pid = sleepers(3105)[0]!;
+      const pgid = Number(readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")[2]);
+      mkdirSync(join(checkout, ".docket", "children"), { recursive: true });
+      const record = { pgid, started: processStarted(pgid), owner_pid: 2_000_000_000, owner_started: "0", termed_at: new Date(Date.now() + 3_600_000).toISOString() };
+      writeFileSync(join(checkout, ".docket", "children", `2000000000-${pgid}.json`), JSON.stringify(record));
+      expect(endLeftChildren(checkout, 300).ending).toEqual([pgid]);
+      await until("the KILL after the grace", () => sleepers(3105).length === 0, 5_000);
+    } finally {
+      for (const pid of sleepers(3105)) process.kill(pid, "SIGKILL");
+      deaf.kill("SIGKILL");
     }
   }, 30_000);
 

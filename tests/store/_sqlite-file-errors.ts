@@ -77,6 +77,20 @@ export function fileErrorCases(): void {
         if (me === 0) expect(refused.message).toContain(`${path} belongs to nobody (uid 65534), not to this user (root, uid 0): run docket as that user, or give the folder to this one (sudo chown -R 0 ${dirname(path)})`);
         else expect(refused.message).toContain("This user may not write it or its folder");
       }
+      if (me === 0) {
+        // Only the log another user's (a sudo run's): SQLite's "unable to open" is answered with whose it is (checking tester).
+        const own = tempDb();
+        writeFileSync(own, "");
+        writeFileSync(`${own}-wal`, "");
+        chownSync(`${own}-wal`, 65534, 65534);
+        const cannot = asFileError(own, Object.assign(new Error("unable to open database file"), { code: "SQLITE_CANTOPEN" }));
+        expect(cannot.message).toContain(`${own}-wal belongs to nobody (uid 65534), not to this user (root, uid 0)`);
+        expect(cannot.message).not.toContain("Move the file aside");
+      }
+      // An "unable to open" with every file this user's is not about owners: the general advice.
+      const plain = tempDb();
+      writeFileSync(plain, "");
+      expect(asFileError(plain, Object.assign(new Error("unable to open database file"), { code: "SQLITE_CANTOPEN" })).message).toContain("Move the file aside");
       const readOnly = asFileError(path, Object.assign(new Error("EROFS: read-only file system, open"), { code: "EROFS" }));
       expect(readOnly.message).toContain("The file system holding it is read-only: serve from a checkout on a writable disk, or start with --store memory");
       expect(readOnly.message).not.toContain("Move the file aside");

@@ -235,6 +235,14 @@ describe("ctx.exec", () => {
     const local = await terminal(start("test.exec", { argv: ["docket-local-tool-xyz", "--version"] }));
     expect(local.failure).toMatchObject({ error_code: "exec_failed", suggestion: 'docket-local-tool-xyz is installed in the checkout (node_modules/.bin/docket-local-tool-xyz), which is not on PATH: run it as ["node_modules/.bin/docket-local-tool-xyz", …], or through npm, like ["npx", "--no-install", "docket-local-tool-xyz", …].' });
     expect((await terminal(start("test.exec", { argv: ["node_modules/.bin/docket-local-tool-xyz"] }))).output).toMatchObject({ stdout: "local\n" });
+    // From a subfolder: the path as the child's folder reaches it, and a workspace package's own tool first (checking tester).
+    mkdirSync(join(root, "sub", "node_modules", ".bin"), { recursive: true });
+    writeFileSync(join(root, "sub", "node_modules", ".bin", "docket-sub-tool-xyz"), "#!/bin/sh\necho sub\n", { mode: 0o755 });
+    const fromSub = await terminal(start("test.exec", { argv: ["docket-local-tool-xyz"], cwd: "sub" }));
+    expect(fromSub.failure!.suggestion).toStartWith('docket-local-tool-xyz is installed in the checkout (node_modules/.bin/docket-local-tool-xyz), which is not on PATH: run it as ["../node_modules/.bin/docket-local-tool-xyz", …] (from sub/)');
+    expect((await terminal(start("test.exec", { argv: ["../node_modules/.bin/docket-local-tool-xyz"], cwd: "sub" }))).output).toMatchObject({ stdout: "local\n" });
+    const subTool = await terminal(start("test.exec", { argv: ["docket-sub-tool-xyz"], cwd: "sub" }));
+    expect(subTool.failure!.suggestion).toStartWith('docket-sub-tool-xyz is installed in the checkout (sub/node_modules/.bin/docket-sub-tool-xyz), which is not on PATH: run it as ["node_modules/.bin/docket-sub-tool-xyz", …] (from sub/)');
     // A mistyped folder is named as the folder, not blamed on the program.
     const typo = await terminal(start("test.exec", { argv: [bun, "--version"], cwd: "sutie" }));
     expect(typo.failure).toMatchObject({ error_code: "exec_failed", context: { reason: "cwd_missing", cwd: "sutie" } });

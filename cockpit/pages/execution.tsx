@@ -3,6 +3,7 @@ import type { RegisteredCapability } from "../../runtime/capability/registered.t
 import type { ExecutionSnapshot } from "../../runtime/execution/snapshot.ts";
 import { isTerminal } from "../../runtime/execution/state-machine.ts";
 import { CANCEL_WORDS, CANCEL_WORDS_PAST } from "../../runtime/execution/cancel-words.ts";
+import type { Actor } from "../../runtime/execution/protocol.ts";
 import { BadgeTemplates, EffectBadge, StateBadge } from "../components/badges.tsx";
 import { ConnectionStatus } from "../components/connection-status.tsx";
 import { JsonBlock } from "../components/json-block.tsx";
@@ -41,6 +42,17 @@ export interface ExecutionPageProps {
   logFilter: LogFilter;
   /** The server's clock when rendering: relative times and a running timeline's end. */
   now: number;
+}
+
+/**
+ * Who asked an execution to stop, and why, when it was: its `cancel_requested`, or — cancelled
+ * while queued, which ends it at once with no such event — the failure's `context.cancelled_by`.
+ */
+function stopAsked(x: ExecutionSnapshot): ExecutionSnapshot["cancel_requested"] {
+  if (x.cancel_requested) return x.cancel_requested;
+  const by = x.state === "cancelled" ? x.failure?.context?.cancelled_by : undefined;
+  if (typeof by !== "object" || by === null || typeof (by as { kind?: unknown }).kind !== "string" || x.finished_at === null) return undefined;
+  return { actor: by as Actor, at: x.finished_at };
 }
 
 function Fact(props: { label: string; value: string; mono?: boolean; slot?: string }) {
@@ -111,6 +123,7 @@ function repositoryText(repository: string, root: string): string {
  */
 export function ExecutionPage(props: ExecutionPageProps) {
   const x = props.execution;
+  const asked = isTerminal(x.state) ? stopAsked(x) : undefined;
   const terminal = isTerminal(x.state);
   const title = shownText(props.capability?.title ?? x.capability);
   return (
@@ -180,9 +193,7 @@ export function ExecutionPage(props: ExecutionPageProps) {
             </div>
             <Fact label="Duration" value={formatDuration(x.duration_ms)} slot="duration" />
             {/* Why an ended execution was asked to stop, kept after the end: a run that passed its deadline and still succeeded shows it only here (checking tester). */}
-            {isTerminal(x.state) && x.cancel_requested ? (
-              <Fact label="Asked to stop" value={`${x.cancel_requested.reason ? CANCEL_WORDS_PAST[x.cancel_requested.reason] : `by ${actorLabel(x.cancel_requested.actor)}`} (${formatTime(x.cancel_requested.at)})`} slot="cancel-asked" />
-            ) : null}
+            {asked ? <Fact label="Asked to stop" value={`${asked.reason ? CANCEL_WORDS_PAST[asked.reason] : `by ${actorLabel(asked.actor)}`} (${formatTime(asked.at)})`} slot="cancel-asked" /> : null}
           </dl>
           <details class="more-facts">
             <summary>Identifiers and times</summary>

@@ -747,6 +747,8 @@ export function createEngine(options: EngineOptions): Engine {
           outcome_certainty: "not_applied",
           request_id: edge.request_id,
           trace_id: edge.trace_id,
+          // Who asked: a queued execution ends at once, with no execution.cancel_requested to say it (checking tester).
+          context: { cancelled_by: edge.actor },
         }),
       };
       writeCompleted(id, completion, 0);

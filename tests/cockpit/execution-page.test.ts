@@ -277,6 +277,10 @@ describe("execution page: a cancel nobody asked for", () => {
     const askedEnded = loadPage(executionHtml(runningSnapshot({ state: "cancelled", finished_at: "2026-09-08T01:02:05.000Z", cancel_requested: { actor: { kind: "cockpit" }, at: "2026-09-08T01:02:04.000Z" } })), { path: `/cockpit/executions/${ID}`, scripts: [] }).document;
     expect(askedEnded.querySelector('[data-fact="cancel-asked"]')!.textContent).toStartWith("by ");
     expect(loadPage(executionHtml(runningSnapshot({ state: "cancelling", cancel_requested: { actor: { kind: "http" }, at: "2026-09-08T01:02:04.000Z" } })), { path: `/cockpit/executions/${ID}`, scripts: [] }).document.querySelector('[data-fact="cancel-asked"]')).toBeNull();
+    // Cancelled while queued: no cancel_requested, who asked is in the failure's context.
+    const failure = { error_code: "cancelled", stage: "queue" as const, message: "m", retryability: "safe" as const, outcome_certainty: "not_applied" as const, correlation_id: "c", request_id: "r", trace_id: "t", suggestion: "s", context: { cancelled_by: { kind: "mcp", client: "agent" } } };
+    const queued = loadPage(executionHtml(runningSnapshot({ state: "cancelled", started_at: null, finished_at: "2026-09-08T01:02:05.000Z", failure })), { path: `/cockpit/executions/${ID}`, scripts: [] }).document;
+    expect(queued.querySelector('[data-fact="cancel-asked"]')!.textContent).toBe("by MCP (agent) (2026-09-08 01:02:05 UTC)");
     // Asked by someone: the disabled button, as before.
     const asked = loadPage(executionHtml(runningSnapshot({ state: "cancelling" })), { path: `/cockpit/executions/${ID}`, scripts: [] }).document;
     expect((asked.querySelector('[data-slot="cancel"] button') as HTMLButtonElement).textContent).toBe("Cancel requested");

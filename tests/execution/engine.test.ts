@@ -271,7 +271,8 @@ describe("engine.cancel", () => {
     const receipt = h.engine.cancel(queued, EDGE);
     expect(receipt).toMatchObject({ id: queued, state: "cancelled", requested: true, cancellable: true });
     const snapshot = h.store.get(queued)!;
-    expect(snapshot.failure).toMatchObject({ error_code: "cancelled", stage: "queue", outcome_certainty: "not_applied" });
+    // Who asked is in the failure: a queued execution has no execution.cancel_requested to say it (checking tester, session 43).
+    expect(snapshot.failure).toMatchObject({ error_code: "cancelled", stage: "queue", outcome_certainty: "not_applied", context: { cancelled_by: EDGE.actor } });
     expect(types(h, queued)).toEqual(["execution.created", "execution.completed"]);
     h.pool.tasks[0]!.succeed({ n: 1 });
     await flush();

@@ -170,7 +170,6 @@ export function createCockpit(options: CockpitOptions): Hono<AppEnv> {
       counts: page.counts,
       nextCursor: page.next_cursor,
       pageSize: PAGE_SIZE,
-      executionsRetained: plane.limits.executions_retained,
       filter: { state: state as ExecutionState | null, capability, cursor },
       capabilityIds: asked.names === null ? plane.capabilities().filter(runsAsExecution).map((x) => x.id) : [],
       heartbeatMs: plane.limits.heartbeat_ms,

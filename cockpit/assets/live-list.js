@@ -64,11 +64,17 @@
     var filterCapability = root.getAttribute("data-filter-capability") || "";
     var pageUrl = root.getAttribute("data-page") || "";
     var pageSize = Number(root.getAttribute("data-page-size")) || 0;
-    var retained = Number(root.getAttribute("data-executions-retained")) || 0;
     // A page after the first (a cursor) holds older executions only: a new one is never on it.
     var firstPage = !new URL(pageUrl, window.location.href).searchParams.get("cursor");
-    /** Executions a reload would show that the page may not: id → true (insertion order is age). */
+    /** Executions a reload would show that the page may not: id → when it arrived (`arrivals`; insertion order is age). */
     var arrived = new Map();
+    var arrivals = 0;
+    /**
+     * Arrivals before the list read now on its way was asked for (null: none on its way): those
+     * its answer does not list are no longer what a reload shows — forgotten past
+     * executions_retained since (cockpit tester: "5 new" where a reload showed 3).
+     */
+    var listedBefore = null;
     /** Capabilities of the executions created since the page loaded, by id (bounded as `latest`). */
     var capabilities = new Map();
 
@@ -86,24 +92,11 @@
       arrived.forEach(function (_, id) {
         if (!drawn(id)) count++;
       });
-      // A reload shows one page: no more new executions than that — nor more than the store keeps:
-      // executions_retained finished ones at most, and every active one (with 3 kept, five finished
-      // new ones are three a reload shows, five running ones five; cockpit testers).
+      // A reload shows one page: no more new executions than that.
       if (pageSize > 0) count = Math.min(count, pageSize);
-      if (retained > 0) count = Math.min(count, retained + activeCounted());
       var words = note.querySelector('[data-slot="new-count"]');
       if (words) words.textContent = count === 1 ? "1 new execution matches this list" : count + " new executions match this list";
       note.hidden = count === 0;
-    }
-    /** The active executions (queued, running, cancelling) by the counts last read: the store forgets none of them. */
-    function activeCounted() {
-      var active = 0;
-      Array.prototype.forEach.call(root.querySelectorAll("[data-count]"), function (element) {
-        if (TERMINAL[element.getAttribute("data-count")]) return;
-        var n = Number(String(element.textContent).replace(/[^0-9]/g, ""));
-        if (isFinite(n)) active += n;
-      });
-      return active;
     }
     /** One that left the filtered state again (a running one ended) is no longer shown by a reload. */
     function left(id) {
@@ -113,7 +106,7 @@
     }
     function arrive(id) {
       arrived.delete(id);
-      arrived.set(id, true);
+      arrived.set(id, ++arrivals);
       if (arrived.size > REMEMBERED) arrived.delete(arrived.keys().next().value);
       showArrived();
     }
@@ -227,6 +220,17 @@
     /** Re-read sections are in place, drawn at some moment after they were asked for: apply again what came since. */
     function replaced(names, fresh) {
       if (asked !== null && names.indexOf("list") !== -1) answered(fresh);
+      if (listedBefore !== null && names.indexOf("list") !== -1) {
+        var listed = {};
+        Array.prototype.forEach.call(fresh.querySelectorAll('[data-execution-table="list"] tr[data-execution-row]'), function (row) {
+          listed[row.getAttribute("data-execution-row")] = true;
+        });
+        var before = listedBefore;
+        arrived.forEach(function (at, id) {
+          if (at <= before && !listed[id]) arrived.delete(id);
+        });
+        listedBefore = null;
+      }
       // A re-read list may now show what the notice counted.
       if (!overview) showArrived();
       latest.forEach(function (kept) {
@@ -245,6 +249,7 @@
       latest = new Map();
       // A question whose request failed is not answered; the list read now asks what is asked since.
       if (names.indexOf("list") === -1) return;
+      listedBefore = arrivals;
       asked = asking;
       asking = new Map();
     }
@@ -262,6 +267,9 @@
         if (to === null && event.type !== "execution.progress") return;
         remember(event);
         if (to !== null) refresh(["counts"]);
+        // While the notice counts new executions, what a reload shows is asked of the server with
+        // the counts' re-reads (one a second at most): the store may have forgotten some since.
+        if (!overview && to !== null && arrived.size > 0) readList();
         if (event.type === "execution.created" || event.type === "execution.completed") refreshChart();
         if (event.type === "execution.created") {
           if (overview) insert(event);

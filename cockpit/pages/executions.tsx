@@ -16,8 +16,6 @@ export interface ExecutionsProps {
   nextCursor: string | null;
   /** How many rows a page shows at most: a reload shows no more new executions than that. */
   pageSize: number;
-  /** How many executions the store keeps (executions_retained): nor more new ones than that. */
-  executionsRetained: number;
   filter: { state: ExecutionState | null; capability: string | null; cursor: string | null };
   /** Capability ids to offer in the filter (the registry's, plus the filtered one). */
   capabilityIds: string[];
@@ -43,7 +41,6 @@ export function ExecutionsPage(props: ExecutionsProps) {
         data-filter-state={filter.state ?? ""}
         data-filter-capability={filter.capability ?? ""}
         data-page-size={String(props.pageSize)}
-        data-executions-retained={String(props.executionsRetained)}
         data-socket={LIVE_CHANNEL_PATH}
         data-heartbeat-ms={String(props.heartbeatMs)}
         data-execution-url={EXECUTION_PAGE_TEMPLATE}

@@ -100,11 +100,15 @@ export function endLeftChildren(root: string, graceMs: number, now: () => number
     // (checking tester, session 43: every docket of the checkout stopped on a folder d.json).
     if (!isRegularFile(path)) continue;
     const record = readRecord(path);
-    if (record !== null && processStarted(record.owner_pid) === record.owner_started) continue;
+    // Another user's record (a docket run as root in a checkout handed over since), or one another
+    // docket is writing this instant: its group is not known, so it is left for a docket that can
+    // read it (checking tester: a root record deleted by nobody's run, its group never killed).
+    if (record === "unreadable") continue;
+    if (record !== "garbage" && processStarted(record.owner_pid) === record.owner_started) continue;
     // A leader that still runs must be the one recorded (a pid reused since leads another group);
     // one that exited leaves its group's id reserved while any process of the group remains.
-    const leader = record === null ? null : processStarted(record.pgid);
-    if (record === null || !groupRuns(record.pgid) || (leader !== null && leader !== record.started)) {
+    const leader = record === "garbage" ? null : processStarted(record.pgid);
+    if (record === "garbage" || !groupRuns(record.pgid) || (leader !== null && leader !== record.started)) {
       forget(path);
       continue;
     }
@@ -174,20 +178,38 @@ function rewrite(path: string, record: ChildRecord): void {
 /** What a record takes at most: a few fields; a larger file is none of docket's. */
 const RECORD_BYTES = 4096;
 
-function readRecord(path: string): ChildRecord | null {
+/** A record written this recently and not whole may be one another docket is writing now. */
+const WRITING_MS = 2000;
+
+/**
+ * A record, or "garbage" (docket's kind of file holding no record: forgotten), or "unreadable"
+ * (this user may not open it, or it may be being written: left alone).
+ */
+function readRecord(path: string): ChildRecord | "garbage" | "unreadable" {
   let fd: number | null = null;
   try {
     // Never through a link, never blocking on a pipe swapped in since the look, never more than a record.
     fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch {
+    return "unreadable";
+  }
+  try {
     const stats = fstatSync(fd);
-    if (!stats.isFile() || stats.size > RECORD_BYTES) return null;
+    if (!stats.isFile()) return "unreadable";
+    if (stats.size > RECORD_BYTES) return "garbage";
     const bytes = Buffer.alloc(RECORD_BYTES);
     const read = readSync(fd, bytes, 0, RECORD_BYTES, 0);
-    const value = JSON.parse(bytes.subarray(0, read).toString("utf8")) as Partial<ChildRecord>;
-    const ok = Number.isSafeInteger(value.pgid) && Number.isSafeInteger(value.owner_pid) && typeof value.started === "string" && typeof value.owner_started === "string" && (value.termed_at === undefined || typeof value.termed_at === "string");
-    return ok ? (value as ChildRecord) : null;
+    let value: Partial<ChildRecord> | null = null;
+    try {
+      value = JSON.parse(bytes.subarray(0, read).toString("utf8")) as Partial<ChildRecord>;
+    } catch {
+      value = null;
+    }
+    const ok = value !== null && Number.isSafeInteger(value.pgid) && Number.isSafeInteger(value.owner_pid) && typeof value.started === "string" && typeof value.owner_started === "string" && (value.termed_at === undefined || typeof value.termed_at === "string");
+    if (ok) return value as ChildRecord;
+    return Date.now() - stats.mtimeMs < WRITING_MS ? "unreadable" : "garbage";
   } catch {
-    return null;
+    return "unreadable";
   } finally {
     if (fd !== null) closeSync(fd);
   }

@@ -4,7 +4,7 @@
 // that still runs.
 import { afterAll, describe, expect, test } from "bun:test";
 import { spawn, spawnSync } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, mkdirSync, readdirSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { processStarted } from "../../runtime/server/lease.ts";
 import { endLeftChildren } from "../../runtime/worker/child-ledger.ts";
@@ -141,12 +141,34 @@ describe.skipIf(process.platform !== "linux")("ctx.exec children of a killed doc
     expect(spawnSync("mkfifo", [join(children, "f.json")]).status).toBe(0);
     symlinkSync("/dev/zero", join(children, "z.json"));
     writeFileSync(join(children, "garbage.json"), "{not json");
+    // Old enough not to be a record another docket is writing this instant.
+    utimesSync(join(children, "garbage.json"), new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
+    writeFileSync(join(children, "writing.json"), "{\"pgid\":");
     const ran = await docket(fromSource, ["run", "team.quick"], { cwd: checkout });
     expect(ran.stderr).not.toContain("EISDIR");
     expect(ran.code).toBe(0);
-    // The strays stay as they were; the garbage record, docket's own kind of file, is let go.
-    expect(recorded(checkout).sort()).toEqual(["d.json", "f.json", "z.json"]);
+    // The strays stay as they were, and so does a record written a moment ago (another docket may
+    // be writing it); the old garbage record, docket's own kind of file, is let go.
+    expect(recorded(checkout).sort()).toEqual(["d.json", "f.json", "writing.json", "z.json"]);
   }, 30_000);
+
+  // Root reads any file: a record this user may not read is seen as another user, which needs root to become.
+  test.skipIf(process.getuid?.() !== 0 || Bun.which("su") === null)("a record this user may not read (another user's) is left for a docket that can read it, not deleted (checking tester, session 43)", () => {
+    const checkout = tempCheckout();
+    const children = join(checkout, ".docket", "children");
+    mkdirSync(children, { recursive: true });
+    const record = join(children, "2000000000-2000000001.json");
+    writeFileSync(record, JSON.stringify({ pgid: 2000000001, started: "1", owner_pid: 2000000000, owner_started: "0" }), { mode: 0o600 });
+    chmodSync(checkout, 0o755);
+    chownSync(join(checkout, ".docket"), 65534, 65534);
+    chownSync(children, 65534, 65534);
+    const ledger = new URL("../../runtime/worker/child-ledger.ts", import.meta.url).pathname;
+    const script = join(checkout, "sweep.ts");
+    writeFileSync(script, `import { endLeftChildren } from ${JSON.stringify(ledger)};\nconsole.log(JSON.stringify(endLeftChildren(${JSON.stringify(checkout)}, 100)));\n`, { mode: 0o644 });
+    const swept = spawnSync("su", ["nobody", "-s", "/bin/sh", "-c", `${process.execPath} ${script}`], { encoding: "utf8" });
+    expect(swept.stdout.trim()).toBe('{"ending":[],"killed":[]}');
+    expect(readdirSync(children)).toEqual(["2000000000-2000000001.json"]);
+  });
 
   test("a TERM dated in the future (a clock stepped back) counts from now: the KILL comes after grace_ms, not an hour later (checking tester, session 43)", async () => {
     const checkout = tempCheckout();

@@ -209,6 +209,26 @@ describe("execution page scripts: the timeline", () => {
   });
 });
 
+describe("execution page scripts: an event whose whole data the server withheld", () => {
+  test("draws no 'undefined' step or stream from it: the sections it changed are read from the server (checking tester, session 43)", async () => {
+    const id = "s".repeat(1000);
+    const step = { id, title: "title", state: "running" as const, message: null, started_at: stamp(0), finished_at: null };
+    let snapshot = runningSnapshot();
+    const x = liveServed(() => snapshot);
+    const marker = { withheld: "too_large", bytes: 1100, limit: 1024, self: `/api/v1/executions/get?id=${ID}` };
+    snapshot = runningSnapshot({ steps: [step] });
+    x.send(3, "execution.step", marker);
+    x.send(4, "execution.stream", marker);
+    await x.page.settle();
+    x.page.clock.advance(1000);
+    await x.page.settle();
+    const page = x.doc.body.textContent!;
+    expect(page).not.toContain("undefined");
+    expect(x.urls.some((url) => url.includes("section=steps"))).toBe(true);
+    expect(x.doc.querySelector('[data-section="steps"]')!.textContent).toContain("title");
+  });
+});
+
 describe("execution page scripts: the timeline of an execution that cannot be cancelled", () => {
   test("the timeline's clock stops when an execution without a Cancel button ends", async () => {
     const step = { id: "one", title: "Step one", state: "running" as const, message: null, started_at: stamp(0), finished_at: null };

@@ -328,29 +328,35 @@ describe("live-list.js", () => {
     expect(notice()).toBe("3 new executions match this list");
   });
 
-  test("live-list.js counts no more new executions than the store keeps: with executions_retained 3, five new ones are three (cockpit tester, session 43)", async () => {
-    const fetch = fakeFetch(() => executionsHtml([], countsOf({}), {}, 50, 3));
-    const page = loadPage(executionsHtml([], countsOf({}), {}, 50, 3), { path: "/cockpit/executions", scripts: [...LIST_SCRIPTS], fetch });
+  test("live-list.js counts only the new executions the server still lists: those forgotten since (executions_retained) are not what a reload shows; none listed is dropped while the answer is on its way (cockpit testers, session 43)", async () => {
+    const idOf = (i: number) => `x-20260908T010205Z-${i.toString(16).padStart(8, "0")}`;
+    // What the server lists: nothing when the page loaded.
+    let listed: number[] = [];
+    const fetch = fakeFetch(() => executionsHtml(listed.map((i) => runningSnapshot({ id: idOf(i), state: "succeeded" })), countsOf({ succeeded: listed.length }), {}, 50));
+    const page = loadPage(executionsHtml([], countsOf({}), {}, 50), { path: "/cockpit/executions", scripts: [...LIST_SCRIPTS], fetch });
     pages.push(page);
     const socket = page.sockets[0]!;
     socket.open();
     socket.receive({ type: "stream.ready", subscribed: "all", replayed: 0, truncated: false, heartbeat_ms: 20_000 });
     await page.settle();
-    for (let i = 0; i < 5; i++) socket.receive(event(1, "execution.created", { capability: "team.echo", input: {}, actor: { kind: "http" }, run_id: null, session_key: null }, `x-20260908T010205Z-${i.toString(16).padStart(8, "0")}`));
-    expect(text(page.document.querySelector('[data-slot="new-count"]'))).toBe("3 new executions match this list");
-  });
-
-  test("live-list.js counts every active one beside executions_retained finished ones: the store forgets no active execution (checking tester, session 43)", async () => {
-    // The counts a re-read brings: five active ones (two running, three queued).
-    const fetch = fakeFetch(() => executionsHtml([], countsOf({ running: 2, queued: 3 }), {}, 50, 3));
-    const page = loadPage(executionsHtml([], countsOf({ running: 2, queued: 3 }), {}, 50, 3), { path: "/cockpit/executions", scripts: [...LIST_SCRIPTS], fetch });
-    pages.push(page);
-    const socket = page.sockets[0]!;
-    socket.open();
-    socket.receive({ type: "stream.ready", subscribed: "all", replayed: 0, truncated: false, heartbeat_ms: 20_000 });
-    await page.settle();
-    for (let i = 0; i < 5; i++) socket.receive(event(1, "execution.created", { capability: "team.echo", input: {}, actor: { kind: "http" }, run_id: null, session_key: null }, `x-20260908T010205Z-${i.toString(16).padStart(8, "0")}`));
-    expect(text(page.document.querySelector('[data-slot="new-count"]'))).toBe("5 new executions match this list");
+    const notice = () => text(page.document.querySelector('[data-slot="new-count"]'));
+    // Five new ones; by the time the server is asked, it forgot the two oldest (executions_retained 3).
+    listed = [2, 3, 4];
+    for (let i = 0; i < 5; i++) socket.receive(event(1, "execution.created", { capability: "team.echo", input: {}, actor: { kind: "http" }, run_id: null, session_key: null }, idOf(i)));
+    expect(notice()).toBe("5 new executions match this list");
+    for (let i = 0; i < 3; i++) {
+      page.clock.advance(1000);
+      await page.settle();
+    }
+    expect(notice()).toBe("3 new executions match this list");
+    // Two more, and the server keeps them all (active ones are never forgotten): five.
+    listed = [2, 3, 4, 5, 6];
+    for (const i of [5, 6]) socket.receive(event(1, "execution.created", { capability: "team.echo", input: {}, actor: { kind: "http" }, run_id: null, session_key: null }, idOf(i)));
+    for (let i = 0; i < 3; i++) {
+      page.clock.advance(1000);
+      await page.settle();
+    }
+    expect(notice()).toBe("5 new executions match this list");
   });
 
   test("live-list.js offers no reload on a later page (a cursor) for a new execution: it is on the first", async () => {

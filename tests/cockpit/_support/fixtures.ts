@@ -93,8 +93,8 @@ export function overviewHtml(active: ExecutionSnapshot[], counts = countsOf({ ru
 }
 
 /** The executions list as the server renders it for this filter. */
-export function executionsHtml(items: ExecutionSnapshot[], counts: Record<ExecutionState, number>, filter: { state?: ExecutionState; capability?: string; cursor?: string } = {}, pageSize = 50, executionsRetained = 1000): string {
-  const page = ExecutionsPage({ root: "/work/checkout", items, counts, nextCursor: null, pageSize, executionsRetained, filter: { state: filter.state ?? null, capability: filter.capability ?? null, cursor: filter.cursor ?? null }, capabilityIds: ["team.echo"], heartbeatMs: 20_000 });
+export function executionsHtml(items: ExecutionSnapshot[], counts: Record<ExecutionState, number>, filter: { state?: ExecutionState; capability?: string; cursor?: string } = {}, pageSize = 50): string {
+  const page = ExecutionsPage({ root: "/work/checkout", items, counts, nextCursor: null, pageSize, filter: { state: filter.state ?? null, capability: filter.capability ?? null, cursor: filter.cursor ?? null }, capabilityIds: ["team.echo"], heartbeatMs: 20_000 });
   return `<!doctype html>\n${String(page)}`;
 }
 

@@ -51,7 +51,7 @@ const CUT_MARK = "…";
  * re-serialized so that it fits and keeps the shape the protocol's `event_schema` gives it (API
  * tester, session 43: a marker object where the schema wants a string failed it). First the
  * values typed as any JSON (an output, an input, a failure's context, evidence) are replaced by a
- * `withheld` marker pointing at the snapshot, `output` and `input` first; then the texts are cut,
+ * `withheld` marker pointing at the snapshot, the largest first; then the texts are cut,
  * each to a fair share of what is left (a short one kept whole), ending in "…" — a handler
  * event marked `truncated: true`. Identities are never cut. Only when they alone make the frame
  * too large (a `frame_bytes` near its 1 KiB minimum with ids near `step_title_bytes`) does a

@@ -2,7 +2,7 @@ import type { Database } from "bun:sqlite";
 import { closeSync, constants, fchmodSync, fstatSync, lstatSync, openSync } from "node:fs";
 import { dirname } from "node:path";
 import { sqlitePathTooLong } from "./_sqlite-path.ts";
-import { ownerAdvice } from "./owner-advice.ts";
+import { firstOwnerAdvice } from "./owner-advice.ts";
 import type { Limits } from "../execution/limits.ts";
 import { FULL_DISK_REMEDY, prepareSchema, StoreFileError } from "./_sqlite-schema.ts";
 import { prepareTables, type StoreTables } from "./_sqlite-tables.ts";
@@ -145,7 +145,7 @@ export function asFileError(path: string, error: unknown): StoreFileError {
   const full = (typeof code === "string" && (code.startsWith("SQLITE_FULL") || code === "ENOSPC")) || /\bENOSPC\b|disk is full|No space left/i.test(message);
   const denied = code === "EACCES" || code === "EPERM" || (typeof code === "string" && code.startsWith("SQLITE_READONLY") && code !== "SQLITE_READONLY_RECOVERY");
   // SQLite says only "unable to open" of a log or shared-memory file it may not open: whose is said when one is another user's.
-  const foreign = denied || code === "SQLITE_CANTOPEN" || code === "SQLITE_PERM" ? foreignOwner(path) : null;
+  const foreign = denied || code === "SQLITE_CANTOPEN" || code === "SQLITE_PERM" ? firstOwnerAdvice([path, ...COMPANIONS.map((suffix) => `${path}${suffix}`)], dirname(path)) : null;
   const remedy = full ? FULL_DISK_REMEDY : denied || foreign !== null ? forbiddenRemedy(foreign) : code === "EROFS" ? READ_ONLY_REMEDY : undefined;
   return new StoreFileError(path, `${message}${typeof code === "string" ? ` (${code})` : ""}`, remedy);
 }
@@ -160,24 +160,6 @@ const READ_ONLY_REMEDY = "The file system holding it is read-only: serve from a 
  */
 function forbiddenRemedy(owner: string | null): string {
   return `${owner === null ? "This user may not write it or its folder: give this user the right to (chmod), or run docket as one who has it" : `${owner[0]!.toUpperCase()}${owner.slice(1)}`}; nothing in the file is lost, and moving it aside would only hide its history.`;
-}
-
-/** Whose the first of the store's files (or its folder) that is another user's is, in ownerAdvice's words; null when all are this user's. */
-function foreignOwner(path: string): string | null {
-  for (const file of [path, ...COMPANIONS.map((suffix) => `${path}${suffix}`)]) {
-    if (!existsQuietly(file)) continue;
-    const owner = ownerAdvice(file);
-    if (owner !== null) return owner;
-  }
-  return ownerAdvice(dirname(path));
-}
-
-function existsQuietly(path: string): boolean {
-  try {
-    return lstatSync(path, { throwIfNoEntry: false }) !== undefined;
-  } catch {
-    return false;
-  }
 }
 
 /** Options of {@link startExpiry}. */

@@ -16,6 +16,19 @@ export function ownerAdvice(path: string): string | null {
   return `${where} belongs to ${owner === null ? `user ${stats.uid}` : `${owner} (uid ${stats.uid})`}, not to this user (${nameOf(me)}): run docket as that user, or give the folder to this one (sudo chown -R ${me} ${folder})`;
 }
 
+/**
+ * ownerAdvice of the first of `files` that exists and is another user's, else of `folder`; null
+ * when all are this user's (a store's file and its companions, then their folder).
+ */
+export function firstOwnerAdvice(files: string[], folder: string): string | null {
+  for (const file of files) {
+    if (statOrUndefined(file) === undefined) continue;
+    const advice = ownerAdvice(file);
+    if (advice !== null) return advice;
+  }
+  return ownerAdvice(folder);
+}
+
 /** A folder this user may not search hides its files' stat too. */
 function statOrUndefined(path: string): Stats | undefined {
   try {

@@ -95,10 +95,10 @@ export function endLeftChildren(root: string, graceMs: number, now: () => number
   }
   for (const name of names) {
     const path = join(dir, name);
-    // Only docket's own regular files: a folder, a pipe or a link there (a stray, or planted) is
-    // left as it is — its read would block the start for good or fill memory, its removal throw
-    // (checking tester, session 43: every docket of the checkout stopped on a folder d.json).
-    if (!isRegularFile(path)) continue;
+    // Only docket's own regular files are read (readRecord): a folder, a pipe or a link there (a
+    // stray, or planted) is "unreadable" and left as it is — its read would block the start for
+    // good or fill memory, its removal throw (checking tester, session 43: every docket of the
+    // checkout stopped on a folder d.json).
     const record = readRecord(path);
     // Another user's record (a docket run as root in a checkout handed over since), or one another
     // docket is writing this instant: its group is not known, so it is left for a docket that can
@@ -131,14 +131,6 @@ export function endLeftChildren(root: string, graceMs: number, now: () => number
     });
   }
   return done;
-}
-
-function isRegularFile(path: string): boolean {
-  try {
-    return lstatSync(path, { throwIfNoEntry: false })?.isFile() === true;
-  } catch {
-    return false;
-  }
 }
 
 /** Removes a record; one that cannot be removed (another user's) is looked at again by the next docket. */

@@ -1,5 +1,6 @@
+import { Database } from "bun:sqlite";
 import { afterAll, expect, test } from "bun:test";
-import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeSync } from "node:fs";
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { resolveLimits } from "../../runtime/execution/limits.ts";
@@ -37,6 +38,23 @@ async function storeOf(count: number): Promise<{ root: string; file: string; ids
     await server.stop();
   }
   return { root, file: join(root, ".docket", "state.db"), ids };
+}
+
+/**
+ * Three pages of stored events in the middle of the file: what the damage below overwrites. By
+ * the file's own page map (dbstat), not a guessed offset: the middle of the file sometimes held
+ * the executions table's pages, which every read needs, and no execution was left sound to follow.
+ */
+function middleEventPages(file: string): Array<{ at: number; size: number }> {
+  const db = new Database(file, { readonly: true });
+  try {
+    const { page_size: size } = db.query("PRAGMA page_size").get() as { page_size: number };
+    const pages = (db.query("SELECT pageno FROM dbstat WHERE name = 'events' AND pagetype = 'leaf' ORDER BY pageno").all() as Array<{ pageno: number }>).map((row) => row.pageno);
+    const middle = Math.floor(pages.length / 2);
+    return pages.slice(middle - 1, middle + 2).map((pageno) => ({ at: (pageno - 1) * size, size }));
+  } finally {
+    db.close();
+  }
 }
 
 /** Overwrites `bytes` of `file` at `at`, as a failing disk or a stray writer would. */
@@ -81,8 +99,8 @@ function follow(server: DocketServer, id: string): Promise<{ code: number; reaso
 
 test("a store file damaged on disk: reads of the damaged part answer 503 unavailable naming the file and what to do, never a 500 'bug'; health turns red and nothing new is admitted (durability tester, session 40)", async () => {
   const { root, file, ids } = await storeOf(30);
-  // Three pages in the middle of the file overwritten.
-  damage(file, Math.floor(statSync(file).size / 16384 / 2) * 16384, Buffer.alloc(3 * 16384, 0xa5));
+  // Three pages of events in the middle of the file overwritten.
+  for (const page of middleEventPages(file)) damage(file, page.at, Buffer.alloc(page.size, 0xa5));
   const server = await serve(root);
   try {
     expect((await fetch(`${server.url}/healthz`)).status).toBe(200);

@@ -87,6 +87,19 @@
       refresher.wait(followTimeline, 1000);
     }
 
+    /** How often a running execution's artifacts are re-read: no event says a file was written. */
+    var ARTIFACTS_EVERY_MS = 5000;
+    /**
+     * The artifacts' clock while the execution runs: a handler's `ctx.artifacts.write` sends no
+     * event, so the panel is re-read every ARTIFACTS_EVERY_MS (docs/cockpit.md) while the tab is
+     * shown and the channel heard; the end of the execution stops it (completion re-reads them).
+     */
+    function followArtifacts() {
+      if (root.getAttribute("data-terminal") === "true" || root.getAttribute("data-state") === "unknown") return;
+      if (document.visibilityState !== "hidden" && channelHeard()) refresh(["artifacts"]);
+      refresher.wait(followArtifacts, ARTIFACTS_EVERY_MS);
+    }
+
     /** Whether the page's live channel is heard now (its indicator says so); true on a page without one. */
     function channelHeard() {
       var indicator = document.querySelector("[data-docket-connection]");
@@ -630,6 +643,7 @@
       /** Starts the timeline's clock (see followTimeline): the page was just drawn, so the first look is a second away. */
       followTimeline: function () {
         refresher.wait(followTimeline, 1000);
+        refresher.wait(followArtifacts, ARTIFACTS_EVERY_MS);
       },
     };
   }

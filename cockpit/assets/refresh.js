@@ -72,7 +72,11 @@
             var selector = '[data-section="' + name + '"]';
             var next = fresh.querySelector(selector);
             var current = root.querySelector(selector);
-            if (next && current) current.replaceWith(document.importNode(next, true));
+            // A section the server draws the same is left in place: a reader's focus or
+            // selection in it (a download link, say) survives a re-read that changed nothing.
+            if (!next || !current) return;
+            var imported = document.importNode(next, true);
+            if (!current.isEqualNode(imported)) current.replaceWith(imported);
           });
           if (docket.wireSortableTables) docket.wireSortableTables();
           if (docket.wireForms) docket.wireForms(root);

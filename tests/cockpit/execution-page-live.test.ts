@@ -4,6 +4,7 @@ import { colourSpans } from "../../cockpit/ansi.ts";
 import { loadPage, type FakeFetch, type LoadedPage } from "./_support/dom.ts";
 import { event, executionHtml, ID, runningSnapshot, stamp } from "./_support/fixtures.ts";
 import type { ExecutionSnapshot } from "../../runtime/execution/snapshot.ts";
+import type { ArtifactInfo } from "../../runtime/execution/plane.ts";
 import type { LogLevel } from "../../cockpit/log-filter.ts";
 import { defaultLimits } from "../../runtime/execution/limits.ts";
 import { createMemoryStore } from "../../runtime/store/memory-store.ts";
@@ -164,16 +165,16 @@ describe("execution page scripts: colour and filter", () => {
  * The execution page live on a fake socket, whose section refreshes are answered by the server's
  * rendering of `snapshot()` at the clock's time: what a re-read would bring.
  */
-function liveServed(snapshot: () => ExecutionSnapshot) {
+function liveServed(snapshot: () => ExecutionSnapshot, artifacts: () => ArtifactInfo[] = () => []) {
   const urls: string[] = [];
   let page: LoadedPage | undefined;
   const now = () => page!.clock.now().getTime();
   const fetch = (async (url: string) => {
     urls.push(url);
-    const html = executionHtml(snapshot(), { now: now() });
+    const html = executionHtml(snapshot(), { now: now(), artifacts: artifacts() });
     return { ok: true, status: 200, text: async () => html, json: async () => ({}) };
   }) as unknown as FakeFetch;
-  page = loadPage(executionHtml(snapshot(), { now: Date.parse(stamp(0)) }), { path: `/cockpit/executions/${ID}`, scripts: [...SCRIPTS], fetch });
+  page = loadPage(executionHtml(snapshot(), { now: Date.parse(stamp(0)), artifacts: artifacts() }), { path: `/cockpit/executions/${ID}`, scripts: [...SCRIPTS], fetch });
   pages.push(page);
   const socket = page.sockets[0]!;
   socket.open();
@@ -204,6 +205,36 @@ describe("execution page scripts: the timeline", () => {
     const afterEnd = x.urls.length;
     expect(time()).toBe("done · 3.50 s");
     x.page.clock.advance(5000);
+    await x.page.settle();
+    expect(x.urls.length).toBe(afterEnd);
+  });
+});
+
+describe("execution page scripts: artifacts", () => {
+  test("a running execution's artifacts appear as it writes them, with no event to say so; the same files leave the panel untouched; none are asked once it ended (cockpit tester, session 43)", async () => {
+    let snapshot = runningSnapshot();
+    let files: ArtifactInfo[] = [];
+    const x = liveServed(() => snapshot, () => files);
+    const panel = () => x.doc.querySelector('[data-section="artifacts"]') as HTMLElement;
+    expect(panel().hidden).toBe(true);
+    files = [{ name: "report.txt", bytes: 12, sha256: "a".repeat(64) }];
+    x.page.clock.advance(5000);
+    await x.page.settle();
+    expect(x.urls.some((url) => url.includes("section=artifacts"))).toBe(true);
+    expect(panel().hidden).toBe(false);
+    expect(panel().querySelector('[data-artifact="report.txt"]')).not.toBeNull();
+    // Read again with the same files: the panel in place is the one drawn before.
+    const drawn = panel();
+    x.page.clock.advance(5000);
+    await x.page.settle();
+    expect(x.urls.filter((url) => url.includes("section=artifacts")).length).toBe(2);
+    expect(panel()).toBe(drawn);
+
+    snapshot = runningSnapshot({ state: "succeeded", finished_at: stamp(10_500) });
+    x.send(3, "execution.completed", { state: "succeeded", duration_ms: 10_500, output: {} });
+    await x.page.settle();
+    const afterEnd = x.urls.length;
+    x.page.clock.advance(20_000);
     await x.page.settle();
     expect(x.urls.length).toBe(afterEnd);
   });

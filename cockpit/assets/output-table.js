@@ -15,6 +15,9 @@
   }
 
   function wire(table) {
+    // Wired once: a re-read section brings its table new, and the others keep their buttons (and focus).
+    if (table.hasAttribute("data-sort-wired")) return;
+    table.setAttribute("data-sort-wired", "");
     var headers = table.querySelectorAll("thead th");
     Array.prototype.forEach.call(headers, function (th, index) {
       var label = th.textContent;

@@ -4,6 +4,7 @@ import type { FailureDescriptor } from "../../runtime/execution/failure.ts";
 import { EffectBadge } from "../components/badges.tsx";
 import { FailurePanel } from "../components/failure-panel.tsx";
 import { JsonBlock } from "../components/json-block.tsx";
+import { OutputView } from "../components/output-view.tsx";
 import { Layout } from "../components/layout.tsx";
 import { Notice } from "../components/notice.tsx";
 import { checkoutPath, formatDuration, shownText } from "../format.ts";
@@ -40,7 +41,7 @@ export interface CapabilityPageProps {
 export function CapabilityPage(props: CapabilityPageProps) {
   const c = props.capability;
   return (
-    <Layout title={c.id} section="capabilities" root={props.root} scripts={["run-form.js"]}>
+    <Layout title={c.id} section="capabilities" root={props.root} scripts={["run-form.js", "output-table.js"]}>
       <nav class="breadcrumbs" aria-label="Breadcrumbs">
         <a href={capabilitiesPath()}>Capabilities</a> <span aria-hidden="true">›</span> <span class="mono">{c.id}</span>
       </nav>
@@ -98,7 +99,7 @@ export function CapabilityPage(props: CapabilityPageProps) {
           <h2 id="result-heading">
             <span aria-hidden="true">✓ </span>Result of the direct call
           </h2>
-          <JsonBlock value={props.result.value} slot="result" label="Output" />
+          <OutputView value={props.result.value} slot="result" label="Output" />
         </section>
       ) : null}
       {props.result?.kind === "failure" ? <FailurePanel failure={props.result.failure} title="The call failed" /> : null}

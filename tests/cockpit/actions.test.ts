@@ -36,8 +36,19 @@ export default capability({
 });
 `;
 
+// A read answering rows: a direct Run shows them as the execution page would, a table.
+const HOSTS = `import { capability } from "docket";
+import * as v from "valibot";
+export default capability({
+  id: "team.hosts", title: "Hosts", description: "Lists hosts.", effect: "read",
+  input: v.object({}),
+  output: v.array(v.object({ host: v.string(), load: v.number() })),
+  handler: () => [{ host: "b.example", load: 10 }, { host: "a.example", load: 2 }],
+});
+`;
+
 beforeAll(async () => {
-  server = await startCockpitServer({}, { "team.tally.ts": TALLY, "team.notify.ts": NOTIFY });
+  server = await startCockpitServer({}, { "team.tally.ts": TALLY, "team.notify.ts": NOTIFY, "team.hosts.ts": HOSTS });
 });
 
 afterAll(async () => {
@@ -66,6 +77,18 @@ describe("cockpit forms", () => {
     expect(afresh.querySelector('[data-slot="result"]')?.textContent ?? "").toContain('"with_token": false');
     // A plain page (no Run again) asks nothing more of an optional secret.
     expect(parseHtml((await server.page("/cockpit/capabilities/team.notify")).html).querySelector('input[name="input.token"]')!.hasAttribute("required")).toBe(false);
+  });
+
+  test("a direct Run's output is shown by its shape, as on an execution's page: rows are a sortable table, the JSON one click away (cockpit tester, session 43)", async () => {
+    const response = await server.post("/cockpit/capabilities/team.hosts", { mode: "call" });
+    expect(response.status).toBe(200);
+    const doc = parseHtml(await response.text());
+    const table = doc.querySelector('[data-section="result"] table[data-sortable]')!;
+    expect(table).not.toBeNull();
+    expect([...table.querySelectorAll("thead th")].map((th) => th.textContent)).toEqual(["host", "load"]);
+    expect([...table.querySelectorAll("tbody td")].map((td) => td.textContent)).toEqual(["b.example", "10", "a.example", "2"]);
+    expect(JSON.parse(textOf(doc, '[data-slot="result"]')!)).toEqual([{ host: "b.example", load: 10 }, { host: "a.example", load: 2 }]);
+    expect(doc.querySelector(`script[src="${assetPath("output-table.js")}"]`)).not.toBeNull();
   });
 
   test("Run as execution starts the capability as the cockpit and answers 303 to the execution's page", async () => {

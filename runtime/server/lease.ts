@@ -265,10 +265,42 @@ function leaseUnwritable(path: string, error: unknown): Error {
   return Object.assign(new Error(`cannot write the server's lease ${path}: ${why}.`), { code });
 }
 
+/** True when `current` is `lease` itself (same pid, url and start). */
+function isSameLease(current: Lease | null, lease: Lease): boolean {
+  return current !== null && current.pid === lease.pid && current.url === lease.url && current.started_at === lease.started_at;
+}
+
+/**
+ * Writes a running server's lease again when it is gone: `.docket/` removed under the server
+ * (`git clean -fdX`, `rm -rf .docket`) took it, and `docket run` and `docket mcp` then found a
+ * lock held with no address and could not report to the server (docs/durability.md). Answers
+ * "kept" when the lease in place is this one, "restored" when it was written again, "other"
+ * when a live process's lease is there (never overwritten). Throws as acquireLease does when it
+ * cannot be written (a full disk, a read-only folder).
+ */
+export function restoreLease(lease: Lease): "kept" | "restored" | "other" {
+  const current = readLease(lease.root);
+  if (isSameLease(current, lease)) return "kept";
+  if (current !== null && current.pid !== lease.pid && (!pidVisible(current) || isProcessAlive(current.pid))) return "other";
+  ensureDocketDir(lease.root);
+  const path = leasePath(lease.root);
+  const temporary = `${path}.${process.pid}.${Date.now()}.tmp`;
+  try {
+    try {
+      writeFileSync(temporary, `${JSON.stringify(lease, null, 2)}\n`, { mode: 0o600 });
+    } catch (error) {
+      throw leaseUnwritable(path, error);
+    }
+    renameSync(temporary, path);
+    return "restored";
+  } finally {
+    rmSync(temporary, { force: true });
+  }
+}
+
 /** Removes the lease only if it is still this one (same pid, url and start): never another server's. */
 export function releaseLease(lease: Lease): boolean {
-  const current = readLease(lease.root);
-  if (!current || current.pid !== lease.pid || current.url !== lease.url || current.started_at !== lease.started_at) return false;
+  if (!isSameLease(readLease(lease.root), lease)) return false;
   try {
     unlinkSync(leasePath(lease.root));
     return true;

@@ -81,6 +81,12 @@ export function openLogFile(options: LogFileOptions): LogFile {
       bytes = Buffer.byteLength(text);
     }
     try {
+      // A file removed under the server (.docket/ deleted) is written no more: the lines would go
+      // to a file no one can open. The folder and the file are made again.
+      if (fd !== null && fstatSync(fd).nlink === 0) {
+        closeSync(fd);
+        fd = null;
+      }
       fd ??= open();
       if (size > 0 && size + bytes > fileBytes) {
         rotate();

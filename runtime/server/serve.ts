@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
 import { isIP } from "node:net";
 import { join } from "node:path";
 import type { ExecutionPlane } from "../execution/plane.ts";
@@ -13,7 +14,7 @@ import type { RunningServer } from "./_listen.ts";
 import { createApp, type AppMounts } from "./app.ts";
 import { LiveChannel } from "./live-channel.ts";
 import type { LiveClock } from "./live-socket.ts";
-import { acquireLease, ensureDocketDir, isLeaseLive, leaseHolderGone, ownPidNamespace, readLease, releaseLease, type Lease } from "./lease.ts";
+import { acquireLease, ensureDocketDir, isLeaseLive, leaseHolderGone, leasePath, ownPidNamespace, readLease, releaseLease, restoreLease, type Lease } from "./lease.ts";
 import { openLogFile, teeLog, type LogFile } from "./log-file.ts";
 import { lockCheckout, type CheckoutLock } from "./checkout-lock.ts";
 import { recordIdentities, recordRunMarks } from "../store/run-marks.ts";
@@ -80,6 +81,8 @@ export interface ServeOptions {
   watch?: boolean;
   /** Options of the folder watch (debounce, clock), for tests. */
   watchOptions?: WatchFoldersOptions;
+  /** How often the server looks that its lease is still in place (default LEASE_LOOK_MS); tests shorten it. */
+  leaseLookMs?: number;
 }
 
 /** A running `docket serve`. */
@@ -234,6 +237,7 @@ async function serveWithLog(options: ServeOptions, bind: { token: string | null;
     // A file that did not load never stops the server, but it is said once, at start (docs/architecture.md).
     for (const error of plane.loadErrors()) options.log(loadErrorLine(error));
     const watching = options.watch !== false ? watchCapabilities(booted, options) : null;
+    const leaseWatch = watchLease(lease, options);
     let stopping: Promise<void> | null = null;
     const server = running;
     return {
@@ -245,6 +249,8 @@ async function serveWithLog(options: ServeOptions, bind: { token: string | null;
       stop: (reason = "server stopping") =>
         (stopping ??= (async () => {
           watching?.close();
+          // Before the lease goes: a look after it would write it again for a server that is stopping.
+          clearInterval(leaseWatch);
           if (leftScan !== null) clearInterval(leftScan);
           // What runs is ended first, while live clients still listen: the end of each execution
           // (interrupted, or cancelled while it waited) reaches them, committed as every event they
@@ -270,6 +276,38 @@ async function serveWithLog(options: ServeOptions, bind: { token: string | null;
     await booted.close().catch(() => undefined);
     throw error;
   }
+}
+
+/** How often a running server looks that its lease is still in place (watchLease). */
+export const LEASE_LOOK_MS = 2000;
+
+/**
+ * Looks every `leaseLookMs` that the server's lease is still in place, and writes it again when
+ * `.docket/` was removed under the server: `git clean -fdX` (the folder ignores itself) took the
+ * lease, and every `docket run` then found the checkout held with no address — "starting" for a
+ * server serving for minutes — and reported to no one (docs/durability.md). The log says so once
+ * per loss, and that a sqlite store's file went with the folder. A lease that cannot be written
+ * is said once until it can be again.
+ */
+function watchLease(lease: Lease, options: Pick<ServeOptions, "log" | "storeKind" | "leaseLookMs">): ReturnType<typeof setInterval> {
+  let failing = false;
+  const timer = setInterval(() => {
+    try {
+      if (restoreLease(lease) !== "restored") return;
+      failing = false;
+      const storeGone = options.storeKind === "sqlite" && !existsSync(join(lease.root, ".docket", "state.db"));
+      options.log(
+        `warning: .docket/ was removed under this server (git clean -fdX, rm -rf .docket?): its lease is written again, so docket run and docket mcp find it.${
+          storeGone ? " Its store file .docket/state.db went with it: it admits no new execution until it is restarted (docket serve), which starts a new store." : ""
+        }`,
+      );
+    } catch (error) {
+      if (!failing) options.log(`warning: the lease ${leasePath(lease.root)} is gone and cannot be written again (${(error as Error)?.message ?? String(error)}); docket run and docket mcp cannot find this server until it is. Trying again every ${Math.round((options.leaseLookMs ?? LEASE_LOOK_MS) / 1000)} s.`);
+      failing = true;
+    }
+  }, options.leaseLookMs ?? LEASE_LOOK_MS);
+  timer.unref?.();
+  return timer;
 }
 
 /** How long a stopping server waits for the ends of its executions to be committed before it tells live clients it closes. */

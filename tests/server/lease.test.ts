@@ -4,7 +4,8 @@ import { fillDisk, smallDisk } from "../store/_sqlite-durability.ts";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { spawnSync } from "node:child_process";
-import { acquireLease, isLeaseLive, isProcessAlive, leasePath, ownPidNamespace, readLease, releaseLease, type Lease } from "../../runtime/server/lease.ts";
+import { acquireLease, isLeaseLive, isProcessAlive, leasePath, ownPidNamespace, readLease, releaseLease, restoreLease, type Lease } from "../../runtime/server/lease.ts";
+import { findServer } from "../../runtime/cli/server-client.ts";
 import { isLoopback, serverToken, ServerAlreadyRunningError, startServer } from "../../runtime/server/serve.ts";
 import { resolveLimits } from "../../runtime/execution/limits.ts";
 import { tempCheckout } from "./_support/servers.ts";
@@ -227,6 +228,65 @@ describe("lease", () => {
       starting.release();
       rmSync(root, { recursive: true, force: true });
     }
+  });
+});
+
+describe("a lease removed under a running server", () => {
+  test("is written again when .docket/ is deleted (git clean -fdX), so runs find the server; the log says so once, and that the store file went with it; its log file is made again (MCP/CLI tester, session 44)", async () => {
+    const root = tempCheckout();
+    const lines: string[] = [];
+    const server = await startServer({ cwd: root, port: 0, storeKind: "sqlite", limits: resolveLimits(), capabilityDirs: [], runtime: "bun", log: (line) => lines.push(line), leaseLookMs: 20 });
+    try {
+      const before = readLease(root)!;
+      rmSync(join(root, ".docket"), { recursive: true, force: true });
+      let lease: Lease | null = null;
+      for (let i = 0; i < 250 && lease === null; i++) {
+        await Bun.sleep(20);
+        lease = readLease(root);
+      }
+      expect(lease).toEqual(before);
+      expect(statSync(leasePath(root)).mode & 0o777).toBe(0o600);
+      expect(readFileSync(join(root, ".docket", ".gitignore"), "utf8")).toBe("*\n");
+      expect((await findServer(root))?.url).toBe(server.url);
+      const warnings = lines.filter((line) => line.includes(".docket/ was removed under this server"));
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toContain("lease is written again");
+      expect(warnings[0]).toContain(".docket/state.db went with it");
+      // The warning itself went to a log file made again, not to the deleted one.
+      expect(readFileSync(join(root, ".docket", "logs", "server.log"), "utf8")).toContain(".docket/ was removed under this server");
+      // Looked at again and in place: nothing more is said.
+      await Bun.sleep(100);
+      expect(lines.filter((line) => line.includes(".docket/ was removed"))).toHaveLength(1);
+    } finally {
+      await server.stop();
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  test("is never written over another live server's, and not again by a server that is stopping", async () => {
+    const root = tempCheckout();
+    const lease = leaseIn(root, { url: "http://127.0.0.1:2" });
+    const other = Bun.spawn(["sleep", "30"]);
+    try {
+      mkdirSync(join(root, ".docket"), { recursive: true });
+      writeFileSync(leasePath(root), JSON.stringify(leaseIn(root, { pid: other.pid, url: "http://127.0.0.1:3" })));
+      expect(restoreLease(lease)).toBe("other");
+      expect(readLease(root)!.pid).toBe(other.pid);
+      // Its holder gone, the lease is this one's again.
+      other.kill("SIGKILL");
+      await other.exited;
+      expect(restoreLease(lease)).toBe("restored");
+      expect(restoreLease(lease)).toBe("kept");
+    } finally {
+      other.kill("SIGKILL");
+    }
+    const lines: string[] = [];
+    const server = await startServer({ cwd: root, port: 0, storeKind: "memory", limits: resolveLimits(), capabilityDirs: [], runtime: "bun", log: (line) => lines.push(line), leaseLookMs: 5 });
+    await server.stop();
+    await Bun.sleep(50);
+    expect(existsSync(leasePath(root))).toBe(false);
+    expect(lines.filter((line) => line.includes("was removed"))).toEqual([]);
+    rmSync(root, { recursive: true, force: true });
   });
 });
 

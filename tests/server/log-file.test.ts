@@ -24,6 +24,17 @@ const mode = (path: string) => statSync(path).mode & 0o777;
 const at = new Date("2026-12-01T04:00:00.000Z");
 
 describe("the server's log file", () => {
+  test("a log file removed under the writer (.docket/ deleted) is made again at the next line, its folder too (MCP/CLI tester, session 44)", () => {
+    const dir = tempLogDir();
+    const log = openLogFile({ dir, files: 3, fileBytes: 1024, now: () => at });
+    log.write("before");
+    rmSync(dir, { recursive: true, force: true });
+    log.write("after");
+    log.close();
+    expect(readFileSync(join(dir, "server.log"), "utf8")).toBe("2026-12-01T04:00:00.000Z after\n");
+    expect(mode(dir)).toBe(0o700);
+  });
+
   test("openLogFile appends stamped lines to server.log, 0600 in a 0700 folder, and narrows a folder made wider", () => {
     const dir = tempLogDir();
     mkdirSync(dir, { mode: 0o755 });

@@ -298,8 +298,10 @@ export async function bridgeStdioToHttp(options: BridgeOptions): Promise<void> {
       return;
     }
     // Before initialize there is no session with the server to send a request in: refused as a
-    // standalone docket mcp refuses it, and a ping (which MCP allows then) answered here.
-    if (session.early(message) || (isJSONRPCRequest(message) && message.method === "ping" && !session.started())) {
+    // standalone docket mcp refuses it. A ping is answered here, before and after: it asks whether
+    // this process is alive, and sent on it failed with the server gone, or went unanswered with
+    // it frozen, while this process was there to answer (MCP/CLI tester, session 44).
+    if (session.early(message) || (isJSONRPCRequest(message) && message.method === "ping")) {
       const said = message.method === "ping" ? { jsonrpc: "2.0" as const, id: message.id, result: {} } : earlyRequestAnswer(message);
       downstream.send(said).catch((error) => sayOnce(`docket mcp: ${(error as Error).message}`));
       return;

@@ -724,6 +724,23 @@ describe("docket mcp beside a server", () => {
     expect(heard.filter((header) => header?.includes("checkout-secret-token"))).toEqual([]);
   });
 
+  test("docket mcp forwarding answers a ping itself: at once with its server frozen, and with it gone, where the ping went unanswered or failed (MCP/CLI tester, session 44)", async () => {
+    const root = tempCheckout({});
+    cleanups.push(() => removeCheckout(root));
+    const server = await serveToFreeze(root);
+    const agent = await startRawAgent(root);
+    agent.send(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }));
+    expect(await agent.next()).toEqual({ jsonrpc: "2.0", id: 1, result: {} });
+    server.kill("SIGSTOP");
+    agent.send(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "ping" }));
+    expect(await agent.next()).toEqual({ jsonrpc: "2.0", id: 2, result: {} });
+    server.kill("SIGCONT");
+    server.kill("SIGKILL");
+    await server.exited;
+    agent.send(JSON.stringify({ jsonrpc: "2.0", id: 3, method: "ping" }));
+    expect(await agent.next()).toEqual({ jsonrpc: "2.0", id: 3, result: {} });
+  }, 30_000);
+
   test("docket mcp forwarding gives up on a frozen server once stdin ends, answering what waits, and a signal stops it at once", async () => {
     const root = tempCheckout({});
     cleanups.push(() => removeCheckout(root));

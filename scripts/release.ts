@@ -7,6 +7,7 @@ import { sha256File } from "../runtime/capability/sha256-file.ts";
 import { DOCKET_VERSION } from "../runtime/version.ts";
 import { CLI_ENTRY, compileDocket, gitCommit, WORKER_ENTRIES } from "./build.ts";
 import { generateDeclarations } from "./declarations.ts";
+import { adhocSign, verifyAdhocSignature } from "./macho-sign.ts";
 import { writeNpmPackages } from "./npm-packages.ts";
 import { RELEASE_TARGETS, releaseFileName, releaseTarget, type ReleaseTarget } from "./release-targets.ts";
 
@@ -69,6 +70,7 @@ export async function buildRelease(options: ReleaseOptions = {}): Promise<Releas
     for (const target of targets) {
       const file = releaseFileName(version, target);
       const built = await compileDocket({ entrypoints: [CLI_ENTRY, ...WORKER_ENTRIES], outfile: join(releaseDir, file), target, commit, declarations });
+      if (target.os === "darwin") signForMac(built.outfile);
       const { hex, bytes } = await sha256File(built.outfile);
       const artifact: ReleaseArtifact = { target: target.name, os: target.os, arch: target.arch, file, bytes, sha256: hex };
       artifacts.push(artifact);
@@ -94,6 +96,17 @@ export async function buildRelease(options: ReleaseOptions = {}): Promise<Releas
   } finally {
     rmSync(staging, { recursive: true, force: true });
   }
+}
+
+/**
+ * Signs a macOS binary ad hoc and proves it: Bun 1.4.5 cross-compiling darwin-x64 leaves its
+ * runtime's signature, which no longer matches the file (scripts/macho-sign.ts). darwin-arm64 is
+ * signed again too, so both say "docket". A release never publishes a binary that fails the check.
+ */
+function signForMac(path: string): void {
+  adhocSign(path, "docket");
+  const check = verifyAdhocSignature(path);
+  if (!check.ok) throw new Error(`${path}: its ad hoc signature does not check after signing: ${check.problem}`);
 }
 
 /** Staging folders of releases that were killed (their process is gone): ~0.5 GiB each. */

@@ -437,6 +437,49 @@ describe("docket mcp without a server", () => {
     await expectRequestsBeforeInitializeRefused(root);
   });
 
+  test("docket mcp alone refuses starts and writes once a docket serve starts on its checkout, naming it, and still answers reads and the executions it holds (MCP/CLI tester, session 44)", async () => {
+    const write = [
+      'import { capability } from "docket";',
+      'import * as v from "valibot";',
+      'import { appendFileSync } from "node:fs";',
+      'import { join } from "node:path";',
+      'export default capability({ id: "team.write", title: "Write", description: "Writes a line.", effect: "write",',
+      "  input: v.object({ tag: v.string() }), output: v.object({ tag: v.string() }),",
+      '  handler(input, ctx) { appendFileSync(join(ctx.root, "wrote.txt"), input.tag + "\\n"); return { tag: input.tag }; } });',
+      "",
+    ].join("\n");
+    const root = tempCheckout({ "capabilities/team.greet.ts": capabilityFile("team.greet"), "capabilities/team.write.ts": write });
+    cleanups.push(() => removeCheckout(root));
+    const agent = await startRawAgent(root);
+    let id = 1;
+    const call = async (name: string, args: object) => {
+      agent.send(JSON.stringify({ jsonrpc: "2.0", id: ++id, method: "tools/call", params: { name, arguments: args } }));
+      return (await agent.next()).result;
+    };
+    const before = await call("docket_execution_start", { capability: "team.greet", input: { name: "Ada" }, run_id: "early-1", wait: true });
+    expect(before.structuredContent.execution.state).toBe("succeeded");
+    const server = await serveToFreeze(root);
+    // A start whose input is refused runs nothing either way: asked until the server is seen.
+    let refused: any = null;
+    for (let i = 0; i < 100 && refused === null; i++) {
+      const answer = await call("docket_execution_start", { capability: "team.greet", input: { name: 5 } });
+      if (answer.structuredContent.error_code === "unavailable") refused = answer.structuredContent;
+      else await Bun.sleep(100);
+    }
+    expect(refused).not.toBeNull();
+    expect(refused.message).toContain(`started serving ${root} after this docket mcp`);
+    expect(refused.message).toContain("nothing ran");
+    expect(refused.suggestion).toContain("Restart docket mcp");
+    expect(refused.context.pid).toBe(server.pid);
+    // A write is refused, and did not run; a read runs; the execution held here is still read.
+    const wrote = await call("team_write", { tag: "late" });
+    expect(wrote.isError).toBe(true);
+    expect(wrote.structuredContent.error_code).toBe("unavailable");
+    expect(existsSync(join(root, "wrote.txt"))).toBe(false);
+    expect((await call("team_greet", { name: "Bo" })).structuredContent).toEqual({ greeting: "Hello, Bo" });
+    expect((await call("docket_execution", { id: before.structuredContent.execution.id })).structuredContent.state).toBe("succeeded");
+  }, 60_000);
+
   test("docket mcp reads a last line that stdin ends without a newline", async () => {
     const root = tempCheckout({});
     cleanups.push(() => removeCheckout(root));

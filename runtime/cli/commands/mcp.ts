@@ -18,6 +18,7 @@ import { formatWindow } from "../run-reporter.ts";
 import { bridgeStdioToHttp } from "../../mcp/bridge.ts";
 import { untilHangUp } from "../../mcp/hang-up.ts";
 import { standbyPlane } from "../../mcp/standby-plane.ts";
+import { laterServerPlane } from "../../mcp/later-server-plane.ts";
 import { serveMcpOverStdio } from "../../mcp/stdio.ts";
 import { claimStdout } from "../stdout-claim.ts";
 import { writerOf } from "../fd-writer.ts";
@@ -41,6 +42,7 @@ const meta: DocketCommandMeta = {
     "Stdout carries MCP messages only; everything else goes to stderr.",
     "When `docket serve` serves this checkout, messages are forwarded to its /mcp, so the agent's executions show in its cockpit; otherwise a plane runs in this process and its executions are visible to it alone.",
     "A server that holds the checkout and does not answer (stopped, frozen, too busy) is no missing one: only direct calls of read capabilities run here, and everything else is refused, naming it, until docket mcp is started again.",
+    "A server started on the checkout after docket mcp is seen within about 2 s: from then on starts and direct writes are refused here, naming it; restart docket mcp to forward to it.",
     "Limits come from DOCKET_* variables when the plane runs here.",
     "A plane run here watches the capability folders like docket serve: a change reloads them and tells the agent (notifications/tools/list_changed).",
   ],
@@ -102,11 +104,17 @@ export default defineCommand({
     else log(`docket mcp: no docket server serves ${root}, so executions started here are visible to this process alone (start one with docket serve).`);
     // The agent is told tools.listChanged: a capability file saved meanwhile is served and announced, as by docket serve.
     const watching = watchCapabilities(plane, { log });
+    // A server started on the checkout later (the agent's host starts docket mcp first, the user
+    // docket serve after): looked for, so that no start runs here, invisible to it.
+    const later = silent ? null : watchForServer(root, log);
     try {
       // Beside a silent server, a plane of its own could run a run_id a second time (the server may hold it already).
-      const served = silent ? standbyPlane(plane.engine, (what, edge) => silentServerFailure(root, silent, what, edge)) : plane.engine;
+      const served = silent
+        ? standbyPlane(plane.engine, (what, edge) => silentServerFailure(root, silent, what, edge))
+        : laterServerPlane(plane.engine, () => later!.found() !== null, (what, edge) => laterServerFailure(root, later!.found()!, what, edge));
       await serveMcpOverStdio(served, { stdin: process.stdin, stdout, hangUp, log });
     } finally {
+      later?.close();
       watching?.close();
       await plane.close();
     }
@@ -149,6 +157,47 @@ function silentServerFailure(root: string, silent: Lease, what: string, edge: Ed
       : "Restart docket mcp (reconnect the docket MCP server in your client) and call again: it forwards to a server that answers, or runs a plane of its own when none serves the checkout.",
     retryability: "after_delay",
     context: { root, pid: silent.pid, url: silent.url },
+    request_id: edge.request_id,
+    trace_id: edge.trace_id,
+  });
+}
+
+/** How often a standalone docket mcp looks for a server started on its checkout since. */
+const LATER_SERVER_LOOK_MS = 2000;
+
+/**
+ * Looks every LATER_SERVER_LOOK_MS for a server that answers for the checkout; once one does, it
+ * is kept (`found`), said once on stderr, and the looking stops. `close` stops it too.
+ */
+function watchForServer(root: string, log: (line: string) => void): { found(): Lease | null; close(): void } {
+  let found: Lease | null = null;
+  let looking = false;
+  const timer = setInterval(async () => {
+    if (looking || found !== null) return;
+    looking = true;
+    try {
+      const lease = readLease(root);
+      if (lease === null || !(await isLeaseLive(lease))) return;
+      found = lease;
+      clearInterval(timer);
+      log(`docket mcp: a docket server (pid ${lease.pid}) now serves ${root} at ${lease.url}. Executions and writes are refused here from now on (they would be invisible to it, and a run_id could run twice); restart docket mcp (reconnect it in your client) to forward to that server.`);
+    } finally {
+      looking = false;
+    }
+  }, LATER_SERVER_LOOK_MS);
+  timer.unref?.();
+  return { found: () => found, close: () => clearInterval(timer) };
+}
+
+/** The failure of a start or write refused once a server serves the checkout: nothing ran, and how to reach it. */
+function laterServerFailure(root: string, server: Lease, what: string, edge: EdgeInfo): FailureDescriptor {
+  return buildFailure({
+    error_code: "unavailable",
+    stage: "admit",
+    message: `Cannot ${what}: a docket server (pid ${server.pid}) at ${server.url} started serving ${root} after this docket mcp, which runs a plane of its own. Run here, it would be invisible to that server and its cockpit, and a run_id the server also takes would run twice; nothing ran.`,
+    suggestion: "Restart docket mcp (reconnect the docket MCP server in your client) and call again: it then forwards to that server. The executions this docket mcp started before can still be read and cancelled here; direct calls of read capabilities work too.",
+    retryability: "after_delay",
+    context: { root, pid: server.pid, url: server.url },
     request_id: edge.request_id,
     trace_id: edge.trace_id,
   });

@@ -22,7 +22,7 @@ import { currentThread } from "./memory-watchdog.ts";
 import { guardOwnProcess, onNestedWorkers, refusedCall } from "./_own-process.ts";
 import { packagePaths } from "./_linked-packages.ts";
 import { trackTopLevelWork, type PendingWork } from "./_top-level-deferrals.ts";
-import { builtinsSnapshot } from "./_pristine-builtins.ts";
+import { builtinsSnapshot, type BuiltinChanges } from "./_pristine-builtins.ts";
 import { environmentBefore, putBackSecretVariables } from "./_env-secrets.ts";
 import { builtinsIntact, replacedBuiltins } from "../execution/_masking-builtins.ts";
 import { namedChanges, sharedPrototypes } from "./_shared-prototypes.ts";
@@ -468,9 +468,11 @@ async function tryLoad(task: WorkerTask, loadTimeoutMs: number, importing: () =>
     if (left) return workLeftRunning(left, file);
     const changed = prototypes.takeBack();
     if (changed !== null) return sharedPrototypesChanged(changed.changed);
+    const builtins = builtinsAsTaken();
+    if (builtins.core.length > 0) return builtinsReplaced(builtins.core);
     // Passed: the next file's trial may run here, unless what this one left would run during it
     // (a package's timer) or it changed what docket's own checks call (a built-in replaced).
-    return timers.foreign() === 0 && builtinsAsTaken() ? null : { spent: true };
+    return timers.foreign() === 0 && !builtins.other ? null : { spent: true };
   } catch (error) {
     // Loaded only when a file fails: a worker that runs handlers never needs it.
     const { describeImportFailure } = await import("../capability/_import-failure.ts");
@@ -487,7 +489,7 @@ interface PassedSpent {
 }
 
 /** The built-ins of this trial worker as it started (_pristine-builtins.ts); null before its first trial. */
-let builtinsAsTaken: (() => boolean) | null = null;
+let builtinsAsTaken: (() => BuiltinChanges) | null = null;
 
 /** How soon a timer a top level started must be due for the trial to wait for it to fire. */
 const SOON_MS = 100;
@@ -510,6 +512,19 @@ function workLeftRunning(work: PendingWork, file: string): ImportFailure {
  * `for…in` and `in` of docket and of every capability would meet it — the other files' schemas
  * failed to convert, and removing the file mended nothing until a restart.
  */
+/**
+ * Why a file whose top level replaced a method of the language's own objects (JSON.parse,
+ * Array.prototype.map, Promise.prototype.then…) is not imported on the main thread, where every
+ * request, the store and the live channel call them.
+ */
+function builtinsReplaced(replaced: string[]): ImportFailure {
+  return {
+    reason: `its top level (or a package it imports) replaced ${namedChanges(replaced)} when docket tried it in a worker first: imported, the server's own code would call the replacement (a replaced JSON.parse kept the server from ever answering), so docket did not import it. Leave the runtime's built-ins as they are: call your own function instead, and drop a polyfill package, which the runtime does not need`,
+    line: null,
+    column: null,
+  };
+}
+
 function sharedPrototypesChanged(changed: string[]): ImportFailure {
   return {
     reason: `its top level (or a package it imports) added or replaced ${namedChanges(changed)} when docket tried it in a worker first: imported, every object of the server and of the other capabilities would have it, so docket did not import it; a deep merge of a parsed "__proto__" key does so (skip "__proto__", "constructor" and "prototype" keys, or merge into Object.create(null)), and so does a polyfill package, which the runtime does not need`,

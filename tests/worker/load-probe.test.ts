@@ -245,8 +245,8 @@ describe("load probe", () => {
       expect(await check(probe, file("spent-uses-package.ts", `${recordThread}\nimport { lookup } from "warm-cache";\nlookup();`))).toBeNull();
       // Slow enough for the package's timer to fire during it, were it in the same worker.
       expect(await check(probe, file("spent-next.ts", `${recordThread}\nawait Bun.sleep(600);`))).toBeNull();
-      // A top level that replaces a built-in docket's checks call: the next file is tried elsewhere, and its interval is still seen.
-      expect(await check(probe, file("spent-patches.ts", `${recordThread}\nconst includes = String.prototype.includes;\nString.prototype.includes = function (s: string, ...r: number[]) { return s === "/node_modules/" || includes.call(this, s, ...r); };`))).toBeNull();
+      // A top level that replaces a built-in real packages patch (a seeded Math.random): the next file is tried elsewhere, and its interval is still seen.
+      expect(await check(probe, file("spent-patches.ts", `${recordThread}\nconst random = Math.random;\nMath.random = () => random();`))).toBeNull();
       expect(await check(probe, file("spent-leaks.ts", `${recordThread}\nsetInterval(() => {}, 700);`))).toMatchObject({ reason: expect.stringContaining("its top level left an interval running") });
       const [uses, next, patches, leaks] = threadIds();
       expect(next).not.toBe(uses!);
@@ -255,6 +255,30 @@ describe("load probe", () => {
     } finally {
       await probe.close();
       rmSync(join(dir, "node_modules"), { recursive: true, force: true });
+    }
+  });
+
+  test("a top level that replaces a method of the language's own objects (JSON.parse, Array.prototype.map, Promise.prototype.then…) is refused, naming it: on the main thread the server's own code would call it (foundation tester, session 44)", async () => {
+    const probe = createLoadProbe({ workerUrl: DEFAULT_WORKER_URL, timeoutMs: 1500 });
+    try {
+      const cases: Array<[name: string, line: string, named: string]> = [
+        ["parse.ts", "JSON.parse = () => ({ hacked: true });", "JSON.parse"],
+        ["stringify.ts", 'JSON.stringify = () => "HACKED";', "JSON.stringify"],
+        ["map.ts", 'Array.prototype.map = function () { return ["pwned"]; } as any;', "Array.prototype.map"],
+        ["includes.ts", "const includes = String.prototype.includes;\nString.prototype.includes = function (s: string, ...r: number[]) { return includes.call(this, s, ...r); };", "String.prototype.includes"],
+        ["then.ts", "Promise.prototype.then = function (this: any) { return this; } as any;", "Promise.prototype.then"],
+        ["removes.ts", "delete (Map.prototype as any).get;", "Map.prototype.get"],
+      ];
+      for (const [name, line, named] of cases) {
+        const verdict = await check(probe, file(name, line));
+        expect(verdict, name).toMatchObject({ code: "import_failed", line: null });
+        expect(verdict!.reason, name).toStartWith(`its top level (or a package it imports) replaced ${named} when docket tried it in a worker first`);
+        expect(verdict!.reason).toContain("did not import it");
+      }
+      // After them, a plain file still loads: every refusal left a worker no further trial runs in.
+      expect(await check(probe, file("plain-after.ts", "export const x = [1, 2].map((n) => n * 2);"))).toBeNull();
+    } finally {
+      await probe.close();
     }
   });
 

@@ -116,6 +116,8 @@ describe("direct call deadline", () => {
     const failure = await call;
     expect(failure).toMatchObject({ error_code: "deadline_exceeded", stage: "queue", outcome_certainty: "not_applied", context: { bound: "direct_deadline_ms", deadline_ms: 500 } });
     expect(failure.suggestion).toStartWith("It did not begin within direct_deadline_ms");
+    // The setting that lets one slow call not hold the others is named (foundation tester, session 44).
+    expect(failure.suggestion).toContain("--direct-workers");
   });
 
   test("a direct call whose caller left before it began never waits for its deadline", async () => {

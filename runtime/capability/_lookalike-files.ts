@@ -31,6 +31,12 @@ export function lookalikeFiles(dir: string): LookalikeFile[] {
     if (ext !== undefined && CAPABILITY_ID_PATTERN.test(id)) {
       found.push({ id, file: join(dir, entry.name), reason: `docket loads capability files named .ts or .js, not ${ext}; rename it to ${id}.ts (the modules it imports may stay ${ext})` });
     }
+    // `.TS`, `.Js`: the extension in another case, which discovery does not take (foundation tester, session 44).
+    const cased = /\.(ts|js)$/i.exec(entry.name);
+    const casedId = cased === null ? "" : entry.name.slice(0, -cased[0].length);
+    if (cased !== null && cased[0] !== cased[0].toLowerCase() && CAPABILITY_ID_PATTERN.test(casedId)) {
+      found.push({ id: casedId, file: join(dir, entry.name), reason: `its extension is ${cased[0]}, and docket loads capability files whose extension is .ts or .js in lower case; rename it to ${casedId}${cased[0].toLowerCase()}` });
+    }
   }
   const folders = entries.filter((entry) => entry.isDirectory() && !/^[._]/.test(entry.name) && entry.name !== "node_modules").slice(0, MAX_FOLDERS);
   for (const folder of folders) {

@@ -407,6 +407,7 @@ describe("discoverCapabilities: files that look like capability files but are no
         "capabilities/ci/_helper.ts": "export const x = 1;\n",
         "capabilities/_lib/lib.thing.ts": capabilitySource({ id: "lib.thing" }),
         "capabilities/ui.card.tsx": capabilitySource({ id: "ui.card" }),
+        "capabilities/up.ext.TS": capabilitySource({ id: "up.ext" }),
         "capabilities/Notes.md": "not a capability\n",
       });
       const registry = await discoverCapabilities({ root: folder, dirs: [], builtins: {}, importFile });
@@ -415,8 +416,11 @@ describe("discoverCapabilities: files that look like capability files but are no
       const real = await realpath(folder);
       expect(registry.lookalikes().map((l) => [l.id, l.file])).toEqual([
         ["ui.card", join(real, "capabilities/ui.card.tsx")],
+        ["up.ext", join(real, "capabilities/up.ext.TS")],
         ["ci.lint", join(real, "capabilities/ci/ci.lint.ts")],
       ]);
+      // An extension in upper case is named too (foundation tester, session 44).
+      expect(unknownCapabilityHint("up.ext", registry)).toContain("its extension is .TS, and docket loads capability files whose extension is .ts or .js in lower case; rename it to up.ext.ts");
       expect(unknownCapabilityHint("ci.lint", registry)).toBe(`${join(real, "capabilities/ci/ci.lint.ts")} is not loaded: it is in the subfolder ci/, and docket loads the capability files of a folder itself, not of its subfolders; move it up, or name the subfolder with --capabilities ${join(real, "capabilities/ci")}.`);
       expect(unknownCapabilityHint("ui.card", registry)).toContain("docket loads capability files named .ts or .js, not .tsx; rename it to ui.card.ts");
       // Any other id: the usual hint.

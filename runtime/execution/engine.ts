@@ -194,6 +194,8 @@ export function createEngine(options: EngineOptions): Engine {
         error_code: "invalid_input",
         stage: "validate",
         message: `Cannot ${verb} ${id}: the input nests deeper than ${depth} levels.`,
+        // docket's own bound, not the schema's: a schema that requires deeper nesting can never be met (foundation tester, session 44).
+        suggestion: `docket reads an input at most ${depth} levels deep, whatever the capability's schema says: send a flatter input; a capability whose schema requires deeper nesting cannot be called until its schema is made flatter.`,
         context: { reason: "too_deep", limit: depth },
       });
     }

@@ -61,7 +61,10 @@ describe("hardening", () => {
     const nested = `{"capability":"executions.demonstrate","input":${'{"a":'.repeat(5000)}1${"}".repeat(5000)}}`;
     const response = await postJson("/api/v1/executions/start", nested);
     expect(response.status).toBe(400);
-    expect(((await response.json()) as any).error).toMatchObject({ error_code: "invalid_input", context: { reason: "too_deep" } });
+    const error = ((await response.json()) as any).error;
+    expect(error).toMatchObject({ error_code: "invalid_input", context: { reason: "too_deep" } });
+    // The bound is docket's own, said as such (foundation tester, session 44).
+    expect(error.suggestion).toContain("whatever the capability's schema says");
   });
 
   test("null or an array where an object input is expected is a 400 that says so", async () => {

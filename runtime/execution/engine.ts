@@ -374,6 +374,11 @@ export function createEngine(options: EngineOptions): Engine {
         error_code: "not_runnable",
         stage: "validate",
         message: `${found.id} cannot run as an execution (execution: "never"); call it directly.`,
+        // Over MCP there is no tool for every capability to call directly (MCP/CLI tester, session 44): where it can be called is said.
+        suggestion:
+          found.id === "executions.report"
+            ? "executions.report is what docket run sends to report a run it runs itself; no one calls it to run work. Start the capability you want to run instead."
+            : `Call it directly: POST /api/v1/${found.id.split(".").join("/")}, docket run ${found.id}, or its MCP tool (tools/list names it).`,
         context: { capability: found.id },
       });
     });

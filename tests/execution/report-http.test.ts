@@ -45,6 +45,20 @@ describe("POST /api/v1/executions/report", () => {
     expect(events.events.map((e: any) => [e.sequence, e.type])).toEqual([[1, "execution.created"], [2, "execution.started"]]);
   });
 
+  test("a start of executions.report, or of another capability that never runs as an execution, is refused saying where it can be called (MCP/CLI tester, session 44)", async () => {
+    const s = await serve();
+    const start = async (capability: string) => {
+      const response = await fetch(`${s.url}/api/v1/executions/start`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ capability, input: {} }) });
+      expect(response.status).toBe(400);
+      return ((await response.json()) as any).error;
+    };
+    const report = await start("executions.report");
+    expect(report.error_code).toBe("not_runnable");
+    expect(report.suggestion).toContain("is what docket run sends");
+    const list = await start("executions.list");
+    expect(list.suggestion).toBe("Call it directly: POST /api/v1/executions/list, docket run executions.list, or its MCP tool (tools/list names it).");
+  });
+
   test("executions.report refuses a malformed report with 400 invalid_input, never a 500, and loses nothing stored", async () => {
     const s = await serve();
     await post(s, report([CREATED, STARTED]));

@@ -4,6 +4,7 @@
 // First of all: a stop signal to `docket run` is held for the run from here on.
 import "./_early-signals.ts";
 import "./_server-token-env.ts";
+import { followLauncher } from "./_npm-launcher.ts";
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { defineCommand } from "citty";
@@ -50,6 +51,8 @@ export function commandLine(argv: readonly string[]): string[] {
 }
 
 if (import.meta.main) {
+  // Started by the npm launcher, which waits beside it: its end ends docket too.
+  followLauncher();
   // Before process.stdout is first used, which makes a pipe behind it non-blocking for good: the
   // modes found are given back at exit, so the next program of a CI step can write to the pipe.
   (await import("../adapter/bun-stdio-blocking.ts")).restoreStdioBlockingAtExit();

@@ -258,6 +258,14 @@ describe("docket capabilities", () => {
 });
 
 describe("docket new", () => {
+  test("names `npx docket` in its hint when the npm package's launcher ran it, and only that word (distribution tester, session 44)", async () => {
+    const repo = tempCheckout();
+    const created = await docket(fromSource, ["new", "team.npx"], { cwd: repo, env: { DOCKET_COMMAND: "npx docket" } });
+    expect(created.stdout).toBe(`Created capabilities/team.npx.ts\nRun it:  npx docket run team.npx --input '{"name":"Ada"}'\n`);
+    const other = await docket(fromSource, ["new", "team.other"], { cwd: repo, env: { DOCKET_COMMAND: "rm -rf ~;" } });
+    expect(other.stdout).toBe(`Created capabilities/team.other.ts\nRun it:  docket run team.other --input '{"name":"Ada"}'\n`);
+  });
+
   test("scaffolds capabilities/<id>.ts that then runs", async () => {
     const repo = tempCheckout();
     const created = await cli(["new", "team.hello"], join(repo));

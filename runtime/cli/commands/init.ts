@@ -2,6 +2,7 @@ import { compileOptionsOf } from "../../capability/compile-options.ts";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join, posix, relative, resolve, sep } from "node:path";
 import { defineCommand } from "citty";
+import { commandName } from "../_npm-launcher.ts";
 import { findCheckoutRoot } from "../../capability/checkout.ts";
 import { tsconfigAliases } from "../../capability/alias-targets.ts";
 import { parseJsonc } from "../../capability/jsonc.ts";
@@ -77,8 +78,10 @@ export default defineCommand({
     }
     // A folder given is one docket reads only when told: each next command names it (the first, of several).
     const dirFlag = given.length === 0 ? "" : ` --capabilities ${shown(folders[0]!)}`;
-    const next = first ? `docket run ${FIRST_ID} --input '{"name":"Ada"}'` : `docket capabilities list${dirFlag}`;
-    await writeStdout(`${done.join("\n")}\nNext:    ${next}   ·   docket new <namespace.verb>${dirFlag}   ·   ${folders.map((folder) => `npx --yes -p typescript tsc --noEmit -p ${shown(folder)}`).join("   ·   ")}\n`);
+    // `npx docket` when the npm package's launcher ran it: a project has no `docket` on its PATH (distribution tester, session 44).
+    const docket = commandName();
+    const next = first ? `${docket} run ${FIRST_ID}${dirFlag} --input '{"name":"Ada"}'` : `${docket} capabilities list${dirFlag}`;
+    await writeStdout(`${done.join("\n")}\nNext:    ${next}   ·   ${docket} new <namespace.verb>${dirFlag}   ·   ${folders.map((folder) => `npx --yes -p typescript tsc --noEmit -p ${shown(folder)}`).join("   ·   ")}\n`);
     // The checkout's capabilities/, set up by an earlier init, is named beside the folders given:
     // a note naming only these would have its exclude line drop it (walkthrough tester, session 40).
     const standard = join(root, "capabilities");

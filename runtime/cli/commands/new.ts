@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { basename, join, relative, resolve } from "node:path";
 import { defineCommand } from "citty";
+import { commandName } from "../_npm-launcher.ts";
 import { findCheckoutRoot } from "../../capability/checkout.ts";
 import { CAPABILITY_ID_RULE } from "../../capability/capability-id.ts";
 import { BUILTINS } from "../../capability/builtins.ts";
@@ -60,7 +61,8 @@ export default defineCommand({
     }
     // Run by id, a file outside capabilities/ is found only with its folder named.
     const from = given === undefined ? "" : ` --capabilities ${relative(process.cwd(), folder) || "."}`;
-    await writeStdout(`Created ${shown}\nRun it:  docket run ${args.id}${from} --input '{"name":"Ada"}'\n`);
+    // `npx docket` when the npm package's launcher ran it: a project has no `docket` on its PATH (distribution tester, session 44).
+    await writeStdout(`Created ${shown}\nRun it:  ${commandName()} run ${args.id}${from} --input '{"name":"Ada"}'\n`);
     return EXIT.succeeded;
   },
 });

@@ -14,13 +14,18 @@ const target = `${process.platform === "win32" ? "windows" : process.platform}-$
 const binary = findBinary();
 const args = process.argv.slice(2);
 
+// The command docket's hints name (`npx docket run …`, not a `docket` this project has no PATH for).
+const env = { ...process.env, DOCKET_COMMAND: "npx docket" };
+
 if (typeof process.execve === "function" && process.platform !== "win32") {
   // Node ≥ 22.15 replaces this process with the binary: signals, the terminal and the exit code
   // are docket's own, with no Node process left waiting.
-  process.execve(binary, [binary, ...args], process.env);
+  process.execve(binary, [binary, ...args], env);
 }
 
-const child = spawn(binary, args, { stdio: "inherit" });
+// docket stops when this process is gone: killed with SIGKILL, it passes nothing on, and docket
+// was left serving its port (runtime/cli/_npm-launcher.ts).
+const child = spawn(binary, args, { stdio: "inherit", env: { ...env, DOCKET_LAUNCHER_PID: String(process.pid) } });
 // Every signal that asks docket to stop is passed on: this process cannot tell one sent to it alone
 // (`kill -INT <pid>`) from one sent to the whole process group (a Ctrl-C, `kill -TERM -<group>`),
 // which reaches docket directly too. docket takes the second copy, a few milliseconds later, as

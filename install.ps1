@@ -24,8 +24,29 @@ function Fail([string]$Message) {
   throw "docket install: $Message"
 }
 
+# Quoted for PowerShell's single quotes, in the advice it prints: each quote doubled, the typographic
+# ones too (PowerShell takes U+2018 to U+201B for ' as well), so C:\Users\O'Brien\bin stays one
+# string. The file stays ASCII: Windows PowerShell 5.1 reads a .ps1 without a BOM as ANSI.
+function SingleQuoted([string]$Text) {
+  "'" + ($Text -replace "['\u2018\u2019\u201A\u201B]", '$0$0') + "'"
+}
+
 $Version = $Version.TrimStart("v")
 if ($Version -notmatch '^[0-9A-Za-z.+-]+$') { Fail "`"$Version`" is not a version; give one like 0.1.0, or latest" }
+if (-not $Resolve) {
+  # Absolute, as PowerShell itself resolves it (from its current location; ~ is the home folder):
+  # what it says, what it compares with Path and what the advice names is the folder itself (a
+  # relative -Dir on Path would follow whatever folder a shell is in).
+  if (-not $Dir) { Fail "-Dir is empty; name the folder to install into, e.g. -Dir C:\tools" }
+  try {
+    $Dir = $ExecutionContext.SessionState.Path.GetUnresolvedProviderPathFromPSPath($Dir)
+  } catch {
+    Fail "cannot tell which folder -Dir $Dir names ($($_.Exception.Message)); give it as a full path, e.g. -Dir C:\tools"
+  }
+  # Without a trailing \, but for a drive's root (C:\; C: alone is that drive's current folder).
+  $trimmed = $Dir.TrimEnd('\', '/')
+  if ($trimmed -and $trimmed -notmatch '^[A-Za-z]:$') { $Dir = $trimmed }
+}
 
 # --- which binary --------------------------------------------------------------------------------
 $isWindowsOs = [System.Environment]::OSVersion.Platform -eq "Win32NT"
@@ -85,13 +106,28 @@ try {
   # --- install -------------------------------------------------------------------------------------
   try { New-Item -ItemType Directory -Force -Path $Dir | Out-Null } catch { Fail "cannot create $Dir; name a folder you can write with -Dir" }
   # Still an .exe: PowerShell runs a file by its extension, and would open anything else instead.
+  # -LiteralPath: a [ or ] in a folder's name is no wildcard.
   $partial = Join-Path $Dir ".docket-partial-$PID.exe"
-  Copy-Item -Force $download $partial
+  try { Copy-Item -Force -LiteralPath $download -Destination $partial } catch { Fail "cannot write into $Dir ($($_.Exception.Message)); name a folder you can write with -Dir" }
   # Run it before it replaces anything: a binary that cannot start leaves the previous docket in place.
-  $ran = & $partial --version 2>&1
-  if ($LASTEXITCODE -ne 0) { Fail "the downloaded docket does not run here: $ran" }
+  # A file that is no program for this machine throws, and so, under Stop, does any line a native
+  # command writes to stderr with 2>&1 in Windows PowerShell 5.1: each ends in "does not run here",
+  # with what it said, not in PowerShell's own error.
+  $ran = ""
+  $code = $null
+  $stop = $ErrorActionPreference
+  try {
+    $ErrorActionPreference = "Continue"
+    $ran = ((& $partial --version 2>&1 | ForEach-Object { "$_" }) -join " ").Trim()
+    $code = $LASTEXITCODE
+  } catch {
+    $ran = $_.Exception.Message
+  } finally {
+    $ErrorActionPreference = $stop
+  }
+  if ($code -ne 0) { Fail "the downloaded docket does not run here: $ran" }
   $exe = Join-Path $Dir "docket.exe"
-  try { Move-Item -Force $partial $exe } catch { Fail "cannot replace $exe ($($_.Exception.Message)); is docket running? Stop it and run this again" }
+  try { Move-Item -Force -LiteralPath $partial -Destination $exe } catch { Fail "cannot replace $exe ($($_.Exception.Message)); is docket running? Stop it and run this again" }
   $partial = $null
   Write-Host "Installed ${exe}: $ran"
 
@@ -100,11 +136,11 @@ try {
   if (-not $onPath) {
     Write-Host ""
     Write-Host "$Dir is not on your PATH. To run docket by name, add it for your user:"
-    Write-Host "  [Environment]::SetEnvironmentVariable('Path', [Environment]::GetEnvironmentVariable('Path', 'User') + ';$Dir', 'User')"
-    Write-Host "then open a new terminal. Until then: & '$exe' --help"
+    Write-Host "  [Environment]::SetEnvironmentVariable('Path', [Environment]::GetEnvironmentVariable('Path', 'User') + $(SingleQuoted ";$Dir"), 'User')"
+    Write-Host "then open a new terminal. Until then: & $(SingleQuoted $exe) --help"
   }
 } finally {
   Remove-Item -Recurse -Force -ErrorAction SilentlyContinue $tmp
   # A copy that never became docket.exe (a failed check, a stop halfway) is not left behind.
-  if ($partial) { Remove-Item -Force -ErrorAction SilentlyContinue $partial }
+  if ($partial) { Remove-Item -Force -ErrorAction SilentlyContinue -LiteralPath $partial }
 }

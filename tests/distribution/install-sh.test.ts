@@ -1,7 +1,9 @@
 // install.sh against a release folder served on 127.0.0.1: the checked install a user runs.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { execFileSync } from "node:child_process";
-import { chmodSync, existsSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { chmodSync, closeSync, existsSync, linkSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { REPO, cleanEnv, removeTempDirs, tempDir } from "../cli/_harness.ts";
@@ -21,6 +23,17 @@ const FULL_DISK = (() => {
     return null;
   }
 })();
+// A read-only folder that root cannot write either: a read-only tmpfs (skipped where none mounts).
+const READ_ONLY = (() => {
+  const dir = mkdtempSync(join(tmpdir(), "docket-install-ro-"));
+  try {
+    execFileSync("mount", ["-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", dir], { stdio: "ignore" });
+    return dir;
+  } catch {
+    rmSync(dir, { recursive: true, force: true });
+    return null;
+  }
+})();
 let release: BuiltRelease;
 let server: ReleaseServer;
 
@@ -31,9 +44,10 @@ beforeAll(async () => {
 
 afterAll(() => {
   server?.stop();
-  if (FULL_DISK) {
-    execFileSync("umount", ["-l", FULL_DISK], { stdio: "ignore" });
-    rmSync(FULL_DISK, { recursive: true, force: true });
+  for (const mounted of [FULL_DISK, READ_ONLY]) {
+    if (!mounted) continue;
+    execFileSync("umount", ["-l", mounted], { stdio: "ignore" });
+    rmSync(mounted, { recursive: true, force: true });
   }
   removeTempDirs();
 });
@@ -63,6 +77,89 @@ function fakeUname(system: string, machine: string): string {
   writeFileSync(join(dir, "uname"), `#!/bin/sh\ncase "$1" in -s) echo ${system} ;; -m) echo ${machine} ;; *) echo ${system} ;; esac\n`);
   chmodSync(join(dir, "uname"), 0o755);
   return `${dir}:${process.env.PATH}`;
+}
+
+/** A PATH of one folder holding every command this one's PATH finds, but for those named. */
+function pathWithout(...missing: string[]): string {
+  const dir = tempDir("tools");
+  const seen = new Set(missing);
+  for (const entry of (process.env.PATH ?? "").split(":")) {
+    if (!entry.startsWith("/")) continue;
+    let names: string[];
+    try {
+      names = readdirSync(entry);
+    } catch {
+      continue;
+    }
+    for (const name of names) {
+      if (seen.has(name)) continue;
+      seen.add(name);
+      symlinkSync(join(entry, name), join(dir, name));
+    }
+  }
+  return dir;
+}
+
+/**
+ * A release server that cuts every binary off after its first MiB, having announced its full
+ * length, and closes the connection: SHA256SUMS comes whole.
+ */
+async function serveCutOff(dir: string): Promise<ReleaseServer> {
+  const requests: string[] = [];
+  const sockets = new Set<Socket>();
+  const server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+    socket.on("error", () => {});
+    let head = "";
+    const onData = (chunk: Buffer) => {
+      head += chunk.toString("latin1");
+      if (!head.includes("\r\n\r\n")) return;
+      socket.off("data", onData);
+      const name = decodeURIComponent(head.split(" ")[1]!.slice(1));
+      requests.push(name);
+      const path = join(dir, name);
+      if (name.includes("/") || !existsSync(path)) {
+        socket.end("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+        return;
+      }
+      const size = statSync(path).size;
+      socket.write(`HTTP/1.1 200 OK\r\nContent-Length: ${size}\r\nContent-Type: application/octet-stream\r\n\r\n`);
+      if (name === "SHA256SUMS") {
+        socket.end(readFileSync(path));
+        return;
+      }
+      const first = Buffer.alloc(Math.min(size, 1 << 20));
+      const fd = openSync(path, "r");
+      try {
+        readSync(fd, first, 0, first.length, 0);
+      } finally {
+        closeSync(fd);
+      }
+      socket.write(first, () => socket.destroy());
+    };
+    socket.on("data", onData);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as { port: number }).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    stop: () => {
+      for (const socket of sockets) socket.destroy();
+      server.close();
+    },
+  };
+}
+
+/** A release folder of one fake binary (a shell script that prints a version) for `target`. */
+function fakeRelease(target: string): { dir: string; file: string } {
+  const dir = tempDir("fake-release");
+  const file = `docket-${release.manifest.version}-${target}`;
+  const body = `#!/bin/sh\necho "docket ${release.manifest.version} (commit fake, ${target})"\n`;
+  writeFileSync(join(dir, file), body);
+  writeFileSync(join(dir, "SHA256SUMS"), `${createHash("sha256").update(body).digest("hex")}  ${file}\n`);
+  return { dir, file };
 }
 
 describe("install.sh", () => {
@@ -103,7 +200,7 @@ describe("install.sh", () => {
     expect(bare.stdout).toContain(">> ~/.profile");
   }, SLOW);
 
-  test("install.sh refuses a folder named docket where the binary goes, before downloading it, and leaves that folder as it was", async () => {
+  test("install.sh refuses a folder named docket where the binary goes, before downloading anything, and leaves that folder as it was", async () => {
     const dir = tempDir("bin");
     mkdirSync(join(dir, "docket"));
     writeFileSync(join(dir, "docket", "keep.txt"), "mine");
@@ -112,7 +209,7 @@ describe("install.sh", () => {
     expect(result.code).toBe(1);
     expect(result.stdout).not.toContain("Installed");
     expect(result.stderr).toContain(`${dir}/docket is a folder, so docket cannot be installed as ${dir}/docket; nothing was installed`);
-    expect(server.requests.slice(asked)).toEqual(["SHA256SUMS"]);
+    expect(server.requests.slice(asked)).toEqual([]);
     expect(readdirSync(join(dir, "docket"))).toEqual(["keep.txt"]);
     expect(readdirSync(dir)).toEqual(["docket"]);
   }, SLOW);
@@ -334,6 +431,154 @@ describe("install.sh", () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toContain("Usage: install.sh");
     expect(result.stderr).toContain('unknown argument "--frobnicate"');
+  }, SLOW);
+
+  test("install.sh on macOS names the file bash reads in a new terminal: ~/.bash_profile, or the ~/.bash_login or ~/.profile it already reads (hostile tester)", async () => {
+    const { dir: releaseDir } = fakeRelease("darwin-arm64");
+    const mirror = serveRelease(releaseDir);
+    try {
+      const mac = (home: string) => install(["--dir", tempDir("bin")], { HOME: home, SHELL: "/bin/bash", PATH: fakeUname("Darwin", "arm64"), DOCKET_DOWNLOAD_URL: mirror.url });
+      // Terminal opens a login shell, which reads ~/.bash_profile and never ~/.bashrc.
+      const bare = tempDir("home");
+      const fresh = await mac(bare);
+      expect(fresh.stderr).toBe("");
+      expect(fresh.code).toBe(0);
+      expect(fresh.stdout).toContain(`>> ${bare}/.bash_profile`);
+      expect(fresh.stdout).not.toContain(".bashrc");
+      // A ~/.bash_profile made beside an existing ~/.profile would hide that one from bash.
+      const withProfile = tempDir("home");
+      writeFileSync(join(withProfile, ".profile"), "");
+      expect((await mac(withProfile)).stdout).toContain(`>> ${withProfile}/.profile`);
+      const withLogin = tempDir("home");
+      writeFileSync(join(withLogin, ".profile"), "");
+      writeFileSync(join(withLogin, ".bash_login"), "");
+      expect((await mac(withLogin)).stdout).toContain(`>> ${withLogin}/.bash_login`);
+      const withBoth = tempDir("home");
+      writeFileSync(join(withBoth, ".profile"), "");
+      writeFileSync(join(withBoth, ".bash_profile"), "");
+      expect((await mac(withBoth)).stdout).toContain(`>> ${withBoth}/.bash_profile`);
+      // zsh reads ~/.zshrc on macOS too.
+      const zsh = await install(["--dir", tempDir("bin")], { HOME: bare, SHELL: "/bin/zsh", PATH: fakeUname("Darwin", "arm64"), DOCKET_DOWNLOAD_URL: mirror.url });
+      expect(zsh.stdout).toContain(`>> ${bare}/.zshrc`);
+    } finally {
+      mirror.stop();
+    }
+    // On Linux a terminal's bash is interactive, not a login shell: ~/.bashrc, even beside a ~/.bash_profile.
+    const home = tempDir("home");
+    writeFileSync(join(home, ".bash_profile"), "");
+    expect((await install(["--dir", tempDir("bin")], { HOME: home, SHELL: "/bin/bash" })).stdout).toContain(`>> ${home}/.bashrc`);
+  }, SLOW);
+
+  test("install.sh cut short (a download broken off, piped into sh) does nothing and fails, at any line and mid-line (hostile tester)", async () => {
+    const script = readFileSync(INSTALL_SH);
+    const lines = script.toString("latin1").split("\n").length - 1;
+    const asked = server.requests.length;
+    const base = tempDir("bin");
+    const env = cleanEnv({ HOME: tempDir("home"), DOCKET_DOWNLOAD_URL: server.url });
+    const cut = async (shell: string, head: string, at: number) => {
+      const dir = join(base, `${shell}-${head}-${at}`);
+      const child = Bun.spawn(["sh", "-c", `head ${head} "$1" "$0" | ${shell} -s -- --dir "$2"`, INSTALL_SH, String(at), dir], {
+        env,
+        stdout: "pipe",
+        stderr: "pipe",
+      });
+      const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+      return { at, stdout, stderr, code, made: existsSync(dir) };
+    };
+    const cuts: Array<[string, string, number]> = [];
+    // Every line count but the whole (its first line, #!/bin/sh, alone is a script of nothing).
+    // sh (dash here) at each one; bash at every tenth.
+    for (let at = 2; at < lines; at++) cuts.push(["sh", "-n", at]);
+    for (let at = 2; at < lines; at += 10) cuts.push(["bash", "-n", at]);
+    // Cut inside a line, every 997 bytes, and short of the last line's closing brace.
+    for (let at = 997; at < script.length; at += 997) cuts.push(["sh", "-c", at]);
+    cuts.push(["sh", "-c", script.length - 2], ["bash", "-c", script.length - 2]);
+    const results = [];
+    for (let i = 0; i < cuts.length; i += 16) results.push(...(await Promise.all(cuts.slice(i, i + 16).map(([shell, head, at]) => cut(shell, head, at)))));
+    expect(results.length).toBeGreaterThan(lines);
+    const ran = results.filter((r) => r.code === 0 || r.stdout !== "" || r.made);
+    expect(ran.map((r) => `${r.at}: exit ${r.code}, ${JSON.stringify(r.stdout.slice(0, 80))}`)).toEqual([]);
+    expect(results.every((r) => /syntax error|Syntax error|unexpected/.test(r.stderr))).toBe(true);
+    expect(server.requests.length).toBe(asked);
+    // The first line alone runs nothing either.
+    const shebang = await cut("sh", "-n", 1);
+    expect({ stdout: shebang.stdout, made: shebang.made }).toEqual({ stdout: "", made: false });
+    expect(server.requests.length).toBe(asked);
+  }, SLOW);
+
+  for (const tool of ["wget", "curl"] as const) {
+    test.skipIf(Bun.which(tool) === null)(`install.sh with ${tool} gives up on a download cut off halfway after a few tries, in seconds, and says why (hostile tester)`, async () => {
+      const cutOff = await serveCutOff(release.releaseDir);
+      const file = release.manifest.artifacts[0]!.file;
+      const dir = join(tempDir("bin"), "new", "bin");
+      try {
+        const started = Date.now();
+        const result = await install(["--dir", dir], { DOCKET_DOWNLOAD_URL: cutOff.url, PATH: pathWithout(...(tool === "wget" ? ["curl"] : ["wget"])) });
+        const took = Date.now() - started;
+        expect(result.code).toBe(1);
+        expect(result.stdout).toContain("Downloading docket");
+        const said = result.stderr.split("\n").find((line) => line.startsWith("docket install: "));
+        if (tool === "wget") expect(said).toMatch(new RegExp(`^docket install: cannot download ${cutOff.url}/${file} \\(Connection closed at byte 1048576\\. Giving up\\.\\)$`));
+        else expect(said).toMatch(new RegExp(`^docket install: cannot download ${cutOff.url}/${file} \\(curl: \\(18\\) transfer closed with \\d+ bytes remaining to read\\)$`));
+        expect(cutOff.requests.filter((name) => name === file).length).toBeLessThanOrEqual(3);
+        expect(took).toBeLessThan(30_000);
+        // Nothing was installed, and the folders made for it are gone again.
+        expect(existsSync(join(dir, "..", ".."))).toBe(true);
+        expect(existsSync(join(dir, ".."))).toBe(false);
+      } finally {
+        cutOff.stop();
+      }
+    }, SLOW);
+  }
+
+  test("install.sh refuses a folder it cannot make or write, and a machine with no sha256 tool, before downloading anything (hostile tester)", async () => {
+    const asked = server.requests.length;
+    const file = join(tempDir("bin"), "a-file");
+    writeFileSync(file, "");
+    const underFile = await install(["--dir", join(file, "bin")]);
+    expect(underFile.code).toBe(1);
+    expect(underFile.stderr).toContain(`cannot create ${file}/bin; name a folder you can write with --dir`);
+    expect(underFile.stdout).not.toContain("Downloading");
+
+    const dir = join(tempDir("bin"), "made", "here");
+    const noSha = await install(["--dir", dir], { PATH: pathWithout("sha256sum", "shasum", "openssl") });
+    expect(noSha.code).toBe(1);
+    expect(noSha.stderr).toContain("no sha256sum, shasum or openssl to check the download with; install one (coreutils) and run this again");
+    expect(existsSync(join(dir, ".."))).toBe(false);
+    expect(server.requests.length).toBe(asked);
+    // --resolve checks nothing it does not use.
+    expect(await install(["--resolve"], { PATH: pathWithout("sha256sum", "shasum", "openssl") })).toMatchObject({ code: 0, stdout: `${release.manifest.version}\n` });
+  }, SLOW);
+
+  test.skipIf(!READ_ONLY)("install.sh refuses a read-only folder before downloading anything (hostile tester)", async () => {
+    const asked = server.requests.length;
+    const result = await install(["--dir", READ_ONLY!]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`cannot write into ${READ_ONLY}`);
+    expect(result.stdout).not.toContain("Downloading");
+    expect(server.requests.length).toBe(asked);
+  }, SLOW);
+
+  test("install.sh that installs nothing leaves no folder it made for it, and keeps the ones that were there", async () => {
+    const tampered = tempDir("tampered");
+    linkSync(join(release.releaseDir, "SHA256SUMS"), join(tampered, "SHA256SUMS"));
+    writeFileSync(join(tampered, release.manifest.artifacts[0]!.file), "#!/bin/sh\necho pwned\n");
+    const evil = serveRelease(tampered);
+    try {
+      const root = tempDir("bin");
+      mkdirSync(join(root, "was-here"));
+      const result = await install(["--dir", join(root, "was-here", "a", "b")], { DOCKET_DOWNLOAD_URL: evil.url });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain("checksum mismatch");
+      expect(readdirSync(root)).toEqual(["was-here"]);
+      expect(readdirSync(join(root, "was-here"))).toEqual([]);
+      const work = tempDir("work");
+      const relative = await install(["--dir", "x/y"], { DOCKET_DOWNLOAD_URL: evil.url }, [], work);
+      expect(relative.code).toBe(1);
+      expect(readdirSync(work)).toEqual([]);
+    } finally {
+      evil.stop();
+    }
   }, SLOW);
 
   test.skipIf(Bun.which("shellcheck") === null)("install.sh is shellcheck-clean as POSIX sh", () => {

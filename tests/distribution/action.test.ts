@@ -119,6 +119,39 @@ describe("action.yml", () => {
     expect(run.log).toContain('"1.0; curl evil" is not a docket version');
     expect(server.requests.length).toBe(asked);
   }, SLOW);
+
+  test("action.yml: the version input alone decides; a DOCKET_VERSION or DOCKET_INSTALL_DIR in the job's env changes nothing (hostile tester)", async () => {
+    const run = await runComposite(job({ capability: "demo.greet", input: '{"name":"Ada"}' }, tempDir("runner"), { DOCKET_VERSION: "9.9.9", DOCKET_INSTALL_DIR: "~nobody/bin" }));
+    expect(run.log).not.toContain("9.9.9");
+    expect(run.code).toBe(0);
+    expect(run.outputs.state).toBe("succeeded");
+    expect(run.log).toContain(`Installed `);
+  }, SLOW);
+
+  test("action.yml refuses a capability input that begins with -, which docket run would take for an option: exit 2, state refused, the document and a summary (hostile tester)", async () => {
+    const runner = tempDir("runner");
+    for (const capability of ["--help", "-h", "--version", "--format=json"]) {
+      const run = await runComposite(job({ capability }, runner));
+      expect(run.code).toBe(2);
+      expect(run.ran).toContain("run");
+      expect(run.outputs.state).toBe("refused");
+      expect(run.outputs["execution-id"]).toBe("");
+      expect(run.log).toContain(`::error title=docket::capability ${capability}: The capability input begins with \`-\``);
+      expect(run.log).not.toContain("USAGE");
+      expect(run.summary).toContain("### ❌ docket run — refused");
+      expect(run.summary).toContain("**invalid_input**: The capability input begins with `-`");
+      const document = JSON.parse(readFileSync(run.outputs["result-file"]!, "utf8"));
+      expect(document.execution).toBeNull();
+      expect(document.failure).toMatchObject({ error_code: "invalid_input", context: { reason: "usage" } });
+      expect(document.failure.correlation_id).toMatch(/^c-[0-9a-f]{16}$/);
+    }
+    // --format json: the one document on stdout too; a line break in the input is no workflow command.
+    const json = await runComposite(job({ capability: "-x\n::warning::injected", format: "json" }, runner));
+    expect(json.code).toBe(2);
+    expect(json.log).toContain('"error_code": "invalid_input"');
+    expect(json.log).toContain("::error title=docket::capability -x%0A::warning::injected:");
+    expect(json.log).not.toContain("\n::warning::injected");
+  }, SLOW);
 });
 
 describe("docket run in GitHub Actions", () => {

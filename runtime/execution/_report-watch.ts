@@ -27,9 +27,15 @@ export interface ReportWatchOptions {
   ownNamespace?: string | null;
   /** Ends a run that never started and never will (its run_id was never bound): `cancelled`, nothing applied. */
   abandon(snapshot: ExecutionSnapshot, why: string): void;
-  /** Takes what a run whose process is gone left for this server at its end; true when that ended it. */
-  takeLeft?(id: string): boolean;
+  /** Takes what a run whose process is gone left for this server at its end (LeftTaken). */
+  takeLeft?(id: string): LeftTaken;
 }
+
+/** What a look at the reports a gone run left did: ended the execution, kept them for a later look (the store cannot take them now), or found none to take. */
+export type LeftTaken = "ended" | "kept" | "none";
+
+/** How soon reports kept for a later look are looked at again. */
+const LEFT_AGAIN_MS = 5000;
 
 /** The runs a server hears, and how it stops hearing one (report-ledger.ts). */
 export interface ReportWatch {
@@ -86,7 +92,16 @@ export function createReportWatch(options: ReportWatchOptions): ReportWatch {
     const heard = store.current(id);
     if (!heard || isTerminal(heard.state)) return;
     // Gone after it ended while this server could not answer: its end may wait in .docket/reports/.
-    if (session.gone && options.takeLeft?.(id)) return;
+    const left = session.gone ? (options.takeLeft?.(id) ?? "none") : "none";
+    if (left === "ended") return;
+    if (left === "kept") {
+      // The store cannot take them now: judged again later, not ended for silence meanwhile (its
+      // end would be lost as the file went with it).
+      const again = sessions.touch(id, session.pid, session.namespace);
+      again.adopted = session.adopted;
+      sessions.endWithin(id, LEFT_AGAIN_MS);
+      return;
+    }
     const snapshot = store.current(id);
     if (!snapshot || isTerminal(snapshot.state)) return;
     const silent = describeMs(limits.report_silence_ms);

@@ -10,7 +10,7 @@ import { buildFailure, FailureError, type FailureOptions } from "./failure.ts";
 import { IllegalTransitionError, isTerminal, mayMoveTo, type ExecutionState } from "./state-machine.ts";
 import { checkReportEvents } from "./_report-events.ts";
 import { endedForSilence, runReconciliation } from "./_run-reconciliation.ts";
-import { createReportWatch } from "./_report-watch.ts";
+import { createReportWatch, type LeftTaken } from "./_report-watch.ts";
 
 /** What the ledger is built from; the engine passes its own. */
 export interface ReportLedgerOptions {
@@ -110,22 +110,34 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
 
   /**
    * Takes the reports a run whose process is gone left for this server (it did not answer at the
-   * run's end): true when they ended the execution, as the run ended it. Taken or refused, they
-   * are removed: they would only be refused again.
+   * run's end): "ended" when they ended the execution, as the run ended it. Taken or refused, they
+   * are removed: they would only be refused again. "kept" while the store cannot take them now
+   * (it cannot write): they stay for a later look, and the execution is not judged meanwhile.
    */
-  function takeLeft(id: string): boolean {
+  function takeLeft(id: string): LeftTaken {
     const left = options.leftReports?.(id);
-    if (!left) return false;
+    if (!left) return "none";
     const snapshot = store.current(id);
-    if (snapshot === null) return false;
+    if (snapshot === null) return "none";
+    // While the store cannot write, nothing is taken and the file stays: taken then, its end was
+    // said to be "taken" and was lost with the store's unwritten state (checking tester, session 44).
+    const unwritable = options.storageRefusal?.(`take the reports ${id} left`);
+    if (unwritable?.error_code === "unavailable") {
+      deferLeft(id, unwritable.message);
+      return "kept";
+    }
     const edge: EdgeInfo = { actor: snapshot.actor, request_id: snapshot.request_id, trace_id: snapshot.trace_id };
     const refused = ingestLeft(id, left.reports, snapshot.actor.kind === "cli" ? snapshot.actor.pid : null, edge);
+    if (passing(refused)) {
+      deferLeft(id, (refused as FailureError).failure.message);
+      return "kept";
+    }
     if (refused !== null) logNotTaken(id, refused);
     left.forget();
     const now = store.current(id);
-    if (now === null || !isTerminal(now.state)) return false;
+    if (now === null || !isTerminal(now.state)) return "none";
     log(`[docket] ${id}: docket run (pid ${snapshot.actor.kind === "cli" ? snapshot.actor.pid : "?"}) ended while this server could not hear it, and left its end in .docket/reports/: taken, it ${now.state}.`);
-    return true;
+    return "ended";
   }
 
   /**
@@ -154,6 +166,12 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
     }
   }
 
+  /** Reports left that are kept for a later look; looked at again every few seconds, said once. */
+  function deferLeft(id: string, why: string): void {
+    if (!deferred.has(id)) log(`[docket] ${id}: the reports its run left in .docket/reports/ are not taken for now, and kept for later: ${why}`);
+    deferred.add(id);
+  }
+
   function logNotTaken(id: string, error: unknown): void {
     log(`[docket] ${id}: the reports its run left in .docket/reports/ could not be taken: ${(error as Error)?.message ?? String(error)}`);
   }
@@ -166,9 +184,7 @@ export function createReportLedger(options: ReportLedgerOptions): ReportLedger {
     if (first !== undefined && alive(first.pid, first.pid_namespace)) return false;
     const refused = first === undefined ? new Error("the file holds no report that checks") : ingestLeft(id, left.reports, first.pid, { actor: { kind: "cli", pid: first.pid }, request_id: first.request_id, trace_id: first.trace_id });
     if (passing(refused)) {
-      // Looked at again every few seconds: said once.
-      if (!deferred.has(id)) log(`[docket] ${id}: the reports its run left in .docket/reports/ are not taken for now, and kept for later: ${(refused as FailureError).failure.message}`);
-      deferred.add(id);
+      deferLeft(id, (refused as FailureError).failure.message);
       return false;
     }
     if (refused !== null) logNotTaken(id, refused);

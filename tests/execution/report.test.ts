@@ -4,6 +4,7 @@ import type { ExecutionEvent } from "../../runtime/execution/protocol.ts";
 import type { EdgeInfo } from "../../runtime/execution/plane.ts";
 import type { ExecutionReport } from "../../runtime/execution/report-protocol.ts";
 import { EDGE, harness, type Harness } from "./_support/harness.ts";
+import type { StorageFault } from "../../runtime/store/store.ts";
 import { flush } from "./_support/fake-pool.ts";
 
 const PID = 4242;
@@ -525,6 +526,33 @@ describe("executions.report and the run's process", () => {
         expect(server.logged.join("\n")).toContain("could not be taken: they are not this execution's, from the process that ran it");
       }
     }
+  });
+
+  test("the reports a gone run left are not taken, and stay on disk, while the store cannot write: taken then, its end was said taken and lost (checking tester, session 44)", async () => {
+    const { run, id, events } = await finishedRun();
+    let alive = true;
+    const forgotten: string[] = [];
+    const left = reportOf(run, id, events.slice(3));
+    const server = harness({ report_silence_ms: 30_000 }, { processAlive: (pid) => pid === PID && alive, pidNamespace: HERE, leftReports: (of) => (of === id ? { reports: [left], forget: () => void forgotten.push(of) } : null) });
+    await send(server, reportOf(run, id, events.slice(0, 3), { pid_namespace: HERE }));
+    // .docket/ removed under the server: its store cannot write from now on.
+    let fault: StorageFault | null = { reason: "state.db was removed while this server ran", since: new Date(0).toISOString() };
+    server.store.storageFault = () => fault;
+    alive = false;
+    server.clock.advance(2000);
+    expect(forgotten).toEqual([]);
+    expect(server.logged.join("\n")).not.toContain("taken, it succeeded");
+    expect(server.logged.join("\n")).toContain("are not taken for now, and kept for later");
+    // Not ended for its silence meanwhile: its end is in the file.
+    server.clock.advance(60_000);
+    expect(server.store.get(id)!.state).toBe("running");
+    expect(forgotten).toEqual([]);
+    // Writable again, the next look takes them: the run's own end.
+    fault = null;
+    server.clock.advance(6000);
+    expect(forgotten).toEqual([id]);
+    expect(server.store.get(id)).toMatchObject({ state: "succeeded", failure: null });
+    expect(server.logged.join("\n")).toContain("taken, it succeeded");
   });
 
   test("report a run sent before its process exited, read within the grace, is taken: the run ends as it reported (manual clock)", async () => {

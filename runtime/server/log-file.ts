@@ -1,5 +1,5 @@
 import { chmodSync, closeSync, constants, fchmodSync, fstatSync, lstatSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 
 /** Options of {@link openLogFile}. */
 export interface LogFileOptions {
@@ -48,6 +48,9 @@ export function openLogFile(options: LogFileOptions): LogFile {
   let closed = false;
 
   function open(): number {
+    // Nor through a link where its parent was (.docket/ removed and a link put there): made again
+    // through it, the folder and the log landed outside the checkout (checking tester, session 44).
+    if (lstatSync(dirname(dir), { throwIfNoEntry: false })?.isSymbolicLink()) throw new Error(`${dirname(dir)} is a symbolic link; docket writes nothing through it`);
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     // The log is written where docket put it, never through a link planted in its place.
     if (lstatSync(dir).isSymbolicLink()) throw new Error(`${dir} is a symbolic link; remove it and docket makes the folder again`);

@@ -24,6 +24,23 @@ const mode = (path: string) => statSync(path).mode & 0o777;
 const at = new Date("2026-12-01T04:00:00.000Z");
 
 describe("the server's log file", () => {
+  test("a log file whose parent folder was replaced by a link (.docket/ removed, a link put there) is never made through it (checking tester, session 44)", () => {
+    const dir = tempLogDir();
+    const parent = join(dir, "..");
+    const outside = mkdtempSync(join(tmpdir(), "docket-outside-"));
+    dirs.push(outside);
+    const errors: string[] = [];
+    const log = openLogFile({ dir, files: 3, fileBytes: 1024, now: () => at, onError: (line) => errors.push(line) });
+    log.write("before");
+    rmSync(parent, { recursive: true, force: true });
+    symlinkSync(outside, parent);
+    log.write("after");
+    log.close();
+    expect(readdirSync(outside)).toEqual([]);
+    expect(errors.join("\n")).toContain("is a symbolic link");
+    rmSync(parent, { force: true });
+  });
+
   test("a log file removed under the writer (.docket/ deleted) is made again at the next line, its folder too (MCP/CLI tester, session 44)", () => {
     const dir = tempLogDir();
     const log = openLogFile({ dir, files: 3, fileBytes: 1024, now: () => at });

@@ -35,6 +35,7 @@ import { protocolDocument, type ProtocolDocument } from "./protocol-document.ts"
 import { createReportLedger, runIdentitiesFull } from "./report-ledger.ts";
 import { createReconciler } from "./reconciliation.ts";
 import { createStorageGate } from "./storage-gate.ts";
+import { toolNameOf } from "../capability/taken-ids.ts";
 import { DOCKET_VERSION } from "../version.ts";
 
 /** What the engine is built from; everything is passed in (no module-level state). */
@@ -378,7 +379,7 @@ export function createEngine(options: EngineOptions): Engine {
         suggestion:
           found.id === "executions.report"
             ? "executions.report is what docket run sends to report a run it runs itself; no one calls it to run work. Start the capability you want to run instead."
-            : `Call it directly: POST /api/v1/${found.id.split(".").join("/")}, docket run ${found.id}, or its MCP tool (tools/list names it).`,
+            : `Call it directly: POST /api/v1/${found.id.split(".").join("/")}${found.plane ? "" : `, or the MCP tool ${toolNameOf(found.id)}`} (docket run starts executions only).`,
         context: { capability: found.id },
       });
     });

@@ -56,7 +56,8 @@ describe("POST /api/v1/executions/report", () => {
     expect(report.error_code).toBe("not_runnable");
     expect(report.suggestion).toContain("is what docket run sends");
     const list = await start("executions.list");
-    expect(list.suggestion).toBe("Call it directly: POST /api/v1/executions/list, docket run executions.list, or its MCP tool (tools/list names it).");
+    // Only where it can be called: no docket run (it starts executions only), no MCP tool it has not (checking tester, session 44).
+    expect(list.suggestion).toBe("Call it directly: POST /api/v1/executions/list (docket run starts executions only).");
   });
 
   test("executions.report refuses a malformed report with 400 invalid_input, never a 500, and loses nothing stored", async () => {

@@ -478,6 +478,23 @@ describe("docket mcp without a server", () => {
     expect(existsSync(join(root, "wrote.txt"))).toBe(false);
     expect((await call("team_greet", { name: "Bo" })).structuredContent).toEqual({ greeting: "Hello, Bo" });
     expect((await call("docket_execution", { id: before.structuredContent.execution.id })).structuredContent.state).toBe("succeeded");
+    // Frozen, it still holds the checkout: still refused (checking tester, session 44).
+    server.kill("SIGSTOP");
+    await Bun.sleep(2500);
+    expect((await call("team_write", { tag: "frozen" })).structuredContent.error_code).toBe("unavailable");
+    expect(existsSync(join(root, "wrote.txt"))).toBe(false);
+    // Gone, this plane is the checkout's only one again: work runs here.
+    server.kill("SIGCONT");
+    server.kill("SIGKILL");
+    await server.exited;
+    let again: any = null;
+    for (let i = 0; i < 100 && again === null; i++) {
+      const answer = await call("docket_execution_start", { capability: "team.greet", input: { name: 5 } });
+      if (answer.structuredContent.error_code === "invalid_input") again = answer;
+      else await Bun.sleep(100);
+    }
+    expect(again).not.toBeNull();
+    expect((await call("team_write", { tag: "after" })).structuredContent).toEqual({ tag: "after" });
   }, 60_000);
 
   test("docket mcp reads a last line that stdin ends without a newline", async () => {

@@ -42,7 +42,7 @@ const meta: DocketCommandMeta = {
     "Stdout carries MCP messages only; everything else goes to stderr.",
     "When `docket serve` serves this checkout, messages are forwarded to its /mcp, so the agent's executions show in its cockpit; otherwise a plane runs in this process and its executions are visible to it alone.",
     "A server that holds the checkout and does not answer (stopped, frozen, too busy) is no missing one: only direct calls of read capabilities run here, and everything else is refused, naming it, until docket mcp is started again.",
-    "A server started on the checkout after docket mcp is seen within about 2 s: from then on starts and direct writes are refused here, naming it; restart docket mcp to forward to it.",
+    "A server started on the checkout after docket mcp is seen within about 2 s: while it holds the checkout, starts and direct writes are refused here, naming it; restart docket mcp to forward to it.",
     "Limits come from DOCKET_* variables when the plane runs here.",
     "A plane run here watches the capability folders like docket serve: a change reloads them and tells the agent (notifications/tools/list_changed).",
   ],
@@ -166,38 +166,43 @@ function silentServerFailure(root: string, silent: Lease, what: string, edge: Ed
 const LATER_SERVER_LOOK_MS = 2000;
 
 /**
- * Looks every LATER_SERVER_LOOK_MS for a server that answers for the checkout; once one does, it
- * is kept (`found`), said once on stderr, and the looking stops. `close` stops it too.
+ * Looks every LATER_SERVER_LOOK_MS whether a server holds the checkout — answering or not: one
+ * still loading its files (its lock held, no lease yet) or frozen is there all the same, and a
+ * write run here beside it would be invisible to it (checking tester, session 44). `found` is the
+ * holder as last seen (null: none); each change is said once on stderr. `close` stops looking.
  */
 function watchForServer(root: string, log: (line: string) => void): { found(): Lease | null; close(): void } {
   let found: Lease | null = null;
-  let looking = false;
-  const timer = setInterval(async () => {
-    if (looking || found !== null) return;
-    looking = true;
+  const where = (holder: Lease) => (isUnleased(holder) ? "" : ` at ${holder.url}`);
+  const timer = setInterval(() => {
+    let holder: Lease | null;
     try {
-      const lease = readLease(root);
-      if (lease === null || !(await isLeaseLive(lease))) return;
-      found = lease;
-      clearInterval(timer);
-      log(`docket mcp: a docket server (pid ${lease.pid}) now serves ${root} at ${lease.url}. Executions and writes are refused here from now on (they would be invisible to it, and a run_id could run twice); restart docket mcp (reconnect it in your client) to forward to that server.`);
-    } finally {
-      looking = false;
+      holder = checkoutHolder(root);
+    } catch {
+      return;
     }
+    if (holder?.pid === found?.pid && holder?.url === found?.url) return;
+    if (holder !== null) {
+      log(`docket mcp: a docket server (pid ${holder.pid})${where(holder)} now holds ${root}. Executions and writes are refused here while it does (they would be invisible to it, and a run_id could run twice); restart docket mcp (reconnect it in your client) to forward to that server.`);
+    } else {
+      log(`docket mcp: the docket server (pid ${found!.pid}) no longer holds ${root}: executions and writes run here again, visible to this process alone.`);
+    }
+    found = holder;
   }, LATER_SERVER_LOOK_MS);
   timer.unref?.();
   return { found: () => found, close: () => clearInterval(timer) };
 }
 
-/** The failure of a start or write refused once a server serves the checkout: nothing ran, and how to reach it. */
+/** The failure of a start or write refused while a server holds the checkout: nothing ran, and how to reach it. */
 function laterServerFailure(root: string, server: Lease, what: string, edge: EdgeInfo): FailureDescriptor {
+  const where = isUnleased(server) ? " (still starting, or frozen: it has written no address)" : ` at ${server.url}`;
   return buildFailure({
     error_code: "unavailable",
     stage: "admit",
-    message: `Cannot ${what}: a docket server (pid ${server.pid}) at ${server.url} started serving ${root} after this docket mcp, which runs a plane of its own. Run here, it would be invisible to that server and its cockpit, and a run_id the server also takes would run twice; nothing ran.`,
+    message: `Cannot ${what}: a docket server (pid ${server.pid})${where} started serving ${root} after this docket mcp, which runs a plane of its own. Run here, it would be invisible to that server and its cockpit, and a run_id the server also takes would run twice; nothing ran.`,
     suggestion: "Restart docket mcp (reconnect the docket MCP server in your client) and call again: it then forwards to that server. The executions this docket mcp started before can still be read and cancelled here; direct calls of read capabilities work too.",
     retryability: "after_delay",
-    context: { root, pid: server.pid, url: server.url },
+    context: { root, pid: server.pid, ...(isUnleased(server) ? {} : { url: server.url }) },
     request_id: edge.request_id,
     trace_id: edge.trace_id,
   });

@@ -35,6 +35,19 @@ test("docket stops as on SIGTERM once the launcher that spawned it is gone: its 
   }
 }, 30_000);
 
+test("docket stops too when its launcher was killed before docket began to look (its first ~100 ms; checking tester, session 44)", async () => {
+  const repo = tempCheckout();
+  const launcher = Bun.spawn(["sh", "-c", 'DOCKET_LAUNCHER_PID=$$ "$@" & echo $!; kill -9 $$', "sh", ...fromSource.argv(), "serve", "--port", "0"], { cwd: repo, env: cleanEnv(), stdout: "pipe", stderr: "ignore" });
+  const docketPid = Number((await new Response(launcher.stdout).text()).trim());
+  try {
+    for (let i = 0; i < 300 && isProcessAlive(docketPid); i++) await Bun.sleep(50);
+    expect(isProcessAlive(docketPid)).toBe(false);
+    expect(existsSync(join(repo, ".docket", "lease.json"))).toBe(false);
+  } finally {
+    if (isProcessAlive(docketPid)) process.kill(docketPid, "SIGKILL");
+  }
+}, 30_000);
+
 test("a DOCKET_LAUNCHER_PID that is not docket's parent is ignored: the run goes on to its end", async () => {
   const repo = tempCheckout();
   const child = Bun.spawn([...fromSource.argv(), "run", "health.report"], { cwd: repo, env: cleanEnv({ DOCKET_LAUNCHER_PID: "1" }), stdout: "pipe", stderr: "pipe" });

@@ -191,13 +191,17 @@ export function createEngine(options: EngineOptions): Engine {
     const depth = capability.plane ? MAX_INPUT_DEPTH + PLANE_ENVELOPE_DEPTH : MAX_INPUT_DEPTH;
     const shape = inputShapeProblem(input, depth);
     if (shape?.reason === "too_deep") {
+      // A start too deep for its envelope is a start of the capability it names, whose input is
+      // held to MAX_INPUT_DEPTH: said as such, not as executions.start's 136 (checking tester, session 44).
+      const named = id === "executions.start" && typeof (input as { capability?: unknown }).capability === "string" ? String((input as { capability: string }).capability) : null;
+      const [what, bound] = named !== null ? [`start ${quotedText(named)}`, MAX_INPUT_DEPTH] : [`${verb} ${id}`, depth];
       throw failure(edge, {
         error_code: "invalid_input",
         stage: "validate",
-        message: `Cannot ${verb} ${id}: the input nests deeper than ${depth} levels.`,
+        message: `Cannot ${what}: the input nests deeper than ${bound} levels.`,
         // docket's own bound, not the schema's: a schema that requires deeper nesting can never be met (foundation tester, session 44).
-        suggestion: `docket reads an input at most ${depth} levels deep, whatever the capability's schema says: send a flatter input; a capability whose schema requires deeper nesting cannot be called until its schema is made flatter.`,
-        context: { reason: "too_deep", limit: depth },
+        suggestion: `docket reads an input at most ${bound} levels deep, whatever the capability's schema says: send a flatter input; a capability whose schema requires deeper nesting cannot be called until its schema is made flatter.`,
+        context: { reason: "too_deep", limit: bound },
       });
     }
     if (shape?.reason === "not_finite") {

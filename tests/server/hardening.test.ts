@@ -63,8 +63,10 @@ describe("hardening", () => {
     expect(response.status).toBe(400);
     const error = ((await response.json()) as any).error;
     expect(error).toMatchObject({ error_code: "invalid_input", context: { reason: "too_deep" } });
-    // The bound is docket's own, said as such (foundation tester, session 44).
+    // The bound is docket's own, said as such (foundation tester, session 44), and is the started capability's 128, naming it (checking tester).
     expect(error.suggestion).toContain("whatever the capability's schema says");
+    expect(error.message).toBe('Cannot start "executions.demonstrate": the input nests deeper than 128 levels.');
+    expect(error.context.limit).toBe(128);
   });
 
   test("null or an array where an object input is expected is a 400 that says so", async () => {

@@ -291,7 +291,12 @@ export function restoreLease(lease: Lease): "kept" | "restored" | "other" {
     } catch (error) {
       throw leaseUnwritable(path, error);
     }
-    renameSync(temporary, path);
+    try {
+      renameSync(temporary, path);
+    } catch (error) {
+      if (!lstatSync(path, { throwIfNoEntry: false })?.isDirectory()) throw error;
+      throw new DocketDirError(`cannot write the server's lease ${path}: it is a folder, not the file docket keeps there. Remove it (rm -r ${path}): docket writes the file again by itself.`);
+    }
     return "restored";
   } finally {
     rmSync(temporary, { force: true });

@@ -297,7 +297,7 @@ function watchLease(lease: Lease, options: Pick<ServeOptions, "log" | "storeKind
       failing = false;
       const storeGone = options.storeKind === "sqlite" && !existsSync(join(lease.root, ".docket", "state.db"));
       options.log(
-        `warning: .docket/ was removed under this server (git clean -fdX, rm -rf .docket?): its lease is written again, so docket run and docket mcp find it.${
+        `warning: this server's lease (.docket/lease.json) was gone or not its own any more — .docket/ removed under it (git clean -fdX, rm -rf .docket?), or the file changed: it is written again, so docket run and docket mcp find this server.${
           storeGone ? " Its store file .docket/state.db went with it: it admits no new execution until it is restarted (docket serve), which starts a new store." : ""
         }`,
       );

@@ -156,8 +156,8 @@ function verdictOf(outcome: TaskOutcome): Verdict {
     return { problem: { ...problem("import_failed", `${uncaught(error.error_class)}${UNSAID}`), detail: uncaught(said) }, keep: false };
   }
   if (outcome.output === null || typeof outcome.output !== "object") return { problem: null, keep: true };
-  const failure = outcome.output as { reason?: unknown; line?: unknown; column?: unknown; outside?: unknown; detail?: unknown; spent?: unknown };
-  if (typeof failure.reason !== "string") return { problem: null, keep: true, spent: failure.spent === true };
+  const failure = outcome.output as { reason?: unknown; line?: unknown; column?: unknown; outside?: unknown; detail?: unknown; spent?: unknown; held_ms?: unknown };
+  if (typeof failure.reason !== "string") return { problem: null, keep: true, spent: failure.spent === true, ...(typeof failure.held_ms === "number" ? { heldMs: failure.held_ms } : {}) };
   // An import that did not resolve, or a package that was uninstalled, depends on what is
   // installed, not on the text alone: an install (which the watch sees in package.json or
   // node_modules) must try the file again (_import-failure.ts says which failures are so).
@@ -176,6 +176,13 @@ interface Verdict {
   keep: boolean;
   /** Passed, in a worker no further trial may run in (a package's timer left pending, a built-in replaced). */
   spent?: boolean;
+  /** Passed, its top level holding its thread this long (a second or more): said in the log. */
+  heldMs?: number;
+}
+
+/** The log line of a file whose top level held its thread `heldMs` when tried: the server's main thread waits as long at each import. */
+function slowTopLevel(file: string, heldMs: number): string {
+  return `warning: ${file}: its top level held its thread for ${(heldMs / 1000).toFixed(1)} s when docket tried it in a worker first; it is loaded, but importing it holds docket's main thread as long (a server's requests, its cockpit and live channel wait meanwhile), at start and again at each save. Move slow work into the handler, or do it once on first use.`;
 }
 
 /** Where else a top level that did not finish may be: the local modules the file imports, a few by name. */
@@ -397,6 +404,8 @@ export function createLoadProbe(options: LoadProbeOptions): LoadProbe {
     const first = reused === null ? await readyWorker() : { worker: reused.worker, trials: reused.trials + 1 };
     if ("problem" in first) return first.problem;
     const judged = judgeIn(first.worker, first.trials, sources).then(async ({ verdict, worker, trials }) => {
+      // Loaded all the same (a heavy package takes a while): the main thread's import holds it as long, at each load (foundation tester, session 44).
+      if (verdict.problem === null && verdict.heldMs !== undefined) report(slowTopLevel(sources.file, verdict.heldMs));
       if (verdict.problem === null) passed.add(key);
       else if (verdict.keep) refused.set(key, { ...verdict.problem });
       else if (parkedTrials.has(key)) unread.set(key, { ...verdict.problem });

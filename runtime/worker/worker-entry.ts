@@ -434,7 +434,7 @@ function createDefinitionCache(loadTimeoutMs: number) {
  * would have said it. `importing()` once the data it imports is parsed and its import begins:
  * the trial's time limit is the top level's, from then on.
  */
-async function tryLoad(task: WorkerTask, loadTimeoutMs: number, importing: () => void): Promise<ImportFailure | PassedSpent | null> {
+async function tryLoad(task: WorkerTask, loadTimeoutMs: number, importing: () => void): Promise<ImportFailure | Passed | null> {
   const file = task.source.file;
   const sources = task.input as CapabilitySources;
   const text = sources.text;
@@ -451,8 +451,9 @@ async function tryLoad(task: WorkerTask, loadTimeoutMs: number, importing: () =>
   // The built-ins as the trials before left them (first: as the worker started, its guards in place).
   builtinsAsTaken ??= builtinsSnapshot();
   const prototypes = sharedPrototypes();
+  const held = { ms: 0 };
   try {
-    await withinLoadTime(import(specifier), file, loadTimeoutMs);
+    await withinLoadTime(import(specifier), file, loadTimeoutMs, held);
     // A rejection its top level left unhandled is reported once the turn it happened in is over:
     // the trial waits two turns of the loop for it, so that it fails this task, not none.
     await new Promise((resolve) => setImmediate(resolve));
@@ -472,7 +473,10 @@ async function tryLoad(task: WorkerTask, loadTimeoutMs: number, importing: () =>
     if (builtins.core.length > 0) return builtinsReplaced(builtins.core);
     // Passed: the next file's trial may run here, unless what this one left would run during it
     // (a package's timer) or it changed what docket's own checks call (a built-in replaced).
-    return timers.foreign() === 0 && !builtins.other ? null : { spent: true };
+    const spent = timers.foreign() !== 0 || builtins.other;
+    // How long its top level held this thread: the main thread's import will hold that one as long.
+    const slow = held.ms >= SLOW_TOP_LEVEL_MS;
+    return spent || slow ? { ...(spent ? { spent: true as const } : {}), ...(slow ? { held_ms: Math.round(held.ms) } : {}) } : null;
   } catch (error) {
     // Loaded only when a file fails: a worker that runs handlers never needs it.
     const { describeImportFailure } = await import("../capability/_import-failure.ts");
@@ -481,12 +485,17 @@ async function tryLoad(task: WorkerTask, loadTimeoutMs: number, importing: () =>
 }
 
 /**
- * A trial that passed in a worker no further trial may run in (load-probe.ts): a package left a
- * timer pending, or the file replaced a built-in.
+ * A trial that passed, with what the main thread should know (load-probe.ts): `spent`, no further
+ * trial may run in its worker (a package left a timer pending, or the file replaced a built-in);
+ * `held_ms`, its top level held its thread that long (SLOW_TOP_LEVEL_MS or more).
  */
-interface PassedSpent {
-  spent: true;
+interface Passed {
+  spent?: true;
+  held_ms?: number;
 }
+
+/** A top level that holds its thread this long when tried is said in the log: the server's main thread is held as long at each import. */
+const SLOW_TOP_LEVEL_MS = 1000;
 
 /** The built-ins of this trial worker as it started (_pristine-builtins.ts); null before its first trial. */
 let builtinsAsTaken: (() => BuiltinChanges) | null = null;
@@ -568,7 +577,7 @@ class NotACapability extends Error {}
  * A file whose top-level `await` never settles would hold every task of it for ever: past the
  * load time the task fails, and the next one tries again (docs/containment.md).
  */
-function withinLoadTime<T>(loading: Promise<T>, file: string, ms: number): Promise<T> {
+function withinLoadTime<T>(loading: Promise<T>, file: string, ms: number, held?: { ms: number }): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const due = ownTimers.now() + ms;
   let heldMs = 0;
@@ -601,6 +610,11 @@ function withinLoadTime<T>(loading: Promise<T>, file: string, ms: number): Promi
   return Promise.race([inTime, late]).finally(() => {
     ownTimers.clearTimeout(timer);
     ownTimers.clearInterval(sampler);
+    if (held !== undefined) {
+      // The stretch since the last tick counts too: a loop ending the import is not sampled otherwise.
+      const gap = ownTimers.now() - tick - HELD_TICK_MS;
+      held.ms = heldMs + (gap >= HELD_GAP_MS ? gap : 0);
+    }
   });
 }
 

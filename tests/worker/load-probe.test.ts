@@ -258,6 +258,24 @@ describe("load probe", () => {
     }
   });
 
+  test("a top level that holds its thread a second or more loads, and the log says the main thread will be held as long at each import; one that waits without holding it is not said (foundation tester, session 44)", async () => {
+    const lines: string[] = [];
+    const probe = createLoadProbe({ workerUrl: DEFAULT_WORKER_URL, timeoutMs: 8000, report: (line) => lines.push(line) });
+    try {
+      const slow = file("slow-top.ts", "const end = Date.now() + 1300;\nwhile (Date.now() < end) {}\nexport const ready = true;");
+      expect(await check(probe, slow)).toBeNull();
+      const said = lines.filter((line) => line.includes("its top level held its thread"));
+      expect(said).toHaveLength(1);
+      expect(said[0]).toContain(slow.path);
+      expect(said[0]).toMatch(/held its thread for 1\.\d s/);
+      expect(said[0]).toContain("Move slow work into the handler");
+      expect(await check(probe, file("waits-top.ts", "await Bun.sleep(1300);\nexport const ready = true;"))).toBeNull();
+      expect(lines.filter((line) => line.includes("its top level held its thread"))).toHaveLength(1);
+    } finally {
+      await probe.close();
+    }
+  });
+
   test("a top level that replaces a method of the language's own objects (JSON.parse, Array.prototype.map, Promise.prototype.then…) is refused, naming it: on the main thread the server's own code would call it (foundation tester, session 44)", async () => {
     const probe = createLoadProbe({ workerUrl: DEFAULT_WORKER_URL, timeoutMs: 1500 });
     try {

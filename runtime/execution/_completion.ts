@@ -128,7 +128,7 @@ function unmasked(capability: RegisteredCapability, outcome: TaskOutcome, stop: 
         outcome_certainty: "not_applied",
         suggestion:
           stop.deadlineSource === "direct_deadline_ms"
-            ? "It did not begin within direct_deadline_ms (it waited for a direct worker, which other direct calls held, or for its file to load there): call it again when fewer direct calls run; give direct calls more workers so one slow call does not hold the others (--direct-workers, DOCKET_DIRECT_WORKERS; default 1), or raise direct_deadline_ms (--direct-deadline-ms, DOCKET_DIRECT_DEADLINE_MS); long work belongs in an execution."
+            ? "It did not begin within direct_deadline_ms (it waited for a direct worker, which other direct calls held, or for its file to load there): call it again when fewer direct calls run; give direct calls more workers so one slow call does not hold the others (--direct-workers, DOCKET_DIRECT_WORKERS: 1 by default, up to 8), or raise direct_deadline_ms (--direct-deadline-ms, DOCKET_DIRECT_DEADLINE_MS); long work belongs in an execution."
             : "Start it again with a longer deadline, or when fewer executions are running.",
         context: { deadline_ms: stop.deadlineMs, terminated: false, ...(stop.deadlineSource ? { bound: stop.deadlineSource } : {}) },
       }),

@@ -14,6 +14,7 @@ import { childLedger, endLeftChildren } from "./worker/child-ledger.ts";
 import { createWorkerPool, DEFAULT_WORKER_URL } from "./worker/pool.ts";
 import { realOrSelf, type CapabilitySources } from "./capability/capability-sources.ts";
 import { namedChanges, sharedPrototypes } from "./worker/_shared-prototypes.ts";
+import { builtinsGuard } from "./worker/_pristine-builtins.ts";
 import { createLoadProbe, TRIAL_PATIENCE_MS } from "./worker/load-probe.ts";
 import { realpathSync } from "node:fs";
 import { createEngine, type Engine } from "./execution/engine.ts";
@@ -82,7 +83,16 @@ export interface BootedPlane {
  */
 export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
   const root = findCheckoutRoot(options.cwd);
-  const importFile = options.importFile ?? ((path: string) => import(path));
+  const importOnly = options.importFile ?? ((path: string) => import(path));
+  // Each import on this thread is followed by a look at the built-ins it may have replaced here
+  // alone (takeBackMain), before the server's own code calls them again.
+  const importFile = async (path: string) => {
+    try {
+      return await importOnly(path);
+    } finally {
+      takeBackMain(path);
+    }
+  };
   const { limits } = options;
   let engine: Engine | null = null;
   // ctx.exec children a killed docket of this checkout left running are ended first (child-ledger.ts).
@@ -116,18 +126,31 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
   // trial passed (a package's timer, which a trial cannot follow) is put back before each read of
   // the folders and every second, and said (docs/containment.md). Taken before any file is imported.
   const mainPrototypes = options.trialLoads ? sharedPrototypes() : null;
-  const takeBackMain = () => {
+  // And the language's own built-ins (JSON.parse, the iterators…): a file may replace them here
+  // alone (`if (isMainThread)`), or after its trial, which no trial sees (checking tester, session 44).
+  const mainBuiltins = options.trialLoads ? builtinsGuard() : null;
+  /** Puts back what capability code changed on this thread; `file`: the one just imported here, when the look follows an import. */
+  function takeBackMain(file?: string): void {
     let found;
+    let builtins;
     try {
+      builtins = mainBuiltins?.takeBack() ?? null;
       found = mainPrototypes?.takeBack() ?? null;
     } catch {
       return;
     }
+    // The file as it is named, not as it was imported (pinned to the text read: `?docket_pin=…`).
+    const who = file === undefined ? "code of a capability file (or a package it imports)" : `${file.split("?")[0]} (or a package it imports)`;
+    const when = file === undefined ? "after the file loaded (a timer it left, which its trial could not follow)" : "when imported there (its trial in a worker did not do so)";
+    if (builtins !== null) {
+      const left = builtins.kept.length === 0 ? "docket put them back" : `docket could not put back ${namedChanges(builtins.kept)} (not configurable, or frozen): restart the server`;
+      options.log?.(`warning: ${who} replaced ${namedChanges(builtins.changed)} on the server's main thread ${when}, which the server's own code calls; ${left}. Leave the runtime's built-ins as they are.`);
+    }
     if (found === null) return;
     const left = found.kept.length === 0 ? "docket put them back as the server began" : `docket could not put back ${namedChanges(found.kept)} (not configurable, or frozen): restart the server`;
-    options.log?.(`warning: code of a capability file (or a package it imports) added or replaced ${namedChanges(found.changed)} on the server's main thread after the file loaded (a timer it left, which its trial could not follow), which every object there shares; ${left}`);
-  };
-  const mainLook = mainPrototypes === null ? null : setInterval(takeBackMain, MAIN_PROTOTYPES_LOOK_MS);
+    options.log?.(`warning: ${who} added or replaced ${namedChanges(found.changed)} on the server's main thread ${when}, which every object there shares; ${left}`);
+  }
+  const mainLook = mainPrototypes === null ? null : setInterval(() => takeBackMain(), MAIN_PROTOTYPES_LOOK_MS);
   (mainLook as { unref?: () => void } | null)?.unref?.();
   const probe = options.trialLoads ? createLoadProbe({ workerUrl: options.workerUrl ?? DEFAULT_WORKER_URL, timeoutMs: limits.load_timeout_ms, memoryLimitMb: limits.worker_memory_mb, report: options.log }) : null;
   let sourceFolders = new Set<string>();

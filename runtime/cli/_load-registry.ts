@@ -7,6 +7,8 @@ import { defaultLimits, resolveLimits } from "../execution/limits.ts";
 import { createLoadProbe } from "../worker/load-probe.ts";
 import { DEFAULT_WORKER_URL } from "../worker/pool.ts";
 import { guardExit, LISTING_ENDING } from "../worker/_own-process.ts";
+import { builtinsGuard } from "../worker/_pristine-builtins.ts";
+import { namedChanges } from "../worker/_shared-prototypes.ts";
 
 /**
  * The registry alone, as `docket capabilities` reads it: the same discovery `bootPlane` runs, without
@@ -30,8 +32,19 @@ export async function loadRegistry(options: { cwd: string; capabilityDirs: strin
   // Each file tried in a worker first, as a server does: one whose top level loops or calls
   // process.exit() is listed as a load error instead of hanging the listing or ending it unsaid.
   const probe = createLoadProbe({ workerUrl: DEFAULT_WORKER_URL, timeoutMs: loadTimeoutMs ?? defaultLimits().load_timeout_ms, report: (line) => process.stderr.write(`${line}\n`) });
+  // What a file replaces on this thread alone (`if (isMainThread)`), which its trial never sees,
+  // is put back after its import, before the listing's own code calls it (docs/containment.md).
+  const builtins = builtinsGuard();
+  const importFile = async (path: string) => {
+    try {
+      return await import(path);
+    } finally {
+      const found = builtins.takeBack();
+      if (found !== null) process.stderr.write(`warning: ${path.split("?")[0]} (or a package it imports) replaced ${namedChanges(found.changed)} when imported here (its trial in a worker did not do so); docket ${found.kept.length === 0 ? "put them back" : `could not put back ${namedChanges(found.kept)}`}. Leave the runtime's built-ins as they are.\n`);
+    }
+  };
   try {
-    const registry = await discoverCapabilities({ root, dirs: options.capabilityDirs, builtins: BUILTINS, importFile: (path) => import(path), loadTimeoutMs, probe: (sources) => probe.check(sources) });
+    const registry = await discoverCapabilities({ root, dirs: options.capabilityDirs, builtins: BUILTINS, importFile, loadTimeoutMs, probe: (sources) => probe.check(sources) });
     return { root, registry };
   } finally {
     await probe.close();

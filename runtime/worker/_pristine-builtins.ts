@@ -19,8 +19,8 @@ function watchedObjects(): Array<readonly [name: string, object: object, core: b
     ["globalThis", globalThis, false],
     ["process", process, false],
     ["Object", Object, true],
-    ["Object.prototype", Object.prototype, true],
-    ["Function.prototype", Function.prototype, true],
+    // Object.prototype and Function.prototype are watched whole, added keys too, by
+    // _shared-prototypes.ts, which refuses and puts back what changes there.
     ["Array", Array, true],
     ["Array.prototype", Array.prototype, true],
     ["String", String, true],
@@ -32,6 +32,17 @@ function watchedObjects(): Array<readonly [name: string, object: object, core: b
     ["WeakMap.prototype", WeakMap.prototype, true],
     ["Promise", Promise, true],
     ["Promise.prototype", Promise.prototype, true],
+    ["Date", Date, true],
+    ["Date.prototype", Date.prototype, true],
+    ["Atomics", Atomics, true],
+    // What every for…of, spread and Object.fromEntries of docket walks with (checking tester, session 44).
+    ["%IteratorPrototype%", iteratorPrototype, true],
+    ["%ArrayIteratorPrototype%", Object.getPrototypeOf([][Symbol.iterator]()), true],
+    ["%MapIteratorPrototype%", Object.getPrototypeOf(new Map()[Symbol.iterator]()), true],
+    ["%SetIteratorPrototype%", Object.getPrototypeOf(new Set()[Symbol.iterator]()), true],
+    ["%StringIteratorPrototype%", Object.getPrototypeOf(""[Symbol.iterator]()), true],
+    ["%TypedArray%", Object.getPrototypeOf(Uint8Array), true],
+    ["%TypedArray%.prototype", Object.getPrototypeOf(Uint8Array.prototype), true],
     ["Error", Error, false],
     ["Error.prototype", Error.prototype, false],
     ["Symbol", Symbol, false],
@@ -43,26 +54,40 @@ function watchedObjects(): Array<readonly [name: string, object: object, core: b
   ];
 }
 
+/** %IteratorPrototype%: what every built-in iterator inherits from. */
+const iteratorPrototype: object = Object.getPrototypeOf(Object.getPrototypeOf([][Symbol.iterator]()));
+
+/**
+ * Keys that change what the language does with every value of a kind once added to a core
+ * prototype, though the prototype had none: `Array.prototype.toJSON` rewrote every array the
+ * server sent, a `then` makes every such value a thenable (checking tester, session 44).
+ */
+const HOOK_KEYS: PropertyKey[] = ["toJSON", "then", Symbol.toPrimitive, Symbol.iterator, Symbol.asyncIterator];
+
+// The language's own functions the looks below call, taken as this module is first evaluated
+// (before any capability code): what they check may be the very functions a file replaced. The
+// looks use no iterator either (index loops only): a replaced %ArrayIteratorPrototype%.next or
+// Map iterator made them see nothing (checking tester, session 44).
+const { getOwnPropertyDescriptor, defineProperty, deleteProperty, ownKeys, apply } = Reflect;
+const hasOwn = Object.hasOwn;
+const symbolToString = Symbol.prototype.toString;
+
 /**
  * The functions and objects a property holds (its getter, setter or value); a number or a string
  * (Error.stackTraceLimit, a version) is data, not code docket calls.
  */
-function codeOf(descriptor: PropertyDescriptor): unknown[] {
-  return [descriptor.get, descriptor.set, descriptor.value].filter((value) => typeof value === "function" || (typeof value === "object" && value !== null));
-}
-
-/** The functions and objects `object` holds under its own keys, as they are now. */
-function ownValues(object: object): Map<PropertyKey, unknown[]> {
-  const values = new Map<PropertyKey, unknown[]>();
-  for (const key of Reflect.ownKeys(object)) {
-    const descriptor = Reflect.getOwnPropertyDescriptor(object, key);
-    const kept = descriptor === undefined ? [] : codeOf(descriptor);
-    if (kept.length > 0) values.set(key, kept);
+function codeOf(descriptor: PropertyDescriptor | undefined): unknown[] {
+  const code: unknown[] = [];
+  if (descriptor === undefined) return code;
+  const parts = [descriptor.get, descriptor.set, descriptor.value];
+  for (let i = 0; i < 3; i++) {
+    const value = parts[i];
+    if (typeof value === "function" || (typeof value === "object" && value !== null)) code[code.length] = value;
   }
-  return values;
+  return code;
 }
 
-/** What a look at the built-ins found replaced or removed since they were taken. */
+/** What a look at the built-ins found changed since they were taken. */
 export interface BuiltinChanges {
   /** Of the language's own objects, named as `JSON.parse`: the file is refused. */
   core: string[];
@@ -72,21 +97,119 @@ export interface BuiltinChanges {
 
 /**
  * Takes the built-ins as they are now; the function returned answers which of them are no longer
- * the same (a key added since is no change: a new global is the file's own).
+ * the same (a key added since is no change — a new global is the file's own — but a hook key
+ * added to a core prototype is).
  */
 export function builtinsSnapshot(): () => BuiltinChanges {
-  const taken = watchedObjects().map(([name, object, core]) => [name, object, core, ownValues(object)] as const);
+  const taken = takeBuiltins();
   return () => {
     const changes: BuiltinChanges = { core: [], other: false };
-    for (const [name, object, core, before] of taken) {
-      for (const [key, values] of before) {
-        const descriptor = Reflect.getOwnPropertyDescriptor(object, key);
-        const now = descriptor === undefined ? [] : codeOf(descriptor);
-        if (now.length === values.length && now.every((value, i) => value === values[i])) continue;
-        if (core) changes.core.push(`${name}${typeof key === "symbol" ? `[${key.toString()}]` : `.${String(key)}`}`);
-        else changes.other = true;
-      }
+    const found = changedBuiltins(taken);
+    for (let i = 0; i < found.length; i++) {
+      if (found[i]!.core) changes.core[changes.core.length] = found[i]!.name;
+      else changes.other = true;
     }
     return changes;
+  };
+}
+
+/** One watched object as it was taken: its keys holding code, what each held, and its descriptor to put back. */
+interface Taken {
+  name: string;
+  object: object;
+  core: boolean;
+  keys: PropertyKey[];
+  codes: unknown[][];
+  descriptors: PropertyDescriptor[];
+}
+
+function takeBuiltins(): Taken[] {
+  const watched = watchedObjects();
+  const taken: Taken[] = [];
+  for (let w = 0; w < watched.length; w++) {
+    const object = watched[w]![1];
+    const all = ownKeys(object);
+    const entry: Taken = { name: watched[w]![0], object, core: watched[w]![2], keys: [], codes: [], descriptors: [] };
+    for (let k = 0; k < all.length; k++) {
+      const descriptor = getOwnPropertyDescriptor(object, all[k]!);
+      const code = codeOf(descriptor);
+      if (code.length === 0) continue;
+      const at = entry.keys.length;
+      entry.keys[at] = all[k]!;
+      entry.codes[at] = code;
+      entry.descriptors[at] = descriptor!;
+    }
+    taken[taken.length] = entry;
+  }
+  return taken;
+}
+
+/** A key of a watched object replaced or removed since it was taken, or a hook key added to a core one. */
+interface BuiltinChange {
+  taken: Taken;
+  key: PropertyKey;
+  /** Where it was in `taken.keys`; -1 for a hook key that was not there (putting it back is deleting it). */
+  at: number;
+  name: string;
+  core: boolean;
+}
+
+function keyName(key: PropertyKey): string {
+  return typeof key === "symbol" ? `[${apply(symbolToString, key, [])}]` : `.${key as string}`;
+}
+
+function changedBuiltins(taken: Taken[]): BuiltinChange[] {
+  const changes: BuiltinChange[] = [];
+  for (let t = 0; t < taken.length; t++) {
+    const entry = taken[t]!;
+    for (let k = 0; k < entry.keys.length; k++) {
+      const now = codeOf(getOwnPropertyDescriptor(entry.object, entry.keys[k]!));
+      const before = entry.codes[k]!;
+      let same = now.length === before.length;
+      for (let i = 0; same && i < now.length; i++) same = now[i] === before[i];
+      if (!same) changes[changes.length] = { taken: entry, key: entry.keys[k]!, at: k, name: `${entry.name}${keyName(entry.keys[k]!)}`, core: entry.core };
+    }
+    if (!entry.core) continue;
+    for (let h = 0; h < HOOK_KEYS.length; h++) {
+      const key = HOOK_KEYS[h]!;
+      let had = false;
+      for (let k = 0; !had && k < entry.keys.length; k++) had = entry.keys[k] === key;
+      if (!had && hasOwn(entry.object, key)) changes[changes.length] = { taken: entry, key, at: -1, name: `${entry.name}${keyName(key)}`, core: true };
+    }
+  }
+  return changes;
+}
+
+/** What one look of the main thread's guard found and put back. */
+export interface BuiltinsTakenBack {
+  /** Core built-ins replaced, removed or given a hook key, named as `JSON.parse`. */
+  changed: string[];
+  /** Of those, what could not be put back (made not configurable, or its object frozen). */
+  kept: string[];
+}
+
+/**
+ * The main thread's guard of the language's own built-ins (docs/containment.md, "Loading"): taken
+ * before any capability file is imported; `takeBack()` puts back every core one a file's code
+ * replaced, removed or gave a hook key since — only on the main thread (`if (isMainThread)`),
+ * after its trial (a timer, a package's), or put back before the trial ended, which no trial sees
+ * — and answers what it found (null: nothing). Looked at after each import and every second.
+ */
+export function builtinsGuard(): { takeBack(): BuiltinsTakenBack | null } {
+  const taken = takeBuiltins();
+  return {
+    takeBack() {
+      const found = changedBuiltins(taken);
+      const changed: string[] = [];
+      const kept: string[] = [];
+      for (let i = 0; i < found.length; i++) {
+        const change = found[i]!;
+        if (!change.core) continue;
+        changed[changed.length] = change.name;
+        const done = change.at === -1 ? deleteProperty(change.taken.object, change.key) : defineProperty(change.taken.object, change.key, change.taken.descriptors[change.at]!);
+        if (!done) kept[kept.length] = change.name;
+      }
+      return changed.length === 0 ? null : { changed, kept };
+    },
   };
 }

@@ -454,6 +454,10 @@ async function tryLoad(task: WorkerTask, loadTimeoutMs: number, importing: () =>
   const held = { ms: 0 };
   try {
     await withinLoadTime(import(specifier), file, loadTimeoutMs, held);
+    // At once, before docket's own code here calls what the file may have replaced (an iterator:
+    // every check below walks arrays and maps); looked at again once what it deferred has run.
+    const replacedNow = builtinsAsTaken();
+    if (replacedNow.core.length > 0) return builtinsReplaced(replacedNow.core);
     // A rejection its top level left unhandled is reported once the turn it happened in is over:
     // the trial waits two turns of the loop for it, so that it fails this task, not none.
     await new Promise((resolve) => setImmediate(resolve));
@@ -467,10 +471,10 @@ async function tryLoad(task: WorkerTask, loadTimeoutMs: number, importing: () =>
     }
     const left = timers.pending()[0];
     if (left) return workLeftRunning(left, file);
-    const changed = prototypes.takeBack();
-    if (changed !== null) return sharedPrototypesChanged(changed.changed);
     const builtins = builtinsAsTaken();
     if (builtins.core.length > 0) return builtinsReplaced(builtins.core);
+    const changed = prototypes.takeBack();
+    if (changed !== null) return sharedPrototypesChanged(changed.changed);
     // Passed: the next file's trial may run here, unless what this one left would run during it
     // (a package's timer) or it changed what docket's own checks call (a built-in replaced).
     const spent = timers.foreign() !== 0 || builtins.other;

@@ -107,6 +107,33 @@ describe("containment (compiled binary)", () => {
     }
   }, 60_000);
 
+  test("built-ins a file replaces on the server's main thread alone, or later, are put back and said: the server listens and its answers are its own (checking tester, session 44)", async () => {
+    const tricky = tempCheckout();
+    const cap = (id: string, top: string) => `${top}\nimport { capability } from "docket";\nimport * as v from "valibot";\nexport default capability({ id: "${id}", title: "T", description: "d", effect: "read", input: v.object({}), output: v.object({ ok: v.boolean() }), handler: () => ({ ok: true }) });\n`;
+    writeFiles(tricky, {
+      // Its trial runs in a worker: the replacement is made on the main thread only.
+      "capabilities/m.main.ts": cap("m.main", 'import { isMainThread } from "node:worker_threads";\nif (isMainThread) { JSON.parse = () => ({}); (Array.prototype as any).map = function () { return ["pwned"]; }; }'),
+      // After its trial ended: a package's timer, which the trial cannot follow.
+      "node_modules/later-poly/package.json": JSON.stringify({ name: "later-poly", version: "1.0.0", main: "index.js" }),
+      "node_modules/later-poly/index.js": 'setTimeout(() => { const own = JSON.stringify; JSON.stringify = (value, ...rest) => (value && value.capabilities ? \'{"capabilities":["pwned"]}\' : own(value, ...rest)); }, 1500);\nmodule.exports = { ok: 1 };\n',
+      "package.json": JSON.stringify({ name: "tricky", private: true, dependencies: { "later-poly": "1.0.0" } }),
+      "capabilities/m.later.ts": cap("m.later", 'import "later-poly";'),
+    });
+    const child = spawnDocket(runner, ["serve", "--port", "0", "--store", "memory"], { cwd: tricky });
+    const stderr = watchStream(child.stderr);
+    try {
+      const url = (await stderr.until(/docket serving .* at http:\/\/127\.0\.0\.1:\d+/)).match(/at (http:\/\/127\.0\.0\.1:\d+)/)![1]!;
+      const said = await stderr.until(/m\.main\.ts \(or a package it imports\) replaced .*JSON\.parse.* on the server's main thread when imported there .*docket put them back/);
+      expect(said).toContain("Array.prototype.map");
+      await stderr.until(/replaced JSON\.stringify on the server's main thread after the file loaded .*docket put them back/);
+      const listed = (await (await fetch(`${url}/api/v1/capabilities/list`)).json()) as { capabilities: Array<{ id: string }> };
+      expect(listed.capabilities.map((c) => c.id)).toEqual(expect.arrayContaining(["m.main", "m.later", "health.report"]));
+    } finally {
+      child.kill("SIGTERM");
+      await child.exited;
+    }
+  }, 60_000);
+
   test("serve starts despite a never-settling file and one whose top level never returns; the direct lane, other executions and the server survive spinning, blocking, vanishing and allocating handlers", async () => {
     const child = spawnDocket(runner, ["serve", "--port", "0", "--max-concurrent", "2", "--capabilities", "served-only"], { cwd: checkout, env: LIMITS });
     const stderr = watchStream(child.stderr);

@@ -68,12 +68,15 @@ export function jsonShownWhole(value: unknown): boolean {
  * control is written as its escape (`\u202e`): it can only stand inside a string, where the
  * escape is the same value, so the text is still the exact JSON and reads in the order it is written.
  */
-export function formatJson(value: unknown, indent = 2): string {
+export function formatJson(value: unknown, indent = 2, whole = WHOLE_FROM_API): string {
   const text = (JSON.stringify(value === undefined ? null : value, null, indent) ?? "null").replace(RAW_IN_JSON, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
   if (text.length <= MAX_SHOWN_JSON) return text;
   // A page is no place for megabytes: the API serves the whole value.
-  return `${text.slice(0, MAX_SHOWN_JSON)}\n… ${(text.length - MAX_SHOWN_JSON).toLocaleString("en-US")} more characters not shown; read the whole value from the API (the links on this page).`;
+  return `${text.slice(0, MAX_SHOWN_JSON)}\n… ${(text.length - MAX_SHOWN_JSON).toLocaleString("en-US")} more characters not shown; ${whole}.`;
 }
+
+/** Where a value cut on a page is whole, by default: an execution's page links the API's answers. */
+export const WHOLE_FROM_API = "read the whole value from the API (the links on this page)";
 
 /** How much of one JSON value a page shows. */
 const MAX_SHOWN_JSON = 256 * 1024;

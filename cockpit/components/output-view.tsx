@@ -4,7 +4,7 @@ import { JsonBlock } from "./json-block.tsx";
 import { jsonShownWhole } from "../format.ts";
 
 /** Rows and columns; output-table.js sorts by a column when its header is pressed. */
-function OutputTable(props: { table: TableShape; label: string; jsonWhole: () => boolean }) {
+function OutputTable(props: { table: TableShape; label: string; jsonWhole: () => boolean; whole?: string }) {
   const t = props.table;
   return (
     <div class="output-table">
@@ -34,7 +34,7 @@ function OutputTable(props: { table: TableShape; label: string; jsonWhole: () =>
       <p class="muted small">
         {`${t.rows.length + t.more} row(s)`}
         {/* Sorting sorts the rows shown; where the others are is said as it is: the JSON view is cut past its own bound (cockpit tester, session 43). */}
-        {t.more > 0 ? `; the first ${t.rows.length} are shown (a column's header sorts these), ${props.jsonWhole() ? "the JSON view has every one" : "every one is in the API's answer (the links on this page): the JSON view is cut too"}` : ""}
+        {t.more > 0 ? `; the first ${t.rows.length} are shown (a column's header sorts these), ${props.jsonWhole() ? "the JSON view has every one" : `the JSON view is cut too: ${props.whole ?? "every one is in the API's answer (the links on this page)"}`}` : ""}
         {t.moreColumns > 0 ? `; ${t.moreColumns} more column(s) in the JSON view` : ""}.
       </p>
     </div>
@@ -42,7 +42,7 @@ function OutputTable(props: { table: TableShape; label: string; jsonWhole: () =>
 }
 
 /** One shape, as markup. */
-function Shape(props: { shape: OutputShape; label: string; jsonWhole: () => boolean }) {
+function Shape(props: { shape: OutputShape; label: string; jsonWhole: () => boolean; whole?: string }) {
   const s = props.shape;
   switch (s.kind) {
     case "nothing":
@@ -56,9 +56,9 @@ function Shape(props: { shape: OutputShape; label: string; jsonWhole: () => bool
         </pre>
       );
     case "table":
-      return <OutputTable table={s.table} label={props.label} jsonWhole={props.jsonWhole} />;
+      return <OutputTable table={s.table} label={props.label} jsonWhole={props.jsonWhole} whole={props.whole} />;
     case "json":
-      return <JsonBlock value={s.value} label={props.label} />;
+      return <JsonBlock value={s.value} label={props.label} whole={props.whole} />;
     case "record":
       return (
         <dl class="output-record">
@@ -66,7 +66,7 @@ function Shape(props: { shape: OutputShape; label: string; jsonWhole: () => bool
             <div class={`output-field output-field-${field.shape.kind}`}>
               <dt class="mono">{field.name}</dt>
               <dd>
-                <Shape shape={field.shape} label={field.name} jsonWhole={props.jsonWhole} />
+                <Shape shape={field.shape} label={field.name} jsonWhole={props.jsonWhole} whole={props.whole} />
               </dd>
             </div>
           ))}
@@ -79,15 +79,15 @@ function Shape(props: { shape: OutputShape; label: string; jsonWhole: () => bool
  * A value shown by its shape (tables, text blocks, fields), with the exact JSON one click away.
  * `slot` names the JSON block the execution page's script fills when the output arrives live.
  */
-export function OutputView(props: { value: unknown; label: string; slot?: string }) {
+export function OutputView(props: { value: unknown; label: string; slot?: string; whole?: string }) {
   const shape = outputShape(props.value);
   const plainJson = shape.kind === "json";
   return (
     <div class="output-view" data-slot={props.slot ? `${props.slot}-view` : undefined}>
-      {plainJson ? null : <Shape shape={shape} label={props.label} jsonWhole={() => jsonShownWhole(props.value)} />}
+      {plainJson ? null : <Shape shape={shape} label={props.label} jsonWhole={() => jsonShownWhole(props.value)} whole={props.whole} />}
       <details class="json-view" open={plainJson}>
         <summary>JSON</summary>
-        <JsonBlock value={props.value} slot={props.slot} label={props.label} />
+        <JsonBlock value={props.value} slot={props.slot} label={props.label} whole={props.whole} />
       </details>
     </div>
   );

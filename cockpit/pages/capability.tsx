@@ -99,7 +99,8 @@ export function CapabilityPage(props: CapabilityPageProps) {
           <h2 id="result-heading">
             <span aria-hidden="true">✓ </span>Result of the direct call
           </h2>
-          <OutputView value={props.result.value} slot="result" label="Output" />
+          {/* A direct call's output is kept nowhere: where it can be read whole is said as it is (checking tester, session 44). */}
+          <OutputView value={props.result.value} slot="result" label="Output" whole={`a direct call's output is not kept: call POST /api/v1/${c.id.split(".").join("/")} to read it whole, or run it as an execution, whose output the API keeps`} />
         </section>
       ) : null}
       {props.result?.kind === "failure" ? <FailurePanel failure={props.result.failure} title="The call failed" /> : null}

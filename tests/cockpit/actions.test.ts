@@ -41,9 +41,9 @@ const HOSTS = `import { capability } from "docket";
 import * as v from "valibot";
 export default capability({
   id: "team.hosts", title: "Hosts", description: "Lists hosts.", effect: "read",
-  input: v.object({}),
+  input: v.object({ many: v.optional(v.number(), 0) }),
   output: v.array(v.object({ host: v.string(), load: v.number() })),
-  handler: () => [{ host: "b.example", load: 10 }, { host: "a.example", load: 2 }],
+  handler: (input) => (input.many > 0 ? Array.from({ length: input.many }, (_, i) => ({ host: "h" + i + ".example".repeat(20), load: i })) : [{ host: "b.example", load: 10 }, { host: "a.example", load: 2 }]),
 });
 `;
 
@@ -89,6 +89,15 @@ describe("cockpit forms", () => {
     expect([...table.querySelectorAll("tbody td")].map((td) => td.textContent)).toEqual(["b.example", "10", "a.example", "2"]);
     expect(JSON.parse(textOf(doc, '[data-slot="result"]')!)).toEqual([{ host: "b.example", load: 10 }, { host: "a.example", load: 2 }]);
     expect(doc.querySelector(`script[src="${assetPath("output-table.js")}"]`)).not.toBeNull();
+  });
+
+  test("a direct Run whose output is too large for the page says where it is whole: nowhere kept, so the API call or an execution, not links it has not (checking tester, session 44)", async () => {
+    const response = await server.post("/cockpit/capabilities/team.hosts", { mode: "call", "input.many": "3000" });
+    const doc = parseHtml(await response.text());
+    const caption = doc.querySelector('[data-section="result"] .output-table p')!.textContent!.replace(/\s+/g, " ");
+    expect(caption).toContain("a direct call's output is not kept: call POST /api/v1/team/hosts to read it whole");
+    expect(caption).not.toContain("links on this page");
+    expect(textOf(doc, '[data-slot="result"]')).toContain("a direct call's output is not kept");
   });
 
   test("Run as execution starts the capability as the cockpit and answers 303 to the execution's page", async () => {

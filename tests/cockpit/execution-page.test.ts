@@ -296,11 +296,11 @@ describe("execution page: an output table cut to its first rows", () => {
       return doc.querySelector(".output-table p")!.textContent!.replace(/\s+/g, " ").trim();
     };
     expect(caption(600, 4)).toBe("600 row(s); the first 500 are shown (a column's header sorts these), the JSON view has every one.");
-    expect(caption(5000, 100)).toBe("5000 row(s); the first 500 are shown (a column's header sorts these), every one is in the API's answer (the links on this page): the JSON view is cut too.");
+    expect(caption(5000, 100)).toBe("5000 row(s); the first 500 are shown (a column's header sorts these), the JSON view is cut too: every one is in the API's answer (the links on this page).");
     // Bidirectional controls are written as six-character escapes in the JSON view: counted so (checking tester).
     const bidi = Array.from({ length: 600 }, (_, i) => ({ i, name: "\u202e".repeat(20) + "x".repeat(300) }));
     const doc = loadPage(executionHtml(runningSnapshot({ state: "succeeded", finished_at: "2026-09-08T01:02:05.000Z", output: bidi })), { path: `/cockpit/executions/${ID}`, scripts: [] }).document;
-    expect(doc.querySelector(".output-table p")!.textContent!.replace(/\s+/g, " ").trim()).toEndWith("the JSON view is cut too.");
+    expect(doc.querySelector(".output-table p")!.textContent!.replace(/\s+/g, " ").trim()).toEndWith("the JSON view is cut too: every one is in the API's answer (the links on this page).");
   });
 });
 

@@ -130,21 +130,31 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
   // alone (`if (isMainThread)`), or after its trial, which no trial sees (checking tester, session 44).
   const mainBuiltins = options.trialLoads ? builtinsGuard() : null;
   /** Puts back what capability code changed on this thread; `file`: the one just imported here, when the look follows an import. */
+  /** Built-ins that could not be put back, said once: looked at again, they are no file's doing (checking tester, session 44). */
+  const keptSaid = new Set<string>();
   function takeBackMain(file?: string): void {
-    let found;
-    let builtins;
+    let found = null;
+    let builtins = null;
+    // Each look on its own: one that throws (a getter a file put in its way) does not stop the other.
     try {
       builtins = mainBuiltins?.takeBack() ?? null;
+    } catch {
+      builtins = null;
+    }
+    try {
       found = mainPrototypes?.takeBack() ?? null;
     } catch {
-      return;
+      found = null;
     }
     // The file as it is named, not as it was imported (pinned to the text read: `?docket_pin=…`).
     const who = file === undefined ? "code of a capability file (or a package it imports)" : `${file.split("?")[0]} (or a package it imports)`;
     const when = file === undefined ? "after the file loaded (a timer it left, which its trial could not follow)" : "when imported there (its trial in a worker did not do so)";
-    if (builtins !== null) {
-      const left = builtins.kept.length === 0 ? "docket put them back" : `docket could not put back ${namedChanges(builtins.kept)} (not configurable, or frozen): restart the server`;
-      options.log?.(`warning: ${who} replaced ${namedChanges(builtins.changed)} on the server's main thread ${when}, which the server's own code calls; ${left}. Leave the runtime's built-ins as they are.`);
+    const fresh = builtins === null ? [] : builtins.changed.filter((name) => !keptSaid.has(name));
+    if (builtins !== null && fresh.length > 0) {
+      const kept = builtins.kept.filter((name) => !keptSaid.has(name));
+      for (const name of kept) keptSaid.add(name);
+      const left = kept.length === 0 ? "docket put them back" : `docket could not put back ${namedChanges(kept)} (made not configurable, or its object frozen): the process runs with it until it ends; remove the file and restart`;
+      options.log?.(`warning: ${who} replaced ${namedChanges(fresh)} on docket's main thread ${when}, which docket's own code calls; ${left}. Leave the runtime's built-ins as they are.`);
     }
     if (found === null) return;
     const left = found.kept.length === 0 ? "docket put them back as the server began" : `docket could not put back ${namedChanges(found.kept)} (not configurable, or frozen): restart the server`;
@@ -204,6 +214,12 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
     return { registry, fileIds };
   };
   const first = await build();
+  // What a file's top level deferred to the next turn (a `setTimeout(…, 0)` that replaces a
+  // built-in) is looked at before anything runs, not a second later (checking tester, session 44).
+  if (mainBuiltins !== null) {
+    await new Promise((resolve) => setTimeout(resolve, 1));
+    takeBackMain();
+  }
   const registry = new LiveCatalog(first.registry);
   const { fileIds } = first;
   const reload = createCatalogReload(registry, async () => (await build(true)).registry);

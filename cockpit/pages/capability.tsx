@@ -1,5 +1,5 @@
 /** @jsxImportSource hono/jsx */
-import { runsAsText, type RegisteredCapability } from "../../runtime/capability/registered.ts";
+import { runsAsExecution, runsAsText, type RegisteredCapability } from "../../runtime/capability/registered.ts";
 import type { FailureDescriptor } from "../../runtime/execution/failure.ts";
 import { EffectBadge } from "../components/badges.tsx";
 import { FailurePanel } from "../components/failure-panel.tsx";
@@ -100,7 +100,7 @@ export function CapabilityPage(props: CapabilityPageProps) {
             <span aria-hidden="true">✓ </span>Result of the direct call
           </h2>
           {/* A direct call's output is kept nowhere: where it can be read whole is said as it is (checking tester, session 44). */}
-          <OutputView value={props.result.value} slot="result" label="Output" whole={`a direct call's output is not kept: call POST /api/v1/${c.id.split(".").join("/")} to read it whole, or run it as an execution, whose output the API keeps`} />
+          <OutputView value={props.result.value} slot="result" label="Output" whole={`a direct call's output is not kept: call POST /api/v1/${c.id.split(".").join("/")} to read it whole${runsAsExecution(c) ? ", or run it as an execution, whose output the API keeps" : ""}`} />
         </section>
       ) : null}
       {props.result?.kind === "failure" ? <FailurePanel failure={props.result.failure} title="The call failed" /> : null}

@@ -35,16 +35,22 @@ export async function loadRegistry(options: { cwd: string; capabilityDirs: strin
   // What a file replaces on this thread alone (`if (isMainThread)`), which its trial never sees,
   // is put back after its import, before the listing's own code calls it (docs/containment.md).
   const builtins = builtinsGuard();
+  const takeBack = (who: string, when: string) => {
+    const found = builtins.takeBack();
+    if (found !== null) process.stderr.write(`warning: ${who} replaced ${namedChanges(found.changed)} ${when} (its trial in a worker did not do so); docket ${found.kept.length === 0 ? "put them back" : `could not put back ${namedChanges(found.kept)}`}. Leave the runtime's built-ins as they are.\n`);
+  };
   const importFile = async (path: string) => {
     try {
       return await import(path);
     } finally {
-      const found = builtins.takeBack();
-      if (found !== null) process.stderr.write(`warning: ${path.split("?")[0]} (or a package it imports) replaced ${namedChanges(found.changed)} when imported here (its trial in a worker did not do so); docket ${found.kept.length === 0 ? "put them back" : `could not put back ${namedChanges(found.kept)}`}. Leave the runtime's built-ins as they are.\n`);
+      takeBack(`${path.split("?")[0]} (or a package it imports)`, "when imported here");
     }
   };
   try {
     const registry = await discoverCapabilities({ root, dirs: options.capabilityDirs, builtins: BUILTINS, importFile, loadTimeoutMs, probe: (sources) => probe.check(sources) });
+    // What a top level deferred to the next turn, looked at before the listing is written.
+    await new Promise((resolve) => setTimeout(resolve, 1));
+    takeBack("code of a capability file (or a package it imports)", "after the files loaded");
     return { root, registry };
   } finally {
     await probe.close();

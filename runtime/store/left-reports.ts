@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { lstatSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { ExecutionReport } from "../execution/report-protocol.ts";
 import { replaceWhole } from "./_file-aside.ts";
@@ -27,6 +27,10 @@ export function leaveReports(root: string, id: string, reports: readonly Executi
   const path = leftReportPath(root, id);
   if (path === null) return null;
   const dir = leftReportsDir(root);
+  // Never through a link put where .docket/ was: made again through it, the reports (and their
+  // folder) landed outside the checkout (checking tester, session 44).
+  const docket = join(root, ".docket");
+  if (lstatSync(docket, { throwIfNoEntry: false })?.isSymbolicLink()) throw new Error(`${docket} is a symbolic link, not a folder: docket writes nothing through it`);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   replaceWhole(path, dir, `${JSON.stringify({ id, reports })}\n`);
   return path;

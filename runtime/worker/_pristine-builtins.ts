@@ -32,6 +32,11 @@ function watchedObjects(): Array<readonly [name: string, object: object, core: b
     ["WeakMap.prototype", WeakMap.prototype, true],
     ["Promise", Promise, true],
     ["Promise.prototype", Promise.prototype, true],
+    ["Number", Number, true],
+    ["Boolean", Boolean, true],
+    ["RegExp", RegExp, true],
+    ["Map", Map, true],
+    ["Set", Set, true],
     ["Date", Date, true],
     ["Date.prototype", Date.prototype, true],
     ["Atomics", Atomics, true],
@@ -45,7 +50,7 @@ function watchedObjects(): Array<readonly [name: string, object: object, core: b
     ["%TypedArray%.prototype", Object.getPrototypeOf(Uint8Array.prototype), true],
     ["Error", Error, false],
     ["Error.prototype", Error.prototype, false],
-    ["Symbol", Symbol, false],
+    ["Symbol", Symbol, true],
     ["JSON", JSON, true],
     ["Reflect", Reflect, true],
     ["Math", Math, false],
@@ -68,9 +73,40 @@ const HOOK_KEYS: PropertyKey[] = ["toJSON", "then", Symbol.toPrimitive, Symbol.i
 // (before any capability code): what they check may be the very functions a file replaced. The
 // looks use no iterator either (index loops only): a replaced %ArrayIteratorPrototype%.next or
 // Map iterator made them see nothing (checking tester, session 44).
-const { getOwnPropertyDescriptor, defineProperty, deleteProperty, ownKeys, apply } = Reflect;
+const { getOwnPropertyDescriptor, defineProperty, deleteProperty, ownKeys, apply, setPrototypeOf } = Reflect;
 const hasOwn = Object.hasOwn;
 const symbolToString = Symbol.prototype.toString;
+
+/**
+ * Appends to an array by defining the index, never by assigning it: an assignment goes through a
+ * setter a file may put on `Array.prototype[0]`, which hid what these looks found (checking tester,
+ * session 44).
+ */
+function append<T>(list: T[], value: T): void {
+  // A descriptor with no prototype: defineProperty reads its fields through the chain ("get" on Object.prototype).
+  defineProperty(list, list.length, { __proto__: null, value, writable: true, enumerable: true, configurable: true } as PropertyDescriptor);
+}
+
+/** The global bindings of the language's own objects: `globalThis.JSON = {…}` replaces every JSON.parse at once. */
+// The language's own only: the runtime's web APIs (TextEncoder, timers…) may be bound lazily, and
+// docket's trial wraps the timers itself.
+const CORE_GLOBALS: PropertyKey[] = ["JSON", "Object", "Array", "String", "Number", "Boolean", "Symbol", "Promise", "Reflect", "Date", "Atomics", "Map", "Set", "WeakMap", "WeakSet", "RegExp", "Function", "Proxy", "BigInt", "Uint8Array", "ArrayBuffer", "DataView"];
+
+/** True for a key that reads as an array index ("0", "12"): one added to a core prototype acts in every array. */
+function isIndexKey(key: PropertyKey): boolean {
+  if (typeof key !== "string" || key.length === 0 || key.length > 10) return false;
+  for (let i = 0; i < key.length; i++) {
+    const c = key.charCodeAt(i);
+    if (c < 48 || c > 57) return false;
+  }
+  return true;
+}
+
+/** True when `list` holds `key` (no iterator, no method of the array). */
+function holds(list: readonly PropertyKey[], key: PropertyKey): boolean {
+  for (let i = 0; i < list.length; i++) if (list[i] === key) return true;
+  return false;
+}
 
 /**
  * The functions and objects a property holds (its getter, setter or value); a number or a string
@@ -79,10 +115,12 @@ const symbolToString = Symbol.prototype.toString;
 function codeOf(descriptor: PropertyDescriptor | undefined): unknown[] {
   const code: unknown[] = [];
   if (descriptor === undefined) return code;
-  const parts = [descriptor.get, descriptor.set, descriptor.value];
+  // Own fields only: a data descriptor has no `get`, and reading one would reach a getter a file
+  // put on Object.prototype (one that throws stopped every look; checking tester, session 44).
+  const parts = [hasOwn(descriptor, "get") ? descriptor.get : undefined, hasOwn(descriptor, "set") ? descriptor.set : undefined, hasOwn(descriptor, "value") ? descriptor.value : undefined];
   for (let i = 0; i < 3; i++) {
     const value = parts[i];
-    if (typeof value === "function" || (typeof value === "object" && value !== null)) code[code.length] = value;
+    if (typeof value === "function" || (typeof value === "object" && value !== null)) append(code, value);
   }
   return code;
 }
@@ -106,7 +144,7 @@ export function builtinsSnapshot(): () => BuiltinChanges {
     const changes: BuiltinChanges = { core: [], other: false };
     const found = changedBuiltins(taken);
     for (let i = 0; i < found.length; i++) {
-      if (found[i]!.core) changes.core[changes.core.length] = found[i]!.name;
+      if (found[i]!.core) append(changes.core, found[i]!.name);
       else changes.other = true;
     }
     return changes;
@@ -121,6 +159,8 @@ interface Taken {
   keys: PropertyKey[];
   codes: unknown[][];
   descriptors: PropertyDescriptor[];
+  /** Every own key it had, code or not: a key added since is looked at (index and hook keys). */
+  all: PropertyKey[];
 }
 
 function takeBuiltins(): Taken[] {
@@ -129,17 +169,20 @@ function takeBuiltins(): Taken[] {
   for (let w = 0; w < watched.length; w++) {
     const object = watched[w]![1];
     const all = ownKeys(object);
-    const entry: Taken = { name: watched[w]![0], object, core: watched[w]![2], keys: [], codes: [], descriptors: [] };
+    const entry: Taken = { name: watched[w]![0], object, core: watched[w]![2], keys: [], codes: [], descriptors: [], all };
     for (let k = 0; k < all.length; k++) {
       const descriptor = getOwnPropertyDescriptor(object, all[k]!);
       const code = codeOf(descriptor);
       if (code.length === 0) continue;
-      const at = entry.keys.length;
-      entry.keys[at] = all[k]!;
-      entry.codes[at] = code;
-      entry.descriptors[at] = descriptor!;
+      append(entry.keys, all[k]!);
+      append(entry.codes, code);
+      // Kept with no prototype: defineProperty reads a descriptor's fields through its prototype
+      // chain, where a getter a file put on Object.prototype ("get") threw and stopped the put-back.
+      const own = { ...descriptor! };
+      setPrototypeOf(own, null);
+      append(entry.descriptors, own);
     }
-    taken[taken.length] = entry;
+    append(taken, entry);
   }
   return taken;
 }
@@ -163,18 +206,21 @@ function changedBuiltins(taken: Taken[]): BuiltinChange[] {
   for (let t = 0; t < taken.length; t++) {
     const entry = taken[t]!;
     for (let k = 0; k < entry.keys.length; k++) {
-      const now = codeOf(getOwnPropertyDescriptor(entry.object, entry.keys[k]!));
+      const key = entry.keys[k]!;
+      const now = codeOf(getOwnPropertyDescriptor(entry.object, key));
       const before = entry.codes[k]!;
       let same = now.length === before.length;
       for (let i = 0; same && i < now.length; i++) same = now[i] === before[i];
-      if (!same) changes[changes.length] = { taken: entry, key: entry.keys[k]!, at: k, name: `${entry.name}${keyName(entry.keys[k]!)}`, core: entry.core };
+      // The global object is patched by real packages, but not where the language's own objects are bound.
+      if (!same) append(changes, { taken: entry, key, at: k, name: `${entry.name}${keyName(key)}`, core: entry.core || (entry.object === globalThis && holds(CORE_GLOBALS, key)) });
     }
     if (!entry.core) continue;
-    for (let h = 0; h < HOOK_KEYS.length; h++) {
-      const key = HOOK_KEYS[h]!;
-      let had = false;
-      for (let k = 0; !had && k < entry.keys.length; k++) had = entry.keys[k] === key;
-      if (!had && hasOwn(entry.object, key)) changes[changes.length] = { taken: entry, key, at: -1, name: `${entry.name}${keyName(key)}`, core: true };
+    // Keys added since: a hook key, or an index, changes what the language does with every value of the kind.
+    const now = ownKeys(entry.object);
+    for (let k = 0; k < now.length; k++) {
+      const key = now[k]!;
+      if (holds(entry.all, key) || !(holds(HOOK_KEYS, key) || isIndexKey(key))) continue;
+      append(changes, { taken: entry, key, at: -1, name: `${entry.name}${keyName(key)}`, core: true });
     }
   }
   return changes;
@@ -205,9 +251,9 @@ export function builtinsGuard(): { takeBack(): BuiltinsTakenBack | null } {
       for (let i = 0; i < found.length; i++) {
         const change = found[i]!;
         if (!change.core) continue;
-        changed[changed.length] = change.name;
+        append(changed, change.name);
         const done = change.at === -1 ? deleteProperty(change.taken.object, change.key) : defineProperty(change.taken.object, change.key, change.taken.descriptors[change.at]!);
-        if (!done) kept[kept.length] = change.name;
+        if (!done) append(kept, change.name);
       }
       return changed.length === 0 ? null : { changed, kept };
     },

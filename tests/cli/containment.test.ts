@@ -123,9 +123,9 @@ describe("containment (compiled binary)", () => {
     const stderr = watchStream(child.stderr);
     try {
       const url = (await stderr.until(/docket serving .* at http:\/\/127\.0\.0\.1:\d+/)).match(/at (http:\/\/127\.0\.0\.1:\d+)/)![1]!;
-      const said = await stderr.until(/m\.main\.ts \(or a package it imports\) replaced .*JSON\.parse.* on the server's main thread when imported there .*docket put them back/);
+      const said = await stderr.until(/m\.main\.ts \(or a package it imports\) replaced .*JSON\.parse.* on docket's main thread when imported there .*docket put them back/);
       expect(said).toContain("Array.prototype.map");
-      await stderr.until(/replaced JSON\.stringify on the server's main thread after the file loaded .*docket put them back/);
+      await stderr.until(/replaced JSON\.stringify on docket's main thread after the file loaded .*docket put them back/);
       const listed = (await (await fetch(`${url}/api/v1/capabilities/list`)).json()) as { capabilities: Array<{ id: string }> };
       expect(listed.capabilities.map((c) => c.id)).toEqual(expect.arrayContaining(["m.main", "m.later", "health.report"]));
     } finally {

@@ -286,6 +286,11 @@ describe("load probe", () => {
         ["includes.ts", "const includes = String.prototype.includes;\nString.prototype.includes = function (s: string, ...r: number[]) { return includes.call(this, s, ...r); };", "String.prototype.includes"],
         ["then.ts", "Promise.prototype.then = function (this: any) { return this; } as any;", "Promise.prototype.then"],
         ["removes.ts", "delete (Map.prototype as any).get;", "Map.prototype.get"],
+        // Third checking tester, session 44: the global binding, an index setter, a constructor's own method, an added hook.
+        ["global-json.ts", "(globalThis as any).JSON = { ...JSON, parse: () => ({}) };", "globalThis.JSON"],
+        ["index-setter.ts", 'Object.defineProperty(Array.prototype, "0", { configurable: true, get() { return undefined; }, set() {} });', "Array.prototype.0"],
+        ["number-static.ts", "Number.isInteger = () => false;", "Number.isInteger"],
+        ["to-json.ts", 'Object.defineProperty(Array.prototype, "toJSON", { value: () => ["pwned"], configurable: true, writable: true });', "Array.prototype.toJSON"],
       ];
       for (const [name, line, named] of cases) {
         const verdict = await check(probe, file(name, line));

@@ -1,5 +1,6 @@
 import { FailureError, type FailureDescriptor } from "../execution/failure.ts";
 import type { EdgeInfo, ExecutionPlane } from "../execution/plane.ts";
+import { delegatedPlane } from "./_delegated-plane.ts";
 
 /**
  * The plane of a standalone `docket mcp` once a `docket serve` has started on its checkout
@@ -13,28 +14,14 @@ export function laterServerPlane(plane: ExecutionPlane, serverStarted: () => boo
   const refuse = (what: string, edge: EdgeInfo): never => {
     throw new FailureError(refusal(what, edge));
   };
-  return {
-    get root() {
-      return plane.root;
-    },
-    get limits() {
-      return plane.limits;
-    },
-    get store() {
-      return plane.store;
-    },
-    capabilities: () => plane.capabilities(),
-    capability: (id) => plane.capability(id),
-    loadErrors: () => plane.loadErrors(),
-    ...(plane.onCapabilitiesChanged ? { onCapabilitiesChanged: (listener: () => void) => plane.onCapabilitiesChanged!(listener) } : {}),
+  return delegatedPlane(plane, {
     start: (request, edge) => (serverStarted() ? refuse(`start ${request.capability}`, edge) : plane.start(request, edge)),
     cancel: (id, edge) => plane.cancel(id, edge),
     async call(capability, input, edge, options) {
       if (serverStarted() && runsWork(plane, capability)) return refuse(startWhat(capability, input), edge);
       return plane.call(capability, input, edge, options);
     },
-    handle: (edge) => plane.handle(edge),
-  };
+  });
 }
 
 /** True for a call that would run work the server should hold: a start, or a direct write. */

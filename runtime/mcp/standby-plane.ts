@@ -1,5 +1,6 @@
 import { FailureError, type FailureDescriptor } from "../execution/failure.ts";
 import type { EdgeInfo, ExecutionPlane } from "../execution/plane.ts";
+import { delegatedPlane } from "./_delegated-plane.ts";
 
 /**
  * The plane `docket mcp` serves while the checkout's server holds the checkout and does not
@@ -14,20 +15,7 @@ export function standbyPlane(plane: ExecutionPlane, refusal: (what: string, edge
   const refuse = (what: string, edge: EdgeInfo): never => {
     throw new FailureError(refusal(what, edge));
   };
-  return {
-    get root() {
-      return plane.root;
-    },
-    get limits() {
-      return plane.limits;
-    },
-    get store() {
-      return plane.store;
-    },
-    capabilities: () => plane.capabilities(),
-    capability: (id) => plane.capability(id),
-    loadErrors: () => plane.loadErrors(),
-    ...(plane.onCapabilitiesChanged ? { onCapabilitiesChanged: (listener: () => void) => plane.onCapabilitiesChanged!(listener) } : {}),
+  return delegatedPlane(plane, {
     start: (request, edge) => refuse(`start ${request.capability}`, edge),
     cancel: (id, edge) => refuse(`cancel ${id}`, edge),
     async call(capability, input, edge, options) {
@@ -35,8 +23,7 @@ export function standbyPlane(plane: ExecutionPlane, refusal: (what: string, edge
       if (declared && !declared.plane && declared.effect === "read") return plane.call(capability, input, edge, options);
       return refuse(callWhat(capability, input), edge);
     },
-    handle: (edge) => plane.handle(edge),
-  };
+  });
 }
 
 /** What a refused call would have done, for the failure's message: the start names its capability and run_id. */

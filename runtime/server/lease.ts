@@ -219,15 +219,8 @@ export async function isLeaseLive(lease: Lease, options: { timeout_ms?: number }
  * lease exists, so two servers starting at once cannot both win) or, over a stale one, renamed.
  */
 export async function acquireLease(lease: Lease): Promise<{ ok: true } | { ok: false; holder: Lease }> {
-  ensureDocketDir(lease.root);
-  const path = leasePath(lease.root);
-  const temporary = `${path}.${process.pid}.${Date.now()}.tmp`;
+  const { path, temporary } = writeLeaseAside(lease);
   try {
-    try {
-      writeFileSync(temporary, `${JSON.stringify(lease, null, 2)}\n`, { mode: 0o600 });
-    } catch (error) {
-      throw leaseUnwritable(path, error);
-    }
     try {
       linkSync(temporary, path);
       return { ok: true };
@@ -236,20 +229,35 @@ export async function acquireLease(lease: Lease): Promise<{ ok: true } | { ok: f
     }
     const holder = readLease(lease.root);
     if (holder && (await isLeaseLive(holder))) return { ok: false, holder };
-    try {
-      renameSync(temporary, path);
-    } catch (error) {
-      // A folder made at the lease's name: said, with the way out, not a crash's stack.
-      if (!lstatSync(path, { throwIfNoEntry: false })?.isDirectory()) throw error;
-      throw new DocketDirError(`cannot write the server's lease ${path}: it is a folder, not the file docket keeps there. Remove it (rm -r ${path}) and start again: docket makes the file.`);
-    }
+    renameLeaseIntoPlace(temporary, path, " and start again: docket makes the file");
     return { ok: true };
   } finally {
-    try {
-      unlinkSync(temporary);
-    } catch {
-      // Already renamed into place.
-    }
+    // Already linked or renamed into place, or left: gone either way.
+    rmSync(temporary, { force: true });
+  }
+}
+
+/** The lease written whole under a temporary name beside its place (mode 0600), `.docket/` made first. */
+function writeLeaseAside(lease: Lease): { path: string; temporary: string } {
+  ensureDocketDir(lease.root);
+  const path = leasePath(lease.root);
+  const temporary = `${path}.${process.pid}.${Date.now()}.tmp`;
+  try {
+    writeFileSync(temporary, `${JSON.stringify(lease, null, 2)}\n`, { mode: 0o600 });
+  } catch (error) {
+    rmSync(temporary, { force: true });
+    throw leaseUnwritable(path, error);
+  }
+  return { path, temporary };
+}
+
+/** Renames the lease written aside into place; a folder made at its name is said, with the way out (`then`), not a crash's stack. */
+function renameLeaseIntoPlace(temporary: string, path: string, then: string): void {
+  try {
+    renameSync(temporary, path);
+  } catch (error) {
+    if (!lstatSync(path, { throwIfNoEntry: false })?.isDirectory()) throw error;
+    throw new DocketDirError(`cannot write the server's lease ${path}: it is a folder, not the file docket keeps there. Remove it (rm -r ${path})${then}.`);
   }
 }
 
@@ -282,21 +290,9 @@ export function restoreLease(lease: Lease): "kept" | "restored" | "other" {
   const current = readLease(lease.root);
   if (isSameLease(current, lease)) return "kept";
   if (current !== null && current.pid !== lease.pid && (!pidVisible(current) || isProcessAlive(current.pid))) return "other";
-  ensureDocketDir(lease.root);
-  const path = leasePath(lease.root);
-  const temporary = `${path}.${process.pid}.${Date.now()}.tmp`;
+  const { path, temporary } = writeLeaseAside(lease);
   try {
-    try {
-      writeFileSync(temporary, `${JSON.stringify(lease, null, 2)}\n`, { mode: 0o600 });
-    } catch (error) {
-      throw leaseUnwritable(path, error);
-    }
-    try {
-      renameSync(temporary, path);
-    } catch (error) {
-      if (!lstatSync(path, { throwIfNoEntry: false })?.isDirectory()) throw error;
-      throw new DocketDirError(`cannot write the server's lease ${path}: it is a folder, not the file docket keeps there. Remove it (rm -r ${path}): docket writes the file again by itself.`);
-    }
+    renameLeaseIntoPlace(temporary, path, ": docket writes the file again by itself");
     return "restored";
   } finally {
     rmSync(temporary, { force: true });

@@ -14,7 +14,7 @@ import { childLedger, endLeftChildren } from "./worker/child-ledger.ts";
 import { createWorkerPool, DEFAULT_WORKER_URL } from "./worker/pool.ts";
 import { realOrSelf, type CapabilitySources } from "./capability/capability-sources.ts";
 import { namedChanges, sharedPrototypes } from "./worker/_shared-prototypes.ts";
-import { builtinsGuard } from "./worker/_pristine-builtins.ts";
+import { builtinsGuard, builtinsWarning } from "./worker/_pristine-builtins.ts";
 import { createLoadProbe, TRIAL_PATIENCE_MS } from "./worker/load-probe.ts";
 import { realpathSync } from "node:fs";
 import { createEngine, type Engine } from "./execution/engine.ts";
@@ -129,9 +129,9 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
   // And the language's own built-ins (JSON.parse, the iterators…): a file may replace them here
   // alone (`if (isMainThread)`), or after its trial, which no trial sees (checking tester, session 44).
   const mainBuiltins = options.trialLoads ? builtinsGuard() : null;
-  /** Puts back what capability code changed on this thread; `file`: the one just imported here, when the look follows an import. */
   /** Built-ins that could not be put back, said once: looked at again, they are no file's doing (checking tester, session 44). */
   const keptSaid = new Set<string>();
+  /** Puts back what capability code changed on this thread; `file`: the one just imported here, when the look follows an import. */
   function takeBackMain(file?: string): void {
     let found = null;
     let builtins = null;
@@ -153,8 +153,7 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
     if (builtins !== null && fresh.length > 0) {
       const kept = builtins.kept.filter((name) => !keptSaid.has(name));
       for (const name of kept) keptSaid.add(name);
-      const left = kept.length === 0 ? "docket put them back" : `docket could not put back ${namedChanges(kept)} (made not configurable, or its object frozen): the process runs with it until it ends; remove the file and restart`;
-      options.log?.(`warning: ${who} replaced ${namedChanges(fresh)} on docket's main thread ${when}, which docket's own code calls; ${left}. Leave the runtime's built-ins as they are.`);
+      options.log?.(builtinsWarning(who, when, fresh, kept, namedChanges));
     }
     if (found === null) return;
     const left = found.kept.length === 0 ? "docket put them back as the server began" : `docket could not put back ${namedChanges(found.kept)} (not configurable, or frozen): restart the server`;

@@ -7,7 +7,7 @@ import { defaultLimits, resolveLimits } from "../execution/limits.ts";
 import { createLoadProbe } from "../worker/load-probe.ts";
 import { DEFAULT_WORKER_URL } from "../worker/pool.ts";
 import { guardExit, LISTING_ENDING } from "../worker/_own-process.ts";
-import { builtinsGuard } from "../worker/_pristine-builtins.ts";
+import { builtinsGuard, builtinsWarning } from "../worker/_pristine-builtins.ts";
 import { namedChanges } from "../worker/_shared-prototypes.ts";
 
 /**
@@ -37,20 +37,20 @@ export async function loadRegistry(options: { cwd: string; capabilityDirs: strin
   const builtins = builtinsGuard();
   const takeBack = (who: string, when: string) => {
     const found = builtins.takeBack();
-    if (found !== null) process.stderr.write(`warning: ${who} replaced ${namedChanges(found.changed)} ${when} (its trial in a worker did not do so); docket ${found.kept.length === 0 ? "put them back" : `could not put back ${namedChanges(found.kept)}`}. Leave the runtime's built-ins as they are.\n`);
+    if (found !== null) process.stderr.write(`${builtinsWarning(who, when, found.changed, found.kept, namedChanges)}\n`);
   };
   const importFile = async (path: string) => {
     try {
       return await import(path);
     } finally {
-      takeBack(`${path.split("?")[0]} (or a package it imports)`, "when imported here");
+      takeBack(`${path.split("?")[0]} (or a package it imports)`, "when imported there (its trial in a worker did not do so)");
     }
   };
   try {
     const registry = await discoverCapabilities({ root, dirs: options.capabilityDirs, builtins: BUILTINS, importFile, loadTimeoutMs, probe: (sources) => probe.check(sources) });
     // What a top level deferred to the next turn, looked at before the listing is written.
     await new Promise((resolve) => setTimeout(resolve, 1));
-    takeBack("code of a capability file (or a package it imports)", "after the files loaded");
+    takeBack("code of a capability file (or a package it imports)", "after the files loaded (a turn they deferred, which their trials could not follow)");
     return { root, registry };
   } finally {
     await probe.close();

@@ -259,3 +259,12 @@ export function builtinsGuard(): { takeBack(): BuiltinsTakenBack | null } {
     },
   };
 }
+
+/**
+ * The warning a main thread's look logs (boot.ts, cli/_load-registry.ts): `who` replaced what
+ * `changed` names, `when`, and what of it (`kept`) could not be put back.
+ */
+export function builtinsWarning(who: string, when: string, changed: string[], kept: string[], named: (keys: string[]) => string): string {
+  const left = kept.length === 0 ? "docket put them back" : `docket could not put back ${named(kept)} (made not configurable, or its object frozen): the process runs with it until it ends; remove the file and restart`;
+  return `warning: ${who} replaced ${named(changed)} on docket's main thread ${when}, which docket's own code calls; ${left}. Leave the runtime's built-ins as they are.`;
+}

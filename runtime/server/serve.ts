@@ -178,6 +178,8 @@ export async function startServer(options: ServeOptions): Promise<DocketServer> 
 /** The rest of startServer, with every line of `options.log` also in the log file; `lock` is let go by stop. */
 async function serveWithLog(options: ServeOptions, bind: { token: string | null; generated: boolean; host: string; port: number }, logFile: LogFile | null, lock: CheckoutLock): Promise<DocketServer> {
   const { token, generated, host, port } = bind;
+  // Before the lease is written: whatever a run that found this server left is written after it.
+  const startedAt = Date.now();
 
   const boot = options.boot ?? bootPlane;
   const booted = await boot({
@@ -203,10 +205,12 @@ async function serveWithLog(options: ServeOptions, bind: { token: string | null;
     // in .docket/state.db, and a start with one must not run again here (docs/durability.md).
     if (options.storeKind === "memory") recordStoreFileIdentities(plane, options.limits.run_identities, options.log);
     // Reports left by runs (takeLeftReports), now and every LEFT_REPORTS_EVERY_MS: a run this server
-    // did not hear while it was frozen leaves them as it exits, with the server serving on.
-    const leftScan = options.storeKind === "memory" ? null : setInterval(() => takeLeftReports(plane), LEFT_REPORTS_EVERY_MS);
-    leftScan?.unref?.();
-    if (options.storeKind !== "memory") takeLeftReports(plane);
+    // did not hear while it was frozen leaves them as it exits, with the server serving on. A memory
+    // store holds nothing of an earlier server's: it takes only what was left since it started.
+    const leftSince = options.storeKind === "memory" ? startedAt : undefined;
+    const leftScan = setInterval(() => takeLeftReports(plane, leftSince), LEFT_REPORTS_EVERY_MS);
+    leftScan.unref?.();
+    takeLeftReports(plane, leftSince);
     if (marks.unreadable > 0) options.log(`warning: ${marks.unreadable} file${marks.unreadable === 1 ? "" : "s"} in .docket/runs/ ${marks.unreadable === 1 ? "is" : "are"} not a run_id mark and ${marks.unreadable === 1 ? "was" : "were"} left as ${marks.unreadable === 1 ? "it is" : "they are"}`);
     const allowedHosts = [...(options.allowedHosts ?? [])];
     // A name given to --host is trusted as --allow-host is, but never `localhost`: the server's own
@@ -251,7 +255,7 @@ async function serveWithLog(options: ServeOptions, bind: { token: string | null;
           watching?.close();
           // Before the lease goes: a look after it would write it again for a server that is stopping.
           clearInterval(leaseWatch);
-          if (leftScan !== null) clearInterval(leftScan);
+          clearInterval(leftScan);
           // What runs is ended first, while live clients still listen: the end of each execution
           // (interrupted, or cancelled while it waited) reaches them, committed as every event they
           // get is, before stream.closing — a client following one with a memory store would never
@@ -329,13 +333,14 @@ const LEFT_REPORTS_EVERY_MS = 5000;
  * not hold are a run it never heard (down or frozen at its first report), taken as if the run had
  * sent them once its process is gone. Those of one it holds running are taken when the run is
  * judged by its silence. A memory store holds none of an earlier server's and cannot tell the
- * first two apart: a server with one leaves them be.
+ * first two apart: a server with one passes `since`, its start, and looks only at what was left
+ * after it (by a run that found this server), leaving older files to a server with the store file.
  */
-export function takeLeftReports(plane: ExecutionPlane | Engine): void {
+export function takeLeftReports(plane: ExecutionPlane | Engine, since?: number): void {
   // While the store cannot write, what it says it holds may never reach its file: nothing left is
   // taken or removed then (a run's end was lost so after .docket/ was removed; checking tester, session 44).
   if (plane.store.storageFault() !== null) return;
-  for (const id of leftReportIds(plane.root)) {
+  for (const id of leftReportIds(plane.root, since)) {
     const held = plane.store.current(id);
     if (held === null) {
       if ("takeLeftReports" in plane) plane.takeLeftReports(id);

@@ -77,8 +77,11 @@ export function removeLeftReports(root: string, id: string): void {
   }
 }
 
-/** The executions reports were left for in `root`, by their files' names. */
-export function leftReportIds(root: string): string[] {
+/**
+ * The executions reports were left for in `root`, by their files' names; with `since` (ms since
+ * the epoch), only those whose file was written at or after it.
+ */
+export function leftReportIds(root: string, since?: number): string[] {
   let names: string[];
   try {
     names = readdirSync(leftReportsDir(root));
@@ -87,6 +90,9 @@ export function leftReportIds(root: string): string[] {
   }
   return names.flatMap((name) => {
     const id = name.endsWith(".json") ? name.slice(0, -".json".length) : null;
-    return id !== null && FILE_SAFE_ID.test(id) ? [id] : [];
+    if (id === null || !FILE_SAFE_ID.test(id)) return [];
+    if (since === undefined) return [id];
+    const written = lstatSync(join(leftReportsDir(root), name), { throwIfNoEntry: false })?.mtimeMs;
+    return written !== undefined && written >= since ? [id] : [];
   });
 }

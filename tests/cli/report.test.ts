@@ -655,6 +655,34 @@ describe("docket run and the server serving its checkout", () => {
     }
   }, 60_000);
 
+  test("a memory-store server frozen through a run takes what the run left once it wakes, as the run says; one started after a file was left leaves it for a server with the store file (MCP/CLI tester, session 44)", async () => {
+    const checkout = tempCheckout();
+    const { serve, http } = await serveProcess(checkout, ["--store", "memory"]);
+    let older: string;
+    try {
+      older = await runUnheard(checkout, serve);
+      serve.kill("SIGCONT");
+      const held = await pollUntil(() => http.get(`/api/v1/executions/get?id=${older}`), (got) => got.state === "succeeded", `${older} taken by the memory server once it woke`);
+      expect(held).toMatchObject({ id: older, state: "succeeded", output: { steps: 2 } });
+      expect(existsSync(join(checkout, ".docket", "reports", `${older}.json`))).toBe(false);
+      older = await runUnheard(checkout, serve);
+    } finally {
+      serve.kill("SIGCONT");
+      serve.kill("SIGTERM");
+      await serve.exited;
+    }
+    // Left before this server started: maybe an execution .docket/state.db holds, which a memory store cannot know.
+    const next = await serveProcess(checkout, ["--store", "memory"]);
+    try {
+      await Bun.sleep(6_000);
+      expect(existsSync(join(checkout, ".docket", "reports", `${older}.json`))).toBe(true);
+      expect((await next.http.get(`/api/v1/executions/get?id=${older}`)).error).toMatchObject({ error_code: "not_found" });
+    } finally {
+      next.serve.kill("SIGTERM");
+      await next.serve.exited;
+    }
+  }, 60_000);
+
   test("docket run killed while it waits for its server at its end (a CI job cancelled then) has left its end already: the restarted server records it as it ended (checking tester, session 34)", async () => {
     const checkout = tempCheckout();
     let { serve, http } = await serveProcess(checkout);

@@ -666,6 +666,8 @@ describe("docket run and the server serving its checkout", () => {
       expect(held).toMatchObject({ id: older, state: "succeeded", output: { steps: 2 } });
       expect(existsSync(join(checkout, ".docket", "reports", `${older}.json`))).toBe(false);
       older = await runUnheard(checkout, serve);
+      // Killed frozen: woken, it would take this file too.
+      serve.kill("SIGKILL");
     } finally {
       serve.kill("SIGCONT");
       serve.kill("SIGTERM");

@@ -262,6 +262,11 @@ describe("docket new", () => {
     const repo = tempCheckout();
     const created = await docket(fromSource, ["new", "team.npx"], { cwd: repo, env: { DOCKET_COMMAND: "npx docket" } });
     expect(created.stdout).toBe(`Created capabilities/team.npx.ts\nRun it:  npx docket run team.npx --input '{"name":"Ada"}'\n`);
+    // The file's first line says the same (it said `docket run`: MCP/CLI tester, session 44).
+    expect(readFileSync(join(repo, "capabilities", "team.npx.ts"), "utf8").split("\n")[0]).toBe(`// team.npx: scaffolded by \`docket new\`. Run it: npx docket run team.npx --input '{"name":"Ada"}'`);
+    const elsewhere = await docket(fromSource, ["new", "team.there", "--capabilities", "tools/caps"], { cwd: repo, env: { DOCKET_COMMAND: "npx docket" } });
+    expect(readFileSync(join(repo, "tools", "caps", "team.there.ts"), "utf8").split("\n")[0]).toBe(`// team.there: scaffolded by \`docket new\`. Run it: npx docket run team.there --capabilities tools/caps --input '{"name":"Ada"}'`);
+    expect(elsewhere.stdout).toContain("Run it:  npx docket run team.there --capabilities tools/caps --input");
     const other = await docket(fromSource, ["new", "team.other"], { cwd: repo, env: { DOCKET_COMMAND: "rm -rf ~;" } });
     expect(other.stdout).toBe(`Created capabilities/team.other.ts\nRun it:  docket run team.other --input '{"name":"Ada"}'\n`);
   });

@@ -69,7 +69,7 @@ export default defineCommand({
       const folder = folders[0]!;
       if (given.length === 0 && ((await listCapabilityFiles(folder)) ?? []).length === 0) {
         first = join(folder, `${FIRST_ID}.ts`);
-        writeFileSync(first, capabilityTemplate(FIRST_ID), { flag: "wx" });
+        writeFileSync(first, capabilityTemplate(FIRST_ID, `${commandName()} run ${FIRST_ID} --input '{"name":"Ada"}'`), { flag: "wx" });
         done.push(`Created ${shown(first)}`);
       }
     } catch (error) {

@@ -49,9 +49,13 @@ export default defineCommand({
       const outcome = conflict.holder?.source.kind === "file" ? "one of the two files would not load" : "the file would never load";
       throw new UsageError(`Cannot create ${shown}: ${conflict.reason}, so ${outcome}. Choose another id.`, command);
     }
+    // Run by id, a file outside capabilities/ is found only with its folder named.
+    const from = given === undefined ? "" : ` --capabilities ${relative(process.cwd(), folder) || "."}`;
+    // `npx docket` when the npm package's launcher ran it: a project has no `docket` on its PATH (distribution tester, session 44).
+    const runIt = `${commandName()} run ${args.id}${from} --input '{"name":"Ada"}'`;
     mkdirSync(folder, { recursive: true });
     try {
-      writeFileSync(file, capabilityTemplate(args.id), { flag: "wx" });
+      writeFileSync(file, capabilityTemplate(args.id, runIt), { flag: "wx" });
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       // The id is the file name: one too long for the file system is the user's to shorten.
@@ -59,10 +63,7 @@ export default defineCommand({
       if (code === "EEXIST") throw new UsageError(`${shown} already exists; edit it, or choose another id.`, command);
       throw error;
     }
-    // Run by id, a file outside capabilities/ is found only with its folder named.
-    const from = given === undefined ? "" : ` --capabilities ${relative(process.cwd(), folder) || "."}`;
-    // `npx docket` when the npm package's launcher ran it: a project has no `docket` on its PATH (distribution tester, session 44).
-    await writeStdout(`Created ${shown}\nRun it:  ${commandName()} run ${args.id}${from} --input '{"name":"Ada"}'\n`);
+    await writeStdout(`Created ${shown}\nRun it:  ${runIt}\n`);
     return EXIT.succeeded;
   },
 });
@@ -89,10 +90,11 @@ function titleOf(id: string): string {
 
 /**
  * The scaffold: it imports only "docket" and "valibot" (the binary serves both, so it needs no
- * node_modules) and shows a step, progress, a log line, cancellation and a typed failure.
+ * node_modules) and shows a step, progress, a log line, cancellation and a typed failure. Its
+ * first line says how to run it: `runIt`, the command line `docket new` printed.
  */
-export function capabilityTemplate(id: string): string {
-  return `// ${id}: scaffolded by \`docket new\`. Run it: docket run ${id} --input '{"name":"Ada"}'
+export function capabilityTemplate(id: string, runIt: string): string {
+  return `// ${id}: scaffolded by \`docket new\`. Run it: ${runIt}
 import { capability, CapabilityError } from "docket";
 import * as v from "valibot";
 

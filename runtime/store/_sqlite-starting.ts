@@ -1,4 +1,4 @@
-import { closeSync, constants, fchmodSync, fstatSync, ftruncateSync, openSync, readSync, writeSync } from "node:fs";
+import { closeSync, constants, fchmodSync, fstatSync, ftruncateSync, openSync, readSync, statSync, writeSync } from "node:fs";
 
 /**
  * The handlers handed to a worker whose `execution.started` may not be committed yet
@@ -17,6 +17,11 @@ import { closeSync, constants, fchmodSync, fstatSync, ftruncateSync, openSync, r
  * executions it finds `queued`), so the file is emptied only now and then: after a write that
  * committed everything pending, once it holds SETTLE_LINES — a truncation per write measured as
  * much as the note itself.
+ *
+ * The file removed or replaced under the server (by hand, a cleaning tool) would take the notes
+ * that follow with it: after each such write (one `fstat` and one `stat`), it is made again at its
+ * path, empty, since nothing before that write means anything any more. Made again it cannot be
+ * (its folder gone, a link put there): no start is noted, and so none begins, until it can.
  */
 export interface StartingJournal {
   /** Notes that `id`'s handler begins; false when the whole line could not be written. */
@@ -44,13 +49,51 @@ export type WriteLine = (fd: number, text: string) => number;
 /** Opens (creates, private; never through a symbolic link) the journal beside the database at `databasePath`. */
 export function openStartingJournal(databasePath: string, write: WriteLine = writeSync): StartingJournal {
   const path = `${databasePath}-starting`;
-  const fd = openSync(path, constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
-  // Private like the database (one left wider by hand is narrowed, as the database is).
-  if ((fstatSync(fd).mode & 0o077) !== 0) fchmodSync(fd, 0o600);
+  const openAt = (): number => {
+    const opened = openSync(path, constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o600);
+    try {
+      const stats = fstatSync(opened);
+      if (!stats.isFile()) throw new Error(`${path} is not a file`);
+      // Private like the database (one left wider by hand is narrowed, as the database is).
+      if ((stats.mode & 0o077) !== 0) fchmodSync(opened, 0o600);
+    } catch (error) {
+      closeSync(opened);
+      throw error;
+    }
+    return opened;
+  };
+  let fd = openAt();
   let lines = 0;
   // A line written in part: the next note ends it first.
   let broken = false;
   let open = true;
+  // The file was removed or replaced and could not be made again: no note is taken until it is.
+  let lost = false;
+  /** Whether `fd` is no longer the file at `path` (unlinked, or another file put there). */
+  const moved = (): boolean => {
+    try {
+      const held = fstatSync(fd);
+      if (held.nlink === 0) return true;
+      const named = statSync(path, { throwIfNoEntry: false });
+      return named === undefined || named.ino !== held.ino || named.dev !== held.dev;
+    } catch {
+      return false;
+    }
+  };
+  /** After a write that committed every note: the file at `path` again, empty. */
+  const remake = () => {
+    try {
+      const next = openAt();
+      ftruncateSync(next, 0);
+      closeSync(fd);
+      fd = next;
+      lines = 0;
+      broken = false;
+      lost = false;
+    } catch {
+      lost = true;
+    }
+  };
   /** Writes one newline; true when it was written. */
   const newline = (): boolean => {
     try {
@@ -74,7 +117,9 @@ export function openStartingJournal(databasePath: string, write: WriteLine = wri
     note(id) {
       // A fragment ends as a line of its own, which matches no id (every id is as long): the
       // earlier lines stay, since their starts may not be committed yet.
-      if (!open || (broken && !newline())) return false;
+      // Lost, no note was taken since the write that committed every earlier one: made again now, it is empty rightly.
+      if (lost) remake();
+      if (!open || lost || (broken && !newline())) return false;
       const line = `${id}\n`;
       try {
         const written = write(fd, line);
@@ -90,10 +135,13 @@ export function openStartingJournal(databasePath: string, write: WriteLine = wri
       return true;
     },
     writable() {
-      return open && newline();
+      if (open && lost) remake();
+      return open && !lost && newline();
     },
     settled() {
-      if (open && (broken || lines >= SETTLE_LINES)) truncate();
+      if (!open) return;
+      if (lost || moved()) remake();
+      else if (broken || lines >= SETTLE_LINES) truncate();
     },
     empty() {
       if (open) truncate();

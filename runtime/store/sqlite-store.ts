@@ -494,7 +494,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
       return true;
     }
     if (noteFault === null) {
-      noteFault = { reason: `cannot note a start in ${path}-starting (the disk may be full); starts wait until it can`, since: clock().toISOString(), damaged: { path } };
+      noteFault = { reason: `cannot note a start in ${path}-starting (the disk may be full, or the file was removed and cannot be made again); starts wait until it can`, since: clock().toISOString(), damaged: { path } };
       reportPersistError(new Error(noteFault.reason));
     }
     return false;

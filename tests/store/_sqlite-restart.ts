@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { readFileSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import type { ExecutionSnapshot } from "../../runtime/execution/snapshot.ts";
 import type { SqliteExecutionStore } from "../../runtime/store/sqlite-store.ts";
 import { allEvents, draft, expectValidEvent, idOf, limitsWith, newExecution, pathTo, TestClock } from "./_fixtures.ts";
@@ -68,6 +68,27 @@ export function restartCases(): void {
       expect(second.list({ limit: 1 }).items[0]!.id).toBe(idOf(31));
       expect(() => second.create(newExecution(5))).toThrow(/already holds/);
       second.close();
+    });
+
+    test("sqlite store whose start notes were removed under it makes the file again at its next write: a start noted after that is still told apart from one that never ran (durability tester, session 45)", async () => {
+      const path = tempDb();
+      const clock = new TestClock();
+      const live = openStore(path, clock);
+      for (const n of [1, 2]) live.create(newExecution(n, { effect: "write" }));
+      await live.durable();
+      rmSync(`${path}-starting`);
+      live.create(newExecution(3));
+      await live.durable();
+      expect(readFileSync(`${path}-starting`, "utf8")).toBe("");
+      // 1 handed to a worker, its start not written yet; 2 still waits its turn.
+      expect(live.starting(idOf(1))).toBe(true);
+      live.append(idOf(1), [draft.started()]);
+      expect(openStore(copyOfFiles(path), clock).recovered).toEqual([
+        { id: idOf(1), found: "queued", state: "failed" },
+        { id: idOf(2), found: "queued", state: "cancelled" },
+        { id: idOf(3), found: "queued", state: "cancelled" },
+      ]);
+      live.close();
     });
 
     test("sqlite store opened after a crash ends an execution still queued in the file but noted as starting failed interrupted, after a start, never cancelled as not run", async () => {

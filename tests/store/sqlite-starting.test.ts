@@ -77,6 +77,40 @@ describe("the starting journal (runtime/store/_sqlite-starting.ts)", () => {
     expect(readFileSync(target, "utf8")).toBe("kept\n");
   });
 
+  test("a file removed or replaced under the journal is made again, empty, after the next settled write; one that cannot be made again takes no note until it can (durability tester, session 45)", () => {
+    const path = databasePath();
+    const journal = openStartingJournal(path);
+    expect(journal.note("x-1")).toBe(true);
+    rmSync(`${path}-starting`);
+    // Between the removal and the write that commits it, a note goes to the file still open.
+    expect(journal.note("x-2")).toBe(true);
+    journal.settled();
+    expect(readFileSync(`${path}-starting`, "utf8")).toBe("");
+    expect(journal.note("x-3")).toBe(true);
+    expect(readFileSync(`${path}-starting`, "utf8")).toBe("x-3\n");
+    // Another file put in its place: taken over, emptied (what it held is no note of this store's).
+    rmSync(`${path}-starting`);
+    writeFileSync(`${path}-starting`, "someone else's\n", { mode: 0o644 });
+    journal.settled();
+    expect(readFileSync(`${path}-starting`, "utf8")).toBe("");
+    expect(statSync(`${path}-starting`).mode & 0o777).toBe(0o600);
+    expect(journal.note("x-4")).toBe(true);
+    expect(readFileSync(`${path}-starting`, "utf8")).toBe("x-4\n");
+    // A link put there is never written through: no note until the file can be made again.
+    const target = join(path, "..", "elsewhere");
+    writeFileSync(target, "kept\n");
+    rmSync(`${path}-starting`);
+    symlinkSync(target, `${path}-starting`);
+    journal.settled();
+    expect(journal.note("x-5")).toBe(false);
+    expect(journal.writable()).toBe(false);
+    expect(readFileSync(target, "utf8")).toBe("kept\n");
+    rmSync(`${path}-starting`);
+    expect(journal.note("x-5")).toBe(true);
+    expect(readFileSync(`${path}-starting`, "utf8")).toBe("x-5\n");
+    journal.close();
+  });
+
   test("a line written in part is no note; the next note ends the fragment first, and the open skips it", () => {
     const path = databasePath();
     const d = disk();

@@ -1,7 +1,7 @@
 import type { RegisteredCapability } from "../capability/registered.ts";
 import { arrivedAsJsonText, type LoadFailureCause, type TaskError, type TaskOutcome } from "../worker/task.ts";
 import type { EdgeInfo } from "./plane.ts";
-import { buildFailure, forcedStopCertainty, raisedSuggestion, type FailureDescriptor, type Retryability } from "./failure.ts";
+import { buildFailure, defaultRetryability, forcedStopCertainty, raisedSuggestion, type FailureDescriptor, type Retryability } from "./failure.ts";
 import { checkValue, describeProblems } from "./validate.ts";
 import { parsesUnchanged } from "./_parses-unchanged.ts";
 import { MAX_INPUT_DEPTH } from "./json-depth.ts";
@@ -194,7 +194,10 @@ function unmasked(capability: RegisteredCapability, outcome: TaskOutcome, stop: 
         }),
       };
     case "capability": {
-      const retryability = RETRYABILITIES.has(error.retryability ?? "") ? (error.retryability as Retryability) : undefined;
+      // The handler may know its write's fate; a read changes nothing whatever it says.
+      const certainty = capability.effect === "read" ? "not_applied" : error.outcome_certainty === "applied" || error.outcome_certainty === "not_applied" ? error.outcome_certainty : "unknown";
+      // Its own word on retrying, else the code's, never "safe" for what may have been applied.
+      const retryability = RETRYABILITIES.has(error.retryability ?? "") ? (error.retryability as Retryability) : defaultRetryability(error.code, certainty);
       return {
         state: "failed",
         failure: buildFailure({
@@ -203,8 +206,7 @@ function unmasked(capability: RegisteredCapability, outcome: TaskOutcome, stop: 
           stage: "run",
           message: error.message,
           retryability,
-          // The handler may know its write's fate; a read changes nothing whatever it says.
-          outcome_certainty: capability.effect === "read" ? "not_applied" : error.outcome_certainty === "applied" || error.outcome_certainty === "not_applied" ? error.outcome_certainty : "unknown",
+          outcome_certainty: certainty,
           suggestion: error.suggestion ?? raisedSuggestion(error.code, retryability),
           context: error.context,
         }),

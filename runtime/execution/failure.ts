@@ -127,21 +127,32 @@ function boundContext(context: Record<string, unknown> | undefined): Record<stri
   return { withheld: "too_large", bytes: text.length, limit: MAX_CONTEXT_BYTES };
 }
 
+/**
+ * A code's retryability when none is given. What may have been applied is settled by a person
+ * before anything runs again, whatever the code would say of a retry: a `deadline_exceeded` a
+ * write's handler raised itself was "safe" with its outcome `unknown` (executions tester, session 45).
+ */
+export function defaultRetryability(code: string, certainty: OutcomeCertainty | undefined): Retryability {
+  const byCode = isPlaneCode(code) ? DEFAULT_RETRYABILITY[code] : "never";
+  return certainty === "unknown" && (byCode === "safe" || byCode === "after_delay") ? "manual_reconcile" : byCode;
+}
+
 /** Builds the descriptor: the one place where defaults for retryability and certainty are decided. */
 export function buildFailure(options: FailureOptions): FailureDescriptor {
   const plane = isPlaneCode(options.error_code) ? options.error_code : null;
+  const retryability = options.retryability ?? defaultRetryability(options.error_code, options.outcome_certainty);
   return {
     error_code: options.error_code,
     stage: options.stage,
     // A handler's CapabilityError carries its own texts: made safe to print, as its log lines are
     // (docs/security.md): no escape that clears a terminal or sets its title, no forged line.
     message: sanitizeLine(options.message),
-    retryability: options.retryability ?? (plane ? DEFAULT_RETRYABILITY[plane] : "never"),
+    retryability,
     outcome_certainty: options.outcome_certainty ?? "not_applied",
     correlation_id: options.correlation_id ?? newCorrelationId(),
     request_id: options.request_id,
     trace_id: options.trace_id,
-    suggestion: options.suggestion === undefined ? defaultSuggestion(plane, options.retryability) : sanitizeLine(options.suggestion),
+    suggestion: options.suggestion === undefined ? defaultSuggestion(plane, retryability) : sanitizeLine(options.suggestion),
     context: boundContext(options.context),
   };
 }

@@ -620,6 +620,26 @@ describe("engine failure text", () => {
     expect(h.store.get(read)!.failure).toMatchObject({ outcome_certainty: "not_applied" });
   });
 
+  test("a docket code a write's handler raises itself (deadline_exceeded, cancelled, unavailable) with its outcome unknown is settled by a person, never safe to retry; its own word on retrying, and a read's, stand (executions tester, session 45)", async () => {
+    const h = harness();
+    const failed = async (capability: string, error: Record<string, unknown>) => {
+      const id = h.engine.start({ capability, input: {} }, EDGE).execution.id;
+      await flush();
+      h.pool.of(id)!.end({ ok: false, error: { kind: "capability", message: "pretend", context: {}, ...error } as never });
+      await flush();
+      return id;
+    };
+    const ids: string[] = [];
+    for (const code of ["deadline_exceeded", "cancelled", "unavailable", "capacity"]) ids.push(await failed("demo.write", { code }));
+    const own = await failed("demo.write", { code: "unavailable", retryability: "safe" });
+    const read = await failed("demo.read", { code: "deadline_exceeded" });
+    for (const id of ids) {
+      expect(h.store.get(id)!.failure).toMatchObject({ retryability: "manual_reconcile", outcome_certainty: "unknown", suggestion: expect.stringContaining("executions.reconcile") });
+    }
+    expect(h.store.get(own)!.failure).toMatchObject({ retryability: "safe", outcome_certainty: "unknown" });
+    expect(h.store.get(read)!.failure).toMatchObject({ retryability: "safe", outcome_certainty: "not_applied" });
+  });
+
   test("the input's secret values go to the worker to mask, and are masked in a CapabilityError's message and context and in the log", async () => {
     const h = harness();
     const input = { user: "ada", auth: { token: "tok-123456789" }, keys: [{ name: "k", key: "key-abcdefgh" }] };

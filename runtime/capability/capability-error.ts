@@ -15,6 +15,20 @@ export interface CapabilityErrorOptions {
 const CODE_SHAPE = /^[a-z][a-z0-9_]*$/;
 
 /**
+ * What a handler did wrong building a CapabilityError, as the property `capabilityErrorMisuse` of
+ * the TypeError thrown instead: the failure then says what to fix without quoting the value (a
+ * code made of the input may hold a secret; the log has it).
+ */
+export const CAPABILITY_ERROR_MISUSE = {
+  code: 'its code is not lower snake case like "verification_failed"',
+  outcome_certainty: 'its outcome_certainty is neither "applied" nor "not_applied" (leave it out when unknown)',
+} as const;
+
+function misuse(message: string, what: keyof typeof CAPABILITY_ERROR_MISUSE): TypeError {
+  return Object.assign(new TypeError(message), { capabilityErrorMisuse: what });
+}
+
+/**
  * A failure a handler raises on purpose: its code, message and context reach the client, with the
  * input's secret values masked (docs/security.md).
  */
@@ -28,7 +42,7 @@ export class CapabilityError extends Error {
   constructor(code: string, message: string, options: CapabilityErrorOptions = {}) {
     super(message);
     if (!CODE_SHAPE.test(code)) {
-      throw new TypeError(`CapabilityError code must be lower snake case (like "verification_failed"), got ${JSON.stringify(code)}`);
+      throw misuse(`CapabilityError code must be lower snake case (like "verification_failed"), got ${JSON.stringify(code)}`, "code");
     }
     this.name = "CapabilityError";
     this.code = code;
@@ -36,7 +50,7 @@ export class CapabilityError extends Error {
     this.retryability = options.retryability;
     this.suggestion = options.suggestion;
     if (options.outcome_certainty !== undefined && options.outcome_certainty !== "applied" && options.outcome_certainty !== "not_applied") {
-      throw new TypeError(`CapabilityError outcome_certainty must be "applied" or "not_applied" (leave it out when unknown), got ${JSON.stringify(options.outcome_certainty)}`);
+      throw misuse(`CapabilityError outcome_certainty must be "applied" or "not_applied" (leave it out when unknown), got ${JSON.stringify(options.outcome_certainty)}`, "outcome_certainty");
     }
     this.outcome_certainty = options.outcome_certainty;
   }

@@ -5,7 +5,7 @@ import { createRequire } from "node:module";
 import type { MessagePort } from "node:worker_threads";
 import { registerDocketModules } from "../adapter/bun-modules.ts";
 import { collectGarbage } from "../adapter/collect-garbage.ts";
-import { CapabilityError } from "../capability/capability-error.ts";
+import { CAPABILITY_ERROR_MISUSE, CapabilityError } from "../capability/capability-error.ts";
 import { createVersionImporter } from "./_import-version.ts";
 import { importTarget } from "../capability/pinned-sources.ts";
 import { prepareData } from "../capability/data-imports.ts";
@@ -696,7 +696,17 @@ function classify(error: unknown, context: WorkerContext): TaskError {
   } catch {
     // Fall through: what cannot be inspected is an internal failure like any other.
   }
-  return internal(error, null, context.mask);
+  return internal(error, misuseNote(error), context.mask);
+}
+
+/** What a handler did wrong building a CapabilityError (capability-error.ts), said to the client; null for any other error. */
+function misuseNote(error: unknown): string | null {
+  try {
+    const what = error instanceof TypeError ? (error as { capabilityErrorMisuse?: unknown }).capabilityErrorMisuse : undefined;
+    return what === "code" || what === "outcome_certainty" ? `the CapabilityError it threw could not be made: ${CAPABILITY_ERROR_MISUSE[what]}` : null;
+  } catch {
+    return null;
+  }
 }
 
 /** An internal failure: its class for the client, its message and stack for the log (execution/thrown.ts). */

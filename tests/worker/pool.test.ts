@@ -211,6 +211,18 @@ describe("createWorkerPool", () => {
     });
   });
 
+  test("a CapabilityError the handler could not make (a code not in lower snake case, an unknown outcome_certainty) is internal, and says what to fix without quoting the value; the log's message quotes it (executions tester, session 45)", async () => {
+    const pool = makePool();
+    const badCode = await pool.run(task("capability-error", "fixture.capability_error", { code: "Bad-Code!!" }), { lane: "execution" }).outcome;
+    expect(badCode).toMatchObject({ ok: false, error: { kind: "internal", error_class: "TypeError", note: 'the CapabilityError it threw could not be made: its code is not lower snake case like "verification_failed"' } });
+    expect((badCode as { error: { note: string; message: string } }).error.note).not.toContain("Bad-Code");
+    expect((badCode as { error: { message: string } }).error.message).toContain('got "Bad-Code!!"');
+    const badCertainty = await pool.run(task("capability-error", "fixture.capability_error", { outcome_certainty: "maybe" }), { lane: "execution" }).outcome;
+    expect(badCertainty).toMatchObject({ ok: false, error: { kind: "internal", note: expect.stringContaining('its outcome_certainty is neither "applied" nor "not_applied"') } });
+    const plain = await pool.run(task("throws", "fixture.throws"), { lane: "execution" }).outcome;
+    expect((plain as { error: { note?: string } }).error.note).toBeUndefined();
+  });
+
   test("a thrown Error is internal, with its message and the stack for the server log", async () => {
     const outcome = await makePool().run(task("throws", "fixture.throws"), { lane: "execution" }).outcome;
     if (outcome.ok || outcome.error.kind !== "internal") throw new Error(`expected internal, got ${JSON.stringify(outcome)}`);

@@ -51,13 +51,16 @@ export async function runCli(root: CommandDef<any>, rawArgs: string[]): Promise<
       return EXIT.succeeded;
     }
     if (!leaf.cmd.run) {
-      // A group (`docket`, `docket capabilities`): name one of its commands.
-      writeStderr(await renderHelp(chain, wantsColor(process.stderr, process.env)));
+      // A group (`docket`, `docket capabilities`): name one of its commands. Its help is printed
+      // when nothing near one was given; a word or flag it does not know gets the refusal alone,
+      // which points to it (the help printed first pushed the line that said what was wrong off the screen).
       if (unknown === undefined) {
         // `docket --versoin`: a flag that is near one the group takes is named, not "needs a command".
         const flag = rest.find((t) => t.startsWith("--"));
         const close = flag === undefined ? "" : didYouMeanText(flag.split("=")[0]!, command === "docket" ? ["--version", "--help"] : ["--help"]);
-        throw new UsageError(flag !== undefined && close ? `Unknown option ${flag.split("=")[0]} for ${command}. ${close}` : `${command} needs a command.`, command);
+        if (flag !== undefined && close) throw new UsageError(`Unknown option ${flag.split("=")[0]} for ${command}. ${close}`, command);
+        writeStderr(await renderHelp(chain, wantsColor(process.stderr, process.env)));
+        throw new UsageError(`${command} needs a command.`, command);
       }
       const names = Object.keys((typeof leaf.cmd.subCommands === "function" ? await leaf.cmd.subCommands() : await leaf.cmd.subCommands) ?? {});
       const close = didYouMeanText(unknown, names, (name) => `${command} ${name}`);

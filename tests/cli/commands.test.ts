@@ -67,6 +67,16 @@ describe("docket --help and --version", () => {
     expect(nope.stderr).toContain('Unknown command "nope" for docket.');
   });
 
+  test("an unknown command or a mistyped flag of a group gets its refusal alone, pointing to the help; a group named alone prints its help, then says it needs a command (MCP/CLI tester, session 44)", async () => {
+    const frob = await cli(["capabilities", "frob"]);
+    expect(frob).toMatchObject({ code: 2, stdout: "", stderr: 'Unknown command "frob" for docket capabilities.\nSee docket capabilities --help.\n' });
+    const flag = await cli(["--versoin"]);
+    expect(flag).toMatchObject({ code: 2, stdout: "", stderr: 'Unknown option --versoin for docket. Did you mean "--version"?\nSee docket --help.\n' });
+    const group = await cli(["capabilities"]);
+    expect(group.stderr).toContain("USAGE docket capabilities list|show");
+    expect(group.stderr.trimEnd().split("\n").slice(-2)).toEqual(["docket capabilities needs a command.", "See docket capabilities --help."]);
+  });
+
   test("docket run --help lists every flag and the exit codes", async () => {
     const { stdout } = await cli(["run", "--help"]);
     for (const flag of ["--input", "--format", "--run-id", "--deadline-ms", "--capabilities"]) expect(stdout).toContain(flag);

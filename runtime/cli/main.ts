@@ -60,6 +60,8 @@ if (import.meta.main) {
   const stdout = writerOf(process.stdout);
   const stderr = writerOf(process.stderr);
   const args = commandLine(process.argv.slice(2));
+  // A server's file work is not stopped by a few handlers stuck in a read (adapter/bun-file-threads.ts).
+  if (args[0] === "serve" || args[0] === "mcp") await (await import("../adapter/bun-file-threads.ts")).widenFileThreads();
   const asksOnly = args.length === 0 || args.some((arg) => VERSION_FLAGS.includes(arg) || arg === "--help" || arg === "-h");
   const unnamable = asksOnly ? null : (unnamableWorkingFolder(process.cwd()) ?? unnamablePathArgument(args, process.cwd()));
   if (unnamable !== null) {

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
 import { gitCommit } from "../../scripts/build.ts";
 import { defineRunCases } from "./_run-cases.ts";
-import { buildBinary, docket, fromBinary, removeTempDirs, tempCheckout, type DocketRunner } from "./_harness.ts";
+import { buildBinary, docket, fromBinary, removeTempDirs, spawnDocket, tempCheckout, watchStream, writeFiles, type DocketRunner } from "./_harness.ts";
 
 let binary: DocketRunner;
 
@@ -55,4 +55,54 @@ describe("the compiled binary", () => {
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout).execution.state).toBe("succeeded");
   });
+});
+
+/** Reads a file of the checkout the careless way: fs.promises.readFile, on Bun's shared file threads. */
+const FIFO_READ = `import { capability } from "docket";
+import * as v from "valibot";
+import { promises as fs } from "node:fs";
+import { join } from "node:path";
+export default capability({
+  id: "t.fifo",
+  title: "Read a file",
+  description: "Reads a file of the checkout asynchronously.",
+  effect: "read",
+  input: v.object({ name: v.string() }),
+  output: v.object({ bytes: v.number() }),
+  async handler({ name }, ctx) {
+    return { bytes: (await fs.readFile(join(ctx.root, name), { signal: ctx.signal })).length };
+  },
+});
+`;
+
+describe.skipIf(process.platform !== "linux")("docket serve and handlers stuck in a read", () => {
+  test("handlers stuck reading a FIFO nobody writes (fs.promises.readFile) do not stop direct calls, built-ins or imports of capability files: the binary's server has more file threads than a few stuck reads take (containment tester, session 45)", async () => {
+    const checkout = tempCheckout();
+    writeFiles(checkout, { "capabilities/t.fifo.ts": FIFO_READ, "note.txt": "twelve bytes" });
+    expect(Bun.spawnSync(["mkfifo", join(checkout, "pipe")]).exitCode).toBe(0);
+    const child = spawnDocket(binary, ["serve", "--port", "0", "--direct-deadline-ms", "300", "--grace-ms", "100"], { cwd: checkout });
+    const stderr = watchStream(child.stderr);
+    const url = (await stderr.until(/docket serving .* at http:\/\/127\.0\.0\.1:\d+/)).match(/at (http:\/\/127\.0\.0\.1:\d+)/)![1]!;
+    const json = { "Content-Type": "application/json" };
+    const call = (name: string) => fetch(`${url}/api/v1/t/fifo`, { method: "POST", headers: json, body: JSON.stringify({ name }) });
+    try {
+      // Each stuck call is stopped at its deadline; its read holds a file thread for good (two were every thread there was).
+      for (let i = 0; i < 4; i++) expect((await call("pipe")).status).toBe(504);
+      const read = await call("note.txt");
+      expect(read.status).toBe(200);
+      expect(await read.json()).toEqual({ bytes: 12 });
+      expect((await fetch(`${url}/api/v1/health/report`, { method: "POST", headers: json, body: "{}" })).status).toBe(200);
+      // An execution imports the file in a new worker: on the same threads.
+      const started = await (await fetch(`${url}/api/v1/executions/start`, { method: "POST", headers: json, body: JSON.stringify({ capability: "t.fifo", input: { name: "note.txt" } }) })).json();
+      let state = "";
+      for (let i = 0; i < 200 && !["succeeded", "failed", "cancelled"].includes(state); i++) {
+        await Bun.sleep(50);
+        state = (await (await fetch(`${url}/api/v1/executions/get?id=${started.execution.id}`)).json()).state;
+      }
+      expect(state).toBe("succeeded");
+    } finally {
+      child.kill("SIGKILL");
+      await child.exited;
+    }
+  }, 60_000);
 });

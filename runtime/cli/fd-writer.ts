@@ -238,15 +238,21 @@ export function routeStream(stream: NodeJS.WritableStream, writer: FdWriter): Fd
   return writer;
 }
 
-/** The writer behind `process.stdout` or `process.stderr`, routing the stream through one first if none does yet. */
-export function writerOf(stream: NodeJS.WriteStream): FdWriter {
+/**
+ * The writer behind `process.stdout` or `process.stderr`, routing the stream through one first if
+ * none does yet. `log` (first routing only): stdout is a log too, bounded as stderr is.
+ */
+export function writerOf(stream: NodeJS.WriteStream, options: { log?: boolean } = {}): FdWriter {
   const held = stream as unknown as Record<symbol, FdWriter | undefined>;
   const fd = stream === process.stderr ? 2 : 1;
   const routed = held[ROUTED];
   if (routed) return routed;
   // stdout holds a command's document, kept whole however far behind its reader is; stderr, a
-  // log that a server may write for days to a reader that stopped for good, is bounded.
-  const writer = routeStream(stream, createFdWriter(fd, fd === 2 ? "stderr" : "stdout", fd === 2 ? STDERR_QUEUE_BYTES : Infinity));
+  // log that a server may write for days to a reader that stopped for good, is bounded. A
+  // server's stdout carries no document, only what handlers of direct calls print: a handler
+  // printing gigabytes to a reader that took nothing grew the server by as much (containment tester, session 45).
+  const bounded = fd === 2 || options.log === true;
+  const writer = routeStream(stream, createFdWriter(fd, fd === 2 ? "stderr" : "stdout", bounded ? STDERR_QUEUE_BYTES : Infinity));
   // A command that exits without waiting (a server's stop, a second Ctrl-C) still hands over
   // what waits, as far as the reader takes it then: a write that does not wait cannot hold the exit.
   process.once("exit", () => writer.flushNow());

@@ -57,9 +57,10 @@ if (import.meta.main) {
   // modes found are given back at exit, so the next program of a CI step can write to the pipe.
   (await import("../adapter/bun-stdio-blocking.ts")).restoreStdioBlockingAtExit();
   // Before anything is written: stdout and stderr go through writers whose end can be awaited.
-  const stdout = writerOf(process.stdout);
-  const stderr = writerOf(process.stderr);
   const args = commandLine(process.argv.slice(2));
+  // A server's stdout holds no document, only what handlers print: bounded, as a log is.
+  const stdout = writerOf(process.stdout, { log: args[0] === "serve" });
+  const stderr = writerOf(process.stderr);
   // A server's file work is not stopped by a few handlers stuck in a read (adapter/bun-file-threads.ts).
   if (args[0] === "serve" || args[0] === "mcp") await (await import("../adapter/bun-file-threads.ts")).widenFileThreads();
   const asksOnly = args.length === 0 || args.some((arg) => VERSION_FLAGS.includes(arg) || arg === "--help" || arg === "-h");

@@ -8,10 +8,9 @@ import type { WorkerTask } from "./task.ts";
 import { asItReads, createSecretMask, isSecretNumber, maskAcross, maskedBeforeSafe, secretsIn, unfinishedSecretLength, type SecretMask } from "../execution/secret-mask.ts";
 import { boundDraftTexts } from "../execution/text-limits.ts";
 import { postedEvents } from "./event-backlog.ts";
+import { hooklessJson } from "./_hookless-json.ts";
 import { sanitizeLine, sanitizeText, unfinishedEscapeLength } from "../execution/text-sanitize.ts";
 
-/** JSON's writer as this module found it: a handler that replaces JSON.stringify must not write its events (the main thread then failed to read them, and the next task on the worker hung). */
-const stringify = JSON.stringify;
 
 // Batching: of one object per event, an array of objects per batch, an array of JSON strings per
 // batch and one JSON string per batch, the last was fastest end to end (parse included); through
@@ -120,7 +119,8 @@ export function createWorkerContext(options: WorkerContextOptions): WorkerContex
 
   const flush = () => {
     if (pending.length === 0) return;
-    const json = stringify(pending);
+    // Never through a toJSON the handler put on Object.prototype: it put masked secrets back.
+    const json = hooklessJson(pending);
     pending = [];
     pendingUnits = 0;
     lastFlush = now();

@@ -223,6 +223,21 @@ describe("createWorkerPool", () => {
     expect((plain as { error: { note?: string } }).error.note).toBeUndefined();
   });
 
+  test("a toJSON a handler puts on Object.prototype is never asked to write its events: they keep what masking took out, configurable or not (containment tester, session 45)", async () => {
+    const secret = "Sup3rSecretTok";
+    for (const locked of [false, true]) {
+      const w = watcher();
+      const p = makePool();
+      const outcome = await p.run(task("to-json", "fixture.to-json", { token: secret, locked }, { secrets: [secret] }), { lane: "execution", onEvents: w.onEvents }).outcome;
+      expect(outcome).toMatchObject({ ok: true });
+      const text = JSON.stringify(w.events);
+      expect(text).not.toContain(secret);
+      expect(w.events.filter((e) => e.type === "execution.log").map((e) => (e.data as { message: string }).message)).toEqual(["tok=[redacted]", "tok=[redacted]"]);
+      expect(w.events.find((e) => e.type === "execution.step")?.data).toEqual({ id: "s", title: "step [redacted]" });
+      await p.close();
+    }
+  });
+
   test("a thrown Error is internal, with its message and the stack for the server log", async () => {
     const outcome = await makePool().run(task("throws", "fixture.throws"), { lane: "execution" }).outcome;
     if (outcome.ok || outcome.error.kind !== "internal") throw new Error(`expected internal, got ${JSON.stringify(outcome)}`);

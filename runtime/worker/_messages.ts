@@ -83,6 +83,11 @@ export type FromWorker =
    * group if this worker is terminated or crashes, which can then run no code (_worker-children.ts).
    */
   | { type: "spawn"; ref: number; request: SpawnRequest }
+  /**
+   * The worker took `bytes` of a child's output (child_output): the main thread reads no more of
+   * the child's pipes while too much it sent is not taken yet (_worker-children.ts).
+   */
+  | { type: "child_taken"; ref: number; bytes: number }
   /** Something went wrong outside any task (for the server log only). */
   | { type: "problem"; message: string }
   /**

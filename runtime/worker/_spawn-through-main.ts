@@ -10,6 +10,13 @@ export interface ThroughMain {
 }
 
 /**
+ * The most `ctx.exec` children one worker has running at once; more wait their turn. Each is
+ * started by the server's main thread, which a handler starting 7,000 at once (a
+ * `Promise.all` over files) held for 15 s, every client with it (containment tester, session 45).
+ */
+export const CHILDREN_AT_ONCE = 32;
+
+/**
  * The worker's side of `ctx.exec`: each child is started by the main thread (_worker-children.ts),
  * which then posts its pid, its output and its end, in that order, on the worker's port.
  */
@@ -22,6 +29,14 @@ export function spawnThroughMain(post: (message: FromWorker) => void): ThroughMa
   }
   const pending = new Map<number, Pending>();
   let nextRef = 1;
+  // Children asked for while CHILDREN_AT_ONCE run: started, in order, as others end.
+  const waiting: Array<() => void> = [];
+  let running = 0;
+  const ended = () => {
+    running--;
+    const next = waiting.shift();
+    if (next !== undefined) next();
+  };
   return {
     spawn: (request, onOutput) =>
       new Promise((resolve, reject) => {
@@ -33,14 +48,21 @@ export function spawnThroughMain(post: (message: FromWorker) => void): ThroughMa
           started: (pid) => resolve({ pid, exited: end }),
           failed: (error) => {
             pending.delete(ref);
+            ended();
             reject(error);
           },
           exited: (exit) => {
             pending.delete(ref);
+            ended();
             exited(exit);
           },
         });
-        post({ type: "spawn", ref, request });
+        const start = () => {
+          running++;
+          post({ type: "spawn", ref, request });
+        };
+        if (running < CHILDREN_AT_ONCE) start();
+        else waiting.push(start);
       }),
     receive(message) {
       const child = pending.get(message.ref);
@@ -54,6 +76,8 @@ export function spawnThroughMain(post: (message: FromWorker) => void): ThroughMa
           break;
         case "child_output":
           child.onOutput(message.stream, message.chunk);
+          // Taken: the main thread may send more (it stops reading the child's pipes while too much waits here).
+          post({ type: "child_taken", ref: message.ref, bytes: message.chunk.byteLength });
           break;
         case "child_exit":
           child.exited({ code: message.code, signal: message.signal });

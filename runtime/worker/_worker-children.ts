@@ -8,9 +8,14 @@ import { NO_LEDGER, type ChildLedger } from "./child-ledger.ts";
 export interface WorkerChildren {
   /** Starts a child the worker asked for; its pid, output and end are posted back under `ref`. */
   spawn(ref: number, request: SpawnRequest): void;
+  /** The worker took `bytes` of the output of child `ref`. */
+  taken(ref: number, bytes: number): void;
   /** The worker is gone (terminated, crashed, closed): ends every group it left, TERM then KILL after `graceMs`. */
   end(graceMs: number): Promise<void>;
 }
+
+/** How much of one child's output may be posted to its worker and not taken yet before its pipes are left unread. */
+export const CHILD_OUTPUT_WINDOW = 4 * 1024 * 1024;
 
 /**
  * Serves a worker's children from the main thread. A worker cannot run code once terminated, and
@@ -19,6 +24,8 @@ export interface WorkerChildren {
  */
 export function workerChildren(worker: Worker, ledger: ChildLedger = NO_LEDGER): WorkerChildren {
   const groups = new Set<number>();
+  // Per child: its output posted and not yet taken, and what reads its pipes again once paused.
+  const flows = new Map<number, { unread: number; resume: (() => void) | null }>();
   let ended = false;
   const post = (message: ToWorker) => {
     if (ended) return;
@@ -36,7 +43,16 @@ export function workerChildren(worker: Worker, ledger: ChildLedger = NO_LEDGER):
         recorded = pid;
         ledger.started(pid);
       };
-      spawnHere(request, (stream, chunk) => post({ type: "child_output", ref, stream, chunk }), record)
+      const flow = { unread: 0, resume: null as (() => void) | null };
+      flows.set(ref, flow);
+      const output = (stream: "stdout" | "stderr", chunk: Uint8Array, pause?: () => () => void) => {
+        post({ type: "child_output", ref, stream, chunk });
+        flow.unread += chunk.byteLength;
+        // A worker that does not take what it is sent (a handler busy in a loop) holds it in its
+        // queue: posted without end, a child writing fast grew the server by 75 MB a second (containment tester, session 45).
+        if (flow.unread > CHILD_OUTPUT_WINDOW && flow.resume === null && pause !== undefined && !ended) flow.resume = pause();
+      };
+      spawnHere(request, output, record)
         .then((child) => {
           if (ended) {
             // The worker went away while the child was starting.
@@ -48,6 +64,7 @@ export function workerChildren(worker: Worker, ledger: ChildLedger = NO_LEDGER):
           childGroups.add(child.pid);
           post({ type: "spawned", ref, pid: child.pid });
           void child.exited.then((exit) => {
+            flows.delete(ref);
             groups.delete(child.pid);
             childGroups.delete(child.pid);
             ledger.ended(child.pid);
@@ -55,13 +72,26 @@ export function workerChildren(worker: Worker, ledger: ChildLedger = NO_LEDGER):
           });
         })
         .catch((error: unknown) => {
+          flows.delete(ref);
           if (recorded !== null) ledger.ended(recorded);
           const e = error instanceof SpawnError ? error : new SpawnError(null, String((error as Error)?.message ?? error));
           post({ type: "spawn_failed", ref, code: e.code, message: e.message });
         });
     },
+    taken(ref, bytes) {
+      const flow = flows.get(ref);
+      if (flow === undefined) return;
+      flow.unread = Math.max(0, flow.unread - bytes);
+      if (flow.resume !== null && flow.unread <= CHILD_OUTPUT_WINDOW / 2) {
+        const resume = flow.resume;
+        flow.resume = null;
+        resume();
+      }
+    },
     end(graceMs) {
       ended = true;
+      // Read to their end, into nothing: a paused child's pipes would never close, and its exit never be seen.
+      for (const flow of flows.values()) flow.resume?.();
       if (groups.size === 0) return Promise.resolve();
       const ending = [...groups];
       return endProcessGroups(ending, graceMs).then(() => {

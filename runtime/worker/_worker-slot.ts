@@ -209,6 +209,7 @@ export class WorkerSlot<J> {
       const message = fromWorkerWire(data);
       if (message.type === "events") received(message.json.length);
       if (message.type === "spawn") children.spawn(message.ref, message.request);
+      else if (message.type === "child_taken") children.taken(message.ref, message.bytes);
       else if (this.worker === worker) this.received(message);
     });
     worker.on("error", (error: Error) => {

@@ -32,8 +32,12 @@ export class SpawnError extends Error {
   }
 }
 
-/** Where output goes as it comes: raw bytes of stdout or stderr. */
-export type OnOutput = (stream: "stdout" | "stderr", chunk: Uint8Array) => void;
+/**
+ * Where output goes as it comes: raw bytes of stdout or stderr. `pause`, where the child's pipes
+ * can be left unread, stops reading both and answers what reads them again: a child whose reader
+ * is behind then waits in its own write, as it would on a full pipe.
+ */
+export type OnOutput = (stream: "stdout" | "stderr", chunk: Uint8Array, pause?: () => () => void) => void;
 
 /**
  * Starts a child: in this thread, or (from a worker) in the main thread. Rejects with SpawnError.
@@ -64,8 +68,16 @@ export const spawnHere: Spawner = (request, onOutput, onPid) =>
     }
     if (child.pid !== undefined) onPid?.(child.pid);
     // Every listener is attached before anything is awaited: a fast child may exit at once.
-    child.stdout!.on("data", (chunk: Buffer) => onOutput("stdout", chunk));
-    child.stderr!.on("data", (chunk: Buffer) => onOutput("stderr", chunk));
+    const pause = () => {
+      child.stdout!.pause();
+      child.stderr!.pause();
+      return () => {
+        child.stdout!.resume();
+        child.stderr!.resume();
+      };
+    };
+    child.stdout!.on("data", (chunk: Buffer) => onOutput("stdout", chunk, pause));
+    child.stderr!.on("data", (chunk: Buffer) => onOutput("stderr", chunk, pause));
     child.stdin?.on("error", () => undefined);
     const closed = new Promise<void>((done) => child.once("close", () => done()));
     const exited = new Promise<ChildExit>((done) =>

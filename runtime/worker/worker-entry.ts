@@ -41,6 +41,8 @@ const RECENT_MASKS = 16;
 // answer the memory watchdog's question itself, and stay under any limit (docs/containment.md).
 const memoryUsage = process.memoryUsage.bind(process);
 const heapUsed = () => memoryUsage().heapUsed;
+/** A copy of `ctx.host()`'s facts for each caller, with the copier this thread began with. */
+const copy = structuredClone;
 /**
  * The timers and clock `withinLoadTime` uses, taken as the worker starts: a capability file's top
  * level that replaces the globals (a fake-timer library, a stub) must neither break the next
@@ -117,12 +119,28 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
     (stream, text) => post({ type: "output", stream, text }),
   );
   const children = spawnThroughMain(post);
-  const host = () =>
+  const askMain = () =>
     new Promise<HostFacts>((resolve, reject) => {
       const request = nextHostRequest++;
       hostRequests.set(request, { resolve, reject });
       post({ type: "host", request });
     });
+  // Calls made while one is asked share its answer, each its own copy: a handler calling ctx.host()
+  // a million times in a loop had the main thread build and send a million answers, growing the
+  // server by gigabytes no worker's memory limit counted (containment tester, session 45). The
+  // copies are the handler's thread's, which its limit does count.
+  let asked: Promise<HostFacts> | null = null;
+  const host = (): Promise<HostFacts> => {
+    if (asked === null) {
+      const asking = askMain();
+      asked = asking;
+      const done = () => {
+        if (asked === asking) asked = null;
+      };
+      asking.then(done, done);
+    }
+    return asked.then((facts) => copy(facts));
+  };
 
   /**
    * The message that ends `run`: its outcome, or its output refused — over `output_bytes`, or, as

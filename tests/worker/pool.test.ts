@@ -1155,6 +1155,17 @@ describe("createWorkerPool", () => {
     expect(outcome).toEqual({ ok: true, output: HOST });
   });
 
+  test("ctx.host() asked many times at once is asked of the main thread once, each caller with its own copy (containment tester, session 45: a million asks grew the server by gigabytes)", async () => {
+    let asked = 0;
+    const p = makePool({ hostFacts: () => (asked++, HOST) });
+    const outcome = await p.run(task("host", "fixture.host", { times: 10_000 }), { lane: "direct" }).outcome;
+    expect(outcome).toEqual({ ok: true, output: { answers: 10_000, others_kept: true } });
+    expect(asked).toBe(1);
+    // Asked again once answered: a fresh answer.
+    expect(await p.run(task("host", "fixture.host"), { lane: "direct" }).outcome).toEqual({ ok: true, output: HOST });
+    expect(asked).toBe(2);
+  });
+
   test("ctx.host() rejects in the handler when hostFacts throws", async () => {
     const p = makePool({
       hostFacts: () => {

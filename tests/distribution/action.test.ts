@@ -118,6 +118,11 @@ describe("action.yml", () => {
     expect(run.code).toBe(1);
     expect(run.log).toContain('"1.0; curl evil" is not a docket version');
     expect(server.requests.length).toBe(asked);
+    // A newline in it is escaped: it cannot end the annotation and start a workflow command (distribution tester, session 44).
+    const forged = await runComposite(job({ capability: "demo.greet", version: "1.0\n::add-mask::x" }));
+    expect(forged.code).toBe(1);
+    expect(forged.log).toContain('::error title=docket::"1.0%0A::add-mask::x" is not a docket version');
+    expect(forged.log).not.toMatch(/^::add-mask::/m);
   }, SLOW);
 
   test("action.yml: the version input alone decides; a DOCKET_VERSION or DOCKET_INSTALL_DIR in the job's env changes nothing (hostile tester)", async () => {

@@ -1,5 +1,6 @@
 import { schemaNodes } from "./schema-nodes.ts";
 import { readdir, stat } from "node:fs/promises";
+import { lstatSync, readlinkSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import * as v from "valibot";
 import { describeImportFailure } from "./_import-failure.ts";
@@ -300,7 +301,7 @@ export async function prepareCapabilityFile(absPath: string, options: ImportCapa
     // for ever, and a link to /dev/zero would fill memory (open-regular-file.ts).
     text = await readRegularFileText(file, { label: "the file" });
   } catch (error) {
-    const reason = (error as NodeJS.ErrnoException).code === "ENOENT" ? "the file does not exist" : CapabilityError.is(error) ? error.message : `the file cannot be read: ${(error as Error).message}`;
+    const reason = (error as NodeJS.ErrnoException).code === "ENOENT" ? missingFile(file) : CapabilityError.is(error) ? error.message : `the file cannot be read: ${(error as Error).message}`;
     return { ok: false, problem: { code: "import_failed", reason, line: null, column: null } };
   }
   let sources: CapabilitySources;
@@ -490,4 +491,14 @@ function describe(value: unknown): string {
   if (typeof value === "number" || typeof value === "boolean") return String(value);
   if (Array.isArray(value)) return "a list";
   return "an object";
+}
+
+/** Why a file that is listed cannot be opened: gone, or a link whose target is (it names the target, as `ls -l` would). */
+function missingFile(file: string): string {
+  try {
+    if (lstatSync(file).isSymbolicLink()) return `the file is a symbolic link to ${JSON.stringify(readlinkSync(file))}, which does not exist; point it at the capability's file, or remove it`;
+  } catch {
+    // Gone meanwhile: as said below.
+  }
+  return "the file does not exist";
 }

@@ -252,6 +252,10 @@ describe("loadCapabilityFile", () => {
   test("loadCapabilityFile reports a file that does not exist", async () => {
     const result = await loadCapabilityFile(join(root, "capabilities/none.ts"), importFile);
     expect(result).toEqual({ ok: false, errors: [expect.objectContaining({ reason: "the file does not exist" })] });
+    // A link to nothing names where it points (foundation tester, session 44: "the file does not exist" for a file that is listed).
+    await symlink("../gone/x.ts", join(root, "capabilities/dangling.link.ts"));
+    const dangling = await loadCapabilityFile(join(root, "capabilities/dangling.link.ts"), importFile);
+    expect(dangling).toEqual({ ok: false, errors: [expect.objectContaining({ reason: 'the file is a symbolic link to "../gone/x.ts", which does not exist; point it at the capability\'s file, or remove it' })] });
   });
 
   test("loadCapabilityFile names a helper's unresolved import as the helper wrote it, with the helper's line", async () => {

@@ -18,3 +18,16 @@ export function idNamedBy(file: string): string {
 
 /** What to tell a user whose id does not have the shape. */
 export const CAPABILITY_ID_RULE = "namespace.verb, at least two parts, each a lower-case letter followed by lower-case letters, digits, _ or -";
+
+/**
+ * What to add when an id that is not one holds a character beyond ASCII: a Cyrillic `е` or a Greek
+ * `ο` looks like the Latin letter, and the rule alone sent a user hunting for what was wrong
+ * (foundation tester, session 44). Empty when it holds none.
+ */
+export function nonAsciiNote(id: string): string {
+  for (const char of id) {
+    const code = char.codePointAt(0)!;
+    if (code > 0x7e) return ` It holds ${JSON.stringify(char)} (U+${code.toString(16).toUpperCase().padStart(4, "0")}), which is not an ASCII character, though it may look like one: type that letter again.`;
+  }
+  return "";
+}

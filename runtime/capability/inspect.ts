@@ -4,7 +4,7 @@ import { lstatSync, readlinkSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import * as v from "valibot";
 import { describeImportFailure } from "./_import-failure.ts";
-import { CAPABILITY_ID_PATTERN, CAPABILITY_ID_RULE } from "./capability-id.ts";
+import { CAPABILITY_ID_PATTERN, CAPABILITY_ID_RULE, nonAsciiNote } from "./capability-id.ts";
 import { locateProperty } from "./_source-lines.ts";
 import { didYouMeanText } from "./did-you-mean.ts";
 import type { CapabilitySources } from "./capability-sources.ts";
@@ -117,7 +117,7 @@ export function checkDeclaration(value: unknown, options: DeclarationCheckOption
 
   const id = typeof def.id === "string" && CAPABILITY_ID.test(def.id) ? def.id : null;
   if (def.id === undefined) report("bad_id", null, 'id is missing; declare one lower-case dotted like "files.digest"');
-  else if (id === null) report("bad_id", "id", `id ${describe(def.id)} must be lower-case dotted like "files.digest" or "repo.lint-check": ${CAPABILITY_ID_RULE}`);
+  else if (id === null) report("bad_id", "id", `id ${describe(def.id)} must be lower-case dotted like "files.digest" or "repo.lint-check": ${CAPABILITY_ID_RULE}.${typeof def.id === "string" ? nonAsciiNote(def.id) : ""}`);
   else if (options.fileName !== undefined && options.fileName !== `${id}.ts` && options.fileName !== `${id}.js`) {
     report("file_name_mismatch", "id", `the file is named "${options.fileName}" but declares id "${id}"; rename the file to "${id}.ts" or change the id`);
   }

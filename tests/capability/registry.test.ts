@@ -90,6 +90,10 @@ describe("CapabilityRegistry", () => {
     expect(reasons[0]).toContain('id "Files.Count" must be lower-case dotted like "files.digest"');
     expect(reasons[1]).toContain('id "nodots"');
     expect(registry.list()).toEqual([]);
+    // A letter that only looks like one is named (foundation tester, session 44).
+    expect(registry.add(def({ id: "h\u0435llo.greet" }), file("h\u0435llo.greet.ts"))).toBeNull();
+    expect(registry.loadErrors().at(-1)!.reason).toEndWith('It holds "\u0435" (U+0435), which is not an ASCII character, though it may look like one: type that letter again.');
+    expect(reasons[0]).not.toContain("ASCII");
   });
 
   test("CapabilityRegistry.add refuses a file named after another id", () => {

@@ -281,6 +281,12 @@ describe("docket new", () => {
     expect(other.stdout).toBe(`Created capabilities/team.other.ts\nRun it:  docket run team.other --input '{"name":"Ada"}'\n`);
   });
 
+  test("names a letter of the id that only looks like an ASCII one (foundation tester, session 44)", async () => {
+    const result = await cli(["new", "h\u0435llo.greet"], tempCheckout());
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('It holds "\u0435" (U+0435), which is not an ASCII character, though it may look like one: type that letter again.');
+  });
+
   test("scaffolds capabilities/<id>.ts that then runs", async () => {
     const repo = tempCheckout();
     const created = await cli(["new", "team.hello"], join(repo));

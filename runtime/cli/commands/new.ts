@@ -3,7 +3,7 @@ import { basename, join, relative, resolve } from "node:path";
 import { defineCommand } from "citty";
 import { commandName } from "../_npm-launcher.ts";
 import { findCheckoutRoot } from "../../capability/checkout.ts";
-import { CAPABILITY_ID_RULE } from "../../capability/capability-id.ts";
+import { CAPABILITY_ID_RULE, nonAsciiNote } from "../../capability/capability-id.ts";
 import { BUILTINS } from "../../capability/builtins.ts";
 import { CAPABILITY_ID, listCapabilityFiles } from "../../capability/inspect.ts";
 import { TakenIds } from "../../capability/taken-ids.ts";
@@ -33,7 +33,7 @@ export default defineCommand({
       throw new UsageError(`${JSON.stringify(args.id)} looks like a file name; docket new takes the capability's id, and writes the file: docket new ${named[1]} makes capabilities/${named[1]}.ts.`, command);
     }
     if (!CAPABILITY_ID.test(args.id)) {
-      throw new UsageError(`${JSON.stringify(args.id)} is not a capability id: use lower-case dotted ${CAPABILITY_ID_RULE} (like hello.greet or repo.lint-check).`, command);
+      throw new UsageError(`${JSON.stringify(args.id)} is not a capability id: use lower-case dotted ${CAPABILITY_ID_RULE} (like hello.greet or repo.lint-check).${nonAsciiNote(args.id)}`, command);
     }
     const root = findCheckoutRoot(process.cwd());
     const given = args.capabilities;

@@ -412,17 +412,31 @@ describe("discoverCapabilities: files that look like capability files but are no
         "capabilities/_lib/lib.thing.ts": capabilitySource({ id: "lib.thing" }),
         "capabilities/ui.card.tsx": capabilitySource({ id: "ui.card" }),
         "capabilities/up.ext.TS": capabilitySource({ id: "up.ext" }),
+        "capabilities/up.jsx.TSX": capabilitySource({ id: "up.jsx" }),
+        "capabilities/ci/ci.upper.TS": capabilitySource({ id: "ci.upper" }),
+        "elsewhere/linked.ts": capabilitySource({ id: "linked.one" }),
         "capabilities/Notes.md": "not a capability\n",
       });
+      await symlink(join(folder, "elsewhere/linked.ts"), join(folder, "capabilities/linked.one.TS"));
       const registry = await discoverCapabilities({ root: folder, dirs: [], builtins: {}, importFile });
       expect(registry.list().map((c) => c.id)).toEqual(["a.one"]);
       expect(registry.loadErrors()).toEqual([]);
       const real = await realpath(folder);
-      expect(registry.lookalikes().map((l) => [l.id, l.file])).toEqual([
-        ["ui.card", join(real, "capabilities/ui.card.tsx")],
-        ["up.ext", join(real, "capabilities/up.ext.TS")],
-        ["ci.lint", join(real, "capabilities/ci/ci.lint.ts")],
-      ]);
+      expect(registry.lookalikes().map((l) => [l.id, l.file]).sort()).toEqual(
+        [
+          ["ui.card", join(real, "capabilities/ui.card.tsx")],
+          ["up.ext", join(real, "capabilities/up.ext.TS")],
+          ["up.jsx", join(real, "capabilities/up.jsx.TSX")],
+          ["linked.one", join(real, "capabilities/linked.one.TS")],
+          ["ci.lint", join(real, "capabilities/ci/ci.lint.ts")],
+          ["ci.upper", join(real, "capabilities/ci/ci.upper.TS")],
+        ].sort(),
+      );
+      // .TSX, a link named .TS, and a .TS in a subfolder are named too (foundation tester, session 44).
+      expect(unknownCapabilityHint("up.jsx", registry)).toContain("docket loads capability files named .ts or .js, not .TSX; rename it to up.jsx.ts");
+      expect(unknownCapabilityHint("linked.one", registry)).toContain("its extension is .TS");
+      expect(unknownCapabilityHint("ci.upper", registry)).toContain("it is in the subfolder ci/");
+      expect(unknownCapabilityHint("ci.upper", registry)).toContain("; and its extension is .TS");
       // An extension in upper case is named too (foundation tester, session 44).
       expect(unknownCapabilityHint("up.ext", registry)).toContain("its extension is .TS, and docket loads capability files whose extension is .ts or .js in lower case; rename it to up.ext.ts");
       expect(unknownCapabilityHint("ci.lint", registry)).toBe(`${join(real, "capabilities/ci/ci.lint.ts")} is not loaded: it is in the subfolder ci/, and docket loads the capability files of a folder itself, not of its subfolders; move it up, or name the subfolder with --capabilities ${join(real, "capabilities/ci")}.`);

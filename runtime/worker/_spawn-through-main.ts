@@ -38,7 +38,7 @@ export function spawnThroughMain(post: (message: FromWorker) => void): ThroughMa
     if (next !== undefined) next();
   };
   return {
-    spawn: (request, onOutput) =>
+    spawn: (request, onOutput, _onPid, abandoned) =>
       new Promise((resolve, reject) => {
         const ref = nextRef++;
         let exited!: (exit: ChildExit) => void;
@@ -58,6 +58,15 @@ export function spawnThroughMain(post: (message: FromWorker) => void): ThroughMa
           },
         });
         const start = () => {
+          // Cancelled, or its task over, while it waited its turn: never started (7,000 queued
+          // children of a cancelled execution were each started and killed at once).
+          if (abandoned?.() === true) {
+            pending.delete(ref);
+            reject(new SpawnError("ECANCELED", "it was no longer wanted when its turn came"));
+            const next = waiting.shift();
+            if (next !== undefined) next();
+            return;
+          }
           running++;
           post({ type: "spawn", ref, request });
         };

@@ -72,8 +72,11 @@ export function createExec(host: ExecHost): Exec {
     const request: SpawnRequest = { argv: [...argv], cwd, env: options.env ? { ...options.env } : null, stdin: options.stdin ?? null };
     let child: SpawnedChild;
     try {
-      child = await host.spawn(request, (name, chunk) => (name === "stdout" ? stdout : stderr).push(chunk));
+      child = await host.spawn(request, (name, chunk) => (name === "stdout" ? stdout : stderr).push(chunk), undefined, () => taskEnded || signal.aborted);
     } catch (error) {
+      // Given up on while it waited its turn (_spawn-through-main.ts): what gave it up is why.
+      if (taskEnded) throw taskOver(command);
+      if (signal.aborted) throw host.progress.cancellation();
       throw spawnFailure(command, error, folderMissing(cwd) ? relative(host.root, cwd) || "." : null, host.root, argv[0]!, cwd);
     }
     const { pid } = child;

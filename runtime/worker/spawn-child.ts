@@ -43,8 +43,10 @@ export type OnOutput = (stream: "stdout" | "stderr", chunk: Uint8Array, pause?: 
  * Starts a child: in this thread, or (from a worker) in the main thread. Rejects with SpawnError.
  * `onPid`, when given, hears the child's pid as soon as the process exists, before it is known to
  * have started (the ledger of child-ledger.ts records it then, leaving no moment unrecorded).
+ * `abandoned`, asked of a child that waits its turn before it starts (_spawn-through-main.ts): true
+ * when its caller no longer wants it (cancelled, its task over); it then never starts.
  */
-export type Spawner = (request: SpawnRequest, onOutput: OnOutput, onPid?: (pid: number) => void) => Promise<SpawnedChild>;
+export type Spawner = (request: SpawnRequest, onOutput: OnOutput, onPid?: (pid: number) => void, abandoned?: () => boolean) => Promise<SpawnedChild>;
 
 /**
  * Starts a child in this thread as the leader of a process group of its own (setsid), no shell.

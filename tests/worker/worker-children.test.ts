@@ -72,4 +72,23 @@ describe.skipIf(process.platform === "win32")("a worker's children, served from 
     through.receive({ type: "child_output", ref: 2, stream: "stdout", chunk: new Uint8Array(5) });
     expect(posted.at(-1)).toEqual({ type: "child_taken", ref: 2, bytes: 5 });
   });
+
+  test("a child given up on while it waits its turn (its execution cancelled, its task over) never starts; the next one waiting takes the turn (checking tester, session 45)", async () => {
+    const posted: FromWorker[] = [];
+    const through = spawnThroughMain((message) => posted.push(fromWorkerWire(message as never)));
+    const request = { argv: ["true"], cwd: process.cwd(), env: null, stdin: null };
+    for (let i = 0; i < CHILDREN_AT_ONCE; i++) void through.spawn(request, () => undefined).catch(() => undefined);
+    let wanted = true;
+    const given = through.spawn(request, () => undefined, undefined, () => !wanted);
+    const after = through.spawn(request, () => undefined, undefined, () => false);
+    const spawned = () => posted.filter((m) => m.type === "spawn").map((m) => (m as { ref: number }).ref);
+    expect(spawned()).toHaveLength(CHILDREN_AT_ONCE);
+    wanted = false;
+    through.receive({ type: "spawn_failed", ref: 1, code: "ENOENT", message: "gone" });
+    await expect(given).rejects.toThrow("it was no longer wanted when its turn came");
+    expect(spawned()).not.toContain(CHILDREN_AT_ONCE + 1);
+    expect(spawned()).toContain(CHILDREN_AT_ONCE + 2);
+    through.receive({ type: "spawned", ref: CHILDREN_AT_ONCE + 2, pid: 77 });
+    expect(await after).toMatchObject({ pid: 77 });
+  });
 });

@@ -235,6 +235,13 @@ describe("createWorkerPool", () => {
       expect(w.events.filter((e) => e.type === "execution.log").map((e) => (e.data as { message: string }).message)).toEqual(["tok=[redacted]", "tok=[redacted]"]);
       expect(w.events.find((e) => e.type === "execution.step")?.data).toEqual({ id: "s", title: "step [redacted]" });
       await p.close();
+      // A direct call prints to the process's output: the message that carries it is written the same way (checking tester).
+      const printed: string[] = [];
+      const direct = makePool({ onOutput: (_stream, text) => printed.push(text) });
+      expect(await direct.run(task("to-json", "fixture.to-json", { token: secret, locked }, { secrets: [secret], execution: null }), { lane: "direct" }).outcome).toMatchObject({ ok: true });
+      expect(printed.join("")).toContain("tok=[redacted]");
+      expect(printed.join("")).not.toContain(secret);
+      await direct.close();
     }
   });
 

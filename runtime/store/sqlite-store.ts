@@ -494,7 +494,10 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteExecutionS
       return true;
     }
     if (noteFault === null) {
-      noteFault = { reason: `cannot note a start in ${path}-starting (the disk may be full, or the file was removed and cannot be made again); starts wait until it can`, since: clock().toISOString(), damaged: { path } };
+      // Not damage: the store's file is whole, and starts go on by themselves once a line can be
+      // written (a disk with room again, a link put in its place removed). Marked damaged, a start
+      // was told to move state.db aside, losing its history (checking tester, session 45).
+      noteFault = { reason: `cannot note a start in ${path}-starting (the disk may be full, or the file was removed and cannot be made again); starts wait until it can`, since: clock().toISOString() };
       reportPersistError(new Error(noteFault.reason));
     }
     return false;

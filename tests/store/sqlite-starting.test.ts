@@ -140,6 +140,8 @@ describe("the starting journal (runtime/store/_sqlite-starting.ts)", () => {
     expect(store.starting(idOf(1))).toBe(false);
     expect(store.starting(idOf(1))).toBe(false);
     expect(store.storageFault()?.reason).toMatch(/cannot note a start in .*state\.db-starting/);
+    // Not damage: starts wait, and nobody is told to move the store's file aside (checking tester, session 45).
+    expect(store.storageFault()?.damaged).toBeUndefined();
     expect(reported).toHaveLength(1);
     d.set("free");
     expect(store.storageFault()).toBeNull();

@@ -22,7 +22,10 @@ const CODE_SHAPE = /^[a-z][a-z0-9_]*$/;
 export const CAPABILITY_ERROR_MISUSE = {
   code: 'its code is not lower snake case like "verification_failed"',
   outcome_certainty: 'its outcome_certainty is neither "applied" nor "not_applied" (leave it out when unknown)',
+  retryability: 'its retryability is none of "never", "safe", "after_delay", "manual_reconcile", "requires_confirmation" (leave it out for the code\'s own)',
 } as const;
+
+const RETRYABILITIES: ReadonlySet<unknown> = new Set(["never", "safe", "after_delay", "manual_reconcile", "requires_confirmation"]);
 
 function misuse(message: string, what: keyof typeof CAPABILITY_ERROR_MISUSE): TypeError {
   return Object.assign(new TypeError(message), { capabilityErrorMisuse: what });
@@ -53,6 +56,10 @@ export class CapabilityError extends Error {
       throw misuse(`CapabilityError outcome_certainty must be "applied" or "not_applied" (leave it out when unknown), got ${JSON.stringify(options.outcome_certainty)}`, "outcome_certainty");
     }
     this.outcome_certainty = options.outcome_certainty;
+    // Refused as an unknown certainty is: ignored, it gave the code's own without a word (checking tester, session 45).
+    if (options.retryability !== undefined && !RETRYABILITIES.has(options.retryability)) {
+      throw misuse(`CapabilityError retryability must be one of never, safe, after_delay, manual_reconcile, requires_confirmation (leave it out for the code's own), got ${JSON.stringify(options.retryability)}`, "retryability");
+    }
   }
 
   /** Recognizes a CapabilityError across module copies and worker boundaries. */

@@ -219,6 +219,8 @@ describe("createWorkerPool", () => {
     expect((badCode as { error: { message: string } }).error.message).toContain('got "Bad-Code!!"');
     const badCertainty = await pool.run(task("capability-error", "fixture.capability_error", { outcome_certainty: "maybe" }), { lane: "execution" }).outcome;
     expect(badCertainty).toMatchObject({ ok: false, error: { kind: "internal", note: expect.stringContaining('its outcome_certainty is neither "applied" nor "not_applied"') } });
+    const badRetry = await pool.run(task("capability-error", "fixture.capability_error", { retryability: "sometimes" }), { lane: "execution" }).outcome;
+    expect(badRetry).toMatchObject({ ok: false, error: { kind: "internal", note: expect.stringContaining('its retryability is none of "never", "safe"') } });
     const plain = await pool.run(task("throws", "fixture.throws"), { lane: "execution" }).outcome;
     expect((plain as { error: { note?: string } }).error.note).toBeUndefined();
   });

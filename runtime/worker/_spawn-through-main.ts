@@ -32,10 +32,10 @@ export function spawnThroughMain(post: (message: FromWorker) => void): ThroughMa
   // Children asked for while CHILDREN_AT_ONCE run: started, in order, as others end.
   const waiting: Array<() => void> = [];
   let running = 0;
+  const startNext = () => waiting.shift()?.();
   const ended = () => {
     running--;
-    const next = waiting.shift();
-    if (next !== undefined) next();
+    startNext();
   };
   return {
     spawn: (request, onOutput, _onPid, abandoned) =>
@@ -63,8 +63,7 @@ export function spawnThroughMain(post: (message: FromWorker) => void): ThroughMa
           if (abandoned?.() === true) {
             pending.delete(ref);
             reject(new SpawnError("ECANCELED", "it was no longer wanted when its turn came"));
-            const next = waiting.shift();
-            if (next !== undefined) next();
+            startNext();
             return;
           }
           running++;

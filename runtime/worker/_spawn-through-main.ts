@@ -30,9 +30,13 @@ export function spawnThroughMain(post: (message: FromWorker) => void): ThroughMa
   const pending = new Map<number, Pending>();
   let nextRef = 1;
   // Children asked for while CHILDREN_AT_ONCE run: started, in order, as others end.
-  const waiting: Array<() => void> = [];
+  // Each answers whether it took the turn (false: given up on meanwhile, the turn passes on).
+  const waiting: Array<() => boolean> = [];
   let running = 0;
-  const startNext = () => waiting.shift()?.();
+  // A loop, not a call from one to the next: thousands given up on at once must not fill the stack.
+  const startNext = () => {
+    while (waiting.length > 0) if (waiting.shift()!()) return;
+  };
   const ended = () => {
     running--;
     startNext();
@@ -63,11 +67,11 @@ export function spawnThroughMain(post: (message: FromWorker) => void): ThroughMa
           if (abandoned?.() === true) {
             pending.delete(ref);
             reject(new SpawnError("ECANCELED", "it was no longer wanted when its turn came"));
-            startNext();
-            return;
+            return false;
           }
           running++;
           post({ type: "spawn", ref, request });
+          return true;
         };
         if (running < CHILDREN_AT_ONCE) start();
         else waiting.push(start);

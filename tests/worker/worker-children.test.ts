@@ -90,5 +90,12 @@ describe.skipIf(process.platform === "win32")("a worker's children, served from 
     expect(spawned()).toContain(CHILDREN_AT_ONCE + 2);
     through.receive({ type: "spawned", ref: CHILDREN_AT_ONCE + 2, pid: 77 });
     expect(await after).toMatchObject({ pid: 77 });
+    // Thousands given up on at once pass the turn on in a loop, not one call inside the next.
+    const many = Array.from({ length: 50_000 }, () => through.spawn(request, () => undefined, undefined, () => true).catch(() => "given up"));
+    const last = through.spawn(request, () => undefined, undefined, () => false);
+    through.receive({ type: "spawn_failed", ref: 2, code: "ENOENT", message: "gone" });
+    expect(new Set(await Promise.all(many))).toEqual(new Set(["given up"]));
+    expect(spawned().at(-1)).toBe(CHILDREN_AT_ONCE + 2 + 50_001);
+    void last.catch(() => undefined);
   });
 });

@@ -10,7 +10,7 @@ import { withoutImportQueries } from "../capability/import-query.ts";
  * through the main thread, made safe by `mask`.
  */
 export type ConsoleTarget =
-  | { kind: "execution"; print(stream: "stdout" | "stderr", text: string, level: LogLevel): void; stream(name: "stdout" | "stderr", chunk: string): void }
+  | { kind: "execution"; mask(text: string): string; print(stream: "stdout" | "stderr", text: string, level: LogLevel): void; stream(name: "stdout" | "stderr", chunk: string): void }
   | { kind: "process"; mask(text: string): string; write?(stream: "stdout" | "stderr", text: string): void };
 
 /** What the worker's console and process.stdout/stderr write to when no execution takes it. */
@@ -100,7 +100,7 @@ export function captureConsole(target: () => ConsoleTarget, output: ProcessOutpu
       const outer = calling;
       if (outer === "") calling = level;
       try {
-        return (run as (...a: unknown[]) => unknown).apply(console, args);
+        return (run as (...a: unknown[]) => unknown).apply(console, bytesUnshown(args, target().mask));
       } finally {
         calling = outer;
       }
@@ -123,6 +123,27 @@ function textOf(chunk: unknown, encoding: unknown, decoder: StringDecoder): stri
   if (ArrayBuffer.isView(chunk)) return decoder.write(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
   if (chunk instanceof ArrayBuffer) return decoder.write(Buffer.from(chunk));
   return decoder.end() + String(chunk);
+}
+
+/**
+ * The console's arguments, each one that is bytes (a Buffer, a typed array, an ArrayBuffer)
+ * holding a secret as UTF-8 given as a line that says so instead: the console prints bytes as
+ * numbers (`<Buffer 53 75 70 …>`), which no mask of text finds — a request body logged as it came
+ * showed the token in it (containment tester, session 45). Bytes nested in an object are printed
+ * as the console prints them.
+ */
+function bytesUnshown(args: unknown[], mask: (text: string) => string): unknown[] {
+  let shown: unknown[] | null = null;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    const bytes = ArrayBuffer.isView(arg) ? Buffer.from(arg.buffer, arg.byteOffset, arg.byteLength) : arg instanceof ArrayBuffer ? Buffer.from(arg) : null;
+    if (bytes === null) continue;
+    const text = bytes.toString("utf8");
+    if (mask(text) === text) continue;
+    shown ??= [...args];
+    shown[i] = `<${Buffer.isBuffer(arg) ? "Buffer" : ArrayBuffer.isView(arg) ? "bytes" : "ArrayBuffer"} of ${bytes.length} bytes holding [redacted], not shown>`;
+  }
+  return shown ?? args;
 }
 
 /** The encodings in which a string spells bytes rather than being text. */

@@ -113,7 +113,7 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
   captureConsole(
     (): ConsoleTarget => {
       const of = owner.getStore();
-      if (of !== undefined && !of.done && of.logged) return { kind: "execution", print: of.context.print, stream: of.context.ctx.progress.stream };
+      if (of !== undefined && !of.done && of.logged) return { kind: "execution", mask: of.context.mask, print: of.context.print, stream: of.context.ctx.progress.stream };
       return of === undefined ? { kind: "process", mask: maskRecent } : { kind: "process", mask: of.context.mask, write: of.context.output };
     },
     (stream, text) => post({ type: "output", stream, text }),

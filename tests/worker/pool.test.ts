@@ -247,6 +247,28 @@ describe("createWorkerPool", () => {
     }
   });
 
+  test("bytes the console would print as numbers (a Buffer, a Uint8Array, an ArrayBuffer) holding a secret are not printed; other bytes are, as the console prints them (containment tester, session 45)", async () => {
+    const secret = "Sup3rSecretTok";
+    const hex = Buffer.from(secret).toString("hex").match(/../g)!.join(" ");
+    const decimal = [...Buffer.from(secret)].join(", ");
+    const w = watcher();
+    const p = makePool();
+    expect(await p.run(task("prints-bytes", "fixture.prints-bytes", { token: secret }, { secrets: [secret] }), { lane: "execution", onEvents: w.onEvents }).outcome).toMatchObject({ ok: true });
+    const lines = w.events.filter((e) => e.type === "execution.log").map((e) => (e.data as { message: string }).message);
+    const text = lines.join("\n");
+    expect(text).not.toContain(hex.slice(0, 20));
+    expect(text).not.toContain(decimal.slice(0, 20));
+    expect(lines.filter((line) => line.includes(`of ${secret.length + 5} bytes holding [redacted], not shown>`))).toHaveLength(3);
+    expect(text).toContain("Buffer of");
+    expect(lines.find((line) => line.startsWith("plain"))).not.toContain("redacted");
+    // A direct call prints to the process's output the same way.
+    const printed: string[] = [];
+    const direct = makePool({ onOutput: (_stream, out) => printed.push(out) });
+    expect(await direct.run(task("prints-bytes", "fixture.prints-bytes", { token: secret }, { secrets: [secret], execution: null }), { lane: "direct" }).outcome).toMatchObject({ ok: true });
+    expect(printed.join("")).toContain("holding [redacted], not shown>");
+    expect(printed.join("")).not.toContain(hex.slice(0, 20));
+  });
+
   test("a thrown Error is internal, with its message and the stack for the server log", async () => {
     const outcome = await makePool().run(task("throws", "fixture.throws"), { lane: "execution" }).outcome;
     if (outcome.ok || outcome.error.kind !== "internal") throw new Error(`expected internal, got ${JSON.stringify(outcome)}`);

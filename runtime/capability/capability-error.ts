@@ -20,12 +20,21 @@ const CODE_SHAPE = /^[a-z][a-z0-9_]*$/;
  * code made of the input may hold a secret; the log has it).
  */
 export const CAPABILITY_ERROR_MISUSE = {
-  code: 'its code is not lower snake case like "verification_failed"',
+  code: 'its code is not a lower snake case string like "verification_failed"',
   outcome_certainty: 'its outcome_certainty is neither "applied" nor "not_applied" (leave it out when unknown)',
   retryability: 'its retryability is none of "never", "safe", "after_delay", "manual_reconcile", "requires_confirmation" (leave it out for the code\'s own)',
 } as const;
 
 const RETRYABILITIES: ReadonlySet<unknown> = new Set(["never", "safe", "after_delay", "manual_reconcile", "requires_confirmation"]);
+
+/** A wrong option as the server's log shows it: never a second throw (a BigInt, a cycle, a Symbol). */
+function shownValue(value: unknown): string {
+  try {
+    return typeof value === "string" ? JSON.stringify(value) : typeof value === "object" && value !== null ? `${Array.isArray(value) ? "an array" : "an object"} ${JSON.stringify(value) ?? ""}` : `a ${typeof value}`;
+  } catch {
+    return `${typeof value === "object" ? "an object" : `a ${typeof value}`} JSON cannot write`;
+  }
+}
 
 function misuse(message: string, what: keyof typeof CAPABILITY_ERROR_MISUSE): TypeError {
   return Object.assign(new TypeError(message), { capabilityErrorMisuse: what });
@@ -44,8 +53,9 @@ export class CapabilityError extends Error {
 
   constructor(code: string, message: string, options: CapabilityErrorOptions = {}) {
     super(message);
-    if (!CODE_SHAPE.test(code)) {
-      throw misuse(`CapabilityError code must be lower snake case (like "verification_failed"), got ${JSON.stringify(code)}`, "code");
+    // A string: an array or an object whose text is a code passed as one (second checking tester, session 45).
+    if (typeof code !== "string" || !CODE_SHAPE.test(code)) {
+      throw misuse(`CapabilityError code must be a lower snake case string (like "verification_failed"), got ${shownValue(code)}`, "code");
     }
     this.name = "CapabilityError";
     this.code = code;
@@ -53,12 +63,12 @@ export class CapabilityError extends Error {
     this.retryability = options.retryability;
     this.suggestion = options.suggestion;
     if (options.outcome_certainty !== undefined && options.outcome_certainty !== "applied" && options.outcome_certainty !== "not_applied") {
-      throw misuse(`CapabilityError outcome_certainty must be "applied" or "not_applied" (leave it out when unknown), got ${JSON.stringify(options.outcome_certainty)}`, "outcome_certainty");
+      throw misuse(`CapabilityError outcome_certainty must be "applied" or "not_applied" (leave it out when unknown), got ${shownValue(options.outcome_certainty)}`, "outcome_certainty");
     }
     this.outcome_certainty = options.outcome_certainty;
     // Refused as an unknown certainty is: ignored, it gave the code's own without a word (checking tester, session 45).
     if (options.retryability !== undefined && !RETRYABILITIES.has(options.retryability)) {
-      throw misuse(`CapabilityError retryability must be one of never, safe, after_delay, manual_reconcile, requires_confirmation (leave it out for the code's own), got ${JSON.stringify(options.retryability)}`, "retryability");
+      throw misuse(`CapabilityError retryability must be one of never, safe, after_delay, manual_reconcile, requires_confirmation (leave it out for the code's own), got ${shownValue(options.retryability)}`, "retryability");
     }
   }
 

@@ -212,8 +212,12 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
       return false;
     }
     if (found === null) return false;
-    const left = found.kept.length === 0 ? "docket put them back as the worker began, so that no later task on it sees them" : `docket could not put back ${namedChanges(found.kept)} (not configurable, or frozen): later tasks on this worker see ${found.kept.length === 1 ? "it" : "them"}`;
-    post({ type: "problem", message: mask(`${laneWorker(boot.lane)}: ${who} added or replaced ${namedChanges(found.changed)}, which every object of its thread shares (a deep merge of an input's "__proto__" key does so, or a polyfill); ${left}`) });
+    const left = found.kept.length === 0 ? "docket put them back as the worker began, so that no later task on it sees them" : `docket could not put back ${namedChanges(found.kept)} (not configurable, or frozen), so the worker is replaced once its task ends: no later task meets ${found.kept.length === 1 ? "it" : "them"}`;
+    const message = mask(`${laneWorker(boot.lane)}: ${who} added or replaced ${namedChanges(found.changed)}, which every object of its thread shares (a deep merge of an input's "__proto__" key does so, or a polyfill); ${left}`);
+    // What stays would reach every later task (a non-configurable Object.prototype.toJSON wrote one
+    // task's secret into the next ones' outputs: second checking tester, session 45): the pool
+    // replaces a tainted worker once its task ends.
+    post({ type: found.kept.length === 0 ? "problem" : "tainted", message });
     return true;
   };
   /**
@@ -225,7 +229,7 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
   const taintedBy = (who: string, mask: (text: string) => string) => {
     if (tainted) return;
     tainted = true;
-    post({ type: "tainted", message: mask(`${laneWorker(boot.lane)}: ${who} replaced ${replacedBuiltins().join(", ")}, which every task of its worker shares (a polyfill, or a patch); docket masks with the originals and replaces the worker once its task ends, so that no later task runs with them. Do not replace built-ins in a capability.`) });
+    post({ type: "tainted", message: mask(`${laneWorker(boot.lane)}: ${who} replaced ${listed(replacedBuiltins())}, which every task of its worker shares (a polyfill, or a patch); docket masks with the originals and replaces the worker once its task ends, so that no later task runs with them. Do not replace built-ins in a capability.`) });
   };
 
   /** The environment as this worker began: what work a task left running set there since, holding a recent task's secret, is put back to it. */
@@ -725,6 +729,16 @@ function misuseNote(error: unknown): string | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * Names joined by ", " without Array.prototype.join, which the handler being named may have
+ * replaced (the log said it "replaced j": second checking tester, session 45).
+ */
+function listed(names: string[]): string {
+  let text = "";
+  for (let i = 0; i < names.length; i++) text += `${i === 0 ? "" : ", "}${names[i]}`;
+  return text;
 }
 
 /** An internal failure: its class for the client, its message and stack for the log (execution/thrown.ts). */

@@ -163,14 +163,19 @@ describe("createWorkerPool: shared prototypes between tasks", () => {
     expect(await run({})).toMatchObject({ ok: true, output: { arrayKey: false, toLocaleString: "function" } });
     // A key that cannot be removed is said once, not after every later task.
     problems.length = 0;
-    await run({ fixed: true });
-    await run({});
+    expect(await run({ fixed: true })).toMatchObject({ output: { fixedSeen: true } });
+    expect(await run({})).toMatchObject({ output: { fixedSeen: false } });
     await run({});
     await Bun.sleep(50);
     const fixed = problems.filter((line) => line.includes("fixedKey"));
     expect(fixed).toHaveLength(1);
-    expect(fixed[0]).toContain("docket could not put back Object.prototype.fixedKey (not configurable, or frozen): later tasks on this worker see it");
-    expect(p.stats().replaced).toBe(0);
+    // Kept, it would reach every later task: the worker is replaced once the task ends (second checking tester, session 45).
+    expect(fixed[0]).toContain("docket could not put back Object.prototype.fixedKey (not configurable, or frozen), so the worker is replaced once its task ends: no later task meets it");
+    // A toJSON on Array.prototype that for…in does not meet (not enumerable) is taken back too.
+    problems.length = 0;
+    expect(await run({ arrayHook: true })).toMatchObject({ ok: true, output: { arrayJson: "[1]" } });
+    expect(await run({})).toMatchObject({ ok: true, output: { arrayJson: "[1]" } });
+    expect(problems.join("\n")).toContain("added or replaced Array.prototype.toJSON");
   });
 });
 
@@ -214,11 +219,14 @@ describe("createWorkerPool", () => {
   test("a CapabilityError the handler could not make (a code not in lower snake case, an unknown outcome_certainty) is internal, and says what to fix without quoting the value; the log's message quotes it (executions tester, session 45)", async () => {
     const pool = makePool();
     const badCode = await pool.run(task("capability-error", "fixture.capability_error", { code: "Bad-Code!!" }), { lane: "execution" }).outcome;
-    expect(badCode).toMatchObject({ ok: false, error: { kind: "internal", error_class: "TypeError", note: 'the CapabilityError it threw could not be made: its code is not lower snake case like "verification_failed"' } });
+    expect(badCode).toMatchObject({ ok: false, error: { kind: "internal", error_class: "TypeError", note: 'the CapabilityError it threw could not be made: its code is not a lower snake case string like "verification_failed"' } });
     expect((badCode as { error: { note: string; message: string } }).error.note).not.toContain("Bad-Code");
     expect((badCode as { error: { message: string } }).error.message).toContain('got "Bad-Code!!"');
     const badCertainty = await pool.run(task("capability-error", "fixture.capability_error", { outcome_certainty: "maybe" }), { lane: "execution" }).outcome;
     expect(badCertainty).toMatchObject({ ok: false, error: { kind: "internal", note: expect.stringContaining('its outcome_certainty is neither "applied" nor "not_applied"') } });
+    // Not a string, though its text would be a code: refused the same way (second checking tester, session 45).
+    const arrayCode = await pool.run(task("capability-error", "fixture.capability_error", { code: ["abc"] }), { lane: "execution" }).outcome;
+    expect(arrayCode).toMatchObject({ ok: false, error: { kind: "internal", note: expect.stringContaining("its code is not a lower snake case string") } });
     const badRetry = await pool.run(task("capability-error", "fixture.capability_error", { retryability: "sometimes" }), { lane: "execution" }).outcome;
     expect(badRetry).toMatchObject({ ok: false, error: { kind: "internal", note: expect.stringContaining('its retryability is none of "never", "safe"') } });
     const plain = await pool.run(task("throws", "fixture.throws"), { lane: "execution" }).outcome;
@@ -267,6 +275,14 @@ describe("createWorkerPool", () => {
     expect(await direct.run(task("prints-bytes", "fixture.prints-bytes", { token: secret }, { secrets: [secret], execution: null }), { lane: "direct" }).outcome).toMatchObject({ ok: true });
     expect(printed.join("")).toContain("holding [redacted], not shown>");
     expect(printed.join("")).not.toContain(hex.slice(0, 20));
+  });
+
+  test("the log line naming built-ins a handler replaced is written without them: Array.prototype.join replaced, it said the handler 'replaced j' (second checking tester, session 45)", async () => {
+    const p = makePool();
+    expect(await p.run(task("replaces-join", "fixture.replaces-join"), { lane: "execution" }).outcome).toMatchObject({ ok: true });
+    await until(() => problems.some((line) => line.includes("fixture.replaces-join's handler replaced")));
+    const line = problems.find((l) => l.includes("fixture.replaces-join's handler replaced"))!;
+    expect(line).toContain("replaced String.prototype.split, Array.prototype.join, which every task of its worker shares");
   });
 
   test("a thrown Error is internal, with its message and the stack for the server log", async () => {

@@ -43,6 +43,27 @@ function retake(whole: Whole): void {
 const HOOKS: readonly PropertyKey[] = ["toJSON", "then", Symbol.toPrimitive];
 
 /**
+ * The other prototypes whose values a later task's output, failure or log meets (a Date in an
+ * output, an Error in a message), and the keys JSON and conversions ask them for: a `toJSON` put
+ * on Date.prototype wrote one task's secret into every later task's dates (third checking tester,
+ * session 45). Looked at by value, as read (a few ns each), not by descriptor.
+ */
+const TypedArrayPrototype = Object.getPrototypeOf(Uint8Array.prototype) as object;
+const HOOKED: ReadonlyArray<readonly [name: string, target: object, keys: readonly PropertyKey[]]> = [
+  ["Date", Date.prototype, [...HOOKS, "toString"]],
+  ["Error", Error.prototype, [...HOOKS, "toString", "name", "message"]],
+  ["RegExp", RegExp.prototype, [...HOOKS, "toString"]],
+  ["Map", Map.prototype, HOOKS],
+  ["Set", Set.prototype, HOOKS],
+  ["Promise", Promise.prototype, ["toJSON", Symbol.toPrimitive]],
+  ["%TypedArray%", TypedArrayPrototype, [...HOOKS, "toString"]],
+  ["ArrayBuffer", ArrayBuffer.prototype, HOOKS],
+  ["Symbol", Symbol.prototype, ["toJSON", "then", "toString"]],
+  ["BigInt", BigInt.prototype, [...HOOKS, "toString"]],
+  ...(typeof URL === "function" ? [["URL", URL.prototype, [...HOOKS, "toString"]] as const] : []),
+];
+
+/**
  * Takes Object.prototype and Function.prototype as they are now (every key, and what each holds),
  * and the for…in keys of the other shared prototypes. `takeBack()` then removes what was added,
  * puts back what was replaced or removed, and answers what it found (null: nothing). It costs
@@ -63,6 +84,10 @@ export function sharedPrototypes(): { takeBack(): PrototypeChanges | null } {
   ];
   // What each inherits from (Object.prototype): `Object.setPrototypeOf(Array.prototype, …)` gives every array other keys.
   const parents = samples.map(([, proto]) => Object.getPrototypeOf(proto) as object | null);
+  // Each hooked key as it read when the worker began, and its own descriptor then (none: inherited).
+  const hooked = HOOKED.flatMap(([name, target, keys]) =>
+    keys.map((key) => ({ name, target, key, value: (target as Record<PropertyKey, unknown>)[key], own: Reflect.getOwnPropertyDescriptor(target, key) })),
+  );
 
   return {
     takeBack() {
@@ -107,6 +132,9 @@ export function sharedPrototypes(): { takeBack(): PrototypeChanges | null } {
         // for…in does not meet): an Array.prototype.toJSON wrote a task's secret into every later
         // task's output on the worker (second checking tester, session 45). None of them has one of its own.
         for (const key of HOOKS) if (Object.hasOwn(target, key) && !stays.has(named(proto, key))) restore(proto, target, key, undefined);
+      }
+      for (const hook of hooked) {
+        if (readsOtherThan(hook.target as Record<PropertyKey, unknown>, hook.key, hook.value) && !stays.has(named(hook.name, hook.key))) restore(hook.name, hook.target, hook.key, hook.own);
       }
       if (changed.length === 0) return null;
       if (kept.length > 0) {

@@ -202,23 +202,23 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
    * says so in the server's log: by `who` (a handler, during its task) or by what a task left
    * running (found as the next one begins).
    */
-  const takeBackPrototypes = (who: string, mask: (text: string) => string): boolean => {
+  const takeBackPrototypes = (who: string, mask: (text: string) => string): "none" | "put back" | "kept" => {
     let found;
     try {
       found = prototypes.takeBack();
     } catch (error) {
       // Never out of a task's end: what a handler left there must not hold the task (or its lane).
       post({ type: "problem", message: mask(`${laneWorker(boot.lane)}: the look at the prototypes every object shares after ${who} failed: ${(error as Error)?.message ?? String(error)}`) });
-      return false;
+      return "none";
     }
-    if (found === null) return false;
+    if (found === null) return "none";
     const left = found.kept.length === 0 ? "docket put them back as the worker began, so that no later task on it sees them" : `docket could not put back ${namedChanges(found.kept)} (not configurable, or frozen), so the worker is replaced once its task ends: no later task meets ${found.kept.length === 1 ? "it" : "them"}`;
     const message = mask(`${laneWorker(boot.lane)}: ${who} added or replaced ${namedChanges(found.changed)}, which every object of its thread shares (a deep merge of an input's "__proto__" key does so, or a polyfill); ${left}`);
     // What stays would reach every later task (a non-configurable Object.prototype.toJSON wrote one
     // task's secret into the next ones' outputs: second checking tester, session 45): the pool
     // replaces a tainted worker once its task ends.
     post({ type: found.kept.length === 0 ? "problem" : "tainted", message });
-    return true;
+    return found.kept.length === 0 ? "put back" : "kept";
   };
   /**
    * Built-ins masking and docket's messages call were replaced (_masking-builtins.ts): masking
@@ -274,8 +274,15 @@ function serve(port: MessagePort, boot: WorkerBoot): void {
     // What work an earlier task left running changed meanwhile is not this task's to meet.
     if (lastCapability !== null && task.entry !== "load") {
       const left = takeBackPrototypes(`work ${leftoverOf ?? lastCapability}'s task left running after it ended`, maskRecent);
+      // Kept, this task would meet it (a timer's non-configurable Array.prototype.toJSON wrote an
+      // earlier task's secret into its output: third checking tester, session 45). The thread ends
+      // before the task begins: the pool runs it on a fresh worker (a task received, not begun).
+      if (left === "kept") {
+        exitThread(0);
+        return;
+      }
       // Blamed on the task that left it, as long as it goes on (not on each task it lands in).
-      if (left) leftoverOf ??= lastCapability;
+      if (left !== "none") leftoverOf ??= lastCapability;
       else leftoverOf = null;
     }
     current = run;

@@ -176,6 +176,15 @@ describe("createWorkerPool: shared prototypes between tasks", () => {
     expect(await run({ arrayHook: true })).toMatchObject({ ok: true, output: { arrayJson: "[1]" } });
     expect(await run({})).toMatchObject({ ok: true, output: { arrayJson: "[1]" } });
     expect(problems.join("\n")).toContain("added or replaced Array.prototype.toJSON");
+    // A toJSON on Date.prototype, which a later task's output would meet (third checking tester, session 45).
+    expect(await run({ dateHook: true })).toMatchObject({ ok: true, output: { dateJson: '"1970-01-01T00:00:00.000Z"' } });
+    expect(await run({})).toMatchObject({ ok: true, output: { dateJson: '"1970-01-01T00:00:00.000Z"' } });
+    expect(problems.join("\n")).toContain("added or replaced Date.prototype.toJSON");
+    // One that cannot be put back, added by a timer after its task ended: the next task never meets it, run on a fresh worker.
+    expect(await run({ lateFixed: true })).toMatchObject({ ok: true, output: { arrayJson: "[1]" } });
+    await Bun.sleep(100);
+    expect(await run({})).toMatchObject({ ok: true, output: { arrayJson: "[1]" } });
+    expect(await run({})).toMatchObject({ ok: true, output: { arrayJson: "[1]" } });
   });
 });
 

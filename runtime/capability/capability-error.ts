@@ -12,7 +12,8 @@ export interface CapabilityErrorOptions {
   outcome_certainty?: "applied" | "not_applied";
 }
 
-const CODE_SHAPE = /^[a-z][a-z0-9_]*$/;
+/** At most 64 characters: a longer one was refused later, as a thrown CapabilityError with no reason (third checking tester, session 45). */
+const CODE_SHAPE = /^[a-z][a-z0-9_]{0,63}$/;
 
 /**
  * What a handler did wrong building a CapabilityError, as the property `capabilityErrorMisuse` of
@@ -20,7 +21,7 @@ const CODE_SHAPE = /^[a-z][a-z0-9_]*$/;
  * code made of the input may hold a secret; the log has it).
  */
 export const CAPABILITY_ERROR_MISUSE = {
-  code: 'its code is not a lower snake case string like "verification_failed"',
+  code: 'its code is not a lower snake case string of at most 64 characters like "verification_failed"',
   outcome_certainty: 'its outcome_certainty is neither "applied" nor "not_applied" (leave it out when unknown)',
   retryability: 'its retryability is none of "never", "safe", "after_delay", "manual_reconcile", "requires_confirmation" (leave it out for the code\'s own)',
 } as const;
@@ -29,10 +30,12 @@ const RETRYABILITIES: ReadonlySet<unknown> = new Set(["never", "safe", "after_de
 
 /** A wrong option as the server's log shows it: never a second throw (a BigInt, a cycle, a Symbol). */
 function shownValue(value: unknown): string {
+  if (value === null || value === undefined) return String(value);
+  const kind = Array.isArray(value) ? "an array" : typeof value === "object" ? "an object" : `a ${typeof value}`;
   try {
-    return typeof value === "string" ? JSON.stringify(value) : typeof value === "object" && value !== null ? `${Array.isArray(value) ? "an array" : "an object"} ${JSON.stringify(value) ?? ""}` : `a ${typeof value}`;
+    return typeof value === "string" ? JSON.stringify(value) : typeof value === "object" ? `${kind} ${JSON.stringify(value) ?? ""}` : kind;
   } catch {
-    return `${typeof value === "object" ? "an object" : `a ${typeof value}`} JSON cannot write`;
+    return `${kind} JSON cannot write`;
   }
 }
 
@@ -55,7 +58,7 @@ export class CapabilityError extends Error {
     super(message);
     // A string: an array or an object whose text is a code passed as one (second checking tester, session 45).
     if (typeof code !== "string" || !CODE_SHAPE.test(code)) {
-      throw misuse(`CapabilityError code must be a lower snake case string (like "verification_failed"), got ${shownValue(code)}`, "code");
+      throw misuse(`CapabilityError code must be a lower snake case string of at most 64 characters (like "verification_failed"), got ${shownValue(code)}`, "code");
     }
     this.name = "CapabilityError";
     this.code = code;

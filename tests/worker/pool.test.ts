@@ -228,11 +228,14 @@ describe("createWorkerPool", () => {
   test("a CapabilityError the handler could not make (a code not in lower snake case, an unknown outcome_certainty) is internal, and says what to fix without quoting the value; the log's message quotes it (executions tester, session 45)", async () => {
     const pool = makePool();
     const badCode = await pool.run(task("capability-error", "fixture.capability_error", { code: "Bad-Code!!" }), { lane: "execution" }).outcome;
-    expect(badCode).toMatchObject({ ok: false, error: { kind: "internal", error_class: "TypeError", note: 'the CapabilityError it threw could not be made: its code is not a lower snake case string like "verification_failed"' } });
+    expect(badCode).toMatchObject({ ok: false, error: { kind: "internal", error_class: "TypeError", note: 'the CapabilityError it threw could not be made: its code is not a lower snake case string of at most 64 characters like "verification_failed"' } });
     expect((badCode as { error: { note: string; message: string } }).error.note).not.toContain("Bad-Code");
     expect((badCode as { error: { message: string } }).error.message).toContain('got "Bad-Code!!"');
     const badCertainty = await pool.run(task("capability-error", "fixture.capability_error", { outcome_certainty: "maybe" }), { lane: "execution" }).outcome;
     expect(badCertainty).toMatchObject({ ok: false, error: { kind: "internal", note: expect.stringContaining('its outcome_certainty is neither "applied" nor "not_applied"') } });
+    // Longer than a code may be: refused the same way, where it failed later with no reason (third checking tester).
+    const longCode = await pool.run(task("capability-error", "fixture.capability_error", { code: "a".repeat(65) }), { lane: "execution" }).outcome;
+    expect(longCode).toMatchObject({ ok: false, error: { kind: "internal", note: expect.stringContaining("of at most 64 characters") } });
     // Not a string, though its text would be a code: refused the same way (second checking tester, session 45).
     const arrayCode = await pool.run(task("capability-error", "fixture.capability_error", { code: ["abc"] }), { lane: "execution" }).outcome;
     expect(arrayCode).toMatchObject({ ok: false, error: { kind: "internal", note: expect.stringContaining("its code is not a lower snake case string") } });
@@ -275,9 +278,13 @@ describe("createWorkerPool", () => {
     const text = lines.join("\n");
     expect(text).not.toContain(hex.slice(0, 20));
     expect(text).not.toContain(decimal.slice(0, 20));
-    expect(lines.filter((line) => line.includes(`of ${secret.length + 5} bytes holding [redacted], not shown>`))).toHaveLength(3);
+    // The Buffer, the Uint8Array, the ArrayBuffer, and the SharedArrayBuffer below.
+    expect(lines.filter((line) => line.includes(`of ${secret.length + 5} bytes holding [redacted], not shown>`))).toHaveLength(4);
     expect(text).toContain("Buffer of");
     expect(lines.find((line) => line.startsWith("plain"))).not.toContain("redacted");
+    // Split between two arguments, or in shared memory (third checking tester).
+    expect(lines.find((line) => line.startsWith("split"))).toBe("split <Buffer of 9 bytes holding [redacted], not shown> <Buffer of 10 bytes holding [redacted], not shown>");
+    expect(lines.find((line) => line.startsWith("shared"))).toBe(`shared <ArrayBuffer of ${secret.length + 5} bytes holding [redacted], not shown>`);
     // A direct call prints to the process's output the same way.
     const printed: string[] = [];
     const direct = makePool({ onOutput: (_stream, out) => printed.push(out) });

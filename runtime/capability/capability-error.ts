@@ -26,7 +26,8 @@ export const CAPABILITY_ERROR_MISUSE = {
   retryability: 'its retryability is none of "never", "safe", "after_delay", "manual_reconcile", "requires_confirmation" (leave it out for the code\'s own)',
 } as const;
 
-const RETRYABILITIES: ReadonlySet<unknown> = new Set(["never", "safe", "after_delay", "manual_reconcile", "requires_confirmation"]);
+/** The retryabilities a CapabilityError may give: checked here as it is made, and again by the engine of one that arrives from a copy of this module. */
+export const RETRYABILITIES: ReadonlySet<unknown> = new Set(["never", "safe", "after_delay", "manual_reconcile", "requires_confirmation"]);
 
 /** A wrong option as the server's log shows it: never a second throw (a BigInt, a cycle, a Symbol). */
 function shownValue(value: unknown): string {

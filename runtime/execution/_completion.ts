@@ -1,4 +1,5 @@
 import type { RegisteredCapability } from "../capability/registered.ts";
+import { RETRYABILITIES } from "../capability/capability-error.ts";
 import { arrivedAsJsonText, type LoadFailureCause, type TaskError, type TaskOutcome } from "../worker/task.ts";
 import type { EdgeInfo } from "./plane.ts";
 import { buildFailure, defaultRetryability, forcedStopCertainty, raisedSuggestion, type FailureDescriptor, type Retryability } from "./failure.ts";
@@ -29,8 +30,6 @@ export interface StopCircumstances {
   /** The process is shutting down and stopped the handler: the run was interrupted. */
   interrupted?: boolean;
 }
-
-const RETRYABILITIES = new Set(["never", "safe", "after_delay", "manual_reconcile", "requires_confirmation"]);
 
 /**
  * The one place where a handler's outcome becomes a completion: output checked against the

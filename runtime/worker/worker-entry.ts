@@ -732,7 +732,7 @@ function classify(error: unknown, context: WorkerContext): TaskError {
 function misuseNote(error: unknown): string | null {
   try {
     const what = error instanceof TypeError ? (error as { capabilityErrorMisuse?: unknown }).capabilityErrorMisuse : undefined;
-    return what === "code" || what === "outcome_certainty" || what === "retryability" ? `the CapabilityError it threw could not be made: ${CAPABILITY_ERROR_MISUSE[what]}` : null;
+    return typeof what === "string" && Object.hasOwn(CAPABILITY_ERROR_MISUSE, what) ? `the CapabilityError it threw could not be made: ${CAPABILITY_ERROR_MISUSE[what as keyof typeof CAPABILITY_ERROR_MISUSE]}` : null;
   } catch {
     return null;
   }

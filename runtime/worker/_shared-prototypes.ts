@@ -39,17 +39,23 @@ function retake(whole: Whole): void {
   whole.extensible = Object.isExtensible(whole.target);
 }
 
-/** Keys JSON, `await` and conversions ask every value for, which Array, String, Number and Boolean prototypes do not have. */
+/** Keys JSON, `await` and conversions ask every value for. */
 const HOOKS: readonly PropertyKey[] = ["toJSON", "then", Symbol.toPrimitive];
 
 /**
- * The other prototypes whose values a later task's output, failure or log meets (a Date in an
- * output, an Error in a message), and the keys JSON and conversions ask them for: a `toJSON` put
- * on Date.prototype wrote one task's secret into every later task's dates (third checking tester,
- * session 45). Looked at by value, as read (a few ns each), not by descriptor.
+ * The prototypes other than Object's and Function's whose values a later task's output, failure
+ * or log meets (an array or a Date in an output, an Error in a message), and the keys JSON and
+ * conversions ask them for, however they were defined (not enumerable, which for…in does not
+ * meet): an Array.prototype.toJSON, then a Date.prototype.toJSON, wrote one task's secret into
+ * every later task's output on the worker (second and third checking testers, session 45).
+ * Looked at by value, as read (a few ns each), not by descriptor.
  */
 const TypedArrayPrototype = Object.getPrototypeOf(Uint8Array.prototype) as object;
 const HOOKED: ReadonlyArray<readonly [name: string, target: object, keys: readonly PropertyKey[]]> = [
+  ["Array", Array.prototype, HOOKS],
+  ["String", String.prototype, HOOKS],
+  ["Number", Number.prototype, HOOKS],
+  ["Boolean", Boolean.prototype, HOOKS],
   ["Date", Date.prototype, [...HOOKS, "toString"]],
   ["Error", Error.prototype, [...HOOKS, "toString", "name", "message"]],
   ["RegExp", RegExp.prototype, [...HOOKS, "toString"]],
@@ -128,10 +134,6 @@ export function sharedPrototypes(): { takeBack(): PrototypeChanges | null } {
       }
       for (const [proto, target, sample] of samples) {
         for (const key in sample as object) if (Object.hasOwn(target, key) && !stays.has(named(proto, key))) restore(proto, target, key, undefined);
-        // Hooks every array, string or number is asked for, added however (not enumerable, which
-        // for…in does not meet): an Array.prototype.toJSON wrote a task's secret into every later
-        // task's output on the worker (second checking tester, session 45). None of them has one of its own.
-        for (const key of HOOKS) if (Object.hasOwn(target, key) && !stays.has(named(proto, key))) restore(proto, target, key, undefined);
       }
       for (const hook of hooked) {
         if (readsOtherThan(hook.target as Record<PropertyKey, unknown>, hook.key, hook.value) && !stays.has(named(hook.name, hook.key))) restore(hook.name, hook.target, hook.key, hook.own);

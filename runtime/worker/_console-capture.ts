@@ -129,32 +129,87 @@ function textOf(chunk: unknown, encoding: unknown, decoder: StringDecoder): stri
  * The console's arguments, each one that is bytes (a Buffer, a typed array, an ArrayBuffer)
  * holding a secret as UTF-8 given as a line that says so instead: the console prints bytes as
  * numbers (`<Buffer 53 75 70 …>`), which no mask of text finds — a request body logged as it came
- * showed the token in it (containment tester, session 45). Bytes nested in an object are printed
- * as the console prints them.
+ * showed the token in it (containment tester, session 45). An object (an array, a Map, a class's
+ * instance…) holding such bytes within the depth the console prints is not shown either: a
+ * request logged whole (`{ headers, body: <Buffer> }`) showed it the same way.
  */
 function bytesUnshown(args: unknown[], mask: (text: string) => string): unknown[] {
   // Every byte argument's text, joined: a secret split between two (`b.subarray(0, 4), b.subarray(4)`) hides them all (third checking tester, session 45).
   const texts: Array<[index: number, text: string, bytes: number]> = [];
+  let nested: number[] | null = null;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
-    const bytes = ArrayBuffer.isView(arg)
-      ? Buffer.from(arg.buffer, arg.byteOffset, arg.byteLength)
-      : arg instanceof ArrayBuffer || (typeof SharedArrayBuffer === "function" && arg instanceof SharedArrayBuffer)
-        ? Buffer.from(arg)
-        : null;
+    const bytes = bytesOf(arg);
     if (bytes !== null) texts.push([i, bytes.toString("utf8"), bytes.length]);
+    else if (typeof arg === "object" && arg !== null && holdsSecretBytes(arg, mask)) (nested ??= []).push(i);
   }
-  if (texts.length === 0) return args;
+  if (texts.length === 0 && nested === null) return args;
   let joined = "";
   for (const [, text] of texts) joined += text;
-  if (mask(joined) === joined) return args;
-  // One of them holds a secret, or they do together: none is shown (a part alone may be most of it).
+  const bytesHold = texts.length > 0 && mask(joined) !== joined;
+  if (!bytesHold && nested === null) return args;
   const shown = [...args];
-  for (const [i, , length] of texts) {
-    const arg = args[i];
-    shown[i] = `<${Buffer.isBuffer(arg) ? "Buffer" : ArrayBuffer.isView(arg) ? "bytes" : "ArrayBuffer"} of ${length} bytes holding [redacted], not shown>`;
+  // One of them holds a secret, or they do together: none is shown (a part alone may be most of it).
+  if (bytesHold) {
+    for (const [i, , length] of texts) {
+      const arg = args[i];
+      shown[i] = `<${Buffer.isBuffer(arg) ? "Buffer" : ArrayBuffer.isView(arg) ? "bytes" : "ArrayBuffer"} of ${length} bytes holding [redacted], not shown>`;
+    }
   }
+  for (const i of nested ?? []) shown[i] = `<${Array.isArray(args[i]) ? "array" : "object"} holding bytes that hold [redacted], not shown>`;
   return shown;
+}
+
+/** Bytes as a Buffer over the same memory, or null for any other value. */
+function bytesOf(value: unknown): Buffer | null {
+  if (ArrayBuffer.isView(value)) return Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+  if (value instanceof ArrayBuffer || (typeof SharedArrayBuffer === "function" && value instanceof SharedArrayBuffer)) return Buffer.from(value);
+  return null;
+}
+
+/** How deep and how much of an object's inside is looked at for bytes: past the console's own depth (2 levels below the argument in Bun and Node, more with --console-depth), and a bound on the values seen. */
+const NESTED_DEPTH = 6;
+const NESTED_VALUES = 20_000;
+const ARRAY_ITEMS = 1_000;
+
+/**
+ * Whether bytes inside `root` — in its own data properties, an array's items, a Map's keys and
+ * values, a Set's items, down to NESTED_DEPTH — hold a secret as UTF-8, alone or joined in the
+ * order met. No getter is called (the console shows one as `[Getter]`); what cannot be read (a
+ * Proxy's trap that throws) is passed over.
+ */
+function holdsSecretBytes(root: object, mask: (text: string) => string): boolean {
+  let joined = "";
+  let budget = NESTED_VALUES;
+  const seen = new Set<object>();
+  const visit = (value: unknown, depth: number): void => {
+    if (budget-- <= 0 || typeof value !== "object" || value === null || seen.has(value)) return;
+    seen.add(value);
+    const bytes = bytesOf(value);
+    if (bytes !== null) {
+      joined += bytes.toString("utf8");
+      return;
+    }
+    if (depth >= NESTED_DEPTH) return;
+    try {
+      if (value instanceof Map) {
+        for (const [key, item] of value) (visit(key, depth + 1), visit(item, depth + 1));
+      } else if (value instanceof Set) {
+        for (const item of value) visit(item, depth + 1);
+      }
+      // An array's items past the first ones are not printed ("… more items"), nor listed here by their thousands.
+      const keys = Array.isArray(value) ? Array.from({ length: Math.min(value.length, ARRAY_ITEMS) }, (_, i) => String(i)) : Reflect.ownKeys(value);
+      for (const key of keys) {
+        if (budget <= 0) return;
+        const field = Reflect.getOwnPropertyDescriptor(value, key);
+        if (field !== undefined && "value" in field) visit(field.value, depth + 1);
+      }
+    } catch {
+      // A Proxy or an exotic object that refuses to be read: the console meets the same refusal.
+    }
+  };
+  visit(root, 0);
+  return joined !== "" && mask(joined) !== joined;
 }
 
 /** The encodings in which a string spells bytes rather than being text. */

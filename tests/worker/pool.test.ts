@@ -267,7 +267,7 @@ describe("createWorkerPool", () => {
     }
   });
 
-  test("bytes the console would print as numbers (a Buffer, a Uint8Array, an ArrayBuffer) holding a secret are not printed; other bytes are, as the console prints them (containment tester, session 45)", async () => {
+  test("bytes the console would print as numbers (a Buffer, a Uint8Array, an ArrayBuffer), alone or inside an object, holding a secret are not printed; other bytes are, as the console prints them (containment tester, session 45)", async () => {
     const secret = "Sup3rSecretTok";
     const hex = Buffer.from(secret).toString("hex").match(/../g)!.join(" ");
     const decimal = [...Buffer.from(secret)].join(", ");
@@ -285,6 +285,12 @@ describe("createWorkerPool", () => {
     // Split between two arguments, or in shared memory (third checking tester).
     expect(lines.find((line) => line.startsWith("split"))).toBe("split <Buffer of 9 bytes holding [redacted], not shown> <Buffer of 10 bytes holding [redacted], not shown>");
     expect(lines.find((line) => line.startsWith("shared"))).toBe(`shared <ArrayBuffer of ${secret.length + 5} bytes holding [redacted], not shown>`);
+    // Inside an object, an array, a Map, an instance, split between two places in one: the object is not shown (session 46).
+    for (const [label, kind] of [["nested", "object"], ["in-array", "array"], ["in-map", "object"], ["in-instance", "object"], ["nested-split", "object"]]) {
+      expect(lines.find((line) => line.startsWith(`${label} `))).toBe(`${label} <${kind} holding bytes that hold [redacted], not shown>`);
+    }
+    // Bytes holding nothing, in an object with a cycle, are printed as the console prints them.
+    expect(lines.find((line) => line.startsWith("nested-plain"))).toContain("<Buffer 6f 6b>");
     // A direct call prints to the process's output the same way.
     const printed: string[] = [];
     const direct = makePool({ onOutput: (_stream, out) => printed.push(out) });

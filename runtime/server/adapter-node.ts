@@ -1,10 +1,13 @@
-import type { Server } from "node:http";
+import type { IncomingMessage, Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { Duplex } from "node:stream";
 import type { Hono } from "hono";
-import { serve, upgradeWebSocket } from "@hono/node-server";
+import { serve } from "@hono/node-server";
 import { WebSocketServer, type WebSocket } from "ws";
-import type { AppEnv, LiveUpgrade } from "./_app-env.ts";
+import type { AppEnv } from "./_app-env.ts";
 import type { LiveChannel } from "./live-channel.ts";
+import type { LiveTarget } from "./live-target.ts";
+import { answerUpgrade } from "./_node-upgrade.ts";
 import { CLIENT_MESSAGE_BYTES, type LiveSocket } from "./live-socket.ts";
 import { listenUrl, type ListenOptions, type RunningServer } from "./_listen.ts";
 import { LIVE_SUBPROTOCOL } from "./guards.ts";
@@ -56,35 +59,28 @@ function nodeSocket(raw: WebSocket, onDrain: () => void): LiveSocket {
 }
 
 /**
- * Serves the app on Node with `@hono/node-server` v2 and its built-in WebSocket support (a `ws`
- * WebSocketServer in noServer mode). Resolves once listening.
+ * Serves the app on Node with `@hono/node-server` v2, and the live channel with a `ws`
+ * WebSocketServer in noServer mode, fed by the server's own `upgrade` listener (_node-upgrade.ts).
+ * Resolves once listening.
  */
 export function serveWithNode(app: Hono<AppEnv>, live: LiveChannel, options: ListenOptions): Promise<RunningServer> {
   // `ws` answers the first subprotocol offered unless told: never a token one (guards.ts).
   const wss = new WebSocketServer({ noServer: true, maxPayload: CLIENT_MESSAGE_BYTES, handleProtocols: (offered) => (offered.has(LIVE_SUBPROTOCOL) ? LIVE_SUBPROTOCOL : false) });
-  const sockets = new WeakMap<object, LiveSocket>();
-  const upgrade: LiveUpgrade = (c, target) =>
-    upgradeWebSocket(c, {
-      onOpen(_event, ws) {
-        const raw = ws.raw as WebSocket;
-        const socket: LiveSocket = nodeSocket(raw, () => live.drain(socket));
-        sockets.set(raw, socket);
-        raw.on("pong", () => live.pong(socket));
-        // `ws` answers a client's ping itself; the channel counts them (LiveChannel.ping).
-        raw.on("ping", () => live.ping(socket));
-        live.open(socket, target);
-      },
-      onClose(_event, ws) {
-        const socket = sockets.get(ws.raw as object);
-        if (socket) live.close(socket);
-      },
-    });
+  const opened = (raw: WebSocket, target: LiveTarget) => {
+    const socket: LiveSocket = nodeSocket(raw, () => live.drain(socket));
+    raw.on("pong", () => live.pong(socket));
+    // `ws` answers a client's ping itself; the channel counts them (LiveChannel.ping).
+    raw.on("ping", () => live.ping(socket));
+    raw.once("close", () => live.close(socket));
+    // A client's fault (a message past maxPayload, a malformed frame): `ws` closes the socket
+    // itself (1009, 1002) and says why here, which without a listener would end the server.
+    raw.on("error", () => {});
+    live.open(socket, target);
+  };
   return new Promise((resolve, reject) => {
     const server = serve(
       {
-        // The env object is the one node-server keeps for this request's upgrade: extend it in place.
-        fetch: (request, env) => app.fetch(request, Object.assign(env, { docketUpgrade: upgrade })),
-        websocket: { server: wss },
+        fetch: (request) => app.fetch(request, {}),
         hostname: options.host,
         port: options.port,
       },
@@ -103,6 +99,7 @@ export function serveWithNode(app: Hono<AppEnv>, live: LiveChannel, options: Lis
         });
       },
     ) as Server;
+    server.on("upgrade", (incoming: IncomingMessage, socket: Duplex, head: Buffer) => void answerUpgrade(app, wss, incoming, socket, head, opened));
     server.once("error", reject);
   });
 }

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import type { StartFn, StartedServer } from "./_support/servers.ts";
-import { client, frameValidator } from "./_support/http.ts";
+import { client, frameValidator, rawRequest } from "./_support/http.ts";
 import { completedOf, openLive } from "./_support/live-client.ts";
 import { rawUpgrade } from "./_support/raw-ws.ts";
 
@@ -60,6 +60,35 @@ export function liveContract(name: string, start: StartFn, sink: any[]): void {
       const misspelt = (await (await fetch(`${server.url}/events?executions=x-20260908T010203Z-0a1b2c3d`)).json()) as any;
       expect(misspelt.error).toMatchObject({ error_code: "invalid_input", context: { parameter: "executions" } });
       expect(misspelt.error.message).toContain('/events takes no parameter "executions"; did you mean execution?');
+    });
+
+    test("a handshake the runtime cannot complete, and any request with an Upgrade header, get the app's own answer whole: descriptor, X-Request-Id and body (serve tester, session 46)", async () => {
+      const upgrade = { Upgrade: "websocket", Connection: "Upgrade, close", "Sec-WebSocket-Version": "13" };
+      // No key, and a key that is not 16 bytes in base64: 400 bad_handshake as JSON (Node's `ws` answered in plain text, without the id).
+      for (const key of [null, "short"]) {
+        const refused = await rawRequest(server.url, "GET", "/events", { ...upgrade, ...(key === null ? {} : { "Sec-WebSocket-Key": key }), "X-Request-Id": "ws-key" });
+        expect(refused.status).toBe(400);
+        expect(refused.headers["x-request-id"]).toBe("ws-key");
+        expect(JSON.parse(refused.body).error).toMatchObject({ error_code: "invalid_input", context: { reason: "bad_handshake" } });
+      }
+      const key = { "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==" };
+      // A POST asking to upgrade /events is told the method (Node saw every upgrade request as a GET).
+      const posted = await rawRequest(server.url, "POST", "/events", { ...upgrade, ...key });
+      expect(posted.status).toBe(405);
+      expect(JSON.parse(posted.body).error).toMatchObject({ context: { reason: "method_not_allowed" } });
+      // A refusal before the handshake carries its body (Node's upgrade path sent none).
+      const foreign = await rawRequest(server.url, "GET", "/events", { ...upgrade, ...key, Origin: "http://evil.example" });
+      expect(foreign.status).toBe(403);
+      expect(JSON.parse(foreign.body).error.message).toContain("http://evil.example");
+      // An HTTP/2 upgrade offer (`curl --http2`) is answered as HTTP/1.1: Node held the connection open without an answer.
+      const h2c = await rawRequest(server.url, "GET", "/healthz", { Upgrade: "h2c", Connection: "Upgrade, HTTP2-Settings, close", "HTTP2-Settings": "AAMAAABkAARAAAAAAAIAAAAA" });
+      expect(h2c.status).toBe(200);
+      expect(JSON.parse(h2c.body)).toMatchObject({ ok: true });
+      // A POST carrying an Upgrade header is read with its body, as without one.
+      const body = JSON.stringify({ id: "executions.demonstrate" });
+      const read = await rawRequest(server.url, "POST", "/api/v1/capabilities/get", { ...upgrade, "Content-Type": "application/json" }, body);
+      expect(read.status).toBe(200);
+      expect(JSON.parse(read.body)).toMatchObject({ id: "executions.demonstrate" });
     });
 
     test("an execution the server does not hold is 404 before the handshake; the refusal carries X-Request-Id", async () => {

@@ -5,7 +5,7 @@ import { randomBytes } from "node:crypto";
 export interface RawUpgrade {
   status: number;
   headers: Record<string, string>;
-  /** Body of a refusal (may be empty: Node's upgrade path answers refusals without one). */
+  /** Body of a refusal. */
   body: string;
   /** Text frames received so far (upgraded only). */
   frames: string[];

@@ -1,3 +1,5 @@
+import { didYouMean } from "../capability/did-you-mean.ts";
+
 /** Every bound of docs/limits.md, in one typed object. */
 export interface Limits {
   max_concurrent: number;
@@ -152,6 +154,26 @@ export function resolveLimits(options: { env?: Record<string, string | undefined
     if (fromFlag !== undefined) limits[key] = checkLimit(key, fromFlag, `--${limitFlagName(key)}`);
   }
   return limits;
+}
+
+/**
+ * What to say of each `DOCKET_*` variable of `env` that is no limit's but close to one's name
+ * (`DOCKET_HEARBEAT_MS`, `DOCKET_SUBSCRIBER_QUEUE`): a mistyped variable was ignored without a
+ * word, and the server ran on the default (serve tester, session 46). A variable near no limit's
+ * name (a handler's own `DOCKET_SLACK_URL`, docket's `DOCKET_TOKEN`) is nobody's mistake here.
+ */
+export function mistypedLimitVariables(env: Record<string, string | undefined>): string[] {
+  const names = Object.keys(LIMIT_SPECS).map((key) => limitEnvName(key as keyof Limits));
+  const known = new Set(names);
+  const notes: string[] = [];
+  for (const name of Object.keys(env)) {
+    if (!name.startsWith("DOCKET_") || known.has(name) || env[name] === undefined) continue;
+    // Compared without the prefix every name shares, which would make any two look close.
+    const close = didYouMean(name.slice("DOCKET_".length), names.map((known) => known.slice("DOCKET_".length)), 2);
+    if (close.length === 0) continue;
+    notes.push(`${name} is not a setting of docket and is ignored; did you mean ${close.map((rest) => `DOCKET_${rest}`).join(" or ")}? (docs/limits.md lists them)`);
+  }
+  return notes;
 }
 
 function checkLimit(key: keyof Limits, raw: unknown, source: string): number {

@@ -164,6 +164,18 @@ export default capability({ id: "team.signals", title: "Signals", description: "
     }
   });
 
+  test("a mistyped DOCKET_* limit variable is named at start with the one it may mean; the server still serves (serve tester, session 46)", async () => {
+    const child = spawnDocket(fromSource, ["serve", "--port", "0", "--store", "memory"], { cwd: tempCheckout(), env: { DOCKET_HEARBEAT_MS: "100" } });
+    const stderr = watchStream(child.stderr);
+    try {
+      await stderr.until(/docket serving .* at http:\/\/127\.0\.0\.1:\d+/);
+      expect(await stderr.until(/DOCKET_HEARBEAT_MS/)).toContain("DOCKET_HEARBEAT_MS is not a setting of docket and is ignored; did you mean DOCKET_HEARTBEAT_MS?");
+    } finally {
+      child.kill("SIGINT");
+      await child.exited;
+    }
+  });
+
   test("DOCKET_TOKEN gives the token from the environment: required on every route, and not in the process's arguments (tester S)", async () => {
     const token = "env-token-0123456789abcdef";
     const child = spawnDocket(fromSource, ["serve", "--port", "0"], { cwd: tempCheckout(), env: { DOCKET_TOKEN: token } });

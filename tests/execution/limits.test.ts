@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { defaultLimits, LIMIT_SPECS, limitEnvName, limitFlagName, LimitsError, resolveLimits } from "../../runtime/execution/limits.ts";
+import { defaultLimits, LIMIT_SPECS, limitEnvName, limitFlagName, LimitsError, mistypedLimitVariables, resolveLimits } from "../../runtime/execution/limits.ts";
 
 describe("limits", () => {
   test("defaultLimits carries the docs/limits.md defaults", () => {
@@ -36,6 +36,23 @@ describe("limits", () => {
     expect(() => resolveLimits({ env: { DOCKET_INPUT_BYTES: "400000000" } })).toThrow(/DOCKET_INPUT_BYTES .* from 1024 to 134217728/);
     // A silence no run can report within: at 10 ms every reported run failed on the server (lifecycle tester, session 42).
     expect(() => resolveLimits({ overrides: { report_silence_ms: 10 } })).toThrow(/--report-silence-ms .* from 250 to 3600000, got 10/);
+  });
+
+  test("a DOCKET_* variable close to a limit's name is named with the limit it may mean; one near none is left alone (serve tester, session 46)", () => {
+    const notes = mistypedLimitVariables({
+      DOCKET_HEARBEAT_MS: "100",
+      DOCKET_SUBSCRIBER_QUEUE: "10",
+      DOCKET_MAX_CONCURRENT: "4",
+      DOCKET_TOKEN: "t",
+      DOCKET_SLACK_URL: "https://example.invalid",
+      DOCKET_LOG_LEVEL: "debug",
+      HEARTBEAT_MS: "5",
+    });
+    expect(notes).toEqual([
+      "DOCKET_HEARBEAT_MS is not a setting of docket and is ignored; did you mean DOCKET_HEARTBEAT_MS? (docs/limits.md lists them)",
+      "DOCKET_SUBSCRIBER_QUEUE is not a setting of docket and is ignored; did you mean DOCKET_SUBSCRIBER_QUEUE_BYTES? (docs/limits.md lists them)",
+    ]);
+    expect(mistypedLimitVariables({})).toEqual([]);
   });
 
   test("every limit has one env name and one flag name derived from its key", () => {

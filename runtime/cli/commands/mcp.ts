@@ -9,7 +9,7 @@ import { bootPlane } from "../../boot.ts";
 import { findCheckoutRoot } from "../../capability/checkout.ts";
 import { watchCapabilities } from "../../capability/watch-capabilities.ts";
 import { loadErrorReason } from "../../capability/registered.ts";
-import { LimitsError, resolveLimits, type Limits } from "../../execution/limits.ts";
+import { LimitsError, mistypedLimitVariables, resolveLimits, type Limits } from "../../execution/limits.ts";
 import { buildFailure, type FailureDescriptor } from "../../execution/failure.ts";
 import type { EdgeInfo } from "../../execution/plane.ts";
 import { isLeaseLive, readLease, type Lease } from "../../server/lease.ts";
@@ -69,6 +69,7 @@ export default defineCommand({
     inertOutput(process.env, [2]);
     // What handlers threw reaches this log: none of their escapes reaches the terminal.
     const log = (line: string) => void process.stderr.write(`${plainText(line)}\n`);
+    for (const note of mistypedLimitVariables(process.env)) log(note);
     // An agent that closed its end of stdout can be answered no more: the session ends as on a signal.
     // An idle session, or one whose calls run long, writes nothing that would find it gone: asked every second.
     const protocolOut = writerOf(process.stdout);

@@ -3,7 +3,7 @@ import { plainText } from "../../execution/text-sanitize.ts";
 import { prepareCapabilityThread } from "../_capability-thread.ts";
 import { routeConsole } from "../_console-route.ts";
 import { guardExit, SERVER_ENDING } from "../../worker/_own-process.ts";
-import { LIMIT_SPECS, limitFlagName, LimitsError, resolveLimits, type Limits } from "../../execution/limits.ts";
+import { LIMIT_SPECS, limitFlagName, LimitsError, mistypedLimitVariables, resolveLimits, type Limits } from "../../execution/limits.ts";
 import { installShutdown } from "../../server/shutdown.ts";
 import { lockCheckout, type CheckoutLock } from "../../server/checkout-lock.ts";
 import { findCheckoutRoot } from "../../capability/checkout.ts";
@@ -69,6 +69,7 @@ export default defineCommand({
     inertOutput(process.env, [1, 2]);
     // The log holds what handlers threw (stacks, messages): no escape of theirs reaches the terminal or the log file.
     const log = (line: string) => void process.stderr.write(`${plainText(line)}\n`);
+    for (const note of mistypedLimitVariables(process.env)) log(note);
     // "[::1]", as a URL writes it, is the address ::1 (bracketed again, it made http://[[::1]]:port);
     // anything else with brackets, a slash or a space is no address nor name.
     const host = String(parsed.host).replace(/^\[(.*)\]$/, "$1");

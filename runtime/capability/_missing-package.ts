@@ -5,6 +5,7 @@ import { aliasTargets, nearestTsconfig, outerAlias, targetFrom } from "./alias-t
 import { readConfigJson } from "./config-file.ts";
 import { findCheckoutRoot } from "./checkout.ts";
 import { packageEntry } from "./_package-entry.ts";
+import { processStartedMs } from "./_process-started.ts";
 
 /** The modules every capability file gets from docket itself, whatever node_modules holds. */
 export const SERVED_MODULES = ["docket", "valibot"] as const;
@@ -133,7 +134,7 @@ export function explainUnresolvedPackage(specifier: string, importer: string, ru
     const configs = alias.configs.map((config) => basename(config)).join(" and ");
     // The file is there and the mapping names it: the runtime read the config before the mapping
     // (it reads tsconfig.json and package.json "imports" once per process)…
-    if (changedSince(processStart(), alias.configs)) {
+    if (changedSince(processStartedMs(), alias.configs)) {
       return `cannot resolve import ${JSON.stringify(specifier)}: ${configs} maps it to ${JSON.stringify(found)}, which exists, but the mapping is newer than this process, which read ${configs} when it first needed it and keeps what it read. ${RESTART_TO_LOAD} to use it.`;
     }
     // …or, older than this process, the runtime does not read it where TypeScript does (a
@@ -177,7 +178,9 @@ export function explainUnresolvedPackage(specifier: string, importer: string, ru
       // package is there, what it should give is not.
       return `cannot resolve import ${JSON.stringify(specifier)}: the package "${pkg}" is installed (${installed}) but does not provide ${wanted}: ${entry.missing}. ${entry.fix}`;
     }
-    if (runtimeMessage.includes(`Cannot find package '${pkg}'`) && changedSince(processStart(), entry === null ? [installed] : [installed, entry.file, dirname(entry.file)])) {
+    // The runtime's words for it: an import's (`Cannot find package`) or a require's (`Cannot find module`).
+    const notFound = runtimeMessage.includes(`Cannot find package '${pkg}'`) || runtimeMessage.includes(`Cannot find module '${pkg}'`);
+    if (notFound && changedSince(processStartedMs(), entry === null ? [installed] : [installed, entry.file, dirname(entry.file)])) {
       // On disk now, yet the runtime did not find it: installed (or built) after this process first
       // looked for it, and the runtime keeps the failed resolution for its lifetime.
       return `cannot resolve import ${JSON.stringify(specifier)}: the package "${pkg}" is installed now (${installed}), but it was installed after docket started (or built or changed since), and the runtime keeps what it resolved (or failed to) until the process ends. ${RESTART_TO_LOAD} to load it.`;
@@ -190,11 +193,6 @@ export function explainUnresolvedPackage(specifier: string, importer: string, ru
   const advice = installAdvice([pkg, ...others].join(" "), fromDir);
   const also = others.length === 0 ? "" : `, nor ${others.map((other) => JSON.stringify(other)).join(", ")}, which this file imports too`;
   return `cannot resolve import ${JSON.stringify(specifier)}: the package "${pkg}" is not installed${also}. Install ${others.length === 0 ? "it" : "them"} with \`${advice.command}\` in ${advice.dir}.`;
-}
-
-/** When this process started, as file modification times count. */
-function processStart(): number {
-  return Date.now() - process.uptime() * 1000;
 }
 
 /**

@@ -33,6 +33,8 @@ export interface WorkerBoot {
   claim: SharedArrayBuffer;
   /** How long importing a capability file may take before the task fails (docs/containment.md). */
   load_timeout_ms: number;
+  /** When the process started (Date.now() milliseconds): a worker's own process.uptime() is its thread's age (capability/_process-started.ts). */
+  process_started_ms: number;
 }
 
 /** Main thread → worker. */

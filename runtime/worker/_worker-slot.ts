@@ -8,6 +8,7 @@ import type { ChildLedger } from "./child-ledger.ts";
 import { laneWorker, type Lane } from "./task.ts";
 import { createBacklog, turnBoundReceiver } from "./event-backlog.ts";
 import { begunAgo, beginTimeOf, clockStep, newClaim } from "./_task-claim.ts";
+import { processStartedMs } from "../capability/_process-started.ts";
 
 // Required, not imported, and taken as the module loads: the first ESM import of node:worker_threads
 // in a thread fixes what capability files importing it later get, and the main thread replaces its
@@ -187,6 +188,7 @@ export class WorkerSlot<J> {
       backlog: backlog.buffer as SharedArrayBuffer,
       claim: this.claim.buffer as SharedArrayBuffer,
       load_timeout_ms: this.options.loadTimeoutMs,
+      process_started_ms: processStartedMs(),
     };
     const worker = new ThreadWorker(this.options.workerUrl, { workerData: boot });
     this.worker = worker;

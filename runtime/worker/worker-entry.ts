@@ -34,6 +34,7 @@ import { outputOver } from "./_output-size.ts";
 import { jsonText, plainJsonProblem, type PlainJsonProblem } from "../execution/plain-json.ts";
 import { MAX_INPUT_DEPTH } from "../execution/json-depth.ts";
 import { beginTask, beginTimeOf, claimTime, endUnbegun, receiveTask } from "./_task-claim.ts";
+import { setProcessStartedMs } from "../capability/_process-started.ts";
 
 /** How many tasks' secrets a worker keeps masking in output no task owns. */
 const RECENT_MASKS = 16;
@@ -82,6 +83,7 @@ const owner = new AsyncLocalStorage<Running>();
 
 /** Answers the pool's messages on `port` until the worker is terminated. */
 function serve(port: MessagePort, boot: WorkerBoot): void {
+  setProcessStartedMs(boot.process_started_ms);
   const cancelFlag = new Int32Array(boot.cancel);
   const claim = new Int32Array(boot.claim);
   const begunAt = beginTimeOf(claim);

@@ -4,6 +4,8 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Worker } from "node:worker_threads";
+import { processStartedMs } from "../../runtime/capability/_process-started.ts";
 import { explainUnresolvedPackage } from "../../runtime/capability/_missing-package.ts";
 import { loadErrorSuggestion } from "../../runtime/capability/unknown-capability.ts";
 
@@ -116,6 +118,31 @@ describe("explainUnresolvedPackage", () => {
     for (const [specifier, pkg] of [["yamlish/util", "yamlish"], ["yamlish/dist/a", "yamlish"], ["yamlish", "yamlish"], ["plain/there", "plain"]]) {
       expect(explainUnresolvedPackage(specifier!, importer, runtime(pkg!))).toContain("installed after docket started");
     }
+     // A require()'s words for it say the same (authoring tester, session 46: chalk's require of ansi-styles was "does not provide it").
+    const required = explainUnresolvedPackage("yamlish/util", importer, `Cannot find module 'yamlish' from '${importer}'`);
+    expect(required).toContain("installed after docket started");
+    expect(required).toContain("Restart `docket serve`");
+  });
+
+  test("a worker tells a package installed after the process started by the process's start, not its own thread's (authoring tester, session 46)", async () => {
+    const pkg = join(root, "node_modules", "pk-mid");
+    mkdirSync(pkg, { recursive: true });
+    writeFileSync(join(pkg, "package.json"), JSON.stringify({ name: "pk-mid", exports: { "./util": "./util.js" } }));
+    writeFileSync(join(pkg, "util.js"), "export const x = 1;\n");
+    // Written after the process started and before this thread did: a thread's own uptime called it older than the process.
+    const between = new Date(processStartedMs() + 10);
+    for (const path of [join(pkg, "util.js"), join(pkg, "package.json"), pkg]) utimesSync(path, between, between);
+    const worker = new Worker(
+      `const { parentPort, workerData } = require("node:worker_threads");
+       const { setProcessStartedMs } = require(${JSON.stringify(join(import.meta.dir, "../../runtime/capability/_process-started.ts"))});
+       const { explainUnresolvedPackage } = require(${JSON.stringify(join(import.meta.dir, "../../runtime/capability/_missing-package.ts"))});
+       setProcessStartedMs(workerData.started);
+       parentPort.postMessage(explainUnresolvedPackage("pk-mid/util", workerData.importer, "Cannot find package 'pk-mid' imported from " + workerData.importer));`,
+      { eval: true, workerData: { started: processStartedMs(), importer } },
+    );
+    const said = await new Promise<string>((resolve, reject) => (worker.once("message", resolve), worker.once("error", reject)));
+    await worker.terminate();
+    expect(said).toContain("installed after docket started");
   });
 
   test("an installed package that does not give what was asked says what is wrong: an unbuilt file, an excluded path, a require()-only entry, a folder with no index", () => {

@@ -413,6 +413,35 @@ describe("docket serve live reload", () => {
     await until("team.packaged gone", async () => !(await list()).load_errors.some((e) => e.file === file) && !(await loaded()));
   }, 20_000);
 
+  test("live reload: a package installed while serving whose modules require its own new dependencies (chalk → ansi-styles → color-convert) loads and runs, on the main thread and in the workers (authoring tester, session 46)", async () => {
+    rmSync(join(root, "node_modules"), { recursive: true, force: true });
+    const file = join(root, "capabilities", "team.chalky.ts");
+    writeFileSync(
+      file,
+      `import { capability } from "docket";\nimport * as v from "valibot";\nimport paint from "docket-fake-chalk";\nexport default capability({ id: "team.chalky", title: paint("Chalky"), description: "Painted by a package.", effect: "read", input: v.object({}), output: v.object({ answer: v.string() }), handler: () => ({ answer: paint("ran") }) });\n`,
+    );
+    const reason = async () => (await list()).load_errors.find((e) => e.file === file)?.reason ?? "";
+    await until("the package's load error", async () => (await reason()).includes("is not installed"));
+    // Installed as npm installs chalk@4: CommonJS, its main in a subfolder, requiring packages installed beside it, which require others.
+    const install = (name: string, main: string, dependencies: Record<string, string>) => {
+      mkdirSync(join(root, "node_modules", name, "source"), { recursive: true });
+      writeFileSync(join(root, "node_modules", name, "package.json"), JSON.stringify({ name, version: "1.0.0", main: "source/index.js", dependencies }));
+      writeFileSync(join(root, "node_modules", name, "source", "index.js"), main);
+    };
+    install("docket-fake-names", 'module.exports = "painted";\n', {});
+    install("docket-fake-styles", 'const names = require("docket-fake-names");\nmodule.exports = (text) => `${names} ${text}`;\n', { "docket-fake-names": "^1.0.0" });
+    install("docket-fake-chalk", 'const styles = require("docket-fake-styles");\nmodule.exports = (text) => styles(text);\nmodule.exports.default = module.exports;\n', { "docket-fake-styles": "^1.0.0" });
+    // It said `the package "docket-fake-styles" is installed … but does not provide it`, for the server's life.
+    await until("the file loaded after the install", async () => (await list()).capabilities.some((c) => c.id === "team.chalky"));
+    expect((await list()).capabilities.find((c) => c.id === "team.chalky")).toMatchObject({ title: "painted Chalky" });
+    const id = await start("team.chalky");
+    await until("the execution ended", async () => ["succeeded", "failed"].includes((await get(id)).state));
+    expect(await get(id)).toMatchObject({ state: "succeeded", output: { answer: "painted ran" } });
+    rmSync(file);
+    rmSync(join(root, "node_modules"), { recursive: true, force: true });
+    await until("team.chalky gone", async () => !(await list()).capabilities.some((c) => c.id === "team.chalky"));
+  }, 20_000);
+
   test("live reload: a root tsconfig.json written while serving is seen at once: an import it maps, a load error until then (the package is not installed), loads", async () => {
     const file = join(root, "capabilities", "team.mapped.ts");
     const reason = async () => (await list()).load_errors.find((e) => e.file === file)?.reason ?? "";

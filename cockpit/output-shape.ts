@@ -49,7 +49,8 @@ function tableOf(items: unknown[]): TableShape | null {
     }
   }
   const keys = seen.slice(0, MAX_COLUMNS);
-  const rows = items.slice(0, MAX_ROWS).map((item) => keys.map((key) => cellText((item as Record<string, unknown>)[key])));
+  // A row's own members only: a row without a "__proto__" column's member read Object.prototype (`{}`).
+  const rows = items.slice(0, MAX_ROWS).map((item) => keys.map((key) => cellText(Object.hasOwn(item as object, key) ? (item as Record<string, unknown>)[key] : undefined)));
   return { columns: keys.map(shownText), rows, more: Math.max(0, items.length - MAX_ROWS), moreColumns: seen.length - keys.length };
 }
 

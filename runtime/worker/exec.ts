@@ -71,8 +71,12 @@ export function createExec(host: ExecHost): Exec {
     const stderr = new Capture("stderr", maxBytes, options.stream === false ? null : host.progress, host.holdBack ?? 0);
     const request: SpawnRequest = { argv: [...argv], cwd, env: options.env ? { ...options.env } : null, stdin: options.stdin ?? null };
     let child: SpawnedChild;
+    // Output that arrives before the spawn's answer (the child wrote at once; its start crosses the
+    // main thread) waits for the "started" line, so that the log reads in the order things happened.
+    let early: Array<[name: "stdout" | "stderr", chunk: Uint8Array]> | null = [];
+    const take = (name: "stdout" | "stderr", chunk: Uint8Array) => (name === "stdout" ? stdout : stderr).push(chunk);
     try {
-      child = await host.spawn(request, (name, chunk) => (name === "stdout" ? stdout : stderr).push(chunk), undefined, () => taskEnded || signal.aborted);
+      child = await host.spawn(request, (name, chunk) => (early === null ? take(name, chunk) : early.push([name, chunk])), undefined, () => taskEnded || signal.aborted);
     } catch (error) {
       // Given up on while it waited its turn (_spawn-through-main.ts): what gave it up is why.
       if (taskEnded) throw taskOver(command);
@@ -86,6 +90,9 @@ export function createExec(host: ExecHost): Exec {
     }
     running.add(pid);
     host.progress.log(`exec: ${command} started (pid ${pid}${cwd === host.root ? "" : `, in ${relative(host.root, cwd) || "."}`})`);
+    const held = early;
+    early = null;
+    for (const [name, chunk] of held) take(name, chunk);
 
     let stopping: ReturnType<typeof setTimeout> | null = null;
     const stop = () => {

@@ -199,6 +199,17 @@ describe("ctx.exec", () => {
     expect(ended).toMatch(/^exec: \S+ scripts\/lines\.mjs exited 0 after \d+ ms \(pid \d+\)$/);
   });
 
+  test("ctx.exec: the child's start is logged before its first output, even when it writes at once (authoring tester, session 46)", async () => {
+    for (let round = 0; round < 5; round++) {
+      const id = start("test.exec", { argv: ["echo", `hello ${round}`] });
+      expect((await terminal(id)).state).toBe("succeeded");
+      const kinds = events(id)
+        .filter((e) => e.type === "execution.log" || e.type === "execution.stream")
+        .map((e) => (e.type === "execution.stream" ? `stream ${(e.data as { chunk: string }).chunk}` : `log ${(e.data as { message: string }).message.replace(/\(pid \d+\)|\d+ ms/g, "…")}`));
+      expect(kinds).toEqual([`log exec: echo "hello ${round}" started …`, `stream hello ${round}\n`, `log exec: echo "hello ${round}" exited 0 after … …`]);
+    }
+  });
+
   test("ctx.exec: a secret a child writes across the end of a long line's piece is masked whole, in no piece half", async () => {
     const token = "EXECsecret99token";
     const id = start("test.exec-secret", { token, argv: [bun, "scripts/split.mjs", token] });

@@ -1,6 +1,6 @@
 import { ROW_INDEX, rowFields, type FieldSpec, type FormShape, type Scalar } from "./form-fields.ts";
 import { PostedForm } from "./form-names.ts";
-import { withServerZone } from "./local-time.ts";
+import { impossibleDateTime, withServerZone } from "./local-time.ts";
 
 /** The form control that holds the whole input as JSON; when not empty it replaces the fields. */
 export const RAW_JSON_CONTROL = "raw_json";
@@ -39,6 +39,12 @@ function readNumber(field: FieldSpec, text: string, integer: boolean, what = fie
 }
 
 /** An empty control: absent when optional, null when nullable, else "required". */
+/** A date or date-time of the right shape that names no day or time of the calendar, said with the field's name; null when it names one. */
+function impossible(field: FieldSpec, text: string): Read | null {
+  const why = impossibleDateTime(text);
+  return why === null ? null : { error: `${field.name}: ${quote(text)} is no ${field.kind === "date" ? "day" : "date and time"} of the calendar: ${why}.` };
+}
+
 function empty(field: FieldSpec): Read {
   if (!field.required) return { omit: true };
   if (field.nullable) return { value: null };
@@ -104,13 +110,17 @@ function readField(field: FieldSpec, form: PostedForm, errors: Errors): Read {
     }
     case "date":
       if (text === "") return empty(field);
-      return /^\d{4}-\d{2}-\d{2}$/.test(text) ? { value: text } : { error: `${field.name} must be a date (yyyy-mm-dd), got ${quote(text)}.` };
+      if (!/^\d{4}-\d{2}-\d{2}$/.test(text)) return { error: `${field.name} must be a date (yyyy-mm-dd), got ${quote(text)}.` };
+      return impossible(field, text) ?? { value: text };
     case "datetime":
       if (text === "") return empty(field);
-      return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/.test(text) ? { value: text } : { error: `${field.name} must be a date and time (yyyy-mm-ddThh:mm), got ${quote(text)}.` };
+      if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/.test(text)) return { error: `${field.name} must be a date and time (yyyy-mm-ddThh:mm), got ${quote(text)}.` };
+      return impossible(field, text) ?? { value: text };
     case "timestamp": {
       // The box sends a wall time with no zone; the cockpit is local, so it is the server's (docs/cockpit.md).
       if (text === "") return empty(field);
+      const unreal = impossible(field, text.trim());
+      if (unreal !== null) return unreal;
       const zoned = withServerZone(text.trim());
       if (zoned === null) return { error: `${field.name} must be a date and time (yyyy-mm-ddThh:mm, seconds and a zone optional), got ${quote(text)}.` };
       if (zoned.kind === "skipped") {

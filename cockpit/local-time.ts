@@ -108,3 +108,27 @@ export function toServerWallTime(value: string, zone: string = serverTimeZone())
   const wall = `${year < 0 ? "-" : ""}${String(Math.abs(year)).padStart(4, "0")}-${pad(date.getUTCMonth() + 1)}-${pad(date.getUTCDate())}T${pad(date.getUTCHours())}:${pad(date.getUTCMinutes())}:${pad(date.getUTCSeconds())}`;
   return ms === 0 ? wall : `${wall}.${String(ms).padStart(3, "0")}`;
 }
+
+/** The leading `yyyy-mm-dd`, `Thh:mm`, `:ss` and a trailing `±hh:mm` offset of a date or date-time text. */
+const PARTS = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?)?.*?(?:[+-](\d{2}):?(\d{2}))?$/iu;
+
+/**
+ * What makes a date or date-time text name no day or time of the calendar — month 13, 2026-02-30,
+ * hour 24, minute 99, an offset of +25:00 — in words, or null when each part is in range (or the
+ * text is not of that shape, which the caller says itself). The date-time box sent
+ * `2026-13-45T99:99`, and a shape check let it through to the schema (cockpit tester, session 46).
+ */
+export function impossibleDateTime(text: string): string | null {
+  const parts = PARTS.exec(text);
+  if (!parts) return null;
+  const [, year, month, day, hour, minute, second, offsetHours, offsetMinutes] = parts;
+  const m = Number(month);
+  if (m < 1 || m > 12) return `there is no month ${month}`;
+  const days = new Date(Date.UTC(Number(year), m, 0)).getUTCDate();
+  if (Number(day) < 1 || Number(day) > days) return `${year}-${month} has no day ${day} (it has ${days})`;
+  if (hour !== undefined && Number(hour) > 23) return `there is no hour ${hour} (00 to 23)`;
+  if (minute !== undefined && Number(minute) > 59) return `there is no minute ${minute} (00 to 59)`;
+  if (second !== undefined && Number(second) > 59) return `there is no second ${second} (00 to 59)`;
+  if (offsetHours !== undefined && (Number(offsetHours) > 23 || Number(offsetMinutes) > 59)) return `there is no offset from UTC of ${offsetHours}:${offsetMinutes}`;
+  return null;
+}

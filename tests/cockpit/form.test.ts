@@ -291,6 +291,22 @@ describe("inputFromForm: date-time fields", () => {
     expect(read("tomorrow")).toBe('ts must be a date and time (yyyy-mm-ddThh:mm, seconds and a zone optional), got "tomorrow".');
   });
 
+  test("inputFromForm names a date-time of the right shape that is no day or time of the calendar, at its field: it reached the schema as 2026-13-45T99:99:00+00:00 (cockpit tester, session 46)", () => {
+    expect(read("2026-13-45T99:99")).toBe('ts: "2026-13-45T99:99" is no date and time of the calendar: there is no month 13.');
+    expect(read("2026-02-29T10:00")).toBe('ts: "2026-02-29T10:00" is no date and time of the calendar: 2026-02 has no day 29 (it has 28).');
+    expect(read("2028-02-29T10:00")).toMatch(/^2028-02-29T10:00:00[+-]\d{2}:\d{2}$/);
+    expect(read("2026-12-03T24:00")).toBe('ts: "2026-12-03T24:00" is no date and time of the calendar: there is no hour 24 (00 to 23).');
+    expect(read("2026-12-03T10:60")).toContain("there is no minute 60");
+    expect(read("2026-12-03T10:11:75")).toContain("there is no second 75");
+    expect(read("2026-12-03T10:11:05+25:00")).toContain("there is no offset from UTC of 25:00");
+    const dates = formShape(toCapabilityJsonSchema(v.object({ day: v.pipe(v.string(), v.isoDate()), at: v.pipe(v.string(), v.isoDateTime()) }), "input"));
+    const result = inputFromForm(dates, new URLSearchParams([["input.day", "2026-04-31"], ["input.at", "2026-00-10T10:00"]]));
+    expect(result.ok ? null : result.errors).toEqual({
+      "input.day": 'day: "2026-04-31" is no day of the calendar: 2026-04 has no day 31 (it has 30).',
+      "input.at": 'at: "2026-00-10T10:00" is no date and time of the calendar: there is no month 00.',
+    });
+  });
+
   test("withServerZone reads a wall time the zone's clocks skip as no moment and one they show twice as two, and any other as its one moment", () => {
     expect(withServerZone("2026-03-29T02:30", "Europe/Paris")).toEqual({ kind: "skipped", zone: "Europe/Paris", before: "+01:00", after: "+02:00" });
     expect(withServerZone("2026-10-25T02:30", "Europe/Paris")).toEqual({ kind: "repeated", zone: "Europe/Paris", earlier: "2026-10-25T02:30:00+02:00", later: "2026-10-25T02:30:00+01:00" });

@@ -34,6 +34,8 @@ const MAX_SEGMENTS = 32;
 export class PostedForm {
   readonly #values = new Map<string, string[]>();
   readonly #rows = new Map<string, Set<number>>();
+  /** The names sent under each row (`input.rows.12` → every `input.rows.12.…` name), nested rows' names included. */
+  readonly #underRow = new Map<string, string[]>();
 
   constructor(form: URLSearchParams) {
     for (const [name, value] of form) {
@@ -56,6 +58,10 @@ export class PostedForm {
           const seen = this.#rows.get(prefix);
           if (seen) seen.add(index);
           else this.#rows.set(prefix, new Set([index]));
+          const row = `${prefix}.${index}`;
+          const under = this.#underRow.get(row);
+          if (under) under.push(name);
+          else this.#underRow.set(row, [name]);
         }
       }
       prefix = `${prefix}.${segment}`;
@@ -79,6 +85,11 @@ export class PostedForm {
   /** Every name sent, once each. */
   names(): IterableIterator<string> {
     return this.#values.keys();
+  }
+
+  /** Every name sent under one row of a rows or record control (`input.rows`, 3 → `input.rows.3.path`, …). */
+  namesUnderRow(control: string, index: number): string[] {
+    return this.#underRow.get(`${control}.${index}`) ?? [];
   }
 
   /** The row indexes sent under a rows or record control (`input.rows.3.path` → 3), ascending. */

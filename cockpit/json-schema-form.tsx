@@ -218,16 +218,50 @@ interface FieldProps {
   inGroup?: boolean;
 }
 
-/** The rows a rows/record field shows: those submitted (every one, at its own index), plus one spare for a new item. */
-function rowIndexes(field: FieldSpec, values: PostedForm | null): number[] {
+/**
+ * How many rows of one rows or record field are drawn as fields. An input of 50,000 rows (a list of
+ * files) was a 40 MB page, drawn for 5 s on the server's one thread while every other request
+ * waited, that Chromium did not finish loading in 90 s (cockpit tester, session 46).
+ */
+export const MAX_DRAWN_ROWS = 200;
+
+/**
+ * The rows a rows/record field shows: those submitted (every one, at its own index: the first
+ * MAX_DRAWN_ROWS of them, and as many again of those past it that have a problem, so that it is
+ * shown at its field), plus one spare for a new item after the last one sent; and the other rows
+ * sent past that bound, kept as they were.
+ */
+function rowIndexes(field: FieldSpec, values: PostedForm | null, errors: Record<string, string>): { drawn: number[]; kept: number[] } {
   const sent = values ? values.rowIndexes(field.control) : [];
-  return [...sent, (sent.at(-1) ?? -1) + 1];
+  const spare = (sent.at(-1) ?? -1) + 1;
+  if (sent.length <= MAX_DRAWN_ROWS) return { drawn: [...sent, spare], kept: [] };
+  const faulty = new Set<number>();
+  const prefix = `${field.control}.`;
+  for (const name of Object.keys(errors)) {
+    if (!name.startsWith(prefix)) continue;
+    const index = Number(name.slice(prefix.length).split(".", 1)[0]);
+    if (Number.isSafeInteger(index) && index >= sent[MAX_DRAWN_ROWS]! && faulty.size < MAX_DRAWN_ROWS) faulty.add(index);
+  }
+  const past = sent.slice(MAX_DRAWN_ROWS);
+  return { drawn: [...sent.slice(0, MAX_DRAWN_ROWS), ...past.filter((index) => faulty.has(index)), spare], kept: past.filter((index) => !faulty.has(index)) };
+}
+
+/** Rows sent past the bound: each of their values as a hidden control, so that sending the form sends them again unchanged. */
+function KeptRows(props: { field: FieldSpec; values: PostedForm; kept: number[]; label: string }) {
+  const { field, values, kept, label } = props;
+  const plural = label === "entry" ? "entries" : "rows";
+  return (
+    <>
+      {kept.flatMap((index) => values.namesUnderRow(field.control, index).flatMap((name) => values.getAll(name).map((value) => <input type="hidden" name={name} value={value} />)))}
+      <p class="help">{`${kept.length.toLocaleString("en")} more ${kept.length === 1 ? label : plural} (${MAX_DRAWN_ROWS.toLocaleString("en")} are shown at most, and those with a problem) are kept as they were and sent again with the form. To change them, send the whole input through the raw JSON box below.`}</p>
+    </>
+  );
 }
 
 /** Repeatable rows: one fieldset per item, a spare empty row, and a template run-form.js clones for "Add a row". */
 function RowsGroup(props: FieldProps) {
   const { field } = props;
-  const rows = rowIndexes(field, props.values);
+  const { drawn: rows, kept } = rowIndexes(field, props.values, props.errors);
   const label = field.kind === "record" ? "entry" : "row";
   return (
     <div class="rows" data-rows={field.control} data-next-row={String(rows.at(-1)! + 1)}>
@@ -240,6 +274,7 @@ function RowsGroup(props: FieldProps) {
           </li>
         ))}
       </ol>
+      {kept.length > 0 && props.values ? <KeptRows field={field} values={props.values} kept={kept} label={label} /> : null}
       <template data-row-template={field.control} data-row-index={ROW_INDEX}>
         <li class="row" data-row="">
           {field.fields.map((child) => (

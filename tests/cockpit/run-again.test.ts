@@ -152,3 +152,40 @@ describe("Run again after the capability's input changed", () => {
     }
   });
 });
+
+describe("Run again with more rows than the form draws", () => {
+  /** team.look taking rows of files, each with a path and a number, nested rows of tags in each. */
+  const withRows: RegisteredCapability = {
+    ...capabilityOf("read"),
+    input_schema: {
+      type: "object",
+      properties: {
+        rows: { type: "array", items: { type: "object", properties: { path: { type: "string" }, n: { type: "number" }, tags: { type: "array", items: { type: "object", properties: { tag: { type: "string" } } } } } } },
+      },
+      required: ["rows"],
+    },
+  };
+
+  test("the first 200 rows are fields; the others are kept as sent and sent again unchanged, so the page stays small (cockpit tester, session 46: 50,000 rows were a 40 MB page drawn for 5 s)", () => {
+    const rows = Array.from({ length: 3000 }, (_, i) => ({ path: `src/file${i}.ts`, n: i, ...(i % 1000 === 999 ? { tags: [{ tag: `t${i}` }] } : {}) }));
+    const again = againValues(storeWith({ rows }), withRows, ID);
+    expect(again.kind).toBe("filled");
+    if (again.kind !== "filled") return;
+    const html = String(CapabilityPage({ root: "/work/checkout", capability: withRows, values: again.values, errors: {}, problem: null, result: null, history: [], notice: again.notice }));
+    const doc = parseHtml(html);
+    // 500 drawn and the spare; the rest are hidden controls, one per value.
+    expect(doc.querySelectorAll('[data-rows="input.rows"] > ol > li.row').length).toBe(201);
+    expect(doc.querySelector('[data-rows="input.rows"]')!.textContent).toContain("2,800 more rows (200 are shown at most, and those with a problem) are kept as they were and sent again with the form.");
+    expect(html.length).toBeLessThan(1_000_000);
+    // What a browser sends: every named control of the form, in document order.
+    const sent = new URLSearchParams();
+    for (const control of doc.querySelectorAll("form.run-form input[name], form.run-form textarea[name]")) {
+      const element = control as HTMLInputElement;
+      if (element.type === "checkbox" && !element.hasAttribute("checked")) continue;
+      sent.append(element.getAttribute("name")!, element.tagName === "TEXTAREA" ? element.textContent ?? "" : element.getAttribute("value") ?? "");
+    }
+    const read = inputFromForm(formShape(withRows.input_schema)!, sent);
+    expect(read.ok).toBe(true);
+    if (read.ok) expect(read.input).toEqual({ rows });
+  });
+});

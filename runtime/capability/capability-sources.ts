@@ -6,6 +6,7 @@
 import { createHash } from "node:crypto";
 import { lstatSync, readdirSync, realpathSync, statSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
+import { compileOptionsOf } from "./compile-options.ts";
 import { caseTwins } from "./_case-twin.ts";
 import { importedAsDataOnly, rewriteByPattern, rewriteSpecifiers, specifierUses, type ImportUse } from "./_specifier-rewrite.ts";
 import { dataProblem, importKinds, type DataKind } from "./data-imports.ts";
@@ -480,15 +481,28 @@ function reachable(from: SourceModule, modules: Map<string, SourceModule>): Sour
   return [...seen];
 }
 
-/** A lone module's version is its text's (as a file that imports nothing always had); several: each path (and data kind) and text's digest. */
+/**
+ * A lone module's version is its text's (as a file that imports nothing always had); several, or
+ * one compiled under options of its tsconfig.json that change what its code does: each path (and
+ * data kind), text's digest and those options. `experimentalDecorators` turned on changed what a
+ * file did while its version, and the module served, stayed the same (authoring tester, session 46).
+ */
 function digestOf(modules: SourceModule[]): string {
-  if (modules.length === 1) return `sha256:${digestOfText(modules[0]!.path, modules[0]!.text).slice(0, 16)}`;
+  const options = modules.map((module) => (module.data === undefined ? compileOptionsText(module.path) : ""));
+  if (modules.length === 1 && options[0] === "") return `sha256:${digestOfText(modules[0]!.path, modules[0]!.text).slice(0, 16)}`;
   const hash = createHash("sha256");
-  const ids = modules.map((module) => [moduleId(module.path, module.data), module] as const);
-  for (const [id, module] of ids.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+  const ids = modules.map((module, i) => [moduleId(module.path, module.data), module, options[i]!] as const);
+  for (const [id, module, compiled] of ids.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     hash.update(id).update("\0").update(digestOfText(module.path, module.text)).update("\0");
+    if (compiled !== "") hash.update(compiled).update("\0");
   }
   return `sha256:${hash.digest("hex").slice(0, 16)}`;
+}
+
+/** The compile options that change what a module's code does (compile-options.ts), as text; "" when none is set. */
+function compileOptionsText(path: string): string {
+  const options = compileOptionsOf(path);
+  return Object.keys(options).length === 0 ? "" : JSON.stringify(options);
 }
 
 /**

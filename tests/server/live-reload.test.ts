@@ -442,6 +442,37 @@ describe("docket serve live reload", () => {
     await until("team.chalky gone", async () => !(await list()).capabilities.some((c) => c.id === "team.chalky"));
   }, 20_000);
 
+  test("live reload: a compile option that changes what code does (experimentalDecorators) changed in the file's tsconfig.json while serving is a new version, served at once (authoring tester, session 46)", async () => {
+    const folder = join(root, "capabilities");
+    const config = join(folder, "tsconfig.json");
+    writeFileSync(config, JSON.stringify({ compilerOptions: { strict: true } }));
+    // A method decorator is called with 2 arguments (standard decorators) or 3 (legacy ones).
+    writeFileSync(
+      join(folder, "team.deco.ts"),
+      `import { capability } from "docket";\nimport * as v from "valibot";\nlet argc = 0;\nfunction tag(...args: unknown[]) { argc = args.length; }\nclass K { @tag m() {} }\nvoid K;\nexport default capability({ id: "team.deco", title: "Deco", description: "Says how its decorator was called.", effect: "read", input: v.object({}), output: v.object({ argc: v.number() }), handler: () => ({ argc }) });\n`,
+    );
+    const call = async () => ((await (await api("team/deco")).json()) as { argc: number }).argc;
+    const version = async () => (await list()).capabilities.find((c) => c.id === "team.deco")?.version;
+    await until("team.deco loaded", async () => (await version()) !== undefined);
+    expect(await call()).toBe(2);
+    const standard = await version();
+    writeFileSync(config, JSON.stringify({ compilerOptions: { strict: true, experimentalDecorators: true } }));
+    // It kept answering 2 under the same version, and answered 3 under that version after an unrelated save.
+    await until("the new version", async () => (await version()) !== standard);
+    expect(await call()).toBe(3);
+    const id = await start("team.deco");
+    await until("the execution ended", async () => ["succeeded", "failed"].includes((await get(id)).state));
+    expect(await get(id)).toMatchObject({ state: "succeeded", output: { argc: 3 }, capability_version: await version() });
+    // An edit of the config that changes nothing of what runs (a checking option) is no new version.
+    const legacy = await version();
+    writeFileSync(config, JSON.stringify({ compilerOptions: { strict: false, experimentalDecorators: true } }));
+    await Bun.sleep(300);
+    expect(await version()).toBe(legacy);
+    rmSync(join(folder, "team.deco.ts"));
+    rmSync(config);
+    await until("team.deco gone", async () => (await version()) === undefined);
+  }, 20_000);
+
   test("live reload: a root tsconfig.json written while serving is seen at once: an import it maps, a load error until then (the package is not installed), loads", async () => {
     const file = join(root, "capabilities", "team.mapped.ts");
     const reason = async () => (await list()).load_errors.find((e) => e.file === file)?.reason ?? "";

@@ -4,6 +4,7 @@ import { lstatSync, readlinkSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import * as v from "valibot";
 import { describeImportFailure } from "./_import-failure.ts";
+import { uninstalledSince } from "./_uninstalled-packages.ts";
 import { CAPABILITY_ID_PATTERN, CAPABILITY_ID_RULE, nonAsciiNote } from "./capability-id.ts";
 import { locateProperty } from "./_source-lines.ts";
 import { didYouMeanText } from "./did-you-mean.ts";
@@ -311,6 +312,9 @@ export async function prepareCapabilityFile(absPath: string, options: ImportCapa
     return { ok: false, problem: { code: "import_failed", reason: CapabilityError.is(error) ? error.message : `a module it imports cannot be read: ${(error as Error).message}`, line: null, column: null } };
   }
   options.onSources?.(sources);
+  // Uninstalled since this file last loaded: the runtime would serve on the module it kept.
+  const uninstalled = uninstalledSince(sources);
+  if (uninstalled !== null) return { ok: false, problem: { code: "import_failed", reason: uninstalled, line: null, column: null } };
   // Bun reads a "?" in a module's path as the start of a query, whatever the folder: such a file
   // cannot be imported at all, and the runtime's own error names a path cut at the "?".
   if (file.includes("?")) {

@@ -442,6 +442,31 @@ describe("docket serve live reload", () => {
     await until("team.chalky gone", async () => !(await list()).capabilities.some((c) => c.id === "team.chalky"));
   }, 20_000);
 
+  test("live reload: a package uninstalled while serving (rm -rf, an npm install that prunes it) makes the files importing it a load error with no edit — they were listed and called while every execution failed internal; reinstalled, they load again (authoring tester, session 46)", async () => {
+    const pkg = "docket-fake-pruned";
+    const install = () => {
+      mkdirSync(join(root, "node_modules", pkg), { recursive: true });
+      writeFileSync(join(root, "node_modules", pkg, "package.json"), JSON.stringify({ name: pkg, version: "1.0.0", type: "module", main: "index.js" }));
+      writeFileSync(join(root, "node_modules", pkg, "index.js"), 'export const TITLE = "Pruned";\n');
+    };
+    install();
+    const file = join(root, "capabilities", "team.pruned.ts");
+    writeFileSync(file, `import { capability } from "docket";\nimport * as v from "valibot";\nimport { TITLE } from "${pkg}";\nexport default capability({ id: "team.pruned", title: TITLE, description: "Titled by a package.", effect: "read", input: v.object({}), output: v.object({}), handler: () => ({}) });\n`);
+    const loaded = async () => (await list()).capabilities.some((c) => c.id === "team.pruned");
+    const reason = async () => (await list()).load_errors.find((e) => e.file === file)?.reason ?? "";
+    await until("team.pruned loaded", loaded);
+    rmSync(join(root, "node_modules", pkg), { recursive: true, force: true });
+    await until("the uninstalled package's load error", async () => (await reason()) !== "");
+    expect(await reason()).toContain(`the package "${pkg}" is not installed. Install it with \`npm install ${pkg}\``);
+    expect(await loaded()).toBe(false);
+    expect((await api("team/pruned")).status).toBe(404);
+    install();
+    await until("team.pruned loaded again", async () => (await loaded()) && (await reason()) === "");
+    rmSync(file);
+    rmSync(join(root, "node_modules"), { recursive: true, force: true });
+    await until("team.pruned gone", async () => !(await loaded()) && (await reason()) === "");
+  }, 20_000);
+
   test("live reload: a compile option that changes what code does (experimentalDecorators) changed in the file's tsconfig.json while serving is a new version, served at once (authoring tester, session 46)", async () => {
     const folder = join(root, "capabilities");
     const config = join(folder, "tsconfig.json");

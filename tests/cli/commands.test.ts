@@ -271,12 +271,16 @@ describe("docket new", () => {
   test("names `npx docket` in its hint when the npm package's launcher ran it, and only that word (distribution tester, session 44)", async () => {
     const repo = tempCheckout();
     const created = await docket(fromSource, ["new", "team.npx"], { cwd: repo, env: { DOCKET_COMMAND: "npx docket" } });
-    expect(created.stdout).toBe(`Created capabilities/team.npx.ts\nRun it:  npx docket run team.npx --input '{"name":"Ada"}'\n`);
+    // No tsconfig.json governs the file yet: the hint names `docket init` too (authoring tester, session 46).
+    expect(created.stdout).toBe(`Created capabilities/team.npx.ts\nRun it:  npx docket run team.npx --input '{"name":"Ada"}'\nTypes:   npx docket init   (once: a tsconfig.json and .docket/types/, so an editor knows "docket" and "valibot")\n`);
     // The file's first line says the same (it said `docket run`: MCP/CLI tester, session 44).
     expect(readFileSync(join(repo, "capabilities", "team.npx.ts"), "utf8").split("\n")[0]).toBe(`// team.npx: scaffolded by \`docket new\`. Run it: npx docket run team.npx --input '{"name":"Ada"}'`);
     const elsewhere = await docket(fromSource, ["new", "team.there", "--capabilities", "tools/caps"], { cwd: repo, env: { DOCKET_COMMAND: "npx docket" } });
     expect(readFileSync(join(repo, "tools", "caps", "team.there.ts"), "utf8").split("\n")[0]).toBe(`// team.there: scaffolded by \`docket new\`. Run it: npx docket run team.there --capabilities tools/caps --input '{"name":"Ada"}'`);
     expect(elsewhere.stdout).toContain("Run it:  npx docket run team.there --capabilities tools/caps --input");
+    expect(elsewhere.stdout).toContain("Types:   npx docket init --capabilities tools/caps   (once:");
+    // Once init wrote capabilities/tsconfig.json, the hint is not given again.
+    expect((await docket(fromSource, ["init"], { cwd: repo })).code).toBe(0);
     const other = await docket(fromSource, ["new", "team.other"], { cwd: repo, env: { DOCKET_COMMAND: "rm -rf ~;" } });
     expect(other.stdout).toBe(`Created capabilities/team.other.ts\nRun it:  docket run team.other --input '{"name":"Ada"}'\n`);
   });
@@ -292,7 +296,7 @@ describe("docket new", () => {
     const created = await cli(["new", "team.hello"], join(repo));
     expect(created.code).toBe(0);
     const file = join(repo, "capabilities", "team.hello.ts");
-    expect(created.stdout).toBe(`Created capabilities/team.hello.ts\nRun it:  docket run team.hello --input '{"name":"Ada"}'\n`);
+    expect(created.stdout).toStartWith(`Created capabilities/team.hello.ts\nRun it:  docket run team.hello --input '{"name":"Ada"}'\nTypes:   docket init   (once:`);
     const source = readFileSync(file, "utf8");
     expect(source).toContain('import { capability, CapabilityError } from "docket";');
     expect(source).toContain('import * as v from "valibot";');

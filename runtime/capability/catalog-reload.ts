@@ -1,6 +1,7 @@
 // The reload of a live catalog: the capability folders read again and swapped in whole
 // (docs/authoring.md, "Live reload").
 
+import { statSync } from "node:fs";
 import { diffCatalogs, type CatalogChange, type LiveCatalog } from "./live-catalog.ts";
 import type { CapabilityCatalog, LoadError, RegisteredCapability } from "./registered.ts";
 
@@ -22,6 +23,26 @@ export interface CatalogReloadOptions {
   minHoldReads?: number;
   /** Monotonic milliseconds; `performance.now()` unless a test moves it. */
   now?: () => number;
+  /** Whether `file` was written within RECENT_WRITE_MS (its modification time); tests answer it themselves. */
+  writtenJustNow?: (file: string) => boolean;
+}
+
+/**
+ * How recently a served capability's file must have been written for its failure to be held even
+ * by a read of quiet folders: a save that pauses mid-write (a slow copy, a network share) left the
+ * folders quiet for the debounce, and a file read half-written was judged broken — its capability
+ * removed, calls answered 404, then added again (authoring tester, session 46). Such a failure is
+ * judged once the file is older than this, with the usual limits of a hold.
+ */
+export const RECENT_WRITE_MS = 1000;
+
+function writtenWithin(file: string, ms: number): boolean {
+  try {
+    return Date.now() - statSync(file).mtimeMs < ms;
+  } catch {
+    // Gone: a removal is judged as a removal.
+    return false;
+  }
 }
 
 /**
@@ -58,6 +79,7 @@ export function createCatalogReload(catalog: LiveCatalog, build: () => Promise<C
   const maxHoldMs = options.maxHoldMs ?? MAX_HOLD_MS;
   const minHoldReads = options.minHoldReads ?? MIN_HOLD_READS;
   const now = options.now ?? (() => performance.now());
+  const writtenJustNow = options.writtenJustNow ?? ((file: string) => writtenWithin(file, RECENT_WRITE_MS));
   let reloading: Promise<ReloadChange> | null = null;
   let again = false;
   // The settledness asked of the next pass: the latest caller's (a change met meanwhile is newer).
@@ -87,7 +109,7 @@ export function createCatalogReload(catalog: LiveCatalog, build: () => Promise<C
           if (parked.has(file)) continue;
           const { since, reads } = held.get(file) ?? { since: at, reads: 0 };
           const within = at - since < maxHoldMs || reads < minHoldReads;
-          if (!judge && within && next.get(capability.id) === null) kept.set(file, { since, reads: reads + 1 });
+          if ((!judge || writtenJustNow(file)) && within && next.get(capability.id) === null) kept.set(file, { since, reads: reads + 1 });
         }
         held = kept;
         const served = catalog.snapshot();

@@ -55,6 +55,27 @@ describe("catalog reload", () => {
     expect((await reload(busy)).held).toEqual([]);
   });
 
+  test("a quiet read holds a served capability whose file was written just now and fails: a save that paused mid-write is not judged broken until the file is older (authoring tester, session 46)", async () => {
+    const served = new LiveCatalog(catalog([live("sha256:one")]));
+    let fresh = true;
+    let reads = 0;
+    const passes = [catalog([], [halfWritten]), catalog([], [halfWritten]), catalog([live("sha256:two")])];
+    const reload = createCatalogReload(served, async () => passes[Math.min(reads++, passes.length - 1)]!, { now: () => 0, writtenJustNow: (file) => fresh && file === FILE });
+    expect(await reload(quiet)).toMatchObject({ held: [FILE], removed: [], newErrors: [] });
+    expect(served.get("team.live")?.version).toBe("sha256:one");
+    // The rest of the save lands: it loads, never having been removed.
+    fresh = false;
+    reads = 2;
+    expect(await reload(quiet)).toMatchObject({ held: [], changed: ["team.live"], removed: [] });
+    // A file broken and left so is judged once it is no longer fresh.
+    const broken = new LiveCatalog(catalog([live("sha256:one")]));
+    let young = true;
+    const judge = createCatalogReload(broken, async () => catalog([], [halfWritten]), { now: () => 0, writtenJustNow: () => young });
+    expect((await judge(quiet)).held).toEqual([FILE]);
+    young = false;
+    expect(await judge(quiet)).toMatchObject({ held: [], removed: ["team.live"], newErrors: [halfWritten] });
+  });
+
   test("a read after quiet folders judges at once: a served capability's file broken or deleted then is the load error or the removal", async () => {
     const broken = reloadOver(catalog([live("sha256:one")]), [catalog([], [halfWritten])]);
     expect(await broken.reload(quiet)).toMatchObject({ held: [], removed: ["team.live"], newErrors: [halfWritten] });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -465,6 +465,34 @@ describe("docket serve live reload", () => {
     rmSync(file);
     rmSync(join(root, "node_modules"), { recursive: true, force: true });
     await until("team.pruned gone", async () => !(await loaded()) && (await reason()) === "");
+  }, 20_000);
+
+  test("live reload: a save that pauses mid-write (a slow copy) keeps the capability served on its last version, never removed, and loads the whole text once written (authoring tester, session 46)", async () => {
+    const file = join(root, "capabilities", "team.slow.ts");
+    const text = (answer: string) => `import { capability } from "docket";\nimport * as v from "valibot";\nexport default capability({ id: "team.slow", title: "Slow", description: "Saved slowly.", effect: "read", input: v.object({}), output: v.object({ answer: v.string() }), handler: () => ({ answer: ${JSON.stringify(answer)} }) });\n`;
+    writeFileSync(file, text("one"));
+    const answer = async () => {
+      const response = await api("team/slow");
+      return response.status === 200 ? ((await response.json()) as { answer: string }).answer : `status ${response.status}`;
+    };
+    await until("team.slow served", async () => (await answer()) === "one");
+    const whole = text("two");
+    const fd = openSync(file, "w");
+    writeSync(fd, whole.slice(0, 120));
+    // Half a file on disk for 0.5 s, the folders quiet: every call is still answered by the last version.
+    const seen = new Set<string>();
+    const pausedUntil = Date.now() + 500;
+    while (Date.now() < pausedUntil) {
+      seen.add(await answer());
+      await Bun.sleep(25);
+    }
+    writeSync(fd, whole.slice(120));
+    closeSync(fd);
+    await until("the whole save served", async () => (await answer()) === "two");
+    expect([...seen]).toEqual(["one"]);
+    expect(logLines.some((line) => line.includes("removed team.slow"))).toBe(false);
+    rmSync(file);
+    await until("team.slow gone", async () => (await answer()) === "status 404");
   }, 20_000);
 
   test("live reload: a compile option that changes what code does (experimentalDecorators) changed in the file's tsconfig.json while serving is a new version, served at once (authoring tester, session 46)", async () => {

@@ -14,7 +14,7 @@ import { unpinnableImport, type UnpinnableImport } from "./_unpinnable-import.ts
 import { CapabilityError } from "./capability-error.ts";
 import { installedPackageDir, MODULE_EXTENSIONS, packageOf, RESTART_TO_LOAD } from "./_missing-package.ts";
 import { aliasTargets, extendsChain, type ImportKind } from "./alias-targets.ts";
-import { configDoesNotParse } from "./config-file.ts";
+import { configDoesNotParse, configParseError } from "./config-file.ts";
 import { aliasLeadsNow, noteAliasConfigs, staleAliasConfigs } from "./_alias-configs-read.ts";
 import { resolveFresh } from "./_fresh-resolve.ts";
 import { readRegularFileText } from "./open-regular-file.ts";
@@ -334,7 +334,8 @@ function refuseRuntimeMapping(specifier: string, fromDir: string, now: string): 
   // A config that does not parse (saved half-edited) is what to correct, not a reason to restart (alias tester, session 39).
   const broken = changed.flatMap((config) => (basename(config) === "tsconfig.json" ? extendsChain(config).map((link) => link.file).concat(config) : [config])).find(configDoesNotParse);
   if (broken !== undefined) {
-    throw new CapabilityError("invalid_input", `cannot resolve import ${JSON.stringify(specifier)}: ${relativeToFolder(fromDir, broken)} does not parse as JSON (comments and trailing commas are allowed), so where the import leads cannot be read; correct it, and docket reads it again once it is saved.`);
+    const words = configParseError(broken);
+    throw new CapabilityError("invalid_input", `cannot resolve import ${JSON.stringify(specifier)}: ${relativeToFolder(fromDir, broken)} does not parse as JSON (comments and trailing commas are allowed)${words === null ? "" : `: ${words}`}, so where the import leads cannot be read; correct it, and docket reads it again once it is saved.`);
   }
   // A tsconfig.json that extends others may have changed through them (an edited tsconfig.base.json).
   const named = changed.map((config) => `${relativeToFolder(fromDir, config)}${basename(config) === "tsconfig.json" && extendsChain(config).length > 1 ? " (or a config it extends)" : ""}`).join(" and ") || "its alias configs";
@@ -343,7 +344,9 @@ function refuseRuntimeMapping(specifier: string, fromDir: string, now: string): 
 
 /** A config's path as seen from the folder of the module importing through it: `tsconfig.json`, `../package.json`. */
 function relativeToFolder(fromDir: string, config: string): string {
-  return relative(fromDir, config) || basename(config);
+  const path = relative(fromDir, config);
+  // A config of the importer's own folder is named with that folder (`capabilities/tsconfig.json`): a checkout has a tsconfig.json at its root too.
+  return dirname(path) === "." ? join(basename(fromDir), basename(config)) : path;
 }
 
 /**

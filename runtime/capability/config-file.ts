@@ -67,3 +67,19 @@ export function configDoesNotParse(path: string): boolean {
   // Only a regular file read whole is kept, its value null when it did not parse.
   return readConfigJson(path) === null && parsed.has(path);
 }
+
+/** What the parser said of a config that does not parse (`JSON Parse error: Expected '}'`), or null when it parses or cannot be read. */
+export function configParseError(path: string): string | null {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch {
+    return null;
+  }
+  try {
+    parseJsonc(text);
+    return null;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}

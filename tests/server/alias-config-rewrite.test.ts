@@ -172,7 +172,7 @@ describe("a config rewritten while serving, its mappings unchanged", () => {
     await Bun.sleep(20);
     writeFileSync(join(root, "tools", "_h.ts"), 'import { L } from "@l/v.ts";\nexport const H = "aliased:" + L; // saved\n');
     const reason = await loadErrorOf(join(root, "capabilities", "team.helper.ts"));
-    expect(reason).toContain('cannot resolve import "@l/v.ts": tsconfig.json was created, changed or removed after this process first read it (it no longer maps it to a file)');
+    expect(reason).toContain('cannot resolve import "@l/v.ts": tools/tsconfig.json was created, changed or removed after this process first read it (it no longer maps it to a file)');
     expect(reason).toContain("Restart `docket serve`");
     expect((await call("team.helper")).status).toBe(404);
   });
@@ -270,7 +270,8 @@ describe("aliases through links, out of node_modules, and configs that are no re
     writeFileSync(config, good.slice(0, -3));
     save("team.cur", 'import { V } from "@cur/x";');
     const reason = await loadErrorOf(join(checkoutDir, "capabilities", "team.cur.ts"), own);
-    expect(reason).toContain('cannot resolve import "@cur/x": tsconfig.json does not parse as JSON');
+    // Named with its folder (the checkout has a tsconfig.json at its root too), and what the parser said (authoring tester, session 46).
+    expect(reason).toContain('cannot resolve import "@cur/x": capabilities/tsconfig.json does not parse as JSON (comments and trailing commas are allowed): JSON Parse error:');
     expect(reason).not.toContain("Restart");
     writeFileSync(config, good);
     save("team.cur", 'import { V } from "@cur/x";');

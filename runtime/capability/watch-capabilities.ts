@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { aliasConfigFiles } from "./alias-targets.ts";
 import { isEmptyChange, type CatalogChange } from "./live-catalog.ts";
 import { loadErrorReason, type LoadError } from "./registered.ts";
+import type { LookalikeFile } from "./_lookalike-files.ts";
 import { watchFolders, type FolderWatch, type WatchFoldersOptions } from "./watch-folders.ts";
 import { plainText } from "../execution/text-sanitize.ts";
 
@@ -27,6 +28,11 @@ export interface WatchCapabilitiesOptions {
   log: (line: string) => void;
   /** Options of the folder watch (debounce, clock), for tests. */
   watchOptions?: WatchFoldersOptions;
+}
+
+/** One line for stderr about a file that looks like a capability file and is not loaded as one. */
+export function lookalikeLine(file: LookalikeFile): string {
+  return `docket does not load ${plainText(file.file)} as the capability ${plainText(file.id)}: ${file.reason}`;
 }
 
 /** One line for stderr about a file that did not load, with its place when known. */

@@ -8,7 +8,7 @@ import { findCheckoutRoot } from "../capability/checkout.ts";
 import type { Limits } from "../execution/limits.ts";
 import type { CatalogChange } from "../capability/live-catalog.ts";
 import type { WatchFoldersOptions } from "../capability/watch-folders.ts";
-import { loadErrorLine, watchCapabilities } from "../capability/watch-capabilities.ts";
+import { loadErrorLine, lookalikeLine, watchCapabilities } from "../capability/watch-capabilities.ts";
 import type { ServerConfig } from "./_app-env.ts";
 import type { RunningServer } from "./_listen.ts";
 import { createApp, type AppMounts } from "./app.ts";
@@ -240,6 +240,8 @@ async function serveWithLog(options: ServeOptions, bind: { token: string | null;
     if (generated) options.log(`cockpit: ${running.url}/cockpit?token=${token}`);
     // A file that did not load never stops the server, but it is said once, at start (docs/architecture.md).
     for (const error of plane.loadErrors()) options.log(loadErrorLine(error));
+    // And a file that looks like a capability file but is not one (`x.cap.mts`, one in a subfolder): not loaded, without it a word (authoring tester, session 46).
+    for (const file of plane.lookalikes?.() ?? []) options.log(lookalikeLine(file));
     const watching = options.watch !== false ? watchCapabilities(booted, options) : null;
     const leaseWatch = watchLease(lease, options);
     let stopping: Promise<void> | null = null;

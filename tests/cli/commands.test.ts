@@ -185,6 +185,17 @@ describe("docket capabilities", () => {
     expect(result.stdout).toMatch(/capabilities\/broken\.one\.ts .*not a capability/);
   });
 
+  test("list names the files that look like capability files and are not loaded as ones, with why (authoring tester, session 46: x.cap.mts was ignored without a word)", async () => {
+    const checkout = tempCheckout();
+    const file = 'import { capability } from "docket";\nimport * as v from "valibot";\nexport default capability({ id: "x.cap", title: "X", description: "d", effect: "read", input: v.object({}), output: v.object({}), handler: () => ({}) });\n';
+    writeFiles(checkout, { "capabilities/x.cap.mts": file, "capabilities/more/y.cap.ts": file.replace('"x.cap"', '"y.cap"') });
+    const result = await cli(["capabilities", "list"], checkout);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("2 files look like a capability file but are not loaded:");
+    expect(result.stdout).toContain("capabilities/x.cap.mts docket loads capability files named .ts or .js, not .mts; rename it to x.cap.ts");
+    expect(result.stdout).toContain("capabilities/more/y.cap.ts it is in the subfolder more/");
+  });
+
   test("list counts the files that did not load, not their problems: one file with two problems is one file", async () => {
     const twice = tempCheckout();
     writeFiles(twice, { "capabilities/bad.twice.ts": 'import { capability } from "docket";\nexport default capability({ id: "bad.twice", title: "", description: "Two problems.", effect: "delete", input: 1, output: 2, handler: () => ({}) } as never);\n' });

@@ -11,6 +11,7 @@ import { serveCheckout } from "./_support/servers.ts";
 
 let root: string;
 let server: DocketServer;
+const logged: string[] = [];
 
 const capabilityFile = (id: string) =>
   `import { capability } from "docket";\nimport * as v from "valibot";\nexport default capability({ id: ${JSON.stringify(id)}, title: "t", description: "d", effect: "read", input: v.object({}), output: v.object({}), handler: () => ({}) });\n`;
@@ -21,7 +22,7 @@ beforeAll(async () => {
   writeFileSync(join(root, "capabilities", "ci", "ci.lint.ts"), capabilityFile("ci.lint"));
   writeFileSync(join(root, "capabilities", "page.view.tsx"), capabilityFile("page.view"));
   writeFileSync(join(root, "capabilities", "team.greet.ts"), capabilityFile("team.greet"));
-  server = await serveCheckout(root);
+  server = await serveCheckout(root, { log: (line) => logged.push(line) });
 });
 
 afterAll(async () => {
@@ -58,5 +59,10 @@ describe("a look-alike capability file, asked for over HTTP", () => {
     const get = (await (await fetch(`${server.url}/api/v1/capabilities/get?id=page.view`)).json()) as { error: { error_code: string; suggestion: string } };
     expect(get.error.error_code).toBe("not_found");
     expect(get.error.suggestion).toContain(tsx());
+  });
+
+  test("the server names each at start, with why, unasked: an .mts or a subfolder's file was ignored without a word (authoring tester, session 46)", () => {
+    expect(logged).toContain(`docket does not load ${join(root, "capabilities/page.view.tsx")} as the capability page.view: docket loads capability files named .ts or .js, not .tsx; rename it to page.view.ts (the modules it imports may stay .tsx)`);
+    expect(logged.some((line) => line.startsWith(`docket does not load ${join(root, "capabilities/ci/ci.lint.ts")} as the capability ci.lint: it is in the subfolder ci/`))).toBe(true);
   });
 });

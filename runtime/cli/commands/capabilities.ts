@@ -2,6 +2,7 @@ import { relative } from "node:path";
 import { defineCommand } from "citty";
 import { unknownCapabilityHint } from "../../capability/unknown-capability.ts";
 import { describeCapability, runsAsText, type LoadError, type RegisteredCapability } from "../../capability/registered.ts";
+import type { LookalikeFile } from "../../capability/_lookalike-files.ts";
 import { repeatedFlag, UsageError, type DocketCommandMeta } from "../_command-line.ts";
 import { loadRegistry } from "../_load-registry.ts";
 import { existingFolders } from "../_capability-folders.ts";
@@ -48,7 +49,7 @@ const list = defineCommand({
       await writeStdout(`${JSON.stringify({ capabilities: capabilities.map(describeCapability), load_errors: loadErrors }, null, 2)}\n`);
       return EXIT.succeeded;
     }
-    await writeStdout(runnerSafe(process.env, `${capabilityTable(capabilities, style)}${loadErrorLines(loadErrors, root, style)}`));
+    await writeStdout(runnerSafe(process.env, `${capabilityTable(capabilities, style)}${loadErrorLines(loadErrors, root, style)}${lookalikeLines(registry.lookalikes?.() ?? [], root, style)}`));
     return EXIT.succeeded;
   },
 });
@@ -105,6 +106,13 @@ function loadErrorLines(errors: LoadError[], root: string, style: TerminalStyle)
   // Counted by file: one file can have several problems, each on its own line.
   const files = new Set(errors.map((e) => e.file)).size;
   return `\n${style.yellow(`${files} capability file${files === 1 ? "" : "s"} did not load:`)}\n${lines.join("\n")}\n`;
+}
+
+/** The files that look like capability files and are not loaded as ones (`x.cap.mts`, one in a subfolder), each with why (authoring tester, session 46). */
+function lookalikeLines(files: LookalikeFile[], root: string, style: TerminalStyle): string {
+  if (files.length === 0) return "";
+  const lines = files.map((f) => `  ${plainText(f.file.startsWith(`${root}/`) ? relative(root, f.file) : f.file)} ${plainText(f.reason)}`);
+  return `\n${style.yellow(`${files.length} file${files.length === 1 ? " looks" : "s look"} like a capability file but ${files.length === 1 ? "is" : "are"} not loaded:`)}\n${lines.join("\n")}\n`;
 }
 
 /** One capability for a person: facts, description, schemas, and each example as a command to run. */

@@ -57,7 +57,8 @@ export function ExecutionsPage(props: ExecutionsProps) {
         </div>
 
         <section class="panel" aria-labelledby="counts-heading">
-          <h2 id="counts-heading">By state</h2>
+          {/* The counts are the whole store's: a list filtered by capability said "Succeeded 89" beside one row (cockpit tester, session 46). */}
+          <h2 id="counts-heading">{filter.capability ? "By state, every capability" : "By state"}</h2>
           {EXECUTIONS_SECTIONS.counts(props)}
         </section>
 

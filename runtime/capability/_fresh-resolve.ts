@@ -1,10 +1,11 @@
 // Resolving a name as the runtime will, also for what was written after the runtime first looked
 // (an `npm install` while serving, a helper created behind an alias): docs/authoring.md, "Live reload".
-import { lstatSync, readFileSync, statSync } from "node:fs";
+import { lstatSync, statSync } from "node:fs";
 import { basename, dirname } from "node:path";
 import { aliasTargets } from "./alias-targets.ts";
 import { installedPackageDir, packageOf } from "./_missing-package.ts";
 import { processStartedMs } from "./_process-started.ts";
+import { dependencyTree } from "./_dependency-tree.ts";
 
 /** The runtime's resolver: a resolved path, or null. */
 type Resolve = (specifier: string, fromDir: string) => string | null;
@@ -48,10 +49,7 @@ export function resolveFresh(specifier: string, fromDir: string, resolveWith: Re
   return resolveWith(specifier, fromDir);
 }
 
-/** How many packages one refresh walks at most: a dependency tree larger than any real one. */
-const MAX_REFRESHED_PACKAGES = 5_000;
-
-/** Each package folder walked from, with the modification time it (or its node_modules) had then: an install writes them anew. */
+/** Each package folder walked from, with the modification time it (or the node_modules holding it) had then: an install writes them anew. */
 const refreshedAt = new Map<string, number>();
 
 /**
@@ -61,44 +59,25 @@ const refreshedAt = new Map<string, number>();
  * of it that required its own dependency (chalk → ansi-styles, installed with it) was told that
  * dependency did not exist, for the process's life (authoring tester, session 46): the same
  * look-up, from the folder the dependency's node_modules sits in, is what makes the runtime see
- * it. Packages installed before the process started are never walked from; each is walked from
- * once per modification of its folder or of the node_modules holding it.
+ * it; its own folder is read again after. Packages installed before the process started are never
+ * walked from; each is walked from again once it or its node_modules changes (npm writes
+ * node_modules/.package-lock.json last), or while a dependency it lists is not there yet (a walk
+ * made while the install was still writing).
  */
 function refreshDependencies(installed: string, resolveWith: Resolve): void {
-  // The node_modules holding it changes with every package added beside it: a walk made while an
-  // install was still writing is made again once it has written more.
   const own = modifiedMs(installed);
-  const changed = own === null ? null : Math.max(own, modifiedMs(dirname(installed)) ?? 0);
-  if (changed === null || own! <= processStartedMs() || refreshedAt.get(installed) === changed) return;
-  refreshedAt.set(installed, changed);
-  const seen = new Set<string>([installed]);
-  const queue = [installed];
-  while (queue.length > 0 && seen.size <= MAX_REFRESHED_PACKAGES) {
-    const dir = queue.shift()!;
-    for (const name of dependencyNames(dir)) {
-      const found = installedPackageDir(name, dir);
-      if (found === null || seen.has(found)) continue;
-      seen.add(found);
-      resolveWith(name, found.slice(0, found.lastIndexOf("/node_modules/")));
-      queue.push(found);
-    }
+  if (own === null || own <= processStartedMs()) return;
+  // The node_modules itself, not a scope's folder (`node_modules/@babel`), which an install's last write leaves alone.
+  const nodeModules = installed.slice(0, installed.lastIndexOf("/node_modules/") + "/node_modules".length);
+  const changed = Math.max(own, modifiedMs(nodeModules) ?? 0);
+  if (refreshedAt.get(installed) === changed) return;
+  const tree = dependencyTree(installed);
+  for (const dependency of tree.found) {
+    resolveWith(dependency.name, dependency.dir.slice(0, dependency.dir.lastIndexOf("/node_modules/")));
+    resolveWith("./package.json", dependency.dir);
   }
-}
-
-/** The names a package.json lists under dependencies, optionalDependencies and peerDependencies. */
-function dependencyNames(dir: string): string[] {
-  try {
-    const manifest = JSON.parse(readFileSync(`${dir}/package.json`, "utf8")) as Record<string, unknown>;
-    const names: string[] = [];
-    for (const field of ["dependencies", "optionalDependencies", "peerDependencies"]) {
-      const listed = manifest[field];
-      if (typeof listed === "object" && listed !== null && !Array.isArray(listed)) names.push(...Object.keys(listed));
-    }
-    return names;
-  } catch {
-    // No manifest, or one that does not parse: the runtime will say so when it imports the package.
-    return [];
-  }
+  if (tree.missing.length === 0) refreshedAt.set(installed, changed);
+  else refreshedAt.delete(installed);
 }
 
 /** A folder's modification time (its link's, when later), or null when it is gone. */

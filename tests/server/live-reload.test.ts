@@ -495,6 +495,59 @@ describe("docket serve live reload", () => {
     await until("team.slow gone", async () => (await answer()) === "status 404");
   }, 20_000);
 
+  test("live reload: a package the installed package needs removed while serving is a load error too; a package only named in a type-only import or a string is not (checking tester, session 46)", async () => {
+    const write = (name: string, main: string, dependencies: Record<string, string> = {}) => {
+      mkdirSync(join(root, "node_modules", name), { recursive: true });
+      writeFileSync(join(root, "node_modules", name, "package.json"), JSON.stringify({ name, version: "1.0.0", main: "index.js", dependencies }));
+      writeFileSync(join(root, "node_modules", name, "index.js"), main);
+    };
+    write("docket-fake-dep", 'module.exports = "dep";\n');
+    write("docket-fake-top", 'module.exports = require("docket-fake-dep");\n', { "docket-fake-dep": "^1.0.0" });
+    write("docket-fake-typed", "module.exports = {};\n");
+    const file = join(root, "capabilities", "team.deep.ts");
+    const typed = join(root, "capabilities", "team.typed.ts");
+    writeFileSync(file, `import { capability } from "docket";\nimport * as v from "valibot";\nimport top from "docket-fake-top";\nexport default capability({ id: "team.deep", title: String(top), description: "Uses a package that needs another.", effect: "read", input: v.object({}), output: v.object({}), handler: () => ({}) });\n`);
+    writeFileSync(typed, `import { capability } from "docket";\nimport * as v from "valibot";\nimport type { Nothing } from "docket-fake-typed";\nconst said = \`import x from "docket-fake-typed";\`;\nexport default capability({ id: "team.typed", title: said.slice(0, 6), description: "Names a package it never loads.", effect: "read", input: v.object({}), output: v.object({}), handler: () => ({}) as Nothing });\n`);
+    const ids = async () => (await list()).capabilities.map((c) => c.id);
+    const reason = async (path: string) => (await list()).load_errors.find((e) => e.file === path)?.reason ?? "";
+    await until("both loaded", async () => (await ids()).includes("team.deep") && (await ids()).includes("team.typed"));
+    rmSync(join(root, "node_modules", "docket-fake-dep"), { recursive: true, force: true });
+    rmSync(join(root, "node_modules", "docket-fake-typed"), { recursive: true, force: true });
+    await until("the removed dependency's load error", async () => (await reason(file)) !== "");
+    expect(await reason(file)).toContain(`cannot load the package "docket-fake-top": the package "docket-fake-dep" it needs (${join(root, "node_modules", "docket-fake-dep")}) was removed while docket ran.`);
+    // What the runtime never loads is no reason to refuse the file, as it was none at start.
+    expect(await reason(typed)).toBe("");
+    expect(await ids()).toContain("team.typed");
+    rmSync(file);
+    rmSync(typed);
+    rmSync(join(root, "node_modules"), { recursive: true, force: true });
+    await until("both gone", async () => !(await ids()).includes("team.deep") && !(await ids()).includes("team.typed"));
+  }, 20_000);
+
+  test("live reload: a package installed while serving whose dependency was still being written when docket first met it loads once that dependency is whole (checking tester, session 46: @babel/highlight → js-tokens)", async () => {
+    const file = join(root, "capabilities", "team.highlight.ts");
+    writeFileSync(file, `import { capability } from "docket";\nimport * as v from "valibot";\nimport highlight from "docket-fake-highlight";\nexport default capability({ id: "team.highlight", title: highlight("x"), description: "Uses a package.", effect: "read", input: v.object({}), output: v.object({}), handler: () => ({}) });\n`);
+    const reason = async () => (await list()).load_errors.find((e) => e.file === file)?.reason ?? "";
+    await until("the package's load error", async () => (await reason()).includes("is not installed"));
+    // As npm writes it: the dependency's folder made first, its files later.
+    const tokens = join(root, "node_modules", "docket-fake-tokens");
+    mkdirSync(tokens, { recursive: true });
+    const top = join(root, "node_modules", "docket-fake-highlight");
+    mkdirSync(top, { recursive: true });
+    writeFileSync(join(top, "index.js"), 'const tokens = require("docket-fake-tokens");\nmodule.exports = (text) => `${tokens}:${text}`;\n');
+    writeFileSync(join(top, "package.json"), JSON.stringify({ name: "docket-fake-highlight", version: "1.0.0", main: "index.js", dependencies: { "docket-fake-tokens": "^1.0.0" } }));
+    await until("the dependency's load error", async () => (await reason()).includes("docket-fake-tokens"));
+    // Written whole now, in its own folder: node_modules itself does not change. A save of the file reads it again.
+    writeFileSync(join(tokens, "index.js"), 'module.exports = "tok";\n');
+    writeFileSync(join(tokens, "package.json"), JSON.stringify({ name: "docket-fake-tokens", version: "1.0.0", main: "index.js" }));
+    writeFileSync(file, `${await Bun.file(file).text()}// saved again\n`);
+    await until("the file loaded once its dependency was whole", async () => (await list()).capabilities.some((c) => c.id === "team.highlight"));
+    expect((await list()).capabilities.find((c) => c.id === "team.highlight")?.title).toBe("tok:x");
+    rmSync(file);
+    rmSync(join(root, "node_modules"), { recursive: true, force: true });
+    await until("team.highlight gone", async () => !(await list()).capabilities.some((c) => c.id === "team.highlight") && (await reason()) === "");
+  }, 20_000);
+
   test("live reload: a compile option that changes what code does (experimentalDecorators) changed in the file's tsconfig.json while serving is a new version, served at once (authoring tester, session 46)", async () => {
     const folder = join(root, "capabilities");
     const config = join(folder, "tsconfig.json");

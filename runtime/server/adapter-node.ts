@@ -77,6 +77,8 @@ export function serveWithNode(app: Hono<AppEnv>, live: LiveChannel, options: Lis
     raw.on("error", () => {});
     live.open(socket, target);
   };
+  // The sockets of requests answered on the upgrade path, until each closes.
+  const upgrading = new Set<Duplex>();
   return new Promise((resolve, reject) => {
     const server = serve(
       {
@@ -92,6 +94,8 @@ export function serveWithNode(app: Hono<AppEnv>, live: LiveChannel, options: Lis
           stop: () =>
             new Promise<void>((done) => {
               for (const client of wss.clients) client.terminate();
+              // Requests on the upgrade path are no connections Node's server tracks any more.
+              for (const socket of upgrading) socket.destroy();
               const http = server as Server;
               http.close(() => done());
               http.closeAllConnections?.();
@@ -99,7 +103,7 @@ export function serveWithNode(app: Hono<AppEnv>, live: LiveChannel, options: Lis
         });
       },
     ) as Server;
-    server.on("upgrade", (incoming: IncomingMessage, socket: Duplex, head: Buffer) => void answerUpgrade(app, wss, incoming, socket, head, opened));
+    server.on("upgrade", (incoming: IncomingMessage, socket: Duplex, head: Buffer) => void answerUpgrade(app, wss, incoming, socket, head, opened, upgrading));
     server.once("error", reject);
   });
 }

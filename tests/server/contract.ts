@@ -1,5 +1,6 @@
 import type { StartFn } from "./_support/servers.ts";
 import { apiContract } from "./_contract-api.ts";
+import { upgradePathContract } from "./_contract-upgrade.ts";
 import { liveContract } from "./_contract-live.ts";
 import { limitsContract } from "./_contract-limits.ts";
 import { securityContract } from "./_contract-security.ts";
@@ -17,4 +18,5 @@ export function serverContract(name: string, start: StartFn): void {
   limitsContract(name, start, frames);
   liveContract(name, start, frames);
   containmentContract(name, start);
+  upgradePathContract(name, start);
 }

@@ -1,0 +1,94 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { truncateSync, writeFileSync } from "node:fs";
+import { connect, type Socket } from "node:net";
+import { join } from "node:path";
+import type { StartFn, StartedServer } from "./_support/servers.ts";
+import { client } from "./_support/http.ts";
+import { rawUpgrade } from "./_support/raw-ws.ts";
+
+/** A request written on a bare socket as given; the socket, and a promise of everything it received until it closed. */
+function rawSocket(url: string, request: string): { socket: Socket; received: Promise<string>; head: Promise<string> } {
+  const { hostname, port } = new URL(url);
+  const socket = connect(Number(port), hostname);
+  let data = "";
+  let headDone!: (head: string) => void;
+  const head = new Promise<string>((resolve) => (headDone = resolve));
+  socket.on("data", (chunk: Buffer) => {
+    data += chunk.toString("latin1");
+    const end = data.indexOf("\r\n\r\n");
+    if (end >= 0) headDone(data.slice(0, end));
+  });
+  socket.on("error", () => {});
+  const received = new Promise<string>((resolve) => socket.once("close", () => resolve(data)));
+  socket.write(request);
+  return { socket, received, head };
+}
+
+/**
+ * Requests that carry an `Upgrade` header other than a live channel's handshake (an h2c offer from
+ * `curl --http2`, a stray header): on Node they are no ordinary requests (the server's upgrade
+ * listener answers them, runtime/server/_node-upgrade.ts), and they must behave as on Bun.
+ */
+export function upgradePathContract(name: string, start: StartFn): void {
+  describe(`${name}: requests with an Upgrade header`, () => {
+    let server: StartedServer;
+    let http: ReturnType<typeof client>;
+    beforeAll(async () => {
+      server = await start();
+      http = client(server);
+    }, 30_000);
+    afterAll(() => server?.stop(), 15_000);
+
+    test("an answer that fails while it is sent (an artifact cut short) ends that connection, never the server (checking tester, session 46: Node exited)", async () => {
+      const id = await http.start("files.digest", { path: "." });
+      await http.completed(id);
+      const file = join(server.root, ".docket", "artifacts", id, "manifest.sha256");
+      // Larger than artifact_bytes: read from the file as the client takes it.
+      writeFileSync(file, Buffer.alloc(32 * 1024 * 1024, 97));
+      const host = new URL(server.url).host;
+      const raw = rawSocket(server.url, `GET /api/v1/executions/artifact?id=${id}&name=manifest.sha256 HTTP/1.1\r\nHost: ${host}\r\nUpgrade: h2c\r\nConnection: Upgrade, HTTP2-Settings\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n\r\n`);
+      expect(await raw.head).toStartWith("HTTP/1.1 200");
+      // The client reads slowly; the file is cut short under it.
+      raw.socket.pause();
+      truncateSync(file, 1000);
+      raw.socket.resume();
+      const received = await raw.received;
+      expect(received.length).toBeLessThan(32 * 1024 * 1024);
+      expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+      expect((await http.get("/api/v1/capabilities/list")).status).toBe(200);
+    }, 30_000);
+
+    test("a direct call whose client leaves is cancelled: the next call does not wait for it (checking tester, session 46: 19 s on Node)", async () => {
+      const body = JSON.stringify({ steps: 1, delay_ms: 60_000 });
+      const host = new URL(server.url).host;
+      const raw = rawSocket(server.url, `POST /api/v1/executions/demonstrate HTTP/1.1\r\nHost: ${host}\r\nUpgrade: h2c\r\nConnection: Upgrade, HTTP2-Settings\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+      await Bun.sleep(700);
+      // Running, not refused: nothing was answered yet.
+      expect(raw.socket.bytesRead).toBe(0);
+      raw.socket.destroy();
+      // One direct worker: held for a minute unless the call was cancelled.
+      const next = await http.send("/api/v1/executions/demonstrate", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ steps: 0, delay_ms: 0 }) });
+      expect(next.status).toBe(200);
+    }, 30_000);
+
+    test("a live handshake offering docket.v1 in a list the app reads (an empty item, a repeat) is upgraded, as on Bun (checking tester, session 46: ws refused it in plain text)", async () => {
+      for (const offered of ["docket.v1,", "docket.v1, docket.v1", "docket.v1,,x"]) {
+        const upgraded = await rawUpgrade(server.url, "/events", { "Sec-WebSocket-Protocol": offered, "X-Request-Id": "ws-list" });
+        expect(`${offered}: ${upgraded.status}`).toBe(`${offered}: 101`);
+        expect(upgraded.headers["sec-websocket-protocol"]).toBe("docket.v1");
+        expect(upgraded.headers["x-request-id"]).toBe("ws-list");
+        await upgraded.waitFor((frame) => frame.includes('"stream.ready"'));
+        upgraded.close();
+      }
+    });
+
+    test("a request whose body stalls is ended by the server after 10 s of silence, as an idle connection is, and does not hold its stop (checking tester, session 46: Node held it, and its stop, for as long as the client stayed)", async () => {
+      const own = await start();
+      const host = new URL(own.url).host;
+      const raw = rawSocket(own.url, `POST /api/v1/capabilities/get HTTP/1.1\r\nHost: ${host}\r\nUpgrade: h2c\r\nConnection: Upgrade, HTTP2-Settings\r\nContent-Type: application/json\r\nContent-Length: 24\r\n\r\n{"id"`);
+      // Ended by the server: the client never closes it.
+      await raw.received;
+      await own.stop();
+    }, 25_000);
+  });
+}

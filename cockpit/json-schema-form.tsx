@@ -6,6 +6,7 @@ import { optionValue, RAW_JSON_CONTROL } from "./form-input.ts";
 import { PostedForm } from "./form-names.ts";
 import { serverTimeZone, toServerWallTime } from "./local-time.ts";
 import { formatJson } from "./format.ts";
+import { raw } from "hono/html";
 
 /** The control that marks a write as confirmed: set by run-form.js after `confirm()`, or ticked without JavaScript. */
 export const CONFIRM_CONTROL = "confirmed";
@@ -246,13 +247,31 @@ function rowIndexes(field: FieldSpec, values: PostedForm | null, errors: Record<
   return { drawn: [...sent.slice(0, MAX_DRAWN_ROWS), ...past.filter((index) => faulty.has(index)), spare], kept: past.filter((index) => !faulty.has(index)) };
 }
 
+/** What an attribute's value is written as: the characters HTML gives a meaning escaped. */
+const attribute = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/**
+ * The hidden controls of the kept rows, as markup written here: tens of thousands of them (two
+ * values a row, 50,000 rows) cost the server's thread about a second as JSX elements.
+ */
+function keptControls(field: FieldSpec, values: PostedForm, kept: number[]): string {
+  let html = "";
+  for (const index of kept) {
+    for (const name of values.namesUnderRow(field.control, index)) {
+      const named = attribute(name);
+      for (const value of values.getAll(name)) html += `<input type="hidden" name="${named}" value="${attribute(value)}">`;
+    }
+  }
+  return html;
+}
+
 /** Rows sent past the bound: each of their values as a hidden control, so that sending the form sends them again unchanged. */
 function KeptRows(props: { field: FieldSpec; values: PostedForm; kept: number[]; label: string }) {
   const { field, values, kept, label } = props;
   const plural = label === "entry" ? "entries" : "rows";
   return (
     <>
-      {kept.flatMap((index) => values.namesUnderRow(field.control, index).flatMap((name) => values.getAll(name).map((value) => <input type="hidden" name={name} value={value} />)))}
+      {raw(keptControls(field, values, kept))}
       <p class="help">{`${kept.length.toLocaleString("en")} more ${kept.length === 1 ? label : plural} (${MAX_DRAWN_ROWS.toLocaleString("en")} are shown at most, and those with a problem) are kept as they were and sent again with the form. To change them, send the whole input through the raw JSON box below.`}</p>
     </>
   );

@@ -119,6 +119,21 @@ function declaredNames(schema: JsonSchema | undefined, root: unknown, names = ne
   return names;
 }
 
+/**
+ * How the console prints a secret's UTF-8 bytes wherever it meets them — a Buffer inside a
+ * function's property, behind a Proxy, in a Promise, returned by a custom inspect (checking
+ * tester, session 46) — as hex (`<Buffer 68 75 6e …>`) and as a typed array's numbers on one line
+ * (`[ 104, 117, 110, … ]`): found as text, whatever holds the bytes. Only what the console prints
+ * whole: a Buffer shows its first 50 bytes, an array its first 100 items.
+ */
+function byteRenderings(secret: string): string[] {
+  const bytes = Buffer.from(secret, "utf8");
+  const renderings: string[] = [];
+  if (bytes.length <= 50) renderings.push(Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join(" "));
+  if (bytes.length <= 100) renderings.push(Array.from(bytes, String).join(", "));
+  return renderings;
+}
+
 /** A line of a multi-line secret at least this long is masked on its own too (see createSecretMask). */
 const MIN_LINE_LENGTH = 8;
 
@@ -174,6 +189,7 @@ function buildMask(values: Iterable<string>, maxUnits: number): SecretMask | { u
       if (add(inspect(form).slice(1, -1))) return { units };
       // A URL drops a secret's tabs and line breaks: what is left of a short one may be shorter still.
       if (form.length <= URL_FORMS_MAX_LENGTH) for (const encoded of urlEncodedForms(form)) if (encoded.length >= MIN_MASKED_LENGTH && add(encoded)) return { units };
+      for (const rendered of byteRenderings(form)) if (add(rendered)) return { units };
     }
     // Each line of a multi-line secret (a PEM key) on its own: console.log of an object writes such
     // a string one line at a time, joined by `' +`; a line that short is no secret of its own.

@@ -130,33 +130,38 @@ function textOf(chunk: unknown, encoding: unknown, decoder: StringDecoder): stri
  * holding a secret as UTF-8 given as a line that says so instead: the console prints bytes as
  * numbers (`<Buffer 53 75 70 …>`), which no mask of text finds — a request body logged as it came
  * showed the token in it (containment tester, session 45). An object (an array, a Map, a class's
- * instance…) holding such bytes within the depth the console prints is not shown either: a
- * request logged whole (`{ headers, body: <Buffer> }`) showed it the same way.
+ * instance, a function…) holding such bytes within the depth the console prints is not shown
+ * either: a request logged whole (`{ headers, body: <Buffer> }`) showed it the same way. The bytes
+ * of every argument are joined in order for the look, so a secret split between two of them
+ * (`{ a: part1 }, { b: part2 }`) hides all that hold a part. Bytes the look cannot reach (a
+ * Proxy's target, a Promise's value) are found by the mask itself, as the console prints them
+ * whole (secret-mask.ts, byteRenderings).
  */
 function bytesUnshown(args: unknown[], mask: (text: string) => string): unknown[] {
-  // Every byte argument's text, joined: a secret split between two (`b.subarray(0, 4), b.subarray(4)`) hides them all (third checking tester, session 45).
-  const texts: Array<[index: number, text: string, bytes: number]> = [];
-  let nested: number[] | null = null;
+  // Every argument's bytes, in order: its own, or those it holds.
+  const held: Array<[index: number, text: string, bytes: number | null]> = [];
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
     const bytes = bytesOf(arg);
-    if (bytes !== null) texts.push([i, bytes.toString("utf8"), bytes.length]);
-    else if (typeof arg === "object" && arg !== null && holdsSecretBytes(arg, mask)) (nested ??= []).push(i);
-  }
-  if (texts.length === 0 && nested === null) return args;
-  let joined = "";
-  for (const [, text] of texts) joined += text;
-  const bytesHold = texts.length > 0 && mask(joined) !== joined;
-  if (!bytesHold && nested === null) return args;
-  const shown = [...args];
-  // One of them holds a secret, or they do together: none is shown (a part alone may be most of it).
-  if (bytesHold) {
-    for (const [i, , length] of texts) {
-      const arg = args[i];
-      shown[i] = `<${Buffer.isBuffer(arg) ? "Buffer" : ArrayBuffer.isView(arg) ? "bytes" : "ArrayBuffer"} of ${length} bytes holding [redacted], not shown>`;
+    if (bytes !== null) held.push([i, bytes.toString("utf8"), bytes.length]);
+    else if ((typeof arg === "object" && arg !== null) || typeof arg === "function") {
+      const inside = bytesWithin(arg);
+      if (inside !== "") held.push([i, inside, null]);
     }
   }
-  for (const i of nested ?? []) shown[i] = `<${Array.isArray(args[i]) ? "array" : "object"} holding bytes that hold [redacted], not shown>`;
+  if (held.length === 0) return args;
+  let joined = "";
+  for (const [, text] of held) joined += text;
+  if (mask(joined) === joined) return args;
+  // One of them holds a secret, or they do together: none is shown (a part alone may be most of it).
+  const shown = [...args];
+  for (const [i, , length] of held) {
+    const arg = args[i];
+    shown[i] =
+      length === null
+        ? `<${Array.isArray(arg) ? "array" : typeof arg === "function" ? "function" : "object"} holding bytes that hold [redacted], not shown>`
+        : `<${Buffer.isBuffer(arg) ? "Buffer" : ArrayBuffer.isView(arg) ? "bytes" : "ArrayBuffer"} of ${length} bytes holding [redacted], not shown>`;
+  }
   return shown;
 }
 
@@ -170,21 +175,23 @@ function bytesOf(value: unknown): Buffer | null {
 /** How deep and how much of an object's inside is looked at for bytes: past the console's own depth (2 levels below the argument in Bun and Node, more with --console-depth), and a bound on the values seen. */
 const NESTED_DEPTH = 6;
 const NESTED_VALUES = 20_000;
-const ARRAY_ITEMS = 1_000;
+/** An array's items looked at: those the console prints (the first 100), as its other own members are. */
+const ARRAY_ITEMS = 100;
 
 /**
- * Whether bytes inside `root` — in its own data properties, an array's items, a Map's keys and
- * values, a Set's items, down to NESTED_DEPTH — hold a secret as UTF-8, alone or joined in the
- * order met. No getter is called (the console shows one as `[Getter]`); what cannot be read (a
- * Proxy's trap that throws) is passed over.
+ * The bytes inside `root` — in its own data properties (a function's too), an array's items the
+ * console prints and its other members, a Map's keys and values, a Set's items, down to
+ * NESTED_DEPTH — as UTF-8 text, joined in the order met; "" when it holds none. No getter is
+ * called (the console shows one as `[Getter]`); what cannot be read (a Proxy's trap that throws)
+ * is passed over.
  */
-function holdsSecretBytes(root: object, mask: (text: string) => string): boolean {
+function bytesWithin(root: object): string {
   let joined = "";
   let budget = NESTED_VALUES;
   const seen = new Set<object>();
   const visit = (value: unknown, depth: number): void => {
-    if (budget-- <= 0 || typeof value !== "object" || value === null || seen.has(value)) return;
-    seen.add(value);
+    if (budget-- <= 0 || ((typeof value !== "object" || value === null) && typeof value !== "function") || seen.has(value as object)) return;
+    seen.add(value as object);
     const bytes = bytesOf(value);
     if (bytes !== null) {
       joined += bytes.toString("utf8");
@@ -197,11 +204,10 @@ function holdsSecretBytes(root: object, mask: (text: string) => string): boolean
       } else if (value instanceof Set) {
         for (const item of value) visit(item, depth + 1);
       }
-      // An array's items past the first ones are not printed ("… more items"), nor listed here by their thousands.
-      const keys = Array.isArray(value) ? Array.from({ length: Math.min(value.length, ARRAY_ITEMS) }, (_, i) => String(i)) : Reflect.ownKeys(value);
+      const keys = Array.isArray(value) ? arrayKeys(value) : Reflect.ownKeys(value as object);
       for (const key of keys) {
         if (budget <= 0) return;
-        const field = Reflect.getOwnPropertyDescriptor(value, key);
+        const field = Reflect.getOwnPropertyDescriptor(value as object, key);
         if (field !== undefined && "value" in field) visit(field.value, depth + 1);
       }
     } catch {
@@ -209,7 +215,24 @@ function holdsSecretBytes(root: object, mask: (text: string) => string): boolean
     }
   };
   visit(root, 0);
-  return joined !== "" && mask(joined) !== joined;
+  return joined;
+}
+
+/** The keys of an array the console prints: its first ARRAY_ITEMS items present (a sparse one's too), then its other own members (`a.extra`). */
+function arrayKeys(array: unknown[]): Array<string | symbol> {
+  const keys: Array<string | symbol> = [];
+  if (array.length <= 10_000) {
+    let items = 0;
+    for (const key of Reflect.ownKeys(array)) {
+      if (key === "length") continue;
+      const index = typeof key === "string" && /^(?:0|[1-9]\d*)$/.test(key);
+      if (!index || items++ < ARRAY_ITEMS) keys.push(key);
+    }
+    return keys;
+  }
+  // A long array: its first items, and no walk of a million keys for members beside them.
+  for (let i = 0; i < ARRAY_ITEMS; i++) keys.push(String(i));
+  return keys;
 }
 
 /** The encodings in which a string spells bytes rather than being text. */

@@ -289,6 +289,18 @@ describe("createWorkerPool", () => {
     for (const [label, kind] of [["nested", "object"], ["in-array", "array"], ["in-map", "object"], ["in-instance", "object"], ["nested-split", "object"]]) {
       expect(lines.find((line) => line.startsWith(`${label} `))).toBe(`${label} <${kind} holding bytes that hold [redacted], not shown>`);
     }
+    expect(lines.find((line) => line.startsWith("in-function "))).toBe("in-function <function holding bytes that hold [redacted], not shown>");
+    expect(lines.find((line) => line.startsWith("split-objects "))).toBe("split-objects <object holding bytes that hold [redacted], not shown> <object holding bytes that hold [redacted], not shown>");
+    for (const label of ["sparse", "beside"]) expect(lines.find((line) => line.startsWith(`${label} `))).toBe(`${label} <array holding bytes that hold [redacted], not shown>`);
+    expect(lines.find((line) => line.startsWith("many "))).toBe("many <object holding bytes that hold [redacted], not shown>");
+    // What no look at the inside reaches is printed with the bytes masked as the console writes them.
+    for (const label of ["proxy", "promise", "custom"]) {
+      const at = lines.findIndex((l) => l.startsWith(`${label} `));
+      const printed = lines.slice(at, at + 4).join("\n");
+      expect(printed).toContain("[redacted]");
+      expect(printed).not.toContain(hex.slice(0, 20));
+      expect(printed).not.toContain(decimal.slice(0, 20));
+    }
     // Bytes holding nothing, in an object with a cycle, are printed as the console prints them.
     expect(lines.find((line) => line.startsWith("nested-plain"))).toContain("<Buffer 6f 6b>");
     // A direct call prints to the process's output the same way.

@@ -44,7 +44,7 @@ export const MAX_NAME_UNITS = 256;
  * Optimal string alignment distance: insertions, deletions, substitutions and adjacent swaps.
  * Three rows (the two before the one being filled) are all it needs.
  */
-function editDistance(a: string, b: string): number {
+export function editDistance(a: string, b: string): number {
   const cols = b.length + 1;
   let before = new Uint32Array(cols);
   let previous = Uint32Array.from({ length: cols }, (_, j) => j);

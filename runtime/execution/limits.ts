@@ -1,4 +1,4 @@
-import { didYouMean } from "../capability/did-you-mean.ts";
+import { editDistance } from "../capability/did-you-mean.ts";
 
 /** Every bound of docs/limits.md, in one typed object. */
 export interface Limits {
@@ -157,21 +157,33 @@ export function resolveLimits(options: { env?: Record<string, string | undefined
 }
 
 /**
- * What to say of each `DOCKET_*` variable of `env` that is no limit's but close to one's name
- * (`DOCKET_HEARBEAT_MS`, `DOCKET_SUBSCRIBER_QUEUE`): a mistyped variable was ignored without a
- * word, and the server ran on the default (serve tester, session 46). A variable near no limit's
- * name (a handler's own `DOCKET_SLACK_URL`, docket's `DOCKET_TOKEN`) is nobody's mistake here.
+ * What to say of each `DOCKET_*` variable of `env` (in any case) that is no limit's but close to
+ * one's name (`DOCKET_HEARBEAT_MS`, `DOCKET_SUBSCRIBER_QUEUE`, `docket_heartbeat_ms`): a mistyped
+ * variable was ignored without a word, and the server ran on the default (serve tester, session
+ * 46). Close is: the same name in another case, at most two letters apart (one for a short name),
+ * or the start of a limit's name up to one of its words (`…_QUEUE` for `…_QUEUE_BYTES`). A
+ * variable near no limit's name (a handler's own `DOCKET_SLACK_URL`, docket's `DOCKET_TOKEN`, a
+ * `DOCKET_PORT` that only shares a word with `DOCKET_REPORT_SILENCE_MS`) is nobody's mistake here.
  */
 export function mistypedLimitVariables(env: Record<string, string | undefined>): string[] {
   const names = Object.keys(LIMIT_SPECS).map((key) => limitEnvName(key as keyof Limits));
   const known = new Set(names);
   const notes: string[] = [];
   for (const name of Object.keys(env)) {
-    if (!name.startsWith("DOCKET_") || known.has(name) || env[name] === undefined) continue;
+    if (!name.toUpperCase().startsWith("DOCKET_") || known.has(name) || env[name] === undefined) continue;
+    const upper = name.toUpperCase();
+    if (known.has(upper)) {
+      notes.push(`${name} is not read: environment variables are named in upper case, so it is ${upper}.`);
+      continue;
+    }
     // Compared without the prefix every name shares, which would make any two look close.
-    const close = didYouMean(name.slice("DOCKET_".length), names.map((known) => known.slice("DOCKET_".length)), 2);
+    const rest = upper.slice("DOCKET_".length);
+    const close = names.filter((limit) => {
+      const other = limit.slice("DOCKET_".length);
+      return editDistance(rest, other) <= (rest.length < 8 ? 1 : 2) || (rest.length >= 6 && other.startsWith(`${rest}_`));
+    });
     if (close.length === 0) continue;
-    notes.push(`${name} is not a setting of docket and is ignored; did you mean ${close.map((rest) => `DOCKET_${rest}`).join(" or ")}? (docs/limits.md lists them)`);
+    notes.push(`${name} is not a setting of docket and is ignored; did you mean ${close.slice(0, 2).join(" or ")}? (docs/limits.md lists them)`);
   }
   return notes;
 }

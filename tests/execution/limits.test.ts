@@ -47,10 +47,18 @@ describe("limits", () => {
       DOCKET_SLACK_URL: "https://example.invalid",
       DOCKET_LOG_LEVEL: "debug",
       HEARTBEAT_MS: "5",
+      // Sharing a word with a limit's name is no mistake (checking tester, session 46: DOCKET_PORT → DOCKET_REPORT_SILENCE_MS).
+      DOCKET_PORT: "8080",
+      DOCKET_OUT: "x",
+      DOCKET_LOG: "x",
+      docket_grace_ms: "10",
+      DOCKET_GRACEMS: "10",
     });
     expect(notes).toEqual([
       "DOCKET_HEARBEAT_MS is not a setting of docket and is ignored; did you mean DOCKET_HEARTBEAT_MS? (docs/limits.md lists them)",
       "DOCKET_SUBSCRIBER_QUEUE is not a setting of docket and is ignored; did you mean DOCKET_SUBSCRIBER_QUEUE_BYTES? (docs/limits.md lists them)",
+      "docket_grace_ms is not read: environment variables are named in upper case, so it is DOCKET_GRACE_MS.",
+      "DOCKET_GRACEMS is not a setting of docket and is ignored; did you mean DOCKET_GRACE_MS? (docs/limits.md lists them)",
     ]);
     expect(mistypedLimitVariables({})).toEqual([]);
   });

@@ -290,6 +290,9 @@ describe("docket new", () => {
     expect(readFileSync(join(repo, "tools", "caps", "team.there.ts"), "utf8").split("\n")[0]).toBe(`// team.there: scaffolded by \`docket new\`. Run it: npx docket run team.there --capabilities tools/caps --input '{"name":"Ada"}'`);
     expect(elsewhere.stdout).toContain("Run it:  npx docket run team.there --capabilities tools/caps --input");
     expect(elsewhere.stdout).toContain("Types:   npx docket init --capabilities tools/caps   (once:");
+    // A tsconfig.json that maps no "docket" is no setup either (checking tester, session 46).
+    writeFiles(repo, { "tsconfig.json": '{"compilerOptions":{"strict":true}}\n' });
+    expect((await docket(fromSource, ["new", "team.plain"], { cwd: repo })).stdout).toContain("Types:   docket init   (once:");
     // Once init wrote capabilities/tsconfig.json, the hint is not given again.
     expect((await docket(fromSource, ["init"], { cwd: repo })).code).toBe(0);
     const other = await docket(fromSource, ["new", "team.other"], { cwd: repo, env: { DOCKET_COMMAND: "rm -rf ~;" } });

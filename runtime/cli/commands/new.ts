@@ -9,7 +9,7 @@ import { CAPABILITY_ID, listCapabilityFiles } from "../../capability/inspect.ts"
 import { TakenIds } from "../../capability/taken-ids.ts";
 import { UsageError, type DocketCommandMeta } from "../_command-line.ts";
 import { writeStdout } from "../_run-cli.ts";
-import { nearestTsconfig } from "../../capability/alias-targets.ts";
+import { nearestTsconfig, tsconfigAliases } from "../../capability/alias-targets.ts";
 import { EXIT } from "../exit-code.ts";
 
 const meta: DocketCommandMeta = {
@@ -64,8 +64,10 @@ export default defineCommand({
       if (code === "EEXIST") throw new UsageError(`${shown} already exists; edit it, or choose another id.`, command);
       throw error;
     }
-    // No tsconfig.json governs the file: an editor shows `Cannot find module 'docket'` and an untyped handler (authoring tester, session 46).
-    const untyped = nearestTsconfig(folder) === null ? `Types:   ${commandName()} init${given === undefined ? "" : ` --capabilities ${relative(process.cwd(), folder) || "."}`}   (once: a tsconfig.json and .docket/types/, so an editor knows "docket" and "valibot")\n` : "";
+    // No tsconfig.json governs the file, or the one that does maps no "docket": an editor shows
+    // `Cannot find module 'docket'` and an untyped handler (authoring tester, session 46).
+    const config = nearestTsconfig(folder);
+    const untyped = config === null || !tsconfigAliases(config).some((alias) => alias.pattern === "docket") ? `Types:   ${commandName()} init${given === undefined ? "" : ` --capabilities ${relative(process.cwd(), folder) || "."}`}   (once: a tsconfig.json and .docket/types/, so an editor knows "docket" and "valibot")\n` : "";
     await writeStdout(`Created ${shown}\nRun it:  ${runIt}\n${untyped}`);
     return EXIT.succeeded;
   },

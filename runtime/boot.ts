@@ -5,7 +5,7 @@ import type { Clock } from "./execution/clock.ts";
 import { findCheckoutRoot } from "./capability/checkout.ts";
 import { discoverCapabilities, loadCapabilityFile } from "./capability/discovery.ts";
 import { LiveCatalog } from "./capability/live-catalog.ts";
-import { createCatalogReload, type ReloadChange } from "./capability/catalog-reload.ts";
+import { createCatalogReload, RECENT_WRITE_MS, writtenWithin, type ReloadChange } from "./capability/catalog-reload.ts";
 import { dirname, join, resolve } from "node:path";
 import { BUILTIN_DIR, BUILTINS } from "./capability/builtins.ts";
 import { createMemoryStore } from "./store/memory-store.ts";
@@ -163,6 +163,9 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
   (mainLook as { unref?: () => void } | null)?.unref?.();
   const probe = options.trialLoads ? createLoadProbe({ workerUrl: options.workerUrl ?? DEFAULT_WORKER_URL, timeoutMs: limits.load_timeout_ms, memoryLimitMb: limits.worker_memory_mb, report: options.log }) : null;
   let sourceFolders = new Set<string>();
+  // The modules each capability file was last read with, itself included: a failure found just
+  // after any of them was written is held as a save still landing (catalog-reload.ts).
+  const modulesOf = new Map<string, string[]>();
   /**
    * Reads the folders. A reload's read (`patient`) parks a file whose trial load outlasts
    * TRIAL_PATIENCE_MS (load-probe.ts), so that it does not hold up the other files; the first read
@@ -174,6 +177,7 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
     const check = probe && patient ? (sources: CapabilitySources) => probe.check(sources, options.trialPatienceMs ?? TRIAL_PATIENCE_MS) : waiting;
     const folders = new Set<string>();
     const onSources = (sources: CapabilitySources) => {
+      modulesOf.set(sources.file, sources.modules.map((module) => module.path));
       for (const module of sources.modules) for (const local of [module, ...module.imports]) folders.add(dirname(local.path));
       // A capability file that is a symbolic link is edited at its target: that folder is watched too
       // (helpers are found by the resolver, at their real paths already).
@@ -221,7 +225,9 @@ export async function bootPlane(options: BootOptions): Promise<BootedPlane> {
   }
   const registry = new LiveCatalog(first.registry);
   const { fileIds } = first;
-  const reload = createCatalogReload(registry, async () => (await build(true)).registry);
+  const reload = createCatalogReload(registry, async () => (await build(true)).registry, {
+    writtenJustNow: (file) => (modulesOf.get(file) ?? [file]).some((module) => writtenWithin(module, RECENT_WRITE_MS)),
+  });
   let store: ExecutionStore;
   try {
     store = await openStore(options.storeKind, root, limits, options.clock, options.log);

@@ -23,7 +23,7 @@ export interface CatalogReloadOptions {
   minHoldReads?: number;
   /** Monotonic milliseconds; `performance.now()` unless a test moves it. */
   now?: () => number;
-  /** Whether `file` was written within RECENT_WRITE_MS (its modification time); tests answer it themselves. */
+  /** Whether `file` (or a module it imports: boot.ts says) was written within RECENT_WRITE_MS; tests answer it themselves. */
   writtenJustNow?: (file: string) => boolean;
 }
 
@@ -31,12 +31,14 @@ export interface CatalogReloadOptions {
  * How recently a served capability's file must have been written for its failure to be held even
  * by a read of quiet folders: a save that pauses mid-write (a slow copy, a network share) left the
  * folders quiet for the debounce, and a file read half-written was judged broken — its capability
- * removed, calls answered 404, then added again (authoring tester, session 46). Such a failure is
- * judged once the file is older than this, with the usual limits of a hold.
+ * removed, calls answered 404, then added again (authoring tester, session 46); a helper it
+ * imports saved so did the same (checking tester). Such a failure is judged once the files are
+ * older than this, with the usual limits of a hold.
  */
 export const RECENT_WRITE_MS = 1000;
 
-function writtenWithin(file: string, ms: number): boolean {
+/** Whether `file` was modified less than `ms` ago; false when it is gone. */
+export function writtenWithin(file: string, ms: number): boolean {
   try {
     return Date.now() - statSync(file).mtimeMs < ms;
   } catch {

@@ -491,6 +491,30 @@ describe("docket serve live reload", () => {
     await until("the whole save served", async () => (await answer()) === "two");
     expect([...seen]).toEqual(["one"]);
     expect(logLines.some((line) => line.includes("removed team.slow"))).toBe(false);
+    // A helper it imports, saved the same way (checking tester, session 46).
+    const helper = join(root, "capabilities", "_slow-helper.ts");
+    writeFileSync(helper, 'export function say(): string {\n  return "three";\n}\n');
+    writeFileSync(file, text("two").replace('import * as v from "valibot";', 'import * as v from "valibot";\nimport { say } from "./_slow-helper.ts";').replace('answer: "two"', "answer: say()"));
+    await until("served through the helper", async () => (await answer()) === "three");
+    // The capability's own file older than a second: only the helper is being written.
+    await Bun.sleep(1100);
+    const helperText = 'export function say(): string {\n  return "four";\n}\n';
+    const helperFd = openSync(helper, "w");
+    writeSync(helperFd, helperText.slice(0, 40));
+    const seenHelper = new Set<string>();
+    const helperPausedUntil = Date.now() + 500;
+    while (Date.now() < helperPausedUntil) {
+      seenHelper.add(await answer());
+      await Bun.sleep(25);
+    }
+    writeSync(helperFd, helperText.slice(40));
+    closeSync(helperFd);
+    await until("the helper's whole save served", async () => (await answer()) === "four");
+    // Never gone (404): the last version, or a call that met the half-written helper on disk
+    // refused as changed (503 capability_changed), as any call between a save and its reload is.
+    expect([...seenHelper].filter((seen) => seen !== "three" && seen !== "status 503")).toEqual([]);
+    expect(logLines.some((line) => line.includes("removed team.slow"))).toBe(false);
+    rmSync(helper);
     rmSync(file);
     await until("team.slow gone", async () => (await answer()) === "status 404");
   }, 20_000);

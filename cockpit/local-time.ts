@@ -110,7 +110,7 @@ export function toServerWallTime(value: string, zone: string = serverTimeZone())
 }
 
 /** The leading `yyyy-mm-dd`, `Thh:mm`, `:ss` and a trailing `±hh:mm` offset of a date or date-time text. */
-const PARTS = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?)?.*?(?:[+-](\d{2}):?(\d{2}))?$/iu;
+const PARTS = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?)?.*?(?:[+-](\d{2})(?::?(\d{2}))?)?$/iu;
 
 /**
  * What makes a date or date-time text name no day or time of the calendar — month 13, 2026-02-30,
@@ -124,11 +124,14 @@ export function impossibleDateTime(text: string): string | null {
   const [, year, month, day, hour, minute, second, offsetHours, offsetMinutes] = parts;
   const m = Number(month);
   if (m < 1 || m > 12) return `there is no month ${month}`;
-  const days = new Date(Date.UTC(Number(year), m, 0)).getUTCDate();
+  // The days of that month: day 0 of the next one. Set as a full year, which Date.UTC reads 0–99 as 1900–1999 (year 0 is a leap year).
+  const last = new Date(0);
+  last.setUTCFullYear(Number(year), m, 0);
+  const days = last.getUTCDate();
   if (Number(day) < 1 || Number(day) > days) return `${year}-${month} has no day ${day} (it has ${days})`;
   if (hour !== undefined && Number(hour) > 23) return `there is no hour ${hour} (00 to 23)`;
   if (minute !== undefined && Number(minute) > 59) return `there is no minute ${minute} (00 to 59)`;
   if (second !== undefined && Number(second) > 59) return `there is no second ${second} (00 to 59)`;
-  if (offsetHours !== undefined && (Number(offsetHours) > 23 || Number(offsetMinutes) > 59)) return `there is no offset from UTC of ${offsetHours}:${offsetMinutes}`;
+  if (offsetHours !== undefined && (Number(offsetHours) > 23 || Number(offsetMinutes ?? 0) > 59)) return `there is no offset from UTC of ${offsetHours}:${offsetMinutes ?? "00"}`;
   return null;
 }

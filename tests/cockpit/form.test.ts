@@ -299,6 +299,10 @@ describe("inputFromForm: date-time fields", () => {
     expect(read("2026-12-03T10:60")).toContain("there is no minute 60");
     expect(read("2026-12-03T10:11:75")).toContain("there is no second 75");
     expect(read("2026-12-03T10:11:05+25:00")).toContain("there is no offset from UTC of 25:00");
+    // An offset of hours alone, and year 0, a leap year (checking tester, session 46).
+    expect(read("2026-01-15T10:00:00+25")).toContain("there is no offset from UTC of 25:00");
+    expect(read("0000-02-29T10:00:00Z")).toBe("0000-02-29T10:00:00Z");
+    expect(read("1900-02-29T10:00")).toContain("1900-02 has no day 29 (it has 28)");
     const dates = formShape(toCapabilityJsonSchema(v.object({ day: v.pipe(v.string(), v.isoDate()), at: v.pipe(v.string(), v.isoDateTime()) }), "input"));
     const result = inputFromForm(dates, new URLSearchParams([["input.day", "2026-04-31"], ["input.at", "2026-00-10T10:00"]]));
     expect(result.ok ? null : result.errors).toEqual({

@@ -143,7 +143,7 @@ function bytesUnshown(args: unknown[], mask: (text: string) => string): unknown[
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
     const bytes = bytesOf(arg);
-    if (bytes !== null) held.push([i, bytes.toString("utf8"), bytes.length]);
+    if (bytes !== null) held.push([i, bytes.toString("utf8"), (arg as ArrayBufferView | ArrayBuffer).byteLength]);
     else if ((typeof arg === "object" && arg !== null) || typeof arg === "function") {
       const inside = bytesWithin(arg);
       if (inside !== "") held.push([i, inside, null]);
@@ -165,10 +165,18 @@ function bytesUnshown(args: unknown[], mask: (text: string) => string): unknown[
   return shown;
 }
 
-/** Bytes as a Buffer over the same memory, or null for any other value. */
+/**
+ * How many of a byte value's first bytes are looked at: more than the console prints of one (a
+ * Buffer's first 50 bytes, a typed array's first 100 items), so that a secret starting where it
+ * is printed is found whole. A 600 MB Buffer logged was read whole into a string and its worker
+ * ran out of memory (checking tester, session 46).
+ */
+const LOOKED_AT_BYTES = 1024;
+
+/** The first LOOKED_AT_BYTES of bytes, as a Buffer over the same memory; null for any other value. */
 function bytesOf(value: unknown): Buffer | null {
-  if (ArrayBuffer.isView(value)) return Buffer.from(value.buffer, value.byteOffset, value.byteLength);
-  if (value instanceof ArrayBuffer || (typeof SharedArrayBuffer === "function" && value instanceof SharedArrayBuffer)) return Buffer.from(value);
+  if (ArrayBuffer.isView(value)) return Buffer.from(value.buffer, value.byteOffset, Math.min(value.byteLength, LOOKED_AT_BYTES));
+  if (value instanceof ArrayBuffer || (typeof SharedArrayBuffer === "function" && value instanceof SharedArrayBuffer)) return Buffer.from(value, 0, Math.min(value.byteLength, LOOKED_AT_BYTES));
   return null;
 }
 

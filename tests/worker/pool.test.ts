@@ -311,6 +311,14 @@ describe("createWorkerPool", () => {
     expect(printed.join("")).not.toContain(hex.slice(0, 20));
   });
 
+  test("logging bytes of many megabytes costs what the console prints of them, not their size as text: a 600 MB Buffer ran its worker out of memory (checking tester, session 46)", async () => {
+    const w = watcher();
+    const p = makePool({ memoryLimitMb: 200, memorySampleMs: 20 });
+    expect(await p.run(task("logs-big-bytes", "fixture.logs-big-bytes", { mb: 120 }), { lane: "execution", onEvents: w.onEvents }).outcome).toMatchObject({ ok: true, output: { logged: 120 * 1024 * 1024 } });
+    const lines = w.events.filter((e) => e.type === "execution.log").map((e) => (e.data as { message: string }).message);
+    expect(lines.some((line) => line.startsWith("<Buffer 61 61 61"))).toBe(true);
+  });
+
   test("the log line naming built-ins a handler replaced is written without them: Array.prototype.join replaced, it said the handler 'replaced j' (second checking tester, session 45)", async () => {
     const p = makePool();
     expect(await p.run(task("replaces-join", "fixture.replaces-join"), { lane: "execution" }).outcome).toMatchObject({ ok: true });

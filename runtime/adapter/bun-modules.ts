@@ -135,6 +135,15 @@ const localImportScanner: ImportScanner = {
       return null;
     }
   },
+  staticImports(text, path) {
+    try {
+      return transpilerFor(path)
+        .scanImports(text.startsWith("#!") ? `//${text.slice(2)}` : text)
+        .flatMap(({ path: specifier, kind }) => (kind === "import-statement" ? [specifier] : []));
+    } catch {
+      return null;
+    }
+  },
   esModule(text, path) {
     try {
       const { imports, exports } = transpilerFor(path).scan(text);

@@ -51,6 +51,8 @@ export interface SourceModule {
    * pinned imports (adapter/bun-modules.ts refuses the rest when they lead to a local script).
    */
   literals?: string[];
+  /** The specifiers of its `import`/`export … from` statements, as the runtime reads them (undefined without a scanner). */
+  staticImports?: string[];
 }
 
 /** A capability file's source as read once: the file first, then every local module it reaches. */
@@ -72,6 +74,8 @@ export interface ImportScanner {
   resolve(specifier: string, fromDir: string): string | null;
   /** Whether the text has `import` or `export` statements, as the runtime parses it; null when it does not parse. */
   esModule(text: string, path: string): boolean | null;
+  /** The specifiers of `import` and `export … from` statements alone: what loads with the module, none optional (a `require` or `import()` may sit in a try). */
+  staticImports?(text: string, path: string): string[] | null;
 }
 
 /** How many local modules one capability may import (itself not counted): past it, the file is a load error. */
@@ -167,6 +171,7 @@ export async function readCapabilitySources(file: string, text: string, scanner:
       if (module.data !== undefined) continue;
       module.served = servedText(module, modules, scanner, file);
       module.literals = literalsOf(module, scanner);
+      module.staticImports = scanner.staticImports?.(module.text, module.path) ?? undefined;
     }
   }
   return { file, text, version: root.key, modules: all, commonJs };

@@ -8,6 +8,7 @@ import { MAX_INPUT_DEPTH, PLANE_ENVELOPE_DEPTH } from "./json-depth.ts";
 import { refTarget, withRefs } from "./schema-refs.ts";
 import { AUTOMATON_MAX_UNITS, INDEXED_FROM, indexSecrets, type SecretIndex } from "./_secret-index.ts";
 import { eachOccurrence, unfinishedOf } from "./_secret-borders.ts";
+import { maskByteRuns, secretBytes } from "./_byte-runs.ts";
 
 /** Shorter values are not masked by value: "abc" would blank every word that holds it (docs/security.md). */
 export const MIN_MASKED_LENGTH = 4;
@@ -119,21 +120,6 @@ function declaredNames(schema: JsonSchema | undefined, root: unknown, names = ne
   return names;
 }
 
-/**
- * How the console prints a secret's UTF-8 bytes wherever it meets them — a Buffer inside a
- * function's property, behind a Proxy, in a Promise, returned by a custom inspect (checking
- * tester, session 46) — as hex (`<Buffer 68 75 6e …>`) and as a typed array's numbers on one line
- * (`[ 104, 117, 110, … ]`): found as text, whatever holds the bytes. Only what the console prints
- * whole: a Buffer shows its first 50 bytes, an array its first 100 items.
- */
-function byteRenderings(secret: string): string[] {
-  const bytes = Buffer.from(secret, "utf8");
-  const renderings: string[] = [];
-  if (bytes.length <= 50) renderings.push(Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join(" "));
-  if (bytes.length <= 100) renderings.push(Array.from(bytes, String).join(", "));
-  return renderings;
-}
-
 /** A line of a multi-line secret at least this long is masked on its own too (see createSecretMask). */
 const MIN_LINE_LENGTH = 8;
 
@@ -166,7 +152,8 @@ export function admissionMask(values: readonly string[]): SecretMask | { units: 
   return buildMask(values, AUTOMATON_MAX_UNITS);
 }
 
-function buildMask(values: Iterable<string>, maxUnits: number): SecretMask | { units: number } {
+function buildMask(given: Iterable<string>, maxUnits: number): SecretMask | { units: number } {
+  const values = [...given];
   const secrets = new Set<string>();
   let units = 0;
   /** Adds a text to find; true once they are past `maxUnits` (checked at each, a URL form of a long value is megabytes). */
@@ -189,7 +176,6 @@ function buildMask(values: Iterable<string>, maxUnits: number): SecretMask | { u
       if (add(inspect(form).slice(1, -1))) return { units };
       // A URL drops a secret's tabs and line breaks: what is left of a short one may be shorter still.
       if (form.length <= URL_FORMS_MAX_LENGTH) for (const encoded of urlEncodedForms(form)) if (encoded.length >= MIN_MASKED_LENGTH && add(encoded)) return { units };
-      for (const rendered of byteRenderings(form)) if (add(rendered)) return { units };
     }
     // Each line of a multi-line secret (a PEM key) on its own: console.log of an object writes such
     // a string one line at a time, joined by `' +`; a line that short is no secret of its own.
@@ -205,13 +191,16 @@ function buildMask(values: Iterable<string>, maxUnits: number): SecretMask | { u
   if (secrets.size === 0) return NO_MASK;
   const list = [...secrets].sort((a, b) => b.length - a.length);
   const index = indexSecrets(list);
+  // And each secret's bytes written as numbers (a Buffer the console prints: _byte-runs.ts).
+  const bytes = secretBytes(values);
+  const masked = (input: string) => maskByteRuns(maskText(input, list, index), bytes);
   // With the built-ins masking calls as the thread began (a worker's handler may have replaced
   // them); a text that cannot be masked with them is hidden whole.
   const text = (input: string) =>
     builtinsIntact()
-      ? maskText(input, list, index)
+      ? masked(input)
       : withOriginalBuiltins(
-          () => maskText(input, list, index),
+          () => masked(input),
           () => REDACTED,
         );
   return { secrets: list, index, text, value: (value) => maskValue(value, text, 0) };

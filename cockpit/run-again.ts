@@ -39,6 +39,7 @@ const UNFIT = {
   list: "a list takes one value per line, each trimmed, none empty",
   line: "a one-line box takes no line break",
   repeated: "a date-and-time box holds the server's wall time, which its clocks show twice for that moment (they go back over it)",
+  unticked: "an optional box left unticked sends no value, not false",
 } as const;
 type Unfit = keyof typeof UNFIT;
 
@@ -74,7 +75,9 @@ function fitsControl(field: FieldSpec, value: unknown): Fit {
     case "integer":
       return fits(Number.isInteger(value));
     case "boolean":
-      return fits(typeof value === "boolean");
+      if (typeof value !== "boolean") return "changed";
+      // Unticked, an optional box is left out of the input (form-input.ts): false would come back absent (checking tester, session 46).
+      return value === false && !field.required && field.default !== true ? "unticked" : "fits";
     case "choice":
       return fits(isScalarOption(field, value));
     case "choices":

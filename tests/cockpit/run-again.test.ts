@@ -189,3 +189,21 @@ describe("Run again with more rows than the form draws", () => {
     if (read.ok) expect(read.input).toEqual({ rows });
   });
 });
+
+describe("Run again of an optional boolean that was false", () => {
+  test("names it, since an unticked optional box sends nothing, and keeps the input in the raw JSON box: false came back absent (checking tester, session 46)", () => {
+    const withFlag: RegisteredCapability = {
+      ...capabilityOf("read"),
+      input_schema: { type: "object", properties: { name: { type: "string" }, on: { type: "boolean" }, must: { type: "boolean" } }, required: ["name", "must"] },
+    };
+    const input = { name: "a", on: false, must: false };
+    const again = againValues(storeWith(input), withFlag, ID);
+    expect(again.kind).toBe("filled");
+    if (again.kind !== "filled") return;
+    expect(again.notice).toContain("an optional box left unticked sends no value, not false");
+    expect(JSON.parse(again.values.get("raw_json")!)).toEqual(input);
+    // A required box unticked is false: it fits.
+    const required = againValues(storeWith({ name: "a", must: false }), withFlag, ID);
+    expect(required.kind === "filled" && required.values.has("raw_json")).toBe(false);
+  });
+});

@@ -2,79 +2,143 @@
 
 /** The fewest bytes of a secret masked where a printed run of bytes stops short of the rest (`… 9 more bytes`). */
 const MIN_CUT_BYTES = 8;
-/** A run of more numbers than this is not searched: no console prints one (a Buffer shows 50 bytes, an array 100 items). */
-const MAX_RUN_ITEMS = 100_000;
+/** The first bytes of a secret searched for; a longer secret is then compared on from each place they stand. */
+const SEARCHED_BYTES = 64;
+/**
+ * Byte comparisons one text may cost past the searches themselves (a secret's first bytes met
+ * again and again in a long run of the same number): past it, every run still to search in that
+ * text is redacted whole rather than searched. Five secrets of 20,000 `a` against a string of
+ * 99,000 `97,` held the server's thread 11 s when each place was compared in full (checking
+ * tester, session 46).
+ */
+const COMPARE_BUDGET = 4_000_000;
 
 /** Runs of four or more bytes as the console and JSON write them: decimal numbers between commas, or hex pairs between spaces. */
 const DECIMAL_RUN = /\b\d{1,3}(?:[ \t]*,\s*\d{1,3}){3,}\b/g;
 const HEX_RUN = /\b[0-9a-fA-F]{2}(?: [0-9a-fA-F]{2}){3,}\b/g;
 const DECIMAL_ITEM = /\d{1,3}/g;
 const HEX_ITEM = /[0-9a-fA-F]{2}/g;
+/** What a coloured inspect puts around each number (`\x1b[33m115\x1b[39m`): read past, as the text mask reads past it. */
+const COLOUR = /\x1b\[[0-9;]*m/g;
+
+/** A secret's UTF-8 bytes, as maskByteRuns searches for them: one character per byte. */
+export interface SecretBytes {
+  bytes: string;
+  head: string;
+}
 
 /**
  * `text` with every run of written bytes that holds a secret's UTF-8 bytes — whole, or its first
  * MIN_CUT_BYTES or more where the run ends — replaced by `[redacted]` from its first byte to its
  * last: `<Buffer 62 6f 64 79 [redacted]>`, a typed array's numbers laid over several padded lines
- * (`  83, 117, 112,\n  51, …`), `JSON.stringify(buffer)`'s `[83,117,…]`. A text mask finds a
- * secret as text only; the console prints bytes as numbers wherever it meets them — inside a
- * Promise, behind a Proxy, returned by a custom inspect (checking testers, session 46).
+ * (`  83, 117, 112,\n  51, …`), coloured or not, `JSON.stringify(buffer)`'s `[83,117,…]`. A text
+ * mask finds a secret as text only; the console prints bytes as numbers wherever it meets them —
+ * inside a Promise, behind a Proxy, returned by a custom inspect (checking testers, session 46).
  */
-export function maskByteRuns(text: string, secrets: readonly Uint8Array[]): string {
+export function maskByteRuns(text: string, secrets: readonly SecretBytes[]): string {
   if (secrets.length === 0) return text;
+  // Colour escapes read past: positions in `plain` map back to `text` through `origin`.
+  const coloured = text.includes("\x1b[");
+  const plain = coloured ? text.replace(COLOUR, "") : text;
+  const origin = coloured ? originOf(text) : null;
+  const at = (index: number) => (origin === null ? index : origin[index]!);
+  const budget = { left: COMPARE_BUDGET };
   const spans: Array<[number, number]> = [];
   for (const [run, item, base] of [
     [DECIMAL_RUN, DECIMAL_ITEM, 10],
     [HEX_RUN, HEX_ITEM, 16],
   ] as const) {
     run.lastIndex = 0;
-    for (let match = run.exec(text); match !== null; match = run.exec(text)) {
-      const items: Array<{ value: number; from: number; to: number }> = [];
+    for (let match = run.exec(plain); match !== null; match = run.exec(plain)) {
+      const starts: number[] = [];
+      const ends: number[] = [];
+      let bytes = "";
       item.lastIndex = 0;
-      for (let found = item.exec(match[0]); found !== null && items.length <= MAX_RUN_ITEMS; found = item.exec(match[0])) {
-        items.push({ value: Number.parseInt(found[0], base), from: match.index + found.index, to: match.index + found.index + found[0].length });
+      for (let found = item.exec(match[0]); found !== null; found = item.exec(match[0])) {
+        const value = Number.parseInt(found[0], base);
+        bytes += value <= 255 ? String.fromCharCode(value) : "\uffff";
+        starts.push(match.index + found.index);
+        ends.push(match.index + found.index + found[0].length);
       }
-      if (items.length > MAX_RUN_ITEMS) continue;
-      for (const secret of secrets) for (const [first, last] of occurrences(items, secret)) spans.push([items[first]!.from, items[last]!.to]);
+      const within = budget.left > 0 ? secretSpans(bytes, secrets, budget) : null;
+      // Past the budget: the run is hidden whole, never shown unsearched.
+      for (const [first, last] of within ?? [[0, bytes.length - 1] as [number, number]]) spans.push([at(starts[first]!), at(ends[last]! - 1) + 1]);
     }
   }
   if (spans.length === 0) return text;
   spans.sort((a, b) => a[0] - b[0]);
   // Overlapping or touching spans are one.
   const merged: Array<[number, number]> = [];
-  for (const [from, to] of spans) {
+  for (const [start, stop] of spans) {
     const last = merged.at(-1);
-    if (last !== undefined && from <= last[1]) last[1] = Math.max(last[1], to);
-    else merged.push([from, to]);
+    if (last !== undefined && start <= last[1]) last[1] = Math.max(last[1], stop);
+    else merged.push([start, stop]);
   }
   let out = "";
-  let at = 0;
-  for (const [from, to] of merged) {
-    out += `${text.slice(at, from)}[redacted]`;
-    at = to;
+  let from = 0;
+  for (const [start, stop] of merged) {
+    out += `${text.slice(from, start)}[redacted]`;
+    from = stop;
   }
-  return out + text.slice(at);
+  return out + text.slice(from);
 }
 
-/** Where `secret` stands whole in `items`, and where its first MIN_CUT_BYTES or more end them, as [first, last] item indexes. */
-function occurrences(items: Array<{ value: number }>, secret: Uint8Array): Array<[number, number]> {
+/**
+ * Where secrets stand in a run's bytes (one character each), as [first, last] byte indexes: whole,
+ * or cut by the run's end after MIN_CUT_BYTES or more; null once `budget` is spent.
+ */
+function secretSpans(bytes: string, secrets: readonly SecretBytes[], budget: { left: number }): Array<[number, number]> | null {
   const found: Array<[number, number]> = [];
-  const n = items.length;
-  for (let start = 0; start < n; start++) {
-    if (items[start]!.value !== secret[0]) continue;
-    let k = 1;
-    while (k < secret.length && start + k < n && items[start + k]!.value === secret[k]) k++;
-    if (k === secret.length) found.push([start, start + k - 1]);
-    else if (start + k === n && k >= MIN_CUT_BYTES) found.push([start, n - 1]);
+  const n = bytes.length;
+  for (const secret of secrets) {
+    const length = secret.bytes.length;
+    for (let start = bytes.indexOf(secret.head); start !== -1; ) {
+      // Compared on from the searched head, as far as the secret or the run goes.
+      let k = secret.head.length;
+      while (k < length && start + k < n && bytes.charCodeAt(start + k) === secret.bytes.charCodeAt(k)) k++;
+      budget.left -= k;
+      if (budget.left <= 0) return null;
+      const whole = k === length;
+      if (whole || start + k === n) found.push([start, start + k - 1]);
+      start = bytes.indexOf(secret.head, whole ? start + k : start + 1);
+    }
+    // The run stops inside the secret before its searched head is whole: its first bytes at the run's end.
+    const tail = Math.min(secret.head.length - 1, n);
+    for (let k = tail; k >= MIN_CUT_BYTES; k--) {
+      budget.left -= k;
+      if (budget.left <= 0) return null;
+      if (bytes.endsWith(secret.bytes.slice(0, k))) {
+        found.push([n - k, n - 1]);
+        break;
+      }
+    }
   }
   return found;
 }
 
+/** For a text with colour escapes, the index in it of each character left once they are removed. */
+function originOf(text: string): Int32Array {
+  const origin = new Int32Array(text.length + 1);
+  let j = 0;
+  let i = 0;
+  COLOUR.lastIndex = 0;
+  for (let escape = COLOUR.exec(text); escape !== null; escape = COLOUR.exec(text)) {
+    for (; i < escape.index; i++) origin[j++] = i;
+    i = escape.index + escape[0].length;
+  }
+  for (; i < text.length; i++) origin[j++] = i;
+  return origin;
+}
+
 /** Each secret's UTF-8 bytes, for maskByteRuns: those of four bytes or more (a shorter run is any number list). */
-export function secretBytes(secrets: Iterable<string>): Uint8Array[] {
-  const out: Uint8Array[] = [];
+export function secretBytes(secrets: Iterable<string>): SecretBytes[] {
+  const out: SecretBytes[] = [];
   for (const secret of secrets) {
-    const bytes = new TextEncoder().encode(secret);
-    if (bytes.length >= 4) out.push(bytes);
+    const encoded = new TextEncoder().encode(secret);
+    if (encoded.length < 4) continue;
+    let bytes = "";
+    for (const byte of encoded) bytes += String.fromCharCode(byte);
+    out.push({ bytes, head: bytes.slice(0, Math.min(bytes.length, SEARCHED_BYTES)) });
   }
   return out;
 }

@@ -388,7 +388,15 @@ function maskValue<T>(value: T, text: (input: string) => string, depth: number):
   // number, and stays (completionOf refuses an output whose schema then no longer fits).
   if (typeof value === "number") return (isSecretNumber(value, text) ? REDACTED : value) as T;
   if (value === null || typeof value !== "object" || depth > 256) return value;
-  if (Array.isArray(value)) return value.map((item) => maskValue(item, text, depth + 1)) as T;
+  if (Array.isArray(value)) {
+    // An array of bytes holding a secret's (a Buffer returned, `Array.from(buffer)`): "[redacted]" in
+    // its place, as a secret number is (third checking tester, session 46).
+    if (value.length >= 4 && value.every((item) => Number.isInteger(item) && item >= 0 && item <= 255)) {
+      const written = value.join(",");
+      return (text(written) === written ? value : REDACTED) as T;
+    }
+    return value.map((item) => maskValue(item, text, depth + 1)) as T;
+  }
   // A String object crosses from a worker as one, and JSON writes its text: it is that text.
   if (Object.prototype.toString.call(value) === "[object String]") return text(String(value)) as T;
   const proto = Object.getPrototypeOf(value);

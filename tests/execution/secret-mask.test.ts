@@ -389,4 +389,27 @@ describe("a secret's bytes written as numbers", () => {
     expect(mask.text("1, 2, 3, 4, 5, 6 and 61 62 63 64")).toBe("1, 2, 3, 4, 5, 6 and 61 62 63 64");
     expect(NO_MASK.text(`<Buffer ${hex.join(" ")}>`)).toBe(`<Buffer ${hex.join(" ")}>`);
   });
+
+  test("an array of bytes holding a secret's in a value (a Buffer returned, Array.from(buffer)) is \"[redacted]\" in its place; other arrays of numbers stay (third checking tester, session 46)", () => {
+    expect(mask.value<unknown>({ out: { type: "Buffer", data: bytes }, list: [1, 2, 3, 4], also: [7, ...bytes, 7] })).toEqual({ out: { type: "Buffer", data: "[redacted]" }, list: [1, 2, 3, 4], also: "[redacted]" });
+  });
+
+  test("coloured numbers (inspect with colors) are read past their escapes, and a run of any length is searched (third checking tester, session 46)", () => {
+    const coloured = `Uint8Array(22) [ ${bytes.map((b) => `\x1b[33m${b}\x1b[39m`).join(", ")} ]`;
+    const masked = mask.text(coloured);
+    expect(masked).toContain("[redacted]");
+    expect(masked.replace(/\x1b\[[0-9;]*m/g, "")).not.toContain(bytes.slice(2, 6).join(", "));
+    const long = `[${[...bytes, ...new Array(150_000).fill(7)].join(",")}]`;
+    expect(mask.text(long).startsWith("[[redacted],7,7,")).toBe(true);
+  });
+
+  test("a run that would cost more than its bound to search is hidden whole, never shown unsearched; the search of a long run of one number stays linear (third checking tester: 11 s on the server's thread)", () => {
+    // The secret's first bytes met at every place of the run, the rest never.
+    const many = createSecretMask([`${"a".repeat(19_999)}b`, ...Array.from({ length: 4 }, (_, i) => `${"a".repeat(20_000)}${i}`)]);
+    const run = new Array(99_000).fill(97).join(",");
+    expect(many.text(`line ${run} end`)).toBe("line [redacted] end");
+    // A secret of one repeated byte in a run of it: found whole, and cut at the end.
+    const same = createSecretMask(["a".repeat(20_000)]);
+    expect(same.text(run)).toBe("[redacted]");
+  });
 });

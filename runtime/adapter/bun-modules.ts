@@ -120,6 +120,21 @@ function transpilerFor(path: string): InstanceType<typeof Bun.Transpiler> {
 }
 
 /**
+ * A transpiler that drops what TypeScript drops when it runs a file: an import used only as a type
+ * or not at all (`import { StringValue } from "ms"`), which the runtime never loads — counted, it
+ * refused a capability whose package was uninstalled although a fresh process ran it (third
+ * checking tester, session 46). JavaScript keeps every import it writes.
+ */
+const trimmingTranspilers = new Map<string, InstanceType<typeof Bun.Transpiler>>();
+function loadingTranspilerFor(path: string): InstanceType<typeof Bun.Transpiler> {
+  const loader = loaderOf(path);
+  if (loader !== "ts" && loader !== "tsx") return transpilerFor(path);
+  let transpiler = trimmingTranspilers.get(loader);
+  if (!transpiler) trimmingTranspilers.set(loader, (transpiler = new Bun.Transpiler({ loader, trimUnusedImports: true })));
+  return transpiler;
+}
+
+/**
  * How docket finds a module's local imports (capability/capability-sources.ts): Bun's own scan of
  * the text (type-only imports are left out: they are erased) and Bun's own resolution.
  */
@@ -137,7 +152,7 @@ const localImportScanner: ImportScanner = {
   },
   staticImports(text, path) {
     try {
-      return transpilerFor(path)
+      return loadingTranspilerFor(path)
         .scanImports(text.startsWith("#!") ? `//${text.slice(2)}` : text)
         .flatMap(({ path: specifier, kind }) => (kind === "import-statement" ? [specifier] : []));
     } catch {

@@ -529,10 +529,10 @@ describe("docket serve live reload", () => {
     write("docket-fake-top", 'module.exports = require("docket-fake-dep");\n', { "docket-fake-dep": "^1.0.0" });
     write("docket-fake-typed", "module.exports = {};\n");
     const file = join(root, "capabilities", "team.deep.ts");
-    // Named only in a type-only import, a string, and an optional import() in a try.
+    // Named only in a type-only import, an import used only as a type (TypeScript drops it), a string, and an optional import() in a try.
     const typed = join(root, "capabilities", "team.typed.ts");
     writeFileSync(file, `import { capability } from "docket";\nimport * as v from "valibot";\nimport top from "docket-fake-top";\nexport default capability({ id: "team.deep", title: String(top), description: "Uses a package that needs another.", effect: "read", input: v.object({}), output: v.object({}), handler: () => ({}) });\n`);
-    writeFileSync(typed, `import { capability } from "docket";\nimport * as v from "valibot";\nimport type { Nothing } from "docket-fake-typed";\nconst said = \`import x from "docket-fake-typed";\`;\ntry { await import("docket-fake-typed"); } catch {}\n\nexport default capability({ id: "team.typed", title: said.slice(0, 6), description: "Names a package it never loads.", effect: "read", input: v.object({}), output: v.object({}), handler: () => ({}) as Nothing });\n`);
+    writeFileSync(typed, `import { capability } from "docket";\nimport * as v from "valibot";\nimport type { Nothing } from "docket-fake-typed";\nimport { Shape } from "docket-fake-typed";\nlet shaped: Shape | undefined;\nconst said = \`import x from "docket-fake-typed";\`;\ntry { await import("docket-fake-typed"); } catch {}\n\nexport default capability({ id: "team.typed", title: said.slice(0, 6), description: "Names a package it never loads.", effect: "read", input: v.object({}), output: v.object({}), handler: () => ({}) as Nothing });\n`);
     const ids = async () => (await list()).capabilities.map((c) => c.id);
     const reason = async (path: string) => (await list()).load_errors.find((e) => e.file === path)?.reason ?? "";
     await until("both loaded", async () => (await ids()).includes("team.deep") && (await ids()).includes("team.typed"));

@@ -475,19 +475,19 @@ describe("docket serve live reload", () => {
       const response = await api("team/slow");
       return response.status === 200 ? ((await response.json()) as { answer: string }).answer : `status ${response.status}`;
     };
+    /** Writes `whole` to `path` in two parts half a second apart, the folders quiet between; what the calls answered meanwhile. */
+    const slowSave = async (path: string, whole: string, cut: number): Promise<Set<string>> => {
+      const fd = openSync(path, "w");
+      writeSync(fd, whole.slice(0, cut));
+      const seen = new Set<string>();
+      for (const pausedUntil = Date.now() + 500; Date.now() < pausedUntil; await Bun.sleep(25)) seen.add(await answer());
+      writeSync(fd, whole.slice(cut));
+      closeSync(fd);
+      return seen;
+    };
     await until("team.slow served", async () => (await answer()) === "one");
-    const whole = text("two");
-    const fd = openSync(file, "w");
-    writeSync(fd, whole.slice(0, 120));
-    // Half a file on disk for 0.5 s, the folders quiet: every call is still answered by the last version.
-    const seen = new Set<string>();
-    const pausedUntil = Date.now() + 500;
-    while (Date.now() < pausedUntil) {
-      seen.add(await answer());
-      await Bun.sleep(25);
-    }
-    writeSync(fd, whole.slice(120));
-    closeSync(fd);
+    // Half a file on disk for 0.5 s: every call is still answered by the last version.
+    const seen = await slowSave(file, text("two"), 120);
     await until("the whole save served", async () => (await answer()) === "two");
     expect([...seen]).toEqual(["one"]);
     expect(logLines.some((line) => line.includes("removed team.slow"))).toBe(false);
@@ -498,17 +498,7 @@ describe("docket serve live reload", () => {
     await until("served through the helper", async () => (await answer()) === "three");
     // The capability's own file older than a second: only the helper is being written.
     await Bun.sleep(1100);
-    const helperText = 'export function say(): string {\n  return "four";\n}\n';
-    const helperFd = openSync(helper, "w");
-    writeSync(helperFd, helperText.slice(0, 40));
-    const seenHelper = new Set<string>();
-    const helperPausedUntil = Date.now() + 500;
-    while (Date.now() < helperPausedUntil) {
-      seenHelper.add(await answer());
-      await Bun.sleep(25);
-    }
-    writeSync(helperFd, helperText.slice(40));
-    closeSync(helperFd);
+    const seenHelper = await slowSave(helper, 'export function say(): string {\n  return "four";\n}\n', 40);
     await until("the helper's whole save served", async () => (await answer()) === "four");
     // Never gone (404): the last version, or a call that met the half-written helper on disk
     // refused as changed (503 capability_changed), as any call between a save and its reload is.

@@ -219,22 +219,14 @@ const IMPORTED = /\b(?:import|export)\s[^'"`;]*?\bfrom\s*(['"])([^'"]+)\1|\bimpo
  * find them (not served by docket, not a runtime module, not an alias), in the order it imports them.
  */
 export function missingPackagesOf(text: string, fromDir: string): string[] {
-  return packagesImportedBy(text, fromDir).filter((pkg) => installedPackageDir(pkg, fromDir) === null);
-}
-
-/**
- * The packages a module's text imports (not served by docket, not a runtime module, not an
- * alias), each once, in the order it imports them: installed or not.
- */
-export function packagesImportedBy(text: string, fromDir: string): string[] {
-  const packages = new Set<string>();
+  const missing = new Set<string>();
   for (const match of text.matchAll(IMPORTED)) {
     const specifier = match[2] ?? match[4] ?? match[6]!;
     const pkg = packageOf(specifier);
-    if (pkg === null || packages.has(pkg) || (SERVED_MODULES as readonly string[]).includes(pkg) || pkg === "bun" || builtinModules.includes(pkg)) continue;
-    if (aliasTargets(specifier, fromDir).targets.length > 0) continue;
-    packages.add(pkg);
+    if (pkg === null || missing.has(pkg) || (SERVED_MODULES as readonly string[]).includes(pkg) || pkg === "bun" || builtinModules.includes(pkg)) continue;
+    if (aliasTargets(specifier, fromDir).targets.length > 0 || installedPackageDir(pkg, fromDir) !== null) continue;
+    missing.add(pkg);
   }
-  return [...packages];
+  return [...missing];
 }
 

@@ -22,14 +22,13 @@ type Resolve = (specifier: string, fromDir: string) => string | null;
  */
 export function resolveFresh(specifier: string, fromDir: string, resolveWith: Resolve): string | null {
   const pkg = specifier.startsWith("#") ? null : packageOf(specifier);
+  const installed = pkg === null ? null : installedPackageDir(pkg, fromDir);
   const found = resolveWith(specifier, fromDir);
   if (found !== null) {
     // Found, but its own packages may be new to the runtime too (installed with it).
-    const installed = pkg === null ? null : installedPackageDir(pkg, fromDir);
     if (installed !== null) refreshDependencies(installed, resolveWith);
     return found;
   }
-  const installed = pkg === null ? null : installedPackageDir(pkg, fromDir);
   if (installed !== null) {
     // The name from the folder holding its node_modules first: a package folder the runtime first
     // meets by a relative look-up keeps the stale listing of the folders above it, and nothing

@@ -208,9 +208,16 @@ function bytesWithin(root: object): string {
     if (depth >= NESTED_DEPTH) return;
     try {
       if (value instanceof Map) {
-        for (const [key, item] of value) (visit(key, depth + 1), visit(item, depth + 1));
+        for (const [key, item] of value) {
+          if (budget <= 0) return;
+          visit(key, depth + 1);
+          visit(item, depth + 1);
+        }
       } else if (value instanceof Set) {
-        for (const item of value) visit(item, depth + 1);
+        for (const item of value) {
+          if (budget <= 0) return;
+          visit(item, depth + 1);
+        }
       }
       const keys = Array.isArray(value) ? arrayKeys(value) : Reflect.ownKeys(value as object);
       for (const key of keys) {

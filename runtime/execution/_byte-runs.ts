@@ -2,16 +2,19 @@
 
 /** The fewest bytes of a secret masked where a printed run of bytes stops short of the rest (`… 9 more bytes`). */
 const MIN_CUT_BYTES = 8;
-/** The first bytes of a secret searched for; a longer secret is then compared on from each place they stand. */
-const SEARCHED_BYTES = 64;
 /**
- * Byte comparisons one text may cost past the searches themselves (a secret's first bytes met
- * again and again in a long run of the same number): past it, every run still to search in that
- * text is redacted whole rather than searched. Five secrets of 20,000 `a` against a string of
- * 99,000 `97,` held the server's thread 11 s when each place was compared in full (checking
- * tester, session 46).
+ * Byte comparisons one masking may cost past the look-ups themselves (a secret's first bytes met
+ * again and again in a long run): past it, every run still to search is redacted whole rather
+ * than searched. Five secrets of 20,000 `a` against a string of 99,000 `97,` held the server's
+ * thread 11 s when each place was compared in full (checking tester, session 46). One budget
+ * serves a whole output value, not each of its arrays.
  */
-const COMPARE_BUDGET = 4_000_000;
+export const COMPARE_BUDGET = 4_000_000;
+
+/** What one masking may still spend (COMPARE_BUDGET to start with). */
+export interface CompareBudget {
+  left: number;
+}
 
 /** Runs of four or more bytes as the console and JSON write them: decimal numbers between commas, or hex pairs between spaces. */
 const DECIMAL_RUN = /\b\d{1,3}(?:[ \t]*,\s*\d{1,3}){3,}\b/g;
@@ -21,10 +24,9 @@ const HEX_ITEM = /[0-9a-fA-F]{2}/g;
 /** What a coloured inspect puts around each number (`\x1b[33m115\x1b[39m`): read past, as the text mask reads past it. */
 const COLOUR = /\x1b\[[0-9;]*m/g;
 
-/** A secret's UTF-8 bytes, as maskByteRuns searches for them: one character per byte. */
+/** The secrets' UTF-8 bytes (one character per byte), found by their first two bytes. */
 export interface SecretBytes {
-  bytes: string;
-  head: string;
+  byPair: Map<number, string[]>;
 }
 
 /**
@@ -34,15 +36,16 @@ export interface SecretBytes {
  * (`  83, 117, 112,\n  51, …`), coloured or not, `JSON.stringify(buffer)`'s `[83,117,…]`. A text
  * mask finds a secret as text only; the console prints bytes as numbers wherever it meets them —
  * inside a Promise, behind a Proxy, returned by a custom inspect (checking testers, session 46).
+ * Each place of a run costs one look-up of its two bytes; only a secret starting with them is
+ * compared on, at the cost of `budget`.
  */
-export function maskByteRuns(text: string, secrets: readonly SecretBytes[]): string {
-  if (secrets.length === 0) return text;
+export function maskByteRuns(text: string, secrets: SecretBytes | null, budget: CompareBudget = { left: COMPARE_BUDGET }): string {
+  if (secrets === null) return text;
   // Colour escapes read past: positions in `plain` map back to `text` through `origin`.
   const coloured = text.includes("\x1b[");
   const plain = coloured ? text.replace(COLOUR, "") : text;
   const origin = coloured ? originOf(text) : null;
   const at = (index: number) => (origin === null ? index : origin[index]!);
-  const budget = { left: COMPARE_BUDGET };
   const spans: Array<[number, number]> = [];
   for (const [run, item, base] of [
     [DECIMAL_RUN, DECIMAL_ITEM, 10],
@@ -84,33 +87,34 @@ export function maskByteRuns(text: string, secrets: readonly SecretBytes[]): str
 }
 
 /**
+ * Whether whole numbers (an output's array: a Buffer returned, `Array.from(buffer)`) hold a
+ * secret's bytes, as a run written of them would; true too once `budget` is spent, never shown
+ * unsearched.
+ */
+export function numbersHoldSecret(values: readonly number[], secrets: SecretBytes | null, budget: CompareBudget): boolean {
+  if (secrets === null || values.length < 4) return false;
+  let bytes = "";
+  for (const value of values) bytes += value >= 0 && value <= 255 ? String.fromCharCode(value) : "\uffff";
+  const found = budget.left > 0 ? secretSpans(bytes, secrets, budget) : null;
+  return found === null || found.length > 0;
+}
+
+/**
  * Where secrets stand in a run's bytes (one character each), as [first, last] byte indexes: whole,
  * or cut by the run's end after MIN_CUT_BYTES or more; null once `budget` is spent.
  */
-function secretSpans(bytes: string, secrets: readonly SecretBytes[], budget: { left: number }): Array<[number, number]> | null {
+function secretSpans(bytes: string, secrets: SecretBytes, budget: CompareBudget): Array<[number, number]> | null {
   const found: Array<[number, number]> = [];
   const n = bytes.length;
-  for (const secret of secrets) {
-    const length = secret.bytes.length;
-    for (let start = bytes.indexOf(secret.head); start !== -1; ) {
-      // Compared on from the searched head, as far as the secret or the run goes.
-      let k = secret.head.length;
-      while (k < length && start + k < n && bytes.charCodeAt(start + k) === secret.bytes.charCodeAt(k)) k++;
+  for (let start = 0; start + 1 < n; start++) {
+    const candidates = secrets.byPair.get(bytes.charCodeAt(start) * 65536 + bytes.charCodeAt(start + 1));
+    if (candidates === undefined) continue;
+    for (const secret of candidates) {
+      let k = 2;
+      while (k < secret.length && start + k < n && bytes.charCodeAt(start + k) === secret.charCodeAt(k)) k++;
       budget.left -= k;
       if (budget.left <= 0) return null;
-      const whole = k === length;
-      if (whole || start + k === n) found.push([start, start + k - 1]);
-      start = bytes.indexOf(secret.head, whole ? start + k : start + 1);
-    }
-    // The run stops inside the secret before its searched head is whole: its first bytes at the run's end.
-    const tail = Math.min(secret.head.length - 1, n);
-    for (let k = tail; k >= MIN_CUT_BYTES; k--) {
-      budget.left -= k;
-      if (budget.left <= 0) return null;
-      if (bytes.endsWith(secret.bytes.slice(0, k))) {
-        found.push([n - k, n - 1]);
-        break;
-      }
+      if (k === secret.length || (start + k === n && k >= MIN_CUT_BYTES)) found.push([start, start + k - 1]);
     }
   }
   return found;
@@ -130,15 +134,18 @@ function originOf(text: string): Int32Array {
   return origin;
 }
 
-/** Each secret's UTF-8 bytes, for maskByteRuns: those of four bytes or more (a shorter run is any number list). */
-export function secretBytes(secrets: Iterable<string>): SecretBytes[] {
-  const out: SecretBytes[] = [];
+/** The secrets' UTF-8 bytes, for maskByteRuns: those of four bytes or more (a shorter run is any number list); null when none is. */
+export function secretBytes(secrets: Iterable<string>): SecretBytes | null {
+  const byPair = new Map<number, string[]>();
   for (const secret of secrets) {
     const encoded = new TextEncoder().encode(secret);
     if (encoded.length < 4) continue;
     let bytes = "";
     for (const byte of encoded) bytes += String.fromCharCode(byte);
-    out.push({ bytes, head: bytes.slice(0, Math.min(bytes.length, SEARCHED_BYTES)) });
+    const pair = bytes.charCodeAt(0) * 65536 + bytes.charCodeAt(1);
+    const list = byPair.get(pair);
+    if (list === undefined) byPair.set(pair, [bytes]);
+    else if (!list.includes(bytes)) list.push(bytes);
   }
-  return out;
+  return byPair.size === 0 ? null : { byPair };
 }

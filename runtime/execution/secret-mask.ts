@@ -8,7 +8,7 @@ import { MAX_INPUT_DEPTH, PLANE_ENVELOPE_DEPTH } from "./json-depth.ts";
 import { refTarget, withRefs } from "./schema-refs.ts";
 import { AUTOMATON_MAX_UNITS, INDEXED_FROM, indexSecrets, type SecretIndex } from "./_secret-index.ts";
 import { eachOccurrence, unfinishedOf } from "./_secret-borders.ts";
-import { maskByteRuns, secretBytes } from "./_byte-runs.ts";
+import { COMPARE_BUDGET, maskByteRuns, numbersHoldSecret, secretBytes, type CompareBudget } from "./_byte-runs.ts";
 
 /** Shorter values are not masked by value: "abc" would blank every word that holds it (docs/security.md). */
 export const MIN_MASKED_LENGTH = 4;
@@ -193,17 +193,19 @@ function buildMask(given: Iterable<string>, maxUnits: number): SecretMask | { un
   const index = indexSecrets(list);
   // And each secret's bytes written as numbers (a Buffer the console prints: _byte-runs.ts).
   const bytes = secretBytes(values);
-  const masked = (input: string) => maskByteRuns(maskText(input, list, index), bytes);
   // With the built-ins masking calls as the thread began (a worker's handler may have replaced
-  // them); a text that cannot be masked with them is hidden whole.
-  const text = (input: string) =>
-    builtinsIntact()
-      ? masked(input)
-      : withOriginalBuiltins(
-          () => masked(input),
-          () => REDACTED,
-        );
-  return { secrets: list, index, text, value: (value) => maskValue(value, text, 0) };
+  // them); a text that cannot be masked with them is hidden whole. One budget of byte comparisons
+  // per text, or per value whole (an output of 60,000 arrays: _byte-runs.ts).
+  const textWithin = (budget: CompareBudget) => (input: string) => {
+    const masked = () => maskByteRuns(maskText(input, list, index), bytes, budget);
+    return builtinsIntact() ? masked() : withOriginalBuiltins(masked, () => REDACTED);
+  };
+  const text = (input: string) => textWithin({ left: COMPARE_BUDGET })(input);
+  const value = <T>(input: T): T => {
+    const budget = { left: COMPARE_BUDGET };
+    return maskValue(input, textWithin(budget), 0, (numbers) => numbersHoldSecret(numbers, bytes, budget));
+  };
+  return { secrets: list, index, text, value };
 }
 
 /**
@@ -381,7 +383,7 @@ function occurrences(text: string, secrets: readonly string[], index: SecretInde
   return ranges;
 }
 
-function maskValue<T>(value: T, text: (input: string) => string, depth: number): T {
+function maskValue<T>(value: T, text: (input: string) => string, depth: number, holdsBytes: (numbers: number[]) => boolean = () => false): T {
   if (typeof value === "string") return text(value) as T;
   // A number that is a secret (a sensitive number returned as it came) becomes the string
   // "[redacted]", its type given up for it; one that only holds its digits (pin * 10) is another
@@ -389,13 +391,11 @@ function maskValue<T>(value: T, text: (input: string) => string, depth: number):
   if (typeof value === "number") return (isSecretNumber(value, text) ? REDACTED : value) as T;
   if (value === null || typeof value !== "object" || depth > 256) return value;
   if (Array.isArray(value)) {
-    // An array of bytes holding a secret's (a Buffer returned, `Array.from(buffer)`): "[redacted]" in
-    // its place, as a secret number is (third checking tester, session 46).
-    if (value.length >= 4 && value.every((item) => Number.isInteger(item) && item >= 0 && item <= 255)) {
-      const written = value.join(",");
-      return (text(written) === written ? value : REDACTED) as T;
-    }
-    return value.map((item) => maskValue(item, text, depth + 1)) as T;
+    // An array of whole numbers holding a secret's bytes (a Buffer returned, `Array.from(buffer)`, with
+    // a number beside them past a byte): "[redacted]" in its place, as a secret number is (third and
+    // fourth checking testers, session 46).
+    if (value.length >= 4 && value.every((item) => Number.isInteger(item)) && holdsBytes(value)) return REDACTED as unknown as T;
+    return value.map((item) => maskValue(item, text, depth + 1, holdsBytes)) as T;
   }
   // A String object crosses from a worker as one, and JSON writes its text: it is that text.
   if (Object.prototype.toString.call(value) === "[object String]") return text(String(value)) as T;
@@ -406,8 +406,8 @@ function maskValue<T>(value: T, text: (input: string) => string, depth: number):
   for (const [key, child] of Object.entries(value as Record<string, unknown>)) {
     const masked = text(key);
     // An own "__proto__" key (JSON.parse makes one) stays a key: assigned, it would set the copy's prototype and vanish.
-    if (masked === "__proto__") Object.defineProperty(copy, masked, { value: maskValue(child, text, depth + 1), enumerable: true, writable: true, configurable: true });
-    else copy[masked] = maskValue(child, text, depth + 1);
+    if (masked === "__proto__") Object.defineProperty(copy, masked, { value: maskValue(child, text, depth + 1, holdsBytes), enumerable: true, writable: true, configurable: true });
+    else copy[masked] = maskValue(child, text, depth + 1, holdsBytes);
   }
   return copy as T;
 }

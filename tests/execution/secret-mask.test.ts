@@ -392,6 +392,17 @@ describe("a secret's bytes written as numbers", () => {
 
   test("an array of bytes holding a secret's in a value (a Buffer returned, Array.from(buffer)) is \"[redacted]\" in its place; other arrays of numbers stay (third checking tester, session 46)", () => {
     expect(mask.value<unknown>({ out: { type: "Buffer", data: bytes }, list: [1, 2, 3, 4], also: [7, ...bytes, 7] })).toEqual({ out: { type: "Buffer", data: "[redacted]" }, list: [1, 2, 3, 4], also: "[redacted]" });
+    // With a number beside them that is no byte (fourth checking tester).
+    expect(mask.value<unknown>({ a: [...bytes, 256], b: [-1, ...bytes] })).toEqual({ a: "[redacted]", b: "[redacted]" });
+  });
+
+  test("an output of many arrays costs one look-up per number, and ordinary numbers are never redacted for the budget (fourth checking tester, session 46: 6.7 s on the server's thread; rows redacted)", () => {
+    const secrets = Array.from({ length: 100 }, (_, i) => `${"k".repeat(60)}${String(i).padStart(40, "0")}`);
+    const many = createSecretMask(secrets);
+    const rows = Array.from({ length: 60_000 }, () => new Array(64).fill(0));
+    expect(many.value(rows)).toEqual(rows);
+    const text = JSON.stringify(Array.from({ length: 2100 }, (_, i) => Array.from({ length: 64 }, (_, j) => (i + j) % 200)));
+    expect(many.text(text)).toBe(text);
   });
 
   test("coloured numbers (inspect with colors) are read past their escapes, and a run of any length is searched (third checking tester, session 46)", () => {

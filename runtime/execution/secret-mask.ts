@@ -196,14 +196,14 @@ function buildMask(given: Iterable<string>, maxUnits: number): SecretMask | { un
   // With the built-ins masking calls as the thread began (a worker's handler may have replaced
   // them); a text that cannot be masked with them is hidden whole. One budget of byte comparisons
   // per text, or per value whole (an output of 60,000 arrays: _byte-runs.ts).
-  const textWithin = (budget: CompareBudget) => (input: string) => {
+  const maskWithin = (input: string, budget: CompareBudget): string => {
     const masked = () => maskByteRuns(maskText(input, list, index), bytes, budget);
     return builtinsIntact() ? masked() : withOriginalBuiltins(masked, () => REDACTED);
   };
-  const text = (input: string) => textWithin({ left: COMPARE_BUDGET })(input);
+  const text = (input: string) => maskWithin(input, { left: COMPARE_BUDGET });
   const value = <T>(input: T): T => {
     const budget = { left: COMPARE_BUDGET };
-    return maskValue(input, textWithin(budget), 0, (numbers) => numbersHoldSecret(numbers, bytes, budget));
+    return maskValue(input, (each) => maskWithin(each, budget), 0, (numbers) => numbersHoldSecret(numbers, bytes, budget));
   };
   return { secrets: list, index, text, value };
 }

@@ -80,7 +80,6 @@ export async function answerUpgrade(
     if (socket.destroyed) return void response?.body?.cancel().catch(() => {});
     const upgraded = accepted as { target: LiveTarget; requestId: string } | null;
     if (upgraded !== null && response?.status === 101) {
-      idle.setTimeout?.(0);
       // The app took the offer as it reads it (a list with an empty item, a repeated name): the
       // one subprotocol answered is all `ws`, stricter, is given to read, as Bun answers it.
       if (incoming.headers["sec-websocket-protocol"] !== undefined) {

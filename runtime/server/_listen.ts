@@ -12,8 +12,9 @@ export interface ListenOptions {
   host: string;
   port: number;
   /**
-   * Seconds a connection may stay silent (Bun's `idleTimeout`, default 10; the Node adapter has no
-   * such timer). A direct call lifts it for its own request (long-request.ts); tests shorten it.
+   * Seconds a connection may stay silent (Bun's `idleTimeout`, default 10). A direct call lifts it
+   * for its own request (long-request.ts); tests shorten it. On Node, the seconds a request's head
+   * may take to arrive (`headersTimeout`), so a head that stops half-way ends as on Bun.
    */
   idleTimeoutSeconds?: number;
   /** Where an error that escaped the app goes with its stack: the server's log. */

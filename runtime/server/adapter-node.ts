@@ -58,6 +58,9 @@ function nodeSocket(raw: WebSocket, onDrain: () => void): LiveSocket {
   };
 }
 
+/** Seconds a request's head may take, as Bun's default idle timeout. */
+const DEFAULT_HEAD_SECONDS = 10;
+
 /**
  * Serves the app on Node with `@hono/node-server` v2, and the live channel with a `ws`
  * WebSocketServer in noServer mode, fed by the server's own `upgrade` listener (_node-upgrade.ts).
@@ -85,6 +88,9 @@ export function serveWithNode(app: Hono<AppEnv>, live: LiveChannel, options: Lis
         fetch: (request) => app.fetch(request, {}),
         hostname: options.host,
         port: options.port,
+        // Node's own 60 s would hold a socket whose request head stopped half-way; its check of
+        // every connection runs each second (default 30 s) so the bound is kept to about a second.
+        serverOptions: { headersTimeout: (options.idleTimeoutSeconds ?? DEFAULT_HEAD_SECONDS) * 1000, connectionsCheckingInterval: 1000 },
       },
       (info: AddressInfo) => {
         resolve({

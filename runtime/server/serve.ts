@@ -75,7 +75,7 @@ export interface ServeOptions {
   /** Builds the sub-apps mounted at /cockpit and /mcp once the plane is booted (they project it too). */
   mounts?: (plane: ExecutionPlane, live: LiveChannel, log: (line: string) => void) => AppMounts;
   liveClock?: LiveClock;
-  /** Seconds a silent connection stays open (Bun only; default Bun's 10 s). See ListenOptions. */
+  /** Seconds a silent connection stays open (default 10 s; on Node, how long a request's head may take). See ListenOptions. */
   idleTimeoutSeconds?: number;
   /** Watch the capability folders and reload on a change (default true; `--no-watch`). */
   watch?: boolean;
@@ -227,7 +227,7 @@ async function serveWithLog(options: ServeOptions, bind: { token: string | null;
     running =
       options.runtime === "bun"
         ? (await import("./adapter-bun.ts")).serveWithBun(app, live, { host, port, idleTimeoutSeconds: options.idleTimeoutSeconds, log: options.log, capabilityPost: capabilityPost({ plane, config, answers, bodies, log: options.log }) })
-        : await (await import("./adapter-node.ts")).serveWithNode(app, live, { host, port });
+        : await (await import("./adapter-node.ts")).serveWithNode(app, live, { host, port, idleTimeoutSeconds: options.idleTimeoutSeconds });
     config.port = running.port;
     config.origin = running.url;
 

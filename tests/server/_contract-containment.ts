@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { connect } from "node:net";
 import type { StartedServer, StartFn } from "./_support/servers.ts";
 
 /**
- * Direct calls on both adapters (docs/containment.md): a call longer than Bun's idle timeout (cut
- * to 1 s here; the Node adapter has none) answers by GET and by POST, and one past its deadline
- * answers 504 deadline_exceeded. executions.demonstrate pauses `delay_ms` per step.
+ * Direct calls on both adapters (docs/containment.md): a call longer than the idle timeout (cut to
+ * 1 s here) answers by GET and by POST, and one past its deadline answers 504 deadline_exceeded.
+ * executions.demonstrate pauses `delay_ms` per step. A request whose head stops half-way is ended.
  */
 export function containmentContract(name: string, start: StartFn): void {
   describe(`${name}: direct-call containment`, () => {
@@ -30,5 +31,22 @@ export function containmentContract(name: string, start: StartFn): void {
       expect(((await late.json()) as any).error).toMatchObject({ error_code: "deadline_exceeded", stage: "run", context: { deadline_ms: 3000 } });
       expect((await fetch(`${server.url}/api/v1/executions/demonstrate?steps=1&delay_ms=0`)).status).toBe(200);
     }, 20_000);
+
+    test("a request whose head stops half-way is ended by the server, not held while the client stays", async () => {
+      const { hostname, port } = new URL(server.url);
+      const socket = connect({ host: hostname, port: Number(port) });
+      // Ended by the server: its end of the stream (Node answers 408 first) or a reset.
+      const closed = new Promise<void>((resolve) => {
+        socket.once("end", () => resolve());
+        socket.once("close", () => resolve());
+      });
+      socket.on("error", () => {});
+      // Read what comes, or the stream's end is never seen.
+      socket.resume();
+      await new Promise<void>((resolve) => socket.once("connect", () => resolve()));
+      socket.write(`GET /healthz HTTP/1.1\r\nHost: ${hostname}:${port}\r\nX-Slow: `);
+      // Node's own bound was 60 s: the test's timeout fails it.
+      await closed;
+    }, 15_000);
   });
 }

@@ -12,6 +12,7 @@ const server = await startServer({
   capabilityDirs: [],
   token: process.env.DOCKET_TEST_TOKEN || null,
   runtime: "node",
+  idleTimeoutSeconds: process.env.DOCKET_TEST_IDLE_SECONDS ? Number(process.env.DOCKET_TEST_IDLE_SECONDS) : undefined,
   log: (line) => process.stderr.write(`${line}\n`),
   // The pool's worker, bundled beside this file.
   workerUrl: new URL("./worker-entry.mjs", import.meta.url),

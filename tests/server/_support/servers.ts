@@ -24,7 +24,7 @@ export interface StartOptions {
   token?: string;
   /** What to bind (`--host`); default 127.0.0.1. */
   host?: string;
-  /** Bun's idle timeout in seconds (the Node adapter has none); default Bun's 10. */
+  /** Bun's idle timeout in seconds, on Node the time a request's head may take; default 10. */
   idleTimeoutSeconds?: number;
 }
 
@@ -135,6 +135,7 @@ export function nodeStarter(entry: string): StartFn {
     for (const [key, value] of Object.entries(options.limits ?? {})) env[limitEnvName(key as keyof Limits)] = String(value);
     if (options.token) env.DOCKET_TEST_TOKEN = options.token;
     if (options.host) env.DOCKET_TEST_HOST = options.host;
+    if (options.idleTimeoutSeconds !== undefined) env.DOCKET_TEST_IDLE_SECONDS = String(options.idleTimeoutSeconds);
     const child = spawn("node", [entry], { env, stdio: ["ignore", "pipe", "pipe"] });
     let stderr = "";
     child.stderr.on("data", (chunk) => (stderr += chunk));

@@ -16,7 +16,8 @@ export const SERVED_MODULES = ["docket", "valibot"] as const;
  * paths, URLs and runtime schemes (`node:`, `bun:`).
  */
 export function packageOf(specifier: string): string | null {
-  if (specifier === "" || specifier.startsWith(".") || specifier.startsWith("/") || specifier.includes(":")) return null;
+  // `#…` is a package.json "imports" entry, never a package's name.
+  if (specifier === "" || specifier.startsWith(".") || specifier.startsWith("/") || specifier.startsWith("#") || specifier.includes(":")) return null;
   const parts = specifier.split("/");
   // A scope has a name: "@/lib" (a path alias, often) names no package.
   if (specifier.startsWith("@")) return parts.length >= 2 && parts[0] !== "@" && parts[1] !== "" ? `${parts[0]}/${parts[1]}` : null;
@@ -156,6 +157,10 @@ export function explainUnresolvedPackage(specifier: string, importer: string, ru
     return `cannot resolve import ${JSON.stringify(specifier)}: ${shown(outer.config)} maps ${JSON.stringify(outer.pattern)}, but the tsconfig.json of this file is ${shown(own)}, and TypeScript and the runtime read only the nearest one's "paths" (an "extends" does not add them either). Add ${entry} to the compilerOptions.paths of ${shown(own)}.`;
   }
   if (specifier.startsWith("#")) {
+    // An entry naming a package (`"#dep": "ms"`): what stops the import is that package.
+    const named = alias.packages[0];
+    const inner = named === undefined ? null : explainUnresolvedPackage(named, importer, runtimeMessage.replaceAll(`'${specifier}'`, `'${named}'`), importerText);
+    if (named !== undefined && inner !== null) return `cannot resolve import ${JSON.stringify(specifier)}: the "imports" of the nearest package.json map it to the package ${JSON.stringify(named)}, and ${inner.replace(/^cannot resolve import "[^"]*": /, "")}`;
     return `cannot resolve import ${JSON.stringify(specifier)}: a name starting with # is a package.json "imports" entry, and no "imports" entry of the nearest package.json matches it. Add one (like "#lib/*": "./lib/*"), or import the file by its relative path.`;
   }
   const pkg = packageOf(specifier);
@@ -221,11 +226,14 @@ const IMPORTED = /\b(?:import|export)\s[^'"`;]*?\bfrom\s*(['"])([^'"]+)\1|\bimpo
 export function missingPackagesOf(text: string, fromDir: string): string[] {
   const missing = new Set<string>();
   for (const match of text.matchAll(IMPORTED)) {
-    const specifier = match[2] ?? match[4] ?? match[6]!;
-    const pkg = packageOf(specifier);
-    if (pkg === null || missing.has(pkg) || (SERVED_MODULES as readonly string[]).includes(pkg) || pkg === "bun" || builtinModules.includes(pkg)) continue;
-    if (aliasTargets(specifier, fromDir).targets.length > 0 || installedPackageDir(pkg, fromDir) !== null) continue;
-    missing.add(pkg);
+    const imported = match[2] ?? match[4] ?? match[6]!;
+    // An "imports" entry stands for the package it names (`"#dep": "ms"`).
+    for (const specifier of imported.startsWith("#") ? aliasTargets(imported, fromDir).packages : [imported]) {
+      const pkg = packageOf(specifier);
+      if (pkg === null || missing.has(pkg) || (SERVED_MODULES as readonly string[]).includes(pkg) || pkg === "bun" || builtinModules.includes(pkg)) continue;
+      if (aliasTargets(specifier, fromDir).targets.length > 0 || installedPackageDir(pkg, fromDir) !== null) continue;
+      missing.add(pkg);
+    }
   }
   return [...missing];
 }

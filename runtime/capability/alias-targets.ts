@@ -23,13 +23,15 @@ export const ON_DISK: AliasConfigs = {
 
 /**
  * The paths an alias may lead to (without the runtime's extension guessing): the nearest
- * tsconfig.json's `paths` and, for `#…`, the nearest package.json's `"imports"`, `*` substituted.
- * Configs that do not parse (as JSON with comments and trailing commas) give none; `configs` are the ones
+ * tsconfig.json's `paths` and, for `#…`, the nearest package.json's `"imports"`, `*` substituted;
+ * and the packages such an entry names instead of a path (`packages`). Configs that do not parse (as JSON with comments and trailing commas) give none; `configs` are the ones
  * that matched. Read from disk, or as `read` gives the configs.
  */
-export function aliasTargets(specifier: string, fromDir: string, read: AliasConfigs = ON_DISK, kind: ImportKind = "import"): { configs: string[]; targets: string[] } {
+export function aliasTargets(specifier: string, fromDir: string, read: AliasConfigs = ON_DISK, kind: ImportKind = "import"): { configs: string[]; targets: string[]; packages: string[] } {
   const configs: string[] = [];
   const targets: string[] = [];
+  // The packages a `"imports"` entry names instead of a path (`"#dep": "ms"`).
+  const packages: string[] = [];
   const tsconfig = nearestOf(fromDir, "tsconfig.json", read.tsconfig);
   if (tsconfig !== null) {
     const before = targets.length;
@@ -48,10 +50,15 @@ export function aliasTargets(specifier: string, fromDir: string, read: AliasConf
     const imports = manifest.value.imports;
     // One entry is taken: the key itself, else the pattern with the longest part before its `*` (Node's rule).
     const best = bestMatch(Object.entries(isRecord(imports) ? imports : {}), ([pattern]) => pattern, specifier);
-    if (best !== null) for (const leaf of takenLeaves(best.value[1], kind)) if (leaf.startsWith("./")) targets.push(resolve(dirname(manifest.path), leaf.replaceAll("*", best.star)));
+    if (best !== null) {
+      for (const leaf of takenLeaves(best.value[1], kind)) {
+        if (leaf.startsWith("./")) targets.push(resolve(dirname(manifest.path), leaf.replaceAll("*", best.star)));
+        else if (!leaf.startsWith("/") && !leaf.startsWith("../") && !leaf.startsWith("#")) packages.push(leaf.replaceAll("*", best.star));
+      }
+    }
     if (targets.length > before) configs.push(manifest.path);
   }
-  return { configs, targets };
+  return { configs, targets, packages };
 }
 
 /**

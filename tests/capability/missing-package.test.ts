@@ -12,7 +12,7 @@ import { loadErrorSuggestion } from "../../runtime/capability/unknown-capability
 const root = realpathSync(mkdtempSync(join(tmpdir(), "docket-missing-")));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 mkdirSync(join(root, "capabilities"));
-writeFileSync(join(root, "package.json"), JSON.stringify({ name: "aliases", type: "module", imports: { "#lib/*": { bun: "./lib/*", default: "./lib/*" } } }));
+writeFileSync(join(root, "package.json"), JSON.stringify({ name: "aliases", type: "module", imports: { "#lib/*": { bun: "./lib/*", default: "./lib/*" }, "#dep": "left-pad-zz", "#deps/*": { types: "./types/*", default: "left-pad-zz/*" } } }));
 writeFileSync(join(root, "capabilities", "tsconfig.json"), JSON.stringify({ compilerOptions: { paths: { "@lib/*": ["../lib/*"] } } }));
 const importer = join(root, "capabilities", "team.cap.ts");
 const RUNTIME = "Cannot find package";
@@ -25,6 +25,18 @@ describe("explainUnresolvedPackage", () => {
     expect(explainUnresolvedPackage("#lib/mid.ts", importer, RUNTIME)).toContain(`package.json maps it to ${JSON.stringify(join(root, "lib", "mid.ts"))}`);
     expect(explainUnresolvedPackage("#nothing/x", importer, RUNTIME)).toContain('no "imports" entry of the nearest package.json matches it');
     for (const specifier of ["@lib/q.ts", "#lib/mid.ts", "#nothing/x"]) expect(explainUnresolvedPackage(specifier, importer, RUNTIME)).not.toContain("npm install");
+  });
+
+  test("an \"imports\" entry naming a package that is not installed says so and how to install it (checking tester, session 46: it said no entry matched)", () => {
+    const reason = explainUnresolvedPackage("#dep", importer, "Cannot find package '#dep' from 'team.cap.ts'")!;
+    expect(reason).toStartWith('cannot resolve import "#dep": the "imports" of the nearest package.json map it to the package "left-pad-zz", and the package "left-pad-zz" is not installed.');
+    expect(reason).toContain("npm install left-pad-zz");
+    expect(reason).not.toContain("no \"imports\" entry");
+    // The other packages the file imports are named with it, never the entry itself as a package.
+    const text = 'import pad from "#dep";\nimport other from "other-zz";\n';
+    expect(explainUnresolvedPackage("#dep", importer, "Cannot find package '#dep'", text)).toContain('nor "other-zz", which this file imports too. Install them with `npm install left-pad-zz other-zz`');
+    // Through a pattern and its conditions, as the runtime takes them.
+    expect(explainUnresolvedPackage("#deps/sub", importer, RUNTIME)).toContain('map it to the package "left-pad-zz/sub", and the package "left-pad-zz" is not installed');
   });
 
   test("an alias whose file exists (the mapping is newer than the process) says to restart, not to create the file", () => {

@@ -1,5 +1,5 @@
 import type { JsonSchema } from "../runtime/capability/registered.ts";
-import { hasSensitive, isSensitiveSchema } from "../runtime/execution/redaction.ts";
+import { hasSensitive, isSensitiveSchema, secretKeys } from "../runtime/execution/redaction.ts";
 import { withRefs } from "../runtime/execution/schema-refs.ts";
 import { ISO_DATE_TIME_PATTERN } from "../runtime/capability/json-schema.ts";
 import { childControl } from "./form-names.ts";
@@ -182,7 +182,8 @@ function kindOf(schema: JsonSchema, control: string, depth: number, root: JsonSc
         return {
           ...none,
           kind: "record",
-          fields: [fieldOf("key", `${row}.key`, { type: "string", description: "The key." }, true, depth + 1, root), fieldOf("value", `${row}.value`, value, true, depth + 1, root)],
+          // Keys the schema marks secret (`v.record(sensitive(v.string()), …)`) are typed blind.
+          fields: [fieldOf("key", `${row}.key`, { type: "string", description: "The key.", ...(secretKeys(schema, root) ? { "x-docket-sensitive": true } : {}) }, true, depth + 1, root), fieldOf("value", `${row}.value`, value, true, depth + 1, root)],
         };
       }
       break;

@@ -48,7 +48,8 @@ const BRANCHES = ["anyOf", "oneOf", "allOf"] as const;
 
 /**
  * A copy of `value` with every value the schema marks sensitive replaced by `"[redacted]"`, at any
- * depth: object properties, additional properties, array items and tuples, every branch of
+ * depth: object properties, additional properties, array items and tuples, an object whose keys
+ * it marks (`propertyNames`) when it has any it does not declare, every branch of
  * anyOf / oneOf / allOf (a value that could match a sensitive branch is redacted: when in doubt,
  * hide), and every `$ref` into `root`, the document the schema is part of (a recursive schema's
  * `$defs`; itself by default). Each reference is followed once per place in the value, so a
@@ -82,6 +83,10 @@ function redactAt(value: unknown, schema: JsonSchema | undefined, root: unknown,
   }
   if (result && typeof result === "object") {
     const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
+    // Keys the schema marks secret (a record's `propertyNames`): a key it does not declare is
+    // the secret itself, and a key cannot be replaced by a mark without colliding or naming it
+    // in a path, so the whole object is hidden.
+    if (secretKeys(schema, root) && Object.keys(result).some((k) => !Object.hasOwn(properties, k))) return REDACTED;
     const extra = schema.additionalProperties && typeof schema.additionalProperties === "object" ? (schema.additionalProperties as JsonSchema) : undefined;
     const copy: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(result as Record<string, unknown>)) {
@@ -90,6 +95,12 @@ function redactAt(value: unknown, schema: JsonSchema | undefined, root: unknown,
     return copy;
   }
   return result;
+}
+
+/** True when the schema marks an object's keys secret: its `propertyNames` (`v.record(sensitive(v.string()), …)`), or anything under them. */
+export function secretKeys(schema: JsonSchema, root: unknown): boolean {
+  const names = schema.propertyNames;
+  return names !== null && typeof names === "object" && hasSensitive(names, root);
 }
 
 /**

@@ -1,7 +1,7 @@
 import { builtinsIntact, withOriginalBuiltins } from "./_masking-builtins.ts";
 import { inspect } from "node:util";
 import type { JsonSchema } from "../capability/registered.ts";
-import { isSensitiveSchema, REDACTED } from "./redaction.ts";
+import { isSensitiveSchema, REDACTED, secretKeys } from "./redaction.ts";
 import { holdsEscape, sanitizeLine, sanitizeText, SINGLE_SHIFT } from "./text-sanitize.ts";
 import { urlEncodedForms } from "./_url-forms.ts";
 import { MAX_INPUT_DEPTH, PLANE_ENVELOPE_DEPTH } from "./json-depth.ts";
@@ -35,7 +35,8 @@ export interface SecretMask {
 /**
  * The string values of `input` that its schema marks sensitive (format password, writeOnly,
  * x-docket-sensitive), at any depth, including every string inside a sensitive object or array
- * and every key of one that the schema does not declare (a sensitive record's keys);
+ * and every key of one that the schema does not declare (a sensitive record's keys), or of an
+ * object whose keys the schema marks (`propertyNames`);
  * a sensitive number (a PIN, an account number) as its decimal text, the way a log line or a JSON
  * text writes it. Walks the schema as `redact` does, so the two agree on what is a secret.
  * `keys: false` leaves the keys out, for a value the schema does not describe (what an input
@@ -93,7 +94,9 @@ function collect(value: unknown, schema: JsonSchema | undefined, walk: { root: u
   }
   const properties = (schema?.properties ?? {}) as Record<string, JsonSchema>;
   const extra = schema?.additionalProperties && typeof schema.additionalProperties === "object" ? (schema.additionalProperties as JsonSchema) : undefined;
-  const declared = secret && walk.keys ? declaredNames(schema, walk.root) : null;
+  // Keys are secrets inside a secret, and where the schema marks them (a record's `propertyNames`).
+  const keysSecret = walk.keys && (secret || (schema !== undefined && typeof schema === "object" && secretKeys(schema, walk.root)));
+  const declared = keysSecret ? declaredNames(schema, walk.root) : null;
   for (const [key, child] of Object.entries(value as Record<string, unknown>)) {
     // A key of a secret object is part of the secret (a sensitive record's keys are its data), unless
     // the schema names it: a declared field name is published with the schema, and masking it would

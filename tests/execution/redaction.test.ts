@@ -36,6 +36,18 @@ describe("redaction", () => {
     expect(redact({ maybe: null }, schema)).toEqual({ maybe: null });
   });
 
+  test("an object whose keys the schema marks (v.record(sensitive(v.string()), …)) is hidden whole when it has a key it does not declare; a path into it is sensitive (containment tester, session 47: keys served in the clear)", () => {
+    const schema = toCapabilityJsonSchema(v.object({ keys: v.record(sensitive(v.string()), v.string()), plain: v.record(v.string(), v.string()) }), "input");
+    const input = { keys: { sk_live_SUPERSECRET99: "prod" }, plain: { visible: "yes" } };
+    expect(redact(input, schema)).toEqual({ keys: REDACTED, plain: { visible: "yes" } });
+    // Nothing to hide in an empty record.
+    expect(redact({ keys: {}, plain: {} }, schema)).toEqual({ keys: {}, plain: {} });
+    expect(hasSensitive(schema)).toBe(true);
+    expect(holdsSensitive(input, schema)).toBe(true);
+    expect(sensitivePaths(input, schema)(["keys", "sk_live_SUPERSECRET99"])).toBe(true);
+    expect(sensitivePaths(input, schema)(["plain", "visible"])).toBe(false);
+  });
+
   test("holdsSensitive is true only when a value was given at a place the schema marks, whatever the other values say", () => {
     const schema = {
       type: "object",

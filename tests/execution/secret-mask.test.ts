@@ -56,6 +56,13 @@ describe("sensitiveValues", () => {
     expect(mask.text("keys SECRETKEYNAME for user ada-lovelace, name and code")).toBe("keys [redacted] for user [redacted], name and code");
   });
 
+  test("sensitiveValues takes the keys of a record whose keys the schema marks (propertyNames), and not its values (containment tester, session 47)", () => {
+    const declared = toCapabilityJsonSchema(v.object({ keys: v.record(sensitive(v.string()), v.string()) }), "input");
+    const found = sensitiveValues({ keys: { sk_live_SUPERSECRET99: "prod", other_key_name: "staging" } }, declared);
+    expect(found.sort()).toEqual(["other_key_name", "sk_live_SUPERSECRET99"]);
+    expect(maskOf(found).text("using sk_live_SUPERSECRET99 for prod")).toBe("using [redacted] for prod");
+  });
+
   test("sensitiveValues follows $ref: a secret inside v.lazy, and at every level of a recursive schema, however deep", () => {
     type Node = { token: string; note: string; children: Node[] };
     const node: v.GenericSchema<Node> = v.object({ token: sensitive(v.string()), note: v.string(), children: v.array(v.lazy(() => node)) });

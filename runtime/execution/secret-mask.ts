@@ -127,6 +127,27 @@ function declaredNames(schema: JsonSchema | undefined, root: unknown, names = ne
 const MIN_LINE_LENGTH = 8;
 
 /**
+ * `form` as it reads inside a JSON string and inside a string `console.log` prints, then each of
+ * those escaped again the same two ways, `levels` deep: the forms that differ from `form`.
+ */
+function escapedForms(form: string, levels: number): string[] {
+  const found = new Set<string>();
+  let level = [form];
+  for (let depth = 0; depth < levels && level.length > 0; depth++) {
+    const next: string[] = [];
+    for (const text of level) {
+      for (const escaped of [JSON.stringify(text).slice(1, -1), inspect(text).slice(1, -1)]) {
+        if (escaped === text || escaped === form || found.has(escaped)) continue;
+        found.add(escaped);
+        next.push(escaped);
+      }
+    }
+    level = next;
+  }
+  return [...found];
+}
+
+/**
  * A secret longer than this is not masked in its URL-encoded forms: no URL carries one (servers
  * refuse a request line past 8–16 KiB), and its dozen encodings cost the main thread about a
  * second per MiB of secret, for each input that holds it (a certificate bundle as a secret).
@@ -173,10 +194,13 @@ function buildMask(given: Iterable<string>, maxUnits: number): SecretMask | { un
     // appears in them as it does made safe: each form is masked.
     for (const form of new Set([value, sanitizeLine(value), sanitizeText(value)])) {
       if (form.length < MIN_MASKED_LENGTH) continue;
-      if (add(form) || add(JSON.stringify(form).slice(1, -1))) return { units };
-      // As console.log writes it inside an object (`{ key: 'p\'a"ss\tword' }`), quotes and
-      // control characters escaped its own way.
-      if (add(inspect(form).slice(1, -1))) return { units };
+      if (add(form)) return { units };
+      // Escaped as a JSON string, and as console.log writes it inside an object (`{ key:
+      // 'p\'a"ss\tword' }`), quotes and control characters escaped its own way; and escaped again,
+      // up to three times, for a JSON text put into another (a request logged with its body
+      // already a JSON string) — only a secret holding a quote, a backslash or a control character
+      // has such forms, and a short one (as for URL forms).
+      for (const escaped of escapedForms(form, form.length <= URL_FORMS_MAX_LENGTH ? 3 : 1)) if (add(escaped)) return { units };
       // A URL drops a secret's tabs and line breaks: what is left of a short one may be shorter still.
       if (form.length <= URL_FORMS_MAX_LENGTH) for (const encoded of urlEncodedForms(form)) if (encoded.length >= MIN_MASKED_LENGTH && add(encoded)) return { units };
     }

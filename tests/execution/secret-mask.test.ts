@@ -104,6 +104,28 @@ describe("createSecretMask", () => {
     expect(mask.text(`https://api/x?key=${encodeURIComponent('se"cret/value 1')}`)).toBe("https://api/x?key=[redacted]");
   });
 
+  test("a secret holding a quote or a backslash is masked in a JSON text put into another, up to three times, and console.log of such a text (containment tester, session 47)", () => {
+    const { inspect } = require("node:util") as typeof import("node:util");
+    const secret = "Tr0ub4dor&\"3\\x'<zz";
+    const mask = createSecretMask([secret]);
+    const body = JSON.stringify({ password: secret });
+    const printed = [
+      JSON.stringify({ method: "POST", body }),
+      JSON.stringify({ outer: JSON.stringify({ method: "POST", body }) }),
+      inspect({ req: { body } }),
+      inspect(body),
+      inspect({ req: JSON.stringify({ body }) }),
+      JSON.stringify(inspect({ password: secret })),
+    ];
+    for (const text of printed) {
+      const masked = mask.text(text);
+      expect(masked).toContain("[redacted]");
+      expect(masked).not.toContain("Tr0ub4dor");
+    }
+    // A secret with nothing to escape has no other forms to find.
+    expect(createSecretMask(["plain-secret-value"]).secrets).toEqual(["plain-secret-value"]);
+  });
+
   test("a secret put into a URL is masked whichever way it was encoded: form encoding, encodeURI, URLSearchParams, each part of a WHATWG URL, either case of hex", () => {
     const spaced = "correct horse battery";
     const quoted = "it'ssecret1";

@@ -5,7 +5,7 @@ import { markPinsServed, pinnedText } from "../capability/pinned-sources.ts";
 import { unpinnedLoadRefusal } from "../capability/_unpinned-load.ts";
 import * as docket from "../public.ts";
 import { inDocketWords } from "../execution/thrown.ts";
-import { compileOptionsOf } from "../capability/compile-options.ts";
+import { compileOptionsOf, type CompileOptions } from "../capability/compile-options.ts";
 import { compiledText } from "./_compiled-text.ts";
 
 // The flag lives on globalThis, not in a module variable: plugin registration is per thread (per
@@ -120,18 +120,24 @@ function transpilerFor(path: string): InstanceType<typeof Bun.Transpiler> {
 }
 
 /**
- * A transpiler that drops what TypeScript drops when it runs a file: an import used only as a type
- * or not at all (`import { StringValue } from "ms"`), which the runtime never loads — counted, it
- * refused a capability whose package was uninstalled although a fresh process ran it (third
- * checking tester, session 46). JavaScript keeps every import it writes.
+ * A transpiler that compiles as the runtime does under `options` (its decorators, its JSX) and
+ * drops what TypeScript drops when it runs a file: an import used only as a type or not at all
+ * (`import { StringValue } from "ms"`), which the runtime never loads — counted, it refused a
+ * capability whose package was uninstalled although a fresh process ran it (third checking
+ * tester, session 46). JavaScript keeps every import it writes.
  */
-const trimmingTranspilers = new Map<string, InstanceType<typeof Bun.Transpiler>>();
-function loadingTranspilerFor(path: string): InstanceType<typeof Bun.Transpiler> {
-  const loader = loaderOf(path);
-  if (loader !== "ts" && loader !== "tsx") return transpilerFor(path);
-  let transpiler = trimmingTranspilers.get(loader);
-  if (!transpiler) trimmingTranspilers.set(loader, (transpiler = new Bun.Transpiler({ loader, trimUnusedImports: true })));
+const compilingTranspilers = new Map<string, InstanceType<typeof Bun.Transpiler>>();
+function compilingTranspilerFor(loader: "ts" | "tsx" | "jsx", options: CompileOptions): InstanceType<typeof Bun.Transpiler> {
+  const tsconfig = JSON.stringify({ compilerOptions: options });
+  const key = `${loader}\0${tsconfig}`;
+  let transpiler = compilingTranspilers.get(key);
+  if (!transpiler) compilingTranspilers.set(key, (transpiler = new Bun.Transpiler({ loader, trimUnusedImports: loader !== "jsx", tsconfig })));
   return transpiler;
+}
+
+/** The specifiers of `import` and `export … from` statements of a scan, but the runtime's own helpers (`bun:wrap`). */
+function importStatements(scanned: Array<{ path: string; kind: string }>): string[] {
+  return scanned.flatMap(({ path: specifier, kind }) => (kind === "import-statement" && specifier !== "bun:wrap" ? [specifier] : []));
 }
 
 /**
@@ -152,9 +158,21 @@ const localImportScanner: ImportScanner = {
   },
   staticImports(text, path) {
     try {
-      return loadingTranspilerFor(path)
-        .scanImports(text.startsWith("#!") ? `//${text.slice(2)}` : text)
-        .flatMap(({ path: specifier, kind }) => (kind === "import-statement" ? [specifier] : []));
+      const source = text.startsWith("#!") ? `//${text.slice(2)}` : text;
+      const loader = loaderOf(path);
+      if (loader === "js") return importStatements(transpilerFor(path).scanImports(source));
+      // What the module compiles to under its tsconfig.json: an import kept only for decorator
+      // metadata counts, and JSX becomes calls of its runtime, which the runtime imports itself
+      // (the scan of the text alone saw neither: fourth checking tester, session 46).
+      const options = compileOptionsOf(path);
+      const compiled = compilingTranspilerFor(loader, options).transformSync(source);
+      const imports = importStatements(transpilerFor("compiled.mjs").scanImports(compiled));
+      const jsx = /\b(jsxDEV|jsxs|jsx|Fragment)_[a-z0-9]{8}\b/.exec(compiled);
+      if (jsx !== null) {
+        const own = /@jsxImportSource\s+(\S+)/.exec(text);
+        imports.push(`${own?.[1] ?? options.jsxImportSource ?? "react"}/${jsx[1] === "jsxDEV" ? "jsx-dev-runtime" : "jsx-runtime"}`);
+      }
+      return imports;
     } catch {
       return null;
     }

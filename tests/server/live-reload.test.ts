@@ -542,6 +542,44 @@ describe("docket serve live reload", () => {
     await until("both gone", async () => !(await ids()).includes("team.deep") && !(await ids()).includes("team.typed"));
   }, 20_000);
 
+  test("live reload: a package uninstalled while serving that only the compiled module imports — the automatic JSX runtime, a type decorator metadata keeps — is a load error too (fourth checking tester, session 46)", async () => {
+    const write = (name: string, files: Record<string, string>) => {
+      mkdirSync(join(root, "node_modules", name), { recursive: true });
+      writeFileSync(join(root, "node_modules", name, "package.json"), JSON.stringify({ name, version: "1.0.0", type: "module", main: "index.js" }));
+      for (const [file, text] of Object.entries(files)) writeFileSync(join(root, "node_modules", name, file), text);
+    };
+    const runtime = 'export const Fragment = "f";\nexport function jsx(type, props) { return `<${type}>${props.children ?? ""}`; }\nexport const jsxs = jsx;\nexport const jsxDEV = jsx;\n';
+    write("docket-fake-jsx", { "index.js": runtime, "jsx-runtime.js": runtime, "jsx-dev-runtime.js": runtime });
+    write("docket-fake-svc", { "index.js": "export class Svc {}\n" });
+    const folder = join(root, "capabilities");
+    // JSX in a helper, its runtime named by the file's pragma: the text imports nothing from the package.
+    writeFileSync(join(folder, "_view.tsx"), '/** @jsxImportSource docket-fake-jsx */\nexport const view = (): string => (<b>hi</b>) as unknown as string;\n');
+    // A helper whose tsconfig.json keeps a type for decorator metadata: the import is used only as a type.
+    mkdirSync(join(folder, "meta"), { recursive: true });
+    writeFileSync(join(folder, "meta", "tsconfig.json"), JSON.stringify({ compilerOptions: { experimentalDecorators: true, emitDecoratorMetadata: true } }));
+    writeFileSync(join(folder, "meta", "holder.ts"), 'import { Svc } from "docket-fake-svc";\nfunction keep(..._args: unknown[]): void {}\nexport class Holder {\n  @keep\n  svc?: Svc;\n}\n');
+    const jsxFile = join(folder, "team.jsxview.ts");
+    const metaFile = join(folder, "team.meta.ts");
+    writeFileSync(jsxFile, `import { capability } from "docket";\nimport * as v from "valibot";\nimport { view } from "./_view.tsx";\nexport default capability({ id: "team.jsxview", title: view(), description: "Titled by JSX.", effect: "read", input: v.object({}), output: v.object({}), handler: () => ({}) });\n`);
+    writeFileSync(metaFile, `import { capability } from "docket";\nimport * as v from "valibot";\nimport { Holder } from "./meta/holder.ts";\nexport default capability({ id: "team.meta", title: typeof Holder, description: "Holds a decorated class.", effect: "read", input: v.object({}), output: v.object({}), handler: () => ({}) });\n`);
+    const ids = async () => (await list()).capabilities.map((c) => c.id);
+    const reason = async (path: string) => (await list()).load_errors.find((e) => e.file === path)?.reason ?? "";
+    await until("both loaded", async () => (await ids()).includes("team.jsxview") && (await ids()).includes("team.meta"));
+    expect((await list()).capabilities.find((c) => c.id === "team.jsxview")?.title).toBe("<b>hi");
+    rmSync(join(root, "node_modules", "docket-fake-jsx"), { recursive: true, force: true });
+    rmSync(join(root, "node_modules", "docket-fake-svc"), { recursive: true, force: true });
+    await until("both load errors", async () => (await reason(jsxFile)) !== "" && (await reason(metaFile)) !== "");
+    expect(await reason(jsxFile)).toContain('the package "docket-fake-jsx" is not installed');
+    expect(await reason(metaFile)).toContain('the package "docket-fake-svc" is not installed');
+    expect(await ids()).not.toContain("team.jsxview");
+    rmSync(jsxFile);
+    rmSync(metaFile);
+    rmSync(join(folder, "_view.tsx"));
+    rmSync(join(folder, "meta"), { recursive: true, force: true });
+    rmSync(join(root, "node_modules"), { recursive: true, force: true });
+    await until("both gone", async () => (await reason(jsxFile)) === "" && (await reason(metaFile)) === "" && !(await ids()).includes("team.meta"));
+  }, 20_000);
+
   test("live reload: a package installed while serving whose dependency was still being written when docket first met it loads once that dependency is whole (checking tester, session 46: @babel/highlight → js-tokens)", async () => {
     const file = join(root, "capabilities", "team.highlight.ts");
     writeFileSync(file, `import { capability } from "docket";\nimport * as v from "valibot";\nimport highlight from "docket-fake-highlight";\nexport default capability({ id: "team.highlight", title: highlight("x"), description: "Uses a package.", effect: "read", input: v.object({}), output: v.object({}), handler: () => ({}) });\n`);

@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { EXECUTION_ID_PATTERN } from "../execution/execution-id.ts";
+import { EXECUTION_ID_PATTERN, isExecutionId } from "../execution/execution-id.ts";
 import { EXECUTION_STATES } from "../execution/state-machine.ts";
 
 /** An execution id, checked by shape before any look-up (docs/protocol.md). */
@@ -7,6 +7,8 @@ export function executionIdSchema() {
   return v.pipe(
     v.string(),
     v.regex(EXECUTION_ID_PATTERN, "must be an execution id like x-20260908T010203Z-0a1b2c3d"),
+    // A day its month does not have (the 30th of February): no pattern says it.
+    v.check((id: string) => isExecutionId(id), "must be an execution id like x-20260908T010203Z-0a1b2c3d"),
     v.description("An execution id: x-<UTC yyyymmddThhmmssZ>-<8 lower hex>."),
   );
 }

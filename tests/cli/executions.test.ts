@@ -201,7 +201,7 @@ describe("docket executions without a server", () => {
   });
 
   test("docket executions refuses a bad id shape or flag with exit 2 before asking anything", async () => {
-    for (const args of [["show", "nope"], ["events", "x-1"], ["cancel", "X-20260908T010203Z-0A1B2C3D"]]) {
+    for (const args of [["show", "nope"], ["events", "x-1"], ["cancel", "X-20260908T010203Z-0A1B2C3D"], ["show", "x-20261306T150621Z-d36daac4"]]) {
       const result = await cli(args);
       expect(result.code).toBe(2);
       expect(result.stderr).toContain("is not an execution id");
@@ -210,6 +210,8 @@ describe("docket executions without a server", () => {
     }
     expect((await cli(["list", "--limit", "0"])).stderr).toContain("--limit must be a whole number from 1 to 500");
     expect((await cli(["events", UNKNOWN, "--after", "-1"])).code).toBe(2);
+    // As the API and /events refuse it (executions tester, session 47: the CLI trimmed it).
+    expect((await cli(["events", UNKNOWN, "--after", " 5"])).stderr).toContain('--after must be a whole number from 0 to 9007199254740991, got " 5".');
     expect((await cli(["list", "--state", "sleeping"])).code).toBe(2);
   });
 

@@ -52,7 +52,7 @@ export function liveContract(name: string, start: StartFn, sink: any[]): void {
     });
 
     test("wrong shapes are 400 before the handshake", async () => {
-      for (const query of ["execution=nope", "execution=x-20260908T010203Z-0a1b2c3d&after=-1", "after=abc", "executions=x-20260908T010203Z-0a1b2c3d", "cursor=3"]) {
+      for (const query of ["execution=nope", "execution=x-20261306T150621Z-d36daac4", "execution=x-20260908T010203Z-0a1b2c3d&after=-1", "after=abc", "executions=x-20260908T010203Z-0a1b2c3d", "cursor=3"]) {
         const refused = await rawUpgrade(server.url, `/events?${query}`);
         expect(refused.status).toBe(400);
       }

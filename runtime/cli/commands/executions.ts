@@ -131,7 +131,8 @@ function checkId(id: string, command: string): void {
 /** A whole number flag in a range, checked before any request. */
 function wholeNumber(value: string | undefined, flag: string, min: number, max: number, command: string): number | undefined {
   if (value === undefined) return undefined;
-  const n = /^\d+$/.test(value.trim()) ? Number(value.trim()) : NaN;
+  // Untrimmed, as the HTTP API and /events read it (` 5` is refused there too).
+  const n = /^\d+$/.test(value) ? Number(value) : NaN;
   if (!Number.isSafeInteger(n) || n < min || n > max) throw new UsageError(`--${flag} must be a whole number from ${min} to ${max}, got ${JSON.stringify(value)}.`, command);
   return n;
 }

@@ -1,7 +1,7 @@
 import { builtinsIntact, withOriginalBuiltins } from "./_masking-builtins.ts";
 import { inspect } from "node:util";
 import type { JsonSchema } from "../capability/registered.ts";
-import { isSensitiveSchema, REDACTED, secretKeys } from "./redaction.ts";
+import { declaredNames, isSensitiveSchema, REDACTED, secretKeys } from "./redaction.ts";
 import { holdsEscape, sanitizeLine, sanitizeText, SINGLE_SHIFT } from "./text-sanitize.ts";
 import { urlEncodedForms } from "./_url-forms.ts";
 import { MAX_INPUT_DEPTH, PLANE_ENVELOPE_DEPTH } from "./json-depth.ts";
@@ -59,20 +59,24 @@ const MAX_WALK_DEPTH = MAX_INPUT_DEPTH + PLANE_ENVELOPE_DEPTH + 1;
  * `followed`: the `$ref` targets already walked for this very value, so that a cycle of references
  * ends (collecting twice finds nothing new); the input schema is `walk.root`, where they resolve.
  */
-function collect(value: unknown, schema: JsonSchema | undefined, walk: { root: unknown; out: Set<string>; keys: boolean }, inside: boolean, depth: number, followed: Set<object>): void {
+function collect(value: unknown, schema: JsonSchema | undefined, walk: { root: unknown; out: Set<string>; keys: boolean }, inside: boolean, depth: number, followed: Set<object>, around?: ReadonlySet<string>): void {
   if (depth > MAX_WALK_DEPTH || value === undefined || value === null) return;
   const out = walk.out;
   const secret = inside || isSensitiveSchema(schema);
   if (schema && typeof schema === "object" && !secret) {
     // A value that could match a sensitive branch is a secret: when in doubt, hide (as `redact`).
+    // A name one branch declares is published with the schema: no key of another branch's record (an intersect of an object and a record).
+    const node = schema;
+    const anyBranch = ["anyOf", "oneOf", "allOf"].some((key) => Array.isArray(node[key])) || node.$ref !== undefined;
+    const names = anyBranch && value !== null && typeof value === "object" && !Array.isArray(value) ? declaredNames(schema, walk.root, new Set(around)) : around;
     for (const key of ["anyOf", "oneOf", "allOf"] as const) {
       const branches = schema[key];
-      if (Array.isArray(branches)) for (const branch of branches) collect(value, branch as JsonSchema, walk, false, depth, followed);
+      if (Array.isArray(branches)) for (const branch of branches) collect(value, branch as JsonSchema, walk, false, depth, followed, names);
     }
     const target = refTarget(schema, walk.root);
     if (target && !followed.has(target)) {
       followed.add(target);
-      collect(value, target, walk, false, depth, followed);
+      collect(value, target, walk, false, depth, followed, names);
     }
   }
   if (typeof value === "string") {
@@ -96,7 +100,7 @@ function collect(value: unknown, schema: JsonSchema | undefined, walk: { root: u
   const extra = schema?.additionalProperties && typeof schema.additionalProperties === "object" ? (schema.additionalProperties as JsonSchema) : undefined;
   // Keys are secrets inside a secret, and where the schema marks them (a record's `propertyNames`).
   const keysSecret = walk.keys && (secret || (schema !== undefined && typeof schema === "object" && secretKeys(schema, walk.root)));
-  const declared = keysSecret ? declaredNames(schema, walk.root) : null;
+  const declared = keysSecret ? declaredNames(schema, walk.root, new Set(around)) : null;
   for (const [key, child] of Object.entries(value as Record<string, unknown>)) {
     // A key of a secret object is part of the secret (a sensitive record's keys are its data), unless
     // the schema names it: a declared field name is published with the schema, and masking it would
@@ -107,36 +111,31 @@ function collect(value: unknown, schema: JsonSchema | undefined, walk: { root: u
   }
 }
 
-/**
- * The property names a schema declares, in itself and in each branch of its anyOf / oneOf / allOf
- * and each schema its `$ref` leads to (in `root`), each of those once.
- */
-function declaredNames(schema: JsonSchema | undefined, root: unknown, names = new Set<string>(), passed = new Set<object>()): Set<string> {
-  if (!schema || typeof schema !== "object" || passed.has(schema)) return names;
-  passed.add(schema);
-  if (schema.properties && typeof schema.properties === "object") for (const name of Object.keys(schema.properties)) names.add(name);
-  for (const key of ["anyOf", "oneOf", "allOf"] as const) {
-    const branches = schema[key];
-    if (Array.isArray(branches)) for (const branch of branches) declaredNames(branch as JsonSchema, root, names, passed);
-  }
-  declaredNames(refTarget(schema, root), root, names, passed);
-  return names;
-}
 
 /** A line of a multi-line secret at least this long is masked on its own too (see createSecretMask). */
 const MIN_LINE_LENGTH = 8;
 
+/** How many times a short secret's escaped forms are escaped again (a JSON text inside a JSON text inside another). */
+const ESCAPE_LEVELS = 3;
+
 /**
- * `form` as it reads inside a JSON string and inside a string `console.log` prints, then each of
- * those escaped again the same two ways, `levels` deep: the forms that differ from `form`.
+ * `form` as it reads inside a JSON string and inside a string `console.log` prints (each way it
+ * may quote it), then, when `short` (no longer than URL_FORMS_MAX_LENGTH), each of those escaped
+ * again the same ways, ESCAPE_LEVELS deep, each also as made safe to print (JSON leaves DEL and C1
+ * characters raw, and the sanitizer then takes them out), and the first JSON form URL-encoded (a
+ * JSON text put into a query string): the forms that differ from `form`.
  */
-function escapedForms(form: string, levels: number): string[] {
+function escapedForms(form: string, short: boolean): string[] {
+  const json = JSON.stringify(form).slice(1, -1);
+  // A long one (a certificate bundle of thousands of lines) once each way: its forms count against
+  // what an input's secrets may come to, and a bundle of 10,000 lines must stay within it.
+  if (!short) return [...new Set([json, inspect(form, { maxStringLength: Infinity }).slice(1, -1)])].filter((escaped) => escaped !== form);
   const found = new Set<string>();
   let level = [form];
-  for (let depth = 0; depth < levels && level.length > 0; depth++) {
+  for (let depth = 0; depth < ESCAPE_LEVELS && level.length > 0; depth++) {
     const next: string[] = [];
     for (const text of level) {
-      for (const escaped of [JSON.stringify(text).slice(1, -1), inspect(text).slice(1, -1)]) {
+      for (const escaped of [JSON.stringify(text).slice(1, -1), ...inspectedForms(text)]) {
         if (escaped === text || escaped === form || found.has(escaped)) continue;
         found.add(escaped);
         next.push(escaped);
@@ -144,7 +143,30 @@ function escapedForms(form: string, levels: number): string[] {
     }
     level = next;
   }
+  for (const escaped of [...found]) for (const safe of [sanitizeLine(escaped), sanitizeText(escaped)]) if (safe !== form) found.add(safe);
+  if (json !== form) found.add(encodeURIComponent(json));
+  found.delete(form);
   return [...found];
+}
+
+/**
+ * `text` as `util.inspect` writes it inside a string in each quoting it may choose: the quote is
+ * picked from the whole string printed (single, else double when it holds `'` and no `"`, else a
+ * backtick), not from the secret alone — a secret beside other quotes in a line is escaped the
+ * other way (checking tester, session 47). Made by printing the text with a tail that forces the
+ * quoting, then cutting that tail off; never cut at inspect's 10,000 characters.
+ */
+function inspectedForms(text: string): string[] {
+  const quoted = (tail: string) => {
+    const printed = inspect(text + tail, { maxStringLength: Infinity });
+    const end = inspect(tail, { maxStringLength: Infinity }).length - 1;
+    return printed.slice(1, printed.length - end);
+  };
+  const forms = [inspect(text, { maxStringLength: Infinity }).slice(1, -1), quoted("'\"`")];
+  // Double quotes are chosen only for a string holding none; a backtick only when it holds no backtick nor `${`.
+  if (!text.includes('"')) forms.push(quoted("'"));
+  if (!text.includes("`") && !text.includes("${")) forms.push(quoted("'\""));
+  return forms;
 }
 
 /**
@@ -200,7 +222,7 @@ function buildMask(given: Iterable<string>, maxUnits: number): SecretMask | { un
       // up to three times, for a JSON text put into another (a request logged with its body
       // already a JSON string) — only a secret holding a quote, a backslash or a control character
       // has such forms, and a short one (as for URL forms).
-      for (const escaped of escapedForms(form, form.length <= URL_FORMS_MAX_LENGTH ? 3 : 1)) if (add(escaped)) return { units };
+      for (const escaped of escapedForms(form, form.length <= URL_FORMS_MAX_LENGTH)) if (add(escaped)) return { units };
       // A URL drops a secret's tabs and line breaks: what is left of a short one may be shorter still.
       if (form.length <= URL_FORMS_MAX_LENGTH) for (const encoded of urlEncodedForms(form)) if (encoded.length >= MIN_MASKED_LENGTH && add(encoded)) return { units };
     }
@@ -211,7 +233,8 @@ function buildMask(given: Iterable<string>, maxUnits: number): SecretMask | { un
       for (const line of lines) {
         if (line.trim().length < MIN_LINE_LENGTH) continue;
         // As console.log writes that line of it inside an object: escaped its own way.
-        if (add(line) || add(inspect(line).slice(1, -1))) return { units };
+        if (add(line)) return { units };
+        for (const escaped of inspectedForms(line)) if (escaped !== line && add(escaped)) return { units };
       }
     }
   }
@@ -315,7 +338,30 @@ export function asItReads(text: string): { visible: string; at: number[] } | nul
  */
 function maskText(input: string, secrets: readonly string[], index: SecretIndex | null): string {
   const ranges = rangesOf(input, secrets, index);
+  const cut = cutSecretTails(input, secrets, index);
+  if (cut.length > 0) return redacted(input, [...(ranges ?? []), ...cut]);
   return ranges === null ? input : redacted(input, ranges);
+}
+
+/** Where `util.inspect` cut a string past its `maxStringLength` (10,000 characters): its closing quote, then `... N more characters`. */
+const CUT_STRING = /['"`]\.\.\. \d+ more characters?/g;
+
+/**
+ * The starts of secrets a printed string was cut in: `console.log` of a string longer than 10,000
+ * characters prints its first 10,000, and a long secret after a prefix (`"Bearer " + token`) is
+ * cut where no whole form of it stands — some thousands of its characters shown (checking tester,
+ * session 47). The tail before each cut that begins a secret (4 characters or more) is hidden.
+ */
+function cutSecretTails(input: string, secrets: readonly string[], index: SecretIndex | null): Array<[number, number]> {
+  if (!input.includes(" more character") || secrets.length === 0) return [];
+  const longest = secrets[0]!.length;
+  const found: Array<[number, number]> = [];
+  for (const match of input.matchAll(CUT_STRING)) {
+    const end = match.index;
+    const tail = unfinishedSecretLength(input.slice(Math.max(0, end - longest), end), secrets, index);
+    if (tail >= MIN_MASKED_LENGTH) found.push([end - tail, end]);
+  }
+  return found;
 }
 
 /** Where secrets stand in `input`, as written and as it reads; null when nowhere. */

@@ -46,6 +46,10 @@ describe("redaction", () => {
     expect(holdsSensitive(input, schema)).toBe(true);
     expect(sensitivePaths(input, schema)(["keys", "sk_live_SUPERSECRET99"])).toBe(true);
     expect(sensitivePaths(input, schema)(["plain", "visible"])).toBe(false);
+    // A field an intersect's object declares beside such a record is published, not a secret key (checking tester, session 47).
+    const both = toCapabilityJsonSchema(v.object({ at: v.intersect([v.object({ region: v.string() }), v.record(sensitive(v.string()), v.string())]) }), "input");
+    expect(redact({ at: { region: "eu-west-1" } }, both)).toEqual({ at: { region: "eu-west-1" } });
+    expect(redact({ at: { region: "eu-west-1", sk_live_KEY99: "x" } }, both)).toEqual({ at: REDACTED });
   });
 
   test("holdsSensitive is true only when a value was given at a place the schema marks, whatever the other values say", () => {

@@ -5,6 +5,7 @@ import { sensitive } from "../../runtime/capability/sensitive.ts";
 import { toCapabilityJsonSchema } from "../../runtime/capability/json-schema.ts";
 import { createSecretMask, maskChanged, maskOf, NO_MASK, sensitiveValues, unfinishedSecretLength, URL_FORMS_MAX_LENGTH } from "../../runtime/execution/secret-mask.ts";
 import { INDEXED_FROM } from "../../runtime/execution/_secret-index.ts";
+import { sanitizeText } from "../../runtime/execution/text-sanitize.ts";
 
 const schema = {
   type: "object",
@@ -61,6 +62,10 @@ describe("sensitiveValues", () => {
     const found = sensitiveValues({ keys: { sk_live_SUPERSECRET99: "prod", other_key_name: "staging" } }, declared);
     expect(found.sort()).toEqual(["other_key_name", "sk_live_SUPERSECRET99"]);
     expect(maskOf(found).text("using sk_live_SUPERSECRET99 for prod")).toBe("using [redacted] for prod");
+    // Beside an object in an intersect, the object's declared fields are no secret keys (checking tester, session 47).
+    const both = toCapabilityJsonSchema(v.intersect([v.object({ region: v.string() }), v.record(sensitive(v.string()), v.string())]), "input");
+    expect(sensitiveValues({ region: "eu-west-1", sk_live_KEY99: "x" }, both)).toEqual(["sk_live_KEY99"]);
+    expect(sensitiveValues({ region: "eu-west-1" }, both)).toEqual([]);
   });
 
   test("sensitiveValues follows $ref: a secret inside v.lazy, and at every level of a recursive schema, however deep", () => {
@@ -124,6 +129,29 @@ describe("createSecretMask", () => {
     }
     // A secret with nothing to escape has no other forms to find.
     expect(createSecretMask(["plain-secret-value"]).secrets).toEqual(["plain-secret-value"]);
+  });
+
+  test("a secret holding quotes is masked in each quoting console.log may choose for the line around it, a long one cut by console.log is hidden where it was cut, and its JSON form made safe or put in a URL too (checking tester, session 47)", () => {
+    const { inspect } = require("node:util") as typeof import("node:util");
+    const quoted = `it's"SECRET-ZQX9`;
+    const mask = createSecretMask([quoted]);
+    // The line holds a backtick: inspect quotes it with ' and escapes the secret's own '.
+    for (const text of [inspect({ cmd: `psql -c \`select 1\` --password ${quoted}` }), inspect({ body: inspect({ pw: quoted }) }), inspect({ a: `${quoted} '` })]) {
+      expect(mask.text(text)).not.toContain("SECRET-ZQX9");
+    }
+    const long = "A1b2C3d4".repeat(1500);
+    const longMask = createSecretMask([long]);
+    for (const text of [inspect({ auth: `Bearer ${long}` }), inspect({ body: JSON.stringify({ tok: long }) })]) {
+      const masked = longMask.text(text);
+      expect(masked).toContain("[redacted]");
+      expect(masked).not.toContain("A1b2C3d4A1b2");
+    }
+    // JSON leaves DEL raw; made safe to print, it is gone from the JSON form.
+    const control = "ab\u0001cd\u007fefZQX9";
+    const printed = createSecretMask([control]).text(sanitizeText(JSON.stringify({ tok: control })));
+    expect(printed).not.toContain("efZQX9");
+    const url = `https://x/?q=${encodeURIComponent(JSON.stringify({ tok: `pa'ss"wo\rdZQX9` }))}`;
+    expect(createSecretMask([`pa'ss"wo\rdZQX9`]).text(url)).not.toContain("ZQX9");
   });
 
   test("a secret put into a URL is masked whichever way it was encoded: form encoding, encodeURI, URLSearchParams, each part of a WHATWG URL, either case of hex", () => {

@@ -135,7 +135,10 @@ function escapedForms(form: string, short: boolean): string[] {
   for (let depth = 0; depth < ESCAPE_LEVELS && level.length > 0; depth++) {
     const next: string[] = [];
     for (const text of level) {
-      for (const escaped of [JSON.stringify(text).slice(1, -1), ...inspectedForms(text)]) {
+      // Every quoting once; inside another, JSON and console.log's own choice of quotes (a bound: each
+      // level may double a form's length, and every form counts against AUTOMATON_MAX_UNITS).
+      const ways = depth === 0 ? [JSON.stringify(text).slice(1, -1), ...inspectedForms(text)] : [JSON.stringify(text).slice(1, -1), inspect(text, { maxStringLength: Infinity }).slice(1, -1)];
+      for (const escaped of ways) {
         if (escaped === text || escaped === form || found.has(escaped)) continue;
         found.add(escaped);
         next.push(escaped);

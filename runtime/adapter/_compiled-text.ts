@@ -2,7 +2,7 @@
 // "TypeScript settings"). The binary's runtime applies no tsconfig.json compile option to the
 // modules it compiles at run time (its JSX source, its decorators): `bun run` does, and a team's
 // code written for one must run the same under the other (hostile tester, session 38).
-import type { CompileOptions } from "../capability/compile-options.ts";
+import { jsxPragmasOf, type CompileOptions } from "../capability/compile-options.ts";
 
 type Loader = "ts" | "tsx" | "jsx" | "js";
 
@@ -22,7 +22,7 @@ export function compiledText(text: string, loader: Loader, options: CompileOptio
     return { contents: withLegacyDecorators(text, loader, options), loader: "js" };
   }
   // A pragma of its own is `@jsx…` then a space (`@jsxImportSource preact`), never an address that merely holds "@jsx".
-  if ((loader === "tsx" || loader === "jsx") && !/@jsx(?:ImportSource|Runtime|Frag)?\s/.test(text)) {
+  if ((loader === "tsx" || loader === "jsx") && jsxPragmasOf(text) === null) {
     const pragma = jsxPragma(options);
     if (pragma !== null) {
       // A `#!` line must stay the first: the comment goes at the start of the next one.

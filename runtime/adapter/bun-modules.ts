@@ -5,7 +5,7 @@ import { markPinsServed, pinnedText } from "../capability/pinned-sources.ts";
 import { unpinnedLoadRefusal } from "../capability/_unpinned-load.ts";
 import * as docket from "../public.ts";
 import { inDocketWords } from "../execution/thrown.ts";
-import { compileOptionsOf, type CompileOptions } from "../capability/compile-options.ts";
+import { compileOptionsOf, jsxRuntimeSourceOf, type CompileOptions } from "../capability/compile-options.ts";
 import { compiledText } from "./_compiled-text.ts";
 
 // The flag lives on globalThis, not in a module variable: plugin registration is per thread (per
@@ -162,16 +162,17 @@ const localImportScanner: ImportScanner = {
       const loader = loaderOf(path);
       if (loader === "js") return importStatements(transpilerFor(path).scanImports(source));
       // What the module compiles to under its tsconfig.json: an import kept only for decorator
-      // metadata counts, and JSX becomes calls of its runtime, which the runtime imports itself
-      // (the scan of the text alone saw neither: fourth checking tester, session 46).
+      // metadata counts (legacy decorators only, as the runtime compiles them: _compiled-text.ts),
+      // and JSX becomes calls of its runtime, which the runtime imports itself (the scan of the
+      // text alone saw neither: fourth checking tester, session 46).
       const options = compileOptionsOf(path);
-      const compiled = compilingTranspilerFor(loader, options).transformSync(source);
+      const compiling = options.experimentalDecorators === true ? options : { ...options, emitDecoratorMetadata: undefined };
+      const compiled = compilingTranspilerFor(loader, compiling).transformSync(source);
       const imports = importStatements(transpilerFor("compiled.mjs").scanImports(compiled));
-      const jsx = /\b(jsxDEV|jsxs|jsx|Fragment)_[a-z0-9]{8}\b/.exec(compiled);
-      if (jsx !== null) {
-        const own = /@jsxImportSource\s+(\S+)/.exec(text);
-        imports.push(`${own?.[1] ?? options.jsxImportSource ?? "react"}/${jsx[1] === "jsxDEV" ? "jsx-dev-runtime" : "jsx-runtime"}`);
-      }
+      // Whether it holds JSX, as the runtime's own scan says (it names the default runtime then).
+      const holdsJsx = loader !== "ts" && transpilerFor(path).scanImports(source).some(({ path: specifier, kind }) => kind === "require-call" && /\/jsx(?:-dev)?-runtime$/.test(specifier));
+      const jsxSource = holdsJsx ? jsxRuntimeSourceOf(text, options) : null;
+      if (jsxSource !== null) imports.push(`${jsxSource}/jsx-dev-runtime`);
       return imports;
     } catch {
       return null;

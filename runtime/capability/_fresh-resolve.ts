@@ -40,7 +40,12 @@ export function resolveFresh(specifier: string, fromDir: string, resolveWith: Re
     refreshDependencies(installed, resolveWith);
     return resolveWith(specifier, fromDir);
   }
-  const { configs, targets } = aliasTargets(specifier, fromDir);
+  const { configs, targets, packages } = aliasTargets(specifier, fromDir);
+  if (targets.length === 0 && packages.length > 0) {
+    // A package.json "imports" entry naming a package (`"#dep": "ms"`): that package, asked fresh as any (checking tester, session 47).
+    for (const named of packages) resolveFresh(named, fromDir, resolveWith);
+    return resolveWith(specifier, fromDir);
+  }
   if (targets.length === 0) return null;
   // The config itself may be newer than the runtime's listing of its folder (a package.json written since).
   for (const config of configs) resolveWith(`./${basename(config)}`, dirname(config));

@@ -12,8 +12,13 @@ interface Installed {
   needs: TreePackage[];
 }
 
-/** By capability file: each package its code imports (by name and importing folder) as last found installed. */
-const installedBefore = new Map<string, Map<string, Installed>>();
+/**
+ * Each package a capability's code imported (by name and importing folder) as last found installed
+ * in this process, whichever file imported it. Kept while no read imports it: a text that comes
+ * back (an undo, after a save that did not import it or did not parse) is the module the runtime
+ * keeps, which would be served on without its package (checking tester, session 47).
+ */
+const installedBefore = new Map<string, Installed>();
 
 /**
  * Why a capability file can no longer load because a package its code imports, or one of the
@@ -30,36 +35,35 @@ const installedBefore = new Map<string, Map<string, Installed>>();
  * that moved (hoisted) but is still found from its dependent is not gone.
  */
 export function uninstalledSince(sources: CapabilitySources): string | null {
-  const before = installedBefore.get(sources.file) ?? new Map<string, Installed>();
-  const now = new Map<string, Installed>();
+  const checked = new Set<string>();
   let gone: string | null = null;
   for (const module of sources.modules) {
     if (module.data !== undefined) continue;
     const fromDir = dirname(module.path);
-    for (const specifier of module.staticImports ?? []) {
-      const pkg = packageOf(specifier);
-      if (pkg === null || (SERVED_MODULES as readonly string[]).includes(pkg) || pkg === "bun" || builtinModules.includes(pkg) || pkg.startsWith("node:") || specifier.startsWith("#")) continue;
-      const key = `${fromDir}\0${pkg}`;
-      if (now.has(key) || aliasTargets(specifier, fromDir).targets.length > 0) continue;
-      const was = before.get(key);
-      const dir = installedPackageDir(pkg, fromDir);
-      if (dir === null) {
-        if (was === undefined) continue;
-        // Kept: the file stays a load error until the package is back or the import is gone.
-        now.set(key, was);
-        gone ??= explainUnresolvedPackage(pkg, module.path, "", module.text);
-        continue;
+    for (const imported of module.staticImports ?? []) {
+      // A package.json "imports" entry stands for the package it names (`"#dep": "ms"`).
+      for (const specifier of imported.startsWith("#") ? aliasTargets(imported, fromDir).packages : [imported]) {
+        const pkg = packageOf(specifier);
+        if (pkg === null || (SERVED_MODULES as readonly string[]).includes(pkg) || pkg === "bun" || builtinModules.includes(pkg) || pkg.startsWith("node:")) continue;
+        const key = `${fromDir}\0${pkg}`;
+        if (checked.has(key) || aliasTargets(specifier, fromDir).targets.length > 0) continue;
+        checked.add(key);
+        const was = installedBefore.get(key);
+        const dir = installedPackageDir(pkg, fromDir);
+        if (dir === null) {
+          // Kept: the file stays a load error until the package is back or the import is gone.
+          if (was !== undefined) gone ??= explainUnresolvedPackage(pkg, module.path, "", module.text);
+          continue;
+        }
+        const missing = was !== undefined && was.dir === dir ? was.needs.find((need) => installedPackageDir(need.name, need.neededBy) === null) : undefined;
+        if (missing !== undefined) {
+          const advice = installAdvice("", fromDir);
+          gone ??= `cannot load the package ${JSON.stringify(pkg)}: the package "${missing.name}" it needs (${missing.dir}) was removed while docket ran. Install the checkout's packages again (\`${advice.command.trim()}\` in ${advice.dir}, or \`npm ci\`).`;
+          continue;
+        }
+        installedBefore.set(key, { dir, needs: dependencyTree(dir).found });
       }
-      const missing = was !== undefined && was.dir === dir ? was.needs.find((need) => installedPackageDir(need.name, need.neededBy) === null) : undefined;
-      if (missing !== undefined) {
-        now.set(key, was!);
-        const advice = installAdvice("", fromDir);
-        gone ??= `cannot load the package ${JSON.stringify(pkg)}: the package "${missing.name}" it needs (${missing.dir}) was removed while docket ran. Install the checkout's packages again (\`${advice.command.trim()}\` in ${advice.dir}, or \`npm ci\`).`;
-        continue;
-      }
-      now.set(key, { dir, needs: dependencyTree(dir).found });
     }
   }
-  installedBefore.set(sources.file, now);
   return gone;
 }

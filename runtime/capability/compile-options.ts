@@ -34,3 +34,42 @@ export function compileOptionsOf(file: string): CompileOptions {
   }
   return options as CompileOptions;
 }
+
+/** The JSX pragmas a module sets itself: `@jsxImportSource`, `@jsxRuntime`, `@jsx`, `@jsxFrag`. */
+export interface JsxPragmas {
+  importSource?: string;
+  runtime?: string;
+  factory?: string;
+  fragment?: string;
+}
+
+const PRAGMA_FIELDS = { jsxImportSource: "importSource", jsxRuntime: "runtime", jsx: "factory", jsxFrag: "fragment" } as const;
+
+/**
+ * The JSX pragmas of a module's own comments (`/** @jsxImportSource preact *\/`), as TypeScript
+ * and the runtime read them: in comments only — a string that mentions `@jsxImportSource` sets
+ * nothing (checking tester, session 47) — each word ending at a space or the comment's `*`.
+ * Null when it sets none.
+ */
+export function jsxPragmasOf(text: string): JsxPragmas | null {
+  if (!text.includes("@jsx")) return null;
+  let found: JsxPragmas | null = null;
+  for (const [comment] of text.matchAll(/\/\*[\s\S]*?\*\/|\/\/[^\n]*/g)) {
+    for (const [, name, value] of comment.matchAll(/@(jsxImportSource|jsxRuntime|jsxFrag|jsx)[ \t]+([^\s*]+)/g)) {
+      found ??= {};
+      found[PRAGMA_FIELDS[name as keyof typeof PRAGMA_FIELDS]] ??= value!;
+    }
+  }
+  return found;
+}
+
+/**
+ * The package whose JSX runtime a module's JSX imports (`preact/jsx-dev-runtime`), or null when its
+ * JSX is classic (a factory call it imports itself): its own pragmas first, then its tsconfig.json's
+ * options, then the runtime's default, `react`.
+ */
+export function jsxRuntimeSourceOf(text: string, options: CompileOptions): string | null {
+  const own = jsxPragmasOf(text);
+  const classic = own?.runtime !== undefined ? own.runtime === "classic" : options.jsx === "react";
+  return classic ? null : (own?.importSource ?? options.jsxImportSource ?? "react");
+}

@@ -1,6 +1,7 @@
 import * as v from "valibot";
 import { toJsonSchema } from "@valibot/to-json-schema";
 import { EXECUTION_STATES } from "./state-machine.ts";
+import { EXECUTION_ID_PATTERN } from "./execution-id.ts";
 
 /** Moves only for a change a version-1 client could not safely ignore (docs/protocol.md). */
 export const SCHEMA_VERSION = "1";
@@ -87,11 +88,14 @@ export type HandlerEventType = (typeof HANDLER_EVENT_TYPES)[number];
 /** One event as a handler or the engine emits it, before the store numbers it. */
 export type EventDraft = { [T in EventType]: { type: T; data: EventPayload<T> } }[EventType];
 
+/** An event's id: its execution's id, `#`, its sequence. */
+const EVENT_ID_PATTERN = new RegExp(`${EXECUTION_ID_PATTERN.source.slice(0, -1)}#\\d+$`);
+
 const envelopeOf = <T extends EventType>(type: T) =>
   v.object({
     schema_version: v.literal(SCHEMA_VERSION),
-    event_id: v.pipe(v.string(), v.regex(/^x-\d{8}T\d{6}Z-[0-9a-f]{8}#\d+$/)),
-    execution_id: v.pipe(v.string(), v.regex(/^x-\d{8}T\d{6}Z-[0-9a-f]{8}$/)),
+    event_id: v.pipe(v.string(), v.regex(EVENT_ID_PATTERN)),
+    execution_id: v.pipe(v.string(), v.regex(EXECUTION_ID_PATTERN)),
     sequence: v.pipe(v.number(), v.integer(), v.minValue(1)),
     timestamp: v.pipe(v.string(), v.isoTimestamp()),
     type: v.literal(type),

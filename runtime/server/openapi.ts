@@ -2,6 +2,7 @@ import type { ExecutionPlane } from "../execution/plane.ts";
 import { callsDirectly, type JsonSchema, type RegisteredCapability } from "../capability/registered.ts";
 import { protocolSchemas } from "../execution/protocol.ts";
 import { DOCKET_VERSION } from "../version.ts";
+import { EXECUTION_ID_PATTERN } from "../execution/execution-id.ts";
 import { API_PREFIX, capabilityPath, methodsOf } from "./api-routes.ts";
 import { holdsSecret } from "./query-input.ts";
 
@@ -101,7 +102,7 @@ export function openApiDocument(plane: ExecutionPlane, options: { token: boolean
       operationId: "executions.artifact",
       summary: "Download one artifact file of an execution",
       parameters: [
-        { name: "id", in: "query", required: true, schema: { type: "string", pattern: "^x-\\d{8}T\\d{6}Z-[0-9a-f]{8}$" } },
+        { name: "id", in: "query", required: true, schema: { type: "string", pattern: EXECUTION_ID_PATTERN.source } },
         { name: "name", in: "query", required: true, schema: { type: "string" } },
       ],
       responses: { "200": { description: "The file.", content: { "application/octet-stream": { schema: { type: "string", contentMediaType: "application/octet-stream" } } } }, ...errorResponses },

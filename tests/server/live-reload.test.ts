@@ -85,7 +85,7 @@ beforeAll(async () => {
   writeFileSync(join(root, "capabilities", "team.greet.ts"), greetFile("Greet v1", "v1", join(root, "release-v1")));
   // The checkout's "#aliased/*" imports, there from the start: a config created while serving is
   // read by no thread that read the folder before, and is a load error that says to restart.
-  writeFileSync(join(root, "package.json"), JSON.stringify({ name: "reload-checkout", type: "module", imports: { "#aliased/*": "./aliased/*" } }));
+  writeFileSync(join(root, "package.json"), JSON.stringify({ name: "reload-checkout", type: "module", imports: { "#aliased/*": "./aliased/*", "#fake-dep": "docket-fake-hashdep" } }));
   server = await startServer({
     cwd: root,
     port: 0,
@@ -578,6 +578,111 @@ describe("docket serve live reload", () => {
     rmSync(join(folder, "meta"), { recursive: true, force: true });
     rmSync(join(root, "node_modules"), { recursive: true, force: true });
     await until("both gone", async () => (await reason(jsxFile)) === "" && (await reason(metaFile)) === "" && !(await ids()).includes("team.meta"));
+  }, 20_000);
+
+  test("live reload: a package a package.json \"imports\" entry names (\"#fake-dep\") is said as that package while missing, loads once installed with no restart, and is a load error once uninstalled (checking tester, session 47)", async () => {
+    const pkg = "docket-fake-hashdep";
+    const file = join(root, "capabilities", "team.hashdep.ts");
+    writeFileSync(file, `import { capability } from "docket";\nimport * as v from "valibot";\nimport { TITLE } from "#fake-dep";\nexport default capability({ id: "team.hashdep", title: TITLE, description: "Titled through an imports entry.", effect: "read", input: v.object({}), output: v.object({}), handler: () => ({}) });\n`);
+    const loaded = async () => (await list()).capabilities.some((c) => c.id === "team.hashdep");
+    const reason = async () => (await list()).load_errors.find((e) => e.file === file)?.reason ?? "";
+    await until("the load error", async () => (await reason()) !== "");
+    expect(await reason()).toContain(`the "imports" of the nearest package.json map it to the package "${pkg}", and the package "${pkg}" is not installed. Install it with \`npm install ${pkg}\``);
+    mkdirSync(join(root, "node_modules", pkg), { recursive: true });
+    writeFileSync(join(root, "node_modules", pkg, "index.js"), 'export const TITLE = "Hashed";\n');
+    writeFileSync(join(root, "node_modules", pkg, "package.json"), JSON.stringify({ name: pkg, version: "1.0.0", type: "module", main: "index.js" }));
+    await until("team.hashdep loaded with no restart", loaded);
+    rmSync(join(root, "node_modules", pkg), { recursive: true, force: true });
+    await until("the uninstalled package's load error", async () => !(await loaded()) && (await reason()) !== "");
+    expect(await reason()).toContain(`"${pkg}" is not installed`);
+    rmSync(file);
+    rmSync(join(root, "node_modules"), { recursive: true, force: true });
+    await until("team.hashdep gone", async () => (await reason()) === "");
+  }, 20_000);
+
+  test("live reload: a package uninstalled while a save did not import it is a load error once the text that imports it comes back (an undo), not served from the module the runtime kept (checking tester, session 47)", async () => {
+    const pkg = "docket-fake-undo";
+    mkdirSync(join(root, "node_modules", pkg), { recursive: true });
+    writeFileSync(join(root, "node_modules", pkg, "index.js"), 'export const TITLE = "Undone";\n');
+    writeFileSync(join(root, "node_modules", pkg, "package.json"), JSON.stringify({ name: pkg, version: "1.0.0", type: "module", main: "index.js" }));
+    const file = join(root, "capabilities", "team.undo.ts");
+    const original = `import { capability } from "docket";\nimport * as v from "valibot";\nimport { TITLE } from "${pkg}";\nexport default capability({ id: "team.undo", title: TITLE, description: "Titled by a package.", effect: "read", input: v.object({}), output: v.object({}), handler: () => ({}) });\n`;
+    writeFileSync(file, original);
+    const title = async () => (await list()).capabilities.find((c) => c.id === "team.undo")?.title;
+    const reason = async () => (await list()).load_errors.find((e) => e.file === file)?.reason ?? "";
+    await until("team.undo loaded", async () => (await title()) === "Undone");
+    writeFileSync(file, original.replace(`import { TITLE } from "${pkg}";\n`, 'const TITLE = "Plain";\n'));
+    await until("the save without the import", async () => (await title()) === "Plain");
+    rmSync(join(root, "node_modules", pkg), { recursive: true, force: true });
+    await Bun.sleep(300);
+    writeFileSync(file, original);
+    await until("the undo's load error", async () => (await reason()) !== "");
+    expect(await reason()).toContain(`the package "${pkg}" is not installed`);
+    expect(await title()).toBeUndefined();
+    rmSync(file);
+    rmSync(join(root, "node_modules"), { recursive: true, force: true });
+    await until("team.undo gone", async () => (await reason()) === "");
+  }, 20_000);
+
+  test("live reload: what the runtime compiles decides which packages count — emitDecoratorMetadata alone keeps no type import, a name like jsx_abcdefgh is no JSX, a pragma written `@jsxImportSource x*/` names x (checking tester, session 47)", async () => {
+    const write = (name: string) => {
+      mkdirSync(join(root, "node_modules", name), { recursive: true });
+      writeFileSync(join(root, "node_modules", name, "package.json"), JSON.stringify({ name, version: "1.0.0", type: "module", main: "index.js" }));
+      const runtime = 'export const Fragment = "f";\nexport function jsx(type, props) { return `<${type}>${props.children ?? ""}`; }\nexport const jsxs = jsx;\nexport const jsxDEV = jsx;\nexport class Svc {}\n';
+      for (const entry of ["index.js", "jsx-runtime.js", "jsx-dev-runtime.js"]) writeFileSync(join(root, "node_modules", name, entry), runtime);
+    };
+    for (const name of ["docket-fake-meta2", "react", "docket-fake-jsx2"]) write(name);
+    const folder = join(root, "capabilities");
+    mkdirSync(join(folder, "meta2"), { recursive: true });
+    writeFileSync(join(folder, "meta2", "tsconfig.json"), JSON.stringify({ compilerOptions: { emitDecoratorMetadata: true } }));
+    writeFileSync(join(folder, "meta2", "holder.ts"), 'import { Svc } from "docket-fake-meta2";\nfunction keep(_value: unknown, _context: unknown): void {}\nexport class Holder {\n  @keep\n  svc?: Svc;\n}\n');
+    writeFileSync(join(folder, "_view2.tsx"), "/* @jsxImportSource docket-fake-jsx2*/\nexport const view = (): string => (<i>hi</i>) as unknown as string;\n");
+    const files = {
+      meta: join(folder, "team.meta2.ts"),
+      named: join(folder, "team.named.ts"),
+      view: join(folder, "team.view2.ts"),
+    };
+    const capability = (id: string, imports: string, title: string) => `import { capability } from "docket";\nimport * as v from "valibot";\n${imports}\nexport default capability({ id: "${id}", title: ${title}, description: "d", effect: "read", input: v.object({}), output: v.object({}), handler: () => ({}) });\n`;
+    writeFileSync(files.meta, capability("team.meta2", 'import { Holder } from "./meta2/holder.ts";', "typeof Holder"));
+    writeFileSync(files.named, capability("team.named", 'import "react";\nconst jsx_abcdefgh = "plain";', "jsx_abcdefgh"));
+    writeFileSync(files.view, capability("team.view2", 'import { view } from "./_view2.tsx";', "view()"));
+    const ids = async () => (await list()).capabilities.map((c) => c.id);
+    const reason = async (path: string) => (await list()).load_errors.find((e) => e.file === path)?.reason ?? "";
+    const all = ["team.meta2", "team.named", "team.view2"];
+    await until("all loaded", async () => {
+      const loaded = await ids();
+      return all.every((id) => loaded.includes(id));
+    });
+    // The file that imports react itself keeps it: only the type import and the JSX-looking name are what was wrong before.
+    writeFileSync(files.named, capability("team.named", 'const jsx_abcdefgh = "plain";', "jsx_abcdefgh"));
+    await Bun.sleep(300);
+    for (const name of ["docket-fake-meta2", "react", "docket-fake-jsx2"]) rmSync(join(root, "node_modules", name), { recursive: true, force: true });
+    await until("the JSX runtime's load error", async () => (await reason(files.view)) !== "");
+    expect(await reason(files.view)).toContain('the package "docket-fake-jsx2" is not installed');
+    await Bun.sleep(500);
+    expect(await reason(files.meta)).toBe("");
+    expect(await reason(files.named)).toBe("");
+    expect(await ids()).toContain("team.meta2");
+    expect(await ids()).toContain("team.named");
+    for (const path of Object.values(files)) rmSync(path);
+    rmSync(join(folder, "_view2.tsx"));
+    rmSync(join(folder, "meta2"), { recursive: true, force: true });
+    rmSync(join(root, "node_modules"), { recursive: true, force: true });
+    await until("all gone", async () => !(await ids()).some((id) => all.includes(id)));
+  }, 20_000);
+
+  test("live reload: a JSX runtime that is not installed is said to clients by its package and install command, not as an import the file computes (checking tester, session 47)", async () => {
+    const folder = join(root, "capabilities");
+    writeFileSync(join(folder, "_none.tsx"), "/** @jsxImportSource docket-fake-jsxnone */\nexport const view = (): string => (<i>hi</i>) as unknown as string;\n");
+    const file = join(folder, "team.jsxnone.ts");
+    writeFileSync(file, `import { capability } from "docket";\nimport * as v from "valibot";\nimport { view } from "./_none.tsx";\nexport default capability({ id: "team.jsxnone", title: view(), description: "d", effect: "read", input: v.object({}), output: v.object({}), handler: () => ({}) });\n`);
+    const reason = async () => (await list()).load_errors.find((e) => e.file === file)?.reason ?? "";
+    await until("the load error", async () => (await reason()) !== "");
+    expect(await reason()).toContain('the package "docket-fake-jsxnone" is not installed. Install it with `npm install docket-fake-jsxnone`');
+    expect(await reason()).not.toContain("computes");
+    rmSync(file);
+    rmSync(join(folder, "_none.tsx"));
+    await until("the load error gone", async () => (await reason()) === "");
   }, 20_000);
 
   test("live reload: a package installed while serving whose dependency was still being written when docket first met it loads once that dependency is whole (checking tester, session 46: @babel/highlight → js-tokens)", async () => {

@@ -40,7 +40,10 @@ export function resolveFresh(specifier: string, fromDir: string, resolveWith: Re
     refreshDependencies(installed, resolveWith);
     return resolveWith(specifier, fromDir);
   }
-  const { configs, targets, packages } = aliasTargets(specifier, fromDir);
+  const alias = aliasTargets(specifier, fromDir);
+  const { configs, targets } = alias;
+  // Another `#…` there leads nowhere (and `"#a": "#a"` would never end).
+  const packages = alias.packages.filter((name) => !name.startsWith("#"));
   if (targets.length === 0 && packages.length > 0) {
     // A package.json "imports" entry naming a package (`"#dep": "ms"`): that package, asked fresh as any (checking tester, session 47).
     for (const named of packages) resolveFresh(named, fromDir, resolveWith);

@@ -157,6 +157,9 @@ export function explainUnresolvedPackage(specifier: string, importer: string, ru
     return `cannot resolve import ${JSON.stringify(specifier)}: ${shown(outer.config)} maps ${JSON.stringify(outer.pattern)}, but the tsconfig.json of this file is ${shown(own)}, and TypeScript and the runtime read only the nearest one's "paths" (an "extends" does not add them either). Add ${entry} to the compilerOptions.paths of ${shown(own)}.`;
   }
   if (specifier.startsWith("#")) {
+    // An entry naming another entry (`"#a": "#dep"`), which nothing follows.
+    const chained = alias.packages.find((name) => name.startsWith("#"));
+    if (chained !== undefined) return `cannot resolve import ${JSON.stringify(specifier)}: the "imports" of the nearest package.json map it to ${JSON.stringify(chained)}, another "imports" name, which the runtime does not follow (an entry leads to a file, "./…", or a package). Map it to what ${JSON.stringify(chained)} leads to.`;
     // An entry naming a package (`"#dep": "ms"`): what stops the import is that package.
     const named = alias.packages[0];
     const inner = named === undefined ? null : explainUnresolvedPackage(named, importer, runtimeMessage.replaceAll(`'${specifier}'`, `'${named}'`), importerText);

@@ -30,7 +30,7 @@ export const ON_DISK: AliasConfigs = {
 export function aliasTargets(specifier: string, fromDir: string, read: AliasConfigs = ON_DISK, kind: ImportKind = "import"): { configs: string[]; targets: string[]; packages: string[] } {
   const configs: string[] = [];
   const targets: string[] = [];
-  // The packages a `"imports"` entry names instead of a path (`"#dep": "ms"`).
+  // The packages a `"imports"` entry names instead of a path (`"#dep": "ms"`; a `#…` there is no package, and leads nowhere).
   const packages: string[] = [];
   const tsconfig = nearestOf(fromDir, "tsconfig.json", read.tsconfig);
   if (tsconfig !== null) {
@@ -53,7 +53,7 @@ export function aliasTargets(specifier: string, fromDir: string, read: AliasConf
     if (best !== null) {
       for (const leaf of takenLeaves(best.value[1], kind)) {
         if (leaf.startsWith("./")) targets.push(resolve(dirname(manifest.path), leaf.replaceAll("*", best.star)));
-        else if (!leaf.startsWith("/") && !leaf.startsWith("../") && !leaf.startsWith("#")) packages.push(leaf.replaceAll("*", best.star));
+        else if (!leaf.startsWith("/") && !leaf.startsWith("../")) packages.push(leaf.replaceAll("*", best.star));
       }
     }
     if (targets.length > before) configs.push(manifest.path);

@@ -12,7 +12,7 @@ import { loadErrorSuggestion } from "../../runtime/capability/unknown-capability
 const root = realpathSync(mkdtempSync(join(tmpdir(), "docket-missing-")));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 mkdirSync(join(root, "capabilities"));
-writeFileSync(join(root, "package.json"), JSON.stringify({ name: "aliases", type: "module", imports: { "#lib/*": { bun: "./lib/*", default: "./lib/*" }, "#dep": "left-pad-zz", "#deps/*": { types: "./types/*", default: "left-pad-zz/*" } } }));
+writeFileSync(join(root, "package.json"), JSON.stringify({ name: "aliases", type: "module", imports: { "#lib/*": { bun: "./lib/*", default: "./lib/*" }, "#dep": "left-pad-zz", "#deps/*": { types: "./types/*", default: "left-pad-zz/*" }, "#again": "#dep" } }));
 writeFileSync(join(root, "capabilities", "tsconfig.json"), JSON.stringify({ compilerOptions: { paths: { "@lib/*": ["../lib/*"] } } }));
 const importer = join(root, "capabilities", "team.cap.ts");
 const RUNTIME = "Cannot find package";
@@ -35,6 +35,8 @@ describe("explainUnresolvedPackage", () => {
     // The other packages the file imports are named with it, never the entry itself as a package.
     const text = 'import pad from "#dep";\nimport other from "other-zz";\n';
     expect(explainUnresolvedPackage("#dep", importer, "Cannot find package '#dep'", text)).toContain('nor "other-zz", which this file imports too. Install them with `npm install left-pad-zz other-zz`');
+    // An entry naming another entry leads nowhere, and is said so (checking tester, session 47).
+    expect(explainUnresolvedPackage("#again", importer, "Cannot find package '#again'")).toStartWith('cannot resolve import "#again": the "imports" of the nearest package.json map it to "#dep", another "imports" name, which the runtime does not follow');
     // Through a pattern and its conditions, as the runtime takes them.
     expect(explainUnresolvedPackage("#deps/sub", importer, RUNTIME)).toContain('map it to the package "left-pad-zz/sub", and the package "left-pad-zz" is not installed');
   });

@@ -1,9 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
 import type { DocketServer } from "../../runtime/server/serve.ts";
 import { docket, fromSource, oneJsonDocument } from "../cli/_harness.ts";
-import { serveCapabilityFiles, type ServedCheckout } from "./_support/servers.ts";
+import { serveCapabilityFiles, storeFilesText, type ServedCheckout } from "./_support/servers.ts";
 import { openLive, completedOf } from "./_support/live-client.ts";
 
 const CAPABILITY = `import { capability, sensitive } from "docket";
@@ -41,11 +39,7 @@ describe("a record whose keys the schema marks sensitive", () => {
   afterAll(() => served?.stop());
 
   const api = async (path: string) => (await fetch(`${server.url}${path}`)).json() as Promise<any>;
-  const storeFiles = () => {
-    const files = ["state.db", "state.db-wal"].map((name) => join(root, ".docket", name)).filter((file) => existsSync(file));
-    expect(files.length).toBeGreaterThan(0);
-    return files.map((file) => readFileSync(file).toString("latin1")).join("");
-  };
+  const storeFiles = () => storeFilesText(root);
   const expectNoSecret = (what: string, text: string) => {
     if (text.includes("SUPERSECRET99")) throw new Error(`${what} holds the secret key`);
   };

@@ -1,8 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
 import type { DocketServer } from "../../runtime/server/serve.ts";
-import { serveCapabilityFiles, type ServedCheckout } from "./_support/servers.ts";
+import { serveCapabilityFiles, storeFilesText, type ServedCheckout } from "./_support/servers.ts";
 import { openLive, completedOf } from "./_support/live-client.ts";
 
 const CAPABILITY = `import { capability, sensitive } from "docket";
@@ -87,9 +85,7 @@ describe("a sensitive value with a transform in its schema", () => {
     const events = await (await fetch(`${server.url}/api/v1/executions/events?id=${id}`)).text();
     expect(events).toContain("got [redacted] [redacted] [redacted]");
     const page = await (await fetch(`${server.url}/cockpit/executions/${id}`)).text();
-    const files = ["state.db", "state.db-wal"].map((name) => join(root, ".docket", name)).filter((file) => existsSync(file));
-    expect(files.length).toBeGreaterThan(0);
-    const stored = files.map((file) => readFileSync(file).toString("latin1")).join("");
+    const stored = storeFilesText(root);
     for (const text of [JSON.stringify(snapshot), events, page, stored]) {
       for (const secret of [...SECRETS, "493817"]) expect(text).not.toContain(secret);
     }
@@ -109,12 +105,7 @@ describe("a sensitive value with a transform in its schema", () => {
     return { answer, snapshot, events, page };
   }
 
-  const storedFiles = () =>
-    ["state.db", "state.db-wal"]
-      .map((name) => join(root, ".docket", name))
-      .filter((file) => existsSync(file))
-      .map((file) => readFileSync(file).toString("latin1"))
-      .join("");
+  const storedFiles = () => storeFilesText(root);
 
   test("a secret a transform of the whole input moves is redacted where it was sent, masked in the log and output, and no run_id answer tells a guess (tester: t.rename)", async () => {
     const { answer, snapshot, events, page } = await run({ capability: "t.rename", input: { user: "bob", tok: "RENAMESECRET1" }, run_id: "rename-1" });

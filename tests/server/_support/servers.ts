@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { spawn } from "node:child_process";
@@ -63,6 +63,13 @@ export async function serveCapabilityFiles(files: Record<string, string>, option
       rmSync(root, { recursive: true, force: true });
     },
   };
+}
+
+/** The bytes of a checkout's sqlite store (its file and write-ahead log) as text, to search for what must never be stored; throws when there is none. */
+export function storeFilesText(root: string): string {
+  const files = ["state.db", "state.db-wal"].map((name) => join(root, ".docket", name)).filter((file) => existsSync(file));
+  if (files.length === 0) throw new Error(`no store files in ${join(root, ".docket")}`);
+  return files.map((file) => readFileSync(file).toString("latin1")).join("");
 }
 
 /**
